@@ -1,0 +1,3 @@
+from sweepgen.cli import main
+
+main()

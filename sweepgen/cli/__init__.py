@@ -1,0 +1,84 @@
+"""The command line: the only layer that prints, reads the terminal or chooses exit codes.
+
+Subcommands live one per module and are imported lazily, so ``sweepgen --help`` does not pay for
+jinja2, deepdiff, pydantic or rich. Each command callback returns its exit code.
+Exit codes: 0 ok, 1 a check found problems, 2 bad input, 70 internal error (a bug).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import traceback
+
+import click
+
+from sweepgen import __version__
+
+# name -> "module:attribute"; a module that does not exist yet is simply not offered.
+COMMANDS = {
+    "render": "sweepgen.cli.render_cmd:render",
+    "check": "sweepgen.cli.check_cmd:check",
+    "diff": "sweepgen.cli.diff_cmd:diff",
+    "list": "sweepgen.cli.list_cmd:list_variants",
+    "schema": "sweepgen.cli.schema_cmd:schema",
+    "run": "sweepgen.cli.run_cmd:run",
+    "status": "sweepgen.cli.status_cmd:status",
+    "cancel": "sweepgen.cli.status_cmd:cancel",
+    "report": "sweepgen.cli.report_cmd:report",
+}
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
+BUG_REPORT = "this is a bug in sweepgen; please report it with the traceback above"
+
+
+class SweepgenGroup(click.Group):
+    """A lazy group whose ``main`` is the single error funnel, so CliRunner tests exercise it too."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name, target in COMMANDS.items() if _module_exists(target)]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None or not _module_exists(target):
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        from sweepgen.errors import SweepgenError
+
+        try:
+            rc = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except SweepgenError as err:
+            click.echo(err.format(), err=True)
+            rc = err.exit_code
+        except click.exceptions.Exit as exit_:
+            rc = exit_.exit_code
+        except click.ClickException as err:
+            err.show()
+            rc = err.exit_code
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            rc = 130
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            rc = 130
+        except Exception:  # noqa: BLE001 - the funnel for bugs: show everything, ask for a report
+            traceback.print_exc()
+            click.echo(f"internal error: {BUG_REPORT}", err=True)
+            rc = EXIT_INTERNAL
+        if not standalone_mode:
+            return rc
+        sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _module_exists(target: str) -> bool:
+    return importlib.util.find_spec(target.split(":")[0]) is not None
+
+
+@click.group(cls=SweepgenGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sweepgen")
+def main() -> None:
+    """Compile, validate, diff and run RL post-training sweeps."""

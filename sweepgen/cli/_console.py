@@ -1,0 +1,19 @@
+"""Rich consoles for the CLI, created on first use so importing a command stays cheap."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=None)
+def stdout():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+@lru_cache(maxsize=None)
+def stderr():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
