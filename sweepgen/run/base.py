@@ -1,0 +1,276 @@
+"""The executor interface: what a run is, the states it moves through, and how its state is kept.
+
+Every executor (local processes, Slurm) works on the same ``RunTask`` list, decides what to run
+with the same ``plan`` function, and records each run's state in ``<run_dir>/sweepgen_status.json``
+through ``write_status``. So `run`, `status`, `cancel` and `report` agree on what "finished",
+"failed" and "cancelled" mean whichever executor ran the sweep.
+
+The life of a run::
+
+    pending ──start──▶ running ──exit 0 + summary.json──▶ finished
+                          │────exit≠0, or exit 0 without summary.json──▶ failed
+                          └────Ctrl-C / `sweepgen cancel` / scancel──▶ cancelled
+    (`skipped` is never written to disk: it is what `plan` says about a run it will not start)
+
+Deciding what to start (``plan``), in this order:
+
+1. ``summary.json`` exists → finished: never started again, whatever its status file says
+   (the trainer writes it last and atomically, so it is the one proof of success).
+2. status ``running`` and the executor says the process/job is still alive → skipped
+   (someone else is running it; starting it twice would corrupt its directory).
+   status ``running`` but not alive → the run was lost (machine crash, sweepgen killed) and counts as
+   failed.
+3. status ``failed`` or ``cancelled`` → started again only with ``--rerun-failed``; otherwise skipped
+   with that hint. A failure is never retried behind the user's back.
+4. anything else (no status file, ``pending``) → started. The trainer itself resumes from its last
+   checkpoint when one exists.
+
+``--rerun-failed`` adds the failed and cancelled runs to what step 4 starts; it never restarts a
+finished run. ``--only`` narrows the task list before any of this.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sweepgen.errors import ConfigError, Location
+
+STATUS_FILE = "sweepgen_status.json"
+LOG_FILE = "run.log"
+SUMMARY_FILE = "summary.json"
+METRICS_FILE = "metrics.jsonl"
+STATUS_VERSION = 1
+
+
+class RunState(str, Enum):
+    PENDING = "pending"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    SKIPPED = "skipped"  # a plan decision, shown in tables; never persisted
+
+    def __str__(self) -> str:
+        return self.value
+
+
+RETRYABLE = frozenset({RunState.FAILED, RunState.CANCELLED})
+TERMINAL = frozenset({RunState.FINISHED, RunState.FAILED, RunState.CANCELLED})
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """One generated config to run. Paths are relative to the cwd `sweepgen run` was called in."""
+
+    name: str  # the lock's run_name: unique within a sweep, shown in every table
+    variant: str
+    config_path: Path  # the generated file, e.g. generated/happy_grpo_cpu/happy_s42.yaml
+    run_dir: Path  # the config's output_dir, e.g. runs/happy_grpo_cpu/happy_s42
+    argv: tuple[str, ...]  # the command that runs it, placeholders already filled in
+    values: Mapping[str, Any] = field(default_factory=dict)  # varying path -> value (from the lock)
+    config: Mapping[str, Any] = field(default_factory=dict)  # the resolved config (from the lock)
+
+
+@dataclass
+class RunStatus:
+    """What ``sweepgen_status.json`` holds. ``ids`` carries executor-specific handles
+    (local: ``pid``, ``pgid``, ``host``, ``gpu``; Slurm: ``job_id``, ``array_index``, …)."""
+
+    state: RunState
+    executor: str
+    exit_code: int | None = None
+    started: str | None = None  # ISO-8601 UTC
+    ended: str | None = None
+    reason: str | None = None  # why it failed/was cancelled/skipped, one line for the user
+    command: list[str] = field(default_factory=list)
+    config: str | None = None  # the generated config path (posix, relative to cwd)
+    sweep_dir: str | None = None  # the generated sweep folder holding sweep.lock.json
+    attempt: int = 1
+    ids: dict[str, Any] = field(default_factory=dict)
+    version: int = STATUS_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["state"] = self.state.value
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, path: Path) -> RunStatus:
+        try:
+            known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+            known["state"] = RunState(data["state"])
+            return cls(**known)
+        except (KeyError, ValueError, TypeError) as err:
+            raise ConfigError(
+                f"unreadable run status: {err}",
+                location=Location(str(path)),
+                hint="this file is written by sweepgen; delete it to treat the run as pending",
+            ) from err
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Temp file in the same directory + os.replace: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_status(run_dir: Path) -> RunStatus | None:
+    path = run_dir / STATUS_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"run status is not valid JSON: {err.msg}",
+            location=Location(str(path), err.lineno, err.colno),
+            hint="this file is written by sweepgen; delete it to treat the run as pending",
+        ) from err
+    return RunStatus.from_json(data, path=path)
+
+
+def write_status(run_dir: Path, status: RunStatus) -> None:
+    write_json_atomic(run_dir / STATUS_FILE, status.to_json())
+
+
+def is_finished(run_dir: Path) -> bool:
+    return (run_dir / SUMMARY_FILE).is_file()
+
+
+@dataclass(frozen=True)
+class Decision:
+    task: RunTask
+    start: bool
+    state: RunState  # the state the run is in now (SKIPPED only for a live run owned elsewhere)
+    reason: str  # why it is (not) started, shown in --dry-run and the final table
+    previous: RunStatus | None = None
+
+
+def decide(
+    task: RunTask,
+    *,
+    rerun_failed: bool,
+    is_alive: Callable[[RunStatus], bool],
+) -> Decision:
+    """One run's decision; the rules are in the module docstring."""
+    status = read_status(task.run_dir)
+    if is_finished(task.run_dir):
+        return Decision(task, False, RunState.FINISHED, "finished (summary.json exists)", status)
+    if status is None or status.state is RunState.PENDING:
+        return Decision(task, True, RunState.PENDING, "not started yet", status)
+    state = status.state
+    if state is RunState.RUNNING:
+        if is_alive(status):
+            return Decision(task, False, RunState.SKIPPED, f"still running ({_ids(status)})", status)
+        state = RunState.FAILED  # lost: nothing is running it any more
+    if state is RunState.FINISHED:
+        # status says finished but the proof is gone: the run is not finished, so say so
+        state = RunState.FAILED
+    if state in RETRYABLE:
+        if rerun_failed:
+            return Decision(task, True, state, f"{state} before; re-running", status)
+        return Decision(task, False, state, f"{state} before; use --rerun-failed to retry", status)
+    raise AssertionError(f"unhandled run state {state!r}")  # every RunState is covered above
+
+
+def plan(
+    tasks: Sequence[RunTask],
+    *,
+    rerun_failed: bool,
+    is_alive: Callable[[RunStatus], bool],
+) -> list[Decision]:
+    return [decide(t, rerun_failed=rerun_failed, is_alive=is_alive) for t in tasks]
+
+
+def _ids(status: RunStatus) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(status.ids.items())) or status.executor
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """Everything `sweepgen run` passes to an executor. Executors reject what they cannot honour
+    (the Slurm executor refuses ``gpus``; the local one refuses ``wait=False``) instead of ignoring it."""
+
+    sweep_dir: Path  # the generated folder holding sweep.lock.json
+    lock: Mapping[str, Any]  # the parsed lock, for executor-specific blocks such as resources
+    jobs: int | None = None  # at most this many runs at once (None: executor default)
+    gpus: tuple[str, ...] = ()  # CUDA device ids to pack runs onto
+    per_gpu: int = 1
+    wait: bool = True  # block until every started run ends (local: always)
+    env: Mapping[str, str] = field(default_factory=dict)  # extra environment for every run
+
+
+class Executor(ABC):
+    """Starts runs and reports their states; the CLI owns the display and the event loop.
+
+    Protocol, as the CLI drives it::
+
+        ex = make_executor(name, options)      # validates options, raises UserError if unusable
+        ex.start(decisions_to_start)           # non-blocking: queues/launches/submits
+        while not ex.done():                   # (only when options.wait)
+            states = ex.poll()                 # advances the queue, persists status files
+            ... show states; sleep ...
+        on KeyboardInterrupt: ex.cancel()      # stops everything it started, marks it cancelled
+
+    ``poll`` returns the current status of every run passed to ``start``, keyed by task name.
+    Executors write ``sweepgen_status.json`` themselves at every state change.
+    """
+
+    name: ClassVar[str]
+
+    def __init__(self, options: ExecutorOptions) -> None:
+        self.options = options
+
+    @abstractmethod
+    def describe(self, tasks: Sequence[RunTask]) -> list[str]:
+        """What ``start`` would do, one line per item, for ``--dry-run``; touches no file."""
+
+    @abstractmethod
+    def start(self, tasks: Sequence[RunTask]) -> None:
+        """Begin running ``tasks`` (already planned: every one is to be started)."""
+
+    @abstractmethod
+    def poll(self) -> dict[str, RunStatus]:
+        """Advance and return the state of every started task."""
+
+    @abstractmethod
+    def done(self) -> bool:
+        """True once every started task has reached a terminal state."""
+
+    @abstractmethod
+    def cancel(self) -> None:
+        """Stop every task still queued or running and mark it cancelled; returns when they are."""
+
+    @classmethod
+    @abstractmethod
+    def is_alive(cls, status: RunStatus) -> bool:
+        """Whether the process/job a ``running`` status file (written by this executor) names still
+        exists. A classmethod: `plan` and `sweepgen status` ask it without starting anything."""

@@ -1,0 +1,248 @@
+"""The local executor: each run its own process on this machine, ``jobs`` at a time, optionally
+packed ``per_gpu`` to a GPU through CUDA_VISIBLE_DEVICES.
+
+Each child starts in a new session (its own process group) so a terminal Ctrl-C reaches only
+sweepgen, which then stops every child's whole group (trainer and any worker it forked) in order:
+SIGTERM, a grace period, SIGKILL. Nothing is left running and every stopped run is marked cancelled.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO
+
+from sweepgen.errors import UserError
+from sweepgen.run.base import (
+    LOG_FILE,
+    Executor,
+    ExecutorOptions,
+    RunState,
+    RunStatus,
+    RunTask,
+    is_finished,
+    read_status,
+    this_host,
+    utc_now,
+    write_status,
+)
+
+from sweepgen.run.progress import ATTEMPT_MARK  # starts each attempt's section of run.log
+
+KILL_GRACE_S = 10.0  # how long a run may take to exit after SIGTERM before it is SIGKILLed
+
+
+@dataclass
+class _Child:
+    task: RunTask
+    proc: subprocess.Popen
+    log: IO[bytes]
+    gpu: str | None
+    status: RunStatus
+
+
+class LocalExecutor(Executor):
+    name = "local"
+
+    def __init__(self, options: ExecutorOptions) -> None:
+        super().__init__(options)
+        if not options.wait:
+            raise UserError("the local executor always waits for its runs", hint="drop --no-wait")
+        if options.per_gpu < 1:
+            raise UserError("--per-gpu must be at least 1")
+        if len(set(options.gpus)) != len(options.gpus):
+            raise UserError(f"--gpus lists a device twice: {','.join(options.gpus)}")
+        slots = len(options.gpus) * options.per_gpu if options.gpus else None
+        jobs = options.jobs if options.jobs is not None else (slots or 1)
+        if jobs < 1:
+            raise UserError("--jobs must be at least 1")
+        if slots is not None and jobs > slots:
+            raise UserError(
+                f"--jobs {jobs} is more than the {slots} GPU slots (--gpus × --per-gpu)",
+                hint="raise --per-gpu, add GPUs, or lower --jobs",
+            )
+        self.jobs = jobs
+        self._queue: deque[RunTask] = deque()
+        self._running: dict[str, _Child] = {}
+        self._status: dict[str, RunStatus] = {}
+        self._gpu_load = {gpu: 0 for gpu in options.gpus}
+
+    # -- the Executor protocol ------------------------------------------------------------------
+
+    def describe(self, tasks: Sequence[RunTask]) -> list[str]:
+        lines = [f"local executor: {len(tasks)} run(s), {self.jobs} at a time, from {os.getcwd()}"]
+        if self.options.gpus:
+            lines.append(f"  GPUs {','.join(self.options.gpus)}, {self.options.per_gpu} run(s) per GPU")
+        for task in tasks:
+            lines.append(f"  {task.name}: {' '.join(task.argv)}  > {task.run_dir / LOG_FILE}")
+        return lines
+
+    def start(self, tasks: Sequence[RunTask]) -> None:
+        for task in tasks:
+            if task.name in self._status:
+                raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
+            self._queue.append(task)
+            self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason="queued")
+        self._fill()
+
+    def poll(self) -> dict[str, RunStatus]:
+        for name, child in list(self._running.items()):
+            code = child.proc.poll()
+            if code is not None:
+                self._finish(child, code)
+                del self._running[name]
+        self._fill()
+        return dict(self._status)
+
+    def done(self) -> bool:
+        return not self._queue and not self._running
+
+    def cancel(self) -> None:
+        while self._queue:
+            # never started: left pending on disk, so a plain `sweepgen run` starts it next time
+            task = self._queue.popleft()
+            self._status[task.name] = replace(self._status[task.name], state=RunState.CANCELLED,
+                                              reason="not started (interrupted)")
+        children = list(self._running.values())
+        for child in children:
+            _signal_group(child, signal.SIGTERM)
+        deadline = time.monotonic() + KILL_GRACE_S
+        for child in children:
+            try:
+                child.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal_group(child, signal.SIGKILL)
+                child.proc.wait()
+            # the group leader is gone; make sure nothing it forked outlives it
+            _signal_group(child, signal.SIGKILL)
+            self._finish(child, child.proc.returncode, cancelled=True)
+        self._running.clear()
+
+    @classmethod
+    def is_alive(cls, status: RunStatus) -> bool:
+        pid, host = status.ids.get("pid"), status.ids.get("host")
+        if host != this_host():
+            return True  # cannot look at another machine: assume it runs rather than start it twice
+        if not isinstance(pid, int):
+            return False
+        started = _proc_start_ticks(pid)
+        if started is None:
+            return False
+        # a recycled pid belongs to a process that started at another time
+        return status.ids.get("proc_start") in (None, started)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _fill(self) -> None:
+        while self._queue and len(self._running) < self.jobs:
+            self._launch(self._queue.popleft())
+
+    def _pick_gpu(self) -> str | None:
+        if not self._gpu_load:
+            return None
+        gpu = min(self._gpu_load, key=lambda g: (self._gpu_load[g], self.options.gpus.index(g)))
+        self._gpu_load[gpu] += 1
+        return gpu
+
+    def _launch(self, task: RunTask) -> None:
+        task.run_dir.mkdir(parents=True, exist_ok=True)
+        previous = read_status(task.run_dir)
+        attempt = previous.attempt + 1 if previous else 1
+        gpu = self._pick_gpu()
+        env = dict(os.environ)
+        env.update(self.options.env)
+        env["PYTHONUNBUFFERED"] = "1"  # so run.log and the live display follow the run as it goes
+        if gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = gpu
+        # append: an earlier attempt's log is evidence and is never thrown away
+        log = open(task.run_dir / LOG_FILE, "ab")  # noqa: SIM115 - closed in _finish
+        log.write(f"{ATTEMPT_MARK} {attempt} at {utc_now()}: {' '.join(task.argv)} ===\n".encode())
+        log.flush()
+        try:
+            proc = subprocess.Popen(task.argv, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        except OSError as err:
+            log.write(f"sweepgen: could not start the run: {err}\n".encode())
+            log.close()
+            status = RunStatus(RunState.FAILED, self.name, exit_code=None, started=utc_now(), ended=utc_now(),
+                               reason=f"could not start: {err.strerror or err}", command=list(task.argv),
+                               config=task.config_path.as_posix(), sweep_dir=self.options.sweep_dir.as_posix(),
+                               attempt=attempt, ids={"host": this_host(), "gpu": gpu})
+            if gpu is not None:
+                self._gpu_load[gpu] -= 1
+            write_status(task.run_dir, status)
+            self._status[task.name] = status
+            return
+        ids = {"pid": proc.pid, "pgid": proc.pid, "host": this_host(), "proc_start": _proc_start_ticks(proc.pid)}
+        if gpu is not None:
+            ids["gpu"] = gpu
+        status = RunStatus(RunState.RUNNING, self.name, started=utc_now(), command=list(task.argv),
+                           config=task.config_path.as_posix(), sweep_dir=self.options.sweep_dir.as_posix(),
+                           attempt=attempt, ids=ids)
+        write_status(task.run_dir, status)
+        self._status[task.name] = status
+        self._running[task.name] = _Child(task, proc, log, gpu, status)
+
+    def _finish(self, child: _Child, code: int, *, cancelled: bool = False) -> None:
+        child.log.close()
+        if child.gpu is not None:
+            self._gpu_load[child.gpu] -= 1
+        if code == 0 and is_finished(child.task.run_dir):
+            state, reason = RunState.FINISHED, None
+        elif cancelled:
+            state, reason = RunState.CANCELLED, "interrupted; resume with --rerun-failed"
+        elif code == 0:
+            state, reason = RunState.FAILED, "exited 0 but wrote no summary.json"
+        elif code < 0:
+            state, reason = RunState.FAILED, f"killed by {_signal_name(-code)}"
+        else:
+            state, reason = RunState.FAILED, f"exit code {code}"
+        status = replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
+        write_status(child.task.run_dir, status)
+        self._status[child.task.name] = status
+
+
+def _signal_group(child: _Child, sig: signal.Signals) -> None:
+    try:
+        os.killpg(child.proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # the whole group has already exited
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _proc_start_ticks(pid: int) -> int | None:
+    """The process start time in clock ticks (Linux /proc), to tell a pid from a recycled one.
+    None when the process does not exist; -1 where /proc is unavailable (then the pid alone decides)."""
+    if not Path("/proc/self/stat").exists():
+        return _pid_exists(pid)
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command name (field 2) may contain spaces and parentheses: split after its closing paren
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] == "Z":
+        return None  # a zombie has finished; it only waits to be reaped
+    return int(fields[19])
+
+
+def _pid_exists(pid: int) -> int | None:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return -1
+    return -1

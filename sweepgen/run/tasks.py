@@ -1,0 +1,163 @@
+"""Turn a generated sweep folder into ``RunTask``s, from its ``sweep.lock.json`` only.
+
+The lock, not a directory listing, says what belongs to the sweep: a stray YAML file in the folder is
+never run, and a generated file that was edited by hand (or is stale) is refused, because the run
+would then not be the run the lock and the report describe.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import shlex
+import string
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.run.base import RunTask
+
+LOCK_FILE = "sweep.lock.json"
+PLACEHOLDERS = ("config", "run_dir", "name", "variant")
+# the bundled trainer, run by the same interpreter that runs sweepgen (so the venv is the same)
+DEFAULT_COMMAND = (sys.executable, "-m", "trainer", "{config}")
+DEFAULT_COMMAND_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    dir: Path  # the generated sweep folder, as given (relative to cwd)
+    lock: Mapping[str, Any]
+    tasks: list[RunTask]
+
+    @property
+    def name(self) -> str:
+        return str(self.lock.get("sweep", self.dir.name))
+
+
+def read_lock(sweep_dir: Path) -> dict[str, Any]:
+    if not sweep_dir.is_dir():
+        raise UserError(f"{sweep_dir} is not a directory", hint="give the generated sweep folder, e.g. generated/<sweep>")
+    path = sweep_dir / LOCK_FILE
+    if not path.is_file():
+        raise UserError(
+            f"no {LOCK_FILE} in {sweep_dir}",
+            location=Location(str(sweep_dir)),
+            hint="run `sweepgen render SPEC` first; sweepgen only runs what it rendered and locked",
+        )
+    try:
+        lock = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"the lock file is not valid JSON: {err.msg}",
+            location=Location(str(path), err.lineno, err.colno),
+            hint="render the spec again with `sweepgen render SPEC`",
+        ) from err
+    if not isinstance(lock, dict) or not isinstance(lock.get("files"), list):
+        raise ConfigError("the lock file has no `files` list", location=Location(str(path)),
+                          hint="render the spec again with `sweepgen render SPEC`")
+    return lock
+
+
+def parse_command(command: str | None) -> tuple[str, ...] | None:
+    """``--command`` as argv with placeholders; None means the bundled trainer."""
+    if command is None:
+        return None
+    argv = tuple(shlex.split(command))
+    if not argv:
+        raise UserError("--command is empty", hint='e.g. --command "python train.py {config}"')
+    names = {name for arg in argv for _, name, _, _ in string.Formatter().parse(arg) if name is not None}
+    unknown = names - set(PLACEHOLDERS)
+    if unknown:
+        raise UserError(
+            f"--command uses unknown placeholder(s): {', '.join('{' + n + '}' for n in sorted(unknown))}",
+            hint=f"available: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}; write {{{{ and }}}} for literal braces",
+        )
+    if "config" not in names:
+        # without it every run would execute the same command: certainly a mistake
+        raise UserError("--command must contain {config}", hint='e.g. --command "python train.py {config}"')
+    return argv
+
+
+def load_sweep(sweep_dir: Path, *, command: Sequence[str] | None = None) -> Sweep:
+    """Read the lock, check every generated file against it, and build one task per file."""
+    lock = read_lock(sweep_dir)
+    lock_path = sweep_dir / LOCK_FILE
+    tasks: list[RunTask] = []
+    seen_dirs: dict[Path, str] = {}
+    for i, entry in enumerate(lock["files"]):
+        task = _task(sweep_dir, lock_path, i, entry, command)
+        other = seen_dirs.get(task.run_dir)
+        if other is not None:
+            raise ConfigError(
+                f"runs {other!r} and {task.name!r} share the output directory {task.run_dir}",
+                location=Location(str(lock_path)),
+                hint="make output_dir depend on every varying value (e.g. use the run name in it)",
+            )
+        seen_dirs[task.run_dir] = task.name
+        tasks.append(task)
+    return Sweep(sweep_dir, lock, tasks)
+
+
+def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequence[str] | None) -> RunTask:
+    where = Location(str(lock_path))
+    if not isinstance(entry, dict) or not {"path", "variant", "config", "sha256"} <= entry.keys():
+        raise ConfigError(f"lock entry {i} lacks path/variant/config/sha256", location=where,
+                          hint="render the spec again with `sweepgen render SPEC`")
+    config_path = sweep_dir / entry["path"]
+    try:
+        data = config_path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{config_path} is in the lock but missing", location=where,
+                        hint="render the spec again with `sweepgen render SPEC`") from None
+    if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+        raise UserError(
+            f"{config_path} differs from what sweepgen rendered (edited by hand or stale)",
+            location=Location(str(config_path)),
+            hint="see `sweepgen check`; change the spec and render again instead of editing the file",
+        )
+    config = entry["config"]
+    output_dir = config.get("output_dir") if isinstance(config, dict) else None
+    if not isinstance(output_dir, str) or not output_dir:
+        raise ConfigError(
+            f"the config of {entry['variant']!r} has no output_dir",
+            location=Location(str(config_path)),
+            key="output_dir",
+            hint="sweepgen run needs output_dir (relative to where you run it) as the run directory",
+        )
+    name = str(entry.get("run_name") or entry["variant"])
+    run_dir = Path(output_dir)
+    fields = {"config": config_path.as_posix(), "run_dir": run_dir.as_posix(), "name": name,
+              "variant": str(entry["variant"])}
+    if command is None:
+        if config_path.suffix not in DEFAULT_COMMAND_SUFFIXES:
+            raise UserError(
+                f"no default command for {config_path.name}: the bundled trainer reads YAML configs",
+                hint='say how to run it, e.g. --command "bash {config}"',
+            )
+        command = DEFAULT_COMMAND
+    argv = tuple(arg.format_map(fields) for arg in command)
+    return RunTask(name=name, variant=str(entry["variant"]), config_path=config_path, run_dir=run_dir,
+                   argv=argv, values=dict(entry.get("values") or {}), config=config)
+
+
+def select(tasks: Sequence[RunTask], only: Iterable[str]) -> list[RunTask]:
+    """Keep the tasks named in ``only`` (run name or variant name; commas split too), in lock order.
+    An unknown name is an error with the closest names, never silently nothing."""
+    wanted = [n.strip() for item in only for n in item.split(",") if n.strip()]
+    if not wanted:
+        return list(tasks)
+    known = {t.name for t in tasks} | {t.variant for t in tasks}
+    for name in wanted:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=3)
+            raise UserError(
+                f"--only {name!r} names no run of this sweep",
+                hint=f"did you mean {', '.join(close)}?" if close else "see `sweepgen list SPEC` for the names",
+            )
+    keep = set(wanted)
+    return [t for t in tasks if t.name in keep or t.variant in keep]
