@@ -1,0 +1,223 @@
+"""The dual-adapter linear layer: a frozen base weight plus a "retain" and a "forget" LoRA adapter.
+
+Why our own module rather than PEFT with two named adapters: routing needs (1) a per-sample
+stop-gradient on each adapter's output inside one forward pass, (2) per-adapter scales changed at run
+time, and (3) TRL to treat the model as an ordinary causal LM (with a PEFT model TRL switches to its own
+reference-model and gradient-checkpointing paths, which we would then have to route too). PEFT offers
+neither (1) nor (2) without hooks on its internals. Our module is ~100 lines, keeps the base weight
+under its original state-dict key (``q_proj.weight``) and adds ``q_proj.retain_A`` etc. next to it.
+
+Routing is one pass with a per-sample stop-gradient on the adapter *parameters*: in a masked-out
+row the adapter's A and B receive exactly zero gradient (``where`` selects, it never multiplies by 0,
+so no 0*inf = nan), while that row's gradient still flows through the adapter into the layers below.
+Forward values, the loss and its normalisation are exactly those of an unrouted step. We do not use
+the activation form ``m*a + (1-m)*a.detach()``: detaching the adapter output also cuts the path
+through it to earlier layers, so a hacked sample would give the *forget* adapters of earlier layers a
+gradient that differs from the full-batch one. With parameter masking, the forget gradient in
+classic mode equals the unrouted gradient exactly, and the retain gradient equals the gradient of the
+clean samples' loss terms (tests/test_routing_adapters.py holds both).
+
+Masks live on one ``RoutingState`` shared by every adapted layer of a model. They are set before the
+loss forward and cleared only after backward (see ``routed_masks``), so a gradient-checkpointed layer
+recomputed during backward sees the same masks as its first forward.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+ADAPTERS = ("retain", "forget")
+
+
+@dataclass
+class RoutingState:
+    """Run-time switches shared by all adapted layers of one model."""
+
+    scales: dict[str, float] = field(default_factory=lambda: {"retain": 1.0, "forget": 1.0})
+    # adapter -> bool tensor [batch]: True where that sample's gradient may reach the adapter.
+    masks: dict[str, torch.Tensor] | None = None
+
+
+class DualLoRALinear(nn.Linear):
+    """``nn.Linear`` with a retain adapter and an optional forget adapter (rank 0 = absent).
+
+    Output: ``x W^T + b + s_r * (alpha_r / r_r) * B_r A_r x + s_f * (alpha_f / r_f) * B_f A_f x``.
+    A is initialised like PEFT (Kaiming-uniform), B with zeros, so a fresh model equals its base.
+    """
+
+    def __init__(self, base: nn.Linear, *, ranks: dict[str, int], alphas: dict[str, float],
+                 state: RoutingState, generator: torch.Generator | None = None) -> None:
+        nn.Module.__init__(self)
+        self.in_features, self.out_features = base.in_features, base.out_features
+        # Share the base parameters (same objects, same state-dict keys), frozen.
+        self.weight = base.weight
+        self.bias = base.bias
+        self.weight.requires_grad_(False)
+        if self.bias is not None:
+            self.bias.requires_grad_(False)
+        self.ranks = dict(ranks)
+        self.scaling = {}
+        self.state = state
+        dev, dtype = base.weight.device, base.weight.dtype
+        for name in ADAPTERS:
+            rank = self.ranks.get(name, 0)
+            if rank <= 0:
+                continue
+            a = torch.empty(rank, self.in_features, dtype=torch.float32)
+            # kaiming_uniform_(a=sqrt(5)) as PEFT/nn.Linear do, drawn from our generator for determinism.
+            bound = math.sqrt(6.0 / ((1 + 5.0) * self.in_features))
+            a.uniform_(-bound, bound, generator=generator)
+            setattr(self, f"{name}_A", nn.Parameter(a.to(device=dev, dtype=dtype)))
+            setattr(self, f"{name}_B", nn.Parameter(torch.zeros(self.out_features, rank, device=dev, dtype=dtype)))
+            self.scaling[name] = float(alphas[name]) / rank
+
+    def has(self, adapter: str) -> bool:
+        return self.ranks.get(adapter, 0) > 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = F.linear(x, self.weight, self.bias)
+        masks = self.state.masks if torch.is_grad_enabled() else None
+        for name in ADAPTERS:
+            scale = self.state.scales[name]
+            if not self.has(name) or scale == 0.0:
+                continue  # skipped, not multiplied by 0: scale 0 is exactly "adapter absent"
+            a, b = getattr(self, f"{name}_A"), getattr(self, f"{name}_B")
+            if masks is None:
+                delta = F.linear(F.linear(x, a), b)
+            else:
+                delta = _routed_delta(x, a, b, masks[name])
+            out = out + delta * (self.scaling[name] * scale)
+        return out
+
+    def extra_repr(self) -> str:
+        return f"in={self.in_features}, out={self.out_features}, ranks={self.ranks}"
+
+
+class _RowMaskedLinear(torch.autograd.Function):
+    """``x @ W^T`` whose weight gradient keeps only rows where ``keep``; the input gradient is exact."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x, weight, keep)
+        return F.linear(x, weight)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        x, weight, keep = ctx.saved_tensors
+        grad_x = grad_w = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad @ weight.to(grad.dtype)
+        if ctx.needs_input_grad[1]:
+            kept = torch.where(keep, grad, torch.zeros((), dtype=grad.dtype, device=grad.device))
+            grad_w = kept.reshape(-1, kept.shape[-1]).T @ x.reshape(-1, x.shape[-1]).to(grad.dtype)
+            grad_w = grad_w.to(weight.dtype)
+        return grad_x, grad_w, None
+
+
+def _routed_delta(x: torch.Tensor, a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``B A x`` with the same values; A and B get gradient only from rows where ``mask`` is True."""
+    if mask.shape[0] != x.shape[0]:
+        # A caller chunked the batch without chunking the masks: fail loudly rather than misroute.
+        raise RuntimeError(
+            f"routing mask has {mask.shape[0]} rows but the layer saw a batch of {x.shape[0]}; "
+            "the loss forward must see the whole per-device batch at once"
+        )
+    keep = mask.to(device=x.device, dtype=torch.bool).view(-1, *([1] * (x.dim() - 1)))
+    return _RowMaskedLinear.apply(_RowMaskedLinear.apply(x, a, keep), b, keep)
+
+
+def inject_adapters(model: nn.Module, *, target_modules: list[str], ranks: dict[str, int],
+                    alphas: dict[str, float], seed: int) -> list[str]:
+    """Replace every ``nn.Linear`` whose last name part is in ``target_modules`` by a DualLoRALinear.
+
+    Freezes every other parameter (only adapters train). Returns the replaced module names. A target
+    name that matches no linear layer is an error (a typo must not silently train fewer layers).
+    """
+    state = RoutingState()
+    generator = torch.Generator().manual_seed(seed)
+    found: dict[str, list[str]] = {t: [] for t in target_modules}
+    for p in model.parameters():
+        p.requires_grad_(False)
+    # list() first: we mutate the module tree while walking it.
+    for name, module in list(model.named_modules()):
+        leaf = name.rsplit(".", 1)[-1]
+        if leaf in found and isinstance(module, nn.Linear) and not isinstance(module, DualLoRALinear):
+            parent = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
+            setattr(parent, leaf, DualLoRALinear(module, ranks=ranks, alphas=alphas, state=state,
+                                                 generator=generator))
+            found[leaf].append(name)
+    missing = [t for t, names in found.items() if not names]
+    if missing:
+        linear_names = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, nn.Linear)})
+        raise ValueError(
+            f"routing.target_modules {missing} match no linear layer of this model; "
+            f"its linear layers are named {linear_names}"
+        )
+    model._routing_state = state  # noqa: SLF001 - one handle for set_scales/routed_masks
+    return [n for names in found.values() for n in names]
+
+
+def routing_state(model: nn.Module) -> RoutingState:
+    state = getattr(_unwrap(model), "_routing_state", None)
+    if state is None:
+        raise ValueError("this model has no routing adapters; call inject_adapters first")
+    return state
+
+
+def adapter_layers(model: nn.Module) -> Iterator[tuple[str, DualLoRALinear]]:
+    for name, module in _unwrap(model).named_modules():
+        if isinstance(module, DualLoRALinear):
+            yield name, module
+
+
+def adapter_parameters(model: nn.Module, adapter: str) -> list[tuple[str, nn.Parameter]]:
+    """``(name, parameter)`` of one adapter's A and B matrices in every adapted layer."""
+    return [(n, p) for n, p in _unwrap(model).named_parameters()
+            if n.endswith((f".{adapter}_A", f".{adapter}_B"))]
+
+
+def set_scales(model: nn.Module, retain: float = 1.0, forget: float = 1.0) -> None:
+    """Set the run-time multiplier of each adapter's output (eval modes: (1,1), (1,0), (0,1))."""
+    routing_state(model).scales.update(retain=float(retain), forget=float(forget))
+
+
+@contextmanager
+def scales(model: nn.Module, retain: float, forget: float) -> Iterator[None]:
+    """``set_scales`` for the duration of a block, restoring the previous scales afterwards."""
+    state = routing_state(model)
+    before = dict(state.scales)
+    set_scales(model, retain, forget)
+    try:
+        yield
+    finally:
+        state.scales.update(before)
+
+
+def set_masks(model: nn.Module, masks: dict[str, torch.Tensor] | None) -> None:
+    """Install per-sample gradient masks (adapter -> bool [batch]); None routes nothing."""
+    state = routing_state(model)
+    if masks is not None and set(masks) != set(ADAPTERS):
+        raise ValueError(f"masks must be given for exactly {ADAPTERS}, got {sorted(masks)}")
+    state.masks = masks
+
+
+@contextmanager
+def routed_masks(model: nn.Module, masks: dict[str, torch.Tensor] | None) -> Iterator[None]:
+    """Masks for a block that must contain the forward AND the backward (checkpoint recompute)."""
+    set_masks(model, masks)
+    try:
+        yield
+    finally:
+        set_masks(model, None)
+
+
+def _unwrap(model: nn.Module) -> nn.Module:
+    # accelerate/DDP wrap the model in `.module`; the routing state lives on the inner model.
+    return getattr(model, "module", model) if not hasattr(model, "_routing_state") else model
