@@ -224,7 +224,7 @@ class ExecutorOptions:
     jobs: int | None = None  # at most this many runs at once (None: executor default)
     gpus: tuple[str, ...] = ()  # CUDA device ids to pack runs onto
     per_gpu: int = 1
-    wait: bool = True  # block until every started run ends (local: always)
+    wait: bool | None = None  # follow runs until they end; None: the executor's default (local: always)
     env: Mapping[str, str] = field(default_factory=dict)  # extra environment for every run
 
 

@@ -52,7 +52,7 @@ class LocalExecutor(Executor):
 
     def __init__(self, options: ExecutorOptions) -> None:
         super().__init__(options)
-        if not options.wait:
+        if options.wait is False:
             raise UserError("the local executor always waits for its runs", hint="drop --no-wait")
         if options.per_gpu < 1:
             raise UserError("--per-gpu must be at least 1")

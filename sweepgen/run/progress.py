@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sweepgen.run.base import LOG_FILE, METRICS_FILE
+from sweepgen.errors import ConfigError, Location
+from sweepgen.run.base import LOG_FILE, METRICS_FILE, SUMMARY_FILE
 
 ATTEMPT_MARK = "=== sweepgen: attempt"  # the local executor starts each attempt's log section with it
 
@@ -46,3 +48,25 @@ def log_tail(run_dir: Path, *, lines: int = 20, max_bytes: int = 65536) -> list[
     if mark >= 0:
         text = text[text.find("\n", mark) + 1 :] if "\n" in text[mark:] else ""
     return text.splitlines()[-lines:]
+
+
+def read_summary(run_dir: Path) -> dict[str, Any] | None:
+    """summary.json (written last and atomically by the trainer), or None if the run has none."""
+    try:
+        data = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"summary.json is not valid JSON: {err.msg}",
+            location=Location(str(run_dir / SUMMARY_FILE), err.lineno, err.colno),
+            hint="the trainer writes it atomically; a broken one was written by something else",
+        ) from err
+    return data if isinstance(data, dict) else None
+
+
+def total_steps(config: Mapping[str, Any]) -> int | None:
+    """The planned number of steps, where the config says it (bundled trainer: grpo.max_steps)."""
+    grpo = config.get("grpo")
+    value = grpo.get("max_steps") if isinstance(grpo, Mapping) else config.get("max_steps")
+    return value if isinstance(value, int) else None

@@ -1,0 +1,107 @@
+"""Tables for `sweepgen run`: the plan (--dry-run), the live progress and the final results.
+
+Each row's step and reward come from the run's own metrics.jsonl, its final reward and wall time
+from summary.json, so what is shown is what the run wrote, not what sweepgen expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from rich.table import Table
+
+from sweepgen.run.base import Decision, RunState, RunStatus
+from sweepgen.run.progress import last_metrics, read_summary, total_steps
+
+STYLE = {
+    RunState.PENDING: "dim",
+    RunState.RUNNING: "cyan",
+    RunState.FINISHED: "green",
+    RunState.FAILED: "bold red",
+    RunState.CANCELLED: "yellow",
+    RunState.SKIPPED: "dim",
+}
+
+
+def _fmt_reward(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) else "-"
+
+
+def _fmt_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _elapsed(status: RunStatus | None, now: datetime | None) -> float | None:
+    if status is None or not status.started:
+        return None
+    start = datetime.fromisoformat(status.started)
+    end = datetime.fromisoformat(status.ended) if status.ended else now
+    return (end - start).total_seconds() if end else None
+
+
+def _step(run_dir: Path, config: Mapping) -> str:
+    row = last_metrics(run_dir)
+    total = total_steps(config)
+    step = row.get("step") if row else None
+    if step is None:
+        return f"-/{total}" if total else "-"
+    return f"{step}/{total}" if total else str(step)
+
+
+def plan_table(decisions: Sequence[Decision]) -> Table:
+    table = Table(title="plan", title_justify="left")
+    for col in ("run", "now", "action", "run dir"):
+        table.add_column(col)
+    for d in decisions:
+        action = "[bold]start[/]" if d.start else "skip"
+        table.add_row(d.task.name, f"[{STYLE[d.state]}]{d.state}[/]", f"{action}: {d.reason}", str(d.task.run_dir))
+    return table
+
+
+def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus], now: datetime) -> Table:
+    table = Table(title="sweepgen run", title_justify="left")
+    for col, justify in (("run", "left"), ("state", "left"), ("step", "right"), ("reward", "right"),
+                         ("elapsed", "right"), ("gpu", "left")):
+        table.add_column(col, justify=justify)
+    for d in decisions:
+        status = live.get(d.task.name)
+        if status is None:
+            continue  # not started by this invocation; the final table shows it
+        row = last_metrics(d.task.run_dir) if status.state is not RunState.PENDING else None
+        table.add_row(d.task.name, f"[{STYLE[status.state]}]{status.state}[/]", _step(d.task.run_dir, d.task.config),
+                      _fmt_reward(row.get("reward_mean") if row else None), _fmt_seconds(_elapsed(status, now)),
+                      str(status.ids.get("gpu", "")))
+    return table
+
+
+def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, str]:
+    """The state to report for a run at the end, and why."""
+    status = live.get(d.task.name)
+    if status is not None:
+        return status.state, status.reason or ""
+    if d.state is RunState.FINISHED:
+        return RunState.FINISHED, "skipped (finished before)"
+    return d.state, d.reason
+
+
+def final_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus]) -> Table:
+    table = Table(title="results", title_justify="left")
+    for col, justify in (("run", "left"), ("status", "left"), ("steps", "right"), ("final reward", "right"),
+                         ("best reward", "right"), ("wall time", "right"), ("note", "left")):
+        table.add_column(col, justify=justify)
+    for d in decisions:
+        state, note = final_state(d, live)
+        summary = read_summary(d.task.run_dir) or {}
+        wall = summary.get("wall_time_s")
+        if wall is None:
+            wall = _elapsed(live.get(d.task.name) or d.previous, None)
+        table.add_row(d.task.name, f"[{STYLE[state]}]{state}[/]", _step(d.task.run_dir, d.task.config),
+                      _fmt_reward(summary.get("final_reward")), _fmt_reward(summary.get("best_reward")),
+                      _fmt_seconds(wall if isinstance(wall, (int, float)) else None), note)
+    return table

@@ -1,0 +1,183 @@
+"""`sweepgen run DIR`: run a generated sweep's trainer configs through an executor.
+
+The command owns the terminal and the event loop; the executor (sweepgen.run.*) owns the processes
+or jobs. Exit codes: 0 every run in scope finished (or is running elsewhere); 1 a run failed or was
+cancelled (now or before, and not retried); 2 bad input; 130 interrupted (children stopped first).
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+
+from sweepgen.cli import _console
+
+POLL_S = 0.5
+LOG_TAIL_LINES = 20
+
+
+@click.command("run")
+@click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("-j", "--jobs", type=int, default=None,
+              help="Runs at once (default: 1, or --gpus × --per-gpu when --gpus is given).")
+@click.option("--gpus", default=None, metavar="IDS", help="Comma-separated CUDA device ids to pack runs onto, e.g. 0,1.")
+@click.option("--per-gpu", type=int, default=1, show_default=True, help="Runs sharing one GPU (with --gpus).")
+@click.option("--dry-run", is_flag=True, help="Show what would run and how; start nothing, write nothing.")
+@click.option("--only", multiple=True, metavar="NAME",
+              help="Run only these runs (run or variant name; repeat or comma-separate).")
+@click.option("--rerun-failed", is_flag=True, help="Also start runs that failed or were cancelled before.")
+@click.option("--executor", default="local", show_default=True, help="Where runs execute: local (or slurm).")
+@click.option("--command", "command", default=None, metavar="CMD",
+              help="Run each config with CMD instead of the bundled trainer; placeholders {config}, "
+                   "{run_dir}, {name}, {variant}. Default: <this python> -m trainer {config}.")
+@click.option("--wait/--no-wait", default=None,
+              help="Follow the runs until they end (the local executor always does).")
+def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, executor, command, wait) -> int:
+    """Run every generated config of the sweep in DIR (the folder holding sweep.lock.json).
+
+    Each run is its own process started from the current directory; its output directory is the
+    config's output_dir, where run.log and sweepgen_status.json are written next to the trainer's
+    files. Finished runs are skipped; failed or cancelled ones only run again with --rerun-failed.
+    """
+    from sweepgen.errors import UserError
+    from sweepgen.run.base import ExecutorOptions, plan
+    from sweepgen.run.registry import make_executor, status_is_alive
+    from sweepgen.run.tasks import load_sweep, parse_command, select
+
+    gpu_ids = _parse_gpus(gpus)
+    if per_gpu != 1 and not gpu_ids:
+        raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
+    sweep = load_sweep(sweep_dir, command=parse_command(command))
+    tasks = select(sweep.tasks, only)
+    options = ExecutorOptions(sweep_dir=sweep_dir, lock=sweep.lock, jobs=jobs, gpus=gpu_ids,
+                              per_gpu=per_gpu, wait=wait)
+    ex = make_executor(executor, options)
+    decisions = plan(tasks, rerun_failed=rerun_failed, is_alive=status_is_alive)
+    to_start = [d.task for d in decisions if d.start]
+    out = _console.stdout()
+    if dry_run:
+        from sweepgen.cli._run_display import plan_table
+
+        out.print(plan_table(decisions))
+        for line in ex.describe(to_start) if to_start else ["nothing to start"]:
+            out.print(line, markup=False)
+        return 0
+    live: dict = {}
+    interrupted = False
+    if to_start:
+        try:
+            with _stop_signals_raise_interrupt():
+                ex.start(to_start)
+                if ex.options.wait is False:
+                    live = ex.poll()
+                    out.print(f"submitted {len(to_start)} run(s) with the {ex.name} executor; "
+                              f"follow them with `sweepgen status {sweep_dir}`")
+                else:
+                    live = _follow(ex, decisions)
+        except KeyboardInterrupt:
+            interrupted = True
+            with _signals_ignored():
+                ex.cancel()
+            live = ex.poll()
+    return _finish(decisions, live, sweep_dir, interrupted)
+
+
+def _parse_gpus(gpus: str | None) -> tuple[str, ...]:
+    from sweepgen.errors import UserError
+
+    if gpus is None:
+        return ()
+    ids = tuple(g.strip() for g in gpus.split(","))
+    if not all(ids):
+        raise UserError(f"--gpus {gpus!r} has an empty entry", hint="e.g. --gpus 0,1")
+    return ids
+
+
+def _follow(ex, decisions) -> dict:
+    """Poll until every started run ends, showing a live table and a line per state change."""
+    from rich.live import Live
+
+    from sweepgen.cli._run_display import progress_table
+
+    out = _console.stdout()
+    seen: dict[str, str] = {}
+    live = ex.poll()
+    with Live(progress_table(decisions, live, _now()), console=out, transient=True,
+              auto_refresh=False) as view:
+        while True:
+            for name, status in live.items():
+                if seen.get(name) != status.state.value:
+                    seen[name] = status.state.value
+                    if status.state.value != "pending":
+                        extra = f" ({status.reason})" if status.reason and status.state.value != "running" else ""
+                        view.console.print(f"{name}: {status.state}{extra}", markup=False)
+            view.update(progress_table(decisions, live, _now()), refresh=True)
+            if ex.done():
+                return live
+            time.sleep(POLL_S)
+            live = ex.poll()
+
+
+def _finish(decisions, live, sweep_dir: Path, interrupted: bool) -> int:
+    from sweepgen.cli._run_display import final_state, final_table
+    from sweepgen.run.base import LOG_FILE, RunState
+    from sweepgen.run.progress import log_tail
+
+    out, err = _console.stdout(), _console.stderr()
+    out.print(final_table(decisions, live))
+    states = {d.task.name: final_state(d, live)[0] for d in decisions}
+    failed = [d for d in decisions if d.task.name in live and states[d.task.name] is RunState.FAILED]
+    for d in failed:
+        status = live[d.task.name]
+        err.print(f"\n[bold red]── {d.task.name} failed ({status.reason}); last lines of "
+                  f"{d.task.run_dir / LOG_FILE}:[/]")
+        for line in log_tail(d.task.run_dir, lines=LOG_TAIL_LINES):
+            err.print(line, markup=False, highlight=False)
+    if interrupted:
+        err.print(f"interrupted: every started run was stopped and marked cancelled; resume them with "
+                  f"`sweepgen run {sweep_dir} --rerun-failed`")
+        return 130
+    not_retried = [n for n, s in states.items() if s in (RunState.FAILED, RunState.CANCELLED)
+                   and n not in live]
+    if not_retried:
+        err.print(f"{len(not_retried)} run(s) failed or were cancelled before and were not retried: "
+                  f"{', '.join(not_retried)}; retry with `sweepgen run {sweep_dir} --rerun-failed`")
+    bad = [n for n, s in states.items() if s in (RunState.FAILED, RunState.CANCELLED)]
+    return 1 if bad else 0
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@contextmanager
+def _stop_signals_raise_interrupt():
+    """SIGTERM/SIGHUP (a closed terminal, a job scheduler) stop the sweep like Ctrl-C does, so the
+    children are stopped and marked instead of orphaned."""
+    def raise_interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextmanager
+def _signals_ignored(sigs: Sequence[int] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)):
+    """A second Ctrl-C while the children are being stopped must not leave some of them running;
+    the stop itself is bounded (SIGKILL after a grace period)."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in sigs}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
