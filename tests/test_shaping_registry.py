@@ -1,0 +1,81 @@
+"""The strategy registry and the reward_shaping config section reject what they do not know."""
+
+from __future__ import annotations
+
+import pydantic
+import pytest
+
+from trainer.shaping import STRATEGIES, resolve
+from trainer.shaping.config import RewardShapingConfig, check_group_size
+
+
+def test_the_five_strategies_are_registered():
+    assert list(STRATEGIES) == [
+        "identity",
+        "difference_rewards",
+        "potential_based",
+        "coma_advantage",
+        "reward_mixing",
+    ]
+
+
+def test_unknown_strategy_lists_what_exists():
+    with pytest.raises(ValueError) as err:
+        resolve("coma", {})
+    assert "unknown reward-shaping strategy 'coma'" in str(err.value)
+    for name in STRATEGIES:
+        assert name in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "message"),
+    [
+        ("identity", {"alpha": 0.5}, "unknown parameter(s) ['alpha'] for reward-shaping strategy 'identity'; its parameters are: none"),
+        ("reward_mixing", {"alhpa": 0.5}, "its parameters are: alpha"),
+        ("reward_mixing", {}, "needs parameter 'alpha'"),
+        ("reward_mixing", {"alpha": 1.5}, "must be between 0 and 1"),
+        ("reward_mixing", {"alpha": True}, "must be a float, got True"),
+        ("reward_mixing", {"alpha": "0.5"}, "must be a float"),
+        ("reward_mixing", {"alpha": float("nan")}, "must be finite"),
+        ("potential_based", {"gamma": 0.99, "potential_type": "length"}, "choose one of: debate_length"),
+        ("potential_based", {"gamma": 0.0, "potential_type": "debate_length"}, "must be in (0, 1]"),
+        ("potential_based", {"potential_type": "debate_length"}, "needs parameter 'gamma'"),
+        ("coma_advantage", {"n_rollouts_per_prompt": 4.0}, "must be a int"),
+        ("coma_advantage", {"n_rollouts_per_prompt": 1}, "must be at least 2"),
+    ],
+)
+def test_bad_params_are_rejected_with_what_exists(name, params, message):
+    with pytest.raises(ValueError) as err:
+        resolve(name, params)
+    assert message in str(err.value)
+
+
+def test_defaults_are_written_out():
+    assert resolve("potential_based", {"gamma": 0.99, "potential_type": "debate_length"}) == {
+        "gamma": 0.99,
+        "potential_type": "debate_length",
+        "length_scale": 100.0,
+    }
+    assert resolve("reward_mixing", {"alpha": 1}) == {"alpha": 1.0}
+
+
+def test_config_section_reports_bad_strategy_at_its_key():
+    with pytest.raises(pydantic.ValidationError) as err:
+        RewardShapingConfig.model_validate({"strategy": "reward_mixing", "params": {"beta": 1}})
+    assert "its parameters are: alpha" in str(err.value)
+    with pytest.raises(pydantic.ValidationError, match="Extra inputs are not permitted"):
+        RewardShapingConfig.model_validate({"strategy": "identity", "parmas": {}})
+
+
+def test_config_section_resolves_params():
+    cfg = RewardShapingConfig.model_validate({"strategy": "potential_based", "params": {"gamma": 1, "potential_type": "debate_length"}})
+    assert cfg.params == {"gamma": 1.0, "potential_type": "debate_length", "length_scale": 100.0}
+    assert cfg.model_dump()["params"]["length_scale"] == 100.0
+
+
+def test_coma_group_size_must_equal_num_generations():
+    cfg = RewardShapingConfig(strategy="coma_advantage", params={"n_rollouts_per_prompt": 4})
+    check_group_size(cfg, 4)
+    with pytest.raises(ValueError, match="n_rollouts_per_prompt is 4 but grpo.num_generations is 8"):
+        check_group_size(cfg, 8)
+    check_group_size(RewardShapingConfig(strategy="identity"), 8)

@@ -1,0 +1,146 @@
+"""The data the reward-shaping strategies work on: debate transcripts grouped by prompt.
+
+Everything here is plain Python (no torch), so the strategies can be tested on hand-built groups.
+A *group* is the GRPO group of one prompt: ``n`` independent debates (rollouts) of the same question.
+A *rollout* is a debate transcript: an ordered tuple of turns, each spoken by one role.
+
+Two scores come from the transcript and nowhere else, so they can never disagree with it:
+
+- the team reward ``G = team_score(turns)`` (correctness of the final answer in the trainer), and
+- the individual reward ``I^role`` = mean of ``Turn.correct`` over that role's turns (did that role's
+  turns state the correct answer); 0.0 for a role that did not speak.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+# The roles a debate is played in, in speaking order. The trainer and the strategies share this tuple.
+ROLES: tuple[str, ...] = ("solver", "critic")
+
+TeamScore = Callable[[Sequence["Turn"]], float]
+RoleValues = dict[str, float]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a debate: who spoke, what they said, how many tokens they generated.
+
+    ``correct`` is the answer checker's score of this turn's text alone (1.0 when the turn states
+    the correct answer); ``n_tokens`` counts only tokens the policy generated (not role prompts).
+    """
+
+    role: str
+    text: str = ""
+    n_tokens: int = 0
+    correct: float = 0.0
+
+
+@dataclass(frozen=True)
+class Group:
+    """The rollouts of one prompt, the roles being played, and the team reward function.
+
+    ``team_score`` must be a pure function of a transcript: difference rewards call it again on
+    transcripts with one role's turns removed (counterfactual re-scoring, no new generation).
+    """
+
+    rollouts: tuple[tuple[Turn, ...], ...]
+    team_score: TeamScore
+    roles: tuple[str, ...] = ROLES
+
+    def __post_init__(self) -> None:
+        if not self.rollouts:
+            raise ValueError("a group needs at least one rollout")
+        for i, turns in enumerate(self.rollouts):
+            for turn in turns:
+                if turn.role not in self.roles:
+                    raise ValueError(
+                        f"rollout {i} has a turn by role {turn.role!r}; the roles are {list(self.roles)}"
+                    )
+
+    @property
+    def size(self) -> int:
+        return len(self.rollouts)
+
+    def team_rewards(self) -> list[float]:
+        """G for each rollout, checked finite: a NaN reward must stop training, not shape it."""
+        rewards = [float(self.team_score(turns)) for turns in self.rollouts]
+        for i, value in enumerate(rewards):
+            if not math.isfinite(value):
+                raise ValueError(f"team reward of rollout {i} is {value}; rewards must be finite")
+        return rewards
+
+    def individual_rewards(self) -> list[RoleValues]:
+        """I^role for each rollout: the mean ``correct`` of that role's turns, 0.0 if it never spoke."""
+        return [individual_rewards(turns, self.roles) for turns in self.rollouts]
+
+
+def individual_rewards(turns: Sequence[Turn], roles: Sequence[str] = ROLES) -> RoleValues:
+    """I^role of one transcript (see the module docstring)."""
+    out: RoleValues = {}
+    for role in roles:
+        scores = [t.correct for t in turns if t.role == role]
+        out[role] = sum(scores) / len(scores) if scores else 0.0
+    return out
+
+
+def without_role(turns: Sequence[Turn], role: str) -> tuple[Turn, ...]:
+    """The transcript with every turn of ``role`` removed (the counterfactual of difference rewards)."""
+    return tuple(t for t in turns if t.role != role)
+
+
+def uniform(value: float, roles: Sequence[str]) -> RoleValues:
+    """The same value for every role (team-level strategies)."""
+    return {role: value for role in roles}
+
+
+def group_normalize(
+    values: Sequence[Mapping[str, float]], roles: Sequence[str], scale: str
+) -> list[RoleValues]:
+    """GRPO advantages of one group, computed per role, exactly as TRL computes them for one reward.
+
+    For each role: ``A_i = v_i − mean(v)`` and, when ``scale == "group"``, divided by
+    ``std(v) + 1e-4`` with Bessel's correction (TRL's ``nanstd``; a group of one has no spread and
+    gets advantage 0). ``scale == "none"`` only subtracts the mean. Batch-level scaling is done by
+    :func:`batch_normalize` because it needs every group at once.
+    """
+    if scale not in ("group", "none"):
+        raise ValueError(f"unknown scale {scale!r}; use 'group' or 'none' (or batch_normalize)")
+    n = len(values)
+    out: list[RoleValues] = [{} for _ in range(n)]
+    for role in roles:
+        column = [float(v[role]) for v in values]
+        mean = _mean(column)
+        std = _std(column, mean)
+        for i, v in enumerate(column):
+            centred = v - mean
+            out[i][role] = centred / (std + 1e-4) if scale == "group" else centred
+    return out
+
+
+def batch_normalize(groups: Sequence[Sequence[Mapping[str, float]]], roles: Sequence[str]) -> list[list[RoleValues]]:
+    """TRL's ``scale_rewards="batch"``: group mean subtracted, divided by the std of the whole batch (per role)."""
+    centred = [group_normalize(g, roles, "none") for g in groups]
+    out = [[dict(v) for v in g] for g in centred]
+    for role in roles:
+        column = [float(v[role]) for g in groups for v in g]
+        std = _std(column, _mean(column))
+        for g in out:
+            for v in g:
+                v[role] = v[role] / (std + 1e-4)
+    return out
+
+
+def _mean(column: Sequence[float]) -> float:
+    # Relative to the first value and with fsum: a constant column has exactly its value as mean,
+    # so a group with no spread gets advantage 0.0, not rounding noise divided by 1e-4.
+    first = column[0]
+    return first + math.fsum(v - first for v in column) / len(column)
+
+
+def _std(column: Sequence[float], mean: float) -> float:
+    if len(column) < 2:
+        return 0.0
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in column) / (len(column) - 1))
