@@ -1,0 +1,207 @@
+"""`sweepgen run` with the local executor, end to end through the CLI, on the fake trainer
+(tests/fixtures/fake_trainer.py): real processes, real files, a few seconds in all."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from run_support import FAKE_COMMAND, make_sweep
+from sweepgen.cli import main
+
+
+@pytest.fixture
+def sweep_root(tmp_path, monkeypatch):
+    from sweepgen.cli import _console
+
+    monkeypatch.chdir(tmp_path)  # runs are started from the cwd and write runs/ under it
+    monkeypatch.setenv("COLUMNS", "200")  # wide tables: cells are asserted on, not wrapped
+    _console.stdout.cache_clear()
+    _console.stderr.cache_clear()
+    yield tmp_path
+    _console.stdout.cache_clear()
+    _console.stderr.cache_clear()
+
+
+def run_cli(*args: str):
+    return CliRunner().invoke(main, ["run", "generated/fake", "--command", FAKE_COMMAND, *args])
+
+
+def starts(name: str) -> list[dict]:
+    path = Path("runs/fake") / name / "starts.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def status(name: str) -> dict:
+    return json.loads((Path("runs/fake") / name / "sweepgen_status.json").read_text())
+
+
+def interval(name: str) -> tuple[float, float]:
+    summary = json.loads((Path("runs/fake") / name / "summary.json").read_text())
+    return starts(name)[-1]["t"], summary["t_end"]
+
+
+def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_all_runs_finish_and_the_table_lists_them(sweep_root):
+    make_sweep(sweep_root, {"a": {"steps": 3}, "b": {"steps": 2, "reward_end": 0.5}})
+    result = run_cli("--jobs", "2")
+    assert result.exit_code == 0, result.output
+    assert status("a")["state"] == status("b")["state"] == "finished"
+    assert status("a")["exit_code"] == 0 and status("a")["command"][-1] == "generated/fake/a.yaml"
+    table = result.stdout[result.stdout.index("results"):]
+    assert "finished" in table and "0.900" in table and "0.500" in table
+    log = (sweep_root / "runs/fake/a/run.log").read_text()
+    assert "=== sweepgen: attempt 1" in log and "fake_trainer: done" in log  # stdout captured in run.log
+
+
+def test_jobs_2_runs_two_at_once_and_jobs_1_one_at_a_time(sweep_root):
+    make_sweep(sweep_root, {"a": {"steps": 4, "sleep": 0.25}, "b": {"steps": 4, "sleep": 0.25}})
+    assert run_cli("--jobs", "2").exit_code == 0
+    assert overlap(interval("a"), interval("b"))
+    make_sweep(sweep_root, {"c": {"steps": 4, "sleep": 0.25}, "d": {"steps": 4, "sleep": 0.25}})
+    assert run_cli("--jobs", "1", "--only", "c,d").exit_code == 0
+    assert not overlap(interval("c"), interval("d"))
+
+
+def test_only_runs_just_the_named_runs(sweep_root):
+    make_sweep(sweep_root, {"a": {}, "b": {}, "c": {}})
+    result = run_cli("--only", "b", "--only", "c")
+    assert result.exit_code == 0, result.output
+    assert not (sweep_root / "runs/fake/a").exists()
+    assert len(starts("b")) == len(starts("c")) == 1
+
+
+def test_only_with_a_typo_exits_2_with_a_suggestion(sweep_root):
+    make_sweep(sweep_root, {"seed_42": {}})
+    result = run_cli("--only", "seed_24")
+    assert result.exit_code == 2
+    assert "seed_42" in result.stderr and "Traceback" not in result.output
+
+
+def test_dry_run_writes_nothing(sweep_root):
+    make_sweep(sweep_root, {"a": {}, "b": {}})
+    before = tree(sweep_root)
+    result = run_cli("--dry-run", "--jobs", "2")
+    assert result.exit_code == 0, result.output
+    assert tree(sweep_root) == before
+    assert "start: not started yet" in result.stdout and "fake_trainer.py generated/fake/a.yaml" in result.stdout
+
+
+def test_finished_runs_are_skipped(sweep_root):
+    make_sweep(sweep_root, {"a": {}, "b": {}})
+    assert run_cli("--only", "a").exit_code == 0
+    result = run_cli()
+    assert result.exit_code == 0, result.output
+    assert len(starts("a")) == 1 and len(starts("b")) == 1
+    assert "skipped (finished before)" in result.stdout
+
+
+def test_a_failing_run_exits_1_and_prints_its_log_tail(sweep_root):
+    make_sweep(sweep_root, {"good": {}, "bad": {"steps": 5, "fail_at": 2, "exit_code": 7}})
+    result = run_cli("--jobs", "2")
+    assert result.exit_code == 1
+    assert status("bad")["state"] == "failed" and status("bad")["exit_code"] == 7
+    assert status("good")["state"] == "finished"
+    assert "bad failed (exit code 7)" in result.stderr
+    assert "failing at step 2 as configured" in result.stderr  # the tail of run.log
+
+
+def test_exit_0_without_summary_is_a_failure(sweep_root):
+    make_sweep(sweep_root, {"a": {"no_summary": True}})
+    result = run_cli()
+    assert result.exit_code == 1
+    assert status("a")["reason"] == "exited 0 but wrote no summary.json"
+
+
+def test_rerun_failed_reruns_only_the_failed_run_from_its_checkpoint(sweep_root):
+    make_sweep(sweep_root, {"ok": {"steps": 4}, "flaky": {"steps": 4, "fail_at": 3, "fail_attempts": 1}})
+    assert run_cli("--jobs", "2").exit_code == 1
+    # without the flag a failure is not retried behind the user's back, and the exit code says so
+    again = run_cli()
+    assert again.exit_code == 1 and "--rerun-failed" in again.stderr
+    assert len(starts("flaky")) == 1
+    result = run_cli("--rerun-failed")
+    assert result.exit_code == 0, result.output
+    assert len(starts("ok")) == 1  # the finished run was not touched
+    assert [s["resumed_from"] for s in starts("flaky")] == [0, 2]  # resumed, not restarted
+    assert status("flaky")["state"] == "finished" and status("flaky")["attempt"] == 2
+    log = (sweep_root / "runs/fake/flaky/run.log").read_text()
+    assert "attempt 1" in log and "attempt 2" in log  # the failed attempt's log is kept
+
+
+def test_gpu_packing_never_puts_more_than_per_gpu_runs_on_a_gpu(sweep_root):
+    runs = {f"r{i}": {"steps": 3, "sleep": 0.15} for i in range(5)}
+    make_sweep(sweep_root, runs)
+    result = run_cli("--gpus", "0,1", "--per-gpu", "1")
+    assert result.exit_code == 0, result.output
+    spans = {n: (interval(n), starts(n)[-1]["cuda"]) for n in runs}
+    assert {gpu for _, gpu in spans.values()} == {"0", "1"}
+    for a, b in ((a, b) for a in runs for b in runs if a < b):
+        if spans[a][1] == spans[b][1]:
+            assert not overlap(spans[a][0], spans[b][0]), (a, b)
+    assert status("r0")["ids"]["gpu"] in ("0", "1")
+
+
+def test_jobs_beyond_the_gpu_slots_is_refused(sweep_root):
+    make_sweep(sweep_root, {"a": {}})
+    result = run_cli("--gpus", "0,1", "--per-gpu", "2", "--jobs", "5")
+    assert result.exit_code == 2 and "4 GPU slots" in result.stderr
+    assert run_cli("--per-gpu", "2").exit_code == 2  # --per-gpu without --gpus
+
+
+def test_a_lost_run_counts_as_failed(sweep_root):
+    make_sweep(sweep_root, {"a": {}})
+    run_dir = sweep_root / "runs/fake/a"
+    run_dir.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (run_dir / "sweepgen_status.json").write_text(json.dumps(
+        {"state": "running", "executor": "local", "ids": {"pid": dead.pid, "host": os.uname().nodename}}))
+    result = run_cli()
+    assert result.exit_code == 1 and "failed before" in result.output
+    assert run_cli("--rerun-failed").exit_code == 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"  # an unreaped zombie has exited
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_stops_every_child_and_marks_it_cancelled(sweep_root, sig):
+    runs = {n: {"steps": 200, "sleep": 0.1, "spawn_child": True} for n in ("a", "b")}
+    make_sweep(sweep_root, {**runs, "c": {"steps": 1}})
+    proc = subprocess.Popen([sys.executable, "-m", "sweepgen", "run", "generated/fake", "--jobs", "2",
+                             "--command", FAKE_COMMAND], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not all((sweep_root / f"runs/fake/{n}/child.pid").exists() for n in runs):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    pids = [status(n)["ids"]["pid"] for n in runs]
+    pids += [int((sweep_root / f"runs/fake/{n}/child.pid").read_text()) for n in runs]
+    assert all(_alive(p) for p in pids)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert not [p for p in pids if _alive(p)]  # trainers and their own children: all gone
+    assert {status(n)["state"] for n in runs} == {"cancelled"}
+    assert not (sweep_root / "runs/fake/c").exists()  # queued, never started: left pending
+    assert b"--rerun-failed" in err and b"Traceback" not in err

@@ -1,0 +1,149 @@
+"""What `sweepgen run` decides to start (sweepgen.run.base.plan) and how it reads a sweep's lock
+(sweepgen.run.tasks): pure rules, no processes."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from run_support import FAKE_COMMAND, make_sweep
+from sweepgen.errors import ConfigError, UserError
+from sweepgen.run.base import (
+    STATUS_FILE,
+    SUMMARY_FILE,
+    RunState,
+    RunStatus,
+    RunTask,
+    decide,
+    read_status,
+    write_status,
+)
+from sweepgen.run.tasks import load_sweep, parse_command, select
+
+
+def _task(tmp_path: Path) -> RunTask:
+    return RunTask(name="r", variant="r", config_path=tmp_path / "c.yaml", run_dir=tmp_path / "run", argv=("x",))
+
+
+STORED = [None, RunState.PENDING, RunState.RUNNING, RunState.FINISHED, RunState.FAILED, RunState.CANCELLED]
+
+
+@pytest.mark.parametrize(
+    "summary,stored,alive,rerun", list(itertools.product([False, True], STORED, [False, True], [False, True]))
+)
+def test_plan_rules_over_every_combination(tmp_path, summary, stored, alive, rerun):
+    task = _task(tmp_path)
+    task.run_dir.mkdir()
+    if summary:
+        (task.run_dir / SUMMARY_FILE).write_text("{}")
+    if stored is not None:
+        write_status(task.run_dir, RunStatus(stored, "local", ids={"pid": 1}))
+    d = decide(task, rerun_failed=rerun, is_alive=lambda s: alive)
+
+    if summary:  # the trainer's proof of success wins over anything else
+        assert (d.start, d.state) == (False, RunState.FINISHED)
+    elif stored in (None, RunState.PENDING):
+        assert (d.start, d.state) == (True, RunState.PENDING)
+    elif stored is RunState.RUNNING and alive:  # owned by a live process: never started twice
+        assert (d.start, d.state) == (False, RunState.SKIPPED)
+    else:
+        # failed, cancelled, lost (running but dead) and "finished" without its summary: retried
+        # only on request
+        expected = RunState.CANCELLED if stored is RunState.CANCELLED else RunState.FAILED
+        assert (d.start, d.state) == (rerun, expected)
+        assert ("--rerun-failed" in d.reason) == (not rerun)
+
+
+def test_status_round_trips_and_is_written_atomically(tmp_path):
+    status = RunStatus(RunState.FAILED, "local", exit_code=3, reason="exit code 3", ids={"pid": 12, "gpu": "1"})
+    write_status(tmp_path, status)
+    assert read_status(tmp_path) == status
+    assert json.loads((tmp_path / STATUS_FILE).read_text())["state"] == "failed"
+    assert [p.name for p in tmp_path.iterdir()] == [STATUS_FILE]  # no temp file left behind
+
+
+def test_broken_status_file_names_the_file(tmp_path):
+    (tmp_path / STATUS_FILE).write_text('{"state": ')
+    with pytest.raises(ConfigError) as err:
+        read_status(tmp_path)
+    assert str(tmp_path / STATUS_FILE) in err.value.format()
+    (tmp_path / STATUS_FILE).write_text('{"state": "exploded", "executor": "local"}')
+    with pytest.raises(ConfigError, match="unreadable run status"):
+        read_status(tmp_path)
+
+
+def test_tasks_come_from_the_lock_with_the_command_filled_in(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make_sweep(tmp_path, {"a": {}, "b": {}})
+    (tmp_path / "generated" / "fake" / "stray.yaml").write_text("output_dir: runs/stray\n")
+    sweep = load_sweep(Path("generated/fake"), command=parse_command(FAKE_COMMAND))
+    assert [t.name for t in sweep.tasks] == ["a", "b"]  # the stray file is not in the lock
+    assert sweep.tasks[0].run_dir == Path("runs/fake/a")
+    assert sweep.tasks[0].argv[-1] == "generated/fake/a.yaml"
+
+
+def test_default_command_is_the_bundled_trainer(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    make_sweep(tmp_path, {"a": {}})
+    (task,) = load_sweep(Path("generated/fake")).tasks
+    assert task.argv == (sys.executable, "-m", "trainer", "generated/fake/a.yaml")
+
+
+def test_a_folder_without_lock_is_refused(tmp_path):
+    (tmp_path / "x.yaml").write_text("output_dir: r\n")
+    with pytest.raises(UserError, match="no sweep.lock.json") as err:
+        load_sweep(tmp_path)
+    assert "sweepgen render" in err.value.hint
+
+
+def test_a_hand_edited_config_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = make_sweep(tmp_path, {"a": {}})
+    with open(folder / "a.yaml", "a") as fh:
+        fh.write("# tweak\n")
+    with pytest.raises(UserError, match="differs from what sweepgen rendered") as err:
+        load_sweep(Path("generated/fake"))
+    assert err.value.location.path == "generated/fake/a.yaml"
+
+
+def test_two_runs_sharing_an_output_dir_are_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = make_sweep(tmp_path, {"a": {}, "b": {}})
+    lock = json.loads((folder / "sweep.lock.json").read_text())
+    lock["files"][1]["config"]["output_dir"] = lock["files"][0]["config"]["output_dir"]
+    (folder / "sweep.lock.json").write_text(json.dumps(lock))
+    with pytest.raises(ConfigError, match="share the output directory"):
+        load_sweep(Path("generated/fake"))
+
+
+@pytest.mark.parametrize(
+    "command,message",
+    [("", "empty"), ("python train.py", "must contain {config}"), ("python t.py {config} {cfg}", "{cfg}")],
+)
+def test_bad_commands_are_refused(command, message):
+    with pytest.raises(UserError, match="placeholder|empty|must contain") as err:
+        parse_command(command)
+    assert message in err.value.message
+
+
+def test_command_placeholders_and_literal_braces(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make_sweep(tmp_path, {"a": {}})
+    (task,) = load_sweep(Path("generated/fake"), command=parse_command("t --cfg {config} --out {run_dir} '{{x}}' {name}")).tasks
+    assert task.argv == ("t", "--cfg", "generated/fake/a.yaml", "--out", "runs/fake/a", "{x}", "a")
+
+
+def test_only_selects_by_name_and_rejects_typos(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make_sweep(tmp_path, {"seed1": {}, "seed2": {}, "seed3": {}})
+    tasks = load_sweep(Path("generated/fake")).tasks
+    assert [t.name for t in select(tasks, ["seed3,seed1"])] == ["seed1", "seed3"]  # lock order
+    assert [t.name for t in select(tasks, [])] == ["seed1", "seed2", "seed3"]
+    with pytest.raises(UserError, match="names no run") as err:
+        select(tasks, ["sed2"])
+    assert "seed2" in err.value.hint
