@@ -1,0 +1,215 @@
+"""RunConfig: the one config model of the bundled trainer (pure pydantic; no torch, no trl).
+
+Specs name it as their ``schema: trainer.config:RunConfig``, so a generated trainer config is checked
+by ``sweepgen check`` before anything runs. Every section forbids unknown keys. Every default that
+changes results is a value written here (not left to TRL), so ``config.yaml`` in the run directory,
+which is this model dumped with every default, tells the whole truth. Defaults are our users'
+validated GPU profile (beta 0.02, 32 completions per step, 16 generations, lr 1e-5, 2,000 steps).
+
+Optional sections of other parts (``routing``, ``debate``, ``reward_shaping``) are one field each on
+RunConfig, at the marked place, importing their model from their own module.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from trainer import rewards
+
+BUILTIN_TINY = "builtin:tiny"
+BUILTIN_DATASETS = ("builtin:stories", "builtin:arithmetic")
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are errors, assignments are validated."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class TinyModel(Section):
+    """Shape of the built-in tiny LlamaForCausalLM; its tokenizer is trained on the bundled stories."""
+
+    vocab_size: int = Field(512, ge=300, le=4096, description="BPE vocabulary size of the tokenizer")
+    hidden_size: int = Field(64, ge=8, description="model width")
+    intermediate_size: int = Field(128, ge=8, description="MLP width")
+    num_hidden_layers: int = Field(2, ge=1, description="transformer blocks")
+    num_attention_heads: int = Field(4, ge=1, description="attention heads (hidden_size must divide)")
+    max_position_embeddings: int = Field(256, ge=16, description="longest prompt+completion")
+    init_seed: int = Field(0, description="seed of the weight initialisation (not the run seed)")
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> TinyModel:
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"hidden_size {self.hidden_size} is not divisible by num_attention_heads "
+                f"{self.num_attention_heads}; pick a head count that divides it"
+            )
+        return self
+
+
+class ModelConfig(Section):
+    path: str = Field(
+        BUILTIN_TINY,
+        description="`builtin:tiny`, a local Hugging Face model directory (relative to the working "
+        "directory), or a hub id already in the local Hugging Face cache (never downloaded)",
+    )
+    tiny: TinyModel | None = Field(
+        None, description="shape of the built-in tiny model; only with path `builtin:tiny`"
+    )
+    dtype: Literal["float32", "bfloat16", "float16"] = Field(
+        "float32", description="dtype the weights are loaded in"
+    )
+
+    @model_validator(mode="after")
+    def _tiny_only_for_builtin(self) -> ModelConfig:
+        if self.path == BUILTIN_TINY and self.tiny is None:
+            self.tiny = TinyModel()
+        elif self.path != BUILTIN_TINY and self.tiny is not None:
+            raise ValueError(
+                f"`model.tiny` only applies to path `{BUILTIN_TINY}`, but path is {self.path!r}; "
+                "remove `model.tiny` or set the path to builtin:tiny"
+            )
+        return self
+
+
+class DataConfig(Section):
+    source: str = Field(
+        "builtin:stories",
+        description="`builtin:stories` (story openings), `builtin:arithmetic` (questions with "
+        "answers) or a .jsonl file (relative to the working directory)",
+    )
+    prompt_field: str = Field("prompt", description="JSONL field holding the prompt text")
+    max_prompts: int | None = Field(None, ge=1, description="use only the first N prompts (None: all)")
+    shuffle: bool = Field(True, description="shuffle the prompts each epoch (TRL shuffle_dataset)")
+
+    @field_validator("source")
+    @classmethod
+    def _known_source(cls, value: str) -> str:
+        if value.startswith("builtin:") and value not in BUILTIN_DATASETS:
+            raise ValueError(
+                f"unknown built-in dataset {value!r}; known: {', '.join(BUILTIN_DATASETS)}"
+            )
+        if not value.startswith("builtin:") and not value.endswith(".jsonl"):
+            raise ValueError(f"data source {value!r} must be a builtin:* name or a .jsonl file")
+        return value
+
+
+class RewardConfig(Section):
+    name: str = Field("happy_count", description="reward function from trainer.rewards.REWARDS")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="its parameters; omitted ones are filled with defaults"
+    )
+
+    @model_validator(mode="after")
+    def _known_reward(self) -> RewardConfig:
+        # The registry raises ValueError subclasses that list what exists; pydantic reports them.
+        params = rewards.resolve_params(self.name, self.params)
+        if self.name == "weighted_sum":
+            params["terms"] = rewards.check_weighted_terms(params["terms"])
+        # Bypass validate_assignment: re-validating here would recurse into this validator.
+        object.__setattr__(self, "params", params)
+        return self
+
+
+class GRPOConfig(Section):
+    """GRPO hyper-parameters. Each maps 1:1 onto trl.GRPOConfig (see trainer.grpo_args)."""
+
+    loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo", "cispo", "sapo"] = Field(
+        "grpo", description="loss aggregation; ours is `grpo` (TRL's default would be `dapo`)"
+    )
+    beta: float = Field(0.02, ge=0, description="KL coefficient against the reference model")
+    scale_rewards: Literal["group", "batch", "none"] = Field(
+        "group", description="divide advantages by the reward std of the group, batch, or not"
+    )
+    learning_rate: float = Field(1e-5, gt=0, description="peak learning rate")
+    num_generations: int = Field(16, ge=2, description="completions per prompt (the group size)")
+    batch_size: int = Field(
+        32, ge=2, description="completions per optimizer step per device (TRL "
+        "per_device_train_batch_size); prompts per step = batch_size / num_generations",
+    )
+    gradient_accumulation_steps: int = Field(1, ge=1, description="micro-batches per update")
+    max_steps: int = Field(2000, ge=1, description="optimizer steps")
+    max_completion_length: int = Field(64, ge=1, description="tokens generated per completion")
+    temperature: float = Field(1.0, gt=0, description="sampling temperature")
+    top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling (1.0: off)")
+    top_k: int = Field(0, ge=0, description="top-k sampling (0: off)")
+    repetition_penalty: float = Field(1.0, gt=0, description="generation repetition penalty")
+    epsilon: float = Field(0.2, ge=0, description="lower clip range of the importance ratio")
+    epsilon_high: float = Field(0.2, ge=0, description="upper clip range (TRL: defaults to epsilon)")
+    num_iterations: int = Field(1, ge=1, description="optimisation passes per generated batch (mu)")
+    importance_sampling_level: Literal["token", "sequence"] = Field("token", description="GSPO")
+    mask_truncated_completions: bool = Field(False, description="drop truncated completions")
+    optim: str = Field("adamw_torch", description="transformers optimizer name")
+    weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay")
+    adam_beta1: float = Field(0.9, ge=0, lt=1)
+    adam_beta2: float = Field(0.999, ge=0, lt=1)
+    adam_epsilon: float = Field(1e-8, gt=0)
+    max_grad_norm: float = Field(1.0, ge=0, description="gradient clipping (0: off)")
+    lr_scheduler_type: Literal["linear", "constant", "constant_with_warmup", "cosine"] = Field(
+        "linear", description="learning-rate schedule"
+    )
+    warmup_steps: int = Field(0, ge=0, description="linear warm-up steps")
+    bf16: bool = Field(False, description="bf16 mixed precision (TRL's default would be on)")
+    gradient_checkpointing: bool = Field(
+        False, description="recompute activations in backward (TRL's default would be on)"
+    )
+    disable_dropout: bool = Field(False, description="turn dropout off in policy and reference")
+
+    @model_validator(mode="after")
+    def _groups_fit_batch(self) -> GRPOConfig:
+        completions = self.batch_size * self.gradient_accumulation_steps
+        if completions % self.num_generations:
+            raise ValueError(
+                f"batch_size × gradient_accumulation_steps = {completions} completions per step is "
+                f"not a multiple of num_generations = {self.num_generations}; every prompt's group "
+                "must fit whole in a step (e.g. batch_size = k × num_generations)"
+            )
+        return self
+
+
+class LoggingConfig(Section):
+    logging_steps: int = Field(1, ge=1, description="write metrics.jsonl/samples.jsonl every N steps")
+    samples_per_log: int | None = Field(
+        None, ge=1, description="completions written to samples.jsonl per log (None: all of them)"
+    )
+    save_steps: int = Field(100, ge=1, description="checkpoint every N steps (and at the end)")
+    save_total_limit: int | None = Field(2, ge=1, description="keep only the newest N checkpoints")
+    summary_window: int = Field(
+        10, ge=1, description="final_reward = mean reward of the last N logged steps"
+    )
+    degenerate_unique_ratio: float = Field(
+        0.5, ge=0, le=1, description="degenerate if the unique-completion ratio is below this"
+    )
+    degenerate_jaccard: float = Field(
+        0.8, ge=0, le=1, description="degenerate if mean pairwise Jaccard similarity is above this"
+    )
+
+
+class RunConfig(Section):
+    """One training run. Top-level sections as in docs/ARCHITECTURE.md."""
+
+    run_name: str = Field(description="name of the run (shown by `sweepgen run`/`report`)")
+    output_dir: str = Field(description="run directory, relative to the working directory")
+    seed: int = Field(42, description="seed of sampling, data order and dropout")
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    data: DataConfig = Field(default_factory=DataConfig)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    grpo: GRPOConfig = Field(default_factory=GRPOConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    # --- optional sections of other parts: one line each, `name: Model | None = None` ---
+
+    @field_validator("run_name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        if not value or "/" in value or value in (".", ".."):
+            raise ValueError(f"run_name {value!r} must be a non-empty name without '/'")
+        return value
+
+    @field_validator("output_dir")
+    @classmethod
+    def _non_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("output_dir must not be empty")
+        return value

@@ -1,0 +1,175 @@
+"""SweepgenGRPOTrainer: TRL's GRPOTrainer plus our run-directory outputs and divergence checks.
+
+It changes nothing about training: generation, rewards, advantages and the loss are TRL's (the
+equivalence test holds that). What it adds:
+  - after each logging step, one row in metrics.jsonl and the step's completions in samples.jsonl;
+  - NaN/inf in a reward or the loss stops the run with TrainingDiverged.
+
+``build_trainer`` is the one place that picks the trainer class (``select_trainer_class``). Parts that
+need their own behaviour (gradient routing, debate rollouts) subclass SweepgenGRPOTrainer and override
+the hooks marked "extension point"; they add a branch to ``select_trainer_class`` for their section.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from trl import GRPOTrainer
+
+from trainer import rewards
+from trainer.config import RunConfig
+from trainer.grpo_args import make_grpo_config
+from trainer.outputs import RunDir, TrainingDiverged
+
+# TRL log key -> our metrics.jsonl key (docs/ARCHITECTURE.md); other TRL keys are kept verbatim.
+RENAMES = {
+    "reward": "reward_mean",
+    "reward_std": "reward_std",
+    "kl": "kl",
+    "loss": "loss",
+    "entropy": "entropy",
+    "completions/mean_length": "completion_length",
+    "step_time": "step_time",
+}
+
+
+class SweepgenGRPOTrainer(GRPOTrainer):
+    def __init__(
+        self,
+        *args: Any,
+        run_config: RunConfig,
+        run_dir: RunDir,
+        elapsed_offset: float = 0.0,
+        on_step: Callable[[dict], None] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.run_config = run_config
+        self.run_dir = run_dir
+        self.on_step = on_step
+        self._elapsed_offset = elapsed_offset
+        self._session_start = time.monotonic()
+        super().__init__(*args, **kwargs)
+        # With tqdm off, transformers prints every log dict; our on_step line replaces that.
+        from transformers.trainer_callback import PrinterCallback
+
+        self.remove_callback(PrinterCallback)
+
+    # ---- extension points (classmethods: used before the instance exists) -------------------
+    @classmethod
+    def reward_funcs(cls, cfg: RunConfig) -> list[Callable]:
+        """The reward functions handed to TRL. Extension point."""
+        return [rewards.bind(cfg.reward.name, cfg.reward.params)]
+
+    @classmethod
+    def extra_init_kwargs(cls, cfg: RunConfig) -> dict[str, Any]:
+        """More GRPOTrainer arguments (``peft_config``, ``rollout_func``, ...). Extension point."""
+        return {}
+
+    def metrics_row(self, logs: dict[str, Any]) -> dict[str, Any]:
+        """One metrics.jsonl row from TRL's averaged logs. Extension point: add keys, keep these."""
+        row: dict[str, Any] = {"step": self.state.global_step}
+        for trl_key, ours in RENAMES.items():
+            row[ours] = logs.get(trl_key)  # None, e.g. kl when beta == 0 (TRL does not compute it)
+        for key, value in logs.items():
+            if key not in RENAMES and isinstance(value, (int, float)):
+                row[key] = value
+        row["elapsed_s"] = self._elapsed_offset + time.monotonic() - self._session_start
+        return row
+
+    def sample_rows(self) -> list[dict[str, Any]]:
+        """The last generation batch's completions with their (weighted) rewards. Extension point."""
+        logs = self._logs
+        names = self.reward_func_names
+        weights = self.reward_weights.tolist()
+        step = self.state.global_step
+        rows = []
+        for i, (prompt, completion) in enumerate(zip(logs["prompt"], logs["completion"])):
+            per_func = {name: logs["rewards"][name][i] for name in names}
+            row = {
+                "step": step,
+                "prompt": prompt,
+                "completion": completion,
+                "reward": sum(w * per_func[n] for w, n in zip(weights, names)),
+                "advantage": logs["advantages"][i],
+            }
+            if len(names) > 1:
+                row["rewards"] = per_func
+            rows.append(row)
+        limit = self.run_config.logging.samples_per_log
+        return rows if limit is None else rows[:limit]
+
+    def summary_extras(self) -> dict[str, Any]:
+        """Extra keys for summary.json (e.g. routing eval results). Extension point."""
+        return {}
+
+    # ---- TRL overrides -----------------------------------------------------------------------
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        if not torch.isfinite(rewards_per_func).all():
+            bad = [name for i, name in enumerate(self.reward_func_names)
+                   if not torch.isfinite(rewards_per_func[:, i]).all()]
+            raise TrainingDiverged(
+                f"reward {', '.join(bad)} returned NaN or inf at step {self.state.global_step}",
+                key="reward",
+                hint="a reward function must return a finite float for every completion",
+            )
+        return rewards_per_func
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if not math.isfinite(float(loss)):
+            raise TrainingDiverged(
+                f"loss is {float(loss)} at step {self.state.global_step + 1}",
+                key="grpo.learning_rate",
+                hint="training diverged; lower grpo.learning_rate, keep grpo.max_grad_norm > 0, "
+                "or check the reward scale",
+            )
+        return loss
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        super().log(logs, start_time)  # merges TRL's averaged metrics into `logs`
+        if "reward" not in logs or not self.model.training:
+            return  # the end-of-training summary log, or an eval log
+        row = self.metrics_row(logs)
+        self.run_dir.append(self.run_dir.metrics, [row])
+        self.run_dir.append(self.run_dir.samples, self.sample_rows())
+        if self.on_step is not None:
+            self.on_step(row)
+
+
+def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
+    """The one place that decides which trainer class runs ``cfg``.
+
+    Each optional section that needs its own trainer adds one branch here, importing its class
+    lazily, e.g. ``if cfg.routing is not None and cfg.routing.enabled: return RoutedGRPOTrainer``.
+    """
+    return SweepgenGRPOTrainer
+
+
+def build_trainer(
+    cfg: RunConfig,
+    run_dir: RunDir,
+    *,
+    model,
+    tokenizer,
+    train_dataset,
+    elapsed_offset: float = 0.0,
+    on_step: Callable[[dict], None] | None = None,
+) -> SweepgenGRPOTrainer:
+    cls = select_trainer_class(cfg)
+    return cls(
+        model=model,
+        reward_funcs=cls.reward_funcs(cfg),
+        args=make_grpo_config(cfg, str(run_dir.checkpoints)),
+        train_dataset=train_dataset,
+        processing_class=tokenizer,
+        run_config=cfg,
+        run_dir=run_dir,
+        elapsed_offset=elapsed_offset,
+        on_step=on_step,
+        **cls.extra_init_kwargs(cfg),
+    )

@@ -1,0 +1,57 @@
+"""RunConfig → ``trl.GRPOConfig``: every field set explicitly, in one table.
+
+Keeping the mapping in one dict (``grpo_kwargs``, pure Python) makes it testable without trl and lets
+the equivalence test build a plain ``trl.GRPOConfig`` from the very same arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainer.config import RunConfig
+
+# Our GRPO fields that are passed to TRL under the same name.
+_SAME_NAME = (
+    "loss_type", "beta", "scale_rewards", "learning_rate", "num_generations",
+    "gradient_accumulation_steps", "max_steps", "max_completion_length", "temperature", "top_p",
+    "top_k", "repetition_penalty", "epsilon", "epsilon_high", "num_iterations",
+    "importance_sampling_level", "mask_truncated_completions", "optim", "weight_decay",
+    "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm", "lr_scheduler_type",
+    "warmup_steps", "bf16", "gradient_checkpointing", "disable_dropout",
+)
+
+
+def grpo_kwargs(cfg: RunConfig, checkpoints_dir: str) -> dict[str, Any]:
+    """Keyword arguments for ``trl.GRPOConfig``; nothing that changes results is left to TRL."""
+    g = cfg.grpo
+    kwargs: dict[str, Any] = {name: getattr(g, name) for name in _SAME_NAME}
+    kwargs.update(
+        output_dir=checkpoints_dir,
+        per_device_train_batch_size=g.batch_size,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        shuffle_dataset=cfg.data.shuffle,
+        fp16=False,
+        # transformers 5 renamed gradient_checkpointing; set the new name so TRL's default (on)
+        # can never win through the alias.
+        activation_checkpointing=g.gradient_checkpointing,
+        # Bookkeeping: log every step to our files, checkpoint as configured, nothing to the hub.
+        logging_steps=cfg.logging.logging_steps,
+        save_strategy="steps",
+        save_steps=cfg.logging.save_steps,
+        save_total_limit=cfg.logging.save_total_limit,
+        save_only_model=False,  # optimizer, scheduler and RNG states are needed to resume
+        report_to="none",
+        disable_tqdm=True,
+        log_completions=False,
+        remove_unused_columns=False,  # reward functions read dataset columns such as `answer`
+        dataloader_num_workers=0,
+        push_to_hub=False,
+    )
+    return kwargs
+
+
+def make_grpo_config(cfg: RunConfig, checkpoints_dir: str):
+    from trl import GRPOConfig
+
+    return GRPOConfig(**grpo_kwargs(cfg, checkpoints_dir))

@@ -1,0 +1,187 @@
+"""The run directory (docs/ARCHITECTURE.md): config.yaml, metrics.jsonl, samples.jsonl, checkpoints/,
+summary.json. Nothing here imports torch.
+
+Rules: a finished run (summary.json exists) is never overwritten; a run directory whose config.yaml
+differs from the new config is never reused (resuming with other settings would mix two experiments);
+whole files are written atomically (temp file in the same folder + os.replace); summary.json is
+written last, so its presence means "finished".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sweepgen.errors import ConfigError, UserError
+from trainer import diversity
+from trainer.config import RunConfig
+
+# Wall-clock keys: the only values in metrics.jsonl that differ between two identical runs.
+TIMING_KEYS = frozenset({"step_time", "elapsed_s"})
+_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+
+
+class TrainingDiverged(UserError):
+    """Loss or reward became NaN or infinite; the run stops instead of training on garbage."""
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)  # our own temporary file
+        raise
+
+
+def config_yaml(cfg: RunConfig) -> str:
+    return yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break  # a line cut short by a kill: everything after it is gone too
+    return rows
+
+
+def _json_value(value: Any) -> Any:
+    # NaN/inf are not JSON; the trainer stops on them before logging, so this only guards metrics
+    # that TRL itself reports as None.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class RunDir:
+    """One run's output folder and the files in it."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.config = self.path / "config.yaml"
+        self.grpo_args = self.path / "grpo_args.json"
+        self.metrics = self.path / "metrics.jsonl"
+        self.samples = self.path / "samples.jsonl"
+        self.summary = self.path / "summary.json"
+        self.checkpoints = self.path / "checkpoints"
+
+    # ---- before training ------------------------------------------------------------------
+    def check_reusable(self, cfg: RunConfig) -> None:
+        """Refuse a finished run, and a folder holding a different run's config."""
+        if self.summary.exists():
+            raise ConfigError(
+                f"run {cfg.run_name!r} already finished: {self.summary} exists",
+                key="output_dir",
+                hint="a finished run is never overwritten; choose another output_dir, or move the "
+                "old run directory away yourself",
+            )
+        if self.config.exists():
+            existing = yaml.safe_load(self.config.read_text(encoding="utf-8"))
+            if existing != cfg.model_dump(mode="json"):
+                raise ConfigError(
+                    f"{self.config} holds a different config than this run's",
+                    key="output_dir",
+                    hint="resuming with other settings would mix two experiments; use a new "
+                    "output_dir, or the same config as the interrupted run",
+                )
+
+    def last_checkpoint(self) -> Path | None:
+        steps = []
+        if self.checkpoints.is_dir():
+            for entry in self.checkpoints.iterdir():
+                match = _CHECKPOINT.match(entry.name)
+                # trainer_state.json is written last by transformers: without it the save was cut.
+                if match and (entry / "trainer_state.json").is_file():
+                    steps.append((int(match.group(1)), entry))
+        return max(steps)[1] if steps else None
+
+    def start(self, cfg: RunConfig, grpo_args: dict[str, Any]) -> tuple[Path | None, float]:
+        """Write config.yaml/grpo_args.json and roll logs back to the resume point.
+
+        Returns the checkpoint to resume from (or None) and the wall time already spent by earlier
+        sessions of this run (the ``elapsed_s`` of the last kept metrics row).
+        """
+        self.check_reusable(cfg)
+        self.path.mkdir(parents=True, exist_ok=True)
+        if not self.config.exists():
+            atomic_write_text(self.config, config_yaml(cfg))
+        atomic_write_text(self.grpo_args, json.dumps(grpo_args, indent=2, sort_keys=True,
+                                                     default=str) + "\n")
+        checkpoint = self.last_checkpoint()
+        step = int(_CHECKPOINT.match(checkpoint.name).group(1)) if checkpoint else 0
+        # Steps after the checkpoint will be trained again; drop their rows so none is doubled.
+        kept = [r for r in read_jsonl(self.metrics) if r["step"] <= step]
+        self._rewrite(self.metrics, kept)
+        self._rewrite(self.samples, [r for r in read_jsonl(self.samples) if r["step"] <= step])
+        offset = kept[-1].get("elapsed_s", 0.0) if kept else 0.0
+        return checkpoint, offset
+
+    def _rewrite(self, path: Path, rows: list[dict]) -> None:
+        if rows or path.exists():
+            atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
+
+    # ---- during training -------------------------------------------------------------------
+    def append(self, path: Path, rows: list[dict]) -> None:
+        with path.open("a", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps({k: _json_value(v) for k, v in row.items()}) + "\n")
+            handle.flush()
+
+    # ---- at the end ------------------------------------------------------------------------
+    def write_summary(self, cfg: RunConfig, extras: dict[str, Any] | None = None) -> dict:
+        """summary.json from the logged files (so earlier sessions of a resumed run count)."""
+        metrics = read_jsonl(self.metrics)
+        if not metrics:
+            raise UserError(f"{self.metrics} is empty: the run logged no step",
+                            hint="check run.log for why training stopped")
+        summary = summarize(metrics, read_jsonl(self.samples), cfg)
+        summary.update(extras or {})
+        atomic_write_text(self.summary, json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        return summary
+
+
+def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[str, Any]:
+    """final_reward: mean reward_mean of the last ``summary_window`` logged steps; best_reward: the
+    highest such window mean over the run (so best >= final); diversity over the completions sampled
+    at the last logged step."""
+    window = cfg.logging.summary_window
+    rewards = [row["reward_mean"] for row in metrics]
+    means = [
+        sum(rewards[max(0, i + 1 - window): i + 1]) / len(rewards[max(0, i + 1 - window): i + 1])
+        for i in range(len(rewards))
+    ]
+    last_step = metrics[-1]["step"]
+    final_samples = [s["completion"] for s in samples if s["step"] == last_step]
+    div = diversity.diversity(final_samples)
+    return {
+        "run_name": cfg.run_name,
+        "final_reward": means[-1],
+        "best_reward": max(means),
+        "summary_window": window,
+        "steps": last_step,
+        "wall_time_s": metrics[-1].get("elapsed_s"),
+        "diversity": div,
+        "degenerate": diversity.is_degenerate(
+            div, min_unique_ratio=cfg.logging.degenerate_unique_ratio,
+            max_jaccard=cfg.logging.degenerate_jaccard,
+        ),
+    }

@@ -1,0 +1,238 @@
+"""Named reward functions and their parameters, bound from the config with ``functools.partial``.
+
+Pure Python (no torch): ``trainer.config`` validates reward names and parameters through this registry,
+so a typo in a generated config fails at ``sweepgen check``, long before a model loads.
+
+A reward function takes the decoded completions and the dataset columns of the same rows (TRL passes
+them as keyword arguments) and returns one float per completion. Its tunable parameters are
+keyword-only and typed; the registry turns them into a pydantic model, so unknown or mistyped
+parameters are rejected and omitted ones are filled in (the resolved config shows every value).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+
+RewardFn = Callable[..., list[float]]
+
+
+@dataclass(frozen=True)
+class RewardSpec:
+    name: str
+    fn: RewardFn
+    params_model: type[pydantic.BaseModel]
+    doc: str
+
+
+REWARDS: dict[str, RewardSpec] = {}
+
+
+class RewardParamError(ValueError):
+    """A reward name or its parameters are wrong; the message lists what exists."""
+
+
+def register(name: str) -> Callable[[RewardFn], RewardFn]:
+    """Add ``fn`` to the registry under ``name``; its keyword-only parameters become the params model."""
+
+    def add(fn: RewardFn) -> RewardFn:
+        fields: dict[str, Any] = {}
+        for param in inspect.signature(fn).parameters.values():
+            if param.kind is not inspect.Parameter.KEYWORD_ONLY:
+                continue
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[param.name] = (param.annotation, default)
+        model = pydantic.create_model(
+            f"{name}_params",
+            __config__=pydantic.ConfigDict(extra="forbid", strict=True),
+            **fields,
+        )
+        REWARDS[name] = RewardSpec(name, fn, model, inspect.getdoc(fn) or "")
+        return fn
+
+    return add
+
+
+def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Validate ``params`` for reward ``name``; return them with every default filled in."""
+    spec = REWARDS.get(name)
+    if spec is None:
+        known = ", ".join(sorted(REWARDS))
+        raise RewardParamError(f"unknown reward `{name}`; known rewards: {known}")
+    allowed = list(spec.params_model.model_fields)
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        listing = ", ".join(allowed) or "(none)"
+        raise RewardParamError(
+            f"unknown parameter(s) {', '.join(map(repr, unknown))} for reward `{name}`; "
+            f"its parameters are: {listing}"
+        )
+    try:
+        validated = spec.params_model.model_validate(params)
+    except pydantic.ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in err.errors()
+        )
+        raise RewardParamError(f"bad parameters for reward `{name}`: {problems}") from None
+    return validated.model_dump()
+
+
+def bind(name: str, params: dict[str, Any]) -> Callable[..., list[float]]:
+    """A TRL-ready reward function: ``f(prompts, completions, **columns) -> list[float]``.
+
+    The returned function is named after the reward, because TRL names its logged metrics
+    (``rewards/<name>/mean``) after the function.
+    """
+    resolved = resolve_params(name, params)
+    fn = functools.partial(REWARDS[name].fn, **resolved)
+
+    def reward(prompts=None, completions=None, **columns):
+        # TRL adds bookkeeping kwargs (trainer_state, log_extra, ...); keep only dataset columns.
+        texts = [_as_text(c) for c in completions]
+        return [float(v) for v in fn(texts, columns)]
+
+    reward.__name__ = reward.__qualname__ = name
+    return reward
+
+
+def _as_text(completion: Any) -> str:
+    # Conversational datasets give [{"role": "assistant", "content": ...}]; plain ones give strings.
+    if isinstance(completion, str):
+        return completion
+    return "".join(m.get("content", "") for m in completion)
+
+
+def _count_word(text: str, word: str, case_sensitive: bool) -> int:
+    flags = 0 if case_sensitive else re.IGNORECASE
+    return len(re.findall(rf"\b{re.escape(word)}\b", text, flags))
+
+
+@register("happy_count")
+def happy_count(
+    completions: Sequence[str],
+    columns: dict,
+    *,
+    cap: int = 4,
+    word: str = "happy",
+    case_sensitive: bool = False,
+) -> list[float]:
+    """Whole-word occurrences of ``word``, divided by ``cap`` and clipped to 1 (so 0..1)."""
+    if cap < 1:
+        raise RewardParamError("happy_count: `cap` must be at least 1")
+    return [min(_count_word(t, word, case_sensitive), cap) / cap for t in completions]
+
+
+@register("happy_binary")
+def happy_binary(
+    completions: Sequence[str],
+    columns: dict,
+    *,
+    word: str = "happy",
+    min_count: int = 1,
+    case_sensitive: bool = False,
+) -> list[float]:
+    """1.0 when ``word`` occurs at least ``min_count`` times as a whole word, else 0.0."""
+    return [float(_count_word(t, word, case_sensitive) >= min_count) for t in completions]
+
+
+_SENTENCE_END = re.compile(r"[.!?]+")
+
+
+@register("sentence_length")
+def sentence_length(
+    completions: Sequence[str],
+    columns: dict,
+    *,
+    target_words: int = 10,
+) -> list[float]:
+    """Mean over sentences of ``max(0, 1 - |words - target_words| / target_words)``; 0 if no words.
+
+    Sentences are split at ``.``, ``!`` and ``?``; a trailing fragment counts as a sentence.
+    """
+    if target_words < 1:
+        raise RewardParamError("sentence_length: `target_words` must be at least 1")
+    out = []
+    for text in completions:
+        lengths = [len(s.split()) for s in _SENTENCE_END.split(text) if s.split()]
+        if not lengths:
+            out.append(0.0)
+            continue
+        scores = [max(0.0, 1.0 - abs(n - target_words) / target_words) for n in lengths]
+        out.append(sum(scores) / len(scores))
+    return out
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+@register("exact_answer")
+def exact_answer(
+    completions: Sequence[str],
+    columns: dict,
+    *,
+    answer_field: str = "answer",
+    which: str = "last",
+) -> list[float]:
+    """1.0 when the ``which`` (``first``/``last``) number in the completion equals the row's answer.
+
+    The answer comes from the dataset column ``answer_field``; a missing column is an error, not 0.
+    """
+    if which not in ("first", "last"):
+        raise RewardParamError("exact_answer: `which` must be 'first' or 'last'")
+    if answer_field not in columns:
+        raise RewardParamError(
+            f"exact_answer needs a dataset column `{answer_field}`; the data has: "
+            f"{', '.join(sorted(k for k in columns if k not in _TRL_KWARGS)) or '(none)'}"
+        )
+    out = []
+    for text, answer in zip(completions, columns[answer_field], strict=True):
+        numbers = _NUMBER.findall(text)
+        if not numbers:
+            out.append(0.0)
+            continue
+        got = numbers[-1] if which == "last" else numbers[0]
+        out.append(float(float(got) == float(answer)))
+    return out
+
+
+_TRL_KWARGS = {"trainer_state", "log_extra", "log_metric", "completion_ids", "prompts", "environments"}
+
+
+@register("weighted_sum")
+def weighted_sum(
+    completions: Sequence[str],
+    columns: dict,
+    *,
+    terms: list[dict[str, Any]],
+) -> list[float]:
+    """Sum of other rewards: ``terms: [{name, params, weight}]`` (``params`` and ``weight`` optional)."""
+    total = [0.0] * len(completions)
+    for term in check_weighted_terms(terms):
+        values = REWARDS[term["name"]].fn(completions, columns, **term["params"])
+        total = [t + term["weight"] * v for t, v in zip(total, values, strict=True)]
+    return total
+
+
+def check_weighted_terms(terms: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Resolve each term of a ``weighted_sum`` at config time (names, params, weights all explicit)."""
+    resolved = []
+    for term in terms:
+        extra = set(term) - {"name", "params", "weight"}
+        if "name" not in term or extra:
+            raise RewardParamError(
+                f"weighted_sum: each term is {{name, params, weight}}; got keys {sorted(term)}"
+            )
+        if term["name"] == "weighted_sum":
+            raise RewardParamError("weighted_sum: terms cannot nest another weighted_sum")
+        params = resolve_params(term["name"], term.get("params", {}))
+        weight = term.get("weight", 1.0)
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool):
+            raise RewardParamError(f"weighted_sum: weight of `{term['name']}` must be a number")
+        resolved.append({"name": term["name"], "params": params, "weight": float(weight)})
+    return resolved

@@ -1,0 +1,93 @@
+"""One training run, top to bottom: config → checks → model/data → train → summary.
+
+Everything a user can get wrong (unknown key, unknown reward, missing model or data file, finished
+run, different config in the run folder) is checked before torch is imported or a model loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import ConfigError
+from trainer import data as data_mod
+from trainer import models
+from trainer.config import RunConfig
+from trainer.configfile import load_config
+from trainer.grpo_args import grpo_kwargs
+from trainer.outputs import RunDir, config_yaml
+
+
+def preflight(cfg: RunConfig) -> RunDir:
+    """All cheap checks; raises ConfigError before any model loads."""
+    models.locate_model(cfg.model)  # raises for a missing directory or an uncached hub id
+    data_mod.data_path(cfg.data)
+    run_dir = RunDir(cfg.output_dir)
+    run_dir.check_reusable(cfg)
+    return run_dir
+
+
+def run_config_file(path: str | Path, *, echo: Callable[[str], None] = lambda _: None) -> dict:
+    cfg = load_config(path)
+    return run(cfg, echo=echo)
+
+
+def run(cfg: RunConfig, *, echo: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Train ``cfg`` to the end (resuming if it was interrupted) and return summary.json's content."""
+    start = time.monotonic()
+    run_dir = preflight(cfg)
+    rows = data_mod.load_rows(cfg.data)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: nothing below may download
+
+    from datasets import Dataset
+
+    from trainer.grpo import build_trainer
+
+    model_dir = models.ensure_model_dir(cfg.model)
+    model, tokenizer = models.load_model_and_tokenizer(model_dir, cfg.model.dtype)
+    _check_lengths(cfg, model, tokenizer, rows)
+
+    args = grpo_kwargs(cfg, str(run_dir.checkpoints))
+    checkpoint, offset = run_dir.start(cfg, args)
+    echo(f"# resolved config of run {cfg.run_name} (written to {run_dir.config})")
+    echo(config_yaml(cfg).rstrip())
+    echo(f"# model: {model_dir}")
+    if checkpoint is not None:
+        echo(f"# resuming from {checkpoint}")
+
+    def on_step(row: dict) -> None:
+        kl = "-" if row.get("kl") is None else f"{row['kl']:.4f}"
+        echo(f"step {row['step']}/{cfg.grpo.max_steps} reward {row['reward_mean']:.4f} "
+             f"kl {kl} loss {row['loss']:.4f} len {row['completion_length']:.1f}")
+
+    trainer = build_trainer(
+        cfg, run_dir, model=model, tokenizer=tokenizer, train_dataset=Dataset.from_list(rows),
+        elapsed_offset=offset, on_step=on_step,
+    )
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    extras = {"wall_time_s": offset + time.monotonic() - start,
+              "resumed_from": checkpoint.name if checkpoint else None,
+              **trainer.summary_extras()}
+    summary = run_dir.write_summary(cfg, extras)
+    echo("# summary: " + json.dumps(summary, sort_keys=True))
+    return summary
+
+
+def _check_lengths(cfg: RunConfig, model, tokenizer, rows: list[dict]) -> None:
+    """Prompt + completion must fit the model's context; TRL would fail late or truncate."""
+    limit = getattr(model.config, "max_position_embeddings", None)
+    if limit is None:
+        return
+    longest = max(len(tokenizer(r["prompt"])["input_ids"]) for r in rows)
+    if longest + cfg.grpo.max_completion_length > limit:
+        raise ConfigError(
+            f"longest prompt ({longest} tokens) + grpo.max_completion_length "
+            f"({cfg.grpo.max_completion_length}) exceeds the model's context of {limit} tokens",
+            key="grpo.max_completion_length",
+            hint="lower grpo.max_completion_length, use shorter prompts, or a model with a longer "
+            "context (model.tiny.max_position_embeddings for the built-in model)",
+        )
