@@ -1,0 +1,143 @@
+"""Dotted paths into nested configs: flattening, strict equality, the leaf diff and allow-globs.
+
+Configs are trees of mappings; lists and scalars are leaves (an override replaces a whole list).
+Equality is *typed*: ``1``, ``1.0`` and ``True`` are different values here, as they are to deepdiff
+and to a trainer that checks ``isinstance``; Python's ``==`` would call them equal.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import Any, Iterator
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
+
+
+def all_paths(tree: Any, prefix: str = "") -> list[str]:
+    """Every mapping key path in ``tree`` (inner nodes and leaves), in document order."""
+    out: list[str] = []
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            out.append(path)
+            out.extend(all_paths(value, path))
+    return out
+
+
+def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
+    """Leaf path -> value. An empty mapping is itself a leaf (so adding/removing it shows)."""
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, path))
+        else:
+            out[path] = value
+    return out
+
+
+def get(tree: Any, path: tuple | str, default: Any = MISSING) -> Any:
+    if isinstance(path, str):
+        path = tuple(path.split("."))
+    node = tree
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def same(a: Any, b: Any) -> bool:
+    """Typed deep equality: types must match exactly at every level (1 != 1.0 != True)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def diff_paths(a: Any, b: Any, prefix: str = "") -> Iterator[str]:
+    """The minimal paths where ``a`` and ``b`` differ: a key added or removed, or a value changed.
+
+    Recurses only into mappings present on both sides (lists are compared whole), which is the
+    same granularity deepdiff reports at once its paths are cut at the first list index.
+    """
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in a:
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key not in b:
+                yield path
+            else:
+                yield from diff_paths(a[key], b[key], path)
+        for key in b:
+            if key not in a:
+                yield f"{prefix}.{key}" if prefix else str(key)
+    elif not same(a, b):
+        yield prefix
+
+
+def diff_at(base: dict, variant: dict, touched: tuple[tuple[str, ...], ...]) -> set[str]:
+    """Where ``variant`` differs from ``base``, looking only under the paths overrides touched.
+
+    Everything else is shared by reference with the base (copy-on-write), so it cannot differ; this
+    keeps the gate O(overrides) per variant instead of O(leaves).
+    """
+    found: set[str] = set()
+    for path in _outermost(touched):
+        a = get(base, path)
+        b = get(variant, path)
+        dotted = ".".join(path)
+        if a is MISSING or b is MISSING:
+            if a is not b:
+                found.add(dotted)
+            continue
+        found.update(diff_paths(a, b, dotted))
+    return found
+
+
+def _outermost(touched: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
+    """Drop paths under another touched path; their differences are found from the outer one."""
+    ordered = sorted(set(touched), key=len)
+    kept: list[tuple[str, ...]] = []
+    for path in ordered:
+        if not any(path[: len(k)] == k for k in kept):
+            kept.append(path)
+    return kept
+
+
+@lru_cache(maxsize=4096)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """``*`` matches within one path component, ``**`` any number of components (zero included)."""
+    parts = pattern.split(".")
+    last = len(parts) - 1
+    rx = ""
+    for i, part in enumerate(parts):
+        if part == "**":
+            if i == last:
+                rx += r"(?:\.[^.]+)*" if i else ".*"
+            else:
+                rx += (r"\." if i else "") + r"(?:[^.]+\.)*"
+            continue
+        sep = r"\." if i and parts[i - 1] != "**" else ""
+        rx += sep + "".join("[^.]*" if c == "*" else "[^.]" if c == "?" else re.escape(c) for c in part)
+    return re.compile(rf"^{rx}$")
+
+
+def matches(path: str, patterns: tuple[str, ...] | list[str]) -> bool:
+    return any(glob_regex(p).match(path) for p in patterns)
+
+
+def under(path: str, prefixes: set[str] | frozenset[str]) -> bool:
+    """Is ``path`` one of ``prefixes`` or below one of them?"""
+    if path in prefixes:
+        return True
+    parts = path.split(".")
+    return any(".".join(parts[:i]) in prefixes for i in range(1, len(parts)))

@@ -1,0 +1,313 @@
+"""The spec file format (version 1): pydantic models with ``extra="forbid"``, and loading a spec file.
+
+Pydantic checks shapes and types; its errors are mapped back to ``file:line:col`` through the YAML
+marks, so a typo in a key or a string where a number belongs points at the exact spot. Loading also
+resolves the base (inline, or include files merged in order, then ``set:``) once for the whole sweep.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import ValidationError as PydanticValidationError
+
+from sweepgen import overrides, paths, yamlio
+from sweepgen.errors import Location, SpecError
+
+SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+RESERVED_TOP_LEVEL = ("config", "variant", "sweep")  # template variables a config key would shadow
+
+_STRICT = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
+
+
+class Constraint(BaseModel):
+    """A Jinja expression that must be true for every resolved variant."""
+
+    model_config = _STRICT
+    expr: StrictStr = Field(description="sandboxed Jinja expression over the resolved config")
+    message: StrictStr = Field(description="what the rule protects, shown when it fails")
+
+
+class AblationStep(BaseModel):
+    """One rung of an ablation ladder; each step keeps the ``set`` of every step before it."""
+
+    model_config = _STRICT
+    name: StrictStr = Field(description="step name, part of the variant name")
+    set: dict[str, Any] = Field(default_factory=dict, description="overrides added at this step")
+
+
+class Resources(BaseModel):
+    """Per-run resources for the Slurm executor."""
+
+    model_config = _STRICT
+    partition: StrictStr | None = None
+    gpus_per_run: StrictInt | None = Field(default=None, ge=0)
+    cpus_per_run: StrictInt | None = Field(default=None, ge=1)
+    mem: StrictStr | None = Field(default=None, pattern=r"^[0-9]+[KMGT]?$", description='e.g. "8G"')
+    time: Union[StrictStr, StrictInt, None] = Field(
+        default=None, description='"HH:MM:SS", "D-HH:MM:SS" or an int number of minutes')
+    sbatch_extra: list[StrictStr] = Field(default_factory=list,
+                                          description="verbatim sbatch options, e.g. --qos=high")
+
+
+class SpecModel(BaseModel):
+    """A sweep spec, format version 1."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="sweepgen spec")
+    sweepgen: Literal[1] = Field(description="format version")
+    name: StrictStr = Field(description="sweep name; output folder generated/<name>/")
+    description: StrictStr = ""
+    template: StrictStr = Field(description="Jinja template, relative to the spec file")
+    output: StrictStr = Field(description="output path template, relative to generated/<name>/")
+    run_name: StrictStr | None = Field(default=None, description="run name template")
+    base: dict[str, Any] = Field(description="inline config, or {include: [files], set: {...}}")
+    variants: dict[str, Union[dict[str, Any], None]] | None = None
+    grid: dict[str, Union[list[Any], dict[str, Any]]] | None = None
+    zip: dict[str, list[Any]] | None = None
+    ablation: list[AblationStep] | None = None
+    allow: list[StrictStr] = Field(default_factory=list, description="leaf path globs that may differ")
+    constraints: list[Constraint] = Field(default_factory=list)
+    schema_: StrictStr | None = Field(default=None, alias="schema",
+                                      description="module:Class (pydantic) or a JSON Schema file")
+    resources: Resources | None = None
+
+
+@dataclass
+class Spec:
+    """A loaded spec: the validated model, its YAML marks and the base resolved once."""
+
+    path: str  # as shown to the user
+    abspath: str
+    doc: yamlio.Doc
+    model: SpecModel
+    base: dict[str, Any]
+    base_layers: dict[str, str]  # dotted path -> which file/layer set it in the base
+    base_locs: dict[str, Location]  # dotted path -> where it was written
+    op_locs: dict[tuple[str, str], Location] = field(default_factory=dict)  # (layer, path) -> where
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def dir(self) -> str:
+        return os.path.dirname(self.abspath)
+
+    def loc(self, path: tuple = (), *, key: bool = False) -> Location:
+        return self.doc.loc(path, key=key)
+
+    def where(self, layer: str, path: str) -> Location | None:
+        """Where ``layer`` set ``path`` (falls back to the closest enclosing path)."""
+        if layer.startswith("base") or layer.startswith("include"):
+            return _closest(self.base_locs, path)
+        parts = path.split(".")
+        while parts:
+            loc = self.op_locs.get((layer, ".".join(parts)))
+            if loc is not None:
+                return loc
+            parts.pop()
+        return None
+
+
+def _closest(locs: dict[str, Location], path: str) -> Location | None:
+    parts = path.split(".")
+    while parts:
+        loc = locs.get(".".join(parts))
+        if loc is not None:
+            return loc
+        parts.pop()
+    return None
+
+
+def display_path(path: str) -> str:
+    """A path as the user should read it: relative to the cwd when inside it, posix separators."""
+    rel = os.path.relpath(os.path.abspath(path))
+    shown = path if rel.startswith("..") else rel
+    return shown.replace(os.sep, "/")
+
+
+def load_spec(path: str) -> Spec:
+    """Read, validate and resolve the base of one spec file. Raises SpecError with file:line:col."""
+    shown = display_path(path)
+    if not os.path.isfile(path):
+        raise SpecError(f"spec file not found: {shown}", location=Location(shown),
+                        hint="give the path of a spec YAML file, e.g. specs/my_sweep.yaml")
+    doc = yamlio.load(path, shown)
+    if not isinstance(doc.data, dict):
+        raise SpecError("a spec must be a YAML mapping", location=doc.loc(),
+                        hint="start from the example in the README: `sweepgen: 1`, `name:`, ...")
+    if "sweepgen" in doc.data and doc.data["sweepgen"] != 1:
+        raise SpecError(f"unsupported spec format version {doc.data['sweepgen']!r}",
+                        location=doc.loc(("sweepgen",)), hint="this sweepgen reads `sweepgen: 1`")
+    model = _validate_model(doc)
+    _check_names(model, doc)
+    spec = Spec(path=shown, abspath=os.path.abspath(path), doc=doc, model=model,
+                base={}, base_layers={}, base_locs={})
+    _resolve_base(spec)
+    return spec
+
+
+def _validate_model(doc: yamlio.Doc) -> SpecModel:
+    try:
+        return SpecModel.model_validate(doc.data)
+    except PydanticValidationError as err:
+        raise pydantic_error(err, doc, model=SpecModel) from None
+
+
+def pydantic_error(err: PydanticValidationError, doc: yamlio.Doc, *, model: type[BaseModel] | None,
+                   prefix: tuple = ()) -> SpecError:
+    """The first pydantic error as a SpecError at the right line; notes how many more there are."""
+    errors = err.errors(include_url=False)
+    first = errors[0]
+    loc_path = prefix + tuple(first["loc"])
+    dotted = ".".join(str(p) for p in first["loc"])
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    if first["type"] == "extra_forbidden":
+        known = _known_fields(model, first["loc"]) if model is not None else []
+        close = difflib.get_close_matches(str(first["loc"][-1]), known, n=1)
+        hint = f"did you mean `{close[0]}`?" if close else (
+            f"allowed keys here: {', '.join(known)}" if known else "remove the key")
+        return SpecError(f"unknown key `{first['loc'][-1]}`{more}", location=doc.loc(loc_path, key=True),
+                         key=dotted, hint=hint)
+    if first["type"] == "missing":
+        return SpecError(f"missing required key `{first['loc'][-1]}`{more}",
+                         location=doc.loc(loc_path[:-1]), key=dotted, hint="add it")
+    got = first.get("input")
+    shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
+    return SpecError(f"{first['msg']}, got {shown}{more}", location=doc.loc(loc_path), key=dotted,
+                     hint="fix the value's type; quote strings, write numbers without quotes")
+
+
+def _known_fields(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The field names allowed next to the unknown key (walks nested models along ``loc``)."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        info = getattr(current, "model_fields", {}).get(part)
+        if info is None:
+            info = next((f for f in getattr(current, "model_fields", {}).values() if f.alias == part), None)
+        if info is None:
+            return []
+        current = _model_of(info.annotation)
+        if current is None:
+            return []
+    return [f.alias or name for name, f in getattr(current, "model_fields", {}).items()]
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _check_names(model: SpecModel, doc: yamlio.Doc) -> None:
+    if not SAFE_NAME.match(model.name):
+        raise SpecError(f"sweep name {model.name!r} is not filesystem-safe", location=doc.loc(("name",)),
+                        hint="use letters, digits, `_`, `-` and `.` only")
+    for vname in model.variants or {}:
+        if not SAFE_NAME.match(vname):
+            raise SpecError(f"variant name {vname!r} is not filesystem-safe",
+                            location=doc.loc(("variants", vname), key=True),
+                            hint="use letters, digits, `_`, `-` and `.` only")
+    seen: dict[str, int] = {}
+    for i, step in enumerate(model.ablation or []):
+        if not SAFE_NAME.match(step.name):
+            raise SpecError(f"ablation step name {step.name!r} is not filesystem-safe",
+                            location=doc.loc(("ablation", i, "name")),
+                            hint="use letters, digits, `_`, `-` and `.` only")
+        if step.name in seen:
+            raise SpecError(f"duplicate ablation step name {step.name!r} (also step {seen[step.name] + 1})",
+                            location=doc.loc(("ablation", i, "name")), hint="give each step its own name")
+        seen[step.name] = i
+    if model.ablation is not None and not model.ablation:
+        raise SpecError("`ablation` is empty", location=doc.loc(("ablation",)),
+                        hint="list at least one step, or remove the key")
+    if model.variants is not None and not model.variants:
+        raise SpecError("`variants` is empty", location=doc.loc(("variants",)),
+                        hint="name at least one variant (`baseline: {}`), or remove the key")
+
+
+def _resolve_base(spec: Spec) -> None:
+    """Inline base, or ``{include: [...], set: {...}}``: files merged in order, then ``set``."""
+    raw = spec.model.base
+    doc = spec.doc
+    if "include" in raw and set(raw) <= {"include", "set"}:
+        includes = raw["include"]
+        if not isinstance(includes, list) or not all(isinstance(p, str) for p in includes) or not includes:
+            raise SpecError("`base.include` must be a non-empty list of file paths",
+                            location=doc.loc(("base", "include")),
+                            hint="e.g. include: [../configs/model.yaml]")
+        merged: dict[str, Any] = {}
+        for i, rel in enumerate(includes):
+            full = os.path.normpath(os.path.join(spec.dir, rel))
+            if not os.path.isfile(full):
+                raise SpecError(f"included file not found: {rel}", location=doc.loc(("base", "include", i)),
+                                hint="include paths are relative to the spec file")
+            inc = yamlio.load(full, display_path(full))
+            if not isinstance(inc.data, dict):
+                raise SpecError("an included config must be a YAML mapping", location=inc.loc())
+            label = f"include:{inc.path}"
+            _check_config_keys(inc.data, inc, ())
+            merged = _merge_include(merged, inc.data, (), inc, label, spec)
+        spec.base = merged
+        sets = raw.get("set") or {}
+        if not isinstance(sets, dict):
+            raise SpecError("`base.set` must be a mapping of overrides", location=doc.loc(("base", "set")))
+        ops = overrides.parse(sets, doc, ("base", "set"), "base.set", spec.op_locs)
+        spec.base, layers = overrides.apply_all(spec.base, ops, {}, where="the base")
+        for path, layer in layers.items():
+            spec.base_layers[path] = layer
+        for op in ops:
+            spec.base_locs[".".join(op.path)] = op.loc
+    else:
+        _check_config_keys(raw, doc, ("base",))
+        spec.base = raw
+        for p in paths.all_paths(raw):
+            spec.base_layers[p] = "base"
+            spec.base_locs[p] = doc.loc(("base",) + tuple(p.split(".")))
+    for key in RESERVED_TOP_LEVEL:
+        if key in spec.base:
+            raise SpecError(f"top-level config key `{key}` would hide the template variable of that name",
+                            location=spec.where("base", key) or doc.loc(("base",)),
+                            hint=f"rename the key; templates see `{key}` as sweepgen's own variable")
+
+
+def _merge_include(into: dict, new: dict, path: tuple, doc: yamlio.Doc, label: str, spec: Spec) -> dict:
+    """Deep-merge an included file: later files win; mappings merge key by key."""
+    out = dict(into)
+    for key, value in new.items():
+        sub = path + (key,)
+        dotted = ".".join(sub)
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge_include(out[key], value, sub, doc, label, spec)
+        else:
+            out[key] = value
+            for p in [dotted] + [f"{dotted}.{q}" for q in paths.all_paths(value)] if isinstance(value, dict) \
+                    else [dotted]:
+                spec.base_layers[p] = label
+                spec.base_locs[p] = doc.loc(tuple(p.split(".")))
+        spec.base_layers.setdefault(dotted, label)
+        spec.base_locs.setdefault(dotted, doc.loc(sub))
+    return out
+
+
+def _check_config_keys(data: Any, doc: yamlio.Doc, prefix: tuple) -> None:
+    """Config keys must be addressable by dotted override paths."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if not key or "." in key or key[0] in "+~":
+                raise SpecError(f"config key {key!r} cannot be addressed by a dotted path",
+                                location=doc.loc(prefix + (key,), key=True),
+                                hint="config keys must be non-empty, without `.` and not start with `+`/`~`")
+            _check_config_keys(value, doc, prefix + (key,))
+    # Lists are leaves (overrides replace a whole list), so keys inside them are never addressed.
