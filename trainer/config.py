@@ -17,6 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trainer import rewards
+from trainer.routing.config import RoutingConfig
+from trainer.debate.config import DebateConfig, check_against_grpo
+from trainer.shaping.config import RewardShapingConfig, check_group_size
 
 BUILTIN_TINY = "builtin:tiny"
 BUILTIN_DATASETS = ("builtin:stories", "builtin:arithmetic")
@@ -199,6 +202,18 @@ class RunConfig(Section):
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     # --- optional sections of other parts: one line each, `name: Model | None = None` ---
+    routing: RoutingConfig | None = Field(None, description="gradient routing (trainer.routing); absent: off")
+    debate: DebateConfig | None = Field(None, description="two-role debate rollouts (trainer.debate)")
+    reward_shaping: RewardShapingConfig | None = Field(
+        None, description="per-role reward shaping of debates (trainer.shaping); required with `debate`"
+    )
+
+    @model_validator(mode="after")
+    def _debate_fits_grpo(self) -> RunConfig:
+        # Cross-section rules of the debate part; the rules themselves live in its modules.
+        check_against_grpo(self.debate, self.reward_shaping, self.grpo.max_completion_length)
+        check_group_size(self.reward_shaping, self.grpo.num_generations)
+        return self
 
     @field_validator("run_name")
     @classmethod

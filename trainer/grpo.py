@@ -147,6 +147,14 @@ def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
     Each optional section that needs its own trainer adds one branch here, importing its class
     lazily, e.g. ``if cfg.routing is not None and cfg.routing.enabled: return RoutedGRPOTrainer``.
     """
+    if cfg.routing is not None:  # gradient routing (issue 4), incl. its LoRA baseline
+        from trainer.routing.trainer import RoutedGRPOTrainer
+
+        return RoutedGRPOTrainer
+    if cfg.debate is not None:
+        from trainer.debate.trainer import DebateGRPOTrainer
+
+        return DebateGRPOTrainer
     return SweepgenGRPOTrainer
 
 

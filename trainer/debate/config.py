@@ -1,0 +1,77 @@
+"""The ``debate`` section of a trainer config (pure pydantic: no torch at import).
+
+A debate is ``max_turns`` turns in which the policy alternately plays the solver and the critic,
+starting and ending with the solver; the last turn is the solver's final answer, which the team
+reward scores. Each turn is introduced by a role prompt (inserted text, never trained on) and is at
+most ``max_turn_tokens`` generated tokens long.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from trainer.shaping.group import ROLES
+
+
+class DebateConfig(BaseModel):
+    """Two-role debate rollouts: solver, critic, ..., solver's final answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_turns: int = Field(
+        3, ge=1, description="turns per debate, odd: solver, critic, ..., solver's final answer"
+    )
+    max_turn_tokens: int = Field(16, ge=1, description="most tokens the policy generates per turn")
+    solver_prompt: str = Field(
+        " ", description="text inserted before each solver turn except the last (after the question)"
+    )
+    critic_prompt: str = Field(
+        "\nCritic: the answer is", description="text inserted before each critic turn"
+    )
+    final_prompt: str = Field(
+        "\nFinal answer:", description="text inserted before the solver's final turn (the scored one)"
+    )
+
+    @model_validator(mode="after")
+    def _solver_speaks_last(self) -> DebateConfig:
+        if self.max_turns % 2 == 0:
+            raise ValueError(
+                f"debate.max_turns is {self.max_turns}; it must be odd so that the solver gives the "
+                f"final answer (1: answer only, 3: solver, critic, final answer, 5: ...)"
+            )
+        return self
+
+    def schedule(self) -> list[tuple[str, str]]:
+        """(role, role prompt) of every turn, in order."""
+        turns = []
+        for t in range(self.max_turns):
+            role = ROLES[t % 2]
+            if t == self.max_turns - 1:
+                prompt = self.final_prompt
+            else:
+                prompt = self.solver_prompt if role == "solver" else self.critic_prompt
+            turns.append((role, prompt))
+        return turns
+
+
+def check_against_grpo(debate: DebateConfig | None, shaping: object | None, max_completion_length: int) -> None:
+    """Cross-section rules RunConfig calls: debate and reward_shaping come together, lengths fit.
+
+    ``grpo.max_completion_length`` is the budget of one whole transcript; a debate that could exceed
+    it would be cut silently, so the config is rejected instead.
+    """
+    if (debate is None) != (shaping is None):
+        missing, present = ("reward_shaping", "debate") if shaping is None else ("debate", "reward_shaping")
+        raise ValueError(
+            f"`{present}` is set but `{missing}` is not; debates need a reward-shaping strategy and the "
+            "strategies only apply to debates (use reward_shaping.strategy: identity for plain GRPO)"
+        )
+    if debate is None:
+        return
+    budget = debate.max_turns * debate.max_turn_tokens
+    if budget > max_completion_length:
+        raise ValueError(
+            f"a debate generates up to debate.max_turns × debate.max_turn_tokens = {budget} tokens, more "
+            f"than grpo.max_completion_length = {max_completion_length}; raise max_completion_length or "
+            "lower the turn budget"
+        )

@@ -1,0 +1,88 @@
+"""Debate rollouts: the policy plays solver and critic in turns; TRL's ``rollout_func`` hook.
+
+Why ``rollout_func``: it is TRL 1.16's documented hook for custom multi-turn generation. It receives
+the per-process prompts (already repeated ``num_generations`` times by TRL's sampler) and the
+trainer, and returns prompt ids, completion ids and an ``env_mask`` that keeps inserted text (our
+role prompts) out of the loss; every other key it returns reaches the reward functions and is merged
+into the batch rows, which is how the turns and each token's role reach the advantage step
+(see ``trainer.debate.trainer``).
+
+Generation uses the trainer's own ``generation_config`` (temperature, top_p, top_k, repetition
+penalty from the config), with ``max_new_tokens`` set to the turn budget; each turn ends at the
+first EOS (kept, so the policy learns to end its turns) or after ``max_turn_tokens`` tokens.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+
+from sweepgen.errors import ConfigError
+from trainer.debate.config import DebateConfig
+from trainer.debate.transcript import TurnTokens, assemble
+
+
+class DebateRollout:
+    """``rollout_func(prompts, trainer) -> dict`` playing one debate per prompt row."""
+
+    def __init__(self, debate: DebateConfig) -> None:
+        self.debate = debate
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list]:
+        if any(not isinstance(p, str) for p in prompts):
+            raise ConfigError(
+                "debate rollouts need plain-text prompts; this dataset has conversational (chat) prompts",
+                key="data",
+                hint="use a JSONL file whose prompt field is a string, or builtin:arithmetic",
+            )
+        tokenizer = trainer.processing_class
+        prompt_ids = [list(ids) for ids in tokenizer(text=prompts)["input_ids"]]
+        generation_config = copy.deepcopy(trainer.generation_config)
+        generation_config.max_new_tokens = self.debate.max_turn_tokens
+        history = [list(ids) for ids in prompt_ids]
+        turns: list[list[TurnTokens]] = [[] for _ in prompts]
+        for role, text in self.debate.schedule():
+            role_ids = list(tokenizer(text=text, add_special_tokens=False)["input_ids"]) if text else []
+            contexts = [h + role_ids for h in history]
+            generated = self._generate(trainer, contexts, generation_config)
+            for i, ids in enumerate(generated):
+                decoded = tokenizer.decode(ids, skip_special_tokens=True)
+                turns[i].append(TurnTokens(role, tuple(role_ids), tuple(ids), decoded))
+                history[i] = contexts[i] + ids
+        transcripts = [assemble(t) for t in turns]
+        return {
+            "prompt_ids": prompt_ids,
+            "completion_ids": [t.completion_ids for t in transcripts],
+            "logprobs": None,  # TRL recomputes log-probs itself when not generating with vLLM
+            "env_mask": [t.env_mask for t in transcripts],
+            "debate_token_roles": [t.token_roles for t in transcripts],
+            "debate_turns": [
+                [{"role": x.role, "text": x.text, "n_tokens": x.n_tokens} for x in t.turns] for t in transcripts
+            ],
+        }
+
+    @staticmethod
+    def _generate(trainer: Any, contexts: list[list[int]], generation_config: Any) -> list[list[int]]:
+        from trl.models import unwrap_model_for_generation
+
+        tokenizer = trainer.processing_class
+        device = trainer.accelerator.device
+        width = max(len(c) for c in contexts)
+        pad = tokenizer.pad_token_id
+        input_ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts], device=device)
+        attention = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=device)
+        with (
+            unwrap_model_for_generation(
+                trainer.model_wrapped, trainer.accelerator, generation_kwargs=trainer.generation_kwargs
+            ) as model,
+            torch.no_grad(),
+        ):
+            out = model.generate(input_ids=input_ids, attention_mask=attention, generation_config=generation_config)
+        eos = set(trainer.eos_token_ids)
+        generated = []
+        for row in out[:, width:].tolist():
+            cut = next((k + 1 for k, tok in enumerate(row) if tok in eos), len(row))
+            generated.append(row[:cut])
+        return generated

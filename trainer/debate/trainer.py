@@ -1,0 +1,148 @@
+"""DebateGRPOTrainer: GRPO on two-role debates with per-role shaped advantages on every token.
+
+Hooks used, and why:
+- generation: TRL's ``rollout_func`` (``trainer.debate.rollout``), the documented multi-turn hook;
+- advantages: ``_generate_and_score_completions`` is overridden to replace TRL's per-sequence
+  advantages (shape [B]) with per-token ones (shape [B, T]): each generated token gets the shaped
+  advantage of the role that produced it. TRL 1.16's loss accepts [B, T] advantages as they are
+  (``_compute_loss`` only unsqueezes 1-D ones, "to support subclasses"), so the loss is TRL's,
+  unchanged, and ``env_mask`` keeps role prompts out of it.
+
+TRL still scores the rollouts with the config's reward applied to the solver's final turn: that is
+the team reward G it logs as ``reward``; the strategies re-derive G from the same function on the
+same text, and a disagreement stops the run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any
+
+import torch
+
+from sweepgen.errors import ConfigError
+from trainer import rewards
+from trainer.debate.metrics import debate_metrics
+from trainer.debate.transcript import token_advantages
+from trainer.grpo import SweepgenGRPOTrainer
+from trainer.shaping import registry
+from trainer.shaping.group import ROLES, Group, Turn
+
+# Keys the rollout adds to each batch row; everything else in a row is a dataset column.
+DEBATE_KEYS = ("debate_turns", "debate_token_roles")
+_NOT_COLUMNS = {"prompt", "completion", "completion_ids", *DEBATE_KEYS}
+
+
+class DebateGRPOTrainer(SweepgenGRPOTrainer):
+    # ---- construction -------------------------------------------------------------------------
+    @classmethod
+    def reward_funcs(cls, cfg) -> list:
+        """The config's reward, applied to the text of the solver's final turn (the team reward G)."""
+        bound = rewards.bind(cfg.reward.name, cfg.reward.params)
+
+        def final_answer(prompts=None, completions=None, debate_turns=None, **columns):
+            finals = [turns[-1]["text"] for turns in debate_turns]
+            return bound(prompts=prompts, completions=finals, **columns)
+
+        final_answer.__name__ = final_answer.__qualname__ = cfg.reward.name
+        return [final_answer]
+
+    @classmethod
+    def extra_init_kwargs(cls, cfg) -> dict[str, Any]:
+        from trainer.debate.rollout import DebateRollout
+
+        return {"rollout_func": DebateRollout(cfg.debate)}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.accelerator.num_processes > 1:
+            # TRL spreads one prompt's group over processes; the strategies need whole groups.
+            raise ConfigError(
+                "debate training runs in one process; groups would be split across processes",
+                key="debate",
+                hint="run debate configs on one device (no accelerate/torchrun multi-process launch)",
+            )
+        cfg = self.run_config
+        self._score = rewards.bind(cfg.reward.name, cfg.reward.params)
+        self._strategy = cfg.reward_shaping.strategy
+        self._params = dict(cfg.reward_shaping.params)
+        self._debate_logs: deque = deque(maxlen=self.args.generation_batch_size)
+        self.last_shaping: dict[str, Any] = {}  # the last batch's groups and values, for tests
+
+    # ---- advantages ---------------------------------------------------------------------------
+    def _generate_and_score_completions(self, inputs):
+        output = super()._generate_and_score_completions(inputs)
+        mode = "train" if self.model.training else "eval"
+        n = self.num_generations if mode == "train" else self.num_generations_eval
+        groups = self._groups(inputs, n)
+        self._check_team_reward(groups, inputs)
+        shaped = [registry.shaped_values(g, self._strategy, self._params) for g in groups]
+        advantages = registry.advantages(groups, self._strategy, self._params, self.args.scale_rewards)
+        flat = [a for group in advantages for a in group]
+        width = output["completion_ids"].size(1)
+        per_token = torch.zeros((len(inputs), width), dtype=torch.float32)
+        for i, (row, adv) in enumerate(zip(inputs, flat, strict=True)):
+            values = token_advantages(row["debate_token_roles"], adv)
+            per_token[i, : len(values)] = torch.tensor(values, dtype=torch.float32)
+        self.last_shaping = {
+            "groups": groups,
+            "shaped": shaped,
+            "advantages": advantages,
+            "trl_advantages": output["advantages"].detach().cpu(),
+        }
+        output["advantages"] = per_token.to(output["completion_ids"].device)
+        for key, value in debate_metrics(groups, shaped, advantages).items():
+            self._metrics[mode][key].append(value)
+        for row, adv in zip(inputs, flat, strict=True):
+            self._debate_logs.append({"advantage": adv, "turns": row["debate_turns"]})
+        return output
+
+    def _groups(self, inputs: list[dict], n: int) -> list[Group]:
+        if len(inputs) % n:
+            raise RuntimeError(f"a batch of {len(inputs)} rows does not split into groups of {n}")
+        groups = []
+        for start in range(0, len(inputs), n):
+            rows = inputs[start : start + n]
+            if any(r["prompt"] != rows[0]["prompt"] for r in rows):
+                # TRL's sampler repeats each prompt n times in a row; anything else breaks every baseline.
+                raise RuntimeError("rows of one GRPO group have different prompts; cannot shape rewards")
+            columns = {k: v for k, v in rows[0].items() if k not in _NOT_COLUMNS}
+            score = self._turn_scorer(rows[0]["prompt"], columns)
+            rollouts = tuple(
+                tuple(Turn(t["role"], t["text"], t["n_tokens"], score(t["text"])) for t in r["debate_turns"])
+                for r in rows
+            )
+            groups.append(Group(rollouts, _final_turn(score), ROLES))
+        return groups
+
+    def _turn_scorer(self, prompt: str, columns: dict):
+        def score(text: str) -> float:
+            return float(self._score(prompts=[prompt], completions=[text], **{k: [v] for k, v in columns.items()})[0])
+
+        return score
+
+    def _check_team_reward(self, groups: list[Group], inputs: list[dict]) -> None:
+        # TRL logged its reward for this batch last; the strategies must see the same G.
+        logged = list(self._logs["rewards"][self.reward_func_names[0]])[-len(inputs) :]
+        ours = [g for group in groups for g in group.team_rewards()]
+        if len(logged) != len(ours) or any(not math.isclose(a, b, abs_tol=1e-6) for a, b in zip(logged, ours)):
+            raise RuntimeError(f"team rewards disagree: TRL scored {logged}, the debate scored {ours}")
+
+    # ---- outputs -----------------------------------------------------------------------------
+    def sample_rows(self) -> list[dict[str, Any]]:
+        """samples.jsonl rows with the per-role advantages actually applied and the debate's turns."""
+        rows = super().sample_rows()
+        extra = list(self._debate_logs)[-len(self._logs["prompt"]) :]
+        for row, debate in zip(rows, extra, strict=False):
+            row["advantage"] = debate["advantage"]
+            row["turns"] = debate["turns"]
+        return rows
+
+
+def _final_turn(score):
+    def team_score(turns) -> float:
+        # G: the reward of the final turn; a transcript with no turns left (a counterfactual) scores 0.
+        return score(turns[-1].text) if turns else 0.0
+
+    return team_score

@@ -1,0 +1,60 @@
+"""A debate transcript as token ids, with every token attributed to the role that produced it.
+
+Pure Python (no torch). The rollout builds a transcript turn by turn; this module turns it into what
+TRL trains on: the completion ids after the question, an ``env_mask`` (1 for tokens the policy
+generated, 0 for inserted role prompts, which are never trained on) and a role index per token, and
+finally the per-token advantages: each generated token gets its role's shaped advantage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from trainer.shaping.group import ROLES, Turn
+
+PROMPT_TOKEN = -1  # role index of an inserted role-prompt token (no role generated it)
+
+
+@dataclass(frozen=True)
+class TurnTokens:
+    """One turn: the inserted role-prompt ids, then the ids the policy generated as ``role``."""
+
+    role: str
+    prompt_ids: tuple[int, ...]
+    generated_ids: tuple[int, ...]
+    text: str  # decoded generated text (what the answer checker reads)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    completion_ids: list[int]
+    env_mask: list[int]
+    token_roles: list[int]  # index into ROLES, or PROMPT_TOKEN
+    turns: tuple[Turn, ...]  # without correctness yet: scoring needs the dataset row
+
+
+def assemble(turns: Sequence[TurnTokens], roles: Sequence[str] = ROLES) -> Transcript:
+    """Concatenate the turns into one completion and attribute every token."""
+    ids: list[int] = []
+    mask: list[int] = []
+    owner: list[int] = []
+    for turn in turns:
+        ids += turn.prompt_ids
+        mask += [0] * len(turn.prompt_ids)
+        owner += [PROMPT_TOKEN] * len(turn.prompt_ids)
+        ids += turn.generated_ids
+        mask += [1] * len(turn.generated_ids)
+        owner += [roles.index(turn.role)] * len(turn.generated_ids)
+    plain = tuple(Turn(role=t.role, text=t.text, n_tokens=len(t.generated_ids)) for t in turns)
+    return Transcript(ids, mask, owner, plain)
+
+
+def token_advantages(token_roles: Sequence[int], role_advantages: Mapping[str, float], roles: Sequence[str] = ROLES) -> list[float]:
+    """The advantage of each completion token: its role's value; 0.0 for role-prompt tokens.
+
+    Prompt tokens are also masked out of the loss by ``env_mask``; the 0.0 keeps them inert even if
+    a future loss ignored the mask.
+    """
+    values = [float(role_advantages[r]) for r in roles]
+    return [values[i] if i != PROMPT_TOKEN else 0.0 for i in token_roles]
