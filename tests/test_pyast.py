@@ -1,0 +1,231 @@
+"""The Python config reader: real-world style files parse to the data they spell, nothing is run,
+and nothing a diff could need is dropped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sweepgen.diff import diff
+from sweepgen.errors import ConfigError
+from sweepgen.pyast import Ref, load_python_config, parse_python_config
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pyconfigs"
+
+
+def test_mmdet_base_model_is_nested_mappings_with_literal_values():
+    cfg = load_python_config(FIXTURES / "_base_/models/faster_rcnn_r50_fpn.py")
+    backbone = cfg["model"]["backbone"]
+    assert backbone["type"] == "ResNet" and backbone["depth"] == 50
+    assert backbone["out_indices"] == (0, 1, 2, 3) and type(backbone["out_indices"]) is tuple
+    assert backbone["norm_cfg"] == {"type": "BN", "requires_grad": True}
+    assert cfg["model"]["data_preprocessor"]["mean"] == [123.675, 116.28, 103.53]
+    rpn = cfg["model"]["train_cfg"]["rpn"]
+    assert rpn["assigner"]["ignore_iof_thr"] == -1 and rpn["pos_weight"] == -1
+    assert rpn["debug"] is False
+    assert list(cfg) == ["model"]
+
+
+def test_mmdet_inheritance_assignments_are_kept_as_written():
+    child = load_python_config(FIXTURES / "faster_rcnn_r50_fpn_1x_coco.py")
+    assert child == {
+        "_base_": [
+            "../_base_/models/faster_rcnn_r50_fpn.py",
+            "../_base_/datasets/coco_detection.py",
+            "../_base_/schedules/schedule_1x.py",
+            "../_base_/default_runtime.py",
+        ]
+    }
+    r101 = load_python_config(FIXTURES / "faster_rcnn_r101_fpn_1x_coco.py")
+    assert r101["_base_"] == "./faster_rcnn_r50_fpn_1x_coco.py"
+    assert r101["model"] == {
+        "backbone": {
+            "depth": 101,
+            "init_cfg": {"type": "Pretrained", "checkpoint": "torchvision://resnet101"},
+        }
+    }
+
+
+def test_mmdet_override_of_a_string_base_keeps_the_assignment_under_its_source_text():
+    cfg = load_python_config(FIXTURES / "faster_rcnn_r50_fpn_amp_1x_coco.py")
+    # `_base_` is a string here, so `_base_.optim_wrapper.type = ...` cannot nest: it is kept whole
+    assert cfg["_base_.optim_wrapper.type"] == "AmpOptimWrapper"
+    assert cfg["optim_wrapper"]["_delete_"] is True
+    assert cfg["optim_wrapper"]["optimizer"]["weight_decay"] == 1e-4
+
+
+def test_mmdet_dataset_names_and_expressions_stay_references():
+    cfg = load_python_config(FIXTURES / "_base_/datasets/coco_detection.py")
+    dataset = cfg["train_dataloader"]["dataset"]
+    assert dataset["type"] == Ref("dataset_type") and type(dataset["type"]) is Ref
+    assert cfg["backend_args"] is None
+    assert cfg["val_evaluator"]["ann_file"] == {
+        "expr": "data_root + 'annotations/instances_val2017.json'"
+    }
+    assert cfg["test_evaluator"] == Ref("val_evaluator")
+    assert cfg["test_pipeline"][3]["meta_keys"][0] == "img_id"
+
+
+def test_flink_sweep_is_a_call_tree_with_imports_as_references():
+    cfg = load_python_config(FIXTURES / "flink_sweep_identity.py")
+    assert cfg["__doc__"].startswith("SmolLM-135M on MATH-500")
+    assert cfg["os"] == Ref("os")
+    assert cfg["Sweep"] == Ref("post_training.experimental.comb_flink.configs.Sweep")
+    assert cfg["HOME"] == {"expr": "os.environ['HOME']"}
+    assert cfg["RUN_CONFIG"]["expr"].startswith("f'{HOME}/repos/")
+    sweep = cfg["sweep"]
+    assert sweep["call"] == "Sweep" and sweep["args"] == []
+    assert sweep["kwargs"]["run_config"] == Ref("RUN_CONFIG")
+    config = sweep["kwargs"]["config"]
+    assert config["call"] == "Config"
+    trainer = config["kwargs"]["trainer"]["kwargs"]
+    assert trainer["learning_rate"] == 3e-6 and trainer["kl_beta"] == 0.03
+    assert config["kwargs"]["sampler"]["kwargs"]["dtype"] == Ref("sweep_lib.DType.BF16")
+    assert config["kwargs"]["eval_every"] == -1
+    streamer = config["kwargs"]["debate_streamer"]["kwargs"]
+    assert streamer["env_name_remap"] == {"math": "math_debate"}
+    assert cfg["__statements__"] == [
+        {"expr": "if __name__ == '__main__':\n    sweep_lib.launch(sweep)"}
+    ]
+
+
+def test_flink_grid_comprehensions_lambdas_and_star_args_become_source_text():
+    cfg = load_python_config(FIXTURES / "flink_grid_sweep.py")
+    assert cfg["SEEDS"] == [42, 123, 7] and cfg["BETAS"] == (0.01, 0.03, 0.1)
+    assert cfg["base"]["kwargs"]["trainer"]["call"] == "TrainerConfig"
+    assert cfg["sweeps"]["expr"].startswith("[Sweep(name=f'grpo_s{seed}_b{beta}'")
+    launcher = cfg["launcher"]
+    assert launcher["call"] == "sweep_lib.Launcher"
+    assert launcher["args"] == [{"expr": "*sweeps"}]
+    assert launcher["kwargs"]["on_failure"] == {"expr": "lambda job: job.retry(times=2)"}
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("x = -1e-5", -1e-5),
+        ("x = +3", 3),
+        ("x = -(-2)", 2),
+        ("x = f'abc' 'def'", "abcdef"),
+        ("x = {1, 2}", {1, 2}),
+        ("x = ()", ()),
+        ("x = dict()", {}),
+        ("x = dict(a=dict(b=[1, (2,)]))", {"a": {"b": [1, (2,)]}}),
+        ("x = {'a': 1, 2: None}", {"a": 1, 2: None}),
+        ("x = b'raw'", b"raw"),
+        ("x = 1 + 2j", {"expr": "1 + 2j"}),
+        ("x = -True", {"expr": "-True"}),
+        ("x = ...", {"expr": "..."}),
+        ("x = f'{y}'", {"expr": "f'{y}'"}),
+        ("x = a[0]", {"expr": "a[0]"}),
+        ("x = f(1)(2)", {"call": "f(1)", "args": [2], "kwargs": {}}),
+        ("x = dict(a, b=1)", {"call": "dict", "args": [Ref("a")], "kwargs": {"b": 1}}),
+        ("x = dict(**base, b=1)", {"call": "dict", "args": [], "kwargs": {"**base": Ref("base"), "b": 1}}),
+        ("x = {**base, 'b': 1}", {"**base": Ref("base"), "b": 1}),
+        ("x = {k: 1}", {"expr": "{k: 1}"}),
+        ("x = {[1]}", {"expr": "{[1]}"}),
+        ("x = [*a, 1]", [{"expr": "*a"}, 1]),
+        ("x = 1 if a else 2", {"expr": "1 if a else 2"}),
+    ],
+)
+def test_expressions(source, expected):
+    value = parse_python_config(source)["x"]
+    assert value == expected
+    assert diff(value, expected) == []  # type-strict too: a Ref is not its string
+
+
+def test_statements_bind_like_python_without_running_anything():
+    cfg = parse_python_config(
+        "import a.b\nimport c.d as e\nfrom . import f\nfrom ..g import h as i\nfrom j import *\n"
+        "x = y = 1\nm, n = 2, (3, 4)\np, q = pair()\n"
+        "d = dict(a=dict(b=1))\nd['a']['b'] = 2\nd.a.c = 3\nd['z'] = 4\n"
+        "lr: float = 0.1\nonly: int\ncount = 1\ncount += 2\n"
+        "def helper(x):\n    return x\n"
+        "print('hello')\n"
+    )
+    assert cfg["a"] == Ref("a") and cfg["e"] == Ref("c.d")
+    assert cfg["f"] == Ref(".f") and cfg["i"] == Ref("..g.h")
+    assert cfg["x"] == cfg["y"] == 1
+    assert (cfg["m"], cfg["n"]) == (2, (3, 4))
+    assert cfg["(p, q)"] == {"call": "pair", "args": [], "kwargs": {}}
+    assert cfg["d"] == {"a": {"b": 2, "c": 3}, "z": 4}
+    assert cfg["lr"] == 0.1 and "only" not in cfg
+    assert cfg["__annotations__"] == {"lr": Ref("float"), "only": Ref("int")}
+    assert cfg["count"] == {"augassign": "+", "target": 1, "value": 2}
+    assert cfg["helper"] == {"expr": "def helper(x):\n    return x"}
+    assert cfg["__statements__"] == [{"expr": "from j import *"}, {"expr": "print('hello')"}]
+
+
+def test_class_bodies_become_mappings_with_bases_and_decorators():
+    cfg = parse_python_config(
+        "@dataclass(frozen=True)\nclass Train(Base, metaclass=Meta):\n"
+        '    """Training knobs."""\n    lr: float = 3e-6\n    steps = 15\n'
+        "    class Optim:\n        name = 'adamw'\n"
+    )
+    assert cfg["Train"] == {
+        "__doc__": "Training knobs.",
+        "__annotations__": {"lr": Ref("float")},
+        "lr": 3e-6,
+        "steps": 15,
+        "Optim": {"name": "adamw"},
+        "__bases__": [Ref("Base")],
+        "__keywords__": {"metaclass": Ref("Meta")},
+        "__decorators__": [{"call": "dataclass", "args": [], "kwargs": {"frozen": True}}],
+    }
+
+
+def test_a_reference_and_its_string_differ_in_a_diff():
+    a = parse_python_config("dtype = torch.bfloat16")
+    b = parse_python_config("dtype = 'torch.bfloat16'")
+    (change,) = diff(a, b)
+    assert (change.kind, change.old_type, change.new_type) == ("type_changed", "ref", "str")
+
+
+def test_layout_and_quoting_are_not_differences():
+    a = parse_python_config("x = dict(a=[1,\n  2], b=f(  y ))\nz = {'k' : a+1}")
+    b = parse_python_config('x = dict(a=[1, 2], b=f(y))  # comment\nz = {"k": a + 1}')
+    assert diff(a, b) == []
+
+
+def test_the_file_is_never_executed(tmp_path):
+    marker = tmp_path / "ran"
+    cfg_file = tmp_path / "evil.py"
+    cfg_file.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\nx = 1\n")
+    assert load_python_config(cfg_file)["x"] == 1
+    assert not marker.exists()
+
+
+def test_syntax_error_names_file_line_and_column(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("model = dict(\n    depth=50,\n    style='pytorch'\n    norm=1)\n")
+    with pytest.raises(ConfigError) as info:
+        load_python_config(bad)
+    err = info.value
+    assert err.location.path == str(bad) and err.location.line in (3, 4)
+    assert err.location.col > 0
+    assert "invalid Python syntax" in err.message
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "col", "what"),
+    [
+        ("x = {\n  'a': 1,\n  'a': 2}\n", 3, 3, "duplicate key 'a'"),
+        ("x = dict(a=1,\n         a=2)\n", 2, 10, "keyword argument `a` repeated"),
+    ],
+)
+def test_duplicate_keys_are_errors_not_silent_overwrites(source, line, col, what):
+    with pytest.raises(ConfigError) as info:
+        parse_python_config(source, "c.py")
+    assert (info.value.location.line, info.value.location.col) == (line, col)
+    assert what in info.value.message
+
+
+def test_unreadable_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_python_config(tmp_path / "missing.py")
+
+
+def test_coding_cookie_is_honoured():
+    source = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n".encode("latin-1")
+    assert parse_python_config(source)["name"] == "café"
