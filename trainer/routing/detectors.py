@@ -1,0 +1,113 @@
+"""Reward-hacking detectors: which completions count as hacks (``is_hack``), by name from a registry.
+
+Pure Python (no torch), so ``routing.detector`` is validated at ``sweepgen check`` time. A detector
+maps the decoded completions (plus the dataset columns of the same rows) to one bool per completion.
+Its parameters are a pydantic model with ``extra="forbid"``: unknown or mistyped ones are errors.
+
+- ``happy_count``: whole-word count of ``word`` strictly above ``threshold`` (0: any occurrence).
+- ``reward_above``: any registered reward (``trainer.rewards.REWARDS``) strictly above ``threshold``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+
+from trainer import rewards
+
+DetectorFn = Callable[[Sequence[str], dict], list[bool]]
+
+
+class DetectorParamError(ValueError):
+    """A detector name or its parameters are wrong; the message lists what exists."""
+
+
+class _Params(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid", strict=True)
+
+
+class HappyCountParams(_Params):
+    word: str = pydantic.Field("happy", description="the hack word, matched as a whole word")
+    threshold: int = pydantic.Field(0, ge=0, description="flag when the count is above this")
+    case_sensitive: bool = pydantic.Field(False, description="match case exactly")
+
+
+class RewardAboveParams(_Params):
+    reward: str = pydantic.Field(description="a reward from trainer.rewards.REWARDS")
+    reward_params: dict[str, Any] = pydantic.Field(default_factory=dict, description="its params")
+    threshold: float = pydantic.Field(description="flag when the reward value is above this")
+
+    @pydantic.model_validator(mode="after")
+    def _known_reward(self) -> RewardAboveParams:
+        try:
+            resolved = rewards.resolve_params(self.reward, self.reward_params)
+        except rewards.RewardParamError as err:
+            raise ValueError(str(err)) from None
+        object.__setattr__(self, "reward_params", resolved)
+        return self
+
+
+@dataclass(frozen=True)
+class DetectorSpec:
+    name: str
+    params_model: type[_Params]
+    make: Callable[[Any], DetectorFn]
+
+
+def _happy_count(p: HappyCountParams) -> DetectorFn:
+    def detect(completions: Sequence[str], columns: dict) -> list[bool]:
+        return [rewards._count_word(t, p.word, p.case_sensitive) > p.threshold for t in completions]  # noqa: SLF001
+
+    return detect
+
+
+def _reward_above(p: RewardAboveParams) -> DetectorFn:
+    fn = rewards.REWARDS[p.reward].fn
+
+    def detect(completions: Sequence[str], columns: dict) -> list[bool]:
+        return [float(v) > p.threshold for v in fn(list(completions), columns, **p.reward_params)]
+
+    return detect
+
+
+DETECTORS: dict[str, DetectorSpec] = {
+    "happy_count": DetectorSpec("happy_count", HappyCountParams, _happy_count),
+    "reward_above": DetectorSpec("reward_above", RewardAboveParams, _reward_above),
+}
+
+
+def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Validate ``params`` for detector ``name``; return them with every default filled in."""
+    spec = DETECTORS.get(name)
+    if spec is None:
+        raise DetectorParamError(f"unknown detector `{name}`; known detectors: {', '.join(sorted(DETECTORS))}")
+    unknown = sorted(set(params) - set(spec.params_model.model_fields))
+    if unknown:
+        raise DetectorParamError(
+            f"unknown parameter(s) {', '.join(map(repr, unknown))} for detector `{name}`; "
+            f"its parameters are: {', '.join(spec.params_model.model_fields)}"
+        )
+    try:
+        return spec.params_model.model_validate(params).model_dump()
+    except pydantic.ValidationError as err:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in err.errors())
+        raise DetectorParamError(f"bad parameters for detector `{name}`: {problems}") from None
+
+
+def build(name: str, params: dict[str, Any]) -> DetectorFn:
+    """The detector function for ``name`` with ``params`` (validated again: never trust a dict)."""
+    spec = DETECTORS[name] if name in DETECTORS else None
+    resolved = resolve_params(name, params)
+    assert spec is not None  # resolve_params raised otherwise
+    detect = spec.make(spec.params_model.model_validate(resolved))
+
+    def checked(completions: Sequence[str], columns: dict) -> list[bool]:
+        flags = detect(completions, columns)
+        if len(flags) != len(completions):
+            raise RuntimeError(f"detector `{name}` returned {len(flags)} flags for {len(completions)} completions")
+        return [bool(f) for f in flags]
+
+    return checked

@@ -1,0 +1,157 @@
+"""RoutedGRPOTrainer: SweepgenGRPOTrainer with retain/forget adapters and per-sample routed updates.
+
+What it changes, in the order a step runs:
+  1. ``_calculate_rewards``: the detector flags each completion (``is_hack``) from the same texts the
+     rewards see; ``_generate_and_score_completions`` puts the flags in TRL's inputs dict as a bool
+     tensor, so TRL's ``shuffle_sequence_dict``/``split_tensor_dict`` permute and slice them with
+     their rows (both act on every tensor with a batch dimension).
+  2. ``compute_loss``: installs the mode's per-sample masks on the adapters; TRL's ``_compute_loss``
+     then runs its one forward over the whole per-device batch (batch_size=None: no chunking), so the
+     loss and its normalisation are TRL's own.
+  3. ``training_step``: clears the masks only after backward returned, so layers recomputed by
+     gradient checkpointing during backward see the masks of their first forward.
+  4. A callback runs the three-mode eval every ``eval_every`` steps and at the last step; the results
+     go into that step's metrics.jsonl row and, from the last step, into summary.json.
+The baseline mode uses the same class with one adapter and no masks, so everything else is equal.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import TrainerCallback
+
+from trainer import rewards
+from trainer.data import load_rows
+from trainer.grpo import SweepgenGRPOTrainer
+from trainer.outputs import atomic_write_text
+from trainer.routing import detectors
+from trainer.routing.config import RoutingConfig
+from trainer.routing.dual_lora import inject_adapters, set_masks
+from trainer.routing.evaluation import METRICS, PREFIX, evaluate_modes, metric_key
+from trainer.routing.masks import ROUTED_MODES, masks_for
+
+CHECKPOINT_META = "routing.json"  # written into every checkpoint folder; read by `python -m trainer.eval`
+TRAIN_HACK_RATE = f"{PREFIX}/train_hack_rate"
+
+
+class RoutedGRPOTrainer(SweepgenGRPOTrainer):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        cfg = kwargs["run_config"]
+        routing: RoutingConfig = cfg.routing
+        self.routing = routing
+        self._detector = detectors.build(routing.detector.name, routing.detector.params)
+        # Adapters go in before TRL sees the model; the reference model TRL loads from disk has none,
+        # which is the initial policy exactly (every B starts at zero).
+        inject_adapters(kwargs["model"], target_modules=routing.target_modules, ranks=routing.adapter_ranks(),
+                        alphas=routing.adapter_alphas(), seed=cfg.seed)
+        self._pending_hack: torch.Tensor | None = None
+        self._pending_eval: dict[str, float] = {}
+        self.final_routing_eval: dict[str, Any] | None = None
+        super().__init__(*args, **kwargs)
+        self.add_callback(_RoutingCallback(self))
+
+    # ---- is_hack: computed with the rewards, carried as a row-aligned tensor ----------------
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        texts = [rewards._as_text(c) for c in completions]  # noqa: SLF001 - same text the rewards see
+        columns = {k: [row[k] for row in inputs] for k in inputs[0] if k not in ("prompt", "completion")}
+        self._pending_hack = torch.tensor(self._detector(texts, columns), dtype=torch.bool)
+        return rewards_per_func
+
+    def _generate_and_score_completions(self, inputs):
+        output = super()._generate_and_score_completions(inputs)
+        hack, self._pending_hack = self._pending_hack, None
+        rows = output["completion_ids"].shape[0]
+        if hack is None or hack.shape[0] != rows:
+            raise RuntimeError(f"is_hack has {None if hack is None else hack.shape[0]} flags for {rows} rows")
+        output["is_hack"] = hack.to(output["completion_ids"].device)
+        mode = "train" if self.model.training else "eval"
+        self._metrics[mode][TRAIN_HACK_RATE].append(hack.float().mean().item())
+        return output
+
+    # ---- the routed update -------------------------------------------------------------------
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        if self.routing.mode in ROUTED_MODES and model.training:
+            set_masks(model, masks_for(self.routing.mode, inputs["is_hack"]))
+        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        try:
+            return super().training_step(model, inputs, num_items_in_batch)
+        finally:
+            set_masks(model, None)  # after backward (and any checkpoint recompute) has finished
+
+    # ---- eval and outputs --------------------------------------------------------------------
+    def run_routing_eval(self) -> dict[str, float]:
+        cfg, r = self.run_config, self.routing
+        task = functools.partial(rewards.REWARDS[r.task_reward.name].fn, **r.task_reward.params)
+        return evaluate_modes(
+            self.accelerator.unwrap_model(self.model), self.processing_class,
+            load_rows(cfg.data)[: r.eval_prompts], modes=r.eval_modes(), task_reward=task,
+            detector=self._detector, generations=r.eval_generations,
+            max_new_tokens=cfg.grpo.max_completion_length, temperature=r.eval_temperature,
+            seed=cfg.seed, top_p=cfg.grpo.top_p, top_k=cfg.grpo.top_k,
+            repetition_penalty=cfg.grpo.repetition_penalty,
+        )
+
+    def metrics_row(self, logs: dict[str, Any]) -> dict[str, Any]:
+        row = super().metrics_row(logs)
+        row.update(self._pending_eval)
+        self._pending_eval = {}
+        return row
+
+    def summary_extras(self) -> dict[str, Any]:
+        extras = super().summary_extras()
+        if self.final_routing_eval is not None:
+            extras["routing"] = self.final_routing_eval
+        return extras
+
+    def checkpoint_meta(self) -> dict[str, Any]:
+        r = self.routing
+        return {"mode": r.mode, "ranks": r.adapter_ranks(), "alphas": r.adapter_alphas(),
+                "target_modules": r.target_modules, "eval_modes": {k: list(v) for k, v in r.eval_modes().items()}}
+
+
+def nest_eval(flat: dict[str, float], mode: str, step: int) -> dict[str, Any]:
+    """summary.json form: ``{"mode", "step", "<eval mode>": {metric: value}}``."""
+    nested: dict[str, Any] = {"mode": mode, "step": step}
+    for key, value in flat.items():
+        _, eval_mode, metric = key.split("/")
+        nested.setdefault(eval_mode, {})[metric] = value
+    for eval_mode in nested:
+        if isinstance(nested[eval_mode], dict):
+            assert set(nested[eval_mode]) == set(METRICS), nested[eval_mode]
+    return nested
+
+
+class _RoutingCallback(TrainerCallback):
+    """Eval every ``eval_every`` steps and at the last step; routing.json into each checkpoint."""
+
+    def __init__(self, trainer: RoutedGRPOTrainer) -> None:
+        self.trainer = trainer
+
+    def on_step_end(self, args, state, control, **kwargs):
+        t, every = self.trainer, self.trainer.routing.eval_every
+        last = state.global_step >= state.max_steps
+        if last or (every and state.global_step % every == 0):
+            # on_step_end runs before this step's log, so the results land in this step's row.
+            t._pending_eval = t.run_routing_eval()  # noqa: SLF001
+            if last:
+                t.final_routing_eval = nest_eval(t._pending_eval, t.routing.mode, state.global_step)  # noqa: SLF001
+                control.should_log = True  # the last step's row must exist to carry the final eval
+        return control
+
+    def on_save(self, args, state, control, **kwargs):
+        folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        if folder.is_dir():
+            atomic_write_text(folder / CHECKPOINT_META,
+                              json.dumps(self.trainer.checkpoint_meta(), indent=2, sort_keys=True) + "\n")
+        return control
+
+
+__all__ = ["CHECKPOINT_META", "RoutedGRPOTrainer", "TRAIN_HACK_RATE", "nest_eval"]
