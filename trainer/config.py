@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from trainer import rewards
 from trainer.routing.config import RoutingConfig
-from trainer.routing.config import RoutingConfig
 from trainer.debate.config import DebateConfig, check_against_grpo
 from trainer.shaping.config import RewardShapingConfig, check_group_size
 
@@ -203,7 +202,6 @@ class RunConfig(Section):
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     # --- optional sections of other parts: one line each, `name: Model | None = None` ---
-    routing: RoutingConfig | None = Field(None, description="gradient routing (trainer.routing); absent: off")
     routing: RoutingConfig | None = Field(None, description="gradient routing (trainer.routing); absent: off")
     debate: DebateConfig | None = Field(None, description="two-role debate rollouts (trainer.debate)")
     reward_shaping: RewardShapingConfig | None = Field(

@@ -151,10 +151,6 @@ def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
         from trainer.routing.trainer import RoutedGRPOTrainer
 
         return RoutedGRPOTrainer
-    if cfg.routing is not None:  # gradient routing (issue 4), incl. its LoRA baseline
-        from trainer.routing.trainer import RoutedGRPOTrainer
-
-        return RoutedGRPOTrainer
     if cfg.debate is not None:
         from trainer.debate.trainer import DebateGRPOTrainer
 
