@@ -213,6 +213,9 @@ class RunConfig(Section):
         # Cross-section rules of the debate part; the rules themselves live in its modules.
         check_against_grpo(self.debate, self.reward_shaping, self.grpo.max_completion_length)
         check_group_size(self.reward_shaping, self.grpo.num_generations)
+        if self.debate is not None and self.routing is not None:
+            # Each picks its own trainer class; running one would silently drop the other.
+            raise ValueError("`debate` and `routing` cannot be combined in one run; remove one of them")
         return self
 
     @field_validator("run_name")

@@ -39,12 +39,13 @@ class DebateRollout:
             )
         tokenizer = trainer.processing_class
         prompt_ids = [list(ids) for ids in tokenizer(text=prompts)["input_ids"]]
+        schedule = [(role, self._role_ids(tokenizer, text)) for role, text in self.debate.schedule()]
+        self._check_budget(schedule, trainer.max_completion_length)
         generation_config = copy.deepcopy(trainer.generation_config)
         generation_config.max_new_tokens = self.debate.max_turn_tokens
         history = [list(ids) for ids in prompt_ids]
         turns: list[list[TurnTokens]] = [[] for _ in prompts]
-        for role, text in self.debate.schedule():
-            role_ids = list(tokenizer(text=text, add_special_tokens=False)["input_ids"]) if text else []
+        for role, role_ids in schedule:
             contexts = [h + role_ids for h in history]
             generated = self._generate(trainer, contexts, generation_config)
             for i, ids in enumerate(generated):
@@ -62,6 +63,22 @@ class DebateRollout:
                 [{"role": x.role, "text": x.text, "n_tokens": x.n_tokens} for x in t.turns] for t in transcripts
             ],
         }
+
+    @staticmethod
+    def _role_ids(tokenizer: Any, text: str) -> list[int]:
+        return list(tokenizer(text=text, add_special_tokens=False)["input_ids"]) if text else []
+
+    def _check_budget(self, schedule: list[tuple[str, list[int]]], max_completion_length: int) -> None:
+        # The whole transcript (role prompts included) is the completion; the config check could not
+        # count role-prompt tokens without the tokenizer, so the full count is checked here.
+        longest = sum(len(ids) for _, ids in schedule) + self.debate.max_turns * self.debate.max_turn_tokens
+        if longest > max_completion_length:
+            raise ConfigError(
+                f"a debate transcript can reach {longest} tokens (role prompts included), more than "
+                f"grpo.max_completion_length = {max_completion_length}",
+                key="grpo.max_completion_length",
+                hint="raise grpo.max_completion_length, or shorten the role prompts or debate.max_turn_tokens",
+            )
 
     @staticmethod
     def _generate(trainer: Any, contexts: list[list[int]], generation_config: Any) -> list[list[int]]:
