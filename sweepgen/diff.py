@@ -1,0 +1,332 @@
+"""Semantic diff of two configs, and the ``--allow`` gate over it.
+
+Built on deepdiff (the project's reference comparison) but reported in sweepgen's own terms: one
+``Change`` per differing path, with a dotted path, the old and new values and their types. The
+comparison is type-strict: ``1``, ``1.0`` and ``True`` differ, as do a tuple and a list, or a
+``Ref`` to ``torch.bfloat16`` and the string "torch.bfloat16".
+
+Paths: mapping keys joined by dots (``training.seed``), sequence indices in brackets
+(``pipeline[2].type``), and keys that would be ambiguous bare (containing ``.``, brackets, quotes,
+``*`` or spaces, or empty) as JSON strings in brackets (``env["a.b"]``). Globs use the same syntax
+plus ``*`` (exactly one segment, or part of one: ``lr_*``) and ``**`` (any number of segments,
+including none, so ``params.**`` also allows adding or removing ``params`` as a whole).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Sequence
+
+from sweepgen.errors import UserError
+
+
+class _Absent:
+    """The value on the side of an added or removed path."""
+
+    _instance: _Absent | None = None
+
+    def __new__(cls) -> _Absent:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT: Any = _Absent()
+Token = Any  # a mapping key (usually str) or a sequence index (int)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One differing path. ``kind`` is ``changed``, ``type_changed``, ``added`` or ``removed``."""
+
+    path: tuple[Token, ...]
+    kind: str
+    old: Any = ABSENT
+    new: Any = ABSENT
+
+    @property
+    def dotted(self) -> str:
+        return format_path(self.path)
+
+    @property
+    def old_type(self) -> str | None:
+        return type_name(self.old)
+
+    @property
+    def new_type(self) -> str | None:
+        return type_name(self.new)
+
+
+def type_name(value: Any) -> str | None:
+    """The exact type's name (``ref`` for a Python name reference); None for an absent side."""
+    if value is ABSENT:
+        return None
+    if type(value).__name__ == "Ref":
+        return "ref"
+    return type(value).__name__
+
+
+# diffing -----------------------------------------------------------------------------------------
+
+
+def diff(old: Any, new: Any) -> list[Change]:
+    """Every path where ``new`` differs from ``old``, sorted by path; empty iff strictly equal."""
+    from deepdiff import DeepDiff  # lazy: deepdiff takes ~0.2 s to import
+
+    tree = DeepDiff(
+        old,
+        new,
+        view="tree",
+        # Compare sequences index by index: the same rule as flattening to leaf paths, and
+        # symmetric, so diff(a, b) and diff(b, a) name the same paths.
+        zip_ordered_iterables=True,
+        # Always descend into differing mappings instead of reporting a whole-mapping swap.
+        threshold_to_diff_deeper=0,
+        ignore_nan_inequality=True,
+    )
+    changes: dict[tuple, Change] = {}
+    for report, levels in tree.items():
+        for level in levels:
+            change = _to_change(report, level)
+            changes[change.path] = change
+    return sorted(changes.values(), key=lambda c: _sort_key(c.path))
+
+
+def _to_change(report: str, level: Any) -> Change:
+    if report.startswith("set_item_"):
+        # deepdiff names a set element by a meaningless position; report the set as a whole.
+        up = level.up
+        return Change(tuple(up.path(output_format="list")), "changed", up.t1, up.t2)
+    path = tuple(level.path(output_format="list"))
+    if report in ("dictionary_item_added", "iterable_item_added"):
+        return Change(path, "added", ABSENT, level.t2)
+    if report in ("dictionary_item_removed", "iterable_item_removed"):
+        return Change(path, "removed", level.t1, ABSENT)
+    if report == "values_changed":
+        return Change(path, "changed", level.t1, level.t2)
+    if report == "type_changes":
+        return Change(path, "type_changed", level.t1, level.t2)
+    # Anything else (attributes of objects, repetitions) cannot come from config data; dropping it
+    # would hide a difference, so it is a bug to be reported.
+    raise RuntimeError(f"unexpected deepdiff report {report!r} at {path!r}")
+
+
+def strictly_equal(a: Any, b: Any) -> bool:
+    """Type-strict structural equality: what ``diff(a, b) == []`` promises."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(strictly_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(strictly_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+# paths -------------------------------------------------------------------------------------------
+
+_BARE = re.compile(r"[^.\[\]\"'\s*?]+")
+_BARE_GLOB = re.compile(r"[^.\[\]\"'\s]+")
+
+
+def format_path(path: Sequence[Token]) -> str:
+    """``('a', 'b', 0, 'c.d')`` -> ``a.b[0]["c.d"]``; the empty path is ``(root)``."""
+    out: list[str] = []
+    for token in path:
+        if isinstance(token, str) and _BARE.fullmatch(token):
+            out.append(("." if out else "") + token)
+        elif isinstance(token, str):
+            out.append(f"[{json.dumps(token)}]")
+        else:
+            out.append(f"[{token!r}]")
+    return "".join(out) or "(root)"
+
+
+def parse_glob(glob: str) -> tuple[Any, ...]:
+    """Split a glob into segments: str patterns, ints (indices), or quoted literal keys."""
+    segments: list[Any] = []
+    rest = glob
+    while rest:
+        if rest.startswith("["):
+            end = _closing_bracket(rest, glob)
+            inner = rest[1:end]
+            segments.append(_bracket_segment(inner, glob))
+            rest = rest[end + 1 :]
+        else:
+            match = _BARE_GLOB.match(rest)
+            if not match:
+                raise _bad_glob(glob, f"unexpected {rest[0]!r}")
+            segments.append(match.group())
+            rest = rest[match.end() :]
+        if rest.startswith("."):
+            rest = rest[1:]
+            if not rest or rest.startswith((".", "[")):
+                raise _bad_glob(glob, "empty segment")
+        elif rest and not rest.startswith("["):
+            raise _bad_glob(glob, f"unexpected {rest[0]!r}")
+    if not segments:
+        raise _bad_glob(glob, "empty pattern")
+    return tuple(segments)
+
+
+class _Literal(str):
+    """A key given in quotes: matched exactly, no wildcards."""
+
+
+def _closing_bracket(rest: str, glob: str) -> int:
+    if rest.startswith('["'):
+        # find the end of the JSON string, honouring escapes
+        i = 2
+        while i < len(rest) and rest[i] != '"':
+            i += 2 if rest[i] == "\\" else 1
+        end = rest.find("]", i)
+    else:
+        end = rest.find("]")
+    if end < 0:
+        raise _bad_glob(glob, "unclosed '['")
+    return end
+
+
+def _bracket_segment(inner: str, glob: str) -> Any:
+    if inner == "*":
+        return "*"
+    if re.fullmatch(r"-?\d+", inner):
+        return int(inner)
+    try:
+        key = json.loads(inner)
+    except ValueError:
+        key = None
+    if not isinstance(key, str):
+        raise _bad_glob(glob, f"bracket segment [{inner}] is neither an index, * nor a quoted key")
+    return _Literal(key)
+
+
+def _bad_glob(glob: str, why: str) -> UserError:
+    return UserError(
+        f"invalid --allow glob {glob!r}: {why}",
+        hint='write dotted keys with [N] for list indices, * for one segment, ** for any depth, '
+        'e.g. debate_streamer.reward_shaping_params.** or pipeline[*].type or env["a.b"]',
+    )
+
+
+def glob_matches(glob: str | tuple, path: Sequence[Token]) -> bool:
+    """Does ``path`` match ``glob``? ``*`` is one segment, ``**`` any number (including none)."""
+    segments = parse_glob(glob) if isinstance(glob, str) else glob
+    return _match(segments, tuple(path))
+
+
+def _match(segments: tuple, path: tuple) -> bool:
+    if not segments:
+        return not path
+    head, tail = segments[0], segments[1:]
+    if head == "**" and not isinstance(head, _Literal):
+        return any(_match(tail, path[i:]) for i in range(len(path) + 1))
+    return bool(path) and _segment_matches(head, path[0]) and _match(tail, path[1:])
+
+
+def _segment_matches(segment: Any, token: Token) -> bool:
+    if isinstance(segment, _Literal):
+        return isinstance(token, str) and token == str(segment)
+    if isinstance(segment, int):
+        return type(token) is int and token == segment
+    if segment == "*":
+        return True
+    if isinstance(token, str):
+        return fnmatch.fnmatchcase(token, segment)
+    return False
+
+
+# the gate ----------------------------------------------------------------------------------------
+
+
+def leaf_paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
+    """Paths of the leaves under ``value``; an empty mapping or sequence is itself a leaf."""
+    if isinstance(value, dict) and value:
+        for key, sub in value.items():
+            yield from leaf_paths(sub, prefix + (key,))
+    elif isinstance(value, (list, tuple)) and value:
+        for index, sub in enumerate(value):
+            yield from leaf_paths(sub, prefix + (index,))
+    else:
+        yield prefix
+
+
+def node_paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
+    """Every path in ``value``: leaves and the containers above them."""
+    yield prefix
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            yield from node_paths(sub, prefix + (key,))
+    elif isinstance(value, (list, tuple)):
+        for index, sub in enumerate(value):
+            yield from node_paths(sub, prefix + (index,))
+
+
+def is_allowed(change: Change, globs: Sequence[tuple]) -> bool:
+    """Allowed when a glob matches its path, or every leaf beneath both sides (a container that
+    was added, removed or changed type) matches one: the same verdict as flattening both sides."""
+    if any(_match(g, change.path) for g in globs):
+        return True
+    leaves = [
+        leaf
+        for side in (change.old, change.new)
+        if side is not ABSENT
+        for leaf in leaf_paths(side, change.path)
+    ]
+    # a leaf equal to change.path (a scalar side) already failed the first test above
+    return bool(leaves) and all(any(_match(g, leaf) for g in globs) for leaf in leaves)
+
+
+def check_globs(globs: Iterable[str], *configs: Any) -> list[tuple]:
+    """Parse ``globs``; one matching no path in any of ``configs`` is a typo, reported loudly."""
+    parsed = [(glob, parse_glob(glob)) for glob in globs]
+    paths = {p for config in configs for p in node_paths(config)}
+    for glob, segments in parsed:
+        if not any(_match(segments, p) for p in paths):
+            names = sorted({format_path(p) for p in paths if p})
+            close = difflib.get_close_matches(glob, names, n=3, cutoff=0.6)
+            hint = f"did you mean {', '.join(close)}?" if close else "check the path against the configs"
+            raise UserError(f"--allow {glob!r} matches no path in either config", hint=hint)
+    return [segments for _, segments in parsed]
+
+
+def disallowed(changes: Iterable[Change], globs: Sequence[tuple]) -> list[Change]:
+    """The changes no glob allows; with no globs at all, every change."""
+    return [change for change in changes if not is_allowed(change, globs)]
+
+
+# helpers -----------------------------------------------------------------------------------------
+
+
+def _sort_key(path: Sequence[Token]) -> tuple:
+    return tuple(
+        (0, t) if type(t) is int else (1, t) if isinstance(t, str) else (2, repr(t)) for t in path
+    )
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-ready copy; exact types travel separately (``Change.old_type``)."""
+    if value is ABSENT:
+        return None
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else repr(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((jsonable(v) for v in value), key=repr)
+    if isinstance(value, str):
+        return str(value)
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    return repr(value)

@@ -1,0 +1,258 @@
+"""The semantic diff and its --allow gate: type-strict changes, dotted paths, glob rules, and
+properties that tie the diff to type-strict equality."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sweepgen.diff import (
+    ABSENT,
+    Change,
+    check_globs,
+    diff,
+    disallowed,
+    format_path,
+    glob_matches,
+    jsonable,
+    parse_glob,
+    strictly_equal,
+)
+from sweepgen.errors import UserError
+from sweepgen.pyast import Ref
+
+
+def _summary(changes):
+    return [(c.dotted, c.kind, c.old, c.new) for c in changes]
+
+
+def test_equal_configs_have_no_changes():
+    cfg = {"a": {"b": [1, 2.0, True, None, "x"], "c": (1,)}, "d": {3, 4}}
+    assert diff(cfg, {"a": {"b": [1, 2.0, True, None, "x"], "c": (1,)}, "d": {4, 3}}) == []
+
+
+def test_one_one_point_oh_and_true_are_three_different_values():
+    changes = diff({"x": 1, "y": 1, "z": 1.0}, {"x": 1.0, "y": True, "z": True})
+    assert [(c.dotted, c.kind, c.old_type, c.new_type) for c in changes] == [
+        ("x", "type_changed", "int", "float"),
+        ("y", "type_changed", "int", "bool"),
+        ("z", "type_changed", "float", "bool"),
+    ]
+
+
+def test_nested_changes_are_reported_at_their_leaf_with_dotted_paths():
+    old = {"training": {"seed": 42, "lr": 3e-6}, "pipeline": [{"type": "A"}, {"type": "B"}]}
+    new = {"training": {"seed": 7, "lr": 3e-6}, "pipeline": [{"type": "A"}, {"type": "C"}]}
+    assert _summary(diff(old, new)) == [
+        ("pipeline[1].type", "changed", "B", "C"),
+        ("training.seed", "changed", 42, 7),
+    ]
+
+
+def test_added_and_removed_keys_and_list_items():
+    old = {"a": 1, "l": [1, 2, 3]}
+    new = {"b": {"c": 2}, "l": [1, 2]}
+    assert _summary(diff(old, new)) == [
+        ("a", "removed", 1, ABSENT),
+        ("b", "added", ABSENT, {"c": 2}),
+        ("l[2]", "removed", 3, ABSENT),
+    ]
+
+
+def test_lists_are_compared_index_by_index():
+    # an insertion at the front shifts every index: each shows, none is hidden by realignment
+    assert _summary(diff({"l": [1, 2]}, {"l": [0, 1, 2]})) == [
+        ("l[0]", "changed", 1, 0),
+        ("l[1]", "changed", 2, 1),
+        ("l[2]", "added", ABSENT, 2),
+    ]
+
+
+def test_sets_are_reported_whole_and_tuple_is_not_list():
+    assert _summary(diff({"s": {1, 2}, "t": (1, 2)}, {"s": {1, 3}, "t": [1, 2]})) == [
+        ("s", "changed", {1, 2}, {1, 3}),
+        ("t", "type_changed", (1, 2), [1, 2]),
+    ]
+
+
+def test_nan_equals_nan_and_ref_differs_from_str():
+    assert diff({"x": math.nan}, {"x": math.nan}) == []
+    (change,) = diff({"x": Ref("torch.bfloat16")}, {"x": "torch.bfloat16"})
+    assert (change.old_type, change.new_type) == ("ref", "str")
+
+
+def test_whole_mappings_that_share_nothing_are_still_diffed_key_by_key():
+    assert [c.dotted for c in diff({"m": {"a": 1, "b": 2}}, {"m": {"c": 3}})] == ["m.a", "m.b", "m.c"]
+
+
+def test_root_level_scalars_and_non_mapping_documents():
+    assert _summary(diff(1, 2)) == [("(root)", "changed", 1, 2)]
+    assert _summary(diff(None, {})) == [("(root)", "type_changed", None, {})]
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (("a", "b"), "a.b"),
+        (("a", 0, "b"), "a[0].b"),
+        (("env", "a.b"), 'env["a.b"]'),
+        (("k", "with space"), 'k["with space"]'),
+        (("k", ""), 'k[""]'),
+        (("k", "*"), 'k["*"]'),
+        (("--lr",), "--lr"),
+        (("labels", 3.5), "labels[3.5]"),
+        ((), "(root)"),
+    ],
+)
+def test_format_path(path, text):
+    assert format_path(path) == text
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "hit"),
+    [
+        ("a.b", ("a", "b"), True),
+        ("a.b", ("a", "b", "c"), False),
+        ("a.*", ("a", "b"), True),
+        ("a.*", ("a", "b", "c"), False),
+        ("a.*", ("a", 0), True),
+        ("a.**", ("a",), True),
+        ("a.**", ("a", "b", 1, "c"), True),
+        ("a.**", ("ab",), False),
+        ("**.seed", ("training", "seed"), True),
+        ("**.seed", ("seed",), True),
+        ("**", ("x", "y"), True),
+        ("a.**.z", ("a", "z"), True),
+        ("a.**.z", ("a", "b", "c", "z"), True),
+        ("a.**.z", ("a", "b", "c"), False),
+        ("lr_*", ("lr_end",), True),
+        ("lr_?", ("lr_ab",), False),
+        ("p[1]", ("p", 1), True),
+        ("p[1]", ("p", "1"), False),
+        ("p[*].type", ("p", 3, "type"), True),
+        ('env["a.b"]', ("env", "a.b"), True),
+        ('env["a*"]', ("env", "ab"), False),
+        ('env["a*"]', ("env", "a*"), True),
+    ],
+)
+def test_glob_matches(glob, path, hit):
+    assert glob_matches(glob, path) is hit
+
+
+@pytest.mark.parametrize("glob", ["", "a..b", "a.", ".a", "a[x]", 'a["b"', "a b", "a]"])
+def test_invalid_globs_are_user_errors_with_a_hint(glob):
+    with pytest.raises(UserError) as info:
+        parse_glob(glob)
+    assert "invalid --allow glob" in info.value.message and info.value.hint
+
+
+def test_gate_allows_by_glob_and_by_every_leaf_of_an_added_container():
+    old = {"s": {"strategy": "identity"}, "seed": 1}
+    new = {"s": {"strategy": "coma", "params": {"n": 4, "k": {"deep": 1}}}, "seed": 2}
+    changes = diff(old, new)
+    assert [c.dotted for c in changes] == ["s.params", "s.strategy", "seed"]
+    globs = check_globs(["s.strategy", "s.params.**"], old, new)
+    assert [c.dotted for c in disallowed(changes, globs)] == ["seed"]
+    # listing the leaves of the added mapping allows it too, but not when one leaf is missing
+    leaves = check_globs(["s.strategy", "s.params.n", "s.params.k.deep", "seed"], old, new)
+    assert disallowed(changes, leaves) == []
+    partial = check_globs(["s.strategy", "s.params.n", "seed"], old, new)
+    assert [c.dotted for c in disallowed(changes, partial)] == ["s.params"]
+
+
+def test_an_added_empty_mapping_needs_its_own_path_allowed():
+    change = Change(("p",), "added", ABSENT, {})
+    assert disallowed([change], check_globs(["p"], {"p": {}})) == []
+    assert disallowed([change], check_globs(["q"], {"p": {}, "q": 1})) == [change]
+
+
+def test_a_type_change_to_a_mapping_needs_the_old_path_and_the_new_leaves():
+    old, new = {"p": 1}, {"p": {"a": 2}}
+    (change,) = diff(old, new)
+    assert disallowed([change], check_globs(["p.a"], old, new)) == [change]
+    assert disallowed([change], check_globs(["p.**"], old, new)) == []
+
+
+def test_no_globs_means_every_change_is_refused():
+    changes = diff({"a": 1}, {"a": 2})
+    assert disallowed(changes, []) == changes
+
+
+def test_a_glob_matching_no_path_is_a_typo_with_a_suggestion():
+    cfg = {"debate_streamer": {"reward_shaping_strategy": "identity"}}
+    with pytest.raises(UserError) as info:
+        check_globs(["debate_streamer.reward_shapin_strategy"], cfg, cfg)
+    assert "matches no path" in info.value.message
+    assert "debate_streamer.reward_shaping_strategy" in info.value.hint
+
+
+def test_jsonable_keeps_values_readable():
+    value = {"t": (1, 2), "s": {2, 1}, "r": Ref("a.b"), "n": math.inf, 3: b"x", "z": ABSENT}
+    assert jsonable(value) == {"t": [1, 2], "s": [1, 2], "r": "a.b", "n": "inf", "3": "b'x'", "z": None}
+
+
+# properties --------------------------------------------------------------------------------------
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(-3, 3) | st.sampled_from([1.0, 0.0, -0.0, math.nan]),
+    st.sampled_from(["", "a", "1", "a.b", "x y"]),
+    st.sampled_from([Ref("a"), Ref("a.b")]),
+)
+_keys = st.sampled_from(["a", "b", "c", "a.b", "0", "--lr", ""])
+configs = st.recursive(
+    _scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.lists(children, max_size=3).map(tuple),
+        st.dictionaries(_keys, children, max_size=4),
+    ),
+    max_leaves=12,
+)
+mappings = st.dictionaries(_keys, configs, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(mappings)
+def test_property_a_config_does_not_differ_from_itself(a):
+    assert diff(a, a) == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(mappings, mappings)
+def test_property_no_changes_iff_strictly_equal_and_paths_are_symmetric(a, b):
+    forward, backward = diff(a, b), diff(b, a)
+    assert (forward == []) == strictly_equal(a, b)
+    assert [c.path for c in forward] == [c.path for c in backward]
+    for f, r in zip(forward, backward):
+        assert strictly_equal(f.old, r.new) and strictly_equal(f.new, r.old)
+
+
+@settings(max_examples=200, deadline=None)
+@given(mappings, mappings)
+def test_property_each_changed_path_is_needed_and_enough_for_the_gate(a, b):
+    changes = diff(a, b)
+    exact = [parse_glob(format_path(c.path)) for c in changes]  # formatting round-trips
+    assert disallowed(changes, exact) == []
+    for i, change in enumerate(changes):
+        # changes never nest, so no other change's path can allow this one
+        others = exact[:i] + exact[i + 1 :]
+        assert disallowed(changes, others) == [change]
+
+
+@settings(max_examples=200, deadline=None)
+@given(mappings, mappings)
+def test_property_a_mutated_copy_reports_exactly_the_mutated_path(a, b):
+    for key in b:
+        mutated = dict(a)
+        mutated[key] = b[key]
+        changes = diff(a, mutated)
+        if key in a and strictly_equal(a[key], b[key]):
+            assert changes == []
+        else:
+            assert changes and all(c.path[0] == key for c in changes)
