@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from rich import box
 from rich.table import Table
 
 from sweepgen.run.base import Decision, RunState, RunStatus
@@ -55,7 +56,7 @@ def _step(run_dir: Path, config: Mapping) -> str:
 
 
 def plan_table(decisions: Sequence[Decision]) -> Table:
-    table = Table(title="plan", title_justify="left")
+    table = Table(title="plan", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("run", "now", "action", "run dir"):
         table.add_column(col)
     for d in decisions:
@@ -65,7 +66,7 @@ def plan_table(decisions: Sequence[Decision]) -> Table:
 
 
 def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus], now: datetime) -> Table:
-    table = Table(title="sweepgen run", title_justify="left")
+    table = Table(title="sweepgen run", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col, justify in (("run", "left"), ("state", "left"), ("step", "right"), ("reward", "right"),
                          ("elapsed", "right"), ("gpu", "left")):
         table.add_column(col, justify=justify)
@@ -91,9 +92,9 @@ def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, s
 
 
 def final_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus]) -> Table:
-    table = Table(title="results", title_justify="left")
-    for col, justify in (("run", "left"), ("status", "left"), ("steps", "right"), ("final reward", "right"),
-                         ("best reward", "right"), ("wall time", "right"), ("note", "left")):
+    table = Table(title="results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col, justify in (("run", "left"), ("status", "left"), ("steps", "right"), ("final", "right"),
+                         ("best", "right"), ("wall", "right"), ("note", "left")):
         table.add_column(col, justify=justify)
     for d in decisions:
         state, note = final_state(d, live)

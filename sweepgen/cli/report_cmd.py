@@ -1,0 +1,130 @@
+"""`sweepgen report DIR`: a results table, report.csv and report.png for a sweep's finished runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sweepgen.cli import _console
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) >= 1e-3 or value == 0 else f"{value:.2e}"
+    return str(value)
+
+
+# terminal headers; the CSV keeps the full names (diversity: unique-sample ratio, mean pairwise Jaccard)
+SHORT = {"final_reward": "final", "best_reward": "best", "steps": "steps", "wall_time_s": "wall",
+         "diversity.unique_ratio": "uniq", "diversity.mean_pairwise_jaccard": "jacc", "degenerate": "degen"}
+
+
+def short_names(paths) -> dict[str, str]:
+    """The shortest dotted suffix of each path that no other path shares (training.seed -> seed)."""
+    names = {}
+    for path in paths:
+        parts = path.split(".")
+        for n in range(1, len(parts) + 1):
+            suffix = ".".join(parts[-n:])
+            if not any(o != path and (o == suffix or o.endswith("." + suffix)) for o in paths):
+                break
+        names[path] = suffix
+    return names
+
+
+def _runs_table(rows, varying, *, title: str):
+    from rich import box
+    from rich.table import Table
+
+    headers = {**SHORT, **short_names(varying)}
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    if all(row["state"] == "finished" for row in rows):
+        rows = [{k: v for k, v in row.items() if k != "state"} for row in rows]  # say it once, in the title
+        table.title += " (all finished)"
+    for col in rows[0]:
+        numeric = col in SHORT
+        table.add_column(headers.get(col, col), justify="right" if numeric else "left",
+                         overflow="fold", no_wrap=col == "run")
+    for row in rows:
+        # config values exactly as configured (0.0125 stays 0.0125); measured values rounded
+        table.add_row(*(_wall(v) if k == "wall_time_s" else _fmt(v) if k in SHORT else _exact(v)
+                        for k, v in row.items()))
+    return table
+
+
+def _exact(value) -> str:
+    return "-" if value is None else str(value)
+
+
+def _wall(seconds) -> str:
+    if not isinstance(seconds, (int, float)):
+        return "-"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _groups_table(result, groups):
+    """Per variant group, the final reward over its seeds: what a comparison is read from."""
+    from rich.table import Table
+
+    finals = {r.name: (r.summary or {}).get("final_reward") for r in result.finished}
+    from rich import box
+
+    table = Table(title="final reward by variant (over seeds)", title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    for col, justify in (("variant", "left"), ("n", "right"), ("mean", "right"), ("std", "right"),
+                         ("min", "right"), ("max", "right")):
+        table.add_column(col, justify=justify)
+    for group in groups:
+        vals = [finals[n] for n in group.runs if isinstance(finals[n], (int, float))]
+        if not vals:
+            continue
+        mean = sum(vals) / len(vals)
+        std = (sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5 if len(vals) > 1 else None
+        table.add_row(group.label, str(len(vals)), _fmt(mean), _fmt(std), _fmt(min(vals)), _fmt(max(vals)))
+    return table
+
+
+@click.command("report")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="Folder for report.csv and report.png (default: the folder holding the runs).")
+@click.option("--no-plot", is_flag=True, help="Skip the reward-curve PNG (needs matplotlib otherwise).")
+def report(directory: Path, out_dir: Path | None, no_plot: bool) -> int:
+    """Summarise the runs of DIR: a generated sweep folder (with sweep.lock.json) or a runs folder.
+
+    One row per run with the values that vary across the sweep, final and best reward, diversity
+    and wall time; a PNG of reward curves, one line per variant with seeds as mean and band.
+    """
+    from sweepgen import report as rep
+
+    if not no_plot:
+        rep.require_matplotlib()  # before anything is written
+    result = rep.collect(directory)
+    out_dir = out_dir or result.out_dir
+    out, err = _console.stdout(), _console.stderr()
+    out.print(_runs_table(rep.rows(result), result.varying, title=f"report: {directory}"))
+    groups = rep.curves(result)
+    if any(len(g.runs) > 1 for g in groups):
+        out.print(_groups_table(result, groups))
+    if result.values_from != "lock":
+        err.print(f"note: no sweep lock describes these runs; varying values come from their config.yaml "
+                  f"files ({len(result.varying)} paths differ)")
+    csv_path = out_dir / "report.csv"
+    rep.write_atomic(csv_path, rep.csv_text(result).encode())
+    out.print(f"CSV: {csv_path}", markup=False)
+    if not no_plot:
+        lines = groups
+        for curve in lines:
+            for note in curve.notes:
+                err.print(f"note: {note}", markup=False)
+        png_path = out_dir / "report.png"
+        rep.write_atomic(png_path, rep.plot_png(lines, directory.name))
+        out.print(f"PNG: {png_path}", markup=False)
+    return 0

@@ -1,0 +1,305 @@
+"""Collect a sweep's runs into rows and reward curves (pure), and write them as CSV and PNG.
+
+A run's varying values come from the sweep's lock file (what the spec made vary), found either
+directly (DIR is the generated sweep folder) or through each run's sweepgen_status.json (DIR is a
+runs folder). Runs that no lock describes (trained by hand, lock moved) get their varying values by
+comparing the config.yaml files the trainer wrote, and the report says so.
+
+Reward curves: one line per variant *group*, where a group is the runs that differ only in seed-like
+paths (``seed``, ``training.seed``, ``data_seed``); the line is the mean over the group's seeds at each
+logged step they all share, the band their min..max.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.run.base import METRICS_FILE, STATUS_FILE, SUMMARY_FILE, RunState, read_status
+from sweepgen.run.progress import read_summary
+from sweepgen.run.tasks import LOCK_FILE, read_lock
+
+SEED_PATH = re.compile(r"(^|[._])seed$")
+PLOT_HINT = "install it with `pip install 'sweepgen[train]'` (or `pip install matplotlib`), or pass --no-plot"
+SUMMARY_COLUMNS = ("final_reward", "best_reward", "steps", "wall_time_s", "diversity.unique_ratio",
+                   "diversity.mean_pairwise_jaccard", "degenerate")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    name: str
+    run_dir: Path
+    state: RunState
+    values: Mapping[str, Any]  # varying path -> value
+    summary: Mapping[str, Any] | None  # summary.json, for finished runs
+    curve: tuple[tuple[int, float], ...] = ()  # (step, reward_mean) from metrics.jsonl
+
+
+@dataclass(frozen=True)
+class Report:
+    varying: tuple[str, ...]
+    runs: tuple[RunRecord, ...]
+    out_dir: Path  # where report.csv / report.png go: the runs folder, never the generated folder
+    values_from: str  # "lock" or "config.yaml"
+
+    @property
+    def finished(self) -> list[RunRecord]:
+        return [r for r in self.runs if r.state is RunState.FINISHED]
+
+
+@dataclass(frozen=True)
+class Curve:
+    label: str
+    runs: tuple[str, ...]
+    steps: tuple[int, ...]
+    mean: tuple[float, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+    notes: tuple[str, ...] = field(default=())
+
+
+# -- collecting -----------------------------------------------------------------------------------
+
+
+def collect(directory: Path) -> Report:
+    """Read every run of a generated sweep folder or a runs folder."""
+    if not directory.is_dir():
+        raise UserError(f"{directory} is not a directory",
+                        hint="give a generated sweep folder (with sweep.lock.json) or a runs folder")
+    if (directory / LOCK_FILE).is_file():
+        lock = read_lock(directory)
+        entries = [_entry(directory, e) for e in lock["files"]]
+        runs = [_record(name, run_dir, values) for name, run_dir, values in entries]
+        out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
+        return _checked(Report(tuple(lock.get("varying") or ()), tuple(runs), out_dir, "lock"), directory)
+    run_dirs = _run_dirs(directory)
+    if not run_dirs:
+        raise UserError(f"no run directories under {directory}",
+                        hint="give the folder holding the runs (e.g. runs/<sweep>) or the generated sweep folder")
+    linked = [_linked_values(d) for d in run_dirs]
+    if all(v is not None for v in linked):
+        varying = sorted({path for _, values in linked for path in values})
+        runs = [_record(name, d, values) for d, (name, values) in zip(run_dirs, linked)]
+        return _checked(Report(tuple(varying), tuple(runs), directory, "lock"), directory)
+    configs = [_config_yaml(d) for d in run_dirs]
+    varying, values = varying_values(configs)
+    runs = [_record(d.name, d, v) for d, v in zip(run_dirs, values)]
+    return _checked(Report(tuple(varying), tuple(runs), directory, "config.yaml"), directory)
+
+
+def _checked(report: Report, directory: Path) -> Report:
+    if not report.finished:
+        raise UserError(f"no finished run in {directory} (a run is finished once it wrote summary.json)",
+                        hint=f"run the sweep first: `sweepgen run <generated sweep folder>`; states: "
+                        + ", ".join(f"{r.name} {r.state}" for r in report.runs))
+    return report
+
+
+def _entry(sweep_dir: Path, entry: Any) -> tuple[str, Path, dict]:
+    config = entry.get("config") if isinstance(entry, dict) else None
+    output_dir = config.get("output_dir") if isinstance(config, dict) else None
+    if not output_dir:
+        raise ConfigError("a lock entry has no config.output_dir", location=Location(str(sweep_dir / LOCK_FILE)),
+                          hint="report reads runs from the configs' output_dir; render the spec again")
+    return str(entry.get("run_name") or entry["variant"]), Path(output_dir), dict(entry.get("values") or {})
+
+
+def _run_dirs(directory: Path) -> list[Path]:
+    marks = (STATUS_FILE, SUMMARY_FILE, METRICS_FILE)
+    found = {p.parent for mark in marks for p in directory.glob(f"*/{mark}")}
+    if any((directory / m).is_file() for m in marks):
+        found.add(directory)  # DIR is itself one run
+    return sorted(found)
+
+
+def _linked_values(run_dir: Path) -> tuple[str, dict] | None:
+    """(run name, varying values) from the lock that the run's status file points to."""
+    status = read_status(run_dir)
+    if status is None or not status.sweep_dir or not (Path(status.sweep_dir) / LOCK_FILE).is_file():
+        return None
+    sweep_dir = Path(status.sweep_dir)
+    for entry in read_lock(sweep_dir)["files"]:
+        name, entry_dir, values = _entry(sweep_dir, entry)
+        if os.path.normpath(entry_dir) == os.path.normpath(run_dir) or (
+            status.config and (sweep_dir / entry["path"]).as_posix() == status.config
+        ):
+            return name, values
+    return None
+
+
+def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
+    path = run_dir / "config.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{run_dir} has no config.yaml and no sweep lock describes it",
+                        location=Location(str(run_dir)),
+                        hint="report runs started by `sweepgen run`, or give the generated sweep folder") from None
+    return data if isinstance(data, dict) else {}
+
+
+def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(flatten(value, f"{path}."))
+        else:
+            out[path] = value
+    return out
+
+
+def varying_values(configs: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """Leaf paths whose value differs between the configs (a path missing from some counts as
+    differing), and each config's value at them. ``run_name``/``output_dir`` name runs: left out."""
+    flat = [flatten(c) for c in configs]
+    paths = sorted({p for f in flat for p in f} - {"run_name", "output_dir"})
+    missing = object()
+    varying = [p for p in paths if len({repr(f.get(p, missing)) for f in flat}) > 1]
+    return varying, [{p: f.get(p) for p in varying} for f in flat]
+
+
+def _record(name: str, run_dir: Path, values: Mapping[str, Any]) -> RunRecord:
+    summary = read_summary(run_dir)
+    if summary is not None:
+        state = RunState.FINISHED
+    else:
+        status = read_status(run_dir)
+        state = status.state if status else RunState.PENDING
+    return RunRecord(name, run_dir, state, dict(values), summary, tuple(_curve(run_dir)))
+
+
+def _curve(run_dir: Path) -> Iterable[tuple[int, float]]:
+    import json
+
+    path = run_dir / METRICS_FILE
+    if not path.is_file():
+        return
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            return  # a line cut by a kill ends the readable log
+        reward = row.get("reward_mean")
+        if isinstance(row.get("step"), int) and isinstance(reward, (int, float)) and math.isfinite(reward):
+            yield row["step"], float(reward)
+
+
+# -- rows and CSV ---------------------------------------------------------------------------------
+
+
+def _get(mapping: Mapping[str, Any] | None, dotted: str) -> Any:
+    value: Any = mapping
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+def rows(report: Report) -> list[dict[str, Any]]:
+    """One row per run: name, state, the varying values, then the summary columns."""
+    out = []
+    for run in report.runs:
+        row: dict[str, Any] = {"run": run.name, "state": run.state.value}
+        row.update({path: run.values.get(path) for path in report.varying})
+        row.update({col: _get(run.summary, col) for col in SUMMARY_COLUMNS})
+        out.append(row)
+    return out
+
+
+def csv_text(report: Report) -> str:
+    table = rows(report)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(table[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in table:
+        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    return buf.getvalue()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# -- curves ---------------------------------------------------------------------------------------
+
+
+def is_seed_path(path: str) -> bool:
+    return bool(SEED_PATH.search(path))
+
+
+def curves(report: Report) -> list[Curve]:
+    """Mean and min..max band over seeds, per group of finished runs equal in every non-seed value."""
+    groups: dict[tuple, list[RunRecord]] = {}
+    keys = [p for p in report.varying if not is_seed_path(p)]
+    for run in report.finished:
+        groups.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
+    out = []
+    for members in groups.values():
+        label = ", ".join(f"{p}={members[0].values.get(p)}" for p in keys) or "all runs"
+        shared = set.intersection(*(set(dict(m.curve)) for m in members))
+        notes = ()
+        if any(len(m.curve) != len(shared) for m in members):
+            notes = (f"{label}: plotted at the {len(shared)} steps logged by all {len(members)} runs",)
+        steps = sorted(shared)
+        by_run = [dict(m.curve) for m in members]
+        values = [[r[s] for r in by_run] for s in steps]
+        out.append(Curve(label, tuple(m.name for m in members), tuple(steps),
+                         tuple(sum(v) / len(v) for v in values), tuple(min(v) for v in values),
+                         tuple(max(v) for v in values), notes))
+    return out
+
+
+def require_matplotlib() -> None:
+    """Fail before anything is written when the PNG cannot be made."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UserError("the reward-curve PNG needs matplotlib, which is not installed", hint=PLOT_HINT)
+
+
+def plot_png(lines: Sequence[Curve], title: str) -> bytes:
+    require_matplotlib()
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: files only
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
+    try:
+        for curve in lines:
+            n = len(curve.runs)
+            (line,) = ax.plot(curve.steps, curve.mean, label=f"{curve.label} (n={n})")
+            if n > 1:
+                ax.fill_between(curve.steps, curve.low, curve.high, color=line.get_color(), alpha=0.2)
+        ax.set_xlabel("step")
+        ax.set_ylabel("reward_mean")
+        ax.set_title(f"{title}: mean over seeds, band min..max")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+        buf = io.BytesIO()
+        # fixed metadata: the same runs give the same bytes
+        fig.savefig(buf, format="png", metadata={"Software": None})
+        return buf.getvalue()
+    finally:
+        plt.close(fig)
