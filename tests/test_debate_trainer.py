@@ -1,0 +1,110 @@
+"""DebateGRPOTrainer on the tiny model: per-token advantages carry each role's shaped value."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainer_support import tiny_cache, tiny_dict  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.train
+
+# sentence_length gives graded scores on the tiny model's babble, so roles and rollouts differ
+# (exact_answer is almost always 0 before training, which would make every check trivially 0 == 0).
+GRADED = {"name": "sentence_length", "params": {"target_words": 3}}
+
+
+def make_trainer(tmp_path, shaping, reward=GRADED):
+    pytest.importorskip("torch")
+    from datasets import Dataset
+
+    from trainer import data, models
+    from trainer.config import RunConfig
+    from trainer.grpo import build_trainer
+    from trainer.outputs import RunDir
+
+    cfg = RunConfig.model_validate(
+        tiny_dict(
+            tmp_path / "run",
+            data={"source": "builtin:arithmetic"},
+            reward=reward,
+            grpo={"num_generations": 4, "batch_size": 8, "max_completion_length": 64, "max_steps": 2},
+            debate={"max_turns": 3, "max_turn_tokens": 8},
+            reward_shaping=shaping,
+        )
+    )
+    model, tokenizer = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), "float32")
+    rows = data.load_rows(cfg.data)
+    trainer = build_trainer(
+        cfg, RunDir(tmp_path / "run"), model=model, tokenizer=tokenizer, train_dataset=Dataset.from_list(rows)
+    )
+    trainer.model.train()
+    batch = [dict(rows[k]) for k in (0, 1) for _ in range(4)]  # two groups of 4, as TRL's sampler makes them
+    return trainer, batch
+
+
+def test_every_token_gets_its_roles_shaped_advantage(tmp_path, tiny_cache):
+    from trainer.debate.trainer import DebateGRPOTrainer
+    from trainer.shaping.group import ROLES
+
+    trainer, batch = make_trainer(tmp_path, {"strategy": "reward_mixing", "params": {"alpha": 0.5}})
+    assert isinstance(trainer, DebateGRPOTrainer)
+    out = trainer._generate_and_score_completions(batch)
+    adv = out["advantages"]
+    assert adv.shape == out["completion_ids"].shape  # [B, T]: per token, not per sequence
+    expected = [a for group in trainer.last_shaping["advantages"] for a in group]
+    differs = False
+    for i, row in enumerate(batch):
+        roles = row["debate_token_roles"]
+        for t in range(adv.shape[1]):
+            if t >= len(roles):  # right padding
+                assert adv[i, t].item() == 0.0 and out["completion_mask"][i, t] == 0
+            elif roles[t] < 0:  # inserted role prompt: no role, no advantage, not in the loss
+                assert adv[i, t].item() == 0.0 and out["tool_mask"][i, t] == 0
+            else:
+                assert adv[i, t].item() == pytest.approx(expected[i][ROLES[roles[t]]], abs=1e-6)
+                assert out["tool_mask"][i, t] == 1
+        differs |= abs(expected[i]["solver"] - expected[i]["critic"]) > 1e-3
+    assert differs, "the roles never got different advantages: the attribution check proved nothing"
+
+
+def test_identity_reproduces_trls_grpo_advantages(tmp_path, tiny_cache):
+    trainer, batch = make_trainer(tmp_path, {"strategy": "identity"})
+    out = trainer._generate_and_score_completions(batch)
+    trl = trainer.last_shaping["trl_advantages"]
+    assert trl.abs().max() > 0, "all-zero TRL advantages would make this comparison vacuous"
+    for i, row in enumerate(batch):
+        for t, role in enumerate(row["debate_token_roles"]):
+            if role >= 0:
+                assert out["advantages"][i, t].item() == pytest.approx(trl[i].item(), abs=1e-5)
+
+
+def test_difference_rewards_give_the_critic_nothing_when_only_the_final_turn_counts(tmp_path, tiny_cache):
+    # The team reward reads the solver's final turn only; removing the critic's turns cannot change it.
+    trainer, batch = make_trainer(tmp_path, {"strategy": "difference_rewards"})
+    out = trainer._generate_and_score_completions(batch)
+    for i, row in enumerate(batch):
+        for t, role in enumerate(row["debate_token_roles"]):
+            if role == 1:  # critic
+                assert out["advantages"][i, t].item() == 0.0
+    assert any(a["solver"] != 0.0 for g in trainer.last_shaping["advantages"] for a in g)
+
+
+def test_metrics_reach_the_trainer_log(tmp_path, tiny_cache):
+    trainer, batch = make_trainer(tmp_path, {"strategy": "coma_advantage", "params": {"n_rollouts_per_prompt": 4}})
+    trainer._generate_and_score_completions(batch)
+    metrics = trainer._metrics["train"]
+    for key in (
+        "debate/team_accuracy",
+        "debate/reward/solver",
+        "debate/reward/critic",
+        "debate/advantage_mean/solver",
+        "debate/advantage_std/critic",
+        "debate/zero_advantage_groups",
+        "debate/length_tokens",
+        "debate/turns",
+    ):
+        assert len(metrics[key]) == 1, key
+    assert metrics["debate/turns"] == [3.0]
+    # COMA advantages sum to zero per group on the real batch too.
+    for group in trainer.last_shaping["advantages"]:
+        assert sum(a["solver"] for a in group) == pytest.approx(0.0, abs=1e-9)
