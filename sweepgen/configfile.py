@@ -1,0 +1,131 @@
+"""Load any config ``diff`` can compare, chosen by file suffix, never by guessing from content.
+
+Supported: ``.yaml``/``.yml`` (YAML 1.2 rules, duplicate keys are errors), ``.json``, ``.toml``,
+``.py`` (read through the AST, never imported), ``.sh``/``.bash``/``.sbatch`` (flags of the
+script's command lines), and ``SPEC.yaml:VARIANT`` for one resolved variant of a sweep spec.
+Every read error is a ``ConfigError`` naming the file and, where the parser knows it, line and
+column.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from sweepgen.errors import ConfigError, Location
+
+SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".sbatch")
+
+
+def load_config(ref: str) -> Any:
+    """The data in the config named by ``ref``: a file path, or ``spec.yaml:variant``."""
+    path = Path(ref)
+    if not path.is_file():
+        spec, sep, variant = ref.rpartition(":")
+        if sep and variant and Path(spec).suffix in (".yaml", ".yml") and Path(spec).is_file():
+            return load_variant(spec, variant)
+        if path.exists():
+            raise ConfigError("not a regular file", location=Location(ref))
+        raise ConfigError(
+            "no such file",
+            location=Location(ref),
+            hint="give a config file path, or SPEC.yaml:VARIANT for a variant of a sweep spec",
+        )
+    loader = _LOADERS.get(path.suffix.lower())
+    if loader is None:
+        raise ConfigError(
+            f"cannot tell the format of a {path.suffix or 'suffix-less'} file",
+            location=Location(ref),
+            hint=f"supported suffixes: {', '.join(SUFFIXES)}",
+        )
+    return loader(path)
+
+
+def load_variant(spec: str, variant: str) -> Any:
+    """The resolved config of one variant of a sweep spec, from the core's public API."""
+    from sweepgen.api import resolve_variant
+
+    return resolve_variant(spec, variant)
+
+
+def load_yaml(path: Path) -> Any:
+    from sweepgen import yamlio
+
+    # the spec's own reader (YAML 1.2 scalars, duplicate keys are errors); configs may have
+    # non-string keys such as label ids, which a spec may not
+    return yamlio.load(str(path), string_keys=False).data
+
+
+def load_json(path: Path) -> Any:
+    text = _read_text(path)
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates(path))
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"invalid JSON: {err.msg}", location=Location(str(path), err.lineno, err.colno)
+        ) from err
+
+
+def load_toml(path: Path) -> Any:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        return tomllib.loads(_read_text(path))
+    except tomllib.TOMLDecodeError as err:
+        # tomllib puts the place in the message: "... (at line 3, column 7)"
+        found = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
+        line, col = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(err))
+        raise ConfigError(f"invalid TOML: {message}", location=Location(str(path), line, col)) from err
+
+
+def load_python(path: Path) -> Any:
+    from sweepgen.pyast import load_python_config
+
+    return load_python_config(path)
+
+
+def load_shell(path: Path) -> Any:
+    from sweepgen.shellconfig import load_shell_config
+
+    return load_shell_config(path)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read file: {err}", location=Location(str(path))) from err
+
+
+def _no_duplicates(path: Path) -> Callable[[list[tuple[str, Any]]], dict]:
+    def build(pairs: list[tuple[str, Any]]) -> dict:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result:
+                # json.loads would keep the last value silently; the place is lost by then
+                raise ConfigError(
+                    f"duplicate key {key!r} in JSON object",
+                    location=Location(str(path)),
+                    hint="remove one of the two entries",
+                )
+            result[key] = value
+        return result
+
+    return build
+
+
+_LOADERS: dict[str, Callable[[Path], Any]] = {
+    ".yaml": load_yaml,
+    ".yml": load_yaml,
+    ".json": load_json,
+    ".toml": load_toml,
+    ".py": load_python,
+    ".sh": load_shell,
+    ".bash": load_shell,
+    ".sbatch": load_shell,
+}
