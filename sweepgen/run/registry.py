@@ -10,6 +10,7 @@ from sweepgen.run.base import Executor, ExecutorOptions, RunStatus
 
 EXECUTORS: dict[str, str] = {
     "local": "sweepgen.run.local:LocalExecutor",
+    "slurm": "sweepgen.run.slurm:SlurmExecutor",
 }
 
 

@@ -1,0 +1,183 @@
+"""`sweepgen status DIR` and `sweepgen cancel DIR`: look at and stop a sweep's runs from any shell.
+
+Everything comes from the run directories (status files, summary.json, logs) and, for runs on
+Slurm, from squeue/sacct through the job ids recorded at submission. Exit codes: 0 no run failed or
+was cancelled; 1 some did (their state and log tail are shown); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+
+from sweepgen.cli import _console
+
+FOLLOW_POLL_S = 2.0
+STYLE = {"FINISHED": "green", "RUNNING": "cyan", "PENDING": "dim", "NOT STARTED": "dim", "CANCELLED": "yellow"}
+
+
+@click.command("status")
+@click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--only", multiple=True, metavar="NAME", help="Only these runs (run or variant name; repeat or comma-separate).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--wait", is_flag=True, help="Follow the runs with a live table until none is queued or running.")
+@click.option("--tail", "tail_lines", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Log lines shown for each failed or cancelled run.")
+def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
+    """Show the state of every run of the sweep in DIR (the folder holding sweep.lock.json).
+
+    Run it from the directory `sweepgen run` was started in (run directories are relative to it).
+    Failed, timed-out and cancelled runs are listed with the last lines of their log.
+    """
+    from sweepgen.run.sweep_status import collect
+
+    tasks = _tasks(sweep_dir, only)
+    views = collect(tasks)
+    if wait and fmt == "text":
+        views = _follow(tasks, views)
+    elif wait:
+        while any(v.live for v in views):
+            time.sleep(FOLLOW_POLL_S)
+            views = collect(tasks)
+    if fmt == "json":
+        click.echo(json.dumps([_as_json(v, tail_lines) for v in views], indent=2, sort_keys=True))
+    else:
+        _console.stdout().print(_table(views, title=f"{sweep_dir}"))
+        _show_problems(views, tail_lines)
+    return _exit_code(views)
+
+
+@click.command("cancel")
+@click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--only", multiple=True, metavar="NAME", help="Only these runs (run or variant name; repeat or comma-separate).")
+def cancel(sweep_dir: Path, only) -> int:
+    """Cancel the queued and running Slurm jobs of the sweep in DIR; return once Slurm has ended them.
+
+    Cancelled runs keep their checkpoints and are resumed by `sweepgen run DIR --rerun-failed`.
+    Runs of the local executor are stopped with Ctrl-C in the terminal that runs them.
+    """
+    from sweepgen.run.slurm import cancel_runs
+    from sweepgen.run.sweep_status import collect
+
+    tasks = _tasks(sweep_dir, only)
+    views = collect(tasks)
+    on_slurm = [v.task for v in views if v.live and v.status.executor == "slurm"]
+    elsewhere = [v for v in views if v.live and v.status.executor != "slurm"]
+    out, err = _console.stdout(), _console.stderr()
+    if not on_slurm and not elsewhere:
+        out.print(f"nothing to cancel: no run of {sweep_dir} is queued or running")
+        return 0
+    if on_slurm:
+        cancelled = {v.task.name: v for v in cancel_runs(on_slurm)}
+        views = [cancelled.get(v.task.name, v) for v in views]
+        out.print(f"cancelled {len(on_slurm)} Slurm run(s); resume them with "
+                  f"`sweepgen run {sweep_dir} --executor slurm --rerun-failed`")
+    out.print(_table(views, title=str(sweep_dir)))
+    for view in elsewhere:
+        err.print(f"{view.task.name}: runs under the {view.status.executor} executor "
+                  f"({_job(view)}); stop it with Ctrl-C in the terminal running `sweepgen run`", markup=False)
+    return 1 if elsewhere else 0
+
+
+def _tasks(sweep_dir: Path, only):
+    from sweepgen.run.tasks import load_sweep, select
+
+    # the command is irrelevant here (nothing is run); a placeholder keeps non-YAML sweeps loadable
+    sweep = load_sweep(sweep_dir, command=("{config}",))
+    return select(sweep.tasks, only)
+
+
+def _follow(tasks, views):
+    from rich.live import Live
+
+    from sweepgen.run.sweep_status import collect
+
+    out = _console.stdout()
+    with Live(_table(views), console=out, transient=True, auto_refresh=False) as live:
+        while any(v.live for v in views):
+            time.sleep(FOLLOW_POLL_S)
+            views = collect(tasks)
+            live.update(_table(views), refresh=True)
+    return views
+
+
+def _table(views, title: str | None = None):
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for col in ("run", "state", "executor", "job", "attempt", "elapsed", "step", "reason"):
+        table.add_column(col, overflow="fold")
+    now = datetime.now(timezone.utc)
+    for view in views:
+        s = view.status
+        label = view.label
+        table.add_row(view.task.name, f"[{STYLE.get(label, 'bold red')}]{label}[/]",
+                      s.executor if s else "-", _job(view) if s else "-", str(s.attempt) if s else "-",
+                      _elapsed(s, now), _step(view), (s.reason or "") if s else "")
+    return table
+
+
+def _show_problems(views, tail_lines: int) -> None:
+    from sweepgen.run.sweep_status import log_tail, problems
+
+    err = _console.stderr()
+    for view in problems(views):
+        path, lines = log_tail(view, tail_lines)
+        err.print(f"\n[bold red]── {view.task.name} {view.label}[/] ({view.status.reason or 'no reason recorded'})"
+                  + (f"; last lines of {path}:" if lines else f"; {path or 'no log'} is empty"))
+        for line in lines:
+            err.print(line, markup=False, highlight=False)
+
+
+def _as_json(view, tail_lines: int) -> dict:
+    from sweepgen.run.sweep_status import PROBLEM_STATES, log_tail
+
+    s = view.status
+    data = {"run": view.task.name, "variant": view.task.variant, "state": view.label,
+            "run_dir": view.task.run_dir.as_posix(), "executor": s.executor if s else None,
+            "job_id": s.ids.get("job_id") if s else None, "attempt": s.attempt if s else None,
+            "reason": s.reason if s else None, "started": s.started if s else None,
+            "ended": s.ended if s else None, "exit_code": s.exit_code if s else None}
+    if view.state in PROBLEM_STATES:
+        data["log_tail"] = log_tail(view, tail_lines)[1]
+    return data
+
+
+def _exit_code(views) -> int:
+    from sweepgen.run.sweep_status import problems
+
+    return 1 if problems(views) else 0
+
+
+def _job(view) -> str:
+    ids = view.status.ids
+    if "job_id" in ids:
+        return f"job {ids['job_id']}"
+    if "pid" in ids:
+        return f"pid {ids['pid']} on {ids.get('host', '?')}"
+    return "-"
+
+
+def _elapsed(status, now: datetime) -> str:
+    if status is None or not status.started:
+        return "-"
+    end = datetime.fromisoformat(status.ended) if status.ended else now
+    seconds = int((end - datetime.fromisoformat(status.started)).total_seconds())
+    minutes, secs = divmod(max(seconds, 0), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _step(view) -> str:
+    from sweepgen.run.progress import last_metrics, total_steps
+
+    row = last_metrics(view.task.run_dir)
+    total = total_steps(view.task.config)
+    step = row.get("step") if row else None
+    if step is None:
+        return "-"
+    return f"{step}/{total}" if total else str(step)

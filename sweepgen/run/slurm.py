@@ -1,0 +1,359 @@
+"""The Slurm executor: one submitit job array per `sweepgen run`, resources from the lock.
+
+How a submission goes (``start``), and why:
+
+1. The array is submitted *held* (``--hold``). submitit moves each task's pickle into place only
+   after sbatch returns, and sweepgen records the job ids in each run's ``sweepgen_status.json``
+   after that; a held array cannot start before both are done, so no node ever races the client
+   for a status file or a pickle.
+2. Each run's status file gets the job id (``ids.job_id``, e.g. ``123_4``) and the job name; a
+   journal of every array (``<runs root>/.sweepgen_slurm/jobs.json``) keeps the sbatch header and
+   which array index is which run. submitit's own files (sbatch script, pickles, its logs) live
+   next to it, one folder per task. This is what lets `sweepgen status DIR` and `sweepgen cancel
+   DIR` work later, from any shell, with nothing else remembered.
+3. ``scontrol release``. If anything fails between 1 and 3, the held array is cancelled, so a
+   failed submission never leaves jobs behind.
+
+On the node, ``slurm_task.run_on_node`` runs the command and keeps the status file. The client
+(``poll``, `sweepgen status`) asks squeue/sacct and *then* reads the status files, so a run that
+ended has already written its final state; a job that ended without writing one (killed, or it
+never got to start) gets its state from Slurm: CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL....
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import UserError
+from sweepgen.run import slurm_query
+from sweepgen.run.base import (
+    LOG_FILE,
+    TERMINAL,
+    Executor,
+    ExecutorOptions,
+    RunState,
+    RunStatus,
+    RunTask,
+    is_finished,
+    read_status,
+    utc_now,
+    write_json_atomic,
+    write_status,
+)
+from sweepgen.run.slurm_resources import SlurmResources, resources_from_lock
+from sweepgen.run.slurm_task import CANCEL_REASON, TIMEOUT_REASON, NodeTask, run_on_node
+from sweepgen.run.sweep_status import RunView
+
+SLURM_DIR = ".sweepgen_slurm"  # in the sweep's runs root: submitit's files and the jobs journal
+JOURNAL = "jobs.json"
+POLL_MIN_INTERVAL_S = 2.0  # squeue/sacct at most this often, however fast the display polls
+CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
+
+# what a job that ended without writing its own final state died of
+_SLURM_ENDINGS = {
+    "CANCELLED": (RunState.CANCELLED, CANCEL_REASON),
+    "TIMEOUT": (RunState.FAILED, TIMEOUT_REASON),
+    "OUT_OF_MEMORY": (RunState.FAILED, "out of memory (raise resources.mem, then --rerun-failed)"),
+    "NODE_FAIL": (RunState.FAILED, "the node failed (Slurm NODE_FAIL); retry with --rerun-failed"),
+    "BOOT_FAIL": (RunState.FAILED, "the node failed to boot (Slurm BOOT_FAIL)"),
+    "DEADLINE": (RunState.FAILED, "Slurm DEADLINE reached before the run ended"),
+    "PREEMPTED": (RunState.CANCELLED, "preempted by Slurm; resume with --rerun-failed"),
+}
+# Slurm's verdicts that outrank what the node wrote: it was killed for a reason it could not see
+_SLURM_OVERRIDES = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"})
+
+
+class SlurmExecutor(Executor):
+    name = "slurm"
+
+    def __init__(self, options: ExecutorOptions) -> None:
+        # Slurm runs outlive this command: by default it returns once the array is submitted
+        super().__init__(replace(options, wait=bool(options.wait)))
+        if options.gpus:
+            raise UserError("--gpus is for the local executor; Slurm allocates GPUs itself",
+                            hint="set resources.gpus_per_run in the spec instead")
+        if options.per_gpu != 1:
+            raise UserError("--per-gpu is for the local executor", hint="drop --per-gpu with --executor slurm")
+        if options.jobs is not None and options.jobs < 1:
+            raise UserError("--jobs must be at least 1")
+        self.lock_path = Path(options.sweep_dir) / "sweep.lock.json"
+        self.resources: SlurmResources = resources_from_lock(options.lock, lock_path=str(self.lock_path))
+        self.job_name = job_name(options.lock, options.sweep_dir)
+        self.root = slurm_root(options.lock, options.sweep_dir)
+        self._tasks: dict[str, RunTask] = {}
+        self._status: dict[str, RunStatus] = {}
+        self._last_poll = float("-inf")
+
+    # -- the Executor protocol ------------------------------------------------------------------
+
+    def sbatch_header(self, count: int) -> list[str]:
+        """The ``#SBATCH`` lines the array will be submitted with (what --dry-run shows)."""
+        from submitit.slurm.slurm import _make_sbatch_string  # pinned submitit: the real header
+
+        params = self._submitit_parameters(count)
+        text = _make_sbatch_string(command="true", folder=str(self.root / "%j"), map_count=count if count > 1 else None,
+                                   **params)
+        return [line for line in text.splitlines() if line.startswith("#SBATCH")]
+
+    def describe(self, tasks: Sequence[RunTask]) -> list[str]:
+        lines = [f"slurm executor: {len(tasks)} run(s) as one job array {self.job_name!r}, "
+                 f"from {os.getcwd()}; submitit files in {self.root}", "sbatch parameters:"]
+        lines += [f"  {line}" for line in self.sbatch_header(len(tasks))]
+        lines.append("array tasks:")
+        for index, task in enumerate(tasks):
+            lines.append(f"  [{index}] {task.name}: {' '.join(task.argv)}  > {task.run_dir / LOG_FILE}")
+        return lines
+
+    def start(self, tasks: Sequence[RunTask]) -> None:
+        import submitit
+
+        if not tasks:
+            return
+        for tool in ("sbatch", "srun", "scontrol", "squeue", "sacct"):
+            slurm_query.require(tool)
+        for task in tasks:
+            if task.name in self._tasks:
+                raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
+        cwd = os.getcwd()
+        submitted: list[RunStatus] = []
+        node_tasks = []
+        for task in tasks:
+            previous = read_status(task.run_dir)
+            status = RunStatus(RunState.RUNNING, self.name, reason="submitted to Slurm", command=list(task.argv),
+                               config=task.config_path.as_posix(), sweep_dir=Path(self.options.sweep_dir).as_posix(),
+                               attempt=previous.attempt + 1 if previous else 1,
+                               ids={"job_name": self.job_name, "submitit_folder": str(self.root)})
+            submitted.append(status)
+            node_tasks.append(NodeTask(name=task.name, argv=tuple(task.argv), cwd=cwd,
+                                       run_dir=str(task.run_dir), status=status, env=dict(self.options.env)))
+        ex = submitit.SlurmExecutor(folder=self.root / "%j", python=shlex.quote(sys.executable))
+        ex.update_parameters(**self._submitit_parameters(len(tasks)))
+        try:
+            with ex.batch():
+                jobs = [ex.submit(run_on_node, node_task) for node_task in node_tasks]
+        except Exception as err:  # sbatch refused: a bad partition, time or account, usually
+            raise UserError(f"sbatch refused the job array: {_first_line(err)}",
+                            location=None, hint="check the spec's resources block (partition, time, mem, "
+                            "sbatch_extra) against `sinfo -s`; `sweepgen run DIR --executor slurm --dry-run` "
+                            "shows the sbatch header") from err
+        job_ids = [str(job.job_id) for job in jobs]
+        array_id = job_ids[0].split("_", 1)[0]
+        try:
+            self._record(tasks, submitted, job_ids, array_id, cwd)
+            slurm_query.release(array_id)
+        except BaseException:
+            slurm_query.scancel([array_id])  # never leave a held array nobody knows about
+            raise
+
+    def _record(self, tasks, submitted, job_ids, array_id, cwd) -> None:
+        for task, status, job_id in zip(tasks, submitted, job_ids):
+            status = replace(status, ids={**status.ids, "job_id": job_id})
+            write_status(task.run_dir, status)
+            self._tasks[task.name] = task
+            self._status[task.name] = replace(status, state=RunState.PENDING)
+        journal_path = self.root / JOURNAL
+        journal = read_journal(journal_path)
+        journal["arrays"].append({
+            "array_job_id": array_id, "job_name": self.job_name, "submitted": utc_now(), "cwd": cwd,
+            "sweep_dir": Path(self.options.sweep_dir).as_posix(),
+            "runs": {job_id: task.name for job_id, task in zip(job_ids, tasks)},
+            "sbatch": self.sbatch_header(len(tasks)),
+        })
+        write_json_atomic(journal_path, journal)
+
+    def poll(self) -> dict[str, RunStatus]:
+        now = time.monotonic()
+        if now - self._last_poll >= POLL_MIN_INTERVAL_S and not self.done():
+            self._last_poll = now
+            live = {name: s for name, s in self._status.items() if s.state not in TERMINAL}
+            tasks = [self._tasks[name] for name in live]
+            for view in observe(tasks):
+                self._status[view.task.name] = view.status
+        return dict(self._status)
+
+    def done(self) -> bool:
+        return all(s.state in TERMINAL for s in self._status.values())
+
+    def cancel(self) -> None:
+        live = [self._tasks[n] for n, s in self._status.items() if s.state not in TERMINAL]
+        for view in cancel_runs(live):
+            self._status[view.task.name] = view.status
+
+    @classmethod
+    def is_alive(cls, status: RunStatus) -> bool:
+        job_id = status.ids.get("job_id")
+        if not job_id:
+            return False  # submitted but never recorded: the held array was cancelled
+        info = slurm_query.squeue([str(job_id)]).get(str(job_id))
+        return info is not None and not info.ended and _ours(info, status)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _submitit_parameters(self, count: int) -> dict[str, Any]:
+        r = self.resources
+        params: dict[str, Any] = {
+            "job_name": self.job_name,
+            "time": r.time_min,
+            "cpus_per_task": r.cpus_per_run,
+            "signal_delay_s": r.signal_delay_s,
+            # --jobs caps how many array tasks run at once; without it Slurm alone decides
+            "array_parallelism": self.options.jobs or max(count, 1),
+            "additional_parameters": {"hold": True, **({"mem": r.mem} if r.mem else {})},
+        }
+        if r.partition:
+            params["partition"] = r.partition
+        if r.gpus_per_run:
+            params["gpus_per_node"] = r.gpus_per_run
+        if r.sbatch_extra:
+            # verbatim: sbatch reads #SBATCH lines up to the first command, and these come before it
+            params["setup"] = [f"#SBATCH {line}" for line in r.sbatch_extra]
+        return params
+
+
+def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
+    """Each Slurm run's state: ask Slurm first, *then* read the status files (a job that Slurm says
+    ended has already written its final state, unless it was killed). What can only be learned from
+    Slurm (the job was cancelled, timed out, ran out of memory) is written to the status file."""
+    before = {t.name: read_status(t.run_dir) for t in tasks}
+    ids = [str(s.ids["job_id"]) for s in before.values() if s and s.ids.get("job_id")]
+    jobs = slurm_query.query(ids) if ids else {}
+    views = []
+    for task in tasks:
+        status = read_status(task.run_dir)
+        job = jobs.get(str(status.ids.get("job_id"))) if status else None
+        if job is not None and not _ours(job, status):
+            job = None  # the id was reused for someone else's job (a recreated cluster)
+        new = reconcile(task, status, job)
+        if persist and new is not None and new is not status and new.state in TERMINAL:
+            write_status(task.run_dir, new)
+        views.append(RunView(task, new, job))
+    return views
+
+
+def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo | None) -> RunStatus | None:
+    """The run's state from its status file and Slurm's view of its job; pure, so it is unit-tested.
+    Returns ``status`` itself when nothing needs to be written."""
+    if status is None:
+        return None
+    if is_finished(task.run_dir):
+        if status.state is RunState.FINISHED:
+            return status
+        return replace(status, state=RunState.FINISHED, reason=None, ended=status.ended or utc_now())
+    if status.state in TERMINAL:
+        if (job is not None and job.ended and job.state in _SLURM_OVERRIDES
+                and status.ids.get("slurm_state") != job.state):
+            state, reason = _SLURM_ENDINGS[job.state]
+            return replace(status, state=state, reason=reason, ids={**status.ids, "slurm_state": job.state})
+        return status
+    if job is None:
+        return status  # just submitted (sacct lags) or Slurm forgot it: shown as it is, not guessed
+    if not job.ended:
+        state = RunState.PENDING if job.state == "PENDING" else RunState.RUNNING
+        reason = f"Slurm {job.state}" + (f" ({job.reason})" if job.reason else "")
+        return replace(status, state=state, reason=reason)  # in memory only: the file says "running"
+    if job.state in _SLURM_ENDINGS:
+        state, reason = _SLURM_ENDINGS[job.state]
+    elif job.state == "COMPLETED":
+        state, reason = RunState.FAILED, "the job ended but the run wrote no summary.json"
+    else:
+        state, reason = RunState.FAILED, (f"Slurm {job.state} (exit {job.exit_code or '?'}) before the run "
+                                          f"recorded its end; see the submitit log")
+    return replace(status, state=state, reason=reason, ended=status.ended or utc_now(),
+                   ids={**status.ids, "slurm_state": job.state})
+
+
+def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> list[RunView]:
+    """scancel the live jobs of ``tasks``, wait until Slurm has ended them, and return their views
+    (cancelled, or finished if a run beat the cancel). Never waits longer than ``wait_s``."""
+    views = observe(tasks)
+    live = [v for v in views if v.status is not None and v.status.state not in TERMINAL
+            and v.status.ids.get("job_id")]
+    job_ids = [str(v.status.ids["job_id"]) for v in live]
+    if not job_ids:
+        return views
+    slurm_query.scancel(job_ids)
+    deadline = time.monotonic() + wait_s
+    while True:
+        still = [j for j, info in slurm_query.squeue(job_ids).items() if j in job_ids and not info.ended]
+        if not still or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    if still:
+        raise UserError(f"Slurm has not ended job(s) {', '.join(still)} {wait_s:.0f} s after scancel",
+                        hint="check `squeue` and the node; the status files were left as they were")
+    out = []
+    for view in observe(tasks):
+        status = view.status
+        if status is not None and status.state not in TERMINAL and str(status.ids.get("job_id")) in job_ids:
+            # Slurm has ended it and sacct has not caught up yet: it is cancelled, we just did it
+            status = replace(status, state=RunState.CANCELLED, reason=CANCEL_REASON, ended=utc_now(),
+                             ids={**status.ids, "slurm_state": "CANCELLED"})
+            write_status(view.task.run_dir, status)
+        out.append(RunView(view.task, status, view.job))
+    return out
+
+
+def submitit_log(status: RunStatus, stream: str = "err") -> Path | None:
+    """submitit's own log of the job (the wrapper's output: import errors, Slurm's messages)."""
+    folder, job_id = status.ids.get("submitit_folder"), status.ids.get("job_id")
+    if not folder or not job_id:
+        return None
+    return Path(str(folder)) / str(job_id) / f"{job_id}_0_log.{stream}"
+
+
+def slurm_root(lock: Mapping[str, Any], sweep_dir: Path | str) -> Path:
+    """``<runs root>/.sweepgen_slurm``: the runs root is the common parent of every run directory
+    of the sweep (from the whole lock, so it is the same whichever runs one submission starts)."""
+    parents = []
+    for entry in lock.get("files", []):
+        out = (entry.get("config") or {}).get("output_dir") if isinstance(entry, Mapping) else None
+        if isinstance(out, str) and out:
+            parents.append(os.path.abspath(os.path.dirname(os.path.normpath(out)) or "."))
+    if not parents:
+        raise UserError(f"no run in {sweep_dir} has an output_dir", hint="render the spec again")
+    return Path(os.path.commonpath(parents)) / SLURM_DIR
+
+
+def job_name(lock: Mapping[str, Any], sweep_dir: Path | str) -> str:
+    sweep = str(lock.get("sweep") or Path(sweep_dir).name)
+    return "sweepgen-" + re.sub(r"[^A-Za-z0-9._-]", "_", sweep)
+
+
+def read_journal(path: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"arrays": []}
+    except json.JSONDecodeError as err:
+        from sweepgen.errors import ConfigError, Location
+
+        raise ConfigError(f"the Slurm jobs journal is not valid JSON: {err.msg}",
+                          location=Location(str(path), err.lineno, err.colno),
+                          hint="sweepgen writes it atomically; move the broken file away") from err
+    if not isinstance(data, dict) or not isinstance(data.get("arrays"), list):
+        return {"arrays": []}
+    return data
+
+
+def _ours(job: slurm_query.JobInfo, status: RunStatus | None) -> bool:
+    expected = status.ids.get("job_name") if status else None
+    return not expected or not job.name or job.name == expected
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if "error" in ln.lower():
+            return ln.strip()
+    return lines[0] if lines else type(err).__name__

@@ -1,0 +1,154 @@
+"""Ask Slurm what happened to jobs: ``squeue`` for live ones, ``sacct`` for ended ones, ``scancel``.
+
+Both queries are needed: ``squeue`` knows a job the moment it is submitted but forgets it minutes
+after it ends (MinJobAge); ``sacct`` remembers it for good but learns about it a moment late (the
+controller reports to slurmdbd asynchronously). A job in neither is reported as unknown, never
+guessed. Each query is one call for all jobs of a sweep, whatever its size.
+
+Jobs are matched by id *and* job name, so a status file from an older cluster whose job ids were
+reused by someone else's jobs is never mistaken for a live run of this sweep.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sweepgen.errors import UserError
+
+QUERY_TIMEOUT_S = 60  # a busy controller can be slow; a hung one must not hang `sweepgen status`
+
+# states after which Slurm will not run the job again; everything else is still queued or running
+ENDED = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL",
+                   "BOOT_FAIL", "DEADLINE", "PREEMPTED", "REVOKED", "SPECIAL_EXIT"})
+_ARRAY_RANGE = re.compile(r"^(?P<main>\d+)_\[(?P<body>[0-9,\-]+)(%\d+)?\]$")
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    job_id: str  # "123_4" for an array task, "123" for a single job
+    state: str  # Slurm's state word, upper case, without "by <uid>" ("CANCELLED by 0" -> CANCELLED)
+    name: str = ""
+    reason: str = ""  # squeue's pending reason, e.g. JobHeldUser, Resources, Priority
+    exit_code: str = ""  # sacct's "code:signal"
+    elapsed: str = ""
+
+    @property
+    def ended(self) -> bool:
+        return self.state in ENDED
+
+
+def require(tool: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        raise UserError(
+            f"`{tool}` is not on PATH: the Slurm executor must run where Slurm's client commands are",
+            hint="run this on a Slurm login node (or a machine with slurm-client and a slurm.conf); "
+                 "for CI, ci/slurm/slurm_up.sh starts a one-node cluster",
+        )
+    return path
+
+
+def _run(argv: list[str], *, check_invalid_ok: bool = False) -> str:
+    require(argv[0])
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"`{' '.join(argv[:2])} …` did not answer within {QUERY_TIMEOUT_S} s",
+                        hint="the Slurm controller is busy or down; check `scontrol ping` and retry") from None
+    if proc.returncode != 0:
+        if check_invalid_ok and "Invalid job id" in proc.stderr:
+            return ""  # squeue -j with only ended jobs: none of them is live
+        raise UserError(f"`{' '.join(argv)}` failed (exit {proc.returncode}): {proc.stderr.strip()}",
+                        hint="check that the Slurm controller is up (`scontrol ping`)")
+    return proc.stdout
+
+
+def base_ids(job_ids: Iterable[str]) -> list[str]:
+    """The job ids to ask about: an array task is asked for through its array ("123_4" -> "123")."""
+    return sorted({j.split("_", 1)[0] for j in job_ids}, key=int)
+
+
+def squeue(job_ids: Iterable[str]) -> dict[str, JobInfo]:
+    ids = base_ids(job_ids)
+    if not ids:
+        return {}
+    out = _run(["squeue", "-h", "-r", "-o", "%i|%T|%j|%r", "-j", ",".join(ids)], check_invalid_ok=True)
+    return parse_squeue(out)
+
+
+def sacct(job_ids: Iterable[str]) -> dict[str, JobInfo]:
+    ids = base_ids(job_ids)
+    if not ids:
+        return {}
+    require("sacct")
+    out = _run(["sacct", "-X", "-P", "-n", "-o", "JobID,State,JobName,ExitCode,Elapsed", "-j", ",".join(ids)])
+    return parse_sacct(out)
+
+
+def query(job_ids: Iterable[str]) -> dict[str, JobInfo]:
+    """squeue's view of live jobs over sacct's view of everything (squeue is current, sacct may lag)."""
+    ids = list(job_ids)
+    info = sacct(ids)
+    info.update(squeue(ids))
+    return info
+
+
+def scancel(job_ids: Iterable[str]) -> None:
+    ids = sorted(set(job_ids))
+    if ids:
+        _run(["scancel", *ids])
+
+
+def release(array_job_id: str) -> None:
+    _run(["scontrol", "release", array_job_id])
+
+
+def parse_squeue(text: str) -> dict[str, JobInfo]:
+    """``squeue -h -r -o %i|%T|%j|%r`` lines (one per array task thanks to -r)."""
+    jobs = {}
+    for line in text.splitlines():
+        parts = line.strip().split("|", 3)
+        if len(parts) != 4:
+            continue
+        job_id, state, name, reason = parts
+        reason = "" if reason == "None" else reason
+        for jid in expand(job_id):
+            jobs[jid] = JobInfo(jid, clean_state(state), name=name, reason=reason)
+    return jobs
+
+
+def parse_sacct(text: str) -> dict[str, JobInfo]:
+    """``sacct -X -P -n -o JobID,State,JobName,ExitCode,Elapsed`` lines. Pending array tasks come
+    folded as ``123_[2-5%2]`` and are unfolded here."""
+    jobs = {}
+    for line in text.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 5 or not parts[0] or "." in parts[0]:
+            continue  # a job step (123.batch) or a blank line
+        job_id, state, name, exit_code, elapsed = parts
+        for jid in expand(job_id):
+            jobs[jid] = JobInfo(jid, clean_state(state), name=name, exit_code=exit_code, elapsed=elapsed)
+    return jobs
+
+
+def expand(job_id: str) -> list[str]:
+    """``123_[0-2,5%2]`` -> 123_0, 123_1, 123_2, 123_5; any other id is returned as it is."""
+    match = _ARRAY_RANGE.match(job_id)
+    if not match:
+        return [job_id]
+    out = []
+    for part in match["body"].split(","):
+        lo, _, hi = part.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            continue
+        out.extend(f"{match['main']}_{i}" for i in range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def clean_state(state: str) -> str:
+    """``CANCELLED by 0`` -> ``CANCELLED``; ``RUNNING`` stays; squeue and sacct spell states alike."""
+    return state.strip().split(" ", 1)[0].rstrip("+").upper()

@@ -1,0 +1,125 @@
+"""What one Slurm array task runs on the compute node: the run's command, with its status kept.
+
+submitit pickles ``run_on_node`` with a ``NodeTask`` and calls it inside the allocation. It is the
+node-side twin of the local executor's child handling: it appends the run's output to ``run.log``,
+writes ``sweepgen_status.json`` when the run starts and when it ends, and turns Slurm's signals
+into states a user can act on:
+
+- SIGUSR2 arrives ``signal_delay_s`` before the time limit (sbatch ``--signal``). The run is sent
+  SIGTERM (so the trainer can save a checkpoint) and is recorded as timed out. submitit's own
+  handler would instead raise inside the wait and leave an "UncompletedJobError" in its pickle,
+  which says nothing about the run.
+- SIGTERM comes from ``scancel`` (``sweepgen cancel``). Slurm signals every process of the job, the
+  run included; this records the run as cancelled before Slurm's SIGKILL (KillWait) arrives.
+
+The exit status is the run's, so ``sacct`` agrees with the status file: a failed run is FAILED in
+Slurm too, never a COMPLETED job that hides a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from sweepgen.run.base import LOG_FILE, RunState, RunStatus, is_finished, this_host, utc_now, write_status
+from sweepgen.run.progress import ATTEMPT_MARK
+
+TIMEOUT_REASON = "timed out: the Slurm time limit was reached (raise resources.time, then --rerun-failed)"
+CANCEL_REASON = "cancelled (scancel or `sweepgen cancel`); resume with --rerun-failed"
+
+
+@dataclass(frozen=True)
+class NodeTask:
+    """Everything the node needs, as plain data (it travels in submitit's pickle)."""
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: str  # absolute: where `sweepgen run` was called; the run's paths are relative to it
+    run_dir: str  # relative to cwd (or absolute), as in the config's output_dir
+    status: RunStatus  # the "submitted" status the client wrote; the node continues it
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def slurm_ids() -> dict[str, object]:
+    """This job's ids, from the environment Slurm gives every job (array task or single job)."""
+    env = os.environ
+    array_id, index = env.get("SLURM_ARRAY_JOB_ID"), env.get("SLURM_ARRAY_TASK_ID")
+    ids: dict[str, object] = {"host": this_host(), "slurm_job": env.get("SLURM_JOB_ID")}
+    ids["job_id"] = f"{array_id}_{index}" if array_id and index else env.get("SLURM_JOB_ID")
+    return ids
+
+
+def run_on_node(task: NodeTask) -> str:
+    """Run ``task`` to the end; return the final state, or exit non-zero if the run did not finish."""
+    os.chdir(task.cwd)
+    run_dir = Path(task.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    flags = {"timeout": False, "cancel": False}
+    child: list[subprocess.Popen] = []
+
+    def stop_child(kind: str):
+        def handler(signum, frame):
+            flags[kind] = True
+            for proc in child:
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+        return handler
+
+    # installed before the child exists so a signal during start-up is not lost
+    signal.signal(signal.SIGUSR2, stop_child("timeout"))
+    signal.signal(signal.SIGTERM, stop_child("cancel"))
+
+    ids = {**task.status.ids, **slurm_ids()}
+    status = replace(task.status, state=RunState.RUNNING, started=utc_now(), ended=None, reason=None,
+                     exit_code=None, ids=ids)
+    write_status(run_dir, status)
+    env = dict(os.environ)
+    env.update(task.env)
+    env["PYTHONUNBUFFERED"] = "1"  # so run.log and `sweepgen status` follow the run as it goes
+    with open(run_dir / LOG_FILE, "ab") as log:  # append: earlier attempts are evidence
+        log.write(f"{ATTEMPT_MARK} {status.attempt} at {status.started} on {ids['host']} "
+                  f"(Slurm job {ids['job_id']}): {' '.join(task.argv)} ===\n".encode())
+        log.flush()
+        try:
+            child.append(subprocess.Popen(list(task.argv), stdin=subprocess.DEVNULL, stdout=log,
+                                          stderr=subprocess.STDOUT, env=env))
+        except OSError as err:
+            log.write(f"sweepgen: could not start the run: {err}\n".encode())
+            write_status(run_dir, replace(status, state=RunState.FAILED, ended=utc_now(),
+                                          reason=f"could not start: {err.strerror or err}"))
+            sys.exit(127)
+        code = child[0].wait()
+    state, reason = outcome(code, finished=is_finished(run_dir), timed_out=flags["timeout"],
+                            cancelled=flags["cancel"])
+    if flags["timeout"]:
+        ids["slurm_state"] = "TIMEOUT"
+    write_status(run_dir, replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids))
+    if state is not RunState.FINISHED:
+        # SystemExit is not an Exception: submitit writes no result pickle and Slurm records the
+        # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)
+        sys.exit(code if code and code > 0 else 1)
+    return state.value
+
+
+def outcome(code: int, *, finished: bool, timed_out: bool, cancelled: bool) -> tuple[RunState, str | None]:
+    """The run's final state from its exit code and what happened to it. A summary.json is the one
+    proof of success, even if a late signal arrived after the trainer wrote it."""
+    if code == 0 and finished:
+        return RunState.FINISHED, None
+    if timed_out:
+        return RunState.FAILED, TIMEOUT_REASON
+    if cancelled:
+        return RunState.CANCELLED, CANCEL_REASON
+    if code == 0:
+        return RunState.FAILED, "exited 0 but wrote no summary.json"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return RunState.FAILED, f"killed by {name}"
+    return RunState.FAILED, f"exit code {code}"
