@@ -33,3 +33,43 @@ def resolve_variant(spec_path: str, variant_name: str) -> dict[str, Any]:
         raise SpecError(f"spec has no variant named {variant_name!r}",
                         location=Location(expansion.spec.path), hint=hint + " (`sweepgen list SPEC` shows them)")
     return variant.config
+
+
+def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool = False) -> list:
+    """Compile every spec, then (unless ``dry_run``) write them all; nothing is written on any error.
+
+    Returns one ``sweepgen.writer.Outcome`` per spec: what was (or would be) created, updated,
+    left unchanged and removed.
+    """
+    from sweepgen import writer
+    from sweepgen.render import compile_spec
+
+    plans = [compile_spec(path, out_root) for path in spec_paths]
+    outcomes = writer.plan_actions(plans)
+    if not dry_run:
+        writer.apply(outcomes)
+    return outcomes
+
+
+def check(spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: bool = False):
+    """Validate specs and compare their rendering with ``out_root``; returns a ``check.Report``."""
+    from sweepgen.check import check as run_check
+
+    return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps)
+
+
+def matrix(spec_path: str) -> tuple[Expansion, list[str]]:
+    """The variants of a spec and the leaf paths whose values differ between them."""
+    from sweepgen.render import varying_paths
+
+    expansion = load_and_expand(spec_path)
+    return expansion, varying_paths(expansion)
+
+
+def spec_json_schema() -> dict[str, Any]:
+    """JSON Schema of the spec format (for editor completion)."""
+    from sweepgen.spec import SpecModel
+
+    schema = SpecModel.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema

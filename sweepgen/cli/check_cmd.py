@@ -1,0 +1,75 @@
+"""``sweepgen check [SPEC…] [--format text|json|github]``: the CI lint for specs and generated files."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import click
+
+from sweepgen.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
+
+
+@click.command()
+@click.argument("specs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "out_root", default="generated", show_default=True, type=click.Path(file_okay=False),
+              help="output root the generated files live under")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
+              help="github prints workflow annotations (::error file=…,line=…::…)")
+def check(specs: tuple[str, ...], out_root: str, fmt: str) -> int:
+    """Check SPECs (default: every specs/*.yaml here): valid, and generated files up to date.
+
+    Exit 0 when all is well, 1 when generated files are stale, edited, missing or orphaned,
+    2 when a spec is invalid.
+    """
+    from sweepgen import api
+    from sweepgen.errors import UserError
+
+    discovered = not specs
+    if discovered:
+        specs = tuple(sorted(glob.glob(os.path.join("specs", "*.yaml")) + glob.glob(os.path.join("specs", "*.yml"))))
+        if not specs:
+            raise UserError("no specs given and none found in specs/*.yaml",
+                            hint="run from the project root, or name the spec files")
+    report = api.check(list(specs), out_root, orphan_sweeps=discovered)
+    if fmt == "json":
+        click.echo(json.dumps({"ok": not report.problems, "specs": report.specs, "files": report.files,
+                               "problems": [p.as_dict() for p in report.problems]}, indent=2, sort_keys=True))
+    elif fmt == "github":
+        for p in report.problems:
+            props = f"file={_prop(p.path)}" + (f",line={p.line}" if p.line else "") + (f",col={p.col}" if p.col else "")
+            text = f"{p.kind}: {p.message}" + (f" (hint: {p.hint})" if p.hint else "")
+            click.echo(f"::error {props}::{_data(text)}")
+        click.echo(_summary(report))
+    else:
+        _print_text(report)
+    if report.invalid:
+        return EXIT_USAGE
+    return EXIT_PROBLEMS if report.problems else EXIT_OK
+
+
+def _summary(report) -> str:
+    state = "ok" if not report.problems else f"{len(report.problems)} problem(s)"
+    return f"checked {report.specs} spec(s), {report.files} generated file(s): {state}"
+
+
+def _print_text(report) -> None:
+    for p in report.problems:
+        where = p.path + (f":{p.line}" if p.line else "") + (f":{p.col}" if p.col and p.line else "")
+        level = "error" if p.kind == "invalid" else p.kind
+        click.echo(f"{where}: {level}: {p.message}", err=False)
+        if p.hint:
+            click.echo(f"  hint: {p.hint}")
+        if p.diff:
+            click.echo(p.diff, nl=False)
+    click.echo(_summary(report))
+
+
+def _data(text: str) -> str:
+    # GitHub workflow-command escaping
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")

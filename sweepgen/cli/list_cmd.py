@@ -1,0 +1,46 @@
+"""``sweepgen list SPEC``: the variant matrix, one row per variant, one column per varying path."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from sweepgen.cli import EXIT_OK
+
+
+@click.command("list")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def list_variants(spec: str, fmt: str) -> int:
+    """Show the variants SPEC expands to and the values that differ between them."""
+    from sweepgen import api, paths
+
+    expansion, varying = api.matrix(spec)
+    rows = [[v.name] + [_cell(paths.get(v.config, p)) for p in varying] for v in expansion.variants]
+    if fmt == "json":
+        click.echo(json.dumps({"varying": varying, "variants": [
+            {"name": v.name, "values": {p: val for p in varying
+                                        if (val := paths.get(v.config, p)) is not paths.MISSING}}
+            for v in expansion.variants]}, indent=2))
+        return EXIT_OK
+    from rich.table import Table
+
+    from sweepgen.cli._console import stdout
+
+    table = Table(title=f"{expansion.spec.path}: {len(rows)} variant(s)")
+    table.add_column("variant")
+    for p in varying:
+        table.add_column(p)
+    for row in rows:
+        table.add_row(*row)
+    stdout().print(table)
+    return EXIT_OK
+
+
+def _cell(value) -> str:
+    from sweepgen import paths
+
+    if value is paths.MISSING:
+        return "-"
+    return json.dumps(value) if not isinstance(value, str) else value

@@ -1,0 +1,89 @@
+"""The spec's optional ``schema:``: a pydantic model (``module:Class``) or a JSON Schema file.
+
+Either becomes one function ``config -> [(dotted path, message), ...]`` (empty when valid), so the
+validator does not care which kind it got. JSON Schema files are checked by our own small
+validator (sweepgen.jsonschema_subset) instead of the ``jsonschema`` package, to keep core
+dependencies light; it rejects keywords it does not implement instead of ignoring them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from typing import Any, Callable
+
+from sweepgen.errors import SpecError
+from sweepgen.spec import Spec
+
+Validator = Callable[[dict], list[tuple[str, str]]]
+
+
+def load_validator(spec: Spec) -> Validator | None:
+    ref = spec.model.schema_
+    if ref is None:
+        return None
+    loc = spec.loc(("schema",))
+    if ref.endswith(".json"):
+        return _json_schema(spec, ref, loc)
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise SpecError(f"schema {ref!r} is neither `module:Class` nor a .json file", location=loc,
+                        hint="e.g. `schema: trainer.config:RunConfig` or `schema: ../schemas/run.json`")
+    model = _import(module_name, attr, loc)
+    from pydantic import BaseModel
+    from pydantic import ValidationError as PydanticValidationError
+
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise SpecError(f"schema {ref!r} is not a pydantic model class", location=loc,
+                        hint="name a pydantic BaseModel subclass as module:Class")
+
+    def validate(config: dict) -> list[tuple[str, str]]:
+        try:
+            model.model_validate(config)
+        except PydanticValidationError as err:
+            return [(".".join(str(p) for p in e["loc"]), e["msg"]) for e in err.errors(include_url=False)]
+        return []
+
+    return validate
+
+
+def _import(module_name: str, attr: str, loc) -> Any:
+    # The working directory is importable, as with `python -m`, so a project's own config models work.
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise SpecError(f"cannot import schema module {module_name!r}: {err}", location=loc,
+                        hint="install the package that defines it, or run from the project root") from None
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    if not hasattr(module, attr):
+        raise SpecError(f"module {module_name!r} has no {attr!r}", location=loc, hint="check the class name")
+    return getattr(module, attr)
+
+
+def _json_schema(spec: Spec, ref: str, loc) -> Validator:
+    from sweepgen import jsonschema_subset
+
+    full = os.path.normpath(os.path.join(spec.dir, ref))
+    try:
+        with open(full, encoding="utf-8") as fh:
+            schema = json.load(fh)
+    except FileNotFoundError:
+        raise SpecError(f"schema file not found: {ref}", location=loc,
+                        hint="the path is relative to the spec file") from None
+    except json.JSONDecodeError as err:
+        raise SpecError(f"schema file {ref} is not valid JSON: {err.msg} at line {err.lineno}",
+                        location=loc) from None
+    try:
+        jsonschema_subset.check_schema(schema)
+    except jsonschema_subset.UnsupportedSchema as err:
+        raise SpecError(f"schema file {ref}: {err}", location=loc,
+                        hint=f"supported keywords: {', '.join(sorted(jsonschema_subset.SUPPORTED))}") from None
+    return lambda config: jsonschema_subset.validate(config, schema)

@@ -1,0 +1,125 @@
+"""A small JSON Schema (draft 2020-12 subset) validator for the spec's ``schema: file.json``.
+
+Why not the ``jsonschema`` package: it pulls compiled dependencies into a core that a CI lint job
+installs. Why a subset is safe: every keyword outside ``SUPPORTED`` is rejected when the schema is
+loaded, so a schema never silently validates less than its author wrote.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SUPPORTED = frozenset({
+    "$schema", "$id", "$comment", "title", "description", "default", "examples",
+    "type", "enum", "const", "properties", "required", "additionalProperties", "items",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
+    "pattern", "minItems", "maxItems", "anyOf", "allOf", "oneOf", "not",
+})
+_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+class UnsupportedSchema(Exception):
+    pass
+
+
+def check_schema(schema: Any, where: str = "#") -> None:
+    if isinstance(schema, bool):
+        return
+    if not isinstance(schema, dict):
+        raise UnsupportedSchema(f"{where} is not a schema object")
+    unknown = sorted(set(schema) - SUPPORTED)
+    if unknown:
+        raise UnsupportedSchema(f"{where} uses unsupported keyword(s) {', '.join(unknown)}")
+    types = schema.get("type")
+    for t in types if isinstance(types, list) else [types] if types else []:
+        if t not in _TYPES:
+            raise UnsupportedSchema(f"{where}: unknown type {t!r}")
+    for key, sub in (schema.get("properties") or {}).items():
+        check_schema(sub, f"{where}/properties/{key}")
+    for kw in ("additionalProperties", "items", "not"):
+        if isinstance(schema.get(kw), (dict, bool)):
+            check_schema(schema[kw], f"{where}/{kw}")
+    for kw in ("anyOf", "allOf", "oneOf"):
+        for i, sub in enumerate(schema.get(kw, [])):
+            check_schema(sub, f"{where}/{kw}/{i}")
+
+
+def validate(value: Any, schema: Any, path: str = "") -> list[tuple[str, str]]:
+    """Problems as (dotted path, message); empty when ``value`` matches."""
+    if schema is True:
+        return []
+    if schema is False:
+        return [(path, "no value is allowed here")]
+    out: list[tuple[str, str]] = []
+    types = schema.get("type")
+    if types is not None:
+        names = types if isinstance(types, list) else [types]
+        if not any(_TYPES[t](value) for t in names):
+            return [(path, f"expected {' or '.join(names)}, got {type(value).__name__}")]
+    if "enum" in schema and not any(_same(value, e) for e in schema["enum"]):
+        out.append((path, f"must be one of {schema['enum']!r}"))
+    if "const" in schema and not _same(value, schema["const"]):
+        out.append((path, f"must be {schema['const']!r}"))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        for kw, ok in (("minimum", lambda v, b: v >= b), ("maximum", lambda v, b: v <= b),
+                       ("exclusiveMinimum", lambda v, b: v > b), ("exclusiveMaximum", lambda v, b: v < b)):
+            if kw in schema and not ok(value, schema[kw]):
+                out.append((path, f"violates {kw} {schema[kw]}"))
+    if isinstance(value, str):
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            out.append((path, f"shorter than {schema['minLength']}"))
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            out.append((path, f"longer than {schema['maxLength']}"))
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            out.append((path, f"does not match {schema['pattern']!r}"))
+    if isinstance(value, list):
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            out.append((path, f"fewer than {schema['minItems']} items"))
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            out.append((path, f"more than {schema['maxItems']} items"))
+        if "items" in schema:
+            for i, item in enumerate(value):
+                out.extend((p or path, f"item {i}: {m}") for p, m in validate(item, schema["items"], path))
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for key in schema.get("required", []):
+            if key not in value:
+                out.append((_join(path, key), "required key is missing"))
+        extra = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            sub = _join(path, key)
+            if key in props:
+                out.extend(validate(item, props[key], sub))
+            elif extra is False:
+                out.append((sub, "key not allowed by the schema"))
+            elif isinstance(extra, dict):
+                out.extend(validate(item, extra, sub))
+    for sub in schema.get("allOf", []):
+        out.extend(validate(value, sub, path))
+    if "anyOf" in schema and not any(not validate(value, s, path) for s in schema["anyOf"]):
+        out.append((path, "matches none of anyOf"))
+    if "oneOf" in schema and sum(not validate(value, s, path) for s in schema["oneOf"]) != 1:
+        out.append((path, "must match exactly one of oneOf"))
+    if "not" in schema and not validate(value, schema["not"], path):
+        out.append((path, "matches a schema under `not`"))
+    return out
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _same(a: Any, b: Any) -> bool:
+    # JSON Schema equality: 1 == 1.0, but true != 1
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return a == b

@@ -1,0 +1,122 @@
+"""The one Jinja environment for templates and constraints: sandboxed, strict, deterministic.
+
+``ImmutableSandboxedEnvironment`` (a ``SandboxedEnvironment`` that also refuses to mutate lists and
+dicts) because resolved configs share subtrees between variants: a template calling
+``config.update(...)`` must not be able to change another variant's config. ``StrictUndefined``
+because an undefined name must be an error, never an empty string in a config.
+
+Filters for writing configs: ``to_yaml`` (block YAML that YAML 1.1 and 1.2 readers both type the
+same way), ``to_json`` and ``pyrepr`` (a Python literal; ``inf``/``nan`` as ``float("inf")``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from jinja2 import StrictUndefined
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+_PLAIN_STR = re.compile(r"^[A-Za-z_/$][A-Za-z0-9_./${}-]*$")
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
+
+
+def yaml_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        text = repr(value)
+        mantissa, _, exponent = text.partition("e")
+        if exponent and "." not in mantissa:  # 1e-05 is a string to YAML 1.1 readers; 1.0e-05 is not
+            text = f"{mantissa}.0e{exponent}"
+        return text
+    if isinstance(value, str):
+        if _PLAIN_STR.match(value) and value.lower() not in _YAML_WORDS:
+            return value
+        return json.dumps(value, ensure_ascii=False)
+    raise TypeError(f"to_yaml cannot write a {type(value).__name__}")
+
+
+def to_yaml(value: Any, indent: int = 0) -> str:
+    """Block-style YAML of plain data, keys in their given order; no trailing newline."""
+    return "\n".join(_yaml_lines(value, indent))
+
+
+def _yaml_lines(value: Any, indent: int) -> list[str]:
+    pad = " " * indent
+    if isinstance(value, dict):
+        if not value:
+            return [pad + "{}"]
+        lines = []
+        for key, item in value.items():
+            k = yaml_scalar(str(key))
+            if isinstance(item, (dict, list)) and item:
+                lines.append(f"{pad}{k}:")
+                lines.extend(_yaml_lines(item, indent + 2))
+            else:
+                lines.append(f"{pad}{k}: {_inline(item)}")
+        return lines
+    if isinstance(value, list):
+        if not value:
+            return [pad + "[]"]
+        lines = []
+        for item in value:
+            if isinstance(item, (dict, list)) and item:
+                sub = _yaml_lines(item, indent + 2)
+                lines.append(f"{pad}- {sub[0][indent + 2:]}")
+                lines.extend(sub[1:])
+            else:
+                lines.append(f"{pad}- {_inline(item)}")
+        return lines
+    return [pad + yaml_scalar(value)]
+
+
+def _inline(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    return yaml_scalar(value)
+
+
+def to_json(value: Any, indent: int | None = None) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def pyrepr(value: Any) -> str:
+    """A Python literal for plain data (dict order kept)."""
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return f'float("{value}")'
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{pyrepr(k)}: {pyrepr(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(pyrepr(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(pyrepr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    raise TypeError(f"pyrepr cannot write a {type(value).__name__}")
+
+
+def make_env(loader=None) -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        loader=loader,
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        auto_reload=False,
+    )
+    env.filters.update(to_yaml=to_yaml, to_json=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar)
+    return env
