@@ -91,6 +91,8 @@ def diff(old: Any, new: Any) -> list[Change]:
         # Always descend into differing mappings instead of reporting a whole-mapping swap.
         threshold_to_diff_deeper=0,
         ignore_nan_inequality=True,
+        # deepdiff skips keys such as `__doc__` or `__init__` by default: a silently lost change
+        ignore_private_variables=False,
     )
     changes: dict[tuple, Change] = {}
     for report, levels in tree.items():

@@ -78,6 +78,12 @@ def test_sets_are_reported_whole_and_tuple_is_not_list():
     ]
 
 
+def test_dunder_and_private_keys_are_compared_too():
+    # deepdiff would skip `__doc__`-style keys unless told otherwise
+    changes = diff({"__doc__": "a", "_p": 1, "__x": 1}, {"__doc__": "b", "_p": 2, "__x": 2})
+    assert [c.dotted for c in changes] == ["__doc__", "__x", "_p"]
+
+
 def test_nan_equals_nan_and_ref_differs_from_str():
     assert diff({"x": math.nan}, {"x": math.nan}) == []
     (change,) = diff({"x": Ref("torch.bfloat16")}, {"x": "torch.bfloat16"})
@@ -204,7 +210,7 @@ _scalars = st.one_of(
     st.sampled_from(["", "a", "1", "a.b", "x y"]),
     st.sampled_from([Ref("a"), Ref("a.b")]),
 )
-_keys = st.sampled_from(["a", "b", "c", "a.b", "0", "--lr", ""])
+_keys = st.sampled_from(["a", "b", "c", "a.b", "0", "--lr", "", "__doc__", "_x"])
 configs = st.recursive(
     _scalars,
     lambda children: st.one_of(

@@ -1,0 +1,92 @@
+"""`sweepgen diff A B`: semantic diff of two configs, optionally gated by `--allow` globs.
+
+Exit codes: 0 the configs are equal, or every change is allowed by an --allow glob; 1 some change
+is not allowed (with no --allow at all, any change: like diff(1)); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command("diff")
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@click.option("--allow", "allow", multiple=True, metavar="GLOB",
+              help="A path that may differ (repeatable). `*` is one path segment, `**` any depth, "
+                   "[N] a list index, e.g. --allow 'debate_streamer.reward_shaping_params.**'.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: one line per change, `path: old -> new`; json: a machine-readable report.")
+def diff(a: str, b: str, allow: tuple[str, ...], fmt: str) -> int:
+    """Compare two configs path by path, type-strictly (1, 1.0 and True differ).
+
+    A and B are YAML, JSON, TOML, Python (read through the AST, never imported) or shell/sbatch
+    files (their #SBATCH directives and command-line flags), or SPEC.yaml:VARIANT for one resolved
+    variant of a sweep spec.
+    """
+    from sweepgen import diff as semantic
+    from sweepgen.configfile import load_config
+
+    old, new = load_config(a), load_config(b)
+    globs = semantic.check_globs(allow, old, new)
+    changes = semantic.diff(old, new)
+    refused = {change.path for change in semantic.disallowed(changes, globs)}
+    if fmt == "json":
+        click.echo(json.dumps(_report(a, b, allow, changes, refused), indent=2, sort_keys=True))
+    else:
+        _print_text(changes, refused, gated=bool(allow))
+    return 1 if refused else 0
+
+
+def _report(a, b, allow, changes, refused) -> dict:
+    from sweepgen.diff import jsonable
+
+    return {
+        "a": a,
+        "b": b,
+        "allow": list(allow),
+        "equal": not changes,
+        "ok": not refused,
+        "changes": [
+            {
+                "path": change.dotted,
+                "kind": change.kind,
+                "old": jsonable(change.old),
+                "new": jsonable(change.new),
+                "old_type": change.old_type,
+                "new_type": change.new_type,
+                "allowed": change.path not in refused,
+            }
+            for change in changes
+        ],
+    }
+
+
+def _print_text(changes, refused, *, gated: bool) -> None:
+    if not changes:
+        click.echo("no differences")
+        return
+    for change in changes:
+        line = f"{change.dotted}: {_show(change.old, change.old_type, change)} -> " \
+               f"{_show(change.new, change.new_type, change)}"
+        if gated and change.path in refused:
+            line = click.style(line + "  [not allowed]", fg="red")
+        click.echo(line)
+    summary = f"{len(changes)} change{'s' if len(changes) != 1 else ''}"
+    if gated:
+        summary += f", {len(refused)} not allowed by --allow" if refused else ", all allowed"
+    click.echo(summary)
+
+
+def _show(value, type_name, change) -> str:
+    from sweepgen.diff import ABSENT
+
+    if value is ABSENT:
+        return "<absent>"
+    text = repr(value)
+    # name the types when they are what changed, so 1 -> 1.0 is not a puzzle
+    if change.kind == "type_changed":
+        text += f" ({type_name})"
+    return text

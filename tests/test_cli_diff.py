@@ -1,0 +1,150 @@
+"""`sweepgen diff` through the real CLI funnel: output, exit codes 0/1/2, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pyconfigs"
+REPO = Path(__file__).resolve().parents[1]
+IDENTITY = str(FIXTURES / "flink_sweep_identity.py")
+COMA = str(FIXTURES / "flink_sweep_coma_advantage.py")
+STREAMER = "sweep.kwargs.config.kwargs.debate_streamer.kwargs"
+
+
+def _diff(*args: str):
+    return CliRunner().invoke(main, ["diff", *args])
+
+
+def _yaml(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_equal_files_exit_0(tmp_path):
+    a = _yaml(tmp_path, "a.yaml", "x: 1\ny: [1, 2]\n")
+    b = _yaml(tmp_path, "b.json", '{"y": [1, 2], "x": 1}')
+    result = _diff(a, b)
+    assert (result.exit_code, result.stdout) == (0, "no differences\n")
+
+
+def test_differences_without_allow_exit_1_like_diff(tmp_path):
+    a = _yaml(tmp_path, "a.yaml", "lr: 1\nseed: 42\nname: x\n")
+    b = _yaml(tmp_path, "b.yaml", "lr: 1.0\nseed: 7\nextra: true\n")
+    result = _diff(a, b)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "extra: <absent> -> True",
+        "lr: 1 (int) -> 1.0 (float)",
+        "name: 'x' -> <absent>",
+        "seed: 42 -> 7",
+        "4 changes",
+    ]
+
+
+def test_flink_sweeps_differ_only_in_the_streamer_reward_shaping_and_the_name():
+    result = _diff(IDENTITY, COMA)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "__doc__: 'SmolLM-135M on MATH-500 with debate rollouts: reward shaping `identity`.' -> "
+        "'SmolLM-135M on MATH-500 with debate rollouts: reward shaping `coma_advantage`.'",
+        f"{STREAMER}.reward_shaping_params: <absent> -> {{'n_rollouts_per_prompt': 4}}",
+        f"{STREAMER}.reward_shaping_strategy: <absent> -> 'coma_advantage'",
+        "sweep.kwargs.name: 'smollm_135m_math500_identity' -> 'smollm_135m_math500_coma_advantage'",
+        "4 changes",
+    ]
+
+
+def test_allow_globs_turn_diff_into_a_gate():
+    allowed = ["--allow", f"{STREAMER}.reward_shaping_*", "--allow", "sweep.kwargs.name", "--allow", "__doc__"]
+    ok = _diff(IDENTITY, COMA, *allowed)
+    assert ok.exit_code == 0 and ok.stdout.endswith("4 changes, all allowed\n")
+    deep = _diff(IDENTITY, COMA, "--allow", "**.reward_shaping_params.**", "--allow", "**.reward_shaping_strategy",
+                 "--allow", "sweep.kwargs.name", "--allow", "__doc__")
+    assert deep.exit_code == 0
+    gate = _diff(IDENTITY, COMA, "--allow", f"{STREAMER}.reward_shaping_*")
+    assert gate.exit_code == 1
+    refused = [line for line in gate.stdout.splitlines() if line.endswith("[not allowed]")]
+    assert [line.split(":")[0] for line in refused] == ["__doc__", "sweep.kwargs.name"]
+    assert gate.stdout.endswith("4 changes, 2 not allowed by --allow\n")
+
+
+def test_mmdet_child_configs_diff_on_their_own_assignments():
+    result = _diff(str(FIXTURES / "faster_rcnn_r101_fpn_1x_coco.py"), str(FIXTURES / "faster_rcnn_r101_fpn_2x_coco.py"))
+    assert result.exit_code == 1
+    paths = [line.split(":")[0] for line in result.stdout.splitlines()[:-1]]
+    assert paths == ["max_epochs", "param_scheduler", "train_cfg"]
+
+
+def test_json_format_is_a_machine_readable_report(tmp_path):
+    a = _yaml(tmp_path, "a.yaml", "s: {strategy: identity}\nseed: 1\n")
+    b = _yaml(tmp_path, "b.yaml", "s: {strategy: coma, params: {n: 4}}\nseed: 1.0\n")
+    result = _diff(a, b, "--format", "json", "--allow", "s.**")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["equal"] is False and report["ok"] is False and report["allow"] == ["s.**"]
+    assert report["changes"] == [
+        {"path": "s.params", "kind": "added", "old": None, "new": {"n": 4},
+         "old_type": None, "new_type": "dict", "allowed": True},
+        {"path": "s.strategy", "kind": "changed", "old": "identity", "new": "coma",
+         "old_type": "str", "new_type": "str", "allowed": True},
+        {"path": "seed", "kind": "type_changed", "old": 1, "new": 1.0,
+         "old_type": "int", "new_type": "float", "allowed": False},
+    ]
+
+
+def test_json_format_for_equal_configs(tmp_path):
+    a = _yaml(tmp_path, "a.yaml", "x: 1\n")
+    report = json.loads(_diff(a, a, "--format", "json").stdout)
+    assert report["equal"] is True and report["ok"] is True and report["changes"] == []
+
+
+@pytest.mark.parametrize(
+    ("files", "extra", "expected"),
+    [
+        (("a.yaml", "missing.yaml"), [], "missing.yaml: error: no such file"),
+        (("a.yaml", "bad.py"), [], "bad.py:2:"),
+        (("a.yaml", "b.ini"), [], "cannot tell the format"),
+        (("a.yaml", "a.yaml"), ["--allow", "a..b"], "invalid --allow glob"),
+        (("a.yaml", "a.yaml"), ["--allow", "seeed"], "did you mean seed?"),
+        (("a.yaml", "a.yaml"), ["--format", "xml"], "Invalid value for '--format'"),
+        (("a.yaml",), [], "Missing argument 'B'"),
+    ],
+)
+def test_bad_input_exits_2_without_traceback(tmp_path, files, extra, expected):
+    _yaml(tmp_path, "a.yaml", "seed: 1\n")
+    _yaml(tmp_path, "bad.py", "x = 1\ny = = 2\n")
+    _yaml(tmp_path, "b.ini", "[x]\n")
+    result = _diff(*[str(tmp_path / f) for f in files], *extra)
+    assert result.exit_code == 2
+    assert expected in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_sbatch_scripts_diff_on_their_flags(tmp_path):
+    base = "#!/bin/bash\n#SBATCH --partition=gpu\npython -m rm.train --lr 5e-6 --steps 1000 \\\n  --out runs/{}\n"
+    a = _yaml(tmp_path, "A1.sbatch", base.format("A1"))
+    b = _yaml(tmp_path, "A2.sbatch", base.format("A2").replace("--steps 1000", "--steps 1000 --scheduler cosine"))
+    result = _diff(a, b, "--allow", "commands.*.--out", "--allow", "commands.*.--scheduler")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        "commands.python.--out: 'runs/A1' -> 'runs/A2'",
+        "commands.python.--scheduler: <absent> -> 'cosine'",
+        "2 changes, all allowed",
+    ]
+
+
+def test_console_script_end_to_end(tmp_path):
+    a = _yaml(tmp_path, "a.toml", "[t]\nseed = 42\n")
+    b = _yaml(tmp_path, "b.yaml", "t: {seed: 7}\n")
+    proc = subprocess.run([sys.executable, "-m", "sweepgen", "diff", a, b], capture_output=True, text=True,
+                          cwd=REPO, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "t.seed: 42 -> 7\n1 change\n", "")
