@@ -48,8 +48,9 @@ def _runs_table(rows, varying, *, title: str):
         table.title += " (all finished)"
     for col in rows[0]:
         numeric = col in SHORT
-        table.add_column(headers.get(col, col), justify="right" if numeric else "left",
-                         overflow="fold", no_wrap=col == "run")
+        header = headers.get(col, col)
+        table.add_column(header, justify="right" if numeric else "left", overflow="fold",
+                         no_wrap=col == "run", min_width=len(header))
     for row in rows:
         # config values exactly as configured (0.0125 stays 0.0125); measured values rounded
         table.add_row(*(_wall(v) if k == "wall_time_s" else _fmt(v) if k in SHORT else _exact(v)

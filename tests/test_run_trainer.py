@@ -1,0 +1,88 @@
+"""`sweepgen run` and `sweepgen report` with the REAL bundled trainer: a 4-run CPU sweep of the tiny
+model, two at a time; one run SIGKILLed midway is the only one re-run, and it resumes from its last
+checkpoint instead of step 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from run_support import make_config_sweep
+from trainer_support import read_jsonl, subprocess_env, tiny_cache, tiny_dict  # noqa: F401 - fixture
+
+pytestmark = [pytest.mark.slow, pytest.mark.train]
+
+STEPS, SAVE = 24, 4
+NAMES = [f"s{seed}" for seed in range(4)]
+
+
+def sweepgen(*args: str, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sweepgen", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _checkpoint_steps(run_dir: Path) -> list[int]:
+    ckpts = run_dir / "checkpoints"
+    if not ckpts.is_dir():
+        return []
+    return sorted(int(p.name.split("-")[1]) for p in ckpts.glob("checkpoint-*")
+                  if (p / "trainer_state.json").is_file())
+
+
+def test_four_run_sweep_jobs_2_then_kill_one_and_resume_only_it(tmp_path, monkeypatch, tiny_cache):
+    monkeypatch.chdir(tmp_path)
+    env = {**subprocess_env(tiny_cache), "COLUMNS": "200"}
+    configs = {}
+    for seed, name in enumerate(NAMES):
+        configs[name] = tiny_dict(f"runs/tiny4/{name}", grpo={"max_steps": STEPS},
+                                  logging={"save_steps": SAVE})
+        configs[name].update(run_name=name, seed=seed)
+    make_config_sweep(tmp_path, configs, sweep="tiny4", values={n: {"seed": i} for i, n in enumerate(NAMES)})
+    victim = tmp_path / "runs/tiny4/s0"
+
+    proc = subprocess.Popen([sys.executable, "-m", "sweepgen", "run", "generated/tiny4", "--jobs", "2"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    # kill s0 once it has a checkpoint past step 0 and is still training
+    while not (_checkpoint_steps(victim) and not (victim / "summary.json").exists()):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    pid = json.loads((victim / "sweepgen_status.json").read_text())["ids"]["pid"]
+    os.kill(pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out + err  # one run failed
+    status = json.loads((victim / "sweepgen_status.json").read_text())
+    assert status["state"] == "failed" and status["reason"] == "killed by SIGKILL"
+    for name in NAMES[1:]:
+        assert (tmp_path / f"runs/tiny4/{name}/summary.json").is_file(), name
+    assert "s0 failed (killed by SIGKILL)" in err
+    table = out[out.index("results"):]
+    assert table.count("finished") == 3 and "24/24" in table
+    killed_at = _checkpoint_steps(victim)[-1]
+    assert 0 < killed_at < STEPS
+
+    plain = sweepgen("run", "generated/tiny4", env=env)  # a failure is not retried unasked
+    assert plain.returncode == 1 and "--rerun-failed" in plain.stderr
+
+    again = sweepgen("run", "generated/tiny4", "--jobs", "2", "--rerun-failed", env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    for name in NAMES[1:]:  # skipped: one attempt each, untouched
+        run_dir = tmp_path / f"runs/tiny4/{name}"
+        assert json.loads((run_dir / "sweepgen_status.json").read_text())["attempt"] == 1
+        assert "attempt 2" not in (run_dir / "run.log").read_text()
+    summary = json.loads((victim / "summary.json").read_text())
+    assert summary["resumed_from"] == f"checkpoint-{killed_at}"  # not from step 0
+    assert "# resuming from" in (victim / "run.log").read_text().split("attempt 2")[1]
+    assert [row["step"] for row in read_jsonl(victim / "metrics.jsonl")] == list(range(1, STEPS + 1))
+
+    report = sweepgen("report", "generated/tiny4", env=env)
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "runs/tiny4/report.csv").read_text().count("\n") == 1 + len(NAMES)
+    assert (tmp_path / "runs/tiny4/report.png").stat().st_size > 10_000
