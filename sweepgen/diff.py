@@ -288,17 +288,24 @@ def is_allowed(change: Change, globs: Sequence[tuple]) -> bool:
     return bool(leaves) and all(any(_match(g, leaf) for g in globs) for leaf in leaves)
 
 
-def check_globs(globs: Iterable[str], *configs: Any) -> list[tuple]:
-    """Parse ``globs``; one matching no path in any of ``configs`` is a typo, reported loudly."""
-    parsed = [(glob, parse_glob(glob)) for glob in globs]
+def parse_globs(globs: Iterable[str]) -> list[tuple]:
+    return [parse_glob(glob) for glob in globs]
+
+
+def unmatched_globs(globs: Iterable[str], *configs: Any) -> dict[str, list[str]]:
+    """Globs matching no path in any of ``configs``, each with up to three close path names.
+
+    Such a glob cannot change a verdict (it allows nothing here), so it is not an error: the field
+    it names may legitimately be absent from both files. But it may be a typo, so say so.
+    """
     paths = {p for config in configs for p in node_paths(config)}
-    for glob, segments in parsed:
-        if not any(_match(segments, p) for p in paths):
-            names = sorted({format_path(p) for p in paths if p})
-            close = difflib.get_close_matches(glob, names, n=3, cutoff=0.6)
-            hint = f"did you mean {', '.join(close)}?" if close else "check the path against the configs"
-            raise UserError(f"--allow {glob!r} matches no path in either config", hint=hint)
-    return [segments for _, segments in parsed]
+    names: list[str] | None = None
+    found: dict[str, list[str]] = {}
+    for glob in globs:
+        if not any(_match(parse_glob(glob), p) for p in paths):
+            names = names or sorted({format_path(p) for p in paths if p})
+            found[glob] = difflib.get_close_matches(glob, names, n=3, cutoff=0.6)
+    return found
 
 
 def disallowed(changes: Iterable[Change], globs: Sequence[tuple]) -> list[Change]:

@@ -114,7 +114,6 @@ def test_json_format_for_equal_configs(tmp_path):
         (("a.yaml", "bad.py"), [], "bad.py:2:"),
         (("a.yaml", "b.ini"), [], "cannot tell the format"),
         (("a.yaml", "a.yaml"), ["--allow", "a..b"], "invalid --allow glob"),
-        (("a.yaml", "a.yaml"), ["--allow", "seeed"], "did you mean seed?"),
         (("a.yaml", "a.yaml"), ["--format", "xml"], "Invalid value for '--format'"),
         (("a.yaml",), [], "Missing argument 'B'"),
     ],
@@ -127,6 +126,15 @@ def test_bad_input_exits_2_without_traceback(tmp_path, files, extra, expected):
     assert result.exit_code == 2
     assert expected in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_an_allow_glob_matching_nothing_is_a_warning_not_a_verdict(tmp_path):
+    a = _yaml(tmp_path, "a.yaml", "seed: 1\n")
+    b = _yaml(tmp_path, "b.yaml", "seed: 2\n")
+    same = _diff(a, a, "--allow", "seeed")
+    assert same.exit_code == 0
+    assert same.stderr == "warning: --allow 'seeed' matches no path in either config; did you mean seed?\n"
+    assert _diff(a, b, "--allow", "seeed").exit_code == 1
 
 
 def test_sbatch_scripts_diff_on_their_flags(tmp_path):
@@ -148,3 +156,51 @@ def test_console_script_end_to_end(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "sweepgen", "diff", a, b], capture_output=True, text=True,
                           cwd=REPO, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "t.seed: 42 -> 7\n1 change\n", "")
+
+
+# the shipped worked example ----------------------------------------------------------------------
+
+SWEEP = REPO / "generated" / "reward_shaping_comparison"
+SHAPING = "sweep.kwargs.config.kwargs.debate_streamer.kwargs.reward_shaping_"
+needs_example = pytest.mark.skipif(not (SWEEP / "sweep.lock.json").exists(),
+                                   reason="generated/reward_shaping_comparison is not rendered")
+
+
+@needs_example
+def test_generated_identity_and_coma_differ_only_in_the_streamer_reward_shaping_arguments():
+    a, b = str(SWEEP / "sweep_identity.py"), str(SWEEP / "sweep_coma_advantage.py")
+    plain = _diff(a, b)
+    assert plain.exit_code == 1
+    assert plain.stdout.splitlines() == [
+        f"{SHAPING}params: <absent> -> {{'n_rollouts_per_prompt': 4}}",
+        f"{SHAPING}strategy: <absent> -> 'coma_advantage'",
+        "2 changes",
+    ]
+    assert _diff(a, b, "--allow", "**.debate_streamer.kwargs.reward_shaping_*").exit_code == 0
+    assert _diff(a, b, "--allow", f"{SHAPING}strategy", "--allow", f"{SHAPING}params.**").exit_code == 0
+    assert _diff(a, b, "--allow", f"{SHAPING}strategy").exit_code == 1
+    assert _diff(a, b, "--allow", "sweep.kwargs.config.kwargs.trainer.**").exit_code == 1
+
+
+@needs_example
+def test_every_pair_of_generated_variants_differs_only_in_reward_shaping():
+    files = sorted(SWEEP.glob("sweep_*.py"))
+    assert len(files) == 5
+    for a in files:
+        for b in files:
+            result = _diff(str(a), str(b), "--allow", "**.debate_streamer.kwargs.reward_shaping_*.**")
+            assert result.exit_code == 0, (a.name, b.name, result.output)
+            assert (result.stdout == "no differences\n") == (a == b)
+            shaping = _diff(str(a), str(b), "--allow", "**.debate_streamer.kwargs.reward_shaping_strategy")
+            assert shaping.exit_code == (0 if a == b else 1)
+
+
+@needs_example
+def test_spec_variants_diff_like_their_rendered_files():
+    spec = str(REPO / "specs" / "reward_shaping.yaml")
+    result = _diff(f"{spec}:identity", f"{spec}:coma_advantage", "--allow", "debate_streamer.reward_shaping_*")
+    assert result.exit_code == 0
+    assert [line.split(":")[0] for line in result.stdout.splitlines()[:-1]] == [
+        "debate_streamer.reward_shaping_params", "debate_streamer.reward_shaping_strategy"]
+    missing = _diff(f"{spec}:identity", f"{spec}:coma")
+    assert missing.exit_code == 2 and "no variant named 'coma'" in missing.stderr

@@ -30,7 +30,10 @@ def diff(a: str, b: str, allow: tuple[str, ...], fmt: str) -> int:
     from sweepgen.configfile import load_config
 
     old, new = load_config(a), load_config(b)
-    globs = semantic.check_globs(allow, old, new)
+    globs = semantic.parse_globs(allow)
+    for glob, close in semantic.unmatched_globs(allow, old, new).items():
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        click.echo(f"warning: --allow {glob!r} matches no path in either config{hint}", err=True)
     changes = semantic.diff(old, new)
     refused = {change.path for change in semantic.disallowed(changes, globs)}
     if fmt == "json":
