@@ -30,12 +30,12 @@ from trainer.data import load_rows
 from trainer.grpo import SweepgenGRPOTrainer
 from trainer.outputs import atomic_write_text
 from trainer.routing import detectors
+from trainer.routing.checkpoint import CHECKPOINT_META  # read back by `python -m trainer.eval`
 from trainer.routing.config import RoutingConfig
 from trainer.routing.dual_lora import inject_adapters, set_masks
 from trainer.routing.evaluation import METRICS, PREFIX, evaluate_modes, metric_key
 from trainer.routing.masks import ROUTED_MODES, masks_for
 
-CHECKPOINT_META = "routing.json"  # written into every checkpoint folder; read by `python -m trainer.eval`
 TRAIN_HACK_RATE = f"{PREFIX}/train_hack_rate"
 
 
