@@ -55,9 +55,11 @@ def locate_model(model: ModelConfig) -> Path | None:
         if cached is not None:
             return cached
         raise ConfigError(
-            f"model {model.path!r} is neither a local directory nor in the local Hugging Face cache",
+            f"model {model.path!r} does not exist: no such directory in {Path.cwd()}, and no such "
+            "hub id in the local Hugging Face cache",
             key="model.path",
-            hint=f"this trainer never downloads; on a machine with internet run "
+            hint=f"this trainer never downloads; for a directory, give its path relative to where "
+            f"the run starts; for a hub model, on a machine with internet run "
             f"`huggingface-cli download {model.path} --local-dir models/{model.path.split('/')[-1]}`, "
             "copy the folder here and set model.path to it",
         )

@@ -130,6 +130,14 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
             raise RuntimeError(f"team rewards disagree: TRL scored {logged}, the debate scored {ours}")
 
     # ---- outputs -----------------------------------------------------------------------------
+    def summary_extras(self) -> dict[str, Any]:
+        """summary.json's ``debate``: the debate metrics averaged like final_reward (last window)."""
+        from trainer.outputs import read_jsonl
+
+        rows = read_jsonl(self.run_dir.metrics)  # all sessions of a resumed run
+        window = rows[-self.run_config.logging.summary_window :]
+        return {"debate": summarize_debate(window, self._strategy)}
+
     def sample_rows(self) -> list[dict[str, Any]]:
         """samples.jsonl rows with the per-role advantages actually applied and the debate's turns."""
         rows = super().sample_rows()
@@ -146,3 +154,22 @@ def _final_turn(score):
         return score(turns[-1].text) if turns else 0.0
 
     return team_score
+
+
+# The debate metrics that summary.json (and so `sweepgen report`) carries, by their summary names.
+SUMMARY_KEYS = {
+    "team_accuracy": "debate/team_accuracy",
+    "reward_solver": "debate/reward/solver",
+    "reward_critic": "debate/reward/critic",
+    "zero_advantage_groups": "debate/zero_advantage_groups",
+    "length_tokens": "debate/length_tokens",
+}
+
+
+def summarize_debate(rows: list[dict], strategy: str) -> dict[str, Any]:
+    """Mean of each debate metric over ``rows`` (metrics.jsonl rows); None when no row has it."""
+    out: dict[str, Any] = {"strategy": strategy}
+    for name, key in SUMMARY_KEYS.items():
+        values = [r[key] for r in rows if isinstance(r.get(key), (int, float))]
+        out[name] = sum(values) / len(values) if values else None
+    return out

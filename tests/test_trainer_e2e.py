@@ -1,0 +1,175 @@
+"""The trainer end to end on the tiny model, on CPU: it learns, every parameter moves, runs are
+reproducible, bad configs fail before any model loads, killed runs resume, NaN stops the run."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+from trainer_support import read_jsonl, subprocess_env, tiny_cache, tiny_dict, write_config  # noqa: F401
+
+from sweepgen.errors import ConfigError
+from trainer import rewards
+from trainer.config import RunConfig
+from trainer.outputs import TIMING_KEYS, TrainingDiverged
+
+pytestmark = pytest.mark.train
+
+
+def run_cfg(data):
+    from trainer.run import run
+
+    return run(RunConfig.model_validate(data))
+
+
+def without_timing(rows):
+    return [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows]
+
+
+@pytest.mark.slow
+def test_tiny_model_learns_happy_count_within_60_steps(tiny_cache, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    summary = run_cfg(tiny_dict("runs/learn"))
+    run = tmp_path / "runs" / "learn"
+    rewards_by_step = [r["reward_mean"] for r in read_jsonl(run / "metrics.jsonl")]
+    assert len(rewards_by_step) == 60
+    assert sum(rewards_by_step[:5]) / 5 < 0.3
+    assert sum(rewards_by_step[-5:]) / 5 > 0.7
+    # The run directory follows docs/ARCHITECTURE.md.
+    assert yaml.safe_load((run / "config.yaml").read_text())["grpo"]["loss_type"] == "grpo"
+    row = read_jsonl(run / "metrics.jsonl")[0]
+    for key in ("step", "reward_mean", "reward_std", "loss", "entropy", "completion_length",
+                "step_time", "kl"):
+        assert key in row
+    samples = read_jsonl(run / "samples.jsonl")
+    assert {s["step"] for s in samples} == set(range(1, 61)) and len(samples) == 60 * 16
+    assert set(samples[0]) >= {"step", "prompt", "completion", "reward"}
+    assert (run / "checkpoints" / "checkpoint-60" / "trainer_state.json").is_file()
+    assert summary["steps"] == 60 and summary["final_reward"] > 0.7
+    assert summary["best_reward"] >= summary["final_reward"]
+    assert set(summary["diversity"]) == {"n_samples", "unique_ratio", "mean_pairwise_jaccard"}
+    assert isinstance(summary["degenerate"], bool) and summary["wall_time_s"] > 0
+    # Never overwrite a finished run.
+    with pytest.raises(ConfigError, match="already finished"):
+        run_cfg(tiny_dict("runs/learn"))
+
+
+def test_every_parameter_changes_after_a_few_steps(tiny_cache, tmp_path):
+    import torch
+
+    from trainer.grpo import build_trainer
+    from trainer.models import ensure_model_dir, load_model_and_tokenizer
+    from trainer.data import load_dataset
+    from trainer.outputs import RunDir
+
+    # sentence_length varies within every group, so every step has a learning signal.
+    cfg = RunConfig.model_validate(tiny_dict(
+        tmp_path / "run", reward={"name": "sentence_length", "params": {"target_words": 3}},
+        grpo={"max_steps": 3, "beta": 0.02}))
+    model, tok = load_model_and_tokenizer(ensure_model_dir(cfg.model), "float32")
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    run_dir = RunDir(cfg.output_dir)
+    run_dir.start(cfg, {})
+    trainer = build_trainer(cfg, run_dir, model=model, tokenizer=tok,
+                            train_dataset=load_dataset(cfg.data))
+    trainer.train()
+    unchanged = [n for n, p in trainer.model.named_parameters() if torch.equal(p, before[n])]
+    assert unchanged == []
+    assert len(before) == 2 * 9 + 3  # embed, final norm, lm_head + 9 tensors per block
+
+
+def test_same_config_and_seed_give_identical_metrics(tiny_cache, tmp_path):
+    base = tiny_dict(tmp_path / "a", grpo={"max_steps": 8, "beta": 0.02})
+    run_cfg(base)
+    run_cfg({**base, "output_dir": str(tmp_path / "b")})
+    a = read_jsonl(tmp_path / "a" / "metrics.jsonl")
+    b = read_jsonl(tmp_path / "b" / "metrics.jsonl")
+    assert without_timing(a) == without_timing(b)
+    assert set(a[0]) - set(without_timing(a)[0]) == TIMING_KEYS  # only wall-clock keys differ
+    assert (tmp_path / "a" / "samples.jsonl").read_text() == (tmp_path / "b" / "samples.jsonl").read_text()
+    c_cfg = {**base, "output_dir": str(tmp_path / "c"), "seed": 1}
+    run_cfg(c_cfg)
+    assert without_timing(read_jsonl(tmp_path / "c" / "metrics.jsonl")) != without_timing(a)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"grpo": {"lerning_rate": 1e-3}}, "unknown key `grpo.lerning_rate`"),
+    ({"reward": {"name": "hapy_count"}}, "unknown reward `hapy_count`"),
+    ({"model": {"path": "models/missing"}}, "does not exist"),
+    ({"data": {"source": "missing.jsonl"}}, "data file 'missing.jsonl' does not exist"),
+])
+def test_bad_configs_fail_before_any_model_loads(tiny_cache, tmp_path, monkeypatch, capsys,
+                                                 change, message):
+    from trainer import models
+    from trainer.__main__ import main
+
+    def must_not_load(*args, **kwargs):
+        raise AssertionError("a model was loaded for an invalid config")
+
+    monkeypatch.setattr(models, "ensure_model_dir", must_not_load)
+    monkeypatch.setattr(models, "load_model_and_tokenizer", must_not_load)
+    monkeypatch.chdir(tmp_path)
+    data = tiny_dict("runs/bad")
+    for section, values in change.items():
+        data[section] = {**data.get(section, {}), **values}
+        if section == "model":
+            data[section].pop("tiny", None)
+    path = write_config(tmp_path / "bad.yaml", data)
+    assert main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "runs" / "bad").exists()
+
+
+def test_cli_exit_code_and_location_without_traceback(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("run_name: r\noutput_dir: o\ngrpo:\n  bta: 0.1\n")
+    proc = subprocess.run([sys.executable, "-m", "trainer", str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2
+    assert f"{path}:4:3: error: unknown key `grpo.bta`" in proc.stderr
+    assert "did you mean `beta`" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_from_its_last_checkpoint(tiny_cache, tmp_path):
+    data = tiny_dict("runs/r", grpo={"max_steps": 40, "beta": 0.02}, logging={"save_steps": 5})
+    path = write_config(tmp_path / "r.yaml", data)
+    env = subprocess_env(tiny_cache)
+    proc = subprocess.Popen([sys.executable, "-m", "trainer", str(path)], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = tmp_path / "runs" / "r" / "checkpoints" / "checkpoint-5" / "trainer_state.json"
+    deadline = time.monotonic() + 180
+    while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    run = tmp_path / "runs" / "r"
+    assert first.exists() and not (run / "summary.json").exists(), "the run was not killed midway"
+    done = subprocess.run([sys.executable, "-m", "trainer", str(path)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "# resuming from" in done.stdout
+    summary = yaml.safe_load((run / "summary.json").read_text())
+    assert summary["resumed_from"].startswith("checkpoint-") and summary["steps"] == 40
+    steps = [r["step"] for r in read_jsonl(run / "metrics.jsonl")]
+    assert steps == list(range(1, 41))  # no step lost, none doubled
+    # The resumed run continues exactly where the uninterrupted one would have been.
+    run_cfg({**data, "output_dir": str(tmp_path / "straight")})
+    straight = read_jsonl(tmp_path / "straight" / "metrics.jsonl")
+    assert without_timing(read_jsonl(run / "metrics.jsonl")) == without_timing(straight)
+
+
+def test_nan_reward_stops_the_run(tiny_cache, tmp_path, monkeypatch):
+    def nan_reward(completions, columns):
+        return [float("nan")] * len(completions)
+
+    monkeypatch.setattr(rewards, "REWARDS", dict(rewards.REWARDS))  # restored after the test
+    rewards.register("nan_reward")(nan_reward)
+    with pytest.raises(TrainingDiverged, match="nan_reward returned NaN"):
+        run_cfg(tiny_dict(tmp_path / "nan", reward={"name": "nan_reward", "params": {}}))
+    assert not (tmp_path / "nan" / "summary.json").exists()

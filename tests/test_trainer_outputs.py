@@ -1,0 +1,108 @@
+"""The run directory rules: never overwrite a finished run, never mix two configs, roll logs back
+to the resume point, summary from the logged files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sweepgen.errors import ConfigError
+from trainer.config import RunConfig
+from trainer.outputs import RunDir, atomic_write_text, read_jsonl, summarize
+
+
+def cfg_for(tmp_path, **grpo):
+    return RunConfig.model_validate({"run_name": "r", "output_dir": str(tmp_path / "run"),
+                                     "grpo": grpo, "logging": {"summary_window": 2}})
+
+
+def test_finished_run_is_refused(tmp_path):
+    cfg = cfg_for(tmp_path)
+    run = RunDir(cfg.output_dir)
+    run.start(cfg, {})
+    run.summary.write_text("{}")
+    with pytest.raises(ConfigError, match="already finished") as info:
+        run.start(cfg, {})
+    assert "never overwritten" in info.value.hint
+    assert run.summary.read_text() == "{}"
+
+
+def test_other_config_in_the_folder_is_refused(tmp_path):
+    cfg = cfg_for(tmp_path)
+    RunDir(cfg.output_dir).start(cfg, {})
+    with pytest.raises(ConfigError, match="different config"):
+        RunDir(cfg.output_dir).start(cfg_for(tmp_path, beta=0.1), {})
+    RunDir(cfg.output_dir).start(cfg, {})  # the same config resumes
+
+
+def test_start_rolls_logs_back_to_the_last_complete_checkpoint(tmp_path):
+    cfg = cfg_for(tmp_path)
+    run = RunDir(cfg.output_dir)
+    run.start(cfg, {})
+    run.append(run.metrics, [{"step": s, "reward_mean": 0.1 * s, "elapsed_s": float(s)}
+                             for s in range(1, 8)])
+    run.append(run.samples, [{"step": s, "completion": "x"} for s in range(1, 8)])
+    (run.checkpoints / "checkpoint-5").mkdir(parents=True)
+    (run.checkpoints / "checkpoint-5" / "trainer_state.json").write_text("{}")
+    (run.checkpoints / "checkpoint-7").mkdir()  # cut short: no trainer_state.json
+    checkpoint, offset = run.start(cfg, {})
+    assert checkpoint.name == "checkpoint-5" and offset == 5.0
+    assert [r["step"] for r in read_jsonl(run.metrics)] == [1, 2, 3, 4, 5]
+    assert [r["step"] for r in read_jsonl(run.samples)] == [1, 2, 3, 4, 5]
+
+
+def test_no_checkpoint_restarts_from_scratch(tmp_path):
+    cfg = cfg_for(tmp_path)
+    run = RunDir(cfg.output_dir)
+    run.start(cfg, {})
+    run.append(run.metrics, [{"step": 1, "reward_mean": 0.0}])
+    assert run.start(cfg, {}) == (None, 0.0)
+    assert read_jsonl(run.metrics) == []
+
+
+def test_truncated_last_line_is_dropped(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"step": 1}\n{"step": 2, "rew')
+    assert read_jsonl(path) == [{"step": 1}]
+
+
+def test_nan_is_written_as_null(tmp_path):
+    cfg = cfg_for(tmp_path)
+    run = RunDir(cfg.output_dir)
+    run.start(cfg, {})
+    run.append(run.metrics, [{"step": 1, "kl": float("nan")}])
+    assert json.loads(run.metrics.read_text()) == {"step": 1, "kl": None}
+
+
+def test_summarize_window_best_and_diversity(tmp_path):
+    cfg = cfg_for(tmp_path)
+    metrics = [{"step": s, "reward_mean": r, "elapsed_s": s * 1.0}
+               for s, r in zip([1, 2, 3, 4], [0.0, 1.0, 0.6, 0.2])]
+    samples = [{"step": 4, "completion": c} for c in ["a b", "a b", "c d", "e"]] + [
+        {"step": 3, "completion": "old"}]
+    s = summarize(metrics, samples, cfg)
+    assert s["final_reward"] == pytest.approx(0.4)  # mean of the last 2 steps
+    assert s["best_reward"] == pytest.approx(0.8)   # best 2-step window: steps 2-3
+    assert s["steps"] == 4 and s["diversity"]["n_samples"] == 4
+    assert s["diversity"]["unique_ratio"] == 0.75 and s["degenerate"] is False
+
+
+def test_write_summary_is_last_and_atomic(tmp_path):
+    cfg = cfg_for(tmp_path)
+    run = RunDir(cfg.output_dir)
+    run.start(cfg, {})
+    with pytest.raises(Exception, match="logged no step"):
+        run.write_summary(cfg)
+    assert not run.summary.exists()
+    run.append(run.metrics, [{"step": 1, "reward_mean": 0.5}])
+    out = run.write_summary(cfg, {"wall_time_s": 3.0})
+    assert json.loads(run.summary.read_text()) == out and out["wall_time_s"] == 3.0
+    assert [p.name for p in run.path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_atomic_write_replaces_whole_file(tmp_path):
+    path = tmp_path / "f.txt"
+    atomic_write_text(path, "one")
+    atomic_write_text(path, "two")
+    assert path.read_text() == "two" and len(list(tmp_path.iterdir())) == 1
