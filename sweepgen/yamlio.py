@@ -128,6 +128,8 @@ def loads(text: str, path: str, *, string_keys: bool = True) -> Doc:
         mark = err.problem_mark or err.context_mark
         loc = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
         problem = err.problem or err.context or "invalid YAML"
+        if err.context and err.context_mark is not None and err.problem:
+            problem += f" ({err.context} started at line {err.context_mark.line + 1})"
         raise SpecError(f"YAML syntax error: {problem}", location=loc,
                         hint="fix the YAML syntax (indentation, quotes, colons)") from None
     except yaml.YAMLError as err:  # e.g. a second document, or bad bytes
