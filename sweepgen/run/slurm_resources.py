@@ -97,6 +97,7 @@ def resources_from_lock(lock: Mapping[str, Any], *, lock_path: str) -> SlurmReso
         )
     if not isinstance(raw, Mapping):
         raise _bad("resources", "must be a mapping", lock_path, "e.g. resources: {time: 60}")
+    raw = {k: v for k, v in raw.items() if v is not None}  # the lock writes unset keys as null
     unknown = sorted(set(raw) - set(KNOWN_KEYS))
     if unknown:
         raise _bad(f"resources.{unknown[0]}", "is not a known resource", lock_path,

@@ -28,8 +28,8 @@ from pathlib import Path
 from sweepgen.run.base import LOG_FILE, RunState, RunStatus, is_finished, this_host, utc_now, write_status
 from sweepgen.run.progress import ATTEMPT_MARK
 
-TIMEOUT_REASON = "timed out: the Slurm time limit was reached (raise resources.time, then --rerun-failed)"
-CANCEL_REASON = "cancelled (scancel or `sweepgen cancel`); resume with --rerun-failed"
+TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
+CANCEL_REASON = "cancelled"
 
 
 @dataclass(frozen=True)
