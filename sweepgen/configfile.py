@@ -19,9 +19,17 @@ from sweepgen.errors import ConfigError, Location
 SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".sbatch")
 
 
-def load_config(ref: str) -> Any:
-    """The data in the config named by ``ref``: a file path, or ``spec.yaml:variant``."""
+def load_config(ref: str, *, resolve_bases: bool = False) -> Any:
+    """The data in the config named by ``ref``: a file path, or ``spec.yaml:variant``.
+
+    ``resolve_bases`` merges mmengine-style ``_base_`` files in and substitutes names bound
+    earlier in a Python file (see ``sweepgen.pyinherit``); without it, files are read as written.
+    """
     path = Path(ref)
+    if resolve_bases and path.is_file() and path.suffix.lower() in _LOADERS:
+        from sweepgen.pyinherit import load_with_bases
+
+        return load_with_bases(path)
     if not path.is_file():
         spec, sep, variant = ref.rpartition(":")
         if sep and variant and Path(spec).suffix in (".yaml", ".yml") and Path(spec).is_file():

@@ -24,10 +24,14 @@ The mapping, in short:
 from __future__ import annotations
 
 import ast
+import copy
 from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
+
+
+_UNBOUND = object()
 
 
 class Ref(str):
@@ -39,7 +43,7 @@ class Ref(str):
         return str(self)
 
 
-def load_python_config(path: str | Path) -> dict[str, Any]:
+def load_python_config(path: str | Path, *, resolve_names: bool = False) -> dict[str, Any]:
     """Parse the file at ``path`` into a mapping; a syntax error is a ``ConfigError`` with its place."""
     path = Path(path)
     try:
@@ -48,11 +52,19 @@ def load_python_config(path: str | Path) -> dict[str, Any]:
         raise ConfigError(
             f"cannot read Python config: {err.strerror}", location=Location(str(path))
         ) from err
-    return parse_python_config(source, str(path))
+    return parse_python_config(source, str(path), resolve_names=resolve_names)
 
 
-def parse_python_config(source: str | bytes, filename: str = "<string>") -> dict[str, Any]:
-    """Parse Python ``source`` (str, or bytes honouring a coding cookie) into a mapping."""
+def parse_python_config(
+    source: str | bytes, filename: str = "<string>", *, resolve_names: bool = False
+) -> dict[str, Any]:
+    """Parse Python ``source`` (str, or bytes honouring a coding cookie) into a mapping.
+
+    With ``resolve_names``, a bare name that an earlier statement of the file bound to data is
+    replaced by a copy of that data, as running the file would (mmengine evaluates configs so:
+    ``type=dataset_type`` becomes ``type='CocoDataset'``). Names bound by imports, or not bound in
+    the file, stay ``Ref``s.
+    """
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as err:
@@ -64,7 +76,7 @@ def parse_python_config(source: str | bytes, filename: str = "<string>") -> dict
     except (ValueError, RecursionError) as err:  # null bytes, absurd nesting
         raise ConfigError(f"cannot parse Python config: {err}", location=Location(filename)) from err
     try:
-        return _Reader(filename).body(tree.body)
+        return _Reader(filename, resolve_names).body(tree.body)
     except RecursionError as err:
         raise ConfigError(
             "Python config is nested too deeply to read", location=Location(filename)
@@ -74,14 +86,26 @@ def parse_python_config(source: str | bytes, filename: str = "<string>") -> dict
 class _Reader:
     """Turns statements and expressions into data; ``filename`` only serves error locations."""
 
-    def __init__(self, filename: str) -> None:
+    def __init__(self, filename: str, resolve_names: bool = False) -> None:
         self.filename = filename
+        self.resolve_names = resolve_names
+        self.scopes: list[dict[str, Any]] = []  # module scope, then enclosing class bodies
 
     # statements ---------------------------------------------------------------------------------
 
     def body(self, statements: list[ast.stmt]) -> dict[str, Any]:
         scope: dict[str, Any] = {}
         rest: list[Any] = []
+        self.scopes.append(scope)
+        try:
+            self._statements(statements, scope, rest)
+        finally:
+            self.scopes.pop()
+        if rest:
+            scope["__statements__"] = rest
+        return scope
+
+    def _statements(self, statements: list[ast.stmt], scope: dict[str, Any], rest: list[Any]) -> None:
         for index, stmt in enumerate(statements):
             if index == 0 and _is_docstring(stmt):
                 scope["__doc__"] = stmt.value.value  # type: ignore[attr-defined]
@@ -121,9 +145,6 @@ class _Reader:
                 scope[stmt.name] = {"expr": _source(stmt)}
             else:
                 rest.append({"expr": _source(stmt)})
-        if rest:
-            scope["__statements__"] = rest
-        return scope
 
     def class_body(self, node: ast.ClassDef) -> dict[str, Any]:
         mapping = self.body(node.body)
@@ -168,7 +189,7 @@ class _Reader:
         else:
             outer, outer_key = self._nested_slot(scope, parent)
             container = None if outer is None else outer.get(outer_key)
-        if isinstance(container, dict) and not _is_special(container):
+        if isinstance(container, dict) and not is_call_or_expr(container):
             return container, key
         return None, None
 
@@ -198,6 +219,12 @@ class _Reader:
             if all(isinstance(part, ast.Constant) for part in node.values):
                 return "".join(part.value for part in node.values)  # type: ignore[attr-defined]
             return {"expr": _source(node)}
+        if isinstance(node, ast.Name) and self.resolve_names:
+            # innermost scope first: a class body sees its own earlier names, then the module's
+            for scope in (self.scopes[-1], self.scopes[0]):
+                bound = scope.get(node.id, _UNBOUND)
+                if bound is not _UNBOUND and not isinstance(bound, Ref):
+                    return copy.deepcopy(bound)
         if isinstance(node, (ast.Name, ast.Attribute)):
             dotted = _dotted(node)
             return Ref(dotted) if dotted is not None else {"expr": _source(node)}
@@ -288,6 +315,6 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     )
 
 
-def _is_special(mapping: dict) -> bool:
+def is_call_or_expr(mapping: dict) -> bool:
     """A mapping that stands for a call or an opaque expression, not for a dict literal."""
     return set(mapping) in ({"call", "args", "kwargs"}, {"expr"}) or "augassign" in mapping

@@ -78,7 +78,7 @@ def test_allow_globs_turn_diff_into_a_gate():
 
 
 def test_mmdet_child_configs_diff_on_their_own_assignments():
-    result = _diff(str(FIXTURES / "faster_rcnn_r101_fpn_1x_coco.py"), str(FIXTURES / "faster_rcnn_r101_fpn_2x_coco.py"))
+    result = _diff(str(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py"), str(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_2x_coco.py"))
     assert result.exit_code == 1
     paths = [line.split(":")[0] for line in result.stdout.splitlines()[:-1]]
     assert paths == ["max_epochs", "param_scheduler", "train_cfg"]
@@ -204,3 +204,20 @@ def test_spec_variants_diff_like_their_rendered_files():
         "debate_streamer.reward_shaping_params", "debate_streamer.reward_shaping_strategy"]
     missing = _diff(f"{spec}:identity", f"{spec}:coma")
     assert missing.exit_code == 2 and "no variant named 'coma'" in missing.stderr
+
+
+def test_resolve_bases_compares_what_mmdet_configs_evaluate_to():
+    r101 = str(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py")
+    r50 = str(FIXTURES / "faster_rcnn" / "faster_rcnn_r50_fpn_1x_coco.py")
+    as_written = _diff(r101, r50)
+    assert [line.split(":")[0] for line in as_written.stdout.splitlines()[:-1]] == ["_base_", "model"]
+    resolved = _diff("--resolve-bases", r101, r50)
+    assert resolved.exit_code == 1
+    assert resolved.stdout.splitlines() == [
+        "model.backbone.depth: 101 -> 50",
+        "model.backbone.init_cfg.checkpoint: 'torchvision://resnet101' -> 'torchvision://resnet50'",
+        "2 changes",
+    ]
+    gate = _diff("--resolve-bases", r101, r50, "--allow", "model.backbone.depth",
+                 "--allow", "model.backbone.init_cfg.checkpoint")
+    assert gate.exit_code == 0

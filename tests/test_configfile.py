@@ -78,7 +78,7 @@ def test_toml_error_has_line_and_column(tmp_path):
 
 
 def test_python_goes_through_the_ast_reader():
-    cfg = load_config(str(FIXTURES / "faster_rcnn_r101_fpn_1x_coco.py"))
+    cfg = load_config(str(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py"))
     assert cfg["model"]["backbone"]["depth"] == 101
 
 

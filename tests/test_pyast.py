@@ -28,7 +28,7 @@ def test_mmdet_base_model_is_nested_mappings_with_literal_values():
 
 
 def test_mmdet_inheritance_assignments_are_kept_as_written():
-    child = load_python_config(FIXTURES / "faster_rcnn_r50_fpn_1x_coco.py")
+    child = load_python_config(FIXTURES / "faster_rcnn" / "faster_rcnn_r50_fpn_1x_coco.py")
     assert child == {
         "_base_": [
             "../_base_/models/faster_rcnn_r50_fpn.py",
@@ -37,7 +37,7 @@ def test_mmdet_inheritance_assignments_are_kept_as_written():
             "../_base_/default_runtime.py",
         ]
     }
-    r101 = load_python_config(FIXTURES / "faster_rcnn_r101_fpn_1x_coco.py")
+    r101 = load_python_config(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py")
     assert r101["_base_"] == "./faster_rcnn_r50_fpn_1x_coco.py"
     assert r101["model"] == {
         "backbone": {
@@ -48,7 +48,7 @@ def test_mmdet_inheritance_assignments_are_kept_as_written():
 
 
 def test_mmdet_override_of_a_string_base_keeps_the_assignment_under_its_source_text():
-    cfg = load_python_config(FIXTURES / "faster_rcnn_r50_fpn_amp_1x_coco.py")
+    cfg = load_python_config(FIXTURES / "faster_rcnn" / "faster_rcnn_r50_fpn_amp_1x_coco.py")
     # `_base_` is a string here, so `_base_.optim_wrapper.type = ...` cannot nest: it is kept whole
     assert cfg["_base_.optim_wrapper.type"] == "AmpOptimWrapper"
     assert cfg["optim_wrapper"]["_delete_"] is True

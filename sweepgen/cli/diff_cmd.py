@@ -19,7 +19,10 @@ import click
                    "[N] a list index, e.g. --allow 'debate_streamer.reward_shaping_params.**'.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: one line per change, `path: old -> new`; json: a machine-readable report.")
-def diff(a: str, b: str, allow: tuple[str, ...], fmt: str) -> int:
+@click.option("--resolve-bases", is_flag=True,
+              help="Compare what the files evaluate to, mmengine-style: merge `_base_` files in "
+                   "(`_delete_=True` replaces) and substitute names bound earlier in each Python file.")
+def diff(a: str, b: str, allow: tuple[str, ...], fmt: str, resolve_bases: bool) -> int:
     """Compare two configs path by path, type-strictly (1, 1.0 and True differ).
 
     A and B are YAML, JSON, TOML, Python (read through the AST, never imported) or shell/sbatch
@@ -29,7 +32,7 @@ def diff(a: str, b: str, allow: tuple[str, ...], fmt: str) -> int:
     from sweepgen import diff as semantic
     from sweepgen.configfile import load_config
 
-    old, new = load_config(a), load_config(b)
+    old, new = load_config(a, resolve_bases=resolve_bases), load_config(b, resolve_bases=resolve_bases)
     globs = semantic.parse_globs(allow)
     for glob, close in semantic.unmatched_globs(allow, old, new).items():
         hint = f"; did you mean {', '.join(close)}?" if close else ""

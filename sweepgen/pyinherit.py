@@ -1,0 +1,165 @@
+"""Resolve mmengine-style ``_base_`` inheritance, so ``diff --resolve-bases`` compares the configs
+a trainer would actually see rather than two short override files.
+
+The rules are mmengine's (``Config.fromfile``), applied to the data the AST reader produced:
+
+* ``_base_`` is a path or a list of paths, relative to the file that names it; bases are resolved
+  recursively and merged in order; two bases defining the same top-level key is an error;
+* the child then merges into the merged bases: a mapping merges key by key, recursively, unless it
+  carries ``_delete_=True``, which replaces the base mapping; any other value replaces;
+* ``_base_.a.b`` in a value reads the merged bases, and ``_base_.a.b = v`` at module level writes
+  into them;
+* within each file, a name bound by an earlier statement is replaced by its value, as running the
+  file would (``type=dataset_type`` reads ``'CocoDataset'``).
+
+Calls (``{"call": ...}``) and opaque expressions are values, never merged into. Old-style
+``"{{_base_.x}}"`` string templates are not expanded: they stay strings, so they still show in a
+diff.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import ConfigError, Location
+
+DELETE_KEY = "_delete_"
+_BASE_ATTR = re.compile(r"_base_((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
+def load_with_bases(path: str | Path, _chain: tuple[str, ...] = ()) -> Any:
+    """The config in ``path`` with its ``_base_`` files merged in, mmengine-style."""
+    from sweepgen.configfile import load_config
+    from sweepgen.pyast import load_python_config
+
+    path = Path(path)
+    key = str(path.resolve())
+    if key in _chain:
+        cycle = " -> ".join([*(_chain[_chain.index(key) :]), key])
+        raise ConfigError(f"`_base_` inheritance cycle: {cycle}", location=Location(str(path)))
+    # names are resolved per file, as mmengine evaluates each file before merging: a child that
+    # rebinds `data_root` does not change what its base built from the base's own `data_root`
+    if path.suffix == ".py" and path.is_file():
+        data = load_python_config(path, resolve_names=True)
+    else:
+        data = load_config(str(path))
+    if not isinstance(data, dict) or "_base_" not in data:
+        return data
+    data = dict(data)
+    bases = data.pop("_base_")
+    names = [bases] if isinstance(bases, str) else bases
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ConfigError(
+            "`_base_` must be a path or a list of paths",
+            location=Location(str(path)),
+            hint="e.g. _base_ = ['../_base_/models/faster_rcnn_r50_fpn.py']",
+        )
+    merged: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for name in names:
+        base_path = path.parent / name
+        if not base_path.is_file():
+            raise ConfigError(
+                f"`_base_` file {name!r} not found (looked for {base_path})",
+                location=Location(str(path)),
+                hint="base paths are relative to the file that names them",
+            )
+        base = load_with_bases(base_path, (*_chain, key))
+        if not isinstance(base, dict):
+            raise ConfigError(f"`_base_` file {name!r} is not a mapping", location=Location(str(path)))
+        for k, v in base.items():
+            if k in merged:
+                raise ConfigError(
+                    f"key {k!r} is defined by two bases, {origin[k]!r} and {name!r}",
+                    location=Location(str(path)),
+                    hint="mmengine refuses duplicate keys among bases; keep it in one of them",
+                )
+            merged[k] = v
+            origin[k] = name
+    return _apply_child(merged, data, str(path))
+
+
+def _apply_child(base: dict[str, Any], child: dict[str, Any], where: str) -> dict[str, Any]:
+    result = copy.deepcopy(base)
+    for key, value in child.items():
+        target = _BASE_ATTR.fullmatch(key) if isinstance(key, str) else None
+        if target:  # `_base_.optim_wrapper.type = 'AmpOptimWrapper'`
+            _set_path(result, target.group(1)[1:].split("."), _substitute(value, base, where), where)
+    for key, value in child.items():
+        if isinstance(key, str) and _BASE_ATTR.fullmatch(key):
+            continue
+        value = _substitute(value, base, where)
+        result[key] = _merge(value, result[key], key, where) if key in result else _strip_delete(value)
+    return result
+
+
+def _merge(child: Any, base: Any, key: Any, where: str) -> Any:
+    if not _mergeable(child):
+        return child
+    if child.get(DELETE_KEY) is True:
+        return _strip_delete(child)
+    if not _mergeable(base):
+        raise ConfigError(
+            f"`{key}` is a mapping in the child config but a {type(base).__name__} in its base",
+            location=Location(where),
+            hint=f"add {DELETE_KEY}=True to replace the base value instead of merging into it",
+        )
+    merged = dict(base)
+    for k, v in child.items():
+        if k == DELETE_KEY:
+            continue
+        merged[k] = _merge(v, base[k], k, where) if k in base else _strip_delete(v)
+    return merged
+
+
+def _mergeable(value: Any) -> bool:
+    from sweepgen.pyast import is_call_or_expr
+
+    return isinstance(value, dict) and not is_call_or_expr(value)
+
+
+def _strip_delete(value: Any) -> Any:
+    if _mergeable(value):
+        return {k: _strip_delete(v) for k, v in value.items() if k != DELETE_KEY}
+    return value
+
+
+def _substitute(value: Any, base: dict[str, Any], where: str) -> Any:
+    """Replace ``_base_.a.b`` references with the merged bases' value at ``a.b``."""
+    from sweepgen.pyast import Ref
+
+    if isinstance(value, Ref):
+        match = _BASE_ATTR.fullmatch(value)
+        if match:
+            return copy.deepcopy(_get_path(base, match.group(1)[1:].split("."), where))
+        return value
+    if isinstance(value, dict):
+        return {k: _substitute(v, base, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, base, where) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_substitute(v, base, where) for v in value)
+    return value
+
+
+def _get_path(tree: Any, parts: list[str], where: str) -> Any:
+    node = tree
+    for i, part in enumerate(parts):
+        if not _mergeable(node) or part not in node:
+            raise ConfigError(
+                f"`_base_.{'.'.join(parts)}` does not exist in the bases "
+                f"(no `{'.'.join(parts[: i + 1])}`)",
+                location=Location(where),
+            )
+        node = node[part]
+    return node
+
+
+def _set_path(tree: dict[str, Any], parts: list[str], value: Any, where: str) -> None:
+    parent = _get_path(tree, parts[:-1], where) if len(parts) > 1 else tree
+    if not _mergeable(parent):
+        raise ConfigError(f"`_base_.{'.'.join(parts[:-1])}` is not a mapping", location=Location(where))
+    parent[parts[-1]] = value

@@ -1,0 +1,120 @@
+"""mmengine-style `_base_` resolution for `diff --resolve-bases`: merge order, `_delete_`,
+`_base_.x` references and assignments, per-file name resolution, and loud errors."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sweepgen.errors import ConfigError
+from sweepgen.pyast import Ref, parse_python_config
+from sweepgen.pyinherit import load_with_bases
+
+FASTER_RCNN = Path(__file__).parent / "fixtures" / "pyconfigs" / "faster_rcnn"
+
+
+def _files(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def test_mmdet_child_merges_into_its_four_bases():
+    cfg = load_with_bases(FASTER_RCNN / "faster_rcnn_r101_fpn_1x_coco.py")
+    assert "_base_" not in cfg
+    backbone = cfg["model"]["backbone"]
+    # the child's two keys replaced, everything else in the backbone inherited
+    assert backbone["depth"] == 101 and backbone["frozen_stages"] == 1
+    assert backbone["init_cfg"] == {"type": "Pretrained", "checkpoint": "torchvision://resnet101"}
+    assert cfg["optim_wrapper"]["optimizer"]["lr"] == 0.02  # from schedule_1x
+    assert cfg["default_hooks"]["logger"]["interval"] == 50  # from default_runtime
+    # names resolved inside the base file that bound them
+    assert cfg["train_dataloader"]["dataset"]["type"] == "CocoDataset"
+    assert cfg["train_dataloader"]["dataset"]["pipeline"][2] == {
+        "type": "Resize", "scale": (1333, 800), "keep_ratio": True}
+    assert cfg["test_evaluator"] == cfg["val_evaluator"]
+
+
+def test_delete_replaces_and_base_attribute_assignment_writes_into_the_bases():
+    cfg = load_with_bases(FASTER_RCNN / "faster_rcnn_r50_fpn_amp_1x_coco.py")
+    assert cfg["optim_wrapper"] == {
+        "type": "AmpOptimWrapper",
+        "loss_scale": "dynamic",
+        "optimizer": {"type": "SGD", "lr": 0.02, "momentum": 0.9, "weight_decay": 1e-4},
+    }
+    assert "_base_.optim_wrapper.type" not in cfg
+
+
+def test_child_local_names_resolve_and_do_not_rewrite_what_bases_built(tmp_path):
+    root = _files(tmp_path, {
+        "base.py": """\
+        data_root = 'data/coco/'
+        train = dict(root=data_root, ann=data_root + 'a.json')
+        """,
+        "child.py": """\
+        _base_ = 'base.py'
+        data_root = 'data/lvis/'
+        val = dict(root=data_root, copy=_base_.train.root)
+        """,
+    })
+    cfg = load_with_bases(root / "child.py")
+    assert cfg["data_root"] == "data/lvis/"
+    assert cfg["train"] == {"root": "data/coco/", "ann": {"expr": "data_root + 'a.json'"}}
+    assert cfg["val"] == {"root": "data/lvis/", "copy": "data/coco/"}
+
+
+def test_bases_merge_in_order_and_may_be_yaml(tmp_path):
+    root = _files(tmp_path, {"a.yaml": "opt: {lr: 0.1, wd: 0.0}\n", "b.json": '{"seed": 1}'})
+    (root / "c.py").write_text("_base_ = ['a.yaml', 'b.json']\nopt = dict(lr=0.2)\nseed = 2\n")
+    assert load_with_bases(root / "c.py") == {"opt": {"lr": 0.2, "wd": 0.0}, "seed": 2}
+
+
+def test_files_without_bases_are_returned_as_read(tmp_path):
+    (tmp_path / "c.py").write_text("x = 1\ny = x\n")
+    assert load_with_bases(tmp_path / "c.py") == {"x": 1, "y": 1}
+
+
+def test_calls_are_values_never_merged_into(tmp_path):
+    (tmp_path / "base.py").write_text("model = Model(depth=50)\n")
+    (tmp_path / "c.py").write_text("_base_ = 'base.py'\nmodel = Model(width=2)\n")
+    assert load_with_bases(tmp_path / "c.py")["model"] == {"call": "Model", "args": [], "kwargs": {"width": 2}}
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"a.py": "x = 1\n", "b.py": "x = 2\n", "c.py": "_base_ = ['a.py', 'b.py']\n"}, "defined by two bases"),
+        ({"c.py": "_base_ = 'missing.py'\n"}, "not found"),
+        ({"c.py": "_base_ = 3\n"}, "must be a path or a list"),
+        ({"a.py": "_base_ = 'c.py'\n", "c.py": "_base_ = 'a.py'\n"}, "inheritance cycle"),
+        ({"a.py": "m = 1\n", "c.py": "_base_ = 'a.py'\nm = dict(x=1)\n"}, "`m` is a mapping in the child"),
+        ({"a.py": "m = dict(x=1)\n", "c.py": "_base_ = 'a.py'\ny = _base_.m.z\n"}, "`_base_.m.z` does not exist"),
+        ({"a.yaml": "[1, 2]\n", "c.py": "_base_ = 'a.yaml'\n"}, "is not a mapping"),
+    ],
+)
+def test_inheritance_errors_are_loud(tmp_path, files, message):
+    _files(tmp_path, files)
+    with pytest.raises(ConfigError) as info:
+        load_with_bases(tmp_path / "c.py")
+    assert message in info.value.message
+    assert info.value.location.path.endswith(".py")
+
+
+def test_delete_with_a_scalar_base_replaces_it(tmp_path):
+    (tmp_path / "a.py").write_text("m = 1\n")
+    (tmp_path / "c.py").write_text("_base_ = 'a.py'\nm = dict(x=1, _delete_=True)\n")
+    assert load_with_bases(tmp_path / "c.py") == {"m": {"x": 1}}
+
+
+def test_name_resolution_follows_statement_order_and_scopes():
+    cfg = parse_python_config(
+        "a = 1\nb = a\na = 2\nc = a\nimport os\nd = os\ne = undefined\n"
+        "class K:\n    a = 3\n    f = a\n    class Inner:\n        g = a\n",
+        resolve_names=True,
+    )
+    assert (cfg["b"], cfg["c"]) == (1, 2)
+    assert cfg["d"] == Ref("os") and cfg["e"] == Ref("undefined")
+    # a nested class body sees the module, not the enclosing class (as in Python)
+    assert cfg["K"]["f"] == 3 and cfg["K"]["Inner"]["g"] == 2
