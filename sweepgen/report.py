@@ -211,12 +211,30 @@ def _get(mapping: Mapping[str, Any] | None, dotted: str) -> Any:
 def rows(report: Report) -> list[dict[str, Any]]:
     """One row per run: name, state, the varying values, then the summary columns."""
     out = []
+    sections = section_columns(report)
     for run in report.runs:
         row: dict[str, Any] = {"run": run.name, "state": run.state.value}
         row.update({path: run.values.get(path) for path in report.varying})
         row.update({col: _get(run.summary, col) for col in SUMMARY_COLUMNS})
+        row.update({col: _get(run.summary, col) for col in sections})
         out.append(row)
     return out
+
+
+# -- summary sections of optional trainer parts (debate, issue 5) ---------------------------------
+# A part that writes a mapping under its name into summary.json gets these columns, only in reports
+# where some run has that section (reports of other sweeps keep their columns).
+SECTION_COLUMNS = {
+    "debate": ("team_accuracy", "reward_solver", "reward_critic", "zero_advantage_groups", "length_tokens"),
+}
+# Per-run names, not experimental conditions: never split runs into separate curves.
+NAMING_PATHS = frozenset({"run_name", "output_dir"})
+
+
+def section_columns(report: Report) -> list[str]:
+    present = {name for run in report.runs for name in SECTION_COLUMNS
+               if isinstance((run.summary or {}).get(name), Mapping)}
+    return [f"{name}.{key}" for name, keys in SECTION_COLUMNS.items() if name in present for key in keys]
 
 
 def csv_text(report: Report) -> str:
@@ -251,7 +269,7 @@ def is_seed_path(path: str) -> bool:
 def curves(report: Report) -> list[Curve]:
     """Mean and min..max band over seeds, per group of finished runs equal in every non-seed value."""
     groups: dict[tuple, list[RunRecord]] = {}
-    keys = [p for p in report.varying if not is_seed_path(p)]
+    keys = [p for p in report.varying if not is_seed_path(p) and p not in NAMING_PATHS]
     for run in report.finished:
         groups.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
     out = []

@@ -22,6 +22,10 @@ def _fmt(value) -> str:
 # terminal headers; the CSV keeps the full names (diversity: unique-sample ratio, mean pairwise Jaccard)
 SHORT = {"final_reward": "final", "best_reward": "best", "steps": "steps", "wall_time_s": "wall",
          "diversity.unique_ratio": "uniq", "diversity.mean_pairwise_jaccard": "jacc", "degenerate": "degen"}
+# summary sections of optional trainer parts (sweepgen.report.SECTION_COLUMNS)
+SHORT.update({"debate.team_accuracy": "team_acc", "debate.reward_solver": "I_solver",
+              "debate.reward_critic": "I_critic", "debate.zero_advantage_groups": "zero_adv",
+              "debate.length_tokens": "debate_len"})
 
 
 def short_names(paths) -> dict[str, str]:
