@@ -144,7 +144,7 @@ class GRPOConfig(Section):
     num_iterations: int = Field(1, ge=1, description="optimisation passes per generated batch (mu)")
     importance_sampling_level: Literal["token", "sequence"] = Field("token", description="GSPO")
     mask_truncated_completions: bool = Field(False, description="drop truncated completions")
-    optim: str = Field("adamw_torch", description="transformers optimizer name")
+    optim: str = Field("adamw_torch_fused", description="transformers optimizer name (its default)")
     weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay")
     adam_beta1: float = Field(0.9, ge=0, lt=1)
     adam_beta2: float = Field(0.999, ge=0, lt=1)
