@@ -196,3 +196,13 @@ def test_mask_for_a_different_batch_size_fails_loudly():
     with routed_masks(model, masks_for("classic", torch.tensor([True, False]))):
         with pytest.raises(RuntimeError, match="mask has 2 rows"):
             model(input_ids=batch(n=4))
+
+
+def test_output_layer_cannot_carry_adapters():
+    # TRL's fused lm_head reads lm_head.weight directly: an adapter there would never train.
+    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1))
+    with pytest.raises(ValueError, match="output layer `lm_head`"):
+        inject_adapters(model, target_modules=["q_proj", "lm_head"], ranks={"retain": 2, "forget": 2},
+                        alphas={"retain": 2.0, "forget": 2.0}, seed=0)

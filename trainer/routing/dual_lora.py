@@ -140,6 +140,13 @@ def inject_adapters(model: nn.Module, *, target_modules: list[str], ranks: dict[
     Freezes every other parameter (only adapters train). Returns the replaced module names. A target
     name that matches no linear layer is an error (a typo must not silently train fewer layers).
     """
+    output = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    for name, module in model.named_modules():
+        if module is output and name.rsplit(".", 1)[-1] in target_modules:
+            # TRL computes training log-probs from lm_head.weight directly (fused_lm_head): an adapter
+            # there would change generation but never train, and train/sample would disagree.
+            raise ValueError(f"routing.target_modules may not include the output layer `{name}`: TRL "
+                             "computes log-probs from its weight directly, so its adapter would never train")
     state = RoutingState()
     generator = torch.Generator().manual_seed(seed)
     found: dict[str, list[str]] = {t: [] for t in target_modules}
