@@ -87,7 +87,8 @@ def collect(directory: Path) -> Report:
     if not run_dirs:
         raise UserError(f"no run directories under {directory}",
                         hint="give the folder holding the runs (e.g. runs/<sweep>) or the generated sweep folder")
-    linked = [_linked_values(d) for d in run_dirs]
+    locks: dict[Path, dict] = {}  # each sweep's lock read once, however many runs point to it
+    linked = [_linked_values(d, locks) for d in run_dirs]
     if all(v is not None for v in linked):
         varying = sorted({path for _, values in linked for path in values})
         runs = [_record(name, d, values) for d, (name, values) in zip(run_dirs, linked)]
@@ -123,13 +124,15 @@ def _run_dirs(directory: Path) -> list[Path]:
     return sorted(found)
 
 
-def _linked_values(run_dir: Path) -> tuple[str, dict] | None:
+def _linked_values(run_dir: Path, locks: dict[Path, dict]) -> tuple[str, dict] | None:
     """(run name, varying values) from the lock that the run's status file points to."""
     status = read_status(run_dir)
     if status is None or not status.sweep_dir or not (Path(status.sweep_dir) / LOCK_FILE).is_file():
         return None
     sweep_dir = Path(status.sweep_dir)
-    for entry in read_lock(sweep_dir)["files"]:
+    if sweep_dir not in locks:
+        locks[sweep_dir] = read_lock(sweep_dir)
+    for entry in locks[sweep_dir]["files"]:
         name, entry_dir, values = _entry(sweep_dir, entry)
         if os.path.normpath(entry_dir) == os.path.normpath(run_dir) or (
             status.config and (sweep_dir / entry["path"]).as_posix() == status.config

@@ -185,9 +185,10 @@ class LocalExecutor(Executor):
         status = RunStatus(RunState.RUNNING, self.name, started=utc_now(), command=list(task.argv),
                            config=task.config_path.as_posix(), sweep_dir=self.options.sweep_dir.as_posix(),
                            attempt=attempt, ids=ids)
-        write_status(task.run_dir, status)
-        self._status[task.name] = status
+        # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
         self._running[task.name] = _Child(task, proc, log, gpu, status)
+        self._status[task.name] = status
+        write_status(task.run_dir, status)
 
     def _finish(self, child: _Child, code: int, *, cancelled: bool = False) -> None:
         child.log.close()
