@@ -18,7 +18,6 @@ from sweepgen.cli import main
 from sweepgen.errors import UserError
 from sweepgen.run.base import RunState, RunStatus, write_status
 
-GOLDEN = Path(__file__).parent / "golden" / "report"
 # beta × seed, each run a linear reward curve over 4 steps
 RUNS = {
     "b0.01_s1": ({"beta": 0.01, "seed": 1}, [0.1, 0.2, 0.3, 0.4]),
@@ -137,13 +136,8 @@ def test_varying_values_are_exactly_the_paths_that_differ(configs):
     assert values == [{p: c.get(p) for p in varying} for c in configs]
 
 
-def test_csv_matches_golden(sweep, request):
-    text = rep.csv_text(rep.collect(Path("generated/fake")))
-    golden = GOLDEN / "report.csv"
-    if request.config.getoption("--update-golden", default=False):
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(text)
-    assert text == golden.read_text()
+def test_csv_matches_golden(sweep, golden):
+    golden("report/report.csv", rep.csv_text(rep.collect(Path("generated/fake"))))
 
 
 def test_cli_prints_the_table_and_writes_csv_and_a_deterministic_png(sweep):
