@@ -28,9 +28,12 @@ import yaml
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.base import METRICS_FILE, STATUS_FILE, SUMMARY_FILE, RunState, read_status
 from sweepgen.run.progress import read_summary
-from sweepgen.run.tasks import LOCK_FILE, read_lock
+from sweepgen.run.tasks import LOCK_FILE, read_lock, run_dir_of
 
 SEED_PATH = re.compile(r"(^|[._])seed$")
+# paths that name or place a run rather than configure it: they differ between every two runs, so
+# as columns they repeat the run name and as curve groups they would split every seed apart
+NAMING_PATHS = frozenset({"run_name", "output_dir"})
 PLOT_HINT = "install it with `pip install 'sweepgen[train]'` (or `pip install matplotlib`), or pass --no-plot"
 SUMMARY_COLUMNS = ("final_reward", "best_reward", "steps", "wall_time_s", "diversity.unique_ratio",
                    "diversity.mean_pairwise_jaccard", "degenerate")
@@ -82,7 +85,8 @@ def collect(directory: Path) -> Report:
         entries = [_entry(directory, e) for e in lock["files"]]
         runs = [_record(name, run_dir, values) for name, run_dir, values in entries]
         out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
-        return _checked(Report(tuple(lock.get("varying") or ()), tuple(runs), out_dir, "lock"), directory)
+        varying = tuple(p for p in lock.get("varying") or () if p not in NAMING_PATHS)
+        return _checked(Report(varying, tuple(runs), out_dir, "lock"), directory)
     run_dirs = _run_dirs(directory)
     if not run_dirs:
         raise UserError(f"no run directories under {directory}",
@@ -90,7 +94,7 @@ def collect(directory: Path) -> Report:
     locks: dict[Path, dict] = {}  # each sweep's lock read once, however many runs point to it
     linked = [_linked_values(d, locks) for d in run_dirs]
     if all(v is not None for v in linked):
-        varying = sorted({path for _, values in linked for path in values})
+        varying = sorted({path for _, values in linked for path in values} - NAMING_PATHS)
         runs = [_record(name, d, values) for d, (name, values) in zip(run_dirs, linked)]
         return _checked(Report(tuple(varying), tuple(runs), directory, "lock"), directory)
     configs = [_config_yaml(d) for d in run_dirs]
@@ -108,12 +112,17 @@ def _checked(report: Report, directory: Path) -> Report:
 
 
 def _entry(sweep_dir: Path, entry: Any) -> tuple[str, Path, dict]:
-    config = entry.get("config") if isinstance(entry, dict) else None
-    output_dir = config.get("output_dir") if isinstance(config, dict) else None
-    if not output_dir:
-        raise ConfigError("a lock entry has no config.output_dir", location=Location(str(sweep_dir / LOCK_FILE)),
-                          hint="report reads runs from the configs' output_dir; render the spec again")
-    return str(entry.get("run_name") or entry["variant"]), Path(output_dir), dict(entry.get("values") or {})
+    if not isinstance(entry, dict) or not {"path", "variant"} <= entry.keys():
+        raise ConfigError("a lock entry lacks path/variant", location=Location(str(sweep_dir / LOCK_FILE)),
+                          hint="render the spec again with `sweepgen render SPEC`")
+    config_path = sweep_dir / entry["path"]
+    try:
+        data = config_path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{config_path} is in the lock but missing", location=Location(str(sweep_dir / LOCK_FILE)),
+                        hint="render the spec again with `sweepgen render SPEC`") from None
+    run_dir = run_dir_of(config_path, data, entry.get("config"))
+    return str(entry.get("run_name") or entry["variant"]), run_dir, dict(entry.get("values") or {})
 
 
 def _run_dirs(directory: Path) -> list[Path]:
@@ -165,9 +174,9 @@ def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def varying_values(configs: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
     """Leaf paths whose value differs between the configs (a path missing from some counts as
-    differing), and each config's value at them. ``run_name``/``output_dir`` name runs: left out."""
+    differing), and each config's value at them; NAMING_PATHS left out."""
     flat = [flatten(c) for c in configs]
-    paths = sorted({p for f in flat for p in f} - {"run_name", "output_dir"})
+    paths = sorted({p for f in flat for p in f} - NAMING_PATHS)
     missing = object()
     varying = [p for p in paths if len({repr(f.get(p, missing)) for f in flat}) > 1]
     return varying, [{p: f.get(p) for p in varying} for f in flat]
@@ -277,7 +286,9 @@ def curves(report: Report) -> list[Curve]:
         groups.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
     out = []
     for members in groups.values():
-        label = ", ".join(f"{p}={members[0].values.get(p)}" for p in keys) or "all runs"
+        # a path this group does not have at all (a parameter of another strategy) says nothing
+        label = ", ".join(f"{p}={members[0].values[p]}" for p in keys
+                          if members[0].values.get(p) is not None) or "all runs"
         shared = set.intersection(*(set(dict(m.curve)) for m in members))
         notes = ()
         if any(len(m.curve) != len(shared) for m in members):

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 from pathlib import Path
 
 import pytest
 
-from run_support import FAKE_COMMAND, make_sweep
+from run_support import FAKE_COMMAND, make_config_sweep, make_sweep
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.run.base import (
     STATUS_FILE,
@@ -113,12 +114,29 @@ def test_a_hand_edited_config_is_refused(tmp_path, monkeypatch):
 
 def test_two_runs_sharing_an_output_dir_are_refused(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    folder = make_sweep(tmp_path, {"a": {}, "b": {}})
-    lock = json.loads((folder / "sweep.lock.json").read_text())
-    lock["files"][1]["config"]["output_dir"] = lock["files"][0]["config"]["output_dir"]
-    (folder / "sweep.lock.json").write_text(json.dumps(lock))
+    make_config_sweep(tmp_path, {"a": {"output_dir": "runs/same"}, "b": {"output_dir": "runs/same"}},
+                      sweep="s", values={})
     with pytest.raises(ConfigError, match="share the output directory"):
-        load_sweep(Path("generated/fake"))
+        load_sweep(Path("generated/s"))
+
+
+def test_the_run_dir_is_the_rendered_yaml_output_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = make_config_sweep(tmp_path, {"a": {"output_dir": "runs/base"}}, sweep="s", values={})
+    # a template that computes output_dir: the trainer reads the rendered file, so that decides
+    text = "output_dir: runs/s/a\n"
+    (folder / "a.yaml").write_text(text)
+    lock = json.loads((folder / "sweep.lock.json").read_text())
+    lock["files"][0]["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    (folder / "sweep.lock.json").write_text(json.dumps(lock))
+    assert load_sweep(Path("generated/s")).tasks[0].run_dir == Path("runs/s/a")
+    text = "seed: 1\n"
+    (folder / "a.yaml").write_text(text)
+    lock["files"][0]["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    (folder / "sweep.lock.json").write_text(json.dumps(lock))
+    with pytest.raises(ConfigError, match="rendered config has no output_dir") as err:
+        load_sweep(Path("generated/s"))
+    assert err.value.location.path == "generated/s/a.yaml"
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.base import RunTask
 
@@ -121,16 +123,8 @@ def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequenc
             hint="see `sweepgen check`; change the spec and render again instead of editing the file",
         )
     config = entry["config"]
-    output_dir = config.get("output_dir") if isinstance(config, dict) else None
-    if not isinstance(output_dir, str) or not output_dir:
-        raise ConfigError(
-            f"the config of {entry['variant']!r} has no output_dir",
-            location=Location(str(config_path)),
-            key="output_dir",
-            hint="sweepgen run needs output_dir (relative to where you run it) as the run directory",
-        )
     name = str(entry.get("run_name") or entry["variant"])
-    run_dir = Path(output_dir)
+    run_dir = run_dir_of(config_path, data, config)
     fields = {"config": config_path.as_posix(), "run_dir": run_dir.as_posix(), "name": name,
               "variant": str(entry["variant"])}
     if command is None:
@@ -143,6 +137,30 @@ def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequenc
     argv = tuple(arg.format_map(fields) for arg in command)
     return RunTask(name=name, variant=str(entry["variant"]), config_path=config_path, run_dir=run_dir,
                    argv=argv, values=dict(entry.get("values") or {}), config=config)
+
+
+def run_dir_of(config_path: Path, data: bytes, config: Any) -> Path:
+    """Where a run writes: the ``output_dir`` the trainer will read. For a YAML config that is the
+    rendered file's own value (a template may compute it, e.g. from the run name, so it can differ
+    from the lock's resolved config); for other files (sbatch scripts…) the resolved config's."""
+    where = Location(str(config_path))
+    hint = "sweepgen run needs output_dir (relative to where you run it) as the run directory"
+    if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
+        try:
+            rendered = yaml.safe_load(data)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            raise ConfigError(f"the rendered config is not valid YAML: {getattr(err, 'problem', err)}",
+                              location=Location(str(config_path), mark.line + 1, mark.column + 1) if mark else where,
+                              hint="fix the template so it renders valid YAML") from None
+        output_dir = rendered.get("output_dir") if isinstance(rendered, dict) else None
+        source = "rendered config"
+    else:
+        output_dir = config.get("output_dir") if isinstance(config, dict) else None
+        source = "resolved config (in the lock)"
+    if not isinstance(output_dir, str) or not output_dir:
+        raise ConfigError(f"the {source} has no output_dir", location=where, key="output_dir", hint=hint)
+    return Path(output_dir)
 
 
 def select(tasks: Sequence[RunTask], only: Iterable[str]) -> list[RunTask]:
