@@ -1,0 +1,73 @@
+"""A real single-node Slurm (with slurmdbd + MariaDB, so sacct works) for the tests marked ``slurm``.
+
+Import the fixture into a test module (``from slurm_cluster import slurm_cluster``). It is
+session-scoped: the first Slurm test starts the cluster with ci/slurm/slurm_up.sh (installing the
+Debian packages if they are missing) and the session's end stops it with ci/slurm/slurm_down.sh,
+which signals only the daemons and job processes of this cluster, by PID. A cluster that was
+already running from the same directory (a developer's) is reused and left running.
+
+Skips only when this machine cannot run the daemons (not Linux, not root, or Slurm missing with no
+apt-get to install it), and says why. With the environment variable CI set, even that fails: CI
+must run these tests. A start that fails on a machine that could run Slurm always fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+UP, DOWN = ROOT / "ci" / "slurm" / "slurm_up.sh", ROOT / "ci" / "slurm" / "slurm_down.sh"
+CLUSTER_DIR = Path(os.environ.get("SWEEPGEN_SLURM_DIR", "/tmp/sweepgen-slurm-ci"))
+DAEMONS = ("slurmctld", "slurmd", "slurmdbd", "munged", "mariadbd")
+START_TIMEOUT_S = 900  # a first start installs packages
+
+
+def cannot_run_reason() -> str | None:
+    if not sys.platform.startswith("linux"):
+        return "the Slurm daemons need Linux"
+    if os.geteuid() != 0:
+        return "not root: ci/slurm/slurm_up.sh starts the Slurm daemons (and apt-get) as root"
+    path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+    missing = [d for d in DAEMONS if shutil.which(d, path=path) is None]
+    if missing and shutil.which("apt-get") is None:
+        return f"Slurm is not installed ({', '.join(missing)} missing) and there is no apt-get to install it"
+    return None
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    reason = cannot_run_reason()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set, so the Slurm tests must run, but {reason}")
+        pytest.skip(f"no Slurm: {reason}")
+    proc = subprocess.run(["bash", str(UP), str(CLUSTER_DIR)], capture_output=True, text=True,
+                          timeout=START_TIMEOUT_S)
+    if proc.returncode != 0:
+        pytest.fail(f"ci/slurm/slurm_up.sh {CLUSTER_DIR} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    env = dict(line.removeprefix("export ").split("=", 1) for line in proc.stdout.splitlines()
+               if line.startswith("export ") and "=" in line)
+    if "SLURM_CONF" not in env:
+        pytest.fail(f"slurm_up.sh printed no SLURM_CONF:\n{proc.stdout}\n{proc.stderr[-2000:]}")
+    reused = "reusing it" in proc.stderr
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # sbatch/squeue/sacct in the tests and in sweepgen read SLURM_CONF
+    try:
+        yield env
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        if not reused:
+            down = subprocess.run(["bash", str(DOWN), str(CLUSTER_DIR)], capture_output=True, text=True,
+                                  timeout=300)
+            if down.returncode != 0:
+                raise RuntimeError(f"slurm_down.sh could not stop the test cluster:\n{down.stderr[-2000:]}")

@@ -1,0 +1,188 @@
+"""`sweepgen run --executor slurm`, `status`, `cancel` and `report` against a real Slurm (started by
+the session fixture in slurm_cluster.py): the bundled trainer's tiny model as one job array, and a
+sweep of the fake trainer in which one run fails, one is cancelled and one hits its time limit."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from run_support import FAKE_COMMAND, make_sweep
+from slurm_cluster import slurm_cluster  # noqa: F401 - the session fixture
+from sweepgen.cli import main
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
+pytest.importorskip("submitit")
+
+
+@pytest.fixture
+def cwd(tmp_path, monkeypatch):
+    from sweepgen.cli import _console
+
+    monkeypatch.chdir(tmp_path)  # runs are started from here; jobs get it as their cwd
+    monkeypatch.setenv("COLUMNS", "200")
+    _console.stdout.cache_clear()
+    _console.stderr.cache_clear()
+    yield tmp_path
+    _console.stdout.cache_clear()
+    _console.stderr.cache_clear()
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def status_json(sweep_dir: str) -> dict[str, dict]:
+    result = cli("status", sweep_dir, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    return {row["run"]: row for row in json.loads(result.stdout)}
+
+
+def wait_until(sweep_dir: str, done, timeout: float, what: str) -> dict[str, dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = status_json(sweep_dir)
+        if done(rows):
+            return rows
+        assert time.monotonic() < deadline, f"timed out waiting for {what}: {rows}"
+        time.sleep(1)
+
+
+def journal(sweep_root: Path) -> list[dict]:
+    return json.loads((sweep_root / ".sweepgen_slurm" / "jobs.json").read_text())["arrays"]
+
+
+def add_resources(folder: Path, **resources) -> None:
+    path = folder / "sweep.lock.json"
+    lock = json.loads(path.read_text())
+    lock["resources"] = resources
+    path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+
+
+TINY_SPEC = """\
+sweepgen: 1
+name: tiny_slurm
+template: ../templates/run.yaml.j2
+output: "{{ variant.name }}.yaml"
+run_name: "{{ variant.name }}"
+schema: trainer.config:RunConfig
+base:
+  run_name: base
+  output_dir: runs/tiny_slurm/base
+  seed: 0
+  reward: {name: happy_count, params: {cap: 4}}
+  grpo: {learning_rate: 5.0e-3, lr_scheduler_type: constant, num_generations: 4, batch_size: 8,
+         max_steps: 3, max_completion_length: 8, beta: 0.0}
+  logging: {save_steps: 1000}
+variants:
+%s
+allow: [seed, run_name, output_dir]
+resources: {time: 10, cpus_per_run: 1}
+"""
+
+
+def test_tiny_model_sweep_runs_as_one_array_and_report_reads_it(cwd, tmp_path_factory, monkeypatch):
+    pytest.importorskip("torch")
+    monkeypatch.setenv("SWEEPGEN_CACHE", str(tmp_path_factory.getbasetemp() / "sweepgen-cache"))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    variants = "\n".join(f"  s{i}: {{seed: {i}, run_name: s{i}, output_dir: runs/tiny_slurm/s{i}}}" for i in range(4))
+    (cwd / "specs").mkdir()
+    (cwd / "templates").mkdir()
+    (cwd / "specs" / "tiny.yaml").write_text(TINY_SPEC % variants)
+    (cwd / "templates" / "run.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    assert cli("render", "specs/tiny.yaml").exit_code == 0
+
+    t0 = time.monotonic()
+    result = cli("run", "generated/tiny_slurm", "--executor", "slurm")
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - t0 < 10, "run must return once the array is submitted"
+    assert "submitted 4 run(s)" in result.output
+    (array,) = journal(cwd / "runs/tiny_slurm")
+    assert sorted(array["runs"].values()) == ["s0", "s1", "s2", "s3"]
+    assert {job_id.split("_")[0] for job_id in array["runs"]} == {array["array_job_id"]}  # one array
+
+    rows = wait_until("generated/tiny_slurm", lambda r: all(x["state"] not in ("PENDING", "RUNNING")
+                                                            for x in r.values()), 300, "the tiny sweep")
+    assert {name: row["state"] for name, row in rows.items()} == dict.fromkeys(["s0", "s1", "s2", "s3"], "FINISHED")
+    assert {row["job_id"] for row in rows.values()} == set(array["runs"])
+    for i in range(4):
+        summary = json.loads((cwd / f"runs/tiny_slurm/s{i}/summary.json").read_text())
+        assert summary["steps"] == 3
+    report = cli("report", "generated/tiny_slurm")
+    assert report.exit_code == 0, report.output
+    for name in ("s0", "s1", "s2", "s3"):
+        assert name in report.output
+    # finished runs are never submitted again, even when asked to rerun failures
+    again = cli("run", "generated/tiny_slurm", "--executor", "slurm", "--rerun-failed")
+    assert again.exit_code == 0, again.output
+    assert len(journal(cwd / "runs/tiny_slurm")) == 1
+
+
+def test_failed_cancelled_and_timed_out_runs_are_reported_and_only_they_rerun(cwd):
+    # the time-limit sweep first: its run holds one of the two CPUs while the other sweep goes on
+    limit = make_sweep(cwd, {"limit": {"steps": 1000, "sleep": 0.2}}, sweep="limit")
+    add_resources(limit, time=1)
+    faulty = make_sweep(cwd, {"ok": {"steps": 2}, "bad": {"fail_at": 1, "fail_attempts": 1},
+                              "slow": {"steps": 1000, "sleep": 0.2}}, sweep="faulty")
+    add_resources(faulty, time=10)
+    for folder in ("generated/limit", "generated/faulty"):
+        result = cli("run", folder, "--executor", "slurm", "--command", FAKE_COMMAND)
+        assert result.exit_code == 0, result.output
+
+    wait_until("generated/faulty", lambda r: r["slow"]["state"] == "RUNNING", 60, "slow to start")
+    t0 = time.monotonic()
+    result = cli("cancel", "generated/faulty", "--only", "slow")
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - t0 < 60, "cancel must return once Slurm has ended the job"
+    rows = wait_until("generated/faulty", lambda r: r["ok"]["state"] == "FINISHED" and r["bad"]["state"] == "FAILED",
+                      60, "ok and bad to end")
+    assert rows["slow"]["state"] == "CANCELLED"
+
+    shown = cli("status", "generated/faulty")
+    assert shown.exit_code == 1
+    assert "── bad FAILED (exit code 3); last lines of runs/faulty/bad/run.log:" in shown.stderr
+    assert "fake_trainer: failing at step 1 as configured" in shown.stderr
+    assert "── slow CANCELLED" in shown.stderr
+    first_ids = {name: row["job_id"] for name, row in rows.items()}
+
+    result = cli("run", "generated/faulty", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed")
+    assert result.exit_code == 0, result.output
+    arrays = journal(cwd / "runs/faulty")
+    assert sorted(arrays[-1]["runs"].values()) == ["bad", "slow"]  # never the finished one
+    # one CPU may still be held by the time-limit run, and `slow` may get the other first
+    rows = wait_until("generated/faulty", lambda r: r["bad"]["state"] == "FINISHED", 150, "bad's second attempt")
+    assert rows["ok"]["job_id"] == first_ids["ok"] and rows["ok"]["attempt"] == 1
+    assert rows["bad"]["attempt"] == 2 and rows["bad"]["job_id"] != first_ids["bad"]
+    assert rows["slow"]["attempt"] == 2
+    assert cli("cancel", "generated/faulty").exit_code == 0  # the slow one again, so it frees the CPU
+    assert status_json("generated/faulty")["slow"]["state"] == "CANCELLED"
+
+    rows = wait_until("generated/limit", lambda r: r["limit"]["state"] not in ("PENDING", "RUNNING"), 150,
+                      "the time limit")
+    assert rows["limit"]["state"] == "TIMEOUT"
+    assert "time limit" in rows["limit"]["reason"]
+    assert rows["limit"]["log_tail"][-1].startswith("fake_trainer: step")  # it ran until it was stopped
+    assert (cwd / "runs/limit/limit/checkpoints/state.json").exists()  # and can resume with --rerun-failed
+
+
+def test_wait_follows_the_array_to_the_end(cwd):
+    make_sweep(cwd, {"a": {"steps": 2}, "b": {"fail_at": 1}}, sweep="w")
+    add_resources(Path("generated/w"), time=5)
+    result = cli("run", "generated/w", "--executor", "slurm", "--command", FAKE_COMMAND, "--wait")
+    assert result.exit_code == 1  # b failed
+    assert "b: failed (exit code 3)" in result.output
+    rows = status_json("generated/w")
+    assert rows["a"]["state"] == "FINISHED" and rows["b"]["state"] == "FAILED"
+
+
+def test_a_bad_partition_is_refused_at_submission_and_nothing_is_recorded(cwd):
+    make_sweep(cwd, {"a": {}}, sweep="p")
+    add_resources(Path("generated/p"), time=5, partition="no_such_partition")
+    result = cli("run", "generated/p", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert result.exit_code == 2
+    assert "sbatch refused the job array" in result.output and "partition" in result.output.lower()
+    assert not (cwd / "runs/p/a/sweepgen_status.json").exists()
