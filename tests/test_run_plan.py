@@ -165,3 +165,22 @@ def test_only_selects_by_name_and_rejects_typos(tmp_path, monkeypatch):
     with pytest.raises(UserError, match="names no run") as err:
         select(tasks, ["sed2"])
     assert "seed2" in err.value.hint
+
+
+def test_local_liveness_tells_a_recycled_pid_from_the_run(tmp_path):
+    import os
+
+    from sweepgen.run.base import this_host
+    from sweepgen.run.local import LocalExecutor, _proc_start_ticks
+
+    me, host = os.getpid(), this_host()
+
+    def alive(**ids):
+        return LocalExecutor.is_alive(RunStatus(RunState.RUNNING, "local", ids=ids))
+
+    assert alive(pid=me, host=host, proc_start=_proc_start_ticks(me))
+    assert not alive(pid=me, host=host, proc_start=_proc_start_ticks(me) - 1)  # same pid, other process
+    dead = __import__("subprocess").Popen(["true"])
+    dead.wait()
+    assert not alive(pid=dead.pid, host=host, proc_start=None)
+    assert alive(pid=1, host=host + "-elsewhere")  # another machine: never assumed dead

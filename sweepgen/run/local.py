@@ -109,6 +109,11 @@ class LocalExecutor(Executor):
             task = self._queue.popleft()
             self._status[task.name] = replace(self._status[task.name], state=RunState.CANCELLED,
                                               reason="not started (interrupted)")
+        for name, child in list(self._running.items()):
+            code = child.proc.poll()
+            if code is not None:  # ended on its own before the interrupt: report what it did
+                self._finish(child, code)
+                del self._running[name]
         children = list(self._running.values())
         for child in children:
             _signal_group(child, signal.SIGTERM)
