@@ -33,7 +33,30 @@ def build(*, sweep: str, spec: str, spec_sha256: str, templates: dict[str, str],
     }
 
 
+class _CachedJson:
+    """``json.dumps(value, sort_keys=True, ensure_ascii=False)``, byte for byte, with mappings
+    cached by identity: resolved configs share unchanged subtrees, so each is encoded once."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, tuple[Any, str]] = {}
+        self._encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+
+    def __call__(self, value: Any) -> str:
+        if not isinstance(value, dict):
+            return self._encode(value)
+        hit = self._cache.get(id(value))
+        if hit is not None:
+            return hit[1]
+        if not any(isinstance(v, dict) for v in value.values()) or not all(isinstance(k, str) for k in value):
+            text = self._encode(value)  # a flat mapping: one call to the C encoder is fastest
+        else:
+            text = "{" + ", ".join(f"{self._encode(k)}: {self(value[k])}" for k in sorted(value)) + "}"
+        self._cache[id(value)] = (value, text)
+        return text
+
+
 def dumps(lock: dict[str, Any]) -> str:
+    encode = _CachedJson()
     keys = sorted(lock)
     lines = ["{"]
     for i, key in enumerate(keys):
@@ -43,10 +66,10 @@ def dumps(lock: dict[str, Any]) -> str:
             lines.append('  "files": [')
             for j, entry in enumerate(entries):
                 sep = "," if j < len(entries) - 1 else ""
-                lines.append("    " + json.dumps(entry, sort_keys=True, ensure_ascii=False) + sep)
+                lines.append("    " + encode(entry) + sep)
             lines.append("  ]" + comma)
         else:
-            lines.append(f"  {json.dumps(key)}: {json.dumps(lock[key], sort_keys=True, ensure_ascii=False)}{comma}")
+            lines.append(f"  {json.dumps(key)}: {encode(lock[key])}{comma}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -51,44 +51,73 @@ def yaml_scalar(value: Any) -> str:
 
 def to_yaml(value: Any, indent: int = 0) -> str:
     """Block-style YAML of plain data, keys in their given order; no trailing newline."""
-    return "\n".join(_yaml_lines(value, indent))
+    return YamlWriter().block(value, indent)
 
 
-def _yaml_lines(value: Any, indent: int) -> list[str]:
-    pad = " " * indent
-    if isinstance(value, dict):
+class YamlWriter:
+    """``to_yaml`` with a cache of rendered subtrees, by identity.
+
+    Variants share unchanged subtrees with the base (copy-on-write), so across 10,000 variants most
+    sections are the very same dict objects: each is written once. Entries keep their object alive,
+    so an ``id`` can never be reused by another object while the cache (one per render) exists.
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[int, int], tuple[Any, str]] = {}
+        self._scalars: dict[tuple[type, Any], str] = {}  # keyed by type too: 1, 1.0, True differ
+
+    def _scalar(self, value: Any) -> str:
+        key = (type(value), value)
+        text = self._scalars.get(key)
+        if text is None:
+            text = self._scalars[key] = yaml_scalar(value)
+        return text
+
+    def _inline(self, value: Any) -> str:
+        if isinstance(value, dict):
+            return "{}"
+        if isinstance(value, list):
+            return "[]"
+        return self._scalar(value)
+
+    def __call__(self, value: Any, indent: int = 0) -> str:
+        return self.block(value, indent)
+
+    def block(self, value: Any, indent: int) -> str:
+        if isinstance(value, (dict, list)):
+            key = (id(value), indent)
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit[1]
+            text = self._mapping(value, indent) if isinstance(value, dict) else self._sequence(value, indent)
+            self._cache[key] = (value, text)
+            return text
+        return " " * indent + self._scalar(value)
+
+    def _mapping(self, value: dict, indent: int) -> str:
+        pad = " " * indent
         if not value:
-            return [pad + "{}"]
+            return pad + "{}"
         lines = []
         for key, item in value.items():
-            k = yaml_scalar(str(key))
+            k = self._scalar(str(key))
             if isinstance(item, (dict, list)) and item:
-                lines.append(f"{pad}{k}:")
-                lines.extend(_yaml_lines(item, indent + 2))
+                lines.append(f"{pad}{k}:\n{self.block(item, indent + 2)}")
             else:
-                lines.append(f"{pad}{k}: {_inline(item)}")
-        return lines
-    if isinstance(value, list):
+                lines.append(f"{pad}{k}: {self._inline(item)}")
+        return "\n".join(lines)
+
+    def _sequence(self, value: list, indent: int) -> str:
+        pad = " " * indent
         if not value:
-            return [pad + "[]"]
+            return pad + "[]"
         lines = []
         for item in value:
             if isinstance(item, (dict, list)) and item:
-                sub = _yaml_lines(item, indent + 2)
-                lines.append(f"{pad}- {sub[0][indent + 2:]}")
-                lines.extend(sub[1:])
+                lines.append(f"{pad}- {self.block(item, indent + 2)[indent + 2:]}")
             else:
-                lines.append(f"{pad}- {_inline(item)}")
-        return lines
-    return [pad + yaml_scalar(value)]
-
-
-def _inline(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{}"
-    if isinstance(value, list):
-        return "[]"
-    return yaml_scalar(value)
+                lines.append(f"{pad}- {self._inline(item)}")
+        return "\n".join(lines)
 
 
 def to_json(value: Any, indent: int | None = None) -> str:
@@ -118,5 +147,5 @@ def make_env(loader=None) -> ImmutableSandboxedEnvironment:
         autoescape=False,
         auto_reload=False,
     )
-    env.filters.update(to_yaml=to_yaml, to_json=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar)
+    env.filters.update(to_yaml=YamlWriter(), to_json=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar)
     return env

@@ -163,6 +163,9 @@ def pydantic_error(err: PydanticValidationError, doc: yamlio.Doc, *, model: type
                    prefix: tuple = ()) -> SpecError:
     """The first pydantic error as a SpecError at the right line; notes how many more there are."""
     errors = err.errors(include_url=False)
+    # An unknown key first: a misspelled key also makes the intended key "missing", and the typo
+    # is the cause worth showing.
+    errors.sort(key=lambda e: e["type"] != "extra_forbidden")
     first = errors[0]
     loc_path = prefix + tuple(first["loc"])
     dotted = ".".join(str(p) for p in first["loc"])

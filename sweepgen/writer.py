@@ -49,7 +49,11 @@ def plan_actions(plans: list[Plan]) -> list[Outcome]:
 
 
 def _outcome(plan: Plan) -> Outcome:
-    previous = lock.read(plan.sweep_dir, plan.shown_dir)
+    old_lock = _read(os.path.join(plan.sweep_dir, lock.LOCK_NAME))
+    if old_lock == plan.lock_bytes:  # the common case: skip parsing a lock that may be 30 MB
+        previous = {"sweep": plan.spec.name, "files": plan.lock["files"]}
+    else:
+        previous = lock.read(plan.sweep_dir, plan.shown_dir)
     recorded = {e["path"]: e["sha256"] for e in previous["files"]} if previous else {}
     if previous and previous.get("sweep") != plan.spec.name:
         raise UserError(f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {previous.get('sweep')!r}",
@@ -75,7 +79,6 @@ def _outcome(plan: Plan) -> Outcome:
         if current is not None:
             _may_replace(plan, path, current, recorded)
             out.actions.append(Action(path, REMOVE))
-    old_lock = _read(os.path.join(plan.sweep_dir, lock.LOCK_NAME))
     out.lock_changed = old_lock != plan.lock_bytes
     return out
 

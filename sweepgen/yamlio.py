@@ -104,7 +104,8 @@ def _explicit(text: str, tag: str, loc: Location) -> Any:
     ok = {"null": value is None, "bool": type(value) is bool,
           "int": type(value) is int, "float": type(value) is float}[kind]
     if not ok:
-        raise SpecError(f"{text!r} is not a valid {kind}", location=loc)
+        raise SpecError(f"{text!r} is not a valid {kind}", location=loc,
+                        hint=f"remove the `!!{kind}` tag or write a {kind}")
     return value
 
 
@@ -158,7 +159,7 @@ def _build(node: yaml.Node, path: Path, doc: Doc, string_keys: bool) -> Any:
         for key_node, value_node in node.value:
             kloc = Location(doc.path, key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             if not isinstance(key_node, yaml.ScalarNode):
-                raise SpecError("a mapping key must be a scalar", location=kloc)
+                raise SpecError("a mapping key must be a scalar", location=kloc, hint="use a plain string key")
             if key_node.tag == _PLAIN and key_node.value == "<<":
                 raise SpecError("YAML merge keys (`<<`) are not supported", location=kloc,
                                 hint="write the keys out, or use `base: {include: [...]}` to share config")
