@@ -78,8 +78,45 @@ def type_name(value: Any) -> str | None:
 
 
 def diff(old: Any, new: Any) -> list[Change]:
-    """Every path where ``new`` differs from ``old``, sorted by path; empty iff strictly equal."""
-    from deepdiff import DeepDiff  # lazy: deepdiff takes ~0.2 s to import
+    """Every path where ``new`` differs from ``old``, sorted by path; empty iff strictly equal.
+
+    A direct walk of the two trees. It reports exactly what ``deepdiff_changes`` reports (a
+    hypothesis property test holds the two together), without deepdiff's cost: importing it pulls
+    in numpy, pandas and pyarrow (~0.6 s of a 1-2 s command) and it runs ~50x slower per pair.
+    """
+    changes: list[Change] = []
+    _walk(old, new, (), changes)
+    return sorted(changes, key=lambda c: _sort_key(c.path))
+
+
+def _walk(old: Any, new: Any, path: tuple, out: list[Change]) -> None:
+    if type(old) is not type(new):
+        out.append(Change(path, "type_changed", old, new))
+    elif isinstance(old, dict):
+        for key, value in old.items():
+            if key in new:
+                _walk(value, new[key], path + (key,), out)
+            else:
+                out.append(Change(path + (key,), "removed", value, ABSENT))
+        for key, value in new.items():
+            if key not in old:
+                out.append(Change(path + (key,), "added", ABSENT, value))
+    elif isinstance(old, (list, tuple)):
+        for index, (a, b) in enumerate(zip(old, new)):
+            _walk(a, b, path + (index,), out)
+        for index in range(len(new), len(old)):
+            out.append(Change(path + (index,), "removed", old[index], ABSENT))
+        for index in range(len(old), len(new)):
+            out.append(Change(path + (index,), "added", ABSENT, new[index]))
+    elif isinstance(old, float) and math.isnan(old) and math.isnan(new):
+        return
+    elif old != new:
+        out.append(Change(path, "changed", old, new))
+
+
+def deepdiff_changes(old: Any, new: Any) -> list[Change]:
+    """The reference: deepdiff's verdict on the pair, in the same terms as ``diff``."""
+    from deepdiff import DeepDiff  # lazy: importing deepdiff takes ~0.6 s
 
     tree = DeepDiff(
         old,

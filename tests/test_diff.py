@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from sweepgen.diff import (
     ABSENT,
     Change,
+    deepdiff_changes,
     diff,
     disallowed,
     format_path,
@@ -212,6 +213,7 @@ _scalars = st.one_of(
     st.floats(-3, 3) | st.sampled_from([1.0, 0.0, -0.0, math.nan]),
     st.sampled_from(["", "a", "1", "a.b", "x y"]),
     st.sampled_from([Ref("a"), Ref("a.b")]),
+    st.sets(st.integers(0, 3), max_size=3),
 )
 _keys = st.sampled_from(["a", "b", "c", "a.b", "0", "--lr", "", "__doc__", "_x"])
 configs = st.recursive(
@@ -224,6 +226,51 @@ configs = st.recursive(
     max_leaves=12,
 )
 mappings = st.dictionaries(_keys, configs, max_size=4)
+
+
+def _same_changes(xs, ys):
+    return [(c.path, c.kind) for c in xs] == [(c.path, c.kind) for c in ys] and all(
+        strictly_equal(x.old, y.old) and strictly_equal(x.new, y.new)
+        if x.old is not ABSENT and x.new is not ABSENT
+        else (x.old is ABSENT) == (y.old is ABSENT) and (x.new is ABSENT) == (y.new is ABSENT)
+        for x, y in zip(xs, ys)
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(mappings, mappings)
+def test_property_the_tree_walk_reports_exactly_what_deepdiff_reports(a, b):
+    assert _same_changes(diff(a, b), deepdiff_changes(a, b))
+
+
+@settings(max_examples=100, deadline=None)
+@given(mappings)
+def test_property_deepdiff_agrees_on_small_mutations(a):
+    # most random pairs differ at the top; mutate one leaf deep inside to probe deeper paths too
+    b = _mutate(a)
+    assert _same_changes(diff(a, b), deepdiff_changes(a, b))
+
+
+def _mutate(value):
+    if isinstance(value, dict) and value:
+        key = sorted(value, key=repr)[0]
+        return {**value, key: _mutate(value[key])}
+    if isinstance(value, list) and value:
+        return [_mutate(value[0]), *value[1:]]
+    if isinstance(value, tuple) and value:
+        return (_mutate(value[0]), *value[1:])
+    if type(value) is int:
+        return value + 1
+    if type(value) is str:
+        return value + "!"
+    return [value]
+
+
+def test_reference_handles_sets_and_refs_like_the_walk():
+    a = {"s": {1, 2}, "r": Ref("x"), "d": {"__doc__": "a"}}
+    b = {"s": {1, 3}, "r": "x", "d": {"__doc__": "b"}}
+    assert _same_changes(diff(a, b), deepdiff_changes(a, b))
+    assert [c.dotted for c in diff(a, b)] == ["d.__doc__", "r", "s"]
 
 
 @settings(max_examples=300, deadline=None)

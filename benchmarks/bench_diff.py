@@ -1,0 +1,103 @@
+"""Benchmark: `sweepgen diff` in-process (per pair) and as a whole process (wall time, peak RSS).
+
+Run: .venv/bin/python benchmarks/bench_diff.py [--pairs 500] [--repeat 5]
+Prints the per-pair cost of sweepgen.diff.diff on 150-leaf configs (and of the --allow gate on
+top), the AST read of an mmdetection model file, the mmengine-style `_base_` resolution of a child
+config, and the whole-process `sweepgen diff` on the shipped examples. Results go to
+benchmarks/RESULTS.md by hand, with the machine they were measured on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sweepgen.diff import diff, disallowed, parse_globs  # noqa: E402
+from sweepgen.pyast import load_python_config  # noqa: E402
+from sweepgen.pyinherit import load_with_bases  # noqa: E402
+
+PYCONFIGS = ROOT / "tests" / "fixtures" / "pyconfigs"
+
+
+def config_150(changed: int = 0) -> dict:
+    """10 sections x 15 leaves of mixed types; ``changed`` leaves differ (one a type change)."""
+    cfg = {f"section{i}": {f"key{j}": (j * 0.5 if j % 3 == 0 else (f"value{j}" if j % 3 == 1 else j))
+                           for j in range(15)} for i in range(10)}
+    for n in range(changed):
+        section = cfg[f"section{n % 10}"]
+        section["key2"] = float(section["key2"]) if n == 0 else section["key2"] + 1
+    return cfg
+
+
+def per_call(fn, n: int) -> float:
+    """Mean milliseconds per call over ``n`` calls (after one warm-up call)."""
+    fn()
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n * 1000
+
+
+def measure(cmd: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB, exit code) of one child process, via os.wait4."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pairs", type=int, default=500)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+
+    a, b = config_150(), config_150(changed=5)
+    globs = parse_globs(["section*.key2"])
+    print(f"diff, 150-leaf pair, 5 changes:        {per_call(lambda: diff(a, b), args.pairs):7.2f} ms/pair")
+    print(f"diff + --allow gate, same pair:        "
+          f"{per_call(lambda: disallowed(diff(a, b), globs), args.pairs):7.2f} ms/pair")
+    print(f"diff, 150-leaf pair, equal:            {per_call(lambda: diff(a, config_150()), args.pairs):7.2f} ms/pair")
+    model = PYCONFIGS / "_base_" / "models" / "faster_rcnn_r50_fpn.py"
+    print(f"AST read of faster_rcnn_r50_fpn.py:    {per_call(lambda: load_python_config(model), 200):7.2f} ms")
+    child = PYCONFIGS / "faster_rcnn" / "faster_rcnn_r101_fpn_2x_coco.py"
+    print(f"_base_ resolution (4 bases, 2 levels): {per_call(lambda: load_with_bases(child), 100):7.2f} ms")
+
+    sweep = "generated/reward_shaping_comparison"
+    with tempfile.TemporaryDirectory() as tmp:
+        import json
+
+        big_a, big_b = Path(tmp) / "a.json", Path(tmp) / "b.json"
+        big_a.write_text(json.dumps(a))
+        big_b.write_text(json.dumps(b))
+        cases = {
+            "sweepgen --help": ["--help"],
+            "diff generated sweep_identity.py vs sweep_coma_advantage.py":
+                ["diff", f"{sweep}/sweep_identity.py", f"{sweep}/sweep_coma_advantage.py"],
+            "diff two 150-leaf JSON files":
+                ["diff", str(big_a), str(big_b)],
+            "diff --resolve-bases mmdet r101_1x vs r101_2x":
+                ["diff", "--resolve-bases", str(PYCONFIGS / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py"),
+                 str(child)],
+            "diff spec.yaml:identity vs spec.yaml:coma_advantage":
+                ["diff", "specs/reward_shaping.yaml:identity", "specs/reward_shaping.yaml:coma_advantage"],
+        }
+        for label, argv in cases.items():
+            runs = [measure([sys.executable, "-m", "sweepgen", *argv]) for _ in range(args.repeat)]
+            wall = statistics.median(r[0] for r in runs)
+            rss = max(r[1] for r in runs)
+            print(f"{label:62s} median {wall:5.2f} s  peak {rss:5.0f} MiB  exit {runs[0][2]}")
+
+
+if __name__ == "__main__":
+    main()
