@@ -157,6 +157,15 @@ def test_gpu_packing_never_puts_more_than_per_gpu_runs_on_a_gpu(sweep_root):
     assert status("r0")["ids"]["gpu"] in ("0", "1")
 
 
+def test_gpus_outside_the_shells_visible_devices_are_refused(sweep_root, monkeypatch):
+    make_sweep(sweep_root, {"a": {}})
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    result = run_cli("--gpus", "0,3")
+    assert result.exit_code == 2 and "--gpus 0 not in this shell's CUDA_VISIBLE_DEVICES=2,3" in result.stderr
+    assert run_cli("--gpus", "3").exit_code == 0
+    assert starts("a")[-1]["cuda"] == "3"
+
+
 def test_jobs_beyond_the_gpu_slots_is_refused(sweep_root):
     make_sweep(sweep_root, {"a": {}})
     result = run_cli("--gpus", "0,1", "--per-gpu", "2", "--jobs", "5")

@@ -26,7 +26,8 @@ LOG_TAIL_LINES = 20
 @click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
 @click.option("-j", "--jobs", type=int, default=None,
               help="Runs at once (default: 1, or --gpus × --per-gpu when --gpus is given).")
-@click.option("--gpus", default=None, metavar="IDS", help="Comma-separated CUDA device ids to pack runs onto, e.g. 0,1.")
+@click.option("--gpus", default=None, metavar="IDS",
+              help="Comma-separated physical CUDA device ids to pack runs onto, e.g. 0,1.")
 @click.option("--per-gpu", type=int, default=1, show_default=True, help="Runs sharing one GPU (with --gpus).")
 @click.option("--dry-run", is_flag=True, help="Show what would run and how; start nothing, write nothing.")
 @click.option("--only", multiple=True, metavar="NAME",

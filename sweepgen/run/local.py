@@ -58,6 +58,17 @@ class LocalExecutor(Executor):
             raise UserError("--per-gpu must be at least 1")
         if len(set(options.gpus)) != len(options.gpus):
             raise UserError(f"--gpus lists a device twice: {','.join(options.gpus)}")
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if options.gpus and visible is not None:
+            # --gpus ids replace this variable in each run, so they are physical ids; an id this
+            # shell was not given is almost certainly meant relative to it: refuse to guess
+            outside = [g for g in options.gpus if g not in visible.split(",")]
+            if outside:
+                raise UserError(
+                    f"--gpus {','.join(outside)} not in this shell's CUDA_VISIBLE_DEVICES={visible}",
+                    hint="--gpus takes physical device ids (as nvidia-smi numbers them); pick from "
+                    "CUDA_VISIBLE_DEVICES or unset it",
+                )
         slots = len(options.gpus) * options.per_gpu if options.gpus else None
         jobs = options.jobs if options.jobs is not None else (slots or 1)
         if jobs < 1:
