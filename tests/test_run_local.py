@@ -214,3 +214,11 @@ def test_interrupt_stops_every_child_and_marks_it_cancelled(sweep_root, sig):
     assert {status(n)["state"] for n in runs} == {"cancelled"}
     assert not (sweep_root / "runs/fake/c").exists()  # queued, never started: left pending
     assert b"--rerun-failed" in err and b"Traceback" not in err
+
+
+def test_the_bundled_trainer_without_the_train_extra_is_refused_before_anything_starts(sweep_root, monkeypatch):
+    make_sweep(sweep_root, {"a": {}})
+    monkeypatch.setitem(sys.modules, "trl", None)  # find_spec("trl") now finds nothing
+    result = CliRunner().invoke(main, ["run", "generated/fake"])
+    assert result.exit_code == 2 and "needs trl" in result.stderr and "sweepgen[train]" in result.stderr
+    assert not (sweep_root / "runs").exists()

@@ -49,12 +49,14 @@ def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, execu
     from sweepgen.errors import UserError
     from sweepgen.run.base import ExecutorOptions, plan
     from sweepgen.run.registry import make_executor, status_is_alive
-    from sweepgen.run.tasks import load_sweep, parse_command, select
+    from sweepgen.run.tasks import check_bundled_trainer, load_sweep, parse_command, select
 
     gpu_ids = _parse_gpus(gpus)
     if per_gpu != 1 and not gpu_ids:
         raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
     sweep = load_sweep(sweep_dir, command=parse_command(command))
+    if command is None and executor == "local" and not dry_run:
+        check_bundled_trainer()  # (a Slurm node has its own environment: checked there)
     tasks = select(sweep.tasks, only)
     options = ExecutorOptions(sweep_dir=sweep_dir, lock=sweep.lock, jobs=jobs, gpus=gpu_ids,
                               per_gpu=per_gpu, wait=wait)

@@ -85,6 +85,19 @@ def parse_command(command: str | None) -> tuple[str, ...] | None:
     return argv
 
 
+def check_bundled_trainer() -> None:
+    """The default command runs the bundled trainer: without the train extra every run would fail
+    the same way minutes apart, so say it once, before anything starts (find_spec imports nothing)."""
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers", "trl") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UserError(
+            f"the bundled trainer needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not installed",
+            hint="install it with `pip install 'sweepgen[train]'`, or run another trainer with --command",
+        )
+
+
 def load_sweep(sweep_dir: Path, *, command: Sequence[str] | None = None) -> Sweep:
     """Read the lock, check every generated file against it, and build one task per file."""
     lock = read_lock(sweep_dir)
