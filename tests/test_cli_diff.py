@@ -221,3 +221,36 @@ def test_resolve_bases_compares_what_mmdet_configs_evaluate_to():
     gate = _diff("--resolve-bases", r101, r50, "--allow", "model.backbone.depth",
                  "--allow", "model.backbone.init_cfg.checkpoint")
     assert gate.exit_code == 0
+
+
+RM = REPO / "generated" / "rm_ablation"
+needs_rm = pytest.mark.skipif(not (RM / "sweep.lock.json").exists(), reason="generated/rm_ablation is not rendered")
+LADDER = [
+    ("A1_none", "A2_scheduler", ["--output_dir", "--scheduler", "--warmup_steps"]),
+    ("A2_scheduler", "A3_label_smooth", ["--label_smoothing", "--output_dir"]),
+    ("A3_label_smooth", "A4_early_stop", ["--early_stopping_patience", "--output_dir"]),
+    ("A4_early_stop", "A5_lora_r8", ["--finetune", "--lora_alpha", "--lora_rank", "--output_dir"]),
+    ("A5_lora_r8", "A6_lora_r16", ["--lora_alpha", "--lora_rank", "--output_dir"]),
+]
+
+
+@needs_rm
+@pytest.mark.parametrize(("a", "b", "flags"), LADDER)
+def test_rm_ablation_sbatch_steps_differ_only_in_their_stepped_flags(a, b, flags):
+    result = _diff(str(RM / f"{a}.sbatch"), str(RM / f"{b}.sbatch"), "--format", "json")
+    assert result.exit_code == 1
+    paths = [change["path"] for change in json.loads(result.stdout)["changes"]]
+    assert paths == [f'commands["srun python"].{flag}' for flag in flags]
+    gate = [x for f in flags for x in ("--allow", f"commands.*.{f}")]
+    assert _diff(str(RM / f"{a}.sbatch"), str(RM / f"{b}.sbatch"), *gate).exit_code == 0
+    # leave out any one stepped flag and the gate fails
+    assert _diff(str(RM / f"{a}.sbatch"), str(RM / f"{b}.sbatch"), *gate[2:]).exit_code == 1
+
+
+@needs_rm
+def test_rm_ablation_diff_report_golden(golden):
+    result = _diff(str(RM / "A4_early_stop.sbatch"), str(RM / "A5_lora_r8.sbatch"))
+    golden("diff/rm_A4_vs_A5.txt", result.stdout)
+    report = _diff(str(RM / "A4_early_stop.sbatch"), str(RM / "A5_lora_r8.sbatch"), "--format", "json",
+                   "--allow", "commands.*.--lora_*")
+    golden("diff/rm_A4_vs_A5.json", report.stdout.replace(str(RM), "generated/rm_ablation"))

@@ -3,6 +3,7 @@ and nothing a diff could need is dropped."""
 
 from __future__ import annotations
 
+import pprint
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,12 @@ def test_unreadable_file_is_a_config_error(tmp_path):
 def test_coding_cookie_is_honoured():
     source = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n".encode("latin-1")
     assert parse_python_config(source)["name"] == "café"
+
+
+@pytest.mark.parametrize(
+    "name", ["_base_/models/faster_rcnn_r50_fpn.py", "_base_/datasets/coco_detection.py", "flink_sweep_identity.py"]
+)
+def test_reading_golden(golden, name):
+    # pprint shows the exact types: tuples, sets, and Refs unquoted (strings are quoted)
+    text = pprint.pformat(load_python_config(FIXTURES / name), sort_dicts=False, width=100) + "\n"
+    golden(f"pyast/{Path(name).stem}.txt", text)
