@@ -81,7 +81,7 @@ def explain(base: dict, config: dict, path: str) -> str:
     from deepdiff import DeepDiff
 
     old, new = paths.get(base, path, None), paths.get(config, path, None)
-    report = DeepDiff(old, new, verbose_level=2).pretty()
+    report = DeepDiff(old, new, verbose_level=2, threshold_to_diff_deeper=0).pretty()
     return report.replace("root", path).replace("\n", "; ") or "no difference"
 
 
