@@ -143,6 +143,9 @@ class _Reader:
                 scope[stmt.name] = self.class_body(stmt)
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 scope[stmt.name] = {"expr": _source(stmt)}
+            elif isinstance(stmt, ast.Delete):
+                for target in stmt.targets:  # `del tmp` unbinds, as running the file would
+                    self.unbind(scope, target, rest)
             else:
                 rest.append({"expr": _source(stmt)})
 
@@ -175,6 +178,16 @@ class _Reader:
             # `a, b = f()` or `obj.x = 1` on something that is not a literal mapping: keep the
             # target's source text as the key so the assignment is never dropped.
             scope[_source(target)] = value
+
+    def unbind(self, scope: dict[str, Any], target: ast.expr, rest: list[Any]) -> None:
+        if isinstance(target, ast.Name) and target.id in scope:
+            del scope[target.id]
+            return
+        container, key = self._nested_slot(scope, target)
+        if container is not None and key in container:
+            del container[key]
+        else:  # deleting something we do not hold as data: keep the statement
+            rest.append({"expr": f"del {_source(target)}"})
 
     def _nested_slot(self, scope: dict[str, Any], target: ast.expr) -> tuple[dict | None, Any]:
         """For ``a.b.c`` or ``a["b"]["c"]`` naming a plain mapping in scope: (that mapping, key)."""

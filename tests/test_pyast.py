@@ -144,18 +144,21 @@ def test_statements_bind_like_python_without_running_anything():
         "lr: float = 0.1\nonly: int\ncount = 1\ncount += 2\n"
         "def helper(x):\n    return x\n"
         "print('hello')\n"
+        "tmp = 5\ndel tmp\ndel d['z'], d.a.c, nothing\n"
     )
     assert cfg["a"] == Ref("a") and cfg["e"] == Ref("c.d")
     assert cfg["f"] == Ref(".f") and cfg["i"] == Ref("..g.h")
     assert cfg["x"] == cfg["y"] == 1
     assert (cfg["m"], cfg["n"]) == (2, (3, 4))
     assert cfg["(p, q)"] == {"call": "pair", "args": [], "kwargs": {}}
-    assert cfg["d"] == {"a": {"b": 2, "c": 3}, "z": 4}
+    assert cfg["d"] == {"a": {"b": 2}}
     assert cfg["lr"] == 0.1 and "only" not in cfg
     assert cfg["__annotations__"] == {"lr": Ref("float"), "only": Ref("int")}
     assert cfg["count"] == {"augassign": "+", "target": 1, "value": 2}
     assert cfg["helper"] == {"expr": "def helper(x):\n    return x"}
-    assert cfg["__statements__"] == [{"expr": "from j import *"}, {"expr": "print('hello')"}]
+    assert "tmp" not in cfg
+    assert cfg["__statements__"] == [
+        {"expr": "from j import *"}, {"expr": "print('hello')"}, {"expr": "del nothing"}]
 
 
 def test_class_bodies_become_mappings_with_bases_and_decorators():
@@ -239,3 +242,13 @@ def test_reading_golden(golden, name):
     # pprint shows the exact types: tuples, sets, and Refs unquoted (strings are quoted)
     text = pprint.pformat(load_python_config(FIXTURES / name), sort_dicts=False, width=100) + "\n"
     golden(f"pyast/{Path(name).stem}.txt", text)
+
+
+def test_item_and_attribute_assignments_write_into_literal_mappings():
+    cfg = parse_python_config(
+        "model = dict(backbone=dict(depth=50))\nmodel['backbone']['depth'] = 101\nmodel.neck = dict(n=5)\n"
+        "model.neck.n = 4\nsweep = Sweep(a=1)\nsweep.a = 2\n"
+    )
+    assert cfg["model"] == {"backbone": {"depth": 101}, "neck": {"n": 4}}
+    # a call is not a mapping we may write into: the assignment is kept under its own source text
+    assert cfg["sweep"] == {"call": "Sweep", "args": [], "kwargs": {"a": 1}} and cfg["sweep.a"] == 2
