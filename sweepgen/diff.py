@@ -1,8 +1,10 @@
 """Semantic diff of two configs, and the ``--allow`` gate over it.
 
-Built on deepdiff (the project's reference comparison) but reported in sweepgen's own terms: one
-``Change`` per differing path, with a dotted path, the old and new values and their types. The
-comparison is type-strict: ``1``, ``1.0`` and ``True`` differ, as do a tuple and a list, or a
+deepdiff is the reference (``deepdiff_changes``, configured so it skips nothing); ``diff`` is a
+direct tree walk held equal to it by a property test, because importing deepdiff alone costs more
+than a whole ``sweepgen diff`` should. Both report in sweepgen's own terms: one ``Change`` per
+differing path, with a dotted path, the old and new values and their types. The comparison is
+type-strict: ``1``, ``1.0`` and ``True`` differ, as do a tuple and a list, or a
 ``Ref`` to ``torch.bfloat16`` and the string "torch.bfloat16".
 
 Paths: mapping keys joined by dots (``training.seed``), sequence indices in brackets
