@@ -1,0 +1,78 @@
+"""sweep.lock.json: the format other parts read (docs/ARCHITECTURE.md), deterministic bytes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sweepgen import __version__, api, lock
+from sweepgen.errors import UserError
+from sweepgen.render import compile_spec, sha256
+
+FIXTURE = Path(__file__).parent / "fixtures" / "grid_project"
+
+
+@pytest.fixture
+def grid_project(tmp_path, monkeypatch):
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURE, root)
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_lock_has_the_documented_fields(grid_project):
+    api.render(["specs/grid.yaml"])
+    text = (grid_project / "generated/grid/sweep.lock.json").read_text()
+    data = json.loads(text)
+    assert text.endswith("}\n")
+    assert list(data) == sorted(data)
+    assert data["lock_version"] == 1 and data["sweepgen_version"] == __version__
+    assert data["sweep"] == "grid" and data["spec"] == "specs/grid.yaml"
+    assert data["spec_sha256"] == sha256((grid_project / "specs/grid.yaml").read_bytes())
+    assert data["templates"] == {"templates/config.yaml.j2": sha256((grid_project / "templates/config.yaml.j2").read_bytes())}
+    assert data["varying"] == ["grpo.beta", "seed"]
+    assert data["resources"] == {"partition": "gpu_1", "gpus_per_run": 1, "cpus_per_run": None, "mem": "8G",
+                                 "time": 30, "sbatch_extra": []}
+    first = data["files"][0]
+    assert set(first) == {"path", "variant", "run_name", "values", "layers", "config", "sha256"}
+    assert first["path"] == "seed1_b0.02.yaml" and first["variant"] == "seed1_b0.02"
+    assert first["run_name"] == "grpo_seed1_b0.02"
+    assert first["values"] == {"grpo.beta": 0.02, "seed": 1}
+    assert first["layers"] == {"grpo.beta": "grid", "seed": "grid"}
+    assert first["config"]["grpo"] == {"beta": 0.02, "group_size": 4, "learning_rate": 1e-5, "tags": ["a", "yes"]}
+    assert first["sha256"] == sha256((grid_project / "generated/grid/seed1_b0.02.yaml").read_bytes())
+
+
+def test_resources_are_null_when_absent(grid_project):
+    assert compile_spec("specs/ladder.yaml").lock["resources"] is None
+
+
+SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5))
+TREE = st.recursive(SCALAR, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.text(max_size=4), inner, max_size=3), max_leaves=10)
+
+
+@given(st.lists(st.dictionaries(st.text(max_size=4), TREE, max_size=4), max_size=3), TREE)
+def test_dumps_is_json_sorted_with_one_file_per_line(files, extra):
+    data = {"files": [{"config": c, "path": f"f{i}"} for i, c in enumerate(files)], "extra": extra}
+    text = lock.dumps(data)
+    assert json.loads(text) == data
+    assert text.count("\n") == len(files) + 5  # {, extra, "files": [, entries, ], }
+    for entry in data["files"]:  # byte-identical to json.dumps for every entry line
+        assert json.dumps(entry, sort_keys=True, ensure_ascii=False) in text
+
+
+def test_read_rejects_a_damaged_lock(tmp_path):
+    (tmp_path / "sweep.lock.json").write_text("{ not json")
+    with pytest.raises(UserError) as err:
+        lock.read(str(tmp_path), "generated/x")
+    assert str(err.value.location).startswith("generated/x/sweep.lock.json:1:")
+    (tmp_path / "sweep.lock.json").write_text('{"lock_version": 99, "files": []}')
+    with pytest.raises(UserError, match="unknown format"):
+        lock.read(str(tmp_path), "generated/x")
+    assert lock.read(str(tmp_path / "missing"), "x") is None
