@@ -56,6 +56,7 @@ SLURM_DIR = ".sweepgen_slurm"  # in the sweep's runs root: submitit's files and 
 JOURNAL = "jobs.json"
 POLL_MIN_INTERVAL_S = 2.0  # squeue/sacct at most this often, however fast the display polls
 CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
+_ALIVE_CACHE: dict[str, tuple[float, dict]] = {}  # array id -> (when, squeue's view of its tasks)
 
 # what a job that ended without writing its own final state died of
 _SLURM_ENDINGS = {
@@ -136,10 +137,12 @@ class SlurmExecutor(Executor):
                                        run_dir=str(task.run_dir), status=status, env=dict(self.options.env)))
         ex = submitit.SlurmExecutor(folder=self.root / "%j", python=shlex.quote(sys.executable))
         ex.update_parameters(**self._submitit_parameters(len(tasks)))
+        from submitit.core.utils import FailedJobError, FailedSubmissionError
+
         try:
             with ex.batch():
                 jobs = [ex.submit(run_on_node, node_task) for node_task in node_tasks]
-        except Exception as err:  # sbatch refused: a bad partition, time or account, usually
+        except (FailedJobError, FailedSubmissionError) as err:  # sbatch refused: bad partition, time, account
             raise UserError(f"sbatch refused the job array: {_first_line(err)}",
                             location=None, hint="check the spec's resources block (partition, time, mem, "
                             "sbatch_extra) against `sinfo -s`; `sweepgen run DIR --executor slurm --dry-run` "
@@ -192,7 +195,13 @@ class SlurmExecutor(Executor):
         job_id = status.ids.get("job_id")
         if not job_id:
             return False  # submitted but never recorded: the held array was cancelled
-        info = slurm_query.squeue([str(job_id)]).get(str(job_id))
+        # `run` asks this for every run of a sweep: one squeue per array, not one per run
+        array_id = str(job_id).split("_", 1)[0]
+        cached = _ALIVE_CACHE.get(array_id)
+        if cached is None or time.monotonic() - cached[0] > POLL_MIN_INTERVAL_S:
+            cached = (time.monotonic(), slurm_query.squeue([array_id]))
+            _ALIVE_CACHE[array_id] = cached
+        info = cached[1].get(str(job_id))
         return info is not None and not info.ended and _ours(info, status)
 
     # -- internals ------------------------------------------------------------------------------
