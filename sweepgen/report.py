@@ -238,6 +238,10 @@ def rows(report: Report) -> list[dict[str, Any]]:
 # where some run has that section (reports of other sweeps keep their columns).
 SECTION_COLUMNS = {
     "debate": ("team_accuracy", "reward_solver", "reward_critic", "zero_advantage_groups", "length_tokens"),
+    # gradient routing (issue 4): the final three-mode eval, summary.json's routing.<mode>.<metric>;
+    # a baseline run has only `both`, so its retain_only/forget_only cells stay empty
+    "routing": tuple(f"{mode}.{metric}" for mode in ("both", "retain_only", "forget_only")
+                     for metric in ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")),
 }
 # Per-run names, not experimental conditions: never split runs into separate curves.
 NAMING_PATHS = frozenset({"run_name", "output_dir"})

@@ -26,6 +26,11 @@ SHORT = {"final_reward": "final", "best_reward": "best", "steps": "steps", "wall
 SHORT.update({"debate.team_accuracy": "team_acc", "debate.reward_solver": "I_solver",
               "debate.reward_critic": "I_critic", "debate.zero_advantage_groups": "zero_adv",
               "debate.length_tokens": "debate_len"})
+# routing eval (issue 4): routing.<mode>.<metric> -> both_hack, ret_task, fgt_uniq, ...
+SHORT.update({f"routing.{mode}.{metric}": f"{m}_{short}"
+              for mode, m in (("both", "both"), ("retain_only", "ret"), ("forget_only", "fgt"))
+              for metric, short in (("task_reward", "task"), ("hack_rate", "hack"), ("unique_ratio", "uniq"),
+                                    ("mean_pairwise_jaccard", "jacc"))})
 
 
 def short_names(paths) -> dict[str, str]:
