@@ -1,0 +1,71 @@
+"""`sweepgen check` through the CLI: exit codes, default discovery, text/json/github formats."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+from spec_support import write_project
+
+
+@pytest.fixture
+def rendered(project):
+    write_project(project, "grid: {training.seed: [1, 2]}\n")
+    assert CliRunner().invoke(main, ["render", "specs/demo.yaml"]).exit_code == 0
+    return project
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["check", *args])
+
+
+def test_ok_checks_every_spec_by_default(rendered):
+    result = run()
+    assert result.exit_code == 0, result.output
+    assert "checked 1 spec(s), 2 generated file(s): ok" in result.output
+
+
+def test_no_specs_found_is_a_usage_error(project):
+    result = run()
+    assert result.exit_code == 2 and "none found in specs/*.yaml" in result.output
+
+
+def test_hand_edit_exits_1_with_a_readable_diff(rendered):
+    path = rendered / "generated/demo/seed1.yaml"
+    path.write_text(path.read_text().replace("lr: 3.0e-06", "lr: 1.0e-05"))
+    result = run()
+    assert result.exit_code == 1
+    assert "generated/demo/seed1.yaml:4: edited: edited by hand" in result.output
+    assert "-  lr: 1.0e-05\n+  lr: 3.0e-06\n" in result.output
+
+
+def test_invalid_spec_exits_2(rendered):
+    write_project(rendered, "grid: {training.sed: [1, 2]}\n")
+    result = run("specs/demo.yaml")
+    assert result.exit_code == 2
+    assert "specs/demo.yaml:8:23: error: override path `training.sed` does not exist" in result.output
+
+
+def test_json_format(rendered):
+    (rendered / "generated/demo/extra.txt").write_text("x")
+    result = run("--format", "json")
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    assert data["ok"] is False and data["specs"] == 1 and data["files"] == 2
+    assert data["problems"][0]["kind"] == "orphan" and data["problems"][0]["path"] == "generated/demo/extra.txt"
+
+
+def test_github_format_prints_annotations(rendered):
+    path = rendered / "generated/demo/seed2.yaml"
+    path.write_text(path.read_text() + "extra: 1\n")
+    write_project(rendered, "grid: {training.seed: [1, 2]}\n", name="bad.yaml",
+                  head="sweepgen: 1\nname: bad\ntemplate: ../templates/t.yaml.j2\noutput: x.yaml\nsweeps: 1\n")
+    result = run("--format", "github")
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert "::error file=specs/bad.yaml,line=5,col=1::invalid: unknown key `sweeps`" in lines[0]
+    assert any(line.startswith("::error file=generated/demo/seed2.yaml,line=10::edited: edited by hand")
+               for line in lines)
