@@ -69,3 +69,12 @@ def test_github_format_prints_annotations(rendered):
     assert "::error file=specs/bad.yaml,line=5,col=1::invalid: unknown key `sweeps`" in lines[0]
     assert any(line.startswith("::error file=generated/demo/seed2.yaml,line=10::edited: edited by hand")
                for line in lines)
+
+
+def test_pre_commit_hook_runs_check_on_the_whole_project():
+    import yaml
+    from pathlib import Path
+
+    hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
+    check = next(h for h in hooks if h["id"] == "sweepgen-check")
+    assert check["entry"] == "sweepgen check" and check["pass_filenames"] is False
