@@ -265,12 +265,12 @@ class _Reader:
         for key_node, value_node in zip(node.keys, node.values):
             if key_node is None:  # `{**base, ...}`
                 key: Any = "**" + _source(value_node)
-            elif isinstance(key_node, ast.Constant):
-                key = key_node.value
             else:
-                # A computed key (`{Strategy.A: 1}`) would hash like its dotted string and so hide
-                # a difference from `{"Strategy.A": 1}`: keep the whole literal as source instead.
-                return {"expr": _source(node)}
+                key = self.value(key_node)
+                if not _literal_key(key):
+                    # A computed key (`{Strategy.A: 1}`) would hash like its dotted string and so
+                    # hide a difference from `{"Strategy.A": 1}`: keep the literal as source.
+                    return {"expr": _source(node)}
             if key in result:
                 raise self.error(
                     f"duplicate key {key!r} in dict literal",
@@ -301,6 +301,13 @@ _OPS = {
     ast.Pow: "**", ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor: "^", ast.LShift: "<<",
     ast.RShift: ">>", ast.MatMult: "@",
 }  # fmt: skip
+
+
+def _literal_key(value: Any) -> bool:
+    """A key spelled as a literal (``-1``, ``"a"``, ``(1, 2)``), never a reference or a call."""
+    if type(value) is tuple:
+        return all(_literal_key(item) for item in value)
+    return type(value) in (str, bytes, int, float, complex, bool, type(None))
 
 
 def _dotted(node: ast.AST) -> str | None:

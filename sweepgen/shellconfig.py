@@ -30,13 +30,11 @@ Rules, chosen so that a diff never hides a change:
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 
-_SEPARATORS = {";", "&&", "||", "|", "&", ";;"}
 _KEYWORDS = {"then", "do", "else"}
 _NUMBER = re.compile(r"-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -55,7 +53,7 @@ def load_shell_config(path: str | Path) -> dict[str, Any]:
 def parse_shell_config(text: str, filename: str = "<string>") -> dict[str, Any]:
     result: dict[str, Any] = {"sbatch": {}, "env": {}, "commands": {}}
     seen_command = False
-    lines = text.splitlines()
+    lines = text.split("\n")  # only \n ends a line for the shell; splitlines() also splits on \r, \x1c, ...
     i = 0
     while i < len(lines):
         start = i
@@ -69,7 +67,7 @@ def parse_shell_config(text: str, filename: str = "<string>") -> dict[str, Any]:
             continue
         # join continuation lines, and lines inside an open quote, into one logical line
         while _continues(line) and i < len(lines):
-            line = line[:-1] + " " + lines[i] if line.endswith("\\") else line + "\n" + lines[i]
+            line = line + "\n" + lines[i]
             i += 1
         if _continues(line):
             raise ConfigError(
@@ -102,36 +100,139 @@ def parse_shell_config(text: str, filename: str = "<string>") -> dict[str, Any]:
     return {key: value for key, value in result.items() if value}
 
 
+class _Incomplete(Exception):
+    """The text ends inside a quote, a ``$(...)`` or after a backslash: the line continues."""
+
+
 def _continues(line: str) -> bool:
-    if line.endswith("\\") and (len(line) - len(line.rstrip("\\"))) % 2 == 1:
-        return True
     try:
-        list(_lexer(line))  # raises on an open quote
-    except ValueError:
+        _tokenize(line)
+    except _Incomplete:
         return True
     return False
 
 
-def _lexer(text: str) -> shlex.shlex:
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    return lexer
-
-
-def _split(text: str, filename: str, line: int) -> list[str]:
+def _split(text: str, filename: str, line: int) -> list[str | _Op]:
     try:
-        return list(_lexer(text))
-    except ValueError as err:
-        raise ConfigError(
-            f"cannot split shell line: {err}", location=Location(filename, line, 1)
-        ) from err
+        return _tokenize(text)
+    except _Incomplete as err:  # an #SBATCH line with an open quote: directives do not continue
+        raise ConfigError(f"cannot split shell line: {err}", location=Location(filename, line, 1)) from err
+
+
+class _Op(str):
+    """An unquoted control operator (``;``, ``&&``, ``|`` ...), never a quoted ``'&'`` argument."""
+
+
+def _tokenize(text: str) -> list[str | _Op]:
+    """POSIX shell words: quotes removed, backslash escapes and continuations applied, comments
+    dropped, ``$(...)``/``${...}``/backticks kept verbatim, control operators as ``_Op``.
+
+    shlex cannot be used: it returns a quoted ``'&'`` exactly like the operator ``&``.
+    """
+    tokens: list[str | _Op] = []
+    word: list[str] = []
+    in_word = False
+    i, n = 0, len(text)
+
+    def end_word() -> None:
+        nonlocal in_word
+        if in_word:
+            tokens.append("".join(word))
+            word.clear()
+            in_word = False
+
+    while i < n:
+        c = text[i]
+        if c in " \t\n":
+            end_word()
+            i += 1
+        elif c == "#" and not in_word:
+            newline = text.find("\n", i)
+            i = n if newline < 0 else newline
+        elif c == "\\":
+            if i + 1 >= n:
+                raise _Incomplete("trailing backslash")
+            if text[i + 1] != "\n":  # backslash-newline is a continuation: both vanish
+                word.append(text[i + 1])
+                in_word = True
+            i += 2
+        elif c == "'":
+            close = text.find("'", i + 1)
+            if close < 0:
+                raise _Incomplete("unterminated single quote")
+            word.append(text[i + 1 : close])
+            in_word = True
+            i = close + 1
+        elif c == '"':
+            i = _double_quoted(text, i + 1, word)
+            in_word = True
+        elif c == "$" and text.startswith(("$(", "${"), i) or c == "`":
+            close = _matching(text, i)
+            word.append(text[i : close + 1])
+            in_word = True
+            i = close + 1
+        elif c in ";&|" and not (c == "&" and word and word[-1].endswith((">", "<"))):
+            end_word()
+            op = text[i : i + 2] if text[i : i + 2] in ("&&", "||", ";;") else c
+            tokens.append(_Op(op))
+            i += len(op)
+        else:
+            word.append(c)
+            in_word = True
+            i += 1
+    end_word()
+    return tokens
+
+
+def _double_quoted(text: str, i: int, word: list[str]) -> int:
+    """Read a double-quoted string starting after its quote; returns the index after it."""
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            return i + 1
+        if c == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
+            if text[i + 1] != "\n":
+                word.append(text[i + 1])
+            i += 2
+        elif c == "$" and text.startswith("$(", i) or c == "`":
+            close = _matching(text, i)
+            word.append(text[i : close + 1])
+            i = close + 1
+        else:
+            word.append(c)
+            i += 1
+    raise _Incomplete("unterminated double quote")
+
+
+def _matching(text: str, i: int) -> int:
+    """Index of the character closing the ``$(``, ``${`` or backtick that starts at ``i``."""
+    if text[i] == "`":
+        close = text.find("`", i + 1)
+        if close < 0:
+            raise _Incomplete("unterminated backtick")
+        return close
+    opener, closer = text[i + 1], ")" if text[i + 1] == "(" else "}"
+    depth, j = 0, i + 1
+    while j < len(text):
+        if text[j] == opener:
+            depth += 1
+        elif text[j] == closer:
+            depth -= 1
+            if depth == 0:
+                return j
+        elif text[j] in "'\"":  # skip quoted text inside the substitution
+            close = text.find(text[j], j + 1)
+            if close < 0:
+                break
+            j = close
+        j += 1
+    raise _Incomplete(f"unterminated {text[i:i + 2]}")
 
 
 def _commands(tokens: list[str]) -> list[list[str]]:
     commands, current = [], []
     for token in tokens:
-        if token in _SEPARATORS:
+        if isinstance(token, _Op):
             if current:
                 commands.append(current)
             current = []

@@ -3,10 +3,13 @@ shell/sbatch command-line reader."""
 
 from __future__ import annotations
 
+import shlex
 import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sweepgen.configfile import load_config
 from sweepgen.errors import UserError
@@ -207,3 +210,42 @@ def test_shell_values_stay_strings_so_spelling_changes_show():
 def test_python_ref_is_loaded_as_ref():
     cfg = load_config(str(FIXTURES / "flink_sweep_identity.py"))
     assert type(cfg["sweep"]["kwargs"]["config"]["kwargs"]["sampler"]["kwargs"]["dtype"]) is Ref
+
+
+# property: flags written with shlex.quote read back as written ------------------------------------
+
+_flag_names = st.from_regex(r"--[a-z][a-z_]{0,7}", fullmatch=True)
+_values = st.one_of(
+    st.just(True),  # a bare flag
+    st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=12).filter(
+        lambda v: not v.startswith("-")),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),  # negative numbers are values
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_flag_names, _values, min_size=1, max_size=6), st.booleans())
+def test_property_command_line_flags_round_trip(flags, continued):
+    parts = ["python", "train.py"]
+    for name, value in flags.items():
+        parts.append(name if value is True else f"{name} {shlex.quote(value)}")
+    script = (" \\\n    " if continued else " ").join(parts) + "\n"
+    assert parse_shell_config(script) == {"commands": {"python train.py": flags}}
+
+
+def test_quoted_operators_are_arguments_and_substitutions_stay_verbatim():
+    cfg = parse_shell_config(
+        "python t.py --sep '&' --pipe \"a|b\" --stamp $(date +%s) --home ${HOME:-/root} "
+        "--tick `id -u` --esc a\\ b > log.txt 2>&1 && echo ok # done\n"
+    )
+    assert cfg == {"commands": {
+        "python t.py": {"--sep": "&", "--pipe": "a|b", "--stamp": "$(date +%s)", "--home": "${HOME:-/root}",
+                        "--tick": "`id -u`", "--esc": "a b", "args": [">", "log.txt", "2>&1"]},
+        "echo ok": {},
+    }}
+
+
+def test_an_open_quote_in_a_directive_is_an_error():
+    with pytest.raises(UserError) as info:
+        parse_shell_config("#!/bin/bash\n#SBATCH --comment='oops\n", "job.sbatch")
+    assert info.value.location.line == 2

@@ -7,6 +7,8 @@ import pprint
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sweepgen.diff import diff
 from sweepgen.errors import ConfigError
@@ -125,6 +127,8 @@ def test_flink_grid_comprehensions_lambdas_and_star_args_become_source_text():
         ("x = dict(**base, b=1)", {"call": "dict", "args": [], "kwargs": {"**base": Ref("base"), "b": 1}}),
         ("x = {**base, 'b': 1}", {"**base": Ref("base"), "b": 1}),
         ("x = {k: 1}", {"expr": "{k: 1}"}),
+        ("x = {f(): 1}", {"expr": "{f(): 1}"}),
+        ("x = {-1: 'a', (1, -2): 'b'}", {-1: "a", (1, -2): "b"}),
         ("x = {[1]}", {"expr": "{[1]}"}),
         ("x = [*a, 1]", [{"expr": "*a"}, 1]),
         ("x = 1 if a else 2", {"expr": "1 if a else 2"}),
@@ -252,3 +256,27 @@ def test_item_and_attribute_assignments_write_into_literal_mappings():
     assert cfg["model"] == {"backbone": {"depth": 101}, "neck": {"n": 4}}
     # a call is not a mapping we may write into: the assignment is kept under its own source text
     assert cfg["sweep"] == {"call": "Sweep", "args": [], "kwargs": {"a": 1}} and cfg["sweep.a"] == 2
+
+
+# property: any literal Python can spell reads back as exactly that value ----------------------------
+
+_literal_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8), st.binary(max_size=4),
+)
+_literals = st.recursive(
+    _literal_scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.lists(children, max_size=3).map(tuple),
+        st.dictionaries(st.text(max_size=4) | st.integers() | st.tuples(st.integers()), children, max_size=3),
+        st.sets(st.integers() | st.text(max_size=3), min_size=1, max_size=3),  # set() is a call
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_literals)
+def test_property_literals_read_back_type_strictly(value):
+    assert diff(parse_python_config(f"x = {value!r}\n")["x"], value) == []
