@@ -70,6 +70,12 @@ def load_json(path: Path) -> Any:
     text = _read_text(path)
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates(path))
+    except _DuplicateKey as dup:
+        raise ConfigError(
+            f"duplicate key {dup.key!r} in JSON object",
+            location=_duplicate_location(text, str(path)),
+            hint="remove one of the two entries; JSON readers silently keep the last",
+        ) from None
     except json.JSONDecodeError as err:
         raise ConfigError(
             f"invalid JSON: {err.msg}", location=Location(str(path), err.lineno, err.colno)
@@ -110,21 +116,35 @@ def _read_text(path: Path) -> str:
         raise ConfigError(f"cannot read file: {err}", location=Location(str(path))) from err
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
 def _no_duplicates(path: Path) -> Callable[[list[tuple[str, Any]]], dict]:
     def build(pairs: list[tuple[str, Any]]) -> dict:
         result: dict[str, Any] = {}
         for key, value in pairs:
             if key in result:
-                # json.loads would keep the last value silently; the place is lost by then
-                raise ConfigError(
-                    f"duplicate key {key!r} in JSON object",
-                    location=Location(str(path)),
-                    hint="remove one of the two entries",
-                )
+                raise _DuplicateKey(key)
             result[key] = value
         return result
 
     return build
+
+
+def _duplicate_location(text: str, path: str) -> Location:
+    """json.loads knows no positions by the time a duplicate shows; the YAML reader (JSON is
+    YAML 1.2) finds the second key's line and column. Only the place comes from it."""
+    from sweepgen import yamlio
+    from sweepgen.errors import UserError
+
+    try:
+        yamlio.loads(text, path, string_keys=False)
+    except UserError as err:
+        if "duplicate key" in err.message and err.location is not None:
+            return err.location
+    return Location(path)
 
 
 _LOADERS: dict[str, Callable[[Path], Any]] = {

@@ -62,9 +62,10 @@ def test_json_syntax_error_has_line_and_column(tmp_path):
 
 
 def test_json_duplicate_key_is_an_error(tmp_path):
-    path = _write(tmp_path, "c.json", '{"a": 1, "a": 2}')
-    with pytest.raises(UserError, match="duplicate key 'a'"):
+    path = _write(tmp_path, "c.json", '{\n  "b": {"a": 1},\n  "c": 0, "a": 1,\n\t"a": 2}')
+    with pytest.raises(UserError, match="duplicate key 'a'") as info:
         load_config(path)
+    assert (info.value.location.line, info.value.location.col) == (4, 2)
 
 
 def test_toml(tmp_path):
