@@ -243,10 +243,6 @@ SECTION_COLUMNS = {
     "routing": tuple(f"{mode}.{metric}" for mode in ("both", "retain_only", "forget_only")
                      for metric in ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")),
 }
-# Per-run names, not experimental conditions: never split runs into separate curves.
-NAMING_PATHS = frozenset({"run_name", "output_dir"})
-
-
 def section_columns(report: Report) -> list[str]:
     present = {name for run in report.runs for name in SECTION_COLUMNS
                if isinstance((run.summary or {}).get(name), Mapping)}
