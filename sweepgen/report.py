@@ -17,7 +17,6 @@ import io
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 import yaml
 
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.run.base import METRICS_FILE, STATUS_FILE, SUMMARY_FILE, RunState, read_status
+from sweepgen.run.base import METRICS_FILE, STATUS_FILE, SUMMARY_FILE, RunState, read_status, write_bytes_atomic
 from sweepgen.run.progress import read_summary
 from sweepgen.run.tasks import LOCK_FILE, read_lock, run_dir_of
 
@@ -260,15 +259,7 @@ def csv_text(report: Report) -> str:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, data)
 
 
 # -- curves ---------------------------------------------------------------------------------------

@@ -184,3 +184,19 @@ def test_local_liveness_tells_a_recycled_pid_from_the_run(tmp_path):
     dead.wait()
     assert not alive(pid=dead.pid, host=host, proc_start=None)
     assert alive(pid=1, host=host + "-elsewhere")  # another machine: never assumed dead
+
+
+def test_status_files_get_the_umask_mode_not_mkstemps_private_one(tmp_path):
+    import os
+    import stat
+
+    mask = os.umask(0o022)
+    try:
+        import sweepgen.run.base as base
+
+        base._UMASK.clear()
+        write_status(tmp_path, RunStatus(RunState.PENDING, "local"))
+        assert stat.S_IMODE((tmp_path / STATUS_FILE).stat().st_mode) == 0o644
+    finally:
+        os.umask(mask)
+        base._UMASK.clear()

@@ -126,18 +126,34 @@ def this_host() -> str:
     return socket.gethostname()
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Temp file in the same directory + os.replace: a reader never sees half a file."""
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Temp file in the same directory + os.replace: a reader never sees half a file. The file
+    gets the usual umask-derived mode (mkstemp alone would leave it private, 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True)
-            fh.write("\n")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_bytes_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+
+_UMASK: list[int] = []
+
+
+def _umask() -> int:
+    if not _UMASK:  # reading the umask means setting it: do it once, put it back at once
+        mask = os.umask(0)
+        os.umask(mask)
+        _UMASK.append(mask)
+    return _UMASK[0]
 
 
 def read_status(run_dir: Path) -> RunStatus | None:
