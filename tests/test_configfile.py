@@ -218,7 +218,7 @@ def test_python_ref_is_loaded_as_ref():
 _flag_names = st.from_regex(r"--[a-z][a-z_]{0,7}", fullmatch=True)
 _values = st.one_of(
     st.just(True),  # a bare flag
-    st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=12).filter(
+    st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=12).filter(
         lambda v: not v.startswith("-")),
     st.floats(allow_nan=False, allow_infinity=False).map(repr),  # negative numbers are values
 )
