@@ -88,7 +88,12 @@ class SlurmExecutor(Executor):
         self.lock_path = Path(options.sweep_dir) / "sweep.lock.json"
         self.resources: SlurmResources = resources_from_lock(options.lock, lock_path=str(self.lock_path))
         self.job_name = job_name(options.lock, options.sweep_dir)
-        self.root = slurm_root(options.lock, options.sweep_dir)
+        from sweepgen.run.tasks import load_sweep
+
+        # every run of the sweep, not only those started now: the journal's place must not move
+        # when --only or --rerun-failed narrows a submission (the command is irrelevant here)
+        all_runs = load_sweep(Path(options.sweep_dir), command=("{config}",)).tasks
+        self.root = slurm_root([t.run_dir for t in all_runs])
         self._tasks: dict[str, RunTask] = {}
         self._status: dict[str, RunStatus] = {}
         self._last_poll = float("-inf")
@@ -318,16 +323,12 @@ def submitit_log(status: RunStatus, stream: str = "err") -> Path | None:
     return Path(str(folder)) / str(job_id) / f"{job_id}_0_log.{stream}"
 
 
-def slurm_root(lock: Mapping[str, Any], sweep_dir: Path | str) -> Path:
+def slurm_root(run_dirs: Sequence[Path]) -> Path:
     """``<runs root>/.sweepgen_slurm``: the runs root is the common parent of every run directory
-    of the sweep (from the whole lock, so it is the same whichever runs one submission starts)."""
-    parents = []
-    for entry in lock.get("files", []):
-        out = (entry.get("config") or {}).get("output_dir") if isinstance(entry, Mapping) else None
-        if isinstance(out, str) and out:
-            parents.append(os.path.abspath(os.path.dirname(os.path.normpath(out)) or "."))
+    of the sweep (all of them, so it is the same whichever runs one submission starts)."""
+    parents = [os.path.abspath(os.path.dirname(os.path.normpath(str(d))) or ".") for d in run_dirs]
     if not parents:
-        raise UserError(f"no run in {sweep_dir} has an output_dir", hint="render the spec again")
+        raise UserError("the sweep has no runs", hint="render the spec again")
     return Path(os.path.commonpath(parents)) / SLURM_DIR
 
 
