@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from click.testing import CliRunner
 
 from run_support import FAKE_COMMAND, make_sweep
@@ -224,6 +226,16 @@ def test_dry_run_prints_the_sbatch_header_and_writes_nothing(sweep_root):
     assert sorted(p for p in sweep_root.rglob("*")) == before
 
 
+def test_jobs_caps_how_many_array_tasks_run_at_once(sweep_root):
+    pytest.importorskip("submitit")
+    folder = make_sweep(sweep_root, {"a": {}, "b": {}, "c": {}}, sweep="fake")
+    add_resources(folder, time=5)
+    result = CliRunner().invoke(main, ["run", "generated/fake", "--executor", "slurm", "--dry-run", "-j", "2",
+                                       "--command", FAKE_COMMAND])
+    assert result.exit_code == 0, result.output
+    assert "#SBATCH --array=0-2%2" in result.output
+
+
 def test_run_on_slurm_without_resources_is_a_user_error(sweep_root):
     make_sweep(sweep_root, {"a": {}}, sweep="fake")
     result = CliRunner().invoke(main, ["run", "generated/fake", "--executor", "slurm", "--command", FAKE_COMMAND])
@@ -299,3 +311,37 @@ def test_status_of_a_slurm_run_learns_its_cancellation_from_slurm(sweep_root, mo
     assert result.exit_code == 1
     assert "CANCELLED" in result.stdout and "job 9_0" in result.stdout
     assert read_status(run_dir).state is RunState.CANCELLED
+
+
+# -- reconciliation as properties ----------------------------------------------------------------------
+
+SLURM_STATES = sorted(slurm_query.ENDED | {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "REQUEUED",
+                                           "SUSPENDED"})
+RECORDED = [RunState.RUNNING, RunState.FINISHED, RunState.FAILED, RunState.CANCELLED]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(recorded=st.sampled_from(RECORDED), slurm=st.none() | st.sampled_from(SLURM_STATES),
+       finished=st.booleans())
+def test_reconcile_properties(tmp_path, recorded, slurm, finished):
+    t = task(tmp_path, name=f"p{recorded.value}{slurm}{finished}")
+    t.run_dir.mkdir(exist_ok=True)
+    (t.run_dir / "summary.json").unlink(missing_ok=True)
+    if finished:
+        (t.run_dir / "summary.json").write_text("{}")
+    status = slurm_status(recorded)
+    job = JobInfo("7_1", slurm) if slurm else None
+    new = reconcile(t, status, job)
+    if finished:  # the proof of success wins over everything
+        assert new.state is RunState.FINISHED
+    elif recorded in (RunState.FAILED, RunState.CANCELLED):  # an ending is never undone
+        assert new.state in (RunState.FAILED, RunState.CANCELLED)
+    elif recorded is RunState.FINISHED:  # said finished but summary.json is gone: not finished
+        assert new.state is RunState.FAILED and "summary.json is missing" in new.reason
+    elif job is None:
+        assert new is status  # nothing known: nothing guessed
+    elif job.ended:  # the job is over and the run never recorded its end: Slurm's verdict, never FINISHED
+        assert new.state in (RunState.FAILED, RunState.CANCELLED) and new.ids["slurm_state"] == slurm
+    else:  # still queued or running
+        assert new.state in (RunState.PENDING, RunState.RUNNING)
+    assert status.ids.get("slurm_state") is None  # reconcile never mutates its input

@@ -261,6 +261,8 @@ def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo 
         if status.state is RunState.FINISHED:
             return status
         return replace(status, state=RunState.FINISHED, reason=None, ended=status.ended or utc_now())
+    if status.state is RunState.FINISHED:  # recorded as finished, but the proof is gone
+        return replace(status, state=RunState.FAILED, reason="recorded as finished but summary.json is missing")
     if status.state in TERMINAL:
         if (job is not None and job.ended and job.state in _SLURM_OVERRIDES
                 and status.ids.get("slurm_state") != job.state):
