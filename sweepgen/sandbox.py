@@ -65,6 +65,7 @@ class YamlWriter:
     def __init__(self) -> None:
         self._cache: dict[tuple[int, int], tuple[Any, str]] = {}
         self._scalars: dict[tuple[type, Any], str] = {}  # keyed by type too: 1, 1.0, True differ
+        self._leaf_lines: dict[tuple[int, Any, type, Any], str] = {}
 
     def _scalar(self, value: Any) -> str:
         key = (type(value), value)
@@ -99,12 +100,20 @@ class YamlWriter:
         if not value:
             return pad + "{}"
         lines = []
+        leaf_lines = self._leaf_lines
         for key, item in value.items():
-            k = self._scalar(str(key))
-            if isinstance(item, (dict, list)) and item:
-                lines.append(f"{pad}{k}:\n{self.block(item, indent + 2)}")
-            else:
-                lines.append(f"{pad}{k}: {self._inline(item)}")
+            if isinstance(item, (dict, list)):
+                if item:
+                    lines.append(f"{pad}{self._scalar(str(key))}:\n{self.block(item, indent + 2)}")
+                else:
+                    lines.append(f"{pad}{self._scalar(str(key))}: {'{}' if isinstance(item, dict) else '[]'}")
+                continue
+            # `key: scalar` lines repeat across variants; cache them whole (typed: 1, 1.0, True differ)
+            ck = (indent, key, type(item), item)
+            line = leaf_lines.get(ck)
+            if line is None:
+                line = leaf_lines[ck] = f"{pad}{self._scalar(str(key))}: {self._scalar(item)}"
+            lines.append(line)
         return "\n".join(lines)
 
     def _sequence(self, value: list, indent: int) -> str:

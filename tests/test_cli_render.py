@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from click.testing import CliRunner
 
 from sweepgen.cli import main
 from spec_support import write_project
+
+# subprocesses must run this checkout's code, not whatever copy is installed in the environment
+ENV = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
 
 
 def test_render_reports_what_it_did(project):
@@ -54,7 +59,7 @@ def test_no_spec_is_a_usage_error(project):
 def test_python_dash_m_and_exit_codes(project):
     write_project(project, "variants:\n  a: {training.sed: 1}\n")
     proc = subprocess.run([sys.executable, "-m", "sweepgen", "render", "specs/demo.yaml"], capture_output=True,
-                          text=True)
+                          text=True, env=ENV)
     assert proc.returncode == 2 and "specs/demo.yaml:9:7: error:" in proc.stderr and proc.stdout == ""
 
 
@@ -62,6 +67,6 @@ def test_help_does_not_import_heavy_modules():
     code = ("import sys\nfrom sweepgen.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('jinja2', 'pydantic', 'deepdiff', 'rich', 'yaml', 'torch') if m in sys.modules),"
             " file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
     assert proc.stderr.strip() == "[]"
     assert "render" in proc.stdout and "check" in proc.stdout and "list" in proc.stdout

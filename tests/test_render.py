@@ -17,6 +17,7 @@ from sweepgen.render import compile_spec
 from spec_support import write_project
 
 FIXTURE = Path(__file__).parent / "fixtures" / "grid_project"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -135,7 +136,7 @@ def test_rendering_is_deterministic_across_cwd_and_hash_seed(tmp_path):
     outputs = []
     for cwd, seed, args in runs:
         shutil.rmtree(out, ignore_errors=True)
-        env = dict(os.environ, PYTHONHASHSEED=seed)
+        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(ROOT))  # this checkout, not an installed copy
         subprocess.run([sys.executable, "-m", "sweepgen", "render", *args], cwd=cwd, env=env, check=True,
                        capture_output=True)
         outputs.append({str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
