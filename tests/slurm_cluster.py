@@ -26,6 +26,7 @@ UP, DOWN = ROOT / "ci" / "slurm" / "slurm_up.sh", ROOT / "ci" / "slurm" / "slurm
 CLUSTER_DIR = Path(os.environ.get("SWEEPGEN_SLURM_DIR", "/tmp/sweepgen-slurm-ci"))
 DAEMONS = ("slurmctld", "slurmd", "slurmdbd", "munged", "mariadbd")
 START_TIMEOUT_S = 900  # a first start installs packages
+LOCK_TIMEOUT_S = 1200  # how long to wait for another session's Slurm tests to end
 
 
 def cannot_run_reason() -> str | None:
@@ -47,6 +48,30 @@ def slurm_cluster():
         if os.environ.get("CI"):
             pytest.fail(f"CI is set, so the Slurm tests must run, but {reason}")
         pytest.skip(f"no Slurm: {reason}")
+    lock = _session_lock()
+    try:
+        env, reused = _start()
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)  # sbatch/squeue/sacct in the tests and in sweepgen read SLURM_CONF
+        try:
+            yield env
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            if not reused:
+                down = subprocess.run(["bash", str(DOWN), str(CLUSTER_DIR)], capture_output=True, text=True,
+                                      timeout=300)
+                if down.returncode != 0:
+                    raise RuntimeError(f"slurm_down.sh could not stop the test cluster:\n{down.stderr[-2000:]}")
+    finally:
+        lock.close()
+
+
+def _start() -> tuple[dict[str, str], bool]:
+    """slurm_up.sh; its exports, and whether it reused a cluster that was already running."""
     proc = subprocess.run(["bash", str(UP), str(CLUSTER_DIR)], capture_output=True, text=True,
                           timeout=START_TIMEOUT_S)
     if proc.returncode != 0:
@@ -55,19 +80,25 @@ def slurm_cluster():
                if line.startswith("export ") and "=" in line)
     if "SLURM_CONF" not in env:
         pytest.fail(f"slurm_up.sh printed no SLURM_CONF:\n{proc.stdout}\n{proc.stderr[-2000:]}")
-    reused = "reusing it" in proc.stderr
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)  # sbatch/squeue/sacct in the tests and in sweepgen read SLURM_CONF
-    try:
-        yield env
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        if not reused:
-            down = subprocess.run(["bash", str(DOWN), str(CLUSTER_DIR)], capture_output=True, text=True,
-                                  timeout=300)
-            if down.returncode != 0:
-                raise RuntimeError(f"slurm_down.sh could not stop the test cluster:\n{down.stderr[-2000:]}")
+    return env, "reusing it" in proc.stderr
+
+
+def _session_lock():
+    """One test session at a time per cluster directory: a second session (another checkout's tests
+    on the same machine) would otherwise restart the cluster under the first one, or stop it."""
+    import fcntl
+    import time
+
+    CLUSTER_DIR.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(f"{CLUSTER_DIR}.lock", "w")  # noqa: SIM115 - held for the session
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return handle
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                handle.close()
+                pytest.fail(f"another test session has held {CLUSTER_DIR}.lock for {LOCK_TIMEOUT_S} s; "
+                            "set SWEEPGEN_SLURM_DIR and SLURM_CI_PORT_BASE to run a second cluster")
+            time.sleep(1)
