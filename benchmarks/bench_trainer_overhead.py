@@ -34,6 +34,19 @@ CONFIG = {
 }
 
 
+ADDED_SECONDS = [0.0]
+
+
+def _timed(fn):
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            ADDED_SECONDS[0] += time.perf_counter() - start
+    return wrapper
+
+
 def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
     import trl
 
@@ -53,6 +66,10 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
     if kind == "ours":
         run_dir.start(cfg, {})
         trainer = build_trainer(cfg, run_dir, model=model, tokenizer=tok, train_dataset=dataset)
+        # Also time exactly what ours adds per logging step (rows built + files appended), which
+        # is immune to the noise of a shared machine.
+        for obj, name in ((trainer, "metrics_row"), (trainer, "sample_rows"), (run_dir, "append")):
+            setattr(obj, name, _timed(getattr(obj, name)))
     else:
         from trainer.rewards import bind
 
@@ -93,6 +110,9 @@ def main() -> None:
             print(f"{clock:10s} {kind:5s} steps/s: " + " ".join(f"{v:.2f}" for v in values)
                   + f"  median {medians[kind]:.2f}")
         print(f"{clock:10s} ratio ours/plain (medians): {medians['ours'] / medians['plain']:.3f}")
+    steps_ours = args.steps * args.repeats
+    print(f"time in our per-step additions (rows + file appends): "
+          f"{1000 * ADDED_SECONDS[0] / steps_ours:.3f} ms/step")
 
 
 if __name__ == "__main__":

@@ -149,3 +149,14 @@ def test_trl_config_gets_our_values_not_trl_defaults():
     assert args.bf16 is False and args.gradient_checkpointing is False
     assert args.activation_checkpointing is False and args.epsilon_high == 0.2
     assert args.max_completion_length == 64 and args.temperature == 1.0
+
+
+def test_config_and_preflight_modules_do_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, trainer.config, trainer.configfile, trainer.run, trainer.__main__; "
+            "heavy = sorted(m for m in ('torch', 'trl', 'transformers', 'datasets') "
+            "if m in sys.modules); print(heavy); sys.exit(1 if heavy else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
