@@ -5,6 +5,7 @@ sweep of the fake trainer in which one run fails, one is cancelled and one hits 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -186,3 +187,17 @@ def test_a_bad_partition_is_refused_at_submission_and_nothing_is_recorded(cwd):
     assert result.exit_code == 2
     assert "sbatch refused the job array" in result.output and "partition" in result.output.lower()
     assert not (cwd / "runs/p/a/sweepgen_status.json").exists()
+
+
+def test_status_wait_follows_from_another_shell_until_the_runs_end(cwd):
+    import subprocess
+    import sys
+
+    make_sweep(cwd, {"a": {"steps": 3, "sleep": 0.5}}, sweep="sw")
+    add_resources(Path("generated/sw"), time=5)
+    assert cli("run", "generated/sw", "--executor", "slurm", "--command", FAKE_COMMAND).exit_code == 0
+    proc = subprocess.run([sys.executable, "-m", "sweepgen", "status", "generated/sw", "--wait"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert "FINISHED" in proc.stdout
+    assert (cwd / "runs/sw/a/summary.json").exists()
