@@ -84,6 +84,29 @@ def test_parse_squeue_keeps_the_pending_reason():
     assert jobs["7_0"].reason == ""
 
 
+def fake_tool(bin_dir: Path, name: str, stderr: str, code: int) -> None:
+    bin_dir.mkdir(exist_ok=True)
+    path = bin_dir / name
+    path.write_text(f"#!/bin/sh\necho '{stderr}' >&2\nexit {code}\n")
+    path.chmod(0o755)
+
+
+def test_squeue_of_only_ended_jobs_means_none_is_live(tmp_path, monkeypatch):
+    fake_tool(tmp_path / "bin", "squeue", "slurm_load_jobs error: Invalid job id specified", 1)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert slurm_query.squeue(["5_1"]) == {}
+
+
+def test_sacct_without_accounting_says_what_is_missing(tmp_path, monkeypatch):
+    from sweepgen.errors import UserError
+
+    fake_tool(tmp_path / "bin", "sacct", "Slurm accounting storage is disabled", 1)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    with pytest.raises(UserError) as err:
+        slurm_query.sacct(["5"])
+    assert "slurmdbd" in err.value.hint
+
+
 # -- reconciliation ------------------------------------------------------------------------------
 
 def test_summary_json_is_the_proof_of_success(tmp_path):

@@ -62,8 +62,12 @@ def _run(argv: list[str], *, check_invalid_ok: bool = False) -> str:
     if proc.returncode != 0:
         if check_invalid_ok and "Invalid job id" in proc.stderr:
             return ""  # squeue -j with only ended jobs: none of them is live
-        raise UserError(f"`{' '.join(argv)}` failed (exit {proc.returncode}): {proc.stderr.strip()}",
-                        hint="check that the Slurm controller is up (`scontrol ping`)")
+        if "accounting storage is disabled" in proc.stderr:
+            hint = ("sweepgen needs Slurm accounting (slurmdbd) to learn how ended jobs ended; "
+                    "ask your admins, or see ci/slurm/slurm_up.sh (SLURM_CI_ACCOUNTING=1)")
+        else:
+            hint = "check that the Slurm controller is up (`scontrol ping`)"
+        raise UserError(f"`{' '.join(argv)}` failed (exit {proc.returncode}): {proc.stderr.strip()}", hint=hint)
     return proc.stdout
 
 
