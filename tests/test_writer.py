@@ -110,7 +110,11 @@ def test_a_lock_edited_to_point_outside_is_refused(project):
     assert (project / "victim.txt").read_text() == "keep me"
 
 
-def test_no_temporary_files_are_left_behind(project):
+def test_no_temporary_files_are_left_behind_and_modes_follow_the_umask(project):
     spec = write_project(project, "grid: {training.seed: [1, 2]}\n")
     api.render([str(spec)])
-    assert not [p for p in (project / "generated").rglob(".sweepgen-*")]
+    names = sorted(p.name for p in (project / "generated").rglob("*"))
+    assert names == ["demo", "seed1.yaml", "seed2.yaml", "sweep.lock.json"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(project / "generated/demo/seed1.yaml").st_mode & 0o777 == 0o666 & ~umask
