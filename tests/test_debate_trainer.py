@@ -66,6 +66,31 @@ def test_every_token_gets_its_roles_shaped_advantage(tmp_path, tiny_cache):
         differs |= abs(expected[i]["solver"] - expected[i]["critic"]) > 1e-3
     assert differs, "the roles never got different advantages: the attribution check proved nothing"
 
+    # TRL's loss consumes the [B, T] advantages as they are: with beta 0 and one iteration its gradient
+    # is that of the per-token policy-gradient surrogate -mean_i sum_t A_it m_it logp_it / sum_t m_it,
+    # where m masks padding and role prompts. A per-sequence advantage would give another gradient.
+    import torch
+
+    mask = (out["completion_mask"] * out["tool_mask"]).float()
+    params = [p for p in trainer.model.parameters() if p.requires_grad]
+    trainer.current_gradient_accumulation_steps = 1  # set by the training loop, which is not running
+    trl_grad = torch.autograd.grad(trainer.compute_loss(trainer.model, out), params)
+    input_ids = torch.cat([out["prompt_ids"], out["completion_ids"]], dim=1)
+    attention = torch.cat([out["prompt_mask"], out["completion_mask"]], dim=1)
+    logps, _, _ = trainer._get_per_token_logps_and_entropies(
+        trainer.model, input_ids, attention, out["completion_ids"].size(1)
+    )
+
+    def surrogate(a):
+        return -((a * mask * logps).sum(-1) / mask.sum(-1).clamp(min=1.0)).mean()
+
+    ours = torch.autograd.grad(surrogate(adv), params, retain_graph=True)
+    per_sequence = trainer.last_shaping["trl_advantages"].unsqueeze(1).expand_as(adv)
+    plain = torch.autograd.grad(surrogate(per_sequence), params)
+    for g_trl, g_ours in zip(trl_grad, ours):
+        torch.testing.assert_close(g_trl, g_ours, rtol=1e-4, atol=1e-6)
+    assert any(not torch.allclose(a, b, atol=1e-5) for a, b in zip(ours, plain)), "shaping changed no gradient"
+
 
 def test_identity_reproduces_trls_grpo_advantages(tmp_path, tiny_cache):
     trainer, batch = make_trainer(tmp_path, {"strategy": "identity"})
