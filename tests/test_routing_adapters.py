@@ -206,3 +206,31 @@ def test_output_layer_cannot_carry_adapters():
     with pytest.raises(ValueError, match="output layer `lm_head`"):
         inject_adapters(model, target_modules=["q_proj", "lm_head"], ranks={"retain": 2, "forget": 2},
                         alphas={"retain": 2.0, "forget": 2.0}, seed=0)
+
+
+def test_a_mask_keeping_no_row_gives_zero_grads_not_none():
+    # The optimizer must see an ordinary (zero) gradient, as with a masked loss, not a skipped parameter.
+    model = tiny_lm()
+    model.zero_grad(set_to_none=True)
+    with routed_masks(model, masks_for("classic", torch.tensor([True] * 4))):
+        per_sample_loss(model, batch()).sum().backward()
+    retain = adapter_parameters(model, "retain")
+    assert retain and all(p.grad is not None and torch.count_nonzero(p.grad) == 0 for _, p in retain)
+
+
+def test_routed_lora_function_matches_autograd_on_kept_rows():
+    # The hand-written backward against autograd: input gradient from every row, A/B from kept rows only.
+    from trainer.routing.dual_lora import _routed_delta
+
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(3, 5, 6, dtype=torch.float64, generator=gen, requires_grad=True)
+    a = torch.randn(2, 6, dtype=torch.float64, generator=gen, requires_grad=True)
+    b = torch.randn(4, 2, dtype=torch.float64, generator=gen, requires_grad=True)
+    keep = torch.tensor([True, False, True])
+    torch.autograd.gradcheck(lambda x, a, b: _routed_delta(x, a, b, torch.ones(3, dtype=torch.bool)), (x, a, b))
+    weights = torch.randn(3, 5, 4, dtype=torch.float64, generator=gen)
+    got = torch.autograd.grad((_routed_delta(x, a, b, keep) * weights).sum(), (x, a, b))
+    want_x = torch.autograd.grad(((x @ a.T @ b.T) * weights).sum(), x)[0]
+    want_a, want_b = torch.autograd.grad(((x[keep] @ a.T @ b.T) * weights[keep]).sum(), (a, b))
+    for g, w in zip(got, (want_x, want_a, want_b)):
+        torch.testing.assert_close(g, w)

@@ -17,6 +17,14 @@ gradient that differs from the full-batch one. With parameter masking, the forge
 classic mode equals the unrouted gradient exactly, and the retain gradient equals the gradient of the
 clean samples' loss terms (tests/test_routing_adapters.py holds both).
 
+Cost: an adapter whose mask keeps every row of the batch (the forget adapter in classic mode, and
+any adapter on a batch without hacks) runs as plain autograd, exactly as unrouted. Otherwise it goes
+through ``_RoutedLoRA``, one autograd function per adapter that masks the rank-sized tensors (``A x``
+and its gradient), never the layer-sized ones. A mask keeping no row still goes through it, so A and
+B get a zero gradient rather than none: the optimizer then treats the step like any other (Adam
+momentum and step count), as it would with a masked loss. Which path applies is decided once per
+micro-batch in ``set_masks`` (one host sync), not in every layer.
+
 Masks live on one ``RoutingState`` shared by every adapted layer of a model. They are set before the
 loss forward and cleared only after backward (see ``routed_masks``), so a gradient-checkpointed layer
 recomputed during backward sees the same masks as its first forward.
@@ -43,6 +51,9 @@ class RoutingState:
     scales: dict[str, float] = field(default_factory=lambda: {"retain": 1.0, "forget": 1.0})
     # adapter -> bool tensor [batch]: True where that sample's gradient may reach the adapter.
     masks: dict[str, torch.Tensor] | None = None
+    # adapter -> True where its mask keeps every row (plain autograd suffices); computed with the
+    # masks, so the layers never sync with the device to find out.
+    keeps_all: dict[str, bool] | None = None
 
 
 class DualLoRALinear(nn.Linear):
@@ -83,13 +94,16 @@ class DualLoRALinear(nn.Linear):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = F.linear(x, self.weight, self.bias)
-        masks = self.state.masks if torch.is_grad_enabled() else None
+        state = self.state
+        masks = state.masks if torch.is_grad_enabled() else None
         for name in ADAPTERS:
-            scale = self.state.scales[name]
+            scale = state.scales[name]
             if not self.has(name) or scale == 0.0:
                 continue  # skipped, not multiplied by 0: scale 0 is exactly "adapter absent"
             a, b = getattr(self, f"{name}_A"), getattr(self, f"{name}_B")
-            if masks is None:
+            if masks is None or state.keeps_all[name]:
+                if masks is not None:
+                    _check_rows(masks[name], x)
                 delta = F.linear(F.linear(x, a), b)
             else:
                 delta = _routed_delta(x, a, b, masks[name])
@@ -100,37 +114,52 @@ class DualLoRALinear(nn.Linear):
         return f"in={self.in_features}, out={self.out_features}, ranks={self.ranks}"
 
 
-class _RowMaskedLinear(torch.autograd.Function):
-    """``x @ W^T`` whose weight gradient keeps only rows where ``keep``; the input gradient is exact."""
+class _RoutedLoRA(torch.autograd.Function):
+    """``B (A x)`` whose A and B gradients keep only rows where ``keep``; the input gradient is exact.
+
+    The masks are applied to the rank-sized tensors: B's gradient is ``g^T (keep * A x)`` and A's is
+    ``(keep * g B)^T x``, which equal the unmasked formulas summed over the kept rows only. ``where``
+    selects, it never multiplies by 0, so a dropped row cannot turn an inf into nan.
+    """
 
     @staticmethod
-    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-        ctx.save_for_backward(x, weight, keep)
-        return F.linear(x, weight)
+    def forward(ctx, x: torch.Tensor, a: torch.Tensor, b: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        xa = F.linear(x, a)
+        ctx.save_for_backward(x, a, b, xa, keep)
+        return F.linear(xa, b)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        x, weight, keep = ctx.saved_tensors
-        grad_x = grad_w = None
+        x, a, b, xa, keep = ctx.saved_tensors
+        zero = torch.zeros((), dtype=grad.dtype, device=grad.device)
+        grad_xa = grad @ b.to(grad.dtype)  # [..., rank], every row: the path to earlier layers
+        grad_x = grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
-            grad_x = grad @ weight.to(grad.dtype)
+            grad_x = (grad_xa @ a.to(grad.dtype)).to(x.dtype)
+        if ctx.needs_input_grad[2]:
+            kept_xa = torch.where(keep, xa.to(grad.dtype), zero)
+            grad_b = (grad.reshape(-1, grad.shape[-1]).T @ kept_xa.reshape(-1, kept_xa.shape[-1])).to(b.dtype)
         if ctx.needs_input_grad[1]:
-            kept = torch.where(keep, grad, torch.zeros((), dtype=grad.dtype, device=grad.device))
-            grad_w = kept.reshape(-1, kept.shape[-1]).T @ x.reshape(-1, x.shape[-1]).to(grad.dtype)
-            grad_w = grad_w.to(weight.dtype)
-        return grad_x, grad_w, None
+            kept_grad_xa = torch.where(keep, grad_xa, zero)
+            grad_a = (kept_grad_xa.reshape(-1, kept_grad_xa.shape[-1]).T
+                      @ x.reshape(-1, x.shape[-1]).to(grad.dtype)).to(a.dtype)
+        return grad_x, grad_a, grad_b, None
 
 
-def _routed_delta(x: torch.Tensor, a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``B A x`` with the same values; A and B get gradient only from rows where ``mask`` is True."""
+def _check_rows(mask: torch.Tensor, x: torch.Tensor) -> None:
     if mask.shape[0] != x.shape[0]:
         # A caller chunked the batch without chunking the masks: fail loudly rather than misroute.
         raise RuntimeError(
             f"routing mask has {mask.shape[0]} rows but the layer saw a batch of {x.shape[0]}; "
             "the loss forward must see the whole per-device batch at once"
         )
+
+
+def _routed_delta(x: torch.Tensor, a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``B A x`` with the same values; A and B get gradient only from rows where ``mask`` is True."""
+    _check_rows(mask, x)
     keep = mask.to(device=x.device, dtype=torch.bool).view(-1, *([1] * (x.dim() - 1)))
-    return _RowMaskedLinear.apply(_RowMaskedLinear.apply(x, a, keep), b, keep)
+    return _RoutedLoRA.apply(x, a, b, keep)
 
 
 def inject_adapters(model: nn.Module, *, target_modules: list[str], ranks: dict[str, int],
@@ -212,7 +241,10 @@ def set_masks(model: nn.Module, masks: dict[str, torch.Tensor] | None) -> None:
     state = routing_state(model)
     if masks is not None and set(masks) != set(ADAPTERS):
         raise ValueError(f"masks must be given for exactly {ADAPTERS}, got {sorted(masks)}")
-    state.masks = masks
+    keeps_all = None
+    if masks is not None:  # one host sync per adapter and micro-batch
+        keeps_all = {name: bool(mask.to(torch.bool).all()) for name, mask in masks.items()}
+    state.masks, state.keeps_all = masks, keeps_all
 
 
 @contextmanager
