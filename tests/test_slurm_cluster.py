@@ -196,6 +196,11 @@ def test_status_wait_follows_from_another_shell_until_the_runs_end(cwd):
     make_sweep(cwd, {"a": {"steps": 3, "sleep": 0.5}}, sweep="sw")
     add_resources(Path("generated/sw"), time=5)
     assert cli("run", "generated/sw", "--executor", "slurm", "--command", FAKE_COMMAND).exit_code == 0
+    # a second `run` while the job is queued or running leaves it alone (one squeue tells it is alive)
+    again = cli("run", "generated/sw", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed")
+    assert again.exit_code == 0, again.output
+    assert "still running (job_id" in again.output
+    assert len(journal(cwd / "runs/sw")) == 1
     proc = subprocess.run([sys.executable, "-m", "sweepgen", "status", "generated/sw", "--wait"],
                           capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
     assert proc.returncode == 0, proc.stderr
