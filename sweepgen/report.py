@@ -27,7 +27,7 @@ import yaml
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.base import METRICS_FILE, STATUS_FILE, SUMMARY_FILE, RunState, read_status, write_bytes_atomic
 from sweepgen.run.progress import read_summary
-from sweepgen.run.tasks import LOCK_FILE, read_lock, run_dir_of
+from sweepgen.run.tasks import LOCK_FILE, config_fingerprint, read_lock, run_dir_of
 
 SEED_PATH = re.compile(r"(^|[._])seed$")
 # paths that name or place a run rather than configure it: they differ between every two runs, so
@@ -82,7 +82,8 @@ def collect(directory: Path) -> Report:
     if (directory / LOCK_FILE).is_file():
         lock = read_lock(directory)
         entries = [_entry(directory, e) for e in lock["files"]]
-        runs = [_record(name, run_dir, values) for name, run_dir, values in entries]
+        _refuse_stale([(name, run_dir, fp) for name, run_dir, _, fp in entries])
+        runs = [_record(name, run_dir, values) for name, run_dir, values, _ in entries]
         out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
         varying = tuple(p for p in lock.get("varying") or () if p not in NAMING_PATHS)
         return _checked(Report(varying, tuple(runs), out_dir, "lock"), directory)
@@ -93,8 +94,9 @@ def collect(directory: Path) -> Report:
     locks: dict[Path, dict] = {}  # each sweep's lock read once, however many runs point to it
     linked = [_linked_values(d, locks) for d in run_dirs]
     if all(v is not None for v in linked):
-        varying = sorted({path for _, values in linked for path in values} - NAMING_PATHS)
-        runs = [_record(name, d, values) for d, (name, values) in zip(run_dirs, linked)]
+        _refuse_stale([(name, d, fp) for d, (name, _, fp) in zip(run_dirs, linked)])
+        varying = sorted({path for _, values, _ in linked for path in values} - NAMING_PATHS)
+        runs = [_record(name, d, values) for d, (name, values, _) in zip(run_dirs, linked)]
         return _checked(Report(tuple(varying), tuple(runs), directory, "lock"), directory)
     configs = [_config_yaml(d) for d in run_dirs]
     varying, values = varying_values(configs)
@@ -110,7 +112,23 @@ def _checked(report: Report, directory: Path) -> Report:
     return report
 
 
-def _entry(sweep_dir: Path, entry: Any) -> tuple[str, Path, dict]:
+def _refuse_stale(runs: Sequence[tuple[str, Path, str]]) -> None:
+    """A run directory started from another version of its config would be reported under the
+    lock's current values: the one silent lie a report must never tell."""
+    stale = []
+    for name, run_dir, fingerprint in runs:
+        status = read_status(run_dir)
+        if status and status.config_fingerprint and status.config_fingerprint != fingerprint:
+            stale.append(f"{name} ({run_dir})")
+    if stale:
+        raise UserError(
+            f"{len(stale)} run(s) were made from another version of their config: {', '.join(stale)}",
+            hint="the spec changed since they ran: report them with the spec they ran with (render it "
+            "again from version control), or re-run them into new output_dirs",
+        )
+
+
+def _entry(sweep_dir: Path, entry: Any) -> tuple[str, Path, dict, str]:
     if not isinstance(entry, dict) or not {"path", "variant"} <= entry.keys():
         raise ConfigError("a lock entry lacks path/variant", location=Location(str(sweep_dir / LOCK_FILE)),
                           hint="render the spec again with `sweepgen render SPEC`")
@@ -121,7 +139,8 @@ def _entry(sweep_dir: Path, entry: Any) -> tuple[str, Path, dict]:
         raise UserError(f"{config_path} is in the lock but missing", location=Location(str(sweep_dir / LOCK_FILE)),
                         hint="render the spec again with `sweepgen render SPEC`") from None
     run_dir = run_dir_of(config_path, data, entry.get("config"))
-    return str(entry.get("run_name") or entry["variant"]), run_dir, dict(entry.get("values") or {})
+    name = str(entry.get("run_name") or entry["variant"])
+    return name, run_dir, dict(entry.get("values") or {}), config_fingerprint(config_path, data)
 
 
 def _run_dirs(directory: Path) -> list[Path]:
@@ -132,8 +151,8 @@ def _run_dirs(directory: Path) -> list[Path]:
     return sorted(found)
 
 
-def _linked_values(run_dir: Path, locks: dict[Path, dict]) -> tuple[str, dict] | None:
-    """(run name, varying values) from the lock that the run's status file points to."""
+def _linked_values(run_dir: Path, locks: dict[Path, dict]) -> tuple[str, dict, str] | None:
+    """(run name, varying values, config fingerprint) from the lock the run's status points to."""
     status = read_status(run_dir)
     if status is None or not status.sweep_dir or not (Path(status.sweep_dir) / LOCK_FILE).is_file():
         return None
@@ -141,11 +160,11 @@ def _linked_values(run_dir: Path, locks: dict[Path, dict]) -> tuple[str, dict] |
     if sweep_dir not in locks:
         locks[sweep_dir] = read_lock(sweep_dir)
     for entry in locks[sweep_dir]["files"]:
-        name, entry_dir, values = _entry(sweep_dir, entry)
+        name, entry_dir, values, fingerprint = _entry(sweep_dir, entry)
         if os.path.normpath(entry_dir) == os.path.normpath(run_dir) or (
             status.config and (sweep_dir / entry["path"]).as_posix() == status.config
         ):
-            return name, values
+            return name, values, fingerprint
     return None
 
 

@@ -222,3 +222,24 @@ def test_the_bundled_trainer_without_the_train_extra_is_refused_before_anything_
     result = CliRunner().invoke(main, ["run", "generated/fake"])
     assert result.exit_code == 2 and "needs trl" in result.stderr and "sweepgen[train]" in result.stderr
     assert not (sweep_root / "runs").exists()
+
+
+def test_a_run_dir_from_another_version_of_its_config_is_refused_not_skipped(sweep_root):
+    make_sweep(sweep_root, {"a": {"steps": 2}, "b": {"steps": 2}})
+    assert run_cli().exit_code == 0
+    # a comment is not a different config: both runs are still skipped as finished
+    folder = sweep_root / "generated/fake"
+    text = (folder / "a.yaml").read_text() + "# a note\n"
+    (folder / "a.yaml").write_text(text)
+    lock = json.loads((folder / "sweep.lock.json").read_text())
+    lock["files"][0]["sha256"] = __import__("hashlib").sha256(text.encode()).hexdigest()
+    (folder / "sweep.lock.json").write_text(json.dumps(lock))
+    assert run_cli().exit_code == 0 and len(starts("a")) == 1
+    # the spec changed a's steps: its finished result is not a's result any more
+    make_sweep(sweep_root, {"a": {"steps": 5}, "b": {"steps": 2}})
+    result = run_cli()
+    assert result.exit_code == 2 and "another version of the config: a (runs/fake/a)" in result.stderr
+    assert "new output_dir" in result.stderr
+    assert len(starts("a")) == len(starts("b")) == 1  # nothing started
+    report = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])
+    assert report.exit_code == 2 and "another version of their config: a" in report.stderr

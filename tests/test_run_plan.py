@@ -200,3 +200,28 @@ def test_status_files_get_the_umask_mode_not_mkstemps_private_one(tmp_path):
     finally:
         os.umask(mask)
         base._UMASK.clear()
+
+
+@pytest.mark.parametrize("summary", [False, True])
+def test_a_run_of_another_config_version_is_stale_whatever_its_state(tmp_path, summary):
+    from dataclasses import replace
+
+    task = replace(_task(tmp_path), fingerprint="yaml:new")
+    task.run_dir.mkdir()
+    if summary:
+        (task.run_dir / SUMMARY_FILE).write_text("{}")
+    write_status(task.run_dir, RunStatus(RunState.FINISHED if summary else RunState.FAILED, "local",
+                                         config_fingerprint="yaml:old"))
+    d = decide(task, rerun_failed=True, is_alive=lambda s: False)
+    assert d.stale and not d.start
+    write_status(task.run_dir, RunStatus(RunState.FAILED, "local", config_fingerprint="yaml:new"))
+    assert not decide(task, rerun_failed=True, is_alive=lambda s: False).stale
+
+
+def test_fingerprints_ignore_yaml_comments_but_not_values(tmp_path):
+    from sweepgen.run.tasks import config_fingerprint
+
+    yml, sh = tmp_path / "c.yaml", tmp_path / "c.sh"
+    assert config_fingerprint(yml, b"# v1\na: 1\n") == config_fingerprint(yml, b"a: 1  # v2\n")
+    assert config_fingerprint(yml, b"a: 1\n") != config_fingerprint(yml, b"a: 2\n")
+    assert config_fingerprint(sh, b"# v1\necho\n") != config_fingerprint(sh, b"# v2\necho\n")

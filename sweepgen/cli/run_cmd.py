@@ -46,7 +46,7 @@ def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, execu
     config's output_dir, where run.log and sweepgen_status.json are written next to the trainer's
     files. Finished runs are skipped; failed or cancelled ones only run again with --rerun-failed.
     """
-    from sweepgen.errors import UserError
+    from sweepgen.errors import Location, UserError
     from sweepgen.run.base import ExecutorOptions, plan
     from sweepgen.run.registry import make_executor, status_is_alive
     from sweepgen.run.tasks import check_bundled_trainer, load_sweep, parse_command, select
@@ -62,6 +62,15 @@ def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, execu
                               per_gpu=per_gpu, wait=wait)
     ex = make_executor(executor, options)
     decisions = plan(tasks, rerun_failed=rerun_failed, is_alive=status_is_alive)
+    stale = [d.task for d in decisions if d.stale]
+    if stale:
+        raise UserError(
+            f"{len(stale)} run director{'y holds a run' if len(stale) == 1 else 'ies hold runs'} of another "
+            f"version of the config: " + ", ".join(f"{t.name} ({t.run_dir})" for t in stale),
+            location=Location(str(sweep_dir)),
+            hint="the spec changed since those runs started; give the changed runs a new output_dir "
+            "(e.g. put the changed value in run_name), or move the old run directories away yourself",
+        )
     to_start = [d.task for d in decisions if d.start]
     out = _console.stdout()
     if dry_run:

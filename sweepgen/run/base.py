@@ -14,6 +14,9 @@ The life of a run::
 
 Deciding what to start (``plan``), in this order:
 
+0. the status file says the directory was started from another version of the config (its
+   ``config_fingerprint`` differs) → stale: never started, never skipped as finished; `run` refuses
+   the sweep until the user moves that directory away or gives the changed run a new output_dir.
 1. ``summary.json`` exists → finished: never started again, whatever its status file says
    (the trainer writes it last and atomically, so it is the one proof of success).
 2. status ``running`` and the executor says the process/job is still alive → skipped
@@ -79,6 +82,7 @@ class RunTask:
     argv: tuple[str, ...]  # the command that runs it, placeholders already filled in
     values: Mapping[str, Any] = field(default_factory=dict)  # varying path -> value (from the lock)
     config: Mapping[str, Any] = field(default_factory=dict)  # the resolved config (from the lock)
+    fingerprint: str = ""  # of the generated config's content (tasks.config_fingerprint); "" unknown
 
 
 @dataclass
@@ -97,6 +101,9 @@ class RunStatus:
     sweep_dir: str | None = None  # the generated sweep folder holding sweep.lock.json
     attempt: int = 1
     ids: dict[str, Any] = field(default_factory=dict)
+    # RunTask.fingerprint of the config this run was started from: a run directory made from another
+    # version of the config is never skipped as "finished" nor reported as this config's result
+    config_fingerprint: str | None = None
     version: int = STATUS_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -188,6 +195,13 @@ class Decision:
     state: RunState  # the state the run is in now (SKIPPED only for a live run owned elsewhere)
     reason: str  # why it is (not) started, shown in --dry-run and the final table
     previous: RunStatus | None = None
+    stale: bool = False  # the run directory holds a run of another version of this config
+
+
+def is_stale(task: RunTask, status: RunStatus | None) -> bool:
+    """The run directory was started from a different config than the one generated now."""
+    return bool(status and status.config_fingerprint and task.fingerprint
+                and status.config_fingerprint != task.fingerprint)
 
 
 def decide(
@@ -198,6 +212,8 @@ def decide(
 ) -> Decision:
     """One run's decision; the rules are in the module docstring."""
     status = read_status(task.run_dir)
+    if is_stale(task, status):
+        return Decision(task, False, status.state, "made from another version of its config", status, stale=True)
     if is_finished(task.run_dir):
         return Decision(task, False, RunState.FINISHED, "finished (summary.json exists)", status)
     if status is None or status.state is RunState.PENDING:

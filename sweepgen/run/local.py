@@ -189,7 +189,8 @@ class LocalExecutor(Executor):
             status = RunStatus(RunState.FAILED, self.name, exit_code=None, started=utc_now(), ended=utc_now(),
                                reason=f"could not start: {err.strerror or err}", command=list(task.argv),
                                config=task.config_path.as_posix(), sweep_dir=self.options.sweep_dir.as_posix(),
-                               attempt=attempt, ids={"host": this_host(), "gpu": gpu})
+                               attempt=attempt, ids={"host": this_host(), "gpu": gpu},
+                               config_fingerprint=task.fingerprint or None)
             if gpu is not None:
                 self._gpu_load[gpu] -= 1
             write_status(task.run_dir, status)
@@ -200,7 +201,7 @@ class LocalExecutor(Executor):
             ids["gpu"] = gpu
         status = RunStatus(RunState.RUNNING, self.name, started=utc_now(), command=list(task.argv),
                            config=task.config_path.as_posix(), sweep_dir=self.options.sweep_dir.as_posix(),
-                           attempt=attempt, ids=ids)
+                           attempt=attempt, ids=ids, config_fingerprint=task.fingerprint or None)
         # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
         self._running[task.name] = _Child(task, proc, log, gpu, status)
         self._status[task.name] = status

@@ -85,6 +85,18 @@ def parse_command(command: str | None) -> tuple[str, ...] | None:
     return argv
 
 
+def config_fingerprint(config_path: Path, data: bytes) -> str:
+    """What a config *says*, hashed: a YAML config by its parsed content (so a changed comment or
+    header is not a different config), any other file by its bytes."""
+    if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
+        try:
+            parsed = yaml.safe_load(data)
+            return "yaml:" + hashlib.sha256(json.dumps(parsed, sort_keys=True, default=str).encode()).hexdigest()
+        except yaml.YAMLError:
+            pass  # run_dir_of reports the broken YAML with its position
+    return "bytes:" + hashlib.sha256(data).hexdigest()
+
+
 def check_bundled_trainer() -> None:
     """The default command runs the bundled trainer: without the train extra every run would fail
     the same way minutes apart, so say it once, before anything starts (find_spec imports nothing)."""
@@ -149,7 +161,8 @@ def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequenc
         command = DEFAULT_COMMAND
     argv = tuple(arg.format_map(fields) for arg in command)
     return RunTask(name=name, variant=str(entry["variant"]), config_path=config_path, run_dir=run_dir,
-                   argv=argv, values=dict(entry.get("values") or {}), config=config)
+                   argv=argv, values=dict(entry.get("values") or {}), config=config,
+                   fingerprint=config_fingerprint(config_path, data))
 
 
 def run_dir_of(config_path: Path, data: bytes, config: Any) -> Path:
