@@ -36,7 +36,7 @@ def derived_spec(tmp_path: Path) -> Path:
     for folder in ("specs/data", "templates"):
         shutil.copytree(ROOT / folder, tmp_path / folder, dirs_exist_ok=True)
     spec = yaml.safe_load((ROOT / "specs/reward_shaping_debate.yaml").read_text())
-    spec["variants"] = {name: v for name, v in spec["variants"].items() if name.endswith("_s0")}
+    spec["grid"]["seed"] = [0]
     spec["base"]["grpo"]["max_steps"] = STEPS
     path = tmp_path / "specs/reward_shaping_debate.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
@@ -87,7 +87,7 @@ def test_coma_group_size_mismatch_is_rejected_before_anything_runs(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     spec_path = derived_spec(tmp_path)
     spec = yaml.safe_load(spec_path.read_text())
-    spec["variants"]["coma_advantage_s0"]["reward_shaping.params"] = {"n_rollouts_per_prompt": 4}
+    spec["variants"]["coma_advantage"]["reward_shaping.params"] = {"n_rollouts_per_prompt": 4}
     spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
     env = subprocess_env(tmp_path)
     out = sweepgen("render", "specs/reward_shaping_debate.yaml", env=env)
