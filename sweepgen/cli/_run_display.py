@@ -66,16 +66,25 @@ def plan_table(decisions: Sequence[Decision]) -> Table:
 
 
 def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus], now: datetime) -> Table:
-    table = Table(title="sweepgen run", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col, justify in (("run", "left"), ("state", "left"), ("step", "right"), ("reward", "right"),
-                         ("elapsed", "right"), ("gpu", "left")):
+    """The runs running now, one row each, and a count of the others: a sweep of hundreds of runs
+    must fit the terminal (each end is also printed as a line above the table)."""
+    counts = {state: 0 for state in RunState}
+    for status in live.values():
+        counts[status.state] += 1
+    label = {RunState.PENDING: "queued"}
+    caption = ", ".join(f"{n} {label.get(state, state)}" for state, n in counts.items()
+                        if n and state is not RunState.RUNNING)
+    table = Table(title=f"sweepgen run: {counts[RunState.RUNNING]} running", title_justify="left",
+                  caption=caption or None, caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col, justify in (("run", "left"), ("step", "right"), ("reward", "right"), ("elapsed", "right"),
+                         ("gpu", "left")):
         table.add_column(col, justify=justify)
     for d in decisions:
         status = live.get(d.task.name)
-        if status is None:
-            continue  # not started by this invocation; the final table shows it
-        row = last_metrics(d.task.run_dir) if status.state is not RunState.PENDING else None
-        table.add_row(d.task.name, f"[{STYLE[status.state]}]{status.state}[/]", _step(d.task.run_dir, d.task.config),
+        if status is None or status.state is not RunState.RUNNING:
+            continue
+        row = last_metrics(d.task.run_dir)
+        table.add_row(d.task.name, _step(d.task.run_dir, d.task.config),
                       _fmt_reward(row.get("reward_mean") if row else None), _fmt_seconds(_elapsed(status, now)),
                       str(status.ids.get("gpu", "")))
     return table
