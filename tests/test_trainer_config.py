@@ -80,6 +80,15 @@ def test_unknown_reward_param_lists_its_params():
     with pytest.raises(ConfigError) as info:
         validate_config(minimal(reward={"name": "happy_count", "params": {"cp": 2}}))
     assert "'cp'" in info.value.message and "cap, word, case_sensitive" in info.value.message
+    assert info.value.key == "reward.params.cp"
+
+
+def test_reward_errors_point_at_the_offending_line(tmp_path):
+    path = write(tmp_path, "run_name: r\noutput_dir: o\nreward:\n  name: happy_count\n"
+                           "  params:\n    cap: 2\n    wrd: sad\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert (info.value.location.line, info.value.location.col) == (7, 5)
 
 
 def test_reward_param_of_wrong_type_is_rejected():

@@ -72,6 +72,11 @@ def test_unknown_name_and_params_list_what_exists():
         resolve_params("sentence_length", {"target": 3})
     with pytest.raises(RewardParamError, match="bad parameters"):
         resolve_params("sentence_length", {"target_words": 2.5})
+    with pytest.raises(RewardParamError, match="greater than or equal to 1") as info:
+        resolve_params("happy_count", {"cap": 0})
+    assert info.value.key == "params.cap"
+    with pytest.raises(RewardParamError, match="which"):
+        resolve_params("exact_answer", {"which": "middle"})
 
 
 def test_defaults_are_filled_in():

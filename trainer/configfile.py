@@ -46,7 +46,12 @@ def _to_config_error(err: pydantic.ValidationError, data: Any, doc, display: str
     messages = [_describe(p, data) for p in problems]
     first = problems[0]
     loc_path = tuple(first["loc"])
-    location = doc.loc(loc_path, key=first["type"] == "extra_forbidden") if doc else Location(display)
+    # A registry error (e.g. an unknown reward parameter) knows its key inside the section.
+    inner = getattr((first.get("ctx") or {}).get("error"), "key", None)
+    if inner and loc_path == ("reward",):
+        loc_path += tuple(inner.split("."))
+    at_key = first["type"] == "extra_forbidden" or bool(inner)
+    location = doc.loc(loc_path, key=at_key) if doc else Location(display)
     message = messages[0]
     if len(messages) > 1:
         message += f" (and {len(messages) - 1} more: " + "; ".join(messages[1:]) + ")"

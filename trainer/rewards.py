@@ -16,9 +16,12 @@ import inspect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pydantic
+from pydantic import Field
+
+PositiveInt = Annotated[int, Field(ge=1)]
 
 RewardFn = Callable[..., list[float]]
 
@@ -35,7 +38,15 @@ REWARDS: dict[str, RewardSpec] = {}
 
 
 class RewardParamError(ValueError):
-    """A reward name or its parameters are wrong; the message lists what exists."""
+    """A reward name or its parameters are wrong; the message lists what exists.
+
+    ``key`` is the offending path inside the reward section (``name``, ``params.cap``), so the
+    config loader can point at its line.
+    """
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def register(name: str) -> Callable[[RewardFn], RewardFn]:
@@ -64,14 +75,15 @@ def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     spec = REWARDS.get(name)
     if spec is None:
         known = ", ".join(sorted(REWARDS))
-        raise RewardParamError(f"unknown reward `{name}`; known rewards: {known}")
+        raise RewardParamError(f"unknown reward `{name}`; known rewards: {known}", key="name")
     allowed = list(spec.params_model.model_fields)
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         listing = ", ".join(allowed) or "(none)"
         raise RewardParamError(
             f"unknown parameter(s) {', '.join(map(repr, unknown))} for reward `{name}`; "
-            f"its parameters are: {listing}"
+            f"its parameters are: {listing}",
+            key=f"params.{unknown[0]}",
         )
     try:
         validated = spec.params_model.model_validate(params)
@@ -79,7 +91,9 @@ def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in err.errors()
         )
-        raise RewardParamError(f"bad parameters for reward `{name}`: {problems}") from None
+        first = err.errors()[0]["loc"]
+        key = "params." + str(first[0]) if first else "params"
+        raise RewardParamError(f"bad parameters for reward `{name}`: {problems}", key=key) from None
     return validated.model_dump()
 
 
@@ -118,13 +132,11 @@ def happy_count(
     completions: Sequence[str],
     columns: dict,
     *,
-    cap: int = 4,
+    cap: PositiveInt = 4,
     word: str = "happy",
     case_sensitive: bool = False,
 ) -> list[float]:
     """Whole-word occurrences of ``word``, divided by ``cap`` and clipped to 1 (so 0..1)."""
-    if cap < 1:
-        raise RewardParamError("happy_count: `cap` must be at least 1")
     return [min(_count_word(t, word, case_sensitive), cap) / cap for t in completions]
 
 
@@ -134,7 +146,7 @@ def happy_binary(
     columns: dict,
     *,
     word: str = "happy",
-    min_count: int = 1,
+    min_count: PositiveInt = 1,
     case_sensitive: bool = False,
 ) -> list[float]:
     """1.0 when ``word`` occurs at least ``min_count`` times as a whole word, else 0.0."""
@@ -149,14 +161,12 @@ def sentence_length(
     completions: Sequence[str],
     columns: dict,
     *,
-    target_words: int = 10,
+    target_words: PositiveInt = 10,
 ) -> list[float]:
     """Mean over sentences of ``max(0, 1 - |words - target_words| / target_words)``; 0 if no words.
 
     Sentences are split at ``.``, ``!`` and ``?``; a trailing fragment counts as a sentence.
     """
-    if target_words < 1:
-        raise RewardParamError("sentence_length: `target_words` must be at least 1")
     out = []
     for text in completions:
         lengths = [len(s.split()) for s in _SENTENCE_END.split(text) if s.split()]
@@ -177,14 +187,12 @@ def exact_answer(
     columns: dict,
     *,
     answer_field: str = "answer",
-    which: str = "last",
+    which: Literal["first", "last"] = "last",
 ) -> list[float]:
     """1.0 when the ``which`` (``first``/``last``) number in the completion equals the row's answer.
 
     The answer comes from the dataset column ``answer_field``; a missing column is an error, not 0.
     """
-    if which not in ("first", "last"):
-        raise RewardParamError("exact_answer: `which` must be 'first' or 'last'")
     if answer_field not in columns:
         raise RewardParamError(
             f"exact_answer needs a dataset column `{answer_field}`; the data has: "
