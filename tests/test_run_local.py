@@ -70,10 +70,12 @@ def test_all_runs_finish_and_the_table_lists_them(sweep_root):
 
 
 def test_jobs_2_runs_two_at_once_and_jobs_1_one_at_a_time(sweep_root):
-    make_sweep(sweep_root, {"a": {"steps": 4, "sleep": 0.25}, "b": {"steps": 4, "sleep": 0.25}})
+    # 2 s of "training" each: far longer than the difference in start-up of two processes started
+    # together, even on a loaded machine
+    make_sweep(sweep_root, {"a": {"steps": 4, "sleep": 0.5}, "b": {"steps": 4, "sleep": 0.5}})
     assert run_cli("--jobs", "2").exit_code == 0
     assert overlap(interval("a"), interval("b"))
-    make_sweep(sweep_root, {"c": {"steps": 4, "sleep": 0.25}, "d": {"steps": 4, "sleep": 0.25}})
+    make_sweep(sweep_root, {"c": {"steps": 2, "sleep": 0.1}, "d": {"steps": 2, "sleep": 0.1}})
     assert run_cli("--jobs", "1", "--only", "c,d").exit_code == 0
     assert not overlap(interval("c"), interval("d"))
 
