@@ -106,9 +106,11 @@ def collect(directory: Path) -> Report:
 
 def _checked(report: Report, directory: Path) -> Report:
     if not report.finished:
+        states = [f"{r.name} {r.state}" for r in report.runs]
+        more = f", and {len(states) - 10} more" if len(states) > 10 else ""
         raise UserError(f"no finished run in {directory} (a run is finished once it wrote summary.json)",
                         hint=f"run the sweep first: `sweepgen run <generated sweep folder>`; states: "
-                        + ", ".join(f"{r.name} {r.state}" for r in report.runs))
+                        + ", ".join(states[:10]) + more)
     return report
 
 
