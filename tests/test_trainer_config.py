@@ -6,6 +6,8 @@ import dataclasses
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sweepgen.errors import ConfigError
 from trainer.config import GRPOConfig, RunConfig
@@ -169,3 +171,22 @@ def test_config_and_preflight_modules_do_not_import_torch():
             "if m in sys.modules); print(heavy); sys.exit(1 if heavy else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@given(st.integers(1, 64), st.integers(1, 4), st.integers(2, 32))
+def test_batch_accepted_iff_whole_groups_fit(batch, accumulation, generations):
+    data = minimal(grpo={"batch_size": max(batch, 2), "gradient_accumulation_steps": accumulation,
+                         "num_generations": generations})
+    fits = (max(batch, 2) * accumulation) % generations == 0
+    if fits:
+        assert validate_config(data).grpo.num_generations == generations
+    else:
+        with pytest.raises(ConfigError, match="not a multiple of num_generations"):
+            validate_config(data)
+
+
+def test_json_schema_has_help_text_for_editors():
+    schema = RunConfig.model_json_schema()
+    grpo = schema["$defs"]["GRPOConfig"]["properties"]
+    assert "TRL's default would be `dapo`" in grpo["loss_type"]["description"]
+    assert schema["additionalProperties"] is False

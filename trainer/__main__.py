@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 
@@ -11,6 +12,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1 or argv[0] in ("-h", "--help"):
         print("usage: python -m trainer CONFIG.yaml", file=sys.stderr)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
+    # Before anything imports huggingface_hub (it reads this once): never reach for the network.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sweepgen.errors import SweepgenError
 
     try:
