@@ -17,13 +17,14 @@ gradient that differs from the full-batch one. With parameter masking, the forge
 classic mode equals the unrouted gradient exactly, and the retain gradient equals the gradient of the
 clean samples' loss terms (tests/test_routing_adapters.py holds both).
 
-Cost: an adapter whose mask keeps every row of the batch (the forget adapter in classic mode, and
-any adapter on a batch without hacks) runs as plain autograd, exactly as unrouted. Otherwise it goes
-through ``_RoutedLoRA``, one autograd function per adapter that masks the rank-sized tensors (``A x``
-and its gradient), never the layer-sized ones. A mask keeping no row still goes through it, so A and
-B get a zero gradient rather than none: the optimizer then treats the step like any other (Adam
-momentum and step count), as it would with a masked loss. Which path applies is decided once per
-micro-batch in ``set_masks`` (one host sync), not in every layer.
+Cost: the two adapters run as one stacked low-rank product (one pair of matmuls, like a single LoRA
+of the summed rank). When every active adapter's mask keeps every row (classic mode on a batch
+without hacks) that is plain autograd, exactly as unrouted. Otherwise it goes through ``_RoutedLoRA``,
+which masks the rank-sized tensors (``A x`` and its gradient) per sample and rank component, never
+the layer-sized ones. A mask keeping no row still goes through it, so A and B get a zero gradient
+rather than none: the optimizer then treats the step like any other (Adam momentum and step count),
+as it would with a masked loss. Which path applies is decided once per micro-batch in ``set_masks``
+(one host sync), not in every layer.
 
 Masks live on one ``RoutingState`` shared by every adapted layer of a model. They are set before the
 loss forward and cleared only after backward (see ``routed_masks``), so a gradient-checkpointed layer
@@ -54,6 +55,7 @@ class RoutingState:
     # adapter -> True where its mask keeps every row (plain autograd suffices); computed with the
     # masks, so the layers never sync with the device to find out.
     keeps_all: dict[str, bool] | None = None
+    rank_masks: dict[tuple, torch.Tensor] = field(default_factory=dict)  # see _rank_mask
 
 
 class DualLoRALinear(nn.Linear):
@@ -95,20 +97,23 @@ class DualLoRALinear(nn.Linear):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = F.linear(x, self.weight, self.bias)
         state = self.state
+        # scale 0 skips the adapter, it never multiplies by 0: scale 0 is exactly "adapter absent"
+        active = [n for n in ADAPTERS if self.has(n) and state.scales[n] != 0.0]
+        if not active:
+            return out
+        # Both adapters as one low-rank product: A stacked [r_r + r_f, in], B side by side with each
+        # adapter's scaling folded in [out, r_r + r_f]. One pair of matmuls instead of two, and the
+        # same values whether or not masks are installed (masks only change the backward).
+        a_parts = [getattr(self, f"{n}_A") for n in active]
+        b_parts = [getattr(self, f"{n}_B") * (self.scaling[n] * state.scales[n]) for n in active]
+        a = a_parts[0] if len(a_parts) == 1 else torch.cat(a_parts, dim=0)
+        b = b_parts[0] if len(b_parts) == 1 else torch.cat(b_parts, dim=1)
         masks = state.masks if torch.is_grad_enabled() else None
-        for name in ADAPTERS:
-            scale = state.scales[name]
-            if not self.has(name) or scale == 0.0:
-                continue  # skipped, not multiplied by 0: scale 0 is exactly "adapter absent"
-            a, b = getattr(self, f"{name}_A"), getattr(self, f"{name}_B")
-            if masks is None or state.keeps_all[name]:
-                if masks is not None:
-                    _check_rows(masks[name], x)
-                delta = F.linear(F.linear(x, a), b)
-            else:
-                delta = _routed_delta(x, a, b, masks[name])
-            out = out + delta * (self.scaling[name] * scale)
-        return out
+        if masks is None or all(state.keeps_all[n] for n in active):
+            if masks is not None:
+                _check_rows(masks[active[0]], x)
+            return out + F.linear(F.linear(x, a), b)
+        return out + _routed_delta(x, a, b, _rank_mask(state, self.ranks, active))
 
     def extra_repr(self) -> str:
         return f"in={self.in_features}, out={self.out_features}, ranks={self.ranks}"
@@ -156,10 +161,28 @@ def _check_rows(mask: torch.Tensor, x: torch.Tensor) -> None:
 
 
 def _routed_delta(x: torch.Tensor, a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``B A x`` with the same values; A and B get gradient only from rows where ``mask`` is True."""
+    """``B A x`` with the same values; A and B get gradient only from rows where ``mask`` is True.
+
+    ``mask`` is [batch] (one flag per sample) or [batch, rank] (per sample and rank component, for
+    stacked adapters: each component follows its own adapter's mask).
+    """
     _check_rows(mask, x)
-    keep = mask.to(device=x.device, dtype=torch.bool).view(-1, *([1] * (x.dim() - 1)))
+    width = mask.shape[1] if mask.dim() == 2 else 1
+    keep = mask.to(device=x.device, dtype=torch.bool).view(mask.shape[0], *([1] * (x.dim() - 2)), width)
     return _RoutedLoRA.apply(x, a, b, keep)
+
+
+def _rank_mask(state: RoutingState, ranks: dict[str, int], active: list[str]) -> torch.Tensor:
+    """[batch, sum of active ranks]: each adapter's per-sample mask repeated over its rank components.
+
+    Cached per micro-batch (``set_masks`` clears it): every layer with the same ranks shares one.
+    """
+    key = tuple((n, ranks[n]) for n in active)
+    cached = state.rank_masks.get(key)
+    if cached is None:
+        cached = torch.cat([state.masks[n].to(torch.bool).view(-1, 1).expand(-1, ranks[n]) for n in active], dim=1)
+        state.rank_masks[key] = cached
+    return cached
 
 
 def inject_adapters(model: nn.Module, *, target_modules: list[str], ranks: dict[str, int],
@@ -244,7 +267,7 @@ def set_masks(model: nn.Module, masks: dict[str, torch.Tensor] | None) -> None:
     keeps_all = None
     if masks is not None:  # one host sync per adapter and micro-batch
         keeps_all = {name: bool(mask.to(torch.bool).all()) for name, mask in masks.items()}
-    state.masks, state.keeps_all = masks, keeps_all
+    state.masks, state.keeps_all, state.rank_masks = masks, keeps_all, {}
 
 
 @contextmanager
