@@ -13,9 +13,19 @@ from sweepgen.expand import Expansion, expand
 from sweepgen.spec import load_spec
 
 
-def load_and_expand(spec_path: str) -> Expansion:
-    """Load a spec and expand it into resolved variants (no validation, no rendering)."""
-    return expand(load_spec(spec_path))
+def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
+    """Load a spec and expand it into resolved variants, with run names and ``derived`` values
+    (no validation, no rendering). ``out_root`` only decides how ``sweep.spec`` is spelled."""
+    import os
+
+    from sweepgen.derive import finalize
+    from sweepgen.render import sweep_view
+
+    spec = load_spec(spec_path)
+    expansion = expand(spec)
+    project = os.path.dirname(os.path.abspath(out_root))
+    finalize(expansion, sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))
+    return expansion
 
 
 def resolve_variant(spec_path: str, variant_name: str) -> dict[str, Any]:

@@ -34,12 +34,13 @@ class Variant:
     step: str | None  # ablation step name
     touched: tuple[tuple[str, ...], ...]  # every path an override wrote (for the fast gate)
     parts: dict[str, str] = field(default_factory=dict)  # variant/grid/zip/ablation -> name part
+    run_name: str | None = None  # set by sweepgen.derive.finalize
 
-    def context_view(self, run_name: str | None = None) -> dict[str, Any]:
+    def context_view(self) -> dict[str, Any]:
         """``variant`` as templates and constraints see it."""
         view = {"name": self.name, "overrides": self.overrides, "axes": self.axes, "step": self.step}
-        if run_name is not None:
-            view["run_name"] = run_name
+        if self.run_name is not None:
+            view["run_name"] = self.run_name
         return view
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from sweepgen import lock, paths
 from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
+from sweepgen.derive import finalize
 from sweepgen.expand import Expansion, Variant, expand
 from sweepgen.sandbox import make_env
 from sweepgen.spec import Spec, display_path, load_spec
@@ -64,9 +65,10 @@ def compile_loaded(spec: Spec, out_root: str) -> Plan:
     out_abs = os.path.abspath(out_root)
     project = os.path.dirname(out_abs)
     spec_rel = _rel(spec.abspath, project)
-    sweep = {"name": spec.name, "spec": spec_rel, "description": spec.model.description}
+    sweep = sweep_view(spec, spec_rel)
     validator = load_validator(spec)  # fail on a bad schema reference before the slower work
     expansion = expand(spec)
+    finalize(expansion, sweep)
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
@@ -75,17 +77,13 @@ def compile_loaded(spec: Spec, out_root: str) -> Plan:
     template = _load_template(spec, template_abs)
     env = template.environment
     output_t = _compile_inline(env, spec, "output", spec.model.output)
-    run_name_t = _compile_inline(env, spec, "run_name", spec.model.run_name) if spec.model.run_name else None
     header = _header_maker(spec_rel)
     template_dir = os.path.dirname(template_abs)
 
     files: list[RenderedFile] = []
     for variant in expansion.variants:
-        view = variant.context_view()
-        ctx = context(variant.config, view, sweep)
-        run_name = _render_inline(run_name_t, ctx, spec, "run_name", variant) if run_name_t else variant.name
-        _check_run_name(run_name, spec, variant)
-        view["run_name"] = run_name
+        ctx = context(variant.config, variant.context_view(), sweep)
+        run_name = variant.run_name or variant.name
         out_path = _render_inline(output_t, ctx, spec, "output", variant)
         try:
             text = template.render(ctx)
@@ -114,6 +112,11 @@ def compile_loaded(spec: Spec, out_root: str) -> Plan:
     return Plan(spec=spec, expansion=expansion, out_root=out_abs, sweep_dir=sweep_dir,
                 shown_dir=display_path(sweep_dir), files=files, lock=lock_data,
                 lock_bytes=lock.dumps(lock_data).encode("utf-8"))
+
+
+def sweep_view(spec: Spec, spec_rel: str) -> dict[str, Any]:
+    """``sweep`` as templates, constraints and derived values see it."""
+    return {"name": spec.name, "spec": spec_rel, "description": spec.model.description}
 
 
 def _rel(path: str, start: str) -> str:
@@ -191,18 +194,10 @@ def _header_maker(spec_rel: str):
     return add_header
 
 
-def _check_run_name(run_name: str, spec: Spec, variant: Variant) -> None:
-    if not SAFE_COMPONENT.match(run_name):
-        raise ValidationError(f"run name {run_name!r} of variant {variant.name!r} is not filesystem-safe",
-                              location=spec.loc(("run_name",)),
-                              hint="run names become folder names: letters, digits, `_`, `-`, `.` only")
-
-
 def _check_outputs(files: list[RenderedFile], spec: Spec) -> None:
     loc = spec.loc(("output",))
     seen: dict[str, str] = {}
     folded: dict[str, str] = {}
-    run_names: dict[str, str] = {}
     for f in files:
         parts = f.path.split("/")
         if not all(SAFE_COMPONENT.match(p) for p in parts):
@@ -220,11 +215,7 @@ def _check_outputs(files: list[RenderedFile], spec: Spec) -> None:
         if low in folded:
             raise ValidationError(f"output paths {folded[low]!r} and {f.path!r} differ only in case",
                                   location=loc, hint="they would collide on macOS and Windows")
-        if f.run_name in run_names:
-            raise ValidationError(f"variants {run_names[f.run_name]!r} and {f.variant.name!r} have the same run "
-                                  f"name {f.run_name!r}", location=spec.loc(("run_name",)),
-                                  hint="include every varying value (or `{{ variant.name }}`) in `run_name`")
-        seen[f.path], folded[low], run_names[f.run_name] = f.variant.name, f.path, f.variant.name
+        seen[f.path], folded[low] = f.variant.name, f.path
     dirs = {"/".join(p.split("/")[:i]) for p in seen for i in range(1, p.count("/") + 1)}
     clash = sorted(dirs & set(seen))
     if clash:

@@ -65,6 +65,8 @@ class SpecModel(BaseModel):
     template: StrictStr = Field(description="Jinja template, relative to the spec file")
     output: StrictStr = Field(description="output path template, relative to generated/<name>/")
     run_name: StrictStr | None = Field(default=None, description="run name template")
+    derived: dict[str, StrictStr] | None = Field(
+        default=None, description="override key -> template evaluated per variant (after run_name)")
     base: dict[str, Any] = Field(description="inline config, or {include: [files], set: {...}}")
     variants: dict[str, Union[dict[str, Any], None]] | None = None
     grid: dict[str, Union[list[Any], dict[str, Any]]] | None = None

@@ -93,7 +93,7 @@ def check_constraints(expansion: Expansion, sweep: dict) -> None:
     spec = expansion.spec
     if not spec.model.constraints:
         return
-    from jinja2 import TemplateSyntaxError
+    from jinja2 import TemplateSyntaxError, Undefined
 
     env = make_env()
     compiled: list[tuple[Callable[..., Any], Any, int]] = []
@@ -110,6 +110,8 @@ def check_constraints(expansion: Expansion, sweep: dict) -> None:
             loc = spec.loc(("constraints", i, "expr"))
             try:
                 result = func(**ctx)
+                if isinstance(result, Undefined):  # `x.missing` alone returns an undefined, not an error
+                    result._fail_with_undefined_error()
             except Exception as err:  # noqa: BLE001 - any failure inside user expressions is user error
                 raise ValidationError(
                     f"constraint `{constraint.expr}` cannot be evaluated for variant {variant.name!r}: "

@@ -117,6 +117,7 @@ def test_failing_constraint_names_variant_values_and_layers(project):
 @pytest.mark.parametrize("expr, exc, message", [
     ("streamer.rolouts == 4", ValidationError, "cannot be evaluated"),
     ("training.seed", ValidationError, "not true/false"),
+    ("streamer.nope", ValidationError, "cannot be evaluated"),
     ("training.seed ==", SpecError, "not a valid expression"),
     ("''.__class__.__mro__", ValidationError, "cannot be evaluated"),
     ("training.update({'x': 1})", ValidationError, "cannot be evaluated"),

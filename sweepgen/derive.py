@@ -1,0 +1,119 @@
+"""After expansion: each variant's run name, then the spec's ``derived:`` values.
+
+``derived`` maps an override key to a Jinja template evaluated per variant, for values that follow
+from others, e.g. ``output_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"`` or keeping two
+fields equal by construction (``streamer.rollouts: "{{ training.group }}"``). A value that is a
+single ``{{ expression }}`` keeps the expression's type (an int stays an int); anything else is
+rendered as text. Derived paths follow the override rules (the path must exist, ``+path`` adds) and
+may differ between variants without `allow`, since they are computed from the variant itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sweepgen import overrides
+from sweepgen.errors import SpecError, TemplateError, ValidationError
+from sweepgen.expand import Expansion, Variant
+from sweepgen.sandbox import make_env
+from sweepgen.validate import context
+
+SAFE_RUN_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}\s*$", re.S)
+LAYER = "derived"
+
+
+def finalize(expansion: Expansion, sweep: dict) -> None:
+    """Set ``run_name`` on every variant, then apply ``derived`` (in place on the expansion)."""
+    spec = expansion.spec
+    env = make_env()
+    run_name_t = _compile(env, spec, ("run_name",), spec.model.run_name) if spec.model.run_name else None
+    derived = []
+    for key, source in (spec.model.derived or {}).items():
+        at = ("derived", key)
+        loc = spec.loc(at, key=True)
+        kind, path = overrides.split_key(key, loc)
+        if kind == overrides.DELETE:
+            raise SpecError("a derived value cannot delete a key", location=loc, hint="remove the `~`")
+        match = _SINGLE_EXPR.match(source)
+        if match:
+            try:
+                fn = env.compile_expression(match.group("expr"), undefined_to_none=False)
+            except Exception as err:  # noqa: BLE001 - a Jinja syntax error in the spec
+                raise SpecError(f"derived `{key}` is not a valid expression: {err}", location=spec.loc(at),
+                                hint="write one Jinja expression, e.g. \"{{ training.group }}\"") from None
+            derived.append((kind, path, loc, at, fn))
+        else:
+            derived.append((kind, path, loc, at, _compile(env, spec, at, source).render))
+        spec.op_locs[(LAYER, ".".join(path))] = loc
+    seen: dict[str, str] = {}
+    implicit = set(expansion.implicit)
+    for variant in expansion.variants:
+        view = variant.context_view()
+        ctx = context(variant.config, view, sweep)
+        run_name = _run(run_name_t.render, ctx, spec, ("run_name",), variant) if run_name_t else variant.name
+        if not SAFE_RUN_NAME.match(run_name):
+            raise ValidationError(f"run name {run_name!r} of variant {variant.name!r} is not filesystem-safe",
+                                  location=spec.loc(("run_name",)),
+                                  hint="run names become folder names: letters, digits, `_`, `-`, `.` only")
+        if run_name in seen:
+            raise ValidationError(f"variants {seen[run_name]!r} and {variant.name!r} have the same run name "
+                                  f"{run_name!r}", location=spec.loc(("run_name",)),
+                                  hint="include every varying value (or `{{ variant.name }}`) in `run_name`")
+        seen[run_name] = variant.name
+        variant.run_name = run_name
+        if not derived:
+            continue
+        ctx["variant"]["run_name"] = run_name
+        ops = []
+        for kind, path, loc, at, fn in derived:
+            value = _run(fn, ctx, spec, at, variant)
+            ops.append(overrides.Op(kind, path, value, loc, LAYER))
+        _apply(variant, ops)
+        implicit.update(op.dotted for op in ops)
+    expansion.implicit = frozenset(implicit)
+
+
+def _apply(variant: Variant, ops: list[overrides.Op]) -> None:
+    variant.config, variant.layers = overrides.apply_all(variant.config, ops, variant.layers,
+                                                         where=f"variant `{variant.name}`")
+    variant.overrides = dict(variant.overrides)
+    variant.overrides.update((op.dotted, op.value) for op in ops)
+    variant.touched = variant.touched + tuple(op.path for op in ops)
+
+
+def _compile(env, spec, at: tuple, source: str):
+    try:
+        return env.from_string(source)
+    except Exception as err:  # noqa: BLE001 - a Jinja syntax error in the spec
+        raise SpecError(f"`{'.'.join(map(str, at))}` is not a valid template: {err}", location=spec.loc(at),
+                        hint="e.g. \"{{ variant.name }}\"") from None
+
+
+def _run(fn, ctx: dict, spec, at: tuple, variant: Variant) -> Any:
+    from jinja2 import Undefined
+
+    where = ".".join(map(str, at))
+    try:
+        value = fn(ctx)  # Template.render and compiled expressions both take the context mapping
+        if isinstance(value, Undefined):  # an expression may return an undefined instead of raising
+            value._fail_with_undefined_error()
+    except Exception as err:  # noqa: BLE001 - user template code
+        raise TemplateError(f"`{where}` fails for variant {variant.name!r}: {type(err).__name__}: {err}",
+                            location=spec.loc(at),
+                            hint="names are the config's top-level keys, `config`, `variant` and `sweep`") from None
+    if not _plain(value):
+        raise TemplateError(f"`{where}` gives a {type(value).__name__} for variant {variant.name!r}, not plain data",
+                            location=spec.loc(at), hint="derive strings, numbers, booleans, lists or mappings")
+    return value
+
+
+def _plain(value: Any) -> bool:
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    if type(value) is list:
+        return all(_plain(v) for v in value)
+    if type(value) is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    return False
