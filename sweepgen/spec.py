@@ -297,8 +297,8 @@ def _merge_include(into: dict, new: dict, path: tuple, doc: yamlio.Doc, label: s
             out[key] = _merge_include(out[key], value, sub, doc, label, spec)
         else:
             out[key] = value
-            for p in [dotted] + [f"{dotted}.{q}" for q in paths.all_paths(value)] if isinstance(value, dict) \
-                    else [dotted]:
+            below = [f"{dotted}.{q}" for q in paths.all_paths(value)]  # empty unless a mapping
+            for p in [dotted, *below]:
                 spec.base_layers[p] = label
                 spec.base_locs[p] = doc.loc(tuple(p.split(".")))
         spec.base_layers.setdefault(dotted, label)
