@@ -44,8 +44,11 @@ def run(cfg: RunConfig, *, echo: Callable[[str], None] = lambda _: None) -> dict
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: nothing below may download
 
     from datasets import Dataset
+    from transformers.utils import logging as hf_logging
 
     from trainer.grpo import build_trainer
+
+    hf_logging.disable_progress_bar()  # run.log gets one line per step from on_step instead
 
     model_dir = models.ensure_model_dir(cfg.model)
     model, tokenizer = models.load_model_and_tokenizer(model_dir, cfg.model.dtype)
