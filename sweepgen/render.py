@@ -165,6 +165,12 @@ def _render_inline(template, ctx: dict, spec: Spec, field: str, variant: Variant
 def _template_runtime_error(err: Exception, template_dir: str, spec: Spec, variant: Variant) -> TemplateError:
     import traceback
 
+    from jinja2 import TemplateSyntaxError
+
+    if isinstance(err, TemplateSyntaxError):  # an included template is compiled on first use
+        shown = display_path(err.filename) if err.filename else spec.model.template
+        return TemplateError(f"template syntax error: {err.message}", location=Location(shown, err.lineno or 0, 1),
+                             hint="fix the Jinja syntax ({{ }}, {% %}, matching end tags)")
     loc = None
     for frame in traceback.extract_tb(err.__traceback__):
         if frame.filename.startswith(template_dir + os.sep) and frame.lineno:

@@ -141,3 +141,11 @@ def test_rendering_is_deterministic_across_cwd_and_hash_seed(tmp_path):
                        capture_output=True)
         outputs.append({str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
     assert outputs[0] == outputs[1] and len(outputs[0]) == 9
+
+
+def test_syntax_errors_in_included_templates_point_into_them(project):
+    spec = write_project(project, template="a: 1\n{% include 'part.j2' %}\n")
+    (project / "templates" / "part.j2").write_text("x: 1\n{% if %}\n")
+    with pytest.raises(TemplateError) as err:
+        compile_spec(str(spec))
+    assert str(err.value.location) == "templates/part.j2:2:1" and "syntax error" in err.value.message
