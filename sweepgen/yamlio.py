@@ -138,21 +138,40 @@ def loads(text: str, path: str, *, string_keys: bool = True) -> Doc:
                         hint="a file must hold exactly one YAML document") from None
     doc = Doc(path=path, data=None)
     if node is not None:
-        doc.data = _build(node, (), doc, string_keys)
+        doc.data = _build(node, (), doc, string_keys, {})
     return doc
 
 
-def _build(node: yaml.Node, path: Path, doc: Doc, string_keys: bool) -> Any:
+_BUILDING = object()
+
+
+def _build(node: yaml.Node, path: Path, doc: Doc, string_keys: bool, built: dict[int, Any]) -> Any:
     line, col = node.start_mark.line + 1, node.start_mark.column + 1
     doc.marks[path] = (line, col)
     loc = Location(doc.path, line, col)
-    if isinstance(node, yaml.ScalarNode):
-        if node.tag == _PLAIN:
-            return _implicit(node.value)
-        return _explicit(node.value, node.tag, loc)
+    if not isinstance(node, yaml.ScalarNode):
+        # An alias is the same node again: share the object built the first time (configs are never
+        # mutated in place), so `&a`/`*a` chains cannot blow up exponentially, and refuse cycles.
+        done = built.get(id(node))
+        if done is _BUILDING:
+            raise SpecError("a YAML alias refers to the node that contains it", location=loc,
+                            hint="configs must be trees; remove the recursive alias")
+        if done is not None:
+            return done[1]
+        built[id(node)] = _BUILDING
+        value = _build_collection(node, path, doc, string_keys, built, loc)
+        built[id(node)] = (node, value)
+        return value
+    if node.tag == _PLAIN:
+        return _implicit(node.value)
+    return _explicit(node.value, node.tag, loc)
+
+
+def _build_collection(node: yaml.Node, path: Path, doc: Doc, string_keys: bool, built: dict[int, Any],
+                      loc: Location) -> Any:
     if isinstance(node, yaml.SequenceNode):
         _check_tag(node, "tag:yaml.org,2002:seq", loc)
-        return [_build(child, path + (i,), doc, string_keys) for i, child in enumerate(node.value)]
+        return [_build(child, path + (i,), doc, string_keys, built) for i, child in enumerate(node.value)]
     if isinstance(node, yaml.MappingNode):
         _check_tag(node, "tag:yaml.org,2002:map", loc)
         out: dict[Any, Any] = {}
@@ -175,7 +194,7 @@ def _build(node: yaml.Node, path: Path, doc: Doc, string_keys: bool) -> Any:
                 raise SpecError(f"duplicate key {key!r} (first defined at line {first[0]})",
                                 location=kloc, hint="remove one of them; YAML would silently keep the last")
             doc.key_marks[path + (key,)] = (kloc.line, kloc.col)
-            out[key] = _build(value_node, path + (key,), doc, string_keys)
+            out[key] = _build(value_node, path + (key,), doc, string_keys, built)
         return out
     raise SpecError(f"unsupported YAML node {type(node).__name__}", location=loc)  # pragma: no cover
 

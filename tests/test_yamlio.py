@@ -94,3 +94,16 @@ def test_json_documents_read_back_exactly(value):
 
     # (PyYAML cannot read JSON's surrogate-pair escapes, so non-ASCII is written as is)
     assert same(loads(json.dumps({"v": value}, ensure_ascii=False), "t.yaml").data, {"v": value})
+
+
+def test_alias_chains_are_shared_not_expanded():
+    """A billion-laughs document loads instantly: aliases share the object built once."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    doc = loads("\n".join(lines) + "\n", "t.yaml")
+    assert doc.data["a8"][0] is doc.data["a7"] and doc.data["a1"][9] is doc.data["a0"]
+
+
+def test_recursive_aliases_are_refused():
+    with pytest.raises(SpecError, match="refers to the node that contains it"):
+        loads("a: &a\n  b: *a\n", "t.yaml")
