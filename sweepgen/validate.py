@@ -77,12 +77,25 @@ def _show(value: Any) -> str:
 
 
 def explain(base: dict, config: dict, path: str) -> str:
-    """deepdiff's own account of the change at ``path`` (the reference the gate must agree with)."""
+    """deepdiff's own account of the change at ``path`` (the reference the gate must agree with).
+
+    Compared from the parent mapping, so a key that was added or removed reads as such.
+    """
     from deepdiff import DeepDiff
 
-    old, new = paths.get(base, path, None), paths.get(config, path, None)
-    report = DeepDiff(old, new, verbose_level=2, threshold_to_diff_deeper=0).pretty()
-    return report.replace("root", path).replace("\n", "; ") or "no difference"
+    parent, _, key = path.rpartition(".")
+    old = paths.get(base, parent) if parent else base
+    new = paths.get(config, parent) if parent else config
+    old = old if isinstance(old, dict) else {}
+    new = new if isinstance(new, dict) else {}
+    report = DeepDiff(old, new, include_paths=[f"root[{key!r}]"], verbose_level=2,
+                      threshold_to_diff_deeper=0).pretty()
+
+    def dotted(match: re.Match[str]) -> str:  # root['a']['b'] -> parent.a.b
+        keys = re.findall(r"\['((?:[^'\\]|\\.)*)'\]", match.group(0))
+        return ".".join([parent] * bool(parent) + keys)
+
+    return re.sub(r"root(?:\['(?:[^'\\]|\\.)*'\])+", dotted, report).replace("\n", "; ") or "no difference"
 
 
 _NAME = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
