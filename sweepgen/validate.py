@@ -89,7 +89,7 @@ def explain(base: dict, config: dict, path: str) -> str:
     old = old if isinstance(old, dict) else {}
     new = new if isinstance(new, dict) else {}
     report = DeepDiff(old, new, include_paths=[f"root[{key!r}]"], verbose_level=2,
-                      threshold_to_diff_deeper=0).pretty()
+                      threshold_to_diff_deeper=0, ignore_private_variables=False).pretty()
 
     def dotted(match: re.Match[str]) -> str:  # root['a']['b'] -> parent.a.b
         keys = re.findall(r"\['((?:[^'\\]|\\.)*)'\]", match.group(0))

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from sweepgen import overrides, paths
 from sweepgen.errors import Location
 
-KEYS = st.sampled_from(["a", "b", "c", "d"])
+# "__d__": deepdiff skips dunder keys unless told not to; the gate must not.
+KEYS = st.sampled_from(["a", "b", "c", "__d__"])
 SCALARS = st.one_of(st.sampled_from([0, 1, 2, 0.0, 1.0, 2.5, True, False, None, "x", "1", ""]),
                     st.integers(-5, 5))
 LEAVES = st.one_of(SCALARS, st.lists(SCALARS, max_size=3))
@@ -29,7 +30,7 @@ LOC = Location("t.yaml", 1, 1)
 def deepdiff_paths(a: dict, b: dict) -> set[str]:
     found = set()
     # threshold_to_diff_deeper=0: report key by key even when two mappings share few keys
-    tree = DeepDiff(a, b, view="tree", threshold_to_diff_deeper=0)
+    tree = DeepDiff(a, b, view="tree", threshold_to_diff_deeper=0, ignore_private_variables=False)
     for report in tree.values():
         for level in report:
             parts = level.path(output_format="list")
