@@ -1,4 +1,5 @@
-"""``python -m trainer CONFIG.yaml``: train one run. Exit 0 ok, 2 bad config or diverged, 70 a bug."""
+"""``python -m trainer CONFIG.yaml``: train one run. Exit 0 ok, 2 bad config or diverged, 70 a bug,
+128+signum stopped by a signal (143 SIGTERM, 130 SIGINT, 140 SIGUSR2; trainer/signals.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     # Before anything imports huggingface_hub (it reads this once): never reach for the network.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sweepgen.errors import SweepgenError
+    from trainer.signals import Stopped
 
     try:
         from trainer.run import run_config_file
@@ -23,7 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     except SweepgenError as err:
         print(err.format(), file=sys.stderr, flush=True)
         return err.exit_code
-    except KeyboardInterrupt:
+    except Stopped as stop:  # SIGTERM/SIGINT/SIGUSR2: checkpoint saved (if training), no summary
+        print(stop.message, file=sys.stderr, flush=True)
+        return stop.exit_code
+    except KeyboardInterrupt:  # Ctrl-C before the handlers are installed (during imports)
         print("interrupted", file=sys.stderr)
         return 130
     except Exception:  # noqa: BLE001 - a bug: show everything

@@ -20,6 +20,7 @@ from trainer.config import RunConfig
 from trainer.configfile import load_config
 from trainer.grpo_args import grpo_kwargs
 from trainer.outputs import RunDir, config_yaml
+from trainer.signals import GracefulStop, cycle_steps
 
 
 def preflight(cfg: RunConfig) -> RunDir:
@@ -37,7 +38,15 @@ def run_config_file(path: str | Path, *, echo: Callable[[str], None] = lambda _:
 
 
 def run(cfg: RunConfig, *, echo: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Train ``cfg`` to the end (resuming if it was interrupted) and return summary.json's content."""
+    """Train ``cfg`` to the end (resuming if it was interrupted) and return summary.json's content.
+
+    SIGTERM, SIGINT and SIGUSR2 stop it gracefully (trainer/signals.py): the current step finishes,
+    a checkpoint is saved and ``Stopped`` is raised instead of writing summary.json."""
+    with GracefulStop(echo=echo) as stop:
+        return _train(cfg, stop, echo)
+
+
+def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> dict[str, Any]:
     start = time.monotonic()
     run_dir = preflight(cfg)
     rows = data_mod.load_rows(cfg.data)
@@ -71,7 +80,11 @@ def run(cfg: RunConfig, *, echo: Callable[[str], None] = lambda _: None) -> dict
         cfg, run_dir, model=model, tokenizer=tokenizer, train_dataset=Dataset.from_list(rows),
         elapsed_offset=offset, on_step=on_step,
     )
+    trainer.add_callback(stop.callback(cycle_steps=cycle_steps(trainer.args)))
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    saved = run_dir.last_checkpoint()
+    stop.finish(step=trainer.state.global_step, max_steps=cfg.grpo.max_steps,
+                checkpoint=str(saved) if saved else None)
     extras = {"wall_time_s": offset + time.monotonic() - start,
               "resumed_from": checkpoint.name if checkpoint else None,
               **trainer.summary_extras()}
