@@ -196,12 +196,11 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # an unreaped zombie has exited
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_stops_every_child_and_marks_it_cancelled(sweep_root, sig):
-    runs = {n: {"steps": 200, "sleep": 0.1, "spawn_child": True} for n in ("a", "b")}
-    make_sweep(sweep_root, {**runs, "c": {"steps": 1}})
+def _start_and_wait_for_children(sweep_root, runs, *extra):
+    """`sweepgen run` as a real process; returns it and the pids of the runs and their children
+    once every run has spawned its own child."""
     proc = subprocess.Popen([sys.executable, "-m", "sweepgen", "run", "generated/fake", "--jobs", "2",
-                             "--command", FAKE_COMMAND], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             "--command", FAKE_COMMAND, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while not all((sweep_root / f"runs/fake/{n}/child.pid").exists() for n in runs):
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
@@ -209,6 +208,25 @@ def test_interrupt_stops_every_child_and_marks_it_cancelled(sweep_root, sig):
     pids = [status(n)["ids"]["pid"] for n in runs]
     pids += [int((sweep_root / f"runs/fake/{n}/child.pid").read_text()) for n in runs]
     assert all(_alive(p) for p in pids)
+    return proc, pids
+
+
+def _read_until(stream, text: bytes, timeout: float) -> bytes:
+    import select
+
+    seen, deadline = b"", time.monotonic() + timeout
+    while text not in seen:
+        assert time.monotonic() < deadline, seen
+        if select.select([stream], [], [], 0.1)[0]:
+            seen += os.read(stream.fileno(), 4096)
+    return seen
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_stops_every_child_and_marks_it_cancelled(sweep_root, sig):
+    runs = {n: {"steps": 200, "sleep": 0.1, "spawn_child": True} for n in ("a", "b")}
+    make_sweep(sweep_root, {**runs, "c": {"steps": 1}})
+    proc, pids = _start_and_wait_for_children(sweep_root, runs)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
@@ -216,6 +234,33 @@ def test_interrupt_stops_every_child_and_marks_it_cancelled(sweep_root, sig):
     assert {status(n)["state"] for n in runs} == {"cancelled"}
     assert not (sweep_root / "runs/fake/c").exists()  # queued, never started: left pending
     assert b"--rerun-failed" in err and b"Traceback" not in err
+
+
+def test_a_run_that_ignores_sigterm_is_killed_after_the_stop_timeout(sweep_root):
+    runs = {n: {"steps": 200, "sleep": 0.1, "spawn_child": True, "ignore_sigterm": True} for n in ("a", "b")}
+    make_sweep(sweep_root, runs)
+    proc, pids = _start_and_wait_for_children(sweep_root, runs, "--stop-timeout", "1")
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and time.monotonic() - t0 < 15, err
+    assert not [p for p in pids if _alive(p)]
+    assert {status(n)["exit_code"] for n in runs} == {-9} and {status(n)["state"] for n in runs} == {"cancelled"}
+
+
+def test_a_second_ctrl_c_kills_at_once(sweep_root):
+    runs = {n: {"steps": 200, "sleep": 0.1, "spawn_child": True, "ignore_sigterm": True} for n in ("a", "b")}
+    make_sweep(sweep_root, runs)
+    proc, pids = _start_and_wait_for_children(sweep_root, runs)  # default stop timeout: 60 s
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    err = _read_until(proc.stderr, b"press Ctrl-C again", timeout=20)
+    proc.send_signal(signal.SIGINT)
+    out, rest = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and time.monotonic() - t0 < 20, (err + rest).decode()
+    assert b"killing the runs now" in err + rest
+    assert not [p for p in pids if _alive(p)]
+    assert {status(n)["state"] for n in runs} == {"cancelled"}
 
 
 def test_the_bundled_trainer_without_the_train_extra_is_refused_before_anything_starts(sweep_root, monkeypatch):

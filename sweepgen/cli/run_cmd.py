@@ -39,7 +39,11 @@ LOG_TAIL_LINES = 20
                    "{run_dir}, {name}, {variant}. Default: <this python> -m trainer {config}.")
 @click.option("--wait/--no-wait", default=None,
               help="Follow the runs until they end (the local executor always does).")
-def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, executor, command, wait) -> int:
+@click.option("--stop-timeout", type=float, default=None, metavar="SECONDS",
+              help="On Ctrl-C, how long each run may take to stop by itself (finish its step, save a "
+                   "checkpoint) before it is killed; a second Ctrl-C kills at once. Local default: 60.")
+def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, executor, command, wait,
+        stop_timeout) -> int:
     """Run every generated config of the sweep in DIR (the folder holding sweep.lock.json).
 
     Each run is its own process started from the current directory; its output directory is the
@@ -59,7 +63,7 @@ def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, execu
         check_bundled_trainer()  # (a Slurm node has its own environment: checked there)
     tasks = select(sweep.tasks, only)
     options = ExecutorOptions(sweep_dir=sweep_dir, lock=sweep.lock, jobs=jobs, gpus=gpu_ids,
-                              per_gpu=per_gpu, wait=wait)
+                              per_gpu=per_gpu, wait=wait, stop_timeout_s=stop_timeout)
     ex = make_executor(executor, options)
     decisions = plan(tasks, rerun_failed=rerun_failed, is_alive=status_is_alive)
     stale = [d.task for d in decisions if d.stale]
@@ -94,10 +98,23 @@ def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, execu
                     live = _follow(ex, decisions)
         except KeyboardInterrupt:
             interrupted = True
-            with _signals_ignored():
-                ex.cancel()
+            _stop(ex)
             live = ex.poll()
     return _finish(decisions, live, sweep_dir, interrupted)
+
+
+def _stop(ex) -> None:
+    """Graceful first (runs save a checkpoint), at once if the user presses Ctrl-C again."""
+    # plain writes, not rich: a Ctrl-C inside rich's print would leave its buffer to be printed again
+    try:
+        with _stop_signals_raise_interrupt():
+            click.echo("stopping the runs: each may finish its step and save a checkpoint; "
+                       "press Ctrl-C again to kill them now", err=True)
+            ex.cancel()
+    except KeyboardInterrupt:
+        with _signals_ignored():  # this stop is immediate: nothing may interrupt its bookkeeping
+            click.echo("killing the runs now", err=True)
+            ex.stop_now()
 
 
 def _parse_gpus(gpus: str | None) -> tuple[str, ...]:

@@ -257,6 +257,9 @@ class ExecutorOptions:
     gpus: tuple[str, ...] = ()  # CUDA device ids to pack runs onto
     per_gpu: int = 1
     wait: bool | None = None  # follow runs until they end; None: the executor's default (local: always)
+    # how long a stopped run may take to exit (finish its step, save a checkpoint) before it is
+    # killed; None: the executor's default
+    stop_timeout_s: float | None = None
     env: Mapping[str, str] = field(default_factory=dict)  # extra environment for every run
 
 
@@ -299,7 +302,13 @@ class Executor(ABC):
 
     @abstractmethod
     def cancel(self) -> None:
-        """Stop every task still queued or running and mark it cancelled; returns when they are."""
+        """Stop every task still queued or running and mark it cancelled; returns when they are.
+        May be graceful (let runs save a checkpoint); the CLI lets a second Ctrl-C interrupt it."""
+
+    def stop_now(self) -> None:
+        """Stop whatever is left at once (the second Ctrl-C), whether or not ``cancel`` ran or was
+        interrupted. Default: ``cancel``, for executors whose cancel is already immediate."""
+        self.cancel()
 
     @classmethod
     @abstractmethod

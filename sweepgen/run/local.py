@@ -35,7 +35,10 @@ from sweepgen.run.base import (
 
 from sweepgen.run.progress import ATTEMPT_MARK  # starts each attempt's section of run.log
 
-KILL_GRACE_S = 10.0  # how long a run may take to exit after SIGTERM before it is SIGKILLed
+# how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
+# finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
+# for real models on a GPU; an impatient second Ctrl-C kills at once anyway
+KILL_GRACE_S = 60.0
 
 
 @dataclass
@@ -79,6 +82,10 @@ class LocalExecutor(Executor):
                 hint="raise --per-gpu, add GPUs, or lower --jobs",
             )
         self.jobs = jobs
+        self.stop_timeout = KILL_GRACE_S if options.stop_timeout_s is None else options.stop_timeout_s
+        if self.stop_timeout < 0:
+            raise UserError("--stop-timeout must not be negative")
+        self._stopping = False
         self._queue: deque[RunTask] = deque()
         self._running: dict[str, _Child] = {}
         self._status: dict[str, RunStatus] = {}
@@ -126,19 +133,31 @@ class LocalExecutor(Executor):
                 self._finish(child, code)
                 del self._running[name]
         children = list(self._running.values())
+        if not self._stopping:
+            # first request: SIGTERM, and give each run stop_timeout to exit by itself. A
+            # KeyboardInterrupt while waiting leaves here; the caller's second cancel() kills.
+            self._stopping = True
+            for child in children:
+                _signal_group(child, signal.SIGTERM)
+            deadline = time.monotonic() + self.stop_timeout
+            for child in children:
+                try:
+                    child.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
         for child in children:
-            _signal_group(child, signal.SIGTERM)
-        deadline = time.monotonic() + KILL_GRACE_S
-        for child in children:
-            try:
-                child.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            if child.proc.poll() is None:
                 _signal_group(child, signal.SIGKILL)
-                child.proc.wait()
+        for child in children:
+            child.proc.wait()
             # the group leader is gone; make sure nothing it forked outlives it
             _signal_group(child, signal.SIGKILL)
             self._finish(child, child.proc.returncode, cancelled=True)
         self._running.clear()
+
+    def stop_now(self) -> None:
+        self._stopping = True  # skip the graceful SIGTERM stage: SIGKILL what is left
+        self.cancel()
 
     @classmethod
     def is_alive(cls, status: RunStatus) -> bool:
