@@ -86,3 +86,43 @@ def test_four_run_sweep_jobs_2_then_kill_one_and_resume_only_it(tmp_path, monkey
     assert report.returncode == 0, report.stderr
     assert (tmp_path / "runs/tiny4/report.csv").read_text().count("\n") == 1 + len(NAMES)
     assert (tmp_path / "runs/tiny4/report.png").stat().st_size > 10_000
+
+
+def test_ctrl_c_stops_real_runs_at_a_checkpoint_and_rerun_failed_resumes_them(tmp_path, monkeypatch, tiny_cache):
+    monkeypatch.chdir(tmp_path)
+    env = {**subprocess_env(tiny_cache), "COLUMNS": "200"}
+    names = ["a", "b"]
+    configs = {}
+    for seed, name in enumerate(names):
+        # no periodic checkpoint: the only one is what the trainer saves when it is asked to stop
+        configs[name] = tiny_dict(f"runs/stop/{name}", grpo={"max_steps": STEPS}, logging={"save_steps": 1000})
+        configs[name].update(run_name=name, seed=seed)
+    make_config_sweep(tmp_path, configs, sweep="stop", values={n: {"seed": i} for i, n in enumerate(names)})
+    proc = subprocess.Popen([sys.executable, "-m", "sweepgen", "run", "generated/stop", "--jobs", "2"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    metrics = [tmp_path / f"runs/stop/{n}/metrics.jsonl" for n in names]
+    while not all(m.is_file() and len(read_jsonl(m)) >= 3 for m in metrics):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    pids = [json.loads((tmp_path / f"runs/stop/{n}/sweepgen_status.json").read_text())["ids"]["pid"] for n in names]
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    assert not [p for p in pids if Path(f"/proc/{p}").exists()]
+    stopped_at = {}
+    for name in names:
+        run_dir = tmp_path / f"runs/stop/{name}"
+        status = json.loads((run_dir / "sweepgen_status.json").read_text())
+        assert status["state"] == "cancelled" and status["exit_code"] == 128 + signal.SIGTERM, status
+        assert not (run_dir / "summary.json").exists()
+        stopped_at[name] = _checkpoint_steps(run_dir)[-1]  # saved on the way out, not killed
+        assert 0 < stopped_at[name] < STEPS
+
+    again = sweepgen("run", "generated/stop", "--jobs", "2", "--rerun-failed", env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    for name in names:
+        summary = json.loads((tmp_path / f"runs/stop/{name}/summary.json").read_text())
+        assert summary["resumed_from"] == f"checkpoint-{stopped_at[name]}"
+        steps = [row["step"] for row in read_jsonl(tmp_path / f"runs/stop/{name}/metrics.jsonl")]
+        assert steps == list(range(1, STEPS + 1))
