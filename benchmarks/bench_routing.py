@@ -14,7 +14,8 @@ A step is a whole GRPO step (generation, scoring, loss, backward, optimizer), ti
 from on_step_begin to on_step_end, two ways: wall clock, and the process's CPU time (torch on one
 thread). On a shared machine the wall clock mostly measures the neighbours, the CPU time much less so;
 both are given. Steps/s = 1 / median step time over the steps after the first two (warm-up). The three
-configs run in turn, ROUNDS times; the table gives the median over rounds.
+configs run in turn, ROUNDS times; the table gives the median over rounds, and the routed/baseline
+ratio within each round (adjacent runs share the machine's load best) with its median.
 Target (issue 4): routed at most 1.3x slower than the same run without routing = the baseline LoRA.
 """
 
@@ -109,6 +110,10 @@ def main() -> None:
             print(f"{name:9s} {value:6.2f} steps/s   rounds: {', '.join(f'{v:.2f}' for v in res[name])}")
         print(f"routed vs baseline LoRA: {sps['baseline'] / sps['classic']:.3f}x slower")
         print(f"routed vs no adapters:   {sps['off'] / sps['classic']:.3f}x slower")
+        # runs next to each other in time share the machine's load best: the ratio within each round
+        paired = [b / c for b, c in zip(res["baseline"], res["classic"])]
+        print(f"routed vs baseline LoRA per round: {', '.join(f'{x:.2f}' for x in paired)}; "
+              f"median {statistics.median(paired):.3f}x")
 
 
 if __name__ == "__main__":
