@@ -226,3 +226,36 @@ def test_signal_saves_a_checkpoint_and_the_rerun_equals_an_uninterrupted_run(
     straight = read_jsonl(tmp_path / "straight" / "metrics.jsonl")
     assert [r["step"] for r in resumed] == list(range(1, max_steps + 1, iterations))
     assert without_timing(resumed) == without_timing(straight)  # same per-step rewards, losses, ...
+
+
+@pytest.mark.train
+@pytest.mark.slow
+def test_local_executor_cancel_leaves_a_resumable_checkpoint_and_a_cancelled_status(
+        tiny_cache, tmp_path, monkeypatch):
+    # What Ctrl-C in `sweepgen run` does: the executor SIGTERMs the run's process group.
+    from sweepgen.run.base import LOG_FILE, ExecutorOptions, RunState, RunTask, read_status
+    from sweepgen.run.local import LocalExecutor
+
+    monkeypatch.chdir(tmp_path)
+    for key, value in subprocess_env(tiny_cache).items():
+        monkeypatch.setenv(key, value)
+    data = tiny_dict("runs/x", grpo={"max_steps": 30}, logging={"save_steps": 1000})
+    path = write_config(tmp_path / "x.yaml", data)
+    run_dir = tmp_path / "runs" / "x"
+    task = RunTask(name="x", variant="x", config_path=path, run_dir=run_dir,
+                   argv=(sys.executable, "-m", "trainer", str(path)))
+    executor = LocalExecutor(ExecutorOptions(sweep_dir=tmp_path, lock={}))
+    executor.start([task])
+    deadline = time.monotonic() + 240
+    while "step 1/" not in ((run_dir / LOG_FILE).read_text() if (run_dir / LOG_FILE).exists() else ""):
+        assert time.monotonic() < deadline and not executor.done(), executor.poll()
+        executor.poll()
+        time.sleep(0.05)
+    executor.cancel()
+    status = read_status(run_dir)
+    assert status.state is RunState.CANCELLED and status.exit_code == 143
+    log = (run_dir / LOG_FILE).read_text()
+    assert "stopped by SIGTERM after step" in log and "Traceback" not in log
+    assert not (run_dir / "summary.json").exists()
+    checkpoints = [p for p in (run_dir / "checkpoints").glob("checkpoint-*")]
+    assert len(checkpoints) == 1 and (checkpoints[0] / "trainer_state.json").is_file()
