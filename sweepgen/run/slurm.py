@@ -136,7 +136,8 @@ class SlurmExecutor(Executor):
             status = RunStatus(RunState.RUNNING, self.name, reason="submitted to Slurm", command=list(task.argv),
                                config=task.config_path.as_posix(), sweep_dir=Path(self.options.sweep_dir).as_posix(),
                                attempt=previous.attempt + 1 if previous else 1,
-                               ids={"job_name": self.job_name, "submitit_folder": str(self.root)})
+                               ids={"job_name": self.job_name, "submitit_folder": str(self.root)},
+                               config_fingerprint=task.fingerprint or None)
             submitted.append(status)
             node_tasks.append(NodeTask(name=task.name, argv=tuple(task.argv), cwd=cwd,
                                        run_dir=str(task.run_dir), status=status, env=dict(self.options.env)))
