@@ -259,3 +259,42 @@ def test_local_executor_cancel_leaves_a_resumable_checkpoint_and_a_cancelled_sta
     assert not (run_dir / "summary.json").exists()
     checkpoints = [p for p in (run_dir / "checkpoints").glob("checkpoint-*")]
     assert len(checkpoints) == 1 and (checkpoints[0] / "trainer_state.json").is_file()
+
+
+@pytest.mark.train
+@pytest.mark.slow
+def test_slurm_time_limit_signal_to_the_whole_job_saves_once_and_records_a_timeout(
+        tiny_cache, tmp_path):
+    # Slurm sends SIGUSR2 to every process of the job: the trainer gets it directly and, a moment
+    # later, the node wrapper's SIGTERM for the same request. One checkpoint, exit 140, "timed out".
+    import os
+    import pickle
+
+    from sweepgen.run.base import LOG_FILE, RunState, RunStatus, read_status
+    from sweepgen.run.slurm_task import TIMEOUT_REASON, NodeTask
+
+    data = tiny_dict("runs/n", grpo={"max_steps": 30}, logging={"save_steps": 1000})
+    path = write_config(tmp_path / "n.yaml", data)
+    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"})
+    node = NodeTask(name="n", argv=(sys.executable, "-m", "trainer", str(path)), cwd=str(tmp_path),
+                    run_dir="runs/n", status=status)
+    blob = tmp_path / "node.pkl"
+    blob.write_bytes(pickle.dumps(node))
+    code = ("import pickle; from sweepgen.run.slurm_task import run_on_node; "
+            f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))")
+    env = {**subprocess_env(tiny_cache), "SLURM_JOB_ID": "41"}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
+    run_dir, deadline = tmp_path / "runs" / "n", time.monotonic() + 240
+    while "step 1/" not in ((run_dir / LOG_FILE).read_text() if (run_dir / LOG_FILE).exists() else ""):
+        assert time.monotonic() < deadline and proc.poll() is None, "the run never logged a step"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGUSR2)
+    assert proc.wait(timeout=120) == 140  # the wrapper exits with the run's code
+    status = read_status(run_dir)
+    assert (status.state, status.reason, status.exit_code) == (RunState.FAILED, TIMEOUT_REASON, 140)
+    log = (run_dir / LOG_FILE).read_text()
+    assert "received SIGUSR2: stopping" in log and "received SIGTERM again: the same stop request" in log
+    assert "stopped by SIGUSR2 after step" in log and "exiting at once" not in log
+    assert not (run_dir / "summary.json").exists()
+    checkpoints = list((run_dir / "checkpoints").glob("checkpoint-*"))
+    assert len(checkpoints) == 1 and (checkpoints[0] / "trainer_state.json").is_file()
