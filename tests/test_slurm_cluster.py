@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from run_support import FAKE_COMMAND, make_sweep
 from slurm_cluster import slurm_cluster  # noqa: F401 - the session fixture
 from sweepgen.cli import main
+from sweepgen.run.tasks import config_fingerprint
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
 pytest.importorskip("submitit")
@@ -113,6 +114,10 @@ def test_tiny_model_sweep_runs_as_one_array_and_report_reads_it(cwd, tmp_path_fa
     for i in range(4):
         summary = json.loads((cwd / f"runs/tiny_slurm/s{i}/summary.json").read_text())
         assert summary["steps"] == 3
+        # the stale-config check covers Slurm runs too: each status records what its config says
+        config = cwd / f"generated/tiny_slurm/s{i}.yaml"
+        status = json.loads((cwd / f"runs/tiny_slurm/s{i}/sweepgen_status.json").read_text())
+        assert status["config_fingerprint"] == config_fingerprint(config, config.read_bytes())
     report = cli("report", "generated/tiny_slurm")
     assert report.exit_code == 0, report.output
     for name in ("s0", "s1", "s2", "s3"):
