@@ -89,6 +89,8 @@ def test_finish_raises_unless_the_last_step_was_done():
     stop.handle(signal.SIGTERM, None)
     with pytest.raises(Stopped, match="after step 3 of 10; saved ck/checkpoint-3; no summary.json"):
         stop.finish(step=3, max_steps=10, checkpoint="ck/checkpoint-3")
+    with pytest.raises(Stopped, match="after step 0 of 10; no checkpoint was saved"):
+        stop.finish(step=0, max_steps=10, checkpoint=None)
     stop.finish(step=10, max_steps=10, checkpoint="ck/checkpoint-10")  # complete: summary follows
     assert lines == ["# SIGTERM arrived during the last step: the run is complete"]
 

@@ -82,9 +82,10 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
     )
     trainer.add_callback(stop.callback(cycle_steps=cycle_steps(trainer.args)))
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    saved = run_dir.last_checkpoint()
-    stop.finish(step=trainer.state.global_step, max_steps=cfg.grpo.max_steps,
-                checkpoint=str(saved) if saved else None)
+    step, saved = trainer.state.global_step, run_dir.last_checkpoint()
+    # named only if it is the stop step's, so the message never claims an older one was just saved
+    stop.finish(step=step, max_steps=cfg.grpo.max_steps,
+                checkpoint=str(saved) if saved and saved.name == f"checkpoint-{step}" else None)
     extras = {"wall_time_s": offset + time.monotonic() - start,
               "resumed_from": checkpoint.name if checkpoint else None,
               **trainer.summary_extras()}

@@ -148,9 +148,10 @@ class GracefulStop:
         if step >= max_steps:
             self.echo(f"# {name} arrived during the last step: the run is complete")
             return
-        raise Stopped(self.signum, f"stopped by {name} after step {step} of {max_steps}; saved "
-                      f"{checkpoint}; no summary.json: the run is not finished (run the same config "
-                      "again to resume from that checkpoint)")
+        saved = f"saved {checkpoint}" if checkpoint else "no checkpoint was saved"
+        raise Stopped(self.signum, f"stopped by {name} after step {step} of {max_steps}; {saved}; "
+                      "no summary.json: the run is not finished (run the same config again to "
+                      "resume from its last checkpoint)")
 
 
 def cycle_steps(args: Any) -> int:
