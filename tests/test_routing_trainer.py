@@ -146,3 +146,25 @@ def test_eval_cli_rejects_a_run_without_routing(tmp_path, capsys):
     write_config(run / "config.yaml", tiny_dict(run))
     assert eval_main([str(run)]) == 2
     assert "no `routing` section" in capsys.readouterr().err
+
+
+def test_gradient_checkpointing_gives_the_same_routed_update(tmp_path, tiny_cache):
+    # TRL's own checkpointing path (transformers 5: non-reentrant) on a model whose base is frozen:
+    # every adapter matrix must still train (A from step 2 on: B starts at 0), and the routed updates
+    # must equal those without it.
+    from trainer.routing.dual_lora import adapter_parameters
+
+    after = {}
+    for checkpointing in (False, True):
+        cfg, trainer = build(tmp_path / str(checkpointing), routing=routing(),
+                             reward={"name": "sentence_length", "params": {}},  # rewards that vary: non-zero advantages
+                             grpo={**SMALL_GRPO, "max_steps": 2, "gradient_checkpointing": checkpointing})
+        before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+        trainer.train()
+        assert trainer.model.is_activation_checkpointing == checkpointing  # really compared both ways
+        params = adapter_parameters(trainer.model, "retain") + adapter_parameters(trainer.model, "forget")
+        assert params and all(not torch.equal(p.detach(), before[n]) for n, p in params)
+        after[checkpointing] = {n: p.detach().clone() for n, p in params}
+    assert after[True].keys() == after[False].keys()
+    for name, value in after[True].items():
+        torch.testing.assert_close(value, after[False][name], rtol=1e-5, atol=1e-6)
