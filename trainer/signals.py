@@ -1,7 +1,7 @@
 """Graceful stop on SIGTERM, SIGINT or SIGUSR2: finish the step, save a checkpoint, exit 128+signum.
 
 Who sends what: the local executor SIGTERMs a run's process group on Ctrl-C and SIGKILLs it
-``KILL_GRACE_S`` later (sweepgen/run/local.py); under Slurm, SIGUSR2 comes before the time limit and
+``--stop-timeout`` seconds later (sweepgen/run/local.py); under Slurm, SIGUSR2 comes before the time limit and
 SIGTERM on scancel or preemption, and Slurm signals every process of the job while sweepgen's node
 wrapper (sweepgen/run/slurm_task.py) forwards each as a SIGTERM too. So one stop request often
 reaches the trainer twice within milliseconds: signals within ``REPEAT_WINDOW_S`` of the first are
@@ -35,7 +35,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGUSR2)
+# SIGUSR2 does not exist on Windows, where only Ctrl-C (SIGINT) and SIGTERM can reach the trainer.
+STOP_SIGNALS = tuple(s for s in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGUSR2", None))
+                     if s is not None)
 REPEAT_WINDOW_S = 2.0  # Slurm and sweepgen's node wrapper both signal the trainer for one request
 
 
