@@ -15,6 +15,8 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from trainer_support import read_jsonl, subprocess_env, tiny_cache, tiny_dict, write_config  # noqa: F401
 
 from trainer import signals
@@ -71,6 +73,45 @@ def test_repeat_within_the_window_is_the_same_request_a_later_one_exits(monkeypa
         stop.handle(signal.SIGINT, None)
     assert exits == [130]
     assert "exiting at once" in capfd.readouterr().err
+
+
+@given(events=st.lists(st.tuples(st.sampled_from(signals.STOP_SIGNALS),
+                                  st.floats(min_value=0.0, max_value=5.0)), min_size=1, max_size=6))
+def test_any_signal_sequence_during_training(events):
+    # Rule: the first signal is the request; later ones within the window are ignored; the first
+    # one at or past the window exits at once with 128 + its number; nothing else ever exits.
+    class Exited(BaseException):
+        pass
+
+    def fake_exit(code):
+        raise Exited(code)
+
+    clock = FakeClock()
+    stop = GracefulStop(clock=clock)
+    stop.phase = "training"
+    exited = None
+    real_exit, real_note = signals.os._exit, signals._note
+    signals.os._exit = fake_exit
+    signals._note = lambda text: None
+    try:
+        for sig, gap in events:
+            clock.now += gap
+            try:
+                stop.handle(sig, None)
+            except Exited as exc:
+                exited = exc.args[0]
+                break
+    finally:
+        signals.os._exit, signals._note = real_exit, real_note
+    first_sig, times = events[0][0], []
+    t = 100.0
+    for _, gap in events:
+        t += gap
+        times.append(t)
+    late = [(sig, at) for (sig, _), at in zip(events[1:], times[1:])
+            if at - times[0] >= signals.REPEAT_WINDOW_S]
+    assert stop.signum == first_sig
+    assert exited == (128 + late[0][0] if late else None)
 
 
 def test_handlers_installed_for_the_block_and_restored_after():
