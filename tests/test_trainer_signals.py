@@ -1,9 +1,10 @@
 """Graceful stop of the trainer on SIGTERM/SIGINT/SIGUSR2 (trainer/signals.py).
 
-The handler's rules as unit tests (no torch), the repeated-signal exit in a real process, and the
-whole thing end to end: a run sent SIGTERM after its first step saves a checkpoint at the step it
-stopped on, writes no summary.json, exits 143, and a re-run resumes to metrics equal to an
-uninterrupted run's."""
+The handler's rules as unit and property tests (no torch), the repeated-signal exit in a real
+process, and the whole thing end to end with the real trainer: a run signalled after its first step
+saves a checkpoint at the step it stopped on, writes no summary.json, exits 128+signum, and a re-run
+resumes to metrics equal to an uninterrupted run's; through the local executor's Ctrl-C path
+(cancelled, 143) and the Slurm node wrapper with SIGUSR2 sent to the whole job (timed out, 140)."""
 
 from __future__ import annotations
 
