@@ -124,6 +124,13 @@ def test_group_must_fit_the_batch():
     assert ok.grpo.batch_size == 4
 
 
+def test_checkpoints_must_end_a_generation_cycle():
+    with pytest.raises(ConfigError, match="save_steps = 5 is not a multiple of grpo.num_iterations = 2"):
+        validate_config(minimal(grpo={"num_iterations": 2}, logging={"save_steps": 5}))
+    ok = validate_config(minimal(grpo={"num_iterations": 2}, logging={"save_steps": 4}))
+    assert ok.logging.save_steps == 4
+
+
 def test_tiny_shape_only_with_builtin_model():
     with pytest.raises(ConfigError, match="only applies to path `builtin:tiny`"):
         validate_config(minimal(model={"path": "models/x", "tiny": {"hidden_size": 32}}))

@@ -218,6 +218,19 @@ class RunConfig(Section):
             raise ValueError("`debate` and `routing` cannot be combined in one run; remove one of them")
         return self
 
+    @model_validator(mode="after")
+    def _checkpoints_end_generation_cycles(self) -> RunConfig:
+        # TRL generates once per num_iterations optimizer steps (steps_per_generation is left at its
+        # default, gradient_accumulation_steps). A checkpoint inside a cycle resumes by generating new
+        # completions, so a resumed run would silently differ from an uninterrupted one.
+        if self.logging.save_steps % self.grpo.num_iterations:
+            raise ValueError(
+                f"logging.save_steps = {self.logging.save_steps} is not a multiple of grpo.num_iterations = "
+                f"{self.grpo.num_iterations}: a checkpoint inside a generation cycle cannot resume exactly; "
+                "make save_steps a multiple of num_iterations"
+            )
+        return self
+
     @field_validator("run_name")
     @classmethod
     def _safe_name(cls, value: str) -> str:
