@@ -124,7 +124,7 @@ def main() -> None:
             rss = max(r[i][1] for r in rows)
             codes = {r[i][2] for r in rows}
             cpu = sorted(r[i][3] for r in rows)
-            print(f"{label:20s} wall median {walls[len(walls) // 2]:.2f} s (min {walls[0]:.2f})  "
+            print(f"{label:20s} wall median {walls[len(walls) // 2]:.2f} s (min {walls[0]:.2f}, max {walls[-1]:.2f})  "
                   f"CPU median {cpu[len(cpu) // 2]:.2f} s  peak RSS {rss:.0f} MiB  exit {codes}")
         deep, fast = pair_costs(folder)
         print(f"deepdiff per 150-leaf pair: {deep * 1e3:.2f} ms (x{args.variants} = {deep * args.variants:.1f} s); "
