@@ -8,6 +8,7 @@ but nothing is ever downloaded.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,27 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "templates").mkdir()
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def cli_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """tmp_path as the working directory of CLI tests (runs are started from the cwd and write runs/
+    under it), with rich consoles made afresh for wide tables, so asserted cells are not wrapped."""
+    from sweepgen.cli import _console
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    _console.stdout.cache_clear()
+    _console.stderr.cache_clear()
+    yield tmp_path
+    _console.stdout.cache_clear()
+    _console.stderr.cache_clear()
+
+
+@pytest.fixture
+def grid_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of tests/fixtures/grid_project (a seeds x beta grid and an sbatch ladder) as the cwd."""
+    root = tmp_path / "proj"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "grid_project", root)
+    monkeypatch.chdir(root)
+    return root

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,15 +13,6 @@ from sweepgen import __version__, api, lock
 from sweepgen.errors import UserError
 from sweepgen.render import compile_spec, sha256
 
-FIXTURE = Path(__file__).parent / "fixtures" / "grid_project"
-
-
-@pytest.fixture
-def grid_project(tmp_path, monkeypatch):
-    root = tmp_path / "proj"
-    shutil.copytree(FIXTURE, root)
-    monkeypatch.chdir(root)
-    return root
 
 
 def test_lock_has_the_documented_fields(grid_project):

@@ -20,14 +20,6 @@ FIXTURE = Path(__file__).parent / "fixtures" / "grid_project"
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture
-def grid_project(tmp_path, monkeypatch):
-    root = tmp_path / "proj"
-    shutil.copytree(FIXTURE, root)
-    monkeypatch.chdir(root)
-    return root
-
-
 def test_grid_and_ladder_match_golden_files(grid_project, golden):
     api.render(["specs/grid.yaml", "specs/ladder.yaml"])
     files = sorted(p for p in (grid_project / "generated").rglob("*") if p.is_file())

@@ -45,19 +45,11 @@ def write_run(run_dir: Path, rewards: list[float] | None, *, sweep_dir: str | No
 
 
 @pytest.fixture
-def sweep(tmp_path, monkeypatch):
-    from sweepgen.cli import _console
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COLUMNS", "200")
-    _console.stdout.cache_clear()
-    _console.stderr.cache_clear()
-    make_sweep(tmp_path, {n: {} for n in RUNS}, values={n: v for n, (v, _) in RUNS.items()})
+def sweep(cli_cwd):
+    make_sweep(cli_cwd, {n: {} for n in RUNS}, values={n: v for n, (v, _) in RUNS.items()})
     for name, (_, rewards) in RUNS.items():
-        write_run(tmp_path / "runs/fake" / name, rewards, config_path=f"generated/fake/{name}.yaml")
-    yield tmp_path
-    _console.stdout.cache_clear()
-    _console.stderr.cache_clear()
+        write_run(cli_cwd / "runs/fake" / name, rewards, config_path=f"generated/fake/{name}.yaml")
+    return cli_cwd
 
 
 def test_rows_carry_the_lock_values_and_summaries(sweep):

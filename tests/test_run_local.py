@@ -19,16 +19,8 @@ from sweepgen.cli import main
 
 
 @pytest.fixture
-def sweep_root(tmp_path, monkeypatch):
-    from sweepgen.cli import _console
-
-    monkeypatch.chdir(tmp_path)  # runs are started from the cwd and write runs/ under it
-    monkeypatch.setenv("COLUMNS", "200")  # wide tables: cells are asserted on, not wrapped
-    _console.stdout.cache_clear()
-    _console.stderr.cache_clear()
-    yield tmp_path
-    _console.stdout.cache_clear()
-    _console.stderr.cache_clear()
+def sweep_root(cli_cwd):
+    return cli_cwd
 
 
 def run_cli(*args: str):

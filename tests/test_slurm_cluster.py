@@ -22,16 +22,8 @@ pytest.importorskip("submitit")
 
 
 @pytest.fixture
-def cwd(tmp_path, monkeypatch):
-    from sweepgen.cli import _console
-
-    monkeypatch.chdir(tmp_path)  # runs are started from here; jobs get it as their cwd
-    monkeypatch.setenv("COLUMNS", "200")
-    _console.stdout.cache_clear()
-    _console.stderr.cache_clear()
-    yield tmp_path
-    _console.stdout.cache_clear()
-    _console.stderr.cache_clear()
+def cwd(cli_cwd):
+    return cli_cwd
 
 
 def cli(*args: str):

@@ -30,16 +30,8 @@ from sweepgen.run.sweep_status import RunView
 
 
 @pytest.fixture
-def sweep_root(tmp_path, monkeypatch):
-    from sweepgen.cli import _console
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COLUMNS", "200")
-    _console.stdout.cache_clear()
-    _console.stderr.cache_clear()
-    yield tmp_path
-    _console.stdout.cache_clear()
-    _console.stderr.cache_clear()
+def sweep_root(cli_cwd):
+    return cli_cwd
 
 
 def add_resources(folder: Path, **resources) -> None:
