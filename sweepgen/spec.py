@@ -246,7 +246,7 @@ def _resolve_base(spec: Spec) -> None:
     """Inline base, or ``{include: [...], set: {...}}``: files merged in order, then ``set``."""
     raw = spec.model.base
     doc = spec.doc
-    if "include" in raw and set(raw) <= {"include", "set"}:
+    if _is_include_form(raw, doc):
         includes = raw["include"]
         if not isinstance(includes, list) or not all(isinstance(p, str) for p in includes) or not includes:
             raise SpecError("`base.include` must be a non-empty list of file paths",
@@ -285,6 +285,40 @@ def _resolve_base(spec: Spec) -> None:
             raise SpecError(f"top-level config key `{key}` would hide the template variable of that name",
                             location=spec.where("base", key) or doc.loc(("base",)),
                             hint=f"rename the key; templates see `{key}` as sweepgen's own variable")
+
+
+_INCLUDE_KEYS = ("include", "set")
+_INLINE_HINT = ("an inline base with a top-level key named `include` or `set` must nest it one level "
+                "down or be written as `{include: [file], set: {...}}`")
+
+
+def _is_include_form(raw: dict, doc: yamlio.Doc) -> bool:
+    """True for ``{include: [...], set: {...}}``; a near-miss key (``sets``, ``includes``) is an error.
+
+    A base counts as the include form as soon as it has ``include``, ``set`` or a key close to either;
+    then its keys must be exactly a subset of ``{include, set}`` with ``include`` present.
+    """
+    near: dict[str, str] = {}
+    for key in raw:
+        if key in _INCLUDE_KEYS:
+            continue
+        close = difflib.get_close_matches(str(key), _INCLUDE_KEYS, n=1, cutoff=0.75)
+        if close:
+            near[key] = close[0]
+    if not near and not any(k in raw for k in _INCLUDE_KEYS):
+        return False
+    for key in raw:
+        if key in _INCLUDE_KEYS:
+            continue
+        guess = near.get(key)
+        hint = f"did you mean `{guess}`?" if guess else "the include form allows only `include` and `set`"
+        raise SpecError(f"unknown key `{key}` in `base` (include form: `include`, `set`)",
+                        location=doc.loc(("base", key), key=True), hint=f"{hint}; {_INLINE_HINT}")
+    if "include" not in raw:
+        raise SpecError("`base.set` needs `base.include` (the include form is `{include: [...], set: {...}}`)",
+                        location=doc.loc(("base", "set"), key=True),
+                        hint=f"add `include: [file]`; {_INLINE_HINT}")
+    return True
 
 
 def _merge_include(into: dict, new: dict, path: tuple, doc: yamlio.Doc, label: str, spec: Spec) -> dict:
