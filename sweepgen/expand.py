@@ -48,7 +48,7 @@ class Variant:
 class Expansion:
     spec: Spec
     variants: list[Variant]
-    implicit: frozenset[str]  # paths grid/zip/ablation vary: allowed to differ without `allow`
+    implicit: frozenset[str]  # every path grid/zip/ablation/derived set (the gate decides by layer)
 
     def by_name(self, name: str) -> Variant | None:
         return next((v for v in self.variants if v.name == name), None)
