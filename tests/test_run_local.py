@@ -282,3 +282,40 @@ def test_a_run_dir_from_another_version_of_its_config_is_refused_not_skipped(swe
     assert len(starts("a")) == len(starts("b")) == 1  # nothing started
     report = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])
     assert report.exit_code == 2 and "another version of their config: a" in report.stderr
+
+
+def test_an_unexpected_error_while_following_stops_the_started_runs(sweep_root, monkeypatch):
+    from sweepgen.run.local import LocalExecutor
+
+    runs = {n: {"steps": 200, "sleep": 0.1} for n in ("a", "b")}
+    make_sweep(sweep_root, runs)
+
+    def broken_poll(self):
+        raise RuntimeError("disk gone")
+
+    monkeypatch.setattr(LocalExecutor, "poll", broken_poll)
+    result = run_cli("--jobs", "2", "--stop-timeout", "5")
+    assert result.exit_code == 70, result.output  # an internal error, reported as one
+    pids = [status(n)["ids"]["pid"] for n in runs]
+    assert not [p for p in pids if _alive(p)]
+    assert {status(n)["state"] for n in runs} == {"cancelled"}
+
+
+def test_a_run_dir_that_cannot_be_created_is_a_failed_run_not_a_crash(tmp_path):
+    from sweepgen.run.base import ExecutorOptions, RunState, RunTask
+    from sweepgen.run.local import LocalExecutor
+
+    ok = RunTask("a", "a", Path("a.yaml"), tmp_path / "a", (sys.executable, "-c", "pass"))
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    bad = RunTask("b", "b", Path("b.yaml"), blocked / "b", (sys.executable, "-c", "pass"))
+    ex = LocalExecutor(ExecutorOptions(sweep_dir=tmp_path, lock={}, jobs=2))
+    ex.start([bad, ok])  # must not raise, and must still start the run after it
+    deadline = time.monotonic() + 30
+    while not ex.done():
+        assert time.monotonic() < deadline
+        live = ex.poll()
+        time.sleep(0.05)
+    live = ex.poll()
+    assert live["b"].state is RunState.FAILED and "could not create the run directory" in live["b"].reason
+    assert live["a"].state is not RunState.RUNNING and not ex._running

@@ -100,6 +100,10 @@ def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, execu
             interrupted = True
             _stop(ex)
             live = ex.poll()
+        except BaseException:
+            # anything else (a disk error, a bug): never leave started children running unwatched
+            _stop(ex)
+            raise
     return _finish(decisions, live, sweep_dir, interrupted)
 
 

@@ -186,7 +186,16 @@ class LocalExecutor(Executor):
         return gpu
 
     def _launch(self, task: RunTask) -> None:
-        task.run_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            task.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            # no run dir, so no log or status file: the failure is kept in memory for this invocation
+            self._status[task.name] = RunStatus(
+                RunState.FAILED, self.name, exit_code=None, started=utc_now(), ended=utc_now(),
+                reason=f"could not create the run directory: {err.strerror or err}", command=list(task.argv),
+                config=task.config_path.as_posix(), sweep_dir=self.options.sweep_dir.as_posix(),
+                config_fingerprint=task.fingerprint or None)
+            return
         previous = read_status(task.run_dir)
         attempt = previous.attempt + 1 if previous else 1
         gpu = self._pick_gpu()
