@@ -167,6 +167,16 @@ def test_only_selects_by_name_and_rejects_typos(tmp_path, monkeypatch):
     assert "seed2" in err.value.hint
 
 
+@pytest.mark.parametrize("only", [[""], [","], [" , "], ["", ","]])
+def test_an_only_that_names_nothing_is_refused_not_every_run(tmp_path, monkeypatch, only):
+    monkeypatch.chdir(tmp_path)
+    make_sweep(tmp_path, {"seed1": {}, "seed2": {}})
+    tasks = load_sweep(Path("generated/fake")).tasks
+    with pytest.raises(UserError, match="--only names no run") as err:
+        select(tasks, only)
+    assert err.value.hint
+
+
 def test_local_liveness_tells_a_recycled_pid_from_the_run(tmp_path):
     import os
 

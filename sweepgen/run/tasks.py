@@ -192,9 +192,14 @@ def run_dir_of(config_path: Path, data: bytes, config: Any) -> Path:
 def select(tasks: Sequence[RunTask], only: Iterable[str]) -> list[RunTask]:
     """Keep the tasks named in ``only`` (run name or variant name; commas split too), in lock order.
     An unknown name is an error with the closest names, never silently nothing."""
+    only = list(only)
     wanted = [n.strip() for item in only for n in item.split(",") if n.strip()]
-    if not wanted:
+    if not only:
         return list(tasks)
+    if not wanted:
+        # `--only ""` or `--only ,`: selecting everything here would run (or cancel) the whole sweep
+        raise UserError("--only names no run",
+                        hint="give run or variant names, e.g. --only lr0.1,lr0.01; leave --only out for every run")
     known = {t.name for t in tasks} | {t.variant for t in tasks}
     for name in wanted:
         if name not in known:
