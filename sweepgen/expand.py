@@ -75,6 +75,7 @@ def expand(spec: Spec) -> Expansion:
     grid_axes = [_grid_axis(spec, key, values) for key, values in (model.grid or {}).items()]
     zip_points = _zip_points(spec)
     steps = _ablation_points(spec)
+    _check_overwrites(spec, grid_axes, zip_points, steps)
     # MERGE ops only assert that a mapping exists; the keys under them are separate ops.
     implicit = frozenset(
         op.dotted for op in itertools.chain(
@@ -128,6 +129,42 @@ def expand(spec: Spec) -> Expansion:
                         step=spt.label, parts=parts,
                         touched=touched1 + tuple(op.path for op in all_ops if op.kind != overrides.MERGE)))
     return Expansion(spec=spec, variants=variants, implicit=implicit)
+
+
+def _check_overwrites(spec: Spec, grid_axes: list[list[_Point]], zip_points: list[_Point],
+                      steps: list[_Point]) -> None:
+    """A later layer writing a path an axis sets (or a mapping above it) would silently overwrite the
+    axis, producing duplicate runs under different names: an error at the later key."""
+    doc = spec.doc
+    # (path, key, what, location, number of values); a one-value axis overwritten makes no duplicates
+    # (that is plain layer precedence), so only axes with several values are protected.
+    grid = [(pts[0].ops[0].path, key, "grid axis", doc.loc(("grid", key), key=True), len(pts))
+            for key, pts in zip(spec.model.grid or {}, grid_axes)]
+    zipped = [(op.path, key, "zip axis", doc.loc(("zip", key), key=True), len(zip_points))
+              for key, op in zip(spec.model.zip or {}, zip_points[0].ops)]
+    ablation = []
+    for op in steps[-1].ops:
+        if op.kind != overrides.MERGE:
+            ablation.append((op.path, op.dotted, f"ablation step `{op.layer.split(':', 1)[1]}`", op.loc, 0))
+
+    def under(path: tuple[str, ...], other: tuple[str, ...]) -> bool:
+        return path[: len(other)] == other
+
+    for i, (path, key, what, _, count) in enumerate(grid):
+        for opath, okey, _, oloc, ocount in grid[i + 1:]:
+            if (count > 1 and under(path, opath)) or (ocount > 1 and under(opath, path)):
+                raise SpecError(f"grid axes `{key}` and `{okey}` set the same path (or one under the other); "
+                                "one would overwrite the other", location=oloc, key=okey,
+                                hint="vary a path with one grid axis; give it all the values")
+    for later, later_name in ((zipped, "zip"), (ablation, "ablation")):
+        earlier = grid + (zipped if later_name == "ablation" else [])
+        for path, key, what, _, count in earlier:
+            for opath, okey, owhat, oloc, _ in later:
+                if count > 1 and under(path, opath):
+                    raise SpecError(f"`{'.'.join(path)}` is also set by {owhat} `{okey}`; the {what} `{key}` "
+                                    "would be overwritten (duplicate runs under different names)",
+                                    location=oloc, key=okey,
+                                    hint=f"remove the {what} or the {owhat}: one path is varied in one place")
 
 
 def _grid_axis(spec: Spec, key: str, values: Any) -> list[_Point]:
