@@ -177,6 +177,14 @@ def test_an_only_that_names_nothing_is_refused_not_every_run(tmp_path, monkeypat
     assert err.value.hint
 
 
+@pytest.mark.parametrize("command", ["t {config", "t config}", "t '{config}", 't "{config}', "t {config!r}",
+                                     "t {config:>40}", "t {config!s:x}"])
+def test_a_malformed_command_is_a_user_error_not_a_crash(command):
+    with pytest.raises(UserError, match="--command") as err:
+        parse_command(command)
+    assert err.value.hint
+
+
 def test_local_liveness_tells_a_recycled_pid_from_the_run(tmp_path):
     import os
 

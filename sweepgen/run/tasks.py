@@ -69,10 +69,28 @@ def parse_command(command: str | None) -> tuple[str, ...] | None:
     """``--command`` as argv with placeholders; None means the bundled trainer."""
     if command is None:
         return None
-    argv = tuple(shlex.split(command))
+    try:
+        argv = tuple(shlex.split(command))
+    except ValueError as err:  # an unclosed quote
+        raise UserError(f"--command cannot be split into words: {err}",
+                        hint="close every quote; quote the whole --command for your shell") from None
     if not argv:
         raise UserError("--command is empty", hint='e.g. --command "python train.py {config}"')
-    names = {name for arg in argv for _, name, _, _ in string.Formatter().parse(arg) if name is not None}
+    names = set()
+    for arg in argv:
+        try:
+            fields = list(string.Formatter().parse(arg))
+        except ValueError as err:  # an unbalanced { or }
+            raise UserError(f"--command word {arg!r} is not a valid template: {err}",
+                            hint="placeholders are written {config}; write {{ and }} for literal braces") from None
+        for _, name, spec, conversion in fields:
+            if name is None:
+                continue
+            if spec or conversion:
+                shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+                raise UserError(f"--command placeholder {{{shown}}} has a conversion or format spec",
+                                hint=f"write plain {{{name}}}; write {{{{ and }}}} for literal braces")
+            names.add(name)
     unknown = names - set(PLACEHOLDERS)
     if unknown:
         raise UserError(
