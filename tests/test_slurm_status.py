@@ -360,3 +360,19 @@ def test_reconcile_properties(tmp_path, recorded, slurm, finished):
     else:  # still queued or running
         assert new.state in (RunState.PENDING, RunState.RUNNING)
     assert status.ids.get("slurm_state") is None  # reconcile never mutates its input
+
+
+def test_a_local_run_recorded_finished_without_summary_is_failed_in_status_as_in_run(tmp_path):
+    from sweepgen.run.base import decide
+    from sweepgen.run.sweep_status import collect
+
+    run_dir = tmp_path / "fin"
+    run_dir.mkdir()
+    write_status(run_dir, RunStatus(RunState.FINISHED, "local", exit_code=0))
+    t = RunTask("fin", "fin", Path("x.yaml"), run_dir, ("true",))
+    (view,) = collect([t])
+    assert view.status.state is RunState.FAILED
+    assert view.status.reason == "recorded as finished but summary.json is missing"
+    assert decide(t, rerun_failed=False, is_alive=lambda s: False).state is view.status.state
+    (run_dir / "summary.json").write_text("{}")
+    assert collect([t])[0].status.state is RunState.FINISHED

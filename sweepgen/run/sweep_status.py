@@ -66,6 +66,10 @@ def _plain_view(task: RunTask, status: RunStatus | None) -> RunView:
         return RunView(task, None)
     if is_finished(task.run_dir) and status.state is not RunState.FINISHED:
         return RunView(task, replace(status, state=RunState.FINISHED, reason=None))
+    if status.state is RunState.FINISHED and not is_finished(task.run_dir):
+        # the same rule as `sweepgen run` (base.decide): without its summary.json a run is not finished
+        return RunView(task, replace(status, state=RunState.FAILED,
+                                     reason="recorded as finished but summary.json is missing"))
     if status.state is RunState.RUNNING:
         from sweepgen.run.registry import status_is_alive
 
