@@ -29,8 +29,11 @@ LOC = Location("t.yaml", 1, 1)
 
 def deepdiff_paths(a: dict, b: dict) -> set[str]:
     found = set()
-    # threshold_to_diff_deeper=0: report key by key even when two mappings share few keys
-    tree = DeepDiff(a, b, view="tree", threshold_to_diff_deeper=0, ignore_private_variables=False)
+    # threshold_to_diff_deeper=0: report key by key even when two mappings share few keys;
+    # zip_ordered_iterables: compare lists item by item, else deepdiff's hash-based list diff misses
+    # [0, 1.0] -> [0, 1] (hash(1) == hash(1.0)), a type change the gate rightly reports
+    tree = DeepDiff(a, b, view="tree", threshold_to_diff_deeper=0, ignore_private_variables=False,
+                    zip_ordered_iterables=True)
     for report in tree.values():
         for level in report:
             parts = level.path(output_format="list")
