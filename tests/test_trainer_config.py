@@ -197,3 +197,64 @@ def test_json_schema_has_help_text_for_editors():
     grpo = schema["$defs"]["GRPOConfig"]["properties"]
     assert "TRL's default would be `dapo`" in grpo["loss_type"]["description"]
     assert schema["additionalProperties"] is False
+
+
+# Every trl.GRPOConfig field must be either set by grpo_kwargs or listed here as not changing results
+# (bookkeeping, hub/tracking, distributed/vLLM plumbing, options of features we never turn on). A TRL
+# upgrade that adds a field fails this test until someone decides which side it belongs on.
+TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS = frozenset("""
+lr_scheduler_kwargs optim_args optim_target_modules average_tokens_across_devices bf16_full_eval
+fp16_full_eval activation_checkpointing_kwargs gradient_checkpointing_kwargs
+torch_compile_backend torch_compile_mode liger_kernel_config use_cache torch_empty_cache_steps
+auto_find_batch_size logging_strategy logging_first_step log_on_each_node logging_nan_inf_filter
+include_num_input_tokens_seen log_level log_level_replica run_name project trackio_space_id
+trackio_bucket_id trackio_static_space_id eval_strategy eval_steps eval_delay
+per_device_eval_batch_size prediction_loss_only eval_on_start eval_do_concat_batches
+eval_use_gather_object eval_accumulation_steps include_for_metrics batch_eval_metrics
+save_on_each_node enable_jit_checkpoint hub_token hub_private_repo hub_model_id hub_strategy
+hub_always_push hub_revision load_best_model_at_end metric_for_best_model greater_is_better
+ignore_data_skip restore_callback_states_from_checkpoint full_determinism use_cpu
+accelerator_config parallelism_config dataloader_drop_last dataloader_pin_memory
+dataloader_persistent_workers dataloader_prefetch_factor dataloader_multiprocessing_context
+dataloader_in_order label_names train_sampling_strategy length_column_name
+ddp_find_unused_parameters ddp_bucket_cap_mb ddp_broadcast_buffers ddp_static_graph ddp_backend
+ddp_timeout fsdp fsdp_config deepspeed debug skip_memory_metrics do_train do_eval do_predict
+resume_from_checkpoint local_rank model_init_kwargs trust_remote_code router_aux_loss_coef
+num_generations_eval ds3_gather_for_generation pad_to_multiple_of chat_template_kwargs
+cache_implementation vllm_mode vllm_model_impl vllm_enable_sleep_mode
+vllm_structured_outputs_regex vllm_server_base_url vllm_server_host vllm_server_port
+vllm_server_timeout vllm_group_port vllm_gpu_memory_utilization vllm_max_model_length
+vllm_tensor_parallel_size vespo_k_pos vespo_lambda_pos vespo_k_neg vespo_lambda_neg
+ref_model_mixup_alpha ref_model_sync_steps entropy_coef_min entropy_coef_max entropy_coef_delta
+entropy_target max_tool_calling_iterations vllm_importance_sampling_correction
+vllm_importance_sampling_mode vllm_importance_sampling_clip_max
+vllm_importance_sampling_clip_min log_multimodal num_completions_to_print log_unique_prompts
+log_completions_hub_repo use_transformers_continuous_batching
+transformers_continuous_batching_config use_transformers_paged vllm_importance_sampling_cap
+""".split())
+
+
+def test_every_trl_grpo_field_is_mapped_or_declared_result_neutral():
+    trl = pytest.importorskip("trl")
+    mapped = set(grpo_kwargs(RunConfig.model_validate(minimal()), "ck"))
+    fields = {f.name for f in dataclasses.fields(trl.GRPOConfig)}
+    unclassified = fields - mapped - TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS
+    assert not unclassified, f"decide: map in trainer.grpo_args or declare neutral: {sorted(unclassified)}"
+    assert not mapped & TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS
+    assert not (mapped | TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS) - fields - {"per_device_train_batch_size"}
+
+
+def test_loss_affecting_trl_options_are_pinned_to_trls_neutral_values():
+    trl = pytest.importorskip("trl")
+    from trainer.grpo_args import NEUTRAL_PINS
+
+    defaults = {f.name: f.default for f in dataclasses.fields(trl.GRPOConfig)}
+    for name, value in NEUTRAL_PINS.items():
+        assert defaults[name] == value, name  # TRL moved a default: re-read its release notes
+    cfg = RunConfig.model_validate(minimal())
+    kwargs = grpo_kwargs(cfg, "ck")
+    assert kwargs["use_bias_correction_kl"] is True and defaults["use_bias_correction_kl"] is True
+    assert kwargs["sapo_temperature_pos"] == defaults["sapo_temperature_pos"] == 1.0
+    assert kwargs["sapo_temperature_neg"] == defaults["sapo_temperature_neg"] == 1.05
+    off = RunConfig.model_validate(minimal(grpo={"use_bias_correction_kl": False}))
+    assert grpo_kwargs(off, "ck")["use_bias_correction_kl"] is False

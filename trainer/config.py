@@ -159,6 +159,16 @@ class GRPOConfig(Section):
         False, description="recompute activations in backward (TRL's default would be on)"
     )
     disable_dropout: bool = Field(False, description="turn dropout off in policy and reference")
+    use_bias_correction_kl: bool = Field(
+        True, description="multiply the per-token KL term by the importance ratio (TRL 1.16's "
+        "default, kept so runs match plain TRL); changes the KL gradient whenever beta != 0",
+    )
+    sapo_temperature_pos: float = Field(
+        1.0, gt=0, description="SAPO gate temperature for positive advantages (loss_type sapo only)"
+    )
+    sapo_temperature_neg: float = Field(
+        1.05, gt=0, description="SAPO gate temperature for negative advantages (loss_type sapo only)"
+    )
 
     @model_validator(mode="after")
     def _groups_fit_batch(self) -> GRPOConfig:

@@ -18,13 +18,40 @@ _SAME_NAME = (
     "importance_sampling_level", "mask_truncated_completions", "optim", "weight_decay",
     "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm", "lr_scheduler_type",
     "warmup_steps", "bf16", "gradient_checkpointing", "disable_dropout",
+    "use_bias_correction_kl", "sapo_temperature_pos", "sapo_temperature_neg",
 )
+
+# Loss- and sampling-affecting TRL options we do not expose, pinned to their neutral value so a TRL
+# release that changes one of these defaults cannot change our results.
+NEUTRAL_PINS: dict[str, Any] = {
+    "delta": None,  # two-sided clipping off
+    "min_p": None,
+    "top_entropy_quantile": 1.0,  # train on all tokens
+    "entropy_coef": 0.0,
+    "use_adaptive_entropy": False,
+    "off_policy_mask_threshold": None,
+    "multi_objective_aggregation": "sum_then_normalize",
+    "reward_weights": None,
+    "sync_ref_model": False,
+    "use_vllm": False,
+    "generation_kwargs": None,
+    "generation_batch_size": None,
+    "steps_per_generation": None,
+    "cast_lm_head_to_fp32": False,
+    "label_smoothing_factor": 0.0,
+    "neftune_noise_alpha": None,
+    "use_liger_kernel": False,
+    "torch_compile": False,
+    "tf32": None,
+    "num_train_epochs": 3.0,  # ignored: max_steps > 0 wins
+}
 
 
 def grpo_kwargs(cfg: RunConfig, checkpoints_dir: str) -> dict[str, Any]:
     """Keyword arguments for ``trl.GRPOConfig``; nothing that changes results is left to TRL."""
     g = cfg.grpo
     kwargs: dict[str, Any] = {name: getattr(g, name) for name in _SAME_NAME}
+    kwargs.update(NEUTRAL_PINS)
     kwargs.update(
         output_dir=checkpoints_dir,
         per_device_train_batch_size=g.batch_size,
