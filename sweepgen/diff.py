@@ -95,14 +95,22 @@ def _walk(old: Any, new: Any, path: tuple, out: list[Change]) -> None:
     if type(old) is not type(new):
         out.append(Change(path, "type_changed", old, new))
     elif isinstance(old, dict):
+        # keys match by type too: {1: x} and {True: x} (equal and same hash in Python) differ
+        new_keys = {_tagged(k): k for k in new}
+        old_tags = set()
         for key, value in old.items():
-            if key in new:
-                _walk(value, new[key], path + (key,), out)
+            tag = _tagged(key)
+            old_tags.add(tag)
+            if tag in new_keys:
+                _walk(value, new[new_keys[tag]], path + (key,), out)
             else:
                 out.append(Change(path + (key,), "removed", value, ABSENT))
-        for key, value in new.items():
-            if key not in old:
-                out.append(Change(path + (key,), "added", ABSENT, value))
+        for tag, key in new_keys.items():
+            if tag not in old_tags:
+                out.append(Change(path + (key,), "added", ABSENT, new[key]))
+    elif isinstance(old, (set, frozenset)):
+        if {_tagged(x) for x in old} != {_tagged(x) for x in new}:
+            out.append(Change(path, "changed", old, new))
     elif isinstance(old, (list, tuple)):
         for index, (a, b) in enumerate(zip(old, new)):
             _walk(a, b, path + (index,), out)
@@ -160,12 +168,26 @@ def _to_change(report: str, level: Any) -> Change:
     raise RuntimeError(f"unexpected deepdiff report {report!r} at {path!r}")
 
 
+def _tagged(value: Any) -> Any:
+    """A hashable key that tells apart values Python calls equal across types (1, 1.0, True;
+    (1,) and (True,)): how dict keys and set members are matched."""
+    if isinstance(value, tuple):
+        return (tuple, tuple(_tagged(v) for v in value))
+    if isinstance(value, frozenset):
+        return (frozenset, frozenset(_tagged(v) for v in value))
+    return (type(value), value)
+
+
 def strictly_equal(a: Any, b: Any) -> bool:
     """Type-strict structural equality: what ``diff(a, b) == []`` promises."""
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(strictly_equal(a[k], b[k]) for k in a)
+        b_keys = {_tagged(k): k for k in b}
+        return (len(a) == len(b) and all(_tagged(k) in b_keys for k in a)
+                and all(strictly_equal(a[k], b[b_keys[_tagged(k)]]) for k in a))
+    if isinstance(a, (set, frozenset)):
+        return {_tagged(x) for x in a} == {_tagged(x) for x in b}
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(strictly_equal(x, y) for x, y in zip(a, b))
     if isinstance(a, float) and math.isnan(a) and math.isnan(b):
