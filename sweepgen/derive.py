@@ -16,10 +16,10 @@ from typing import Any
 from sweepgen import overrides
 from sweepgen.errors import SpecError, TemplateError, ValidationError
 from sweepgen.expand import Expansion, Variant
+from sweepgen.spec import SAFE_NAME
 from sweepgen.sandbox import make_env
 from sweepgen.validate import context
 
-SAFE_RUN_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}\s*$", re.S)
 LAYER = "derived"
 
@@ -53,7 +53,7 @@ def finalize(expansion: Expansion, sweep: dict) -> None:
         view = variant.context_view()
         ctx = context(variant.config, view, sweep)
         run_name = _run(run_name_t.render, ctx, spec, ("run_name",), variant) if run_name_t else variant.name
-        if not SAFE_RUN_NAME.match(run_name):
+        if not SAFE_NAME.fullmatch(run_name):
             raise ValidationError(f"run name {run_name!r} of variant {variant.name!r} is not filesystem-safe",
                                   location=spec.loc(("run_name",)),
                                   hint="run names become folder names: letters, digits, `_`, `-`, `.` only")

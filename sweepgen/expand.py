@@ -183,7 +183,7 @@ def _grid_axis(spec: Spec, key: str, values: Any) -> list[_Point]:
     seen: set[str] = set()
     for i, (label, value) in enumerate(items):
         vloc = doc.loc(at + ((label,) if isinstance(values, dict) else (i,)))
-        if not SAFE_NAME.match(label):
+        if not SAFE_NAME.fullmatch(label):
             raise SpecError(f"grid label {label!r} is not filesystem-safe", location=vloc,
                             hint="use letters, digits, `_`, `-` and `.`; give labels as a mapping "
                                  "{label: value}")

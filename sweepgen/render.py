@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,10 +17,9 @@ from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
 from sweepgen.derive import finalize
 from sweepgen.expand import Expansion, Variant, expand
 from sweepgen.sandbox import make_env
-from sweepgen.spec import Spec, display_path, load_spec
+from sweepgen.spec import SAFE_NAME, Spec, display_path, load_spec
 from sweepgen.validate import check_constraints, check_gate, check_schema, context
 
-SAFE_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 HASH_COMMENT = {".py", ".yaml", ".yml", ".sh", ".bash", ".toml", ".cfg", ".ini", ".conf", ".run",
                 ".sbatch", ".slurm", ".env", ".r", ".pl", ".rb", ".mk"}
 SLASH_COMMENT = {".js", ".ts", ".jsonc", ".c", ".cc", ".cpp", ".h", ".java", ".go", ".rs"}
@@ -206,7 +204,7 @@ def _check_outputs(files: list[RenderedFile], spec: Spec) -> None:
     folded: dict[str, str] = {}
     for f in files:
         parts = f.path.split("/")
-        if not all(SAFE_COMPONENT.match(p) for p in parts):
+        if not all(SAFE_NAME.fullmatch(p) for p in parts):
             raise ValidationError(
                 f"output path {f.path!r} of variant {f.variant.name!r} is unsafe or leaves generated/{spec.name}/",
                 location=loc, hint="use relative paths of letters, digits, `_`, `-`, `.` (no `..`, no leading "

@@ -19,7 +19,9 @@ from pydantic import ValidationError as PydanticValidationError
 from sweepgen import overrides, paths, yamlio
 from sweepgen.errors import Location, SpecError
 
-SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+# Names that become file/folder names (sweep, variant, step, grid label, run name, output component).
+# Always use ``SAFE_NAME.fullmatch``: ``$`` in ``match`` would accept a trailing newline.
+SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 RESERVED_TOP_LEVEL = ("config", "variant", "sweep")  # template variables a config key would shadow
 
 _STRICT = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
@@ -216,17 +218,17 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
 
 
 def _check_names(model: SpecModel, doc: yamlio.Doc) -> None:
-    if not SAFE_NAME.match(model.name):
+    if not SAFE_NAME.fullmatch(model.name):
         raise SpecError(f"sweep name {model.name!r} is not filesystem-safe", location=doc.loc(("name",)),
                         hint="use letters, digits, `_`, `-` and `.` only")
     for vname in model.variants or {}:
-        if not SAFE_NAME.match(vname):
+        if not SAFE_NAME.fullmatch(vname):
             raise SpecError(f"variant name {vname!r} is not filesystem-safe",
                             location=doc.loc(("variants", vname), key=True),
                             hint="use letters, digits, `_`, `-` and `.` only")
     seen: dict[str, int] = {}
     for i, step in enumerate(model.ablation or []):
-        if not SAFE_NAME.match(step.name):
+        if not SAFE_NAME.fullmatch(step.name):
             raise SpecError(f"ablation step name {step.name!r} is not filesystem-safe",
                             location=doc.loc(("ablation", i, "name")),
                             hint="use letters, digits, `_`, `-` and `.` only")

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from sweepgen import lock
 from sweepgen.errors import Location, UserError
-from sweepgen.render import SAFE_COMPONENT, Plan
+from sweepgen.render import Plan
+from sweepgen.spec import SAFE_NAME
 
 CREATE, UPDATE, UNCHANGED, REMOVE = "create", "update", "unchanged", "remove"
 
@@ -71,7 +72,7 @@ def _outcome(plan: Plan) -> Outcome:
             _may_replace(plan, f.path, current, recorded)
             out.actions.append(Action(f.path, UPDATE, f.variant.name, f.run_name))
     for path in sorted(set(recorded) - produced):
-        if not all(SAFE_COMPONENT.match(p) for p in path.split("/")):
+        if not all(SAFE_NAME.fullmatch(p) for p in path.split("/")):
             raise UserError(f"lock lists an unsafe path {path!r}", location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
                             hint="the lock was edited by hand; restore it from git")
         current = _read(os.path.join(plan.sweep_dir, path))
