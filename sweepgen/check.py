@@ -128,11 +128,7 @@ def check_plan(plan: Plan) -> list[Problem]:
 
 
 def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except (FileNotFoundError, IsADirectoryError):
-        return None
+    return lock.read_bytes(path, folder_is_missing=True)
 
 
 def _files_on_disk(folder: str) -> list[str]:

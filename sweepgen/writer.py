@@ -95,31 +95,27 @@ def _may_replace(plan: Plan, path: str, current: bytes, recorded: dict[str, str]
                              "then delete the file and render again")
 
 
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise UserError(f"{path} is a folder where sweepgen must write a file", location=Location(path),
-                        hint="move the folder away") from None
+_read = lock.read_bytes
 
 
 def apply(outcomes: list[Outcome]) -> None:
-    """Write every changed file atomically, remove stale generated files, then write each lock."""
+    """Remove stale generated files, write every changed file atomically, then write each lock.
+
+    Removing first lets an output that was the file ``x`` become ``x/c.yaml`` (and only files the
+    lock recorded, with their recorded sha256, are ever removed: checked in plan_actions).
+    """
     made: set[str] = set()
     for out in outcomes:
         plan = out.plan
         data = {f.path: f.data for f in plan.files}
         for act in out.actions:
-            if act.action in (CREATE, UPDATE):
-                atomic_write(os.path.join(plan.sweep_dir, act.path), data[act.path], made)
-        for act in out.actions:
             if act.action == REMOVE:
                 target = os.path.join(plan.sweep_dir, act.path)
                 os.remove(target)
                 _prune_empty_dirs(os.path.dirname(target), plan.sweep_dir)
+        for act in out.actions:
+            if act.action in (CREATE, UPDATE):
+                atomic_write(os.path.join(plan.sweep_dir, act.path), data[act.path], made)
         if out.lock_changed:
             atomic_write(os.path.join(plan.sweep_dir, lock.LOCK_NAME), plan.lock_bytes, made)
 

@@ -66,3 +66,9 @@ def test_read_rejects_a_damaged_lock(tmp_path):
     with pytest.raises(UserError, match="unknown format"):
         lock.read(str(tmp_path), "generated/x")
     assert lock.read(str(tmp_path / "missing"), "x") is None
+
+
+def test_read_rejects_a_lock_that_is_not_utf8(tmp_path):
+    (tmp_path / "sweep.lock.json").write_bytes(b"\xff\xfe{}")
+    with pytest.raises(UserError, match="not UTF-8"):
+        lock.read(str(tmp_path), "generated/x")

@@ -118,3 +118,17 @@ def test_no_temporary_files_are_left_behind_and_modes_follow_the_umask(project):
     umask = os.umask(0)
     os.umask(umask)
     assert os.stat(project / "generated/demo/seed1.yaml").st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_an_output_file_can_become_a_folder_and_back(project):
+    """`{{ variant.name }}` -> `{{ variant.name }}/c.yaml`: the old file is removed before the folder is made."""
+    head = 'sweepgen: 1\nname: demo\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}"\n'
+    spec = write_project(project, "grid: {training.seed: [1, 2]}\n", head=head)
+    api.render([str(spec)])
+    write_project(project, "grid: {training.seed: [1, 2]}\n", head=head.replace('}}"', '}}/c.yaml"'))
+    kinds = sorted(p.kind for p in api.check([str(spec)]).problems)  # reported, not a crash
+    assert kinds == ["lock", "missing", "missing", "orphan", "orphan"]
+    [out] = api.render([str(spec)])
+    assert (out.count("create"), out.count("remove")) == (2, 2)
+    assert set(tree(project / "generated")) == {"demo/seed1/c.yaml", "demo/seed2/c.yaml", "demo/sweep.lock.json"}
+    assert api.check([str(spec)]).problems == []
