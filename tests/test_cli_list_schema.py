@@ -26,6 +26,13 @@ def test_list_shows_one_row_per_variant_and_one_column_per_varying_path(project)
     assert "4 variant(s)" in text and "b_seed2" in text and "training.seed" in text
 
 
+def test_list_shows_values_that_look_like_rich_markup_verbatim(project):
+    write_project(project, 'variants:\n  a: {+tag: "[/INST]"}\n  b: {+tag: "[bold]x"}\nallow: [tag]\n')
+    result = CliRunner().invoke(main, ["list", "specs/demo.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "[/INST]" in result.output and "[bold]x" in result.output
+
+
 def test_list_of_a_bad_spec_exits_2(project):
     write_project(project, "grid: {training.sed: [1]}\n")
     result = CliRunner().invoke(main, ["list", "specs/demo.yaml"])

@@ -70,3 +70,12 @@ def test_help_does_not_import_heavy_modules():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
     assert proc.stderr.strip() == "[]"
     assert "render" in proc.stdout and "check" in proc.stdout and "list" in proc.stdout
+
+
+def test_dry_run_and_summary_show_a_path_that_looks_like_rich_markup_verbatim(project):
+    write_project(project, "grid: {training.seed: [1, 2]}\n")
+    (project / "specs").rename(project / "[bold]specs")
+    for args in (["--dry-run"], []):
+        result = CliRunner().invoke(main, ["render", *args, "[bold]specs/demo.yaml"])
+        assert result.exit_code == 0, result.output
+        assert "[bold]specs/demo.yaml" in result.output

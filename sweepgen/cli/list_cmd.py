@@ -24,16 +24,19 @@ def list_variants(spec: str, fmt: str) -> int:
                                         if (val := paths.get(v.config, p)) is not paths.MISSING}}
             for v in expansion.variants]}, indent=2))
         return EXIT_OK
+    from rich.markup import escape
     from rich.table import Table
 
     from sweepgen.cli._console import stdout
 
-    table = Table(title=f"{expansion.spec.path}: {len(rows)} variant(s)")
+    # Every cell, header and the title are escaped: config values are data, not rich markup
+    # ("[/INST]" would crash the table, "[bold]x" would lose its brackets).
+    table = Table(title=escape(f"{expansion.spec.path}: {len(rows)} variant(s)"))
     table.add_column("variant")
     for p in varying:
-        table.add_column(p)
+        table.add_column(escape(p))
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(escape(cell) for cell in row))
     stdout().print(table)
     return EXIT_OK
 

@@ -18,22 +18,25 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool) -> int:
     from sweepgen.cli._console import stdout
 
     outcomes = api.render(list(specs), out_root, dry_run=dry_run)
+    from rich.markup import escape  # paths, variant and run names are data, never rich markup
+
     console = stdout()
     if dry_run:
         from rich.table import Table
 
         for out in outcomes:
-            table = Table(title=f"{out.plan.spec.path} -> {out.plan.shown_dir}/ (dry run: nothing written)")
+            table = Table(title=escape(f"{out.plan.spec.path} -> {out.plan.shown_dir}/ (dry run: nothing written)"))
             for column in ("file", "variant", "run name", "action"):
                 table.add_column(column)
             for act in out.actions:
-                table.add_row(act.path, act.variant or "", act.run_name or "", act.action)
+                table.add_row(*(escape(cell) for cell in (act.path, act.variant or "", act.run_name or "",
+                                                          act.action)))
             table.add_row("sweep.lock.json", "", "", "update" if out.lock_changed else "unchanged")
             console.print(table)
         return EXIT_OK
     for out in outcomes:
-        console.print(
+        console.print(escape(
             f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
             f"({out.count('create')} created, {out.count('update')} updated, {out.count('unchanged')} unchanged, "
-            f"{out.count('remove')} removed)")
+            f"{out.count('remove')} removed)"))
     return EXIT_OK
