@@ -106,3 +106,42 @@ def test_atomic_write_replaces_whole_file(tmp_path):
     atomic_write_text(path, "one")
     atomic_write_text(path, "two")
     assert path.read_text() == "two" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_summarize_skips_steps_that_did_not_generate(tmp_path):
+    # num_iterations = 2: steps 2 and 4 reuse the batch of steps 1 and 3, log a loss but no reward.
+    cfg = cfg_for(tmp_path, num_iterations=2)
+    metrics = [{"step": 1, "reward_mean": 0.2}, {"step": 2, "reward_mean": None},
+               {"step": 3, "reward_mean": 0.6}, {"step": 4, "reward_mean": None}]
+    samples = [{"step": 1, "completion": "x"}, {"step": 3, "completion": "a b"},
+               {"step": 3, "completion": "c d"}]
+    s = summarize(metrics, samples, cfg)
+    assert s["steps"] == 4
+    assert s["final_reward"] == pytest.approx(0.4) and s["best_reward"] == pytest.approx(0.4)
+    assert s["diversity"]["n_samples"] == 2  # the last generating step's completions
+    only = summarize([{"step": 2, "reward_mean": None}], [], cfg)
+    assert only["final_reward"] is None and only["steps"] == 2
+
+
+def test_every_training_log_with_a_loss_is_a_metrics_row(tmp_path, monkeypatch):
+    pytest.importorskip("trl")
+    from trl import GRPOTrainer
+
+    from trainer.grpo import SweepgenGRPOTrainer
+
+    monkeypatch.setattr(GRPOTrainer, "log", lambda self, logs, start_time=None: None)
+    cfg = cfg_for(tmp_path, num_iterations=2)
+    run = RunDir(cfg.output_dir)
+    run.start(cfg, {})
+    trainer = object.__new__(SweepgenGRPOTrainer)
+    printed = []
+    trainer.run_config, trainer.run_dir, trainer.on_step = cfg, run, printed.append
+    trainer._elapsed_offset, trainer._session_start = 0.0, 0.0
+    trainer.model = type("M", (), {"training": True})()
+    trainer.state = type("S", (), {"global_step": 2})()
+    trainer.sample_rows = lambda: pytest.fail("a step that did not generate wrote samples")
+    trainer.log({"loss": 0.5, "kl": 0.01})  # a non-generating step: no reward in the logs
+    trainer.log({"train_loss": 0.5, "train_runtime": 1.0})  # end-of-training summary: skipped
+    rows = read_jsonl(run.metrics)
+    assert [r["step"] for r in rows] == [2] and rows[0]["reward_mean"] is None
+    assert rows[0]["loss"] == 0.5 and printed == rows

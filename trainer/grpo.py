@@ -132,11 +132,14 @@ class SweepgenGRPOTrainer(GRPOTrainer):
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         super().log(logs, start_time)  # merges TRL's averaged metrics into `logs`
-        if "reward" not in logs or not self.model.training:
+        if "loss" not in logs or not self.model.training:
             return  # the end-of-training summary log, or an eval log
+        # With num_iterations > 1 only every num_iterations-th step generates: the others log a loss
+        # but no reward (reward_mean None) and write no samples (they would repeat the last batch).
         row = self.metrics_row(logs)
         self.run_dir.append(self.run_dir.metrics, [row])
-        self.run_dir.append(self.run_dir.samples, self.sample_rows())
+        if "reward" in logs:
+            self.run_dir.append(self.run_dir.samples, self.sample_rows())
         if self.on_step is not None:
             self.on_step(row)
 

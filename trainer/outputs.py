@@ -164,18 +164,21 @@ def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[
     highest such window mean over the run (so best >= final); diversity over the completions sampled
     at the last logged step."""
     window = cfg.logging.summary_window
-    rewards = [row["reward_mean"] for row in metrics]
+    # Steps that did not generate (num_iterations > 1) log reward_mean None: not part of any window.
+    rewards = [row["reward_mean"] for row in metrics if row.get("reward_mean") is not None]
     means = [
         sum(rewards[max(0, i + 1 - window): i + 1]) / len(rewards[max(0, i + 1 - window): i + 1])
         for i in range(len(rewards))
     ]
     last_step = metrics[-1]["step"]
-    final_samples = [s["completion"] for s in samples if s["step"] == last_step]
+    # The last generating step's completions (the last logged step may not have generated).
+    sample_step = max((s["step"] for s in samples if s["step"] <= last_step), default=None)
+    final_samples = [s["completion"] for s in samples if s["step"] == sample_step]
     div = diversity.diversity(final_samples)
     return {
         "run_name": cfg.run_name,
-        "final_reward": means[-1],
-        "best_reward": max(means),
+        "final_reward": means[-1] if means else None,
+        "best_reward": max(means) if means else None,
         "summary_window": window,
         "steps": last_step,
         "wall_time_s": metrics[-1].get("elapsed_s"),

@@ -72,9 +72,12 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
         echo(f"# resuming from {checkpoint}")
 
     def on_step(row: dict) -> None:
-        kl = "-" if row.get("kl") is None else f"{row['kl']:.4f}"
-        echo(f"step {row['step']}/{cfg.grpo.max_steps} reward {row['reward_mean']:.4f} "
-             f"kl {kl} loss {row['loss']:.4f} len {row['completion_length']:.1f}")
+        # Steps that did not generate (num_iterations > 1) have no reward or completion length.
+        def fmt(key: str, spec: str) -> str:
+            return "-" if row.get(key) is None else format(row[key], spec)
+
+        echo(f"step {row['step']}/{cfg.grpo.max_steps} reward {fmt('reward_mean', '.4f')} "
+             f"kl {fmt('kl', '.4f')} loss {fmt('loss', '.4f')} len {fmt('completion_length', '.1f')}")
 
     trainer = build_trainer(
         cfg, run_dir, model=model, tokenizer=tokenizer, train_dataset=Dataset.from_list(rows),
