@@ -18,7 +18,8 @@ The mapping, in short:
 * ``class C(Base): ...`` becomes a mapping of its body, with ``__bases__`` / ``__decorators__``
   when present; annotations go to ``__annotations__`` as Python keeps them;
 * the module docstring is ``__doc__``; statements that bind nothing (``if``, ``for``, bare calls)
-  are kept in order as ``{"expr": source}`` under ``__statements__``.
+  are kept in order as ``{"expr": source}`` under ``__statements__``. ``import a.b`` binds ``a``
+  and records the module ``a.b`` in order under ``__imports__``.
 """
 
 from __future__ import annotations
@@ -131,6 +132,10 @@ class _Reader:
                 for alias in stmt.names:
                     bound = alias.asname or alias.name.split(".")[0]
                     scope[bound] = Ref(alias.name if alias.asname else bound)
+                    if not alias.asname and "." in alias.name:
+                        # `import torch.nn` binds only `torch`: keep the full module so that
+                        # `import torch.nn` and `import torch.optim` differ
+                        scope.setdefault("__imports__", []).append(Ref(alias.name))
             elif isinstance(stmt, ast.ImportFrom):
                 module = "." * stmt.level + (stmt.module or "")
                 for alias in stmt.names:

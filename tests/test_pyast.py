@@ -151,6 +151,7 @@ def test_statements_bind_like_python_without_running_anything():
         "tmp = 5\ndel tmp\ndel d['z'], d.a.c, nothing\n"
     )
     assert cfg["a"] == Ref("a") and cfg["e"] == Ref("c.d")
+    assert cfg["__imports__"] == [Ref("a.b")]
     assert cfg["f"] == Ref(".f") and cfg["i"] == Ref("..g.h")
     assert cfg["x"] == cfg["y"] == 1
     assert (cfg["m"], cfg["n"]) == (2, (3, 4))
@@ -163,6 +164,13 @@ def test_statements_bind_like_python_without_running_anything():
     assert "tmp" not in cfg
     assert cfg["__statements__"] == [
         {"expr": "from j import *"}, {"expr": "print('hello')"}, {"expr": "del nothing"}]
+
+
+def test_importing_different_submodules_of_one_package_is_a_change():
+    nn, optim = parse_python_config("import torch.nn\n"), parse_python_config("import torch.optim\n")
+    assert nn["torch"] == optim["torch"] == Ref("torch")
+    assert [c.dotted for c in diff(nn, optim)] == ["__imports__[0]"]
+    assert diff(nn, parse_python_config("import torch.nn\n")) == []
 
 
 def test_class_bodies_become_mappings_with_bases_and_decorators():
