@@ -249,6 +249,8 @@ def _add_command(result: dict[str, Any], tokens: list[str], heredoc: str | None)
         name, _, value = tokens.pop(0).partition("=")
         env[name] = value
     if tokens and tokens[0] == "export":
+        # `A=1 export B=2`: the prefix is part of the script too (in POSIX mode it persists)
+        result["env"].update(env)
         for token in tokens[1:]:
             name, sep, value = token.partition("=")
             result["env"][name] = value if sep else True

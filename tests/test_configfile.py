@@ -186,6 +186,12 @@ def test_sh_suffix_and_repeated_commands_are_numbered(tmp_path):
     }
 
 
+def test_an_assignment_before_export_is_kept():
+    assert parse_shell_config("A=1 export B=2\n")["env"] == {"A": "1", "B": "2"}
+    assert parse_shell_config("A=1 export B=2\n") != parse_shell_config("A=9 export B=2\n")
+    assert parse_shell_config("A=1 export A=2\n")["env"] == {"A": "2"}
+
+
 def test_quoted_multiline_argument_is_one_value():
     cfg = parse_shell_config("python t.py --prompt 'line one\nline two' --n 3\n")
     assert cfg["commands"]["python t.py"] == {"--prompt": "line one\nline two", "--n": "3"}
