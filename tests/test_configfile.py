@@ -192,6 +192,13 @@ def test_an_assignment_before_export_is_kept():
     assert parse_shell_config("A=1 export A=2\n")["env"] == {"A": "2"}
 
 
+def test_a_here_string_is_not_a_here_document():
+    cfg = parse_shell_config("python t.py --x 1 <<< EOF\necho hi\nEOF\n")
+    assert "heredoc" not in cfg["commands"]["python t.py"]
+    assert "echo hi" in cfg["commands"] and "EOF" in cfg["commands"]
+    assert parse_shell_config("cat <<<in\n") != parse_shell_config("cat <<<other\n")
+
+
 def test_quoted_multiline_argument_is_one_value():
     cfg = parse_shell_config("python t.py --prompt 'line one\nline two' --n 3\n")
     assert cfg["commands"]["python t.py"] == {"--prompt": "line one\nline two", "--n": "3"}
