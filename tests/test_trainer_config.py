@@ -258,3 +258,31 @@ def test_loss_affecting_trl_options_are_pinned_to_trls_neutral_values():
     assert kwargs["sapo_temperature_neg"] == defaults["sapo_temperature_neg"] == 1.05
     off = RunConfig.model_validate(minimal(grpo={"use_bias_correction_kl": False}))
     assert grpo_kwargs(off, "ck")["use_bias_correction_kl"] is False
+
+
+def test_optim_names_are_transformers_optimizer_names():
+    import typing
+
+    training_args = pytest.importorskip("transformers.training_args")
+    ours = typing.get_args(GRPOConfig.model_fields["optim"].annotation)
+    assert list(ours) == [o.value for o in training_args.OptimizerNames]
+
+
+def test_optim_typo_is_a_config_error_naming_the_key():
+    with pytest.raises(ConfigError, match="adamw_torch_fused") as info:
+        validate_config(minimal(grpo={"optim": "adamw_torch_fusd"}))
+    assert info.value.key == "grpo.optim"
+
+
+def test_trl_rejection_is_a_config_error(monkeypatch):
+    trl = pytest.importorskip("trl")
+    from trainer.grpo_args import make_grpo_config
+
+    def reject(**kwargs):
+        raise ValueError("Your setup doesn't support bf16/gpu.")
+
+    monkeypatch.setattr(trl, "GRPOConfig", reject)
+    cfg = RunConfig.model_validate(minimal(grpo={"bf16": True}))
+    with pytest.raises(ConfigError, match="TRL rejects this config: .*bf16") as info:
+        make_grpo_config(cfg, "/nonexistent/ck")
+    assert info.value.exit_code == 2

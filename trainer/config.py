@@ -22,6 +22,20 @@ from trainer.debate.config import DebateConfig, check_against_grpo
 from trainer.shaping.config import RewardShapingConfig, check_group_size
 
 BUILTIN_TINY = "builtin:tiny"
+
+# transformers' OptimizerNames values, typed out so this module never imports transformers; a test
+# checks the list against the installed transformers.
+OptimizerName = Literal[
+    "adamw_torch", "adamw_torch_fused", "adamw_torch_xla", "adamw_torch_npu_fused", "adafactor",
+    "adamw_anyprecision", "adamw_torch_4bit", "adamw_torch_8bit", "ademamix", "sgd", "adagrad",
+    "adamw_bnb_8bit", "adamw_8bit", "ademamix_8bit", "lion_8bit", "lion_32bit", "paged_adamw_32bit",
+    "paged_adamw_8bit", "paged_ademamix_32bit", "paged_ademamix_8bit", "paged_lion_32bit",
+    "paged_lion_8bit", "rmsprop", "rmsprop_bnb", "rmsprop_bnb_8bit", "rmsprop_bnb_32bit",
+    "galore_adamw", "galore_adamw_8bit", "galore_adafactor", "galore_adamw_layerwise",
+    "galore_adamw_8bit_layerwise", "galore_adafactor_layerwise", "lomo", "adalomo", "grokadamw",
+    "schedule_free_radam", "schedule_free_adamw", "schedule_free_sgd", "apollo_adamw",
+    "apollo_adamw_layerwise", "stable_adamw",
+]
 BUILTIN_DATASETS = ("builtin:stories", "builtin:arithmetic")
 
 
@@ -144,7 +158,7 @@ class GRPOConfig(Section):
     num_iterations: int = Field(1, ge=1, description="optimisation passes per generated batch (mu)")
     importance_sampling_level: Literal["token", "sequence"] = Field("token", description="GSPO")
     mask_truncated_completions: bool = Field(False, description="drop truncated completions")
-    optim: str = Field("adamw_torch_fused", description="transformers optimizer name (its default)")
+    optim: OptimizerName = Field("adamw_torch_fused", description="transformers optimizer name (its default)")
     weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay")
     adam_beta1: float = Field(0.9, ge=0, lt=1)
     adam_beta2: float = Field(0.999, ge=0, lt=1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sweepgen.errors import ConfigError
 from trainer.config import RunConfig
 
 # Our GRPO fields that are passed to TRL under the same name.
@@ -79,6 +80,15 @@ def grpo_kwargs(cfg: RunConfig, checkpoints_dir: str) -> dict[str, Any]:
 
 
 def make_grpo_config(cfg: RunConfig, checkpoints_dir: str):
+    """The ``trl.GRPOConfig``; what TRL/transformers reject (bf16 without hardware support, ...)
+    is a ConfigError (exit 2), raised before the run directory is written."""
     from trl import GRPOConfig
 
-    return GRPOConfig(**grpo_kwargs(cfg, checkpoints_dir))
+    try:
+        return GRPOConfig(**grpo_kwargs(cfg, checkpoints_dir))
+    except ValueError as err:
+        raise ConfigError(
+            f"TRL rejects this config: {err}", key="grpo",
+            hint="change the `grpo` setting it names (e.g. bf16: false where the hardware has no "
+            "bf16 support)",
+        ) from err

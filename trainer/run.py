@@ -18,7 +18,7 @@ from trainer import data as data_mod
 from trainer import models
 from trainer.config import RunConfig
 from trainer.configfile import load_config
-from trainer.grpo_args import grpo_kwargs
+from trainer.grpo_args import grpo_kwargs, make_grpo_config
 from trainer.outputs import RunDir, config_yaml
 from trainer.signals import GracefulStop, cycle_steps
 
@@ -58,6 +58,9 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
     from trainer.grpo import build_trainer
 
     hf_logging.disable_progress_bar()  # run.log gets one line per step from on_step instead
+    # TRL's and transformers' own checks (e.g. bf16 without hardware support) before a model loads
+    # and before config.yaml is written, so the corrected config is not refused as "different".
+    make_grpo_config(cfg, str(run_dir.checkpoints))
 
     model_dir = models.ensure_model_dir(cfg.model)
     model, tokenizer = models.load_model_and_tokenizer(model_dir, cfg.model.dtype)
