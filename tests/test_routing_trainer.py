@@ -168,3 +168,26 @@ def test_gradient_checkpointing_gives_the_same_routed_update(tmp_path, tiny_cach
     assert after[True].keys() == after[False].keys()
     for name, value in after[True].items():
         torch.testing.assert_close(value, after[False][name], rtol=1e-5, atol=1e-6)
+
+
+def test_weighted_sum_terms_are_checked_in_detector_and_task_reward():
+    from sweepgen.errors import ConfigError
+    from trainer.configfile import validate_config
+
+    def cfg(detector_terms, task_terms):
+        detector = {"name": "reward_above", "params": {
+            "reward": "weighted_sum", "reward_params": {"terms": detector_terms}, "threshold": 0.5}}
+        r = routing(detector=detector)
+        r["task_reward"] = {"name": "weighted_sum", "params": {"terms": task_terms}}
+        return {"run_name": "r", "output_dir": "runs/r", "routing": r}
+
+    good = [{"name": "happy_count", "weight": 0.5}]
+    resolved = validate_config(cfg(good, good)).routing
+    assert resolved.detector.params["reward_params"]["terms"][0]["params"]["cap"] is not None
+    assert resolved.task_reward.params["terms"][0]["weight"] == 0.5
+    with pytest.raises(ConfigError, match="unknown reward `nope`"):
+        validate_config(cfg([{"name": "nope"}], good))
+    with pytest.raises(ConfigError, match="unknown reward `nope`"):
+        validate_config(cfg(good, [{"name": "nope"}]))
+    with pytest.raises(ConfigError, match="each term is"):
+        validate_config(cfg([{"name": "happy_count", "wieght": 2}], good))

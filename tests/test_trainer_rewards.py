@@ -86,3 +86,14 @@ def test_defaults_are_filled_in():
 
 def test_registry_has_the_required_rewards():
     assert {"happy_count", "happy_binary", "sentence_length", "exact_answer"} <= set(rewards.REWARDS)
+
+
+def test_resolve_full_checks_weighted_sum_terms():
+    from trainer.rewards import resolve_full
+
+    out = resolve_full("weighted_sum", {"terms": [{"name": "happy_binary"}]})
+    assert out["terms"][0] == {"name": "happy_binary", "params": resolve_params("happy_binary", {}),
+                               "weight": 1.0}
+    with pytest.raises(RewardParamError, match="unknown reward `nope`"):
+        resolve_full("weighted_sum", {"terms": [{"name": "nope"}]})
+    assert resolve_full("happy_count", {}) == resolve_params("happy_count", {})

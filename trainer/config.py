@@ -122,9 +122,7 @@ class RewardConfig(Section):
     @model_validator(mode="after")
     def _known_reward(self) -> RewardConfig:
         # The registry raises ValueError subclasses that list what exists; pydantic reports them.
-        params = rewards.resolve_params(self.name, self.params)
-        if self.name == "weighted_sum":
-            params["terms"] = rewards.check_weighted_terms(params["terms"])
+        params = rewards.resolve_full(self.name, self.params)
         # Bypass validate_assignment: re-validating here would recurse into this validator.
         object.__setattr__(self, "params", params)
         return self

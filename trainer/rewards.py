@@ -97,13 +97,22 @@ def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     return validated.model_dump()
 
 
+def resolve_full(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``resolve_params`` plus, for ``weighted_sum``, every term resolved and checked: the one
+    config-time check of a reward, used wherever a config names one."""
+    resolved = resolve_params(name, params)
+    if name == "weighted_sum":
+        resolved["terms"] = check_weighted_terms(resolved["terms"])
+    return resolved
+
+
 def bind(name: str, params: dict[str, Any]) -> Callable[..., list[float]]:
     """A TRL-ready reward function: ``f(prompts, completions, **columns) -> list[float]``.
 
     The returned function is named after the reward, because TRL names its logged metrics
     (``rewards/<name>/mean``) after the function.
     """
-    resolved = resolve_params(name, params)
+    resolved = resolve_full(name, params)
     fn = functools.partial(REWARDS[name].fn, **resolved)
 
     def reward(prompts=None, completions=None, **columns):

@@ -43,9 +43,7 @@ class TaskRewardConfig(_Section):
 
     @model_validator(mode="after")
     def _known_reward(self) -> TaskRewardConfig:
-        params = rewards.resolve_params(self.name, self.params)
-        if self.name == "weighted_sum":
-            params["terms"] = rewards.check_weighted_terms(params["terms"])
+        params = rewards.resolve_full(self.name, self.params)
         object.__setattr__(self, "params", params)
         return self
 

@@ -43,7 +43,7 @@ class RewardAboveParams(_Params):
     @pydantic.model_validator(mode="after")
     def _known_reward(self) -> RewardAboveParams:
         try:
-            resolved = rewards.resolve_params(self.reward, self.reward_params)
+            resolved = rewards.resolve_full(self.reward, self.reward_params)
         except rewards.RewardParamError as err:
             raise ValueError(str(err)) from None
         object.__setattr__(self, "reward_params", resolved)
