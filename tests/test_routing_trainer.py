@@ -191,3 +191,23 @@ def test_weighted_sum_terms_are_checked_in_detector_and_task_reward():
         validate_config(cfg(good, [{"name": "nope"}]))
     with pytest.raises(ConfigError, match="each term is"):
         validate_config(cfg([{"name": "happy_count", "wieght": 2}], good))
+
+
+def test_every_eval_step_is_logged_so_its_row_carries_the_eval():
+    from transformers import TrainerControl
+
+    from trainer.routing.trainer import _RoutingCallback
+
+    class Fake:
+        routing = type("R", (), {"eval_every": 3, "mode": "classic"})()
+        _pending_eval: dict = {}
+        final_routing_eval = None
+
+        def run_routing_eval(self):
+            return {"routing_eval/retain_only/hack_rate": 0.0}
+
+    callback = _RoutingCallback(Fake())
+    for step, evals in [(1, False), (3, True), (4, False), (6, True)]:
+        state = type("S", (), {"global_step": step, "max_steps": 7})()
+        control = callback.on_step_end(None, state, TrainerControl())
+        assert control.should_log is evals, step  # logging_steps (e.g. 2) need not divide eval_every

@@ -139,11 +139,13 @@ class _RoutingCallback(TrainerCallback):
         t, every = self.trainer, self.trainer.routing.eval_every
         last = state.global_step >= state.max_steps
         if last or (every and state.global_step % every == 0):
-            # on_step_end runs before this step's log, so the results land in this step's row.
+            # on_step_end runs before this step's log, so the results land in this step's row; an
+            # eval step that is not a logging step is logged anyway, or its results would land in
+            # a later step's row (or be lost at the end).
             t._pending_eval = t.run_routing_eval()  # noqa: SLF001
+            control.should_log = True
             if last:
                 t.final_routing_eval = nest_eval(t._pending_eval, t.routing.mode, state.global_step)  # noqa: SLF001
-                control.should_log = True  # the last step's row must exist to carry the final eval
         return control
 
     def on_save(self, args, state, control, **kwargs):
