@@ -286,3 +286,35 @@ def test_trl_rejection_is_a_config_error(monkeypatch):
     with pytest.raises(ConfigError, match="TRL rejects this config: .*bf16") as info:
         make_grpo_config(cfg, "/nonexistent/ck")
     assert info.value.exit_code == 2
+
+
+def _load(tmp_path, content: bytes):
+    from trainer.config import DataConfig
+    from trainer.data import load_rows
+
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(content)
+    return load_rows(DataConfig(source=str(path)))
+
+
+def test_data_file_that_is_not_utf8_names_path_and_line(tmp_path):
+    with pytest.raises(ConfigError, match="not valid UTF-8") as info:
+        _load(tmp_path, b'{"prompt": "ok"}\n{"prompt": "a\xff"}\n')
+    loc = info.value.location
+    assert loc.path.endswith("d.jsonl") and loc.line == 2
+
+
+def test_data_rows_must_share_fields_and_types(tmp_path):
+    with pytest.raises(ConfigError, match="lacks answer") as info:
+        _load(tmp_path, b'{"prompt": "a", "answer": 1}\n\n{"prompt": "b", "answer": 2}\n'
+                        b'{"prompt": "c"}\n{"prompt": "d", "x": 1}\n')
+    assert info.value.location.line == 4
+    with pytest.raises(ConfigError, match="adds extra") as info:
+        _load(tmp_path, b'{"prompt": "a"}\n{"prompt": "b", "extra": 1}\n')
+    assert info.value.location.line == 2
+    with pytest.raises(ConfigError, match="`answer` is a string here but a number on line 1") as info:
+        _load(tmp_path, b'{"prompt":"a","answer":3}\n{"prompt":"b","answer":"x"}\n')
+    assert info.value.location.line == 2
+    rows = _load(tmp_path, b'{"prompt":"a","answer":3}\n{"prompt":"b","answer":null}\n'
+                           b'{"prompt":"c","answer":2.5}\n')
+    assert [r["answer"] for r in rows] == [3, None, 2.5]

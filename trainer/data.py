@@ -34,8 +34,17 @@ def load_rows(data: DataConfig) -> list[dict]:
     """The prompt rows, each with a ``prompt`` key (renamed from ``data.prompt_field``)."""
     path = data_path(data)
     rows: list[dict] = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
+    first: tuple[int, dict[str, str]] | None = None  # line and column kinds of the first row
+    with path.open("rb") as handle:
+        for lineno, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise ConfigError(
+                    f"not valid UTF-8 (byte {raw[err.start]:#04x})",
+                    location=Location(str(path), lineno, err.start + 1),
+                    hint="save the data file as UTF-8",
+                ) from None
             if not line.strip():
                 continue
             where = Location(str(path), lineno, 1)
@@ -59,12 +68,49 @@ def load_rows(data: DataConfig) -> list[dict]:
                 raise ConfigError(
                     "row has both `prompt` and the prompt field; rename one", location=where
                 )
+            kinds = {key: _kind(value) for key, value in row.items()}
+            if first is None:
+                first = (lineno, kinds)
+            else:
+                _check_same_columns(first, kinds, where)
             rows.append({"prompt": prompt, **row})
             if data.max_prompts is not None and len(rows) == data.max_prompts:
                 break
     if not rows:
         raise ConfigError(f"data file {str(path)!r} has no rows", key="data.source")
     return rows
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}[type(value)]
+
+
+def _check_same_columns(first: tuple[int, dict[str, str]], kinds: dict[str, str],
+                        where: Location) -> None:
+    """Every row has the first row's fields with the same JSON types (a dataset column has one
+    type; Arrow would fail late, or a missing field would silently become None)."""
+    first_line, first_kinds = first
+    if set(kinds) != set(first_kinds):
+        missing = sorted(set(first_kinds) - set(kinds))
+        extra = sorted(set(kinds) - set(first_kinds))
+        parts = ([f"lacks {', '.join(missing)}"] if missing else []) + (
+            [f"adds {', '.join(extra)}"] if extra else [])
+        raise ConfigError(
+            f"row's fields differ from line {first_line}'s: it {' and '.join(parts)}",
+            location=where, hint="every row needs the same fields",
+        )
+    for key, kind in kinds.items():
+        if "null" not in (kind, first_kinds[key]) and kind != first_kinds[key]:
+            raise ConfigError(
+                f"field `{key}` is a {kind} here but a {first_kinds[key]} on line {first_line}",
+                location=where, hint="a field must have one type in every row",
+            )
 
 
 def load_dataset(data: DataConfig):
