@@ -30,15 +30,17 @@ def _fmt_reward(value: object) -> str:
     return f"{value:.3f}" if isinstance(value, (int, float)) else "-"
 
 
-def _fmt_seconds(seconds: float | None) -> str:
-    if seconds is None:
+def fmt_duration(seconds: object) -> str:
+    """H:MM:SS (or M:SS); "-" for anything that is not a number. Shared by run, status and report."""
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
         return "-"
-    minutes, secs = divmod(int(round(seconds)), 60)
+    minutes, secs = divmod(max(int(round(seconds)), 0), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def _elapsed(status: RunStatus | None, now: datetime | None) -> float | None:
+def elapsed_seconds(status: RunStatus | None, now: datetime | None) -> float | None:
+    """Seconds from a status's start to its end (or to ``now`` while it runs); None if unknown."""
     if status is None or not status.started:
         return None
     start = datetime.fromisoformat(status.started)
@@ -46,7 +48,8 @@ def _elapsed(status: RunStatus | None, now: datetime | None) -> float | None:
     return (end - start).total_seconds() if end else None
 
 
-def _step(run_dir: Path, config: Mapping) -> str:
+def step_text(run_dir: Path, config: Mapping) -> str:
+    """"step/total" from the run's last metrics row."""
     row = last_metrics(run_dir)
     total = total_steps(config)
     step = row.get("step") if row else None
@@ -84,8 +87,8 @@ def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus],
         if status is None or status.state is not RunState.RUNNING:
             continue
         row = last_metrics(d.task.run_dir)
-        table.add_row(d.task.name, _step(d.task.run_dir, d.task.config),
-                      _fmt_reward(row.get("reward_mean") if row else None), _fmt_seconds(_elapsed(status, now)),
+        table.add_row(d.task.name, step_text(d.task.run_dir, d.task.config),
+                      _fmt_reward(row.get("reward_mean") if row else None), fmt_duration(elapsed_seconds(status, now)),
                       str(status.ids.get("gpu", "")))
     return table
 
@@ -110,8 +113,8 @@ def final_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus]) ->
         summary = read_summary(d.task.run_dir) or {}
         wall = summary.get("wall_time_s")
         if wall is None:
-            wall = _elapsed(live.get(d.task.name) or d.previous, None)
-        table.add_row(d.task.name, f"[{STYLE[state]}]{state}[/]", _step(d.task.run_dir, d.task.config),
+            wall = elapsed_seconds(live.get(d.task.name) or d.previous, None)
+        table.add_row(d.task.name, f"[{STYLE[state]}]{state}[/]", step_text(d.task.run_dir, d.task.config),
                       _fmt_reward(summary.get("final_reward")), _fmt_reward(summary.get("best_reward")),
-                      _fmt_seconds(wall if isinstance(wall, (int, float)) else None), note)
+                      fmt_duration(wall), note)
     return table

@@ -50,6 +50,8 @@ def _runs_table(rows, varying, *, title: str):
     from rich import box
     from rich.table import Table
 
+    from sweepgen.cli._run_display import fmt_duration
+
     headers = {**SHORT, **short_names(varying)}
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     if all(row["state"] == "finished" for row in rows):
@@ -62,21 +64,13 @@ def _runs_table(rows, varying, *, title: str):
                          no_wrap=col == "run", min_width=len(header))
     for row in rows:
         # config values exactly as configured (0.0125 stays 0.0125); measured values rounded
-        table.add_row(*(_wall(v) if k == "wall_time_s" else _fmt(v) if k in SHORT else _exact(v)
+        table.add_row(*(fmt_duration(v) if k == "wall_time_s" else _fmt(v) if k in SHORT else _exact(v)
                         for k, v in row.items()))
     return table
 
 
 def _exact(value) -> str:
     return "-" if value is None else str(value)
-
-
-def _wall(seconds) -> str:
-    if not isinstance(seconds, (int, float)):
-        return "-"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def _groups_table(result, groups):

@@ -108,6 +108,8 @@ def _follow(tasks, views):
 def _table(views, title: str | None = None):
     from rich.table import Table
 
+    from sweepgen.cli._run_display import elapsed_seconds, fmt_duration, step_text
+
     table = Table(title=title, title_justify="left")
     for col in ("run", "state", "executor", "job", "attempt", "elapsed", "step", "reason"):
         table.add_column(col, overflow="fold")
@@ -117,7 +119,8 @@ def _table(views, title: str | None = None):
         label = view.label
         table.add_row(view.task.name, f"[{STYLE.get(label, 'bold red')}]{label}[/]",
                       s.executor if s else "-", _job(view) if s else "-", str(s.attempt) if s else "-",
-                      _elapsed(s, now), _step(view), (s.reason or "") if s else "")
+                      fmt_duration(elapsed_seconds(s, now)), step_text(view.task.run_dir, view.task.config),
+                      (s.reason or "") if s else "")
     return table
 
 
@@ -162,22 +165,3 @@ def _job(view) -> str:
     return "-"
 
 
-def _elapsed(status, now: datetime) -> str:
-    if status is None or not status.started:
-        return "-"
-    end = datetime.fromisoformat(status.ended) if status.ended else now
-    seconds = int((end - datetime.fromisoformat(status.started)).total_seconds())
-    minutes, secs = divmod(max(seconds, 0), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-def _step(view) -> str:
-    from sweepgen.run.progress import last_metrics, total_steps
-
-    row = last_metrics(view.task.run_dir)
-    total = total_steps(view.task.config)
-    step = row.get("step") if row else None
-    if step is None:
-        return "-"
-    return f"{step}/{total}" if total else str(step)
