@@ -204,6 +204,23 @@ def is_stale(task: RunTask, status: RunStatus | None) -> bool:
                 and status.config_fingerprint != task.fingerprint)
 
 
+def effective_state(
+    run_dir: Path, status: RunStatus | None, is_alive: Callable[[RunStatus], bool]
+) -> tuple[RunState | None, str | None]:
+    """What a recorded status means given the proof on disk, with the reason when it is overruled:
+    summary.json makes a run finished whatever its status says; a status that says finished without
+    it, or running with nothing running it any more, is failed. (None, None): nothing recorded."""
+    if is_finished(run_dir):
+        return RunState.FINISHED, None
+    if status is None:
+        return None, None
+    if status.state is RunState.FINISHED:
+        return RunState.FAILED, "recorded as finished but summary.json is missing"
+    if status.state is RunState.RUNNING and not is_alive(status):
+        return RunState.FAILED, "lost: its process is gone without recording an end"
+    return status.state, status.reason
+
+
 def decide(
     task: RunTask,
     *,
@@ -214,18 +231,13 @@ def decide(
     status = read_status(task.run_dir)
     if is_stale(task, status):
         return Decision(task, False, status.state, "made from another version of its config", status, stale=True)
-    if is_finished(task.run_dir):
-        return Decision(task, False, RunState.FINISHED, "finished (summary.json exists)", status)
-    if status is None or status.state is RunState.PENDING:
-        return Decision(task, True, RunState.PENDING, "not started yet", status)
-    state = status.state
-    if state is RunState.RUNNING:
-        if is_alive(status):
-            return Decision(task, False, RunState.SKIPPED, f"still running ({_ids(status)})", status)
-        state = RunState.FAILED  # lost: nothing is running it any more
+    state, _ = effective_state(task.run_dir, status, is_alive)
     if state is RunState.FINISHED:
-        # status says finished but the proof is gone: the run is not finished, so say so
-        state = RunState.FAILED
+        return Decision(task, False, RunState.FINISHED, "finished (summary.json exists)", status)
+    if state is None or state is RunState.PENDING:
+        return Decision(task, True, RunState.PENDING, "not started yet", status)
+    if state is RunState.RUNNING:
+        return Decision(task, False, RunState.SKIPPED, f"still running ({_ids(status)})", status)
     if state in RETRYABLE:
         if rerun_failed:
             return Decision(task, True, state, f"{state} before; re-running", status)

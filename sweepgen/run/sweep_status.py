@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sweepgen.run.base import LOG_FILE, TERMINAL, RunState, RunStatus, RunTask, is_finished, read_status
+from sweepgen.run.base import LOG_FILE, TERMINAL, RunState, RunStatus, RunTask, effective_state, read_status
 
 # Slurm's words for endings that say more than "failed" (shown instead of FAILED/CANCELLED)
 SLURM_WORDS = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED"})
@@ -64,19 +64,16 @@ def collect(tasks: Sequence[RunTask]) -> list[RunView]:
 def _plain_view(task: RunTask, status: RunStatus | None) -> RunView:
     if status is None:
         return RunView(task, None)
-    if is_finished(task.run_dir) and status.state is not RunState.FINISHED:
-        return RunView(task, replace(status, state=RunState.FINISHED, reason=None))
-    if status.state is RunState.FINISHED and not is_finished(task.run_dir):
-        # the same rule as `sweepgen run` (base.decide): without its summary.json a run is not finished
-        return RunView(task, replace(status, state=RunState.FAILED,
-                                     reason="recorded as finished but summary.json is missing"))
-    if status.state is RunState.RUNNING:
-        from sweepgen.run.registry import status_is_alive
+    state, reason = effective_state(task.run_dir, status, _status_is_alive)
+    if state is status.state:
+        return RunView(task, status)
+    return RunView(task, replace(status, state=state, reason=reason))  # the same rule as `sweepgen run`
 
-        if not status_is_alive(status):
-            return RunView(task, replace(status, state=RunState.FAILED,
-                                         reason="lost: its process is gone without recording an end"))
-    return RunView(task, status)
+
+def _status_is_alive(status: RunStatus) -> bool:
+    from sweepgen.run.registry import status_is_alive
+
+    return status_is_alive(status)
 
 
 def log_tail(view: RunView, lines: int = 20) -> tuple[Path | None, list[str]]:
