@@ -68,13 +68,22 @@ def shaping_cost(repeats: int = 200) -> str:
 
     roles = ("solver", "critic", "solver")
     groups = [
-        Group(tuple(tuple(Turn(r, "", 6, float((i + t + g) % 3 == 0)) for t, r in enumerate(roles))
-                    for i in range(8)), final)
+        Group(
+            tuple(
+                tuple(Turn(r, "", 6, float((i + t + g) % 3 == 0)) for t, r in enumerate(roles))
+                for i in range(8)
+            ),
+            final,
+        )
         for g in range(2)
     ]
-    params = {"identity": {}, "difference_rewards": {}, "reward_mixing": {"alpha": 0.5},
-              "potential_based": {"gamma": 0.99, "potential_type": "debate_length"},
-              "coma_advantage": {"n_rollouts_per_prompt": 8}}
+    params = {
+        "identity": {},
+        "difference_rewards": {},
+        "reward_mixing": {"alpha": 0.5},
+        "potential_based": {"gamma": 0.99, "potential_type": "debate_length"},
+        "coma_advantage": {"n_rollouts_per_prompt": 8},
+    }
     out = []
     for name in STRATEGIES:
         start = time.perf_counter()

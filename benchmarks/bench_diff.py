@@ -1,7 +1,7 @@
 """Benchmark: `sweepgen diff` in-process (per pair) and as a whole process (wall time, peak RSS).
 
 Run: .venv/bin/python benchmarks/bench_diff.py [--pairs 500] [--repeat 5]
-Prints the per-pair cost of sweepgen.diff.diff on 150-leaf configs (and of the --allow gate on
+Prints the per-pair cost of sweepgen.readers.diff.diff on 150-leaf configs (and of the --allow gate on
 top), the AST read of an mmdetection model file, the mmengine-style `_base_` resolution of a child
 config, and the whole-process `sweepgen diff` on the shipped examples. Results go to
 benchmarks/RESULTS.md by hand, with the machine they were measured on.
@@ -21,17 +21,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sweepgen.diff import deepdiff_changes, diff, disallowed, parse_globs  # noqa: E402
-from sweepgen.pyast import load_python_config  # noqa: E402
-from sweepgen.pyinherit import load_with_bases  # noqa: E402
+from sweepgen.readers.diff import deepdiff_changes, diff, disallowed, parse_globs  # noqa: E402
+from sweepgen.readers.pyast import load_python_config  # noqa: E402
+from sweepgen.readers.pyinherit import load_with_bases  # noqa: E402
 
 PYCONFIGS = ROOT / "tests" / "fixtures" / "pyconfigs"
 
 
 def config_150(changed: int = 0) -> dict:
     """10 sections x 15 leaves of mixed types; ``changed`` leaves differ (one a type change)."""
-    cfg = {f"section{i}": {f"key{j}": (j * 0.5 if j % 3 == 0 else (f"value{j}" if j % 3 == 1 else j))
-                           for j in range(15)} for i in range(10)}
+    cfg = {
+        f"section{i}": {
+            f"key{j}": (j * 0.5 if j % 3 == 0 else (f"value{j}" if j % 3 == 1 else j)) for j in range(15)
+        }
+        for i in range(10)
+    }
     for n in range(changed):
         section = cfg[f"section{n % 10}"]
         section["key2"] = float(section["key2"]) if n == 0 else section["key2"] + 1
@@ -75,15 +79,23 @@ def main() -> None:
         big_b.write_text(json.dumps(b))
         cases = {
             "sweepgen --help": ["--help"],
-            "diff generated sweep_identity.py vs sweep_coma_advantage.py":
-                ["diff", f"{sweep}/sweep_identity.py", f"{sweep}/sweep_coma_advantage.py"],
-            "diff two 150-leaf JSON files":
-                ["diff", str(big_a), str(big_b)],
-            "diff --resolve-bases mmdet r101_1x vs r101_2x":
-                ["diff", "--resolve-bases", str(PYCONFIGS / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py"),
-                 str(child)],
-            "diff spec.yaml:identity vs spec.yaml:coma_advantage":
-                ["diff", "specs/reward_shaping.yaml:identity", "specs/reward_shaping.yaml:coma_advantage"],
+            "diff generated sweep_identity.py vs sweep_coma_advantage.py": [
+                "diff",
+                f"{sweep}/sweep_identity.py",
+                f"{sweep}/sweep_coma_advantage.py",
+            ],
+            "diff two 150-leaf JSON files": ["diff", str(big_a), str(big_b)],
+            "diff --resolve-bases mmdet r101_1x vs r101_2x": [
+                "diff",
+                "--resolve-bases",
+                str(PYCONFIGS / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py"),
+                str(child),
+            ],
+            "diff spec.yaml:identity vs spec.yaml:coma_advantage": [
+                "diff",
+                "specs/reward_shaping.yaml:identity",
+                "specs/reward_shaping.yaml:coma_advantage",
+            ],
         }
         for label, argv in cases.items():
             runs = [measure([sys.executable, "-m", "sweepgen", *argv]) for _ in range(args.repeat)]
@@ -93,13 +105,21 @@ def main() -> None:
 
     globs = parse_globs(["section*.key2"])
     print(f"diff, 150-leaf pair, 5 changes:        {per_call(lambda: diff(a, b), args.pairs):7.2f} ms/pair")
-    print(f"diff + --allow gate, same pair:        "
-          f"{per_call(lambda: disallowed(diff(a, b), globs), args.pairs):7.2f} ms/pair")
-    print(f"diff, 150-leaf pair, equal:            {per_call(lambda: diff(a, config_150()), args.pairs):7.2f} ms/pair")
-    print(f"deepdiff (the reference), same pair:   "
-          f"{per_call(lambda: deepdiff_changes(a, b), args.pairs // 5):7.2f} ms/pair")
+    print(
+        f"diff + --allow gate, same pair:        "
+        f"{per_call(lambda: disallowed(diff(a, b), globs), args.pairs):7.2f} ms/pair"
+    )
+    print(
+        f"diff, 150-leaf pair, equal:            {per_call(lambda: diff(a, config_150()), args.pairs):7.2f} ms/pair"
+    )
+    print(
+        f"deepdiff (the reference), same pair:   "
+        f"{per_call(lambda: deepdiff_changes(a, b), args.pairs // 5):7.2f} ms/pair"
+    )
     model = PYCONFIGS / "_base_" / "models" / "faster_rcnn_r50_fpn.py"
-    print(f"AST read of faster_rcnn_r50_fpn.py:    {per_call(lambda: load_python_config(model), 200):7.2f} ms")
+    print(
+        f"AST read of faster_rcnn_r50_fpn.py:    {per_call(lambda: load_python_config(model), 200):7.2f} ms"
+    )
     print(f"_base_ resolution (4 bases, 2 levels): {per_call(lambda: load_with_bases(child), 100):7.2f} ms")
 
 

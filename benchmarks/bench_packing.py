@@ -43,8 +43,15 @@ def tiny_config(name: str, seed: int, args: argparse.Namespace) -> dict:
         "output_dir": f"runs/pack/{name}",
         "seed": seed,
         "reward": {"name": "happy_count", "params": {"cap": 4}},
-        "grpo": {"learning_rate": 5.0e-3, "lr_scheduler_type": "constant", "num_generations": args.generations,
-                 "batch_size": args.batch, "max_steps": args.steps, "max_completion_length": 16, "beta": 0.0},
+        "grpo": {
+            "learning_rate": 5.0e-3,
+            "lr_scheduler_type": "constant",
+            "num_generations": args.generations,
+            "batch_size": args.batch,
+            "max_steps": args.steps,
+            "max_completion_length": 16,
+            "beta": 0.0,
+        },
         "logging": {"save_steps": 100_000},
     }
     if args.model:
@@ -61,11 +68,27 @@ def write_sweep(root: Path, n: int, args: argparse.Namespace) -> Path:
         config = tiny_config(name, seed, args)
         text = yaml.safe_dump(config, sort_keys=True)
         (folder / f"{name}.yaml").write_text(text)
-        files.append({"path": f"{name}.yaml", "variant": name, "run_name": name, "values": {"seed": seed},
-                      "layers": {"seed": "grid"}, "config": config,
-                      "sha256": hashlib.sha256(text.encode()).hexdigest()})
-    lock = {"lock_version": 1, "sweepgen_version": "bench", "sweep": "pack", "spec": "bench", "spec_sha256": "",
-            "templates": {}, "varying": ["seed"], "files": files}
+        files.append(
+            {
+                "path": f"{name}.yaml",
+                "variant": name,
+                "run_name": name,
+                "values": {"seed": seed},
+                "layers": {"seed": "grid"},
+                "config": config,
+                "sha256": hashlib.sha256(text.encode()).hexdigest(),
+            }
+        )
+    lock = {
+        "lock_version": 1,
+        "sweepgen_version": "bench",
+        "sweep": "pack",
+        "spec": "bench",
+        "spec_sha256": "",
+        "templates": {},
+        "varying": ["seed"],
+        "files": files,
+    }
     (folder / "sweep.lock.json").write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
     return folder
 
@@ -91,8 +114,12 @@ def run_level(n: int, args: argparse.Namespace, cache: Path) -> dict:
         cmd = [sys.executable, "-m", "sweepgen", "run", "generated/pack", "--jobs", str(n)]
         if args.gpus:
             cmd += ["--gpus", args.gpus, "--per-gpu", str(-(-n // len(args.gpus.split(","))))]
-        env = {**os.environ, "SWEEPGEN_CACHE": str(cache), "HF_HUB_OFFLINE": "1",
-               "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+        env = {
+            **os.environ,
+            "SWEEPGEN_CACHE": str(cache),
+            "HF_HUB_OFFLINE": "1",
+            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        }
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0
@@ -100,17 +127,27 @@ def run_level(n: int, args: argparse.Namespace, cache: Path) -> dict:
             sys.exit(f"level {n} failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
         run_dirs = sorted((root / "runs" / "pack").iterdir())
         span = training_span(run_dirs)
-        step_times = [r["step_time"] for d in run_dirs
-                      for r in map(json.loads, (d / "metrics.jsonl").read_text().splitlines())]
-        return {"runs": n, "wall_s": wall, "e2e_steps_per_s": n * args.steps / wall,
-                "train_span_s": span, "train_steps_per_s": n * args.steps / span,
-                "mean_step_time_s": sum(step_times) / len(step_times)}
+        step_times = [
+            r["step_time"]
+            for d in run_dirs
+            for r in map(json.loads, (d / "metrics.jsonl").read_text().splitlines())
+        ]
+        return {
+            "runs": n,
+            "wall_s": wall,
+            "e2e_steps_per_s": n * args.steps / wall,
+            "train_span_s": span,
+            "train_steps_per_s": n * args.steps / span,
+            "mean_step_time_s": sum(step_times) / len(step_times),
+        }
     finally:
         shutil.rmtree(root)  # our own temporary sweep only
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--levels", default="1,2,4", help="runs packed at once, comma-separated")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--batch", type=int, default=16)
@@ -123,22 +160,35 @@ def main() -> None:
     cache = Path(tempfile.mkdtemp(prefix="bench_pack_cache_"))
     try:
         # build the tiny model once, outside the timed runs
-        subprocess.run([sys.executable, "-c", "from trainer.config import TinyModel; from trainer.models import "
-                        "build_tiny_model; build_tiny_model(TinyModel())"],
-                       env={**os.environ, "SWEEPGEN_CACHE": str(cache)}, check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from trainer.config import TinyModel; from trainer.models import "
+                "build_tiny_model; build_tiny_model(TinyModel())",
+            ],
+            env={**os.environ, "SWEEPGEN_CACHE": str(cache)},
+            check=True,
+        )
         results = [run_level(int(n), args, cache) for n in args.levels.split(",")]
     finally:
         shutil.rmtree(cache)
     base_e2e, base_train = results[0]["e2e_steps_per_s"], results[0]["train_steps_per_s"]
-    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, gpus={args.gpus or 'none'}, "
-          f"load average before/after {load_before[0]:.1f}/{os.getloadavg()[0]:.1f}")
-    print(f"config: steps={args.steps} batch={args.batch} generations={args.generations} model={args.model or 'builtin:tiny'}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, gpus={args.gpus or 'none'}, "
+        f"load average before/after {load_before[0]:.1f}/{os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"config: steps={args.steps} batch={args.batch} generations={args.generations} model={args.model or 'builtin:tiny'}"
+    )
     print("| runs | wall s | end-to-end steps/s | × one run | training steps/s | × one run | mean step s |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
-        print(f"| {r['runs']} | {r['wall_s']:.1f} | {r['e2e_steps_per_s']:.2f} | {r['e2e_steps_per_s'] / base_e2e:.2f} "
-              f"| {r['train_steps_per_s']:.2f} | {r['train_steps_per_s'] / base_train:.2f} | {r['mean_step_time_s']:.3f} |")
+        print(
+            f"| {r['runs']} | {r['wall_s']:.1f} | {r['e2e_steps_per_s']:.2f} | {r['e2e_steps_per_s'] / base_e2e:.2f} "
+            f"| {r['train_steps_per_s']:.2f} | {r['train_steps_per_s'] / base_train:.2f} | {r['mean_step_time_s']:.3f} |"
+        )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 

@@ -23,33 +23,53 @@ SWEEPGEN = [sys.executable, "-m", "sweepgen"]
 
 def make_project(folder: Path, n_variants: int, with_schema: bool) -> None:
     """10 sections x 15 leaves = 150 leaves; 2 named variants x grid (seed x lr) = n_variants."""
-    sections = {f"section{i}": {f"key{j}": (j * 0.5 if j % 3 == 0 else (f"value{j}" if j % 3 == 1 else j))
-                                for j in range(15)} for i in range(10)}
+    sections = {
+        f"section{i}": {
+            f"key{j}": (j * 0.5 if j % 3 == 0 else (f"value{j}" if j % 3 == 1 else j)) for j in range(15)
+        }
+        for i in range(10)
+    }
     sections["section0"]["key1"] = "identity"
-    lines = ["sweepgen: 1", "name: bench", "template: ../templates/bench.yaml.j2",
-             'output: "{{ variant.name }}.yaml"', "base:"]
+    lines = [
+        "sweepgen: 1",
+        "name: bench",
+        "template: ../templates/bench.yaml.j2",
+        'output: "{{ variant.name }}.yaml"',
+        "base:",
+    ]
     for name, leaves in sections.items():
         lines.append(f"  {name}:")
         lines.extend(f"    {k}: {v!r}" if isinstance(v, str) else f"    {k}: {v}" for k, v in leaves.items())
     per_variant = n_variants // 2
     seeds = 100 if per_variant >= 100 else per_variant
     lrs = max(1, per_variant // seeds)
-    lines += ["variants:", "  a: {}", "  b: {section0.key1: shaped}",
-              "grid:", f"  section1.key2: {list(range(seeds))}",
-              f"  section2.key3: {[round(1e-6 * (i + 1), 9) for i in range(lrs)]}",
-              "allow: [section0.key1]",
-              "constraints:",
-              "  - {expr: 'section3.key0 == 0.0', message: a rule evaluated for every variant}"]
+    lines += [
+        "variants:",
+        "  a: {}",
+        "  b: {section0.key1: shaped}",
+        "grid:",
+        f"  section1.key2: {list(range(seeds))}",
+        f"  section2.key3: {[round(1e-6 * (i + 1), 9) for i in range(lrs)]}",
+        "allow: [section0.key1]",
+        "constraints:",
+        "  - {expr: 'section3.key0 == 0.0', message: a rule evaluated for every variant}",
+    ]
     if with_schema:
         lines.append("schema: bench_schema:BenchConfig")
         fields = "\n".join(
             f"class Section{i}(BaseModel):\n    model_config = ConfigDict(extra='forbid')\n"
-            + "\n".join(f"    key{j}: {'float' if j % 3 == 0 else ('str' if j % 3 == 1 else 'int')}" for j in range(15))
-            for i in range(10))
+            + "\n".join(
+                f"    key{j}: {'float' if j % 3 == 0 else ('str' if j % 3 == 1 else 'int')}"
+                for j in range(15)
+            )
+            for i in range(10)
+        )
         (folder / "bench_schema.py").write_text(
             "from pydantic import BaseModel, ConfigDict\n\n" + fields + "\n\nclass BenchConfig(BaseModel):\n"
             "    model_config = ConfigDict(extra='forbid')\n"
-            + "\n".join(f"    section{i}: Section{i}" for i in range(10)) + "\n")
+            + "\n".join(f"    section{i}: Section{i}" for i in range(10))
+            + "\n"
+        )
     (folder / "specs").mkdir()
     (folder / "templates").mkdir()
     (folder / "specs" / "bench.yaml").write_text("\n".join(lines) + "\n")
@@ -79,7 +99,7 @@ def pair_costs(folder: Path) -> tuple[float, float]:
         from deepdiff import DeepDiff
 
         from sweepgen import paths
-        from sweepgen.api import load_and_expand
+        from sweepgen.compile.api import load_and_expand
 
         expansion = load_and_expand("specs/bench.yaml")
         base = expansion.spec.base
@@ -119,16 +139,25 @@ def main() -> None:
             rows.append((help_t, first, again, check))
         n_files = len(list((folder / "generated0" / "bench").glob("*.yaml")))
         print(f"variants rendered: {n_files}  (schema: {'pydantic' if args.schema else 'none'})")
-        for label, i in (("sweepgen --help", 0), ("render (fresh)", 1), ("render (unchanged)", 2), ("check", 3)):
+        for label, i in (
+            ("sweepgen --help", 0),
+            ("render (fresh)", 1),
+            ("render (unchanged)", 2),
+            ("check", 3),
+        ):
             walls = sorted(r[i][0] for r in rows)
             rss = max(r[i][1] for r in rows)
             codes = {r[i][2] for r in rows}
             cpu = sorted(r[i][3] for r in rows)
-            print(f"{label:20s} wall median {walls[len(walls) // 2]:.2f} s (min {walls[0]:.2f}, max {walls[-1]:.2f})  "
-                  f"CPU median {cpu[len(cpu) // 2]:.2f} s  peak RSS {rss:.0f} MiB  exit {codes}")
+            print(
+                f"{label:20s} wall median {walls[len(walls) // 2]:.2f} s (min {walls[0]:.2f}, max {walls[-1]:.2f})  "
+                f"CPU median {cpu[len(cpu) // 2]:.2f} s  peak RSS {rss:.0f} MiB  exit {codes}"
+            )
         deep, fast = pair_costs(folder)
-        print(f"deepdiff per 150-leaf pair: {deep * 1e3:.2f} ms (x{args.variants} = {deep * args.variants:.1f} s); "
-              f"fast gate per variant: {fast * 1e6:.1f} us (x{args.variants} = {fast * args.variants:.2f} s)")
+        print(
+            f"deepdiff per 150-leaf pair: {deep * 1e3:.2f} ms (x{args.variants} = {deep * args.variants:.1f} s); "
+            f"fast gate per variant: {fast * 1e6:.1f} us (x{args.variants} = {fast * args.variants:.2f} s)"
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -31,18 +31,32 @@ import torch
 
 from trainer.config import RunConfig
 
-ROUTING = {"detector": {"name": "reward_above", "params": {"reward": "sentence_length", "threshold": 0.55}},
-           "task_reward": {"name": "sentence_length"}, "retain_rank": 8, "forget_rank": 8}
+ROUTING = {
+    "detector": {"name": "reward_above", "params": {"reward": "sentence_length", "threshold": 0.55}},
+    "task_reward": {"name": "sentence_length"},
+    "retain_rank": 8,
+    "forget_rank": 8,
+}
 CONFIGS = (("off", None), ("baseline", "baseline"), ("classic", "classic"))
 
 
 def config(out: Path, name: str, steps: int, mode: str | None, width: int) -> RunConfig:
-    data = {"run_name": name, "output_dir": str(out / name), "seed": 0,
-            "model": {"tiny": {"hidden_size": width, "intermediate_size": 2 * width if width == 64 else width}},
-            "reward": {"name": "sentence_length"},
-            "grpo": {"num_generations": 8, "batch_size": 16, "max_steps": steps, "max_completion_length": 16,
-                     "learning_rate": 5e-3, "beta": 0.0},
-            "logging": {"save_steps": 100000}}
+    data = {
+        "run_name": name,
+        "output_dir": str(out / name),
+        "seed": 0,
+        "model": {"tiny": {"hidden_size": width, "intermediate_size": 2 * width if width == 64 else width}},
+        "reward": {"name": "sentence_length"},
+        "grpo": {
+            "num_generations": 8,
+            "batch_size": 16,
+            "max_steps": steps,
+            "max_completion_length": 16,
+            "learning_rate": 5e-3,
+            "beta": 0.0,
+        },
+        "logging": {"save_steps": 100000},
+    }
     if mode is not None:
         data["routing"] = {"mode": mode, **ROUTING}
     return RunConfig.model_validate(data)
@@ -81,8 +95,13 @@ def timed_run(cfg: RunConfig) -> StepTimer:
     run_dir = RunDir(cfg.output_dir)
     run_dir.start(cfg, grpo_kwargs(cfg, str(run_dir.checkpoints)))
     model, tok = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), cfg.model.dtype)
-    trainer = build_trainer(cfg, run_dir, model=model, tokenizer=tok,
-                            train_dataset=Dataset.from_list(data_mod.load_rows(cfg.data)))
+    trainer = build_trainer(
+        cfg,
+        run_dir,
+        model=model,
+        tokenizer=tok,
+        train_dataset=Dataset.from_list(data_mod.load_rows(cfg.data)),
+    )
     timer = StepTimer()
     trainer.add_callback(timer)
     trainer.train()
@@ -112,8 +131,10 @@ def main() -> None:
         print(f"routed vs no adapters:   {sps['off'] / sps['classic']:.3f}x slower")
         # runs next to each other in time share the machine's load best: the ratio within each round
         paired = [b / c for b, c in zip(res["baseline"], res["classic"])]
-        print(f"routed vs baseline LoRA per round: {', '.join(f'{x:.2f}' for x in paired)}; "
-              f"median {statistics.median(paired):.3f}x")
+        print(
+            f"routed vs baseline LoRA per round: {', '.join(f'{x:.2f}' for x in paired)}; "
+            f"median {statistics.median(paired):.3f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -42,8 +42,9 @@ CASES = {
 def build(model_dir, ranks):
     model, _ = models.load_model_and_tokenizer(model_dir, "float32")
     if ranks:
-        inject_adapters(model, target_modules=LLAMA_LINEARS, ranks=ranks,
-                        alphas={"retain": 16.0, "forget": 16.0}, seed=0)
+        inject_adapters(
+            model, target_modules=LLAMA_LINEARS, ranks=ranks, alphas={"retain": 16.0, "forget": 16.0}, seed=0
+        )
         # non-zero B, as after training (a zero B is the same cost, but keep it realistic)
         with torch.no_grad():
             for name, p in model.named_parameters():
@@ -82,8 +83,14 @@ def main() -> None:
     def sample(model):
         with torch.no_grad():
             torch.manual_seed(0)
-            model.generate(input_ids=prompts, attention_mask=torch.ones_like(prompts), do_sample=True,
-                           max_new_tokens=16, min_new_tokens=16, pad_token_id=1)
+            model.generate(
+                input_ids=prompts,
+                attention_mask=torch.ones_like(prompts),
+                do_sample=True,
+                max_new_tokens=16,
+                min_new_tokens=16,
+                pad_token_id=1,
+            )
 
     built = {name: (build(model_dir, ranks), masked) for name, (ranks, masked) in CASES.items()}
     results = {name: ([], []) for name in CASES}
@@ -94,8 +101,10 @@ def main() -> None:
     print(f"tiny model {width} wide; CPU ms, best of {rounds} rounds of the median")
     best = {name: (min(t), min(s)) for name, (t, s) in results.items()}
     for name, (t, s) in best.items():
-        print(f"{name:15s} train {t:7.2f} ms ({t / best['baseline16'][0]:.2f}x baseline)   "
-              f"sample {s:7.2f} ms ({s / best['baseline16'][1]:.2f}x baseline)")
+        print(
+            f"{name:15s} train {t:7.2f} ms ({t / best['baseline16'][0]:.2f}x baseline)   "
+            f"sample {s:7.2f} ms ({s / best['baseline16'][1]:.2f}x baseline)"
+        )
 
 
 if __name__ == "__main__":

@@ -53,21 +53,31 @@ def node_cpus() -> int:
 
 
 def prepare(root: Path, steps: int) -> None:
-    variants = "\n".join(f"  {n}: {{seed: {i}, run_name: {n}, output_dir: runs/bench_slurm/{n}}}"
-                         for i, n in enumerate(RUNS))
+    variants = "\n".join(
+        f"  {n}: {{seed: {i}, run_name: {n}, output_dir: runs/bench_slurm/{n}}}" for i, n in enumerate(RUNS)
+    )
     (root / "specs").mkdir(parents=True)
     (root / "templates").mkdir()
     (root / "specs" / "bench.yaml").write_text(SPEC % {"steps": steps, "variants": variants})
     (root / "templates" / "run.yaml.j2").write_text("{{ config | to_yaml }}\n")
-    subprocess.run([sys.executable, "-m", "sweepgen", "render", "specs/bench.yaml"], cwd=root, check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "sweepgen", "render", "specs/bench.yaml"],
+        cwd=root,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def timed_sweep(root: Path, args: list[str], timeout: float = 900) -> dict[str, float]:
     summaries = [root / "runs" / "bench_slurm" / n / "summary.json" for n in RUNS]
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "sweepgen", "run", "generated/bench_slurm", *args], cwd=root,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", "run", "generated/bench_slurm", *args],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     submit = first = None
     done: set[Path] = set()
     while len(done) < len(summaries):
@@ -101,16 +111,22 @@ def main() -> None:
         os.environ["SWEEPGEN_CACHE"] = str(Path(tmp) / "cache")
         warm = Path(tmp) / "warm"
         prepare(warm, 1)
-        subprocess.run([sys.executable, "-m", "sweepgen", "run", "generated/bench_slurm", "--only", "s0"],
-                       cwd=warm, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "sweepgen", "run", "generated/bench_slurm", "--only", "s0"],
+            cwd=warm,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         for rep in range(args.repeat):
             for executor, extra in (("slurm", ["--executor", "slurm"]), ("local", ["-j", str(cpus)])):
                 root = Path(tmp) / f"{executor}{rep}"
                 prepare(root, args.steps)
                 results[executor].append(timed_sweep(root, extra))
                 print(executor, rep, results[executor][-1], file=sys.stderr, flush=True)
-    print(f"4 runs × {args.steps} GRPO steps, tiny model, {cpus} runs at once, {args.repeat} repetition(s), "
-          "median seconds:\n")
+    print(
+        f"4 runs × {args.steps} GRPO steps, tiny model, {cpus} runs at once, {args.repeat} repetition(s), "
+        "median seconds:\n"
+    )
     print("| executor | command returns | first result | all 4 finished |")
     print("|---|---|---|---|")
     for executor, rows in results.items():

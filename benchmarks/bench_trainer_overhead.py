@@ -26,10 +26,18 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 CONFIG = {
-    "run_name": "bench", "output_dir": "unused", "seed": 0,
+    "run_name": "bench",
+    "output_dir": "unused",
+    "seed": 0,
     "reward": {"name": "happy_count", "params": {"cap": 4}},
-    "grpo": {"learning_rate": 5e-3, "lr_scheduler_type": "constant", "num_generations": 8,
-             "batch_size": 16, "max_completion_length": 16, "beta": 0.02},
+    "grpo": {
+        "learning_rate": 5e-3,
+        "lr_scheduler_type": "constant",
+        "num_generations": 8,
+        "batch_size": 16,
+        "max_completion_length": 16,
+        "beta": 0.02,
+    },
     "logging": {"save_steps": 100000},
 }
 
@@ -44,6 +52,7 @@ def _timed(fn):
             return fn(*args, **kwargs)
         finally:
             ADDED_SECONDS[0] += time.perf_counter() - start
+
     return wrapper
 
 
@@ -57,8 +66,11 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
     from trainer.models import ensure_model_dir, load_model_and_tokenizer
     from trainer.outputs import RunDir
 
-    data = {**CONFIG, "output_dir": str(workdir / f"{kind}{repeat}"),
-            "grpo": {**CONFIG["grpo"], "max_steps": steps}}
+    data = {
+        **CONFIG,
+        "output_dir": str(workdir / f"{kind}{repeat}"),
+        "grpo": {**CONFIG["grpo"], "max_steps": steps},
+    }
     cfg = RunConfig.model_validate(data)
     model, tok = load_model_and_tokenizer(ensure_model_dir(cfg.model), "float32")
     dataset = load_dataset(cfg.data)
@@ -73,10 +85,15 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
     else:
         from trainer.rewards import bind
 
-        trainer = trl.GRPOTrainer(model=model, reward_funcs=[bind("happy_count", {"cap": 4})],
-                                  args=make_grpo_config(cfg, str(run_dir.checkpoints)),
-                                  train_dataset=dataset, processing_class=tok)
+        trainer = trl.GRPOTrainer(
+            model=model,
+            reward_funcs=[bind("happy_count", {"cap": 4})],
+            args=make_grpo_config(cfg, str(run_dir.checkpoints)),
+            train_dataset=dataset,
+            processing_class=tok,
+        )
         from transformers.trainer_callback import PrinterCallback
+
         trainer.remove_callback(PrinterCallback)  # same console output as ours: none
     start, cpu_start = time.perf_counter(), time.process_time()
     trainer.train()
@@ -99,20 +116,27 @@ def main() -> None:
             order = ("plain", "ours") if repeat % 2 == 0 else ("ours", "plain")
             for kind in order:
                 results[kind].append(time_one(kind, args.steps, Path(tmp), repeat))
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, torch threads "
-          f"{torch.get_num_threads()}, python {platform.python_version()}, torch {torch.__version__}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, torch threads "
+        f"{torch.get_num_threads()}, python {platform.python_version()}, torch {torch.__version__}"
+    )
     print(f"steps={args.steps} repeats={args.repeats}")
     for index, clock in enumerate(("wall-clock", "CPU-time")):
         medians = {}
         for kind in ("plain", "ours"):
             values = [r[index] for r in results[kind]]
             medians[kind] = statistics.median(values)
-            print(f"{clock:10s} {kind:5s} steps/s: " + " ".join(f"{v:.2f}" for v in values)
-                  + f"  median {medians[kind]:.2f}")
+            print(
+                f"{clock:10s} {kind:5s} steps/s: "
+                + " ".join(f"{v:.2f}" for v in values)
+                + f"  median {medians[kind]:.2f}"
+            )
         print(f"{clock:10s} ratio ours/plain (medians): {medians['ours'] / medians['plain']:.3f}")
     steps_ours = args.steps * args.repeats
-    print(f"time in our per-step additions (rows + file appends): "
-          f"{1000 * ADDED_SECONDS[0] / steps_ours:.3f} ms/step")
+    print(
+        f"time in our per-step additions (rows + file appends): "
+        f"{1000 * ADDED_SECONDS[0] / steps_ours:.3f} ms/step"
+    )
 
 
 if __name__ == "__main__":

@@ -33,18 +33,32 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SHAPES = {
     "tiny": {},  # model.tiny defaults: 64 wide, 2 layers
-    "smollm": {"hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
-               "num_attention_heads": 9, "vocab_size": 512},
+    "smollm": {
+        "hidden_size": 576,
+        "intermediate_size": 1536,
+        "num_hidden_layers": 30,
+        "num_attention_heads": 9,
+        "vocab_size": 512,
+    },
 }
 
 
 def config(output_dir: Path, shape: dict) -> dict:
     return {
-        "run_name": "stop", "output_dir": str(output_dir), "seed": 0,
+        "run_name": "stop",
+        "output_dir": str(output_dir),
+        "seed": 0,
         "model": {"path": "builtin:tiny", "tiny": shape},
         "reward": {"name": "happy_count", "params": {"cap": 4}},
-        "grpo": {"learning_rate": 5e-3, "lr_scheduler_type": "constant", "num_generations": 8,
-                 "batch_size": 16, "max_completion_length": 16, "beta": 0.02, "max_steps": 50},
+        "grpo": {
+            "learning_rate": 5e-3,
+            "lr_scheduler_type": "constant",
+            "num_generations": 8,
+            "batch_size": 16,
+            "max_completion_length": 16,
+            "beta": 0.02,
+            "max_steps": 50,
+        },
         "logging": {"save_steps": 100000},
     }
 
@@ -53,8 +67,13 @@ def one_stop(work: Path, shape: dict, run: str) -> dict:
     out_dir = work / run
     path = work / f"{run}.yaml"
     path.write_text(yaml.safe_dump(config(out_dir, shape)))
-    proc = subprocess.Popen([sys.executable, "-m", "trainer", str(path)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trainer", str(path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     stopped_at = []
 
     tail: list[str] = []
@@ -80,9 +99,14 @@ def one_stop(work: Path, shape: dict, run: str) -> dict:
     ckpt = next((out_dir / "checkpoints").glob("checkpoint-*"))
     size = sum(p.stat().st_size for p in ckpt.rglob("*") if p.is_file())
     steps = [json.loads(x) for x in (out_dir / "metrics.jsonl").read_text().splitlines()]
-    return {"code": proc.returncode, "latency_s": latency, "saved_s": stopped_at[0] - sent,
-            "ckpt_mb": size / 2**20,
-            "step_s": statistics.median(r["step_time"] for r in steps), "stop_step": steps[-1]["step"]}
+    return {
+        "code": proc.returncode,
+        "latency_s": latency,
+        "saved_s": stopped_at[0] - sent,
+        "ckpt_mb": size / 2**20,
+        "step_s": statistics.median(r["step_time"] for r in steps),
+        "stop_step": steps[-1]["step"],
+    }
 
 
 def main() -> None:
@@ -100,11 +124,13 @@ def main() -> None:
             rows = [one_stop(work, shape, f"{name}{i}") for i in range(args.repeats)]
             assert all(r["code"] == 143 for r in rows), rows
             lat, saved = [r["latency_s"] for r in rows], [r["saved_s"] for r in rows]
-            print(f"{name}: SIGTERM->checkpoint saved median {statistics.median(saved):.2f} s "
-                  f"(max {max(saved):.2f}); SIGTERM->exit median {statistics.median(lat):.2f} s "
-                  f"(max {max(lat):.2f}); step {statistics.median(r['step_s'] for r in rows):.2f} s; "
-                  f"checkpoint {rows[0]['ckpt_mb']:.0f} MiB; stopped at steps "
-                  f"{[r['stop_step'] for r in rows]}")
+            print(
+                f"{name}: SIGTERM->checkpoint saved median {statistics.median(saved):.2f} s "
+                f"(max {max(saved):.2f}); SIGTERM->exit median {statistics.median(lat):.2f} s "
+                f"(max {max(lat):.2f}); step {statistics.median(r['step_s'] for r in rows):.2f} s; "
+                f"checkpoint {rows[0]['ckpt_mb']:.0f} MiB; stopped at steps "
+                f"{[r['stop_step'] for r in rows]}"
+            )
 
 
 if __name__ == "__main__":

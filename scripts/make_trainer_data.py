@@ -13,22 +13,56 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent.parent / "trainer" / "data"
 
 CHARACTERS = [
-    ("a little fox", "the fox"), ("a small bear", "the bear"), ("a girl named Lily", "Lily"),
-    ("a boy named Tom", "Tom"), ("an old owl", "the owl"), ("a tiny mouse", "the mouse"),
-    ("a brave rabbit", "the rabbit"), ("a shy turtle", "the turtle"), ("a girl named Mia", "Mia"),
-    ("a boy named Sam", "Sam"), ("a kind dragon", "the dragon"), ("a curious cat", "the cat"),
-    ("a young duck", "the duck"), ("a clever crow", "the crow"), ("a girl named Zoe", "Zoe"),
-    ("a boy named Max", "Max"), ("a gentle whale", "the whale"), ("a busy ant", "the ant"),
+    ("a little fox", "the fox"),
+    ("a small bear", "the bear"),
+    ("a girl named Lily", "Lily"),
+    ("a boy named Tom", "Tom"),
+    ("an old owl", "the owl"),
+    ("a tiny mouse", "the mouse"),
+    ("a brave rabbit", "the rabbit"),
+    ("a shy turtle", "the turtle"),
+    ("a girl named Mia", "Mia"),
+    ("a boy named Sam", "Sam"),
+    ("a kind dragon", "the dragon"),
+    ("a curious cat", "the cat"),
+    ("a young duck", "the duck"),
+    ("a clever crow", "the crow"),
+    ("a girl named Zoe", "Zoe"),
+    ("a boy named Max", "Max"),
+    ("a gentle whale", "the whale"),
+    ("a busy ant", "the ant"),
 ]
 PLACES = [
-    "a quiet forest", "a big city", "a small village", "a sunny meadow", "a deep ocean",
-    "a tall mountain", "a green garden", "a busy market", "an old castle", "a warm desert",
-    "a snowy valley", "a little farm", "a bright school", "a dark cave", "a calm lake",
+    "a quiet forest",
+    "a big city",
+    "a small village",
+    "a sunny meadow",
+    "a deep ocean",
+    "a tall mountain",
+    "a green garden",
+    "a busy market",
+    "an old castle",
+    "a warm desert",
+    "a snowy valley",
+    "a little farm",
+    "a bright school",
+    "a dark cave",
+    "a calm lake",
 ]
 FEELINGS = ["happy", "sad", "excited", "scared", "curious", "tired", "proud", "lonely", "calm"]
 OBJECTS = [
-    "a red ball", "a shiny stone", "a lost key", "a blue kite", "a magic hat", "an old map",
-    "a warm blanket", "a golden leaf", "a tiny boat", "a big box", "a sweet cake", "a paper star",
+    "a red ball",
+    "a shiny stone",
+    "a lost key",
+    "a blue kite",
+    "a magic hat",
+    "an old map",
+    "a warm blanket",
+    "a golden leaf",
+    "a tiny boat",
+    "a big box",
+    "a sweet cake",
+    "a paper star",
 ]
 OPENINGS = [
     "Once upon a time, {c} lived in {p}.",
@@ -47,16 +81,27 @@ MIDDLES = [
     "{N} ran to tell everyone about {o}.",
 ]
 STEMS = [
-    "One day, {n}", "Every morning, {n}", "Then {n}", "Suddenly, {n}", "After lunch, {n}",
-    "That night, {n}", "{N} looked around and", "With a big smile, {n}", "{N} said that",
+    "One day, {n}",
+    "Every morning, {n}",
+    "Then {n}",
+    "Suddenly, {n}",
+    "After lunch, {n}",
+    "That night, {n}",
+    "{N} looked around and",
+    "With a big smile, {n}",
+    "{N} said that",
 ]
 
 
 def _fill(template: str, rng: random.Random, char: tuple[str, str]) -> str:
     name = char[1]
     return template.format(
-        c=char[0], n=name, N=name[0].upper() + name[1:], p=rng.choice(PLACES),
-        f=rng.choice(FEELINGS), o=rng.choice(OBJECTS),
+        c=char[0],
+        n=name,
+        N=name[0].upper() + name[1:],
+        p=rng.choice(PLACES),
+        f=rng.choice(FEELINGS),
+        o=rng.choice(OBJECTS),
     )
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 

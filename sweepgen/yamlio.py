@@ -93,19 +93,29 @@ def _implicit(text: str) -> Any:
 def _explicit(text: str, tag: str, loc: Location) -> Any:
     """A scalar with an explicit standard tag such as ``!!str 1e-5`` or ``!!float 3``."""
     if tag not in _KNOWN_TAGS or tag in ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"):
-        raise SpecError(f"unsupported YAML tag {tag!r}", location=loc,
-                        hint="sweepgen reads plain YAML data only; remove the tag")
+        raise SpecError(
+            f"unsupported YAML tag {tag!r}",
+            location=loc,
+            hint="sweepgen reads plain YAML data only; remove the tag",
+        )
     if tag == _STR:
         return text
     value = _implicit(text)
     kind = tag.rsplit(":", 1)[1]
     if kind == "float" and type(value) is int:
         return float(value)
-    ok = {"null": value is None, "bool": type(value) is bool,
-          "int": type(value) is int, "float": type(value) is float}[kind]
+    ok = {
+        "null": value is None,
+        "bool": type(value) is bool,
+        "int": type(value) is int,
+        "float": type(value) is float,
+    }[kind]
     if not ok:
-        raise SpecError(f"{text!r} is not a valid {kind}", location=loc,
-                        hint=f"remove the `!!{kind}` tag or write a {kind}")
+        raise SpecError(
+            f"{text!r} is not a valid {kind}",
+            location=loc,
+            hint=f"remove the `!!{kind}` tag or write a {kind}",
+        )
     return value
 
 
@@ -115,7 +125,7 @@ _Base = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.S
 class _Composer(_Base):  # type: ignore[misc,valid-type]
     """Composes nodes only. Untagged scalars get a marker tag instead of PyYAML's 1.1 guess."""
 
-    def resolve(self, kind, value, implicit):  # noqa: ANN001 - PyYAML's signature
+    def resolve(self, kind, value, implicit):
         if kind is yaml.ScalarNode:
             return _PLAIN if implicit[0] else _STR
         return super().resolve(kind, value, implicit)
@@ -131,11 +141,15 @@ def loads(text: str, path: str, *, string_keys: bool = True) -> Doc:
         problem = err.problem or err.context or "invalid YAML"
         if err.context and err.context_mark is not None and err.problem:
             problem += f" ({err.context} started at line {err.context_mark.line + 1})"
-        raise SpecError(f"YAML syntax error: {problem}", location=loc,
-                        hint="fix the YAML syntax (indentation, quotes, colons)") from None
+        raise SpecError(
+            f"YAML syntax error: {problem}",
+            location=loc,
+            hint="fix the YAML syntax (indentation, quotes, colons)",
+        ) from None
     except yaml.YAMLError as err:  # e.g. a second document, or bad bytes
-        raise SpecError(f"YAML error: {err}", location=Location(path),
-                        hint="a file must hold exactly one YAML document") from None
+        raise SpecError(
+            f"YAML error: {err}", location=Location(path), hint="a file must hold exactly one YAML document"
+        ) from None
     doc = Doc(path=path, data=None)
     if node is not None:
         doc.data = _build(node, (), doc, string_keys, {})
@@ -154,8 +168,11 @@ def _build(node: yaml.Node, path: Path, doc: Doc, string_keys: bool, built: dict
         # mutated in place), so `&a`/`*a` chains cannot blow up exponentially, and refuse cycles.
         done = built.get(id(node))
         if done is _BUILDING:
-            raise SpecError("a YAML alias refers to the node that contains it", location=loc,
-                            hint="configs must be trees; remove the recursive alias")
+            raise SpecError(
+                "a YAML alias refers to the node that contains it",
+                location=loc,
+                hint="configs must be trees; remove the recursive alias",
+            )
         if done is not None:
             return done[1]
         built[id(node)] = _BUILDING
@@ -167,8 +184,9 @@ def _build(node: yaml.Node, path: Path, doc: Doc, string_keys: bool, built: dict
     return _explicit(node.value, node.tag, loc)
 
 
-def _build_collection(node: yaml.Node, path: Path, doc: Doc, string_keys: bool, built: dict[int, Any],
-                      loc: Location) -> Any:
+def _build_collection(
+    node: yaml.Node, path: Path, doc: Doc, string_keys: bool, built: dict[int, Any], loc: Location
+) -> Any:
     if isinstance(node, yaml.SequenceNode):
         _check_tag(node, "tag:yaml.org,2002:seq", loc)
         return [_build(child, path + (i,), doc, string_keys, built) for i, child in enumerate(node.value)]
@@ -178,21 +196,32 @@ def _build_collection(node: yaml.Node, path: Path, doc: Doc, string_keys: bool, 
         for key_node, value_node in node.value:
             kloc = Location(doc.path, key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             if not isinstance(key_node, yaml.ScalarNode):
-                raise SpecError("a mapping key must be a scalar", location=kloc, hint="use a plain string key")
+                raise SpecError(
+                    "a mapping key must be a scalar", location=kloc, hint="use a plain string key"
+                )
             if key_node.tag == _PLAIN and key_node.value == "<<":
-                raise SpecError("YAML merge keys (`<<`) are not supported", location=kloc,
-                                hint="write the keys out, or use `base: {include: [...]}` to share config")
+                raise SpecError(
+                    "YAML merge keys (`<<`) are not supported",
+                    location=kloc,
+                    hint="write the keys out, or use `base: {include: [...]}` to share config",
+                )
             if key_node.tag == _PLAIN:
                 key = _implicit(key_node.value)
             else:
                 key = _explicit(key_node.value, key_node.tag, kloc)
             if string_keys and not isinstance(key, str):
-                raise SpecError(f"mapping key {key_node.value!r} is a {type(key).__name__}, not a string",
-                                location=kloc, hint=f'quote it: "{key_node.value}"')
+                raise SpecError(
+                    f"mapping key {key_node.value!r} is a {type(key).__name__}, not a string",
+                    location=kloc,
+                    hint=f'quote it: "{key_node.value}"',
+                )
             if key in out:
                 first = doc.key_marks[path + (key,)]
-                raise SpecError(f"duplicate key {key!r} (first defined at line {first[0]})",
-                                location=kloc, hint="remove one of them; YAML would silently keep the last")
+                raise SpecError(
+                    f"duplicate key {key!r} (first defined at line {first[0]})",
+                    location=kloc,
+                    hint="remove one of them; YAML would silently keep the last",
+                )
             doc.key_marks[path + (key,)] = (kloc.line, kloc.col)
             out[key] = _build(value_node, path + (key,), doc, string_keys, built)
         return out
@@ -201,8 +230,11 @@ def _build_collection(node: yaml.Node, path: Path, doc: Doc, string_keys: bool, 
 
 def _check_tag(node: yaml.Node, expected: str, loc: Location) -> None:
     if node.tag != expected:
-        raise SpecError(f"unsupported YAML tag {node.tag!r}", location=loc,
-                        hint="sweepgen reads plain YAML data only; remove the tag")
+        raise SpecError(
+            f"unsupported YAML tag {node.tag!r}",
+            location=loc,
+            hint="sweepgen reads plain YAML data only; remove the tag",
+        )
 
 
 def load(path: str, display: str | None = None, *, string_keys: bool = True) -> Doc:

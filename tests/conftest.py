@@ -19,8 +19,12 @@ _REAL_HF_HOME = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true", default=False,
-                     help="rewrite golden files from the current output instead of comparing")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite golden files from the current output instead of comparing",
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -54,7 +58,9 @@ def golden(update_golden: bool):
             path.write_bytes(data)
             return
         assert path.exists(), f"missing golden file {path}; run pytest --update-golden and review it"
-        assert data == path.read_bytes(), f"output differs from {path}; if intended, run pytest --update-golden"
+        assert data == path.read_bytes(), (
+            f"output differs from {path}; if intended, run pytest --update-golden"
+        )
 
     return check
 

@@ -62,22 +62,31 @@ def slurm_cluster():
                 else:
                     os.environ[key] = value
             if not reused:
-                down = subprocess.run(["bash", str(DOWN), str(CLUSTER_DIR)], capture_output=True, text=True,
-                                      timeout=300)
+                down = subprocess.run(
+                    ["bash", str(DOWN), str(CLUSTER_DIR)], capture_output=True, text=True, timeout=300
+                )
                 if down.returncode != 0:
-                    raise RuntimeError(f"slurm_down.sh could not stop the test cluster:\n{down.stderr[-2000:]}")
+                    raise RuntimeError(
+                        f"slurm_down.sh could not stop the test cluster:\n{down.stderr[-2000:]}"
+                    )
     finally:
         lock.close()
 
 
 def _start() -> tuple[dict[str, str], bool]:
     """slurm_up.sh; its exports, and whether it reused a cluster that was already running."""
-    proc = subprocess.run(["bash", str(UP), str(CLUSTER_DIR)], capture_output=True, text=True,
-                          timeout=START_TIMEOUT_S)
+    proc = subprocess.run(
+        ["bash", str(UP), str(CLUSTER_DIR)], capture_output=True, text=True, timeout=START_TIMEOUT_S
+    )
     if proc.returncode != 0:
-        pytest.fail(f"ci/slurm/slurm_up.sh {CLUSTER_DIR} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
-    env = dict(line.removeprefix("export ").split("=", 1) for line in proc.stdout.splitlines()
-               if line.startswith("export ") and "=" in line)
+        pytest.fail(
+            f"ci/slurm/slurm_up.sh {CLUSTER_DIR} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}"
+        )
+    env = dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in proc.stdout.splitlines()
+        if line.startswith("export ") and "=" in line
+    )
     if "SLURM_CONF" not in env:
         pytest.fail(f"slurm_up.sh printed no SLURM_CONF:\n{proc.stdout}\n{proc.stderr[-2000:]}")
     return env, "reusing it" in proc.stderr
@@ -99,6 +108,8 @@ def _session_lock():
         except BlockingIOError:
             if time.monotonic() > deadline:
                 handle.close()
-                pytest.fail(f"another test session has held {CLUSTER_DIR}.lock for {LOCK_TIMEOUT_S} s; "
-                            "set SWEEPGEN_SLURM_DIR and SLURM_CI_PORT_BASE to run a second cluster")
+                pytest.fail(
+                    f"another test session has held {CLUSTER_DIR}.lock for {LOCK_TIMEOUT_S} s; "
+                    "set SWEEPGEN_SLURM_DIR and SLURM_CI_PORT_BASE to run a second cluster"
+                )
             time.sleep(1)

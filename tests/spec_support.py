@@ -19,8 +19,15 @@ base:
 TEMPLATE = "{{ config | to_yaml }}\n"
 
 
-def write_project(root: Path, body: str = "", *, head: str = HEAD, base: str = BASE,
-                  template: str = TEMPLATE, name: str = "demo.yaml") -> Path:
+def write_project(
+    root: Path,
+    body: str = "",
+    *,
+    head: str = HEAD,
+    base: str = BASE,
+    template: str = TEMPLATE,
+    name: str = "demo.yaml",
+) -> Path:
     """specs/<name> = head + base + body (dedented); templates/t.yaml.j2 = template."""
     (root / "specs").mkdir(exist_ok=True)
     (root / "templates").mkdir(exist_ok=True)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from sweepgen import api
 from spec_support import write_project
+
+from sweepgen.compile import api
 
 
 @pytest.fixture
@@ -34,11 +34,17 @@ def test_hand_edit_is_reported_with_a_diff(rendered, project):
 
 
 def test_spec_change_without_rerender_is_stale(rendered, project):
-    write_project(project, "grid: {training.seed: [1, 2]}\n", base="base:\n  training: {seed: 42, lr: 0.5, group: 4}\n"
-                  "  streamer: {rollouts: 4, strategy: identity, params: {}}\n")
+    write_project(
+        project,
+        "grid: {training.seed: [1, 2]}\n",
+        base="base:\n  training: {seed: 42, lr: 0.5, group: 4}\n"
+        "  streamer: {rollouts: 4, strategy: identity, params: {}}\n",
+    )
     assert kinds(api.check([str(rendered)])) == [
-        ("lock", "generated/demo/sweep.lock.json"), ("stale", "generated/demo/seed1.yaml"),
-        ("stale", "generated/demo/seed2.yaml")]
+        ("lock", "generated/demo/sweep.lock.json"),
+        ("stale", "generated/demo/seed1.yaml"),
+        ("stale", "generated/demo/seed2.yaml"),
+    ]
 
 
 def test_template_change_is_stale(rendered, project):
@@ -49,8 +55,10 @@ def test_template_change_is_stale(rendered, project):
 def test_missing_and_orphaned_files(rendered, project):
     (project / "generated/demo/seed1.yaml").unlink()
     (project / "generated/demo/notes.txt").write_text("x")
-    assert kinds(api.check([str(rendered)])) == [("missing", "generated/demo/seed1.yaml"),
-                                                 ("orphan", "generated/demo/notes.txt")]
+    assert kinds(api.check([str(rendered)])) == [
+        ("missing", "generated/demo/seed1.yaml"),
+        ("orphan", "generated/demo/notes.txt"),
+    ]
 
 
 def test_a_file_dropped_from_the_spec_is_an_orphan_until_rerendered(rendered, project):
@@ -70,8 +78,12 @@ def test_sweep_folders_without_a_spec_are_orphans_when_checking_everything(rende
 
 
 def test_invalid_spec_is_reported_with_its_location_and_others_still_checked(rendered, project):
-    bad = write_project(project, "variants:\n  a: {training.sed: 1}\n", name="bad.yaml",
-                        head='sweepgen: 1\nname: other\ntemplate: ../templates/t.yaml.j2\noutput: "x.yaml"\n')
+    bad = write_project(
+        project,
+        "variants:\n  a: {training.sed: 1}\n",
+        name="bad.yaml",
+        head='sweepgen: 1\nname: other\ntemplate: ../templates/t.yaml.j2\noutput: "x.yaml"\n',
+    )
     (project / "generated/demo/seed1.yaml").write_text("edited\n")
     report = api.check([str(bad), str(rendered)])
     assert report.invalid

@@ -6,9 +6,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from spec_support import write_project
 
 from sweepgen.cli import main
-from spec_support import write_project
 
 
 @pytest.fixture
@@ -55,25 +55,34 @@ def test_json_format(rendered):
     assert result.exit_code == 1
     data = json.loads(result.output)
     assert data["ok"] is False and data["specs"] == 1 and data["files"] == 2
-    assert data["problems"][0]["kind"] == "orphan" and data["problems"][0]["path"] == "generated/demo/extra.txt"
+    assert (
+        data["problems"][0]["kind"] == "orphan" and data["problems"][0]["path"] == "generated/demo/extra.txt"
+    )
 
 
 def test_github_format_prints_annotations(rendered):
     path = rendered / "generated/demo/seed2.yaml"
     path.write_text(path.read_text() + "extra: 1\n")
-    write_project(rendered, "grid: {training.seed: [1, 2]}\n", name="bad.yaml",
-                  head="sweepgen: 1\nname: bad\ntemplate: ../templates/t.yaml.j2\noutput: x.yaml\nsweeps: 1\n")
+    write_project(
+        rendered,
+        "grid: {training.seed: [1, 2]}\n",
+        name="bad.yaml",
+        head="sweepgen: 1\nname: bad\ntemplate: ../templates/t.yaml.j2\noutput: x.yaml\nsweeps: 1\n",
+    )
     result = run("--format", "github")
     assert result.exit_code == 2
     lines = result.output.splitlines()
     assert "::error file=specs/bad.yaml,line=5,col=1::invalid: unknown key `sweeps`" in lines[0]
-    assert any(line.startswith("::error file=generated/demo/seed2.yaml,line=10::edited: edited by hand")
-               for line in lines)
+    assert any(
+        line.startswith("::error file=generated/demo/seed2.yaml,line=10::edited: edited by hand")
+        for line in lines
+    )
 
 
 def test_pre_commit_hook_runs_check_on_the_whole_project():
-    import yaml
     from pathlib import Path
+
+    import yaml
 
     hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
     check = next(h for h in hooks if h["id"] == "sweepgen-check")

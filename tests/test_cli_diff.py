@@ -64,11 +64,28 @@ def test_flink_sweeps_differ_only_in_the_streamer_reward_shaping_and_the_name():
 
 
 def test_allow_globs_turn_diff_into_a_gate():
-    allowed = ["--allow", f"{STREAMER}.reward_shaping_*", "--allow", "sweep.kwargs.name", "--allow", "__doc__"]
+    allowed = [
+        "--allow",
+        f"{STREAMER}.reward_shaping_*",
+        "--allow",
+        "sweep.kwargs.name",
+        "--allow",
+        "__doc__",
+    ]
     ok = _diff(IDENTITY, COMA, *allowed)
     assert ok.exit_code == 0 and ok.stdout.endswith("4 changes, all allowed\n")
-    deep = _diff(IDENTITY, COMA, "--allow", "**.reward_shaping_params.**", "--allow", "**.reward_shaping_strategy",
-                 "--allow", "sweep.kwargs.name", "--allow", "__doc__")
+    deep = _diff(
+        IDENTITY,
+        COMA,
+        "--allow",
+        "**.reward_shaping_params.**",
+        "--allow",
+        "**.reward_shaping_strategy",
+        "--allow",
+        "sweep.kwargs.name",
+        "--allow",
+        "__doc__",
+    )
     assert deep.exit_code == 0
     gate = _diff(IDENTITY, COMA, "--allow", f"{STREAMER}.reward_shaping_*")
     assert gate.exit_code == 1
@@ -78,7 +95,10 @@ def test_allow_globs_turn_diff_into_a_gate():
 
 
 def test_mmdet_child_configs_diff_on_their_own_assignments():
-    result = _diff(str(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py"), str(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_2x_coco.py"))
+    result = _diff(
+        str(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py"),
+        str(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_2x_coco.py"),
+    )
     assert result.exit_code == 1
     paths = [line.split(":")[0] for line in result.stdout.splitlines()[:-1]]
     assert paths == ["max_epochs", "param_scheduler", "train_cfg"]
@@ -92,12 +112,33 @@ def test_json_format_is_a_machine_readable_report(tmp_path):
     report = json.loads(result.stdout)
     assert report["equal"] is False and report["ok"] is False and report["allow"] == ["s.**"]
     assert report["changes"] == [
-        {"path": "s.params", "kind": "added", "old": None, "new": {"n": 4},
-         "old_type": None, "new_type": "dict", "allowed": True},
-        {"path": "s.strategy", "kind": "changed", "old": "identity", "new": "coma",
-         "old_type": "str", "new_type": "str", "allowed": True},
-        {"path": "seed", "kind": "type_changed", "old": 1, "new": 1.0,
-         "old_type": "int", "new_type": "float", "allowed": False},
+        {
+            "path": "s.params",
+            "kind": "added",
+            "old": None,
+            "new": {"n": 4},
+            "old_type": None,
+            "new_type": "dict",
+            "allowed": True,
+        },
+        {
+            "path": "s.strategy",
+            "kind": "changed",
+            "old": "identity",
+            "new": "coma",
+            "old_type": "str",
+            "new_type": "str",
+            "allowed": True,
+        },
+        {
+            "path": "seed",
+            "kind": "type_changed",
+            "old": 1,
+            "new": 1.0,
+            "old_type": "int",
+            "new_type": "float",
+            "allowed": False,
+        },
     ]
 
 
@@ -140,7 +181,9 @@ def test_an_allow_glob_matching_nothing_is_a_warning_not_a_verdict(tmp_path):
 def test_sbatch_scripts_diff_on_their_flags(tmp_path):
     base = "#!/bin/bash\n#SBATCH --partition=gpu\npython -m rm.train --lr 5e-6 --steps 1000 \\\n  --out runs/{}\n"
     a = _yaml(tmp_path, "A1.sbatch", base.format("A1"))
-    b = _yaml(tmp_path, "A2.sbatch", base.format("A2").replace("--steps 1000", "--steps 1000 --scheduler cosine"))
+    b = _yaml(
+        tmp_path, "A2.sbatch", base.format("A2").replace("--steps 1000", "--steps 1000 --scheduler cosine")
+    )
     result = _diff(a, b, "--allow", "commands.*.--out", "--allow", "commands.*.--scheduler")
     assert result.exit_code == 0
     assert result.stdout.splitlines() == [
@@ -153,8 +196,9 @@ def test_sbatch_scripts_diff_on_their_flags(tmp_path):
 def test_console_script_end_to_end(tmp_path):
     a = _yaml(tmp_path, "a.toml", "[t]\nseed = 42\n")
     b = _yaml(tmp_path, "b.yaml", "t: {seed: 7}\n")
-    proc = subprocess.run([sys.executable, "-m", "sweepgen", "diff", a, b], capture_output=True, text=True,
-                          cwd=REPO, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "diff", a, b], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "t.seed: 42 -> 7\n1 change\n", "")
 
 
@@ -162,8 +206,9 @@ def test_console_script_end_to_end(tmp_path):
 
 SWEEP = REPO / "generated" / "reward_shaping_comparison"
 SHAPING = "sweep.kwargs.config.kwargs.debate_streamer.kwargs.reward_shaping_"
-needs_example = pytest.mark.skipif(not (SWEEP / "sweep.lock.json").exists(),
-                                   reason="generated/reward_shaping_comparison is not rendered")
+needs_example = pytest.mark.skipif(
+    not (SWEEP / "sweep.lock.json").exists(), reason="generated/reward_shaping_comparison is not rendered"
+)
 
 
 @needs_example
@@ -198,10 +243,14 @@ def test_every_pair_of_generated_variants_differs_only_in_reward_shaping():
 @needs_example
 def test_spec_variants_diff_like_their_rendered_files():
     spec = str(REPO / "specs" / "reward_shaping.yaml")
-    result = _diff(f"{spec}:identity", f"{spec}:coma_advantage", "--allow", "debate_streamer.reward_shaping_*")
+    result = _diff(
+        f"{spec}:identity", f"{spec}:coma_advantage", "--allow", "debate_streamer.reward_shaping_*"
+    )
     assert result.exit_code == 0
     assert [line.split(":")[0] for line in result.stdout.splitlines()[:-1]] == [
-        "debate_streamer.reward_shaping_params", "debate_streamer.reward_shaping_strategy"]
+        "debate_streamer.reward_shaping_params",
+        "debate_streamer.reward_shaping_strategy",
+    ]
     missing = _diff(f"{spec}:identity", f"{spec}:coma")
     assert missing.exit_code == 2 and "no variant named 'coma'" in missing.stderr
 
@@ -218,13 +267,22 @@ def test_resolve_bases_compares_what_mmdet_configs_evaluate_to():
         "model.backbone.init_cfg.checkpoint: 'torchvision://resnet101' -> 'torchvision://resnet50'",
         "2 changes",
     ]
-    gate = _diff("--resolve-bases", r101, r50, "--allow", "model.backbone.depth",
-                 "--allow", "model.backbone.init_cfg.checkpoint")
+    gate = _diff(
+        "--resolve-bases",
+        r101,
+        r50,
+        "--allow",
+        "model.backbone.depth",
+        "--allow",
+        "model.backbone.init_cfg.checkpoint",
+    )
     assert gate.exit_code == 0
 
 
 RM = REPO / "generated" / "rm_ablation"
-needs_rm = pytest.mark.skipif(not (RM / "sweep.lock.json").exists(), reason="generated/rm_ablation is not rendered")
+needs_rm = pytest.mark.skipif(
+    not (RM / "sweep.lock.json").exists(), reason="generated/rm_ablation is not rendered"
+)
 LADDER = [
     ("A1_none", "A2_scheduler", ["--output_dir", "--scheduler", "--warmup_steps"]),
     ("A2_scheduler", "A3_label_smooth", ["--label_smoothing", "--output_dir"]),
@@ -251,6 +309,32 @@ def test_rm_ablation_sbatch_steps_differ_only_in_their_stepped_flags(a, b, flags
 def test_rm_ablation_diff_report_golden(golden):
     result = _diff(str(RM / "A4_early_stop.sbatch"), str(RM / "A5_lora_r8.sbatch"))
     golden("diff/rm_A4_vs_A5.txt", result.stdout)
-    report = _diff(str(RM / "A4_early_stop.sbatch"), str(RM / "A5_lora_r8.sbatch"), "--format", "json",
-                   "--allow", "commands.*.--lora_*")
+    report = _diff(
+        str(RM / "A4_early_stop.sbatch"),
+        str(RM / "A5_lora_r8.sbatch"),
+        "--format",
+        "json",
+        "--allow",
+        "commands.*.--lora_*",
+    )
     golden("diff/rm_A4_vs_A5.json", report.stdout.replace(str(RM), "generated/rm_ablation"))
+
+
+def test_spec_variant_form_resolves_through_the_compile_api(tmp_path):
+    (tmp_path / "t.j2").write_text("{{ config }}\n")
+    spec = _yaml(
+        tmp_path,
+        "spec.yaml",
+        'sweepgen: 1\nname: tiny\ntemplate: t.j2\noutput: "{{ variant.name }}.txt"\n'
+        "base:\n  training: {seed: 42}\n  streamer: {strategy: identity}\n"
+        "variants:\n  identity: {}\n  coma:\n    streamer.strategy: coma\nallow: [streamer.strategy]\n",
+    )
+    result = _diff(spec + ":identity", spec + ":coma")
+    assert (result.exit_code, result.stdout) == (1, "streamer.strategy: 'identity' -> 'coma'\n1 change\n")
+    typo = _diff(spec + ":identity", spec + ":comma")
+    assert typo.exit_code == 2 and "no variant named 'comma'" in typo.stderr
+
+
+def test_missing_spec_for_variant_form_is_a_missing_file(tmp_path):
+    result = _diff(str(tmp_path / "spec.yaml") + ":identity", str(tmp_path / "spec.yaml") + ":x")
+    assert result.exit_code == 2 and "no such file" in result.stderr

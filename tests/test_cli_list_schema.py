@@ -5,23 +5,27 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from spec_support import write_project
 
 from sweepgen.cli import main
-from sweepgen.jsonschema_subset import validate
-from spec_support import write_project
 
 
 def test_list_shows_one_row_per_variant_and_one_column_per_varying_path(project):
-    write_project(project, "variants:\n  a: {}\n  b: {+streamer.params.n: 4}\ngrid: {training.seed: [1, 2]}\n"
-                           "allow: [streamer.params.*]\n")
+    write_project(
+        project,
+        "variants:\n  a: {}\n  b: {+streamer.params.n: 4}\ngrid: {training.seed: [1, 2]}\n"
+        "allow: [streamer.params.*]\n",
+    )
     result = CliRunner().invoke(main, ["list", "specs/demo.yaml", "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["varying"] == ["streamer.params.n", "training.seed"]
     assert data["variants"] == [
-        {"name": "a_seed1", "values": {"training.seed": 1}}, {"name": "a_seed2", "values": {"training.seed": 2}},
+        {"name": "a_seed1", "values": {"training.seed": 1}},
+        {"name": "a_seed2", "values": {"training.seed": 2}},
         {"name": "b_seed1", "values": {"streamer.params.n": 4, "training.seed": 1}},
-        {"name": "b_seed2", "values": {"streamer.params.n": 4, "training.seed": 2}}]
+        {"name": "b_seed2", "values": {"streamer.params.n": 4, "training.seed": 2}},
+    ]
     text = CliRunner().invoke(main, ["list", "specs/demo.yaml"]).output
     assert "4 variant(s)" in text and "b_seed2" in text and "training.seed" in text
 
@@ -45,6 +49,15 @@ def test_schema_describes_the_format_and_accepts_the_examples(project):
     schema = json.loads(result.output)
     assert schema["additionalProperties"] is False
     assert {"sweepgen", "name", "template", "output", "base"} <= set(schema["required"])
-    assert {"variants", "grid", "zip", "ablation", "allow", "constraints", "schema", "resources", "run_name"} <= set(
-        schema["properties"])
+    assert {
+        "variants",
+        "grid",
+        "zip",
+        "ablation",
+        "allow",
+        "constraints",
+        "schema",
+        "resources",
+        "run_name",
+    } <= set(schema["properties"])
     assert schema["$defs"]["Resources"]["additionalProperties"] is False

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from click.testing import CliRunner
+from spec_support import write_project
 
 from sweepgen.cli import main
-from spec_support import write_project
 
 # subprocesses must run this checkout's code, not whatever copy is installed in the environment
 ENV = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
@@ -20,14 +20,21 @@ def test_render_reports_what_it_did(project):
     write_project(project, "grid: {training.seed: [1, 2]}\n")
     result = CliRunner().invoke(main, ["render", "specs/demo.yaml"])
     assert result.exit_code == 0, result.output
-    assert "specs/demo.yaml: 2 file(s) in generated/demo/ (2 created, 0 updated, 0 unchanged, 0 removed)" in result.output
+    assert (
+        "specs/demo.yaml: 2 file(s) in generated/demo/ (2 created, 0 updated, 0 unchanged, 0 removed)"
+        in result.output
+    )
     result = CliRunner().invoke(main, ["render", "specs/demo.yaml"])
     assert "(0 created, 0 updated, 2 unchanged, 0 removed)" in result.output
 
 
 def test_dry_run_prints_the_plan_table_and_writes_nothing(project):
-    write_project(project, "grid: {training.seed: [1, 2]}\n", head='sweepgen: 1\nname: demo\ntemplate: '
-                  '../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\nrun_name: "r{{ training.seed }}"\n')
+    write_project(
+        project,
+        "grid: {training.seed: [1, 2]}\n",
+        head="sweepgen: 1\nname: demo\ntemplate: "
+        '../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\nrun_name: "r{{ training.seed }}"\n',
+    )
     result = CliRunner().invoke(main, ["render", "--dry-run", "specs/demo.yaml"])
     assert result.exit_code == 0, result.output
     for cell in ("seed1.yaml", "seed2", "r2", "create", "sweep.lock.json", "dry run"):
@@ -58,15 +65,21 @@ def test_no_spec_is_a_usage_error(project):
 
 def test_python_dash_m_and_exit_codes(project):
     write_project(project, "variants:\n  a: {training.sed: 1}\n")
-    proc = subprocess.run([sys.executable, "-m", "sweepgen", "render", "specs/demo.yaml"], capture_output=True,
-                          text=True, env=ENV)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "render", "specs/demo.yaml"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert proc.returncode == 2 and "specs/demo.yaml:9:7: error:" in proc.stderr and proc.stdout == ""
 
 
 def test_help_does_not_import_heavy_modules():
-    code = ("import sys\nfrom sweepgen.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('jinja2', 'pydantic', 'deepdiff', 'rich', 'yaml', 'torch') if m in sys.modules),"
-            " file=sys.stderr)")
+    code = (
+        "import sys\nfrom sweepgen.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('jinja2', 'pydantic', 'deepdiff', 'rich', 'yaml', 'torch') if m in sys.modules),"
+        " file=sys.stderr)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
     assert proc.stderr.strip() == "[]"
     assert "render" in proc.stdout and "check" in proc.stdout and "list" in proc.stdout

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweepgen.configfile import load_config
 from sweepgen.errors import UserError
-from sweepgen.pyast import Ref
-from sweepgen.shellconfig import parse_shell_config
+from sweepgen.readers.configfile import load_config
+from sweepgen.readers.pyast import Ref
+from sweepgen.readers.shellconfig import parse_shell_config
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pyconfigs"
 
@@ -98,36 +98,6 @@ def test_missing_file_and_directory(tmp_path):
         load_config(str(tmp_path / "nope.yaml"))
     with pytest.raises(UserError, match="not a regular file"):
         load_config(str(tmp_path))
-
-
-def test_missing_spec_for_variant_form_is_a_missing_file(tmp_path):
-    with pytest.raises(UserError, match="no such file"):
-        load_config(str(tmp_path / "spec.yaml") + ":identity")
-
-
-def test_spec_variant_form_resolves_through_the_core(tmp_path):
-    (tmp_path / "t.j2").write_text("{{ config }}\n")
-    spec = _write(
-        tmp_path,
-        "spec.yaml",
-        """\
-        sweepgen: 1
-        name: tiny
-        template: t.j2
-        output: "{{ variant.name }}.txt"
-        base:
-          training: {seed: 42}
-          streamer: {strategy: identity}
-        variants:
-          identity: {}
-          coma:
-            streamer.strategy: coma
-        allow: [streamer.strategy]
-        """,
-    )
-    assert load_config(spec + ":coma") == {"training": {"seed": 42}, "streamer": {"strategy": "coma"}}
-    with pytest.raises(UserError, match="no variant named 'comma'"):
-        load_config(spec + ":comma")
 
 
 # shell and sbatch scripts ------------------------------------------------------------------------
@@ -232,7 +202,8 @@ _flag_names = st.from_regex(r"--[a-z][a-z_]{0,7}", fullmatch=True)
 _values = st.one_of(
     st.just(True),  # a bare flag
     st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=12).filter(
-        lambda v: not v.startswith("-")),
+        lambda v: not v.startswith("-")
+    ),
     st.floats(allow_nan=False, allow_infinity=False).map(repr),  # negative numbers are values
 )
 
@@ -252,11 +223,20 @@ def test_quoted_operators_are_arguments_and_substitutions_stay_verbatim():
         "python t.py --sep '&' --pipe \"a|b\" --stamp $(date +%s) --home ${HOME:-/root} "
         "--tick `id -u` --esc a\\ b > log.txt 2>&1 && echo ok # done\n"
     )
-    assert cfg == {"commands": {
-        "python t.py": {"--sep": "&", "--pipe": "a|b", "--stamp": "$(date +%s)", "--home": "${HOME:-/root}",
-                        "--tick": "`id -u`", "--esc": "a b", "args": [">", "log.txt", "2>&1"]},
-        "echo ok": {},
-    }}
+    assert cfg == {
+        "commands": {
+            "python t.py": {
+                "--sep": "&",
+                "--pipe": "a|b",
+                "--stamp": "$(date +%s)",
+                "--home": "${HOME:-/root}",
+                "--tick": "`id -u`",
+                "--esc": "a b",
+                "args": [">", "log.txt", "2>&1"],
+            },
+            "echo ok": {},
+        }
+    }
 
 
 def test_an_open_quote_in_a_directive_is_an_error():

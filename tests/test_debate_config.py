@@ -30,10 +30,21 @@ def error_of(data) -> str:
 
 
 def test_a_valid_debate_config_resolves_every_default():
-    cfg = RunConfig.model_validate(config(reward_shaping={"strategy": "potential_based", "params": {"gamma": 0.99, "potential_type": "debate_length"}}))
+    cfg = RunConfig.model_validate(
+        config(
+            reward_shaping={
+                "strategy": "potential_based",
+                "params": {"gamma": 0.99, "potential_type": "debate_length"},
+            }
+        )
+    )
     dumped = cfg.model_dump(mode="json")
     assert dumped["debate"]["final_prompt"] == "\nFinal answer:"
-    assert dumped["reward_shaping"]["params"] == {"gamma": 0.99, "potential_type": "debate_length", "length_scale": 100.0}
+    assert dumped["reward_shaping"]["params"] == {
+        "gamma": 0.99,
+        "potential_type": "debate_length",
+        "length_scale": 100.0,
+    }
 
 
 def test_coma_group_size_must_equal_num_generations():
@@ -53,13 +64,19 @@ def test_the_solver_must_answer_last():
 
 
 def test_the_turn_budget_must_fit_the_completion_length():
-    assert "3 × debate.max_turn_tokens = " not in error_of(config(debate={"max_turns": 3, "max_turn_tokens": 30}))
-    assert "more than grpo.max_completion_length = 64" in error_of(config(debate={"max_turns": 3, "max_turn_tokens": 30}))
+    assert "3 × debate.max_turn_tokens = " not in error_of(
+        config(debate={"max_turns": 3, "max_turn_tokens": 30})
+    )
+    assert "more than grpo.max_completion_length = 64" in error_of(
+        config(debate={"max_turns": 3, "max_turn_tokens": 30})
+    )
 
 
 def test_unknown_keys_and_strategies_are_rejected():
     assert "Extra inputs are not permitted" in error_of(config(debate={"max_turn": 3}))
-    assert "choose one of: identity, difference_rewards" in error_of(config(reward_shaping={"strategy": "idenity"}))
+    assert "choose one of: identity, difference_rewards" in error_of(
+        config(reward_shaping={"strategy": "idenity"})
+    )
 
 
 def test_debate_cannot_be_combined_with_routing():
@@ -77,5 +94,11 @@ def test_debate_cannot_be_combined_with_routing():
 
 def test_schedule_alternates_roles_and_ends_with_the_final_answer():
     d = DebateConfig(max_turns=5, solver_prompt="S:", critic_prompt="C:", final_prompt="F:")
-    assert d.schedule() == [("solver", "S:"), ("critic", "C:"), ("solver", "S:"), ("critic", "C:"), ("solver", "F:")]
+    assert d.schedule() == [
+        ("solver", "S:"),
+        ("critic", "C:"),
+        ("solver", "S:"),
+        ("critic", "C:"),
+        ("solver", "F:"),
+    ]
     assert DebateConfig(max_turns=1, final_prompt="F:").schedule() == [("solver", "F:")]

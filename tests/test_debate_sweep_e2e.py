@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from trainer_support import read_jsonl, subprocess_env, tiny_cache  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.train]
@@ -27,8 +26,9 @@ STEPS = 3
 
 
 def sweepgen(*args: str, env: dict, timeout: float = 400) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sweepgen", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "sweepgen", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def derived_spec(tmp_path: Path) -> Path:
@@ -68,8 +68,11 @@ def test_five_strategy_sweep_runs_and_reports(tmp_path, monkeypatch, tiny_cache)
             assert row["debate/team_accuracy"] == row["reward_mean"]  # G is the reward TRL logs
         samples = read_jsonl(run / "samples.jsonl")
         assert set(samples[0]["advantage"]) == {"solver", "critic"} and len(samples[0]["turns"]) == 3
-        first_steps[strategy] = (rows[0]["debate/team_accuracy"], rows[0]["debate/length_tokens"],
-                                 [s["completion"] for s in samples if s["step"] == 1])
+        first_steps[strategy] = (
+            rows[0]["debate/team_accuracy"],
+            rows[0]["debate/length_tokens"],
+            [s["completion"] for s in samples if s["step"] == 1],
+        )
     # Same seed and model: the first generation batch is the same for every strategy; only what is
     # learned from it differs. Anything else would mean the runs differ in more than the shaping.
     assert len({json.dumps(v) for v in first_steps.values()}) == 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from trainer_support import tiny_cache, tiny_dict  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.train
@@ -89,7 +88,9 @@ def test_every_token_gets_its_roles_shaped_advantage(tmp_path, tiny_cache):
     plain = torch.autograd.grad(surrogate(per_sequence), params)
     for g_trl, g_ours in zip(trl_grad, ours):
         torch.testing.assert_close(g_trl, g_ours, rtol=1e-4, atol=1e-6)
-    assert any(not torch.allclose(a, b, atol=1e-5) for a, b in zip(ours, plain)), "shaping changed no gradient"
+    assert any(not torch.allclose(a, b, atol=1e-5) for a, b in zip(ours, plain)), (
+        "shaping changed no gradient"
+    )
 
 
 def test_identity_reproduces_trls_grpo_advantages(tmp_path, tiny_cache):
@@ -115,7 +116,9 @@ def test_difference_rewards_give_the_critic_nothing_when_only_the_final_turn_cou
 
 
 def test_metrics_reach_the_trainer_log(tmp_path, tiny_cache):
-    trainer, batch = make_trainer(tmp_path, {"strategy": "coma_advantage", "params": {"n_rollouts_per_prompt": 4}})
+    trainer, batch = make_trainer(
+        tmp_path, {"strategy": "coma_advantage", "params": {"n_rollouts_per_prompt": 4}}
+    )
     trainer._generate_and_score_completions(batch)
     metrics = trainer._metrics["train"]
     for key in (

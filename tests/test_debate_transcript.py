@@ -50,7 +50,16 @@ def test_a_worked_transcript():
     t = assemble(turns)
     assert t.completion_ids == [5, 6, 1, 2, 7, 3, 8, 9]
     assert t.env_mask == [1, 1, 0, 0, 1, 0, 1, 1]
-    assert token_advantages(t.token_roles, {"solver": 0.5, "critic": -1.0}) == [0.5, 0.5, 0.0, 0.0, -1.0, 0.0, 0.5, 0.5]
+    assert token_advantages(t.token_roles, {"solver": 0.5, "critic": -1.0}) == [
+        0.5,
+        0.5,
+        0.0,
+        0.0,
+        -1.0,
+        0.0,
+        0.5,
+        0.5,
+    ]
 
 
 def final(turns):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from sweepgen.api import load_and_expand
-from sweepgen.errors import SpecError, TemplateError, ValidationError
-from sweepgen.render import compile_spec
 from spec_support import HEAD, write_project
+
+from sweepgen.compile.api import load_and_expand
+from sweepgen.compile.pipeline import compile_spec
+from sweepgen.errors import SpecError, TemplateError, ValidationError
 
 HEAD_RUN = HEAD + 'run_name: "{{ streamer.strategy }}_s{{ training.seed }}"\n'
 BODY = """\
@@ -28,7 +28,9 @@ def test_derived_values_follow_each_variant(project):
     v = e.by_name("coma_seed2")
     assert v.run_name == "coma_s2"
     assert v.config["output_dir"] == "runs/demo/coma_s2"
-    assert v.config["streamer"]["rollouts"] == 8 and type(v.config["streamer"]["rollouts"]) is int  # one expression
+    assert (
+        v.config["streamer"]["rollouts"] == 8 and type(v.config["streamer"]["rollouts"]) is int
+    )  # one expression
     assert v.config["note"] == "group 4"  # text
     assert v.layers["output_dir"] == "derived" and v.layers["training.seed"] == "grid"
     assert e.spec.base.get("output_dir") is None  # the base is untouched
@@ -43,17 +45,27 @@ def test_derived_paths_pass_the_gate_and_reach_the_lock(project):
 
 def test_constraints_see_derived_values(project):
     with pytest.raises(ValidationError, match="rollouts stay 4"):
-        compile_spec(str(write_project(project, BODY + "constraints:\n  - {expr: streamer.rollouts == 4, "
-                                                        "message: rollouts stay 4}\n", head=HEAD_RUN)))
+        compile_spec(
+            str(
+                write_project(
+                    project,
+                    BODY + "constraints:\n  - {expr: streamer.rollouts == 4, message: rollouts stay 4}\n",
+                    head=HEAD_RUN,
+                )
+            )
+        )
 
 
-@pytest.mark.parametrize("derived, exc, message", [
-    ('outputdir: "x"', SpecError, "does not exist"),
-    ('~training.seed: "x"', SpecError, "cannot delete"),
-    ('+out: "{{ nope }}"', TemplateError, "'nope' is undefined"),
-    ('+out: "{{ training.seed + }}"', SpecError, "not a valid expression"),
-    ('+out: "a {% if %}"', SpecError, "not a valid template"),
-])
+@pytest.mark.parametrize(
+    "derived, exc, message",
+    [
+        ('outputdir: "x"', SpecError, "does not exist"),
+        ('~training.seed: "x"', SpecError, "cannot delete"),
+        ('+out: "{{ nope }}"', TemplateError, "'nope' is undefined"),
+        ('+out: "{{ training.seed + }}"', SpecError, "not a valid expression"),
+        ('+out: "a {% if %}"', SpecError, "not a valid template"),
+    ],
+)
 def test_derived_errors_point_at_the_spec(project, derived, exc, message):
     with pytest.raises(exc) as err:
         load_and_expand(str(write_project(project, f"derived:\n  {derived}\n")))

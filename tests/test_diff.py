@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweepgen.diff import (
+from sweepgen.errors import UserError
+from sweepgen.readers.diff import (
     ABSENT,
     Change,
     deepdiff_changes,
@@ -23,8 +24,7 @@ from sweepgen.diff import (
     strictly_equal,
     unmatched_globs,
 )
-from sweepgen.errors import UserError
-from sweepgen.pyast import Ref
+from sweepgen.readers.pyast import Ref
 
 
 def _summary(changes):
@@ -73,30 +73,40 @@ def test_lists_are_compared_index_by_index():
     ]
 
 
-@pytest.mark.parametrize("old, new", [
-    ({1: "a"}, {True: "a"}),
-    ({1: "a"}, {1.0: "a"}),
-    ({(1, 2): "a"}, {(True, 2): "a"}),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ({1: "a"}, {True: "a"}),
+        ({1: "a"}, {1.0: "a"}),
+        ({(1, 2): "a"}, {(True, 2): "a"}),
+    ],
+)
 def test_dict_keys_that_python_calls_equal_but_differ_in_type_are_different_keys(old, new):
     changes = diff(old, new)
     (old_key,), (new_key,) = old, new
     assert sorted((c.kind, repr(c.path)) for c in changes) == [
-        ("added", repr((new_key,))), ("removed", repr((old_key,)))]
+        ("added", repr((new_key,))),
+        ("removed", repr((old_key,))),
+    ]
     assert not strictly_equal(old, new) and not strictly_equal(new, old)
     assert diff(old, dict(old)) == [] and strictly_equal(old, dict(old))
 
 
-@pytest.mark.parametrize("old, new", [
-    ({1, 2}, {1.0, 2}),
-    ({1, 2}, {True, 2}),
-    ({Ref("torch.float16")}, {"torch.float16"}),
-    (frozenset({(1,)}), frozenset({(1.0,)})),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ({1, 2}, {1.0, 2}),
+        ({1, 2}, {True, 2}),
+        ({Ref("torch.float16")}, {"torch.float16"}),
+        (frozenset({(1,)}), frozenset({(1.0,)})),
+    ],
+)
 def test_set_members_that_python_calls_equal_but_differ_in_type_are_a_change(old, new):
     assert [(c.path, c.kind) for c in diff({"s": old}, {"s": new})] == [(("s",), "changed")]
     assert not strictly_equal(old, new)
-    assert diff({"s": old}, {"s": set(old) if isinstance(old, set) else old}) == [] and strictly_equal(old, old)
+    assert diff({"s": old}, {"s": set(old) if isinstance(old, set) else old}) == [] and strictly_equal(
+        old, old
+    )
 
 
 def test_sets_are_reported_whole_and_tuple_is_not_list():

@@ -68,8 +68,11 @@ def kwargs_of(path: Path) -> dict[str, object]:
         if isinstance(node, ast.Call):
             for kw in node.keywords:
                 if not isinstance(kw.value, ast.Call):  # calls are walked on their own
-                    found[kw.arg] = ast.unparse(kw.value) if isinstance(kw.value, (ast.Name, ast.BinOp)) \
+                    found[kw.arg] = (
+                        ast.unparse(kw.value)
+                        if isinstance(kw.value, (ast.Name, ast.BinOp))
                         else ast.literal_eval(kw.value)
+                    )
     return found
 
 
@@ -85,18 +88,27 @@ def test_reward_shaping_files_compile_and_carry_the_facts():
         assert kw["partition"] == "gpu_1" and kw["num_gpus"] == 1
         assert source.count("partition='gpu_1'") == 2 and source.count("num_gpus=1,") == 2  # trainer + vLLM
         assert kw["max_sequence_length"] == 2048
-        assert kw["ckpt_path"] == "gs://cohere-dev-central-2/users/roman_cohere_com/smollm-135M/megazord_weights/ckpt-0"
+        assert (
+            kw["ckpt_path"]
+            == "gs://cohere-dev-central-2/users/roman_cohere_com/smollm-135M/megazord_weights/ckpt-0"
+        )
         assert kw["train_batch_size"] == 2 and kw["eval_batch_size"] == 2 and kw["total_train_steps"] == 15
         assert kw["learning_rate"] == 3e-6 and kw["end_learning_rate"] == 3e-6 and kw["kl_beta"] == 0.03
         assert kw["generations_per_prompt"] == 4 and kw["n_rollouts_per_prompt"] == 4
         assert kw["export_every_steps"] == 5 and kw["hard_update_ref_every_steps"] == 5
         assert kw["checkpoint_every_steps"] == 15 and kw["validation_every_steps"] == 15
-        assert kw["keep_last_n_checkpoints"] == 2 and kw["seed"] == 42 and kw["gradient_accumulation_steps"] == 1
+        assert (
+            kw["keep_last_n_checkpoints"] == 2 and kw["seed"] == 42 and kw["gradient_accumulation_steps"] == 1
+        )
         assert kw["queue"] == "post_training_cohere_labs_queue" and kw["priority_class"] == "dev-low"
         assert kw["cluster"] == "cw_us_east_04_prod" and kw["wandb_project"] == "multiagent-debate-rl"
-        assert ("${HOME}/repos/post_training/post_training/experimental/comb_flink/configs/"
-                "smollm_135m_rloo_math.run") in source
-        assert kw["data_path"] == "gs://cohere-dev-central-2/comb/data/math_500/2025_05_15/scenarios_train.jsonl"
+        assert (
+            "${HOME}/repos/post_training/post_training/experimental/comb_flink/configs/"
+            "smollm_135m_rloo_math.run"
+        ) in source
+        assert (
+            kw["data_path"] == "gs://cohere-dev-central-2/comb/data/math_500/2025_05_15/scenarios_train.jsonl"
+        )
         assert kw["env_name_remap"] == {"math": "math_debate"}
         if params is None:
             assert "reward_shaping_strategy" not in kw and "reward_shaping_params" not in kw
@@ -116,16 +128,25 @@ def test_the_spec_allows_only_the_two_reward_shaping_fields():
     import yaml
 
     spec = yaml.safe_load((ROOT / "specs/reward_shaping.yaml").read_text())
-    assert spec["allow"] == ["debate_streamer.reward_shaping_strategy", "debate_streamer.reward_shaping_params"]
+    assert spec["allow"] == [
+        "debate_streamer.reward_shaping_strategy",
+        "debate_streamer.reward_shaping_params",
+    ]
 
 
-@pytest.mark.parametrize("edit, message", [
-    ("n_rollouts_per_prompt: 4\n    data_path", "metric streamer's groups must match the GRPO group size"),
-    ("priority_class: dev-low", "priority class dev-low"),
-    ("{n_rollouts_per_prompt: 4}", "COMA's counterfactual baseline"),
-    ("env_name_remap: {math: math_debate}", "remapped to the debate environment"),
-    ("  sampler:\n    partition: gpu_1", "partition must match its GPU count"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            "n_rollouts_per_prompt: 4\n    data_path",
+            "metric streamer's groups must match the GRPO group size",
+        ),
+        ("priority_class: dev-low", "priority class dev-low"),
+        ("{n_rollouts_per_prompt: 4}", "COMA's counterfactual baseline"),
+        ("env_name_remap: {math: math_debate}", "remapped to the debate environment"),
+        ("  sampler:\n    partition: gpu_1", "partition must match its GPU count"),
+    ],
+)
 def test_the_constraints_catch_broken_consistency_rules(repo_copy, edit, message):
     broken = {
         "n_rollouts_per_prompt: 4\n    data_path": "n_rollouts_per_prompt: 8\n    data_path",

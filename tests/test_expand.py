@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from sweepgen.api import load_and_expand, resolve_variant
-from sweepgen.errors import SpecError
 from spec_support import write_project
+
+from sweepgen.compile.api import load_and_expand, resolve_variant
+from sweepgen.errors import SpecError
 
 
 def expand(project, body, **kw):
@@ -14,20 +14,26 @@ def expand(project, body, **kw):
 
 
 def test_dotted_key_replaces_and_mapping_merges(project):
-    e = expand(project, """\
+    e = expand(
+        project,
+        """\
         variants:
           a:
             streamer.params: {gamma: 0.99}
             training: {seed: 7, +warmup: 5}
-        """)
+        """,
+    )
     cfg = e.by_name("a").config
     assert cfg["streamer"]["params"] == {"gamma": 0.99}
     assert cfg["training"] == {"seed": 7, "lr": 3.0e-6, "group": 4, "warmup": 5}
 
 
 def test_dotted_key_replaces_a_whole_mapping(project):
-    e = expand(project, "variants:\n  a: {streamer: {params: {x: 1}}}\n  b: {streamer.params: {x: 1}}\n",
-               base="base:\n  streamer: {params: {x: 0, y: 0}}\n")
+    e = expand(
+        project,
+        "variants:\n  a: {streamer: {params: {x: 1}}}\n  b: {streamer.params: {x: 1}}\n",
+        base="base:\n  streamer: {params: {x: 0, y: 0}}\n",
+    )
     assert e.by_name("a").config["streamer"]["params"] == {"x": 1, "y": 0}  # merge
     assert e.by_name("b").config["streamer"]["params"] == {"x": 1}  # replace
 
@@ -47,18 +53,21 @@ def test_expansion_never_mutates_the_base_and_shares_unchanged_subtrees(project)
     assert a["training"] is not base["training"]
 
 
-@pytest.mark.parametrize("override, message, hint", [
-    ("training.sed: 1", "override path `training.sed` does not exist", "did you mean `training.seed`?"),
-    ("trainig.seed: 1", "override parent path `trainig` does not exist", "did you mean `training`?"),
-    ("+training.seed: 1", "adds a key that already exists", "drop the `+`"),
-    ("+nope.x: 1", "parent path `nope` does not exist", ""),
-    ("~training.seed: 0", "its value must be null", "~training.seed: null"),
-    ("~training.sed: null", "`training.sed` does not exist", "training.seed"),
-    ("training.seed.x: 1", "`training.seed` is a int, not a mapping", "override the parent"),
-    ("training: {}", "merging an empty mapping", "~training: null"),
-    ("training: {sed: 1}", "`training.sed` does not exist", "training.seed"),
-    ("'training..seed': 1", "malformed override path", ""),
-])
+@pytest.mark.parametrize(
+    "override, message, hint",
+    [
+        ("training.sed: 1", "override path `training.sed` does not exist", "did you mean `training.seed`?"),
+        ("trainig.seed: 1", "override parent path `trainig` does not exist", "did you mean `training`?"),
+        ("+training.seed: 1", "adds a key that already exists", "drop the `+`"),
+        ("+nope.x: 1", "parent path `nope` does not exist", ""),
+        ("~training.seed: 0", "its value must be null", "~training.seed: null"),
+        ("~training.sed: null", "`training.sed` does not exist", "training.seed"),
+        ("training.seed.x: 1", "`training.seed` is a int, not a mapping", "override the parent"),
+        ("training: {}", "merging an empty mapping", "~training: null"),
+        ("training: {sed: 1}", "`training.sed` does not exist", "training.seed"),
+        ("'training..seed': 1", "malformed override path", ""),
+    ],
+)
 def test_override_errors(project, override, message, hint):
     with pytest.raises(SpecError) as err:
         expand(project, f"variants:\n  a:\n    {override}\n")
@@ -68,7 +77,9 @@ def test_override_errors(project, override, message, hint):
 
 
 def test_variants_cross_grid_cross_zip_cross_ablation_in_order(project):
-    e = expand(project, """\
+    e = expand(
+        project,
+        """\
         variants:
           a: {}
           b: {streamer.strategy: coma}
@@ -80,11 +91,16 @@ def test_variants_cross_grid_cross_zip_cross_ablation_in_order(project):
         ablation:
           - {name: A1}
           - {name: A2, set: {+training.warmup: 5}}
-        """)
+        """,
+    )
     names = [v.name for v in e.variants]
     assert len(names) == 2 * 2 * 2 * 2 == len(set(names))
-    assert names[:4] == ["a_seed1_lr0.1_group4_A1", "a_seed1_lr0.1_group4_A2",
-                         "a_seed1_lr0.2_group8_A1", "a_seed1_lr0.2_group8_A2"]
+    assert names[:4] == [
+        "a_seed1_lr0.1_group4_A1",
+        "a_seed1_lr0.1_group4_A2",
+        "a_seed1_lr0.2_group8_A1",
+        "a_seed1_lr0.2_group8_A2",
+    ]
     v = e.by_name("b_seed2_lr0.2_group8_A2")
     assert v.config["training"] == {"seed": 2, "lr": 0.2, "group": 8, "warmup": 5}
     assert v.config["streamer"]["strategy"] == "coma"
@@ -104,13 +120,16 @@ def test_single_variant_is_named_base(project):
 
 
 def test_ablation_is_cumulative(project):
-    e = expand(project, """\
+    e = expand(
+        project,
+        """\
         ablation:
           - {name: s1}
           - {name: s2, set: {training.lr: 0.5}}
           - {name: s3, set: {training.seed: 1}}
           - {name: s4, set: {training.lr: 0.9}}
-        """)
+        """,
+    )
     cfgs = {v.name: v.config["training"] for v in e.variants}
     assert cfgs["s1"] == {"seed": 42, "lr": 3.0e-6, "group": 4}
     assert cfgs["s2"] == {"seed": 42, "lr": 0.5, "group": 4}
@@ -121,7 +140,9 @@ def test_ablation_is_cumulative(project):
 
 def test_later_layers_win_and_layers_are_remembered(project):
     """Precedence: base < named variant < grid < zip < ablation step."""
-    e = expand(project, """\
+    e = expand(
+        project,
+        """\
         variants:
           v: {training.seed: 1, training.lr: 0.1, training.group: 2, streamer.rollouts: 2}
         grid:
@@ -130,13 +151,23 @@ def test_later_layers_win_and_layers_are_remembered(project):
           training.lr: [0.2]
         ablation:
           - {name: s, set: {training.group: 8}}
-        """)
+        """,
+    )
     v = e.variants[0]
     assert v.config["training"] == {"seed": 10, "lr": 0.2, "group": 8}
     assert v.config["streamer"]["rollouts"] == 2
-    assert v.layers == {"training.seed": "grid", "training.lr": "zip", "training.group": "ablation:s",
-                        "streamer.rollouts": "variant:v"}
-    assert v.overrides == {"training.seed": 10, "training.lr": 0.2, "training.group": 8, "streamer.rollouts": 2}
+    assert v.layers == {
+        "training.seed": "grid",
+        "training.lr": "zip",
+        "training.group": "ablation:s",
+        "streamer.rollouts": "variant:v",
+    }
+    assert v.overrides == {
+        "training.seed": 10,
+        "training.lr": 0.2,
+        "training.group": 8,
+        "streamer.rollouts": 2,
+    }
     spec = e.spec
     assert str(spec.where("variant:v", "streamer.rollouts")).startswith("specs/demo.yaml:9:")
     assert str(spec.where("base", "training.group")).startswith("specs/demo.yaml:6:")

@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 import pytest
-
-from sweepgen.api import load_and_expand
 from spec_support import write_project
+
+from sweepgen.compile.api import load_and_expand
 
 LAYERS = [
     ("include:configs/b.yaml", None),
@@ -33,7 +33,7 @@ def test_the_highest_present_layer_wins(project, top):
     base = "base:\n  include: [../configs/a.yaml, ../configs/b.yaml]\n"
     if top >= 1:
         base += "  set: {x.v: base_set}\n"
-    body = "".join(block for _, block in LAYERS[2: top + 1] if block)
+    body = "".join(block for _, block in LAYERS[2 : top + 1] if block)
     variant = load_and_expand(str(write_project(project, body, base=base))).variants[0]
     expected_value = {0: "include_b", 1: "base_set"}.get(top, LAYERS[top][0].split(":")[0])
     assert variant.config["x"]["v"] == expected_value
@@ -49,7 +49,10 @@ def test_ablation_steps_stack_and_the_latest_step_wins(project):
     body = "ablation:\n  - {name: s1, set: {x.v: one}}\n  - {name: s2}\n  - {name: s3, set: {x.v: three}}\n"
     variants = load_and_expand(str(write_project(project, body, base="base:\n  x: {v: base}\n"))).variants
     assert [(v.name, v.config["x"]["v"], v.layers.get("x.v")) for v in variants] == [
-        ("s1", "one", "ablation:s1"), ("s2", "one", "ablation:s1"), ("s3", "three", "ablation:s3")]
+        ("s1", "one", "ablation:s1"),
+        ("s2", "one", "ablation:s1"),
+        ("s3", "three", "ablation:s3"),
+    ]
 
 
 def test_the_derived_example_in_the_spec_docs_works(project):
@@ -57,7 +60,7 @@ def test_the_derived_example_in_the_spec_docs_works(project):
     text = (Path(__file__).resolve().parent.parent / "docs" / "SPEC.md").read_text()
     example = re.search(r"```yaml\n(.*?)```", text, re.S).group(1)
     base = "base:\n  grpo: {num_generations: 8}\n  streamer: {n_rollouts_per_prompt: 4}\n  output_dir: x\n"
-    head = "sweepgen: 1\nname: demo\ntemplate: ../templates/t.yaml.j2\noutput: \"{{ variant.name }}.yaml\"\n"
+    head = 'sweepgen: 1\nname: demo\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n'
     spec = write_project(project, "grid: {grpo.num_generations: [2, 16]}\n", head=head + example, base=base)
     variant = load_and_expand(str(spec)).variants[1]
     assert variant.config["output_dir"] == "runs/demo/num_generations16"

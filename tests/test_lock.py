@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweepgen import __version__, api, lock
+from sweepgen import __version__
+from sweepgen.compile import api, lock
+from sweepgen.compile.pipeline import compile_spec, sha256
 from sweepgen.errors import UserError
-from sweepgen.render import compile_spec, sha256
-
 
 
 def test_lock_has_the_documented_fields(grid_project):
@@ -24,17 +23,30 @@ def test_lock_has_the_documented_fields(grid_project):
     assert data["lock_version"] == 1 and data["sweepgen_version"] == __version__
     assert data["sweep"] == "grid" and data["spec"] == "specs/grid.yaml"
     assert data["spec_sha256"] == sha256((grid_project / "specs/grid.yaml").read_bytes())
-    assert data["templates"] == {"templates/config.yaml.j2": sha256((grid_project / "templates/config.yaml.j2").read_bytes())}
+    assert data["templates"] == {
+        "templates/config.yaml.j2": sha256((grid_project / "templates/config.yaml.j2").read_bytes())
+    }
     assert data["varying"] == ["grpo.beta", "seed"]
-    assert data["resources"] == {"partition": "gpu_1", "gpus_per_run": 1, "cpus_per_run": None, "mem": "8G",
-                                 "time": 30, "sbatch_extra": []}
+    assert data["resources"] == {
+        "partition": "gpu_1",
+        "gpus_per_run": 1,
+        "cpus_per_run": None,
+        "mem": "8G",
+        "time": 30,
+        "sbatch_extra": [],
+    }
     first = data["files"][0]
     assert set(first) == {"path", "variant", "run_name", "values", "layers", "config", "sha256"}
     assert first["path"] == "seed1_b0.02.yaml" and first["variant"] == "seed1_b0.02"
     assert first["run_name"] == "grpo_seed1_b0.02"
     assert first["values"] == {"grpo.beta": 0.02, "seed": 1}
     assert first["layers"] == {"grpo.beta": "grid", "seed": "grid"}
-    assert first["config"]["grpo"] == {"beta": 0.02, "group_size": 4, "learning_rate": 1e-5, "tags": ["a", "yes"]}
+    assert first["config"]["grpo"] == {
+        "beta": 0.02,
+        "group_size": 4,
+        "learning_rate": 1e-5,
+        "tags": ["a", "yes"],
+    }
     assert first["sha256"] == sha256((grid_project / "generated/grid/seed1_b0.02.yaml").read_bytes())
 
 
@@ -43,8 +55,11 @@ def test_resources_are_null_when_absent(grid_project):
 
 
 SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5))
-TREE = st.recursive(SCALAR, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-    st.text(max_size=4), inner, max_size=3), max_leaves=10)
+TREE = st.recursive(
+    SCALAR,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=10,
+)
 
 
 @given(st.lists(st.dictionaries(st.text(max_size=4), TREE, max_size=4), max_size=3), TREE)

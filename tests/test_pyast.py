@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweepgen.diff import diff
 from sweepgen.errors import ConfigError
-from sweepgen.pyast import Ref, load_python_config, parse_python_config
+from sweepgen.readers.diff import diff
+from sweepgen.readers.pyast import Ref, load_python_config, parse_python_config
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pyconfigs"
 
@@ -63,9 +63,7 @@ def test_mmdet_dataset_names_and_expressions_stay_references():
     dataset = cfg["train_dataloader"]["dataset"]
     assert dataset["type"] == Ref("dataset_type") and type(dataset["type"]) is Ref
     assert cfg["backend_args"] is None
-    assert cfg["val_evaluator"]["ann_file"] == {
-        "expr": "data_root + 'annotations/instances_val2017.json'"
-    }
+    assert cfg["val_evaluator"]["ann_file"] == {"expr": "data_root + 'annotations/instances_val2017.json'"}
     assert cfg["test_evaluator"] == Ref("val_evaluator")
     assert cfg["test_pipeline"][3]["meta_keys"][0] == "img_id"
 
@@ -88,9 +86,7 @@ def test_flink_sweep_is_a_call_tree_with_imports_as_references():
     assert config["kwargs"]["eval_every"] == -1
     streamer = config["kwargs"]["debate_streamer"]["kwargs"]
     assert streamer["env_name_remap"] == {"math": "math_debate"}
-    assert cfg["__statements__"] == [
-        {"expr": "if __name__ == '__main__':\n    sweep_lib.launch(sweep)"}
-    ]
+    assert cfg["__statements__"] == [{"expr": "if __name__ == '__main__':\n    sweep_lib.launch(sweep)"}]
 
 
 def test_flink_grid_comprehensions_lambdas_and_star_args_become_source_text():
@@ -163,7 +159,10 @@ def test_statements_bind_like_python_without_running_anything():
     assert cfg["helper"] == {"expr": "def helper(x):\n    return x"}
     assert "tmp" not in cfg
     assert cfg["__statements__"] == [
-        {"expr": "from j import *"}, {"expr": "print('hello')"}, {"expr": "del nothing"}]
+        {"expr": "from j import *"},
+        {"expr": "print('hello')"},
+        {"expr": "del nothing"},
+    ]
 
 
 def test_importing_different_submodules_of_one_package_is_a_change():
@@ -248,7 +247,8 @@ def test_coding_cookie_is_honoured():
 
 
 @pytest.mark.parametrize(
-    "name", ["_base_/models/faster_rcnn_r50_fpn.py", "_base_/datasets/coco_detection.py", "flink_sweep_identity.py"]
+    "name",
+    ["_base_/models/faster_rcnn_r50_fpn.py", "_base_/datasets/coco_detection.py", "flink_sweep_identity.py"],
 )
 def test_reading_golden(golden, name):
     # pprint shows the exact types: tuples, sets, and Refs unquoted (strings are quoted)
@@ -269,8 +269,12 @@ def test_item_and_attribute_assignments_write_into_literal_mappings():
 # property: any literal Python can spell reads back as exactly that value ----------------------------
 
 _literal_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=8), st.binary(max_size=4),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+    st.binary(max_size=4),
 )
 _literals = st.recursive(
     _literal_scalars,

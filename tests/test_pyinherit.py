@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from sweepgen.errors import ConfigError
-from sweepgen.pyast import Ref, parse_python_config
-from sweepgen.pyinherit import load_with_bases
+from sweepgen.readers.pyast import Ref, parse_python_config
+from sweepgen.readers.pyinherit import load_with_bases
 
 FASTER_RCNN = Path(__file__).parent / "fixtures" / "pyconfigs" / "faster_rcnn"
 
@@ -33,7 +33,10 @@ def test_mmdet_child_merges_into_its_four_bases():
     # names resolved inside the base file that bound them
     assert cfg["train_dataloader"]["dataset"]["type"] == "CocoDataset"
     assert cfg["train_dataloader"]["dataset"]["pipeline"][2] == {
-        "type": "Resize", "scale": (1333, 800), "keep_ratio": True}
+        "type": "Resize",
+        "scale": (1333, 800),
+        "keep_ratio": True,
+    }
     assert cfg["test_evaluator"] == cfg["val_evaluator"]
 
 
@@ -48,17 +51,20 @@ def test_delete_replaces_and_base_attribute_assignment_writes_into_the_bases():
 
 
 def test_child_local_names_resolve_and_do_not_rewrite_what_bases_built(tmp_path):
-    root = _files(tmp_path, {
-        "base.py": """\
+    root = _files(
+        tmp_path,
+        {
+            "base.py": """\
         data_root = 'data/coco/'
         train = dict(root=data_root, ann=data_root + 'a.json')
         """,
-        "child.py": """\
+            "child.py": """\
         _base_ = 'base.py'
         data_root = 'data/lvis/'
         val = dict(root=data_root, copy=_base_.train.root)
         """,
-    })
+        },
+    )
     cfg = load_with_bases(root / "child.py")
     assert cfg["data_root"] == "data/lvis/"
     assert cfg["train"] == {"root": "data/coco/", "ann": {"expr": "data_root + 'a.json'"}}
@@ -79,18 +85,28 @@ def test_files_without_bases_are_returned_as_read(tmp_path):
 def test_calls_are_values_never_merged_into(tmp_path):
     (tmp_path / "base.py").write_text("model = Model(depth=50)\n")
     (tmp_path / "c.py").write_text("_base_ = 'base.py'\nmodel = Model(width=2)\n")
-    assert load_with_bases(tmp_path / "c.py")["model"] == {"call": "Model", "args": [], "kwargs": {"width": 2}}
+    assert load_with_bases(tmp_path / "c.py")["model"] == {
+        "call": "Model",
+        "args": [],
+        "kwargs": {"width": 2},
+    }
 
 
 @pytest.mark.parametrize(
     ("files", "message"),
     [
-        ({"a.py": "x = 1\n", "b.py": "x = 2\n", "c.py": "_base_ = ['a.py', 'b.py']\n"}, "defined by two bases"),
+        (
+            {"a.py": "x = 1\n", "b.py": "x = 2\n", "c.py": "_base_ = ['a.py', 'b.py']\n"},
+            "defined by two bases",
+        ),
         ({"c.py": "_base_ = 'missing.py'\n"}, "not found"),
         ({"c.py": "_base_ = 3\n"}, "must be a path or a list"),
         ({"a.py": "_base_ = 'c.py'\n", "c.py": "_base_ = 'a.py'\n"}, "inheritance cycle"),
         ({"a.py": "m = 1\n", "c.py": "_base_ = 'a.py'\nm = dict(x=1)\n"}, "`m` is a mapping in the child"),
-        ({"a.py": "m = dict(x=1)\n", "c.py": "_base_ = 'a.py'\ny = _base_.m.z\n"}, "`_base_.m.z` does not exist"),
+        (
+            {"a.py": "m = dict(x=1)\n", "c.py": "_base_ = 'a.py'\ny = _base_.m.z\n"},
+            "`_base_.m.z` does not exist",
+        ),
         ({"a.yaml": "[1, 2]\n", "c.py": "_base_ = 'a.yaml'\n"}, "is not a mapping"),
     ],
 )

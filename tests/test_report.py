@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
-
 from run_support import make_sweep
-from sweepgen import report as rep
+
 from sweepgen.cli import main
 from sweepgen.errors import UserError
+from sweepgen.run import report as rep
 from sweepgen.run.base import RunState, RunStatus, write_status
 
 # beta × seed, each run a linear reward curve over 4 steps
@@ -27,21 +27,36 @@ RUNS = {
 }
 
 
-def write_run(run_dir: Path, rewards: list[float] | None, *, sweep_dir: str | None = "generated/fake",
-              config_path: str | None = None) -> None:
+def write_run(
+    run_dir: Path,
+    rewards: list[float] | None,
+    *,
+    sweep_dir: str | None = "generated/fake",
+    config_path: str | None = None,
+) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     logged = rewards if rewards is not None else [0.0, 0.1]
     (run_dir / "metrics.jsonl").write_text(
-        "".join(json.dumps({"step": i + 1, "reward_mean": r}) + "\n" for i, r in enumerate(logged)))
+        "".join(json.dumps({"step": i + 1, "reward_mean": r}) + "\n" for i, r in enumerate(logged))
+    )
     if rewards is not None:
-        (run_dir / "summary.json").write_text(json.dumps({
-            "final_reward": rewards[-1], "best_reward": max(rewards), "steps": len(rewards),
-            "wall_time_s": 12.5 * len(rewards), "degenerate": False,
-            "diversity": {"n_samples": 8, "unique_ratio": 0.75, "mean_pairwise_jaccard": 0.125},
-        }))
+        (run_dir / "summary.json").write_text(
+            json.dumps(
+                {
+                    "final_reward": rewards[-1],
+                    "best_reward": max(rewards),
+                    "steps": len(rewards),
+                    "wall_time_s": 12.5 * len(rewards),
+                    "degenerate": False,
+                    "diversity": {"n_samples": 8, "unique_ratio": 0.75, "mean_pairwise_jaccard": 0.125},
+                }
+            )
+        )
     state = RunState.FINISHED if rewards is not None else RunState.FAILED
-    write_status(run_dir, RunStatus(state, "local", exit_code=0 if rewards else 3, sweep_dir=sweep_dir,
-                                    config=config_path))
+    write_status(
+        run_dir,
+        RunStatus(state, "local", exit_code=0 if rewards else 3, sweep_dir=sweep_dir, config=config_path),
+    )
 
 
 @pytest.fixture
@@ -70,7 +85,8 @@ def test_runs_without_a_lock_get_their_varying_values_from_config_yaml(tmp_path)
     for name, beta in (("x", 0.1), ("y", 0.2)):
         write_run(tmp_path / name, [0.5], sweep_dir=None)
         (tmp_path / name / "config.yaml").write_text(
-            f"run_name: {name}\noutput_dir: runs/{name}\ngrpo: {{beta: {beta}, steps: 4}}\n")
+            f"run_name: {name}\noutput_dir: runs/{name}\ngrpo: {{beta: {beta}, steps: 4}}\n"
+        )
     report = rep.collect(tmp_path)
     assert report.values_from == "config.yaml" and report.varying == ("grpo.beta",)
     assert [r.values for r in report.runs] == [{"grpo.beta": 0.1}, {"grpo.beta": 0.2}]
@@ -91,21 +107,34 @@ def test_curves_use_only_steps_every_seed_logged(tmp_path):
     def record(name, curve):
         return rep.RunRecord(name, tmp_path / name, RunState.FINISHED, {"seed": 1}, {}, tuple(curve))
 
-    report = rep.Report(("seed",), (record("a", [(1, 0.0), (2, 1.0)]), record("b", [(2, 3.0), (3, 5.0)])),
-                        tmp_path, "lock")
+    report = rep.Report(
+        ("seed",), (record("a", [(1, 0.0), (2, 1.0)]), record("b", [(2, 3.0), (3, 5.0)])), tmp_path, "lock"
+    )
     (curve,) = rep.curves(report)
     assert curve.steps == (2,) and curve.mean == (2.0,)
     assert curve.notes and "1 steps logged by all 2 runs" in curve.notes[0]
 
 
-@pytest.mark.parametrize("path,seed", [("seed", True), ("training.seed", True), ("data_seed", True),
-                                       ("seeds_per_prompt", False), ("grpo.beta", False), ("reseed.n", False)])
+@pytest.mark.parametrize(
+    "path,seed",
+    [
+        ("seed", True),
+        ("training.seed", True),
+        ("data_seed", True),
+        ("seeds_per_prompt", False),
+        ("grpo.beta", False),
+        ("reseed.n", False),
+    ],
+)
 def test_seed_paths(path, seed):
     assert rep.is_seed_path(path) is seed
 
 
-flat_configs = st.lists(st.dictionaries(st.sampled_from(["a", "b", "c.d", "c.e"]), st.integers(0, 2), min_size=1),
-                        min_size=1, max_size=5)
+flat_configs = st.lists(
+    st.dictionaries(st.sampled_from(["a", "b", "c.d", "c.e"]), st.integers(0, 2), min_size=1),
+    min_size=1,
+    max_size=5,
+)
 
 
 def _nest(flat):

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from sweepgen.cli import main
-from sweepgen.shellconfig import load_shell_config
+from sweepgen.readers.shellconfig import load_shell_config
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated" / "rm_ablation"
@@ -35,7 +35,9 @@ def test_renders_exactly_the_committed_scripts(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["render", "specs/rm_ablation.yaml"])
     assert result.exit_code == 0, result.output
     fresh = tmp_path / "generated" / "rm_ablation"
-    assert sorted(p.name for p in fresh.iterdir()) == sorted([f"{s}.sbatch" for s in STEPS] + ["sweep.lock.json"])
+    assert sorted(p.name for p in fresh.iterdir()) == sorted(
+        [f"{s}.sbatch" for s in STEPS] + ["sweep.lock.json"]
+    )
     for name in [f"{s}.sbatch" for s in STEPS] + ["sweep.lock.json"]:
         assert (fresh / name).read_bytes() == (GENERATED / name).read_bytes(), name
 
@@ -60,9 +62,18 @@ def test_every_script_is_valid_bash_with_its_sbatch_header_first(step):
 
 
 def test_shared_flags_are_the_same_in_every_script():
-    shared = {"--model": "Qwen/Qwen2.5-7B", "--dataset": "stanfordnlp/SHP", "--limit": "5000",
-              "--steps": "1000", "--batch_size": "16", "--lr": "5e-06", "--weight_decay": "0.01",
-              "--eval_split": "test", "--eval_limit": "1000", "--eval_every": "100"}
+    shared = {
+        "--model": "Qwen/Qwen2.5-7B",
+        "--dataset": "stanfordnlp/SHP",
+        "--limit": "5000",
+        "--steps": "1000",
+        "--batch_size": "16",
+        "--lr": "5e-06",
+        "--weight_decay": "0.01",
+        "--eval_split": "test",
+        "--eval_limit": "1000",
+        "--eval_every": "100",
+    }
     for step in STEPS:
         got = flags(step)
         assert {k: got[k] for k in shared} == shared, step
@@ -79,8 +90,13 @@ def test_the_ladder_is_cumulative_and_the_lora_arms_sit_on_a4():
     }
     for step, values in expect.items():
         f = flags(step)
-        assert (f["--scheduler"], f["--warmup_steps"], f["--label_smoothing"], f["--early_stopping_patience"],
-                f["--finetune"]) == values, step
+        assert (
+            f["--scheduler"],
+            f["--warmup_steps"],
+            f["--label_smoothing"],
+            f["--early_stopping_patience"],
+            f["--finetune"],
+        ) == values, step
     assert (flags("A5_lora_r8")["--lora_rank"], flags("A5_lora_r8")["--lora_alpha"]) == ("8", "16")
     assert (flags("A6_lora_r16")["--lora_rank"], flags("A6_lora_r16")["--lora_alpha"]) == ("16", "32")
     assert "--lora_rank" not in flags("A4_early_stop")
@@ -89,17 +105,21 @@ def test_the_ladder_is_cumulative_and_the_lora_arms_sit_on_a4():
     assert flags("A6_lora_r16")["--output_dir"] == "runs/rm_ablation/cosine-wu50_ls0.05_es5_lora-r16-a32"
 
 
-@pytest.mark.parametrize("a, b, stepped", [
-    ("A1_none", "A2_scheduler", {"--scheduler", "--warmup_steps"}),
-    ("A2_scheduler", "A3_label_smooth", {"--label_smoothing"}),
-    ("A3_label_smooth", "A4_early_stop", {"--early_stopping_patience"}),
-    ("A4_early_stop", "A5_lora_r8", {"--finetune", "--lora_rank", "--lora_alpha"}),
-    ("A5_lora_r8", "A6_lora_r16", {"--lora_rank", "--lora_alpha"}),
-    ("A4_early_stop", "A6_lora_r16", {"--finetune", "--lora_rank", "--lora_alpha"}),
-])
+@pytest.mark.parametrize(
+    "a, b, stepped",
+    [
+        ("A1_none", "A2_scheduler", {"--scheduler", "--warmup_steps"}),
+        ("A2_scheduler", "A3_label_smooth", {"--label_smoothing"}),
+        ("A3_label_smooth", "A4_early_stop", {"--early_stopping_patience"}),
+        ("A4_early_stop", "A5_lora_r8", {"--finetune", "--lora_rank", "--lora_alpha"}),
+        ("A5_lora_r8", "A6_lora_r16", {"--lora_rank", "--lora_alpha"}),
+        ("A4_early_stop", "A6_lora_r16", {"--finetune", "--lora_rank", "--lora_alpha"}),
+    ],
+)
 def test_diff_between_two_scripts_shows_only_the_stepped_flags(a, b, stepped):
-    result = CliRunner().invoke(main, ["diff", str(GENERATED / f"{a}.sbatch"), str(GENERATED / f"{b}.sbatch"),
-                                       "--format", "json"])
+    result = CliRunner().invoke(
+        main, ["diff", str(GENERATED / f"{a}.sbatch"), str(GENERATED / f"{b}.sbatch"), "--format", "json"]
+    )
     assert result.exit_code == 1, result.output  # they differ
     paths = {change["path"] for change in json.loads(result.stdout)["changes"]}
     assert paths == {f"{CMD}.{flag}" for flag in stepped | {"--output_dir"}}

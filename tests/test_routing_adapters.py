@@ -24,12 +24,22 @@ TARGETS = ["q_proj", "v_proj", "up_proj", "down_proj"]
 def tiny_lm(forget_rank: int = 3, seed: int = 0):
     torch.manual_seed(seed)
     config = transformers.LlamaConfig(
-        vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32,
+        vocab_size=50,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=32,
     )
     model = transformers.LlamaForCausalLM(config)
-    inject_adapters(model, target_modules=TARGETS, ranks={"retain": 2, "forget": forget_rank},
-                    alphas={"retain": 4.0, "forget": 6.0}, seed=seed)
+    inject_adapters(
+        model,
+        target_modules=TARGETS,
+        ranks={"retain": 2, "forget": forget_rank},
+        alphas={"retain": 4.0, "forget": 6.0},
+        seed=seed,
+    )
     # B starts at zero (a fresh adapter is a no-op); randomise it so every A and B has a gradient.
     gen = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
@@ -46,9 +56,13 @@ def batch(n: int = 4, length: int = 7):
 
 def per_sample_loss(model, ids):
     logits = model(input_ids=ids).logits
-    return torch.nn.functional.cross_entropy(
-        logits[:, :-1].reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1), reduction="none"
-    ).view(ids.size(0), -1).mean(dim=1)
+    return (
+        torch.nn.functional.cross_entropy(
+            logits[:, :-1].reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1), reduction="none"
+        )
+        .view(ids.size(0), -1)
+        .mean(dim=1)
+    )
 
 
 def grads(model, ids, is_hack, mode="classic"):
@@ -56,8 +70,11 @@ def grads(model, ids, is_hack, mode="classic"):
     masks = None if is_hack is None else masks_for(mode, torch.tensor(is_hack))
     with routed_masks(model, masks):
         per_sample_loss(model, ids).sum().backward()  # backward inside the block, as the trainer does
-    return {n: (p.grad.clone() if p.grad is not None else torch.zeros_like(p))
-            for n, p in model.named_parameters() if p.requires_grad}
+    return {
+        n: (p.grad.clone() if p.grad is not None else torch.zeros_like(p))
+        for n, p in model.named_parameters()
+        if p.requires_grad
+    }
 
 
 def adapter_grads(g, adapter):
@@ -75,23 +92,46 @@ def test_injection_wraps_targets_and_freezes_base():
 
 
 def test_unknown_target_module_is_an_error_naming_the_real_ones():
-    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
-        vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=1))
+    model = transformers.LlamaForCausalLM(
+        transformers.LlamaConfig(
+            vocab_size=50,
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+        )
+    )
     with pytest.raises(ValueError, match=r"q_prj.*q_proj"):
-        inject_adapters(model, target_modules=["q_prj"], ranks={"retain": 2, "forget": 2},
-                        alphas={"retain": 2.0, "forget": 2.0}, seed=0)
+        inject_adapters(
+            model,
+            target_modules=["q_prj"],
+            ranks={"retain": 2, "forget": 2},
+            alphas={"retain": 2.0, "forget": 2.0},
+            seed=0,
+        )
 
 
 def test_fresh_adapters_leave_the_base_model_unchanged():
     torch.manual_seed(0)
-    config = transformers.LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32,
-                                      num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1)
+    config = transformers.LlamaConfig(
+        vocab_size=50,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    )
     base = transformers.LlamaForCausalLM(config)
     ids = batch()
     before = base(input_ids=ids).logits
-    inject_adapters(base, target_modules=TARGETS, ranks={"retain": 2, "forget": 2},
-                    alphas={"retain": 2.0, "forget": 2.0}, seed=0)
+    inject_adapters(
+        base,
+        target_modules=TARGETS,
+        ranks={"retain": 2, "forget": 2},
+        alphas={"retain": 2.0, "forget": 2.0},
+        seed=0,
+    )
     assert torch.equal(base(input_ids=ids).logits, before)
 
 
@@ -200,12 +240,24 @@ def test_mask_for_a_different_batch_size_fails_loudly():
 
 def test_output_layer_cannot_carry_adapters():
     # TRL's fused lm_head reads lm_head.weight directly: an adapter there would never train.
-    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
-        vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=1))
+    model = transformers.LlamaForCausalLM(
+        transformers.LlamaConfig(
+            vocab_size=50,
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+        )
+    )
     with pytest.raises(ValueError, match="output layer `lm_head`"):
-        inject_adapters(model, target_modules=["q_proj", "lm_head"], ranks={"retain": 2, "forget": 2},
-                        alphas={"retain": 2.0, "forget": 2.0}, seed=0)
+        inject_adapters(
+            model,
+            target_modules=["q_proj", "lm_head"],
+            ranks={"retain": 2, "forget": 2},
+            alphas={"retain": 2.0, "forget": 2.0},
+            seed=0,
+        )
 
 
 def test_a_mask_keeping_no_row_gives_zero_grads_not_none():
@@ -227,7 +279,9 @@ def test_routed_lora_function_matches_autograd_on_kept_rows():
     a = torch.randn(2, 6, dtype=torch.float64, generator=gen, requires_grad=True)
     b = torch.randn(4, 2, dtype=torch.float64, generator=gen, requires_grad=True)
     keep = torch.tensor([True, False, True])
-    torch.autograd.gradcheck(lambda x, a, b: _routed_delta(x, a, b, torch.ones(3, dtype=torch.bool)), (x, a, b))
+    torch.autograd.gradcheck(
+        lambda x, a, b: _routed_delta(x, a, b, torch.ones(3, dtype=torch.bool)), (x, a, b)
+    )
     weights = torch.randn(3, 5, 4, dtype=torch.float64, generator=gen)
     got = torch.autograd.grad((_routed_delta(x, a, b, keep) * weights).sum(), (x, a, b))
     want_x = torch.autograd.grad(((x @ a.T @ b.T) * weights).sum(), x)[0]

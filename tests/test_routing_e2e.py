@@ -30,8 +30,11 @@ ROUTED = {
         "mode": "classic",
         "detector": {"name": "happy_count", "params": {"threshold": 0}},
         "task_reward": {"name": "sentence_length"},
-        "retain_rank": 8, "forget_rank": 8,
-        "eval_every": 20, "eval_prompts": 8, "eval_generations": 4,
+        "retain_rank": 8,
+        "forget_rank": 8,
+        "eval_every": 20,
+        "eval_prompts": 8,
+        "eval_generations": 4,
     },
 }
 
@@ -39,8 +42,14 @@ ROUTED = {
 def test_routed_run_puts_the_learned_hack_in_the_forget_adapter(tiny_cache, tmp_path):
     pytest.importorskip("torch")
     config = write_config(tmp_path / "routed.yaml", tiny_dict("runs/routed", **ROUTED))
-    proc = subprocess.run([sys.executable, "-m", "trainer", str(config)], cwd=tmp_path,
-                          env=subprocess_env(tiny_cache), capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "trainer", str(config)],
+        cwd=tmp_path,
+        env=subprocess_env(tiny_cache),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = tmp_path / "runs" / "routed"
     summary = json.loads((run / "summary.json").read_text())

@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 from run_support import make_config_sweep
 
-from sweepgen import report as rep
 from sweepgen.cli import main
+from sweepgen.run import report as rep
 
 METRICS = ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")
 
@@ -25,14 +25,28 @@ def routing_sweep(root: Path, with_routing: bool = True) -> Path:
             values[name] = {"run_name": name, "output_dir": out, "seed": seed, "routing.mode": mode}
             run = root / out
             run.mkdir(parents=True)
-            summary = {"final_reward": 1.0 + seed, "best_reward": 2.0, "steps": 40, "wall_time_s": 9.0,
-                       "diversity": {"unique_ratio": 1.0, "mean_pairwise_jaccard": 0.1}, "degenerate": False}
+            summary = {
+                "final_reward": 1.0 + seed,
+                "best_reward": 2.0,
+                "steps": 40,
+                "wall_time_s": 9.0,
+                "diversity": {"unique_ratio": 1.0, "mean_pairwise_jaccard": 0.1},
+                "degenerate": False,
+            }
             if with_routing:
                 # distinct values per mode and metric, so a column picking the wrong one is caught
                 modes = ("both", "retain_only", "forget_only") if mode == "classic" else ("both",)
-                summary["routing"] = {"mode": mode, "step": 40, **{
-                    m: {metric: round(0.1 * i + 0.01 * j + 0.001 * seed, 6) for j, metric in enumerate(METRICS)}
-                    for i, m in enumerate(modes)}}
+                summary["routing"] = {
+                    "mode": mode,
+                    "step": 40,
+                    **{
+                        m: {
+                            metric: round(0.1 * i + 0.01 * j + 0.001 * seed, 6)
+                            for j, metric in enumerate(METRICS)
+                        }
+                        for i, m in enumerate(modes)
+                    },
+                }
             (run / "summary.json").write_text(json.dumps(summary))
             (run / "metrics.jsonl").write_text(json.dumps({"step": 1, "reward_mean": 0.5}) + "\n")
     return make_config_sweep(root, configs, sweep="rvb", values=values)
@@ -50,10 +64,14 @@ def test_routing_eval_columns_per_mode_and_metric(tmp_path, monkeypatch):
     # a baseline has one adapter and only the `both` eval: the other modes are empty, not zero
     baseline = rows["baseline_s0"]
     assert baseline["routing.both.hack_rate"] == 0.01
-    assert baseline["routing.retain_only.hack_rate"] is None and baseline["routing.forget_only.task_reward"] is None
+    assert (
+        baseline["routing.retain_only.hack_rate"] is None
+        and baseline["routing.forget_only.task_reward"] is None
+    )
     header = rep.csv_text(result).splitlines()[0].split(",")
     assert [c for c in header if c.startswith("routing.") and c != "routing.mode"] == [
-        f"routing.{m}.{metric}" for m in ("both", "retain_only", "forget_only") for metric in METRICS]
+        f"routing.{m}.{metric}" for m in ("both", "retain_only", "forget_only") for metric in METRICS
+    ]
     assert "routing.mode" in header  # the varying config path stays a column of its own
 
 

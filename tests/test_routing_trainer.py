@@ -18,9 +18,17 @@ HALF_DETECTOR = {"name": "reward_above", "params": {"reward": "sentence_length",
 
 
 def routing(mode="classic", detector=HALF_DETECTOR, **extra):
-    return {"mode": mode, "detector": detector, "task_reward": {"name": "sentence_length"},
-            "retain_rank": 2, "forget_rank": 2, "target_modules": ["q_proj", "v_proj", "up_proj"],
-            "eval_prompts": 2, "eval_generations": 2, **extra}
+    return {
+        "mode": mode,
+        "detector": detector,
+        "task_reward": {"name": "sentence_length"},
+        "retain_rank": 2,
+        "forget_rank": 2,
+        "target_modules": ["q_proj", "v_proj", "up_proj"],
+        "eval_prompts": 2,
+        "eval_generations": 2,
+        **extra,
+    }
 
 
 def build(tmp_path, **sections):
@@ -37,13 +45,23 @@ def build(tmp_path, **sections):
     run_dir = RunDir(cfg.output_dir)
     run_dir.start(cfg, grpo_kwargs(cfg, str(run_dir.checkpoints)))
     model, tok = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), "float32")
-    trainer = build_trainer(cfg, run_dir, model=model, tokenizer=tok,
-                            train_dataset=Dataset.from_list(data_mod.load_rows(cfg.data)))
+    trainer = build_trainer(
+        cfg,
+        run_dir,
+        model=model,
+        tokenizer=tok,
+        train_dataset=Dataset.from_list(data_mod.load_rows(cfg.data)),
+    )
     return cfg, trainer
 
 
-SMALL_GRPO = {"num_generations": 4, "batch_size": 4, "gradient_accumulation_steps": 2, "max_steps": 2,
-              "learning_rate": 1e-2}
+SMALL_GRPO = {
+    "num_generations": 4,
+    "batch_size": 4,
+    "gradient_accumulation_steps": 2,
+    "max_steps": 2,
+    "learning_rate": 1e-2,
+}
 
 
 def test_is_hack_stays_aligned_with_its_completion_through_trl_shuffle_and_split(tmp_path, tiny_cache):
@@ -68,7 +86,9 @@ def test_is_hack_stays_aligned_with_its_completion_through_trl_shuffle_and_split
         # masks installed for exactly this micro-batch: retain learns from clean rows only
         assert torch.equal(state.masks["retain"].cpu(), ~inputs["is_hack"].cpu())
         texts = trainer.processing_class.batch_decode(inputs["completion_ids"], skip_special_tokens=True)
-        trained.append((texts, inputs["is_hack"].tolist(), list(map(tuple, inputs["completion_ids"].tolist()))))
+        trained.append(
+            (texts, inputs["is_hack"].tolist(), list(map(tuple, inputs["completion_ids"].tolist())))
+        )
         return result
 
     trainer._generate_and_score_completions = record_generation
@@ -88,9 +108,12 @@ def test_all_hacked_batches_leave_the_retain_adapter_bit_identical(tmp_path, tin
     from trainer.routing.dual_lora import adapter_parameters
 
     everything = {"name": "reward_above", "params": {"reward": "sentence_length", "threshold": -1.0}}
-    cfg, trainer = build(tmp_path, grpo={**SMALL_GRPO, "max_steps": 3},
-                         reward={"name": "sentence_length", "params": {"target_words": 3}},
-                         routing=routing(detector=everything))
+    cfg, trainer = build(
+        tmp_path,
+        grpo={**SMALL_GRPO, "max_steps": 3},
+        reward={"name": "sentence_length", "params": {"target_words": 3}},
+        routing=routing(detector=everything),
+    )
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
     for name, p in adapter_parameters(trainer.model, "retain"):
@@ -100,13 +123,16 @@ def test_all_hacked_batches_leave_the_retain_adapter_bit_identical(tmp_path, tin
 
 
 def test_run_dir_holds_three_mode_eval_and_trainer_eval_reproduces_it(tmp_path, tiny_cache):
+    from trainer.config import RunConfig
     from trainer.eval import main as eval_main
     from trainer.run import run
 
-    from trainer.config import RunConfig
-
-    data = tiny_dict(tmp_path / "run", grpo={**SMALL_GRPO, "max_steps": 4, "gradient_accumulation_steps": 1},
-                     logging={"save_steps": 4}, routing=routing(eval_every=2))
+    data = tiny_dict(
+        tmp_path / "run",
+        grpo={**SMALL_GRPO, "max_steps": 4, "gradient_accumulation_steps": 1},
+        logging={"save_steps": 4},
+        routing=routing(eval_every=2),
+    )
     summary = run(RunConfig.model_validate(data))
     assert set(summary["routing"]) == {"mode", "step", "both", "retain_only", "forget_only"}
     assert summary["routing"]["step"] == 4
@@ -156,9 +182,12 @@ def test_gradient_checkpointing_gives_the_same_routed_update(tmp_path, tiny_cach
 
     after = {}
     for checkpointing in (False, True):
-        cfg, trainer = build(tmp_path / str(checkpointing), routing=routing(),
-                             reward={"name": "sentence_length", "params": {}},  # rewards that vary: non-zero advantages
-                             grpo={**SMALL_GRPO, "max_steps": 2, "gradient_checkpointing": checkpointing})
+        cfg, trainer = build(
+            tmp_path / str(checkpointing),
+            routing=routing(),
+            reward={"name": "sentence_length", "params": {}},  # rewards that vary: non-zero advantages
+            grpo={**SMALL_GRPO, "max_steps": 2, "gradient_checkpointing": checkpointing},
+        )
         before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
         trainer.train()
         assert trainer.model.is_activation_checkpointing == checkpointing  # really compared both ways
@@ -175,8 +204,14 @@ def test_weighted_sum_terms_are_checked_in_detector_and_task_reward():
     from trainer.configfile import validate_config
 
     def cfg(detector_terms, task_terms):
-        detector = {"name": "reward_above", "params": {
-            "reward": "weighted_sum", "reward_params": {"terms": detector_terms}, "threshold": 0.5}}
+        detector = {
+            "name": "reward_above",
+            "params": {
+                "reward": "weighted_sum",
+                "reward_params": {"terms": detector_terms},
+                "threshold": 0.5,
+            },
+        }
         r = routing(detector=detector)
         r["task_reward"] = {"name": "weighted_sum", "params": {"terms": task_terms}}
         return {"run_name": "r", "output_dir": "runs/r", "routing": r}

@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from run_support import FAKE_COMMAND
 
 SPEC = """\
@@ -38,8 +37,13 @@ fake:
 
 
 def sweepgen(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sweepgen", *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "200"}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "sweepgen", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+        timeout=120,
+    )
 
 
 def test_render_run_report_check(project):
@@ -50,7 +54,11 @@ def test_render_run_report_check(project):
     run = sweepgen("run", "generated/fake_grid", "--jobs", "2", "--command", FAKE_COMMAND)
     assert run.returncode == 0, run.stdout + run.stderr
     assert sorted(p.name for p in (project / "runs/fake_grid").iterdir()) == [
-        "beta0.1_seed1", "beta0.1_seed2", "beta0.2_seed1", "beta0.2_seed2"]
+        "beta0.1_seed1",
+        "beta0.1_seed2",
+        "beta0.2_seed1",
+        "beta0.2_seed2",
+    ]
 
     report = sweepgen("report", "generated/fake_grid")
     assert report.returncode == 0, report.stderr

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from run_support import FAKE_COMMAND, make_sweep
+
 from sweepgen.cli import main
 
 
@@ -55,7 +55,7 @@ def test_all_runs_finish_and_the_table_lists_them(sweep_root):
     assert result.exit_code == 0, result.output
     assert status("a")["state"] == status("b")["state"] == "finished"
     assert status("a")["exit_code"] == 0 and status("a")["command"][-1] == "generated/fake/a.yaml"
-    table = result.stdout[result.stdout.index("results"):]
+    table = result.stdout[result.stdout.index("results") :]
     assert "finished" in table and "0.900" in table and "0.500" in table
     log = (sweep_root / "runs/fake/a/run.log").read_text()
     assert "=== sweepgen: attempt 1" in log and "fake_trainer: done" in log  # stdout captured in run.log
@@ -93,7 +93,9 @@ def test_dry_run_writes_nothing(sweep_root):
     result = run_cli("--dry-run", "--jobs", "2")
     assert result.exit_code == 0, result.output
     assert tree(sweep_root) == before
-    assert "start: not started yet" in result.stdout and "fake_trainer.py generated/fake/a.yaml" in result.stdout
+    assert (
+        "start: not started yet" in result.stdout and "fake_trainer.py generated/fake/a.yaml" in result.stdout
+    )
 
 
 def test_finished_runs_are_skipped(sweep_root):
@@ -173,8 +175,11 @@ def test_a_lost_run_counts_as_failed(sweep_root):
     run_dir.mkdir(parents=True)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    (run_dir / "sweepgen_status.json").write_text(json.dumps(
-        {"state": "running", "executor": "local", "ids": {"pid": dead.pid, "host": os.uname().nodename}}))
+    (run_dir / "sweepgen_status.json").write_text(
+        json.dumps(
+            {"state": "running", "executor": "local", "ids": {"pid": dead.pid, "host": os.uname().nodename}}
+        )
+    )
     result = run_cli()
     assert result.exit_code == 1 and "failed before" in result.output
     assert run_cli("--rerun-failed").exit_code == 0
@@ -191,8 +196,22 @@ def _alive(pid: int) -> bool:
 def _start_and_wait_for_children(sweep_root, runs, *extra):
     """`sweepgen run` as a real process; returns it and the pids of the runs and their children
     once every run has spawned its own child."""
-    proc = subprocess.Popen([sys.executable, "-m", "sweepgen", "run", "generated/fake", "--jobs", "2",
-                             "--command", FAKE_COMMAND, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sweepgen",
+            "run",
+            "generated/fake",
+            "--jobs",
+            "2",
+            "--command",
+            FAKE_COMMAND,
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 30
     while not all((sweep_root / f"runs/fake/{n}/child.pid").exists() for n in runs):
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
@@ -237,7 +256,9 @@ def test_a_run_that_ignores_sigterm_is_killed_after_the_stop_timeout(sweep_root)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and time.monotonic() - t0 < 15, err
     assert not [p for p in pids if _alive(p)]
-    assert {status(n)["exit_code"] for n in runs} == {-9} and {status(n)["state"] for n in runs} == {"cancelled"}
+    assert {status(n)["exit_code"] for n in runs} == {-9} and {status(n)["state"] for n in runs} == {
+        "cancelled"
+    }
 
 
 def test_a_second_ctrl_c_kills_at_once(sweep_root):
@@ -255,7 +276,9 @@ def test_a_second_ctrl_c_kills_at_once(sweep_root):
     assert {status(n)["state"] for n in runs} == {"cancelled"}
 
 
-def test_the_bundled_trainer_without_the_train_extra_is_refused_before_anything_starts(sweep_root, monkeypatch):
+def test_the_bundled_trainer_without_the_train_extra_is_refused_before_anything_starts(
+    sweep_root, monkeypatch
+):
     make_sweep(sweep_root, {"a": {}})
     monkeypatch.setitem(sys.modules, "trl", None)  # find_spec("trl") now finds nothing
     result = CliRunner().invoke(main, ["run", "generated/fake"])

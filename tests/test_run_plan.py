@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from run_support import FAKE_COMMAND, make_config_sweep, make_sweep
+
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.run.base import (
     STATUS_FILE,
@@ -26,7 +26,9 @@ from sweepgen.run.tasks import load_sweep, parse_command, select
 
 
 def _task(tmp_path: Path) -> RunTask:
-    return RunTask(name="r", variant="r", config_path=tmp_path / "c.yaml", run_dir=tmp_path / "run", argv=("x",))
+    return RunTask(
+        name="r", variant="r", config_path=tmp_path / "c.yaml", run_dir=tmp_path / "run", argv=("x",)
+    )
 
 
 STORED = [None, RunState.PENDING, RunState.RUNNING, RunState.FINISHED, RunState.FAILED, RunState.CANCELLED]
@@ -59,7 +61,9 @@ def test_plan_rules_over_every_combination(tmp_path, summary, stored, alive, rer
 
 
 def test_status_round_trips_and_is_written_atomically(tmp_path):
-    status = RunStatus(RunState.FAILED, "local", exit_code=3, reason="exit code 3", ids={"pid": 12, "gpu": "1"})
+    status = RunStatus(
+        RunState.FAILED, "local", exit_code=3, reason="exit code 3", ids={"pid": 12, "gpu": "1"}
+    )
     write_status(tmp_path, status)
     assert read_status(tmp_path) == status
     assert json.loads((tmp_path / STATUS_FILE).read_text())["state"] == "failed"
@@ -114,8 +118,9 @@ def test_a_hand_edited_config_is_refused(tmp_path, monkeypatch):
 
 def test_two_runs_sharing_an_output_dir_are_refused(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    make_config_sweep(tmp_path, {"a": {"output_dir": "runs/same"}, "b": {"output_dir": "runs/same"}},
-                      sweep="s", values={})
+    make_config_sweep(
+        tmp_path, {"a": {"output_dir": "runs/same"}, "b": {"output_dir": "runs/same"}}, sweep="s", values={}
+    )
     with pytest.raises(ConfigError, match="share the output directory"):
         load_sweep(Path("generated/s"))
 
@@ -152,7 +157,9 @@ def test_bad_commands_are_refused(command, message):
 def test_command_placeholders_and_literal_braces(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     make_sweep(tmp_path, {"a": {}})
-    (task,) = load_sweep(Path("generated/fake"), command=parse_command("t --cfg {config} --out {run_dir} '{{x}}' {name}")).tasks
+    (task,) = load_sweep(
+        Path("generated/fake"), command=parse_command("t --cfg {config} --out {run_dir} '{{x}}' {name}")
+    ).tasks
     assert task.argv == ("t", "--cfg", "generated/fake/a.yaml", "--out", "runs/fake/a", "{x}", "a")
 
 
@@ -177,8 +184,18 @@ def test_an_only_that_names_nothing_is_refused_not_every_run(tmp_path, monkeypat
     assert err.value.hint
 
 
-@pytest.mark.parametrize("command", ["t {config", "t config}", "t '{config}", 't "{config}', "t {config!r}",
-                                     "t {config:>40}", "t {config!s:x}"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "t {config",
+        "t config}",
+        "t '{config}",
+        't "{config}',
+        "t {config!r}",
+        "t {config:>40}",
+        "t {config!s:x}",
+    ],
+)
 def test_a_malformed_command_is_a_user_error_not_a_crash(command):
     with pytest.raises(UserError, match="--command") as err:
         parse_command(command)
@@ -228,8 +245,10 @@ def test_a_run_of_another_config_version_is_stale_whatever_its_state(tmp_path, s
     task.run_dir.mkdir()
     if summary:
         (task.run_dir / SUMMARY_FILE).write_text("{}")
-    write_status(task.run_dir, RunStatus(RunState.FINISHED if summary else RunState.FAILED, "local",
-                                         config_fingerprint="yaml:old"))
+    write_status(
+        task.run_dir,
+        RunStatus(RunState.FINISHED if summary else RunState.FAILED, "local", config_fingerprint="yaml:old"),
+    )
     d = decide(task, rerun_failed=True, is_alive=lambda s: False)
     assert d.stale and not d.start
     write_status(task.run_dir, RunStatus(RunState.FAILED, "local", config_fingerprint="yaml:new"))

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from run_support import make_config_sweep
 from trainer_support import read_jsonl, subprocess_env, tiny_cache, tiny_dict  # noqa: F401 - fixture
 
@@ -24,16 +23,18 @@ NAMES = [f"s{seed}" for seed in range(4)]
 
 
 def sweepgen(*args: str, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sweepgen", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "sweepgen", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _checkpoint_steps(run_dir: Path) -> list[int]:
     ckpts = run_dir / "checkpoints"
     if not ckpts.is_dir():
         return []
-    return sorted(int(p.name.split("-")[1]) for p in ckpts.glob("checkpoint-*")
-                  if (p / "trainer_state.json").is_file())
+    return sorted(
+        int(p.name.split("-")[1]) for p in ckpts.glob("checkpoint-*") if (p / "trainer_state.json").is_file()
+    )
 
 
 def test_four_run_sweep_jobs_2_then_kill_one_and_resume_only_it(tmp_path, monkeypatch, tiny_cache):
@@ -41,14 +42,20 @@ def test_four_run_sweep_jobs_2_then_kill_one_and_resume_only_it(tmp_path, monkey
     env = {**subprocess_env(tiny_cache), "COLUMNS": "200"}
     configs = {}
     for seed, name in enumerate(NAMES):
-        configs[name] = tiny_dict(f"runs/tiny4/{name}", grpo={"max_steps": STEPS},
-                                  logging={"save_steps": SAVE})
+        configs[name] = tiny_dict(
+            f"runs/tiny4/{name}", grpo={"max_steps": STEPS}, logging={"save_steps": SAVE}
+        )
         configs[name].update(run_name=name, seed=seed)
     make_config_sweep(tmp_path, configs, sweep="tiny4", values={n: {"seed": i} for i, n in enumerate(NAMES)})
     victim = tmp_path / "runs/tiny4/s0"
 
-    proc = subprocess.Popen([sys.executable, "-m", "sweepgen", "run", "generated/tiny4", "--jobs", "2"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", "run", "generated/tiny4", "--jobs", "2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 240
     # kill s0 once it has a checkpoint past step 0 and is still training
     while not (_checkpoint_steps(victim) and not (victim / "summary.json").exists()):
@@ -63,7 +70,7 @@ def test_four_run_sweep_jobs_2_then_kill_one_and_resume_only_it(tmp_path, monkey
     for name in NAMES[1:]:
         assert (tmp_path / f"runs/tiny4/{name}/summary.json").is_file(), name
     assert "s0 failed (killed by SIGKILL)" in err
-    table = out[out.index("results"):]
+    table = out[out.index("results") :]
     assert table.count("finished") == 3 and "24/24" in table
     killed_at = _checkpoint_steps(victim)[-1]
     assert 0 < killed_at < STEPS
@@ -88,24 +95,36 @@ def test_four_run_sweep_jobs_2_then_kill_one_and_resume_only_it(tmp_path, monkey
     assert (tmp_path / "runs/tiny4/report.png").stat().st_size > 10_000
 
 
-def test_ctrl_c_stops_real_runs_at_a_checkpoint_and_rerun_failed_resumes_them(tmp_path, monkeypatch, tiny_cache):
+def test_ctrl_c_stops_real_runs_at_a_checkpoint_and_rerun_failed_resumes_them(
+    tmp_path, monkeypatch, tiny_cache
+):
     monkeypatch.chdir(tmp_path)
     env = {**subprocess_env(tiny_cache), "COLUMNS": "200"}
     names = ["a", "b"]
     configs = {}
     for seed, name in enumerate(names):
         # no periodic checkpoint: the only one is what the trainer saves when it is asked to stop
-        configs[name] = tiny_dict(f"runs/stop/{name}", grpo={"max_steps": STEPS}, logging={"save_steps": 1000})
+        configs[name] = tiny_dict(
+            f"runs/stop/{name}", grpo={"max_steps": STEPS}, logging={"save_steps": 1000}
+        )
         configs[name].update(run_name=name, seed=seed)
     make_config_sweep(tmp_path, configs, sweep="stop", values={n: {"seed": i} for i, n in enumerate(names)})
-    proc = subprocess.Popen([sys.executable, "-m", "sweepgen", "run", "generated/stop", "--jobs", "2"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", "run", "generated/stop", "--jobs", "2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 240
     metrics = [tmp_path / f"runs/stop/{n}/metrics.jsonl" for n in names]
     while not all(m.is_file() and len(read_jsonl(m)) >= 3 for m in metrics):
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.1)
-    pids = [json.loads((tmp_path / f"runs/stop/{n}/sweepgen_status.json").read_text())["ids"]["pid"] for n in names]
+    pids = [
+        json.loads((tmp_path / f"runs/stop/{n}/sweepgen_status.json").read_text())["ids"]["pid"]
+        for n in names
+    ]
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, out + err

@@ -8,18 +8,58 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sweepgen.compile.sandbox import YamlWriter, pyrepr, to_yaml, yaml_scalar
 from sweepgen.paths import same
-from sweepgen.sandbox import YamlWriter, pyrepr, to_yaml, yaml_scalar
 from sweepgen.yamlio import loads
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp", "Co", "Cn")), max_size=8)
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
-                    st.floats(allow_nan=False, allow_infinity=True), TEXT,
-                    st.sampled_from(["yes", "no", "on", "off", "y", "n", "null", "~", "1e-5", "0x1f", "1_000",
-                                     "2025-05-15", "- a", "a: b", "#x", "'q'", '"q"', "", " lead", "trail ",
-                                     "${HOME}/x", "{a}", "[a]", "@x", "`x", "!x", "%x", "&x", "*x", "|", ">"]))
-TREES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-                     max_leaves=15)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False, allow_infinity=True),
+    TEXT,
+    st.sampled_from(
+        [
+            "yes",
+            "no",
+            "on",
+            "off",
+            "y",
+            "n",
+            "null",
+            "~",
+            "1e-5",
+            "0x1f",
+            "1_000",
+            "2025-05-15",
+            "- a",
+            "a: b",
+            "#x",
+            "'q'",
+            '"q"',
+            "",
+            " lead",
+            "trail ",
+            "${HOME}/x",
+            "{a}",
+            "[a]",
+            "@x",
+            "`x",
+            "!x",
+            "%x",
+            "&x",
+            "*x",
+            "|",
+            ">",
+        ]
+    ),
+)
+TREES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=15,
+)
 
 
 @given(TREES)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from trainer.shaping import Group, Turn, advantages, shaped_values
 from trainer.shaping.group import ROLES, group_normalize
 
+
 # A team reward that, like the trainer's, scores the final turn of the transcript.
 def final_turn_correct(turns):
     return turns[-1].correct if turns else 0.0
@@ -91,9 +92,10 @@ def test_coma_is_shift_invariant(rollouts, shift):
 @given(st.integers(2, 8), st.floats(-10, 10, allow_nan=False))
 def test_coma_is_zero_for_a_constant_group(n, value):
     group = Group(tuple(debate(1, 0, 1) for _ in range(n)), lambda t: value)
-    assert shaped_values(group, "coma_advantage", {"n_rollouts_per_prompt": n}) == [
-        {"solver": 0.0, "critic": 0.0}
-    ] * n
+    assert (
+        shaped_values(group, "coma_advantage", {"n_rollouts_per_prompt": n})
+        == [{"solver": 0.0, "critic": 0.0}] * n
+    )
 
 
 def test_coma_worked_example():
@@ -120,8 +122,16 @@ def test_potential_based_with_gamma_one_is_exactly_identity(rollouts, scale, len
 
 def test_potential_based_with_gamma_below_one_charges_long_debates():
     # Same correctness, different lengths: Φ(s_t) = tokens so far / 10; intermediate states s_1, s_2.
-    short = (Turn("solver", n_tokens=10, correct=1), Turn("critic", n_tokens=10), Turn("solver", n_tokens=10, correct=1))
-    long = (Turn("solver", n_tokens=30, correct=1), Turn("critic", n_tokens=30), Turn("solver", n_tokens=30, correct=1))
+    short = (
+        Turn("solver", n_tokens=10, correct=1),
+        Turn("critic", n_tokens=10),
+        Turn("solver", n_tokens=10, correct=1),
+    )
+    long = (
+        Turn("solver", n_tokens=30, correct=1),
+        Turn("critic", n_tokens=30),
+        Turn("solver", n_tokens=30, correct=1),
+    )
     params = {"gamma": 0.9, "potential_type": "debate_length", "length_scale": 10.0}
     values = shaped_values(Group((short, long), final_turn_correct), "potential_based", params)
     # G + (gamma - 1) * (Φ(s_1) + Φ(s_2)): short 1 - 0.1*(1+2), long 1 - 0.1*(3+6)
@@ -133,7 +143,9 @@ def test_potential_based_with_gamma_below_one_charges_long_debates():
 def test_reward_mixing_alpha_zero_is_identity(rollouts, scale):
     group = Group(rollouts, final_turn_correct)
     assert shaped_values(group, "reward_mixing", {"alpha": 0.0}) == shaped_values(group, "identity", {})
-    assert advantages([group], "reward_mixing", {"alpha": 0}, scale) == advantages([group], "identity", {}, scale)
+    assert advantages([group], "reward_mixing", {"alpha": 0}, scale) == advantages(
+        [group], "identity", {}, scale
+    )
 
 
 @given(group_st)
@@ -183,7 +195,9 @@ def test_every_strategy_gives_finite_advantages_for_every_role(groups, scale):
 def test_group_normalize_matches_trl_for_one_reward():
     # TRL: (r - mean) / (std_unbiased + 1e-4); [1, 0, 0, 0] -> std = 0.5
     out = group_normalize([{"solver": x} for x in (1.0, 0.0, 0.0, 0.0)], ("solver",), "group")
-    assert [o["solver"] for o in out] == pytest.approx([0.75 / 0.5001, -0.25 / 0.5001, -0.25 / 0.5001, -0.25 / 0.5001])
+    assert [o["solver"] for o in out] == pytest.approx(
+        [0.75 / 0.5001, -0.25 / 0.5001, -0.25 / 0.5001, -0.25 / 0.5001]
+    )
 
 
 def test_a_nan_team_reward_is_an_error_not_a_shaped_value():

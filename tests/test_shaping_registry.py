@@ -30,7 +30,11 @@ def test_unknown_strategy_lists_what_exists():
 @pytest.mark.parametrize(
     ("name", "params", "message"),
     [
-        ("identity", {"alpha": 0.5}, "unknown parameter(s) ['alpha'] for reward-shaping strategy 'identity'; its parameters are: none"),
+        (
+            "identity",
+            {"alpha": 0.5},
+            "unknown parameter(s) ['alpha'] for reward-shaping strategy 'identity'; its parameters are: none",
+        ),
         ("reward_mixing", {"alhpa": 0.5}, "its parameters are: alpha"),
         ("reward_mixing", {}, "needs parameter 'alpha'"),
         ("reward_mixing", {"alpha": 1.5}, "must be between 0 and 1"),
@@ -68,7 +72,9 @@ def test_config_section_reports_bad_strategy_at_its_key():
 
 
 def test_config_section_resolves_params():
-    cfg = RewardShapingConfig.model_validate({"strategy": "potential_based", "params": {"gamma": 1, "potential_type": "debate_length"}})
+    cfg = RewardShapingConfig.model_validate(
+        {"strategy": "potential_based", "params": {"gamma": 1, "potential_type": "debate_length"}}
+    )
     assert cfg.params == {"gamma": 1.0, "potential_type": "debate_length", "length_scale": 100.0}
     assert cfg.model_dump()["params"]["length_scale"] == 100.0
 

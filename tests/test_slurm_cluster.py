@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from run_support import FAKE_COMMAND, make_sweep
 from slurm_cluster import slurm_cluster  # noqa: F401 - the session fixture
+
 from sweepgen.cli import main
 from sweepgen.run.tasks import config_fingerprint
 
@@ -83,7 +83,9 @@ def test_tiny_model_sweep_runs_as_one_array_and_report_reads_it(cwd, tmp_path_fa
     pytest.importorskip("torch")
     monkeypatch.setenv("SWEEPGEN_CACHE", str(tmp_path_factory.getbasetemp() / "sweepgen-cache"))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    variants = "\n".join(f"  s{i}: {{seed: {i}, run_name: s{i}, output_dir: runs/tiny_slurm/s{i}}}" for i in range(4))
+    variants = "\n".join(
+        f"  s{i}: {{seed: {i}, run_name: s{i}, output_dir: runs/tiny_slurm/s{i}}}" for i in range(4)
+    )
     (cwd / "specs").mkdir()
     (cwd / "templates").mkdir()
     (cwd / "specs" / "tiny.yaml").write_text(TINY_SPEC % variants)
@@ -99,9 +101,15 @@ def test_tiny_model_sweep_runs_as_one_array_and_report_reads_it(cwd, tmp_path_fa
     assert sorted(array["runs"].values()) == ["s0", "s1", "s2", "s3"]
     assert {job_id.split("_")[0] for job_id in array["runs"]} == {array["array_job_id"]}  # one array
 
-    rows = wait_until("generated/tiny_slurm", lambda r: all(x["state"] not in ("PENDING", "RUNNING")
-                                                            for x in r.values()), 300, "the tiny sweep")
-    assert {name: row["state"] for name, row in rows.items()} == dict.fromkeys(["s0", "s1", "s2", "s3"], "FINISHED")
+    rows = wait_until(
+        "generated/tiny_slurm",
+        lambda r: all(x["state"] not in ("PENDING", "RUNNING") for x in r.values()),
+        300,
+        "the tiny sweep",
+    )
+    assert {name: row["state"] for name, row in rows.items()} == dict.fromkeys(
+        ["s0", "s1", "s2", "s3"], "FINISHED"
+    )
     assert {row["job_id"] for row in rows.values()} == set(array["runs"])
     for i in range(4):
         summary = json.loads((cwd / f"runs/tiny_slurm/s{i}/summary.json").read_text())
@@ -124,8 +132,15 @@ def test_failed_cancelled_and_timed_out_runs_are_reported_and_only_they_rerun(cw
     # the time-limit sweep first: its run holds one of the two CPUs while the other sweep goes on
     limit = make_sweep(cwd, {"limit": {"steps": 1000, "sleep": 0.2}}, sweep="limit")
     add_resources(limit, time=1)
-    faulty = make_sweep(cwd, {"ok": {"steps": 2}, "bad": {"fail_at": 1, "fail_attempts": 1},
-                              "slow": {"steps": 1000, "sleep": 0.2}}, sweep="faulty")
+    faulty = make_sweep(
+        cwd,
+        {
+            "ok": {"steps": 2},
+            "bad": {"fail_at": 1, "fail_attempts": 1},
+            "slow": {"steps": 1000, "sleep": 0.2},
+        },
+        sweep="faulty",
+    )
     add_resources(faulty, time=10)
     for folder in ("generated/limit", "generated/faulty"):
         result = cli("run", folder, "--executor", "slurm", "--command", FAKE_COMMAND)
@@ -136,8 +151,12 @@ def test_failed_cancelled_and_timed_out_runs_are_reported_and_only_they_rerun(cw
     result = cli("cancel", "generated/faulty", "--only", "slow")
     assert result.exit_code == 0, result.output
     assert time.monotonic() - t0 < 60, "cancel must return once Slurm has ended the job"
-    rows = wait_until("generated/faulty", lambda r: r["ok"]["state"] == "FINISHED" and r["bad"]["state"] == "FAILED",
-                      60, "ok and bad to end")
+    rows = wait_until(
+        "generated/faulty",
+        lambda r: r["ok"]["state"] == "FINISHED" and r["bad"]["state"] == "FAILED",
+        60,
+        "ok and bad to end",
+    )
     assert rows["slow"]["state"] == "CANCELLED"
 
     shown = cli("status", "generated/faulty")
@@ -147,20 +166,25 @@ def test_failed_cancelled_and_timed_out_runs_are_reported_and_only_they_rerun(cw
     assert "── slow CANCELLED" in shown.stderr
     first_ids = {name: row["job_id"] for name, row in rows.items()}
 
-    result = cli("run", "generated/faulty", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed")
+    result = cli(
+        "run", "generated/faulty", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed"
+    )
     assert result.exit_code == 0, result.output
     arrays = journal(cwd / "runs/faulty")
     assert sorted(arrays[-1]["runs"].values()) == ["bad", "slow"]  # never the finished one
     # one CPU may still be held by the time-limit run, and `slow` may get the other first
-    rows = wait_until("generated/faulty", lambda r: r["bad"]["state"] == "FINISHED", 150, "bad's second attempt")
+    rows = wait_until(
+        "generated/faulty", lambda r: r["bad"]["state"] == "FINISHED", 150, "bad's second attempt"
+    )
     assert rows["ok"]["job_id"] == first_ids["ok"] and rows["ok"]["attempt"] == 1
     assert rows["bad"]["attempt"] == 2 and rows["bad"]["job_id"] != first_ids["bad"]
     assert rows["slow"]["attempt"] == 2
     assert cli("cancel", "generated/faulty").exit_code == 0  # the slow one again, so it frees the CPU
     assert status_json("generated/faulty")["slow"]["state"] == "CANCELLED"
 
-    rows = wait_until("generated/limit", lambda r: r["limit"]["state"] not in ("PENDING", "RUNNING"), 150,
-                      "the time limit")
+    rows = wait_until(
+        "generated/limit", lambda r: r["limit"]["state"] not in ("PENDING", "RUNNING"), 150, "the time limit"
+    )
     assert rows["limit"]["state"] == "TIMEOUT"
     assert "time limit" in rows["limit"]["reason"]
     assert rows["limit"]["log_tail"][-1].startswith("fake_trainer: step")  # it ran until it was stopped
@@ -198,8 +222,13 @@ def test_status_wait_follows_from_another_shell_until_the_runs_end(cwd):
     assert again.exit_code == 0, again.output
     assert "still running (job_id" in again.output
     assert len(journal(cwd / "runs/sw")) == 1
-    proc = subprocess.run([sys.executable, "-m", "sweepgen", "status", "generated/sw", "--wait"],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "status", "generated/sw", "--wait"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "FINISHED" in proc.stdout
     assert (cwd / "runs/sw/a/summary.json").exists()

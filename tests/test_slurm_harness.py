@@ -7,7 +7,6 @@ import os
 import sys
 
 import pytest
-
 import slurm_cluster
 
 
@@ -28,8 +27,11 @@ def test_missing_slurm_without_apt_is_a_reason(monkeypatch, tmp_path):
 def test_missing_slurm_with_apt_is_not_a_reason(monkeypatch):
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    monkeypatch.setattr(slurm_cluster.shutil, "which",
-                        lambda name, path=None: "/usr/bin/apt-get" if name == "apt-get" else None)
+    monkeypatch.setattr(
+        slurm_cluster.shutil,
+        "which",
+        lambda name, path=None: "/usr/bin/apt-get" if name == "apt-get" else None,
+    )
     assert slurm_cluster.cannot_run_reason() is None  # slurm_up.sh installs the packages
 
 

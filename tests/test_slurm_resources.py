@@ -16,17 +16,34 @@ def lock_with(**resources):
 
 
 def test_full_block_becomes_sbatch_lines_in_a_stable_order():
-    r = resources_from_lock(lock_with(partition="gpu", gpus_per_run=2, cpus_per_run=8, mem="64G",
-                                      time="04:00:00", sbatch_extra=["--account=rl", "--qos=high"]),
-                            lock_path="sweep.lock.json")
+    r = resources_from_lock(
+        lock_with(
+            partition="gpu",
+            gpus_per_run=2,
+            cpus_per_run=8,
+            mem="64G",
+            time="04:00:00",
+            sbatch_extra=["--account=rl", "--qos=high"],
+        ),
+        lock_path="sweep.lock.json",
+    )
     assert r.time_min == 240
-    assert r.sbatch_lines() == ["--partition=gpu", "--time=04:00:00", "--cpus-per-task=8",
-                                "--gpus-per-node=2", "--mem=64G", "--account=rl", "--qos=high"]
+    assert r.sbatch_lines() == [
+        "--partition=gpu",
+        "--time=04:00:00",
+        "--cpus-per-task=8",
+        "--gpus-per-node=2",
+        "--mem=64G",
+        "--account=rl",
+        "--qos=high",
+    ]
 
 
 def test_nulls_written_by_the_lock_mean_unset():
-    r = resources_from_lock(lock_with(time=30, partition=None, gpus_per_run=None, cpus_per_run=None, mem=None,
-                                      sbatch_extra=[]), lock_path="l")
+    r = resources_from_lock(
+        lock_with(time=30, partition=None, gpus_per_run=None, cpus_per_run=None, mem=None, sbatch_extra=[]),
+        lock_path="l",
+    )
     assert (r.partition, r.gpus_per_run, r.cpus_per_run, r.mem, r.sbatch_extra) == (None, 0, 1, None, ())
     assert r.sbatch_lines() == ["--time=00:30:00", "--cpus-per-task=1"]
 
@@ -41,20 +58,31 @@ def test_missing_block_or_time_is_an_error_not_submitits_five_minutes():
     assert err.value.key == "resources.time" and "5 minutes" in err.value.hint
 
 
-@pytest.mark.parametrize("resources, key, fragment", [
-    ({"time": 5, "gpus": 1}, "resources.gpus", "not a known resource"),
-    ({"time": 5, "cpus_per_run": 0}, "resources.cpus_per_run", "≥ 1"),
-    ({"time": 5, "gpus_per_run": -1}, "resources.gpus_per_run", "≥ 0"),
-    ({"time": 5, "gpus_per_run": True}, "resources.gpus_per_run", "whole number"),
-    ({"time": 5, "mem": "64GB"}, "resources.mem", "not a Slurm memory size"),
-    ({"time": 5, "partition": "gpu a100"}, "resources.partition", "partition name"),
-    ({"time": "2 hours"}, "resources.time", "not a Slurm time"),
-    ({"time": 0}, "resources.time", "shorter than one minute"),
-    ({"time": 5, "sbatch_extra": ["account=rl"]}, "resources.sbatch_extra[0]", "long sbatch option"),
-    ({"time": 5, "sbatch_extra": ["--time=10"]}, "resources.sbatch_extra[0]", "set by sweepgen"),
-    ({"time": 5, "sbatch_extra": ["--qos=a", "--array=0-3"]}, "resources.sbatch_extra[1]", "set by sweepgen"),
-    ({"time": 5, "sbatch_extra": ["--comment=a\n#SBATCH --time=9"]}, "resources.sbatch_extra[0]", "long sbatch"),
-])
+@pytest.mark.parametrize(
+    "resources, key, fragment",
+    [
+        ({"time": 5, "gpus": 1}, "resources.gpus", "not a known resource"),
+        ({"time": 5, "cpus_per_run": 0}, "resources.cpus_per_run", "≥ 1"),
+        ({"time": 5, "gpus_per_run": -1}, "resources.gpus_per_run", "≥ 0"),
+        ({"time": 5, "gpus_per_run": True}, "resources.gpus_per_run", "whole number"),
+        ({"time": 5, "mem": "64GB"}, "resources.mem", "not a Slurm memory size"),
+        ({"time": 5, "partition": "gpu a100"}, "resources.partition", "partition name"),
+        ({"time": "2 hours"}, "resources.time", "not a Slurm time"),
+        ({"time": 0}, "resources.time", "shorter than one minute"),
+        ({"time": 5, "sbatch_extra": ["account=rl"]}, "resources.sbatch_extra[0]", "long sbatch option"),
+        ({"time": 5, "sbatch_extra": ["--time=10"]}, "resources.sbatch_extra[0]", "set by sweepgen"),
+        (
+            {"time": 5, "sbatch_extra": ["--qos=a", "--array=0-3"]},
+            "resources.sbatch_extra[1]",
+            "set by sweepgen",
+        ),
+        (
+            {"time": 5, "sbatch_extra": ["--comment=a\n#SBATCH --time=9"]},
+            "resources.sbatch_extra[0]",
+            "long sbatch",
+        ),
+    ],
+)
 def test_bad_resources_name_the_key(resources, key, fragment):
     with pytest.raises(ConfigError) as err:
         resources_from_lock({"files": [], "resources": resources}, lock_path="l")
@@ -71,14 +99,26 @@ def test_managed_flags_point_to_the_resource_key_that_sets_them():
 
 
 def test_mapping_form_of_sbatch_extra():
-    r = resources_from_lock(lock_with(time=5, sbatch_extra={"account": "rl", "exclusive": True}), lock_path="l")
+    r = resources_from_lock(
+        lock_with(time=5, sbatch_extra={"account": "rl", "exclusive": True}), lock_path="l"
+    )
     assert r.sbatch_extra == ("--account=rl", "--exclusive")
 
 
-@pytest.mark.parametrize("text, minutes", [
-    ("90", 90), ("5:30", 6), ("5:00", 5), ("01:00:00", 60), ("1-0", 1440), ("2-03", 2 * 1440 + 180),
-    ("1-02:03", 1440 + 123), ("1-02:03:04", 1440 + 124), (45, 45),
-])
+@pytest.mark.parametrize(
+    "text, minutes",
+    [
+        ("90", 90),
+        ("5:30", 6),
+        ("5:00", 5),
+        ("01:00:00", 60),
+        ("1-0", 1440),
+        ("2-03", 2 * 1440 + 180),
+        ("1-02:03", 1440 + 123),
+        ("1-02:03:04", 1440 + 124),
+        (45, 45),
+    ],
+)
 def test_slurm_time_formats(text, minutes):
     assert parse_time(text) == minutes
 

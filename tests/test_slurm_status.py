@@ -15,11 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from click.testing import CliRunner
-
 from run_support import FAKE_COMMAND, make_sweep
+
 from sweepgen.cli import main
 from sweepgen.run import slurm_query
 from sweepgen.run.base import RunState, RunStatus, RunTask, read_status, write_status
@@ -42,16 +42,23 @@ def add_resources(folder: Path, **resources) -> None:
 
 
 def task(tmp_path: Path, name: str = "r") -> RunTask:
-    return RunTask(name=name, variant=name, config_path=tmp_path / f"{name}.yaml", run_dir=tmp_path / name,
-                   argv=("true",))
+    return RunTask(
+        name=name,
+        variant=name,
+        config_path=tmp_path / f"{name}.yaml",
+        run_dir=tmp_path / name,
+        argv=("true",),
+    )
 
 
 def slurm_status(state=RunState.RUNNING, **ids) -> RunStatus:
-    return RunStatus(state, "slurm", reason="submitted to Slurm",
-                     ids={"job_id": "7_1", "job_name": "sweepgen-s", **ids})
+    return RunStatus(
+        state, "slurm", reason="submitted to Slurm", ids={"job_id": "7_1", "job_name": "sweepgen-s", **ids}
+    )
 
 
 # -- parsing ---------------------------------------------------------------------------------------
+
 
 def test_expand_array_ranges():
     assert expand("12_[0-2,5%2]") == ["12_0", "12_1", "12_2", "12_5"]
@@ -60,10 +67,12 @@ def test_expand_array_ranges():
 
 
 def test_parse_sacct_unfolds_pending_arrays_and_skips_steps():
-    text = ("7_0|COMPLETED|sweepgen-s|0:0|00:00:03\n"
-            "7_0.batch|COMPLETED|batch|0:0|00:00:03\n"
-            "7_1|CANCELLED by 0|sweepgen-s|0:15|00:00:06\n"
-            "7_[2-3%2]|PENDING|sweepgen-s|0:0|00:00:00\n")
+    text = (
+        "7_0|COMPLETED|sweepgen-s|0:0|00:00:03\n"
+        "7_0.batch|COMPLETED|batch|0:0|00:00:03\n"
+        "7_1|CANCELLED by 0|sweepgen-s|0:15|00:00:06\n"
+        "7_[2-3%2]|PENDING|sweepgen-s|0:0|00:00:00\n"
+    )
     jobs = parse_sacct(text)
     assert sorted(jobs) == ["7_0", "7_1", "7_2", "7_3"]
     assert jobs["7_1"].state == "CANCELLED" and jobs["7_1"].ended
@@ -101,6 +110,7 @@ def test_sacct_without_accounting_says_what_is_missing(tmp_path, monkeypatch):
 
 # -- reconciliation ------------------------------------------------------------------------------
 
+
 def test_summary_json_is_the_proof_of_success(tmp_path):
     t = task(tmp_path)
     t.run_dir.mkdir()
@@ -109,14 +119,17 @@ def test_summary_json_is_the_proof_of_success(tmp_path):
     assert new.state is RunState.FINISHED
 
 
-@pytest.mark.parametrize("slurm_state, state, label", [
-    ("CANCELLED", RunState.CANCELLED, "CANCELLED"),
-    ("TIMEOUT", RunState.FAILED, "TIMEOUT"),
-    ("OUT_OF_MEMORY", RunState.FAILED, "OUT_OF_MEMORY"),
-    ("NODE_FAIL", RunState.FAILED, "NODE_FAIL"),
-    ("FAILED", RunState.FAILED, "FAILED"),
-    ("COMPLETED", RunState.FAILED, "FAILED"),
-])
+@pytest.mark.parametrize(
+    "slurm_state, state, label",
+    [
+        ("CANCELLED", RunState.CANCELLED, "CANCELLED"),
+        ("TIMEOUT", RunState.FAILED, "TIMEOUT"),
+        ("OUT_OF_MEMORY", RunState.FAILED, "OUT_OF_MEMORY"),
+        ("NODE_FAIL", RunState.FAILED, "NODE_FAIL"),
+        ("FAILED", RunState.FAILED, "FAILED"),
+        ("COMPLETED", RunState.FAILED, "FAILED"),
+    ],
+)
 def test_a_job_that_ended_without_recording_gets_slurms_verdict(tmp_path, slurm_state, state, label):
     t = task(tmp_path)
     new = reconcile(t, slurm_status(), JobInfo("7_1", slurm_state, exit_code="1:0"))
@@ -150,10 +163,14 @@ def test_what_the_node_recorded_stands_unless_slurm_knows_better(tmp_path):
 def test_observe_ignores_a_reused_job_id_of_another_job(tmp_path, monkeypatch):
     t = task(tmp_path)
     write_status(t.run_dir, slurm_status())
-    monkeypatch.setattr(slurm_query, "query", lambda ids: {"7_1": JobInfo("7_1", "CANCELLED", name="someone")})
+    monkeypatch.setattr(
+        slurm_query, "query", lambda ids: {"7_1": JobInfo("7_1", "CANCELLED", name="someone")}
+    )
     (view,) = observe([t])
     assert view.status.state is RunState.RUNNING and view.job is None
-    monkeypatch.setattr(slurm_query, "query", lambda ids: {"7_1": JobInfo("7_1", "CANCELLED", name="sweepgen-s")})
+    monkeypatch.setattr(
+        slurm_query, "query", lambda ids: {"7_1": JobInfo("7_1", "CANCELLED", name="sweepgen-s")}
+    )
     (view,) = observe([t])
     assert view.status.state is RunState.CANCELLED
     assert read_status(t.run_dir).state is RunState.CANCELLED  # learned from Slurm, so written down
@@ -163,12 +180,16 @@ def test_node_outcome_rules():
     assert outcome(0, finished=True, timed_out=True, cancelled=False)[0] is RunState.FINISHED
     assert outcome(-12, finished=False, timed_out=True, cancelled=False) == (RunState.FAILED, TIMEOUT_REASON)
     assert outcome(-15, finished=False, timed_out=False, cancelled=True)[0] is RunState.CANCELLED
-    assert outcome(0, finished=False, timed_out=False, cancelled=False)[1] == "exited 0 but wrote no summary.json"
+    assert (
+        outcome(0, finished=False, timed_out=False, cancelled=False)[1]
+        == "exited 0 but wrote no summary.json"
+    )
     assert outcome(3, finished=False, timed_out=False, cancelled=False)[1] == "exit code 3"
     assert outcome(-9, finished=False, timed_out=False, cancelled=False)[1] == "killed by SIGKILL"
 
 
 # -- the node-side wrapper, as a real process ------------------------------------------------------
+
 
 def start_node(tmp_path: Path, fake: dict) -> tuple[subprocess.Popen, Path]:
     folder = make_sweep(tmp_path, {"n": fake}, sweep="node")
@@ -178,8 +199,10 @@ def start_node(tmp_path: Path, fake: dict) -> tuple[subprocess.Popen, Path]:
     node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status)
     blob = tmp_path / "node.pkl"
     blob.write_bytes(pickle.dumps(node))
-    code = ("import pickle, sys; from sweepgen.run.slurm_task import run_on_node; "
-            f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))")
+    code = (
+        "import pickle, sys; from sweepgen.run.slurm_task import run_on_node; "
+        f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))"
+    )
     env = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
     return subprocess.Popen([sys.executable, "-c", code], env=env), tmp_path / "runs/node/n"
 
@@ -208,10 +231,13 @@ def test_node_wrapper_fails_with_the_runs_exit_code(tmp_path):
     assert "failing at step 1" in (run_dir / "run.log").read_text()
 
 
-@pytest.mark.parametrize("sig, state, reason", [
-    (signal.SIGUSR2, RunState.FAILED, TIMEOUT_REASON),
-    (signal.SIGTERM, RunState.CANCELLED, "cancelled"),
-])
+@pytest.mark.parametrize(
+    "sig, state, reason",
+    [
+        (signal.SIGUSR2, RunState.FAILED, TIMEOUT_REASON),
+        (signal.SIGTERM, RunState.CANCELLED, "cancelled"),
+    ],
+)
 def test_node_wrapper_turns_slurms_signals_into_states(tmp_path, sig, state, reason):
     proc, run_dir = start_node(tmp_path, {"steps": 500, "sleep": 0.1})
     wait_for_step(run_dir)
@@ -225,18 +251,30 @@ def test_node_wrapper_turns_slurms_signals_into_states(tmp_path, sig, state, rea
 
 # -- the CLI without a cluster -----------------------------------------------------------------------
 
+
 def test_dry_run_prints_the_sbatch_header_and_writes_nothing(sweep_root):
     pytest.importorskip("submitit")
     folder = make_sweep(sweep_root, {"a": {}, "b": {}}, sweep="fake")
-    add_resources(folder, time="01:30:00", cpus_per_run=2, mem="4G", partition="debug",
-                  sbatch_extra=["--qos=low"])
+    add_resources(
+        folder, time="01:30:00", cpus_per_run=2, mem="4G", partition="debug", sbatch_extra=["--qos=low"]
+    )
     before = sorted(p for p in sweep_root.rglob("*"))
-    result = CliRunner().invoke(main, ["run", "generated/fake", "--executor", "slurm", "--dry-run",
-                                       "--command", FAKE_COMMAND])
+    result = CliRunner().invoke(
+        main, ["run", "generated/fake", "--executor", "slurm", "--dry-run", "--command", FAKE_COMMAND]
+    )
     assert result.exit_code == 0, result.output
-    for line in ("#SBATCH --array=0-1%2", "#SBATCH --time=90", "#SBATCH --cpus-per-task=2",
-                 "#SBATCH --mem=4G", "#SBATCH --partition=debug", "#SBATCH --qos=low", "#SBATCH --hold",
-                 "#SBATCH --job-name=sweepgen-fake", "[0] a:", "[1] b:"):
+    for line in (
+        "#SBATCH --array=0-1%2",
+        "#SBATCH --time=90",
+        "#SBATCH --cpus-per-task=2",
+        "#SBATCH --mem=4G",
+        "#SBATCH --partition=debug",
+        "#SBATCH --qos=low",
+        "#SBATCH --hold",
+        "#SBATCH --job-name=sweepgen-fake",
+        "[0] a:",
+        "[1] b:",
+    ):
         assert line in result.output
     assert sorted(p for p in sweep_root.rglob("*")) == before
 
@@ -245,25 +283,33 @@ def test_jobs_caps_how_many_array_tasks_run_at_once(sweep_root):
     pytest.importorskip("submitit")
     folder = make_sweep(sweep_root, {"a": {}, "b": {}, "c": {}}, sweep="fake")
     add_resources(folder, time=5)
-    result = CliRunner().invoke(main, ["run", "generated/fake", "--executor", "slurm", "--dry-run", "-j", "2",
-                                       "--command", FAKE_COMMAND])
+    result = CliRunner().invoke(
+        main,
+        ["run", "generated/fake", "--executor", "slurm", "--dry-run", "-j", "2", "--command", FAKE_COMMAND],
+    )
     assert result.exit_code == 0, result.output
     assert "#SBATCH --array=0-2%2" in result.output
 
 
 def test_run_on_slurm_without_resources_is_a_user_error(sweep_root):
     make_sweep(sweep_root, {"a": {}}, sweep="fake")
-    result = CliRunner().invoke(main, ["run", "generated/fake", "--executor", "slurm", "--command", FAKE_COMMAND])
+    result = CliRunner().invoke(
+        main, ["run", "generated/fake", "--executor", "slurm", "--command", FAKE_COMMAND]
+    )
     assert result.exit_code == 2
-    assert "generated/fake/sweep.lock.json: error: the Slurm executor needs a `resources:` block" in result.output
+    assert (
+        "generated/fake/sweep.lock.json: error: the Slurm executor needs a `resources:` block"
+        in result.output
+    )
     assert "Traceback" not in result.output
 
 
 def test_local_only_options_are_refused_on_slurm(sweep_root):
     folder = make_sweep(sweep_root, {"a": {}}, sweep="fake")
     add_resources(folder, time=5)
-    result = CliRunner().invoke(main, ["run", "generated/fake", "--executor", "slurm", "--gpus", "0",
-                                       "--command", FAKE_COMMAND])
+    result = CliRunner().invoke(
+        main, ["run", "generated/fake", "--executor", "slurm", "--gpus", "0", "--command", FAKE_COMMAND]
+    )
     assert result.exit_code == 2 and "resources.gpus_per_run" in result.output
 
 
@@ -272,7 +318,9 @@ def test_submitting_without_slurm_says_where_to_run(sweep_root, monkeypatch):
     folder = make_sweep(sweep_root, {"a": {}}, sweep="fake")
     add_resources(folder, time=5)
     monkeypatch.setenv("PATH", str(sweep_root))  # no sbatch here
-    result = CliRunner().invoke(main, ["run", "generated/fake", "--executor", "slurm", "--command", FAKE_COMMAND])
+    result = CliRunner().invoke(
+        main, ["run", "generated/fake", "--executor", "slurm", "--command", FAKE_COMMAND]
+    )
     assert result.exit_code == 2
     assert "`sbatch` is not on PATH" in result.output
     assert not (sweep_root / "runs/fake/a/sweepgen_status.json").exists()
@@ -290,10 +338,16 @@ def test_status_lists_states_and_the_log_tail_of_failed_runs(sweep_root):
     make_sweep(sweep_root, {"ok": {}, "bad": {}, "gone": {}, "new": {}}, sweep="fake")
     runs = sweep_root / "runs/fake"
     write_run(runs / "ok", RunStatus(RunState.FINISHED, "local", exit_code=0), summary=True)
-    write_run(runs / "bad", RunStatus(RunState.FAILED, "local", exit_code=3, reason="exit code 3"),
-              log="=== sweepgen: attempt 1 at x: cmd ===\nloading\nValueError: boom at step 2\n")
+    write_run(
+        runs / "bad",
+        RunStatus(RunState.FAILED, "local", exit_code=3, reason="exit code 3"),
+        log="=== sweepgen: attempt 1 at x: cmd ===\nloading\nValueError: boom at step 2\n",
+    )
     # a local run whose process is gone without writing an end: lost, shown as failed
-    write_run(runs / "gone", RunStatus(RunState.RUNNING, "local", ids={"pid": 999999999, "host": os.uname().nodename}))
+    write_run(
+        runs / "gone",
+        RunStatus(RunState.RUNNING, "local", ids={"pid": 999999999, "host": os.uname().nodename}),
+    )
     result = CliRunner().invoke(main, ["status", "generated/fake"])
     assert result.exit_code == 1
     rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if "│" in line}
@@ -320,8 +374,12 @@ def test_status_exit_0_when_nothing_failed_and_cancel_with_nothing_live(sweep_ro
 def test_status_of_a_slurm_run_learns_its_cancellation_from_slurm(sweep_root, monkeypatch):
     make_sweep(sweep_root, {"a": {}}, sweep="fake")
     run_dir = sweep_root / "runs/fake/a"
-    write_run(run_dir, RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "9_0", "job_name": "sweepgen-fake"}))
-    monkeypatch.setattr(slurm_query, "query", lambda ids: {"9_0": JobInfo("9_0", "CANCELLED", name="sweepgen-fake")})
+    write_run(
+        run_dir, RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "9_0", "job_name": "sweepgen-fake"})
+    )
+    monkeypatch.setattr(
+        slurm_query, "query", lambda ids: {"9_0": JobInfo("9_0", "CANCELLED", name="sweepgen-fake")}
+    )
     result = CliRunner().invoke(main, ["status", "generated/fake"])
     assert result.exit_code == 1
     assert "CANCELLED" in result.stdout and "job 9_0" in result.stdout
@@ -330,14 +388,18 @@ def test_status_of_a_slurm_run_learns_its_cancellation_from_slurm(sweep_root, mo
 
 # -- reconciliation as properties ----------------------------------------------------------------------
 
-SLURM_STATES = sorted(slurm_query.ENDED | {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "REQUEUED",
-                                           "SUSPENDED"})
+SLURM_STATES = sorted(
+    slurm_query.ENDED | {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "REQUEUED", "SUSPENDED"}
+)
 RECORDED = [RunState.RUNNING, RunState.FINISHED, RunState.FAILED, RunState.CANCELLED]
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(recorded=st.sampled_from(RECORDED), slurm=st.none() | st.sampled_from(SLURM_STATES),
-       finished=st.booleans())
+@given(
+    recorded=st.sampled_from(RECORDED),
+    slurm=st.none() | st.sampled_from(SLURM_STATES),
+    finished=st.booleans(),
+)
 def test_reconcile_properties(tmp_path, recorded, slurm, finished):
     t = task(tmp_path, name=f"p{recorded.value}{slurm}{finished}")
     t.run_dir.mkdir(exist_ok=True)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from sweepgen.errors import SpecError
-from sweepgen.spec import load_spec
 from spec_support import HEAD, write_project
+
+from sweepgen.compile.spec import load_spec
+from sweepgen.errors import SpecError
 
 
 def test_minimal_spec_loads(project):
@@ -18,16 +18,33 @@ def test_minimal_spec_loads(project):
     assert str(spec.base_locs["training.seed"]) == "specs/demo.yaml:6:20"
 
 
-@pytest.mark.parametrize("body, message, where, hint", [
-    ("varaints: {a: {}}\n", "unknown key `varaints`", "specs/demo.yaml:8:1", "did you mean `variants`?"),
-    ("constraints:\n  - {expr: 'x == 1', mesage: m}\n", "unknown key `mesage`", "specs/demo.yaml:9:22",
-     "did you mean `message`?"),
-    ("ablation:\n  - {name: a, sett: {}}\n", "unknown key `sett`", "specs/demo.yaml:9:15", "did you mean `set`?"),
-    ("resources: {partition: gpu_1, gpus_per_run: '1'}\n", "valid integer", "specs/demo.yaml:8:45", "type"),
-    ("resources: {mem: 8 GB}\n", "should match pattern", "specs/demo.yaml:8:18", "type"),
-    ("allow: training.seed\n", "valid list", "specs/demo.yaml:8:8", "type"),
-    ("grid: {training.seed: 42}\n", "valid list", "specs/demo.yaml:8:23", "type"),
-])
+@pytest.mark.parametrize(
+    "body, message, where, hint",
+    [
+        ("varaints: {a: {}}\n", "unknown key `varaints`", "specs/demo.yaml:8:1", "did you mean `variants`?"),
+        (
+            "constraints:\n  - {expr: 'x == 1', mesage: m}\n",
+            "unknown key `mesage`",
+            "specs/demo.yaml:9:22",
+            "did you mean `message`?",
+        ),
+        (
+            "ablation:\n  - {name: a, sett: {}}\n",
+            "unknown key `sett`",
+            "specs/demo.yaml:9:15",
+            "did you mean `set`?",
+        ),
+        (
+            "resources: {partition: gpu_1, gpus_per_run: '1'}\n",
+            "valid integer",
+            "specs/demo.yaml:8:45",
+            "type",
+        ),
+        ("resources: {mem: 8 GB}\n", "should match pattern", "specs/demo.yaml:8:18", "type"),
+        ("allow: training.seed\n", "valid list", "specs/demo.yaml:8:8", "type"),
+        ("grid: {training.seed: 42}\n", "valid list", "specs/demo.yaml:8:23", "type"),
+    ],
+)
 def test_shape_errors_point_at_the_value(project, body, message, where, hint):
     with pytest.raises(SpecError) as err:
         load_spec(str(write_project(project, body)))
@@ -44,7 +61,11 @@ def test_missing_required_key_points_at_the_mapping(project):
 
 
 def test_resources_are_validated_and_kept(project):
-    spec = load_spec(str(write_project(project, """\
+    spec = load_spec(
+        str(
+            write_project(
+                project,
+                """\
         resources:
           partition: gpu_1
           gpus_per_run: 1
@@ -52,25 +73,44 @@ def test_resources_are_validated_and_kept(project):
           mem: 8G
           time: "00:30:00"
           sbatch_extra: [--qos=high]
-        """)))
+        """,
+            )
+        )
+    )
     assert spec.model.resources.model_dump() == {
-        "partition": "gpu_1", "gpus_per_run": 1, "cpus_per_run": 8, "mem": "8G", "time": "00:30:00",
-        "sbatch_extra": ["--qos=high"]}
+        "partition": "gpu_1",
+        "gpus_per_run": 1,
+        "cpus_per_run": 8,
+        "mem": "8G",
+        "time": "00:30:00",
+        "sbatch_extra": ["--qos=high"],
+    }
     spec = load_spec(str(write_project(project, "resources: {time: 90}\n")))
     assert spec.model.resources.time == 90
 
 
 def test_base_from_includes_merged_in_order_then_set(project):
     (project / "configs").mkdir()
-    (project / "configs" / "model.yaml").write_text("model: {name: smollm, layers: 30}\ntraining: {seed: 1, lr: 0.1}\n")
+    (project / "configs" / "model.yaml").write_text(
+        "model: {name: smollm, layers: 30}\ntraining: {seed: 1, lr: 0.1}\n"
+    )
     (project / "configs" / "run.yaml").write_text("training: {lr: 0.2, steps: 15}\n")
-    spec = load_spec(str(write_project(project, base="""\
+    spec = load_spec(
+        str(
+            write_project(
+                project,
+                base="""\
         base:
           include: [../configs/model.yaml, ../configs/run.yaml]
           set: {training.seed: 42, +training.group: 4}
-        """.replace("        ", ""))))
-    assert spec.base == {"model": {"name": "smollm", "layers": 30},
-                         "training": {"seed": 42, "lr": 0.2, "steps": 15, "group": 4}}
+        """.replace("        ", ""),
+            )
+        )
+    )
+    assert spec.base == {
+        "model": {"name": "smollm", "layers": 30},
+        "training": {"seed": 42, "lr": 0.2, "steps": 15, "group": 4},
+    }
     assert spec.base_layers["model.name"] == "include:configs/model.yaml"
     assert spec.base_layers["training.lr"] == "include:configs/run.yaml"
     assert spec.base_layers["training.seed"] == "base.set"
@@ -81,7 +121,13 @@ def test_base_set_typo_is_caught(project):
     (project / "configs").mkdir()
     (project / "configs" / "model.yaml").write_text("training: {seed: 1}\n")
     with pytest.raises(SpecError) as err:
-        load_spec(str(write_project(project, base="base:\n  include: [../configs/model.yaml]\n  set: {training.sed: 2}\n")))
+        load_spec(
+            str(
+                write_project(
+                    project, base="base:\n  include: [../configs/model.yaml]\n  set: {training.sed: 2}\n"
+                )
+            )
+        )
     assert "does not exist in the base" in err.value.message and "training.seed" in err.value.hint
 
 

@@ -30,7 +30,12 @@ def test_defaults_are_the_validated_gpu_profile_and_loss_type_is_ours():
     cfg = RunConfig.model_validate(minimal())
     g = cfg.grpo
     assert (g.beta, g.batch_size, g.num_generations, g.learning_rate, g.max_steps) == (
-        0.02, 32, 16, 1e-5, 2000)
+        0.02,
+        32,
+        16,
+        1e-5,
+        2000,
+    )
     assert g.loss_type == "grpo"  # TRL's own default is dapo
 
 
@@ -86,8 +91,10 @@ def test_unknown_reward_param_lists_its_params():
 
 
 def test_reward_errors_point_at_the_offending_line(tmp_path):
-    path = write(tmp_path, "run_name: r\noutput_dir: o\nreward:\n  name: happy_count\n"
-                           "  params:\n    cap: 2\n    wrd: sad\n")
+    path = write(
+        tmp_path,
+        "run_name: r\noutput_dir: o\nreward:\n  name: happy_count\n  params:\n    cap: 2\n    wrd: sad\n",
+    )
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert (info.value.location.line, info.value.location.col) == (7, 5)
@@ -99,15 +106,23 @@ def test_reward_param_of_wrong_type_is_rejected():
 
 
 def test_weighted_sum_terms_are_resolved_and_checked():
-    cfg = validate_config(minimal(reward={"name": "weighted_sum", "params": {"terms": [
-        {"name": "exact_answer"}, {"name": "happy_count", "weight": 0.5}]}}))
+    cfg = validate_config(
+        minimal(
+            reward={
+                "name": "weighted_sum",
+                "params": {"terms": [{"name": "exact_answer"}, {"name": "happy_count", "weight": 0.5}]},
+            }
+        )
+    )
     terms = cfg.reward.params["terms"]
-    assert terms[0] == {"name": "exact_answer", "params": {"answer_field": "answer",
-                                                           "which": "last"}, "weight": 1.0}
+    assert terms[0] == {
+        "name": "exact_answer",
+        "params": {"answer_field": "answer", "which": "last"},
+        "weight": 1.0,
+    }
     assert terms[1]["weight"] == 0.5
     with pytest.raises(ConfigError, match="unknown reward `nope`"):
-        validate_config(minimal(reward={"name": "weighted_sum",
-                                        "params": {"terms": [{"name": "nope"}]}}))
+        validate_config(minimal(reward={"name": "weighted_sum", "params": {"terms": [{"name": "nope"}]}}))
 
 
 def test_missing_required_keys():
@@ -119,8 +134,9 @@ def test_missing_required_keys():
 def test_group_must_fit_the_batch():
     with pytest.raises(ConfigError, match="not a multiple of num_generations"):
         validate_config(minimal(grpo={"batch_size": 12, "num_generations": 8}))
-    ok = validate_config(minimal(grpo={"batch_size": 4, "num_generations": 8,
-                                       "gradient_accumulation_steps": 2}))
+    ok = validate_config(
+        minimal(grpo={"batch_size": 4, "num_generations": 8, "gradient_accumulation_steps": 2})
+    )
     assert ok.grpo.batch_size == 4
 
 
@@ -173,17 +189,24 @@ def test_config_and_preflight_modules_do_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys, trainer.config, trainer.configfile, trainer.run, trainer.__main__; "
-            "heavy = sorted(m for m in ('torch', 'trl', 'transformers', 'datasets') "
-            "if m in sys.modules); print(heavy); sys.exit(1 if heavy else 0)")
+    code = (
+        "import sys, trainer.config, trainer.configfile, trainer.run, trainer.__main__; "
+        "heavy = sorted(m for m in ('torch', 'trl', 'transformers', 'datasets') "
+        "if m in sys.modules); print(heavy); sys.exit(1 if heavy else 0)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 @given(st.integers(1, 64), st.integers(1, 4), st.integers(2, 32))
 def test_batch_accepted_iff_whole_groups_fit(batch, accumulation, generations):
-    data = minimal(grpo={"batch_size": max(batch, 2), "gradient_accumulation_steps": accumulation,
-                         "num_generations": generations})
+    data = minimal(
+        grpo={
+            "batch_size": max(batch, 2),
+            "gradient_accumulation_steps": accumulation,
+            "num_generations": generations,
+        }
+    )
     fits = (max(batch, 2) * accumulation) % generations == 0
     if fits:
         assert validate_config(data).grpo.num_generations == generations
@@ -202,36 +225,9 @@ def test_json_schema_has_help_text_for_editors():
 # Every trl.GRPOConfig field must be either set by grpo_kwargs or listed here as not changing results
 # (bookkeeping, hub/tracking, distributed/vLLM plumbing, options of features we never turn on). A TRL
 # upgrade that adds a field fails this test until someone decides which side it belongs on.
-TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS = frozenset("""
-lr_scheduler_kwargs optim_args optim_target_modules average_tokens_across_devices bf16_full_eval
-fp16_full_eval activation_checkpointing_kwargs gradient_checkpointing_kwargs
-torch_compile_backend torch_compile_mode liger_kernel_config use_cache torch_empty_cache_steps
-auto_find_batch_size logging_strategy logging_first_step log_on_each_node logging_nan_inf_filter
-include_num_input_tokens_seen log_level log_level_replica run_name project trackio_space_id
-trackio_bucket_id trackio_static_space_id eval_strategy eval_steps eval_delay
-per_device_eval_batch_size prediction_loss_only eval_on_start eval_do_concat_batches
-eval_use_gather_object eval_accumulation_steps include_for_metrics batch_eval_metrics
-save_on_each_node enable_jit_checkpoint hub_token hub_private_repo hub_model_id hub_strategy
-hub_always_push hub_revision load_best_model_at_end metric_for_best_model greater_is_better
-ignore_data_skip restore_callback_states_from_checkpoint full_determinism use_cpu
-accelerator_config parallelism_config dataloader_drop_last dataloader_pin_memory
-dataloader_persistent_workers dataloader_prefetch_factor dataloader_multiprocessing_context
-dataloader_in_order label_names train_sampling_strategy length_column_name
-ddp_find_unused_parameters ddp_bucket_cap_mb ddp_broadcast_buffers ddp_static_graph ddp_backend
-ddp_timeout fsdp fsdp_config deepspeed debug skip_memory_metrics do_train do_eval do_predict
-resume_from_checkpoint local_rank model_init_kwargs trust_remote_code router_aux_loss_coef
-num_generations_eval ds3_gather_for_generation pad_to_multiple_of chat_template_kwargs
-cache_implementation vllm_mode vllm_model_impl vllm_enable_sleep_mode
-vllm_structured_outputs_regex vllm_server_base_url vllm_server_host vllm_server_port
-vllm_server_timeout vllm_group_port vllm_gpu_memory_utilization vllm_max_model_length
-vllm_tensor_parallel_size vespo_k_pos vespo_lambda_pos vespo_k_neg vespo_lambda_neg
-ref_model_mixup_alpha ref_model_sync_steps entropy_coef_min entropy_coef_max entropy_coef_delta
-entropy_target max_tool_calling_iterations vllm_importance_sampling_correction
-vllm_importance_sampling_mode vllm_importance_sampling_clip_max
-vllm_importance_sampling_clip_min log_multimodal num_completions_to_print log_unique_prompts
-log_completions_hub_repo use_transformers_continuous_batching
-transformers_continuous_batching_config use_transformers_paged vllm_importance_sampling_cap
-""".split())
+TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS = frozenset(
+    ["lr_scheduler_kwargs", "optim_args", "optim_target_modules", "average_tokens_across_devices", "bf16_full_eval", "fp16_full_eval", "activation_checkpointing_kwargs", "gradient_checkpointing_kwargs", "torch_compile_backend", "torch_compile_mode", "liger_kernel_config", "use_cache", "torch_empty_cache_steps", "auto_find_batch_size", "logging_strategy", "logging_first_step", "log_on_each_node", "logging_nan_inf_filter", "include_num_input_tokens_seen", "log_level", "log_level_replica", "run_name", "project", "trackio_space_id", "trackio_bucket_id", "trackio_static_space_id", "eval_strategy", "eval_steps", "eval_delay", "per_device_eval_batch_size", "prediction_loss_only", "eval_on_start", "eval_do_concat_batches", "eval_use_gather_object", "eval_accumulation_steps", "include_for_metrics", "batch_eval_metrics", "save_on_each_node", "enable_jit_checkpoint", "hub_token", "hub_private_repo", "hub_model_id", "hub_strategy", "hub_always_push", "hub_revision", "load_best_model_at_end", "metric_for_best_model", "greater_is_better", "ignore_data_skip", "restore_callback_states_from_checkpoint", "full_determinism", "use_cpu", "accelerator_config", "parallelism_config", "dataloader_drop_last", "dataloader_pin_memory", "dataloader_persistent_workers", "dataloader_prefetch_factor", "dataloader_multiprocessing_context", "dataloader_in_order", "label_names", "train_sampling_strategy", "length_column_name", "ddp_find_unused_parameters", "ddp_bucket_cap_mb", "ddp_broadcast_buffers", "ddp_static_graph", "ddp_backend", "ddp_timeout", "fsdp", "fsdp_config", "deepspeed", "debug", "skip_memory_metrics", "do_train", "do_eval", "do_predict", "resume_from_checkpoint", "local_rank", "model_init_kwargs", "trust_remote_code", "router_aux_loss_coef", "num_generations_eval", "ds3_gather_for_generation", "pad_to_multiple_of", "chat_template_kwargs", "cache_implementation", "vllm_mode", "vllm_model_impl", "vllm_enable_sleep_mode", "vllm_structured_outputs_regex", "vllm_server_base_url", "vllm_server_host", "vllm_server_port", "vllm_server_timeout", "vllm_group_port", "vllm_gpu_memory_utilization", "vllm_max_model_length", "vllm_tensor_parallel_size", "vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg", "vespo_lambda_neg", "ref_model_mixup_alpha", "ref_model_sync_steps", "entropy_coef_min", "entropy_coef_max", "entropy_coef_delta", "entropy_target", "max_tool_calling_iterations", "vllm_importance_sampling_correction", "vllm_importance_sampling_mode", "vllm_importance_sampling_clip_max", "vllm_importance_sampling_clip_min", "log_multimodal", "num_completions_to_print", "log_unique_prompts", "log_completions_hub_repo", "use_transformers_continuous_batching", "transformers_continuous_batching_config", "use_transformers_paged", "vllm_importance_sampling_cap"]
+)
 
 
 def test_every_trl_grpo_field_is_mapped_or_declared_result_neutral():
@@ -306,8 +302,11 @@ def test_data_file_that_is_not_utf8_names_path_and_line(tmp_path):
 
 def test_data_rows_must_share_fields_and_types(tmp_path):
     with pytest.raises(ConfigError, match="lacks answer") as info:
-        _load(tmp_path, b'{"prompt": "a", "answer": 1}\n\n{"prompt": "b", "answer": 2}\n'
-                        b'{"prompt": "c"}\n{"prompt": "d", "x": 1}\n')
+        _load(
+            tmp_path,
+            b'{"prompt": "a", "answer": 1}\n\n{"prompt": "b", "answer": 2}\n'
+            b'{"prompt": "c"}\n{"prompt": "d", "x": 1}\n',
+        )
     assert info.value.location.line == 4
     with pytest.raises(ConfigError, match="adds extra") as info:
         _load(tmp_path, b'{"prompt": "a"}\n{"prompt": "b", "extra": 1}\n')
@@ -315,6 +314,7 @@ def test_data_rows_must_share_fields_and_types(tmp_path):
     with pytest.raises(ConfigError, match="`answer` is a string here but a number on line 1") as info:
         _load(tmp_path, b'{"prompt":"a","answer":3}\n{"prompt":"b","answer":"x"}\n')
     assert info.value.location.line == 2
-    rows = _load(tmp_path, b'{"prompt":"a","answer":3}\n{"prompt":"b","answer":null}\n'
-                           b'{"prompt":"c","answer":2.5}\n')
+    rows = _load(
+        tmp_path, b'{"prompt":"a","answer":3}\n{"prompt":"b","answer":null}\n{"prompt":"c","answer":2.5}\n'
+    )
     assert [r["answer"] for r in rows] == [3, None, 2.5]

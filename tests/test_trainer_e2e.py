@@ -42,8 +42,16 @@ def test_tiny_model_learns_happy_count_within_60_steps(tiny_cache, tmp_path, mon
     # The run directory follows docs/ARCHITECTURE.md.
     assert yaml.safe_load((run / "config.yaml").read_text())["grpo"]["loss_type"] == "grpo"
     row = read_jsonl(run / "metrics.jsonl")[0]
-    for key in ("step", "reward_mean", "reward_std", "loss", "entropy", "completion_length",
-                "step_time", "kl"):
+    for key in (
+        "step",
+        "reward_mean",
+        "reward_std",
+        "loss",
+        "entropy",
+        "completion_length",
+        "step_time",
+        "kl",
+    ):
         assert key in row
     samples = read_jsonl(run / "samples.jsonl")
     assert {s["step"] for s in samples} == set(range(1, 61)) and len(samples) == 60 * 16
@@ -61,21 +69,24 @@ def test_tiny_model_learns_happy_count_within_60_steps(tiny_cache, tmp_path, mon
 def test_every_parameter_changes_after_a_few_steps(tiny_cache, tmp_path):
     import torch
 
+    from trainer.data import load_dataset
     from trainer.grpo import build_trainer
     from trainer.models import ensure_model_dir, load_model_and_tokenizer
-    from trainer.data import load_dataset
     from trainer.outputs import RunDir
 
     # sentence_length varies within every group, so every step has a learning signal.
-    cfg = RunConfig.model_validate(tiny_dict(
-        tmp_path / "run", reward={"name": "sentence_length", "params": {"target_words": 3}},
-        grpo={"max_steps": 3, "beta": 0.02}))
+    cfg = RunConfig.model_validate(
+        tiny_dict(
+            tmp_path / "run",
+            reward={"name": "sentence_length", "params": {"target_words": 3}},
+            grpo={"max_steps": 3, "beta": 0.02},
+        )
+    )
     model, tok = load_model_and_tokenizer(ensure_model_dir(cfg.model), "float32")
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     run_dir = RunDir(cfg.output_dir)
     run_dir.start(cfg, {})
-    trainer = build_trainer(cfg, run_dir, model=model, tokenizer=tok,
-                            train_dataset=load_dataset(cfg.data))
+    trainer = build_trainer(cfg, run_dir, model=model, tokenizer=tok, train_dataset=load_dataset(cfg.data))
     trainer.train()
     unchanged = [n for n, p in trainer.model.named_parameters() if torch.equal(p, before[n])]
     assert unchanged == []
@@ -96,14 +107,16 @@ def test_same_config_and_seed_give_identical_metrics(tiny_cache, tmp_path):
     assert without_timing(read_jsonl(tmp_path / "c" / "metrics.jsonl")) != without_timing(a)
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"grpo": {"lerning_rate": 1e-3}}, "unknown key `grpo.lerning_rate`"),
-    ({"reward": {"name": "hapy_count"}}, "unknown reward `hapy_count`"),
-    ({"model": {"path": "models/missing"}}, "does not exist"),
-    ({"data": {"source": "missing.jsonl"}}, "data file 'missing.jsonl' does not exist"),
-])
-def test_bad_configs_fail_before_any_model_loads(tiny_cache, tmp_path, monkeypatch, capsys,
-                                                 change, message):
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"grpo": {"lerning_rate": 1e-3}}, "unknown key `grpo.lerning_rate`"),
+        ({"reward": {"name": "hapy_count"}}, "unknown reward `hapy_count`"),
+        ({"model": {"path": "models/missing"}}, "does not exist"),
+        ({"data": {"source": "missing.jsonl"}}, "data file 'missing.jsonl' does not exist"),
+    ],
+)
+def test_bad_configs_fail_before_any_model_loads(tiny_cache, tmp_path, monkeypatch, capsys, change, message):
     from trainer import models
     from trainer.__main__ import main
 
@@ -128,8 +141,9 @@ def test_bad_configs_fail_before_any_model_loads(tiny_cache, tmp_path, monkeypat
 def test_cli_exit_code_and_location_without_traceback(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("run_name: r\noutput_dir: o\ngrpo:\n  bta: 0.1\n")
-    proc = subprocess.run([sys.executable, "-m", "trainer", str(path)], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "trainer", str(path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2
     assert f"{path}:4:3: error: unknown key `grpo.bta`" in proc.stderr
     assert "did you mean `beta`" in proc.stderr and "Traceback" not in proc.stderr
@@ -140,8 +154,13 @@ def test_killed_run_resumes_from_its_last_checkpoint(tiny_cache, tmp_path):
     data = tiny_dict("runs/r", grpo={"max_steps": 40, "beta": 0.02}, logging={"save_steps": 5})
     path = write_config(tmp_path / "r.yaml", data)
     env = subprocess_env(tiny_cache)
-    proc = subprocess.Popen([sys.executable, "-m", "trainer", str(path)], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trainer", str(path)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     first = tmp_path / "runs" / "r" / "checkpoints" / "checkpoint-5" / "trainer_state.json"
     deadline = time.monotonic() + 180
     while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
@@ -150,8 +169,14 @@ def test_killed_run_resumes_from_its_last_checkpoint(tiny_cache, tmp_path):
     proc.wait()
     run = tmp_path / "runs" / "r"
     assert first.exists() and not (run / "summary.json").exists(), "the run was not killed midway"
-    done = subprocess.run([sys.executable, "-m", "trainer", str(path)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "trainer", str(path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "# resuming from" in done.stdout
     summary = yaml.safe_load((run / "summary.json").read_text())

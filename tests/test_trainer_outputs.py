@@ -13,8 +13,9 @@ from trainer.outputs import RunDir, atomic_write_text, read_jsonl, summarize
 
 
 def cfg_for(tmp_path, **grpo):
-    return RunConfig.model_validate({"run_name": "r", "output_dir": str(tmp_path / "run"),
-                                     "grpo": grpo, "logging": {"summary_window": 2}})
+    return RunConfig.model_validate(
+        {"run_name": "r", "output_dir": str(tmp_path / "run"), "grpo": grpo, "logging": {"summary_window": 2}}
+    )
 
 
 def test_finished_run_is_refused(tmp_path):
@@ -40,8 +41,7 @@ def test_start_rolls_logs_back_to_the_last_complete_checkpoint(tmp_path):
     cfg = cfg_for(tmp_path)
     run = RunDir(cfg.output_dir)
     run.start(cfg, {})
-    run.append(run.metrics, [{"step": s, "reward_mean": 0.1 * s, "elapsed_s": float(s)}
-                             for s in range(1, 8)])
+    run.append(run.metrics, [{"step": s, "reward_mean": 0.1 * s, "elapsed_s": float(s)} for s in range(1, 8)])
     run.append(run.samples, [{"step": s, "completion": "x"} for s in range(1, 8)])
     (run.checkpoints / "checkpoint-5").mkdir(parents=True)
     (run.checkpoints / "checkpoint-5" / "trainer_state.json").write_text("{}")
@@ -77,13 +77,16 @@ def test_nan_is_written_as_null(tmp_path):
 
 def test_summarize_window_best_and_diversity(tmp_path):
     cfg = cfg_for(tmp_path)
-    metrics = [{"step": s, "reward_mean": r, "elapsed_s": s * 1.0}
-               for s, r in zip([1, 2, 3, 4], [0.0, 1.0, 0.6, 0.2])]
+    metrics = [
+        {"step": s, "reward_mean": r, "elapsed_s": s * 1.0}
+        for s, r in zip([1, 2, 3, 4], [0.0, 1.0, 0.6, 0.2])
+    ]
     samples = [{"step": 4, "completion": c} for c in ["a b", "a b", "c d", "e"]] + [
-        {"step": 3, "completion": "old"}]
+        {"step": 3, "completion": "old"}
+    ]
     s = summarize(metrics, samples, cfg)
     assert s["final_reward"] == pytest.approx(0.4)  # mean of the last 2 steps
-    assert s["best_reward"] == pytest.approx(0.8)   # best 2-step window: steps 2-3
+    assert s["best_reward"] == pytest.approx(0.8)  # best 2-step window: steps 2-3
     assert s["steps"] == 4 and s["diversity"]["n_samples"] == 4
     assert s["diversity"]["unique_ratio"] == 0.75 and s["degenerate"] is False
 
@@ -111,10 +114,17 @@ def test_atomic_write_replaces_whole_file(tmp_path):
 def test_summarize_skips_steps_that_did_not_generate(tmp_path):
     # num_iterations = 2: steps 2 and 4 reuse the batch of steps 1 and 3, log a loss but no reward.
     cfg = cfg_for(tmp_path, num_iterations=2)
-    metrics = [{"step": 1, "reward_mean": 0.2}, {"step": 2, "reward_mean": None},
-               {"step": 3, "reward_mean": 0.6}, {"step": 4, "reward_mean": None}]
-    samples = [{"step": 1, "completion": "x"}, {"step": 3, "completion": "a b"},
-               {"step": 3, "completion": "c d"}]
+    metrics = [
+        {"step": 1, "reward_mean": 0.2},
+        {"step": 2, "reward_mean": None},
+        {"step": 3, "reward_mean": 0.6},
+        {"step": 4, "reward_mean": None},
+    ]
+    samples = [
+        {"step": 1, "completion": "x"},
+        {"step": 3, "completion": "a b"},
+        {"step": 3, "completion": "c d"},
+    ]
     s = summarize(metrics, samples, cfg)
     assert s["steps"] == 4
     assert s["final_reward"] == pytest.approx(0.4) and s["best_reward"] == pytest.approx(0.4)

@@ -13,12 +13,16 @@ from trainer.rewards import RewardParamError, bind, resolve_params
 def test_happy_count_counts_whole_words_and_caps():
     f = bind("happy_count", {"cap": 2})
     assert f(completions=["", "happy", "Happy happy!", "happy happy happy", "unhappy happyness"]) == [
-        0.0, 0.5, 1.0, 1.0, 0.0]
+        0.0,
+        0.5,
+        1.0,
+        1.0,
+        0.0,
+    ]
     assert f.__name__ == "happy_count"  # TRL names its reward metrics after the function
 
 
-@given(st.lists(st.sampled_from(["happy", "sad", "the", "Happy.", "x"]), max_size=20),
-       st.integers(1, 6))
+@given(st.lists(st.sampled_from(["happy", "sad", "the", "Happy.", "x"]), max_size=20), st.integers(1, 6))
 def test_happy_count_is_count_over_cap_clipped(words, cap):
     text = " ".join(words)
     count = sum(w.lower().strip(".") == "happy" for w in words)
@@ -36,7 +40,11 @@ def test_happy_binary_and_case_sensitivity():
 def test_sentence_length_scores_distance_to_target():
     f = bind("sentence_length", {"target_words": 4})
     assert f(completions=["one two three four.", "a b. c d e f g h i j", "", "..."]) == [
-        1.0, (0.5 + 0.0) / 2, 0.0, 0.0]
+        1.0,
+        (0.5 + 0.0) / 2,
+        0.0,
+        0.0,
+    ]
 
 
 def test_exact_answer_reads_the_answer_column():
@@ -53,8 +61,10 @@ def test_exact_answer_without_column_is_an_error_not_zero():
 
 
 def test_weighted_sum_adds_weighted_terms():
-    f = bind("weighted_sum", {"terms": [
-        {"name": "exact_answer"}, {"name": "happy_count", "params": {"cap": 1}, "weight": 0.5}]})
+    f = bind(
+        "weighted_sum",
+        {"terms": [{"name": "exact_answer"}, {"name": "happy_count", "params": {"cap": 1}, "weight": 0.5}]},
+    )
     assert f(completions=["happy 7", "8", "happy"], answer=[7, 7, 7]) == [1.5, 0.0, 0.5]
 
 
@@ -80,8 +90,7 @@ def test_unknown_name_and_params_list_what_exists():
 
 
 def test_defaults_are_filled_in():
-    assert resolve_params("happy_binary", {}) == {"word": "happy", "min_count": 1,
-                                                  "case_sensitive": False}
+    assert resolve_params("happy_binary", {}) == {"word": "happy", "min_count": 1, "case_sensitive": False}
 
 
 def test_registry_has_the_required_rewards():
@@ -92,8 +101,11 @@ def test_resolve_full_checks_weighted_sum_terms():
     from trainer.rewards import resolve_full
 
     out = resolve_full("weighted_sum", {"terms": [{"name": "happy_binary"}]})
-    assert out["terms"][0] == {"name": "happy_binary", "params": resolve_params("happy_binary", {}),
-                               "weight": 1.0}
+    assert out["terms"][0] == {
+        "name": "happy_binary",
+        "params": resolve_params("happy_binary", {}),
+        "weight": 1.0,
+    }
     with pytest.raises(RewardParamError, match="unknown reward `nope`"):
         resolve_full("weighted_sum", {"terms": [{"name": "nope"}]})
     assert resolve_full("happy_count", {}) == resolve_params("happy_count", {})

@@ -32,8 +32,7 @@ class FakeClock:
         return self.now
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
-                                       (signal.SIGUSR2, 140)])
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGUSR2, 140)])
 def test_exit_code_is_128_plus_the_signal(sig, code):
     assert Stopped(sig, "x").exit_code == code
 
@@ -76,8 +75,13 @@ def test_repeat_within_the_window_is_the_same_request_a_later_one_exits(monkeypa
     assert "exiting at once" in capfd.readouterr().err
 
 
-@given(events=st.lists(st.tuples(st.sampled_from(signals.STOP_SIGNALS),
-                                  st.floats(min_value=0.0, max_value=5.0)), min_size=1, max_size=6))
+@given(
+    events=st.lists(
+        st.tuples(st.sampled_from(signals.STOP_SIGNALS), st.floats(min_value=0.0, max_value=5.0)),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_any_signal_sequence_during_training(events):
     # Rule: the first signal is the request; later ones within the window are ignored; the first
     # one at or past the window exits at once with 128 + its number; nothing else ever exits.
@@ -109,8 +113,9 @@ def test_any_signal_sequence_during_training(events):
     for _, gap in events:
         t += gap
         times.append(t)
-    late = [(sig, at) for (sig, _), at in zip(events[1:], times[1:])
-            if at - times[0] >= signals.REPEAT_WINDOW_S]
+    late = [
+        (sig, at) for (sig, _), at in zip(events[1:], times[1:]) if at - times[0] >= signals.REPEAT_WINDOW_S
+    ]
     assert stop.signum == first_sig
     assert exited == (128 + late[0][0] if late else None)
 
@@ -137,11 +142,11 @@ def test_finish_raises_unless_the_last_step_was_done():
     assert lines == ["# SIGTERM arrived during the last step: the run is complete"]
 
 
-@pytest.mark.parametrize("spg, iters, ga, expected", [(1, 1, 1, 1), (2, 1, 2, 1), (1, 3, 1, 3),
-                                                      (4, 2, 2, 4), (2, 1, 4, 1)])
+@pytest.mark.parametrize(
+    "spg, iters, ga, expected", [(1, 1, 1, 1), (2, 1, 2, 1), (1, 3, 1, 3), (4, 2, 2, 4), (2, 1, 4, 1)]
+)
 def test_cycle_steps(spg, iters, ga, expected):
-    args = SimpleNamespace(steps_per_generation=spg, num_iterations=iters,
-                           gradient_accumulation_steps=ga)
+    args = SimpleNamespace(steps_per_generation=spg, num_iterations=iters, gradient_accumulation_steps=ga)
     assert cycle_steps(args) == expected
 
 
@@ -215,11 +220,17 @@ def _start_and_stop(path, cwd, env, sig):
     """Start the trainer, send ``sig`` as soon as it logs its first step, return (code, stdout, stderr)."""
     err_path = cwd / "stderr.txt"  # a file, not a pipe: a full pipe nobody reads would block the run
     with err_path.open("w") as err_file:
-        proc = subprocess.Popen([sys.executable, "-m", "trainer", str(path)], cwd=cwd, env=env,
-                                stdout=subprocess.PIPE, stderr=err_file, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "trainer", str(path)],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=err_file,
+            text=True,
+        )
     seen = []
     deadline = time.monotonic() + 240
-    for line in proc.stdout:  # noqa: B007 - read until the first step line
+    for line in proc.stdout:
         seen.append(line)
         if line.startswith("step 1/") or time.monotonic() > deadline:
             break
@@ -232,14 +243,17 @@ def _start_and_stop(path, cwd, env, sig):
 @pytest.mark.slow
 @pytest.mark.parametrize("sig, iterations", [(signal.SIGTERM, 1), (signal.SIGUSR2, 2)])
 def test_signal_saves_a_checkpoint_and_the_rerun_equals_an_uninterrupted_run(
-        tiny_cache, tmp_path, sig, iterations):
+    tiny_cache, tmp_path, sig, iterations
+):
     from trainer.config import RunConfig
     from trainer.run import run
 
     max_steps = 16
-    data = tiny_dict("runs/r", grpo={"max_steps": max_steps, "beta": 0.02,
-                                     "num_iterations": iterations},
-                     logging={"save_steps": 1000})
+    data = tiny_dict(
+        "runs/r",
+        grpo={"max_steps": max_steps, "beta": 0.02, "num_iterations": iterations},
+        logging={"save_steps": 1000},
+    )
     path = write_config(tmp_path / "r.yaml", data)
     env = subprocess_env(tiny_cache)
     code, out, err = _start_and_stop(path, tmp_path, env, sig)
@@ -255,15 +269,23 @@ def test_signal_saves_a_checkpoint_and_the_rerun_equals_an_uninterrupted_run(
     # every step up to the stop is logged (steps that reuse a generation with reward_mean null)
     rows = read_jsonl(run_dir / "metrics.jsonl")
     assert [r["step"] for r in rows] == list(range(1, stop_step + 1))
-    assert [r["step"] for r in rows if r["reward_mean"] is not None] == list(range(1, stop_step + 1, iterations))
+    assert [r["step"] for r in rows if r["reward_mean"] is not None] == list(
+        range(1, stop_step + 1, iterations)
+    )
     assert (run_dir / "checkpoints" / checkpoints[0] / "trainer_state.json").is_file()
     assert f"received {name}: stopping at the end of the current step" in err
     assert f"# {name}: stopping after step {stop_step}/{max_steps}" in out
     assert f"stopped by {name} after step {stop_step} of {max_steps}" in err
     assert "Traceback" not in err
 
-    done = subprocess.run([sys.executable, "-m", "trainer", str(path)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "trainer", str(path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"# resuming from {run_dir.relative_to(tmp_path) / 'checkpoints' / checkpoints[0]}" in done.stdout
     run(RunConfig.model_validate({**data, "output_dir": str(tmp_path / "straight")}))
@@ -276,7 +298,8 @@ def test_signal_saves_a_checkpoint_and_the_rerun_equals_an_uninterrupted_run(
 @pytest.mark.train
 @pytest.mark.slow
 def test_local_executor_cancel_leaves_a_resumable_checkpoint_and_a_cancelled_status(
-        tiny_cache, tmp_path, monkeypatch):
+    tiny_cache, tmp_path, monkeypatch
+):
     # What Ctrl-C in `sweepgen run` does: the executor SIGTERMs the run's process group.
     from sweepgen.run.base import LOG_FILE, ExecutorOptions, RunState, RunTask, read_status
     from sweepgen.run.local import LocalExecutor
@@ -287,8 +310,13 @@ def test_local_executor_cancel_leaves_a_resumable_checkpoint_and_a_cancelled_sta
     data = tiny_dict("runs/x", grpo={"max_steps": 30}, logging={"save_steps": 1000})
     path = write_config(tmp_path / "x.yaml", data)
     run_dir = tmp_path / "runs" / "x"
-    task = RunTask(name="x", variant="x", config_path=path, run_dir=run_dir,
-                   argv=(sys.executable, "-m", "trainer", str(path)))
+    task = RunTask(
+        name="x",
+        variant="x",
+        config_path=path,
+        run_dir=run_dir,
+        argv=(sys.executable, "-m", "trainer", str(path)),
+    )
     executor = LocalExecutor(ExecutorOptions(sweep_dir=tmp_path, lock={}))
     executor.start([task])
     deadline = time.monotonic() + 240
@@ -308,8 +336,7 @@ def test_local_executor_cancel_leaves_a_resumable_checkpoint_and_a_cancelled_sta
 
 @pytest.mark.train
 @pytest.mark.slow
-def test_slurm_time_limit_signal_to_the_whole_job_saves_once_and_records_a_timeout(
-        tiny_cache, tmp_path):
+def test_slurm_time_limit_signal_to_the_whole_job_saves_once_and_records_a_timeout(tiny_cache, tmp_path):
     # Slurm sends SIGUSR2 to every process of the job: the trainer gets it directly and, a moment
     # later, the node wrapper's SIGTERM for the same request. One checkpoint, exit 140, "timed out".
     import os
@@ -321,12 +348,19 @@ def test_slurm_time_limit_signal_to_the_whole_job_saves_once_and_records_a_timeo
     data = tiny_dict("runs/n", grpo={"max_steps": 30}, logging={"save_steps": 1000})
     path = write_config(tmp_path / "n.yaml", data)
     status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"})
-    node = NodeTask(name="n", argv=(sys.executable, "-m", "trainer", str(path)), cwd=str(tmp_path),
-                    run_dir="runs/n", status=status)
+    node = NodeTask(
+        name="n",
+        argv=(sys.executable, "-m", "trainer", str(path)),
+        cwd=str(tmp_path),
+        run_dir="runs/n",
+        status=status,
+    )
     blob = tmp_path / "node.pkl"
     blob.write_bytes(pickle.dumps(node))
-    code = ("import pickle; from sweepgen.run.slurm_task import run_on_node; "
-            f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))")
+    code = (
+        "import pickle; from sweepgen.run.slurm_task import run_on_node; "
+        f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))"
+    )
     env = {**subprocess_env(tiny_cache), "SLURM_JOB_ID": "41"}
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
     run_dir, deadline = tmp_path / "runs" / "n", time.monotonic() + 240

@@ -5,13 +5,14 @@ from __future__ import annotations
 import sys
 
 import pytest
+from spec_support import write_project
 
-from sweepgen.api import load_and_expand
+from sweepgen.compile.api import load_and_expand
+from sweepgen.compile.constraints import check_constraints
+from sweepgen.compile.gate import check_gate
+from sweepgen.compile.schema import check_schema, load_validator
 from sweepgen.errors import SpecError, ValidationError
 from sweepgen.paths import matches
-from sweepgen.validate import check_constraints, check_gate, check_schema
-from sweepgen.config_schema import load_validator
-from spec_support import write_project
 
 SWEEP = {"name": "demo", "spec": "specs/demo.yaml", "description": ""}
 
@@ -20,17 +21,31 @@ def gate(project, body):
     check_gate(load_and_expand(str(write_project(project, body))))
 
 
-@pytest.mark.parametrize("pattern, path, ok", [
-    ("a.b", "a.b", True), ("a.b", "a.b.c", False), ("a.*", "a.b", True), ("a.*", "a.b.c", False),
-    ("a.**", "a", True), ("a.**", "a.b.c", True), ("a.**", "ab", False), ("**.seed", "x.y.seed", True),
-    ("a.**.z", "a.z", True), ("a.**.z", "a.b.c.z", True), ("a.b?", "a.bc", True), ("a.*_params", "a.x_params", True),
-])
+@pytest.mark.parametrize(
+    "pattern, path, ok",
+    [
+        ("a.b", "a.b", True),
+        ("a.b", "a.b.c", False),
+        ("a.*", "a.b", True),
+        ("a.*", "a.b.c", False),
+        ("a.**", "a", True),
+        ("a.**", "a.b.c", True),
+        ("a.**", "ab", False),
+        ("**.seed", "x.y.seed", True),
+        ("a.**.z", "a.z", True),
+        ("a.**.z", "a.b.c.z", True),
+        ("a.b?", "a.bc", True),
+        ("a.*_params", "a.x_params", True),
+    ],
+)
 def test_allow_globs(pattern, path, ok):
     assert matches(path, [pattern]) is ok
 
 
 def test_gate_accepts_allowed_and_axis_paths(project):
-    gate(project, """\
+    gate(
+        project,
+        """\
         variants:
           a: {}
           b: {streamer.strategy: coma, streamer.params: {n: 4}}
@@ -40,19 +55,23 @@ def test_gate_accepts_allowed_and_axis_paths(project):
           - {name: s1}
           - {name: s2, set: {+training.warmup: 3}}
         allow: [streamer.strategy, streamer.params.**]
-        """)
+        """,
+    )
 
 
 def test_gate_rejects_an_unlisted_difference_and_names_everything(project):
     with pytest.raises(ValidationError) as err:
-        gate(project, """\
+        gate(
+            project,
+            """\
             variants:
               identity: {}
               coma:
                 streamer.strategy: coma
                 training.lr: 1.0e-5
             allow: [streamer.strategy]
-            """)
+            """,
+        )
     msg = err.value.message
     assert "variant 'coma'" in msg and "`training.lr`" in msg and "3e-06 -> 1e-05" in msg
     assert "set by variant:coma" in msg and "deepdiff: Value of training.lr changed" in msg
@@ -69,18 +88,23 @@ def test_gate_sees_type_changes(project):
 def test_gate_counts_other_variants_and_paths(project):
     with pytest.raises(ValidationError) as err:
         gate(project, "variants:\n  a: {training.seed: 1, streamer.rollouts: 2}\n  b: {training.seed: 2}\n")
-    assert "also in 1 other variant(s): b" in err.value.message or "other disallowed paths" in err.value.message
+    assert (
+        "also in 1 other variant(s): b" in err.value.message or "other disallowed paths" in err.value.message
+    )
 
 
 def test_gate_does_not_let_a_merge_allow_its_whole_section(project):
     # an ablation merging into `training` implies only the keys it sets, not all of `training`
     with pytest.raises(ValidationError) as err:
-        gate(project, """\
+        gate(
+            project,
+            """\
             variants:
               a: {training.seed: 1}
             ablation:
               - {name: s, set: {training: {lr: 0.1}}}
-            """)
+            """,
+        )
     assert "`training.seed`" in err.value.message
 
 
@@ -89,42 +113,51 @@ def constraints(project, body, template_vars=SWEEP):
 
 
 def test_constraints_pass(project):
-    constraints(project, """\
+    constraints(
+        project,
+        """\
         grid: {training.seed: [1, 2]}
         constraints:
           - {expr: streamer.rollouts == training.group, message: groups agree}
           - {expr: 'variant.name.startswith("seed") and sweep.name == "demo"', message: context is there}
           - {expr: config.training.lr < 1, message: config works}
           - {expr: streamer.missing is not defined, message: tests work}
-        """)
+        """,
+    )
 
 
 def test_failing_constraint_names_variant_values_and_layers(project):
     with pytest.raises(ValidationError) as err:
-        constraints(project, """\
+        constraints(
+            project,
+            """\
             variants:
               a: {}
               b: {streamer.rollouts: 8}
             constraints:
               - {expr: streamer.rollouts == training.group, message: groups must agree}
-            """)
+            """,
+        )
     msg = err.value.message
     assert "variant 'b'" in msg and "groups must agree" in msg
     assert "streamer.rollouts = 8 (variant:b)" in msg and "training.group = 4 (base)" in msg
     assert str(err.value.location) == "specs/demo.yaml:12:12"
 
 
-@pytest.mark.parametrize("expr, exc, message", [
-    ("streamer.rolouts == 4", ValidationError, "cannot be evaluated"),
-    ("training.seed", ValidationError, "not true/false"),
-    ("streamer.nope", ValidationError, "cannot be evaluated"),
-    ("training.seed ==", SpecError, "not a valid expression"),
-    ("''.__class__.__mro__", ValidationError, "cannot be evaluated"),
-    ("training.update({'x': 1})", ValidationError, "cannot be evaluated"),
-])
+@pytest.mark.parametrize(
+    "expr, exc, message",
+    [
+        ("streamer.rolouts == 4", ValidationError, "cannot be evaluated"),
+        ("training.seed", ValidationError, "not true/false"),
+        ("streamer.nope", ValidationError, "cannot be evaluated"),
+        ("training.seed ==", SpecError, "not a valid expression"),
+        ("''.__class__.__mro__", ValidationError, "cannot be evaluated"),
+        ("training.update({'x': 1})", ValidationError, "cannot be evaluated"),
+    ],
+)
 def test_broken_constraints_are_user_errors(project, expr, exc, message):
     with pytest.raises(exc) as err:
-        constraints(project, f"constraints:\n  - expr: \"{expr}\"\n    message: m\n")
+        constraints(project, f'constraints:\n  - expr: "{expr}"\n    message: m\n')
     assert message in err.value.message
     assert str(err.value.location).startswith("specs/demo.yaml:9:")
 
@@ -139,24 +172,31 @@ def test_pydantic_schema(project, monkeypatch):
         "from pydantic import BaseModel, ConfigDict\n"
         "class Training(BaseModel):\n    model_config = ConfigDict(extra='forbid', strict=True)\n"
         "    seed: int\n    lr: float\n    group: int\n"
-        "class Conf(BaseModel):\n    training: Training\n    streamer: dict\n")
+        "class Conf(BaseModel):\n    training: Training\n    streamer: dict\n"
+    )
     monkeypatch.syspath_prepend(str(project))
     schema_check(project, "schema: myconf:Conf\n")
     with pytest.raises(ValidationError) as err:
-        schema_check(project, "variants:\n  a: {}\n  b: {training.seed: '7'}\nallow: [training.seed]\nschema: myconf:Conf\n")
+        schema_check(
+            project,
+            "variants:\n  a: {}\n  b: {training.seed: '7'}\nallow: [training.seed]\nschema: myconf:Conf\n",
+        )
     msg = err.value.message
     assert "variant 'b'" in msg and "`training.seed`" in msg and "'7'" in msg and "variant:b" in msg
     assert str(err.value.location) == "specs/demo.yaml:10:7"
     sys.modules.pop("myconf", None)
 
 
-@pytest.mark.parametrize("ref, message", [
-    ("nomodule_xyz:Conf", "cannot import"),
-    ("json:loads", "not a pydantic model"),
-    ("json:Nope", "has no 'Nope'"),
-    ("justaname", "neither `module:Class`"),
-    ("missing.json", "schema file not found"),
-])
+@pytest.mark.parametrize(
+    "ref, message",
+    [
+        ("nomodule_xyz:Conf", "cannot import"),
+        ("json:loads", "not a pydantic model"),
+        ("json:Nope", "has no 'Nope'"),
+        ("justaname", "neither `module:Class`"),
+        ("missing.json", "schema file not found"),
+    ],
+)
 def test_bad_schema_references(project, ref, message):
     with pytest.raises(SpecError) as err:
         schema_check(project, f"schema: {ref}\n")
@@ -167,10 +207,13 @@ def test_json_schema_subset(project):
     (project / "specs" / "s.json").write_text(
         '{"type": "object", "required": ["training"], "properties": {"training": {"type": "object",'
         ' "additionalProperties": false, "properties": {"seed": {"type": "integer"}, "lr": {"type": "number",'
-        ' "exclusiveMinimum": 0}, "group": {"enum": [2, 4, 8]}}}}}')
+        ' "exclusiveMinimum": 0}, "group": {"enum": [2, 4, 8]}}}}}'
+    )
     schema_check(project, "schema: s.json\n")
     with pytest.raises(ValidationError) as err:
-        schema_check(project, "variants:\n  a: {training.group: 3}\nallow: [training.group]\nschema: s.json\n")
+        schema_check(
+            project, "variants:\n  a: {training.group: 3}\nallow: [training.group]\nschema: s.json\n"
+        )
     assert "must be one of [2, 4, 8]" in err.value.message
     with pytest.raises(ValidationError) as err:
         schema_check(project, "variants:\n  a: {+training.x: 3}\nallow: [training.x]\nschema: s.json\n")

@@ -12,18 +12,24 @@ from deepdiff import DeepDiff
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweepgen import overrides, paths
+from sweepgen import paths
+from sweepgen.compile import overrides
 from sweepgen.errors import Location
 
 # "__d__": deepdiff skips dunder keys unless told not to; the gate must not.
 KEYS = st.sampled_from(["a", "b", "c", "__d__"])
-SCALARS = st.one_of(st.sampled_from([0, 1, 2, 0.0, 1.0, 2.5, True, False, None, "x", "1", ""]),
-                    st.integers(-5, 5))
+SCALARS = st.one_of(
+    st.sampled_from([0, 1, 2, 0.0, 1.0, 2.5, True, False, None, "x", "1", ""]), st.integers(-5, 5)
+)
 LEAVES = st.one_of(SCALARS, st.lists(SCALARS, max_size=3))
-CONFIGS = st.recursive(LEAVES, lambda inner: st.dictionaries(KEYS, inner, max_size=4),
-                       max_leaves=15).filter(lambda x: isinstance(x, dict))
-VALUES = st.recursive(LEAVES, lambda inner: st.one_of(st.dictionaries(KEYS, inner, max_size=3),
-                                                       st.lists(inner, max_size=2)), max_leaves=6)
+CONFIGS = st.recursive(LEAVES, lambda inner: st.dictionaries(KEYS, inner, max_size=4), max_leaves=15).filter(
+    lambda x: isinstance(x, dict)
+)
+VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(st.dictionaries(KEYS, inner, max_size=3), st.lists(inner, max_size=2)),
+    max_leaves=6,
+)
 LOC = Location("t.yaml", 1, 1)
 
 
@@ -32,8 +38,14 @@ def deepdiff_paths(a: dict, b: dict) -> set[str]:
     # threshold_to_diff_deeper=0: report key by key even when two mappings share few keys;
     # zip_ordered_iterables: compare lists item by item, else deepdiff's hash-based list diff misses
     # [0, 1.0] -> [0, 1] (hash(1) == hash(1.0)), a type change the gate rightly reports
-    tree = DeepDiff(a, b, view="tree", threshold_to_diff_deeper=0, ignore_private_variables=False,
-                    zip_ordered_iterables=True)
+    tree = DeepDiff(
+        a,
+        b,
+        view="tree",
+        threshold_to_diff_deeper=0,
+        ignore_private_variables=False,
+        zip_ordered_iterables=True,
+    )
     for report in tree.values():
         for level in report:
             parts = level.path(output_format="list")
@@ -56,7 +68,9 @@ def base_and_ops(draw):
         if kind in ("set", "delete") and existing:
             path = tuple(draw(st.sampled_from(existing)).split("."))
         else:
-            parents = [()] + [tuple(p.split(".")) for p in existing if isinstance(paths.get(current, p), dict)]
+            parents = [()] + [
+                tuple(p.split(".")) for p in existing if isinstance(paths.get(current, p), dict)
+            ]
             parent = draw(st.sampled_from(parents))
             free = [k for k in "abcde" if k not in paths.get(current, parent)]
             if not free:

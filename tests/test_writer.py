@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from sweepgen import api
-from sweepgen.errors import SweepgenError, UserError
 from spec_support import write_project
+
+from sweepgen.compile import api
+from sweepgen.errors import SweepgenError, UserError
 
 
 def tree(root):
@@ -43,12 +43,18 @@ def test_files_the_spec_no_longer_produces_are_removed_and_others_kept(project):
     [out] = api.render([str(spec)], dry_run=True)
     assert [(a.path, a.action) for a in out.actions if a.action == "remove"] == [("seed3.yaml", "remove")]
     api.render([str(spec)])
-    assert set(tree(project / "generated")) == {"demo/seed1.yaml", "demo/seed2.yaml", "demo/sweep.lock.json",
-                                                "demo/README.md"}
+    assert set(tree(project / "generated")) == {
+        "demo/seed1.yaml",
+        "demo/seed2.yaml",
+        "demo/sweep.lock.json",
+        "demo/README.md",
+    }
 
 
 def test_emptied_subfolders_are_pruned(project):
-    head = 'sweepgen: 1\nname: demo\ntemplate: ../templates/t.yaml.j2\noutput: "s{{ training.seed }}/c.yaml"\n'
+    head = (
+        'sweepgen: 1\nname: demo\ntemplate: ../templates/t.yaml.j2\noutput: "s{{ training.seed }}/c.yaml"\n'
+    )
     spec = write_project(project, "grid: {training.seed: [1, 2]}\n", head=head)
     api.render([str(spec)])
     write_project(project, "grid: {training.seed: [1]}\n", head=head)
@@ -83,8 +89,12 @@ def test_a_foreign_file_in_the_way_is_never_overwritten(project):
 
 def test_all_or_nothing_across_specs(project):
     good = write_project(project, "grid: {training.seed: [1, 2]}\n", name="good.yaml")
-    bad = write_project(project, "variants:\n  a: {training.sed: 1}\n", name="bad.yaml",
-                        head='sweepgen: 1\nname: other\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n')
+    bad = write_project(
+        project,
+        "variants:\n  a: {training.sed: 1}\n",
+        name="bad.yaml",
+        head='sweepgen: 1\nname: other\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n',
+    )
     with pytest.raises(SweepgenError):
         api.render([str(good), str(bad)])
     assert not (project / "generated").exists()
@@ -130,5 +140,9 @@ def test_an_output_file_can_become_a_folder_and_back(project):
     assert kinds == ["lock", "missing", "missing", "orphan", "orphan"]
     [out] = api.render([str(spec)])
     assert (out.count("create"), out.count("remove")) == (2, 2)
-    assert set(tree(project / "generated")) == {"demo/seed1/c.yaml", "demo/seed2/c.yaml", "demo/sweep.lock.json"}
+    assert set(tree(project / "generated")) == {
+        "demo/seed1/c.yaml",
+        "demo/seed2/c.yaml",
+        "demo/sweep.lock.json",
+    }
     assert api.check([str(spec)]).problems == []

@@ -12,17 +12,45 @@ from sweepgen.errors import SpecError
 from sweepgen.yamlio import loads
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("1e-5", 1e-5), ("3.0e-6", 3.0e-6), ("-2E+3", -2000.0), (".5", 0.5), ("1.", 1.0),
-    ("42", 42), ("-7", -7), ("0o17", 15), ("0x1F", 31), ("012", 12),
-    ("true", True), ("False", False), ("null", None), ("~", None), ("", None),
-    (".inf", math.inf), ("-.Inf", -math.inf),
-    # YAML 1.1 would turn these into booleans, ints or dates; 1.2 keeps them strings
-    ("on", "on"), ("off", "off"), ("yes", "yes"), ("no", "no"), ("y", "y"), ("N", "N"),
-    ("2025_05_15", "2025_05_15"), ("1_000", "1_000"), ("2025-05-15", "2025-05-15"), ("1:30", "1:30"),
-    ("'1e-5'", "1e-5"), ('"true"', "true"), ("!!str 1e-5", "1e-5"), ("!!float 3", 3.0),
-    ("gpu_1", "gpu_1"), ("${HOME}/x", "${HOME}/x"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1e-5", 1e-5),
+        ("3.0e-6", 3.0e-6),
+        ("-2E+3", -2000.0),
+        (".5", 0.5),
+        ("1.", 1.0),
+        ("42", 42),
+        ("-7", -7),
+        ("0o17", 15),
+        ("0x1F", 31),
+        ("012", 12),
+        ("true", True),
+        ("False", False),
+        ("null", None),
+        ("~", None),
+        ("", None),
+        (".inf", math.inf),
+        ("-.Inf", -math.inf),
+        # YAML 1.1 would turn these into booleans, ints or dates; 1.2 keeps them strings
+        ("on", "on"),
+        ("off", "off"),
+        ("yes", "yes"),
+        ("no", "no"),
+        ("y", "y"),
+        ("N", "N"),
+        ("2025_05_15", "2025_05_15"),
+        ("1_000", "1_000"),
+        ("2025-05-15", "2025-05-15"),
+        ("1:30", "1:30"),
+        ("'1e-5'", "1e-5"),
+        ('"true"', "true"),
+        ("!!str 1e-5", "1e-5"),
+        ("!!float 3", 3.0),
+        ("gpu_1", "gpu_1"),
+        ("${HOME}/x", "${HOME}/x"),
+    ],
+)
 def test_scalars_follow_yaml_1_2(text, expected):
     value = loads(f"v: {text}\n", "t.yaml").data["v"]
     assert value == expected and type(value) is type(expected)
@@ -43,19 +71,22 @@ def test_marks_give_one_based_line_and_column_of_keys_and_values():
     assert str(doc.loc(("a", "b", "nope"))) == "t.yaml:2:6"
 
 
-@pytest.mark.parametrize("text, message, where", [
-    ("a: 1\nb: 2\na: 3\n", "duplicate key 'a' (first defined at line 1)", "t.yaml:3:1"),
-    ("a: {x: 1, x: 2}\n", "duplicate key 'x'", "t.yaml:1:11"),
-    ("a: [1, 2\n", "YAML syntax error", "t.yaml:2:1"),
-    ("a: 1\n  b: 2\n", "YAML syntax error", "t.yaml:2:4"),
-    ("1: x\n", "mapping key '1' is a int", "t.yaml:1:1"),
-    ("true: x\n", "mapping key 'true' is a bool", "t.yaml:1:1"),
-    ("a: !!python/name:os.system x\n", "unsupported YAML tag", "t.yaml:1:4"),
-    ("a: !custom x\n", "unsupported YAML tag", "t.yaml:1:4"),
-    ("a: !!int x\n", "'x' is not a valid int", "t.yaml:1:4"),
-    ("base: &b {x: 1}\nother:\n  <<: *b\n", "merge keys", "t.yaml:3:3"),
-    ("a: 1\n---\nb: 2\n", "found another document", "t.yaml:2:1"),
-])
+@pytest.mark.parametrize(
+    "text, message, where",
+    [
+        ("a: 1\nb: 2\na: 3\n", "duplicate key 'a' (first defined at line 1)", "t.yaml:3:1"),
+        ("a: {x: 1, x: 2}\n", "duplicate key 'x'", "t.yaml:1:11"),
+        ("a: [1, 2\n", "YAML syntax error", "t.yaml:2:1"),
+        ("a: 1\n  b: 2\n", "YAML syntax error", "t.yaml:2:4"),
+        ("1: x\n", "mapping key '1' is a int", "t.yaml:1:1"),
+        ("true: x\n", "mapping key 'true' is a bool", "t.yaml:1:1"),
+        ("a: !!python/name:os.system x\n", "unsupported YAML tag", "t.yaml:1:4"),
+        ("a: !custom x\n", "unsupported YAML tag", "t.yaml:1:4"),
+        ("a: !!int x\n", "'x' is not a valid int", "t.yaml:1:4"),
+        ("base: &b {x: 1}\nother:\n  <<: *b\n", "merge keys", "t.yaml:3:3"),
+        ("a: 1\n---\nb: 2\n", "found another document", "t.yaml:2:1"),
+    ],
+)
 def test_errors_name_file_line_and_column(text, message, where):
     with pytest.raises(SpecError) as err:
         loads(text, "t.yaml")
@@ -81,11 +112,17 @@ def test_empty_document_is_none():
 _TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp", "Co", "Cn")), max_size=8)
 
 
-@given(st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6)
-    | st.floats(allow_nan=False, allow_infinity=False) | _TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT.filter(bool), inner, max_size=3),
-    max_leaves=12))
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers(-(10**6), 10**6)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | _TEXT,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT.filter(bool), inner, max_size=3),
+        max_leaves=12,
+    )
+)
 def test_json_documents_read_back_exactly(value):
     """JSON is YAML 1.2: whatever json.dumps writes must come back identical, types included."""
     import json

@@ -33,8 +33,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception:  # noqa: BLE001 - a bug: show everything
         traceback.print_exc()
-        print("internal error: this is a bug in the sweepgen trainer; please report it with the "
-              "traceback above", file=sys.stderr)
+        print(
+            "internal error: this is a bug in the sweepgen trainer; please report it with the "
+            "traceback above",
+            file=sys.stderr,
+        )
         return 70
     return 0
 

@@ -17,8 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trainer import rewards
-from trainer.routing.config import RoutingConfig
 from trainer.debate.config import DebateConfig, check_against_grpo
+from trainer.routing.config import RoutingConfig
 from trainer.shaping.config import RewardShapingConfig, check_group_size
 
 BUILTIN_TINY = "builtin:tiny"
@@ -26,15 +26,47 @@ BUILTIN_TINY = "builtin:tiny"
 # transformers' OptimizerNames values, typed out so this module never imports transformers; a test
 # checks the list against the installed transformers.
 OptimizerName = Literal[
-    "adamw_torch", "adamw_torch_fused", "adamw_torch_xla", "adamw_torch_npu_fused", "adafactor",
-    "adamw_anyprecision", "adamw_torch_4bit", "adamw_torch_8bit", "ademamix", "sgd", "adagrad",
-    "adamw_bnb_8bit", "adamw_8bit", "ademamix_8bit", "lion_8bit", "lion_32bit", "paged_adamw_32bit",
-    "paged_adamw_8bit", "paged_ademamix_32bit", "paged_ademamix_8bit", "paged_lion_32bit",
-    "paged_lion_8bit", "rmsprop", "rmsprop_bnb", "rmsprop_bnb_8bit", "rmsprop_bnb_32bit",
-    "galore_adamw", "galore_adamw_8bit", "galore_adafactor", "galore_adamw_layerwise",
-    "galore_adamw_8bit_layerwise", "galore_adafactor_layerwise", "lomo", "adalomo", "grokadamw",
-    "schedule_free_radam", "schedule_free_adamw", "schedule_free_sgd", "apollo_adamw",
-    "apollo_adamw_layerwise", "stable_adamw",
+    "adamw_torch",
+    "adamw_torch_fused",
+    "adamw_torch_xla",
+    "adamw_torch_npu_fused",
+    "adafactor",
+    "adamw_anyprecision",
+    "adamw_torch_4bit",
+    "adamw_torch_8bit",
+    "ademamix",
+    "sgd",
+    "adagrad",
+    "adamw_bnb_8bit",
+    "adamw_8bit",
+    "ademamix_8bit",
+    "lion_8bit",
+    "lion_32bit",
+    "paged_adamw_32bit",
+    "paged_adamw_8bit",
+    "paged_ademamix_32bit",
+    "paged_ademamix_8bit",
+    "paged_lion_32bit",
+    "paged_lion_8bit",
+    "rmsprop",
+    "rmsprop_bnb",
+    "rmsprop_bnb_8bit",
+    "rmsprop_bnb_32bit",
+    "galore_adamw",
+    "galore_adamw_8bit",
+    "galore_adafactor",
+    "galore_adamw_layerwise",
+    "galore_adamw_8bit_layerwise",
+    "galore_adafactor_layerwise",
+    "lomo",
+    "adalomo",
+    "grokadamw",
+    "schedule_free_radam",
+    "schedule_free_adamw",
+    "schedule_free_sgd",
+    "apollo_adamw",
+    "apollo_adamw_layerwise",
+    "stable_adamw",
 ]
 BUILTIN_DATASETS = ("builtin:stories", "builtin:arithmetic")
 
@@ -105,9 +137,7 @@ class DataConfig(Section):
     @classmethod
     def _known_source(cls, value: str) -> str:
         if value.startswith("builtin:") and value not in BUILTIN_DATASETS:
-            raise ValueError(
-                f"unknown built-in dataset {value!r}; known: {', '.join(BUILTIN_DATASETS)}"
-            )
+            raise ValueError(f"unknown built-in dataset {value!r}; known: {', '.join(BUILTIN_DATASETS)}")
         if not value.startswith("builtin:") and not value.endswith(".jsonl"):
             raise ValueError(f"data source {value!r} must be a builtin:* name or a .jsonl file")
         return value
@@ -141,7 +171,9 @@ class GRPOConfig(Section):
     learning_rate: float = Field(1e-5, gt=0, description="peak learning rate")
     num_generations: int = Field(16, ge=2, description="completions per prompt (the group size)")
     batch_size: int = Field(
-        32, ge=2, description="completions per optimizer step per device (TRL "
+        32,
+        ge=2,
+        description="completions per optimizer step per device (TRL "
         "per_device_train_batch_size); prompts per step = batch_size / num_generations",
     )
     gradient_accumulation_steps: int = Field(1, ge=1, description="micro-batches per update")
@@ -172,7 +204,8 @@ class GRPOConfig(Section):
     )
     disable_dropout: bool = Field(False, description="turn dropout off in policy and reference")
     use_bias_correction_kl: bool = Field(
-        True, description="multiply the per-token KL term by the importance ratio (TRL 1.16's "
+        True,
+        description="multiply the per-token KL term by the importance ratio (TRL 1.16's "
         "default, kept so runs match plain TRL); changes the KL gradient whenever beta != 0",
     )
     sapo_temperature_pos: float = Field(
@@ -201,9 +234,7 @@ class LoggingConfig(Section):
     )
     save_steps: int = Field(100, ge=1, description="checkpoint every N steps (and at the end)")
     save_total_limit: int | None = Field(2, ge=1, description="keep only the newest N checkpoints")
-    summary_window: int = Field(
-        10, ge=1, description="final_reward = mean reward of the last N logged steps"
-    )
+    summary_window: int = Field(10, ge=1, description="final_reward = mean reward of the last N logged steps")
     degenerate_unique_ratio: float = Field(
         0.5, ge=0, le=1, description="degenerate if the unique-completion ratio is below this"
     )

@@ -21,8 +21,9 @@ from trainer.config import RunConfig
 def load_config(path: str | Path) -> RunConfig:
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} does not exist",
-                          hint="pass the path of a trainer config YAML file")
+        raise ConfigError(
+            f"config file {str(path)!r} does not exist", hint="pass the path of a trainer config YAML file"
+        )
     try:
         doc = yamlio.load(str(path))
     except SweepgenError as err:
@@ -33,8 +34,9 @@ def load_config(path: str | Path) -> RunConfig:
 def validate_config(data: Any, doc: yamlio.Doc | None = None, display: str = "<config>") -> RunConfig:
     """``data`` as a RunConfig, or a ConfigError about its first problem (all are listed)."""
     if not isinstance(data, dict):
-        raise ConfigError("a trainer config must be a mapping of sections",
-                          location=doc.loc() if doc else Location(display))
+        raise ConfigError(
+            "a trainer config must be a mapping of sections", location=doc.loc() if doc else Location(display)
+        )
     try:
         return RunConfig.model_validate(data)
     except pydantic.ValidationError as err:
@@ -56,8 +58,7 @@ def _to_config_error(err: pydantic.ValidationError, data: Any, doc, display: str
     if len(messages) > 1:
         message += f" (and {len(messages) - 1} more: " + "; ".join(messages[1:]) + ")"
     hint = _hint(first, data)
-    return ConfigError(message, location=location, key=".".join(map(str, loc_path)) or None,
-                       hint=hint)
+    return ConfigError(message, location=location, key=".".join(map(str, loc_path)) or None, hint=hint)
 
 
 def _describe(problem: dict, data: Any) -> str:

@@ -51,8 +51,9 @@ def load_rows(data: DataConfig) -> list[dict]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ConfigError(f"not valid JSON: {err.msg}", location=Location(
-                    str(path), lineno, err.colno)) from None
+                raise ConfigError(
+                    f"not valid JSON: {err.msg}", location=Location(str(path), lineno, err.colno)
+                ) from None
             if not isinstance(row, dict):
                 raise ConfigError("each JSONL line must be an object", location=where)
             if data.prompt_field not in row:
@@ -65,9 +66,7 @@ def load_rows(data: DataConfig) -> list[dict]:
             if not isinstance(prompt, str) or not prompt:
                 raise ConfigError(f"`{data.prompt_field}` must be a non-empty string", location=where)
             if "prompt" in row:
-                raise ConfigError(
-                    "row has both `prompt` and the prompt field; rename one", location=where
-                )
+                raise ConfigError("row has both `prompt` and the prompt field; rename one", location=where)
             kinds = {key: _kind(value) for key, value in row.items()}
             if first is None:
                 first = (lineno, kinds)
@@ -91,8 +90,7 @@ def _kind(value: object) -> str:
     return {str: "string", list: "array", dict: "object"}[type(value)]
 
 
-def _check_same_columns(first: tuple[int, dict[str, str]], kinds: dict[str, str],
-                        where: Location) -> None:
+def _check_same_columns(first: tuple[int, dict[str, str]], kinds: dict[str, str], where: Location) -> None:
     """Every row has the first row's fields with the same JSON types (a dataset column has one
     type; Arrow would fail late, or a missing field would silently become None)."""
     first_line, first_kinds = first
@@ -100,16 +98,19 @@ def _check_same_columns(first: tuple[int, dict[str, str]], kinds: dict[str, str]
         missing = sorted(set(first_kinds) - set(kinds))
         extra = sorted(set(kinds) - set(first_kinds))
         parts = ([f"lacks {', '.join(missing)}"] if missing else []) + (
-            [f"adds {', '.join(extra)}"] if extra else [])
+            [f"adds {', '.join(extra)}"] if extra else []
+        )
         raise ConfigError(
             f"row's fields differ from line {first_line}'s: it {' and '.join(parts)}",
-            location=where, hint="every row needs the same fields",
+            location=where,
+            hint="every row needs the same fields",
         )
     for key, kind in kinds.items():
         if "null" not in (kind, first_kinds[key]) and kind != first_kinds[key]:
             raise ConfigError(
                 f"field `{key}` is a {kind} here but a {first_kinds[key]} on line {first_line}",
-                location=where, hint="a field must have one type in every row",
+                location=where,
+                hint="a field must have one type in every row",
             )
 
 

@@ -22,12 +22,15 @@ def parse_scales(text: str) -> tuple[float, float]:
     try:
         retain, forget = (float(x) for x in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--scales wants two numbers `retain,forget` (e.g. 1,0), got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"--scales wants two numbers `retain,forget` (e.g. 1,0), got {text!r}"
+        ) from None
     return retain, forget
 
 
-def evaluate(run_dir: Path, checkpoint: str | None = None,
-             scales: tuple[float, float] | None = None) -> dict[str, Any]:
+def evaluate(
+    run_dir: Path, checkpoint: str | None = None, scales: tuple[float, float] | None = None
+) -> dict[str, Any]:
     import functools
 
     from sweepgen.errors import ConfigError
@@ -45,30 +48,48 @@ def evaluate(run_dir: Path, checkpoint: str | None = None,
         raise ConfigError(f"{rd.config} does not exist", hint="pass a run directory written by the trainer")
     cfg = load_config(rd.config)
     if cfg.routing is None:
-        raise ConfigError(f"run {cfg.run_name!r} has no `routing` section", key="routing",
-                          hint="trainer.eval re-evaluates runs trained with gradient routing or its baseline")
+        raise ConfigError(
+            f"run {cfg.run_name!r} has no `routing` section",
+            key="routing",
+            hint="trainer.eval re-evaluates runs trained with gradient routing or its baseline",
+        )
     folder = _checkpoint_folder(rd, checkpoint)
     model, tokenizer, meta = load_routed_model(folder, cfg.model.dtype, seed=cfg.seed)
     if scales is None:
         modes = {k: tuple(v) for k, v in meta["eval_modes"].items()}
     else:
         if meta["ranks"]["forget"] == 0 and scales[1] != 0:
-            raise ConfigError(f"{folder} is a baseline checkpoint with no forget adapter; its forget scale "
-                              "must be 0", hint="use --scales R,0")
+            raise ConfigError(
+                f"{folder} is a baseline checkpoint with no forget adapter; its forget scale must be 0",
+                hint="use --scales R,0",
+            )
         modes = {f"scales_{scales[0]:g}_{scales[1]:g}": scales}
     r = cfg.routing
     flat = evaluate_modes(
-        model, tokenizer, load_rows(cfg.data)[: r.eval_prompts], modes=modes,
+        model,
+        tokenizer,
+        load_rows(cfg.data)[: r.eval_prompts],
+        modes=modes,
         task_reward=functools.partial(rewards.REWARDS[r.task_reward.name].fn, **r.task_reward.params),
-        detector=detectors.build(r.detector.name, r.detector.params), generations=r.eval_generations,
-        max_new_tokens=cfg.grpo.max_completion_length, temperature=r.eval_temperature, seed=cfg.seed,
-        top_p=cfg.grpo.top_p, top_k=cfg.grpo.top_k, repetition_penalty=cfg.grpo.repetition_penalty,
+        detector=detectors.build(r.detector.name, r.detector.params),
+        generations=r.eval_generations,
+        max_new_tokens=cfg.grpo.max_completion_length,
+        temperature=r.eval_temperature,
+        seed=cfg.seed,
+        top_p=cfg.grpo.top_p,
+        top_k=cfg.grpo.top_k,
+        repetition_penalty=cfg.grpo.repetition_penalty,
     )
     step = int(folder.name.rsplit("-", 1)[-1]) if folder.name.startswith("checkpoint-") else None
     nested = nest_eval(flat, meta["mode"], step or 0)
     results = {k: v for k, v in nested.items() if isinstance(v, dict)}
-    return {"checkpoint": str(folder), "step": step, "mode": meta["mode"], "ranks": meta["ranks"],
-            "results": results}
+    return {
+        "checkpoint": str(folder),
+        "step": step,
+        "mode": meta["mode"],
+        "ranks": meta["ranks"],
+        "results": results,
+    }
 
 
 def _checkpoint_folder(rd, checkpoint: str | None) -> Path:
@@ -77,21 +98,29 @@ def _checkpoint_folder(rd, checkpoint: str | None) -> Path:
     if checkpoint is None:
         folder = rd.last_checkpoint()
         if folder is None:
-            raise ConfigError(f"{rd.checkpoints} holds no complete checkpoint",
-                              hint="checkpoints are written every logging.save_steps steps and at the end")
+            raise ConfigError(
+                f"{rd.checkpoints} holds no complete checkpoint",
+                hint="checkpoints are written every logging.save_steps steps and at the end",
+            )
         return folder
     for candidate in (Path(checkpoint), rd.checkpoints / checkpoint):
         if candidate.is_dir():
             return candidate
-    raise ConfigError(f"checkpoint {checkpoint!r} is neither a folder nor a name under {rd.checkpoints}",
-                      hint="pass e.g. --checkpoint checkpoint-40 or a path to a checkpoint folder")
+    raise ConfigError(
+        f"checkpoint {checkpoint!r} is neither a folder nor a name under {rd.checkpoints}",
+        hint="pass e.g. --checkpoint checkpoint-40 or a path to a checkpoint folder",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m trainer.eval", description=__doc__.split("\n")[0])
     parser.add_argument("run_dir", type=Path, help="a run directory (holds config.yaml and checkpoints/)")
-    parser.add_argument("--checkpoint", help="checkpoint name under RUN_DIR/checkpoints or a folder (default: newest)")
-    parser.add_argument("--scales", type=parse_scales, help="one `retain,forget` scale pair instead of the eval modes")
+    parser.add_argument(
+        "--checkpoint", help="checkpoint name under RUN_DIR/checkpoints or a folder (default: newest)"
+    )
+    parser.add_argument(
+        "--scales", type=parse_scales, help="one `retain,forget` scale pair instead of the eval modes"
+    )
     args = parser.parse_args(argv)
     from sweepgen.errors import SweepgenError
 

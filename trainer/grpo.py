@@ -110,8 +110,11 @@ class SweepgenGRPOTrainer(GRPOTrainer):
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
         if not torch.isfinite(rewards_per_func).all():
-            bad = [name for i, name in enumerate(self.reward_func_names)
-                   if not torch.isfinite(rewards_per_func[:, i]).all()]
+            bad = [
+                name
+                for i, name in enumerate(self.reward_func_names)
+                if not torch.isfinite(rewards_per_func[:, i]).all()
+            ]
             raise TrainingDiverged(
                 f"reward {', '.join(bad)} returned NaN or inf at step {self.state.global_step}",
                 key="reward",

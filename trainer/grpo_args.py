@@ -13,13 +13,37 @@ from trainer.config import RunConfig
 
 # Our GRPO fields that are passed to TRL under the same name.
 _SAME_NAME = (
-    "loss_type", "beta", "scale_rewards", "learning_rate", "num_generations",
-    "gradient_accumulation_steps", "max_steps", "max_completion_length", "temperature", "top_p",
-    "top_k", "repetition_penalty", "epsilon", "epsilon_high", "num_iterations",
-    "importance_sampling_level", "mask_truncated_completions", "optim", "weight_decay",
-    "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm", "lr_scheduler_type",
-    "warmup_steps", "bf16", "gradient_checkpointing", "disable_dropout",
-    "use_bias_correction_kl", "sapo_temperature_pos", "sapo_temperature_neg",
+    "loss_type",
+    "beta",
+    "scale_rewards",
+    "learning_rate",
+    "num_generations",
+    "gradient_accumulation_steps",
+    "max_steps",
+    "max_completion_length",
+    "temperature",
+    "top_p",
+    "top_k",
+    "repetition_penalty",
+    "epsilon",
+    "epsilon_high",
+    "num_iterations",
+    "importance_sampling_level",
+    "mask_truncated_completions",
+    "optim",
+    "weight_decay",
+    "adam_beta1",
+    "adam_beta2",
+    "adam_epsilon",
+    "max_grad_norm",
+    "lr_scheduler_type",
+    "warmup_steps",
+    "bf16",
+    "gradient_checkpointing",
+    "disable_dropout",
+    "use_bias_correction_kl",
+    "sapo_temperature_pos",
+    "sapo_temperature_neg",
 )
 
 # Loss- and sampling-affecting TRL options we do not expose, pinned to their neutral value so a TRL
@@ -88,7 +112,8 @@ def make_grpo_config(cfg: RunConfig, checkpoints_dir: str):
         return GRPOConfig(**grpo_kwargs(cfg, checkpoints_dir))
     except ValueError as err:
         raise ConfigError(
-            f"TRL rejects this config: {err}", key="grpo",
+            f"TRL rejects this config: {err}",
+            key="grpo",
             hint="change the `grpo` setting it names (e.g. bf16: false where the hardware has no "
             "bf16 support)",
         ) from err

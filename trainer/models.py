@@ -82,8 +82,11 @@ def _hub_cache_snapshot(repo_id: str) -> Path | None:
 def tiny_model_dir(tiny: TinyModel) -> Path:
     """Cache folder for this tiny shape: a hash of the shape, the factory version and the corpus."""
     key = json.dumps(
-        {"tiny": tiny.model_dump(), "factory": FACTORY_VERSION,
-         "corpus": hashlib.sha256(CORPUS.read_bytes()).hexdigest()},
+        {
+            "tiny": tiny.model_dump(),
+            "factory": FACTORY_VERSION,
+            "corpus": hashlib.sha256(CORPUS.read_bytes()).hexdigest(),
+        },
         sort_keys=True,
     )
     return cache_root() / "tiny" / hashlib.sha256(key.encode()).hexdigest()[:16]

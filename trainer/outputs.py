@@ -124,8 +124,7 @@ class RunDir:
         self.path.mkdir(parents=True, exist_ok=True)
         if not self.config.exists():
             atomic_write_text(self.config, config_yaml(cfg))
-        atomic_write_text(self.grpo_args, json.dumps(grpo_args, indent=2, sort_keys=True,
-                                                     default=str) + "\n")
+        atomic_write_text(self.grpo_args, json.dumps(grpo_args, indent=2, sort_keys=True, default=str) + "\n")
         checkpoint = self.last_checkpoint()
         step = int(_CHECKPOINT.match(checkpoint.name).group(1)) if checkpoint else 0
         # Steps after the checkpoint will be trained again; drop their rows so none is doubled.
@@ -151,8 +150,10 @@ class RunDir:
         """summary.json from the logged files (so earlier sessions of a resumed run count)."""
         metrics = read_jsonl(self.metrics)
         if not metrics:
-            raise UserError(f"{self.metrics} is empty: the run logged no step",
-                            hint="check run.log for why training stopped")
+            raise UserError(
+                f"{self.metrics} is empty: the run logged no step",
+                hint="check run.log for why training stopped",
+            )
         summary = summarize(metrics, read_jsonl(self.samples), cfg)
         summary.update(extras or {})
         atomic_write_text(self.summary, json.dumps(summary, indent=2, sort_keys=True) + "\n")
@@ -167,7 +168,7 @@ def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[
     # Steps that did not generate (num_iterations > 1) log reward_mean None: not part of any window.
     rewards = [row["reward_mean"] for row in metrics if row.get("reward_mean") is not None]
     means = [
-        sum(rewards[max(0, i + 1 - window): i + 1]) / len(rewards[max(0, i + 1 - window): i + 1])
+        sum(rewards[max(0, i + 1 - window) : i + 1]) / len(rewards[max(0, i + 1 - window) : i + 1])
         for i in range(len(rewards))
     ]
     last_step = metrics[-1]["step"]
@@ -184,7 +185,8 @@ def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[
         "wall_time_s": metrics[-1].get("elapsed_s"),
         "diversity": div,
         "degenerate": diversity.is_degenerate(
-            div, min_unique_ratio=cfg.logging.degenerate_unique_ratio,
+            div,
+            min_unique_ratio=cfg.logging.degenerate_unique_ratio,
             max_jaccard=cfg.logging.degenerate_jaccard,
         ),
     }

@@ -88,9 +88,7 @@ def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     try:
         validated = spec.params_model.model_validate(params)
     except pydantic.ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in err.errors()
-        )
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in err.errors())
         first = err.errors()[0]["loc"]
         key = "params." + str(first[0]) if first else "params"
         raise RewardParamError(f"bad parameters for reward `{name}`: {problems}", key=key) from None

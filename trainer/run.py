@@ -79,22 +79,34 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
         def fmt(key: str, spec: str) -> str:
             return "-" if row.get(key) is None else format(row[key], spec)
 
-        echo(f"step {row['step']}/{cfg.grpo.max_steps} reward {fmt('reward_mean', '.4f')} "
-             f"kl {fmt('kl', '.4f')} loss {fmt('loss', '.4f')} len {fmt('completion_length', '.1f')}")
+        echo(
+            f"step {row['step']}/{cfg.grpo.max_steps} reward {fmt('reward_mean', '.4f')} "
+            f"kl {fmt('kl', '.4f')} loss {fmt('loss', '.4f')} len {fmt('completion_length', '.1f')}"
+        )
 
     trainer = build_trainer(
-        cfg, run_dir, model=model, tokenizer=tokenizer, train_dataset=Dataset.from_list(rows),
-        elapsed_offset=offset, on_step=on_step,
+        cfg,
+        run_dir,
+        model=model,
+        tokenizer=tokenizer,
+        train_dataset=Dataset.from_list(rows),
+        elapsed_offset=offset,
+        on_step=on_step,
     )
     trainer.add_callback(stop.callback(cycle_steps=cycle_steps(trainer.args)))
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     step, saved = trainer.state.global_step, run_dir.last_checkpoint()
     # named only if it is the stop step's, so the message never claims an older one was just saved
-    stop.finish(step=step, max_steps=cfg.grpo.max_steps,
-                checkpoint=str(saved) if saved and saved.name == f"checkpoint-{step}" else None)
-    extras = {"wall_time_s": offset + time.monotonic() - start,
-              "resumed_from": checkpoint.name if checkpoint else None,
-              **trainer.summary_extras()}
+    stop.finish(
+        step=step,
+        max_steps=cfg.grpo.max_steps,
+        checkpoint=str(saved) if saved and saved.name == f"checkpoint-{step}" else None,
+    )
+    extras = {
+        "wall_time_s": offset + time.monotonic() - start,
+        "resumed_from": checkpoint.name if checkpoint else None,
+        **trainer.summary_extras(),
+    }
     summary = run_dir.write_summary(cfg, extras)
     echo("# summary: " + json.dumps(summary, sort_keys=True))
     return summary

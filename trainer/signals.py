@@ -36,8 +36,9 @@ from collections.abc import Callable
 from typing import Any
 
 # SIGUSR2 does not exist on Windows, where only Ctrl-C (SIGINT) and SIGTERM can reach the trainer.
-STOP_SIGNALS = tuple(s for s in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGUSR2", None))
-                     if s is not None)
+STOP_SIGNALS = tuple(
+    s for s in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGUSR2", None)) if s is not None
+)
 REPEAT_WINDOW_S = 2.0  # Slurm and sweepgen's node wrapper both signal the trainer for one request
 
 
@@ -73,9 +74,13 @@ def _note(text: str) -> None:
 class GracefulStop:
     """Installs the handlers for the duration of a ``with`` block; restores the previous ones after."""
 
-    def __init__(self, *, echo: Callable[[str], None] = lambda _: None,
-                 repeat_window_s: float = REPEAT_WINDOW_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        echo: Callable[[str], None] = lambda _: None,
+        repeat_window_s: float = REPEAT_WINDOW_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.echo = echo
         self.repeat_window_s = repeat_window_s
         self.clock = clock
@@ -107,16 +112,23 @@ class GracefulStop:
         if self.signum is None:
             self.signum, self._first_at = signum, now
             if self.phase == "setup":
-                raise Stopped(signum, f"stopped by {name} before training started; nothing to save "
-                              "(run the same config again to start it)")
-            _note(f"# received {name}: stopping at the end of the current step, then saving a "
-                  "checkpoint (send it again to exit at once, without saving)")
+                raise Stopped(
+                    signum,
+                    f"stopped by {name} before training started; nothing to save "
+                    "(run the same config again to start it)",
+                )
+            _note(
+                f"# received {name}: stopping at the end of the current step, then saving a "
+                "checkpoint (send it again to exit at once, without saving)"
+            )
             return
         if now - self._first_at < self.repeat_window_s:
             _note(f"# received {name} again: the same stop request")
             return
-        _note(f"# received {name} while stopping: exiting at once; a partly written checkpoint "
-              "is ignored on resume")
+        _note(
+            f"# received {name} while stopping: exiting at once; a partly written checkpoint "
+            "is ignored on resume"
+        )
         os._exit(128 + signum)
 
     def callback(self, *, cycle_steps: int = 1):
@@ -137,8 +149,10 @@ class GracefulStop:
                 control.should_log = True  # the steps since the last log row are not lost
                 control.should_save = True
                 control.should_training_stop = True
-                stop.echo(f"# {signal_name(stop.signum)}: stopping after step {state.global_step}"
-                          f"/{state.max_steps}, saving checkpoint-{state.global_step}")
+                stop.echo(
+                    f"# {signal_name(stop.signum)}: stopping after step {state.global_step}"
+                    f"/{state.max_steps}, saving checkpoint-{state.global_step}"
+                )
 
         return StopCallback()
 
@@ -151,9 +165,12 @@ class GracefulStop:
             self.echo(f"# {name} arrived during the last step: the run is complete")
             return
         saved = f"saved {checkpoint}" if checkpoint else "no checkpoint was saved"
-        raise Stopped(self.signum, f"stopped by {name} after step {step} of {max_steps}; {saved}; "
-                      "no summary.json: the run is not finished (run the same config again to "
-                      "resume from its last checkpoint)")
+        raise Stopped(
+            self.signum,
+            f"stopped by {name} after step {step} of {max_steps}; {saved}; "
+            "no summary.json: the run is not finished (run the same config again to "
+            "resume from its last checkpoint)",
+        )
 
 
 def cycle_steps(args: Any) -> int:

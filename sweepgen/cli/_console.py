@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 
-@lru_cache(maxsize=None)
+@cache
 def stdout():
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def stderr():
     from rich.console import Console
 

@@ -49,7 +49,7 @@ def elapsed_seconds(status: RunStatus | None, now: datetime | None) -> float | N
 
 
 def step_text(run_dir: Path, config: Mapping) -> str:
-    """"step/total" from the run's last metrics row."""
+    """ "step/total" from the run's last metrics row."""
     row = last_metrics(run_dir)
     total = total_steps(config)
     step = row.get("step") if row else None
@@ -64,32 +64,50 @@ def plan_table(decisions: Sequence[Decision]) -> Table:
         table.add_column(col)
     for d in decisions:
         action = "[bold]start[/]" if d.start else "skip"
-        table.add_row(d.task.name, f"[{STYLE[d.state]}]{d.state}[/]", f"{action}: {d.reason}", str(d.task.run_dir))
+        table.add_row(
+            d.task.name, f"[{STYLE[d.state]}]{d.state}[/]", f"{action}: {d.reason}", str(d.task.run_dir)
+        )
     return table
 
 
 def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus], now: datetime) -> Table:
     """The runs running now, one row each, and a count of the others: a sweep of hundreds of runs
     must fit the terminal (each end is also printed as a line above the table)."""
-    counts = {state: 0 for state in RunState}
+    counts = dict.fromkeys(RunState, 0)
     for status in live.values():
         counts[status.state] += 1
     label = {RunState.PENDING: "queued"}
-    caption = ", ".join(f"{n} {label.get(state, state)}" for state, n in counts.items()
-                        if n and state is not RunState.RUNNING)
-    table = Table(title=f"sweepgen run: {counts[RunState.RUNNING]} running", title_justify="left",
-                  caption=caption or None, caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col, justify in (("run", "left"), ("step", "right"), ("reward", "right"), ("elapsed", "right"),
-                         ("gpu", "left")):
+    caption = ", ".join(
+        f"{n} {label.get(state, state)}" for state, n in counts.items() if n and state is not RunState.RUNNING
+    )
+    table = Table(
+        title=f"sweepgen run: {counts[RunState.RUNNING]} running",
+        title_justify="left",
+        caption=caption or None,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for col, justify in (
+        ("run", "left"),
+        ("step", "right"),
+        ("reward", "right"),
+        ("elapsed", "right"),
+        ("gpu", "left"),
+    ):
         table.add_column(col, justify=justify)
     for d in decisions:
         status = live.get(d.task.name)
         if status is None or status.state is not RunState.RUNNING:
             continue
         row = last_metrics(d.task.run_dir)
-        table.add_row(d.task.name, step_text(d.task.run_dir, d.task.config),
-                      _fmt_reward(row.get("reward_mean") if row else None), fmt_duration(elapsed_seconds(status, now)),
-                      str(status.ids.get("gpu", "")))
+        table.add_row(
+            d.task.name,
+            step_text(d.task.run_dir, d.task.config),
+            _fmt_reward(row.get("reward_mean") if row else None),
+            fmt_duration(elapsed_seconds(status, now)),
+            str(status.ids.get("gpu", "")),
+        )
     return table
 
 
@@ -105,8 +123,15 @@ def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, s
 
 def final_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus]) -> Table:
     table = Table(title="results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col, justify in (("run", "left"), ("status", "left"), ("steps", "right"), ("final", "right"),
-                         ("best", "right"), ("wall", "right"), ("note", "left")):
+    for col, justify in (
+        ("run", "left"),
+        ("status", "left"),
+        ("steps", "right"),
+        ("final", "right"),
+        ("best", "right"),
+        ("wall", "right"),
+        ("note", "left"),
+    ):
         table.add_column(col, justify=justify)
     for d in decisions:
         state, note = final_state(d, live)
@@ -114,7 +139,13 @@ def final_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus]) ->
         wall = summary.get("wall_time_s")
         if wall is None:
             wall = elapsed_seconds(live.get(d.task.name) or d.previous, None)
-        table.add_row(d.task.name, f"[{STYLE[state]}]{state}[/]", step_text(d.task.run_dir, d.task.config),
-                      _fmt_reward(summary.get("final_reward")), _fmt_reward(summary.get("best_reward")),
-                      fmt_duration(wall), note)
+        table.add_row(
+            d.task.name,
+            f"[{STYLE[state]}]{state}[/]",
+            step_text(d.task.run_dir, d.task.config),
+            _fmt_reward(summary.get("final_reward")),
+            _fmt_reward(summary.get("best_reward")),
+            fmt_duration(wall),
+            note,
+        )
     return table

@@ -13,32 +13,63 @@ from sweepgen.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 
 @click.command()
 @click.argument("specs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "out_root", default="generated", show_default=True, type=click.Path(file_okay=False),
-              help="output root the generated files live under")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
-              help="github prints workflow annotations (::error file=…,line=…::…)")
+@click.option(
+    "-o",
+    "--output",
+    "out_root",
+    default="generated",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="output root the generated files live under",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="github prints workflow annotations (::error file=…,line=…::…)",
+)
 def check(specs: tuple[str, ...], out_root: str, fmt: str) -> int:
     """Check SPECs (default: every specs/*.yaml here): valid, and generated files up to date.
 
     Exit 0 when all is well, 1 when generated files are stale, edited, missing or orphaned,
     2 when a spec is invalid.
     """
-    from sweepgen import api
+    from sweepgen.compile import api
     from sweepgen.errors import UserError
 
     discovered = not specs
     if discovered:
-        specs = tuple(sorted(glob.glob(os.path.join("specs", "*.yaml")) + glob.glob(os.path.join("specs", "*.yml"))))
+        specs = tuple(
+            sorted(glob.glob(os.path.join("specs", "*.yaml")) + glob.glob(os.path.join("specs", "*.yml")))
+        )
         if not specs:
-            raise UserError("no specs given and none found in specs/*.yaml",
-                            hint="run from the project root, or name the spec files")
+            raise UserError(
+                "no specs given and none found in specs/*.yaml",
+                hint="run from the project root, or name the spec files",
+            )
     report = api.check(list(specs), out_root, orphan_sweeps=discovered)
     if fmt == "json":
-        click.echo(json.dumps({"ok": not report.problems, "specs": report.specs, "files": report.files,
-                               "problems": [p.as_dict() for p in report.problems]}, indent=2, sort_keys=True))
+        click.echo(
+            json.dumps(
+                {
+                    "ok": not report.problems,
+                    "specs": report.specs,
+                    "files": report.files,
+                    "problems": [p.as_dict() for p in report.problems],
+                },
+                indent=2,
+                sort_keys=True,
+            )
+        )
     elif fmt == "github":
         for p in report.problems:
-            props = f"file={_prop(p.path)}" + (f",line={p.line}" if p.line else "") + (f",col={p.col}" if p.col else "")
+            props = (
+                f"file={_prop(p.path)}"
+                + (f",line={p.line}" if p.line else "")
+                + (f",col={p.col}" if p.col else "")
+            )
             text = f"{p.kind}: {p.message}" + (f" (hint: {p.hint})" if p.hint else "")
             click.echo(f"::error {props}::{_data(text)}")
         click.echo(_summary(report))

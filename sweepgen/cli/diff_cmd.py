@@ -14,14 +14,28 @@ import click
 @click.command("diff")
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
-@click.option("--allow", "allow", multiple=True, metavar="GLOB",
-              help="A path that may differ (repeatable). `*` is one path segment, `**` any depth, "
-                   "[N] a list index, e.g. --allow 'debate_streamer.reward_shaping_params.**'.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text: one line per change, `path: old -> new`; json: a machine-readable report.")
-@click.option("--resolve-bases", is_flag=True,
-              help="Compare what the files evaluate to, mmengine-style: merge `_base_` files in "
-                   "(`_delete_=True` replaces) and substitute names bound earlier in each Python file.")
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="GLOB",
+    help="A path that may differ (repeatable). `*` is one path segment, `**` any depth, "
+    "[N] a list index, e.g. --allow 'debate_streamer.reward_shaping_params.**'.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: one line per change, `path: old -> new`; json: a machine-readable report.",
+)
+@click.option(
+    "--resolve-bases",
+    is_flag=True,
+    help="Compare what the files evaluate to, mmengine-style: merge `_base_` files in "
+    "(`_delete_=True` replaces) and substitute names bound earlier in each Python file.",
+)
 def diff(a: str, b: str, allow: tuple[str, ...], fmt: str, resolve_bases: bool) -> int:
     """Compare two configs path by path, type-strictly (1, 1.0 and True differ).
 
@@ -29,10 +43,9 @@ def diff(a: str, b: str, allow: tuple[str, ...], fmt: str, resolve_bases: bool) 
     files (their #SBATCH directives and command-line flags), or SPEC.yaml:VARIANT for one resolved
     variant of a sweep spec.
     """
-    from sweepgen import diff as semantic
-    from sweepgen.configfile import load_config
+    from sweepgen.readers import diff as semantic
 
-    old, new = load_config(a, resolve_bases=resolve_bases), load_config(b, resolve_bases=resolve_bases)
+    old, new = _load(a, resolve_bases), _load(b, resolve_bases)
     globs = semantic.parse_globs(allow)
     for glob, close in semantic.unmatched_globs(allow, old, new).items():
         hint = f"; did you mean {', '.join(close)}?" if close else ""
@@ -46,8 +59,28 @@ def diff(a: str, b: str, allow: tuple[str, ...], fmt: str, resolve_bases: bool) 
     return 1 if refused else 0
 
 
+def _load(ref: str, resolve_bases: bool) -> object:
+    """A config file through the readers, or ``SPEC.yaml:VARIANT`` through the compile API."""
+    from pathlib import Path
+
+    from sweepgen.readers.configfile import load_config
+
+    spec, sep, variant = ref.rpartition(":")
+    if (
+        not Path(ref).exists()
+        and sep
+        and variant
+        and Path(spec).suffix in (".yaml", ".yml")
+        and Path(spec).is_file()
+    ):
+        from sweepgen.compile.api import resolve_variant
+
+        return resolve_variant(spec, variant)
+    return load_config(ref, resolve_bases=resolve_bases)
+
+
 def _report(a, b, allow, changes, refused) -> dict:
-    from sweepgen.diff import jsonable
+    from sweepgen.readers.diff import jsonable
 
     return {
         "a": a,
@@ -75,8 +108,10 @@ def _print_text(changes, refused, *, gated: bool) -> None:
         click.echo("no differences")
         return
     for change in changes:
-        line = f"{change.dotted}: {_show(change.old, change.old_type, change)} -> " \
-               f"{_show(change.new, change.new_type, change)}"
+        line = (
+            f"{change.dotted}: {_show(change.old, change.old_type, change)} -> "
+            f"{_show(change.new, change.new_type, change)}"
+        )
         if gated and change.path in refused:
             line = click.style(line + "  [not allowed]", fg="red")
         click.echo(line)
@@ -87,7 +122,7 @@ def _print_text(changes, refused, *, gated: bool) -> None:
 
 
 def _show(value, type_name, change) -> str:
-    from sweepgen.diff import ABSENT
+    from sweepgen.readers.diff import ABSENT
 
     if value is ABSENT:
         return "<absent>"

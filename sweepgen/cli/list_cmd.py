@@ -14,15 +14,31 @@ from sweepgen.cli import EXIT_OK
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def list_variants(spec: str, fmt: str) -> int:
     """Show the variants SPEC expands to and the values that differ between them."""
-    from sweepgen import api, paths
+    from sweepgen import paths
+    from sweepgen.compile import api
 
     expansion, varying = api.matrix(spec)
     rows = [[v.name] + [_cell(paths.get(v.config, p)) for p in varying] for v in expansion.variants]
     if fmt == "json":
-        click.echo(json.dumps({"varying": varying, "variants": [
-            {"name": v.name, "values": {p: val for p in varying
-                                        if (val := paths.get(v.config, p)) is not paths.MISSING}}
-            for v in expansion.variants]}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "varying": varying,
+                    "variants": [
+                        {
+                            "name": v.name,
+                            "values": {
+                                p: val
+                                for p in varying
+                                if (val := paths.get(v.config, p)) is not paths.MISSING
+                            },
+                        }
+                        for v in expansion.variants
+                    ],
+                },
+                indent=2,
+            )
+        )
         return EXIT_OK
     from rich.markup import escape
     from rich.table import Table

@@ -20,17 +20,38 @@ def _fmt(value) -> str:
 
 
 # terminal headers; the CSV keeps the full names (diversity: unique-sample ratio, mean pairwise Jaccard)
-SHORT = {"final_reward": "final", "best_reward": "best", "steps": "steps", "wall_time_s": "wall",
-         "diversity.unique_ratio": "uniq", "diversity.mean_pairwise_jaccard": "jacc", "degenerate": "degen"}
-# summary sections of optional trainer parts (sweepgen.report.SECTION_COLUMNS)
-SHORT.update({"debate.team_accuracy": "team_acc", "debate.reward_solver": "I_solver",
-              "debate.reward_critic": "I_critic", "debate.zero_advantage_groups": "zero_adv",
-              "debate.length_tokens": "debate_len"})
+SHORT = {
+    "final_reward": "final",
+    "best_reward": "best",
+    "steps": "steps",
+    "wall_time_s": "wall",
+    "diversity.unique_ratio": "uniq",
+    "diversity.mean_pairwise_jaccard": "jacc",
+    "degenerate": "degen",
+}
+# summary sections of optional trainer parts (sweepgen.run.report.SECTION_COLUMNS)
+SHORT.update(
+    {
+        "debate.team_accuracy": "team_acc",
+        "debate.reward_solver": "I_solver",
+        "debate.reward_critic": "I_critic",
+        "debate.zero_advantage_groups": "zero_adv",
+        "debate.length_tokens": "debate_len",
+    }
+)
 # routing eval (issue 4): routing.<mode>.<metric> -> both_hack, ret_task, fgt_uniq, ...
-SHORT.update({f"routing.{mode}.{metric}": f"{m}_{short}"
-              for mode, m in (("both", "both"), ("retain_only", "ret"), ("forget_only", "fgt"))
-              for metric, short in (("task_reward", "task"), ("hack_rate", "hack"), ("unique_ratio", "uniq"),
-                                    ("mean_pairwise_jaccard", "jacc"))})
+SHORT.update(
+    {
+        f"routing.{mode}.{metric}": f"{m}_{short}"
+        for mode, m in (("both", "both"), ("retain_only", "ret"), ("forget_only", "fgt"))
+        for metric, short in (
+            ("task_reward", "task"),
+            ("hack_rate", "hack"),
+            ("unique_ratio", "uniq"),
+            ("mean_pairwise_jaccard", "jacc"),
+        )
+    }
+)
 
 
 def short_names(paths) -> dict[str, str]:
@@ -53,19 +74,30 @@ def _runs_table(rows, varying, *, title: str):
     from sweepgen.cli._run_display import fmt_duration
 
     headers = {**SHORT, **short_names(varying)}
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    )
     if all(row["state"] == "finished" for row in rows):
         rows = [{k: v for k, v in row.items() if k != "state"} for row in rows]  # say it once, in the title
         table.title += " (all finished)"
     for col in rows[0]:
         numeric = col in SHORT
         header = headers.get(col, col)
-        table.add_column(header, justify="right" if numeric else "left", overflow="fold",
-                         no_wrap=col == "run", min_width=len(header))
+        table.add_column(
+            header,
+            justify="right" if numeric else "left",
+            overflow="fold",
+            no_wrap=col == "run",
+            min_width=len(header),
+        )
     for row in rows:
         # config values exactly as configured (0.0125 stays 0.0125); measured values rounded
-        table.add_row(*(fmt_duration(v) if k == "wall_time_s" else _fmt(v) if k in SHORT else _exact(v)
-                        for k, v in row.items()))
+        table.add_row(
+            *(
+                fmt_duration(v) if k == "wall_time_s" else _fmt(v) if k in SHORT else _exact(v)
+                for k, v in row.items()
+            )
+        )
     return table
 
 
@@ -80,10 +112,20 @@ def _groups_table(result, groups):
     finals = {r.name: (r.summary or {}).get("final_reward") for r in result.finished}
     from rich import box
 
-    table = Table(title="final reward by variant (over seeds)", title_justify="left", box=box.SIMPLE_HEAD,
-                  pad_edge=False)
-    for col, justify in (("variant", "left"), ("n", "right"), ("mean", "right"), ("std", "right"),
-                         ("min", "right"), ("max", "right")):
+    table = Table(
+        title="final reward by variant (over seeds)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for col, justify in (
+        ("variant", "left"),
+        ("n", "right"),
+        ("mean", "right"),
+        ("std", "right"),
+        ("min", "right"),
+        ("max", "right"),
+    ):
         table.add_column(col, justify=justify)
     for group in groups:
         vals = [finals[n] for n in group.runs if isinstance(finals[n], (int, float))]
@@ -97,8 +139,14 @@ def _groups_table(result, groups):
 
 @click.command("report")
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=None,
-              help="Folder for report.csv and report.png (default: the folder holding the runs).")
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder for report.csv and report.png (default: the folder holding the runs).",
+)
 @click.option("--no-plot", is_flag=True, help="Skip the reward-curve PNG (needs matplotlib otherwise).")
 def report(directory: Path, out_dir: Path | None, no_plot: bool) -> int:
     """Summarise the runs of DIR: a generated sweep folder (with sweep.lock.json) or a runs folder.
@@ -106,7 +154,7 @@ def report(directory: Path, out_dir: Path | None, no_plot: bool) -> int:
     One row per run with the values that vary across the sweep, final and best reward, diversity
     and wall time; a PNG of reward curves, one line per variant with seeds as mean and band.
     """
-    from sweepgen import report as rep
+    from sweepgen.run import report as rep
 
     if not no_plot:
         rep.require_matplotlib()  # before anything is written
@@ -118,8 +166,10 @@ def report(directory: Path, out_dir: Path | None, no_plot: bool) -> int:
     if any(len(g.runs) > 1 for g in groups):
         out.print(_groups_table(result, groups))
     if result.values_from != "lock":
-        err.print(f"note: no sweep lock describes these runs; varying values come from their config.yaml "
-                  f"files ({len(result.varying)} paths differ)")
+        err.print(
+            f"note: no sweep lock describes these runs; varying values come from their config.yaml "
+            f"files ({len(result.varying)} paths differ)"
+        )
     csv_path = out_dir / "report.csv"
     rep.write_atomic(csv_path, rep.csv_text(result).encode())
     out.print(f"CSV: {csv_path}", markup=False)

@@ -24,26 +24,51 @@ LOG_TAIL_LINES = 20
 
 @click.command("run")
 @click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("-j", "--jobs", type=int, default=None,
-              help="Runs at once (default: 1, or --gpus × --per-gpu when --gpus is given).")
-@click.option("--gpus", default=None, metavar="IDS",
-              help="Comma-separated physical CUDA device ids to pack runs onto, e.g. 0,1.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=int,
+    default=None,
+    help="Runs at once (default: 1, or --gpus × --per-gpu when --gpus is given).",
+)
+@click.option(
+    "--gpus",
+    default=None,
+    metavar="IDS",
+    help="Comma-separated physical CUDA device ids to pack runs onto, e.g. 0,1.",
+)
 @click.option("--per-gpu", type=int, default=1, show_default=True, help="Runs sharing one GPU (with --gpus).")
 @click.option("--dry-run", is_flag=True, help="Show what would run and how; start nothing, write nothing.")
-@click.option("--only", multiple=True, metavar="NAME",
-              help="Run only these runs (run or variant name; repeat or comma-separate).")
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="NAME",
+    help="Run only these runs (run or variant name; repeat or comma-separate).",
+)
 @click.option("--rerun-failed", is_flag=True, help="Also start runs that failed or were cancelled before.")
 @click.option("--executor", default="local", show_default=True, help="Where runs execute: local (or slurm).")
-@click.option("--command", "command", default=None, metavar="CMD",
-              help="Run each config with CMD instead of the bundled trainer; placeholders {config}, "
-                   "{run_dir}, {name}, {variant}. Default: <this python> -m trainer {config}.")
-@click.option("--wait/--no-wait", default=None,
-              help="Follow the runs until they end (the local executor always does).")
-@click.option("--stop-timeout", type=float, default=None, metavar="SECONDS",
-              help="On Ctrl-C, how long each run may take to stop by itself (finish its step, save a "
-                   "checkpoint) before it is killed; a second Ctrl-C kills at once. Local default: 60.")
-def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, executor, command, wait,
-        stop_timeout) -> int:
+@click.option(
+    "--command",
+    "command",
+    default=None,
+    metavar="CMD",
+    help="Run each config with CMD instead of the bundled trainer; placeholders {config}, "
+    "{run_dir}, {name}, {variant}. Default: <this python> -m trainer {config}.",
+)
+@click.option(
+    "--wait/--no-wait", default=None, help="Follow the runs until they end (the local executor always does)."
+)
+@click.option(
+    "--stop-timeout",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    help="On Ctrl-C, how long each run may take to stop by itself (finish its step, save a "
+    "checkpoint) before it is killed; a second Ctrl-C kills at once. Local default: 60.",
+)
+def run(
+    sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, executor, command, wait, stop_timeout
+) -> int:
     """Run every generated config of the sweep in DIR (the folder holding sweep.lock.json).
 
     Each run is its own process started from the current directory; its output directory is the
@@ -53,7 +78,12 @@ def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, execu
     from sweepgen.errors import Location, UserError
     from sweepgen.run.base import ExecutorOptions, plan
     from sweepgen.run.registry import make_executor, status_is_alive
-    from sweepgen.run.tasks import check_bundled_trainer, load_sweep, parse_command, select
+    from sweepgen.run.tasks import (
+        check_bundled_trainer,
+        load_sweep,
+        parse_command,
+        select,
+    )
 
     gpu_ids = _parse_gpus(gpus)
     if per_gpu != 1 and not gpu_ids:
@@ -62,8 +92,15 @@ def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, execu
     if command is None and executor == "local" and not dry_run:
         check_bundled_trainer()  # (a Slurm node has its own environment: checked there)
     tasks = select(sweep.tasks, only)
-    options = ExecutorOptions(sweep_dir=sweep_dir, lock=sweep.lock, jobs=jobs, gpus=gpu_ids,
-                              per_gpu=per_gpu, wait=wait, stop_timeout_s=stop_timeout)
+    options = ExecutorOptions(
+        sweep_dir=sweep_dir,
+        lock=sweep.lock,
+        jobs=jobs,
+        gpus=gpu_ids,
+        per_gpu=per_gpu,
+        wait=wait,
+        stop_timeout_s=stop_timeout,
+    )
     ex = make_executor(executor, options)
     decisions = plan(tasks, rerun_failed=rerun_failed, is_alive=status_is_alive)
     stale = [d.task for d in decisions if d.stale]
@@ -92,8 +129,10 @@ def run(sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, execu
                 ex.start(to_start)
                 if ex.options.wait is False:
                     live = ex.poll()
-                    out.print(f"submitted {len(to_start)} run(s) with the {ex.name} executor; "
-                              f"follow them with `sweepgen status {sweep_dir}`")
+                    out.print(
+                        f"submitted {len(to_start)} run(s) with the {ex.name} executor; "
+                        f"follow them with `sweepgen status {sweep_dir}`"
+                    )
                 else:
                     live = _follow(ex, decisions)
         except KeyboardInterrupt:
@@ -112,8 +151,11 @@ def _stop(ex) -> None:
     # plain writes, not rich: a Ctrl-C inside rich's print would leave its buffer to be printed again
     try:
         with _stop_signals_raise_interrupt():
-            click.echo("stopping the runs: each may finish its step and save a checkpoint; "
-                       "press Ctrl-C again to kill them now", err=True)
+            click.echo(
+                "stopping the runs: each may finish its step and save a checkpoint; "
+                "press Ctrl-C again to kill them now",
+                err=True,
+            )
             ex.cancel()
     except KeyboardInterrupt:
         with _signals_ignored():  # this stop is immediate: nothing may interrupt its bookkeeping
@@ -141,14 +183,17 @@ def _follow(ex, decisions) -> dict:
     out = _console.stdout()
     seen: dict[str, str] = {}
     live = ex.poll()
-    with Live(progress_table(decisions, live, _now()), console=out, transient=True,
-              auto_refresh=False) as view:
+    with Live(
+        progress_table(decisions, live, _now()), console=out, transient=True, auto_refresh=False
+    ) as view:
         while True:
             for name, status in live.items():
                 if seen.get(name) != status.state.value:
                     seen[name] = status.state.value
                     if status.state.value != "pending":
-                        extra = f" ({status.reason})" if status.reason and status.state.value != "running" else ""
+                        extra = (
+                            f" ({status.reason})" if status.reason and status.state.value != "running" else ""
+                        )
                         view.console.print(f"{name}: {status.state}{extra}", markup=False)
             view.update(progress_table(decisions, live, _now()), refresh=True)
             if ex.done():
@@ -168,19 +213,26 @@ def _finish(decisions, live, sweep_dir: Path, interrupted: bool) -> int:
     failed = [d for d in decisions if d.task.name in live and states[d.task.name] is RunState.FAILED]
     for d in failed:
         status = live[d.task.name]
-        err.print(f"\n[bold red]── {d.task.name} failed ({status.reason}); last lines of "
-                  f"{d.task.run_dir / LOG_FILE}:[/]")
+        err.print(
+            f"\n[bold red]── {d.task.name} failed ({status.reason}); last lines of "
+            f"{d.task.run_dir / LOG_FILE}:[/]"
+        )
         for line in log_tail(d.task.run_dir, lines=LOG_TAIL_LINES):
             err.print(line, markup=False, highlight=False)
     if interrupted:
-        err.print(f"interrupted: every started run was stopped and marked cancelled; resume them with "
-                  f"`sweepgen run {sweep_dir} --rerun-failed`")
+        err.print(
+            f"interrupted: every started run was stopped and marked cancelled; resume them with "
+            f"`sweepgen run {sweep_dir} --rerun-failed`"
+        )
         return 130
-    not_retried = [n for n, s in states.items() if s in (RunState.FAILED, RunState.CANCELLED)
-                   and n not in live]
+    not_retried = [
+        n for n, s in states.items() if s in (RunState.FAILED, RunState.CANCELLED) and n not in live
+    ]
     if not_retried:
-        err.print(f"{len(not_retried)} run(s) failed or were cancelled before and were not retried: "
-                  f"{', '.join(not_retried)}; retry with `sweepgen run {sweep_dir} --rerun-failed`")
+        err.print(
+            f"{len(not_retried)} run(s) failed or were cancelled before and were not retried: "
+            f"{', '.join(not_retried)}; retry with `sweepgen run {sweep_dir} --rerun-failed`"
+        )
     bad = [n for n, s in states.items() if s in (RunState.FAILED, RunState.CANCELLED)]
     return 1 if bad else 0
 
@@ -193,6 +245,7 @@ def _now() -> datetime:
 def _stop_signals_raise_interrupt():
     """SIGTERM/SIGHUP (a closed terminal, a job scheduler) stop the sweep like Ctrl-C does, so the
     children are stopped and marked instead of orphaned."""
+
     def raise_interrupt(signum, frame):
         raise KeyboardInterrupt
 

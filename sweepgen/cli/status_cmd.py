@@ -17,16 +17,35 @@ import click
 from sweepgen.cli import _console
 
 FOLLOW_POLL_S = 2.0
-STYLE = {"FINISHED": "green", "RUNNING": "cyan", "PENDING": "dim", "NOT STARTED": "dim", "CANCELLED": "yellow"}
+STYLE = {
+    "FINISHED": "green",
+    "RUNNING": "cyan",
+    "PENDING": "dim",
+    "NOT STARTED": "dim",
+    "CANCELLED": "yellow",
+}
 
 
 @click.command("status")
 @click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--only", multiple=True, metavar="NAME", help="Only these runs (run or variant name; repeat or comma-separate).")
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="NAME",
+    help="Only these runs (run or variant name; repeat or comma-separate).",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--wait", is_flag=True, help="Follow the runs with a live table until none is queued or running.")
-@click.option("--tail", "tail_lines", type=click.IntRange(min=0), default=20, show_default=True,
-              help="Log lines shown for each failed or cancelled run.")
+@click.option(
+    "--wait", is_flag=True, help="Follow the runs with a live table until none is queued or running."
+)
+@click.option(
+    "--tail",
+    "tail_lines",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Log lines shown for each failed or cancelled run.",
+)
 def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
     """Show the state of every run of the sweep in DIR (the folder holding sweep.lock.json).
 
@@ -53,7 +72,12 @@ def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
 
 @click.command("cancel")
 @click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--only", multiple=True, metavar="NAME", help="Only these runs (run or variant name; repeat or comma-separate).")
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="NAME",
+    help="Only these runs (run or variant name; repeat or comma-separate).",
+)
 def cancel(sweep_dir: Path, only) -> int:
     """Cancel the queued and running Slurm jobs of the sweep in DIR; return once Slurm has ended them.
 
@@ -74,12 +98,17 @@ def cancel(sweep_dir: Path, only) -> int:
     if on_slurm:
         cancelled = {v.task.name: v for v in cancel_runs(on_slurm)}
         views = [cancelled.get(v.task.name, v) for v in views]
-        out.print(f"cancelled {len(on_slurm)} Slurm run(s); resume them with "
-                  f"`sweepgen run {sweep_dir} --executor slurm --rerun-failed`")
+        out.print(
+            f"cancelled {len(on_slurm)} Slurm run(s); resume them with "
+            f"`sweepgen run {sweep_dir} --executor slurm --rerun-failed`"
+        )
     out.print(_table(views, title=str(sweep_dir)))
     for view in elsewhere:
-        err.print(f"{view.task.name}: runs under the {view.status.executor} executor "
-                  f"({_job(view)}); stop it with Ctrl-C in the terminal running `sweepgen run`", markup=False)
+        err.print(
+            f"{view.task.name}: runs under the {view.status.executor} executor "
+            f"({_job(view)}); stop it with Ctrl-C in the terminal running `sweepgen run`",
+            markup=False,
+        )
     return 1 if elsewhere else 0
 
 
@@ -117,10 +146,16 @@ def _table(views, title: str | None = None):
     for view in views:
         s = view.status
         label = view.label
-        table.add_row(view.task.name, f"[{STYLE.get(label, 'bold red')}]{label}[/]",
-                      s.executor if s else "-", _job(view) if s else "-", str(s.attempt) if s else "-",
-                      fmt_duration(elapsed_seconds(s, now)), step_text(view.task.run_dir, view.task.config),
-                      (s.reason or "") if s else "")
+        table.add_row(
+            view.task.name,
+            f"[{STYLE.get(label, 'bold red')}]{label}[/]",
+            s.executor if s else "-",
+            _job(view) if s else "-",
+            str(s.attempt) if s else "-",
+            fmt_duration(elapsed_seconds(s, now)),
+            step_text(view.task.run_dir, view.task.config),
+            (s.reason or "") if s else "",
+        )
     return table
 
 
@@ -130,8 +165,10 @@ def _show_problems(views, tail_lines: int) -> None:
     err = _console.stderr()
     for view in problems(views):
         path, lines = log_tail(view, tail_lines)
-        err.print(f"\n[bold red]── {view.task.name} {view.label}[/] ({view.status.reason or 'no reason recorded'})"
-                  + (f"; last lines of {path}:" if lines else f"; {path or 'no log'} is empty"))
+        err.print(
+            f"\n[bold red]── {view.task.name} {view.label}[/] ({view.status.reason or 'no reason recorded'})"
+            + (f"; last lines of {path}:" if lines else f"; {path or 'no log'} is empty")
+        )
         for line in lines:
             err.print(line, markup=False, highlight=False)
 
@@ -140,11 +177,19 @@ def _as_json(view, tail_lines: int) -> dict:
     from sweepgen.run.sweep_status import PROBLEM_STATES, log_tail
 
     s = view.status
-    data = {"run": view.task.name, "variant": view.task.variant, "state": view.label,
-            "run_dir": view.task.run_dir.as_posix(), "executor": s.executor if s else None,
-            "job_id": s.ids.get("job_id") if s else None, "attempt": s.attempt if s else None,
-            "reason": s.reason if s else None, "started": s.started if s else None,
-            "ended": s.ended if s else None, "exit_code": s.exit_code if s else None}
+    data = {
+        "run": view.task.name,
+        "variant": view.task.variant,
+        "state": view.label,
+        "run_dir": view.task.run_dir.as_posix(),
+        "executor": s.executor if s else None,
+        "job_id": s.ids.get("job_id") if s else None,
+        "attempt": s.attempt if s else None,
+        "reason": s.reason if s else None,
+        "started": s.started if s else None,
+        "ended": s.ended if s else None,
+        "exit_code": s.exit_code if s else None,
+    }
     if view.state in PROBLEM_STATES:
         data["log_tail"] = log_tail(view, tail_lines)[1]
     return data
@@ -163,5 +208,3 @@ def _job(view) -> str:
     if "pid" in ids:
         return f"pid {ids['pid']} on {ids.get('host', '?')}"
     return "-"
-
-

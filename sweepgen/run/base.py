@@ -200,8 +200,12 @@ class Decision:
 
 def is_stale(task: RunTask, status: RunStatus | None) -> bool:
     """The run directory was started from a different config than the one generated now."""
-    return bool(status and status.config_fingerprint and task.fingerprint
-                and status.config_fingerprint != task.fingerprint)
+    return bool(
+        status
+        and status.config_fingerprint
+        and task.fingerprint
+        and status.config_fingerprint != task.fingerprint
+    )
 
 
 def effective_state(
@@ -230,7 +234,9 @@ def decide(
     """One run's decision; the rules are in the module docstring."""
     status = read_status(task.run_dir)
     if is_stale(task, status):
-        return Decision(task, False, status.state, "made from another version of its config", status, stale=True)
+        return Decision(
+            task, False, status.state, "made from another version of its config", status, stale=True
+        )
     state, _ = effective_state(task.run_dir, status, is_alive)
     if state is RunState.FINISHED:
         return Decision(task, False, RunState.FINISHED, "finished (summary.json exists)", status)

@@ -32,8 +32,9 @@ from sweepgen.run.base import (
     utc_now,
     write_status,
 )
-
-from sweepgen.run.progress import ATTEMPT_MARK  # starts each attempt's section of run.log
+from sweepgen.run.progress import (
+    ATTEMPT_MARK,  # starts each attempt's section of run.log
+)
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
@@ -89,7 +90,7 @@ class LocalExecutor(Executor):
         self._queue: deque[RunTask] = deque()
         self._running: dict[str, _Child] = {}
         self._status: dict[str, RunStatus] = {}
-        self._gpu_load = {gpu: 0 for gpu in options.gpus}
+        self._gpu_load = dict.fromkeys(options.gpus, 0)
 
     # -- the Executor protocol ------------------------------------------------------------------
 
@@ -125,8 +126,9 @@ class LocalExecutor(Executor):
         while self._queue:
             # never started: left pending on disk, so a plain `sweepgen run` starts it next time
             task = self._queue.popleft()
-            self._status[task.name] = replace(self._status[task.name], state=RunState.CANCELLED,
-                                              reason="not started (interrupted)")
+            self._status[task.name] = replace(
+                self._status[task.name], state=RunState.CANCELLED, reason="not started (interrupted)"
+            )
         for name, child in list(self._running.items()):
             code = child.proc.poll()
             if code is not None:  # ended on its own before the interrupt: report what it did
@@ -191,10 +193,17 @@ class LocalExecutor(Executor):
         except OSError as err:
             # no run dir, so no log or status file: the failure is kept in memory for this invocation
             self._status[task.name] = RunStatus(
-                RunState.FAILED, self.name, exit_code=None, started=utc_now(), ended=utc_now(),
-                reason=f"could not create the run directory: {err.strerror or err}", command=list(task.argv),
-                config=task.config_path.as_posix(), sweep_dir=self.options.sweep_dir.as_posix(),
-                config_fingerprint=task.fingerprint or None)
+                RunState.FAILED,
+                self.name,
+                exit_code=None,
+                started=utc_now(),
+                ended=utc_now(),
+                reason=f"could not create the run directory: {err.strerror or err}",
+                command=list(task.argv),
+                config=task.config_path.as_posix(),
+                sweep_dir=self.options.sweep_dir.as_posix(),
+                config_fingerprint=task.fingerprint or None,
+            )
             return
         previous = read_status(task.run_dir)
         attempt = previous.attempt + 1 if previous else 1
@@ -209,27 +218,55 @@ class LocalExecutor(Executor):
         log.write(f"{ATTEMPT_MARK} {attempt} at {utc_now()}: {' '.join(task.argv)} ===\n".encode())
         log.flush()
         try:
-            proc = subprocess.Popen(task.argv, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                task.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
         except OSError as err:
             log.write(f"sweepgen: could not start the run: {err}\n".encode())
             log.close()
-            status = RunStatus(RunState.FAILED, self.name, exit_code=None, started=utc_now(), ended=utc_now(),
-                               reason=f"could not start: {err.strerror or err}", command=list(task.argv),
-                               config=task.config_path.as_posix(), sweep_dir=self.options.sweep_dir.as_posix(),
-                               attempt=attempt, ids={"host": this_host(), "gpu": gpu},
-                               config_fingerprint=task.fingerprint or None)
+            status = RunStatus(
+                RunState.FAILED,
+                self.name,
+                exit_code=None,
+                started=utc_now(),
+                ended=utc_now(),
+                reason=f"could not start: {err.strerror or err}",
+                command=list(task.argv),
+                config=task.config_path.as_posix(),
+                sweep_dir=self.options.sweep_dir.as_posix(),
+                attempt=attempt,
+                ids={"host": this_host(), "gpu": gpu},
+                config_fingerprint=task.fingerprint or None,
+            )
             if gpu is not None:
                 self._gpu_load[gpu] -= 1
             write_status(task.run_dir, status)
             self._status[task.name] = status
             return
-        ids = {"pid": proc.pid, "pgid": proc.pid, "host": this_host(), "proc_start": _proc_start_ticks(proc.pid)}
+        ids = {
+            "pid": proc.pid,
+            "pgid": proc.pid,
+            "host": this_host(),
+            "proc_start": _proc_start_ticks(proc.pid),
+        }
         if gpu is not None:
             ids["gpu"] = gpu
-        status = RunStatus(RunState.RUNNING, self.name, started=utc_now(), command=list(task.argv),
-                           config=task.config_path.as_posix(), sweep_dir=self.options.sweep_dir.as_posix(),
-                           attempt=attempt, ids=ids, config_fingerprint=task.fingerprint or None)
+        status = RunStatus(
+            RunState.RUNNING,
+            self.name,
+            started=utc_now(),
+            command=list(task.argv),
+            config=task.config_path.as_posix(),
+            sweep_dir=self.options.sweep_dir.as_posix(),
+            attempt=attempt,
+            ids=ids,
+            config_fingerprint=task.fingerprint or None,
+        )
         # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
         self._running[task.name] = _Child(task, proc, log, gpu, status)
         self._status[task.name] = status

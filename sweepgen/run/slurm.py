@@ -79,10 +79,14 @@ class SlurmExecutor(Executor):
         # Slurm runs outlive this command: by default it returns once the array is submitted
         super().__init__(replace(options, wait=bool(options.wait)))
         if options.gpus:
-            raise UserError("--gpus is for the local executor; Slurm allocates GPUs itself",
-                            hint="set resources.gpus_per_run in the spec instead")
+            raise UserError(
+                "--gpus is for the local executor; Slurm allocates GPUs itself",
+                hint="set resources.gpus_per_run in the spec instead",
+            )
         if options.per_gpu != 1:
-            raise UserError("--per-gpu is for the local executor", hint="drop --per-gpu with --executor slurm")
+            raise UserError(
+                "--per-gpu is for the local executor", hint="drop --per-gpu with --executor slurm"
+            )
         if options.jobs is not None and options.jobs < 1:
             raise UserError("--jobs must be at least 1")
         self.lock_path = Path(options.sweep_dir) / "sweep.lock.json"
@@ -102,16 +106,22 @@ class SlurmExecutor(Executor):
 
     def sbatch_header(self, count: int) -> list[str]:
         """The ``#SBATCH`` lines the array will be submitted with (what --dry-run shows)."""
-        from submitit.slurm.slurm import _make_sbatch_string  # pinned submitit: the real header
+        from submitit.slurm.slurm import (
+            _make_sbatch_string,  # pinned submitit: the real header
+        )
 
         params = self._submitit_parameters(count)
-        text = _make_sbatch_string(command="true", folder=str(self.root / "%j"), map_count=count if count > 1 else None,
-                                   **params)
+        text = _make_sbatch_string(
+            command="true", folder=str(self.root / "%j"), map_count=count if count > 1 else None, **params
+        )
         return [line for line in text.splitlines() if line.startswith("#SBATCH")]
 
     def describe(self, tasks: Sequence[RunTask]) -> list[str]:
-        lines = [f"slurm executor: {len(tasks)} run(s) as one job array {self.job_name!r}, "
-                 f"from {os.getcwd()}; submitit files in {self.root}", "sbatch parameters:"]
+        lines = [
+            f"slurm executor: {len(tasks)} run(s) as one job array {self.job_name!r}, "
+            f"from {os.getcwd()}; submitit files in {self.root}",
+            "sbatch parameters:",
+        ]
         lines += [f"  {line}" for line in self.sbatch_header(len(tasks))]
         lines.append("array tasks:")
         for index, task in enumerate(tasks):
@@ -133,14 +143,28 @@ class SlurmExecutor(Executor):
         node_tasks = []
         for task in tasks:
             previous = read_status(task.run_dir)
-            status = RunStatus(RunState.RUNNING, self.name, reason="submitted to Slurm", command=list(task.argv),
-                               config=task.config_path.as_posix(), sweep_dir=Path(self.options.sweep_dir).as_posix(),
-                               attempt=previous.attempt + 1 if previous else 1,
-                               ids={"job_name": self.job_name, "submitit_folder": str(self.root)},
-                               config_fingerprint=task.fingerprint or None)
+            status = RunStatus(
+                RunState.RUNNING,
+                self.name,
+                reason="submitted to Slurm",
+                command=list(task.argv),
+                config=task.config_path.as_posix(),
+                sweep_dir=Path(self.options.sweep_dir).as_posix(),
+                attempt=previous.attempt + 1 if previous else 1,
+                ids={"job_name": self.job_name, "submitit_folder": str(self.root)},
+                config_fingerprint=task.fingerprint or None,
+            )
             submitted.append(status)
-            node_tasks.append(NodeTask(name=task.name, argv=tuple(task.argv), cwd=cwd,
-                                       run_dir=str(task.run_dir), status=status, env=dict(self.options.env)))
+            node_tasks.append(
+                NodeTask(
+                    name=task.name,
+                    argv=tuple(task.argv),
+                    cwd=cwd,
+                    run_dir=str(task.run_dir),
+                    status=status,
+                    env=dict(self.options.env),
+                )
+            )
         ex = submitit.SlurmExecutor(folder=self.root / "%j", python=shlex.quote(sys.executable))
         ex.update_parameters(**self._submitit_parameters(len(tasks)))
         from submitit.core.utils import FailedJobError, FailedSubmissionError
@@ -149,10 +173,13 @@ class SlurmExecutor(Executor):
             with ex.batch():
                 jobs = [ex.submit(run_on_node, node_task) for node_task in node_tasks]
         except (FailedJobError, FailedSubmissionError) as err:  # sbatch refused: bad partition, time, account
-            raise UserError(f"sbatch refused the job array: {_first_line(err)}",
-                            location=None, hint="check the spec's resources block (partition, time, mem, "
-                            "sbatch_extra) against `sinfo -s`; `sweepgen run DIR --executor slurm --dry-run` "
-                            "shows the sbatch header") from err
+            raise UserError(
+                f"sbatch refused the job array: {_first_line(err)}",
+                location=None,
+                hint="check the spec's resources block (partition, time, mem, "
+                "sbatch_extra) against `sinfo -s`; `sweepgen run DIR --executor slurm --dry-run` "
+                "shows the sbatch header",
+            ) from err
         job_ids = [str(job.job_id) for job in jobs]
         array_id = job_ids[0].split("_", 1)[0]
         try:
@@ -170,12 +197,17 @@ class SlurmExecutor(Executor):
             self._status[task.name] = replace(status, state=RunState.PENDING)
         journal_path = self.root / JOURNAL
         journal = read_journal(journal_path)
-        journal["arrays"].append({
-            "array_job_id": array_id, "job_name": self.job_name, "submitted": utc_now(), "cwd": cwd,
-            "sweep_dir": Path(self.options.sweep_dir).as_posix(),
-            "runs": {job_id: task.name for job_id, task in zip(job_ids, tasks)},
-            "sbatch": self.sbatch_header(len(tasks)),
-        })
+        journal["arrays"].append(
+            {
+                "array_job_id": array_id,
+                "job_name": self.job_name,
+                "submitted": utc_now(),
+                "cwd": cwd,
+                "sweep_dir": Path(self.options.sweep_dir).as_posix(),
+                "runs": {job_id: task.name for job_id, task in zip(job_ids, tasks)},
+                "sbatch": self.sbatch_header(len(tasks)),
+            }
+        )
         write_json_atomic(journal_path, journal)
 
     def poll(self) -> dict[str, RunStatus]:
@@ -263,10 +295,16 @@ def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo 
             return status
         return replace(status, state=RunState.FINISHED, reason=None, ended=status.ended or utc_now())
     if status.state is RunState.FINISHED:  # recorded as finished, but the proof is gone
-        return replace(status, state=RunState.FAILED, reason="recorded as finished but summary.json is missing")
+        return replace(
+            status, state=RunState.FAILED, reason="recorded as finished but summary.json is missing"
+        )
     if status.state in TERMINAL:
-        if (job is not None and job.ended and job.state in _SLURM_OVERRIDES
-                and status.ids.get("slurm_state") != job.state):
+        if (
+            job is not None
+            and job.ended
+            and job.state in _SLURM_OVERRIDES
+            and status.ids.get("slurm_state") != job.state
+        ):
             state, reason = _SLURM_ENDINGS[job.state]
             return replace(status, state=state, reason=reason, ids={**status.ids, "slurm_state": job.state})
         return status
@@ -281,18 +319,31 @@ def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo 
     elif job.state == "COMPLETED":
         state, reason = RunState.FAILED, "the job ended but the run wrote no summary.json"
     else:
-        state, reason = RunState.FAILED, (f"Slurm {job.state} (exit {job.exit_code or '?'}) before the run "
-                                          f"recorded its end; see the submitit log")
-    return replace(status, state=state, reason=reason, ended=status.ended or utc_now(),
-                   ids={**status.ids, "slurm_state": job.state})
+        state, reason = (
+            RunState.FAILED,
+            (
+                f"Slurm {job.state} (exit {job.exit_code or '?'}) before the run "
+                f"recorded its end; see the submitit log"
+            ),
+        )
+    return replace(
+        status,
+        state=state,
+        reason=reason,
+        ended=status.ended or utc_now(),
+        ids={**status.ids, "slurm_state": job.state},
+    )
 
 
 def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> list[RunView]:
     """scancel the live jobs of ``tasks``, wait until Slurm has ended them, and return their views
     (cancelled, or finished if a run beat the cancel). Never waits longer than ``wait_s``."""
     views = observe(tasks)
-    live = [v for v in views if v.status is not None and v.status.state not in TERMINAL
-            and v.status.ids.get("job_id")]
+    live = [
+        v
+        for v in views
+        if v.status is not None and v.status.state not in TERMINAL and v.status.ids.get("job_id")
+    ]
     job_ids = [str(v.status.ids["job_id"]) for v in live]
     if not job_ids:
         return views
@@ -304,15 +355,22 @@ def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> l
             break
         time.sleep(0.5)
     if still:
-        raise UserError(f"Slurm has not ended job(s) {', '.join(still)} {wait_s:.0f} s after scancel",
-                        hint="check `squeue` and the node; the status files were left as they were")
+        raise UserError(
+            f"Slurm has not ended job(s) {', '.join(still)} {wait_s:.0f} s after scancel",
+            hint="check `squeue` and the node; the status files were left as they were",
+        )
     out = []
     for view in observe(tasks):
         status = view.status
         if status is not None and status.state not in TERMINAL and str(status.ids.get("job_id")) in job_ids:
             # Slurm has ended it and sacct has not caught up yet: it is cancelled, we just did it
-            status = replace(status, state=RunState.CANCELLED, reason=CANCEL_REASON, ended=utc_now(),
-                             ids={**status.ids, "slurm_state": "CANCELLED"})
+            status = replace(
+                status,
+                state=RunState.CANCELLED,
+                reason=CANCEL_REASON,
+                ended=utc_now(),
+                ids={**status.ids, "slurm_state": "CANCELLED"},
+            )
             write_status(view.task.run_dir, status)
         out.append(RunView(view.task, status, view.job))
     return out
@@ -350,9 +408,11 @@ def read_journal(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as err:
         from sweepgen.errors import ConfigError, Location
 
-        raise ConfigError(f"the Slurm jobs journal is not valid JSON: {err.msg}",
-                          location=Location(str(path), err.lineno, err.colno),
-                          hint="sweepgen writes it atomically; move the broken file away") from err
+        raise ConfigError(
+            f"the Slurm jobs journal is not valid JSON: {err.msg}",
+            location=Location(str(path), err.lineno, err.colno),
+            hint="sweepgen writes it atomically; move the broken file away",
+        ) from err
     if not isinstance(data, dict) or not isinstance(data.get("arrays"), list):
         return {"arrays": []}
     return data

@@ -22,8 +22,21 @@ from sweepgen.errors import UserError
 QUERY_TIMEOUT_S = 60  # a busy controller can be slow; a hung one must not hang `sweepgen status`
 
 # states after which Slurm will not run the job again; everything else is still queued or running
-ENDED = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL",
-                   "BOOT_FAIL", "DEADLINE", "PREEMPTED", "REVOKED", "SPECIAL_EXIT"})
+ENDED = frozenset(
+    {
+        "COMPLETED",
+        "FAILED",
+        "CANCELLED",
+        "TIMEOUT",
+        "OUT_OF_MEMORY",
+        "NODE_FAIL",
+        "BOOT_FAIL",
+        "DEADLINE",
+        "PREEMPTED",
+        "REVOKED",
+        "SPECIAL_EXIT",
+    }
+)
 _ARRAY_RANGE = re.compile(r"^(?P<main>\d+)_\[(?P<body>[0-9,\-]+)(%\d+)?\]$")
 
 
@@ -47,7 +60,7 @@ def require(tool: str) -> str:
         raise UserError(
             f"`{tool}` is not on PATH: the Slurm executor must run where Slurm's client commands are",
             hint="run this on a Slurm login node (or a machine with slurm-client and a slurm.conf); "
-                 "for CI, ci/slurm/slurm_up.sh starts a one-node cluster",
+            "for CI, ci/slurm/slurm_up.sh starts a one-node cluster",
         )
     return path
 
@@ -57,17 +70,23 @@ def _run(argv: list[str], *, check_invalid_ok: bool = False) -> str:
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise UserError(f"`{' '.join(argv[:2])} …` did not answer within {QUERY_TIMEOUT_S} s",
-                        hint="the Slurm controller is busy or down; check `scontrol ping` and retry") from None
+        raise UserError(
+            f"`{' '.join(argv[:2])} …` did not answer within {QUERY_TIMEOUT_S} s",
+            hint="the Slurm controller is busy or down; check `scontrol ping` and retry",
+        ) from None
     if proc.returncode != 0:
         if check_invalid_ok and "Invalid job id" in proc.stderr:
             return ""  # squeue -j with only ended jobs: none of them is live
         if "accounting storage is disabled" in proc.stderr:
-            hint = ("sweepgen needs Slurm accounting (slurmdbd) to learn how ended jobs ended; "
-                    "ask your admins, or see ci/slurm/slurm_up.sh (SLURM_CI_ACCOUNTING=1)")
+            hint = (
+                "sweepgen needs Slurm accounting (slurmdbd) to learn how ended jobs ended; "
+                "ask your admins, or see ci/slurm/slurm_up.sh (SLURM_CI_ACCOUNTING=1)"
+            )
         else:
             hint = "check that the Slurm controller is up (`scontrol ping`)"
-        raise UserError(f"`{' '.join(argv)}` failed (exit {proc.returncode}): {proc.stderr.strip()}", hint=hint)
+        raise UserError(
+            f"`{' '.join(argv)}` failed (exit {proc.returncode}): {proc.stderr.strip()}", hint=hint
+        )
     return proc.stdout
 
 

@@ -100,43 +100,74 @@ def resources_from_lock(lock: Mapping[str, Any], *, lock_path: str) -> SlurmReso
     raw = {k: v for k, v in raw.items() if v is not None}  # the lock writes unset keys as null
     unknown = sorted(set(raw) - set(KNOWN_KEYS))
     if unknown:
-        raise _bad(f"resources.{unknown[0]}", "is not a known resource", lock_path,
-                   f"known: {', '.join(KNOWN_KEYS)}; other sbatch options go in resources.sbatch_extra")
+        raise _bad(
+            f"resources.{unknown[0]}",
+            "is not a known resource",
+            lock_path,
+            f"known: {', '.join(KNOWN_KEYS)}; other sbatch options go in resources.sbatch_extra",
+        )
     if raw.get("time") is None:
-        raise _bad("resources.time", "is required for Slurm", lock_path,
-                   'give the time limit of one run, e.g. time: "04:00:00" (submitit would default to 5 minutes)')
+        raise _bad(
+            "resources.time",
+            "is required for Slurm",
+            lock_path,
+            'give the time limit of one run, e.g. time: "04:00:00" (submitit would default to 5 minutes)',
+        )
     time_min = parse_time(raw["time"], key="resources.time", lock_path=lock_path)
     partition = raw.get("partition")
-    if partition is not None and (not isinstance(partition, str) or not partition.strip()
-                                  or any(c.isspace() for c in partition)):
-        raise _bad("resources.partition", f"must be a partition name, got {partition!r}", lock_path,
-                   "see `sinfo -s` for the partitions of your cluster")
+    if partition is not None and (
+        not isinstance(partition, str) or not partition.strip() or any(c.isspace() for c in partition)
+    ):
+        raise _bad(
+            "resources.partition",
+            f"must be a partition name, got {partition!r}",
+            lock_path,
+            "see `sinfo -s` for the partitions of your cluster",
+        )
     gpus = _count(raw.get("gpus_per_run", 0), "resources.gpus_per_run", lock_path, minimum=0)
     cpus = _count(raw.get("cpus_per_run", 1), "resources.cpus_per_run", lock_path, minimum=1)
     mem = raw.get("mem")
     if mem is not None:
         mem = str(mem) if isinstance(mem, int) and not isinstance(mem, bool) else mem
         if not isinstance(mem, str) or not _MEM.match(mem):
-            raise _bad("resources.mem", f"{raw.get('mem')!r} is not a Slurm memory size", lock_path,
-                       "write a number with an optional K/M/G/T suffix, e.g. 64G (a bare number is MB)")
+            raise _bad(
+                "resources.mem",
+                f"{raw.get('mem')!r} is not a Slurm memory size",
+                lock_path,
+                "write a number with an optional K/M/G/T suffix, e.g. 64G (a bare number is MB)",
+            )
     extra = _extra(raw.get("sbatch_extra"), lock_path)
-    return SlurmResources(time_min=time_min, partition=partition, gpus_per_run=gpus, cpus_per_run=cpus,
-                          mem=mem, sbatch_extra=extra)
+    return SlurmResources(
+        time_min=time_min,
+        partition=partition,
+        gpus_per_run=gpus,
+        cpus_per_run=cpus,
+        mem=mem,
+        sbatch_extra=extra,
+    )
 
 
 def parse_time(value: Any, *, key: str = "time", lock_path: str = "") -> int:
     """Slurm's time formats to whole minutes (seconds round up, so a limit is never shortened):
     ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; an int is minutes."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise _bad(key, f"must be minutes or a Slurm time string, got {value!r}", lock_path,
-                   'e.g. 90 or "01:30:00" or "1-00:00:00"')
+        raise _bad(
+            key,
+            f"must be minutes or a Slurm time string, got {value!r}",
+            lock_path,
+            'e.g. 90 or "01:30:00" or "1-00:00:00"',
+        )
     if isinstance(value, int):
         minutes = value
     else:
         minutes = _parse_time_str(value.strip())
         if minutes is None:
-            raise _bad(key, f"{value!r} is not a Slurm time", lock_path,
-                       'use minutes, "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM" or "D-HH:MM:SS"')
+            raise _bad(
+                key,
+                f"{value!r} is not a Slurm time",
+                lock_path,
+                'use minutes, "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM" or "D-HH:MM:SS"',
+            )
     if minutes < 1:
         raise _bad(key, f"{value!r} is shorter than one minute", lock_path, "Slurm limits are whole minutes")
     return minutes
@@ -174,8 +205,12 @@ def format_minutes(minutes: int) -> str:
 
 def _count(value: Any, key: str, lock_path: str, *, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _bad(key, f"must be a whole number ≥ {minimum}, got {value!r}", lock_path,
-                   f"e.g. {key.split('.')[-1]}: {max(minimum, 1)}")
+        raise _bad(
+            key,
+            f"must be a whole number ≥ {minimum}, got {value!r}",
+            lock_path,
+            f"e.g. {key.split('.')[-1]}: {max(minimum, 1)}",
+        )
     return value
 
 
@@ -190,19 +225,31 @@ def _extra(value: Any, lock_path: str) -> tuple[str, ...]:
     elif isinstance(value, (list, tuple)):
         items = list(value)
     else:
-        raise _bad("resources.sbatch_extra", "must be a list of sbatch options", lock_path,
-                   'e.g. sbatch_extra: ["--account=rl", "--qos=high"]')
+        raise _bad(
+            "resources.sbatch_extra",
+            "must be a list of sbatch options",
+            lock_path,
+            'e.g. sbatch_extra: ["--account=rl", "--qos=high"]',
+        )
     out = []
     for i, item in enumerate(items):
         key = f"resources.sbatch_extra[{i}]"
         if not isinstance(item, str) or not _FLAG.match(item) or "\n" in item:
-            raise _bad(key, f"{item!r} is not a long sbatch option", lock_path,
-                       'write it as sbatch takes it in a #SBATCH line, e.g. "--account=rl"')
+            raise _bad(
+                key,
+                f"{item!r} is not a long sbatch option",
+                lock_path,
+                'write it as sbatch takes it in a #SBATCH line, e.g. "--account=rl"',
+            )
         flag = item.split("=", 1)[0]
         if flag in MANAGED_FLAGS:
             where = MANAGED_FLAGS[flag]
-            raise _bad(key, f"{flag} is set by sweepgen", lock_path,
-                       f"use {where} instead" if where else "sweepgen manages this option for every run")
+            raise _bad(
+                key,
+                f"{flag} is set by sweepgen",
+                lock_path,
+                f"use {where} instead" if where else "sweepgen manages this option for every run",
+            )
         out.append(item)
     return tuple(out)
 
@@ -214,5 +261,9 @@ def _loc(lock_path: str):
 
 
 def _bad(key: str, message: str, lock_path: str, hint: str) -> ConfigError:
-    return ConfigError(f"{key.split('.')[-1]} {message}", location=_loc(lock_path), key=key,
-                       hint=hint + " (in the spec's resources block; render again after fixing)")
+    return ConfigError(
+        f"{key.split('.')[-1]} {message}",
+        location=_loc(lock_path),
+        key=key,
+        hint=hint + " (in the spec's resources block; render again after fixing)",
+    )

@@ -25,7 +25,15 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sweepgen.run.base import LOG_FILE, RunState, RunStatus, is_finished, this_host, utc_now, write_status
+from sweepgen.run.base import (
+    LOG_FILE,
+    RunState,
+    RunStatus,
+    is_finished,
+    this_host,
+    utc_now,
+    write_status,
+)
 from sweepgen.run.progress import ATTEMPT_MARK
 
 TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
@@ -67,6 +75,7 @@ def run_on_node(task: NodeTask) -> str:
             for proc in child:
                 if proc.poll() is None:
                     proc.send_signal(signal.SIGTERM)
+
         return handler
 
     # installed before the child exists so a signal during start-up is not lost
@@ -74,30 +83,52 @@ def run_on_node(task: NodeTask) -> str:
     signal.signal(signal.SIGTERM, stop_child("cancel"))
 
     ids = {**task.status.ids, **slurm_ids()}
-    status = replace(task.status, state=RunState.RUNNING, started=utc_now(), ended=None, reason=None,
-                     exit_code=None, ids=ids)
+    status = replace(
+        task.status,
+        state=RunState.RUNNING,
+        started=utc_now(),
+        ended=None,
+        reason=None,
+        exit_code=None,
+        ids=ids,
+    )
     write_status(run_dir, status)
     env = dict(os.environ)
     env.update(task.env)
     env["PYTHONUNBUFFERED"] = "1"  # so run.log and `sweepgen status` follow the run as it goes
     with open(run_dir / LOG_FILE, "ab") as log:  # append: earlier attempts are evidence
-        log.write(f"{ATTEMPT_MARK} {status.attempt} at {status.started} on {ids['host']} "
-                  f"(Slurm job {ids['job_id']}): {' '.join(task.argv)} ===\n".encode())
+        log.write(
+            f"{ATTEMPT_MARK} {status.attempt} at {status.started} on {ids['host']} "
+            f"(Slurm job {ids['job_id']}): {' '.join(task.argv)} ===\n".encode()
+        )
         log.flush()
         try:
-            child.append(subprocess.Popen(list(task.argv), stdin=subprocess.DEVNULL, stdout=log,
-                                          stderr=subprocess.STDOUT, env=env))
+            child.append(
+                subprocess.Popen(
+                    list(task.argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env
+                )
+            )
         except OSError as err:
             log.write(f"sweepgen: could not start the run: {err}\n".encode())
-            write_status(run_dir, replace(status, state=RunState.FAILED, ended=utc_now(),
-                                          reason=f"could not start: {err.strerror or err}"))
+            write_status(
+                run_dir,
+                replace(
+                    status,
+                    state=RunState.FAILED,
+                    ended=utc_now(),
+                    reason=f"could not start: {err.strerror or err}",
+                ),
+            )
             sys.exit(127)
         code = child[0].wait()
-    state, reason = outcome(code, finished=is_finished(run_dir), timed_out=flags["timeout"],
-                            cancelled=flags["cancel"])
+    state, reason = outcome(
+        code, finished=is_finished(run_dir), timed_out=flags["timeout"], cancelled=flags["cancel"]
+    )
     if flags["timeout"]:
         ids["slurm_state"] = "TIMEOUT"
-    write_status(run_dir, replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids))
+    write_status(
+        run_dir, replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
+    )
     if state is not RunState.FINISHED:
         # SystemExit is not an Exception: submitit writes no result pickle and Slurm records the
         # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)

@@ -10,7 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sweepgen.run.base import LOG_FILE, TERMINAL, RunState, RunStatus, RunTask, effective_state, read_status
+from sweepgen.run.base import (
+    LOG_FILE,
+    TERMINAL,
+    RunState,
+    RunStatus,
+    RunTask,
+    effective_state,
+    read_status,
+)
 
 # Slurm's words for endings that say more than "failed" (shown instead of FAILED/CANCELLED)
 SLURM_WORDS = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED"})

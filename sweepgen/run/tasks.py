@@ -43,7 +43,9 @@ class Sweep:
 
 def read_lock(sweep_dir: Path) -> dict[str, Any]:
     if not sweep_dir.is_dir():
-        raise UserError(f"{sweep_dir} is not a directory", hint="give the generated sweep folder, e.g. generated/<sweep>")
+        raise UserError(
+            f"{sweep_dir} is not a directory", hint="give the generated sweep folder, e.g. generated/<sweep>"
+        )
     path = sweep_dir / LOCK_FILE
     if not path.is_file():
         raise UserError(
@@ -60,8 +62,11 @@ def read_lock(sweep_dir: Path) -> dict[str, Any]:
             hint="render the spec again with `sweepgen render SPEC`",
         ) from err
     if not isinstance(lock, dict) or not isinstance(lock.get("files"), list):
-        raise ConfigError("the lock file has no `files` list", location=Location(str(path)),
-                          hint="render the spec again with `sweepgen render SPEC`")
+        raise ConfigError(
+            "the lock file has no `files` list",
+            location=Location(str(path)),
+            hint="render the spec again with `sweepgen render SPEC`",
+        )
     return lock
 
 
@@ -72,8 +77,10 @@ def parse_command(command: str | None) -> tuple[str, ...] | None:
     try:
         argv = tuple(shlex.split(command))
     except ValueError as err:  # an unclosed quote
-        raise UserError(f"--command cannot be split into words: {err}",
-                        hint="close every quote; quote the whole --command for your shell") from None
+        raise UserError(
+            f"--command cannot be split into words: {err}",
+            hint="close every quote; quote the whole --command for your shell",
+        ) from None
     if not argv:
         raise UserError("--command is empty", hint='e.g. --command "python train.py {config}"')
     names = set()
@@ -81,15 +88,19 @@ def parse_command(command: str | None) -> tuple[str, ...] | None:
         try:
             fields = list(string.Formatter().parse(arg))
         except ValueError as err:  # an unbalanced { or }
-            raise UserError(f"--command word {arg!r} is not a valid template: {err}",
-                            hint="placeholders are written {config}; write {{ and }} for literal braces") from None
+            raise UserError(
+                f"--command word {arg!r} is not a valid template: {err}",
+                hint="placeholders are written {config}; write {{ and }} for literal braces",
+            ) from None
         for _, name, spec, conversion in fields:
             if name is None:
                 continue
             if spec or conversion:
                 shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
-                raise UserError(f"--command placeholder {{{shown}}} has a conversion or format spec",
-                                hint=f"write plain {{{name}}}; write {{{{ and }}}} for literal braces")
+                raise UserError(
+                    f"--command placeholder {{{shown}}} has a conversion or format spec",
+                    hint=f"write plain {{{name}}}; write {{{{ and }}}} for literal braces",
+                )
             names.add(name)
     unknown = names - set(PLACEHOLDERS)
     if unknown:
@@ -109,7 +120,9 @@ def config_fingerprint(config_path: Path, data: bytes) -> str:
     if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
         try:
             parsed = yaml.safe_load(data)
-            return "yaml:" + hashlib.sha256(json.dumps(parsed, sort_keys=True, default=str).encode()).hexdigest()
+            return (
+                "yaml:" + hashlib.sha256(json.dumps(parsed, sort_keys=True, default=str).encode()).hexdigest()
+            )
         except yaml.YAMLError:
             pass  # run_dir_of reports the broken YAML with its position
     return "bytes:" + hashlib.sha256(data).hexdigest()
@@ -151,14 +164,20 @@ def load_sweep(sweep_dir: Path, *, command: Sequence[str] | None = None) -> Swee
 def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequence[str] | None) -> RunTask:
     where = Location(str(lock_path))
     if not isinstance(entry, dict) or not {"path", "variant", "config", "sha256"} <= entry.keys():
-        raise ConfigError(f"lock entry {i} lacks path/variant/config/sha256", location=where,
-                          hint="render the spec again with `sweepgen render SPEC`")
+        raise ConfigError(
+            f"lock entry {i} lacks path/variant/config/sha256",
+            location=where,
+            hint="render the spec again with `sweepgen render SPEC`",
+        )
     config_path = sweep_dir / entry["path"]
     try:
         data = config_path.read_bytes()
     except FileNotFoundError:
-        raise UserError(f"{config_path} is in the lock but missing", location=where,
-                        hint="render the spec again with `sweepgen render SPEC`") from None
+        raise UserError(
+            f"{config_path} is in the lock but missing",
+            location=where,
+            hint="render the spec again with `sweepgen render SPEC`",
+        ) from None
     if hashlib.sha256(data).hexdigest() != entry["sha256"]:
         raise UserError(
             f"{config_path} differs from what sweepgen rendered (edited by hand or stale)",
@@ -168,8 +187,12 @@ def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequenc
     config = entry["config"]
     name = str(entry.get("run_name") or entry["variant"])
     run_dir = run_dir_of(config_path, data, config)
-    fields = {"config": config_path.as_posix(), "run_dir": run_dir.as_posix(), "name": name,
-              "variant": str(entry["variant"])}
+    fields = {
+        "config": config_path.as_posix(),
+        "run_dir": run_dir.as_posix(),
+        "name": name,
+        "variant": str(entry["variant"]),
+    }
     if command is None:
         if config_path.suffix not in DEFAULT_COMMAND_SUFFIXES:
             raise UserError(
@@ -178,9 +201,16 @@ def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequenc
             )
         command = DEFAULT_COMMAND
     argv = tuple(arg.format_map(fields) for arg in command)
-    return RunTask(name=name, variant=str(entry["variant"]), config_path=config_path, run_dir=run_dir,
-                   argv=argv, values=dict(entry.get("values") or {}), config=config,
-                   fingerprint=config_fingerprint(config_path, data))
+    return RunTask(
+        name=name,
+        variant=str(entry["variant"]),
+        config_path=config_path,
+        run_dir=run_dir,
+        argv=argv,
+        values=dict(entry.get("values") or {}),
+        config=config,
+        fingerprint=config_fingerprint(config_path, data),
+    )
 
 
 def run_dir_of(config_path: Path, data: bytes, config: Any) -> Path:
@@ -194,9 +224,11 @@ def run_dir_of(config_path: Path, data: bytes, config: Any) -> Path:
             rendered = yaml.safe_load(data)
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
-            raise ConfigError(f"the rendered config is not valid YAML: {getattr(err, 'problem', err)}",
-                              location=Location(str(config_path), mark.line + 1, mark.column + 1) if mark else where,
-                              hint="fix the template so it renders valid YAML") from None
+            raise ConfigError(
+                f"the rendered config is not valid YAML: {getattr(err, 'problem', err)}",
+                location=Location(str(config_path), mark.line + 1, mark.column + 1) if mark else where,
+                hint="fix the template so it renders valid YAML",
+            ) from None
         output_dir = rendered.get("output_dir") if isinstance(rendered, dict) else None
         source = "rendered config"
     else:
@@ -216,15 +248,19 @@ def select(tasks: Sequence[RunTask], only: Iterable[str]) -> list[RunTask]:
         return list(tasks)
     if not wanted:
         # `--only ""` or `--only ,`: selecting everything here would run (or cancel) the whole sweep
-        raise UserError("--only names no run",
-                        hint="give run or variant names, e.g. --only lr0.1,lr0.01; leave --only out for every run")
+        raise UserError(
+            "--only names no run",
+            hint="give run or variant names, e.g. --only lr0.1,lr0.01; leave --only out for every run",
+        )
     known = {t.name for t in tasks} | {t.variant for t in tasks}
     for name in wanted:
         if name not in known:
             close = difflib.get_close_matches(name, sorted(known), n=3)
             raise UserError(
                 f"--only {name!r} names no run of this sweep",
-                hint=f"did you mean {', '.join(close)}?" if close else "see `sweepgen list SPEC` for the names",
+                hint=f"did you mean {', '.join(close)}?"
+                if close
+                else "see `sweepgen list SPEC` for the names",
             )
     keep = set(wanted)
     return [t for t in tasks if t.name in keep or t.variant in keep]

@@ -25,9 +25,7 @@ class DebateConfig(BaseModel):
     solver_prompt: str = Field(
         " ", description="text inserted before each solver turn except the last (after the question)"
     )
-    critic_prompt: str = Field(
-        "\nCritic: the answer is", description="text inserted before each critic turn"
-    )
+    critic_prompt: str = Field("\nCritic: the answer is", description="text inserted before each critic turn")
     final_prompt: str = Field(
         "\nFinal answer:", description="text inserted before the solver's final turn (the scored one)"
     )
@@ -54,7 +52,9 @@ class DebateConfig(BaseModel):
         return turns
 
 
-def check_against_grpo(debate: DebateConfig | None, shaping: object | None, max_completion_length: int) -> None:
+def check_against_grpo(
+    debate: DebateConfig | None, shaping: object | None, max_completion_length: int
+) -> None:
     """Cross-section rules RunConfig calls: debate and reward_shaping come together, lengths fit.
 
     ``grpo.max_completion_length`` is the budget of one whole transcript; a debate that could exceed

@@ -60,7 +60,8 @@ class DebateRollout:
             "env_mask": [t.env_mask for t in transcripts],
             "debate_token_roles": [t.token_roles for t in transcripts],
             "debate_turns": [
-                [{"role": x.role, "text": x.text, "n_tokens": x.n_tokens} for x in t.turns] for t in transcripts
+                [{"role": x.role, "text": x.text, "n_tokens": x.n_tokens} for x in t.turns]
+                for t in transcripts
             ],
         }
 
@@ -96,7 +97,9 @@ class DebateRollout:
             ) as model,
             torch.no_grad(),
         ):
-            out = model.generate(input_ids=input_ids, attention_mask=attention, generation_config=generation_config)
+            out = model.generate(
+                input_ids=input_ids, attention_mask=attention, generation_config=generation_config
+            )
         eos = set(trainer.eos_token_ids)
         generated = []
         for row in out[:, width:].tolist():

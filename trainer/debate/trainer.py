@@ -118,7 +118,9 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
 
     def _turn_scorer(self, prompt: str, columns: dict):
         def score(text: str) -> float:
-            return float(self._score(prompts=[prompt], completions=[text], **{k: [v] for k, v in columns.items()})[0])
+            return float(
+                self._score(prompts=[prompt], completions=[text], **{k: [v] for k, v in columns.items()})[0]
+            )
 
         return score
 
@@ -126,7 +128,9 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
         # TRL logged its reward for this batch last; the strategies must see the same G.
         logged = list(self._logs["rewards"][self.reward_func_names[0]])[-len(inputs) :]
         ours = [g for group in groups for g in group.team_rewards()]
-        if len(logged) != len(ours) or any(not math.isclose(a, b, abs_tol=1e-6) for a, b in zip(logged, ours)):
+        if len(logged) != len(ours) or any(
+            not math.isclose(a, b, abs_tol=1e-6) for a, b in zip(logged, ours)
+        ):
             raise RuntimeError(f"team rewards disagree: TRL scored {logged}, the debate scored {ours}")
 
     # ---- outputs -----------------------------------------------------------------------------

@@ -50,7 +50,9 @@ def assemble(turns: Sequence[TurnTokens], roles: Sequence[str] = ROLES) -> Trans
     return Transcript(ids, mask, owner, plain)
 
 
-def token_advantages(token_roles: Sequence[int], role_advantages: Mapping[str, float], roles: Sequence[str] = ROLES) -> list[float]:
+def token_advantages(
+    token_roles: Sequence[int], role_advantages: Mapping[str, float], roles: Sequence[str] = ROLES
+) -> list[float]:
     """The advantage of each completion token: its role's value; 0.0 for role-prompt tokens.
 
     Prompt tokens are also masked out of the loss by ``env_mask``; the 0.0 keeps them inert even if

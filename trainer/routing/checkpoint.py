@@ -32,8 +32,10 @@ def adapter_shapes(weights: Path) -> tuple[dict[str, int], list[str]]:
                     targets.add(key.rsplit(".", 2)[-2])
     for adapter, found in ranks.items():
         if len(found) > 1:
-            raise ConfigError(f"{weights}: the {adapter} adapter has different ranks {sorted(found)} across layers",
-                              hint="this checkpoint was not written by the routed trainer")
+            raise ConfigError(
+                f"{weights}: the {adapter} adapter has different ranks {sorted(found)} across layers",
+                hint="this checkpoint was not written by the routed trainer",
+            )
     return {a: (next(iter(f)) if f else 0) for a, f in ranks.items()}, sorted(targets)
 
 
@@ -42,19 +44,25 @@ def read_meta(checkpoint: Path) -> dict[str, Any]:
     meta_path, weights = checkpoint / CHECKPOINT_META, checkpoint / WEIGHTS
     for path in (meta_path, weights):
         if not path.is_file():
-            raise ConfigError(f"{path} does not exist",
-                              hint="pass a checkpoint folder of a run with a `routing` section "
-                              "(e.g. RUN_DIR/checkpoints/checkpoint-40)")
+            raise ConfigError(
+                f"{path} does not exist",
+                hint="pass a checkpoint folder of a run with a `routing` section "
+                "(e.g. RUN_DIR/checkpoints/checkpoint-40)",
+            )
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
     ranks, targets = adapter_shapes(weights)
     if ranks["retain"] == 0:
         raise ConfigError(f"{weights} holds no routing adapters")
     if ranks != {k: int(v) for k, v in meta["ranks"].items()}:
-        raise ConfigError(f"{meta_path} says ranks {meta['ranks']} but the weights have {ranks}",
-                          hint="the checkpoint folder was modified by hand; re-run or restore it")
+        raise ConfigError(
+            f"{meta_path} says ranks {meta['ranks']} but the weights have {ranks}",
+            hint="the checkpoint folder was modified by hand; re-run or restore it",
+        )
     if targets != sorted(meta["target_modules"]):
-        raise ConfigError(f"{meta_path} names target modules {sorted(meta['target_modules'])} but the "
-                          f"weights adapt {targets}")
+        raise ConfigError(
+            f"{meta_path} names target modules {sorted(meta['target_modules'])} but the "
+            f"weights adapt {targets}"
+        )
     meta["ranks"] = ranks
     return meta
 
@@ -75,14 +83,17 @@ def load_routed_model(checkpoint: Path, dtype: str = "float32", seed: int = 0):
     base_keys = {k: v for k, v in state.items() if not k.endswith(("_A", "_B"))}
     # Built empty from the saved config; every weight then comes from the checkpoint (strict check below).
     model = AutoModelForCausalLM.from_config(_config(checkpoint), dtype=getattr(torch, dtype))
-    inject_adapters(model, target_modules=meta["target_modules"], ranks=meta["ranks"],
-                    alphas=meta["alphas"], seed=seed)
+    inject_adapters(
+        model, target_modules=meta["target_modules"], ranks=meta["ranks"], alphas=meta["alphas"], seed=seed
+    )
     result = model.load_state_dict(state, strict=False)
     # Tied weights (lm_head = embed_tokens) are saved once; anything else missing is an error.
     missing = [k for k in result.missing_keys if k not in _tied_keys(model)]
     if missing or result.unexpected_keys:
-        raise ConfigError(f"{checkpoint / WEIGHTS} does not match the model: missing {missing[:5]}, "
-                          f"unexpected {result.unexpected_keys[:5]}")
+        raise ConfigError(
+            f"{checkpoint / WEIGHTS} does not match the model: missing {missing[:5]}, "
+            f"unexpected {result.unexpected_keys[:5]}"
+        )
     if hasattr(model, "tie_weights"):
         model.tie_weights()
     model.eval()

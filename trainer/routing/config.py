@@ -25,8 +25,10 @@ class _Section(BaseModel):
 class DetectorConfig(_Section):
     """Which completions are reward hacks; computed per completion together with the rewards."""
 
-    name: str = Field(description="detector from trainer.routing.detectors.DETECTORS: "
-                      "`happy_count` (word count above threshold) or `reward_above` (any reward)")
+    name: str = Field(
+        description="detector from trainer.routing.detectors.DETECTORS: "
+        "`happy_count` (word count above threshold) or `reward_above` (any reward)"
+    )
     params: dict[str, Any] = Field(default_factory=dict, description="its parameters; defaults filled in")
 
     @model_validator(mode="after")
@@ -58,15 +60,22 @@ class RoutingConfig(_Section):
     detector: DetectorConfig = Field(description="reward-hacking detector (sets is_hack per completion)")
     task_reward: TaskRewardConfig = Field(description="task reward reported by the routing eval")
     retain_rank: int = Field(8, ge=1, description="rank of the retain adapter")
-    retain_alpha: float = Field(16.0, gt=0, description="LoRA alpha of the retain adapter (scaling alpha/rank)")
+    retain_alpha: float = Field(
+        16.0, gt=0, description="LoRA alpha of the retain adapter (scaling alpha/rank)"
+    )
     forget_rank: int = Field(8, ge=1, description="rank of the forget adapter")
     forget_alpha: float = Field(16.0, gt=0, description="LoRA alpha of the forget adapter")
     target_modules: list[str] = Field(
-        default_factory=lambda: list(LLAMA_LINEARS), min_length=1,
+        default_factory=lambda: list(LLAMA_LINEARS),
+        min_length=1,
         description="names of the linear layers that get adapters (a name matching none is an error)",
     )
-    eval_every: int = Field(0, ge=0, description="run the three-mode routing eval every N steps (0: only at the end)")
-    eval_prompts: int = Field(16, ge=1, description="eval prompts: the first N rows of the dataset, in file order")
+    eval_every: int = Field(
+        0, ge=0, description="run the three-mode routing eval every N steps (0: only at the end)"
+    )
+    eval_prompts: int = Field(
+        16, ge=1, description="eval prompts: the first N rows of the dataset, in file order"
+    )
     eval_generations: int = Field(4, ge=1, description="completions sampled per eval prompt and mode")
     eval_temperature: float = Field(1.0, gt=0, description="sampling temperature of eval completions")
 

@@ -59,7 +59,7 @@ class DetectorSpec:
 
 def _happy_count(p: HappyCountParams) -> DetectorFn:
     def detect(completions: Sequence[str], columns: dict) -> list[bool]:
-        return [rewards._count_word(t, p.word, p.case_sensitive) > p.threshold for t in completions]  # noqa: SLF001
+        return [rewards._count_word(t, p.word, p.case_sensitive) > p.threshold for t in completions]
 
     return detect
 
@@ -83,7 +83,9 @@ def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate ``params`` for detector ``name``; return them with every default filled in."""
     spec = DETECTORS.get(name)
     if spec is None:
-        raise DetectorParamError(f"unknown detector `{name}`; known detectors: {', '.join(sorted(DETECTORS))}")
+        raise DetectorParamError(
+            f"unknown detector `{name}`; known detectors: {', '.join(sorted(DETECTORS))}"
+        )
     unknown = sorted(set(params) - set(spec.params_model.model_fields))
     if unknown:
         raise DetectorParamError(
@@ -107,7 +109,9 @@ def build(name: str, params: dict[str, Any]) -> DetectorFn:
     def checked(completions: Sequence[str], columns: dict) -> list[bool]:
         flags = detect(completions, columns)
         if len(flags) != len(completions):
-            raise RuntimeError(f"detector `{name}` returned {len(flags)} flags for {len(completions)} completions")
+            raise RuntimeError(
+                f"detector `{name}` returned {len(flags)} flags for {len(completions)} completions"
+            )
         return [bool(f) for f in flags]
 
     return checked

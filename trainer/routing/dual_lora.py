@@ -34,9 +34,9 @@ recomputed during backward sees the same masks as its first forward.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import torch
 from torch import nn
@@ -65,8 +65,15 @@ class DualLoRALinear(nn.Linear):
     A is initialised like PEFT (Kaiming-uniform), B with zeros, so a fresh model equals its base.
     """
 
-    def __init__(self, base: nn.Linear, *, ranks: dict[str, int], alphas: dict[str, float],
-                 state: RoutingState, generator: torch.Generator | None = None) -> None:
+    def __init__(
+        self,
+        base: nn.Linear,
+        *,
+        ranks: dict[str, int],
+        alphas: dict[str, float],
+        state: RoutingState,
+        generator: torch.Generator | None = None,
+    ) -> None:
         nn.Module.__init__(self)
         self.in_features, self.out_features = base.in_features, base.out_features
         # Share the base parameters (same objects, same state-dict keys), frozen.
@@ -88,7 +95,9 @@ class DualLoRALinear(nn.Linear):
             bound = math.sqrt(6.0 / ((1 + 5.0) * self.in_features))
             a.uniform_(-bound, bound, generator=generator)
             setattr(self, f"{name}_A", nn.Parameter(a.to(device=dev, dtype=dtype)))
-            setattr(self, f"{name}_B", nn.Parameter(torch.zeros(self.out_features, rank, device=dev, dtype=dtype)))
+            setattr(
+                self, f"{name}_B", nn.Parameter(torch.zeros(self.out_features, rank, device=dev, dtype=dtype))
+            )
             self.scaling[name] = float(alphas[name]) / rank
 
     def has(self, adapter: str) -> bool:
@@ -146,8 +155,9 @@ class _RoutedLoRA(torch.autograd.Function):
             grad_b = (grad.reshape(-1, grad.shape[-1]).T @ kept_xa.reshape(-1, kept_xa.shape[-1])).to(b.dtype)
         if ctx.needs_input_grad[1]:
             kept_grad_xa = torch.where(keep, grad_xa, zero)
-            grad_a = (kept_grad_xa.reshape(-1, kept_grad_xa.shape[-1]).T
-                      @ x.reshape(-1, x.shape[-1]).to(grad.dtype)).to(a.dtype)
+            grad_a = (
+                kept_grad_xa.reshape(-1, kept_grad_xa.shape[-1]).T @ x.reshape(-1, x.shape[-1]).to(grad.dtype)
+            ).to(a.dtype)
         return grad_x, grad_a, grad_b, None
 
 
@@ -180,13 +190,16 @@ def _rank_mask(state: RoutingState, ranks: dict[str, int], active: list[str]) ->
     key = tuple((n, ranks[n]) for n in active)
     cached = state.rank_masks.get(key)
     if cached is None:
-        cached = torch.cat([state.masks[n].to(torch.bool).view(-1, 1).expand(-1, ranks[n]) for n in active], dim=1)
+        cached = torch.cat(
+            [state.masks[n].to(torch.bool).view(-1, 1).expand(-1, ranks[n]) for n in active], dim=1
+        )
         state.rank_masks[key] = cached
     return cached
 
 
-def inject_adapters(model: nn.Module, *, target_modules: list[str], ranks: dict[str, int],
-                    alphas: dict[str, float], seed: int) -> list[str]:
+def inject_adapters(
+    model: nn.Module, *, target_modules: list[str], ranks: dict[str, int], alphas: dict[str, float], seed: int
+) -> list[str]:
     """Replace every ``nn.Linear`` whose last name part is in ``target_modules`` by a DualLoRALinear.
 
     Freezes every other parameter (only adapters train). Returns the replaced module names. A target
@@ -197,8 +210,10 @@ def inject_adapters(model: nn.Module, *, target_modules: list[str], ranks: dict[
         if module is output and name.rsplit(".", 1)[-1] in target_modules:
             # TRL computes training log-probs from lm_head.weight directly (fused_lm_head): an adapter
             # there would change generation but never train, and train/sample would disagree.
-            raise ValueError(f"routing.target_modules may not include the output layer `{name}`: TRL "
-                             "computes log-probs from its weight directly, so its adapter would never train")
+            raise ValueError(
+                f"routing.target_modules may not include the output layer `{name}`: TRL "
+                "computes log-probs from its weight directly, so its adapter would never train"
+            )
     state = RoutingState()
     generator = torch.Generator().manual_seed(seed)
     found: dict[str, list[str]] = {t: [] for t in target_modules}
@@ -209,17 +224,22 @@ def inject_adapters(model: nn.Module, *, target_modules: list[str], ranks: dict[
         leaf = name.rsplit(".", 1)[-1]
         if leaf in found and isinstance(module, nn.Linear) and not isinstance(module, DualLoRALinear):
             parent = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
-            setattr(parent, leaf, DualLoRALinear(module, ranks=ranks, alphas=alphas, state=state,
-                                                 generator=generator))
+            setattr(
+                parent,
+                leaf,
+                DualLoRALinear(module, ranks=ranks, alphas=alphas, state=state, generator=generator),
+            )
             found[leaf].append(name)
     missing = [t for t, names in found.items() if not names]
     if missing:
-        linear_names = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, nn.Linear)})
+        linear_names = sorted(
+            {n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, nn.Linear)}
+        )
         raise ValueError(
             f"routing.target_modules {missing} match no linear layer of this model; "
             f"its linear layers are named {linear_names}"
         )
-    model._routing_state = state  # noqa: SLF001 - one handle for set_scales/routed_masks
+    model._routing_state = state
     return [n for names in found.values() for n in names]
 
 
@@ -238,8 +258,9 @@ def adapter_layers(model: nn.Module) -> Iterator[tuple[str, DualLoRALinear]]:
 
 def adapter_parameters(model: nn.Module, adapter: str) -> list[tuple[str, nn.Parameter]]:
     """``(name, parameter)`` of one adapter's A and B matrices in every adapted layer."""
-    return [(n, p) for n, p in _unwrap(model).named_parameters()
-            if n.endswith((f".{adapter}_A", f".{adapter}_B"))]
+    return [
+        (n, p) for n, p in _unwrap(model).named_parameters() if n.endswith((f".{adapter}_A", f".{adapter}_B"))
+    ]
 
 
 def set_scales(model: nn.Module, retain: float = 1.0, forget: float = 1.0) -> None:

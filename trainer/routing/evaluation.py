@@ -32,9 +32,19 @@ def metric_key(mode: str, metric: str) -> str:
 
 
 @torch.no_grad()
-def sample_completions(model, tokenizer, prompts: Sequence[str], *, generations: int, max_new_tokens: int,
-                       temperature: float, seed: int, top_p: float = 1.0, top_k: int = 0,
-                       repetition_penalty: float = 1.0) -> list[str]:
+def sample_completions(
+    model,
+    tokenizer,
+    prompts: Sequence[str],
+    *,
+    generations: int,
+    max_new_tokens: int,
+    temperature: float,
+    seed: int,
+    top_p: float = 1.0,
+    top_k: int = 0,
+    repetition_penalty: float = 1.0,
+) -> list[str]:
     """``generations`` sampled completions per prompt, prompt-major order, decoded like TRL does."""
     device = next(model.parameters()).device
     # Tokenised as TRL does for plain-text prompts, then left-padded for batched generation.
@@ -50,20 +60,37 @@ def sample_completions(model, tokenizer, prompts: Sequence[str], *, generations:
         with torch.random.fork_rng(devices=devices):
             torch.manual_seed(seed)
             out = model.generate(
-                input_ids=input_ids, attention_mask=attention, do_sample=True, temperature=temperature,
-                top_p=top_p, top_k=top_k or None, repetition_penalty=repetition_penalty,
-                max_new_tokens=max_new_tokens, num_return_sequences=generations, pad_token_id=pad,
+                input_ids=input_ids,
+                attention_mask=attention,
+                do_sample=True,
+                temperature=temperature,
+                top_p=top_p,
+                top_k=top_k or None,
+                repetition_penalty=repetition_penalty,
+                max_new_tokens=max_new_tokens,
+                num_return_sequences=generations,
+                pad_token_id=pad,
             )
     finally:
         model.train(was_training)
     return tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)
 
 
-def evaluate_modes(model, tokenizer, rows: Sequence[dict[str, Any]], *, modes: dict[str, tuple[float, float]],
-                   task_reward: Callable[[list[str], dict], list[float]],
-                   detector: Callable[[list[str], dict], list[bool]], prompt_field: str = "prompt",
-                   generations: int, max_new_tokens: int, temperature: float, seed: int,
-                   **sampling: Any) -> dict[str, float]:
+def evaluate_modes(
+    model,
+    tokenizer,
+    rows: Sequence[dict[str, Any]],
+    *,
+    modes: dict[str, tuple[float, float]],
+    task_reward: Callable[[list[str], dict], list[float]],
+    detector: Callable[[list[str], dict], list[bool]],
+    prompt_field: str = "prompt",
+    generations: int,
+    max_new_tokens: int,
+    temperature: float,
+    seed: int,
+    **sampling: Any,
+) -> dict[str, float]:
     """Flat ``routing/<mode>/<metric>`` dict for each mode (retain scale, forget scale)."""
     prompts = [row[prompt_field] for row in rows]
     # Dataset columns repeated per completion, as TRL passes them to reward functions.
@@ -71,9 +98,16 @@ def evaluate_modes(model, tokenizer, rows: Sequence[dict[str, Any]], *, modes: d
     result: dict[str, float] = {}
     for mode, (retain, forget) in modes.items():
         with scales(model, retain, forget):
-            texts = sample_completions(model, tokenizer, prompts, generations=generations,
-                                       max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
-                                       **sampling)
+            texts = sample_completions(
+                model,
+                tokenizer,
+                prompts,
+                generations=generations,
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                seed=seed,
+                **sampling,
+            )
         rewards = task_reward(texts, columns)
         hacks = detector(texts, columns)
         div = diversity(texts)

@@ -33,7 +33,7 @@ from trainer.routing import detectors
 from trainer.routing.checkpoint import CHECKPOINT_META  # read back by `python -m trainer.eval`
 from trainer.routing.config import RoutingConfig
 from trainer.routing.dual_lora import inject_adapters, set_masks
-from trainer.routing.evaluation import METRICS, PREFIX, evaluate_modes, metric_key
+from trainer.routing.evaluation import METRICS, PREFIX, evaluate_modes
 from trainer.routing.masks import ROUTED_MODES, masks_for
 
 TRAIN_HACK_RATE = f"{PREFIX}/train_hack_rate"
@@ -47,8 +47,13 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
         self._detector = detectors.build(routing.detector.name, routing.detector.params)
         # Adapters go in before TRL sees the model; the reference model TRL loads from disk has none,
         # which is the initial policy exactly (every B starts at zero).
-        inject_adapters(kwargs["model"], target_modules=routing.target_modules, ranks=routing.adapter_ranks(),
-                        alphas=routing.adapter_alphas(), seed=cfg.seed)
+        inject_adapters(
+            kwargs["model"],
+            target_modules=routing.target_modules,
+            ranks=routing.adapter_ranks(),
+            alphas=routing.adapter_alphas(),
+            seed=cfg.seed,
+        )
         self._pending_hack: torch.Tensor | None = None
         self._pending_eval: dict[str, float] = {}
         self.final_routing_eval: dict[str, Any] | None = None
@@ -58,7 +63,7 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
     # ---- is_hack: computed with the rewards, carried as a row-aligned tensor ----------------
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
-        texts = [rewards._as_text(c) for c in completions]  # noqa: SLF001 - same text the rewards see
+        texts = [rewards._as_text(c) for c in completions]
         columns = {k: [row[k] for row in inputs] for k in inputs[0] if k not in ("prompt", "completion")}
         self._pending_hack = torch.tensor(self._detector(texts, columns), dtype=torch.bool)
         return rewards_per_func
@@ -91,11 +96,18 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
         cfg, r = self.run_config, self.routing
         task = functools.partial(rewards.REWARDS[r.task_reward.name].fn, **r.task_reward.params)
         return evaluate_modes(
-            self.accelerator.unwrap_model(self.model), self.processing_class,
-            load_rows(cfg.data)[: r.eval_prompts], modes=r.eval_modes(), task_reward=task,
-            detector=self._detector, generations=r.eval_generations,
-            max_new_tokens=cfg.grpo.max_completion_length, temperature=r.eval_temperature,
-            seed=cfg.seed, top_p=cfg.grpo.top_p, top_k=cfg.grpo.top_k,
+            self.accelerator.unwrap_model(self.model),
+            self.processing_class,
+            load_rows(cfg.data)[: r.eval_prompts],
+            modes=r.eval_modes(),
+            task_reward=task,
+            detector=self._detector,
+            generations=r.eval_generations,
+            max_new_tokens=cfg.grpo.max_completion_length,
+            temperature=r.eval_temperature,
+            seed=cfg.seed,
+            top_p=cfg.grpo.top_p,
+            top_k=cfg.grpo.top_k,
             repetition_penalty=cfg.grpo.repetition_penalty,
         )
 
@@ -113,8 +125,13 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
 
     def checkpoint_meta(self) -> dict[str, Any]:
         r = self.routing
-        return {"mode": r.mode, "ranks": r.adapter_ranks(), "alphas": r.adapter_alphas(),
-                "target_modules": r.target_modules, "eval_modes": {k: list(v) for k, v in r.eval_modes().items()}}
+        return {
+            "mode": r.mode,
+            "ranks": r.adapter_ranks(),
+            "alphas": r.adapter_alphas(),
+            "target_modules": r.target_modules,
+            "eval_modes": {k: list(v) for k, v in r.eval_modes().items()},
+        }
 
 
 def nest_eval(flat: dict[str, float], mode: str, step: int) -> dict[str, Any]:
@@ -142,17 +159,19 @@ class _RoutingCallback(TrainerCallback):
             # on_step_end runs before this step's log, so the results land in this step's row; an
             # eval step that is not a logging step is logged anyway, or its results would land in
             # a later step's row (or be lost at the end).
-            t._pending_eval = t.run_routing_eval()  # noqa: SLF001
+            t._pending_eval = t.run_routing_eval()
             control.should_log = True
             if last:
-                t.final_routing_eval = nest_eval(t._pending_eval, t.routing.mode, state.global_step)  # noqa: SLF001
+                t.final_routing_eval = nest_eval(t._pending_eval, t.routing.mode, state.global_step)
         return control
 
     def on_save(self, args, state, control, **kwargs):
         folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if folder.is_dir():
-            atomic_write_text(folder / CHECKPOINT_META,
-                              json.dumps(self.trainer.checkpoint_meta(), indent=2, sort_keys=True) + "\n")
+            atomic_write_text(
+                folder / CHECKPOINT_META,
+                json.dumps(self.trainer.checkpoint_meta(), indent=2, sort_keys=True) + "\n",
+            )
         return control
 
 

@@ -93,7 +93,7 @@ def without_role(turns: Sequence[Turn], role: str) -> tuple[Turn, ...]:
 
 def uniform(value: float, roles: Sequence[str]) -> RoleValues:
     """The same value for every role (team-level strategies)."""
-    return {role: value for role in roles}
+    return dict.fromkeys(roles, value)
 
 
 def group_normalize(
@@ -120,7 +120,9 @@ def group_normalize(
     return out
 
 
-def batch_normalize(groups: Sequence[Sequence[Mapping[str, float]]], roles: Sequence[str]) -> list[list[RoleValues]]:
+def batch_normalize(
+    groups: Sequence[Sequence[Mapping[str, float]]], roles: Sequence[str]
+) -> list[list[RoleValues]]:
     """TRL's ``scale_rewards="batch"``: group mean subtracted, divided by the std of the whole batch (per role)."""
     centred = [group_normalize(g, roles, "none") for g in groups]
     out = [[dict(v) for v in g] for g in centred]

@@ -35,7 +35,9 @@ def difference_rewards(group: Group) -> list[RoleValues]:
     return out
 
 
-def potential_based(group: Group, *, gamma: float, potential_type: str, length_scale: float) -> list[RoleValues]:
+def potential_based(
+    group: Group, *, gamma: float, potential_type: str, length_scale: float
+) -> list[RoleValues]:
     """Potential-based shaping of the team return (kind ``reward``; Ng, Harada & Russell 1999).
 
     Turns t = 0..T−1 move the debate from state s_t (the transcript before turn t) to s_{t+1}; s_T is

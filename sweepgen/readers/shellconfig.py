@@ -226,7 +226,7 @@ def _matching(text: str, i: int) -> int:
                 break
             j = close
         j += 1
-    raise _Incomplete(f"unterminated {text[i:i + 2]}")
+    raise _Incomplete(f"unterminated {text[i : i + 2]}")
 
 
 def _commands(tokens: list[str]) -> list[list[str]]:

@@ -2,7 +2,7 @@
 
 Supported: ``.yaml``/``.yml`` (YAML 1.2 rules, duplicate keys are errors), ``.json``, ``.toml``,
 ``.py`` (read through the AST, never imported), ``.sh``/``.bash``/``.sbatch`` (flags of the
-script's command lines), and ``SPEC.yaml:VARIANT`` for one resolved variant of a sweep spec.
+script's command lines). ``SPEC.yaml:VARIANT`` is resolved by the CLI through the compile API.
 Every read error is a ``ConfigError`` naming the file and, where the parser knows it, line and
 column.
 """
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 
@@ -23,17 +24,14 @@ def load_config(ref: str, *, resolve_bases: bool = False) -> Any:
     """The data in the config named by ``ref``: a file path, or ``spec.yaml:variant``.
 
     ``resolve_bases`` merges mmengine-style ``_base_`` files in and substitutes names bound
-    earlier in a Python file (see ``sweepgen.pyinherit``); without it, files are read as written.
+    earlier in a Python file (see ``sweepgen.readers.pyinherit``); without it, files are read as written.
     """
     path = Path(ref)
     if resolve_bases and path.is_file() and path.suffix.lower() in _LOADERS:
-        from sweepgen.pyinherit import load_with_bases
+        from sweepgen.readers.pyinherit import load_with_bases
 
         return load_with_bases(path)
     if not path.is_file():
-        spec, sep, variant = ref.rpartition(":")
-        if sep and variant and Path(spec).suffix in (".yaml", ".yml") and Path(spec).is_file():
-            return load_variant(spec, variant)
         if path.exists():
             raise ConfigError("not a regular file", location=Location(ref))
         raise ConfigError(
@@ -49,13 +47,6 @@ def load_config(ref: str, *, resolve_bases: bool = False) -> Any:
             hint=f"supported suffixes: {', '.join(SUFFIXES)}",
         )
     return loader(path)
-
-
-def load_variant(spec: str, variant: str) -> Any:
-    """The resolved config of one variant of a sweep spec, from the core's public API."""
-    from sweepgen.api import resolve_variant
-
-    return resolve_variant(spec, variant)
 
 
 def load_yaml(path: Path) -> Any:
@@ -98,13 +89,13 @@ def load_toml(path: Path) -> Any:
 
 
 def load_python(path: Path) -> Any:
-    from sweepgen.pyast import load_python_config
+    from sweepgen.readers.pyast import load_python_config
 
     return load_python_config(path)
 
 
 def load_shell(path: Path) -> Any:
-    from sweepgen.shellconfig import load_shell_config
+    from sweepgen.readers.shellconfig import load_shell_config
 
     return load_shell_config(path)
 

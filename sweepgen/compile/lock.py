@@ -18,8 +18,16 @@ LOCK_NAME = "sweep.lock.json"
 LOCK_VERSION = 1
 
 
-def build(*, sweep: str, spec: str, spec_sha256: str, templates: dict[str, str], varying: list[str],
-          files: list[dict[str, Any]], resources: dict[str, Any] | None) -> dict[str, Any]:
+def build(
+    *,
+    sweep: str,
+    spec: str,
+    spec_sha256: str,
+    templates: dict[str, str],
+    varying: list[str],
+    files: list[dict[str, Any]],
+    resources: dict[str, Any] | None,
+) -> dict[str, Any]:
     return {
         "lock_version": LOCK_VERSION,
         "sweepgen_version": __version__,
@@ -89,8 +97,11 @@ def read_bytes(path: str, *, folder_is_missing: bool = False) -> bytes | None:
     except IsADirectoryError:
         if folder_is_missing:
             return None
-        raise UserError(f"{path} is a folder where sweepgen must write a file", location=Location(path),
-                        hint="move the folder away") from None
+        raise UserError(
+            f"{path} is a folder where sweepgen must write a file",
+            location=Location(path),
+            hint="move the folder away",
+        ) from None
 
 
 def read(sweep_dir: str, shown_dir: str) -> dict[str, Any] | None:
@@ -103,21 +114,38 @@ def read(sweep_dir: str, shown_dir: str) -> dict[str, Any] | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except UnicodeDecodeError as err:
-        raise UserError(f"lock file is not UTF-8 text (byte {err.start})", location=Location(shown),
-                        hint="it is written by `sweepgen render`; restore it from git") from None
+        raise UserError(
+            f"lock file is not UTF-8 text (byte {err.start})",
+            location=Location(shown),
+            hint="it is written by `sweepgen render`; restore it from git",
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise UserError(f"lock file is not valid JSON: {err.msg}", location=Location(shown, err.lineno, err.colno),
-                        hint="it is written by `sweepgen render`; restore it from git") from None
-    if not isinstance(data, dict) or data.get("lock_version") != LOCK_VERSION or not isinstance(
-            data.get("files"), list):
-        raise UserError(f"lock file has an unknown format (lock_version {data.get('lock_version')!r})"
-                        if isinstance(data, dict) else "lock file is not a JSON object",
-                        location=Location(shown), hint="restore it from git, or render with a matching sweepgen")
+        raise UserError(
+            f"lock file is not valid JSON: {err.msg}",
+            location=Location(shown, err.lineno, err.colno),
+            hint="it is written by `sweepgen render`; restore it from git",
+        ) from None
+    if (
+        not isinstance(data, dict)
+        or data.get("lock_version") != LOCK_VERSION
+        or not isinstance(data.get("files"), list)
+    ):
+        raise UserError(
+            f"lock file has an unknown format (lock_version {data.get('lock_version')!r})"
+            if isinstance(data, dict)
+            else "lock file is not a JSON object",
+            location=Location(shown),
+            hint="restore it from git, or render with a matching sweepgen",
+        )
     for entry in data["files"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not isinstance(
-                entry.get("sha256"), str):
-            raise UserError("lock file has a malformed file entry", location=Location(shown),
-                            hint="restore it from git")
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("path"), str)
+            or not isinstance(entry.get("sha256"), str)
+        ):
+            raise UserError(
+                "lock file has a malformed file entry", location=Location(shown), hint="restore it from git"
+            )
     return data

@@ -11,12 +11,13 @@ import difflib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from pydantic import ValidationError as PydanticValidationError
 
-from sweepgen import overrides, paths, yamlio
+from sweepgen import paths, yamlio
+from sweepgen.compile import overrides
 from sweepgen.errors import Location, SpecError
 
 # Names that become file/folder names (sweep, variant, step, grid label, run name, output component).
@@ -51,10 +52,12 @@ class Resources(BaseModel):
     gpus_per_run: StrictInt | None = Field(default=None, ge=0)
     cpus_per_run: StrictInt | None = Field(default=None, ge=1)
     mem: StrictStr | None = Field(default=None, pattern=r"^[0-9]+[KMGT]?$", description='e.g. "8G"')
-    time: Union[StrictStr, StrictInt, None] = Field(
-        default=None, description='"HH:MM:SS", "D-HH:MM:SS" or an int number of minutes')
-    sbatch_extra: list[StrictStr] = Field(default_factory=list,
-                                          description="verbatim sbatch options, e.g. --qos=high")
+    time: StrictStr | StrictInt | None = Field(
+        default=None, description='"HH:MM:SS", "D-HH:MM:SS" or an int number of minutes'
+    )
+    sbatch_extra: list[StrictStr] = Field(
+        default_factory=list, description="verbatim sbatch options, e.g. --qos=high"
+    )
 
 
 class SpecModel(BaseModel):
@@ -68,16 +71,18 @@ class SpecModel(BaseModel):
     output: StrictStr = Field(description="output path template, relative to generated/<name>/")
     run_name: StrictStr | None = Field(default=None, description="run name template")
     derived: dict[str, StrictStr] | None = Field(
-        default=None, description="override key -> template evaluated per variant (after run_name)")
+        default=None, description="override key -> template evaluated per variant (after run_name)"
+    )
     base: dict[str, Any] = Field(description="inline config, or {include: [files], set: {...}}")
-    variants: dict[str, Union[dict[str, Any], None]] | None = None
-    grid: dict[str, Union[list[Any], dict[str, Any]]] | None = None
+    variants: dict[str, dict[str, Any] | None] | None = None
+    grid: dict[str, list[Any] | dict[str, Any]] | None = None
     zip: dict[str, list[Any]] | None = None
     ablation: list[AblationStep] | None = None
     allow: list[StrictStr] = Field(default_factory=list, description="leaf path globs that may differ")
     constraints: list[Constraint] = Field(default_factory=list)
-    schema_: StrictStr | None = Field(default=None, alias="schema",
-                                      description="module:Class (pydantic) or a JSON Schema file")
+    schema_: StrictStr | None = Field(
+        default=None, alias="schema", description="module:Class (pydantic) or a JSON Schema file"
+    )
     resources: Resources | None = None
 
 
@@ -139,19 +144,29 @@ def load_spec(path: str) -> Spec:
     """Read, validate and resolve the base of one spec file. Raises SpecError with file:line:col."""
     shown = display_path(path)
     if not os.path.isfile(path):
-        raise SpecError(f"spec file not found: {shown}", location=Location(shown),
-                        hint="give the path of a spec YAML file, e.g. specs/my_sweep.yaml")
+        raise SpecError(
+            f"spec file not found: {shown}",
+            location=Location(shown),
+            hint="give the path of a spec YAML file, e.g. specs/my_sweep.yaml",
+        )
     doc = yamlio.load(path, shown)
     if not isinstance(doc.data, dict):
-        raise SpecError("a spec must be a YAML mapping", location=doc.loc(),
-                        hint="start from the example in the README: `sweepgen: 1`, `name:`, ...")
+        raise SpecError(
+            "a spec must be a YAML mapping",
+            location=doc.loc(),
+            hint="start from the example in the README: `sweepgen: 1`, `name:`, ...",
+        )
     if "sweepgen" in doc.data and doc.data["sweepgen"] != 1:
-        raise SpecError(f"unsupported spec format version {doc.data['sweepgen']!r}",
-                        location=doc.loc(("sweepgen",)), hint="this sweepgen reads `sweepgen: 1`")
+        raise SpecError(
+            f"unsupported spec format version {doc.data['sweepgen']!r}",
+            location=doc.loc(("sweepgen",)),
+            hint="this sweepgen reads `sweepgen: 1`",
+        )
     model = _validate_model(doc)
     _check_names(model, doc)
-    spec = Spec(path=shown, abspath=os.path.abspath(path), doc=doc, model=model,
-                base={}, base_layers={}, base_locs={})
+    spec = Spec(
+        path=shown, abspath=os.path.abspath(path), doc=doc, model=model, base={}, base_layers={}, base_locs={}
+    )
     _resolve_base(spec)
     return spec
 
@@ -163,8 +178,9 @@ def _validate_model(doc: yamlio.Doc) -> SpecModel:
         raise pydantic_error(err, doc, model=SpecModel) from None
 
 
-def pydantic_error(err: PydanticValidationError, doc: yamlio.Doc, *, model: type[BaseModel] | None,
-                   prefix: tuple = ()) -> SpecError:
+def pydantic_error(
+    err: PydanticValidationError, doc: yamlio.Doc, *, model: type[BaseModel] | None, prefix: tuple = ()
+) -> SpecError:
     """The first pydantic error as a SpecError at the right line; notes how many more there are."""
     errors = err.errors(include_url=False)
     # An unknown key first: a misspelled key also makes the intended key "missing", and the typo
@@ -177,17 +193,32 @@ def pydantic_error(err: PydanticValidationError, doc: yamlio.Doc, *, model: type
     if first["type"] == "extra_forbidden":
         known = _known_fields(model, first["loc"]) if model is not None else []
         close = difflib.get_close_matches(str(first["loc"][-1]), known, n=1)
-        hint = f"did you mean `{close[0]}`?" if close else (
-            f"allowed keys here: {', '.join(known)}" if known else "remove the key")
-        return SpecError(f"unknown key `{first['loc'][-1]}`{more}", location=doc.loc(loc_path, key=True),
-                         key=dotted, hint=hint)
+        hint = (
+            f"did you mean `{close[0]}`?"
+            if close
+            else (f"allowed keys here: {', '.join(known)}" if known else "remove the key")
+        )
+        return SpecError(
+            f"unknown key `{first['loc'][-1]}`{more}",
+            location=doc.loc(loc_path, key=True),
+            key=dotted,
+            hint=hint,
+        )
     if first["type"] == "missing":
-        return SpecError(f"missing required key `{first['loc'][-1]}`{more}",
-                         location=doc.loc(loc_path[:-1]), key=dotted, hint="add it")
+        return SpecError(
+            f"missing required key `{first['loc'][-1]}`{more}",
+            location=doc.loc(loc_path[:-1]),
+            key=dotted,
+            hint="add it",
+        )
     got = first.get("input")
     shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
-    return SpecError(f"{first['msg']}, got {shown}{more}", location=doc.loc(loc_path), key=dotted,
-                     hint="fix the value's type; quote strings, write numbers without quotes")
+    return SpecError(
+        f"{first['msg']}, got {shown}{more}",
+        location=doc.loc(loc_path),
+        key=dotted,
+        hint="fix the value's type; quote strings, write numbers without quotes",
+    )
 
 
 def _known_fields(model: type[BaseModel], loc: tuple) -> list[str]:
@@ -219,29 +250,45 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
 
 def _check_names(model: SpecModel, doc: yamlio.Doc) -> None:
     if not SAFE_NAME.fullmatch(model.name):
-        raise SpecError(f"sweep name {model.name!r} is not filesystem-safe", location=doc.loc(("name",)),
-                        hint="use letters, digits, `_`, `-` and `.` only")
+        raise SpecError(
+            f"sweep name {model.name!r} is not filesystem-safe",
+            location=doc.loc(("name",)),
+            hint="use letters, digits, `_`, `-` and `.` only",
+        )
     for vname in model.variants or {}:
         if not SAFE_NAME.fullmatch(vname):
-            raise SpecError(f"variant name {vname!r} is not filesystem-safe",
-                            location=doc.loc(("variants", vname), key=True),
-                            hint="use letters, digits, `_`, `-` and `.` only")
+            raise SpecError(
+                f"variant name {vname!r} is not filesystem-safe",
+                location=doc.loc(("variants", vname), key=True),
+                hint="use letters, digits, `_`, `-` and `.` only",
+            )
     seen: dict[str, int] = {}
     for i, step in enumerate(model.ablation or []):
         if not SAFE_NAME.fullmatch(step.name):
-            raise SpecError(f"ablation step name {step.name!r} is not filesystem-safe",
-                            location=doc.loc(("ablation", i, "name")),
-                            hint="use letters, digits, `_`, `-` and `.` only")
+            raise SpecError(
+                f"ablation step name {step.name!r} is not filesystem-safe",
+                location=doc.loc(("ablation", i, "name")),
+                hint="use letters, digits, `_`, `-` and `.` only",
+            )
         if step.name in seen:
-            raise SpecError(f"duplicate ablation step name {step.name!r} (also step {seen[step.name] + 1})",
-                            location=doc.loc(("ablation", i, "name")), hint="give each step its own name")
+            raise SpecError(
+                f"duplicate ablation step name {step.name!r} (also step {seen[step.name] + 1})",
+                location=doc.loc(("ablation", i, "name")),
+                hint="give each step its own name",
+            )
         seen[step.name] = i
     if model.ablation is not None and not model.ablation:
-        raise SpecError("`ablation` is empty", location=doc.loc(("ablation",)),
-                        hint="list at least one step, or remove the key")
+        raise SpecError(
+            "`ablation` is empty",
+            location=doc.loc(("ablation",)),
+            hint="list at least one step, or remove the key",
+        )
     if model.variants is not None and not model.variants:
-        raise SpecError("`variants` is empty", location=doc.loc(("variants",)),
-                        hint="name at least one variant (`baseline: {}`), or remove the key")
+        raise SpecError(
+            "`variants` is empty",
+            location=doc.loc(("variants",)),
+            hint="name at least one variant (`baseline: {}`), or remove the key",
+        )
 
 
 def _resolve_base(spec: Spec) -> None:
@@ -251,15 +298,20 @@ def _resolve_base(spec: Spec) -> None:
     if _is_include_form(raw, doc):
         includes = raw["include"]
         if not isinstance(includes, list) or not all(isinstance(p, str) for p in includes) or not includes:
-            raise SpecError("`base.include` must be a non-empty list of file paths",
-                            location=doc.loc(("base", "include")),
-                            hint="e.g. include: [../configs/model.yaml]")
+            raise SpecError(
+                "`base.include` must be a non-empty list of file paths",
+                location=doc.loc(("base", "include")),
+                hint="e.g. include: [../configs/model.yaml]",
+            )
         merged: dict[str, Any] = {}
         for i, rel in enumerate(includes):
             full = os.path.normpath(os.path.join(spec.dir, rel))
             if not os.path.isfile(full):
-                raise SpecError(f"included file not found: {rel}", location=doc.loc(("base", "include", i)),
-                                hint="include paths are relative to the spec file")
+                raise SpecError(
+                    f"included file not found: {rel}",
+                    location=doc.loc(("base", "include", i)),
+                    hint="include paths are relative to the spec file",
+                )
             inc = yamlio.load(full, display_path(full))
             if not isinstance(inc.data, dict):
                 raise SpecError("an included config must be a YAML mapping", location=inc.loc())
@@ -284,14 +336,18 @@ def _resolve_base(spec: Spec) -> None:
             spec.base_locs[p] = doc.loc(("base",) + tuple(p.split(".")))
     for key in RESERVED_TOP_LEVEL:
         if key in spec.base:
-            raise SpecError(f"top-level config key `{key}` would hide the template variable of that name",
-                            location=spec.where("base", key) or doc.loc(("base",)),
-                            hint=f"rename the key; templates see `{key}` as sweepgen's own variable")
+            raise SpecError(
+                f"top-level config key `{key}` would hide the template variable of that name",
+                location=spec.where("base", key) or doc.loc(("base",)),
+                hint=f"rename the key; templates see `{key}` as sweepgen's own variable",
+            )
 
 
 _INCLUDE_KEYS = ("include", "set")
-_INLINE_HINT = ("an inline base with a top-level key named `include` or `set` must nest it one level "
-                "down or be written as `{include: [file], set: {...}}`")
+_INLINE_HINT = (
+    "an inline base with a top-level key named `include` or `set` must nest it one level "
+    "down or be written as `{include: [file], set: {...}}`"
+)
 
 
 def _is_include_form(raw: dict, doc: yamlio.Doc) -> bool:
@@ -314,12 +370,17 @@ def _is_include_form(raw: dict, doc: yamlio.Doc) -> bool:
             continue
         guess = near.get(key)
         hint = f"did you mean `{guess}`?" if guess else "the include form allows only `include` and `set`"
-        raise SpecError(f"unknown key `{key}` in `base` (include form: `include`, `set`)",
-                        location=doc.loc(("base", key), key=True), hint=f"{hint}; {_INLINE_HINT}")
+        raise SpecError(
+            f"unknown key `{key}` in `base` (include form: `include`, `set`)",
+            location=doc.loc(("base", key), key=True),
+            hint=f"{hint}; {_INLINE_HINT}",
+        )
     if "include" not in raw:
-        raise SpecError("`base.set` needs `base.include` (the include form is `{include: [...], set: {...}}`)",
-                        location=doc.loc(("base", "set"), key=True),
-                        hint=f"add `include: [file]`; {_INLINE_HINT}")
+        raise SpecError(
+            "`base.set` needs `base.include` (the include form is `{include: [...], set: {...}}`)",
+            location=doc.loc(("base", "set"), key=True),
+            hint=f"add `include: [file]`; {_INLINE_HINT}",
+        )
     return True
 
 
@@ -347,8 +408,10 @@ def _check_config_keys(data: Any, doc: yamlio.Doc, prefix: tuple) -> None:
     if isinstance(data, dict):
         for key, value in data.items():
             if not key or "." in key or key[0] in "+~":
-                raise SpecError(f"config key {key!r} cannot be addressed by a dotted path",
-                                location=doc.loc(prefix + (key,), key=True),
-                                hint="config keys must be non-empty, without `.` and not start with `+`/`~`")
+                raise SpecError(
+                    f"config key {key!r} cannot be addressed by a dotted path",
+                    location=doc.loc(prefix + (key,), key=True),
+                    hint="config keys must be non-empty, without `.` and not start with `+`/`~`",
+                )
             _check_config_keys(value, doc, prefix + (key,))
     # Lists are leaves (overrides replace a whole list), so keys inside them are never addressed.

@@ -16,10 +16,10 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from sweepgen import overrides
+from sweepgen.compile import overrides
+from sweepgen.compile.overrides import Op
+from sweepgen.compile.spec import SAFE_NAME, Spec
 from sweepgen.errors import SpecError
-from sweepgen.overrides import Op
-from sweepgen.spec import SAFE_NAME, Spec
 
 
 @dataclass(slots=True)
@@ -34,7 +34,7 @@ class Variant:
     step: str | None  # ablation step name
     touched: tuple[tuple[str, ...], ...]  # every path an override wrote (for the fast gate)
     parts: dict[str, str] = field(default_factory=dict)  # variant/grid/zip/ablation -> name part
-    run_name: str | None = None  # set by sweepgen.derive.finalize
+    run_name: str | None = None  # set by sweepgen.compile.derive.finalize
 
     def context_view(self) -> dict[str, Any]:
         """``variant`` as templates and constraints see it."""
@@ -78,11 +78,14 @@ def expand(spec: Spec) -> Expansion:
     _check_overwrites(spec, grid_axes, zip_points, steps)
     # MERGE ops only assert that a mapping exists; the keys under them are separate ops.
     implicit = frozenset(
-        op.dotted for op in itertools.chain(
+        op.dotted
+        for op in itertools.chain(
             (op for axis in grid_axes for pt in axis for op in pt.ops),
             (op for pt in zip_points for op in pt.ops),
-            (op for pt in steps for op in pt.ops))
-        if op.kind != overrides.MERGE)
+            (op for pt in steps for op in pt.ops),
+        )
+        if op.kind != overrides.MERGE
+    )
     grid_points = [tuple(combo) for combo in itertools.product(*grid_axes)] if grid_axes else [()]
 
     variants: list[Variant] = []
@@ -96,11 +99,17 @@ def expand(spec: Spec) -> Expansion:
             gops = [op for pt in combo for op in pt.ops]
             cfg2, layers2 = overrides.apply_all(cfg1, gops, layers1, where=where) if gops else (cfg1, layers1)
             for zpt in zip_points:
-                cfg3, layers3 = overrides.apply_all(cfg2, list(zpt.ops), layers2, where=where) \
-                    if zpt.ops else (cfg2, layers2)
+                cfg3, layers3 = (
+                    overrides.apply_all(cfg2, list(zpt.ops), layers2, where=where)
+                    if zpt.ops
+                    else (cfg2, layers2)
+                )
                 for spt in steps:
-                    cfg4, layers4 = overrides.apply_all(cfg3, list(spt.ops), layers3, where=where) \
-                        if spt.ops else (cfg3, layers3)
+                    cfg4, layers4 = (
+                        overrides.apply_all(cfg3, list(spt.ops), layers3, where=where)
+                        if spt.ops
+                        else (cfg3, layers3)
+                    )
                     parts = {}
                     if vname:
                         parts["variant"] = vname
@@ -114,34 +123,49 @@ def expand(spec: Spec) -> Expansion:
                     origin = f"variant {vname!r}, " if vname else ""
                     desc = origin + ", ".join(f"{k} {v!r}" for k, v in parts.items() if k != "variant")
                     if name in seen:
-                        raise SpecError(f"two variants are both named {name!r} ({seen[name]} / {desc})",
-                                        location=spec.loc(("grid",) if combo else ("variants",)),
-                                        hint="give grid axes explicit labels as a mapping {label: value}, "
-                                             "or rename variants")
+                        raise SpecError(
+                            f"two variants are both named {name!r} ({seen[name]} / {desc})",
+                            location=spec.loc(("grid",) if combo else ("variants",)),
+                            hint="give grid axes explicit labels as a mapping {label: value}, "
+                            "or rename variants",
+                        )
                     seen[name] = desc or "base"
                     all_ops = gops + list(zpt.ops) + list(spt.ops)
                     over = dict(over1)
                     over.update((op.dotted, op.value) for op in all_ops if op.kind != overrides.MERGE)
                     axes = {p: v for pt in combo for p, v in pt.axes}
                     axes.update(zpt.axes)
-                    variants.append(Variant(
-                        name=name, config=cfg4, layers=layers4, overrides=over, axes=axes,
-                        step=spt.label, parts=parts,
-                        touched=touched1 + tuple(op.path for op in all_ops if op.kind != overrides.MERGE)))
+                    variants.append(
+                        Variant(
+                            name=name,
+                            config=cfg4,
+                            layers=layers4,
+                            overrides=over,
+                            axes=axes,
+                            step=spt.label,
+                            parts=parts,
+                            touched=touched1 + tuple(op.path for op in all_ops if op.kind != overrides.MERGE),
+                        )
+                    )
     return Expansion(spec=spec, variants=variants, implicit=implicit)
 
 
-def _check_overwrites(spec: Spec, grid_axes: list[list[_Point]], zip_points: list[_Point],
-                      steps: list[_Point]) -> None:
+def _check_overwrites(
+    spec: Spec, grid_axes: list[list[_Point]], zip_points: list[_Point], steps: list[_Point]
+) -> None:
     """A later layer writing a path an axis sets (or a mapping above it) would silently overwrite the
     axis, producing duplicate runs under different names: an error at the later key."""
     doc = spec.doc
     # (path, key, what, location, number of values); a one-value axis overwritten makes no duplicates
     # (that is plain layer precedence), so only axes with several values are protected.
-    grid = [(pts[0].ops[0].path, key, "grid axis", doc.loc(("grid", key), key=True), len(pts))
-            for key, pts in zip(spec.model.grid or {}, grid_axes)]
-    zipped = [(op.path, key, "zip axis", doc.loc(("zip", key), key=True), len(zip_points))
-              for key, op in zip(spec.model.zip or {}, zip_points[0].ops)]
+    grid = [
+        (pts[0].ops[0].path, key, "grid axis", doc.loc(("grid", key), key=True), len(pts))
+        for key, pts in zip(spec.model.grid or {}, grid_axes)
+    ]
+    zipped = [
+        (op.path, key, "zip axis", doc.loc(("zip", key), key=True), len(zip_points))
+        for key, op in zip(spec.model.zip or {}, zip_points[0].ops)
+    ]
     ablation = []
     for op in steps[-1].ops:
         if op.kind != overrides.MERGE:
@@ -151,20 +175,27 @@ def _check_overwrites(spec: Spec, grid_axes: list[list[_Point]], zip_points: lis
         return path[: len(other)] == other
 
     for i, (path, key, what, _, count) in enumerate(grid):
-        for opath, okey, _, oloc, ocount in grid[i + 1:]:
+        for opath, okey, _, oloc, ocount in grid[i + 1 :]:
             if (count > 1 and under(path, opath)) or (ocount > 1 and under(opath, path)):
-                raise SpecError(f"grid axes `{key}` and `{okey}` set the same path (or one under the other); "
-                                "one would overwrite the other", location=oloc, key=okey,
-                                hint="vary a path with one grid axis; give it all the values")
+                raise SpecError(
+                    f"grid axes `{key}` and `{okey}` set the same path (or one under the other); "
+                    "one would overwrite the other",
+                    location=oloc,
+                    key=okey,
+                    hint="vary a path with one grid axis; give it all the values",
+                )
     for later, later_name in ((zipped, "zip"), (ablation, "ablation")):
         earlier = grid + (zipped if later_name == "ablation" else [])
         for path, key, what, _, count in earlier:
             for opath, okey, owhat, oloc, _ in later:
                 if count > 1 and under(path, opath):
-                    raise SpecError(f"`{'.'.join(path)}` is also set by {owhat} `{okey}`; the {what} `{key}` "
-                                    "would be overwritten (duplicate runs under different names)",
-                                    location=oloc, key=okey,
-                                    hint=f"remove the {what} or the {owhat}: one path is varied in one place")
+                    raise SpecError(
+                        f"`{'.'.join(path)}` is also set by {owhat} `{okey}`; the {what} `{key}` "
+                        "would be overwritten (duplicate runs under different names)",
+                        location=oloc,
+                        key=okey,
+                        hint=f"remove the {what} or the {owhat}: one path is varied in one place",
+                    )
 
 
 def _grid_axis(spec: Spec, key: str, values: Any) -> list[_Point]:
@@ -175,21 +206,32 @@ def _grid_axis(spec: Spec, key: str, values: Any) -> list[_Point]:
     if kind == overrides.DELETE:
         raise SpecError("a grid axis cannot delete a key", location=loc, hint="remove the `~`")
     if not values:
-        raise SpecError(f"grid axis `{key}` has no values", location=doc.loc(at),
-                        hint="list at least one value, or remove the axis")
-    items = list(values.items()) if isinstance(values, dict) else [
-        (_auto_label(path[-1], v, doc.loc(at + (i,))), v) for i, v in enumerate(values)]
+        raise SpecError(
+            f"grid axis `{key}` has no values",
+            location=doc.loc(at),
+            hint="list at least one value, or remove the axis",
+        )
+    items = (
+        list(values.items())
+        if isinstance(values, dict)
+        else [(_auto_label(path[-1], v, doc.loc(at + (i,))), v) for i, v in enumerate(values)]
+    )
     points: list[_Point] = []
     seen: set[str] = set()
     for i, (label, value) in enumerate(items):
         vloc = doc.loc(at + ((label,) if isinstance(values, dict) else (i,)))
         if not SAFE_NAME.fullmatch(label):
-            raise SpecError(f"grid label {label!r} is not filesystem-safe", location=vloc,
-                            hint="use letters, digits, `_`, `-` and `.`; give labels as a mapping "
-                                 "{label: value}")
+            raise SpecError(
+                f"grid label {label!r} is not filesystem-safe",
+                location=vloc,
+                hint="use letters, digits, `_`, `-` and `.`; give labels as a mapping {label: value}",
+            )
         if label in seen:
-            raise SpecError(f"grid axis `{key}` repeats the value/label {label!r}", location=vloc,
-                            hint="each value of an axis must be distinct")
+            raise SpecError(
+                f"grid axis `{key}` repeats the value/label {label!r}",
+                location=vloc,
+                hint="each value of an axis must be distinct",
+            )
         seen.add(label)
         op = Op(kind, path, value, vloc, "grid")
         spec.op_locs.setdefault(("grid", ".".join(path)), loc)
@@ -206,9 +248,12 @@ def _zip_points(spec: Spec) -> list[_Point]:
     n = len(axes[keys[0]])
     for key in keys:
         if len(axes[key]) != n:
-            raise SpecError(f"zip axes must have equal lengths: `{keys[0]}` has {n} values, `{key}` has "
-                            f"{len(axes[key])}", location=doc.loc(("zip", key), key=True), key=key,
-                            hint="zip steps the axes together; use `grid` for a cartesian product")
+            raise SpecError(
+                f"zip axes must have equal lengths: `{keys[0]}` has {n} values, `{key}` has {len(axes[key])}",
+                location=doc.loc(("zip", key), key=True),
+                key=key,
+                hint="zip steps the axes together; use `grid` for a cartesian product",
+            )
     if n == 0:
         raise SpecError("zip axes are empty", location=doc.loc(("zip",)), hint="list values or remove `zip`")
     parsed = []
@@ -231,8 +276,11 @@ def _zip_points(spec: Spec) -> list[_Point]:
             axis_values.append((".".join(path), value))
         label = "_".join(labels)
         if label in seen:
-            raise SpecError(f"zip step {i + 1} repeats an earlier step ({label})",
-                            location=doc.loc(("zip",)), hint="each zip step must be distinct")
+            raise SpecError(
+                f"zip step {i + 1} repeats an earlier step ({label})",
+                location=doc.loc(("zip",)),
+                hint="each zip step must be distinct",
+            )
         seen.add(label)
         points.append(_Point(label, tuple(ops), tuple(axis_values)))
     return points
@@ -245,8 +293,9 @@ def _ablation_points(spec: Spec) -> list[_Point]:
     points, cumulative = [], []
     for i, step in enumerate(steps):
         layer = f"ablation:{step.name}"
-        cumulative = cumulative + overrides.parse(step.set, spec.doc, ("ablation", i, "set"), layer,
-                                                  spec.op_locs)
+        cumulative = cumulative + overrides.parse(
+            step.set, spec.doc, ("ablation", i, "set"), layer, spec.op_locs
+        )
         points.append(_Point(step.name, tuple(cumulative)))
     return points
 
@@ -261,6 +310,9 @@ def _auto_label(leaf: str, value: Any, loc) -> str:
     elif isinstance(value, (int, str)):
         text = str(value)
     else:
-        raise SpecError(f"cannot name a variant after a {type(value).__name__} value", location=loc,
-                        hint="give the axis as a mapping {label: value} to name its values")
+        raise SpecError(
+            f"cannot name a variant after a {type(value).__name__} value",
+            location=loc,
+            hint="give the axis as a mapping {label: value} to name its values",
+        )
     return f"{leaf}{text}"

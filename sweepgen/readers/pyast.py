@@ -31,7 +31,6 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 
-
 _UNBOUND = object()
 
 
@@ -50,9 +49,7 @@ def load_python_config(path: str | Path, *, resolve_names: bool = False) -> dict
     try:
         source = path.read_bytes()
     except OSError as err:
-        raise ConfigError(
-            f"cannot read Python config: {err.strerror}", location=Location(str(path))
-        ) from err
+        raise ConfigError(f"cannot read Python config: {err.strerror}", location=Location(str(path))) from err
     return parse_python_config(source, str(path), resolve_names=resolve_names)
 
 
@@ -79,9 +76,7 @@ def parse_python_config(
     try:
         return _Reader(filename, resolve_names).body(tree.body)
     except RecursionError as err:
-        raise ConfigError(
-            "Python config is nested too deeply to read", location=Location(filename)
-        ) from err
+        raise ConfigError("Python config is nested too deeply to read", location=Location(filename)) from err
 
 
 class _Reader:
@@ -115,9 +110,7 @@ class _Reader:
                 for target in stmt.targets:
                     self.bind(scope, target, value, stmt.value)
             elif isinstance(stmt, ast.AnnAssign):
-                scope.setdefault("__annotations__", {})[_source(stmt.target)] = self.value(
-                    stmt.annotation
-                )
+                scope.setdefault("__annotations__", {})[_source(stmt.target)] = self.value(stmt.annotation)
                 if stmt.value is not None:
                     self.bind(scope, stmt.target, self.value(stmt.value), stmt.value)
             elif isinstance(stmt, ast.AugAssign):

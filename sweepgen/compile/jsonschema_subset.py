@@ -10,12 +10,37 @@ from __future__ import annotations
 import re
 from typing import Any
 
-SUPPORTED = frozenset({
-    "$schema", "$id", "$comment", "title", "description", "default", "examples",
-    "type", "enum", "const", "properties", "required", "additionalProperties", "items",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
-    "pattern", "minItems", "maxItems", "anyOf", "allOf", "oneOf", "not",
-})
+SUPPORTED = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$comment",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "type",
+        "enum",
+        "const",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minItems",
+        "maxItems",
+        "anyOf",
+        "allOf",
+        "oneOf",
+        "not",
+    }
+)
 _TYPES = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
@@ -70,8 +95,12 @@ def validate(value: Any, schema: Any, path: str = "") -> list[tuple[str, str]]:
     if "const" in schema and not _same(value, schema["const"]):
         out.append((path, f"must be {schema['const']!r}"))
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        for kw, ok in (("minimum", lambda v, b: v >= b), ("maximum", lambda v, b: v <= b),
-                       ("exclusiveMinimum", lambda v, b: v > b), ("exclusiveMaximum", lambda v, b: v < b)):
+        for kw, ok in (
+            ("minimum", lambda v, b: v >= b),
+            ("maximum", lambda v, b: v <= b),
+            ("exclusiveMinimum", lambda v, b: v > b),
+            ("exclusiveMaximum", lambda v, b: v < b),
+        ):
             if kw in schema and not ok(value, schema[kw]):
                 out.append((path, f"violates {kw} {schema[kw]}"))
     if isinstance(value, str):

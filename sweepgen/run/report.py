@@ -25,7 +25,14 @@ from typing import Any
 import yaml
 
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.run.base import METRICS_FILE, STATUS_FILE, SUMMARY_FILE, RunState, read_status, write_bytes_atomic
+from sweepgen.run.base import (
+    METRICS_FILE,
+    STATUS_FILE,
+    SUMMARY_FILE,
+    RunState,
+    read_status,
+    write_bytes_atomic,
+)
 from sweepgen.run.progress import read_summary
 from sweepgen.run.tasks import LOCK_FILE, config_fingerprint, read_lock, run_dir_of
 
@@ -34,8 +41,15 @@ SEED_PATH = re.compile(r"(^|[._])seed$")
 # as columns they repeat the run name and as curve groups they would split every seed apart
 NAMING_PATHS = frozenset({"run_name", "output_dir"})
 PLOT_HINT = "install it with `pip install 'sweepgen[train]'` (or `pip install matplotlib`), or pass --no-plot"
-SUMMARY_COLUMNS = ("final_reward", "best_reward", "steps", "wall_time_s", "diversity.unique_ratio",
-                   "diversity.mean_pairwise_jaccard", "degenerate")
+SUMMARY_COLUMNS = (
+    "final_reward",
+    "best_reward",
+    "steps",
+    "wall_time_s",
+    "diversity.unique_ratio",
+    "diversity.mean_pairwise_jaccard",
+    "degenerate",
+)
 
 
 @dataclass(frozen=True)
@@ -77,8 +91,10 @@ class Curve:
 def collect(directory: Path) -> Report:
     """Read every run of a generated sweep folder or a runs folder."""
     if not directory.is_dir():
-        raise UserError(f"{directory} is not a directory",
-                        hint="give a generated sweep folder (with sweep.lock.json) or a runs folder")
+        raise UserError(
+            f"{directory} is not a directory",
+            hint="give a generated sweep folder (with sweep.lock.json) or a runs folder",
+        )
     if (directory / LOCK_FILE).is_file():
         lock = read_lock(directory)
         entries = [_entry(directory, e) for e in lock["files"]]
@@ -89,8 +105,10 @@ def collect(directory: Path) -> Report:
         return _checked(Report(varying, tuple(runs), out_dir, "lock"), directory)
     run_dirs = _run_dirs(directory)
     if not run_dirs:
-        raise UserError(f"no run directories under {directory}",
-                        hint="give the folder holding the runs (e.g. runs/<sweep>) or the generated sweep folder")
+        raise UserError(
+            f"no run directories under {directory}",
+            hint="give the folder holding the runs (e.g. runs/<sweep>) or the generated sweep folder",
+        )
     locks: dict[Path, dict] = {}  # each sweep's lock read once, however many runs point to it
     linked = [_linked_values(d, locks) for d in run_dirs]
     if all(v is not None for v in linked):
@@ -108,9 +126,12 @@ def _checked(report: Report, directory: Path) -> Report:
     if not report.finished:
         states = [f"{r.name} {r.state}" for r in report.runs]
         more = f", and {len(states) - 10} more" if len(states) > 10 else ""
-        raise UserError(f"no finished run in {directory} (a run is finished once it wrote summary.json)",
-                        hint=f"run the sweep first: `sweepgen run <generated sweep folder>`; states: "
-                        + ", ".join(states[:10]) + more)
+        raise UserError(
+            f"no finished run in {directory} (a run is finished once it wrote summary.json)",
+            hint="run the sweep first: `sweepgen run <generated sweep folder>`; states: "
+            + ", ".join(states[:10])
+            + more,
+        )
     return report
 
 
@@ -132,14 +153,20 @@ def _refuse_stale(runs: Sequence[tuple[str, Path, str]]) -> None:
 
 def _entry(sweep_dir: Path, entry: Any) -> tuple[str, Path, dict, str]:
     if not isinstance(entry, dict) or not {"path", "variant"} <= entry.keys():
-        raise ConfigError("a lock entry lacks path/variant", location=Location(str(sweep_dir / LOCK_FILE)),
-                          hint="render the spec again with `sweepgen render SPEC`")
+        raise ConfigError(
+            "a lock entry lacks path/variant",
+            location=Location(str(sweep_dir / LOCK_FILE)),
+            hint="render the spec again with `sweepgen render SPEC`",
+        )
     config_path = sweep_dir / entry["path"]
     try:
         data = config_path.read_bytes()
     except FileNotFoundError:
-        raise UserError(f"{config_path} is in the lock but missing", location=Location(str(sweep_dir / LOCK_FILE)),
-                        hint="render the spec again with `sweepgen render SPEC`") from None
+        raise UserError(
+            f"{config_path} is in the lock but missing",
+            location=Location(str(sweep_dir / LOCK_FILE)),
+            hint="render the spec again with `sweepgen render SPEC`",
+        ) from None
     run_dir = run_dir_of(config_path, data, entry.get("config"))
     name = str(entry.get("run_name") or entry["variant"])
     return name, run_dir, dict(entry.get("values") or {}), config_fingerprint(config_path, data)
@@ -175,9 +202,11 @@ def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UserError(f"{run_dir} has no config.yaml and no sweep lock describes it",
-                        location=Location(str(run_dir)),
-                        hint="report runs started by `sweepgen run`, or give the generated sweep folder") from None
+        raise UserError(
+            f"{run_dir} has no config.yaml and no sweep lock describes it",
+            location=Location(str(run_dir)),
+            hint="report runs started by `sweepgen run`, or give the generated sweep folder",
+        ) from None
     return data if isinstance(data, dict) else {}
 
 
@@ -260,12 +289,21 @@ SECTION_COLUMNS = {
     "debate": ("team_accuracy", "reward_solver", "reward_critic", "zero_advantage_groups", "length_tokens"),
     # gradient routing (issue 4): the final three-mode eval, summary.json's routing.<mode>.<metric>;
     # a baseline run has only `both`, so its retain_only/forget_only cells stay empty
-    "routing": tuple(f"{mode}.{metric}" for mode in ("both", "retain_only", "forget_only")
-                     for metric in ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")),
+    "routing": tuple(
+        f"{mode}.{metric}"
+        for mode in ("both", "retain_only", "forget_only")
+        for metric in ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")
+    ),
 }
+
+
 def section_columns(report: Report) -> list[str]:
-    present = {name for run in report.runs for name in SECTION_COLUMNS
-               if isinstance((run.summary or {}).get(name), Mapping)}
+    present = {
+        name
+        for run in report.runs
+        for name in SECTION_COLUMNS
+        if isinstance((run.summary or {}).get(name), Mapping)
+    }
     return [f"{name}.{key}" for name, keys in SECTION_COLUMNS.items() if name in present for key in keys]
 
 
@@ -299,8 +337,10 @@ def curves(report: Report) -> list[Curve]:
     out = []
     for members in groups.values():
         # a path this group does not have at all (a parameter of another strategy) says nothing
-        label = ", ".join(f"{p}={members[0].values[p]}" for p in keys
-                          if members[0].values.get(p) is not None) or "all runs"
+        label = (
+            ", ".join(f"{p}={members[0].values[p]}" for p in keys if members[0].values.get(p) is not None)
+            or "all runs"
+        )
         shared = set.intersection(*(set(dict(m.curve)) for m in members))
         notes = ()
         if any(len(m.curve) != len(shared) for m in members):
@@ -308,9 +348,17 @@ def curves(report: Report) -> list[Curve]:
         steps = sorted(shared)
         by_run = [dict(m.curve) for m in members]
         values = [[r[s] for r in by_run] for s in steps]
-        out.append(Curve(label, tuple(m.name for m in members), tuple(steps),
-                         tuple(sum(v) / len(v) for v in values), tuple(min(v) for v in values),
-                         tuple(max(v) for v in values), notes))
+        out.append(
+            Curve(
+                label,
+                tuple(m.name for m in members),
+                tuple(steps),
+                tuple(sum(v) / len(v) for v in values),
+                tuple(min(v) for v in values),
+                tuple(max(v) for v in values),
+                notes,
+            )
+        )
     return out
 
 

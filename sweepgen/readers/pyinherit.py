@@ -32,8 +32,8 @@ _BASE_ATTR = re.compile(r"_base_((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 
 def load_with_bases(path: str | Path, _chain: tuple[str, ...] = ()) -> Any:
     """The config in ``path`` with its ``_base_`` files merged in, mmengine-style."""
-    from sweepgen.configfile import load_config
-    from sweepgen.pyast import load_python_config
+    from sweepgen.readers.configfile import load_config
+    from sweepgen.readers.pyast import load_python_config
 
     path = Path(path)
     key = str(path.resolve())
@@ -116,7 +116,7 @@ def _merge(child: Any, base: Any, key: Any, where: str) -> Any:
 
 
 def _mergeable(value: Any) -> bool:
-    from sweepgen.pyast import is_call_or_expr
+    from sweepgen.readers.pyast import is_call_or_expr
 
     return isinstance(value, dict) and not is_call_or_expr(value)
 
@@ -129,7 +129,7 @@ def _strip_delete(value: Any) -> Any:
 
 def _substitute(value: Any, base: dict[str, Any], where: str) -> Any:
     """Replace ``_base_.a.b`` references with the merged bases' value at ``a.b``."""
-    from sweepgen.pyast import Ref
+    from sweepgen.readers.pyast import Ref
 
     if isinstance(value, Ref):
         match = _BASE_ATTR.fullmatch(value)
@@ -150,8 +150,7 @@ def _get_path(tree: Any, parts: list[str], where: str) -> Any:
     for i, part in enumerate(parts):
         if not _mergeable(node) or part not in node:
             raise ConfigError(
-                f"`_base_.{'.'.join(parts)}` does not exist in the bases "
-                f"(no `{'.'.join(parts[: i + 1])}`)",
+                f"`_base_.{'.'.join(parts)}` does not exist in the bases (no `{'.'.join(parts[: i + 1])}`)",
                 location=Location(where),
             )
         node = node[part]

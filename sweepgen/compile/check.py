@@ -16,10 +16,10 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from sweepgen import lock
+from sweepgen.compile import lock
+from sweepgen.compile.pipeline import Plan, compile_spec
+from sweepgen.compile.spec import display_path
 from sweepgen.errors import SweepgenError
-from sweepgen.render import Plan, compile_spec
-from sweepgen.spec import display_path
 
 MAX_DIFF_LINES = 200  # per file: a diff is for reading, the full truth is one re-render away
 
@@ -35,8 +35,15 @@ class Problem:
     hint: str = ""
 
     def as_dict(self) -> dict:
-        return {"kind": self.kind, "path": self.path, "line": self.line, "col": self.col,
-                "message": self.message, "hint": self.hint, "diff": self.diff}
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "message": self.message,
+            "hint": self.hint,
+            "diff": self.diff,
+        }
 
 
 @dataclass
@@ -69,17 +76,32 @@ def check(spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: 
     if orphan_sweeps and os.path.isdir(out_root):
         for name in sorted(os.listdir(out_root)):
             folder = os.path.join(out_root, name)
-            if os.path.isdir(folder) and name not in owned and not any(p.kind == "invalid" for p in report.problems):
-                report.problems.append(Problem(
-                    "orphan", display_path(folder), f"sweep folder {name!r} belongs to no spec",
-                    hint="its spec was removed or renamed; delete the folder (`git rm -r`) or restore the spec"))
+            if (
+                os.path.isdir(folder)
+                and name not in owned
+                and not any(p.kind == "invalid" for p in report.problems)
+            ):
+                report.problems.append(
+                    Problem(
+                        "orphan",
+                        display_path(folder),
+                        f"sweep folder {name!r} belongs to no spec",
+                        hint="its spec was removed or renamed; delete the folder (`git rm -r`) or restore the spec",
+                    )
+                )
     return report
 
 
 def _invalid(err: SweepgenError, spec_path: str) -> Problem:
     loc = err.location
-    return Problem("invalid", loc.path if loc else display_path(spec_path), err.message,
-                   line=loc.line if loc else 0, col=loc.col if loc else 0, hint=err.hint or "")
+    return Problem(
+        "invalid",
+        loc.path if loc else display_path(spec_path),
+        err.message,
+        line=loc.line if loc else 0,
+        col=loc.col if loc else 0,
+        hint=err.hint or "",
+    )
 
 
 def check_plan(plan: Plan) -> list[Problem]:
@@ -87,43 +109,85 @@ def check_plan(plan: Plan) -> list[Problem]:
     shown = plan.shown_dir
     current_lock = _read(os.path.join(plan.sweep_dir, lock.LOCK_NAME))
     # an up-to-date lock need not be parsed (it can be tens of MB for a large sweep)
-    previous = {"files": plan.lock["files"]} if current_lock == plan.lock_bytes else lock.read(plan.sweep_dir, shown)
+    previous = (
+        {"files": plan.lock["files"]} if current_lock == plan.lock_bytes else lock.read(plan.sweep_dir, shown)
+    )
     recorded = {e["path"]: e["sha256"] for e in previous["files"]} if previous else {}
     expected = {f.path: f.data for f in plan.files}
     for path, data in expected.items():
         where = f"{shown}/{path}"
         current = _read(os.path.join(plan.sweep_dir, path))
         if current is None:
-            problems.append(Problem("missing", where, "the spec produces this file but it is not there",
-                                    hint="run `sweepgen render`"))
+            problems.append(
+                Problem(
+                    "missing",
+                    where,
+                    "the spec produces this file but it is not there",
+                    hint="run `sweepgen render`",
+                )
+            )
         elif current != data:
             line, diff = _diff(current, data, where)
             if recorded.get(path) == hashlib.sha256(current).hexdigest():
-                problems.append(Problem("stale", where, "out of date: the spec or template changed since it was "
-                                        "rendered", line=line, diff=diff, hint="run `sweepgen render` and commit"))
+                problems.append(
+                    Problem(
+                        "stale",
+                        where,
+                        "out of date: the spec or template changed since it was rendered",
+                        line=line,
+                        diff=diff,
+                        hint="run `sweepgen render` and commit",
+                    )
+                )
             else:
-                problems.append(Problem("edited", where, "edited by hand: its content is not what sweepgen "
-                                        "rendered", line=line, diff=diff,
-                                        hint="move the change into the spec or template; generated files are "
-                                             "overwritten"))
+                problems.append(
+                    Problem(
+                        "edited",
+                        where,
+                        "edited by hand: its content is not what sweepgen rendered",
+                        line=line,
+                        diff=diff,
+                        hint="move the change into the spec or template; generated files are overwritten",
+                    )
+                )
     for path in _files_on_disk(plan.sweep_dir):
         if path in expected or path == lock.LOCK_NAME:
             continue
         where = f"{shown}/{path}"
         if path in recorded:
-            problems.append(Problem("orphan", where, "generated earlier, but the spec no longer produces it",
-                                    hint="run `sweepgen render` (it removes the file)"))
+            problems.append(
+                Problem(
+                    "orphan",
+                    where,
+                    "generated earlier, but the spec no longer produces it",
+                    hint="run `sweepgen render` (it removes the file)",
+                )
+            )
         else:
-            problems.append(Problem("orphan", where, "not produced by the spec and not generated by sweepgen",
-                                    hint="generated folders hold only rendered files; move it elsewhere"))
+            problems.append(
+                Problem(
+                    "orphan",
+                    where,
+                    "not produced by the spec and not generated by sweepgen",
+                    hint="generated folders hold only rendered files; move it elsewhere",
+                )
+            )
     lock_path = f"{shown}/{lock.LOCK_NAME}"
     if current_lock is None:
         if expected:
             problems.append(Problem("lock", lock_path, "lock file is missing", hint="run `sweepgen render`"))
     elif current_lock != plan.lock_bytes:
         line, diff = _diff(current_lock, plan.lock_bytes, lock_path)
-        problems.append(Problem("lock", lock_path, "lock file is out of date (resolved configs, hashes or "
-                                "versions changed)", line=line, diff=diff, hint="run `sweepgen render` and commit"))
+        problems.append(
+            Problem(
+                "lock",
+                lock_path,
+                "lock file is out of date (resolved configs, hashes or versions changed)",
+                line=line,
+                diff=diff,
+                hint="run `sweepgen render` and commit",
+            )
+        )
     return problems
 
 

@@ -45,13 +45,22 @@ def split_key(key: str, loc: Location) -> tuple[str, tuple[str, ...]]:
         kind, key = DELETE, key[1:]
     parts = tuple(key.split("."))
     if not key or any(not p or p[0] in "+~" for p in parts):
-        raise SpecError(f"malformed override path {key!r}", location=loc,
-                        hint="write dotted paths like `training.seed`, `+new.key` or `~old.key`")
+        raise SpecError(
+            f"malformed override path {key!r}",
+            location=loc,
+            hint="write dotted paths like `training.seed`, `+new.key` or `~old.key`",
+        )
     return kind, parts
 
 
-def parse(mapping: dict, doc: Doc, at: tuple, layer: str,
-          locs: dict[tuple[str, str], Location] | None = None, prefix: tuple[str, ...] = ()) -> list[Op]:
+def parse(
+    mapping: dict,
+    doc: Doc,
+    at: tuple,
+    layer: str,
+    locs: dict[tuple[str, str], Location] | None = None,
+    prefix: tuple[str, ...] = (),
+) -> list[Op]:
     """Turn an override mapping written in the spec (at YAML path ``at``) into ordered ops."""
     ops: list[Op] = []
     for key, value in mapping.items():
@@ -59,8 +68,11 @@ def parse(mapping: dict, doc: Doc, at: tuple, layer: str,
         kind, rel = split_key(key, loc)
         path = prefix + rel
         if kind == DELETE and value is not None:
-            raise SpecError(f"`~{'.'.join(rel)}` deletes a key; its value must be null", location=loc,
-                            hint=f"write `~{'.'.join(rel)}: null`")
+            raise SpecError(
+                f"`~{'.'.join(rel)}` deletes a key; its value must be null",
+                location=loc,
+                hint=f"write `~{'.'.join(rel)}: null`",
+            )
         if kind == SET and len(rel) == 1 and isinstance(value, dict):
             ops.append(Op(MERGE, path, value, loc, layer))
             ops.extend(parse(value, doc, at + (key,), layer, locs, path))
@@ -101,24 +113,38 @@ def _apply(root: dict, op: Op, owned: dict[int, dict], where: str) -> dict:
         node = node[part]
     if not isinstance(node, dict):
         shown = ".".join(parents)
-        raise SpecError(f"`{shown}` is a {type(node).__name__}, not a mapping, in {where}", location=op.loc,
-                        key=op.dotted, hint="lists and scalars are replaced whole; override the parent path")
+        raise SpecError(
+            f"`{shown}` is a {type(node).__name__}, not a mapping, in {where}",
+            location=op.loc,
+            key=op.dotted,
+            hint="lists and scalars are replaced whole; override the parent path",
+        )
     exists = key in node
     if op.kind == ADD and exists:
-        raise SpecError(f"`+{op.dotted}` adds a key that already exists in {where}", location=op.loc,
-                        key=op.dotted, hint=f"to replace its value, drop the `+`: `{op.dotted}`")
+        raise SpecError(
+            f"`+{op.dotted}` adds a key that already exists in {where}",
+            location=op.loc,
+            key=op.dotted,
+            hint=f"to replace its value, drop the `+`: `{op.dotted}`",
+        )
     if op.kind in (SET, DELETE, MERGE) and not exists:
         raise _missing(root, op.path, op, where)
     if op.kind == MERGE:
         current = node[key]
         if not isinstance(current, dict):
-            raise SpecError(f"`{op.dotted}` is a {type(current).__name__} in {where}; a mapping cannot be "
-                            "merged into it", location=op.loc, key=op.dotted,
-                            hint=f"to replace it, write `~{op.dotted}: null` then `+{op.dotted}: {{...}}`")
+            raise SpecError(
+                f"`{op.dotted}` is a {type(current).__name__} in {where}; a mapping cannot be merged into it",
+                location=op.loc,
+                key=op.dotted,
+                hint=f"to replace it, write `~{op.dotted}: null` then `+{op.dotted}: {{...}}`",
+            )
         if not op.value and current:
-            raise SpecError(f"merging an empty mapping into `{op.dotted}` changes nothing", location=op.loc,
-                            key=op.dotted,
-                            hint=f"to empty it, write `~{op.dotted}: null` then `+{op.dotted}: {{}}`")
+            raise SpecError(
+                f"merging an empty mapping into `{op.dotted}` changes nothing",
+                location=op.loc,
+                key=op.dotted,
+                hint=f"to empty it, write `~{op.dotted}: null` then `+{op.dotted}: {{}}`",
+            )
         return root
     root = _own(root, owned)
     node = root
@@ -141,5 +167,6 @@ def _missing(root: dict, path: tuple[str, ...], op: Op, where: str) -> SpecError
     if op.kind in (SET, MERGE) and path == op.path:
         hint += f" To add a new key on purpose, write `+{dotted}`."
     what = "path" if path == op.path else "parent path"
-    return SpecError(f"override {what} `{dotted}` does not exist in {where}", location=op.loc,
-                     key=op.dotted, hint=hint)
+    return SpecError(
+        f"override {what} `{dotted}` does not exist in {where}", location=op.loc, key=op.dotted, hint=hint
+    )

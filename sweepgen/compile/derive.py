@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sweepgen import overrides
+from sweepgen.compile import overrides
+from sweepgen.compile.context import context
+from sweepgen.compile.expand import Expansion, Variant
+from sweepgen.compile.sandbox import make_env
+from sweepgen.compile.spec import SAFE_NAME
 from sweepgen.errors import SpecError, TemplateError, ValidationError
-from sweepgen.expand import Expansion, Variant
-from sweepgen.spec import SAFE_NAME
-from sweepgen.sandbox import make_env
-from sweepgen.validate import context
 
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}\s*$", re.S)
 LAYER = "derived"
@@ -41,8 +41,11 @@ def finalize(expansion: Expansion, sweep: dict) -> None:
             try:
                 fn = env.compile_expression(match.group("expr"), undefined_to_none=False)
             except Exception as err:  # noqa: BLE001 - a Jinja syntax error in the spec
-                raise SpecError(f"derived `{key}` is not a valid expression: {err}", location=spec.loc(at),
-                                hint="write one Jinja expression, e.g. \"{{ training.group }}\"") from None
+                raise SpecError(
+                    f"derived `{key}` is not a valid expression: {err}",
+                    location=spec.loc(at),
+                    hint='write one Jinja expression, e.g. "{{ training.group }}"',
+                ) from None
             derived.append((kind, path, loc, at, fn))
         else:
             derived.append((kind, path, loc, at, _compile(env, spec, at, source).render))
@@ -54,13 +57,17 @@ def finalize(expansion: Expansion, sweep: dict) -> None:
         ctx = context(variant.config, view, sweep)
         run_name = _run(run_name_t.render, ctx, spec, ("run_name",), variant) if run_name_t else variant.name
         if not SAFE_NAME.fullmatch(run_name):
-            raise ValidationError(f"run name {run_name!r} of variant {variant.name!r} is not filesystem-safe",
-                                  location=spec.loc(("run_name",)),
-                                  hint="run names become folder names: letters, digits, `_`, `-`, `.` only")
+            raise ValidationError(
+                f"run name {run_name!r} of variant {variant.name!r} is not filesystem-safe",
+                location=spec.loc(("run_name",)),
+                hint="run names become folder names: letters, digits, `_`, `-`, `.` only",
+            )
         if run_name in seen:
-            raise ValidationError(f"variants {seen[run_name]!r} and {variant.name!r} have the same run name "
-                                  f"{run_name!r}", location=spec.loc(("run_name",)),
-                                  hint="include every varying value (or `{{ variant.name }}`) in `run_name`")
+            raise ValidationError(
+                f"variants {seen[run_name]!r} and {variant.name!r} have the same run name {run_name!r}",
+                location=spec.loc(("run_name",)),
+                hint="include every varying value (or `{{ variant.name }}`) in `run_name`",
+            )
         seen[run_name] = variant.name
         variant.run_name = run_name
         if not derived:
@@ -76,8 +83,9 @@ def finalize(expansion: Expansion, sweep: dict) -> None:
 
 
 def _apply(variant: Variant, ops: list[overrides.Op]) -> None:
-    variant.config, variant.layers = overrides.apply_all(variant.config, ops, variant.layers,
-                                                         where=f"variant `{variant.name}`")
+    variant.config, variant.layers = overrides.apply_all(
+        variant.config, ops, variant.layers, where=f"variant `{variant.name}`"
+    )
     variant.overrides = dict(variant.overrides)
     variant.overrides.update((op.dotted, op.value) for op in ops)
     variant.touched = variant.touched + tuple(op.path for op in ops)
@@ -87,8 +95,11 @@ def _compile(env, spec, at: tuple, source: str):
     try:
         return env.from_string(source)
     except Exception as err:  # noqa: BLE001 - a Jinja syntax error in the spec
-        raise SpecError(f"`{'.'.join(map(str, at))}` is not a valid template: {err}", location=spec.loc(at),
-                        hint="e.g. \"{{ variant.name }}\"") from None
+        raise SpecError(
+            f"`{'.'.join(map(str, at))}` is not a valid template: {err}",
+            location=spec.loc(at),
+            hint='e.g. "{{ variant.name }}"',
+        ) from None
 
 
 def _run(fn, ctx: dict, spec, at: tuple, variant: Variant) -> Any:
@@ -100,12 +111,17 @@ def _run(fn, ctx: dict, spec, at: tuple, variant: Variant) -> Any:
         if isinstance(value, Undefined):  # an expression may return an undefined instead of raising
             value._fail_with_undefined_error()
     except Exception as err:  # noqa: BLE001 - user template code
-        raise TemplateError(f"`{where}` fails for variant {variant.name!r}: {type(err).__name__}: {err}",
-                            location=spec.loc(at),
-                            hint="names are the config's top-level keys, `config`, `variant` and `sweep`") from None
+        raise TemplateError(
+            f"`{where}` fails for variant {variant.name!r}: {type(err).__name__}: {err}",
+            location=spec.loc(at),
+            hint="names are the config's top-level keys, `config`, `variant` and `sweep`",
+        ) from None
     if not _plain(value):
-        raise TemplateError(f"`{where}` gives a {type(value).__name__} for variant {variant.name!r}, not plain data",
-                            location=spec.loc(at), hint="derive strings, numbers, booleans, lists or mappings")
+        raise TemplateError(
+            f"`{where}` gives a {type(value).__name__} for variant {variant.name!r}, not plain data",
+            location=spec.loc(at),
+            hint="derive strings, numbers, booleans, lists or mappings",
+        )
     return value
 
 

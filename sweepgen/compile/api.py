@@ -8,9 +8,9 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from sweepgen.compile.expand import Expansion, expand
+from sweepgen.compile.spec import load_spec
 from sweepgen.errors import Location, SpecError
-from sweepgen.expand import Expansion, expand
-from sweepgen.spec import load_spec
 
 
 def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
@@ -18,8 +18,8 @@ def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
     (no validation, no rendering). ``out_root`` only decides how ``sweep.spec`` is spelled."""
     import os
 
-    from sweepgen.derive import finalize
-    from sweepgen.render import sweep_view
+    from sweepgen.compile.context import sweep_view
+    from sweepgen.compile.derive import finalize
 
     spec = load_spec(spec_path)
     expansion = expand(spec)
@@ -38,21 +38,27 @@ def resolve_variant(spec_path: str, variant_name: str) -> dict[str, Any]:
     if variant is None:
         names = [v.name for v in expansion.variants]
         close = difflib.get_close_matches(variant_name, names, n=1)
-        hint = f"did you mean `{close[0]}`?" if close else "variants: " + ", ".join(names[:20]) + (
-            ", ..." if len(names) > 20 else "")
-        raise SpecError(f"spec has no variant named {variant_name!r}",
-                        location=Location(expansion.spec.path), hint=hint + " (`sweepgen list SPEC` shows them)")
+        hint = (
+            f"did you mean `{close[0]}`?"
+            if close
+            else "variants: " + ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+        )
+        raise SpecError(
+            f"spec has no variant named {variant_name!r}",
+            location=Location(expansion.spec.path),
+            hint=hint + " (`sweepgen list SPEC` shows them)",
+        )
     return variant.config
 
 
 def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool = False) -> list:
     """Compile every spec, then (unless ``dry_run``) write them all; nothing is written on any error.
 
-    Returns one ``sweepgen.writer.Outcome`` per spec: what was (or would be) created, updated,
+    Returns one ``sweepgen.compile.writer.Outcome`` per spec: what was (or would be) created, updated,
     left unchanged and removed.
     """
-    from sweepgen import writer
-    from sweepgen.render import compile_spec
+    from sweepgen.compile import writer
+    from sweepgen.compile.pipeline import compile_spec
 
     plans = [compile_spec(path, out_root) for path in spec_paths]
     outcomes = writer.plan_actions(plans)
@@ -63,14 +69,14 @@ def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool 
 
 def check(spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: bool = False):
     """Validate specs and compare their rendering with ``out_root``; returns a ``check.Report``."""
-    from sweepgen.check import check as run_check
+    from sweepgen.compile.check import check as run_check
 
     return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps)
 
 
 def matrix(spec_path: str) -> tuple[Expansion, list[str]]:
     """The variants of a spec and the leaf paths whose values differ between them."""
-    from sweepgen.render import varying_paths
+    from sweepgen.compile.pipeline import varying_paths
 
     expansion = load_and_expand(spec_path)
     return expansion, varying_paths(expansion)
@@ -78,7 +84,7 @@ def matrix(spec_path: str) -> tuple[Expansion, list[str]]:
 
 def spec_json_schema() -> dict[str, Any]:
     """JSON Schema of the spec format (for editor completion)."""
-    from sweepgen.spec import SpecModel
+    from sweepgen.compile.spec import SpecModel
 
     schema = SpecModel.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

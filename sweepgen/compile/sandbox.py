@@ -123,7 +123,7 @@ class YamlWriter:
         lines = []
         for item in value:
             if isinstance(item, (dict, list)) and item:
-                lines.append(f"{pad}- {self.block(item, indent + 2)[indent + 2:]}")
+                lines.append(f"{pad}- {self.block(item, indent + 2)[indent + 2 :]}")
             else:
                 lines.append(f"{pad}- {self._inline(item)}")
         return "\n".join(lines)

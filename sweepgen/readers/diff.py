@@ -21,8 +21,9 @@ import fnmatch
 import json
 import math
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from sweepgen.errors import UserError
 
@@ -184,8 +185,11 @@ def strictly_equal(a: Any, b: Any) -> bool:
         return False
     if isinstance(a, dict):
         b_keys = {_tagged(k): k for k in b}
-        return (len(a) == len(b) and all(_tagged(k) in b_keys for k in a)
-                and all(strictly_equal(a[k], b[b_keys[_tagged(k)]]) for k in a))
+        return (
+            len(a) == len(b)
+            and all(_tagged(k) in b_keys for k in a)
+            and all(strictly_equal(a[k], b[b_keys[_tagged(k)]]) for k in a)
+        )
     if isinstance(a, (set, frozenset)):
         return {_tagged(x) for x in a} == {_tagged(x) for x in b}
     if isinstance(a, (list, tuple)):
@@ -276,7 +280,7 @@ def _bracket_segment(inner: str, glob: str) -> Any:
 def _bad_glob(glob: str, why: str) -> UserError:
     return UserError(
         f"invalid --allow glob {glob!r}: {why}",
-        hint='write dotted keys with [N] for list indices, * for one segment, ** for any depth, '
+        hint="write dotted keys with [N] for list indices, * for one segment, ** for any depth, "
         'e.g. debate_streamer.reward_shaping_params.** or pipeline[*].type or env["a.b"]',
     )
 
@@ -378,9 +382,7 @@ def disallowed(changes: Iterable[Change], globs: Sequence[tuple]) -> list[Change
 
 
 def _sort_key(path: Sequence[Token]) -> tuple:
-    return tuple(
-        (0, t) if type(t) is int else (1, t) if isinstance(t, str) else (2, repr(t)) for t in path
-    )
+    return tuple((0, t) if type(t) is int else (1, t) if isinstance(t, str) else (2, repr(t)) for t in path)
 
 
 def jsonable(value: Any) -> Any:

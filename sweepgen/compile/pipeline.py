@@ -1,0 +1,139 @@
+"""The compile pipeline in the order it runs: load -> expand -> derive -> gate -> constraints ->
+schema -> render -> lock. Everything stays in memory; ``sweepgen.compile.writer`` writes a plan to
+disk, all or nothing, after every spec compiled."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from sweepgen import paths
+from sweepgen.compile import lock
+from sweepgen.compile.constraints import check_constraints
+from sweepgen.compile.context import context, sweep_view
+from sweepgen.compile.derive import finalize
+from sweepgen.compile.expand import Expansion, expand
+from sweepgen.compile.gate import check_gate
+from sweepgen.compile.render import (
+    RenderedFile,
+    check_outputs,
+    compile_inline,
+    header_maker,
+    load_template,
+    render_inline,
+    sha256,
+    template_runtime_error,
+)
+from sweepgen.compile.schema import check_schema, load_validator
+from sweepgen.compile.spec import Spec, display_path, load_spec
+
+
+@dataclass
+class Plan:
+    """Everything one spec renders, ready to be written (or compared by ``check``)."""
+
+    spec: Spec
+    expansion: Expansion
+    out_root: str  # absolute output root (``generated/``)
+    sweep_dir: str  # absolute ``generated/<name>/``
+    shown_dir: str  # the sweep folder as the user reads it
+    files: list[RenderedFile]
+    lock: dict[str, Any]
+    lock_bytes: bytes
+
+
+def compile_spec(spec_path: str, out_root: str = "generated") -> Plan:
+    spec = load_spec(spec_path)
+    return compile_loaded(spec, out_root)
+
+
+def compile_loaded(spec: Spec, out_root: str) -> Plan:
+    out_abs = os.path.abspath(out_root)
+    project = os.path.dirname(out_abs)
+    spec_rel = _rel(spec.abspath, project)
+    sweep = sweep_view(spec, spec_rel)
+    validator = load_validator(spec)  # fail on a bad schema reference before the slower work
+    expansion = expand(spec)
+    finalize(expansion, sweep)
+    check_gate(expansion)
+    check_constraints(expansion, sweep)
+    check_schema(expansion, validator)
+
+    template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
+    template = load_template(spec, template_abs)
+    env = template.environment
+    output_t = compile_inline(env, spec, "output", spec.model.output)
+    header = header_maker(spec_rel)
+    template_dir = os.path.dirname(template_abs)
+
+    files: list[RenderedFile] = []
+    for variant in expansion.variants:
+        ctx = context(variant.config, variant.context_view(), sweep)
+        run_name = variant.run_name or variant.name
+        out_path = render_inline(output_t, ctx, spec, "output", variant)
+        try:
+            text = template.render(ctx)
+        except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault
+            raise template_runtime_error(err, template_dir, spec, variant) from None
+        data = header(out_path, variant.name, text).encode("utf-8")
+        files.append(RenderedFile(out_path, variant, run_name, data, sha256(data)))
+    check_outputs(files, spec)
+
+    varying = varying_paths(expansion)
+    entries = [
+        {
+            "path": f.path,
+            "variant": f.variant.name,
+            "run_name": f.run_name,
+            "values": {p: v for p in varying if (v := paths.get(f.variant.config, p)) is not paths.MISSING},
+            "layers": dict(sorted(f.variant.layers.items())),
+            "config": f.variant.config,
+            "sha256": f.sha256,
+        }
+        for f in files
+    ]
+    with open(spec.abspath, "rb") as fh:
+        spec_sha = sha256(fh.read())
+    with open(template_abs, "rb") as fh:
+        template_sha = sha256(fh.read())
+    resources = spec.model.resources.model_dump() if spec.model.resources is not None else None
+    lock_data = lock.build(
+        sweep=spec.name,
+        spec=spec_rel,
+        spec_sha256=spec_sha,
+        templates={_rel(template_abs, project): template_sha},
+        varying=varying,
+        files=entries,
+        resources=resources,
+    )
+    sweep_dir = os.path.join(out_abs, spec.name)
+    return Plan(
+        spec=spec,
+        expansion=expansion,
+        out_root=out_abs,
+        sweep_dir=sweep_dir,
+        shown_dir=display_path(sweep_dir),
+        files=files,
+        lock=lock_data,
+        lock_bytes=lock.dumps(lock_data).encode("utf-8"),
+    )
+
+
+def _rel(path: str, start: str) -> str:
+    return os.path.relpath(path, start).replace(os.sep, "/")
+
+
+def varying_paths(expansion: Expansion) -> list[str]:
+    """Leaf paths whose value is not the same in every variant, sorted."""
+    base = expansion.spec.base
+    candidates: set[str] = set()
+    for variant in expansion.variants:
+        candidates |= paths.diff_at(base, variant.config, variant.touched)
+    out = []
+    for path in candidates:
+        values = [paths.get(v.config, path) for v in expansion.variants]
+        first = values[0]
+        if any(not paths.same(first, v) for v in values[1:]):
+            out.append(path)
+    return sorted(out)

@@ -1,0 +1,132 @@
+"""The spec's optional ``schema:``: a pydantic model (``module:Class``) or a JSON Schema file.
+
+Either becomes one function ``config -> [(dotted path, message), ...]`` (empty when valid), so the
+validator does not care which kind it got. JSON Schema files are checked by our own small
+validator (sweepgen.compile.jsonschema_subset) instead of the ``jsonschema`` package, to keep core
+dependencies light; it rejects keywords it does not implement instead of ignoring them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from sweepgen import paths
+from sweepgen.compile.expand import Expansion
+from sweepgen.compile.gate import layer_of, show_value
+from sweepgen.compile.spec import Spec
+from sweepgen.errors import SpecError, ValidationError
+
+Validator = Callable[[dict], list[tuple[str, str]]]
+
+
+def load_validator(spec: Spec) -> Validator | None:
+    ref = spec.model.schema_
+    if ref is None:
+        return None
+    loc = spec.loc(("schema",))
+    if ref.endswith(".json"):
+        return _json_schema(spec, ref, loc)
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise SpecError(
+            f"schema {ref!r} is neither `module:Class` nor a .json file",
+            location=loc,
+            hint="e.g. `schema: trainer.config:RunConfig` or `schema: ../schemas/run.json`",
+        )
+    model = _import(module_name, attr, loc)
+    from pydantic import BaseModel
+    from pydantic import ValidationError as PydanticValidationError
+
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise SpecError(
+            f"schema {ref!r} is not a pydantic model class",
+            location=loc,
+            hint="name a pydantic BaseModel subclass as module:Class",
+        )
+
+    def validate(config: dict) -> list[tuple[str, str]]:
+        try:
+            model.model_validate(config)
+        except PydanticValidationError as err:
+            return [(".".join(str(p) for p in e["loc"]), e["msg"]) for e in err.errors(include_url=False)]
+        return []
+
+    return validate
+
+
+def _import(module_name: str, attr: str, loc) -> Any:
+    # The working directory is importable, as with `python -m`, so a project's own config models work.
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise SpecError(
+            f"cannot import schema module {module_name!r}: {err}",
+            location=loc,
+            hint="install the package that defines it, or run from the project root",
+        ) from None
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    if not hasattr(module, attr):
+        raise SpecError(f"module {module_name!r} has no {attr!r}", location=loc, hint="check the class name")
+    return getattr(module, attr)
+
+
+def _json_schema(spec: Spec, ref: str, loc) -> Validator:
+    from sweepgen.compile import jsonschema_subset
+
+    full = os.path.normpath(os.path.join(spec.dir, ref))
+    try:
+        with open(full, encoding="utf-8") as fh:
+            schema = json.load(fh)
+    except FileNotFoundError:
+        raise SpecError(
+            f"schema file not found: {ref}", location=loc, hint="the path is relative to the spec file"
+        ) from None
+    except json.JSONDecodeError as err:
+        raise SpecError(
+            f"schema file {ref} is not valid JSON: {err.msg} at line {err.lineno}", location=loc
+        ) from None
+    try:
+        jsonschema_subset.check_schema(schema)
+    except jsonschema_subset.UnsupportedSchema as err:
+        raise SpecError(
+            f"schema file {ref}: {err}",
+            location=loc,
+            hint=f"supported keywords: {', '.join(sorted(jsonschema_subset.SUPPORTED))}",
+        ) from None
+    return lambda config: jsonschema_subset.validate(config, schema)
+
+
+def check_schema(expansion: Expansion, validator: Callable[[dict], list[tuple[str, str]]] | None) -> None:
+    """Validate every variant's config with the spec's schema (pydantic model or JSON Schema)."""
+    if validator is None:
+        return
+    spec = expansion.spec
+    for variant in expansion.variants:
+        problems = validator(variant.config)
+        if not problems:
+            continue
+        path, message = problems[0]
+        layer = layer_of(variant, path) if path else "base"
+        value = paths.get(variant.config, path) if path else paths.MISSING
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        where = spec.where(layer, path) if path else None
+        raise ValidationError(
+            f"variant {variant.name!r} does not match schema {spec.model.schema_}: "
+            f"`{path or '<root>'}`: {message}"
+            + (f", got {show_value(value)} (set by {layer})" if value is not paths.MISSING else "")
+            + more,
+            location=where or spec.loc(("schema",)),
+            key=path or None,
+            hint="fix the value in the spec, or the schema if it is wrong",
+        )
