@@ -18,7 +18,7 @@ import yaml
 
 from sweepgen.errors import Location, SpecError
 
-Path = tuple  # a path into the loaded data: mapping keys and sequence indices
+Path = tuple[str | int, ...]  # a path into the loaded data: mapping keys and sequence indices
 
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _BOOL_TRUE = re.compile(r"^(?:true|True|TRUE)$")

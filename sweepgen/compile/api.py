@@ -6,11 +6,15 @@ Keep these signatures stable; other modules of sweepgen depend on them.
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweepgen.compile.expand import Expansion, expand
 from sweepgen.compile.spec import load_spec
 from sweepgen.errors import Location, SpecError
+
+if TYPE_CHECKING:
+    from sweepgen.compile.check import Report
+    from sweepgen.compile.writer import Outcome
 
 
 def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
@@ -51,7 +55,7 @@ def resolve_variant(spec_path: str, variant_name: str) -> dict[str, Any]:
     return variant.config
 
 
-def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool = False) -> list:
+def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool = False) -> list[Outcome]:
     """Compile every spec, then (unless ``dry_run``) write them all; nothing is written on any error.
 
     Returns one ``sweepgen.compile.writer.Outcome`` per spec: what was (or would be) created, updated,
@@ -67,7 +71,7 @@ def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool 
     return outcomes
 
 
-def check(spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: bool = False):
+def check(spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: bool = False) -> Report:
     """Validate specs and compare their rendering with ``out_root``; returns a ``check.Report``."""
     from sweepgen.compile.check import check as run_check
 

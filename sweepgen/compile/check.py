@@ -15,6 +15,7 @@ import difflib
 import hashlib
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from sweepgen.compile import lock
 from sweepgen.compile.pipeline import Plan, compile_spec
@@ -34,7 +35,7 @@ class Problem:
     diff: str = ""
     hint: str = ""
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "path": self.path,
@@ -86,7 +87,8 @@ def check(spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: 
                         "orphan",
                         display_path(folder),
                         f"sweep folder {name!r} belongs to no spec",
-                        hint="its spec was removed or renamed; delete the folder (`git rm -r`) or restore the spec",
+                        hint="its spec was removed or renamed; "
+                        "delete the folder (`git rm -r`) or restore the spec",
                     )
                 )
     return report

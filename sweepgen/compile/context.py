@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from sweepgen.compile.spec import Spec
 
 
-def context(config: dict, variant: dict, sweep: dict) -> dict[str, Any]:
+def context(config: dict[str, Any], variant: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
     """What templates and constraints see: the config's top-level keys plus three of our own."""
     ctx = dict(config)
     ctx["config"] = config

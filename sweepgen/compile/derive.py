@@ -11,25 +11,33 @@ may differ between variants without `allow`, since they are computed from the va
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from sweepgen.compile import overrides
 from sweepgen.compile.context import context
 from sweepgen.compile.expand import Expansion, Variant
 from sweepgen.compile.sandbox import make_env
 from sweepgen.compile.spec import SAFE_NAME
-from sweepgen.errors import SpecError, TemplateError, ValidationError
+from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
+
+if TYPE_CHECKING:
+    from jinja2 import Environment, Template
+
+    from sweepgen.compile.spec import Spec
 
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}\s*$", re.S)
 LAYER = "derived"
 
 
-def finalize(expansion: Expansion, sweep: dict) -> None:
+def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
     """Set ``run_name`` on every variant, then apply ``derived`` (in place on the expansion)."""
     spec = expansion.spec
     env = make_env()
     run_name_t = _compile(env, spec, ("run_name",), spec.model.run_name) if spec.model.run_name else None
-    derived = []
+    derived: list[
+        tuple[str, tuple[str, ...], Location, tuple[str, str], Callable[[dict[str, Any]], Any]]
+    ] = []
     for key, source in (spec.model.derived or {}).items():
         at = ("derived", key)
         loc = spec.loc(at, key=True)
@@ -39,7 +47,9 @@ def finalize(expansion: Expansion, sweep: dict) -> None:
         match = _SINGLE_EXPR.match(source)
         if match:
             try:
-                fn = env.compile_expression(match.group("expr"), undefined_to_none=False)
+                fn: Callable[[dict[str, Any]], Any] = env.compile_expression(
+                    match.group("expr"), undefined_to_none=False
+                )
             except Exception as err:  # noqa: BLE001 - a Jinja syntax error in the spec
                 raise SpecError(
                     f"derived `{key}` is not a valid expression: {err}",
@@ -91,7 +101,7 @@ def _apply(variant: Variant, ops: list[overrides.Op]) -> None:
     variant.touched = variant.touched + tuple(op.path for op in ops)
 
 
-def _compile(env, spec, at: tuple, source: str):
+def _compile(env: Environment, spec: Spec, at: tuple[Any, ...], source: str) -> Template:
     try:
         return env.from_string(source)
     except Exception as err:  # noqa: BLE001 - a Jinja syntax error in the spec
@@ -102,7 +112,13 @@ def _compile(env, spec, at: tuple, source: str):
         ) from None
 
 
-def _run(fn, ctx: dict, spec, at: tuple, variant: Variant) -> Any:
+def _run(
+    fn: Callable[[dict[str, Any]], Any],
+    ctx: dict[str, Any],
+    spec: Spec,
+    at: tuple[Any, ...],
+    variant: Variant,
+) -> Any:
     from jinja2 import Undefined
 
     where = ".".join(map(str, at))

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from sweepgen.compile import overrides
 from sweepgen.compile.overrides import Op
 from sweepgen.compile.spec import SAFE_NAME, Spec
-from sweepgen.errors import SpecError
+from sweepgen.errors import Location, SpecError
 
 
 @dataclass(slots=True)
@@ -66,7 +66,8 @@ class _Point:
 def expand(spec: Spec) -> Expansion:
     model, doc = spec.model, spec.doc
     named: list[tuple[str | None, list[Op]]] = []
-    for vname, body in (model.variants or {None: {}}).items():
+    no_named: dict[str | None, dict[str, Any] | None] = {None: {}}  # the base alone is the one variant
+    for vname, body in (model.variants or no_named).items():
         if vname is None:
             named.append((None, []))
             continue
@@ -114,7 +115,8 @@ def expand(spec: Spec) -> Expansion:
                     if vname:
                         parts["variant"] = vname
                     if combo:
-                        parts["grid"] = "_".join(pt.label for pt in combo)
+                        # every grid point has a label (only zip and ablation points may have none)
+                        parts["grid"] = "_".join(cast(str, pt.label) for pt in combo)
                     if zpt.label:
                         parts["zip"] = zpt.label
                     if spt.label:
@@ -174,7 +176,7 @@ def _check_overwrites(
     def under(path: tuple[str, ...], other: tuple[str, ...]) -> bool:
         return path[: len(other)] == other
 
-    for i, (path, key, what, _, count) in enumerate(grid):
+    for i, (path, key, _what, _, count) in enumerate(grid):
         for opath, okey, _, oloc, ocount in grid[i + 1 :]:
             if (count > 1 and under(path, opath)) or (ocount > 1 and under(opath, path)):
                 raise SpecError(
@@ -290,7 +292,8 @@ def _ablation_points(spec: Spec) -> list[_Point]:
     steps = spec.model.ablation or []
     if not steps:
         return [_Point(None, ())]
-    points, cumulative = [], []
+    points: list[_Point] = []
+    cumulative: list[Op] = []
     for i, step in enumerate(steps):
         layer = f"ablation:{step.name}"
         cumulative = cumulative + overrides.parse(
@@ -300,7 +303,7 @@ def _ablation_points(spec: Spec) -> list[_Point]:
     return points
 
 
-def _auto_label(leaf: str, value: Any, loc) -> str:
+def _auto_label(leaf: str, value: Any, loc: Location) -> str:
     if isinstance(value, bool):
         text = "true" if value else "false"
     elif value is None:

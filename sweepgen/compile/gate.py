@@ -66,8 +66,9 @@ def check_gate(expansion: Expansion) -> None:
         else ""
     )
     raise ValidationError(
-        f"variant {variant.name!r} differs from the base at `{path}`: {show_value(old)} -> {show_value(new)}, "
-        f"set by {layer}; this path is not in `allow`{also}{more}. deepdiff: {explain(base, variant.config, path)}",
+        f"variant {variant.name!r} differs from the base at `{path}`: "
+        f"{show_value(old)} -> {show_value(new)}, set by {layer}; this path is not in `allow`{also}{more}. "
+        f"deepdiff: {explain(base, variant.config, path)}",
         location=spec.where(layer, path) or spec.loc(("allow",)),
         key=path,
         hint=f"if the difference is intended, add `{path}` (or a glob covering it) to `allow`; otherwise "
@@ -82,7 +83,7 @@ def show_value(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def explain(base: dict, config: dict, path: str) -> str:
+def explain(base: dict[str, Any], config: dict[str, Any], path: str) -> str:
     """deepdiff's own account of the change at ``path`` (the reference the gate must agree with).
 
     Compared from the parent mapping, so a key that was added or removed reads as such.

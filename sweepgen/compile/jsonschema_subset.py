@@ -7,6 +7,7 @@ loaded, so a schema never silently validates less than its author wrote.
 
 from __future__ import annotations
 
+import operator
 import re
 from typing import Any
 
@@ -96,10 +97,10 @@ def validate(value: Any, schema: Any, path: str = "") -> list[tuple[str, str]]:
         out.append((path, f"must be {schema['const']!r}"))
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         for kw, ok in (
-            ("minimum", lambda v, b: v >= b),
-            ("maximum", lambda v, b: v <= b),
-            ("exclusiveMinimum", lambda v, b: v > b),
-            ("exclusiveMaximum", lambda v, b: v < b),
+            ("minimum", operator.ge),
+            ("maximum", operator.le),
+            ("exclusiveMinimum", operator.gt),
+            ("exclusiveMaximum", operator.lt),
         ):
             if kw in schema and not ok(value, schema[kw]):
                 out.append((path, f"violates {kw} {schema[kw]}"))
@@ -151,4 +152,4 @@ def _same(a: Any, b: Any) -> bool:
     # JSON Schema equality: 1 == 1.0, but true != 1
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
-    return a == b
+    return bool(a == b)

@@ -54,9 +54,9 @@ def split_key(key: str, loc: Location) -> tuple[str, tuple[str, ...]]:
 
 
 def parse(
-    mapping: dict,
+    mapping: dict[str, Any],
     doc: Doc,
-    at: tuple,
+    at: tuple[Any, ...],
     layer: str,
     locs: dict[tuple[str, str], Location] | None = None,
     prefix: tuple[str, ...] = (),
@@ -83,9 +83,11 @@ def parse(
     return ops
 
 
-def apply_all(config: dict, ops: list[Op], layers: dict[str, str], *, where: str) -> tuple[dict, dict]:
+def apply_all(
+    config: dict[str, Any], ops: list[Op], layers: dict[str, str], *, where: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Apply ``ops`` in order to ``config`` (copy-on-write); returns (new config, new layers)."""
-    owned: dict[int, dict] = {}  # id -> dict this call created (kept alive so ids stay unique)
+    owned: dict[int, dict[str, Any]] = {}  # id -> dict this call created (kept alive so ids stay unique)
     root = config
     new_layers = dict(layers)
     for op in ops:
@@ -95,7 +97,7 @@ def apply_all(config: dict, ops: list[Op], layers: dict[str, str], *, where: str
     return root, new_layers
 
 
-def _own(node: dict, owned: dict[int, dict]) -> dict:
+def _own(node: dict[str, Any], owned: dict[int, dict[str, Any]]) -> dict[str, Any]:
     if id(node) in owned:
         return node
     copy = dict(node)
@@ -103,7 +105,7 @@ def _own(node: dict, owned: dict[int, dict]) -> dict:
     return copy
 
 
-def _apply(root: dict, op: Op, owned: dict[int, dict], where: str) -> dict:
+def _apply(root: dict[str, Any], op: Op, owned: dict[int, dict[str, Any]], where: str) -> dict[str, Any]:
     parents, key = op.path[:-1], op.path[-1]
     # Walk first without copying, so an error leaves nothing half-done and the hint sees the config.
     node: Any = root
@@ -159,7 +161,7 @@ def _apply(root: dict, op: Op, owned: dict[int, dict], where: str) -> dict:
     return root
 
 
-def _missing(root: dict, path: tuple[str, ...], op: Op, where: str) -> SpecError:
+def _missing(root: dict[str, Any], path: tuple[str, ...], op: Op, where: str) -> SpecError:
     dotted = ".".join(path)
     existing = paths.all_paths(root)
     close = difflib.get_close_matches(dotted, existing, n=1, cutoff=0.6)

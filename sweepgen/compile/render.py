@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from sweepgen.compile import lock
 from sweepgen.compile.expand import Variant
 from sweepgen.compile.sandbox import make_env
 from sweepgen.compile.spec import SAFE_NAME, Spec, display_path
 from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
+
+if TYPE_CHECKING:
+    from jinja2 import Environment, Template
 
 HASH_COMMENT = {
     ".py",
@@ -48,7 +53,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def load_template(spec: Spec, template_abs: str):
+def load_template(spec: Spec, template_abs: str) -> Template:
     from jinja2 import FileSystemLoader, TemplateNotFound, TemplateSyntaxError
 
     loc = spec.loc(("template",))
@@ -76,7 +81,7 @@ def load_template(spec: Spec, template_abs: str):
         ) from None
 
 
-def compile_inline(env, spec: Spec, field: str, source: str):
+def compile_inline(env: Environment, spec: Spec, field: str, source: str) -> Template:
     from jinja2 import TemplateSyntaxError
 
     try:
@@ -89,7 +94,7 @@ def compile_inline(env, spec: Spec, field: str, source: str):
         ) from None
 
 
-def render_inline(template, ctx: dict, spec: Spec, field: str, variant: Variant) -> str:
+def render_inline(template: Template, ctx: dict[str, Any], spec: Spec, field: str, variant: Variant) -> str:
     try:
         return template.render(ctx)
     except Exception as err:  # noqa: BLE001 - user template code
@@ -126,7 +131,7 @@ def template_runtime_error(err: Exception, template_dir: str, spec: Spec, varian
     )
 
 
-def header_maker(spec_rel: str):
+def header_maker(spec_rel: str) -> Callable[[str, str, str], str]:
     def add_header(out_path: str, variant_name: str, text: str) -> str:
         ext = os.path.splitext(out_path)[1].lower()
         if ext in HASH_COMMENT:
@@ -155,7 +160,8 @@ def check_outputs(files: list[RenderedFile], spec: Spec) -> None:
         parts = f.path.split("/")
         if not all(SAFE_NAME.fullmatch(p) for p in parts):
             raise ValidationError(
-                f"output path {f.path!r} of variant {f.variant.name!r} is unsafe or leaves generated/{spec.name}/",
+                f"output path {f.path!r} of variant {f.variant.name!r} is unsafe "
+                f"or leaves generated/{spec.name}/",
                 location=loc,
                 hint="use relative paths of letters, digits, `_`, `-`, `.` (no `..`, no leading "
                 "`/` or `.`, no spaces)",

@@ -16,7 +16,7 @@ import math
 import re
 from typing import Any
 
-from jinja2 import StrictUndefined
+from jinja2 import BaseLoader, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 _PLAIN_STR = re.compile(r"^[A-Za-z_/$][A-Za-z0-9_./${}-]*$")
@@ -95,7 +95,7 @@ class YamlWriter:
             return text
         return " " * indent + self._scalar(value)
 
-    def _mapping(self, value: dict, indent: int) -> str:
+    def _mapping(self, value: dict[str, Any], indent: int) -> str:
         pad = " " * indent
         if not value:
             return pad + "{}"
@@ -116,7 +116,7 @@ class YamlWriter:
             lines.append(line)
         return "\n".join(lines)
 
-    def _sequence(self, value: list, indent: int) -> str:
+    def _sequence(self, value: list[Any], indent: int) -> str:
         pad = " " * indent
         if not value:
             return pad + "[]"
@@ -148,7 +148,7 @@ def pyrepr(value: Any) -> str:
     raise TypeError(f"pyrepr cannot write a {type(value).__name__}")
 
 
-def make_env(loader=None) -> ImmutableSandboxedEnvironment:
+def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     env = ImmutableSandboxedEnvironment(
         loader=loader,
         undefined=StrictUndefined,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from sweepgen.compile import lock
 from sweepgen.compile.pipeline import Plan
@@ -53,6 +54,7 @@ def plan_actions(plans: list[Plan]) -> list[Outcome]:
 
 def _outcome(plan: Plan) -> Outcome:
     old_lock = _read(os.path.join(plan.sweep_dir, lock.LOCK_NAME))
+    previous: dict[str, Any] | None
     if old_lock == plan.lock_bytes:  # the common case: skip parsing a lock that may be 30 MB
         previous = {"sweep": plan.spec.name, "files": plan.lock["files"]}
     else:
