@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from rich import box
+from rich.console import JustifyMethod
 from rich.table import Table
 
 from sweepgen.run.base import Decision, RunState, RunStatus
@@ -74,8 +75,8 @@ def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus],
     """The runs running now, one row each, and a count of the others: a sweep of hundreds of runs
     must fit the terminal (each end is also printed as a line above the table)."""
     counts = dict.fromkeys(RunState, 0)
-    for status in live.values():
-        counts[status.state] += 1
+    for s in live.values():
+        counts[s.state] += 1
     label = {RunState.PENDING: "queued"}
     caption = ", ".join(
         f"{n} {label.get(state, state)}" for state, n in counts.items() if n and state is not RunState.RUNNING
@@ -88,6 +89,7 @@ def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus],
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
+    justify: JustifyMethod
     for col, justify in (
         ("run", "left"),
         ("step", "right"),
@@ -123,6 +125,7 @@ def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, s
 
 def final_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus]) -> Table:
     table = Table(title="results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    justify: JustifyMethod
     for col, justify in (
         ("run", "left"),
         ("status", "left"),

@@ -50,7 +50,8 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool) -> int:
         console.print(
             escape(
                 f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
-                f"({out.count('create')} created, {out.count('update')} updated, {out.count('unchanged')} unchanged, "
+                f"({out.count('create')} created, {out.count('update')} updated, "
+                f"{out.count('unchanged')} unchanged, "
                 f"{out.count('remove')} removed)"
             )
         )

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from sweepgen.cli import _console
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 
 def _fmt(value) -> str:
@@ -79,7 +83,7 @@ def _runs_table(rows, varying, *, title: str):
     )
     if all(row["state"] == "finished" for row in rows):
         rows = [{k: v for k, v in row.items() if k != "state"} for row in rows]  # say it once, in the title
-        table.title += " (all finished)"
+        table.title = f"{title} (all finished)"
     for col in rows[0]:
         numeric = col in SHORT
         header = headers.get(col, col)
@@ -118,6 +122,7 @@ def _groups_table(result, groups):
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
+    justify: JustifyMethod
     for col, justify in (
         ("variant", "left"),
         ("n", "right"),
@@ -128,7 +133,7 @@ def _groups_table(result, groups):
     ):
         table.add_column(col, justify=justify)
     for group in groups:
-        vals = [finals[n] for n in group.runs if isinstance(finals[n], (int, float))]
+        vals = [v for n in group.runs if isinstance(v := finals[n], (int, float))]
         if not vals:
             continue
         mean = sum(vals) / len(vals)

@@ -89,8 +89,8 @@ def cancel(sweep_dir: Path, only) -> int:
 
     tasks = _tasks(sweep_dir, only)
     views = collect(tasks)
-    on_slurm = [v.task for v in views if v.live and v.status.executor == "slurm"]
-    elsewhere = [v for v in views if v.live and v.status.executor != "slurm"]
+    on_slurm = [v.task for v in views if v.live and v.status and v.status.executor == "slurm"]
+    elsewhere = [v for v in views if v.live and v.status and v.status.executor != "slurm"]
     out, err = _console.stdout(), _console.stderr()
     if not on_slurm and not elsewhere:
         out.print(f"nothing to cancel: no run of {sweep_dir} is queued or running")
@@ -104,6 +104,7 @@ def cancel(sweep_dir: Path, only) -> int:
         )
     out.print(_table(views, title=str(sweep_dir)))
     for view in elsewhere:
+        assert view.status is not None  # a live run has a status
         err.print(
             f"{view.task.name}: runs under the {view.status.executor} executor "
             f"({_job(view)}); stop it with Ctrl-C in the terminal running `sweepgen run`",
@@ -164,6 +165,7 @@ def _show_problems(views, tail_lines: int) -> None:
 
     err = _console.stderr()
     for view in problems(views):
+        assert view.status is not None  # a problem state is a recorded state
         path, lines = log_tail(view, tail_lines)
         err.print(
             f"\n[bold red]── {view.task.name} {view.label}[/] ({view.status.reason or 'no reason recorded'})"

@@ -234,6 +234,7 @@ def decide(
     """One run's decision; the rules are in the module docstring."""
     status = read_status(task.run_dir)
     if is_stale(task, status):
+        assert status is not None  # only a recorded run can be stale
         return Decision(
             task, False, status.state, "made from another version of its config", status, stale=True
         )
@@ -243,6 +244,7 @@ def decide(
     if state is None or state is RunState.PENDING:
         return Decision(task, True, RunState.PENDING, "not started yet", status)
     if state is RunState.RUNNING:
+        assert status is not None  # only a recorded run can be running
         return Decision(task, False, RunState.SKIPPED, f"still running ({_ids(status)})", status)
     if state in RETRYABLE:
         if rerun_failed:

@@ -8,6 +8,7 @@ SIGTERM, a grace period, SIGKILL. Nothing is left running and every stopped run 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -143,10 +144,8 @@ class LocalExecutor(Executor):
                 _signal_group(child, signal.SIGTERM)
             deadline = time.monotonic() + self.stop_timeout
             for child in children:
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     child.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    pass
         for child in children:
             if child.proc.poll() is None:
                 _signal_group(child, signal.SIGKILL)
@@ -292,10 +291,8 @@ class LocalExecutor(Executor):
 
 
 def _signal_group(child: _Child, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the whole group has already exited
         os.killpg(child.proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass  # the whole group has already exited
 
 
 def _signal_name(num: int) -> str:

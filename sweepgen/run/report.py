@@ -101,8 +101,8 @@ def collect(directory: Path) -> Report:
         _refuse_stale([(name, run_dir, fp) for name, run_dir, _, fp in entries])
         runs = [_record(name, run_dir, values) for name, run_dir, values, _ in entries]
         out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
-        varying = tuple(p for p in lock.get("varying") or () if p not in NAMING_PATHS)
-        return _checked(Report(varying, tuple(runs), out_dir, "lock"), directory)
+        varying: Sequence[str] = tuple(p for p in lock.get("varying") or () if p not in NAMING_PATHS)
+        return _checked(Report(tuple(varying), tuple(runs), out_dir, "lock"), directory)
     run_dirs = _run_dirs(directory)
     if not run_dirs:
         raise UserError(
@@ -110,8 +110,9 @@ def collect(directory: Path) -> Report:
             hint="give the folder holding the runs (e.g. runs/<sweep>) or the generated sweep folder",
         )
     locks: dict[Path, dict] = {}  # each sweep's lock read once, however many runs point to it
-    linked = [_linked_values(d, locks) for d in run_dirs]
-    if all(v is not None for v in linked):
+    maybe_linked = [_linked_values(d, locks) for d in run_dirs]
+    linked = [v for v in maybe_linked if v is not None]
+    if len(linked) == len(maybe_linked):
         _refuse_stale([(name, d, fp) for d, (name, _, fp) in zip(run_dirs, linked)])
         varying = sorted({path for _, values, _ in linked for path in values} - NAMING_PATHS)
         runs = [_record(name, d, values) for d, (name, values, _) in zip(run_dirs, linked)]
@@ -342,7 +343,7 @@ def curves(report: Report) -> list[Curve]:
             or "all runs"
         )
         shared = set.intersection(*(set(dict(m.curve)) for m in members))
-        notes = ()
+        notes: tuple[str, ...] = ()
         if any(len(m.curve) != len(shared) for m in members):
             notes = (f"{label}: plotted at the {len(shared)} steps logged by all {len(members)} runs",)
         steps = sorted(shared)

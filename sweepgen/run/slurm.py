@@ -217,6 +217,7 @@ class SlurmExecutor(Executor):
             live = {name: s for name, s in self._status.items() if s.state not in TERMINAL}
             tasks = [self._tasks[name] for name in live]
             for view in observe(tasks):
+                assert view.status is not None  # these runs were submitted: each has a status file
                 self._status[view.task.name] = view.status
         return dict(self._status)
 
@@ -226,6 +227,7 @@ class SlurmExecutor(Executor):
     def cancel(self) -> None:
         live = [self._tasks[n] for n, s in self._status.items() if s.state not in TERMINAL]
         for view in cancel_runs(live):
+            assert view.status is not None  # these runs were submitted: each has a status file
             self._status[view.task.name] = view.status
 
     @classmethod
@@ -344,7 +346,7 @@ def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> l
         for v in views
         if v.status is not None and v.status.state not in TERMINAL and v.status.ids.get("job_id")
     ]
-    job_ids = [str(v.status.ids["job_id"]) for v in live]
+    job_ids = [str(v.status.ids["job_id"]) for v in live if v.status]  # (all have one: mypy)
     if not job_ids:
         return views
     slurm_query.scancel(job_ids)

@@ -163,7 +163,7 @@ def expand(job_id: str) -> list[str]:
     match = _ARRAY_RANGE.match(job_id)
     if not match:
         return [job_id]
-    out = []
+    out: list[str] = []
     for part in match["body"].split(","):
         lo, _, hi = part.partition("-")
         if not lo.isdigit() or (hi and not hi.isdigit()):

@@ -157,6 +157,7 @@ def parse_time(value: Any, *, key: str = "time", lock_path: str = "") -> int:
             lock_path,
             'e.g. 90 or "01:30:00" or "1-00:00:00"',
         )
+    minutes: int | None
     if isinstance(value, int):
         minutes = value
     else:

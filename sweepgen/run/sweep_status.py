@@ -57,7 +57,7 @@ def collect(tasks: Sequence[RunTask]) -> list[RunView]:
     knows, such as a cancellation, is written to their status files); other runs are read as they
     are, except that a ``running`` run whose process is gone is shown as failed (lost)."""
     statuses = {t.name: read_status(t.run_dir) for t in tasks}
-    slurm_tasks = [t for t in tasks if statuses[t.name] and statuses[t.name].executor == "slurm"]
+    slurm_tasks = [t for t in tasks if (s := statuses[t.name]) and s.executor == "slurm"]
     views: dict[str, RunView] = {}
     if slurm_tasks:
         from sweepgen.run.slurm import observe
@@ -73,6 +73,7 @@ def _plain_view(task: RunTask, status: RunStatus | None) -> RunView:
     if status is None:
         return RunView(task, None)
     state, reason = effective_state(task.run_dir, status, _status_is_alive)
+    assert state is not None  # only a missing status has no state
     if state is status.state:
         return RunView(task, status)
     return RunView(task, replace(status, state=state, reason=reason))  # the same rule as `sweepgen run`

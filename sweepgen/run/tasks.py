@@ -106,7 +106,8 @@ def parse_command(command: str | None) -> tuple[str, ...] | None:
     if unknown:
         raise UserError(
             f"--command uses unknown placeholder(s): {', '.join('{' + n + '}' for n in sorted(unknown))}",
-            hint=f"available: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}; write {{{{ and }}}} for literal braces",
+            hint=f"available: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}; "
+            "write {{ and }} for literal braces",
         )
     if "config" not in names:
         # without it every run would execute the same command: certainly a mistake
@@ -136,7 +137,8 @@ def check_bundled_trainer() -> None:
     missing = [m for m in ("torch", "transformers", "trl") if importlib.util.find_spec(m) is None]
     if missing:
         raise UserError(
-            f"the bundled trainer needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not installed",
+            f"the bundled trainer needs {', '.join(missing)}, "
+            f"which {'is' if len(missing) == 1 else 'are'} not installed",
             hint="install it with `pip install 'sweepgen[train]'`, or run another trainer with --command",
         )
 
