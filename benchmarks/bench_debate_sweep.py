@@ -3,7 +3,7 @@
 Run from the repository root (the spec's data path and output_dir are relative to it):
 
     OMP_NUM_THREADS=1 python benchmarks/bench_debate_sweep.py --jobs 1        # render, run, report, summarize
-    python benchmarks/bench_debate_sweep.py --summarize-only                  # table of an existing runs/ folder
+    python benchmarks/bench_debate_sweep.py --summarize-only   # table of an existing runs/ folder
 
 It renders the spec, runs it with `sweepgen run` (finished runs are skipped, so it resumes), writes
 `sweepgen report` (runs/reward_shaping_debate/report.csv, report.png) and prints one Markdown row per
@@ -34,7 +34,8 @@ def sweepgen(*args: str) -> None:
 
 def summarize() -> str:
     lines = [
-        "| strategy | team accuracy (final) | best reward | I solver | I critic | zero-adv groups | tokens/debate | wall s/run | s/step |",
+        "| strategy | team accuracy (final) | best reward | I solver | I critic | zero-adv groups "
+        "| tokens/debate | wall s/run | s/step |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for strategy in STRATEGIES:
@@ -47,13 +48,14 @@ def summarize() -> str:
         wall = [s["wall_time_s"] for s in summaries]
         steps = [s["steps"] for s in summaries]
 
-        def mean(key: str) -> float:
+        def mean(key: str, summaries: list[dict] = summaries) -> float:
             return statistics.fmean(s["debate"][key] for s in summaries)
 
         spread = f" ± {statistics.stdev(acc):.3f}" if len(acc) > 1 else ""
         lines.append(
-            f"| {strategy} (n={len(summaries)}) | {statistics.fmean(acc):.3f}{spread} | {statistics.fmean(best):.3f} "
-            f"| {mean('reward_solver'):.3f} | {mean('reward_critic'):.3f} | {mean('zero_advantage_groups'):.2f} "
+            f"| {strategy} (n={len(summaries)}) | {statistics.fmean(acc):.3f}{spread} "
+            f"| {statistics.fmean(best):.3f} | {mean('reward_solver'):.3f} | {mean('reward_critic'):.3f} "
+            f"| {mean('zero_advantage_groups'):.2f} "
             f"| {mean('length_tokens'):.1f} | {statistics.fmean(wall):.0f} | {sum(wall) / sum(steps):.2f} |"
         )
     return "\n".join(lines)

@@ -110,7 +110,8 @@ def main() -> None:
         f"{per_call(lambda: disallowed(diff(a, b), globs), args.pairs):7.2f} ms/pair"
     )
     print(
-        f"diff, 150-leaf pair, equal:            {per_call(lambda: diff(a, config_150()), args.pairs):7.2f} ms/pair"
+        "diff, 150-leaf pair, equal:            "
+        f"{per_call(lambda: diff(a, config_150()), args.pairs):7.2f} ms/pair"
     )
     print(
         f"deepdiff (the reference), same pair:   "

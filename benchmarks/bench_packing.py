@@ -180,14 +180,16 @@ def main() -> None:
         f"load average before/after {load_before[0]:.1f}/{os.getloadavg()[0]:.1f}"
     )
     print(
-        f"config: steps={args.steps} batch={args.batch} generations={args.generations} model={args.model or 'builtin:tiny'}"
+        f"config: steps={args.steps} batch={args.batch} generations={args.generations} "
+        f"model={args.model or 'builtin:tiny'}"
     )
     print("| runs | wall s | end-to-end steps/s | × one run | training steps/s | × one run | mean step s |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(
-            f"| {r['runs']} | {r['wall_s']:.1f} | {r['e2e_steps_per_s']:.2f} | {r['e2e_steps_per_s'] / base_e2e:.2f} "
-            f"| {r['train_steps_per_s']:.2f} | {r['train_steps_per_s'] / base_train:.2f} | {r['mean_step_time_s']:.3f} |"
+            f"| {r['runs']} | {r['wall_s']:.1f} | {r['e2e_steps_per_s']:.2f} "
+            f"| {r['e2e_steps_per_s'] / base_e2e:.2f} | {r['train_steps_per_s']:.2f} "
+            f"| {r['train_steps_per_s'] / base_train:.2f} | {r['mean_step_time_s']:.3f} |"
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

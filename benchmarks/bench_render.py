@@ -150,12 +150,14 @@ def main() -> None:
             codes = {r[i][2] for r in rows}
             cpu = sorted(r[i][3] for r in rows)
             print(
-                f"{label:20s} wall median {walls[len(walls) // 2]:.2f} s (min {walls[0]:.2f}, max {walls[-1]:.2f})  "
+                f"{label:20s} wall median {walls[len(walls) // 2]:.2f} s "
+                f"(min {walls[0]:.2f}, max {walls[-1]:.2f})  "
                 f"CPU median {cpu[len(cpu) // 2]:.2f} s  peak RSS {rss:.0f} MiB  exit {codes}"
             )
         deep, fast = pair_costs(folder)
         print(
-            f"deepdiff per 150-leaf pair: {deep * 1e3:.2f} ms (x{args.variants} = {deep * args.variants:.1f} s); "
+            f"deepdiff per 150-leaf pair: {deep * 1e3:.2f} ms "
+            f"(x{args.variants} = {deep * args.variants:.1f} s); "
             f"fast gate per variant: {fast * 1e6:.1f} us (x{args.variants} = {fast * args.variants:.2f} s)"
         )
     finally:

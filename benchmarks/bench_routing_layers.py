@@ -96,8 +96,8 @@ def main() -> None:
     results = {name: ([], []) for name in CASES}
     for _ in range(rounds):
         for name, (model, masked) in built.items():
-            results[name][0].append(cpu_ms(lambda: train(model, masked)))
-            results[name][1].append(cpu_ms(lambda: sample(model), repeats=5))
+            results[name][0].append(cpu_ms(lambda model=model, masked=masked: train(model, masked)))
+            results[name][1].append(cpu_ms(lambda model=model: sample(model), repeats=5))
     print(f"tiny model {width} wide; CPU ms, best of {rounds} rounds of the median")
     best = {name: (min(t), min(s)) for name, (t, s) in results.items()}
     for name, (t, s) in best.items():

@@ -2,8 +2,9 @@
 
 A run is started with ``python -m trainer``, sent SIGTERM as soon as it logs step 1, and timed until
 it reports the stop (checkpoint complete) and until it exits (code 143; the difference is the
-interpreter tearing down torch/transformers). The latency is what a sender's grace period must cover: the local executor
-SIGKILLs 10 s after its SIGTERM, Slurm sends SIGUSR2 ``signal_delay_s`` before the time limit.
+interpreter tearing down torch/transformers). The latency is what a sender's grace period must cover:
+the local executor SIGKILLs 10 s after its SIGTERM, Slurm sends SIGUSR2 ``signal_delay_s`` before
+the time limit.
 Two model shapes: the tests' tiny model and a SmolLM-135M-shaped one (576 wide, 30 layers,
 1536 MLP; the built-in 512-token vocabulary), whose checkpoint (weights + AdamW states) is ~1.4 GB.
 

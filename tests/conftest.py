@@ -48,7 +48,7 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture
 def golden(update_golden: bool):
-    """``golden("render/x.py", text)``: compare with tests/golden/<name>, or rewrite it with --update-golden."""
+    """``golden("render/x.py", text)``: compare with tests/golden/<name>, or rewrite it (--update-golden)."""
 
     def check(name: str, text: str | bytes) -> None:
         path = GOLDEN / name
@@ -96,3 +96,18 @@ def grid_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(Path(__file__).parent / "fixtures" / "grid_project", root)
     monkeypatch.chdir(root)
     return root
+
+
+@pytest.fixture
+def tiny_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """SWEEPGEN_CACHE in the session's temp folder (the tiny model is built there once per session);
+    HF offline; torch on one thread. Only trainer tests use it; without torch they fail, never skip."""
+    import torch  # here, not at the top: the compiler lane loads this conftest without torch
+
+    cache = tmp_path_factory.getbasetemp() / "sweepgen-cache"
+    cache.mkdir(exist_ok=True)
+    monkeypatch.setenv("SWEEPGEN_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(1)
+    return cache

@@ -76,8 +76,10 @@ def test_python_dash_m_and_exit_codes(project):
 
 def test_help_does_not_import_heavy_modules():
     code = (
-        "import sys\nfrom sweepgen.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('jinja2', 'pydantic', 'deepdiff', 'rich', 'yaml', 'torch') if m in sys.modules),"
+        "import sys\nfrom sweepgen.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('jinja2', 'pydantic', 'deepdiff', 'rich', 'yaml', 'torch')"
+        " if m in sys.modules),"
         " file=sys.stderr)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from trainer_support import read_jsonl, subprocess_env, tiny_cache  # noqa: F401 - fixture
+from trainer_support import read_jsonl, subprocess_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.train]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from trainer_support import tiny_cache, tiny_dict  # noqa: F401  (fixture)
+from trainer_support import tiny_dict
 
 pytestmark = pytest.mark.train
 

@@ -120,7 +120,10 @@ def test_identity_and_coma_differ_only_in_the_reward_shaping_arguments():
     a, b = kwargs_of(OUT / "sweep_identity.py"), kwargs_of(OUT / "sweep_coma_advantage.py")
     differing = {k for k in a.keys() | b.keys() if a.get(k, "<absent>") != b.get(k, "<absent>")}
     assert differing == {"reward_shaping_strategy", "reward_shaping_params"}
-    body = lambda p: [l for l in p.read_text().splitlines()[1:] if "reward_shaping" not in l]  # noqa: E731
+
+    def body(p: Path) -> list[str]:
+        return [line for line in p.read_text().splitlines()[1:] if "reward_shaping" not in line]
+
     assert body(OUT / "sweep_identity.py") == body(OUT / "sweep_coma_advantage.py")
 
 

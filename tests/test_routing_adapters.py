@@ -233,9 +233,11 @@ def test_checkpoint_recompute_really_reads_the_masks():
 
 def test_mask_for_a_different_batch_size_fails_loudly():
     model = tiny_lm()
-    with routed_masks(model, masks_for("classic", torch.tensor([True, False]))):
-        with pytest.raises(RuntimeError, match="mask has 2 rows"):
-            model(input_ids=batch(n=4))
+    with (
+        routed_masks(model, masks_for("classic", torch.tensor([True, False]))),
+        pytest.raises(RuntimeError, match="mask has 2 rows"),
+    ):
+        model(input_ids=batch(n=4))
 
 
 def test_output_layer_cannot_carry_adapters():

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from trainer_support import read_jsonl, subprocess_env, tiny_cache, tiny_dict, write_config  # noqa: F401
+from trainer_support import read_jsonl, subprocess_env, tiny_dict, write_config
 
 pytestmark = [pytest.mark.train, pytest.mark.slow]
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.trainer_support import read_jsonl, tiny_cache, tiny_dict, write_config  # noqa: F401
+from tests.trainer_support import read_jsonl, tiny_dict, write_config
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl")

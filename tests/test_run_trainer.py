@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from run_support import make_config_sweep
-from trainer_support import read_jsonl, subprocess_env, tiny_cache, tiny_dict  # noqa: F401 - fixture
+from trainer_support import read_jsonl, subprocess_env, tiny_dict
 
 pytestmark = [pytest.mark.slow, pytest.mark.train]
 

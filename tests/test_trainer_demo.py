@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from trainer_support import tiny_cache  # noqa: F401 - fixture
 
 from sweepgen.cli import main
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 import yaml
-from trainer_support import read_jsonl, subprocess_env, tiny_cache, tiny_dict, write_config  # noqa: F401
+from trainer_support import read_jsonl, subprocess_env, tiny_dict, write_config
 
 from sweepgen.errors import ConfigError
 from trainer import rewards

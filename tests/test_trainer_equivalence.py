@@ -4,7 +4,7 @@ rewards (and losses) equal those of a plain ``trl.GRPOTrainer`` script."""
 from __future__ import annotations
 
 import pytest
-from trainer_support import read_jsonl, tiny_cache, tiny_dict  # noqa: F401 - fixture
+from trainer_support import read_jsonl, tiny_dict
 
 from trainer.config import RunConfig
 

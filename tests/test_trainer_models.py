@@ -4,7 +4,6 @@ directories, and hub ids that are not on disk (a clear error, never a download).
 from __future__ import annotations
 
 import pytest
-from trainer_support import tiny_cache  # noqa: F401 - fixture
 
 from sweepgen.errors import ConfigError
 from trainer.config import ModelConfig, TinyModel

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from trainer_support import read_jsonl, subprocess_env, tiny_cache, tiny_dict, write_config  # noqa: F401
+from trainer_support import read_jsonl, subprocess_env, tiny_dict, write_config
 
 from trainer import signals
 from trainer.signals import GracefulStop, Stopped, cycle_steps
@@ -330,7 +330,7 @@ def test_local_executor_cancel_leaves_a_resumable_checkpoint_and_a_cancelled_sta
     log = (run_dir / LOG_FILE).read_text()
     assert "stopped by SIGTERM after step" in log and "Traceback" not in log
     assert not (run_dir / "summary.json").exists()
-    checkpoints = [p for p in (run_dir / "checkpoints").glob("checkpoint-*")]
+    checkpoints = list((run_dir / "checkpoints").glob("checkpoint-*"))
     assert len(checkpoints) == 1 and (checkpoints[0] / "trainer_state.json").is_file()
 
 

@@ -63,7 +63,7 @@ def base_and_ops(draw):
     base = draw(CONFIGS)
     ops, current = [], base
     for _ in range(draw(st.integers(1, 5))):
-        existing = [p for p in paths.all_paths(current)]
+        existing = list(paths.all_paths(current))
         kind = draw(st.sampled_from(["set", "add", "delete"]))
         if kind in ("set", "delete") and existing:
             path = tuple(draw(st.sampled_from(existing)).split("."))

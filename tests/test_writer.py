@@ -93,7 +93,9 @@ def test_all_or_nothing_across_specs(project):
         project,
         "variants:\n  a: {training.sed: 1}\n",
         name="bad.yaml",
-        head='sweepgen: 1\nname: other\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n',
+        head=(
+            'sweepgen: 1\nname: other\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n'
+        ),
     )
     with pytest.raises(SweepgenError):
         api.render([str(good), str(bad)])
@@ -131,7 +133,7 @@ def test_no_temporary_files_are_left_behind_and_modes_follow_the_umask(project):
 
 
 def test_an_output_file_can_become_a_folder_and_back(project):
-    """`{{ variant.name }}` -> `{{ variant.name }}/c.yaml`: the old file is removed before the folder is made."""
+    """`{{ variant.name }}` -> `{{ variant.name }}/c.yaml`: the old file goes before the folder is made."""
     head = 'sweepgen: 1\nname: demo\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}"\n'
     spec = write_project(project, "grid: {training.seed: [1, 2]}\n", head=head)
     api.render([str(spec)])

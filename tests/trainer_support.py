@@ -1,7 +1,7 @@
 """Shared pieces of the trainer tests: a tiny learnable config and a per-session model cache.
 
 The tiny model is built into pytest's session temp folder (never ~/.cache), once per session:
-every module that uses ``tiny_cache`` points SWEEPGEN_CACHE at the same folder.
+every test that uses the ``tiny_cache`` fixture (tests/conftest.py) points SWEEPGEN_CACHE at it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 # Learns happy_count from ~0.02 to 1.0 in about 30 steps on 2 CPU cores (a few seconds).
@@ -53,21 +52,6 @@ def write_config(path: Path, data: dict[str, Any]) -> Path:
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-@pytest.fixture
-def tiny_cache(tmp_path_factory, monkeypatch) -> Path:
-    """SWEEPGEN_CACHE in the session's temp folder; HF offline; torch on one thread."""
-    pytest.importorskip("torch")
-    import torch
-
-    cache = tmp_path_factory.getbasetemp() / "sweepgen-cache"
-    cache.mkdir(exist_ok=True)
-    monkeypatch.setenv("SWEEPGEN_CACHE", str(cache))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    torch.set_num_threads(1)
-    return cache
 
 
 def subprocess_env(cache: Path) -> dict[str, str]:

@@ -26,6 +26,7 @@ one before. Nothing here imports torch; the callback class is built when first a
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -65,10 +66,8 @@ class Stopped(BaseException):
 
 def _note(text: str) -> None:
     # Straight to the file descriptor: a print() here could re-enter a write the main thread was in.
-    try:
+    with contextlib.suppress(OSError, ValueError):  # stderr closed: the exit code still tells what happened
         os.write(sys.stderr.fileno(), (text + "\n").encode())
-    except (OSError, ValueError):
-        pass  # stderr closed: the exit code still tells what happened
 
 
 class GracefulStop:

@@ -78,7 +78,8 @@ class DebateRollout:
                 f"a debate transcript can reach {longest} tokens (role prompts included), more than "
                 f"grpo.max_completion_length = {max_completion_length}",
                 key="grpo.max_completion_length",
-                hint="raise grpo.max_completion_length, or shorten the role prompts or debate.max_turn_tokens",
+                hint="raise grpo.max_completion_length, "
+                "or shorten the role prompts or debate.max_turn_tokens",
             )
 
     @staticmethod

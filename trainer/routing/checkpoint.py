@@ -25,7 +25,7 @@ def adapter_shapes(weights: Path) -> tuple[dict[str, int], list[str]]:
     ranks: dict[str, set[int]] = {"retain": set(), "forget": set()}
     targets: set[str] = set()
     with safe_open(str(weights), "pt") as handle:
-        for key in handle.keys():
+        for key in handle.keys():  # noqa: SIM118 - a safetensors handle is not a dict: no __iter__
             for adapter in ranks:
                 if key.endswith(f".{adapter}_A"):
                     ranks[adapter].add(handle.get_slice(key).get_shape()[0])
@@ -80,7 +80,6 @@ def load_routed_model(checkpoint: Path, dtype: str = "float32", seed: int = 0):
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     state = load_file(str(checkpoint / WEIGHTS))
-    base_keys = {k: v for k, v in state.items() if not k.endswith(("_A", "_B"))}
     # Built empty from the saved config; every weight then comes from the checkpoint (strict check below).
     model = AutoModelForCausalLM.from_config(_config(checkpoint), dtype=getattr(torch, dtype))
     inject_adapters(

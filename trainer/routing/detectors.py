@@ -101,7 +101,7 @@ def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def build(name: str, params: dict[str, Any]) -> DetectorFn:
     """The detector function for ``name`` with ``params`` (validated again: never trust a dict)."""
-    spec = DETECTORS[name] if name in DETECTORS else None
+    spec = DETECTORS.get(name)
     resolved = resolve_params(name, params)
     assert spec is not None  # resolve_params raised otherwise
     detect = spec.make(spec.params_model.model_validate(resolved))

@@ -43,5 +43,6 @@ def check_group_size(shaping: RewardShapingConfig | None, num_generations: int) 
     if n != num_generations:
         raise ValueError(
             f"reward_shaping.params.n_rollouts_per_prompt is {n} but grpo.num_generations is "
-            f"{num_generations}; the COMA baseline is taken over the GRPO group, so set both to the same value"
+            f"{num_generations}; the COMA baseline is taken over the GRPO group, "
+            "so set both to the same value"
         )

@@ -123,7 +123,7 @@ def group_normalize(
 def batch_normalize(
     groups: Sequence[Sequence[Mapping[str, float]]], roles: Sequence[str]
 ) -> list[list[RoleValues]]:
-    """TRL's ``scale_rewards="batch"``: group mean subtracted, divided by the std of the whole batch (per role)."""
+    """TRL's ``scale_rewards="batch"``: group mean subtracted, divided by the whole batch's std (per role)."""
     centred = [group_normalize(g, roles, "none") for g in groups]
     out = [[dict(v) for v in g] for g in centred]
     for role in roles:

@@ -119,7 +119,8 @@ def resolve(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     if unknown:
         listed = ", ".join(known) if known else "none"
         raise ValueError(
-            f"unknown parameter(s) {unknown} for reward-shaping strategy {name!r}; its parameters are: {listed}"
+            f"unknown parameter(s) {unknown} for reward-shaping strategy {name!r}; "
+            f"its parameters are: {listed}"
         )
     resolved: dict[str, Any] = {}
     for p in strategy.params:

@@ -44,7 +44,8 @@ def potential_based(
     terminal and Φ(s_T) = 0. Each turn adds F_t = gamma·Φ(s_{t+1}) − Φ(s_t) to the team reward, and
     every role gets the shaped return ``G + Σ_t F_t``. Collecting the terms per state gives
 
-        G + gamma·Φ(s_T) − Φ(s_0) + (gamma − 1)·Σ_{t=1}^{T−1} Φ(s_t)  =  G − Φ(s_0) + (gamma − 1)·Σ_{t=1}^{T−1} Φ(s_t),
+        G + gamma·Φ(s_T) − Φ(s_0) + (gamma − 1)·Σ_{t=1}^{T−1} Φ(s_t)
+            =  G − Φ(s_0) + (gamma − 1)·Σ_{t=1}^{T−1} Φ(s_t),
 
     which is what is computed (the telescoped form is exact in floating point). Φ(s_0) is the same for
     every rollout of a prompt, so with gamma = 1 the GRPO advantages equal identity's exactly; with
@@ -87,7 +88,8 @@ def coma_advantage(group: Group, *, n_rollouts_per_prompt: int) -> list[RoleValu
     n = group.size
     if n != n_rollouts_per_prompt:
         raise ValueError(
-            f"coma_advantage expects groups of n_rollouts_per_prompt={n_rollouts_per_prompt} rollouts, got {n}"
+            f"coma_advantage expects groups of n_rollouts_per_prompt={n_rollouts_per_prompt} rollouts, "
+            f"got {n}"
         )
     if n < 2:
         raise ValueError("coma_advantage needs at least 2 rollouts per prompt for a leave-one-out baseline")
@@ -99,7 +101,7 @@ def coma_advantage(group: Group, *, n_rollouts_per_prompt: int) -> list[RoleValu
 
 
 def reward_mixing(group: Group, *, alpha: float) -> list[RoleValues]:
-    """alpha·I^role + (1 − alpha)·G per role (kind ``reward``); alpha 0 is identity, alpha 1 the individual reward.
+    """alpha·I^role + (1 − alpha)·G per role (kind ``reward``): alpha 0 is identity, 1 the individual reward.
 
     The endpoints are returned exactly (no ``0·x + 1·G`` rounding), so alpha 0 reproduces identity bit
     for bit.
