@@ -13,7 +13,6 @@ GRADED = {"name": "sentence_length", "params": {"target_words": 3}}
 
 
 def make_trainer(tmp_path, shaping, reward=GRADED):
-    pytest.importorskip("torch")
     from datasets import Dataset
 
     from trainer import data, models

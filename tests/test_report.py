@@ -161,6 +161,7 @@ def test_csv_matches_golden(sweep, golden):
     golden("report/report.csv", rep.csv_text(rep.collect(Path("generated/fake"))))
 
 
+@pytest.mark.train  # the PNG needs matplotlib, from the [train] extra
 def test_cli_prints_the_table_and_writes_csv_and_a_deterministic_png(sweep):
     result = CliRunner().invoke(main, ["report", "generated/fake"])
     assert result.exit_code == 0, result.output

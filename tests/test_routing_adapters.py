@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+import torch
+import transformers
 
-from trainer.routing.dual_lora import (  # noqa: E402
+from trainer.routing.dual_lora import (
     DualLoRALinear,
     adapter_parameters,
     inject_adapters,
@@ -15,7 +15,7 @@ from trainer.routing.dual_lora import (  # noqa: E402
     scales,
     set_scales,
 )
-from trainer.routing.masks import masks_for  # noqa: E402
+from trainer.routing.masks import masks_for
 
 pytestmark = pytest.mark.train
 TARGETS = ["q_proj", "v_proj", "up_proj", "down_proj"]

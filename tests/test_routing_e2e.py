@@ -40,7 +40,6 @@ ROUTED = {
 
 
 def test_routed_run_puts_the_learned_hack_in_the_forget_adapter(tiny_cache, tmp_path):
-    pytest.importorskip("torch")
     config = write_config(tmp_path / "routed.yaml", tiny_dict("runs/routed", **ROUTED))
     proc = subprocess.run(
         [sys.executable, "-m", "trainer", str(config)],

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from tests.trainer_support import read_jsonl, tiny_dict, write_config
+import torch
+import trl  # noqa: F401 - the module needs trl; importing it here fails fast (collection) without it
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("trl")
+from tests.trainer_support import read_jsonl, tiny_dict, write_config
 
 pytestmark = pytest.mark.train
 

@@ -46,6 +46,7 @@ def sweepgen(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.train  # report's PNG needs matplotlib, from the [train] extra
 def test_render_run_report_check(project):
     (project / "specs/fake_grid.yaml").write_text(SPEC)
     (project / "templates/fake.yaml.j2").write_text(TEMPLATE)

@@ -18,7 +18,6 @@ from sweepgen.cli import main
 from sweepgen.run.tasks import config_fingerprint
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
-pytest.importorskip("submitit")
 
 
 @pytest.fixture
@@ -80,7 +79,6 @@ resources: {time: 10, cpus_per_run: 1}
 
 
 def test_tiny_model_sweep_runs_as_one_array_and_report_reads_it(cwd, tmp_path_factory, monkeypatch):
-    pytest.importorskip("torch")
     monkeypatch.setenv("SWEEPGEN_CACHE", str(tmp_path_factory.getbasetemp() / "sweepgen-cache"))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     variants = "\n".join(

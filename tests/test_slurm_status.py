@@ -252,8 +252,8 @@ def test_node_wrapper_turns_slurms_signals_into_states(tmp_path, sig, state, rea
 # -- the CLI without a cluster -----------------------------------------------------------------------
 
 
+@pytest.mark.slurm  # needs the [slurm] extra (submitit), not a running Slurm
 def test_dry_run_prints_the_sbatch_header_and_writes_nothing(sweep_root):
-    pytest.importorskip("submitit")
     folder = make_sweep(sweep_root, {"a": {}, "b": {}}, sweep="fake")
     add_resources(
         folder, time="01:30:00", cpus_per_run=2, mem="4G", partition="debug", sbatch_extra=["--qos=low"]
@@ -279,8 +279,8 @@ def test_dry_run_prints_the_sbatch_header_and_writes_nothing(sweep_root):
     assert sorted(p for p in sweep_root.rglob("*")) == before
 
 
+@pytest.mark.slurm  # needs the [slurm] extra (submitit), not a running Slurm
 def test_jobs_caps_how_many_array_tasks_run_at_once(sweep_root):
-    pytest.importorskip("submitit")
     folder = make_sweep(sweep_root, {"a": {}, "b": {}, "c": {}}, sweep="fake")
     add_resources(folder, time=5)
     result = CliRunner().invoke(
@@ -313,8 +313,8 @@ def test_local_only_options_are_refused_on_slurm(sweep_root):
     assert result.exit_code == 2 and "resources.gpus_per_run" in result.output
 
 
+@pytest.mark.slurm  # needs the [slurm] extra (submitit), not a running Slurm
 def test_submitting_without_slurm_says_where_to_run(sweep_root, monkeypatch):
-    pytest.importorskip("submitit")
     folder = make_sweep(sweep_root, {"a": {}}, sweep="fake")
     add_resources(folder, time=5)
     monkeypatch.setenv("PATH", str(sweep_root))  # no sbatch here

@@ -171,7 +171,7 @@ def test_every_grpo_field_reaches_trl_kwargs():
 
 @pytest.mark.train
 def test_trl_config_gets_our_values_not_trl_defaults():
-    trl = pytest.importorskip("trl")
+    import trl
     defaults = {f.name: f.default for f in dataclasses.fields(trl.GRPOConfig)}
     assert defaults["loss_type"] == "dapo"  # if TRL changes this, re-read its release notes
     from trainer.grpo_args import make_grpo_config
@@ -353,8 +353,9 @@ TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS = frozenset(
 )
 
 
+@pytest.mark.train
 def test_every_trl_grpo_field_is_mapped_or_declared_result_neutral():
-    trl = pytest.importorskip("trl")
+    import trl
     mapped = set(grpo_kwargs(RunConfig.model_validate(minimal()), "ck"))
     fields = {f.name for f in dataclasses.fields(trl.GRPOConfig)}
     unclassified = fields - mapped - TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS
@@ -363,8 +364,9 @@ def test_every_trl_grpo_field_is_mapped_or_declared_result_neutral():
     assert not (mapped | TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS) - fields - {"per_device_train_batch_size"}
 
 
+@pytest.mark.train
 def test_loss_affecting_trl_options_are_pinned_to_trls_neutral_values():
-    trl = pytest.importorskip("trl")
+    import trl
     from trainer.grpo_args import NEUTRAL_PINS
 
     defaults = {f.name: f.default for f in dataclasses.fields(trl.GRPOConfig)}
@@ -379,10 +381,11 @@ def test_loss_affecting_trl_options_are_pinned_to_trls_neutral_values():
     assert grpo_kwargs(off, "ck")["use_bias_correction_kl"] is False
 
 
+@pytest.mark.train
 def test_optim_names_are_transformers_optimizer_names():
     import typing
 
-    training_args = pytest.importorskip("transformers.training_args")
+    from transformers import training_args
     ours = typing.get_args(GRPOConfig.model_fields["optim"].annotation)
     assert list(ours) == [o.value for o in training_args.OptimizerNames]
 
@@ -393,8 +396,9 @@ def test_optim_typo_is_a_config_error_naming_the_key():
     assert info.value.key == "grpo.optim"
 
 
+@pytest.mark.train
 def test_trl_rejection_is_a_config_error(monkeypatch):
-    trl = pytest.importorskip("trl")
+    import trl
     from trainer.grpo_args import make_grpo_config
 
     def reject(**kwargs):

@@ -133,8 +133,8 @@ def test_summarize_skips_steps_that_did_not_generate(tmp_path):
     assert only["final_reward"] is None and only["steps"] == 2
 
 
+@pytest.mark.train
 def test_every_training_log_with_a_loss_is_a_metrics_row(tmp_path, monkeypatch):
-    pytest.importorskip("trl")
     from trl import GRPOTrainer
 
     from trainer.grpo import SweepgenGRPOTrainer

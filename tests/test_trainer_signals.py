@@ -150,8 +150,8 @@ def test_cycle_steps(spg, iters, ga, expected):
     assert cycle_steps(args) == expected
 
 
+@pytest.mark.train
 def test_callback_asks_transformers_to_log_save_and_stop_at_a_cycle_end():
-    pytest.importorskip("transformers")
     from transformers import TrainerControl, TrainerState
 
     lines = []
