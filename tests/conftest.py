@@ -41,7 +41,7 @@ def _may_select(config: pytest.Config, marker: str) -> bool:
     for n in range(len(_OTHER_MARKERS) + 1):
         for others in itertools.combinations(_OTHER_MARKERS, n):
             marks = {marker, *others}
-            if expr.evaluate(lambda name, /, **kwargs: name in marks):
+            if expr.evaluate(lambda name, /, marks=marks, **kwargs: name in marks):
                 return True
     return False
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 import torch
 import trl  # noqa: F401 - the module needs trl; importing it here fails fast (collection) without it
 

@@ -172,6 +172,7 @@ def test_every_grpo_field_reaches_trl_kwargs():
 @pytest.mark.train
 def test_trl_config_gets_our_values_not_trl_defaults():
     import trl
+
     defaults = {f.name: f.default for f in dataclasses.fields(trl.GRPOConfig)}
     assert defaults["loss_type"] == "dapo"  # if TRL changes this, re-read its release notes
     from trainer.grpo_args import make_grpo_config
@@ -356,6 +357,7 @@ TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS = frozenset(
 @pytest.mark.train
 def test_every_trl_grpo_field_is_mapped_or_declared_result_neutral():
     import trl
+
     mapped = set(grpo_kwargs(RunConfig.model_validate(minimal()), "ck"))
     fields = {f.name for f in dataclasses.fields(trl.GRPOConfig)}
     unclassified = fields - mapped - TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS
@@ -367,6 +369,7 @@ def test_every_trl_grpo_field_is_mapped_or_declared_result_neutral():
 @pytest.mark.train
 def test_loss_affecting_trl_options_are_pinned_to_trls_neutral_values():
     import trl
+
     from trainer.grpo_args import NEUTRAL_PINS
 
     defaults = {f.name: f.default for f in dataclasses.fields(trl.GRPOConfig)}
@@ -386,6 +389,7 @@ def test_optim_names_are_transformers_optimizer_names():
     import typing
 
     from transformers import training_args
+
     ours = typing.get_args(GRPOConfig.model_fields["optim"].annotation)
     assert list(ours) == [o.value for o in training_args.OptimizerNames]
 
@@ -399,6 +403,7 @@ def test_optim_typo_is_a_config_error_naming_the_key():
 @pytest.mark.train
 def test_trl_rejection_is_a_config_error(monkeypatch):
     import trl
+
     from trainer.grpo_args import make_grpo_config
 
     def reject(**kwargs):
