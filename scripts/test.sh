@@ -1,6 +1,63 @@
 #!/usr/bin/env bash
-# README command 2: set up, then run the whole test suite (slow and Slurm tests included).
+# README command 2: set up, then run every check and test, in three lanes (stops after a red lane):
+#   lint  ruff check, ruff format --check, mypy, lint-imports (all configured in pyproject.toml) and
+#         `sweepgen check` on our own specs, in .venv
+#   core  every test that needs neither the [train] nor the [slurm] extra (-m "not train and not
+#         slurm"), in .venv-light: `pip install -e '.[dev]'` only, where `import torch` fails
+#   full  the trainer, end-to-end and Slurm tests (-m "train or slurm"), in .venv
+# Nothing is skipped for a missing dependency: a test that needs an extra carries its marker and fails
+# when the extra is missing. Arguments go to both pytest lanes (e.g. -x, -k NAME, --durations=20);
+# LANES="core full" runs only the lanes named.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+lanes=" ${LANES:-lint core full} "
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+
+lane() { printf '\n===== lane %s =====\n' "$1"; }
+
+# pytest exits 5 when a selection holds no test (e.g. -k matching only one lane's tests): that lane
+# is then not a failure, but if no pytest lane ran a test at all, this script exits 5 too.
+pytest_lanes=0 empty_lanes=0
+run_pytest() {
+  local rc=0
+  "$@" || rc=$?
+  pytest_lanes=$((pytest_lanes + 1))
+  if [ "$rc" -eq 5 ]; then
+    empty_lanes=$((empty_lanes + 1))
+    echo "(no test selected in this lane)"
+  elif [ "$rc" -ne 0 ]; then
+    exit "$rc"
+  fi
+}
+
 bash scripts/setup.sh
-exec .venv/bin/python -m pytest "$@"
+
+if [[ $lanes == *" lint "* ]]; then
+  lane lint
+  failed=()
+  .venv/bin/ruff check . || failed+=("ruff check")
+  .venv/bin/ruff format --check . || failed+=("ruff format --check")
+  .venv/bin/mypy || failed+=(mypy)
+  .venv/bin/lint-imports || failed+=(lint-imports)
+  .venv/bin/sweepgen check || failed+=("sweepgen check")
+  if [ ${#failed[@]} -gt 0 ]; then
+    printf 'lint lane failed: %s\n' "${failed[*]}" >&2
+    exit 1
+  fi
+fi
+
+if [[ $lanes == *" core "* ]]; then
+  lane core
+  bash scripts/setup.sh light # also proves that torch, trl, transformers... are not importable there
+  run_pytest .venv-light/bin/python -m pytest -m "not train and not slurm" "$@"
+fi
+
+if [[ $lanes == *" full "* ]]; then
+  lane full
+  run_pytest .venv/bin/python -m pytest -m "train or slurm" "$@"
+fi
+
+if [ "$pytest_lanes" -gt 0 ] && [ "$empty_lanes" -eq "$pytest_lanes" ]; then
+  echo "no test selected in any lane" >&2
+  exit 5
+fi
