@@ -1,0 +1,161 @@
+"""The house rules bite: each tool of the lint lane, run with this project's configuration, fails on a
+deliberate violation (and passes once it is fixed), and the test suite cannot skip what it selects."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import TRAIN_ONLY_MODULES
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = ROOT / "pyproject.toml"
+TESTS = ROOT / "tests"
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+# --- ruff: lint rules, including "only the CLI prints or exits" -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "bad", "good"),
+    [
+        ("F401", "import os\n", "import os\n\nprint_it = os.sep\n"),
+        ("T201", 'def f() -> None:\n    print("hi")\n', "def f() -> None:\n    pass\n"),
+        (
+            "TID251",
+            "import sys\n\n\ndef f() -> None:\n    sys.exit(2)\n",
+            'def f() -> None:\n    raise ValueError("x")\n',
+        ),
+    ],
+)
+def test_ruff_check_fails_on_a_violation_and_passes_without_it(tmp_path, code, bad, good):
+    module = tmp_path / "core_module.py"
+    module.write_text(bad)
+    result = run("-m", "ruff", "check", "--no-cache", "--config", str(PYPROJECT), str(module), cwd=tmp_path)
+    assert result.returncode == 1 and code in result.stdout, result.stdout + result.stderr
+    module.write_text(good)
+    result = run("-m", "ruff", "check", "--no-cache", "--config", str(PYPROJECT), str(module), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_check_fails_on_unformatted_code(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("x = [1,2]\n")
+    args = ("-m", "ruff", "format", "--no-cache", "--check", "--config", str(PYPROJECT), str(module))
+    result = run(*args, cwd=tmp_path)
+    assert result.returncode == 1 and "m.py" in result.stdout, result.stdout + result.stderr
+    module.write_text("x = [1, 2]\n")
+    assert run(*args, cwd=tmp_path).returncode == 0
+
+
+# --- mypy: strict on the compile pipeline, non-strict but checked elsewhere --------------------------
+
+
+def test_mypy_is_strict_on_compile_and_checks_the_rest(tmp_path):
+    untyped = "def double(x):\n    return x * 2\n"
+    files = {
+        "sweepgen/__init__.py": "",
+        "sweepgen/compile/__init__.py": "",
+        "sweepgen/compile/untyped.py": untyped,  # strict: an unannotated function is an error
+        "sweepgen/run/__init__.py": "",
+        "sweepgen/run/untyped.py": untyped,  # non-strict: allowed
+        "sweepgen/run/wrong.py": 'count: int = "three"\n',  # a type error anywhere is an error
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = run(
+        "-m",
+        "mypy",
+        "--config-file",
+        str(PYPROJECT),
+        "--cache-dir",
+        str(tmp_path / ".mypy_cache"),
+        "sweepgen/compile/untyped.py",
+        "sweepgen/run/untyped.py",
+        "sweepgen/run/wrong.py",
+        cwd=tmp_path,
+    )
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert re.search(r"sweepgen/compile/untyped\.py:1: error: .*\[no-untyped-def\]", out), out
+    assert re.search(r"sweepgen/run/wrong\.py:1: error: .*\[assignment\]", out), out
+    assert "sweepgen/run/untyped.py" not in out, out
+    assert "Found 2 errors in 2 files" in out, out
+
+
+# --- import-linter: each contract breaks on a forbidden import added to a copy of the code ------------
+
+LINT_IMPORTS = (
+    "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+)
+
+
+@pytest.fixture(scope="module")
+def code_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sweepgen/ and trainer/ (sources only) and pyproject.toml, copied once per module."""
+    root = tmp_path_factory.mktemp("house")
+    for package in ("sweepgen", "trainer"):
+        shutil.copytree(ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy(PYPROJECT, root / "pyproject.toml")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("contract", "module", "forbidden", "shown"),
+    [
+        ("light-core", "sweepgen/compile/spec.py", "import click", "sweepgen.compile.spec -> click"),
+        ("light-core", "sweepgen/run/base.py", "import torch", "sweepgen.run.base -> torch"),
+        ("cli-no-ml", "sweepgen/cli/list_cmd.py", "import transformers", "-> transformers"),
+        ("readers-generic", "sweepgen/readers/diff.py", "import sweepgen.compile.api", "sweepgen.compile"),
+        ("no-trainer", "sweepgen/run/tasks.py", "import trainer.config", "sweepgen.run.tasks -> trainer"),
+        ("trainer-ground-floor", "trainer/config.py", "import sweepgen.compile.api", "trainer.config"),
+        ("layers", "sweepgen/compile/gate.py", "import sweepgen.run.base", "sweepgen.compile.gate"),
+    ],
+)
+def test_lint_imports_breaks_a_contract_on_a_forbidden_import(code_copy, contract, module, forbidden, shown):
+    args = ("-c", LINT_IMPORTS, "--no-cache", "--contract", contract)
+    kept = run(*args, cwd=code_copy)
+    assert kept.returncode == 0, kept.stdout + kept.stderr  # the copy as it is keeps the contract
+    path = code_copy / module
+    original = path.read_text()
+    try:
+        path.write_text(original + f"\n{forbidden}  # deliberate violation\n")
+        broken = run(*args, cwd=code_copy)
+    finally:
+        path.write_text(original)
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    assert "BROKEN" in broken.stdout and shown in broken.stdout, broken.stdout
+
+
+# --- the suite selects by marker and never skips for a missing dependency ----------------------------
+
+
+def test_no_test_skips_for_a_missing_import():
+    offenders = [
+        f"{path.name}:{n}"
+        for path in sorted(TESTS.glob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "importorskip(" in line and path.name != Path(__file__).name
+    ]
+    assert not offenders, f"select by marker instead (train/slurm): {offenders}"
+
+
+@pytest.mark.parametrize("name", sorted(TRAIN_ONLY_MODULES))
+def test_modules_collected_only_with_the_train_extra_hold_only_train_tests(name):
+    tree = ast.parse((TESTS / name).read_text())
+    marks = [
+        ast.unparse(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytestmark" for t in node.targets)
+    ]
+    assert marks and "pytest.mark.train" in marks[0], f"{name} needs `pytestmark = pytest.mark.train`"
