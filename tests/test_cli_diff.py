@@ -209,9 +209,21 @@ def test_console_script_end_to_end(tmp_path):
 
 SWEEP = REPO / "generated" / "reward_shaping_comparison"
 SHAPING = "sweep.kwargs.config.kwargs.debate_streamer.kwargs.reward_shaping_"
-needs_example = pytest.mark.skipif(
-    not (SWEEP / "sweep.lock.json").exists(), reason="generated/reward_shaping_comparison is not rendered"
-)
+
+
+def committed(sweep: Path, spec: str) -> None:
+    """The worked examples are committed renderings: a missing one fails these tests, never skips them."""
+    assert (sweep / "sweep.lock.json").is_file(), (
+        f"{sweep.relative_to(REPO)} is not rendered: run `sweepgen render specs/{spec}` and commit it"
+    )
+
+
+@pytest.fixture
+def example_rendered() -> None:
+    committed(SWEEP, "reward_shaping.yaml")
+
+
+needs_example = pytest.mark.usefixtures("example_rendered")
 
 
 @needs_example
@@ -283,9 +295,14 @@ def test_resolve_bases_compares_what_mmdet_configs_evaluate_to():
 
 
 RM = REPO / "generated" / "rm_ablation"
-needs_rm = pytest.mark.skipif(
-    not (RM / "sweep.lock.json").exists(), reason="generated/rm_ablation is not rendered"
-)
+
+
+@pytest.fixture
+def rm_rendered() -> None:
+    committed(RM, "rm_ablation.yaml")
+
+
+needs_rm = pytest.mark.usefixtures("rm_rendered")
 LADDER = [
     ("A1_none", "A2_scheduler", ["--output_dir", "--scheduler", "--warmup_steps"]),
     ("A2_scheduler", "A3_label_smooth", ["--label_smoothing", "--output_dir"]),

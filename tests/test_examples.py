@@ -25,9 +25,8 @@ STRATEGIES = {
 
 @pytest.fixture
 def repo_copy(tmp_path, monkeypatch):
-    for folder in ("specs", "templates", "generated", "configs"):
-        if (ROOT / folder).exists():
-            shutil.copytree(ROOT / folder, tmp_path / folder)
+    for folder in ("specs", "templates", "generated"):  # all the examples read; each must be there
+        shutil.copytree(ROOT / folder, tmp_path / folder)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -7,6 +7,7 @@ import sys
 import pytest
 from spec_support import write_project
 
+from sweepgen import paths
 from sweepgen.compile.api import load_and_expand
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.gate import check_gate
@@ -42,21 +43,48 @@ def test_allow_globs(pattern, path, ok):
     assert matches(path, [pattern]) is ok
 
 
+GATE_OK = """\
+variants:
+  a: {}
+  b: {streamer.strategy: coma, streamer.params: {n: 4}}
+grid:
+  training.seed: [1, 2]
+ablation:
+  - {name: s1}
+  - {name: s2, set: {+training.warmup: 3}}
+allow: [streamer.strategy, streamer.params.**]
+"""
+
+
 def test_gate_accepts_allowed_and_axis_paths(project):
-    gate(
-        project,
-        """\
-        variants:
-          a: {}
-          b: {streamer.strategy: coma, streamer.params: {n: 4}}
-        grid:
-          training.seed: [1, 2]
-        ablation:
-          - {name: s1}
-          - {name: s2, set: {+training.warmup: 3}}
-        allow: [streamer.strategy, streamer.params.**]
-        """,
-    )
+    expansion = load_and_expand(str(write_project(project, GATE_OK)))
+    check_gate(expansion)
+    # ... and it had every kind of difference to accept: allowed paths (variant b) and paths set by
+    # the grid and the ablation (implicitly allowed by their layer), not a sweep of identical configs
+    base = expansion.spec.base
+    differ = {path for v in expansion.variants for path in paths.diff_paths(base, v.config)}
+    assert len(expansion.variants) == 8
+    assert differ == {"streamer.strategy", "streamer.params.n", "training.seed", "training.warmup"}
+
+
+@pytest.mark.parametrize(
+    ("mutation", "path"),
+    [
+        # an allowed path no longer listed
+        (
+            ("allow: [streamer.strategy, streamer.params.**]", "allow: [streamer.strategy]"),
+            "streamer.params.n",
+        ),
+        # a path neither listed nor set by an axis
+        (("a: {}", "a: {training.lr: 0.5}"), "training.lr"),
+    ],
+)
+def test_gate_accepts_only_what_is_allowed(project, mutation, path):
+    old, new = mutation
+    assert old in GATE_OK
+    with pytest.raises(ValidationError) as err:
+        gate(project, GATE_OK.replace(old, new))
+    assert f"`{path}`" in err.value.message
 
 
 def test_gate_rejects_an_unlisted_difference_and_names_everything(project):
@@ -112,18 +140,31 @@ def constraints(project, body, template_vars=SWEEP):
     check_constraints(load_and_expand(str(write_project(project, body))), template_vars)
 
 
+PASSING_CONSTRAINTS = [
+    ("streamer.rollouts == training.group", "groups agree"),
+    ('variant.name.startswith("seed") and sweep.name == "demo"', "context is there"),
+    ("config.training.lr < 1", "config works"),
+    ("streamer.missing is not defined", "tests work"),
+]
+
+
+def constraints_body(items):
+    lines = "".join(f"  - {{expr: {expr!r}, message: {message}}}\n" for expr, message in items)
+    return "grid: {training.seed: [1, 2]}\nconstraints:\n" + lines
+
+
 def test_constraints_pass(project):
-    constraints(
-        project,
-        """\
-        grid: {training.seed: [1, 2]}
-        constraints:
-          - {expr: streamer.rollouts == training.group, message: groups agree}
-          - {expr: 'variant.name.startswith("seed") and sweep.name == "demo"', message: context is there}
-          - {expr: config.training.lr < 1, message: config works}
-          - {expr: streamer.missing is not defined, message: tests work}
-        """,
-    )
+    constraints(project, constraints_body(PASSING_CONSTRAINTS))
+
+
+@pytest.mark.parametrize("index", range(len(PASSING_CONSTRAINTS)))
+def test_each_passing_constraint_fails_when_negated(project, index):
+    items = list(PASSING_CONSTRAINTS)
+    expr, message = items[index]
+    items[index] = (f"not ({expr})", message)
+    with pytest.raises(ValidationError) as err:
+        constraints(project, constraints_body(items))
+    assert message in err.value.message
 
 
 def test_failing_constraint_names_variant_values_and_layers(project):
