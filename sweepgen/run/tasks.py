@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from sweepgen import yamlio
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.base import RunTask
 
@@ -117,14 +116,15 @@ def parse_command(command: str | None) -> tuple[str, ...] | None:
 
 def config_fingerprint(config_path: Path, data: bytes) -> str:
     """What a config *says*, hashed: a YAML config by its parsed content (so a changed comment or
-    header is not a different config), any other file by its bytes."""
+    header is not a different config), any other file by its bytes. YAML is read as the trainer
+    reads it (sweepgen.yamlio, YAML 1.2): `yes` is a string to both."""
     if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
         try:
-            parsed = yaml.safe_load(data)
+            parsed = yamlio.loads(data.decode("utf-8"), str(config_path)).data
             return (
                 "yaml:" + hashlib.sha256(json.dumps(parsed, sort_keys=True, default=str).encode()).hexdigest()
             )
-        except yaml.YAMLError:
+        except (UserError, UnicodeDecodeError):
             pass  # run_dir_of reports the broken YAML with its position
     return "bytes:" + hashlib.sha256(data).hexdigest()
 
@@ -222,13 +222,18 @@ def run_dir_of(config_path: Path, data: bytes, config: Any) -> Path:
     where = Location(str(config_path))
     hint = "sweepgen run needs output_dir (relative to where you run it) as the run directory"
     if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
-        try:
-            rendered = yaml.safe_load(data)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
+        try:  # as the trainer will read it: YAML 1.2, no duplicate keys
+            rendered = yamlio.loads(data.decode("utf-8"), str(config_path)).data
+        except UnicodeDecodeError as err:
             raise ConfigError(
-                f"the rendered config is not valid YAML: {getattr(err, 'problem', err)}",
-                location=Location(str(config_path), mark.line + 1, mark.column + 1) if mark else where,
+                f"the rendered config is not UTF-8 (byte {err.start})",
+                location=where,
+                hint="fix the template so it renders UTF-8 text",
+            ) from None
+        except UserError as err:
+            raise ConfigError(
+                f"the rendered config is not valid YAML: {err.message}",
+                location=err.location or where,
                 hint="fix the template so it renders valid YAML",
             ) from None
         output_dir = rendered.get("output_dir") if isinstance(rendered, dict) else None
