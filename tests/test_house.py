@@ -159,3 +159,30 @@ def test_modules_collected_only_with_the_train_extra_hold_only_train_tests(name)
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytestmark" for t in node.targets)
     ]
     assert marks and "pytest.mark.train" in marks[0], f"{name} needs `pytestmark = pytest.mark.train`"
+
+
+# --- one version source ------------------------------------------------------------------------------
+
+
+def test_the_version_comes_from_pyproject_installed_or_not(monkeypatch):
+    import importlib.metadata
+
+    from click.testing import CliRunner
+
+    import sweepgen
+    from sweepgen.cli import main
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    declared = tomllib.loads(PYPROJECT.read_text())["project"]["version"]
+    assert sweepgen.__version__ == declared
+    assert CliRunner().invoke(main, ["--version"]).output == f"sweepgen, version {declared}\n"
+
+    def not_installed(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    assert sweepgen._version.__wrapped__() == declared  # the source-tree fallback reads the same field

@@ -14,8 +14,6 @@ import traceback
 
 import click
 
-from sweepgen import __version__
-
 # name -> "module:attribute"; a module that does not exist yet is simply not offered.
 COMMANDS = {
     "render": "sweepgen.cli.render_cmd:render",
@@ -74,11 +72,28 @@ class SweepgenGroup(click.Group):
         sys.exit(rc if isinstance(rc, int) else 0)
 
 
+def _print_version(ctx: click.Context, value: bool) -> None:
+    # click.version_option would need the version at import time; reading it costs start-up
+    if not value or ctx.resilient_parsing:
+        return
+    import sweepgen
+
+    click.echo(f"sweepgen, version {sweepgen.__version__}")
+    ctx.exit()
+
+
 def _module_exists(target: str) -> bool:
     return importlib.util.find_spec(target.split(":")[0]) is not None
 
 
 @click.group(cls=SweepgenGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="sweepgen")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: _print_version(ctx, value),
+    help="Show the version and exit.",
+)
 def main() -> None:
     """Compile, validate, diff and run RL post-training sweeps."""
