@@ -18,12 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from sweepgen.readers.diff import deepdiff_changes, diff, disallowed, parse_globs
+from sweepgen.readers.pyast import load_python_config
+from sweepgen.readers.pyinherit import load_with_bases
 
-from sweepgen.readers.diff import deepdiff_changes, diff, disallowed, parse_globs  # noqa: E402
-from sweepgen.readers.pyast import load_python_config  # noqa: E402
-from sweepgen.readers.pyinherit import load_with_bases  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent  # (sweepgen is imported from .venv, where it is installed)
 
 PYCONFIGS = ROOT / "tests" / "fixtures" / "pyconfigs"
 

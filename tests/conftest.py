@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# the session-scoped `slurm_cluster` fixture, for every module that asks for it (by name, no import)
+pytest_plugins = ("slurm_cluster",)
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 _REAL_HF_HOME = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")

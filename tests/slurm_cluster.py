@@ -1,6 +1,6 @@
 """A real single-node Slurm (with slurmdbd + MariaDB, so sacct works) for the tests marked ``slurm``.
 
-Import the fixture into a test module (``from slurm_cluster import slurm_cluster``). It is
+tests/conftest.py registers this module as a plugin, so a test asks for the fixture by name. It is
 session-scoped: the first Slurm test starts the cluster with ci/slurm/slurm_up.sh (installing the
 Debian packages if they are missing) and the session's end stops it with ci/slurm/slurm_down.sh,
 which signals only the daemons and job processes of this cluster, by PID. A cluster that was

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from run_support import FAKE_COMMAND, make_sweep
-from slurm_cluster import slurm_cluster  # noqa: F401 - the session fixture
 
 from sweepgen.cli import main
 from sweepgen.run.tasks import config_fingerprint
