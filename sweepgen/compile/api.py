@@ -6,25 +6,24 @@ Keep these signatures stable; other modules of sweepgen depend on them.
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Any
+import os
+from typing import Any
 
+from sweepgen.compile import writer
+from sweepgen.compile.check import Report
+from sweepgen.compile.check import check as run_check
+from sweepgen.compile.context import sweep_view
+from sweepgen.compile.derive import finalize
 from sweepgen.compile.expand import Expansion, expand
-from sweepgen.compile.spec import load_spec
+from sweepgen.compile.pipeline import compile_spec, varying_paths
+from sweepgen.compile.spec import SpecModel, load_spec
+from sweepgen.compile.writer import Outcome
 from sweepgen.errors import Location, SpecError
-
-if TYPE_CHECKING:
-    from sweepgen.compile.check import Report
-    from sweepgen.compile.writer import Outcome
 
 
 def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
     """Load a spec and expand it into resolved variants, with run names and ``derived`` values
     (no validation, no rendering). ``out_root`` only decides how ``sweep.spec`` is spelled."""
-    import os
-
-    from sweepgen.compile.context import sweep_view
-    from sweepgen.compile.derive import finalize
-
     spec = load_spec(spec_path)
     expansion = expand(spec)
     project = os.path.dirname(os.path.abspath(out_root))
@@ -61,9 +60,6 @@ def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool 
     Returns one ``sweepgen.compile.writer.Outcome`` per spec: what was (or would be) created, updated,
     left unchanged and removed.
     """
-    from sweepgen.compile import writer
-    from sweepgen.compile.pipeline import compile_spec
-
     plans = [compile_spec(path, out_root) for path in spec_paths]
     outcomes = writer.plan_actions(plans)
     if not dry_run:
@@ -73,23 +69,17 @@ def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool 
 
 def check(spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: bool = False) -> Report:
     """Validate specs and compare their rendering with ``out_root``; returns a ``check.Report``."""
-    from sweepgen.compile.check import check as run_check
-
     return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps)
 
 
 def matrix(spec_path: str) -> tuple[Expansion, list[str]]:
     """The variants of a spec and the leaf paths whose values differ between them."""
-    from sweepgen.compile.pipeline import varying_paths
-
     expansion = load_and_expand(spec_path)
     return expansion, varying_paths(expansion)
 
 
 def spec_json_schema() -> dict[str, Any]:
     """JSON Schema of the spec format (for editor completion)."""
-    from sweepgen.compile.spec import SpecModel
-
     schema = SpecModel.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema

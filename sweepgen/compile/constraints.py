@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from jinja2 import TemplateSyntaxError, Undefined
+
 from sweepgen import paths
 from sweepgen.compile.context import context
 from sweepgen.compile.expand import Expansion, Variant
@@ -21,8 +23,6 @@ def check_constraints(expansion: Expansion, sweep: dict[str, Any]) -> None:
     spec = expansion.spec
     if not spec.model.constraints:
         return
-    from jinja2 import TemplateSyntaxError, Undefined
-
     env = make_env()
     compiled: list[tuple[Callable[..., Any], Any, int]] = []
     for i, constraint in enumerate(spec.model.constraints):

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from jinja2 import Undefined
+
 from sweepgen.compile import overrides
 from sweepgen.compile.context import context
 from sweepgen.compile.expand import Expansion, Variant
@@ -119,8 +121,6 @@ def _run(
     at: tuple[Any, ...],
     variant: Variant,
 ) -> Any:
-    from jinja2 import Undefined
-
     where = ".".join(map(str, at))
     try:
         value = fn(ctx)  # Template.render and compiled expressions both take the context mapping

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, Template, TemplateNotFound, TemplateSyntaxError
 
 from sweepgen.compile import lock
 from sweepgen.compile.expand import Variant
 from sweepgen.compile.sandbox import make_env
 from sweepgen.compile.spec import SAFE_NAME, Spec, display_path
 from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
-
-if TYPE_CHECKING:
-    from jinja2 import Environment, Template
 
 HASH_COMMENT = {
     ".py",
@@ -54,8 +54,6 @@ def sha256(data: bytes) -> str:
 
 
 def load_template(spec: Spec, template_abs: str) -> Template:
-    from jinja2 import FileSystemLoader, TemplateNotFound, TemplateSyntaxError
-
     loc = spec.loc(("template",))
     if not os.path.isfile(template_abs):
         raise SpecError(
@@ -82,8 +80,6 @@ def load_template(spec: Spec, template_abs: str) -> Template:
 
 
 def compile_inline(env: Environment, spec: Spec, field: str, source: str) -> Template:
-    from jinja2 import TemplateSyntaxError
-
     try:
         return env.from_string(source)
     except TemplateSyntaxError as err:
@@ -106,10 +102,6 @@ def render_inline(template: Template, ctx: dict[str, Any], spec: Spec, field: st
 
 
 def template_runtime_error(err: Exception, template_dir: str, spec: Spec, variant: Variant) -> TemplateError:
-    import traceback
-
-    from jinja2 import TemplateSyntaxError
-
     if isinstance(err, TemplateSyntaxError):  # an included template is compiled on first use
         shown = display_path(err.filename) if err.filename else spec.model.template
         return TemplateError(

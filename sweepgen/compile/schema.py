@@ -15,7 +15,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+
 from sweepgen import paths
+from sweepgen.compile import jsonschema_subset
 from sweepgen.compile.expand import Expansion
 from sweepgen.compile.gate import layer_of, show_value
 from sweepgen.compile.spec import Spec
@@ -39,9 +43,6 @@ def load_validator(spec: Spec) -> Validator | None:
             hint="e.g. `schema: trainer.config:RunConfig` or `schema: ../schemas/run.json`",
         )
     model = _import(module_name, attr, loc)
-    from pydantic import BaseModel
-    from pydantic import ValidationError as PydanticValidationError
-
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise SpecError(
             f"schema {ref!r} is not a pydantic model class",
@@ -82,8 +83,6 @@ def _import(module_name: str, attr: str, loc: Location) -> Any:
 
 
 def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
-    from sweepgen.compile import jsonschema_subset
-
     full = os.path.normpath(os.path.join(spec.dir, ref))
     try:
         with open(full, encoding="utf-8") as fh:
