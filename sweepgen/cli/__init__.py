@@ -14,6 +14,9 @@ import traceback
 
 import click
 
+import sweepgen
+from sweepgen.errors import SweepgenError
+
 # name -> "module:attribute"; a module that does not exist yet is simply not offered.
 COMMANDS = {
     "render": "sweepgen.cli.render_cmd:render",
@@ -45,8 +48,6 @@ class SweepgenGroup(click.Group):
         return getattr(importlib.import_module(module), attr)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        from sweepgen.errors import SweepgenError
-
         try:
             rc = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except SweepgenError as err:
@@ -76,7 +77,6 @@ def _print_version(ctx: click.Context, value: bool) -> None:
     # click.version_option would need the version at import time; reading it costs start-up
     if not value or ctx.resilient_parsing:
         return
-    import sweepgen
 
     click.echo(f"sweepgen, version {sweepgen.__version__}")
     ctx.exit()

@@ -7,6 +7,7 @@ from functools import cache
 
 @cache
 def stdout():
+    # rich (~20 ms) loads only when there is something to print, not for --help
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=True)
@@ -14,6 +15,7 @@ def stdout():
 
 @cache
 def stderr():
+    # rich (~20 ms) loads only when there is something to print, not for --help
     from rich.console import Console
 
     return Console(stderr=True, highlight=False, soft_wrap=True)

@@ -7,6 +7,7 @@ is not allowed (with no --allow at all, any change: like diff(1)); 2 bad input.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -43,6 +44,7 @@ def diff(a: str, b: str, allow: tuple[str, ...], fmt: str, resolve_bases: bool) 
     files (their #SBATCH directives and command-line flags), or SPEC.yaml:VARIANT for one resolved
     variant of a sweep spec.
     """
+    # the readers load when the command runs, not for --help
     from sweepgen.readers import diff as semantic
 
     old, new = _load(a, resolve_bases), _load(b, resolve_bases)
@@ -61,8 +63,8 @@ def diff(a: str, b: str, allow: tuple[str, ...], fmt: str, resolve_bases: bool) 
 
 def _load(ref: str, resolve_bases: bool) -> object:
     """A config file through the readers, or ``SPEC.yaml:VARIANT`` through the compile API."""
-    from pathlib import Path
 
+    # the readers load when the command runs, not for --help
     from sweepgen.readers.configfile import load_config
 
     spec, sep, variant = ref.rpartition(":")
@@ -73,6 +75,7 @@ def _load(ref: str, resolve_bases: bool) -> object:
         and Path(spec).suffix in (".yaml", ".yml")
         and Path(spec).is_file()
     ):
+        # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
         from sweepgen.compile.api import resolve_variant
 
         return resolve_variant(spec, variant)
@@ -80,6 +83,7 @@ def _load(ref: str, resolve_bases: bool) -> object:
 
 
 def _report(a, b, allow, changes, refused) -> dict:
+    # the readers load when the command runs, not for --help
     from sweepgen.readers.diff import jsonable
 
     return {
@@ -122,6 +126,7 @@ def _print_text(changes, refused, *, gated: bool) -> None:
 
 
 def _show(value, type_name, change) -> str:
+    # the readers load when the command runs, not for --help
     from sweepgen.readers.diff import ABSENT
 
     if value is ABSENT:

@@ -72,6 +72,7 @@ def short_names(paths) -> dict[str, str]:
 
 
 def _runs_table(rows, varying, *, title: str):
+    # rich (~20 ms) loads only when there is something to print, not for --help
     from rich import box
     from rich.table import Table
 
@@ -111,10 +112,11 @@ def _exact(value) -> str:
 
 def _groups_table(result, groups):
     """Per variant group, the final reward over its seeds: what a comparison is read from."""
+    # rich (~20 ms) loads only when there is something to print, not for --help
+    from rich import box
     from rich.table import Table
 
     finals = {r.name: (r.summary or {}).get("final_reward") for r in result.finished}
-    from rich import box
 
     table = Table(
         title="final reward by variant (over seeds)",
@@ -159,6 +161,7 @@ def report(directory: Path, out_dir: Path | None, no_plot: bool) -> int:
     One row per run with the values that vary across the sweep, final and best reward, diversity
     and wall time; a PNG of reward curves, one line per variant with seeds as mean and band.
     """
+    # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run import report as rep
 
     if not no_plot:

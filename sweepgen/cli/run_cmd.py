@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from sweepgen.cli import _console
+from sweepgen.errors import Location, UserError
 
 POLL_S = 0.5
 LOG_TAIL_LINES = 20
@@ -75,7 +76,7 @@ def run(
     config's output_dir, where run.log and sweepgen_status.json are written next to the trainer's
     files. Finished runs are skipped; failed or cancelled ones only run again with --rerun-failed.
     """
-    from sweepgen.errors import Location, UserError
+    # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.base import ExecutorOptions, plan
     from sweepgen.run.registry import make_executor, status_is_alive
     from sweepgen.run.tasks import (
@@ -115,6 +116,7 @@ def run(
     to_start = [d.task for d in decisions if d.start]
     out = _console.stdout()
     if dry_run:
+        # rich (~20 ms) loads only when there is something to print, not for --help
         from sweepgen.cli._run_display import plan_table
 
         out.print(plan_table(decisions))
@@ -164,8 +166,6 @@ def _stop(ex) -> None:
 
 
 def _parse_gpus(gpus: str | None) -> tuple[str, ...]:
-    from sweepgen.errors import UserError
-
     if gpus is None:
         return ()
     ids = tuple(g.strip() for g in gpus.split(","))
@@ -176,6 +176,7 @@ def _parse_gpus(gpus: str | None) -> tuple[str, ...]:
 
 def _follow(ex, decisions) -> dict:
     """Poll until every started run ends, showing a live table and a line per state change."""
+    # rich (~20 ms) loads only when there is something to print, not for --help
     from rich.live import Live
 
     from sweepgen.cli._run_display import progress_table
@@ -203,6 +204,7 @@ def _follow(ex, decisions) -> dict:
 
 
 def _finish(decisions, live, sweep_dir: Path, interrupted: bool) -> int:
+    # sweepgen.run loads when the command runs, not for --help
     from sweepgen.cli._run_display import final_state, final_table
     from sweepgen.run.base import LOG_FILE, RunState
     from sweepgen.run.progress import log_tail

@@ -52,6 +52,7 @@ def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
     Run it from the directory `sweepgen run` was started in (run directories are relative to it).
     Failed, timed-out and cancelled runs are listed with the last lines of their log.
     """
+    # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.sweep_status import collect
 
     tasks = _tasks(sweep_dir, only)
@@ -84,6 +85,7 @@ def cancel(sweep_dir: Path, only) -> int:
     Cancelled runs keep their checkpoints and are resumed by `sweepgen run DIR --rerun-failed`.
     Runs of the local executor are stopped with Ctrl-C in the terminal that runs them.
     """
+    # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.slurm import cancel_runs
     from sweepgen.run.sweep_status import collect
 
@@ -114,6 +116,7 @@ def cancel(sweep_dir: Path, only) -> int:
 
 
 def _tasks(sweep_dir: Path, only):
+    # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.tasks import load_sweep, select
 
     # the command is irrelevant here (nothing is run); a placeholder keeps non-YAML sweeps loadable
@@ -122,6 +125,7 @@ def _tasks(sweep_dir: Path, only):
 
 
 def _follow(tasks, views):
+    # sweepgen.run loads when the command runs, not for --help
     from rich.live import Live
 
     from sweepgen.run.sweep_status import collect
@@ -136,6 +140,7 @@ def _follow(tasks, views):
 
 
 def _table(views, title: str | None = None):
+    # rich (~20 ms) loads only when there is something to print, not for --help
     from rich.table import Table
 
     from sweepgen.cli._run_display import elapsed_seconds, fmt_duration, step_text
@@ -161,6 +166,7 @@ def _table(views, title: str | None = None):
 
 
 def _show_problems(views, tail_lines: int) -> None:
+    # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.sweep_status import log_tail, problems
 
     err = _console.stderr()
@@ -176,6 +182,7 @@ def _show_problems(views, tail_lines: int) -> None:
 
 
 def _as_json(view, tail_lines: int) -> dict:
+    # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.sweep_status import PROBLEM_STATES, log_tail
 
     s = view.status
@@ -198,6 +205,7 @@ def _as_json(view, tail_lines: int) -> dict:
 
 
 def _exit_code(views) -> int:
+    # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.sweep_status import problems
 
     return 1 if problems(views) else 0
