@@ -7,7 +7,8 @@
 #   full  the trainer, end-to-end and Slurm tests (-m "train or slurm"), in .venv
 # Nothing is skipped for a missing dependency: a test that needs an extra carries its marker and fails
 # when the extra is missing. Arguments go to both pytest lanes (e.g. -x, -k NAME, --durations=20);
-# LANES="core full" runs only the lanes named.
+# LANES="core full" runs only the lanes named; KEEP_GOING=1 runs every lane even after a red one
+# (and still exits non-zero).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 lanes=" ${LANES:-lint core full} "
@@ -17,16 +18,21 @@ lane() { printf '\n===== lane %s =====\n' "$1"; }
 
 # pytest exits 5 when a selection holds no test (e.g. -k matching only one lane's tests): that lane
 # is then not a failure, but if no pytest lane ran a test at all, this script exits 5 too.
-pytest_lanes=0 empty_lanes=0
-run_pytest() {
-  local rc=0
+pytest_lanes=0 empty_lanes=0 red=()
+failed_lane() { # LANE RC
+  red+=("$1")
+  [ "${KEEP_GOING:-0}" = 1 ] || exit "$2"
+}
+run_pytest() { # LANE COMMAND...
+  local name=$1 rc=0
+  shift
   "$@" || rc=$?
   pytest_lanes=$((pytest_lanes + 1))
   if [ "$rc" -eq 5 ]; then
     empty_lanes=$((empty_lanes + 1))
     echo "(no test selected in this lane)"
   elif [ "$rc" -ne 0 ]; then
-    exit "$rc"
+    failed_lane "$name" "$rc"
   fi
 }
 
@@ -42,21 +48,25 @@ if [[ $lanes == *" lint "* ]]; then
   .venv/bin/sweepgen check || failed+=("sweepgen check")
   if [ ${#failed[@]} -gt 0 ]; then
     printf 'lint lane failed: %s\n' "${failed[*]}" >&2
-    exit 1
+    failed_lane lint 1
   fi
 fi
 
 if [[ $lanes == *" core "* ]]; then
   lane core
   bash scripts/setup.sh light # also proves that torch, trl, transformers... are not importable there
-  run_pytest .venv-light/bin/python -m pytest -m "not train and not slurm" "$@"
+  run_pytest core .venv-light/bin/python -m pytest -m "not train and not slurm" "$@"
 fi
 
 if [[ $lanes == *" full "* ]]; then
   lane full
-  run_pytest .venv/bin/python -m pytest -m "train or slurm" "$@"
+  run_pytest full .venv/bin/python -m pytest -m "train or slurm" "$@"
 fi
 
+if [ ${#red[@]} -gt 0 ]; then
+  printf '\nred lanes: %s\n' "${red[*]}" >&2
+  exit 1
+fi
 if [ "$pytest_lanes" -gt 0 ] && [ "$empty_lanes" -eq "$pytest_lanes" ]; then
   echo "no test selected in any lane" >&2
   exit 5
