@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from functools import cache
 from typing import Any
 
@@ -16,7 +18,7 @@ def __getattr__(name: str) -> Any:
 
 @cache
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # ~20 ms: only when asked for
 
     try:
         # The one version source is [project] version in pyproject.toml, as pip installed it.
@@ -24,9 +26,6 @@ def _version() -> str:
     except PackageNotFoundError:
         # Fallback for one case only: running from a source tree that was never installed
         # (PYTHONPATH=path/to/clone); it reads the same field from the tree's own pyproject.toml.
-        import os
-        import sys
-
         if sys.version_info >= (3, 11):
             import tomllib
         else:
