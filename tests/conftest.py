@@ -23,7 +23,8 @@ _REAL_HF_HOME = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"
 
 
 # Lanes (scripts/test.sh) are chosen by marker only: the compiler lane runs `-m "not train and not
-# slurm"` in a venv without the [train] and [slurm] extras, the full lane `-m "train or slurm"`. A test
+# slurm"` in a venv without the [train] and [slurm] extras, the full lane `-m "train or slurm"`
+# (both leave out `gpu` tests, which need a CUDA device). A test
 # that needs an extra carries its marker; nothing is skipped for a missing import (no importorskip),
 # so a selected test whose extra is missing fails.
 #
