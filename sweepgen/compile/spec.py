@@ -18,6 +18,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from sweepgen import paths, yamlio
 from sweepgen.compile import overrides
+from sweepgen.compile.sample import SampleBlock
 from sweepgen.errors import Location, SpecError
 
 # Names that become file/folder names (sweep, variant, step, grid label, run name, output component).
@@ -42,6 +43,20 @@ class AblationStep(BaseModel):
     model_config = _STRICT
     name: StrictStr = Field(description="step name, part of the variant name")
     set: dict[str, Any] = Field(default_factory=dict, description="overrides added at this step")
+
+
+class ZipGroup(BaseModel):
+    """Axes stepped together: the i-th values of every axis form the group's i-th point."""
+
+    model_config = _STRICT
+    name: StrictStr = Field(description="group name, used in messages")
+    axes: dict[StrictStr, list[Any]] = Field(
+        min_length=1, description="dotted path -> values; every axis has the same number of values"
+    )
+    labels: list[StrictStr] | None = Field(
+        default=None,
+        description="one name part per point; default: each axis' last path component and value",
+    )
 
 
 class Resources(BaseModel):
@@ -74,12 +89,34 @@ class SpecModel(BaseModel):
         default=None, description="override key -> template evaluated per variant (after run_name)"
     )
     base: dict[str, Any] = Field(description="inline config, or {include: [files], set: {...}}")
-    variants: dict[str, dict[str, Any] | None] | None = None
-    grid: dict[str, list[Any] | dict[str, Any]] | None = None
-    zip: dict[str, list[Any]] | None = None
-    ablation: list[AblationStep] | None = None
-    allow: list[StrictStr] = Field(default_factory=list, description="leaf path globs that may differ")
-    constraints: list[Constraint] = Field(default_factory=list)
+    variants: dict[str, dict[str, Any] | None] | None = Field(
+        default=None,
+        description="named variants: name -> overrides on the base (`a.b: v` replaces, a nested "
+        "mapping merges, `+a.b: v` adds a key, `~a.b: null` deletes one)",
+    )
+    grid: dict[str, list[Any] | dict[str, Any]] | None = Field(
+        default=None,
+        description="cartesian axes crossed with the variants: dotted path -> [values], or "
+        "{label: value} to name the values",
+    )
+    zip: dict[str, list[Any]] | list[ZipGroup] | None = Field(
+        default=None,
+        description="axes stepped together: one group as {path: [values], ...} of equal lengths, or "
+        "several named groups [{name, axes, labels}], crossed with each other",
+    )
+    sample: SampleBlock | None = Field(
+        default=None, description="seeded random or quasi-random search, crossed with the variants"
+    )
+    ablation: list[AblationStep] | None = Field(
+        default=None, description="ordered ladder; each step keeps the `set` of every step before it"
+    )
+    allow: list[StrictStr] = Field(
+        default_factory=list,
+        description="leaf path globs that may differ between variants (`*` one segment, `**` any depth)",
+    )
+    constraints: list[Constraint] = Field(
+        default_factory=list, description="sandboxed Jinja expressions that must hold for every variant"
+    )
     schema_: StrictStr | None = Field(
         default=None, alias="schema", description="module:Class (pydantic) or a JSON Schema file"
     )
