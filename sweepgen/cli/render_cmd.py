@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from sweepgen.cli import EXIT_OK
+from sweepgen.cli._table import emit, format_option
 
 
 @click.command()
@@ -19,39 +20,43 @@ from sweepgen.cli import EXIT_OK
     help="output root; each sweep goes to <DIR>/<name>/",
 )
 @click.option("--dry-run", is_flag=True, help="show the plan table; write nothing")
-def render(specs: tuple[str, ...], out_root: str, dry_run: bool) -> int:
+@format_option()
+def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str) -> int:
     """Expand, validate and render SPECs; all or nothing, plus sweep.lock.json per sweep."""
+    from rich.markup import escape  # paths and names are data, never rich markup
+
     from sweepgen.cli._console import stdout
     from sweepgen.compile import api
 
     outcomes = api.render(list(specs), out_root, dry_run=dry_run)
-    from rich.markup import (
-        escape,  # paths, variant and run names are data, never rich markup
-    )
-
-    console = stdout()
-    if dry_run:
-        from rich.table import Table
-
+    if dry_run and fmt == "text":
         for out in outcomes:
-            table = Table(
-                title=escape(f"{out.plan.spec.path} -> {out.plan.shown_dir}/ (dry run: nothing written)")
-            )
-            for column in ("file", "variant", "run name", "action"):
-                table.add_column(column)
-            for act in out.actions:
-                table.add_row(
-                    *(escape(cell) for cell in (act.path, act.variant or "", act.run_name or "", act.action))
+            rows = [[a.path, a.variant or "", a.run_name or "", a.action] for a in out.actions]
+            rows.append(["sweep.lock.json", "", "", "update" if out.lock_changed else "unchanged"])
+            title = f"{out.plan.spec.path} -> {out.plan.shown_dir}/ (dry run: nothing written)"
+            emit(title, ["file", "variant", "run name", "action"], rows, fmt)
+    elif dry_run:  # one machine-readable table for all specs
+        rows = [
+            [out.plan.spec.path, f"{out.plan.shown_dir}/{a.path}", a.variant, a.run_name, a.action]
+            for out in outcomes
+            for a in out.actions
+        ]
+        emit("", ["spec", "file", "variant", "run_name", "action"], rows, fmt)
+    elif fmt == "text":
+        for out in outcomes:
+            stdout().print(
+                escape(
+                    f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
+                    f"({out.count('create')} created, {out.count('update')} updated, "
+                    f"{out.count('unchanged')} unchanged, {out.count('remove')} removed)"
                 )
-            table.add_row("sweep.lock.json", "", "", "update" if out.lock_changed else "unchanged")
-            console.print(table)
-        return EXIT_OK
-    for out in outcomes:
-        console.print(
-            escape(
-                f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
-                f"({out.count('create')} created, {out.count('update')} updated, {out.count('unchanged')} unchanged, "
-                f"{out.count('remove')} removed)"
             )
-        )
+    else:
+        columns = ["spec", "folder", "files", "created", "updated", "unchanged", "removed"]
+        rows = [
+            [out.plan.spec.path, out.plan.shown_dir, len(out.plan.files)]
+            + [out.count(a) for a in ("create", "update", "unchanged", "remove")]
+            for out in outcomes
+        ]
+        emit("", columns, rows, fmt)
     return EXIT_OK

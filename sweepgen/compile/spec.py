@@ -63,9 +63,11 @@ class Resources(BaseModel):
     """Per-run resources for the Slurm executor."""
 
     model_config = _STRICT
-    partition: StrictStr | None = None
-    gpus_per_run: StrictInt | None = Field(default=None, ge=0)
-    cpus_per_run: StrictInt | None = Field(default=None, ge=1)
+    partition: StrictStr | None = Field(default=None, description="Slurm partition (sbatch --partition)")
+    gpus_per_run: StrictInt | None = Field(
+        default=None, ge=0, description="GPUs each run gets (--gres=gpu:N)"
+    )
+    cpus_per_run: StrictInt | None = Field(default=None, ge=1, description="CPU cores each run gets")
     mem: StrictStr | None = Field(default=None, pattern=r"^[0-9]+[KMGT]?$", description='e.g. "8G"')
     time: StrictStr | StrictInt | None = Field(
         default=None, description='"HH:MM:SS", "D-HH:MM:SS" or an int number of minutes'
@@ -81,7 +83,7 @@ class SpecModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, title="sweepgen spec")
     sweepgen: Literal[1] = Field(description="format version")
     name: StrictStr = Field(description="sweep name; output folder generated/<name>/")
-    description: StrictStr = ""
+    description: StrictStr = Field(default="", description="what the sweep compares, for people")
     template: StrictStr = Field(description="Jinja template, relative to the spec file")
     output: StrictStr = Field(description="output path template, relative to generated/<name>/")
     run_name: StrictStr | None = Field(default=None, description="run name template")
@@ -120,7 +122,9 @@ class SpecModel(BaseModel):
     schema_: StrictStr | None = Field(
         default=None, alias="schema", description="module:Class (pydantic) or a JSON Schema file"
     )
-    resources: Resources | None = None
+    resources: Resources | None = Field(
+        default=None, description="per-run resources for `sweepgen run --executor slurm`"
+    )
 
 
 @dataclass

@@ -1,0 +1,89 @@
+"""Output that survives pipes: full-width tables off a terminal, and --format text|csv|json."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+from click.testing import CliRunner
+from spec_support import write_project
+
+from sweepgen.cli import main
+
+LONG = """\
+grid:
+  streamer.strategy:
+    a_strategy_name_long_enough_to_be_cut_in_an_80_column_table_first: x1
+    a_strategy_name_long_enough_to_be_cut_in_an_80_column_table_second: x2
+"""
+
+
+def test_list_piped_prints_whole_cells_without_columns_set(project):
+    spec = write_project(project, LONG)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    out = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "list", str(spec)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout
+    assert "…" not in out
+    assert "a_strategy_name_long_enough_to_be_cut_in_an_80_column_table_first" in out
+    assert "a_strategy_name_long_enough_to_be_cut_in_an_80_column_table_second" in out
+
+
+def test_columns_zero_is_ignored_not_an_empty_table(project):
+    spec = write_project(project, LONG)
+    env = {**os.environ, "COLUMNS": "0"}
+    out = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "list", str(spec)], capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0 and "x2" in out.stdout
+
+
+def test_list_csv_and_json_hold_the_full_typed_values(project):
+    spec = write_project(project, "grid:\n  training.lr: [1.0e-5, 0.5]\n  training.seed: [1, 2]\n")
+    runner = CliRunner()
+    got = runner.invoke(main, ["list", str(spec), "--format", "csv"])
+    assert got.exit_code == 0, got.output
+    rows = list(csv.reader(io.StringIO(got.stdout)))
+    assert rows[0] == ["variant", "training.lr", "training.seed"]
+    assert rows[1] == ["lr1e-05_seed1", "1e-05", "1"] and len(rows) == 5
+    doc = json.loads(runner.invoke(main, ["list", str(spec), "--format", "json"]).stdout)
+    assert doc["variants"][0] == {
+        "name": "lr1e-05_seed1",
+        "values": {"training.lr": 1e-05, "training.seed": 1},
+    }
+
+
+def test_render_dry_run_json_is_one_document_for_all_specs(project):
+    a = write_project(project, "grid:\n  training.seed: [1, 2]\n", name="a.yaml")
+    b = write_project(
+        project,
+        "grid:\n  training.seed: [3]\n",
+        head="sweepgen: 1\nname: other\n"
+        'template: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n',
+        name="b.yaml",
+    )
+    got = CliRunner().invoke(main, ["render", str(a), str(b), "--dry-run", "--format", "json"])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.stdout)
+    assert [(r["file"].split("/")[-1], r["action"]) for r in doc] == [
+        ("seed1.yaml", "create"),
+        ("seed2.yaml", "create"),
+        ("seed3.yaml", "create"),
+    ]
+    assert not (project / "generated").exists()
+
+
+def test_render_csv_summarises_each_spec(project):
+    spec = write_project(project, "grid:\n  training.seed: [1, 2]\n")
+    got = CliRunner().invoke(main, ["render", str(spec), "--format", "csv"])
+    rows = list(csv.reader(io.StringIO(got.stdout)))
+    assert rows[0] == ["spec", "folder", "files", "created", "updated", "unchanged", "removed"]
+    assert rows[1][2:] == ["2", "2", "0", "0", "0"]
