@@ -87,3 +87,31 @@ def test_render_csv_summarises_each_spec(project):
     rows = list(csv.reader(io.StringIO(got.stdout)))
     assert rows[0] == ["spec", "folder", "files", "created", "updated", "unchanged", "removed"]
     assert rows[1][2:] == ["2", "2", "0", "0", "0"]
+
+
+def test_usage_errors_use_our_error_and_hint_format_with_exit_2(project):
+    got = CliRunner().invoke(main, ["render"], prog_name="sweepgen")
+    assert got.exit_code == 2
+    assert got.stderr.startswith("error: Missing argument 'SPECS...'")
+    assert "hint: Usage: sweepgen render [OPTIONS] SPECS..." in got.stderr and "--help" in got.stderr
+    bad = CliRunner().invoke(main, ["list", "x.yaml", "--format", "xml"])
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: Invalid value for '--format'")
+    unknown = CliRunner().invoke(main, ["rendr"])
+    assert unknown.exit_code == 2 and "error: No such command 'rendr'" in unknown.stderr
+
+
+def test_quiet_hides_status_lines_and_verbose_adds_timings(project):
+    spec = str(write_project(project, "grid:\n  training.seed: [1, 2]\n"))
+    normal = CliRunner().invoke(main, ["render", spec])
+    assert "2 file(s) in generated/demo/" in normal.stdout
+    quiet = CliRunner().invoke(main, ["-q", "check", spec])
+    assert quiet.exit_code == 0 and quiet.stdout == ""
+    verbose = CliRunner().invoke(main, ["-v", "render", spec])
+    assert verbose.exit_code == 0 and "compiled and wrote 1 spec(s) in" in verbose.stderr
+    both = CliRunner().invoke(main, ["-q", "-v", "list", spec])
+    assert both.exit_code == 2 and "contradict" in both.stderr
+    # -q never hides problems: an edited file is still reported
+    out = project / "generated" / "demo" / "seed2.yaml"
+    out.write_text(out.read_text() + "x: 1\n")
+    edited = CliRunner().invoke(main, ["-q", "check", spec])
+    assert edited.exit_code == 1 and "edited by hand" in edited.stdout

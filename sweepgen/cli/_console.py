@@ -16,6 +16,28 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 UNBOUNDED = 100_000  # "as wide as the content": rich only pads what asks to expand
+_verbosity = 0  # -1 quiet, 0 normal, 1 verbose; set once per invocation by the group callback
+
+
+def set_verbosity(level: int) -> None:
+    global _verbosity
+    _verbosity = level
+
+
+def info(text: str) -> None:
+    """A status line (what was written, a summary): shown unless -q. Goes to stdout."""
+    if _verbosity >= 0:
+        import click
+
+        click.echo(text)
+
+
+def detail(text: str) -> None:
+    """What a step did and how long it took: shown with -v only. Goes to stderr."""
+    if _verbosity > 0:
+        import click
+
+        click.echo(text, err=True)
 
 
 def _width(stream: object) -> int | None:

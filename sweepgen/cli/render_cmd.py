@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import click
 
 from sweepgen.cli import EXIT_OK
+from sweepgen.cli._console import detail, info
 from sweepgen.cli._table import emit, format_option
 
 
@@ -23,12 +26,14 @@ from sweepgen.cli._table import emit, format_option
 @format_option()
 def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str) -> int:
     """Expand, validate and render SPECs; all or nothing, plus sweep.lock.json per sweep."""
-    from rich.markup import escape  # paths and names are data, never rich markup
-
-    from sweepgen.cli._console import stdout
     from sweepgen.compile import api
 
+    started = time.perf_counter()
     outcomes = api.render(list(specs), out_root, dry_run=dry_run)
+    detail(
+        f"compiled and {'planned' if dry_run else 'wrote'} {len(outcomes)} spec(s) in "
+        f"{time.perf_counter() - started:.2f} s"
+    )
     if dry_run and fmt == "text":
         for out in outcomes:
             rows = [[a.path, a.variant or "", a.run_name or "", a.action] for a in out.actions]
@@ -44,12 +49,10 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str) -> in
         emit("", ["spec", "file", "variant", "run_name", "action"], rows, fmt)
     elif fmt == "text":
         for out in outcomes:
-            stdout().print(
-                escape(
-                    f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
-                    f"({out.count('create')} created, {out.count('update')} updated, "
-                    f"{out.count('unchanged')} unchanged, {out.count('remove')} removed)"
-                )
+            info(
+                f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
+                f"({out.count('create')} created, {out.count('update')} updated, "
+                f"{out.count('unchanged')} unchanged, {out.count('remove')} removed)"
             )
     else:
         columns = ["spec", "folder", "files", "created", "updated", "unchanged", "removed"]
