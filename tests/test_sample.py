@@ -201,3 +201,21 @@ def test_the_example_sample_spec_draws_what_its_committed_output_holds():
         text=True,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_long_variant_names_get_a_short_hashed_form_and_the_values_stay_whole(project):
+    body = """\
+grid:
+  streamer.strategy:
+    - a_rather_long_reward_shaping_strategy_name_number_one
+    - a_rather_long_reward_shaping_strategy_name_number_two
+  training.lr: [1.0e-5, 2.0e-5]
+"""
+    e = expand(project, body)
+    names = [v.name for v in e.variants]
+    assert all(len(n) <= 60 for n in names) and len(set(names)) == 4
+    assert names[0].startswith("strategya_rather_long_reward_shaping_strategy_name-")
+    assert names[0][-9] == "-" and all(c in "0123456789abcdef" for c in names[0][-8:])
+    assert e.variants[0].axes["streamer.strategy"].endswith("number_one")
+    # deterministic: the same spec gives the same short names
+    assert names == [v.name for v in expand(project, body).variants]

@@ -13,6 +13,7 @@ the labels (``{b0.02: 0.02}``). A spec with no variants, axes or steps has one v
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,7 +126,7 @@ def expand(spec: Spec) -> Expansion:
                         parts["sample"] = smp.label
                     if spt.label:
                         parts["ablation"] = spt.label
-                    name = "_".join(parts.values()) or "base"
+                    name = short_name("_".join(parts.values()) or "base")
                     origin = f"variant {vname!r}, " if vname else ""
                     desc = origin + ", ".join(f"{k} {v!r}" for k, v in parts.items() if k != "variant")
                     if name in seen:
@@ -407,6 +408,19 @@ def _ablation_points(spec: Spec) -> list[_Point]:
         )
         points.append(_Point(step.name, tuple(cumulative)))
     return points
+
+
+MAX_NAME = 60  # longer names are cut and suffixed with a hash of the whole name
+
+
+def short_name(name: str) -> str:
+    """``name``, or for one over MAX_NAME characters its first 51 and 8 hex digits of its sha256:
+    still unique, still readable, and short enough for file names, tables and Slurm job names. The
+    values behind the cut stay in the config, the lock (`values`) and `sweepgen list`."""
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9].rstrip('_.-')}-{digest}"
 
 
 def _auto_label(leaf: str, value: Any, loc) -> str:
