@@ -191,14 +191,16 @@ def main() -> None:
     )
     print(
         f"config: steps={args.steps} batch={args.batch} generations={args.generations} "
-        f"completion={args.completion_length} bf16={args.bf16} mps={args.mps} model={args.model or 'builtin:tiny'}"
+        f"completion={args.completion_length} bf16={args.bf16} mps={args.mps} "
+        f"model={args.model or 'builtin:tiny'}"
     )
     print("| runs | wall s | end-to-end steps/s | × one run | training steps/s | × one run | mean step s |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
+        e2e, train = r["e2e_steps_per_s"], r["train_steps_per_s"]
         print(
-            f"| {r['runs']} | {r['wall_s']:.1f} | {r['e2e_steps_per_s']:.2f} | {r['e2e_steps_per_s'] / base_e2e:.2f} "
-            f"| {r['train_steps_per_s']:.2f} | {r['train_steps_per_s'] / base_train:.2f} | {r['mean_step_time_s']:.3f} |"
+            f"| {r['runs']} | {r['wall_s']:.1f} | {e2e:.2f} | {e2e / base_e2e:.2f} "
+            f"| {train:.2f} | {train / base_train:.2f} | {r['mean_step_time_s']:.3f} |"
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
