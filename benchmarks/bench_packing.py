@@ -14,7 +14,11 @@ reports:
 Usage (from the repo root, with the train extra installed)::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_packing.py --levels 1,2,4 --steps 30
-    python benchmarks/bench_packing.py --levels 1,4,12,20 --gpus 0 --model PATH --batch 32 --generations 16
+    python benchmarks/make_gpu_models.py /tmp/models       # the two model shapes of the GPU issue
+    python benchmarks/bench_packing.py --levels 1,4,12,20 --gpus 0 --model /tmp/models/simplestories \
+        --batch 32 --generations 16 --completion-length 128 --bf16 [--mps]
+    python benchmarks/bench_packing.py --levels 1,4 --gpus 0 --model /tmp/models/smollm135m \
+        --batch 32 --generations 8 --completion-length 256 --bf16
 
 The sweep is written with a lock exactly like `sweepgen render` writes one, into a temporary folder
 that is removed afterwards (it holds only what this script generated).
@@ -49,13 +53,14 @@ def tiny_config(name: str, seed: int, args: argparse.Namespace) -> dict:
             "num_generations": args.generations,
             "batch_size": args.batch,
             "max_steps": args.steps,
-            "max_completion_length": 16,
+            "max_completion_length": args.completion_length,
             "beta": 0.0,
+            **({"bf16": True} if args.bf16 else {}),
         },
         "logging": {"save_steps": 100_000},
     }
     if args.model:
-        config["model"] = {"path": args.model}
+        config["model"] = {"path": args.model, **({"dtype": "bfloat16"} if args.bf16 else {})}
     return config
 
 
@@ -114,6 +119,8 @@ def run_level(n: int, args: argparse.Namespace, cache: Path) -> dict:
         cmd = [sys.executable, "-m", "sweepgen", "run", "generated/pack", "--jobs", str(n)]
         if args.gpus:
             cmd += ["--gpus", args.gpus, "--per-gpu", str(-(-n // len(args.gpus.split(","))))]
+            if args.mps:
+                cmd.append("--mps")
         env = {
             **os.environ,
             "SWEEPGEN_CACHE": str(cache),
@@ -154,6 +161,9 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=8)
     parser.add_argument("--model", default=None, help="model path (default: the built-in tiny model)")
     parser.add_argument("--gpus", default=None, help="CUDA ids to pack onto (default: CPU)")
+    parser.add_argument("--mps", action="store_true", help="run the packed runs under NVIDIA MPS")
+    parser.add_argument("--bf16", action="store_true", help="bf16 weights and training (GPU only)")
+    parser.add_argument("--completion-length", type=int, default=16, help="max_completion_length")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args()
     load_before = os.getloadavg()  # other work on the machine skews these numbers: say how much
@@ -181,15 +191,16 @@ def main() -> None:
     )
     print(
         f"config: steps={args.steps} batch={args.batch} generations={args.generations} "
+        f"completion={args.completion_length} bf16={args.bf16} mps={args.mps} "
         f"model={args.model or 'builtin:tiny'}"
     )
     print("| runs | wall s | end-to-end steps/s | × one run | training steps/s | × one run | mean step s |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
+        e2e, train = r["e2e_steps_per_s"], r["train_steps_per_s"]
         print(
-            f"| {r['runs']} | {r['wall_s']:.1f} | {r['e2e_steps_per_s']:.2f} "
-            f"| {r['e2e_steps_per_s'] / base_e2e:.2f} | {r['train_steps_per_s']:.2f} "
-            f"| {r['train_steps_per_s'] / base_train:.2f} | {r['mean_step_time_s']:.3f} |"
+            f"| {r['runs']} | {r['wall_s']:.1f} | {e2e:.2f} | {e2e / base_e2e:.2f} "
+            f"| {train:.2f} | {train / base_train:.2f} | {r['mean_step_time_s']:.3f} |"
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -72,18 +72,31 @@ def test_github_format_prints_annotations(rendered):
     result = run("--format", "github")
     assert result.exit_code == 2
     lines = result.output.splitlines()
-    assert "::error file=specs/bad.yaml,line=5,col=1::invalid: unknown key `sweeps`" in lines[0]
+    assert (
+        "::error file=specs/bad.yaml,line=5,col=1,title=sweepgen check%3A invalid::"
+        "invalid: unknown key `sweeps`" in lines[0]
+    )
     assert any(
-        line.startswith("::error file=generated/demo/seed2.yaml,line=10::edited: edited by hand")
+        line.startswith(
+            "::error file=generated/demo/seed2.yaml,line=10,title=sweepgen check%3A edited::"
+            "edited: edited by hand"
+        )
         for line in lines
     )
 
 
-def test_pre_commit_hook_runs_check_on_the_whole_project():
+def test_pre_commit_hook_passes_the_changed_spec_files_to_check():
+    """pre-commit hands over the spec files matching `files:` (tests/test_precommit_hook.py runs it)."""
+    import re
     from pathlib import Path
 
     import yaml
 
     hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
     check = next(h for h in hooks if h["id"] == "sweepgen-check")
-    assert check["entry"] == "sweepgen check" and check["pass_filenames"] is False
+    assert check["entry"] == "sweepgen check" and check["pass_filenames"] is True
+    files = re.compile(check["files"])
+    for spec in ("specs/a.yaml", "exp/specs/b.yml", "experiments/rl/c.sweep.yaml", "d.sweep.yml"):
+        assert files.search(spec), spec
+    for other in ("templates/t.yaml.j2", "generated/x/a.yaml", "configs/base.yaml"):
+        assert not files.search(other), other

@@ -61,3 +61,58 @@ def test_schema_describes_the_format_and_accepts_the_examples(project):
         "run_name",
     } <= set(schema["properties"])
     assert schema["$defs"]["Resources"]["additionalProperties"] is False
+
+
+def _undescribed(node, path: str) -> list[str]:
+    """Every property of the JSON Schema (nested models included) that has no description."""
+    missing = []
+    if isinstance(node, dict):
+        for key, sub in (node.get("properties") or {}).items():
+            if "description" not in sub:
+                missing.append(f"{path}.{key}")
+            missing += _undescribed(sub, f"{path}.{key}")
+        for key in ("anyOf", "oneOf", "allOf"):
+            for sub in node.get(key) or []:
+                missing += _undescribed(sub, path)
+        for key in ("items", "additionalProperties"):
+            if isinstance(node.get(key), dict):
+                missing += _undescribed(node[key], f"{path}[]")
+    return missing
+
+
+def test_every_key_of_the_spec_schema_has_a_description():
+    schema = json.loads(CliRunner().invoke(main, ["schema"]).output)
+    missing = _undescribed(schema, "spec")
+    for name, model in schema["$defs"].items():
+        missing += _undescribed(model, name)
+    assert missing == []
+    # the check above walks nested models: it would catch a new undescribed key in them
+    assert "sample" in schema["properties"] and "Distribution" in schema["$defs"]
+
+
+def test_every_spec_in_specs_validates_against_sweepgen_schema(tmp_path):
+    """check-jsonschema (the pre-commit ecosystem's validator) reads our schema and every example."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    schema = tmp_path / "spec.schema.json"
+    schema.write_text(CliRunner().invoke(main, ["schema"]).output)
+    specs = sorted(str(p) for p in (repo / "specs").glob("*.yaml"))
+    assert len(specs) >= 10
+    ok = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--schemafile", str(schema), *specs],
+        capture_output=True,
+        text=True,
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # and the same validator refuses a spec with an unknown key, so the test can fail
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(Path(specs[0]).read_text() + "grdi: {seed: [1]}\n")
+    refused = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--schemafile", str(schema), str(bad)],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 1 and "grdi" in refused.stdout + refused.stderr

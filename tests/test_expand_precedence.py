@@ -58,10 +58,30 @@ def test_ablation_steps_stack_and_the_latest_step_wins(project):
 def test_the_derived_example_in_the_spec_docs_works(project):
     """docs/SPEC.md's `derived` example, run as written."""
     text = (Path(__file__).resolve().parent.parent / "docs" / "SPEC.md").read_text()
-    example = re.search(r"```yaml\n(.*?)```", text, re.S).group(1)
+    example = next(b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "\nderived:" in b)
     base = "base:\n  grpo: {num_generations: 8}\n  streamer: {n_rollouts_per_prompt: 4}\n  output_dir: x\n"
     head = 'sweepgen: 1\nname: demo\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n'
     spec = write_project(project, "grid: {grpo.num_generations: [2, 16]}\n", head=head + example, base=base)
     variant = load_and_expand(str(spec)).variants[1]
     assert variant.config["output_dir"] == "runs/demo/num_generations16"
     assert variant.config["streamer"]["n_rollouts_per_prompt"] == 16
+
+
+def test_every_whole_spec_in_the_spec_docs_expands_as_the_docs_say(project):
+    """docs/SPEC.md's complete spec examples (those starting `sweepgen: 1`), run as written."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "SPEC.md").read_text()
+    examples = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if b.startswith("sweepgen: 1")]
+    assert len(examples) >= 2
+    (project / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    names = {}
+    for i, body in enumerate(examples):
+        spec = project / "specs" / f"doc{i}.yaml"
+        spec.write_text(body)
+        variants = load_and_expand(str(spec)).variants
+        names[variants[0].config and body.split("name: ", 1)[1].split("\n", 1)[0]] = [
+            v.name for v in variants
+        ]
+    zipped = names["zip_groups"]
+    assert zipped[0] == "small_temperature0.7_max_completion_length16" and len(zipped) == 4
+    assert zipped[-1] == "large_temperature1.0_max_completion_length24"
+    assert len(names["random_search"]) == 12

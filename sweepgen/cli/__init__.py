@@ -55,9 +55,12 @@ class SweepgenGroup(click.Group):
             rc = err.exit_code
         except click.exceptions.Exit as exit_:
             rc = exit_.exit_code
+        except click.UsageError as err:
+            click.echo(_usage_error(err), err=True)
+            rc = EXIT_USAGE
         except click.ClickException as err:
-            err.show()
-            rc = err.exit_code
+            click.echo(f"error: {err.format_message()}", err=True)
+            rc = EXIT_USAGE
         except click.exceptions.Abort:
             click.echo("aborted", err=True)
             rc = 130
@@ -82,6 +85,15 @@ def _print_version(ctx: click.Context, value: bool) -> None:
     ctx.exit()
 
 
+def _usage_error(err: click.UsageError) -> str:
+    """A usage error in the same ``error:`` + hint shape as every other user error."""
+    ctx = err.ctx
+    command = ctx.command_path if ctx is not None else "sweepgen"
+    usage = ctx.get_usage().replace("\n", " ").strip() if ctx is not None else ""
+    hint = f"{usage}; see `{command} --help`" if usage else f"see `{command} --help`"
+    return f"error: {err.format_message()}\n  hint: {hint}"
+
+
 def _module_exists(target: str) -> bool:
     return importlib.util.find_spec(target.split(":")[0]) is not None
 
@@ -95,5 +107,15 @@ def _module_exists(target: str) -> bool:
     callback=lambda ctx, _param, value: _print_version(ctx, value),
     help="Show the version and exit.",
 )
-def main() -> None:
-    """Compile, validate, diff and run RL post-training sweeps."""
+@click.option("-q", "--quiet", is_flag=True, help="print only results, problems and errors")
+@click.option("-v", "--verbose", is_flag=True, help="also print what each step did and how long it took")
+def main(quiet: bool, verbose: bool) -> None:
+    """Compile, validate, diff and run RL post-training sweeps.
+
+    -q / -v go before the command (`sweepgen -q check`) and apply to every command.
+    """
+    from sweepgen.cli import _console
+
+    if quiet and verbose:
+        raise click.UsageError("-q and -v contradict each other; give one")
+    _console.set_verbosity(-1 if quiet else 1 if verbose else 0)

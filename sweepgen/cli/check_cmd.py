@@ -9,6 +9,7 @@ import os
 import click
 
 from sweepgen.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
+from sweepgen.cli._console import info
 from sweepgen.errors import UserError
 
 
@@ -71,9 +72,10 @@ def check(specs: tuple[str, ...], out_root: str, fmt: str) -> int:
                 + (f",line={p.line}" if p.line else "")
                 + (f",col={p.col}" if p.col else "")
             )
+            props += f",title={_prop(f'sweepgen check: {p.kind}')}"
             text = f"{p.kind}: {p.message}" + (f" (hint: {p.hint})" if p.hint else "")
             click.echo(f"::error {props}::{_data(text)}")
-        click.echo(_summary(report))
+        info(_summary(report))
     else:
         _print_text(report)
     if report.invalid:
@@ -95,7 +97,7 @@ def _print_text(report) -> None:
             click.echo(f"  hint: {p.hint}")
         if p.diff:
             click.echo(p.diff, nl=False)
-    click.echo(_summary(report))
+    info(_summary(report))
 
 
 def _data(text: str) -> str:

@@ -2,63 +2,33 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from sweepgen import paths
 from sweepgen.cli import EXIT_OK
-from sweepgen.cli._console import stdout
+from sweepgen.cli._table import emit, format_option
 
 
 @click.command("list")
 @click.argument("spec", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option()
 def list_variants(spec: str, fmt: str) -> int:
-    """Show the variants SPEC expands to and the values that differ between them."""
+    """Show the variants SPEC expands to and the values that differ between them.
+
+    Sampled values (`sample:`) show in full here and in the lock; variant names carry them rounded.
+    """
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
     from sweepgen.compile import api
 
     expansion, varying = api.matrix(spec)
-    rows = [[v.name] + [_cell(paths.get(v.config, p)) for p in varying] for v in expansion.variants]
-    if fmt == "json":
-        click.echo(
-            json.dumps(
-                {
-                    "varying": varying,
-                    "variants": [
-                        {
-                            "name": v.name,
-                            "values": {
-                                p: val
-                                for p in varying
-                                if (val := paths.get(v.config, p)) is not paths.MISSING
-                            },
-                        }
-                        for v in expansion.variants
-                    ],
-                },
-                indent=2,
-            )
-        )
-        return EXIT_OK
-    # rich (~20 ms) loads only when there is something to print, not for --help
-    from rich.markup import escape
-    from rich.table import Table
-
-    # Every cell, header and the title are escaped: config values are data, not rich markup
-    # ("[/INST]" would crash the table, "[bold]x" would lose its brackets).
-    table = Table(title=escape(f"{expansion.spec.path}: {len(rows)} variant(s)"))
-    table.add_column("variant")
-    for p in varying:
-        table.add_column(escape(p))
-    for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
-    stdout().print(table)
+    values = [
+        {p: val for p in varying if (val := paths.get(v.config, p)) is not paths.MISSING}
+        for v in expansion.variants
+    ]
+    rows = [[v.name] + [vals.get(p) for p in varying] for v, vals in zip(expansion.variants, values)]
+    doc = {
+        "varying": varying,
+        "variants": [{"name": v.name, "values": vals} for v, vals in zip(expansion.variants, values)],
+    }
+    emit(f"{expansion.spec.path}: {len(rows)} variant(s)", ["variant", *varying], rows, fmt, json_doc=doc)
     return EXIT_OK
-
-
-def _cell(value) -> str:
-    if value is paths.MISSING:
-        return "-"
-    return json.dumps(value) if not isinstance(value, str) else value

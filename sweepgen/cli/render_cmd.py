@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import click
 
 from sweepgen.cli import EXIT_OK
-from sweepgen.cli._console import stdout
+from sweepgen.cli._console import detail, info
+from sweepgen.cli._table import emit, format_option
 
 
 @click.command()
@@ -20,42 +23,46 @@ from sweepgen.cli._console import stdout
     help="output root; each sweep goes to <DIR>/<name>/",
 )
 @click.option("--dry-run", is_flag=True, help="show the plan table; write nothing")
-def render(specs: tuple[str, ...], out_root: str, dry_run: bool) -> int:
+@format_option()
+def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str) -> int:
     """Expand, validate and render SPECs; all or nothing, plus sweep.lock.json per sweep."""
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
     from sweepgen.compile import api
 
+    started = time.perf_counter()
     outcomes = api.render(list(specs), out_root, dry_run=dry_run)
-    # rich (~20 ms) loads only when there is something to print, not for --help
-    from rich.markup import (
-        escape,  # paths, variant and run names are data, never rich markup
+    detail(
+        f"compiled and {'planned' if dry_run else 'wrote'} {len(outcomes)} spec(s) in "
+        f"{time.perf_counter() - started:.2f} s"
     )
-
-    console = stdout()
-    if dry_run:
-        # rich (~20 ms) loads only when there is something to print, not for --help
-        from rich.table import Table
-
+    if dry_run and fmt == "text":
         for out in outcomes:
-            table = Table(
-                title=escape(f"{out.plan.spec.path} -> {out.plan.shown_dir}/ (dry run: nothing written)")
-            )
-            for column in ("file", "variant", "run name", "action"):
-                table.add_column(column)
-            for act in out.actions:
-                table.add_row(
-                    *(escape(cell) for cell in (act.path, act.variant or "", act.run_name or "", act.action))
-                )
-            table.add_row("sweep.lock.json", "", "", "update" if out.lock_changed else "unchanged")
-            console.print(table)
-        return EXIT_OK
-    for out in outcomes:
-        console.print(
-            escape(
+            rows: list[list[object]] = [
+                [a.path, a.variant or "", a.run_name or "", a.action] for a in out.actions
+            ]
+            rows.append(["sweep.lock.json", "", "", "update" if out.lock_changed else "unchanged"])
+            title = f"{out.plan.spec.path} -> {out.plan.shown_dir}/ (dry run: nothing written)"
+            emit(title, ["file", "variant", "run name", "action"], rows, fmt)
+    elif dry_run:  # one machine-readable table for all specs
+        table: list[list[object]] = [
+            [out.plan.spec.path, f"{out.plan.shown_dir}/{a.path}", a.variant, a.run_name, a.action]
+            for out in outcomes
+            for a in out.actions
+        ]
+        emit("", ["spec", "file", "variant", "run_name", "action"], table, fmt)
+    elif fmt == "text":
+        for out in outcomes:
+            info(
                 f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
                 f"({out.count('create')} created, {out.count('update')} updated, "
-                f"{out.count('unchanged')} unchanged, "
-                f"{out.count('remove')} removed)"
+                f"{out.count('unchanged')} unchanged, {out.count('remove')} removed)"
             )
-        )
+    else:
+        columns = ["spec", "folder", "files", "created", "updated", "unchanged", "removed"]
+        summary: list[list[object]] = [
+            [out.plan.spec.path, out.plan.shown_dir, len(out.plan.files)]
+            + [out.count(a) for a in ("create", "update", "unchanged", "remove")]
+            for out in outcomes
+        ]
+        emit("", columns, summary, fmt)
     return EXIT_OK

@@ -1,22 +1,25 @@
-"""Expansion: named variants x grid x zip x ablation, as plain dict work on a base resolved once.
+"""Expansion: named variants x grid x zip x sample x ablation, as plain dict work on a base resolved once.
 
 Layers apply in one fixed order, and each resolved variant remembers which layer set every path it
-overrides: base (or an include file) < named variant < grid axes < zip axes < ablation steps
-(cumulative: step k applies the ``set`` of steps 1..k). Work is shared between variants: a named
-variant is applied once, then each grid point on top of it, and so on.
+overrides: base (or an include file) < named variant < grid axes < zip groups < sampled points <
+ablation steps (cumulative: step k applies the ``set`` of steps 1..k). Work is shared between
+variants: a named variant is applied once, then each grid point on top of it, and so on.
 
-Variant names join the parts: ``<variant>_<grid labels>_<zip label>_<step>``. A grid axis given as a
+Variant names join the parts: ``<variant>_<grid labels>_<zip labels>_<sample label>_<step>``. Zip
+groups are crossed with each other; within a group the axes step together. A grid axis given as a
 list gets labels ``<last path component><value>`` (``seed42``); given as a mapping, its keys are
 the labels (``{b0.02: 0.02}``). A spec with no variants, axes or steps has one variant, ``base``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from sweepgen.compile import overrides
+from sweepgen.compile import sample as sampling
 from sweepgen.compile.overrides import Op
 from sweepgen.compile.spec import SAFE_NAME, Spec
 from sweepgen.errors import Location, SpecError
@@ -74,15 +77,18 @@ def expand(spec: Spec) -> Expansion:
         ops = overrides.parse(body or {}, doc, ("variants", vname), f"variant:{vname}", spec.op_locs)
         named.append((vname, ops))
     grid_axes = [_grid_axis(spec, key, values) for key, values in (model.grid or {}).items()]
-    zip_points = _zip_points(spec)
+    zip_groups = _zip_groups(spec)
+    zip_points = _cross(zip_groups)
+    sample_points = _sample_points(spec)
     steps = _ablation_points(spec)
-    _check_overwrites(spec, grid_axes, zip_points, steps)
+    _check_overwrites(spec, grid_axes, zip_groups, sample_points, steps)
     # MERGE ops only assert that a mapping exists; the keys under them are separate ops.
     implicit = frozenset(
         op.dotted
         for op in itertools.chain(
             (op for axis in grid_axes for pt in axis for op in pt.ops),
             (op for pt in zip_points for op in pt.ops),
+            (op for pt in sample_points for op in pt.ops),
             (op for pt in steps for op in pt.ops),
         )
         if op.kind != overrides.MERGE
@@ -99,11 +105,10 @@ def expand(spec: Spec) -> Expansion:
         for combo in grid_points:
             gops = [op for pt in combo for op in pt.ops]
             cfg2, layers2 = overrides.apply_all(cfg1, gops, layers1, where=where) if gops else (cfg1, layers1)
-            for zpt in zip_points:
+            for zpt, smp in itertools.product(zip_points, sample_points):
+                zsops = list(zpt.ops) + list(smp.ops)
                 cfg3, layers3 = (
-                    overrides.apply_all(cfg2, list(zpt.ops), layers2, where=where)
-                    if zpt.ops
-                    else (cfg2, layers2)
+                    overrides.apply_all(cfg2, zsops, layers2, where=where) if zsops else (cfg2, layers2)
                 )
                 for spt in steps:
                     cfg4, layers4 = (
@@ -115,13 +120,14 @@ def expand(spec: Spec) -> Expansion:
                     if vname:
                         parts["variant"] = vname
                     if combo:
-                        # every grid point has a label (only zip and ablation points may have none)
-                        parts["grid"] = "_".join(cast(str, pt.label) for pt in combo)
+                        parts["grid"] = "_".join(pt.label for pt in combo if pt.label)
                     if zpt.label:
                         parts["zip"] = zpt.label
+                    if smp.label:
+                        parts["sample"] = smp.label
                     if spt.label:
                         parts["ablation"] = spt.label
-                    name = "_".join(parts.values()) or "base"
+                    name = short_name("_".join(parts.values()) or "base")
                     origin = f"variant {vname!r}, " if vname else ""
                     desc = origin + ", ".join(f"{k} {v!r}" for k, v in parts.items() if k != "variant")
                     if name in seen:
@@ -132,11 +138,12 @@ def expand(spec: Spec) -> Expansion:
                             "or rename variants",
                         )
                     seen[name] = desc or "base"
-                    all_ops = gops + list(zpt.ops) + list(spt.ops)
+                    all_ops = gops + zsops + list(spt.ops)
                     over = dict(over1)
                     over.update((op.dotted, op.value) for op in all_ops if op.kind != overrides.MERGE)
                     axes = {p: v for pt in combo for p, v in pt.axes}
                     axes.update(zpt.axes)
+                    axes.update(smp.axes)
                     variants.append(
                         Variant(
                             name=name,
@@ -153,7 +160,11 @@ def expand(spec: Spec) -> Expansion:
 
 
 def _check_overwrites(
-    spec: Spec, grid_axes: list[list[_Point]], zip_points: list[_Point], steps: list[_Point]
+    spec: Spec,
+    grid_axes: list[list[_Point]],
+    zip_groups: list[list[_Point]],
+    sample_points: list[_Point],
+    steps: list[_Point],
 ) -> None:
     """A later layer writing a path an axis sets (or a mapping above it) would silently overwrite the
     axis, producing duplicate runs under different names: an error at the later key."""
@@ -165,9 +176,9 @@ def _check_overwrites(
         for key, pts in zip(spec.model.grid or {}, grid_axes)
     ]
     zipped = [
-        (op.path, key, "zip axis", doc.loc(("zip", key), key=True), len(zip_points))
-        for key, op in zip(spec.model.zip or {}, zip_points[0].ops)
+        (op.path, op.dotted, "zip axis", op.loc, len(points)) for points in zip_groups for op in points[0].ops
     ]
+    sampled = [(op.path, op.dotted, "sample axis", op.loc, len(sample_points)) for op in sample_points[0].ops]
     ablation = []
     for op in steps[-1].ops:
         if op.kind != overrides.MERGE:
@@ -176,18 +187,23 @@ def _check_overwrites(
     def under(path: tuple[str, ...], other: tuple[str, ...]) -> bool:
         return path[: len(other)] == other
 
-    for i, (path, key, _what, _, count) in enumerate(grid):
-        for opath, okey, _, oloc, ocount in grid[i + 1 :]:
-            if (count > 1 and under(path, opath)) or (ocount > 1 and under(opath, path)):
-                raise SpecError(
-                    f"grid axes `{key}` and `{okey}` set the same path (or one under the other); "
-                    "one would overwrite the other",
-                    location=oloc,
-                    key=okey,
-                    hint="vary a path with one grid axis; give it all the values",
-                )
-    for later, later_name in ((zipped, "zip"), (ablation, "ablation")):
-        earlier = grid + (zipped if later_name == "ablation" else [])
+    for same, word, fix in (
+        (grid, "grid", "one grid axis; give it all the values"),
+        (zipped, "zip", "one zip group"),
+    ):
+        for i, (path, key, _, _, count) in enumerate(same):
+            for opath, okey, _, oloc, ocount in same[i + 1 :]:
+                if (count > 1 and under(path, opath)) or (ocount > 1 and under(opath, path)):
+                    raise SpecError(
+                        f"{word} axes `{key}` and `{okey}` set the same path (or one under the other); "
+                        "one would overwrite the other",
+                        location=oloc,
+                        key=okey,
+                        hint=f"vary a path in {fix}",
+                    )
+    layers = [(grid, "grid"), (zipped, "zip"), (sampled, "sample"), (ablation, "ablation")]
+    for k, (later, _) in enumerate(layers[1:], start=1):
+        earlier = [entry for group, _ in layers[:k] for entry in group]
         for path, key, what, _, count in earlier:
             for opath, okey, owhat, oloc, _ in later:
                 if count > 1 and under(path, opath):
@@ -241,10 +257,30 @@ def _grid_axis(spec: Spec, key: str, values: Any) -> list[_Point]:
     return points
 
 
-def _zip_points(spec: Spec) -> list[_Point]:
-    axes = spec.model.zip or {}
-    if not axes:
-        return [_Point(None, ())]
+def _zip_groups(spec: Spec) -> list[list[_Point]]:
+    """Each zip group's points. ``zip: {path: [...]}`` is one group; a list names several."""
+    raw = spec.model.zip
+    if not raw:
+        return []
+    if isinstance(raw, dict):
+        return [_zip_group(spec, raw, None, ("zip",))]
+    names: dict[str, int] = {}
+    groups = []
+    for g, group in enumerate(raw):
+        if group.name in names:
+            raise SpecError(
+                f"two zip groups are named {group.name!r}",
+                location=spec.doc.loc(("zip", g, "name")),
+                hint="give each zip group its own name",
+            )
+        names[group.name] = g
+        groups.append(_zip_group(spec, group.axes, group.labels, ("zip", g, "axes")))
+    return groups
+
+
+def _zip_group(
+    spec: Spec, axes: dict[str, list[Any]], labels: list[str] | None, at: tuple[str | int, ...]
+) -> list[_Point]:
     doc = spec.doc
     keys = list(axes)
     n = len(axes[keys[0]])
@@ -252,39 +288,114 @@ def _zip_points(spec: Spec) -> list[_Point]:
         if len(axes[key]) != n:
             raise SpecError(
                 f"zip axes must have equal lengths: `{keys[0]}` has {n} values, `{key}` has {len(axes[key])}",
-                location=doc.loc(("zip", key), key=True),
+                location=doc.loc(at + (key,), key=True),
                 key=key,
                 hint="zip steps the axes together; use `grid` for a cartesian product",
             )
     if n == 0:
-        raise SpecError("zip axes are empty", location=doc.loc(("zip",)), hint="list values or remove `zip`")
+        raise SpecError("zip axes are empty", location=doc.loc(at), hint="list values or remove the zip axes")
+    labels_at = at[:-1] + ("labels",)
+    if labels is not None and len(labels) != n:
+        raise SpecError(
+            f"`labels` has {len(labels)} names for {n} zip steps",
+            location=doc.loc(labels_at),
+            hint="give one label per step, in order",
+        )
     parsed = []
     for key in keys:
-        loc = doc.loc(("zip", key), key=True)
+        loc = doc.loc(at + (key,), key=True)
         kind, path = overrides.split_key(key, loc)
         if kind == overrides.DELETE:
             raise SpecError("a zip axis cannot delete a key", location=loc, hint="remove the `~`")
         spec.op_locs.setdefault(("zip", ".".join(path)), loc)
-        parsed.append((key, kind, path))
+        parsed.append((key, kind, path, loc))
     points = []
     seen: set[str] = set()
     for i in range(n):
-        ops, labels, axis_values = [], [], []
-        for key, kind, path in parsed:
+        ops, auto, axis_values = [], [], []
+        for key, kind, path, loc in parsed:
             value = axes[key][i]
-            vloc = doc.loc(("zip", key, i))
-            ops.append(Op(kind, path, value, vloc, "zip"))
-            labels.append(_auto_label(path[-1], value, vloc))
+            vloc = doc.loc(at + (key, i))
+            ops.append(Op(kind, path, value, loc, "zip"))
+            if labels is None:
+                auto.append(_auto_label(path[-1], value, vloc))
             axis_values.append((".".join(path), value))
-        label = "_".join(labels)
+        label = labels[i] if labels is not None else "_".join(auto)
+        if not SAFE_NAME.fullmatch(label):
+            raise SpecError(
+                f"zip label {label!r} is not filesystem-safe",
+                location=doc.loc(labels_at + (i,)),
+                hint="use letters, digits, `_`, `-` and `.`",
+            )
         if label in seen:
             raise SpecError(
                 f"zip step {i + 1} repeats an earlier step ({label})",
-                location=doc.loc(("zip",)),
+                location=doc.loc(labels_at + (i,)) if labels is not None else doc.loc(at),
                 hint="each zip step must be distinct",
             )
         seen.add(label)
         points.append(_Point(label, tuple(ops), tuple(axis_values)))
+    return points
+
+
+def _cross(groups: list[list[_Point]]) -> list[_Point]:
+    """Zip groups crossed with each other: one point per combination, labels joined in group order."""
+    if not groups:
+        return [_Point(None, ())]
+    out = []
+    for combo in itertools.product(*groups):
+        out.append(
+            _Point(
+                "_".join(pt.label for pt in combo if pt.label),
+                tuple(op for pt in combo for op in pt.ops),
+                tuple(av for pt in combo for av in pt.axes),
+            )
+        )
+    return out
+
+
+def _sample_points(spec: Spec) -> list[_Point]:
+    """The drawn points of ``sample:``, labelled by their values at ``digits`` significant digits."""
+    block = spec.model.sample
+    if block is None:
+        return [_Point(None, ())]
+    doc = spec.doc
+    parsed = []
+    for key in block.axes:
+        loc = doc.loc(("sample", "axes", key), key=True)
+        kind, path = overrides.split_key(key, loc)
+        if kind == overrides.DELETE:
+            raise SpecError("a sample axis cannot delete a key", location=loc, hint="remove the `~`")
+        spec.op_locs.setdefault(("sample", ".".join(path)), loc)
+        parsed.append((kind, path, loc))
+    points: list[_Point] = []
+    by_label: dict[str, int] = {}
+    by_values: dict[str, int] = {}
+    for i, values in enumerate(sampling.draw(block)):
+        ops = tuple(Op(kind, path, v, loc, "sample") for (kind, path, loc), v in zip(parsed, values))
+        parts = []
+        for (_, path, loc), v in zip(parsed, values):
+            shown = sampling.short_number(v, block.digits) if isinstance(v, float) else v
+            parts.append(_auto_label(path[-1], shown, loc))
+        label = "_".join(parts)
+        exact = repr([(type(v).__name__, v) for v in values])
+        if exact in by_values:
+            raise SpecError(
+                f"sample point {i + 1} repeats point {by_values[exact] + 1} exactly ({label})",
+                location=doc.loc(("sample", "n")),
+                hint="a choice-only sample repeats itself: use `grid` for categorical axes, or lower `n`",
+            )
+        if label in by_label:
+            raise SpecError(
+                f"sample points {by_label[label] + 1} and {i + 1} both read {label!r} at "
+                f"{block.digits} significant digits",
+                location=doc.loc(("sample", "digits"))
+                if "digits" in (doc.data.get("sample") or {})
+                else doc.loc(("sample",)),
+                hint="raise `digits` so every drawn point gets its own name",
+            )
+        by_values[exact], by_label[label] = i, i
+        points.append(_Point(label, ops, tuple((".".join(p), v) for (_, p, _), v in zip(parsed, values))))
     return points
 
 
@@ -301,6 +412,19 @@ def _ablation_points(spec: Spec) -> list[_Point]:
         )
         points.append(_Point(step.name, tuple(cumulative)))
     return points
+
+
+MAX_NAME = 60  # longer names are cut and suffixed with a hash of the whole name
+
+
+def short_name(name: str) -> str:
+    """``name``, or for one over MAX_NAME characters its first 51 and 8 hex digits of its sha256:
+    still unique, still readable, and short enough for file names, tables and Slurm job names. The
+    values behind the cut stay in the config, the lock (`values`) and `sweepgen list`."""
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9].rstrip('_.-')}-{digest}"
 
 
 def _auto_label(leaf: str, value: Any, loc: Location) -> str:

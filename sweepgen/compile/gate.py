@@ -30,8 +30,8 @@ def layer_of(variant: Variant, path: str) -> str:
 
 
 def implicitly_allowed(layer: str) -> bool:
-    """Differences set by grid, zip, derived or an ablation step need no `allow` entry."""
-    return layer in ("grid", "zip", "derived") or layer.startswith("ablation:")
+    """Differences set by grid, zip, sample, derived or an ablation step need no `allow` entry."""
+    return layer in ("grid", "zip", "sample", "derived") or layer.startswith("ablation:")
 
 
 def check_gate(expansion: Expansion) -> None:

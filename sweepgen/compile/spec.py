@@ -18,6 +18,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from sweepgen import paths, yamlio
 from sweepgen.compile import overrides
+from sweepgen.compile.sample import SampleBlock
 from sweepgen.errors import Location, SpecError
 
 # Names that become file/folder names (sweep, variant, step, grid label, run name, output component).
@@ -44,13 +45,29 @@ class AblationStep(BaseModel):
     set: dict[str, Any] = Field(default_factory=dict, description="overrides added at this step")
 
 
+class ZipGroup(BaseModel):
+    """Axes stepped together: the i-th values of every axis form the group's i-th point."""
+
+    model_config = _STRICT
+    name: StrictStr = Field(description="group name, used in messages")
+    axes: dict[StrictStr, list[Any]] = Field(
+        min_length=1, description="dotted path -> values; every axis has the same number of values"
+    )
+    labels: list[StrictStr] | None = Field(
+        default=None,
+        description="one name part per point; default: each axis' last path component and value",
+    )
+
+
 class Resources(BaseModel):
     """Per-run resources for the Slurm executor."""
 
     model_config = _STRICT
-    partition: StrictStr | None = None
-    gpus_per_run: StrictInt | None = Field(default=None, ge=0)
-    cpus_per_run: StrictInt | None = Field(default=None, ge=1)
+    partition: StrictStr | None = Field(default=None, description="Slurm partition (sbatch --partition)")
+    gpus_per_run: StrictInt | None = Field(
+        default=None, ge=0, description="GPUs each run gets (--gres=gpu:N)"
+    )
+    cpus_per_run: StrictInt | None = Field(default=None, ge=1, description="CPU cores each run gets")
     mem: StrictStr | None = Field(default=None, pattern=r"^[0-9]+[KMGT]?$", description='e.g. "8G"')
     time: StrictStr | StrictInt | None = Field(
         default=None, description='"HH:MM:SS", "D-HH:MM:SS" or an int number of minutes'
@@ -66,7 +83,7 @@ class SpecModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, title="sweepgen spec")
     sweepgen: Literal[1] = Field(description="format version")
     name: StrictStr = Field(description="sweep name; output folder generated/<name>/")
-    description: StrictStr = ""
+    description: StrictStr = Field(default="", description="what the sweep compares, for people")
     template: StrictStr = Field(description="Jinja template, relative to the spec file")
     output: StrictStr = Field(description="output path template, relative to generated/<name>/")
     run_name: StrictStr | None = Field(default=None, description="run name template")
@@ -74,16 +91,40 @@ class SpecModel(BaseModel):
         default=None, description="override key -> template evaluated per variant (after run_name)"
     )
     base: dict[str, Any] = Field(description="inline config, or {include: [files], set: {...}}")
-    variants: dict[str, dict[str, Any] | None] | None = None
-    grid: dict[str, list[Any] | dict[str, Any]] | None = None
-    zip: dict[str, list[Any]] | None = None
-    ablation: list[AblationStep] | None = None
-    allow: list[StrictStr] = Field(default_factory=list, description="leaf path globs that may differ")
-    constraints: list[Constraint] = Field(default_factory=list)
+    variants: dict[str, dict[str, Any] | None] | None = Field(
+        default=None,
+        description="named variants: name -> overrides on the base (`a.b: v` replaces, a nested "
+        "mapping merges, `+a.b: v` adds a key, `~a.b: null` deletes one)",
+    )
+    grid: dict[str, list[Any] | dict[str, Any]] | None = Field(
+        default=None,
+        description="cartesian axes crossed with the variants: dotted path -> [values], or "
+        "{label: value} to name the values",
+    )
+    zip: dict[str, list[Any]] | list[ZipGroup] | None = Field(
+        default=None,
+        description="axes stepped together: one group as {path: [values], ...} of equal lengths, or "
+        "several named groups [{name, axes, labels}], crossed with each other",
+    )
+    sample: SampleBlock | None = Field(
+        default=None, description="seeded random or quasi-random search, crossed with the variants"
+    )
+    ablation: list[AblationStep] | None = Field(
+        default=None, description="ordered ladder; each step keeps the `set` of every step before it"
+    )
+    allow: list[StrictStr] = Field(
+        default_factory=list,
+        description="leaf path globs that may differ between variants (`*` one segment, `**` any depth)",
+    )
+    constraints: list[Constraint] = Field(
+        default_factory=list, description="sandboxed Jinja expressions that must hold for every variant"
+    )
     schema_: StrictStr | None = Field(
         default=None, alias="schema", description="module:Class (pydantic) or a JSON Schema file"
     )
-    resources: Resources | None = None
+    resources: Resources | None = Field(
+        default=None, description="per-run resources for `sweepgen run --executor slurm`"
+    )
 
 
 @dataclass

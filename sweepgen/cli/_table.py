@@ -1,0 +1,68 @@
+"""One way to print a table in every command: rich text for people, CSV or JSON for programs.
+
+``--format text|csv|json`` means the same in list, render --dry-run, status and report: text is a
+rich table (full width off a terminal), csv is RFC 4180 with a header row, json is a list of
+objects keyed by column name (with typed values where the command has them).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+FORMATS = ("text", "csv", "json")
+
+
+def format_option(default: str = "text") -> Any:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default=default,
+        show_default=True,
+        help="text: a table for people; csv / json: for programs (full values, never cut)",
+    )
+
+
+def emit(
+    title: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    fmt: str,
+    *,
+    json_doc: Any = None,
+) -> None:
+    """Print ``rows`` under ``columns``; ``json_doc`` replaces the default JSON rows when given."""
+    if fmt == "json":
+        doc = json_doc if json_doc is not None else [dict(zip(columns, row)) for row in rows]
+        click.echo(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False))
+        return
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([[_text(cell) for cell in row] for row in rows])
+        click.echo(buf.getvalue(), nl=False)
+        return
+    from rich.markup import escape  # cells are data, never rich markup ("[/INST]" would crash)
+    from rich.table import Table
+
+    from sweepgen.cli._console import stdout
+
+    table = Table(title=escape(title))
+    for column in columns:
+        table.add_column(escape(column))
+    for row in rows:
+        table.add_row(*(escape(_text(cell)) for cell in row))
+    stdout().print(table)
+
+
+def _text(cell: Any) -> str:
+    if cell is None:
+        return "-"
+    return cell if isinstance(cell, str) else json.dumps(cell)
