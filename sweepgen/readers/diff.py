@@ -74,6 +74,10 @@ def type_name(value: Any) -> str | None:
         return None
     if type(value).__name__ == "Ref":
         return "ref"
+    if type(value).__name__ == "NotEvaluated":
+        return "not evaluated"
+    if type(value).__name__ == "CallData":
+        return "call"
     return type(value).__name__
 
 
@@ -397,6 +401,8 @@ def jsonable(value: Any) -> Any:
         return sorted((jsonable(v) for v in value), key=repr)
     if isinstance(value, str):
         return str(value)
+    if type(value).__name__ == "NotEvaluated":
+        return {"not_evaluated": value.source, "at": value.at}
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
