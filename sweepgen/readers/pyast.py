@@ -110,6 +110,7 @@ class _Evaluator:
         self.scopes: list[dict[str, Any]] = []
         self.depth = 0
         self.in_read_base = False
+        self.class_scopes: set[int] = set()
 
     # module, class and function bodies ---------------------------------------------------------
 
@@ -136,10 +137,12 @@ class _Evaluator:
         scope: dict[str, Any] = {}
         rest: list[Any] = []
         self.scopes.append(scope)
+        self.class_scopes.add(id(scope))
         try:
             self.run(node.body, scope, rest)
         finally:
             self.scopes.pop()
+            self.class_scopes.discard(id(scope))
         mapping = {k: (v.source if isinstance(v, _Function) else v) for k, v in scope.items()}
         if rest:
             mapping["__statements__"] = rest
@@ -345,7 +348,10 @@ class _Evaluator:
         return NotEvaluated(_normalised(node), self.filename, getattr(node, "lineno", 0))
 
     def lookup(self, name: str) -> Any:
-        for scope in reversed(self.scopes):
+        # innermost scope first; an enclosing class body is invisible to nested scopes, as in Python
+        for depth, scope in enumerate(reversed(self.scopes)):
+            if depth and id(scope) in self.class_scopes:
+                continue
             if name in scope:
                 return scope[name]
         return Ref(name)
@@ -450,7 +456,7 @@ class _Evaluator:
         if isinstance(node, ast.Subscript):
             base = self.expr(node.value)
             index = self.expr(node.slice)
-            if isinstance(base, (dict, list, tuple, str)) and not isinstance(base, CallData) and _known(index):
+            if type(base) in (dict, list, tuple, str) and _known(index):
                 return base[index]
             raise _Unknown
         if isinstance(node, ast.Slice):
@@ -528,10 +534,7 @@ class _Evaluator:
             bound = self.lookup(name.split(".")[0])
             if isinstance(bound, _Function) and "." not in name:
                 return self.call_function(bound, args, dict(kwargs))
-            if isinstance(bound, Ref) and "." not in name:
-                name = str(bound)
-                short = name.rsplit(".", 1)[-1]
-        if name == "dict" or short in ("ConfigDict", "FrozenConfigDict", "create", "Config") and _ml(name):
+        if name == "dict" or short in ("ConfigDict", "FrozenConfigDict", "create") and _ml(name):
             if len(args) > 1 or (args and not isinstance(args[0], dict)) or any(k.startswith("**") for k in kwargs):
                 raise _Unknown
             base = dict(args[0]) if args else {}
@@ -639,7 +642,7 @@ def _ml(name: str | None) -> bool:
     """An ml_collections (or mmengine Config) constructor, however it was imported."""
     return name is not None and (
         name.startswith(("ml_collections", "config_dict", "mmengine"))
-        or name in ("ConfigDict", "FrozenConfigDict", "placeholder", "FieldReference", "Config")
+        or name in ("ConfigDict", "FrozenConfigDict", "placeholder", "FieldReference")
     )
 
 

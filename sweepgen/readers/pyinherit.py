@@ -167,7 +167,9 @@ def _substitute(value: Any, base: dict[str, Any], where: str) -> Any:
             return copy.deepcopy(_get_path(base, match.group(1)[1:].split("."), where))
         return value
     if isinstance(value, dict):
-        return {k: _substitute(v, base, where) for k, v in value.items()}
+        out = type(value)()  # a CallData stays a call
+        out.update((k, _substitute(v, base, where)) for k, v in value.items())
+        return out
     if isinstance(value, list):
         return [_substitute(v, base, where) for v in value]
     if isinstance(value, tuple):
