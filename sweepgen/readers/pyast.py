@@ -67,13 +67,15 @@ def load_python_config(
     return read_python_file(path, import_base=import_base).data  # type: ignore[no-any-return]
 
 
-def read_python_file(path: str | Path, *, import_base: ImportBase | None = None) -> ReadResult:
+def read_python_file(
+    path: str | Path, *, import_base: ImportBase | None = None, bases: dict[str, Any] | None = None
+) -> ReadResult:
     path = Path(path)
     try:
         source = path.read_bytes()
     except OSError as err:
         raise ConfigError(f"cannot read Python config: {err.strerror}", location=Location(str(path))) from err
-    return read_python(source, str(path), import_base=import_base)
+    return read_python(source, str(path), import_base=import_base, bases=bases)
 
 
 def parse_python_config(
@@ -82,7 +84,14 @@ def parse_python_config(
     return read_python(source, filename).data  # type: ignore[no-any-return]
 
 
-def read_python(source: str | bytes, filename: str = "<string>", *, import_base: ImportBase | None = None) -> ReadResult:
+def read_python(
+    source: str | bytes,
+    filename: str = "<string>",
+    *,
+    import_base: ImportBase | None = None,
+    bases: dict[str, Any] | None = None,
+) -> ReadResult:
+    """``bases``: the merged ``_base_`` files, so that ``_base_.a.b`` reads a copy of their value."""
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as err:
@@ -95,6 +104,7 @@ def read_python(source: str | bytes, filename: str = "<string>", *, import_base:
         raise ConfigError(f"cannot parse Python config: {err}", location=Location(filename)) from err
     result = ReadResult(filename, None)
     evaluator = _Evaluator(filename, import_base, result)
+    evaluator.bases = bases
     try:
         result.data = evaluator.module(tree.body)
     except RecursionError as err:
@@ -111,6 +121,7 @@ class _Evaluator:
         self.depth = 0
         self.in_read_base = False
         self.class_scopes: set[int] = set()
+        self.bases: dict[str, Any] | None = None
 
     # module, class and function bodies ---------------------------------------------------------
 
@@ -302,6 +313,10 @@ class _Evaluator:
                 scope[alias.asname or alias.name] = Ref(f"{module}{sep}{alias.name}")
 
     def bind(self, scope: dict[str, Any], target: ast.expr, value: Any, stmt: ast.stmt) -> None:
+        dotted = _dotted(target)
+        if dotted is not None and dotted.startswith("_base_."):
+            scope[dotted] = value  # writes into the bases: applied by sweepgen.readers.pyinherit
+            return
         if isinstance(target, ast.Name):
             scope[target.id] = value
             return
@@ -377,7 +392,18 @@ class _Evaluator:
         if isinstance(node, ast.Attribute):
             dotted = _dotted(node)
             if dotted is not None and dotted.startswith("_base_."):
-                return Ref(dotted)  # mmengine's reference into the merged bases (sweepgen.readers.pyinherit)
+                if self.bases is None:
+                    return Ref(dotted)  # resolved later by sweepgen.readers.pyinherit, or kept
+                node_value: Any = self.bases
+                for part in dotted.split(".")[1:]:
+                    if not isinstance(node_value, dict) or part not in node_value:
+                        raise ConfigError(
+                            f"`{dotted}` does not exist in the bases (no `{part}`)",
+                            location=Location(self.filename, node.lineno, node.col_offset + 1),
+                            hint="name a key the `_base_` files define",
+                        )
+                    node_value = node_value[part]
+                return copy.deepcopy(node_value)  # mmengine hands the child a copy
             base = self.expr(node.value)
             if isinstance(base, CallData) and node.attr in base["kwargs"]:
                 return base["kwargs"][node.attr]  # LazyCall / ConfigDict-like: attributes are kwargs

@@ -90,6 +90,13 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
                 )
             merged[k] = v
             origin[k] = name
+    if path.suffix == ".py":
+        # evaluate the child again, now with `_base_.x` reading (a copy of) the merged bases, so that
+        # `pipeline = _base_.train_pipeline; pipeline[2]['scale'] = ...` works as mmengine runs it
+        again = read_python_file(path, import_base=_importer(path, chain, yaml_version), bases=merged)
+        data = dict(again.data)
+        data.pop("_base_", None)
+        result.lines = again.lines
     result.data = _apply_child(merged, data, str(path))
     return result
 
