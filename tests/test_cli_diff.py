@@ -184,7 +184,10 @@ def test_an_allow_glob_matching_nothing_is_a_warning_not_a_verdict(tmp_path):
 
 
 def test_sbatch_scripts_diff_on_their_flags(tmp_path):
-    base = "#!/bin/bash\n#SBATCH --partition=gpu\npython -m rm.train --lr 5e-6 --steps 1000 \\\n  --out runs/{}\n"
+    base = (
+        "#!/bin/bash\n#SBATCH --partition=gpu\n"
+        "python -m rm.train --lr 5e-6 --steps 1000 \\\n  --out runs/{}\n"
+    )
     a = _yaml(tmp_path, "A1.sbatch", base.format("A1"))
     b = _yaml(
         tmp_path, "A2.sbatch", base.format("A2").replace("--steps 1000", "--steps 1000 --scheduler cosine")
@@ -193,8 +196,8 @@ def test_sbatch_scripts_diff_on_their_flags(tmp_path):
     assert result.exit_code == 0
     assert result.stdout.splitlines() == [
         # issue 10: commands are keyed by program (the module after -m), not by their first word
-        'commands["rm.train"].--out: \'runs/A1\' -> \'runs/A2\'',
-        'commands["rm.train"].--scheduler: <absent> -> \'cosine\'',
+        "commands[\"rm.train\"].--out: 'runs/A1' -> 'runs/A2'",
+        "commands[\"rm.train\"].--scheduler: <absent> -> 'cosine'",
         "2 changes, all allowed",
     ]
 

@@ -23,13 +23,24 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
 
 def test_yaml_1_2_rules_on_request(tmp_path):
     path = _write(tmp_path, "c.yaml", "lr: 1e-5\nflag: on\nanswer: no\nlabels: {1: cat}\n")
-    assert load_config(path, yaml_version="1.2") == {"lr": 1e-5, "flag": "on", "answer": "no", "labels": {1: "cat"}}
+    assert load_config(path, yaml_version="1.2") == {
+        "lr": 1e-5,
+        "flag": "on",
+        "answer": "no",
+        "labels": {1: "cat"},
+    }
 
 
 def test_foreign_yaml_is_read_as_1_1_like_pyyaml_and_omegaconf(tmp_path):
     # issue 10: the programs that consume these files read YAML 1.1 (`on` is True, 1e-5 a string)
     path = _write(tmp_path, "c.yaml", "lr: 1e-5\nflag: on\nanswer: no\nn: 100_000\nlabels: {1: cat}\n")
-    assert load_config(path) == {"lr": "1e-5", "flag": True, "answer": False, "n": 100000, "labels": {1: "cat"}}
+    assert load_config(path) == {
+        "lr": "1e-5",
+        "flag": True,
+        "answer": False,
+        "n": 100000,
+        "labels": {1: "cat"},
+    }
 
 
 def test_yml_suffix_and_empty_document(tmp_path):

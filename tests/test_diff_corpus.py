@@ -91,8 +91,9 @@ _SNIPPETS = [
     "python -m m a.b=1 --f v\n", "if [ x ]; then\n", "fi\n", "case $x in a) b;; esac\n", "'", '"', "\\\n",
     "ray job submit -- ", "torchrun --nproc_per_node 8 ", "bash -c \"", "&>> log ", "2>&1 ", "| tee f\n",
     "def get_config():\n  c = ConfigDict()\n  return c\n", "x = [i for i in range(3)]\n", "_base_ = 'x.py'\n",
-    "with read_base():\n    from .a import *\n", "x = 10 ** 10 ** 10\n", "x = 'a' * 10 ** 9\n", "a: &a {b: 1}\n",
-    "<<: *a\n", "- x\n", "defaults:\n  - m: r\n", "key: on\n", "{", "[", "\x00", "\ufeff", "\t",
+    "with read_base():\n    from .a import *\n", "x = 10 ** 10 ** 10\n", "x = 'a' * 10 ** 9\n",
+    "a: &a {b: 1}\n", "<<: *a\n", "- x\n", "defaults:\n  - m: r\n", "key: on\n", "{", "[", "\x00",
+    "\ufeff", "\t",
 ]  # fmt: skip
 
 
@@ -111,4 +112,3 @@ def test_fuzz_no_input_is_an_internal_error(tmp_path_factory, text, suffix, reso
     assert "Traceback" not in result.output
     if result.exit_code == 2:
         assert "error:" in result.stderr
-

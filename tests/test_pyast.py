@@ -83,7 +83,9 @@ def test_flink_sweep_is_a_call_tree_with_imports_as_references():
     assert config["call"] == "Config"
     trainer = config["kwargs"]["trainer"]["kwargs"]
     assert trainer["learning_rate"] == 3e-6 and trainer["kl_beta"] == 0.03
-    assert config["kwargs"]["sampler"]["kwargs"]["dtype"] == Ref("post_training.experimental.comb_flink.sweep_lib.DType.BF16")  # through its import
+    assert config["kwargs"]["sampler"]["kwargs"]["dtype"] == Ref(
+        "post_training.experimental.comb_flink.sweep_lib.DType.BF16"
+    )  # through its import
     assert config["kwargs"]["eval_every"] == -1
     streamer = config["kwargs"]["debate_streamer"]["kwargs"]
     assert streamer["env_name_remap"] == {"math": "math_debate"}

@@ -18,14 +18,28 @@ from sweepgen.readers.pyast import parse_python_config
 from sweepgen.readers.shellconfig import parse_shell_config
 from sweepgen.readers.yamlfile import read_yaml
 
-_RESERVED = {"get_config", "ml_collections", "config", "true", "false", "null", "none", "yes", "no", "on", "off"}
+_RESERVED = {
+    "get_config",
+    "ml_collections",
+    "config",
+    "true",
+    "false",
+    "null",
+    "none",
+    "yes",
+    "no",
+    "on",
+    "off",
+}
 _keys = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(
     lambda k: not keyword.iskeyword(k) and k not in _RESERVED
 )
 _words = st.from_regex(r"[a-zA-Z][a-zA-Z_/]{0,8}", fullmatch=True).filter(
     lambda w: w.lower() not in _RESERVED and w.lower() not in ("y", "n", "nan", "inf")
 )
-_floats = st.floats(allow_nan=False, allow_infinity=False, width=64).filter(lambda f: f == 0 or abs(f) > 1e-300)
+_floats = st.floats(allow_nan=False, allow_infinity=False, width=64).filter(
+    lambda f: f == 0 or abs(f) > 1e-300
+)
 _scalars = st.one_of(st.integers(-(10**12), 10**12), _floats, st.booleans(), _words)
 
 

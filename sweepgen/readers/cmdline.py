@@ -73,7 +73,7 @@ def typed(word: Word) -> Any:
 
 def override_value(word: Word, where: str, line: int) -> Any:
     """A Hydra override's value: a YAML 1.2 scalar, or a flow list/mapping such as ``[1,2]``."""
-    if isinstance(word, NotEvaluated) or not word[:1] in ("[", "{", "'", '"'):
+    if isinstance(word, NotEvaluated) or word[:1] not in ("[", "{", "'", '"'):
         return typed(word)
     from sweepgen.errors import ConfigError
     from sweepgen.readers.yamlfile import read_yaml
@@ -230,8 +230,8 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             continue
         override = _override(word)
         if override is not None:
-            prefix, dotted, value = override
-            parsed = None if value is None else override_value(value, where, line)
+            prefix, dotted, raw = override
+            parsed = None if raw is None else override_value(raw, where, line)
             _set_override(out, prefix, dotted, parsed)
             at.setdefault(prefix + dotted.split(".")[0], line)
         else:

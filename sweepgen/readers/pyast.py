@@ -172,7 +172,9 @@ class _Evaluator:
         local: dict[str, Any] = {}
         params = node.args
         positional = [*params.posonlyargs, *params.args]
-        defaults: list[ast.expr | None] = [None] * (len(positional) - len(params.defaults)) + list(params.defaults)
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(params.defaults)) + list(
+            params.defaults
+        )
         if len(args) > len(positional) or params.vararg or params.kwarg:
             raise _Unknown
         for index, (param, default) in enumerate(zip(positional, defaults)):
@@ -209,7 +211,9 @@ class _Evaluator:
 
     # statements --------------------------------------------------------------------------------
 
-    def run(self, statements: list[ast.stmt], scope: dict[str, Any], rest: list[Any], top: bool = False) -> None:
+    def run(
+        self, statements: list[ast.stmt], scope: dict[str, Any], rest: list[Any], top: bool = False
+    ) -> None:
         for index, stmt in enumerate(statements):
             if index == 0 and _is_docstring(stmt):
                 continue  # a docstring is documentation, not data
@@ -321,8 +325,10 @@ class _Evaluator:
             scope[target.id] = value
             return
         if isinstance(target, (ast.Tuple, ast.List)):
-            if isinstance(value, (list, tuple)) and len(value) == len(target.elts) and not any(
-                isinstance(e, ast.Starred) for e in target.elts
+            if (
+                isinstance(value, (list, tuple))
+                and len(value) == len(target.elts)
+                and not any(isinstance(e, ast.Starred) for e in target.elts)
             ):
                 for sub, item in zip(target.elts, value):
                     self.bind(scope, sub, item, stmt)
@@ -352,7 +358,12 @@ class _Evaluator:
         if isinstance(target, (ast.Attribute, ast.Subscript)):
             container = self.value(target.value)
             key = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
-            if isinstance(container, dict) and not isinstance(container, CallData) and _known_key(key) and key in container:
+            if (
+                isinstance(container, dict)
+                and not isinstance(container, CallData)
+                and _known_key(key)
+                and key in container
+            ):
                 del container[key]
                 return
         rest.append(self.opaque(stmt))
@@ -395,14 +406,14 @@ class _Evaluator:
                 if self.bases is None:
                     return Ref(dotted)  # resolved later by sweepgen.readers.pyinherit, or kept
                 node_value: Any = self.bases
-                for part in dotted.split(".")[1:]:
-                    if not isinstance(node_value, dict) or part not in node_value:
+                for segment in dotted.split(".")[1:]:
+                    if not isinstance(node_value, dict) or segment not in node_value:
                         raise ConfigError(
-                            f"`{dotted}` does not exist in the bases (no `{part}`)",
+                            f"`{dotted}` does not exist in the bases (no `{segment}`)",
                             location=Location(self.filename, node.lineno, node.col_offset + 1),
                             hint="name a key the `_base_` files define",
                         )
-                    node_value = node_value[part]
+                    node_value = node_value[segment]
                 return copy.deepcopy(node_value)  # mmengine hands the child a copy
             base = self.expr(node.value)
             if isinstance(base, CallData) and node.attr in base["kwargs"]:
@@ -467,18 +478,19 @@ class _Evaluator:
                 raise _Unknown
             return self.expr(node.body if test else node.orelse)
         if isinstance(node, ast.JoinedStr):
-            parts: list[str] = []
+            pieces: list[str] = []
             for part in node.values:
                 if isinstance(part, ast.Constant):
-                    parts.append(str(part.value))
+                    pieces.append(str(part.value))
                 elif isinstance(part, ast.FormattedValue):
                     value = self.expr(part.value)
                     spec = self.expr(part.format_spec) if part.format_spec is not None else ""
                     if not _known(value) or part.conversion not in (-1, ord("r"), ord("s")):
                         raise _Unknown
-                    value = repr(value) if part.conversion == ord("r") else value
-                    parts.append(format(value, spec))
-            return "".join(parts)
+                    if part.conversion != -1:
+                        value = repr(value) if part.conversion == ord("r") else str(value)
+                    pieces.append(format(value, spec))
+            return "".join(pieces)
         if isinstance(node, ast.Subscript):
             base = self.expr(node.value)
             index = self.expr(node.slice)
@@ -532,7 +544,11 @@ class _Evaluator:
         for kw in keywords:
             if kw.arg is None:
                 spread = self.value(kw.value)
-                if isinstance(spread, dict) and not isinstance(spread, CallData) and all(isinstance(k, str) for k in spread):
+                if (
+                    isinstance(spread, dict)
+                    and not isinstance(spread, CallData)
+                    and all(isinstance(k, str) for k in spread)
+                ):
                     result.update(spread)
                 else:
                     result["**" + ast.unparse(kw.value)] = spread
@@ -561,12 +577,35 @@ class _Evaluator:
             if isinstance(bound, _Function) and "." not in name:
                 return self.call_function(bound, args, dict(kwargs))
         if name == "dict" or short in ("ConfigDict", "FrozenConfigDict", "create") and _ml(name):
-            if len(args) > 1 or (args and not isinstance(args[0], dict)) or any(k.startswith("**") for k in kwargs):
+            if (
+                len(args) > 1
+                or (args and not isinstance(args[0], dict))
+                or any(k.startswith("**") for k in kwargs)
+            ):
                 raise _Unknown
             base = dict(args[0]) if args else {}
             base.update(kwargs)
             return base
-        if name in ("list", "tuple", "set", "sorted", "len", "min", "max", "sum", "abs", "round", "int", "float", "str", "bool", "range", "reversed", "zip", "enumerate"):
+        if name in (
+            "list",
+            "tuple",
+            "set",
+            "sorted",
+            "len",
+            "min",
+            "max",
+            "sum",
+            "abs",
+            "round",
+            "int",
+            "float",
+            "str",
+            "bool",
+            "range",
+            "reversed",
+            "zip",
+            "enumerate",
+        ):
             if kwargs or not _known(args):
                 raise _Unknown
             return _BUILTINS[name](*args)
@@ -594,7 +633,11 @@ class _Evaluator:
             if method in ("get", "setdefault", "pop", "copy", "keys", "values", "items") and not kwargs:
                 result = getattr(receiver, method)(*args)
                 return list(result) if method in ("keys", "values", "items") else result
-        if isinstance(receiver, list) and method in ("append", "extend", "insert", "pop", "copy", "index", "count", "remove") and not kwargs:
+        if (
+            isinstance(receiver, list)
+            and method in ("append", "extend", "insert", "pop", "copy", "index", "count", "remove")
+            and not kwargs
+        ):
             return getattr(receiver, method)(*args)
         if isinstance(receiver, str) and method in _STR_METHODS and _known(args) and _known(kwargs):
             result = getattr(receiver, method)(*args, **kwargs)
@@ -606,12 +649,20 @@ class _Evaluator:
     def binop(self, op: ast.operator, left: Any, right: Any, node: ast.AST) -> Any:
         if not (_known(left) and _known(right)):
             return self.opaque(node) if isinstance(node, ast.stmt) else _raise()
-        if isinstance(op, ast.Pow) and isinstance(right, (int, float)) and (abs(right) > 4096 or (isinstance(left, int) and left.bit_length() * abs(right) > 65536)):
+        if (
+            isinstance(op, ast.Pow)
+            and isinstance(right, (int, float))
+            and (abs(right) > 4096 or (isinstance(left, int) and left.bit_length() * abs(right) > 65536))
+        ):
             raise _Unknown
         if isinstance(op, ast.LShift) and isinstance(right, int) and right > 4096:
             raise _Unknown
-        if isinstance(op, ast.Mult) and (isinstance(left, (str, list, tuple)) or isinstance(right, (str, list, tuple))):
-            size = (len(left) if isinstance(left, (str, list, tuple)) else len(right)) * (right if isinstance(right, int) else left)
+        if isinstance(op, ast.Mult) and (
+            isinstance(left, (str, list, tuple)) or isinstance(right, (str, list, tuple))
+        ):
+            size = (len(left) if isinstance(left, (str, list, tuple)) else len(right)) * (
+                right if isinstance(right, int) else left
+            )
             if size > _SIZE_LIMIT:
                 raise _Unknown
         function = _BINOPS.get(type(op))
@@ -747,19 +798,31 @@ def _normalised(node: ast.AST) -> str:
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
 
 
 def _is_read_base(stmt: ast.With) -> bool:
-    return len(stmt.items) == 1 and isinstance(stmt.items[0].context_expr, ast.Call) and (
-        _dotted(stmt.items[0].context_expr.func) or ""
-    ).endswith("read_base")
+    return (
+        len(stmt.items) == 1
+        and isinstance(stmt.items[0].context_expr, ast.Call)
+        and (_dotted(stmt.items[0].context_expr.func) or "").endswith("read_base")
+    )
 
 
 def _bound_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
         return [stmt.name]
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+    targets = (
+        stmt.targets
+        if isinstance(stmt, ast.Assign)
+        else [stmt.target]
+        if isinstance(stmt, ast.AnnAssign)
+        else []
+    )
     return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)][:1] or []
 
 
@@ -780,7 +843,15 @@ def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
             root = node.func.value
             while isinstance(root, (ast.Attribute, ast.Subscript)):
                 root = root.value
-            if isinstance(root, ast.Name) and node.func.attr in ("update", "append", "extend", "insert", "pop", "setdefault", "remove"):
+            if isinstance(root, ast.Name) and node.func.attr in (
+                "update",
+                "append",
+                "extend",
+                "insert",
+                "pop",
+                "setdefault",
+                "remove",
+            ):
                 names.add(root.id)
     return names
 
@@ -788,4 +859,3 @@ def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
 def is_call_or_expr(mapping: Any) -> bool:
     """A value that stands for a call or an unevaluated expression, never merged into."""
     return isinstance(mapping, (CallData, NotEvaluated))
-

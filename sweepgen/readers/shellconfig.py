@@ -106,7 +106,9 @@ class _Reader:
             _PARSER = _parser()
         self.depth += 1
         if self.depth > _MAX_DEPTH:
-            raise ConfigError("shell commands nested too deeply (bash -c / $CMD)", location=Location(self.filename))
+            raise ConfigError(
+                "shell commands nested too deeply (bash -c / $CMD)", location=Location(self.filename)
+            )
         try:
             source = text.encode("utf-8", "surrogateescape")
             tree = _PARSER.parse(source)
@@ -166,10 +168,7 @@ class _Reader:
             self.redirected(node, when, redirects)
         elif kind == "list":
             self.and_or(node, when, redirects)
-        elif kind == "pipeline":
-            for child in node.named_children:
-                self.statement(child, when, redirects)
-        elif kind in ("subshell", "compound_statement", "do_group", "negated_command"):
+        elif kind == "pipeline" or kind in ("subshell", "compound_statement", "do_group", "negated_command"):
             for child in node.named_children:
                 self.statement(child, when, redirects)
         elif kind == "if_statement":
@@ -343,7 +342,9 @@ class _Reader:
         destination = node.child_by_field_name("destination")
         op = next((c.type for c in node.children if not c.is_named), ">")
         target = " ".join(f.text for f in self.expand(destination)) if destination is not None else ""
-        fd = int(self.text(descriptor)) if descriptor is not None and self.text(descriptor).isdigit() else None
+        fd = (
+            int(self.text(descriptor)) if descriptor is not None and self.text(descriptor).isdigit() else None
+        )
         names = {0: "@stdin", 1: "@stdout", 2: "@stderr"}
         if op in ("&>", "&>>") or (op == ">&" and fd is None and not target.isdigit() and target != "-"):
             mode = ">>" if op == "&>>" else ">"
@@ -352,7 +353,8 @@ class _Reader:
             source = fd if fd is not None else (1 if op == ">&" else 0)
             if target.isdigit():
                 state[names.get(source, f"@fd{source}")] = state.get(
-                    names.get(int(target), f"@fd{target}"), {0: "stdin", 1: "stdout", 2: "stderr"}.get(int(target), target)
+                    names.get(int(target), f"@fd{target}"),
+                    {0: "stdin", 1: "stdout", 2: "stderr"}.get(int(target), target),
                 )
             else:
                 state[names.get(source, f"@fd{source}")] = f"{op} {target}"
@@ -404,8 +406,10 @@ class _Reader:
             self.exported.add(name)
 
     def bind(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
-        shown: Any = value if known else NotEvaluated(
-            " ".join(value) if isinstance(value, list) else str(value), self.filename, line
+        shown: Any = (
+            value
+            if known
+            else NotEvaluated(" ".join(value) if isinstance(value, list) else str(value), self.filename, line)
         )
         self.assignments.setdefault(name, []).append((" and ".join(when), shown, line))
         self.vars[name] = value if known and not when else UNKNOWN
@@ -423,7 +427,11 @@ class _Reader:
                     self.vars.pop(self.text(child), None)
             return
         if node.type == "test_command":
-            self.store("test", self.guarded({"@test": NotEvaluated(self.norm(node), self.filename, self.line(node))}, when), self.line(node))
+            self.store(
+                "test",
+                self.guarded({"@test": NotEvaluated(self.norm(node), self.filename, self.line(node))}, when),
+                self.line(node),
+            )
             return
         self.seen_command = True
         state = dict(redirects)
@@ -451,7 +459,9 @@ class _Reader:
 
     def declaration(self, node: Any, when: list[str]) -> None:
         keyword = self.text(node.children[0])
-        options = [self.text(c) for c in node.named_children if c.type == "word" and self.text(c).startswith("-")]
+        options = [
+            self.text(c) for c in node.named_children if c.type == "word" and self.text(c).startswith("-")
+        ]
         export = keyword == "export" or any("x" in o for o in options)
         for child in node.named_children:
             if child.type == "variable_assignment":
@@ -461,7 +471,13 @@ class _Reader:
                 if export:
                     self.exported.add(name)
                 elif name not in self.assignments:
-                    self.bind(name, [] if any("a" in o or "A" in o for o in options) else "", True, when, self.line(child))
+                    self.bind(
+                        name,
+                        [] if any("a" in o or "A" in o for o in options) else "",
+                        True,
+                        when,
+                        self.line(child),
+                    )
 
     def run(
         self,
@@ -491,7 +507,14 @@ class _Reader:
             self.opaque = True
         identity_words = [self.value(w) for w in words]
         launchers, inner = cmdline.split_launchers(identity_words)
-        if inner and isinstance(inner[0], str) and os.path.basename(inner[0]) in ("bash", "sh") and len(inner) > 2 and inner[1] == "-c" and isinstance(inner[2], str):
+        if (
+            inner
+            and isinstance(inner[0], str)
+            and os.path.basename(inner[0]) in ("bash", "sh")
+            and len(inner) > 2
+            and inner[1] == "-c"
+            and isinstance(inner[2], str)
+        ):
             # `srun bash -c "python ..."`: read the inner script, launchers and all
             sub = _Reader(self.filename)
             sub.vars = dict(self.vars)
@@ -555,22 +578,24 @@ class _Reader:
         if kind == "raw_string":
             return [Field(self.text(node)[1:-1], True, line)]
         if kind == "ansi_c_string":
-            body = self.text(node)[2:-1]
+            escaped = self.text(node)[2:-1]
             try:
-                return [Field(body.encode("latin-1", "backslashreplace").decode("unicode_escape"), True, line)]
+                return [
+                    Field(escaped.encode("latin-1", "backslashreplace").decode("unicode_escape"), True, line)
+                ]
             except UnicodeDecodeError:
                 return [Field(self.text(node), False, line)]
         if kind == "string":
-            inner = self.text(node)[1:-1]
-            whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", inner)
+            quoted = self.text(node)[1:-1]
+            whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", quoted)
             if whole:  # "${ARGS[@]}": one word per element
                 bound = self.vars.get(whole.group(1))
                 if isinstance(bound, list):
                     self.substituted.add(whole.group(1))
                     return [Field(item, True, line) for item in bound]
-            self.note_names(inner)
-            text, known = expand_quoted(inner, self.vars)
-            if not known and "$(" in inner:
+            self.note_names(quoted)
+            text, known = expand_quoted(quoted, self.vars)
+            if not known and "$(" in quoted:
                 self.opaque = True
             return [Field(text, known, line)]
         if kind in ("simple_expansion", "expansion"):
@@ -584,13 +609,13 @@ class _Reader:
                 return [Field(" ".join(value) if isinstance(value, list) else value, True, line)]
             return split_fields(value, line)
         if kind == "concatenation":
-            parts = [self.expand(child, assignment=True) for child in node.named_children]
-            text = "".join(f.text for part in parts for f in part)
-            return [Field(text, all(f.known for part in parts for f in part), line)]
+            pieces = [self.expand(child, assignment=True) for child in node.named_children]
+            joined = "".join(f.text for piece in pieces for f in piece)
+            return [Field(joined, all(f.known for piece in pieces for f in piece), line)]
         if kind == "command_substitution":
-            inner = self.heredoc_in(node)
-            if inner is not None:
-                return [inner] if assignment else split_fields(inner.text, line) if inner.known else [inner]
+            here = self.heredoc_in(node)
+            if here is not None:
+                return [here] if assignment else split_fields(here.text, line) if here.known else [here]
             self.opaque = True
             return [Field(self.text(node), False, line)]
         self.opaque = True
@@ -626,7 +651,10 @@ def _history(history: list[tuple[str, Any, int]]) -> Any:
 def _normalise(text: str) -> str:
     """Layout-free source: line continuations joined, blank runs collapsed, comments dropped."""
     text = text.replace("\\\n", " ")
-    lines = [re.sub(r"(^|\s)#.*$", "", line) if "#" in line and "'" not in line and '"' not in line else line for line in text.split("\n")]
+    lines = [
+        re.sub(r"(^|\s)#.*$", "", line) if "#" in line and "'" not in line and '"' not in line else line
+        for line in text.split("\n")
+    ]
     return re.sub(r"[ \t]+", " ", "\n".join(line.strip() for line in lines if line.strip())).strip()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable
@@ -35,14 +36,14 @@ def read_json_file(path: Path) -> ReadResult:
             hint="remove one of the two entries; JSON readers silently keep the last",
         ) from None
     except json.JSONDecodeError as err:
-        raise ConfigError(f"invalid JSON: {err.msg}", location=Location(str(path), err.lineno, err.colno)) from err
+        raise ConfigError(
+            f"invalid JSON: {err.msg}", location=Location(str(path), err.lineno, err.colno)
+        ) from err
     except RecursionError:
         raise ConfigError("JSON nested too deeply to read", location=Location(str(path))) from None
     result = ReadResult(str(path), data)
-    try:  # JSON is YAML 1.2: the YAML reader knows where each key is
+    with contextlib.suppress(ConfigError, RecursionError):  # JSON is YAML 1.2: it knows each key's line
         result.lines = read_yaml(text, str(path), "1.2").lines
-    except (ConfigError, RecursionError):
-        pass
     return result
 
 
@@ -50,7 +51,7 @@ def read_toml_file(path: Path) -> ReadResult:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
     try:
         return ReadResult(str(path), tomllib.loads(read_text(path)))
     except tomllib.TOMLDecodeError as err:

@@ -39,7 +39,7 @@ _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 def _implicit_11(text: str) -> Any:
     """PyYAML's (YAML 1.1) reading of an untagged plain scalar."""
-    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
     return _CONSTRUCTOR.construct_object(yaml.ScalarNode(tag, text))
 
 
@@ -101,7 +101,9 @@ class _Builder:
         elif isinstance(node, yaml.MappingNode) and node.tag == _STD + "map":
             value = self.mapping(node, path)
         else:
-            value = NotEvaluated(f"{node.tag} {yaml.serialize(node).strip()}", self.result.path, node.start_mark.line + 1)
+            value = NotEvaluated(
+                f"{node.tag} {yaml.serialize(node).strip()}", self.result.path, node.start_mark.line + 1
+            )
         self.building.discard(id(node))
         self.done[id(node)] = value
         return value
@@ -126,8 +128,10 @@ class _Builder:
         out: dict[Any, Any] = {}
         merged: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.tag in (_PLAIN, _STD + "merge") and (
-                key_node.value == "<<"
+            if (
+                isinstance(key_node, yaml.ScalarNode)
+                and key_node.tag in (_PLAIN, _STD + "merge")
+                and (key_node.value == "<<")
             ):
                 sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
                 for source in sources:
