@@ -171,18 +171,27 @@ def hydra_defaults(data: Any) -> Any:
     """A Hydra ``defaults:`` list as group -> option, so reordering unrelated groups is no change.
 
     Only a list whose every entry is a config name or a one-key ``group: option`` mapping is read
-    so; ``_self_`` keeps where it stands relative to the others (it decides who overrides whom).
+    so, and only when some entry is a ``group: option`` mapping; ``_self_`` keeps where it stands
+    relative to the others and plain config names keep their order among themselves (both decide
+    who overrides whom).
     """
     if not isinstance(data, dict) or not isinstance(data.get("defaults"), list):
         return data
     entries = data["defaults"]
     if not all(isinstance(e, str) or (isinstance(e, dict) and len(e) == 1) for e in entries):
         return data
+    if not any(isinstance(e, dict) for e in entries):
+        return data  # a plain list of names: not recognisably Hydra's, keep it as written
     out: dict[Any, Any] = {}
+    names = 0
     for index, entry in enumerate(entries):
-        key, option = (entry, True) if isinstance(entry, str) else next(iter(entry.items()))
+        key, option = (entry, None) if isinstance(entry, str) else next(iter(entry.items()))
         if key == "_self_":
             option = "first" if index == 0 else "last" if index == len(entries) - 1 else f"position {index}"
+        elif isinstance(entry, str):
+            # plain config names merge in the order listed: keep that order among them
+            option = f"config #{names + 1}"
+            names += 1
         if key in out:
             return data  # Hydra refuses a group twice; keep the list as written
         out[key] = option
