@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
-from sweepgen.readers.model import ReadResult
+from sweepgen.readers.model import MAX_VALUES, ReadResult, tree_size
 from sweepgen.readers.pyast import read_python_file
 from sweepgen.readers.pyinherit import read_with_bases
 from sweepgen.readers.shellconfig import read_shell_file
@@ -48,14 +48,27 @@ def read_config(ref: str, *, resolve_bases: bool = False, yaml_version: str = "1
             hint=f"supported suffixes: {', '.join(SUFFIXES)}",
         )
     if resolve_bases and suffix in (".py", ".yaml", ".yml", ".json", ".toml"):
-        return read_with_bases(path, yaml_version=yaml_version)
-    if suffix in (".yaml", ".yml"):
-        return read_yaml_file(path, yaml_version)
-    if suffix == ".py":
-        return read_python_file(path)
-    if suffix in STRUCTURED:
-        return STRUCTURED[suffix](path)
-    return read_shell_file(path)
+        result = read_with_bases(path, yaml_version=yaml_version)
+    elif suffix in (".yaml", ".yml"):
+        result = read_yaml_file(path, yaml_version)
+    elif suffix == ".py":
+        result = read_python_file(path)
+    elif suffix in STRUCTURED:
+        result = STRUCTURED[suffix](path)
+    else:
+        result = read_shell_file(path)
+    try:
+        too_big = tree_size(result.data) > MAX_VALUES
+    except RecursionError:
+        too_big = True
+    if too_big:
+        # shared references (YAML aliases, `x = [x, x]`) can spell an exponentially large tree
+        raise ConfigError(
+            f"the config expands to more than {MAX_VALUES:,} values (or nests too deeply)",
+            location=Location(ref),
+            hint="aliases or repeated references multiply its size; write the data out plainly",
+        )
+    return result
 
 
 def load_config(ref: str, *, resolve_bases: bool = False, yaml_version: str = "1.1") -> Any:

@@ -74,6 +74,34 @@ class ReadResult:
         return self.lines.get((), 0)
 
 
+MAX_VALUES = 2_000_000
+
+
+def tree_size(value: Any, limit: int = MAX_VALUES) -> int:
+    """How many values ``value`` holds when written out as a tree (a shared object counts each
+    time it is reached, as a diff walks it), computed over the shared structure in linear time;
+    stops counting past ``limit``."""
+    memo: dict[int, int] = {}
+
+    def size(item: Any) -> int:
+        if not isinstance(item, (dict, list, tuple)):
+            return 1
+        known = memo.get(id(item))
+        if known is not None:
+            return known
+        memo[id(item)] = limit + 1  # a cycle counts as too big
+        children = list(item.values()) if isinstance(item, dict) else list(item)
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > limit:
+                break
+        memo[id(item)] = min(total, limit + 1)
+        return memo[id(item)]
+
+    return size(value)
+
+
 def not_evaluated(value: Any) -> Iterator[NotEvaluated]:
     """Every ``NotEvaluated`` node in ``value``, depth first."""
     seen: set[int] = set()

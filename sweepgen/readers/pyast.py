@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ ImportBase = Callable[[str, int, int], dict[str, Any]]  # (module, level, line) 
 _LOOP_LIMIT = 100_000
 _SIZE_LIMIT = 1_000_000
 _CALL_DEPTH = 50
+_STEP_LIMIT = 300_000
 
 
 class CallData(dict):  # type: ignore[type-arg]
@@ -93,7 +95,9 @@ def read_python(
 ) -> ReadResult:
     """``bases``: the merged ``_base_`` files, so that ``_base_.a.b`` reads a copy of their value."""
     try:
-        tree = ast.parse(source, filename=filename)
+        with warnings.catch_warnings():  # "invalid escape sequence" and the like: not ours to print
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=filename)
     except SyntaxError as err:
         raise ConfigError(
             f"invalid Python syntax: {err.msg}",
@@ -122,6 +126,7 @@ class _Evaluator:
         self.in_read_base = False
         self.class_scopes: set[int] = set()
         self.bases: dict[str, Any] | None = None
+        self.steps = 0
 
     # module, class and function bodies ---------------------------------------------------------
 
@@ -211,6 +216,18 @@ class _Evaluator:
 
     # statements --------------------------------------------------------------------------------
 
+    def tick(self, node: ast.AST) -> None:
+        """Count evaluation steps: loops and comprehensions over known values are bounded in total."""
+        self.steps += 1
+        if self.steps > _STEP_LIMIT:
+            raise ConfigError(
+                f"evaluating this config takes more than {_STEP_LIMIT:,} steps",
+                location=Location(
+                    self.filename, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1
+                ),
+                hint="sweepgen reads configs, it does not run programs; simplify the loops",
+            )
+
     def run(
         self, statements: list[ast.stmt], scope: dict[str, Any], rest: list[Any], top: bool = False
     ) -> None:
@@ -223,6 +240,7 @@ class _Evaluator:
             self.statement(stmt, scope, rest)
 
     def statement(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:
+        self.tick(stmt)
         if isinstance(stmt, ast.Assign):
             value = self.value(stmt.value)
             for target in stmt.targets:
@@ -668,6 +686,12 @@ class _Evaluator:
         function = _BINOPS.get(type(op))
         if function is None:
             raise _Unknown
+        if (
+            isinstance(op, ast.Add)
+            and isinstance(left, (str, list, tuple))
+            and len(left) + len(right) > _SIZE_LIMIT
+        ):
+            raise _Unknown
         return function(left, right)
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Any:
@@ -697,6 +721,7 @@ class _Evaluator:
                 out.append(self.value(node.elt))
             if len(out) > _LOOP_LIMIT:
                 raise _Unknown
+            self.tick(node)
             return
         generator = node.generators[index]
         items = self.expr(generator.iter)

@@ -39,7 +39,8 @@ from sweepgen.readers.shellwords import (
     unescape_word,
 )
 
-_MAX_DEPTH = 40  # nested `bash -c` / `$CMD` re-reads
+_MAX_DEPTH = 40
+_MAX_VALUE = 1_000_000  # nested `bash -c` / `$CMD` re-reads
 _DECLARE = {"export", "declare", "typeset", "local", "readonly"}
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?=)(.*)", re.S)
 
@@ -406,6 +407,13 @@ class _Reader:
             self.exported.add(name)
 
     def bind(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
+        size = sum(len(v) for v in value) if isinstance(value, list) else len(str(value))
+        if size > _MAX_VALUE:  # `A=$A$A` doubles each time: bounded, as every input-controlled cost
+            raise ConfigError(
+                f"variable {name} grows past {_MAX_VALUE:,} characters",
+                location=Location(self.filename, line, 1),
+                hint="sweepgen reads scripts, it does not run them; simplify the assignment",
+            )
         shown: Any = (
             value
             if known
