@@ -66,9 +66,9 @@ def typed(word: Word) -> Any:
     """A word as YAML 1.2 reads a plain scalar: numbers, bools and null typed, the rest strings."""
     if isinstance(word, NotEvaluated):
         return word
-    from sweepgen.yamlio import _implicit  # the spec reader's YAML 1.2 core schema
+    from sweepgen.readers.yamlfile import plain_scalar_12
 
-    return _implicit(word) if word != "" else ""
+    return plain_scalar_12(word) if word != "" else ""
 
 
 def override_value(word: Word, where: str, line: int) -> Any:

@@ -10,13 +10,15 @@ silently, OmegaConf refuses it). A Hydra ``defaults:`` list is compared as group
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import NotEvaluated, Path, ReadResult
-from sweepgen.yamlio import _implicit as _implicit_12  # the spec reader's YAML 1.2 core schema
 
 VERSIONS = ("1.1", "1.2")
 _PLAIN = "sweepgen:plain"
@@ -35,6 +37,32 @@ class _Composer(_Base):  # type: ignore[misc]
 
 _RESOLVER = yaml.resolver.Resolver()
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+
+# The YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution), as the spec reader
+# in sweepgen.yamlio applies it; kept here so that the readers depend on no private name there.
+_CORE: list[tuple[re.Pattern[str], Callable[[str], Any]]] = [
+    (re.compile(r"~|null|Null|NULL|"), lambda t: None),
+    (re.compile(r"true|True|TRUE"), lambda t: True),
+    (re.compile(r"false|False|FALSE"), lambda t: False),
+    (re.compile(r"[-+]?[0-9]+"), int),
+    (re.compile(r"0o[0-7]+"), lambda t: int(t[2:], 8)),
+    (re.compile(r"0x[0-9a-fA-F]+"), lambda t: int(t[2:], 16)),
+    (re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"), float),
+    (re.compile(r"[-+]?\.(?:inf|Inf|INF)"), lambda t: -math.inf if t.startswith("-") else math.inf),
+    (re.compile(r"\.(?:nan|NaN|NAN)"), lambda t: math.nan),
+]
+
+
+def plain_scalar_12(text: str) -> Any:
+    """The YAML 1.2 core schema's reading of an untagged plain scalar."""
+    for pattern, build in _CORE:
+        if pattern.fullmatch(text):
+            return build(text)
+    return text
+
+
+_implicit_12 = plain_scalar_12
 
 
 def _implicit_11(text: str) -> Any:
