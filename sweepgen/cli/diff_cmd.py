@@ -33,8 +33,9 @@ import click
 @click.option(
     "--resolve-bases",
     is_flag=True,
-    help="Compare what the files evaluate to, mmengine-style: merge `_base_` files in "
-    "(`_delete_=True` replaces) and substitute names bound earlier in each Python file.",
+    help="Follow bases as the trainer would: mmengine `_base_` files (`_delete_=True` replaces, "
+    "`_base_.x` reads them), `with read_base(): from .x import *` and detectron2-style "
+    "`from ..common.optim import SGD as optimizer`. A base that cannot be found is an error.",
 )
 @click.option(
     "--yaml",
@@ -50,9 +51,12 @@ def diff(
 ) -> int:
     """Compare two configs path by path, type-strictly (1, 1.0 and True differ).
 
-    A and B are YAML, JSON, TOML, Python (read through the AST, never imported) or shell/sbatch
-    files (their #SBATCH directives and command-line flags), or SPEC.yaml:VARIANT for one resolved
-    variant of a sweep spec.
+    A and B are YAML, JSON, TOML, Python (evaluated safely through the AST, never imported or run;
+    ml_collections get_config() included) or shell/sbatch/launch scripts (read with the bash
+    grammar: #SBATCH lines, exported variables, and each command keyed by its program, launchers
+    apart, with its argparse flags and Hydra overrides nested), or SPEC.yaml:VARIANT for one
+    resolved variant of a sweep spec. What cannot be evaluated is compared by its normalised
+    source and shown as <not evaluated at FILE:LINE: ...>.
     """
     from sweepgen.readers import diff as semantic
     from sweepgen.readers.model import not_evaluated

@@ -533,6 +533,11 @@ class _Reader:
                 self.store(key, self.guarded(value, when), line)
             return
         name, arguments = cmdline.program(inner, launchers)
+        if name in ("torch.distributed.run", "torch.distributed.launch"):
+            # `python -m torch.distributed.run` is torchrun by another name
+            more, inner = cmdline.split_launchers(["torchrun", *arguments])
+            launchers.update(more)
+            name, arguments = cmdline.program(inner, launchers)
         lines = [w.line or line for w in words[len(words) - len(arguments) :]] if arguments else []
         parsed, at = cmdline.parse_arguments(arguments, self.filename, lines)
         data: dict[str, Any] = dict(parsed)
