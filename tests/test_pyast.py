@@ -302,3 +302,15 @@ _literals = st.recursive(
 @given(_literals)
 def test_property_literals_read_back_type_strictly(value):
     assert diff(parse_python_config(f"x = {value!r}\n")["x"], value) == []
+
+
+def test_ml_collections_file_is_its_config_plus_its_other_functions():
+    source = (
+        "from ml_collections import config_dict\n"
+        "def get_config():\n  c = config_dict.ConfigDict()\n  c.lr = 1e-3 * 3\n  return c\n"
+    )
+    assert parse_python_config(source) == {"lr": 1e-3 * 3}
+    sweep = parse_python_config(source + "def get_hyper(h):\n  return h.sweep('lr', [1, 2])\n")
+    assert sweep["@functions"]["get_hyper"] == NotEvaluated(
+        "def get_hyper(h):\n    return h.sweep('lr', [1, 2])"
+    )

@@ -139,3 +139,11 @@ def test_lines_are_known_for_commands_and_flags():
     result = read_shell("#!/bin/bash\n\npython t.py \\\n  --lr 1 \\\n  --b 2\n", "x.sh")
     assert result.lines[("commands", "t.py")] == 3
     assert result.line_of(("commands", "t.py", "--b")) == 5
+
+
+def test_a_variable_exported_twice_keeps_both_values():
+    # a command between the two exports saw the first: keeping only the last would hide a change
+    a = parse_shell_config("export LR=1\npython a.py\nexport LR=2\npython b.py\n")
+    b = parse_shell_config("export LR=3\npython a.py\nexport LR=2\npython b.py\n")
+    assert a["env"] == {"LR": ["1", "2"]}
+    assert [c.dotted for c in diff(a, b)] == ["env.LR[0]"]

@@ -141,9 +141,14 @@ class _Evaluator:
                 config = self.call_function(getter, [], {})
             except _Unknown:
                 config = getter.source
-            if isinstance(config, dict):
+            helpers = {k: v.source for k, v in scope.items() if isinstance(v, _Function) and k != "get_config"}
+            if isinstance(config, dict) and not helpers:
                 return config
-            return {"get_config": config}
+            if isinstance(config, dict) and "@functions" not in config:
+                # other functions (a big_vision `get_hyper` sweep, helpers) are part of what the
+                # file means: kept as source so that a change in them is never silently lost
+                return {**config, "@functions": helpers}
+            return {"get_config": config, "@functions": helpers}
         out = {k: (v.source if isinstance(v, _Function) else v) for k, v in scope.items()}
         if rest:
             out["__statements__"] = rest

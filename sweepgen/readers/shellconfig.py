@@ -655,9 +655,12 @@ class _Reader:
 
 
 def _history(history: list[tuple[str, Any, int]]) -> Any:
-    """A variable's value: the last one when every assignment was unconditional, else all of them."""
+    """A variable's value when it was assigned once; else every assignment in order (a command run
+    between two assignments saw the first, so keeping only the last could hide a change)."""
+    if len(history) == 1 and not history[0][0]:
+        return history[0][1]
     if all(not when for when, _, _ in history):
-        return history[-1][1]
+        return [value for _, value, _ in history]
     return [{"@value": value, **({"@when": when} if when else {})} for when, value, _ in history]
 
 
