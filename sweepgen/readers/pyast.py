@@ -141,7 +141,9 @@ class _Evaluator:
                 config = self.call_function(getter, [], {})
             except _Unknown:
                 config = getter.source
-            helpers = {k: v.source for k, v in scope.items() if isinstance(v, _Function) and k != "get_config"}
+            helpers = {
+                k: v.source for k, v in scope.items() if isinstance(v, _Function) and k != "get_config"
+            }
             if isinstance(config, dict) and not helpers:
                 return config
             if isinstance(config, dict) and "@functions" not in config:
