@@ -147,3 +147,13 @@ def test_a_variable_exported_twice_keeps_both_values():
     b = parse_shell_config("export LR=3\npython a.py\nexport LR=2\npython b.py\n")
     assert a["env"] == {"LR": ["1", "2"]}
     assert [c.dotted for c in diff(a, b)] == ["env.LR[0]"]
+
+
+def test_integer_arithmetic_over_known_values_is_computed_as_bash_does():
+    cfg = parse_shell_config(
+        "p=2048\nr=4096\nlen=$(((p + r) * 3))\npython t.py --len $len --half $((7 / 2)) --neg $((-7 / 2)) "
+        "--rem $((-7 % 3)) --x $((unknown + 1))\n"
+    )
+    cmd = cfg["commands"]["t.py"]
+    assert (cmd["--len"], cmd["--half"], cmd["--neg"], cmd["--rem"]) == (18432, 3, -3, -1)
+    assert cmd["--x"] == NotEvaluated("$((unknown + 1))")

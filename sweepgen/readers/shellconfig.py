@@ -33,6 +33,7 @@ from sweepgen.readers.shellwords import (
     Field,
     Unknown,
     Vars,
+    arithmetic,
     expand_quoted,
     lookup,
     split_fields,
@@ -625,6 +626,15 @@ class _Reader:
             pieces = [self.expand(child, assignment=True) for child in node.named_children]
             joined = "".join(f.text for piece in pieces for f in piece)
             return [Field(joined, all(f.known for piece in pieces for f in piece), line)]
+        if kind == "arithmetic_expansion":
+            source = self.text(node).strip()
+            computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
+            if computed is not None:
+                for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
+                    self.substituted.add(used)
+                return [Field(computed, True, line)]
+            self.opaque = True
+            return [Field(source, False, line)]
         if kind == "command_substitution":
             here = self.heredoc_in(node)
             if here is not None:

@@ -1,8 +1,9 @@
 """Bash word expansion, as far as it can be known without running anything.
 
 A word is expanded against the variables a script has bound so far: ``$VAR``, ``${VAR}``,
-``${VAR:-default}`` and the other default/alternative forms, ``${ARR[@]}`` arrays, quotes and
-backslashes. What depends on the running system (``$(cmd)``, ``$((1+x))``, ``$HOME``, ``$1``, an
+``${VAR:-default}`` and the other default/alternative forms, ``${ARR[@]}`` arrays, quotes,
+backslashes and integer ``$(( ))`` arithmetic over known values. What depends on the running system
+(``$(cmd)``, ``$((x+1))`` with ``x`` unknown, ``$HOME``, ``$1``, an
 unknown operator such as ``${VAR//a/b}``) leaves the word *unknown*: it keeps the source text of
 that part, so the reader can keep it as a not-evaluated node rather than guess.
 """
@@ -105,8 +106,12 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
             nxt = text[i + 1]
             if nxt == "(":
                 end = _balanced(text, i + 1, "(", ")")
-                out.append(text[i:end])
-                known = False
+                computed = arithmetic(text[i + 3 : end - 2], variables) if text.startswith("$((", i) else None
+                if computed is not None and text[end - 2 : end] == "))":
+                    out.append(computed)
+                else:
+                    out.append(text[i:end])
+                    known = False
                 i = end
             elif nxt == "{":
                 end = _balanced(text, i + 1, "{", "}")
@@ -134,6 +139,54 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
             out.append(ch)
             i += 1
     return "".join(out), known
+
+
+_ARITH_NAME = re.compile(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+
+
+def arithmetic(expr: str, variables: Vars) -> str | None:
+    """``$(( expr ))`` over integers and known integer variables, as bash computes it; None when
+    it uses anything else (an unknown variable, a comparison, an assignment)."""
+    import ast
+
+    def name(found: re.Match[str]) -> str:
+        value = variables.get(found.group(1))
+        if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
+            return f"({value.strip()})"
+        raise LookupError(found.group(1))
+
+    try:
+        text = _ARITH_NAME.sub(name, expr)
+        tree = ast.parse(text.strip(), mode="eval")
+    except (LookupError, SyntaxError, ValueError):
+        return None
+
+    def value(node: ast.AST) -> int:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = value(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.BinOp):
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Add):
+                return left + right
+            if isinstance(node.op, ast.Sub):
+                return left - right
+            if isinstance(node.op, ast.Mult):
+                return left * right
+            if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and right != 0:
+                quotient = abs(left) // abs(right) * (1 if (left >= 0) == (right >= 0) else -1)  # truncates
+                return quotient if not isinstance(node.op, ast.Mod) else left - quotient * right
+            if isinstance(node.op, ast.Pow) and 0 <= right <= 64 and abs(left) < 2**32:
+                return int(left**right)
+        raise ValueError("not bash integer arithmetic")
+
+    try:
+        result = value(tree.body)
+    except (ValueError, RecursionError):
+        return None
+    return str(result) if abs(result) < 2**63 else None
 
 
 def _balanced(text: str, start: int, open_: str, close: str) -> int:
