@@ -89,7 +89,8 @@ def test_flink_sweep_is_a_call_tree_with_imports_as_references():
     assert config["kwargs"]["eval_every"] == -1
     streamer = config["kwargs"]["debate_streamer"]["kwargs"]
     assert streamer["env_name_remap"] == {"math": "math_debate"}
-    assert cfg["__statements__"] == [NotEvaluated("if __name__ == '__main__':\n    sweep_lib.launch(sweep)")]
+    # a config is loaded as a module, never run as a script: the `__main__` block does not run
+    assert "__statements__" not in cfg
 
 
 def test_flink_grid_comprehensions_lambdas_and_star_args_become_source_text():
@@ -314,3 +315,26 @@ def test_ml_collections_file_is_its_config_plus_its_other_functions():
     assert sweep["@functions"]["get_hyper"] == NotEvaluated(
         "def get_hyper(h):\n    return h.sweep('lr', [1, 2])"
     )
+
+
+def test_lazycall_configs_are_edited_through_their_keywords():
+    cfg = parse_python_config(
+        "model = L(RetinaNet)(head=L(Head)(shapes=[ShapeSpec(channels=256)] * 2), anchor=1, extra=2)\n"
+        "model.update(num_classes=91)\ndel model.anchor\n[model.pop(k) for k in ['extra']]\n"
+    )
+    kwargs = cfg["model"]["kwargs"]
+    assert set(kwargs) == {"head", "num_classes"} and kwargs["num_classes"] == 91
+    assert len(kwargs["head"]["kwargs"]["shapes"]) == 2
+    assert "__statements__" not in cfg  # every statement was followed
+
+
+def test_mmengine_merge_is_recursive_and_delete_replaces():
+    cfg = parse_python_config(
+        "model = dict(backbone=dict(arch='large', depth=3), head=dict(type='A', loss=dict(w=1)))\n"
+        "model.merge(dict(backbone=dict(arch='small'), head=dict(_delete_=True, type='B')))\n"
+    )
+    assert cfg["model"] == {"backbone": {"arch": "small", "depth": 3}, "head": {"type": "B"}}
+
+
+def test_a_main_block_does_not_run():
+    assert parse_python_config("x = 1\nif __name__ == '__main__':\n    x = 2\n") == {"x": 1}

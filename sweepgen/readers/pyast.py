@@ -282,7 +282,15 @@ class _Evaluator:
             if isinstance(stmt.value, ast.Constant):
                 return  # a bare string is a comment
             value = self.value(stmt.value)
-            if isinstance(value, (CallData, NotEvaluated)) or not isinstance(stmt.value, ast.Call):
+            evaluated = isinstance(stmt.value, (ast.Call, ast.ListComp, ast.SetComp, ast.GeneratorExp))
+            if (
+                not evaluated
+                or isinstance(value, (CallData, NotEvaluated))
+                or any(
+                    isinstance(v, (CallData, NotEvaluated))
+                    for v in (value if isinstance(value, list) else [])
+                )
+            ):
                 rest.append(self.opaque(stmt))
         elif isinstance(stmt, ast.If):
             test = self.value(stmt.test)
@@ -391,6 +399,13 @@ class _Evaluator:
             ):
                 del container[key]
                 return
+            if (
+                isinstance(container, CallData)
+                and isinstance(target, ast.Attribute)
+                and key in container["kwargs"]
+            ):
+                del container["kwargs"][key]
+                return
         rest.append(self.opaque(stmt))
 
     # expressions -------------------------------------------------------------------------------
@@ -405,6 +420,10 @@ class _Evaluator:
                 continue
             if name in scope:
                 return scope[name]
+        if name == "__name__":
+            # a config is loaded as a module, never run as a script: `if __name__ == '__main__':`
+            # blocks (mmpretrain's model printing) do not run, as under mmengine
+            return "<config module>"
         return Ref(name)
 
     def value(self, node: ast.expr) -> Any:
@@ -591,7 +610,7 @@ class _Evaluator:
         if isinstance(node.func, ast.Attribute):
             receiver = self.value(node.func.value)
             method = node.func.attr
-            if _is_data(receiver) or isinstance(receiver, str) and not isinstance(receiver, Ref):
+            if _is_data(receiver) or type(receiver) is CallData or type(receiver) is str:
                 return self.method(receiver, method, node)
         name = _dotted(node.func)
         args = self.sequence(node.args, list)
@@ -649,6 +668,18 @@ class _Evaluator:
     def method(self, receiver: Any, method: str, node: ast.Call) -> Any:
         args = self.sequence(node.args, list)
         kwargs = self.keywords(node.keywords)
+        if isinstance(receiver, CallData):
+            # detectron2's LazyCall is a mapping of its keyword arguments: update/pop edit them
+            target = receiver["kwargs"]
+            if method == "update" and len(args) <= 1 and all(isinstance(a, dict) for a in args):
+                target.update(*args, **kwargs)
+                return None
+            if method == "pop" and 1 <= len(args) <= 2 and not kwargs:
+                return target.pop(*args)
+            raise _Unknown
+        if isinstance(receiver, dict) and method == "merge" and len(args) == 1 and isinstance(args[0], dict):
+            _merge_into(receiver, args[0])  # mmengine ConfigDict.merge: recursive, `_delete_` replaces
+            return None
         if isinstance(receiver, dict):
             if method == "update" and len(args) <= 1:
                 receiver.update(*args, **kwargs)
@@ -672,6 +703,13 @@ class _Evaluator:
         raise _Unknown
 
     def binop(self, op: ast.operator, left: Any, right: Any, node: ast.AST) -> Any:
+        if (
+            isinstance(op, ast.Mult)
+            and type(left) in (list, tuple)
+            and type(right) is int
+            and len(left) * max(right, 0) <= _SIZE_LIMIT
+        ):
+            return left * right  # `[ShapeSpec(channels=256)] * 5`: repetition needs no known items
         if not (_known(left) and _known(right)):
             return self.opaque(node) if isinstance(node, ast.stmt) else _raise()
         if (
@@ -741,6 +779,17 @@ class _Evaluator:
                 raise _Unknown
             if all(tests):
                 self._generate(node, index + 1, local, out)
+
+
+def _merge_into(base: dict[Any, Any], update: dict[Any, Any]) -> None:
+    for key, value in update.items():
+        if key == "_delete_":
+            continue
+        current = base.get(key)
+        if type(value) is dict and type(current) is dict and value.get("_delete_") is not True:
+            _merge_into(current, value)
+        else:
+            base[key] = {k: v for k, v in value.items() if k != "_delete_"} if type(value) is dict else value
 
 
 def _raise() -> Any:

@@ -71,6 +71,12 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
     origin: dict[str, str] = {}
     for name in names:
         base_path = path.parent / name
+        if "::" in name:
+            raise ConfigError(
+                f"`_base_` file {name!r} lives in another package ({name.split('::')[0]})",
+                location=Location(str(path), result.lines.get(("_base_",), 0)),
+                hint="cross-package bases are not resolved; diff without --resolve-bases, or copy the base",
+            )
         if not base_path.is_file():
             raise ConfigError(
                 f"`_base_` file {name!r} not found (looked for {base_path})",
