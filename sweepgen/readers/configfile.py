@@ -21,7 +21,7 @@ from sweepgen.readers.pyinherit import read_with_bases
 from sweepgen.readers.shellconfig import read_shell_file
 from sweepgen.readers.structured import STRUCTURED, read_yaml_file
 
-SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".sbatch")
+SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".sbatch", ".slurm")
 
 
 def read_config(ref: str, *, resolve_bases: bool = False, yaml_version: str = "1.1") -> ReadResult:
