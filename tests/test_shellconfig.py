@@ -157,3 +157,8 @@ def test_integer_arithmetic_over_known_values_is_computed_as_bash_does():
     cmd = cfg["commands"]["t.py"]
     assert (cmd["--len"], cmd["--half"], cmd["--neg"], cmd["--rem"]) == (18432, 3, -3, -1)
     assert cmd["--x"] == NotEvaluated("$((unknown + 1))")
+
+
+def test_an_assignment_ends_the_sbatch_directives_too():
+    cfg = parse_shell_config("#!/bin/bash\n#SBATCH --nodes=2\nX=1\n#SBATCH --mem=8G\n")
+    assert cfg["sbatch"] == {"--nodes": 2}

@@ -159,7 +159,9 @@ class _Reader:
         kind = node.type
         if kind == "comment":
             self.comment(node)
-        elif kind in ("command", "declaration_command", "unset_command", "test_command"):
+            return
+        self.seen_command = True  # sbatch reads #SBATCH lines only before the first other line
+        if kind in ("command", "declaration_command", "unset_command", "test_command"):
             self.command(node, when, redirects, None)
         elif kind == "variable_assignment":
             self.assign(node, when)
