@@ -59,3 +59,18 @@ def test_a_change_inside_what_cannot_be_evaluated_is_reported_with_its_place(tmp
     same = CliRunner().invoke(main, ["diff", str(a), str(a)])
     assert same.stdout == "no differences\n"
     assert f"compared by normalised source ({a}:2)" in same.stderr
+
+
+def test_json_report_points_at_the_line_that_set_the_value(tmp_path):
+    import json
+
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("model = dict(backbone=dict(depth=50))\n")
+    b.write_text("model = dict(backbone=dict(depth=50))\n\nmodel.backbone.depth = 101\n")
+    report = json.loads(CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "json"]).stdout)
+    (change,) = report["changes"]
+    assert (change["path"], change["old_at"], change["new_at"]) == (
+        "model.backbone.depth",
+        f"{a}:1",
+        f"{b}:3",
+    )

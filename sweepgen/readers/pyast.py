@@ -372,6 +372,9 @@ class _Evaluator:
         if isinstance(target, (ast.Attribute, ast.Subscript)):
             container = self.value(target.value)
             key: Any = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
+            path = _literal_path(target)
+            if path is not None and len(self.scopes) == 1:
+                self.result.lines[path] = stmt.lineno  # `model.backbone.depth = 101` is written here
             if isinstance(container, dict) and not isinstance(container, CallData) and _known_key(key):
                 container[key] = value
                 return
@@ -790,6 +793,24 @@ def _merge_into(base: dict[Any, Any], update: dict[Any, Any]) -> None:
             _merge_into(current, value)
         else:
             base[key] = {k: v for k, v in value.items() if k != "_delete_"} if type(value) is dict else value
+
+
+def _literal_path(target: ast.expr) -> tuple[Any, ...] | None:
+    """``a.b['c'][0]`` -> ``('a', 'b', 'c', 0)``; None if any part is computed."""
+    parts: list[Any] = []
+    node: ast.expr = target
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+        elif isinstance(node.slice, ast.Constant) and type(node.slice.value) in (str, int):
+            parts.append(node.slice.value)
+        else:
+            return None
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return tuple(reversed(parts))
 
 
 def _raise() -> Any:
