@@ -53,9 +53,6 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-_PARSER: Any = None
-
-
 def load_shell_config(path: str | Path) -> dict[str, Any]:
     data: dict[str, Any] = read_shell_file(path).data
     return data
@@ -99,13 +96,15 @@ class _Reader:
         self.result = ReadResult(filename, None)
         self.seen_command = False
         self.depth = 0
+        self.parser: Any = None
 
     # the whole script ------------------------------------------------------------------------------
 
     def script(self, text: str, line_offset: int, when: list[str], redirects: dict[str, Any]) -> None:
-        global _PARSER
-        if _PARSER is None:
-            _PARSER = _parser()
+        if self.parser is None:
+            # one parser per read, never a module global: no tree-sitter object outlives the read
+            # (a global one is torn down at interpreter exit in an order tree-sitter does not promise)
+            self.parser = _parser()
         self.depth += 1
         if self.depth > _MAX_DEPTH:
             raise ConfigError(
@@ -113,7 +112,7 @@ class _Reader:
             )
         try:
             source = text.encode("utf-8", "surrogateescape")
-            tree = _PARSER.parse(source)
+            tree = self.parser.parse(source)
             self.src = source
             self.offset = line_offset
             for node in tree.root_node.named_children:
@@ -529,6 +528,7 @@ class _Reader:
             # `srun bash -c "python ..."`: read the inner script, launchers and all
             sub = _Reader(self.filename)
             sub.vars = dict(self.vars)
+            sub.parser = self.parser
             sub.script(inner[2], line - 1, [], {})
             for key, value in sub.commands.items():
                 if isinstance(value, dict):
