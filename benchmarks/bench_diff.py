@@ -18,13 +18,80 @@ import tempfile
 import time
 from pathlib import Path
 
-from sweepgen.readers.diff import deepdiff_changes, diff, disallowed, parse_globs
-from sweepgen.readers.pyast import load_python_config
-from sweepgen.readers.pyinherit import load_with_bases
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-ROOT = Path(__file__).resolve().parent.parent  # (sweepgen is imported from .venv, where it is installed)
+from sweepgen.readers.diff import deepdiff_changes, diff, disallowed, parse_globs  # noqa: E402
+from sweepgen.readers.pyast import load_python_config  # noqa: E402
+from sweepgen.readers.pyinherit import load_with_bases  # noqa: E402
 
 PYCONFIGS = ROOT / "tests" / "fixtures" / "pyconfigs"
+
+
+def launch_script(lr: str, lines: int = 300) -> str:
+    """A ``lines``-line launch script in the verl/OpenRLHF style: #SBATCH directives, exported
+    variables, an argument array, a conditional, a heredoc, preprocessing commands and a
+    `ray job submit -- python3 -m` launcher with Hydra overrides spread over one line each."""
+    head = [
+        "#!/bin/bash",
+        "#SBATCH --job-name=grpo --nodes=4 --gres=gpu:8 --time=48:00:00",
+        "set -euo pipefail",
+        "export VLLM_ATTENTION_BACKEND=XFORMERS",
+        f"LR={lr}; export LR",
+        "MODEL=${MODEL:-Qwen/Qwen2.5-7B-Instruct}",
+        'if [ -n "${DEBUG:-}" ]; then export NCCL_DEBUG=INFO; fi',
+        "ARGS=(",
+    ]
+    body = [f"    algorithm.extra_{i}=value_{i}" for i in range(40)]
+    mid = [
+        ")",
+        "read -r -d '' EVAL <<EOF",
+        "python3 -m verl.trainer.main_eval data.path=out/eval.parquet",
+        "EOF",
+        "mkdir -p logs",
+        "python scripts/prep.py --in data/raw --out data/train.parquet",
+        'ray job submit --address="http://127.0.0.1:8265" --no-wait -- \\',
+        "  python3 -m verl.trainer.main_ppo \\",
+        '  actor_rollout_ref.model.path="$MODEL" \\',
+        "  actor_rollout_ref.actor.optim.lr=$LR \\",
+    ]
+    used = len(head) + len(body) + len(mid) + 2
+    overrides = [f"  trainer.section_{i // 10}.key_{i}={i * 0.5} \\" for i in range(lines - used)]
+    tail = ['  "${ARGS[@]}" &>> logs/train.log', "$EVAL"]
+    return "\n".join(head + body + mid + overrides + tail) + "\n"
+
+
+def mmengine_tree(root: Path, depth: int) -> tuple[Path, Path]:
+    """Two child configs over three levels of `_base_` files (child -> level 1 -> 2 -> 3)."""
+    (root / "_base_").mkdir(parents=True)
+    (root / "configs").mkdir()
+    (root / "_base_" / "level3.py").write_text(
+        "model = dict(type='RetinaNet', backbone=dict(type='ResNet', depth=50, num_stages=4,\n"
+        "    out_indices=(0, 1, 2, 3), norm_cfg=dict(type='BN', requires_grad=True)),\n"
+        "    neck=dict(type='FPN', in_channels=[256, 512, 1024, 2048], out_channels=256, num_outs=5))\n"
+        + "".join(f"section_{i} = dict(a={i}, b='x{i}', c=[{i}, {i + 1}])\n" for i in range(60))
+    )
+    (root / "_base_" / "level2.py").write_text(
+        "_base_ = './level3.py'\nmax_epochs = 12\n"
+        "train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs, val_interval=1)\n"
+        "train_pipeline = [dict(type='LoadImageFromFile'), dict(type='Resize', scale=(1333, 800))]\n"
+    )
+    (root / "_base_" / "level1.py").write_text(
+        "_base_ = './level2.py'\n"
+        "optim_wrapper = dict(type='OptimWrapper', optimizer=dict(type='SGD', lr=0.02, momentum=0.9))\n"
+        "train_dataloader = dict(batch_size=2, dataset=dict(pipeline=_base_.train_pipeline))\n"
+    )
+    children = []
+    for name, depth_value in (("a.py", 50), ("b.py", depth)):
+        child = root / "configs" / name
+        child.write_text(
+            "_base_ = ['../_base_/level1.py']\n"
+            f"model = dict(backbone=dict(depth={depth_value}))\n"
+            "pipeline = _base_.train_pipeline\npipeline[1]['scale'] = (1000, 600)\n"
+            "train_dataloader = dict(dataset=dict(pipeline=pipeline))\n"
+        )
+        children.append(child)
+    return children[0], children[1]
 
 
 def config_150(changed: int = 0) -> dict:
@@ -76,7 +143,19 @@ def main() -> None:
         big_a, big_b = Path(tmp) / "a.json", Path(tmp) / "b.json"
         big_a.write_text(json.dumps(a))
         big_b.write_text(json.dumps(b))
+        sh_a, sh_b = Path(tmp) / "a.sh", Path(tmp) / "b.sh"
+        sh_a.write_text(launch_script("1e-6"))
+        sh_b.write_text(launch_script("3e-6"))
+        assert len(sh_a.read_text().splitlines()) == 300
+        mm_a, mm_b = mmengine_tree(Path(tmp) / "mm", depth=101)
         cases = {
+            "diff two 300-line launch scripts": ["diff", str(sh_a), str(sh_b)],
+            "diff --resolve-bases two mmengine configs, 3 levels of bases": [
+                "diff",
+                "--resolve-bases",
+                str(mm_a),
+                str(mm_b),
+            ],
             "sweepgen --help": ["--help"],
             "diff generated sweep_identity.py vs sweep_coma_advantage.py": [
                 "diff",
@@ -108,10 +187,8 @@ def main() -> None:
         f"diff + --allow gate, same pair:        "
         f"{per_call(lambda: disallowed(diff(a, b), globs), args.pairs):7.2f} ms/pair"
     )
-    print(
-        "diff, 150-leaf pair, equal:            "
-        f"{per_call(lambda: diff(a, config_150()), args.pairs):7.2f} ms/pair"
-    )
+    equal = per_call(lambda: diff(a, config_150()), args.pairs)
+    print(f"diff, 150-leaf pair, equal:            {equal:7.2f} ms/pair")
     print(
         f"deepdiff (the reference), same pair:   "
         f"{per_call(lambda: deepdiff_changes(a, b), args.pairs // 5):7.2f} ms/pair"

@@ -54,12 +54,11 @@ def test_flink_sweeps_differ_only_in_the_streamer_reward_shaping_and_the_name():
     result = _diff(IDENTITY, COMA)
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
-        "__doc__: 'SmolLM-135M on MATH-500 with debate rollouts: reward shaping `identity`.' -> "
-        "'SmolLM-135M on MATH-500 with debate rollouts: reward shaping `coma_advantage`.'",
+        # issue 10: a docstring is documentation, never a difference (it was reported before)
         f"{STREAMER}.reward_shaping_params: <absent> -> {{'n_rollouts_per_prompt': 4}}",
         f"{STREAMER}.reward_shaping_strategy: <absent> -> 'coma_advantage'",
         "sweep.kwargs.name: 'smollm_135m_math500_identity' -> 'smollm_135m_math500_coma_advantage'",
-        "4 changes",
+        "3 changes",
     ]
 
 
@@ -73,7 +72,7 @@ def test_allow_globs_turn_diff_into_a_gate():
         "__doc__",
     ]
     ok = _diff(IDENTITY, COMA, *allowed)
-    assert ok.exit_code == 0 and ok.stdout.endswith("4 changes, all allowed\n")
+    assert ok.exit_code == 0 and ok.stdout.endswith("3 changes, all allowed\n")
     deep = _diff(
         IDENTITY,
         COMA,
@@ -90,8 +89,8 @@ def test_allow_globs_turn_diff_into_a_gate():
     gate = _diff(IDENTITY, COMA, "--allow", f"{STREAMER}.reward_shaping_*")
     assert gate.exit_code == 1
     refused = [line for line in gate.stdout.splitlines() if line.endswith("[not allowed]")]
-    assert [line.split(":")[0] for line in refused] == ["__doc__", "sweep.kwargs.name"]
-    assert gate.stdout.endswith("4 changes, 2 not allowed by --allow\n")
+    assert [line.split(":")[0] for line in refused] == ["sweep.kwargs.name"]
+    assert gate.stdout.endswith("3 changes, 1 not allowed by --allow\n")
 
 
 def test_mmdet_child_configs_diff_on_their_own_assignments():
@@ -120,6 +119,8 @@ def test_json_format_is_a_machine_readable_report(tmp_path):
             "old_type": None,
             "new_type": "dict",
             "allowed": True,
+            "old_at": None,
+            "new_at": f"{b}:1",
         },
         {
             "path": "s.strategy",
@@ -129,6 +130,8 @@ def test_json_format_is_a_machine_readable_report(tmp_path):
             "old_type": "str",
             "new_type": "str",
             "allowed": True,
+            "old_at": f"{a}:1",
+            "new_at": f"{b}:1",
         },
         {
             "path": "seed",
@@ -138,6 +141,8 @@ def test_json_format_is_a_machine_readable_report(tmp_path):
             "old_type": "int",
             "new_type": "float",
             "allowed": False,
+            "old_at": f"{a}:2",
+            "new_at": f"{b}:2",
         },
     ]
 
@@ -190,8 +195,9 @@ def test_sbatch_scripts_diff_on_their_flags(tmp_path):
     result = _diff(a, b, "--allow", "commands.*.--out", "--allow", "commands.*.--scheduler")
     assert result.exit_code == 0
     assert result.stdout.splitlines() == [
-        "commands.python.--out: 'runs/A1' -> 'runs/A2'",
-        "commands.python.--scheduler: <absent> -> 'cosine'",
+        # issue 10: commands are keyed by program (the module after -m), not by their first word
+        "commands[\"rm.train\"].--out: 'runs/A1' -> 'runs/A2'",
+        "commands[\"rm.train\"].--scheduler: <absent> -> 'cosine'",
         "2 changes, all allowed",
     ]
 
@@ -318,7 +324,7 @@ def test_rm_ablation_sbatch_steps_differ_only_in_their_stepped_flags(a, b, flags
     result = _diff(str(RM / f"{a}.sbatch"), str(RM / f"{b}.sbatch"), "--format", "json")
     assert result.exit_code == 1
     paths = [change["path"] for change in json.loads(result.stdout)["changes"]]
-    assert paths == [f'commands["srun python"].{flag}' for flag in flags]
+    assert paths == [f'commands["rm.train"].{flag}' for flag in flags]
     gate = [x for f in flags for x in ("--allow", f"commands.*.{f}")]
     assert _diff(str(RM / f"{a}.sbatch"), str(RM / f"{b}.sbatch"), *gate).exit_code == 0
     # leave out any one stepped flag and the gate fails

@@ -1,36 +1,37 @@
-"""Load any config ``diff`` can compare, chosen by file suffix, never by guessing from content.
+"""Read any config ``diff`` can compare, chosen by file suffix, never by guessing from content.
 
-Supported: ``.yaml``/``.yml`` (YAML 1.2 rules, duplicate keys are errors), ``.json``, ``.toml``,
-``.py`` (read through the AST, never imported), ``.sh``/``.bash``/``.sbatch`` (flags of the
-script's command lines). ``SPEC.yaml:VARIANT`` is resolved by the CLI through the compile API.
-Every read error is a ``ConfigError`` naming the file and, where the parser knows it, line and
-column.
+One interface for every format: ``read_config(path) -> ReadResult`` (the data as a plain mapping,
+the line of each path it knows, warnings, and not-evaluated nodes inside the data). Supported:
+``.yaml``/``.yml`` (YAML 1.1 by default, as PyYAML and OmegaConf read it; ``yaml_version="1.2"``
+for the spec reader's rules), ``.json``, ``.toml``, ``.py`` (a safe AST evaluator, never imported),
+``.sh``/``.bash``/``.sbatch`` (the tree-sitter bash grammar). ``SPEC.yaml:VARIANT`` is resolved by
+the CLI through the compile API: readers never import the compile pipeline.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.readers.model import MAX_VALUES, ReadResult, tree_size
+from sweepgen.readers.pyast import read_python_file
+from sweepgen.readers.pyinherit import read_with_bases
+from sweepgen.readers.shellconfig import read_shell_file
+from sweepgen.readers.structured import STRUCTURED, read_yaml_file
 
-SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".sbatch")
+SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".sbatch", ".slurm")
 
 
-def load_config(ref: str, *, resolve_bases: bool = False) -> Any:
-    """The data in the config named by ``ref``: a file path, or ``spec.yaml:variant``.
+def read_config(ref: str, *, resolve_bases: bool = False, yaml_version: str = "1.1") -> ReadResult:
+    """The config in the file ``ref``.
 
-    ``resolve_bases`` merges mmengine-style ``_base_`` files in and substitutes names bound
-    earlier in a Python file (see ``sweepgen.readers.pyinherit``); without it, files are read as written.
+    ``resolve_bases`` follows mmengine ``_base_`` files, ``with read_base()`` imports and
+    detectron2-style relative imports (see ``sweepgen.readers.pyinherit``); without it, each file
+    is read as written (its own names still resolve).
     """
     path = Path(ref)
-    if resolve_bases and path.is_file() and path.suffix.lower() in _LOADERS:
-        from sweepgen.readers.pyinherit import load_with_bases
-
-        return load_with_bases(path)
     if not path.is_file():
         if path.exists():
             raise ConfigError("not a regular file", location=Location(ref))
@@ -39,112 +40,48 @@ def load_config(ref: str, *, resolve_bases: bool = False) -> Any:
             location=Location(ref),
             hint="give a config file path, or SPEC.yaml:VARIANT for a variant of a sweep spec",
         )
-    loader = _LOADERS.get(path.suffix.lower())
-    if loader is None:
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
         raise ConfigError(
             f"cannot tell the format of a {path.suffix or 'suffix-less'} file",
             location=Location(ref),
             hint=f"supported suffixes: {', '.join(SUFFIXES)}",
         )
-    return loader(path)
-
-
-def load_yaml(path: Path) -> Any:
-    from sweepgen import yamlio
-
-    # the spec's own reader (YAML 1.2 scalars, duplicate keys are errors); configs may have
-    # non-string keys such as label ids, which a spec may not
-    return yamlio.load(str(path), string_keys=False).data
-
-
-def load_json(path: Path) -> Any:
-    text = _read_text(path)
+    if resolve_bases and suffix in (".py", ".yaml", ".yml", ".json", ".toml"):
+        result = read_with_bases(path, yaml_version=yaml_version)
+    elif suffix in (".yaml", ".yml"):
+        result = read_yaml_file(path, yaml_version)
+    elif suffix == ".py":
+        result = read_python_file(path)
+    elif suffix in STRUCTURED:
+        result = STRUCTURED[suffix](path)
+    else:
+        result = read_shell_file(path)
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates(path))
-    except _DuplicateKey as dup:
+        too_big = tree_size(result.data) > MAX_VALUES
+    except RecursionError:
+        too_big = True
+    if too_big:
+        # shared references (YAML aliases, `x = [x, x]`) can spell an exponentially large tree
         raise ConfigError(
-            f"duplicate key {dup.key!r} in JSON object",
-            location=_duplicate_location(text, str(path)),
-            hint="remove one of the two entries; JSON readers silently keep the last",
-        ) from None
-    except json.JSONDecodeError as err:
-        raise ConfigError(
-            f"invalid JSON: {err.msg}", location=Location(str(path), err.lineno, err.colno)
-        ) from err
+            f"the config expands to more than {MAX_VALUES:,} values (or nests too deeply)",
+            location=Location(ref),
+            hint="aliases or repeated references multiply its size; write the data out plainly",
+        )
+    return result
 
 
-def load_toml(path: Path) -> Any:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        return tomllib.loads(_read_text(path))
-    except tomllib.TOMLDecodeError as err:
-        # tomllib puts the place in the message: "... (at line 3, column 7)"
-        found = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
-        line, col = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
-        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(err))
-        raise ConfigError(f"invalid TOML: {message}", location=Location(str(path), line, col)) from err
+def load_config(ref: str, *, resolve_bases: bool = False, yaml_version: str = "1.1") -> Any:
+    """The data of ``read_config``."""
+    return read_config(ref, resolve_bases=resolve_bases, yaml_version=yaml_version).data
 
 
-def load_python(path: Path) -> Any:
-    from sweepgen.readers.pyast import load_python_config
-
-    return load_python_config(path)
+def _loader(suffix: str) -> Callable[[Path], Any]:
+    return lambda path: read_config(str(path)).data
 
 
-def load_shell(path: Path) -> Any:
-    from sweepgen.readers.shellconfig import load_shell_config
-
-    return load_shell_config(path)
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"cannot read file: {err}", location=Location(str(path))) from err
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def _no_duplicates(path: Path) -> Callable[[list[tuple[str, Any]]], dict]:
-    def build(pairs: list[tuple[str, Any]]) -> dict:
-        result: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in result:
-                raise _DuplicateKey(key)
-            result[key] = value
-        return result
-
-    return build
-
-
-def _duplicate_location(text: str, path: str) -> Location:
-    """json.loads knows no positions by the time a duplicate shows; the YAML reader (JSON is
-    YAML 1.2) finds the second key's line and column. Only the place comes from it."""
-    from sweepgen import yamlio
-    from sweepgen.errors import UserError
-
-    try:
-        yamlio.loads(text, path, string_keys=False)
-    except UserError as err:
-        if "duplicate key" in err.message and err.location is not None:
-            return err.location
-    return Location(path)
-
-
-_LOADERS: dict[str, Callable[[Path], Any]] = {
-    ".yaml": load_yaml,
-    ".yml": load_yaml,
-    ".json": load_json,
-    ".toml": load_toml,
-    ".py": load_python,
-    ".sh": load_shell,
-    ".bash": load_shell,
-    ".sbatch": load_shell,
-}
+load_yaml = _loader(".yaml")
+load_json = _loader(".json")
+load_toml = _loader(".toml")
+load_python = _loader(".py")
+load_shell = _loader(".sh")

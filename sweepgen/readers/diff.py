@@ -74,6 +74,10 @@ def type_name(value: Any) -> str | None:
         return None
     if type(value).__name__ == "Ref":
         return "ref"
+    if type(value).__name__ == "NotEvaluated":
+        return "not evaluated"
+    if type(value).__name__ == "CallData":
+        return "call"
     return type(value).__name__
 
 
@@ -92,7 +96,7 @@ def diff(old: Any, new: Any) -> list[Change]:
     return sorted(changes, key=lambda c: _sort_key(c.path))
 
 
-def _walk(old: Any, new: Any, path: tuple, out: list[Change]) -> None:
+def _walk(old: Any, new: Any, path: tuple[Any, ...], out: list[Change]) -> None:
     if type(old) is not type(new):
         out.append(Change(path, "type_changed", old, new))
     elif isinstance(old, dict):
@@ -142,7 +146,7 @@ def deepdiff_changes(old: Any, new: Any) -> list[Change]:
         # deepdiff skips keys such as `__doc__` or `__init__` by default: a silently lost change
         ignore_private_variables=False,
     )
-    changes: dict[tuple, Change] = {}
+    changes: dict[tuple[Any, ...], Change] = {}
     for report, levels in tree.items():
         for level in levels:
             change = _to_change(report, level)
@@ -196,7 +200,7 @@ def strictly_equal(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(strictly_equal(x, y) for x, y in zip(a, b))
     if isinstance(a, float) and math.isnan(a) and math.isnan(b):
         return True
-    return a == b
+    return bool(a == b)
 
 
 # paths -------------------------------------------------------------------------------------------
@@ -285,13 +289,13 @@ def _bad_glob(glob: str, why: str) -> UserError:
     )
 
 
-def glob_matches(glob: str | tuple, path: Sequence[Token]) -> bool:
+def glob_matches(glob: str | tuple[Any, ...], path: Sequence[Token]) -> bool:
     """Does ``path`` match ``glob``? ``*`` is one segment, ``**`` any number (including none)."""
     segments = parse_glob(glob) if isinstance(glob, str) else glob
     return _match(segments, tuple(path))
 
 
-def _match(segments: tuple, path: tuple) -> bool:
+def _match(segments: tuple[Any, ...], path: tuple[Any, ...]) -> bool:
     if not segments:
         return not path
     head, tail = segments[0], segments[1:]
@@ -315,7 +319,7 @@ def _segment_matches(segment: Any, token: Token) -> bool:
 # the gate ----------------------------------------------------------------------------------------
 
 
-def leaf_paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
+def leaf_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     """Paths of the leaves under ``value``; an empty mapping or sequence is itself a leaf."""
     if isinstance(value, dict) and value:
         for key, sub in value.items():
@@ -327,7 +331,7 @@ def leaf_paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
         yield prefix
 
 
-def node_paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
+def node_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     """Every path in ``value``: leaves and the containers above them."""
     yield prefix
     if isinstance(value, dict):
@@ -338,7 +342,7 @@ def node_paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
             yield from node_paths(sub, prefix + (index,))
 
 
-def is_allowed(change: Change, globs: Sequence[tuple]) -> bool:
+def is_allowed(change: Change, globs: Sequence[tuple[Any, ...]]) -> bool:
     """Allowed when a glob matches its path, or every leaf beneath both sides (a container that
     was added, removed or changed type) matches one: the same verdict as flattening both sides."""
     if any(_match(g, change.path) for g in globs):
@@ -353,7 +357,7 @@ def is_allowed(change: Change, globs: Sequence[tuple]) -> bool:
     return bool(leaves) and all(any(_match(g, leaf) for g in globs) for leaf in leaves)
 
 
-def parse_globs(globs: Iterable[str]) -> list[tuple]:
+def parse_globs(globs: Iterable[str]) -> list[tuple[Any, ...]]:
     return [parse_glob(glob) for glob in globs]
 
 
@@ -373,7 +377,7 @@ def unmatched_globs(globs: Iterable[str], *configs: Any) -> dict[str, list[str]]
     return found
 
 
-def disallowed(changes: Iterable[Change], globs: Sequence[tuple]) -> list[Change]:
+def disallowed(changes: Iterable[Change], globs: Sequence[tuple[Any, ...]]) -> list[Change]:
     """The changes no glob allows; with no globs at all, every change."""
     return [change for change in changes if not is_allowed(change, globs)]
 
@@ -381,7 +385,7 @@ def disallowed(changes: Iterable[Change], globs: Sequence[tuple]) -> list[Change
 # helpers -----------------------------------------------------------------------------------------
 
 
-def _sort_key(path: Sequence[Token]) -> tuple:
+def _sort_key(path: Sequence[Token]) -> tuple[Any, ...]:
     return tuple((0, t) if type(t) is int else (1, t) if isinstance(t, str) else (2, repr(t)) for t in path)
 
 
@@ -397,6 +401,8 @@ def jsonable(value: Any) -> Any:
         return sorted((jsonable(v) for v in value), key=repr)
     if isinstance(value, str):
         return str(value)
+    if type(value).__name__ == "NotEvaluated":
+        return {"not_evaluated": value.source, "at": value.at}
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):

@@ -25,52 +25,69 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.readers.model import ReadResult, Ref
+from sweepgen.readers.pyast import ImportBase, is_call_or_expr, read_python_file
+from sweepgen.readers.structured import STRUCTURED, read_yaml_file
 
 DELETE_KEY = "_delete_"
 _BASE_ATTR = re.compile(r"_base_((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 
 
-def load_with_bases(path: str | Path, _chain: tuple[str, ...] = ()) -> Any:
-    """The config in ``path`` with its ``_base_`` files merged in, mmengine-style."""
-    from sweepgen.readers.configfile import load_config
-    from sweepgen.readers.pyast import load_python_config
+def load_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version: str = "1.1") -> Any:
+    """The config in ``path`` with its ``_base_`` files and relative-import bases merged in."""
+    return read_with_bases(path, _chain, yaml_version).data
 
+
+def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version: str = "1.1") -> ReadResult:
     path = Path(path)
     key = str(path.resolve())
     if key in _chain:
         cycle = " -> ".join([*(_chain[_chain.index(key) :]), key])
         raise ConfigError(f"`_base_` inheritance cycle: {cycle}", location=Location(str(path)))
-    # names are resolved per file, as mmengine evaluates each file before merging: a child that
-    # rebinds `data_root` does not change what its base built from the base's own `data_root`
-    if path.suffix == ".py" and path.is_file():
-        data = load_python_config(path, resolve_names=True)
+    chain = (*_chain, key)
+    if path.suffix == ".py":
+        # each file is evaluated on its own before merging (as mmengine does): a child that rebinds
+        # `data_root` does not change what its base built from the base's own `data_root`
+        result = read_python_file(path, import_base=_importer(path, chain, yaml_version))
+    elif path.suffix in (".yaml", ".yml"):
+        result = read_yaml_file(path, yaml_version)
+    elif path.suffix in STRUCTURED:
+        result = STRUCTURED[path.suffix](path)
     else:
-        data = load_config(str(path))
+        raise ConfigError(f"cannot read a base of type {path.suffix!r}", location=Location(str(path)))
+    data = result.data
     if not isinstance(data, dict) or "_base_" not in data:
-        return data
+        return result
     data = dict(data)
     bases = data.pop("_base_")
     names = [bases] if isinstance(bases, str) else bases
     if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
         raise ConfigError(
             "`_base_` must be a path or a list of paths",
-            location=Location(str(path)),
+            location=Location(str(path), result.lines.get(("_base_",), 0)),
             hint="e.g. _base_ = ['../_base_/models/faster_rcnn_r50_fpn.py']",
         )
     merged: dict[str, Any] = {}
     origin: dict[str, str] = {}
     for name in names:
         base_path = path.parent / name
+        if "::" in name:
+            raise ConfigError(
+                f"`_base_` file {name!r} lives in another package ({name.split('::')[0]})",
+                location=Location(str(path), result.lines.get(("_base_",), 0)),
+                hint="cross-package bases are not resolved; diff without --resolve-bases, or copy the base",
+            )
         if not base_path.is_file():
             raise ConfigError(
                 f"`_base_` file {name!r} not found (looked for {base_path})",
-                location=Location(str(path)),
+                location=Location(str(path), result.lines.get(("_base_",), 0)),
                 hint="base paths are relative to the file that names them",
             )
-        base = load_with_bases(base_path, (*_chain, key))
-        if not isinstance(base, dict):
+        base = read_with_bases(base_path, chain, yaml_version)
+        result.warnings.extend(base.warnings)
+        if not isinstance(base.data, dict):
             raise ConfigError(f"`_base_` file {name!r} is not a mapping", location=Location(str(path)))
-        for k, v in base.items():
+        for k, v in base.data.items():
             if k in merged:
                 raise ConfigError(
                     f"key {k!r} is defined by two bases, {origin[k]!r} and {name!r}",
@@ -79,7 +96,37 @@ def load_with_bases(path: str | Path, _chain: tuple[str, ...] = ()) -> Any:
                 )
             merged[k] = v
             origin[k] = name
-    return _apply_child(merged, data, str(path))
+    if path.suffix == ".py":
+        # evaluate the child again, now with `_base_.x` reading (a copy of) the merged bases, so that
+        # `pipeline = _base_.train_pipeline; pipeline[2]['scale'] = ...` works as mmengine runs it
+        again = read_python_file(path, import_base=_importer(path, chain, yaml_version), bases=merged)
+        data = dict(again.data)
+        data.pop("_base_", None)
+        result.lines = again.lines
+    result.data = _apply_child(merged, data, str(path))
+    return result
+
+
+def _importer(path: Path, chain: tuple[str, ...], yaml_version: str) -> ImportBase:
+    """Follows ``from .x import y`` / ``with read_base(): from .x import *`` relative to ``path``."""
+
+    def import_base(module: str, level: int, line: int) -> dict[str, Any]:
+        folder = path.parent
+        for _ in range(level - 1):
+            folder = folder.parent
+        stem = folder.joinpath(*module.split(".")) if module else folder
+        for candidate in (stem.with_suffix(".py") if module else None, stem / "__init__.py"):
+            if candidate is not None and candidate.is_file():
+                data = read_with_bases(candidate, chain, yaml_version).data
+                return data if isinstance(data, dict) else {}
+        spelled = "." * level + module
+        raise ConfigError(
+            f"base `{spelled}` imported here cannot be found (looked for {stem}.py)",
+            location=Location(str(path), line, 1),
+            hint="relative imports name config files next to this one; fix the path or add the file",
+        )
+
+    return import_base
 
 
 def _apply_child(base: dict[str, Any], child: dict[str, Any], where: str) -> dict[str, Any]:
@@ -116,8 +163,6 @@ def _merge(child: Any, base: Any, key: Any, where: str) -> Any:
 
 
 def _mergeable(value: Any) -> bool:
-    from sweepgen.readers.pyast import is_call_or_expr
-
     return isinstance(value, dict) and not is_call_or_expr(value)
 
 
@@ -129,15 +174,15 @@ def _strip_delete(value: Any) -> Any:
 
 def _substitute(value: Any, base: dict[str, Any], where: str) -> Any:
     """Replace ``_base_.a.b`` references with the merged bases' value at ``a.b``."""
-    from sweepgen.readers.pyast import Ref
-
     if isinstance(value, Ref):
         match = _BASE_ATTR.fullmatch(value)
         if match:
             return copy.deepcopy(_get_path(base, match.group(1)[1:].split("."), where))
         return value
     if isinstance(value, dict):
-        return {k: _substitute(v, base, where) for k, v in value.items()}
+        out = type(value)()  # a CallData stays a call
+        out.update((k, _substitute(v, base, where)) for k, v in value.items())
+        return out
     if isinstance(value, list):
         return [_substitute(v, base, where) for v in value]
     if isinstance(value, tuple):

@@ -1,0 +1,219 @@
+"""Bash word expansion, as far as it can be known without running anything.
+
+A word is expanded against the variables a script has bound so far: ``$VAR``, ``${VAR}``,
+``${VAR:-default}`` and the other default/alternative forms, ``${ARR[@]}`` arrays, quotes,
+backslashes and integer ``$(( ))`` arithmetic over known values. What depends on the running system
+(``$(cmd)``, ``$((x+1))`` with ``x`` unknown, ``$HOME``, ``$1``, an
+unknown operator such as ``${VAR//a/b}``) leaves the word *unknown*: it keeps the source text of
+that part, so the reader can keep it as a not-evaluated node rather than guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+Value = str | list[str]
+
+
+class Unknown:
+    """A variable whose value the reader cannot know (bound inside a condition or loop)."""
+
+
+UNKNOWN = Unknown()
+Vars = dict[str, "Value | Unknown"]
+
+
+@dataclass
+class Field:
+    """One word after expansion; ``known`` is False when some part of it kept its source text."""
+
+    text: str
+    known: bool = True
+    line: int = 0
+
+
+_PARAM = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-])(\[[^\]]*\])?")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+
+
+def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool]:
+    """The value of ``${expr}``: (value, known). An array read whole comes back as a list."""
+    found = _PARAM.match(expr)
+    if not found:
+        return None, False
+    length, name, index = found.groups()
+    rest = expr[found.end() :]
+    bound = variables.get(name)
+    if isinstance(bound, Unknown) or (name not in variables and not rest) or length:
+        return None, False
+    value: Value | None
+    if bound is None:
+        value = None
+    elif index in ("[@]", "[*]"):
+        value = list(bound) if isinstance(bound, list) else [bound]
+        if index == "[*]" and quoted:
+            value = " ".join(value)
+    elif index:
+        inner = index[1:-1]
+        if not inner.isdigit():
+            return None, False
+        items = bound if isinstance(bound, list) else [bound]
+        value = items[int(inner)] if int(inner) < len(items) else ""
+    else:
+        value = bound[0] if isinstance(bound, list) and bound else ("" if isinstance(bound, list) else bound)
+    if not rest:
+        return value, True
+    op = re.match(r":?[-=+?]", rest)
+    if not op:
+        return None, False  # ${VAR//a/b}, ${VAR%x}, ...: not modelled
+    word, known = expand_quoted(rest[op.end() :], variables)
+    unset = value is None or (op.group().startswith(":") and value in ("", []))
+    kind = op.group()[-1]
+    if kind in "-=":
+        # a name the script never binds takes its default: that is what the script means
+        return (word if unset else value), known if unset else True
+    if kind == "+":
+        return ("" if unset else word), True if unset else known
+    return (None, False) if unset else (value, True)
+
+
+def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple[str, bool]:
+    """The inside of a double-quoted string (or an unquoted here-document body), expanded."""
+    out: list[str] = []
+    known = True
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n:
+            nxt = text[i + 1]
+            if nxt == "\n":
+                i += 2
+                continue
+            if nxt in "$`\\" or (nxt == '"' and not heredoc):
+                out.append(nxt)
+                i += 2
+                continue
+            out.append(ch)
+            i += 1
+        elif ch == "`":
+            end = text.find("`", i + 1)
+            end = n - 1 if end < 0 else end
+            out.append(text[i : end + 1])
+            known = False
+            i = end + 1
+        elif ch == "$" and i + 1 < n:
+            nxt = text[i + 1]
+            if nxt == "(":
+                end = _balanced(text, i + 1, "(", ")")
+                computed = arithmetic(text[i + 3 : end - 2], variables) if text.startswith("$((", i) else None
+                if computed is not None and text[end - 2 : end] == "))":
+                    out.append(computed)
+                else:
+                    out.append(text[i:end])
+                    known = False
+                i = end
+            elif nxt == "{":
+                end = _balanced(text, i + 1, "{", "}")
+                value, ok = lookup(text[i + 2 : end - 1], variables, True)
+                if ok and value is not None:
+                    out.append(" ".join(value) if isinstance(value, list) else value)
+                else:
+                    out.append(text[i:end])
+                    known = known and ok
+                i = end
+            else:
+                name = _NAME.match(text, i + 1)
+                if not name:
+                    out.append(ch)
+                    i += 1
+                    continue
+                value, ok = lookup(name.group(), variables, True)
+                if ok and value is not None:
+                    out.append(" ".join(value) if isinstance(value, list) else value)
+                else:
+                    out.append(text[i : name.end()])
+                    known = False
+                i = name.end()
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out), known
+
+
+_ARITH_NAME = re.compile(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+
+
+def arithmetic(expr: str, variables: Vars) -> str | None:
+    """``$(( expr ))`` over integers and known integer variables, as bash computes it; None when
+    it uses anything else (an unknown variable, a comparison, an assignment)."""
+    import ast
+
+    def name(found: re.Match[str]) -> str:
+        value = variables.get(found.group(1))
+        if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
+            return f"({value.strip()})"
+        raise LookupError(found.group(1))
+
+    try:
+        text = _ARITH_NAME.sub(name, expr)
+        tree = ast.parse(text.strip(), mode="eval")
+    except (LookupError, SyntaxError, ValueError):
+        return None
+
+    def value(node: ast.AST) -> int:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = value(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.BinOp):
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Add):
+                return left + right
+            if isinstance(node.op, ast.Sub):
+                return left - right
+            if isinstance(node.op, ast.Mult):
+                return left * right
+            if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and right != 0:
+                quotient = abs(left) // abs(right) * (1 if (left >= 0) == (right >= 0) else -1)  # truncates
+                return quotient if not isinstance(node.op, ast.Mod) else left - quotient * right
+            if isinstance(node.op, ast.Pow) and 0 <= right <= 64 and abs(left) < 2**32:
+                return int(left**right)
+        raise ValueError("not bash integer arithmetic")
+
+    try:
+        result = value(tree.body)
+    except (ValueError, RecursionError):
+        return None
+    return str(result) if abs(result) < 2**63 else None
+
+
+def _balanced(text: str, start: int, open_: str, close: str) -> int:
+    """The index just past the bracket that closes the one at ``start``."""
+    depth = 0
+    i = start
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == open_:
+            depth += 1
+        elif text[i] == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(text)
+
+
+def unescape_word(text: str) -> str:
+    """An unquoted literal word: a backslash keeps the next character, a backslash-newline vanishes."""
+    return re.sub(r"\\(.)", lambda m: "" if m.group(1) == "\n" else m.group(1), text, flags=re.S)
+
+
+def split_fields(value: Value, line: int) -> list[Field]:
+    """An unquoted expansion's words (bash splits on blanks); a lone backslash from a folded
+    here-document line is not a word."""
+    words = value if isinstance(value, list) else [value]
+    return [Field(w, True, line) for item in words for w in item.split() if w != "\\"]

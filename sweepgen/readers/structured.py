@@ -1,0 +1,96 @@
+"""JSON and TOML files as data; YAML through ``sweepgen.readers.yamlfile``. Duplicate keys are errors."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.readers.model import ReadResult
+from sweepgen.readers.yamlfile import read_yaml
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read file: {err}", location=Location(str(path))) from err
+
+
+def read_yaml_file(path: Path, version: str = "1.1") -> ReadResult:
+    return read_yaml(read_text(path), str(path), version)
+
+
+def read_json_file(path: Path) -> ReadResult:
+    text = read_text(path)
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as dup:
+        raise ConfigError(
+            f"duplicate key {dup.key!r} in JSON object",
+            location=_duplicate_location(text, str(path)),
+            hint="remove one of the two entries; JSON readers silently keep the last",
+        ) from None
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"invalid JSON: {err.msg}", location=Location(str(path), err.lineno, err.colno)
+        ) from err
+    except RecursionError:
+        raise ConfigError("JSON nested too deeply to read", location=Location(str(path))) from None
+    result = ReadResult(str(path), data)
+    with contextlib.suppress(ConfigError, RecursionError):  # JSON is YAML 1.2: it knows each key's line
+        result.lines = read_yaml(text, str(path), "1.2").lines
+    return result
+
+
+def read_toml_file(path: Path) -> ReadResult:
+    # function-local: a TOML parser is only needed for .toml files
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10
+        import tomli as tomllib
+    try:
+        return ReadResult(str(path), tomllib.loads(read_text(path)))
+    except tomllib.TOMLDecodeError as err:
+        # tomllib puts the place in the message: "... (at line 3, column 7)"
+        found = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
+        line, col = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(err))
+        raise ConfigError(f"invalid TOML: {message}", location=Location(str(path), line, col)) from err
+    except RecursionError:
+        raise ConfigError("TOML nested too deeply to read", location=Location(str(path))) from None
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+def _duplicate_location(text: str, path: str) -> Location:
+    """json.loads knows no positions by the time a duplicate shows; the YAML reader does."""
+    try:
+        read_yaml(text, path, "1.2")
+    except UserError as err:
+        if "duplicate key" in err.message and err.location is not None:
+            return err.location
+    return Location(path)
+
+
+STRUCTURED: dict[str, Callable[[Path], ReadResult]] = {
+    ".json": read_json_file,
+    ".toml": read_toml_file,
+}

@@ -1,0 +1,226 @@
+"""Read a YAML file that is not a sweepgen spec, as the program that consumes it would.
+
+Trainers read their YAML through PyYAML or OmegaConf, which follow YAML 1.1: ``on`` is True and
+``100_000`` is an int there, a string in YAML 1.2. So foreign files are read as 1.1 by default
+(``version="1.2"`` for the spec reader's rules) and every plain scalar the two versions read
+differently is listed as a warning, so a surprising verdict can be explained. Anchors, aliases and
+merge keys (``<<``) work as in PyYAML; a duplicated key is still an error (PyYAML keeps the last one
+silently, OmegaConf refuses it). A Hydra ``defaults:`` list is compared as group -> option.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+
+from sweepgen.errors import ConfigError, Location
+from sweepgen.readers.model import NotEvaluated, Path, ReadResult
+
+VERSIONS = ("1.1", "1.2")
+_PLAIN = "sweepgen:plain"
+_STD = "tag:yaml.org,2002:"
+_Base: Any = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
+
+
+class _Composer(_Base):  # type: ignore[misc]
+    """Composes nodes only; untagged plain scalars are marked so that either version can type them."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode:
+            return _PLAIN if implicit[0] else _STD + "str"
+        return super().resolve(kind, value, implicit)
+
+
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+
+# The YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution), as the spec reader
+# in sweepgen.yamlio applies it; kept here so that the readers depend on no private name there.
+_CORE: list[tuple[re.Pattern[str], Callable[[str], Any]]] = [
+    (re.compile(r"~|null|Null|NULL|"), lambda t: None),
+    (re.compile(r"true|True|TRUE"), lambda t: True),
+    (re.compile(r"false|False|FALSE"), lambda t: False),
+    (re.compile(r"[-+]?[0-9]+"), int),
+    (re.compile(r"0o[0-7]+"), lambda t: int(t[2:], 8)),
+    (re.compile(r"0x[0-9a-fA-F]+"), lambda t: int(t[2:], 16)),
+    (re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"), float),
+    (re.compile(r"[-+]?\.(?:inf|Inf|INF)"), lambda t: -math.inf if t.startswith("-") else math.inf),
+    (re.compile(r"\.(?:nan|NaN|NAN)"), lambda t: math.nan),
+]
+
+
+def plain_scalar_12(text: str) -> Any:
+    """The YAML 1.2 core schema's reading of an untagged plain scalar."""
+    for pattern, build in _CORE:
+        if pattern.fullmatch(text):
+            return build(text)
+    return text
+
+
+_implicit_12 = plain_scalar_12
+
+
+def _implicit_11(text: str) -> Any:
+    """PyYAML's (YAML 1.1) reading of an untagged plain scalar."""
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    return _CONSTRUCTOR.construct_object(yaml.ScalarNode(tag, text))
+
+
+def read_yaml(text: str, path: str, version: str = "1.1") -> ReadResult:
+    if version not in VERSIONS:
+        raise ConfigError(f"unknown YAML version {version!r}", hint="use --yaml 1.1 or --yaml 1.2")
+    try:
+        node = yaml.compose(text, Loader=_Composer)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        loc = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
+        raise ConfigError(
+            f"YAML syntax error: {err.problem or err.context or 'invalid YAML'}",
+            location=loc,
+            hint="fix the YAML syntax (indentation, quotes, colons)",
+        ) from None
+    except yaml.YAMLError as err:
+        raise ConfigError(
+            f"YAML error: {err}", location=Location(path), hint="a config file holds one YAML document"
+        ) from None
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
+    result = ReadResult(path, None)
+    if node is not None:
+        builder = _Builder(result, version)
+        try:
+            result.data = builder.build(node, ())
+        except RecursionError:
+            raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
+        result.data = hydra_defaults(result.data)
+    return result
+
+
+class _Builder:
+    def __init__(self, result: ReadResult, version: str) -> None:
+        self.result = result
+        self.version = version
+        self.done: dict[int, Any] = {}
+        self.building: set[int] = set()
+
+    def loc(self, node: yaml.Node) -> Location:
+        return Location(self.result.path, node.start_mark.line + 1, node.start_mark.column + 1)
+
+    def build(self, node: yaml.Node, path: Path) -> Any:
+        self.result.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.ScalarNode):
+            return self.scalar(node)
+        if id(node) in self.done:  # an alias: the same value again
+            return self.done[id(node)]
+        if id(node) in self.building:
+            raise ConfigError(
+                "a YAML alias refers to the node that contains it",
+                location=self.loc(node),
+                hint="configs must be trees; remove the recursive alias",
+            )
+        self.building.add(id(node))
+        if isinstance(node, yaml.SequenceNode) and node.tag == _STD + "seq":
+            value: Any = [self.build(child, path + (i,)) for i, child in enumerate(node.value)]
+        elif isinstance(node, yaml.MappingNode) and node.tag == _STD + "map":
+            value = self.mapping(node, path)
+        else:
+            value = NotEvaluated(
+                f"{node.tag} {yaml.serialize(node).strip()}", self.result.path, node.start_mark.line + 1
+            )
+        self.building.discard(id(node))
+        self.done[id(node)] = value
+        return value
+
+    def scalar(self, node: yaml.ScalarNode) -> Any:
+        if node.tag == _PLAIN:
+            old, new = _implicit_11(node.value), _implicit_12(node.value)
+            if not _same(old, new):
+                self.result.warnings.append(
+                    f"{self.loc(node)}: {node.value!r} reads as {old!r} in YAML 1.1, {new!r} in YAML 1.2"
+                    f" (read as YAML {self.version}; --yaml selects)"
+                )
+            return old if self.version == "1.1" else new
+        if node.tag.startswith(_STD) and node.tag[len(_STD) :] in ("str", "int", "float", "bool", "null"):
+            try:
+                return _CONSTRUCTOR.construct_object(node)
+            except (yaml.YAMLError, ValueError) as err:
+                raise ConfigError(f"bad {node.tag} scalar: {err}", location=self.loc(node)) from None
+        return NotEvaluated(f"{node.tag} {node.value}", self.result.path, node.start_mark.line + 1)
+
+    def mapping(self, node: yaml.MappingNode, path: Path) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        merged: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if (
+                isinstance(key_node, yaml.ScalarNode)
+                and key_node.tag in (_PLAIN, _STD + "merge")
+                and (key_node.value == "<<")
+            ):
+                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                for source in sources:
+                    data = self.build(source, path)
+                    if not isinstance(data, dict):
+                        raise ConfigError(
+                            "a merge key (`<<`) must name a mapping or a list of mappings",
+                            location=self.loc(source),
+                            hint="write `<<: *anchor` where the anchor is a mapping",
+                        )
+                    for k, v in data.items():
+                        merged.setdefault(k, v)  # the first mapping listed wins, as in PyYAML
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise ConfigError("a mapping key must be a scalar", location=self.loc(key_node))
+            key = self.scalar(key_node)
+            if isinstance(key, NotEvaluated):
+                key = key.source
+            if key in out:
+                raise ConfigError(
+                    f"duplicate key {key!r} (first at line {self.result.lines.get(path + (key,), 0)})",
+                    location=self.loc(key_node),
+                    hint="remove one of them; PyYAML would silently keep the last, OmegaConf refuses it",
+                )
+            self.result.lines[path + (key,)] = key_node.start_mark.line + 1
+            out[key] = self.build(value_node, path + (key,))
+        for k, v in merged.items():
+            out.setdefault(k, v)  # keys written in the mapping win over merged ones
+        return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+def hydra_defaults(data: Any) -> Any:
+    """A Hydra ``defaults:`` list as group -> option, so reordering unrelated groups is no change.
+
+    Only a list whose every entry is a config name or a one-key ``group: option`` mapping is read
+    so, and only when some entry is a ``group: option`` mapping; ``_self_`` keeps where it stands
+    relative to the others and plain config names keep their order among themselves (both decide
+    who overrides whom).
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("defaults"), list):
+        return data
+    entries = data["defaults"]
+    if not all(isinstance(e, str) or (isinstance(e, dict) and len(e) == 1) for e in entries):
+        return data
+    if not any(isinstance(e, dict) for e in entries):
+        return data  # a plain list of names: not recognisably Hydra's, keep it as written
+    out: dict[Any, Any] = {}
+    names = 0
+    for index, entry in enumerate(entries):
+        key, option = (entry, None) if isinstance(entry, str) else next(iter(entry.items()))
+        if key == "_self_":
+            option = "first" if index == 0 else "last" if index == len(entries) - 1 else f"position {index}"
+        elif isinstance(entry, str):
+            # plain config names merge in the order listed: keep that order among them
+            option = f"config #{names + 1}"
+            names += 1
+        if key in out:
+            return data  # Hydra refuses a group twice; keep the list as written
+        out[key] = option
+    return {**data, "defaults": out}

@@ -1,0 +1,1 @@
+from ..common.optim import AdamW as optimizer

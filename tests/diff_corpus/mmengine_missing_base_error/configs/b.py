@@ -1,0 +1,2 @@
+_base_ = ['../_base_/models/retinanet_r101_fpn.py', '../_base_/schedules/schedule_1x.py']
+model = dict(backbone=dict(depth=101))

@@ -1,0 +1,5 @@
+from mmengine.config import read_base
+
+with read_base():
+    from .._base_.models.mask_rcnn_r50_fpn import *
+    from .._base_.schedules.schedule_2x import *

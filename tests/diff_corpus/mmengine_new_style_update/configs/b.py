@@ -1,0 +1,9 @@
+from mmengine.config import read_base
+
+with read_base():
+    from .._base_.models.mask_rcnn_r50_fpn import *
+    from .._base_.schedules.schedule_1x import *
+
+model.update(dict(backbone=dict(depth=101, frozen_stages=-1)))
+optim_wrapper.optimizer.lr = 0.01
+

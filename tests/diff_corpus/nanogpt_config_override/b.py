@@ -1,0 +1,21 @@
+# train a miniature character-level shakespeare model, on a laptop
+out_dir = 'out-shakespeare-char'
+eval_interval = 250
+eval_iters = 20
+log_interval = 1
+always_save_checkpoint = False
+wandb_log = False
+dataset = 'shakespeare_char'
+gradient_accumulation_steps = 1
+batch_size = 12
+block_size = 64
+n_layer = 4
+n_head = 4
+n_embd = 128
+dropout = 0.0
+learning_rate = 1e-3
+max_iters = 2000
+lr_decay_iters = max_iters
+min_lr = learning_rate / 10
+beta2 = 0.99
+warmup_iters = 100

@@ -1,0 +1,11 @@
+deepspeed --module openrlhf.cli.train_sft \
+   --max_len 2048 \
+   --dataset Open-Orca/OpenOrca \
+   --input_key question \
+   --train_batch_size 256 \
+   --micro_train_batch_size 2 \
+   --pretrain meta-llama/Meta-Llama-3-8B \
+   --zero_stage 2 \
+   --learning_rate 5e-6 \
+   --bf16 \
+   --gradient_checkpointing

@@ -1,0 +1,11 @@
+deepspeed --module openrlhf.cli.train_sft \
+   --pretrain meta-llama/Meta-Llama-3-8B \
+   --max_len 2048 \
+   --dataset Open-Orca/OpenOrca \
+   --input_key question \
+   --micro_train_batch_size 2 \
+   --train_batch_size 256 \
+   --zero_stage 3 \
+   --learning_rate=5e-6 \
+   --bf16 \
+   --gradient_checkpointing

@@ -1,0 +1,12 @@
+ray job submit --address="http://127.0.0.1:8265" \
+   --runtime-env-json='{"working_dir": "/openrlhf", "pip": ["flash-attn"]}' \
+   -- python3 -m openrlhf.cli.train_ppo_ray \
+   --ref_num_nodes 1 \
+   --actor_num_gpus_per_node 8 \
+   --vllm_num_engines 4 \
+   --pretrain OpenRLHF/Llama-3-8b-sft-mixture \
+   --actor_learning_rate 5e-7 \
+   --init_kl_coef 0.001 \
+   --prompt_data OpenRLHF/prompt-collection-v0.1 \
+   --normalize_reward \
+   --eval_steps -1

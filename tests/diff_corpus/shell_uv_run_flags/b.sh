@@ -1,0 +1,1 @@
+uv run --frozen --extra cpu python -m sft.train --lr 1e-5

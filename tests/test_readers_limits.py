@@ -1,0 +1,31 @@
+"""Every input-controlled cost of the readers is bounded: an exit-2 error within seconds."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+
+BOMBS = {
+    "doubling.sh": "A=xxxxxxxxxxxxxxxx\n" + "A=$A$A\n" * 40,
+    "shared.py": "a = [1]\n" + "a = [a, a]\n" * 60,
+    "loops.py": "for i in range(100000):\n    for j in range(100000):\n        x = i * j\n",
+    "laughs.yaml": "a0: &a0 [x, x]\n"
+    + "".join(f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}]\n" for i in range(1, 30)),
+    "deep.json": "[" * 100_000 + "]" * 100_000,
+    "deep.py": "x = " + "[" * 5000 + "]" * 5000 + "\n",
+    "bash_c.sh": "bash -c " + '"bash -c \\' * 50 + '"\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOMBS))
+def test_explosive_inputs_are_refused_not_run(tmp_path, name):
+    path = tmp_path / name
+    path.write_text(BOMBS[name])
+    result = CliRunner().invoke(main, ["diff", str(path), str(path)])
+    must_refuse = name in ("doubling.sh", "shared.py", "loops.py", "laughs.yaml")
+    assert result.exit_code in ((2,) if must_refuse else (0, 2)), result.output
+    assert "Traceback" not in result.output
+    if result.exit_code == 2:
+        assert f"{path}" in result.stderr and "error:" in result.stderr

@@ -1,0 +1,164 @@
+"""The bash reader (tree-sitter grammar): each wrong answer issue 10 found, now right."""
+
+from __future__ import annotations
+
+import pytest
+
+from sweepgen.errors import UserError
+from sweepgen.readers.diff import diff
+from sweepgen.readers.model import NotEvaluated
+from sweepgen.readers.shellconfig import parse_shell_config, read_shell
+
+
+def _cmd(script: str, name: str) -> dict:
+    return parse_shell_config(script)["commands"][name]
+
+
+def test_an_exported_assignment_keeps_its_value():
+    a = parse_shell_config("LR=1e-5; export LR\n")
+    b = parse_shell_config("LR=3e-4; export LR\n")
+    assert a["env"] == {"LR": "1e-5"} and b["env"] == {"LR": "3e-4"}
+    assert [c.dotted for c in diff(a, b)] == ["env.LR"]
+
+
+def test_hydra_overrides_are_keyed_by_name_not_position():
+    a = _cmd("python3 -m verl.trainer.main_ppo a.x=1 b.y=2 c.z=3\n", "verl.trainer.main_ppo")
+    b = _cmd("python3 -m verl.trainer.main_ppo a.x=1 +new.k=0 b.y=2 c.z=4\n", "verl.trainer.main_ppo")
+    assert [c.dotted for c in diff(a, b)] == ["+new", "c.z"]
+    assert _cmd("python t.py ++a.b=1 ~c.d\n", "t.py") == {"++a": {"b": 1}, "~c": {"d": None}}
+
+
+def test_arrays_expand_where_used_and_redirections_are_not_arguments():
+    script = 'ARGS=(--lr 1e-5\n  --steps 10)\npython t.py "${ARGS[@]}" &>> log\n'
+    cfg = parse_shell_config(script)
+    assert cfg["commands"] == {
+        "t.py": {"--lr": 1e-5, "--steps": 10, "@stdout": ">> log", "@stderr": ">> log"}
+    }
+    assert cfg["vars"] == {}  # every use of ARGS was substituted: its value shows where it is used
+
+
+def test_heredoc_read_into_a_variable_is_run_as_a_command():
+    one = "read -r -d '' CMD <<EOF\npython t.py --a 1 \\\n  --b 2\nEOF\n$CMD\n"
+    two = "read -r -d '' CMD <<EOF\npython t.py \\\n      --b 2 --a 1\nEOF\n$CMD\n"
+    assert _cmd(one, "t.py") == {"--a": 1, "--b": 2}
+    assert diff(parse_shell_config(one), parse_shell_config(two)) == []
+
+
+def test_a_heredoc_inside_command_substitution_is_read():
+    cfg = parse_shell_config("X=$(cat <<EOF\nhello\nEOF\n)\nexport X\n")
+    assert cfg["env"] == {"X": "hello"}
+
+
+def test_everything_after_ray_double_dash_belongs_to_the_inner_program():
+    cmd = _cmd(
+        "ray job submit --address=http://h:8265 --no-wait -- python3 -m pkg.main a.b=1 --f v\n", "pkg.main"
+    )
+    assert cmd == {
+        "a": {"b": 1},
+        "--f": "v",
+        "@launcher": {"ray job submit": {"--address": "http://h:8265", "--no-wait": True}},
+    }
+
+
+def test_multi_value_and_repeated_flags_are_lists():
+    assert _cmd("python t.py --range 0 1 --tag a --tag b --one=x\n", "t.py") == {
+        "--range": [0, 1],
+        "--tag": ["a", "b"],
+        "--one": "x",
+    }
+
+
+def test_an_export_inside_if_is_conditional_with_its_condition():
+    cfg = parse_shell_config(
+        'if [ -n "$X" ]; then\n  export A=1\nelse\n  export A=2\nfi\npython t.py --a "$A"\n'
+    )
+    assert cfg["env"]["A"] == [
+        {"@value": "1", "@when": '[ -n "$X" ]'},
+        {"@value": "2", "@when": '! ([ -n "$X" ])'},
+    ]
+    assert cfg["commands"]["t.py"]["--a"] == NotEvaluated("$A")  # never guessed from one branch
+
+
+def test_loops_and_case_mark_their_commands():
+    cfg = parse_shell_config(
+        "for s in 1 2; do python t.py --seed $s; done\ncase $M in a) python u.py;; esac\n"
+    )
+    assert cfg["commands"]["t.py"]["@when"] == "for s in 1 2"
+    assert cfg["commands"]["u.py"]["@when"] == "case $M in a"
+
+
+def test_launchers_are_peeled_off():
+    cmd = _cmd("srun --exclusive -N 2 torchrun --nproc_per_node 8 --standalone train.py --lr 1\n", "train.py")
+    assert cmd["@launcher"] == {
+        "srun": {"--exclusive": True, "-N": 2},
+        "torchrun": {"--nproc_per_node": 8, "--standalone": True},
+    }
+    assert _cmd("accelerate launch --num_processes 4 -m trl.scripts.grpo --lr 1\n", "trl.scripts.grpo")[
+        "@launcher"
+    ] == {"accelerate launch": {"--num_processes": 4}}
+    assert _cmd("uv run --frozen python -u -m a.b --x 1\n", "a.b")["@launcher"] == {
+        "uv run": {"--frozen": True},
+        "python": {"-u": True},
+    }
+    inner = _cmd('bash -c "deepspeed --num_gpus 2 train.py --z 3"\n', "train.py")
+    assert inner == {"--z": 3, "@launcher": {"deepspeed": {"--num_gpus": 2}}}
+
+
+def test_a_command_before_the_launcher_shifts_nothing():
+    a = parse_shell_config("python -m m --lr 1\n")
+    b = parse_shell_config("python prep.py --x 1\npython -m m --lr 1\n")
+    assert [c.dotted for c in diff(a, b)] == ['commands["prep.py"]']
+
+
+def test_defaults_substitute_and_system_values_stay_not_evaluated():
+    cfg = parse_shell_config("N=${N:-4}\npython t.py --n $N --home $HOME --at $(date)\n")
+    cmd = cfg["commands"]["t.py"]
+    assert cmd["--n"] == 4
+    assert cmd["--home"] == NotEvaluated("$HOME") and cmd["--at"] == NotEvaluated("$(date)")
+
+
+def test_sbatch_directives_count_only_before_the_first_command():
+    cfg = parse_shell_config("#!/bin/bash\n#SBATCH --nodes=2 -p gpu\necho hi\n#SBATCH --mem=8G\n")
+    assert cfg["sbatch"] == {"--nodes": 2, "-p": "gpu"}
+
+
+def test_what_the_grammar_cannot_read_is_kept_as_source_with_a_warning():
+    result = read_shell("python t.py --a 1\nif then fi fi (\n", "x.sh")
+    assert result.warnings and "x.sh:" in result.warnings[0]
+    opaque = [v for k, v in result.data["commands"].items() if k.startswith("(")]
+    assert opaque and all(isinstance(v, NotEvaluated) for v in opaque)
+
+
+def test_nul_bytes_are_a_located_error():
+    with pytest.raises(UserError) as info:
+        read_shell("echo \x00\n", "x.sh")
+    assert info.value.location is not None and info.value.location.path == "x.sh"
+
+
+def test_lines_are_known_for_commands_and_flags():
+    result = read_shell("#!/bin/bash\n\npython t.py \\\n  --lr 1 \\\n  --b 2\n", "x.sh")
+    assert result.lines[("commands", "t.py")] == 3
+    assert result.line_of(("commands", "t.py", "--b")) == 5
+
+
+def test_a_variable_exported_twice_keeps_both_values():
+    # a command between the two exports saw the first: keeping only the last would hide a change
+    a = parse_shell_config("export LR=1\npython a.py\nexport LR=2\npython b.py\n")
+    b = parse_shell_config("export LR=3\npython a.py\nexport LR=2\npython b.py\n")
+    assert a["env"] == {"LR": ["1", "2"]}
+    assert [c.dotted for c in diff(a, b)] == ["env.LR[0]"]
+
+
+def test_integer_arithmetic_over_known_values_is_computed_as_bash_does():
+    cfg = parse_shell_config(
+        "p=2048\nr=4096\nlen=$(((p + r) * 3))\npython t.py --len $len --half $((7 / 2)) --neg $((-7 / 2)) "
+        "--rem $((-7 % 3)) --x $((unknown + 1))\n"
+    )
+    cmd = cfg["commands"]["t.py"]
+    assert (cmd["--len"], cmd["--half"], cmd["--neg"], cmd["--rem"]) == (18432, 3, -3, -1)
+    assert cmd["--x"] == NotEvaluated("$((unknown + 1))")
+
+
+def test_an_assignment_ends_the_sbatch_directives_too():
+    cfg = parse_shell_config("#!/bin/bash\n#SBATCH --nodes=2\nX=1\n#SBATCH --mem=8G\n")
+    assert cfg["sbatch"] == {"--nodes": 2}

@@ -1,0 +1,53 @@
+"""Foreign YAML: 1.1 by default (PyYAML/OmegaConf), 1.2 on request, differences listed as warnings,
+anchors and merge keys, Hydra defaults as group -> option, specs always 1.2."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+from sweepgen.errors import UserError
+from sweepgen.readers.yamlfile import read_yaml
+
+
+def test_versions_and_the_warning_listing_what_they_read_differently():
+    text = "use_amp: on\nsteps: 100_000\nlr: 1e-5\nname: x\n"
+    old = read_yaml(text, "c.yaml", "1.1")
+    new = read_yaml(text, "c.yaml", "1.2")
+    assert old.data == {"use_amp": True, "steps": 100000, "lr": "1e-5", "name": "x"}
+    assert new.data == {"use_amp": "on", "steps": "100_000", "lr": 1e-5, "name": "x"}
+    assert [w.split(":")[1] for w in old.warnings] == ["1", "2", "3"]
+    assert "'on' reads as True in YAML 1.1, 'on' in YAML 1.2" in old.warnings[0]
+
+
+def test_anchors_and_merge_keys():
+    data = read_yaml("a: &a {x: 1, y: 2}\nb:\n  <<: *a\n  y: 3\nc: *a\n", "c.yaml").data
+    assert data == {"a": {"x": 1, "y": 2}, "b": {"x": 1, "y": 3}, "c": {"x": 1, "y": 2}}
+
+
+def test_duplicate_keys_are_still_errors():
+    with pytest.raises(UserError) as info:
+        read_yaml("a: 1\nb: 2\na: 3\n", "c.yaml")
+    assert info.value.location is not None and info.value.location.line == 3
+
+
+def test_hydra_defaults_compare_as_group_to_option():
+    one = read_yaml("defaults:\n  - model: r50\n  - optim: sgd\n  - base\n  - _self_\n", "c.yaml").data
+    assert one["defaults"] == {"model": "r50", "optim": "sgd", "base": "config #1", "_self_": "last"}
+    # a plain list of names is not recognisably Hydra's: kept in order
+    assert read_yaml("defaults: [a, b]\n", "c.yaml").data == {"defaults": ["a", "b"]}
+
+
+def test_cli_reads_foreign_yaml_as_1_1_and_specs_as_1_2(tmp_path):
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text("use_amp: on\n")
+    b.write_text('use_amp: "on"\n')
+    run = CliRunner().invoke(main, ["diff", str(a), str(b)])
+    assert run.exit_code == 1 and "use_amp: True (bool) -> 'on' (str)" in run.stdout
+    assert "reads as True in YAML 1.1" in run.stderr
+    assert CliRunner().invoke(main, ["diff", "--yaml", "1.2", str(a), str(b)]).stdout == "no differences\n"
+    spec_a, spec_b = tmp_path / "s1.yaml", tmp_path / "s2.yaml"
+    spec_a.write_text("sweepgen: 1\nflag: on\n")
+    spec_b.write_text('sweepgen: 1\nflag: "on"\n')
+    assert CliRunner().invoke(main, ["diff", str(spec_a), str(spec_b)]).stdout == "no differences\n"
