@@ -21,7 +21,7 @@ def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
     from sweepgen.compile.context import sweep_view
     from sweepgen.compile.derive import finalize
 
-    spec = load_spec(spec_path)
+    spec = load_spec(spec_path, out_root)
     expansion = expand(spec)
     project = os.path.dirname(os.path.abspath(out_root))
     finalize(expansion, sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))

@@ -86,10 +86,12 @@ def expand(spec: Spec) -> Expansion:
         )
         if op.kind != overrides.MERGE
     )
+    _check_count(spec, len(named), [len(axis) for axis in grid_axes], len(zip_points), len(steps))
     grid_points = [tuple(combo) for combo in itertools.product(*grid_axes)] if grid_axes else [()]
 
     variants: list[Variant] = []
     seen: dict[str, str] = {}
+    folded: dict[str, str] = {}  # lower-cased name -> name: names become file and folder names
     for vname, vops in named:
         where = f"variant `{vname}`" if vname else "the base"
         cfg1, layers1 = overrides.apply_all(spec.base, vops, {}, where=where)
@@ -130,6 +132,13 @@ def expand(spec: Spec) -> Expansion:
                             "or rename variants",
                         )
                     seen[name] = desc or "base"
+                    if folded.setdefault(name.lower(), name) != name:
+                        raise SpecError(
+                            f"variant names {folded[name.lower()]!r} and {name!r} differ only in case",
+                            location=spec.loc(("grid",) if combo else ("variants",)),
+                            hint="they would collide on macOS and Windows; give the axis distinct "
+                            "labels as a mapping {label: value}",
+                        )
                     all_ops = gops + list(zpt.ops) + list(spt.ops)
                     over = dict(over1)
                     over.update((op.dotted, op.value) for op in all_ops if op.kind != overrides.MERGE)
@@ -148,6 +157,31 @@ def expand(spec: Spec) -> Expansion:
                         )
                     )
     return Expansion(spec=spec, variants=variants, implicit=implicit)
+
+
+def _check_count(spec: Spec, named: int, grid: list[int], zipped: int, steps: int) -> None:
+    """The variant count from the axis sizes, before anything is expanded: a 500-byte grid of ten
+    10-value axes is 10^10 variants, which must be an error in milliseconds, not out-of-memory."""
+    total = named * zipped * steps
+    for size in grid:
+        total *= size
+    limit = spec.model.limits.variants
+    if total > limit:
+        sizes = " x ".join(
+            str(n)
+            for n, used in (
+                (named, spec.model.variants),
+                *((g, True) for g in grid),
+                (zipped, spec.model.zip),
+                (steps, spec.model.ablation),
+            )
+            if used
+        )
+        raise SpecError(
+            f"the spec expands to {total:,} variants ({sizes}), more than the limit of {limit:,}",
+            location=spec.loc(("grid",) if grid else ()),
+            hint="shrink the axes, or raise the limit in the spec: `limits: {variants: N}`",
+        )
 
 
 def _check_overwrites(
@@ -174,7 +208,7 @@ def _check_overwrites(
     def under(path: tuple[str, ...], other: tuple[str, ...]) -> bool:
         return path[: len(other)] == other
 
-    for i, (path, key, what, _, count) in enumerate(grid):
+    for i, (path, key, _what, _, count) in enumerate(grid):
         for opath, okey, _, oloc, ocount in grid[i + 1 :]:
             if (count > 1 and under(path, opath)) or (ocount > 1 and under(opath, path)):
                 raise SpecError(
