@@ -47,12 +47,15 @@ def list_variants(spec: str, fmt: str) -> int:
 
     # Every cell, header and the title are escaped: config values are data, not rich markup
     # ("[/INST]" would crash the table, "[bold]x" would lose its brackets).
-    table = Table(title=escape(f"{expansion.spec.path}: {len(rows)} variant(s)"))
+    # Control characters and line breaks too: a value with ESC sequences must not reach the terminal.
+    from sweepgen.escape import line
+
+    table = Table(title=escape(line(f"{expansion.spec.path}: {len(rows)} variant(s)")))
     table.add_column("variant")
     for p in varying:
-        table.add_column(escape(p))
+        table.add_column(escape(line(p)))
     for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
+        table.add_row(*(escape(line(cell)) for cell in row))
     stdout().print(table)
     return EXIT_OK
 

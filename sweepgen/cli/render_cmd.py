@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from sweepgen.cli import EXIT_OK
+from sweepgen.cli import EXIT_OK, _no_import
+from sweepgen.escape import line
 
 
 @click.command()
@@ -19,12 +20,17 @@ from sweepgen.cli import EXIT_OK
     help="output root; each sweep goes to <DIR>/<name>/",
 )
 @click.option("--dry-run", is_flag=True, help="show the plan table; write nothing")
-def render(specs: tuple[str, ...], out_root: str, dry_run: bool) -> int:
+@_no_import.option
+def render(specs: tuple[str, ...], out_root: str, dry_run: bool, no_import: bool) -> int:
     """Expand, validate and render SPECs; all or nothing, plus sweep.lock.json per sweep."""
-    from sweepgen.cli._console import stdout
-    from sweepgen.compile import api
+    import contextlib
 
-    outcomes = api.render(list(specs), out_root, dry_run=dry_run)
+    from sweepgen.cli._console import stdout
+    from sweepgen.compile import api, schema
+
+    with schema.no_import() if no_import else contextlib.nullcontext() as skipped:
+        outcomes = api.render(list(specs), out_root, dry_run=dry_run)
+    _no_import.report(skipped or [])
     from rich.markup import (
         escape,  # paths, variant and run names are data, never rich markup
     )
@@ -35,13 +41,18 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool) -> int:
 
         for out in outcomes:
             table = Table(
-                title=escape(f"{out.plan.spec.path} -> {out.plan.shown_dir}/ (dry run: nothing written)")
+                title=escape(
+                    line(f"{out.plan.spec.path} -> {out.plan.shown_dir}/ (dry run: nothing written)")
+                )
             )
             for column in ("file", "variant", "run name", "action"):
                 table.add_column(column)
             for act in out.actions:
                 table.add_row(
-                    *(escape(cell) for cell in (act.path, act.variant or "", act.run_name or "", act.action))
+                    *(
+                        escape(line(cell))
+                        for cell in (act.path, act.variant or "", act.run_name or "", act.action)
+                    )
                 )
             table.add_row("sweep.lock.json", "", "", "update" if out.lock_changed else "unchanged")
             console.print(table)
@@ -49,9 +60,11 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool) -> int:
     for out in outcomes:
         console.print(
             escape(
-                f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
-                f"({out.count('create')} created, {out.count('update')} updated, {out.count('unchanged')} unchanged, "
-                f"{out.count('remove')} removed)"
+                line(
+                    f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
+                    f"({out.count('create')} created, {out.count('update')} updated, "
+                    f"{out.count('unchanged')} unchanged, {out.count('remove')} removed)"
+                )
             )
         )
     return EXIT_OK

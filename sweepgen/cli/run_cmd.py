@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from sweepgen.cli import _console
+from sweepgen.cli._params import SECONDS
 
 POLL_S = 0.5
 LOG_TAIL_LINES = 20
@@ -60,7 +61,7 @@ LOG_TAIL_LINES = 20
 )
 @click.option(
     "--stop-timeout",
-    type=float,
+    type=SECONDS,
     default=None,
     metavar="SECONDS",
     help="On Ctrl-C, how long each run may take to stop by itself (finish its step, save a "
