@@ -208,8 +208,8 @@ def load_spec(path: str, out_root: str = "generated") -> Spec:
             hint="start from the example in the README: `sweepgen: 1`, `name:`, ...",
         )
     node_limit = _own_node_limit(doc)
-    if doc.nodes > node_limit:
-        raise yamlio.too_many_nodes(doc.nodes, node_limit, doc.loc())
+    if doc.nodes > node_limit:  # again with the limit, to stop at the node that crosses it
+        yamlio.loads(yamlio.decode_utf8(raw, shown), shown, max_nodes=node_limit)
     version = doc.data.get("sweepgen", 1)
     if type(version) is not int or version != 1:
         raise SpecError(
