@@ -57,8 +57,9 @@ def resolve(root: str, base_dir: str, rel: str, *, what: str, loc: Location) -> 
         raise SpecError(
             f"{what} {rel!r} lies outside the project {root}",
             location=loc,
-            hint="templates, includes and schema files must live in the project (the git work tree "
-            "holding the spec, or the spec's folder); copy the file in",
+            hint="templates, includes and schema files must live in the project: the git work tree "
+            "holding the spec (outside git, the folder holding the spec and the output root); "
+            "copy the file in",
         )
     return full
 

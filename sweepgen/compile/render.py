@@ -69,7 +69,7 @@ class ProjectLoader(BaseLoader):
         path = os.path.join(self.folder, *pieces)
         shown = display_path(path)
         project.resolve(self.root, self.folder, os.path.join(*pieces), what="template", loc=self.loc)
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise TemplateNotFound(template)
         raw = project.read_regular(path, what="template", loc=Location(shown))
         try:
@@ -84,7 +84,7 @@ def load_template(spec: Spec, template_abs: str) -> Template:
 
     loc = spec.loc(("template",))
     template_abs = project.resolve(spec.project, spec.dir, spec.model.template, what="template", loc=loc)
-    if not os.path.isfile(template_abs):
+    if not os.path.exists(template_abs):
         raise SpecError(
             f"template not found: {spec.model.template}",
             location=loc,

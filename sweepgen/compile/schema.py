@@ -111,7 +111,7 @@ def _json_schema(spec: Spec, ref: str, loc) -> Validator:
     from sweepgen.compile import jsonschema_subset
 
     full = project.resolve(spec.project, spec.dir, ref, what="schema file", loc=loc)
-    if not os.path.isfile(full):
+    if not os.path.exists(full):
         raise SpecError(
             f"schema file not found: {ref}", location=loc, hint="the path is relative to the spec file"
         )

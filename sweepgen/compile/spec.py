@@ -397,7 +397,7 @@ def _resolve_base(spec: Spec) -> None:
         for i, rel in enumerate(includes):
             at = doc.loc(("base", "include", i))
             full = project.resolve(spec.project, spec.dir, rel, what="included file", loc=at)
-            if not os.path.isfile(full):
+            if not os.path.exists(full):
                 raise SpecError(
                     f"included file not found: {rel}",
                     location=at,
