@@ -35,6 +35,8 @@ def unportable(name: str) -> str | None:
         return "is a reserved device name on Windows"
     if name.endswith("."):
         return "ends with `.`, which Windows drops"
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        return f"is longer than {MAX_NAME_BYTES} bytes (file names stop at 255, temp-file suffixes included)"
     return None
 
 
@@ -46,7 +48,11 @@ def name_problem(name: str) -> str | None:
     return unportable(name)
 
 
-NAME_HINT = "use letters, digits, `_`, `-` and `.` only; not CON, NUL, COM1... (Windows device names)"
+MAX_NAME_BYTES = 200
+NAME_HINT = (
+    "use letters, digits, `_`, `-` and `.` only, at most 200 bytes; not CON, NUL, COM1... "
+    "(Windows device names)"
+)
 
 _STRICT = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
 
