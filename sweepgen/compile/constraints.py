@@ -16,7 +16,7 @@ from sweepgen.errors import SpecError, ValidationError
 _NAME = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
-def check_constraints(expansion: Expansion, sweep: dict) -> None:
+def check_constraints(expansion: Expansion, sweep: dict[str, Any]) -> None:
     """Each constraint must evaluate to ``true`` for every variant, in the sandbox."""
     spec = expansion.spec
     if not spec.model.constraints:

@@ -11,26 +11,29 @@ may differ between variants without `allow`, since they are computed from the va
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
+
+from jinja2 import Environment, Template
 
 from sweepgen import yamlio
 from sweepgen.compile import overrides
 from sweepgen.compile.context import context
 from sweepgen.compile.expand import Expansion, Variant
 from sweepgen.compile.sandbox import describe, fail_if_undefined, make_env
-from sweepgen.compile.spec import NAME_HINT, name_problem
-from sweepgen.errors import SpecError, TemplateError, ValidationError
+from sweepgen.compile.spec import NAME_HINT, Spec, name_problem
+from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
 
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}\s*$", re.S)
 LAYER = "derived"
 
 
-def finalize(expansion: Expansion, sweep: dict) -> None:
+def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
     """Set ``run_name`` on every variant, then apply ``derived`` (in place on the expansion)."""
     spec = expansion.spec
     env = make_env()
     run_name_t = _compile(env, spec, ("run_name",), spec.model.run_name) if spec.model.run_name else None
-    derived = []
+    derived: list[tuple[str, tuple[str, ...], Location, tuple[str, str], Callable[..., Any]]] = []
     for key, source in (spec.model.derived or {}).items():
         at = ("derived", key)
         loc = spec.loc(at, key=True)
@@ -83,8 +86,8 @@ def finalize(expansion: Expansion, sweep: dict) -> None:
             continue
         ctx["variant"]["run_name"] = run_name
         ops = []
-        for kind, path, loc, at, fn in derived:
-            value = _run(fn, ctx, spec, at, variant)
+        for kind, path, loc, at, evaluate in derived:
+            value = _run(evaluate, ctx, spec, at, variant)
             ops.append(overrides.Op(kind, path, value, loc, LAYER))
         _apply(variant, ops)
         implicit.update(op.dotted for op in ops)
@@ -100,7 +103,7 @@ def _apply(variant: Variant, ops: list[overrides.Op]) -> None:
     variant.touched = variant.touched + tuple(op.path for op in ops)
 
 
-def _compile(env, spec, at: tuple, source: str):
+def _compile(env: Environment, spec: Spec, at: tuple[Any, ...], source: str) -> Template:
     try:
         return env.from_string(source)
     except Exception as err:  # noqa: BLE001 - a Jinja syntax error in the spec
@@ -111,7 +114,13 @@ def _compile(env, spec, at: tuple, source: str):
         ) from None
 
 
-def _run(fn, ctx: dict, spec, at: tuple, variant: Variant) -> Any:
+def _run(
+    fn: Callable[[dict[str, Any]], Any],
+    ctx: dict[str, Any],
+    spec: Spec,
+    at: tuple[Any, ...],
+    variant: Variant,
+) -> Any:
     where = ".".join(map(str, at))
     try:
         value = fn(ctx)  # Template.render and compiled expressions both take the context mapping

@@ -19,7 +19,7 @@ from typing import Any
 from sweepgen.compile import overrides
 from sweepgen.compile.overrides import Op
 from sweepgen.compile.spec import SAFE_NAME, Spec
-from sweepgen.errors import SpecError
+from sweepgen.errors import Location, SpecError
 
 
 @dataclass(slots=True)
@@ -66,12 +66,11 @@ class _Point:
 def expand(spec: Spec) -> Expansion:
     model, doc = spec.model, spec.doc
     named: list[tuple[str | None, list[Op]]] = []
-    for vname, body in (model.variants or {None: {}}).items():
-        if vname is None:
-            named.append((None, []))
-            continue
-        ops = overrides.parse(body or {}, doc, ("variants", vname), f"variant:{vname}", spec.op_locs)
-        named.append((vname, ops))
+    if not model.variants:
+        named.append((None, []))
+    for declared, body in (model.variants or {}).items():
+        ops = overrides.parse(body or {}, doc, ("variants", declared), f"variant:{declared}", spec.op_locs)
+        named.append((declared, ops))
     grid_axes = [_grid_axis(spec, key, values) for key, values in (model.grid or {}).items()]
     zip_points = _zip_points(spec)
     steps = _ablation_points(spec)
@@ -116,7 +115,7 @@ def expand(spec: Spec) -> Expansion:
                     if vname:
                         parts["variant"] = vname
                     if combo:
-                        parts["grid"] = "_".join(pt.label for pt in combo)
+                        parts["grid"] = "_".join(str(pt.label) for pt in combo)
                     if zpt.label:
                         parts["zip"] = zpt.label
                     if spt.label:
@@ -324,7 +323,8 @@ def _ablation_points(spec: Spec) -> list[_Point]:
     steps = spec.model.ablation or []
     if not steps:
         return [_Point(None, ())]
-    points, cumulative = [], []
+    points: list[_Point] = []
+    cumulative: list[Op] = []
     for i, step in enumerate(steps):
         layer = f"ablation:{step.name}"
         cumulative = cumulative + overrides.parse(
@@ -334,7 +334,7 @@ def _ablation_points(spec: Spec) -> list[_Point]:
     return points
 
 
-def _auto_label(leaf: str, value: Any, loc) -> str:
+def _auto_label(leaf: str, value: Any, loc: Location) -> str:
     if isinstance(value, bool):
         text = "true" if value else "false"
     elif value is None:

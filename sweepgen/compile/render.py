@@ -133,7 +133,7 @@ def compile_inline(env: Environment, spec: Spec, field: str, source: str) -> Tem
         ) from None
 
 
-def render_inline(template: Template, ctx: dict, spec: Spec, field: str, variant: Variant) -> str:
+def render_inline(template: Template, ctx: dict[str, Any], spec: Spec, field: str, variant: Variant) -> str:
     try:
         return template.render(ctx)
     except Exception as err:  # noqa: BLE001 - user template code

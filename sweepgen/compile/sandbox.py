@@ -19,7 +19,7 @@ import operator
 import re
 from typing import Any
 
-from jinja2 import StrictUndefined, Undefined
+from jinja2 import BaseLoader, StrictUndefined, Undefined
 from jinja2.exceptions import TemplateRuntimeError, UndefinedError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -87,7 +87,7 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def undefined_message(err: BaseException, config: dict) -> str | None:
+def undefined_message(err: BaseException, config: dict[str, Any]) -> str | None:
     """``training.sede is undefined (did you mean `training.seed`?)`` for an undefined-name error
     raised while rendering against ``config``; None when ``err`` is not one."""
     if not isinstance(err, NamedUndefinedError) or err.name is None:
@@ -106,13 +106,13 @@ def undefined_message(err: BaseException, config: dict) -> str | None:
     return None
 
 
-def describe(err: BaseException, config: dict) -> str:
+def describe(err: BaseException, config: dict[str, Any]) -> str:
     """``Type: message`` for a template failure; an undefined name as its config path."""
     named = undefined_message(err, config)
     return named if named is not None else f"{type(err).__name__}: {err}"
 
 
-def _path_of(target: dict, config: dict) -> str | None:
+def _path_of(target: dict[Any, Any], config: dict[str, Any]) -> str | None:
     """The dotted path of the mapping ``target`` inside ``config``, found by identity (error path only)."""
     if target is config:
         return "config"
@@ -266,7 +266,7 @@ class YamlWriter:
             return text
         return " " * indent + self._scalar(value)
 
-    def _mapping(self, value: dict, indent: int) -> str:
+    def _mapping(self, value: dict[Any, Any], indent: int) -> str:
         pad = " " * indent
         if not value:
             return pad + "{}"
@@ -287,7 +287,7 @@ class YamlWriter:
             lines.append(line)
         return "\n".join(lines)
 
-    def _sequence(self, value: list, indent: int) -> str:
+    def _sequence(self, value: list[Any], indent: int) -> str:
         pad = " " * indent
         if not value:
             return pad + "[]"
@@ -321,7 +321,7 @@ def pyrepr(value: Any) -> str:
     raise TypeError(f"pyrepr cannot write a {type(value).__name__}")
 
 
-def make_env(loader=None) -> ImmutableSandboxedEnvironment:
+def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     env = BoundedSandbox(
         loader=loader,
         undefined=_Undefined,

@@ -24,7 +24,7 @@ from sweepgen.compile.gate import layer_of, show_value
 from sweepgen.compile.spec import Spec
 from sweepgen.errors import Location, SpecError, ValidationError
 
-Validator = Callable[[dict], list[tuple[str, str]]]
+Validator = Callable[[dict[str, Any]], list[tuple[str, str]]]
 
 # `schema: module:Class` imports and runs code from the working directory, like a test runner does.
 # For reviewing a repository that is not trusted, `--no-import` turns that off: such schema checks
@@ -75,7 +75,7 @@ def load_validator(spec: Spec) -> Validator | None:
             hint="name a pydantic BaseModel subclass as module:Class",
         )
 
-    def validate(config: dict) -> list[tuple[str, str]]:
+    def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
         try:
             model.model_validate(config)
         except PydanticValidationError as err:
@@ -85,7 +85,7 @@ def load_validator(spec: Spec) -> Validator | None:
     return validate
 
 
-def _import(module_name: str, attr: str, loc) -> Any:
+def _import(module_name: str, attr: str, loc: Location) -> Any:
     # The working directory is importable, as with `python -m`, so a project's own config models work.
     cwd = os.getcwd()
     added = cwd not in sys.path
@@ -107,7 +107,7 @@ def _import(module_name: str, attr: str, loc) -> Any:
     return getattr(module, attr)
 
 
-def _json_schema(spec: Spec, ref: str, loc) -> Validator:
+def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
     from sweepgen.compile import jsonschema_subset
 
     full = project.resolve(spec.project, spec.dir, ref, what="schema file", loc=loc)
@@ -141,7 +141,7 @@ def _json_schema(spec: Spec, ref: str, loc) -> Validator:
     return lambda config: jsonschema_subset.validate(config, schema)
 
 
-def check_schema(expansion: Expansion, validator: Callable[[dict], list[tuple[str, str]]] | None) -> None:
+def check_schema(expansion: Expansion, validator: Validator | None) -> None:
     """Validate every variant's config with the spec's schema (pydantic model or JSON Schema)."""
     if validator is None:
         return

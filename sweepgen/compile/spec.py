@@ -160,7 +160,7 @@ class Spec:
     def dir(self) -> str:
         return os.path.dirname(self.abspath)
 
-    def loc(self, path: tuple = (), *, key: bool = False) -> Location:
+    def loc(self, path: tuple[Any, ...] = (), *, key: bool = False) -> Location:
         return self.doc.loc(path, key=key)
 
     def where(self, layer: str, path: str) -> Location | None:
@@ -268,7 +268,11 @@ def _validate_model(doc: yamlio.Doc) -> SpecModel:
 
 
 def pydantic_error(
-    err: PydanticValidationError, doc: yamlio.Doc, *, model: type[BaseModel] | None, prefix: tuple = ()
+    err: PydanticValidationError,
+    doc: yamlio.Doc,
+    *,
+    model: type[BaseModel] | None,
+    prefix: tuple[Any, ...] = (),
 ) -> SpecError:
     """The first pydantic error as a SpecError at the right line; notes how many more there are."""
     errors = err.errors(include_url=False)
@@ -310,7 +314,7 @@ def pydantic_error(
     )
 
 
-def _known_fields(model: type[BaseModel], loc: tuple) -> list[str]:
+def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """The field names allowed next to the unknown key (walks nested models along ``loc``)."""
     current: Any = model
     for part in loc[:-1]:
@@ -451,7 +455,7 @@ _INLINE_HINT = (
 )
 
 
-def _is_include_form(raw: dict, doc: yamlio.Doc) -> bool:
+def _is_include_form(raw: dict[str, Any], doc: yamlio.Doc) -> bool:
     """True for ``{include: [...], set: {...}}``; a near-miss key (``sets``, ``includes``) is an error.
 
     A base counts as the include form as soon as it has ``include``, ``set`` or a key close to either;
@@ -485,7 +489,9 @@ def _is_include_form(raw: dict, doc: yamlio.Doc) -> bool:
     return True
 
 
-def _merge_include(into: dict, new: dict, path: tuple, doc: yamlio.Doc, label: str, spec: Spec) -> dict:
+def _merge_include(
+    into: dict[str, Any], new: dict[str, Any], path: tuple[str, ...], doc: yamlio.Doc, label: str, spec: Spec
+) -> dict[str, Any]:
     """Deep-merge an included file: later files win; mappings merge key by key."""
     out = dict(into)
     for key, value in new.items():
@@ -504,7 +510,7 @@ def _merge_include(into: dict, new: dict, path: tuple, doc: yamlio.Doc, label: s
     return out
 
 
-def _check_config_keys(data: Any, doc: yamlio.Doc, prefix: tuple) -> None:
+def _check_config_keys(data: Any, doc: yamlio.Doc, prefix: tuple[Any, ...]) -> None:
     """Config keys must be addressable by dotted override paths."""
     if isinstance(data, dict):
         for key, value in data.items():
