@@ -89,6 +89,7 @@ def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
         for kind, path, loc, at, evaluate in derived:
             value = _run(evaluate, ctx, spec, at, variant)
             ops.append(overrides.Op(kind, path, value, loc, LAYER))
+        overrides.check_types(variant.config, ops, "`derived`")
         _apply(variant, ops)
         implicit.update(op.dotted for op in ops)
     expansion.implicit = frozenset(implicit)

@@ -75,6 +75,14 @@ def expand(spec: Spec) -> Expansion:
     zip_points = _zip_points(spec)
     steps = _ablation_points(spec)
     _check_overwrites(spec, grid_axes, zip_points, steps)
+    for declared, ops in named:
+        overrides.check_types(spec.base, ops, f"variant `{declared}`" if declared else "the base")
+    for layer_ops, what in (
+        ([op for axis in grid_axes for pt in axis for op in pt.ops], "the grid"),
+        ([op for pt in zip_points for op in pt.ops], "zip"),
+        ([op for pt in steps for op in pt.ops], "the ablation"),
+    ):
+        overrides.check_types(spec.base, layer_ops, what)
     # MERGE ops only assert that a mapping exists; the keys under them are separate ops.
     implicit = frozenset(
         op.dotted
