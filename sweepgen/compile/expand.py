@@ -75,8 +75,8 @@ def expand(spec: Spec) -> Expansion:
     zip_points = _zip_points(spec)
     steps = _ablation_points(spec)
     _check_overwrites(spec, grid_axes, zip_points, steps)
-    for declared, ops in named:
-        overrides.check_types(spec.base, ops, f"variant `{declared}`" if declared else "the base")
+    for maybe_name, ops in named:
+        overrides.check_types(spec.base, ops, f"variant `{maybe_name}`" if maybe_name else "the base")
     for layer_ops, what in (
         ([op for axis in grid_axes for pt in axis for op in pt.ops], "the grid"),
         ([op for pt in zip_points for op in pt.ops], "zip"),
