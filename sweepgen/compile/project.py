@@ -51,6 +51,8 @@ def resolve(root: str, base_dir: str, rel: str, *, what: str, loc: Location) -> 
     Symlinks are resolved before the test, so a link inside the project that points out of it is
     refused like a ``../`` path.
     """
+    if not os.path.isabs(root):  # an unset project would make every path "inside": fail closed
+        raise RuntimeError(f"project root not set or not absolute: {root!r}")
     full = os.path.normpath(os.path.join(base_dir, rel))
     real = os.path.realpath(full)
     if not is_inside(real, root):
