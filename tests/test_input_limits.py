@@ -34,6 +34,13 @@ def render(source: str, **ctx) -> str:
         ("{{ (2**9000) * (2**9000) }}", "`*` would give an integer"),
         ("{% set ns = namespace(s='x' * 6000000) %}{{ ns.s + ns.s }}", "`+` would build a sequence"),
         ("{{ '%099999999d' % 1 }}", "a `%` format width above"),
+        ("{{ 'x'.center(10**9) }}", "`center` with width 1,000,000,000"),
+        ("{{ 'x' | center(10**9) }}", "`center` with width 1,000,000,000"),
+        ("{{ 'x'.zfill(10**9) }}", "`zfill` with width"),
+        ("{{ '{:>999999999}'.format(1) }}", "a format width above"),
+        ("{{ '{0:>{1}}'.format(1, 10**9) }}", "`format` with width"),
+        ("{{ '%099999999d' | format(1) }}", "a `%` format width above"),
+        ("{{ 'a\nb' | indent(10**8) }}", "`indent` would add 200,000,000 characters"),
         (
             "{% set ns = namespace(x=2) %}{% for i in range(40) %}{% set ns.x = ns.x * ns.x %}{% endfor %}",
             "`*` would give an integer",
@@ -50,6 +57,10 @@ def test_ordinary_arithmetic_still_works():
         "1024 ababab [1, 1, 1] 0.01 True"
     )
     assert render("{{ '%5.2f' % 3.14159 }}|{{ 'a' + 'b' }}|{{ [1] + [2] }}") == " 3.14|ab|[1, 2]"
+    # big numbers as values (not widths) are fine
+    assert render(
+        "{{ '{}'.format(10**12) }}|{{ (10**12) | center(15) }}|{{ 'x'.rjust(3) }}|{{ 'a' | indent(2) }}"
+    ) == ("1000000000000| 1000000000000 |  x|a")
     assert MAX_INT_BITS >= 64 * 8  # far above any integer a config holds
 
 

@@ -17,6 +17,7 @@ import json
 import math
 import operator
 import re
+from collections.abc import Callable
 from typing import Any
 
 from jinja2 import BaseLoader, StrictUndefined, Undefined
@@ -187,6 +188,66 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
         _check_binop(operator, left, right)
         return _BINOPS[operator](left, right)
 
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        # String methods that pad to a width (`'x'.center(10**9)`, `ljust`, `zfill`, format specs
+        # like `'{:>999999999}'`) would allocate the whole result before any output limit sees it.
+        method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format at attribute access
+        name = getattr(method, "__name__", "")
+        if isinstance(getattr(method, "__self__", None), str):
+            if name in _PADDING_METHODS:
+                _check_widths(name, args, kwargs)
+            elif name in ("format", "format_map"):
+                _check_format_spec(method.__self__)
+                if _NESTED_SPEC.search(method.__self__):  # a width given as an argument: `{:>{}}`
+                    _check_widths(name, args, kwargs)
+        return super().call(__context, __obj, *args, **kwargs)
+
+
+def _check_widths(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    for value in (*args, *kwargs.values()):
+        if type(value) is int and value > MAX_SEQUENCE:
+            raise LimitExceeded(f"`{name}` with width {value:,}, more than {MAX_SEQUENCE:,} characters")
+
+
+_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+_NESTED_SPEC = re.compile(r"\{[^{}]*:[^{}]*\{")
+_FORMAT_WIDTH = re.compile(r"\{[^{}]*:[^{}]*?([0-9]{8,})")
+
+
+def _check_format_spec(text: str) -> None:
+    if _FORMAT_WIDTH.search(text):
+        raise LimitExceeded(f"a format width above {MAX_SEQUENCE:,} characters")
+
+
+def _bounded_filter(
+    name: str, check: Callable[..., None], original: Callable[..., Any]
+) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        check(name, args, kwargs)
+        return original(*args, **kwargs)
+
+    return bounded
+
+
+def _check_format_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args and isinstance(args[0], str):
+        _check_binop("%", args[0], None)
+    _check_widths(name, args[1:], kwargs)
+
+
+def _check_center_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    _check_widths(name, args[1:], kwargs)  # args[0] is the value being centred, not a width
+
+
+def _check_indent_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    text, width = (args[0] if args else ""), (args[1] if len(args) > 1 else kwargs.get("width", 4))
+    lines = str(text).count("\n") + 1 if not isinstance(text, Undefined) else 1
+    size = width if isinstance(width, str) else (width if type(width) is int else 0)
+    size = len(size) if isinstance(size, str) else size
+    if size * lines > MAX_SEQUENCE:
+        raise LimitExceeded(f"`indent` would add {size * lines:,} characters, more than {MAX_SEQUENCE:,}")
+
 
 _PLAIN_STR = re.compile(r"^[A-Za-z_/$][A-Za-z0-9_./${}-]*$")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
@@ -331,5 +392,12 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
         auto_reload=False,
     )
     env.filters.update(to_yaml=YamlWriter(), to_json=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar)
+    # Jinja's own filters that grow a string by a number argument, bounded like the methods above
+    for name, check in (
+        ("center", _check_widths),
+        ("format", _check_format_filter),
+        ("indent", _check_indent_filter),
+    ):
+        env.filters[name] = _bounded_filter(name, check, env.filters[name])
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
     return env
