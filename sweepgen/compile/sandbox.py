@@ -394,7 +394,7 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     env.filters.update(to_yaml=YamlWriter(), to_json=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar)
     # Jinja's own filters that grow a string by a number argument, bounded like the methods above
     for name, check in (
-        ("center", _check_widths),
+        ("center", _check_center_filter),
         ("format", _check_format_filter),
         ("indent", _check_indent_filter),
     ):
