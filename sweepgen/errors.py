@@ -43,12 +43,18 @@ class SweepgenError(Exception):
         self.hint = hint
 
     def format(self) -> str:
-        """``path:line:col: error: message`` plus the key path and a hint, one per line."""
-        where = f"{self.location}: " if self.location else ""
-        key = f" (at `{self.key}`)" if self.key else ""
-        text = f"{where}error: {self.message}{key}"
+        """``path:line:col: error: message`` plus the key path and a hint, one per line.
+
+        Every part may hold user data (file names, keys, values), so control characters and line
+        breaks in them are escaped: the output has exactly one line per part, whatever the input.
+        """
+        from sweepgen.escape import line
+
+        where = f"{line(str(self.location))}: " if self.location else ""
+        key = f" (at `{line(self.key)}`)" if self.key else ""
+        text = f"{where}error: {line(self.message)}{key}"
         if self.hint:
-            text += f"\n  hint: {self.hint}"
+            text += f"\n  hint: {line(self.hint)}"
         return text
 
 

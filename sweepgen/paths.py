@@ -1,4 +1,4 @@
-"""Dotted paths into nested configs: flattening, strict equality, the leaf diff and allow-globs.
+"""Dotted paths into nested configs: flattening, strict equality, the leaf diff and allow-glob matching.
 
 Configs are trees of mappings; lists and scalars are leaves (an override replaces a whole list).
 Equality is *typed*: ``1``, ``1.0`` and ``True`` are different values here, as they are to deepdiff
@@ -8,10 +8,10 @@ and to a trainer that checks ``isinstance``; Python's ``==`` would call them equ
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
+
+from sweepgen import globs
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
@@ -114,26 +114,10 @@ def _outermost(touched: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
     return kept
 
 
-@lru_cache(maxsize=4096)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """``*`` matches within one path component, ``**`` any number of components (zero included)."""
-    parts = pattern.split(".")
-    last = len(parts) - 1
-    rx = ""
-    for i, part in enumerate(parts):
-        if part == "**":
-            if i == last:
-                rx += r"(?:\.[^.]+)*" if i else ".*"
-            else:
-                rx += (r"\." if i else "") + r"(?:[^.]+\.)*"
-            continue
-        sep = r"\." if i and parts[i - 1] != "**" else ""
-        rx += sep + "".join("[^.]*" if c == "*" else "[^.]" if c == "?" else re.escape(c) for c in part)
-    return re.compile(rf"^{rx}$")
-
-
 def matches(path: str, patterns: tuple[str, ...] | list[str]) -> bool:
-    return any(glob_regex(p).match(path) for p in patterns)
+    """Does the dotted ``path`` match one of the allow globs (grammar: sweepgen.globs)?"""
+    tokens = globs.dotted(path)
+    return any(globs.compile_glob(p).match(tokens) for p in patterns)
 
 
 def under(path: str, prefixes: set[str] | frozenset[str]) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,17 @@ _INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
 _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+
+# Bounds on what a small file can make us build (DESIGN: every input-controlled cost has a limit).
+# Expanded nodes count an alias once per use, so a 1 KB "billion laughs" file is refused at once
+# instead of making every later walk of the data exponential. A spec can raise the node limit with
+# `limits: {yaml_nodes: N}`; no real config nests 100 levels, and Python's own recursion limit
+# (about 1000 frames) would end deeper data in a traceback somewhere downstream.
+MAX_NODES = 1_000_000
+MAX_DEPTH = 100
+# Python refuses to convert longer decimal strings (CVE-2020-10735); a longer integer in a config
+# could never be written back out, so it is an error where it is read.
+MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
 
 _STR = "tag:yaml.org,2002:str"
 _KNOWN_TAGS = {
@@ -50,6 +62,7 @@ class Doc:
     data: Any
     marks: dict[Path, tuple[int, int]] = field(default_factory=dict)
     key_marks: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    nodes: int = 0  # nodes after alias expansion (an alias counts its whole target again)
 
     def loc(self, path: Path = (), *, key: bool = False) -> Location:
         """Where ``path`` is written; falls back to the closest enclosing node that has a mark."""
@@ -76,10 +89,13 @@ def _implicit(text: str) -> Any:
     if _BOOL_FALSE.match(text):
         return False
     if _INT10.match(text):
+        _check_int_size(len(text.lstrip("+-")))
         return int(text)
     if _INT8.match(text):
+        _check_int_size(len(text) * 0.91)  # an octal digit is 0.9 decimal digits
         return int(text[2:], 8)
     if _INT16.match(text):
+        _check_int_size(len(text) * 1.21)  # a hex digit is 1.2 decimal digits
         return int(text[2:], 16)
     if _FLOAT.match(text):
         return float(text)
@@ -88,6 +104,26 @@ def _implicit(text: str) -> Any:
     if _NAN.match(text):
         return math.nan
     return text
+
+
+class _IntTooLong(ValueError):
+    pass
+
+
+def _check_int_size(digits: float) -> None:
+    if digits > MAX_INT_DIGITS:
+        raise _IntTooLong(int(digits))
+
+
+def _scalar(text: str, tag: str, loc: Location) -> Any:
+    try:
+        return _implicit(text) if tag == _PLAIN else _explicit(text, tag, loc)
+    except _IntTooLong as err:
+        raise SpecError(
+            f"integer with about {err.args[0]} digits is longer than the {MAX_INT_DIGITS} digits allowed",
+            location=loc,
+            hint="write it as a float (e.g. 1.0e+5000 reads as inf) or as a quoted string",
+        ) from None
 
 
 def _explicit(text: str, tag: str, loc: Location) -> Any:
@@ -131,10 +167,16 @@ class _Composer(_Base):  # type: ignore[misc,valid-type]
         return super().resolve(kind, value, implicit)
 
 
-def loads(text: str, path: str, *, string_keys: bool = True) -> Doc:
-    """Parse one YAML document. Duplicate keys, non-string keys and unknown tags are errors."""
+def loads(text: str, path: str, *, string_keys: bool = True, max_nodes: int | None = MAX_NODES) -> Doc:
+    """Parse one YAML document. Duplicate keys, non-string keys and unknown tags are errors.
+
+    More than ``max_nodes`` nodes after alias expansion, or nesting deeper than ``MAX_DEPTH``, is an
+    error; ``max_nodes=None`` only counts (``Doc.nodes``), for a caller that checks its own limit.
+    """
     try:
         node = yaml.compose(text, Loader=_Composer)
+    except RecursionError:  # the pure-Python composer recurses once per nesting level
+        raise _too_deep(Location(path)) from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         loc = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
@@ -152,17 +194,58 @@ def loads(text: str, path: str, *, string_keys: bool = True) -> Doc:
         ) from None
     doc = Doc(path=path, data=None)
     if node is not None:
-        doc.data = _build(node, (), doc, string_keys, {})
+        doc.data = _Builder(doc, string_keys, max_nodes).build(node, ())
     return doc
+
+
+def _too_deep(loc: Location) -> SpecError:
+    return SpecError(
+        f"YAML nested more than {MAX_DEPTH} levels deep",
+        location=loc,
+        hint="flatten the data; configs are a few levels of mappings",
+    )
+
+
+def too_many_nodes(count: int, limit: int, loc: Location) -> SpecError:
+    return SpecError(
+        f"YAML expands to more than {limit:,} nodes"
+        + (f" ({count:,})" if count < 10**15 else "")
+        + " (aliases count once per use)",
+        location=loc,
+        hint="a YAML alias bomb? Otherwise raise the limit in the spec: `limits: {yaml_nodes: N}`",
+    )
 
 
 _BUILDING = object()
 
 
-def _build(node: yaml.Node, path: Path, doc: Doc, string_keys: bool, built: dict[int, Any]) -> Any:
+class _Builder:
+    """Builds Python data from composed nodes, counting expanded nodes and depth as it goes."""
+
+    def __init__(self, doc: Doc, string_keys: bool, max_nodes: int | None) -> None:
+        self.doc = doc
+        self.string_keys = string_keys
+        self.max_nodes = max_nodes
+        self.built: dict[int, Any] = {}
+        self.deepest = 0  # the deepest path length seen in the subtree being built
+
+    def count(self, n: int, loc: Location) -> None:
+        self.doc.nodes += n
+        if self.max_nodes is not None and self.doc.nodes > self.max_nodes:
+            raise too_many_nodes(self.doc.nodes, self.max_nodes, loc)
+
+    def build(self, node: yaml.Node, path: Path) -> Any:
+        return _build(node, path, self.doc, self.string_keys, self.built, self)
+
+
+def _build(
+    node: yaml.Node, path: Path, doc: Doc, string_keys: bool, built: dict[int, Any], builder: _Builder
+) -> Any:
     line, col = node.start_mark.line + 1, node.start_mark.column + 1
     doc.marks[path] = (line, col)
     loc = Location(doc.path, line, col)
+    if len(path) > MAX_DEPTH:
+        raise _too_deep(loc)
     if not isinstance(node, yaml.ScalarNode):
         # An alias is the same node again: share the object built the first time (configs are never
         # mutated in place), so `&a`/`*a` chains cannot blow up exponentially, and refuse cycles.
@@ -174,22 +257,39 @@ def _build(node: yaml.Node, path: Path, doc: Doc, string_keys: bool, built: dict
                 hint="configs must be trees; remove the recursive alias",
             )
         if done is not None:
+            # the shared subtree is as deep as it was where first built; count its depth here too
+            if len(path) + done[3] > MAX_DEPTH:
+                raise _too_deep(loc)
+            builder.deepest = max(builder.deepest, len(path) + done[3])
+            builder.count(done[2], loc)
             return done[1]
         built[id(node)] = _BUILDING
-        value = _build_collection(node, path, doc, string_keys, built, loc)
-        built[id(node)] = (node, value)
+        before = doc.nodes
+        builder.count(1, loc)
+        outer, builder.deepest = builder.deepest, len(path)
+        value = _build_collection(node, path, doc, string_keys, built, loc, builder)
+        built[id(node)] = (node, value, doc.nodes - before, builder.deepest - len(path))
+        builder.deepest = max(outer, builder.deepest)
         return value
-    if node.tag == _PLAIN:
-        return _implicit(node.value)
-    return _explicit(node.value, node.tag, loc)
+    builder.deepest = max(builder.deepest, len(path))
+    builder.count(1, loc)
+    return _scalar(node.value, node.tag, loc)
 
 
 def _build_collection(
-    node: yaml.Node, path: Path, doc: Doc, string_keys: bool, built: dict[int, Any], loc: Location
+    node: yaml.Node,
+    path: Path,
+    doc: Doc,
+    string_keys: bool,
+    built: dict[int, Any],
+    loc: Location,
+    builder: _Builder,
 ) -> Any:
     if isinstance(node, yaml.SequenceNode):
         _check_tag(node, "tag:yaml.org,2002:seq", loc)
-        return [_build(child, path + (i,), doc, string_keys, built) for i, child in enumerate(node.value)]
+        return [
+            _build(child, path + (i,), doc, string_keys, built, builder) for i, child in enumerate(node.value)
+        ]
     if isinstance(node, yaml.MappingNode):
         _check_tag(node, "tag:yaml.org,2002:map", loc)
         out: dict[Any, Any] = {}
@@ -205,10 +305,7 @@ def _build_collection(
                     location=kloc,
                     hint="write the keys out, or use `base: {include: [...]}` to share config",
                 )
-            if key_node.tag == _PLAIN:
-                key = _implicit(key_node.value)
-            else:
-                key = _explicit(key_node.value, key_node.tag, kloc)
+            key = _scalar(key_node.value, key_node.tag, kloc)
             if string_keys and not isinstance(key, str):
                 raise SpecError(
                     f"mapping key {key_node.value!r} is a {type(key).__name__}, not a string",
@@ -223,7 +320,7 @@ def _build_collection(
                     hint="remove one of them; YAML would silently keep the last",
                 )
             doc.key_marks[path + (key,)] = (kloc.line, kloc.col)
-            out[key] = _build(value_node, path + (key,), doc, string_keys, built)
+            out[key] = _build(value_node, path + (key,), doc, string_keys, built, builder)
         return out
     raise SpecError(f"unsupported YAML node {type(node).__name__}", location=loc)  # pragma: no cover
 
@@ -237,16 +334,30 @@ def _check_tag(node: yaml.Node, expected: str, loc: Location) -> None:
         )
 
 
-def load(path: str, display: str | None = None, *, string_keys: bool = True) -> Doc:
+def load(
+    path: str, display: str | None = None, *, string_keys: bool = True, max_nodes: int | None = MAX_NODES
+) -> Doc:
     """Read and parse a YAML file; ``display`` is the path shown in messages (default: ``path``)."""
     shown = display or path
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            raw = fh.read()
     except FileNotFoundError:
         raise SpecError(f"file not found: {shown}", location=Location(shown)) from None
-    except UnicodeDecodeError as err:
-        raise SpecError(f"not UTF-8 text: {err.reason}", location=Location(shown)) from None
     except OSError as err:
         raise SpecError(f"cannot read {shown}: {err.strerror}", location=Location(shown)) from None
-    return loads(text, shown, string_keys=string_keys)
+    return loads(decode_utf8(raw, shown), shown, string_keys=string_keys, max_nodes=max_nodes)
+
+
+def decode_utf8(raw: bytes, shown: str) -> str:
+    """UTF-8 text, or an error at the line and column of the first bad byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        col = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        raise SpecError(
+            f"not UTF-8 text: byte 0x{raw[err.start]:02x} ({err.reason})",
+            location=Location(shown, line, col),
+            hint="save the file as UTF-8",
+        ) from None

@@ -61,7 +61,7 @@ def test_constraints_see_derived_values(project):
     [
         ('outputdir: "x"', SpecError, "does not exist"),
         ('~training.seed: "x"', SpecError, "cannot delete"),
-        ('+out: "{{ nope }}"', TemplateError, "'nope' is undefined"),
+        ('+out: "{{ nope }}"', TemplateError, "`nope` is undefined"),
         ('+out: "{{ training.seed + }}"', SpecError, "not a valid expression"),
         ('+out: "a {% if %}"', SpecError, "not a valid template"),
     ],

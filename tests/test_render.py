@@ -87,7 +87,7 @@ def test_template_runtime_error_points_at_the_template_line(project):
     with pytest.raises(TemplateError) as err:
         compile_spec(str(spec))
     assert str(err.value.location) == "templates/t.yaml.j2:3:1"
-    assert "'dict object' has no attribute 'nope'" in err.value.message
+    assert "`training.nope` is undefined" in err.value.message
 
 
 def test_errors_in_included_templates_point_into_them(project):

@@ -107,10 +107,15 @@ def test_gate_rejects_an_unlisted_difference_and_names_everything(project):
     assert "add `training.lr`" in err.value.hint
 
 
-def test_gate_sees_type_changes(project):
-    with pytest.raises(ValidationError) as err:
+def test_type_changes_are_refused_before_the_gate(project):
+    # strict types: a float for an int is an error where it is written, named by key and line
+    with pytest.raises(SpecError) as err:
         gate(project, "variants:\n  a: {}\n  b: {training.group: 4.0}\n")
-    assert "4 -> 4.0" in err.value.message
+    assert (
+        "`training.group` is an int (4) in the config, but variant `b` sets a float (4.0)"
+        in err.value.message
+    )
+    assert err.value.key == "training.group" and str(err.value.location).endswith(":10:7")
 
 
 def test_gate_counts_other_variants_and_paths(project):
@@ -220,11 +225,14 @@ def test_pydantic_schema(project, monkeypatch):
     with pytest.raises(ValidationError) as err:
         schema_check(
             project,
-            "variants:\n  a: {}\n  b: {training.seed: '7'}\nallow: [training.seed]\nschema: myconf:Conf\n",
+            # strict override types would refuse `training.seed: '7'` before the schema; replacing the
+            # key on purpose (delete, then add) is how a type change reaches the schema check
+            "variants:\n  a: {}\n  b: {~training.seed: null, +training.seed: '7'}\n"
+            "allow: [training.seed]\nschema: myconf:Conf\n",
         )
     msg = err.value.message
     assert "variant 'b'" in msg and "`training.seed`" in msg and "'7'" in msg and "variant:b" in msg
-    assert str(err.value.location) == "specs/demo.yaml:10:7"
+    assert str(err.value.location).startswith("specs/demo.yaml:10:")
     sys.modules.pop("myconf", None)
 
 

@@ -133,12 +133,25 @@ def test_json_documents_read_back_exactly(value):
     assert same(loads(json.dumps({"v": value}, ensure_ascii=False), "t.yaml").data, {"v": value})
 
 
-def test_alias_chains_are_shared_not_expanded():
-    """A billion-laughs document loads instantly: aliases share the object built once."""
+def _laughs(levels: int) -> str:
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
-    doc = loads("\n".join(lines) + "\n", "t.yaml")
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_alias_chains_are_shared_and_counted_expanded():
+    """Aliases share the object built once, but count as the nodes they expand to: a billion-laughs
+    document is refused at once (every later walk of the data would be exponential)."""
+    doc = loads(_laughs(9), "t.yaml", max_nodes=None)
     assert doc.data["a8"][0] is doc.data["a7"] and doc.data["a1"][9] is doc.data["a0"]
+    sizes = [11]  # a0: the list and its 10 scalars; a_i: the list and 10 copies of a_(i-1)
+    for _ in range(8):
+        sizes.append(1 + 10 * sizes[-1])
+    assert doc.nodes == 1 + sum(sizes)  # the root mapping, then each value expanded
+    with pytest.raises(SpecError, match="expands to more than 1,000,000 nodes") as info:
+        loads(_laughs(9), "t.yaml")
+    assert str(info.value.location).startswith("t.yaml:") and "limits: {yaml_nodes: N}" in info.value.hint
+    assert loads(_laughs(5), "t.yaml").nodes < 200_000  # a big, honest document still loads
 
 
 def test_recursive_aliases_are_refused():

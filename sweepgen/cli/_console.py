@@ -40,9 +40,14 @@ def detail(text: str) -> None:
         click.echo(text, err=True)
 
 
+MIN_WIDTH = 20  # below this a table has no room for a single cell
+
+
 def _width(stream: object) -> int | None:
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
+    """COLUMNS when it is a usable width; a COLUMNS rich would obey but cannot print in (0, 5, "x":
+    `COLUMNS=0` made every table render as nothing, with exit 0) counts as unset."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) >= MIN_WIDTH:
         return int(columns)
     isatty = getattr(stream, "isatty", None)
     return None if isatty is not None and isatty() else UNBOUNDED

@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from sweepgen.escape import line
+
 FORMATS = ("text", "csv", "json")
 
 
@@ -49,16 +51,18 @@ def emit(
         writer.writerows([[_text(cell) for cell in row] for row in rows])
         click.echo(buf.getvalue(), nl=False)
         return
+    # rich (~20 ms) loads only when there is something to print, not for --help
     from rich.markup import escape  # cells are data, never rich markup ("[/INST]" would crash)
     from rich.table import Table
 
     from sweepgen.cli._console import stdout
 
-    table = Table(title=escape(title))
+    # control characters and line breaks too: a value with ESC sequences must not reach the terminal
+    table = Table(title=escape(line(title)))
     for column in columns:
-        table.add_column(escape(column))
+        table.add_column(escape(line(column)))
     for row in rows:
-        table.add_row(*(escape(_text(cell)) for cell in row))
+        table.add_row(*(escape(line(_text(cell))) for cell in row))
     stdout().print(table)
 
 

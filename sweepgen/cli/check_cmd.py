@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 
 import click
 
-from sweepgen.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
+from sweepgen.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, _no_import
 from sweepgen.cli._console import info
 from sweepgen.errors import UserError
+from sweepgen.escape import line, lines
 
 
 @click.command()
@@ -32,7 +34,8 @@ from sweepgen.errors import UserError
     show_default=True,
     help="github prints workflow annotations (::error file=…,line=…::…)",
 )
-def check(specs: tuple[str, ...], out_root: str, fmt: str) -> int:
+@_no_import.option
+def check(specs: tuple[str, ...], out_root: str, fmt: str, no_import: bool) -> int:
     """Check SPECs (default: every specs/*.yaml here): valid, and generated files up to date.
 
     Exit 0 when all is well, 1 when generated files are stale, edited, missing or orphaned,
@@ -51,7 +54,11 @@ def check(specs: tuple[str, ...], out_root: str, fmt: str) -> int:
                 "no specs given and none found in specs/*.yaml",
                 hint="run from the project root, or name the spec files",
             )
-    report = api.check(list(specs), out_root, orphan_sweeps=discovered)
+    from sweepgen.compile import schema
+
+    with schema.no_import() if no_import else contextlib.nullcontext() as skipped:
+        report = api.check(list(specs), out_root, orphan_sweeps=discovered)
+    _no_import.report(skipped or [], fmt)
     if fmt == "json":
         click.echo(
             json.dumps(
@@ -60,6 +67,10 @@ def check(specs: tuple[str, ...], out_root: str, fmt: str) -> int:
                     "specs": report.specs,
                     "files": report.files,
                     "problems": [p.as_dict() for p in report.problems],
+                    "skipped_schema_checks": [
+                        {"path": loc.path, "line": loc.line, "col": loc.col, "schema": ref}
+                        for loc, ref in skipped or []
+                    ],
                 },
                 indent=2,
                 sort_keys=True,
@@ -74,7 +85,7 @@ def check(specs: tuple[str, ...], out_root: str, fmt: str) -> int:
             )
             props += f",title={_prop(f'sweepgen check: {p.kind}')}"
             text = f"{p.kind}: {p.message}" + (f" (hint: {p.hint})" if p.hint else "")
-            click.echo(f"::error {props}::{_data(text)}")
+            click.echo(f"::error {props}::{_data(line(text))}")
         info(_summary(report))
     else:
         _print_text(report)
@@ -92,11 +103,13 @@ def _print_text(report) -> None:
     for p in report.problems:
         where = p.path + (f":{p.line}" if p.line else "") + (f":{p.col}" if p.col and p.line else "")
         level = "error" if p.kind == "invalid" else p.kind
-        click.echo(f"{where}: {level}: {p.message}", err=False)
+        # Paths, messages and diffs hold user data: escape control characters and line breaks
+        # so no line of ours can start with `::error` (a GitHub workflow command) or move the cursor.
+        click.echo(f"{line(where)}: {level}: {line(p.message)}", err=False)
         if p.hint:
-            click.echo(f"  hint: {p.hint}")
+            click.echo(f"  hint: {line(p.hint)}")
         if p.diff:
-            click.echo(p.diff, nl=False)
+            click.echo(lines(p.diff), nl=False)
     info(_summary(report))
 
 
@@ -106,4 +119,4 @@ def _data(text: str) -> str:
 
 
 def _prop(text: str) -> str:
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
+    return _data(line(text)).replace(":", "%3A").replace(",", "%2C")

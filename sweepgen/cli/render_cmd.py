@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import click
 
-from sweepgen.cli import EXIT_OK
+from sweepgen.cli import EXIT_OK, _no_import
 from sweepgen.cli._console import detail, info
 from sweepgen.cli._table import emit, format_option
+from sweepgen.escape import line
 
 
 @click.command()
@@ -24,13 +26,16 @@ from sweepgen.cli._table import emit, format_option
 )
 @click.option("--dry-run", is_flag=True, help="show the plan table; write nothing")
 @format_option()
-def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str) -> int:
+@_no_import.option
+def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_import: bool) -> int:
     """Expand, validate and render SPECs; all or nothing, plus sweep.lock.json per sweep."""
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
-    from sweepgen.compile import api
+    from sweepgen.compile import api, schema
 
     started = time.perf_counter()
-    outcomes = api.render(list(specs), out_root, dry_run=dry_run)
+    with schema.no_import() if no_import else contextlib.nullcontext() as skipped:
+        outcomes = api.render(list(specs), out_root, dry_run=dry_run)
+    _no_import.report(skipped or [])
     detail(
         f"compiled and {'planned' if dry_run else 'wrote'} {len(outcomes)} spec(s) in "
         f"{time.perf_counter() - started:.2f} s"
@@ -53,9 +58,11 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str) -> in
     elif fmt == "text":
         for out in outcomes:
             info(
-                f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
-                f"({out.count('create')} created, {out.count('update')} updated, "
-                f"{out.count('unchanged')} unchanged, {out.count('remove')} removed)"
+                line(
+                    f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
+                    f"({out.count('create')} created, {out.count('update')} updated, "
+                    f"{out.count('unchanged')} unchanged, {out.count('remove')} removed)"
+                )
             )
     else:
         columns = ["spec", "folder", "files", "created", "updated", "unchanged", "removed"]

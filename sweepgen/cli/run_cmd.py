@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from sweepgen.cli import _console
+from sweepgen.cli._params import SECONDS
 from sweepgen.errors import Location, UserError
 
 POLL_S = 0.5
@@ -61,7 +62,7 @@ LOG_TAIL_LINES = 20
 )
 @click.option(
     "--stop-timeout",
-    type=float,
+    type=SECONDS,
     default=None,
     metavar="SECONDS",
     help="On Ctrl-C, how long each run may take to stop by itself (finish its step, save a "

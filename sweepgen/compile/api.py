@@ -24,7 +24,7 @@ from sweepgen.errors import Location, SpecError
 def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
     """Load a spec and expand it into resolved variants, with run names and ``derived`` values
     (no validation, no rendering). ``out_root`` only decides how ``sweep.spec`` is spelled."""
-    spec = load_spec(spec_path)
+    spec = load_spec(spec_path, out_root)
     expansion = expand(spec)
     project = os.path.dirname(os.path.abspath(out_root))
     finalize(expansion, sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))

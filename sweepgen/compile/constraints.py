@@ -6,13 +6,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, Undefined
+from jinja2 import TemplateSyntaxError
 
 from sweepgen import paths
 from sweepgen.compile.context import context
 from sweepgen.compile.expand import Expansion, Variant
 from sweepgen.compile.gate import layer_of
-from sweepgen.compile.sandbox import make_env
+from sweepgen.compile.sandbox import describe, fail_if_undefined, make_env
 from sweepgen.errors import SpecError, ValidationError
 
 _NAME = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -35,18 +35,23 @@ def check_constraints(expansion: Expansion, sweep: dict[str, Any]) -> None:
                 location=loc,
                 hint="write a Jinja expression, e.g. `a.b == c.d`",
             ) from None
+        except (RecursionError, MemoryError, SyntaxError) as err:
+            raise SpecError(
+                f"constraint is nested too deeply to compile ({type(err).__name__})",
+                location=loc,
+                hint="write a simpler expression",
+            ) from None
     for variant in expansion.variants:
         ctx = context(variant.config, variant.context_view(), sweep)
         for func, constraint, i in compiled:
             loc = spec.loc(("constraints", i, "expr"))
             try:
                 result = func(**ctx)
-                if isinstance(result, Undefined):  # `x.missing` alone returns an undefined, not an error
-                    result._fail_with_undefined_error()
+                fail_if_undefined(result)  # `x.missing` alone returns an undefined, not an error
             except Exception as err:  # noqa: BLE001 - any failure inside user expressions is user error
                 raise ValidationError(
                     f"constraint `{constraint.expr}` cannot be evaluated for variant {variant.name!r}: "
-                    f"{type(err).__name__}: {err}",
+                    f"{describe(err, variant.config)}",
                     location=loc,
                     hint="names are the config's top-level keys, `config`, `variant` and `sweep`",
                 ) from None

@@ -14,19 +14,18 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import Undefined
+from jinja2 import Environment, Template
 
+from sweepgen import yamlio
 from sweepgen.compile import overrides
 from sweepgen.compile.context import context
 from sweepgen.compile.expand import Expansion, Variant
-from sweepgen.compile.sandbox import make_env
-from sweepgen.compile.spec import SAFE_NAME
+from sweepgen.compile.sandbox import describe, fail_if_undefined, make_env
+from sweepgen.compile.spec import NAME_HINT, Spec, name_problem
 from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
 
 if TYPE_CHECKING:
     from jinja2 import Environment, Template
-
-    from sweepgen.compile.spec import Spec
 
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}\s*$", re.S)
 LAYER = "derived"
@@ -62,33 +61,42 @@ def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
         else:
             derived.append((kind, path, loc, at, _compile(env, spec, at, source).render))
         spec.op_locs[(LAYER, ".".join(path))] = loc
-    seen: dict[str, str] = {}
+    seen: dict[str, tuple[str, str]] = {}  # lower-cased run name -> (variant, run name)
     implicit = set(expansion.implicit)
     for variant in expansion.variants:
         view = variant.context_view()
         ctx = context(variant.config, view, sweep)
         run_name = _run(run_name_t.render, ctx, spec, ("run_name",), variant) if run_name_t else variant.name
-        if not SAFE_NAME.fullmatch(run_name):
+        problem = name_problem(run_name)
+        if problem:
             raise ValidationError(
-                f"run name {run_name!r} of variant {variant.name!r} is not filesystem-safe",
+                f"run name {run_name!r} of variant {variant.name!r} {problem}",
                 location=spec.loc(("run_name",)),
-                hint="run names become folder names: letters, digits, `_`, `-`, `.` only",
+                hint=f"run names become folder names: {NAME_HINT}",
             )
-        if run_name in seen:
+        if run_name.lower() in seen:
+            other, other_name = seen[run_name.lower()]
+            same = (
+                f"the same run name {run_name!r}"
+                if other_name == run_name
+                else f"run names {other_name!r} and {run_name!r} that differ only in case"
+            )
             raise ValidationError(
-                f"variants {seen[run_name]!r} and {variant.name!r} have the same run name {run_name!r}",
+                f"variants {other!r} and {variant.name!r} have {same}",
                 location=spec.loc(("run_name",)),
-                hint="include every varying value (or `{{ variant.name }}`) in `run_name`",
+                hint="include every varying value (or `{{ variant.name }}`) in `run_name`; "
+                "run folders that differ only in case collide on macOS and Windows",
             )
-        seen[run_name] = variant.name
+        seen[run_name.lower()] = (variant.name, run_name)
         variant.run_name = run_name
         if not derived:
             continue
         ctx["variant"]["run_name"] = run_name
         ops = []
-        for kind, path, loc, at, fn in derived:
-            value = _run(fn, ctx, spec, at, variant)
+        for kind, path, loc, at, evaluate in derived:
+            value = _run(evaluate, ctx, spec, at, variant)
             ops.append(overrides.Op(kind, path, value, loc, LAYER))
+        overrides.check_types(variant.config, ops, "`derived`")
         _apply(variant, ops)
         implicit.update(op.dotted for op in ops)
     expansion.implicit = frozenset(implicit)
@@ -124,28 +132,33 @@ def _run(
     where = ".".join(map(str, at))
     try:
         value = fn(ctx)  # Template.render and compiled expressions both take the context mapping
-        if isinstance(value, Undefined):  # an expression may return an undefined instead of raising
-            value._fail_with_undefined_error()
+        # An expression may return an undefined instead of raising, or hide one in a literal
+        # (`{{ [training.typo] }}`): either is an undefined-name error, never data.
+        fail_if_undefined(value)
     except Exception as err:  # noqa: BLE001 - user template code
         raise TemplateError(
-            f"`{where}` fails for variant {variant.name!r}: {type(err).__name__}: {err}",
+            f"`{where}` fails for variant {variant.name!r}: {describe(err, variant.config)}",
             location=spec.loc(at),
             hint="names are the config's top-level keys, `config`, `variant` and `sweep`",
         ) from None
-    if not _plain(value):
+    if not _plain(value, 0):
         raise TemplateError(
             f"`{where}` gives a {type(value).__name__} for variant {variant.name!r}, not plain data",
             location=spec.loc(at),
-            hint="derive strings, numbers, booleans, lists or mappings",
+            hint="derive strings, numbers, booleans, lists or mappings, "
+            f"at most {yamlio.MAX_DEPTH} levels deep",
         )
     return value
 
 
-def _plain(value: Any) -> bool:
+def _plain(value: Any, depth: int) -> bool:
+    """Plain data no deeper than the YAML reader allows (deeper data would overflow later walks)."""
     if value is None or type(value) in (bool, int, float, str):
         return True
+    if depth >= yamlio.MAX_DEPTH:
+        return False
     if type(value) is list:
-        return all(_plain(v) for v in value)
+        return all(_plain(v, depth + 1) for v in value)
     if type(value) is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
+        return all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
     return False

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,19 +70,36 @@ class _Point:
 def expand(spec: Spec) -> Expansion:
     model, doc = spec.model, spec.doc
     named: list[tuple[str | None, list[Op]]] = []
-    no_named: dict[str | None, dict[str, Any] | None] = {None: {}}  # the base alone is the one variant
-    for vname, body in (model.variants or no_named).items():
-        if vname is None:
-            named.append((None, []))
-            continue
-        ops = overrides.parse(body or {}, doc, ("variants", vname), f"variant:{vname}", spec.op_locs)
-        named.append((vname, ops))
+    if not model.variants:
+        named.append((None, []))
+    for declared, body in (model.variants or {}).items():
+        ops = overrides.parse(body or {}, doc, ("variants", declared), f"variant:{declared}", spec.op_locs)
+        named.append((declared, ops))
     grid_axes = [_grid_axis(spec, key, values) for key, values in (model.grid or {}).items()]
     zip_groups = _zip_groups(spec)
+    # counted from the sizes before the zip groups are crossed and the sample drawn, either of which
+    # could be the 10^10-point product the limit is there to refuse
+    _check_count(
+        spec,
+        len(named),
+        [len(axis) for axis in grid_axes],
+        math.prod(len(group) for group in zip_groups),
+        spec.model.sample.n if spec.model.sample else 1,
+        len(spec.model.ablation or [None]),
+    )
     zip_points = _cross(zip_groups)
     sample_points = _sample_points(spec)
     steps = _ablation_points(spec)
     _check_overwrites(spec, grid_axes, zip_groups, sample_points, steps)
+    for maybe_name, ops in named:
+        overrides.check_types(spec.base, ops, f"variant `{maybe_name}`" if maybe_name else "the base")
+    for layer_ops, what in (
+        ([op for axis in grid_axes for pt in axis for op in pt.ops], "the grid"),
+        ([op for pt in zip_points for op in pt.ops], "zip"),
+        ([op for pt in sample_points for op in pt.ops], "the sample"),
+        ([op for pt in steps for op in pt.ops], "the ablation"),
+    ):
+        overrides.check_types(spec.base, layer_ops, what)
     # MERGE ops only assert that a mapping exists; the keys under them are separate ops.
     implicit = frozenset(
         op.dotted
@@ -97,6 +115,7 @@ def expand(spec: Spec) -> Expansion:
 
     variants: list[Variant] = []
     seen: dict[str, str] = {}
+    folded: dict[str, str] = {}  # lower-cased name -> name: names become file and folder names
     for vname, vops in named:
         where = f"variant `{vname}`" if vname else "the base"
         cfg1, layers1 = overrides.apply_all(spec.base, vops, {}, where=where)
@@ -120,7 +139,7 @@ def expand(spec: Spec) -> Expansion:
                     if vname:
                         parts["variant"] = vname
                     if combo:
-                        parts["grid"] = "_".join(pt.label for pt in combo if pt.label)
+                        parts["grid"] = "_".join(str(pt.label) for pt in combo)
                     if zpt.label:
                         parts["zip"] = zpt.label
                     if smp.label:
@@ -138,6 +157,13 @@ def expand(spec: Spec) -> Expansion:
                             "or rename variants",
                         )
                     seen[name] = desc or "base"
+                    if folded.setdefault(name.lower(), name) != name:
+                        raise SpecError(
+                            f"variant names {folded[name.lower()]!r} and {name!r} differ only in case",
+                            location=spec.loc(("grid",) if combo else ("variants",)),
+                            hint="they would collide on macOS and Windows; give the axis distinct "
+                            "labels as a mapping {label: value}",
+                        )
                     all_ops = gops + zsops + list(spt.ops)
                     over = dict(over1)
                     over.update((op.dotted, op.value) for op in all_ops if op.kind != overrides.MERGE)
@@ -159,6 +185,32 @@ def expand(spec: Spec) -> Expansion:
     return Expansion(spec=spec, variants=variants, implicit=implicit)
 
 
+def _check_count(spec: Spec, named: int, grid: list[int], zipped: int, sampled: int, steps: int) -> None:
+    """The variant count from the axis sizes, before anything is expanded: a 500-byte grid of ten
+    10-value axes is 10^10 variants, which must be an error in milliseconds, not out-of-memory."""
+    total = named * zipped * sampled * steps
+    for size in grid:
+        total *= size
+    limit = spec.model.limits.variants
+    if total > limit:
+        sizes = " x ".join(
+            str(n)
+            for n, used in (
+                (named, spec.model.variants),
+                *((g, True) for g in grid),
+                (zipped, spec.model.zip),
+                (sampled, spec.model.sample),
+                (steps, spec.model.ablation),
+            )
+            if used
+        )
+        raise SpecError(
+            f"the spec expands to {total:,} variants ({sizes}), more than the limit of {limit:,}",
+            location=spec.loc(("grid",) if grid else ()),
+            hint="shrink the axes, or raise the limit in the spec: `limits: {variants: N}`",
+        )
+
+
 def _check_overwrites(
     spec: Spec,
     grid_axes: list[list[_Point]],
@@ -175,8 +227,10 @@ def _check_overwrites(
         (pts[0].ops[0].path, key, "grid axis", doc.loc(("grid", key), key=True), len(pts))
         for key, pts in zip(spec.model.grid or {}, grid_axes)
     ]
-    zipped = [
-        (op.path, op.dotted, "zip axis", op.loc, len(points)) for points in zip_groups for op in points[0].ops
+    zipped = [  # located at the axis key, like grid axes (the op itself is at its value)
+        (op.path, op.dotted, "zip axis", spec.op_locs.get(("zip", op.dotted), op.loc), len(points))
+        for points in zip_groups
+        for op in points[0].ops
     ]
     sampled = [(op.path, op.dotted, "sample axis", op.loc, len(sample_points)) for op in sample_points[0].ops]
     ablation = []
@@ -313,10 +367,10 @@ def _zip_group(
     seen: set[str] = set()
     for i in range(n):
         ops, auto, axis_values = [], [], []
-        for key, kind, path, loc in parsed:
+        for key, kind, path, _ in parsed:
             value = axes[key][i]
             vloc = doc.loc(at + (key, i))
-            ops.append(Op(kind, path, value, loc, "zip"))
+            ops.append(Op(kind, path, value, vloc, "zip"))
             if labels is None:
                 auto.append(_auto_label(path[-1], value, vloc))
             axis_values.append((".".join(path), value))

@@ -161,6 +161,51 @@ def _apply(root: dict[str, Any], op: Op, owned: dict[int, dict[str, Any]], where
     return root
 
 
+def _type_clash(old: Any, new: Any) -> bool:
+    """Strict types (DESIGN.md): an override keeps a number a number and a bool a bool: no bool or
+    string for a number, no string or number for a bool, no float for an int (an int for a float is
+    fine: ``lr: 1`` means 1.0). ``null`` on either side, strings and containers are not checked."""
+    if old is None or new is None:
+        return False
+    if type(old) is bool:
+        return type(new) is not bool
+    if type(old) is int:
+        return type(new) is not int
+    if type(old) is float:
+        return type(new) not in (float, int)
+    return False
+
+
+def check_types(config: dict[str, Any], ops: list[Op], where: str) -> None:
+    """Strict types for the SET ops in ``ops`` against the values they replace in ``config``.
+
+    Kept out of ``apply_all`` so that applying stays pure mechanics (the gate's property tests drive
+    it with every type change); expansion calls this once per op, derive once per variant.
+    """
+    for op in ops:
+        if op.kind == SET:
+            old = paths.get(config, op.path)
+            if old is not paths.MISSING:
+                _check_type(old, op, where)
+
+
+def _a(value: Any) -> str:
+    name = type(value).__name__
+    return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def _check_type(old: Any, op: Op, where: str) -> None:
+    if _type_clash(old, op.value):
+        raise SpecError(
+            f"`{op.dotted}` is {_a(old)} ({old!r}) in the config, "
+            f"but {where} sets {_a(op.value)} ({op.value!r})",
+            location=op.loc,
+            key=op.dotted,
+            hint=f"write {_a(old)} (no quotes around numbers; 2, not 2.0, for an int); if "
+            "the key really takes another type, change it in the base too",
+        )
+
+
 def _missing(root: dict[str, Any], path: tuple[str, ...], op: Op, where: str) -> SpecError:
     dotted = ".".join(path)
     existing = paths.all_paths(root)

@@ -16,14 +16,17 @@ from sweepgen.compile.derive import finalize
 from sweepgen.compile.expand import Expansion, expand
 from sweepgen.compile.gate import check_gate
 from sweepgen.compile.render import (
+    OutputTooLarge,
     RenderedFile,
     check_outputs,
     compile_inline,
     header_maker,
     load_template,
+    render_bounded,
     render_inline,
     sha256,
     template_runtime_error,
+    too_large,
 )
 from sweepgen.compile.schema import check_schema, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
@@ -44,7 +47,7 @@ class Plan:
 
 
 def compile_spec(spec_path: str, out_root: str = "generated") -> Plan:
-    spec = load_spec(spec_path)
+    spec = load_spec(spec_path, out_root)
     return compile_loaded(spec, out_root)
 
 
@@ -73,10 +76,14 @@ def compile_loaded(spec: Spec, out_root: str) -> Plan:
         run_name = variant.run_name or variant.name
         out_path = render_inline(output_t, ctx, spec, "output", variant)
         try:
-            text = template.render(ctx)
+            text = render_bounded(template, ctx, spec.model.limits.output_bytes)
+        except OutputTooLarge as err:
+            raise too_large(err.limit, spec, variant, out_path) from None
         except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault
             raise template_runtime_error(err, template_dir, spec, variant) from None
         data = header(out_path, variant.name, text).encode("utf-8")
+        if len(data) > spec.model.limits.output_bytes:
+            raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
         files.append(RenderedFile(out_path, variant, run_name, data, sha256(data)))
     check_outputs(files, spec)
 

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, Template, TemplateNotFound, TemplateSyntaxError
+from jinja2 import BaseLoader, Environment, Template, TemplateNotFound
+from jinja2.loaders import split_template_path
 
-from sweepgen.compile import lock
+from sweepgen import escape, yamlio
+from sweepgen.compile import lock, project
 from sweepgen.compile.expand import Variant
-from sweepgen.compile.sandbox import make_env
-from sweepgen.compile.spec import SAFE_NAME, Spec, display_path
-from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
+from sweepgen.compile.sandbox import describe, make_env
+from sweepgen.compile.spec import SAFE_NAME, Spec, display_path, unportable
+from sweepgen.errors import Location, SpecError, SweepgenError, TemplateError, ValidationError
 
 HASH_COMMENT = {
     ".py",
@@ -53,15 +54,43 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class ProjectLoader(BaseLoader):
+    """Loads the main template and its ``{% include %}``/``{% extends %}`` targets from the main
+    template's folder, refusing any file outside the project (symlinks resolved), any file that is
+    not a regular file (a FIFO would hang) and any file that is not UTF-8 (with its line and column)."""
+
+    def __init__(self, folder: str, root: str, loc: Location) -> None:
+        self.folder = folder
+        self.root = root
+        self.loc = loc
+
+    def get_source(self, environment: Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        pieces = split_template_path(template)  # refuses `..` segments
+        path = os.path.join(self.folder, *pieces)
+        shown = display_path(path)
+        project.resolve(self.root, self.folder, os.path.join(*pieces), what="template", loc=self.loc)
+        if not os.path.exists(path):
+            raise TemplateNotFound(template)
+        raw = project.read_regular(path, what="template", loc=Location(shown))
+        try:
+            text = yamlio.decode_utf8(raw, shown)
+        except SpecError as err:
+            raise TemplateError(err.message, location=err.location, hint=err.hint) from None
+        return text, path, lambda: True
+
+
 def load_template(spec: Spec, template_abs: str) -> Template:
+    from jinja2 import TemplateSyntaxError
+
     loc = spec.loc(("template",))
-    if not os.path.isfile(template_abs):
+    template_abs = project.resolve(spec.project, spec.dir, spec.model.template, what="template", loc=loc)
+    if not os.path.exists(template_abs):
         raise SpecError(
             f"template not found: {spec.model.template}",
             location=loc,
             hint="the template path is relative to the spec file",
         )
-    env = make_env(FileSystemLoader(os.path.dirname(template_abs)))
+    env = make_env(ProjectLoader(os.path.dirname(template_abs), spec.project, loc))
     try:
         return env.get_template(os.path.basename(template_abs))
     except TemplateSyntaxError as err:
@@ -70,6 +99,12 @@ def load_template(spec: Spec, template_abs: str) -> Template:
             f"template syntax error: {err.message}",
             location=Location(shown, err.lineno or 0, 1),
             hint="fix the Jinja syntax ({{ }}, {% %}, matching end tags)",
+        ) from None
+    except (RecursionError, MemoryError, SyntaxError) as err:  # nesting too deep for Jinja or Python
+        raise TemplateError(
+            f"template is nested too deeply to compile ({type(err).__name__})",
+            location=Location(display_path(template_abs)),
+            hint="split deeply nested expressions or blocks",
         ) from None
     except TemplateNotFound as err:
         raise TemplateError(
@@ -80,6 +115,8 @@ def load_template(spec: Spec, template_abs: str) -> Template:
 
 
 def compile_inline(env: Environment, spec: Spec, field: str, source: str) -> Template:
+    from jinja2 import TemplateSyntaxError
+
     try:
         return env.from_string(source)
     except TemplateSyntaxError as err:
@@ -88,6 +125,12 @@ def compile_inline(env: Environment, spec: Spec, field: str, source: str) -> Tem
             location=spec.loc((field,)),
             hint='e.g. "{{ variant.name }}.yaml"',
         ) from None
+    except (RecursionError, MemoryError, SyntaxError) as err:
+        raise SpecError(
+            f"`{field}` is nested too deeply to compile ({type(err).__name__})",
+            location=spec.loc((field,)),
+            hint="write a simpler template",
+        ) from None
 
 
 def render_inline(template: Template, ctx: dict[str, Any], spec: Spec, field: str, variant: Variant) -> str:
@@ -95,13 +138,56 @@ def render_inline(template: Template, ctx: dict[str, Any], spec: Spec, field: st
         return template.render(ctx)
     except Exception as err:  # noqa: BLE001 - user template code
         raise TemplateError(
-            f"`{field}` fails for variant {variant.name!r}: {type(err).__name__}: {err}",
+            f"`{field}` fails for variant {variant.name!r}: {describe(err, variant.config)}",
             location=spec.loc((field,)),
             hint="names are the config's top-level keys, `config`, `variant` and `sweep`",
         ) from None
 
 
-def template_runtime_error(err: Exception, template_dir: str, spec: Spec, variant: Variant) -> TemplateError:
+def render_bounded(template: Template, ctx: dict[str, Any], limit: int) -> str:
+    """Render, stopping as soon as the text passes ``limit`` characters (the spec's
+    ``limits.output_bytes``; UTF-8 bytes are checked again after encoding), so a template looping
+    over a huge output fails fast instead of filling memory."""
+    size = 0
+    chunks: list[str] = []
+    gen: Iterator[str] = template.generate(ctx)
+    for chunk in gen:
+        size += len(chunk)
+        if size > limit:
+            raise OutputTooLarge(limit)
+        chunks.append(chunk)
+    return "".join(chunks)
+
+
+class OutputTooLarge(Exception):
+    """Raised by render_bounded; turned into a TemplateError naming the variant by the caller."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+def too_large(limit: int, spec: Spec, variant: Variant, out_path: str) -> TemplateError:
+    return TemplateError(
+        f"{out_path!r} of variant {variant.name!r} would be larger than {limit:,} bytes",
+        location=spec.loc(("template",)),
+        hint="a runaway loop? Otherwise raise the limit in the spec: `limits: {output_bytes: N}`",
+    )
+
+
+def template_runtime_error(err: Exception, template_dir: str, spec: Spec, variant: Variant) -> SweepgenError:
+    import traceback
+
+    from jinja2 import TemplateSyntaxError
+
+    if isinstance(err, SweepgenError):  # raised on purpose, e.g. by the loader for an include
+        return err
+    if isinstance(err, (RecursionError, MemoryError)):
+        return TemplateError(
+            f"template fails for variant {variant.name!r}: {type(err).__name__} (nested too deeply?)",
+            location=spec.loc(("template",)),
+            hint="simplify the template's recursion or nesting",
+        )
     if isinstance(err, TemplateSyntaxError):  # an included template is compiled on first use
         shown = display_path(err.filename) if err.filename else spec.model.template
         return TemplateError(
@@ -116,7 +202,7 @@ def template_runtime_error(err: Exception, template_dir: str, spec: Spec, varian
     if loc is None:
         raise err  # not raised by template code: a bug in sweepgen, let the funnel show it
     return TemplateError(
-        f"template fails for variant {variant.name!r}: {type(err).__name__}: {err}",
+        f"template fails for variant {variant.name!r}: {describe(err, variant.config)}",
         location=loc,
         hint="templates see the config's top-level keys, `config`, `variant` "
         "and `sweep`; undefined names and unsafe attributes are errors",
@@ -124,6 +210,9 @@ def template_runtime_error(err: Exception, template_dir: str, spec: Spec, varian
 
 
 def header_maker(spec_rel: str) -> Callable[[str, str, str], str]:
+    # The spec's path is user data: a newline in it would inject lines into every file's header.
+    spec_rel = escape.line(spec_rel)
+
     def add_header(out_path: str, variant_name: str, text: str) -> str:
         ext = os.path.splitext(out_path)[1].lower()
         if ext in HASH_COMMENT:
@@ -157,6 +246,13 @@ def check_outputs(files: list[RenderedFile], spec: Spec) -> None:
                 location=loc,
                 hint="use relative paths of letters, digits, `_`, `-`, `.` (no `..`, no leading "
                 "`/` or `.`, no spaces)",
+            )
+        reason = next((r for r in map(unportable, parts) if r), None)
+        if reason:
+            raise ValidationError(
+                f"output path {f.path!r} of variant {f.variant.name!r}: a component {reason}",
+                location=loc,
+                hint="a checkout on Windows would fail; change `output`",
             )
         if f.path == lock.LOCK_NAME:
             raise ValidationError(

@@ -11,13 +11,243 @@ same way), ``to_json`` and ``pyrepr`` (a Python literal; ``inf``/``nan`` as ``fl
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
 import math
+import operator
 import re
+from collections.abc import Callable
 from typing import Any
 
-from jinja2 import BaseLoader, StrictUndefined
+from jinja2 import BaseLoader, StrictUndefined, Undefined
+from jinja2.exceptions import TemplateRuntimeError, UndefinedError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+# Arithmetic bounds: a config needs neither a 3,000-digit integer nor a 10-million-item list, and
+# without them `{{ (10**(10**8)) % 7 }}` spins for minutes and `{{ "x" * 10**10 }}` runs out of memory.
+MAX_INT_BITS = 10_000  # about 3,000 decimal digits
+MAX_SEQUENCE = 10_000_000  # characters of a string or items of a list made by `*`, `+` or `%`
+
+
+class LimitExceeded(TemplateRuntimeError):
+    """A sandboxed operation would build a value beyond the bounds above."""
+
+
+class NamedUndefinedError(UndefinedError):
+    """An undefined name was used; keeps the object it was looked up on and the missing name, so the
+    error can say which config path is missing and suggest the closest key."""
+
+    def __init__(self, message: str | None = None, *, obj: Any = None, name: str | None = None) -> None:
+        super().__init__(message)
+        self.obj = obj
+        self.name = name
+
+
+class _Undefined(StrictUndefined):
+    """StrictUndefined that also fails when printed inside a literal: ``{{ [a.typo] }}`` renders the
+    list with ``repr`` of its items, which plain StrictUndefined answers with "Undefined"."""
+
+    __slots__ = ()
+
+    def __init__(
+        self, hint: str | None = None, obj: Any = None, name: str | None = None, exc: Any = UndefinedError
+    ) -> None:
+        if exc is UndefinedError:  # a missing name; a SecurityError (unsafe attribute) stays itself
+            exc = functools.partial(NamedUndefinedError, obj=obj, name=name)
+        super().__init__(hint, obj, name, exc)
+
+    __repr__ = StrictUndefined._fail_with_undefined_error
+
+
+def fail_if_undefined(value: Any, depth: int = 0) -> None:
+    """Raise the undefined error of the first undefined inside ``value`` (lists, tuples, dicts)."""
+    if isinstance(value, Undefined):
+        value._fail_with_undefined_error()
+    if depth > 100:  # configs are shallow; a deeper value is refused elsewhere
+        return
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            fail_if_undefined(item, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            fail_if_undefined(key, depth + 1)
+            fail_if_undefined(item, depth + 1)
+
+
+def _finalize(value: Any) -> Any:
+    """Every ``{{ }}`` output passes here: an undefined hidden in a literal is an error too."""
+    if isinstance(value, (list, tuple, dict, Undefined)):
+        fail_if_undefined(value)
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Undefined):
+        value._fail_with_undefined_error()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def undefined_message(err: BaseException, config: dict[str, Any]) -> str | None:
+    """``training.sede is undefined (did you mean `training.seed`?)`` for an undefined-name error
+    raised while rendering against ``config``; None when ``err`` is not one."""
+    if not isinstance(err, NamedUndefinedError) or err.name is None:
+        return None
+    name, obj = str(err.name), err.obj
+    if obj is None or isinstance(obj, Undefined):
+        keys = [*config, "config", "variant", "sweep"]
+        close = difflib.get_close_matches(name, [str(k) for k in keys], n=1)
+        return f"`{name}` is undefined" + (f" (did you mean `{close[0]}`?)" if close else "")
+    if isinstance(obj, dict):
+        where = _path_of(obj, config)
+        full = f"{where}.{name}" if where else name
+        close = difflib.get_close_matches(name, [str(k) for k in obj], n=1)
+        suggestion = f"{where}.{close[0]}" if where and close else (close[0] if close else None)
+        return f"`{full}` is undefined" + (f" (did you mean `{suggestion}`?)" if suggestion else "")
+    return None
+
+
+def describe(err: BaseException, config: dict[str, Any]) -> str:
+    """``Type: message`` for a template failure; an undefined name as its config path."""
+    named = undefined_message(err, config)
+    return named if named is not None else f"{type(err).__name__}: {err}"
+
+
+def _path_of(target: dict[Any, Any], config: dict[str, Any]) -> str | None:
+    """The dotted path of the mapping ``target`` inside ``config``, found by identity (error path only)."""
+    if target is config:
+        return "config"
+    todo: list[tuple[str, Any]] = [(str(k), v) for k, v in config.items()]
+    while todo:
+        path, node = todo.pop()
+        if node is target:
+            return path
+        if isinstance(node, dict):
+            todo.extend((f"{path}.{k}", v) for k, v in node.items())
+    return None
+
+
+def _int_bits(value: Any) -> int:
+    return value.bit_length() if type(value) is int else 0
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, list, tuple)) else 0
+
+
+def _check_binop(op: str, left: Any, right: Any) -> None:
+    """Refuse an operation whose result would be out of bounds, before computing it."""
+    if op == "**":
+        if (
+            type(left) is int
+            and type(right) is int
+            and abs(left) > 1
+            and right * (left.bit_length() - 1) > MAX_INT_BITS
+        ):
+            raise LimitExceeded(
+                f"`**` would give an integer of more than {MAX_INT_BITS} bits "
+                f"({left.bit_length()}-bit base, exponent {right})"
+            )
+    elif op == "*":
+        if type(left) is int and type(right) is int:
+            if _int_bits(left) + _int_bits(right) > MAX_INT_BITS:
+                raise LimitExceeded(f"`*` would give an integer of more than {MAX_INT_BITS} bits")
+            return
+        count = right if type(right) is int else left if type(left) is int else None
+        length = _size(left) or _size(right)
+        if count is not None and length and count * length > MAX_SEQUENCE:
+            raise LimitExceeded(
+                f"`*` would build a sequence of {count * length:,} items, more than {MAX_SEQUENCE:,}"
+            )
+    elif op == "+":
+        if _size(left) + _size(right) > MAX_SEQUENCE:
+            raise LimitExceeded(f"`+` would build a sequence of more than {MAX_SEQUENCE:,} items")
+    elif op == "%" and isinstance(left, str):
+        specs = re.findall(r"%[-#0 +]*([0-9]*)(?:\.([0-9]*))?", left)
+        if any(len(n) > 7 for spec in specs for n in spec):  # 10,000,000 has 8 digits
+            raise LimitExceeded(f"a `%` format width above {MAX_SEQUENCE:,} characters")
+
+
+_BINOPS = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "**": operator.pow,
+    "%": operator.mod,
+}
+
+
+class BoundedSandbox(ImmutableSandboxedEnvironment):
+    """The immutable sandbox with arithmetic that cannot build unbounded values."""
+
+    intercepted_binops = frozenset({"**", "*", "+", "%"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        _check_binop(operator, left, right)
+        return _BINOPS[operator](left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        # String methods that pad to a width (`'x'.center(10**9)`, `ljust`, `zfill`, format specs
+        # like `'{:>999999999}'`) would allocate the whole result before any output limit sees it.
+        method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format at attribute access
+        name = getattr(method, "__name__", "")
+        if isinstance(getattr(method, "__self__", None), str):
+            if name in _PADDING_METHODS:
+                _check_widths(name, args, kwargs)
+            elif name in ("format", "format_map"):
+                _check_format_spec(method.__self__)
+                if _NESTED_SPEC.search(method.__self__):  # a width given as an argument: `{:>{}}`
+                    _check_widths(name, args, kwargs)
+        return super().call(__context, __obj, *args, **kwargs)
+
+
+def _check_widths(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    for value in (*args, *kwargs.values()):
+        if type(value) is int and value > MAX_SEQUENCE:
+            raise LimitExceeded(f"`{name}` with width {value:,}, more than {MAX_SEQUENCE:,} characters")
+
+
+_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+_NESTED_SPEC = re.compile(r"\{[^{}]*:[^{}]*\{")
+_FORMAT_WIDTH = re.compile(r"\{[^{}]*:[^{}]*?([0-9]{8,})")
+
+
+def _check_format_spec(text: str) -> None:
+    if _FORMAT_WIDTH.search(text):
+        raise LimitExceeded(f"a format width above {MAX_SEQUENCE:,} characters")
+
+
+def _bounded_filter(
+    name: str, check: Callable[..., None], original: Callable[..., Any]
+) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        check(name, args, kwargs)
+        return original(*args, **kwargs)
+
+    return bounded
+
+
+def _check_format_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args and isinstance(args[0], str):
+        _check_binop("%", args[0], None)
+    _check_widths(name, args[1:], kwargs)
+
+
+def _check_center_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    _check_widths(name, args[1:], kwargs)  # args[0] is the value being centred, not a width
+
+
+def _check_indent_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    text, width = (args[0] if args else ""), (args[1] if len(args) > 1 else kwargs.get("width", 4))
+    lines = str(text).count("\n") + 1 if not isinstance(text, Undefined) else 1
+    size = width if isinstance(width, str) else (width if type(width) is int else 0)
+    size = len(size) if isinstance(size, str) else size
+    if size * lines > MAX_SEQUENCE:
+        raise LimitExceeded(f"`indent` would add {size * lines:,} characters, more than {MAX_SEQUENCE:,}")
+
 
 _PLAIN_STR = re.compile(r"^[A-Za-z_/$][A-Za-z0-9_./${}-]*$")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
@@ -46,6 +276,8 @@ def yaml_scalar(value: Any) -> str:
         if _PLAIN_STR.match(value) and value.lower() not in _YAML_WORDS:
             return value
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Undefined):
+        value._fail_with_undefined_error()
     raise TypeError(f"to_yaml cannot write a {type(value).__name__}")
 
 
@@ -130,7 +362,7 @@ class YamlWriter:
 
 
 def to_json(value: Any, indent: int | None = None) -> str:
-    return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
+    return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False, default=_json_default)
 
 
 def pyrepr(value: Any) -> str:
@@ -145,16 +377,27 @@ def pyrepr(value: Any) -> str:
         return "(" + ", ".join(pyrepr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
+    if isinstance(value, Undefined):
+        value._fail_with_undefined_error()
     raise TypeError(f"pyrepr cannot write a {type(value).__name__}")
 
 
 def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
+    env = BoundedSandbox(
         loader=loader,
-        undefined=StrictUndefined,
+        undefined=_Undefined,
+        finalize=_finalize,
         keep_trailing_newline=True,
         autoescape=False,
         auto_reload=False,
     )
     env.filters.update(to_yaml=YamlWriter(), to_json=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar)
+    # Jinja's own filters that grow a string by a number argument, bounded like the methods above
+    for name, check in (
+        ("center", _check_center_filter),
+        ("format", _check_format_filter),
+        ("indent", _check_indent_filter),
+    ):
+        env.filters[name] = _bounded_filter(name, check, env.filters[name])
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
     return env

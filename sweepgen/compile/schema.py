@@ -8,24 +8,41 @@ dependencies light; it rejects keywords it does not implement instead of ignorin
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from pydantic import BaseModel
-from pydantic import ValidationError as PydanticValidationError
-
 from sweepgen import paths
-from sweepgen.compile import jsonschema_subset
+from sweepgen.compile import project
 from sweepgen.compile.expand import Expansion
 from sweepgen.compile.gate import layer_of, show_value
 from sweepgen.compile.spec import Spec
 from sweepgen.errors import Location, SpecError, ValidationError
 
 Validator = Callable[[dict[str, Any]], list[tuple[str, str]]]
+
+# `schema: module:Class` imports and runs code from the working directory, like a test runner does.
+# For reviewing a repository that is not trusted, `--no-import` turns that off: such schema checks
+# are then skipped and recorded here, so the CLI can say so loudly (never silently).
+_NO_IMPORT: contextvars.ContextVar[list[tuple[Location, str]] | None] = contextvars.ContextVar(
+    "sweepgen_no_import", default=None
+)
+
+
+@contextlib.contextmanager
+def no_import() -> Iterator[list[tuple[Location, str]]]:
+    """Within this block, `module:Class` schemas are not imported; yields the skipped ones."""
+    skipped: list[tuple[Location, str]] = []
+    token = _NO_IMPORT.set(skipped)
+    try:
+        yield skipped
+    finally:
+        _NO_IMPORT.reset(token)
 
 
 def load_validator(spec: Spec) -> Validator | None:
@@ -42,7 +59,15 @@ def load_validator(spec: Spec) -> Validator | None:
             location=loc,
             hint="e.g. `schema: trainer.config:RunConfig` or `schema: ../schemas/run.json`",
         )
+    skipped = _NO_IMPORT.get()
+    if skipped is not None:
+        if (loc, ref) not in skipped:
+            skipped.append((loc, ref))
+        return None
     model = _import(module_name, attr, loc)
+    from pydantic import BaseModel
+    from pydantic import ValidationError as PydanticValidationError
+
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise SpecError(
             f"schema {ref!r} is not a pydantic model class",
@@ -83,20 +108,30 @@ def _import(module_name: str, attr: str, loc: Location) -> Any:
 
 
 def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
-    full = os.path.normpath(os.path.join(spec.dir, ref))
-    try:
-        with open(full, encoding="utf-8") as fh:
-            schema = json.load(fh)
-    except FileNotFoundError:
+    from sweepgen.compile import jsonschema_subset
+
+    full = project.resolve(spec.project, spec.dir, ref, what="schema file", loc=loc)
+    if not os.path.exists(full):
         raise SpecError(
             f"schema file not found: {ref}", location=loc, hint="the path is relative to the spec file"
-        ) from None
+        )
+    raw = project.read_regular(full, what="schema file", loc=loc)
+    try:
+        schema = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise SpecError(f"schema file {ref} is not UTF-8: {err.reason}", location=loc) from None
+    except RecursionError:
+        raise SpecError(f"schema file {ref} is nested too deeply", location=loc) from None
     except json.JSONDecodeError as err:
         raise SpecError(
             f"schema file {ref} is not valid JSON: {err.msg} at line {err.lineno}", location=loc
         ) from None
+    except ValueError as err:  # e.g. an integer longer than Python converts
+        raise SpecError(f"schema file {ref} is not valid JSON: {err}", location=loc) from None
     try:
         jsonschema_subset.check_schema(schema)
+    except RecursionError:
+        raise SpecError(f"schema file {ref} is nested too deeply", location=loc) from None
     except jsonschema_subset.UnsupportedSchema as err:
         raise SpecError(
             f"schema file {ref}: {err}",
@@ -106,9 +141,7 @@ def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
     return lambda config: jsonschema_subset.validate(config, schema)
 
 
-def check_schema(
-    expansion: Expansion, validator: Callable[[dict[str, Any]], list[tuple[str, str]]] | None
-) -> None:
+def check_schema(expansion: Expansion, validator: Validator | None) -> None:
     """Validate every variant's config with the spec's schema (pydantic model or JSON Schema)."""
     if validator is None:
         return

@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from sweepgen import paths, yamlio
-from sweepgen.compile import overrides
+from sweepgen import globs, paths, yamlio
+from sweepgen.compile import overrides, project
 from sweepgen.compile.sample import SampleBlock
 from sweepgen.errors import Location, SpecError
 
@@ -25,6 +25,35 @@ from sweepgen.errors import Location, SpecError
 # Always use ``SAFE_NAME.fullmatch``: ``$`` in ``match`` would accept a trailing newline.
 SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 RESERVED_TOP_LEVEL = ("config", "variant", "sweep")  # template variables a config key would shadow
+# Windows refuses these as a file's stem in any case and with any extension (``nul.yaml``, ``Con``),
+# so a checkout of such a generated file fails there.
+_WINDOWS_RESERVED = re.compile(r"(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(?:\..*)?", re.IGNORECASE)
+
+
+def unportable(name: str) -> str | None:
+    """Why a safe file or folder name still breaks a checkout on Windows (``is ...``), or None."""
+    if _WINDOWS_RESERVED.fullmatch(name):
+        return "is a reserved device name on Windows"
+    if name.endswith("."):
+        return "ends with `.`, which Windows drops"
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        return f"is longer than {MAX_NAME_BYTES} bytes (file names stop at 255, temp-file suffixes included)"
+    return None
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a file or folder name on any OS a checkout may land on, or None;
+    written to follow the quoted name: ``f"{name!r} {problem}"``."""
+    if not SAFE_NAME.fullmatch(name):
+        return "is not filesystem-safe"
+    return unportable(name)
+
+
+MAX_NAME_BYTES = 200
+NAME_HINT = (
+    "use letters, digits, `_`, `-` and `.` only, at most 200 bytes; not CON, NUL, COM1... "
+    "(Windows device names)"
+)
 
 _STRICT = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
 
@@ -77,6 +106,20 @@ class Resources(BaseModel):
     )
 
 
+MIB = 1 << 20
+
+
+class Limits(BaseModel):
+    """Bounds on what one spec may cost; raise one here when a real sweep needs more."""
+
+    model_config = _STRICT
+    variants: StrictInt = Field(default=100_000, ge=1, description="variants after expansion")
+    output_bytes: StrictInt = Field(default=16 * MIB, ge=1, description="bytes per rendered file")
+    yaml_nodes: StrictInt = Field(
+        default=yamlio.MAX_NODES, ge=1, description="YAML nodes per file, aliases expanded"
+    )
+
+
 class SpecModel(BaseModel):
     """A sweep spec, format version 1."""
 
@@ -125,6 +168,15 @@ class SpecModel(BaseModel):
     resources: Resources | None = Field(
         default=None, description="per-run resources for `sweepgen run --executor slurm`"
     )
+    limits: Limits = Field(default_factory=Limits, description="raise a bound a real sweep outgrows")
+
+    @field_validator("sweepgen", mode="before")
+    @classmethod
+    def _exact_version(cls, value: Any) -> Any:
+        # Literal[1] accepts True and 1.0 (they compare equal to 1); a version is an int.
+        if type(value) is not int:
+            raise ValueError("the format version must be the integer 1")
+        return value
 
 
 @dataclass
@@ -139,6 +191,7 @@ class Spec:
     base_layers: dict[str, str]  # dotted path -> which file/layer set it in the base
     base_locs: dict[str, Location]  # dotted path -> where it was written
     op_locs: dict[tuple[str, str], Location] = field(default_factory=dict)  # (layer, path) -> where
+    project: str = ""  # the folder every file the spec reads must lie in (sweepgen.compile.project)
 
     @property
     def name(self) -> str:
@@ -181,8 +234,11 @@ def display_path(path: str) -> str:
     return shown.replace(os.sep, "/")
 
 
-def load_spec(path: str) -> Spec:
-    """Read, validate and resolve the base of one spec file. Raises SpecError with file:line:col."""
+def load_spec(path: str, out_root: str = "generated") -> Spec:
+    """Read, validate and resolve the base of one spec file. Raises SpecError with file:line:col.
+
+    ``out_root`` only helps find the project outside git (see sweepgen.compile.project).
+    """
     shown = display_path(path)
     if not os.path.isfile(path):
         raise SpecError(
@@ -190,26 +246,59 @@ def load_spec(path: str) -> Spec:
             location=Location(shown),
             hint="give the path of a spec YAML file, e.g. specs/my_sweep.yaml",
         )
-    doc = yamlio.load(path, shown)
+    raw = project.read_regular(path, what="spec file", loc=Location(shown))
+    doc = yamlio.loads(yamlio.decode_utf8(raw, shown), shown, max_nodes=None)
     if not isinstance(doc.data, dict):
         raise SpecError(
             "a spec must be a YAML mapping",
             location=doc.loc(),
             hint="start from the example in the README: `sweepgen: 1`, `name:`, ...",
         )
-    if "sweepgen" in doc.data and doc.data["sweepgen"] != 1:
+    node_limit = _own_node_limit(doc)
+    if doc.nodes > node_limit:  # again with the limit, to stop at the node that crosses it
+        yamlio.loads(yamlio.decode_utf8(raw, shown), shown, max_nodes=node_limit)
+    version = doc.data.get("sweepgen", 1)
+    if type(version) is not int or version != 1:
         raise SpecError(
-            f"unsupported spec format version {doc.data['sweepgen']!r}",
+            f"unsupported spec format version {version!r}",
             location=doc.loc(("sweepgen",)),
-            hint="this sweepgen reads `sweepgen: 1`",
+            hint="this sweepgen reads `sweepgen: 1` (the integer, not true or 1.0)",
         )
     model = _validate_model(doc)
     _check_names(model, doc)
+    _check_allow(model, doc)
+    abspath = os.path.abspath(path)
     spec = Spec(
-        path=shown, abspath=os.path.abspath(path), doc=doc, model=model, base={}, base_layers={}, base_locs={}
+        path=shown,
+        abspath=abspath,
+        doc=doc,
+        model=model,
+        base={},
+        base_layers={},
+        base_locs={},
+        project=project.find_root(abspath, out_root),
     )
     _resolve_base(spec)
     return spec
+
+
+def _own_node_limit(doc: yamlio.Doc) -> int:
+    """The spec's ``limits.yaml_nodes`` when it is a valid number (pydantic checks it later)."""
+    limits = doc.data.get("limits")
+    value = limits.get("yaml_nodes") if isinstance(limits, dict) else None
+    return value if type(value) is int and value >= 1 else yamlio.MAX_NODES
+
+
+def _check_allow(model: SpecModel, doc: yamlio.Doc) -> None:
+    for i, pattern in enumerate(model.allow):
+        try:
+            globs.compile_glob(pattern)
+        except globs.GlobError as err:
+            raise SpecError(
+                f"invalid `allow` glob {pattern!r}: {err.why}",
+                location=doc.loc(("allow", i)),
+                hint=globs.SYNTAX_HINT,
+            ) from None
 
 
 def _validate_model(doc: yamlio.Doc) -> SpecModel:
@@ -294,26 +383,33 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
 
 
 def _check_names(model: SpecModel, doc: yamlio.Doc) -> None:
-    if not SAFE_NAME.fullmatch(model.name):
-        raise SpecError(
-            f"sweep name {model.name!r} is not filesystem-safe",
-            location=doc.loc(("name",)),
-            hint="use letters, digits, `_`, `-` and `.` only",
-        )
+    problem = name_problem(model.name)
+    if problem:
+        raise SpecError(f"sweep name {model.name!r} {problem}", location=doc.loc(("name",)), hint=NAME_HINT)
+    folded: dict[str, str] = {}
     for vname in model.variants or {}:
-        if not SAFE_NAME.fullmatch(vname):
+        problem = name_problem(vname)
+        if problem:
             raise SpecError(
-                f"variant name {vname!r} is not filesystem-safe",
+                f"variant name {vname!r} {problem}",
                 location=doc.loc(("variants", vname), key=True),
-                hint="use letters, digits, `_`, `-` and `.` only",
+                hint=NAME_HINT,
             )
+        if vname.lower() in folded:
+            raise SpecError(
+                f"variant names {folded[vname.lower()]!r} and {vname!r} differ only in case",
+                location=doc.loc(("variants", vname), key=True),
+                hint="they would collide on macOS and Windows; rename one",
+            )
+        folded[vname.lower()] = vname
     seen: dict[str, int] = {}
     for i, step in enumerate(model.ablation or []):
-        if not SAFE_NAME.fullmatch(step.name):
+        problem = name_problem(step.name)
+        if problem:
             raise SpecError(
-                f"ablation step name {step.name!r} is not filesystem-safe",
+                f"ablation step name {step.name!r} {problem}",
                 location=doc.loc(("ablation", i, "name")),
-                hint="use letters, digits, `_`, `-` and `.` only",
+                hint=NAME_HINT,
             )
         if step.name in seen:
             raise SpecError(
@@ -350,14 +446,19 @@ def _resolve_base(spec: Spec) -> None:
             )
         merged: dict[str, Any] = {}
         for i, rel in enumerate(includes):
-            full = os.path.normpath(os.path.join(spec.dir, rel))
-            if not os.path.isfile(full):
+            at = doc.loc(("base", "include", i))
+            full = project.resolve(spec.project, spec.dir, rel, what="included file", loc=at)
+            if not os.path.exists(full):
                 raise SpecError(
                     f"included file not found: {rel}",
-                    location=doc.loc(("base", "include", i)),
+                    location=at,
                     hint="include paths are relative to the spec file",
                 )
-            inc = yamlio.load(full, display_path(full))
+            raw_inc = project.read_regular(full, what="included file", loc=at)
+            shown_inc = display_path(full)
+            inc = yamlio.loads(
+                yamlio.decode_utf8(raw_inc, shown_inc), shown_inc, max_nodes=spec.model.limits.yaml_nodes
+            )
             if not isinstance(inc.data, dict):
                 raise SpecError("an included config must be a YAML mapping", location=inc.loc())
             label = f"include:{inc.path}"

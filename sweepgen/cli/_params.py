@@ -1,0 +1,27 @@
+"""Click parameter types shared by commands."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+
+class Seconds(click.ParamType):
+    """A finite, non-negative number of seconds. ``float`` alone accepts ``nan`` and ``inf``, and a
+    NaN compares false with everything, so a deadline computed from it fires at once."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds < 0:
+            self.fail(f"{value!r} is not a finite, non-negative number of seconds", param, ctx)
+        return seconds
+
+
+SECONDS = Seconds()

@@ -1,0 +1,48 @@
+"""Making user data safe to print on one line of a terminal, a CI log or a file header.
+
+Keys, values and file names come from specs and configs that may be hostile: a newline in a key
+would start a log line with ``::error`` or ``::add-mask::`` (a GitHub Actions workflow command), an
+ESC sequence would drive the terminal, a bidi override would make a line read differently from what
+it says. Every character that is not plain printable text (Unicode categories Cc, Cf, Zl, Zp, and
+U+0085) is written as a visible Python-style escape instead: ``\\n``, ``\\x1b``, ``\\u202e``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+# Fast path: nothing outside printable ASCII means nothing to escape (besides a backslash, which is
+# kept as is: only text that needed escaping gets its backslashes doubled, so plain Windows paths
+# and regexes read unchanged).
+_PLAIN_ASCII = re.compile(r"[\x20-\x7e]*")
+
+
+def _unsafe(ch: str) -> bool:
+    return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def line(text: str) -> str:
+    """``text`` with every control, format and line/paragraph separator character escaped."""
+    if _PLAIN_ASCII.fullmatch(text):
+        return text
+    if not any(_unsafe(ch) for ch in text):
+        return text
+    out = []
+    for ch in text:
+        if ch in _NAMED:
+            out.append(_NAMED[ch])
+        elif _unsafe(ch):
+            code = ord(ch)
+            out.append(
+                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+            )
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def lines(text: str) -> str:
+    """Multi-line text (a diff) with each line escaped; only ``\\n`` still ends a line."""
+    return "\n".join(line(part) for part in text.split("\n"))
