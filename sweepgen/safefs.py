@@ -1,0 +1,492 @@
+"""File-system access that never follows a symlink inside the output tree and never leaves half a file.
+
+Two tools, both ground floor (no compile, run or CLI imports):
+
+- ``write_atomic``: the one atomic writer (temp file in the same folder, then ``os.replace``) used by
+  the compiler, the run layer and the trainer. Files get the umask's mode (0644 by default), like any
+  file a user creates, not mkstemp's private 0600.
+- ``OutputTree``: a folder opened once and walked with directory file descriptors. Every component is
+  opened with ``O_NOFOLLOW``; symlinks, FIFOs, devices and sockets are reported, never opened, read
+  or written through. A symlink committed inside ``generated/<name>/`` therefore cannot make sweepgen
+  create, change, delete or read anything outside that folder, and a FIFO cannot make it hang.
+
+OS errors that come from the environment (full or read-only disk, permissions, over-long names) turn
+into ``FsError``: exit 2 with the path and a hint, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import os
+import re
+import stat
+from collections.abc import Iterator
+from typing import Final
+
+from sweepgen.errors import Location, UserError
+
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not wait for a writer
+_NOCTTY: Final = getattr(os, "O_NOCTTY", 0)
+_DIR_FLAGS: Final = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+_READ_FLAGS: Final = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC
+_NEW_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+
+# Temp files are named after the process, never after the target: a 255-byte output name must not
+# make its temp name too long. ``.<name>.sweepgen-<pid>-<n>.tmp`` is the name older versions used.
+TEMP_PREFIX: Final = ".sweepgen-"
+TEMP_NAME: Final = re.compile(r"\.(?:.+\.)?sweepgen-\d+-\d+\.tmp")
+_counter = itertools.count()
+
+# Directory fds kept open while writing: enough for locality (files arrive sorted), far below ulimit.
+_MAX_OPEN_DIRS: Final = 64
+
+_HINTS: Final[dict[int, str]] = {
+    errno.ENOSPC: "the disk is full: free some space, then run the command again "
+    "(an interrupted render is finished by the next one)",
+    errno.EDQUOT: "the disk quota is used up: free some space, then run the command again",
+    errno.EROFS: "the file system is read-only: remount it read-write or choose another folder (-o DIR)",
+    errno.EACCES: "permission denied: check the owner and mode of the path and its folders (ls -ld)",
+    errno.EPERM: "operation not permitted: check the owner, mode and attributes of the path (lsattr)",
+    errno.ENAMETOOLONG: "a file name is longer than the file system allows (usually 255 bytes): "
+    "choose a shorter output name",
+    errno.EISDIR: "a folder is where a file belongs: move the folder away",
+    errno.ENOTDIR: "a file is where a folder belongs: move the file away",
+    errno.ELOOP: "a symbolic link is in the way: sweepgen never reads or writes through symlinks; "
+    "replace it with a real folder or file",
+    errno.EPIPE: "the program reading the output exited before sweepgen finished writing",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n)",
+    errno.ENFILE: "too many open files on the system: close some programs and run again",
+    errno.EIO: "the device reported an I/O error: check the disk",
+    errno.ENXIO: "a FIFO or device with no reader is in the way: remove it",
+    errno.EEXIST: "something is already at that path: move it away",
+    errno.ENOENT: "the file or folder does not exist: check the path",
+    errno.EBUSY: "the path is in use (a mount point?): choose another folder",
+    errno.ETXTBSY: "the file is in use by a running program",
+}
+
+
+class FsError(UserError):
+    """The environment refused a file operation: full or read-only disk, permissions, name length."""
+
+    def __init__(self, message: str, *, location: Location, hint: str, errno_: int | None = None) -> None:
+        super().__init__(message, location=location, hint=hint)
+        self.errno = errno_
+
+
+class UnsafePath(UserError):
+    """A symlink, FIFO, device, socket or folder where sweepgen must read or write a regular file."""
+
+    def __init__(self, message: str, *, where: str, kind: str, hint: str) -> None:
+        super().__init__(message, location=Location(where), hint=hint)
+        self.where = where
+        self.kind = kind
+
+
+def is_environment_fault(err: OSError) -> bool:
+    """True for errors the user's machine causes (disk, permissions, names), not sweepgen bugs."""
+    return err.errno in _HINTS
+
+
+def hint_for(err: OSError) -> str:
+    return _HINTS.get(err.errno or 0, "check the path and the file system")
+
+
+def fs_error(err: OSError, shown: str, action: str) -> FsError:
+    """``cannot <action> <shown>: <reason>`` with a hint for the errno."""
+    reason = err.strerror or type(err).__name__
+    return FsError(
+        f"cannot {action} {shown}: {reason}", location=Location(shown), hint=hint_for(err), errno_=err.errno
+    )
+
+
+def kind_of(mode: int) -> str:
+    """What an lstat mode is, in the words error messages use."""
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def unsafe_hint(kind: str) -> str:
+    if kind == "symlink":
+        return "sweepgen never reads or writes through symlinks; delete the link (git rm) and render again"
+    if kind == "folder":
+        return "move the folder away, then render again"
+    if kind == "file":
+        return "move the file away, then render again"
+    return f"a {kind} has no place in a generated folder; delete it and render again"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _new_temp(dir_fd: int | None, folder: str) -> tuple[int, str]:
+    """Create a fresh temp file (mode 0666 minus the umask) in ``folder`` (or ``dir_fd``)."""
+    pid = os.getpid()
+    while True:
+        name = f"{TEMP_PREFIX}{pid}-{next(_counter)}.tmp"
+        try:
+            if dir_fd is None:
+                return os.open(os.path.join(folder, name), _NEW_FLAGS, 0o666), name
+            return os.open(name, _NEW_FLAGS, 0o666, dir_fd=dir_fd), name
+        except FileExistsError:  # a leftover of an earlier process with the same pid
+            continue
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = False) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
+
+    Creates missing parent folders. ``durable``: fsync the file before the rename (records whose loss
+    at a power cut would lose a result, such as summary.json). A symlink at ``path`` itself is
+    replaced, never written through. Raises ``OSError`` (the CLI turns environment faults into exit 2).
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, name = _new_temp(None, folder)
+    tmp = os.path.join(folder, name)
+    try:
+        try:
+            _write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # keep the original error
+            os.unlink(tmp)
+        raise
+
+
+class Node:
+    """What is at a relative path: ``kind`` is missing | file | folder | symlink | FIFO | device | …
+
+    ``at`` is the path of the component that decided it: ``a`` when ``a`` (a file or a symlink) stands
+    where ``a/b.yaml`` needs a folder; ``kind`` is then that component's kind and ``blocked`` is true.
+    """
+
+    __slots__ = ("kind", "at", "blocked", "size")
+
+    def __init__(self, kind: str, at: str, *, blocked: bool = False, size: int = 0) -> None:
+        self.kind = kind
+        self.at = at
+        self.blocked = blocked
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"Node({self.kind!r}, {self.at!r}, blocked={self.blocked})"
+
+
+_MISSING_DIR: Final = -1
+
+
+class OutputTree:
+    """A folder opened without following symlinks; paths are relative to it and ``/``-separated.
+
+    Use as a context manager (it holds directory file descriptors). ``shown`` is the folder as the user
+    reads it; every message names ``shown/rel``.
+    """
+
+    def __init__(self, fd: int, shown: str) -> None:
+        self.fd = fd
+        self.shown = shown
+        self._dirs: dict[str, int] = {}  # rel folder -> fd, or _MISSING_DIR; "" is the root
+        self._blocked: dict[str, Node] = {}  # rel folder -> the component that is not a folder
+        self._pid = os.getpid()
+
+    # -- opening ------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, parent: str, name: str, shown: str, *, create: bool) -> OutputTree | None:
+        """Open ``parent/name``; ``parent`` is the user's output root (followed as given), ``name`` is not.
+
+        Returns None when the folder does not exist and ``create`` is false. A symlink or a file where
+        the folder belongs raises ``UnsafePath``; other OS errors raise ``FsError``.
+        """
+        shown_parent = os.path.dirname(shown) or "."
+        try:
+            if create:
+                os.makedirs(parent, exist_ok=True)
+            pfd = os.open(parent, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        except FileNotFoundError:
+            return None
+        except FileExistsError as err:  # makedirs: a file where the output root should be
+            raise fs_error(
+                OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), shown_parent, "create folder"
+            ) from err
+        except OSError as err:
+            raise fs_error(err, shown_parent, "open folder") from None
+        try:
+            try:
+                st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
+            except FileNotFoundError:
+                if not create:
+                    return None
+                try:
+                    os.mkdir(name, 0o777, dir_fd=pfd)
+                except OSError as err:
+                    raise fs_error(err, shown, "create folder") from None
+                st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
+            except OSError as err:
+                raise fs_error(err, shown, "open folder") from None
+            kind = kind_of(st.st_mode)
+            if kind != "folder":
+                raise UnsafePath(
+                    f"{shown} is a {kind} where the sweep folder belongs",
+                    where=shown,
+                    kind=kind,
+                    hint=unsafe_hint(kind),
+                )
+            try:
+                fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+            except OSError as err:
+                raise fs_error(err, shown, "open folder") from None
+        finally:
+            os.close(pfd)
+        return cls(fd, shown)
+
+    def __enter__(self) -> OutputTree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for fd in self._dirs.values():
+            if fd != _MISSING_DIR:
+                os.close(fd)
+        self._dirs.clear()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def where(self, rel: str) -> str:
+        return f"{self.shown}/{rel}" if rel else self.shown
+
+    # -- looking --------------------------------------------------------------------------------
+
+    def _dir_fd(self, rel_dir: str) -> int:
+        """fd of a folder inside the tree, _MISSING_DIR if it does not exist; records blockers."""
+        if not rel_dir:
+            return self.fd
+        hit = self._dirs.get(rel_dir)
+        if hit is not None:
+            return hit
+        if rel_dir in self._blocked:
+            return _MISSING_DIR
+        head, _, name = rel_dir.rpartition("/")
+        parent = self._dir_fd(head)
+        if parent == _MISSING_DIR:
+            if head in self._blocked:
+                self._blocked[rel_dir] = self._blocked[head]
+            return self._remember(rel_dir, _MISSING_DIR)
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except FileNotFoundError:
+            return self._remember(rel_dir, _MISSING_DIR)
+        except OSError as err:
+            try:
+                st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            except OSError:
+                raise fs_error(err, self.where(rel_dir), "open folder") from None
+            kind = kind_of(st.st_mode)
+            if kind == "folder":  # a real folder we may not open: permissions
+                raise fs_error(err, self.where(rel_dir), "open folder") from None
+            self._blocked[rel_dir] = Node(kind, rel_dir, blocked=True)
+            return _MISSING_DIR
+        return self._remember(rel_dir, fd)
+
+    def _remember(self, rel_dir: str, fd: int) -> int:
+        if len(self._dirs) >= _MAX_OPEN_DIRS:
+            for key in list(self._dirs)[: _MAX_OPEN_DIRS // 2]:
+                old = self._dirs.pop(key)
+                if old != _MISSING_DIR:
+                    os.close(old)
+        self._dirs[rel_dir] = fd
+        return fd
+
+    def _forget(self) -> None:
+        """Drop cached folder state (after this process created or removed folders)."""
+        for fd in self._dirs.values():
+            if fd != _MISSING_DIR:
+                os.close(fd)
+        self._dirs.clear()
+        self._blocked.clear()
+
+    def node(self, rel: str) -> Node:
+        """What is at ``rel``, found with lstat on each component (nothing is followed or opened)."""
+        head, _, name = rel.rpartition("/")
+        parent = self._dir_fd(head)
+        if parent == _MISSING_DIR:
+            return self._blocked.get(head) or Node("missing", rel)
+        try:
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            return Node("missing", rel)
+        except OSError as err:
+            raise fs_error(err, self.where(rel), "look at") from None
+        return Node(kind_of(st.st_mode), rel, size=st.st_size)
+
+    def read(self, rel: str) -> bytes:
+        """The bytes of the regular file at ``rel`` (check ``node`` first); anything else raises."""
+        head, _, name = rel.rpartition("/")
+        parent = self._dir_fd(head)
+        try:
+            if parent == _MISSING_DIR:
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT))
+            fd = os.open(name, _READ_FLAGS, dir_fd=parent)
+        except OSError as err:
+            raise fs_error(err, self.where(rel), "read") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):  # replaced between node() and here
+                kind = kind_of(st.st_mode)
+                raise UnsafePath(
+                    f"{self.where(rel)} is a {kind}, not a regular file",
+                    where=self.where(rel),
+                    kind=kind,
+                    hint=unsafe_hint(kind),
+                )
+            chunks = []
+            while chunk := os.read(fd, max(st.st_size, 1 << 16) + 1):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        except OSError as err:
+            raise fs_error(err, self.where(rel), "read") from None
+        finally:
+            os.close(fd)
+
+    def walk(self) -> Iterator[tuple[str, str]]:
+        """``(rel, kind)`` for every entry that is not a folder, folders entered (never followed),
+        sorted by path. Symlinks, FIFOs and devices are listed, never opened."""
+        yield from self._walk(self.fd, "")
+
+    def _walk(self, fd: int, prefix: str) -> Iterator[tuple[str, str]]:
+        try:
+            entries = sorted((e.name, e.is_dir(follow_symlinks=False), e) for e in os.scandir(fd))
+        except OSError as err:
+            raise fs_error(err, self.where(prefix.rstrip("/")), "list folder") from None
+        for name, is_dir, entry in entries:
+            rel = prefix + name
+            if is_dir:
+                try:
+                    sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError as err:
+                    raise fs_error(err, self.where(rel), "open folder") from None
+                try:
+                    yield from self._walk(sub, rel + "/")
+                finally:
+                    os.close(sub)
+            else:
+                try:
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                except FileNotFoundError:
+                    continue
+                except OSError as err:
+                    raise fs_error(err, self.where(rel), "look at") from None
+                yield rel, kind_of(mode)
+
+    # -- changing ---------------------------------------------------------------------------------
+
+    def _make_dirs(self, rel_dir: str) -> int:
+        """fd of ``rel_dir``, creating missing folders; a non-folder in the way raises UnsafePath."""
+        fd = self._dir_fd(rel_dir)
+        if fd != _MISSING_DIR:
+            return fd
+        blocker = self._blocked.get(rel_dir)
+        if blocker is not None:
+            raise UnsafePath(
+                f"{self.where(blocker.at)} is a {blocker.kind} where sweepgen must create a folder",
+                where=self.where(blocker.at),
+                kind=blocker.kind,
+                hint=unsafe_hint(blocker.kind),
+            )
+        head, _, name = rel_dir.rpartition("/")
+        parent = self._make_dirs(head)
+        try:
+            os.mkdir(name, 0o777, dir_fd=parent)
+        except FileExistsError:
+            pass  # made meanwhile; the open below refuses anything but a real folder
+        except OSError as err:
+            raise fs_error(err, self.where(rel_dir), "create folder") from None
+        self._dirs.pop(rel_dir, None)
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except OSError as err:
+            raise fs_error(err, self.where(rel_dir), "open folder") from None
+        return self._remember(rel_dir, fd)
+
+    def write(self, rel: str, data: bytes) -> None:
+        """Atomically replace (or create) the file at ``rel``: temp file in its folder, then rename.
+
+        The rename replaces a name, never writes through it; the caller has checked what was there.
+        """
+        head, _, name = rel.rpartition("/")
+        parent = self._make_dirs(head)
+        try:
+            fd, tmp = _new_temp(parent, "")
+        except OSError as err:
+            raise fs_error(err, self.where(rel), "write") from None
+        try:
+            try:
+                _write_all(fd, data)
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):  # keep the original error
+                os.unlink(tmp, dir_fd=parent)
+            if isinstance(exc, OSError):
+                raise fs_error(exc, self.where(rel), "write") from None
+            raise
+
+    def remove(self, rel: str, *, prune: bool = True) -> None:
+        """Delete the file (or link) named ``rel`` itself, then folders this emptied (not the root)."""
+        head, _, name = rel.rpartition("/")
+        parent = self._dir_fd(head)
+        if parent == _MISSING_DIR:
+            return
+        try:
+            os.unlink(name, dir_fd=parent)
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            raise fs_error(err, self.where(rel), "delete") from None
+        for key in [k for k in self._blocked if k == rel or k.startswith(rel + "/")]:
+            del self._blocked[key]  # the file that stood where a folder belongs is gone
+            self._dirs.pop(key, None)
+        if prune and head:
+            self._prune(head)
+
+    def _prune(self, rel_dir: str) -> None:
+        while rel_dir:
+            head, _, name = rel_dir.rpartition("/")
+            parent = self._dir_fd(head)
+            if parent == _MISSING_DIR:
+                return
+            fd = self._dirs.pop(rel_dir, None)
+            if fd is not None and fd != _MISSING_DIR:
+                os.close(fd)
+            try:
+                os.rmdir(name, dir_fd=parent)  # only succeeds when empty
+            except OSError:
+                return
+            rel_dir = head
