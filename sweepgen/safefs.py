@@ -167,6 +167,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = F
             _write_all(fd, data)
             if durable:
                 os.fsync(fd)
+        except OSError as err:  # os.write names no file: name it for the error message
+            raise OSError(err.errno, err.strerror, path) from None
         finally:
             os.close(fd)
         os.replace(tmp, path)
