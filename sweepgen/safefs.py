@@ -178,6 +178,24 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = F
         raise
 
 
+def name_max(folder: str) -> int:
+    """The longest file name (in bytes) the file system holding ``folder`` (or its nearest existing
+    parent) allows; 255 where it cannot be asked."""
+    while folder and not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    try:
+        return os.pathconf(folder or ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def check_names(rel: str, shown: str, limit: int) -> None:
+    """Refuse a path with a component longer than ``limit`` bytes before anything is written."""
+    for part in rel.split("/"):
+        if len(os.fsencode(part)) > limit:
+            raise fs_error(OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG)), shown, "write")
+
+
 class Node:
     """What is at a relative path: ``kind`` is missing | file | folder | symlink | FIFO | device | …
 

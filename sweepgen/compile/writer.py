@@ -19,7 +19,7 @@ from sweepgen.compile.journal import JOURNAL_NAME, Recorded, journal_bytes, read
 from sweepgen.compile.pipeline import Plan
 from sweepgen.compile.spec import SAFE_NAME
 from sweepgen.errors import Location, UserError
-from sweepgen.safefs import TEMP_NAME, OutputTree, UnsafePath, unsafe_hint
+from sweepgen.safefs import TEMP_NAME, OutputTree, UnsafePath, check_names, name_max, unsafe_hint
 
 CREATE, UPDATE, UNCHANGED, REMOVE = "create", "update", "unchanged", "remove"
 
@@ -71,6 +71,9 @@ def plan_actions(plans: list[Plan]) -> list[Outcome]:
 
 def _outcome(plan: Plan) -> Outcome:
     parent, name = os.path.split(plan.sweep_dir)
+    limit = name_max(parent)
+    for f in plan.files:  # a name the file system refuses would stop the render half-way
+        check_names(f.path, f"{plan.shown_dir}/{f.path}", limit)
     tree = OutputTree.open(parent, name, plan.shown_dir, create=False)
     out = Outcome(plan)
     if tree is None:  # a fresh sweep folder
