@@ -510,3 +510,38 @@ class OutputTree:
             except OSError:
                 return
             rel_dir = head
+
+
+def read_inside(folder: str, rel: str) -> bytes | None:
+    """The regular file ``folder/rel`` (``rel`` as a lock records it), read without following any
+    symlink below ``folder``; None when nothing is there. ``..``, absolute paths, symlinks, FIFOs and
+    devices raise ``UnsafePath``: a lock or a generated folder can never make sweepgen read elsewhere.
+    """
+    shown = os.path.join(folder, rel)
+    parts = rel.split("/")
+    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise UnsafePath(
+            f"{shown} leaves the folder {folder}",
+            where=shown,
+            kind="path",
+            hint="the lock lists only paths inside its folder; restore it with `sweepgen render`",
+        )
+    try:
+        fd = os.open(folder, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise fs_error(err, folder, "open folder") from None
+    with OutputTree(fd, folder.rstrip("/") or "/") as tree:
+        node = tree.node(rel)
+        if node.kind == "missing" or (node.blocked and node.kind == "file"):
+            return None
+        if node.kind != "file":
+            where = tree.where(node.at)
+            raise UnsafePath(
+                f"{where} is a {node.kind}; sweepgen never reads through it",
+                where=where,
+                kind=node.kind,
+                hint=unsafe_hint(node.kind),
+            )
+        return tree.read(rel)

@@ -223,3 +223,35 @@ def test_an_output_that_was_a_file_becomes_a_folder(proj: Path) -> None:
     assert rc == 0, out
     assert (proj / "generated/demo/seed1/c.yaml").is_file()
     assert cli("check", "specs/demo.yaml")[0] == 0
+
+
+RUN_TEMPLATE = "output_dir: runs/{{ variant.name }}\nseed: {{ training.seed }}\n"
+
+
+@pytest.mark.parametrize("swap", ["fifo", "dev-zero", "symlink-out"])
+def test_run_never_reads_through_the_generated_folder(proj: Path, tmp_path: Path, swap: str) -> None:
+    write_spec(proj, 2, template=RUN_TEMPLATE)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    target = proj / "generated/demo/seed1.yaml"
+    target.unlink()
+    if swap == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero" if swap == "dev-zero" else tmp_path / "outside/victim.txt")
+    before = snapshot(tmp_path)
+    done = sweepgen(proj, "run", "generated/demo", "--dry-run", "--command", "echo {config}", timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    kind = "FIFO" if swap == "fifo" else "symlink"
+    assert f"generated/demo/seed1.yaml is a {kind}; sweepgen never reads through it" in done.stderr
+    assert "keep me" not in done.stdout + done.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_run_refuses_a_lock_path_that_leaves_the_folder(proj: Path, tmp_path: Path) -> None:
+    write_spec(proj, 2, template=RUN_TEMPLATE)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    lock = proj / "generated/demo/sweep.lock.json"
+    lock.write_text(lock.read_text().replace('"path": "seed1.yaml"', '"path": "../../../outside/victim.txt"'))
+    done = sweepgen(proj, "run", "generated/demo", "--dry-run", "--command", "echo {config}", timeout=60)
+    assert done.returncode == 2
+    assert "leaves the folder generated/demo" in done.stderr
