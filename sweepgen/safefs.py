@@ -63,7 +63,6 @@ _HINTS: Final[dict[int, str]] = {
     errno.ENFILE: "too many open files on the system: close some programs and run again",
     errno.EIO: "the device reported an I/O error: check the disk",
     errno.ENXIO: "a FIFO or device with no reader is in the way: remove it",
-    errno.EEXIST: "something is already at that path: move it away",
     errno.ENOENT: "the file or folder does not exist: check the path",
     errno.EBUSY: "the path is in use (a mount point?): choose another folder",
     errno.ETXTBSY: "the file is in use by a running program",
