@@ -255,6 +255,8 @@ def _interrupted(tree: OutputTree) -> Problem:
         running = False
     except BlockingIOError:
         running = True
+    except OSError:  # no locks on this file system: assume nobody is writing
+        running = False
     return Problem(
         "interrupted",
         tree.where(JOURNAL_NAME),

@@ -9,6 +9,7 @@ through ``safefs.OutputTree``: no symlink is ever followed, so nothing outside i
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -19,7 +20,15 @@ from sweepgen.compile.journal import JOURNAL_NAME, Recorded, journal_bytes, read
 from sweepgen.compile.pipeline import Plan
 from sweepgen.compile.spec import SAFE_NAME
 from sweepgen.errors import Location, UserError
-from sweepgen.safefs import TEMP_NAME, OutputTree, UnsafePath, check_names, name_max, unsafe_hint
+from sweepgen.safefs import (
+    TEMP_NAME,
+    OutputTree,
+    UnsafePath,
+    check_names,
+    fs_error,
+    name_max,
+    unsafe_hint,
+)
 
 CREATE, UPDATE, UNCHANGED, REMOVE = "create", "update", "unchanged", "remove"
 
@@ -139,9 +148,9 @@ def _is_temp(rel: str) -> bool:
 
 def _unsafe(tree: OutputTree, at: str, kind: str, blocked: bool) -> UnsafePath:
     where = tree.where(at)
-    need = "a folder" if blocked else "a file"
+    need = "create a folder" if blocked else "write a file"
     return UnsafePath(
-        f"{where} is a {kind} where sweepgen must write {need}"
+        f"{where} is a {kind} where sweepgen must {need}"
         + ("; sweepgen never writes through symlinks" if kind == "symlink" else ""),
         where=where,
         kind=kind,
@@ -208,3 +217,7 @@ def _hold(tree: OutputTree) -> None:
             location=Location(tree.shown),
             hint="wait for it to finish, then render again",
         ) from None
+    except OSError as err:
+        if err.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+            raise fs_error(err, tree.shown, "lock") from None
+        # a file system without locks (some network mounts): render unguarded, as before
