@@ -245,3 +245,31 @@ def test_an_unreadable_generated_file_is_exit_2(proj: Path) -> None:
         assert done.returncode == 2, done.stdout + done.stderr
         assert "cannot read generated/demo/seed1.yaml: Permission denied" in done.stdout + done.stderr
         assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "err,rc,text",
+    [
+        (
+            PermissionError(13, "Permission denied", "runs/x/status.json"),
+            2,
+            "runs/x/status.json: error: Permission denied",
+        ),
+        (OSError(28, "No space left on device", "runs/x/metrics.jsonl"), 2, "hint: the disk is full"),
+        (OSError(9, "Bad file descriptor"), 70, "internal error: this is a bug in sweepgen"),
+    ],
+)
+def test_the_cli_funnel_sorts_os_errors_into_faults_and_bugs(
+    proj: Path, monkeypatch: pytest.MonkeyPatch, err: OSError, rc: int, text: str
+) -> None:
+    """Any OSError that reaches the CLI: the machine's fault (exit 2, path, hint) or a bug (exit 70)."""
+    from sweepgen.compile import api
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise err
+
+    write_spec(proj, 2)
+    monkeypatch.setattr(api, "render", fail)
+    result = CliRunner().invoke(main, ["render", "specs/demo.yaml"])
+    assert result.exit_code == rc
+    assert text in result.output
