@@ -393,12 +393,13 @@ class OutputTree:
         finally:
             os.close(fd)
 
-    def walk(self) -> Iterator[tuple[str, str]]:
-        """``(rel, kind)`` for every entry that is not a folder, folders entered (never followed),
-        sorted by path. Symlinks, FIFOs and devices are listed, never opened."""
-        yield from self._walk(self.fd, "")
+    def walk(self, *, folders: bool = False) -> Iterator[tuple[str, str]]:
+        """``(rel, kind)`` for every entry that is not a folder (and for folders too with ``folders``),
+        folders entered (never followed), sorted by path. Symlinks, FIFOs and devices are listed,
+        never opened."""
+        yield from self._walk(self.fd, "", folders)
 
-    def _walk(self, fd: int, prefix: str) -> Iterator[tuple[str, str]]:
+    def _walk(self, fd: int, prefix: str, folders: bool) -> Iterator[tuple[str, str]]:
         try:
             entries = sorted((e.name, e.is_dir(follow_symlinks=False), e) for e in os.scandir(fd))
         except OSError as err:
@@ -406,12 +407,14 @@ class OutputTree:
         for name, is_dir, entry in entries:
             rel = prefix + name
             if is_dir:
+                if folders:
+                    yield rel, "folder"
                 try:
                     sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 except OSError as err:
                     raise fs_error(err, self.where(rel), "open folder") from None
                 try:
-                    yield from self._walk(sub, rel + "/")
+                    yield from self._walk(sub, rel + "/", folders)
                 finally:
                     os.close(sub)
             else:
@@ -494,6 +497,30 @@ class OutputTree:
             self._dirs.pop(key, None)
         if prune and head:
             self._prune(head)
+
+    def remove_empty_folder(self, rel_dir: str) -> None:
+        """Remove ``rel_dir`` and the (empty) folders inside it; a file left inside is an error."""
+        subfolders = sorted(
+            (rel_dir + "/" + rel for rel, kind in self._subtree(rel_dir) if kind == "folder"), reverse=True
+        )
+        for rel in [*subfolders, rel_dir]:  # deepest first
+            head, _, name = rel.rpartition("/")
+            parent = self._dir_fd(head)
+            fd = self._dirs.pop(rel, None)
+            if fd is not None and fd != _MISSING_DIR:
+                os.close(fd)
+            try:
+                os.rmdir(name, dir_fd=parent)
+            except FileNotFoundError:
+                pass
+            except OSError as err:
+                raise fs_error(err, self.where(rel), "remove folder") from None
+
+    def _subtree(self, rel_dir: str) -> list[tuple[str, str]]:
+        fd = self._dir_fd(rel_dir)
+        if fd == _MISSING_DIR:
+            return []
+        return list(self._walk(fd, "", True))
 
     def _prune(self, rel_dir: str) -> None:
         while rel_dir:

@@ -255,3 +255,26 @@ def test_run_refuses_a_lock_path_that_leaves_the_folder(proj: Path, tmp_path: Pa
     done = sweepgen(proj, "run", "generated/demo", "--dry-run", "--command", "echo {config}", timeout=60)
     assert done.returncode == 2
     assert "leaves the folder generated/demo" in done.stderr
+
+
+def test_an_output_that_was_in_a_folder_becomes_a_file(proj: Path, tmp_path: Path) -> None:
+    """The folder in the way holds only sweepgen's files (and empty folders): removed, then written."""
+    write_spec(proj, 2, output="{{ variant.name }}/c.yaml")
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    (proj / "generated/demo/seed1/empty/deeper").mkdir(parents=True)
+    write_spec(proj, 2, output="{{ variant.name }}")
+    rc, out = cli("render", "specs/demo.yaml")
+    assert rc == 0, out
+    assert (proj / "generated/demo/seed1").is_file()
+    assert cli("check", "specs/demo.yaml")[0] == 0
+
+
+def test_a_folder_holding_a_foreign_file_is_not_removed_to_make_room(proj: Path, tmp_path: Path) -> None:
+    write_spec(proj, 2, output="{{ variant.name }}/c.yaml")
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    (proj / "generated/demo/seed1/notes.md").write_text("mine\n")
+    write_spec(proj, 2, output="{{ variant.name }}")
+    before = snapshot(tmp_path, proj / "specs")
+    rc, out = cli("render", "specs/demo.yaml")
+    assert rc == 2 and "generated/demo/seed1 is a folder where sweepgen must write a file" in out, out
+    assert snapshot(tmp_path, proj / "specs") == before

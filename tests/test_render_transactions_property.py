@@ -21,7 +21,12 @@ TEMPLATES = [
     "changed: {{ training.seed }}\n",
     "a: 1\nseed: {{ training.seed }}\n",
 ]
-OUTPUTS = ["{{ variant.name }}.yaml", "s{{ training.seed }}/c.yaml", "{{ variant.name }}"]
+OUTPUTS = [
+    "{{ variant.name }}.yaml",
+    "s{{ training.seed }}/c.yaml",
+    "{{ variant.name }}",
+    "{{ variant.name }}/c.yaml",
+]
 
 spec_st = st.tuples(st.integers(1, 5), st.sampled_from(TEMPLATES), st.sampled_from(OUTPUTS))
 step_st = st.tuples(

@@ -48,6 +48,7 @@ class Outcome:
     lock_changed: bool = False
     recorded: Recorded | None = None
     leftovers: list[str] = field(default_factory=list)  # temp files of an interrupted render
+    emptied: list[str] = field(default_factory=list)  # folders removed to make room for a file
     interrupted: bool = False  # a journal says an earlier render did not finish; this one will
 
     @property
@@ -101,6 +102,7 @@ def _outcome(plan: Plan) -> Outcome:
             )
         produced = set()
         blocked: list[tuple[str, str]] = []  # (output path, the file standing where its folder belongs)
+        in_the_way: list[str] = []  # output paths where a folder stands (an output that was x/c.yaml)
         for f in plan.files:
             produced.add(f.path)
             node = tree.node(f.path)
@@ -108,6 +110,9 @@ def _outcome(plan: Plan) -> Outcome:
                 out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
             elif node.blocked and node.kind == "file":
                 blocked.append((f.path, node.at))
+                out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
+            elif node.kind == "folder" and not node.blocked:
+                in_the_way.append(f.path)  # fine if it holds only files this render removes
                 out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
             elif node.kind == "file":
                 current = tree.read(f.path)
@@ -129,6 +134,8 @@ def _outcome(plan: Plan) -> Outcome:
             node = tree.node(path)
             if node.kind == "missing" or (node.blocked and node.kind == "file"):
                 continue
+            if node.kind == "folder" and not node.blocked:
+                continue  # the file became a folder (x -> x/c.yaml); its files have their own entries
             if node.kind != "file":
                 raise _unsafe(tree, node.at, node.kind, node.blocked)
             _may_replace(plan, path, tree.read(path), rec)
@@ -137,7 +144,16 @@ def _outcome(plan: Plan) -> Outcome:
         for _path, at in blocked:
             if at not in removed:
                 raise _unsafe(tree, at, "file", True)
-        out.leftovers = [rel for rel, kind in tree.walk() if kind == "file" and _is_temp(rel)]
+        entries = list(tree.walk(folders=True))
+        out.leftovers = [rel for rel, kind in entries if kind == "file" and _is_temp(rel)]
+        for folder in in_the_way:
+            inside = [(rel, kind) for rel, kind in entries if rel.startswith(folder + "/")]
+            ours = [rel for rel, _kind in inside if rel in removed]
+            if not ours or any(
+                kind != "folder" and rel not in removed and rel not in out.leftovers for rel, kind in inside
+            ):  # only a folder sweepgen filled, and empties now, makes room for a file
+                raise _unsafe(tree, folder, "folder", False)
+            out.emptied.append(folder)
     out.lock_changed = rec.lock_bytes != plan.lock_bytes
     return out
 
@@ -199,6 +215,8 @@ def apply(outcomes: list[Outcome]) -> None:
             for act in out.actions:
                 if act.action == REMOVE:
                     tree.remove(act.path)
+            for folder in out.emptied:
+                tree.remove_empty_folder(folder)
             for act in out.actions:
                 if act.action in (CREATE, UPDATE):
                     tree.write(act.path, data[act.path])
