@@ -136,17 +136,39 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _new_temp(dir_fd: int | None, folder: str) -> tuple[int, str]:
-    """Create a fresh temp file (mode 0666 minus the umask) in ``folder`` (or ``dir_fd``)."""
+def _write_replace(dir_fd: int | None, folder: str, name: str, data: bytes, durable: bool) -> None:
+    """Write a temp file (mode 0666 minus the umask) in ``folder`` (or ``dir_fd``), then rename it
+    onto ``name``. The temp name is chosen before the file is created, so an interrupt (Ctrl-C) that
+    lands anywhere after the creation still removes it. Raises OSError."""
+
+    def at(n: str) -> str:
+        return n if dir_fd is not None else os.path.join(folder, n)
+
     pid = os.getpid()
-    while True:
-        name = f"{TEMP_PREFIX}{pid}-{next(_counter)}.tmp"
-        try:
-            if dir_fd is None:
-                return os.open(os.path.join(folder, name), _NEW_FLAGS, 0o666), name
-            return os.open(name, _NEW_FLAGS, 0o666, dir_fd=dir_fd), name
-        except FileExistsError:  # a leftover of an earlier process with the same pid
-            continue
+    tmp: str | None = None
+    fd = -1
+    try:
+        while fd < 0:
+            tmp = f"{TEMP_PREFIX}{pid}-{next(_counter)}.tmp"
+            try:
+                fd = os.open(at(tmp), _NEW_FLAGS, 0o666, dir_fd=dir_fd)
+            except FileExistsError:  # a leftover of an earlier process with the same pid: not ours
+                tmp = None
+        _write_all(fd, data)
+        if durable:
+            os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        assert tmp is not None  # set by the loop that opened fd
+        os.replace(at(tmp), at(name), src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if tmp is not None:  # gone already when the rename went through
+            with contextlib.suppress(OSError):  # keep the original error
+                os.unlink(at(tmp), dir_fd=dir_fd)
+        raise
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = False) -> None:
@@ -154,27 +176,16 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = F
 
     Creates missing parent folders. ``durable``: fsync the file before the rename (records whose loss
     at a power cut would lose a result, such as summary.json). A symlink at ``path`` itself is
-    replaced, never written through. Raises ``OSError`` (the CLI turns environment faults into exit 2).
+    replaced, never written through. Raises ``OSError`` naming ``path`` (the CLI turns environment
+    faults into exit 2).
     """
     path = os.fspath(path)
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, exist_ok=True)
-    fd, name = _new_temp(None, folder)
-    tmp = os.path.join(folder, name)
     try:
-        try:
-            _write_all(fd, data)
-            if durable:
-                os.fsync(fd)
-        except OSError as err:  # os.write names no file: name it for the error message
-            raise OSError(err.errno, err.strerror, path) from None
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):  # keep the original error
-            os.unlink(tmp)
-        raise
+        _write_replace(None, folder, os.path.basename(path), data, durable)
+    except OSError as err:  # name the target, not the temp file (os.write names none)
+        raise OSError(err.errno, err.strerror, path) from None
 
 
 def name_max(folder: str) -> int:
@@ -464,21 +475,9 @@ class OutputTree:
         head, _, name = rel.rpartition("/")
         parent = self._make_dirs(head)
         try:
-            fd, tmp = _new_temp(parent, "")
+            _write_replace(parent, "", name, data, False)
         except OSError as err:
             raise fs_error(err, self.where(rel), "write") from None
-        try:
-            try:
-                _write_all(fd, data)
-            finally:
-                os.close(fd)
-            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
-        except BaseException as exc:
-            with contextlib.suppress(OSError):  # keep the original error
-                os.unlink(tmp, dir_fd=parent)
-            if isinstance(exc, OSError):
-                raise fs_error(exc, self.where(rel), "write") from None
-            raise
 
     def remove(self, rel: str, *, prune: bool = True) -> None:
         """Delete the file (or link) named ``rel`` itself, then folders this emptied (not the root)."""
