@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import itertools
 import os
 import re
@@ -310,6 +311,32 @@ class OutputTree:
 
     def where(self, rel: str) -> str:
         return f"{self.shown}/{rel}" if rel else self.shown
+
+    # -- one writer at a time --------------------------------------------------------------------
+
+    def hold(self) -> bool:
+        """Take the folder's exclusive lock (held until ``close``, released by the kernel even on
+        SIGKILL). False when another process holds it; True also where the file system has no
+        locks (some network mounts), as before locking existed."""
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        except OSError as err:
+            if err.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                raise fs_error(err, self.shown, "lock") from None
+        return True
+
+    def held_elsewhere(self) -> bool:
+        """Whether another process holds the folder's exclusive lock right now (a render running)."""
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:  # no locks on this file system: nobody can be seen writing
+            return False
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        return False
 
     # -- looking --------------------------------------------------------------------------------
 

@@ -15,7 +15,6 @@ Each spec is re-rendered in memory and compared byte for byte with ``generated/<
 from __future__ import annotations
 
 import difflib
-import fcntl
 import hashlib
 import os
 from dataclasses import dataclass
@@ -249,14 +248,7 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
 
 
 def _interrupted(tree: OutputTree) -> Problem:
-    try:  # a render holds this lock while it writes (see writer._hold)
-        fcntl.flock(tree.fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        fcntl.flock(tree.fd, fcntl.LOCK_UN)
-        running = False
-    except BlockingIOError:
-        running = True
-    except OSError:  # no locks on this file system: assume nobody is writing
-        running = False
+    running = tree.held_elsewhere()  # a render holds the folder while it writes
     return Problem(
         "interrupted",
         tree.where(JOURNAL_NAME),

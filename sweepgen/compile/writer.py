@@ -9,8 +9,6 @@ through ``safefs.OutputTree``: no symlink is ever followed, so nothing outside i
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -25,7 +23,6 @@ from sweepgen.safefs import (
     OutputTree,
     UnsafePath,
     check_names,
-    fs_error,
     name_max,
     unsafe_hint,
 )
@@ -226,16 +223,10 @@ def apply(outcomes: list[Outcome]) -> None:
 
 
 def _hold(tree: OutputTree) -> None:
-    """One render per sweep folder at a time (released when the folder's fd closes, even on SIGKILL)."""
-    try:
-        fcntl.flock(tree.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    """One render per sweep folder at a time."""
+    if not tree.hold():
         raise UserError(
             f"another sweepgen render is writing {tree.shown}",
             location=Location(tree.shown),
             hint="wait for it to finish, then render again",
-        ) from None
-    except OSError as err:
-        if err.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
-            raise fs_error(err, tree.shown, "lock") from None
-        # a file system without locks (some network mounts): render unguarded, as before
+        )
