@@ -256,6 +256,9 @@ def test_an_unreadable_generated_file_is_exit_2(proj: Path) -> None:
             "runs/x/status.json: error: Permission denied",
         ),
         (OSError(28, "No space left on device", "runs/x/metrics.jsonl"), 2, "hint: the disk is full"),
+        (IsADirectoryError(21, "Is a directory", "runs/x/summary.json"), 2, "hint: a folder is where a file"),
+        (OSError(30, "Read-only file system", "runs/x"), 2, "runs/x: error: Read-only file system"),
+        (OSError(36, "File name too long", "runs/" + "x" * 300), 2, "hint: a file name is longer than"),
         (OSError(9, "Bad file descriptor"), 70, "internal error: this is a bug in sweepgen"),
     ],
 )

@@ -125,3 +125,11 @@ def test_environment_faults_get_a_hint_and_bugs_do_not() -> None:
         "  hint: the file system is read-only: remount it read-write or choose another folder (-o DIR)"
     )
     assert err.exit_code == 2
+
+
+def test_write_atomic_onto_a_folder_raises_eisdir_naming_it_and_leaves_nothing(tmp_path: Path) -> None:
+    (tmp_path / "summary.json").mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        write_atomic(tmp_path / "summary.json", b"{}")
+    assert info.value.filename == str(tmp_path / "summary.json")
+    assert os.listdir(tmp_path) == ["summary.json"]
