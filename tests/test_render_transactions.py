@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from fs_support import ENV, leftovers, snapshot, write_spec
 
 from sweepgen.cli import main
-from sweepgen.safefs import OutputTree
+from sweepgen.outtree import OutputTree
 
 NEW = "changed: {{ training.seed }}\n"
 JOURNAL = ".sweepgen-journal.json"

@@ -10,8 +10,9 @@ import pytest
 from fs_support import remount, tmpfs
 
 from sweepgen import safefs
+from sweepgen.outtree import OutputTree, read_inside
 from sweepgen.run.base import write_bytes_atomic
-from sweepgen.safefs import OutputTree, UnsafePath, read_inside, write_atomic
+from sweepgen.safefs import UnsafePath, write_atomic
 from trainer.outputs import atomic_write_text
 
 

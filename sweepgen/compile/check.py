@@ -25,7 +25,8 @@ from sweepgen.compile.journal import JOURNAL_NAME, read_recorded
 from sweepgen.compile.pipeline import Plan, compile_spec
 from sweepgen.compile.spec import display_path
 from sweepgen.errors import SweepgenError
-from sweepgen.safefs import TEMP_NAME, OutputTree, UnsafePath, kind_of, unsafe_hint
+from sweepgen.outtree import OutputTree
+from sweepgen.safefs import TEMP_NAME, UnsafePath, kind_of, unsafe_hint
 
 MAX_DIFF_LINES = 200  # per file: a diff is for reading, the full truth is one re-render away
 

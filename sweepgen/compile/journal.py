@@ -18,7 +18,8 @@ from typing import Any
 from sweepgen.compile import lock
 from sweepgen.compile.pipeline import Plan
 from sweepgen.errors import Location, UserError
-from sweepgen.safefs import OutputTree, UnsafePath, unsafe_hint
+from sweepgen.outtree import OutputTree
+from sweepgen.safefs import UnsafePath, unsafe_hint
 
 JOURNAL_NAME = ".sweepgen-journal.json"
 JOURNAL_VERSION = 1

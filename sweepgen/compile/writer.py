@@ -18,14 +18,8 @@ from sweepgen.compile.journal import JOURNAL_NAME, Recorded, journal_bytes, read
 from sweepgen.compile.pipeline import Plan
 from sweepgen.compile.spec import SAFE_NAME
 from sweepgen.errors import Location, UserError
-from sweepgen.safefs import (
-    TEMP_NAME,
-    OutputTree,
-    UnsafePath,
-    check_names,
-    name_max,
-    unsafe_hint,
-)
+from sweepgen.outtree import OutputTree, check_names, name_max
+from sweepgen.safefs import TEMP_NAME, UnsafePath, unsafe_hint
 
 CREATE, UPDATE, UNCHANGED, REMOVE = "create", "update", "unchanged", "remove"
 

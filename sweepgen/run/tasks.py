@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.outtree import read_inside
 from sweepgen.run.base import RunTask
-from sweepgen.safefs import read_inside
 
 LOCK_FILE = "sweep.lock.json"
 PLACEHOLDERS = ("config", "run_dir", "name", "variant")
