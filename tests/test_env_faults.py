@@ -276,3 +276,22 @@ def test_the_cli_funnel_sorts_os_errors_into_faults_and_bugs(
     result = CliRunner().invoke(main, ["render", "specs/demo.yaml"])
     assert result.exit_code == rc
     assert text in result.output
+
+
+def test_a_closed_stdout_is_exit_2_before_anything_is_written(proj: Path, tmp_path: Path) -> None:
+    write_spec(proj, 2)
+    before = snapshot(tmp_path)
+    for command in ("render", "check"):
+        done = subprocess.run(
+            [sys.executable, "-m", "sweepgen", command, "specs/demo.yaml"],
+            env=ENV,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+            preexec_fn=lambda: os.close(1),  # `sweepgen … >&-`
+        )
+        assert done.returncode == 2, done.stderr
+        assert "<stdout>: error: standard output is closed" in done.stderr
+        assert "Traceback" not in done.stderr
+    assert snapshot(tmp_path) == before

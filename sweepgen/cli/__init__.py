@@ -64,6 +64,14 @@ class SweepgenGroup(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         from sweepgen.errors import SweepgenError
 
+        if sys.stdout is None:  # started with stdout closed (`>&-`): fail before doing anything
+            _echo_err(
+                "<stdout>: error: standard output is closed\n"
+                "  hint: to discard the output, redirect it to /dev/null instead of closing it"
+            )
+            if not standalone_mode:
+                return EXIT_USAGE
+            sys.exit(EXIT_USAGE)
         try:
             rc = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except SweepgenError as err:
