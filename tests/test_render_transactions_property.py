@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from fs_support import leftovers, snapshot, write_spec
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sweepgen.compile import api
@@ -61,7 +61,14 @@ def render(project: Path, spec: tuple[int, str, str], cut: tuple[int, str] | Non
         OutputTree.write = real  # type: ignore[method-assign]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(  # found by this test: a folder of earlier files where the spec now writes a file
+    steps=[
+        ((1, TEMPLATES[0], "{{ variant.name }}/c.yaml"), None),
+        ((1, TEMPLATES[0], "{{ variant.name }}"), (0, "int")),
+    ],
+    final=(1, TEMPLATES[0], "{{ variant.name }}.yaml"),
+)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(step_st, min_size=1, max_size=5), final=spec_st)
 def test_any_interrupted_history_recovers_with_one_render(
     steps: list[tuple[tuple[int, str, str], tuple[int, str] | None]], final: tuple[int, str, str]

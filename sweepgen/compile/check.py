@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweepgen.compile import lock
-from sweepgen.compile.journal import JOURNAL_NAME, read_recorded
+from sweepgen.compile.journal import JOURNAL_NAME, Recorded, read_recorded
 from sweepgen.compile.pipeline import Plan, compile_spec
 from sweepgen.compile.spec import display_path
 from sweepgen.errors import SweepgenError
@@ -147,7 +147,17 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
         if node is not None and node.blocked and node.kind != "file":
             continue  # the symlink (or FIFO…) standing where a folder belongs is reported by the walk
         if node is not None and not node.blocked and node.kind not in ("file", "missing"):
-            problems.append(_unsafe_problem(where, node.kind, "where the spec's file belongs"))
+            if node.kind == "folder" and tree is not None and rec is not None and _ours(tree, path, rec):
+                problems.append(
+                    Problem(
+                        "stale",
+                        where,
+                        "a folder of files generated earlier stands where the spec now writes this file",
+                        hint="run `sweepgen render` (it removes the folder) and commit",
+                    )
+                )
+            else:
+                problems.append(_unsafe_problem(where, node.kind, "where the spec's file belongs"))
             continue
         readable = tree is not None and node is not None and node.kind == "file" and not node.blocked
         current = tree.read(path) if tree is not None and readable else None
@@ -246,6 +256,15 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
             )
         )
     return problems
+
+
+def _ours(tree: OutputTree, folder: str, rec: Recorded) -> bool:
+    """Whether ``folder`` holds sweepgen's earlier files and nothing else (render may remove it)."""
+    inside = [(rel, kind) for rel, kind in tree.walk(folders=True) if rel.startswith(folder + "/")]
+    files = [rel for rel, kind in inside if kind != "folder"]
+    return bool(files) and all(
+        rel in rec.shas or TEMP_NAME.fullmatch(rel.rpartition("/")[2]) for rel in files
+    )
 
 
 def _interrupted(tree: OutputTree) -> Problem:
