@@ -227,14 +227,10 @@ def test_status_files_get_the_umask_mode_not_mkstemps_private_one(tmp_path):
 
     mask = os.umask(0o022)
     try:
-        import sweepgen.run.base as base
-
-        base._UMASK.clear()
         write_status(tmp_path, RunStatus(RunState.PENDING, "local"))
         assert stat.S_IMODE((tmp_path / STATUS_FILE).stat().st_mode) == 0o644
     finally:
         os.umask(mask)
-        base._UMASK.clear()
 
 
 @pytest.mark.parametrize("summary", [False, True])

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from sweepgen.errors import ConfigError, UserError
+from sweepgen.safefs import write_atomic
 from trainer import diversity
 from trainer.config import RunConfig
 
@@ -33,17 +32,7 @@ class TrainingDiverged(UserError):
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)  # our own temporary file
-        raise
+    write_atomic(path, text.encode("utf-8"), durable=True)  # fsync: summary.json proves a finished run
 
 
 def config_yaml(cfg: RunConfig) -> str:

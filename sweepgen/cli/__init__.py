@@ -7,8 +7,12 @@ Exit codes: 0 ok, 1 a check found problems, 2 bad input, 70 internal error (a bu
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
 import importlib.util
+import io
+import os
 import sys
 import traceback
 
@@ -47,7 +51,27 @@ class SweepgenGroup(click.Group):
         module, attr = target.split(":")
         return getattr(importlib.import_module(module), attr)
 
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except OSError as err:
+            raise _OsFault(err) from err
+        except SystemExit as exit_:  # rich turns a broken stdout pipe into a silent exit 1
+            cause = exit_.__context__
+            if isinstance(cause, OSError) and cause.errno == errno.EPIPE:
+                raise _OsFault(cause) from cause
+            raise
+
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+
+        if sys.stdout is None:  # started with stdout closed (`>&-`): fail before doing anything
+            _echo_err(
+                "<stdout>: error: standard output is closed\n"
+                "  hint: to discard the output, redirect it to /dev/null instead of closing it"
+            )
+            if not standalone_mode:
+                return EXIT_USAGE
+            sys.exit(EXIT_USAGE)
         try:
             rc = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except SweepgenError as err:
@@ -67,10 +91,18 @@ class SweepgenGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             rc = 130
+        except _OsFault as fault:  # the machine, not the input: full or read-only disk, permissions, pipes
+            rc = _os_fault(fault.err)
+        except OSError as err:
+            rc = _os_fault(err)
         except Exception:  # noqa: BLE001 - the funnel for bugs: show everything, ask for a report
             traceback.print_exc()
             click.echo(f"internal error: {BUG_REPORT}", err=True)
             rc = EXIT_INTERNAL
+        try:  # a full or closed stdout must fail here, with a message, not at interpreter exit
+            sys.stdout.flush()
+        except OSError as err:
+            rc = _stdout_fault(err)
         if not standalone_mode:
             return rc
         sys.exit(rc if isinstance(rc, int) else 0)
@@ -92,6 +124,55 @@ def _usage_error(err: click.UsageError) -> str:
     usage = ctx.get_usage().replace("\n", " ").strip() if ctx is not None else ""
     hint = f"{usage}; see `{command} --help`" if usage else f"see `{command} --help`"
     return f"error: {err.format_message()}\n  hint: {hint}"
+
+
+def _os_fault(err: OSError) -> int:
+    """Exit 2 with the path and a hint for an environment fault; anything else is a bug (70)."""
+    from sweepgen.safefs import hint_for, is_environment_fault
+
+    if not is_environment_fault(err):
+        traceback.print_exc()
+        click.echo(f"internal error: {BUG_REPORT}", err=True)
+        return EXIT_INTERNAL
+    if err.filename is None:  # sweepgen names the file in every error of its own file writes
+        return _stdout_fault(err)
+    where = f"{err.filename}: " if err.filename is not None else ""
+    _echo_err(f"{where}error: {err.strerror or err}\n  hint: {hint_for(err)}")
+    return EXIT_USAGE
+
+
+_STDOUT_HINTS = {
+    errno.EPIPE: "the program reading sweepgen's output exited first (e.g. `| head`); "
+    "the inputs are fine, the output was cut short",
+    errno.ENOSPC: "standard output goes to a full disk (or /dev/full): redirect it to a file "
+    "on a disk with free space",
+}
+
+
+class _OsFault(Exception):
+    """An OSError carried past click, which would turn EPIPE into a silent exit 1 ("problems found")."""
+
+    def __init__(self, err: OSError) -> None:
+        super().__init__(str(err))
+        self.err = err
+
+
+def _stdout_fault(err: OSError) -> int:
+    from sweepgen.safefs import hint_for
+
+    # later flushes (at interpreter exit) go nowhere instead of failing again; CliRunner has no fd
+    with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    hint = _STDOUT_HINTS.get(err.errno or 0) or hint_for(err)
+    _echo_err(f"<stdout>: error: cannot write to standard output: {err.strerror or err}\n  hint: {hint}")
+    return EXIT_USAGE
+
+
+def _echo_err(text: str) -> None:
+    with contextlib.suppress(OSError):  # stderr is gone too: the exit code is all that is left
+        click.echo(text, err=True)
 
 
 def _module_exists(target: str) -> bool:

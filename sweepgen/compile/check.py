@@ -6,7 +6,10 @@ Each spec is re-rendered in memory and compared byte for byte with ``generated/<
 - edited: the file's bytes are not what sweepgen wrote (hand edit);
 - missing: the spec produces a file that is not there;
 - orphan: a file in the sweep folder that the spec does not produce (or a sweep folder with no spec);
-- lock: ``sweep.lock.json`` is missing or out of date.
+- lock: ``sweep.lock.json`` is missing or out of date;
+- unsafe: a symlink, FIFO, device or socket inside the sweep folder (never opened, read or followed),
+  or a file or folder where the other belongs;
+- interrupted: the journal or temp files of a render that did not finish (the next render finishes it).
 """
 
 from __future__ import annotations
@@ -18,16 +21,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweepgen.compile import lock
+from sweepgen.compile.journal import JOURNAL_NAME, Recorded, read_recorded
 from sweepgen.compile.pipeline import Plan, compile_spec
 from sweepgen.compile.spec import display_path
 from sweepgen.errors import SweepgenError
+from sweepgen.outtree import OutputTree
+from sweepgen.safefs import TEMP_NAME, UnsafePath, kind_of, unsafe_hint
 
 MAX_DIFF_LINES = 200  # per file: a diff is for reading, the full truth is one re-render away
 
 
 @dataclass
 class Problem:
-    kind: str  # stale | edited | missing | orphan | lock | invalid
+    kind: str  # stale | edited | missing | orphan | lock | unsafe | interrupted | invalid
     path: str  # as the user reads it
     message: str
     line: int = 0
@@ -77,8 +83,11 @@ def check(spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: 
     if orphan_sweeps and os.path.isdir(out_root):
         for name in sorted(os.listdir(out_root)):
             folder = os.path.join(out_root, name)
+            kind = kind_of(os.lstat(folder).st_mode)
+            if kind not in ("file", "folder") and name not in owned:
+                report.problems.append(_unsafe_problem(display_path(folder), kind))
             if (
-                os.path.isdir(folder)
+                kind == "folder"
                 and name not in owned
                 and not any(p.kind == "invalid" for p in report.problems)
             ):
@@ -106,19 +115,52 @@ def _invalid(err: SweepgenError, spec_path: str) -> Problem:
     )
 
 
+def _unsafe_problem(where: str, kind: str, what: str = "inside a generated folder") -> Problem:
+    return Problem(
+        "unsafe", where, f"a {kind} {what}; sweepgen never reads or follows it", hint=unsafe_hint(kind)
+    )
+
+
 def check_plan(plan: Plan) -> list[Problem]:
+    parent, name = os.path.split(plan.sweep_dir)
+    try:
+        tree = OutputTree.open(parent, name, plan.shown_dir, create=False)
+    except UnsafePath as err:
+        return [_unsafe_problem(err.where, err.kind, "where the sweep folder belongs")]
+    if tree is None:
+        return _compare(plan, None)
+    with tree:
+        return _compare(plan, tree)
+
+
+def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
     problems: list[Problem] = []
     shown = plan.shown_dir
-    current_lock = _read(os.path.join(plan.sweep_dir, lock.LOCK_NAME))
-    # an up-to-date lock need not be parsed (it can be tens of MB for a large sweep)
-    previous = (
-        {"files": plan.lock["files"]} if current_lock == plan.lock_bytes else lock.read(plan.sweep_dir, shown)
-    )
-    recorded = {e["path"]: e["sha256"] for e in previous["files"]} if previous else {}
+    try:
+        rec = read_recorded(tree, plan) if tree else None
+    except UnsafePath as err:
+        return [_unsafe_problem(err.where, err.kind, "where sweepgen keeps its records")]
     expected = {f.path: f.data for f in plan.files}
     for path, data in expected.items():
         where = f"{shown}/{path}"
-        current = _read(os.path.join(plan.sweep_dir, path))
+        node = tree.node(path) if tree else None
+        if node is not None and node.blocked and node.kind != "file":
+            continue  # the symlink (or FIFO…) standing where a folder belongs is reported by the walk
+        if node is not None and not node.blocked and node.kind not in ("file", "missing"):
+            if node.kind == "folder" and tree is not None and rec is not None and _ours(tree, path, rec):
+                problems.append(
+                    Problem(
+                        "stale",
+                        where,
+                        "a folder of files generated earlier stands where the spec now writes this file",
+                        hint="run `sweepgen render` (it removes the folder) and commit",
+                    )
+                )
+            else:
+                problems.append(_unsafe_problem(where, node.kind, "where the spec's file belongs"))
+            continue
+        readable = tree is not None and node is not None and node.kind == "file" and not node.blocked
+        current = tree.read(path) if tree is not None and readable else None
         if current is None:
             problems.append(
                 Problem(
@@ -130,12 +172,13 @@ def check_plan(plan: Plan) -> list[Problem]:
             )
         elif current != data:
             line, diff = _diff(current, data, where)
-            if recorded.get(path) == hashlib.sha256(current).hexdigest():
+            if rec and rec.accepts(path, hashlib.sha256(current).hexdigest()):
                 problems.append(
                     Problem(
                         "stale",
                         where,
-                        "out of date: the spec or template changed since it was rendered",
+                        "out of date: the spec or template changed since it was rendered"
+                        + (" (or a render was interrupted)" if rec.journal is not None else ""),
                         line=line,
                         diff=diff,
                         hint="run `sweepgen render` and commit",
@@ -152,11 +195,32 @@ def check_plan(plan: Plan) -> list[Problem]:
                         hint="move the change into the spec or template; generated files are overwritten",
                     )
                 )
-    for path in _files_on_disk(plan.sweep_dir):
-        if path in expected or path == lock.LOCK_NAME:
+    if tree is None or rec is None:
+        if expected:
+            problems.append(
+                Problem(
+                    "lock", f"{shown}/{lock.LOCK_NAME}", "lock file is missing", hint="run `sweepgen render`"
+                )
+            )
+        return problems
+    if rec.journal is not None:
+        problems.append(_interrupted(tree))
+    for path, kind in tree.walk():
+        if path in expected or path in (lock.LOCK_NAME, JOURNAL_NAME):
             continue
         where = f"{shown}/{path}"
-        if path in recorded:
+        if kind != "file":
+            problems.append(_unsafe_problem(where, kind))
+        elif TEMP_NAME.fullmatch(path.rpartition("/")[2]):
+            problems.append(
+                Problem(
+                    "interrupted",
+                    where,
+                    "temporary file left by a render that did not finish",
+                    hint="run `sweepgen render`: it removes it",
+                )
+            )
+        elif path in rec.shas:
             problems.append(
                 Problem(
                     "orphan",
@@ -175,6 +239,7 @@ def check_plan(plan: Plan) -> list[Problem]:
                 )
             )
     lock_path = f"{shown}/{lock.LOCK_NAME}"
+    current_lock = rec.lock_bytes
     if current_lock is None:
         if expected:
             problems.append(Problem("lock", lock_path, "lock file is missing", hint="run `sweepgen render`"))
@@ -193,17 +258,29 @@ def check_plan(plan: Plan) -> list[Problem]:
     return problems
 
 
-def _read(path: str) -> bytes | None:
-    return lock.read_bytes(path, folder_is_missing=True)
+def _ours(tree: OutputTree, folder: str, rec: Recorded) -> bool:
+    """Whether ``folder`` holds sweepgen's earlier files and nothing else (render may remove it)."""
+    inside = [(rel, kind) for rel, kind in tree.walk(folders=True) if rel.startswith(folder + "/")]
+    files = [rel for rel, kind in inside if kind != "folder"]
+    return bool(files) and all(
+        rel in rec.shas or TEMP_NAME.fullmatch(rel.rpartition("/")[2]) for rel in files
+    )
 
 
-def _files_on_disk(folder: str) -> list[str]:
-    out = []
-    for root, dirs, files in os.walk(folder):
-        dirs.sort()
-        for name in sorted(files):
-            out.append(os.path.relpath(os.path.join(root, name), folder).replace(os.sep, "/"))
-    return out
+def _interrupted(tree: OutputTree) -> Problem:
+    running = tree.held_elsewhere()  # a render holds the folder while it writes
+    return Problem(
+        "interrupted",
+        tree.where(JOURNAL_NAME),
+        "a render is writing this folder right now"
+        if running
+        else "a render did not finish (killed, interrupted or out of disk space): files may mix "
+        "the old and the new rendering",
+        hint="wait for it, then check again"
+        if running
+        else "run `sweepgen render` (of the new spec or the old one): it recognises the files it wrote "
+        "and finishes; nothing needs deleting by hand",
+    )
 
 
 def _diff(current: bytes, expected: bytes, where: str) -> tuple[int, str]:

@@ -1,8 +1,10 @@
-"""Writing compiled plans to disk: all checks first, then atomic writes, the lock last.
+"""Writing compiled plans to disk: all checks first, then a journal, atomic writes, the lock last.
 
-Nothing lost: a file is only overwritten or removed when the previous lock of the same sweep says
-sweepgen wrote it *and* its bytes still have the sha256 recorded there. A hand-edited generated file
-or a foreign file in the way stops the whole render before anything is written.
+Nothing lost: a file is only overwritten or removed when the previous lock of the same sweep (or the
+journal of an interrupted render, see ``journal``) says sweepgen wrote it *and* its bytes still have
+the sha256 recorded there. A hand-edited generated file, a foreign file, a symlink, FIFO or device in
+the way stops the whole render before anything is written. The sweep folder is walked and written
+through ``safefs.OutputTree``: no symlink is ever followed, so nothing outside it is touched.
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from sweepgen.compile import lock
+from sweepgen.compile.journal import JOURNAL_NAME, Recorded, journal_bytes, read_recorded
 from sweepgen.compile.pipeline import Plan
 from sweepgen.compile.spec import SAFE_NAME
 from sweepgen.errors import Location, UserError
+from sweepgen.outtree import OutputTree, check_names, name_max
+from sweepgen.safefs import TEMP_NAME, UnsafePath, unsafe_hint
 
 CREATE, UPDATE, UNCHANGED, REMOVE = "create", "update", "unchanged", "remove"
 
@@ -33,6 +37,20 @@ class Outcome:
     plan: Plan
     actions: list[Action] = field(default_factory=list)
     lock_changed: bool = False
+    recorded: Recorded | None = None
+    leftovers: list[str] = field(default_factory=list)  # temp files of an interrupted render
+    emptied: list[str] = field(default_factory=list)  # folders removed to make room for a file
+    interrupted: bool = False  # a journal says an earlier render did not finish; this one will
+
+    @property
+    def writes(self) -> bool:
+        """Whether applying this outcome changes anything on disk."""
+        return (
+            self.lock_changed
+            or self.interrupted
+            or bool(self.leftovers)
+            or any(a.action != UNCHANGED for a in self.actions)
+        )
 
     def count(self, action: str) -> int:
         return sum(1 for a in self.actions if a.action == action)
@@ -53,55 +71,109 @@ def plan_actions(plans: list[Plan]) -> list[Outcome]:
 
 
 def _outcome(plan: Plan) -> Outcome:
-    old_lock = _read(os.path.join(plan.sweep_dir, lock.LOCK_NAME))
-    previous: dict[str, Any] | None
-    if old_lock == plan.lock_bytes:  # the common case: skip parsing a lock that may be 30 MB
-        previous = {"sweep": plan.spec.name, "files": plan.lock["files"]}
-    else:
-        previous = lock.read(plan.sweep_dir, plan.shown_dir)
-    recorded = {e["path"]: e["sha256"] for e in previous["files"]} if previous else {}
-    if previous and previous.get("sweep") != plan.spec.name:
-        raise UserError(
-            f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {previous.get('sweep')!r}",
-            location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
-            hint="another sweep wrote this folder; rename one of them",
-        )
+    parent, name = os.path.split(plan.sweep_dir)
+    limit = name_max(parent)
+    for f in plan.files:  # a name the file system refuses would stop the render half-way
+        check_names(f.path, f"{plan.shown_dir}/{f.path}", limit)
+    tree = OutputTree.open(parent, name, plan.shown_dir, create=False)
     out = Outcome(plan)
-    produced = set()
-    for f in plan.files:
-        produced.add(f.path)
-        current = _read(os.path.join(plan.sweep_dir, f.path))
-        if current is None:
-            out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
-        elif current == f.data:
-            out.actions.append(Action(f.path, UNCHANGED, f.variant.name, f.run_name))
-        else:
-            _may_replace(plan, f.path, current, recorded)
-            out.actions.append(Action(f.path, UPDATE, f.variant.name, f.run_name))
-    for path in sorted(set(recorded) - produced):
-        if not all(SAFE_NAME.fullmatch(p) for p in path.split("/")):
+    if tree is None:  # a fresh sweep folder
+        out.actions = [Action(f.path, CREATE, f.variant.name, f.run_name) for f in plan.files]
+        out.lock_changed = True
+        return out
+    with tree:
+        rec = read_recorded(tree, plan)
+        out.recorded = rec
+        out.interrupted = rec.journal is not None
+        if rec.lock and rec.lock.get("sweep") != plan.spec.name:
             raise UserError(
-                f"lock lists an unsafe path {path!r}",
+                f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {rec.lock.get('sweep')!r}",
                 location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
-                hint="the lock was edited by hand; restore it from git",
+                hint="another sweep wrote this folder; rename one of them",
             )
-        current = _read(os.path.join(plan.sweep_dir, path))
-        if current is not None:
-            _may_replace(plan, path, current, recorded)
+        produced = set()
+        blocked: list[tuple[str, str]] = []  # (output path, the file standing where its folder belongs)
+        in_the_way: list[str] = []  # output paths where a folder stands (an output that was x/c.yaml)
+        for f in plan.files:
+            produced.add(f.path)
+            node = tree.node(f.path)
+            if node.kind == "missing":
+                out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
+            elif node.blocked and node.kind == "file":
+                blocked.append((f.path, node.at))
+                out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
+            elif node.kind == "folder" and not node.blocked:
+                in_the_way.append(f.path)  # fine if it holds only files this render removes
+                out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
+            elif node.kind == "file":
+                current = tree.read(f.path)
+                if current == f.data:
+                    out.actions.append(Action(f.path, UNCHANGED, f.variant.name, f.run_name))
+                else:
+                    _may_replace(plan, f.path, current, rec)
+                    out.actions.append(Action(f.path, UPDATE, f.variant.name, f.run_name))
+            else:
+                raise _unsafe(tree, node.at, node.kind, node.blocked)
+        removed = set()
+        for path in sorted(set(rec.shas) - produced - {lock.LOCK_NAME, JOURNAL_NAME}):
+            if not all(SAFE_NAME.fullmatch(p) for p in path.split("/")):
+                raise UserError(
+                    f"lock lists an unsafe path {path!r}",
+                    location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
+                    hint="the lock was edited by hand; restore it from git",
+                )
+            node = tree.node(path)
+            if node.kind == "missing" or (node.blocked and node.kind == "file"):
+                continue
+            if node.kind == "folder" and not node.blocked:
+                continue  # the file became a folder (x -> x/c.yaml); its files have their own entries
+            if node.kind != "file":
+                raise _unsafe(tree, node.at, node.kind, node.blocked)
+            _may_replace(plan, path, tree.read(path), rec)
             out.actions.append(Action(path, REMOVE))
-    out.lock_changed = old_lock != plan.lock_bytes
+            removed.add(path)
+        for _path, at in blocked:
+            if at not in removed:
+                raise _unsafe(tree, at, "file", True)
+        entries = list(tree.walk(folders=True))
+        out.leftovers = [rel for rel, kind in entries if kind == "file" and _is_temp(rel)]
+        for folder in in_the_way:
+            inside = [(rel, kind) for rel, kind in entries if rel.startswith(folder + "/")]
+            ours = [rel for rel, _kind in inside if rel in removed]
+            if not ours or any(
+                kind != "folder" and rel not in removed and rel not in out.leftovers for rel, kind in inside
+            ):  # only a folder sweepgen filled, and empties now, makes room for a file
+                raise _unsafe(tree, folder, "folder", False)
+            out.emptied.append(folder)
+    out.lock_changed = rec.lock_bytes != plan.lock_bytes
     return out
 
 
-def _may_replace(plan: Plan, path: str, current: bytes, recorded: dict[str, str]) -> None:
+def _is_temp(rel: str) -> bool:
+    return TEMP_NAME.fullmatch(rel.rpartition("/")[2]) is not None
+
+
+def _unsafe(tree: OutputTree, at: str, kind: str, blocked: bool) -> UnsafePath:
+    where = tree.where(at)
+    need = "create a folder" if blocked else "write a file"
+    return UnsafePath(
+        f"{where} is a {kind} where sweepgen must {need}"
+        + ("; sweepgen never writes through symlinks" if kind == "symlink" else ""),
+        where=where,
+        kind=kind,
+        hint=unsafe_hint(kind),
+    )
+
+
+def _may_replace(plan: Plan, path: str, current: bytes, rec: Recorded) -> None:
     shown = f"{plan.shown_dir}/{path}"
-    if path not in recorded:
+    if path not in rec.shas:
         raise UserError(
             f"{shown} exists and was not generated by sweepgen for this sweep",
             location=Location(shown),
             hint="move it out of the way (sweepgen never overwrites files it did not write)",
         )
-    if hashlib.sha256(current).hexdigest() != recorded[path]:
+    if not rec.accepts(path, hashlib.sha256(current).hexdigest()):
         raise UserError(
             f"{shown} was edited by hand after sweepgen generated it",
             location=Location(shown),
@@ -110,73 +182,45 @@ def _may_replace(plan: Plan, path: str, current: bytes, recorded: dict[str, str]
         )
 
 
-_read = lock.read_bytes
-
-
 def apply(outcomes: list[Outcome]) -> None:
-    """Remove stale generated files, write every changed file atomically, then write each lock.
+    """Per sweep folder: journal, remove stale generated files, write changed files, lock, no journal.
 
     Removing first lets an output that was the file ``x`` become ``x/c.yaml`` (and only files the
-    lock recorded, with their recorded sha256, are ever removed: checked in plan_actions).
+    lock or journal recorded, with a recorded sha256, are ever removed: checked in plan_actions).
+    Killed anywhere in between, the journal lets the next render finish (see ``journal``).
     """
-    made: set[str] = set()
     for out in outcomes:
-        plan = out.plan
-        data = {f.path: f.data for f in plan.files}
-        for act in out.actions:
-            if act.action == REMOVE:
-                target = os.path.join(plan.sweep_dir, act.path)
-                os.remove(target)
-                _prune_empty_dirs(os.path.dirname(target), plan.sweep_dir)
-        for act in out.actions:
-            if act.action in (CREATE, UPDATE):
-                atomic_write(os.path.join(plan.sweep_dir, act.path), data[act.path], made)
-        if out.lock_changed:
-            atomic_write(os.path.join(plan.sweep_dir, lock.LOCK_NAME), plan.lock_bytes, made)
-
-
-def atomic_write(path: str, data: bytes, made: set[str] | None = None) -> None:
-    """Temp file in the same folder, then os.replace: readers see the old file or the new one.
-
-    A plain os.open with O_EXCL instead of tempfile.mkstemp + chmod: measured ~6x less system time
-    per file, which is most of the cost of writing 10,000 files. The mode follows the umask.
-    """
-    folder = os.path.dirname(path)
-    if made is None or folder not in made:
-        os.makedirs(folder, exist_ok=True)
-        if made is not None:
-            made.add(folder)
-    base = os.path.join(folder, f".{os.path.basename(path)}.sweepgen-{os.getpid()}")
-    for attempt in range(100):
-        tmp = f"{base}-{attempt}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
+        if not out.writes:
             continue
-    else:  # pragma: no cover - 100 leftovers of the same pid
+        plan = out.plan
+        parent, name = os.path.split(plan.sweep_dir)
+        tree = OutputTree.open(parent, name, plan.shown_dir, create=True)
+        assert tree is not None  # created
+        with tree:
+            _hold(tree)
+            recorded = out.recorded or Recorded(None, None, None)
+            tree.write(JOURNAL_NAME, journal_bytes(recorded, plan))
+            for rel in out.leftovers:
+                tree.remove(rel)
+            data = {f.path: f.data for f in plan.files}
+            for act in out.actions:
+                if act.action == REMOVE:
+                    tree.remove(act.path)
+            for folder in out.emptied:
+                tree.remove_empty_folder(folder)
+            for act in out.actions:
+                if act.action in (CREATE, UPDATE):
+                    tree.write(act.path, data[act.path])
+            if out.lock_changed:
+                tree.write(lock.LOCK_NAME, plan.lock_bytes)
+            tree.remove(JOURNAL_NAME, prune=False)
+
+
+def _hold(tree: OutputTree) -> None:
+    """One render per sweep folder at a time."""
+    if not tree.hold():
         raise UserError(
-            f"cannot create a temporary file next to {path}",
-            location=Location(path),
-            hint="remove leftover .sweepgen-*.tmp files",
+            f"another sweepgen render is writing {tree.shown}",
+            location=Location(tree.shown),
+            hint="wait for it to finish, then render again",
         )
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
-def _prune_empty_dirs(folder: str, stop: str) -> None:
-    """Remove folders emptied by removing generated files, up to (not including) the sweep folder."""
-    stop = os.path.abspath(stop)
-    folder = os.path.abspath(folder)
-    while folder != stop and folder.startswith(stop + os.sep):
-        try:
-            os.rmdir(folder)  # only succeeds when empty
-        except OSError:
-            return
-        folder = os.path.dirname(folder)

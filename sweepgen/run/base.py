@@ -35,9 +35,7 @@ finished run. ``--only`` narrows the task list before any of this.
 from __future__ import annotations
 
 import json
-import os
 import socket
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -47,6 +45,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.safefs import write_atomic
 
 STATUS_FILE = "sweepgen_status.json"
 LOG_FILE = "run.log"
@@ -134,33 +133,12 @@ def this_host() -> str:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Temp file in the same directory + os.replace: a reader never sees half a file. The file
-    gets the usual umask-derived mode (mkstemp alone would leave it private, 0600)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """A reader never sees half a file; the mode follows the umask (``safefs.write_atomic``)."""
+    write_atomic(path, data)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
     write_bytes_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-
-
-_UMASK: list[int] = []
-
-
-def _umask() -> int:
-    if not _UMASK:  # reading the umask means setting it: do it once, put it back at once
-        mask = os.umask(0)
-        os.umask(mask)
-        _UMASK.append(mask)
-    return _UMASK[0]
 
 
 def read_status(run_dir: Path) -> RunStatus | None:

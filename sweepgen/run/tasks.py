@@ -20,6 +20,7 @@ from typing import Any
 
 from sweepgen import yamlio
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.outtree import read_inside
 from sweepgen.run.base import RunTask
 
 LOCK_FILE = "sweep.lock.json"
@@ -53,7 +54,7 @@ def read_lock(sweep_dir: Path) -> dict[str, Any]:
             hint="run `sweepgen render SPEC` first; sweepgen only runs what it rendered and locked",
         )
     try:
-        lock = json.loads(path.read_text(encoding="utf-8"))
+        lock = json.loads(read_inside(str(sweep_dir), LOCK_FILE) or b"")
     except json.JSONDecodeError as err:
         raise ConfigError(
             f"the lock file is not valid JSON: {err.msg}",
@@ -172,14 +173,13 @@ def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequenc
             hint="render the spec again with `sweepgen render SPEC`",
         )
     config_path = sweep_dir / entry["path"]
-    try:
-        data = config_path.read_bytes()
-    except FileNotFoundError:
+    data = read_inside(str(sweep_dir), str(entry["path"]))  # no symlink, FIFO or ../ is followed
+    if data is None:
         raise UserError(
             f"{config_path} is in the lock but missing",
             location=where,
             hint="render the spec again with `sweepgen render SPEC`",
-        ) from None
+        )
     if hashlib.sha256(data).hexdigest() != entry["sha256"]:
         raise UserError(
             f"{config_path} differs from what sweepgen rendered (edited by hand or stale)",

@@ -1,0 +1,111 @@
+"""What sweepgen recorded in a sweep folder: the lock, plus the journal of an interrupted render.
+
+A render writes ``.sweepgen-journal.json`` (atomically) before it changes the first file of a sweep
+folder and deletes it after the lock is written. The journal lists the sha256 every path will have.
+When the render is killed (SIGKILL, Ctrl-C, a full disk, a name the file system refuses), the folder
+holds a mix of old and new files, and the old lock; the next render, of the new spec or of the old
+one, accepts any file whose bytes match the old lock *or* the journal as its own, finishes the job
+and deletes the journal. Nothing is rolled back and nothing needs deleting by hand; ``check`` reports
+the journal and leftover temp files as an interrupted render, and the files as stale, not as edits.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sweepgen.compile import lock
+from sweepgen.compile.pipeline import Plan
+from sweepgen.errors import Location, UserError
+from sweepgen.outtree import OutputTree
+from sweepgen.safefs import UnsafePath, unsafe_hint
+
+JOURNAL_NAME = ".sweepgen-journal.json"
+JOURNAL_VERSION = 1
+
+
+@dataclass
+class Recorded:
+    lock_bytes: bytes | None  # the lock on disk, as bytes (None: no lock)
+    lock: dict[str, Any] | None  # parsed (the plan's own lock when the bytes are identical)
+    journal: dict[str, list[str]] | None  # path -> sha256s of an interrupted render
+    shas: dict[str, set[str]] = field(default_factory=dict)  # path -> every sha256 that is sweepgen's
+
+    def accepts(self, path: str, sha: str) -> bool:
+        return sha in self.shas.get(path, ())
+
+
+def read_regular(tree: OutputTree, rel: str) -> bytes | None:
+    """The bytes of ``rel`` if it is a regular file, None if nothing is there; anything else raises."""
+    node = tree.node(rel)
+    if node.kind == "missing" or (node.blocked and node.kind == "file"):
+        return None
+    if node.kind != "file":
+        where = tree.where(node.at)
+        raise UnsafePath(
+            f"{where} is a {node.kind}" + (" where sweepgen needs a folder" if node.blocked else ""),
+            where=where,
+            kind=node.kind,
+            hint=unsafe_hint(node.kind),
+        )
+    return tree.read(rel)
+
+
+def read_recorded(tree: OutputTree, plan: Plan) -> Recorded:
+    lock_bytes = read_regular(tree, lock.LOCK_NAME)
+    previous: dict[str, Any] | None
+    if lock_bytes is None:
+        previous = None
+    elif lock_bytes == plan.lock_bytes:  # the common case: skip parsing a lock that may be 30 MB
+        previous = {"sweep": plan.spec.name, "files": plan.lock["files"]}
+    else:
+        previous = lock.read(plan.sweep_dir, plan.shown_dir)  # a regular file: checked just above
+    shas: dict[str, set[str]] = {}
+    for entry in previous["files"] if previous else ():
+        shas.setdefault(entry["path"], set()).add(entry["sha256"])
+    journal = _parse(read_regular(tree, JOURNAL_NAME), tree.where(JOURNAL_NAME))
+    for path, hashes in (journal or {}).items():
+        shas.setdefault(path, set()).update(hashes)
+    return Recorded(lock_bytes, previous, journal, shas)
+
+
+def _parse(data: bytes | None, shown: str) -> dict[str, list[str]] | None:
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data)
+        files = doc["files"]
+        ok = (
+            doc.get("journal_version") == JOURNAL_VERSION
+            and isinstance(files, dict)
+            and all(
+                isinstance(k, str) and isinstance(v, list) and all(isinstance(s, str) for s in v)
+                for k, v in files.items()
+            )
+        )
+    except (ValueError, TypeError, KeyError):
+        ok = False
+    if not ok:
+        raise UserError(
+            "the journal of an interrupted render is damaged",
+            location=Location(shown),
+            hint="sweepgen writes it atomically, so it was edited: delete it, then `sweepgen check` "
+            "shows which files differ from the lock",
+        )
+    result: dict[str, list[str]] = files
+    return result
+
+
+def journal_bytes(recorded: Recorded, plan: Plan) -> bytes:
+    """The journal for rendering ``plan`` over a folder that may hold an earlier journal (merged in,
+    so a second interruption still knows every file any earlier render wrote)."""
+    files: dict[str, set[str]] = {p: set(v) for p, v in (recorded.journal or {}).items()}
+    for f in plan.files:
+        files.setdefault(f.path, set()).add(f.sha256)
+    doc = {
+        "journal_version": JOURNAL_VERSION,
+        "sweep": plan.spec.name,
+        "files": {p: sorted(files[p]) for p in sorted(files)},
+    }
+    return (json.dumps(doc, indent=0, sort_keys=True) + "\n").encode("utf-8")

@@ -1,0 +1,271 @@
+"""Issue 12 item 6: renders are transactions. A render interrupted anywhere (SIGKILL, Ctrl-C, a fault)
+leaves a state from which the next render of the new spec or of the old one recovers without deleting
+anything by hand; ``check`` explains it; temp files are cleaned up and explained, not "orphans".
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fs_support import ENV, leftovers, snapshot, write_spec
+
+from sweepgen.cli import main
+from sweepgen.outtree import OutputTree
+
+NEW = "changed: {{ training.seed }}\n"
+JOURNAL = ".sweepgen-journal.json"
+
+
+@pytest.fixture
+def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "victim.txt").write_text("keep me\n")
+    monkeypatch.chdir(proj)
+    return proj
+
+
+def cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def green(proj: Path, files: int) -> None:
+    assert cli("check", "specs/demo.yaml") == (0, f"checked 1 spec(s), {files} generated file(s): ok\n")
+    assert leftovers(proj / "generated") == []
+
+
+def interrupt_after(monkeypatch: pytest.MonkeyPatch, writes: int, exc: BaseException) -> None:
+    """Make the ``writes``+1-th file write of the render raise ``exc`` (the journal is write 1)."""
+    real = OutputTree.write
+    count = [0]
+
+    def write(self: OutputTree, rel: str, data: bytes) -> None:
+        count[0] += 1
+        if count[0] > writes:
+            raise exc
+        real(self, rel, data)
+
+    monkeypatch.setattr(OutputTree, "write", write)
+
+
+@pytest.mark.parametrize("next_spec", ["new", "old"])
+def test_ctrl_c_half_way_then_either_spec_renders(
+    proj: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, next_spec: str
+) -> None:
+    write_spec(proj, 6)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    write_spec(proj, 8, template=NEW)
+    with monkeypatch.context() as m:
+        interrupt_after(m, 4, KeyboardInterrupt())  # journal + 3 files
+        rc, out = cli("render", "specs/demo.yaml")
+    assert rc == 130 and out.strip() == "aborted", out  # click turns Ctrl-C into Abort
+    sweep = proj / "generated/demo"
+    assert leftovers(proj / "generated") == [f"demo/{JOURNAL}"]  # no temp file left
+    assert (sweep / "seed1.yaml").read_text().endswith("changed: 1\n")  # a real mix of old and new
+    assert (sweep / "seed6.yaml").read_text().endswith("seed: 6\n")
+    rc, out = cli("check", "specs/demo.yaml")
+    assert rc == 1
+    assert f"generated/demo/{JOURNAL}: interrupted: a render did not finish" in out
+    assert "nothing needs deleting by hand" in out
+    assert "edited" not in out
+    if next_spec == "old":
+        write_spec(proj, 6)
+        rc, out = cli("check", "specs/demo.yaml")
+        assert rc == 1 and "stale" in out and "edited" not in out, out
+    rc, out = cli("render", "specs/demo.yaml")
+    assert rc == 0, out
+    green(proj, 6 if next_spec == "old" else 8)
+    assert (tmp_path / "outside/victim.txt").read_text() == "keep me\n"
+
+
+def test_a_second_interruption_still_knows_the_first_renders_files(
+    proj: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Old -> new (interrupted) -> old (interrupted) -> new: the journals merge, nothing is 'edited'."""
+    write_spec(proj, 6)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    write_spec(proj, 6, template=NEW)
+    with monkeypatch.context() as m:
+        interrupt_after(m, 4, KeyboardInterrupt())
+        assert cli("render", "specs/demo.yaml")[0] == 130
+    write_spec(proj, 6)
+    with monkeypatch.context() as m:
+        interrupt_after(m, 2, KeyboardInterrupt())  # seed1 back to old; seed2, seed3 still new
+        assert cli("render", "specs/demo.yaml")[0] == 130
+    write_spec(proj, 6, template=NEW)
+    rc, out = cli("check", "specs/demo.yaml")
+    assert rc == 1 and "edited" not in out, out
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    green(proj, 6)
+
+
+def test_a_fault_half_way_removes_its_temp_file_and_the_next_render_finishes(
+    proj: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_spec(proj, 4)
+    with monkeypatch.context() as m:
+        real = os.write
+        calls = [0]
+
+        def full_disk(fd: int, data: bytes) -> int:  # the 3rd file write hits a full disk
+            calls[0] += 1
+            if calls[0] == 4:
+                raise OSError(28, "No space left on device")
+            return real(fd, data)
+
+        m.setattr(os, "write", full_disk)
+        rc, out = cli("render", "specs/demo.yaml")
+    assert rc == 2 and "cannot write generated/demo/seed3.yaml: No space left on device" in out, out
+    assert leftovers(proj / "generated") == [f"demo/{JOURNAL}"]
+    assert sorted(os.listdir(proj / "generated/demo")) == [JOURNAL, "seed1.yaml", "seed2.yaml"]
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    green(proj, 4)
+
+
+def test_leftover_temp_files_are_explained_and_removed(proj: Path) -> None:
+    write_spec(proj, 2, output="s{{ training.seed }}/c.yaml")
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    sweep = proj / "generated/demo"
+    temps = [
+        sweep / ".sweepgen-999999-0.tmp",
+        sweep / "s1/.sweepgen-4242-7.tmp",
+        sweep / "s2/.c.yaml.sweepgen-123-0.tmp",
+    ]  # the last: the name older versions used
+    for t in temps:
+        t.write_text("half a fi")
+    (sweep / "notes.tmp").write_text("someone's\n")  # not a sweepgen temp name: an orphan, kept
+    rc, out = cli("check", "specs/demo.yaml")
+    assert rc == 1
+    for t in temps:
+        shown = t.relative_to(proj)
+        assert f"{shown}: interrupted: temporary file left by a render that did not finish" in out
+    assert "generated/demo/notes.tmp: orphan: not produced by the spec" in out
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    assert not any(t.exists() for t in temps)
+    assert (sweep / "notes.tmp").read_text() == "someone's\n"
+    rc, out = cli("check", "specs/demo.yaml")
+    assert rc == 1 and out.count("\n") == 3 and "notes.tmp: orphan" in out, out
+
+
+def test_a_damaged_journal_is_exit_2_with_a_hint(proj: Path, tmp_path: Path) -> None:
+    write_spec(proj, 2)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    (proj / "generated/demo" / JOURNAL).write_text("{not json")
+    before = snapshot(tmp_path)
+    for command in ("render", "check"):
+        rc, out = cli(command, "specs/demo.yaml")
+        assert rc == 2, out
+        assert f"generated/demo/{JOURNAL}" in out and "journal of an interrupted render is damaged" in out
+        assert "hint: sweepgen writes it atomically, so it was edited: delete it" in out
+    assert snapshot(tmp_path) == before
+
+
+def test_a_render_in_progress_holds_the_folder(proj: Path) -> None:
+    write_spec(proj, 2)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    write_spec(proj, 2, template=NEW)
+    fd = os.open(proj / "generated/demo", os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # what a running render holds
+        rc, out = cli("render", "specs/demo.yaml")
+        assert rc == 2 and "another sweepgen render is writing generated/demo" in out, out
+        (proj / "generated/demo" / JOURNAL).write_text('{"journal_version": 1, "files": {}}\n')
+        rc, out = cli("check", "specs/demo.yaml")
+        assert rc == 1 and "interrupted: a render is writing this folder right now" in out, out
+    finally:
+        os.close(fd)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    green(proj, 2)
+
+
+# -- real signals on a 10,000-file render --------------------------------------------------------
+
+N = 10_000
+
+
+def start_render(proj: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", "render", "specs/demo.yaml"],
+        cwd=proj,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def kill_when(proc: subprocess.Popen[str], ready: Callable[[], bool], sig: int) -> None:
+    deadline = time.monotonic() + 300
+    while not ready():
+        assert proc.poll() is None, f"render ended before the signal: {proc.communicate()}"
+        assert time.monotonic() < deadline, "render never reached the point to interrupt"
+        time.sleep(0.005)
+    proc.send_signal(sig)
+
+
+@pytest.mark.slow
+def test_sigkill_during_a_fresh_10000_file_render(proj: Path, tmp_path: Path) -> None:
+    write_spec(proj, N)
+    sweep = proj / "generated/demo"
+    proc = start_render(proj)
+    kill_when(proc, lambda: sweep.is_dir() and len(os.listdir(sweep)) > 200, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert (sweep / JOURNAL).exists() and not (sweep / "sweep.lock.json").exists()
+    assert 200 < len(os.listdir(sweep)) < N
+    rc, out = cli("check", "specs/demo.yaml")
+    assert rc == 1 and "interrupted: a render did not finish" in out and "edited" not in out
+    rc, out = cli("render", "specs/demo.yaml")
+    assert rc == 0, out
+    green(proj, N)
+    assert (tmp_path / "outside/victim.txt").read_text() == "keep me\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("next_spec", ["old", "new"])
+def test_sigkill_during_a_10000_file_update_then_either_spec_renders(proj: Path, next_spec: str) -> None:
+    write_spec(proj, N)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    write_spec(proj, N, template=NEW)
+    sweep = proj / "generated/demo"
+    first = sweep / "seed1.yaml"
+    proc = start_render(proj)
+    kill_when(proc, lambda: (sweep / JOURNAL).exists() and b"changed" in first.read_bytes(), signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert (sweep / JOURNAL).exists()
+    updated = sum(b"changed" in (sweep / f"seed{i}.yaml").read_bytes() for i in range(1, N + 1))
+    assert 0 < updated < N  # killed half-way: old and new files side by side
+    if next_spec == "old":
+        write_spec(proj, N)  # revert the template
+    rc, out = cli("check", "--format", "json", "specs/demo.yaml")
+    assert rc == 1 and '"kind": "edited"' not in out and '"kind": "interrupted"' in out
+    rc, out = cli("render", "specs/demo.yaml")
+    assert rc == 0, out
+    green(proj, N)
+
+
+@pytest.mark.slow
+def test_sigint_during_a_10000_file_render(proj: Path) -> None:
+    write_spec(proj, N)
+    sweep = proj / "generated/demo"
+    proc = start_render(proj)
+    kill_when(proc, lambda: sweep.is_dir() and len(os.listdir(sweep)) > 200, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip() == "aborted", err
+    assert leftovers(proj / "generated") == [f"demo/{JOURNAL}"]  # the temp file in flight was removed
+    rc, out = cli("render", "specs/demo.yaml")
+    assert rc == 0, out
+    green(proj, N)
