@@ -111,10 +111,13 @@ def check_plan(plan: Plan) -> list[Problem]:
     shown = plan.shown_dir
     current_lock = _read(os.path.join(plan.sweep_dir, lock.LOCK_NAME))
     # an up-to-date lock need not be parsed (it can be tens of MB for a large sweep)
-    previous = (
-        {"files": plan.lock["files"]} if current_lock == plan.lock_bytes else lock.read(plan.sweep_dir, shown)
-    )
-    recorded = {e["path"]: e["sha256"] for e in previous["files"]} if previous else {}
+    old_format = False
+    if current_lock == plan.lock_bytes:
+        recorded = {e["path"]: e["sha256"] for e in plan.lock["files"]}
+    else:
+        previous = lock.read(plan.sweep_dir, shown)
+        recorded = {f.path: f.sha256 for f in previous.files} if previous else {}
+        old_format = previous is not None and previous.version < lock.LOCK_VERSION
     expected = {f.path: f.data for f in plan.files}
     for path, data in expected.items():
         where = f"{shown}/{path}"
@@ -175,7 +178,16 @@ def check_plan(plan: Plan) -> list[Problem]:
                 )
             )
     lock_path = f"{shown}/{lock.LOCK_NAME}"
-    if current_lock is None:
+    if old_format:
+        problems.append(
+            Problem(
+                "lock",
+                lock_path,
+                "lock file is in the version-1 format (every resolved config in full)",
+                hint="run `sweepgen render` once: it writes the compact version-2 lock; nothing else changes",
+            )
+        )
+    elif current_lock is None:
         if expected:
             problems.append(Problem("lock", lock_path, "lock file is missing", hint="run `sweepgen render`"))
     elif current_lock != plan.lock_bytes:

@@ -13,8 +13,10 @@ from sweepgen.compile import lock
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
 from sweepgen.compile.derive import finalize
-from sweepgen.compile.expand import Expansion, expand
+from sweepgen.compile.expand import Expansion, Variant, expand
 from sweepgen.compile.gate import check_gate
+from sweepgen.compile.inputs import render_inputs
+from sweepgen.compile.parallel import render_all
 from sweepgen.compile.render import (
     RenderedFile,
     check_outputs,
@@ -67,43 +69,54 @@ def compile_loaded(spec: Spec, out_root: str) -> Plan:
     header = header_maker(spec_rel)
     template_dir = os.path.dirname(template_abs)
 
-    files: list[RenderedFile] = []
-    for variant in expansion.variants:
+    def render_one(variant: Variant) -> tuple[str, str, bytes]:
         ctx = context(variant.config, variant.context_view(), sweep)
-        run_name = variant.run_name or variant.name
         out_path = render_inline(output_t, ctx, spec, "output", variant)
         try:
             text = template.render(ctx)
         except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault
             raise template_runtime_error(err, template_dir, spec, variant) from None
-        data = header(out_path, variant.name, text).encode("utf-8")
-        files.append(RenderedFile(out_path, variant, run_name, data, sha256(data)))
+        if text.startswith("\ufeff"):  # a template saved with a BOM: the header goes first, not after it
+            text = text[1:]
+        return (
+            out_path,
+            variant.run_name or variant.name,
+            header(out_path, variant.name, text).encode("utf-8"),
+        )
+
+    files = [
+        RenderedFile(out_path, variant, run_name, data, sha256(data))
+        for variant, (out_path, run_name, data) in zip(
+            expansion.variants, render_all(render_one, expansion.variants)
+        )
+    ]
     check_outputs(files, spec)
 
     varying = varying_paths(expansion)
+    base = spec.base
     entries = [
-        {
-            "path": f.path,
-            "variant": f.variant.name,
-            "run_name": f.run_name,
-            "values": {p: v for p in varying if (v := paths.get(f.variant.config, p)) is not paths.MISSING},
-            "layers": dict(sorted(f.variant.layers.items())),
-            "config": f.variant.config,
-            "sha256": f.sha256,
-        }
+        lock.entry_for(
+            path=f.path,
+            variant=f.variant.name,
+            run_name=f.run_name,
+            sha256=f.sha256,
+            layers=dict(sorted(f.variant.layers.items())),
+            base=base,
+            config=f.variant.config,
+            touched=f.variant.touched,
+        )
         for f in files
     ]
     with open(spec.abspath, "rb") as fh:
         spec_sha = sha256(fh.read())
-    with open(template_abs, "rb") as fh:
-        template_sha = sha256(fh.read())
     resources = spec.model.resources.model_dump() if spec.model.resources is not None else None
     lock_data = lock.build(
         sweep=spec.name,
         spec=spec_rel,
         spec_sha256=spec_sha,
-        templates={_rel(template_abs, project): template_sha},
+        inputs=render_inputs(spec, template, project),
         varying=varying,
+        base=base,
         files=entries,
         resources=resources,
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from sweepgen.compile import lock
 from sweepgen.compile.pipeline import Plan
@@ -54,15 +53,17 @@ def plan_actions(plans: list[Plan]) -> list[Outcome]:
 
 def _outcome(plan: Plan) -> Outcome:
     old_lock = _read(os.path.join(plan.sweep_dir, lock.LOCK_NAME))
-    previous: dict[str, Any] | None
-    if old_lock == plan.lock_bytes:  # the common case: skip parsing a lock that may be 30 MB
-        previous = {"sweep": plan.spec.name, "files": plan.lock["files"]}
+    recorded: dict[str, str] = {}
+    if old_lock == plan.lock_bytes:  # the common case: skip parsing a lock that may be large
+        sweep: str | None = plan.spec.name
+        recorded = {e["path"]: e["sha256"] for e in plan.lock["files"]}
     else:
         previous = lock.read(plan.sweep_dir, plan.shown_dir)
-    recorded = {e["path"]: e["sha256"] for e in previous["files"]} if previous else {}
-    if previous and previous.get("sweep") != plan.spec.name:
+        sweep = previous.sweep if previous else None
+        recorded = {f.path: f.sha256 for f in previous.files} if previous else {}
+    if sweep is not None and sweep != plan.spec.name:
         raise UserError(
-            f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {previous.get('sweep')!r}",
+            f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {sweep!r}",
             location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
             hint="another sweep wrote this folder; rename one of them",
         )
