@@ -32,7 +32,13 @@ from sweepgen.errors import UserError
     show_default=True,
     help="github prints workflow annotations (::error file=…,line=…::…)",
 )
-def check(specs: tuple[str, ...], out_root: str, fmt: str) -> int:
+@click.option(
+    "--full",
+    is_flag=True,
+    help="render every spec again; by default a spec whose inputs and generated files all still have "
+    "the hashes its lock recorded is trusted without rendering",
+)
+def check(specs: tuple[str, ...], out_root: str, fmt: str, full: bool) -> int:
     """Check SPECs (default: every specs/*.yaml here): valid, and generated files up to date.
 
     Exit 0 when all is well, 1 when generated files are stale, edited, missing or orphaned,
@@ -51,7 +57,7 @@ def check(specs: tuple[str, ...], out_root: str, fmt: str) -> int:
                 "no specs given and none found in specs/*.yaml",
                 hint="run from the project root, or name the spec files",
             )
-    report = api.check(list(specs), out_root, orphan_sweeps=discovered)
+    report = api.check(list(specs), out_root, orphan_sweeps=discovered, full=full)
     if fmt == "json":
         click.echo(
             json.dumps(

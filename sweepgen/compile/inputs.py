@@ -9,6 +9,7 @@ A template whose include name is computed at render time cannot be listed; the l
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import sys
 from typing import Any
@@ -47,12 +48,14 @@ def render_inputs(spec: Spec, template: Template, project: str) -> dict[str, str
     if dynamic:
         found["<dynamic template include>"] = DYNAMIC
     schema = spec.model.schema_
-    if schema is not None:
-        source = _schema_source(spec, schema)
-        if source is None:
-            found[f"<schema {schema}>"] = DYNAMIC
-        else:
-            add(source)
+    if schema is not None and schema.endswith(".json"):
+        add(os.path.normpath(os.path.join(spec.dir, schema)))
+    elif schema is not None:
+        # keyed by module name, not path: the module may live anywhere (an installed package), and
+        # the lock must be the same bytes on every machine; its source's hash is what matters
+        module = schema.partition(":")[0]
+        source = module_source(module)
+        found[f"module:{module}"] = (file_sha256(source) if source else None) or DYNAMIC
     return found
 
 
@@ -79,9 +82,22 @@ def _template_files(template: Template) -> tuple[list[str], bool]:
     return list(seen.values()), dynamic
 
 
-def _schema_source(spec: Spec, ref: str) -> str | None:
-    if ref.endswith(".json"):
-        return os.path.normpath(os.path.join(spec.dir, ref))
-    module: Any = sys.modules.get(ref.partition(":")[0])  # imported by the schema check just before
+def module_source(name: str) -> str | None:
+    """The source file of module ``name``, found without importing it (for a check that does not
+    import); None when there is none (a namespace or built-in module)."""
+    module: Any = sys.modules.get(name)
+    if module is None:
+        cwd = os.getcwd()
+        added = cwd not in sys.path  # looked up like the schema check imports it: from the cwd too
+        if added:
+            sys.path.insert(0, cwd)
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        finally:
+            if added:
+                sys.path.remove(cwd)
+        return found.origin if found is not None and found.has_location else None
     path = getattr(module, "__file__", None)
     return path if isinstance(path, str) else None

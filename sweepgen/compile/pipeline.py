@@ -45,12 +45,14 @@ class Plan:
     lock_bytes: bytes
 
 
-def compile_spec(spec_path: str, out_root: str = "generated") -> Plan:
+def compile_spec(spec_path: str, out_root: str = "generated", *, only: frozenset[str] | None = None) -> Plan:
     spec = load_spec(spec_path)
-    return compile_loaded(spec, out_root)
+    return compile_loaded(spec, out_root, only=only)
 
 
-def compile_loaded(spec: Spec, out_root: str) -> Plan:
+def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = None) -> Plan:
+    """Validate every variant and render them; with ``only`` (variant names), render just those and
+    build no lock (``check`` re-renders the files it found edited, nothing else)."""
     out_abs = os.path.abspath(out_root)
     project = os.path.dirname(out_abs)
     spec_rel = _rel(spec.abspath, project)
@@ -84,13 +86,24 @@ def compile_loaded(spec: Spec, out_root: str) -> Plan:
             header(out_path, variant.name, text).encode("utf-8"),
         )
 
+    chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
     files = [
         RenderedFile(out_path, variant, run_name, data, sha256(data))
-        for variant, (out_path, run_name, data) in zip(
-            expansion.variants, render_all(render_one, expansion.variants)
-        )
+        for variant, (out_path, run_name, data) in zip(chosen, render_all(render_one, chosen))
     ]
     check_outputs(files, spec)
+    sweep_dir = os.path.join(out_abs, spec.name)
+    if only is not None:
+        return Plan(
+            spec=spec,
+            expansion=expansion,
+            out_root=out_abs,
+            sweep_dir=sweep_dir,
+            shown_dir=display_path(sweep_dir),
+            files=files,
+            lock={},
+            lock_bytes=b"",
+        )
 
     varying = varying_paths(expansion)
     base = spec.base
@@ -120,7 +133,6 @@ def compile_loaded(spec: Spec, out_root: str) -> Plan:
         files=entries,
         resources=resources,
     )
-    sweep_dir = os.path.join(out_abs, spec.name)
     return Plan(
         spec=spec,
         expansion=expansion,
