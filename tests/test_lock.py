@@ -48,7 +48,8 @@ def test_lock_has_the_documented_fields(grid_project):
     assert first["path"] == "seed1_b0.02.yaml" and first["variant"] == "seed1_b0.02"
     assert first["run_name"] == "grpo_seed1_b0.02"
     assert first["set"]["grpo.beta"] == 0.02 and first["set"]["seed"] == 1
-    assert first["layers"] == {"grpo.beta": "grid", "seed": "grid"}
+    assert data["layer_sets"][first["layers"]] == {"grpo.beta": "grid", "seed": "grid"}
+    assert len(data["layer_sets"]) == 1  # every grid point shares one mapping, written once
     assert first["sha256"] == sha256((grid_project / "generated/grid/seed1_b0.02.yaml").read_bytes())
     model = lock.parse(text.encode(), "x")
     assert model.values(model.files[0]) == {"grpo.beta": 0.02, "seed": 1}

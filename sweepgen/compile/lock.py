@@ -10,7 +10,8 @@ A version-1 lock (every resolved config in full) is still read.
 
 Keys are sorted and the file ends with a newline; each file entry sits on its own line so a
 re-render reads as a git diff file by file. JSON has no NaN or Infinity: such floats are written as
-``{"$float": "nan" | "inf" | "-inf"}`` and read back as floats.
+``{"$float": "nan" | "inf" | "-inf"}`` and read back as floats. Each distinct ``layers`` mapping is
+written once under ``layer_sets``; a file entry names its mapping by index.
 """
 
 from __future__ import annotations
@@ -163,6 +164,17 @@ def build(
     files: list[dict[str, Any]],
     resources: dict[str, Any] | None,
 ) -> dict[str, Any]:
+    # Variants mostly share one of a few layer mappings (every grid point has the same one): each
+    # distinct mapping is written once, and a file entry names it by its index.
+    layer_sets: list[dict[str, str]] = []
+    index: dict[str, int] = {}
+    shared = []
+    for entry in files:
+        key = json.dumps(entry["layers"], sort_keys=True)
+        if key not in index:
+            index[key] = len(layer_sets)
+            layer_sets.append(entry["layers"])
+        shared.append({**entry, "layers": index[key]})
     return {
         "lock_version": LOCK_VERSION,
         "sweepgen_version": __version__,
@@ -173,7 +185,8 @@ def build(
         "varying": varying,
         "resources": resources,
         "base": base,
-        "files": files,
+        "layer_sets": layer_sets,
+        "files": shared,
     }
 
 
@@ -327,7 +340,7 @@ def parse(raw: bytes, shown: str) -> Lock:
     data = _floats(data)
     try:
         return _model(data, version)
-    except (KeyError, TypeError, ValueError, AttributeError) as err:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
         raise _damaged(shown, f"unexpected content ({type(err).__name__}: {err})") from None
 
 
@@ -347,9 +360,15 @@ def _model(data: Mapping[str, Any], version: int) -> Lock:
     files = data["files"]
     if not isinstance(files, list):
         raise TypeError("`files` is not a list")
+    layer_sets = data.get("layer_sets", [])
+    if not isinstance(layer_sets, list) or not all(isinstance(x, dict) for x in layer_sets):
+        raise TypeError("`layer_sets` is not a list of objects")
     entries = []
     for raw in files:
         entry = _mapping(raw)
+        layers = entry.get("layers", {})
+        if type(layers) is int:
+            layers = layer_sets[layers]  # an IndexError is a damaged lock
         variant = _str(entry.get("variant", entry.get("path")))
         deleted = entry.get("deleted", [])
         if not isinstance(deleted, list) or not all(isinstance(d, str) for d in deleted):
@@ -360,7 +379,7 @@ def _model(data: Mapping[str, Any], version: int) -> Lock:
                 variant=variant,
                 run_name=_str(entry.get("run_name", variant)),
                 sha256=_str(entry["sha256"]),
-                layers=_mapping(entry.get("layers", {})),
+                layers=_mapping(layers),
                 set=_mapping(entry.get("set", {})),
                 deleted=deleted,
                 full_config=_mapping(entry["config"]) if version == 1 else None,

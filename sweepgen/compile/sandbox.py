@@ -149,6 +149,11 @@ class YamlWriter:
 
 def pyrepr(value: Any) -> str:
     """A Python literal for plain data (dict order kept)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:  # the per-leaf case, first
+        return repr(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return f'float("{value}")'
     if isinstance(value, dict):
