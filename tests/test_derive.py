@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from spec_support import HEAD, write_project
 
+from sweepgen.compile import lock
 from sweepgen.compile.api import load_and_expand
 from sweepgen.compile.pipeline import compile_spec
 from sweepgen.errors import SpecError, TemplateError, ValidationError
@@ -38,9 +39,10 @@ def test_derived_values_follow_each_variant(project):
 
 def test_derived_paths_pass_the_gate_and_reach_the_lock(project):
     plan = compile_spec(str(write_project(project, BODY, head=HEAD_RUN)))
-    entry = plan.lock["files"][0]
-    assert entry["run_name"] == "identity_s1" and entry["config"]["output_dir"] == "runs/demo/identity_s1"
-    assert "output_dir" in plan.lock["varying"] and entry["layers"]["output_dir"] == "derived"
+    model = lock.parse(plan.lock_bytes, "lock")
+    entry = model.files[0]
+    assert entry.run_name == "identity_s1" and model.config(entry)["output_dir"] == "runs/demo/identity_s1"
+    assert "output_dir" in model.varying and entry.layers["output_dir"] == "derived"
 
 
 def test_constraints_see_derived_values(project):

@@ -20,11 +20,12 @@ def test_lock_has_the_documented_fields(grid_project):
     data = json.loads(text)
     assert text.endswith("}\n")
     assert list(data) == sorted(data)
-    assert data["lock_version"] == 1 and data["sweepgen_version"] == __version__
+    assert data["lock_version"] == 2 and data["sweepgen_version"] == __version__
     assert data["sweep"] == "grid" and data["spec"] == "specs/grid.yaml"
     assert data["spec_sha256"] == sha256((grid_project / "specs/grid.yaml").read_bytes())
-    assert data["templates"] == {
-        "templates/config.yaml.j2": sha256((grid_project / "templates/config.yaml.j2").read_bytes())
+    assert data["inputs"] == {
+        "specs/grid.yaml": data["spec_sha256"],
+        "templates/config.yaml.j2": sha256((grid_project / "templates/config.yaml.j2").read_bytes()),
     }
     assert data["varying"] == ["grpo.beta", "seed"]
     assert data["resources"] == {
@@ -35,26 +36,120 @@ def test_lock_has_the_documented_fields(grid_project):
         "time": 30,
         "sbatch_extra": [],
     }
+    assert data["base"]["grpo"] == {
+        "beta": 0.04,
+        "group_size": 4,
+        "learning_rate": 1e-5,
+        "tags": ["a", "yes"],
+    }
     first = data["files"][0]
-    assert set(first) == {"path", "variant", "run_name", "values", "layers", "config", "sha256"}
+    # per file only what makes it different from the base
+    assert set(first) == {"path", "variant", "run_name", "layers", "set", "sha256"}
     assert first["path"] == "seed1_b0.02.yaml" and first["variant"] == "seed1_b0.02"
     assert first["run_name"] == "grpo_seed1_b0.02"
-    assert first["values"] == {"grpo.beta": 0.02, "seed": 1}
-    assert first["layers"] == {"grpo.beta": "grid", "seed": "grid"}
-    assert first["config"]["grpo"] == {
+    assert first["set"]["grpo.beta"] == 0.02 and first["set"]["seed"] == 1
+    assert data["layer_sets"][first["layers"]] == {"grpo.beta": "grid", "seed": "grid"}
+    assert len(data["layer_sets"]) == 1  # every grid point shares one mapping, written once
+    assert first["sha256"] == sha256((grid_project / "generated/grid/seed1_b0.02.yaml").read_bytes())
+    model = lock.parse(text.encode(), "x")
+    assert model.values(model.files[0]) == {"grpo.beta": 0.02, "seed": 1}
+    assert model.config(model.files[0])["grpo"] == {
         "beta": 0.02,
         "group_size": 4,
         "learning_rate": 1e-5,
         "tags": ["a", "yes"],
     }
-    assert first["sha256"] == sha256((grid_project / "generated/grid/seed1_b0.02.yaml").read_bytes())
+
+
+def test_every_shipped_spec_rebuilds_each_resolved_config_from_its_lock(monkeypatch):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(root)
+    specs = sorted(str(p.relative_to(root)) for p in (root / "specs").glob("*.yaml"))
+    assert len(specs) >= 7
+    for spec in specs:
+        plan = compile_spec(spec)
+        model = lock.parse(plan.lock_bytes, spec)
+        assert [f.path for f in model.files] == [f.path for f in plan.files]
+        for entry, rendered in zip(model.files, plan.files):
+            assert model.config(entry) == rendered.variant.config, (spec, entry.path)
+            assert entry.run_name == rendered.run_name and entry.sha256 == rendered.sha256
+
+
+KEY = st.sampled_from(["a", "b", "c", "d"])
+LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=3),
+    st.lists(st.integers(), max_size=2),
+)
+CONFIG = st.recursive(LEAF, lambda inner: st.dictionaries(KEY, inner, max_size=3), max_leaves=12).filter(
+    lambda t: isinstance(t, dict)
+)
+
+
+@given(CONFIG, CONFIG)
+def test_a_variant_rebuilds_from_the_base_plus_its_differences(base, variant):
+    touched = tuple((k,) for k in set(base) | set(variant))
+    entry = lock.entry_for(
+        path="f.yaml",
+        variant="v",
+        run_name="v",
+        sha256="0" * 64,
+        layers={},
+        base=base,
+        config=variant,
+        touched=touched,
+    )
+    data = lock.build(
+        sweep="s",
+        spec="s.yaml",
+        spec_sha256="",
+        inputs={},
+        varying=[],
+        base=base,
+        files=[entry],
+        resources=None,
+    )
+    model = lock.parse(lock.dumps(data).encode(), "x")
+    rebuilt = model.config(model.files[0])
+    assert json.dumps(rebuilt, sort_keys=True) == json.dumps(variant, sort_keys=True)  # NaN-safe equality
+    json.loads(lock.dumps(data), parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
+
+
+def test_non_finite_floats_are_valid_json_and_read_back(tmp_path):
+    import math
+
+    data = lock.build(
+        sweep="s",
+        spec="s.yaml",
+        spec_sha256="",
+        inputs={},
+        varying=[],
+        base={"x": math.inf, "y": [math.nan]},
+        files=[],
+        resources=None,
+    )
+    text = lock.dumps(data)
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
+    model = lock.parse(text.encode(), "x")
+    assert model.base["x"] == math.inf and math.isnan(model.base["y"][0])
 
 
 def test_resources_are_null_when_absent(grid_project):
     assert compile_spec("specs/ladder.yaml").lock["resources"] is None
 
 
-SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5))
+SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=5),
+)
 TREE = st.recursive(
     SCALAR,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),

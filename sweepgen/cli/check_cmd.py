@@ -34,8 +34,14 @@ from sweepgen.escape import line, lines
     show_default=True,
     help="github prints workflow annotations (::error file=…,line=…::…)",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="render every spec again; by default a spec whose inputs and generated files all still have "
+    "the hashes its lock recorded is trusted without rendering",
+)
 @_no_import.option
-def check(specs: tuple[str, ...], out_root: str, fmt: str, no_import: bool) -> int:
+def check(specs: tuple[str, ...], out_root: str, fmt: str, full: bool, no_import: bool) -> int:
     """Check SPECs (default: every specs/*.yaml here): valid, and generated files up to date.
 
     Exit 0 when all is well, 1 when generated files are stale, edited, missing or orphaned,
@@ -57,7 +63,7 @@ def check(specs: tuple[str, ...], out_root: str, fmt: str, no_import: bool) -> i
     from sweepgen.compile import schema
 
     with schema.no_import() if no_import else contextlib.nullcontext() as skipped:
-        report = api.check(list(specs), out_root, orphan_sweeps=discovered)
+        report = api.check(list(specs), out_root, orphan_sweeps=discovered, full=full)
     _no_import.report(skipped or [], fmt)
     if fmt == "json":
         click.echo(

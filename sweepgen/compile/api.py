@@ -67,9 +67,14 @@ def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool 
     return outcomes
 
 
-def check(spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: bool = False) -> Report:
-    """Validate specs and compare their rendering with ``out_root``; returns a ``check.Report``."""
-    return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps)
+def check(
+    spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: bool = False, full: bool = False
+) -> Report:
+    """Validate specs and compare their rendering with ``out_root``; returns a ``check.Report``.
+
+    Without ``full``, a spec whose every input and generated file still has the hash its lock
+    recorded is not rendered again (see ``sweepgen.compile.check_fast``)."""
+    return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps, full=full)
 
 
 def matrix(spec_path: str) -> tuple[Expansion, list[str]]:

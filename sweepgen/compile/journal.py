@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from sweepgen.compile import lock
 from sweepgen.compile.pipeline import Plan
@@ -28,7 +27,8 @@ JOURNAL_VERSION = 1
 @dataclass
 class Recorded:
     lock_bytes: bytes | None  # the lock on disk, as bytes (None: no lock)
-    lock: dict[str, Any] | None  # parsed (the plan's own lock when the bytes are identical)
+    sweep: str | None  # the sweep the lock on disk belongs to
+    version: int | None  # its format version
     journal: dict[str, list[str]] | None  # path -> sha256s of an interrupted render
     shas: dict[str, set[str]] = field(default_factory=dict)  # path -> every sha256 that is sweepgen's
 
@@ -54,20 +54,24 @@ def read_regular(tree: OutputTree, rel: str) -> bytes | None:
 
 def read_recorded(tree: OutputTree, plan: Plan) -> Recorded:
     lock_bytes = read_regular(tree, lock.LOCK_NAME)
-    previous: dict[str, Any] | None
-    if lock_bytes is None:
-        previous = None
-    elif lock_bytes == plan.lock_bytes:  # the common case: skip parsing a lock that may be 30 MB
-        previous = {"sweep": plan.spec.name, "files": plan.lock["files"]}
-    else:
-        previous = lock.read(plan.sweep_dir, plan.shown_dir)  # a regular file: checked just above
     shas: dict[str, set[str]] = {}
-    for entry in previous["files"] if previous else ():
-        shas.setdefault(entry["path"], set()).add(entry["sha256"])
+    sweep: str | None = None
+    version: int | None = None
+    if lock_bytes is None:
+        pass
+    elif lock_bytes == plan.lock_bytes:  # the common case: skip parsing a lock that may be large
+        sweep, version = plan.spec.name, lock.LOCK_VERSION
+        for entry in plan.lock["files"]:
+            shas.setdefault(entry["path"], set()).add(entry["sha256"])
+    else:
+        previous = lock.parse(lock_bytes, tree.where(lock.LOCK_NAME))  # the bytes checked just above
+        sweep, version = previous.sweep, previous.version
+        for f in previous.files:
+            shas.setdefault(f.path, set()).add(f.sha256)
     journal = _parse(read_regular(tree, JOURNAL_NAME), tree.where(JOURNAL_NAME))
     for path, hashes in (journal or {}).items():
         shas.setdefault(path, set()).update(hashes)
-    return Recorded(lock_bytes, previous, journal, shas)
+    return Recorded(lock_bytes, sweep, version, journal, shas)
 
 
 def _parse(data: bytes | None, shown: str) -> dict[str, list[str]] | None:

@@ -1,21 +1,156 @@
-"""``sweep.lock.json``: what ``render`` produced, so ``check``, ``run`` and ``report`` can trust it.
+"""``sweep.lock.json``: what ``render`` produced, so ``check``, ``run``, ``status`` and ``report`` can
+trust it. One typed model (``Lock``, ``LockFile``) is the only reader; every consumer goes through it.
 
-The format is fixed in docs/ARCHITECTURE.md. Keys are sorted and the file ends with a newline; each
-file entry sits on its own line so a re-render shows as a readable git diff, and a 10,000-variant
-lock is written with the C JSON encoder instead of the slow pretty printer.
+Version 2 stores the resolved base once and, per file, only what makes that variant different: the
+values it sets (``set``) and the keys it deletes (``deleted``) relative to the base, the layer that
+set each overridden path, its run name and the sha256 of its bytes. Resolved configs are rebuilt on
+read. ``inputs`` hashes everything a render read (spec, included files, templates with their Jinja
+includes, the schema's source), so ``check`` can trust an unchanged input set without re-rendering.
+A version-1 lock (every resolved config in full) is still read.
+
+Keys are sorted and the file ends with a newline; each file entry sits on its own line so a
+re-render reads as a git diff file by file. JSON has no NaN or Infinity: such floats are written as
+``{"$float": "nan" | "inf" | "-inf"}`` and read back as floats. Each distinct ``layers`` mapping is
+written once under ``layer_sets``; a file entry names its mapping by index.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from sweepgen import __version__
+from sweepgen import __version__, paths
 from sweepgen.errors import Location, UserError
 
 LOCK_NAME = "sweep.lock.json"
-LOCK_VERSION = 1
+LOCK_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+FLOAT_TAG = "$float"
+MAX_LOCK_DEPTH = 200  # a deeper lock is damaged (configs are refused far earlier)
+
+
+@dataclass
+class LockFile:
+    """One generated file: where it is, which variant it is, and what sweepgen wrote."""
+
+    path: str  # relative to the sweep folder, posix
+    variant: str
+    run_name: str
+    sha256: str
+    layers: dict[str, str]
+    set: dict[str, Any] = field(default_factory=dict)  # dotted path -> value, where it differs from the base
+    deleted: list[str] = field(default_factory=list)  # dotted paths of the base this variant removes
+    full_config: dict[str, Any] | None = None  # a version-1 lock's config, stored whole
+
+
+@dataclass
+class Lock:
+    version: int
+    sweepgen_version: str
+    sweep: str
+    spec: str
+    spec_sha256: str
+    inputs: dict[str, str]  # project-relative path -> sha256 of what the render read
+    varying: list[str]
+    resources: dict[str, Any] | None
+    base: dict[str, Any]
+    files: list[LockFile]
+
+    def config(self, entry: LockFile) -> dict[str, Any]:
+        """The resolved config of ``entry``, rebuilt from the base (shares unchanged subtrees)."""
+        if entry.full_config is not None:
+            return entry.full_config
+        config = self.base
+        for dotted in entry.deleted:
+            config = _without(config, dotted.split("."))
+        for dotted in sorted(entry.set, key=lambda p: p.count(".")):
+            config = _with(config, dotted.split("."), entry.set[dotted])
+        return config
+
+    def values(self, entry: LockFile) -> dict[str, Any]:
+        """The variant's value at each varying path (absent ones left out)."""
+        config = self.config(entry)
+        return {p: v for p in self.varying if (v := paths.get(config, p)) is not paths.MISSING}
+
+    def v1_view(self) -> dict[str, Any]:
+        """The lock as version 1 laid it out (every config in full), for readers of that shape."""
+        files = [
+            {
+                "path": f.path,
+                "variant": f.variant,
+                "run_name": f.run_name,
+                "values": self.values(f),
+                "layers": f.layers,
+                "config": self.config(f),
+                "sha256": f.sha256,
+            }
+            for f in self.files
+        ]
+        return {
+            "lock_version": self.version,
+            "sweepgen_version": self.sweepgen_version,
+            "sweep": self.sweep,
+            "spec": self.spec,
+            "spec_sha256": self.spec_sha256,
+            "varying": self.varying,
+            "resources": self.resources,
+            "files": files,
+        }
+
+
+def _with(tree: dict[str, Any], parts: list[str], value: Any) -> dict[str, Any]:
+    out = dict(tree)
+    if len(parts) == 1:
+        out[parts[0]] = value
+        return out
+    child = out.get(parts[0])
+    out[parts[0]] = _with(child if isinstance(child, dict) else {}, parts[1:], value)
+    return out
+
+
+def _without(tree: dict[str, Any], parts: list[str]) -> dict[str, Any]:
+    if parts[0] not in tree:
+        return tree
+    out = dict(tree)
+    if len(parts) == 1:
+        del out[parts[0]]
+    elif isinstance(out[parts[0]], dict):
+        out[parts[0]] = _without(out[parts[0]], parts[1:])
+    return out
+
+
+def entry_for(
+    *,
+    path: str,
+    variant: str,
+    run_name: str,
+    sha256: str,
+    layers: dict[str, str],
+    base: dict[str, Any],
+    config: dict[str, Any],
+    touched: tuple[tuple[str, ...], ...],
+) -> dict[str, Any]:
+    """A version-2 file entry: the variant's differences from the base, found under what it touched."""
+    sets: dict[str, Any] = {}
+    deleted: list[str] = []
+    for dotted in sorted(paths.diff_at(base, config, touched)):
+        value = paths.get(config, dotted)
+        if value is paths.MISSING:
+            deleted.append(dotted)
+        else:
+            sets[dotted] = value
+    entry: dict[str, Any] = {"path": path, "variant": variant, "sha256": sha256, "layers": layers}
+    if run_name != variant:
+        entry["run_name"] = run_name  # default: the variant name
+    if sets:
+        entry["set"] = sets
+    if deleted:
+        entry["deleted"] = deleted
+    return entry
 
 
 def build(
@@ -23,41 +158,66 @@ def build(
     sweep: str,
     spec: str,
     spec_sha256: str,
-    templates: dict[str, str],
+    inputs: dict[str, str],
     varying: list[str],
+    base: dict[str, Any],
     files: list[dict[str, Any]],
     resources: dict[str, Any] | None,
 ) -> dict[str, Any]:
+    # Variants mostly share one of a few layer mappings (every grid point has the same one): each
+    # distinct mapping is written once, and a file entry names it by its index.
+    layer_sets: list[dict[str, str]] = []
+    index: dict[str, int] = {}
+    shared = []
+    for entry in files:
+        key = json.dumps(entry["layers"], sort_keys=True)
+        if key not in index:
+            index[key] = len(layer_sets)
+            layer_sets.append(entry["layers"])
+        shared.append({**entry, "layers": index[key]})
     return {
         "lock_version": LOCK_VERSION,
         "sweepgen_version": __version__,
         "sweep": sweep,
         "spec": spec,
         "spec_sha256": spec_sha256,
-        "templates": templates,
+        "inputs": dict(sorted(inputs.items())),
         "varying": varying,
         "resources": resources,
-        "files": files,
+        "base": base,
+        "layer_sets": layer_sets,
+        "files": shared,
     }
 
 
 class _CachedJson:
     """``json.dumps(value, sort_keys=True, ensure_ascii=False)``, byte for byte, with mappings
-    cached by identity: resolved configs share unchanged subtrees, so each is encoded once."""
+    cached by identity (configs share unchanged subtrees, so each is encoded once), non-finite
+    floats tagged (JSON has no NaN or Infinity)."""
 
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Any, str]] = {}
-        self._encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+        self._encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
 
     def __call__(self, value: Any) -> str:
+        if isinstance(value, float) and not math.isfinite(value):
+            return self._encode({FLOAT_TAG: "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")})
+        if isinstance(value, list):
+            return "[" + ", ".join(self(v) for v in value) + "]"
         if not isinstance(value, dict):
             return self._encode(value)
         hit = self._cache.get(id(value))
         if hit is not None:
             return hit[1]
-        if not any(isinstance(v, dict) for v in value.values()) or not all(isinstance(k, str) for k in value):
-            text = self._encode(value)  # a flat mapping: one call to the C encoder is fastest
-        else:
+        if list(value) == [FLOAT_TAG]:
+            raise UserError(
+                f"a config mapping whose only key is {FLOAT_TAG!r} cannot be locked (the lock uses it "
+                "for NaN and Infinity)",
+                hint=f"rename the key {FLOAT_TAG!r}",
+            )
+        try:
+            text = self._encode(value)  # the C encoder, when nothing inside needs a tag
+        except ValueError:
             text = "{" + ", ".join(f"{self._encode(k)}: {self(value[k])}" for k in sorted(value)) + "}"
         self._cache[id(value)] = (value, text)
         return text
@@ -104,48 +264,143 @@ def read_bytes(path: str, *, folder_is_missing: bool = False) -> bytes | None:
         ) from None
 
 
-def read(sweep_dir: str, shown_dir: str) -> dict[str, Any] | None:
+def read(sweep_dir: str, shown_dir: str) -> Lock | None:
     """The lock in ``sweep_dir``, or None when there is none. A damaged lock is an error."""
     path = os.path.join(sweep_dir, LOCK_NAME)
-    shown = f"{shown_dir}/{LOCK_NAME}"
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            raw = fh.read()
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except UnicodeDecodeError as err:
+    except IsADirectoryError:
         raise UserError(
-            f"lock file is not UTF-8 text (byte {err.start})",
-            location=Location(shown),
-            hint="it is written by `sweepgen render`; restore it from git",
+            f"{shown_dir}/{LOCK_NAME} is a folder",
+            location=Location(f"{shown_dir}/{LOCK_NAME}"),
+            hint="move it away; `sweepgen render` writes the lock",
         ) from None
+    return parse(raw, f"{shown_dir}/{LOCK_NAME}")
+
+
+def _damaged(shown: str, what: str, line: int = 0, col: int = 0) -> UserError:
+    return UserError(
+        f"lock file is damaged: {what}",
+        location=Location(shown, line, col),
+        hint="it is written by `sweepgen render`: restore it from git, or render the spec again",
+    )
+
+
+def _floats(value: Any) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and FLOAT_TAG in value:
+            tag = value[FLOAT_TAG]
+            return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}.get(tag, value)
+        return {k: _floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_floats(v) for v in value]
+    return value
+
+
+def _depth(value: Any, limit: int) -> bool:
+    """True when ``value`` nests deeper than ``limit`` (checked without recursion)."""
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            todo.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            todo.extend((v, depth + 1) for v in node)
+    return False
+
+
+def parse(raw: bytes, shown: str) -> Lock:
+    """A lock file's bytes as the typed model; anything malformed is a UserError naming the file."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _damaged(shown, f"not UTF-8 text (byte {err.start})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
+        raise _damaged(shown, f"not valid JSON: {err.msg}", err.lineno, err.colno) from None
+    except RecursionError:
+        raise _damaged(shown, "nested too deeply") from None
+    if _depth(data, MAX_LOCK_DEPTH):
+        raise _damaged(shown, f"nested more than {MAX_LOCK_DEPTH} levels deep")
+    if not isinstance(data, dict):
+        raise _damaged(shown, "not a JSON object")
+    version = data.get("lock_version")
+    if type(version) is not int or version not in READABLE_VERSIONS:
         raise UserError(
-            f"lock file is not valid JSON: {err.msg}",
-            location=Location(shown, err.lineno, err.colno),
-            hint="it is written by `sweepgen render`; restore it from git",
-        ) from None
-    if (
-        not isinstance(data, dict)
-        or data.get("lock_version") != LOCK_VERSION
-        or not isinstance(data.get("files"), list)
-    ):
-        raise UserError(
-            f"lock file has an unknown format (lock_version {data.get('lock_version')!r})"
-            if isinstance(data, dict)
-            else "lock file is not a JSON object",
+            f"lock file has an unknown format (lock_version {version!r})",
             location=Location(shown),
             hint="restore it from git, or render with a matching sweepgen",
         )
-    for entry in data["files"]:
-        if (
-            not isinstance(entry, dict)
-            or not isinstance(entry.get("path"), str)
-            or not isinstance(entry.get("sha256"), str)
-        ):
-            raise UserError(
-                "lock file has a malformed file entry", location=Location(shown), hint="restore it from git"
+    data = _floats(data)
+    try:
+        return _model(data, version)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
+        raise _damaged(shown, f"unexpected content ({type(err).__name__}: {err})") from None
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _model(data: Mapping[str, Any], version: int) -> Lock:
+    files = data["files"]
+    if not isinstance(files, list):
+        raise TypeError("`files` is not a list")
+    layer_sets = data.get("layer_sets", [])
+    if not isinstance(layer_sets, list) or not all(isinstance(x, dict) for x in layer_sets):
+        raise TypeError("`layer_sets` is not a list of objects")
+    entries = []
+    for raw in files:
+        entry = _mapping(raw)
+        layers = entry.get("layers", {})
+        if type(layers) is int:
+            layers = layer_sets[layers]  # an IndexError is a damaged lock
+        variant = _str(entry.get("variant", entry.get("path")))
+        deleted = entry.get("deleted", [])
+        if not isinstance(deleted, list) or not all(isinstance(d, str) for d in deleted):
+            raise TypeError("`deleted` is not a list of paths")
+        entries.append(
+            LockFile(
+                path=_str(entry["path"]),
+                variant=variant,
+                run_name=_str(entry.get("run_name", variant)),
+                sha256=_str(entry["sha256"]),
+                layers=_mapping(layers),
+                set=_mapping(entry.get("set", {})),
+                deleted=deleted,
+                full_config=_mapping(entry["config"]) if version == 1 else None,
             )
-    return data
+        )
+    inputs = _mapping(data.get("inputs", {}))
+    if version == 1:
+        inputs = {
+            **_mapping(data.get("templates", {})),
+            _str(data.get("spec", "")): _str(data.get("spec_sha256", "")),
+        }
+    resources = data.get("resources")
+    return Lock(
+        version=version,
+        sweepgen_version=_str(data.get("sweepgen_version", "")),
+        sweep=_str(data.get("sweep", "")),
+        spec=_str(data.get("spec", "")),
+        spec_sha256=_str(data.get("spec_sha256", "")),
+        inputs={_str(k): _str(v) for k, v in inputs.items()},
+        varying=[_str(p) for p in data.get("varying", [])],
+        resources=_mapping(resources) if resources is not None else None,
+        base=_mapping(data.get("base", {})),
+        files=entries,
+    )

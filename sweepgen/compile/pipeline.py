@@ -13,8 +13,10 @@ from sweepgen.compile import lock
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
 from sweepgen.compile.derive import finalize
-from sweepgen.compile.expand import Expansion, expand
+from sweepgen.compile.expand import Expansion, Variant, expand
 from sweepgen.compile.gate import check_gate
+from sweepgen.compile.inputs import render_inputs
+from sweepgen.compile.parallel import render_all
 from sweepgen.compile.render import (
     OutputTooLarge,
     RenderedFile,
@@ -46,12 +48,14 @@ class Plan:
     lock_bytes: bytes
 
 
-def compile_spec(spec_path: str, out_root: str = "generated") -> Plan:
+def compile_spec(spec_path: str, out_root: str = "generated", *, only: frozenset[str] | None = None) -> Plan:
     spec = load_spec(spec_path, out_root)
-    return compile_loaded(spec, out_root)
+    return compile_loaded(spec, out_root, only=only)
 
 
-def compile_loaded(spec: Spec, out_root: str) -> Plan:
+def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = None) -> Plan:
+    """Validate every variant and render them; with ``only`` (variant names), render just those and
+    build no lock (``check`` re-renders the files it found edited, nothing else)."""
     out_abs = os.path.abspath(out_root)
     project = os.path.dirname(out_abs)
     spec_rel = _rel(spec.abspath, project)
@@ -70,10 +74,8 @@ def compile_loaded(spec: Spec, out_root: str) -> Plan:
     header = header_maker(spec_rel)
     template_dir = os.path.dirname(template_abs)
 
-    files: list[RenderedFile] = []
-    for variant in expansion.variants:
+    def render_one(variant: Variant) -> tuple[str, str, bytes]:
         ctx = context(variant.config, variant.context_view(), sweep)
-        run_name = variant.run_name or variant.name
         out_path = render_inline(output_t, ctx, spec, "output", variant)
         try:
             text = render_bounded(template, ctx, spec.model.limits.output_bytes)
@@ -81,40 +83,60 @@ def compile_loaded(spec: Spec, out_root: str) -> Plan:
             raise too_large(err.limit, spec, variant, out_path) from None
         except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault
             raise template_runtime_error(err, template_dir, spec, variant) from None
+        if text.startswith("\ufeff"):  # a template saved with a BOM: the header goes first, not after it
+            text = text[1:]
         data = header(out_path, variant.name, text).encode("utf-8")
         if len(data) > spec.model.limits.output_bytes:
             raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
-        files.append(RenderedFile(out_path, variant, run_name, data, sha256(data)))
+        return out_path, variant.run_name or variant.name, data
+
+    chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
+    files = [
+        RenderedFile(out_path, variant, run_name, data, sha256(data))
+        for variant, (out_path, run_name, data) in zip(chosen, render_all(render_one, chosen))
+    ]
     check_outputs(files, spec)
+    sweep_dir = os.path.join(out_abs, spec.name)
+    if only is not None:
+        return Plan(
+            spec=spec,
+            expansion=expansion,
+            out_root=out_abs,
+            sweep_dir=sweep_dir,
+            shown_dir=display_path(sweep_dir),
+            files=files,
+            lock={},
+            lock_bytes=b"",
+        )
 
     varying = varying_paths(expansion)
+    base = spec.base
     entries = [
-        {
-            "path": f.path,
-            "variant": f.variant.name,
-            "run_name": f.run_name,
-            "values": {p: v for p in varying if (v := paths.get(f.variant.config, p)) is not paths.MISSING},
-            "layers": dict(sorted(f.variant.layers.items())),
-            "config": f.variant.config,
-            "sha256": f.sha256,
-        }
+        lock.entry_for(
+            path=f.path,
+            variant=f.variant.name,
+            run_name=f.run_name,
+            sha256=f.sha256,
+            layers=dict(sorted(f.variant.layers.items())),
+            base=base,
+            config=f.variant.config,
+            touched=f.variant.touched,
+        )
         for f in files
     ]
     with open(spec.abspath, "rb") as fh:
         spec_sha = sha256(fh.read())
-    with open(template_abs, "rb") as fh:
-        template_sha = sha256(fh.read())
     resources = spec.model.resources.model_dump() if spec.model.resources is not None else None
     lock_data = lock.build(
         sweep=spec.name,
         spec=spec_rel,
         spec_sha256=spec_sha,
-        templates={_rel(template_abs, project): template_sha},
+        inputs=render_inputs(spec, template, project),
         varying=varying,
+        base=base,
         files=entries,
         resources=resources,
     )
-    sweep_dir = os.path.join(out_abs, spec.name)
     return Plan(
         spec=spec,
         expansion=expansion,

@@ -24,6 +24,8 @@ from jinja2 import BaseLoader, StrictUndefined, Undefined
 from jinja2.exceptions import TemplateRuntimeError, UndefinedError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from sweepgen.compile.jsonfilter import to_json
+
 # Arithmetic bounds: a config needs neither a 3,000-digit integer nor a 10-million-item list, and
 # without them `{{ (10**(10**8)) % 7 }}` spins for minutes and `{{ "x" * 10**10 }}` runs out of memory.
 MAX_INT_BITS = 10_000  # about 3,000 decimal digits
@@ -179,10 +181,26 @@ _BINOPS = {
 }
 
 
+_DICT_ATTRS = frozenset(dir(dict))
+
+
 class BoundedSandbox(ImmutableSandboxedEnvironment):
     """The immutable sandbox with arithmetic that cannot build unbounded values."""
 
     intercepted_binops = frozenset({"**", "*", "+", "%"})
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # Jinja looks `a.b` up as an attribute first and, on AttributeError, as an item: for a dict
+        # key that is a raised exception per lookup (1.5 million in a 150-leaf template at 10,000
+        # variants). A key that is no dict attribute cannot be found by the attribute lookup, so it is
+        # looked up as an item directly: the same result without the exception. Keys named like dict
+        # methods (`items`, `keys`, ...) and everything else take Jinja's own path, sandbox included.
+        if type(obj) is dict and attribute not in _DICT_ATTRS:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         _check_binop(operator, left, right)
@@ -275,10 +293,26 @@ def yaml_scalar(value: Any) -> str:
     if isinstance(value, str):
         if _PLAIN_STR.match(value) and value.lower() not in _YAML_WORDS:
             return value
-        return json.dumps(value, ensure_ascii=False)
+        return _YAML_UNSAFE.sub(_escape, json.dumps(value, ensure_ascii=False))
     if isinstance(value, Undefined):
         value._fail_with_undefined_error()
     raise TypeError(f"to_yaml cannot write a {type(value).__name__}")
+
+
+# Characters a YAML reader does not give back as written inside a double-quoted scalar: NEL (U+0085)
+# and the line/paragraph separators are line breaks to YAML (they read back as a space), and C1
+# controls, DEL, BOM and non-characters are not printable. \uXXXX is a valid escape in YAML 1.1 and 1.2.
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group(0)):04x}"
+
+
+def _scalar_key(value: Any) -> tuple[type, Any]:
+    """A cache key that tells apart what equality does not: 0.0 and -0.0 (and 1, 1.0, True by type)."""
+    kind = type(value)
+    return (kind, value.hex()) if kind is float else (kind, value)
 
 
 def to_yaml(value: Any, indent: int = 0) -> str:
@@ -300,7 +334,7 @@ class YamlWriter:
         self._leaf_lines: dict[tuple[int, Any, type, Any], str] = {}
 
     def _scalar(self, value: Any) -> str:
-        key = (type(value), value)
+        key = _scalar_key(value)
         text = self._scalars.get(key)
         if text is None:
             text = self._scalars[key] = yaml_scalar(value)
@@ -341,7 +375,7 @@ class YamlWriter:
                     lines.append(f"{pad}{self._scalar(str(key))}: {'{}' if isinstance(item, dict) else '[]'}")
                 continue
             # `key: scalar` lines repeat across variants; cache them whole (typed: 1, 1.0, True differ)
-            ck = (indent, key, type(item), item)
+            ck = (indent, key, *_scalar_key(item))
             line = leaf_lines.get(ck)
             if line is None:
                 line = leaf_lines[ck] = f"{pad}{self._scalar(str(key))}: {self._scalar(item)}"
@@ -361,12 +395,13 @@ class YamlWriter:
         return "\n".join(lines)
 
 
-def to_json(value: Any, indent: int | None = None) -> str:
-    return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False, default=_json_default)
-
-
 def pyrepr(value: Any) -> str:
     """A Python literal for plain data (dict order kept)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:  # the per-leaf case, first
+        return repr(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return f'float("{value}")'
     if isinstance(value, dict):
@@ -391,7 +426,10 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
         autoescape=False,
         auto_reload=False,
     )
-    env.filters.update(to_yaml=YamlWriter(), to_json=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar)
+    # tojson is Jinja's name for the same filter; ours writes plain JSON (Jinja's escapes for HTML)
+    env.filters.update(
+        to_yaml=YamlWriter(), to_json=to_json, tojson=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar
+    )
     # Jinja's own filters that grow a string by a number argument, bounded like the methods above
     for name, check in (
         ("center", _check_center_filter),

@@ -34,6 +34,11 @@ _NO_IMPORT: contextvars.ContextVar[list[tuple[Location, str]] | None] = contextv
 )
 
 
+def imports_disabled() -> bool:
+    """True inside ``no_import()``: `module:Class` schemas are skipped, not imported."""
+    return _NO_IMPORT.get() is not None
+
+
 @contextlib.contextmanager
 def no_import() -> Iterator[list[tuple[Location, str]]]:
     """Within this block, `module:Class` schemas are not imported; yields the skipped ones."""

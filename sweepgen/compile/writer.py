@@ -85,9 +85,9 @@ def _outcome(plan: Plan) -> Outcome:
         rec = read_recorded(tree, plan)
         out.recorded = rec
         out.interrupted = rec.journal is not None
-        if rec.lock and rec.lock.get("sweep") != plan.spec.name:
+        if rec.sweep is not None and rec.sweep != plan.spec.name:
             raise UserError(
-                f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {rec.lock.get('sweep')!r}",
+                f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {rec.sweep!r}",
                 location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
                 hint="another sweep wrote this folder; rename one of them",
             )
@@ -198,7 +198,7 @@ def apply(outcomes: list[Outcome]) -> None:
         assert tree is not None  # created
         with tree:
             _hold(tree)
-            recorded = out.recorded or Recorded(None, None, None)
+            recorded = out.recorded or Recorded(None, None, None, None, {})
             tree.write(JOURNAL_NAME, journal_bytes(recorded, plan))
             for rel in out.leftovers:
                 tree.remove(rel)

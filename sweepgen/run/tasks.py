@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import yamlio
+from sweepgen.compile import lock as lock_model
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.outtree import read_inside
 from sweepgen.run.base import RunTask
@@ -53,20 +54,10 @@ def read_lock(sweep_dir: Path) -> dict[str, Any]:
             location=Location(str(sweep_dir)),
             hint="run `sweepgen render SPEC` first; sweepgen only runs what it rendered and locked",
         )
-    try:
-        lock = json.loads(read_inside(str(sweep_dir), LOCK_FILE) or b"")
-    except json.JSONDecodeError as err:
-        raise ConfigError(
-            f"the lock file is not valid JSON: {err.msg}",
-            location=Location(str(path), err.lineno, err.colno),
-            hint="render the spec again with `sweepgen render SPEC`",
-        ) from err
-    if not isinstance(lock, dict) or not isinstance(lock.get("files"), list):
-        raise ConfigError(
-            "the lock file has no `files` list",
-            location=Location(str(path)),
-            hint="render the spec again with `sweepgen render SPEC`",
-        )
+    # one reader for every lock: the compile pipeline's typed model (version 1 or 2, damage reported
+    # with the path), read without following links; the run side keeps the resolved-config shape
+    parsed = lock_model.parse(read_inside(str(sweep_dir), LOCK_FILE) or b"", str(path))
+    lock = parsed.v1_view()
     return lock
 
 

@@ -1,0 +1,178 @@
+"""Benchmark: the compiler at scale, every row of the "compile at scale" goals in one table.
+
+A 150-leaf base (10 sections x 15 leaves) and a grid of N variants (2 named variants x seed x lr),
+rendered through three kinds of template:
+
+* ``tojson``: hand-written, every leaf through ``tojson`` (how real YAML/Python templates look);
+* ``python``: a Python sweep file shaped like templates/flink_sweep.py.j2 (nested constructor calls,
+  ``pyrepr`` per leaf);
+* ``to_yaml``: ``{{ config | to_yaml }}``.
+
+Each command runs as its own process (``python -m sweepgen``); wall time and peak RSS come from
+os.wait4. Rows: cold render (empty output folder), render with nothing changed, check with nothing
+changed, ``check --full``, and the lock's size.
+
+Usage (from the repo root)::
+
+    python benchmarks/bench_compile_scale.py                       # 10,000 variants, all templates
+    python benchmarks/bench_compile_scale.py --variants 100000 --templates to_yaml --repeat 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def base_sections() -> dict[str, dict[str, object]]:
+    sections: dict[str, dict[str, object]] = {
+        f"section{i}": {
+            f"key{j}": (j * 0.5 if j % 3 == 0 else (f"value{j}" if j % 3 == 1 else j)) for j in range(15)
+        }
+        for i in range(10)
+    }
+    sections["section0"]["key1"] = "identity"
+    return sections
+
+
+def spec_text(n_variants: int, template: str) -> str:
+    lines = [
+        "sweepgen: 1",
+        "name: bench",
+        f"template: ../templates/{template}",
+        f'output: "{{{{ variant.name }}}}.{"py" if template.endswith(".py.j2") else "yaml"}"',
+        "base:",
+    ]
+    for name, leaves in base_sections().items():
+        lines.append(f"  {name}:")
+        lines.extend(f"    {k}: {v!r}" if isinstance(v, str) else f"    {k}: {v}" for k, v in leaves.items())
+    per_variant = n_variants // 2
+    seeds = 100 if per_variant >= 100 else per_variant
+    lrs = max(1, per_variant // seeds)
+    lines += [
+        "variants:",
+        "  a: {}",
+        "  b: {section0.key1: shaped}",
+        "grid:",
+        f"  section1.key2: {list(range(seeds))}",
+        f"  section2.key3: {[round(1e-6 * (i + 1), 9) for i in range(lrs)]}",
+        "allow: [section0.key1]",
+        "constraints:",
+        "  - {expr: 'section3.key0 == 0.0', message: a rule evaluated for every variant}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def tojson_template() -> str:
+    out = ["# every leaf through tojson, as hand-written YAML templates do", "run: {{ variant.name }}"]
+    for name, leaves in base_sections().items():
+        out.append(f"{name}:")
+        out.extend(f"  {k}: {{{{ {name}.{k} | tojson }}}}" for k in leaves)
+    return "\n".join(out) + "\n"
+
+
+def python_template() -> str:
+    out = [
+        "from flink.sweep import Sweep, Config, Section",
+        "",
+        "sweep = Sweep(",
+        "    name={{ variant.name | pyrepr }},",
+        "    config=Config(",
+    ]
+    for name, leaves in base_sections().items():
+        out.append(f"        {name}=Section(")
+        out.extend(f"            {k}={{{{ {name}.{k} | pyrepr }}}}," for k in leaves)
+        out.append("        ),")
+    out += ["    ),", ")"]
+    return "\n".join(out) + "\n"
+
+
+TEMPLATES = {
+    "tojson": ("bench_tojson.yaml.j2", tojson_template),
+    "python": ("bench_sweep.py.j2", python_template),
+    "to_yaml": ("bench_to_yaml.yaml.j2", lambda: "run: {{ variant.name }}\n{{ config | to_yaml }}\n"),
+}
+
+
+def measure(args: list[str], cwd: Path) -> tuple[float, float, int]:
+    """(wall s, peak RSS MiB, exit code) of ``python -m sweepgen ARGS`` as its own process."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", *args],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        sys.exit(f"sweepgen {' '.join(args)} failed ({code}):\n{proc.stderr.read().decode()[-3000:]}")
+    return wall, usage.ru_maxrss / 1024, code
+
+
+def bench(kind: str, n: int, repeat: int) -> dict[str, object]:
+    filename, make = TEMPLATES[kind]
+    rows: dict[str, list[tuple[float, float, int]]] = {}
+    lock_mb = 0.0
+    for _ in range(repeat):
+        folder = Path(tempfile.mkdtemp(prefix="bench_scale_"))
+        try:
+            (folder / "specs").mkdir()
+            (folder / "templates").mkdir()
+            (folder / "templates" / filename).write_text(make())
+            (folder / "specs" / "bench.yaml").write_text(spec_text(n, filename))
+            spec = "specs/bench.yaml"
+            for label, args in (
+                ("cold render", ["render", spec]),
+                ("render, nothing changed", ["render", spec]),
+                ("check, nothing changed", ["check", spec]),
+                ("check --full", ["check", "--full", spec]),
+            ):
+                rows.setdefault(label, []).append(measure(args, folder))
+            lock_mb = (folder / "generated" / "bench" / "sweep.lock.json").stat().st_size / 1e6
+        finally:
+            shutil.rmtree(folder)  # our own temporary project only
+    return {"kind": kind, "rows": rows, "lock_mb": lock_mb}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--variants", type=int, default=10_000)
+    parser.add_argument("--templates", default="tojson,python,to_yaml")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    load = os.getloadavg()[0]
+    results = [bench(kind, args.variants, args.repeat) for kind in args.templates.split(",")]
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+        f"{args.variants} variants x 150 leaves; {args.repeat} repeat(s); load average before "
+        f"{load:.1f}, after {os.getloadavg()[0]:.1f}"
+    )
+    print("| template | measure | wall s median (min-max) | peak RSS MiB (max) |")
+    print("|---|---|---:|---:|")
+    for res in results:
+        for label, runs in res["rows"].items():  # type: ignore[attr-defined]
+            walls = sorted(r[0] for r in runs)
+            rss = max(r[1] for r in runs)
+            spread = f"{walls[0]:.2f}-{walls[-1]:.2f}"
+            print(f"| {res['kind']} | {label} | {statistics.median(walls):.2f} ({spread}) | {rss:.0f} |")
+        print(f"| {res['kind']} | lock size | {res['lock_mb']:.2f} MB | |")
+
+
+if __name__ == "__main__":
+    main()

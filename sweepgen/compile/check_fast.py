@@ -1,0 +1,91 @@
+"""``check``'s fast path: trust the lock when nothing it depends on has changed.
+
+A render records the sha256 of every input it read (spec, included files, templates with their
+Jinja includes, the schema's source) and of every file it wrote. When sweepgen's version, every
+input and every generated file still have those hashes, rendering again would give the same bytes
+and the same verdicts, so nothing is rendered. Otherwise:
+
+- an input changed (or the lock is older, from another sweepgen, or lists a dynamic include), a
+  render was interrupted, or the folder holds a link, FIFO, device or temp file: the caller renders
+  the whole spec and its full comparison reports everything (``None`` is returned);
+- only generated files changed: those files are edited by hand (their inputs did not change, so
+  they cannot be stale); exactly those variants are rendered again to show the diff.
+
+The folder is read through ``OutputTree`` like everywhere else: never through a link.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from sweepgen import __version__
+from sweepgen.compile import lock
+from sweepgen.compile.foreign import foreign_ok
+from sweepgen.compile.inputs import file_sha256, module_source
+from sweepgen.compile.journal import JOURNAL_NAME, read_regular
+from sweepgen.compile.schema import imports_disabled
+from sweepgen.compile.spec import display_path, load_spec
+from sweepgen.errors import SweepgenError
+from sweepgen.outtree import OutputTree
+from sweepgen.safefs import TEMP_NAME
+
+Finding = tuple[str, str, str, bytes | None]  # (kind, path in the sweep folder, variant, bytes on disk)
+
+
+def fast_check(spec_path: str, out_root: str) -> tuple[str, str, int, list[Finding]] | None:
+    """``(sweep name, shown sweep folder, files, findings)`` decided from hashes, or None when the
+    spec must be rendered. Findings are ``edited`` | ``missing`` | ``orphan``."""
+    try:
+        spec = load_spec(spec_path, out_root)
+        sweep_dir = os.path.join(os.path.abspath(out_root), spec.name)
+        shown = display_path(sweep_dir)
+        tree = OutputTree.open(*os.path.split(sweep_dir), shown, create=False)
+        if tree is None:
+            return None
+        with tree:
+            return _decide(spec.name, spec.abspath, out_root, tree, shown)
+    except (SweepgenError, OSError):
+        return None  # the full path reports it, with its location
+
+
+def _decide(
+    name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: str
+) -> tuple[str, str, int, list[Finding]] | None:
+    raw = read_regular(tree, lock.LOCK_NAME)
+    if raw is None or read_regular(tree, JOURNAL_NAME) is not None:
+        return None
+    recorded = lock.parse(raw, tree.where(lock.LOCK_NAME))
+    if recorded.version != lock.LOCK_VERSION or recorded.sweepgen_version != __version__:
+        return None
+    project = os.path.dirname(os.path.abspath(out_root))
+    if recorded.spec != os.path.relpath(spec_abs, project).replace(os.sep, "/"):
+        return None
+    for rel, digest in recorded.inputs.items():
+        if rel.startswith("module:") and imports_disabled():
+            return None  # the full path reports the schema check as skipped, loudly
+        if rel.startswith("module:"):
+            source = module_source(rel.removeprefix("module:"))
+            now = file_sha256(source) if source else None
+        else:
+            now = file_sha256(os.path.join(project, rel))
+        if now != digest:
+            return None
+    on_disk: dict[str, str] = dict(tree.walk())
+    if any(kind != "file" for kind in on_disk.values()):
+        return None  # links, FIFOs, devices: the full comparison reports them as unsafe
+    if any(TEMP_NAME.fullmatch(p.rpartition("/")[2]) for p in on_disk):
+        return None
+    findings: list[Finding] = []
+    for entry in recorded.files:
+        if entry.path not in on_disk:
+            findings.append(("missing", entry.path, entry.variant, None))
+            continue
+        data = tree.read(entry.path)
+        if hashlib.sha256(data).hexdigest() != entry.sha256:
+            findings.append(("edited", entry.path, entry.variant, data))
+    listed = {f.path for f in recorded.files} | {lock.LOCK_NAME}
+    foreign = [p for p in on_disk if p not in listed]
+    allowed = foreign_ok(os.path.join(os.path.abspath(out_root), name), foreign)
+    findings.extend(("orphan", p, "", None) for p in foreign if p not in allowed)
+    return name, shown, len(recorded.files), findings

@@ -1,0 +1,63 @@
+"""Files beside generated output that are not orphans: what tools make on their own, and what git
+ignores.
+
+Importing a generated Python config makes ``__pycache__/x.cpython-311.pyc``; macOS writes
+``.DS_Store``; editors leave swap and backup files. None of them is a stale output or a hand-made
+file that someone expects sweepgen to own, so ``check`` leaves them alone, as it leaves alone
+whatever the repository's ``.gitignore`` files ignore (asked of git itself, which knows every rule:
+nested ignore files, negations, ``info/exclude``, the global excludes file). Everything else in a
+generated folder that the lock does not list is still an orphan.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import subprocess
+
+# (a path component pattern) tools create without being asked
+TOOL_PATTERNS = (
+    "__pycache__",
+    "*.pyc",
+    "*.pyo",
+    ".DS_Store",
+    "Thumbs.db",
+    ".*.swp",
+    ".*.swo",
+    ".*.swx",
+    "*~",
+    ".#*",
+    "#*#",
+)
+
+
+def is_tool_file(rel: str) -> bool:
+    """True for a path (relative, posix) with a component tools create on their own."""
+    return any(fnmatch.fnmatchcase(part, pattern) for part in rel.split("/") for pattern in TOOL_PATTERNS)
+
+
+def git_ignored(folder: str, rels: list[str]) -> set[str]:
+    """The paths among ``rels`` (relative to ``folder``) that git ignores there; empty outside git."""
+    if not rels or shutil.which("git") is None:
+        return set()
+    try:
+        done = subprocess.run(
+            ["git", "-C", folder, "check-ignore", "-z", "--stdin"],
+            input="\0".join(rels) + "\0",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    if done.returncode not in (0, 1):  # 128: not a git work tree (or git failed): nothing is ignored
+        return set()
+    return {p for p in done.stdout.split("\0") if p}
+
+
+def foreign_ok(folder: str, rels: list[str]) -> set[str]:
+    """The paths among ``rels`` that are not orphans: tool files and git-ignored files."""
+    tools = {r for r in rels if is_tool_file(r)}
+    rest = [r for r in rels if r not in tools]
+    return tools | git_ignored(os.path.abspath(folder), rest)

@@ -1,0 +1,105 @@
+"""Every file a render read, with its sha256: the spec, its included base files, the template and
+the templates it includes, imports or extends, and the schema's source. The lock records them so
+``check`` can tell, without rendering, that nothing a render depends on has changed.
+
+A template whose include name is computed at render time cannot be listed; the lock then records
+``"<dynamic>"`` for it, which never matches, so ``check`` always re-renders such a spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from typing import Any
+
+from jinja2 import Template, meta
+
+from sweepgen.compile.spec import Spec
+
+DYNAMIC = "<dynamic>"  # a hash no file can have: the fast path never trusts this input
+
+
+def file_sha256(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def render_inputs(spec: Spec, template: Template, project: str) -> dict[str, str]:
+    """``{project-relative path: sha256}`` of everything the render of ``spec`` read."""
+    found: dict[str, str] = {}
+
+    def add(path: str, digest: str | None = None) -> None:
+        rel = os.path.relpath(path, project).replace(os.sep, "/")
+        found[rel] = digest if digest is not None else (file_sha256(path) or DYNAMIC)
+
+    add(spec.abspath)
+    raw = spec.model.base
+    if isinstance(raw.get("include"), list):
+        for inc in raw["include"]:
+            add(os.path.normpath(os.path.join(spec.dir, inc)))
+    files, dynamic = _template_files(template)
+    for path in files:
+        add(path)
+    if dynamic:
+        found["<dynamic template include>"] = DYNAMIC
+    schema = spec.model.schema_
+    if schema is not None and schema.endswith(".json"):
+        add(os.path.normpath(os.path.join(spec.dir, schema)))
+    elif schema is not None:
+        # keyed by module name, not path: the module may live anywhere (an installed package), and
+        # the lock must be the same bytes on every machine; its source's hash is what matters
+        module = schema.partition(":")[0]
+        # a schema skipped under --no-import was never checked: record an input no file matches, so
+        # a later `check` renders (and validates) instead of trusting this lock
+        source = module_source(module) if module in sys.modules else None
+        found[f"module:{module}"] = (file_sha256(source) if source else None) or DYNAMIC
+    return found
+
+
+def _template_files(template: Template) -> tuple[list[str], bool]:
+    """The template's file and every template it includes, imports or extends, recursively; and
+    whether some include name is computed at render time (and so cannot be listed)."""
+    env = template.environment
+    loader = env.loader
+    assert loader is not None and template.name is not None  # loaded from a file by render.py
+    seen: dict[str, str] = {}
+    dynamic = False
+    todo = [template.name]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        source, filename, _ = loader.get_source(env, name)
+        seen[name] = filename or name
+        for ref in meta.find_referenced_templates(env.parse(source)):
+            if ref is None:
+                dynamic = True
+            else:
+                todo.append(ref)
+    return list(seen.values()), dynamic
+
+
+def module_source(name: str) -> str | None:
+    """The source file of module ``name``, found without importing it (for a check that does not
+    import); None when there is none (a namespace or built-in module)."""
+    module: Any = sys.modules.get(name)
+    if module is None:
+        cwd = os.getcwd()
+        added = cwd not in sys.path  # looked up like the schema check imports it: from the cwd too
+        if added:
+            sys.path.insert(0, cwd)
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        finally:
+            if added:
+                sys.path.remove(cwd)
+        return found.origin if found is not None and found.has_location else None
+    path = getattr(module, "__file__", None)
+    return path if isinstance(path, str) else None

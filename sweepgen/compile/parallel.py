@@ -1,0 +1,101 @@
+"""Rendering every variant's file, across processes above a size threshold.
+
+Output is byte-identical and the error raised is the same (the first in variant order) whatever the
+number of workers: workers render contiguous chunks in variant order, each stops at its first
+error, and the parent takes the results in chunk order, so the lowest failing variant wins.
+Workers are forked after the whole compile state is built, so they share it copy-on-write and
+nothing but the rendered bytes (or an error's fields) crosses a pipe.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sweepgen import errors
+from sweepgen.compile.expand import Variant
+
+PARALLEL_MIN = 2000  # variants; below this, starting processes costs more than it saves
+WORKERS_ENV = "SWEEPGEN_WORKERS"  # force a worker count (1 = serial), e.g. to compare outputs
+
+Rendered = tuple[str, str, bytes]  # (output path, run name, bytes)
+RenderOne = Callable[[Variant], Rendered]
+
+
+@dataclass
+class _Failure:
+    index: int
+    kind: str  # a sweepgen error class name, or "bug"
+    fields: dict[str, Any]
+
+
+_JOB: tuple[RenderOne, Sequence[Variant]] | None = None  # set in the parent before forking
+
+
+def worker_count(n_variants: int) -> int:
+    forced = os.environ.get(WORKERS_ENV, "")
+    if forced:
+        if not forced.isdigit() or int(forced) < 1:
+            raise errors.UserError(
+                f"{WORKERS_ENV}={forced!r} is not a positive number",
+                hint=f"unset it, or set e.g. {WORKERS_ENV}=2",
+            )
+        return int(forced)
+    if n_variants < PARALLEL_MIN or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def render_all(render_one: RenderOne, variants: Sequence[Variant]) -> list[Rendered]:
+    """Every variant rendered, in order; raises the first variant's error in variant order."""
+    workers = min(worker_count(len(variants)), max(1, len(variants)))
+    if workers == 1:
+        return [render_one(v) for v in variants]
+    global _JOB
+    chunks = _chunks(len(variants), workers * 4)
+    _JOB = (render_one, variants)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_render_chunk, chunks, chunksize=1)
+    finally:
+        _JOB = None
+    out: list[Rendered] = []
+    for part in parts:
+        if isinstance(part, _Failure):
+            raise _rebuild(part)
+        out.extend(part)
+    return out
+
+
+def _chunks(n: int, pieces: int) -> list[tuple[int, int]]:
+    step = -(-n // pieces)
+    return [(i, min(n, i + step)) for i in range(0, n, step)]
+
+
+def _render_chunk(bounds: tuple[int, int]) -> list[Rendered] | _Failure:
+    assert _JOB is not None  # set before the fork
+    render_one, variants = _JOB
+    out = []
+    for i in range(*bounds):
+        try:
+            out.append(render_one(variants[i]))
+        except errors.SweepgenError as err:
+            fields = {"message": err.message, "location": err.location, "key": err.key, "hint": err.hint}
+            return _Failure(i, type(err).__name__, fields)
+        except Exception:  # noqa: BLE001 - a bug: carried to the parent with its traceback
+            return _Failure(i, "bug", {"traceback": traceback.format_exc()})
+    return out
+
+
+def _rebuild(failure: _Failure) -> Exception:
+    if failure.kind == "bug":
+        return RuntimeError(
+            f"rendering variant #{failure.index} failed in a worker:\n{failure.fields['traceback']}"
+        )
+    cls = getattr(errors, failure.kind)
+    fields = failure.fields
+    return cls(fields["message"], location=fields["location"], key=fields["key"], hint=fields["hint"])  # type: ignore[no-any-return]
