@@ -90,6 +90,7 @@ def compile_loaded(spec: Spec, out_root: str) -> Plan:
             "layers": dict(sorted(f.variant.layers.items())),
             "config": f.variant.config,
             "sha256": f.sha256,
+            **({"run_dir": f.variant.run_dir} if f.variant.run_dir is not None else {}),
         }
         for f in files
     ]

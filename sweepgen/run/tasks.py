@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.run.base import RunTask
+from sweepgen.run.base import SUMMARY_FILE, RunTask
 
 LOCK_FILE = "sweep.lock.json"
 PLACEHOLDERS = ("config", "run_dir", "name", "variant")
@@ -141,14 +141,39 @@ def check_bundled_trainer() -> None:
         )
 
 
-def load_sweep(sweep_dir: Path, *, command: Sequence[str] | None = None) -> Sweep:
-    """Read the lock, check every generated file against it, and build one task per file."""
+def parse_done_file(done_file: str | None, command: Sequence[str] | None) -> str | None:
+    """``--done-file``: a file name inside the run directory that a finished run must leave, on top
+    of exit 0. Only for --command: the bundled trainer's done file is always summary.json."""
+    if done_file is None:
+        return None
+    if command is None:
+        raise UserError(
+            "--done-file is for a trainer given with --command",
+            hint="the bundled trainer always leaves summary.json; drop --done-file",
+        )
+    path = Path(done_file)
+    if not done_file or path.is_absolute() or ".." in path.parts or done_file.endswith("/"):
+        raise UserError(
+            f"--done-file {done_file!r} must be a file path inside the run directory",
+            hint="e.g. --done-file metrics.csv or --done-file final/model.safetensors",
+        )
+    return path.as_posix()
+
+
+def load_sweep(
+    sweep_dir: Path, *, command: Sequence[str] | None = None, done_file: str | None = None
+) -> Sweep:
+    """Read the lock, check every generated file against it, and build one task per file.
+
+    ``command`` None runs the bundled trainer, whose proof of success is summary.json; a foreign
+    ``command`` succeeds on exit 0, and also needs ``done_file`` in its run directory when given."""
     lock = read_lock(sweep_dir)
     lock_path = sweep_dir / LOCK_FILE
     tasks: list[RunTask] = []
     seen_dirs: dict[Path, str] = {}
+    proof = SUMMARY_FILE if command is None else done_file
     for i, entry in enumerate(lock["files"]):
-        task = _task(sweep_dir, lock_path, i, entry, command)
+        task = _task(sweep_dir, lock_path, i, entry, command, proof)
         other = seen_dirs.get(task.run_dir)
         if other is not None:
             raise ConfigError(
@@ -161,7 +186,14 @@ def load_sweep(sweep_dir: Path, *, command: Sequence[str] | None = None) -> Swee
     return Sweep(sweep_dir, lock, tasks)
 
 
-def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequence[str] | None) -> RunTask:
+def _task(
+    sweep_dir: Path,
+    lock_path: Path,
+    i: int,
+    entry: Any,
+    command: Sequence[str] | None,
+    done_file: str | None,
+) -> RunTask:
     where = Location(str(lock_path))
     if not isinstance(entry, dict) or not {"path", "variant", "config", "sha256"} <= entry.keys():
         raise ConfigError(
@@ -186,7 +218,7 @@ def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequenc
         )
     config = entry["config"]
     name = str(entry.get("run_name") or entry["variant"])
-    run_dir = run_dir_of(config_path, data, config)
+    run_dir = run_dir_of(config_path, data, config, entry.get("run_dir"))
     fields = {
         "config": config_path.as_posix(),
         "run_dir": run_dir.as_posix(),
@@ -210,15 +242,27 @@ def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequenc
         values=dict(entry.get("values") or {}),
         config=config,
         fingerprint=config_fingerprint(config_path, data),
+        done_file=done_file,
     )
 
 
-def run_dir_of(config_path: Path, data: bytes, config: Any) -> Path:
-    """Where a run writes: the ``output_dir`` the trainer will read. For a YAML config that is the
-    rendered file's own value (a template may compute it, e.g. from the run name, so it can differ
-    from the lock's resolved config); for other files (sbatch scripts…) the resolved config's."""
+def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: Any = None) -> Path:
+    """Where a run writes: the spec's ``run_dir`` template, rendered into the lock entry, when it has
+    one; else the ``output_dir`` the trainer will read. For a YAML config that is the rendered
+    file's own value (a template may compute it, e.g. from the run name, so it can differ from the
+    lock's resolved config); for other files (sbatch scripts…) the resolved config's."""
     where = Location(str(config_path))
-    hint = "sweepgen run needs output_dir (relative to where you run it) as the run directory"
+    hint = (
+        "sweepgen run needs the run directory (relative to where you run it): an output_dir in the "
+        "config, or a `run_dir` template in the spec, e.g. "
+        'run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"'
+    )
+    if run_dir is not None:
+        if not isinstance(run_dir, str) or not run_dir:
+            raise ConfigError(
+                "the lock entry's run_dir is not a path", location=where, hint="render the spec again"
+            )
+        return Path(run_dir)
     if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
         try:
             rendered = yaml.safe_load(data)
