@@ -67,7 +67,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     args = p.parse_args(argv)
     if (args.finetune == "lora") != (args.lora_rank is not None and args.lora_alpha is not None):
         p.error("--finetune lora needs --lora_rank and --lora_alpha, and full takes neither")
-    if args.lora_rank is not None and not 1 <= args.lora_rank:
+    if args.lora_rank is not None and args.lora_rank < 1:
         p.error("--lora_rank must be at least 1")
     for name in ("limit", "eval_limit", "eval_every", "steps", "batch_size"):
         if getattr(args, name) < 1:
@@ -123,9 +123,9 @@ class Model:
     def grad_v(self, grad_w: list[float]) -> list[float]:
         if self.basis is None:
             return grad_w
-        return [
-            self.scale * sum(self.basis[i][j] * grad_w[i] for i in range(FEATURES)) for j in range(len(self.v))
-        ]
+        basis = self.basis
+        rank = range(len(self.v))
+        return [self.scale * sum(basis[i][j] * grad_w[i] for i in range(FEATURES)) for j in rank]
 
 
 def margin(w: list[float], pair: Pair) -> float:
