@@ -66,7 +66,7 @@ def test_a_foreign_trainer_runs_reports_and_reruns_only_its_failed_run(tmp_path,
 
     report = cli("report", "generated/csv", "--metric", "acc", "--mode", "max", "--no-plot")
     assert report.exit_code == 0, report.output
-    rows = {r["run"]: r for r in csv.DictReader(open("runs/csv/report.csv"))}
+    rows = {r["run"]: r for r in csv.DictReader(Path("runs/csv/report.csv").read_text().splitlines())}
     assert list(rows) == ["lr1", "lr2", "flaky", "nometric"]  # nobody dropped
     # lr1: acc 0.6, 0.7, 0.8, then 0.9 - 0.15 at its last step 4: best 0.8 at step 3
     assert float(rows["lr1"]["best_acc"]) == 0.8 and rows["lr1"]["at_step"] == "3"
@@ -76,7 +76,7 @@ def test_a_foreign_trainer_runs_reports_and_reruns_only_its_failed_run(tmp_path,
     assert "best run by best_acc (max is better): lr1 = 0.800 at step 3" in report.stdout
 
     final = cli("report", "generated/csv", "--metric", "loss", "--mode", "min", "--at", "final", "--no-plot")
-    rows = {r["run"]: r for r in csv.DictReader(open("runs/csv/report.csv"))}
+    rows = {r["run"]: r for r in csv.DictReader(Path("runs/csv/report.csv").read_text().splitlines())}
     assert final.exit_code == 0 and float(rows["lr1"]["final_loss"]) == 0.25
 
     again = cli("run", "generated/csv", "--command", COMMAND, "--rerun-failed")
