@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from slurm_cluster import slurm_cluster  # noqa: F401 - the session fixture
 
 from sweepgen.cli import main
 
@@ -85,9 +86,9 @@ def test_the_ladder_runs_locally_and_reports_eval_accuracy(ladder):
 
 @pytest.mark.slurm
 @pytest.mark.slow
-def test_the_ladder_runs_on_slurm_and_reports_eval_accuracy(ladder, request):
+@pytest.mark.usefixtures("slurm_cluster")
+def test_the_ladder_runs_on_slurm_and_reports_eval_accuracy(ladder):
     pytest.importorskip("submitit")
-    request.getfixturevalue("slurm_cluster")
 
     lock_path = Path("generated/rm_ablation/sweep.lock.json")
     lock = json.loads(lock_path.read_text())
