@@ -12,6 +12,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # Pin torch first: the CPU build 2.13.0 is what this project is tested with; an unpinned torch
   # would pull several GB of CUDA wheels. On a GPU machine, install your CUDA torch before this.
   .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q torch==2.13.0 >&2
-  .venv/bin/python -m pip install -q -e '.[train,slurm,dev]' >&2
+  .venv/bin/python -m pip install -q -e '.[train,slurm,track,dev]' >&2
   echo "$want" > "$stamp"
 fi
