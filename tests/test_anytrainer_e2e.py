@@ -107,3 +107,61 @@ def test_run_help_says_when_a_run_is_finished():
     text = cli("run", "--help").output
     assert "it exited 0, and left --done-file if one is given" in text
     assert "run_dir" in text and "--rerun-failed" in text
+
+
+def test_a_foreign_run_stopped_by_sweepgen_is_cancelled_even_if_it_exits_0(tmp_path, monkeypatch):
+    """Exit 0 proves nothing about a run sweepgen stopped: a trainer may treat SIGTERM as "done"."""
+    from sweepgen.run.base import ExecutorOptions, RunState
+    from sweepgen.run.local import LocalExecutor
+    from sweepgen.run.tasks import load_sweep, parse_command
+
+    monkeypatch.chdir(tmp_path)
+    configs = {
+        "slow": {"output_dir": "runs/csv/slow", "csv": {"steps": 50, "sleep": 0.2, "exit_0_on_sigterm": True}}
+    }
+    make_config_sweep(tmp_path, configs, sweep="csv", values={})
+    sweep = load_sweep(Path("generated/csv"), command=parse_command(COMMAND))
+    ex = LocalExecutor(ExecutorOptions(sweep_dir=Path("generated/csv"), lock=sweep.lock, stop_timeout_s=10))
+    ex.start(sweep.tasks)
+    while not Path("runs/csv/slow/metrics.csv").is_file():
+        ex.poll()
+    ex.cancel()
+    final = ex.poll()["slow"]
+    assert final.exit_code == 0 and final.state is RunState.CANCELLED
+    assert status("slow")["state"] == "cancelled"
+    assert cli("status", "generated/csv").exit_code == 1  # and `status` agrees
+
+
+def test_a_spec_run_dir_template_places_the_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("templates").mkdir()
+    Path("templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    Path("specs").mkdir()
+    spec = (
+        "sweepgen: 1\nname: rd\ntemplate: ../templates/t.yaml.j2\noutput: '{{ variant.name }}.yaml'\n"
+        "run_name: 'lr{{ lr }}'\nrun_dir: 'out/{{ sweep.name }}/{{ variant.run_name }}'\n"
+        "base: {lr: 1, csv: {steps: 2}}\ngrid: {lr: [1, 2]}\n"
+    )
+    Path("specs/rd.yaml").write_text(spec)
+    assert cli("render", "specs/rd.yaml").exit_code == 0
+    lock = json.loads(Path("generated/rd/sweep.lock.json").read_text())
+    assert [e["run_dir"] for e in lock["files"]] == ["out/rd/lr1", "out/rd/lr2"]
+    # the trainer is told where through {run_dir}; its config has no output_dir at all
+    Path("t.py").write_text(
+        "import pathlib, sys\n"
+        "d = pathlib.Path(sys.argv[1])\n"
+        "d.mkdir(parents=True, exist_ok=True)\n"
+        "(d / 'metrics.csv').write_text('step,acc\\n1,0.5\\n')\n"
+    )
+    command = f"{shlex.quote(sys.executable)} t.py {{run_dir}} {{config}}"
+    result = cli("run", "generated/rd", "--command", command)
+    assert result.exit_code == 0, result.output
+    assert json.loads(Path("out/rd/lr2/sweepgen_status.json").read_text())["state"] == "finished"
+    assert (Path("out/rd/lr1") / "run.log").is_file()
+    report = cli("report", "generated/rd", "--metric", "acc", "--no-plot")
+    assert report.exit_code == 0 and Path("out/rd/report.csv").is_file()
+
+    for bad, message in (("'../{{ variant.name }}'", "not a relative path"), ("'out/same'", "same run_dir")):
+        Path("specs/rd.yaml").write_text(spec.replace("'out/{{ sweep.name }}/{{ variant.run_name }}'", bad))
+        result = cli("render", "specs/rd.yaml")
+        assert result.exit_code == 2 and message in result.stderr and "specs/rd.yaml:6:" in result.stderr

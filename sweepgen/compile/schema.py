@@ -88,7 +88,8 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
             continue  # set by the class itself, never by a config
         required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         fields[f.name] = Required[hints[f.name]] if required else NotRequired[hints[f.name]]
-    shape: Any = TypedDict(cls.__name__, fields)  # type: ignore[operator]
+    make_typed_dict: Any = TypedDict  # built at run time from the dataclass's fields
+    shape: Any = make_typed_dict(cls.__name__, fields)
     shape.__pydantic_config__ = ConfigDict(extra="forbid", strict=True)
     try:
         adapter = TypeAdapter(shape)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,7 +75,7 @@ def _step(value: object) -> int | None:
     return None
 
 
-def _collect(rows: list[Mapping[str, object]]) -> dict[str, Points]:
+def _collect(rows: Sequence[Mapping[str, object]]) -> dict[str, Points]:
     series: dict[str, dict[int, float]] = {}
     for row in rows:
         step = _step(row.get("step"))
@@ -125,7 +125,7 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     if not dirs:
         return {}
     try:
-        from tensorboard.backend.event_processing import event_accumulator
+        from tensorboard.backend.event_processing import event_accumulator  # type: ignore[import-untyped]
     except ImportError:
         raise UserError(
             f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT

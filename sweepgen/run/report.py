@@ -205,7 +205,7 @@ def _entry(sweep_dir: Path, entry: Any) -> tuple[str, Path, dict, str]:
             location=Location(str(sweep_dir / LOCK_FILE)),
             hint="render the spec again with `sweepgen render SPEC`",
         ) from None
-    run_dir = run_dir_of(config_path, data, entry.get("config"))
+    run_dir = run_dir_of(config_path, data, entry.get("config"), entry.get("run_dir"))
     name = str(entry.get("run_name") or entry["variant"])
     return name, run_dir, dict(entry.get("values") or {}), config_fingerprint(config_path, data)
 
