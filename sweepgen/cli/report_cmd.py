@@ -216,6 +216,13 @@ def report(
         else None
     )
     out.print(_runs_table(rep.rows(result), result.varying, title=f"report: {directory}", measured=measured))
+    if metric is None and not any(r.summary for r in result.finished):
+        logged = rep.logged_metrics(result)
+        err.print(
+            "note: no run has the bundled trainer's summary.json; report a metric the runs logged with "
+            "--metric NAME" + (f" (logged: {', '.join(logged[:12])})" if logged else ""),
+            markup=False,
+        )
     if metric:
         best = rep.best_run(result)
         if best is None:

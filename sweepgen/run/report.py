@@ -352,6 +352,17 @@ def metric_rows(report: Report) -> list[dict[str, Any]]:
     return out
 
 
+def logged_metrics(report: Report) -> list[str]:
+    """The metric names the finished runs logged in metrics.jsonl/metrics.csv, for a hint."""
+    return metrics.names(
+        {
+            f"{r.name}:{k}": v
+            for r in report.finished
+            for k, v in metrics.read_all(r.run_dir, tensorboard=False).items()
+        }
+    )
+
+
 def best_run(report: Report) -> RunRecord | None:
     """The finished run with the best objective value (metric objectives only)."""
     scored = [r for r in report.finished if r.score.value is not None]
