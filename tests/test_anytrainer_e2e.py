@@ -171,6 +171,13 @@ def test_a_spec_run_dir_template_places_the_runs(tmp_path, monkeypatch):
     report = cli("report", "generated/rd", "--metric", "acc", "--no-plot")
     assert report.exit_code == 0 and Path("out/rd/report.csv").is_file()
 
+    # a config that names another output_dir would send the trainer elsewhere: refused
+    Path("specs/rd.yaml").write_text(spec.replace("base: {lr: 1,", "base: {output_dir: elsewhere, lr: 1,"))
+    assert cli("render", "specs/rd.yaml").exit_code == 0
+    result = cli("run", "generated/rd", "--command", command)
+    assert result.exit_code == 2
+    assert "the spec's run_dir 'out/rd/lr1' and the config's output_dir 'elsewhere' differ" in result.stderr
+
     for bad, message in (("'../{{ variant.name }}'", "not a relative path"), ("'out/same'", "same run_dir")):
         Path("specs/rd.yaml").write_text(spec.replace("'out/{{ sweep.name }}/{{ variant.run_name }}'", bad))
         result = cli("render", "specs/rd.yaml")

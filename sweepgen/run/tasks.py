@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 import shlex
 import string
 import sys
@@ -262,6 +263,7 @@ def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: Any = None)
             raise ConfigError(
                 "the lock entry's run_dir is not a path", location=where, hint="render the spec again"
             )
+        _same_as_output_dir(config_path, data, config, run_dir)
         return Path(run_dir)
     if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
         try:
@@ -281,6 +283,27 @@ def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: Any = None)
     if not isinstance(output_dir, str) or not output_dir:
         raise ConfigError(f"the {source} has no output_dir", location=where, key="output_dir", hint=hint)
     return Path(output_dir)
+
+
+def _same_as_output_dir(config_path: Path, data: bytes, config: Any, run_dir: str) -> None:
+    """A config that also names an output_dir must name the same folder as the spec's run_dir, or
+    the trainer would write where run.log, the status file and `report` do not look."""
+    output_dir = config.get("output_dir") if isinstance(config, dict) else None
+    if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
+        try:
+            rendered = yaml.safe_load(data)
+        except yaml.YAMLError:
+            rendered = None
+        if isinstance(rendered, dict) and "output_dir" in rendered:
+            output_dir = rendered["output_dir"]
+    if isinstance(output_dir, str) and os.path.normpath(output_dir) != os.path.normpath(run_dir):
+        raise ConfigError(
+            f"the spec's run_dir {run_dir!r} and the config's output_dir {output_dir!r} differ",
+            location=Location(str(config_path)),
+            key="output_dir",
+            hint="the trainer writes to output_dir: drop run_dir from the spec, or derive output_dir "
+            'from the same template (derived: {output_dir: "..."})',
+        )
 
 
 def select(tasks: Sequence[RunTask], only: Iterable[str]) -> list[RunTask]:
