@@ -104,5 +104,5 @@ def test_a_class_that_is_neither_is_refused(cli_cwd):
         "schema: pathlib:Path\nbase: {a: 1}\n"
     )
     result = cli("render", "specs/s.yaml")
-    assert result.exit_code == 2 and "neither a pydantic model class nor a dataclass" in result.stderr
+    assert result.exit_code == 2 and "not a pydantic model class or a dataclass" in result.stderr
     assert "specs/s.yaml:5:" in result.stderr

@@ -50,7 +50,7 @@ def load_validator(spec: Spec) -> Validator | None:
         return _dataclass_validator(model, ref, loc)
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise SpecError(
-            f"schema {ref!r} is neither a pydantic model class nor a dataclass",
+            f"schema {ref!r} is not a pydantic model class or a dataclass",
             location=loc,
             hint="name a pydantic BaseModel subclass or a dataclass (e.g. trl:GRPOConfig) as module:Class",
         )
