@@ -106,3 +106,21 @@ def test_a_class_that_is_neither_is_refused(cli_cwd):
     result = cli("render", "specs/s.yaml")
     assert result.exit_code == 2 and "not a pydantic model class or a dataclass" in result.stderr
     assert "specs/s.yaml:5:" in result.stderr
+
+
+def test_trls_own_cli_parser_reads_every_rendered_config():
+    """What `trl grpo --config FILE` does with the file: TrlParser over its three dataclasses, no
+    extra keys allowed. bf16 is turned off first, only because this CPU machine cannot run it."""
+    import yaml
+    from trl import GRPOConfig, ModelConfig, ScriptArguments, TrlParser
+
+    parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))
+    files = sorted((ROOT / "generated" / "trl_grpo_cli").glob("*.yaml"))
+    assert len(files) == 4
+    for path in files:
+        data = yaml.safe_load(path.read_text())
+        script, grpo, model = parser.parse_dict({**data, "bf16": False}, allow_extra_keys=False)
+        assert grpo.beta == data["beta"] and grpo.learning_rate == data["learning_rate"]
+        assert grpo.output_dir == data["output_dir"]
+        assert model.model_name_or_path == data["model_name_or_path"]
+        assert script.dataset_name == data["dataset_name"]
