@@ -156,12 +156,14 @@ def read_all(run_dir: Path, *, tensorboard: bool = True) -> dict[str, dict[str, 
     return out
 
 
-def find_in_run(run_dir: Path, name: str) -> tuple[dict[str, dict[str, Points]], Series | None]:
+def find_in_run(
+    run_dir: Path, name: str, *, tensorboard: bool = True
+) -> tuple[dict[str, dict[str, Points]], Series | None]:
     """The run's sources and the series ``name``; event files are read only when the metric is in
     neither metrics file (so a report of the bundled trainer's reward never needs tensorboard)."""
     sources = read_all(run_dir, tensorboard=False)
     series = find(sources, name)
-    if series is None:
+    if series is None and tensorboard:
         sources = read_all(run_dir)
         series = find(sources, name)
     return sources, series

@@ -277,7 +277,9 @@ def _record(name: str, run_dir: Path, values: Mapping[str, Any], objective: Obje
     state, _ = effective_state(run_dir, status, lambda _status: True)
     if state is None:
         state = RunState.FINISHED if summary is not None else RunState.PENDING
-    sources, series = metrics.find_in_run(run_dir, objective.metric or DEFAULT_CURVE)
+    # without --metric only the bundled trainer's metrics.jsonl curve is plotted: no event files read
+    name = objective.metric or DEFAULT_CURVE
+    sources, series = metrics.find_in_run(run_dir, name, tensorboard=objective.metric is not None)
     curve = series.points if series is not None else ()
     score = _score(sources, series, objective) if objective.metric is not None else Score()
     return RunRecord(name, run_dir, state, dict(values), summary, curve, score)
