@@ -278,8 +278,8 @@ def _record(name: str, run_dir: Path, values: Mapping[str, Any], objective: Obje
     if state is None:
         state = RunState.FINISHED if summary is not None else RunState.PENDING
     # without --metric only the bundled trainer's metrics.jsonl curve is plotted: no event files read
-    name = objective.metric or DEFAULT_CURVE
-    sources, series = metrics.find_in_run(run_dir, name, tensorboard=objective.metric is not None)
+    metric = objective.metric or DEFAULT_CURVE
+    sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
     curve = series.points if series is not None else ()
     score = _score(sources, series, objective) if objective.metric is not None else Score()
     return RunRecord(name, run_dir, state, dict(values), summary, curve, score)
