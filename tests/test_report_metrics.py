@@ -88,3 +88,35 @@ def test_best_and_final_agree_with_a_plain_reading(points):
     assert series.final == max(by_step.items())
     top = max(by_step.values())
     assert series.best("max") == (min(s for s, v in by_step.items() if v == top), top)
+
+
+def test_report_cli_on_runs_that_logged_only_tensorboard_events(cli_cwd):
+    pytest.importorskip("tensorboard")
+    torch_tb = pytest.importorskip("torch.utils.tensorboard")
+    import csv
+
+    from click.testing import CliRunner
+    from run_support import make_config_sweep
+
+    from sweepgen.cli import main
+    from sweepgen.run.base import RunState, RunStatus, write_status
+
+    configs = {n: {"output_dir": f"runs/tb/{n}", "lr": lr} for n, lr in (("a", 1), ("b", 2))}
+    make_config_sweep(cli_cwd, configs, sweep="tb", values={"a": {"lr": 1}, "b": {"lr": 2}})
+    for name, values in (("a", [0.2, 0.6, 0.4]), ("b", [0.3, 0.5, 0.7])):
+        writer = torch_tb.SummaryWriter(log_dir=f"runs/tb/{name}/runs/Nov24_host")
+        for step, value in enumerate(values, start=1):
+            writer.add_scalar("eval/acc", value, global_step=step * 10)
+        writer.close()
+        finished = RunStatus(
+            RunState.FINISHED, "local", exit_code=0, done_file=None, sweep_dir="generated/tb"
+        )
+        write_status(Path(f"runs/tb/{name}"), finished)
+    result = CliRunner().invoke(main, ["report", "generated/tb", "--metric", "eval/acc", "--mode", "max"])
+    assert result.exit_code == 0, result.output
+    rows = {r["run"]: r for r in csv.DictReader(Path("runs/tb/report.csv").read_text().splitlines())}
+    assert float(rows["a"]["best_eval/acc"]) == pytest.approx(0.6) and rows["a"]["at_step"] == "20"
+    assert float(rows["b"]["best_eval/acc"]) == pytest.approx(0.7) and rows["b"]["final_step"] == "30"
+    assert {r["source"] for r in rows.values()} == {"tensorboard"}
+    assert "best run by best_eval/acc (max is better): b = 0.700 at step 30" in result.stdout
+    assert Path("runs/tb/report.png").stat().st_size > 0
