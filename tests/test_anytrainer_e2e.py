@@ -10,10 +10,8 @@ import shlex
 import sys
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from run_support import make_config_sweep
-from slurm_cluster import slurm_cluster  # noqa: F401 - the session fixture
 
 from sweepgen.cli import main
 
@@ -182,42 +180,3 @@ def test_a_spec_run_dir_template_places_the_runs(tmp_path, monkeypatch):
         Path("specs/rd.yaml").write_text(spec.replace("'out/{{ sweep.name }}/{{ variant.run_name }}'", bad))
         result = cli("render", "specs/rd.yaml")
         assert result.exit_code == 2 and message in result.stderr and "specs/rd.yaml:6:" in result.stderr
-
-
-@pytest.mark.slurm
-@pytest.mark.slow
-@pytest.mark.usefixtures("slurm_cluster")
-def test_the_same_on_slurm(cli_cwd):
-    pytest.importorskip("submitit")
-    make(cli_cwd)
-    lock_path = Path("generated/csv/sweep.lock.json")
-    lock = json.loads(lock_path.read_text())
-    lock["resources"] = {"time": 5}  # what a spec's `resources:` block puts in the lock
-    lock_path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
-    slurm = ("--executor", "slurm", "--wait", "--command", COMMAND)
-    first = cli("run", "generated/csv", *slurm)
-    assert first.exit_code == 1, first.output
-    assert {n: status(n)["state"] for n in ("lr1", "lr2", "flaky", "nometric")} == {
-        "lr1": "finished",
-        "lr2": "finished",
-        "flaky": "failed",
-        "nometric": "finished",
-    }
-    shown = cli("status", "generated/csv")
-    assert shown.exit_code == 1
-    assert "csv_trainer: failing at step 1 as configured" in shown.stderr  # the log tail, from the node
-    again = cli(
-        "run", "generated/csv", "--executor", "slurm", "--wait", "--command", COMMAND, "--rerun-failed"
-    )
-    assert again.exit_code == 0, again.output
-    assert {n: starts(n) for n in ("lr1", "lr2", "flaky", "nometric")} == {
-        "lr1": 1,
-        "lr2": 1,
-        "flaky": 2,
-        "nometric": 1,
-    }
-    report = cli("report", "generated/csv", "--metric", "acc", "--mode", "max", "--no-plot")
-    assert (
-        report.exit_code == 0
-        and "best run by best_acc (max is better): lr1 = 0.800 at step 3" in report.stdout
-    )
