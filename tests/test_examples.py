@@ -31,6 +31,7 @@ def repo_copy(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.train  # specs/trl_grpo_cli.yaml is checked against TRL's GRPOConfig (the train extra)
 def test_every_shipped_spec_passes_check(monkeypatch):
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(main, ["check"])

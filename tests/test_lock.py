@@ -61,6 +61,7 @@ def test_lock_has_the_documented_fields(grid_project):
     }
 
 
+@pytest.mark.train  # specs/trl_grpo_cli.yaml is checked against TRL's GRPOConfig (the train extra)
 def test_every_shipped_spec_rebuilds_each_resolved_config_from_its_lock(monkeypatch):
     from pathlib import Path
 

@@ -118,11 +118,19 @@ def test_a_failing_run_exits_1_and_prints_its_log_tail(sweep_root):
     assert "failing at step 2 as configured" in result.stderr  # the tail of run.log
 
 
-def test_exit_0_without_summary_is_a_failure(sweep_root):
+def test_exit_0_without_the_declared_done_file_is_a_failure(sweep_root):
     make_sweep(sweep_root, {"a": {"no_summary": True}})
-    result = run_cli()
+    result = run_cli("--done-file", "summary.json")
     assert result.exit_code == 1
     assert status("a")["reason"] == "exited 0 but wrote no summary.json"
+
+
+def test_a_foreign_trainer_finishes_on_exit_0_alone(sweep_root):
+    make_sweep(sweep_root, {"a": {"no_summary": True}})
+    result = run_cli()
+    assert result.exit_code == 0, result.output
+    assert status("a")["state"] == "finished" and status("a")["done_file"] is None
+    assert "skipped (finished before)" in run_cli().stdout  # and stays finished for the next run
 
 
 def test_rerun_failed_reruns_only_the_failed_run_from_its_checkpoint(sweep_root):

@@ -241,6 +241,17 @@ class LoggingConfig(Section):
     degenerate_jaccard: float = Field(
         0.8, ge=0, le=1, description="degenerate if mean pairwise Jaccard similarity is above this"
     )
+    report_to: list[Literal["tensorboard", "wandb"]] = Field(
+        default_factory=list,
+        description="experiment trackers fed the metrics.jsonl rows (trainer/tracking.py); [] none",
+    )
+
+    @field_validator("report_to")
+    @classmethod
+    def _report_to_once(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"logging.report_to lists a tracker twice: {value}")
+        return value
 
 
 class RunConfig(Section):

@@ -93,7 +93,7 @@ def grpo_kwargs(cfg: RunConfig, checkpoints_dir: str) -> dict[str, Any]:
         save_steps=cfg.logging.save_steps,
         save_total_limit=cfg.logging.save_total_limit,
         save_only_model=False,  # optimizer, scheduler and RNG states are needed to resume
-        report_to="none",
+        report_to="none",  # trackers are fed our metrics.jsonl rows by trainer/tracking.py
         disable_tqdm=True,
         log_completions=False,
         remove_unused_columns=False,  # reward functions read dataset columns such as `answer`

@@ -15,11 +15,11 @@ from typing import Any
 
 from sweepgen.errors import ConfigError
 from trainer import data as data_mod
-from trainer import models
+from trainer import models, tracking
 from trainer.config import RunConfig
 from trainer.configfile import load_config
 from trainer.grpo_args import grpo_kwargs, make_grpo_config
-from trainer.outputs import RunDir, config_yaml
+from trainer.outputs import RunDir, config_yaml, read_jsonl
 from trainer.signals import GracefulStop, cycle_steps
 
 
@@ -34,19 +34,24 @@ def preflight(cfg: RunConfig) -> RunDir:
 
 def run_config_file(path: str | Path, *, echo: Callable[[str], None] = lambda _: None) -> dict:
     cfg = load_config(path)
-    return run(cfg, echo=echo)
+    return run(cfg, echo=echo, config_path=path)
 
 
-def run(cfg: RunConfig, *, echo: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+def run(
+    cfg: RunConfig, *, echo: Callable[[str], None] = lambda _: None, config_path: str | Path | None = None
+) -> dict[str, Any]:
     """Train ``cfg`` to the end (resuming if it was interrupted) and return summary.json's content.
 
     SIGTERM, SIGINT and SIGUSR2 stop it gracefully (trainer/signals.py): the current step finishes,
-    a checkpoint is saved and ``Stopped`` is raised instead of writing summary.json."""
-    with GracefulStop(echo=echo) as stop:
-        return _train(cfg, stop, echo)
+    a checkpoint is saved and ``Stopped`` is raised instead of writing summary.json.
+    ``config_path``: the file ``cfg`` came from; a sweep lock beside it names the sweep for tracking."""
+    with GracefulStop(echo=echo) as stop, tracking.Tracker(cfg, config_path) as tracker:
+        return _train(cfg, stop, echo, tracker)
 
 
-def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> dict[str, Any]:
+def _train(
+    cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None], tracker: tracking.Tracker
+) -> dict[str, Any]:
     start = time.monotonic()
     run_dir = preflight(cfg)
     rows = data_mod.load_rows(cfg.data)
@@ -73,8 +78,11 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
     echo(f"# model: {model_dir}")
     if checkpoint is not None:
         echo(f"# resuming from {checkpoint}")
+    tracker.open()  # logging.report_to; after the run directory is set up
 
     def on_step(row: dict) -> None:
+        tracker.log(row)
+
         # Steps that did not generate (num_iterations > 1) have no reward or completion length.
         def fmt(key: str, spec: str) -> str:
             return "-" if row.get(key) is None else format(row[key], spec)
@@ -108,6 +116,7 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
         **trainer.summary_extras(),
     }
     summary = run_dir.write_summary(cfg, extras)
+    tracker.finish(summary, read_jsonl(run_dir.samples))
     echo("# summary: " + json.dumps(summary, sort_keys=True))
     return summary
 

@@ -71,14 +71,15 @@ def short_names(paths) -> dict[str, str]:
     return names
 
 
-def _runs_table(rows, varying, *, title: str):
+def _runs_table(rows, varying, *, title: str, measured: dict[str, str] | None = None):
     # rich (~20 ms) loads only when there is something to print, not for --help
     from rich import box
     from rich.table import Table
 
     from sweepgen.cli._run_display import fmt_duration
 
-    headers = {**SHORT, **short_names(varying)}
+    short = {**SHORT, **(measured or {})}
+    headers = {**short, **short_names(varying)}
     table = Table(
         title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
     )
@@ -86,7 +87,7 @@ def _runs_table(rows, varying, *, title: str):
         rows = [{k: v for k, v in row.items() if k != "state"} for row in rows]  # say it once, in the title
         table.title = f"{title} (all finished)"
     for col in rows[0]:
-        numeric = col in SHORT
+        numeric = col in short
         header = headers.get(col, col)
         table.add_column(
             header,
@@ -99,7 +100,7 @@ def _runs_table(rows, varying, *, title: str):
         # config values exactly as configured (0.0125 stays 0.0125); measured values rounded
         table.add_row(
             *(
-                fmt_duration(v) if k == "wall_time_s" else _fmt(v) if k in SHORT else _exact(v)
+                fmt_duration(v) if k == "wall_time_s" else _fmt(v) if k in short else _exact(v)
                 for k, v in row.items()
             )
         )
@@ -111,15 +112,21 @@ def _exact(value) -> str:
 
 
 def _groups_table(result, groups):
-    """Per variant group, the final reward over its seeds: what a comparison is read from."""
+    """Per variant group, the objective over its seeds: what a comparison is read from."""
     # rich (~20 ms) loads only when there is something to print, not for --help
-    from rich import box
     from rich.table import Table
 
-    finals = {r.name: (r.summary or {}).get("final_reward") for r in result.finished}
+    obj = result.objective
+    if obj.metric is None:
+        finals = {r.name: (r.summary or {}).get("final_reward") for r in result.finished}
+        title = "final reward by variant (over seeds)"
+    else:
+        finals = {r.name: r.score.value for r in result.finished}
+        title = f"{obj.label} by variant (over seeds; {obj.mode} is better)"
+    from rich import box
 
     table = Table(
-        title="final reward by variant (over seeds)",
+        title=title,
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -154,22 +161,86 @@ def _groups_table(result, groups):
     default=None,
     help="Folder for report.csv and report.png (default: the folder holding the runs).",
 )
-@click.option("--no-plot", is_flag=True, help="Skip the reward-curve PNG (needs matplotlib otherwise).")
-def report(directory: Path, out_dir: Path | None, no_plot: bool) -> int:
+@click.option("--no-plot", is_flag=True, help="Skip the curve PNG (needs matplotlib otherwise).")
+@click.option(
+    "--metric",
+    default=None,
+    metavar="NAME",
+    help="Report this logged metric (from metrics.jsonl, metrics.csv or TensorBoard events in each "
+    "run directory) instead of the bundled trainer's final reward.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["max", "min"]),
+    default="max",
+    show_default=True,
+    help="Which direction of --metric is better.",
+)
+@click.option(
+    "--at",
+    "at",
+    type=click.Choice(["final", "best"]),
+    default=None,
+    help="Take --metric's last logged value (final) or its best one over the run (best). "
+    "Default: best when --mode is given, else final.",
+)
+def report(
+    directory: Path, out_dir: Path | None, no_plot: bool, metric: str | None, mode: str, at: str | None
+) -> int:
     """Summarise the runs of DIR: a generated sweep folder (with sweep.lock.json) or a runs folder.
 
     One row per run with the values that vary across the sweep, final and best reward, diversity
     and wall time; a PNG of reward curves, one line per variant with seeds as mean and band.
+
+    With --metric NAME the table, report.csv and report.png follow that metric instead, for any
+    trainer: its value (--at final|best, --mode max|min), the step it was logged at, the
+    train-eval gap for an eval_<x> metric with a train_<x> beside it, and the last logged step. A
+    run without the metric is listed with the reason, never dropped.
     """
     # sweepgen.run loads when the command runs, not for --help
+    from sweepgen.errors import UserError
     from sweepgen.run import report as rep
 
+    source = click.get_current_context().get_parameter_source("mode")
+    mode_given = source is not None and source.name != "DEFAULT"
+    if metric is None and (mode_given or at is not None):
+        raise UserError("--mode and --at need --metric", hint="e.g. --metric eval_acc --mode max")
+    if at is None:
+        at = "best" if mode_given else "final"
     if not no_plot:
         rep.require_matplotlib()  # before anything is written
-    result = rep.collect(directory)
+    objective = rep.Objective(metric, mode, at)
+    result = rep.collect(directory, objective)
     out_dir = out_dir or result.out_dir
     out, err = _console.stdout(), _console.stderr()
-    out.print(_runs_table(rep.rows(result), result.varying, title=f"report: {directory}"))
+    measured = (
+        {
+            objective.label: objective.label,
+            "at_step": "step",
+            "train_eval_gap": "train-eval",
+            "final_step": "final_step",
+        }
+        if metric
+        else None
+    )
+    out.print(_runs_table(rep.rows(result), result.varying, title=f"report: {directory}", measured=measured))
+    if metric is None and not any(r.summary for r in result.finished):
+        logged = rep.logged_metrics(result)
+        err.print(
+            "note: no run has the bundled trainer's summary.json; report a metric the runs logged with "
+            "--metric NAME" + (f" (logged: {', '.join(logged[:12])})" if logged else ""),
+            markup=False,
+        )
+    if metric:
+        best = rep.best_run(result)
+        if best is None:
+            err.print(f"no finished run logged {metric}", markup=False)
+        else:
+            out.print(
+                f"best run by {objective.label} ({mode} is better): {best.name} = {_fmt(best.score.value)} "
+                f"at step {best.score.step}",
+                markup=False,
+            )
     groups = rep.curves(result)
     if any(len(g.runs) > 1 for g in groups):
         out.print(_groups_table(result, groups))
@@ -187,6 +258,6 @@ def report(directory: Path, out_dir: Path | None, no_plot: bool) -> int:
             for note in curve.notes:
                 err.print(f"note: {note}", markup=False)
         png_path = out_dir / "report.png"
-        rep.write_atomic(png_path, rep.plot_png(lines, directory.name))
+        rep.write_atomic(png_path, rep.plot_png(lines, directory.name, metric or rep.DEFAULT_CURVE))
         out.print(f"PNG: {png_path}", markup=False)
     return 0

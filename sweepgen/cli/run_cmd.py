@@ -55,7 +55,15 @@ LOG_TAIL_LINES = 20
     default=None,
     metavar="CMD",
     help="Run each config with CMD instead of the bundled trainer; placeholders {config}, "
-    "{run_dir}, {name}, {variant}. Default: <this python> -m trainer {config}.",
+    "{run_dir}, {name}, {variant}. Default: <this python> -m trainer {config}. Such a run "
+    "succeeds on exit 0 (see --done-file).",
+)
+@click.option(
+    "--done-file",
+    default=None,
+    metavar="PATH",
+    help="With --command: a finished run must also leave this file in its run directory "
+    "(e.g. metrics.csv); exit 0 without it is a failure.",
 )
 @click.option(
     "--wait/--no-wait", default=None, help="Follow the runs until they end (the local executor always does)."
@@ -69,13 +77,36 @@ LOG_TAIL_LINES = 20
     "checkpoint) before it is killed; a second Ctrl-C kills at once. Local default: 60.",
 )
 def run(
-    sweep_dir: Path, jobs, gpus, per_gpu, dry_run, only, rerun_failed, executor, command, wait, stop_timeout
+    sweep_dir: Path,
+    jobs,
+    gpus,
+    per_gpu,
+    dry_run,
+    only,
+    rerun_failed,
+    executor,
+    command,
+    done_file,
+    wait,
+    stop_timeout,
 ) -> int:
     """Run every generated config of the sweep in DIR (the folder holding sweep.lock.json).
 
-    Each run is its own process started from the current directory; its output directory is the
-    config's output_dir, where run.log and sweepgen_status.json are written next to the trainer's
-    files. Finished runs are skipped; failed or cancelled ones only run again with --rerun-failed.
+    Each run is its own process started from the current directory. Its run directory is the
+    spec's `run_dir` template when it has one, else the config's output_dir; run.log and
+    sweepgen_status.json are written there, next to the trainer's files.
+
+    \b
+    When is a run finished?
+      bundled trainer (no --command): it exited 0 and wrote summary.json;
+      any other trainer (--command): it exited 0, and left --done-file if one is given.
+    A run stopped by Ctrl-C, `sweepgen cancel` or Slurm is cancelled even if it exits 0, unless
+    it left its done file.
+
+    Finished runs are skipped; failed or cancelled ones only run again with --rerun-failed, in
+    the same run directory, so a trainer that resumes from its own checkpoints resumes there.
+    `sweepgen status`, `cancel` and `report` work the same for every trainer, locally and on Slurm
+    (--executor slurm).
     """
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.base import ExecutorOptions, plan
@@ -84,13 +115,15 @@ def run(
         check_bundled_trainer,
         load_sweep,
         parse_command,
+        parse_done_file,
         select,
     )
 
     gpu_ids = _parse_gpus(gpus)
     if per_gpu != 1 and not gpu_ids:
         raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
-    sweep = load_sweep(sweep_dir, command=parse_command(command))
+    argv = parse_command(command)
+    sweep = load_sweep(sweep_dir, command=argv, done_file=parse_done_file(done_file, argv))
     if command is None and executor == "local" and not dry_run:
         check_bundled_trainer()  # (a Slurm node has its own environment: checked there)
     tasks = select(sweep.tasks, only)

@@ -36,6 +36,8 @@ def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
     spec = expansion.spec
     env = make_env()
     run_name_t = _compile(env, spec, ("run_name",), spec.model.run_name) if spec.model.run_name else None
+    run_dir_t = _compile(env, spec, ("run_dir",), spec.model.run_dir) if spec.model.run_dir else None
+    seen_dirs: dict[str, str] = {}
     derived: list[
         tuple[str, tuple[str, ...], Location, tuple[str, str], Callable[[dict[str, Any]], Any]]
     ] = []
@@ -89,6 +91,18 @@ def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
             )
         seen[run_name.lower()] = (variant.name, run_name)
         variant.run_name = run_name
+        if run_dir_t is not None:
+            ctx["variant"]["run_name"] = run_name
+            rendered = _run(run_dir_t.render, ctx, spec, ("run_dir",), variant)
+            variant.run_dir = _run_dir(rendered, spec, variant)
+            if variant.run_dir in seen_dirs:
+                raise ValidationError(
+                    f"variants {seen_dirs[variant.run_dir]!r} and {variant.name!r} have the same run_dir "
+                    f"{variant.run_dir!r}",
+                    location=spec.loc(("run_dir",)),
+                    hint="include `{{ variant.run_name }}` in `run_dir`",
+                )
+            seen_dirs[variant.run_dir] = variant.name
         if not derived:
             continue
         ctx["variant"]["run_name"] = run_name
@@ -100,6 +114,19 @@ def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
         _apply(variant, ops)
         implicit.update(op.dotted for op in ops)
     expansion.implicit = frozenset(implicit)
+
+
+def _run_dir(value: str, spec: Spec, variant: Variant) -> str:
+    """A run directory is relative to where `sweepgen run` is called and stays below it."""
+    parts = value.replace("\\", "/").split("/")
+    if not value.strip() or value.startswith("/") or ".." in parts or "\n" in value:
+        raise ValidationError(
+            f"run_dir {value!r} of variant {variant.name!r} is not a relative path below the "
+            "working directory",
+            location=spec.loc(("run_dir",)),
+            hint='e.g. run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"',
+        )
+    return value
 
 
 def _apply(variant: Variant, ops: list[overrides.Op]) -> None:

@@ -39,6 +39,7 @@ class Variant:
     touched: tuple[tuple[str, ...], ...]  # every path an override wrote (for the fast gate)
     parts: dict[str, str] = field(default_factory=dict)  # variant/grid/zip/ablation -> name part
     run_name: str | None = None  # set by sweepgen.compile.derive.finalize
+    run_dir: str | None = None  # the spec's run_dir template, rendered (derive.finalize)
 
     def context_view(self) -> dict[str, Any]:
         """``variant`` as templates and constraints see it."""

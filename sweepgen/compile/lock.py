@@ -44,6 +44,7 @@ class LockFile:
     layers: dict[str, str]
     set: dict[str, Any] = field(default_factory=dict)  # dotted path -> value, where it differs from the base
     deleted: list[str] = field(default_factory=list)  # dotted paths of the base this variant removes
+    run_dir: str | None = None  # the spec's `run_dir` for this variant, when it sets one
     full_config: dict[str, Any] | None = None  # a version-1 lock's config, stored whole
 
 
@@ -87,6 +88,7 @@ class Lock:
                 "layers": f.layers,
                 "config": self.config(f),
                 "sha256": f.sha256,
+                **({"run_dir": f.run_dir} if f.run_dir is not None else {}),
             }
             for f in self.files
         ]
@@ -133,6 +135,7 @@ def entry_for(
     base: dict[str, Any],
     config: dict[str, Any],
     touched: tuple[tuple[str, ...], ...],
+    run_dir: str | None = None,
 ) -> dict[str, Any]:
     """A version-2 file entry: the variant's differences from the base, found under what it touched."""
     sets: dict[str, Any] = {}
@@ -150,6 +153,8 @@ def entry_for(
         entry["set"] = sets
     if deleted:
         entry["deleted"] = deleted
+    if run_dir is not None:
+        entry["run_dir"] = run_dir
     return entry
 
 
@@ -382,6 +387,7 @@ def _model(data: Mapping[str, Any], version: int) -> Lock:
                 layers=_mapping(layers),
                 set=_mapping(entry.get("set", {})),
                 deleted=deleted,
+                run_dir=_str(entry["run_dir"]) if "run_dir" in entry else None,
                 full_config=_mapping(entry["config"]) if version == 1 else None,
             )
         )

@@ -121,6 +121,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
             base=base,
             config=f.variant.config,
             touched=f.variant.touched,
+            run_dir=f.variant.run_dir,
         )
         for f in files
     ]

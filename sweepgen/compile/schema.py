@@ -1,4 +1,5 @@
-"""The spec's optional ``schema:``: a pydantic model (``module:Class``) or a JSON Schema file.
+"""The spec's optional ``schema:``: a pydantic model or a dataclass (``module:Class``, e.g.
+``trl:GRPOConfig``), or a JSON Schema file.
 
 Either becomes one function ``config -> [(dotted path, message), ...]`` (empty when valid), so the
 validator does not care which kind it got. JSON Schema files are checked by our own small
@@ -10,10 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
+import difflib
 import importlib
 import json
 import os
 import sys
+import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -73,11 +77,13 @@ def load_validator(spec: Spec) -> Validator | None:
     from pydantic import BaseModel
     from pydantic import ValidationError as PydanticValidationError
 
+    if isinstance(model, type) and dataclasses.is_dataclass(model):
+        return _dataclass_validator(model, ref, loc)
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise SpecError(
-            f"schema {ref!r} is not a pydantic model class",
+            f"schema {ref!r} is not a pydantic model class or a dataclass",
             location=loc,
-            hint="name a pydantic BaseModel subclass as module:Class",
+            hint="name a pydantic BaseModel subclass or a dataclass (e.g. trl:GRPOConfig) as module:Class",
         )
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
@@ -85,6 +91,64 @@ def load_validator(spec: Spec) -> Validator | None:
             model.model_validate(config)
         except PydanticValidationError as err:
             return [(".".join(str(p) for p in e["loc"]), e["msg"]) for e in err.errors(include_url=False)]
+        return []
+
+    return validate
+
+
+def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
+    """A dataclass (TRL's GRPOConfig, transformers' TrainingArguments...) checked field by field with
+    pydantic's TypeAdapter: strict types, unknown keys rejected, required fields required. The
+    class is never instantiated, so its ``__post_init__`` (device setup in TrainingArguments) never
+    runs: a config is checked for what it says, not for the machine that renders it."""
+    from pydantic import ConfigDict, TypeAdapter
+    from pydantic import ValidationError as PydanticValidationError
+    from typing_extensions import NotRequired, Required, TypedDict
+
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception as err:  # noqa: BLE001 - whatever the class's annotations raise
+        raise SpecError(
+            f"cannot read the field types of dataclass {ref!r}: {type(err).__name__}: {err}",
+            location=loc,
+            hint="use a dataclass whose annotations resolve, or a JSON Schema file",
+        ) from None
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue  # set by the class itself, never by a config
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        fields[f.name] = Required[hints[f.name]] if required else NotRequired[hints[f.name]]
+    make_typed_dict: Any = TypedDict  # built at run time from the dataclass's fields
+    shape: Any = make_typed_dict(cls.__name__, fields)
+    shape.__pydantic_config__ = ConfigDict(extra="forbid", strict=True)
+    try:
+        adapter = TypeAdapter(shape)
+    except Exception as err:  # noqa: BLE001 - a field type pydantic cannot validate
+        raise SpecError(
+            f"pydantic cannot validate the fields of dataclass {ref!r}: {type(err).__name__}: {err}",
+            location=loc,
+            hint="use a JSON Schema file for this class instead",
+        ) from None
+    known = sorted(fields)
+
+    def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
+        try:
+            adapter.validate_python(config)
+        except PydanticValidationError as err:
+            out = []
+            for e in err.errors(include_url=False):
+                path = ".".join(str(p) for p in e["loc"])
+                msg = e["msg"]
+                if e["type"] == "extra_forbidden" and len(e["loc"]) == 1:
+                    close = difflib.get_close_matches(str(e["loc"][0]), known, n=1)
+                    msg = f"unknown field of {cls.__name__}" + (
+                        f" (did you mean `{close[0]}`?)" if close else ""
+                    )
+                out.append((path, msg))
+            # an unknown key first: a misspelled key is the cause worth showing
+            out.sort(key=lambda pm: not pm[1].startswith("unknown field"))
+            return out
         return []
 
     return validate

@@ -130,6 +130,10 @@ class SpecModel(BaseModel):
     template: StrictStr = Field(description="Jinja template, relative to the spec file")
     output: StrictStr = Field(description="output path template, relative to generated/<name>/")
     run_name: StrictStr | None = Field(default=None, description="run name template")
+    run_dir: StrictStr | None = Field(
+        default=None,
+        description="run directory template for `sweepgen run`/`report` (default: the config's output_dir)",
+    )
     derived: dict[str, StrictStr] | None = Field(
         default=None, description="override key -> template evaluated per variant (after run_name)"
     )

@@ -7,10 +7,16 @@ through ``write_status``. So `run`, `status`, `cancel` and `report` agree on wha
 
 The life of a run::
 
-    pending ──start──▶ running ──exit 0 + summary.json──▶ finished
-                          │────exit≠0, or exit 0 without summary.json──▶ failed
+    pending ──start──▶ running ──exit 0 + done file──▶ finished
+                          │────exit≠0, or exit 0 without its done file──▶ failed
                           └────Ctrl-C / `sweepgen cancel` / scancel──▶ cancelled
     (`skipped` is never written to disk: it is what `plan` says about a run it will not start)
+
+The done file is the proof of success a run is held to, recorded in its status file when it starts
+(``done_file``): ``summary.json`` for the bundled trainer (written last and atomically); for a
+foreign trainer (`run --command`) none by default, so exit 0 alone is the proof, or the file
+``--done-file`` names. Without a done file a run stopped by sweepgen is cancelled even if it exits 0.
+Below, "summary.json" stands for the run's done file.
 
 Deciding what to start (``plan``), in this order:
 
@@ -82,6 +88,8 @@ class RunTask:
     values: Mapping[str, Any] = field(default_factory=dict)  # varying path -> value (from the lock)
     config: Mapping[str, Any] = field(default_factory=dict)  # the resolved config (from the lock)
     fingerprint: str = ""  # of the generated config's content (tasks.config_fingerprint); "" unknown
+    # the file a finished run leaves, relative to run_dir; None: exit 0 alone proves success
+    done_file: str | None = SUMMARY_FILE
 
 
 @dataclass
@@ -103,6 +111,8 @@ class RunStatus:
     # RunTask.fingerprint of the config this run was started from: a run directory made from another
     # version of the config is never skipped as "finished" nor reported as this config's result
     config_fingerprint: str | None = None
+    # RunTask.done_file when the run started (files written before it existed: summary.json)
+    done_file: str | None = SUMMARY_FILE
     version: int = STATUS_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -162,8 +172,21 @@ def write_status(run_dir: Path, status: RunStatus) -> None:
     write_json_atomic(run_dir / STATUS_FILE, status.to_json())
 
 
-def is_finished(run_dir: Path) -> bool:
-    return (run_dir / SUMMARY_FILE).is_file()
+def is_finished(run_dir: Path, done_file: str | None = SUMMARY_FILE) -> bool:
+    """The run left its done file (always False for a run held to exit 0 alone)."""
+    return done_file is not None and (run_dir / done_file).is_file()
+
+
+def succeeded(code: int | None, run_dir: Path, done_file: str | None, *, stopped: bool = False) -> bool:
+    """Whether a run that just ended finished: exit 0 and its done file. Without a done file a run
+    that sweepgen or Slurm stopped proves nothing by exiting 0 (a trainer may exit 0 on SIGTERM)."""
+    if done_file is None:
+        return code == 0 and not stopped
+    return code == 0 and is_finished(run_dir, done_file)
+
+
+def no_proof_reason(done_file: str | None) -> str:
+    return f"exited 0 but wrote no {done_file}" if done_file else "exited 0 after it was stopped"
 
 
 @dataclass(frozen=True)
@@ -191,13 +214,17 @@ def effective_state(
 ) -> tuple[RunState | None, str | None]:
     """What a recorded status means given the proof on disk, with the reason when it is overruled:
     summary.json makes a run finished whatever its status says; a status that says finished without
-    it, or running with nothing running it any more, is failed. (None, None): nothing recorded."""
-    if is_finished(run_dir):
+    it, or running with nothing running it any more, is failed. (None, None): nothing recorded.
+    A run held to exit 0 alone (no done file) is finished when its status says it exited 0."""
+    done_file = status.done_file if status is not None else SUMMARY_FILE
+    if is_finished(run_dir, done_file):
         return RunState.FINISHED, None
     if status is None:
         return None, None
     if status.state is RunState.FINISHED:
-        return RunState.FAILED, "recorded as finished but summary.json is missing"
+        if done_file is None and status.exit_code == 0:
+            return RunState.FINISHED, None
+        return RunState.FAILED, f"recorded as finished but {done_file or 'its exit code 0'} is missing"
     if status.state is RunState.RUNNING and not is_alive(status):
         return RunState.FAILED, "lost: its process is gone without recording an end"
     return status.state, status.reason
@@ -218,7 +245,9 @@ def decide(
         )
     state, _ = effective_state(task.run_dir, status, is_alive)
     if state is RunState.FINISHED:
-        return Decision(task, False, RunState.FINISHED, "finished (summary.json exists)", status)
+        done = status.done_file if status is not None else SUMMARY_FILE
+        proof = f"{done} exists" if done else "exited 0"
+        return Decision(task, False, RunState.FINISHED, f"finished ({proof})", status)
     if state is None or state is RunState.PENDING:
         return Decision(task, True, RunState.PENDING, "not started yet", status)
     if state is RunState.RUNNING:

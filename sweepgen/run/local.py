@@ -27,8 +27,9 @@ from sweepgen.run.base import (
     RunState,
     RunStatus,
     RunTask,
-    is_finished,
+    no_proof_reason,
     read_status,
+    succeeded,
     this_host,
     utc_now,
     write_status,
@@ -202,6 +203,7 @@ class LocalExecutor(Executor):
                 config=task.config_path.as_posix(),
                 sweep_dir=self.options.sweep_dir.as_posix(),
                 config_fingerprint=task.fingerprint or None,
+                done_file=task.done_file,
             )
             return
         previous = read_status(task.run_dir)
@@ -241,6 +243,7 @@ class LocalExecutor(Executor):
                 attempt=attempt,
                 ids={"host": this_host(), "gpu": gpu},
                 config_fingerprint=task.fingerprint or None,
+                done_file=task.done_file,
             )
             if gpu is not None:
                 self._gpu_load[gpu] -= 1
@@ -265,6 +268,7 @@ class LocalExecutor(Executor):
             attempt=attempt,
             ids=ids,
             config_fingerprint=task.fingerprint or None,
+            done_file=task.done_file,
         )
         # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
         self._running[task.name] = _Child(task, proc, log, gpu, status)
@@ -275,12 +279,12 @@ class LocalExecutor(Executor):
         child.log.close()
         if child.gpu is not None:
             self._gpu_load[child.gpu] -= 1
-        if code == 0 and is_finished(child.task.run_dir):
+        if succeeded(code, child.task.run_dir, child.task.done_file, stopped=cancelled):
             state, reason = RunState.FINISHED, None
         elif cancelled:
             state, reason = RunState.CANCELLED, "interrupted; resume with --rerun-failed"
         elif code == 0:
-            state, reason = RunState.FAILED, "exited 0 but wrote no summary.json"
+            state, reason = RunState.FAILED, no_proof_reason(child.task.done_file)
         elif code < 0:
             state, reason = RunState.FAILED, f"killed by {_signal_name(-code)}"
         else:

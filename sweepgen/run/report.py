@@ -13,11 +13,11 @@ logged step they all share, the band their min..max.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
-import math
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +25,13 @@ from typing import Any
 import yaml
 
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.run import metrics
 from sweepgen.run.base import (
     METRICS_FILE,
     STATUS_FILE,
     SUMMARY_FILE,
     RunState,
+    effective_state,
     read_status,
     write_bytes_atomic,
 )
@@ -50,6 +52,36 @@ SUMMARY_COLUMNS = (
     "diversity.mean_pairwise_jaccard",
     "degenerate",
 )
+DEFAULT_CURVE = "reward_mean"  # the bundled trainer's metrics.jsonl, plotted when no --metric is given
+MODES = ("max", "min")
+ATS = ("final", "best")
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What a report ranks runs by. ``metric`` None: the bundled trainer's final reward (summary.json)."""
+
+    metric: str | None = None
+    mode: str = "max"  # max | min: which direction is better
+    at: str = "final"  # final: the last logged value; best: the best value over the run
+
+    @property
+    def label(self) -> str:
+        if self.metric is None:
+            return "final_reward"
+        return f"{self.at}_{self.metric}"
+
+
+@dataclass(frozen=True)
+class Score:
+    """A run's value of the objective metric, and where it came from."""
+
+    value: float | None = None
+    step: int | None = None  # the step the value was logged at
+    final_step: int | None = None  # the last step the run logged the metric
+    gap: float | None = None  # train_<x> - eval_<x> at ``step``, for an eval_<x> metric
+    source: str | None = None  # metrics.jsonl | metrics.csv | tensorboard
+    missing: str | None = None  # why there is no value
 
 
 @dataclass(frozen=True)
@@ -59,7 +91,8 @@ class RunRecord:
     state: RunState
     values: Mapping[str, Any]  # varying path -> value
     summary: Mapping[str, Any] | None  # summary.json, for finished runs
-    curve: tuple[tuple[int, float], ...] = ()  # (step, reward_mean) from metrics.jsonl
+    curve: tuple[tuple[int, float], ...] = ()  # (step, value) of the objective metric (or reward_mean)
+    score: Score = field(default_factory=Score)  # only with a metric objective
 
 
 @dataclass(frozen=True)
@@ -68,6 +101,7 @@ class Report:
     runs: tuple[RunRecord, ...]
     out_dir: Path  # where report.csv / report.png go: the runs folder, never the generated folder
     values_from: str  # "lock" or "config.yaml"
+    objective: Objective = field(default_factory=Objective)
 
     @property
     def finished(self) -> list[RunRecord]:
@@ -88,8 +122,11 @@ class Curve:
 # -- collecting -----------------------------------------------------------------------------------
 
 
-def collect(directory: Path) -> Report:
+def collect(directory: Path, objective: Objective | None = None) -> Report:
     """Read every run of a generated sweep folder or a runs folder."""
+    obj = objective or Objective()
+    if obj.mode not in MODES or obj.at not in ATS:
+        raise UserError(f"unknown objective {obj}", hint=f"--mode {'|'.join(MODES)}, --at {'|'.join(ATS)}")
     if not directory.is_dir():
         raise UserError(
             f"{directory} is not a directory",
@@ -99,10 +136,10 @@ def collect(directory: Path) -> Report:
         lock = read_lock(directory)
         entries = [_entry(directory, e) for e in lock["files"]]
         _refuse_stale([(name, run_dir, fp) for name, run_dir, _, fp in entries])
-        runs = [_record(name, run_dir, values) for name, run_dir, values, _ in entries]
+        runs = [_record(name, run_dir, values, obj) for name, run_dir, values, _ in entries]
         out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
         varying: Sequence[str] = tuple(p for p in lock.get("varying") or () if p not in NAMING_PATHS)
-        return _checked(Report(tuple(varying), tuple(runs), out_dir, "lock"), directory)
+        return _checked(Report(tuple(varying), tuple(runs), out_dir, "lock", obj), directory)
     run_dirs = _run_dirs(directory)
     if not run_dirs:
         raise UserError(
@@ -115,12 +152,12 @@ def collect(directory: Path) -> Report:
     if len(linked) == len(maybe_linked):
         _refuse_stale([(name, d, fp) for d, (name, _, fp) in zip(run_dirs, linked)])
         varying = sorted({path for _, values, _ in linked for path in values} - NAMING_PATHS)
-        runs = [_record(name, d, values) for d, (name, values, _) in zip(run_dirs, linked)]
-        return _checked(Report(tuple(varying), tuple(runs), directory, "lock"), directory)
+        runs = [_record(name, d, values, obj) for d, (name, values, _) in zip(run_dirs, linked)]
+        return _checked(Report(tuple(varying), tuple(runs), directory, "lock", obj), directory)
     configs = [_config_yaml(d) for d in run_dirs]
     varying, values = varying_values(configs)
-    runs = [_record(d.name, d, v) for d, v in zip(run_dirs, values)]
-    return _checked(Report(tuple(varying), tuple(runs), directory, "config.yaml"), directory)
+    runs = [_record(d.name, d, v, obj) for d, v in zip(run_dirs, values)]
+    return _checked(Report(tuple(varying), tuple(runs), directory, "config.yaml", obj), directory)
 
 
 def _checked(report: Report, directory: Path) -> Report:
@@ -128,7 +165,8 @@ def _checked(report: Report, directory: Path) -> Report:
         states = [f"{r.name} {r.state}" for r in report.runs]
         more = f", and {len(states) - 10} more" if len(states) > 10 else ""
         raise UserError(
-            f"no finished run in {directory} (a run is finished once it wrote summary.json)",
+            f"no finished run in {directory} (a run is finished once it exited 0 and left its done "
+            "file: summary.json for the bundled trainer)",
             hint="run the sweep first: `sweepgen run <generated sweep folder>`; states: "
             + ", ".join(states[:10])
             + more,
@@ -168,13 +206,13 @@ def _entry(sweep_dir: Path, entry: Any) -> tuple[str, Path, dict, str]:
             location=Location(str(sweep_dir / LOCK_FILE)),
             hint="render the spec again with `sweepgen render SPEC`",
         ) from None
-    run_dir = run_dir_of(config_path, data, entry.get("config"))
+    run_dir = run_dir_of(config_path, data, entry.get("config"), entry.get("run_dir"))
     name = str(entry.get("run_name") or entry["variant"])
     return name, run_dir, dict(entry.get("values") or {}), config_fingerprint(config_path, data)
 
 
 def _run_dirs(directory: Path) -> list[Path]:
-    marks = (STATUS_FILE, SUMMARY_FILE, METRICS_FILE)
+    marks = (STATUS_FILE, SUMMARY_FILE, METRICS_FILE, "metrics.csv")
     found = {p.parent for mark in marks for p in directory.glob(f"*/{mark}")}
     if any((directory / m).is_file() for m in marks):
         found.add(directory)  # DIR is itself one run
@@ -232,30 +270,42 @@ def varying_values(configs: Sequence[Mapping[str, Any]]) -> tuple[list[str], lis
     return varying, [{p: f.get(p) for p in varying} for f in flat]
 
 
-def _record(name: str, run_dir: Path, values: Mapping[str, Any]) -> RunRecord:
+def _record(name: str, run_dir: Path, values: Mapping[str, Any], objective: Objective) -> RunRecord:
     summary = read_summary(run_dir)
-    if summary is not None:
-        state = RunState.FINISHED
-    else:
-        status = read_status(run_dir)
-        state = status.state if status else RunState.PENDING
-    return RunRecord(name, run_dir, state, dict(values), summary, tuple(_curve(run_dir)))
+    status = read_status(run_dir)
+    # the rule `run` and `status` use (done file, or exit 0 for a foreign trainer); a report asks no
+    # executor whether a `running` run is alive: it shows what the run last recorded
+    state, _ = effective_state(run_dir, status, lambda _status: True)
+    if state is None:
+        state = RunState.FINISHED if summary is not None else RunState.PENDING
+    # without --metric only the bundled trainer's metrics.jsonl curve is plotted: no event files read
+    metric = objective.metric or DEFAULT_CURVE
+    sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
+    curve = series.points if series is not None else ()
+    score = _score(sources, series, objective) if objective.metric is not None else Score()
+    return RunRecord(name, run_dir, state, dict(values), summary, curve, score)
 
 
-def _curve(run_dir: Path) -> Iterable[tuple[int, float]]:
-    import json
-
-    path = run_dir / METRICS_FILE
-    if not path.is_file():
-        return
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            return  # a line cut by a kill ends the readable log
-        reward = row.get("reward_mean")
-        if isinstance(row.get("step"), int) and isinstance(reward, (int, float)) and math.isfinite(reward):
-            yield row["step"], float(reward)
+def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective: Objective) -> Score:
+    if series is None:
+        logged = metrics.names(sources)
+        if not sources:
+            why = "no metrics.jsonl, metrics.csv or TensorBoard events"
+        else:
+            close = difflib.get_close_matches(str(objective.metric), logged, n=3)
+            why = f"no `{objective.metric}` logged" + (
+                f" (did you mean {', '.join(close)}?)" if close else ""
+            )
+        return Score(missing=why)
+    step, value = series.final if objective.at == "final" else series.best(objective.mode)
+    gap = None
+    metric = str(objective.metric)
+    if metric.startswith("eval_"):
+        # train-eval gap at the chosen step, from the same source (overfitting shows as a large gap)
+        train = dict(sources.get(series.source, {}).get("train_" + metric.removeprefix("eval_"), ()))
+        if step in train:
+            gap = train[step] - value
+    return Score(value, step, series.final[0], gap, series.source)
 
 
 # -- rows and CSV ---------------------------------------------------------------------------------
@@ -273,6 +323,8 @@ def _get(mapping: Mapping[str, Any] | None, dotted: str) -> Any:
 def rows(report: Report) -> list[dict[str, Any]]:
     """One row per run: name, state, the varying values, then the summary columns."""
     out = []
+    if report.objective.metric is not None:
+        return metric_rows(report)
     sections = section_columns(report)
     for run in report.runs:
         row: dict[str, Any] = {"run": run.name, "state": run.state.value}
@@ -281,6 +333,46 @@ def rows(report: Report) -> list[dict[str, Any]]:
         row.update({col: _get(run.summary, col) for col in sections})
         out.append(row)
     return out
+
+
+def metric_rows(report: Report) -> list[dict[str, Any]]:
+    """One row per run for a metric objective: the value, the step it was logged at, the last
+    step, the train-eval gap (for eval_<x>), its source, and why a run has no value."""
+    obj = report.objective
+    with_gap = any(r.score.gap is not None for r in report.runs)
+    out = []
+    for run in report.runs:
+        row: dict[str, Any] = {"run": run.name, "state": run.state.value}
+        row.update({path: run.values.get(path) for path in report.varying})
+        row[obj.label] = run.score.value
+        row["at_step"] = run.score.step
+        if with_gap:
+            row["train_eval_gap"] = run.score.gap
+        row["final_step"] = run.score.final_step
+        row["source"] = run.score.source
+        row["note"] = run.score.missing
+        out.append(row)
+    return out
+
+
+def logged_metrics(report: Report) -> list[str]:
+    """The metric names the finished runs logged in metrics.jsonl/metrics.csv, for a hint."""
+    return metrics.names(
+        {
+            f"{r.name}:{k}": v
+            for r in report.finished
+            for k, v in metrics.read_all(r.run_dir, tensorboard=False).items()
+        }
+    )
+
+
+def best_run(report: Report) -> RunRecord | None:
+    """The finished run with the best objective value (metric objectives only)."""
+    scored = [r for r in report.finished if r.score.value is not None]
+    if not scored:
+        return None
+    pick = max if report.objective.mode == "max" else min
+    return pick(scored, key=lambda r: r.score.value or 0.0)
 
 
 # -- summary sections of optional trainer parts (debate, issue 5) ---------------------------------
@@ -371,7 +463,7 @@ def require_matplotlib() -> None:
         raise UserError("the reward-curve PNG needs matplotlib, which is not installed", hint=PLOT_HINT)
 
 
-def plot_png(lines: Sequence[Curve], title: str) -> bytes:
+def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) -> bytes:
     require_matplotlib()
     import matplotlib
 
@@ -386,7 +478,7 @@ def plot_png(lines: Sequence[Curve], title: str) -> bytes:
             if n > 1:
                 ax.fill_between(curve.steps, curve.low, curve.high, color=line.get_color(), alpha=0.2)
         ax.set_xlabel("step")
-        ax.set_ylabel("reward_mean")
+        ax.set_ylabel(ylabel)
         ax.set_title(f"{title}: mean over seeds, band min..max")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small")

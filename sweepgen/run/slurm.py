@@ -153,6 +153,7 @@ class SlurmExecutor(Executor):
                 attempt=previous.attempt + 1 if previous else 1,
                 ids={"job_name": self.job_name, "submitit_folder": str(self.root)},
                 config_fingerprint=task.fingerprint or None,
+                done_file=task.done_file,
             )
             submitted.append(status)
             node_tasks.append(
@@ -292,13 +293,16 @@ def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo 
     Returns ``status`` itself when nothing needs to be written."""
     if status is None:
         return None
-    if is_finished(task.run_dir):
+    if is_finished(task.run_dir, status.done_file):
         if status.state is RunState.FINISHED:
             return status
         return replace(status, state=RunState.FINISHED, reason=None, ended=status.ended or utc_now())
-    if status.state is RunState.FINISHED:  # recorded as finished, but the proof is gone
+    if status.state is RunState.FINISHED:
+        if status.done_file is None and status.exit_code == 0:
+            return status  # held to exit 0 alone, and the node recorded exit 0
+        # recorded as finished, but the proof is gone
         return replace(
-            status, state=RunState.FAILED, reason="recorded as finished but summary.json is missing"
+            status, state=RunState.FAILED, reason=f"recorded as finished but {status.done_file} is missing"
         )
     if status.state in TERMINAL:
         if (
@@ -319,7 +323,7 @@ def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo 
     if job.state in _SLURM_ENDINGS:
         state, reason = _SLURM_ENDINGS[job.state]
     elif job.state == "COMPLETED":
-        state, reason = RunState.FAILED, "the job ended but the run wrote no summary.json"
+        state, reason = RunState.FAILED, "the job ended but the run recorded no end"
     else:
         state, reason = (
             RunState.FAILED,

@@ -29,7 +29,8 @@ from sweepgen.run.base import (
     LOG_FILE,
     RunState,
     RunStatus,
-    is_finished,
+    no_proof_reason,
+    succeeded,
     this_host,
     utc_now,
     write_status,
@@ -121,8 +122,13 @@ def run_on_node(task: NodeTask) -> str:
             )
             sys.exit(127)
         code = child[0].wait()
+    stopped = flags["timeout"] or flags["cancel"]
     state, reason = outcome(
-        code, finished=is_finished(run_dir), timed_out=flags["timeout"], cancelled=flags["cancel"]
+        code,
+        finished=succeeded(code, run_dir, status.done_file, stopped=stopped),
+        timed_out=flags["timeout"],
+        cancelled=flags["cancel"],
+        done_file=status.done_file,
     )
     if flags["timeout"]:
         ids["slurm_state"] = "TIMEOUT"
@@ -136,9 +142,12 @@ def run_on_node(task: NodeTask) -> str:
     return state.value
 
 
-def outcome(code: int, *, finished: bool, timed_out: bool, cancelled: bool) -> tuple[RunState, str | None]:
-    """The run's final state from its exit code and what happened to it. A summary.json is the one
-    proof of success, even if a late signal arrived after the trainer wrote it."""
+def outcome(
+    code: int, *, finished: bool, timed_out: bool, cancelled: bool, done_file: str | None = "summary.json"
+) -> tuple[RunState, str | None]:
+    """The run's final state from its exit code and what happened to it. The done file (summary.json
+    for the bundled trainer) is the one proof of success, even if a late signal arrived after the
+    trainer wrote it; ``finished`` is ``base.succeeded``."""
     if code == 0 and finished:
         return RunState.FINISHED, None
     if timed_out:
@@ -146,7 +155,7 @@ def outcome(code: int, *, finished: bool, timed_out: bool, cancelled: bool) -> t
     if cancelled:
         return RunState.CANCELLED, CANCEL_REASON
     if code == 0:
-        return RunState.FAILED, "exited 0 but wrote no summary.json"
+        return RunState.FAILED, no_proof_reason(done_file)
     if code < 0:
         try:
             name = signal.Signals(-code).name

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 import shlex
 import string
 import sys
@@ -20,9 +21,9 @@ from typing import Any
 
 from sweepgen import yamlio
 from sweepgen.compile import lock as lock_model
-from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.outtree import read_inside
-from sweepgen.run.base import RunTask
+from sweepgen.run.base import SUMMARY_FILE, RunTask
 
 LOCK_FILE = "sweep.lock.json"
 PLACEHOLDERS = ("config", "run_dir", "name", "variant")
@@ -135,14 +136,39 @@ def check_bundled_trainer() -> None:
         )
 
 
-def load_sweep(sweep_dir: Path, *, command: Sequence[str] | None = None) -> Sweep:
-    """Read the lock, check every generated file against it, and build one task per file."""
+def parse_done_file(done_file: str | None, command: Sequence[str] | None) -> str | None:
+    """``--done-file``: a file name inside the run directory that a finished run must leave, on top
+    of exit 0. Only for --command: the bundled trainer's done file is always summary.json."""
+    if done_file is None:
+        return None
+    if command is None:
+        raise UserError(
+            "--done-file is for a trainer given with --command",
+            hint="the bundled trainer always leaves summary.json; drop --done-file",
+        )
+    path = Path(done_file)
+    if not done_file or path.is_absolute() or ".." in path.parts or done_file.endswith("/"):
+        raise UserError(
+            f"--done-file {done_file!r} must be a file path inside the run directory",
+            hint="e.g. --done-file metrics.csv or --done-file final/model.safetensors",
+        )
+    return path.as_posix()
+
+
+def load_sweep(
+    sweep_dir: Path, *, command: Sequence[str] | None = None, done_file: str | None = None
+) -> Sweep:
+    """Read the lock, check every generated file against it, and build one task per file.
+
+    ``command`` None runs the bundled trainer, whose proof of success is summary.json; a foreign
+    ``command`` succeeds on exit 0, and also needs ``done_file`` in its run directory when given."""
     lock = read_lock(sweep_dir)
     lock_path = sweep_dir / LOCK_FILE
     tasks: list[RunTask] = []
     seen_dirs: dict[Path, str] = {}
+    proof = SUMMARY_FILE if command is None else done_file
     for i, entry in enumerate(lock["files"]):
-        task = _task(sweep_dir, lock_path, i, entry, command)
+        task = _task(sweep_dir, lock_path, i, entry, command, proof)
         other = seen_dirs.get(task.run_dir)
         if other is not None:
             raise ConfigError(
@@ -155,7 +181,14 @@ def load_sweep(sweep_dir: Path, *, command: Sequence[str] | None = None) -> Swee
     return Sweep(sweep_dir, lock, tasks)
 
 
-def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequence[str] | None) -> RunTask:
+def _task(
+    sweep_dir: Path,
+    lock_path: Path,
+    i: int,
+    entry: Any,
+    command: Sequence[str] | None,
+    done_file: str | None,
+) -> RunTask:
     where = Location(str(lock_path))
     if not isinstance(entry, dict) or not {"path", "variant", "config", "sha256"} <= entry.keys():
         raise ConfigError(
@@ -179,7 +212,7 @@ def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequenc
         )
     config = entry["config"]
     name = str(entry.get("run_name") or entry["variant"])
-    run_dir = run_dir_of(config_path, data, config)
+    run_dir = run_dir_of(config_path, data, config, entry.get("run_dir"))
     fields = {
         "config": config_path.as_posix(),
         "run_dir": run_dir.as_posix(),
@@ -203,15 +236,28 @@ def _task(sweep_dir: Path, lock_path: Path, i: int, entry: Any, command: Sequenc
         values=dict(entry.get("values") or {}),
         config=config,
         fingerprint=config_fingerprint(config_path, data),
+        done_file=done_file,
     )
 
 
-def run_dir_of(config_path: Path, data: bytes, config: Any) -> Path:
-    """Where a run writes: the ``output_dir`` the trainer will read. For a YAML config that is the
-    rendered file's own value (a template may compute it, e.g. from the run name, so it can differ
-    from the lock's resolved config); for other files (sbatch scripts…) the resolved config's."""
+def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: Any = None) -> Path:
+    """Where a run writes: the spec's ``run_dir`` template, rendered into the lock entry, when it has
+    one; else the ``output_dir`` the trainer will read. For a YAML config that is the rendered
+    file's own value (a template may compute it, e.g. from the run name, so it can differ from the
+    lock's resolved config); for other files (sbatch scripts…) the resolved config's."""
     where = Location(str(config_path))
-    hint = "sweepgen run needs output_dir (relative to where you run it) as the run directory"
+    hint = (
+        "sweepgen run needs the run directory (relative to where you run it): an output_dir in the "
+        "config, or a `run_dir` template in the spec, e.g. "
+        'run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"'
+    )
+    if run_dir is not None:
+        if not isinstance(run_dir, str) or not run_dir:
+            raise ConfigError(
+                "the lock entry's run_dir is not a path", location=where, hint="render the spec again"
+            )
+        _same_as_output_dir(config_path, data, config, run_dir)
+        return Path(run_dir)
     if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
         try:  # as the trainer will read it: YAML 1.2, no duplicate keys
             rendered = yamlio.loads(data.decode("utf-8"), str(config_path)).data
@@ -235,6 +281,27 @@ def run_dir_of(config_path: Path, data: bytes, config: Any) -> Path:
     if not isinstance(output_dir, str) or not output_dir:
         raise ConfigError(f"the {source} has no output_dir", location=where, key="output_dir", hint=hint)
     return Path(output_dir)
+
+
+def _same_as_output_dir(config_path: Path, data: bytes, config: Any, run_dir: str) -> None:
+    """A config that also names an output_dir must name the same folder as the spec's run_dir, or
+    the trainer would write where run.log, the status file and `report` do not look."""
+    output_dir = config.get("output_dir") if isinstance(config, dict) else None
+    if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
+        try:  # generated trainer YAML is read one way everywhere: sweepgen.yamlio (YAML 1.2)
+            rendered = yamlio.loads(data.decode("utf-8"), str(config_path)).data
+        except (SweepgenError, UnicodeDecodeError):
+            rendered = None
+        if isinstance(rendered, dict) and "output_dir" in rendered:
+            output_dir = rendered["output_dir"]
+    if isinstance(output_dir, str) and os.path.normpath(output_dir) != os.path.normpath(run_dir):
+        raise ConfigError(
+            f"the spec's run_dir {run_dir!r} and the config's output_dir {output_dir!r} differ",
+            location=Location(str(config_path)),
+            key="output_dir",
+            hint="the trainer writes to output_dir: drop run_dir from the spec, or derive output_dir "
+            'from the same template (derived: {output_dir: "..."})',
+        )
 
 
 def select(tasks: Sequence[RunTask], only: Iterable[str]) -> list[RunTask]:

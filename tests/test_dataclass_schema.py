@@ -1,0 +1,126 @@
+"""`schema:` naming a dataclass (TRL's GRPOConfig, transformers' TrainingArguments): every variant is
+checked field by field through pydantic's TypeAdapter, strictly, with unknown keys rejected and the
+error at the spec's file:line. The example spec for TRL's own `trl grpo` CLI passes `check`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+
+pytestmark = pytest.mark.train  # TRL's GRPOConfig and transformers' TrainingArguments are the schemas
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = "specs/trl_grpo_cli.yaml"
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture
+def trl_project(cli_cwd):
+    for rel in (SPEC, "templates/trl_grpo_cli.yaml.j2"):
+        (cli_cwd / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, cli_cwd / rel)
+    return cli_cwd
+
+
+def line_of(path: str, text: str) -> int:
+    return next(i for i, line in enumerate(Path(path).read_text().splitlines(), 1) if text in line)
+
+
+def test_the_trl_cli_example_passes_check(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    result = cli("check", SPEC)
+    assert result.exit_code == 0, result.output
+
+
+def test_a_typo_in_a_trl_key_fails_with_file_line_and_the_right_name(trl_project):
+    spec = Path(SPEC)
+    spec.write_text(spec.read_text().replace("  max_completion_length: 256", "  max_completion_lenght: 256"))
+    result = cli("render", SPEC)
+    assert result.exit_code == 2, result.output
+    line = line_of(SPEC, "max_completion_lenght: 256")
+    assert f"{SPEC}:{line}:" in result.stderr
+    assert (
+        "`max_completion_lenght`: unknown field of GRPOConfig (did you mean `max_completion_length`?)"
+        in result.stderr
+    )
+    assert "Traceback" not in result.output
+    assert not Path("generated/trl_grpo_cli").exists()  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("line", "bad", "message"),
+    [
+        (
+            "  temperature: 1.0",
+            '  temperature: "1.0"',
+            "`temperature`: Input should be a valid number",
+        ),
+        ("  max_steps: 500", "  max_steps: 500.0", "`max_steps`: Input should be a valid integer"),
+        ("  bf16: true", "  bf16: 1", "`bf16`: Input should be a valid boolean"),
+    ],
+)
+def test_strict_types_as_everywhere_else(trl_project, line, bad, message):
+    spec = Path(SPEC)
+    spec.write_text(spec.read_text().replace(line, bad))
+    result = cli("check", SPEC)  # check reports on stdout (its --format decides how)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and f"{SPEC}:{line_of(SPEC, bad.strip())}:" in result.output
+
+
+def test_transformers_training_arguments_as_a_schema(cli_cwd):
+    Path("templates/t.yaml.j2").parent.mkdir(parents=True)
+    Path("templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    Path("specs").mkdir()
+    Path("specs/s.yaml").write_text(
+        "sweepgen: 1\nname: s\ntemplate: ../templates/t.yaml.j2\noutput: '{{ variant.name }}.yaml'\n"
+        "schema: transformers:TrainingArguments\n"
+        "base: {output_dir: runs/x, learning_rate: 1.0e-5, seed: 1}\n"
+        "grid: {seed: [1, 2]}\n"
+    )
+    assert cli("render", "specs/s.yaml").exit_code == 0
+    Path("specs/s.yaml").write_text(
+        Path("specs/s.yaml").read_text().replace("learning_rate: 1.0e-5", "learning_rat: 1.0e-5")
+    )
+    result = cli("render", "specs/s.yaml")
+    assert (
+        result.exit_code == 2
+        and "unknown field of TrainingArguments (did you mean `learning_rate`?)" in result.stderr
+    )
+
+
+def test_a_class_that_is_neither_is_refused(cli_cwd):
+    Path("templates").mkdir()
+    Path("templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    Path("specs").mkdir()
+    Path("specs/s.yaml").write_text(
+        "sweepgen: 1\nname: s\ntemplate: ../templates/t.yaml.j2\noutput: a.yaml\n"
+        "schema: pathlib:Path\nbase: {a: 1}\n"
+    )
+    result = cli("render", "specs/s.yaml")
+    assert result.exit_code == 2 and "not a pydantic model class or a dataclass" in result.stderr
+    assert "specs/s.yaml:5:" in result.stderr
+
+
+def test_trls_own_cli_parser_reads_every_rendered_config():
+    """What `trl grpo --config FILE` does with the file: TrlParser over its three dataclasses, no
+    extra keys allowed. bf16 is turned off first, only because this CPU machine cannot run it."""
+    import yaml
+    from trl import GRPOConfig, ModelConfig, ScriptArguments, TrlParser
+
+    parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))
+    files = sorted((ROOT / "generated" / "trl_grpo_cli").glob("*.yaml"))
+    assert len(files) == 4
+    for path in files:
+        data = yaml.safe_load(path.read_text())
+        script, grpo, model = parser.parse_dict({**data, "bf16": False}, allow_extra_keys=False)
+        assert grpo.beta == data["beta"] and grpo.learning_rate == data["learning_rate"]
+        assert grpo.output_dir == data["output_dir"]
+        assert model.model_name_or_path == data["model_name_or_path"]
+        assert script.dataset_name == data["dataset_name"]

@@ -1,0 +1,123 @@
+"""Reading any run's metrics (sweepgen.run.metrics) and scoring them for `report --metric`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sweepgen.errors import UserError
+from sweepgen.run import metrics
+from sweepgen.run.report import Objective, _score
+
+
+def write_csv(path: Path, text: str) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "metrics.csv").write_text(text)
+    return path
+
+
+def test_csv_rows_with_empty_cells_and_non_numbers_are_skipped_per_cell(tmp_path):
+    run = write_csv(tmp_path / "r", "step,train_loss,eval_acc,note\n1,0.9,,warmup\n2,0.7,0.6,\n3,nan,0.7,x\n")
+    series = metrics.read_csv(run / "metrics.csv")
+    assert series == {"train_loss": ((1, 0.9), (2, 0.7)), "eval_acc": ((2, 0.6), (3, 0.7))}
+
+
+def test_a_csv_without_a_step_column_is_a_user_error(tmp_path):
+    run = write_csv(tmp_path / "r", "epoch,acc\n1,0.5\n")
+    with pytest.raises(UserError, match="no `step` column"):
+        metrics.read_csv(run / "metrics.csv")
+
+
+def test_jsonl_stops_at_a_cut_line_and_keeps_the_last_value_of_a_repeated_step(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "r": 0.1}\n{"step": 1, "r": 0.2}\n{"step": 2, "r": true}\n{"step": 3, "r"')
+    assert metrics.read_jsonl(path) == {"r": ((1, 0.2),)}  # a bool is not a number
+
+
+def test_sources_are_taken_in_order_and_named(tmp_path):
+    run = write_csv(tmp_path / "r", "step,acc\n1,0.5\n")
+    (run / "metrics.jsonl").write_text(json.dumps({"step": 1, "acc": 0.9}) + "\n")
+    sources, series = metrics.find_in_run(run, "acc")
+    assert series == metrics.Series("acc", "metrics.jsonl", ((1, 0.9),))
+    assert metrics.names(sources) == ["acc"]
+
+
+@pytest.mark.train  # events written with torch's SummaryWriter; read with the track extra's tensorboard
+def test_tensorboard_events_are_read_with_tensorboards_reader(tmp_path):
+    import torch.utils.tensorboard as torch_tb
+
+    writer = torch_tb.SummaryWriter(log_dir=str(tmp_path / "r" / "runs" / "Nov24"))
+    for step, value in [(10, 0.25), (20, 0.75), (30, 0.5)]:
+        writer.add_scalar("eval/acc", value, global_step=step)
+    writer.close()
+    sources, series = metrics.find_in_run(tmp_path / "r", "eval/acc")
+    assert series is not None and series.source == "tensorboard"
+    assert series.points == ((10, 0.25), (20, 0.75), (30, 0.5))
+    assert series.best("max") == (20, 0.75) and series.best("min") == (10, 0.25) and series.final == (30, 0.5)
+
+
+def test_score_takes_final_or_best_and_the_train_eval_gap(tmp_path):
+    run = write_csv(tmp_path / "r", "step,train_acc,eval_acc\n1,0.6,0.5\n2,0.9,0.8\n3,0.95,0.7\n")
+    sources, series = metrics.find_in_run(run, "eval_acc")
+    best = _score(sources, series, Objective("eval_acc", "max", "best"))
+    assert (best.value, best.step, best.final_step, best.source) == (0.8, 2, 3, "metrics.csv")
+    assert best.gap == pytest.approx(0.1)
+    final = _score(sources, series, Objective("eval_acc", "max", "final"))
+    assert (final.value, final.step) == (0.7, 3) and final.gap == pytest.approx(0.25)
+    low = _score(sources, series, Objective("eval_acc", "min", "best"))
+    assert (low.value, low.step) == (0.5, 1)
+
+
+def test_a_missing_metric_says_why_with_the_closest_name(tmp_path):
+    run = write_csv(tmp_path / "r", "step,eval_acc\n1,0.5\n")
+    sources, series = metrics.find_in_run(run, "eval_ac")
+    assert series is None
+    score = _score(sources, series, Objective("eval_ac", "max", "best"))
+    assert score.value is None and score.missing == "no `eval_ac` logged (did you mean eval_acc?)"
+    empty = _score({}, None, Objective("x"))
+    assert empty.missing == "no metrics.jsonl, metrics.csv or TensorBoard events"
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.floats(-1e6, 1e6)), min_size=1, max_size=30))
+def test_best_and_final_agree_with_a_plain_reading(points):
+    by_step = dict(points)  # the last value of a repeated step wins, as in the readers
+    series = metrics.Series("m", "metrics.csv", tuple(sorted(by_step.items())))
+    assert series.final == max(by_step.items())
+    top = max(by_step.values())
+    assert series.best("max") == (min(s for s, v in by_step.items() if v == top), top)
+
+
+@pytest.mark.train  # events written with torch's SummaryWriter; read with the track extra's tensorboard
+def test_report_cli_on_runs_that_logged_only_tensorboard_events(cli_cwd):
+    import csv
+
+    import torch.utils.tensorboard as torch_tb
+    from click.testing import CliRunner
+    from run_support import make_config_sweep
+
+    from sweepgen.cli import main
+    from sweepgen.run.base import RunState, RunStatus, write_status
+
+    configs = {n: {"output_dir": f"runs/tb/{n}", "lr": lr} for n, lr in (("a", 1), ("b", 2))}
+    make_config_sweep(cli_cwd, configs, sweep="tb", values={"a": {"lr": 1}, "b": {"lr": 2}})
+    for name, values in (("a", [0.2, 0.6, 0.4]), ("b", [0.3, 0.5, 0.7])):
+        writer = torch_tb.SummaryWriter(log_dir=f"runs/tb/{name}/runs/Nov24_host")
+        for step, value in enumerate(values, start=1):
+            writer.add_scalar("eval/acc", value, global_step=step * 10)
+        writer.close()
+        finished = RunStatus(
+            RunState.FINISHED, "local", exit_code=0, done_file=None, sweep_dir="generated/tb"
+        )
+        write_status(Path(f"runs/tb/{name}"), finished)
+    result = CliRunner().invoke(main, ["report", "generated/tb", "--metric", "eval/acc", "--mode", "max"])
+    assert result.exit_code == 0, result.output
+    rows = {r["run"]: r for r in csv.DictReader(Path("runs/tb/report.csv").read_text().splitlines())}
+    assert float(rows["a"]["best_eval/acc"]) == pytest.approx(0.6) and rows["a"]["at_step"] == "20"
+    assert float(rows["b"]["best_eval/acc"]) == pytest.approx(0.7) and rows["b"]["final_step"] == "30"
+    assert {r["source"] for r in rows.values()} == {"tensorboard"}
+    assert "best run by best_eval/acc (max is better): b = 0.700 at step 30" in result.stdout
+    assert Path("runs/tb/report.png").stat().st_size > 0
