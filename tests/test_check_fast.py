@@ -210,3 +210,16 @@ def test_a_version_1_lock_is_read_called_out_of_date_and_replaced_by_render(proj
     api.render(["specs/demo.yaml"])
     assert json.loads(path.read_text())["lock_version"] == 2
     assert api.check(["specs/demo.yaml"]).problems == []
+
+
+def test_render_with_nothing_changed_compiles_nothing_and_reports_every_file_unchanged(proj, monkeypatch):
+    def no_compile(*args, **kwargs):
+        raise AssertionError("an unchanged spec was compiled")
+
+    with monkeypatch.context() as patched:
+        patched.setattr("sweepgen.compile.api.compile_spec", no_compile)
+        [out] = api.render(["specs/demo.yaml"])
+    assert out.plan is None and out.files == 3 and out.count("unchanged") == 3 and not out.writes
+    (proj / "templates/part.j2").write_text("# part two")  # an input changed: compiled and rewritten
+    [out] = api.render(["specs/demo.yaml"])
+    assert out.plan is not None and out.count("update") == 3

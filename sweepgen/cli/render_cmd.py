@@ -46,11 +46,11 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
                 [a.path, a.variant or "", a.run_name or "", a.action] for a in out.actions
             ]
             rows.append(["sweep.lock.json", "", "", "update" if out.lock_changed else "unchanged"])
-            title = f"{out.plan.spec.path} -> {out.plan.shown_dir}/ (dry run: nothing written)"
+            title = f"{out.spec_path} -> {out.shown_dir}/ (dry run: nothing written)"
             emit(title, ["file", "variant", "run name", "action"], rows, fmt)
     elif dry_run:  # one machine-readable table for all specs
         table: list[list[object]] = [
-            [out.plan.spec.path, f"{out.plan.shown_dir}/{a.path}", a.variant, a.run_name, a.action]
+            [out.spec_path, f"{out.shown_dir}/{a.path}", a.variant, a.run_name, a.action]
             for out in outcomes
             for a in out.actions
         ]
@@ -59,7 +59,7 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
         for out in outcomes:
             info(
                 line(
-                    f"{out.plan.spec.path}: {len(out.plan.files)} file(s) in {out.plan.shown_dir}/ "
+                    f"{out.spec_path}: {out.files} file(s) in {out.shown_dir}/ "
                     f"({out.count('create')} created, {out.count('update')} updated, "
                     f"{out.count('unchanged')} unchanged, {out.count('remove')} removed)"
                 )
@@ -67,7 +67,7 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
     else:
         columns = ["spec", "folder", "files", "created", "updated", "unchanged", "removed"]
         summary: list[list[object]] = [
-            [out.plan.spec.path, out.plan.shown_dir, len(out.plan.files)]
+            [out.spec_path, out.shown_dir, out.files]
             + [out.count(a) for a in ("create", "update", "unchanged", "remove")]
             for out in outcomes
         ]

@@ -12,11 +12,12 @@ from typing import Any
 from sweepgen.compile import writer
 from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
+from sweepgen.compile.check_fast import unchanged_lock
 from sweepgen.compile.context import sweep_view
 from sweepgen.compile.derive import finalize
 from sweepgen.compile.expand import Expansion, expand
 from sweepgen.compile.pipeline import compile_spec, varying_paths
-from sweepgen.compile.spec import SpecModel, load_spec
+from sweepgen.compile.spec import SpecModel, display_path, load_spec
 from sweepgen.compile.writer import Outcome
 from sweepgen.errors import Location, SpecError
 
@@ -60,8 +61,27 @@ def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool 
     Returns one ``sweepgen.compile.writer.Outcome`` per spec: what was (or would be) created, updated,
     left unchanged and removed.
     """
-    plans = [compile_spec(path, out_root) for path in spec_paths]
-    outcomes = writer.plan_actions(plans)
+    # A spec whose lock proves nothing changed (every input and file has its recorded hash; see
+    # check_fast) is not compiled: its outcome is "all unchanged", read from the lock.
+    unchanged = {path: unchanged_lock(path, out_root) for path in spec_paths}
+    sweeps = [lk.sweep for lk in unchanged.values() if lk is not None]
+    if len(set(sweeps)) != len(sweeps) or (sweeps and len(spec_paths) > len(sweeps)):
+        # several specs at once, some changed: compile them all, so two specs writing one sweep
+        # folder are caught by plan_actions whichever of them changed
+        unchanged = dict.fromkeys(spec_paths)
+    plans = [compile_spec(path, out_root) for path in spec_paths if unchanged[path] is None]
+    compiled = iter(writer.plan_actions(plans))
+    outcomes = []
+    for path in spec_paths:
+        recorded = unchanged[path]
+        if recorded is None:
+            outcomes.append(next(compiled))
+            continue
+        sweep_dir = os.path.join(os.path.abspath(out_root), recorded.sweep)
+        actions = [writer.Action(f.path, writer.UNCHANGED, f.variant, f.run_name) for f in recorded.files]
+        outcomes.append(
+            writer.Outcome(None, actions, spec_path=display_path(path), shown_dir=display_path(sweep_dir))
+        )
     if not dry_run:
         writer.apply(outcomes)
     return outcomes

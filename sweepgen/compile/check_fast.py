@@ -33,9 +33,20 @@ from sweepgen.safefs import TEMP_NAME
 Finding = tuple[str, str, str, bytes | None]  # (kind, path in the sweep folder, variant, bytes on disk)
 
 
+def unchanged_lock(spec_path: str, out_root: str) -> lock.Lock | None:
+    """The lock of a spec whose inputs and files all still match it (nothing to render), or None."""
+    found = _fast(spec_path, out_root)
+    return found[1] if found is not None and not found[0][3] else None
+
+
 def fast_check(spec_path: str, out_root: str) -> tuple[str, str, int, list[Finding]] | None:
     """``(sweep name, shown sweep folder, files, findings)`` decided from hashes, or None when the
     spec must be rendered. Findings are ``edited`` | ``missing`` | ``orphan``."""
+    found = _fast(spec_path, out_root)
+    return found[0] if found is not None else None
+
+
+def _fast(spec_path: str, out_root: str) -> tuple[tuple[str, str, int, list[Finding]], lock.Lock] | None:
     try:
         spec = load_spec(spec_path, out_root)
         sweep_dir = os.path.join(os.path.abspath(out_root), spec.name)
@@ -51,7 +62,7 @@ def fast_check(spec_path: str, out_root: str) -> tuple[str, str, int, list[Findi
 
 def _decide(
     name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: str
-) -> tuple[str, str, int, list[Finding]] | None:
+) -> tuple[tuple[str, str, int, list[Finding]], lock.Lock] | None:
     raw = read_regular(tree, lock.LOCK_NAME)
     if raw is None or read_regular(tree, JOURNAL_NAME) is not None:
         return None
@@ -88,4 +99,4 @@ def _decide(
     foreign = [p for p in on_disk if p not in listed]
     allowed = foreign_ok(os.path.join(os.path.abspath(out_root), name), foreign)
     findings.extend(("orphan", p, "", None) for p in foreign if p not in allowed)
-    return name, shown, len(recorded.files), findings
+    return (name, shown, len(recorded.files), findings), recorded

@@ -34,7 +34,7 @@ class Action:
 
 @dataclass
 class Outcome:
-    plan: Plan
+    plan: Plan | None  # None: the spec was not compiled, its lock proved nothing changed
     actions: list[Action] = field(default_factory=list)
     lock_changed: bool = False
     recorded: Recorded | None = None
@@ -50,6 +50,20 @@ class Outcome:
             or self.interrupted
             or bool(self.leftovers)
             or any(a.action != UNCHANGED for a in self.actions)
+        )
+
+    spec_path: str = ""  # as the user gave it
+    shown_dir: str = ""  # the sweep folder as the user reads it
+
+    def __post_init__(self) -> None:
+        if self.plan is not None:
+            self.spec_path, self.shown_dir = self.plan.spec.path, self.plan.shown_dir
+
+    @property
+    def files(self) -> int:
+        """How many files the spec renders."""
+        return (
+            len(self.plan.files) if self.plan is not None else sum(a.action != REMOVE for a in self.actions)
         )
 
     def count(self, action: str) -> int:
@@ -193,6 +207,7 @@ def apply(outcomes: list[Outcome]) -> None:
         if not out.writes:
             continue
         plan = out.plan
+        assert plan is not None  # an outcome without a plan writes nothing
         parent, name = os.path.split(plan.sweep_dir)
         tree = OutputTree.open(parent, name, plan.shown_dir, create=True)
         assert tree is not None  # created
