@@ -61,11 +61,11 @@ def _cut_back_to(src: Path, dst: Path, step: int) -> Path:
     ],
 )
 def test_resume_from_any_checkpoint_equals_the_uninterrupted_run(
-    tiny_cache,
+    tiny_cache,  # noqa: F811 - the fixture
     tmp_path,
     iterations,
     steps,
-    resume_at,  # noqa: F811 - the fixture
+    resume_at,
 ):
     straight = tmp_path / "straight"
     _train(_data(straight, steps, iterations))
@@ -77,3 +77,26 @@ def test_resume_from_any_checkpoint_equals_the_uninterrupted_run(
         got = _without_timing(read_jsonl(resumed / "metrics.jsonl"))
         first_bad = next((r["step"] for r, e in zip(got, expected) if r != e), None)
         assert got == expected, f"resumed from checkpoint-{step}: first differing step {first_bad}"
+
+
+@pytest.mark.parametrize("victim", ["model.safetensors", "optimizer.pt"])
+def test_a_truncated_newest_checkpoint_is_named_skipped_and_the_previous_one_used(
+    tiny_cache,  # noqa: F811 - the fixture
+    tmp_path,
+    victim,
+):
+    from trainer.run import run
+
+    straight = tmp_path / "straight"
+    _train(_data(straight, 8))
+    resumed = _cut_back_to(straight, tmp_path / "cut", 7)
+    broken = resumed / "checkpoints" / "checkpoint-7" / victim
+    with broken.open("r+b") as fh:  # what a full disk or a killed copy leaves: the first part only
+        fh.truncate(broken.stat().st_size // 2)
+    lines: list[str] = []
+    summary = run(RunConfig.model_validate(_data(resumed, 8)), echo=lines.append)
+    warnings = [ln for ln in lines if ln.startswith("warning: skipping checkpoint")]
+    assert len(warnings) == 1 and str(broken) in warnings[0] and "truncated" in warnings[0]
+    assert summary["resumed_from"] == "checkpoint-6"
+    got = _without_timing(read_jsonl(resumed / "metrics.jsonl"))
+    assert got == _without_timing(read_jsonl(straight / "metrics.jsonl"))
