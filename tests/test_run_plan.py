@@ -52,6 +52,10 @@ def test_plan_rules_over_every_combination(tmp_path, summary, stored, alive, rer
         assert (d.start, d.state) == (True, RunState.PENDING)
     elif stored is RunState.RUNNING and alive:  # owned by a live process: never started twice
         assert (d.start, d.state) == (False, RunState.SKIPPED)
+    elif stored in (RunState.FAILED, RunState.CANCELLED) and alive:
+        # recorded its stop, but its job lives on (a requeued Slurm job): never started twice either
+        assert (d.start, d.state) == (False, RunState.SKIPPED)
+        assert "alive" in d.reason
     else:
         # failed, cancelled, lost (running but dead) and "finished" without its summary: retried
         # only on request

@@ -140,10 +140,25 @@ def run(
             _stop(ex)
             live = ex.poll()
         except BaseException:
-            # anything else (a disk error, a bug): never leave started children running unwatched
-            _stop(ex)
+            # anything else (a bug): never leave started children running unwatched. Slurm jobs run
+            # without us by design: a failed query must never cancel them (`status` follows them).
+            if ex.stop_runs_on_error:
+                _stop(ex)
             raise
-    return _finish(decisions, live, sweep_dir, interrupted)
+    code = _finish(decisions, live, sweep_dir, interrupted)
+    if ex.faults:
+        err = _console.stderr()
+        for fault in ex.faults:
+            err.print(f"error: {fault}", markup=False, highlight=False)
+        err.print(
+            "hint: sweepgen could not keep its records (full or read-only disk?); the runs it had "
+            "started were followed to their end and no other run was started. Free space, then "
+            f"`sweepgen status {sweep_dir}` shows what happened and `sweepgen run {sweep_dir}` goes on",
+            markup=False,
+            highlight=False,
+        )
+        return 2
+    return code
 
 
 def _stop(ex) -> None:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import tempfile
 from abc import ABC, abstractmethod
@@ -47,12 +48,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.run import runlock
 
 STATUS_FILE = "sweepgen_status.json"
 LOG_FILE = "run.log"
 SUMMARY_FILE = "summary.json"
 METRICS_FILE = "metrics.jsonl"
 STATUS_VERSION = 1
+TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
+CANCEL_REASON = "cancelled"
 
 
 class RunState(str, Enum):
@@ -220,9 +224,40 @@ def effective_state(
         return None, None
     if status.state is RunState.FINISHED:
         return RunState.FAILED, "recorded as finished but summary.json is missing"
-    if status.state is RunState.RUNNING and not is_alive(status):
+    if status.state is RunState.RUNNING and not (runlock.is_held(run_dir) or is_alive(status)):
         return RunState.FAILED, "lost: its process is gone without recording an end"
     return status.state, status.reason
+
+
+def run_outcome(
+    code: int,
+    *,
+    finished: bool,
+    timed_out: bool = False,
+    cancelled: bool = False,
+    cancel_reason: str = CANCEL_REASON,
+) -> tuple[RunState, str | None]:
+    """How a run ended, from its exit code and what happened to it: the one rule of every executor
+    (local children, Slurm tasks). A summary.json is the one proof of success, even if a late signal
+    arrived after the trainer wrote it; exit 0 without it is a failure, never a quiet success."""
+    if code == 0 and finished:
+        return RunState.FINISHED, None
+    if timed_out:
+        return RunState.FAILED, TIMEOUT_REASON
+    if cancelled:
+        return RunState.CANCELLED, cancel_reason
+    if code == 0:
+        return RunState.FAILED, "exited 0 but wrote no summary.json"
+    if code < 0:
+        return RunState.FAILED, f"killed by {signal_name(-code)}"
+    return RunState.FAILED, f"exit code {code}"
+
+
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
 
 
 def decide(
@@ -240,11 +275,18 @@ def decide(
     state, _ = effective_state(task.run_dir, status, is_alive)
     if state is RunState.FINISHED:
         return Decision(task, False, RunState.FINISHED, "finished (summary.json exists)", status)
+    if runlock.is_held(task.run_dir):
+        # whatever its status file says: a live process holds the run (another `sweepgen run`)
+        return Decision(task, False, RunState.SKIPPED, "running: another process holds its lock", status)
     if state is None or state is RunState.PENDING:
         return Decision(task, True, RunState.PENDING, "not started yet", status)
     if state is RunState.RUNNING:
         return Decision(task, False, RunState.SKIPPED, f"still running ({_ids(status)})", status)
     if state in RETRYABLE:
+        if status is not None and status.state in RETRYABLE and is_alive(status):
+            # e.g. a Slurm job requeued after the run recorded its stop: Slurm will run it again
+            why = f"{state} before, but its job is alive ({_ids(status)})"
+            return Decision(task, False, RunState.SKIPPED, why, status)
         if rerun_failed:
             return Decision(task, True, state, f"{state} before; re-running", status)
         return Decision(task, False, state, f"{state} before; use --rerun-failed to retry", status)
@@ -298,9 +340,15 @@ class Executor(ABC):
     """
 
     name: ClassVar[str]
+    # whether an error in sweepgen itself (not Ctrl-C) must stop the runs: yes for local children,
+    # which would be left unwatched; no for Slurm jobs, which outlive this command by design
+    stop_runs_on_error: ClassVar[bool] = True
 
     def __init__(self, options: ExecutorOptions) -> None:
         self.options = options
+        # problems of this invocation that did not stop it (e.g. a status file it could not write):
+        # each names its path; the CLI reports them at the end and exits 2
+        self.faults: list[str] = []
 
     @abstractmethod
     def describe(self, tasks: Sequence[RunTask]) -> list[str]:

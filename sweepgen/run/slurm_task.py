@@ -25,19 +25,19 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sweepgen.run.base import (
+from sweepgen.run.base import (  # noqa: F401 - CANCEL_REASON, TIMEOUT_REASON: re-exported
+    CANCEL_REASON,
     LOG_FILE,
+    TIMEOUT_REASON,
     RunState,
     RunStatus,
     is_finished,
+    run_outcome,
     this_host,
     utc_now,
     write_status,
 )
 from sweepgen.run.progress import ATTEMPT_MARK
-
-TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
-CANCEL_REASON = "cancelled"
 
 
 @dataclass(frozen=True)
@@ -136,21 +136,5 @@ def run_on_node(task: NodeTask) -> str:
     return state.value
 
 
-def outcome(code: int, *, finished: bool, timed_out: bool, cancelled: bool) -> tuple[RunState, str | None]:
-    """The run's final state from its exit code and what happened to it. A summary.json is the one
-    proof of success, even if a late signal arrived after the trainer wrote it."""
-    if code == 0 and finished:
-        return RunState.FINISHED, None
-    if timed_out:
-        return RunState.FAILED, TIMEOUT_REASON
-    if cancelled:
-        return RunState.CANCELLED, CANCEL_REASON
-    if code == 0:
-        return RunState.FAILED, "exited 0 but wrote no summary.json"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return RunState.FAILED, f"killed by {name}"
-    return RunState.FAILED, f"exit code {code}"
+# the shared rule (base.run_outcome), under the name the node side always used
+outcome = run_outcome
