@@ -48,9 +48,9 @@ from sweepgen.run.base import (
     write_json_atomic,
     write_status,
 )
+from sweepgen.run.run_view import RunView
 from sweepgen.run.slurm_resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm_task import CANCEL_REASON, TIMEOUT_REASON, NodeTask, run_on_node
-from sweepgen.run.sweep_status import RunView
 
 SLURM_DIR = ".sweepgen_slurm"  # in the sweep's runs root: submitit's files and the jobs journal
 JOURNAL = "jobs.json"

@@ -7,49 +7,23 @@ runs on Slurm, one squeue and one sacct call; so it works from any shell, any ti
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
+from sweepgen.run import runlock
 from sweepgen.run.base import (
     LOG_FILE,
     TERMINAL,
-    RunState,
     RunStatus,
     RunTask,
     effective_state,
     read_status,
+    utc_now,
+    write_status,
 )
+from sweepgen.run.run_view import PROBLEM_STATES, SLURM_WORDS, RunView
 
-# Slurm's words for endings that say more than "failed" (shown instead of FAILED/CANCELLED)
-SLURM_WORDS = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED"})
-PROBLEM_STATES = frozenset({RunState.FAILED, RunState.CANCELLED})
-
-
-@dataclass(frozen=True)
-class RunView:
-    """A run as `status` shows it: its (reconciled) status and, on Slurm, what squeue/sacct said."""
-
-    task: RunTask
-    status: RunStatus | None  # None: never started
-    job: object | None = None  # slurm_query.JobInfo for Slurm runs
-
-    @property
-    def state(self) -> RunState | None:
-        return self.status.state if self.status else None
-
-    @property
-    def label(self) -> str:
-        """The state word users see: ours in capitals, or Slurm's where it says more (TIMEOUT)."""
-        if self.status is None:
-            return "NOT STARTED"
-        word = self.status.ids.get("slurm_state")
-        if word in SLURM_WORDS and self.status.state is not RunState.FINISHED:
-            return str(word)
-        return self.status.state.value.upper()
-
-    @property
-    def live(self) -> bool:
-        return self.status is not None and self.status.state not in TERMINAL
+__all__ = ["PROBLEM_STATES", "SLURM_WORDS", "RunView", "collect", "log_tail", "problems"]
 
 
 def collect(tasks: Sequence[RunTask]) -> list[RunView]:
@@ -69,13 +43,35 @@ def collect(tasks: Sequence[RunTask]) -> list[RunView]:
     return [views[t.name] for t in tasks]
 
 
-def _plain_view(task: RunTask, status: RunStatus | None) -> RunView:
+def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True) -> RunView:
     if status is None:
         return RunView(task, None)
     state, reason = effective_state(task.run_dir, status, _status_is_alive)
     if state is status.state:
         return RunView(task, status)
-    return RunView(task, replace(status, state=state, reason=reason))  # the same rule as `sweepgen run`
+    # the same rule as `sweepgen run`, e.g. a "running" run whose sweepgen was SIGKILLed has ended
+    new = replace(status, state=state, reason=reason, ended=status.ended or utc_now())
+    if persist and state in TERMINAL:
+        _persist(task, status, new)
+    return RunView(task, new)
+
+
+def _persist(task: RunTask, seen: RunStatus, new: RunStatus) -> None:
+    """Write what `status` learned, but only as the run's lock holder and only over the status it
+    read: a run that another process started meanwhile is left to that process."""
+    try:
+        fd = runlock.acquire(task.run_dir, retry_s=0)
+    except OSError:
+        return  # a read-only run directory: shown, not written
+    if fd is None:
+        return
+    try:
+        if read_status(task.run_dir) == seen:
+            write_status(task.run_dir, new)
+    except OSError:
+        pass  # showing the state matters more than keeping it; `run` applies the same rule again
+    finally:
+        runlock.release(fd)
 
 
 def _status_is_alive(status: RunStatus) -> bool:
