@@ -164,12 +164,12 @@ def test_observe_ignores_a_reused_job_id_of_another_job(tmp_path, monkeypatch):
     t = task(tmp_path)
     write_status(t.run_dir, slurm_status())
     monkeypatch.setattr(
-        slurm_query, "query", lambda ids: {"7_1": JobInfo("7_1", "CANCELLED", name="someone")}
+        slurm_query, "query_jobs", lambda ids: ({"7_1": JobInfo("7_1", "CANCELLED", name="someone")}, None)
     )
     (view,) = observe([t])
     assert view.status.state is RunState.RUNNING and view.job is None
     monkeypatch.setattr(
-        slurm_query, "query", lambda ids: {"7_1": JobInfo("7_1", "CANCELLED", name="sweepgen-s")}
+        slurm_query, "query_jobs", lambda ids: ({"7_1": JobInfo("7_1", "CANCELLED", name="sweepgen-s")}, None)
     )
     (view,) = observe([t])
     assert view.status.state is RunState.CANCELLED
@@ -378,7 +378,9 @@ def test_status_of_a_slurm_run_learns_its_cancellation_from_slurm(sweep_root, mo
         run_dir, RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "9_0", "job_name": "sweepgen-fake"})
     )
     monkeypatch.setattr(
-        slurm_query, "query", lambda ids: {"9_0": JobInfo("9_0", "CANCELLED", name="sweepgen-fake")}
+        slurm_query,
+        "query_jobs",
+        lambda ids: ({"9_0": JobInfo("9_0", "CANCELLED", name="sweepgen-fake")}, None),
     )
     result = CliRunner().invoke(main, ["status", "generated/fake"])
     assert result.exit_code == 1
@@ -411,7 +413,12 @@ def test_reconcile_properties(tmp_path, recorded, slurm, finished):
     new = reconcile(t, status, job)
     if finished:  # the proof of success wins over everything
         assert new.state is RunState.FINISHED
-    elif recorded in (RunState.FAILED, RunState.CANCELLED):  # an ending is never undone
+    elif recorded in (RunState.FAILED, RunState.CANCELLED) and slurm in ("PENDING", "REQUEUED"):
+        # the run recorded its stop but Slurm holds the same job to run again (scontrol requeue,
+        # preemption): queued, never cancelled, so nothing submits it a second time
+        assert new.state is RunState.RUNNING and new.ids["slurm_state"] == "REQUEUED"
+        assert new.reason.startswith("requeued by Slurm")
+    elif recorded in (RunState.FAILED, RunState.CANCELLED):  # otherwise an ending is never undone
         assert new.state in (RunState.FAILED, RunState.CANCELLED)
     elif recorded is RunState.FINISHED:  # said finished but summary.json is gone: not finished
         assert new.state is RunState.FAILED and "summary.json is missing" in new.reason

@@ -126,13 +126,10 @@ def run(
     if to_start:
         try:
             with _stop_signals_raise_interrupt():
-                ex.start(to_start)
+                ex.start(to_start, {d.task.name: d.previous for d in decisions if d.start})
                 if ex.options.wait is False:
                     live = ex.poll()
-                    out.print(
-                        f"submitted {len(to_start)} run(s) with the {ex.name} executor; "
-                        f"follow them with `sweepgen status {sweep_dir}`"
-                    )
+                    _say_submitted(ex, live, sweep_dir)
                 else:
                     live = _follow(ex, decisions)
         except KeyboardInterrupt:
@@ -159,6 +156,23 @@ def run(
         )
         return 2
     return code
+
+
+def _say_submitted(ex, live: dict, sweep_dir: Path) -> None:
+    from sweepgen.run.base import RunState
+
+    out = _console.stdout()
+    skipped = {n: s for n, s in live.items() if s.state is RunState.SKIPPED}
+    for name, status in skipped.items():
+        out.print(f"{name}: not submitted: {status.reason}", markup=False, highlight=False)
+    count = len(live) - len(skipped)
+    if count:
+        out.print(
+            f"submitted {count} run(s) with the {ex.name} executor; "
+            f"follow them with `sweepgen status {sweep_dir}`"
+        )
+    else:
+        out.print(f"submitted nothing: every run was already queued, running or finished ({sweep_dir})")
 
 
 def _stop(ex) -> None:

@@ -174,7 +174,7 @@ def _show_problems(views, tail_lines: int) -> None:
 
 
 def _as_json(view, tail_lines: int) -> dict:
-    from sweepgen.run.sweep_status import PROBLEM_STATES, log_tail
+    from sweepgen.run.sweep_status import log_tail
 
     s = view.status
     data = {
@@ -190,7 +190,7 @@ def _as_json(view, tail_lines: int) -> dict:
         "ended": s.ended if s else None,
         "exit_code": s.exit_code if s else None,
     }
-    if view.state in PROBLEM_STATES:
+    if view.problem:
         data["log_tail"] = log_tail(view, tail_lines)[1]
     return data
 

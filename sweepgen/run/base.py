@@ -329,7 +329,7 @@ class Executor(ABC):
     Protocol, as the CLI drives it::
 
         ex = make_executor(name, options)      # validates options, raises UserError if unusable
-        ex.start(decisions_to_start)           # non-blocking: queues/launches/submits
+        ex.start(tasks, planned)               # non-blocking: queues/launches/submits
         while not ex.done():                   # (only when options.wait)
             states = ex.poll()                 # advances the queue, persists status files
             ... show states; sleep ...
@@ -355,8 +355,10 @@ class Executor(ABC):
         """What ``start`` would do, one line per item, for ``--dry-run``; touches no file."""
 
     @abstractmethod
-    def start(self, tasks: Sequence[RunTask]) -> None:
-        """Begin running ``tasks`` (already planned: every one is to be started)."""
+    def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
+        """Begin running ``tasks`` (already planned: every one is to be started). ``planned``: each
+        run's status as the plan saw it; a run whose status differs when the executor gets to start
+        it was taken by another `sweepgen run` meanwhile and is skipped (never started twice)."""
 
     @abstractmethod
     def poll(self) -> dict[str, RunStatus]:

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -108,15 +108,18 @@ class LocalExecutor(Executor):
             lines.append(f"  {task.name}: {' '.join(task.argv)}  > {task.run_dir / LOG_FILE}")
         return lines
 
-    def start(self, tasks: Sequence[RunTask]) -> None:
+    def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         for task in tasks:
             if task.name in self._status:
                 raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
             # what the run looked like when it was planned: at its start it must still look so
-            try:
-                self._planned[task.name] = read_status(task.run_dir)
-            except OSError:  # e.g. a file where its directory should be: _launch reports it
-                self._planned[task.name] = None
+            if planned is not None:
+                self._planned[task.name] = planned.get(task.name)
+            else:
+                try:
+                    self._planned[task.name] = read_status(task.run_dir)
+                except OSError:  # e.g. a file where its directory should be: _launch reports it
+                    self._planned[task.name] = None
             self._queue.append(task)
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason="queued")
         self._fill()

@@ -22,6 +22,10 @@ class RunView:
     task: RunTask
     status: RunStatus | None  # None: never started
     job: object | None = None  # slurm_query.JobInfo for Slurm runs
+    # the run directory holds a run of another version of the config: `run` and `report` refuse it,
+    # so it is never shown as this config's result, whatever its own state
+    stale: bool = False
+    note: str | None = None  # what limited this view, e.g. Slurm accounting unavailable
 
     @property
     def state(self) -> RunState | None:
@@ -32,10 +36,17 @@ class RunView:
         """The state word users see: ours in capitals, or Slurm's where it says more (TIMEOUT)."""
         if self.status is None:
             return "NOT STARTED"
+        if self.stale:
+            return "STALE"
         word = self.status.ids.get("slurm_state")
         if word in SLURM_WORDS and self.status.state is not RunState.FINISHED:
             return str(word)
         return self.status.state.value.upper()
+
+    @property
+    def problem(self) -> bool:
+        """Shown with its log tail, and makes `status` exit 1."""
+        return self.stale or self.state in PROBLEM_STATES
 
     @property
     def live(self) -> bool:

@@ -25,6 +25,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sweepgen.run import runlock
 from sweepgen.run.base import (  # noqa: F401 - CANCEL_REASON, TIMEOUT_REASON: re-exported
     CANCEL_REASON,
     LOG_FILE,
@@ -66,6 +67,17 @@ def run_on_node(task: NodeTask) -> str:
     os.chdir(task.cwd)
     run_dir = Path(task.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    # the run's lock (runlock.py), held by this task and inherited by the run: a second job for the
+    # same directory (however it came to be submitted) never runs it twice
+    lock_fd = runlock.acquire(run_dir)
+    if lock_fd is None:
+        print(
+            f"sweepgen: {run_dir} is locked by another process running this run; not starting it "
+            "twice (its status file is left to that process)",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(3)
     flags = {"timeout": False, "cancel": False}
     child: list[subprocess.Popen] = []
 
@@ -105,7 +117,12 @@ def run_on_node(task: NodeTask) -> str:
         try:
             child.append(
                 subprocess.Popen(
-                    list(task.argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env
+                    list(task.argv),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    pass_fds=(lock_fd,),
                 )
             )
         except OSError as err:

@@ -17,6 +17,7 @@ from sweepgen.run.base import (
     RunStatus,
     RunTask,
     effective_state,
+    is_stale,
     read_status,
     utc_now,
     write_status,
@@ -40,7 +41,16 @@ def collect(tasks: Sequence[RunTask]) -> list[RunView]:
     for task in tasks:
         if task.name not in views:
             views[task.name] = _plain_view(task, statuses[task.name])
-    return [views[t.name] for t in tasks]
+    # the same staleness rule as `run` and `report`: a directory made from another config is no result
+    return [_mark_stale(views[t.name]) for t in tasks]
+
+
+def _mark_stale(view: RunView) -> RunView:
+    if not is_stale(view.task, view.status):
+        return view
+    reason = "made from another version of its config; `run` and `report` refuse it"
+    status = replace(view.status, reason=reason) if view.status else None
+    return replace(view, status=status, stale=True)
 
 
 def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True) -> RunView:
@@ -97,4 +107,4 @@ def log_tail(view: RunView, lines: int = 20) -> tuple[Path | None, list[str]]:
 
 
 def problems(views: Sequence[RunView]) -> list[RunView]:
-    return [v for v in views if v.state in PROBLEM_STATES]
+    return [v for v in views if v.problem]
