@@ -62,6 +62,8 @@ def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
         while any(v.live for v in views):
             time.sleep(FOLLOW_POLL_S)
             views = collect(tasks)
+    for note in dict.fromkeys(v.note for v in views if v.note):  # e.g. sacct down: what is not known
+        _console.stderr().print(f"warning: {note}", markup=False, highlight=False)
     if fmt == "json":
         click.echo(json.dumps([_as_json(v, tail_lines) for v in views], indent=2, sort_keys=True))
     else:

@@ -369,8 +369,7 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
         new = reconcile(task, status, job)
         if persist and new is not None and new is not status and _worth_keeping(status, new):
             write_status(task.run_dir, new)
-        view_note = note if note and job is None and new is not None and new.state not in TERMINAL else None
-        views.append(RunView(task, new, job, note=view_note))
+        views.append(RunView(task, new, job, note=note))
     return views
 
 
