@@ -173,8 +173,9 @@ def test_a_requeued_job_is_queued_not_cancelled_and_never_submitted_twice(cwd):
     deadline = time.monotonic() + 40
     while time.monotonic() < deadline:
         row = status_json("generated/rq")["q"]
-        seen.add(row["state"])
-        assert row["state"] != "CANCELLED", row  # the issue: CANCELLED for minutes while Slurm held it
+        slurm = slurm_query.squeue([job_id]).get(job_id)
+        seen.add((row["state"], row["reason"], slurm.state if slurm else None))
+        assert row["state"] != "CANCELLED", (row, seen)  # the issue: CANCELLED while Slurm held it
         if "requeued by Slurm" in (row["reason"] or ""):
             # --rerun-failed in this window submits no duplicate for the same directory
             again = cli(
@@ -186,8 +187,19 @@ def test_a_requeued_job_is_queued_not_cancelled_and_never_submitted_twice(cwd):
         time.sleep(0.5)
     else:
         pytest.fail(f"status never said the job was requeued; states seen: {seen}")
-    # Slurm runs the same job again; the run resumes in its directory, started by that job only
-    wait_until("generated/rq", lambda r: starts(cwd / "runs/rq/q") == 2, 120, "the requeued job to start")
+    # Slurm runs the same job again (made eligible now: a requeued job waits about two minutes),
+    # and the run resumes in its directory, started by that job only
+    deadline = time.monotonic() + 60
+    while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING":
+        assert time.monotonic() < deadline, "the requeued job never became PENDING"
+        time.sleep(0.5)
+    subprocess.run(
+        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    wait_until("generated/rq", lambda r: starts(cwd / "runs/rq/q") == 2, 90, "the requeued job to start")
     assert status_json("generated/rq")["q"]["job_id"] == job_id
     assert len(journal(cwd / "runs/rq")) == 1
     scancel_sweep("generated/rq")

@@ -62,7 +62,7 @@ MAX_FAILED_POLLS = 30  # polls in a row (each already retried with back-off) bef
 SUBMIT_LOCK = "submit.lock"  # in SLURM_DIR: one submission of a sweep at a time
 SUBMIT_LOCK_WAIT_S = 600.0
 # a job Slurm holds to run again: a run that recorded its stop but is here was requeued
-_REQUEUED = frozenset({"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"})
+_REQUEUED = frozenset({"PENDING"}) | slurm_query.REQUEUE_STATES
 CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
 _ALIVE_CACHE: dict[str, tuple[float, dict]] = {}  # array id -> (when, squeue's view of its tasks)
 

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sweepgen.errors import UserError
 
@@ -41,6 +41,7 @@ ENDED = frozenset(
         "SPECIAL_EXIT",
     }
 )
+REQUEUE_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"})
 _ARRAY_RANGE = re.compile(r"^(?P<main>\d+)_\[(?P<body>[0-9,\-]+)(%\d+)?\]$")
 
 
@@ -149,7 +150,13 @@ def query_jobs(job_ids: Iterable[str]) -> tuple[dict[str, JobInfo], str | None]:
     except UserError as err:
         info = {}
         note = f"Slurm accounting (sacct) is unavailable, so ended jobs are not known: {err.message}"
-    info.update(squeue(ids))
+    for jid, live in squeue(ids).items():
+        acct = info.get(jid)
+        if live.state == "COMPLETING" and acct is not None and acct.state in REQUEUE_STATES:
+            # a requeued job first completes its old run: squeue says COMPLETING, sacct already
+            # REQUEUED; the latter is the one that says what comes next (it runs again)
+            live = replace(live, state=acct.state)
+        info[jid] = live
     return info, note
 
 
