@@ -401,19 +401,22 @@ RECORDED = [RunState.RUNNING, RunState.FINISHED, RunState.FAILED, RunState.CANCE
     recorded=st.sampled_from(RECORDED),
     slurm=st.none() | st.sampled_from(SLURM_STATES),
     finished=st.booleans(),
+    source=st.sampled_from(["squeue", "sacct"]),
 )
-def test_reconcile_properties(tmp_path, recorded, slurm, finished):
+def test_reconcile_properties(tmp_path, recorded, slurm, finished, source):
     t = task(tmp_path, name=f"p{recorded.value}{slurm}{finished}")
     t.run_dir.mkdir(exist_ok=True)
     (t.run_dir / "summary.json").unlink(missing_ok=True)
     if finished:
         (t.run_dir / "summary.json").write_text("{}")
     status = slurm_status(recorded)
-    job = JobInfo("7_1", slurm) if slurm else None
+    job = JobInfo("7_1", slurm, source=source) if slurm else None
     new = reconcile(t, status, job)
     if finished:  # the proof of success wins over everything
         assert new.state is RunState.FINISHED
-    elif recorded in (RunState.FAILED, RunState.CANCELLED) and slurm in ("PENDING", "REQUEUED"):
+    elif recorded in (RunState.FAILED, RunState.CANCELLED) and (
+        slurm == "REQUEUED" or (slurm == "PENDING" and source == "squeue")
+    ):
         # the run recorded its stop but Slurm holds the same job to run again (scontrol requeue,
         # preemption): queued, never cancelled, so nothing submits it a second time
         assert new.state is RunState.RUNNING and new.ids["slurm_state"] == "REQUEUED"

@@ -61,8 +61,6 @@ POLL_MIN_INTERVAL_S = 2.0  # squeue/sacct at most this often, however fast the d
 MAX_FAILED_POLLS = 30  # polls in a row (each already retried with back-off) before --wait gives up
 SUBMIT_LOCK = "submit.lock"  # in SLURM_DIR: one submission of a sweep at a time
 SUBMIT_LOCK_WAIT_S = 600.0
-# a job Slurm holds to run again: a run that recorded its stop but is here was requeued
-_REQUEUED = frozenset({"PENDING"}) | slurm_query.REQUEUE_STATES
 CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
 _ALIVE_CACHE: dict[str, tuple[float, dict]] = {}  # array id -> (when, squeue's view of its tasks)
 
@@ -392,7 +390,7 @@ def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo 
         return replace(
             status, state=RunState.FAILED, reason="recorded as finished but summary.json is missing"
         )
-    if status.state in TERMINAL and job is not None and job.state in _REQUEUED:
+    if status.state in TERMINAL and job is not None and _requeued(job):
         # the run recorded its stop (SIGTERM looks the same for scancel and requeue), but Slurm holds
         # the same job to run it again: it is queued, not cancelled, and nothing may submit it twice
         return replace(
@@ -574,3 +572,9 @@ def _restore_status(run_dir: Path, previous: RunStatus | None) -> None:
         (run_dir / STATUS_FILE).unlink(missing_ok=True)
     else:
         write_status(run_dir, previous)
+
+
+def _requeued(job: slurm_query.JobInfo) -> bool:
+    """Slurm holds the job to run it again. PENDING counts only from squeue, which is current: sacct
+    lists an array task that has already run as PENDING until it catches up."""
+    return job.state in slurm_query.REQUEUE_STATES or (job.state == "PENDING" and job.source == "squeue")

@@ -53,6 +53,9 @@ class JobInfo:
     reason: str = ""  # squeue's pending reason, e.g. JobHeldUser, Resources, Priority
     exit_code: str = ""  # sacct's "code:signal"
     elapsed: str = ""
+    # "squeue" (current, live jobs only) or "sacct" (complete but late: an array task that has run
+    # may still be listed there as the folded PENDING range it was submitted as)
+    source: str = ""
 
     @property
     def ended(self) -> bool:
@@ -199,7 +202,7 @@ def parse_squeue(text: str) -> dict[str, JobInfo]:
         job_id, state, name, reason = parts
         reason = "" if reason == "None" else reason
         for jid in expand(job_id):
-            jobs[jid] = JobInfo(jid, clean_state(state), name=name, reason=reason)
+            jobs[jid] = JobInfo(jid, clean_state(state), name=name, reason=reason, source="squeue")
     return jobs
 
 
@@ -213,7 +216,9 @@ def parse_sacct(text: str) -> dict[str, JobInfo]:
             continue  # a job step (123.batch) or a blank line
         job_id, state, name, exit_code, elapsed = parts
         for jid in expand(job_id):
-            jobs[jid] = JobInfo(jid, clean_state(state), name=name, exit_code=exit_code, elapsed=elapsed)
+            jobs[jid] = JobInfo(
+                jid, clean_state(state), name=name, exit_code=exit_code, elapsed=elapsed, source="sacct"
+            )
     return jobs
 
 
