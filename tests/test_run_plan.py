@@ -266,3 +266,27 @@ def test_fingerprints_ignore_yaml_comments_but_not_values(tmp_path):
     assert config_fingerprint(yml, b"# v1\na: 1\n") == config_fingerprint(yml, b"a: 1  # v2\n")
     assert config_fingerprint(yml, b"a: 1\n") != config_fingerprint(yml, b"a: 2\n")
     assert config_fingerprint(sh, b"# v1\necho\n") != config_fingerprint(sh, b"# v2\necho\n")
+
+
+def test_status_applies_runs_staleness_rule_to_a_finished_run_of_a_changed_spec(tmp_path, monkeypatch):
+    """`run` and `report` refuse a run directory made from another version of the config; `status`
+    must not show it as this config's FINISHED result either (issue 15)."""
+    from click.testing import CliRunner
+
+    from sweepgen.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    make_sweep(tmp_path, {"a": {"steps": 1}, "b": {"steps": 1}})
+    tasks = {t.name: t for t in load_sweep(Path("generated/fake")).tasks}
+    for name, fingerprint in (("a", "yaml:an-older-config"), ("b", tasks["b"].fingerprint)):
+        run_dir = tasks[name].run_dir
+        run_dir.mkdir(parents=True)
+        (run_dir / SUMMARY_FILE).write_text("{}")
+        write_status(run_dir, RunStatus(RunState.FINISHED, "local", config_fingerprint=fingerprint))
+    result = CliRunner().invoke(main, ["status", "generated/fake", "--format", "json"])
+    rows = {r["run"]: r for r in json.loads(result.stdout)}
+    assert rows["a"]["state"] == "STALE" and "another version of its config" in rows["a"]["reason"]
+    assert rows["b"]["state"] == "FINISHED"
+    assert result.exit_code == 1  # a problem, like a failed run
+    run = CliRunner().invoke(main, ["run", "generated/fake", "--command", FAKE_COMMAND])
+    assert run.exit_code == 2 and "another version of the config" in run.output
