@@ -19,12 +19,18 @@ Deciding what to start (``plan``), in this order:
    the sweep until the user moves that directory away or gives the changed run a new output_dir.
 1. ``summary.json`` exists → finished: never started again, whatever its status file says
    (the trainer writes it last and atomically, so it is the one proof of success).
-2. status ``running`` and the executor says the process/job is still alive → skipped
-   (someone else is running it; starting it twice would corrupt its directory).
-   status ``running`` but not alive → the run was lost (machine crash, sweepgen killed) and counts as
-   failed.
+2. a live process holds the run directory's lock (runlock.py), or the status says ``running`` and
+   the executor says the process/job is still alive → skipped (someone else is running it;
+   starting it twice would corrupt its directory). Status ``running`` with neither → the run was
+   lost (machine crash, sweepgen killed) and counts as failed.
 3. status ``failed`` or ``cancelled`` → started again only with ``--rerun-failed``; otherwise skipped
-   with that hint. A failure is never retried behind the user's back.
+   with that hint. A failure is never retried behind the user's back. If its job is still alive
+   (a Slurm job requeued after the run recorded its stop) it is skipped even with --rerun-failed.
+
+The plan is advice; the start is the decision. An executor starts a run only while holding its lock
+(local: the run directory's flock, inherited by the run; Slurm: the sweep's submission lock, then
+the run's flock on the node) and only if its status is still the one the plan saw; otherwise it
+reports it as skipped. So two `sweepgen run` on one sweep start every run exactly once.
 4. anything else (no status file, ``pending``) → started. The trainer itself resumes from its last
    checkpoint when one exists.
 
