@@ -290,3 +290,26 @@ def test_status_applies_runs_staleness_rule_to_a_finished_run_of_a_changed_spec(
     assert result.exit_code == 1  # a problem, like a failed run
     run = CliRunner().invoke(main, ["run", "generated/fake", "--command", FAKE_COMMAND])
     assert run.exit_code == 2 and "another version of the config" in run.output
+
+
+def test_status_from_another_directory_finds_the_runs_or_says_why(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from sweepgen.cli import main
+
+    project = tmp_path / "project"
+    make_sweep(project, {"a": {"steps": 1}})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    sweep = str(project / "generated" / "fake")
+    never = CliRunner().invoke(main, ["status", sweep])
+    assert never.exit_code == 2 and "relative to where `sweepgen run` was started" in never.output
+    run_dir = project / "runs" / "fake" / "a"
+    run_dir.mkdir(parents=True)
+    (run_dir / SUMMARY_FILE).write_text("{}")
+    write_status(run_dir, RunStatus(RunState.FINISHED, "local"))
+    found = CliRunner().invoke(main, ["status", sweep, "--format", "json"])
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)[0]["state"] == "FINISHED"
+    assert f"run directories found under {project}" in found.stderr

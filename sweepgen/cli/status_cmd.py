@@ -119,7 +119,38 @@ def _tasks(sweep_dir: Path, only):
 
     # the command is irrelevant here (nothing is run); a placeholder keeps non-YAML sweeps loadable
     sweep = load_sweep(sweep_dir, command=("{config}",))
-    return select(sweep.tasks, only)
+    return _located(sweep_dir, select(sweep.tasks, only))
+
+
+def _located(sweep_dir: Path, tasks):
+    """Run directories are relative to where `sweepgen run` was started. From another directory,
+    find them under an ancestor of the sweep folder (the project root, usually) and say so; if they
+    are nowhere and the sweep folder is outside this directory, say why instead of showing every run
+    as never started (exit 2)."""
+    from dataclasses import replace
+
+    from sweepgen.errors import UserError
+
+    relative = [t for t in tasks if not t.run_dir.is_absolute()]
+    if not relative or any(t.run_dir.exists() for t in tasks):
+        return tasks
+    for base in Path(sweep_dir).resolve().parents:
+        if any((base / t.run_dir).exists() for t in relative):
+            _console.stderr().print(
+                f"note: run directories found under {base} (they are relative to where `sweepgen run` "
+                "was started)",
+                markup=False,
+                highlight=False,
+            )
+            return [t if t.run_dir.is_absolute() else replace(t, run_dir=base / t.run_dir) for t in tasks]
+    if Path.cwd() not in Path(sweep_dir).resolve().parents:
+        raise UserError(
+            f"none of the {len(tasks)} run directories of {sweep_dir} exists here ({Path.cwd()}) nor "
+            "under any folder above the sweep folder",
+            hint="run directories are relative to where `sweepgen run` was started; run `sweepgen "
+            "status` from there",
+        )
+    return tasks
 
 
 def _follow(tasks, views):
