@@ -313,3 +313,12 @@ def test_status_from_another_directory_finds_the_runs_or_says_why(tmp_path, monk
     assert found.exit_code == 0, found.output
     assert json.loads(found.stdout)[0]["state"] == "FINISHED"
     assert f"run directories found under {project}" in found.stderr
+
+
+def test_eta_follows_the_pace_so_far():
+    from sweepgen.cli._run_display import eta_seconds
+
+    assert eta_seconds({"step": 10, "elapsed_s": 20.0}, 100, 5.0) == 180.0  # trainer's own clock first
+    assert eta_seconds({"step": 10}, 100, 5.0) == 45.0  # else this attempt's wall time
+    assert eta_seconds({"step": 100}, 100, 5.0) == 0.0
+    assert eta_seconds(None, 100, 5.0) is None and eta_seconds({"step": 3}, None, 5.0) is None
