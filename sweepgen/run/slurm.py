@@ -303,7 +303,8 @@ class SlurmExecutor(Executor):
                 return dict(self._status)
             self._failed_polls = 0
             for view in views:
-                self._status[view.task.name] = view.status
+                if view.status is not None:  # (every submitted run has a status file)
+                    self._status[view.task.name] = view.status
         return dict(self._status)
 
     def done(self) -> bool:

@@ -57,7 +57,7 @@ def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True
     if status is None:
         return RunView(task, None)
     state, reason = effective_state(task.run_dir, status, _status_is_alive)
-    if state is status.state:
+    if state is None or state is status.state:
         return RunView(task, status)
     # the same rule as `sweepgen run`, e.g. a "running" run whose sweepgen was SIGKILLed has ended
     new = replace(status, state=state, reason=reason, ended=status.ended or utc_now())
