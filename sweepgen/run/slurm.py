@@ -252,10 +252,21 @@ class SlurmExecutor(Executor):
             slurm_query.scancel([array_id])  # never leave a held array nobody knows about
             # none of its runs ever ran: put their status files back as they were, so they are not
             # taken for cancelled runs (they are pending, and a plain `run` submits them again)
+            restore_failed = []
             for task in tasks:
                 self._tasks.pop(task.name, None)
                 self._status.pop(task.name, None)
-                _restore_status(task.run_dir, previous_of[task.name])
+                try:
+                    _restore_status(task.run_dir, previous_of[task.name])
+                except OSError as restore_err:
+                    restore_failed.append(f"{task.run_dir / STATUS_FILE} ({restore_err.strerror})")
+            if isinstance(err, OSError):  # a full or read-only disk under the status files or journal
+                left = f"; could not restore {', '.join(restore_failed)}" if restore_failed else ""
+                raise UserError(
+                    f"could not write {err.filename or 'the run records'}: {err.strerror or err}; the "
+                    f"held job array {array_id} was cancelled before any run started{left}",
+                    hint="free space or fix the disk, then run the same command again",
+                ) from err
             if isinstance(err, UserError):
                 raise UserError(
                     f"the held job array {array_id} could not be released ({err.message}); it was "
@@ -367,7 +378,10 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
             job = None  # the id was reused for someone else's job (a recreated cluster)
         new = reconcile(task, status, job)
         if persist and new is not None and new is not status and _worth_keeping(status, new):
-            write_status(task.run_dir, new)
+            try:
+                write_status(task.run_dir, new)
+            except OSError as err:  # shown all the same; the next status or run learns it again
+                note = f"could not record what Slurm said in {task.run_dir / STATUS_FILE}: {err.strerror}"
         views.append(RunView(task, new, job, note=note))
     return views
 
