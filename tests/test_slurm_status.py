@@ -223,6 +223,23 @@ def test_node_wrapper_records_a_finished_run(tmp_path):
     assert "=== sweepgen: attempt 1" in (run_dir / "run.log").read_text()
 
 
+def test_a_second_job_for_a_locked_run_directory_does_not_run_it_twice(tmp_path):
+    from sweepgen.run import runlock
+
+    run_dir = tmp_path / "runs/node/n"
+    run_dir.mkdir(parents=True)
+    before = RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "39_0", "job_name": "sweepgen-node"})
+    write_status(run_dir, before)
+    fd = runlock.acquire(run_dir)  # the job already running this run (here: this test) holds it
+    try:
+        proc, _ = start_node(tmp_path, {"steps": 2})
+        assert proc.wait(timeout=60) == 3
+    finally:
+        runlock.release(fd)
+    assert read_status(run_dir) == before  # left to the holder
+    assert not (run_dir / "starts.jsonl").exists() and not (run_dir / "run.log").exists()
+
+
 def test_node_wrapper_fails_with_the_runs_exit_code(tmp_path):
     proc, run_dir = start_node(tmp_path, {"fail_at": 1, "exit_code": 5})
     assert proc.wait(timeout=60) == 5  # so Slurm records FAILED too
