@@ -88,3 +88,25 @@ def test_a_run_left_by_a_sigkilled_sweepgen_is_not_started_again(tmp_path):
     assert json.loads(shown.communicate(timeout=60)[0])[0]["state"] == "FINISHED"
     assert read_status(run).state is RunState.FINISHED
     assert len((run / "starts.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_queued_run_that_another_process_ran_meanwhile_is_not_started_and_keeps_its_ending(
+    tmp_path, monkeypatch
+):
+    """The plan saw no status; by the time the queued run's turn came, another `sweepgen run` had
+    run it and it failed: it is not started again (no --rerun-failed) and is reported as failed."""
+    from sweepgen.run.base import ExecutorOptions, RunStatus, write_status
+    from sweepgen.run.local import LocalExecutor
+    from sweepgen.run.tasks import load_sweep, parse_command
+
+    make_sweep(tmp_path, {"r": {"steps": 1}})
+    monkeypatch.chdir(tmp_path)
+    sweep = load_sweep(Path("generated/fake"), command=parse_command(FAKE_COMMAND))
+    (task,) = sweep.tasks
+    ex = LocalExecutor(ExecutorOptions(sweep_dir=sweep.dir, lock=sweep.lock))
+    task.run_dir.mkdir(parents=True)
+    write_status(task.run_dir, RunStatus(RunState.FAILED, "local", reason="exit code 3"))
+    ex.start([task], {task.name: None})  # planned: never started
+    status = ex.poll()[task.name]
+    assert status.state is RunState.FAILED and "another process ran it" in status.reason
+    assert ex.done() and not (task.run_dir / "starts.jsonl").exists()

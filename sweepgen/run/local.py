@@ -24,6 +24,7 @@ from sweepgen.run import runlock
 from sweepgen.run.base import (
     LOG_FILE,
     STATUS_FILE,
+    TERMINAL,
     Executor,
     ExecutorOptions,
     RunState,
@@ -234,15 +235,17 @@ class LocalExecutor(Executor):
         """Start ``task``, whose lock this process now holds, unless it changed since it was planned."""
         previous = read_status(task.run_dir)
         # Re-checked now that the lock is held: another `sweepgen run` may have run it while it was queued.
+        # Reported with the state it ended in there (so a failure elsewhere still makes this exit 1).
         changed = None
         if is_finished(task.run_dir):
-            changed = "finished meanwhile (started by another process)"
+            changed = RunState.FINISHED, "finished meanwhile (started by another process)"
         elif previous != self._planned.get(task.name):
-            now = previous.state if previous else "gone"
-            changed = f"its status changed since it was planned (now {now}; another process ran it)"
+            now = previous.state if previous else RunState.SKIPPED
+            state = now if now in TERMINAL else RunState.SKIPPED
+            changed = state, f"its status changed since it was planned (now {now}; another process ran it)"
         if changed:
             runlock.release(lock_fd)
-            self._status[task.name] = RunStatus(RunState.SKIPPED, self.name, reason=changed)
+            self._status[task.name] = RunStatus(changed[0], self.name, reason=changed[1])
             return
         attempt = previous.attempt + 1 if previous else 1
         log_path = task.run_dir / LOG_FILE
