@@ -81,7 +81,9 @@ def _run(argv: list[str], *, check_invalid_ok: bool = False, retry: bool = False
     for delay in delays:
         try:
             return _run_once(argv, check_invalid_ok=check_invalid_ok)
-        except UserError:
+        except UserError as err:
+            if "accounting storage is disabled" in err.message:
+                raise  # a configuration, not a hiccup: asking again changes nothing
             time.sleep(delay)
     return _run_once(argv, check_invalid_ok=check_invalid_ok)
 
