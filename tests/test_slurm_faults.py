@@ -82,6 +82,14 @@ def wrap_on_path(monkeypatch, tmp: Path, tool: str, script: str) -> Path:
     return path
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def scancel_sweep(sweep_dir: str) -> None:
     assert cli("cancel", sweep_dir).exit_code in (0, 1)
 
@@ -189,10 +197,15 @@ def test_a_requeued_job_is_queued_not_cancelled_and_never_submitted_twice(cwd):
         pytest.fail(f"status never said the job was requeued; states seen: {seen}")
     # Slurm runs the same job again (made eligible now: a requeued job waits about two minutes),
     # and the run resumes in its directory, started by that job only
+    # only once the old instance is over (its run recorded the stop, Slurm has cleaned up): forcing
+    # the start sooner makes Slurm kill the new one ("Job credential revoked"), which is why a
+    # requeued job normally waits
     deadline = time.monotonic() + 60
-    while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING":
+    first_pid = json.loads((cwd / "runs/rq/q/starts.jsonl").read_text().splitlines()[0])["pid"]
+    while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING" or _alive(first_pid):
         assert time.monotonic() < deadline, "the requeued job never became PENDING"
         time.sleep(0.5)
+    time.sleep(5)
     subprocess.run(
         ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
         check=True,
