@@ -104,8 +104,11 @@ TEMPLATES = {
 }
 
 
-def measure(args: list[str], cwd: Path) -> tuple[float, float, int]:
-    """(wall s, peak RSS MiB, exit code) of ``python -m sweepgen ARGS`` as its own process."""
+def measure(args: list[str], cwd: Path) -> tuple[float, float, int, float]:
+    """(wall s, peak RSS MiB, exit code, CPU s) of ``python -m sweepgen ARGS`` as its own process.
+
+    CPU time (user + system, the render's worker processes included) is reported too: on a loaded
+    machine wall time overstates the cost, and CPU time is what the work takes."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -120,12 +123,12 @@ def measure(args: list[str], cwd: Path) -> tuple[float, float, int]:
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         sys.exit(f"sweepgen {' '.join(args)} failed ({code}):\n{proc.stderr.read().decode()[-3000:]}")
-    return wall, usage.ru_maxrss / 1024, code
+    return wall, usage.ru_maxrss / 1024, code, usage.ru_utime + usage.ru_stime
 
 
 def bench(kind: str, n: int, repeat: int) -> dict[str, object]:
     filename, make = TEMPLATES[kind]
-    rows: dict[str, list[tuple[float, float, int]]] = {}
+    rows: dict[str, list[tuple[float, float, int, float]]] = {}
     lock_mb = 0.0
     for _ in range(repeat):
         folder = Path(tempfile.mkdtemp(prefix="bench_scale_"))
@@ -163,15 +166,17 @@ def main() -> None:
         f"{args.variants} variants x 150 leaves; {args.repeat} repeat(s); load average before "
         f"{load:.1f}, after {os.getloadavg()[0]:.1f}"
     )
-    print("| template | measure | wall s median (min-max) | peak RSS MiB (max) |")
-    print("|---|---|---:|---:|")
+    print("| template | measure | wall s median (min-max) | CPU s median | peak RSS MiB (max) |")
+    print("|---|---|---:|---:|---:|")
     for res in results:
         for label, runs in res["rows"].items():  # type: ignore[attr-defined]
             walls = sorted(r[0] for r in runs)
             rss = max(r[1] for r in runs)
             spread = f"{walls[0]:.2f}-{walls[-1]:.2f}"
-            print(f"| {res['kind']} | {label} | {statistics.median(walls):.2f} ({spread}) | {rss:.0f} |")
-        print(f"| {res['kind']} | lock size | {res['lock_mb']:.2f} MB | |")
+            cpu = statistics.median(r[3] for r in runs)
+            wall = statistics.median(walls)
+            print(f"| {res['kind']} | {label} | {wall:.2f} ({spread}) | {cpu:.2f} | {rss:.0f} |")
+        print(f"| {res['kind']} | lock size | {res['lock_mb']:.2f} MB | | |")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ CLUSTER_DIR = Path(os.environ.get("SWEEPGEN_SLURM_DIR", "/tmp/sweepgen-slurm-ci"
 DAEMONS = ("slurmctld", "slurmd", "slurmdbd", "munged", "mariadbd")
 START_TIMEOUT_S = 900  # a first start installs packages
 LOCK_TIMEOUT_S = 1200  # how long to wait for another session's Slurm tests to end
+_ACTIVE: list[dict[str, str]] = []  # the environment of the cluster this session holds, if any
 
 
 def cannot_run_reason() -> str | None:
@@ -48,14 +49,21 @@ def slurm_cluster():
         if os.environ.get("CI"):
             pytest.fail(f"CI is set, so the Slurm tests must run, but {reason}")
         pytest.skip(f"no Slurm: {reason}")
+    if _ACTIVE:
+        # each test module that imports this fixture gets its own session-scoped instance; the
+        # first one owns the cluster and the lock, the others share it (re-locking would deadlock)
+        yield _ACTIVE[-1]
+        return
     lock = _session_lock()
     try:
         env, reused = _start()
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)  # sbatch/squeue/sacct in the tests and in sweepgen read SLURM_CONF
+        _ACTIVE.append(env)
         try:
             yield env
         finally:
+            _ACTIVE.pop()
             for key, value in saved.items():
                 if value is None:
                     os.environ.pop(key, None)

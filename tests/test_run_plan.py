@@ -52,6 +52,10 @@ def test_plan_rules_over_every_combination(tmp_path, summary, stored, alive, rer
         assert (d.start, d.state) == (True, RunState.PENDING)
     elif stored is RunState.RUNNING and alive:  # owned by a live process: never started twice
         assert (d.start, d.state) == (False, RunState.SKIPPED)
+    elif stored in (RunState.FAILED, RunState.CANCELLED) and alive:
+        # recorded its stop, but its job lives on (a requeued Slurm job): never started twice either
+        assert (d.start, d.state) == (False, RunState.SKIPPED)
+        assert "alive" in d.reason
     else:
         # failed, cancelled, lost (running but dead) and "finished" without its summary: retried
         # only on request
@@ -258,3 +262,59 @@ def test_fingerprints_ignore_yaml_comments_but_not_values(tmp_path):
     assert config_fingerprint(yml, b"# v1\na: 1\n") == config_fingerprint(yml, b"a: 1  # v2\n")
     assert config_fingerprint(yml, b"a: 1\n") != config_fingerprint(yml, b"a: 2\n")
     assert config_fingerprint(sh, b"# v1\necho\n") != config_fingerprint(sh, b"# v2\necho\n")
+
+
+def test_status_applies_runs_staleness_rule_to_a_finished_run_of_a_changed_spec(tmp_path, monkeypatch):
+    """`run` and `report` refuse a run directory made from another version of the config; `status`
+    must not show it as this config's FINISHED result either (issue 15)."""
+    from click.testing import CliRunner
+
+    from sweepgen.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    make_sweep(tmp_path, {"a": {"steps": 1}, "b": {"steps": 1}})
+    tasks = {t.name: t for t in load_sweep(Path("generated/fake")).tasks}
+    for name, fingerprint in (("a", "yaml:an-older-config"), ("b", tasks["b"].fingerprint)):
+        run_dir = tasks[name].run_dir
+        run_dir.mkdir(parents=True)
+        (run_dir / SUMMARY_FILE).write_text("{}")
+        write_status(run_dir, RunStatus(RunState.FINISHED, "local", config_fingerprint=fingerprint))
+    result = CliRunner().invoke(main, ["status", "generated/fake", "--format", "json"])
+    rows = {r["run"]: r for r in json.loads(result.stdout)}
+    assert rows["a"]["state"] == "STALE" and "another version of its config" in rows["a"]["reason"]
+    assert rows["b"]["state"] == "FINISHED"
+    assert result.exit_code == 1  # a problem, like a failed run
+    run = CliRunner().invoke(main, ["run", "generated/fake", "--command", FAKE_COMMAND])
+    assert run.exit_code == 2 and "another version of the config" in run.output
+
+
+def test_status_from_another_directory_finds_the_runs_or_says_why(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from sweepgen.cli import main
+
+    project = tmp_path / "project"
+    make_sweep(project, {"a": {"steps": 1}})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    sweep = str(project / "generated" / "fake")
+    never = CliRunner().invoke(main, ["status", sweep])
+    assert never.exit_code == 2 and "relative to where `sweepgen run` was started" in never.output
+    run_dir = project / "runs" / "fake" / "a"
+    run_dir.mkdir(parents=True)
+    (run_dir / SUMMARY_FILE).write_text("{}")
+    write_status(run_dir, RunStatus(RunState.FINISHED, "local"))
+    found = CliRunner().invoke(main, ["status", sweep, "--format", "json"])
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)[0]["state"] == "FINISHED"
+    assert f"run directories found under {project}" in found.stderr
+
+
+def test_eta_follows_the_pace_so_far():
+    from sweepgen.cli._run_display import eta_seconds
+
+    assert eta_seconds({"step": 10, "elapsed_s": 20.0}, 100, 5.0) == 180.0  # trainer's own clock first
+    assert eta_seconds({"step": 10}, 100, 5.0) == 45.0  # else this attempt's wall time
+    assert eta_seconds({"step": 100}, 100, 5.0) == 0.0
+    assert eta_seconds(None, 100, 5.0) is None and eta_seconds({"step": 3}, None, 5.0) is None

@@ -203,7 +203,8 @@ def test_a_bad_partition_is_refused_at_submission_and_nothing_is_recorded(cwd):
     add_resources(Path("generated/p"), time=5, partition="no_such_partition")
     result = cli("run", "generated/p", "--executor", "slurm", "--command", FAKE_COMMAND)
     assert result.exit_code == 2
-    assert "sbatch refused the job array" in result.output and "partition" in result.output.lower()
+    # refused before submission (sbatch --test-only), with Slurm's own words
+    assert "Slurm refuses the job array" in result.output and "partition" in result.output.lower()
     assert not (cwd / "runs/p/a/sweepgen_status.json").exists()
 
 

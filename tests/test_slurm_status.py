@@ -164,12 +164,12 @@ def test_observe_ignores_a_reused_job_id_of_another_job(tmp_path, monkeypatch):
     t = task(tmp_path)
     write_status(t.run_dir, slurm_status())
     monkeypatch.setattr(
-        slurm_query, "query", lambda ids: {"7_1": JobInfo("7_1", "CANCELLED", name="someone")}
+        slurm_query, "query_jobs", lambda ids: ({"7_1": JobInfo("7_1", "CANCELLED", name="someone")}, None)
     )
     (view,) = observe([t])
     assert view.status.state is RunState.RUNNING and view.job is None
     monkeypatch.setattr(
-        slurm_query, "query", lambda ids: {"7_1": JobInfo("7_1", "CANCELLED", name="sweepgen-s")}
+        slurm_query, "query_jobs", lambda ids: ({"7_1": JobInfo("7_1", "CANCELLED", name="sweepgen-s")}, None)
     )
     (view,) = observe([t])
     assert view.status.state is RunState.CANCELLED
@@ -221,6 +221,23 @@ def test_node_wrapper_records_a_finished_run(tmp_path):
     assert status.state is RunState.FINISHED and status.exit_code == 0
     assert status.ids["job_id"] == "40_1" and status.ids["job_name"] == "sweepgen-node"
     assert "=== sweepgen: attempt 1" in (run_dir / "run.log").read_text()
+
+
+def test_a_second_job_for_a_locked_run_directory_does_not_run_it_twice(tmp_path):
+    from sweepgen.run import runlock
+
+    run_dir = tmp_path / "runs/node/n"
+    run_dir.mkdir(parents=True)
+    before = RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "39_0", "job_name": "sweepgen-node"})
+    write_status(run_dir, before)
+    fd = runlock.acquire(run_dir)  # the job already running this run (here: this test) holds it
+    try:
+        proc, _ = start_node(tmp_path, {"steps": 2})
+        assert proc.wait(timeout=60) == 3
+    finally:
+        runlock.release(fd)
+    assert read_status(run_dir) == before  # left to the holder
+    assert not (run_dir / "starts.jsonl").exists() and not (run_dir / "run.log").exists()
 
 
 def test_node_wrapper_fails_with_the_runs_exit_code(tmp_path):
@@ -378,7 +395,9 @@ def test_status_of_a_slurm_run_learns_its_cancellation_from_slurm(sweep_root, mo
         run_dir, RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "9_0", "job_name": "sweepgen-fake"})
     )
     monkeypatch.setattr(
-        slurm_query, "query", lambda ids: {"9_0": JobInfo("9_0", "CANCELLED", name="sweepgen-fake")}
+        slurm_query,
+        "query_jobs",
+        lambda ids: ({"9_0": JobInfo("9_0", "CANCELLED", name="sweepgen-fake")}, None),
     )
     result = CliRunner().invoke(main, ["status", "generated/fake"])
     assert result.exit_code == 1
@@ -399,19 +418,27 @@ RECORDED = [RunState.RUNNING, RunState.FINISHED, RunState.FAILED, RunState.CANCE
     recorded=st.sampled_from(RECORDED),
     slurm=st.none() | st.sampled_from(SLURM_STATES),
     finished=st.booleans(),
+    source=st.sampled_from(["squeue", "sacct"]),
 )
-def test_reconcile_properties(tmp_path, recorded, slurm, finished):
+def test_reconcile_properties(tmp_path, recorded, slurm, finished, source):
     t = task(tmp_path, name=f"p{recorded.value}{slurm}{finished}")
     t.run_dir.mkdir(exist_ok=True)
     (t.run_dir / "summary.json").unlink(missing_ok=True)
     if finished:
         (t.run_dir / "summary.json").write_text("{}")
     status = slurm_status(recorded)
-    job = JobInfo("7_1", slurm) if slurm else None
+    job = JobInfo("7_1", slurm, source=source) if slurm else None
     new = reconcile(t, status, job)
     if finished:  # the proof of success wins over everything
         assert new.state is RunState.FINISHED
-    elif recorded in (RunState.FAILED, RunState.CANCELLED):  # an ending is never undone
+    elif recorded in (RunState.FAILED, RunState.CANCELLED) and (
+        slurm == "REQUEUED" or (slurm == "PENDING" and source == "squeue")
+    ):
+        # the run recorded its stop but Slurm holds the same job to run again (scontrol requeue,
+        # preemption): queued, never cancelled, so nothing submits it a second time
+        assert new.state is RunState.RUNNING and new.ids["slurm_state"] == "REQUEUED"
+        assert new.reason.startswith("requeued by Slurm")
+    elif recorded in (RunState.FAILED, RunState.CANCELLED):  # otherwise an ending is never undone
         assert new.state in (RunState.FAILED, RunState.CANCELLED)
     elif recorded is RunState.FINISHED:  # said finished but summary.json is gone: not finished
         assert new.state is RunState.FAILED and "summary.json is missing" in new.reason

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
@@ -31,7 +32,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C before the handlers are installed (during imports)
         print("interrupted", file=sys.stderr)
         return 130
-    except Exception:  # noqa: BLE001 - a bug: show everything
+    except Exception as err:  # noqa: BLE001 - a bug: show everything, unless the disk refused a write
+        disk = _disk_error(err, _output_dir(argv[0]))
+        if disk is not None:
+            print(f"error: {disk}", file=sys.stderr, flush=True)
+            print(
+                "hint: free space, raise the quota or point output_dir at a writable disk, then run "
+                "again: the run resumes from its last complete checkpoint",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 2
         traceback.print_exc()
         print(
             "internal error: this is a bug in the sweepgen trainer; please report it with the "
@@ -40,6 +51,40 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 70
     return 0
+
+
+# The environment, not a bug: a full disk, a read-only file system, an exhausted quota.
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT})
+_DISK_MESSAGES = {os.strerror(code): code for code in _DISK_ERRNOS}
+
+
+def _output_dir(config_path: str) -> str:
+    """Where the run writes, for a disk error that names no file (a failed write() has none)."""
+    try:
+        import yaml
+
+        with open(config_path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+        return f"the run directory {data['output_dir']}"
+    except Exception:  # noqa: BLE001 - only a better message is at stake
+        return f"the run directory of {config_path}"
+
+
+def _disk_error(err: BaseException, fallback: str) -> str | None:
+    """ "PATH: No space left on device" if ``err`` (or what caused it) is a disk error. torch and
+    safetensors re-raise write failures as RuntimeError carrying only the message: matched by it."""
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _DISK_ERRNOS:
+            where = current.filename or f"writing to {fallback}"
+            return f"{where}: {current.strerror} (errno {errno.errorcode[current.errno]})"
+        for message, code in _DISK_MESSAGES.items():
+            if message in str(current):
+                return f"writing to {fallback} failed: {current} (errno {errno.errorcode[code]})"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 if __name__ == "__main__":

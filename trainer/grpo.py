@@ -107,6 +107,15 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         return {}
 
     # ---- TRL overrides -----------------------------------------------------------------------
+    def _get_train_sampler(self, dataset=None):
+        # TRL's sampler with the same arguments, made resumable past the first epoch (resume_sampler.py)
+        from trainer.resume_sampler import EpochSeededRepeatSampler
+
+        sampler = super()._get_train_sampler(dataset)
+        resumable = EpochSeededRepeatSampler.__new__(EpochSeededRepeatSampler)
+        resumable.__dict__.update(sampler.__dict__)
+        return resumable
+
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
         if not torch.isfinite(rewards_per_func).all():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,17 +94,31 @@ class RunDir:
                     "output_dir, or the same config as the interrupted run",
                 )
 
-    def last_checkpoint(self) -> Path | None:
+    def last_checkpoint(self, warn: Callable[[str], None] | None = None) -> Path | None:
+        """The newest complete checkpoint. A newer one that is incomplete or corrupt (a save cut by
+        a crash or a full disk) is skipped, and named through ``warn`` when given."""
+        from trainer.checkpoint_check import TRAINER_STATE, problem
+
         steps = []
         if self.checkpoints.is_dir():
             for entry in self.checkpoints.iterdir():
                 match = _CHECKPOINT.match(entry.name)
-                # trainer_state.json is written last by transformers: without it the save was cut.
-                if match and (entry / "trainer_state.json").is_file():
+                if match and entry.is_dir():
                     steps.append((int(match.group(1)), entry))
-        return max(steps)[1] if steps else None
+        for _, entry in sorted(steps, reverse=True):
+            if warn is None:  # a quick look (e.g. which checkpoint was just saved): no deep check
+                if (entry / TRAINER_STATE).is_file():
+                    return entry
+                continue
+            why = problem(entry)
+            if why is None:
+                return entry
+            warn(f"warning: skipping checkpoint {entry}: {why}; resuming from an earlier one")
+        return None
 
-    def start(self, cfg: RunConfig, grpo_args: dict[str, Any]) -> tuple[Path | None, float]:
+    def start(
+        self, cfg: RunConfig, grpo_args: dict[str, Any], warn: Callable[[str], None] = print
+    ) -> tuple[Path | None, float]:
         """Write config.yaml/grpo_args.json and roll logs back to the resume point.
 
         Returns the checkpoint to resume from (or None) and the wall time already spent by earlier
@@ -114,7 +129,7 @@ class RunDir:
         if not self.config.exists():
             atomic_write_text(self.config, config_yaml(cfg))
         atomic_write_text(self.grpo_args, json.dumps(grpo_args, indent=2, sort_keys=True, default=str) + "\n")
-        checkpoint = self.last_checkpoint()
+        checkpoint = self.last_checkpoint(warn=warn)
         step = int(_CHECKPOINT.match(checkpoint.name).group(1)) if checkpoint else 0
         # Steps after the checkpoint will be trained again; drop their rows so none is doubled.
         kept = [r for r in read_jsonl(self.metrics) if r["step"] <= step]

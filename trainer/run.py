@@ -72,7 +72,7 @@ def _train(
     _check_lengths(cfg, model, tokenizer, rows)
 
     args = grpo_kwargs(cfg, str(run_dir.checkpoints))
-    checkpoint, offset = run_dir.start(cfg, args)
+    checkpoint, offset = run_dir.start(cfg, args, warn=echo)
     echo(f"# resolved config of run {cfg.run_name} (written to {run_dir.config})")
     echo(config_yaml(cfg).rstrip())
     echo(f"# model: {model_dir}")

@@ -95,6 +95,7 @@ def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus],
         ("step", "right"),
         ("reward", "right"),
         ("elapsed", "right"),
+        ("eta", "right"),
         ("gpu", "left"),
     ):
         table.add_column(col, justify=justify)
@@ -103,14 +104,31 @@ def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus],
         if status is None or status.state is not RunState.RUNNING:
             continue
         row = last_metrics(d.task.run_dir)
+        elapsed = elapsed_seconds(status, now)
         table.add_row(
             d.task.name,
             step_text(d.task.run_dir, d.task.config),
             _fmt_reward(row.get("reward_mean") if row else None),
-            fmt_duration(elapsed_seconds(status, now)),
+            fmt_duration(elapsed),
+            fmt_duration(eta_seconds(row, total_steps(d.task.config), elapsed)),
             str(status.ids.get("gpu", "")),
         )
     return table
+
+
+def eta_seconds(row: Mapping | None, total: int | None, attempt_elapsed: float | None) -> float | None:
+    """Time left at the run's pace so far: the trainer's own ``elapsed_s`` per step where it logs it
+    (it counts earlier sessions of a resumed run, as the step does), else this attempt's wall time
+    per step. None before the first step or without a planned step count."""
+    step = row.get("step") if row else None
+    if not isinstance(step, int) or step <= 0 or not total or step >= total:
+        return 0.0 if isinstance(step, int) and total and step >= total else None
+    spent = row.get("elapsed_s") if row else None
+    if not isinstance(spent, (int, float)) or isinstance(spent, bool):
+        spent = attempt_elapsed
+    if spent is None:
+        return None
+    return spent / step * (total - step)
 
 
 def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, str]:

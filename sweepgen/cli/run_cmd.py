@@ -162,13 +162,10 @@ def run(
     if to_start:
         try:
             with _stop_signals_raise_interrupt():
-                ex.start(to_start)
+                ex.start(to_start, {d.task.name: d.previous for d in decisions if d.start})
                 if ex.options.wait is False:
                     live = ex.poll()
-                    out.print(
-                        f"submitted {len(to_start)} run(s) with the {ex.name} executor; "
-                        f"follow them with `sweepgen status {sweep_dir}`"
-                    )
+                    _say_submitted(ex, live, sweep_dir)
                 else:
                     live = _follow(ex, decisions)
         except KeyboardInterrupt:
@@ -176,10 +173,42 @@ def run(
             _stop(ex)
             live = ex.poll()
         except BaseException:
-            # anything else (a disk error, a bug): never leave started children running unwatched
-            _stop(ex)
+            # anything else (a bug): never leave started children running unwatched. Slurm jobs run
+            # without us by design: a failed query must never cancel them (`status` follows them).
+            if ex.stop_runs_on_error:
+                _stop(ex)
             raise
-    return _finish(decisions, live, sweep_dir, interrupted)
+    code = _finish(decisions, live, sweep_dir, interrupted)
+    if ex.faults:
+        err = _console.stderr()
+        for fault in ex.faults:
+            err.print(f"error: {fault}", markup=False, highlight=False)
+        err.print(
+            "hint: sweepgen could not keep its records (full or read-only disk?); the runs it had "
+            "started were followed to their end and no other run was started. Free space, then "
+            f"`sweepgen status {sweep_dir}` shows what happened and `sweepgen run {sweep_dir}` goes on",
+            markup=False,
+            highlight=False,
+        )
+        return 2
+    return code
+
+
+def _say_submitted(ex, live: dict, sweep_dir: Path) -> None:
+    from sweepgen.run.base import RunState
+
+    out = _console.stdout()
+    skipped = {n: s for n, s in live.items() if s.state is RunState.SKIPPED}
+    for name, status in skipped.items():
+        out.print(f"{name}: not submitted: {status.reason}", markup=False, highlight=False)
+    count = len(live) - len(skipped)
+    if count:
+        out.print(
+            f"submitted {count} run(s) with the {ex.name} executor; "
+            f"follow them with `sweepgen status {sweep_dir}`"
+        )
+    else:
+        out.print(f"submitted nothing: every run was already queued, running or finished ({sweep_dir})")
 
 
 def _stop(ex) -> None:

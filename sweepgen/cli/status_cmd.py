@@ -63,6 +63,8 @@ def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
         while any(v.live for v in views):
             time.sleep(FOLLOW_POLL_S)
             views = collect(tasks)
+    for note in dict.fromkeys(v.note for v in views if v.note):  # e.g. sacct down: what is not known
+        _console.stderr().print(f"warning: {note}", markup=False, highlight=False)
     if fmt == "json":
         click.echo(json.dumps([_as_json(v, tail_lines) for v in views], indent=2, sort_keys=True))
     else:
@@ -121,7 +123,38 @@ def _tasks(sweep_dir: Path, only):
 
     # the command is irrelevant here (nothing is run); a placeholder keeps non-YAML sweeps loadable
     sweep = load_sweep(sweep_dir, command=("{config}",))
-    return select(sweep.tasks, only)
+    return _located(sweep_dir, select(sweep.tasks, only))
+
+
+def _located(sweep_dir: Path, tasks):
+    """Run directories are relative to where `sweepgen run` was started. From another directory,
+    find them under an ancestor of the sweep folder (the project root, usually) and say so; if they
+    are nowhere and the sweep folder is outside this directory, say why instead of showing every run
+    as never started (exit 2)."""
+    from dataclasses import replace
+
+    from sweepgen.errors import UserError
+
+    relative = [t for t in tasks if not t.run_dir.is_absolute()]
+    if not relative or any(t.run_dir.exists() for t in tasks):
+        return tasks
+    for base in Path(sweep_dir).resolve().parents:
+        if any((base / t.run_dir).exists() for t in relative):
+            _console.stderr().print(
+                f"note: run directories found under {base} (they are relative to where `sweepgen run` "
+                "was started)",
+                markup=False,
+                highlight=False,
+            )
+            return [t if t.run_dir.is_absolute() else replace(t, run_dir=base / t.run_dir) for t in tasks]
+    if Path.cwd() not in Path(sweep_dir).resolve().parents:
+        raise UserError(
+            f"none of the {len(tasks)} run directories of {sweep_dir} exists here ({Path.cwd()}) nor "
+            "under any folder above the sweep folder",
+            hint="run directories are relative to where `sweepgen run` was started; run `sweepgen "
+            "status` from there",
+        )
+    return tasks
 
 
 def _follow(tasks, views):
@@ -183,7 +216,7 @@ def _show_problems(views, tail_lines: int) -> None:
 
 def _as_json(view, tail_lines: int) -> dict:
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run.sweep_status import PROBLEM_STATES, log_tail
+    from sweepgen.run.sweep_status import log_tail
 
     s = view.status
     data = {
@@ -199,7 +232,7 @@ def _as_json(view, tail_lines: int) -> dict:
         "ended": s.ended if s else None,
         "exit_code": s.exit_code if s else None,
     }
-    if view.state in PROBLEM_STATES:
+    if view.problem:
         data["log_tail"] = log_tail(view, tail_lines)[1]
     return data
 

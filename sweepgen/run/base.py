@@ -25,12 +25,18 @@ Deciding what to start (``plan``), in this order:
    the sweep until the user moves that directory away or gives the changed run a new output_dir.
 1. ``summary.json`` exists → finished: never started again, whatever its status file says
    (the trainer writes it last and atomically, so it is the one proof of success).
-2. status ``running`` and the executor says the process/job is still alive → skipped
-   (someone else is running it; starting it twice would corrupt its directory).
-   status ``running`` but not alive → the run was lost (machine crash, sweepgen killed) and counts as
-   failed.
+2. a live process holds the run directory's lock (runlock.py), or the status says ``running`` and
+   the executor says the process/job is still alive → skipped (someone else is running it;
+   starting it twice would corrupt its directory). Status ``running`` with neither → the run was
+   lost (machine crash, sweepgen killed) and counts as failed.
 3. status ``failed`` or ``cancelled`` → started again only with ``--rerun-failed``; otherwise skipped
-   with that hint. A failure is never retried behind the user's back.
+   with that hint. A failure is never retried behind the user's back. If its job is still alive
+   (a Slurm job requeued after the run recorded its stop) it is skipped even with --rerun-failed.
+
+The plan is advice; the start is the decision. An executor starts a run only while holding its lock
+(local: the run directory's flock, inherited by the run; Slurm: the sweep's submission lock, then
+the run's flock on the node) and only if its status is still the one the plan saw; otherwise it
+reports it as skipped. So two `sweepgen run` on one sweep start every run exactly once.
 4. anything else (no status file, ``pending``) → started. The trainer itself resumes from its last
    checkpoint when one exists.
 
@@ -41,6 +47,7 @@ finished run. ``--only`` narrows the task list before any of this.
 from __future__ import annotations
 
 import json
+import signal
 import socket
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +58,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.run import runlock
 from sweepgen.safefs import write_atomic
 
 STATUS_FILE = "sweepgen_status.json"
@@ -58,6 +66,8 @@ LOG_FILE = "run.log"
 SUMMARY_FILE = "summary.json"
 METRICS_FILE = "metrics.jsonl"
 STATUS_VERSION = 1
+TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
+CANCEL_REASON = "cancelled"
 
 
 class RunState(str, Enum):
@@ -225,9 +235,43 @@ def effective_state(
         if done_file is None and status.exit_code == 0:
             return RunState.FINISHED, None
         return RunState.FAILED, f"recorded as finished but {done_file or 'its exit code 0'} is missing"
-    if status.state is RunState.RUNNING and not is_alive(status):
+    if status.state is RunState.RUNNING and not (runlock.is_held(run_dir) or is_alive(status)):
         return RunState.FAILED, "lost: its process is gone without recording an end"
     return status.state, status.reason
+
+
+def run_outcome(
+    code: int,
+    *,
+    finished: bool,
+    timed_out: bool = False,
+    cancelled: bool = False,
+    cancel_reason: str = CANCEL_REASON,
+    done_file: str | None = SUMMARY_FILE,
+) -> tuple[RunState, str | None]:
+    """How a run ended, from its exit code and what happened to it: the one rule of every executor
+    (local children, Slurm tasks). ``finished`` is ``succeeded(...)``: exit 0 and the run's done file
+    (summary.json for the bundled trainer; exit 0 alone for a foreign trainer held to no done file),
+    the proof of success even if a late signal arrived after it was written; exit 0 without it is a
+    failure, never a quiet success."""
+    if code == 0 and finished:
+        return RunState.FINISHED, None
+    if timed_out:
+        return RunState.FAILED, TIMEOUT_REASON
+    if cancelled:
+        return RunState.CANCELLED, cancel_reason
+    if code == 0:
+        return RunState.FAILED, no_proof_reason(done_file)
+    if code < 0:
+        return RunState.FAILED, f"killed by {signal_name(-code)}"
+    return RunState.FAILED, f"exit code {code}"
+
+
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
 
 
 def decide(
@@ -248,12 +292,19 @@ def decide(
         done = status.done_file if status is not None else SUMMARY_FILE
         proof = f"{done} exists" if done else "exited 0"
         return Decision(task, False, RunState.FINISHED, f"finished ({proof})", status)
+    if runlock.is_held(task.run_dir):
+        # whatever its status file says: a live process holds the run (another `sweepgen run`)
+        return Decision(task, False, RunState.SKIPPED, "running: another process holds its lock", status)
     if state is None or state is RunState.PENDING:
         return Decision(task, True, RunState.PENDING, "not started yet", status)
     if state is RunState.RUNNING:
         assert status is not None  # only a recorded run can be running
         return Decision(task, False, RunState.SKIPPED, f"still running ({_ids(status)})", status)
     if state in RETRYABLE:
+        if status is not None and status.state in RETRYABLE and is_alive(status):
+            # e.g. a Slurm job requeued after the run recorded its stop: Slurm will run it again
+            why = f"{state} before, but its job is alive ({_ids(status)})"
+            return Decision(task, False, RunState.SKIPPED, why, status)
         if rerun_failed:
             return Decision(task, True, state, f"{state} before; re-running", status)
         return Decision(task, False, state, f"{state} before; use --rerun-failed to retry", status)
@@ -296,7 +347,7 @@ class Executor(ABC):
     Protocol, as the CLI drives it::
 
         ex = make_executor(name, options)      # validates options, raises UserError if unusable
-        ex.start(decisions_to_start)           # non-blocking: queues/launches/submits
+        ex.start(tasks, planned)               # non-blocking: queues/launches/submits
         while not ex.done():                   # (only when options.wait)
             states = ex.poll()                 # advances the queue, persists status files
             ... show states; sleep ...
@@ -307,17 +358,25 @@ class Executor(ABC):
     """
 
     name: ClassVar[str]
+    # whether an error in sweepgen itself (not Ctrl-C) must stop the runs: yes for local children,
+    # which would be left unwatched; no for Slurm jobs, which outlive this command by design
+    stop_runs_on_error: ClassVar[bool] = True
 
     def __init__(self, options: ExecutorOptions) -> None:
         self.options = options
+        # problems of this invocation that did not stop it (e.g. a status file it could not write):
+        # each names its path; the CLI reports them at the end and exits 2
+        self.faults: list[str] = []
 
     @abstractmethod
     def describe(self, tasks: Sequence[RunTask]) -> list[str]:
         """What ``start`` would do, one line per item, for ``--dry-run``; touches no file."""
 
     @abstractmethod
-    def start(self, tasks: Sequence[RunTask]) -> None:
-        """Begin running ``tasks`` (already planned: every one is to be started)."""
+    def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
+        """Begin running ``tasks`` (already planned: every one is to be started). ``planned``: each
+        run's status as the plan saw it; a run whose status differs when the executor gets to start
+        it was taken by another `sweepgen run` meanwhile and is skipped (never started twice)."""
 
     @abstractmethod
     def poll(self) -> dict[str, RunStatus]:

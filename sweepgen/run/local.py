@@ -14,21 +14,25 @@ import signal
 import subprocess
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
 from sweepgen.errors import UserError
+from sweepgen.run import runlock
 from sweepgen.run.base import (
     LOG_FILE,
+    STATUS_FILE,
+    TERMINAL,
     Executor,
     ExecutorOptions,
     RunState,
     RunStatus,
     RunTask,
-    no_proof_reason,
+    is_finished,
     read_status,
+    run_outcome,
     succeeded,
     this_host,
     utc_now,
@@ -51,6 +55,7 @@ class _Child:
     log: IO[bytes]
     gpu: str | None
     status: RunStatus
+    lock_fd: int  # this process's copy of the run's lock (runlock.py); the run holds another
 
 
 class LocalExecutor(Executor):
@@ -92,6 +97,7 @@ class LocalExecutor(Executor):
         self._queue: deque[RunTask] = deque()
         self._running: dict[str, _Child] = {}
         self._status: dict[str, RunStatus] = {}
+        self._planned: dict[str, RunStatus | None] = {}
         self._gpu_load = dict.fromkeys(options.gpus, 0)
 
     # -- the Executor protocol ------------------------------------------------------------------
@@ -104,10 +110,18 @@ class LocalExecutor(Executor):
             lines.append(f"  {task.name}: {' '.join(task.argv)}  > {task.run_dir / LOG_FILE}")
         return lines
 
-    def start(self, tasks: Sequence[RunTask]) -> None:
+    def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         for task in tasks:
             if task.name in self._status:
                 raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
+            # what the run looked like when it was planned: at its start it must still look so
+            if planned is not None:
+                self._planned[task.name] = planned.get(task.name)
+            else:
+                try:
+                    self._planned[task.name] = read_status(task.run_dir)
+                except OSError:  # e.g. a file where its directory should be: _launch reports it
+                    self._planned[task.name] = None
             self._queue.append(task)
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason="queued")
         self._fill()
@@ -190,15 +204,16 @@ class LocalExecutor(Executor):
     def _launch(self, task: RunTask) -> None:
         try:
             task.run_dir.mkdir(parents=True, exist_ok=True)
+            lock_fd = runlock.acquire(task.run_dir)
         except OSError as err:
-            # no run dir, so no log or status file: the failure is kept in memory for this invocation
+            # no run dir or lock, so no log or status file: the failure is kept in memory for this invocation
             self._status[task.name] = RunStatus(
                 RunState.FAILED,
                 self.name,
                 exit_code=None,
                 started=utc_now(),
                 ended=utc_now(),
-                reason=f"could not create the run directory: {err.strerror or err}",
+                reason=f"could not create the run directory or its lock: {err.strerror or err}",
                 command=list(task.argv),
                 config=task.config_path.as_posix(),
                 sweep_dir=self.options.sweep_dir.as_posix(),
@@ -206,18 +221,54 @@ class LocalExecutor(Executor):
                 done_file=task.done_file,
             )
             return
+        if lock_fd is None:
+            self._status[task.name] = RunStatus(
+                RunState.SKIPPED, self.name, reason="started by another process meanwhile (it holds the lock)"
+            )
+            return
+        try:
+            self._start_locked(task, lock_fd)
+        except BaseException:
+            if task.name not in self._running:
+                runlock.release(lock_fd)  # the run never started: nobody else holds it for it
+            raise
+
+    def _start_locked(self, task: RunTask, lock_fd: int) -> None:
+        """Start ``task``, whose lock this process now holds, unless it changed since it was planned."""
         previous = read_status(task.run_dir)
+        # Re-checked now that the lock is held: another `sweepgen run` may have run it while it was queued.
+        # Reported with the state it ended in there (so a failure elsewhere still makes this exit 1).
+        changed = None
+        if is_finished(task.run_dir, task.done_file):
+            changed = RunState.FINISHED, "finished meanwhile (started by another process)"
+        elif previous != self._planned.get(task.name):
+            now = previous.state if previous else RunState.SKIPPED
+            state = now if now in TERMINAL else RunState.SKIPPED
+            changed = state, f"its status changed since it was planned (now {now}; another process ran it)"
+        if changed:
+            runlock.release(lock_fd)
+            self._status[task.name] = RunStatus(changed[0], self.name, reason=changed[1])
+            return
         attempt = previous.attempt + 1 if previous else 1
+        log_path = task.run_dir / LOG_FILE
+        try:
+            # append: an earlier attempt's log is evidence and is never thrown away
+            log = open(log_path, "ab")  # noqa: SIM115 - closed in _finish
+            log.write(f"{ATTEMPT_MARK} {attempt} at {utc_now()}: {' '.join(task.argv)} ===\n".encode())
+            log.flush()
+        except OSError as err:
+            runlock.release(lock_fd)
+            self._fault(log_path, err)
+            self._status[task.name] = RunStatus(
+                RunState.SKIPPED, self.name, reason=f"not started: could not write {log_path}"
+            )
+            return
         gpu = self._pick_gpu()
         env = dict(os.environ)
         env.update(self.options.env)
         env["PYTHONUNBUFFERED"] = "1"  # so run.log and the live display follow the run as it goes
         if gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = gpu
-        # append: an earlier attempt's log is evidence and is never thrown away
-        log = open(task.run_dir / LOG_FILE, "ab")  # noqa: SIM115 - closed in _finish
-        log.write(f"{ATTEMPT_MARK} {attempt} at {utc_now()}: {' '.join(task.argv)} ===\n".encode())
-        log.flush()
         try:
             proc = subprocess.Popen(
                 task.argv,
@@ -226,10 +277,10 @@ class LocalExecutor(Executor):
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
+                # the run inherits the lock: it stays held while the run lives, even if sweepgen dies
+                pass_fds=(lock_fd,),
             )
         except OSError as err:
-            log.write(f"sweepgen: could not start the run: {err}\n".encode())
-            log.close()
             status = RunStatus(
                 RunState.FAILED,
                 self.name,
@@ -247,7 +298,13 @@ class LocalExecutor(Executor):
             )
             if gpu is not None:
                 self._gpu_load[gpu] -= 1
-            write_status(task.run_dir, status)
+            try:
+                log.write(f"sweepgen: could not start the run: {err}\n".encode())
+                log.close()
+            except OSError as log_err:
+                self._fault(log_path, log_err)
+            self._write(task.run_dir, status)
+            runlock.release(lock_fd)
             self._status[task.name] = status
             return
         ids = {
@@ -271,39 +328,51 @@ class LocalExecutor(Executor):
             done_file=task.done_file,
         )
         # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
-        self._running[task.name] = _Child(task, proc, log, gpu, status)
+        self._running[task.name] = _Child(task, proc, log, gpu, status, lock_fd)
         self._status[task.name] = status
-        write_status(task.run_dir, status)
+        self._write(task.run_dir, status)
 
     def _finish(self, child: _Child, code: int, *, cancelled: bool = False) -> None:
-        child.log.close()
+        try:
+            child.log.close()
+        except OSError as err:  # the last buffered bytes could not be written
+            self._fault(child.task.run_dir / LOG_FILE, err)
         if child.gpu is not None:
             self._gpu_load[child.gpu] -= 1
-        if succeeded(code, child.task.run_dir, child.task.done_file, stopped=cancelled):
-            state, reason = RunState.FINISHED, None
-        elif cancelled:
-            state, reason = RunState.CANCELLED, "interrupted; resume with --rerun-failed"
-        elif code == 0:
-            state, reason = RunState.FAILED, no_proof_reason(child.task.done_file)
-        elif code < 0:
-            state, reason = RunState.FAILED, f"killed by {_signal_name(-code)}"
-        else:
-            state, reason = RunState.FAILED, f"exit code {code}"
+        state, reason = run_outcome(
+            code,
+            finished=succeeded(code, child.task.run_dir, child.task.done_file, stopped=cancelled),
+            cancelled=cancelled,
+            cancel_reason="interrupted; resume with --rerun-failed",
+            done_file=child.task.done_file,
+        )
         status = replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
-        write_status(child.task.run_dir, status)
+        self._write(child.task.run_dir, status)
+        # released only now: until its end is recorded, nobody else may start the run
+        runlock.release(child.lock_fd)
         self._status[child.task.name] = status
+
+    def _write(self, run_dir: Path, status: RunStatus) -> None:
+        """write_status, but a disk error is a fault of this invocation (reported at the end, exit 2),
+        never a crash that would leave the other runs unwatched."""
+        try:
+            write_status(run_dir, status)
+        except OSError as err:
+            self._fault(run_dir / STATUS_FILE, err)
+
+    def _fault(self, path: Path, err: OSError) -> None:
+        self.faults.append(f"could not write {path}: {err.strerror or err}")
+        # what failed here (a full or read-only disk) would fail every run started after it
+        while self._queue:
+            task = self._queue.popleft()
+            self._status[task.name] = RunStatus(
+                RunState.SKIPPED, self.name, reason="not started: sweepgen could not write its files"
+            )
 
 
 def _signal_group(child: _Child, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the whole group has already exited
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group has already exited
         os.killpg(child.proc.pid, sig)
-
-
-def _signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
 
 
 def _proc_start_ticks(pid: int) -> int | None:

@@ -22,12 +22,14 @@ never got to start) gets its state from Slurm: CANCELLED, TIMEOUT, OUT_OF_MEMORY
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import shlex
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ from sweepgen.errors import UserError
 from sweepgen.run import slurm_query
 from sweepgen.run.base import (
     LOG_FILE,
+    STATUS_FILE,
     TERMINAL,
     Executor,
     ExecutorOptions,
@@ -48,13 +51,16 @@ from sweepgen.run.base import (
     write_json_atomic,
     write_status,
 )
+from sweepgen.run.run_view import RunView
 from sweepgen.run.slurm_resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm_task import CANCEL_REASON, TIMEOUT_REASON, NodeTask, run_on_node
-from sweepgen.run.sweep_status import RunView
 
 SLURM_DIR = ".sweepgen_slurm"  # in the sweep's runs root: submitit's files and the jobs journal
 JOURNAL = "jobs.json"
 POLL_MIN_INTERVAL_S = 2.0  # squeue/sacct at most this often, however fast the display polls
+MAX_FAILED_POLLS = 30  # polls in a row (each already retried with back-off) before --wait gives up
+SUBMIT_LOCK = "submit.lock"  # in SLURM_DIR: one submission of a sweep at a time
+SUBMIT_LOCK_WAIT_S = 600.0
 CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
 _ALIVE_CACHE: dict[str, tuple[float, dict]] = {}  # array id -> (when, squeue's view of its tasks)
 
@@ -74,6 +80,7 @@ _SLURM_OVERRIDES = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAI
 
 class SlurmExecutor(Executor):
     name = "slurm"
+    stop_runs_on_error = False  # the jobs run without this command; an error here is no reason to cancel
 
     def __init__(self, options: ExecutorOptions) -> None:
         # Slurm runs outlive this command: by default it returns once the array is submitted
@@ -101,6 +108,7 @@ class SlurmExecutor(Executor):
         self._tasks: dict[str, RunTask] = {}
         self._status: dict[str, RunStatus] = {}
         self._last_poll = float("-inf")
+        self._failed_polls = 0
 
     # -- the Executor protocol ------------------------------------------------------------------
 
@@ -128,21 +136,76 @@ class SlurmExecutor(Executor):
             lines.append(f"  [{index}] {task.name}: {' '.join(task.argv)}  > {task.run_dir / LOG_FILE}")
         return lines
 
-    def start(self, tasks: Sequence[RunTask]) -> None:
-        import submitit
-
+    def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         if not tasks:
             return
         for tool in ("sbatch", "srun", "scontrol", "squeue", "sacct"):
             slurm_query.require(tool)
         for task in tasks:
-            if task.name in self._tasks:
+            if task.name in self._tasks or task.name in self._status:
                 raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
+        # One submission of this sweep at a time: a second `sweepgen run` waits here, then finds
+        # the runs the first one submitted and submits nothing for them.
+        with submission_lock(self.root):
+            tasks = self._recheck(tasks, planned)
+            if tasks:
+                self._test_only(len(tasks))
+                self._submit(tasks)
+
+    def _recheck(
+        self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None
+    ) -> list[RunTask]:
+        """The runs still to submit, re-read under the submission lock; the others are recorded as
+        skipped, with why (another submission queued, ran or finished them since the plan)."""
+        keep = []
+        for task in tasks:
+            now = read_status(task.run_dir)
+            why = None
+            if is_finished(task.run_dir):
+                why = "finished meanwhile (by another submission)"
+            elif planned is not None and now != planned.get(task.name):
+                job = f", job {now.ids.get('job_id')}" if now and now.ids.get("job_id") else ""
+                why = (
+                    f"already submitted by another `sweepgen run` (now {now.state if now else 'gone'}{job}); "
+                    "not submitted again"
+                )
+            elif now is not None and now.state not in TERMINAL and self.is_alive(now):
+                why = f"already queued or running in Slurm (job {now.ids.get('job_id')}); not submitted again"
+            if why:
+                self._status[task.name] = RunStatus(RunState.SKIPPED, self.name, reason=why)
+            else:
+                keep.append(task)
+        return keep
+
+    def _test_only(self, count: int) -> None:
+        """``sbatch --test-only`` with the array's real header: Slurm says now whether it could ever
+        run it. A held array would hide this and wait forever (e.g. mem: 100000G)."""
+        from submitit.slurm.slurm import _make_sbatch_string
+
+        script = _make_sbatch_string(
+            command="true",
+            folder=str(self.root / "%j"),
+            map_count=count if count > 1 else None,
+            **self._submitit_parameters(count),
+        )
+        ok, message = slurm_query.test_only(script)
+        if not ok:
+            raise UserError(
+                f"Slurm refuses the job array's resources: {message}",
+                hint="fix the spec's resources block (mem, time, cpus_per_run, gpus_per_run, "
+                "partition) to fit a node (`sinfo -N -l` lists them); nothing was submitted",
+            )
+
+    def _submit(self, tasks: Sequence[RunTask]) -> None:
+        import submitit
+
         cwd = os.getcwd()
         submitted: list[RunStatus] = []
+        previous_of: dict[str, RunStatus | None] = {}
         node_tasks = []
         for task in tasks:
             previous = read_status(task.run_dir)
+            previous_of[task.name] = previous
             status = RunStatus(
                 RunState.RUNNING,
                 self.name,
@@ -186,8 +249,31 @@ class SlurmExecutor(Executor):
         try:
             self._record(tasks, submitted, job_ids, array_id, cwd)
             slurm_query.release(array_id)
-        except BaseException:
+        except BaseException as err:
             slurm_query.scancel([array_id])  # never leave a held array nobody knows about
+            # none of its runs ever ran: put their status files back as they were, so they are not
+            # taken for cancelled runs (they are pending, and a plain `run` submits them again)
+            restore_failed = []
+            for task in tasks:
+                self._tasks.pop(task.name, None)
+                self._status.pop(task.name, None)
+                try:
+                    _restore_status(task.run_dir, previous_of[task.name])
+                except OSError as restore_err:
+                    restore_failed.append(f"{task.run_dir / STATUS_FILE} ({restore_err.strerror})")
+            if isinstance(err, OSError):  # a full or read-only disk under the status files or journal
+                left = f"; could not restore {', '.join(restore_failed)}" if restore_failed else ""
+                raise UserError(
+                    f"could not write {err.filename or 'the run records'}: {err.strerror or err}; the "
+                    f"held job array {array_id} was cancelled before any run started{left}",
+                    hint="free space or fix the disk, then run the same command again",
+                ) from err
+            if isinstance(err, UserError):
+                raise UserError(
+                    f"the held job array {array_id} could not be released ({err.message}); it was "
+                    "cancelled before any of its runs started, and their status files were restored",
+                    hint="check the controller (`scontrol ping`), then run the same command again",
+                ) from err
             raise
 
     def _record(self, tasks, submitted, job_ids, array_id, cwd) -> None:
@@ -215,18 +301,29 @@ class SlurmExecutor(Executor):
         now = time.monotonic()
         if now - self._last_poll >= POLL_MIN_INTERVAL_S and not self.done():
             self._last_poll = now
-            live = {name: s for name, s in self._status.items() if s.state not in TERMINAL}
+            live = {name: s for name, s in self._status.items() if not _settled(s)}
             tasks = [self._tasks[name] for name in live]
-            for view in observe(tasks):
-                assert view.status is not None  # these runs were submitted: each has a status file
-                self._status[view.task.name] = view.status
+            try:
+                views = observe(tasks)
+            except UserError:
+                # Slurm did not answer even after the query's own retries: the jobs are where they
+                # were; keep the last known states and ask again, and give up following (never
+                # cancelling) only after a long outage
+                self._failed_polls += 1
+                if self._failed_polls >= MAX_FAILED_POLLS:
+                    raise
+                return dict(self._status)
+            self._failed_polls = 0
+            for view in views:
+                if view.status is not None:  # (every submitted run has a status file)
+                    self._status[view.task.name] = view.status
         return dict(self._status)
 
     def done(self) -> bool:
-        return all(s.state in TERMINAL for s in self._status.values())
+        return all(_settled(s) for s in self._status.values())
 
     def cancel(self) -> None:
-        live = [self._tasks[n] for n, s in self._status.items() if s.state not in TERMINAL]
+        live = [self._tasks[n] for n, s in self._status.items() if not _settled(s)]
         for view in cancel_runs(live):
             assert view.status is not None  # these runs were submitted: each has a status file
             self._status[view.task.name] = view.status
@@ -274,7 +371,7 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
     Slurm (the job was cancelled, timed out, ran out of memory) is written to the status file."""
     before = {t.name: read_status(t.run_dir) for t in tasks}
     ids = [str(s.ids["job_id"]) for s in before.values() if s and s.ids.get("job_id")]
-    jobs = slurm_query.query(ids) if ids else {}
+    jobs, note = slurm_query.query_jobs(ids) if ids else ({}, None)
     views = []
     for task in tasks:
         status = read_status(task.run_dir)
@@ -282,10 +379,19 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
         if job is not None and not _ours(job, status):
             job = None  # the id was reused for someone else's job (a recreated cluster)
         new = reconcile(task, status, job)
-        if persist and new is not None and new is not status and new.state in TERMINAL:
-            write_status(task.run_dir, new)
-        views.append(RunView(task, new, job))
+        if persist and new is not None and new is not status and _worth_keeping(status, new):
+            try:
+                write_status(task.run_dir, new)
+            except OSError as err:  # shown all the same; the next status or run learns it again
+                note = f"could not record what Slurm said in {task.run_dir / STATUS_FILE}: {err.strerror}"
+        views.append(RunView(task, new, job, note=note))
     return views
+
+
+def _worth_keeping(old: RunStatus | None, new: RunStatus) -> bool:
+    """Endings only Slurm knows, and a requeue (the file said cancelled; Slurm will run it again)."""
+    requeued = new.ids.get("slurm_state") == "REQUEUED" and (old is None or old.state in TERMINAL)
+    return new.state in TERMINAL or requeued
 
 
 def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo | None) -> RunStatus | None:
@@ -304,6 +410,17 @@ def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo 
         return replace(
             status, state=RunState.FAILED, reason=f"recorded as finished but {status.done_file} is missing"
         )
+    if status.state in TERMINAL and job is not None and _requeued(job):
+        # the run recorded its stop (SIGTERM looks the same for scancel and requeue), but Slurm holds
+        # the same job to run it again: it is queued, not cancelled, and nothing may submit it twice
+        return replace(
+            status,
+            state=RunState.RUNNING,
+            reason=f"requeued by Slurm; Slurm {job.state}" + (f" ({job.reason})" if job.reason else ""),
+            ended=None,
+            exit_code=None,
+            ids={**status.ids, "slurm_state": "REQUEUED"},
+        )
     if status.state in TERMINAL:
         if (
             job is not None
@@ -319,6 +436,8 @@ def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo 
     if not job.ended:
         state = RunState.PENDING if job.state == "PENDING" else RunState.RUNNING
         reason = f"Slurm {job.state}" + (f" ({job.reason})" if job.reason else "")
+        if status.ids.get("slurm_state") == "REQUEUED":
+            reason = f"requeued by Slurm; {reason}"
         return replace(status, state=state, reason=reason)  # in memory only: the file says "running"
     if job.state in _SLURM_ENDINGS:
         state, reason = _SLURM_ENDINGS[job.state]
@@ -436,3 +555,46 @@ def _first_line(err: BaseException) -> str:
         if "error" in ln.lower():
             return ln.strip()
     return lines[0] if lines else type(err).__name__
+
+
+def _settled(status: RunStatus) -> bool:
+    """Nothing more will happen to it in this invocation: it ended, or it was never submitted."""
+    return status.state in TERMINAL or status.state is RunState.SKIPPED
+
+
+@contextlib.contextmanager
+def submission_lock(root: Path) -> Iterator[None]:
+    """The sweep's submission lock (an flock on ``<runs root>/.sweepgen_slurm/submit.lock``), held
+    while a submission re-reads its runs, submits and records the job ids."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / SUBMIT_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    try:
+        deadline = time.monotonic() + SUBMIT_LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise UserError(
+                        f"another `sweepgen run` has been submitting this sweep for "
+                        f"{SUBMIT_LOCK_WAIT_S:.0f} s ({root / SUBMIT_LOCK} is locked)",
+                        hint="wait for it to finish, then run this command again",
+                    ) from None
+                time.sleep(0.2)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _restore_status(run_dir: Path, previous: RunStatus | None) -> None:
+    if previous is None:
+        (run_dir / STATUS_FILE).unlink(missing_ok=True)
+    else:
+        write_status(run_dir, previous)
+
+
+def _requeued(job: slurm_query.JobInfo) -> bool:
+    """Slurm holds the job to run it again. PENDING counts only from squeue, which is current: sacct
+    lists an array task that has already run as PENDING until it catches up."""
+    return job.state in slurm_query.REQUEUE_STATES or (job.state == "PENDING" and job.source == "squeue")

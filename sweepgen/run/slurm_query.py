@@ -14,12 +14,16 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sweepgen.errors import UserError
 
 QUERY_TIMEOUT_S = 60  # a busy controller can be slow; a hung one must not hang `sweepgen status`
+# back-off between tries of a failed squeue/sacct (about 7 s in all): transient failures are common
+# on busy clusters and must never be read as "the job is gone"
+RETRY_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
 
 # states after which Slurm will not run the job again; everything else is still queued or running
 ENDED = frozenset(
@@ -37,6 +41,7 @@ ENDED = frozenset(
         "SPECIAL_EXIT",
     }
 )
+REQUEUE_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"})
 _ARRAY_RANGE = re.compile(r"^(?P<main>\d+)_\[(?P<body>[0-9,\-]+)(%\d+)?\]$")
 
 
@@ -48,6 +53,9 @@ class JobInfo:
     reason: str = ""  # squeue's pending reason, e.g. JobHeldUser, Resources, Priority
     exit_code: str = ""  # sacct's "code:signal"
     elapsed: str = ""
+    # "squeue" (current, live jobs only) or "sacct" (complete but late: an array task that has run
+    # may still be listed there as the folded PENDING range it was submitted as)
+    source: str = ""
 
     @property
     def ended(self) -> bool:
@@ -65,7 +73,22 @@ def require(tool: str) -> str:
     return path
 
 
-def _run(argv: list[str], *, check_invalid_ok: bool = False) -> str:
+def _run(argv: list[str], *, check_invalid_ok: bool = False, retry: bool = False) -> str:
+    """Run a Slurm client command. ``retry``: a failure is tried again after each of
+    RETRY_DELAYS_S (a busy controller, slurmdbd restarting, a dropped connection) before it counts;
+    only for queries, which are safe to repeat (scancel/sbatch are not retried blindly)."""
+    delays = RETRY_DELAYS_S if retry else ()
+    for delay in delays:
+        try:
+            return _run_once(argv, check_invalid_ok=check_invalid_ok)
+        except UserError as err:
+            if "accounting storage is disabled" in err.message:
+                raise  # a configuration, not a hiccup: asking again changes nothing
+            time.sleep(delay)
+    return _run_once(argv, check_invalid_ok=check_invalid_ok)
+
+
+def _run_once(argv: list[str], *, check_invalid_ok: bool = False) -> str:
     require(argv[0])
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S)
@@ -99,7 +122,9 @@ def squeue(job_ids: Iterable[str]) -> dict[str, JobInfo]:
     ids = base_ids(job_ids)
     if not ids:
         return {}
-    out = _run(["squeue", "-h", "-r", "-o", "%i|%T|%j|%r", "-j", ",".join(ids)], check_invalid_ok=True)
+    out = _run(
+        ["squeue", "-h", "-r", "-o", "%i|%T|%j|%r", "-j", ",".join(ids)], check_invalid_ok=True, retry=True
+    )
     return parse_squeue(out)
 
 
@@ -108,22 +133,61 @@ def sacct(job_ids: Iterable[str]) -> dict[str, JobInfo]:
     if not ids:
         return {}
     require("sacct")
-    out = _run(["sacct", "-X", "-P", "-n", "-o", "JobID,State,JobName,ExitCode,Elapsed", "-j", ",".join(ids)])
+    out = _run(
+        ["sacct", "-X", "-P", "-n", "-o", "JobID,State,JobName,ExitCode,Elapsed", "-j", ",".join(ids)],
+        retry=True,
+    )
     return parse_sacct(out)
 
 
 def query(job_ids: Iterable[str]) -> dict[str, JobInfo]:
     """squeue's view of live jobs over sacct's view of everything (squeue is current, sacct may lag)."""
+    return query_jobs(job_ids)[0]
+
+
+def query_jobs(job_ids: Iterable[str]) -> tuple[dict[str, JobInfo], str | None]:
+    """Like ``query``, but when sacct keeps failing (slurmdbd down) squeue alone answers, with a note
+    saying so: live jobs are still known exactly; an ended job is then unknown, never guessed."""
     ids = list(job_ids)
-    info = sacct(ids)
-    info.update(squeue(ids))
-    return info
+    note = None
+    try:
+        info = sacct(ids)
+    except UserError as err:
+        info = {}
+        note = f"Slurm accounting (sacct) is unavailable, so ended jobs are not known: {err.message}"
+    for jid, live in squeue(ids).items():
+        acct = info.get(jid)
+        if live.state == "COMPLETING" and acct is not None and acct.state in REQUEUE_STATES:
+            # a requeued job first completes its old run: squeue says COMPLETING, sacct already
+            # REQUEUED; the latter is the one that says what comes next (it runs again)
+            live = replace(live, state=acct.state)
+        info[jid] = live
+    return info, note
 
 
 def scancel(job_ids: Iterable[str]) -> None:
     ids = sorted(set(job_ids))
     if ids:
         _run(["scancel", *ids])
+
+
+def test_only(script: str) -> tuple[bool, str]:
+    """``sbatch --test-only`` on a batch script (from stdin): whether Slurm could ever run it, and
+    its words when it could not (e.g. "Requested node configuration is not available")."""
+    require("sbatch")
+    try:
+        proc = subprocess.run(
+            ["sbatch", "--test-only"], input=script, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        raise UserError(
+            f"`sbatch --test-only` did not answer within {QUERY_TIMEOUT_S} s",
+            hint="the Slurm controller is busy or down; check `scontrol ping` and retry",
+        ) from None
+    if proc.returncode == 0:
+        return True, ""
+    lines = [ln.strip() for ln in (proc.stderr + "\n" + proc.stdout).splitlines() if ln.strip()]
+    return False, "; ".join(lines) or f"sbatch --test-only exited {proc.returncode}"
 
 
 def release(array_job_id: str) -> None:
@@ -140,7 +204,7 @@ def parse_squeue(text: str) -> dict[str, JobInfo]:
         job_id, state, name, reason = parts
         reason = "" if reason == "None" else reason
         for jid in expand(job_id):
-            jobs[jid] = JobInfo(jid, clean_state(state), name=name, reason=reason)
+            jobs[jid] = JobInfo(jid, clean_state(state), name=name, reason=reason, source="squeue")
     return jobs
 
 
@@ -154,7 +218,9 @@ def parse_sacct(text: str) -> dict[str, JobInfo]:
             continue  # a job step (123.batch) or a blank line
         job_id, state, name, exit_code, elapsed = parts
         for jid in expand(job_id):
-            jobs[jid] = JobInfo(jid, clean_state(state), name=name, exit_code=exit_code, elapsed=elapsed)
+            jobs[jid] = JobInfo(
+                jid, clean_state(state), name=name, exit_code=exit_code, elapsed=elapsed, source="sacct"
+            )
     return jobs
 
 

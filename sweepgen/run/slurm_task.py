@@ -25,20 +25,20 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sweepgen.run.base import (
+from sweepgen.run import runlock
+from sweepgen.run.base import (  # noqa: F401 - CANCEL_REASON, TIMEOUT_REASON: re-exported
+    CANCEL_REASON,
     LOG_FILE,
+    TIMEOUT_REASON,
     RunState,
     RunStatus,
-    no_proof_reason,
+    run_outcome,
     succeeded,
     this_host,
     utc_now,
     write_status,
 )
 from sweepgen.run.progress import ATTEMPT_MARK
-
-TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
-CANCEL_REASON = "cancelled"
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,17 @@ def run_on_node(task: NodeTask) -> str:
     os.chdir(task.cwd)
     run_dir = Path(task.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    # the run's lock (runlock.py), held by this task and inherited by the run: a second job for the
+    # same directory (however it came to be submitted) never runs it twice
+    lock_fd = runlock.acquire(run_dir)
+    if lock_fd is None:
+        print(
+            f"sweepgen: {run_dir} is locked by another process running this run; not starting it "
+            "twice (its status file is left to that process)",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(3)
     flags = {"timeout": False, "cancel": False}
     child: list[subprocess.Popen] = []
 
@@ -106,7 +117,12 @@ def run_on_node(task: NodeTask) -> str:
         try:
             child.append(
                 subprocess.Popen(
-                    list(task.argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env
+                    list(task.argv),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    pass_fds=(lock_fd,),
                 )
             )
         except OSError as err:
@@ -142,24 +158,5 @@ def run_on_node(task: NodeTask) -> str:
     return state.value
 
 
-def outcome(
-    code: int, *, finished: bool, timed_out: bool, cancelled: bool, done_file: str | None = "summary.json"
-) -> tuple[RunState, str | None]:
-    """The run's final state from its exit code and what happened to it. The done file (summary.json
-    for the bundled trainer) is the one proof of success, even if a late signal arrived after the
-    trainer wrote it; ``finished`` is ``base.succeeded``."""
-    if code == 0 and finished:
-        return RunState.FINISHED, None
-    if timed_out:
-        return RunState.FAILED, TIMEOUT_REASON
-    if cancelled:
-        return RunState.CANCELLED, CANCEL_REASON
-    if code == 0:
-        return RunState.FAILED, no_proof_reason(done_file)
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return RunState.FAILED, f"killed by {name}"
-    return RunState.FAILED, f"exit code {code}"
+# the shared rule (base.run_outcome), under the name the node side always used
+outcome = run_outcome

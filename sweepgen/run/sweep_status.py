@@ -7,49 +7,24 @@ runs on Slurm, one squeue and one sacct call; so it works from any shell, any ti
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
+from sweepgen.run import runlock
 from sweepgen.run.base import (
     LOG_FILE,
     TERMINAL,
-    RunState,
     RunStatus,
     RunTask,
     effective_state,
+    is_stale,
     read_status,
+    utc_now,
+    write_status,
 )
+from sweepgen.run.run_view import PROBLEM_STATES, SLURM_WORDS, RunView
 
-# Slurm's words for endings that say more than "failed" (shown instead of FAILED/CANCELLED)
-SLURM_WORDS = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED"})
-PROBLEM_STATES = frozenset({RunState.FAILED, RunState.CANCELLED})
-
-
-@dataclass(frozen=True)
-class RunView:
-    """A run as `status` shows it: its (reconciled) status and, on Slurm, what squeue/sacct said."""
-
-    task: RunTask
-    status: RunStatus | None  # None: never started
-    job: object | None = None  # slurm_query.JobInfo for Slurm runs
-
-    @property
-    def state(self) -> RunState | None:
-        return self.status.state if self.status else None
-
-    @property
-    def label(self) -> str:
-        """The state word users see: ours in capitals, or Slurm's where it says more (TIMEOUT)."""
-        if self.status is None:
-            return "NOT STARTED"
-        word = self.status.ids.get("slurm_state")
-        if word in SLURM_WORDS and self.status.state is not RunState.FINISHED:
-            return str(word)
-        return self.status.state.value.upper()
-
-    @property
-    def live(self) -> bool:
-        return self.status is not None and self.status.state not in TERMINAL
+__all__ = ["PROBLEM_STATES", "SLURM_WORDS", "RunView", "collect", "log_tail", "problems"]
 
 
 def collect(tasks: Sequence[RunTask]) -> list[RunView]:
@@ -66,17 +41,47 @@ def collect(tasks: Sequence[RunTask]) -> list[RunView]:
     for task in tasks:
         if task.name not in views:
             views[task.name] = _plain_view(task, statuses[task.name])
-    return [views[t.name] for t in tasks]
+    # the same staleness rule as `run` and `report`: a directory made from another config is no result
+    return [_mark_stale(views[t.name]) for t in tasks]
 
 
-def _plain_view(task: RunTask, status: RunStatus | None) -> RunView:
+def _mark_stale(view: RunView) -> RunView:
+    if not is_stale(view.task, view.status):
+        return view
+    reason = "made from another version of its config; `run` and `report` refuse it"
+    status = replace(view.status, reason=reason) if view.status else None
+    return replace(view, status=status, stale=True)
+
+
+def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True) -> RunView:
     if status is None:
         return RunView(task, None)
     state, reason = effective_state(task.run_dir, status, _status_is_alive)
-    assert state is not None  # only a missing status has no state
-    if state is status.state:
+    if state is None or state is status.state:
         return RunView(task, status)
-    return RunView(task, replace(status, state=state, reason=reason))  # the same rule as `sweepgen run`
+    # the same rule as `sweepgen run`, e.g. a "running" run whose sweepgen was SIGKILLed has ended
+    new = replace(status, state=state, reason=reason, ended=status.ended or utc_now())
+    if persist and state in TERMINAL:
+        _persist(task, status, new)
+    return RunView(task, new)
+
+
+def _persist(task: RunTask, seen: RunStatus, new: RunStatus) -> None:
+    """Write what `status` learned, but only as the run's lock holder and only over the status it
+    read: a run that another process started meanwhile is left to that process."""
+    try:
+        fd = runlock.acquire(task.run_dir, retry_s=0)
+    except OSError:
+        return  # a read-only run directory: shown, not written
+    if fd is None:
+        return
+    try:
+        if read_status(task.run_dir) == seen:
+            write_status(task.run_dir, new)
+    except OSError:
+        pass  # showing the state matters more than keeping it; `run` applies the same rule again
+    finally:
+        runlock.release(fd)
 
 
 def _status_is_alive(status: RunStatus) -> bool:
@@ -102,4 +107,4 @@ def log_tail(view: RunView, lines: int = 20) -> tuple[Path | None, list[str]]:
 
 
 def problems(views: Sequence[RunView]) -> list[RunView]:
-    return [v for v in views if v.state in PROBLEM_STATES]
+    return [v for v in views if v.problem]

@@ -1,0 +1,53 @@
+"""A run as `sweepgen status` shows it, and the state words every command uses for it.
+
+Kept apart from sweep_status (which asks the executors) so that the Slurm executor can build views
+without importing sweep_status back (no import cycle).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sweepgen.run.base import TERMINAL, RunState, RunStatus, RunTask
+
+# Slurm's words for endings that say more than "failed" (shown instead of FAILED/CANCELLED)
+SLURM_WORDS = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED"})
+PROBLEM_STATES = frozenset({RunState.FAILED, RunState.CANCELLED})
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run as `status` shows it: its (reconciled) status and, on Slurm, what squeue/sacct said."""
+
+    task: RunTask
+    status: RunStatus | None  # None: never started
+    job: object | None = None  # slurm_query.JobInfo for Slurm runs
+    # the run directory holds a run of another version of the config: `run` and `report` refuse it,
+    # so it is never shown as this config's result, whatever its own state
+    stale: bool = False
+    note: str | None = None  # what limited this view, e.g. Slurm accounting unavailable
+
+    @property
+    def state(self) -> RunState | None:
+        return self.status.state if self.status else None
+
+    @property
+    def label(self) -> str:
+        """The state word users see: ours in capitals, or Slurm's where it says more (TIMEOUT)."""
+        if self.status is None:
+            return "NOT STARTED"
+        if self.stale:
+            return "STALE"
+        word = self.status.ids.get("slurm_state")
+        if word in SLURM_WORDS and self.status.state is not RunState.FINISHED:
+            return str(word)
+        return self.status.state.value.upper()
+
+    @property
+    def problem(self) -> bool:
+        """Shown with its log tail, and makes `status` exit 1."""
+        return self.stale or self.state in PROBLEM_STATES
+
+    @property
+    def live(self) -> bool:
+        return self.status is not None and self.status.state not in TERMINAL

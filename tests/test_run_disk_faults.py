@@ -1,0 +1,86 @@
+"""A full disk under sweepgen's own records (issue 15): the error names the path, the runs already
+started are followed to their end, nothing else starts, exit 2, no traceback.
+
+The run directories live on a real 1 MiB tmpfs that the test fills while two runs are going, so the
+kernel itself answers ENOSPC (needs root to mount; skipped otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from run_support import FAKE_COMMAND, make_sweep
+
+from sweepgen.run.base import STATUS_FILE
+
+
+def _mount_tmpfs(where: Path) -> None:
+    where.mkdir(parents=True)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], capture_output=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
+
+
+def _fill(where: Path) -> None:
+    fd = os.open(where / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass  # ENOSPC: full
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_full_disk_under_the_status_files_is_exit_2_with_the_path(tmp_path):
+    runs = tmp_path / "runs"
+    _mount_tmpfs(runs)
+    try:
+        make_sweep(
+            tmp_path,
+            {"a": {"steps": 40, "sleep": 0.1}, "b": {"steps": 40, "sleep": 0.1}, "c": {"steps": 2}},
+        )
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "sweepgen",
+                "run",
+                "generated/fake",
+                "--jobs",
+                "2",
+                "--command",
+                FAKE_COMMAND,
+            ],
+            cwd=tmp_path,
+            env={**os.environ, "COLUMNS": "200", "OMP_NUM_THREADS": "1"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        started = [runs / "fake" / n / "metrics.jsonl" for n in ("a", "b")]
+        while not all(p.exists() for p in started):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        _fill(runs)  # every write from now on is ENOSPC: the trainers' and sweepgen's
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 2, out + err
+        assert "sweepgen/" not in err and "internal error" not in err  # (tracebacks shown are the runs')
+        assert "error: could not write runs/fake/" in err and "No space left on device" in err
+        named = {n for n in ("a", "b") if f"runs/fake/{n}/{STATUS_FILE}" in err}
+        assert named, err  # the status file it could not write, by its path
+        assert not (runs / "fake" / "c").exists()  # nothing else was started on the full disk
+        for name in ("a", "b"):  # both runs were followed to their end: neither is left running
+            pid = json.loads((runs / "fake" / name / "starts.jsonl").read_text().splitlines()[0])["pid"]
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+    finally:
+        subprocess.run(["umount", "-l", str(runs)], check=False)

@@ -1,0 +1,124 @@
+"""Two `sweepgen run` on one sweep start every run exactly once (issue 15).
+
+Real processes (the sweepgen CLI and the fake trainer), real locks: every start of a run appends a
+line to its starts.jsonl, so a run started twice in one directory is seen, not guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from run_support import FAKE_COMMAND, make_sweep
+
+from sweepgen.run.base import RunState, read_status
+
+RUNS = {f"r{i}": {"steps": 3, "sleep": 0.25} for i in range(4)}
+
+
+def _sweepgen(cwd: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _assert_each_run_started_and_finished_once(root: Path) -> None:
+    for name, fake in RUNS.items():
+        run = root / "runs" / "fake" / name
+        starts = (run / "starts.jsonl").read_text().splitlines()
+        assert len(starts) == 1, f"{name} started {len(starts)} times: {starts}"
+        steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+        assert steps == list(range(1, fake["steps"] + 1)), f"{name}: metrics rows {steps}"
+        assert (run / "summary.json").is_file()
+        status = read_status(run)
+        assert status is not None and status.state is RunState.FINISHED and status.attempt == 1
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.4], ids=["together", "second-later"])
+def test_two_concurrent_runs_start_every_run_exactly_once(tmp_path, delay_s):
+    make_sweep(tmp_path, RUNS)
+    first = _sweepgen(tmp_path, "run", "generated/fake", "--jobs", "1", "--command", FAKE_COMMAND)
+    time.sleep(delay_s)  # "second-later": the first has started r0 and queued the others
+    second = _sweepgen(tmp_path, "run", "generated/fake", "--jobs", "2", "--command", FAKE_COMMAND)
+    outs = [p.communicate(timeout=120) for p in (first, second)]
+    for proc, (out, err) in zip((first, second), outs):
+        assert proc.returncode == 0, out + err
+        assert "Traceback" not in err
+    _assert_each_run_started_and_finished_once(tmp_path)
+    # between them they started each run once; what one skipped, it says why
+    said = outs[0][0] + outs[1][0]
+    assert "another process" in said
+
+
+def test_a_run_left_by_a_sigkilled_sweepgen_is_not_started_again(tmp_path):
+    runs = {"slow": {"steps": 4, "sleep": 0.5}}
+    make_sweep(tmp_path, runs)
+    run = tmp_path / "runs" / "fake" / "slow"
+    # held to its done file: with exit 0 alone as the proof, an exit nobody saw proves nothing
+    first = _sweepgen(
+        tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND, "--done-file", "summary.json"
+    )
+    deadline = time.monotonic() + 60
+    while not (run / "metrics.jsonl").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)  # sweepgen dies; its trainer goes on, holding the run's lock
+    first.communicate()
+    status = read_status(run)
+    assert status is not None and status.state is RunState.RUNNING
+    again = _sweepgen(
+        tmp_path,
+        "run",
+        "generated/fake",
+        "--command",
+        FAKE_COMMAND,
+        "--done-file",
+        "summary.json",
+        "--rerun-failed",
+    )
+    out, err = again.communicate(timeout=60)
+    assert again.returncode == 0, out + err
+    assert "another process holds its lock" in out
+    shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    assert json.loads(shown.communicate(timeout=60)[0])[0]["state"] == "RUNNING"
+    while not (run / "summary.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # the orphaned trainer exits right after writing summary.json
+    # the status file still says "running" (nobody recorded the end): status reconciles and keeps it
+    shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    assert json.loads(shown.communicate(timeout=60)[0])[0]["state"] == "FINISHED"
+    assert read_status(run).state is RunState.FINISHED
+    assert len((run / "starts.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_queued_run_that_another_process_ran_meanwhile_is_not_started_and_keeps_its_ending(
+    tmp_path, monkeypatch
+):
+    """The plan saw no status; by the time the queued run's turn came, another `sweepgen run` had
+    run it and it failed: it is not started again (no --rerun-failed) and is reported as failed."""
+    from sweepgen.run.base import ExecutorOptions, RunStatus, write_status
+    from sweepgen.run.local import LocalExecutor
+    from sweepgen.run.tasks import load_sweep, parse_command
+
+    make_sweep(tmp_path, {"r": {"steps": 1}})
+    monkeypatch.chdir(tmp_path)
+    sweep = load_sweep(Path("generated/fake"), command=parse_command(FAKE_COMMAND))
+    (task,) = sweep.tasks
+    ex = LocalExecutor(ExecutorOptions(sweep_dir=sweep.dir, lock=sweep.lock))
+    task.run_dir.mkdir(parents=True)
+    write_status(task.run_dir, RunStatus(RunState.FAILED, "local", reason="exit code 3"))
+    ex.start([task], {task.name: None})  # planned: never started
+    status = ex.poll()[task.name]
+    assert status.state is RunState.FAILED and "another process ran it" in status.reason
+    assert ex.done() and not (task.run_dir / "starts.jsonl").exists()

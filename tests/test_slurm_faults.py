@@ -1,0 +1,252 @@
+"""Issue 15 on the real Slurm (tests/slurm_cluster.py): runs happen exactly once under faults.
+
+- two `sweepgen run --executor slurm` on one sweep: one array, every run started once;
+- a failing sacct (a wrapper earlier on PATH): nothing is cancelled, status degrades to squeue;
+- `scontrol requeue` (what preemption does): RUNNING/REQUEUED, never CANCELLED, and
+  --rerun-failed submits nothing for it;
+- unsatisfiable memory: refused at submission with Slurm's reason, nothing recorded;
+- a failed `scontrol release`: the held array is cancelled and the runs are left never-started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from run_support import FAKE_COMMAND, make_sweep
+from slurm_cluster import slurm_cluster  # noqa: F401 - the session fixture
+
+from sweepgen.cli import main
+from sweepgen.run import slurm_query
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
+
+
+@pytest.fixture
+def cwd(cli_cwd):
+    return cli_cwd
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def status_json(sweep_dir: str) -> dict[str, dict]:
+    result = cli("status", sweep_dir, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    return {row["run"]: row for row in json.loads(result.stdout)}
+
+
+def wait_until(sweep_dir: str, done, timeout: float, what: str) -> dict[str, dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = status_json(sweep_dir)
+        if done(rows):
+            return rows
+        assert time.monotonic() < deadline, f"timed out waiting for {what}: {rows}"
+        time.sleep(1)
+
+
+def journal(sweep_root: Path) -> list[dict]:
+    path = sweep_root / ".sweepgen_slurm" / "jobs.json"
+    return json.loads(path.read_text())["arrays"] if path.exists() else []
+
+
+def add_resources(folder: Path, **resources) -> None:
+    path = folder / "sweep.lock.json"
+    lock = json.loads(path.read_text())
+    lock["resources"] = resources
+    path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+
+
+def starts(run_dir: Path) -> int:
+    path = run_dir / "starts.jsonl"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def wrap_on_path(monkeypatch, tmp: Path, tool: str, script: str) -> Path:
+    """A ``tool`` earlier on PATH (for sweepgen in this process and its children)."""
+    bindir = tmp / "wrapped-bin"
+    bindir.mkdir(exist_ok=True)
+    path = bindir / tool
+    path.write_text("#!/bin/bash\n" + script)
+    path.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def scancel_sweep(sweep_dir: str) -> None:
+    assert cli("cancel", sweep_dir).exit_code in (0, 1)
+
+
+def test_two_concurrent_submissions_make_one_array_and_start_every_run_once(cwd):
+    runs = {f"c{i}": {"steps": 2, "sleep": 0.2} for i in range(3)}
+    make_sweep(cwd, runs, sweep="twice")
+    add_resources(Path("generated/twice"), time=5)
+    argv = [sys.executable, "-m", "sweepgen", "run", "generated/twice", "--executor", "slurm"]
+    argv += ["--command", FAKE_COMMAND]
+    env = {**os.environ, "COLUMNS": "200"}
+    procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+    procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    said = "".join(o + e for o, e in outs)
+    assert "submitted 3 run(s)" in said
+    # the second one either planned after the first had submitted (its plan skips them), or planned
+    # at the same time and found them under the submission lock: either way it submitted nothing
+    assert "submitted nothing" in said or "still running (" in said
+    assert said.count("submitted 3 run(s)") == 1
+    arrays = journal(cwd / "runs/twice")
+    assert len(arrays) == 1 and sorted(arrays[0]["runs"].values()) == sorted(runs)
+    rows = wait_until(
+        "generated/twice", lambda r: all(x["state"] == "FINISHED" for x in r.values()), 120, "all to finish"
+    )
+    assert all(row["attempt"] == 1 for row in rows.values())
+    for name in runs:
+        assert starts(cwd / "runs/twice" / name) == 1
+    # and once finished, a third submission submits nothing either
+    again = cli("run", "generated/twice", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed")
+    assert again.exit_code == 0, again.output
+    assert len(journal(cwd / "runs/twice")) == 1
+
+
+def test_a_failing_sacct_cancels_nothing_and_status_degrades_to_squeue(cwd, monkeypatch, tmp_path):
+    monkeypatch.setattr(slurm_query, "RETRY_DELAYS_S", (0.1, 0.2))
+    make_sweep(cwd, {"a": {"steps": 6, "sleep": 0.5}, "b": {"steps": 2}}, sweep="acct")
+    add_resources(Path("generated/acct"), time=5)
+    wrapper = wrap_on_path(
+        monkeypatch,
+        tmp_path,
+        "sacct",
+        'echo "sacct: error: Problem talking to the database: Connection refused" >&2\nexit 1\n',
+    )
+    result = cli("run", "generated/acct", "--executor", "slurm", "--command", FAKE_COMMAND, "--wait")
+    # followed to the end through squeue and the status files the nodes wrote; nothing cancelled
+    assert result.exit_code == 0, result.output
+    assert "cancel" not in result.output.lower()
+    shown = cli("status", "generated/acct", "--format", "json")
+    assert shown.exit_code == 0, shown.output
+    assert {r["run"]: r["state"] for r in json.loads(shown.stdout)} == {"a": "FINISHED", "b": "FINISHED"}
+    # while a run is still live, status says what it cannot know and still shows the run
+    make_sweep(cwd, {"live": {"steps": 1000, "sleep": 0.2}}, sweep="acct2")
+    add_resources(Path("generated/acct2"), time=5)
+    assert cli("run", "generated/acct2", "--executor", "slurm", "--command", FAKE_COMMAND).exit_code == 0
+    wait_until("generated/acct2", lambda r: r["live"]["state"] == "RUNNING", 60, "live to run")
+    text = cli("status", "generated/acct2")
+    assert text.exit_code == 0 and "Slurm accounting (sacct) is unavailable" in text.stderr
+    # --rerun-failed in this window submits nothing for a run whose job is alive
+    again = cli("run", "generated/acct2", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed")
+    assert again.exit_code == 0, again.output
+    assert len(journal(cwd / "runs/acct2")) == 1
+    # a flaky sacct (fails twice, then answers) is retried with back-off, invisibly
+    counter = tmp_path / "sacct-calls"
+    wrapper.write_text(
+        "#!/bin/bash\n"
+        f"n=$(cat {counter} 2>/dev/null || echo 0); echo $((n+1)) > {counter}\n"
+        'if [ "$n" -lt 2 ]; then echo "sacct: error: slurmdbd: timeout" >&2; exit 1; fi\n'
+        'exec /usr/bin/sacct "$@"\n'
+    )
+    text = cli("status", "generated/acct2")
+    assert text.exit_code == 0 and "unavailable" not in text.stderr
+    assert int(counter.read_text()) == 3
+    scancel_sweep("generated/acct2")
+    assert status_json("generated/acct2")["live"]["state"] == "CANCELLED"
+
+
+def test_a_requeued_job_is_queued_not_cancelled_and_never_submitted_twice(cwd):
+    make_sweep(cwd, {"q": {"steps": 1000, "sleep": 0.2}}, sweep="rq")
+    add_resources(Path("generated/rq"), time=5)
+    assert cli("run", "generated/rq", "--executor", "slurm", "--command", FAKE_COMMAND).exit_code == 0
+    rows = wait_until(
+        "generated/rq", lambda r: r["q"]["state"] == "RUNNING" and starts(cwd / "runs/rq/q"), 60, "q to run"
+    )
+    job_id = rows["q"]["job_id"]
+    subprocess.run(["scontrol", "requeue", job_id], check=True, capture_output=True, timeout=30)
+    seen = set()
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline:
+        row = status_json("generated/rq")["q"]
+        slurm = slurm_query.squeue([job_id]).get(job_id)
+        seen.add((row["state"], row["reason"], slurm.state if slurm else None))
+        assert row["state"] != "CANCELLED", (row, seen)  # the issue: CANCELLED while Slurm held it
+        if "requeued by Slurm" in (row["reason"] or ""):
+            # --rerun-failed in this window submits no duplicate for the same directory
+            again = cli(
+                "run", "generated/rq", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed"
+            )
+            assert again.exit_code == 0, again.output
+            assert len(journal(cwd / "runs/rq")) == 1
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail(f"status never said the job was requeued; states seen: {seen}")
+    # Slurm runs the same job again (made eligible now: a requeued job waits about two minutes),
+    # and the run resumes in its directory, started by that job only
+    # only once the old instance is over (its run recorded the stop, Slurm has cleaned up): forcing
+    # the start sooner makes Slurm kill the new one ("Job credential revoked"), which is why a
+    # requeued job normally waits
+    deadline = time.monotonic() + 60
+    first_pid = json.loads((cwd / "runs/rq/q/starts.jsonl").read_text().splitlines()[0])["pid"]
+    while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING" or _alive(first_pid):
+        assert time.monotonic() < deadline, "the requeued job never became PENDING"
+        time.sleep(0.5)
+    time.sleep(5)
+    subprocess.run(
+        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    wait_until("generated/rq", lambda r: starts(cwd / "runs/rq/q") == 2, 90, "the requeued job to start")
+    assert status_json("generated/rq")["q"]["job_id"] == job_id
+    assert len(journal(cwd / "runs/rq")) == 1
+    scancel_sweep("generated/rq")
+
+
+def test_unsatisfiable_memory_is_refused_at_submission_with_slurms_reason(cwd):
+    make_sweep(cwd, {"big": {}}, sweep="mem")
+    add_resources(Path("generated/mem"), time=5, mem="100000G")
+    for extra in ((), ("--rerun-failed",)):
+        result = cli("run", "generated/mem", "--executor", "slurm", "--command", FAKE_COMMAND, *extra)
+        assert result.exit_code == 2, result.output
+        assert "Slurm refuses the job array's resources" in result.output
+        assert "Requested node configuration is not available" in result.output
+        assert "Traceback" not in result.output
+    assert not (cwd / "runs/mem/big/sweepgen_status.json").exists()
+    assert journal(cwd / "runs/mem") == []
+    assert status_json("generated/mem")["big"]["state"] == "NOT STARTED"
+
+
+def test_a_failed_scontrol_release_leaves_the_runs_never_started(cwd, monkeypatch, tmp_path):
+    make_sweep(cwd, {"r": {"steps": 1}}, sweep="rel")
+    add_resources(Path("generated/rel"), time=5)
+    wrap_on_path(
+        monkeypatch,
+        tmp_path,
+        "scontrol",
+        'if [ "$1" = release ]; then echo "scontrol: error: Unable to contact controller" >&2; exit 1; fi\n'
+        'exec /usr/bin/scontrol "$@"\n',
+    )
+    result = cli("run", "generated/rel", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert result.exit_code == 2, result.output
+    assert "could not be released" in result.output and "Traceback" not in result.output
+    assert not (cwd / "runs/rel/r/sweepgen_status.json").exists()
+    (array,) = journal(cwd / "runs/rel")
+    live = slurm_query.squeue([array["array_job_id"]])
+    assert not [j for j in live.values() if not j.ended]  # the held array was cancelled
+    assert status_json("generated/rel")["r"]["state"] == "NOT STARTED"  # not CANCELLED
+    monkeypatch.undo()
