@@ -79,3 +79,40 @@ def test_a_daemon_that_does_not_quit_leaves_a_warning_with_the_way_to_stop_it(tm
 def test_mps_needs_gpus():
     with pytest.raises(UserError, match="--mps needs --gpus"), mps_daemon([]):
         pytest.fail("the block must not run")
+
+
+def test_run_mps_hands_the_daemon_to_every_packed_run_and_stops_it(tmp_path, monkeypatch):
+    """`run --gpus 0 --per-gpu 2 --mps` end to end, with a foreign trainer that records its env."""
+    from click.testing import CliRunner
+    from run_support import make_config_sweep
+
+    from sweepgen.cli import main
+
+    log = _fake(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    configs = {n: {"output_dir": f"runs/m/{n}"} for n in ("a", "b")}
+    make_config_sweep(tmp_path, configs, sweep="m", values={})
+    trainer = "sh -c 'echo $CUDA_MPS_PIPE_DIRECTORY > {run_dir}/pipe.txt' {config}"
+    result = CliRunner().invoke(
+        main, ["run", "generated/m", "--gpus", "0", "--per-gpu", "2", "--mps", "--command", trainer]
+    )
+    assert result.exit_code == 0, result.output
+    calls = log.read_text().splitlines()
+    assert calls[0].startswith("start ") and calls[-1].startswith("quit ") and len(calls) == 2
+    pipe = calls[0].split()[1].removeprefix("pipe=")
+    for name in configs:
+        assert (tmp_path / "runs/m" / name / "pipe.txt").read_text().strip() == pipe
+    assert not Path(pipe).exists()  # the daemon's folders go with it
+
+
+def test_run_mps_without_gpus_is_a_usage_error(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    from run_support import make_config_sweep
+
+    from sweepgen.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    make_config_sweep(tmp_path, {"a": {"output_dir": "runs/a"}}, sweep="m", values={})
+    result = CliRunner().invoke(main, ["run", "generated/m", "--mps", "--command", "true"])
+    assert result.exit_code == 2 and "--mps needs --gpus" in result.output

@@ -7,10 +7,12 @@ cancelled (now or before, and not retried); 2 bad input; 130 interrupted (childr
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections.abc import Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -40,6 +42,12 @@ LOG_TAIL_LINES = 20
     help="Comma-separated physical CUDA device ids to pack runs onto, e.g. 0,1.",
 )
 @click.option("--per-gpu", type=int, default=1, show_default=True, help="Runs sharing one GPU (with --gpus).")
+@click.option(
+    "--mps",
+    is_flag=True,
+    help="With --gpus (local executor): start an NVIDIA MPS control daemon for this sweep, so the runs "
+    "packed on a GPU run their kernels at once, and stop it at the end. An error where MPS is missing.",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would run and how; start nothing, write nothing.")
 @click.option(
     "--only",
@@ -81,6 +89,7 @@ def run(
     jobs,
     gpus,
     per_gpu,
+    mps,
     dry_run,
     only,
     rerun_failed,
@@ -122,6 +131,11 @@ def run(
     gpu_ids = _parse_gpus(gpus)
     if per_gpu != 1 and not gpu_ids:
         raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
+    if mps and (not gpu_ids or executor != "local"):
+        raise UserError(
+            "--mps needs --gpus and the local executor",
+            hint="e.g. --gpus 0 --per-gpu 8 --mps; on Slurm, start MPS in the job script instead",
+        )
     argv = parse_command(command)
     sweep = load_sweep(sweep_dir, command=argv, done_file=parse_done_file(done_file, argv))
     if command is None and executor == "local" and not dry_run:
@@ -157,6 +171,22 @@ def run(
         for line in ex.describe(to_start) if to_start else ["nothing to start"]:
             out.print(line, markup=False)
         return 0
+    warnings: list[str] = []
+    with contextlib.ExitStack() as daemon:
+        if to_start and mps:
+            # sweepgen.run.mps loads only when asked for
+            from sweepgen.run.mps import mps_daemon
+
+            session = daemon.enter_context(mps_daemon(list(gpu_ids)))  # stopped when the sweep ends
+            warnings = session.warnings  # filled as the daemon stops
+            ex.options = replace(ex.options, env={**ex.options.env, **session.env})
+        code = _run_started(ex, decisions, to_start, sweep_dir)
+    for warning in warnings:
+        _console.stderr().print(f"warning: {warning}", markup=False, highlight=False)
+    return code
+
+
+def _run_started(ex, decisions, to_start, sweep_dir: Path) -> int:
     live: dict = {}
     interrupted = False
     if to_start:
