@@ -170,7 +170,7 @@ def test_cli_prints_the_table_and_writes_csv_and_a_deterministic_png(sweep):
     assert "grid.beta=0.01" in result.stdout  # the by-variant table over seeds
     png = (sweep / "runs/fake/report.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
-    assert CliRunner().invoke(main, ["report", "runs/fake", "-o", "elsewhere"]).exit_code == 0
+    assert CliRunner().invoke(main, ["report", "runs/fake", "--report-dir", "elsewhere"]).exit_code == 0
     assert (sweep / "elsewhere/report.png").read_bytes() == png  # same runs, same bytes
     assert (sweep / "elsewhere/report.csv").read_text() == (sweep / "runs/fake/report.csv").read_text()
     assert not (sweep / "generated/fake/report.csv").exists()  # never into the checked generated folder
@@ -194,3 +194,27 @@ def test_nothing_finished_is_an_error(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "no finished run" in result.stderr and "a pending" in result.stderr
     with pytest.raises(UserError, match="no run directories"):
         rep.collect(tmp_path / "generated")
+
+
+def test_report_and_status_print_csv_and_json_for_programs(sweep):
+    import csv
+    import io
+    import json
+
+    as_csv = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot", "--format", "csv"])
+    assert as_csv.exit_code == 0, as_csv.output
+    assert as_csv.stdout == (sweep / "runs/fake/report.csv").read_text()  # the same table, on stdout
+    rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    assert {r["run"] for r in rows} == set(RUNS)
+    as_json = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot", "--format", "json"])
+    assert as_json.exit_code == 0, as_json.output
+    by_run = {r["run"]: r for r in json.loads(as_json.stdout)}
+    assert by_run["b0.04_s1"]["final_reward"] == 0.9 and by_run["b0.04_s1"]["grid.beta"] == 0.04
+    status = CliRunner().invoke(main, ["status", "generated/fake", "--format", "csv"])
+    table = list(csv.DictReader(io.StringIO(status.stdout)))
+    assert {r["run"] for r in table} == set(RUNS) and {"state", "run_dir", "exit_code"} <= set(table[0])
+
+
+def test_report_has_no_dash_o_so_it_means_one_thing_across_commands(sweep):
+    result = CliRunner().invoke(main, ["report", "generated/fake", "-o", "x"])
+    assert result.exit_code == 2 and "No such option '-o'" in result.stderr

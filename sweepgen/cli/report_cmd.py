@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +13,10 @@ from sweepgen.cli import _console
 
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
+
+
+def _finite(value: object) -> object:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _fmt(value) -> str:
@@ -154,12 +160,21 @@ def _groups_table(result, groups):
 @click.command("report")
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
 @click.option(
-    "-o",
-    "--out",
+    "--report-dir",
     "out_dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="Folder for report.csv and report.png (default: the folder holding the runs).",
+    help="Folder for report.csv and report.png (default: the folder holding the runs). "
+    "(-o is the output root in render and check; it has no second meaning here.)",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "csv", "json"]),
+    default="text",
+    show_default=True,
+    help="text: tables for people; csv / json: the per-run table on stdout, for programs "
+    "(report.csv and report.png are written either way)",
 )
 @click.option("--no-plot", is_flag=True, help="Skip the curve PNG (needs matplotlib otherwise).")
 @click.option(
@@ -185,7 +200,13 @@ def _groups_table(result, groups):
     "Default: best when --mode is given, else final.",
 )
 def report(
-    directory: Path, out_dir: Path | None, no_plot: bool, metric: str | None, mode: str, at: str | None
+    directory: Path,
+    out_dir: Path | None,
+    fmt: str,
+    no_plot: bool,
+    metric: str | None,
+    mode: str,
+    at: str | None,
 ) -> int:
     """Summarise the runs of DIR: a generated sweep folder (with sweep.lock.json) or a runs folder.
 
@@ -223,6 +244,17 @@ def report(
         if metric
         else None
     )
+    if fmt != "text":  # the per-run table for programs; the files are written as in text mode
+        rep.write_atomic(out_dir / "report.csv", rep.csv_text(result).encode())
+        if not no_plot:
+            png = rep.plot_png(rep.curves(result), directory.name, metric or rep.DEFAULT_CURVE)
+            rep.write_atomic(out_dir / "report.png", png)
+        if fmt == "json":  # NaN or Infinity (a diverged run) is null: JSON has neither
+            table = [{k: _finite(v) for k, v in row.items()} for row in rep.rows(result)]
+            click.echo(json.dumps(table, indent=2, allow_nan=False, default=str))
+        else:
+            click.echo(rep.csv_text(result), nl=False)
+        return 0
     out.print(_runs_table(rep.rows(result), result.varying, title=f"report: {directory}", measured=measured))
     if metric is None and not any(r.summary for r in result.finished):
         logged = rep.logged_metrics(result)

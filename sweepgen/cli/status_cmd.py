@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from sweepgen.cli import _console
+from sweepgen.cli._table import emit, format_option
 
 FOLLOW_POLL_S = 2.0
 STYLE = {
@@ -34,7 +35,7 @@ STYLE = {
     metavar="NAME",
     help="Only these runs (run or variant name; repeat or comma-separate).",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option()
 @click.option(
     "--wait", is_flag=True, help="Follow the runs with a live table until none is queued or running."
 )
@@ -67,6 +68,10 @@ def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
         _console.stderr().print(f"warning: {note}", markup=False, highlight=False)
     if fmt == "json":
         click.echo(json.dumps([_as_json(v, tail_lines) for v in views], indent=2, sort_keys=True))
+    elif fmt == "csv":  # one row per run; the log tail stays in text and json
+        rows = [{k: v for k, v in _as_json(v, 0).items() if k != "log_tail"} for v in views]
+        columns = list(rows[0]) if rows else ["run", "state"]
+        emit("", columns, [[row.get(c) for c in columns] for row in rows], "csv")
     else:
         _console.stdout().print(_table(views, title=f"{sweep_dir}"))
         _show_problems(views, tail_lines)
