@@ -23,6 +23,9 @@ from trainer.shaping.config import RewardShapingConfig, check_group_size
 
 BUILTIN_TINY = "builtin:tiny"
 
+# Every section of every part shares this: no unknown key, no lax coercion (see Section).
+STRICT = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+
 # transformers' OptimizerNames values, typed out so this module never imports transformers; a test
 # checks the list against the installed transformers.
 OptimizerName = Literal[
@@ -72,9 +75,14 @@ BUILTIN_DATASETS = ("builtin:stories", "builtin:arithmetic")
 
 
 class Section(BaseModel):
-    """Base of every config section: unknown keys are errors, assignments are validated."""
+    """Base of every config section: unknown keys are errors, assignments are validated, types strict.
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    Strict: ``beta: true``, ``learning_rate: "0.005"``, ``shuffle: "no"`` and ``max_steps: 2.0`` are
+    errors, not 1.0, 0.005, False and 2. The one widening kept is an int where a float is expected
+    (pydantic strict allows it), because YAML writes ``1`` for the float 1.0.
+    """
+
+    model_config = STRICT
 
 
 class TinyModel(Section):

@@ -16,7 +16,7 @@ from trainer.shaping.group import ROLES
 class DebateConfig(BaseModel):
     """Two-role debate rollouts: solver, critic, ..., solver's final answer."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_turns: int = Field(
         3, ge=1, description="turns per debate, odd: solver, critic, ..., solver's final answer"

@@ -18,7 +18,7 @@ from trainer.shaping import registry
 class RewardShapingConfig(BaseModel):
     """Which reward-shaping strategy turns debate rewards into per-role advantages."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     strategy: str = Field(
         description="one of: " + ", ".join(f"{s.name} ({s.help})" for s in registry.STRATEGIES.values()),
