@@ -40,7 +40,13 @@ def test_lax_coercions_are_errors_naming_the_key(section, key, value):
 
 
 def test_routing_section_is_strict():
-    data = {**BASE, "routing": {"mode": "classic", "target_modules": ["q_proj"], "retain_rank": "4"}}
+    routing = {
+        "mode": "classic",
+        "detector": {"name": "happy_count"},
+        "task_reward": {"name": "sentence_length"},
+        "retain_rank": "4",
+    }
+    data = {**BASE, "routing": routing}
     with pytest.raises(ConfigError) as err:
         validate_config(data)
     assert err.value.key == "routing.retain_rank"
