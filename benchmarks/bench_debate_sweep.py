@@ -63,7 +63,8 @@ def summarize() -> str:
 
 def shaping_cost(repeats: int = 200) -> str:
     """Wall time of shaping one step's batch (2 groups x 8 debates of 3 turns), per strategy."""
-    from trainer.shaping import Group, Turn, advantages
+    from trainer.debate.group import Group, Turn
+    from trainer.debate.shaping import advantages
 
     def final(turns):
         return turns[-1].correct if turns else 0.0

@@ -41,8 +41,8 @@ def make_trainer(tmp_path, shaping, reward=GRADED):
 
 
 def test_every_token_gets_its_roles_shaped_advantage(tmp_path, tiny_cache):
+    from trainer.debate.group import ROLES
     from trainer.debate.trainer import DebateGRPOTrainer
-    from trainer.shaping.group import ROLES
 
     trainer, batch = make_trainer(tmp_path, {"strategy": "reward_mixing", "params": {"alpha": 0.5}})
     assert isinstance(trainer, DebateGRPOTrainer)

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainer.shaping import Group, Turn, advantages, shaped_values
-from trainer.shaping.group import ROLES, group_normalize
+from trainer.debate.group import ROLES, Group, Turn, group_normalize
+from trainer.debate.shaping import advantages, shaped_values
 
 
 # A team reward that, like the trainer's, scores the final turn of the transcript.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from trainer.shaping import STRATEGIES, resolve
-from trainer.shaping.config import RewardShapingConfig, check_group_size
+from trainer.debate.config import RewardShapingConfig, check_group_size
+from trainer.debate.shaping import STRATEGIES, resolve
 
 
 def test_the_five_strategies_are_registered():

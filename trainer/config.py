@@ -17,9 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trainer import rewards
-from trainer.debate.config import DebateConfig, check_against_grpo
+from trainer.debate.config import DebateConfig, RewardShapingConfig, check_against_grpo, check_group_size
 from trainer.routing.config import RoutingConfig
-from trainer.shaping.config import RewardShapingConfig, check_group_size
 
 BUILTIN_TINY = "builtin:tiny"
 
@@ -266,7 +265,7 @@ class RunConfig(Section):
     routing: RoutingConfig | None = Field(None, description="gradient routing (trainer.routing); absent: off")
     debate: DebateConfig | None = Field(None, description="two-role debate rollouts (trainer.debate)")
     reward_shaping: RewardShapingConfig | None = Field(
-        None, description="per-role reward shaping of debates (trainer.shaping); required with `debate`"
+        None, description="per-role reward shaping of debates (trainer.debate); required with `debate`"
     )
 
     @model_validator(mode="after")

@@ -1,4 +1,4 @@
-"""The ``debate`` section of a trainer config (pure pydantic: no torch at import).
+"""The ``debate`` and ``reward_shaping`` sections of a trainer config (pure pydantic: no torch at import).
 
 A debate is ``max_turns`` turns in which the policy alternately plays the solver and the critic,
 starting and ending with the solver; the last turn is the solver's final answer, which the team
@@ -8,9 +8,12 @@ most ``max_turn_tokens`` generated tokens long.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trainer.shaping.group import ROLES
+from trainer.debate import shaping as registry
+from trainer.debate.group import ROLES
 
 
 class DebateConfig(BaseModel):
@@ -74,4 +77,37 @@ def check_against_grpo(
             f"a debate generates up to debate.max_turns × debate.max_turn_tokens = {budget} tokens, more "
             f"than grpo.max_completion_length = {max_completion_length}; raise max_completion_length or "
             "lower the turn budget"
+        )
+
+
+class RewardShapingConfig(BaseModel):
+    """Which reward-shaping strategy turns debate rewards into per-role advantages."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    strategy: str = Field(
+        description="one of: " + ", ".join(f"{s.name} ({s.help})" for s in registry.STRATEGIES.values()),
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the strategy's parameters; unknown ones are rejected, defaults are written out",
+    )
+
+    @model_validator(mode="after")
+    def _resolve(self) -> RewardShapingConfig:
+        # Resolving here (not at training time) makes a bad strategy a config error with a location.
+        self.params = registry.resolve(self.strategy, self.params)
+        return self
+
+
+def check_group_size(shaping: RewardShapingConfig | None, num_generations: int) -> None:
+    """COMA's leave-one-out groups must be the GRPO groups; a mismatch would silently mis-baseline."""
+    if shaping is None or shaping.strategy != "coma_advantage":
+        return
+    n = shaping.params["n_rollouts_per_prompt"]
+    if n != num_generations:
+        raise ValueError(
+            f"reward_shaping.params.n_rollouts_per_prompt is {n} but grpo.num_generations is "
+            f"{num_generations}; the COMA baseline is taken over the GRPO group, "
+            "so set both to the same value"
         )

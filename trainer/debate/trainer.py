@@ -23,11 +23,11 @@ import torch
 
 from sweepgen.errors import ConfigError
 from trainer import rewards
+from trainer.debate import shaping as registry
+from trainer.debate.group import ROLES, Group, Turn
 from trainer.debate.metrics import debate_metrics
 from trainer.debate.transcript import token_advantages
 from trainer.grpo import SweepgenGRPOTrainer
-from trainer.shaping import registry
-from trainer.shaping.group import ROLES, Group, Turn
 
 # Keys the rollout adds to each batch row; everything else in a row is a dataset column.
 DEBATE_KEYS = ("debate_turns", "debate_token_roles")

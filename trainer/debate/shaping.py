@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from trainer.shaping import strategies
-from trainer.shaping.group import Group, RoleValues, batch_normalize, group_normalize
+from trainer.debate import strategies
+from trainer.debate.group import Group, RoleValues, batch_normalize, group_normalize
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The five reward-shaping strategies, as pure functions of one GRPO group.
 
-Each strategy maps a :class:`~trainer.shaping.group.Group` of ``n`` debates to one value per role per
+Each strategy maps a :class:`~trainer.debate.group.Group` of ``n`` debates to one value per role per
 rollout. A strategy is of one of two kinds (see the registry):
 
 - ``reward``: the values are shaped *rewards*; the trainer turns them into advantages with GRPO's
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from trainer.shaping.group import Group, RoleValues, Turn, uniform, without_role
+from trainer.debate.group import Group, RoleValues, Turn, uniform, without_role
 
 
 def identity(group: Group) -> list[RoleValues]:
