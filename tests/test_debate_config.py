@@ -47,10 +47,10 @@ def test_a_valid_debate_config_resolves_every_default():
     }
 
 
-def test_coma_group_size_must_equal_num_generations():
-    ok = config(reward_shaping={"strategy": "coma_advantage", "params": {"n_rollouts_per_prompt": 4}})
+def test_leave_one_out_group_size_must_equal_num_generations():
+    ok = config(reward_shaping={"strategy": "leave_one_out", "params": {"n_rollouts_per_prompt": 4}})
     RunConfig.model_validate(ok)
-    bad = config(reward_shaping={"strategy": "coma_advantage", "params": {"n_rollouts_per_prompt": 8}})
+    bad = config(reward_shaping={"strategy": "leave_one_out", "params": {"n_rollouts_per_prompt": 8}})
     assert "n_rollouts_per_prompt is 8 but grpo.num_generations is 4" in error_of(bad)
 
 

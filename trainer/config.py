@@ -17,7 +17,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trainer import rewards
-from trainer.debate.config import DebateConfig, RewardShapingConfig, check_against_grpo, check_group_size
+from trainer.debate.config import (
+    DebateConfig,
+    RewardShapingConfig,
+    check_against_grpo,
+    check_group_size,
+    shaping_warnings,
+)
 from trainer.routing.config import RoutingConfig
 
 BUILTIN_TINY = "builtin:tiny"
@@ -277,6 +283,10 @@ class RunConfig(Section):
             # Each picks its own trainer class; running one would silently drop the other.
             raise ValueError("`debate` and `routing` cannot be combined in one run; remove one of them")
         return self
+
+    def warnings(self) -> list[str]:
+        """Valid settings that change what the run means; printed at start (trainer.run)."""
+        return shaping_warnings(self.reward_shaping)
 
     @model_validator(mode="after")
     def _checkpoints_end_generation_cycles(self) -> RunConfig:

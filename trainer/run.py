@@ -49,6 +49,8 @@ def run(cfg: RunConfig, *, echo: Callable[[str], None] = lambda _: None) -> dict
 def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> dict[str, Any]:
     start = time.monotonic()
     run_dir = preflight(cfg)
+    for warning in cfg.warnings():
+        echo(f"warning: {warning}")
     rows = data_mod.load_rows(cfg.data)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: nothing below may download
 

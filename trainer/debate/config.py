@@ -101,13 +101,26 @@ class RewardShapingConfig(BaseModel):
 
 
 def check_group_size(shaping: RewardShapingConfig | None, num_generations: int) -> None:
-    """COMA's leave-one-out groups must be the GRPO groups; a mismatch would silently mis-baseline."""
-    if shaping is None or shaping.strategy != "coma_advantage":
+    """The leave-one-out groups must be the GRPO groups; a mismatch would silently mis-baseline."""
+    if shaping is None or shaping.strategy != "leave_one_out":
         return
     n = shaping.params["n_rollouts_per_prompt"]
     if n != num_generations:
         raise ValueError(
             f"reward_shaping.params.n_rollouts_per_prompt is {n} but grpo.num_generations is "
-            f"{num_generations}; the COMA baseline is taken over the GRPO group, "
+            f"{num_generations}; the leave-one-out baseline is taken over the GRPO group, "
             "so set both to the same value"
         )
+
+
+def shaping_warnings(shaping: RewardShapingConfig | None) -> list[str]:
+    """What a run with this shaping must say at start: choices that are valid but change what it means."""
+    if shaping is None or shaping.strategy != "potential_based" or shaping.params["gamma"] == 1.0:
+        return []
+    gamma = shaping.params["gamma"]
+    return [
+        f"reward_shaping.params.gamma is {gamma}, not 1: potential-based shaping keeps the optimal "
+        "policy only when gamma is the discount of the return (Ng, Harada & Russell 1999), and GRPO's "
+        f"returns are undiscounted, so policy invariance does not hold here; the shaping adds "
+        f"({gamma} − 1)·Φ for every intermediate state, a penalty on long debates"
+    ]

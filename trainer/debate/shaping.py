@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from trainer.debate import strategies
-from trainer.debate.group import Group, RoleValues, batch_normalize, group_normalize
+from trainer.debate.group import Group, RoleValues, batch_normalize, group_normalize, sample_std
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,16 @@ STRATEGIES: dict[str, Strategy] = {
             "difference_rewards",
             strategies.difference_rewards,
             "reward",
-            (),
-            "G(transcript) − G(transcript without the role's turns), per role",
+            (
+                Param(
+                    "default_text",
+                    str,
+                    "what the declared default action says in each of the role's turns ('': nothing)",
+                    required=False,
+                    default="",
+                ),
+            ),
+            "G(z) − G(z with the role's turns replaced by the default action); the answer is the solver's",
         ),
         Strategy(
             "potential_based",
@@ -86,8 +94,16 @@ STRATEGIES: dict[str, Strategy] = {
             "G plus potential-based shaping per turn, Φ(terminal) = 0",
         ),
         Strategy(
-            "coma_advantage",
-            strategies.coma_advantage,
+            "coma",
+            strategies.coma,
+            "advantage",
+            (),
+            "G minus the mean G over the group's samples of the role's own turns, the other role's "
+            "fixed (COMA's counterfactual baseline, per role)",
+        ),
+        Strategy(
+            "leave_one_out",
+            strategies.leave_one_out,
             "advantage",
             (
                 Param(
@@ -97,7 +113,7 @@ STRATEGIES: dict[str, Strategy] = {
                     check=_at_least_two,
                 ),
             ),
-            "G minus the mean G of the other rollouts of the same prompt (leave-one-out)",
+            "G minus the mean G of the other rollouts of the same prompt, same for every role",
         ),
         Strategy(
             "reward_mixing",
@@ -133,7 +149,16 @@ def resolve(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     return resolved
 
 
+# Names that existed once and now mean something else: an error that says what to write instead.
+RENAMED = {
+    "coma_advantage": "it was a leave-one-out baseline, now `leave_one_out`; COMA's per-role "
+    "counterfactual baseline is `coma`",
+}
+
+
 def get(name: str) -> Strategy:
+    if name in RENAMED:
+        raise ValueError(f"reward-shaping strategy {name!r} no longer exists: {RENAMED[name]}")
     if name not in STRATEGIES:
         raise ValueError(f"unknown reward-shaping strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
     return STRATEGIES[name]
@@ -171,14 +196,33 @@ def advantages(
     """Per-role advantages of every rollout of every group: what the trainer applies to the tokens.
 
     ``reward`` strategies go through GRPO's normalization per role (``scale`` is the trainer's
-    ``scale_rewards``: ``group``, ``batch`` or ``none``); ``advantage`` strategies are used as they are.
+    ``scale_rewards``: ``group``, ``batch`` or ``none``). ``advantage`` strategies carry their own
+    baseline; ``scale`` divides them by the std of the team reward G (of the group, or of the batch;
+    ``none``: as they are), the unit GRPO's advantages are in, so COMA's solver values equal GRPO's.
     """
     strategy = get(name)
     resolved = resolve(name, params)
     values = [strategy.fn(group, **resolved) for group in groups]
     if strategy.kind == "advantage":
-        return values
+        return scale_advantages(groups, values, scale)
     roles = groups[0].roles if groups else ()
     if scale == "batch":
         return batch_normalize(values, roles)
     return [group_normalize(v, roles, scale) for v in values]
+
+
+def scale_advantages(
+    groups: Sequence[Group], values: list[list[RoleValues]], scale: str
+) -> list[list[RoleValues]]:
+    """Advantage-kind values divided by the std of G (+1e-4, TRL's epsilon), per ``scale``."""
+    if scale == "none":
+        return values
+    if scale not in ("group", "batch"):
+        raise ValueError(f"unknown scale {scale!r}; use 'group', 'batch' or 'none'")
+    team = [g.team_rewards() for g in groups]
+    batch_std = sample_std([r for rewards in team for r in rewards])
+    out = []
+    for rewards, group_values in zip(team, values, strict=True):
+        std = sample_std(rewards) if scale == "group" else batch_std
+        out.append([{role: v / (std + 1e-4) for role, v in row.items()} for row in group_values])
+    return out

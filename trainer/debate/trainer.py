@@ -24,7 +24,7 @@ import torch
 from sweepgen.errors import ConfigError
 from trainer import rewards
 from trainer.debate import shaping as registry
-from trainer.debate.group import ROLES, Group, Turn
+from trainer.debate.group import ROLES, Group, Turn, final_answer
 from trainer.debate.metrics import debate_metrics
 from trainer.debate.transcript import token_advantages
 from trainer.grpo import SweepgenGRPOTrainer
@@ -154,8 +154,8 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
 
 def _final_turn(score):
     def team_score(turns) -> float:
-        # G: the reward of the final turn; a transcript with no turns left (a counterfactual) scores 0.
-        return score(turns[-1].text) if turns else 0.0
+        # G: the reward of the solver's last turn, also in counterfactuals (never the critic's text).
+        return score(final_answer(turns).text)
 
     return team_score
 
@@ -167,6 +167,11 @@ SUMMARY_KEYS = {
     "reward_critic": "debate/reward/critic",
     "zero_advantage_groups": "debate/zero_advantage_groups",
     "length_tokens": "debate/length_tokens",
+    # per-role advantage statistics: what each role was actually trained on
+    "advantage_mean_solver": "debate/advantage_mean/solver",
+    "advantage_mean_critic": "debate/advantage_mean/critic",
+    "advantage_std_solver": "debate/advantage_std/solver",
+    "advantage_std_critic": "debate/advantage_std/critic",
 }
 
 
