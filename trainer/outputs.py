@@ -67,6 +67,7 @@ class RunDir:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.config = self.path / "config.yaml"
+        self.data = self.path / "data.json"  # which data the run trains on (sha256, rows)
         self.grpo_args = self.path / "grpo_args.json"
         self.metrics = self.path / "metrics.jsonl"
         self.samples = self.path / "samples.jsonl"
@@ -74,8 +75,10 @@ class RunDir:
         self.checkpoints = self.path / "checkpoints"
 
     # ---- before training ------------------------------------------------------------------
-    def check_reusable(self, cfg: RunConfig) -> None:
-        """Refuse a finished run, and a folder holding a different run's config."""
+    def check_reusable(self, cfg: RunConfig, data: dict[str, Any] | None = None) -> None:
+        """Refuse a finished run, and a folder holding a different run's config or data once that run
+        has trained (a checkpoint or a logged step); a start that failed before training leaves
+        nothing that blocks its corrected config."""
         if self.summary.exists():
             raise ConfigError(
                 f"run {cfg.run_name!r} already finished: {self.summary} exists",
@@ -83,7 +86,7 @@ class RunDir:
                 hint="a finished run is never overwritten; choose another output_dir, or move the "
                 "old run directory away yourself",
             )
-        if self.config.exists():
+        if self.config.exists() and self.started():
             existing = yaml.safe_load(self.config.read_text(encoding="utf-8"))
             if existing != cfg.model_dump(mode="json"):
                 raise ConfigError(
@@ -92,6 +95,19 @@ class RunDir:
                     hint="resuming with other settings would mix two experiments; use a new "
                     "output_dir, or the same config as the interrupted run",
                 )
+        if data is not None and self.data.exists() and self.started():
+            existing = json.loads(self.data.read_text(encoding="utf-8"))
+            if existing != data:
+                raise ConfigError(
+                    f"{self.data} records other data than this run's: {existing} (now {data})",
+                    key="data.source",
+                    hint="the data file changed since this run started; resuming would mix two "
+                    "experiments: use a new output_dir, or restore the data file",
+                )
+
+    def started(self) -> bool:
+        """Whether a run trained here: it saved a checkpoint or logged a step."""
+        return self.last_checkpoint() is not None or bool(read_jsonl(self.metrics))
 
     def last_checkpoint(self) -> Path | None:
         steps = []
@@ -103,16 +119,20 @@ class RunDir:
                     steps.append((int(match.group(1)), entry))
         return max(steps)[1] if steps else None
 
-    def start(self, cfg: RunConfig, grpo_args: dict[str, Any]) -> tuple[Path | None, float]:
-        """Write config.yaml/grpo_args.json and roll logs back to the resume point.
+    def start(
+        self, cfg: RunConfig, grpo_args: dict[str, Any], data: dict[str, Any] | None = None
+    ) -> tuple[Path | None, float]:
+        """Write config.yaml/grpo_args.json (and data.json) and roll logs back to the resume point.
 
         Returns the checkpoint to resume from (or None) and the wall time already spent by earlier
         sessions of this run (the ``elapsed_s`` of the last kept metrics row).
         """
-        self.check_reusable(cfg)
+        self.check_reusable(cfg, data)
         self.path.mkdir(parents=True, exist_ok=True)
-        if not self.config.exists():
-            atomic_write_text(self.config, config_yaml(cfg))
+        # check_reusable passed: the folder holds this config, or nothing that trained.
+        atomic_write_text(self.config, config_yaml(cfg))
+        if data is not None:
+            atomic_write_text(self.data, json.dumps(data, indent=2, sort_keys=True) + "\n")
         atomic_write_text(self.grpo_args, json.dumps(grpo_args, indent=2, sort_keys=True, default=str) + "\n")
         checkpoint = self.last_checkpoint()
         step = int(_CHECKPOINT.match(checkpoint.name).group(1)) if checkpoint else 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import Field
+
+from sweepgen.errors import UserError
 
 PositiveInt = Annotated[int, Field(ge=1)]
 
@@ -116,10 +119,33 @@ def bind(name: str, params: dict[str, Any]) -> Callable[..., list[float]]:
     def reward(prompts=None, completions=None, **columns):
         # TRL adds bookkeeping kwargs (trainer_state, log_extra, ...); keep only dataset columns.
         texts = [_as_text(c) for c in completions]
-        return [float(v) for v in fn(texts, columns)]
+        return checked_values(name, fn(texts, columns), prompts, columns)
 
     reward.__name__ = reward.__qualname__ = name
     return reward
+
+
+class RewardValueError(UserError):
+    """A reward returned None, NaN or a non-number for a row: training on it would be training on garbage."""
+
+
+def checked_values(name: str, values: Sequence[Any], prompts: Any, columns: dict) -> list[float]:
+    """``values`` as floats, or RewardValueError naming the reward, the row and the value."""
+    out = []
+    for i, value in enumerate(values):
+        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        if number is None or not math.isfinite(number):
+            prompt = prompts[i] if prompts is not None and i < len(prompts) else None
+            row = {k: v[i] for k, v in columns.items() if k not in _TRL_KWARGS and isinstance(v, list)}
+            raise RewardValueError(
+                f"reward `{name}` returned {value!r} for row {i} of the batch "
+                f"(prompt {str(prompt)[:80]!r}, columns {row}); a reward must be a finite number",
+                key="reward",
+                hint="fix the reward function or the data row it fails on; a None or NaN reward "
+                "is never trained on",
+            )
+        out.append(float(number))
+    return out
 
 
 def _as_text(completion: Any) -> str:
@@ -214,6 +240,19 @@ def exact_answer(
         got = numbers[-1] if which == "last" else numbers[0]
         out.append(float(float(got) == float(answer)))
     return out
+
+
+def required_columns(name: str, params: dict[str, Any]) -> dict[str, str]:
+    """Dataset columns reward ``name`` reads, with the kind each value must have (``number``: an int,
+    a float or a string that parses as one; never null). Checked on every row before the model loads."""
+    if name == "exact_answer":
+        return {params["answer_field"]: "number"}
+    if name == "weighted_sum":
+        out: dict[str, str] = {}
+        for term in params["terms"]:
+            out.update(required_columns(term["name"], term["params"]))
+        return out
+    return {}
 
 
 _TRL_KWARGS = {"trainer_state", "log_extra", "log_metric", "completion_ids", "prompts", "environments"}

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError
+from trainer import checks, models
 from trainer import data as data_mod
-from trainer import models
 from trainer.config import RunConfig
 from trainer.configfile import load_config
 from trainer.grpo_args import grpo_kwargs, make_grpo_config
@@ -51,7 +51,11 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
     run_dir = preflight(cfg)
     for warning in cfg.warnings():
         echo(f"warning: {warning}")
-    rows = data_mod.load_rows(cfg.data)
+    data_file, rows, lines = data_mod.read_rows(cfg.data)
+    checks.check_data_columns(cfg, data_file, rows, lines)
+    data_identity = data_mod.identity(cfg.data, data_file, rows)
+    run_dir.check_reusable(cfg, data_identity)
+    checks.check_device(cfg)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: nothing below may download
 
     from datasets import Dataset
@@ -65,11 +69,12 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
     make_grpo_config(cfg, str(run_dir.checkpoints))
 
     model_dir = models.ensure_model_dir(cfg.model)
+    checks.check_target_modules(cfg, model_dir)
     model, tokenizer = models.load_model_and_tokenizer(model_dir, cfg.model.dtype)
     _check_lengths(cfg, model, tokenizer, rows)
 
     args = grpo_kwargs(cfg, str(run_dir.checkpoints))
-    checkpoint, offset = run_dir.start(cfg, args)
+    checkpoint, offset = run_dir.start(cfg, args, data_identity)
     echo(f"# resolved config of run {cfg.run_name} (written to {run_dir.config})")
     echo(config_yaml(cfg).rstrip())
     echo(f"# model: {model_dir}")
@@ -107,6 +112,7 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
     extras = {
         "wall_time_s": offset + time.monotonic() - start,
         "resumed_from": checkpoint.name if checkpoint else None,
+        "data": data_identity,
         **trainer.summary_extras(),
     }
     summary = run_dir.write_summary(cfg, extras)
