@@ -247,7 +247,12 @@ class LoggingConfig(Section):
     )
     save_steps: int = Field(100, ge=1, description="checkpoint every N steps (and at the end)")
     save_total_limit: int | None = Field(2, ge=1, description="keep only the newest N checkpoints")
-    summary_window: int = Field(10, ge=1, description="final_reward = mean reward of the last N logged steps")
+    summary_window: int = Field(
+        10,
+        ge=1,
+        description="final_reward = mean reward of the last N generation steps (with grpo.num_iterations "
+        "k each generation serves k optimizer steps, so the window spans k·N of them)",
+    )
     degenerate_unique_ratio: float = Field(
         0.5, ge=0, le=1, description="degenerate if the unique-completion ratio is below this"
     )

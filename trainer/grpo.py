@@ -77,6 +77,8 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         for key, value in logs.items():
             if key not in RENAMES and isinstance(value, (int, float)):
                 row[key] = value
+        # Completions cut at grpo.max_completion_length (no EOS) are scored on the cut text: say how many.
+        row["truncated_fraction"] = logs.get("completions/clipped_ratio")
         row["elapsed_s"] = self._elapsed_offset + time.monotonic() - self._session_start
         return row
 

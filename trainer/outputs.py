@@ -170,12 +170,17 @@ class RunDir:
 
 
 def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[str, Any]:
-    """final_reward: mean reward_mean of the last ``summary_window`` logged steps; best_reward: the
-    highest such window mean over the run (so best >= final); diversity over the completions sampled
-    at the last logged step."""
+    """final_reward: mean reward_mean of the last ``summary_window`` generation steps (logged steps that
+    generated; with num_iterations k they span k·summary_window optimizer steps, recorded as
+    ``summary_window_steps``); best_reward: the highest such window mean over the run (so best >=
+    final); truncated_fraction: the share of completions cut at max_completion_length over the same
+    window; diversity over the completions sampled at the last logged step."""
     window = cfg.logging.summary_window
     # Steps that did not generate (num_iterations > 1) log reward_mean None: not part of any window.
-    rewards = [row["reward_mean"] for row in metrics if row.get("reward_mean") is not None]
+    generated = [row for row in metrics if row.get("reward_mean") is not None]
+    rewards = [row["reward_mean"] for row in generated]
+    last = generated[-window:]
+    truncated = [r["truncated_fraction"] for r in last if r.get("truncated_fraction") is not None]
     means = [
         sum(rewards[max(0, i + 1 - window) : i + 1]) / len(rewards[max(0, i + 1 - window) : i + 1])
         for i in range(len(rewards))
@@ -190,6 +195,8 @@ def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[
         "final_reward": means[-1] if means else None,
         "best_reward": max(means) if means else None,
         "summary_window": window,
+        "summary_window_steps": _window_steps(metrics, generated, window),
+        "truncated_fraction": sum(truncated) / len(truncated) if truncated else None,
         "steps": last_step,
         "wall_time_s": metrics[-1].get("elapsed_s"),
         "diversity": div,
@@ -199,3 +206,23 @@ def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[
             max_jaccard=cfg.logging.degenerate_jaccard,
         ),
     }
+
+
+def _window_steps(metrics: list[dict], generated: list[dict], window: int) -> int | None:
+    if not generated:
+        return None
+    # from the window's first generation step to the last logged step (which may reuse its batch)
+    return int(metrics[-1]["step"]) - int(generated[-window:][0]["step"]) + 1
+
+
+def truncation_warning(summary: dict[str, Any], max_completion_length: int) -> str | None:
+    """The warning line for a run whose completions were mostly cut at max_completion_length."""
+    fraction = summary.get("truncated_fraction")
+    if fraction is None or fraction <= 0.5:
+        return None
+    return (
+        f"warning: {fraction:.0%} of the completions in the final window were cut at "
+        f"grpo.max_completion_length = {max_completion_length} and scored on the cut text; "
+        "raise grpo.max_completion_length (or set grpo.mask_truncated_completions: true to keep them out "
+        "of the loss)"
+    )

@@ -19,7 +19,7 @@ from trainer import data as data_mod
 from trainer.config import RunConfig
 from trainer.configfile import load_config
 from trainer.grpo_args import grpo_kwargs, make_grpo_config
-from trainer.outputs import RunDir, config_yaml
+from trainer.outputs import RunDir, config_yaml, truncation_warning
 from trainer.signals import GracefulStop, cycle_steps
 
 
@@ -116,6 +116,9 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
         **trainer.summary_extras(),
     }
     summary = run_dir.write_summary(cfg, extras)
+    warning = truncation_warning(summary, cfg.grpo.max_completion_length)
+    if warning:
+        echo(warning)
     echo("# summary: " + json.dumps(summary, sort_keys=True))
     return summary
 

@@ -139,7 +139,9 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
         from trainer.outputs import read_jsonl
 
         rows = read_jsonl(self.run_dir.metrics)  # all sessions of a resumed run
-        window = rows[-self.run_config.logging.summary_window :]
+        # the same window as final_reward: the last summary_window generation steps
+        generated = [r for r in rows if r.get("reward_mean") is not None]
+        window = generated[-self.run_config.logging.summary_window :]
         return {"debate": summarize_debate(window, self._strategy)}
 
     def sample_rows(self) -> list[dict[str, Any]]:
