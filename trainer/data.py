@@ -95,7 +95,8 @@ def _kind(value: object) -> str:
         return "boolean"
     if isinstance(value, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}[type(value)]
+    kinds: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return kinds[type(value)]
 
 
 def _check_same_columns(first: tuple[int, dict[str, str]], kinds: dict[str, str], where: Location) -> None:

@@ -60,7 +60,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
 
     # ---- extension points (classmethods: used before the instance exists) -------------------
     @classmethod
-    def reward_funcs(cls, cfg: RunConfig) -> list[Callable]:
+    def rewards_for(cls, cfg: RunConfig) -> list[Callable]:
         """The reward functions handed to TRL. Extension point."""
         return [rewards.bind(cfg.reward.name, cfg.reward.params)]
 
@@ -84,7 +84,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
 
     def sample_rows(self) -> list[dict[str, Any]]:
         """The last generation batch's completions with their (weighted) rewards. Extension point."""
-        logs = self._logs
+        logs: dict[str, Any] = self._logs  # TRL types it loosely (Collection)
         names = self.reward_func_names
         weights = self.reward_weights.tolist()
         step = self.state.global_step
@@ -137,7 +137,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         super().log(logs, start_time)  # merges TRL's averaged metrics into `logs`
-        if "loss" not in logs or not self.model.training:
+        if "loss" not in logs or not getattr(self.model, "training", False):
             return  # the end-of-training summary log, or an eval log
         # With num_iterations > 1 only every num_iterations-th step generates: the others log a loss
         # but no reward (reward_mean None) and write no samples (they would repeat the last batch).
@@ -179,7 +179,7 @@ def build_trainer(
     cls = select_trainer_class(cfg)
     return cls(
         model=model,
-        reward_funcs=cls.reward_funcs(cfg),
+        reward_funcs=cls.rewards_for(cfg),
         args=make_grpo_config(cfg, str(run_dir.checkpoints)),
         train_dataset=train_dataset,
         processing_class=tokenizer,

@@ -27,6 +27,13 @@ TIMING_KEYS = frozenset({"step_time", "elapsed_s"})
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
 
+def _checkpoint_step(checkpoint: Path) -> int:
+    match = _CHECKPOINT.match(checkpoint.name)
+    if match is None:  # last_checkpoint only returns names that match
+        raise ValueError(f"not a checkpoint folder: {checkpoint}")
+    return int(match.group(1))
+
+
 class TrainingDiverged(UserError):
     """Loss or reward became NaN or infinite; the run stops instead of training on garbage."""
 
@@ -135,7 +142,7 @@ class RunDir:
             atomic_write_text(self.data, json.dumps(data, indent=2, sort_keys=True) + "\n")
         atomic_write_text(self.grpo_args, json.dumps(grpo_args, indent=2, sort_keys=True, default=str) + "\n")
         checkpoint = self.last_checkpoint()
-        step = int(_CHECKPOINT.match(checkpoint.name).group(1)) if checkpoint else 0
+        step = _checkpoint_step(checkpoint) if checkpoint else 0
         # Steps after the checkpoint will be trained again; drop their rows so none is doubled.
         kept = [r for r in read_jsonl(self.metrics) if r["step"] <= step]
         self._rewrite(self.metrics, kept)

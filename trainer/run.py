@@ -116,9 +116,9 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
         **trainer.summary_extras(),
     }
     summary = run_dir.write_summary(cfg, extras)
-    warning = truncation_warning(summary, cfg.grpo.max_completion_length)
-    if warning:
-        echo(warning)
+    cut = truncation_warning(summary, cfg.grpo.max_completion_length)
+    if cut:
+        echo(cut)
     echo("# summary: " + json.dumps(summary, sort_keys=True))
     return summary
 

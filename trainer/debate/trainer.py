@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -37,7 +37,7 @@ _NOT_COLUMNS = {"prompt", "completion", "completion_ids", *DEBATE_KEYS}
 class DebateGRPOTrainer(SweepgenGRPOTrainer):
     # ---- construction -------------------------------------------------------------------------
     @classmethod
-    def reward_funcs(cls, cfg) -> list:
+    def rewards_for(cls, cfg) -> list:
         """The config's reward, applied to the text of the solver's final turn (the team reward G)."""
         bound = rewards.bind(cfg.reward.name, cfg.reward.params)
 
@@ -65,20 +65,26 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
             )
         cfg = self.run_config
         self._score = rewards.bind(cfg.reward.name, cfg.reward.params)
-        self._strategy = cfg.reward_shaping.strategy
-        self._params = dict(cfg.reward_shaping.params)
-        self._debate_logs: deque = deque(maxlen=self.args.generation_batch_size)
+        shaping = cfg.reward_shaping
+        if shaping is None:  # RunConfig requires it with `debate`
+            raise ValueError("a debate run needs a reward_shaping section")
+        self._strategy = shaping.strategy
+        self._params = dict(shaping.params)
+        self._grpo_args: Any = cast(Any, self.args)  # TRL's GRPOConfig (typed as its TrainingArguments base)
+        self._debate_logs: deque = deque(maxlen=self._grpo_args.generation_batch_size)
         self.last_shaping: dict[str, Any] = {}  # the last batch's groups and values, for tests
 
     # ---- advantages ---------------------------------------------------------------------------
     def _generate_and_score_completions(self, inputs):
         output = super()._generate_and_score_completions(inputs)
-        mode = "train" if self.model.training else "eval"
+        mode = "train" if getattr(self.model, "training", False) else "eval"
         n = self.num_generations if mode == "train" else self.num_generations_eval
+        if n is None:  # TRL sets both in __init__
+            raise RuntimeError("TRL left the number of generations per prompt unset")
         groups = self._groups(inputs, n)
         self._check_team_reward(groups, inputs)
         shaped = [registry.shaped_values(g, self._strategy, self._params) for g in groups]
-        advantages = registry.advantages(groups, self._strategy, self._params, self.args.scale_rewards)
+        advantages = registry.advantages(groups, self._strategy, self._params, self._grpo_args.scale_rewards)
         flat = [a for group in advantages for a in group]
         width = output["completion_ids"].size(1)
         per_token = torch.zeros((len(inputs), width), dtype=torch.float32)
@@ -126,7 +132,8 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
 
     def _check_team_reward(self, groups: list[Group], inputs: list[dict]) -> None:
         # TRL logged its reward for this batch last; the strategies must see the same G.
-        logged = list(self._logs["rewards"][self.reward_func_names[0]])[-len(inputs) :]
+        logs: dict[str, Any] = self._logs  # TRL types it loosely (Collection)
+        logged = list(logs["rewards"][self.reward_func_names[0]])[-len(inputs) :]
         ours = [g for group in groups for g in group.team_rewards()]
         if len(logged) != len(ours) or any(
             not math.isclose(a, b, abs_tol=1e-6) for a, b in zip(logged, ours)
