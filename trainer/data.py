@@ -9,9 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sweepgen.errors import ConfigError, Location
-from trainer.config import DataConfig
+
+if TYPE_CHECKING:  # annotations only: no run-time dependency on the config model
+    from trainer.config import DataConfig
 
 BUILTIN_DIR = Path(__file__).parent / "data"
 BUILTIN_FILES = {"builtin:stories": "stories.jsonl", "builtin:arithmetic": "arithmetic.jsonl"}

@@ -5,25 +5,27 @@ equivalence test holds that). What it adds:
   - after each logging step, one row in metrics.jsonl and the step's completions in samples.jsonl;
   - NaN/inf in a reward or the loss stops the run with TrainingDiverged.
 
-``build_trainer`` is the one place that picks the trainer class (``select_trainer_class``). Parts that
-need their own behaviour (gradient routing, debate rollouts) subclass SweepgenGRPOTrainer and override
-the hooks marked "extension point"; they add a branch to ``select_trainer_class`` for their section.
+Parts that need their own behaviour (gradient routing, debate rollouts) subclass SweepgenGRPOTrainer
+and override the hooks marked "extension point"; ``trainer.run.select_trainer_class`` is the one
+place that picks the class (one branch per section).
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from trl import GRPOTrainer
 
 from trainer import rewards
-from trainer.config import RunConfig
-from trainer.grpo_args import make_grpo_config
 from trainer.outputs import RunDir, TrainingDiverged
+
+if TYPE_CHECKING:  # annotations only: at run time this module does not depend on the config model
+    from trainer.config import RunConfig
 
 # TRL log key -> our metrics.jsonl key (docs/ARCHITECTURE.md); other TRL keys are kept verbatim.
 RENAMES = {
@@ -149,43 +151,10 @@ class SweepgenGRPOTrainer(GRPOTrainer):
             self.on_step(row)
 
 
-def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
-    """The one place that decides which trainer class runs ``cfg``.
-
-    Each optional section that needs its own trainer adds one branch here, importing its class
-    lazily, e.g. ``if cfg.routing is not None and cfg.routing.enabled: return RoutedGRPOTrainer``.
-    """
-    if cfg.routing is not None:  # gradient routing (issue 4), incl. its LoRA baseline
-        from trainer.routing.trainer import RoutedGRPOTrainer
-
-        return RoutedGRPOTrainer
-    if cfg.debate is not None:
-        from trainer.debate.trainer import DebateGRPOTrainer
-
-        return DebateGRPOTrainer
-    return SweepgenGRPOTrainer
-
-
-def build_trainer(
-    cfg: RunConfig,
-    run_dir: RunDir,
-    *,
-    model,
-    tokenizer,
-    train_dataset,
-    elapsed_offset: float = 0.0,
-    on_step: Callable[[dict], None] | None = None,
-) -> SweepgenGRPOTrainer:
-    cls = select_trainer_class(cfg)
-    return cls(
-        model=model,
-        reward_funcs=cls.rewards_for(cfg),
-        args=make_grpo_config(cfg, str(run_dir.checkpoints)),
-        train_dataset=train_dataset,
-        processing_class=tokenizer,
-        run_config=cfg,
-        run_dir=run_dir,
-        elapsed_offset=elapsed_offset,
-        on_step=on_step,
-        **cls.extra_init_kwargs(cfg),
-    )
+def __getattr__(name: str) -> Any:
+    # ``build_trainer`` moved to trainer.run (the factory picks among subclasses of this module's
+    # class, so it cannot live here without an import cycle); old callers keep working. The import is
+    # by name, at call time, so this module never depends on trainer.run.
+    if name in ("build_trainer", "select_trainer_class"):
+        return getattr(importlib.import_module("trainer.run"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

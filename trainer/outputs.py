@@ -13,14 +13,16 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.safefs import write_atomic
 from trainer import diversity
-from trainer.config import RunConfig
+
+if TYPE_CHECKING:  # annotations only: no run-time dependency on the config model
+    from trainer.config import RunConfig
 
 # Wall-clock keys: the only values in metrics.jsonl that differ between two identical runs.
 TIMING_KEYS = frozenset({"step_time", "elapsed_s"})

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweepgen.errors import ConfigError
 from trainer import checks, models
@@ -21,6 +21,9 @@ from trainer.configfile import load_config
 from trainer.grpo_args import grpo_kwargs, make_grpo_config
 from trainer.outputs import RunDir, config_yaml, truncation_warning
 from trainer.signals import GracefulStop, cycle_steps
+
+if TYPE_CHECKING:
+    from trainer.grpo import SweepgenGRPOTrainer
 
 
 def preflight(cfg: RunConfig) -> RunDir:
@@ -61,12 +64,10 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
     from datasets import Dataset
     from transformers.utils import logging as hf_logging
 
-    from trainer.grpo import build_trainer
-
     hf_logging.disable_progress_bar()  # run.log gets one line per step from on_step instead
     # TRL's and transformers' own checks (e.g. bf16 without hardware support) before a model loads
     # and before config.yaml is written, so the corrected config is not refused as "different".
-    make_grpo_config(cfg, str(run_dir.checkpoints))
+    grpo_config = make_grpo_config(cfg, str(run_dir.checkpoints))  # built once, handed to the trainer
 
     model_dir = models.ensure_model_dir(cfg.model)
     checks.check_target_modules(cfg, model_dir)
@@ -99,6 +100,7 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
         train_dataset=Dataset.from_list(rows),
         elapsed_offset=offset,
         on_step=on_step,
+        grpo_config=grpo_config,
     )
     trainer.add_callback(stop.callback(cycle_steps=cycle_steps(trainer.args)))
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
@@ -121,6 +123,54 @@ def _train(cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None]) -> d
         echo(cut)
     echo("# summary: " + json.dumps(summary, sort_keys=True))
     return summary
+
+
+def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
+    """The one place that decides which trainer class runs ``cfg``.
+
+    Each optional section that needs its own trainer adds one branch here, importing its class
+    lazily (torch and TRL load only here). ``debate`` and ``routing`` each need their own class, so
+    combining them is a config error (RunConfig), never one silently winning.
+    """
+    if cfg.routing is not None:  # gradient routing (issue 4), incl. its LoRA baseline
+        from trainer.routing.trainer import RoutedGRPOTrainer
+
+        return RoutedGRPOTrainer
+    if cfg.debate is not None:
+        from trainer.debate.trainer import DebateGRPOTrainer
+
+        return DebateGRPOTrainer
+    from trainer.grpo import SweepgenGRPOTrainer
+
+    return SweepgenGRPOTrainer
+
+
+def build_trainer(
+    cfg: RunConfig,
+    run_dir: RunDir,
+    *,
+    model: Any,
+    tokenizer: Any,
+    train_dataset: Any,
+    elapsed_offset: float = 0.0,
+    on_step: Callable[[dict], None] | None = None,
+    grpo_config: Any = None,
+) -> SweepgenGRPOTrainer:
+    """The trainer for ``cfg``; ``grpo_config`` is the trl.GRPOConfig already built by the caller
+    (``run`` builds it once, before the model loads, so TRL's own checks come first)."""
+    cls = select_trainer_class(cfg)
+    return cls(
+        model=model,
+        reward_funcs=cls.rewards_for(cfg),
+        args=grpo_config if grpo_config is not None else make_grpo_config(cfg, str(run_dir.checkpoints)),
+        train_dataset=train_dataset,
+        processing_class=tokenizer,
+        run_config=cfg,
+        run_dir=run_dir,
+        elapsed_offset=elapsed_offset,
+        on_step=on_step,
+        **cls.extra_init_kwargs(cfg),
+    )
 
 
 def _check_lengths(cfg: RunConfig, model, tokenizer, rows: list[dict]) -> None:
