@@ -23,7 +23,7 @@ def test_the_strategies_are_registered():
 def test_unknown_strategy_lists_what_exists():
     with pytest.raises(ValueError) as err:
         resolve("comma", {})
-    assert "unknown reward-shaping strategy 'comma'" in str(err.value)
+    assert "unknown reward-shaping strategy `comma`" in str(err.value)
     for name in STRATEGIES:
         assert name in str(err.value)
 
@@ -34,19 +34,19 @@ def test_unknown_strategy_lists_what_exists():
         (
             "identity",
             {"alpha": 0.5},
-            "unknown parameter(s) ['alpha'] for reward-shaping strategy 'identity'; its parameters are: none",
+            "unknown parameter(s) 'alpha' for reward-shaping strategy `identity`; its parameters are: (none)",
         ),
         ("reward_mixing", {"alhpa": 0.5}, "its parameters are: alpha"),
-        ("reward_mixing", {}, "needs parameter 'alpha'"),
-        ("reward_mixing", {"alpha": 1.5}, "must be between 0 and 1"),
-        ("reward_mixing", {"alpha": True}, "must be a float, got True"),
-        ("reward_mixing", {"alpha": "0.5"}, "must be a float"),
-        ("reward_mixing", {"alpha": float("nan")}, "must be finite"),
-        ("potential_based", {"gamma": 0.99, "potential_type": "length"}, "choose one of: debate_length"),
-        ("potential_based", {"gamma": 0.0, "potential_type": "debate_length"}, "must be in (0, 1]"),
-        ("potential_based", {"potential_type": "debate_length"}, "needs parameter 'gamma'"),
-        ("leave_one_out", {"n_rollouts_per_prompt": 4.0}, "must be a int"),
-        ("leave_one_out", {"n_rollouts_per_prompt": 1}, "must be at least 2"),
+        ("reward_mixing", {}, "alpha: Field required"),
+        ("reward_mixing", {"alpha": 1.5}, "less than or equal to 1"),
+        ("reward_mixing", {"alpha": True}, "alpha: Input should be a valid number"),
+        ("reward_mixing", {"alpha": "0.5"}, "Input should be a valid number"),
+        ("reward_mixing", {"alpha": float("nan")}, "Input should be a finite number"),
+        ("potential_based", {"gamma": 0.99, "potential_type": "length"}, "Input should be 'debate_length'"),
+        ("potential_based", {"gamma": 0.0, "potential_type": "debate_length"}, "should be greater than 0"),
+        ("potential_based", {"potential_type": "debate_length"}, "gamma: Field required"),
+        ("leave_one_out", {"n_rollouts_per_prompt": 4.0}, "Input should be a valid integer"),
+        ("leave_one_out", {"n_rollouts_per_prompt": 1}, "greater than or equal to 2"),
     ],
 )
 def test_bad_params_are_rejected_with_what_exists(name, params, message):

@@ -23,6 +23,7 @@ import pydantic
 from pydantic import Field
 
 from sweepgen.errors import UserError
+from trainer import registry
 
 PositiveInt = Annotated[int, Field(ge=1)]
 
@@ -56,18 +57,7 @@ def register(name: str) -> Callable[[RewardFn], RewardFn]:
     """Add ``fn`` to the registry under ``name``; its keyword-only parameters become the params model."""
 
     def add(fn: RewardFn) -> RewardFn:
-        fields: dict[str, Any] = {}
-        for param in inspect.signature(fn).parameters.values():
-            if param.kind is not inspect.Parameter.KEYWORD_ONLY:
-                continue
-            default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[param.name] = (param.annotation, default)
-        model = pydantic.create_model(
-            f"{name}_params",
-            __config__=pydantic.ConfigDict(extra="forbid", strict=True),
-            **fields,
-        )
-        REWARDS[name] = RewardSpec(name, fn, model, inspect.getdoc(fn) or "")
+        REWARDS[name] = RewardSpec(name, fn, registry.params_model_of(name, fn), inspect.getdoc(fn) or "")
         return fn
 
     return add
@@ -75,27 +65,7 @@ def register(name: str) -> Callable[[RewardFn], RewardFn]:
 
 def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate ``params`` for reward ``name``; return them with every default filled in."""
-    spec = REWARDS.get(name)
-    if spec is None:
-        known = ", ".join(sorted(REWARDS))
-        raise RewardParamError(f"unknown reward `{name}`; known rewards: {known}", key="name")
-    allowed = list(spec.params_model.model_fields)
-    unknown = sorted(set(params) - set(allowed))
-    if unknown:
-        listing = ", ".join(allowed) or "(none)"
-        raise RewardParamError(
-            f"unknown parameter(s) {', '.join(map(repr, unknown))} for reward `{name}`; "
-            f"its parameters are: {listing}",
-            key=f"params.{unknown[0]}",
-        )
-    try:
-        validated = spec.params_model.model_validate(params)
-    except pydantic.ValidationError as err:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in err.errors())
-        first = err.errors()[0]["loc"]
-        key = "params." + str(first[0]) if first else "params"
-        raise RewardParamError(f"bad parameters for reward `{name}`: {problems}", key=key) from None
-    return validated.model_dump()
+    return registry.resolve_params("reward", "rewards", REWARDS, name, params, RewardParamError)
 
 
 def resolve_full(name: str, params: dict[str, Any]) -> dict[str, Any]:
