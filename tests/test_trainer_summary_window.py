@@ -58,3 +58,28 @@ def test_a_real_run_logs_and_summarizes_the_truncated_fraction(tmp_path, tiny_ca
     assert any(
         line.startswith("warning:") and "cut at grpo.max_completion_length = 4" in line for line in lines
     )
+
+
+def test_the_debate_summary_uses_the_same_generation_step_window(tmp_path):
+    import json
+    from types import SimpleNamespace
+
+    from trainer.debate.trainer import DebateGRPOTrainer
+
+    metrics = tmp_path / "metrics.jsonl"
+    rows = [
+        {
+            "step": s,
+            "reward_mean": 0.1 * s if s % 2 else None,
+            "debate/team_accuracy": 0.1 * s if s % 2 else None,
+        }
+        for s in range(1, 7)
+    ]
+    metrics.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    fake = SimpleNamespace(
+        run_dir=SimpleNamespace(metrics=metrics),
+        run_config=SimpleNamespace(logging=SimpleNamespace(summary_window=2)),
+        _strategy="identity",
+    )
+    debate = DebateGRPOTrainer.summary_extras(fake)["debate"]  # type: ignore[arg-type]
+    assert debate["team_accuracy"] == pytest.approx((0.3 + 0.5) / 2)  # steps 3 and 5, as final_reward
