@@ -25,7 +25,7 @@ from pathlib import Path
 SPEC = "specs/reward_shaping_debate.yaml"
 SWEEP = Path("generated/reward_shaping_debate")
 RUNS = Path("runs/reward_shaping_debate")
-STRATEGIES = ["identity", "difference_rewards", "potential_based", "coma_advantage", "reward_mixing"]
+STRATEGIES = ["identity", "difference_rewards", "potential_based", "coma", "reward_mixing"]
 
 
 def sweepgen(*args: str) -> None:
@@ -58,12 +58,44 @@ def summarize() -> str:
             f"| {mean('zero_advantage_groups'):.2f} "
             f"| {mean('length_tokens'):.1f} | {statistics.fmean(wall):.0f} | {sum(wall) / sum(steps):.2f} |"
         )
+    return "\n".join(lines) + "\n\n" + advantage_table()
+
+
+def advantage_table() -> str:
+    """Per-role advantage statistics from metrics.jsonl over every step of every seed: what each role
+    was trained on (mean and std of the applied advantage, and the share of steps where it was all 0)."""
+    lines = [
+        "| strategy | A mean solver | A mean critic | A std solver | A std critic "
+        "| steps with A=0 solver | steps with A=0 critic |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for strategy in STRATEGIES:
+        rows = []
+        for path in sorted(RUNS.glob(f"{strategy}_s*/metrics.jsonl")):
+            rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        rows = [r for r in rows if "debate/advantage_std/solver" in r]
+        if not rows:
+            lines.append(f"| {strategy} | (no metrics) |")
+            continue
+
+        def avg(key: str, rows: list[dict] = rows) -> float:
+            return statistics.fmean(r[key] for r in rows)
+
+        def zero(role: str, rows: list[dict] = rows) -> float:
+            return statistics.fmean(float(r[f"debate/advantage_std/{role}"] == 0.0) for r in rows)
+
+        lines.append(
+            f"| {strategy} ({len(rows)} steps) | {avg('debate/advantage_mean/solver'):+.4f} "
+            f"| {avg('debate/advantage_mean/critic'):+.4f} | {avg('debate/advantage_std/solver'):.4f} "
+            f"| {avg('debate/advantage_std/critic'):.4f} | {zero('solver'):.2f} | {zero('critic'):.2f} |"
+        )
     return "\n".join(lines)
 
 
 def shaping_cost(repeats: int = 200) -> str:
     """Wall time of shaping one step's batch (2 groups x 8 debates of 3 turns), per strategy."""
-    from trainer.shaping import Group, Turn, advantages
+    from trainer.debate.group import Group, Turn
+    from trainer.debate.shaping import advantages
 
     def final(turns):
         return turns[-1].correct if turns else 0.0
@@ -84,7 +116,7 @@ def shaping_cost(repeats: int = 200) -> str:
         "difference_rewards": {},
         "reward_mixing": {"alpha": 0.5},
         "potential_based": {"gamma": 0.99, "potential_type": "debate_length"},
-        "coma_advantage": {"n_rollouts_per_prompt": 8},
+        "coma": {},
     }
     out = []
     for name in STRATEGIES:

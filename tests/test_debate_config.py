@@ -47,10 +47,10 @@ def test_a_valid_debate_config_resolves_every_default():
     }
 
 
-def test_coma_group_size_must_equal_num_generations():
-    ok = config(reward_shaping={"strategy": "coma_advantage", "params": {"n_rollouts_per_prompt": 4}})
+def test_leave_one_out_group_size_must_equal_num_generations():
+    ok = config(reward_shaping={"strategy": "leave_one_out", "params": {"n_rollouts_per_prompt": 4}})
     RunConfig.model_validate(ok)
-    bad = config(reward_shaping={"strategy": "coma_advantage", "params": {"n_rollouts_per_prompt": 8}})
+    bad = config(reward_shaping={"strategy": "leave_one_out", "params": {"n_rollouts_per_prompt": 8}})
     assert "n_rollouts_per_prompt is 8 but grpo.num_generations is 4" in error_of(bad)
 
 
@@ -74,7 +74,7 @@ def test_the_turn_budget_must_fit_the_completion_length():
 
 def test_unknown_keys_and_strategies_are_rejected():
     assert "Extra inputs are not permitted" in error_of(config(debate={"max_turn": 3}))
-    assert "choose one of: identity, difference_rewards" in error_of(
+    assert "known reward-shaping strategies: coma, difference_rewards, identity" in error_of(
         config(reward_shaping={"strategy": "idenity"})
     )
 

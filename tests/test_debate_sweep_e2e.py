@@ -21,7 +21,7 @@ from trainer_support import read_jsonl, subprocess_env
 pytestmark = [pytest.mark.slow, pytest.mark.train]
 
 ROOT = Path(__file__).resolve().parent.parent
-STRATEGIES = ["identity", "difference_rewards", "potential_based", "coma_advantage", "reward_mixing"]
+STRATEGIES = ["identity", "difference_rewards", "potential_based", "coma", "reward_mixing"]
 STEPS = 3
 
 
@@ -86,20 +86,18 @@ def test_five_strategy_sweep_runs_and_reports(tmp_path, monkeypatch, tiny_cache)
     assert (tmp_path / "runs/reward_shaping_debate/report.png").stat().st_size > 0
 
 
-def test_coma_group_size_mismatch_is_rejected_before_anything_runs(tmp_path, monkeypatch):
+def test_leave_one_out_group_size_mismatch_is_rejected_before_anything_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     spec_path = derived_spec(tmp_path)
     spec = yaml.safe_load(spec_path.read_text())
-    spec["variants"]["coma_advantage"]["reward_shaping.params"] = {"n_rollouts_per_prompt": 4}
+    spec["variants"]["leave_one_out"] = {
+        "reward_shaping.strategy": "leave_one_out",
+        "reward_shaping.params": {"n_rollouts_per_prompt": 4},
+    }
     spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
     env = subprocess_env(tmp_path)
+    # The schema (RunConfig) refuses it at render, before anything runs.
     out = sweepgen("render", "specs/reward_shaping_debate.yaml", env=env)
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert "specs/reward_shaping_debate.yaml:" in out.stderr
-    assert "rollouts per prompt must equal the GRPO group size" in out.stderr
+    assert "n_rollouts_per_prompt is 4 but grpo.num_generations is 8" in out.stderr
     assert not (tmp_path / "generated").exists()
-    # Without the spec's constraint, the schema (RunConfig) still refuses it.
-    spec["constraints"] = [c for c in spec["constraints"] if "coma" not in c["expr"]]
-    spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    out = sweepgen("render", "specs/reward_shaping_debate.yaml", env=env)
-    assert out.returncode == 2 and "n_rollouts_per_prompt is 4 but grpo.num_generations is 8" in out.stderr

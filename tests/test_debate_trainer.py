@@ -41,8 +41,8 @@ def make_trainer(tmp_path, shaping, reward=GRADED):
 
 
 def test_every_token_gets_its_roles_shaped_advantage(tmp_path, tiny_cache):
+    from trainer.debate.group import ROLES
     from trainer.debate.trainer import DebateGRPOTrainer
-    from trainer.shaping.group import ROLES
 
     trainer, batch = make_trainer(tmp_path, {"strategy": "reward_mixing", "params": {"alpha": 0.5}})
     assert isinstance(trainer, DebateGRPOTrainer)
@@ -115,9 +115,7 @@ def test_difference_rewards_give_the_critic_nothing_when_only_the_final_turn_cou
 
 
 def test_metrics_reach_the_trainer_log(tmp_path, tiny_cache):
-    trainer, batch = make_trainer(
-        tmp_path, {"strategy": "coma_advantage", "params": {"n_rollouts_per_prompt": 4}}
-    )
+    trainer, batch = make_trainer(tmp_path, {"strategy": "coma"})
     trainer._generate_and_score_completions(batch)
     metrics = trainer._metrics["train"]
     for key in (
@@ -132,6 +130,8 @@ def test_metrics_reach_the_trainer_log(tmp_path, tiny_cache):
     ):
         assert len(metrics[key]) == 1, key
     assert metrics["debate/turns"] == [3.0]
-    # COMA advantages sum to zero per group on the real batch too.
+    # COMA on the real batch: the solver's advantages sum to zero per group (its counterfactual baseline
+    # is the group's mean G), the critic's are 0 (re-scoring: the answer is the solver's).
     for group in trainer.last_shaping["advantages"]:
         assert sum(a["solver"] for a in group) == pytest.approx(0.0, abs=1e-9)
+        assert all(a["critic"] == 0.0 for a in group)

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainer.shaping import Group, Turn, advantages, shaped_values
-from trainer.shaping.group import ROLES, group_normalize
+from trainer.debate.group import ROLES, Group, Turn, group_normalize
+from trainer.debate.shaping import advantages, shaped_values
 
 
 # A team reward that, like the trainer's, scores the final turn of the transcript.
@@ -71,46 +71,46 @@ def test_identity_advantages_are_plain_grpo(rollouts, scale):
 
 
 @given(group_st)
-def test_coma_sums_to_zero_per_group(rollouts):
+def test_leave_one_out_sums_to_zero_per_group(rollouts):
     group = Group(rollouts, team_only)
-    adv = advantages([group], "coma_advantage", {"n_rollouts_per_prompt": len(rollouts)}, "group")[0]
+    adv = advantages([group], "leave_one_out", {"n_rollouts_per_prompt": len(rollouts)}, "none")[0]
     for role in ROLES:
         assert sum(a[role] for a in adv) == pytest.approx(0.0, abs=1e-9)
 
 
 @given(group_st, st.floats(-50, 50, allow_nan=False))
-def test_coma_is_shift_invariant(rollouts, shift):
+def test_leave_one_out_is_shift_invariant(rollouts, shift):
     n = len(rollouts)
-    base = shaped_values(Group(rollouts, team_only), "coma_advantage", {"n_rollouts_per_prompt": n})
+    base = shaped_values(Group(rollouts, team_only), "leave_one_out", {"n_rollouts_per_prompt": n})
     shifted = shaped_values(
-        Group(rollouts, lambda t: team_only(t) + shift), "coma_advantage", {"n_rollouts_per_prompt": n}
+        Group(rollouts, lambda t: team_only(t) + shift), "leave_one_out", {"n_rollouts_per_prompt": n}
     )
     for a, b in zip(base, shifted):
         assert a["solver"] == pytest.approx(b["solver"], abs=1e-9)
 
 
 @given(st.integers(2, 8), st.floats(-10, 10, allow_nan=False))
-def test_coma_is_zero_for_a_constant_group(n, value):
+def test_leave_one_out_is_zero_for_a_constant_group(n, value):
     group = Group(tuple(debate(1, 0, 1) for _ in range(n)), lambda t: value)
     assert (
-        shaped_values(group, "coma_advantage", {"n_rollouts_per_prompt": n})
+        shaped_values(group, "leave_one_out", {"n_rollouts_per_prompt": n})
         == [{"solver": 0.0, "critic": 0.0}] * n
     )
 
 
-def test_coma_worked_example():
+def test_leave_one_out_worked_example():
     # G = [1, 0, 0, 0]: A = [0.75, -0.25, -0.25, -0.25] * n/(n-1) with n = 4, i.e. [1, -1/3, -1/3, -1/3].
     rollouts = (debate(0, 0, 1), debate(0, 0, 0), debate(1, 1, 0), debate(0, 1, 0))
-    adv = shaped_values(Group(rollouts, final_turn_correct), "coma_advantage", {"n_rollouts_per_prompt": 4})
+    adv = shaped_values(Group(rollouts, final_turn_correct), "leave_one_out", {"n_rollouts_per_prompt": 4})
     expected = [x * 4 / 3 for x in (0.75, -0.25, -0.25, -0.25)]
     assert [a["solver"] for a in adv] == pytest.approx(expected, abs=1e-15)
     assert [a["critic"] for a in adv] == pytest.approx(expected, abs=1e-15)
 
 
-def test_coma_rejects_a_group_of_the_wrong_size():
+def test_leave_one_out_rejects_a_group_of_the_wrong_size():
     group = Group((debate(1, 0, 1),) * 3, final_turn_correct)
     with pytest.raises(ValueError, match="n_rollouts_per_prompt=4 rollouts, got 3"):
-        shaped_values(group, "coma_advantage", {"n_rollouts_per_prompt": 4})
+        shaped_values(group, "leave_one_out", {"n_rollouts_per_prompt": 4})
 
 
 @given(group_st, scale_st, st.floats(1.0, 1000.0))
@@ -168,12 +168,13 @@ def test_difference_rewards_are_zero_for_a_role_the_team_reward_ignores(rollouts
     assert all(v["critic"] == 0.0 for v in values)
 
 
-def test_difference_rewards_rescore_without_the_role():
-    # Final solver turn wrong, critic right: without the solver, the critic's turn is final -> G' = 1.
-    group = Group((debate(1, 1, 0), debate(0, 0, 1)), final_turn_correct)
+def test_difference_rewards_never_score_the_critic_as_the_answer():
+    # Final solver turn wrong, critic right: replacing the solver by the default action (empty text,
+    # correct 0) keeps the final answer the solver's, so D^solver = 0 - 0, not 0 - 1 (issue 13).
+    group = Group((debate(1, 1, 0), debate(0, 0, 1)), solver_only)
     values = shaped_values(group, "difference_rewards", {})
-    assert values[0] == {"solver": 0.0 - 1.0, "critic": 0.0 - 0.0}
-    # Second: G = 1; without solver the last turn is the critic's (0) -> D = 1; without critic G stays 1.
+    assert values[0] == {"solver": 0.0, "critic": 0.0}
+    # Second: G = 1; with the solver's turns replaced G' = 0 -> D = 1; the critic changes nothing.
     assert values[1] == {"solver": 1.0, "critic": 0.0}
 
 

@@ -5,24 +5,25 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from trainer.shaping import STRATEGIES, resolve
-from trainer.shaping.config import RewardShapingConfig, check_group_size
+from trainer.debate.config import RewardShapingConfig, check_group_size
+from trainer.debate.shaping import STRATEGIES, resolve
 
 
-def test_the_five_strategies_are_registered():
+def test_the_strategies_are_registered():
     assert list(STRATEGIES) == [
         "identity",
         "difference_rewards",
         "potential_based",
-        "coma_advantage",
+        "coma",
+        "leave_one_out",
         "reward_mixing",
     ]
 
 
 def test_unknown_strategy_lists_what_exists():
     with pytest.raises(ValueError) as err:
-        resolve("coma", {})
-    assert "unknown reward-shaping strategy 'coma'" in str(err.value)
+        resolve("comma", {})
+    assert "unknown reward-shaping strategy `comma`" in str(err.value)
     for name in STRATEGIES:
         assert name in str(err.value)
 
@@ -33,19 +34,19 @@ def test_unknown_strategy_lists_what_exists():
         (
             "identity",
             {"alpha": 0.5},
-            "unknown parameter(s) ['alpha'] for reward-shaping strategy 'identity'; its parameters are: none",
+            "unknown parameter(s) 'alpha' for reward-shaping strategy `identity`; its parameters are: (none)",
         ),
         ("reward_mixing", {"alhpa": 0.5}, "its parameters are: alpha"),
-        ("reward_mixing", {}, "needs parameter 'alpha'"),
-        ("reward_mixing", {"alpha": 1.5}, "must be between 0 and 1"),
-        ("reward_mixing", {"alpha": True}, "must be a float, got True"),
-        ("reward_mixing", {"alpha": "0.5"}, "must be a float"),
-        ("reward_mixing", {"alpha": float("nan")}, "must be finite"),
-        ("potential_based", {"gamma": 0.99, "potential_type": "length"}, "choose one of: debate_length"),
-        ("potential_based", {"gamma": 0.0, "potential_type": "debate_length"}, "must be in (0, 1]"),
-        ("potential_based", {"potential_type": "debate_length"}, "needs parameter 'gamma'"),
-        ("coma_advantage", {"n_rollouts_per_prompt": 4.0}, "must be a int"),
-        ("coma_advantage", {"n_rollouts_per_prompt": 1}, "must be at least 2"),
+        ("reward_mixing", {}, "alpha: Field required"),
+        ("reward_mixing", {"alpha": 1.5}, "less than or equal to 1"),
+        ("reward_mixing", {"alpha": True}, "alpha: Input should be a valid number"),
+        ("reward_mixing", {"alpha": "0.5"}, "Input should be a valid number"),
+        ("reward_mixing", {"alpha": float("nan")}, "Input should be a finite number"),
+        ("potential_based", {"gamma": 0.99, "potential_type": "length"}, "Input should be 'debate_length'"),
+        ("potential_based", {"gamma": 0.0, "potential_type": "debate_length"}, "should be greater than 0"),
+        ("potential_based", {"potential_type": "debate_length"}, "gamma: Field required"),
+        ("leave_one_out", {"n_rollouts_per_prompt": 4.0}, "Input should be a valid integer"),
+        ("leave_one_out", {"n_rollouts_per_prompt": 1}, "greater than or equal to 2"),
     ],
 )
 def test_bad_params_are_rejected_with_what_exists(name, params, message):
@@ -79,8 +80,8 @@ def test_config_section_resolves_params():
     assert cfg.model_dump()["params"]["length_scale"] == 100.0
 
 
-def test_coma_group_size_must_equal_num_generations():
-    cfg = RewardShapingConfig(strategy="coma_advantage", params={"n_rollouts_per_prompt": 4})
+def test_leave_one_out_group_size_must_equal_num_generations():
+    cfg = RewardShapingConfig(strategy="leave_one_out", params={"n_rollouts_per_prompt": 4})
     check_group_size(cfg, 4)
     with pytest.raises(ValueError, match="n_rollouts_per_prompt is 4 but grpo.num_generations is 8"):
         check_group_size(cfg, 8)

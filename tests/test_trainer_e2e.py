@@ -15,7 +15,7 @@ from trainer_support import read_jsonl, subprocess_env, tiny_dict, write_config
 from sweepgen.errors import ConfigError
 from trainer import rewards
 from trainer.config import RunConfig
-from trainer.outputs import TIMING_KEYS, TrainingDiverged
+from trainer.outputs import TIMING_KEYS
 
 pytestmark = pytest.mark.train
 
@@ -195,6 +195,8 @@ def test_nan_reward_stops_the_run(tiny_cache, tmp_path, monkeypatch):
 
     monkeypatch.setattr(rewards, "REWARDS", dict(rewards.REWARDS))  # restored after the test
     rewards.register("nan_reward")(nan_reward)
-    with pytest.raises(TrainingDiverged, match="nan_reward returned NaN"):
+    # issue 13: caught where the reward returns it, naming the reward, the row and the value
+    with pytest.raises(rewards.RewardValueError, match="reward `nan_reward` returned nan for row 0") as err:
         run_cfg(tiny_dict(tmp_path / "nan", reward={"name": "nan_reward", "params": {}}))
+    assert err.value.exit_code == 2
     assert not (tmp_path / "nan" / "summary.json").exists()

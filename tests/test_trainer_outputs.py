@@ -31,7 +31,9 @@ def test_finished_run_is_refused(tmp_path):
 
 def test_other_config_in_the_folder_is_refused(tmp_path):
     cfg = cfg_for(tmp_path)
-    RunDir(cfg.output_dir).start(cfg, {})
+    run = RunDir(cfg.output_dir)
+    run.start(cfg, {})
+    run.append(run.metrics, [{"step": 1, "reward_mean": 0.0}])  # it trained (issue 13: else replaced)
     with pytest.raises(ConfigError, match="different config"):
         RunDir(cfg.output_dir).start(cfg_for(tmp_path, beta=0.1), {})
     RunDir(cfg.output_dir).start(cfg, {})  # the same config resumes

@@ -17,11 +17,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trainer import rewards
-from trainer.debate.config import DebateConfig, check_against_grpo
+from trainer.debate.config import (
+    DebateConfig,
+    RewardShapingConfig,
+    check_against_grpo,
+    check_group_size,
+    shaping_warnings,
+)
 from trainer.routing.config import RoutingConfig
-from trainer.shaping.config import RewardShapingConfig, check_group_size
 
 BUILTIN_TINY = "builtin:tiny"
+
+# Every section of every part shares this: no unknown key, no lax coercion (see Section).
+STRICT = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
 
 # transformers' OptimizerNames values, typed out so this module never imports transformers; a test
 # checks the list against the installed transformers.
@@ -72,9 +80,14 @@ BUILTIN_DATASETS = ("builtin:stories", "builtin:arithmetic")
 
 
 class Section(BaseModel):
-    """Base of every config section: unknown keys are errors, assignments are validated."""
+    """Base of every config section: unknown keys are errors, assignments are validated, types strict.
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    Strict: ``beta: true``, ``learning_rate: "0.005"``, ``shuffle: "no"`` and ``max_steps: 2.0`` are
+    errors, not 1.0, 0.005, False and 2. The one widening kept is an int where a float is expected
+    (pydantic strict allows it), because YAML writes ``1`` for the float 1.0.
+    """
+
+    model_config = STRICT
 
 
 class TinyModel(Section):
@@ -234,7 +247,12 @@ class LoggingConfig(Section):
     )
     save_steps: int = Field(100, ge=1, description="checkpoint every N steps (and at the end)")
     save_total_limit: int | None = Field(2, ge=1, description="keep only the newest N checkpoints")
-    summary_window: int = Field(10, ge=1, description="final_reward = mean reward of the last N logged steps")
+    summary_window: int = Field(
+        10,
+        ge=1,
+        description="final_reward = mean reward of the last N generation steps (with grpo.num_iterations "
+        "k each generation serves k optimizer steps, so the window spans k·N of them)",
+    )
     degenerate_unique_ratio: float = Field(
         0.5, ge=0, le=1, description="degenerate if the unique-completion ratio is below this"
     )
@@ -269,7 +287,7 @@ class RunConfig(Section):
     routing: RoutingConfig | None = Field(None, description="gradient routing (trainer.routing); absent: off")
     debate: DebateConfig | None = Field(None, description="two-role debate rollouts (trainer.debate)")
     reward_shaping: RewardShapingConfig | None = Field(
-        None, description="per-role reward shaping of debates (trainer.shaping); required with `debate`"
+        None, description="per-role reward shaping of debates (trainer.debate); required with `debate`"
     )
 
     @model_validator(mode="after")
@@ -281,6 +299,10 @@ class RunConfig(Section):
             # Each picks its own trainer class; running one would silently drop the other.
             raise ValueError("`debate` and `routing` cannot be combined in one run; remove one of them")
         return self
+
+    def warnings(self) -> list[str]:
+        """Valid settings that change what the run means; printed at start (trainer.run)."""
+        return shaping_warnings(self.reward_shaping)
 
     @model_validator(mode="after")
     def _checkpoints_end_generation_cycles(self) -> RunConfig:

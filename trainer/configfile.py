@@ -61,7 +61,7 @@ def _to_config_error(err: pydantic.ValidationError, data: Any, doc, display: str
     return ConfigError(message, location=location, key=".".join(map(str, loc_path)) or None, hint=hint)
 
 
-def _describe(problem: dict, data: Any) -> str:
+def _describe(problem: Any, data: Any) -> str:
     dotted = ".".join(map(str, problem["loc"]))
     kind = problem["type"]
     if kind == "extra_forbidden":
@@ -72,7 +72,7 @@ def _describe(problem: dict, data: Any) -> str:
     return f"`{dotted}`: {msg}" if dotted else msg
 
 
-def _hint(problem: dict, data: Any) -> str | None:
+def _hint(problem: Any, data: Any) -> str | None:
     if problem["type"] == "extra_forbidden":
         *parent, name = problem["loc"]
         known = _known_keys(tuple(parent))

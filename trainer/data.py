@@ -6,11 +6,15 @@ columns to reward functions by name). Bad rows are errors naming file and line, 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sweepgen.errors import ConfigError, Location
-from trainer.config import DataConfig
+
+if TYPE_CHECKING:  # annotations only: no run-time dependency on the config model
+    from trainer.config import DataConfig
 
 BUILTIN_DIR = Path(__file__).parent / "data"
 BUILTIN_FILES = {"builtin:stories": "stories.jsonl", "builtin:arithmetic": "arithmetic.jsonl"}
@@ -32,8 +36,14 @@ def data_path(data: DataConfig) -> Path:
 
 def load_rows(data: DataConfig) -> list[dict]:
     """The prompt rows, each with a ``prompt`` key (renamed from ``data.prompt_field``)."""
+    return read_rows(data)[1]
+
+
+def read_rows(data: DataConfig) -> tuple[Path, list[dict], list[int]]:
+    """The data file, its prompt rows (as :func:`load_rows`) and the line number of each row."""
     path = data_path(data)
     rows: list[dict] = []
+    lines: list[int] = []
     first: tuple[int, dict[str, str]] | None = None  # line and column kinds of the first row
     with path.open("rb") as handle:
         for lineno, raw in enumerate(handle, 1):
@@ -73,11 +83,12 @@ def load_rows(data: DataConfig) -> list[dict]:
             else:
                 _check_same_columns(first, kinds, where)
             rows.append({"prompt": prompt, **row})
+            lines.append(lineno)
             if data.max_prompts is not None and len(rows) == data.max_prompts:
                 break
     if not rows:
         raise ConfigError(f"data file {str(path)!r} has no rows", key="data.source")
-    return rows
+    return path, rows, lines
 
 
 def _kind(value: object) -> str:
@@ -87,7 +98,8 @@ def _kind(value: object) -> str:
         return "boolean"
     if isinstance(value, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}[type(value)]
+    kinds: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return kinds[type(value)]
 
 
 def _check_same_columns(first: tuple[int, dict[str, str]], kinds: dict[str, str], where: Location) -> None:
@@ -112,6 +124,16 @@ def _check_same_columns(first: tuple[int, dict[str, str]], kinds: dict[str, str]
                 location=where,
                 hint="a field must have one type in every row",
             )
+
+
+def identity(data: DataConfig, path: Path, rows: list[dict]) -> dict[str, object]:
+    """What data a run trains on: the file's sha256 and the rows used (data.json, summary.json)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    # The source as configured (not the resolved path), so a run folder means the same on any checkout.
+    return {"source": data.source, "sha256": digest.hexdigest(), "rows": len(rows)}
 
 
 def load_dataset(data: DataConfig):

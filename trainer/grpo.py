@@ -5,25 +5,27 @@ equivalence test holds that). What it adds:
   - after each logging step, one row in metrics.jsonl and the step's completions in samples.jsonl;
   - NaN/inf in a reward or the loss stops the run with TrainingDiverged.
 
-``build_trainer`` is the one place that picks the trainer class (``select_trainer_class``). Parts that
-need their own behaviour (gradient routing, debate rollouts) subclass SweepgenGRPOTrainer and override
-the hooks marked "extension point"; they add a branch to ``select_trainer_class`` for their section.
+Parts that need their own behaviour (gradient routing, debate rollouts) subclass SweepgenGRPOTrainer
+and override the hooks marked "extension point"; ``trainer.run.select_trainer_class`` is the one
+place that picks the class (one branch per section).
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from trl import GRPOTrainer
 
 from trainer import rewards
-from trainer.config import RunConfig
-from trainer.grpo_args import make_grpo_config
 from trainer.outputs import RunDir, TrainingDiverged
+
+if TYPE_CHECKING:  # annotations only: at run time this module does not depend on the config model
+    from trainer.config import RunConfig
 
 # TRL log key -> our metrics.jsonl key (docs/ARCHITECTURE.md); other TRL keys are kept verbatim.
 RENAMES = {
@@ -60,7 +62,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
 
     # ---- extension points (classmethods: used before the instance exists) -------------------
     @classmethod
-    def reward_funcs(cls, cfg: RunConfig) -> list[Callable]:
+    def rewards_for(cls, cfg: RunConfig) -> list[Callable]:
         """The reward functions handed to TRL. Extension point."""
         return [rewards.bind(cfg.reward.name, cfg.reward.params)]
 
@@ -77,12 +79,14 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         for key, value in logs.items():
             if key not in RENAMES and isinstance(value, (int, float)):
                 row[key] = value
+        # Completions cut at grpo.max_completion_length (no EOS) are scored on the cut text: say how many.
+        row["truncated_fraction"] = logs.get("completions/clipped_ratio")
         row["elapsed_s"] = self._elapsed_offset + time.monotonic() - self._session_start
         return row
 
     def sample_rows(self) -> list[dict[str, Any]]:
         """The last generation batch's completions with their (weighted) rewards. Extension point."""
-        logs = self._logs
+        logs: dict[str, Any] = self._logs  # TRL types it loosely (Collection)
         names = self.reward_func_names
         weights = self.reward_weights.tolist()
         step = self.state.global_step
@@ -144,7 +148,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         super().log(logs, start_time)  # merges TRL's averaged metrics into `logs`
-        if "loss" not in logs or not self.model.training:
+        if "loss" not in logs or not getattr(self.model, "training", False):
             return  # the end-of-training summary log, or an eval log
         # With num_iterations > 1 only every num_iterations-th step generates: the others log a loss
         # but no reward (reward_mean None) and write no samples (they would repeat the last batch).
@@ -156,43 +160,10 @@ class SweepgenGRPOTrainer(GRPOTrainer):
             self.on_step(row)
 
 
-def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
-    """The one place that decides which trainer class runs ``cfg``.
-
-    Each optional section that needs its own trainer adds one branch here, importing its class
-    lazily, e.g. ``if cfg.routing is not None and cfg.routing.enabled: return RoutedGRPOTrainer``.
-    """
-    if cfg.routing is not None:  # gradient routing (issue 4), incl. its LoRA baseline
-        from trainer.routing.trainer import RoutedGRPOTrainer
-
-        return RoutedGRPOTrainer
-    if cfg.debate is not None:
-        from trainer.debate.trainer import DebateGRPOTrainer
-
-        return DebateGRPOTrainer
-    return SweepgenGRPOTrainer
-
-
-def build_trainer(
-    cfg: RunConfig,
-    run_dir: RunDir,
-    *,
-    model,
-    tokenizer,
-    train_dataset,
-    elapsed_offset: float = 0.0,
-    on_step: Callable[[dict], None] | None = None,
-) -> SweepgenGRPOTrainer:
-    cls = select_trainer_class(cfg)
-    return cls(
-        model=model,
-        reward_funcs=cls.reward_funcs(cfg),
-        args=make_grpo_config(cfg, str(run_dir.checkpoints)),
-        train_dataset=train_dataset,
-        processing_class=tokenizer,
-        run_config=cfg,
-        run_dir=run_dir,
-        elapsed_offset=elapsed_offset,
-        on_step=on_step,
-        **cls.extra_init_kwargs(cfg),
-    )
+def __getattr__(name: str) -> Any:
+    # ``build_trainer`` moved to trainer.run (the factory picks among subclasses of this module's
+    # class, so it cannot live here without an import cycle); old callers keep working. The import is
+    # by name, at call time, so this module never depends on trainer.run.
+    if name in ("build_trainer", "select_trainer_class"):
+        return getattr(importlib.import_module("trainer.run"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

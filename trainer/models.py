@@ -38,7 +38,7 @@ def locate_model(model: ModelConfig) -> Path | None:
     Raises ConfigError when a non-builtin model is not on disk.
     """
     if model.path == BUILTIN_TINY:
-        path = tiny_model_dir(model.tiny)
+        path = tiny_model_dir(_tiny(model))
         return path if (path / "config.json").is_file() else None
     local = Path(model.path).expanduser()
     if local.is_dir():
@@ -97,7 +97,14 @@ def ensure_model_dir(model: ModelConfig) -> Path:
     path = locate_model(model)
     if path is not None:
         return path
-    return build_tiny_model(model.tiny)
+    return build_tiny_model(_tiny(model))
+
+
+def _tiny(model: ModelConfig) -> TinyModel:
+    # ModelConfig fills `tiny` in for builtin:tiny; only a hand-built object could lack it.
+    if model.tiny is None:
+        raise ValueError("model.tiny is unset for builtin:tiny")
+    return model.tiny
 
 
 def build_tiny_model(tiny: TinyModel) -> Path:

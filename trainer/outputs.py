@@ -14,18 +14,27 @@ import math
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.safefs import write_atomic
 from trainer import diversity
-from trainer.config import RunConfig
+
+if TYPE_CHECKING:  # annotations only: no run-time dependency on the config model
+    from trainer.config import RunConfig
 
 # Wall-clock keys: the only values in metrics.jsonl that differ between two identical runs.
 TIMING_KEYS = frozenset({"step_time", "elapsed_s"})
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+
+
+def _checkpoint_step(checkpoint: Path) -> int:
+    match = _CHECKPOINT.match(checkpoint.name)
+    if match is None:  # last_checkpoint only returns names that match
+        raise ValueError(f"not a checkpoint folder: {checkpoint}")
+    return int(match.group(1))
 
 
 class TrainingDiverged(UserError):
@@ -68,6 +77,7 @@ class RunDir:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.config = self.path / "config.yaml"
+        self.data = self.path / "data.json"  # which data the run trains on (sha256, rows)
         self.grpo_args = self.path / "grpo_args.json"
         self.metrics = self.path / "metrics.jsonl"
         self.samples = self.path / "samples.jsonl"
@@ -75,8 +85,10 @@ class RunDir:
         self.checkpoints = self.path / "checkpoints"
 
     # ---- before training ------------------------------------------------------------------
-    def check_reusable(self, cfg: RunConfig) -> None:
-        """Refuse a finished run, and a folder holding a different run's config."""
+    def check_reusable(self, cfg: RunConfig, data: dict[str, Any] | None = None) -> None:
+        """Refuse a finished run, and a folder holding a different run's config or data once that run
+        has trained (a checkpoint or a logged step); a start that failed before training leaves
+        nothing that blocks its corrected config."""
         if self.summary.exists():
             raise ConfigError(
                 f"run {cfg.run_name!r} already finished: {self.summary} exists",
@@ -84,7 +96,7 @@ class RunDir:
                 hint="a finished run is never overwritten; choose another output_dir, or move the "
                 "old run directory away yourself",
             )
-        if self.config.exists():
+        if self.config.exists() and self.started():
             existing = yaml.safe_load(self.config.read_text(encoding="utf-8"))
             if existing != cfg.model_dump(mode="json"):
                 raise ConfigError(
@@ -93,6 +105,19 @@ class RunDir:
                     hint="resuming with other settings would mix two experiments; use a new "
                     "output_dir, or the same config as the interrupted run",
                 )
+        if data is not None and self.data.exists() and self.started():
+            existing = json.loads(self.data.read_text(encoding="utf-8"))
+            if existing != data:
+                raise ConfigError(
+                    f"{self.data} records other data than this run's: {existing} (now {data})",
+                    key="data.source",
+                    hint="the data file changed since this run started; resuming would mix two "
+                    "experiments: use a new output_dir, or restore the data file",
+                )
+
+    def started(self) -> bool:
+        """Whether a run trained here: it saved a checkpoint or logged a step."""
+        return self.last_checkpoint() is not None or bool(read_jsonl(self.metrics))
 
     def last_checkpoint(self, warn: Callable[[str], None] | None = None) -> Path | None:
         """The newest complete checkpoint. A newer one that is incomplete or corrupt (a save cut by
@@ -117,20 +142,26 @@ class RunDir:
         return None
 
     def start(
-        self, cfg: RunConfig, grpo_args: dict[str, Any], warn: Callable[[str], None] = print
+        self,
+        cfg: RunConfig,
+        grpo_args: dict[str, Any],
+        data: dict[str, Any] | None = None,
+        warn: Callable[[str], None] = print,
     ) -> tuple[Path | None, float]:
-        """Write config.yaml/grpo_args.json and roll logs back to the resume point.
+        """Write config.yaml/grpo_args.json (and data.json) and roll logs back to the resume point.
 
         Returns the checkpoint to resume from (or None) and the wall time already spent by earlier
         sessions of this run (the ``elapsed_s`` of the last kept metrics row).
         """
-        self.check_reusable(cfg)
+        self.check_reusable(cfg, data)
         self.path.mkdir(parents=True, exist_ok=True)
-        if not self.config.exists():
-            atomic_write_text(self.config, config_yaml(cfg))
+        # check_reusable passed: the folder holds this config, or nothing that trained.
+        atomic_write_text(self.config, config_yaml(cfg))
+        if data is not None:
+            atomic_write_text(self.data, json.dumps(data, indent=2, sort_keys=True) + "\n")
         atomic_write_text(self.grpo_args, json.dumps(grpo_args, indent=2, sort_keys=True, default=str) + "\n")
         checkpoint = self.last_checkpoint(warn=warn)
-        step = int(_CHECKPOINT.match(checkpoint.name).group(1)) if checkpoint else 0
+        step = _checkpoint_step(checkpoint) if checkpoint else 0
         # Steps after the checkpoint will be trained again; drop their rows so none is doubled.
         kept = [r for r in read_jsonl(self.metrics) if r["step"] <= step]
         self._rewrite(self.metrics, kept)
@@ -165,12 +196,17 @@ class RunDir:
 
 
 def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[str, Any]:
-    """final_reward: mean reward_mean of the last ``summary_window`` logged steps; best_reward: the
-    highest such window mean over the run (so best >= final); diversity over the completions sampled
-    at the last logged step."""
+    """final_reward: mean reward_mean of the last ``summary_window`` generation steps (logged steps that
+    generated; with num_iterations k they span k·summary_window optimizer steps, recorded as
+    ``summary_window_steps``); best_reward: the highest such window mean over the run (so best >=
+    final); truncated_fraction: the share of completions cut at max_completion_length over the same
+    window; diversity over the completions sampled at the last logged step."""
     window = cfg.logging.summary_window
     # Steps that did not generate (num_iterations > 1) log reward_mean None: not part of any window.
-    rewards = [row["reward_mean"] for row in metrics if row.get("reward_mean") is not None]
+    generated = [row for row in metrics if row.get("reward_mean") is not None]
+    rewards = [row["reward_mean"] for row in generated]
+    last = generated[-window:]
+    truncated = [r["truncated_fraction"] for r in last if r.get("truncated_fraction") is not None]
     means = [
         sum(rewards[max(0, i + 1 - window) : i + 1]) / len(rewards[max(0, i + 1 - window) : i + 1])
         for i in range(len(rewards))
@@ -185,6 +221,8 @@ def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[
         "final_reward": means[-1] if means else None,
         "best_reward": max(means) if means else None,
         "summary_window": window,
+        "summary_window_steps": _window_steps(metrics, generated, window),
+        "truncated_fraction": sum(truncated) / len(truncated) if truncated else None,
         "steps": last_step,
         "wall_time_s": metrics[-1].get("elapsed_s"),
         "diversity": div,
@@ -194,3 +232,23 @@ def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[
             max_jaccard=cfg.logging.degenerate_jaccard,
         ),
     }
+
+
+def _window_steps(metrics: list[dict], generated: list[dict], window: int) -> int | None:
+    if not generated:
+        return None
+    # from the window's first generation step to the last logged step (which may reuse its batch)
+    return int(metrics[-1]["step"]) - int(generated[-window:][0]["step"]) + 1
+
+
+def truncation_warning(summary: dict[str, Any], max_completion_length: int) -> str | None:
+    """The warning line for a run whose completions were mostly cut at max_completion_length."""
+    fraction = summary.get("truncated_fraction")
+    if fraction is None or fraction <= 0.5:
+        return None
+    return (
+        f"warning: {fraction:.0%} of the completions in the final window were cut at "
+        f"grpo.max_completion_length = {max_completion_length} and scored on the cut text; "
+        "raise grpo.max_completion_length (or set grpo.mask_truncated_completions: true to keep them out "
+        "of the loss)"
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,9 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import Field
+
+from sweepgen.errors import UserError
+from trainer import registry
 
 PositiveInt = Annotated[int, Field(ge=1)]
 
@@ -53,18 +57,7 @@ def register(name: str) -> Callable[[RewardFn], RewardFn]:
     """Add ``fn`` to the registry under ``name``; its keyword-only parameters become the params model."""
 
     def add(fn: RewardFn) -> RewardFn:
-        fields: dict[str, Any] = {}
-        for param in inspect.signature(fn).parameters.values():
-            if param.kind is not inspect.Parameter.KEYWORD_ONLY:
-                continue
-            default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[param.name] = (param.annotation, default)
-        model = pydantic.create_model(
-            f"{name}_params",
-            __config__=pydantic.ConfigDict(extra="forbid", strict=True),
-            **fields,
-        )
-        REWARDS[name] = RewardSpec(name, fn, model, inspect.getdoc(fn) or "")
+        REWARDS[name] = RewardSpec(name, fn, registry.params_model_of(name, fn), inspect.getdoc(fn) or "")
         return fn
 
     return add
@@ -72,27 +65,7 @@ def register(name: str) -> Callable[[RewardFn], RewardFn]:
 
 def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate ``params`` for reward ``name``; return them with every default filled in."""
-    spec = REWARDS.get(name)
-    if spec is None:
-        known = ", ".join(sorted(REWARDS))
-        raise RewardParamError(f"unknown reward `{name}`; known rewards: {known}", key="name")
-    allowed = list(spec.params_model.model_fields)
-    unknown = sorted(set(params) - set(allowed))
-    if unknown:
-        listing = ", ".join(allowed) or "(none)"
-        raise RewardParamError(
-            f"unknown parameter(s) {', '.join(map(repr, unknown))} for reward `{name}`; "
-            f"its parameters are: {listing}",
-            key=f"params.{unknown[0]}",
-        )
-    try:
-        validated = spec.params_model.model_validate(params)
-    except pydantic.ValidationError as err:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in err.errors())
-        first = err.errors()[0]["loc"]
-        key = "params." + str(first[0]) if first else "params"
-        raise RewardParamError(f"bad parameters for reward `{name}`: {problems}", key=key) from None
-    return validated.model_dump()
+    return registry.resolve_params("reward", "rewards", REWARDS, name, params, RewardParamError)
 
 
 def resolve_full(name: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -116,10 +89,33 @@ def bind(name: str, params: dict[str, Any]) -> Callable[..., list[float]]:
     def reward(prompts=None, completions=None, **columns):
         # TRL adds bookkeeping kwargs (trainer_state, log_extra, ...); keep only dataset columns.
         texts = [_as_text(c) for c in completions]
-        return [float(v) for v in fn(texts, columns)]
+        return checked_values(name, fn(texts, columns), prompts, columns)
 
     reward.__name__ = reward.__qualname__ = name
     return reward
+
+
+class RewardValueError(UserError):
+    """A reward returned None, NaN or a non-number for a row: training on it would be training on garbage."""
+
+
+def checked_values(name: str, values: Sequence[Any], prompts: Any, columns: dict) -> list[float]:
+    """``values`` as floats, or RewardValueError naming the reward, the row and the value."""
+    out = []
+    for i, value in enumerate(values):
+        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        if number is None or not math.isfinite(number):
+            prompt = prompts[i] if prompts is not None and i < len(prompts) else None
+            row = {k: v[i] for k, v in columns.items() if k not in _TRL_KWARGS and isinstance(v, list)}
+            raise RewardValueError(
+                f"reward `{name}` returned {value!r} for row {i} of the batch "
+                f"(prompt {str(prompt)[:80]!r}, columns {row}); a reward must be a finite number",
+                key="reward",
+                hint="fix the reward function or the data row it fails on; a None or NaN reward "
+                "is never trained on",
+            )
+        out.append(float(number))
+    return out
 
 
 def _as_text(completion: Any) -> str:
@@ -214,6 +210,19 @@ def exact_answer(
         got = numbers[-1] if which == "last" else numbers[0]
         out.append(float(float(got) == float(answer)))
     return out
+
+
+def required_columns(name: str, params: dict[str, Any]) -> dict[str, str]:
+    """Dataset columns reward ``name`` reads, with the kind each value must have (``number``: an int,
+    a float or a string that parses as one; never null). Checked on every row before the model loads."""
+    if name == "exact_answer":
+        return {params["answer_field"]: "number"}
+    if name == "weighted_sum":
+        out: dict[str, str] = {}
+        for term in params["terms"]:
+            out.update(required_columns(term["name"], term["params"]))
+        return out
+    return {}
 
 
 _TRL_KWARGS = {"trainer_state", "log_extra", "log_metric", "completion_ids", "prompts", "environments"}

@@ -11,16 +11,19 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweepgen.errors import ConfigError
+from trainer import checks, models, tracking
 from trainer import data as data_mod
-from trainer import models, tracking
 from trainer.config import RunConfig
 from trainer.configfile import load_config
 from trainer.grpo_args import grpo_kwargs, make_grpo_config
-from trainer.outputs import RunDir, config_yaml, read_jsonl
+from trainer.outputs import RunDir, config_yaml, read_jsonl, truncation_warning
 from trainer.signals import GracefulStop, cycle_steps
+
+if TYPE_CHECKING:
+    from trainer.grpo import SweepgenGRPOTrainer
 
 
 def preflight(cfg: RunConfig) -> RunDir:
@@ -54,25 +57,30 @@ def _train(
 ) -> dict[str, Any]:
     start = time.monotonic()
     run_dir = preflight(cfg)
-    rows = data_mod.load_rows(cfg.data)
+    for warning in cfg.warnings():
+        echo(f"warning: {warning}")
+    data_file, rows, lines = data_mod.read_rows(cfg.data)
+    checks.check_data_columns(cfg, data_file, rows, lines)
+    data_identity = data_mod.identity(cfg.data, data_file, rows)
+    run_dir.check_reusable(cfg, data_identity)
+    checks.check_device(cfg)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: nothing below may download
 
     from datasets import Dataset
     from transformers.utils import logging as hf_logging
 
-    from trainer.grpo import build_trainer
-
     hf_logging.disable_progress_bar()  # run.log gets one line per step from on_step instead
     # TRL's and transformers' own checks (e.g. bf16 without hardware support) before a model loads
     # and before config.yaml is written, so the corrected config is not refused as "different".
-    make_grpo_config(cfg, str(run_dir.checkpoints))
+    grpo_config = make_grpo_config(cfg, str(run_dir.checkpoints))  # built once, handed to the trainer
 
     model_dir = models.ensure_model_dir(cfg.model)
+    checks.check_target_modules(cfg, model_dir)
     model, tokenizer = models.load_model_and_tokenizer(model_dir, cfg.model.dtype)
     _check_lengths(cfg, model, tokenizer, rows)
 
     args = grpo_kwargs(cfg, str(run_dir.checkpoints))
-    checkpoint, offset = run_dir.start(cfg, args, warn=echo)
+    checkpoint, offset = run_dir.start(cfg, args, data_identity, warn=echo)
     echo(f"# resolved config of run {cfg.run_name} (written to {run_dir.config})")
     echo(config_yaml(cfg).rstrip())
     echo(f"# model: {model_dir}")
@@ -100,6 +108,7 @@ def _train(
         train_dataset=Dataset.from_list(rows),
         elapsed_offset=offset,
         on_step=on_step,
+        grpo_config=grpo_config,
     )
     trainer.add_callback(stop.callback(cycle_steps=cycle_steps(trainer.args)))
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
@@ -113,12 +122,64 @@ def _train(
     extras = {
         "wall_time_s": offset + time.monotonic() - start,
         "resumed_from": checkpoint.name if checkpoint else None,
+        "data": data_identity,
         **trainer.summary_extras(),
     }
     summary = run_dir.write_summary(cfg, extras)
+    cut = truncation_warning(summary, cfg.grpo.max_completion_length)
+    if cut:
+        echo(cut)
     tracker.finish(summary, read_jsonl(run_dir.samples))
     echo("# summary: " + json.dumps(summary, sort_keys=True))
     return summary
+
+
+def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
+    """The one place that decides which trainer class runs ``cfg``.
+
+    Each optional section that needs its own trainer adds one branch here, importing its class
+    lazily (torch and TRL load only here). ``debate`` and ``routing`` each need their own class, so
+    combining them is a config error (RunConfig), never one silently winning.
+    """
+    if cfg.routing is not None:  # gradient routing (issue 4), incl. its LoRA baseline
+        from trainer.routing.trainer import RoutedGRPOTrainer
+
+        return RoutedGRPOTrainer
+    if cfg.debate is not None:
+        from trainer.debate.trainer import DebateGRPOTrainer
+
+        return DebateGRPOTrainer
+    from trainer.grpo import SweepgenGRPOTrainer
+
+    return SweepgenGRPOTrainer
+
+
+def build_trainer(
+    cfg: RunConfig,
+    run_dir: RunDir,
+    *,
+    model: Any,
+    tokenizer: Any,
+    train_dataset: Any,
+    elapsed_offset: float = 0.0,
+    on_step: Callable[[dict], None] | None = None,
+    grpo_config: Any = None,
+) -> SweepgenGRPOTrainer:
+    """The trainer for ``cfg``; ``grpo_config`` is the trl.GRPOConfig already built by the caller
+    (``run`` builds it once, before the model loads, so TRL's own checks come first)."""
+    cls = select_trainer_class(cfg)
+    return cls(
+        model=model,
+        reward_funcs=cls.rewards_for(cfg),
+        args=grpo_config if grpo_config is not None else make_grpo_config(cfg, str(run_dir.checkpoints)),
+        train_dataset=train_dataset,
+        processing_class=tokenizer,
+        run_config=cfg,
+        run_dir=run_dir,
+        elapsed_offset=elapsed_offset,
+        on_step=on_step,
+        **cls.extra_init_kwargs(cfg),
+    )
 
 
 def _check_lengths(cfg: RunConfig, model, tokenizer, rows: list[dict]) -> None:

@@ -43,7 +43,9 @@ STOP_SIGNALS = tuple(
 REPEAT_WINDOW_S = 2.0  # Slurm and sweepgen's node wrapper both signal the trainer for one request
 
 
-def signal_name(signum: int) -> str:
+def signal_name(signum: int | None) -> str:
+    if signum is None:
+        return "no signal"
     try:
         return signal.Signals(signum).name
     except ValueError:
@@ -157,15 +159,16 @@ class GracefulStop:
 
     def finish(self, *, step: int, max_steps: int, checkpoint: str | None) -> None:
         """After ``train()`` returned: raise Stopped if a signal cut the run short."""
-        if not self.requested:
+        signum = self.signum
+        if signum is None:  # no stop was requested
             return
-        name = signal_name(self.signum)
+        name = signal_name(signum)
         if step >= max_steps:
             self.echo(f"# {name} arrived during the last step: the run is complete")
             return
         saved = f"saved {checkpoint}" if checkpoint else "no checkpoint was saved"
         raise Stopped(
-            self.signum,
+            signum,
             f"stopped by {name} after step {step} of {max_steps}; {saved}; "
             "no summary.json: the run is not finished (run the same config again to "
             "resume from its last checkpoint)",

@@ -143,9 +143,10 @@ class Tracker:
         if self._wandb is not None:
             import wandb
 
-            columns = [c for c in SAMPLE_COLUMNS if any(c in s for s in samples)]
-            if columns:
-                table = wandb.Table(columns=columns, data=[[s.get(c) for c in columns] for s in samples])
+            names = [c for c in SAMPLE_COLUMNS if any(c in s for s in samples)]
+            if names:
+                columns: list[str | int] = list(names)  # wandb's annotation (a list is invariant)
+                table = wandb.Table(columns=columns, data=[[s.get(c) for c in names] for s in samples])
                 self._wandb.log({"samples": table})
             for key, value in summary.items():
                 if value is None or isinstance(value, (bool, int, float, str)):

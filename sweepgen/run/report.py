@@ -48,6 +48,7 @@ SUMMARY_COLUMNS = (
     "best_reward",
     "steps",
     "wall_time_s",
+    "truncated_fraction",  # share of completions cut at max_completion_length (issue 13)
     "diversity.unique_ratio",
     "diversity.mean_pairwise_jaccard",
     "degenerate",

@@ -8,6 +8,7 @@ would then not be the run the lock and the report describe.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -114,12 +115,39 @@ def config_fingerprint(config_path: Path, data: bytes) -> str:
     if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
         try:
             parsed = yamlio.loads(data.decode("utf-8"), str(config_path)).data
-            return (
-                "yaml:" + hashlib.sha256(json.dumps(parsed, sort_keys=True, default=str).encode()).hexdigest()
-            )
+            # The data file a trainer config names is part of what it says (issue 13): changed data
+            # makes a run stale, as a changed config does.
+            digest = data_file_digest(parsed)
+            # Without a data file the fingerprint is the config's alone, as before (no run goes stale).
+            content = parsed if digest is None else {"config": parsed, "data_sha256": digest}
+            encoded = json.dumps(content, sort_keys=True, default=str).encode()
+            return "yaml:" + hashlib.sha256(encoded).hexdigest()
         except (UserError, UnicodeDecodeError):
             pass  # run_dir_of reports the broken YAML with its position
     return "bytes:" + hashlib.sha256(data).hexdigest()
+
+
+def data_file_digest(parsed: Any) -> str | None:
+    """sha256 of the file a config's ``data.source`` names (relative to where runs start), None when it
+    names none (a builtin dataset, another config layout), ``missing`` when the file is not there."""
+    source = parsed.get("data", {}).get("source") if isinstance(parsed, dict) else None
+    if not isinstance(source, str) or source.startswith("builtin:") or not source.endswith(".jsonl"):
+        return None
+    path = Path(source)
+    if not path.is_file():
+        return "missing"
+    stat = path.stat()
+    return _file_digest(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    # Keyed by size and mtime too: one sweep's thousands of configs share one data file, hashed once.
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def check_bundled_trainer() -> None:

@@ -1,4 +1,4 @@
-"""The ``debate`` section of a trainer config (pure pydantic: no torch at import).
+"""The ``debate`` and ``reward_shaping`` sections of a trainer config (pure pydantic: no torch at import).
 
 A debate is ``max_turns`` turns in which the policy alternately plays the solver and the critic,
 starting and ending with the solver; the last turn is the solver's final answer, which the team
@@ -8,15 +8,18 @@ most ``max_turn_tokens`` generated tokens long.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trainer.shaping.group import ROLES
+from trainer.debate import shaping as registry
+from trainer.debate.group import ROLES
 
 
 class DebateConfig(BaseModel):
     """Two-role debate rollouts: solver, critic, ..., solver's final answer."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_turns: int = Field(
         3, ge=1, description="turns per debate, odd: solver, critic, ..., solver's final answer"
@@ -75,3 +78,49 @@ def check_against_grpo(
             f"than grpo.max_completion_length = {max_completion_length}; raise max_completion_length or "
             "lower the turn budget"
         )
+
+
+class RewardShapingConfig(BaseModel):
+    """Which reward-shaping strategy turns debate rewards into per-role advantages."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    strategy: str = Field(
+        description="one of: " + ", ".join(f"{s.name} ({s.help})" for s in registry.STRATEGIES.values()),
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the strategy's parameters; unknown ones are rejected, defaults are written out",
+    )
+
+    @model_validator(mode="after")
+    def _resolve(self) -> RewardShapingConfig:
+        # Resolving here (not at training time) makes a bad strategy a config error with a location.
+        self.params = registry.resolve(self.strategy, self.params)
+        return self
+
+
+def check_group_size(shaping: RewardShapingConfig | None, num_generations: int) -> None:
+    """The leave-one-out groups must be the GRPO groups; a mismatch would silently mis-baseline."""
+    if shaping is None or shaping.strategy != "leave_one_out":
+        return
+    n = shaping.params["n_rollouts_per_prompt"]
+    if n != num_generations:
+        raise ValueError(
+            f"reward_shaping.params.n_rollouts_per_prompt is {n} but grpo.num_generations is "
+            f"{num_generations}; the leave-one-out baseline is taken over the GRPO group, "
+            "so set both to the same value"
+        )
+
+
+def shaping_warnings(shaping: RewardShapingConfig | None) -> list[str]:
+    """What a run with this shaping must say at start: choices that are valid but change what it means."""
+    if shaping is None or shaping.strategy != "potential_based" or shaping.params["gamma"] == 1.0:
+        return []
+    gamma = shaping.params["gamma"]
+    return [
+        f"reward_shaping.params.gamma is {gamma}, not 1: potential-based shaping keeps the optimal "
+        "policy only when gamma is the discount of the return (Ng, Harada & Russell 1999), and GRPO's "
+        f"returns are undiscounted, so policy invariance does not hold here; the shaping adds "
+        f"({gamma} − 1)·Φ for every intermediate state, a penalty on long debates"
+    ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from trainer.shaping.group import Group
+from trainer.debate.group import Group
 
 Values = Sequence[Sequence[Mapping[str, float]]]
 

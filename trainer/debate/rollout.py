@@ -30,7 +30,7 @@ class DebateRollout:
     def __init__(self, debate: DebateConfig) -> None:
         self.debate = debate
 
-    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list]:
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         if any(not isinstance(p, str) for p in prompts):
             raise ConfigError(
                 "debate rollouts need plain-text prompts; this dataset has conversational (chat) prompts",

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from sweepgen.errors import ConfigError
 from trainer import rewards
+from trainer.debate import shaping as registry
+from trainer.debate.group import ROLES, Group, Turn, final_answer
 from trainer.debate.metrics import debate_metrics
 from trainer.debate.transcript import token_advantages
 from trainer.grpo import SweepgenGRPOTrainer
-from trainer.shaping import registry
-from trainer.shaping.group import ROLES, Group, Turn
 
 # Keys the rollout adds to each batch row; everything else in a row is a dataset column.
 DEBATE_KEYS = ("debate_turns", "debate_token_roles")
@@ -37,7 +37,7 @@ _NOT_COLUMNS = {"prompt", "completion", "completion_ids", *DEBATE_KEYS}
 class DebateGRPOTrainer(SweepgenGRPOTrainer):
     # ---- construction -------------------------------------------------------------------------
     @classmethod
-    def reward_funcs(cls, cfg) -> list:
+    def rewards_for(cls, cfg) -> list:
         """The config's reward, applied to the text of the solver's final turn (the team reward G)."""
         bound = rewards.bind(cfg.reward.name, cfg.reward.params)
 
@@ -65,20 +65,26 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
             )
         cfg = self.run_config
         self._score = rewards.bind(cfg.reward.name, cfg.reward.params)
-        self._strategy = cfg.reward_shaping.strategy
-        self._params = dict(cfg.reward_shaping.params)
-        self._debate_logs: deque = deque(maxlen=self.args.generation_batch_size)
+        shaping = cfg.reward_shaping
+        if shaping is None:  # RunConfig requires it with `debate`
+            raise ValueError("a debate run needs a reward_shaping section")
+        self._strategy = shaping.strategy
+        self._params = dict(shaping.params)
+        self._grpo_args: Any = cast(Any, self.args)  # TRL's GRPOConfig (typed as its TrainingArguments base)
+        self._debate_logs: deque = deque(maxlen=self._grpo_args.generation_batch_size)
         self.last_shaping: dict[str, Any] = {}  # the last batch's groups and values, for tests
 
     # ---- advantages ---------------------------------------------------------------------------
     def _generate_and_score_completions(self, inputs):
         output = super()._generate_and_score_completions(inputs)
-        mode = "train" if self.model.training else "eval"
+        mode = "train" if getattr(self.model, "training", False) else "eval"
         n = self.num_generations if mode == "train" else self.num_generations_eval
+        if n is None:  # TRL sets both in __init__
+            raise RuntimeError("TRL left the number of generations per prompt unset")
         groups = self._groups(inputs, n)
         self._check_team_reward(groups, inputs)
         shaped = [registry.shaped_values(g, self._strategy, self._params) for g in groups]
-        advantages = registry.advantages(groups, self._strategy, self._params, self.args.scale_rewards)
+        advantages = registry.advantages(groups, self._strategy, self._params, self._grpo_args.scale_rewards)
         flat = [a for group in advantages for a in group]
         width = output["completion_ids"].size(1)
         per_token = torch.zeros((len(inputs), width), dtype=torch.float32)
@@ -126,7 +132,8 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
 
     def _check_team_reward(self, groups: list[Group], inputs: list[dict]) -> None:
         # TRL logged its reward for this batch last; the strategies must see the same G.
-        logged = list(self._logs["rewards"][self.reward_func_names[0]])[-len(inputs) :]
+        logs: dict[str, Any] = self._logs  # TRL types it loosely (Collection)
+        logged = list(logs["rewards"][self.reward_func_names[0]])[-len(inputs) :]
         ours = [g for group in groups for g in group.team_rewards()]
         if len(logged) != len(ours) or any(
             not math.isclose(a, b, abs_tol=1e-6) for a, b in zip(logged, ours)
@@ -139,7 +146,9 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
         from trainer.outputs import read_jsonl
 
         rows = read_jsonl(self.run_dir.metrics)  # all sessions of a resumed run
-        window = rows[-self.run_config.logging.summary_window :]
+        # the same window as final_reward: the last summary_window generation steps
+        generated = [r for r in rows if r.get("reward_mean") is not None]
+        window = generated[-self.run_config.logging.summary_window :]
         return {"debate": summarize_debate(window, self._strategy)}
 
     def sample_rows(self) -> list[dict[str, Any]]:
@@ -154,8 +163,8 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
 
 def _final_turn(score):
     def team_score(turns) -> float:
-        # G: the reward of the final turn; a transcript with no turns left (a counterfactual) scores 0.
-        return score(turns[-1].text) if turns else 0.0
+        # G: the reward of the solver's last turn, also in counterfactuals (never the critic's text).
+        return score(final_answer(turns).text)
 
     return team_score
 
@@ -167,6 +176,11 @@ SUMMARY_KEYS = {
     "reward_critic": "debate/reward/critic",
     "zero_advantage_groups": "debate/zero_advantage_groups",
     "length_tokens": "debate/length_tokens",
+    # per-role advantage statistics: what each role was actually trained on
+    "advantage_mean_solver": "debate/advantage_mean/solver",
+    "advantage_mean_critic": "debate/advantage_mean/critic",
+    "advantage_std_solver": "debate/advantage_std/solver",
+    "advantage_std_critic": "debate/advantage_std/critic",
 }
 
 

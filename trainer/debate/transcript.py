@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from trainer.shaping.group import ROLES, Turn
+from trainer.debate.group import ROLES, Turn
 
 PROMPT_TOKEN = -1  # role index of an inserted role-prompt token (no role generated it)
 

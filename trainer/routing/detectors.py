@@ -16,7 +16,7 @@ from typing import Any
 
 import pydantic
 
-from trainer import rewards
+from trainer import registry, rewards
 
 DetectorFn = Callable[[Sequence[str], dict], list[bool]]
 
@@ -24,9 +24,13 @@ DetectorFn = Callable[[Sequence[str], dict], list[bool]]
 class DetectorParamError(ValueError):
     """A detector name or its parameters are wrong; the message lists what exists."""
 
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
 
 class _Params(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid", strict=True)
+    model_config = registry.STRICT_PARAMS
 
 
 class HappyCountParams(_Params):
@@ -81,22 +85,7 @@ DETECTORS: dict[str, DetectorSpec] = {
 
 def resolve_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate ``params`` for detector ``name``; return them with every default filled in."""
-    spec = DETECTORS.get(name)
-    if spec is None:
-        raise DetectorParamError(
-            f"unknown detector `{name}`; known detectors: {', '.join(sorted(DETECTORS))}"
-        )
-    unknown = sorted(set(params) - set(spec.params_model.model_fields))
-    if unknown:
-        raise DetectorParamError(
-            f"unknown parameter(s) {', '.join(map(repr, unknown))} for detector `{name}`; "
-            f"its parameters are: {', '.join(spec.params_model.model_fields)}"
-        )
-    try:
-        return spec.params_model.model_validate(params).model_dump()
-    except pydantic.ValidationError as err:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in err.errors())
-        raise DetectorParamError(f"bad parameters for detector `{name}`: {problems}") from None
+    return registry.resolve_params("detector", "detectors", DETECTORS, name, params, DetectorParamError)
 
 
 def build(name: str, params: dict[str, Any]) -> DetectorFn:

@@ -37,6 +37,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import cast
 
 import torch
 from torch import nn
@@ -118,7 +119,8 @@ class DualLoRALinear(nn.Linear):
         a = a_parts[0] if len(a_parts) == 1 else torch.cat(a_parts, dim=0)
         b = b_parts[0] if len(b_parts) == 1 else torch.cat(b_parts, dim=1)
         masks = state.masks if torch.is_grad_enabled() else None
-        if masks is None or all(state.keeps_all[n] for n in active):
+        # keeps_all is set together with masks (set_masks)
+        if masks is None or all(cast(dict[str, bool], state.keeps_all)[n] for n in active):
             if masks is not None:
                 _check_rows(masks[active[0]], x)
             return out + F.linear(F.linear(x, a), b)
@@ -191,7 +193,11 @@ def _rank_mask(state: RoutingState, ranks: dict[str, int], active: list[str]) ->
     cached = state.rank_masks.get(key)
     if cached is None:
         cached = torch.cat(
-            [state.masks[n].to(torch.bool).view(-1, 1).expand(-1, ranks[n]) for n in active], dim=1
+            [
+                cast(dict[str, torch.Tensor], state.masks)[n].to(torch.bool).view(-1, 1).expand(-1, ranks[n])
+                for n in active
+            ],
+            dim=1,
         )
         state.rank_masks[key] = cached
     return cached
@@ -205,7 +211,8 @@ def inject_adapters(
     Freezes every other parameter (only adapters train). Returns the replaced module names. A target
     name that matches no linear layer is an error (a typo must not silently train fewer layers).
     """
-    output = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    get_output = getattr(model, "get_output_embeddings", None)
+    output = get_output() if get_output is not None else None
     for name, module in model.named_modules():
         if module is output and name.rsplit(".", 1)[-1] in target_modules:
             # TRL computes training log-probs from lm_head.weight directly (fused_lm_head): an adapter
@@ -239,7 +246,7 @@ def inject_adapters(
             f"routing.target_modules {missing} match no linear layer of this model; "
             f"its linear layers are named {linear_names}"
         )
-    model._routing_state = state
+    model._routing_state = state  # type: ignore[assignment]  # a plain attribute, not a submodule
     return [n for names in found.values() for n in names]
 
 

@@ -75,7 +75,7 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
         if hack is None or hack.shape[0] != rows:
             raise RuntimeError(f"is_hack has {None if hack is None else hack.shape[0]} flags for {rows} rows")
         output["is_hack"] = hack.to(output["completion_ids"].device)
-        mode = "train" if self.model.training else "eval"
+        mode = "train" if getattr(self.model, "training", False) else "eval"
         self._metrics[mode][TRAIN_HACK_RATE].append(hack.float().mean().item())
         return output
 

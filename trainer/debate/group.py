@@ -42,8 +42,9 @@ class Turn:
 class Group:
     """The rollouts of one prompt, the roles being played, and the team reward function.
 
-    ``team_score`` must be a pure function of a transcript: difference rewards call it again on
-    transcripts with one role's turns removed (counterfactual re-scoring, no new generation).
+    ``team_score`` must be a pure function of a transcript: difference rewards and COMA call it again
+    on counterfactual transcripts (one role's turns replaced; re-scoring, no new generation). In the
+    trainer it scores :func:`final_answer`, the solver's last turn.
     """
 
     rollouts: tuple[tuple[Turn, ...], ...]
@@ -86,9 +87,38 @@ def individual_rewards(turns: Sequence[Turn], roles: Sequence[str] = ROLES) -> R
     return out
 
 
-def without_role(turns: Sequence[Turn], role: str) -> tuple[Turn, ...]:
-    """The transcript with every turn of ``role`` removed (the counterfactual of difference rewards)."""
-    return tuple(t for t in turns if t.role != role)
+def final_answer(turns: Sequence[Turn], answerer: str = ROLES[0]) -> Turn:
+    """The turn the team reward scores: the last turn of the answering role (the solver), wherever it
+    stands; never another role's turn, so a counterfactual can never make the critic's text the answer."""
+    for turn in reversed(turns):
+        if turn.role == answerer:
+            return turn
+    raise ValueError(f"the transcript has no {answerer} turn, so it has no final answer")
+
+
+def with_default_action(turns: Sequence[Turn], role: str, default_text: str) -> tuple[Turn, ...]:
+    """The transcript with each of ``role``'s turns replaced by the declared default action: a turn by
+    the same role, in the same place, saying ``default_text`` with no generated tokens (difference
+    rewards' counterfactual; the other role's turns are kept as they were, not regenerated)."""
+    return tuple(Turn(role, default_text, 0, 0.0) if t.role == role else t for t in turns)
+
+
+def with_turns_of(turns: Sequence[Turn], role: str, donor: Sequence[Turn]) -> tuple[Turn, ...]:
+    """The transcript with ``role``'s turns swapped, in order, for ``donor``'s turns of that role (COMA's
+    counterfactual: another sample of the role's actions on the same prompt, the other role's fixed).
+
+    Both transcripts must give the role the same number of turns (the trainer's fixed schedule does)."""
+    own = [i for i, t in enumerate(turns) if t.role == role]
+    theirs = [t for t in donor if t.role == role]
+    if len(own) != len(theirs):
+        raise ValueError(
+            f"cannot swap {role}'s turns: {len(own)} in one rollout, {len(theirs)} in the other; "
+            "every rollout of a group must follow the same turn schedule"
+        )
+    out = list(turns)
+    for i, turn in zip(own, theirs, strict=True):
+        out[i] = turn
+    return tuple(out)
 
 
 def uniform(value: float, roles: Sequence[str]) -> RoleValues:
@@ -133,6 +163,11 @@ def batch_normalize(
             for v in g:
                 v[role] = v[role] / (std + 1e-4)
     return out
+
+
+def sample_std(column: Sequence[float]) -> float:
+    """TRL's std of a reward column (Bessel-corrected; 0.0 for fewer than two values)."""
+    return _std(column, _mean(column)) if column else 0.0
 
 
 def _mean(column: Sequence[float]) -> float:

@@ -1,0 +1,50 @@
+"""Issue 13 item 7: no import cycle between the trainer's sibling modules and subpackages (the factory
+that picks the trainer class lives in trainer.run), and TRL's GRPOConfig is built once per run."""
+
+from __future__ import annotations
+
+import itertools
+
+import grimp
+import pytest
+from trainer_support import tiny_dict
+
+pytestmark = pytest.mark.train
+
+
+def test_no_cycle_between_trainer_siblings():
+    graph = grimp.build_graph("trainer", exclude_type_checking_imports=True)
+    siblings = sorted(graph.find_children("trainer"))
+    cycles = [
+        (a, b)
+        for a, b in itertools.combinations(siblings, 2)
+        if graph.chain_exists(importer=a, imported=b, as_packages=True)
+        and graph.chain_exists(importer=b, imported=a, as_packages=True)
+    ]
+    assert cycles == []
+    # the factory is in trainer.run; trainer.grpo (the base class) depends on no part that subclasses it
+    for part in ("trainer.routing", "trainer.debate", "trainer.run"):
+        assert not graph.chain_exists(importer="trainer.grpo", imported=part, as_packages=True), part
+
+
+def test_grpo_config_is_built_once_per_run(tmp_path, tiny_cache, monkeypatch):
+    import trainer.run as run_mod
+    from trainer.config import RunConfig
+
+    built = []
+    real = run_mod.make_grpo_config
+
+    def counting(*args, **kwargs):
+        built.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run_mod, "make_grpo_config", counting)
+    run_mod.run(RunConfig.model_validate(tiny_dict(tmp_path / "run", grpo={"max_steps": 1})))
+    assert len(built) == 1
+
+
+def test_old_build_trainer_location_still_resolves():
+    import trainer.grpo
+    import trainer.run
+
+    assert trainer.grpo.build_trainer is trainer.run.build_trainer

@@ -1,0 +1,85 @@
+"""Issue 13 items 5 and 6: the truncated fraction is a metric, in summary.json, with a warning above
+50 %; summary_window counts generation steps (num_iterations k: the window spans k·N optimizer steps)."""
+
+from __future__ import annotations
+
+import pytest
+from trainer_support import read_jsonl, tiny_dict
+
+from trainer.config import RunConfig
+from trainer.outputs import summarize, truncation_warning
+from trainer.run import run
+
+pytestmark = pytest.mark.train
+
+
+def cfg(tmp_path, window: int, k: int) -> RunConfig:
+    return RunConfig.model_validate(
+        tiny_dict(
+            tmp_path / "run",
+            grpo={"num_iterations": k},
+            logging={"summary_window": window, "save_steps": 1000},
+        )
+    )
+
+
+def test_the_window_counts_generation_steps(tmp_path):
+    # k = 2: steps 1, 3, 5 generate; 2, 4, 6 reuse their batch and log no reward.
+    metrics = [
+        {"step": s, "reward_mean": (0.1 * s if s % 2 else None), "truncated_fraction": (0.25 * (s % 4 == 1))}
+        for s in range(1, 7)
+    ]
+    s = summarize(metrics, [], cfg(tmp_path, window=2, k=2))
+    assert s["final_reward"] == pytest.approx((0.3 + 0.5) / 2)  # the last 2 generation steps, not 5 and None
+    assert s["summary_window"] == 2 and s["summary_window_steps"] == 4  # steps 3..6
+    assert s["truncated_fraction"] == pytest.approx((0.0 + 0.25) / 2)  # steps 3 and 5
+    s1 = summarize(metrics, [], cfg(tmp_path, window=10, k=2))
+    assert s1["summary_window_steps"] == 6 and s1["final_reward"] == pytest.approx(0.3)
+
+
+def test_warning_above_half_truncated():
+    assert truncation_warning({"truncated_fraction": 0.5}, 16) is None
+    assert truncation_warning({"truncated_fraction": None}, 16) is None
+    line = truncation_warning({"truncated_fraction": 0.97}, 16)
+    assert line.startswith("warning: 97% of the completions") and "max_completion_length = 16" in line
+
+
+def test_a_real_run_logs_and_summarizes_the_truncated_fraction(tmp_path, tiny_cache):
+    # 4 new tokens from an untrained tiny model: nearly every completion is cut.
+    config = RunConfig.model_validate(
+        tiny_dict(tmp_path / "run", grpo={"max_steps": 2, "max_completion_length": 4})
+    )
+    lines: list[str] = []
+    summary = run(config, echo=lines.append)
+    rows = read_jsonl(tmp_path / "run" / "metrics.jsonl")
+    assert all(0.0 <= r["truncated_fraction"] <= 1.0 for r in rows)
+    assert summary["truncated_fraction"] == pytest.approx(sum(r["truncated_fraction"] for r in rows) / 2)
+    assert summary["truncated_fraction"] > 0.5
+    assert any(
+        line.startswith("warning:") and "cut at grpo.max_completion_length = 4" in line for line in lines
+    )
+
+
+def test_the_debate_summary_uses_the_same_generation_step_window(tmp_path):
+    import json
+    from types import SimpleNamespace
+
+    from trainer.debate.trainer import DebateGRPOTrainer
+
+    metrics = tmp_path / "metrics.jsonl"
+    rows = [
+        {
+            "step": s,
+            "reward_mean": 0.1 * s if s % 2 else None,
+            "debate/team_accuracy": 0.1 * s if s % 2 else None,
+        }
+        for s in range(1, 7)
+    ]
+    metrics.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    fake = SimpleNamespace(
+        run_dir=SimpleNamespace(metrics=metrics),
+        run_config=SimpleNamespace(logging=SimpleNamespace(summary_window=2)),
+        _strategy="identity",
+    )
+    debate = DebateGRPOTrainer.summary_extras(fake)["debate"]  # type: ignore[arg-type]
+    assert debate["team_accuracy"] == pytest.approx((0.3 + 0.5) / 2)  # steps 3 and 5, as final_reward

@@ -1,0 +1,178 @@
+"""The registry of reward-shaping strategies: names, parameters, and the one place that checks them.
+
+``resolve(name, params)`` is what the config model and the trainer call. Parameters are strict
+pydantic models checked by trainer.registry (the mechanism the rewards and detectors share): an
+unknown strategy, an unknown or missing parameter, a wrong type or an out-of-range value is a
+``ValueError`` whose message lists what exists, so pydantic reports it at the config's
+``reward_shaping`` key (and ``sweepgen check`` at the spec's file:line:col). The returned parameters
+have every default written out, so the resolved config in the run directory shows the whole truth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pydantic
+
+from trainer import registry
+from trainer.debate import strategies
+from trainer.debate.group import Group, RoleValues, batch_normalize, group_normalize, sample_std
+
+
+class ShapingParamError(ValueError):
+    """A strategy name or its parameters are wrong; the message lists what exists."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class NoParams(pydantic.BaseModel):
+    model_config = registry.STRICT_PARAMS
+
+
+class DifferenceParams(NoParams):
+    default_text: str = pydantic.Field(
+        "", description="what the declared default action says in each of the role's turns ('': nothing)"
+    )
+
+
+class PotentialParams(NoParams):
+    gamma: float = pydantic.Field(gt=0, le=1, allow_inf_nan=False, description="γ in F = γ·Φ(s') − Φ(s)")
+    potential_type: Literal["debate_length"] = pydantic.Field(description="the potential Φ")
+    length_scale: float = pydantic.Field(
+        100.0, gt=0, allow_inf_nan=False, description="tokens per unit of the debate_length potential"
+    )
+
+
+class LeaveOneOutParams(NoParams):
+    n_rollouts_per_prompt: int = pydantic.Field(
+        ge=2, description="rollouts per prompt; must equal grpo.num_generations"
+    )
+
+
+class MixingParams(NoParams):
+    alpha: float = pydantic.Field(
+        ge=0, le=1, allow_inf_nan=False, description="weight of the individual reward I^role"
+    )
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    fn: Callable[..., list[RoleValues]]
+    kind: Literal["reward", "advantage"]
+    params_model: type[pydantic.BaseModel]
+    help: str
+
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy(
+            "identity", strategies.identity, "reward", NoParams, "team reward G for every role (plain GRPO)"
+        ),
+        Strategy(
+            "difference_rewards",
+            strategies.difference_rewards,
+            "reward",
+            DifferenceParams,
+            "G(z) − G(z with the role's turns replaced by the default action); the answer is the solver's",
+        ),
+        Strategy(
+            "potential_based",
+            strategies.potential_based,
+            "reward",
+            PotentialParams,
+            "G plus potential-based shaping per turn, Φ(terminal) = 0",
+        ),
+        Strategy(
+            "coma",
+            strategies.coma,
+            "advantage",
+            NoParams,
+            "G minus the mean G over the group's samples of the role's own turns, the other role's "
+            "fixed (COMA's counterfactual baseline, per role)",
+        ),
+        Strategy(
+            "leave_one_out",
+            strategies.leave_one_out,
+            "advantage",
+            LeaveOneOutParams,
+            "G minus the mean G of the other rollouts of the same prompt, same for every role",
+        ),
+        Strategy(
+            "reward_mixing",
+            strategies.reward_mixing,
+            "reward",
+            MixingParams,
+            "alpha·I^role + (1 − alpha)·G",
+        ),
+    )
+}
+
+# Names that existed once and now mean something else: an error that says what to write instead.
+RENAMED = {
+    "coma_advantage": "it was a leave-one-out baseline, now `leave_one_out`; COMA's per-role "
+    "counterfactual baseline is `coma`",
+}
+
+KIND, PLURAL = "reward-shaping strategy", "reward-shaping strategies"
+
+
+def resolve(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Check ``params`` against strategy ``name`` (trainer.registry); return them with defaults filled in."""
+    get(name)
+    return registry.resolve_params(KIND, PLURAL, STRATEGIES, name, params, ShapingParamError)
+
+
+def get(name: str) -> Strategy:
+    if name in RENAMED:
+        raise ShapingParamError(f"{KIND} `{name}` no longer exists: {RENAMED[name]}", key="strategy")
+    strategy: Strategy = registry.lookup(KIND, PLURAL, STRATEGIES, name, ShapingParamError)
+    return strategy
+
+
+def shaped_values(group: Group, name: str, params: Mapping[str, Any]) -> list[RoleValues]:
+    """The strategy's raw per-role values for one group (rewards or advantages, by its kind)."""
+    return get(name).fn(group, **resolve(name, params))
+
+
+def advantages(
+    groups: Sequence[Group], name: str, params: Mapping[str, Any], scale: str
+) -> list[list[RoleValues]]:
+    """Per-role advantages of every rollout of every group: what the trainer applies to the tokens.
+
+    ``reward`` strategies go through GRPO's normalization per role (``scale`` is the trainer's
+    ``scale_rewards``: ``group``, ``batch`` or ``none``). ``advantage`` strategies carry their own
+    baseline; ``scale`` divides them by the std of the team reward G (of the group, or of the batch;
+    ``none``: as they are), the unit GRPO's advantages are in, so COMA's solver values equal GRPO's.
+    """
+    strategy = get(name)
+    resolved = resolve(name, params)
+    values = [strategy.fn(group, **resolved) for group in groups]
+    if strategy.kind == "advantage":
+        return scale_advantages(groups, values, scale)
+    roles = groups[0].roles if groups else ()
+    if scale == "batch":
+        return batch_normalize(values, roles)
+    return [group_normalize(v, roles, scale) for v in values]
+
+
+def scale_advantages(
+    groups: Sequence[Group], values: list[list[RoleValues]], scale: str
+) -> list[list[RoleValues]]:
+    """Advantage-kind values divided by the std of G (+1e-4, TRL's epsilon), per ``scale``."""
+    if scale == "none":
+        return values
+    if scale not in ("group", "batch"):
+        raise ValueError(f"unknown scale {scale!r}; use 'group', 'batch' or 'none'")
+    team = [g.team_rewards() for g in groups]
+    batch_std = sample_std([r for rewards in team for r in rewards])
+    out = []
+    for rewards, group_values in zip(team, values, strict=True):
+        std = sample_std(rewards) if scale == "group" else batch_std
+        out.append([{role: v / (std + 1e-4) for role, v in row.items()} for row in group_values])
+    return out
