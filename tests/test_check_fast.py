@@ -223,3 +223,38 @@ def test_render_with_nothing_changed_compiles_nothing_and_reports_every_file_unc
     (proj / "templates/part.j2").write_text("# part two")  # an input changed: compiled and rewritten
     [out] = api.render(["specs/demo.yaml"])
     assert out.plan is not None and out.count("update") == 3
+
+
+def test_a_schema_module_is_recorded_the_same_way_on_every_machine(proj):
+    """Project code: the sha256 of its source; a package in site-packages (even in a venv inside the
+    project): the distribution and version, never a machine's path or a hash of its site-packages."""
+    import importlib.metadata
+
+    from sweepgen.compile.inputs import file_sha256, module_identity
+
+    assert module_identity("schema_mod") == file_sha256(str(proj / "schema_mod.py"))
+    assert module_identity("yaml") == (f"PyYAML=={importlib.metadata.version('PyYAML')}")
+
+
+def test_list_json_writes_nan_and_infinity_as_valid_json(project_with_nan):
+    from click.testing import CliRunner
+
+    from sweepgen.cli import main
+
+    result = CliRunner().invoke(main, ["list", "specs/demo.yaml", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
+    assert {"$float": "nan"} in [v["values"]["training.lr"] for v in doc["variants"]]
+
+
+@pytest.fixture
+def project_with_nan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    (tmp_path / "specs" / "demo.yaml").write_text(
+        'sweepgen: 1\nname: demo\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n'
+        "base: {training: {lr: 0.1}}\ngrid:\n  training.lr: {a: 0.1, b: .nan}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -33,7 +33,8 @@ ROUTED = {
         "retain_rank": 8,
         "forget_rank": 8,
         "eval_every": 20,
-        "eval_prompts": 16,  # 64 eval samples: a rate read off 32 moved 1 sample (0.59 vs 0.6) with BLAS rounding
+        # 64 eval samples: a rate read off 32 moved by one sample (0.59 vs 0.6) under BLAS rounding
+        "eval_prompts": 16,
         "eval_generations": 4,
     },
 }

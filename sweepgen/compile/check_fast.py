@@ -22,7 +22,7 @@ import os
 from sweepgen import __version__
 from sweepgen.compile import lock
 from sweepgen.compile.foreign import foreign_ok
-from sweepgen.compile.inputs import file_sha256, module_source
+from sweepgen.compile.inputs import file_sha256, module_identity
 from sweepgen.compile.journal import JOURNAL_NAME, read_regular
 from sweepgen.compile.schema import imports_disabled
 from sweepgen.compile.spec import display_path, load_spec
@@ -72,12 +72,12 @@ def _decide(
     project = os.path.dirname(os.path.abspath(out_root))
     if recorded.spec != os.path.relpath(spec_abs, project).replace(os.sep, "/"):
         return None
+    now: str | None
     for rel, digest in recorded.inputs.items():
         if rel.startswith("module:") and imports_disabled():
             return None  # the full path reports the schema check as skipped, loudly
         if rel.startswith("module:"):
-            source = module_source(rel.removeprefix("module:"))
-            now = file_sha256(source) if source else None
+            now = module_identity(rel.removeprefix("module:"))
         else:
             now = file_sha256(os.path.join(project, rel))
         if now != digest:

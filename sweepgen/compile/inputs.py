@@ -9,6 +9,7 @@ A template whose include name is computed at render time cannot be listed; the l
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -51,14 +52,33 @@ def render_inputs(spec: Spec, template: Template, project: str) -> dict[str, str
     if schema is not None and schema.endswith(".json"):
         add(os.path.normpath(os.path.join(spec.dir, schema)))
     elif schema is not None:
-        # keyed by module name, not path: the module may live anywhere (an installed package), and
-        # the lock must be the same bytes on every machine; its source's hash is what matters
         module = schema.partition(":")[0]
-        # a schema skipped under --no-import was never checked: record an input no file matches, so
+        # a schema skipped under --no-import was never checked: record an input nothing matches, so
         # a later `check` renders (and validates) instead of trusting this lock
-        source = module_source(module) if module in sys.modules else None
-        found[f"module:{module}"] = (file_sha256(source) if source else None) or DYNAMIC
+        found[f"module:{module}"] = module_identity(module) if module in sys.modules else DYNAMIC
     return found
+
+
+def module_identity(module: str) -> str:
+    """What a `module:Class` schema's lock entry records, the same on every machine that has the same
+    code: the sha256 of its source file (project code, an editable checkout), or for a package
+    installed into site-packages its distribution's name and version (``trl==1.16.0``): a hash of
+    site-packages would differ between machines for the same release, and an upgrade of the package
+    is what changes its schema."""
+    source = module_source(module)
+    if source is None:
+        return DYNAMIC
+    parts = os.path.abspath(source).split(os.sep)
+    if "site-packages" not in parts and "dist-packages" not in parts:
+        return file_sha256(source) or DYNAMIC
+    top = module.partition(".")[0]
+    dists = importlib.metadata.packages_distributions().get(top) or []
+    if len(dists) != 1:
+        return DYNAMIC  # not one installed distribution: nothing stable to record
+    try:
+        return f"{dists[0]}=={importlib.metadata.version(dists[0])}"
+    except importlib.metadata.PackageNotFoundError:
+        return DYNAMIC
 
 
 def _template_files(template: Template) -> tuple[list[str], bool]:
