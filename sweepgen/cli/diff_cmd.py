@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from sweepgen.globs import Glob
+
 
 @click.command("diff")
 @click.argument("a", metavar="A")
@@ -92,8 +94,8 @@ def diff(
     return 1 if refused else 0
 
 
-def _allow_globs(allow: tuple[str, ...]) -> list[tuple[object, ...]]:
-    """The one place --allow globs are parsed (the glob grammar is meant to move to the ground floor)."""
+def _allow_globs(allow: tuple[str, ...]) -> list[Glob]:
+    """The one place --allow globs are parsed, in the project's one glob grammar (sweepgen.globs)."""
     from sweepgen.readers.diff import parse_globs
 
     return parse_globs(allow)

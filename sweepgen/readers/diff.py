@@ -17,7 +17,6 @@ including none, so ``params.**`` also allows adding or removing ``params`` as a 
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import json
 import math
 import re
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweepgen.errors import UserError
+from sweepgen.globs import SYNTAX_HINT, Glob, GlobError, compile_glob
 
 
 class _Absent:
@@ -206,7 +206,6 @@ def strictly_equal(a: Any, b: Any) -> bool:
 # paths -------------------------------------------------------------------------------------------
 
 _BARE = re.compile(r"[^.\[\]\"'\s*?]+")
-_BARE_GLOB = re.compile(r"[^.\[\]\"'\s]+")
 
 
 def format_path(path: Sequence[Token]) -> str:
@@ -222,98 +221,19 @@ def format_path(path: Sequence[Token]) -> str:
     return "".join(out) or "(root)"
 
 
-def parse_glob(glob: str) -> tuple[Any, ...]:
-    """Split a glob into segments: str patterns, ints (indices), or quoted literal keys."""
-    segments: list[Any] = []
-    rest = glob
-    while rest:
-        if rest.startswith("["):
-            end = _closing_bracket(rest, glob)
-            inner = rest[1:end]
-            segments.append(_bracket_segment(inner, glob))
-            rest = rest[end + 1 :]
-        else:
-            match = _BARE_GLOB.match(rest)
-            if not match:
-                raise _bad_glob(glob, f"unexpected {rest[0]!r}")
-            segments.append(match.group())
-            rest = rest[match.end() :]
-        if rest.startswith("."):
-            rest = rest[1:]
-            if not rest or rest.startswith((".", "[")):
-                raise _bad_glob(glob, "empty segment")
-        elif rest and not rest.startswith("["):
-            raise _bad_glob(glob, f"unexpected {rest[0]!r}")
-    if not segments:
-        raise _bad_glob(glob, "empty pattern")
-    return tuple(segments)
-
-
-class _Literal(str):
-    """A key given in quotes: matched exactly, no wildcards."""
-
-
-def _closing_bracket(rest: str, glob: str) -> int:
-    if rest.startswith('["'):
-        # find the end of the JSON string, honouring escapes
-        i = 2
-        while i < len(rest) and rest[i] != '"':
-            i += 2 if rest[i] == "\\" else 1
-        end = rest.find("]", i)
-    else:
-        end = rest.find("]")
-    if end < 0:
-        raise _bad_glob(glob, "unclosed '['")
-    return end
-
-
-def _bracket_segment(inner: str, glob: str) -> Any:
-    if inner == "*":
-        return "*"
-    if re.fullmatch(r"-?\d+", inner):
-        return int(inner)
+def parse_glob(glob: str) -> Glob:
+    """``glob`` in the one allow-glob grammar (``sweepgen.globs``, linear-time matching), or a
+    UserError naming it: dotted keys, ``[N]`` indices, ``*`` within a key, ``**`` any depth,
+    ``["a.b"]`` a literal key."""
     try:
-        key = json.loads(inner)
-    except ValueError:
-        key = None
-    if not isinstance(key, str):
-        raise _bad_glob(glob, f"bracket segment [{inner}] is neither an index, * nor a quoted key")
-    return _Literal(key)
+        return compile_glob(glob)
+    except GlobError as err:
+        raise UserError(f"invalid --allow glob {glob!r}: {err.why}", hint=SYNTAX_HINT) from None
 
 
-def _bad_glob(glob: str, why: str) -> UserError:
-    return UserError(
-        f"invalid --allow glob {glob!r}: {why}",
-        hint="write dotted keys with [N] for list indices, * for one segment, ** for any depth, "
-        'e.g. debate_streamer.reward_shaping_params.** or pipeline[*].type or env["a.b"]',
-    )
-
-
-def glob_matches(glob: str | tuple[Any, ...], path: Sequence[Token]) -> bool:
+def glob_matches(glob: str | Glob, path: Sequence[Token]) -> bool:
     """Does ``path`` match ``glob``? ``*`` is one segment, ``**`` any number (including none)."""
-    segments = parse_glob(glob) if isinstance(glob, str) else glob
-    return _match(segments, tuple(path))
-
-
-def _match(segments: tuple[Any, ...], path: tuple[Any, ...]) -> bool:
-    if not segments:
-        return not path
-    head, tail = segments[0], segments[1:]
-    if head == "**" and not isinstance(head, _Literal):
-        return any(_match(tail, path[i:]) for i in range(len(path) + 1))
-    return bool(path) and _segment_matches(head, path[0]) and _match(tail, path[1:])
-
-
-def _segment_matches(segment: Any, token: Token) -> bool:
-    if isinstance(segment, _Literal):
-        return isinstance(token, str) and token == str(segment)
-    if isinstance(segment, int):
-        return type(token) is int and token == segment
-    if segment == "*":
-        return True
-    if isinstance(token, str):
-        return fnmatch.fnmatchcase(token, segment)
-    return False
+    return (parse_glob(glob) if isinstance(glob, str) else glob).match(tuple(path))
 
 
 # the gate ----------------------------------------------------------------------------------------
@@ -342,10 +262,10 @@ def node_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, 
             yield from node_paths(sub, prefix + (index,))
 
 
-def is_allowed(change: Change, globs: Sequence[tuple[Any, ...]]) -> bool:
+def is_allowed(change: Change, globs: Sequence[Glob]) -> bool:
     """Allowed when a glob matches its path, or every leaf beneath both sides (a container that
     was added, removed or changed type) matches one: the same verdict as flattening both sides."""
-    if any(_match(g, change.path) for g in globs):
+    if any(g.match(change.path) for g in globs):
         return True
     leaves = [
         leaf
@@ -354,10 +274,10 @@ def is_allowed(change: Change, globs: Sequence[tuple[Any, ...]]) -> bool:
         for leaf in leaf_paths(side, change.path)
     ]
     # a leaf equal to change.path (a scalar side) already failed the first test above
-    return bool(leaves) and all(any(_match(g, leaf) for g in globs) for leaf in leaves)
+    return bool(leaves) and all(any(g.match(leaf) for g in globs) for leaf in leaves)
 
 
-def parse_globs(globs: Iterable[str]) -> list[tuple[Any, ...]]:
+def parse_globs(globs: Iterable[str]) -> list[Glob]:
     return [parse_glob(glob) for glob in globs]
 
 
@@ -371,13 +291,13 @@ def unmatched_globs(globs: Iterable[str], *configs: Any) -> dict[str, list[str]]
     names: list[str] | None = None
     found: dict[str, list[str]] = {}
     for glob in globs:
-        if not any(_match(parse_glob(glob), p) for p in paths):
+        if not any(parse_glob(glob).match(p) for p in paths):
             names = names or sorted({format_path(p) for p in paths if p})
             found[glob] = difflib.get_close_matches(glob, names, n=3, cutoff=0.6)
     return found
 
 
-def disallowed(changes: Iterable[Change], globs: Sequence[tuple[Any, ...]]) -> list[Change]:
+def disallowed(changes: Iterable[Change], globs: Sequence[Glob]) -> list[Change]:
     """The changes no glob allows; with no globs at all, every change."""
     return [change for change in changes if not is_allowed(change, globs)]
 
