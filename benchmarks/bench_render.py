@@ -17,43 +17,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_compile_scale import spec_text  # the same 150-leaf project, one definition
+
 ROOT = Path(__file__).resolve().parent.parent
 SWEEPGEN = [sys.executable, "-m", "sweepgen"]
 
 
 def make_project(folder: Path, n_variants: int, with_schema: bool) -> None:
     """10 sections x 15 leaves = 150 leaves; 2 named variants x grid (seed x lr) = n_variants."""
-    sections = {
-        f"section{i}": {
-            f"key{j}": (j * 0.5 if j % 3 == 0 else (f"value{j}" if j % 3 == 1 else j)) for j in range(15)
-        }
-        for i in range(10)
-    }
-    sections["section0"]["key1"] = "identity"
-    lines = [
-        "sweepgen: 1",
-        "name: bench",
-        "template: ../templates/bench.yaml.j2",
-        'output: "{{ variant.name }}.yaml"',
-        "base:",
-    ]
-    for name, leaves in sections.items():
-        lines.append(f"  {name}:")
-        lines.extend(f"    {k}: {v!r}" if isinstance(v, str) else f"    {k}: {v}" for k, v in leaves.items())
-    per_variant = n_variants // 2
-    seeds = 100 if per_variant >= 100 else per_variant
-    lrs = max(1, per_variant // seeds)
-    lines += [
-        "variants:",
-        "  a: {}",
-        "  b: {section0.key1: shaped}",
-        "grid:",
-        f"  section1.key2: {list(range(seeds))}",
-        f"  section2.key3: {[round(1e-6 * (i + 1), 9) for i in range(lrs)]}",
-        "allow: [section0.key1]",
-        "constraints:",
-        "  - {expr: 'section3.key0 == 0.0', message: a rule evaluated for every variant}",
-    ]
+    lines = spec_text(n_variants, "bench.yaml.j2").rstrip("\n").split("\n")
     if with_schema:
         lines.append("schema: bench_schema:BenchConfig")
         fields = "\n".join(
