@@ -74,6 +74,7 @@ def _run_dirs() -> dict[str, Path]:
     return {f.run_name: Path(recorded.config(f)["output_dir"]) for f in recorded.files}
 
 
+@pytest.mark.train  # the report's PNG needs matplotlib, from the [train] extra
 def test_the_ladder_runs_locally_and_reports_eval_accuracy(ladder):
     result = cli("run", "generated/rm_ablation", "--jobs", "2", "--command", COMMAND)
     assert result.exit_code == 0, result.output
