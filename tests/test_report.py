@@ -218,3 +218,17 @@ def test_report_and_status_print_csv_and_json_for_programs(sweep):
 def test_report_has_no_dash_o_so_it_means_one_thing_across_commands(sweep):
     result = CliRunner().invoke(main, ["report", "generated/fake", "-o", "x"])
     assert result.exit_code == 2 and "No such option '-o'" in result.stderr
+
+
+def test_report_warns_when_most_completions_were_cut(sweep):
+    quiet = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])
+    assert "max_completion_length" not in quiet.stderr  # no run recorded a truncated fraction
+    summary_path = sweep / "runs/fake/b0.04_s1/summary.json"
+    summary = json.loads(summary_path.read_text())
+    summary_path.write_text(json.dumps({**summary, "truncated_fraction": 0.97}))
+    half = sweep / "runs/fake/b0.01_s1/summary.json"
+    half.write_text(json.dumps({**json.loads(half.read_text()), "truncated_fraction": 0.5}))
+    loud = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])
+    assert loud.exit_code == 0, loud.output
+    assert "warning: 1 run(s) had more than 50% of their completions cut" in loud.stderr
+    assert "(b0.04_s1)" in loud.stderr  # 0.5 is not more than half

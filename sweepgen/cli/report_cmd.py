@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from rich.console import JustifyMethod
 
 
+TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
+
+
 def _finite(value: object) -> object:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
@@ -256,6 +259,19 @@ def report(
             click.echo(rep.csv_text(result), nl=False)
         return 0
     out.print(_runs_table(rep.rows(result), result.varying, title=f"report: {directory}", measured=measured))
+    cut = [
+        r.name
+        for r in result.finished
+        if isinstance((r.summary or {}).get("truncated_fraction"), (int, float))
+        and (r.summary or {})["truncated_fraction"] > TRUNCATION_WARNING
+    ]
+    if cut:
+        err.print(
+            f"warning: {len(cut)} run(s) had more than {TRUNCATION_WARNING:.0%} of their completions cut at "
+            f"max_completion_length and scored on the cut text ({', '.join(cut[:8])}"
+            f"{', ...' if len(cut) > 8 else ''}); raise grpo.max_completion_length if that is not intended",
+            markup=False,
+        )
     if metric is None and not any(r.summary for r in result.finished):
         logged = rep.logged_metrics(result)
         err.print(
