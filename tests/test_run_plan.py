@@ -318,3 +318,23 @@ def test_eta_follows_the_pace_so_far():
     assert eta_seconds({"step": 10}, 100, 5.0) == 45.0  # else this attempt's wall time
     assert eta_seconds({"step": 100}, 100, 5.0) == 0.0
     assert eta_seconds(None, 100, 5.0) is None and eta_seconds({"step": 3}, None, 5.0) is None
+
+
+def test_run_status_and_report_share_one_set_of_state_words(tmp_path, monkeypatch):
+    """A run that never started is `not started` in run's plan as in status (which prints the same
+    words in capitals); a started run's word is its state's own name everywhere."""
+    from click.testing import CliRunner
+    from run_support import make_config_sweep
+
+    from sweepgen.cli import main
+    from sweepgen.run.base import RunState, state_word
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    make_config_sweep(tmp_path, {"a": {"output_dir": "runs/a"}}, sweep="w", values={})
+    plan = CliRunner().invoke(main, ["run", "generated/w", "--dry-run", "--command", "true {config}"])
+    assert plan.exit_code == 0, plan.output
+    assert "not started" in plan.stdout and "pending" not in plan.stdout
+    status = CliRunner().invoke(main, ["status", "generated/w", "--format", "json"])
+    assert json.loads(status.stdout)[0]["state"] == "NOT STARTED"
+    assert [state_word(s) for s in RunState] == [s.value for s in RunState]

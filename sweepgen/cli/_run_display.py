@@ -14,7 +14,7 @@ from rich import box
 from rich.console import JustifyMethod
 from rich.table import Table
 
-from sweepgen.run.base import Decision, RunState, RunStatus
+from sweepgen.run.base import Decision, RunState, RunStatus, state_word
 from sweepgen.run.progress import last_metrics, read_summary, total_steps
 
 STYLE = {
@@ -65,8 +65,9 @@ def plan_table(decisions: Sequence[Decision]) -> Table:
         table.add_column(col)
     for d in decisions:
         action = "[bold]start[/]" if d.start else "skip"
+        word = state_word(d.state, started=d.previous is not None)
         table.add_row(
-            d.task.name, f"[{STYLE[d.state]}]{d.state}[/]", f"{action}: {d.reason}", str(d.task.run_dir)
+            d.task.name, f"[{STYLE[d.state]}]{word}[/]", f"{action}: {d.reason}", str(d.task.run_dir)
         )
     return table
 
@@ -77,9 +78,8 @@ def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus],
     counts = dict.fromkeys(RunState, 0)
     for s in live.values():
         counts[s.state] += 1
-    label = {RunState.PENDING: "queued"}
     caption = ", ".join(
-        f"{n} {label.get(state, state)}" for state, n in counts.items() if n and state is not RunState.RUNNING
+        f"{n} {state_word(state)}" for state, n in counts.items() if n and state is not RunState.RUNNING
     )
     table = Table(
         title=f"sweepgen run: {counts[RunState.RUNNING]} running",

@@ -82,6 +82,13 @@ class RunState(str, Enum):
         return self.value
 
 
+def state_word(state: RunState, *, started: bool = True) -> str:
+    """The one set of state words `run`, `status` and `report` show: the state's own name, and `not
+    started` for a run that never started (status prints them in capitals, Slurm's own words such as
+    TIMEOUT where they say more)."""
+    return "not started" if state is RunState.PENDING and not started else state.value
+
+
 RETRYABLE = frozenset({RunState.FAILED, RunState.CANCELLED})
 TERMINAL = frozenset({RunState.FINISHED, RunState.FAILED, RunState.CANCELLED})
 

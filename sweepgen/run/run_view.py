@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sweepgen.run.base import TERMINAL, RunState, RunStatus, RunTask
+from sweepgen.run.base import TERMINAL, RunState, RunStatus, RunTask, state_word
 
 # Slurm's words for endings that say more than "failed" (shown instead of FAILED/CANCELLED)
 SLURM_WORDS = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED"})
@@ -35,13 +35,13 @@ class RunView:
     def label(self) -> str:
         """The state word users see: ours in capitals, or Slurm's where it says more (TIMEOUT)."""
         if self.status is None:
-            return "NOT STARTED"
+            return state_word(RunState.PENDING, started=False).upper()
         if self.stale:
             return "STALE"
         word = self.status.ids.get("slurm_state")
         if word in SLURM_WORDS and self.status.state is not RunState.FINISHED:
             return str(word)
-        return self.status.state.value.upper()
+        return state_word(self.status.state).upper()
 
     @property
     def problem(self) -> bool:
