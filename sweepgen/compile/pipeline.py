@@ -8,6 +8,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from jinja2 import Template
+
 from sweepgen import paths
 from sweepgen.compile import lock
 from sweepgen.compile.constraints import check_constraints
@@ -96,20 +98,30 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
         for variant, (out_path, run_name, data) in zip(chosen, render_all(render_one, chosen))
     ]
     check_outputs(files, spec)
+    # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
+    lock_data = {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel)
     sweep_dir = os.path.join(out_abs, spec.name)
-    if only is not None:
-        return Plan(
-            spec=spec,
-            expansion=expansion,
-            out_root=out_abs,
-            sweep_dir=sweep_dir,
-            shown_dir=display_path(sweep_dir),
-            files=files,
-            lock={},
-            lock_bytes=b"",
-        )
+    return Plan(
+        spec=spec,
+        expansion=expansion,
+        out_root=out_abs,
+        sweep_dir=sweep_dir,
+        shown_dir=display_path(sweep_dir),
+        files=files,
+        lock=lock_data,
+        lock_bytes=lock.dumps(lock_data).encode("utf-8") if lock_data else b"",
+    )
 
-    varying = varying_paths(expansion)
+
+def _lock(
+    spec: Spec,
+    expansion: Expansion,
+    files: list[RenderedFile],
+    template: Template,
+    project: str,
+    spec_rel: str,
+) -> dict[str, Any]:
+    """The lock's content: the base once, each file's differences from it, every input's hash."""
     base = spec.base
     entries = [
         lock.entry_for(
@@ -125,28 +137,17 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
         )
         for f in files
     ]
-    with open(spec.abspath, "rb") as fh:
-        spec_sha = sha256(fh.read())
+    inputs = render_inputs(spec, template, project)  # the spec's own hash among them: read once
     resources = spec.model.resources.model_dump() if spec.model.resources is not None else None
-    lock_data = lock.build(
+    return lock.build(
         sweep=spec.name,
         spec=spec_rel,
-        spec_sha256=spec_sha,
-        inputs=render_inputs(spec, template, project),
-        varying=varying,
+        spec_sha256=inputs[spec_rel],
+        inputs=inputs,
+        varying=varying_paths(expansion),
         base=base,
         files=entries,
         resources=resources,
-    )
-    return Plan(
-        spec=spec,
-        expansion=expansion,
-        out_root=out_abs,
-        sweep_dir=sweep_dir,
-        shown_dir=display_path(sweep_dir),
-        files=files,
-        lock=lock_data,
-        lock_bytes=lock.dumps(lock_data).encode("utf-8"),
     )
 
 
