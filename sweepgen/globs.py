@@ -12,15 +12,15 @@ greedy two-pointer method (O(key length x pattern length)). A regex translation 
 hangs for minutes on ``a*a*a*...b`` against a long key.
 
 API: ``compile_glob(pattern) -> Glob`` (cached; raises ``GlobError`` with ``.why``),
-``Glob.match(path_tokens)``, ``any_match(globs, path_tokens)``, ``dotted(path)`` to split a
-dotted path, and ``SYNTAX_HINT`` for error messages.
+``Glob.match(path_tokens)``, ``dotted(path)`` to split a dotted path, and ``SYNTAX_HINT`` for error
+messages.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -189,7 +189,3 @@ def _bracket_segment(inner: str, pattern: str) -> Segment:
 def dotted(path: str) -> tuple[str, ...]:
     """``"a.b.c"`` as path tokens (config keys never contain dots)."""
     return tuple(path.split("."))
-
-
-def any_match(globs: Iterable[Glob], path: Sequence[Token]) -> bool:
-    return any(g.match(path) for g in globs)

@@ -84,12 +84,6 @@ def _finalize(value: Any) -> Any:
     return value
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, Undefined):
-        value._fail_with_undefined_error()
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
 def undefined_message(err: BaseException, config: dict[str, Any]) -> str | None:
     """``training.sede is undefined (did you mean `training.seed`?)`` for an undefined-name error
     raised while rendering against ``config``; None when ``err`` is not one."""
@@ -437,5 +431,4 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
         ("indent", _check_indent_filter),
     ):
         env.filters[name] = _bounded_filter(name, check, env.filters[name])
-    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
     return env
