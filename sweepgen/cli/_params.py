@@ -25,3 +25,17 @@ class Seconds(click.ParamType):
 
 
 SECONDS = Seconds()
+
+
+def output_root_option(help_text: str) -> Any:
+    """`-o/--output DIR`: the output root (`generated/` by default), the one meaning of `-o` in every
+    command that has it (render and check)."""
+    return click.option(
+        "-o",
+        "--output",
+        "out_root",
+        default="generated",
+        show_default=True,
+        type=click.Path(file_okay=False),
+        help=help_text,
+    )

@@ -11,21 +11,14 @@ import click
 
 from sweepgen.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, _no_import
 from sweepgen.cli._console import info
+from sweepgen.cli._params import output_root_option
 from sweepgen.errors import UserError
 from sweepgen.escape import line, lines
 
 
 @click.command()
 @click.argument("specs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    "out_root",
-    default="generated",
-    show_default=True,
-    type=click.Path(file_okay=False),
-    help="output root the generated files live under",
-)
+@output_root_option("output root the generated files live under")
 @click.option(
     "--format",
     "fmt",

@@ -9,21 +9,14 @@ import click
 
 from sweepgen.cli import EXIT_OK, _no_import
 from sweepgen.cli._console import detail, info
+from sweepgen.cli._params import output_root_option
 from sweepgen.cli._table import emit, format_option
 from sweepgen.escape import line
 
 
 @click.command()
 @click.argument("specs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    "out_root",
-    default="generated",
-    show_default=True,
-    type=click.Path(file_okay=False),
-    help="output root; each sweep goes to <DIR>/<name>/",
-)
+@output_root_option("output root; each sweep goes to <DIR>/<name>/")
 @click.option("--dry-run", is_flag=True, help="show the plan table; write nothing")
 @format_option()
 @_no_import.option
