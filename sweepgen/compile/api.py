@@ -12,7 +12,7 @@ from typing import Any
 from sweepgen.compile import writer
 from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
-from sweepgen.compile.check_fast import unchanged_lock
+from sweepgen.compile.check_fast import trusted
 from sweepgen.compile.context import sweep_view
 from sweepgen.compile.derive import finalize
 from sweepgen.compile.expand import Expansion, expand
@@ -63,7 +63,8 @@ def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool 
     """
     # A spec whose lock proves nothing changed (every input and file has its recorded hash; see
     # check_fast) is not compiled: its outcome is "all unchanged", read from the lock.
-    unchanged = {path: unchanged_lock(path, out_root) for path in spec_paths}
+    verdicts = {path: trusted(path, out_root) for path in spec_paths}
+    unchanged = {path: v.lock if v is not None and not v.findings else None for path, v in verdicts.items()}
     sweeps = [lk.sweep for lk in unchanged.values() if lk is not None]
     if len(set(sweeps)) != len(sweeps) or (sweeps and len(spec_paths) > len(sweeps)):
         # several specs at once, some changed: compile them all, so two specs writing one sweep

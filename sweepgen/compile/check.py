@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweepgen.compile import lock
-from sweepgen.compile.check_fast import Finding, fast_check
+from sweepgen.compile.check_fast import Finding, trusted
 from sweepgen.compile.foreign import foreign_ok
 from sweepgen.compile.journal import JOURNAL_NAME, Recorded, read_recorded
 from sweepgen.compile.pipeline import Plan, compile_spec
@@ -74,13 +74,12 @@ def check(
     report = Report(problems=[], specs=len(spec_paths))
     owned: set[str] = set()
     for spec_path in spec_paths:
-        fast = None if full else fast_check(spec_path, out_root)
-        if fast is not None:
-            name, shown, count, findings = fast
-            owned.add(name)
-            report.files += count
+        verdict = None if full else trusted(spec_path, out_root)
+        if verdict is not None:
+            owned.add(verdict.name)
+            report.files += len(verdict.lock.files)
             try:
-                report.problems.extend(_fast_problems(spec_path, out_root, shown, findings))
+                report.problems.extend(_fast_problems(spec_path, out_root, verdict.shown, verdict.findings))
             except SweepgenError as err:
                 report.problems.append(_invalid(err, spec_path))
             continue

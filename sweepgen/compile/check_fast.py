@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 
 from sweepgen import __version__
 from sweepgen.compile import lock
@@ -33,20 +34,19 @@ from sweepgen.safefs import TEMP_NAME
 Finding = tuple[str, str, str, bytes | None]  # (kind, path in the sweep folder, variant, bytes on disk)
 
 
-def unchanged_lock(spec_path: str, out_root: str) -> lock.Lock | None:
-    """The lock of a spec whose inputs and files all still match it (nothing to render), or None."""
-    found = _fast(spec_path, out_root)
-    return found[1] if found is not None and not found[0][3] else None
+@dataclass
+class Verdict:
+    """What the hashes decided for one spec whose inputs all match its lock."""
+
+    name: str  # the sweep's name
+    shown: str  # its folder, as the user reads it
+    lock: lock.Lock
+    findings: list[Finding]  # edited | missing | orphan; empty: nothing to render, nothing to report
 
 
-def fast_check(spec_path: str, out_root: str) -> tuple[str, str, int, list[Finding]] | None:
-    """``(sweep name, shown sweep folder, files, findings)`` decided from hashes, or None when the
-    spec must be rendered. Findings are ``edited`` | ``missing`` | ``orphan``."""
-    found = _fast(spec_path, out_root)
-    return found[0] if found is not None else None
-
-
-def _fast(spec_path: str, out_root: str) -> tuple[tuple[str, str, int, list[Finding]], lock.Lock] | None:
+def trusted(spec_path: str, out_root: str) -> Verdict | None:
+    """The verdict from hashes alone, or None when the spec must be rendered (the full path then
+    reports whatever made it so, with its location)."""
     try:
         spec = load_spec(spec_path, out_root)
         sweep_dir = os.path.join(os.path.abspath(out_root), spec.name)
@@ -57,12 +57,10 @@ def _fast(spec_path: str, out_root: str) -> tuple[tuple[str, str, int, list[Find
         with tree:
             return _decide(spec.name, spec.abspath, out_root, tree, shown)
     except (SweepgenError, OSError):
-        return None  # the full path reports it, with its location
+        return None
 
 
-def _decide(
-    name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: str
-) -> tuple[tuple[str, str, int, list[Finding]], lock.Lock] | None:
+def _decide(name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:
     raw = read_regular(tree, lock.LOCK_NAME)
     if raw is None or read_regular(tree, JOURNAL_NAME) is not None:
         return None
@@ -99,4 +97,4 @@ def _decide(
     foreign = [p for p in on_disk if p not in listed]
     allowed = foreign_ok(os.path.join(os.path.abspath(out_root), name), foreign)
     findings.extend(("orphan", p, "", None) for p in foreign if p not in allowed)
-    return (name, shown, len(recorded.files), findings), recorded
+    return Verdict(name, shown, recorded, findings)
