@@ -113,3 +113,24 @@ def tmpfs(path: Path, size: str) -> Iterator[Path]:
 def remount(path: Path, options: str) -> None:
     done = _mount("-o", f"remount,{options}", str(path))
     assert done.returncode == 0, done.stderr
+
+
+def outside_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tmp_path/proj is the project (and cwd); tmp_path/outside holds a file that must stay untouched."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "victim.txt").write_text("keep me\n")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    monkeypatch.chdir(proj)
+    return proj
+
+
+def cli(*args: str) -> tuple[int, str]:
+    """The CLI in-process: exit code and output, which never holds a traceback."""
+    from click.testing import CliRunner
+
+    from sweepgen.cli import main
+
+    result = CliRunner().invoke(main, list(args))
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fs_support import ENV, leftovers, remount, snapshot, tmpfs, write_spec
+from fs_support import ENV, cli, leftovers, outside_project, remount, snapshot, tmpfs, write_spec
 
 from sweepgen.cli import main
 
@@ -24,18 +24,7 @@ BIG = "seed: {{ training.seed }}\npad: '" + "x" * 8000 + "'\n"  # 8 KB per file
 
 @pytest.fixture
 def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "victim.txt").write_text("keep me\n")
-    monkeypatch.chdir(proj)
-    return proj
-
-
-def cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    assert "Traceback" not in result.output
-    return result.exit_code, result.output
+    return outside_project(tmp_path, monkeypatch)
 
 
 def test_a_full_disk_is_exit_2_and_the_next_render_finishes(proj: Path, tmp_path: Path) -> None:

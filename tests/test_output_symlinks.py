@@ -9,10 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from fs_support import leftovers, snapshot, sweepgen, write_spec
-
-from sweepgen.cli import main
+from fs_support import cli, leftovers, outside_project, snapshot, sweepgen, write_spec
 
 NESTED = "s{{ training.seed }}/c.yaml"
 
@@ -20,19 +17,9 @@ NESTED = "s{{ training.seed }}/c.yaml"
 @pytest.fixture
 def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """tmp_path/proj is the project (and cwd); tmp_path/outside holds files that must stay untouched."""
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "victim.txt").write_text("keep me\n")
-    (outside / "c.yaml").write_text("not sweepgen's\n")
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    monkeypatch.chdir(proj)
+    proj = outside_project(tmp_path, monkeypatch)
+    (tmp_path / "outside" / "c.yaml").write_text("not sweepgen's\n")
     return proj
-
-
-def cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
 
 
 def test_a_symlinked_subfolder_is_refused_and_nothing_is_created_outside(proj: Path, tmp_path: Path) -> None:

@@ -15,10 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from fs_support import ENV, leftovers, snapshot, write_spec
+from fs_support import ENV, cli, leftovers, outside_project, snapshot, write_spec
 
-from sweepgen.cli import main
 from sweepgen.outtree import OutputTree
 
 NEW = "changed: {{ training.seed }}\n"
@@ -27,18 +25,7 @@ JOURNAL = ".sweepgen-journal.json"
 
 @pytest.fixture
 def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "victim.txt").write_text("keep me\n")
-    monkeypatch.chdir(proj)
-    return proj
-
-
-def cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    assert "Traceback" not in result.output
-    return result.exit_code, result.output
+    return outside_project(tmp_path, monkeypatch)
 
 
 def green(proj: Path, files: int) -> None:
