@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from run_support import FAKE_COMMAND, make_sweep
+from slurm_support import cli, status_json, wait_until
 
-from sweepgen.cli import main
 from sweepgen.run.tasks import config_fingerprint
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
@@ -22,26 +21,6 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slur
 @pytest.fixture
 def cwd(cli_cwd):
     return cli_cwd
-
-
-def cli(*args: str):
-    return CliRunner().invoke(main, list(args))
-
-
-def status_json(sweep_dir: str) -> dict[str, dict]:
-    result = cli("status", sweep_dir, "--format", "json")
-    assert result.exit_code in (0, 1), result.output
-    return {row["run"]: row for row in json.loads(result.stdout)}
-
-
-def wait_until(sweep_dir: str, done, timeout: float, what: str) -> dict[str, dict]:
-    deadline = time.monotonic() + timeout
-    while True:
-        rows = status_json(sweep_dir)
-        if done(rows):
-            return rows
-        assert time.monotonic() < deadline, f"timed out waiting for {what}: {rows}"
-        time.sleep(1)
 
 
 def journal(sweep_root: Path) -> list[dict]:
