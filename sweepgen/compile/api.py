@@ -19,7 +19,7 @@ from sweepgen.compile.expand import Expansion, expand
 from sweepgen.compile.pipeline import compile_spec, varying_paths
 from sweepgen.compile.spec import SpecModel, display_path, load_spec
 from sweepgen.compile.writer import Outcome
-from sweepgen.errors import Location, SpecError
+from sweepgen.errors import Location, SpecError, UserError
 
 
 def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
@@ -109,3 +109,14 @@ def spec_json_schema() -> dict[str, Any]:
     schema = SpecModel.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
+
+
+def export_schema(ref: str) -> str:
+    """The JSON Schema file text of a dataclass or pydantic model named ``module:Class`` (imports it)."""
+    from sweepgen.compile import schema, schema_export
+
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise UserError(f"{ref!r} is not `module:Class`", hint="e.g. --export trl:GRPOConfig")
+    cls = schema.import_class(module_name, attr, Location(ref))
+    return schema_export.dumps(schema_export.export(ref, cls))

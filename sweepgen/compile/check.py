@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweepgen.compile import lock
+from sweepgen.compile.check_causes import input_changes, lock_cause
 from sweepgen.compile.check_fast import Finding, trusted
 from sweepgen.compile.foreign import foreign_ok
 from sweepgen.compile.journal import JOURNAL_NAME, Recorded, read_recorded
@@ -42,10 +43,14 @@ class Problem:
     col: int = 0
     diff: str = ""
     hint: str = ""
+    # one of the files a cause line already accounts for ("templates/t.j2 changed: 19 files
+    # stale"): shown with --diff/-v, and always in JSON
+    detail: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
+            "detail": self.detail,
             "path": self.path,
             "line": self.line,
             "col": self.col,
@@ -300,13 +305,58 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
             Problem(
                 "lock",
                 lock_path,
-                "lock file is out of date (resolved configs, hashes or versions changed)",
+                f"lock file is out of date: {lock_cause(_parsed(current_lock, lock_path), plan.lock)}",
                 line=line,
                 diff=diff,
                 hint="run `sweepgen render` and commit",
             )
         )
-    return problems
+    recorded = _parsed(current_lock, lock_path) if current_lock is not None else None
+    return _by_cause(plan, problems, recorded)
+
+
+def _parsed(raw: bytes, shown: str) -> lock.Lock | None:
+    try:
+        return lock.parse(raw, shown)
+    except SweepgenError:
+        return None
+
+
+def _by_cause(plan: Plan, problems: list[Problem], recorded: lock.Lock | None) -> list[Problem]:
+    """One line for what a changed input made stale, first; the stale files and the lock behind it
+    become details (shown with --diff). Edited, missing and orphaned files stay lines of their own:
+    each needs its own look."""
+    stale = [p for p in problems if p.kind in ("stale", "lock")]
+    causes = input_changes(recorded, plan.lock) if stale and recorded is not None else []
+    if not causes:
+        return problems
+    files = sum(p.kind == "stale" for p in stale)
+    made = [f"{files} of {len(plan.files)} file(s) stale"] if files else []
+    if any(p.kind == "lock" for p in stale):
+        made.append("the lock out of date")
+    render = f"sweepgen render {plan.spec.path}" + (
+        f" -o {display_path(plan.out_root)}" if _needs_output_flag(plan.out_root) else ""
+    )
+    first, *more = causes
+    lead = Problem(
+        "stale",
+        plan.spec.path,
+        f"{first}{''.join(f'; {c}' for c in more)}: {' and '.join(made)}",
+        hint=f"run `{render}` and commit; `sweepgen check --diff` shows each file's diff",
+    )
+    for p in stale:
+        p.detail = True
+    return [lead, *problems]
+
+
+def _needs_output_flag(out_root: str) -> bool:
+    from sweepgen import settings
+
+    try:
+        configured = settings.load().output_root()
+    except SweepgenError:
+        return True
+    return os.path.abspath(configured) != os.path.abspath(out_root)
 
 
 def _ours(tree: OutputTree, folder: str, rec: Recorded) -> bool:

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from sweepgen import __version__
 from sweepgen.compile import lock
 from sweepgen.compile.foreign import foreign_ok
-from sweepgen.compile.inputs import file_sha256, module_identity
+from sweepgen.compile.inputs import file_sha256, module_identity, spec_digest
 from sweepgen.compile.journal import JOURNAL_NAME, read_regular
 from sweepgen.compile.schema import imports_disabled
-from sweepgen.compile.spec import display_path, load_spec
+from sweepgen.compile.spec import Spec, display_path, load_spec
 from sweepgen.errors import SweepgenError
 from sweepgen.outtree import OutputTree
 from sweepgen.safefs import TEMP_NAME
@@ -55,12 +55,13 @@ def trusted(spec_path: str, out_root: str) -> Verdict | None:
         if tree is None:
             return None
         with tree:
-            return _decide(spec.name, spec.abspath, out_root, tree, shown)
+            return _decide(spec, out_root, tree, shown)
     except (SweepgenError, OSError):
         return None
 
 
-def _decide(name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:
+def _decide(spec: Spec, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:
+    name = spec.name
     raw = read_regular(tree, lock.LOCK_NAME)
     if raw is None or read_regular(tree, JOURNAL_NAME) is not None:
         return None
@@ -68,13 +69,15 @@ def _decide(name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: st
     if recorded.version != lock.LOCK_VERSION or recorded.sweepgen_version != __version__:
         return None
     project = os.path.dirname(os.path.abspath(out_root))
-    if recorded.spec != os.path.relpath(spec_abs, project).replace(os.sep, "/"):
+    if recorded.spec != os.path.relpath(spec.abspath, project).replace(os.sep, "/"):
         return None
     now: str | None
     for rel, digest in recorded.inputs.items():
         if rel.startswith("module:") and imports_disabled():
             return None  # the full path reports the schema check as skipped, loudly
-        if rel.startswith("module:"):
+        if rel == recorded.spec:
+            now = spec_digest(spec)
+        elif rel.startswith("module:"):
             now = module_identity(rel.removeprefix("module:"))
         else:
             now = file_sha256(os.path.join(project, rel))

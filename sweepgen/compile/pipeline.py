@@ -12,6 +12,7 @@ from jinja2 import Template
 
 from sweepgen import paths
 from sweepgen.compile import lock
+from sweepgen.compile.choices import check_choices
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
 from sweepgen.compile.derive import finalize
@@ -32,8 +33,9 @@ from sweepgen.compile.render import (
     template_runtime_error,
     too_large,
 )
-from sweepgen.compile.schema import check_schema, load_validator
+from sweepgen.compile.schema import check_schema, imports_disabled, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
+from sweepgen.errors import UserError
 
 
 @dataclass
@@ -68,6 +70,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
+    check_choices(expansion)
 
     template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
     template = load_template(spec, template_abs)
@@ -99,8 +102,10 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     ]
     check_outputs(files, spec)
     # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
-    lock_data = {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel)
     sweep_dir = os.path.join(out_abs, spec.name)
+    lock_data = (
+        {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel, sweep_dir)
+    )
     return Plan(
         spec=spec,
         expansion=expansion,
@@ -120,6 +125,7 @@ def _lock(
     template: Template,
     project: str,
     spec_rel: str,
+    sweep_dir: str,
 ) -> dict[str, Any]:
     """The lock's content: the base once, each file's differences from it, every input's hash."""
     base = spec.base
@@ -137,7 +143,8 @@ def _lock(
         )
         for f in files
     ]
-    inputs = render_inputs(spec, template, project)  # the spec's own hash among them: read once
+    previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
+    inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
     resources = spec.model.resources.model_dump() if spec.model.resources is not None else None
     return lock.build(
         sweep=spec.name,
@@ -149,6 +156,16 @@ def _lock(
         files=entries,
         resources=resources,
     )
+
+
+def _recorded_inputs(sweep_dir: str) -> dict[str, str] | None:
+    """The inputs the sweep's current lock records (None without a readable one): what a render
+    under --no-import keeps for the schema module it did not import."""
+    try:
+        recorded = lock.read(sweep_dir, display_path(sweep_dir))
+    except UserError:
+        return None
+    return recorded.inputs if recorded is not None else None
 
 
 def _rel(path: str, start: str) -> str:

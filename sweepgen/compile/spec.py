@@ -169,6 +169,10 @@ class SpecModel(BaseModel):
     schema_: StrictStr | None = Field(
         default=None, alias="schema", description="module:Class (pydantic) or a JSON Schema file"
     )
+    choices: dict[StrictStr, list[Any]] | None = Field(
+        default=None,
+        description="dotted path -> the values it may take in every variant (checked like the schema)",
+    )
     resources: Resources | None = Field(
         default=None, description="per-run resources for `sweepgen run --executor slurm`"
     )
