@@ -36,7 +36,7 @@ MAX_DIFF_LINES = 200  # per file: a diff is for reading, the full truth is one r
 
 @dataclass
 class Problem:
-    kind: str  # stale | edited | missing | orphan | lock | unsafe | interrupted | invalid
+    kind: str  # changed | stale | edited | missing | orphan | lock | unsafe | interrupted | invalid
     path: str  # as the user reads it
     message: str
     line: int = 0
@@ -331,18 +331,19 @@ def _by_cause(plan: Plan, problems: list[Problem], recorded: lock.Lock | None) -
     if not causes:
         return problems
     files = sum(p.kind == "stale" for p in stale)
-    made = [f"{files} of {len(plan.files)} file(s) stale"] if files else []
+    made = [f"{files} of {len(plan.files)} file(s) in {plan.shown_dir}/ stale"] if files else []
     if any(p.kind == "lock" for p in stale):
-        made.append("the lock out of date")
+        made.append("its lock out of date")
     render = f"sweepgen render {plan.spec.path}" + (
         f" -o {display_path(plan.out_root)}" if _needs_output_flag(plan.out_root) else ""
     )
-    first, *more = causes
+    (path, first), *more = causes
+    also = f" (also: {'; '.join(f'{p} {c}' for p, c in more)})" if more else ""
     lead = Problem(
-        "stale",
-        plan.spec.path,
-        f"{first}{''.join(f'; {c}' for c in more)}: {' and '.join(made)}",
-        hint=f"run `{render}` and commit; `sweepgen check --diff` shows each file's diff",
+        "changed",
+        path or plan.spec.path,
+        ("" if first == "changed" else f"{first}: ") + f"{' and '.join(made)}{also} — run `{render}`",
+        hint="commit the rendered files; `sweepgen check --diff` shows each file's diff",
     )
     for p in stale:
         p.detail = True

@@ -12,29 +12,30 @@ from typing import Any
 from sweepgen.compile.inputs import DYNAMIC
 from sweepgen.compile.lock import Lock
 
-NOT_CHECKED = "not recorded (its schema was not imported: --no-import, or an include computed at render time)"
+NOT_CHECKED = "has no recorded hash (an include computed at render time)"
 
 
-def input_changes(recorded: Lock, now: dict[str, Any]) -> list[str]:
-    """One phrase per input whose recorded hash differs from what a render now reads, in the order
-    the lock lists them: "templates/t.j2 changed", "schema module trl: trl==1.16.0 in the lock,
-    trl==1.17.0 here"."""
+def input_changes(recorded: Lock, now: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(input path, what happened)`` per input whose recorded hash differs from what a render now
+    reads, sorted: ``("templates/t.j2", "changed")``, ``("", "schema module trl: trl==1.16.0 in the
+    lock, trl==1.17.0 here")`` (no path: the cause is not a file)."""
     inputs_now: dict[str, str] = now.get("inputs", {})
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for key in sorted(set(recorded.inputs) | set(inputs_now)):
         old, new = recorded.inputs.get(key), inputs_now.get(key)
         if old == new:
             continue
         if key.startswith("module:"):
-            out.append(f"schema module {key.removeprefix('module:')}: {_identity(old)} in the lock, {_identity(new)} here")
+            module = key.removeprefix("module:")
+            out.append(("", f"schema module {module}: {_identity(old)} in the lock, {_identity(new)} here"))
         elif old is None:
-            out.append(f"{key} is a new input")
+            out.append((key, "is a new input"))
         elif new is None:
-            out.append(f"{key} is no longer read")
+            out.append((key, "is no longer read"))
         elif DYNAMIC in (old, new):
-            out.append(f"{key}: {NOT_CHECKED}")
+            out.append((key, NOT_CHECKED))
         else:
-            out.append(f"{key} changed")
+            out.append((key, "changed"))
     return out
 
 
@@ -42,7 +43,7 @@ def lock_cause(recorded: Lock | None, now: dict[str, Any]) -> str:
     """Why the committed lock differs from the one a render writes now, in one phrase."""
     if recorded is None:
         return "the committed lock cannot be read"
-    causes = input_changes(recorded, now)
+    causes = [f"{path} {what}" if path else what for path, what in input_changes(recorded, now)]
     if recorded.sweepgen_version != now.get("sweepgen_version"):
         causes.append(
             f"rendered by sweepgen {recorded.sweepgen_version or '?'}, this is {now.get('sweepgen_version')}"
