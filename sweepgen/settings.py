@@ -18,13 +18,18 @@ from __future__ import annotations
 
 import glob
 import os
-import tomllib
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 from sweepgen.errors import Location, UserError
 
-DEFAULT_SPECS = ("specs/**/*.yaml", "specs/**/*.yml", "**/*.sweep.yaml", "**/*.sweep.yml")
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+DEFAULT_SPECS = ("**/specs/**/*.yaml", "**/specs/**/*.yml", "**/*.sweep.yaml", "**/*.sweep.yml")
 DEFAULT_OUTPUT = "generated"
 _KEYS = {"specs", "output"}
 
@@ -107,9 +112,7 @@ def _table(path: str) -> dict[str, Any] | None:
     except OSError:
         return None
     except tomllib.TOMLDecodeError as err:
-        raise UserError(
-            f"pyproject.toml is not valid TOML: {err}", location=Location(_shown(path))
-        ) from None
+        raise UserError(f"pyproject.toml is not valid TOML: {err}", location=Location(_shown(path))) from None
     table = data.get("tool", {}).get("sweepgen") if isinstance(data.get("tool"), dict) else None
     if table is not None and not isinstance(table, dict):
         raise UserError("[tool.sweepgen] must be a table", location=Location(_shown(path)))

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from spec_support import write_project
 
 from sweepgen.cli import main
+from sweepgen.errors import UserError
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def test_ok_checks_every_spec_by_default(rendered):
 
 def test_no_specs_found_is_a_usage_error(project):
     result = run()
-    assert result.exit_code == 2 and "none found by the default globs (specs/**/*.yaml" in result.output
+    assert result.exit_code == 2 and "none found by the default globs (**/specs/**/*.yaml" in result.output
 
 
 def test_hand_edit_exits_1_with_a_readable_diff(rendered):
@@ -87,18 +88,31 @@ def test_github_format_prints_annotations(rendered):
     )
 
 
-def test_pre_commit_hook_passes_the_changed_spec_files_to_check():
-    """pre-commit hands over the spec files matching `files:` (tests/test_precommit_hook.py runs it)."""
-    import re
+def test_pre_commit_hook_runs_check_with_no_arguments_like_ci(tmp_path, monkeypatch):
+    """The hook runs `sweepgen check` alone (tests/test_precommit_hook.py runs it through pre-commit),
+    so it finds the specs the way CI does: [tool.sweepgen], else the default globs."""
     from pathlib import Path
 
     import yaml
 
+    from sweepgen import settings
+
     hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
     check = next(h for h in hooks if h["id"] == "sweepgen-check")
-    assert check["entry"] == "sweepgen check" and check["pass_filenames"] is True
-    files = re.compile(check["files"])
-    for spec in ("specs/a.yaml", "exp/specs/b.yml", "experiments/rl/c.sweep.yaml", "d.sweep.yml"):
-        assert files.search(spec), spec
-    for other in ("templates/t.yaml.j2", "generated/x/a.yaml", "configs/base.yaml"):
-        assert not files.search(other), other
+    assert check["entry"] == "sweepgen check" and check["pass_filenames"] is False
+    assert "files" not in check  # a template edit changes no spec file: the hook runs anyway
+    specs = ("specs/a.yaml", "exp/specs/b.yml", "experiments/rl/c.sweep.yaml", "d.sweep.yml")
+    others = ("templates/t.yaml.j2", "generated/x/a.yaml", "configs/base.yaml", "generated/specs/e.yaml")
+    for rel in specs + others:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x: 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert settings.load().spec_files() == sorted(specs)
+    (tmp_path / "pyproject.toml").write_text('[tool.sweepgen]\nspecs = ["configs/*.yaml"]\noutput = "out"\n')
+    found = settings.load()
+    assert found.spec_files() == ["configs/base.yaml"] and found.output_root() == "out"
+    monkeypatch.chdir(tmp_path / "experiments")  # from a subfolder: the same pyproject.toml
+    assert settings.load().spec_files() == [str(tmp_path / "configs/base.yaml")]
+    (tmp_path / "pyproject.toml").write_text("[tool.sweepgen]\nspec = []\n")
+    with pytest.raises(UserError, match="unknown key"):
+        settings.load()

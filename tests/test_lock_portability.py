@@ -42,8 +42,8 @@ def sweepgen(python: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[
 
 @pytest.fixture
 def two_envs(tmp_path: Path) -> Path:
-    if not Path(LIGHT).exists():
-        pytest.skip(f"no core environment at {LIGHT} (set SWEEPGEN_LIGHT_PYTHON)")
+    # never skipped: the full lane runs beside the core environment (scripts/test.sh makes both)
+    assert Path(LIGHT).exists(), f"no core environment at {LIGHT} (set SWEEPGEN_LIGHT_PYTHON)"
     probe = subprocess.run([LIGHT, "-c", "import trl"], capture_output=True)
     assert probe.returncode != 0, "the core environment must not have trl"
     for folder in ("specs", "templates", "schemas"):

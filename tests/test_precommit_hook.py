@@ -131,7 +131,12 @@ def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path):
     def commit(message: str) -> subprocess.CompletedProcess[str]:
         _git(project, "add", "-A")
         return subprocess.run(
-            ["git", "commit", "-m", message], cwd=project, env=env, capture_output=True, text=True, timeout=600
+            ["git", "commit", "-m", message],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
 
     good = commit("good")
@@ -140,7 +145,10 @@ def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path):
     # pre-commit's environment for the hook: no torch, no trl
     [python] = (tmp_path / "pc-home").glob("repo*/py_env-*/bin/python")
     probe = "import importlib.util as u; print([m for m in ('torch', 'trl') if u.find_spec(m)])"
-    assert subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+    assert (
+        subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+        == "[]"
+    )
     spec.write_text(GRPO_SPEC.replace("loss_type: dapo", "loss_type: grpoo"))
     bad = commit("bad")
     out = bad.stdout + bad.stderr

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from sweepgen.cli import main
 from sweepgen.compile.schema_export import documented_choices
 
-CONFIG_MODULE = '''
+CONFIG_MODULE = """
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -31,7 +31,7 @@ class TrainConfig:
     precision: Literal["fp32", "bf16"] = "fp32"
     tags: list[str] = field(default_factory=list)
     steps: int = 10
-'''
+"""
 
 SPEC = """\
 sweepgen: 1
@@ -122,7 +122,11 @@ def test_choices_per_path_are_checked_in_every_variant(project):
     assert "specs/c.yaml:8:" in bad.output and "'grpoo'" in bad.output and "choices" in bad.output
     spec.write_text(textwrap.dedent(body).replace("grpoo", "grpo"))
     assert cli("render", "specs/c.yaml").exit_code == 0
-    spec.write_text(textwrap.dedent(body).replace("grpoo", "grpo").replace("{trainer.loss_type: [", "{trainer.loss_typ: ["))
+    spec.write_text(
+        textwrap.dedent(body)
+        .replace("grpoo", "grpo")
+        .replace("{trainer.loss_type: [", "{trainer.loss_typ: [")
+    )
     typo = cli("check", "specs/c.yaml")
     assert typo.exit_code == 2 and "did you mean `trainer.loss_type`?" in typo.output
 

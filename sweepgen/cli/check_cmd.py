@@ -24,7 +24,8 @@ def discover() -> list[str]:
         where = f"[tool.sweepgen] specs in {found.source}" if found.source else "the default globs"
         raise UserError(
             f"no specs given and none found by {where} ({', '.join(found.specs)})",
-            hint="name the spec files, or set `specs = [\"glob\", ...]` under [tool.sweepgen] in pyproject.toml",
+            hint='name the spec files, or set `specs = ["glob", ...]` under [tool.sweepgen] in '
+            "pyproject.toml",
         )
     return specs
 
@@ -55,7 +56,9 @@ def discover() -> list[str]:
     help="also list every file a changed input made stale, and each file's unified diff",
 )
 @_no_import.option
-def check(specs: tuple[str, ...], out_root: str, fmt: str, full: bool, show_diff: bool, no_import: bool) -> int:
+def check(
+    specs: tuple[str, ...], out_root: str, fmt: str, full: bool, show_diff: bool, no_import: bool
+) -> int:
     """Check SPECs (default: the specs of [tool.sweepgen] in pyproject.toml, else every YAML under
     specs/ and every *.sweep.yaml): valid, and generated files up to date.
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import importlib.util
+import json
 import os
 import sys
 from typing import Any

@@ -173,7 +173,7 @@ def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]
             continue  # the common case: no type schema needed
         try:
             type_schema = TypeAdapter(hints[f.name]).json_schema()
-        except Exception:  # noqa: BLE001, S112 - the type check above already refused such a type
+        except Exception:  # noqa: BLE001 - the type check above already refused such a type
             continue
         allowed = field_enum(help_text, type_schema)
         if allowed:

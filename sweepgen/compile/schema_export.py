@@ -27,7 +27,8 @@ STAMP = "x-sweepgen"
 # "Supported values are ...", "Possible values are ...", "One of ...", "Choices: ...": the values the
 # help text lists after these words, quoted ('x', "x") or in backticks (`x`, `'x'`).
 _CHOICES_START = re.compile(
-    r"\b(?:supported|possible|valid|allowed|available)\s+(?:values|options|choices)\b|\bone of\b|\bchoices\s*:",
+    r"\b(?:supported|possible|valid|allowed|available)\s+(?:values|options|choices)\b"
+    r"|\bone of\b|\bchoices\s*:",
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r"""`'?([A-Za-z0-9_.\-]+)'?`|'([A-Za-z0-9_.\-]+)'|"([A-Za-z0-9_.\-]+)\"""")
