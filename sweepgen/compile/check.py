@@ -264,7 +264,9 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
     if rec.journal is not None:
         problems.append(_interrupted(tree))
     entries = [
-        (p, k) for p, k in tree.walk() if p not in expected and p not in (lock.LOCK_NAME, JOURNAL_NAME)
+        (p, k)
+        for p, k in tree.walk()
+        if p not in expected and p not in (lock.LOCK_NAME, JOURNAL_NAME, lock.RUN_STATE_NAME)
     ]
     # tool files (__pycache__, .DS_Store, swap files) and git-ignored files are not orphans
     tolerated = foreign_ok(plan.sweep_dir, [p for p, k in entries if k == "file" and p not in rec.shas])

@@ -1,17 +1,23 @@
 """The local executor: each run its own process on this machine, ``jobs`` at a time, optionally
 packed ``per_gpu`` to a GPU through CUDA_VISIBLE_DEVICES.
 
-Each child starts in a new session (its own process group) so a terminal Ctrl-C reaches only
-sweepgen, which then stops every child's whole group (trainer and any worker it forked) in order:
-SIGTERM, a grace period, SIGKILL. Nothing is left running and every stopped run is marked cancelled.
+Each run is a supervisor process (sweepgen.run.supervise) that holds the run's lock and runs the
+trainer; it starts in a new session (its own process group) so a terminal Ctrl-C reaches only
+sweepgen, which then stops every run's whole group (supervisor, trainer and any worker it forked) in
+order: SIGTERM, a grace period, SIGKILL. Nothing is left running and every stopped run is marked
+cancelled. When a trainer exits, its supervisor kills what is left of the group, so a process the
+trainer left behind neither outlives the run nor holds its lock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -46,6 +52,8 @@ from sweepgen.run.progress import (
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
 # for real models on a GPU; an impatient second Ctrl-C kills at once anyway
 KILL_GRACE_S = 60.0
+# every run's process: holds its lock, runs the trainer, ends its process group (run/supervise.py)
+SUPERVISOR = (sys.executable, "-m", "sweepgen.run.supervise")
 
 
 @dataclass
@@ -55,7 +63,7 @@ class _Child:
     log: IO[bytes]
     gpu: str | None
     status: RunStatus
-    lock_fd: int  # this process's copy of the run's lock (runlock.py); the run holds another
+    lock_fd: int  # this process's copy of the run's lock (runlock.py); the run's supervisor holds another
 
 
 class LocalExecutor(Executor):
@@ -270,14 +278,17 @@ class LocalExecutor(Executor):
         if gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = gpu
         try:
+            if shutil.which(task.argv[0]) is None:  # said here, in the run's reason, not as exit 127
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), task.argv[0])
             proc = subprocess.Popen(
-                task.argv,
+                [*SUPERVISOR, str(lock_fd), "--", *task.argv],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                # the run inherits the lock: it stays held while the run lives, even if sweepgen dies
+                # the supervisor holds the lock while the run lives, even if sweepgen dies; the
+                # trainer's own processes never get it
                 pass_fds=(lock_fd,),
             )
         except OSError as err:
@@ -347,6 +358,7 @@ class LocalExecutor(Executor):
             done_file=child.task.done_file,
         )
         status = replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
+        _signal_group(child, signal.SIGKILL)  # the supervisor ended it; nothing of the run outlives it
         self._write(child.task.run_dir, status)
         # released only now: until its end is recorded, nobody else may start the run
         runlock.release(child.lock_fd)

@@ -18,6 +18,7 @@ Slurm too, never a COMPLETED job that hides a crash.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -67,8 +68,9 @@ def run_on_node(task: NodeTask) -> str:
     os.chdir(task.cwd)
     run_dir = Path(task.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    # the run's lock (runlock.py), held by this task and inherited by the run: a second job for the
-    # same directory (however it came to be submitted) never runs it twice
+    # the run's lock (runlock.py), held by this task (the run's supervisor) and never handed to the
+    # run's processes: a second job for the same directory never runs it twice, and a process the
+    # trainer leaves behind cannot hold a finished run
     lock_fd = runlock.acquire(run_dir)
     if lock_fd is None:
         print(
@@ -122,7 +124,7 @@ def run_on_node(task: NodeTask) -> str:
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     env=env,
-                    pass_fds=(lock_fd,),
+                    start_new_session=True,  # its own group: ended as a whole when it exits
                 )
             )
         except OSError as err:
@@ -138,6 +140,8 @@ def run_on_node(task: NodeTask) -> str:
             )
             sys.exit(127)
         code = child[0].wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # what the run left behind
+            os.killpg(child[0].pid, signal.SIGKILL)
     stopped = flags["timeout"] or flags["cancel"]
     state, reason = outcome(
         code,
