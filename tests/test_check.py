@@ -54,6 +54,15 @@ def test_spec_change_without_rerender_is_stale(rendered, project):
     assert [p.detail for p in report.problems] == [False, True, True, True]
 
 
+def test_the_run_state_file_is_not_an_orphan(rendered, project):
+    """`sweepgen run` records its command line beside the lock (.sweepgen-run.json): run state."""
+    (project / "generated/demo/.sweepgen-run.json").write_text('{"options": {}, "version": 1}\n')
+    assert api.check([str(rendered)]).problems == []
+    assert api.check([str(rendered)], full=True).problems == []
+    (project / "generated/demo/.other.json").write_text("{}\n")
+    assert kinds(api.check([str(rendered)])) == [("orphan", "generated/demo/.other.json")]
+
+
 def test_template_change_is_stale(rendered, project):
     (project / "templates/t.yaml.j2").write_text("# v2\n{{ config | to_yaml }}\n")
     problems = api.check([str(rendered)]).problems
