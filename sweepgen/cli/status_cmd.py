@@ -198,21 +198,23 @@ def _table(views, title: str | None = None):
             str(s.attempt) if s else "-",
             fmt_duration(elapsed_seconds(s, now)),
             step_text(view.task.run_dir, view.task.config),
-            (s.reason or "") if s else "",
+            view.unreadable or ((s.reason or "") if s else ""),
         )
     return table
 
 
 def _show_problems(views, tail_lines: int) -> None:
     # sweepgen.run loads when the command runs, not for --help
+    from rich.markup import escape
+
     from sweepgen.run.sweep_status import log_tail, problems
 
     err = _console.stderr()
     for view in problems(views):
-        assert view.status is not None  # a problem state is a recorded state
+        reason = view.unreadable or (view.status.reason if view.status else None) or "no reason recorded"
         path, lines = log_tail(view, tail_lines)
         err.print(
-            f"\n[bold red]── {view.task.name} {view.label}[/] ({view.status.reason or 'no reason recorded'})"
+            f"\n[bold red]── {escape(view.task.name)} {view.label}[/] ({escape(reason)})"
             + (f"; last lines of {path}:" if lines else f"; {path or 'no log'} is empty")
         )
         for line in lines:
@@ -232,7 +234,7 @@ def _as_json(view, tail_lines: int) -> dict:
         "executor": s.executor if s else None,
         "job_id": s.ids.get("job_id") if s else None,
         "attempt": s.attempt if s else None,
-        "reason": s.reason if s else None,
+        "reason": view.unreadable or (s.reason if s else None),
         "started": s.started if s else None,
         "ended": s.ended if s else None,
         "exit_code": s.exit_code if s else None,

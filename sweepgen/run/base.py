@@ -175,6 +175,12 @@ def read_status(run_dir: Path) -> RunStatus | None:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"run status is not UTF-8 text (byte {err.start})",
+            location=Location(str(path)),
+            hint="this file is written by sweepgen; delete it to treat the run as pending",
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:

@@ -26,6 +26,8 @@ class RunView:
     # so it is never shown as this config's result, whatever its own state
     stale: bool = False
     note: str | None = None  # what limited this view, e.g. Slurm accounting unavailable
+    # its status file could not be read (damaged, not UTF-8, unreadable): why; shown, never guessed
+    unreadable: str | None = None
 
     @property
     def state(self) -> RunState | None:
@@ -34,6 +36,8 @@ class RunView:
     @property
     def label(self) -> str:
         """The state word users see: ours in capitals, or Slurm's where it says more (TIMEOUT)."""
+        if self.unreadable is not None:
+            return "UNREADABLE"
         if self.status is None:
             return state_word(RunState.PENDING, started=False).upper()
         if self.stale:
@@ -46,7 +50,7 @@ class RunView:
     @property
     def problem(self) -> bool:
         """Shown with its log tail, and makes `status` exit 1."""
-        return self.stale or self.state in PROBLEM_STATES
+        return self.stale or self.unreadable is not None or self.state in PROBLEM_STATES
 
     @property
     def live(self) -> bool:
