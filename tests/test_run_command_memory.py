@@ -95,3 +95,18 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_every_run_gets_tracker_names_for_wandb_and_tensorboard(tmp_path):
+    make_sweep(tmp_path, {"lr1": {}, "lr2": {}}, values={"lr1": {"lr": 0.1}, "lr2": {"lr": 0.2}})
+    command = "test -f {config} && printenv > {run_dir}/env.txt"
+    ran = sweepgen(tmp_path, "run", "generated/fake", "--command", command, "--shell")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    env = dict(
+        line.split("=", 1)
+        for line in (tmp_path / "runs/fake/lr2/env.txt").read_text().splitlines()
+        if "=" in line
+    )
+    assert env["WANDB_RUN_GROUP"] == "fake" and env["WANDB_NAME"] == "lr2"
+    assert env["WANDB_TAGS"] == "lr=0.2"
+    assert env["TENSORBOARD_RUN_NAME"] == "fake/lr2" and env["SWEEPGEN_RUN_DIR"] == "runs/fake/lr2"

@@ -47,6 +47,7 @@ from sweepgen.run.base import (
 from sweepgen.run.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
+from sweepgen.run.trackers import tracker_env
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
@@ -273,6 +274,7 @@ class LocalExecutor(Executor):
             return
         gpu = self._pick_gpu()
         env = dict(os.environ)
+        env.update(tracker_env(task, self.options.lock.sweep or self.options.sweep_dir.name))
         env.update(self.options.env)
         env["PYTHONUNBUFFERED"] = "1"  # so run.log and the live display follow the run as it goes
         if gpu is not None:

@@ -55,6 +55,7 @@ from sweepgen.run.base import (
 from sweepgen.run.run_view import RunView
 from sweepgen.run.slurm_resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm_task import CANCEL_REASON, TIMEOUT_REASON, NodeTask, run_on_node
+from sweepgen.run.trackers import tracker_env
 
 SLURM_DIR = ".sweepgen_slurm"  # in the sweep's runs root: submitit's files and the jobs journal
 JOURNAL = "jobs.json"
@@ -227,7 +228,10 @@ class SlurmExecutor(Executor):
                     cwd=cwd,
                     run_dir=str(task.run_dir),
                     status=status,
-                    env=dict(self.options.env),
+                    env={
+                        **tracker_env(task, self.options.lock.sweep or Path(self.options.sweep_dir).name),
+                        **self.options.env,
+                    },
                 )
             )
         ex = submitit.SlurmExecutor(folder=self.root / "%j", python=shlex.quote(sys.executable))
