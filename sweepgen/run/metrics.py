@@ -1,4 +1,6 @@
-"""A run's logged metrics, whatever trainer wrote them: metrics.jsonl, metrics.csv, TensorBoard events.
+"""A run's logged metrics, whatever trainer wrote them: metrics.jsonl, metrics.csv, a Hugging Face
+``trainer_state.json`` (its ``log_history``: what `trl grpo` and every HF Trainer leave), TensorBoard
+events.
 
 Each source gives series ``name -> ((step, value), ...)``. A row without an integer step, or a value
 that is not a finite number, is skipped (a CSV cell left empty at a step that did not evaluate is
@@ -21,7 +23,8 @@ from pathlib import Path
 
 from sweepgen.errors import UserError
 
-SOURCES = ("metrics.jsonl", "metrics.csv", "tensorboard")
+SOURCES = ("metrics.jsonl", "metrics.csv", "trainer_state.json", "tensorboard")
+TRAINER_STATE = "trainer_state.json"
 EVENTS_GLOB = "events.out.tfevents.*"
 TRACK_HINT = "install it with `pip install 'sweepgen[track]'` (or `pip install tensorboard`)"
 
@@ -114,6 +117,36 @@ def read_csv(path: Path) -> dict[str, Points]:
     return _collect(rows)
 
 
+def trainer_state_file(run_dir: Path) -> Path | None:
+    """The HF Trainer's state: the run directory's own (``trainer.save_state()`` at the end), else
+    the one in its latest ``checkpoint-N`` folder (written at every save)."""
+    own = run_dir / TRAINER_STATE
+    if own.is_file():
+        return own
+    checkpoints = []
+    for folder in run_dir.glob("checkpoint-*"):
+        number = _step(folder.name.removeprefix("checkpoint-"))
+        if number is not None and (folder / TRAINER_STATE).is_file():
+            checkpoints.append((number, folder / TRAINER_STATE))
+    return max(checkpoints)[1] if checkpoints else None
+
+
+def read_trainer_state(path: Path) -> dict[str, Points]:
+    """The metrics of a ``trainer_state.json``'s ``log_history`` (one row per logging or evaluation
+    step, each with its ``step``)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise UserError(
+            f"{path} is not readable JSON ({type(err).__name__})",
+            hint="the Hugging Face Trainer writes it; a run killed while saving may leave it cut",
+        ) from None
+    history = data.get("log_history") if isinstance(data, dict) else None
+    if not isinstance(history, list):
+        return {}
+    return _collect([row for row in history if isinstance(row, dict)])
+
+
 def event_dirs(run_dir: Path) -> list[Path]:
     """Every folder under the run holding TensorBoard event files (transformers writes them to
     <output_dir>/runs/<date>_<host>/ by default)."""
@@ -150,6 +183,9 @@ def read_all(run_dir: Path, *, tensorboard: bool = True) -> dict[str, dict[str, 
         out["metrics.jsonl"] = read_jsonl(run_dir / "metrics.jsonl")
     if (run_dir / "metrics.csv").is_file():
         out["metrics.csv"] = read_csv(run_dir / "metrics.csv")
+    state = trainer_state_file(run_dir) if run_dir.is_dir() else None
+    if state is not None:
+        out[TRAINER_STATE] = read_trainer_state(state)
     tb = read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
     if tb:
         out["tensorboard"] = tb
