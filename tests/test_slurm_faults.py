@@ -83,7 +83,7 @@ def test_two_concurrent_submissions_make_one_array_and_start_every_run_once(cwd)
     outs = [p.communicate(timeout=180) for p in procs]
     # the one that submitted exits 0; the other found the runs submitted: 1, "still running
     # elsewhere" (it does not wait), unless it planned only after they had finished
-    assert 0 in [p.returncode for p in procs] and set(p.returncode for p in procs) <= {0, 1}, outs
+    assert 0 in [p.returncode for p in procs] and {p.returncode for p in procs} <= {0, 1}, outs
     said = "".join(o + e for o, e in outs)
     if 1 in [p.returncode for p in procs]:
         assert "still running elsewhere" in said
