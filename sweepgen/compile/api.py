@@ -5,6 +5,7 @@ Keep these signatures stable; other modules of sweepgen depend on them.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from typing import Any
@@ -120,3 +121,53 @@ def export_schema(ref: str) -> str:
         raise UserError(f"{ref!r} is not `module:Class`", hint="e.g. --export trl:GRPOConfig")
     cls = schema.import_class(module_name, attr, Location(ref))
     return schema_export.dumps(schema_export.export(ref, cls))
+
+
+def init_project(
+    config: str,
+    *,
+    name: str,
+    schema_ref: str | None = None,
+    specs_dir: str = "specs",
+    templates_dir: str = "templates",
+    schemas_dir: str = "schemas",
+    out_root: str = "generated",
+) -> list[str]:
+    """Write a starting spec and template for ``config`` (and, with ``schema_ref``, that class's
+    exported schema); returns the paths written. Nothing is overwritten, and nothing is left behind
+    when the new spec does not compile (e.g. the config breaks its own schema)."""
+    from sweepgen.compile import init_spec
+
+    schema_file = None
+    files: dict[str, str] = {}
+    if schema_ref is not None:
+        schema_file = os.path.join(schemas_dir, schema_ref.rpartition(":")[2].lower() + ".json")
+        files[schema_file] = export_schema(schema_ref)
+    start = init_spec.starter(
+        config, name=name, specs_dir=specs_dir, templates_dir=templates_dir, schema_file=schema_file
+    )
+    files.update(start.files)
+    taken = [p for p in files if os.path.exists(p)]
+    if taken:
+        raise UserError(
+            f"{', '.join(taken)} already exist(s); `init` never overwrites a file",
+            location=Location(taken[0]),
+            hint="choose another --name, or move the file away",
+        )
+    written: list[str] = []
+    made = [d for d in dict.fromkeys(os.path.dirname(p) for p in files) if d and not os.path.isdir(d)]
+    try:
+        for path, text in files.items():
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            with open(path, "x", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            written.append(path)
+        compile_spec(start.spec, out_root)  # the starting spec must render as written
+    except BaseException:
+        for path in written:
+            os.remove(path)
+        for folder in made:
+            with contextlib.suppress(OSError):  # only if still empty
+                os.rmdir(folder)
+        raise
+    return written
