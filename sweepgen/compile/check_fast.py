@@ -24,7 +24,7 @@ from sweepgen import __version__
 from sweepgen.compile import lock
 from sweepgen.compile.foreign import foreign_ok
 from sweepgen.compile.inputs import file_sha256, module_identity
-from sweepgen.compile.journal import JOURNAL_NAME, read_regular
+from sweepgen.compile.journal import JOURNAL_NAME
 from sweepgen.compile.schema import imports_disabled
 from sweepgen.compile.spec import Spec, display_path, load_spec
 from sweepgen.errors import SweepgenError
@@ -71,8 +71,8 @@ def trusted(spec_path: str, out_root: str) -> Trust:
 
 
 def _decide(name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:
-    raw = read_regular(tree, lock.LOCK_NAME)
-    if raw is None or read_regular(tree, JOURNAL_NAME) is not None:
+    raw = tree.read_regular(lock.LOCK_NAME)
+    if raw is None or tree.read_regular(JOURNAL_NAME) is not None:
         return None
     recorded = lock.parse(raw, tree.where(lock.LOCK_NAME))
     if recorded.version != lock.LOCK_VERSION or recorded.sweepgen_version != __version__:
