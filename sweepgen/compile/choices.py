@@ -33,7 +33,7 @@ def check_choices(expansion: Expansion) -> None:
                 raise ValidationError(
                     f"variant {variant.name!r}: `{path}` is {show_value(value)} (set by {layer}), "
                     f"not one of the choices {allowed!r}",
-                    location=spec.where(layer, path) or where,
+                    location=expansion.where(layer, path) or where,
                     key=path,
                     hint="fix the value, or add it to `choices:` if it is allowed",
                 )
