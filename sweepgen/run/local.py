@@ -274,7 +274,7 @@ class LocalExecutor(Executor):
             return
         gpu = self._pick_gpu()
         env = dict(os.environ)
-        env.update(tracker_env(task, self.options.lock.sweep or self.options.sweep_dir.name))
+        env.update(tracker_env(task, Path(self.options.sweep_dir).name))
         env.update(self.options.env)
         env["PYTHONUNBUFFERED"] = "1"  # so run.log and the live display follow the run as it goes
         if gpu is not None:

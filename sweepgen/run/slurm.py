@@ -229,7 +229,7 @@ class SlurmExecutor(Executor):
                     run_dir=str(task.run_dir),
                     status=status,
                     env={
-                        **tracker_env(task, self.options.lock.sweep or Path(self.options.sweep_dir).name),
+                        **tracker_env(task, Path(self.options.sweep_dir).name),
                         **self.options.env,
                     },
                 )

@@ -1,7 +1,8 @@
 """What every run's command finds in its environment so its runs line up in W&B and TensorBoard,
-whichever trainer it is: the sweep as the W&B group, the run name as the W&B name, the varying
-values as W&B tags, and a TensorBoard run name (``<sweep>/<run>``) a trainer can use as its log
-subfolder. Set for every run by both executors; they replace values the shell had.
+whichever trainer it is: the sweep (its generated folder's name) as the W&B group, the run name as
+the W&B name, the varying values as W&B tags, and a TensorBoard run name (``<sweep>/<run>``) a
+trainer can use as its log subfolder. Set for every run by both executors; they replace values the
+shell had.
 """
 
 from __future__ import annotations
