@@ -186,6 +186,9 @@ def test_a_requeued_job_is_queued_not_cancelled_and_never_submitted_twice(cwd):
     while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING" or _alive(first_pid):
         assert time.monotonic() < deadline, "the requeued job never became PENDING"
         time.sleep(0.5)
+    # Slurm holds it PENDING: so does `status` (the file keeps "running": nothing resubmits it)
+    row = status_json("generated/rq")["q"]
+    assert row["state"] == "PENDING" and "requeued by Slurm" in row["reason"], row
     time.sleep(5)
     subprocess.run(
         ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
@@ -194,7 +197,9 @@ def test_a_requeued_job_is_queued_not_cancelled_and_never_submitted_twice(cwd):
         timeout=30,
     )
     wait_until("generated/rq", lambda r: starts(cwd / "runs/rq/q") == 2, 90, "the requeued job to start")
-    assert status_json("generated/rq")["q"]["job_id"] == job_id
+    row = wait_until("generated/rq", lambda r: r["q"]["state"] == "RUNNING", 30, "the requeued job to run")
+    assert row["q"]["job_id"] == job_id
+    assert row["q"]["attempt"] == 2  # counted across the requeue (the same job id)
     assert len(journal(cwd / "runs/rq")) == 1
     scancel_sweep("generated/rq")
 

@@ -26,6 +26,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sweepgen.errors import SweepgenError
 from sweepgen.run import runlock
 from sweepgen.run.base import (  # noqa: F401 - CANCEL_REASON, TIMEOUT_REASON: re-exported
     CANCEL_REASON,
@@ -33,6 +34,7 @@ from sweepgen.run.base import (  # noqa: F401 - CANCEL_REASON, TIMEOUT_REASON: r
     TIMEOUT_REASON,
     RunState,
     RunStatus,
+    read_status,
     run_outcome,
     succeeded,
     this_host,
@@ -99,6 +101,7 @@ def run_on_node(task: NodeTask) -> str:
     ids = {**task.status.ids, **slurm_ids()}
     status = replace(
         task.status,
+        attempt=_attempt(run_dir, task.status, ids),
         state=RunState.RUNNING,
         started=utc_now(),
         ended=None,
@@ -160,6 +163,18 @@ def run_on_node(task: NodeTask) -> str:
         # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)
         sys.exit(code if code and code > 0 else 1)
     return state.value
+
+
+def _attempt(run_dir: Path, submitted: RunStatus, ids: dict[str, object]) -> int:
+    """The submitted attempt, or one more for each time Slurm requeued this same job (its status
+    file then already records a start of this job id)."""
+    try:
+        previous = read_status(run_dir)
+    except (OSError, SweepgenError):
+        return submitted.attempt
+    if previous is not None and previous.started and previous.ids.get("job_id") == ids.get("job_id"):
+        return max(submitted.attempt, previous.attempt + 1)
+    return submitted.attempt
 
 
 # the shared rule (base.run_outcome), under the name the node side always used
