@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -107,10 +108,12 @@ def cancel(sweep_dir: Path, only) -> int:
     if on_slurm:
         cancelled = {v.task.name: v for v in cancel_runs(on_slurm)}
         views = [cancelled.get(v.task.name, v) for v in views]
-        out.print(
-            f"cancelled {len(on_slurm)} Slurm run(s); resume them with "
-            f"`sweepgen run {sweep_dir} --executor slurm --rerun-failed`"
-        )
+        from sweepgen.run import sweep_state
+
+        # the command line the sweep was started with, so the copied hint runs the same trainer
+        recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
+        resume = replace(recorded, executor="slurm").command_line(sweep_dir, "--rerun-failed")
+        out.print(f"cancelled {len(on_slurm)} Slurm run(s); resume them with `{resume}`", markup=False)
     out.print(_table(views, title=str(sweep_dir)))
     for view in elsewhere:
         assert view.status is not None  # a live run has a status
