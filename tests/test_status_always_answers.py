@@ -77,3 +77,19 @@ def test_status_answers_from_the_files_when_slurm_does_not(sweep, monkeypatch):
     assert by_name["b"].label == "RUNNING"
     assert "Slurm did not answer within 0.5 s" in (by_name["b"].note or "")
     assert by_name["a"].label == "FAILED"  # the local run is unaffected
+
+
+def test_a_submitted_run_whose_directory_vanished_is_named(sweep):
+    import shutil
+
+    journal = sweep / "runs/fake/.sweepgen_slurm/jobs.json"
+    journal.parent.mkdir(parents=True)
+    journal.write_text(json.dumps({"arrays": [{"array_job_id": "9", "runs": {"9_0": "a", "9_1": "b"}}]}))
+    shutil.rmtree(sweep / "runs/fake/a")
+    rows = {r["run"]: r for r in json.loads(status("--format", "json").stdout)}
+    assert rows["a"]["state"] == "FAILED"
+    assert rows["a"]["reason"] == "its run directory runs/fake/a is gone (submitted as Slurm job 9_0)"
+    assert rows["b"]["state"] == "FAILED" and rows["b"]["reason"] == "exit code 3"
+    journal.unlink()  # never submitted anywhere we know of: not started, as before
+    rows = {r["run"]: r for r in json.loads(status("--format", "json").stdout)}
+    assert rows["a"]["state"] == "NOT STARTED"

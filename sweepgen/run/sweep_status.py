@@ -20,6 +20,7 @@ from sweepgen.run.base import (
     LOG_FILE,
     STATUS_FILE,
     TERMINAL,
+    RunState,
     RunStatus,
     RunTask,
     effective_state,
@@ -66,6 +67,7 @@ def collect(tasks: Sequence[RunTask], *, slurm_answer_s: float = SLURM_ANSWER_S)
             )
             for task in slurm_tasks:
                 views[task.name] = replace(_file_view(task, statuses[task.name]), note=note)
+    views.update(_vanished(tasks, statuses, views))
     for task in tasks:
         if task.name not in views:
             views[task.name] = _plain_view(task, statuses[task.name])
@@ -93,6 +95,39 @@ def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True
     if persist and state in TERMINAL:
         _persist(task, status, new)
     return RunView(task, new)
+
+
+def _vanished(
+    tasks: Sequence[RunTask], statuses: dict[str, RunStatus | None], views: dict[str, RunView]
+) -> dict[str, RunView]:
+    """Runs whose directory is gone although the sweep's Slurm journal says they were submitted:
+    shown as failed with that reason, not as never started (a job cannot keep records there)."""
+    gone = [
+        t for t in tasks if t.name not in views and statuses.get(t.name) is None and not t.run_dir.exists()
+    ]
+    if not gone:
+        return {}
+    from sweepgen.run.slurm import JOURNAL, read_journal, slurm_root
+
+    try:
+        journal = read_journal(slurm_root([t.run_dir for t in tasks]) / JOURNAL)
+    except (SweepgenError, OSError):
+        return {}
+    submitted = {
+        name: job_id
+        for array in journal.get("arrays", [])
+        if isinstance(array, dict) and isinstance(array.get("runs"), dict)
+        for job_id, name in array["runs"].items()
+    }
+    out = {}
+    for task in gone:
+        if task.name in submitted:
+            reason = (
+                f"its run directory {task.run_dir} is gone (submitted as Slurm job {submitted[task.name]})"
+            )
+            status = RunStatus(RunState.FAILED, "slurm", reason=reason, ids={"job_id": submitted[task.name]})
+            out[task.name] = RunView(task, status)
+    return out
 
 
 def _file_view(task: RunTask, status: RunStatus | None) -> RunView:
