@@ -116,3 +116,32 @@ def test_pre_commit_hook_runs_check_with_no_arguments_like_ci(tmp_path, monkeypa
     (tmp_path / "pyproject.toml").write_text("[tool.sweepgen]\nspec = []\n")
     with pytest.raises(UserError, match="unknown key"):
         settings.load()
+
+
+def test_check_with_no_arguments_reads_tool_sweepgen(tmp_path, monkeypatch):
+    """Symptom 4: specs under experiments/*.sweep.yaml, output under out/: `check` alone finds them
+    (CI and the hook run exactly that), calls no folder of theirs an orphan, and flags a real one."""
+    from pathlib import Path
+
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    spec = (
+        "sweepgen: 1\nname: lr\ntemplate: ../templates/t.yaml.j2\noutput: '{{ variant.name }}.yaml'\n"
+        "base: {lr: 0.1}\ngrid: {lr: [0.1, 0.2]}\n"
+    )
+    (tmp_path / "experiments/lr.sweep.yaml").write_text(spec)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.sweepgen]\nspecs = ["experiments/*.sweep.yaml"]\noutput = "out"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    unrendered = run()  # found through [tool.sweepgen]: its files are missing under out/
+    assert unrendered.exit_code == 1 and "out/lr/lr0.1.yaml: missing" in unrendered.output
+    rendered = CliRunner().invoke(main, ["render"])
+    assert rendered.exit_code == 0, rendered.output
+    assert Path("out/lr/sweep.lock.json").exists() and not Path("generated").exists()
+    ok = run()
+    assert ok.exit_code == 0, ok.output
+    Path("out/old_sweep").mkdir()
+    orphan = run()
+    assert orphan.exit_code == 1 and "out/old_sweep: orphan" in orphan.output
