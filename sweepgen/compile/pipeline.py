@@ -32,6 +32,7 @@ from sweepgen.compile.render import (
     template_runtime_error,
     too_large,
 )
+from sweepgen.compile.sandbox import time_budget
 from sweepgen.compile.schema import check_schema, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
 
@@ -76,11 +77,15 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     header = header_maker(spec_rel)
     template_dir = os.path.dirname(template_abs)
 
+    seconds = spec.model.limits.eval_seconds
+
     def render_one(variant: Variant) -> tuple[str, str, bytes]:
         ctx = context(variant.config, variant.context_view(), sweep)
-        out_path = render_inline(output_t, ctx, spec, "output", variant)
+        with time_budget(seconds):
+            out_path = render_inline(output_t, ctx, spec, "output", variant)
         try:
-            text = render_bounded(template, ctx, spec.model.limits.output_bytes)
+            with time_budget(seconds):
+                text = render_bounded(template, ctx, spec.model.limits.output_bytes)
         except OutputTooLarge as err:
             raise too_large(err.limit, spec, variant, out_path) from None
         except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault

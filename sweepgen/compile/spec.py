@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from sweepgen import globs, paths, yamlio
@@ -107,6 +107,7 @@ class Resources(BaseModel):
 
 
 MIB = 1 << 20
+EVAL_SECONDS = 5  # no real template, constraint or name takes a tenth of that for one variant
 
 
 class Limits(BaseModel):
@@ -117,6 +118,12 @@ class Limits(BaseModel):
     output_bytes: StrictInt = Field(default=16 * MIB, ge=1, description="bytes per rendered file")
     yaml_nodes: StrictInt = Field(
         default=yamlio.MAX_NODES, ge=1, description="YAML nodes per file, aliases expanded"
+    )
+    eval_seconds: StrictFloat | StrictInt = Field(
+        default=EVAL_SECONDS,
+        gt=0,
+        description="wall-clock seconds for one evaluation: the template, `output`, `run_name`, "
+        "`run_dir`, a `derived` value or a constraint, for one variant",
     )
 
 
