@@ -259,6 +259,9 @@ def report(
             click.echo(rep.csv_text(result), nl=False)
         return 0
     out.print(_runs_table(rep.rows(result), result.varying, title=f"report: {directory}", measured=measured))
+    for run in result.runs:  # run files a foreign trainer left that could not be used, with the reason
+        for problem in run.problems:
+            err.print(f"warning: run {run.name}: {problem}", markup=False)
     cut = [
         r.name
         for r in result.finished

@@ -11,7 +11,7 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import paths
-from sweepgen.compile import lock
+from sweepgen.compile import lock, lock_digest
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
 from sweepgen.compile.derive import finalize
@@ -114,7 +114,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
         shown_dir=display_path(sweep_dir),
         files=files,
         lock=lock_data,
-        lock_bytes=lock.dumps(lock_data).encode("utf-8") if lock_data else b"",
+        lock_bytes=lock_digest.seal(lock.dumps(lock_data)).encode("utf-8") if lock_data else b"",
     )
 
 

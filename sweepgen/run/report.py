@@ -36,6 +36,7 @@ from sweepgen.run.base import (
     write_bytes_atomic,
 )
 from sweepgen.run.progress import read_summary
+from sweepgen.run.runfiles import MAX_LOG_BYTES, RunFileError, read_bytes
 from sweepgen.run.tasks import LOCK_FILE, config_fingerprint, read_lock, run_dir_of
 
 SEED_PATH = re.compile(r"(^|[._])seed$")
@@ -94,6 +95,7 @@ class RunRecord:
     summary: Mapping[str, Any] | None  # summary.json, for finished runs
     curve: tuple[tuple[int, float], ...] = ()  # (step, value) of the objective metric (or reward_mean)
     score: Score = field(default_factory=Score)  # only with a metric objective
+    problems: tuple[str, ...] = ()  # run files that could not be used, and why (runfiles.RunFileError)
 
 
 @dataclass(frozen=True)
@@ -199,9 +201,8 @@ def _entry(sweep_dir: Path, entry: Any) -> tuple[str, Path, dict, str]:
             hint="render the spec again with `sweepgen render SPEC`",
         )
     config_path = sweep_dir / entry["path"]
-    try:
-        data = config_path.read_bytes()
-    except FileNotFoundError:
+    data = read_bytes(config_path, limit=MAX_LOG_BYTES)
+    if data is None:
         raise UserError(
             f"{config_path} is in the lock but missing",
             location=Location(str(sweep_dir / LOCK_FILE)),
@@ -239,9 +240,13 @@ def _linked_values(run_dir: Path, locks: dict[Path, dict]) -> tuple[str, dict, s
 
 def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
     path = run_dir / "config.yaml"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    raw = read_bytes(path, limit=MAX_LOG_BYTES)  # a FIFO or /dev/zero link: an error, never a hang
+    if raw is not None:
+        try:
+            data = yaml.safe_load(raw.decode("utf-8", errors="replace"))
+        except (yaml.YAMLError, RecursionError) as err:
+            raise RunFileError(path, f"is not readable YAML ({type(err).__name__})") from None
+    else:
         raise UserError(
             f"{run_dir} has no config.yaml and no sweep lock describes it",
             location=Location(str(run_dir)),
@@ -272,7 +277,12 @@ def varying_values(configs: Sequence[Mapping[str, Any]]) -> tuple[list[str], lis
 
 
 def _record(name: str, run_dir: Path, values: Mapping[str, Any], objective: Objective) -> RunRecord:
-    summary = read_summary(run_dir)
+    problems: list[str] = []
+    try:
+        summary = read_summary(run_dir)
+    except RunFileError as err:  # listed with the run, never fatal to the whole report
+        summary = None
+        problems.append(f"{SUMMARY_FILE} {err.reason}")
     status = read_status(run_dir)
     # the rule `run` and `status` use (done file, or exit 0 for a foreign trainer); a report asks no
     # executor whether a `running` run is alive: it shows what the run last recorded
@@ -281,10 +291,17 @@ def _record(name: str, run_dir: Path, values: Mapping[str, Any], objective: Obje
         state = RunState.FINISHED if summary is not None else RunState.PENDING
     # without --metric only the bundled trainer's metrics.jsonl curve is plotted: no event files read
     metric = objective.metric or DEFAULT_CURVE
-    sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
+    try:
+        sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
+    except RunFileError as err:
+        sources, series = {}, None
+        problems.append(f"{err.path.name} {err.reason}")
+    bad = metrics.non_finite_count(sources, metric)
+    if bad:
+        problems.append(f"{bad} NaN or infinite value(s) of `{metric}` left out (the run diverged?)")
     curve = series.points if series is not None else ()
     score = _score(sources, series, objective) if objective.metric is not None else Score()
-    return RunRecord(name, run_dir, state, dict(values), summary, curve, score)
+    return RunRecord(name, run_dir, state, dict(values), summary, curve, score, tuple(problems))
 
 
 def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective: Objective) -> Score:
