@@ -59,10 +59,11 @@ class ProjectLoader(BaseLoader):
     template's folder, refusing any file outside the project (symlinks resolved), any file that is
     not a regular file (a FIFO would hang) and any file that is not UTF-8 (with its line and column)."""
 
-    def __init__(self, folder: str, root: str, loc: Location) -> None:
+    def __init__(self, folder: str, root: str, loc: Location, limit: int) -> None:
         self.folder = folder
         self.root = root
         self.loc = loc
+        self.limit = limit
 
     def get_source(self, environment: Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         pieces = split_template_path(template)  # refuses `..` segments
@@ -71,7 +72,7 @@ class ProjectLoader(BaseLoader):
         project.resolve(self.root, self.folder, os.path.join(*pieces), what="template", loc=self.loc)
         if not os.path.exists(path):
             raise TemplateNotFound(template)
-        raw = project.read_regular(path, what="template", loc=Location(shown))
+        raw = project.read_regular(path, what="template", loc=Location(shown), limit=self.limit)
         try:
             text = yamlio.decode_utf8(raw, shown)
         except SpecError as err:
@@ -90,7 +91,8 @@ def load_template(spec: Spec, template_abs: str) -> Template:
             location=loc,
             hint="the template path is relative to the spec file",
         )
-    env = make_env(ProjectLoader(os.path.dirname(template_abs), spec.project, loc))
+    loader = ProjectLoader(os.path.dirname(template_abs), spec.project, loc, spec.model.limits.input_bytes)
+    env = make_env(loader)
     try:
         return env.get_template(os.path.basename(template_abs))
     except TemplateSyntaxError as err:

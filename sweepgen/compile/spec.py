@@ -119,6 +119,12 @@ class Limits(BaseModel):
     yaml_nodes: StrictInt = Field(
         default=yamlio.MAX_NODES, ge=1, description="YAML nodes per file, aliases expanded"
     )
+    input_bytes: StrictInt = Field(
+        default=project.INPUT_BYTES,
+        ge=1,
+        description="bytes per file read: included configs, templates, schema files "
+        "(checked from the size, before reading)",
+    )
     eval_seconds: StrictFloat | StrictInt = Field(
         default=EVAL_SECONDS,
         gt=0,
@@ -465,7 +471,9 @@ def _resolve_base(spec: Spec) -> None:
                     location=at,
                     hint="include paths are relative to the spec file",
                 )
-            raw_inc = project.read_regular(full, what="included file", loc=at)
+            raw_inc = project.read_regular(
+                full, what="included file", loc=at, limit=spec.model.limits.input_bytes
+            )
             shown_inc = display_path(full)
             inc = yamlio.loads(
                 yamlio.decode_utf8(raw_inc, shown_inc), shown_inc, max_nodes=spec.model.limits.yaml_nodes
