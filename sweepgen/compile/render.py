@@ -19,6 +19,10 @@ from sweepgen.compile.sandbox import describe, make_env
 from sweepgen.compile.spec import SAFE_NAME, Spec, display_path, unportable
 from sweepgen.errors import Location, SpecError, SweepgenError, TemplateError, ValidationError
 
+# the lock and the journal of an interrupted render live beside the outputs: no output may take
+# their names, not even as a folder (`sweep.lock.json/a.yaml` would make the lock unwritable)
+RESERVED_NAMES = frozenset({lock.LOCK_NAME, ".sweepgen-journal.json"})
+
 HASH_COMMENT = {
     ".py",
     ".yaml",
@@ -256,9 +260,9 @@ def check_outputs(files: list[RenderedFile], spec: Spec) -> None:
                 location=loc,
                 hint="a checkout on Windows would fail; change `output`",
             )
-        if f.path == lock.LOCK_NAME:
+        if parts[0] in RESERVED_NAMES:  # the file itself, or a folder that would stand in its place
             raise ValidationError(
-                f"output path {f.path!r} is reserved for the lock file",
+                f"output path {f.path!r} uses {parts[0]!r}, which is reserved for sweepgen's own files",
                 location=loc,
                 hint="choose another file name",
             )

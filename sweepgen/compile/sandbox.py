@@ -29,6 +29,7 @@ from jinja2.exceptions import TemplateRuntimeError, UndefinedError
 from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from sweepgen import escape
 from sweepgen.compile.jsonfilter import to_json
 
 # Arithmetic bounds: a config needs neither a 3,000-digit integer nor a 10-million-item list, and
@@ -175,8 +176,14 @@ def fail_if_undefined(value: Any, depth: int = 0) -> None:
 
 
 def _finalize(value: Any) -> Any:
-    """Every ``{{ }}`` output passes here: an undefined hidden in a literal is an error too."""
+    """Every ``{{ }}`` output passes here: an undefined hidden in a literal is an error too, and so
+    is a string with a NUL or another C0 control, which would land raw in the file."""
     tick()
+    if type(value) is str and not value.isprintable() and (bad := escape.first_c0(value)) is not None:
+        raise LimitExceeded(
+            f"`{{{{ }}}}` would write control character U+{ord(bad):04X} raw into the file; "
+            "write the value through `| to_yaml`, `| to_json` or `| pyrepr`, which escape it"
+        )
     if isinstance(value, (list, tuple, dict, Undefined)):
         fail_if_undefined(value)
     return value

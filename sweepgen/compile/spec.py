@@ -107,6 +107,7 @@ class Resources(BaseModel):
 
 
 MIB = 1 << 20
+MAX_VARIANTS = 10_000_000  # a raised `limits.variants` still ends in exit 2, never out of memory at 10^10
 EVAL_SECONDS = 5  # no real template, constraint or name takes a tenth of that for one variant
 
 
@@ -114,7 +115,12 @@ class Limits(BaseModel):
     """Bounds on what one spec may cost; raise one here when a real sweep needs more."""
 
     model_config = _STRICT
-    variants: StrictInt = Field(default=100_000, ge=1, description="variants after expansion")
+    variants: StrictInt = Field(
+        default=100_000,
+        ge=1,
+        le=MAX_VARIANTS,
+        description=f"variants after expansion (at most {MAX_VARIANTS:,}: each costs memory)",
+    )
     output_bytes: StrictInt = Field(default=16 * MIB, ge=1, description="bytes per rendered file")
     yaml_nodes: StrictInt = Field(
         default=yamlio.MAX_NODES, ge=1, description="YAML nodes per file, aliases expanded"

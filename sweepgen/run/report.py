@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from sweepgen import escape
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run import metrics
 from sweepgen.run.base import (
@@ -423,8 +424,10 @@ def csv_text(report: Report) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(table[0]), lineterminator="\n")
     writer.writeheader()
-    for row in table:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    for row in table:  # no raw NUL or other C0 control in a CSV cell (escape.c0)
+        writer.writerow(
+            {k: "" if v is None else escape.c0(v) if isinstance(v, str) else v for k, v in row.items()}
+        )
     return buf.getvalue()
 
 
