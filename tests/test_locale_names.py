@@ -46,7 +46,8 @@ def _project(tmp_path: Path, name: str = "good", body: str = "", template: str =
     (proj / "templates").mkdir(exist_ok=True)
     (proj / "templates" / "t.yaml.j2").write_text(template)
     (proj / "specs" / f"{name}.yaml").write_text(
-        f"sweepgen: 1\nname: {name}\ntemplate: ../templates/t.yaml.j2\noutput: '{{{{ variant.name }}}}.yaml'\n"
+        f"sweepgen: 1\nname: {name}\ntemplate: ../templates/t.yaml.j2\n"
+        "output: '{{ variant.name }}.yaml'\n"
         + (body or "base: {training: {seed: 0}}\ngrid: {training.seed: [1, 2]}\n")
     )
     return proj
