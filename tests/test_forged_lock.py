@@ -3,7 +3,7 @@
 Before the lock carried a digest, plain ``check`` trusted the forged sha256 (exit 0) and ``render``
 called the file "unchanged" and kept the edit. Now a lock whose digest does not hold is not trusted:
 the spec is rendered and compared. A forger who also recomputes the digest (it is no secret) still
-passes the local fast path, as docs/CHECK.md says; under ``CI=true`` nothing is trusted without
+passes the local fast path, as docs/OUTPUT.md says; under ``CI=true`` nothing is trusted without
 rendering, so there the forgery is caught too.
 """
 
