@@ -29,7 +29,7 @@ class RunFileError(ConfigError):
 
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(
-            f"{path}: {reason}",
+            f"{path.name} {reason}",  # the location names the whole path
             location=Location(str(path)),
             hint="the trainer (or something else) wrote this file; sweepgen reads only plain files",
         )
