@@ -113,6 +113,8 @@ def test_report_lists_a_spoiled_run_with_the_reason(tmp_path, spoil, metric, rea
     assert code == 0, err
     assert f"warning: run b: {reason}" in err, err
     assert "warning: run a" not in err
+    code, out, err = _cli(runs.parent, *args, "--format", "json")  # listed with machine output too
+    assert code == 0 and f"warning: run b: {reason}" in err and out.lstrip().startswith("["), err
     assert snapshot(tmp_path, runs) == before
 
 
