@@ -124,3 +124,21 @@ def test_each_kind_of_repetition_is_seen_by_the_budget(source):
     with pytest.raises(TimeLimitExceeded), time_budget(BUDGET):
         template.render()
     assert time.monotonic() - started < BOUND / 2
+
+
+def test_the_watchdog_ends_when_idle_and_a_later_budget_starts_it_again(monkeypatch):
+    import threading
+
+    from sweepgen.compile import sandbox
+
+    monkeypatch.setattr(sandbox, "_IDLE_POLLS", 2)
+    with time_budget(30):
+        pass
+    deadline = time.monotonic() + BOUND
+    while any(t.name == "sweepgen-time-budget" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the idle watchdog never ended"
+        time.sleep(0.01)
+    started = time.monotonic()
+    with pytest.raises(TimeLimitExceeded), time_budget(BUDGET):
+        make_env().from_string(LOOP_BOMB).render()
+    assert time.monotonic() - started < BOUND / 2

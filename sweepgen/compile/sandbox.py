@@ -76,16 +76,23 @@ _watchdog_pid: int | None = None
 def _watch() -> None:
     global _watchdog_pid
     idle = 0
-    while idle < _IDLE_POLLS:
+    while True:
         time.sleep(_WATCH_SECONDS)
         budget = _active
         if budget is None:
             idle += 1
-            continue
+            if idle < _IDLE_POLLS:
+                continue
+            # Leave: say so first, then look once more. `time_budget` sets its budget first, then
+            # looks for a watchdog, so one of the two always sees the other: no budget goes unwatched.
+            _watchdog_pid = None
+            if _active is None:
+                return
+            _watchdog_pid = os.getpid()
+            budget = _active
         idle = 0
-        if time.monotonic() > budget.deadline:
+        if budget is not None and time.monotonic() > budget.deadline:
             budget.expired = True
-    _watchdog_pid = None
 
 
 def _start_watchdog() -> None:
@@ -100,8 +107,8 @@ def time_budget(seconds: float) -> Iterator[None]:
     """Bound every sandboxed evaluation inside the block to ``seconds`` of wall-clock time; on
     overrun the template code raises ``TimeLimitExceeded`` at the line it is running."""
     global _active
-    _start_watchdog()
     outer, _active = _active, _Budget(seconds)
+    _start_watchdog()  # after the budget is set: see _watch
     try:
         yield
     finally:
