@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen.compile import lock
+from sweepgen.compile import lock, lock_digest
 from sweepgen.compile.check_causes import input_changes, lock_cause
 from sweepgen.compile.check_fast import Trust, Verdict, trusted
 from sweepgen.compile.foreign import foreign_ok
@@ -307,7 +307,9 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
             Problem(
                 "lock",
                 lock_path,
-                f"lock file is out of date: {lock_cause(_parsed(current_lock, lock_path), plan.lock)}",
+                f"lock file is out of date: {lock_cause(_parsed(current_lock, lock_path), plan.lock)}"
+                if not lock_digest.edited(current_lock)
+                else "lock file was edited by hand: its digest does not match its content",
                 line=line,
                 diff=diff,
                 hint="run `sweepgen render` and commit",
