@@ -140,6 +140,13 @@ def test_a_hugging_face_trainer_state_log_history_is_a_source(tmp_path):
     )
     (run / "trainer_state.json").write_text(json.dumps({"log_history": [{"step": 12, "loss": 0.05}]}))
     assert metrics.read_all(run, tensorboard=False)["trainer_state.json"] == {"loss": ((12, 0.05),)}
+    # the HF Trainer writes a diverged loss as NaN: skipped, and counted like metrics.jsonl's
+    (run / "trainer_state.json").write_text(
+        '{"log_history": [{"step": 1, "loss": NaN}, {"step": 2, "loss": 0.5}]}'
+    )
+    sources = metrics.read_all(run, tensorboard=False)
+    assert sources["trainer_state.json"] == {"loss": ((2, 0.5),)}
+    assert sources.non_finite == {("trainer_state.json", "loss"): 1}
     (run / "trainer_state.json").write_text('{"log_history": [')
-    with pytest.raises(UserError, match="trainer_state.json is not readable JSON"):
+    with pytest.raises(UserError, match="trainer_state.json is not valid JSON"):
         metrics.read_all(run, tensorboard=False)

@@ -170,12 +170,6 @@ def read_status(run_dir: Path) -> RunStatus | None:
     raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES)  # a FIFO there must not hang `run`
     if raw is None:
         return None
-    except UnicodeDecodeError as err:
-        raise ConfigError(
-            f"run status is not UTF-8 text (byte {err.start})",
-            location=Location(str(path)),
-            hint="this file is written by sweepgen; delete it to treat the run as pending",
-        ) from None
     try:
         data = json.loads(raw.decode("utf-8", errors="replace"))
     except RecursionError:
