@@ -119,7 +119,7 @@ def test_defaults_substitute_and_system_values_stay_not_evaluated():
 
 def test_sbatch_directives_count_only_before_the_first_command():
     cfg = parse_shell_config("#!/bin/bash\n#SBATCH --nodes=2 -p gpu\necho hi\n#SBATCH --mem=8G\n")
-    assert cfg["sbatch"] == {"--nodes": 2, "-p": "gpu"}
+    assert cfg["sbatch"] == {"--nodes": 2, "--partition": "gpu"}  # -p is --partition
 
 
 def test_what_the_grammar_cannot_read_is_kept_as_source_with_a_warning():

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
-from sweepgen.readers.model import NotEvaluated, ReadResult, Ref
+from sweepgen.readers.model import NotEvaluated, ReadResult, Ref, tree_size
+from sweepgen.readers.pybranch import overlay
 
 __all__ = ["CallData", "NotEvaluated", "Ref", "is_call_or_expr", "load_python_config", "parse_python_config"]
 
@@ -42,6 +43,7 @@ _LOOP_LIMIT = 100_000
 _SIZE_LIMIT = 1_000_000
 _CALL_DEPTH = 50
 _STEP_LIMIT = 300_000
+_BRANCH_BUDGET = 2_000_000
 
 
 class CallData(dict):  # type: ignore[type-arg]
@@ -52,6 +54,9 @@ class _Function:
     def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, source: NotEvaluated) -> None:
         self.node = node
         self.source = source
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Function:
+        return self  # code, not data: a branch run on a copy of the state shares it
 
 
 class _Return(Exception):
@@ -127,6 +132,7 @@ class _Evaluator:
         self.class_scopes: set[int] = set()
         self.bases: dict[str, Any] | None = None
         self.steps = 0
+        self.copied = 0  # values copied to run undecided branches
 
     # module, class and function bodies ---------------------------------------------------------
 
@@ -297,7 +303,11 @@ class _Evaluator:
             if _known(test):
                 self.run_block(stmt.body if test else stmt.orelse, scope, rest)
             else:
-                self.unknown_block(stmt, scope, rest)
+                condition = _normalised(stmt.test)
+                branches = [(condition, stmt.body)]
+                if stmt.orelse:
+                    branches.append((f"not ({condition})", stmt.orelse))
+                self.undecided(stmt, branches, scope, rest)
         elif isinstance(stmt, ast.For) and not stmt.orelse:
             items = self.value(stmt.iter)
             if isinstance(items, (list, tuple, str, dict)) and _known(items) and len(items) <= _LOOP_LIMIT:
@@ -305,7 +315,8 @@ class _Evaluator:
                     self.bind(scope, stmt.target, item, stmt)
                     self.run_block(stmt.body, scope, rest)
             else:
-                self.unknown_block(stmt, scope, rest)
+                head = f"for {_normalised(stmt.target)} in {_normalised(stmt.iter)}"
+                self.undecided(stmt, [(head, stmt.body)], scope, rest, loop=stmt)
         elif isinstance(stmt, ast.With) and self.import_base is not None and _is_read_base(stmt):
             self.in_read_base = True
             try:
@@ -318,6 +329,44 @@ class _Evaluator:
     def run_block(self, body: list[ast.stmt], scope: dict[str, Any], rest: list[Any]) -> None:
         for stmt in body:
             self.statement(stmt, scope, rest)
+
+    def undecided(
+        self,
+        stmt: ast.stmt,
+        branches: list[tuple[str, list[ast.stmt]]],
+        scope: dict[str, Any],
+        rest: list[Any],
+        loop: ast.For | None = None,
+    ) -> None:
+        """An ``if`` whose condition (or a ``for`` whose items) cannot be known: each branch runs on
+        a copy of the state, and what it changes is recorded there under its condition
+        (``sweepgen.readers.pybranch``); the state before it stays as it was."""
+        size = tree_size(self.scopes, _BRANCH_BUDGET)
+        self.copied += size
+        if self.copied > _BRANCH_BUDGET:  # copying the state per branch is bounded in total
+            self.unknown_block(stmt, scope, rest)
+            return
+        saved = self.scopes
+        runs: list[tuple[str, list[dict[str, Any]], list[Any]]] = []
+        try:
+            for condition, body in branches:
+                self.scopes = copy.deepcopy(saved)
+                trial_rest: list[Any] = []
+                if loop is not None:  # one pass with the loop variable not evaluated
+                    self.bind(self.scopes[-1], loop.target, self.opaque(loop.iter), stmt)
+                self.run_block(body, self.scopes[-1], trial_rest)
+                runs.append((condition, self.scopes, trial_rest))
+        except (_Return, _Unknown):
+            self.scopes = saved
+            self.unknown_block(stmt, scope, rest)
+            return
+        finally:
+            self.scopes = saved
+        seen: set[int] = set()
+        for level, original in enumerate(saved):
+            overlay(original, [(condition, copies[level]) for condition, copies, _ in runs], seen)
+        for condition, _, kept in runs:
+            rest.extend({"@when": condition, "@source": item} for item in kept)
 
     def unknown_block(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:
         """A statement that cannot be followed: kept as source, and what it binds is unknown."""

@@ -26,16 +26,19 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
-from sweepgen.readers import cmdline
+from sweepgen.readers import cmdline, sbatch
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellwords import (
     UNKNOWN,
     Field,
+    Partial,
     Unknown,
     Vars,
     arithmetic,
     expand_quoted,
+    joined,
     lookup,
+    partial,
     split_fields,
     unescape_word,
 )
@@ -93,6 +96,7 @@ class _Reader:
         self.opaque = False  # something ran that could read any variable
         self.sbatch: dict[str, Any] = {}
         self.commands: dict[str, Any] = {}
+        self.counts: dict[str, int] = {}
         self.result = ReadResult(filename, None)
         self.seen_command = False
         self.depth = 0
@@ -222,7 +226,8 @@ class _Reader:
             self.sbatch[f"(line {self.line(node)})"] = NotEvaluated(text, self.filename, self.line(node))
             return
         flags: dict[str, Any] = {}
-        parsed, _at = cmdline.parse_arguments(list(words), self.filename, [self.line(node)] * len(words))
+        words = sbatch.canonical_words(words)
+        parsed, _at = cmdline.parse_arguments(words, self.filename, [self.line(node)] * len(words))
         for key, value in cmdline.plain(parsed).items():
             flags[key] = value
             self.result.lines[("sbatch", key)] = self.line(node)
@@ -390,7 +395,7 @@ class _Reader:
             known = True
         elif value_node.type == "array":
             fields = [f for c in value_node.named_children if c.type != "comment" for f in self.expand(c)]
-            value = [f.text for f in fields]
+            value = [f.text if f.known else Partial(f.text) for f in fields]
             known = all(f.known for f in fields)
         else:
             fields = self.expand(value_node, assignment=True)
@@ -403,7 +408,10 @@ class _Reader:
             elif isinstance(value, list):
                 value = [*(old if isinstance(old, list) else [old] if old else []), *value]
             else:
-                value = (old[0] if isinstance(old, list) and old else old or "") + value
+                first = old[0] if isinstance(old, list) and old else old or ""
+                known = known and not partial(first)
+                value = first + value
+            known = known and not partial(value)
         self.bind(name, value, known, when, self.line(node))
         if export:
             self.exported.add(name)
@@ -416,13 +424,28 @@ class _Reader:
                 location=Location(self.filename, line, 1),
                 hint="sweepgen reads scripts, it does not run them; simplify the assignment",
             )
-        shown: Any = (
-            value
-            if known
-            else NotEvaluated(" ".join(value) if isinstance(value, list) else str(value), self.filename, line)
-        )
-        self.assignments.setdefault(name, []).append((" and ".join(when), shown, line))
-        self.vars[name] = value if known and not when else UNKNOWN
+        self.assignments.setdefault(name, []).append((" and ".join(when), self.shown(value, known, line), line))
+        if when:
+            self.vars[name] = UNKNOWN
+        elif known:
+            self.vars[name] = value
+        elif isinstance(value, list):
+            self.vars[name] = value
+        else:
+            self.vars[name] = Partial(value)
+
+    def shown(self, value: Any, known: bool, line: int) -> Any:
+        """A variable's value as data: text, a not-evaluated node holding its definition's source, or
+        for an array of words each word on its own; an array of flags is a flag mapping, so that
+        inserting one flag is one added flag."""
+        if not isinstance(value, list):
+            return value if known else NotEvaluated(_normalise(str(value)), self.filename, line)
+        words: list[Any] = [
+            NotEvaluated(_normalise(v), self.filename, line) if isinstance(v, Partial) else v for v in value
+        ]
+        if words and any(cmdline.is_flag(w) for w in words):
+            return cmdline.plain(cmdline.parse_arguments(words, self.filename, [line] * len(words))[0])
+        return words
 
     # commands --------------------------------------------------------------------------------------
 
@@ -444,6 +467,8 @@ class _Reader:
             )
             return
         self.seen_command = True
+        if self.split_assignment(node, when, redirects):
+            return
         state = dict(redirects)
         prefix: dict[str, Any] = {}
         words: list[Field] = []
@@ -466,6 +491,22 @@ class _Reader:
                 self.bind(key, value, not isinstance(value, NotEvaluated), when, self.line(node))
             return
         self.run(words, node, when, state, heredoc, prefix)
+
+    def split_assignment(self, node: Any, when: list[str], redirects: dict[str, Any]) -> bool:
+        """The bash grammar misreads ``X=a/$M/$T/c.yaml`` as ``X=a/$M/$`` running ``T/c.yaml``: an
+        assignment glued to the word after it is one assignment, re-read with ``${T}`` braces."""
+        children = node.children
+        glued = any(
+            a.type == "variable_assignment" and b.start_byte == a.end_byte for a, b in zip(children, children[1:])
+        )
+        if not glued:
+            return False
+        text = self.text(node)
+        braced = re.sub(r"\$([A-Za-z_][A-Za-z0-9_]*)", r"${\1}", text)
+        if braced == text:
+            return False
+        self.reparse(braced, self.line(node), when, redirects)
+        return True
 
     def declaration(self, node: Any, when: list[str]) -> None:
         keyword = self.text(node.children[0])
@@ -572,10 +613,11 @@ class _Reader:
 
     def store(self, name: str, data: Any, line: int) -> str:
         key = name
-        count = 1
+        count = self.counts.get(name, 1)  # remembered per name: a script of n `echo`s stays linear
         while key in self.commands:
             count += 1
             key = f"{name} #{count}"
+        self.counts[name] = count
         self.commands[key] = data
         self.result.lines[("commands", key)] = line
         return key
@@ -608,7 +650,7 @@ class _Reader:
                 bound = self.vars.get(whole.group(1))
                 if isinstance(bound, list):
                     self.substituted.add(whole.group(1))
-                    return [Field(item, True, line) for item in bound]
+                    return [Field(item, not isinstance(item, Partial), line) for item in bound]
             self.note_names(quoted)
             text, known = expand_quoted(quoted, self.vars)
             if not known and "$(" in quoted:
@@ -619,15 +661,15 @@ class _Reader:
             expr = source[2:-1] if source.startswith("${") else source[1:]
             self.note_names(source)
             value, known = lookup(expr, self.vars, False)
-            if not known or value is None:
-                return [Field(source, known and value is None, line)] if not known else []
+            if value is None:
+                return [] if known else [Field(source, False, line)]
             if assignment:
-                return [Field(" ".join(value) if isinstance(value, list) else value, True, line)]
+                return [Field(joined(value), known, line)]
             return split_fields(value, line)
         if kind == "concatenation":
             pieces = [self.expand(child, assignment=True) for child in node.named_children]
-            joined = "".join(f.text for piece in pieces for f in piece)
-            return [Field(joined, all(f.known for piece in pieces for f in piece), line)]
+            glued = "".join(f.text for piece in pieces for f in piece)
+            return [Field(glued, all(f.known for piece in pieces for f in piece), line)]
         if kind == "arithmetic_expansion":
             source = self.text(node).strip()
             computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
