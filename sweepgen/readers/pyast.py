@@ -34,6 +34,7 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import NotEvaluated, ReadResult, Ref, tree_size
+from sweepgen.readers.pybounds import binop_fits, format_spec_fits, str_method_fits
 from sweepgen.readers.pybranch import overlay
 
 __all__ = ["CallData", "NotEvaluated", "Ref", "is_call_or_expr", "load_python_config", "parse_python_config"]
@@ -585,6 +586,8 @@ class _Evaluator:
                         raise _Unknown
                     if part.conversion != -1:
                         value = repr(value) if part.conversion == ord("r") else str(value)
+                    if not isinstance(spec, str) or not format_spec_fits(spec):
+                        raise _Unknown
                     pieces.append(format(value, spec))
             return "".join(pieces)
         if isinstance(node, ast.Subscript):
@@ -747,7 +750,13 @@ class _Evaluator:
             and not kwargs
         ):
             return getattr(receiver, method)(*args)
-        if isinstance(receiver, str) and method in _STR_METHODS and _known(args) and _known(kwargs):
+        if (
+            isinstance(receiver, str)
+            and method in _STR_METHODS
+            and _known(args)
+            and _known(kwargs)
+            and str_method_fits(receiver, method, args, kwargs)
+        ):
             result = getattr(receiver, method)(*args, **kwargs)
             if isinstance(result, str) and len(result) > _SIZE_LIMIT:
                 raise _Unknown
@@ -762,33 +771,10 @@ class _Evaluator:
             and len(left) * max(right, 0) <= _SIZE_LIMIT
         ):
             return left * right  # `[ShapeSpec(channels=256)] * 5`: repetition needs no known items
-        if not (_known(left) and _known(right)):
-            return self.opaque(node) if isinstance(node, ast.stmt) else _raise()
-        if (
-            isinstance(op, ast.Pow)
-            and isinstance(right, (int, float))
-            and (abs(right) > 4096 or (isinstance(left, int) and left.bit_length() * abs(right) > 65536))
-        ):
-            raise _Unknown
-        if isinstance(op, ast.LShift) and isinstance(right, int) and right > 4096:
-            raise _Unknown
-        if isinstance(op, ast.Mult) and (
-            isinstance(left, (str, list, tuple)) or isinstance(right, (str, list, tuple))
-        ):
-            size = (len(left) if isinstance(left, (str, list, tuple)) else len(right)) * (
-                right if isinstance(right, int) else left
-            )
-            if size > _SIZE_LIMIT:
-                raise _Unknown
         function = _BINOPS.get(type(op))
-        if function is None:
-            raise _Unknown
-        if (
-            isinstance(op, ast.Add)
-            and isinstance(left, (str, list, tuple))
-            and len(left) + len(right) > _SIZE_LIMIT
-        ):
-            raise _Unknown
+        if not (_known(left) and _known(right)) or function is None or not binop_fits(op, left, right):
+            # past a bound (pybounds) or not computable: kept as source
+            return self.opaque(node) if isinstance(node, ast.stmt) else _raise()
         return function(left, right)
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from sweepgen.errors import ConfigError, Location
-from sweepgen.readers.model import NotEvaluated, Path, ReadResult
+from sweepgen.readers.model import BIG_DIGITS, NotEvaluated, Path, ReadResult, big_int
 
 VERSIONS = ("1.1", "1.2")
 _PLAIN = "sweepgen:plain"
@@ -137,6 +137,8 @@ class _Builder:
         return value
 
     def scalar(self, node: yaml.ScalarNode) -> Any:
+        if node.tag == _PLAIN and len(node.value) > BIG_DIGITS and big_int(node.value) is not None:
+            return big_int(node.value)  # too long for int(): its exact digits
         if node.tag == _PLAIN:
             old, new = _implicit_11(node.value), _implicit_12(node.value)
             if not _same(old, new):
