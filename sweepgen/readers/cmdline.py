@@ -290,7 +290,10 @@ def _add(out: dict[str, Any], key: str, value: Any, *, always_list: bool = False
         out.setdefault(key, []).append(value)
     elif key in out:
         seen = out[key]
-        out[key] = [*seen, value] if isinstance(seen, _Repeated) else _Repeated([seen, value])
+        if isinstance(seen, _Repeated):
+            seen.append(value)  # in place: a flag given n times costs n, not n squared
+        else:
+            out[key] = _Repeated([seen, value])
     else:
         out[key] = value
 

@@ -97,6 +97,7 @@ class _Reader:
         self.sbatch: dict[str, Any] = {}
         self.commands: dict[str, Any] = {}
         self.counts: dict[str, int] = {}
+        self.sizes: dict[str, int] = {}  # characters held by each variable, for the size bound
         self.result = ReadResult(filename, None)
         self.seen_command = False
         self.depth = 0
@@ -128,7 +129,7 @@ class _Reader:
         env: dict[str, Any] = {}
         plain: dict[str, Any] = {}
         for name, history in self.assignments.items():
-            value = _history(history)
+            value = self.final(name, history)
             if name in self.exported:
                 env[name] = value
             elif self.opaque or name not in self.substituted or any(w for w, _, _ in history):
@@ -145,6 +146,15 @@ class _Reader:
             "commands": {k: cmdline.plain(v) for k, v in self.commands.items()},
         }
         return self.result
+
+    def final(self, name: str, history: list[tuple[str, Any, int]]) -> Any:
+        """A variable's value as data: built by one assignment and unconditional appends, its final
+        value (an array of flags then compares as one flag mapping); else its whole history."""
+        bound = self.vars.get(name)
+        appends = all(isinstance(v, dict) and "+=" in v for _, v, _ in history[1:])
+        if len(history) > 1 and appends and not any(w for w, _, _ in history) and not isinstance(bound, Unknown):
+            return self.shown(bound, not partial(bound), history[-1][2])
+        return _history(history)
 
     def line(self, node: Any) -> int:
         return int(node.start_point[0]) + 1 + self.offset
@@ -286,9 +296,10 @@ class _Reader:
                 continue
             patterns = [self.norm(c) for c in item.children_by_field_name("value")]
             guard = f"case {subject} in {'|'.join(patterns)}"
-            for child in item.named_children:
-                if child.type not in ("word", "extglob_pattern", "concatenation", "string", "raw_string") or (
-                    item.field_name_for_child(item.children.index(child)) != "value"
+            for index, child in enumerate(item.children):
+                if child.is_named and (
+                    child.type not in ("word", "extglob_pattern", "concatenation", "string", "raw_string")
+                    or item.field_name_for_child(index) != "value"
                 ):
                     self.statement(child, [*when, guard], redirects)
 
@@ -401,29 +412,44 @@ class _Reader:
             fields = self.expand(value_node, assignment=True)
             value = " ".join(f.text for f in fields)
             known = all(f.known for f in fields)
-        if append:
-            old = self.vars.get(name)
-            if isinstance(old, Unknown):
-                known = False
-            elif isinstance(value, list):
-                value = [*(old if isinstance(old, list) else [old] if old else []), *value]
-            else:
-                first = old[0] if isinstance(old, list) and old else old or ""
-                known = known and not partial(first)
-                value = first + value
-            known = known and not partial(value)
-        self.bind(name, value, known, when, self.line(node))
+        if append and name in self.assignments:
+            self.append(name, value, known, when, self.line(node))
+        else:
+            self.bind(name, value, known, when, self.line(node))
         if export:
             self.exported.add(name)
 
-    def bind(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
-        size = sum(len(v) for v in value) if isinstance(value, list) else len(str(value))
+    def append(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
+        """``A+=(x y)`` / ``A+=x``: the history records only what was added (a script of n appends
+        stays linear); the variable's value grows in place."""
+        old = self.vars.get(name)
+        self.check_size(name, self.sizes.get(name, 0) + _size(value), line)
+        self.assignments[name].append((" and ".join(when), {"+=": self.shown(value, known, line)}, line))
+        if when or isinstance(old, Unknown):
+            self.vars[name] = UNKNOWN
+        elif isinstance(value, list):
+            if isinstance(old, list):
+                old.extend(value)
+            else:
+                self.vars[name] = [*([old] if old else []), *value]
+        else:
+            first = old[0] if isinstance(old, list) and old else old or ""
+            glued = first + value
+            self.vars[name] = Partial(glued) if not known or partial(first) else glued
+
+    def check_size(self, name: str, size: int, line: int) -> None:
         if size > _MAX_VALUE:  # `A=$A$A` doubles each time: bounded, as every input-controlled cost
             raise ConfigError(
                 f"variable {name} grows past {_MAX_VALUE:,} characters",
                 location=Location(self.filename, line, 1),
                 hint="sweepgen reads scripts, it does not run them; simplify the assignment",
             )
+        self.sizes[name] = size
+
+    def bind(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
+        if isinstance(value, list):
+            value = list(value)  # its own list: appends grow it in place
+        self.check_size(name, _size(value), line)
         self.assignments.setdefault(name, []).append((" and ".join(when), self.shown(value, known, line), line))
         if when:
             self.vars[name] = UNKNOWN
@@ -472,8 +498,8 @@ class _Reader:
         state = dict(redirects)
         prefix: dict[str, Any] = {}
         words: list[Field] = []
-        for child in node.children:
-            field = node.field_name_for_child(node.children.index(child))
+        for index, child in enumerate(node.children):  # enumerate: `.index()` made long commands quadratic
+            field = node.field_name_for_child(index)
             if child.type == "variable_assignment":
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
@@ -568,7 +594,7 @@ class _Reader:
         ):
             # `srun bash -c "python ..."`: read the inner script, launchers and all
             sub = _Reader(self.filename)
-            sub.vars = dict(self.vars)
+            sub.vars = {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()}
             sub.parser = self.parser
             sub.script(inner[2], line - 1, [], {})
             for key, value in sub.commands.items():
@@ -716,6 +742,10 @@ def _history(history: list[tuple[str, Any, int]]) -> Any:
     if all(not when for when, _, _ in history):
         return [value for _, value, _ in history]
     return [{"@value": value, **({"@when": when} if when else {})} for when, value, _ in history]
+
+
+def _size(value: Any) -> int:
+    return sum(len(v) for v in value) if isinstance(value, list) else len(str(value))
 
 
 def _normalise(text: str) -> str:
