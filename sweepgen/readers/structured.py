@@ -22,8 +22,8 @@ def read_text(path: Path) -> str:
         raise ConfigError(f"cannot read file: {err}", location=Location(str(path))) from err
 
 
-def read_yaml_file(path: Path, version: str = "1.1") -> ReadResult:
-    return read_yaml(read_text(path), str(path), version)
+def read_yaml_file(path: Path, version: str = "1.1", *, raw: bool = False) -> ReadResult:
+    return read_yaml(read_text(path), str(path), version, raw=raw)
 
 
 def read_json_file(path: Path) -> ReadResult:
