@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path("tests") / "diff_corpus"
 PAIRS = sorted(p.name for p in (REPO / CORPUS).iterdir() if p.is_dir())
 STYLES = ("verl", "openrlhf", "openr1", "trl", "axolotl", "mmdet", "mmengine_new", "ml_collections",
-          "detectron2", "hydra", "nanogpt")  # fmt: skip
+          "detectron2", "hydra", "nanogpt", "megatron", "nemorl", "torchtune", "trlx", "dschat",
+          "llamafactory", "gptneox", "litgpt", "skypilot")  # fmt: skip
 
 
 def _files(name: str) -> tuple[str, str, list[str]]:

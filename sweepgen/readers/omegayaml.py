@@ -100,11 +100,13 @@ class _Resolver:
         kept = NotEvaluated(text, self.where)
         if path in self.active or len(self.active) > _MAX_DEPTH:
             return kept  # a cycle: OmegaConf refuses it; here it stays source
-        if "${" in _REFERENCE.sub("", text):
-            return kept  # a resolver call or a nested interpolation: never evaluated
-        whole = _REFERENCE.fullmatch(text)
         self.active.add(path)
         try:
+            if "${" in _REFERENCE.sub("", text):
+                # a resolver call or a nested interpolation is never evaluated; the node references
+                # beside it are, so the kept source is the definition's, not a name for it
+                return NotEvaluated(_REFERENCE.sub(lambda m: self.spelled(m, path), text), self.where)
+            whole = _REFERENCE.fullmatch(text)
             if whole:
                 found = self.target(whole.group(1), path)
                 return kept if found is None else found[0]
@@ -119,6 +121,12 @@ class _Resolver:
             return "".join(pieces) + text[last:]
         finally:
             self.active.discard(path)
+
+    def spelled(self, match: re.Match[str], path: tuple[Any, ...]) -> str:
+        found = self.target(match.group(1), path)
+        if found is None or isinstance(found[0], (dict, list, NotEvaluated)):
+            return match.group(0)
+        return _as_text(found[0])
 
     def target(self, reference: str, path: tuple[Any, ...]) -> tuple[Any] | None:
         """The value ``${reference}`` names from ``path``, resolved in turn; None when it names nothing."""
