@@ -661,6 +661,17 @@ class _Evaluator:
             result[kw.arg] = self.value(kw.value)
         return result
 
+    def imported(self, name: str | None) -> str | None:
+        """``ml_collections.ConfigDict`` for ``mlc.ConfigDict`` after ``import ml_collections as mlc``;
+        None when the name's root was never imported (then it is no known constructor)."""
+        if name is None:
+            return None
+        root, _, rest = name.partition(".")
+        if not any(root in scope for scope in self.scopes):
+            return None
+        bound = self.lookup(root)
+        return f"{bound}{'.' + rest if rest else ''}" if isinstance(bound, Ref) else None
+
     def call(self, node: ast.Call) -> Any:
         if isinstance(node.func, ast.Attribute):
             receiver = self.value(node.func.value)
@@ -675,7 +686,8 @@ class _Evaluator:
             bound = self.lookup(name.split(".")[0])
             if isinstance(bound, _Function) and "." not in name:
                 return self.call_function(bound, args, dict(kwargs))
-        if name == "dict" or short in ("ConfigDict", "FrozenConfigDict", "create") and _ml(name):
+        imported = self.imported(name)  # what the name means, by the import that bound it
+        if name == "dict" or short in ("ConfigDict", "FrozenConfigDict", "create") and _ml(imported):
             if (
                 len(args) > 1
                 or (args and not isinstance(args[0], dict))
@@ -708,9 +720,9 @@ class _Evaluator:
             if kwargs or not _known(args):
                 raise _Unknown
             return _BUILTINS[name](*args)
-        if short == "placeholder" and _ml(name):
+        if short == "placeholder" and _ml(imported):
             return Ref(f"placeholder({', '.join(ast.unparse(a) for a in node.args)})")
-        if short == "FieldReference" and _ml(name) and args:
+        if short == "FieldReference" and _ml(imported) and args:
             return args[0]
         if name in ("copy.deepcopy", "deepcopy", "copy.copy") and len(args) == 1:
             return copy.deepcopy(args[0])
@@ -855,7 +867,7 @@ def _raise() -> Any:
 def _ml(name: str | None) -> bool:
     """An ml_collections (or mmengine Config) constructor, however it was imported."""
     return name is not None and (
-        name.startswith(("ml_collections", "config_dict", "mmengine"))
+        name.split(".")[0] in ("ml_collections", "config_dict", "mmengine")
         or name in ("ConfigDict", "FrozenConfigDict", "placeholder", "FieldReference")
     )
 

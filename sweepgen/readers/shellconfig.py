@@ -174,6 +174,9 @@ class _Reader:
             self.comment(node)
             return
         self.seen_command = True  # sbatch reads #SBATCH lines only before the first other line
+        if node.has_error and node.type != "ERROR":
+            self.keep_opaque(node, when)  # bash would refuse it: kept as source, never guessed at
+            return
         if kind in ("command", "declaration_command", "unset_command", "test_command"):
             self.command(node, when, redirects, None)
         elif kind == "variable_assignment":
@@ -567,7 +570,7 @@ class _Reader:
     ) -> None:
         head = words[0].text
         line = self.line(node)
-        if head == "read" and heredoc is not None:
+        if head == "read" and heredoc is not None and _plain_read(words):
             names = [w.text for w in words[1:] if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w.text)]
             if names:
                 # `read -d '' CMD <<EOF`: the whole body (-d '') or its first line lands in CMD
@@ -732,6 +735,18 @@ class _Reader:
     def note_names(self, text: str) -> None:
         for name in re.findall(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)", text):
             self.substituted.add(name)
+
+
+def _plain_read(words: list[Field]) -> bool:
+    """``read [-r] [-d ''] NAME...``: the forms whose effect is known; any other option is not read."""
+    rest = [w.text for w in words[1:]]
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option == "-d" and rest and rest[0] == "":
+            rest.pop(0)
+        elif option not in ("-r", "-s"):
+            return False
+    return bool(rest) and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) for name in rest)
 
 
 def _history(history: list[tuple[str, Any, int]]) -> Any:

@@ -66,7 +66,9 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
     length, name, index = found.groups()
     rest = expr[found.end() :]
     bound = variables.get(name)
-    if isinstance(bound, Unknown) or (name not in variables and not rest) or length:
+    if isinstance(bound, Unknown) or name not in variables or length:
+        # a name the script never binds comes from the running environment (`${NNODES:-1}` is 1
+        # only where NNODES is unset): not evaluated, kept as source, defaults and all
         return None, False
     value: Value | None
     if bound is None:
@@ -94,7 +96,6 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
     unset = value is None or (op.group().startswith(":") and value in ("", []))
     kind = op.group()[-1]
     if kind in "-=":
-        # a name the script never binds takes its default: that is what the script means
         return (word if unset else value), known if unset else whole
     if kind == "+":
         return ("" if unset else word), True if unset else known

@@ -39,4 +39,4 @@ if os.environ.get("DEBUG_SMALL") == "1":
 
 for override in os.environ.get("TRLX_OVERRIDES", "").split(","):
     default_config.train.tags = [override]
-default_config.train.seq_length = 512
+default_config.train.seed = 1000
