@@ -42,7 +42,9 @@ def test_values_within_the_bounds_are_still_computed():
     assert data == {"a": "00042", "b": "ababab", "c": 2**100, "d": "3.14"}
 
 
-@pytest.mark.parametrize("suffix, template", [(".json", '{{"n": {}}}'), (".toml", "n = {}\n"), (".yaml", "n: {}\n")])
+@pytest.mark.parametrize(
+    "suffix, template", [(".json", '{{"n": {}}}'), (".toml", "n = {}\n"), (".yaml", "n: {}\n")]
+)
 def test_integers_too_long_for_int_are_compared_as_exact_digits(tmp_path, suffix, template):
     digits = "7" * 5000
     a, b, c = (tmp_path / f"{name}{suffix}" for name in "abc")
@@ -53,7 +55,9 @@ def test_integers_too_long_for_int_are_compared_as_exact_digits(tmp_path, suffix
     same = runner.invoke(main, ["diff", str(a), str(b)])
     assert (same.exit_code, same.stdout) == (0, "no differences\n")
     changed = runner.invoke(main, ["diff", str(a), str(c)])
-    assert changed.exit_code == 1 and changed.stdout.startswith("n: 777") and "Traceback" not in changed.output
+    assert (
+        changed.exit_code == 1 and changed.stdout.startswith("n: 777") and "Traceback" not in changed.output
+    )
 
 
 def test_big_int_keeps_its_sign_and_drops_leading_zeros():

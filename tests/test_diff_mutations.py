@@ -84,10 +84,16 @@ def _python_inert(text: str) -> list[tuple[int, int]]:
     spans = []
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
         if token.type == tokenize.COMMENT:
-            spans.append((starts[token.start[0] - 1] + token.start[1], starts[token.end[0] - 1] + token.end[1]))
+            spans.append(
+                (starts[token.start[0] - 1] + token.start[1], starts[token.end[0] - 1] + token.end[1])
+            )
     for node in ast.walk(ast.parse(text)):
         # a bare string statement (a docstring) is documentation, not data
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             start = starts[node.lineno - 1] + node.col_offset
             end = starts[(node.end_lineno or node.lineno) - 1] + (node.end_col_offset or 0)
             spans.append((start, end))

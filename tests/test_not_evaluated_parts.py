@@ -13,7 +13,9 @@ def _changes(a: str, b: str, parse=parse_shell_config) -> list[str]:
     return [f"{c.dotted}: {c.old!r} -> {c.new!r}" for c in diff(parse(a), parse(b))]
 
 
-MEGATRON = "DATA_ARGS=( --data-path $DATA_PATH --split 949,50,1 )\npython pretrain_gpt.py --pp 16 ${DATA_ARGS[@]}\n"
+MEGATRON = (
+    "DATA_ARGS=( --data-path $DATA_PATH --split 949,50,1 )\npython pretrain_gpt.py --pp 16 ${DATA_ARGS[@]}\n"
+)
 
 
 def test_an_edit_beside_an_unknown_array_element_is_seen():
@@ -71,9 +73,9 @@ def test_a_branch_on_the_environment_keeps_the_values_before_it():
     assert kwargs["lr"] == 3e-5
     assert kwargs["batch_size"] == {"@value": 8, "@when": {"os.environ.get('X') == 'y'": 1}}
     assert kwargs["tags"] == {"@when": {"not (os.environ.get('X') == 'y')": ["prod"]}}
-    assert [c.dotted for c in diff(parse_python_config(TRLX), parse_python_config(TRLX.replace("3e-5", "1e-5")))] == [
-        "cfg.kwargs.train.kwargs.lr"
-    ]
+    assert [
+        c.dotted for c in diff(parse_python_config(TRLX), parse_python_config(TRLX.replace("3e-5", "1e-5")))
+    ] == ["cfg.kwargs.train.kwargs.lr"]
 
 
 def test_a_branch_body_or_condition_change_is_a_change():

@@ -52,7 +52,9 @@ def test_node_interpolations_resolve_absolute_relative_and_inside_strings():
 
 def test_resolver_calls_missing_keys_and_cycles_stay_not_evaluated(monkeypatch):
     monkeypatch.setenv("HOME", "/home/someone")  # never read: oc.env is not called
-    data = _read("p: fp32\nh: ${oc.env:HOME}\nn: x_${oc.env:USER}_${p}\nm: ${missing}\nc1: ${c2}\nc2: ${c1}\n").data
+    data = _read(
+        "p: fp32\nh: ${oc.env:HOME}\nn: x_${oc.env:USER}_${p}\nm: ${missing}\nc1: ${c2}\nc2: ${c1}\n"
+    ).data
     assert data["h"] == NotEvaluated("${oc.env:HOME}")
     assert data["n"] == NotEvaluated("x_${oc.env:USER}_fp32")  # the node reference beside it resolved
     assert data["m"] == NotEvaluated("${missing}")
@@ -94,7 +96,9 @@ def test_hydra_group_and_file_defaults_are_composed_under_resolve_bases(tmp_path
 
 def test_nemo_rl_file_defaults_chain_and_a_missing_file(tmp_path):
     files = {"base.yaml": "x: 1\ny: {a: 1, b: 2}\n", "mid.yaml": "defaults: base.yaml\ny: {b: 3}\n"}
-    result = _diff(tmp_path, "defaults: mid.yaml\nx: 5\n", "x: 5\ny: {a: 1, b: 3}\n", "--resolve-bases", files=files)
+    result = _diff(
+        tmp_path, "defaults: mid.yaml\nx: 5\n", "x: 5\ny: {a: 1, b: 3}\n", "--resolve-bases", files=files
+    )
     assert (result.exit_code, result.stdout) == (0, "no differences\n")
     missing = _diff(tmp_path, "defaults: nope.yaml\n", "x: 1\n", "--resolve-bases")
     assert missing.exit_code == 2 and "`defaults:` entry `nope.yaml` not found" in missing.stderr

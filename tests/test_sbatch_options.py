@@ -15,9 +15,9 @@ MAN = Path("/usr/share/man/man1/sbatch.1.gz")
 
 
 def _sbatch(*lines: str) -> dict:
-    return parse_shell_config("#!/bin/bash\n" + "".join(f"#SBATCH {line}\n" for line in lines) + "srun true\n")[
-        "sbatch"
-    ]
+    return parse_shell_config(
+        "#!/bin/bash\n" + "".join(f"#SBATCH {line}\n" for line in lines) + "srun true\n"
+    )["sbatch"]
 
 
 @pytest.mark.parametrize("short", sorted(SHORT_TO_LONG))

@@ -111,7 +111,9 @@ def test_a_command_before_the_launcher_shifts_nothing():
 
 
 def test_defaults_of_script_variables_substitute_and_system_values_stay_not_evaluated():
-    cfg = parse_shell_config("M=2\nK=${M:-3}\nN=${N:-4}\npython t.py --k $K --n $N --home $HOME --at $(date)\n")
+    cfg = parse_shell_config(
+        "M=2\nK=${M:-3}\nN=${N:-4}\npython t.py --k $K --n $N --home $HOME --at $(date)\n"
+    )
     cmd = cfg["commands"]["t.py"]
     assert cmd["--k"] == 2  # M is the script's own: its value is known
     # N comes from the environment: 4 only where it is unset, so it is kept with its default

@@ -226,7 +226,12 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
                 continue
             values: list[Any] = []
             j = i + 1
-            while j < len(words) and not is_flag(words[j]) and not _spread(words[j]) and _override(words[j]) is None:
+            while (
+                j < len(words)
+                and not is_flag(words[j])
+                and not _spread(words[j])
+                and _override(words[j]) is None
+            ):
                 values.append(typed(words[j]))
                 j += 1
             _add(out, text, True if not values else values[0] if len(values) == 1 else values)

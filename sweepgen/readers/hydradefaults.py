@@ -44,7 +44,8 @@ class _Composer:
         key = str(path.resolve())
         if key in chain:
             raise ConfigError(
-                f"`defaults:` cycle: {' -> '.join([*chain[chain.index(key) :], key])}", location=Location(str(path))
+                f"`defaults:` cycle: {' -> '.join([*chain[chain.index(key) :], key])}",
+                location=Location(str(path)),
             )
         result: ReadResult = self.read(path)
         data = result.data
@@ -87,7 +88,7 @@ class _Composer:
                 location=Location(str(path), line),
                 hint="entries are `name`, `group: option` or `_self_`",
             )
-        (spec, options), = entry.items()
+        ((spec, options),) = entry.items()
         words = str(spec).split()
         optional = "optional" in words[:-1]
         group, _, package = words[-1].partition("@")
@@ -132,6 +133,6 @@ def merge(base: Any, update: Any) -> Any:
 
 def _show(entry: Any) -> str:
     if isinstance(entry, dict) and len(entry) == 1:
-        (key, value), = entry.items()
+        ((key, value),) = entry.items()
         return f"`{key}: {value}`"
     return f"`{entry}`"

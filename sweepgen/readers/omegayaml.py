@@ -51,18 +51,18 @@ def _builtin_resolver() -> Any:
     class _Rules(yaml.resolver.Resolver):
         pass
 
-    _Rules.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))  # type: ignore[no-untyped-call]
+    _Rules.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
     _Rules.yaml_implicit_resolvers = {
         key: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
         for key, resolvers in _Rules.yaml_implicit_resolvers.items()
     }
-    return _Rules()  # type: ignore[no-untyped-call]
+    return _Rules()
 
 
 def plain_scalar_omegaconf(text: str) -> Any:
     """OmegaConf's reading of an untagged plain scalar."""
     tag = _resolver().resolve(yaml.ScalarNode, text, (True, False))
-    return _CONSTRUCTOR.construct_object(yaml.ScalarNode(tag, text))  # type: ignore[no-untyped-call]
+    return _CONSTRUCTOR.construct_object(yaml.ScalarNode(tag, text))
 
 
 def uses_omegaconf(text: str) -> bool:

@@ -24,8 +24,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sweepgen.readers.hydradefaults import compose
 from sweepgen.errors import ConfigError, Location
+from sweepgen.readers.hydradefaults import compose
 from sweepgen.readers.model import ReadResult, Ref
 from sweepgen.readers.pyast import ImportBase, is_call_or_expr, read_python_file
 from sweepgen.readers.structured import STRUCTURED, read_yaml_file

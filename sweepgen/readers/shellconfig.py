@@ -152,7 +152,13 @@ class _Reader:
         value (an array of flags then compares as one flag mapping); else its whole history."""
         bound = self.vars.get(name)
         appends = all(isinstance(v, dict) and "+=" in v for _, v, _ in history[1:])
-        if len(history) > 1 and appends and not any(w for w, _, _ in history) and not isinstance(bound, Unknown):
+        if (
+            len(history) > 1
+            and appends
+            and not any(w for w, _, _ in history)
+            and bound is not None
+            and not isinstance(bound, Unknown)
+        ):
             return self.shown(bound, not partial(bound), history[-1][2])
         return _history(history)
 
@@ -239,8 +245,8 @@ class _Reader:
             self.sbatch[f"(line {self.line(node)})"] = NotEvaluated(text, self.filename, self.line(node))
             return
         flags: dict[str, Any] = {}
-        words = sbatch.canonical_words(words)
-        parsed, _at = cmdline.parse_arguments(words, self.filename, [self.line(node)] * len(words))
+        spelled: list[cmdline.Word] = list(sbatch.canonical_words(words))
+        parsed, _at = cmdline.parse_arguments(spelled, self.filename, [self.line(node)] * len(spelled))
         for key, value in cmdline.plain(parsed).items():
             flags[key] = value
             self.result.lines[("sbatch", key)] = self.line(node)
@@ -453,12 +459,12 @@ class _Reader:
         if isinstance(value, list):
             value = list(value)  # its own list: appends grow it in place
         self.check_size(name, _size(value), line)
-        self.assignments.setdefault(name, []).append((" and ".join(when), self.shown(value, known, line), line))
+        self.assignments.setdefault(name, []).append(
+            (" and ".join(when), self.shown(value, known, line), line)
+        )
         if when:
             self.vars[name] = UNKNOWN
-        elif known:
-            self.vars[name] = value
-        elif isinstance(value, list):
+        elif known or isinstance(value, list):
             self.vars[name] = value
         else:
             self.vars[name] = Partial(value)
@@ -526,7 +532,8 @@ class _Reader:
         assignment glued to the word after it is one assignment, re-read with ``${T}`` braces."""
         children = node.children
         glued = any(
-            a.type == "variable_assignment" and b.start_byte == a.end_byte for a, b in zip(children, children[1:])
+            a.type == "variable_assignment" and b.start_byte == a.end_byte
+            for a, b in zip(children, children[1:])
         )
         if not glued:
             return False

@@ -26,7 +26,9 @@ class Partial(str):
 
 def partial(value: Value) -> bool:
     """Does ``value`` (a word or an array) hold any text that was not expanded?"""
-    return isinstance(value, Partial) or (isinstance(value, list) and any(isinstance(v, Partial) for v in value))
+    return isinstance(value, Partial) or (
+        isinstance(value, list) and any(isinstance(v, Partial) for v in value)
+    )
 
 
 def joined(value: Value) -> str:
@@ -169,7 +171,11 @@ def arithmetic(expr: str, variables: Vars) -> str | None:
 
     def name(found: re.Match[str]) -> str:
         value = variables.get(found.group(1))
-        if isinstance(value, str) and not isinstance(value, Partial) and re.fullmatch(r"-?[0-9]+", value.strip()):
+        if (
+            isinstance(value, str)
+            and not isinstance(value, Partial)
+            and re.fullmatch(r"-?[0-9]+", value.strip())
+        ):
             return f"({value.strip()})"
         raise LookupError(found.group(1))
 

@@ -102,7 +102,7 @@ STRUCTURED: dict[str, Callable[[Path], ReadResult]] = {
 }
 
 
-_TOML_BIG = re.compile(r"(?<![\w.\"'])([-+]?[0-9][0-9_]{%d,})(?![\w.])" % BIG_DIGITS)
+_TOML_BIG = re.compile(r"(?<![\w.\"'])([-+]?[0-9][0-9_]{" + str(BIG_DIGITS) + r",})(?![\w.])")
 
 
 def _toml_loads(tomllib: Any, text: str, path: str) -> Any:
