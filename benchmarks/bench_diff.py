@@ -1,10 +1,11 @@
 """Benchmark: `sweepgen diff` in-process (per pair) and as a whole process (wall time, peak RSS).
 
-Run: .venv/bin/python benchmarks/bench_diff.py [--pairs 500] [--repeat 5]
-Prints the whole-process `sweepgen diff` on two 300-line launch scripts and on two OmegaConf files
-over a two-level `defaults:` chain, the shell reader at 1,000 / 10,000 / 40,000 lines, the per-pair cost of sweepgen.readers.diff.diff on 150-leaf configs (and of the --allow gate on
-top), the AST read of an mmdetection model file, the mmengine-style `_base_` resolution of a child
-config, and the whole-process `sweepgen diff` on the shipped examples. Results go to
+Run: .venv/bin/python benchmarks/bench_diff.py [--pairs 500] [--repeat 5] [--baseline DIR]
+Prints the whole-process `sweepgen diff` on two 300-line launch scripts, on two OmegaConf files over
+a two-level `defaults:` chain and on the shipped examples (alternating with a baseline source tree
+when given); the shell reader at 1,000 / 10,000 / 40,000 lines; the per-pair cost of
+sweepgen.readers.diff.diff on 150-leaf configs (and of the --allow gate on top), the AST read of an
+mmdetection model file and the mmengine-style `_base_` resolution of a child config. Results go to
 benchmarks/RESULTS.md by hand, with the machine they were measured on.
 """
 
@@ -131,9 +132,8 @@ def shell_rows() -> None:
         start = time.perf_counter()
         diff(read_shell(a, "a.sh").data, read_shell(b, "b.sh").data)
         seconds = time.perf_counter() - start
-        print(
-            f"read + diff two {lines:6,}-line launch scripts: {seconds:6.2f} s ({seconds / lines * 1e6:5.1f} us/line)"
-        )
+        per_line = seconds / lines * 1e6
+        print(f"read + diff two {lines:6,}-line launch scripts: {seconds:6.2f} s ({per_line:5.1f} us/line)")
 
 
 def config_150(changed: int = 0) -> dict:
@@ -159,10 +159,12 @@ def per_call(fn, n: int) -> float:
     return (time.perf_counter() - start) / n * 1000
 
 
-def measure(cmd: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB, exit code) of one child process, via os.wait4."""
+def measure(cmd: list[str], source: Path = ROOT) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB, exit code) of one child process, via os.wait4, running the
+    sweepgen found in ``source``."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    proc = subprocess.Popen(cmd, cwd=source, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
@@ -172,6 +174,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another source tree (e.g. `git archive main | tar -x -C DIR`): its whole-process rows are "
+        "measured alternately with this tree's, so a loaded machine loads both alike",
+    )
     args = parser.parse_args()
 
     sweep = "generated/reward_shaping_comparison"
@@ -224,11 +232,20 @@ def main() -> None:
                 "specs/reward_shaping.yaml:coma_advantage",
             ],
         }
+        sources = [ROOT] + ([args.baseline.resolve()] if args.baseline else [])
         for label, argv in cases.items():
-            runs = [measure([sys.executable, "-m", "sweepgen", *argv]) for _ in range(args.repeat)]
-            wall = statistics.median(r[0] for r in runs)
-            rss = max(r[1] for r in runs)
-            print(f"{label:62s} median {wall:5.2f} s  peak {rss:5.0f} MiB  exit {runs[0][2]}")
+            runs: dict[Path, list[tuple[float, float, int]]] = {source: [] for source in sources}
+            for _ in range(args.repeat):
+                for source in sources:
+                    runs[source].append(measure([sys.executable, "-m", "sweepgen", *argv], source))
+            for source, done in runs.items():
+                wall = statistics.median(r[0] for r in done)
+                rss = max(r[1] for r in done)
+                who = "" if source == ROOT else " [baseline]"
+                print(
+                    f"{label + who:62s} median {wall:5.2f} s  min {min(r[0] for r in done):5.2f} s  "
+                    f"peak {rss:5.0f} MiB  exit {done[0][2]}"
+                )
 
     shell_rows()
     globs = parse_globs(["section*.key2"])
