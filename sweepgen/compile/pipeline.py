@@ -14,7 +14,7 @@ from sweepgen import paths
 from sweepgen.compile import lock
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
-from sweepgen.compile.derive import finalize
+from sweepgen.compile.derive import derive
 from sweepgen.compile.expand import Expansion, Variant, expand
 from sweepgen.compile.gate import check_gate
 from sweepgen.compile.inputs import render_inputs
@@ -32,6 +32,7 @@ from sweepgen.compile.render import (
     template_runtime_error,
     too_large,
 )
+from sweepgen.compile.rundir import run_dir_of_rendered
 from sweepgen.compile.schema import check_schema, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
 
@@ -50,8 +51,15 @@ class Plan:
     lock_bytes: bytes
 
 
-def compile_spec(spec_path: str, out_root: str = "generated", *, only: frozenset[str] | None = None) -> Plan:
-    spec = load_spec(spec_path, out_root)
+def compile_spec(
+    spec_path: str,
+    out_root: str = "generated",
+    *,
+    only: frozenset[str] | None = None,
+    loaded: Spec | None = None,
+) -> Plan:
+    """``loaded``: the spec at ``spec_path`` when the caller already loaded it (the fast path did)."""
+    spec = loaded if loaded is not None else load_spec(spec_path, out_root)
     return compile_loaded(spec, out_root, only=only)
 
 
@@ -63,8 +71,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     spec_rel = _rel(spec.abspath, project)
     sweep = sweep_view(spec, spec_rel)
     validator = load_validator(spec)  # fail on a bad schema reference before the slower work
-    expansion = expand(spec)
-    finalize(expansion, sweep)
+    expansion = derive(expand(spec), sweep)
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
@@ -76,7 +83,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     header = header_maker(spec_rel)
     template_dir = os.path.dirname(template_abs)
 
-    def render_one(variant: Variant) -> tuple[str, str, bytes]:
+    def render_one(variant: Variant) -> tuple[str, str, bytes, str | None]:
         ctx = context(variant.config, variant.context_view(), sweep)
         out_path = render_inline(output_t, ctx, spec, "output", variant)
         try:
@@ -90,12 +97,13 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
         data = header(out_path, variant.name, text).encode("utf-8")
         if len(data) > spec.model.limits.output_bytes:
             raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
-        return out_path, variant.run_name or variant.name, data
+        run_dir = run_dir_of_rendered(out_path, data, variant.config, variant.run_dir)
+        return out_path, variant.run_name or variant.name, data, run_dir
 
     chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
     files = [
-        RenderedFile(out_path, variant, run_name, data, sha256(data))
-        for variant, (out_path, run_name, data) in zip(chosen, render_all(render_one, chosen))
+        RenderedFile(out_path, variant, run_name, data, sha256(data), run_dir)
+        for variant, (out_path, run_name, data, run_dir) in zip(chosen, render_all(render_one, chosen))
     ]
     check_outputs(files, spec)
     # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
@@ -133,7 +141,7 @@ def _lock(
             base=base,
             config=f.variant.config,
             touched=f.variant.touched,
-            run_dir=f.variant.run_dir,
+            run_dir=f.run_dir,
         )
         for f in files
     ]
