@@ -14,9 +14,16 @@ from sweepgen.readers import omegayaml
 from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.yamlfile import read_yaml
 
-SCALARS = ["1e-5", "1.0e-5", "1e5", "-2E+3", "1_000", "0x1F", "0o17", "017", "on", "yes", "No", "true",
-           "null", "~", "2024-01-01", "12:30", "1:30:00.5", ".inf", "-.Inf", ".nan", "3.", ".5", "+1",
-           "1e-5x", "v1.0", "0.1.2", "1__0", "_1"]  # fmt: skip
+# What OmegaConf 2.3.0 reads for each plain scalar (`OmegaConf.create(f"v: {text}")`); the full lane,
+# which carries the `diff` extra, checks this table against omegaconf itself.
+OMEGACONF_READS = [
+    ("1e-5", 1e-05), ("1.0e-5", 1e-05), ("1e5", 100000.0), ("-2E+3", -2000.0), ("1_000", 1000),
+    ("0x1F", 31), ("0o17", "0o17"), ("017", 15), ("on", True), ("yes", True), ("No", False),
+    ("true", True), ("null", None), ("~", None), ("2024-01-01", "2024-01-01"), ("12:30", 750),
+    ("1:30:00.5", 5400.5), (".inf", math.inf), ("-.Inf", -math.inf), (".nan", math.nan), ("3.", 3.0),
+    (".5", 0.5), ("+1", 1), ("1e-5x", "1e-5x"), ("v1.0", "v1.0"), ("0.1.2", "0.1.2"), ("1__0", 10),
+    ("_1", "_1"),
+]  # fmt: skip
 
 
 def _builtin(text: str):
@@ -28,12 +35,19 @@ def _same(a, b) -> bool:
     return type(a) is type(b) and (a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)))
 
 
-@pytest.mark.parametrize("text", SCALARS)
-def test_the_builtin_rules_read_scalars_as_omegaconf_does(text):
-    omegaconf = pytest.importorskip("omegaconf")  # the `diff` extra; the light install uses the rules
-    expected = omegaconf.OmegaConf.create(f"v: {text}")._get_node("v")._value()
-    assert _same(_builtin(text), expected), (text, _builtin(text), expected)
+@pytest.mark.parametrize("text, expected", OMEGACONF_READS)
+def test_the_builtin_rules_read_scalars_as_omegaconf_does(text, expected):
+    assert _same(_builtin(text), expected), (text, _builtin(text))
+
+
+@pytest.mark.train  # the full lane installs the `diff` extra (omegaconf) with the others
+@pytest.mark.parametrize("text, expected", OMEGACONF_READS)
+def test_the_table_is_omegaconfs_reading_and_the_reader_uses_omegaconf(text, expected):
+    from omegaconf import OmegaConf
+
+    assert _same(OmegaConf.create(f"v: {text}")._get_node("v")._value(), expected)
     assert _same(omegayaml.plain_scalar_omegaconf(text), expected)
+    assert type(omegayaml._resolver()).__name__ == "OmegaConfLoader"  # omegaconf's own loader
 
 
 def test_omegaconf_reading_differs_from_pyyaml_where_it_says():
