@@ -117,3 +117,9 @@ def test_nemo_rl_file_defaults_chain_and_a_missing_file(tmp_path):
     missing = _diff(tmp_path, "defaults: nope.yaml\n", "x: 1\n", "--resolve-bases")
     assert missing.exit_code == 2 and "`defaults:` entry `nope.yaml` not found" in missing.stderr
     assert "Traceback" not in missing.output
+
+
+def test_hydras_own_groups_are_data_not_files(tmp_path):
+    a = "defaults:\n  - override hydra/launcher: submitit_slurm\n  - _self_\nx: 1\n"
+    result = _diff(tmp_path, a, a.replace("submitit_slurm", "basic"), "--resolve-bases")
+    assert result.stdout == "hydra.@defaults.hydra/launcher: 'submitit_slurm' -> 'basic'\n1 change\n"

@@ -6,8 +6,9 @@
   ``model/llama.yaml`` under ``model`` (``model@pkg: x`` under ``pkg``; ``# @package _global_`` or
   ``@_global_`` at the root); ``/group`` is looked up from the primary config's folder, other groups
   from the folder of the config that lists them; ``optional`` entries may be missing, ``null``
-  selects nothing, ``override`` replaces an option. ``_self_`` places the config's own keys (last
-  when not listed).
+  selects nothing, ``override`` replaces an option; ``_self_`` places the config's own keys (last
+  when not listed). Hydra's own groups (``override hydra/launcher: submitit_slurm``) come from its
+  plugins: kept as data under ``hydra.@defaults``, never looked up.
 
 Merging is OmegaConf's: mappings merge key by key, anything else is replaced. Interpolations are
 resolved after composing (``sweepgen.readers.omegayaml``). A file that cannot be found is an error
@@ -61,6 +62,12 @@ class _Composer:
             if entry == "_self_":
                 merged = merge(merged, own)
                 continue
+            hydra = _hydra_entry(entry)
+            if hydra is not None:
+                # Hydra's own groups (launcher, sweeper, logging) come from its plugins, not from the
+                # config folder: kept as data under `hydra`, never looked up
+                merged = merge(merged, {"hydra": {"@defaults": hydra}})
+                continue
             for package, target, optional in self.targets(entry, path, line):
                 if not target.is_file():
                     if optional:
@@ -102,6 +109,15 @@ class _Composer:
         base = self.root if name.startswith("/") else path.parent
         target = base / name.lstrip("/")
         return target if target.suffix in (".yaml", ".yml") else target.with_name(target.name + ".yaml")
+
+
+def _hydra_entry(entry: Any) -> dict[str, Any] | None:
+    """``{group: option}`` for an entry that selects one of Hydra's own groups (``hydra/launcher``)."""
+    if not (isinstance(entry, dict) and len(entry) == 1):
+        return None
+    ((spec, option),) = entry.items()
+    group = str(spec).split()[-1].lstrip("/")
+    return {group: option} if group == "hydra" or group.startswith("hydra/") else None
 
 
 def _header_package(path: Path) -> str | None:
