@@ -16,6 +16,7 @@ from rich.table import Table
 
 from sweepgen.run.base import Decision, RunState, RunStatus, state_word
 from sweepgen.run.progress import last_metrics, read_summary, total_steps
+from sweepgen.run.runfiles import RunFileError
 
 STYLE = {
     RunState.PENDING: "dim",
@@ -156,7 +157,11 @@ def final_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus]) ->
         table.add_column(col, justify=justify)
     for d in decisions:
         state, note = final_state(d, live)
-        summary = read_summary(d.task.run_dir) or {}
+        try:
+            summary = read_summary(d.task.run_dir) or {}
+        except RunFileError as err:  # a foreign trainer's summary.json: shown, never fatal
+            summary, reason = {}, f"summary.json {err.reason}"
+            note = f"{note}; {reason}" if note else reason
         wall = summary.get("wall_time_s")
         if wall is None:
             wall = elapsed_seconds(live.get(d.task.name) or d.previous, None)

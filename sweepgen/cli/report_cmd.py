@@ -247,6 +247,12 @@ def report(
         if metric
         else None
     )
+    for (
+        run
+    ) in result.runs:  # run files a foreign trainer left that could not be used, with the reason (stderr,
+        # in every format)
+        for problem in run.problems:
+            err.print(f"warning: run {run.name}: {problem}", markup=False)
     if fmt != "text":  # the per-run table for programs; the files are written as in text mode
         rep.write_atomic(out_dir / "report.csv", rep.csv_text(result).encode())
         if not no_plot:
