@@ -11,7 +11,7 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import paths
-from sweepgen.compile import lock
+from sweepgen.compile import lock, seeds
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
 from sweepgen.compile.derive import finalize
@@ -68,6 +68,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
+    report = seeds.report_block(spec, [v.config for v in expansion.variants])
 
     template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
     template = load_template(spec, template_abs)
@@ -99,7 +100,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     ]
     check_outputs(files, spec)
     # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
-    lock_data = {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel)
+    lock_data = {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel, report)
     sweep_dir = os.path.join(out_abs, spec.name)
     return Plan(
         spec=spec,
@@ -120,6 +121,7 @@ def _lock(
     template: Template,
     project: str,
     spec_rel: str,
+    report: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """The lock's content: the base once, each file's differences from it, every input's hash."""
     base = spec.base
@@ -148,6 +150,7 @@ def _lock(
         base=base,
         files=entries,
         resources=resources,
+        report=report,
     )
 
 

@@ -18,7 +18,10 @@ from typing import Any
 
 from sweepgen.errors import UserError
 
-PLOT_HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (matplotlib, plotly, scipy, scikit-learn; no torch)"
+PLOT_HINT = (
+    "install the plot extra: `pip install 'sweepgen[plot]'` "
+    "(matplotlib, plotly, scipy, scikit-learn; no torch)"
+)
 
 
 def _finite(value: Any) -> Any:
@@ -49,7 +52,9 @@ def render(page: dict[str, Any]) -> str:
     page_js = (here / "report_page.js").read_text(encoding="utf-8")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     # `<` written as \u003c: no string in the data can close the <script> element it sits in
-    data_json = json.dumps(_finite(page), ensure_ascii=False, allow_nan=False, default=str).replace("<", "\\u003c")
+    data_json = json.dumps(_finite(page), ensure_ascii=False, allow_nan=False, default=str).replace(
+        "<", "\\u003c"
+    )
     return env.from_string(template_text).render(
         page=page,
         plotly_js=_markup(plotly_js()),

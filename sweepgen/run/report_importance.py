@@ -27,7 +27,8 @@ SEED = 0
 MIN_RUNS = 5  # fewer scored runs than this: no forest is fitted (it would explain noise)
 METHOD = (
     f"Random forest (scikit-learn RandomForestRegressor, {TREES} trees, random_state={SEED}); importance = "
-    f"permutation importance (mean drop in R² over {REPEATS} shuffles of the parameter), as a share of the total."
+    f"permutation importance (mean drop in R² over {REPEATS} shuffles of the parameter), "
+    "as a share of the total."
 )
 HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (or `pip install scikit-learn`)"
 
@@ -58,7 +59,7 @@ def params_of(values: Sequence[Mapping[str, Any]], paths: Sequence[str]) -> list
     and span at least a factor of 100."""
     out = []
     for path in paths:
-        column = [v.get(path) for v in values]
+        column: list[Any] = [v.get(path) for v in values]
         numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in column)
         finite = numeric and all(math.isfinite(x) for x in column)
         log = bool(finite and min(column) > 0 and max(column) / min(column) >= 100)
@@ -66,7 +67,9 @@ def params_of(values: Sequence[Mapping[str, Any]], paths: Sequence[str]) -> list
     return out
 
 
-def compute(values: Sequence[Mapping[str, Any]], scores: Sequence[float], params: Sequence[Param]) -> Importance | None:
+def compute(
+    values: Sequence[Mapping[str, Any]], scores: Sequence[float], params: Sequence[Param]
+) -> Importance | None:
     """Importance of ``params`` for ``scores`` (one entry per scored run), or None with too few runs."""
     if len(scores) < MIN_RUNS or not params:
         return None
@@ -75,13 +78,15 @@ def compute(values: Sequence[Mapping[str, Any]], scores: Sequence[float], params
         from sklearn.ensemble import RandomForestRegressor
         from sklearn.inspection import permutation_importance
     except ImportError:
-        raise UserError("parameter importance needs scikit-learn, which is not installed", hint=HINT) from None
-    columns = []
+        raise UserError(
+            "parameter importance needs scikit-learn, which is not installed", hint=HINT
+        ) from None
+    columns: list[list[float]] = []
     for p in params:
-        raw = [v.get(p.path) for v in values]
+        raw: list[Any] = [v.get(p.path) for v in values]
         if p.categorical:
             labels = sorted({repr(x) for x in raw})
-            columns.append([labels.index(repr(x)) for x in raw])
+            columns.append([float(labels.index(repr(x))) for x in raw])
         else:
             columns.append([math.log10(x) if p.log else float(x) for x in raw])
     x = np.asarray(columns, dtype=float).T

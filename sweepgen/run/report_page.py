@@ -84,7 +84,11 @@ def build(
         "has_scores": any(r["score"] is not None for r in runs),
         "importance": None
         if importance is None
-        else {"method": importance.method, "csv": importance_csv, "rows": [[p, s] for p, s, _, _ in importance.rows]},
+        else {
+            "method": importance.method,
+            "csv": importance_csv,
+            "rows": [[p, s] for p, s, _, _ in importance.rows],
+        },
         "scatter": sampled,
         "stats": None if statistics is None else _stats(statistics),
     }
