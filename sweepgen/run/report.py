@@ -35,6 +35,7 @@ from sweepgen.run.base import (
     read_status,
     write_bytes_atomic,
 )
+from sweepgen.run.groups import Group
 from sweepgen.run.progress import read_summary
 from sweepgen.run.tasks import LOCK_FILE, config_fingerprint, read_lock, run_dir_of
 
@@ -42,7 +43,7 @@ SEED_PATH = re.compile(r"(^|[._])seed$")
 # paths that name or place a run rather than configure it: they differ between every two runs, so
 # as columns they repeat the run name and as curve groups they would split every seed apart
 NAMING_PATHS = frozenset({"run_name", "output_dir"})
-PLOT_HINT = "install it with `pip install 'sweepgen[train]'` (or `pip install matplotlib`), or pass --no-plot"
+PLOT_HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (no torch), or pass --no-plot"
 SUMMARY_COLUMNS = (
     "final_reward",
     "best_reward",
@@ -55,6 +56,7 @@ SUMMARY_COLUMNS = (
 )
 DEFAULT_CURVE = "reward_mean"  # the bundled trainer's metrics.jsonl, plotted when no --metric is given
 MODES = ("max", "min")
+DIGITS = 3  # significant digits of a number in a legend, unless the spec's sample block says otherwise
 ATS = ("final", "best")
 
 
@@ -94,6 +96,17 @@ class RunRecord:
     summary: Mapping[str, Any] | None  # summary.json, for finished runs
     curve: tuple[tuple[int, float], ...] = ()  # (step, value) of the objective metric (or reward_mean)
     score: Score = field(default_factory=Score)  # only with a metric objective
+    variant: str = ""  # the lock's variant name (groups are named after it); the run name without a lock
+    diff: Mapping[str, Any] = field(default_factory=dict)  # leaf path -> value where it differs from the base
+    series: Mapping[str, metrics.Points] = field(default_factory=dict)  # every logged metric (first source)
+
+    @property
+    def value(self) -> float | None:
+        """The objective's value: the metric's score, or the bundled trainer's final reward."""
+        if self.score.value is not None or self.score.missing is not None:
+            return self.score.value
+        final = (self.summary or {}).get("final_reward")
+        return float(final) if isinstance(final, (int, float)) and not isinstance(final, bool) else None
 
 
 @dataclass(frozen=True)
@@ -103,6 +116,13 @@ class Report:
     out_dir: Path  # where report.csv / report.png go: the runs folder, never the generated folder
     values_from: str  # "lock" or "config.yaml"
     objective: Objective = field(default_factory=Objective)
+    sweep: str = ""
+    base: Mapping[str, Any] = field(default_factory=dict)  # the lock's base config, flattened
+    block: Mapping[str, Any] | None = None  # the lock's `report` entry: seed path, tune/test, digits
+
+    @property
+    def digits(self) -> int:
+        return int((self.block or {}).get("digits", DIGITS))
 
     @property
     def finished(self) -> list[RunRecord]:
@@ -271,7 +291,14 @@ def varying_values(configs: Sequence[Mapping[str, Any]]) -> tuple[list[str], lis
     return varying, [{p: f.get(p) for p in varying} for f in flat]
 
 
-def _record(name: str, run_dir: Path, values: Mapping[str, Any], objective: Objective) -> RunRecord:
+def _record(
+    name: str,
+    run_dir: Path,
+    values: Mapping[str, Any],
+    objective: Objective,
+    variant: str | None = None,
+    diff: Mapping[str, Any] | None = None,
+) -> RunRecord:
     summary = read_summary(run_dir)
     status = read_status(run_dir)
     # the rule `run` and `status` use (done file, or exit 0 for a foreign trainer); a report asks no
@@ -284,7 +311,12 @@ def _record(name: str, run_dir: Path, values: Mapping[str, Any], objective: Obje
     sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
     curve = series.points if series is not None else ()
     score = _score(sources, series, objective) if objective.metric is not None else Score()
-    return RunRecord(name, run_dir, state, dict(values), summary, curve, score)
+    logged: dict[str, metrics.Points] = {}
+    for source in reversed(metrics.SOURCES):  # the first source in SOURCES order wins, as in find()
+        logged.update(sources.get(source, {}))
+    return RunRecord(
+        name, run_dir, state, dict(values), summary, curve, score, variant or name, dict(diff or {}), logged
+    )
 
 
 def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective: Objective) -> Score:
@@ -422,19 +454,35 @@ def is_seed_path(path: str) -> bool:
     return bool(SEED_PATH.search(path))
 
 
-def curves(report: Report) -> list[Curve]:
-    """Mean and min..max band over seeds, per group of finished runs equal in every non-seed value."""
-    groups: dict[tuple, list[RunRecord]] = {}
-    keys = [p for p in report.varying if not is_seed_path(p) and p not in NAMING_PATHS]
-    for run in report.finished:
-        groups.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
+def curves(report: Report, groups: Sequence[Group] | None = None) -> list[Curve]:
+    """Mean and min..max band over seeds, per group of finished runs: the seed groups given (labelled
+    by their names), or else the runs equal in every non-seed value (labelled by those values, numbers
+    at the report's ``digits`` significant digits)."""
+    by_name = {r.name: r for r in report.finished}
+    labelled: list[tuple[str, list[RunRecord]]] = []
+    if groups is not None:
+        for g in groups:
+            members = [by_name[n] for n in g.members if n in by_name]
+            if members:
+                labelled.append((g.name, members))
+    else:
+        keys = [p for p in report.varying if not is_seed_path(p) and p not in NAMING_PATHS]
+        buckets: dict[tuple, list[RunRecord]] = {}
+        for run in report.finished:
+            buckets.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
+        for members in buckets.values():
+            # a path this group does not have at all (a parameter of another strategy) says nothing
+            label = (
+                ", ".join(
+                    f"{p}={_short(members[0].values[p], report.digits)}"
+                    for p in keys
+                    if members[0].values.get(p) is not None
+                )
+                or "all runs"
+            )
+            labelled.append((label, members))
     out = []
-    for members in groups.values():
-        # a path this group does not have at all (a parameter of another strategy) says nothing
-        label = (
-            ", ".join(f"{p}={members[0].values[p]}" for p in keys if members[0].values.get(p) is not None)
-            or "all runs"
-        )
+    for label, members in labelled:
         shared = set.intersection(*(set(dict(m.curve)) for m in members))
         notes: tuple[str, ...] = ()
         if any(len(m.curve) != len(shared) for m in members):
@@ -456,22 +504,27 @@ def curves(report: Report) -> list[Curve]:
     return out
 
 
-def require_matplotlib() -> None:
-    """Fail before anything is written when the PNG cannot be made."""
+def _short(value: Any, digits: int) -> str:
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+def matplotlib_missing() -> bool:
     import importlib.util
 
-    if importlib.util.find_spec("matplotlib") is None:
-        raise UserError("the reward-curve PNG needs matplotlib, which is not installed", hint=PLOT_HINT)
+    return importlib.util.find_spec("matplotlib") is None
 
 
 def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) -> bytes:
-    require_matplotlib()
+    """Curves with their seed bands; the legend outside the axes (a sweep of many groups would
+    cover the curves), the title saying over how many seeds a line is a mean."""
+    if matplotlib_missing():
+        raise UserError("the curve PNG needs matplotlib, which is not installed", hint=PLOT_HINT)
     import matplotlib
 
     matplotlib.use("Agg")  # no display: files only
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
+    fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
     try:
         for curve in lines:
             n = len(curve.runs)
@@ -480,12 +533,13 @@ def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) ->
                 ax.fill_between(curve.steps, curve.low, curve.high, color=line.get_color(), alpha=0.2)
         ax.set_xlabel("step")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"{title}: mean over seeds, band min..max")
+        seeded = any(len(c.runs) > 1 for c in lines)
+        ax.set_title(f"{title}: mean over seeds, band min..max" if seeded else f"{title}: one run per line")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         buf = io.BytesIO()
-        # fixed metadata: the same runs give the same bytes
-        fig.savefig(buf, format="png", metadata={"Software": None})
+        # fixed metadata: the same runs give the same bytes; tight: the legend beside the axes fits
+        fig.savefig(buf, format="png", metadata={"Software": None}, bbox_inches="tight")
         return buf.getvalue()
     finally:
         plt.close(fig)
