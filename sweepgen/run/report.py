@@ -18,7 +18,7 @@ import io
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -158,10 +158,15 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
         lock = read_lock(directory)
         entries = [_entry(directory, lock, e) for e in lock.files]
         _refuse_stale([(name, run_dir, fp) for name, run_dir, _, fp in entries])
-        runs = [_record(name, run_dir, values, obj) for name, run_dir, values, _ in entries]
+        runs = [
+            _record(name, run_dir, values, obj, e.variant, _diff(lock, e))
+            for (name, run_dir, values, _), e in zip(entries, lock.files)
+        ]
         out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
         varying: Sequence[str] = tuple(p for p in lock.varying if p not in NAMING_PATHS)
-        return _checked(Report(tuple(varying), tuple(runs), out_dir, "lock", obj), directory)
+        return _checked(
+            _from_lock(Report(tuple(varying), tuple(runs), out_dir, "lock", obj), lock), directory
+        )
     run_dirs = _run_dirs(directory)
     if not run_dirs:
         raise UserError(
@@ -172,14 +177,31 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
     maybe_linked = [_linked_values(d, sweeps) for d in run_dirs]
     linked = [v for v in maybe_linked if v is not None]
     if len(linked) == len(maybe_linked):
-        _refuse_stale([(name, d, fp) for d, (name, _, fp) in zip(run_dirs, linked)])
-        varying = sorted({path for _, values, _ in linked for path in values} - NAMING_PATHS)
-        runs = [_record(name, d, values, obj) for d, (name, values, _) in zip(run_dirs, linked)]
-        return _checked(Report(tuple(varying), tuple(runs), directory, "lock", obj), directory)
+        _refuse_stale([(name, d, fp) for d, (name, _, fp, _) in zip(run_dirs, linked)])
+        varying = sorted({path for _, values, _, _ in linked for path in values} - NAMING_PATHS)
+        runs = [
+            _record(name, d, values, obj, entry.variant, _diff(sweeps[Path(sd)].lock, entry))
+            for d, (name, values, _, (sd, entry)) in zip(run_dirs, linked)
+        ]
+        report = Report(tuple(varying), tuple(runs), directory, "lock", obj)
+        if len(sweeps) == 1:  # one sweep's runs: its base, seed path and digits apply
+            report = _from_lock(report, next(iter(sweeps.values())).lock)
+        return _checked(report, directory)
     configs = [_config_yaml(d) for d in run_dirs]
     varying, values = varying_values(configs)
     runs = [_record(d.name, d, v, obj) for d, v in zip(run_dirs, values)]
     return _checked(Report(tuple(varying), tuple(runs), directory, "config.yaml", obj), directory)
+
+
+def _from_lock(report: Report, lock: Lock) -> Report:
+    return replace(report, sweep=lock.sweep, base=flatten(lock.base), block=lock.report)
+
+
+def _diff(lock: Lock, entry: LockFile) -> dict[str, Any]:
+    """The entry's leaf values that differ from the base (a version-1 lock: its varying values)."""
+    if entry.full_config is not None:
+        return lock.values(entry)
+    return {**flatten(entry.set), **dict.fromkeys(entry.deleted, "(deleted)")}
 
 
 def _checked(report: Report, directory: Path) -> Report:
@@ -267,8 +289,11 @@ class _SweepIndex:
         return self.lock.files[min(found)] if found else None
 
 
-def _linked_values(run_dir: Path, sweeps: dict[Path, _SweepIndex]) -> tuple[str, dict[str, Any], str] | None:
-    """(run name, varying values, config fingerprint) from the lock the run's status points to."""
+def _linked_values(
+    run_dir: Path, sweeps: dict[Path, _SweepIndex]
+) -> tuple[str, dict[str, Any], str, tuple[str, LockFile]] | None:
+    """(run name, varying values, config fingerprint, (sweep dir, lock entry)) from the lock the
+    run's status points to."""
     status = read_status(run_dir)
     if status is None or not status.sweep_dir or not (Path(status.sweep_dir) / LOCK_NAME).is_file():
         return None
@@ -280,7 +305,7 @@ def _linked_values(run_dir: Path, sweeps: dict[Path, _SweepIndex]) -> tuple[str,
     if entry is None:
         return None
     name, _, values, fingerprint = _entry(sweep_dir, index.lock, entry)
-    return name, values, fingerprint
+    return name, values, fingerprint, (str(sweep_dir), entry)
 
 
 def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
