@@ -200,8 +200,10 @@ def _from_lock(report: Report, lock: Lock) -> Report:
 def _diff(lock: Lock, entry: LockFile) -> dict[str, Any]:
     """The entry's leaf values that differ from the base (a version-1 lock: its varying values)."""
     if entry.full_config is not None:
-        return lock.values(entry)
-    return {**flatten(entry.set), **dict.fromkeys(entry.deleted, "(deleted)")}
+        diff = lock.values(entry)
+    else:
+        diff = {**flatten(entry.set), **dict.fromkeys(entry.deleted, "(deleted)")}
+    return {p: v for p, v in diff.items() if p not in NAMING_PATHS}
 
 
 def _checked(report: Report, directory: Path) -> Report:

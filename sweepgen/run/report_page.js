@@ -4,7 +4,8 @@
 (function () {
   const page = JSON.parse(document.getElementById("report-data").textContent);
   const obj = page.objective;
-  const scored = page.runs.filter((r) => r.score !== null);
+  // a failed or pruned run's last value is shown in the table, never ranked with finished runs
+  const scored = page.runs.filter((r) => r.score !== null && r.state === "finished");
   const plotConfig = { displaylogo: false, responsive: true };
   const legendOutside = { x: 1.02, xanchor: "left", y: 1, yanchor: "top" };
 
@@ -72,19 +73,21 @@
   }
 
   // -- parallel coordinates with a top-k% filter ---------------------------------------------------
+  // axes (categories, ranges, ticks) come from every scored run, so the top-k% filter keeps them still
   function axisOf(param, runs) {
+    const all = scored.map((r) => r.values[param.path]);
     const raw = runs.map((r) => r.values[param.path]);
     if (param.categorical) {
-      const labels = [...new Set(raw.map((v) => fmt(v)))].sort();
-      return { label: param.path, values: raw.map((v) => labels.indexOf(fmt(v))), tickvals: labels.map((_, i) => i), ticktext: labels };
+      const labels = [...new Set(all.map((v) => fmt(v)))].sort();
+      return { label: param.path, values: raw.map((v) => labels.indexOf(fmt(v))), range: [0, Math.max(labels.length - 1, 1)], tickvals: labels.map((_, i) => i), ticktext: labels };
     }
     if (param.log) {
-      const lo = Math.floor(Math.log10(Math.min(...raw))), hi = Math.ceil(Math.log10(Math.max(...raw)));
+      const lo = Math.floor(Math.log10(Math.min(...all))), hi = Math.ceil(Math.log10(Math.max(...all)));
       const ticks = [];
       for (let e = lo; e <= hi; e++) ticks.push(e);
-      return { label: param.path + " (log)", values: raw.map((v) => Math.log10(v)), tickvals: ticks, ticktext: ticks.map((e) => "1e" + e) };
+      return { label: param.path + " (log)", values: raw.map((v) => Math.log10(v)), range: [lo, hi], tickvals: ticks, ticktext: ticks.map((e) => "1e" + e) };
     }
-    return { label: param.path, values: raw };
+    return { label: param.path, values: raw, range: [Math.min(...all), Math.max(...all)] };
   }
   function topRuns(percent) {
     const sorted = [...scored].sort((a, b) => (obj.mode === "max" ? b.score - a.score : a.score - b.score));
@@ -96,11 +99,12 @@
     document.getElementById("topk-label").textContent =
       "top " + percent + "% by " + obj.label + ": " + runs.length + " of " + scored.length + " scored runs";
     const dims = page.params.map((p) => axisOf(p, runs));
-    dims.push({ label: obj.label, values: runs.map((r) => r.score) });
+    const scores = scored.map((r) => r.score);
+    dims.push({ label: obj.label, values: runs.map((r) => r.score), range: [Math.min(...scores), Math.max(...scores)] });
     const trace = {
       type: "parcoords",
       dimensions: dims,
-      line: { color: runs.map((r) => r.score), colorscale: "Viridis", reversescale: obj.mode === "min", showscale: true, colorbar: { title: { text: obj.label } } },
+      line: { color: runs.map((r) => r.score), cmin: Math.min(...scores), cmax: Math.max(...scores), colorscale: "Viridis", reversescale: obj.mode === "min", showscale: true, colorbar: { title: { text: obj.label } } },
     };
     Plotly.react("parcoords", [trace], { height: 420, margin: { l: 80, r: 80, t: 60 } }, plotConfig);
   }

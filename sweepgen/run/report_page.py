@@ -81,7 +81,7 @@ def build(
         "curves": curves,
         "curves_note": curves_note,
         "params": [asdict(p) for p in params],
-        "has_scores": any(r["score"] is not None for r in runs),
+        "has_scores": any(r["score"] is not None and r["state"] == "finished" for r in runs),
         "importance": None
         if importance is None
         else {
