@@ -248,8 +248,15 @@ def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tupl
     if outcome.statistics is not None:
         files.append(("statistics", "statistics.csv", stats_csv(outcome.statistics).encode()))
     metric = request.metric or rep.DEFAULT_CURVE
-    lines = rep.curves(report, outcome.groups)
     if draw_png:
+        # the best groups only, as on the page: a legend of hundreds of lines reads as nothing
+        best = best_groups(report, outcome.groups)
+        lines = rep.curves(report, best)
+        if len(best) < len(outcome.groups):
+            outcome.notes.append(
+                f"report.png shows the {len(best)} best groups by {report.objective.label} "
+                f"of {len(outcome.groups)}"
+            )
         for curve in lines:
             outcome.notes.extend(curve.notes)
         title = report.sweep or request.directory.name
@@ -260,6 +267,13 @@ def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tupl
             files.append(("importance", "importance.csv", importance.csv_text().encode()))
         files.append(("HTML", "report.html", page.encode()))
     return files
+
+
+def best_groups(report: rep.Report, groups: Sequence[grp.Group]) -> list[grp.Group]:
+    from sweepgen.run import report_page
+
+    scores = {r.name: r.value for r in report.finished}
+    return report_page.best_first(groups, scores, report.objective.mode)[: report_page.MAX_CURVE_GROUPS]
 
 
 def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:

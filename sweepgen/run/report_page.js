@@ -163,5 +163,6 @@
   if (page.importance) importance();
   if (page.scatter && scored.length) scatter();
   if (page.stats) statsTable();
+  document.body.dataset.drawnMs = String(Math.round(performance.now()));  // for the benchmark
   document.body.dataset.ready = "1";
 })();

@@ -43,7 +43,7 @@ def build(
     group_of = {run: g.name for g in groups for run in g.members}
     states = Counter(str(r["state"]) for r in runs)
     counts = f"{len(runs)} runs: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
-    ordered = _best_first(groups, {r["name"]: r["score"] for r in runs}, str(objective["mode"]))
+    ordered = best_first(groups, {r["name"]: r["score"] for r in runs}, str(objective["mode"]))
     shown = ordered[:MAX_CURVE_GROUPS]
     by_name = {r["name"]: r for r in runs}
     curves = {m: [c for g in shown if (c := _curve(g, by_name, m)) is not None] for m in curve_metrics}
@@ -94,7 +94,7 @@ def build(
     }
 
 
-def _best_first(groups: Sequence[Group], scores: Mapping[str, float | None], mode: str) -> list[Group]:
+def best_first(groups: Sequence[Group], scores: Mapping[str, float | None], mode: str) -> list[Group]:
     def key(g: Group) -> float:
         vals = [s for r in g.members if (s := scores.get(r)) is not None]
         if not vals:
