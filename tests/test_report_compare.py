@@ -9,10 +9,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from report_support import logged_acc, make_shaping
 
 from sweepgen.cli import main
-from sweepgen.run import stats
+from sweepgen.run import metrics, stats
 
 
 @pytest.fixture
@@ -126,3 +128,73 @@ def test_a_seed_path_not_in_the_config_is_a_spec_error(cli_cwd):
     )
     result = CliRunner().invoke(main, ["render", str(spec)])
     assert result.exit_code == 2 and "seeds [1] are in both tune and test" in result.stderr
+
+
+# -- metrics.jsonl read in one decode must read exactly what the line-by-line reading reads ------
+
+line = st.one_of(
+    st.builds(lambda s, v: json.dumps({"step": s, "acc": v}), st.integers(0, 5), st.floats(-1, 1)),
+    st.sampled_from(
+        ["", '{"step": 1', "1, 2", "[1,", "2]", '{"step": 2, "acc": 0.5}, {"step": 3}', "null", "{}"]
+    ),
+)
+
+
+def _line_by_line(lines: list[str]):
+    rows = []
+    for text in lines:
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError:
+            break
+        if isinstance(row, dict):
+            rows.append(row)
+    return metrics._collect(rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(line, max_size=8))
+def test_the_one_decode_read_equals_the_line_by_line_read(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("jsonl") / "metrics.jsonl"
+    path.write_text("\n".join(lines) + ("\n" if lines else ""))
+    assert metrics.read_jsonl(path) == _line_by_line(path.read_text().splitlines())
+
+
+# -- `sweepgen run`'s tables for a trainer that is not the bundled one ----------------------------
+
+FOREIGN = """\
+import csv, sys, yaml
+from pathlib import Path
+out = Path(yaml.safe_load(Path(sys.argv[1]).read_text())["output_dir"])
+out.mkdir(parents=True, exist_ok=True)
+with open(out / "metrics.csv", "w", newline="") as fh:
+    w = csv.writer(fh)
+    w.writerow(["step", "eval_acc"])
+    w.writerows([[1, 0.25], [2, 0.625]])
+"""
+
+
+def test_a_foreign_trainers_run_table_shows_the_metric_and_no_reward_columns(cli_cwd):
+    import shlex
+    import sys
+
+    from run_support import make_sweep
+
+    make_sweep(cli_cwd, {"a": {}, "b": {}})
+    (cli_cwd / "train.py").write_text(FOREIGN)
+    command = f"{shlex.quote(sys.executable)} train.py {{config}}"
+    plain = CliRunner().invoke(main, ["run", "generated/fake", "--command", command])
+    assert plain.exit_code == 0, plain.output
+    header = _header(plain.stdout)
+    assert header == ["run", "status", "steps", "wall", "note"]  # no reward columns it cannot have
+    with_metric = CliRunner().invoke(
+        main, ["run", "generated/fake", "--command", command, "--metric", "eval_acc", "--rerun-failed"]
+    )
+    assert with_metric.exit_code == 0, with_metric.output
+    assert _header(with_metric.stdout) == ["run", "status", "steps", "eval_acc", "wall", "note"]
+    assert with_metric.stdout.count("0.625") == 2  # each run's last eval_acc
+
+
+def _header(stdout: str) -> list[str]:
+    results = stdout[stdout.index("results") :]
+    return next(cells for line in results.splitlines() if (cells := line.split())[:1] == ["run"])
