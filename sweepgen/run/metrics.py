@@ -78,15 +78,28 @@ def _step(value: object) -> int | None:
 def _collect(rows: Sequence[Mapping[str, object]]) -> dict[str, Points]:
     series: dict[str, dict[int, float]] = {}
     for row in rows:
-        step = _step(row.get("step"))
+        raw_step = row.get("step")
+        # the common int step and float/int values are taken directly, skipping the general
+        # parsers (a report reads 1,000 runs x 1,000 steps); bool, str and the rest go through them
+        step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else _step(raw_step)
         if step is None:
             continue
         for key, raw in row.items():
             if key == "step":
                 continue
-            value = _number(raw)
+            value: float | None
+            if isinstance(raw, float):
+                value = float(raw) if math.isfinite(raw) else None
+            elif isinstance(raw, int) and not isinstance(raw, bool):
+                value = float(raw)
+            else:
+                value = _number(raw)
             if value is not None:
-                series.setdefault(str(key), {})[step] = value
+                name = str(key)
+                points = series.get(name)
+                if points is None:
+                    points = series[name] = {}
+                points[step] = value
     return {k: tuple(sorted(v.items())) for k, v in series.items()}
 
 
