@@ -198,3 +198,33 @@ def test_a_foreign_trainers_run_table_shows_the_metric_and_no_reward_columns(cli
 def _header(stdout: str) -> list[str]:
     results = stdout[stdout.index("results") :]
     return next(cells for line in results.splitlines() if (cells := line.split())[:1] == ["run"])
+
+
+def test_html_or_compare_without_the_plot_extra_is_exit_2_and_writes_nothing(shaping, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "plotly", None)  # as in the core install
+    result = report("--metric", "eval_acc", "--html")
+    assert result.exit_code == 2 and "pip install 'sweepgen[plot]'" in result.stderr
+    assert not (shaping / "runs/shaping/report.csv").exists()
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    result = report("--metric", "eval_acc", "--compare", "coma_lr1e-05")
+    assert result.exit_code == 2 and "--compare needs scipy" in result.stderr
+    quiet = report("--metric", "eval_acc")  # no comparison asked: the table, and one warning
+    assert quiet.exit_code == 0 and quiet.stderr.count("warning:") == 1
+    assert "statistics skipped: scipy not installed" in quiet.stderr and "95% CI" not in quiet.stdout
+
+
+def test_curve_legends_round_numbers_to_the_digits(tmp_path):
+    from sweepgen.run import report as rep
+    from sweepgen.run.base import RunState
+
+    def record(name, lr):
+        return rep.RunRecord(name, tmp_path / name, RunState.FINISHED, {"lr": lr}, {}, ((1, 0.5),))
+
+    report_ = rep.Report(
+        ("lr",), (record("a", 0.000123456789012), record("b", 0.0271828182846)), tmp_path, "x"
+    )
+    assert [c.label for c in rep.curves(report_)] == ["lr=0.000123", "lr=0.0272"]
+    two = rep.Report(report_.varying, report_.runs, tmp_path, "x", block={"digits": 2})
+    assert [c.label for c in rep.curves(two)] == ["lr=0.00012", "lr=0.027"]

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from report_support import make_shaping
 
 from sweepgen.cli import main
+from sweepgen.run.base import RunState, RunStatus, write_status
 
 FAILED = "noisy_seed6_lr0.001"
 
@@ -92,3 +93,29 @@ def test_the_page_works_in_headless_chromium(page, chromium, tmp_path):
     print(f"screenshot: {shot}")
     view.close()
     assert errors == []
+
+
+@pytest.mark.plot
+def test_a_sample_sweep_gets_scatter_plots_and_log_axes(cli_cwd):
+    (cli_cwd / "specs").mkdir()
+    (cli_cwd / "templates").mkdir()
+    (cli_cwd / "templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    (cli_cwd / "specs/s.yaml").write_text(
+        'sweepgen: 1\nname: s\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n'
+        'derived: {output_dir: "runs/s/{{ variant.name }}"}\n'
+        "base: {output_dir: null, lr: 1.0e-4, beta: 0.0}\n"
+        "sample: {n: 8, seed: 0, digits: 2,\n"
+        "         axes: {lr: {log_uniform: [1.0e-6, 1.0e-2]}, beta: {uniform: [0, 1]}}}\n"
+    )
+    assert CliRunner().invoke(main, ["render", "specs/s.yaml"]).exit_code == 0
+    lock = json.loads((cli_cwd / "generated/s/sweep.lock.json").read_text())
+    for entry in lock["files"]:
+        run = cli_cwd / "runs/s" / entry["variant"]
+        run.mkdir(parents=True)
+        (run / "metrics.csv").write_text("step,acc\n1,0.1\n2,0.4\n")
+        write_status(run, RunStatus(RunState.FINISHED, "local", exit_code=0, done_file=None))
+    result = CliRunner().invoke(main, ["report", "generated/s", "--metric", "acc", "--html"])
+    assert result.exit_code == 0, result.output
+    data = _data((cli_cwd / "runs/s/report.html").read_text())
+    assert data["scatter"] is True and data["digits"] == 2
+    assert {p["path"]: p["log"] for p in data["params"]} == {"beta": False, "lr": True}

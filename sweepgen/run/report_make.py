@@ -99,13 +99,14 @@ def make(request: Request) -> Outcome:
     if "scipy" not in missing and (request.compare is not None or any(len(g.members) > 1 for g in groups)):
         statistics = _statistics(report, groups, request)
     skipped = [
-        what for what, lib in (("report.png", "matplotlib"), ("statistics", "scipy")) if lib in missing
+        (what, lib)
+        for what, lib, wanted in (("report.png", "matplotlib", request.plot), ("statistics", "scipy", True))
+        if wanted and lib in missing
     ]
-    if "matplotlib" in missing and not request.plot:
-        skipped.remove("report.png")
     if skipped:
         warnings.append(
-            f"{' and '.join(skipped)} skipped: {', '.join(m for m in missing)} not installed; {PLOT_EXTRA}"
+            f"{' and '.join(w for w, _ in skipped)} skipped: {', '.join(lib for _, lib in skipped)} "
+            f"not installed; {PLOT_EXTRA}"
         )
     outcome = Outcome(
         report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
