@@ -14,7 +14,7 @@ from sweepgen import paths
 from sweepgen.compile import lock, seeds
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
-from sweepgen.compile.derive import finalize
+from sweepgen.compile.derive import derive
 from sweepgen.compile.expand import Expansion, Variant, expand
 from sweepgen.compile.gate import check_gate
 from sweepgen.compile.inputs import render_inputs
@@ -51,8 +51,15 @@ class Plan:
     lock_bytes: bytes
 
 
-def compile_spec(spec_path: str, out_root: str = "generated", *, only: frozenset[str] | None = None) -> Plan:
-    spec = load_spec(spec_path, out_root)
+def compile_spec(
+    spec_path: str,
+    out_root: str = "generated",
+    *,
+    only: frozenset[str] | None = None,
+    loaded: Spec | None = None,
+) -> Plan:
+    """``loaded``: the spec at ``spec_path`` when the caller already loaded it (the fast path did)."""
+    spec = loaded if loaded is not None else load_spec(spec_path, out_root)
     return compile_loaded(spec, out_root, only=only)
 
 
@@ -64,8 +71,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     spec_rel = _rel(spec.abspath, project)
     sweep = sweep_view(spec, spec_rel)
     validator = load_validator(spec)  # fail on a bad schema reference before the slower work
-    expansion = expand(spec)
-    finalize(expansion, sweep)
+    expansion = derive(expand(spec), sweep)
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
