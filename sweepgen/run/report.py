@@ -195,7 +195,7 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
 
 
 def _from_lock(report: Report, lock: Lock) -> Report:
-    return replace(report, sweep=lock.sweep, base=flatten(lock.base), block=lock.report)
+    return replace(report, sweep=lock.sweep, base=paths.flatten(lock.base), block=lock.report)
 
 
 def _diff(lock: Lock, entry: LockFile) -> dict[str, Any]:
@@ -203,7 +203,7 @@ def _diff(lock: Lock, entry: LockFile) -> dict[str, Any]:
     if entry.full_config is not None:
         diff = lock.values(entry)
     else:
-        diff = {**flatten(entry.set), **dict.fromkeys(entry.deleted, "(deleted)")}
+        diff = {**paths.flatten(entry.set), **dict.fromkeys(entry.deleted, "(deleted)")}
     return {p: v for p, v in diff.items() if p not in NAMING_PATHS}
 
 
