@@ -157,8 +157,23 @@
     curves();
   }
   if (scored.length && page.params.length) {
-    document.getElementById("topk").addEventListener("input", parcoords);
-    parcoords();
+    // parallel coordinates are WebGL: without a GPU (software GL) they cost about as much as every
+    // other view together, so they are drawn when their section comes near the screen
+    const drawParcoords = () => {
+      parcoords();
+      document.body.dataset.parcoords = "1";
+    };
+    document.getElementById("topk").addEventListener("input", drawParcoords);
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) {
+          observer.disconnect();
+          if (!document.body.dataset.parcoords) drawParcoords();
+        }
+      },
+      { rootMargin: "300px" }
+    );
+    observer.observe(document.getElementById("parcoords"));
   }
   if (page.importance) importance();
   if (page.scatter && scored.length) scatter();
