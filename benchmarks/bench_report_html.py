@@ -219,9 +219,8 @@ def main() -> None:
         print(f"page size: {size / 1e6:.2f} MB")
         print(f"load in headless Chromium until drawn: median {statistics.median(nav):.2f} s ({_each(nav)})")
         print(f"  the page's own clock when drawn: median {statistics.median(drawn):.2f} s ({_each(drawn)})")
-        print(
-            f"  then parallel coordinates, scrolled to: median {statistics.median(scrolled):.2f} s ({_each(scrolled)})"
-        )
+        print(f"  then parallel coordinates, scrolled to: median {statistics.median(scrolled):.2f} s")
+        print(f"    ({_each(scrolled)})")
         cpu = [browser_cpu_seconds(page) for _ in range(args.repeat)]
         print(
             f"  Chromium CPU to load and draw, less a blank page: median {statistics.median(cpu):.2f} s "
