@@ -17,6 +17,7 @@ from rich.table import Table
 from sweepgen.run import metrics
 from sweepgen.run.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word
 from sweepgen.run.progress import last_metrics, read_summary, total_steps
+from sweepgen.run.runfiles import RunFileError
 
 STYLE = {
     RunState.PENDING: "dim",
@@ -70,7 +71,10 @@ def shows_reward(decisions: Sequence[Decision], logged: Sequence[Mapping | None]
 
 def metric_value(run_dir: Path, metric: str) -> float | None:
     """The last logged value of ``metric`` in the run's metrics.jsonl or metrics.csv."""
-    _, series = metrics.find_in_run(run_dir, metric, tensorboard=False)
+    try:
+        _, series = metrics.find_in_run(run_dir, metric, tensorboard=False)
+    except RunFileError:  # a spoiled metrics file: the table shows "-", `report` says why
+        return None
     return series.final[1] if series is not None else None
 
 
@@ -165,7 +169,13 @@ def final_table(
     decisions: Sequence[Decision], live: Mapping[str, RunStatus], metric: str | None = None
 ) -> Table:
     table = Table(title="results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    summaries = {d.task.name: read_summary(d.task.run_dir) or {} for d in decisions}
+    summaries: dict[str, Mapping] = {}
+    unreadable: dict[str, str] = {}
+    for d in decisions:
+        try:
+            summaries[d.task.name] = read_summary(d.task.run_dir) or {}
+        except RunFileError as err:  # a foreign trainer's summary.json: shown, never fatal
+            summaries[d.task.name], unreadable[d.task.name] = {}, f"summary.json {err.reason}"
     reward = metric is None and shows_reward(decisions, list(summaries.values()))
     values: tuple[str, ...] = (metric,) if metric else ("final", "best") if reward else ()
     columns: list[tuple[str, JustifyMethod]] = [("run", "left"), ("status", "left"), ("steps", "right")]
@@ -176,6 +186,8 @@ def final_table(
     for d in decisions:
         state, note = final_state(d, live)
         summary = summaries[d.task.name]
+        if d.task.name in unreadable:
+            note = f"{note}; {unreadable[d.task.name]}" if note else unreadable[d.task.name]
         wall = summary.get("wall_time_s")
         if wall is None:
             wall = elapsed_seconds(live.get(d.task.name) or d.previous, None)

@@ -11,7 +11,7 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import paths
-from sweepgen.compile import lock, seeds
+from sweepgen.compile import lock, lock_digest, seeds
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
 from sweepgen.compile.derive import derive
@@ -33,6 +33,7 @@ from sweepgen.compile.render import (
     too_large,
 )
 from sweepgen.compile.rundir import run_dir_of_rendered
+from sweepgen.compile.sandbox import time_budget
 from sweepgen.compile.schema import check_schema, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
 
@@ -84,11 +85,15 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     header = header_maker(spec_rel)
     template_dir = os.path.dirname(template_abs)
 
+    seconds = spec.model.limits.eval_seconds
+
     def render_one(variant: Variant) -> tuple[str, str, bytes, str | None]:
         ctx = context(variant.config, variant.context_view(), sweep)
-        out_path = render_inline(output_t, ctx, spec, "output", variant)
+        with time_budget(seconds):
+            out_path = render_inline(output_t, ctx, spec, "output", variant)
         try:
-            text = render_bounded(template, ctx, spec.model.limits.output_bytes)
+            with time_budget(seconds):
+                text = render_bounded(template, ctx, spec.model.limits.output_bytes)
         except OutputTooLarge as err:
             raise too_large(err.limit, spec, variant, out_path) from None
         except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault
@@ -118,7 +123,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
         shown_dir=display_path(sweep_dir),
         files=files,
         lock=lock_data,
-        lock_bytes=lock.dumps(lock_data).encode("utf-8") if lock_data else b"",
+        lock_bytes=lock_digest.seal(lock.dumps(lock_data)).encode("utf-8") if lock_data else b"",
     )
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen import paths, yamlio
+from sweepgen import escape, paths, yamlio
 from sweepgen.compile.lock import LOCK_NAME, Lock, LockFile
 from sweepgen.errors import Location, UserError
 from sweepgen.run import metrics
@@ -36,6 +36,7 @@ from sweepgen.run.base import (
 )
 from sweepgen.run.groups import Group
 from sweepgen.run.progress import read_summary
+from sweepgen.run.runfiles import MAX_LOG_BYTES, RunFileError, read_bytes
 from sweepgen.run.tasks import config_fingerprint, read_lock, run_dir_of
 
 # the report command writes CSV and PNG with it (rep.write_atomic): safefs's writer itself, no wrapper
@@ -98,6 +99,7 @@ class RunRecord:
     summary: Mapping[str, Any] | None  # summary.json, for finished runs
     curve: tuple[tuple[int, float], ...] = ()  # (step, value) of the objective metric (or reward_mean)
     score: Score = field(default_factory=Score)  # only with a metric objective
+    problems: tuple[str, ...] = ()  # run files that could not be used, and why (runfiles.RunFileError)
     variant: str = ""  # the lock's variant name (groups are named after it); the run name without a lock
     diff: Mapping[str, Any] = field(default_factory=dict)  # leaf path -> value where it differs from the base
     series: Mapping[str, metrics.Points] = field(default_factory=dict)  # every logged metric (first source)
@@ -240,9 +242,8 @@ def _refuse_stale(runs: Sequence[tuple[str, Path, str]]) -> None:
 def _entry(sweep_dir: Path, lock: Lock, entry: LockFile) -> tuple[str, Path, dict[str, Any], str]:
     """(run name, run dir, varying values, config fingerprint) of one lock entry: reads its file."""
     config_path = sweep_dir / entry.path
-    try:
-        data = config_path.read_bytes()
-    except FileNotFoundError:
+    data = read_bytes(config_path, limit=MAX_LOG_BYTES)  # never a FIFO or device: no hang
+    if data is None:
         raise UserError(
             f"{config_path} is in the lock but missing",
             location=Location(str(sweep_dir / LOCK_NAME)),
@@ -313,14 +314,16 @@ def _linked_values(
 
 def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
     path = run_dir / "config.yaml"
-    if not path.exists():
+    raw = read_bytes(path, limit=MAX_LOG_BYTES)  # a FIFO or /dev/zero link: an error, never a hang
+    if raw is None:
         raise UserError(
             f"{run_dir} has no config.yaml and no sweep lock describes it",
             location=Location(str(run_dir)),
             hint="report runs started by `sweepgen run`, or give the generated sweep folder",
         )
     # the one YAML reader (YAML 1.2, duplicate keys refused, errors with their line), as for configs
-    data = yamlio.load(str(path), string_keys=False).data
+    shown = str(path)
+    data = yamlio.loads(yamlio.decode_utf8(raw, shown), shown, string_keys=False).data
     return data if isinstance(data, dict) else {}
 
 
@@ -342,7 +345,12 @@ def _record(
     variant: str | None = None,
     diff: Mapping[str, Any] | None = None,
 ) -> RunRecord:
-    summary = read_summary(run_dir)
+    problems: list[str] = []
+    try:
+        summary = read_summary(run_dir)
+    except RunFileError as err:  # listed with the run, never fatal to the whole report
+        summary = None
+        problems.append(f"{SUMMARY_FILE} {err.reason}")
     status = read_status(run_dir)
     # the rule `run` and `status` use (done file, or exit 0 for a foreign trainer); a report asks no
     # executor whether a `running` run is alive: it shows what the run last recorded
@@ -351,14 +359,31 @@ def _record(
         state = RunState.FINISHED if summary is not None else RunState.PENDING
     # without --metric only the bundled trainer's metrics.jsonl curve is plotted: no event files read
     metric = objective.metric or DEFAULT_CURVE
-    sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
+    try:
+        sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
+    except RunFileError as err:
+        sources, series = {}, None
+        problems.append(f"{err.path.name} {err.reason}")
+    bad = metrics.non_finite_count(sources, metric)
+    if bad:
+        problems.append(f"{bad} NaN or infinite value(s) of `{metric}` left out (the run diverged?)")
     curve = series.points if series is not None else ()
     score = _score(sources, series, objective) if objective.metric is not None else Score()
     logged: dict[str, metrics.Points] = {}
     for source in reversed(metrics.SOURCES):  # the first source in SOURCES order wins, as in find()
         logged.update(sources.get(source, {}))
     return RunRecord(
-        name, run_dir, state, dict(values), summary, curve, score, variant or name, dict(diff or {}), logged
+        name,
+        run_dir,
+        state,
+        dict(values),
+        summary,
+        curve,
+        score,
+        tuple(problems),
+        variant=variant or name,
+        diff=dict(diff or {}),
+        series=logged,
     )
 
 
@@ -472,8 +497,10 @@ def csv_text(report: Report) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(table[0]), lineterminator="\n")
     writer.writeheader()
-    for row in table:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    for row in table:  # no raw NUL or other C0 control in a CSV cell (escape.c0)
+        writer.writerow(
+            {k: "" if v is None else escape.c0(v) if isinstance(v, str) else v for k, v in row.items()}
+        )
     return buf.getvalue()
 
 

@@ -145,7 +145,10 @@ def _require_logged(report: rep.Report, request: Request) -> None:
 
 
 def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple[list[str], list[str]]:
-    warnings, notes = [], []
+    warnings: list[str] = []
+    notes: list[str] = []
+    # run files a foreign trainer left that could not be used, with the reason (in every format)
+    warnings.extend(f"run {run.name}: {problem}" for run in report.runs for problem in run.problems)
     cut = [
         r.name
         for r in report.finished
