@@ -67,6 +67,13 @@ from sweepgen.cli._params import SECONDS
     "(e.g. metrics.csv); exit 0 without it is a failure.",
 )
 @click.option(
+    "--metric",
+    default=None,
+    metavar="NAME",
+    help="Show this logged metric (metrics.jsonl or metrics.csv) in the live and final tables; "
+    "without it a trainer other than the bundled one gets no reward columns.",
+)
+@click.option(
     "--wait/--no-wait",
     default=None,
     help="Follow the runs until they end, also those another `sweepgen run` (or its Slurm jobs) "
@@ -94,6 +101,7 @@ def run(
     command,
     shell,
     done_file,
+    metric,
     wait,
     stop_timeout,
 ) -> int:
@@ -135,6 +143,6 @@ def run(
         stop_timeout=stop_timeout,
     )
     request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
-    result = run_sweep(request, RichDisplay())
-    print_result(result, sweep_dir)
+    result = run_sweep(request, RichDisplay(metric))
+    print_result(result, sweep_dir, metric)
     return result.code

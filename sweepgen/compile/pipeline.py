@@ -11,7 +11,7 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import paths
-from sweepgen.compile import lock, lock_digest
+from sweepgen.compile import lock, lock_digest, seeds
 from sweepgen.compile.choices import check_choices
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
@@ -79,6 +79,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
     check_choices(expansion)
+    report = seeds.report_block(spec, [v.config for v in expansion.variants])
 
     template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
     template = load_template(spec, template_abs)
@@ -117,7 +118,9 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
     sweep_dir = os.path.join(out_abs, spec.name)
     lock_data = (
-        {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel, sweep_dir)
+        {}
+        if only is not None
+        else _lock(spec, expansion, files, template, project, spec_rel, report, sweep_dir)
     )
     return Plan(
         spec=spec,
@@ -138,6 +141,7 @@ def _lock(
     template: Template,
     project: str,
     spec_rel: str,
+    report: dict[str, Any] | None,
     sweep_dir: str,
 ) -> dict[str, Any]:
     """The lock's content: the base once, each file's differences from it, every input's hash."""
@@ -168,6 +172,7 @@ def _lock(
         base=base,
         files=entries,
         resources=resources,
+        report=report,
     )
 
 

@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 from sweepgen import globs, paths, yamlio
 from sweepgen.compile import overrides, project
 from sweepgen.compile.sample import SampleBlock
+from sweepgen.compile.seeds import SeedBlock
 from sweepgen.errors import Location, SpecError
 
 # Names that become file/folder names (sweep, variant, step, grid label, run name, output component).
@@ -196,6 +197,11 @@ class SpecModel(BaseModel):
         default=None, description="per-run resources for `sweepgen run --executor slurm`"
     )
     limits: Limits = Field(default_factory=Limits, description="raise a bound a real sweep outgrows")
+    seed: StrictStr | SeedBlock | None = Field(
+        default=None,
+        description="the config path that is the random seed (runs differing only in it are one group in "
+        "`report`), or {path, tune, test} to hold test seeds out for `report --seeds test`",
+    )
 
     @field_validator("sweepgen", mode="before")
     @classmethod
