@@ -137,6 +137,9 @@ def run(
             hint="e.g. --gpus 0 --per-gpu 8 --mps; on Slurm, start MPS in the job script instead",
         )
     argv = parse_command(command)
+    searched = _search_branch(sweep_dir, executor, argv, done_file, gpu_ids, per_gpu, stop_timeout, dry_run)
+    if searched is not None:
+        return searched
     sweep = load_sweep(sweep_dir, command=argv, done_file=parse_done_file(done_file, argv))
     if command is None and executor == "local" and not dry_run:
         check_bundled_trainer()  # (a Slurm node has its own environment: checked there)
@@ -184,6 +187,29 @@ def run(
     for warning in warnings:
         _console.stderr().print(f"warning: {warning}", markup=False, highlight=False)
     return code
+
+
+def _search_branch(
+    sweep_dir, executor, argv, done_file, gpu_ids, per_gpu, stop_timeout, dry_run
+) -> int | None:
+    """A search sweep (its spec has `search:`) is driven by the search controller; None otherwise."""
+    from sweepgen.cli.search_run import run_search, search_spec
+    from sweepgen.run.tasks import parse_done_file
+
+    spec = search_spec(sweep_dir)
+    if spec is None:
+        return None
+    return run_search(
+        sweep_dir,
+        spec,
+        executor=executor,
+        argv=argv,
+        done_file=parse_done_file(done_file, argv),
+        gpus=gpu_ids,
+        per_gpu=per_gpu,
+        stop_timeout=stop_timeout,
+        dry_run=dry_run,
+    )
 
 
 def _run_started(ex, decisions, to_start, sweep_dir: Path) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import paths
-from sweepgen.compile import lock
+from sweepgen.compile import lock, search
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
 from sweepgen.compile.derive import finalize
@@ -32,8 +32,9 @@ from sweepgen.compile.render import (
     template_runtime_error,
     too_large,
 )
-from sweepgen.compile.schema import check_schema, load_validator
+from sweepgen.compile.schema import Validator, check_schema, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
+from sweepgen.errors import ValidationError
 
 
 @dataclass
@@ -59,11 +60,32 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     """Validate every variant and render them; with ``only`` (variant names), render just those and
     build no lock (``check`` re-renders the files it found edited, nothing else)."""
     out_abs = os.path.abspath(out_root)
-    project = os.path.dirname(out_abs)
-    spec_rel = _rel(spec.abspath, project)
+    spec_rel = _rel(spec.abspath, os.path.dirname(out_abs))
     sweep = sweep_view(spec, spec_rel)
     validator = load_validator(spec)  # fail on a bad schema reference before the slower work
-    expansion = expand(spec)
+    if search.is_search(spec):
+        # a search sweep's variants are its trials so far (from its lock); the space is probed
+        search.check_block(spec)
+        probe_search(spec, sweep, validator)
+        expansion = search.expansion_of(spec, search.recorded(spec, out_abs))
+    else:
+        expansion = expand(spec)
+    return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only)
+
+
+def compile_expansion(
+    expansion: Expansion,
+    out_abs: str,
+    sweep: dict[str, Any],
+    validator: Validator | None,
+    spec_rel: str,
+    *,
+    only: frozenset[str] | None = None,
+    build_lock: bool = True,
+) -> Plan:
+    """Derive, validate and render the variants of ``expansion`` (a spec's, or a search's trials)."""
+    spec = expansion.spec
+    project = os.path.dirname(out_abs)
     finalize(expansion, sweep)
     check_gate(expansion)
     check_constraints(expansion, sweep)
@@ -99,7 +121,11 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     ]
     check_outputs(files, spec)
     # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
-    lock_data = {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel)
+    lock_data = (
+        {}
+        if only is not None or not build_lock
+        else _lock(spec, expansion, files, template, project, spec_rel)
+    )
     sweep_dir = os.path.join(out_abs, spec.name)
     return Plan(
         spec=spec,
@@ -111,6 +137,28 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
         lock=lock_data,
         lock_bytes=lock.dumps(lock_data).encode("utf-8") if lock_data else b"",
     )
+
+
+def probe_search(spec: Spec, sweep: dict[str, Any], validator: Validator | None) -> None:
+    """A search's space, checked before any trial: the gate and the schema must hold at every
+    probed point (bounds and samples); the constraints must admit at least one of them."""
+    points = search.probe_points(spec)
+    failures: list[tuple[str, ValidationError]] = []
+    for i, (where, values) in enumerate(points):
+        expansion = search.expansion_of(spec, [search.trial_variant(spec, f"probe{i}", values)])
+        finalize(expansion, sweep)
+        try:
+            check_gate(expansion)
+            check_schema(expansion, validator)
+        except ValidationError as err:
+            err.message = f"search probe at {where}: {err.message}"
+            raise
+        try:
+            check_constraints(expansion, sweep)
+        except ValidationError as err:
+            failures.append((where, err))
+    if len(failures) == len(points):
+        raise search.too_tight(spec, failures, len(points))
 
 
 def _lock(

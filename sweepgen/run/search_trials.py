@@ -1,0 +1,164 @@
+"""One asked point of a search, rendered through the compile pipeline into the sweep folder.
+
+Each trial is a variant like any other: derived values, the allowed-diff gate, the constraints and
+the schema, the template, a name (``t0007``), a file in the sweep folder and an entry in its lock.
+A point the constraints or the schema refuse is never written and never run: the caller tells it to
+the study as failed, with the reason. Rendering a trial again gives the same bytes, so a resumed
+trial (its controller killed between the ask and the start) is rendered again, not renumbered.
+
+Only one process at a time may change the lock: callers hold the search's controller lock
+(``sweepgen.run.search``) around ``render``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sweepgen.compile import lock, search
+from sweepgen.compile.context import sweep_view
+from sweepgen.compile.lock import Lock, LockFile
+from sweepgen.compile.pipeline import compile_expansion
+from sweepgen.compile.render import RenderedFile
+from sweepgen.compile.schema import load_validator
+from sweepgen.compile.search_block import SearchBlock
+from sweepgen.compile.spec import Spec, load_spec
+from sweepgen.errors import Location, UserError, ValidationError
+from sweepgen.run.base import RunTask
+from sweepgen.run.tasks import read_lock, task_of
+from sweepgen.safefs import write_atomic
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A point the gate, a constraint or the schema refused: told as failed, never run."""
+
+    reason: str
+
+
+def spec_of(sweep_dir: Path) -> Spec | None:
+    """The spec that rendered ``sweep_dir``, when it is a search; None for any other sweep.
+    The spec must still be the one the lock recorded: trials are rendered from it."""
+    current = _lock(sweep_dir)
+    out_root = sweep_dir.resolve().parent
+    spec_path = out_root.parent / current.spec
+    if not spec_path.is_file():
+        return None
+    data = spec_path.read_bytes()
+    spec = load_spec(str(spec_path), str(out_root))
+    if not search.is_search(spec):
+        return None
+    if hashlib.sha256(data).hexdigest() != current.spec_sha256:
+        raise UserError(
+            f"{current.spec} changed since {sweep_dir} was rendered",
+            location=Location(str(spec_path)),
+            hint=f"render it again (`sweepgen render {current.spec}`) before running the search",
+        )
+    search.check_block(spec)
+    return spec
+
+
+def _lock(sweep_dir: Path) -> Lock:
+    read_lock(sweep_dir)  # the same checks and messages as every `run`
+    current = lock.read(str(sweep_dir), str(sweep_dir))
+    assert current is not None  # read_lock raised if it were missing
+    return current
+
+
+class TrialRenderer:
+    """Renders trials of one search sweep; holds what every trial shares (template, schema, views)."""
+
+    def __init__(
+        self, sweep_dir: Path, spec: Spec, *, command: Sequence[str] | None, done_file: str | None
+    ) -> None:
+        self.sweep_dir = sweep_dir
+        self.spec = spec
+        self.out_abs = str(sweep_dir.resolve().parent)
+        self.spec_rel = os.path.relpath(spec.abspath, os.path.dirname(self.out_abs)).replace(os.sep, "/")
+        self.sweep = sweep_view(spec, self.spec_rel)
+        self.validator = load_validator(spec)
+        self.command = command
+        self.done_file = done_file
+
+    @property
+    def block(self) -> SearchBlock:
+        return search.block(self.spec)
+
+    def render(self, number: int, params: dict[str, Any]) -> list[RunTask] | Refused:
+        """Trial ``number`` at ``params`` (dotted path -> value): its run(s), written and locked."""
+        variants = search.trial_variants(self.spec, number, params)
+        expansion = search.expansion_of(self.spec, variants)
+        try:
+            plan = compile_expansion(
+                expansion, self.out_abs, self.sweep, self.validator, self.spec_rel, build_lock=False
+            )
+        except ValidationError as err:
+            return Refused(err.message)
+        for f in plan.files:
+            write_atomic(self.sweep_dir / f.path, f.data)
+        entries = self._add_to_lock(plan.files)
+        return [task_of(self.sweep_dir, entry, self.command, self.done_file) for entry in entries]
+
+    def _add_to_lock(self, files: list[RenderedFile]) -> list[dict[str, Any]]:
+        """Add (or replace) the trial's entries; returns them as ``task_of`` reads them."""
+        current = _lock(self.sweep_dir)
+        new = {
+            f.variant.name: lock.entry_for(
+                path=f.path,
+                variant=f.variant.name,
+                run_name=f.run_name,
+                sha256=f.sha256,
+                layers=dict(sorted(f.variant.layers.items())),
+                base=current.base,
+                config=f.variant.config,
+                touched=f.variant.touched,
+                run_dir=f.variant.run_dir,
+            )
+            for f in files
+        }
+        entries = [_entry(f) for f in current.files if f.variant not in new] + list(new.values())
+        entries.sort(key=lambda e: e["variant"])
+        data = lock.build(
+            sweep=current.sweep,
+            spec=current.spec,
+            spec_sha256=current.spec_sha256,
+            inputs=current.inputs,
+            varying=sorted({p for e in entries for p in e.get("set", {})}),
+            base=current.base,
+            files=entries,
+            resources=current.resources,
+        )
+        write_atomic(self.sweep_dir / lock.LOCK_NAME, lock.dumps(data).encode("utf-8"))
+        return [{**e, "config": f.variant.config} for e, f in zip(new.values(), files)]
+
+    def tasks_of(self, names: Sequence[str]) -> list[RunTask]:
+        """The runs of already rendered trials, by variant name, from the lock."""
+        current = _lock(self.sweep_dir)
+        by_name = {f.variant: f for f in current.files}
+        return [
+            task_of(
+                self.sweep_dir,
+                {**_entry(by_name[n]), "config": current.config(by_name[n])},
+                self.command,
+                self.done_file,
+            )
+            for n in names
+        ]
+
+
+def _entry(f: LockFile) -> dict[str, Any]:
+    """A typed lock entry back in the shape ``lock.build`` takes."""
+    entry: dict[str, Any] = {"path": f.path, "variant": f.variant, "sha256": f.sha256, "layers": f.layers}
+    if f.run_name != f.variant:
+        entry["run_name"] = f.run_name
+    if f.set:
+        entry["set"] = f.set
+    if f.deleted:
+        entry["deleted"] = f.deleted
+    if f.run_dir is not None:
+        entry["run_dir"] = f.run_dir
+    return entry
