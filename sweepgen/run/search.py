@@ -18,7 +18,7 @@ its run directory otherwise. So a killed `run` followed by another reaches exact
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -148,9 +148,8 @@ class SearchController:
         live = LiveTrial(trial, rendered, reported=reported or set())
         to_start = []
         for task in rendered:
-            status = read_status(task.run_dir)
-            now, _ = effective_state(task.run_dir, status, lambda s: False)
-            if now is RunState.FINISHED or (now is RunState.CANCELLED and _pruned(status)):
+            status = _as_it_is(task)
+            if status is not None and (status.state is RunState.FINISHED or _pruned(status)):
                 live.ended[task.name] = status
             elif runlock.is_held(task.run_dir):
                 live.watched.add(task.name)  # its trainer outlived a killed controller: wait for it
@@ -175,8 +174,8 @@ class SearchController:
                     live.ended[task.name] = status
             elif task.name in live.watched and not runlock.is_held(task.run_dir):
                 live.watched.discard(task.name)
-                status = read_status(task.run_dir)
-                if effective_state(task.run_dir, status, lambda s: False)[0] is RunState.FINISHED:
+                status = _as_it_is(task)
+                if status is not None and status.state is RunState.FINISHED:
                     live.ended[task.name] = status
                 else:  # it stopped without finishing: resume it here
                     self.executor.start([task])
@@ -248,6 +247,18 @@ class SearchController:
         """After the executor stopped every run (Ctrl-C): the trials stay running in the study, so
         the next `run` takes them over and resumes them; nothing is told."""
         self.live.clear()
+
+
+def _as_it_is(task: RunTask) -> RunStatus | None:
+    """The run's status with the state the proof on disk gives it: a run whose controller was killed
+    still says running in its status file, though its done file says it finished."""
+    status = read_status(task.run_dir)
+    state, reason = effective_state(task.run_dir, status, lambda s: False)
+    if state is None:
+        return None
+    if status is None:
+        return RunStatus(state, "local", reason=reason)
+    return replace(status, state=state, reason=reason)
 
 
 def _pruned(status: RunStatus | None) -> bool:

@@ -4,11 +4,12 @@ pruner and distributions as Optuna objects (Optuna's own; sweepgen writes no sam
 Storage: Optuna's journal file storage, ``<sweep>/.search/study.journal``. It is an append-only log
 of operations (create trial, set param, report, tell), one JSON line each, replayed on open:
 
-- a killed controller leaves at most a cut last line, which the reader skips; every operation before
-  it is intact, so a SIGKILL never loses a finished trial nor corrupts the study;
-- writers take a lock made by creating a symlink, an operation that is atomic on NFS (SQLite's
-  locking is not, which is why SQLite studies break on cluster file systems); a lock left by a killed
-  writer is broken after ``LOCK_GRACE_S``;
+- a killed controller leaves at most a cut last line, which the reader skips and the next writer cuts
+  off (``heal``); every operation before it is intact, so a SIGKILL never loses a told trial nor
+  corrupts the study;
+- writers append under an ``flock`` (``FlockLock``), which Linux honours across NFS clients and
+  which dies with its holder (SQLite's own locking over NFS is what breaks SQLite studies on cluster
+  file systems); appends are whole lines, so readers never need the lock;
 - there is no server to run, and ``optuna-dashboard <sweep>/.search/study.journal`` opens it.
 
 Optuna is the optional ``search`` extra, imported only by search sweeps.
@@ -16,6 +17,7 @@ Optuna is the optional ``search`` extra, imported only by search sweeps.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 STATE_DIR = ".search"
 JOURNAL = "study.journal"
 STUDY_NAME = "sweepgen"
-LOCK_GRACE_S = 30
+HEAL_WINDOW = 1 << 20  # an operation is one JSON line, far shorter than this
 INSTALL_HINT = "install it with `pip install 'sweepgen[search]'`"
 
 
@@ -50,13 +52,61 @@ def import_optuna() -> Any:
     return optuna
 
 
+class FlockLock:
+    """The journal's writer lock as an ``flock`` on ``study.journal.flock``, in place of Optuna's
+    symlink lock: the kernel (or the NFS server, for the Linux client maps ``flock`` to byte-range
+    locks) releases it when its holder dies, so a controller SIGKILLed while appending leaves no
+    stale lock for the next one to wait out (the symlink lock is only broken after a grace period)."""
+
+    def __init__(self, journal: Path) -> None:
+        self.journal = journal
+        self.path = journal.with_name(journal.name + ".flock")
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            heal(self.journal)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+
+def heal(journal: Path) -> None:
+    """Cut a last line that a writer killed mid-append left without its newline: that operation never
+    happened, and the next append must not glue itself to it (Optuna would then refuse the log)."""
+    try:
+        with open(journal, "r+b") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            fh.seek(size - 1)
+            if fh.read(1) == b"\n":
+                return
+            start = max(0, size - HEAL_WINDOW)
+            fh.seek(start)
+            tail = fh.read()
+            cut = tail.rfind(b"\n")
+            fh.truncate(start + cut + 1 if cut >= 0 else start)
+    except FileNotFoundError:
+        return
+
+
 def storage(sweep_dir: Path) -> optuna.storages.JournalStorage:
     optuna = import_optuna()
-    from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
+    from optuna.storages.journal import JournalFileBackend
 
     path = journal_path(sweep_dir)
     os.makedirs(path.parent, exist_ok=True)
-    lock = JournalFileSymlinkLock(str(path), grace_period=LOCK_GRACE_S)
+    lock: Any = FlockLock(path)  # Optuna calls acquire/release only
     return optuna.storages.JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
 
 
