@@ -259,6 +259,7 @@ def report(
             click.echo(rep.csv_text(result), nl=False)
         return 0
     out.print(_runs_table(rep.rows(result), result.varying, title=f"report: {directory}", measured=measured))
+    _search_best(directory)
     cut = [
         r.name
         for r in result.finished
@@ -309,3 +310,11 @@ def report(
         rep.write_atomic(png_path, rep.plot_png(lines, directory.name, metric or rep.DEFAULT_CURVE))
         out.print(f"PNG: {png_path}", markup=False)
     return 0
+
+
+def _search_best(directory: Path) -> None:
+    """A search sweep: its trials by state, the best trial and its config diff from the base."""
+    from sweepgen.cli.search_run import search_lines
+
+    for line in search_lines(directory, diff=True):
+        _console.stdout().print(line, markup=False, highlight=False)

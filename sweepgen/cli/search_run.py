@@ -127,3 +127,25 @@ def _summary(controller: Any, sweep_dir: Path) -> int:
         )
         return 0
     return 0 if view.complete else 1
+
+
+def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
+    """For `status` and `report` on a search sweep: trials by state and the best trial, with (for
+    `report`, ``diff``) its config's differences from the base; nothing for any other sweep."""
+    from sweepgen.compile import search
+    from sweepgen.run import search_view
+
+    try:
+        spec = search_spec(sweep_dir)
+    except UserError as err:
+        return [f"note: search not shown: {err.message}"]
+    if spec is None:
+        return []
+    view = search_view.load(sweep_dir, search.block(spec))
+    lines = view.lines()
+    if diff and view.best is not None:
+        lines.append(f"{view.best.name} differs from the base in:")
+        lines += [
+            f"  {path}: {old!r} -> {new!r}" for path, old, new in search_view.best_diff(sweep_dir, view)
+        ]
+    return lines

@@ -9,7 +9,7 @@ import difflib
 import os
 from typing import Any
 
-from sweepgen.compile import writer
+from sweepgen.compile import search, writer
 from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
 from sweepgen.compile.check_fast import trusted
@@ -26,7 +26,11 @@ def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
     """Load a spec and expand it into resolved variants, with run names and ``derived`` values
     (no validation, no rendering). ``out_root`` only decides how ``sweep.spec`` is spelled."""
     spec = load_spec(spec_path, out_root)
-    expansion = expand(spec)
+    if search.is_search(spec):  # a search's variants are its trials so far, from the sweep's lock
+        search.check_block(spec)
+        expansion = search.expansion_of(spec, search.recorded(spec, os.path.abspath(out_root)))
+    else:
+        expansion = expand(spec)
     project = os.path.dirname(os.path.abspath(out_root))
     finalize(expansion, sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))
     return expansion

@@ -68,6 +68,11 @@ METRICS_FILE = "metrics.jsonl"
 STATUS_VERSION = 1
 TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
 CANCEL_REASON = "cancelled"
+PRUNED_REASON = "pruned at step"  # starts the reason of a search trial's run its pruner stopped
+
+
+def is_pruned_reason(reason: str | None) -> bool:
+    return bool(reason and reason.startswith(PRUNED_REASON))
 
 
 class RunState(str, Enum):

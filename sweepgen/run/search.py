@@ -26,6 +26,7 @@ from sweepgen.compile import search
 from sweepgen.compile.spec import Spec
 from sweepgen.run import metrics, runlock, search_owner, search_study
 from sweepgen.run.base import (
+    PRUNED_REASON,
     TERMINAL,
     Executor,
     RunState,
@@ -33,6 +34,7 @@ from sweepgen.run.base import (
     RunTask,
     effective_state,
     is_finished,
+    is_pruned_reason,
     read_status,
 )
 from sweepgen.run.search_trials import Refused, TrialRenderer
@@ -40,7 +42,6 @@ from sweepgen.run.search_trials import Refused, TrialRenderer
 OWNER_ATTR = "sweepgen_controller"
 RUNS_ATTR = "sweepgen_runs"
 REASON_ATTR = "sweepgen_reason"
-PRUNED_PREFIX = "pruned"
 
 
 @dataclass
@@ -204,7 +205,7 @@ class SearchController:
         ]
         if steps and running and live.trial.should_prune():
             live.pruned_at = max(live.reported)
-            reason = f"{PRUNED_PREFIX} at step {live.pruned_at} ({self._prune_method()})"
+            reason = f"{PRUNED_REASON} {live.pruned_at} ({self._prune_method()})"
             self.executor.stop([t.name for t in live.tasks if t.name in live.started], reason)
             live.watched.clear()  # (a re-attached run cannot be signalled: it runs to its end)
             for task in live.tasks:
@@ -230,7 +231,7 @@ class SearchController:
                 self.study.tell(live.trial, value)
                 self.events.append(f"{name}: complete, {self.block.metric} = {value:.6g}")
         elif live.pruned_at is not None or any(_pruned(s) for s in ended):
-            live.trial.set_user_attr(REASON_ATTR, f"{PRUNED_PREFIX} at step {live.pruned_at}")
+            live.trial.set_user_attr(REASON_ATTR, f"{PRUNED_REASON} {live.pruned_at}")
             self.study.tell(live.trial, state=state.PRUNED)
         else:
             failed = next((s for s in ended if s is not None and s.state is not RunState.FINISHED), None)
@@ -262,9 +263,7 @@ def _as_it_is(task: RunTask) -> RunStatus | None:
 
 
 def _pruned(status: RunStatus | None) -> bool:
-    return bool(
-        status and status.state is RunState.CANCELLED and (status.reason or "").startswith(PRUNED_PREFIX)
-    )
+    return bool(status and status.state is RunState.CANCELLED and is_pruned_reason(status.reason))
 
 
 def _shown(params: dict[str, Any]) -> str:
