@@ -63,10 +63,7 @@ def spec_of(sweep_dir: Path) -> Spec | None:
 
 
 def _lock(sweep_dir: Path) -> Lock:
-    read_lock(sweep_dir)  # the same checks and messages as every `run`
-    current = lock.read(str(sweep_dir), str(sweep_dir))
-    assert current is not None  # read_lock raised if it were missing
-    return current
+    return read_lock(sweep_dir)  # the same checks and messages as every `run`
 
 
 class TrialRenderer:
@@ -100,11 +97,11 @@ class TrialRenderer:
             return Refused(err.message)
         for f in plan.files:
             write_atomic(self.sweep_dir / f.path, f.data)
-        entries = self._add_to_lock(plan.files)
-        return [task_of(self.sweep_dir, entry, self.command, self.done_file) for entry in entries]
+        self._add_to_lock(plan.files)
+        return self.tasks_of([f.variant.name for f in plan.files])
 
-    def _add_to_lock(self, files: list[RenderedFile]) -> list[dict[str, Any]]:
-        """Add (or replace) the trial's entries; returns them as ``task_of`` reads them."""
+    def _add_to_lock(self, files: list[RenderedFile]) -> None:
+        """Add (or replace) the trial's entries."""
         current = _lock(self.sweep_dir)
         new = {
             f.variant.name: lock.entry_for(
@@ -116,7 +113,7 @@ class TrialRenderer:
                 base=current.base,
                 config=f.variant.config,
                 touched=f.variant.touched,
-                run_dir=f.variant.run_dir,
+                run_dir=f.run_dir,
             )
             for f in files
         }
@@ -133,21 +130,12 @@ class TrialRenderer:
             resources=current.resources,
         )
         write_atomic(self.sweep_dir / lock.LOCK_NAME, lock.dumps(data).encode("utf-8"))
-        return [{**e, "config": f.variant.config} for e, f in zip(new.values(), files)]
 
     def tasks_of(self, names: Sequence[str]) -> list[RunTask]:
         """The runs of already rendered trials, by variant name, from the lock."""
         current = _lock(self.sweep_dir)
         by_name = {f.variant: f for f in current.files}
-        return [
-            task_of(
-                self.sweep_dir,
-                {**_entry(by_name[n]), "config": current.config(by_name[n])},
-                self.command,
-                self.done_file,
-            )
-            for n in names
-        ]
+        return [task_of(self.sweep_dir, current, by_name[n], self.command, self.done_file) for n in names]
 
 
 def _entry(f: LockFile) -> dict[str, Any]:
