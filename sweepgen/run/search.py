@@ -37,7 +37,7 @@ from sweepgen.run.base import (
     is_pruned_reason,
     read_status,
 )
-from sweepgen.run.search_trials import Refused, TrialRenderer
+from sweepgen.run.search_trials import Refused, TrialRenderer, clear_leftovers
 
 OWNER_ATTR = "sweepgen_controller"
 RUNS_ATTR = "sweepgen_runs"
@@ -71,6 +71,8 @@ class SearchController:
         self.study = search_study.open_study(sweep_dir, self.block)
         self.dists = search_study.distributions(self.block)
         self.owner = search_owner.Owner(self.state_dir)
+        with search_owner.bookkeeping(self.state_dir):
+            clear_leftovers(sweep_dir)  # a predecessor killed while writing a trial or the lock
         self.live: dict[int, LiveTrial] = {}
         self.events: list[str] = []  # one line per thing that happened, for the CLI to show
         self.finished = 0  # trials in the study that are complete, pruned or failed

@@ -12,8 +12,10 @@ Only one process at a time may change the lock: callers hold the search's contro
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +32,7 @@ from sweepgen.compile.spec import Spec, load_spec
 from sweepgen.errors import Location, UserError, ValidationError
 from sweepgen.run.base import RunTask
 from sweepgen.run.tasks import read_lock, task_of
-from sweepgen.safefs import write_atomic
+from sweepgen.safefs import TEMP_NAME, write_atomic
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,37 @@ def spec_of(sweep_dir: Path) -> Spec | None:
 
 def _lock(sweep_dir: Path) -> Lock:
     return read_lock(sweep_dir)  # the same checks and messages as every `run`
+
+
+def clear_leftovers(sweep_dir: Path) -> list[str]:
+    """Remove the temp files a controller killed mid-write left in the sweep folder (a trial file or
+    the lock, written atomically through a temp file): those of a process no longer alive on this
+    host. Callers hold the controllers' shared lock; returns the names removed."""
+    removed = []
+    for name in os.listdir(sweep_dir):
+        match = TEMP_NAME.fullmatch(name)
+        pid = _pid_in(name) if match else None
+        if pid is None or _alive(pid):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(sweep_dir / name)
+            removed.append(name)
+    return removed
+
+
+def _pid_in(name: str) -> int | None:
+    found = re.search(r"sweepgen-(\d+)-\d+\.tmp$", name)
+    return int(found.group(1)) if found else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class TrialRenderer:
