@@ -17,7 +17,7 @@ import hashlib
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +113,15 @@ class TrialRenderer:
         self.validator = load_validator(spec)
         self.command = command
         self.done_file = done_file
+        # the lock as last read or written here, keyed by the file's identity: another controller's
+        # write changes the key, and the lock is read again (keeps a trial O(1) in lock reads)
+        self._cached: tuple[tuple[int, int, int], Lock] | None = None
+
+    def _current(self) -> Lock:
+        key = _identity(self.sweep_dir / lock.LOCK_NAME)
+        if self._cached is None or self._cached[0] != key:
+            self._cached = (key, _lock(self.sweep_dir))
+        return self._cached[1]
 
     @property
     def block(self) -> SearchBlock:
@@ -135,7 +144,7 @@ class TrialRenderer:
 
     def _add_to_lock(self, files: list[RenderedFile]) -> None:
         """Add (or replace) the trial's entries."""
-        current = _lock(self.sweep_dir)
+        current = self._current()
         new = {
             f.variant.name: lock.entry_for(
                 path=f.path,
@@ -162,13 +171,37 @@ class TrialRenderer:
             files=entries,
             resources=current.resources,
         )
-        write_atomic(self.sweep_dir / lock.LOCK_NAME, lock.dumps(data).encode("utf-8"))
+        path = self.sweep_dir / lock.LOCK_NAME
+        write_atomic(path, lock.dumps(data).encode("utf-8"))
+        files_now = [f for f in current.files if f.variant not in new] + [_typed(e) for e in new.values()]
+        files_now.sort(key=lambda f: f.variant)
+        updated = replace(current, files=files_now, varying=data["varying"], version=data["lock_version"])
+        self._cached = (_identity(path), updated)
 
     def tasks_of(self, names: Sequence[str]) -> list[RunTask]:
         """The runs of already rendered trials, by variant name, from the lock."""
-        current = _lock(self.sweep_dir)
+        current = self._current()
         by_name = {f.variant: f for f in current.files}
         return [task_of(self.sweep_dir, current, by_name[n], self.command, self.done_file) for n in names]
+
+
+def _identity(path: Path) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _typed(entry: dict[str, Any]) -> LockFile:
+    """An entry ``lock.entry_for`` made, as the lock's reader would type it."""
+    return LockFile(
+        path=entry["path"],
+        variant=entry["variant"],
+        run_name=entry.get("run_name", entry["variant"]),
+        sha256=entry["sha256"],
+        layers=entry["layers"],
+        set=entry.get("set", {}),
+        deleted=entry.get("deleted", []),
+        run_dir=entry.get("run_dir"),
+    )
 
 
 def _entry(f: LockFile) -> dict[str, Any]:
