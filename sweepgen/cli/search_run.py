@@ -15,6 +15,7 @@ from sweepgen.cli import _console
 from sweepgen.errors import UserError
 
 POLL_S = 0.2
+MAX_FAILED_SHOWN = 5  # failed trials listed with their reason by status and report
 
 
 def search_spec(sweep_dir: Path) -> Any:
@@ -66,6 +67,11 @@ def run_search(
             markup=False,
         )
         return 0
+    if executor != "local" and block.prune is not None and block.prune.method != "none":
+        raise UserError(
+            f"pruning (search.prune.method: {block.prune.method}) needs the local executor",
+            hint="the Slurm executor cannot stop a single trial yet: set `prune: {method: none}` for Slurm",
+        )
     if argv is None and executor == "local":
         check_bundled_trainer()
     options = ExecutorOptions(
@@ -143,6 +149,10 @@ def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
         return []
     view = search_view.load(sweep_dir, search.block(spec))
     lines = view.lines()
+    failed = [r for r in view.rows if r.state == "failed"]
+    lines += [f"  {r.name} failed: {r.reason}" for r in failed[:MAX_FAILED_SHOWN]]
+    if len(failed) > MAX_FAILED_SHOWN:
+        lines.append(f"  ... and {len(failed) - MAX_FAILED_SHOWN} more failed trial(s)")
     if diff and view.best is not None:
         lines.append(f"{view.best.name} differs from the base in:")
         lines += [
