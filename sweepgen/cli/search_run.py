@@ -81,10 +81,12 @@ def run_search(
         gpus=gpus,
         per_gpu=per_gpu,
         stop_timeout_s=stop_timeout,
+        wait=True,  # the controller follows every trial, on Slurm too
     )
-    ex = make_executor(executor, options)
+    if executor == "local":
+        make_executor(executor, options)  # its options checked before anything is asked
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=done_file)
-    controller = SearchController(sweep_dir, spec, ex, renderer)
+    controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
     from sweepgen.cli.run_cmd import _stop, _stop_signals_raise_interrupt
 
     try:
@@ -94,7 +96,8 @@ def run_search(
                 time.sleep(POLL_S)
             _say(controller)
     except KeyboardInterrupt:
-        _stop(ex)
+        if controller.executor is not None:
+            _stop(controller.executor)
         controller.interrupted()
         _console.stderr().print(
             f"interrupted: the running trials were stopped (checkpoints kept); `sweepgen run {sweep_dir}` "
@@ -103,8 +106,8 @@ def run_search(
         )
         return 130
     except BaseException:
-        if ex.stop_runs_on_error:
-            _stop(ex)
+        if controller.executor is not None and controller.executor.stop_runs_on_error:
+            _stop(controller.executor)
         raise
     finally:
         controller.close()

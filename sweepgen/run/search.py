@@ -18,6 +18,7 @@ its run directory otherwise. So a killed `run` followed by another reaches exact
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -60,12 +61,17 @@ class LiveTrial:
 
 
 class SearchController:
-    def __init__(self, sweep_dir: Path, spec: Spec, executor: Executor, renderer: TrialRenderer) -> None:
+    def __init__(
+        self, sweep_dir: Path, spec: Spec, make_executor: Callable[[], Executor], renderer: TrialRenderer
+    ) -> None:
         self.optuna = search_study.import_optuna()
         self.sweep_dir = sweep_dir
         self.spec = spec
         self.block = search.block(spec)
-        self.executor = executor
+        # made at the first start: the Slurm executor places its journal by the runs' folders, and
+        # a search has no run before its first trial
+        self._make_executor = make_executor
+        self.executor: Executor | None = None
         self.renderer = renderer
         self.state_dir = search_study.state_dir(sweep_dir)
         self.study = search_study.open_study(sweep_dir, self.block)
@@ -88,7 +94,7 @@ class SearchController:
             trials = self.study.get_trials(deepcopy=False)
             self._take_over(trials)
             self._ask(trials)
-        statuses = self.executor.poll()
+        statuses = self.executor.poll() if self.executor is not None else {}
         for live in list(self.live.values()):
             self._advance(live, statuses)
         return bool(self.live) or self._work_left()
@@ -103,6 +109,11 @@ class SearchController:
         return any(
             t.state is state.RUNNING and not self.owner.is_alive(t.user_attrs.get(OWNER_ATTR)) for t in trials
         )
+
+    def _started_by(self) -> Executor:
+        if self.executor is None:
+            self.executor = self._make_executor()
+        return self.executor
 
     def _counts(self, trials: list[Any]) -> tuple[int, int]:
         state = self.optuna.trial.TrialState
@@ -160,7 +171,7 @@ class SearchController:
                 to_start.append(task)  # new, or resumed in its run directory (its checkpoint)
         self.live[trial.number] = live
         if to_start:
-            self.executor.start(to_start)
+            self._started_by().start(to_start)
             live.started |= {t.name for t in to_start}
         self.events.append(f"{name}: started {_shown(params)}")
         return True
@@ -181,7 +192,7 @@ class SearchController:
                 if status is not None and status.state is RunState.FINISHED:
                     live.ended[task.name] = status
                 else:  # it stopped without finishing: resume it here
-                    self.executor.start([task])
+                    self._started_by().start([task])
                     live.started.add(task.name)
         if live.pruned_at is None:
             self._report(live)
@@ -208,7 +219,7 @@ class SearchController:
         if steps and running and live.trial.should_prune():
             live.pruned_at = max(live.reported)
             reason = f"{PRUNED_REASON} {live.pruned_at} ({self._prune_method()})"
-            self.executor.stop([t.name for t in live.tasks if t.name in live.started], reason)
+            self._started_by().stop([t.name for t in live.tasks if t.name in live.started], reason)
             live.watched.clear()  # (a re-attached run cannot be signalled: it runs to its end)
             for task in live.tasks:
                 if task.name not in live.started:
