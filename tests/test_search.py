@@ -195,3 +195,49 @@ def test_a_journal_line_cut_by_a_kill_is_dropped_before_the_next_append(tmp_path
     again.tell(again.ask({"x": optuna.distributions.FloatDistribution(0, 1)}), 0.7)
     reread = search_study.load_study(tmp_path)
     assert reread is not None and [t.value for t in reread.get_trials()] == [0.5, 0.7]
+
+
+def test_the_lock_written_trial_by_trial_is_byte_for_byte_the_pipeline_lock():
+    from sweepgen.compile.lock import Lock
+    from sweepgen.run.search_lock import LockText
+
+    base = {"x": 0.5, "y": 0.5, "seed": 0, "output_dir": None}
+    head = Lock(3, "0.1.0", "s", "specs/s.yaml", "ab", {"specs/s.yaml": "ab"}, [], None, base, [])
+    text = LockText(head)
+    entries = []
+    for i, (x, layers) in enumerate(
+        [(0.1, "search"), (0.1, "search"), (0.7, "search:seed"), (0.2, "search")]
+    ):
+        config = {**base, "x": x, "y": 0.25 * i, "output_dir": f"runs/t{i}", "seed": i}
+        entry = lock.entry_for(
+            path=f"t{i:04d}.yaml",
+            variant=f"t{i:04d}",
+            run_name=f"t{i:04d}",
+            sha256=str(i),
+            layers={"x": "search", "y": "search", "seed": layers, "output_dir": "derived"},
+            base=base,
+            config=config,
+            touched=(("x",), ("y",), ("seed",), ("output_dir",)),
+            run_dir=f"runs/t{i}",
+        )
+        entries.append(entry)
+        text.put([entry])
+        # the rule of pipeline.varying_paths: a path whose value is not the same in every entry
+        values = {
+            p: [e.get("set", {}).get(p, base.get(p)) for e in entries]
+            for p in ("x", "y", "seed", "output_dir")
+        }
+        varying = sorted(p for p, vs in values.items() if len({repr(v) for v in vs}) > 1)
+        expected = lock.dumps(
+            lock.build(
+                sweep="s",
+                spec="specs/s.yaml",
+                spec_sha256="ab",
+                inputs={"specs/s.yaml": "ab"},
+                varying=varying,
+                base=base,
+                files=sorted(entries, key=lambda e: e["variant"]),
+                resources=None,
+            )
+        )
+        assert text.text() == expected, i

@@ -23,7 +23,7 @@ from typing import Any
 
 from sweepgen.compile import lock, search
 from sweepgen.compile.context import sweep_view
-from sweepgen.compile.lock import Lock, LockFile
+from sweepgen.compile.lock import Lock
 from sweepgen.compile.pipeline import compile_expansion
 from sweepgen.compile.render import RenderedFile
 from sweepgen.compile.schema import load_validator
@@ -31,6 +31,7 @@ from sweepgen.compile.search_block import SearchBlock
 from sweepgen.compile.spec import Spec, load_spec
 from sweepgen.errors import Location, UserError, ValidationError
 from sweepgen.run.base import RunTask
+from sweepgen.run.search_lock import LockText, typed
 from sweepgen.run.tasks import read_lock, task_of
 from sweepgen.safefs import TEMP_NAME, write_atomic
 
@@ -116,6 +117,7 @@ class TrialRenderer:
         # the lock as last read or written here, keyed by the file's identity: another controller's
         # write changes the key, and the lock is read again (keeps a trial O(1) in lock reads)
         self._cached: tuple[tuple[int, int, int], Lock] | None = None
+        self._text: LockText | None = None  # the lock's text, entry by entry (search_lock)
 
     def _current(self) -> Lock:
         key = _identity(self.sweep_dir / lock.LOCK_NAME)
@@ -143,10 +145,12 @@ class TrialRenderer:
         return self.tasks_of([f.variant.name for f in plan.files])
 
     def _add_to_lock(self, files: list[RenderedFile]) -> None:
-        """Add (or replace) the trial's entries."""
+        """Add (or replace) the trial's entries, keeping the lock's text for the next trial."""
         current = self._current()
-        new = {
-            f.variant.name: lock.entry_for(
+        if self._text is None or self._text.head is not current:
+            self._text = LockText(current)
+        new = [
+            lock.entry_for(
                 path=f.path,
                 variant=f.variant.name,
                 run_name=f.run_name,
@@ -158,24 +162,15 @@ class TrialRenderer:
                 run_dir=f.run_dir,
             )
             for f in files
-        }
-        entries = [_entry(f) for f in current.files if f.variant not in new] + list(new.values())
-        entries.sort(key=lambda e: e["variant"])
-        data = lock.build(
-            sweep=current.sweep,
-            spec=current.spec,
-            spec_sha256=current.spec_sha256,
-            inputs=current.inputs,
-            varying=sorted({p for e in entries for p in e.get("set", {})}),
-            base=current.base,
-            files=entries,
-            resources=current.resources,
-        )
+        ]
+        self._text.put(new)
         path = self.sweep_dir / lock.LOCK_NAME
-        write_atomic(path, lock.dumps(data).encode("utf-8"))
-        files_now = [f for f in current.files if f.variant not in new] + [_typed(e) for e in new.values()]
+        write_atomic(path, self._text.text().encode("utf-8"))
+        names = {e["variant"] for e in new}
+        files_now = [f for f in current.files if f.variant not in names] + [typed(e) for e in new]
         files_now.sort(key=lambda f: f.variant)
-        updated = replace(current, files=files_now, varying=data["varying"], version=data["lock_version"])
+        updated = replace(current, files=files_now, varying=self._text.varying(), version=lock.LOCK_VERSION)
+        self._text.head = updated
         self._cached = (_identity(path), updated)
 
     def tasks_of(self, names: Sequence[str]) -> list[RunTask]:
@@ -188,31 +183,3 @@ class TrialRenderer:
 def _identity(path: Path) -> tuple[int, int, int]:
     st = os.stat(path)
     return st.st_ino, st.st_size, st.st_mtime_ns
-
-
-def _typed(entry: dict[str, Any]) -> LockFile:
-    """An entry ``lock.entry_for`` made, as the lock's reader would type it."""
-    return LockFile(
-        path=entry["path"],
-        variant=entry["variant"],
-        run_name=entry.get("run_name", entry["variant"]),
-        sha256=entry["sha256"],
-        layers=entry["layers"],
-        set=entry.get("set", {}),
-        deleted=entry.get("deleted", []),
-        run_dir=entry.get("run_dir"),
-    )
-
-
-def _entry(f: LockFile) -> dict[str, Any]:
-    """A typed lock entry back in the shape ``lock.build`` takes."""
-    entry: dict[str, Any] = {"path": f.path, "variant": f.variant, "sha256": f.sha256, "layers": f.layers}
-    if f.run_name != f.variant:
-        entry["run_name"] = f.run_name
-    if f.set:
-        entry["set"] = f.set
-    if f.deleted:
-        entry["deleted"] = f.deleted
-    if f.run_dir is not None:
-        entry["run_dir"] = f.run_dir
-    return entry
