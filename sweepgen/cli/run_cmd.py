@@ -209,6 +209,8 @@ def _search_branch(
         per_gpu=per_gpu,
         stop_timeout=stop_timeout,
         dry_run=dry_run,
+        stop=_stop,
+        stop_signals=_stop_signals_raise_interrupt,
     )
 
 

@@ -8,6 +8,8 @@ once the study holds its ``n`` finished trials with at least one complete, 1 whe
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +51,11 @@ def run_search(
     per_gpu: int,
     stop_timeout: float | None,
     dry_run: bool,
+    stop: Callable[[Any], None],
+    stop_signals: Callable[[], AbstractContextManager[None]],
 ) -> int:
+    """``stop`` and ``stop_signals`` are `run`'s own (a graceful stop, Ctrl-C again kills; SIGTERM and
+    SIGHUP as Ctrl-C), so a search is stopped as a grid is."""
     from sweepgen.compile import search
     from sweepgen.run.base import ExecutorOptions
     from sweepgen.run.registry import make_executor
@@ -87,17 +93,15 @@ def run_search(
         make_executor(executor, options)  # its options checked before anything is asked
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=done_file)
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
-    from sweepgen.cli.run_cmd import _stop, _stop_signals_raise_interrupt
-
     try:
-        with _stop_signals_raise_interrupt():
+        with stop_signals():
             while controller.step():
                 _say(controller)
                 time.sleep(POLL_S)
             _say(controller)
     except KeyboardInterrupt:
         if controller.executor is not None:
-            _stop(controller.executor)
+            stop(controller.executor)
         controller.interrupted()
         _console.stderr().print(
             f"interrupted: the running trials were stopped (checkpoints kept); `sweepgen run {sweep_dir}` "
@@ -107,7 +111,7 @@ def run_search(
         return 130
     except BaseException:
         if controller.executor is not None and controller.executor.stop_runs_on_error:
-            _stop(controller.executor)
+            stop(controller.executor)
         raise
     finally:
         controller.close()
