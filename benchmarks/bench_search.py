@@ -135,43 +135,72 @@ def part_sim(args) -> None:
 
 
 def part_overhead(args) -> None:
+    """The real controller (sweepgen.run.search.SearchController: study reads, take-overs, asks,
+    renders, lock writes, metric reads, tells), with an executor whose runs end at once."""
     from search_support import write_search_project
 
     from sweepgen.compile.spec import load_spec
+    from sweepgen.run.base import Executor, ExecutorOptions, RunState, RunStatus
+    from sweepgen.run.search import SearchController
     from sweepgen.run.search_trials import TrialRenderer
+    from sweepgen.run.tasks import read_lock
+
+    class InstantExecutor(Executor):
+        """Each run 'trains' at once: one metrics line and its done file."""
+
+        name = "instant"
+
+        def __init__(self, options: ExecutorOptions) -> None:
+            super().__init__(options)
+            self._status: dict[str, RunStatus] = {}
+
+        def describe(self, tasks):
+            return []
+
+        def start(self, tasks, planned=None):
+            for t in tasks:
+                t.run_dir.mkdir(parents=True, exist_ok=True)
+                score = objective(t.config["x"], t.config["y"])
+                (t.run_dir / "metrics.jsonl").write_text(json.dumps({"step": 1, "score": score}) + "\n")
+                (t.run_dir / "summary.json").write_text("{}")
+                self._status[t.name] = RunStatus(RunState.FINISHED, "local", exit_code=0)
+
+        def poll(self):
+            return dict(self._status)
+
+        def done(self):
+            return True
+
+        def cancel(self):
+            pass
+
+        @classmethod
+        def is_alive(cls, status):
+            return False
 
     for sampler in ("random", "tpe"):
         root = Path(tempfile.mkdtemp(prefix="bench_search_"))
         os.chdir(root)
         spec_path = write_search_project(root, {"n": args.overhead_n, "sampler": sampler, "parallel": 4})
-        subprocess.run(
-            [sys.executable, "-m", "sweepgen", "render", str(spec_path)],
-            check=True,
-            cwd=root,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-            capture_output=True,
-        )
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        subprocess.run([sys.executable, "-m", "sweepgen", "render", str(spec_path)], check=True, env=env)
         sweep_dir = Path("generated/fake_search")
         spec = load_spec(str(spec_path), "generated")
         renderer = TrialRenderer(sweep_dir, spec, command=("python", "{config}"), done_file="summary.json")
-        b = spec.model.search
-        study = search_study.open_study(sweep_dir, b)
-        dists = search_study.distributions(b)
-        times = []
+        options = ExecutorOptions(sweep_dir=sweep_dir, lock=read_lock(sweep_dir))
+        controller = SearchController(sweep_dir, spec, lambda o=options: InstantExecutor(o), renderer)
+        marks: dict[int, float] = {}
         t_all = time.perf_counter()
-        for i in range(args.overhead_n):
-            t0 = time.perf_counter()
-            study.sampler = search_study.sampler(b, salt=i)
-            trial = study.ask(dists)
-            tasks = renderer.render(trial.number, trial.params)
-            assert isinstance(tasks, list)
-            study.tell(trial, objective(trial.params["x"], trial.params["y"]))
-            times.append(time.perf_counter() - t0)
+        while controller.step():
+            marks.setdefault(controller.finished // 100 * 100, time.perf_counter())
         total = time.perf_counter() - t_all
-        last = times[-100:]
+        controller.close()
+        n = args.overhead_n
+        last = (total + t_all - marks.get(n - 100, t_all)) / 100 if n >= 200 else total / n
+        done = sum(t.state.name == "COMPLETE" for t in controller.study.get_trials())
         print(
-            f"overhead {sampler}: n={args.overhead_n}: mean {1000 * total / args.overhead_n:.1f} ms/trial, "
-            f"trials 901-1000 mean {1000 * statistics.mean(last):.1f} ms, max {1000 * max(times):.1f} ms"
+            f"overhead {sampler}: n={n} ({done} complete): mean {1000 * total / n:.1f} ms/trial, "
+            f"last 100 trials {1000 * last:.1f} ms/trial"
         )
         os.chdir(REPO)
         shutil.rmtree(root)

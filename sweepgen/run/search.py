@@ -41,7 +41,6 @@ from sweepgen.run.base import (
 from sweepgen.run.search_trials import Refused, TrialRenderer, clear_leftovers
 
 OWNER_ATTR = "sweepgen_controller"
-RUNS_ATTR = "sweepgen_runs"
 REASON_ATTR = "sweepgen_reason"
 
 
@@ -158,7 +157,6 @@ class SearchController:
             self._tell_failed(trial, f"refused before it ran: {rendered.reason}")
             self.events.append(f"{name}: refused ({rendered.reason})")
             return False
-        trial.set_user_attr(RUNS_ATTR, [t.name for t in rendered])
         live = LiveTrial(trial, rendered, reported=reported or set())
         to_start = []
         for task in rendered:
