@@ -241,3 +241,59 @@ def test_the_lock_written_trial_by_trial_is_byte_for_byte_the_pipeline_lock():
             )
         )
         assert text.text() == expected, i
+
+
+def test_repeats_run_each_trial_with_k_seeds_and_tell_the_mean(tmp_path):
+    write_search_project(
+        tmp_path, {"n": 2, "parallel": 1, "repeats": 2, "seed_path": "seed", "sampler": "random"}
+    )
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    recorded = lock.read(str(tmp_path / SWEEP), "x")
+    assert recorded is not None
+    assert [f.variant for f in recorded.files] == ["t0000_r0", "t0000_r1", "t0001_r0", "t0001_r1"]
+    for t in study(tmp_path).get_trials():
+        finals = []
+        for r in (0, 1):
+            entry = next(f for f in recorded.files if f.variant == f"t{t.number:04d}_r{r}")
+            assert recorded.config(entry)["seed"] == r and entry.layers["seed"] == "search:seed"
+            run = tmp_path / "runs" / "fake_search" / entry.variant
+            finals.append(json.loads((run / "summary.json").read_text())["score"])
+        assert finals[0] != finals[1]  # the seeds give different noise
+        assert t.value == pytest.approx(sum(finals) / 2)
+    shown = sweepgen(tmp_path, "status", str(SWEEP))
+    assert shown.returncode == 0 and "search: 2/2 trials finished (2 complete" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    "sampler", ["random", "qmc", "tpe", "cmaes", pytest.param("gp", marks=pytest.mark.train)]
+)  # Optuna's GP sampler runs on torch: the full lane
+@pytest.mark.parametrize("method", ["asha", "median", "hyperband", "none"])
+def test_every_sampler_and_pruner_of_the_block_drives_a_study(sampler, method):
+    import optuna
+
+    from sweepgen.compile.search_block import SearchBlock
+    from sweepgen.run import search_study
+
+    block = SearchBlock.model_validate(
+        {
+            "n": 6,
+            "parallel": 2,
+            "sampler": sampler,
+            "metric": "m",
+            "axes": {"x": {"uniform": [0.0, 1.0]}, "k": {"int_uniform": [1, 4]}, "c": {"choice": ["a", "b"]}},
+            "prune": {"method": method, "min_steps": 2},
+        }
+    )
+    study = optuna.create_study(direction="maximize", pruner=search_study.pruner(block))
+    for i in range(6):
+        study.sampler = search_study.sampler(block, salt=i)
+        trial = study.ask(search_study.distributions(block))
+        assert (
+            0.0 <= trial.params["x"] <= 1.0 and trial.params["k"] in range(1, 5) and trial.params["c"] in "ab"
+        )
+        for step in range(1, 4):
+            trial.report(trial.params["x"] * step, step)
+        study.tell(trial, trial.params["x"])
+    assert len(study.trials) == 6

@@ -113,6 +113,7 @@ def storage(sweep_dir: Path) -> optuna.storages.JournalStorage:
 def open_study(sweep_dir: Path, search: SearchBlock) -> optuna.Study:
     """The sweep's study, created on first use; the same study for every later or concurrent `run`."""
     optuna = import_optuna()
+    check_sampler(search)
     return optuna.create_study(
         storage=storage(sweep_dir),
         study_name=STUDY_NAME,
@@ -129,6 +130,22 @@ def load_study(sweep_dir: Path) -> optuna.Study | None:
         return None
     optuna = import_optuna()
     return optuna.load_study(study_name=STUDY_NAME, storage=storage(sweep_dir))
+
+
+SAMPLER_NEEDS = {"cmaes": ("cmaes",), "gp": ("torch", "scipy")}  # what Optuna imports for them
+
+
+def check_sampler(search: SearchBlock) -> None:
+    """The sampler's own dependencies, said before the first trial (find_spec imports nothing)."""
+    import importlib.util
+
+    missing = [m for m in SAMPLER_NEEDS.get(search.sampler, ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UserError(
+            f"sampler {search.sampler} needs {', '.join(missing)}, which Optuna imports for it",
+            hint="`pip install 'sweepgen[search]'` brings cmaes; gp needs torch and scipy "
+            "(`pip install 'sweepgen[train]'`), or choose tpe",
+        )
 
 
 def sampler(search: SearchBlock, salt: int = 0) -> optuna.samplers.BaseSampler:
