@@ -14,7 +14,7 @@ from sweepgen import paths
 from sweepgen.compile import lock, search
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
-from sweepgen.compile.derive import finalize
+from sweepgen.compile.derive import derive
 from sweepgen.compile.expand import Expansion, Variant, expand
 from sweepgen.compile.gate import check_gate
 from sweepgen.compile.inputs import render_inputs
@@ -52,8 +52,15 @@ class Plan:
     lock_bytes: bytes
 
 
-def compile_spec(spec_path: str, out_root: str = "generated", *, only: frozenset[str] | None = None) -> Plan:
-    spec = load_spec(spec_path, out_root)
+def compile_spec(
+    spec_path: str,
+    out_root: str = "generated",
+    *,
+    only: frozenset[str] | None = None,
+    loaded: Spec | None = None,
+) -> Plan:
+    """``loaded``: the spec at ``spec_path`` when the caller already loaded it (the fast path did)."""
+    spec = loaded if loaded is not None else load_spec(spec_path, out_root)
     return compile_loaded(spec, out_root, only=only)
 
 
@@ -87,7 +94,7 @@ def compile_expansion(
     """Derive, validate and render the variants of ``expansion`` (a spec's, or a search's trials)."""
     spec = expansion.spec
     project = os.path.dirname(out_abs)
-    finalize(expansion, sweep)
+    expansion = derive(expansion, sweep)
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
@@ -147,8 +154,9 @@ def probe_search(spec: Spec, sweep: dict[str, Any], validator: Validator | None)
     points = search.probe_points(spec)
     failures: list[tuple[str, ValidationError]] = []
     for i, (where, values) in enumerate(points):
-        expansion = search.expansion_of(spec, [search.trial_variant(spec, f"probe{i}", values)])
-        finalize(expansion, sweep)
+        expansion = derive(
+            search.expansion_of(spec, [search.trial_variant(spec, f"probe{i}", values)]), sweep
+        )
         try:
             check_gate(expansion)
             check_schema(expansion, validator)

@@ -172,7 +172,12 @@ def recorded(spec: Spec, out_root: str) -> list[Variant]:
 
 
 def expansion_of(spec: Spec, variants: list[Variant]) -> Expansion:
-    return Expansion(spec=spec, variants=variants, implicit=frozenset(block(spec).axes))
+    """The trials as an expansion; errors about an axis (or the repeat seed) point at its key."""
+    locs = {(op.layer, op.dotted): op.loc for op in axis_ops(spec)}
+    search = block(spec)
+    if search.seed_path is not None:
+        locs[(SEED_LAYER, search.seed_path)] = spec.loc(("search", "seed_path"))
+    return Expansion(spec=spec, variants=variants, implicit=frozenset(search.axes), locs=locs)
 
 
 def probe_points(spec: Spec) -> list[tuple[str, dict[str, Any]]]:

@@ -165,13 +165,9 @@ def this_host() -> str:
     return socket.gethostname()
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """A reader never sees half a file; the mode follows the umask (``safefs.write_atomic``)."""
-    write_atomic(path, data)
-
-
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_bytes_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    """A reader never sees half a file; the mode follows the umask (``safefs.write_atomic``)."""
+    write_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def read_status(run_dir: Path) -> RunStatus | None:

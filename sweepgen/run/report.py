@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from sweepgen import paths, yamlio
 from sweepgen.compile.lock import LOCK_NAME, Lock, LockFile
 from sweepgen.errors import Location, UserError
 from sweepgen.run import metrics
@@ -34,10 +33,12 @@ from sweepgen.run.base import (
     RunState,
     effective_state,
     read_status,
-    write_bytes_atomic,
 )
 from sweepgen.run.progress import read_summary
 from sweepgen.run.tasks import config_fingerprint, read_lock, run_dir_of
+
+# the report command writes CSV and PNG with it (rep.write_atomic): safefs's writer itself, no wrapper
+from sweepgen.safefs import write_atomic as write_atomic
 
 SEED_PATH = re.compile(r"(^|[._])seed$")
 # paths that name or place a run rather than configure it: they differ between every two runs, so
@@ -265,35 +266,24 @@ def _linked_values(run_dir: Path, sweeps: dict[Path, _SweepIndex]) -> tuple[str,
 
 def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
     path = run_dir / "config.yaml"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists():
         raise UserError(
             f"{run_dir} has no config.yaml and no sweep lock describes it",
             location=Location(str(run_dir)),
             hint="report runs started by `sweepgen run`, or give the generated sweep folder",
-        ) from None
+        )
+    # the one YAML reader (YAML 1.2, duplicate keys refused, errors with their line), as for configs
+    data = yamlio.load(str(path), string_keys=False).data
     return data if isinstance(data, dict) else {}
-
-
-def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in config.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            out.update(flatten(value, f"{path}."))
-        else:
-            out[path] = value
-    return out
 
 
 def varying_values(configs: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
     """Leaf paths whose value differs between the configs (a path missing from some counts as
     differing), and each config's value at them; NAMING_PATHS left out."""
-    flat = [flatten(c) for c in configs]
-    paths = sorted({p for f in flat for p in f} - NAMING_PATHS)
+    flat = [paths.flatten(dict(c)) for c in configs]
+    leaves = sorted({p for f in flat for p in f} - NAMING_PATHS)
     missing = object()
-    varying = [p for p in paths if len({repr(f.get(p, missing)) for f in flat}) > 1]
+    varying = [p for p in leaves if len({repr(f.get(p, missing)) for f in flat}) > 1]
     return varying, [{p: f.get(p) for p in varying} for f in flat]
 
 
@@ -338,15 +328,6 @@ def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective:
 # -- rows and CSV ---------------------------------------------------------------------------------
 
 
-def _get(mapping: Mapping[str, Any] | None, dotted: str) -> Any:
-    value: Any = mapping
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
-
-
 def rows(report: Report) -> list[dict[str, Any]]:
     """One row per run: name, state, the varying values, then the summary columns."""
     out = []
@@ -356,8 +337,8 @@ def rows(report: Report) -> list[dict[str, Any]]:
     for run in report.runs:
         row: dict[str, Any] = {"run": run.name, "state": run.state.value}
         row.update({path: run.values.get(path) for path in report.varying})
-        row.update({col: _get(run.summary, col) for col in SUMMARY_COLUMNS})
-        row.update({col: _get(run.summary, col) for col in sections})
+        row.update({col: paths.get(run.summary, col, None) for col in SUMMARY_COLUMNS})
+        row.update({col: paths.get(run.summary, col, None) for col in sections})
         out.append(row)
     return out
 
@@ -435,10 +416,6 @@ def csv_text(report: Report) -> str:
     for row in table:
         writer.writerow({k: "" if v is None else v for k, v in row.items()})
     return buf.getvalue()
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    write_bytes_atomic(path, data)
 
 
 # -- curves ---------------------------------------------------------------------------------------
