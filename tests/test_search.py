@@ -126,7 +126,7 @@ def test_pruned_trials_are_stopped_with_their_checkpoint_and_marked(tmp_path):
         assert "pruned at step" in t.user_attrs["sweepgen_reason"]
 
 
-def _assert_exactly_once(root: Path, n: int) -> None:
+def _assert_exactly_once(root: Path, n: int, last_step: int = 6) -> None:
     trials = study(root).get_trials()
     assert len(trials) == n, [(t.number, t.state.name) for t in trials]
     assert sorted(t.number for t in trials) == list(range(n))
@@ -136,7 +136,7 @@ def _assert_exactly_once(root: Path, n: int) -> None:
         run = root / "runs" / "fake_search" / f"t{t.number:04d}"
         steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
         assert steps == sorted(set(steps)), f"{run.name} logged a step twice: {steps}"
-        assert steps[-1] == 6
+        assert steps[-1] == last_step
 
 
 def test_sigkill_at_random_moments_then_run_again_reaches_exactly_n(tmp_path):
@@ -297,3 +297,28 @@ def test_every_sampler_and_pruner_of_the_block_drives_a_study(sampler, method):
             trial.report(trial.params["x"] * step, step)
         study.tell(trial, trial.params["x"])
     assert len(study.trials) == 6
+
+
+def test_ctrl_c_stops_the_trials_with_a_checkpoint_and_the_next_run_resumes_them(tmp_path):
+    base = {"x": 0.5, "y": 0.5, "steps": 40, "step_s": 0.05, "seed": 0, "noise": 0.0, "output_dir": None}
+    write_search_project(tmp_path, {"n": 3, "parallel": 2, "sampler": "random"}, base=base)
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    proc = sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False)
+    runs = tmp_path / "runs" / "fake_search"
+    deadline = time.monotonic() + 60
+    while not all((runs / f"t000{i}" / "metrics.jsonl").is_file() for i in (0, 1)):
+        assert time.monotonic() < deadline, "the first two trials never started"
+        time.sleep(0.1)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    assert [t.state.name for t in study(tmp_path).get_trials()] == ["RUNNING", "RUNNING"]
+    for i in (0, 1):
+        assert json.loads((runs / f"t000{i}" / "checkpoint.json").read_text())["step"] > 0
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _assert_exactly_once(tmp_path, 3, last_step=40)
+    for i in (0, 1):  # resumed from their checkpoints, in their run directories
+        starts = [json.loads(line) for line in (runs / f"t000{i}" / "starts.jsonl").read_text().splitlines()]
+        assert len(starts) == 2 and starts[1]["from_step"] > 0
