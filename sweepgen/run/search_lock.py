@@ -25,27 +25,31 @@ class LockText:
         self.entries: dict[str, dict[str, Any]] = {f.variant: entry_of(f) for f in current.files}
         self._layer_keys: dict[str, str] = {}  # variant -> its layers, encoded (the layer-set key)
         self._lines: dict[str, tuple[int, str]] = {}  # variant -> (layer index, encoded entry)
+        self._candidates = {p for e in self.entries.values() for p in _touched(e)}
+        self._varying = {p for p in self._candidates if self._differs(p, list(self.entries.values()))}
 
     def put(self, entries: list[dict[str, Any]]) -> None:
-        """Add or replace entries (made by ``lock.entry_for``)."""
+        """Add or replace entries (made by ``lock.entry_for``). A trial rendered again has the same
+        values, so a path that varies keeps varying: only the new entry is compared, with one other."""
         for entry in entries:
-            self.entries[entry["variant"]] = entry
-            self._layer_keys.pop(entry["variant"], None)
-            self._lines.pop(entry["variant"], None)
+            name = entry["variant"]
+            self.entries[name] = entry
+            self._layer_keys.pop(name, None)
+            self._lines.pop(name, None)
+            self._candidates |= set(_touched(entry))
+            other = next((e for n, e in self.entries.items() if n != name), None)
+            if other is not None:
+                self._varying |= {
+                    p for p in self._candidates - self._varying if self._differs(p, [entry, other])
+                }
+
+    def _differs(self, path: str, entries: list[dict[str, Any]]) -> bool:
+        values = [_value(self.head.base, path, e) for e in entries]
+        return any(not paths.same(values[0], v) for v in values[1:])
 
     def varying(self) -> list[str]:
         """As ``pipeline.varying_paths``: the paths whose value is not the same in every entry."""
-        base = self.head.base
-        candidates = {p for e in self.entries.values() for p in (*e.get("set", {}), *e.get("deleted", []))}
-        out = []
-        for p in candidates:
-            values = [
-                e["set"][p] if p in e.get("set", {}) else _base_or_gone(base, p, e)
-                for e in self.entries.values()
-            ]
-            if any(not paths.same(values[0], v) for v in values[1:]):
-                out.append(p)
-        return sorted(out)
+        return sorted(self._varying)
 
     def text(self) -> str:
         """The lock's text, byte for byte what ``lock.dumps(lock.build(...))`` writes."""
@@ -92,7 +96,13 @@ class LockText:
         )
 
 
-def _base_or_gone(base: dict[str, Any], path: str, entry: dict[str, Any]) -> Any:
+def _touched(entry: dict[str, Any]) -> list[str]:
+    return [*entry.get("set", {}), *entry.get("deleted", [])]
+
+
+def _value(base: dict[str, Any], path: str, entry: dict[str, Any]) -> Any:
+    if path in entry.get("set", {}):
+        return entry["set"][path]
     return paths.MISSING if path in entry.get("deleted", []) else paths.get(base, path)
 
 
