@@ -205,9 +205,17 @@ class SearchController:
         return curves
 
     def _report(self, live: LiveTrial) -> None:
-        """The mean metric at every step all the trial's runs logged, then the pruner's decision."""
+        """The mean metric at every step all the trial's runs logged, from ``min_steps`` on, then the
+        pruner's decision. Without pruning nothing is reported: each report is a journal write (and
+        an fsync), and no decision would use it."""
+        prune = self.block.prune
+        if prune is None or prune.method == "none":
+            return
         curves = self._curves(live)
-        steps = set.intersection(*(set(c) for c in curves)) - live.reported
+        # steps before min_steps decide nothing (asha/hyperband rungs and median's warm-up start there)
+        steps = {
+            s for s in set.intersection(*(set(c) for c in curves)) if s >= prune.min_steps
+        } - live.reported
         for step in sorted(steps):
             live.trial.report(sum(c[step] for c in curves) / len(curves), step)
             live.reported.add(step)
