@@ -198,6 +198,7 @@ def test_a_journal_line_cut_by_a_kill_is_dropped_before_the_next_append(tmp_path
 
 
 def test_the_lock_written_trial_by_trial_is_byte_for_byte_the_pipeline_lock():
+    from sweepgen.compile import lock_digest
     from sweepgen.compile.lock import Lock
     from sweepgen.run.search_lock import LockText
 
@@ -228,16 +229,18 @@ def test_the_lock_written_trial_by_trial_is_byte_for_byte_the_pipeline_lock():
             for p in ("x", "y", "seed", "output_dir")
         }
         varying = sorted(p for p, vs in values.items() if len({repr(v) for v in vs}) > 1)
-        expected = lock.dumps(
-            lock.build(
-                sweep="s",
-                spec="specs/s.yaml",
-                spec_sha256="ab",
-                inputs={"specs/s.yaml": "ab"},
-                varying=varying,
-                base=base,
-                files=sorted(entries, key=lambda e: e["variant"]),
-                resources=None,
+        expected = lock_digest.seal(
+            lock.dumps(
+                lock.build(
+                    sweep="s",
+                    spec="specs/s.yaml",
+                    spec_sha256="ab",
+                    inputs={"specs/s.yaml": "ab"},
+                    varying=varying,
+                    base=base,
+                    files=sorted(entries, key=lambda e: e["variant"]),
+                    resources=None,
+                )
             )
         )
         assert text.text() == expected, i

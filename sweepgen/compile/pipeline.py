@@ -11,7 +11,7 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import paths
-from sweepgen.compile import lock, search
+from sweepgen.compile import lock, lock_digest, search, seeds
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
 from sweepgen.compile.derive import derive
@@ -33,6 +33,7 @@ from sweepgen.compile.render import (
     too_large,
 )
 from sweepgen.compile.rundir import run_dir_of_rendered
+from sweepgen.compile.sandbox import time_budget
 from sweepgen.compile.schema import Validator, check_schema, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
 from sweepgen.errors import ValidationError
@@ -98,6 +99,7 @@ def compile_expansion(
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
+    report = seeds.report_block(spec, [v.config for v in expansion.variants])
 
     template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
     template = load_template(spec, template_abs)
@@ -106,11 +108,15 @@ def compile_expansion(
     header = header_maker(spec_rel)
     template_dir = os.path.dirname(template_abs)
 
+    seconds = spec.model.limits.eval_seconds
+
     def render_one(variant: Variant) -> tuple[str, str, bytes, str | None]:
         ctx = context(variant.config, variant.context_view(), sweep)
-        out_path = render_inline(output_t, ctx, spec, "output", variant)
+        with time_budget(seconds):
+            out_path = render_inline(output_t, ctx, spec, "output", variant)
         try:
-            text = render_bounded(template, ctx, spec.model.limits.output_bytes)
+            with time_budget(seconds):
+                text = render_bounded(template, ctx, spec.model.limits.output_bytes)
         except OutputTooLarge as err:
             raise too_large(err.limit, spec, variant, out_path) from None
         except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault
@@ -133,7 +139,7 @@ def compile_expansion(
     lock_data = (
         {}
         if only is not None or not build_lock
-        else _lock(spec, expansion, files, template, project, spec_rel)
+        else _lock(spec, expansion, files, template, project, spec_rel, report)
     )
     sweep_dir = os.path.join(out_abs, spec.name)
     return Plan(
@@ -144,7 +150,7 @@ def compile_expansion(
         shown_dir=display_path(sweep_dir),
         files=files,
         lock=lock_data,
-        lock_bytes=lock.dumps(lock_data).encode("utf-8") if lock_data else b"",
+        lock_bytes=lock_digest.seal(lock.dumps(lock_data)).encode("utf-8") if lock_data else b"",
     )
 
 
@@ -178,6 +184,7 @@ def _lock(
     template: Template,
     project: str,
     spec_rel: str,
+    report: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """The lock's content: the base once, each file's differences from it, every input's hash."""
     base = spec.base
@@ -206,6 +213,7 @@ def _lock(
         base=base,
         files=entries,
         resources=resources,
+        report=report,
     )
 
 

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from sweepgen import paths
-from sweepgen.compile import lock
+from sweepgen.compile import lock, lock_digest
 from sweepgen.compile.lock import Lock, LockFile
 
 _ENCODE = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
@@ -52,7 +52,8 @@ class LockText:
         return sorted(self._varying)
 
     def text(self) -> str:
-        """The lock's text, byte for byte what ``lock.dumps(lock.build(...))`` writes."""
+        """The lock's text, byte for byte what the pipeline writes: ``lock.dumps(lock.build(...))``,
+        sealed with its digest (``lock_digest.seal``)."""
         names = sorted(self.entries)
         layer_sets: list[dict[str, str]] = []
         index: dict[str, int] = {}
@@ -77,10 +78,10 @@ class LockText:
         shell = lock.dumps(data)
         assert _FILES_EMPTY in shell  # (lock.dumps writes an empty file list so)
         files = '  "files": [\n' + ",\n".join(lines) + ("\n" if lines else "") + "  ]"
-        return shell.replace(_FILES_EMPTY, files, 1)
+        return lock_digest.seal(shell.replace(_FILES_EMPTY, files, 1))
 
     def _full(self) -> str:
-        return lock.dumps(self._build([self.entries[n] for n in sorted(self.entries)]))
+        return lock_digest.seal(lock.dumps(self._build([self.entries[n] for n in sorted(self.entries)])))
 
     def _build(self, files: list[dict[str, Any]]) -> dict[str, Any]:
         h = self.head
@@ -93,6 +94,7 @@ class LockText:
             base=h.base,
             files=files,
             resources=h.resources,
+            report=h.report,
         )
 
 
