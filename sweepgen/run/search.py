@@ -38,6 +38,7 @@ from sweepgen.run.base import (
     is_pruned_reason,
     read_status,
 )
+from sweepgen.run.registry import status_is_alive
 from sweepgen.run.search_trials import Refused, TrialRenderer, clear_leftovers
 
 OWNER_ATTR = "sweepgen_controller"
@@ -163,7 +164,7 @@ class SearchController:
             status = _as_it_is(task)
             if status is not None and (status.state is RunState.FINISHED or _pruned(status)):
                 live.ended[task.name] = status
-            elif runlock.is_held(task.run_dir):
+            elif _still_running(task):
                 live.watched.add(task.name)  # its trainer outlived a killed controller: wait for it
             else:
                 to_start.append(task)  # new, or resumed in its run directory (its checkpoint)
@@ -184,7 +185,7 @@ class SearchController:
                 status = statuses.get(task.name)
                 if status is not None and status.state in TERMINAL:
                     live.ended[task.name] = status
-            elif task.name in live.watched and not runlock.is_held(task.run_dir):
+            elif task.name in live.watched and not _still_running(task):
                 live.watched.discard(task.name)
                 status = _as_it_is(task)
                 if status is not None and status.state is RunState.FINISHED:
@@ -269,11 +270,20 @@ class SearchController:
         self.live.clear()
 
 
+def _still_running(task: RunTask) -> bool:
+    """A run started by a controller that is gone, still going: its trainer holds the run's lock,
+    or the executor that started it says its process or job lives (a Slurm job still queued)."""
+    if runlock.is_held(task.run_dir):
+        return True
+    status = read_status(task.run_dir)
+    return status is not None and status.state not in TERMINAL and status_is_alive(status)
+
+
 def _as_it_is(task: RunTask) -> RunStatus | None:
     """The run's status with the state the proof on disk gives it: a run whose controller was killed
     still says running in its status file, though its done file says it finished."""
     status = read_status(task.run_dir)
-    state, reason = effective_state(task.run_dir, status, lambda s: False)
+    state, reason = effective_state(task.run_dir, status, status_is_alive)
     if state is None:
         return None
     if status is None:
