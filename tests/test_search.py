@@ -103,6 +103,9 @@ def test_a_point_failing_a_constraint_is_told_failed_and_never_run(tmp_path):
             assert not (tmp_path / SWEEP / f"{name}.yaml").exists()
         else:
             assert t.state.name == "COMPLETE"
+    shown = sweepgen(tmp_path, "status", str(SWEEP))  # refused points have no run: status names them
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"t{refused[0].number:04d} failed: refused before it ran" in shown.stdout
 
 
 def test_pruned_trials_are_stopped_with_their_checkpoint_and_marked(tmp_path):
