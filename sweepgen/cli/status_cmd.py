@@ -75,6 +75,7 @@ def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
         emit("", columns, [[row.get(c) for c in columns] for row in rows], "csv")
     else:
         _console.stdout().print(_table(views, title=f"{sweep_dir}"))
+        _search_summary(sweep_dir)
         _show_problems(views, tail_lines)
     return _exit_code(views)
 
@@ -261,3 +262,11 @@ def _job(view) -> str:
     if "pid" in ids:
         return f"pid {ids['pid']} on {ids.get('host', '?')}"
     return "-"
+
+
+def _search_summary(sweep_dir: Path) -> None:
+    """A search sweep: its trials by state (refused points have no run in the table) and the best."""
+    from sweepgen.cli.search_run import search_lines
+
+    for line in search_lines(sweep_dir, diff=False):
+        _console.stdout().print(line, markup=False, highlight=False)

@@ -10,7 +10,7 @@ import difflib
 import os
 from typing import Any
 
-from sweepgen.compile import writer
+from sweepgen.compile import search, writer
 from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
 from sweepgen.compile.check_fast import trusted
@@ -28,7 +28,12 @@ def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
     (no validation, no rendering). ``out_root`` only decides how ``sweep.spec`` is spelled."""
     spec = load_spec(spec_path, out_root)
     project = os.path.dirname(os.path.abspath(out_root))
-    return derive(expand(spec), sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))
+    if search.is_search(spec):  # a search's variants are its trials so far, from the sweep's lock
+        search.check_block(spec)
+        expansion = search.expansion_of(spec, search.recorded(spec, os.path.abspath(out_root)))
+    else:
+        expansion = expand(spec)
+    return derive(expansion, sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))
 
 
 def resolve_variant(spec_path: str, variant_name: str) -> dict[str, Any]:

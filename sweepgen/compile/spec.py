@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 from sweepgen import globs, paths, yamlio
 from sweepgen.compile import overrides, project
 from sweepgen.compile.sample import SampleBlock
+from sweepgen.compile.search_block import SearchBlock
 from sweepgen.compile.seeds import SeedBlock
 from sweepgen.errors import Location, SpecError
 
@@ -175,6 +176,10 @@ class SpecModel(BaseModel):
     )
     sample: SampleBlock | None = Field(
         default=None, description="seeded random or quasi-random search, crossed with the variants"
+    )
+    search: SearchBlock | None = Field(
+        default=None,
+        description="adaptive search (Optuna ask/tell) that `sweepgen run` drives; see docs/SEARCH.md",
     )
     ablation: list[AblationStep] | None = Field(
         default=None, description="ordered ladder; each step keeps the `set` of every step before it"

@@ -108,6 +108,7 @@ class LocalExecutor(Executor):
         self._status: dict[str, RunStatus] = {}
         self._planned: dict[str, RunStatus | None] = {}
         self._gpu_load = dict.fromkeys(options.gpus, 0)
+        self._stops: dict[str, tuple[float, str]] = {}  # run -> (SIGKILL deadline, reason): stop()
 
     # -- the Executor protocol ------------------------------------------------------------------
 
@@ -139,8 +140,11 @@ class LocalExecutor(Executor):
         for name, child in list(self._running.items()):
             code = child.proc.poll()
             if code is not None:
-                self._finish(child, code)
+                stop = self._stops.get(name)
+                self._finish(child, code, cancelled=stop is not None, reason=stop[1] if stop else None)
                 del self._running[name]
+            elif name in self._stops and time.monotonic() > self._stops[name][0]:
+                _signal_group(child, signal.SIGKILL)  # the grace period of stop() is over
         self._fill()
         return dict(self._status)
 
@@ -179,6 +183,17 @@ class LocalExecutor(Executor):
             _signal_group(child, signal.SIGKILL)
             self._finish(child, child.proc.returncode, cancelled=True)
         self._running.clear()
+
+    def stop(self, names: Sequence[str], reason: str) -> None:
+        for name in names:
+            queued = next((t for t in self._queue if t.name == name), None)
+            if queued is not None:
+                self._queue.remove(queued)
+                self._status[name] = replace(self._status[name], state=RunState.CANCELLED, reason=reason)
+            child = self._running.get(name)
+            if child is not None and name not in self._stops:
+                self._stops[name] = (time.monotonic() + self.stop_timeout, reason)
+                _signal_group(child, signal.SIGTERM)
 
     def stop_now(self) -> None:
         self._stopping = True  # skip the graceful SIGTERM stage: SIGKILL what is left
@@ -345,7 +360,9 @@ class LocalExecutor(Executor):
         self._status[task.name] = status
         self._write(task.run_dir, status)
 
-    def _finish(self, child: _Child, code: int, *, cancelled: bool = False) -> None:
+    def _finish(
+        self, child: _Child, code: int, *, cancelled: bool = False, reason: str | None = None
+    ) -> None:
         try:
             child.log.close()
         except OSError as err:  # the last buffered bytes could not be written
@@ -356,7 +373,7 @@ class LocalExecutor(Executor):
             code,
             finished=succeeded(code, child.task.run_dir, child.task.done_file, stopped=cancelled),
             cancelled=cancelled,
-            cancel_reason="interrupted; resume with --rerun-failed",
+            cancel_reason=reason or "interrupted; resume with --rerun-failed",
             done_file=child.task.done_file,
         )
         status = replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)

@@ -102,7 +102,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
             f"using the command line this sweep was started with: {opts.command_line(request.sweep_dir)}"
         )
     executor = opts.executor or "local"
-    gpu_ids = _parse_gpus(opts.gpus)
+    gpu_ids = parse_gpus(opts.gpus)
     per_gpu = opts.per_gpu or 1
     if per_gpu != 1 and not gpu_ids:
         raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
@@ -161,7 +161,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
                 + ", ".join(d.task.name for d in elsewhere)
             )
             try:
-                with _stop_signals_raise_interrupt():
+                with stop_signals_raise_interrupt():
                     result.live.update(_follow_elsewhere(elsewhere, display, status_is_alive))
             except KeyboardInterrupt:
                 interrupted = True  # they are not ours to stop: they run on under their own `run`
@@ -176,7 +176,7 @@ def _run_started(
     if not to_start:
         return False
     try:
-        with _stop_signals_raise_interrupt():
+        with stop_signals_raise_interrupt():
             ex.start(to_start, {d.task.name: d.previous for d in decisions if d.start})
             if ex.options.wait is False:
                 result.live = ex.poll()
@@ -184,14 +184,14 @@ def _run_started(
             else:
                 result.live = _follow(ex, decisions, display)
     except KeyboardInterrupt:
-        _stop(ex, display)
+        stop_gracefully(ex, display)
         result.live = ex.poll()
         return True
     except BaseException:
         # anything else (a bug): never leave started children running unwatched. Slurm jobs run
         # without us by design: a failed query must never cancel them (`status` follows them).
         if ex.stop_runs_on_error:
-            _stop(ex, display)
+            stop_gracefully(ex, display)
         raise
     return False
 
@@ -318,10 +318,10 @@ def _finish(request: RunRequest, result: RunResult, interrupted: bool, ex: Execu
     return 1 if bad or running else 0
 
 
-def _stop(ex: Executor, display: Display) -> None:
+def stop_gracefully(ex: Executor, display: Display) -> None:
     """Graceful first (runs save a checkpoint), at once if the user presses Ctrl-C again."""
     try:
-        with _stop_signals_raise_interrupt():
+        with stop_signals_raise_interrupt():
             display.note(
                 "stopping the runs: each may finish its step and save a checkpoint; "
                 "press Ctrl-C again to kill them now"
@@ -333,7 +333,7 @@ def _stop(ex: Executor, display: Display) -> None:
             ex.stop_now()
 
 
-def _parse_gpus(gpus: str | None) -> tuple[str, ...]:
+def parse_gpus(gpus: str | None) -> tuple[str, ...]:
     if gpus is None:
         return ()
     ids = tuple(g.strip() for g in gpus.split(","))
@@ -343,7 +343,7 @@ def _parse_gpus(gpus: str | None) -> tuple[str, ...]:
 
 
 @contextmanager
-def _stop_signals_raise_interrupt() -> Iterator[None]:
+def stop_signals_raise_interrupt() -> Iterator[None]:
     """SIGTERM/SIGHUP (a closed terminal, a job scheduler) stop the sweep like Ctrl-C does, so the
     children are stopped and marked instead of orphaned."""
 

@@ -234,6 +234,15 @@ def load_sweep(
     return Sweep(sweep_dir, lock, tasks)
 
 
+def task_of(
+    sweep_dir: Path, lock: Lock, entry: LockFile, command: Sequence[str] | None, done_file: str | None
+) -> RunTask:
+    """The task of one lock entry (a search adds its trials one at a time), with the checks and the
+    proof of success of ``load_sweep``: the file must have the bytes the entry records."""
+    proof = SUMMARY_FILE if command is None else done_file
+    return _task(sweep_dir, sweep_dir / LOCK_NAME, lock, entry, command, proof)
+
+
 def _task(
     sweep_dir: Path,
     lock_path: Path,
