@@ -13,7 +13,6 @@ Only one process at a time may change the lock: callers hold the search's contro
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from typing import Any
 
 from sweepgen.compile import lock, search
 from sweepgen.compile.context import sweep_view
+from sweepgen.compile.inputs import spec_digest
 from sweepgen.compile.lock import Lock
 from sweepgen.compile.pipeline import compile_expansion
 from sweepgen.compile.render import RenderedFile
@@ -51,11 +51,10 @@ def spec_of(sweep_dir: Path) -> Spec | None:
     spec_path = out_root.parent / current.spec
     if not spec_path.is_file():
         return None
-    data = spec_path.read_bytes()
     spec = load_spec(str(spec_path), str(out_root))
     if not search.is_search(spec):
         return None
-    if hashlib.sha256(data).hexdigest() != current.spec_sha256:
+    if spec_digest(spec) != current.spec_sha256:  # the lock's own measure: parsed content
         raise UserError(
             f"{current.spec} changed since {sweep_dir} was rendered",
             location=Location(str(spec_path)),
