@@ -13,8 +13,10 @@ def test_the_strategies_are_registered():
     assert list(STRATEGIES) == [
         "identity",
         "difference_rewards",
+        "difference_rewards_rescore",
         "potential_based",
         "coma",
+        "coma_rescore",
         "leave_one_out",
         "reward_mixing",
     ]

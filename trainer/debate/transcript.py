@@ -31,6 +31,7 @@ class Transcript:
     completion_ids: list[int]
     env_mask: list[int]
     token_roles: list[int]  # index into ROLES, or PROMPT_TOKEN
+    token_turns: list[int]  # index of the turn that generated the token, or PROMPT_TOKEN
     turns: tuple[Turn, ...]  # without correctness yet: scoring needs the dataset row
 
 
@@ -39,15 +40,27 @@ def assemble(turns: Sequence[TurnTokens], roles: Sequence[str] = ROLES) -> Trans
     ids: list[int] = []
     mask: list[int] = []
     owner: list[int] = []
-    for turn in turns:
+    position: list[int] = []
+    for index, turn in enumerate(turns):
         ids += turn.prompt_ids
         mask += [0] * len(turn.prompt_ids)
         owner += [PROMPT_TOKEN] * len(turn.prompt_ids)
+        position += [PROMPT_TOKEN] * len(turn.prompt_ids)
         ids += turn.generated_ids
         mask += [1] * len(turn.generated_ids)
         owner += [roles.index(turn.role)] * len(turn.generated_ids)
-    plain = tuple(Turn(role=t.role, text=t.text, n_tokens=len(t.generated_ids)) for t in turns)
-    return Transcript(ids, mask, owner, plain)
+        position += [index] * len(turn.generated_ids)
+    return Transcript(ids, mask, owner, position, plain_turns(turns))
+
+
+def plain_turns(turns: Sequence[TurnTokens]) -> tuple[Turn, ...]:
+    """The turns as the strategies see them (role, text, generated-token count; scored later)."""
+    return tuple(Turn(role=t.role, text=t.text, n_tokens=len(t.generated_ids)) for t in turns)
+
+
+def turn_token_advantages(token_turns: Sequence[int], turn_advantages: Sequence[float]) -> list[float]:
+    """The advantage of each completion token: its turn's value; 0.0 for role-prompt tokens."""
+    return [float(turn_advantages[t]) if t != PROMPT_TOKEN else 0.0 for t in token_turns]
 
 
 def token_advantages(
