@@ -13,8 +13,9 @@ Generation is batched: at each debate position one call to ``generate`` takes th
 debate and every branch that speaks there. A branch of turn t is created from z_i's state before z_i
 generates turn t, so its history is exactly z_i's.
 
-``generate(contexts) -> continuations`` receives token-id lists (history + role prompt) and returns the
-generated ids of each; ``decode(ids) -> text``. Tests drive this with a fixed generator.
+``generate(contexts, keys) -> continuations`` receives token-id lists (history + role prompt) and
+returns the generated ids of each; ``keys[j]`` names the sample path of context j (the model ignores
+it; a test's fixed generator uses it to make each path its own sample). ``decode(ids) -> text``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typing import Literal
 
 from trainer.debate.transcript import TurnTokens
 
-Generate = Callable[[list[list[int]]], list[list[int]]]
+# (row, turn it branches at or −1 for the debate itself, k): which sample path a context belongs to
+PathKey = tuple[int, int, int]
+Generate = Callable[[list[list[int]], list[PathKey]], list[list[int]]]
 Decode = Callable[[list[int]], str]
 Schedule = Sequence[tuple[str, list[int]]]  # (role, role-prompt ids) of every turn, in order
 
@@ -49,6 +52,7 @@ class _Thread:
 
     row: int
     turn: int
+    k: int
     history: list[int]
     turns: list[TurnTokens] = field(default_factory=list)
 
@@ -67,7 +71,7 @@ def play(
     prompt_ids: Sequence[Sequence[int]], schedule: Schedule, generate: Generate, decode: Decode, plan: Plan
 ) -> Played:
     """Play every debate and the counterfactual branches ``plan`` asks for, one ``generate`` per position."""
-    debates = [_Thread(i, -1, list(p)) for i, p in enumerate(prompt_ids)]
+    debates = [_Thread(i, -1, 0, list(p)) for i, p in enumerate(prompt_ids)]
     branches: list[list[list[_Thread]]] = [[[] for _ in schedule] for _ in prompt_ids]
     calls = 0
     for t, (role, role_ids) in enumerate(schedule):
@@ -79,14 +83,18 @@ def play(
             speaking += [b for b in new if plan.mode == "sample"]
         speaking += [b for i in range(len(debates)) for u in range(t) for b in branches[i][u]]
         contexts = [s.history + list(role_ids) for s in speaking]
-        generated = generate(contexts)
+        generated = generate(contexts, [(s.row, s.turn, s.k) for s in speaking])
         calls += 1
         if len(generated) != len(contexts):
             raise RuntimeError(f"the generator returned {len(generated)} turns for {len(contexts)} contexts")
         for thread, context, ids in zip(speaking, contexts, generated, strict=True):
             thread.turns.append(TurnTokens(role, tuple(role_ids), tuple(ids), decode(list(ids))))
             thread.history = context + list(ids)
-    cost = [sum(len(x.generated_ids) for per_turn in row for b in per_turn for x in b.turns) for row in branches]
+    # a branch of turn t generated its turns t.. (the earlier ones are the debate's own)
+    cost = [
+        sum(len(x.generated_ids) for t, per_turn in enumerate(row) for b in per_turn for x in b.turns[t:])
+        for row in branches
+    ]
     return Played(
         [d.turns for d in debates],
         [[[b.turns for b in per_turn] for per_turn in row] for row in branches],
@@ -98,11 +106,11 @@ def play(
 def _branch(debate: _Thread, t: int, role: str, role_ids: list[int], plan: Plan) -> list[_Thread]:
     """The branches of ``debate``'s turn t, taken from its state before it speaks at t."""
     if plan.mode == "sample":
-        return [_Thread(debate.row, t, list(debate.history), list(debate.turns)) for _ in range(plan.k)]
+        return [_Thread(debate.row, t, k, list(debate.history), list(debate.turns)) for k in range(plan.k)]
     if plan.mode == "default":
         # The default action is given, not generated: its ids sit with the role prompt (no n_tokens,
         # no cost), and the turn's text is the declared text.
         turn = TurnTokens(role, (*role_ids, *plan.default_ids), (), plan.default_text)
         history = debate.history + list(role_ids) + list(plan.default_ids)
-        return [_Thread(debate.row, t, history, [*debate.turns, turn])]
+        return [_Thread(debate.row, t, 0, history, [*debate.turns, turn])]
     return []

@@ -55,7 +55,7 @@ class DebateRollout:
         played = play(
             prompt_ids,
             schedule,
-            lambda contexts: self._generate(trainer, contexts, generation_config),
+            lambda contexts, _keys: self._generate(trainer, contexts, generation_config),
             lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
             self._plan(tokenizer),
         )
