@@ -17,7 +17,7 @@ from sweepgen.errors import ConfigError
 from trainer import checks, models, tracking
 from trainer import data as data_mod
 from trainer.config import RunConfig
-from trainer.configfile import load_config
+from trainer.configfile import load_config_doc, locate
 from trainer.grpo_args import grpo_kwargs, make_grpo_config
 from trainer.outputs import RunDir, config_yaml, read_jsonl, truncation_warning
 from trainer.signals import GracefulStop, cycle_steps
@@ -36,8 +36,11 @@ def preflight(cfg: RunConfig) -> RunDir:
 
 
 def run_config_file(path: str | Path, *, echo: Callable[[str], None] = lambda _: None) -> dict:
-    cfg = load_config(path)
-    return run(cfg, echo=echo, config_path=path)
+    cfg, doc = load_config_doc(path)
+    try:
+        return run(cfg, echo=echo, config_path=path)
+    except ConfigError as err:
+        raise locate(err, doc) from None
 
 
 def run(

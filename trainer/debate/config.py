@@ -14,12 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainer.debate import shaping as registry
 from trainer.debate.group import ROLES
+from trainer.registry import KeyedValueError
 
 
 class DebateConfig(BaseModel):
     """Two-role debate rollouts: solver, critic, ..., solver's final answer."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     max_turns: int = Field(
         3, ge=1, description="turns per debate, odd: solver, critic, ..., solver's final answer"
@@ -36,9 +37,10 @@ class DebateConfig(BaseModel):
     @model_validator(mode="after")
     def _solver_speaks_last(self) -> DebateConfig:
         if self.max_turns % 2 == 0:
-            raise ValueError(
+            raise KeyedValueError(
                 f"debate.max_turns is {self.max_turns}; it must be odd so that the solver gives the "
-                f"final answer (1: answer only, 3: solver, critic, final answer, 5: ...)"
+                f"final answer (1: answer only, 3: solver, critic, final answer, 5: ...)",
+                key="max_turns",
             )
         return self
 
@@ -65,25 +67,27 @@ def check_against_grpo(
     """
     if (debate is None) != (shaping is None):
         missing, present = ("reward_shaping", "debate") if shaping is None else ("debate", "reward_shaping")
-        raise ValueError(
+        raise KeyedValueError(
             f"`{present}` is set but `{missing}` is not; debates need a reward-shaping strategy and the "
-            "strategies only apply to debates (use reward_shaping.strategy: identity for plain GRPO)"
+            "strategies only apply to debates (use reward_shaping.strategy: identity for plain GRPO)",
+            key=present,
         )
     if debate is None:
         return
     budget = debate.max_turns * debate.max_turn_tokens
     if budget > max_completion_length:
-        raise ValueError(
+        raise KeyedValueError(
             f"a debate generates up to debate.max_turns × debate.max_turn_tokens = {budget} tokens, more "
             f"than grpo.max_completion_length = {max_completion_length}; raise max_completion_length or "
-            "lower the turn budget"
+            "lower the turn budget",
+            key="debate.max_turn_tokens",
         )
 
 
 class RewardShapingConfig(BaseModel):
     """Which reward-shaping strategy turns debate rewards into per-role advantages."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     strategy: str = Field(
         description="one of: " + ", ".join(f"{s.name} ({s.help})" for s in registry.STRATEGIES.values()),
@@ -106,10 +110,11 @@ def check_group_size(shaping: RewardShapingConfig | None, num_generations: int) 
         return
     n = shaping.params["n_rollouts_per_prompt"]
     if n != num_generations:
-        raise ValueError(
+        raise KeyedValueError(
             f"reward_shaping.params.n_rollouts_per_prompt is {n} but grpo.num_generations is "
             f"{num_generations}; the leave-one-out baseline is taken over the GRPO group, "
-            "so set both to the same value"
+            "so set both to the same value",
+            key="reward_shaping.params.n_rollouts_per_prompt",
         )
 
 

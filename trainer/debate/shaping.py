@@ -232,12 +232,17 @@ def turn_advantages(
     columns = [[_columns(v) for v in strategy.fn(group, **resolved)] for group in groups]
     keys = tuple(columns[0][0]) if groups else ()
     if strategy.kind == "advantage":
-        scaled = scale_advantages(groups, columns, scale)
+        scaled = scale_advantages(groups, columns, scale, pooled=True)
     elif scale == "batch":
         scaled = batch_normalize(columns, keys)
     else:
         scaled = [group_normalize(v, keys, scale) for v in columns]
     return [[[row[k] for k in keys] for row in group] for group in scaled]
+
+
+def _pooled_rewards(group: Group) -> list[float]:
+    cf = [group.team_score(z) for row in group.counterfactuals for per_turn in row for z in per_turn]
+    return group.team_rewards() + [float(x) for x in cf]
 
 
 def _columns(values: TurnValues) -> RoleValues:
@@ -246,14 +251,19 @@ def _columns(values: TurnValues) -> RoleValues:
 
 
 def scale_advantages(
-    groups: Sequence[Group], values: list[list[RoleValues]], scale: str
+    groups: Sequence[Group], values: list[list[RoleValues]], scale: str, *, pooled: bool = False
 ) -> list[list[RoleValues]]:
-    """Advantage-kind values divided by the std of G (+1e-4, TRL's epsilon), per ``scale``."""
+    """Advantage-kind values divided by the std of G (+1e-4, TRL's epsilon), per ``scale``.
+
+    ``pooled``: the std of every team reward the estimate used, the debates' and their
+    counterfactuals' together. A regenerating estimator's advantage is non-zero when a counterfactual
+    scored differently, even in a group whose debates all scored the same; dividing by those debates'
+    std (0) would blow it up by 1e4, and the pooled std is never 0 when an advantage is not."""
     if scale == "none":
         return values
     if scale not in ("group", "batch"):
         raise ValueError(f"unknown scale {scale!r}; use 'group', 'batch' or 'none'")
-    team = [g.team_rewards() for g in groups]
+    team = [_pooled_rewards(g) if pooled else g.team_rewards() for g in groups]
     batch_std = sample_std([r for rewards in team for r in rewards])
     out = []
     for rewards, group_values in zip(team, values, strict=True):
