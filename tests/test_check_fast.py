@@ -208,7 +208,7 @@ def test_a_version_1_lock_is_read_called_out_of_date_and_replaced_by_render(proj
     problem = next(p for p in api.check(["specs/demo.yaml"]).problems if p.kind == "lock")
     assert "version-1 format" in problem.message and "sweepgen render" in problem.hint
     api.render(["specs/demo.yaml"])
-    assert json.loads(path.read_text())["lock_version"] == 2
+    assert json.loads(path.read_text())["lock_version"] == lock.LOCK_VERSION
     assert api.check(["specs/demo.yaml"]).problems == []
 
 

@@ -20,7 +20,7 @@ def test_lock_has_the_documented_fields(grid_project):
     data = json.loads(text)
     assert text.endswith("}\n")
     assert list(data) == sorted(data)
-    assert data["lock_version"] == 2 and data["sweepgen_version"] == __version__
+    assert data["lock_version"] == 3 and data["sweepgen_version"] == __version__
     assert data["sweep"] == "grid" and data["spec"] == "specs/grid.yaml"
     assert data["spec_sha256"] == sha256((grid_project / "specs/grid.yaml").read_bytes())
     assert data["inputs"] == {
@@ -44,7 +44,8 @@ def test_lock_has_the_documented_fields(grid_project):
     }
     first = data["files"][0]
     # per file only what makes it different from the base
-    assert set(first) == {"path", "variant", "run_name", "layers", "set", "sha256"}
+    assert set(first) == {"path", "variant", "run_name", "layers", "set", "run_dir", "sha256"}
+    assert first["run_dir"] == "runs/grid/grpo_seed1_b0.02"  # the rendered file's output_dir
     assert first["path"] == "seed1_b0.02.yaml" and first["variant"] == "seed1_b0.02"
     assert first["run_name"] == "grpo_seed1_b0.02"
     assert first["set"]["grpo.beta"] == 0.02 and first["set"]["seed"] == 1

@@ -3,16 +3,25 @@ rejection naming the key and the fix, and Slurm's time formats (property-tested)
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sweepgen.compile import lock
 from sweepgen.errors import ConfigError
 from sweepgen.run.slurm_resources import MANAGED_FLAGS, format_minutes, parse_time, resources_from_lock
 
 
+def lock_holding(resources):
+    """A lock whose `resources` block is ``resources``, read through the lock's own parser."""
+    raw = {"lock_version": 2, "sweep": "s", "files": [], "resources": resources}
+    return lock.parse(json.dumps(raw).encode(), "l")
+
+
 def lock_with(**resources):
-    return {"sweep": "s", "files": [], "resources": resources}
+    return lock_holding(resources)
 
 
 def test_full_block_becomes_sbatch_lines_in_a_stable_order():
@@ -50,7 +59,7 @@ def test_nulls_written_by_the_lock_mean_unset():
 
 def test_missing_block_or_time_is_an_error_not_submitits_five_minutes():
     with pytest.raises(ConfigError) as err:
-        resources_from_lock({"files": [], "resources": None}, lock_path="g/sweep.lock.json")
+        resources_from_lock(lock_holding(None), lock_path="g/sweep.lock.json")
     assert err.value.key == "resources" and "time" in err.value.hint
     assert str(err.value.location) == "g/sweep.lock.json"
     with pytest.raises(ConfigError) as err:
@@ -85,7 +94,7 @@ def test_missing_block_or_time_is_an_error_not_submitits_five_minutes():
 )
 def test_bad_resources_name_the_key(resources, key, fragment):
     with pytest.raises(ConfigError) as err:
-        resources_from_lock({"files": [], "resources": resources}, lock_path="l")
+        resources_from_lock(lock_holding(resources), lock_path="l")
     assert err.value.key == key
     assert fragment in err.value.message
     assert err.value.hint

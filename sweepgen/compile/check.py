@@ -287,8 +287,9 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
             Problem(
                 "lock",
                 lock_path,
-                f"lock file is in the version-{rec.version} format (every resolved config in full)",
-                hint="run `sweepgen render` once: it writes the compact version-2 lock; nothing else changes",
+                f"lock file is in the older version-{rec.version} format",
+                hint=f"run `sweepgen render` once: it writes the version-{lock.LOCK_VERSION} lock; "
+                "nothing else changes",
             )
         )
     elif current_lock is None:

@@ -1,12 +1,14 @@
 """``sweep.lock.json``: what ``render`` produced, so ``check``, ``run``, ``status`` and ``report`` can
 trust it. One typed model (``Lock``, ``LockFile``) is the only reader; every consumer goes through it.
 
-Version 2 stores the resolved base once and, per file, only what makes that variant different: the
+The lock stores the resolved base once and, per file, only what makes that variant different: the
 values it sets (``set``) and the keys it deletes (``deleted``) relative to the base, the layer that
-set each overridden path, its run name and the sha256 of its bytes. Resolved configs are rebuilt on
-read. ``inputs`` hashes everything a render read (spec, included files, templates with their Jinja
-includes, the schema's source), so ``check`` can trust an unchanged input set without re-rendering.
-A version-1 lock (every resolved config in full) is still read.
+set each overridden path, its run name, its run directory (``run_dir``) and the sha256 of its bytes.
+Resolved configs are rebuilt on read. ``inputs`` hashes everything a render read (spec, included
+files, templates with their Jinja includes, the schema's source), so ``check`` can trust an
+unchanged input set without re-rendering. Version 3 added ``run_dir`` to every entry whose run
+directory render can tell, so ``run`` and ``report`` find a run's entry without reading every
+generated file; version 1 (every resolved config in full) and version 2 are still read.
 
 Keys are sorted and the file ends with a newline; each file entry sits on its own line so a
 re-render reads as a git diff file by file. JSON has no NaN or Infinity: such floats are written as
@@ -27,8 +29,8 @@ from sweepgen import __version__, paths
 from sweepgen.errors import Location, UserError
 
 LOCK_NAME = "sweep.lock.json"
-LOCK_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+LOCK_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 FLOAT_TAG = "$float"
 MAX_LOCK_DEPTH = 200  # a deeper lock is damaged (configs are refused far earlier)
 
@@ -44,7 +46,9 @@ class LockFile:
     layers: dict[str, str]
     set: dict[str, Any] = field(default_factory=dict)  # dotted path -> value, where it differs from the base
     deleted: list[str] = field(default_factory=list)  # dotted paths of the base this variant removes
-    run_dir: str | None = None  # the spec's `run_dir` for this variant, when it sets one
+    # where the run writes (compile.rundir): the spec's `run_dir`, else the file's output_dir; None
+    # when render could not tell (then `run` reads it from the file) or the lock predates it
+    run_dir: str | None = None
     full_config: dict[str, Any] | None = None  # a version-1 lock's config, stored whole
 
 
@@ -76,32 +80,6 @@ class Lock:
         """The variant's value at each varying path (absent ones left out)."""
         config = self.config(entry)
         return {p: v for p in self.varying if (v := paths.get(config, p)) is not paths.MISSING}
-
-    def v1_view(self) -> dict[str, Any]:
-        """The lock as version 1 laid it out (every config in full), for readers of that shape."""
-        files = [
-            {
-                "path": f.path,
-                "variant": f.variant,
-                "run_name": f.run_name,
-                "values": self.values(f),
-                "layers": f.layers,
-                "config": self.config(f),
-                "sha256": f.sha256,
-                **({"run_dir": f.run_dir} if f.run_dir is not None else {}),
-            }
-            for f in self.files
-        ]
-        return {
-            "lock_version": self.version,
-            "sweepgen_version": self.sweepgen_version,
-            "sweep": self.sweep,
-            "spec": self.spec,
-            "spec_sha256": self.spec_sha256,
-            "varying": self.varying,
-            "resources": self.resources,
-            "files": files,
-        }
 
 
 def _with(tree: dict[str, Any], parts: list[str], value: Any) -> dict[str, Any]:
@@ -137,7 +115,7 @@ def entry_for(
     touched: tuple[tuple[str, ...], ...],
     run_dir: str | None = None,
 ) -> dict[str, Any]:
-    """A version-2 file entry: the variant's differences from the base, found under what it touched."""
+    """A file entry: the variant's differences from the base, found under what it touched."""
     sets: dict[str, Any] = {}
     deleted: list[str] = []
     for dotted in sorted(paths.diff_at(base, config, touched)):

@@ -22,7 +22,7 @@ from sweepgen.compile.expand import Variant
 PARALLEL_MIN = 2000  # variants; below this, starting processes costs more than it saves
 WORKERS_ENV = "SWEEPGEN_WORKERS"  # force a worker count (1 = serial), e.g. to compare outputs
 
-Rendered = tuple[str, str, bytes]  # (output path, run name, bytes)
+Rendered = tuple[str, str, bytes, str | None]  # (output path, run name, bytes, run dir)
 RenderOne = Callable[[Variant], Rendered]
 
 

@@ -32,6 +32,7 @@ from sweepgen.compile.render import (
     template_runtime_error,
     too_large,
 )
+from sweepgen.compile.rundir import run_dir_of_rendered
 from sweepgen.compile.schema import check_schema, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
 
@@ -76,7 +77,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     header = header_maker(spec_rel)
     template_dir = os.path.dirname(template_abs)
 
-    def render_one(variant: Variant) -> tuple[str, str, bytes]:
+    def render_one(variant: Variant) -> tuple[str, str, bytes, str | None]:
         ctx = context(variant.config, variant.context_view(), sweep)
         out_path = render_inline(output_t, ctx, spec, "output", variant)
         try:
@@ -90,12 +91,13 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
         data = header(out_path, variant.name, text).encode("utf-8")
         if len(data) > spec.model.limits.output_bytes:
             raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
-        return out_path, variant.run_name or variant.name, data
+        run_dir = run_dir_of_rendered(out_path, data, variant.config, variant.run_dir)
+        return out_path, variant.run_name or variant.name, data, run_dir
 
     chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
     files = [
-        RenderedFile(out_path, variant, run_name, data, sha256(data))
-        for variant, (out_path, run_name, data) in zip(chosen, render_all(render_one, chosen))
+        RenderedFile(out_path, variant, run_name, data, sha256(data), run_dir)
+        for variant, (out_path, run_name, data, run_dir) in zip(chosen, render_all(render_one, chosen))
     ]
     check_outputs(files, spec)
     # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
@@ -133,7 +135,7 @@ def _lock(
             base=base,
             config=f.variant.config,
             touched=f.variant.touched,
-            run_dir=f.variant.run_dir,
+            run_dir=f.run_dir,
         )
         for f in files
     ]

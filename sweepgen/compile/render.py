@@ -48,6 +48,7 @@ class RenderedFile:
     run_name: str
     data: bytes
     sha256: str
+    run_dir: str | None = None  # where its run writes (compile.rundir), recorded in the lock
 
 
 def sha256(data: bytes) -> str:

@@ -58,6 +58,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
+from sweepgen.compile.lock import Lock
 from sweepgen.errors import ConfigError, Location
 from sweepgen.run import runlock
 from sweepgen.safefs import write_atomic
@@ -354,7 +355,7 @@ class ExecutorOptions:
     (the Slurm executor refuses ``gpus``; the local one refuses ``wait=False``) instead of ignoring it."""
 
     sweep_dir: Path  # the generated folder holding sweep.lock.json
-    lock: Mapping[str, Any]  # the parsed lock, for executor-specific blocks such as resources
+    lock: Lock  # the parsed lock, for executor-specific blocks such as resources
     jobs: int | None = None  # at most this many runs at once (None: executor default)
     gpus: tuple[str, ...] = ()  # CUDA device ids to pack runs onto
     per_gpu: int = 1

@@ -24,7 +24,8 @@ from typing import Any
 
 import yaml
 
-from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.compile.lock import LOCK_NAME, Lock, LockFile
+from sweepgen.errors import Location, UserError
 from sweepgen.run import metrics
 from sweepgen.run.base import (
     METRICS_FILE,
@@ -36,7 +37,7 @@ from sweepgen.run.base import (
     write_bytes_atomic,
 )
 from sweepgen.run.progress import read_summary
-from sweepgen.run.tasks import LOCK_FILE, config_fingerprint, read_lock, run_dir_of
+from sweepgen.run.tasks import config_fingerprint, read_lock, run_dir_of
 
 SEED_PATH = re.compile(r"(^|[._])seed$")
 # paths that name or place a run rather than configure it: they differ between every two runs, so
@@ -133,13 +134,13 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
             f"{directory} is not a directory",
             hint="give a generated sweep folder (with sweep.lock.json) or a runs folder",
         )
-    if (directory / LOCK_FILE).is_file():
+    if (directory / LOCK_NAME).is_file():
         lock = read_lock(directory)
-        entries = [_entry(directory, e) for e in lock["files"]]
+        entries = [_entry(directory, lock, e) for e in lock.files]
         _refuse_stale([(name, run_dir, fp) for name, run_dir, _, fp in entries])
         runs = [_record(name, run_dir, values, obj) for name, run_dir, values, _ in entries]
         out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
-        varying: Sequence[str] = tuple(p for p in lock.get("varying") or () if p not in NAMING_PATHS)
+        varying: Sequence[str] = tuple(p for p in lock.varying if p not in NAMING_PATHS)
         return _checked(Report(tuple(varying), tuple(runs), out_dir, "lock", obj), directory)
     run_dirs = _run_dirs(directory)
     if not run_dirs:
@@ -147,8 +148,8 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
             f"no run directories under {directory}",
             hint="give the folder holding the runs (e.g. runs/<sweep>) or the generated sweep folder",
         )
-    locks: dict[Path, dict] = {}  # each sweep's lock read once, however many runs point to it
-    maybe_linked = [_linked_values(d, locks) for d in run_dirs]
+    sweeps: dict[Path, _SweepIndex] = {}  # each sweep's lock read once, however many runs point to it
+    maybe_linked = [_linked_values(d, sweeps) for d in run_dirs]
     linked = [v for v in maybe_linked if v is not None]
     if len(linked) == len(maybe_linked):
         _refuse_stale([(name, d, fp) for d, (name, _, fp) in zip(run_dirs, linked)])
@@ -191,25 +192,19 @@ def _refuse_stale(runs: Sequence[tuple[str, Path, str]]) -> None:
         )
 
 
-def _entry(sweep_dir: Path, entry: Any) -> tuple[str, Path, dict, str]:
-    if not isinstance(entry, dict) or not {"path", "variant"} <= entry.keys():
-        raise ConfigError(
-            "a lock entry lacks path/variant",
-            location=Location(str(sweep_dir / LOCK_FILE)),
-            hint="render the spec again with `sweepgen render SPEC`",
-        )
-    config_path = sweep_dir / entry["path"]
+def _entry(sweep_dir: Path, lock: Lock, entry: LockFile) -> tuple[str, Path, dict[str, Any], str]:
+    """(run name, run dir, varying values, config fingerprint) of one lock entry: reads its file."""
+    config_path = sweep_dir / entry.path
     try:
         data = config_path.read_bytes()
     except FileNotFoundError:
         raise UserError(
             f"{config_path} is in the lock but missing",
-            location=Location(str(sweep_dir / LOCK_FILE)),
+            location=Location(str(sweep_dir / LOCK_NAME)),
             hint="render the spec again with `sweepgen render SPEC`",
         ) from None
-    run_dir = run_dir_of(config_path, data, entry.get("config"), entry.get("run_dir"))
-    name = str(entry.get("run_name") or entry["variant"])
-    return name, run_dir, dict(entry.get("values") or {}), config_fingerprint(config_path, data)
+    run_dir = run_dir_of(config_path, data, lock.config(entry), entry.run_dir)
+    return entry.run_name or entry.variant, run_dir, lock.values(entry), config_fingerprint(config_path, data)
 
 
 def _run_dirs(directory: Path) -> list[Path]:
@@ -220,21 +215,52 @@ def _run_dirs(directory: Path) -> list[Path]:
     return sorted(found)
 
 
-def _linked_values(run_dir: Path, locks: dict[Path, dict]) -> tuple[str, dict, str] | None:
+@dataclass
+class _SweepIndex:
+    """One sweep's lock entries by run directory and by config path, built once per sweep so that
+    finding a run's entry costs the same however many runs the sweep has."""
+
+    sweep_dir: Path
+    lock: Lock
+    by_run_dir: dict[str, int]  # normalised run dir -> entry index
+    by_config: dict[str, int]  # generated config path (posix, as status files name it) -> entry index
+
+    @classmethod
+    def build(cls, sweep_dir: Path) -> _SweepIndex:
+        lock = read_lock(sweep_dir)
+        by_run_dir: dict[str, int] = {}
+        by_config: dict[str, int] = {}
+        for i, entry in enumerate(lock.files):
+            run_dir = entry.run_dir
+            if run_dir is None:  # a lock from before entries recorded it: the file says
+                run_dir = str(_entry(sweep_dir, lock, entry)[1])
+            by_run_dir.setdefault(os.path.normpath(run_dir), i)
+            by_config.setdefault((sweep_dir / entry.path).as_posix(), i)
+        return cls(sweep_dir, lock, by_run_dir, by_config)
+
+    def find(self, run_dir: Path, config: str | None) -> LockFile | None:
+        """The first entry (in lock order) whose run dir is ``run_dir`` or whose file is ``config``."""
+        hits = [self.by_run_dir.get(os.path.normpath(run_dir))]
+        if config:
+            hits.append(self.by_config.get(config))
+        found = [i for i in hits if i is not None]
+        return self.lock.files[min(found)] if found else None
+
+
+def _linked_values(run_dir: Path, sweeps: dict[Path, _SweepIndex]) -> tuple[str, dict[str, Any], str] | None:
     """(run name, varying values, config fingerprint) from the lock the run's status points to."""
     status = read_status(run_dir)
-    if status is None or not status.sweep_dir or not (Path(status.sweep_dir) / LOCK_FILE).is_file():
+    if status is None or not status.sweep_dir or not (Path(status.sweep_dir) / LOCK_NAME).is_file():
         return None
     sweep_dir = Path(status.sweep_dir)
-    if sweep_dir not in locks:
-        locks[sweep_dir] = read_lock(sweep_dir)
-    for entry in locks[sweep_dir]["files"]:
-        name, entry_dir, values, fingerprint = _entry(sweep_dir, entry)
-        if os.path.normpath(entry_dir) == os.path.normpath(run_dir) or (
-            status.config and (sweep_dir / entry["path"]).as_posix() == status.config
-        ):
-            return name, values, fingerprint
-    return None
+    if sweep_dir not in sweeps:
+        sweeps[sweep_dir] = _SweepIndex.build(sweep_dir)
+    index = sweeps[sweep_dir]
+    entry = index.find(run_dir, status.config)
+    if entry is None:
+        return None
+    name, _, values, fingerprint = _entry(sweep_dir, index.lock, entry)
+    return name, values, fingerprint
 
 
 def _config_yaml(run_dir: Path) -> Mapping[str, Any]:

@@ -21,14 +21,14 @@ import os
 import time
 from pathlib import Path
 
-LOCK_NAME = ".sweepgen.lock"
+RUN_LOCK_NAME = ".sweepgen.lock"
 # a probe (`status`, `plan`) holds the lock for microseconds; a starter retries for this long before
 # concluding that a real holder has it
 ACQUIRE_RETRY_S = 0.3
 
 
 def lock_path(run_dir: Path) -> Path:
-    return run_dir / LOCK_NAME
+    return run_dir / RUN_LOCK_NAME
 
 
 def _open(run_dir: Path, *, create: bool) -> int | None:

@@ -34,6 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sweepgen.compile.lock import LOCK_NAME, Lock
 from sweepgen.errors import UserError
 from sweepgen.run import slurm_query
 from sweepgen.run.base import (
@@ -96,7 +97,7 @@ class SlurmExecutor(Executor):
             )
         if options.jobs is not None and options.jobs < 1:
             raise UserError("--jobs must be at least 1")
-        self.lock_path = Path(options.sweep_dir) / "sweep.lock.json"
+        self.lock_path = Path(options.sweep_dir) / LOCK_NAME
         self.resources: SlurmResources = resources_from_lock(options.lock, lock_path=str(self.lock_path))
         self.job_name = job_name(options.lock, options.sweep_dir)
         from sweepgen.run.tasks import load_sweep
@@ -518,8 +519,8 @@ def slurm_root(run_dirs: Sequence[Path]) -> Path:
     return Path(os.path.commonpath(parents)) / SLURM_DIR
 
 
-def job_name(lock: Mapping[str, Any], sweep_dir: Path | str) -> str:
-    sweep = str(lock.get("sweep") or Path(sweep_dir).name)
+def job_name(lock: Lock, sweep_dir: Path | str) -> str:
+    sweep = lock.sweep or Path(sweep_dir).name
     return "sweepgen-" + re.sub(r"[^A-Za-z0-9._-]", "_", sweep)
 
 

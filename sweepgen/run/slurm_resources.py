@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sweepgen.compile.lock import Lock
 from sweepgen.errors import ConfigError
 
 KNOWN_KEYS = ("partition", "gpus_per_run", "cpus_per_run", "mem", "time", "sbatch_extra")
@@ -85,9 +86,9 @@ class SlurmResources:
         return lines + list(self.sbatch_extra)
 
 
-def resources_from_lock(lock: Mapping[str, Any], *, lock_path: str) -> SlurmResources:
+def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
     """Read and check the lock's top-level ``resources``; every problem names the key and the fix."""
-    raw = lock.get("resources")
+    raw = lock.resources
     if raw is None:
         raise ConfigError(
             "the Slurm executor needs a `resources:` block (at least `time`)",

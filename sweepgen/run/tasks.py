@@ -15,52 +15,51 @@ import os
 import shlex
 import string
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sweepgen import yamlio
 from sweepgen.compile import lock as lock_model
+from sweepgen.compile.lock import LOCK_NAME, Lock, LockFile
+from sweepgen.compile.rundir import YAML_SUFFIXES
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.outtree import read_inside
 from sweepgen.run.base import SUMMARY_FILE, RunTask
 
-LOCK_FILE = "sweep.lock.json"
 PLACEHOLDERS = ("config", "run_dir", "name", "variant")
 # the bundled trainer, run by the same interpreter that runs sweepgen (so the venv is the same)
 DEFAULT_COMMAND = (sys.executable, "-m", "trainer", "{config}")
-DEFAULT_COMMAND_SUFFIXES = (".yaml", ".yml")
+DEFAULT_COMMAND_SUFFIXES = YAML_SUFFIXES
 
 
 @dataclass(frozen=True)
 class Sweep:
     dir: Path  # the generated sweep folder, as given (relative to cwd)
-    lock: Mapping[str, Any]
+    lock: Lock
     tasks: list[RunTask]
 
     @property
     def name(self) -> str:
-        return str(self.lock.get("sweep", self.dir.name))
+        return self.lock.sweep or self.dir.name
 
 
-def read_lock(sweep_dir: Path) -> dict[str, Any]:
+def read_lock(sweep_dir: Path) -> Lock:
     if not sweep_dir.is_dir():
         raise UserError(
             f"{sweep_dir} is not a directory", hint="give the generated sweep folder, e.g. generated/<sweep>"
         )
-    path = sweep_dir / LOCK_FILE
+    path = sweep_dir / LOCK_NAME
     if not path.is_file():
         raise UserError(
-            f"no {LOCK_FILE} in {sweep_dir}",
+            f"no {LOCK_NAME} in {sweep_dir}",
             location=Location(str(sweep_dir)),
             hint="run `sweepgen render SPEC` first; sweepgen only runs what it rendered and locked",
         )
     # one reader for every lock: the compile pipeline's typed model (version 1 or 2, damage reported
-    # with the path), read without following links; the run side keeps the resolved-config shape
-    parsed = lock_model.parse(read_inside(str(sweep_dir), LOCK_FILE) or b"", str(path))
-    lock = parsed.v1_view()
-    return lock
+    # with the path), read without following links
+    return lock_model.parse(read_inside(str(sweep_dir), LOCK_NAME) or b"", str(path))
 
 
 def parse_command(command: str | None) -> tuple[str, ...] | None:
@@ -191,12 +190,12 @@ def load_sweep(
     ``command`` None runs the bundled trainer, whose proof of success is summary.json; a foreign
     ``command`` succeeds on exit 0, and also needs ``done_file`` in its run directory when given."""
     lock = read_lock(sweep_dir)
-    lock_path = sweep_dir / LOCK_FILE
+    lock_path = sweep_dir / LOCK_NAME
     tasks: list[RunTask] = []
     seen_dirs: dict[Path, str] = {}
     proof = SUMMARY_FILE if command is None else done_file
-    for i, entry in enumerate(lock["files"]):
-        task = _task(sweep_dir, lock_path, i, entry, command, proof)
+    for entry in lock.files:
+        task = _task(sweep_dir, lock_path, lock, entry, command, proof)
         other = seen_dirs.get(task.run_dir)
         if other is not None:
             raise ConfigError(
@@ -212,40 +211,34 @@ def load_sweep(
 def _task(
     sweep_dir: Path,
     lock_path: Path,
-    i: int,
-    entry: Any,
+    lock: Lock,
+    entry: LockFile,
     command: Sequence[str] | None,
     done_file: str | None,
 ) -> RunTask:
     where = Location(str(lock_path))
-    if not isinstance(entry, dict) or not {"path", "variant", "config", "sha256"} <= entry.keys():
-        raise ConfigError(
-            f"lock entry {i} lacks path/variant/config/sha256",
-            location=where,
-            hint="render the spec again with `sweepgen render SPEC`",
-        )
-    config_path = sweep_dir / entry["path"]
-    data = read_inside(str(sweep_dir), str(entry["path"]))  # no symlink, FIFO or ../ is followed
+    config_path = sweep_dir / entry.path
+    data = read_inside(str(sweep_dir), entry.path)  # no symlink, FIFO or ../ is followed
     if data is None:
         raise UserError(
             f"{config_path} is in the lock but missing",
             location=where,
             hint="render the spec again with `sweepgen render SPEC`",
         )
-    if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+    if hashlib.sha256(data).hexdigest() != entry.sha256:
         raise UserError(
             f"{config_path} differs from what sweepgen rendered (edited by hand or stale)",
             location=Location(str(config_path)),
             hint="see `sweepgen check`; change the spec and render again instead of editing the file",
         )
-    config = entry["config"]
-    name = str(entry.get("run_name") or entry["variant"])
-    run_dir = run_dir_of(config_path, data, config, entry.get("run_dir"))
+    config = lock.config(entry)
+    name = entry.run_name or entry.variant
+    run_dir = run_dir_of(config_path, data, config, entry.run_dir)
     fields = {
         "config": config_path.as_posix(),
         "run_dir": run_dir.as_posix(),
         "name": name,
-        "variant": str(entry["variant"]),
+        "variant": entry.variant,
     }
     if command is None:
         if config_path.suffix not in DEFAULT_COMMAND_SUFFIXES:
@@ -257,20 +250,20 @@ def _task(
     argv = tuple(arg.format_map(fields) for arg in command)
     return RunTask(
         name=name,
-        variant=str(entry["variant"]),
+        variant=entry.variant,
         config_path=config_path,
         run_dir=run_dir,
         argv=argv,
-        values=dict(entry.get("values") or {}),
+        values=lock.values(entry),
         config=config,
         fingerprint=config_fingerprint(config_path, data),
         done_file=done_file,
     )
 
 
-def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: Any = None) -> Path:
-    """Where a run writes: the spec's ``run_dir`` template, rendered into the lock entry, when it has
-    one; else the ``output_dir`` the trainer will read. For a YAML config that is the rendered
+def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: str | None = None) -> Path:
+    """Where a run writes: the run dir the lock entry records (compile.rundir), when it has one;
+    else the ``output_dir`` the trainer will read. For a YAML config that is the rendered
     file's own value (a template may compute it, e.g. from the run name, so it can differ from the
     lock's resolved config); for other files (sbatch scripts…) the resolved config's."""
     where = Location(str(config_path))
