@@ -58,7 +58,9 @@ def bootstrap_mean(values: list[float]) -> tuple[float, float]:
 
     if len(set(values)) == 1:
         return values[0], values[0]
-    res = bootstrap((values,), statistics.fmean, confidence_level=0.95, rng=BOOTSTRAP_SEED, method="percentile")
+    res = bootstrap(
+        (values,), statistics.fmean, confidence_level=0.95, rng=BOOTSTRAP_SEED, method="percentile"
+    )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
@@ -68,7 +70,9 @@ def bootstrap_difference(a: list[float], b: list[float]) -> tuple[float, float]:
     def diff(x, y, axis=-1):
         return x.mean(axis=axis) - y.mean(axis=axis)
 
-    res = bootstrap((a, b), diff, confidence_level=0.95, rng=BOOTSTRAP_SEED, method="percentile", vectorized=True)
+    res = bootstrap(
+        (a, b), diff, confidence_level=0.95, rng=BOOTSTRAP_SEED, method="percentile", vectorized=True
+    )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
@@ -96,7 +100,8 @@ def verdicts() -> str:
             raw_p[s] = 1.0
     adjusted = holm(raw_p)
     lines = [
-        "| strategy | n seeds | final team accuracy, mean [95% CI] | − identity [95% CI] | Welch p | Holm p | verdict |",
+        "| strategy | n seeds | final team accuracy, mean [95% CI] | − identity [95% CI] "
+        "| Welch p | Holm p | verdict |",
         "|---|---|---|---|---|---|---|",
     ]
     for s in STRATEGIES:
@@ -115,7 +120,9 @@ def verdicts() -> str:
         if adjusted[s] < 0.05 and (d_low > 0 or d_high < 0):
             verdict = "better" if delta > 0 else "worse"
         lines.append(
-            row + f" | {delta:+.3f} [{d_low:+.3f}, {d_high:+.3f}] | {raw_p[s]:.3f} | {adjusted[s]:.3f} | {verdict} |"
+            row
+            + f" | {delta:+.3f} [{d_low:+.3f}, {d_high:+.3f}] | {raw_p[s]:.3f} | {adjusted[s]:.3f} "
+            + f"| {verdict} |"
         )
     return "\n".join(lines)
 
@@ -194,7 +201,8 @@ def cost(steps: int, rounds: int) -> str:
             results.setdefault(name, []).append(steady_rate(run_dir))
     plain = statistics.fmean(r[0] for r in results["plain GRPO (identity)"])
     lines = [
-        f"| arm | steps/s (mean of {rounds} rounds, steps 2-{steps}) | ratio to plain GRPO | debate tokens/step "
+        f"| arm | steps/s (mean of {rounds} rounds, steps 2-{steps}) | ratio to plain GRPO "
+        "| debate tokens/step "
         "| counterfactual tokens/step |",
         "|---|---|---|---|---|",
     ]

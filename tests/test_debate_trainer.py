@@ -138,7 +138,9 @@ def test_metrics_reach_the_trainer_log(tmp_path, tiny_cache):
         assert all(a["critic"] == 0.0 for a in group)
 
 
-@pytest.mark.parametrize("shaping", [{"strategy": "coma", "params": {"counterfactuals": 2}}, {"strategy": "difference_rewards"}])
+@pytest.mark.parametrize(
+    "shaping", [{"strategy": "coma", "params": {"counterfactuals": 2}}, {"strategy": "difference_rewards"}]
+)
 def test_regenerating_strategies_credit_each_turns_tokens(tmp_path, tiny_cache, shaping):
     """Each generated token gets its turn's advantage; the critic's is not 0; the cost is counted."""
     trainer, batch = make_trainer(tmp_path, shaping)

@@ -75,7 +75,7 @@ def ref_rest(history: list[int], turns: list[Turn], start: int, sched, one, key)
 def ref_histories(prompt: list[int], debate: tuple[Turn, ...], sched, one, row: int) -> list[list[int]]:
     """τ before each turn of the debate (replayed: the generator is a function)."""
     history, out = list(prompt), []
-    for t, (_, role_ids) in enumerate(sched):
+    for _, role_ids in sched:
         out.append(history)
         history = history + role_ids + one(history + role_ids, (row, -1, 0))
     return out
@@ -121,7 +121,9 @@ def test_coma_transcripts_and_baselines_are_the_references(prompts, n_turns, k, 
     one, generate = fixed_generator(seed)
     calls = []
     sched = schedule(n_turns)
-    played = play(prompts, sched, lambda c, keys: calls.append(len(c)) or generate(c, keys), decode, Plan("sample", k=k))
+    played = play(
+        prompts, sched, lambda c, keys: calls.append(len(c)) or generate(c, keys), decode, Plan("sample", k=k)
+    )
     score = team_score(answer)
     debates, branches, values = reference(prompts, sched, one, Plan("sample", k=k), score)
     assert [strip(plain_turns(d)) for d in played.debates] == [strip(d) for d in debates]
@@ -130,7 +132,9 @@ def test_coma_transcripts_and_baselines_are_the_references(prompts, n_turns, k, 
             assert [strip(plain_turns(z)) for z in per_t_played] == [strip(z) for z in per_t_ref]
     ours = shaped_values(as_group(played, score), "coma", {"counterfactuals": k})
     turn_values = _raw(as_group(played, score), "coma", {"counterfactuals": k})
-    assert [v for row in turn_values for v in row] == pytest.approx([v for row in values for v in row], abs=1e-12)
+    assert [v for row in turn_values for v in row] == pytest.approx(
+        [v for row in values for v in row], abs=1e-12
+    )
     # per role: the mean over the role's turns
     for row, raw in zip(ours, values, strict=True):
         for role in ROLES:
@@ -145,7 +149,13 @@ def test_coma_transcripts_and_baselines_are_the_references(prompts, n_turns, k, 
 
 
 @settings(max_examples=60, deadline=None)
-@given(prompts_st, st.sampled_from([1, 3, 5]), st.integers(0, 10**6), st.integers(0, 6), st.sampled_from(["", "4"]))
+@given(
+    prompts_st,
+    st.sampled_from([1, 3, 5]),
+    st.integers(0, 10**6),
+    st.integers(0, 6),
+    st.sampled_from(["", "4"]),
+)
 def test_difference_rewards_transcripts_and_values_are_the_references(prompts, n_turns, seed, answer, text):
     one, generate = fixed_generator(seed)
     sched = schedule(n_turns)
@@ -175,7 +185,7 @@ def test_the_critic_is_credited_for_what_the_solver_says_after_it():
 
     def generate(contexts, keys):
         out = []
-        for context, (row, turn, k) in zip(contexts, keys):
+        for context, (_row, turn, k) in zip(contexts, keys, strict=True):
             if context[-1] == 102:  # final answer: repeat the critic's last token
                 critic_end = max(j for j, x in enumerate(context) if x == 101)
                 out.append([context[-2] if context[-2] != 101 else 0] if critic_end else [0])

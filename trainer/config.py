@@ -321,12 +321,14 @@ class RunConfig(Section):
         check_group_size(self.reward_shaping, self.grpo.num_generations)
         if self.debate is not None and self.routing is not None:
             # Each picks its own trainer class; running one would silently drop the other.
-            raise KeyedValueError("`debate` and `routing` cannot be combined in one run; remove one of them", key="routing")
+            raise KeyedValueError(
+                "`debate` and `routing` cannot be combined in one run; remove one of them", key="routing"
+            )
         return self
 
     def warnings(self) -> list[str]:
         """Valid settings that change what the run means; printed at start (trainer.run)."""
-        return shaping_warnings(self.reward_shaping)
+        return shaping_warnings(self.reward_shaping, self.debate, self.grpo.num_generations)
 
     @model_validator(mode="after")
     def _checkpoints_end_generation_cycles(self) -> RunConfig:

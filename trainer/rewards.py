@@ -258,7 +258,9 @@ def check_weighted_terms(terms: list[dict[str, Any]]) -> list[dict[str, Any]]:
         params = resolve_params(term["name"], term.get("params", {}))
         weight = term.get("weight", 1.0)
         if not isinstance(weight, (int, float)) or isinstance(weight, bool):
-            raise RewardParamError(f"weighted_sum: weight of `{term['name']}` must be a number", key=f"{at}.weight")
+            raise RewardParamError(
+                f"weighted_sum: weight of `{term['name']}` must be a number", key=f"{at}.weight"
+            )
         if not math.isfinite(weight):
             raise RewardParamError(
                 f"weighted_sum: weight of `{term['name']}` is {weight}; weights must be finite numbers",

@@ -11,7 +11,7 @@ default role prompts, that teaches three habits and no arithmetic beyond what th
 
 So the team reward (the final answer) follows the critic: a correct critique makes the final answer
 right, and the credit-assignment question (does the critic get the credit?) has a real answer.
-Every turn is ``" <digit>"`` followed by EOS, tokenized piece by piece as the rollout does.
+Every turn is ``" <digit>"`` pieces followed by EOS, each character its own token.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from typing import Any
 from trainer.debate.config import DebateConfig
 
 CRITIC_RIGHT = 0.4
-# 300 steps: the copy is learned by step ~200 (argmax final answer = critic 100% of a batch; measured)
-STEPS, BATCH, LEARNING_RATE, EXAMPLES, SEED = 300, 32, 3e-3, 4000, 0
+# 400 steps: the copy is learned by step ~200 (argmax final answer = critic in 100% of a batch of 32,
+# seed 0, measured 2026-11-25); the margin covers a different floating-point trajectory elsewhere
+STEPS, BATCH, LEARNING_RATE, EXAMPLES, SEED = 400, 32, 3e-3, 4000, 0
 
 
 def questions() -> list[tuple[str, int]]:
@@ -50,8 +51,9 @@ def debate_examples(rng: random.Random, n: int) -> list[tuple[str, list[str]]]:
 
 
 def turn_ids(tokenizer: Any, text: str) -> list[int]:
-    """A turn " <digit>" as the prior generates it: a space token, a digit token, EOS (always three
-    tokens, so the critic's digit sits at a fixed distance from the final answer)."""
+    """A turn as the prior generates it: one token per character (space, digit), then EOS; the critic's
+    and the final turn are always three tokens, so the critic's digit sits at a fixed distance from
+    the final answer."""
     pieces = [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(c)[0]) for c in text]
     return [*pieces, tokenizer.eos_token_id]
 
@@ -62,7 +64,9 @@ def encode(tokenizer: Any, prompt: str, turns: list[str]) -> tuple[list[int], li
     ids = list(tokenizer(text=prompt)["input_ids"])
     mask = [0] * len(ids)
     for (_, role_prompt), text in zip(schedule, turns, strict=True):
-        role_ids = list(tokenizer(text=role_prompt, add_special_tokens=False)["input_ids"]) if role_prompt else []
+        role_ids = (
+            list(tokenizer(text=role_prompt, add_special_tokens=False)["input_ids"]) if role_prompt else []
+        )
         turn_ids_ = turn_ids(tokenizer, text)
         ids += role_ids + turn_ids_
         mask += [0] * len(role_ids) + [1] * len(turn_ids_)
@@ -86,7 +90,10 @@ def train_prior(model: Any, tokenizer: Any) -> Any:
             input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch])
             attention = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch])
             labels = torch.tensor(
-                [[x if m else -100 for x, m in zip(ids, mask)] + [-100] * (width - len(ids)) for ids, mask in batch]
+                [
+                    [x if m else -100 for x, m in zip(ids, mask)] + [-100] * (width - len(ids))
+                    for ids, mask in batch
+                ]
             )
             loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
             optimizer.zero_grad()

@@ -73,10 +73,14 @@ class Group:
             )
         for i, (turns, per_turn) in enumerate(zip(self.rollouts, self.counterfactuals, strict=False)):
             if len(per_turn) != len(turns):
-                raise ValueError(f"rollout {i} has {len(turns)} turns but {len(per_turn)} counterfactual slots")
+                raise ValueError(
+                    f"rollout {i} has {len(turns)} turns but {len(per_turn)} counterfactual slots"
+                )
             for t, transcripts in enumerate(per_turn):
                 for z in transcripts:
-                    if tuple(x.text for x in z[:t]) != tuple(x.text for x in turns[:t]) or len(z) != len(turns):
+                    if tuple(x.text for x in z[:t]) != tuple(x.text for x in turns[:t]) or len(z) != len(
+                        turns
+                    ):
                         raise ValueError(
                             f"a counterfactual of rollout {i}, turn {t} does not keep the rollout's "
                             "earlier turns or its length"

@@ -24,9 +24,9 @@ from trainer.debate.group import (
     TurnValues,
     batch_normalize,
     group_normalize,
-    turns_to_roles,
     role_to_turns,
     sample_std,
+    turns_to_roles,
 )
 
 
@@ -59,7 +59,10 @@ class ComaParams(NoParams):
 
 class PotentialParams(NoParams):
     gamma: float = pydantic.Field(gt=0, le=1, allow_inf_nan=False, description="γ in F = γ·Φ(s') − Φ(s)")
-    potential_type: Literal["debate_length"] = pydantic.Field(description="the potential Φ")
+    potential_type: Literal["debate_length", "answer_correct"] = pydantic.Field(
+        description="the potential Φ: debate_length (tokens so far / length_scale) or answer_correct "
+        "(the score of the latest turn)"
+    )
     length_scale: float = pydantic.Field(
         100.0, gt=0, allow_inf_nan=False, description="tokens per unit of the debate_length potential"
     )

@@ -45,8 +45,14 @@ def difference_rewards(group: Group, *, default_text: str) -> list[TurnValues]:
     out = []
     for i, turns in enumerate(group.rollouts):
         row = []
-        for t, (alternatives, turn) in enumerate(zip(_counterfactuals(group, i, "difference_rewards"), turns)):
-            if len(alternatives) != 1 or alternatives[0][t].text != default_text or alternatives[0][t].role != turn.role:
+        for t, (alternatives, turn) in enumerate(
+            zip(_counterfactuals(group, i, "difference_rewards"), turns)
+        ):
+            if (
+                len(alternatives) != 1
+                or alternatives[0][t].text != default_text
+                or alternatives[0][t].role != turn.role
+            ):
                 raise ValueError(
                     f"difference_rewards needs one default-action counterfactual per turn saying "
                     f"{default_text!r}; rollout {i}, turn {t} has {len(alternatives)}"
@@ -91,7 +97,8 @@ def coma(group: Group, *, counterfactuals: int) -> list[TurnValues]:
 def _counterfactuals(group: Group, i: int, name: str) -> tuple[tuple[tuple[Turn, ...], ...], ...]:
     if not group.counterfactuals:
         raise ValueError(
-            f"{name} needs regenerated counterfactual transcripts (trainer.debate.branching); the group has none"
+            f"{name} needs regenerated counterfactual transcripts (trainer.debate.branching); "
+            "the group has none"
         )
     return group.counterfactuals[i]
 
@@ -139,7 +146,11 @@ def potential_based(
 
     Potentials (``potential_type``):
     - ``debate_length``: Φ(s_t) = tokens generated before turn t / ``length_scale`` (so Φ(s_0) = 0, and
-      with gamma < 1 a debate loses (1 − gamma)·Φ for each intermediate state: long debates pay).
+      with gamma < 1 a debate loses (1 − gamma)·Φ for each intermediate state: long debates pay). When
+      every debate has the same length, Φ is the same for all and the strategy is identity.
+    - ``answer_correct``: Φ(s_t) = the score of the latest turn before t (did the debate's latest
+      statement give the right answer; Φ(s_0) = 0); with gamma < 1 a debate pays (1 − gamma) for each
+      intermediate state whose latest statement was right.
     """
     potential = POTENTIALS[potential_type]
     out = []
@@ -155,7 +166,11 @@ def _phi_debate_length(turns: tuple[Turn, ...], t: int, length_scale: float) -> 
     return sum(turn.n_tokens for turn in turns[:t]) / length_scale
 
 
-POTENTIALS = {"debate_length": _phi_debate_length}
+def _phi_answer_correct(turns: tuple[Turn, ...], t: int, length_scale: float) -> float:
+    return turns[t - 1].correct if t > 0 else 0.0
+
+
+POTENTIALS = {"debate_length": _phi_debate_length, "answer_correct": _phi_answer_correct}
 
 
 def coma_rescore(group: Group) -> list[RoleValues]:

@@ -115,8 +115,10 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
         )
         for key, value in metrics.items():
             self._metrics[mode][key].append(value)
-        for row, adv, per_turn in zip(inputs, flat, flat_turns, strict=True):
-            self._debate_logs.append({"advantage": adv, "turn_advantages": per_turn, "turns": row["debate_turns"]})
+        for row, role_adv, per_turn in zip(inputs, flat, flat_turns, strict=True):
+            self._debate_logs.append(
+                {"advantage": role_adv, "turn_advantages": per_turn, "turns": row["debate_turns"]}
+            )
         return output
 
     def _groups(self, inputs: list[dict], n: int) -> list[Group]:
