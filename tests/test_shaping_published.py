@@ -197,7 +197,7 @@ def test_reward_mixing_is_alpha_individual_plus_one_minus_alpha_team(rollouts, a
             assert got[role] == pytest.approx(alpha * individual + (1 - alpha) * g, abs=1e-12)
 
 
-def test_gamma_below_one_warns_at_start_and_one_does_not():
+def test_gamma_below_one_warns_at_start_and_one_names_the_reduction_to_identity():
     def cfg(gamma):
         return validate_config(
             {
@@ -213,7 +213,9 @@ def test_gamma_below_one_warns_at_start_and_one_does_not():
 
     (warning,) = cfg(0.99).warnings()
     assert "policy invariance does not hold" in warning and "undiscounted" in warning
-    assert cfg(1).warnings() == []
+    # gamma 1 is policy-invariant and, here, identity exactly: named at start (issue 24)
+    (reduction,) = cfg(1).warnings()
+    assert "reduces to identity" in reduction and "policy invariance" not in reduction
 
 
 def test_the_old_coma_name_says_what_it_became():
