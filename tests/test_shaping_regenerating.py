@@ -214,3 +214,16 @@ def test_a_strategy_without_its_counterfactuals_is_an_error():
     group = Group(((Turn("solver", "1"),),) * 2, team_score(1))
     with pytest.raises(ValueError, match="needs regenerated counterfactual transcripts"):
         shaped_values(group, "coma", {"counterfactuals": 2})
+
+
+@settings(max_examples=60, deadline=None)
+@given(prompts_st, st.sampled_from([1, 3]), st.integers(1, 3), st.integers(0, 10**6), st.integers(0, 6))
+def test_scaled_coma_advantages_stay_bounded(prompts, n_turns, k, seed, answer):
+    """Scaled by the pooled std of every team reward the estimate used, a binary reward's advantage is
+    at most sqrt(N) in size (N rewards pooled), even when the debates themselves all scored alike."""
+    _, generate = fixed_generator(seed)
+    played = play(prompts, schedule(n_turns), generate, decode, Plan("sample", k=k))
+    group = as_group(played, team_score(answer))
+    pooled = len(prompts) * (1 + k * n_turns)
+    for row in turn_advantages([group], "coma", {"counterfactuals": k}, "group")[0]:
+        assert all(abs(a) <= math.sqrt(pooled) + 1e-9 for a in row)

@@ -326,6 +326,12 @@ class RunConfig(Section):
             )
         return self
 
+    def routing_eval_data(self) -> DataConfig | None:
+        """The routing eval's held-out prompt file as a data section (``routing.eval_data``), or None."""
+        if self.routing is None or self.routing.eval_data is None:
+            return None
+        return DataConfig(source=self.routing.eval_data, prompt_field=self.data.prompt_field, shuffle=False)
+
     def warnings(self) -> list[str]:
         """Valid settings that change what the run means; printed at start (trainer.run)."""
         return shaping_warnings(self.reward_shaping, self.debate, self.grpo.num_generations)

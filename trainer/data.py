@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sweepgen.errors import ConfigError, Location
 
 if TYPE_CHECKING:  # annotations only: no run-time dependency on the config model
-    from trainer.config import DataConfig, RunConfig
+    from trainer.config import DataConfig
 
 BUILTIN_DIR = Path(__file__).parent / "data"
 BUILTIN_FILES = {"builtin:stories": "stories.jsonl", "builtin:arithmetic": "arithmetic.jsonl"}
@@ -141,12 +141,3 @@ def load_dataset(data: DataConfig):
     from datasets import Dataset
 
     return Dataset.from_list(load_rows(data))
-
-
-def routing_eval_data(cfg: RunConfig) -> DataConfig | None:
-    """The routing eval's held-out prompt file as a data section (``routing.eval_data``), or None."""
-    if cfg.routing is None or cfg.routing.eval_data is None:
-        return None
-    from trainer.config import DataConfig  # at call time: the config model imports nothing from here
-
-    return DataConfig(source=cfg.routing.eval_data, prompt_field=cfg.data.prompt_field, shuffle=False)

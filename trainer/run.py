@@ -30,7 +30,7 @@ def preflight(cfg: RunConfig) -> RunDir:
     """All cheap checks; raises ConfigError before any model loads."""
     models.locate_model(cfg.model)  # raises for a missing directory or an uncached hub id
     data_mod.data_path(cfg.data)
-    held_out = data_mod.routing_eval_data(cfg)
+    held_out = cfg.routing_eval_data()
     if held_out is not None:
         try:
             data_mod.data_path(held_out)
@@ -71,7 +71,7 @@ def _train(
         echo(f"warning: {warning}")
     data_file, rows, lines = data_mod.read_rows(cfg.data)
     checks.check_data_columns(cfg, data_file, rows, lines)
-    held_out = data_mod.routing_eval_data(cfg)
+    held_out = cfg.routing_eval_data()
     if held_out is not None:  # the routing eval's rewards read the held-out rows' columns too
         checks.check_data_columns(cfg, *data_mod.read_rows(held_out))
     data_identity = data_mod.identity(cfg.data, data_file, rows)

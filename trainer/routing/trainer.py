@@ -26,7 +26,7 @@ import torch
 from transformers import TrainerCallback
 
 from trainer import rewards
-from trainer.data import load_rows, routing_eval_data
+from trainer.data import load_rows
 from trainer.grpo import SweepgenGRPOTrainer
 from trainer.outputs import atomic_write_text
 from trainer.routing import detectors
@@ -181,7 +181,7 @@ __all__ = ["CHECKPOINT_META", "RoutedGRPOTrainer", "TRAIN_HACK_RATE", "nest_eval
 
 def eval_rows(cfg) -> list[dict]:
     """The routing eval's prompt rows: the held-out file ``routing.eval_data``, or the training data."""
-    held_out = routing_eval_data(cfg)
+    held_out = cfg.routing_eval_data()
     return load_rows(cfg.data if held_out is None else held_out)
 
 
