@@ -15,8 +15,8 @@ the 5% level). `sweepgen report --compare` (issue 22) was not on main when this 
 statistics are computed here with scipy. It also prints what each role was trained on (per-role
 advantage statistics from metrics.jsonl).
 
---cost runs the identity config (plain GRPO) and coma with K = 1, 2, 4 counterfactuals per turn for
-the same steps, interleaved over rounds, and reports the steady-state steps/s (metrics.jsonl
+--cost runs the identity config (plain GRPO), coma with K = 1, 2, 4 counterfactuals per turn and
+difference_rewards (one default-action branch per turn) for the same steps, interleaved over rounds, and reports the steady-state steps/s (metrics.jsonl
 elapsed_s from step 2 on) and each one's ratio to plain GRPO, with the generated tokens per step.
 """
 
@@ -168,9 +168,10 @@ def cost_configs(steps: int, out: Path) -> dict[str, Path]:
     arms: dict[str, dict[str, Any]] = {"plain GRPO (identity)": {"strategy": "identity", "params": {}}}
     for k in (1, 2, 4):
         arms[f"coma K={k}"] = {"strategy": "coma", "params": {"counterfactuals": k}}
+    arms["difference_rewards"] = {"strategy": "difference_rewards", "params": {}}
     paths = {}
     for name, shaping in arms.items():
-        cfg = dict(base, reward_shaping=shaping, run_name=name.split()[0] + name.split()[-1])
+        cfg = dict(base, reward_shaping=shaping, run_name=f"cost{len(paths)}")
         paths[name] = out / f"{len(paths)}.yaml"
         cfg["output_dir"] = str(out / f"run{len(paths)}")
         paths[name].write_text(yaml.safe_dump(cfg, sort_keys=False))
