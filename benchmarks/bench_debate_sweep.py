@@ -16,8 +16,9 @@ statistics are computed here with scipy. It also prints what each role was train
 advantage statistics from metrics.jsonl).
 
 --cost runs the identity config (plain GRPO), coma with K = 1, 2, 4 counterfactuals per turn and
-difference_rewards (one default-action branch per turn) for the same steps, interleaved over rounds, and reports the steady-state steps/s (metrics.jsonl
-elapsed_s from step 2 on) and each one's ratio to plain GRPO, with the generated tokens per step.
+difference_rewards (one default-action branch per turn) for the same steps, interleaved over rounds,
+and reports the steady-state steps/s (metrics.jsonl elapsed_s from step 2 on) and each one's ratio to
+plain GRPO, with the generated tokens per step.
 """
 
 from __future__ import annotations
