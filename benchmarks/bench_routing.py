@@ -88,9 +88,9 @@ def timed_run(cfg: RunConfig) -> StepTimer:
 
     from trainer import data as data_mod
     from trainer import models
-    from trainer.grpo import build_trainer
     from trainer.grpo_args import grpo_kwargs
     from trainer.outputs import RunDir
+    from trainer.run import build_trainer
 
     run_dir = RunDir(cfg.output_dir)
     run_dir.start(cfg, grpo_kwargs(cfg, str(run_dir.checkpoints)))

@@ -61,10 +61,10 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
 
     from trainer.config import RunConfig
     from trainer.data import load_dataset
-    from trainer.grpo import build_trainer
     from trainer.grpo_args import make_grpo_config
     from trainer.models import ensure_model_dir, load_model_and_tokenizer
     from trainer.outputs import RunDir
+    from trainer.run import build_trainer
 
     data = {
         **CONFIG,

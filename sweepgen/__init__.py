@@ -1,11 +1,90 @@
-"""sweepgen: a declarative sweep compiler and validator for RL post-training."""
+"""sweepgen: a declarative sweep compiler and validator for RL post-training.
+
+The public API is ``__all__``: the compile functions the CLI itself calls (``render``, ``check``,
+``load_and_expand``, ``resolve_variant``, ``matrix``, ``spec_json_schema``), the values they return,
+and the error classes. Everything else (the modules under ``sweepgen.compile``, ``sweepgen.readers``,
+``sweepgen.run`` and ``sweepgen.cli``) is internal and may change without notice.
+
+The names are imported on first use, so ``import sweepgen`` (and ``sweepgen --help``) stays fast.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from sweepgen.errors import (
+    ConfigError,
+    Location,
+    SpecError,
+    SweepgenError,
+    TemplateError,
+    UserError,
+    ValidationError,
+)
+
+if TYPE_CHECKING:  # what the lazy names below are, for type checkers
+    from sweepgen.compile.api import (
+        check,
+        load_and_expand,
+        matrix,
+        render,
+        resolve_variant,
+        spec_json_schema,
+    )
+    from sweepgen.compile.check import Problem, Report
+    from sweepgen.compile.expand import Expansion, Variant
+    from sweepgen.compile.lock import Lock, LockFile
+    from sweepgen.compile.spec import Spec
+    from sweepgen.compile.writer import Action, Outcome
+
+# public name -> the module that defines it, imported when the name is first used
+_LAZY = {
+    "render": "sweepgen.compile.api",
+    "check": "sweepgen.compile.api",
+    "load_and_expand": "sweepgen.compile.api",
+    "resolve_variant": "sweepgen.compile.api",
+    "matrix": "sweepgen.compile.api",
+    "spec_json_schema": "sweepgen.compile.api",
+    "Outcome": "sweepgen.compile.writer",
+    "Action": "sweepgen.compile.writer",
+    "Report": "sweepgen.compile.check",
+    "Problem": "sweepgen.compile.check",
+    "Expansion": "sweepgen.compile.expand",
+    "Variant": "sweepgen.compile.expand",
+    "Spec": "sweepgen.compile.spec",
+    "Lock": "sweepgen.compile.lock",
+    "LockFile": "sweepgen.compile.lock",
+}
+
+__all__ = [
+    "Action",
+    "ConfigError",
+    "Expansion",
+    "Location",
+    "Lock",
+    "LockFile",
+    "Outcome",
+    "Problem",
+    "Report",
+    "Spec",
+    "SpecError",
+    "SweepgenError",
+    "TemplateError",
+    "UserError",
+    "ValidationError",
+    "Variant",
+    "__version__",
+    "check",
+    "load_and_expand",
+    "matrix",
+    "render",
+    "resolve_variant",
+    "spec_json_schema",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -13,7 +92,14 @@ def __getattr__(name: str) -> Any:
     # `sweepgen --help`'s start-up, and only --version and the lock need it.
     if name == "__version__":
         return _version()
+    module = _LAZY.get(name)
+    if module is not None:
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'sweepgen' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 @cache

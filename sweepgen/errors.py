@@ -76,9 +76,3 @@ class ValidationError(UserError):
 
 class ConfigError(UserError):
     """A config file given to `diff`, `run` or the trainer cannot be read or is invalid."""
-
-
-class CheckFailed(SweepgenError):
-    """`check` (or a gating `diff`) found problems. Exit code 1."""
-
-    exit_code = 1

@@ -244,6 +244,23 @@ class OutputTree:
             raise fs_error(err, self.where(rel), "look at") from None
         return Node(kind_of(st.st_mode), rel, size=st.st_size)
 
+    def read_regular(self, rel: str) -> bytes | None:
+        """The bytes of ``rel`` if it is a regular file, None if nothing is there (or a file stands
+        where a folder on its path belongs); a link, FIFO or device on the way raises."""
+        node = self.node(rel)
+        if node.kind == "missing" or (node.blocked and node.kind == "file"):
+            return None
+        if node.kind != "file":
+            where = self.where(node.at)
+            raise UnsafePath(
+                f"{where} is a {node.kind}"
+                + (" where sweepgen needs a folder" if node.blocked else "; sweepgen never reads through it"),
+                where=where,
+                kind=node.kind,
+                hint=unsafe_hint(node.kind),
+            )
+        return self.read(rel)
+
     def read(self, rel: str) -> bytes:
         """The bytes of the regular file at ``rel`` (check ``node`` first); anything else raises."""
         head, _, name = rel.rpartition("/")
@@ -427,15 +444,4 @@ def read_inside(folder: str, rel: str) -> bytes | None:
     except OSError as err:
         raise fs_error(err, folder, "open folder") from None
     with OutputTree(fd, folder.rstrip("/") or "/") as tree:
-        node = tree.node(rel)
-        if node.kind == "missing" or (node.blocked and node.kind == "file"):
-            return None
-        if node.kind != "file":
-            where = tree.where(node.at)
-            raise UnsafePath(
-                f"{where} is a {node.kind}; sweepgen never reads through it",
-                where=where,
-                kind=node.kind,
-                hint=unsafe_hint(node.kind),
-            )
-        return tree.read(rel)
+        return tree.read_regular(rel)

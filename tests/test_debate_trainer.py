@@ -17,8 +17,8 @@ def make_trainer(tmp_path, shaping, reward=GRADED):
 
     from trainer import data, models
     from trainer.config import RunConfig
-    from trainer.grpo import build_trainer
     from trainer.outputs import RunDir
+    from trainer.run import build_trainer
 
     cfg = RunConfig.model_validate(
         tiny_dict(

@@ -168,9 +168,8 @@ def test_later_layers_win_and_layers_are_remembered(project):
         "training.group": 8,
         "streamer.rollouts": 2,
     }
-    spec = e.spec
-    assert str(spec.where("variant:v", "streamer.rollouts")).startswith("specs/demo.yaml:9:")
-    assert str(spec.where("base", "training.group")).startswith("specs/demo.yaml:6:")
+    assert str(e.where("variant:v", "streamer.rollouts")).startswith("specs/demo.yaml:9:")
+    assert str(e.where("base", "training.group")).startswith("specs/demo.yaml:6:")
 
 
 def test_duplicate_names_are_rejected(project):

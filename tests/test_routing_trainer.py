@@ -36,9 +36,9 @@ def build(tmp_path, **sections):
     from trainer import data as data_mod
     from trainer import models
     from trainer.config import RunConfig
-    from trainer.grpo import build_trainer
     from trainer.grpo_args import grpo_kwargs
     from trainer.outputs import RunDir
+    from trainer.run import build_trainer
 
     cfg = RunConfig.model_validate(tiny_dict(tmp_path / "run", **sections))
     run_dir = RunDir(cfg.output_dir)

@@ -11,7 +11,7 @@ from fs_support import remount, tmpfs
 
 from sweepgen import safefs
 from sweepgen.outtree import OutputTree, read_inside
-from sweepgen.run.base import write_bytes_atomic
+from sweepgen.run.base import write_json_atomic
 from sweepgen.safefs import UnsafePath, write_atomic
 from trainer.outputs import atomic_write_text
 
@@ -25,7 +25,7 @@ def test_every_atomic_writer_follows_the_umask(tmp_path: Path, mask: int, mode: 
         if writer == "safefs":
             write_atomic(target, b"{}\n")
         elif writer == "run":
-            write_bytes_atomic(target, b"{}\n")
+            write_json_atomic(target, {})
         else:
             target.parent.mkdir()
             atomic_write_text(target, "{}\n")

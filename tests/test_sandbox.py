@@ -8,7 +8,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweepgen.compile.sandbox import YamlWriter, pyrepr, to_yaml, yaml_scalar
+from sweepgen.compile.sandbox import pyrepr
+from sweepgen.compile.yamlfilter import YamlWriter, to_yaml, yaml_scalar
 from sweepgen.paths import same
 from sweepgen.yamlio import loads
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sweepgen.compile import lock
 from sweepgen.errors import ConfigError
-from sweepgen.run.slurm_resources import MANAGED_FLAGS, format_minutes, parse_time, resources_from_lock
+from sweepgen.run.slurm_resources import MANAGED_FLAGS, parse_time, resources_from_lock
 
 
 def lock_holding(resources):
@@ -24,7 +24,15 @@ def lock_with(**resources):
     return lock_holding(resources)
 
 
-def test_full_block_becomes_sbatch_lines_in_a_stable_order():
+def format_minutes(minutes: int) -> str:
+    """Minutes as Slurm writes a time limit: ``D-HH:MM:SS``, or ``HH:MM:SS`` under a day."""
+    days, rest = divmod(minutes, 24 * 60)
+    hours, mins = divmod(rest, 60)
+    clock = f"{hours:02d}:{mins:02d}:00"
+    return f"{days}-{clock}" if days else clock
+
+
+def test_full_block_is_read_whole():
     r = resources_from_lock(
         lock_with(
             partition="gpu",
@@ -36,16 +44,8 @@ def test_full_block_becomes_sbatch_lines_in_a_stable_order():
         ),
         lock_path="sweep.lock.json",
     )
-    assert r.time_min == 240
-    assert r.sbatch_lines() == [
-        "--partition=gpu",
-        "--time=04:00:00",
-        "--cpus-per-task=8",
-        "--gpus-per-node=2",
-        "--mem=64G",
-        "--account=rl",
-        "--qos=high",
-    ]
+    assert (r.time_min, r.partition, r.gpus_per_run, r.cpus_per_run, r.mem) == (240, "gpu", 2, 8, "64G")
+    assert r.sbatch_extra == ("--account=rl", "--qos=high")
 
 
 def test_nulls_written_by_the_lock_mean_unset():
@@ -53,8 +53,14 @@ def test_nulls_written_by_the_lock_mean_unset():
         lock_with(time=30, partition=None, gpus_per_run=None, cpus_per_run=None, mem=None, sbatch_extra=[]),
         lock_path="l",
     )
-    assert (r.partition, r.gpus_per_run, r.cpus_per_run, r.mem, r.sbatch_extra) == (None, 0, 1, None, ())
-    assert r.sbatch_lines() == ["--time=00:30:00", "--cpus-per-task=1"]
+    assert (r.time_min, r.partition, r.gpus_per_run, r.cpus_per_run, r.mem, r.sbatch_extra) == (
+        30,
+        None,
+        0,
+        1,
+        None,
+        (),
+    )
 
 
 def test_missing_block_or_time_is_an_error_not_submitits_five_minutes():

@@ -70,9 +70,9 @@ def test_every_parameter_changes_after_a_few_steps(tiny_cache, tmp_path):
     import torch
 
     from trainer.data import load_dataset
-    from trainer.grpo import build_trainer
     from trainer.models import ensure_model_dir, load_model_and_tokenizer
     from trainer.outputs import RunDir
+    from trainer.run import build_trainer
 
     # sentence_length varies within every group, so every step has a learning signal.
     cfg = RunConfig.model_validate(

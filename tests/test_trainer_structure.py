@@ -41,10 +41,3 @@ def test_grpo_config_is_built_once_per_run(tmp_path, tiny_cache, monkeypatch):
     monkeypatch.setattr(run_mod, "make_grpo_config", counting)
     run_mod.run(RunConfig.model_validate(tiny_dict(tmp_path / "run", grpo={"max_steps": 1})))
     assert len(built) == 1
-
-
-def test_old_build_trainer_location_still_resolves():
-    import trainer.grpo
-    import trainer.run
-
-    assert trainer.grpo.build_trainer is trainer.run.build_trainer

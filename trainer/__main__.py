@@ -61,10 +61,9 @@ _DISK_MESSAGES = {os.strerror(code): code for code in _DISK_ERRNOS}
 def _output_dir(config_path: str) -> str:
     """Where the run writes, for a disk error that names no file (a failed write() has none)."""
     try:
-        import yaml
+        from sweepgen import yamlio
 
-        with open(config_path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+        data = yamlio.load(config_path).data  # read as the trainer reads its config (YAML 1.2)
         return f"the run directory {data['output_dir']}"
     except Exception:  # noqa: BLE001 - only a better message is at stake
         return f"the run directory of {config_path}"

@@ -12,7 +12,6 @@ place that picks the class (one branch per section).
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
 from collections.abc import Callable
@@ -158,12 +157,3 @@ class SweepgenGRPOTrainer(GRPOTrainer):
             self.run_dir.append(self.run_dir.samples, self.sample_rows())
         if self.on_step is not None:
             self.on_step(row)
-
-
-def __getattr__(name: str) -> Any:
-    # ``build_trainer`` moved to trainer.run (the factory picks among subclasses of this module's
-    # class, so it cannot live here without an import cycle); old callers keep working. The import is
-    # by name, at call time, so this module never depends on trainer.run.
-    if name in ("build_trainer", "select_trainer_class"):
-        return getattr(importlib.import_module("trainer.run"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
 from sweepgen.compile.check_fast import trusted
 from sweepgen.compile.context import sweep_view
-from sweepgen.compile.derive import finalize
+from sweepgen.compile.derive import derive
 from sweepgen.compile.expand import Expansion, expand
 from sweepgen.compile.pipeline import compile_spec, varying_paths
 from sweepgen.compile.spec import SpecModel, display_path, load_spec
@@ -26,10 +26,8 @@ def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
     """Load a spec and expand it into resolved variants, with run names and ``derived`` values
     (no validation, no rendering). ``out_root`` only decides how ``sweep.spec`` is spelled."""
     spec = load_spec(spec_path, out_root)
-    expansion = expand(spec)
     project = os.path.dirname(os.path.abspath(out_root))
-    finalize(expansion, sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))
-    return expansion
+    return derive(expand(spec), sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))
 
 
 def resolve_variant(spec_path: str, variant_name: str) -> dict[str, Any]:
@@ -63,14 +61,21 @@ def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool 
     """
     # A spec whose lock proves nothing changed (every input and file has its recorded hash; see
     # check_fast) is not compiled: its outcome is "all unchanged", read from the lock.
-    verdicts = {path: trusted(path, out_root) for path in spec_paths}
-    unchanged = {path: v.lock if v is not None and not v.findings else None for path, v in verdicts.items()}
+    trusts = {path: trusted(path, out_root) for path in spec_paths}
+    unchanged = {
+        path: t.verdict.lock if t.verdict is not None and not t.verdict.findings else None
+        for path, t in trusts.items()
+    }
     sweeps = [lk.sweep for lk in unchanged.values() if lk is not None]
     if len(set(sweeps)) != len(sweeps) or (sweeps and len(spec_paths) > len(sweeps)):
         # several specs at once, some changed: compile them all, so two specs writing one sweep
         # folder are caught by plan_actions whichever of them changed
         unchanged = dict.fromkeys(spec_paths)
-    plans = [compile_spec(path, out_root) for path in spec_paths if unchanged[path] is None]
+    plans = [
+        compile_spec(path, out_root, loaded=trusts[path].spec)
+        for path in spec_paths
+        if unchanged[path] is None
+    ]
     compiled = iter(writer.plan_actions(plans))
     outcomes = []
     for path in spec_paths:

@@ -20,12 +20,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen.compile import lock
-from sweepgen.compile.check_fast import Finding, trusted
+from sweepgen.compile import lock, lock_digest
+from sweepgen.compile.check_fast import Trust, Verdict, trusted
 from sweepgen.compile.foreign import foreign_ok
 from sweepgen.compile.journal import JOURNAL_NAME, Recorded, read_recorded
 from sweepgen.compile.pipeline import Plan, compile_spec
-from sweepgen.compile.spec import display_path
+from sweepgen.compile.spec import Spec, display_path
 from sweepgen.errors import SweepgenError
 from sweepgen.outtree import OutputTree
 from sweepgen.safefs import TEMP_NAME, UnsafePath, kind_of, unsafe_hint
@@ -74,17 +74,18 @@ def check(
     report = Report(problems=[], specs=len(spec_paths))
     owned: set[str] = set()
     for spec_path in spec_paths:
-        verdict = None if full else trusted(spec_path, out_root)
+        trust = Trust(None, None) if full else trusted(spec_path, out_root)
+        verdict = trust.verdict
         if verdict is not None:
             owned.add(verdict.name)
             report.files += len(verdict.lock.files)
             try:
-                report.problems.extend(_fast_problems(spec_path, out_root, verdict.shown, verdict.findings))
+                report.problems.extend(_fast_problems(spec_path, out_root, trust.spec, verdict))
             except SweepgenError as err:
                 report.problems.append(_invalid(err, spec_path))
             continue
         try:
-            plan = compile_spec(spec_path, out_root)
+            plan = compile_spec(spec_path, out_root, loaded=trust.spec)
         except SweepgenError as err:
             report.problems.append(_invalid(err, spec_path))
             continue
@@ -117,14 +118,12 @@ def check(
     return report
 
 
-def _fast_problems(spec_path: str, out_root: str, shown: str, findings: list[Finding]) -> list[Problem]:
+def _fast_problems(spec_path: str, out_root: str, spec: Spec | None, verdict: Verdict) -> list[Problem]:
     """Problems of a spec whose inputs all still match its lock: only edited files are rendered."""
+    shown, findings = verdict.shown, verdict.findings
     edited = {variant for kind, _, variant, _ in findings if kind == "edited"}
-    rendered = (
-        {f.path: f.data for f in compile_spec(spec_path, out_root, only=frozenset(edited)).files}
-        if edited
-        else {}
-    )
+    plan = compile_spec(spec_path, out_root, only=frozenset(edited), loaded=spec) if edited else None
+    rendered = {f.path: f.data for f in plan.files} if plan is not None else {}
     problems = []
     for kind, path, _, data in findings:
         where = f"{shown}/{path}"
@@ -301,7 +300,9 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
             Problem(
                 "lock",
                 lock_path,
-                "lock file is out of date (resolved configs, hashes or versions changed)",
+                "lock file is out of date (resolved configs, hashes or versions changed)"
+                if not lock_digest.edited(current_lock)
+                else "lock file was edited by hand: its digest does not match its content",
                 line=line,
                 diff=diff,
                 hint="run `sweepgen render` and commit",

@@ -21,12 +21,12 @@ import os
 from dataclasses import dataclass
 
 from sweepgen import __version__
-from sweepgen.compile import lock
+from sweepgen.compile import lock, lock_digest
 from sweepgen.compile.foreign import foreign_ok
 from sweepgen.compile.inputs import file_sha256, module_identity
-from sweepgen.compile.journal import JOURNAL_NAME, read_regular
+from sweepgen.compile.journal import JOURNAL_NAME
 from sweepgen.compile.schema import imports_disabled
-from sweepgen.compile.spec import display_path, load_spec
+from sweepgen.compile.spec import Spec, display_path, load_spec
 from sweepgen.errors import SweepgenError
 from sweepgen.outtree import OutputTree
 from sweepgen.safefs import TEMP_NAME
@@ -44,25 +44,39 @@ class Verdict:
     findings: list[Finding]  # edited | missing | orphan; empty: nothing to render, nothing to report
 
 
-def trusted(spec_path: str, out_root: str) -> Verdict | None:
-    """The verdict from hashes alone, or None when the spec must be rendered (the full path then
-    reports whatever made it so, with its location)."""
+@dataclass
+class Trust:
+    """What the fast path found: the loaded spec, handed on so that a caller who must render does
+    not load it again (None when it did not load: the full path reports why), and the verdict."""
+
+    spec: Spec | None
+    verdict: Verdict | None  # None: the spec must be rendered
+
+
+def trusted(spec_path: str, out_root: str) -> Trust:
+    """The verdict from hashes alone, or none when the spec must be rendered (the full path then
+    reports whatever made it so, with its location). Never a verdict under ``CI=true``: see lock_digest."""
+    spec = None
     try:
         spec = load_spec(spec_path, out_root)
+        if lock_digest.in_ci():  # only a render proves a file is what the spec produces
+            return Trust(spec, None)
         sweep_dir = os.path.join(os.path.abspath(out_root), spec.name)
         shown = display_path(sweep_dir)
         tree = OutputTree.open(*os.path.split(sweep_dir), shown, create=False)
         if tree is None:
-            return None
+            return Trust(spec, None)
         with tree:
-            return _decide(spec.name, spec.abspath, out_root, tree, shown)
+            return Trust(spec, _decide(spec.name, spec.abspath, out_root, tree, shown))
     except (SweepgenError, OSError):
-        return None
+        return Trust(spec, None)
 
 
 def _decide(name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:
-    raw = read_regular(tree, lock.LOCK_NAME)
-    if raw is None or read_regular(tree, JOURNAL_NAME) is not None:
+    raw = tree.read_regular(lock.LOCK_NAME)
+    if raw is None or tree.read_regular(JOURNAL_NAME) is not None:
+        return None
+    if not lock_digest.holds(raw):  # edited by hand (or written before locks had a digest)
         return None
     recorded = lock.parse(raw, tree.where(lock.LOCK_NAME))
     if recorded.version != lock.LOCK_VERSION or recorded.sweepgen_version != __version__:

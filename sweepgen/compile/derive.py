@@ -12,35 +12,70 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from jinja2 import Environment, Template
 
 from sweepgen import yamlio
 from sweepgen.compile import overrides
 from sweepgen.compile.context import context
-from sweepgen.compile.expand import Expansion, Variant
-from sweepgen.compile.sandbox import describe, fail_if_undefined, make_env
+from sweepgen.compile.expand import Expansion, Locs, Variant
+from sweepgen.compile.sandbox import describe, fail_if_undefined, make_env, time_budget
 from sweepgen.compile.spec import NAME_HINT, Spec, name_problem
 from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
-
-if TYPE_CHECKING:
-    from jinja2 import Environment, Template
 
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}\s*$", re.S)
 LAYER = "derived"
 
 
-def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
-    """Set ``run_name`` on every variant, then apply ``derived`` (in place on the expansion)."""
+Evaluate = Callable[[dict[str, Any]], Any]
+_Derived = tuple[str, tuple[str, ...], Location, tuple[str, str], Evaluate]  # kind, path, loc, at, fn
+
+
+def derive(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
+    """A new expansion whose variants carry their run name and run dir, with ``derived`` applied."""
     spec = expansion.spec
     env = make_env()
     run_name_t = _compile(env, spec, ("run_name",), spec.model.run_name) if spec.model.run_name else None
     run_dir_t = _compile(env, spec, ("run_dir",), spec.model.run_dir) if spec.model.run_dir else None
+    locs = dict(expansion.locs)
+    derived = _derived(env, spec, locs)
+    names = _RunNames(spec)
     seen_dirs: dict[str, str] = {}
-    derived: list[
-        tuple[str, tuple[str, ...], Location, tuple[str, str], Callable[[dict[str, Any]], Any]]
-    ] = []
+    implicit = set(expansion.implicit)
+    variants = []
+    for variant in expansion.variants:
+        ctx = context(variant.config, variant.context_view(), sweep)
+        run_name = _run(run_name_t.render, ctx, spec, ("run_name",), variant) if run_name_t else variant.name
+        names.add(run_name, variant)
+        ctx["variant"]["run_name"] = run_name
+        run_dir = None
+        if run_dir_t is not None:
+            run_dir = _run_dir(_run(run_dir_t.render, ctx, spec, ("run_dir",), variant), spec, variant)
+            if run_dir in seen_dirs:
+                raise ValidationError(
+                    f"variants {seen_dirs[run_dir]!r} and {variant.name!r} have the same run_dir {run_dir!r}",
+                    location=spec.loc(("run_dir",)),
+                    hint="include `{{ variant.run_name }}` in `run_dir`",
+                )
+            seen_dirs[run_dir] = variant.name
+        variant = replace(variant, run_name=run_name, run_dir=run_dir)
+        if derived:
+            ops = [
+                overrides.Op(kind, path, _run(fn, ctx, spec, at, variant), loc, LAYER)
+                for kind, path, loc, at, fn in derived
+            ]
+            overrides.check_types(variant.config, ops, "`derived`")
+            variant = _applied(variant, ops)
+            implicit.update(op.dotted for op in ops)
+        variants.append(variant)
+    return replace(expansion, variants=variants, implicit=frozenset(implicit), locs=locs)
+
+
+def _derived(env: Environment, spec: Spec, locs: Locs) -> list[_Derived]:
+    """The spec's ``derived`` entries compiled, each located (in ``locs``) where the spec wrote it."""
+    derived: list[_Derived] = []
     for key, source in (spec.model.derived or {}).items():
         at = ("derived", key)
         loc = spec.loc(at, key=True)
@@ -50,9 +85,7 @@ def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
         match = _SINGLE_EXPR.match(source)
         if match:
             try:
-                fn: Callable[[dict[str, Any]], Any] = env.compile_expression(
-                    match.group("expr"), undefined_to_none=False
-                )
+                fn: Evaluate = env.compile_expression(match.group("expr"), undefined_to_none=False)
             except Exception as err:  # noqa: BLE001 - a Jinja syntax error in the spec
                 raise SpecError(
                     f"derived `{key}` is not a valid expression: {err}",
@@ -62,22 +95,27 @@ def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
             derived.append((kind, path, loc, at, fn))
         else:
             derived.append((kind, path, loc, at, _compile(env, spec, at, source).render))
-        spec.op_locs[(LAYER, ".".join(path))] = loc
-    seen: dict[str, tuple[str, str]] = {}  # lower-cased run name -> (variant, run name)
-    implicit = set(expansion.implicit)
-    for variant in expansion.variants:
-        view = variant.context_view()
-        ctx = context(variant.config, view, sweep)
-        run_name = _run(run_name_t.render, ctx, spec, ("run_name",), variant) if run_name_t else variant.name
+        locs[(LAYER, ".".join(path))] = loc
+    return derived
+
+
+class _RunNames:
+    """Run names, checked as they are made: safe folder names, unique even case-folded."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.seen: dict[str, tuple[str, str]] = {}  # lower-cased run name -> (variant, run name)
+
+    def add(self, run_name: str, variant: Variant) -> None:
         problem = name_problem(run_name)
         if problem:
             raise ValidationError(
                 f"run name {run_name!r} of variant {variant.name!r} {problem}",
-                location=spec.loc(("run_name",)),
+                location=self.spec.loc(("run_name",)),
                 hint=f"run names become folder names: {NAME_HINT}",
             )
-        if run_name.lower() in seen:
-            other, other_name = seen[run_name.lower()]
+        if run_name.lower() in self.seen:
+            other, other_name = self.seen[run_name.lower()]
             same = (
                 f"the same run name {run_name!r}"
                 if other_name == run_name
@@ -85,35 +123,11 @@ def finalize(expansion: Expansion, sweep: dict[str, Any]) -> None:
             )
             raise ValidationError(
                 f"variants {other!r} and {variant.name!r} have {same}",
-                location=spec.loc(("run_name",)),
+                location=self.spec.loc(("run_name",)),
                 hint="include every varying value (or `{{ variant.name }}`) in `run_name`; "
                 "run folders that differ only in case collide on macOS and Windows",
             )
-        seen[run_name.lower()] = (variant.name, run_name)
-        variant.run_name = run_name
-        if run_dir_t is not None:
-            ctx["variant"]["run_name"] = run_name
-            rendered = _run(run_dir_t.render, ctx, spec, ("run_dir",), variant)
-            variant.run_dir = _run_dir(rendered, spec, variant)
-            if variant.run_dir in seen_dirs:
-                raise ValidationError(
-                    f"variants {seen_dirs[variant.run_dir]!r} and {variant.name!r} have the same run_dir "
-                    f"{variant.run_dir!r}",
-                    location=spec.loc(("run_dir",)),
-                    hint="include `{{ variant.run_name }}` in `run_dir`",
-                )
-            seen_dirs[variant.run_dir] = variant.name
-        if not derived:
-            continue
-        ctx["variant"]["run_name"] = run_name
-        ops = []
-        for kind, path, loc, at, evaluate in derived:
-            value = _run(evaluate, ctx, spec, at, variant)
-            ops.append(overrides.Op(kind, path, value, loc, LAYER))
-        overrides.check_types(variant.config, ops, "`derived`")
-        _apply(variant, ops)
-        implicit.update(op.dotted for op in ops)
-    expansion.implicit = frozenset(implicit)
+        self.seen[run_name.lower()] = (variant.name, run_name)
 
 
 def _run_dir(value: str, spec: Spec, variant: Variant) -> str:
@@ -129,13 +143,17 @@ def _run_dir(value: str, spec: Spec, variant: Variant) -> str:
     return value
 
 
-def _apply(variant: Variant, ops: list[overrides.Op]) -> None:
-    variant.config, variant.layers = overrides.apply_all(
+def _applied(variant: Variant, ops: list[overrides.Op]) -> Variant:
+    config, layers = overrides.apply_all(
         variant.config, ops, variant.layers, where=f"variant `{variant.name}`"
     )
-    variant.overrides = dict(variant.overrides)
-    variant.overrides.update((op.dotted, op.value) for op in ops)
-    variant.touched = variant.touched + tuple(op.path for op in ops)
+    return replace(
+        variant,
+        config=config,
+        layers=layers,
+        overrides={**variant.overrides, **{op.dotted: op.value for op in ops}},
+        touched=variant.touched + tuple(op.path for op in ops),
+    )
 
 
 def _compile(env: Environment, spec: Spec, at: tuple[Any, ...], source: str) -> Template:
@@ -158,7 +176,8 @@ def _run(
 ) -> Any:
     where = ".".join(map(str, at))
     try:
-        value = fn(ctx)  # Template.render and compiled expressions both take the context mapping
+        with time_budget(spec.model.limits.eval_seconds):
+            value = fn(ctx)  # Template.render and compiled expressions both take the context mapping
         # An expression may return an undefined instead of raising, or hide one in a literal
         # (`{{ [training.typo] }}`): either is an undefined-name error, never data.
         fail_if_undefined(value)

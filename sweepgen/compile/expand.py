@@ -26,9 +26,10 @@ from sweepgen.compile.spec import SAFE_NAME, Spec
 from sweepgen.errors import Location, SpecError
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Variant:
-    """One resolved variant. ``config`` shares unchanged subtrees with the base: never mutate it."""
+    """One resolved variant. ``config`` shares unchanged subtrees with the base: never mutate it.
+    Later stages make new variants from it (``derive`` adds run names and derived values)."""
 
     name: str
     config: dict[str, Any]
@@ -38,8 +39,8 @@ class Variant:
     step: str | None  # ablation step name
     touched: tuple[tuple[str, ...], ...]  # every path an override wrote (for the fast gate)
     parts: dict[str, str] = field(default_factory=dict)  # variant/grid/zip/ablation -> name part
-    run_name: str | None = None  # set by sweepgen.compile.derive.finalize
-    run_dir: str | None = None  # the spec's run_dir template, rendered (derive.finalize)
+    run_name: str | None = None  # set by sweepgen.compile.derive.derive
+    run_dir: str | None = None  # the spec's run_dir template, rendered (derive.derive)
 
     def context_view(self) -> dict[str, Any]:
         """``variant`` as templates and constraints see it."""
@@ -49,14 +50,32 @@ class Variant:
         return view
 
 
-@dataclass
+Locs = dict[tuple[str, str], Location]  # (layer, dotted path) -> where the spec set it
+
+
+@dataclass(frozen=True)
 class Expansion:
+    """What ``expand`` (and then ``derive``) return: the variants, and where each layer set a path."""
+
     spec: Spec
     variants: list[Variant]
     implicit: frozenset[str]  # every path grid/zip/ablation/derived set (the gate decides by layer)
+    locs: Locs = field(default_factory=dict)
 
     def by_name(self, name: str) -> Variant | None:
         return next((v for v in self.variants if v.name == name), None)
+
+    def where(self, layer: str, path: str) -> Location | None:
+        """Where ``layer`` set ``path`` (falls back to the closest enclosing path)."""
+        if layer.startswith("base") or layer.startswith("include"):
+            return self.spec.base_where(path)
+        parts = path.split(".")
+        while parts:
+            loc = self.locs.get((layer, ".".join(parts)))
+            if loc is not None:
+                return loc
+            parts.pop()
+        return None
 
 
 @dataclass(frozen=True)
@@ -69,15 +88,12 @@ class _Point:
 
 
 def expand(spec: Spec) -> Expansion:
-    model, doc = spec.model, spec.doc
-    named: list[tuple[str | None, list[Op]]] = []
-    if not model.variants:
-        named.append((None, []))
-    for declared, body in (model.variants or {}).items():
-        ops = overrides.parse(body or {}, doc, ("variants", declared), f"variant:{declared}", spec.op_locs)
-        named.append((declared, ops))
-    grid_axes = [_grid_axis(spec, key, values) for key, values in (model.grid or {}).items()]
-    zip_groups = _zip_groups(spec)
+    """Every variant of the spec, resolved, and where each override was written."""
+    model = spec.model
+    locs: Locs = {}
+    named = _named(spec, locs)
+    grid_axes = [_grid_axis(spec, key, values, locs) for key, values in (model.grid or {}).items()]
+    zip_groups = _zip_groups(spec, locs)
     # counted from the sizes before the zip groups are crossed and the sample drawn, either of which
     # could be the 10^10-point product the limit is there to refuse
     _check_count(
@@ -89,34 +105,83 @@ def expand(spec: Spec) -> Expansion:
         len(spec.model.ablation or [None]),
     )
     zip_points = _cross(zip_groups)
-    sample_points = _sample_points(spec)
-    steps = _ablation_points(spec)
-    _check_overwrites(spec, grid_axes, zip_groups, sample_points, steps)
+    sample_points = _sample_points(spec, locs)
+    steps = _ablation_points(spec, locs)
+    _check_overwrites(spec, locs, grid_axes, zip_groups, sample_points, steps)
     for maybe_name, ops in named:
         overrides.check_types(spec.base, ops, f"variant `{maybe_name}`" if maybe_name else "the base")
-    for layer_ops, what in (
+    layer_ops = (
         ([op for axis in grid_axes for pt in axis for op in pt.ops], "the grid"),
         ([op for pt in zip_points for op in pt.ops], "zip"),
         ([op for pt in sample_points for op in pt.ops], "the sample"),
         ([op for pt in steps for op in pt.ops], "the ablation"),
-    ):
-        overrides.check_types(spec.base, layer_ops, what)
+    )
+    for ops_of_layer, what in layer_ops:
+        overrides.check_types(spec.base, ops_of_layer, what)
     # MERGE ops only assert that a mapping exists; the keys under them are separate ops.
     implicit = frozenset(
-        op.dotted
-        for op in itertools.chain(
-            (op for axis in grid_axes for pt in axis for op in pt.ops),
-            (op for pt in zip_points for op in pt.ops),
-            (op for pt in sample_points for op in pt.ops),
-            (op for pt in steps for op in pt.ops),
-        )
-        if op.kind != overrides.MERGE
+        op.dotted for ops_of_layer, _ in layer_ops for op in ops_of_layer if op.kind != overrides.MERGE
     )
-    grid_points = [tuple(combo) for combo in itertools.product(*grid_axes)] if grid_axes else [()]
+    grid_points: list[tuple[_Point, ...]] = (
+        [tuple(c) for c in itertools.product(*grid_axes)] if grid_axes else [()]
+    )
+    variants = _combine(spec, named, grid_points, zip_points, sample_points, steps)
+    return Expansion(spec=spec, variants=variants, implicit=implicit, locs=locs)
 
+
+def _named(spec: Spec, locs: Locs) -> list[tuple[str | None, list[Op]]]:
+    """The named variants and their override ops; one unnamed variant when the spec has none."""
+    named: list[tuple[str | None, list[Op]]] = []
+    if not spec.model.variants:
+        named.append((None, []))
+    for declared, body in (spec.model.variants or {}).items():
+        ops = overrides.parse(body or {}, spec.doc, ("variants", declared), f"variant:{declared}", locs)
+        named.append((declared, ops))
+    return named
+
+
+class _Names:
+    """Variant names, checked unique as they are made (also case-folded: they become file names)."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.seen: dict[str, str] = {}
+        self.folded: dict[str, str] = {}
+
+    def add(self, parts: dict[str, str], vname: str | None, on_grid: bool) -> str:
+        name = short_name("_".join(parts.values()) or "base")
+        origin = f"variant {vname!r}, " if vname else ""
+        desc = origin + ", ".join(f"{k} {v!r}" for k, v in parts.items() if k != "variant")
+        where = self.spec.loc(("grid",) if on_grid else ("variants",))
+        if name in self.seen:
+            raise SpecError(
+                f"two variants are both named {name!r} ({self.seen[name]} / {desc})",
+                location=where,
+                hint="give grid axes explicit labels as a mapping {label: value}, or rename variants",
+            )
+        self.seen[name] = desc or "base"
+        if self.folded.setdefault(name.lower(), name) != name:
+            raise SpecError(
+                f"variant names {self.folded[name.lower()]!r} and {name!r} differ only in case",
+                location=where,
+                hint="they would collide on macOS and Windows; give the axis distinct "
+                "labels as a mapping {label: value}",
+            )
+        return name
+
+
+def _combine(
+    spec: Spec,
+    named: list[tuple[str | None, list[Op]]],
+    grid_points: list[tuple[_Point, ...]],
+    zip_points: list[_Point],
+    sample_points: list[_Point],
+    steps: list[_Point],
+) -> list[Variant]:
+    """Every named variant x grid point x zip point x sample point x ablation step, in that order;
+    each layer applied once and shared by everything below it."""
     variants: list[Variant] = []
-    seen: dict[str, str] = {}
-    folded: dict[str, str] = {}  # lower-cased name -> name: names become file and folder names
+    names = _Names(spec)
     for vname, vops in named:
         where = f"variant `{vname}`" if vname else "the base"
         cfg1, layers1 = overrides.apply_all(spec.base, vops, {}, where=where)
@@ -136,35 +201,14 @@ def expand(spec: Spec) -> Expansion:
                         if spt.ops
                         else (cfg3, layers3)
                     )
-                    parts = {}
-                    if vname:
-                        parts["variant"] = vname
-                    if combo:
-                        parts["grid"] = "_".join(str(pt.label) for pt in combo)
-                    if zpt.label:
-                        parts["zip"] = zpt.label
-                    if smp.label:
-                        parts["sample"] = smp.label
-                    if spt.label:
-                        parts["ablation"] = spt.label
-                    name = short_name("_".join(parts.values()) or "base")
-                    origin = f"variant {vname!r}, " if vname else ""
-                    desc = origin + ", ".join(f"{k} {v!r}" for k, v in parts.items() if k != "variant")
-                    if name in seen:
-                        raise SpecError(
-                            f"two variants are both named {name!r} ({seen[name]} / {desc})",
-                            location=spec.loc(("grid",) if combo else ("variants",)),
-                            hint="give grid axes explicit labels as a mapping {label: value}, "
-                            "or rename variants",
-                        )
-                    seen[name] = desc or "base"
-                    if folded.setdefault(name.lower(), name) != name:
-                        raise SpecError(
-                            f"variant names {folded[name.lower()]!r} and {name!r} differ only in case",
-                            location=spec.loc(("grid",) if combo else ("variants",)),
-                            hint="they would collide on macOS and Windows; give the axis distinct "
-                            "labels as a mapping {label: value}",
-                        )
+                    labels = (
+                        ("variant", vname),
+                        ("grid", "_".join(str(pt.label) for pt in combo) if combo else None),
+                        ("zip", zpt.label),
+                        ("sample", smp.label),
+                        ("ablation", spt.label),
+                    )
+                    parts = {k: v for k, v in labels if v}
                     all_ops = gops + zsops + list(spt.ops)
                     over = dict(over1)
                     over.update((op.dotted, op.value) for op in all_ops if op.kind != overrides.MERGE)
@@ -173,7 +217,7 @@ def expand(spec: Spec) -> Expansion:
                     axes.update(smp.axes)
                     variants.append(
                         Variant(
-                            name=name,
+                            name=names.add(parts, vname, bool(combo)),
                             config=cfg4,
                             layers=layers4,
                             overrides=over,
@@ -183,7 +227,7 @@ def expand(spec: Spec) -> Expansion:
                             touched=touched1 + tuple(op.path for op in all_ops if op.kind != overrides.MERGE),
                         )
                     )
-    return Expansion(spec=spec, variants=variants, implicit=implicit)
+    return variants
 
 
 def _check_count(spec: Spec, named: int, grid: list[int], zipped: int, sampled: int, steps: int) -> None:
@@ -214,6 +258,7 @@ def _check_count(spec: Spec, named: int, grid: list[int], zipped: int, sampled: 
 
 def _check_overwrites(
     spec: Spec,
+    locs: Locs,
     grid_axes: list[list[_Point]],
     zip_groups: list[list[_Point]],
     sample_points: list[_Point],
@@ -229,7 +274,7 @@ def _check_overwrites(
         for key, pts in zip(spec.model.grid or {}, grid_axes)
     ]
     zipped = [  # located at the axis key, like grid axes (the op itself is at its value)
-        (op.path, op.dotted, "zip axis", spec.op_locs.get(("zip", op.dotted), op.loc), len(points))
+        (op.path, op.dotted, "zip axis", locs.get(("zip", op.dotted), op.loc), len(points))
         for points in zip_groups
         for op in points[0].ops
     ]
@@ -271,7 +316,7 @@ def _check_overwrites(
                     )
 
 
-def _grid_axis(spec: Spec, key: str, values: Any) -> list[_Point]:
+def _grid_axis(spec: Spec, key: str, values: Any, locs: Locs) -> list[_Point]:
     doc = spec.doc
     at = ("grid", key)
     loc = doc.loc(at, key=True)
@@ -307,18 +352,18 @@ def _grid_axis(spec: Spec, key: str, values: Any) -> list[_Point]:
             )
         seen.add(label)
         op = Op(kind, path, value, vloc, "grid")
-        spec.op_locs.setdefault(("grid", ".".join(path)), loc)
+        locs.setdefault(("grid", ".".join(path)), loc)
         points.append(_Point(label, (op,), ((".".join(path), value),)))
     return points
 
 
-def _zip_groups(spec: Spec) -> list[list[_Point]]:
+def _zip_groups(spec: Spec, locs: Locs) -> list[list[_Point]]:
     """Each zip group's points. ``zip: {path: [...]}`` is one group; a list names several."""
     raw = spec.model.zip
     if not raw:
         return []
     if isinstance(raw, dict):
-        return [_zip_group(spec, raw, None, ("zip",))]
+        return [_zip_group(spec, raw, None, ("zip",), locs)]
     names: dict[str, int] = {}
     groups = []
     for g, group in enumerate(raw):
@@ -329,12 +374,12 @@ def _zip_groups(spec: Spec) -> list[list[_Point]]:
                 hint="give each zip group its own name",
             )
         names[group.name] = g
-        groups.append(_zip_group(spec, group.axes, group.labels, ("zip", g, "axes")))
+        groups.append(_zip_group(spec, group.axes, group.labels, ("zip", g, "axes"), locs))
     return groups
 
 
 def _zip_group(
-    spec: Spec, axes: dict[str, list[Any]], labels: list[str] | None, at: tuple[str | int, ...]
+    spec: Spec, axes: dict[str, list[Any]], labels: list[str] | None, at: tuple[str | int, ...], locs: Locs
 ) -> list[_Point]:
     doc = spec.doc
     keys = list(axes)
@@ -362,7 +407,7 @@ def _zip_group(
         kind, path = overrides.split_key(key, loc)
         if kind == overrides.DELETE:
             raise SpecError("a zip axis cannot delete a key", location=loc, hint="remove the `~`")
-        spec.op_locs.setdefault(("zip", ".".join(path)), loc)
+        locs.setdefault(("zip", ".".join(path)), loc)
         parsed.append((key, kind, path, loc))
     points = []
     seen: set[str] = set()
@@ -409,7 +454,7 @@ def _cross(groups: list[list[_Point]]) -> list[_Point]:
     return out
 
 
-def _sample_points(spec: Spec) -> list[_Point]:
+def _sample_points(spec: Spec, locs: Locs) -> list[_Point]:
     """The drawn points of ``sample:``, labelled by their values at ``digits`` significant digits."""
     block = spec.model.sample
     if block is None:
@@ -421,7 +466,7 @@ def _sample_points(spec: Spec) -> list[_Point]:
         kind, path = overrides.split_key(key, loc)
         if kind == overrides.DELETE:
             raise SpecError("a sample axis cannot delete a key", location=loc, hint="remove the `~`")
-        spec.op_locs.setdefault(("sample", ".".join(path)), loc)
+        locs.setdefault(("sample", ".".join(path)), loc)
         parsed.append((kind, path, loc))
     points: list[_Point] = []
     by_label: dict[str, int] = {}
@@ -454,7 +499,7 @@ def _sample_points(spec: Spec) -> list[_Point]:
     return points
 
 
-def _ablation_points(spec: Spec) -> list[_Point]:
+def _ablation_points(spec: Spec, locs: Locs) -> list[_Point]:
     steps = spec.model.ablation or []
     if not steps:
         return [_Point(None, ())]
@@ -462,9 +507,7 @@ def _ablation_points(spec: Spec) -> list[_Point]:
     cumulative: list[Op] = []
     for i, step in enumerate(steps):
         layer = f"ablation:{step.name}"
-        cumulative = cumulative + overrides.parse(
-            step.set, spec.doc, ("ablation", i, "set"), layer, spec.op_locs
-        )
+        cumulative = cumulative + overrides.parse(step.set, spec.doc, ("ablation", i, "set"), layer, locs)
         points.append(_Point(step.name, tuple(cumulative)))
     return points
 

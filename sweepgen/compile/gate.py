@@ -69,7 +69,7 @@ def check_gate(expansion: Expansion) -> None:
         f"variant {variant.name!r} differs from the base at `{path}`: "
         f"{show_value(old)} -> {show_value(new)}, set by {layer}; this path is not in `allow`{also}{more}. "
         f"deepdiff: {explain(base, variant.config, path)}",
-        location=spec.where(layer, path) or spec.loc(("allow",)),
+        location=expansion.where(layer, path) or spec.loc(("allow",)),
         key=path,
         hint=f"if the difference is intended, add `{path}` (or a glob covering it) to `allow`; otherwise "
         "remove the override so the comparison changes one thing at a time",

@@ -18,7 +18,6 @@ from sweepgen.compile import lock
 from sweepgen.compile.pipeline import Plan
 from sweepgen.errors import Location, UserError
 from sweepgen.outtree import OutputTree
-from sweepgen.safefs import UnsafePath, unsafe_hint
 
 JOURNAL_NAME = ".sweepgen-journal.json"
 JOURNAL_VERSION = 1
@@ -36,24 +35,8 @@ class Recorded:
         return sha in self.shas.get(path, ())
 
 
-def read_regular(tree: OutputTree, rel: str) -> bytes | None:
-    """The bytes of ``rel`` if it is a regular file, None if nothing is there; anything else raises."""
-    node = tree.node(rel)
-    if node.kind == "missing" or (node.blocked and node.kind == "file"):
-        return None
-    if node.kind != "file":
-        where = tree.where(node.at)
-        raise UnsafePath(
-            f"{where} is a {node.kind}" + (" where sweepgen needs a folder" if node.blocked else ""),
-            where=where,
-            kind=node.kind,
-            hint=unsafe_hint(node.kind),
-        )
-    return tree.read(rel)
-
-
 def read_recorded(tree: OutputTree, plan: Plan) -> Recorded:
-    lock_bytes = read_regular(tree, lock.LOCK_NAME)
+    lock_bytes = tree.read_regular(lock.LOCK_NAME)
     shas: dict[str, set[str]] = {}
     sweep: str | None = None
     version: int | None = None
@@ -68,7 +51,7 @@ def read_recorded(tree: OutputTree, plan: Plan) -> Recorded:
         sweep, version = previous.sweep, previous.version
         for f in previous.files:
             shas.setdefault(f.path, set()).add(f.sha256)
-    journal = _parse(read_regular(tree, JOURNAL_NAME), tree.where(JOURNAL_NAME))
+    journal = _parse(tree.read_regular(JOURNAL_NAME), tree.where(JOURNAL_NAME))
     for path, hashes in (journal or {}).items():
         shas.setdefault(path, set()).update(hashes)
     return Recorded(lock_bytes, sweep, version, journal, shas)

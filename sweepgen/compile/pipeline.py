@@ -11,10 +11,10 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import paths
-from sweepgen.compile import lock
+from sweepgen.compile import lock, lock_digest, seeds
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
-from sweepgen.compile.derive import finalize
+from sweepgen.compile.derive import derive
 from sweepgen.compile.expand import Expansion, Variant, expand
 from sweepgen.compile.gate import check_gate
 from sweepgen.compile.inputs import render_inputs
@@ -33,6 +33,7 @@ from sweepgen.compile.render import (
     too_large,
 )
 from sweepgen.compile.rundir import run_dir_of_rendered
+from sweepgen.compile.sandbox import time_budget
 from sweepgen.compile.schema import check_schema, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
 
@@ -51,8 +52,15 @@ class Plan:
     lock_bytes: bytes
 
 
-def compile_spec(spec_path: str, out_root: str = "generated", *, only: frozenset[str] | None = None) -> Plan:
-    spec = load_spec(spec_path, out_root)
+def compile_spec(
+    spec_path: str,
+    out_root: str = "generated",
+    *,
+    only: frozenset[str] | None = None,
+    loaded: Spec | None = None,
+) -> Plan:
+    """``loaded``: the spec at ``spec_path`` when the caller already loaded it (the fast path did)."""
+    spec = loaded if loaded is not None else load_spec(spec_path, out_root)
     return compile_loaded(spec, out_root, only=only)
 
 
@@ -64,11 +72,11 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     spec_rel = _rel(spec.abspath, project)
     sweep = sweep_view(spec, spec_rel)
     validator = load_validator(spec)  # fail on a bad schema reference before the slower work
-    expansion = expand(spec)
-    finalize(expansion, sweep)
+    expansion = derive(expand(spec), sweep)
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
+    report = seeds.report_block(spec, [v.config for v in expansion.variants])
 
     template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
     template = load_template(spec, template_abs)
@@ -77,11 +85,15 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     header = header_maker(spec_rel)
     template_dir = os.path.dirname(template_abs)
 
+    seconds = spec.model.limits.eval_seconds
+
     def render_one(variant: Variant) -> tuple[str, str, bytes, str | None]:
         ctx = context(variant.config, variant.context_view(), sweep)
-        out_path = render_inline(output_t, ctx, spec, "output", variant)
+        with time_budget(seconds):
+            out_path = render_inline(output_t, ctx, spec, "output", variant)
         try:
-            text = render_bounded(template, ctx, spec.model.limits.output_bytes)
+            with time_budget(seconds):
+                text = render_bounded(template, ctx, spec.model.limits.output_bytes)
         except OutputTooLarge as err:
             raise too_large(err.limit, spec, variant, out_path) from None
         except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault
@@ -101,7 +113,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     ]
     check_outputs(files, spec)
     # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
-    lock_data = {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel)
+    lock_data = {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel, report)
     sweep_dir = os.path.join(out_abs, spec.name)
     return Plan(
         spec=spec,
@@ -111,7 +123,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
         shown_dir=display_path(sweep_dir),
         files=files,
         lock=lock_data,
-        lock_bytes=lock.dumps(lock_data).encode("utf-8") if lock_data else b"",
+        lock_bytes=lock_digest.seal(lock.dumps(lock_data)).encode("utf-8") if lock_data else b"",
     )
 
 
@@ -122,6 +134,7 @@ def _lock(
     template: Template,
     project: str,
     spec_rel: str,
+    report: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """The lock's content: the base once, each file's differences from it, every input's hash."""
     base = spec.base
@@ -150,6 +163,7 @@ def _lock(
         base=base,
         files=entries,
         resources=resources,
+        report=report,
     )
 
 

@@ -6,25 +6,32 @@ dicts) because resolved configs share subtrees between variants: a template call
 because an undefined name must be an error, never an empty string in a config.
 
 Filters for writing configs: ``to_yaml`` (block YAML that YAML 1.1 and 1.2 readers both type the
-same way), ``to_json`` and ``pyrepr`` (a Python literal; ``inf``/``nan`` as ``float("inf")``).
+same way; ``compile.yamlfilter``), ``to_json`` (``compile.jsonfilter``) and ``pyrepr`` (a Python
+literal; ``inf``/``nan`` as ``float("inf")``).
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
-import json
 import math
 import operator
+import os
 import re
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from jinja2 import BaseLoader, StrictUndefined, Undefined
+from jinja2 import BaseLoader, StrictUndefined, Undefined, nodes
 from jinja2.exceptions import TemplateRuntimeError, UndefinedError
+from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from sweepgen import escape
 from sweepgen.compile.jsonfilter import to_json
+from sweepgen.compile.yamlfilter import YamlWriter, yaml_scalar
 
 # Arithmetic bounds: a config needs neither a 3,000-digit integer nor a 10-million-item list, and
 # without them `{{ (10**(10**8)) % 7 }}` spins for minutes and `{{ "x" * 10**10 }}` runs out of memory.
@@ -34,6 +41,105 @@ MAX_SEQUENCE = 10_000_000  # characters of a string or items of a list made by `
 
 class LimitExceeded(TemplateRuntimeError):
     """A sandboxed operation would build a value beyond the bounds above."""
+
+
+class TimeLimitExceeded(TemplateRuntimeError):
+    """An evaluation ran past its ``limits.eval_seconds``: a loop or macro bomb, or a runaway loop."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"ran longer than {seconds:g} s")
+        self.seconds = seconds
+
+
+class _Budget:
+    """The deadline of the evaluation in progress, and whether the watchdog found it passed."""
+
+    __slots__ = ("deadline", "expired", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.expired = False
+
+
+# Templates cost time only where they repeat something: a loop iteration, a call (macros,
+# `caller()`, a recursive `loop(...)`), an include or import, an operator, a filter or test, an
+# output. Each of these ticks, and a tick reads one flag; a watchdog thread reads the clock every
+# `_WATCH_SECONDS` and raises the flag. So a deadline overruns by at most one such step (each bounded
+# by the size limits above) plus the watch interval, and a fast loop pays no system call per step.
+_WATCH_SECONDS = 0.01
+_IDLE_POLLS = 100  # the watchdog ends after a second without an evaluation; the next one restarts it
+_active: _Budget | None = None  # one evaluation at a time per process (render workers are forked)
+_watchdog_pid: int | None = None
+
+
+def _watch() -> None:
+    global _watchdog_pid
+    idle = 0
+    while True:
+        time.sleep(_WATCH_SECONDS)
+        budget = _active
+        if budget is None:
+            idle += 1
+            if idle < _IDLE_POLLS:
+                continue
+            # Leave: say so first, then look once more. `time_budget` sets its budget first, then
+            # looks for a watchdog, so one of the two always sees the other: no budget goes unwatched.
+            _watchdog_pid = None
+            if _active is None:
+                return
+            _watchdog_pid = os.getpid()
+            budget = _active
+        idle = 0
+        if budget is not None and time.monotonic() > budget.deadline:
+            budget.expired = True
+
+
+def _start_watchdog() -> None:
+    global _watchdog_pid
+    if _watchdog_pid != os.getpid():  # none yet, or this is a forked worker (threads do not fork)
+        _watchdog_pid = os.getpid()
+        threading.Thread(target=_watch, name="sweepgen-time-budget", daemon=True).start()
+
+
+@contextmanager
+def time_budget(seconds: float) -> Iterator[None]:
+    """Bound every sandboxed evaluation inside the block to ``seconds`` of wall-clock time; on
+    overrun the template code raises ``TimeLimitExceeded`` at the line it is running."""
+    global _active
+    outer, _active = _active, _Budget(seconds)
+    _start_watchdog()  # after the budget is set: see _watch
+    try:
+        yield
+    finally:
+        _active = outer
+
+
+def tick() -> None:
+    budget = _active
+    if budget is not None and budget.expired:
+        raise TimeLimitExceeded(budget.seconds)
+
+
+def _ticking(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A filter or test that ticks first (``functools.wraps`` keeps Jinja's pass_context marks)."""
+
+    @functools.wraps(func)
+    def ticked(*args: Any, **kwargs: Any) -> Any:
+        tick()
+        return func(*args, **kwargs)
+
+    return ticked
+
+
+def _counted(iterable: Iterable[Any]) -> Iterator[Any]:
+    """What a template's ``{% for %}`` iterates: the same items, each one a tick."""
+    for item in iterable:
+        tick()
+        yield item
+
+
+_LOOP_FILTER = "__sweepgen_counted"  # not a name a template can write as a filter (leading `__`)
 
 
 class NamedUndefinedError(UndefinedError):
@@ -78,7 +184,14 @@ def fail_if_undefined(value: Any, depth: int = 0) -> None:
 
 
 def _finalize(value: Any) -> Any:
-    """Every ``{{ }}`` output passes here: an undefined hidden in a literal is an error too."""
+    """Every ``{{ }}`` output passes here: an undefined hidden in a literal is an error too, and so
+    is a string with a NUL or another C0 control, which would land raw in the file."""
+    tick()
+    if type(value) is str and not value.isprintable() and (bad := escape.first_c0(value)) is not None:
+        raise LimitExceeded(
+            f"`{{{{ }}}}` would write control character U+{ord(bad):04X} raw into the file; "
+            "write the value through `| to_yaml`, `| to_json` or `| pyrepr`, which escape it"
+        )
     if isinstance(value, (list, tuple, dict, Undefined)):
         fail_if_undefined(value)
     return value
@@ -105,6 +218,11 @@ def undefined_message(err: BaseException, config: dict[str, Any]) -> str | None:
 
 def describe(err: BaseException, config: dict[str, Any]) -> str:
     """``Type: message`` for a template failure; an undefined name as its config path."""
+    if isinstance(err, TimeLimitExceeded):
+        return (
+            f"ran longer than {err.seconds:g} s (`limits.eval_seconds`): a loop or macro that "
+            "repeats too often?"
+        )
     named = undefined_message(err, config)
     return named if named is not None else f"{type(err).__name__}: {err}"
 
@@ -196,11 +314,34 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
                 pass
         return super().getattr(obj, attribute)
 
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        # Every `{% for %}` iterates through `_counted`, so a loop that prints nothing still ticks.
+        tree = super()._parse(source, name, filename)
+        for loop in tree.find_all(nodes.For):
+            loop.iter = nodes.Filter(loop.iter, _LOOP_FILTER, [], [], None, None, lineno=loop.lineno)
+        return tree
+
+    def get_template(self, *args: Any, **kwargs: Any) -> Any:
+        tick()  # `{% include %}`, `{% import %}` and `{% extends %}` run this each time they execute
+        return super().get_template(*args, **kwargs)
+
+    def select_template(self, *args: Any, **kwargs: Any) -> Any:
+        tick()
+        return super().select_template(*args, **kwargs)
+
+    def get_or_select_template(self, *args: Any, **kwargs: Any) -> Any:
+        tick()
+        return super().get_or_select_template(*args, **kwargs)
+
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        tick()
         _check_binop(operator, left, right)
         return _BINOPS[operator](left, right)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        tick()
+        if isinstance(__obj, LoopContext) and args:  # `loop(children)` of a recursive for: counted too
+            args = (_counted(args[0]), *args[1:])
         # String methods that pad to a width (`'x'.center(10**9)`, `ljust`, `zfill`, format specs
         # like `'{:>999999999}'`) would allocate the whole result before any output limit sees it.
         method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format at attribute access
@@ -261,134 +402,6 @@ def _check_indent_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any
         raise LimitExceeded(f"`indent` would add {size * lines:,} characters, more than {MAX_SEQUENCE:,}")
 
 
-_PLAIN_STR = re.compile(r"^[A-Za-z_/$][A-Za-z0-9_./${}-]*$")
-_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
-
-
-def yaml_scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        text = repr(value)
-        mantissa, _, exponent = text.partition("e")
-        if exponent and "." not in mantissa:  # 1e-05 is a string to YAML 1.1 readers; 1.0e-05 is not
-            text = f"{mantissa}.0e{exponent}"
-        return text
-    if isinstance(value, str):
-        if _PLAIN_STR.match(value) and value.lower() not in _YAML_WORDS:
-            return value
-        return _YAML_UNSAFE.sub(_escape, json.dumps(value, ensure_ascii=False))
-    if isinstance(value, Undefined):
-        value._fail_with_undefined_error()
-    raise TypeError(f"to_yaml cannot write a {type(value).__name__}")
-
-
-# Characters a YAML reader does not give back as written inside a double-quoted scalar: NEL (U+0085)
-# and the line/paragraph separators are line breaks to YAML (they read back as a space), and C1
-# controls, DEL, BOM and non-characters are not printable. \uXXXX is a valid escape in YAML 1.1 and 1.2.
-_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group(0)):04x}"
-
-
-def _scalar_key(value: Any) -> tuple[type, Any]:
-    """A cache key that tells apart what equality does not: 0.0 and -0.0 (and 1, 1.0, True by type)."""
-    kind = type(value)
-    return (kind, value.hex()) if kind is float else (kind, value)
-
-
-def to_yaml(value: Any, indent: int = 0) -> str:
-    """Block-style YAML of plain data, keys in their given order; no trailing newline."""
-    return YamlWriter().block(value, indent)
-
-
-class YamlWriter:
-    """``to_yaml`` with a cache of rendered subtrees, by identity.
-
-    Variants share unchanged subtrees with the base (copy-on-write), so across 10,000 variants most
-    sections are the very same dict objects: each is written once. Entries keep their object alive,
-    so an ``id`` can never be reused by another object while the cache (one per render) exists.
-    """
-
-    def __init__(self) -> None:
-        self._cache: dict[tuple[int, int], tuple[Any, str]] = {}
-        self._scalars: dict[tuple[type, Any], str] = {}  # keyed by type too: 1, 1.0, True differ
-        self._leaf_lines: dict[tuple[int, Any, type, Any], str] = {}
-
-    def _scalar(self, value: Any) -> str:
-        key = _scalar_key(value)
-        text = self._scalars.get(key)
-        if text is None:
-            text = self._scalars[key] = yaml_scalar(value)
-        return text
-
-    def _inline(self, value: Any) -> str:
-        if isinstance(value, dict):
-            return "{}"
-        if isinstance(value, list):
-            return "[]"
-        return self._scalar(value)
-
-    def __call__(self, value: Any, indent: int = 0) -> str:
-        return self.block(value, indent)
-
-    def block(self, value: Any, indent: int) -> str:
-        if isinstance(value, (dict, list)):
-            key = (id(value), indent)
-            hit = self._cache.get(key)
-            if hit is not None:
-                return hit[1]
-            text = self._mapping(value, indent) if isinstance(value, dict) else self._sequence(value, indent)
-            self._cache[key] = (value, text)
-            return text
-        return " " * indent + self._scalar(value)
-
-    def _mapping(self, value: dict[str, Any], indent: int) -> str:
-        pad = " " * indent
-        if not value:
-            return pad + "{}"
-        lines = []
-        leaf_lines = self._leaf_lines
-        for key, item in value.items():
-            if isinstance(item, (dict, list)):
-                if item:
-                    lines.append(f"{pad}{self._scalar(str(key))}:\n{self.block(item, indent + 2)}")
-                else:
-                    lines.append(f"{pad}{self._scalar(str(key))}: {'{}' if isinstance(item, dict) else '[]'}")
-                continue
-            # `key: scalar` lines repeat across variants; cache them whole (typed: 1, 1.0, True differ)
-            ck = (indent, key, *_scalar_key(item))
-            line = leaf_lines.get(ck)
-            if line is None:
-                line = leaf_lines[ck] = f"{pad}{self._scalar(str(key))}: {self._scalar(item)}"
-            lines.append(line)
-        return "\n".join(lines)
-
-    def _sequence(self, value: list[Any], indent: int) -> str:
-        pad = " " * indent
-        if not value:
-            return pad + "[]"
-        lines = []
-        for item in value:
-            if isinstance(item, (dict, list)) and item:
-                lines.append(f"{pad}- {self.block(item, indent + 2)[indent + 2 :]}")
-            else:
-                lines.append(f"{pad}- {self._inline(item)}")
-        return "\n".join(lines)
-
-
 def pyrepr(value: Any) -> str:
     """A Python literal for plain data (dict order kept)."""
     kind = type(value)
@@ -424,6 +437,9 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     env.filters.update(
         to_yaml=YamlWriter(), to_json=to_json, tojson=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar
     )
+    env.filters = {name: _ticking(f) for name, f in env.filters.items()}
+    env.tests = {name: _ticking(test) for name, test in env.tests.items()}  # type: ignore[arg-type]
+    env.filters[_LOOP_FILTER] = _counted
     # Jinja's own filters that grow a string by a number argument, bounded like the methods above
     for name, check in (
         ("center", _check_center_filter),

@@ -184,7 +184,7 @@ def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
         raise SpecError(
             f"schema file not found: {ref}", location=loc, hint="the path is relative to the spec file"
         )
-    raw = project.read_regular(full, what="schema file", loc=loc)
+    raw = project.read_regular(full, what="schema file", loc=loc, limit=spec.model.limits.input_bytes)
     try:
         schema = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:
@@ -223,7 +223,7 @@ def check_schema(expansion: Expansion, validator: Validator | None) -> None:
         layer = layer_of(variant, path) if path else "base"
         value = paths.get(variant.config, path) if path else paths.MISSING
         more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-        where = spec.where(layer, path) if path else None
+        where = expansion.where(layer, path) if path else None
         raise ValidationError(
             f"variant {variant.name!r} does not match schema {spec.model.schema_}: "
             f"`{path or '<root>'}`: {message}"

@@ -13,12 +13,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from sweepgen import globs, paths, yamlio
 from sweepgen.compile import overrides, project
 from sweepgen.compile.sample import SampleBlock
+from sweepgen.compile.seeds import SeedBlock
 from sweepgen.errors import Location, SpecError
 
 # Names that become file/folder names (sweep, variant, step, grid label, run name, output component).
@@ -107,16 +108,35 @@ class Resources(BaseModel):
 
 
 MIB = 1 << 20
+MAX_VARIANTS = 10_000_000  # a raised `limits.variants` still ends in exit 2, never out of memory at 10^10
+EVAL_SECONDS = 5  # no real template, constraint or name takes a tenth of that for one variant
 
 
 class Limits(BaseModel):
     """Bounds on what one spec may cost; raise one here when a real sweep needs more."""
 
     model_config = _STRICT
-    variants: StrictInt = Field(default=100_000, ge=1, description="variants after expansion")
+    variants: StrictInt = Field(
+        default=100_000,
+        ge=1,
+        le=MAX_VARIANTS,
+        description=f"variants after expansion (at most {MAX_VARIANTS:,}: each costs memory)",
+    )
     output_bytes: StrictInt = Field(default=16 * MIB, ge=1, description="bytes per rendered file")
     yaml_nodes: StrictInt = Field(
         default=yamlio.MAX_NODES, ge=1, description="YAML nodes per file, aliases expanded"
+    )
+    input_bytes: StrictInt = Field(
+        default=project.INPUT_BYTES,
+        ge=1,
+        description="bytes per file read: included configs, templates, schema files "
+        "(checked from the size, before reading)",
+    )
+    eval_seconds: StrictFloat | StrictInt = Field(
+        default=EVAL_SECONDS,
+        gt=0,
+        description="wall-clock seconds for one evaluation: the template, `output`, `run_name`, "
+        "`run_dir`, a `derived` value or a constraint, for one variant",
     )
 
 
@@ -173,6 +193,11 @@ class SpecModel(BaseModel):
         default=None, description="per-run resources for `sweepgen run --executor slurm`"
     )
     limits: Limits = Field(default_factory=Limits, description="raise a bound a real sweep outgrows")
+    seed: StrictStr | SeedBlock | None = Field(
+        default=None,
+        description="the config path that is the random seed (runs differing only in it are one group in "
+        "`report`), or {path, tune, test} to hold test seeds out for `report --seeds test`",
+    )
 
     @field_validator("sweepgen", mode="before")
     @classmethod
@@ -183,9 +208,10 @@ class SpecModel(BaseModel):
         return value
 
 
-@dataclass
+@dataclass(frozen=True)
 class Spec:
-    """A loaded spec: the validated model, its YAML marks and the base resolved once."""
+    """A loaded spec: the validated model, its YAML marks and the base resolved once. Later stages
+    read it and return their own values (``expand`` the variants and where each layer set a path)."""
 
     path: str  # as shown to the user
     abspath: str
@@ -194,7 +220,6 @@ class Spec:
     base: dict[str, Any]
     base_layers: dict[str, str]  # dotted path -> which file/layer set it in the base
     base_locs: dict[str, Location]  # dotted path -> where it was written
-    op_locs: dict[tuple[str, str], Location] = field(default_factory=dict)  # (layer, path) -> where
     project: str = ""  # the folder every file the spec reads must lie in (sweepgen.compile.project)
 
     @property
@@ -208,17 +233,9 @@ class Spec:
     def loc(self, path: tuple[Any, ...] = (), *, key: bool = False) -> Location:
         return self.doc.loc(path, key=key)
 
-    def where(self, layer: str, path: str) -> Location | None:
-        """Where ``layer`` set ``path`` (falls back to the closest enclosing path)."""
-        if layer.startswith("base") or layer.startswith("include"):
-            return _closest(self.base_locs, path)
-        parts = path.split(".")
-        while parts:
-            loc = self.op_locs.get((layer, ".".join(parts)))
-            if loc is not None:
-                return loc
-            parts.pop()
-        return None
+    def base_where(self, path: str) -> Location | None:
+        """Where the base set ``path`` (falls back to the closest enclosing path)."""
+        return _closest(self.base_locs, path)
 
 
 def _closest(locs: dict[str, Location], path: str) -> Location | None:
@@ -272,18 +289,18 @@ def load_spec(path: str, out_root: str = "generated") -> Spec:
     _check_names(model, doc)
     _check_allow(model, doc)
     abspath = os.path.abspath(path)
-    spec = Spec(
+    root = project.find_root(abspath, out_root)
+    base = _resolve_base(model, doc, root, os.path.dirname(abspath))
+    return Spec(
         path=shown,
         abspath=abspath,
         doc=doc,
         model=model,
-        base={},
-        base_layers={},
-        base_locs={},
-        project=project.find_root(abspath, out_root),
+        base=base.config,
+        base_layers=base.layers,
+        base_locs=base.locs,
+        project=root,
     )
-    _resolve_base(spec)
-    return spec
 
 
 def _own_node_limit(doc: yamlio.Doc) -> int:
@@ -436,10 +453,19 @@ def _check_names(model: SpecModel, doc: yamlio.Doc) -> None:
         )
 
 
-def _resolve_base(spec: Spec) -> None:
+@dataclass
+class _Base:
+    """The base as it is being resolved: the config, and which layer set each path, and where."""
+
+    config: dict[str, Any] = field(default_factory=dict)
+    layers: dict[str, str] = field(default_factory=dict)
+    locs: dict[str, Location] = field(default_factory=dict)
+
+
+def _resolve_base(model: SpecModel, doc: yamlio.Doc, root: str, spec_dir: str) -> _Base:
     """Inline base, or ``{include: [...], set: {...}}``: files merged in order, then ``set``."""
-    raw = spec.model.base
-    doc = spec.doc
+    raw = model.base
+    base = _Base()
     if _is_include_form(raw, doc):
         includes = raw["include"]
         if not isinstance(includes, list) or not all(isinstance(p, str) for p in includes) or not includes:
@@ -448,49 +474,48 @@ def _resolve_base(spec: Spec) -> None:
                 location=doc.loc(("base", "include")),
                 hint="e.g. include: [../configs/model.yaml]",
             )
-        merged: dict[str, Any] = {}
         for i, rel in enumerate(includes):
-            at = doc.loc(("base", "include", i))
-            full = project.resolve(spec.project, spec.dir, rel, what="included file", loc=at)
-            if not os.path.exists(full):
-                raise SpecError(
-                    f"included file not found: {rel}",
-                    location=at,
-                    hint="include paths are relative to the spec file",
-                )
-            raw_inc = project.read_regular(full, what="included file", loc=at)
-            shown_inc = display_path(full)
-            inc = yamlio.loads(
-                yamlio.decode_utf8(raw_inc, shown_inc), shown_inc, max_nodes=spec.model.limits.yaml_nodes
-            )
-            if not isinstance(inc.data, dict):
-                raise SpecError("an included config must be a YAML mapping", location=inc.loc())
-            label = f"include:{inc.path}"
-            _check_config_keys(inc.data, inc, ())
-            merged = _merge_include(merged, inc.data, (), inc, label, spec)
-        spec.base = merged
+            inc = _read_include(rel, doc.loc(("base", "include", i)), root, spec_dir, model.limits)
+            base.config = _merge_include(base.config, inc.data, (), inc, f"include:{inc.path}", base)
         sets = raw.get("set") or {}
         if not isinstance(sets, dict):
             raise SpecError("`base.set` must be a mapping of overrides", location=doc.loc(("base", "set")))
-        ops = overrides.parse(sets, doc, ("base", "set"), "base.set", spec.op_locs)
-        spec.base, layers = overrides.apply_all(spec.base, ops, {}, where="the base")
-        for path, layer in layers.items():
-            spec.base_layers[path] = layer
+        ops = overrides.parse(sets, doc, ("base", "set"), "base.set")
+        base.config, layers = overrides.apply_all(base.config, ops, {}, where="the base")
+        base.layers.update(layers)
         for op in ops:
-            spec.base_locs[".".join(op.path)] = op.loc
+            base.locs[".".join(op.path)] = op.loc
     else:
         _check_config_keys(raw, doc, ("base",))
-        spec.base = raw
+        base.config = raw
         for p in paths.all_paths(raw):
-            spec.base_layers[p] = "base"
-            spec.base_locs[p] = doc.loc(("base",) + tuple(p.split(".")))
+            base.layers[p] = "base"
+            base.locs[p] = doc.loc(("base",) + tuple(p.split(".")))
     for key in RESERVED_TOP_LEVEL:
-        if key in spec.base:
+        if key in base.config:
             raise SpecError(
                 f"top-level config key `{key}` would hide the template variable of that name",
-                location=spec.where("base", key) or doc.loc(("base",)),
+                location=_closest(base.locs, key) or doc.loc(("base",)),
                 hint=f"rename the key; templates see `{key}` as sweepgen's own variable",
             )
+    return base
+
+
+def _read_include(rel: str, at: Location, root: str, spec_dir: str, limits: Limits) -> yamlio.Doc:
+    full = project.resolve(root, spec_dir, rel, what="included file", loc=at)
+    if not os.path.exists(full):
+        raise SpecError(
+            f"included file not found: {rel}",
+            location=at,
+            hint="include paths are relative to the spec file",
+        )
+    raw_inc = project.read_regular(full, what="included file", loc=at, limit=limits.input_bytes)
+    shown_inc = display_path(full)
+    inc = yamlio.loads(yamlio.decode_utf8(raw_inc, shown_inc), shown_inc, max_nodes=limits.yaml_nodes)
+    if not isinstance(inc.data, dict):
+        raise SpecError("an included config must be a YAML mapping", location=inc.loc())
+    _check_config_keys(inc.data, inc, ())
+    return inc
 
 
 _INCLUDE_KEYS = ("include", "set")
@@ -535,7 +560,7 @@ def _is_include_form(raw: dict[str, Any], doc: yamlio.Doc) -> bool:
 
 
 def _merge_include(
-    into: dict[str, Any], new: dict[str, Any], path: tuple[Any, ...], doc: yamlio.Doc, label: str, spec: Spec
+    into: dict[str, Any], new: dict[str, Any], path: tuple[Any, ...], doc: yamlio.Doc, label: str, base: _Base
 ) -> dict[str, Any]:
     """Deep-merge an included file: later files win; mappings merge key by key."""
     out = dict(into)
@@ -543,15 +568,15 @@ def _merge_include(
         sub = path + (key,)
         dotted = ".".join(sub)
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge_include(out[key], value, sub, doc, label, spec)
+            out[key] = _merge_include(out[key], value, sub, doc, label, base)
         else:
             out[key] = value
             below = [f"{dotted}.{q}" for q in paths.all_paths(value)]  # empty unless a mapping
             for p in [dotted, *below]:
-                spec.base_layers[p] = label
-                spec.base_locs[p] = doc.loc(tuple(p.split(".")))
-        spec.base_layers.setdefault(dotted, label)
-        spec.base_locs.setdefault(dotted, doc.loc(sub))
+                base.layers[p] = label
+                base.locs[p] = doc.loc(tuple(p.split(".")))
+        base.layers.setdefault(dotted, label)
+        base.locs.setdefault(dotted, doc.loc(sub))
     return out
 
 

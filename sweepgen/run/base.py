@@ -60,7 +60,7 @@ from typing import Any, ClassVar
 
 from sweepgen.compile.lock import Lock
 from sweepgen.errors import ConfigError, Location
-from sweepgen.run import runlock
+from sweepgen.run import runfiles, runlock
 from sweepgen.safefs import write_atomic
 
 STATUS_FILE = "sweepgen_status.json"
@@ -161,23 +161,20 @@ def this_host() -> str:
     return socket.gethostname()
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """A reader never sees half a file; the mode follows the umask (``safefs.write_atomic``)."""
-    write_atomic(path, data)
-
-
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_bytes_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    """A reader never sees half a file; the mode follows the umask (``safefs.write_atomic``)."""
+    write_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def read_status(run_dir: Path) -> RunStatus | None:
     path = run_dir / STATUS_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES)  # a FIFO there must not hang `run`
+    if raw is None:
         return None
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8", errors="replace"))
+    except RecursionError:
+        raise runfiles.RunFileError(path, "is nested too deeply") from None
     except json.JSONDecodeError as err:
         raise ConfigError(
             f"run status is not valid JSON: {err.msg}",

@@ -74,17 +74,6 @@ class SlurmResources:
         so the trainer can save a checkpoint: 90 s, or a tenth of a short limit (at least 10 s)."""
         return min(90, max(10, self.time_min * 6))
 
-    def sbatch_lines(self) -> list[str]:
-        """The resource part of the ``#SBATCH`` header, in a stable order, for --dry-run and docs."""
-        lines = [f"--time={format_minutes(self.time_min)}", f"--cpus-per-task={self.cpus_per_run}"]
-        if self.partition:
-            lines.insert(0, f"--partition={self.partition}")
-        if self.gpus_per_run:
-            lines.append(f"--gpus-per-node={self.gpus_per_run}")
-        if self.mem:
-            lines.append(f"--mem={self.mem}")
-        return lines + list(self.sbatch_extra)
-
 
 def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
     """Read and check the lock's top-level ``resources``; every problem names the key and the fix."""
@@ -195,14 +184,6 @@ def _parse_time_str(text: str) -> int | None:
     if seconds > 59 or (len(nums) == 3 or "-" in text) and minutes > 59:
         return None
     return days * 24 * 60 + hours * 60 + minutes + math.ceil(seconds / 60)
-
-
-def format_minutes(minutes: int) -> str:
-    """Minutes as Slurm's ``D-HH:MM:SS`` (or ``HH:MM:SS`` under a day), for humans and sbatch."""
-    days, rest = divmod(minutes, 24 * 60)
-    hours, mins = divmod(rest, 60)
-    clock = f"{hours:02d}:{mins:02d}:00"
-    return f"{days}-{clock}" if days else clock
 
 
 def _count(value: Any, key: str, lock_path: str, *, minimum: int) -> int:
