@@ -12,8 +12,9 @@ debate.team_accuracy: the mean of the last summary_window steps) over seeds as m
 bootstrap 95% interval, its difference from identity with a bootstrap 95% interval, Welch's t-test
 p-value, Holm-corrected across the four comparisons, and the verdict (better / worse / no evidence at
 the 5% level). `sweepgen report --compare` (issue 22) was not on main when this was written, so the
-statistics are computed here with scipy. It also prints what each role was trained on (per-role
-advantage statistics from metrics.jsonl).
+statistics are computed here with scipy; `sweepgen report --compare identity` (now on main) prints
+the same statistics, and the sweep run prints both as a cross-check. It also prints what each role
+was trained on (per-role advantage statistics from metrics.jsonl).
 
 --cost runs the identity config (plain GRPO), coma with K = 1, 2, 4 counterfactuals per turn and
 difference_rewards (one default-action branch per turn) for the same steps, interleaved over rounds,
@@ -233,7 +234,7 @@ def main() -> None:
         sweepgen("render", SPEC)
         sweepgen("run", str(SWEEP), "--jobs", args.jobs)
         print(f"sweep wall time: {time.monotonic() - start:.0f} s")
-        sweepgen("report", str(SWEEP))
+        sweepgen("report", str(SWEEP), "--compare", "identity")
     print(verdicts())
     print()
     print(advantage_table())
