@@ -1,12 +1,15 @@
-"""DebateGRPOTrainer: GRPO on two-role debates with per-role shaped advantages on every token.
+"""DebateGRPOTrainer: GRPO on two-role debates with per-turn shaped advantages on every token.
 
 Hooks used, and why:
 - generation: TRL's ``rollout_func`` (``trainer.debate.rollout``), the documented multi-turn hook;
 - advantages: ``_generate_and_score_completions`` is overridden to replace TRL's per-sequence
   advantages (shape [B]) with per-token ones (shape [B, T]): each generated token gets the shaped
-  advantage of the role that produced it. TRL 1.16's loss accepts [B, T] advantages as they are
-  (``_compute_loss`` only unsqueezes 1-D ones, "to support subclasses"), so the loss is TRL's,
-  unchanged, and ``env_mask`` keeps role prompts out of it.
+  advantage of the turn that produced it (for role-level strategies, its role's). TRL 1.16's loss
+  accepts [B, T] advantages as they are (``_compute_loss`` only unsqueezes 1-D ones, "to support
+  subclasses"), so the loss is TRL's, unchanged, and ``env_mask`` keeps role prompts out of it.
+
+The rollout also returns the regenerated counterfactual transcripts the strategy needs
+(``debate_counterfactuals``; trainer.debate.branching), which become each Group's ``counterfactuals``.
 
 TRL still scores the rollouts with the config's reward applied to the solver's final turn: that is
 the team reward G it logs as ``reward``; the strategies re-derive G from the same function on the

@@ -1,14 +1,15 @@
-"""A debate transcript as token ids, with every token attributed to the role that produced it.
+"""A debate transcript as token ids, with every token attributed to the role and turn that produced it.
 
 Pure Python (no torch). The rollout builds a transcript turn by turn; this module turns it into what
 TRL trains on: the completion ids after the question, an ``env_mask`` (1 for tokens the policy
-generated, 0 for inserted role prompts, which are never trained on) and a role index per token, and
-finally the per-token advantages: each generated token gets its role's shaped advantage.
+generated, 0 for inserted role prompts, which are never trained on), a role and a turn index per
+token, and finally the per-token advantages: each generated token gets its turn's shaped advantage
+(a role-level strategy gives every turn of a role the role's value).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trainer.debate.group import ROLES, Turn
@@ -61,15 +62,3 @@ def plain_turns(turns: Sequence[TurnTokens]) -> tuple[Turn, ...]:
 def turn_token_advantages(token_turns: Sequence[int], turn_advantages: Sequence[float]) -> list[float]:
     """The advantage of each completion token: its turn's value; 0.0 for role-prompt tokens."""
     return [float(turn_advantages[t]) if t != PROMPT_TOKEN else 0.0 for t in token_turns]
-
-
-def token_advantages(
-    token_roles: Sequence[int], role_advantages: Mapping[str, float], roles: Sequence[str] = ROLES
-) -> list[float]:
-    """The advantage of each completion token: its role's value; 0.0 for role-prompt tokens.
-
-    Prompt tokens are also masked out of the loss by ``env_mask``; the 0.0 keeps them inert even if
-    a future loss ignored the mask.
-    """
-    values = [float(role_advantages[r]) for r in roles]
-    return [values[i] if i != PROMPT_TOKEN else 0.0 for i in token_roles]
