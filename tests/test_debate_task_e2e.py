@@ -100,7 +100,7 @@ def test_identity_is_plain_grpo(tmp_path, tiny_cache_module):
     from datasets import Dataset
 
     from trainer import data, models
-    from trainer.grpo import build_trainer
+    from trainer.run import build_trainer
     from trainer.outputs import RunDir
 
     cfg = shipped("identity", tmp_path)
