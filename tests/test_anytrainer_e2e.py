@@ -105,6 +105,9 @@ def test_a_declared_done_file_is_required_on_top_of_exit_0(tmp_path, monkeypatch
     result = cli("run", "generated/csv", "--only", "lr1", "--command", COMMAND, "--done-file", "model.bin")
     assert result.exit_code == 1
     assert status("lr1")["state"] == "failed" and status("lr1")["reason"] == "exited 0 but wrote no model.bin"
+    remembered = cli("run", "generated/csv", "--done-file", "../x")  # the recorded --command is reused
+    assert remembered.exit_code == 2 and "inside the run directory" in remembered.stderr
+    (tmp_path / "generated/csv/.sweepgen-run.json").unlink()  # a sweep never run: no command to reuse
     bad = cli("run", "generated/csv", "--done-file", "../x")
     assert bad.exit_code == 2 and "--done-file is for a trainer given with --command" in bad.stderr
     outside = cli("run", "generated/csv", "--command", COMMAND, "--done-file", "../x")

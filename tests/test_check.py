@@ -40,16 +40,36 @@ def test_spec_change_without_rerender_is_stale(rendered, project):
         base="base:\n  training: {seed: 42, lr: 0.5, group: 4}\n"
         "  streamer: {rollouts: 4, strategy: identity, params: {}}\n",
     )
-    assert kinds(api.check([str(rendered)])) == [
+    report = api.check([str(rendered)])
+    assert kinds(report) == [
+        ("changed", "specs/demo.yaml"),
         ("lock", "generated/demo/sweep.lock.json"),
         ("stale", "generated/demo/seed1.yaml"),
         ("stale", "generated/demo/seed2.yaml"),
     ]
+    # one line names the cause and the command; the files behind it are details (shown with --diff)
+    lead = report.problems[0]
+    assert "2 of 2 file(s) in generated/demo/ stale" in lead.message
+    assert "run `sweepgen render specs/demo.yaml`" in lead.message
+    assert [p.detail for p in report.problems] == [False, True, True, True]
+
+
+def test_the_run_state_file_is_not_an_orphan(rendered, project):
+    """`sweepgen run` records its command line beside the lock (.sweepgen-run.json): run state."""
+    (project / "generated/demo/.sweepgen-run.json").write_text('{"options": {}, "version": 1}\n')
+    assert api.check([str(rendered)]).problems == []
+    assert api.check([str(rendered)], full=True).problems == []
+    (project / "generated/demo/.other.json").write_text("{}\n")
+    assert kinds(api.check([str(rendered)])) == [("orphan", "generated/demo/.other.json")]
 
 
 def test_template_change_is_stale(rendered, project):
     (project / "templates/t.yaml.j2").write_text("# v2\n{{ config | to_yaml }}\n")
-    assert {p.kind for p in api.check([str(rendered)]).problems} == {"stale", "lock"}
+    problems = api.check([str(rendered)]).problems
+    assert {p.kind for p in problems} == {"changed", "stale", "lock"}
+    assert [(p.kind, p.path) for p in problems if not p.detail] == [("changed", "templates/t.yaml.j2")]
+    lock_problem = next(p for p in problems if p.kind == "lock")
+    assert lock_problem.message == "lock file is out of date: templates/t.yaml.j2 changed"
 
 
 def test_missing_and_orphaned_files(rendered, project):

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from spec_support import write_project
 
 from sweepgen.cli import main
+from sweepgen.errors import UserError
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def test_ok_checks_every_spec_by_default(rendered):
 
 def test_no_specs_found_is_a_usage_error(project):
     result = run()
-    assert result.exit_code == 2 and "none found in specs/*.yaml" in result.output
+    assert result.exit_code == 2 and "none found by the default globs (**/specs/**/*.yaml" in result.output
 
 
 def test_hand_edit_exits_1_with_a_readable_diff(rendered):
@@ -39,7 +40,9 @@ def test_hand_edit_exits_1_with_a_readable_diff(rendered):
     result = run()
     assert result.exit_code == 1
     assert "generated/demo/seed1.yaml:4: edited: edited by hand" in result.output
-    assert "-  lr: 1.0e-05\n+  lr: 3.0e-06\n" in result.output
+    assert "-  lr: 1.0e-05" not in result.output  # one line per problem; diffs on request
+    shown = run("--diff")
+    assert "-  lr: 1.0e-05\n+  lr: 3.0e-06\n" in shown.output
 
 
 def test_invalid_spec_exits_2(rendered):
@@ -85,18 +88,60 @@ def test_github_format_prints_annotations(rendered):
     )
 
 
-def test_pre_commit_hook_passes_the_changed_spec_files_to_check():
-    """pre-commit hands over the spec files matching `files:` (tests/test_precommit_hook.py runs it)."""
-    import re
+def test_pre_commit_hook_runs_check_with_no_arguments_like_ci(tmp_path, monkeypatch):
+    """The hook runs `sweepgen check` alone (tests/test_precommit_hook.py runs it through pre-commit),
+    so it finds the specs the way CI does: [tool.sweepgen], else the default globs."""
     from pathlib import Path
 
     import yaml
 
+    from sweepgen import settings
+
     hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
     check = next(h for h in hooks if h["id"] == "sweepgen-check")
-    assert check["entry"] == "sweepgen check" and check["pass_filenames"] is True
-    files = re.compile(check["files"])
-    for spec in ("specs/a.yaml", "exp/specs/b.yml", "experiments/rl/c.sweep.yaml", "d.sweep.yml"):
-        assert files.search(spec), spec
-    for other in ("templates/t.yaml.j2", "generated/x/a.yaml", "configs/base.yaml"):
-        assert not files.search(other), other
+    assert check["entry"] == "sweepgen check" and check["pass_filenames"] is False
+    assert "files" not in check  # a template edit changes no spec file: the hook runs anyway
+    specs = ("specs/a.yaml", "exp/specs/b.yml", "experiments/rl/c.sweep.yaml", "d.sweep.yml")
+    others = ("templates/t.yaml.j2", "generated/x/a.yaml", "configs/base.yaml", "generated/specs/e.yaml")
+    for rel in specs + others:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x: 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert settings.load().spec_files() == sorted(specs)
+    (tmp_path / "pyproject.toml").write_text('[tool.sweepgen]\nspecs = ["configs/*.yaml"]\noutput = "out"\n')
+    found = settings.load()
+    assert found.spec_files() == ["configs/base.yaml"] and found.output_root() == "out"
+    monkeypatch.chdir(tmp_path / "experiments")  # from a subfolder: the same pyproject.toml
+    assert settings.load().spec_files() == [str(tmp_path / "configs/base.yaml")]
+    (tmp_path / "pyproject.toml").write_text("[tool.sweepgen]\nspec = []\n")
+    with pytest.raises(UserError, match="unknown key"):
+        settings.load()
+
+
+def test_check_with_no_arguments_reads_tool_sweepgen(tmp_path, monkeypatch):
+    """Symptom 4: specs under experiments/*.sweep.yaml, output under out/: `check` alone finds them
+    (CI and the hook run exactly that), calls no folder of theirs an orphan, and flags a real one."""
+    from pathlib import Path
+
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    spec = (
+        "sweepgen: 1\nname: lr\ntemplate: ../templates/t.yaml.j2\noutput: '{{ variant.name }}.yaml'\n"
+        "base: {lr: 0.1}\ngrid: {lr: [0.1, 0.2]}\n"
+    )
+    (tmp_path / "experiments/lr.sweep.yaml").write_text(spec)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.sweepgen]\nspecs = ["experiments/*.sweep.yaml"]\noutput = "out"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    unrendered = run()  # found through [tool.sweepgen]: its files are missing under out/
+    assert unrendered.exit_code == 1 and "out/lr/lr0.1.yaml: missing" in unrendered.output
+    rendered = CliRunner().invoke(main, ["render"])
+    assert rendered.exit_code == 0, rendered.output
+    assert Path("out/lr/sweep.lock.json").exists() and not Path("generated").exists()
+    ok = run()
+    assert ok.exit_code == 0, ok.output
+    Path("out/old_sweep").mkdir()
+    orphan = run()
+    assert orphan.exit_code == 1 and "out/old_sweep: orphan" in orphan.output

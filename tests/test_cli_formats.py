@@ -90,10 +90,10 @@ def test_render_csv_summarises_each_spec(project):
 
 
 def test_usage_errors_use_our_error_and_hint_format_with_exit_2(project):
-    got = CliRunner().invoke(main, ["render"], prog_name="sweepgen")
+    got = CliRunner().invoke(main, ["list"], prog_name="sweepgen")
     assert got.exit_code == 2
-    assert got.stderr.startswith("error: Missing argument 'SPECS...'")
-    assert "hint: Usage: sweepgen render [OPTIONS] SPECS..." in got.stderr and "--help" in got.stderr
+    assert got.stderr.startswith("error: Missing argument 'SPEC'")
+    assert "hint: Usage: sweepgen list [OPTIONS] SPEC" in got.stderr and "--help" in got.stderr
     bad = CliRunner().invoke(main, ["list", "x.yaml", "--format", "xml"])
     assert bad.exit_code == 2 and bad.stderr.startswith("error: Invalid value for '--format'")
     unknown = CliRunner().invoke(main, ["rendr"])

@@ -124,3 +124,19 @@ def test_trls_own_cli_parser_reads_every_rendered_config():
         assert grpo.output_dir == data["output_dir"]
         assert model.model_name_or_path == data["model_name_or_path"]
         assert script.dataset_name == data["dataset_name"]
+
+
+def test_the_committed_trl_schema_file_is_the_export_of_the_installed_trl():
+    """schemas/trl_grpo_config.json (what the pre-commit test and the README use) is what
+    `sweepgen schema --export trl:GRPOConfig` writes for the pinned trl, and holds loss_type to its
+    documented values."""
+    import json
+
+    result = cli("schema", "--export", "trl:GRPOConfig")
+    assert result.exit_code == 0, result.output
+    committed = (ROOT / "schemas" / "trl_grpo_config.json").read_text()
+    assert result.stdout == committed, "re-export: sweepgen schema --export trl:GRPOConfig -o schemas/..."
+    schema = json.loads(committed)
+    assert {"grpo", "dr_grpo", "dapo"} <= set(schema["properties"]["loss_type"]["enum"])
+    assert "grpoo" not in schema["properties"]["loss_type"]["enum"]
+    assert schema["x-sweepgen"]["package"] == "trl"

@@ -42,7 +42,7 @@ def test_check_fails_after_a_hand_edit_a_spec_change_and_an_orphan(repo_copy):
     target = repo_copy / "generated/reward_shaping_comparison/sweep_coma_advantage.py"
     original = target.read_text()
     target.write_text(original.replace("kl_beta=0.03", "kl_beta=0.05"))
-    result = CliRunner().invoke(main, ["check", "specs/reward_shaping.yaml"])
+    result = CliRunner().invoke(main, ["check", "--diff", "specs/reward_shaping.yaml"])
     assert result.exit_code == 1
     assert "sweep_coma_advantage.py:37: edited" in result.output
     assert "-            kl_beta=0.05,\n+            kl_beta=0.03," in result.output
@@ -51,6 +51,10 @@ def test_check_fails_after_a_hand_edit_a_spec_change_and_an_orphan(repo_copy):
     spec = repo_copy / "specs/reward_shaping.yaml"
     spec.write_text(spec.read_text().replace("total_train_steps: 15", "total_train_steps: 30"))
     result = CliRunner().invoke(main, ["check", "specs/reward_shaping.yaml"])
+    assert result.exit_code == 1 and result.output.count(": stale: ") == 0  # one line for the cause
+    assert "specs/reward_shaping.yaml: changed: 5 of 5 file(s)" in result.output
+    assert "run `sweepgen render specs/reward_shaping.yaml`" in result.output
+    result = CliRunner().invoke(main, ["check", "--diff", "specs/reward_shaping.yaml"])
     assert result.exit_code == 1 and result.output.count(": stale: ") == 5
     assert "+            total_train_steps=30," in result.output
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -14,6 +15,28 @@ from sweepgen.compile.pipeline import compile_spec, sha256
 from sweepgen.errors import UserError
 
 
+def test_the_spec_is_recorded_by_its_parsed_content(grid_project):
+    """A comment, a quote style or the order of the spec's sections changes no config: the lock stays
+    the same bytes. A changed value changes the recorded hash."""
+    spec = grid_project / "specs/grid.yaml"
+    lock_path = grid_project / "generated/grid/sweep.lock.json"
+    api.render(["specs/grid.yaml"])
+    before = lock_path.read_bytes()
+    text = spec.read_text()
+    lines = text.splitlines(keepends=True)
+    name_line = next(i for i, ln in enumerate(lines) if ln.startswith("name:"))
+    moved = lines.pop(name_line)  # the `name:` section moved to the end, quoted, plus a comment
+    reordered = "# a comment\n" + "".join(lines) + moved.replace("name: grid", "name: 'grid'")
+    assert "name: 'grid'" in reordered
+    spec.write_text(reordered)
+    assert api.check(["specs/grid.yaml"]).problems == []
+    api.render(["specs/grid.yaml"])
+    assert lock_path.read_bytes() == before
+    spec.write_text(reordered.replace("description: seeds x beta", "description: changed"))
+    api.render(["specs/grid.yaml"])
+    assert json.loads(lock_path.read_text())["spec_sha256"] != json.loads(before)["spec_sha256"]
+
+
 def test_lock_has_the_documented_fields(grid_project):
     api.render(["specs/grid.yaml"])
     text = (grid_project / "generated/grid/sweep.lock.json").read_text()
@@ -22,7 +45,7 @@ def test_lock_has_the_documented_fields(grid_project):
     assert list(data) == sorted(data)
     assert data["lock_version"] == 3 and data["sweepgen_version"] == __version__
     assert data["sweep"] == "grid" and data["spec"] == "specs/grid.yaml"
-    assert data["spec_sha256"] == sha256((grid_project / "specs/grid.yaml").read_bytes())
+    assert re.fullmatch("[0-9a-f]{64}", data["spec_sha256"])
     assert data["inputs"] == {
         "specs/grid.yaml": data["spec_sha256"],
         "templates/config.yaml.j2": sha256((grid_project / "templates/config.yaml.j2").read_bytes()),

@@ -60,7 +60,7 @@ def test_check_output_escapes_hand_edited_bytes_and_messages(project, fmt):
     assert invoke("render", "specs/demo.yaml")[0] == 0
     target = project / "generated/demo/seed1.yaml"
     target.write_text(target.read_text() + "note: x" + INJECT + "\n")
-    code, out = invoke("check", "--format", fmt, "specs/demo.yaml")
+    code, out = invoke("check", "--diff", "--format", fmt, "specs/demo.yaml")
     assert code == 1, out
     assert "edited" in out, out
     assert_inert(out)

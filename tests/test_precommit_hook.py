@@ -27,6 +27,32 @@ def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "pc-home"),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+
+
+def _hook_repo(tmp_path: Path, env: dict[str, str]) -> Path:
+    """The hook repository must be a git repository: a throwaway copy of this one's tracked files."""
+    hooks = tmp_path / "hooks"
+    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True)
+    for rel in files.stdout.split():
+        if rel.startswith(("generated/", "tests/", "benchmarks/")) or not (REPO / rel).exists():
+            continue
+        (hooks / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, hooks / rel)
+    _git(hooks, "init", "-q")
+    _git(hooks, "add", "-A")
+    subprocess.run(["git", "commit", "-qm", "hooks"], cwd=hooks, check=True, env=env)
+    return hooks
+
+
 @pytest.mark.slow  # pre-commit builds a virtualenv and pip-installs sweepgen into it (~1 min)
 def test_try_repo_checks_specs_in_a_non_default_layout(tmp_path):
     project = tmp_path / "project"
@@ -35,28 +61,11 @@ def test_try_repo_checks_specs_in_a_non_default_layout(tmp_path):
     (project / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
     spec = project / "experiments" / "rl" / "lr.sweep.yaml"
     spec.write_text(SPEC)
-    env = {
-        **os.environ,
-        "PRE_COMMIT_HOME": str(tmp_path / "pc-home"),
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
+    env = _env(tmp_path)
     subprocess.run([sys.executable, "-m", "sweepgen", "render", str(spec)], cwd=project, check=True)
     _git(project, "init", "-q")
     _git(project, "add", "-A")
-    # the hook repository must be a git repository: a throwaway copy of this one's tracked files
-    hooks = tmp_path / "hooks"
-    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True)
-    for rel in files.stdout.split():
-        if rel.startswith(("generated/", "tests/", "benchmarks/")):
-            continue
-        (hooks / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / rel, hooks / rel)
-    _git(hooks, "init", "-q")
-    _git(hooks, "add", "-A")
-    subprocess.run(["git", "commit", "-qm", "hooks"], cwd=hooks, check=True, env=env)
+    hooks = _hook_repo(tmp_path, env)
 
     def try_repo() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -78,3 +87,71 @@ def test_try_repo_checks_specs_in_a_non_default_layout(tmp_path):
     bad = try_repo()
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "edited by hand" in bad.stdout or "hand" in bad.stdout, bad.stdout
+
+
+GRPO_SPEC = """\
+sweepgen: 1
+name: grpo
+template: ../templates/t.yaml.j2
+output: "{{ variant.name }}.yaml"
+schema: ../schemas/grpo.json     # exported with `sweepgen schema --export trl:GRPOConfig`
+base: {learning_rate: 1.0e-6, loss_type: dapo, scale_rewards: group, beta: 0.0}
+grid: {beta: [0.0, 0.04]}
+"""
+
+
+@pytest.mark.slow  # pre-commit builds its own virtualenv and pip-installs sweepgen into it (~1 min)
+def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path):
+    """A fresh repository with pre-commit installed, a spec validated against the committed export of
+    TRL's GRPOConfig: pre-commit's own environment has neither torch nor trl, yet a bad `loss_type`
+    is blocked and a good commit passes. [tool.sweepgen] says where specs and output live."""
+    env = _env(tmp_path)
+    hooks = _hook_repo(tmp_path, env)
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=hooks, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    project = tmp_path / "project"
+    for folder in ("experiments", "templates", "schemas"):
+        (project / folder).mkdir(parents=True)
+    shutil.copy(REPO / "schemas" / "trl_grpo_config.json", project / "schemas" / "grpo.json")
+    (project / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    spec = project / "experiments" / "grpo.sweep.yaml"
+    spec.write_text(GRPO_SPEC)
+    (project / "pyproject.toml").write_text(
+        '[tool.sweepgen]\nspecs = ["experiments/*.sweep.yaml"]\noutput = "out"\n'
+    )
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hooks}\n    rev: {rev}\n    hooks:\n      - id: sweepgen-check\n"
+    )
+    subprocess.run([sys.executable, "-m", "sweepgen", "render"], cwd=project, check=True, env=env)
+    assert (project / "out" / "grpo" / "sweep.lock.json").exists()
+    _git(project, "init", "-q")
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=project, check=True, env=env)
+
+    def commit(message: str) -> subprocess.CompletedProcess[str]:
+        _git(project, "add", "-A")
+        return subprocess.run(
+            ["git", "commit", "-m", message],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    good = commit("good")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "sweepgen check" in good.stdout + good.stderr and "Passed" in good.stdout + good.stderr
+    # pre-commit's environment for the hook: no torch, no trl
+    [python] = (tmp_path / "pc-home").glob("repo*/py_env-*/bin/python")
+    probe = "import importlib.util as u; print([m for m in ('torch', 'trl') if u.find_spec(m)])"
+    assert (
+        subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+        == "[]"
+    )
+    spec.write_text(GRPO_SPEC.replace("loss_type: dapo", "loss_type: grpoo"))
+    bad = commit("bad")
+    out = bad.stdout + bad.stderr
+    assert bad.returncode != 0, out
+    assert "experiments/grpo.sweep.yaml:6:" in out and "`loss_type`: must be one of" in out, out
+    assert "cannot import" not in out

@@ -121,3 +121,32 @@ def test_report_cli_on_runs_that_logged_only_tensorboard_events(cli_cwd):
     assert {r["source"] for r in rows.values()} == {"tensorboard"}
     assert "best run by best_eval/acc (max is better): b = 0.700 at step 30" in result.stdout
     assert Path("runs/tb/report.png").stat().st_size > 0
+
+
+def test_a_hugging_face_trainer_state_log_history_is_a_source(tmp_path):
+    """What `trl grpo` and every HF Trainer leave: trainer_state.json (the run's own, else the latest
+    checkpoint's), its log_history rows keyed by `step`."""
+    run = tmp_path / "r"
+    for step in (5, 10):
+        (run / f"checkpoint-{step}").mkdir(parents=True)
+        history = [{"step": s, "loss": 1.0 / s, "epoch": s / 10} for s in range(5, step + 1, 5)]
+        history.append({"step": step, "eval_reward": step * 0.01})
+        state = {"global_step": step, "log_history": history}
+        (run / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps(state))
+    sources = metrics.read_all(run, tensorboard=False)
+    assert sources["trainer_state.json"]["loss"] == ((5, 0.2), (10, 0.1))  # from checkpoint-10
+    assert metrics.find(sources, "eval_reward") == metrics.Series(
+        "eval_reward", "trainer_state.json", ((10, 0.1),)
+    )
+    (run / "trainer_state.json").write_text(json.dumps({"log_history": [{"step": 12, "loss": 0.05}]}))
+    assert metrics.read_all(run, tensorboard=False)["trainer_state.json"] == {"loss": ((12, 0.05),)}
+    # the HF Trainer writes a diverged loss as NaN: skipped, and counted like metrics.jsonl's
+    (run / "trainer_state.json").write_text(
+        '{"log_history": [{"step": 1, "loss": NaN}, {"step": 2, "loss": 0.5}]}'
+    )
+    sources = metrics.read_all(run, tensorboard=False)
+    assert sources["trainer_state.json"] == {"loss": ((2, 0.5),)}
+    assert sources.non_finite == {("trainer_state.json", "loss"): 1}
+    (run / "trainer_state.json").write_text('{"log_history": [')
+    with pytest.raises(UserError, match="trainer_state.json is not valid JSON"):
+        metrics.read_all(run, tensorboard=False)

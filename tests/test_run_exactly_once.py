@@ -63,7 +63,7 @@ def test_two_concurrent_runs_start_every_run_exactly_once(tmp_path, delay_s):
 
 
 def test_a_run_left_by_a_sigkilled_sweepgen_is_not_started_again(tmp_path):
-    runs = {"slow": {"steps": 4, "sleep": 0.5}}
+    runs = {"slow": {"steps": 16, "sleep": 0.5}}  # 8 s: still running when the last `run` starts
     make_sweep(tmp_path, runs)
     run = tmp_path / "runs" / "fake" / "slow"
     # held to its done file: with exit 0 alone as the proof, an exit nobody saw proves nothing
@@ -86,14 +86,21 @@ def test_a_run_left_by_a_sigkilled_sweepgen_is_not_started_again(tmp_path):
         "--done-file",
         "summary.json",
         "--rerun-failed",
+        "--no-wait",
     )
     out, err = again.communicate(timeout=60)
-    assert again.returncode == 0, out + err
-    assert "another process holds its lock" in out
+    # not started twice, and not reported as done: exit 1, "still running elsewhere"
+    assert again.returncode == 1, out + err
+    assert "another process holds its lock" in out and "still running elsewhere" in err
     shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
     assert json.loads(shown.communicate(timeout=60)[0])[0]["state"] == "RUNNING"
-    while not (run / "summary.json").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # the command remembered (.sweepgen-run.json): a plain `run` waits for it, then says how it ended
+    waited = _sweepgen(tmp_path, "run", "generated/fake")
+    out, err = waited.communicate(timeout=60)
+    assert waited.returncode == 0, out + err
+    assert "waiting for 1 run(s) another `sweepgen run` is running: slow" in err
+    assert "slow: finished" in out
+    assert (run / "summary.json").exists()
     time.sleep(0.3)  # the orphaned trainer exits right after writing summary.json
     # the status file still says "running" (nobody recorded the end): status reconciles and keeps it
     shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")

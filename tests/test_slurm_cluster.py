@@ -195,17 +195,24 @@ def test_status_wait_follows_from_another_shell_until_the_runs_end(cwd):
     add_resources(Path("generated/sw"), time=5)
     assert cli("run", "generated/sw", "--executor", "slurm", "--command", FAKE_COMMAND).exit_code == 0
     # a second `run` while the job is queued or running leaves it alone (one squeue tells it is alive)
+    # and, not waiting, does not call the sweep done: exit 1, "still running elsewhere"
     again = cli("run", "generated/sw", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed")
-    assert again.exit_code == 0, again.output
-    assert "still running (job_id" in again.output
+    assert again.exit_code == 1, again.output
+    assert "still running (job_id" in again.output and "still running elsewhere" in again.output
     assert len(journal(cwd / "runs/sw")) == 1
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "sweepgen", "status", "generated/sw", "--wait"],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
         env={**os.environ, "COLUMNS": "200"},
     )
-    assert proc.returncode == 0, proc.stderr
+    # `run --wait` follows the job another `run` submitted to its end (the recorded command line)
+    waited = cli("run", "generated/sw", "--wait")
+    assert waited.exit_code == 0, waited.output
+    assert "a: finished" in waited.output and len(journal(cwd / "runs/sw")) == 1
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    proc = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     assert "FINISHED" in proc.stdout
     assert (cwd / "runs/sw/a/summary.json").exists()

@@ -139,7 +139,7 @@ def test_an_output_file_can_become_a_folder_and_back(project):
     api.render([str(spec)])
     write_project(project, "grid: {training.seed: [1, 2]}\n", head=head.replace('}}"', '}}/c.yaml"'))
     kinds = sorted(p.kind for p in api.check([str(spec)]).problems)  # reported, not a crash
-    assert kinds == ["lock", "missing", "missing", "orphan", "orphan"]
+    assert kinds == ["changed", "lock", "missing", "missing", "orphan", "orphan"]
     [out] = api.render([str(spec)])
     assert (out.count("create"), out.count("remove")) == (2, 2)
     assert set(tree(project / "generated")) == {

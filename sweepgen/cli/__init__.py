@@ -32,6 +32,7 @@ COMMANDS = {
     "status": "sweepgen.cli.status_cmd:status",
     "cancel": "sweepgen.cli.status_cmd:cancel",
     "report": "sweepgen.cli.report_cmd:report",
+    "init": "sweepgen.cli.init_cmd:init",
 }
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70

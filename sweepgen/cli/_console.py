@@ -24,6 +24,11 @@ def set_verbosity(level: int) -> None:
     _verbosity = level
 
 
+def verbose() -> bool:
+    """Whether -v was given to sweepgen itself (`sweepgen -v check`)."""
+    return _verbosity > 0
+
+
 def info(text: str) -> None:
     """A status line (what was written, a summary): shown unless -q. Goes to stdout."""
     if _verbosity >= 0:

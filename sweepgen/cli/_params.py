@@ -28,14 +28,23 @@ SECONDS = Seconds()
 
 
 def output_root_option(help_text: str) -> Any:
-    """`-o/--output DIR`: the output root (`generated/` by default), the one meaning of `-o` in every
-    command that has it (render and check)."""
+    """`-o/--output DIR`: the output root, the one meaning of `-o` in every command that has it
+    (render and check). Default: `output` of [tool.sweepgen] in pyproject.toml, else `generated`;
+    the value reaching the command is always a path (see sweepgen.settings)."""
+
+    def resolve(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+        if value is not None:
+            return value
+        from sweepgen import settings
+
+        return settings.load().output_root()
+
     return click.option(
         "-o",
         "--output",
         "out_root",
-        default="generated",
-        show_default=True,
+        default=None,
+        callback=resolve,
         type=click.Path(file_okay=False),
-        help=help_text,
+        help=help_text + " [default: `output` of [tool.sweepgen] in pyproject.toml, else generated]",
     )

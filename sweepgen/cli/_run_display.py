@@ -6,18 +6,26 @@ from summary.json, so what is shown is what the run wrote, not what sweepgen exp
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import JustifyMethod
+from rich.markup import escape
 from rich.table import Table
 
+from sweepgen.cli import _console
 from sweepgen.run import metrics
 from sweepgen.run.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word
 from sweepgen.run.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.runfiles import RunFileError
+from sweepgen.run.sweep_run import RunResult, final_state
+
+if TYPE_CHECKING:
+    from rich.live import Live
 
 STYLE = {
     RunState.PENDING: "dim",
@@ -155,16 +163,6 @@ def eta_seconds(row: Mapping | None, total: int | None, attempt_elapsed: float |
     return spent / step * (total - step)
 
 
-def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, str]:
-    """The state to report for a run at the end, and why."""
-    status = live.get(d.task.name)
-    if status is not None:
-        return status.state, status.reason or ""
-    if d.state is RunState.FINISHED:
-        return RunState.FINISHED, "skipped (finished before)"
-    return d.state, d.reason
-
-
 def final_table(
     decisions: Sequence[Decision], live: Mapping[str, RunStatus], metric: str | None = None
 ) -> Table:
@@ -206,3 +204,85 @@ def final_table(
             note,
         )
     return table
+
+
+class RichDisplay:
+    """`run`'s live view: notes on stderr, a live progress table and one line per state change.
+    ``metric``: the logged metric the tables show (`run --metric`)."""
+
+    def __init__(self, metric: str | None = None) -> None:
+        self.metric = metric
+
+    def note(self, line: str) -> None:
+        _console.stderr().print(line, markup=False, highlight=False)
+
+    @contextmanager
+    def following(self, decisions: Sequence[Decision]) -> Iterator[_LiveProgress]:
+        from rich.live import Live
+
+        out = _console.stdout()
+        with Live(
+            progress_table(decisions, {}, _now(), self.metric),
+            console=out,
+            transient=True,
+            auto_refresh=False,
+        ) as view:
+            yield _LiveProgress(view, decisions, self.metric)
+
+
+class _LiveProgress:
+    def __init__(self, view: Live, decisions: Sequence[Decision], metric: str | None) -> None:
+        self.view, self.decisions, self.metric = view, decisions, metric
+
+    def say(self, line: str) -> None:
+        self.view.console.print(line, markup=False)
+
+    def update(self, live: Mapping[str, RunStatus]) -> None:
+        self.view.update(progress_table(self.decisions, live, _now(), self.metric), refresh=True)
+
+
+def print_result(result: RunResult, sweep_dir: Path, metric: str | None = None) -> None:
+    """What `run` prints at the end: the plan (--dry-run), the submissions or the results, the log
+    tail of each failed run, then the notes and errors."""
+    out, err = _console.stdout(), _console.stderr()
+    if result.describe:
+        out.print(plan_table(result.decisions))
+        for line in result.describe:
+            out.print(line, markup=False)
+        return
+    if result.submitted:
+        _say_submitted(result, sweep_dir)
+    else:
+        out.print(final_table(result.decisions, result.live, metric))
+    for run in result.failed:
+        what = f"{escape(run.name)} failed ({escape(run.reason)}); last lines of {escape(str(run.log))}"
+        err.print(f"\n[bold red]── {what}:[/]")
+        for line in run.tail:
+            err.print(line, markup=False, highlight=False)
+    for error in result.errors:
+        err.print(f"error: {error}", markup=False, highlight=False)
+    for note in result.notes:
+        err.print(note, markup=False, highlight=False)
+
+
+def _say_submitted(result: RunResult, sweep_dir: Path) -> None:
+    out = _console.stdout()
+    skipped = {n: s for n, s in result.live.items() if s.state is RunState.SKIPPED}
+    for name, status in skipped.items():
+        out.print(f"{name}: not submitted: {status.reason}", markup=False, highlight=False)
+    count = len(result.live) - len(skipped)
+    if count:
+        out.print(
+            f"submitted {count} run(s) with the {result.options.executor} executor; "
+            f"follow them with `sweepgen status {sweep_dir}`",
+            markup=False,
+        )
+    else:
+        out.print(
+            f"submitted nothing: every run was already queued, running or finished ({sweep_dir})",
+            markup=False,
+        )
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)

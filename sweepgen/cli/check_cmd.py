@@ -3,17 +3,31 @@
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
-import os
 
 import click
 
 from sweepgen.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, _no_import
-from sweepgen.cli._console import info
+from sweepgen.cli._console import info, verbose
 from sweepgen.cli._params import output_root_option
 from sweepgen.errors import UserError
 from sweepgen.escape import line, lines
+
+
+def discover() -> list[str]:
+    """The specs of [tool.sweepgen] in pyproject.toml (or the default globs); none is an error."""
+    from sweepgen import settings
+
+    found = settings.load()
+    specs = found.spec_files()
+    if not specs:
+        where = f"[tool.sweepgen] specs in {found.source}" if found.source else "the default globs"
+        raise UserError(
+            f"no specs given and none found by {where} ({', '.join(found.specs)})",
+            hint='name the spec files, or set `specs = ["glob", ...]` under [tool.sweepgen] in '
+            "pyproject.toml",
+        )
+    return specs
 
 
 @click.command()
@@ -33,9 +47,20 @@ from sweepgen.escape import line, lines
     help="render every spec again; by default a spec whose inputs and generated files all still have "
     "the hashes its lock recorded is trusted without rendering",
 )
+@click.option(
+    "--diff",
+    "-v",
+    "--verbose",
+    "show_diff",
+    is_flag=True,
+    help="also list every file a changed input made stale, and each file's unified diff",
+)
 @_no_import.option
-def check(specs: tuple[str, ...], out_root: str, fmt: str, full: bool, no_import: bool) -> int:
-    """Check SPECs (default: every specs/*.yaml here): valid, and generated files up to date.
+def check(
+    specs: tuple[str, ...], out_root: str, fmt: str, full: bool, show_diff: bool, no_import: bool
+) -> int:
+    """Check SPECs (default: the specs of [tool.sweepgen] in pyproject.toml, else every YAML under
+    specs/ and every *.sweep.yaml): valid, and generated files up to date.
 
     Exit 0 when all is well, 1 when generated files are stale, edited, missing or orphaned,
     2 when a spec is invalid.
@@ -45,14 +70,7 @@ def check(specs: tuple[str, ...], out_root: str, fmt: str, full: bool, no_import
 
     discovered = not specs
     if discovered:
-        specs = tuple(
-            sorted(glob.glob(os.path.join("specs", "*.yaml")) + glob.glob(os.path.join("specs", "*.yml")))
-        )
-        if not specs:
-            raise UserError(
-                "no specs given and none found in specs/*.yaml",
-                hint="run from the project root, or name the spec files",
-            )
+        specs = tuple(discover())
     from sweepgen.compile import schema
 
     with schema.no_import() if no_import else contextlib.nullcontext() as skipped:
@@ -77,6 +95,8 @@ def check(specs: tuple[str, ...], out_root: str, fmt: str, full: bool, no_import
         )
     elif fmt == "github":
         for p in report.problems:
+            if p.detail and not show_diff:
+                continue
             props = (
                 f"file={_prop(p.path)}"
                 + (f",line={p.line}" if p.line else "")
@@ -87,19 +107,22 @@ def check(specs: tuple[str, ...], out_root: str, fmt: str, full: bool, no_import
             click.echo(f"::error {props}::{_data(line(text))}")
         info(_summary(report))
     else:
-        _print_text(report)
+        _print_text(report, show_diff or verbose())
     if report.invalid:
         return EXIT_USAGE
     return EXIT_PROBLEMS if report.problems else EXIT_OK
 
 
 def _summary(report) -> str:
-    state = "ok" if not report.problems else f"{len(report.problems)} problem(s)"
+    shown = [p for p in report.problems if not p.detail]  # details are counted in their cause's line
+    state = "ok" if not report.problems else f"{len(shown)} problem(s)"
     return f"checked {report.specs} spec(s), {report.files} generated file(s): {state}"
 
 
-def _print_text(report) -> None:
+def _print_text(report, show_diff: bool) -> None:
     for p in report.problems:
+        if p.detail and not show_diff:
+            continue
         where = p.path + (f":{p.line}" if p.line else "") + (f":{p.col}" if p.col and p.line else "")
         level = "error" if p.kind == "invalid" else p.kind
         # Paths, messages and diffs hold user data: escape control characters and line breaks
@@ -107,7 +130,7 @@ def _print_text(report) -> None:
         click.echo(f"{line(where)}: {level}: {line(p.message)}", err=False)
         if p.hint:
             click.echo(f"  hint: {line(p.hint)}")
-        if p.diff:
+        if p.diff and show_diff:
             click.echo(lines(p.diff), nl=False)
     info(_summary(report))
 

@@ -15,16 +15,21 @@ from sweepgen.escape import line
 
 
 @click.command()
-@click.argument("specs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("specs", nargs=-1, type=click.Path(dir_okay=False))
 @output_root_option("output root; each sweep goes to <DIR>/<name>/")
 @click.option("--dry-run", is_flag=True, help="show the plan table; write nothing")
 @format_option()
 @_no_import.option
 def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_import: bool) -> int:
-    """Expand, validate and render SPECs; all or nothing, plus sweep.lock.json per sweep."""
+    """Expand, validate and render SPECs; all or nothing, plus sweep.lock.json per sweep.
+
+    Without SPECs: the specs of [tool.sweepgen] in pyproject.toml (as `check` finds them)."""
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
+    from sweepgen.cli.check_cmd import discover
     from sweepgen.compile import api, schema
 
+    if not specs:
+        specs = tuple(discover())
     started = time.perf_counter()
     with schema.no_import() if no_import else contextlib.nullcontext() as skipped:
         outcomes = api.render(list(specs), out_root, dry_run=dry_run)

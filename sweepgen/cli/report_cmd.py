@@ -287,6 +287,7 @@ def _show(outcome, request, fmt: str) -> None:
     )
     title = f"report: {request.directory}"
     out.print(_runs_table(outcome.rows, result.varying, title=title, measured=measured))
+    _search_best(request.directory)
     for note in outcome.notes:
         err.print(f"note: {note}", markup=False)
     best = outcome.best
@@ -300,3 +301,11 @@ def _show(outcome, request, fmt: str) -> None:
         out.print(_stats_table(outcome))
     for what, path in outcome.written:
         out.print(f"{what}: {path}", markup=False)
+
+
+def _search_best(directory: Path) -> None:
+    """A search sweep: its trials by state, the best trial and its config diff from the base."""
+    from sweepgen.cli.search_run import search_lines
+
+    for line in search_lines(directory, diff=True):
+        _console.stdout().print(line, markup=False, highlight=False)

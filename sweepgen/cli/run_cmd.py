@@ -1,29 +1,21 @@
-"""`sweepgen run DIR`: run a generated sweep's trainer configs through an executor.
-
-The command owns the terminal and the event loop; the executor (sweepgen.run.*) owns the processes
-or jobs. Exit codes: 0 every run in scope finished (or is running elsewhere); 1 a run failed or was
-cancelled (now or before, and not retried); 2 bad input; 130 interrupted (children stopped first).
+"""`sweepgen run DIR`: parse the options, call ``sweepgen.run.sweep_run.run_sweep``, print what it
+returns. Run selection, the recorded command line, waiting and the exit code live there (see its
+docstring for the exit codes: 0 every run in scope finished; 1 a run failed, was cancelled or is
+still running elsewhere; 2 bad input; 130 interrupted).
 """
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import time
-from collections.abc import Sequence
-from contextlib import contextmanager
-from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from sweepgen.cli import _console
 from sweepgen.cli._params import SECONDS
-from sweepgen.errors import Location, UserError
 
-POLL_S = 0.5
-LOG_TAIL_LINES = 20
+if TYPE_CHECKING:
+    from sweepgen.cli._run_display import RichDisplay
+    from sweepgen.run.sweep_state import RunOptions
 
 
 @click.command("run")
@@ -41,7 +33,7 @@ LOG_TAIL_LINES = 20
     metavar="IDS",
     help="Comma-separated physical CUDA device ids to pack runs onto, e.g. 0,1.",
 )
-@click.option("--per-gpu", type=int, default=1, show_default=True, help="Runs sharing one GPU (with --gpus).")
+@click.option("--per-gpu", type=int, default=None, help="Runs sharing one GPU (with --gpus; default 1).")
 @click.option(
     "--mps",
     is_flag=True,
@@ -56,7 +48,7 @@ LOG_TAIL_LINES = 20
     help="Run only these runs (run or variant name; repeat or comma-separate).",
 )
 @click.option("--rerun-failed", is_flag=True, help="Also start runs that failed or were cancelled before.")
-@click.option("--executor", default="local", show_default=True, help="Where runs execute: local (or slurm).")
+@click.option("--executor", default=None, help="Where runs execute: local (default) or slurm.")
 @click.option(
     "--command",
     "command",
@@ -65,6 +57,12 @@ LOG_TAIL_LINES = 20
     help="Run each config with CMD instead of the bundled trainer; placeholders {config}, "
     "{run_dir}, {name}, {variant}. Default: <this python> -m trainer {config}. Such a run "
     "succeeds on exit 0 (see --done-file).",
+)
+@click.option(
+    "--shell",
+    is_flag=True,
+    help="Run --command with /bin/sh -c, for shell syntax (&&, pipes, redirections); placeholders "
+    "are filled in shell-quoted.",
 )
 @click.option(
     "--done-file",
@@ -81,7 +79,11 @@ LOG_TAIL_LINES = 20
     "without it a trainer other than the bundled one gets no reward columns.",
 )
 @click.option(
-    "--wait/--no-wait", default=None, help="Follow the runs until they end (the local executor always does)."
+    "--wait/--no-wait",
+    default=None,
+    help="Follow the runs until they end, also those another `sweepgen run` (or its Slurm jobs) "
+    "runs. Default: wait locally (local runs are always followed); on Slurm, submit and return. "
+    "--no-wait with runs still running elsewhere exits 1.",
 )
 @click.option(
     "--stop-timeout",
@@ -102,6 +104,7 @@ def run(
     rerun_failed,
     executor,
     command,
+    shell,
     done_file,
     metric,
     wait,
@@ -122,253 +125,58 @@ def run(
 
     Finished runs are skipped; failed or cancelled ones only run again with --rerun-failed, in
     the same run directory, so a trainer that resumes from its own checkpoints resumes there.
+    Runs another `sweepgen run` is running are waited for (--no-wait: exit 1 instead).
+    The command line (--command, --shell, --done-file, --executor and its options) is recorded in
+    DIR/.sweepgen-run.json: a later `run` of the sweep without them uses it again.
     `sweepgen status`, `cancel` and `report` work the same for every trainer, locally and on Slurm
     (--executor slurm).
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run.base import ExecutorOptions, plan, stale_cause
-    from sweepgen.run.registry import make_executor, status_is_alive
-    from sweepgen.run.tasks import (
-        check_bundled_trainer,
-        load_sweep,
-        parse_command,
-        parse_done_file,
-        select,
-    )
+    from sweepgen.cli._run_display import RichDisplay, print_result
+    from sweepgen.run.sweep_run import RunRequest, run_sweep
+    from sweepgen.run.sweep_state import RunOptions
 
-    gpu_ids = _parse_gpus(gpus)
-    if per_gpu != 1 and not gpu_ids:
-        raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
-    if mps and (not gpu_ids or executor != "local"):
-        raise UserError(
-            "--mps needs --gpus and the local executor",
-            hint="e.g. --gpus 0 --per-gpu 8 --mps; on Slurm, start MPS in the job script instead",
-        )
-    argv = parse_command(command)
-    sweep = load_sweep(sweep_dir, command=argv, done_file=parse_done_file(done_file, argv))
-    if command is None and executor == "local" and not dry_run:
-        check_bundled_trainer()  # (a Slurm node has its own environment: checked there)
-    tasks = select(sweep.tasks, only)
-    options = ExecutorOptions(
-        sweep_dir=sweep_dir,
-        lock=sweep.lock,
+    options = RunOptions(
+        command=command,
+        shell=True if shell else None,
+        done_file=done_file,
+        executor=executor,
         jobs=jobs,
-        gpus=gpu_ids,
+        gpus=gpus,
         per_gpu=per_gpu,
-        wait=wait,
-        stop_timeout_s=stop_timeout,
+        mps=True if mps else None,
+        stop_timeout=stop_timeout,
     )
-    ex = make_executor(executor, options)
-    decisions = plan(tasks, rerun_failed=rerun_failed, is_alive=status_is_alive)
-    stale = [d.task for d in decisions if d.stale]
-    if stale:
-        raise UserError(
-            f"{len(stale)} run director{'y holds a run' if len(stale) == 1 else 'ies hold runs'} of another "
-            f"version of the config: "
-            + ", ".join(f"{t.name} ({t.run_dir}: {stale_cause(t)})" for t in stale),
-            location=Location(str(sweep_dir)),
-            hint="the spec or a data file changed since those runs started; give the changed runs a new "
-            "output_dir "
-            "(e.g. put the changed value in run_name), or move the old run directories away yourself",
-        )
-    to_start = [d.task for d in decisions if d.start]
-    out = _console.stdout()
-    if dry_run:
-        # rich (~20 ms) loads only when there is something to print, not for --help
-        from sweepgen.cli._run_display import plan_table
-
-        out.print(plan_table(decisions))
-        for line in ex.describe(to_start) if to_start else ["nothing to start"]:
-            out.print(line, markup=False)
-        return 0
-    warnings: list[str] = []
-    with contextlib.ExitStack() as daemon:
-        if to_start and mps:
-            # sweepgen.run.mps loads only when asked for
-            from sweepgen.run.mps import mps_daemon
-
-            session = daemon.enter_context(mps_daemon(list(gpu_ids)))  # stopped when the sweep ends
-            warnings = session.warnings  # filled as the daemon stops
-            ex.options = replace(ex.options, env={**ex.options.env, **session.env})
-        code = _run_started(ex, decisions, to_start, sweep_dir, metric)
-    for warning in warnings:
-        _console.stderr().print(f"warning: {warning}", markup=False, highlight=False)
-    return code
+    display = RichDisplay(metric)
+    searched = _search_branch(sweep_dir, options, display, dry_run)
+    if searched is not None:
+        return searched
+    request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
+    result = run_sweep(request, display)
+    print_result(result, sweep_dir, metric)
+    return result.code
 
 
-def _run_started(ex, decisions, to_start, sweep_dir: Path, metric: str | None = None) -> int:
-    live: dict = {}
-    interrupted = False
-    if to_start:
-        try:
-            with _stop_signals_raise_interrupt():
-                ex.start(to_start, {d.task.name: d.previous for d in decisions if d.start})
-                if ex.options.wait is False:
-                    live = ex.poll()
-                    _say_submitted(ex, live, sweep_dir)
-                else:
-                    live = _follow(ex, decisions, metric)
-        except KeyboardInterrupt:
-            interrupted = True
-            _stop(ex)
-            live = ex.poll()
-        except BaseException:
-            # anything else (a bug): never leave started children running unwatched. Slurm jobs run
-            # without us by design: a failed query must never cancel them (`status` follows them).
-            if ex.stop_runs_on_error:
-                _stop(ex)
-            raise
-    code = _finish(decisions, live, sweep_dir, interrupted, metric)
-    if ex.faults:
-        err = _console.stderr()
-        for fault in ex.faults:
-            err.print(f"error: {fault}", markup=False, highlight=False)
-        err.print(
-            "hint: sweepgen could not keep its records (full or read-only disk?); the runs it had "
-            "started were followed to their end and no other run was started. Free space, then "
-            f"`sweepgen status {sweep_dir}` shows what happened and `sweepgen run {sweep_dir}` goes on",
-            markup=False,
-            highlight=False,
-        )
-        return 2
-    return code
+def _search_branch(sweep_dir: Path, options: RunOptions, display: RichDisplay, dry_run: bool) -> int | None:
+    """A search sweep (its spec has `search:`) is driven by the search controller; None otherwise."""
+    from sweepgen.cli.search_run import run_search, search_spec
+    from sweepgen.run.sweep_run import parse_gpus, stop_gracefully, stop_signals_raise_interrupt
+    from sweepgen.run.tasks import parse_command, parse_done_file
 
-
-def _say_submitted(ex, live: dict, sweep_dir: Path) -> None:
-    from sweepgen.run.base import RunState
-
-    out = _console.stdout()
-    skipped = {n: s for n, s in live.items() if s.state is RunState.SKIPPED}
-    for name, status in skipped.items():
-        out.print(f"{name}: not submitted: {status.reason}", markup=False, highlight=False)
-    count = len(live) - len(skipped)
-    if count:
-        out.print(
-            f"submitted {count} run(s) with the {ex.name} executor; "
-            f"follow them with `sweepgen status {sweep_dir}`"
-        )
-    else:
-        out.print(f"submitted nothing: every run was already queued, running or finished ({sweep_dir})")
-
-
-def _stop(ex) -> None:
-    """Graceful first (runs save a checkpoint), at once if the user presses Ctrl-C again."""
-    # plain writes, not rich: a Ctrl-C inside rich's print would leave its buffer to be printed again
-    try:
-        with _stop_signals_raise_interrupt():
-            click.echo(
-                "stopping the runs: each may finish its step and save a checkpoint; "
-                "press Ctrl-C again to kill them now",
-                err=True,
-            )
-            ex.cancel()
-    except KeyboardInterrupt:
-        with _signals_ignored():  # this stop is immediate: nothing may interrupt its bookkeeping
-            click.echo("killing the runs now", err=True)
-            ex.stop_now()
-
-
-def _parse_gpus(gpus: str | None) -> tuple[str, ...]:
-    if gpus is None:
-        return ()
-    ids = tuple(g.strip() for g in gpus.split(","))
-    if not all(ids):
-        raise UserError(f"--gpus {gpus!r} has an empty entry", hint="e.g. --gpus 0,1")
-    return ids
-
-
-def _follow(ex, decisions, metric: str | None = None) -> dict:
-    """Poll until every started run ends, showing a live table and a line per state change."""
-    # rich (~20 ms) loads only when there is something to print, not for --help
-    from rich.live import Live
-
-    from sweepgen.cli._run_display import progress_table
-
-    out = _console.stdout()
-    seen: dict[str, str] = {}
-    live = ex.poll()
-    with Live(
-        progress_table(decisions, live, _now(), metric), console=out, transient=True, auto_refresh=False
-    ) as view:
-        while True:
-            for name, status in live.items():
-                if seen.get(name) != status.state.value:
-                    seen[name] = status.state.value
-                    if status.state.value != "pending":
-                        extra = (
-                            f" ({status.reason})" if status.reason and status.state.value != "running" else ""
-                        )
-                        view.console.print(f"{name}: {status.state}{extra}", markup=False)
-            view.update(progress_table(decisions, live, _now(), metric), refresh=True)
-            if ex.done():
-                return live
-            time.sleep(POLL_S)
-            live = ex.poll()
-
-
-def _finish(decisions, live, sweep_dir: Path, interrupted: bool, metric: str | None = None) -> int:
-    # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.cli._run_display import final_state, final_table
-    from sweepgen.run.base import LOG_FILE, RunState
-    from sweepgen.run.progress import log_tail
-
-    out, err = _console.stdout(), _console.stderr()
-    out.print(final_table(decisions, live, metric))
-    states = {d.task.name: final_state(d, live)[0] for d in decisions}
-    failed = [d for d in decisions if d.task.name in live and states[d.task.name] is RunState.FAILED]
-    for d in failed:
-        status = live[d.task.name]
-        err.print(
-            f"\n[bold red]── {d.task.name} failed ({status.reason}); last lines of "
-            f"{d.task.run_dir / LOG_FILE}:[/]"
-        )
-        for line in log_tail(d.task.run_dir, lines=LOG_TAIL_LINES):
-            err.print(line, markup=False, highlight=False)
-    if interrupted:
-        err.print(
-            f"interrupted: every started run was stopped and marked cancelled; resume them with "
-            f"`sweepgen run {sweep_dir} --rerun-failed`"
-        )
-        return 130
-    not_retried = [
-        n for n, s in states.items() if s in (RunState.FAILED, RunState.CANCELLED) and n not in live
-    ]
-    if not_retried:
-        err.print(
-            f"{len(not_retried)} run(s) failed or were cancelled before and were not retried: "
-            f"{', '.join(not_retried)}; retry with `sweepgen run {sweep_dir} --rerun-failed`"
-        )
-    bad = [n for n, s in states.items() if s in (RunState.FAILED, RunState.CANCELLED)]
-    return 1 if bad else 0
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-@contextmanager
-def _stop_signals_raise_interrupt():
-    """SIGTERM/SIGHUP (a closed terminal, a job scheduler) stop the sweep like Ctrl-C does, so the
-    children are stopped and marked instead of orphaned."""
-
-    def raise_interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = {sig: signal.signal(sig, raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-@contextmanager
-def _signals_ignored(sigs: Sequence[int] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)):
-    """A second Ctrl-C while the children are being stopped must not leave some of them running;
-    the stop itself is bounded (SIGKILL after a grace period)."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in sigs}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    spec = search_spec(sweep_dir)
+    if spec is None:
+        return None
+    argv = parse_command(options.command, shell=bool(options.shell))
+    return run_search(
+        sweep_dir,
+        spec,
+        executor=options.executor or "local",
+        argv=argv,
+        done_file=parse_done_file(options.done_file, argv),
+        gpus=parse_gpus(options.gpus),
+        per_gpu=options.per_gpu or 1,
+        stop_timeout=options.stop_timeout,
+        dry_run=dry_run,
+        stop=lambda ex: stop_gracefully(ex, display),
+        stop_signals=stop_signals_raise_interrupt,
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -74,6 +75,7 @@ def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
         emit("", columns, [[row.get(c) for c in columns] for row in rows], "csv")
     else:
         _console.stdout().print(_table(views, title=f"{sweep_dir}"))
+        _search_summary(sweep_dir)
         _show_problems(views, tail_lines)
     return _exit_code(views)
 
@@ -107,10 +109,12 @@ def cancel(sweep_dir: Path, only) -> int:
     if on_slurm:
         cancelled = {v.task.name: v for v in cancel_runs(on_slurm)}
         views = [cancelled.get(v.task.name, v) for v in views]
-        out.print(
-            f"cancelled {len(on_slurm)} Slurm run(s); resume them with "
-            f"`sweepgen run {sweep_dir} --executor slurm --rerun-failed`"
-        )
+        from sweepgen.run import sweep_state
+
+        # the command line the sweep was started with, so the copied hint runs the same trainer
+        recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
+        resume = replace(recorded, executor="slurm").command_line(sweep_dir, "--rerun-failed")
+        out.print(f"cancelled {len(on_slurm)} Slurm run(s); resume them with `{resume}`", markup=False)
     out.print(_table(views, title=str(sweep_dir)))
     for view in elsewhere:
         assert view.status is not None  # a live run has a status
@@ -198,21 +202,23 @@ def _table(views, title: str | None = None):
             str(s.attempt) if s else "-",
             fmt_duration(elapsed_seconds(s, now)),
             step_text(view.task.run_dir, view.task.config),
-            (s.reason or "") if s else "",
+            view.unreadable or ((s.reason or "") if s else ""),
         )
     return table
 
 
 def _show_problems(views, tail_lines: int) -> None:
     # sweepgen.run loads when the command runs, not for --help
+    from rich.markup import escape
+
     from sweepgen.run.sweep_status import log_tail, problems
 
     err = _console.stderr()
     for view in problems(views):
-        assert view.status is not None  # a problem state is a recorded state
+        reason = view.unreadable or (view.status.reason if view.status else None) or "no reason recorded"
         path, lines = log_tail(view, tail_lines)
         err.print(
-            f"\n[bold red]── {view.task.name} {view.label}[/] ({view.status.reason or 'no reason recorded'})"
+            f"\n[bold red]── {escape(view.task.name)} {view.label}[/] ({escape(reason)})"
             + (f"; last lines of {path}:" if lines else f"; {path or 'no log'} is empty")
         )
         for line in lines:
@@ -232,7 +238,7 @@ def _as_json(view, tail_lines: int) -> dict:
         "executor": s.executor if s else None,
         "job_id": s.ids.get("job_id") if s else None,
         "attempt": s.attempt if s else None,
-        "reason": s.reason if s else None,
+        "reason": view.unreadable or (s.reason if s else None),
         "started": s.started if s else None,
         "ended": s.ended if s else None,
         "exit_code": s.exit_code if s else None,
@@ -256,3 +262,11 @@ def _job(view) -> str:
     if "pid" in ids:
         return f"pid {ids['pid']} on {ids.get('host', '?')}"
     return "-"
+
+
+def _search_summary(sweep_dir: Path) -> None:
+    """A search sweep: its trials by state (refused points have no run in the table) and the best."""
+    from sweepgen.cli.search_run import search_lines
+
+    for line in search_lines(sweep_dir, diff=False):
+        _console.stdout().print(line, markup=False, highlight=False)

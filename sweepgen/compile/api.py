@@ -5,11 +5,12 @@ Keep these signatures stable; other modules of sweepgen depend on them.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from typing import Any
 
-from sweepgen.compile import writer
+from sweepgen.compile import search, writer
 from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
 from sweepgen.compile.check_fast import trusted
@@ -19,7 +20,7 @@ from sweepgen.compile.expand import Expansion, expand
 from sweepgen.compile.pipeline import compile_spec, varying_paths
 from sweepgen.compile.spec import SpecModel, display_path, load_spec
 from sweepgen.compile.writer import Outcome
-from sweepgen.errors import Location, SpecError
+from sweepgen.errors import Location, SpecError, UserError
 
 
 def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
@@ -27,7 +28,12 @@ def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
     (no validation, no rendering). ``out_root`` only decides how ``sweep.spec`` is spelled."""
     spec = load_spec(spec_path, out_root)
     project = os.path.dirname(os.path.abspath(out_root))
-    return derive(expand(spec), sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))
+    if search.is_search(spec):  # a search's variants are its trials so far, from the sweep's lock
+        search.check_block(spec)
+        expansion = search.expansion_of(spec, search.recorded(spec, os.path.abspath(out_root)))
+    else:
+        expansion = expand(spec)
+    return derive(expansion, sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))
 
 
 def resolve_variant(spec_path: str, variant_name: str) -> dict[str, Any]:
@@ -114,3 +120,64 @@ def spec_json_schema() -> dict[str, Any]:
     schema = SpecModel.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
+
+
+def export_schema(ref: str) -> str:
+    """The JSON Schema file text of a dataclass or pydantic model named ``module:Class`` (imports it)."""
+    from sweepgen.compile import schema, schema_export
+
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise UserError(f"{ref!r} is not `module:Class`", hint="e.g. --export trl:GRPOConfig")
+    cls = schema.import_class(module_name, attr, Location(ref))
+    return schema_export.dumps(schema_export.export(ref, cls))
+
+
+def init_project(
+    config: str,
+    *,
+    name: str,
+    schema_ref: str | None = None,
+    specs_dir: str = "specs",
+    templates_dir: str = "templates",
+    schemas_dir: str = "schemas",
+    out_root: str = "generated",
+) -> list[str]:
+    """Write a starting spec and template for ``config`` (and, with ``schema_ref``, that class's
+    exported schema); returns the paths written. Nothing is overwritten, and nothing is left behind
+    when the new spec does not compile (e.g. the config breaks its own schema)."""
+    from sweepgen.compile import init_spec
+
+    schema_file = None
+    files: dict[str, str] = {}
+    if schema_ref is not None:
+        schema_file = os.path.join(schemas_dir, schema_ref.rpartition(":")[2].lower() + ".json")
+        files[schema_file] = export_schema(schema_ref)
+    start = init_spec.starter(
+        config, name=name, specs_dir=specs_dir, templates_dir=templates_dir, schema_file=schema_file
+    )
+    files.update(start.files)
+    taken = [p for p in files if os.path.exists(p)]
+    if taken:
+        raise UserError(
+            f"{', '.join(taken)} already exist(s); `init` never overwrites a file",
+            location=Location(taken[0]),
+            hint="choose another --name, or move the file away",
+        )
+    written: list[str] = []
+    made = [d for d in dict.fromkeys(os.path.dirname(p) for p in files) if d and not os.path.isdir(d)]
+    try:
+        for path, text in files.items():
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            with open(path, "x", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            written.append(path)
+        compile_spec(start.spec, out_root)  # the starting spec must render as written
+    except BaseException:
+        for path in written:
+            os.remove(path)
+        for folder in made:
+            with contextlib.suppress(OSError):  # only if still empty
+                os.rmdir(folder)
+        raise
+    return written

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweepgen.compile import lock, lock_digest
+from sweepgen.compile.check_causes import input_changes, lock_cause
 from sweepgen.compile.check_fast import Trust, Verdict, trusted
 from sweepgen.compile.foreign import foreign_ok
 from sweepgen.compile.journal import JOURNAL_NAME, Recorded, read_recorded
@@ -35,17 +36,21 @@ MAX_DIFF_LINES = 200  # per file: a diff is for reading, the full truth is one r
 
 @dataclass
 class Problem:
-    kind: str  # stale | edited | missing | orphan | lock | unsafe | interrupted | invalid
+    kind: str  # changed | stale | edited | missing | orphan | lock | unsafe | interrupted | invalid
     path: str  # as the user reads it
     message: str
     line: int = 0
     col: int = 0
     diff: str = ""
     hint: str = ""
+    # one of the files a cause line already accounts for ("templates/t.j2 changed: 19 files
+    # stale"): shown with --diff/-v, and always in JSON
+    detail: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
+            "detail": self.detail,
             "path": self.path,
             "line": self.line,
             "col": self.col,
@@ -258,7 +263,9 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
     if rec.journal is not None:
         problems.append(_interrupted(tree))
     entries = [
-        (p, k) for p, k in tree.walk() if p not in expected and p not in (lock.LOCK_NAME, JOURNAL_NAME)
+        (p, k)
+        for p, k in tree.walk()
+        if p not in expected and p not in (lock.LOCK_NAME, JOURNAL_NAME, lock.RUN_STATE_NAME)
     ]
     # tool files (__pycache__, .DS_Store, swap files) and git-ignored files are not orphans
     tolerated = foreign_ok(plan.sweep_dir, [p for p, k in entries if k == "file" and p not in rec.shas])
@@ -300,7 +307,7 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
             Problem(
                 "lock",
                 lock_path,
-                "lock file is out of date (resolved configs, hashes or versions changed)"
+                f"lock file is out of date: {lock_cause(_parsed(current_lock, lock_path), plan.lock)}"
                 if not lock_digest.edited(current_lock)
                 else "lock file was edited by hand: its digest does not match its content",
                 line=line,
@@ -308,7 +315,53 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
                 hint="run `sweepgen render` and commit",
             )
         )
-    return problems
+    recorded = _parsed(current_lock, lock_path) if current_lock is not None else None
+    return _by_cause(plan, problems, recorded)
+
+
+def _parsed(raw: bytes, shown: str) -> lock.Lock | None:
+    try:
+        return lock.parse(raw, shown)
+    except SweepgenError:
+        return None
+
+
+def _by_cause(plan: Plan, problems: list[Problem], recorded: lock.Lock | None) -> list[Problem]:
+    """One line for what a changed input made stale, first; the stale files and the lock behind it
+    become details (shown with --diff). Edited, missing and orphaned files stay lines of their own:
+    each needs its own look."""
+    stale = [p for p in problems if p.kind in ("stale", "lock")]
+    causes = input_changes(recorded, plan.lock) if stale and recorded is not None else []
+    if not causes:
+        return problems
+    files = sum(p.kind == "stale" for p in stale)
+    made = [f"{files} of {len(plan.files)} file(s) in {plan.shown_dir}/ stale"] if files else []
+    if any(p.kind == "lock" for p in stale):
+        made.append("its lock out of date")
+    render = f"sweepgen render {plan.spec.path}" + (
+        f" -o {display_path(plan.out_root)}" if _needs_output_flag(plan.out_root) else ""
+    )
+    (path, first), *more = causes
+    also = f" (also: {'; '.join(f'{p} {c}' for p, c in more)})" if more else ""
+    lead = Problem(
+        "changed",
+        path or plan.spec.path,
+        ("" if first == "changed" else f"{first}: ") + f"{' and '.join(made)}{also} — run `{render}`",
+        hint="commit the rendered files; `sweepgen check --diff` shows each file's diff",
+    )
+    for p in stale:
+        p.detail = True
+    return [lead, *problems]
+
+
+def _needs_output_flag(out_root: str) -> bool:
+    from sweepgen import settings
+
+    try:
+        configured = settings.load().output_root()
+    except SweepgenError:
+        return True
+    return os.path.abspath(configured) != os.path.abspath(out_root)
 
 
 def _ours(tree: OutputTree, folder: str, rec: Recorded) -> bool:

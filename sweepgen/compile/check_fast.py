@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from sweepgen import __version__
 from sweepgen.compile import lock, lock_digest
 from sweepgen.compile.foreign import foreign_ok
-from sweepgen.compile.inputs import file_sha256, module_identity
+from sweepgen.compile.inputs import file_sha256, module_identity, spec_digest
 from sweepgen.compile.journal import JOURNAL_NAME
 from sweepgen.compile.schema import imports_disabled
 from sweepgen.compile.spec import Spec, display_path, load_spec
@@ -67,12 +67,13 @@ def trusted(spec_path: str, out_root: str) -> Trust:
         if tree is None:
             return Trust(spec, None)
         with tree:
-            return Trust(spec, _decide(spec.name, spec.abspath, out_root, tree, shown))
+            return Trust(spec, _decide(spec, out_root, tree, shown))
     except (SweepgenError, OSError):
         return Trust(spec, None)
 
 
-def _decide(name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:
+def _decide(spec: Spec, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:
+    name = spec.name
     raw = tree.read_regular(lock.LOCK_NAME)
     if raw is None or tree.read_regular(JOURNAL_NAME) is not None:
         return None
@@ -82,13 +83,15 @@ def _decide(name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: st
     if recorded.version != lock.LOCK_VERSION or recorded.sweepgen_version != __version__:
         return None
     project = os.path.dirname(os.path.abspath(out_root))
-    if recorded.spec != os.path.relpath(spec_abs, project).replace(os.sep, "/"):
+    if recorded.spec != os.path.relpath(spec.abspath, project).replace(os.sep, "/"):
         return None
     now: str | None
     for rel, digest in recorded.inputs.items():
         if rel.startswith("module:") and imports_disabled():
             return None  # the full path reports the schema check as skipped, loudly
-        if rel.startswith("module:"):
+        if rel == recorded.spec:
+            now = spec_digest(spec)
+        elif rel.startswith("module:"):
             now = module_identity(rel.removeprefix("module:"))
         else:
             now = file_sha256(os.path.join(project, rel))
@@ -107,7 +110,7 @@ def _decide(name: str, spec_abs: str, out_root: str, tree: OutputTree, shown: st
         data = tree.read(entry.path)
         if hashlib.sha256(data).hexdigest() != entry.sha256:
             findings.append(("edited", entry.path, entry.variant, data))
-    listed = {f.path for f in recorded.files} | {lock.LOCK_NAME}
+    listed = {f.path for f in recorded.files} | {lock.LOCK_NAME, lock.RUN_STATE_NAME}
     foreign = [p for p in on_disk if p not in listed]
     allowed = foreign_ok(os.path.join(os.path.abspath(out_root), name), foreign)
     findings.extend(("orphan", p, "", None) for p in foreign if p not in allowed)

@@ -29,6 +29,7 @@ TOOL_PATTERNS = (
     "*~",
     ".#*",
     "#*#",
+    ".search",  # a search sweep's study journal and controller locks (sweepgen.run.search): state, not output
 )
 
 

@@ -30,8 +30,11 @@ def layer_of(variant: Variant, path: str) -> str:
 
 
 def implicitly_allowed(layer: str) -> bool:
-    """Differences set by grid, zip, sample, derived or an ablation step need no `allow` entry."""
-    return layer in ("grid", "zip", "sample", "derived") or layer.startswith("ablation:")
+    """Differences set by grid, zip, sample, derived, an ablation step or a search trial (its axes
+    and repeat seed) need no `allow` entry."""
+    return layer in ("grid", "zip", "sample", "derived", "search") or layer.startswith(
+        ("ablation:", "search:")
+    )
 
 
 def check_gate(expansion: Expansion) -> None:

@@ -2,6 +2,11 @@
 the templates it includes, imports or extends, and the schema's source. The lock records them so
 ``check`` can tell, without rendering, that nothing a render depends on has changed.
 
+The spec itself is recorded by the hash of its parsed content (``spec_digest``), not of its bytes:
+a comment, a quote style or the order of its top-level sections changes no config, so it leaves the
+lock valid. A ``module:Class`` schema is recorded by its package's version or its source's hash; a
+render that did not import it (``--no-import``) keeps what the lock already says.
+
 A template whose include name is computed at render time cannot be listed; the lock then records
 ``"<dynamic>"`` for it, which never matches, so ``check`` always re-renders such a spec.
 """
@@ -11,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import stat
 import sys
@@ -42,15 +48,27 @@ def file_sha256(path: str) -> str | None:
         os.close(fd)
 
 
-def render_inputs(spec: Spec, template: Template, project: str) -> dict[str, str]:
-    """``{project-relative path: sha256}`` of everything the render of ``spec`` read."""
+def spec_digest(spec: Spec) -> str:
+    """sha256 of the spec's parsed content: top-level sections in sorted order, everything below in
+    its written order (a config's key order is the order its rendered file lists keys in)."""
+    data = spec.doc.data
+    canonical = {key: data[key] for key in sorted(data)}
+    text = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def render_inputs(
+    spec: Spec, template: Template, project: str, *, previous: dict[str, str] | None = None
+) -> dict[str, str]:
+    """``{project-relative path: sha256}`` of everything the render of ``spec`` read. ``previous``:
+    the inputs the existing lock records, kept for a `module:Class` schema that was not imported."""
     found: dict[str, str] = {}
 
     def add(path: str, digest: str | None = None) -> None:
         rel = os.path.relpath(path, project).replace(os.sep, "/")
         found[rel] = digest if digest is not None else (file_sha256(path) or DYNAMIC)
 
-    add(spec.abspath)
+    add(spec.abspath, spec_digest(spec))
     raw = spec.model.base
     if isinstance(raw.get("include"), list):
         for inc in raw["include"]:
@@ -65,9 +83,14 @@ def render_inputs(spec: Spec, template: Template, project: str) -> dict[str, str
         add(os.path.normpath(os.path.join(spec.dir, schema)))
     elif schema is not None:
         module = schema.partition(":")[0]
-        # a schema skipped under --no-import was never checked: record an input nothing matches, so
-        # a later `check` renders (and validates) instead of trusting this lock
-        found[f"module:{module}"] = module_identity(module) if module in sys.modules else DYNAMIC
+        key = f"module:{module}"
+        if module in sys.modules:
+            found[key] = module_identity(module)
+        else:
+            # skipped under --no-import: nothing was checked, so the lock keeps what it said (the
+            # same lock in an environment without the package); with no lock, an input nothing
+            # matches, so a later `check` renders (and validates) instead of trusting it
+            found[key] = (previous or {}).get(key, DYNAMIC)
     return found
 
 

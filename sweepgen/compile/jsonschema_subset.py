@@ -20,6 +20,7 @@ SUPPORTED = frozenset(
         "description",
         "default",
         "examples",
+        "format",  # an annotation in draft 2020-12 (not asserted), as pydantic writes it for paths
         "type",
         "enum",
         "const",
@@ -62,7 +63,8 @@ def check_schema(schema: Any, where: str = "#") -> None:
         return
     if not isinstance(schema, dict):
         raise UnsupportedSchema(f"{where} is not a schema object")
-    unknown = sorted(set(schema) - SUPPORTED)
+    # `x-…` keys are annotations (our export's stamp among them): they never constrain a value
+    unknown = sorted(k for k in set(schema) - SUPPORTED if not k.startswith("x-"))
     if unknown:
         raise UnsupportedSchema(f"{where} uses unsupported keyword(s) {', '.join(unknown)}")
     types = schema.get("type")
@@ -91,9 +93,9 @@ def validate(value: Any, schema: Any, path: str = "") -> list[tuple[str, str]]:
         names = types if isinstance(types, list) else [types]
         if not any(_TYPES[t](value) for t in names):
             return [(path, f"expected {' or '.join(names)}, got {type(value).__name__}")]
-    if "enum" in schema and not any(_same(value, e) for e in schema["enum"]):
+    if "enum" in schema and not any(same(value, e) for e in schema["enum"]):
         out.append((path, f"must be one of {schema['enum']!r}"))
-    if "const" in schema and not _same(value, schema["const"]):
+    if "const" in schema and not same(value, schema["const"]):
         out.append((path, f"must be {schema['const']!r}"))
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         for kw, ok in (
@@ -148,7 +150,7 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _same(a: Any, b: Any) -> bool:
+def same(a: Any, b: Any) -> bool:
     # JSON Schema equality: 1 == 1.0, but true != 1
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b

@@ -29,6 +29,9 @@ from sweepgen import __version__, paths
 from sweepgen.errors import Location, UserError
 
 LOCK_NAME = "sweep.lock.json"
+# `sweepgen run`'s record of how the sweep was started (sweepgen.run.sweep_state), beside the lock:
+# run state, never generated output and never an orphan
+RUN_STATE_NAME = ".sweepgen-run.json"
 LOCK_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 FLOAT_TAG = "$float"

@@ -11,7 +11,8 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import paths
-from sweepgen.compile import lock, lock_digest, seeds
+from sweepgen.compile import lock, lock_digest, search, seeds
+from sweepgen.compile.choices import check_choices
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
 from sweepgen.compile.derive import derive
@@ -34,8 +35,9 @@ from sweepgen.compile.render import (
 )
 from sweepgen.compile.rundir import run_dir_of_rendered
 from sweepgen.compile.sandbox import time_budget
-from sweepgen.compile.schema import check_schema, load_validator
+from sweepgen.compile.schema import Validator, check_schema, imports_disabled, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
+from sweepgen.errors import UserError, ValidationError
 
 
 @dataclass
@@ -68,14 +70,37 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     """Validate every variant and render them; with ``only`` (variant names), render just those and
     build no lock (``check`` re-renders the files it found edited, nothing else)."""
     out_abs = os.path.abspath(out_root)
-    project = os.path.dirname(out_abs)
-    spec_rel = _rel(spec.abspath, project)
+    spec_rel = _rel(spec.abspath, os.path.dirname(out_abs))
     sweep = sweep_view(spec, spec_rel)
     validator = load_validator(spec)  # fail on a bad schema reference before the slower work
-    expansion = derive(expand(spec), sweep)
+    if search.is_search(spec):
+        # a search sweep's variants are its trials so far (from its lock); the space is probed
+        search.check_block(spec)
+        probe_search(spec, sweep, validator)
+        expansion = search.expansion_of(spec, search.recorded(spec, out_abs))
+    else:
+        expansion = expand(spec)
+    return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only)
+
+
+def compile_expansion(
+    expansion: Expansion,
+    out_abs: str,
+    sweep: dict[str, Any],
+    validator: Validator | None,
+    spec_rel: str,
+    *,
+    only: frozenset[str] | None = None,
+    build_lock: bool = True,
+) -> Plan:
+    """Derive, validate and render the variants of ``expansion`` (a spec's, or a search's trials)."""
+    spec = expansion.spec
+    project = os.path.dirname(out_abs)
+    expansion = derive(expansion, sweep)
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
+    check_choices(expansion)
     report = seeds.report_block(spec, [v.config for v in expansion.variants])
 
     template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
@@ -113,8 +138,12 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     ]
     check_outputs(files, spec)
     # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
-    lock_data = {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel, report)
     sweep_dir = os.path.join(out_abs, spec.name)
+    lock_data = (
+        {}
+        if only is not None or not build_lock
+        else _lock(spec, expansion, files, template, project, spec_rel, report, sweep_dir)
+    )
     return Plan(
         spec=spec,
         expansion=expansion,
@@ -127,6 +156,29 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     )
 
 
+def probe_search(spec: Spec, sweep: dict[str, Any], validator: Validator | None) -> None:
+    """A search's space, checked before any trial: the gate and the schema must hold at every
+    probed point (bounds and samples); the constraints must admit at least one of them."""
+    points = search.probe_points(spec)
+    failures: list[tuple[str, ValidationError]] = []
+    for i, (where, values) in enumerate(points):
+        expansion = derive(
+            search.expansion_of(spec, [search.trial_variant(spec, f"probe{i}", values)]), sweep
+        )
+        try:
+            check_gate(expansion)
+            check_schema(expansion, validator)
+        except ValidationError as err:
+            err.message = f"search probe at {where}: {err.message}"
+            raise
+        try:
+            check_constraints(expansion, sweep)
+        except ValidationError as err:
+            failures.append((where, err))
+    if len(failures) == len(points):
+        raise search.too_tight(spec, failures, len(points))
+
+
 def _lock(
     spec: Spec,
     expansion: Expansion,
@@ -135,6 +187,7 @@ def _lock(
     project: str,
     spec_rel: str,
     report: dict[str, Any] | None,
+    sweep_dir: str,
 ) -> dict[str, Any]:
     """The lock's content: the base once, each file's differences from it, every input's hash."""
     base = spec.base
@@ -152,7 +205,8 @@ def _lock(
         )
         for f in files
     ]
-    inputs = render_inputs(spec, template, project)  # the spec's own hash among them: read once
+    previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
+    inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
     resources = spec.model.resources.model_dump() if spec.model.resources is not None else None
     return lock.build(
         sweep=spec.name,
@@ -165,6 +219,16 @@ def _lock(
         resources=resources,
         report=report,
     )
+
+
+def _recorded_inputs(sweep_dir: str) -> dict[str, str] | None:
+    """The inputs the sweep's current lock records (None without a readable one): what a render
+    under --no-import keeps for the schema module it did not import."""
+    try:
+        recorded = lock.read(sweep_dir, display_path(sweep_dir))
+    except UserError:
+        return None
+    return recorded.inputs if recorded is not None else None
 
 
 def _rel(path: str, start: str) -> str:

@@ -73,7 +73,7 @@ def load_validator(spec: Spec) -> Validator | None:
         if (loc, ref) not in skipped:
             skipped.append((loc, ref))
         return None
-    model = _import(module_name, attr, loc)
+    model = import_class(module_name, attr, loc)
     from pydantic import BaseModel
     from pydantic import ValidationError as PydanticValidationError
 
@@ -131,6 +131,7 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
             hint="use a JSON Schema file for this class instead",
         ) from None
     known = sorted(fields)
+    choices = _documented_choices(cls, hints)
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
         try:
@@ -149,12 +150,38 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
             # an unknown key first: a misspelled key is the cause worth showing
             out.sort(key=lambda pm: not pm[1].startswith("unknown field"))
             return out
-        return []
+        # TRL types `loss_type` as str and lists its values in the help: held to them, like the export
+        return [
+            (name, f"must be one of {allowed!r} (the values {cls.__name__}.{name}'s help documents)")
+            for name, allowed in choices.items()
+            if isinstance(config.get(name), str) and config[name] not in allowed
+        ]
 
     return validate
 
 
-def _import(module_name: str, attr: str, loc: Location) -> Any:
+def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]]:
+    """Field name -> the string values its help text documents (see schema_export.field_enum)."""
+    from pydantic import TypeAdapter
+
+    from sweepgen.compile.schema_export import documented_choices, field_enum
+
+    out: dict[str, list[str]] = {}
+    for f in dataclasses.fields(cls):
+        help_text = str(f.metadata.get("help", "")) if f.init and f.metadata else ""
+        if not documented_choices(help_text):
+            continue  # the common case: no type schema needed
+        try:
+            type_schema = TypeAdapter(hints[f.name]).json_schema()
+        except Exception:  # noqa: BLE001 - the type check above already refused such a type
+            continue
+        allowed = field_enum(help_text, type_schema)
+        if allowed:
+            out[f.name] = allowed
+    return out
+
+
+def import_class(module_name: str, attr: str, loc: Location) -> Any:
     # The working directory is importable, as with `python -m`, so a project's own config models work.
     cwd = os.getcwd()
     added = cwd not in sys.path

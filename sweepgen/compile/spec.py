@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 from sweepgen import globs, paths, yamlio
 from sweepgen.compile import overrides, project
 from sweepgen.compile.sample import SampleBlock
+from sweepgen.compile.search_block import SearchBlock
 from sweepgen.compile.seeds import SeedBlock
 from sweepgen.errors import Location, SpecError
 
@@ -176,6 +177,10 @@ class SpecModel(BaseModel):
     sample: SampleBlock | None = Field(
         default=None, description="seeded random or quasi-random search, crossed with the variants"
     )
+    search: SearchBlock | None = Field(
+        default=None,
+        description="adaptive search (Optuna ask/tell) that `sweepgen run` drives; see docs/SEARCH.md",
+    )
     ablation: list[AblationStep] | None = Field(
         default=None, description="ordered ladder; each step keeps the `set` of every step before it"
     )
@@ -188,6 +193,10 @@ class SpecModel(BaseModel):
     )
     schema_: StrictStr | None = Field(
         default=None, alias="schema", description="module:Class (pydantic) or a JSON Schema file"
+    )
+    choices: dict[StrictStr, list[Any]] | None = Field(
+        default=None,
+        description="dotted path -> the values it may take in every variant (checked like the schema)",
     )
     resources: Resources | None = Field(
         default=None, description="per-run resources for `sweepgen run --executor slurm`"

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sweepgen.compile.lock import Lock
-from sweepgen.errors import ConfigError, Location
+from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run import runfiles, runlock
 from sweepgen.safefs import write_atomic
 
@@ -70,6 +70,11 @@ METRICS_FILE = "metrics.jsonl"
 STATUS_VERSION = 1
 TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
 CANCEL_REASON = "cancelled"
+PRUNED_REASON = "pruned at step"  # starts the reason of a search trial's run its pruner stopped
+
+
+def is_pruned_reason(reason: str | None) -> bool:
+    return bool(reason and reason.startswith(PRUNED_REASON))
 
 
 class RunState(str, Enum):
@@ -412,6 +417,14 @@ class Executor(ABC):
     def cancel(self) -> None:
         """Stop every task still queued or running and mark it cancelled; returns when they are.
         May be graceful (let runs save a checkpoint); the CLI lets a second Ctrl-C interrupt it."""
+
+    def stop(self, names: Sequence[str], reason: str) -> None:
+        """Stop these runs as ``cancel`` stops a run (gracefully first, so the trainer saves a
+        checkpoint), without waiting: ``poll`` reports each as cancelled with ``reason`` once it has
+        ended. A search prunes a trial so."""
+        raise UserError(
+            f"the {self.name} executor cannot stop a single run", hint="run the search with --executor local"
+        )
 
     def stop_now(self) -> None:
         """Stop whatever is left at once (the second Ctrl-C), whether or not ``cancel`` ran or was

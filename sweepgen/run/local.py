@@ -1,17 +1,23 @@
 """The local executor: each run its own process on this machine, ``jobs`` at a time, optionally
 packed ``per_gpu`` to a GPU through CUDA_VISIBLE_DEVICES.
 
-Each child starts in a new session (its own process group) so a terminal Ctrl-C reaches only
-sweepgen, which then stops every child's whole group (trainer and any worker it forked) in order:
-SIGTERM, a grace period, SIGKILL. Nothing is left running and every stopped run is marked cancelled.
+Each run is a supervisor process (sweepgen.run.supervise) that holds the run's lock and runs the
+trainer; it starts in a new session (its own process group) so a terminal Ctrl-C reaches only
+sweepgen, which then stops every run's whole group (supervisor, trainer and any worker it forked) in
+order: SIGTERM, a grace period, SIGKILL. Nothing is left running and every stopped run is marked
+cancelled. When a trainer exits, its supervisor kills what is left of the group, so a process the
+trainer left behind neither outlives the run nor holds its lock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -41,11 +47,14 @@ from sweepgen.run.base import (
 from sweepgen.run.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
+from sweepgen.run.trackers import tracker_env
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
 # for real models on a GPU; an impatient second Ctrl-C kills at once anyway
 KILL_GRACE_S = 60.0
+# every run's process: holds its lock, runs the trainer, ends its process group (run/supervise.py)
+SUPERVISOR = (sys.executable, "-m", "sweepgen.run.supervise")
 
 
 @dataclass
@@ -55,7 +64,7 @@ class _Child:
     log: IO[bytes]
     gpu: str | None
     status: RunStatus
-    lock_fd: int  # this process's copy of the run's lock (runlock.py); the run holds another
+    lock_fd: int  # this process's copy of the run's lock (runlock.py); the run's supervisor holds another
 
 
 class LocalExecutor(Executor):
@@ -99,6 +108,7 @@ class LocalExecutor(Executor):
         self._status: dict[str, RunStatus] = {}
         self._planned: dict[str, RunStatus | None] = {}
         self._gpu_load = dict.fromkeys(options.gpus, 0)
+        self._stops: dict[str, tuple[float, str]] = {}  # run -> (SIGKILL deadline, reason): stop()
 
     # -- the Executor protocol ------------------------------------------------------------------
 
@@ -130,8 +140,11 @@ class LocalExecutor(Executor):
         for name, child in list(self._running.items()):
             code = child.proc.poll()
             if code is not None:
-                self._finish(child, code)
+                stop = self._stops.get(name)
+                self._finish(child, code, cancelled=stop is not None, reason=stop[1] if stop else None)
                 del self._running[name]
+            elif name in self._stops and time.monotonic() > self._stops[name][0]:
+                _signal_group(child, signal.SIGKILL)  # the grace period of stop() is over
         self._fill()
         return dict(self._status)
 
@@ -170,6 +183,17 @@ class LocalExecutor(Executor):
             _signal_group(child, signal.SIGKILL)
             self._finish(child, child.proc.returncode, cancelled=True)
         self._running.clear()
+
+    def stop(self, names: Sequence[str], reason: str) -> None:
+        for name in names:
+            queued = next((t for t in self._queue if t.name == name), None)
+            if queued is not None:
+                self._queue.remove(queued)
+                self._status[name] = replace(self._status[name], state=RunState.CANCELLED, reason=reason)
+            child = self._running.get(name)
+            if child is not None and name not in self._stops:
+                self._stops[name] = (time.monotonic() + self.stop_timeout, reason)
+                _signal_group(child, signal.SIGTERM)
 
     def stop_now(self) -> None:
         self._stopping = True  # skip the graceful SIGTERM stage: SIGKILL what is left
@@ -265,19 +289,23 @@ class LocalExecutor(Executor):
             return
         gpu = self._pick_gpu()
         env = dict(os.environ)
+        env.update(tracker_env(task, Path(self.options.sweep_dir).name))
         env.update(self.options.env)
         env["PYTHONUNBUFFERED"] = "1"  # so run.log and the live display follow the run as it goes
         if gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = gpu
         try:
+            if shutil.which(task.argv[0]) is None:  # said here, in the run's reason, not as exit 127
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), task.argv[0])
             proc = subprocess.Popen(
-                task.argv,
+                [*SUPERVISOR, str(lock_fd), "--", *task.argv],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                # the run inherits the lock: it stays held while the run lives, even if sweepgen dies
+                # the supervisor holds the lock while the run lives, even if sweepgen dies; the
+                # trainer's own processes never get it
                 pass_fds=(lock_fd,),
             )
         except OSError as err:
@@ -332,7 +360,9 @@ class LocalExecutor(Executor):
         self._status[task.name] = status
         self._write(task.run_dir, status)
 
-    def _finish(self, child: _Child, code: int, *, cancelled: bool = False) -> None:
+    def _finish(
+        self, child: _Child, code: int, *, cancelled: bool = False, reason: str | None = None
+    ) -> None:
         try:
             child.log.close()
         except OSError as err:  # the last buffered bytes could not be written
@@ -343,10 +373,11 @@ class LocalExecutor(Executor):
             code,
             finished=succeeded(code, child.task.run_dir, child.task.done_file, stopped=cancelled),
             cancelled=cancelled,
-            cancel_reason="interrupted; resume with --rerun-failed",
+            cancel_reason=reason or "interrupted; resume with --rerun-failed",
             done_file=child.task.done_file,
         )
         status = replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
+        _signal_group(child, signal.SIGKILL)  # the supervisor ended it; nothing of the run outlives it
         self._write(child.task.run_dir, status)
         # released only now: until its end is recorded, nobody else may start the run
         runlock.release(child.lock_fd)

@@ -1,4 +1,5 @@
-"""A run's logged metrics, whatever trainer wrote them: metrics.jsonl, metrics.csv, TensorBoard events.
+"""A run's logged metrics, whatever trainer wrote them: metrics.jsonl, metrics.csv, a Hugging Face
+trainer_state.json (its log_history), TensorBoard events.
 
 Each source gives series ``name -> ((step, value), ...)``. A row without an integer step, or a value
 that is not a number, is skipped (a CSV cell left empty at a step that did not evaluate is normal);
@@ -28,7 +29,8 @@ from pathlib import Path
 from sweepgen.errors import UserError
 from sweepgen.run import runfiles
 
-SOURCES = ("metrics.jsonl", "metrics.csv", "tensorboard")
+SOURCES = ("metrics.jsonl", "metrics.csv", "trainer_state.json", "tensorboard")
+TRAINER_STATE = "trainer_state.json"
 EVENTS_GLOB = "events.out.tfevents.*"
 TRACK_HINT = "install it with `pip install 'sweepgen[track]'` (or `pip install tensorboard`)"
 
@@ -186,6 +188,37 @@ def read_csv(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, 
     return _collect(rows, non_finite)
 
 
+def trainer_state_file(run_dir: Path) -> Path | None:
+    """The HF Trainer's state: the run directory's own (``trainer.save_state()`` at the end), else
+    the one in its latest ``checkpoint-N`` folder (written at every save)."""
+    own = run_dir / TRAINER_STATE
+    if own.exists() or own.is_symlink():  # anything there is read, or refused with a reason
+        return own
+    checkpoints = []
+    for folder in run_dir.glob("checkpoint-*"):
+        number = _step(folder.name.removeprefix("checkpoint-"))
+        if number is not None and (folder / TRAINER_STATE).exists():
+            checkpoints.append((number, folder / TRAINER_STATE))
+    return max(checkpoints)[1] if checkpoints else None
+
+
+def read_trainer_state(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+    """The metrics of a Hugging Face ``trainer_state.json``'s ``log_history`` (one row per logging
+    or evaluation step, each with its ``step``; what `trl grpo` and every HF Trainer leave). The HF
+    Trainer writes NaN as NaN: counted per metric, as in metrics.jsonl."""
+    text = _text(path) or ""
+    try:
+        data = runfiles.parse_json(text, path)
+    except runfiles.RunFileError as err:
+        if "is not a number" not in err.reason and "too large for a float" not in err.reason:
+            raise
+        data = _lenient(text)
+    history = data.get("log_history") if isinstance(data, dict) else None
+    if not isinstance(history, list):
+        return {}
+    return _collect([row for row in history if isinstance(row, dict)], non_finite)
+
+
 def event_dirs(run_dir: Path) -> list[Path]:
     """Every folder under the run holding TensorBoard event files (transformers writes them to
     <output_dir>/runs/<date>_<host>/ by default)."""
@@ -224,6 +257,11 @@ def read_all(run_dir: Path, *, tensorboard: bool = True) -> Sources:
             counts: dict[str, int] = {}
             out[name] = read(path, counts)
             out.non_finite.update(((name, metric), n) for metric, n in counts.items())
+    state = trainer_state_file(run_dir) if run_dir.is_dir() else None
+    if state is not None:
+        counts = {}
+        out[TRAINER_STATE] = read_trainer_state(state, counts)
+        out.non_finite.update(((TRAINER_STATE, metric), n) for metric, n in counts.items())
     tb = read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
     if tb:
         out["tensorboard"] = tb

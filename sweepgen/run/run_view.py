@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sweepgen.run.base import TERMINAL, RunState, RunStatus, RunTask, state_word
+from sweepgen.run.base import TERMINAL, RunState, RunStatus, RunTask, is_pruned_reason, state_word
 
 # Slurm's words for endings that say more than "failed" (shown instead of FAILED/CANCELLED)
 SLURM_WORDS = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED"})
@@ -26,6 +26,8 @@ class RunView:
     # so it is never shown as this config's result, whatever its own state
     stale: bool = False
     note: str | None = None  # what limited this view, e.g. Slurm accounting unavailable
+    # its status file could not be read (damaged, not UTF-8, unreadable): why; shown, never guessed
+    unreadable: str | None = None
 
     @property
     def state(self) -> RunState | None:
@@ -34,19 +36,29 @@ class RunView:
     @property
     def label(self) -> str:
         """The state word users see: ours in capitals, or Slurm's where it says more (TIMEOUT)."""
+        if self.unreadable is not None:
+            return "UNREADABLE"
         if self.status is None:
             return state_word(RunState.PENDING, started=False).upper()
         if self.stale:
             return "STALE"
+        if self.pruned:
+            return "PRUNED"
         word = self.status.ids.get("slurm_state")
         if word in SLURM_WORDS and self.status.state is not RunState.FINISHED:
             return str(word)
         return state_word(self.status.state).upper()
 
     @property
+    def pruned(self) -> bool:
+        """A search trial's run that its pruner stopped: cancelled on purpose, not a problem."""
+        status = self.status
+        return bool(status and status.state is RunState.CANCELLED and is_pruned_reason(status.reason))
+
+    @property
     def problem(self) -> bool:
         """Shown with its log tail, and makes `status` exit 1."""
-        return self.stale or self.state in PROBLEM_STATES
+        return self.stale or self.unreadable is not None or (self.state in PROBLEM_STATES and not self.pruned)
 
     @property
     def live(self) -> bool:

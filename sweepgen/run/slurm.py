@@ -55,6 +55,7 @@ from sweepgen.run.base import (
 from sweepgen.run.run_view import RunView
 from sweepgen.run.slurm_resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm_task import CANCEL_REASON, TIMEOUT_REASON, NodeTask, run_on_node
+from sweepgen.run.trackers import tracker_env
 
 SLURM_DIR = ".sweepgen_slurm"  # in the sweep's runs root: submitit's files and the jobs journal
 JOURNAL = "jobs.json"
@@ -227,7 +228,10 @@ class SlurmExecutor(Executor):
                     cwd=cwd,
                     run_dir=str(task.run_dir),
                     status=status,
-                    env=dict(self.options.env),
+                    env={
+                        **tracker_env(task, Path(self.options.sweep_dir).name),
+                        **self.options.env,
+                    },
                 )
             )
         ex = submitit.SlurmExecutor(folder=self.root / "%j", python=shlex.quote(sys.executable))
@@ -385,8 +389,18 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
                 write_status(task.run_dir, new)
             except OSError as err:  # shown all the same; the next status or run learns it again
                 note = f"could not record what Slurm said in {task.run_dir / STATUS_FILE}: {err.strerror}"
-        views.append(RunView(task, new, job, note=note))
+        views.append(RunView(task, _as_slurm_says(new, job), job, note=note))
     return views
+
+
+def _as_slurm_says(status: RunStatus | None, job: slurm_query.JobInfo | None) -> RunStatus | None:
+    """What `status` shows: a requeued job that Slurm holds PENDING is pending, though its file keeps
+    "running" (so nothing submits it a second time meanwhile)."""
+    if status is None or job is None or status.state is not RunState.RUNNING:
+        return status
+    if job.state == "PENDING" or job.state in slurm_query.REQUEUE_STATES:
+        return replace(status, state=RunState.PENDING)
+    return status
 
 
 def _worth_keeping(old: RunStatus | None, new: RunStatus) -> bool:

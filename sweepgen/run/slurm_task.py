@@ -18,6 +18,7 @@ Slurm too, never a COMPLETED job that hides a crash.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -25,6 +26,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sweepgen.errors import SweepgenError
 from sweepgen.run import runlock
 from sweepgen.run.base import (  # noqa: F401 - CANCEL_REASON, TIMEOUT_REASON: re-exported
     CANCEL_REASON,
@@ -32,6 +34,7 @@ from sweepgen.run.base import (  # noqa: F401 - CANCEL_REASON, TIMEOUT_REASON: r
     TIMEOUT_REASON,
     RunState,
     RunStatus,
+    read_status,
     run_outcome,
     succeeded,
     this_host,
@@ -67,8 +70,9 @@ def run_on_node(task: NodeTask) -> str:
     os.chdir(task.cwd)
     run_dir = Path(task.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    # the run's lock (runlock.py), held by this task and inherited by the run: a second job for the
-    # same directory (however it came to be submitted) never runs it twice
+    # the run's lock (runlock.py), held by this task (the run's supervisor) and never handed to the
+    # run's processes: a second job for the same directory never runs it twice, and a process the
+    # trainer leaves behind cannot hold a finished run
     lock_fd = runlock.acquire(run_dir)
     if lock_fd is None:
         print(
@@ -97,6 +101,7 @@ def run_on_node(task: NodeTask) -> str:
     ids = {**task.status.ids, **slurm_ids()}
     status = replace(
         task.status,
+        attempt=_attempt(run_dir, task.status, ids),
         state=RunState.RUNNING,
         started=utc_now(),
         ended=None,
@@ -122,7 +127,7 @@ def run_on_node(task: NodeTask) -> str:
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     env=env,
-                    pass_fds=(lock_fd,),
+                    start_new_session=True,  # its own group: ended as a whole when it exits
                 )
             )
         except OSError as err:
@@ -138,6 +143,8 @@ def run_on_node(task: NodeTask) -> str:
             )
             sys.exit(127)
         code = child[0].wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # what the run left behind
+            os.killpg(child[0].pid, signal.SIGKILL)
     stopped = flags["timeout"] or flags["cancel"]
     state, reason = outcome(
         code,
@@ -156,6 +163,18 @@ def run_on_node(task: NodeTask) -> str:
         # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)
         sys.exit(code if code and code > 0 else 1)
     return state.value
+
+
+def _attempt(run_dir: Path, submitted: RunStatus, ids: dict[str, object]) -> int:
+    """The submitted attempt, or one more for each time Slurm requeued this same job (its status
+    file then already records a start of this job id)."""
+    try:
+        previous = read_status(run_dir)
+    except (OSError, SweepgenError):
+        return submitted.attempt
+    if previous is not None and previous.started and previous.ids.get("job_id") == ids.get("job_id"):
+        return max(submitted.attempt, previous.attempt + 1)
+    return submitted.attempt
 
 
 # the shared rule (base.run_outcome), under the name the node side always used

@@ -6,14 +6,21 @@ runs on Slurm, one squeue and one sacct call; so it works from any shell, any ti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import queue
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
+from sweepgen.errors import SweepgenError
 from sweepgen.run import runlock
 from sweepgen.run.base import (
     LOG_FILE,
+    STATUS_FILE,
     TERMINAL,
+    RunState,
     RunStatus,
     RunTask,
     effective_state,
@@ -27,17 +34,40 @@ from sweepgen.run.run_view import PROBLEM_STATES, SLURM_WORDS, RunView
 __all__ = ["PROBLEM_STATES", "SLURM_WORDS", "RunView", "collect", "log_tail", "problems"]
 
 
-def collect(tasks: Sequence[RunTask]) -> list[RunView]:
+SLURM_ANSWER_S = 5.0  # how long `status` waits for Slurm before it answers from the files alone
+
+
+def collect(tasks: Sequence[RunTask], *, slurm_answer_s: float = SLURM_ANSWER_S) -> list[RunView]:
     """One view per task, in task order. Slurm runs are reconciled with Slurm (and what only Slurm
     knows, such as a cancellation, is written to their status files); other runs are read as they
-    are, except that a ``running`` run whose process is gone is shown as failed (lost)."""
-    statuses = {t.name: read_status(t.run_dir) for t in tasks}
-    slurm_tasks = [t for t in tasks if (s := statuses[t.name]) and s.executor == "slurm"]
+    are, except that a ``running`` run whose process is gone is shown as failed (lost).
+
+    Always answers: a status file that cannot be read is that run's view (UNREADABLE, with why), and
+    when Slurm does not answer within ``slurm_answer_s`` the Slurm runs are shown as their files say,
+    with a note saying so."""
+    statuses: dict[str, RunStatus | None] = {}
     views: dict[str, RunView] = {}
+    for task in tasks:
+        try:
+            statuses[task.name] = read_status(task.run_dir)
+        except (SweepgenError, OSError) as err:
+            why = err.message if isinstance(err, SweepgenError) else (err.strerror or str(err))
+            views[task.name] = RunView(task, None, unreadable=f"{task.run_dir / STATUS_FILE}: {why}")
+    slurm_tasks = [t for t in tasks if (s := statuses.get(t.name)) and s.executor == "slurm"]
     if slurm_tasks:
         from sweepgen.run.slurm import observe
 
-        views.update({v.task.name: v for v in observe(slurm_tasks)})
+        answered = _within(slurm_answer_s, lambda: observe(slurm_tasks))
+        if answered is not None:
+            views.update({v.task.name: v for v in answered})
+        else:
+            note = (
+                f"Slurm did not answer within {slurm_answer_s:g} s: the states of its runs are what "
+                "their status files say (a job may have ended since)"
+            )
+            for task in slurm_tasks:
+                views[task.name] = replace(_file_view(task, statuses[task.name]), note=note)
+    views.update(_vanished(tasks, statuses, views))
     for task in tasks:
         if task.name not in views:
             views[task.name] = _plain_view(task, statuses[task.name])
@@ -59,11 +89,90 @@ def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True
     state, reason = effective_state(task.run_dir, status, _status_is_alive)
     if state is None or state is status.state:
         return RunView(task, status)
-    # the same rule as `sweepgen run`, e.g. a "running" run whose sweepgen was SIGKILLed has ended
-    new = replace(status, state=state, reason=reason, ended=status.ended or utc_now())
+    # the same rule as `sweepgen run`, e.g. a "running" run whose sweepgen was SIGKILLed has ended:
+    # it ended when its files last changed, not when `status` looked
+    new = replace(status, state=state, reason=reason, ended=status.ended or last_written(task.run_dir))
     if persist and state in TERMINAL:
         _persist(task, status, new)
     return RunView(task, new)
+
+
+def _vanished(
+    tasks: Sequence[RunTask], statuses: dict[str, RunStatus | None], views: dict[str, RunView]
+) -> dict[str, RunView]:
+    """Runs whose directory is gone although the sweep's Slurm journal says they were submitted:
+    shown as failed with that reason, not as never started (a job cannot keep records there)."""
+    gone = [
+        t for t in tasks if t.name not in views and statuses.get(t.name) is None and not t.run_dir.exists()
+    ]
+    if not gone:
+        return {}
+    from sweepgen.run.slurm import JOURNAL, read_journal, slurm_root
+
+    try:
+        journal = read_journal(slurm_root([t.run_dir for t in tasks]) / JOURNAL)
+    except (SweepgenError, OSError):
+        return {}
+    submitted = {
+        name: job_id
+        for array in journal.get("arrays", [])
+        if isinstance(array, dict) and isinstance(array.get("runs"), dict)
+        for job_id, name in array["runs"].items()
+    }
+    out = {}
+    for task in gone:
+        if task.name in submitted:
+            reason = (
+                f"its run directory {task.run_dir} is gone (submitted as Slurm job {submitted[task.name]})"
+            )
+            status = RunStatus(RunState.FAILED, "slurm", reason=reason, ids={"job_id": submitted[task.name]})
+            out[task.name] = RunView(task, status)
+    return out
+
+
+def _file_view(task: RunTask, status: RunStatus | None) -> RunView:
+    """A run as its status file says, when Slurm cannot be asked (never written back)."""
+    if status is None:
+        return RunView(task, None)
+    if not task.run_dir.is_dir():
+        return RunView(task, replace(status, reason=f"its run directory {task.run_dir} is gone"))
+    return RunView(task, status)
+
+
+def last_written(run_dir: Path) -> str:
+    """When the run last wrote anything (its log, metrics, status), as ISO-8601 UTC; now if none."""
+    times = []
+    for name in (LOG_FILE, STATUS_FILE, "metrics.jsonl", "metrics.csv"):
+        try:
+            times.append(os.stat(run_dir / name).st_mtime)
+        except OSError:
+            continue
+    if not times:
+        return utc_now()
+    return datetime.fromtimestamp(max(times), timezone.utc).isoformat(timespec="seconds")
+
+
+def _within(seconds: float, ask: Callable[[], list[RunView]]) -> list[RunView] | None:
+    """``ask()``'s answer, or None when it takes longer than ``seconds`` (it is left to finish in a
+    daemon thread: a hung squeue must not hold `status`, nor its exit)."""
+    box: queue.Queue[tuple[bool, object]] = queue.Queue()
+
+    def work() -> None:
+        try:
+            box.put((True, ask()))
+        except BaseException as err:  # noqa: BLE001 - handed to the caller's thread
+            box.put((False, err))
+
+    threading.Thread(target=work, daemon=True, name="sweepgen-slurm-query").start()
+    try:
+        ok, value = box.get(timeout=seconds)
+    except queue.Empty:
+        return None
+    if not ok:
+        assert isinstance(value, BaseException)
+        raise value
+    assert isinstance(value, list)
+    return value
 
 
 def _persist(task: RunTask, seen: RunStatus, new: RunStatus) -> None:

@@ -32,6 +32,9 @@ PLACEHOLDERS = ("config", "run_dir", "name", "variant")
 # the bundled trainer, run by the same interpreter that runs sweepgen (so the venv is the same)
 DEFAULT_COMMAND = (sys.executable, "-m", "trainer", "{config}")
 DEFAULT_COMMAND_SUFFIXES = YAML_SUFFIXES
+SHELL = ("/bin/sh", "-c")  # how --shell runs a command
+# words that mean a shell was expected: without --shell they would reach the trainer as arguments
+SHELL_OPERATORS = frozenset({"&&", "||", "|", ";", ">", ">>", "<", "2>", "2>&1", "&"})
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,15 @@ def read_lock(sweep_dir: Path) -> Lock:
     return lock_model.parse(read_inside(str(sweep_dir), LOCK_NAME) or b"", str(path))
 
 
-def parse_command(command: str | None) -> tuple[str, ...] | None:
-    """``--command`` as argv with placeholders; None means the bundled trainer."""
+def parse_command(command: str | None, *, shell: bool = False) -> tuple[str, ...] | None:
+    """``--command`` as argv with placeholders; None means the bundled trainer. With ``shell`` the
+    command is one ``/bin/sh -c`` script (``&&``, pipes, redirections), its placeholders filled in
+    shell-quoted (``_fill``)."""
     if command is None:
         return None
+    if shell:
+        _check_placeholders([command])
+        return (*SHELL, command)
     try:
         argv = tuple(shlex.split(command))
     except ValueError as err:  # an unclosed quote
@@ -75,6 +83,17 @@ def parse_command(command: str | None) -> tuple[str, ...] | None:
         ) from None
     if not argv:
         raise UserError("--command is empty", hint='e.g. --command "python train.py {config}"')
+    operators = [w for w in argv if w in SHELL_OPERATORS]
+    if operators:
+        raise UserError(
+            f"--command has shell syntax ({' '.join(operators)}) but runs without a shell",
+            hint="add --shell to run it with /bin/sh -c (placeholders are quoted for it)",
+        )
+    _check_placeholders(argv)
+    return argv
+
+
+def _check_placeholders(argv: Sequence[str]) -> None:
     names = set()
     for arg in argv:
         try:
@@ -104,7 +123,14 @@ def parse_command(command: str | None) -> tuple[str, ...] | None:
     if "config" not in names:
         # without it every run would execute the same command: certainly a mistake
         raise UserError("--command must contain {config}", hint='e.g. --command "python train.py {config}"')
-    return argv
+
+
+def _fill(command: Sequence[str], fields: dict[str, str]) -> tuple[str, ...]:
+    """The run's argv: placeholders filled in; in a --shell script, each value shell-quoted."""
+    if tuple(command[: len(SHELL)]) == SHELL:
+        quoted = {k: shlex.quote(v) for k, v in fields.items()}
+        return (*SHELL, *(arg.format_map(quoted) for arg in command[len(SHELL) :]))
+    return tuple(arg.format_map(fields) for arg in command)
 
 
 def config_fingerprint(config_path: Path, data: bytes) -> str:
@@ -208,6 +234,15 @@ def load_sweep(
     return Sweep(sweep_dir, lock, tasks)
 
 
+def task_of(
+    sweep_dir: Path, lock: Lock, entry: LockFile, command: Sequence[str] | None, done_file: str | None
+) -> RunTask:
+    """The task of one lock entry (a search adds its trials one at a time), with the checks and the
+    proof of success of ``load_sweep``: the file must have the bytes the entry records."""
+    proof = SUMMARY_FILE if command is None else done_file
+    return _task(sweep_dir, sweep_dir / LOCK_NAME, lock, entry, command, proof)
+
+
 def _task(
     sweep_dir: Path,
     lock_path: Path,
@@ -247,7 +282,7 @@ def _task(
                 hint='say how to run it, e.g. --command "bash {config}"',
             )
         command = DEFAULT_COMMAND
-    argv = tuple(arg.format_map(fields) for arg in command)
+    argv = _fill(command, fields)
     return RunTask(
         name=name,
         variant=entry.variant,

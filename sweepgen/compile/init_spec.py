@@ -1,0 +1,125 @@
+"""`sweepgen init --from CONFIG`: a starting spec and template from a config the user already has.
+
+The spec includes the config (YAML or JSON) as its base, or holds it inline (TOML, which the spec's
+include does not read); each run writes to ``runs/<sweep>/<run>`` (the config's ``output_dir`` set
+per run when it has one, else the spec's ``run_dir``); a first grid axis over the seed when the config
+has one; and, with a schema class, that class exported to ``schemas/`` and named as the spec's
+schema, so `check` validates without importing it. The files are written only if the spec they make
+renders: a config its own schema refuses is reported, and nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sweepgen import paths
+from sweepgen.errors import Location, UserError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+INCLUDED = (".yaml", ".yml", ".json")
+RUN_DIR = "runs/{{ sweep.name }}/{{ variant.run_name }}"
+
+
+@dataclass(frozen=True)
+class Starter:
+    files: dict[str, str]  # path (as given, relative to the cwd) -> text
+    spec: str  # the spec among them
+
+
+def starter(
+    config: str,
+    *,
+    name: str,
+    specs_dir: str = "specs",
+    templates_dir: str = "templates",
+    schema_file: str | None = None,
+) -> Starter:
+    """The files of a starting spec for ``config`` (not written)."""
+    suffix = os.path.splitext(config)[1].lower()
+    if suffix not in (*INCLUDED, ".toml"):
+        raise UserError(
+            f"cannot start a spec from a {suffix or 'suffix-less'} file",
+            location=Location(config),
+            hint="give a YAML, JSON or TOML config",
+        )
+    data = _read(config, suffix)
+    spec_path = os.path.join(specs_dir, f"{name}.yaml")
+    out_ext = ".json" if suffix == ".json" else ".yaml"
+    template_path = os.path.join(templates_dir, f"{name}{out_ext}.j2")
+    rel = _rel_to(specs_dir)
+    lines = [
+        f"# A starting spec written by `sweepgen init --from {config}`. Edit the grid (or add variants,",
+        "# zip, sample, ablation: docs/SPEC.md), then",
+        f"#   sweepgen render {spec_path} && sweepgen check {spec_path}",
+        "sweepgen: 1",
+        f"name: {json.dumps(name)}",
+        f"description: {json.dumps(f'sweep over {config}')}",
+        f"template: {json.dumps(rel(template_path))}",
+        f'output: "{{{{ variant.name }}}}{out_ext}"',
+    ]
+    if suffix in INCLUDED:
+        lines += ["base:", f"  include: [{json.dumps(rel(config))}]"]
+    else:  # TOML: the spec's include reads YAML; the config is copied in
+        lines += ["base: " + json.dumps(data, ensure_ascii=False)]
+    if isinstance(data.get("output_dir"), str):
+        lines += ["derived:", f'  output_dir: "{RUN_DIR}"   # one folder per run']
+    else:
+        lines += [f'run_dir: "{RUN_DIR}"']
+    axis = _seed_path(data)
+    if axis is not None:
+        seed = paths.get(data, axis)
+        lines += ["grid:", f"  {axis}: [{seed}, {seed + 1}, {seed + 2}]"]
+    else:
+        lines += ["# grid:", "#   training.learning_rate: [1.0e-5, 3.0e-5]"]
+    lines += [
+        "# allow: [a.path.that.may.differ]      # beyond the grid's own paths",
+        '# constraints: [{expr: "a == b", message: "why"}]',
+    ]
+    if schema_file is not None:
+        lines += [f"schema: {json.dumps(rel(schema_file))}   # exported: checked without importing"]
+    template = "{{ config | to_json }}\n" if out_ext == ".json" else "{{ config | to_yaml }}\n"
+    return Starter({spec_path: "\n".join(lines) + "\n", template_path: template}, spec_path)
+
+
+def _rel_to(folder: str) -> Callable[[str], str]:
+    def rel(path: str) -> str:
+        return os.path.relpath(path, folder).replace(os.sep, "/")
+
+    return rel
+
+
+def _read(config: str, suffix: str) -> dict[str, Any]:
+    try:
+        with open(config, "rb") as fh:
+            raw = fh.read()
+    except OSError as err:
+        raise UserError(f"cannot read {config}: {err.strerror or err}", location=Location(config)) from None
+    if suffix == ".toml":
+        try:
+            data: Any = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+            raise UserError(f"{config} is not valid TOML: {err}", location=Location(config)) from None
+    else:
+        from sweepgen import yamlio
+
+        data = yamlio.loads(yamlio.decode_utf8(raw, config), config).data
+    if not isinstance(data, dict):
+        raise UserError("a config must be a mapping at the top", location=Location(config))
+    return data
+
+
+def _seed_path(data: dict[str, Any]) -> str | None:
+    """The config's seed (``seed``, ``training.seed``...), the usual first axis, when it is an int."""
+    for path in paths.all_paths(data):
+        if path.rsplit(".", 1)[-1] == "seed" and type(paths.get(data, path)) is int:
+            return path
+    return None

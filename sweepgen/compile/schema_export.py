@@ -1,0 +1,194 @@
+"""``sweepgen schema --export MODULE:CLASS``: a config class as a JSON Schema file.
+
+A spec whose ``schema:`` names a class (``trl:GRPOConfig``) needs that package to be checked, so a
+CI lint job or a pre-commit hook without the ML stack cannot check it. Exported once to a file and
+committed, the schema is data: ``schema: schemas/grpo.json`` validates with no import, and the lock
+records the file's hash, the same in every environment.
+
+What the file holds: one property per init field, its type (pydantic's JSON Schema of the
+annotation, ``$ref`` inlined because the validator reads no ``$defs``), its help text as the
+description, its default, and an ``enum`` from a ``Literal`` or from the values the help text
+documents ("Supported values are 'grpo', 'dr_grpo', ..."). The root is stamped with the class, the
+package and its version under ``x-sweepgen``, so a reviewer sees which release it came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import json
+import re
+import typing
+from typing import Any
+
+from sweepgen.errors import UserError
+
+STAMP = "x-sweepgen"
+# "Supported values are ...", "Possible values are ...", "One of ...", "Choices: ...": the values the
+# help text lists after these words, quoted ('x', "x") or in backticks (`x`, `'x'`).
+_CHOICES_START = re.compile(
+    r"\b(?:supported|possible|valid|allowed|available)\s+(?:values|options|choices)\b"
+    r"|\bone of\b|\bchoices\s*:",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"""`'?([A-Za-z0-9_.\-]+)'?`|'([A-Za-z0-9_.\-]+)'|"([A-Za-z0-9_.\-]+)\"""")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
+def documented_choices(help_text: str) -> list[str]:
+    """The string values a field's help text lists as its supported values, in order, each once;
+    empty when it lists none. Every quoted word after "Supported values are" counts: an extra value
+    only lets more through, a missing one would reject a valid config."""
+    start = _CHOICES_START.search(help_text)
+    if start is None:
+        return []
+    found: list[str] = []
+    for match in _QUOTED.finditer(help_text, start.end()):
+        word = next(g for g in match.groups() if g is not None).strip("'")
+        if _WORD.fullmatch(word) and word not in ("True", "False", "None") and word not in found:
+            found.append(word)
+    return found
+
+
+def export(ref: str, cls: Any) -> dict[str, Any]:
+    """The JSON Schema of a dataclass or pydantic model ``cls`` (named ``ref``, ``module:Class``)."""
+    from pydantic import BaseModel
+
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+        schema = _dataclass_schema(ref, cls)
+    elif isinstance(cls, type) and issubclass(cls, BaseModel):
+        schema = _inline(cls.model_json_schema())
+    else:
+        raise UserError(
+            f"{ref} is not a dataclass or a pydantic model class",
+            hint="name a config class as module:Class, e.g. trl:GRPOConfig",
+        )
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema[STAMP] = {"source": ref, **_package_of(ref)}
+    return schema
+
+
+def dumps(schema: dict[str, Any]) -> str:
+    """Deterministic text: the same class gives the same bytes on every machine."""
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def field_enum(help_text: str, type_schema: dict[str, Any]) -> list[str]:
+    """The documented choices of a field whose type takes strings (and has no enum of its own)."""
+    if "enum" in type_schema or "const" in type_schema or not _takes_string(type_schema):
+        return []
+    return documented_choices(help_text)
+
+
+def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
+    from pydantic import TypeAdapter
+
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception as err:  # noqa: BLE001 - whatever the class's annotations raise
+        raise UserError(f"cannot read the field types of {ref}: {type(err).__name__}: {err}") from None
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue  # set by the class itself, never by a config
+        try:
+            prop = _inline(TypeAdapter(hints[f.name]).json_schema())
+        except Exception as err:  # noqa: BLE001 - a type pydantic cannot describe
+            raise UserError(
+                f"{ref}: field {f.name!r} has a type JSON Schema cannot express "
+                f"({type(err).__name__}: {err})",
+                hint="export a pydantic model or write that field's schema by hand",
+            ) from None
+        help_text = str(f.metadata.get("help", "")) if f.metadata else ""
+        if help_text:
+            prop["description"] = help_text
+        _set_enum(prop, field_enum(help_text, prop))
+        default = _default(f)
+        if default is not dataclasses.MISSING:
+            prop["default"] = default
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            required.append(f.name)
+        props[f.name] = prop
+    out: dict[str, Any] = {
+        "title": cls.__name__,
+        "type": "object",
+        "properties": props,
+        "additionalProperties": False,
+    }
+    if required:
+        out["required"] = required
+    return out
+
+
+def _set_enum(prop: dict[str, Any], choices: list[str]) -> None:
+    """Restrict the string branch of ``prop`` to ``choices``; other branches (None, a list) stay."""
+    if not choices:
+        return
+    if prop.get("type") == "string":
+        prop["enum"] = choices
+        return
+    for branch in prop.get("anyOf", []):
+        if isinstance(branch, dict) and branch.get("type") == "string" and "enum" not in branch:
+            branch["enum"] = choices
+
+
+def _takes_string(schema: dict[str, Any]) -> bool:
+    if schema.get("type") == "string":
+        return True
+    return any(isinstance(b, dict) and b.get("type") == "string" for b in schema.get("anyOf", []))
+
+
+def _default(f: dataclasses.Field[Any]) -> Any:
+    from pydantic_core import to_jsonable_python
+
+    if f.default is not dataclasses.MISSING:
+        value = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+    else:
+        return dataclasses.MISSING
+    try:
+        plain = to_jsonable_python(value)
+        json.dumps(plain, allow_nan=False)
+    except (TypeError, ValueError):
+        return dataclasses.MISSING  # a default JSON cannot hold: left out, the type still checks
+    return plain
+
+
+def _inline(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` to its ``$defs`` replaced by the definition itself."""
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [resolve(n, seen) for n in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            name = ref.rpartition("/")[2]
+            if name in seen or name not in defs:
+                raise UserError(
+                    f"the schema refers to itself or to an unknown definition ({ref})",
+                    hint="recursive config types cannot be exported; write the schema by hand",
+                )
+            rest = {k: resolve(v, seen) for k, v in node.items() if k != "$ref"}
+            return {**resolve(defs[name], (*seen, name)), **rest}
+        return {k: resolve(v, seen) for k, v in node.items()}
+
+    out = resolve(schema, ())
+    assert isinstance(out, dict)
+    return out
+
+
+def _package_of(ref: str) -> dict[str, str]:
+    """The installed distribution the class came from and its version; empty for project code."""
+    top = ref.partition(":")[0].partition(".")[0]
+    dists = importlib.metadata.packages_distributions().get(top) or []
+    if len(dists) != 1:
+        return {}
+    try:
+        return {"package": dists[0], "version": importlib.metadata.version(dists[0])}
+    except importlib.metadata.PackageNotFoundError:
+        return {}

@@ -1,0 +1,59 @@
+"""The spec's ``search:`` block: adaptive search (Optuna ask-and-tell), driven by ``sweepgen run``.
+
+Only the block's shape lives here; ``sweepgen.compile.search`` turns a point into a trial variant and
+probes the space at render time, ``sweepgen.run.search`` runs the study. The axes use the
+distributions of ``sample:`` (``uniform``, ``log_uniform``, ``int_uniform``, ``choice``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from sweepgen.compile.sample import Distribution
+
+_STRICT = ConfigDict(extra="forbid", strict=True)
+SAMPLERS = ("random", "qmc", "tpe", "cmaes", "gp")
+PRUNERS = ("asha", "median", "hyperband", "none")
+
+
+class Prune(BaseModel):
+    """Early stopping: the metric at each logged step goes to the pruner, which may stop the trial."""
+
+    model_config = _STRICT
+    method: Literal["asha", "median", "hyperband", "none"] = Field(
+        default="asha", description="asha: successive halving; median; hyperband; none: never prune"
+    )
+    min_steps: StrictInt = Field(default=1, ge=1, description="no decision before this step")
+    reduction: StrictInt = Field(
+        default=3, ge=2, description="asha/hyperband: keep 1/reduction of the trials at each rung"
+    )
+
+
+class SearchBlock(BaseModel):
+    """Adaptive search: ``n`` trials, ``parallel`` at once, each a rendered and gated variant."""
+
+    model_config = _STRICT
+    n: StrictInt = Field(ge=1, le=100_000, description="trials to finish (complete + pruned + failed)")
+    parallel: StrictInt = Field(default=1, ge=1, description="trials running at once")
+    seed: StrictInt = Field(default=0, ge=0, description="seed of the sampler")
+    sampler: Literal["random", "qmc", "tpe", "cmaes", "gp"] = Field(
+        default="tpe", description="Optuna sampler: random | qmc | tpe | cmaes | gp"
+    )
+    metric: StrictStr = Field(
+        min_length=1, description="objective, read as `report --metric` reads it (jsonl, csv, TensorBoard)"
+    )
+    mode: Literal["max", "min"] = Field(default="max", description="maximise or minimise the metric")
+    axes: dict[StrictStr, Distribution] = Field(
+        min_length=1,
+        description="dotted path -> {uniform: [lo, hi]} | {log_uniform: [lo, hi]} | "
+        "{int_uniform: [lo, hi]} | {choice: [values]}",
+    )
+    prune: Prune | None = Field(default=None, description="early stopping of trials (default: none)")
+    repeats: StrictInt = Field(
+        default=1, ge=1, le=100, description="seeds per trial; the mean of their metrics is told"
+    )
+    seed_path: StrictStr | None = Field(
+        default=None, description="the config's seed (dotted path), varied by `repeats`: seed, seed+1, ..."
+    )

@@ -1,0 +1,81 @@
+"""`sweepgen init --from CONFIG [--schema MODULE:CLASS]`: a starting spec and template that render
+as written, from YAML, JSON or TOML; nothing overwritten, nothing left when the spec cannot render."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+
+CONFIG_MODULE = """
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass
+class Cfg:
+    output_dir: str
+    seed: int = 0
+    loss_type: Literal["grpo", "dapo"] = "dapo"
+"""
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "configs").mkdir()
+    return tmp_path
+
+
+def test_a_yaml_config_becomes_a_seed_grid_with_one_folder_per_run(here):
+    (here / "configs/grpo.yaml").write_text("output_dir: out/x\ntraining: {seed: 7, lr: 0.1}\n")
+    result = cli("init", "--from", "configs/grpo.yaml")
+    assert result.exit_code == 0, result.output
+    spec = (here / "specs/grpo.yaml").read_text()
+    assert 'include: ["../configs/grpo.yaml"]' in spec and "training.seed: [7, 8, 9]" in spec
+    assert cli("render", "specs/grpo.yaml").exit_code == 0
+    assert sorted(p.name for p in (here / "generated/grpo").glob("*.yaml")) == [
+        "seed7.yaml",
+        "seed8.yaml",
+        "seed9.yaml",
+    ]
+    assert "output_dir: runs/grpo/seed8" in (here / "generated/grpo/seed8.yaml").read_text()
+    again = cli("init", "--from", "configs/grpo.yaml")
+    assert again.exit_code == 2 and "never overwrites" in again.output
+
+
+def test_json_stays_json_and_toml_is_copied_in(here):
+    (here / "configs/a.json").write_text(json.dumps({"seed": 1, "lr": 0.5}))
+    assert cli("init", "--from", "configs/a.json").exit_code == 0
+    assert cli("render", "specs/a.yaml").exit_code == 0
+    assert json.loads((here / "generated/a/seed2.json").read_text()) == {"seed": 2, "lr": 0.5}
+    assert "run_dir:" in (here / "specs/a.yaml").read_text()  # no output_dir in the config
+    (here / "configs/b.toml").write_text('output_dir = "o"\nseed = 3\n[optim]\nlr = 0.1\n')
+    assert cli("init", "--from", "configs/b.toml").exit_code == 0
+    assert 'base: {"output_dir": "o", "seed": 3, "optim": {"lr": 0.1}}' in (here / "specs/b.yaml").read_text()
+    assert cli("render", "specs/b.yaml").exit_code == 0
+
+
+def test_schema_is_exported_and_a_config_it_refuses_leaves_nothing(here, monkeypatch):
+    (here / "mycfg_init.py").write_text(CONFIG_MODULE)
+    monkeypatch.syspath_prepend(str(here))
+    (here / "configs/c.yaml").write_text("output_dir: o\nseed: 1\nloss_type: grpoo\n")
+    bad = cli("init", "--from", "configs/c.yaml", "--schema", "mycfg_init:Cfg")
+    assert bad.exit_code == 2 and "loss_type" in bad.output
+    assert sorted(p.name for p in here.iterdir()) == ["configs", "mycfg_init.py"]  # nothing left
+    (here / "configs/c.yaml").write_text("output_dir: o\nseed: 1\nloss_type: grpo\n")
+    good = cli("init", "--from", "configs/c.yaml", "--schema", "mycfg_init:Cfg")
+    assert good.exit_code == 0, good.output
+    assert 'schema: "../schemas/cfg.json"' in (here / "specs/c.yaml").read_text()
+    sys.modules.pop("mycfg_init", None)
+    (here / "mycfg_init.py").unlink()  # the exported file is enough from now on
+    assert cli("render", "specs/c.yaml").exit_code == 0

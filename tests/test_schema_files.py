@@ -1,0 +1,151 @@
+"""Schemas as files: `sweepgen schema --export MODULE:CLASS` writes a JSON Schema (help as
+descriptions, Literal and documented choices as enums, defaults, a package stamp) that a spec names
+as `schema: schemas/x.json` and that validates with no import; `choices:` per path; a lock that does
+not depend on the environment (`--no-import` never changes it; a mismatch names its cause)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+from sweepgen.compile.schema_export import documented_choices
+
+CONFIG_MODULE = """
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass
+class TrainConfig:
+    learning_rate: float = field(default=1e-6, metadata={"help": "AdamW learning rate."})
+    loss_type: str = field(
+        default="dapo",
+        metadata={"help": "The loss. Supported values are 'grpo', 'dr_grpo' and 'dapo'. 'grpo': old."},
+    )
+    precision: Literal["fp32", "bf16"] = "fp32"
+    tags: list[str] = field(default_factory=list)
+    steps: int = 10
+"""
+
+SPEC = """\
+sweepgen: 1
+name: lr
+template: ../templates/t.yaml.j2
+output: "{{ variant.name }}.yaml"
+schema: ../schemas/train.json
+base: {learning_rate: 1.0e-6, loss_type: dapo, precision: fp32, steps: 10}
+grid: {learning_rate: [1.0e-6, 2.0e-6]}
+"""
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture
+def schema_project(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (project / "mycfg.py").write_text(CONFIG_MODULE)
+    (project / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    (project / "specs" / "lr.yaml").write_text(SPEC)
+    monkeypatch.syspath_prepend(str(project))
+    yield project
+    sys.modules.pop("mycfg", None)
+
+
+def test_export_writes_types_help_enums_defaults_and_a_stamp(schema_project):
+    result = cli("schema", "--export", "mycfg:TrainConfig", "-o", "schemas/train.json")
+    assert result.exit_code == 2  # the folder does not exist: a usage error, no traceback
+    assert "Traceback" not in result.output
+    (schema_project / "schemas").mkdir()
+    result = cli("schema", "--export", "mycfg:TrainConfig", "-o", "schemas/train.json")
+    assert result.exit_code == 0, result.output
+    schema = json.loads((schema_project / "schemas/train.json").read_text())
+    props = schema["properties"]
+    assert props["learning_rate"]["description"] == "AdamW learning rate."
+    assert props["learning_rate"]["default"] == 1e-6 and props["learning_rate"]["type"] == "number"
+    assert props["loss_type"]["enum"] == ["grpo", "dr_grpo", "dapo"]  # from the help text
+    assert props["precision"]["enum"] == ["fp32", "bf16"]  # from the Literal
+    assert props["tags"]["default"] == []
+    assert schema["additionalProperties"] is False
+    assert schema["x-sweepgen"]["source"] == "mycfg:TrainConfig"
+    # the same class gives the same bytes
+    again = cli("schema", "--export", "mycfg:TrainConfig")
+    assert again.output == (schema_project / "schemas/train.json").read_text()
+
+
+def test_a_schema_file_validates_without_importing_the_class(schema_project):
+    (schema_project / "schemas").mkdir()
+    assert cli("schema", "--export", "mycfg:TrainConfig", "-o", "schemas/train.json").exit_code == 0
+    (schema_project / "mycfg.py").unlink()  # the class is gone: only the file remains
+    sys.modules.pop("mycfg", None)
+    assert cli("render", "specs/lr.yaml").exit_code == 0
+    lock = json.loads((schema_project / "generated/lr/sweep.lock.json").read_text())
+    assert "schemas/train.json" in lock["inputs"]  # its hash: the same lock in every environment
+    spec = schema_project / "specs/lr.yaml"
+    spec.write_text(SPEC.replace("loss_type: dapo", "loss_type: grpoo"))
+    bad = cli("check", "specs/lr.yaml")
+    assert bad.exit_code == 2
+    assert "specs/lr.yaml:6:" in bad.output and "`loss_type`: must be one of" in bad.output
+    assert "'grpoo'" in bad.output
+
+
+def test_documented_choices_read_the_supported_values_only():
+    assert documented_choices("Use 'a' or 'b'.") == []  # no "supported values": no enum
+    text = "Supported values are: `True` or `group'` (default): x. `'batch'`: y. `False` or `'none'`: z."
+    assert documented_choices(text) == ["group", "batch", "none"]
+
+
+def test_choices_per_path_are_checked_in_every_variant(project):
+    (project / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    spec = project / "specs" / "c.yaml"
+    body = """\
+        sweepgen: 1
+        name: c
+        template: ../templates/t.yaml.j2
+        output: "{{ variant.name }}.yaml"
+        base: {trainer: {loss_type: dapo, lr: 0.1}}
+        variants:
+          a: {}
+          b: {trainer.loss_type: grpoo}
+        allow: [trainer.loss_type]
+        choices: {trainer.loss_type: [grpo, dapo]}
+        """
+    spec.write_text(textwrap.dedent(body))
+    bad = cli("check", "specs/c.yaml")
+    assert bad.exit_code == 2
+    assert "specs/c.yaml:8:" in bad.output and "'grpoo'" in bad.output and "choices" in bad.output
+    spec.write_text(textwrap.dedent(body).replace("grpoo", "grpo"))
+    assert cli("render", "specs/c.yaml").exit_code == 0
+    spec.write_text(
+        textwrap.dedent(body)
+        .replace("grpoo", "grpo")
+        .replace("{trainer.loss_type: [", "{trainer.loss_typ: [")
+    )
+    typo = cli("check", "specs/c.yaml")
+    assert typo.exit_code == 2 and "did you mean `trainer.loss_type`?" in typo.output
+
+
+def test_no_import_never_changes_the_lock_and_a_mismatch_names_the_module(schema_project):
+    spec = schema_project / "specs/lr.yaml"
+    spec.write_text(SPEC.replace("schema: ../schemas/train.json", "schema: mycfg:TrainConfig"))
+    assert cli("render", "specs/lr.yaml").exit_code == 0
+    lock_path = schema_project / "generated/lr/sweep.lock.json"
+    before = lock_path.read_bytes()
+    assert "module:mycfg" in json.loads(before)["inputs"]
+    skipped = cli("check", "--no-import", "specs/lr.yaml")
+    assert skipped.exit_code == 0, skipped.output
+    assert "schema check skipped (--no-import)" in skipped.output
+    assert cli("render", "--no-import", "specs/lr.yaml").exit_code == 0
+    assert lock_path.read_bytes() == before
+    # the schema's source changed since the lock was written: the lock names it
+    (schema_project / "mycfg.py").write_text(CONFIG_MODULE + "\n# v2\n")
+    sys.modules.pop("mycfg", None)
+    changed = cli("check", "--diff", "specs/lr.yaml")
+    assert changed.exit_code == 1
+    assert "lock file is out of date: schema module mycfg: source sha256" in changed.output

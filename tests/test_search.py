@@ -1,0 +1,330 @@
+"""Adaptive search (issue 23) on the local executor with a fast fake trainer: a known objective plus
+seeded noise, logged step by step. Real processes (the sweepgen CLI, the trainer), a real study."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from search_support import RUN_ARGS, study, sweepgen, write_search_project
+
+from sweepgen.compile import lock
+from sweepgen.run.base import RunState, read_status
+
+SWEEP = Path("generated") / "fake_search"
+
+
+def _finished_states(root: Path) -> list[str]:
+    return [t.state.name for t in study(root).get_trials() if t.state.name != "RUNNING"]
+
+
+def _run(root: Path, *extra: str):
+    done = sweepgen(root, "run", str(SWEEP), *RUN_ARGS, *extra)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def test_render_writes_the_sweep_with_no_trials(tmp_path):
+    write_search_project(tmp_path, {})
+    done = sweepgen(tmp_path, "render", "specs/s.yaml")
+    assert done.returncode == 0, done.stderr
+    recorded = lock.read(str(tmp_path / SWEEP), "x")
+    assert recorded is not None and recorded.files == []
+    assert not (tmp_path / SWEEP / ".search").exists()  # the study is made by the first `run`
+
+
+@pytest.mark.parametrize(
+    ("search", "extra", "message"),
+    [
+        ({"axes": {"xx": {"uniform": [0.0, 1.0]}}}, {}, "did you mean"),
+        ({}, {"grid": {"seed": [0, 1]}}, "cannot also have `grid:`"),
+        ({"repeats": 2}, {}, "needs `search.seed_path`"),
+        ({}, {"constraints": [{"expr": "x > 2", "message": "never"}]}, "no probed point"),
+        ({}, {"schema": "s.json"}, "search probe at"),
+    ],
+    ids=["axis-typo", "with-grid", "repeats-without-seed", "constraints-admit-nothing", "schema-at-bound"],
+)
+def test_render_refuses_a_search_that_cannot_work(tmp_path, search, extra, message):
+    (tmp_path / "specs").mkdir()
+    # the schema refuses x above 0.9: the high bound (1.0) is probed and fails
+    schema = {"type": "object", "properties": {"x": {"type": "number", "maximum": 0.9}}}
+    (tmp_path / "specs" / "s.json").write_text(json.dumps(schema))
+    write_search_project(tmp_path, search, **extra)
+    done = sweepgen(tmp_path, "render", "specs/s.yaml")
+    assert done.returncode == 2, done.stdout
+    assert message in done.stderr and "specs/s.yaml:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_exactly_n_trials_each_differing_from_the_base_only_in_the_axes(tmp_path):
+    write_search_project(tmp_path, {"n": 5, "sampler": "random"})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    trials = study(tmp_path).get_trials()
+    assert [t.state.name for t in trials] == ["COMPLETE"] * 5
+    recorded = lock.read(str(tmp_path / SWEEP), "x")
+    assert recorded is not None and [f.variant for f in recorded.files] == [f"t000{i}" for i in range(5)]
+    for trial, entry in zip(trials, recorded.files):
+        # the only differences: the two axes (layer search) and the derived output_dir
+        assert set(entry.set) == {"x", "y", "output_dir"}
+        assert {entry.layers[p] for p in ("x", "y")} == {"search"} and entry.layers["output_dir"] == "derived"
+        assert entry.set["x"] == trial.params["x"] and entry.set["y"] == trial.params["y"]
+        summary = json.loads((tmp_path / "runs" / "fake_search" / entry.variant / "summary.json").read_text())
+        assert summary["score"] == pytest.approx(trial.value)
+    # a second run has nothing to do; `check` knows the trials as generated files
+    again = _run(tmp_path)
+    assert again.returncode == 0 and "started" not in again.stdout
+    assert len(study(tmp_path).get_trials()) == 5
+    checked = sweepgen(tmp_path, "check", "specs/s.yaml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    (tmp_path / SWEEP / "t0001.yaml").write_text("x: 1\n")
+    edited = sweepgen(tmp_path, "check", "specs/s.yaml")
+    assert edited.returncode == 1 and "t0001.yaml" in edited.stdout + edited.stderr
+
+
+def test_a_point_failing_a_constraint_is_told_failed_and_never_run(tmp_path):
+    constraint = {"expr": "x < 0.5", "message": "x stays below one half"}
+    write_search_project(tmp_path, {"n": 8, "sampler": "random"}, constraints=[constraint])
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    _run(tmp_path)
+    trials = study(tmp_path).get_trials()
+    assert len(trials) == 8
+    refused = [t for t in trials if t.params["x"] >= 0.5]
+    assert refused, "the seeded draw has points on both sides of the constraint"
+    for t in trials:
+        name = f"t{t.number:04d}"
+        if t in refused:
+            assert t.state.name == "FAIL" and "x stays below one half" in t.user_attrs["sweepgen_reason"]
+            assert not (tmp_path / "runs" / "fake_search" / name).exists()
+            assert not (tmp_path / SWEEP / f"{name}.yaml").exists()
+        else:
+            assert t.state.name == "COMPLETE"
+    shown = sweepgen(tmp_path, "status", str(SWEEP))  # refused points have no run: status names them
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"t{refused[0].number:04d} failed: refused before it ran" in shown.stdout
+
+
+def test_pruned_trials_are_stopped_with_their_checkpoint_and_marked(tmp_path):
+    base = {"x": 0.5, "y": 0.5, "steps": 30, "step_s": 0.05, "seed": 0, "noise": 0.0, "output_dir": None}
+    prune = {"method": "asha", "min_steps": 2, "reduction": 3}
+    write_search_project(tmp_path, {"n": 8, "parallel": 2, "sampler": "random", "prune": prune}, base=base)
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = _run(tmp_path)
+    trials = study(tmp_path).get_trials()
+    assert len(trials) == 8 and all(t.state.name in ("COMPLETE", "PRUNED") for t in trials)
+    pruned = [t for t in trials if t.state.name == "PRUNED"]
+    assert pruned, done.stdout
+    for t in pruned:
+        run = tmp_path / "runs" / "fake_search" / f"t{t.number:04d}"
+        status = read_status(run)
+        assert status is not None and status.state is RunState.CANCELLED
+        assert status.reason is not None and status.reason.startswith("pruned at step")
+        steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+        assert steps[-1] < 30 and not (run / "summary.json").exists()
+        assert json.loads((run / "checkpoint.json").read_text())["step"] == steps[-1]  # SIGTERM: saved
+        assert "pruned at step" in t.user_attrs["sweepgen_reason"]
+
+
+def _assert_exactly_once(root: Path, n: int, last_step: int = 6) -> None:
+    trials = study(root).get_trials()
+    assert len(trials) == n, [(t.number, t.state.name) for t in trials]
+    assert sorted(t.number for t in trials) == list(range(n))
+    # nothing prunes or refuses here, and the fake trainer never fails: every trial completes
+    assert all(t.state.name == "COMPLETE" for t in trials), [(t.number, t.user_attrs) for t in trials]
+    for t in trials:
+        run = root / "runs" / "fake_search" / f"t{t.number:04d}"
+        steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+        assert steps == sorted(set(steps)), f"{run.name} logged a step twice: {steps}"
+        assert steps[-1] == last_step
+
+
+def test_sigkill_at_random_moments_then_run_again_reaches_exactly_n(tmp_path):
+    n = 6
+    write_search_project(tmp_path, {"n": n, "parallel": 2})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    rng = random.Random(23)
+    for _ in range(4):
+        proc = sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False)
+        time.sleep(rng.uniform(0.3, 2.0))
+        proc.send_signal(signal.SIGKILL)  # the controller only: its trainers go on, as after a crash
+        proc.communicate()
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _assert_exactly_once(tmp_path, n)
+    checked = sweepgen(tmp_path, "check", "specs/s.yaml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_two_runs_share_the_study_without_duplicates(tmp_path):
+    n = 6
+    write_search_project(tmp_path, {"n": n, "parallel": 2})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    procs = [sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False) for _ in range(2)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and "Traceback" not in err, out + err
+    _assert_exactly_once(tmp_path, n)
+    for t in study(tmp_path).get_trials():
+        starts = (tmp_path / "runs" / "fake_search" / f"t{t.number:04d}" / "starts.jsonl").read_text()
+        assert len(starts.splitlines()) == 1, f"t{t.number:04d} started more than once"
+
+
+def test_the_study_reopens_in_optuna_with_the_best_trial(tmp_path):
+    write_search_project(tmp_path, {"n": 4})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = _run(tmp_path)
+    best = study(tmp_path).best_trial
+    assert f"best: t{best.number:04d}" in done.stdout
+    assert set(best.params) == {"x", "y"} and best.value == max(t.value for t in study(tmp_path).get_trials())
+
+
+def test_a_journal_line_cut_by_a_kill_is_dropped_before_the_next_append(tmp_path):
+    import optuna
+
+    from sweepgen.compile.search_block import SearchBlock
+    from sweepgen.run import search_study
+
+    block = SearchBlock.model_validate({"n": 3, "metric": "m", "axes": {"x": {"uniform": [0.0, 1.0]}}})
+    first = search_study.open_study(tmp_path, block)
+    first.tell(first.ask({"x": optuna.distributions.FloatDistribution(0, 1)}), 0.5)
+    journal = search_study.journal_path(tmp_path)
+    with open(journal, "ab") as fh:
+        fh.write(b'{"op_code": 4, "worker_id": "cut-by-a-ki')  # a writer SIGKILLed mid-append
+    again = search_study.open_study(tmp_path, block)
+    again.tell(again.ask({"x": optuna.distributions.FloatDistribution(0, 1)}), 0.7)
+    reread = search_study.load_study(tmp_path)
+    assert reread is not None and [t.value for t in reread.get_trials()] == [0.5, 0.7]
+
+
+def test_the_lock_written_trial_by_trial_is_byte_for_byte_the_pipeline_lock():
+    from sweepgen.compile import lock_digest
+    from sweepgen.compile.lock import Lock
+    from sweepgen.run.search_lock import LockText
+
+    base = {"x": 0.5, "y": 0.5, "seed": 0, "output_dir": None}
+    head = Lock(3, "0.1.0", "s", "specs/s.yaml", "ab", {"specs/s.yaml": "ab"}, [], None, base, [])
+    text = LockText(head)
+    entries = []
+    for i, (x, layers) in enumerate(
+        [(0.1, "search"), (0.1, "search"), (0.7, "search:seed"), (0.2, "search")]
+    ):
+        config = {**base, "x": x, "y": 0.25 * i, "output_dir": f"runs/t{i}", "seed": i}
+        entry = lock.entry_for(
+            path=f"t{i:04d}.yaml",
+            variant=f"t{i:04d}",
+            run_name=f"t{i:04d}",
+            sha256=str(i),
+            layers={"x": "search", "y": "search", "seed": layers, "output_dir": "derived"},
+            base=base,
+            config=config,
+            touched=(("x",), ("y",), ("seed",), ("output_dir",)),
+            run_dir=f"runs/t{i}",
+        )
+        entries.append(entry)
+        text.put([entry])
+        # the rule of pipeline.varying_paths: a path whose value is not the same in every entry
+        values = {
+            p: [e.get("set", {}).get(p, base.get(p)) for e in entries]
+            for p in ("x", "y", "seed", "output_dir")
+        }
+        varying = sorted(p for p, vs in values.items() if len({repr(v) for v in vs}) > 1)
+        expected = lock_digest.seal(
+            lock.dumps(
+                lock.build(
+                    sweep="s",
+                    spec="specs/s.yaml",
+                    spec_sha256="ab",
+                    inputs={"specs/s.yaml": "ab"},
+                    varying=varying,
+                    base=base,
+                    files=sorted(entries, key=lambda e: e["variant"]),
+                    resources=None,
+                )
+            )
+        )
+        assert text.text() == expected, i
+
+
+def test_repeats_run_each_trial_with_k_seeds_and_tell_the_mean(tmp_path):
+    write_search_project(
+        tmp_path, {"n": 2, "parallel": 1, "repeats": 2, "seed_path": "seed", "sampler": "random"}
+    )
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    recorded = lock.read(str(tmp_path / SWEEP), "x")
+    assert recorded is not None
+    assert [f.variant for f in recorded.files] == ["t0000_r0", "t0000_r1", "t0001_r0", "t0001_r1"]
+    for t in study(tmp_path).get_trials():
+        finals = []
+        for r in (0, 1):
+            entry = next(f for f in recorded.files if f.variant == f"t{t.number:04d}_r{r}")
+            assert recorded.config(entry)["seed"] == r and entry.layers["seed"] == "search:seed"
+            run = tmp_path / "runs" / "fake_search" / entry.variant
+            finals.append(json.loads((run / "summary.json").read_text())["score"])
+        assert finals[0] != finals[1]  # the seeds give different noise
+        assert t.value == pytest.approx(sum(finals) / 2)
+    shown = sweepgen(tmp_path, "status", str(SWEEP))
+    assert shown.returncode == 0 and "search: 2/2 trials finished (2 complete" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    "sampler", ["random", "qmc", "tpe", "cmaes", pytest.param("gp", marks=pytest.mark.train)]
+)  # Optuna's GP sampler runs on torch: the full lane
+@pytest.mark.parametrize("method", ["asha", "median", "hyperband", "none"])
+def test_every_sampler_and_pruner_of_the_block_drives_a_study(sampler, method):
+    import optuna
+
+    from sweepgen.compile.search_block import SearchBlock
+    from sweepgen.run import search_study
+
+    block = SearchBlock.model_validate(
+        {
+            "n": 6,
+            "parallel": 2,
+            "sampler": sampler,
+            "metric": "m",
+            "axes": {"x": {"uniform": [0.0, 1.0]}, "k": {"int_uniform": [1, 4]}, "c": {"choice": ["a", "b"]}},
+            "prune": {"method": method, "min_steps": 2},
+        }
+    )
+    study = optuna.create_study(direction="maximize", pruner=search_study.pruner(block))
+    for i in range(6):
+        study.sampler = search_study.sampler(block, salt=i)
+        trial = study.ask(search_study.distributions(block))
+        assert (
+            0.0 <= trial.params["x"] <= 1.0 and trial.params["k"] in range(1, 5) and trial.params["c"] in "ab"
+        )
+        for step in range(1, 4):
+            trial.report(trial.params["x"] * step, step)
+        study.tell(trial, trial.params["x"])
+    assert len(study.trials) == 6
+
+
+def test_ctrl_c_stops_the_trials_with_a_checkpoint_and_the_next_run_resumes_them(tmp_path):
+    base = {"x": 0.5, "y": 0.5, "steps": 40, "step_s": 0.05, "seed": 0, "noise": 0.0, "output_dir": None}
+    write_search_project(tmp_path, {"n": 3, "parallel": 2, "sampler": "random"}, base=base)
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    proc = sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False)
+    runs = tmp_path / "runs" / "fake_search"
+    deadline = time.monotonic() + 60
+    while not all((runs / f"t000{i}" / "metrics.jsonl").is_file() for i in (0, 1)):
+        assert time.monotonic() < deadline, "the first two trials never started"
+        time.sleep(0.1)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    assert [t.state.name for t in study(tmp_path).get_trials()] == ["RUNNING", "RUNNING"]
+    for i in (0, 1):
+        assert json.loads((runs / f"t000{i}" / "checkpoint.json").read_text())["step"] > 0
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _assert_exactly_once(tmp_path, 3, last_step=40)
+    for i in (0, 1):  # resumed from their checkpoints, in their run directories
+        starts = [json.loads(line) for line in (runs / f"t000{i}" / "starts.jsonl").read_text().splitlines()]
+        assert len(starts) == 2 and starts[1]["from_step"] > 0

@@ -1,0 +1,95 @@
+"""`sweepgen status` always answers: an unreadable status file is that run's row (UNREADABLE, with
+why) and not the whole command's failure; a lost run's end time comes from its own files; when
+Slurm does not answer, the status files answer within the bound, with a warning."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from run_support import make_sweep
+
+from sweepgen.cli import main
+from sweepgen.run import sweep_status
+from sweepgen.run.base import RunState, RunStatus, write_status
+from sweepgen.run.tasks import load_sweep
+
+
+def status(*args: str):
+    return CliRunner().invoke(main, ["status", "generated/fake", *args])
+
+
+@pytest.fixture
+def sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    make_sweep(tmp_path, {"a": {}, "b": {}})
+    for name in ("a", "b"):
+        run_dir = tmp_path / "runs" / "fake" / name
+        run_dir.mkdir(parents=True)
+        write_status(run_dir, RunStatus(RunState.FAILED, "local", exit_code=3, reason="exit code 3"))
+    return tmp_path
+
+
+def test_an_unreadable_status_file_is_shown_as_such_and_the_others_still_are(sweep):
+    (sweep / "runs/fake/a/sweepgen_status.json").write_bytes(b"\xff\xfe not json")
+    result = status("--format", "json")
+    assert result.exit_code == 1, result.output  # a problem, not a crash (exit 2) nor "ok"
+    rows = {r["run"]: r for r in json.loads(result.stdout)}
+    assert rows["a"]["state"] == "UNREADABLE" and "sweepgen_status.json" in rows["a"]["reason"]
+    assert rows["b"]["state"] == "FAILED" and rows["b"]["reason"] == "exit code 3"
+    text = status()
+    assert "UNREADABLE" in text.stdout and "Traceback" not in text.output
+
+
+def test_a_lost_run_ended_when_its_files_last_changed(sweep):
+    from sweepgen.run.base import this_host
+
+    run_dir = sweep / "runs/fake/a"
+    # "running" on this host, but no such process (pid above Linux's pid_max): lost
+    write_status(run_dir, RunStatus(RunState.RUNNING, "local", ids={"pid": 2**22 + 7, "host": this_host()}))
+    (run_dir / "run.log").write_text("last words\n")
+    old = time.time() - 3600
+    for name in ("run.log", "sweepgen_status.json"):
+        os.utime(run_dir / name, (old, old))
+    rows = {r["run"]: r for r in json.loads(status("--format", "json").stdout)}
+    assert rows["a"]["state"] == "FAILED" and rows["a"]["reason"].startswith("lost")
+    ended = rows["a"]["ended"]
+    assert ended.startswith(time.strftime("%Y-%m-%dT%H", time.gmtime(old))), ended
+
+
+def test_status_answers_from_the_files_when_slurm_does_not(sweep, monkeypatch):
+    run_dir = sweep / "runs/fake/b"
+    write_status(run_dir, RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "123"}))
+
+    def hung(tasks, **kwargs):
+        time.sleep(30)  # slurmctld down: squeue retries for over a minute
+        raise AssertionError("not reached in time")
+
+    monkeypatch.setattr("sweepgen.run.slurm.observe", hung)
+    started = time.monotonic()
+    views = sweep_status.collect(load_sweep(Path("generated/fake")).tasks, slurm_answer_s=0.5)
+    assert time.monotonic() - started < 5
+    by_name = {v.task.name: v for v in views}
+    assert by_name["b"].label == "RUNNING"
+    assert "Slurm did not answer within 0.5 s" in (by_name["b"].note or "")
+    assert by_name["a"].label == "FAILED"  # the local run is unaffected
+
+
+def test_a_submitted_run_whose_directory_vanished_is_named(sweep):
+    import shutil
+
+    journal = sweep / "runs/fake/.sweepgen_slurm/jobs.json"
+    journal.parent.mkdir(parents=True)
+    journal.write_text(json.dumps({"arrays": [{"array_job_id": "9", "runs": {"9_0": "a", "9_1": "b"}}]}))
+    shutil.rmtree(sweep / "runs/fake/a")
+    rows = {r["run"]: r for r in json.loads(status("--format", "json").stdout)}
+    assert rows["a"]["state"] == "FAILED"
+    assert rows["a"]["reason"] == "its run directory runs/fake/a is gone (submitted as Slurm job 9_0)"
+    assert rows["b"]["state"] == "FAILED" and rows["b"]["reason"] == "exit code 3"
+    journal.unlink()  # never submitted anywhere we know of: not started, as before
+    rows = {r["run"]: r for r in json.loads(status("--format", "json").stdout)}
+    assert rows["a"]["state"] == "NOT STARTED"
