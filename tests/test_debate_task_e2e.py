@@ -100,8 +100,8 @@ def test_identity_is_plain_grpo(tmp_path, tiny_cache_module):
     from datasets import Dataset
 
     from trainer import data, models
-    from trainer.run import build_trainer
     from trainer.outputs import RunDir
+    from trainer.run import build_trainer
 
     cfg = shipped("identity", tmp_path)
     model, tokenizer = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), "float32")

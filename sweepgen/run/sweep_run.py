@@ -135,7 +135,8 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     if stale:
         raise UserError(
             f"{len(stale)} run director{'y holds a run' if len(stale) == 1 else 'ies hold runs'} of another "
-            f"version of the config: " + ", ".join(f"{t.name} ({t.run_dir}: {stale_cause(t)})" for t in stale),
+            f"version of the config: "
+            + ", ".join(f"{t.name} ({t.run_dir}: {stale_cause(t)})" for t in stale),
             location=Location(str(request.sweep_dir)),
             hint="the spec or a data file changed since those runs started; give the changed runs a new "
             "output_dir "
