@@ -1,15 +1,25 @@
-"""The reward-shaping debate sweep (specs/reward_shaping_debate.yaml): 5 strategies x 3 seeds, tiny model.
+"""The reward-shaping debate sweep (specs/reward_shaping_debate.yaml): 5 strategies x 10 seeds, tiny model.
 
 Run from the repository root (the spec's data path and output_dir are relative to it):
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_debate_sweep.py --jobs 1        # render, run, report, summarize
-    python benchmarks/bench_debate_sweep.py --summarize-only   # table of an existing runs/ folder
+    OMP_NUM_THREADS=1 python benchmarks/bench_debate_sweep.py --jobs 2     # render, run, report, verdicts
+    python benchmarks/bench_debate_sweep.py --summarize-only               # verdicts of an existing runs/
+    OMP_NUM_THREADS=1 python benchmarks/bench_debate_sweep.py --cost       # K = 1, 2, 4 generation cost
 
-It renders the spec, runs it with `sweepgen run` (finished runs are skipped, so it resumes), writes
-`sweepgen report` (runs/reward_shaping_debate/report.csv, report.png) and prints one Markdown row per
-strategy: final team accuracy (mean of the last summary_window steps) as mean ± std over seeds, the
-per-role individual rewards, the fraction of groups with zero advantage, the debate length, and the
-wall time per run and per step. It also times the shaping itself (pure Python) on one batch.
+The sweep renders the spec, runs it with `sweepgen run` (finished runs are skipped, so it resumes),
+writes `sweepgen report`, and prints per strategy: the final team accuracy (summary.json's
+debate.team_accuracy: the mean of the last summary_window steps) over seeds as mean with a seeded
+bootstrap 95% interval, its difference from identity with a bootstrap 95% interval, Welch's t-test
+p-value, Holm-corrected across the four comparisons, and the verdict (better / worse / no evidence at
+the 5% level). `sweepgen report --compare` (issue 22) was not on main when this was written, so the
+statistics are computed here with scipy; `sweepgen report --compare identity` (now on main) prints
+the same statistics, and the sweep run prints both as a cross-check. It also prints what each role
+was trained on (per-role advantage statistics from metrics.jsonl).
+
+--cost runs the identity config (plain GRPO), coma with K = 1, 2, 4 counterfactuals per turn and
+difference_rewards (one default-action branch per turn) for the same steps, interleaved over rounds,
+and reports the steady-state steps/s (metrics.jsonl elapsed_s from step 2 on) and each one's ratio to
+plain GRPO, with the generated tokens per step.
 """
 
 from __future__ import annotations
@@ -21,56 +31,115 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 SPEC = "specs/reward_shaping_debate.yaml"
 SWEEP = Path("generated/reward_shaping_debate")
 RUNS = Path("runs/reward_shaping_debate")
 STRATEGIES = ["identity", "difference_rewards", "potential_based", "coma", "reward_mixing"]
+BOOTSTRAP_SEED = 0
 
 
 def sweepgen(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "sweepgen", *args], check=True)
 
 
-def summarize() -> str:
+def final_accuracy(strategy: str) -> dict[int, float]:
+    """seed -> final team accuracy of each finished run of the strategy."""
+    out = {}
+    for path in sorted(RUNS.glob(f"{strategy}_s*/summary.json")):
+        summary = json.loads(path.read_text())
+        out[int(path.parent.name.rsplit("_s", 1)[1])] = summary["debate"]["team_accuracy"]
+    return out
+
+
+def bootstrap_mean(values: list[float]) -> tuple[float, float]:
+    from scipy.stats import bootstrap
+
+    if len(set(values)) == 1:
+        return values[0], values[0]
+    res = bootstrap(
+        (values,), statistics.fmean, confidence_level=0.95, rng=BOOTSTRAP_SEED, method="percentile"
+    )
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def bootstrap_difference(a: list[float], b: list[float]) -> tuple[float, float]:
+    from scipy.stats import bootstrap
+
+    def diff(x, y, axis=-1):
+        return x.mean(axis=axis) - y.mean(axis=axis)
+
+    res = bootstrap(
+        (a, b), diff, confidence_level=0.95, rng=BOOTSTRAP_SEED, method="percentile", vectorized=True
+    )
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def holm(p_values: dict[str, float]) -> dict[str, float]:
+    """Holm-Bonferroni adjusted p-values (step-down, made monotone)."""
+    ordered = sorted(p_values.items(), key=lambda kv: kv[1])
+    m, running, out = len(ordered), 0.0, {}
+    for rank, (name, p) in enumerate(ordered):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[name] = running
+    return out
+
+
+def verdicts() -> str:
+    from scipy.stats import ttest_ind
+
+    acc = {s: final_accuracy(s) for s in STRATEGIES}
+    base = list(acc["identity"].values())
+    raw_p = {}
+    for s in STRATEGIES[1:]:
+        values = list(acc[s].values())
+        if len(values) > 1 and len(base) > 1 and (statistics.pstdev(values) or statistics.pstdev(base)):
+            raw_p[s] = float(ttest_ind(values, base, equal_var=False).pvalue)
+        else:
+            raw_p[s] = 1.0
+    adjusted = holm(raw_p)
     lines = [
-        "| strategy | team accuracy (final) | best reward | I solver | I critic | zero-adv groups "
-        "| tokens/debate | wall s/run | s/step |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| strategy | n seeds | final team accuracy, mean [95% CI] | − identity [95% CI] "
+        "| Welch p | Holm p | verdict |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for strategy in STRATEGIES:
-        summaries = [json.loads(p.read_text()) for p in sorted(RUNS.glob(f"{strategy}_s*/summary.json"))]
-        if not summaries:
-            lines.append(f"| {strategy} | (no finished run) |")
+    for s in STRATEGIES:
+        values = list(acc[s].values())
+        if not values:
+            lines.append(f"| {s} | 0 | (no finished run) | | | | |")
             continue
-        acc = [s["debate"]["team_accuracy"] for s in summaries]
-        best = [s["best_reward"] for s in summaries]
-        wall = [s["wall_time_s"] for s in summaries]
-        steps = [s["steps"] for s in summaries]
-
-        def mean(key: str, summaries: list[dict] = summaries) -> float:
-            return statistics.fmean(s["debate"][key] for s in summaries)
-
-        spread = f" ± {statistics.stdev(acc):.3f}" if len(acc) > 1 else ""
+        low, high = bootstrap_mean(values)
+        row = f"| {s} | {len(values)} | {statistics.fmean(values):.3f} [{low:.3f}, {high:.3f}]"
+        if s == "identity":
+            lines.append(row + " | (baseline) | | | |")
+            continue
+        d_low, d_high = bootstrap_difference(values, base)
+        delta = statistics.fmean(values) - statistics.fmean(base)
+        verdict = "no evidence"
+        if adjusted[s] < 0.05 and (d_low > 0 or d_high < 0):
+            verdict = "better" if delta > 0 else "worse"
         lines.append(
-            f"| {strategy} (n={len(summaries)}) | {statistics.fmean(acc):.3f}{spread} "
-            f"| {statistics.fmean(best):.3f} | {mean('reward_solver'):.3f} | {mean('reward_critic'):.3f} "
-            f"| {mean('zero_advantage_groups'):.2f} "
-            f"| {mean('length_tokens'):.1f} | {statistics.fmean(wall):.0f} | {sum(wall) / sum(steps):.2f} |"
+            row
+            + f" | {delta:+.3f} [{d_low:+.3f}, {d_high:+.3f}] | {raw_p[s]:.3f} | {adjusted[s]:.3f} "
+            + f"| {verdict} |"
         )
-    return "\n".join(lines) + "\n\n" + advantage_table()
+    return "\n".join(lines)
 
 
 def advantage_table() -> str:
     """Per-role advantage statistics from metrics.jsonl over every step of every seed: what each role
-    was trained on (mean and std of the applied advantage, and the share of steps where it was all 0)."""
+    was trained on (mean std of the applied advantage, share of steps where it was all 0), and the
+    counterfactual generation per step."""
     lines = [
-        "| strategy | A mean solver | A mean critic | A std solver | A std critic "
-        "| steps with A=0 solver | steps with A=0 critic |",
+        "| strategy | A std solver | A std critic | steps with A=0 solver | steps with A=0 critic "
+        "| counterfactual tokens/step | s/step |",
         "|---|---|---|---|---|---|---|",
     ]
     for strategy in STRATEGIES:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for path in sorted(RUNS.glob(f"{strategy}_s*/metrics.jsonl")):
             rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         rows = [r for r in rows if "debate/advantage_std/solver" in r]
@@ -79,67 +148,96 @@ def advantage_table() -> str:
             continue
 
         def avg(key: str, rows: list[dict] = rows) -> float:
-            return statistics.fmean(r[key] for r in rows)
+            return statistics.fmean(r.get(key, 0.0) for r in rows)
 
         def zero(role: str, rows: list[dict] = rows) -> float:
             return statistics.fmean(float(r[f"debate/advantage_std/{role}"] == 0.0) for r in rows)
 
         lines.append(
-            f"| {strategy} ({len(rows)} steps) | {avg('debate/advantage_mean/solver'):+.4f} "
-            f"| {avg('debate/advantage_mean/critic'):+.4f} | {avg('debate/advantage_std/solver'):.4f} "
-            f"| {avg('debate/advantage_std/critic'):.4f} | {zero('solver'):.2f} | {zero('critic'):.2f} |"
+            f"| {strategy} ({len(rows)} steps) | {avg('debate/advantage_std/solver'):.4f} "
+            f"| {avg('debate/advantage_std/critic'):.4f} | {zero('solver'):.2f} | {zero('critic'):.2f} "
+            f"| {avg('debate/counterfactual_tokens'):.0f} | {avg('step_time'):.2f} |"
         )
     return "\n".join(lines)
 
 
-def shaping_cost(repeats: int = 200) -> str:
-    """Wall time of shaping one step's batch (2 groups x 8 debates of 3 turns), per strategy."""
-    from trainer.debate.group import Group, Turn
-    from trainer.debate.shaping import advantages
+# ---- --cost: K counterfactuals per turn against plain GRPO ---------------------------------------
 
-    def final(turns):
-        return turns[-1].correct if turns else 0.0
 
-    roles = ("solver", "critic", "solver")
-    groups = [
-        Group(
-            tuple(
-                tuple(Turn(r, "", 6, float((i + t + g) % 3 == 0)) for t, r in enumerate(roles))
-                for i in range(8)
-            ),
-            final,
-        )
-        for g in range(2)
+def cost_configs(steps: int, out: Path) -> dict[str, Path]:
+    base = yaml.safe_load((SWEEP / "identity_seed0.yaml").read_text())
+    base["grpo"]["max_steps"] = steps
+    arms: dict[str, dict[str, Any]] = {"plain GRPO (identity)": {"strategy": "identity", "params": {}}}
+    for k in (1, 2, 4):
+        arms[f"coma K={k}"] = {"strategy": "coma", "params": {"counterfactuals": k}}
+    arms["difference_rewards"] = {"strategy": "difference_rewards", "params": {}}
+    paths = {}
+    for name, shaping in arms.items():
+        cfg = dict(base, reward_shaping=shaping, run_name=f"cost{len(paths)}")
+        paths[name] = out / f"{len(paths)}.yaml"
+        cfg["output_dir"] = str(out / f"run{len(paths)}")
+        paths[name].write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return paths
+
+
+def steady_rate(run_dir: Path) -> tuple[float, float, float]:
+    """(steps/s from step 2 on, generated debate tokens/step, counterfactual tokens/step)."""
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if "elapsed_s" in r]
+    rate = (len(rows) - 1) / (rows[-1]["elapsed_s"] - rows[0]["elapsed_s"])
+    tokens = statistics.fmean(r["debate/length_tokens"] * 16 for r in rows)  # 16 debates per step
+    cf = statistics.fmean(r["debate/counterfactual_tokens"] for r in rows)
+    return rate, tokens, cf
+
+
+def cost(steps: int, rounds: int) -> str:
+    import shutil
+
+    out = Path("benchmarks/out/debate_cost")
+    results: dict[str, list[tuple[float, float, float]]] = {}
+    for _ in range(rounds):  # interleaved, so a change in machine load hits every arm alike
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        for name, path in cost_configs(steps, out).items():
+            subprocess.run([sys.executable, "-m", "trainer", str(path)], check=True, capture_output=True)
+            run_dir = Path(yaml.safe_load(path.read_text())["output_dir"])
+            results.setdefault(name, []).append(steady_rate(run_dir))
+    plain = statistics.fmean(r[0] for r in results["plain GRPO (identity)"])
+    lines = [
+        f"| arm | steps/s (mean of {rounds} rounds, steps 2-{steps}) | ratio to plain GRPO "
+        "| debate tokens/step "
+        "| counterfactual tokens/step |",
+        "|---|---|---|---|---|",
     ]
-    params = {
-        "identity": {},
-        "difference_rewards": {},
-        "reward_mixing": {"alpha": 0.5},
-        "potential_based": {"gamma": 0.99, "potential_type": "debate_length"},
-        "coma": {},
-    }
-    out = []
-    for name in STRATEGIES:
-        start = time.perf_counter()
-        for _ in range(repeats):
-            advantages(groups, name, params[name], "group")
-        out.append(f"{name} {1e6 * (time.perf_counter() - start) / repeats:.0f} µs")
-    return "shaping one batch of 16 debates: " + ", ".join(out)
+    for name, rs in results.items():
+        rate = statistics.fmean(r[0] for r in rs)
+        lines.append(
+            f"| {name} | {rate:.2f} | {rate / plain:.2f} | {statistics.fmean(r[1] for r in rs):.0f} "
+            f"| {statistics.fmean(r[2] for r in rs):.0f} |"
+        )
+    return "\n".join(lines)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--jobs", default="1", help="runs at once (the machine has 2 cores)")
     parser.add_argument("--summarize-only", action="store_true")
+    parser.add_argument("--cost", action="store_true", help="measure K = 1, 2, 4 against plain GRPO")
+    parser.add_argument("--cost-steps", type=int, default=10)
+    parser.add_argument("--cost-rounds", type=int, default=2)
     args = parser.parse_args()
+    if args.cost:
+        print(cost(args.cost_steps, args.cost_rounds))
+        return
     if not args.summarize_only:
         start = time.monotonic()
         sweepgen("render", SPEC)
         sweepgen("run", str(SWEEP), "--jobs", args.jobs)
         print(f"sweep wall time: {time.monotonic() - start:.0f} s")
-    sweepgen("report", str(SWEEP))
-    print(summarize())
-    print(shaping_cost())
+        sweepgen("report", str(SWEEP), "--compare", "identity")
+    print(verdicts())
+    print()
+    print(advantage_table())
 
 
 if __name__ == "__main__":

@@ -74,7 +74,8 @@ def test_the_turn_budget_must_fit_the_completion_length():
 
 def test_unknown_keys_and_strategies_are_rejected():
     assert "Extra inputs are not permitted" in error_of(config(debate={"max_turn": 3}))
-    assert "known reward-shaping strategies: coma, difference_rewards, identity" in error_of(
+    known = "coma, coma_rescore, difference_rewards, difference_rewards_rescore, identity"
+    assert f"known reward-shaping strategies: {known}" in error_of(
         config(reward_shaping={"strategy": "idenity"})
     )
 

@@ -103,9 +103,10 @@ def test_identity_reproduces_trls_grpo_advantages(tmp_path, tiny_cache):
                 assert out["advantages"][i, t].item() == pytest.approx(trl[i].item(), abs=1e-5)
 
 
-def test_difference_rewards_give_the_critic_nothing_when_only_the_final_turn_counts(tmp_path, tiny_cache):
-    # The team reward reads the solver's final turn only; removing the critic's turns cannot change it.
-    trainer, batch = make_trainer(tmp_path, {"strategy": "difference_rewards"})
+def test_rescored_difference_rewards_give_the_critic_nothing(tmp_path, tiny_cache):
+    # The team reward reads the solver's final turn only; re-scoring without the critic's turns cannot
+    # change it (the blindness issue 24 fixed in `difference_rewards`, kept under an honest name).
+    trainer, batch = make_trainer(tmp_path, {"strategy": "difference_rewards_rescore"})
     out = trainer._generate_and_score_completions(batch)
     for i, row in enumerate(batch):
         for t, role in enumerate(row["debate_token_roles"]):
@@ -115,7 +116,7 @@ def test_difference_rewards_give_the_critic_nothing_when_only_the_final_turn_cou
 
 
 def test_metrics_reach_the_trainer_log(tmp_path, tiny_cache):
-    trainer, batch = make_trainer(tmp_path, {"strategy": "coma"})
+    trainer, batch = make_trainer(tmp_path, {"strategy": "coma_rescore"})
     trainer._generate_and_score_completions(batch)
     metrics = trainer._metrics["train"]
     for key in (
@@ -135,3 +136,23 @@ def test_metrics_reach_the_trainer_log(tmp_path, tiny_cache):
     for group in trainer.last_shaping["advantages"]:
         assert sum(a["solver"] for a in group) == pytest.approx(0.0, abs=1e-9)
         assert all(a["critic"] == 0.0 for a in group)
+
+
+@pytest.mark.parametrize(
+    "shaping", [{"strategy": "coma", "params": {"counterfactuals": 2}}, {"strategy": "difference_rewards"}]
+)
+def test_regenerating_strategies_credit_each_turns_tokens(tmp_path, tiny_cache, shaping):
+    """Each generated token gets its turn's advantage; the critic's is not 0; the cost is counted."""
+    trainer, batch = make_trainer(tmp_path, shaping)
+    out = trainer._generate_and_score_completions(batch)
+    turn_level = [a for g in trainer.last_shaping["turn_advantages"] for a in g]
+    for i, row in enumerate(batch):
+        assert len(row["debate_counterfactuals"]) == 3  # one slot per turn
+        k = 2 if shaping["strategy"] == "coma" else 1
+        assert all(len(per_turn) == k for per_turn in row["debate_counterfactuals"])
+        for t, turn in enumerate(row["debate_token_turns"]):
+            expected = turn_level[i][turn] if turn >= 0 else 0.0
+            assert out["advantages"][i, t].item() == pytest.approx(expected, abs=1e-6)
+    critic = [a[1] for a in turn_level]
+    assert any(abs(c) > 1e-6 for c in critic), "the critic's turn was never credited"
+    assert trainer._metrics["train"]["debate/counterfactual_tokens"][0] > 0

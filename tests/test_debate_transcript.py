@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from trainer.debate.group import ROLES, Group, Turn
 from trainer.debate.metrics import debate_metrics
 from trainer.debate.shaping import advantages, shaped_values
-from trainer.debate.transcript import PROMPT_TOKEN, TurnTokens, assemble, token_advantages
+from trainer.debate.transcript import PROMPT_TOKEN, TurnTokens, assemble, turn_token_advantages
 
 turn_st = st.builds(
     TurnTokens,
@@ -20,22 +20,23 @@ turn_st = st.builds(
 )
 
 
-@given(st.lists(turn_st, min_size=1, max_size=6), st.floats(-3, 3), st.floats(-3, 3))
-def test_each_token_gets_its_roles_advantage(turns, a_solver, a_critic):
+@given(st.lists(turn_st, min_size=1, max_size=6), st.data())
+def test_each_token_gets_its_turns_advantage(turns, data):
     transcript = assemble(turns)
-    values = {"solver": a_solver, "critic": a_critic}
-    per_token = token_advantages(transcript.token_roles, values)
+    values = [data.draw(st.floats(-3, 3)) for _ in turns]
+    per_token = turn_token_advantages(transcript.token_turns, values)
     position = 0
-    for turn in turns:
+    for index, turn in enumerate(turns):
         for _ in turn.prompt_ids:  # inserted role prompt: not trained on, no advantage
             assert transcript.env_mask[position] == 0
-            assert transcript.token_roles[position] == PROMPT_TOKEN
+            assert transcript.token_roles[position] == transcript.token_turns[position] == PROMPT_TOKEN
             assert per_token[position] == 0.0
             position += 1
         for tok in turn.generated_ids:
             assert transcript.completion_ids[position] == tok
             assert transcript.env_mask[position] == 1
-            assert per_token[position] == values[turn.role]
+            assert ROLES[transcript.token_roles[position]] == turn.role
+            assert per_token[position] == values[index]
             position += 1
     assert position == len(transcript.completion_ids) == len(per_token)
     assert [t.n_tokens for t in transcript.turns] == [len(t.generated_ids) for t in turns]
@@ -50,15 +51,16 @@ def test_a_worked_transcript():
     t = assemble(turns)
     assert t.completion_ids == [5, 6, 1, 2, 7, 3, 8, 9]
     assert t.env_mask == [1, 1, 0, 0, 1, 0, 1, 1]
-    assert token_advantages(t.token_roles, {"solver": 0.5, "critic": -1.0}) == [
+    assert t.token_roles == [0, 0, -1, -1, 1, -1, 0, 0]
+    assert turn_token_advantages(t.token_turns, [0.5, -1.0, 0.25]) == [
         0.5,
         0.5,
         0.0,
         0.0,
         -1.0,
         0.0,
-        0.5,
-        0.5,
+        0.25,
+        0.25,
     ]
 
 

@@ -311,7 +311,10 @@ def test_a_run_dir_from_another_version_of_its_config_is_refused_not_skipped(swe
     # the spec changed a's steps: its finished result is not a's result any more
     make_sweep(sweep_root, {"a": {"steps": 5}, "b": {"steps": 2}})
     result = run_cli()
-    assert result.exit_code == 2 and "another version of the config: a (runs/fake/a)" in result.stderr
+    assert (
+        result.exit_code == 2
+        and "another version of the config: a (runs/fake/a: its config changed)" in result.stderr
+    )
     assert "new output_dir" in result.stderr
     assert len(starts("a")) == len(starts("b")) == 1  # nothing started
     report = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])

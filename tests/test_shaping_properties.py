@@ -164,7 +164,7 @@ def test_reward_mixing_half_way():
 
 @given(group_st)
 def test_difference_rewards_are_zero_for_a_role_the_team_reward_ignores(rollouts):
-    values = shaped_values(Group(rollouts, solver_only), "difference_rewards", {})
+    values = shaped_values(Group(rollouts, solver_only), "difference_rewards_rescore", {})
     assert all(v["critic"] == 0.0 for v in values)
 
 
@@ -172,7 +172,7 @@ def test_difference_rewards_never_score_the_critic_as_the_answer():
     # Final solver turn wrong, critic right: replacing the solver by the default action (empty text,
     # correct 0) keeps the final answer the solver's, so D^solver = 0 - 0, not 0 - 1 (issue 13).
     group = Group((debate(1, 1, 0), debate(0, 0, 1)), solver_only)
-    values = shaped_values(group, "difference_rewards", {})
+    values = shaped_values(group, "difference_rewards_rescore", {})
     assert values[0] == {"solver": 0.0, "critic": 0.0}
     # Second: G = 1; with the solver's turns replaced G' = 0 -> D = 1; the critic changes nothing.
     assert values[1] == {"solver": 1.0, "critic": 0.0}
@@ -184,7 +184,7 @@ def test_every_strategy_gives_finite_advantages_for_every_role(groups, scale):
     built = [Group(r, final_turn_correct) for r in groups]
     for name, params in [
         ("identity", {}),
-        ("difference_rewards", {}),
+        ("difference_rewards_rescore", {}),
         ("potential_based", {"gamma": 0.99, "potential_type": "debate_length"}),
         ("reward_mixing", {"alpha": 0.3}),
     ]:

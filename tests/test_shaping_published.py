@@ -121,7 +121,7 @@ def potential_reference(rollouts, team, gamma: float, length_scale: float) -> li
 @settings(max_examples=200)
 @given(groups(), st.sampled_from([final_answer_score, answer_and_critic_score]))
 def test_coma_equals_the_papers_counterfactual_baseline(rollouts, team):
-    ours = advantages([Group(rollouts, team)], "coma", {}, "none")[0]
+    ours = advantages([Group(rollouts, team)], "coma_rescore", {}, "none")[0]
     for got, want in zip(ours, coma_reference(rollouts, team), strict=True):
         for role in ROLES:
             assert got[role] == pytest.approx(want[role], abs=1e-12)
@@ -133,7 +133,7 @@ def test_coma_in_grpo_units_divides_by_the_group_std_of_g(rollouts):
     g = group.team_rewards()
     mean = sum(g) / len(g)
     std = math.sqrt(sum((x - mean) ** 2 for x in g) / (len(g) - 1))
-    scaled = advantages([group], "coma", {}, "group")[0]
+    scaled = advantages([group], "coma_rescore", {}, "group")[0]
     for got, want in zip(scaled, coma_reference(rollouts, final_answer_score), strict=True):
         assert got["solver"] == pytest.approx(want["solver"] / (std + 1e-4), abs=1e-9)
         # and the solver's COMA advantage is then exactly GRPO's (the answer is the solver's)
@@ -148,11 +148,11 @@ def test_coma_roles_differ():
         return (Turn("solver", s1), Turn("critic", c), Turn("solver", s2))
 
     rollouts = (d("7", "7", "7"), d("3", "7", "3"), d("3", "3", "7"), d("7", "3", "3"))
-    adv = shaped_values(Group(rollouts, answer_and_critic_score), "coma", {})
+    adv = shaped_values(Group(rollouts, answer_and_critic_score), "coma_rescore", {})
     assert [a["solver"] for a in adv] != [a["critic"] for a in adv]
     assert adv[0] == pytest.approx({"solver": 1.0, "critic": 0.5})
     # with the final-answer-only reward a re-scoring counterfactual cannot credit the critic
-    plain = shaped_values(Group(rollouts, final_answer_score), "coma", {})
+    plain = shaped_values(Group(rollouts, final_answer_score), "coma_rescore", {})
     assert all(a["critic"] == 0.0 for a in plain)
 
 
@@ -163,14 +163,14 @@ def test_coma_roles_differ():
     st.sampled_from([final_answer_score, answer_and_critic_score]),
 )
 def test_difference_rewards_equal_the_published_definition(rollouts, default_text, team):
-    ours = shaped_values(Group(rollouts, team), "difference_rewards", {"default_text": default_text})
+    ours = shaped_values(Group(rollouts, team), "difference_rewards_rescore", {"default_text": default_text})
     assert ours == difference_reference(rollouts, team, default_text)
 
 
 @given(groups(min_size=1))
 def test_removing_the_solver_never_makes_the_critic_the_answer(rollouts):
     # The audit's case: the solver was trained on whether the critic wrote the right number.
-    ours = shaped_values(Group(rollouts, final_answer_score), "difference_rewards", {})
+    ours = shaped_values(Group(rollouts, final_answer_score), "difference_rewards_rescore", {})
     for turns, d in zip(rollouts, ours, strict=True):
         assert d["solver"] == final_answer_score(turns)  # G − G(default "" answer) = G − 0
         assert d["critic"] == 0.0
@@ -197,7 +197,7 @@ def test_reward_mixing_is_alpha_individual_plus_one_minus_alpha_team(rollouts, a
             assert got[role] == pytest.approx(alpha * individual + (1 - alpha) * g, abs=1e-12)
 
 
-def test_gamma_below_one_warns_at_start_and_one_does_not():
+def test_gamma_below_one_warns_at_start_and_one_names_the_reduction_to_identity():
     def cfg(gamma):
         return validate_config(
             {
@@ -213,7 +213,9 @@ def test_gamma_below_one_warns_at_start_and_one_does_not():
 
     (warning,) = cfg(0.99).warnings()
     assert "policy invariance does not hold" in warning and "undiscounted" in warning
-    assert cfg(1).warnings() == []
+    # gamma 1 is policy-invariant and, here, identity exactly: named at start (issue 24)
+    (reduction,) = cfg(1).warnings()
+    assert "reduces to identity" in reduction and "policy invariance" not in reduction
 
 
 def test_the_old_coma_name_says_what_it_became():

@@ -13,8 +13,10 @@ def test_the_strategies_are_registered():
     assert list(STRATEGIES) == [
         "identity",
         "difference_rewards",
+        "difference_rewards_rescore",
         "potential_based",
         "coma",
+        "coma_rescore",
         "leave_one_out",
         "reward_mixing",
     ]
@@ -86,3 +88,57 @@ def test_leave_one_out_group_size_must_equal_num_generations():
     with pytest.raises(ValueError, match="n_rollouts_per_prompt is 4 but grpo.num_generations is 8"):
         check_group_size(cfg, 8)
     check_group_size(RewardShapingConfig(strategy="identity"), 8)
+
+
+@pytest.mark.parametrize(
+    ("shaping", "debate", "expected"),
+    [
+        (
+            {"strategy": "reward_mixing", "params": {"alpha": 0.0}},
+            {},
+            "reward_mixing with alpha 0 reduces to identity",
+        ),
+        (
+            {"strategy": "leave_one_out", "params": {"n_rollouts_per_prompt": 16}},
+            {},
+            "16/15 times identity's",
+        ),
+        ({"strategy": "coma_rescore"}, {}, "the critic's value is exactly 0 in every rollout"),
+        ({"strategy": "difference_rewards_rescore"}, {}, "cannot credit the critic"),
+        (
+            {"strategy": "difference_rewards"},
+            {"max_turns": 1},
+            "difference_rewards with debate.max_turns 1 reduces",
+        ),
+        (
+            {"strategy": "potential_based", "params": {"gamma": 1.0, "potential_type": "debate_length"}},
+            {},
+            "potential_based with gamma 1 reduces to identity",
+        ),
+    ],
+)
+def test_a_strategy_that_reduces_to_another_is_named_at_start(shaping, debate, expected):
+    from trainer.config import RunConfig
+
+    cfg = RunConfig.model_validate(
+        {"run_name": "r", "output_dir": "runs/r", "debate": debate, "reward_shaping": shaping}
+    )
+    assert any(expected in w for w in cfg.warnings()), cfg.warnings()
+
+
+@pytest.mark.parametrize(
+    "shaping",
+    [
+        {"strategy": "identity"},
+        {"strategy": "coma", "params": {"counterfactuals": 2}},
+        {"strategy": "difference_rewards"},
+        {"strategy": "reward_mixing", "params": {"alpha": 0.5}},
+    ],
+)
+def test_strategies_that_can_differ_start_without_a_warning(shaping):
+    from trainer.config import RunConfig
+
+    cfg = RunConfig.model_validate(
+        {"run_name": "r", "output_dir": "runs/r", "debate": {}, "reward_shaping": shaping}
+    )
+    assert cfg.warnings() == []

@@ -24,12 +24,15 @@ from trainer.debate.config import (
     check_group_size,
     shaping_warnings,
 )
+from trainer.registry import KeyedValueError
 from trainer.routing.config import RoutingConfig
 
 BUILTIN_TINY = "builtin:tiny"
 
 # Every section of every part shares this: no unknown key, no lax coercion (see Section).
-STRICT = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+# allow_inf_nan=False: `.inf`/`.nan` in any float field is an error at its line, not a crash after the
+# model loads (an infinite learning rate) or a run that trains on garbage (an infinite KL coefficient).
+STRICT = ConfigDict(extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False)
 
 # transformers' OptimizerNames values, typed out so this module never imports transformers; a test
 # checks the list against the installed transformers.
@@ -100,13 +103,20 @@ class TinyModel(Section):
     num_attention_heads: int = Field(4, ge=1, description="attention heads (hidden_size must divide)")
     max_position_embeddings: int = Field(256, ge=16, description="longest prompt+completion")
     init_seed: int = Field(0, description="seed of the weight initialisation (not the run seed)")
+    prior: Literal["none", "debate_copy"] = Field(
+        "none",
+        description="`none`: random weights; `debate_copy`: a short supervised warm-up on made-up "
+        "arithmetic debates in which the final answer repeats the critic (trainer/tiny_prior.py), so "
+        "the critic's turn decides the team reward",
+    )
 
     @model_validator(mode="after")
     def _heads_divide(self) -> TinyModel:
         if self.hidden_size % self.num_attention_heads:
-            raise ValueError(
+            raise KeyedValueError(
                 f"hidden_size {self.hidden_size} is not divisible by num_attention_heads "
-                f"{self.num_attention_heads}; pick a head count that divides it"
+                f"{self.num_attention_heads}; pick a head count that divides it",
+                key="num_attention_heads",
             )
         return self
 
@@ -129,9 +139,10 @@ class ModelConfig(Section):
         if self.path == BUILTIN_TINY and self.tiny is None:
             self.tiny = TinyModel()
         elif self.path != BUILTIN_TINY and self.tiny is not None:
-            raise ValueError(
+            raise KeyedValueError(
                 f"`model.tiny` only applies to path `{BUILTIN_TINY}`, but path is {self.path!r}; "
-                "remove `model.tiny` or set the path to builtin:tiny"
+                "remove `model.tiny` or set the path to builtin:tiny",
+                key="tiny",
             )
         return self
 
@@ -197,7 +208,11 @@ class GRPOConfig(Section):
     top_k: int = Field(0, ge=0, description="top-k sampling (0: off)")
     repetition_penalty: float = Field(1.0, gt=0, description="generation repetition penalty")
     epsilon: float = Field(0.2, ge=0, description="lower clip range of the importance ratio")
-    epsilon_high: float = Field(0.2, ge=0, description="upper clip range (TRL: defaults to epsilon)")
+    epsilon_high: float | None = Field(
+        None,
+        ge=0,
+        description="upper clip range; unset: equal to epsilon (TRL's symmetric clip), written out resolved",
+    )
     num_iterations: int = Field(1, ge=1, description="optimisation passes per generated batch (mu)")
     importance_sampling_level: Literal["token", "sequence"] = Field("token", description="GSPO")
     mask_truncated_completions: bool = Field(False, description="drop truncated completions")
@@ -229,13 +244,22 @@ class GRPOConfig(Section):
     )
 
     @model_validator(mode="after")
+    def _symmetric_clip_by_default(self) -> GRPOConfig:
+        # TRL sets epsilon_high = epsilon when it is unset; a fixed 0.2 here would give `epsilon: 0.3`
+        # an upper bound of 0.2. Bypass validate_assignment (it would re-run this validator).
+        if self.epsilon_high is None:
+            object.__setattr__(self, "epsilon_high", self.epsilon)
+        return self
+
+    @model_validator(mode="after")
     def _groups_fit_batch(self) -> GRPOConfig:
         completions = self.batch_size * self.gradient_accumulation_steps
         if completions % self.num_generations:
-            raise ValueError(
+            raise KeyedValueError(
                 f"batch_size × gradient_accumulation_steps = {completions} completions per step is "
                 f"not a multiple of num_generations = {self.num_generations}; every prompt's group "
-                "must fit whole in a step (e.g. batch_size = k × num_generations)"
+                "must fit whole in a step (e.g. batch_size = k × num_generations)",
+                key="batch_size",
             )
         return self
 
@@ -297,12 +321,20 @@ class RunConfig(Section):
         check_group_size(self.reward_shaping, self.grpo.num_generations)
         if self.debate is not None and self.routing is not None:
             # Each picks its own trainer class; running one would silently drop the other.
-            raise ValueError("`debate` and `routing` cannot be combined in one run; remove one of them")
+            raise KeyedValueError(
+                "`debate` and `routing` cannot be combined in one run; remove one of them", key="routing"
+            )
         return self
+
+    def routing_eval_data(self) -> DataConfig | None:
+        """The routing eval's held-out prompt file as a data section (``routing.eval_data``), or None."""
+        if self.routing is None or self.routing.eval_data is None:
+            return None
+        return DataConfig(source=self.routing.eval_data, prompt_field=self.data.prompt_field, shuffle=False)
 
     def warnings(self) -> list[str]:
         """Valid settings that change what the run means; printed at start (trainer.run)."""
-        return shaping_warnings(self.reward_shaping)
+        return shaping_warnings(self.reward_shaping, self.debate, self.grpo.num_generations)
 
     @model_validator(mode="after")
     def _checkpoints_end_generation_cycles(self) -> RunConfig:
@@ -310,10 +342,11 @@ class RunConfig(Section):
         # default, gradient_accumulation_steps). A checkpoint inside a cycle resumes by generating new
         # completions, so a resumed run would silently differ from an uninterrupted one.
         if self.logging.save_steps % self.grpo.num_iterations:
-            raise ValueError(
+            raise KeyedValueError(
                 f"logging.save_steps = {self.logging.save_steps} is not a multiple of grpo.num_iterations = "
                 f"{self.grpo.num_iterations}: a checkpoint inside a generation cycle cannot resume exactly; "
-                "make save_steps a multiple of num_iterations"
+                "make save_steps a multiple of num_iterations",
+                key="logging.save_steps",
             )
         return self
 

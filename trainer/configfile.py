@@ -19,6 +19,11 @@ from trainer.config import RunConfig
 
 
 def load_config(path: str | Path) -> RunConfig:
+    return load_config_doc(path)[0]
+
+
+def load_config_doc(path: str | Path) -> tuple[RunConfig, yamlio.Doc]:
+    """The config and the YAML document it came from (its marks locate later errors' keys)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(
@@ -28,7 +33,20 @@ def load_config(path: str | Path) -> RunConfig:
         doc = yamlio.load(str(path))
     except SweepgenError as err:
         raise ConfigError(err.message, location=err.location, key=err.key, hint=err.hint) from None
-    return validate_config(doc.data, doc)
+    return validate_config(doc.data, doc), doc
+
+
+def locate(err: SweepgenError, doc: yamlio.Doc) -> SweepgenError:
+    """``err`` pointing at the line of its key in the config file, when it names a key but no place
+    (checks that run after loading, e.g. against the model or TRL, know the key, not the file)."""
+    if err.location is not None and err.location.line:
+        return err
+    if err.key:
+        parts = tuple(int(p) if p.isdigit() else p for p in err.key.split("."))
+        err.location = doc.loc(parts, key=True)
+    elif err.location is None:
+        err.location = Location(doc.path)
+    return err
 
 
 def validate_config(data: Any, doc: yamlio.Doc | None = None, display: str = "<config>") -> RunConfig:
@@ -48,10 +66,10 @@ def _to_config_error(err: pydantic.ValidationError, data: Any, doc, display: str
     messages = [_describe(p, data) for p in problems]
     first = problems[0]
     loc_path = tuple(first["loc"])
-    # A registry error (e.g. an unknown reward parameter) knows its key inside the section.
+    # A registry or rule error (e.g. an unknown reward parameter) knows its key inside the section.
     inner = getattr((first.get("ctx") or {}).get("error"), "key", None)
-    if inner and loc_path == ("reward",):
-        loc_path += tuple(inner.split("."))
+    if inner:
+        loc_path += tuple(int(p) if p.isdigit() else p for p in inner.split("."))
     at_key = first["type"] == "extra_forbidden" or bool(inner)
     location = doc.loc(loc_path, key=at_key) if doc else Location(display)
     message = messages[0]

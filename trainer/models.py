@@ -23,6 +23,7 @@ from trainer.config import BUILTIN_TINY, ModelConfig, TinyModel
 # Bump when the factory's output changes for the same TinyModel, so old cache entries are not reused.
 FACTORY_VERSION = 1
 CORPUS = Path(__file__).parent / "data" / "tokenizer_corpus.txt"
+PRIOR_RECIPE = Path(__file__).parent / "tiny_prior.py"
 SPECIAL_TOKENS = ["<|endoftext|>", "<|pad|>"]
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -81,9 +82,14 @@ def _hub_cache_snapshot(repo_id: str) -> Path | None:
 
 def tiny_model_dir(tiny: TinyModel) -> Path:
     """Cache folder for this tiny shape: a hash of the shape, the factory version and the corpus."""
+    shape = tiny.model_dump()
+    if shape["prior"] == "none":
+        del shape["prior"]  # the models built before priors existed keep their cache folders
+    else:  # the prior's recipe is its module: a changed recipe is another model
+        shape["prior_recipe"] = hashlib.sha256(PRIOR_RECIPE.read_bytes()).hexdigest()
     key = json.dumps(
         {
-            "tiny": tiny.model_dump(),
+            "tiny": shape,
             "factory": FACTORY_VERSION,
             "corpus": hashlib.sha256(CORPUS.read_bytes()).hexdigest(),
         },
@@ -117,7 +123,12 @@ def build_tiny_model(tiny: TinyModel) -> Path:
     try:
         tokenizer = train_tokenizer(tiny.vocab_size)
         tokenizer.save_pretrained(tmp)
-        _init_model(tiny, len(tokenizer), tokenizer).save_pretrained(tmp)
+        model = _init_model(tiny, len(tokenizer), tokenizer)
+        if tiny.prior == "debate_copy":
+            from trainer.tiny_prior import train_prior
+
+            model = train_prior(model, tokenizer)
+        model.save_pretrained(tmp)
         try:
             os.replace(tmp, final)  # atomic publish of the whole folder
         except OSError:

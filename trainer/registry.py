@@ -12,7 +12,17 @@ from typing import Any, Protocol
 
 import pydantic
 
-STRICT_PARAMS = pydantic.ConfigDict(extra="forbid", strict=True)
+STRICT_PARAMS = pydantic.ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class KeyedValueError(ValueError):
+    """A config rule's error that names the key it is about, relative to the section whose validator
+    raises it (the whole config for RunConfig's cross-section rules), so the loader points at its line
+    instead of at the section, or at line 1."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class Entry(Protocol):

@@ -246,17 +246,25 @@ def weighted_sum(
 def check_weighted_terms(terms: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Resolve each term of a ``weighted_sum`` at config time (names, params, weights all explicit)."""
     resolved = []
-    for term in terms:
+    for index, term in enumerate(terms):
+        at = f"params.terms.{index}"
         extra = set(term) - {"name", "params", "weight"}
         if "name" not in term or extra:
             raise RewardParamError(
-                f"weighted_sum: each term is {{name, params, weight}}; got keys {sorted(term)}"
+                f"weighted_sum: each term is {{name, params, weight}}; got keys {sorted(term)}", key=at
             )
         if term["name"] == "weighted_sum":
-            raise RewardParamError("weighted_sum: terms cannot nest another weighted_sum")
+            raise RewardParamError("weighted_sum: terms cannot nest another weighted_sum", key=f"{at}.name")
         params = resolve_params(term["name"], term.get("params", {}))
         weight = term.get("weight", 1.0)
         if not isinstance(weight, (int, float)) or isinstance(weight, bool):
-            raise RewardParamError(f"weighted_sum: weight of `{term['name']}` must be a number")
+            raise RewardParamError(
+                f"weighted_sum: weight of `{term['name']}` must be a number", key=f"{at}.weight"
+            )
+        if not math.isfinite(weight):
+            raise RewardParamError(
+                f"weighted_sum: weight of `{term['name']}` is {weight}; weights must be finite numbers",
+                key=f"{at}.weight",
+            )
         resolved.append({"name": term["name"], "params": params, "weight": float(weight)})
     return resolved

@@ -17,7 +17,7 @@ from sweepgen.errors import ConfigError
 from trainer import checks, models, tracking
 from trainer import data as data_mod
 from trainer.config import RunConfig
-from trainer.configfile import load_config
+from trainer.configfile import load_config_doc, locate
 from trainer.grpo_args import grpo_kwargs, make_grpo_config
 from trainer.outputs import RunDir, config_yaml, read_jsonl, truncation_warning
 from trainer.signals import GracefulStop, cycle_steps
@@ -30,14 +30,24 @@ def preflight(cfg: RunConfig) -> RunDir:
     """All cheap checks; raises ConfigError before any model loads."""
     models.locate_model(cfg.model)  # raises for a missing directory or an uncached hub id
     data_mod.data_path(cfg.data)
+    held_out = cfg.routing_eval_data()
+    if held_out is not None:
+        try:
+            data_mod.data_path(held_out)
+        except ConfigError as err:
+            err.key = "routing.eval_data"  # located at the routing key, not at data.source
+            raise
     run_dir = RunDir(cfg.output_dir)
     run_dir.check_reusable(cfg)
     return run_dir
 
 
 def run_config_file(path: str | Path, *, echo: Callable[[str], None] = lambda _: None) -> dict:
-    cfg = load_config(path)
-    return run(cfg, echo=echo, config_path=path)
+    cfg, doc = load_config_doc(path)
+    try:
+        return run(cfg, echo=echo, config_path=path)
+    except ConfigError as err:
+        raise locate(err, doc) from None
 
 
 def run(
@@ -61,6 +71,9 @@ def _train(
         echo(f"warning: {warning}")
     data_file, rows, lines = data_mod.read_rows(cfg.data)
     checks.check_data_columns(cfg, data_file, rows, lines)
+    held_out = cfg.routing_eval_data()
+    if held_out is not None:  # the routing eval's rewards read the held-out rows' columns too
+        checks.check_data_columns(cfg, *data_mod.read_rows(held_out))
     data_identity = data_mod.identity(cfg.data, data_file, rows)
     run_dir.check_reusable(cfg, data_identity)
     checks.check_device(cfg)

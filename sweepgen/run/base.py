@@ -46,6 +46,7 @@ finished run. ``--only`` narrows the task list before any of this.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 import socket
@@ -227,6 +228,22 @@ def is_stale(task: RunTask, status: RunStatus | None) -> bool:
         and task.fingerprint
         and status.config_fingerprint != task.fingerprint
     )
+
+
+def stale_cause(task: RunTask) -> str:
+    """Why a stale run is stale, for the message: its data file (the bundled trainer records the
+    file's sha256 in the run's data.json) or the config itself."""
+    source = task.config.get("data", {}).get("source") if isinstance(task.config.get("data"), dict) else None
+    recorded = task.run_dir / "data.json"
+    if isinstance(source, str) and recorded.is_file() and Path(source).is_file():
+        try:
+            old = json.loads(recorded.read_text(encoding="utf-8")).get("sha256")
+        except (OSError, ValueError, AttributeError):
+            old = None
+        new = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+        if isinstance(old, str) and old != new:
+            return f"its data file {source} changed (sha256 {old[:12]}… now {new[:12]}…)"
+    return "its config changed"
 
 
 def effective_state(

@@ -36,6 +36,7 @@ from sweepgen.run.base import (
     RunTask,
     effective_state,
     read_status,
+    stale_cause,
 )
 from sweepgen.run.sweep_state import RunOptions
 
@@ -134,9 +135,11 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     if stale:
         raise UserError(
             f"{len(stale)} run director{'y holds a run' if len(stale) == 1 else 'ies hold runs'} of another "
-            f"version of the config: " + ", ".join(f"{t.name} ({t.run_dir})" for t in stale),
+            f"version of the config: "
+            + ", ".join(f"{t.name} ({t.run_dir}: {stale_cause(t)})" for t in stale),
             location=Location(str(request.sweep_dir)),
-            hint="the spec changed since those runs started; give the changed runs a new output_dir "
+            hint="the spec or a data file changed since those runs started; give the changed runs a new "
+            "output_dir "
             "(e.g. put the changed value in run_name), or move the old run directories away yourself",
         )
     to_start = [d.task for d in decisions if d.start]

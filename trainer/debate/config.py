@@ -14,12 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainer.debate import shaping as registry
 from trainer.debate.group import ROLES
+from trainer.registry import KeyedValueError
 
 
 class DebateConfig(BaseModel):
     """Two-role debate rollouts: solver, critic, ..., solver's final answer."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     max_turns: int = Field(
         3, ge=1, description="turns per debate, odd: solver, critic, ..., solver's final answer"
@@ -36,9 +37,10 @@ class DebateConfig(BaseModel):
     @model_validator(mode="after")
     def _solver_speaks_last(self) -> DebateConfig:
         if self.max_turns % 2 == 0:
-            raise ValueError(
+            raise KeyedValueError(
                 f"debate.max_turns is {self.max_turns}; it must be odd so that the solver gives the "
-                f"final answer (1: answer only, 3: solver, critic, final answer, 5: ...)"
+                f"final answer (1: answer only, 3: solver, critic, final answer, 5: ...)",
+                key="max_turns",
             )
         return self
 
@@ -65,25 +67,27 @@ def check_against_grpo(
     """
     if (debate is None) != (shaping is None):
         missing, present = ("reward_shaping", "debate") if shaping is None else ("debate", "reward_shaping")
-        raise ValueError(
+        raise KeyedValueError(
             f"`{present}` is set but `{missing}` is not; debates need a reward-shaping strategy and the "
-            "strategies only apply to debates (use reward_shaping.strategy: identity for plain GRPO)"
+            "strategies only apply to debates (use reward_shaping.strategy: identity for plain GRPO)",
+            key=present,
         )
     if debate is None:
         return
     budget = debate.max_turns * debate.max_turn_tokens
     if budget > max_completion_length:
-        raise ValueError(
+        raise KeyedValueError(
             f"a debate generates up to debate.max_turns × debate.max_turn_tokens = {budget} tokens, more "
             f"than grpo.max_completion_length = {max_completion_length}; raise max_completion_length or "
-            "lower the turn budget"
+            "lower the turn budget",
+            key="debate.max_turn_tokens",
         )
 
 
 class RewardShapingConfig(BaseModel):
     """Which reward-shaping strategy turns debate rewards into per-role advantages."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     strategy: str = Field(
         description="one of: " + ", ".join(f"{s.name} ({s.help})" for s in registry.STRATEGIES.values()),
@@ -106,21 +110,53 @@ def check_group_size(shaping: RewardShapingConfig | None, num_generations: int) 
         return
     n = shaping.params["n_rollouts_per_prompt"]
     if n != num_generations:
-        raise ValueError(
+        raise KeyedValueError(
             f"reward_shaping.params.n_rollouts_per_prompt is {n} but grpo.num_generations is "
             f"{num_generations}; the leave-one-out baseline is taken over the GRPO group, "
-            "so set both to the same value"
+            "so set both to the same value",
+            key="reward_shaping.params.n_rollouts_per_prompt",
         )
 
 
-def shaping_warnings(shaping: RewardShapingConfig | None) -> list[str]:
-    """What a run with this shaping must say at start: choices that are valid but change what it means."""
-    if shaping is None or shaping.strategy != "potential_based" or shaping.params["gamma"] == 1.0:
+def shaping_warnings(
+    shaping: RewardShapingConfig | None, debate: DebateConfig | None = None, num_generations: int = 2
+) -> list[str]:
+    """What a run with this shaping must say at start: choices that are valid but change what it means,
+    above all a strategy that, under this config, reduces to another one (so the arm cannot differ)."""
+    if shaping is None:
         return []
-    gamma = shaping.params["gamma"]
-    return [
-        f"reward_shaping.params.gamma is {gamma}, not 1: potential-based shaping keeps the optimal "
-        "policy only when gamma is the discount of the return (Ng, Harada & Russell 1999), and GRPO's "
-        f"returns are undiscounted, so policy invariance does not hold here; the shaping adds "
-        f"({gamma} − 1)·Φ for every intermediate state, a penalty on long debates"
-    ]
+    name, params = shaping.strategy, shaping.params
+    out = []
+    if name == "potential_based" and params["gamma"] != 1.0:
+        gamma = params["gamma"]
+        out.append(
+            f"reward_shaping.params.gamma is {gamma}, not 1: potential-based shaping keeps the optimal "
+            "policy only when gamma is the discount of the return (Ng, Harada & Russell 1999), and GRPO's "
+            f"returns are undiscounted, so policy invariance does not hold here; the shaping adds "
+            f"({gamma} − 1)·Φ for every intermediate state, a penalty on long debates"
+        )
+    if name == "potential_based" and params["gamma"] == 1.0:
+        out.append(
+            "potential_based with gamma 1 reduces to identity: the shaped return is G − Φ(s_0), and Φ(s_0) "
+            "is the same for every debate of a prompt, so the GRPO advantages are identity's exactly"
+        )
+    if name == "reward_mixing" and params["alpha"] == 0.0:
+        out.append("reward_mixing with alpha 0 reduces to identity: every role gets the team reward G")
+    if name == "leave_one_out":
+        out.append(
+            f"leave_one_out reduces to identity with a larger step: its advantage is n/(n−1) = "
+            f"{num_generations}/{num_generations - 1} times identity's (G_i − mean_j G_j, same std scaling)"
+        )
+    if name in ("coma_rescore", "difference_rewards_rescore"):
+        out.append(
+            f"{name} re-scores counterfactuals without regenerating the turns after them, and the team "
+            "reward reads only the solver's final answer: the critic's value is exactly 0 in every rollout, "
+            "so this arm trains the solver only and cannot credit the critic (coma_rescore and "
+            "difference_rewards_rescore are then the same run); use coma or difference_rewards"
+        )
+    if name == "difference_rewards" and debate is not None and debate.max_turns == 1:
+        out.append(
+            "difference_rewards with debate.max_turns 1 reduces to identity: the only turn is the final "
+            "answer, whose default action scores the same for every debate of a prompt, so D = G − constant"
+        )
+    return out

@@ -22,6 +22,8 @@ ROLES: tuple[str, ...] = ("solver", "critic")
 
 TeamScore = Callable[[Sequence["Turn"]], float]
 RoleValues = dict[str, float]
+TurnValues = list[float]  # one value per turn of a transcript, in speaking order
+Transcript = tuple["Turn", ...]
 
 
 @dataclass(frozen=True)
@@ -42,14 +44,19 @@ class Turn:
 class Group:
     """The rollouts of one prompt, the roles being played, and the team reward function.
 
-    ``team_score`` must be a pure function of a transcript: difference rewards and COMA call it again
-    on counterfactual transcripts (one role's turns replaced; re-scoring, no new generation). In the
-    trainer it scores :func:`final_answer`, the solver's last turn.
+    ``team_score`` must be a pure function of a transcript: the counterfactual strategies call it
+    again on counterfactual transcripts. In the trainer it scores :func:`final_answer`, the solver's
+    last turn.
+
+    ``counterfactuals[i][t]`` are the regenerated counterfactual transcripts of rollout i's turn t
+    (trainer.debate.branching: turn t replaced, every later turn generated again); empty when the
+    strategy needs none. Their meaning (K policy samples, or the default action) is the strategy's.
     """
 
-    rollouts: tuple[tuple[Turn, ...], ...]
+    rollouts: tuple[Transcript, ...]
     team_score: TeamScore
     roles: tuple[str, ...] = ROLES
+    counterfactuals: tuple[tuple[tuple[Transcript, ...], ...], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.rollouts:
@@ -60,6 +67,24 @@ class Group:
                     raise ValueError(
                         f"rollout {i} has a turn by role {turn.role!r}; the roles are {list(self.roles)}"
                     )
+        if self.counterfactuals and len(self.counterfactuals) != len(self.rollouts):
+            raise ValueError(
+                f"{len(self.counterfactuals)} rows of counterfactuals for {len(self.rollouts)} rollouts"
+            )
+        for i, (turns, per_turn) in enumerate(zip(self.rollouts, self.counterfactuals, strict=False)):
+            if len(per_turn) != len(turns):
+                raise ValueError(
+                    f"rollout {i} has {len(turns)} turns but {len(per_turn)} counterfactual slots"
+                )
+            for t, transcripts in enumerate(per_turn):
+                for z in transcripts:
+                    if tuple(x.text for x in z[:t]) != tuple(x.text for x in turns[:t]) or len(z) != len(
+                        turns
+                    ):
+                        raise ValueError(
+                            f"a counterfactual of rollout {i}, turn {t} does not keep the rollout's "
+                            "earlier turns or its length"
+                        )
 
     @property
     def size(self) -> int:
@@ -119,6 +144,20 @@ def with_turns_of(turns: Sequence[Turn], role: str, donor: Sequence[Turn]) -> tu
     for i, turn in zip(own, theirs, strict=True):
         out[i] = turn
     return tuple(out)
+
+
+def role_to_turns(values: Mapping[str, float], turns: Sequence[Turn]) -> TurnValues:
+    """A role-level value spread over the turns: each turn gets its role's value."""
+    return [float(values[t.role]) for t in turns]
+
+
+def turns_to_roles(values: Sequence[float], turns: Sequence[Turn], roles: Sequence[str]) -> RoleValues:
+    """A turn-level value summarized per role: the mean over the role's turns (0.0 if it never spoke)."""
+    out: RoleValues = {}
+    for role in roles:
+        own = [v for v, t in zip(values, turns, strict=True) if t.role == role]
+        out[role] = math.fsum(own) / len(own) if own else 0.0
+    return out
 
 
 def uniform(value: float, roles: Sequence[str]) -> RoleValues:

@@ -20,15 +20,24 @@ from typing import Any
 import torch
 
 from sweepgen.errors import ConfigError
-from trainer.debate.config import DebateConfig
-from trainer.debate.transcript import TurnTokens, assemble
+from trainer.debate import shaping as registry
+from trainer.debate.branching import Plan, play
+from trainer.debate.config import DebateConfig, RewardShapingConfig
+from trainer.debate.group import Turn
+from trainer.debate.transcript import assemble, plain_turns
+
+
+def _as_rows(turns: tuple[Turn, ...]) -> list[dict[str, Any]]:
+    return [{"role": x.role, "text": x.text, "n_tokens": x.n_tokens} for x in turns]
 
 
 class DebateRollout:
-    """``rollout_func(prompts, trainer) -> dict`` playing one debate per prompt row."""
+    """``rollout_func(prompts, trainer) -> dict`` playing one debate per prompt row, and the
+    counterfactual branches the shaping strategy needs (trainer.debate.branching), batched with them."""
 
-    def __init__(self, debate: DebateConfig) -> None:
+    def __init__(self, debate: DebateConfig, shaping: RewardShapingConfig | None = None) -> None:
         self.debate = debate
+        self.shaping = shaping
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         if any(not isinstance(p, str) for p in prompts):
@@ -43,27 +52,39 @@ class DebateRollout:
         self._check_budget(schedule, trainer.max_completion_length)
         generation_config = copy.deepcopy(trainer.generation_config)
         generation_config.max_new_tokens = self.debate.max_turn_tokens
-        history = [list(ids) for ids in prompt_ids]
-        turns: list[list[TurnTokens]] = [[] for _ in prompts]
-        for role, role_ids in schedule:
-            contexts = [h + role_ids for h in history]
-            generated = self._generate(trainer, contexts, generation_config)
-            for i, ids in enumerate(generated):
-                decoded = tokenizer.decode(ids, skip_special_tokens=True)
-                turns[i].append(TurnTokens(role, tuple(role_ids), tuple(ids), decoded))
-                history[i] = contexts[i] + ids
-        transcripts = [assemble(t) for t in turns]
+        played = play(
+            prompt_ids,
+            schedule,
+            lambda contexts, _keys: self._generate(trainer, contexts, generation_config),
+            lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
+            self._plan(tokenizer),
+        )
+        transcripts = [assemble(t) for t in played.debates]
         return {
             "prompt_ids": prompt_ids,
             "completion_ids": [t.completion_ids for t in transcripts],
             "logprobs": None,  # TRL recomputes log-probs itself when not generating with vLLM
             "env_mask": [t.env_mask for t in transcripts],
             "debate_token_roles": [t.token_roles for t in transcripts],
-            "debate_turns": [
-                [{"role": x.role, "text": x.text, "n_tokens": x.n_tokens} for x in t.turns]
-                for t in transcripts
+            "debate_token_turns": [t.token_turns for t in transcripts],
+            "debate_turns": [_as_rows(t.turns) for t in transcripts],
+            # [row][turn][k]: the regenerated counterfactual transcripts of each turn
+            "debate_counterfactuals": [
+                [[_as_rows(plain_turns(z)) for z in per_turn] for per_turn in row] for row in played.branches
             ],
+            "debate_counterfactual_tokens": played.counterfactual_tokens,
         }
+
+    def _plan(self, tokenizer: Any) -> Plan:
+        if self.shaping is None:
+            return Plan()
+        mode = registry.get(self.shaping.strategy).counterfactuals
+        if mode == "sample":
+            return Plan("sample", k=self.shaping.params["counterfactuals"])
+        if mode == "default":
+            text = self.shaping.params["default_text"]
+            return Plan("default", default_ids=tuple(self._role_ids(tokenizer, text)), default_text=text)
+        return Plan()
 
     @staticmethod
     def _role_ids(tokenizer: Any, text: str) -> list[int]:

@@ -18,7 +18,16 @@ import pydantic
 
 from trainer import registry
 from trainer.debate import strategies
-from trainer.debate.group import Group, RoleValues, batch_normalize, group_normalize, sample_std
+from trainer.debate.group import (
+    Group,
+    RoleValues,
+    TurnValues,
+    batch_normalize,
+    group_normalize,
+    role_to_turns,
+    sample_std,
+    turns_to_roles,
+)
 
 
 class ShapingParamError(ValueError):
@@ -39,9 +48,21 @@ class DifferenceParams(NoParams):
     )
 
 
+class ComaParams(NoParams):
+    counterfactuals: int = pydantic.Field(
+        ge=1,
+        le=64,
+        description="K: alternative turns sampled per turn of every debate, each followed by the rest "
+        "of the debate regenerated (cost: about 1 + K·(T+1)/2 times the generation of plain GRPO)",
+    )
+
+
 class PotentialParams(NoParams):
     gamma: float = pydantic.Field(gt=0, le=1, allow_inf_nan=False, description="γ in F = γ·Φ(s') − Φ(s)")
-    potential_type: Literal["debate_length"] = pydantic.Field(description="the potential Φ")
+    potential_type: Literal["debate_length", "answer_correct"] = pydantic.Field(
+        description="the potential Φ: debate_length (tokens so far / length_scale) or answer_correct "
+        "(the score of the latest turn)"
+    )
     length_scale: float = pydantic.Field(
         100.0, gt=0, allow_inf_nan=False, description="tokens per unit of the debate_length potential"
     )
@@ -62,10 +83,18 @@ class MixingParams(NoParams):
 @dataclass(frozen=True)
 class Strategy:
     name: str
-    fn: Callable[..., list[RoleValues]]
+    fn: Callable[..., list[Any]]
     kind: Literal["reward", "advantage"]
     params_model: type[pydantic.BaseModel]
     help: str
+    # what the rollout must play besides the debates: nothing, K policy samples per turn, or the
+    # default action per turn (each followed by the rest of the debate regenerated); turn-level
+    # strategies return one value per turn (TurnValues), the others one per role (RoleValues)
+    counterfactuals: Literal["none", "sample", "default"] = "none"
+
+    @property
+    def per_turn(self) -> bool:
+        return self.counterfactuals != "none"
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -79,7 +108,17 @@ STRATEGIES: dict[str, Strategy] = {
             strategies.difference_rewards,
             "reward",
             DifferenceParams,
-            "G(z) − G(z with the role's turns replaced by the default action); the answer is the solver's",
+            "per turn: G(z) − G(z with the turn replaced by the default action and every later turn "
+            "regenerated)",
+            counterfactuals="default",
+        ),
+        Strategy(
+            "difference_rewards_rescore",
+            strategies.difference_rewards_rescore,
+            "reward",
+            DifferenceParams,
+            "G(z) − G(z with the role's turns replaced by the default action), re-scored without "
+            "regenerating: blind to a turn whose effect is downstream (the critic gets 0)",
         ),
         Strategy(
             "potential_based",
@@ -92,9 +131,18 @@ STRATEGIES: dict[str, Strategy] = {
             "coma",
             strategies.coma,
             "advantage",
+            ComaParams,
+            "per turn: G minus the mean G of K debates in which the turn is sampled again from the "
+            "policy given the same history and every later turn regenerated (COMA, eq. 4)",
+            counterfactuals="sample",
+        ),
+        Strategy(
+            "coma_rescore",
+            strategies.coma_rescore,
+            "advantage",
             NoParams,
-            "G minus the mean G over the group's samples of the role's own turns, the other role's "
-            "fixed (COMA's counterfactual baseline, per role)",
+            "G minus the mean G over the group's other samples of the role's turns, re-scored without "
+            "regenerating: blind to a turn whose effect is downstream (the critic gets 0)",
         ),
         Strategy(
             "leave_one_out",
@@ -136,23 +184,28 @@ def get(name: str) -> Strategy:
 
 
 def shaped_values(group: Group, name: str, params: Mapping[str, Any]) -> list[RoleValues]:
-    """The strategy's raw per-role values for one group (rewards or advantages, by its kind)."""
-    return get(name).fn(group, **resolve(name, params))
+    """The strategy's raw per-role values for one group (rewards or advantages, by its kind); for a
+    per-turn strategy, each role's mean over its turns."""
+    strategy = get(name)
+    values = strategy.fn(group, **resolve(name, params))
+    if not strategy.per_turn:
+        return values
+    return [turns_to_roles(v, turns, group.roles) for v, turns in zip(values, group.rollouts, strict=True)]
 
 
 def advantages(
     groups: Sequence[Group], name: str, params: Mapping[str, Any], scale: str
 ) -> list[list[RoleValues]]:
-    """Per-role advantages of every rollout of every group: what the trainer applies to the tokens.
-
-    ``reward`` strategies go through GRPO's normalization per role (``scale`` is the trainer's
-    ``scale_rewards``: ``group``, ``batch`` or ``none``). ``advantage`` strategies carry their own
-    baseline; ``scale`` divides them by the std of the team reward G (of the group, or of the batch;
-    ``none``: as they are), the unit GRPO's advantages are in, so COMA's solver values equal GRPO's.
-    """
+    """Per-role advantages of every rollout of every group (for a per-turn strategy, each role's mean
+    over its turns of :func:`turn_advantages`)."""
     strategy = get(name)
-    resolved = resolve(name, params)
-    values = [strategy.fn(group, **resolved) for group in groups]
+    if strategy.per_turn:
+        turn_level = turn_advantages(groups, name, params, scale)
+        return [
+            [turns_to_roles(v, turns, g.roles) for v, turns in zip(values, g.rollouts, strict=True)]
+            for values, g in zip(turn_level, groups, strict=True)
+        ]
+    values = [strategy.fn(group, **resolve(name, params)) for group in groups]
     if strategy.kind == "advantage":
         return scale_advantages(groups, values, scale)
     roles = groups[0].roles if groups else ()
@@ -161,15 +214,59 @@ def advantages(
     return [group_normalize(v, roles, scale) for v in values]
 
 
+def turn_advantages(
+    groups: Sequence[Group], name: str, params: Mapping[str, Any], scale: str
+) -> list[list[TurnValues]]:
+    """The advantage of every turn of every rollout: what the trainer applies to the turn's tokens.
+
+    ``reward`` strategies go through GRPO's normalization per column (``scale`` is the trainer's
+    ``scale_rewards``: ``group``, ``batch`` or ``none``): a role-level strategy per role, exactly as
+    plain GRPO does for one reward, a per-turn one per turn position. ``advantage`` strategies carry
+    their own baseline; ``scale`` divides them by the std of the team reward G (of the group, or of
+    the batch; ``none``: as they are), the unit GRPO's advantages are in.
+    """
+    strategy = get(name)
+    if not strategy.per_turn:
+        return [
+            [role_to_turns(v, turns) for v, turns in zip(values, g.rollouts, strict=True)]
+            for values, g in zip(advantages(groups, name, params, scale), groups, strict=True)
+        ]
+    resolved = resolve(name, params)
+    columns = [[_columns(v) for v in strategy.fn(group, **resolved)] for group in groups]
+    keys = tuple(columns[0][0]) if groups else ()
+    if strategy.kind == "advantage":
+        scaled = scale_advantages(groups, columns, scale, pooled=True)
+    elif scale == "batch":
+        scaled = batch_normalize(columns, keys)
+    else:
+        scaled = [group_normalize(v, keys, scale) for v in columns]
+    return [[[row[k] for k in keys] for row in group] for group in scaled]
+
+
+def _pooled_rewards(group: Group) -> list[float]:
+    cf = [group.team_score(z) for row in group.counterfactuals for per_turn in row for z in per_turn]
+    return group.team_rewards() + [float(x) for x in cf]
+
+
+def _columns(values: TurnValues) -> RoleValues:
+    # per-turn values as columns keyed by turn position, so GRPO's per-column normalization applies
+    return {str(t): float(v) for t, v in enumerate(values)}
+
+
 def scale_advantages(
-    groups: Sequence[Group], values: list[list[RoleValues]], scale: str
+    groups: Sequence[Group], values: list[list[RoleValues]], scale: str, *, pooled: bool = False
 ) -> list[list[RoleValues]]:
-    """Advantage-kind values divided by the std of G (+1e-4, TRL's epsilon), per ``scale``."""
+    """Advantage-kind values divided by the std of G (+1e-4, TRL's epsilon), per ``scale``.
+
+    ``pooled``: the std of every team reward the estimate used, the debates' and their
+    counterfactuals' together. A regenerating estimator's advantage is non-zero when a counterfactual
+    scored differently, even in a group whose debates all scored the same; dividing by those debates'
+    std (0) would blow it up by 1e4, and the pooled std is never 0 when an advantage is not."""
     if scale == "none":
         return values
     if scale not in ("group", "batch"):
         raise ValueError(f"unknown scale {scale!r}; use 'group', 'batch' or 'none'")
-    team = [g.team_rewards() for g in groups]
+    team = [_pooled_rewards(g) if pooled else g.team_rewards() for g in groups]
     batch_std = sample_std([r for rewards in team for r in rewards])
     out = []
     for rewards, group_values in zip(team, values, strict=True):

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 import math
 
-from trainer.debate.group import Group, RoleValues, Turn, uniform, with_default_action, with_turns_of
+from trainer.debate.group import (
+    Group,
+    RoleValues,
+    Turn,
+    TurnValues,
+    uniform,
+    with_default_action,
+    with_turns_of,
+)
 
 
 def identity(group: Group) -> list[RoleValues]:
@@ -23,8 +31,82 @@ def identity(group: Group) -> list[RoleValues]:
     return [uniform(g, group.roles) for g in group.team_rewards()]
 
 
-def difference_rewards(group: Group, *, default_text: str) -> list[RoleValues]:
+def difference_rewards(group: Group, *, default_text: str) -> list[TurnValues]:
+    """D_t = G(z) − G(z with turn t replaced by the default action, every later turn regenerated)
+    (kind ``reward``, per turn; Wolpert & Tumer 2002).
+
+    The team reward minus the team reward of the joint action in which this turn's speaker played the
+    declared default ``c`` (a turn saying ``default_text``) instead; the rest of the debate after it is
+    played again by the policy (``group.counterfactuals[i][t]``, one transcript, made by
+    trainer.debate.branching), so a critic turn that changed the solver's final answer is credited for
+    it. ``default_text`` is recorded by the trainer in the counterfactual; this function checks it.
+    """
+    team = group.team_rewards()
+    out = []
+    for i, turns in enumerate(group.rollouts):
+        row = []
+        for t, (alternatives, turn) in enumerate(
+            zip(_counterfactuals(group, i, "difference_rewards"), turns)
+        ):
+            if (
+                len(alternatives) != 1
+                or alternatives[0][t].text != default_text
+                or alternatives[0][t].role != turn.role
+            ):
+                raise ValueError(
+                    f"difference_rewards needs one default-action counterfactual per turn saying "
+                    f"{default_text!r}; rollout {i}, turn {t} has {len(alternatives)}"
+                )
+            row.append(team[i] - _finite(group.team_score(alternatives[0])))
+        out.append(row)
+    return out
+
+
+def coma(group: Group, *, counterfactuals: int) -> list[TurnValues]:
+    """COMA's counterfactual advantage per turn (kind ``advantage``; Foerster et al. 2018, eq. 4).
+
+    ``A^a(s, u) = Q(s, u) − Σ_{u'^a} π^a(u'^a | τ^a) Q(s, (u^{−a}, u'^a))``. In a debate, turn t of
+    rollout z_i is the action of the role speaking at t, τ is z_i's history before t, and Q of a joint
+    action is the team reward of the debate that follows it. The sum over π^a is estimated by K
+    Monte-Carlo samples u'_k ~ π(·|τ) of the same policy (``group.counterfactuals[i][t]``, made by
+    trainer.debate.branching), each followed by the rest of the debate played again:
+
+        A_{i,t} = G(z_i) − (1/K)·Σ_k G(z_i[:t] + u'_k + regenerated turns).
+
+    The baseline does not depend on the action taken at t, so the estimate stays unbiased; a turn
+    that changes nothing downstream gets an advantage whose mean is 0 (its samples' G spread around
+    G(z_i)), not exactly 0. No std scaling here; the registry applies ``grpo.scale_rewards``.
+    """
+    team = group.team_rewards()
+    out = []
+    for i in range(group.size):
+        row = []
+        for t, alternatives in enumerate(_counterfactuals(group, i, "coma")):
+            if len(alternatives) != counterfactuals:
+                raise ValueError(
+                    f"coma needs counterfactuals={counterfactuals} samples per turn; rollout {i}, turn {t} "
+                    f"has {len(alternatives)}"
+                )
+            scores = [_finite(group.team_score(z)) for z in alternatives]
+            # Relative to G_i with fsum: samples that all score G_i give exactly 0.
+            row.append(-math.fsum(c - team[i] for c in scores) / len(scores))
+        out.append(row)
+    return out
+
+
+def _counterfactuals(group: Group, i: int, name: str) -> tuple[tuple[tuple[Turn, ...], ...], ...]:
+    if not group.counterfactuals:
+        raise ValueError(
+            f"{name} needs regenerated counterfactual transcripts (trainer.debate.branching); "
+            "the group has none"
+        )
+    return group.counterfactuals[i]
+
+
+def difference_rewards_rescore(group: Group, *, default_text: str) -> list[RoleValues]:
     """D^role = G(z) − G(z with the role's actions replaced by the default action) (kind ``reward``).
+
+    **Re-scoring only, blind to downstream effects**: the later turns are not regenerated.
 
     Wolpert & Tumer's difference reward (Wolpert & Tumer 2002; Agogino & Tumer 2004): the team reward
     minus the team reward of the same joint action with this agent's action replaced by a declared
@@ -64,7 +146,11 @@ def potential_based(
 
     Potentials (``potential_type``):
     - ``debate_length``: Φ(s_t) = tokens generated before turn t / ``length_scale`` (so Φ(s_0) = 0, and
-      with gamma < 1 a debate loses (1 − gamma)·Φ for each intermediate state: long debates pay).
+      with gamma < 1 a debate loses (1 − gamma)·Φ for each intermediate state: long debates pay). When
+      every debate has the same length, Φ is the same for all and the strategy is identity.
+    - ``answer_correct``: Φ(s_t) = the score of the latest turn before t (did the debate's latest
+      statement give the right answer; Φ(s_0) = 0); with gamma < 1 a debate pays (1 − gamma) for each
+      intermediate state whose latest statement was right.
     """
     potential = POTENTIALS[potential_type]
     out = []
@@ -80,11 +166,21 @@ def _phi_debate_length(turns: tuple[Turn, ...], t: int, length_scale: float) -> 
     return sum(turn.n_tokens for turn in turns[:t]) / length_scale
 
 
-POTENTIALS = {"debate_length": _phi_debate_length}
+def _phi_answer_correct(turns: tuple[Turn, ...], t: int, length_scale: float) -> float:
+    return turns[t - 1].correct if t > 0 else 0.0
 
 
-def coma(group: Group) -> list[RoleValues]:
-    """COMA's counterfactual advantage per role (kind ``advantage``; Foerster et al. 2018, eq. 4).
+POTENTIALS = {"debate_length": _phi_debate_length, "answer_correct": _phi_answer_correct}
+
+
+def coma_rescore(group: Group) -> list[RoleValues]:
+    """COMA's baseline over the group's own samples of a role's turns, re-scored (kind ``advantage``).
+
+    **Blind to downstream effects**: the other role's turns are kept as they were, never regenerated,
+    so a turn whose effect is on what is said later (the critic's) is never credited; and the
+    alternatives come from other rollouts, generated after different earlier turns, so they are not
+    samples of π^a(·|τ^a) given this rollout's history. Kept to reproduce runs made before issue 24;
+    ``coma`` is the regenerating estimator.
 
     COMA: ``A^a(s, u) = Q(s, u) − Σ_{u'^a} π^a(u'^a | τ^a) Q(s, (u^{−a}, u'^a))``: the value of the joint
     action minus its expectation over agent a's own actions with the other agents' actions fixed.

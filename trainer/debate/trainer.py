@@ -1,12 +1,15 @@
-"""DebateGRPOTrainer: GRPO on two-role debates with per-role shaped advantages on every token.
+"""DebateGRPOTrainer: GRPO on two-role debates with per-turn shaped advantages on every token.
 
 Hooks used, and why:
 - generation: TRL's ``rollout_func`` (``trainer.debate.rollout``), the documented multi-turn hook;
 - advantages: ``_generate_and_score_completions`` is overridden to replace TRL's per-sequence
   advantages (shape [B]) with per-token ones (shape [B, T]): each generated token gets the shaped
-  advantage of the role that produced it. TRL 1.16's loss accepts [B, T] advantages as they are
-  (``_compute_loss`` only unsqueezes 1-D ones, "to support subclasses"), so the loss is TRL's,
-  unchanged, and ``env_mask`` keeps role prompts out of it.
+  advantage of the turn that produced it (for role-level strategies, its role's). TRL 1.16's loss
+  accepts [B, T] advantages as they are (``_compute_loss`` only unsqueezes 1-D ones, "to support
+  subclasses"), so the loss is TRL's, unchanged, and ``env_mask`` keeps role prompts out of it.
+
+The rollout also returns the regenerated counterfactual transcripts the strategy needs
+(``debate_counterfactuals``; trainer.debate.branching), which become each Group's ``counterfactuals``.
 
 TRL still scores the rollouts with the config's reward applied to the solver's final turn: that is
 the team reward G it logs as ``reward``; the strategies re-derive G from the same function on the
@@ -26,11 +29,17 @@ from trainer import rewards
 from trainer.debate import shaping as registry
 from trainer.debate.group import ROLES, Group, Turn, final_answer
 from trainer.debate.metrics import debate_metrics
-from trainer.debate.transcript import token_advantages
+from trainer.debate.transcript import turn_token_advantages
 from trainer.grpo import SweepgenGRPOTrainer
 
 # Keys the rollout adds to each batch row; everything else in a row is a dataset column.
-DEBATE_KEYS = ("debate_turns", "debate_token_roles")
+DEBATE_KEYS = (
+    "debate_turns",
+    "debate_token_roles",
+    "debate_token_turns",
+    "debate_counterfactuals",
+    "debate_counterfactual_tokens",
+)
 _NOT_COLUMNS = {"prompt", "completion", "completion_ids", *DEBATE_KEYS}
 
 
@@ -52,7 +61,7 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
     def extra_init_kwargs(cls, cfg) -> dict[str, Any]:
         from trainer.debate.rollout import DebateRollout
 
-        return {"rollout_func": DebateRollout(cfg.debate)}
+        return {"rollout_func": DebateRollout(cfg.debate, cfg.reward_shaping)}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -84,24 +93,35 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
         groups = self._groups(inputs, n)
         self._check_team_reward(groups, inputs)
         shaped = [registry.shaped_values(g, self._strategy, self._params) for g in groups]
-        advantages = registry.advantages(groups, self._strategy, self._params, self._grpo_args.scale_rewards)
+        scale = self._grpo_args.scale_rewards
+        advantages = registry.advantages(groups, self._strategy, self._params, scale)
+        turn_level = registry.turn_advantages(groups, self._strategy, self._params, scale)
         flat = [a for group in advantages for a in group]
+        flat_turns = [a for group in turn_level for a in group]
         width = output["completion_ids"].size(1)
         per_token = torch.zeros((len(inputs), width), dtype=torch.float32)
-        for i, (row, adv) in enumerate(zip(inputs, flat, strict=True)):
-            values = token_advantages(row["debate_token_roles"], adv)
+        for i, (row, adv) in enumerate(zip(inputs, flat_turns, strict=True)):
+            values = turn_token_advantages(row["debate_token_turns"], adv)
             per_token[i, : len(values)] = torch.tensor(values, dtype=torch.float32)
         self.last_shaping = {
             "groups": groups,
             "shaped": shaped,
             "advantages": advantages,
+            "turn_advantages": turn_level,
             "trl_advantages": output["advantages"].detach().cpu(),
         }
         output["advantages"] = per_token.to(output["completion_ids"].device)
-        for key, value in debate_metrics(groups, shaped, advantages).items():
+        metrics = debate_metrics(groups, shaped, advantages)
+        # the extra generation the counterfactuals cost, summed over this generation batch
+        metrics["debate/counterfactual_tokens"] = float(
+            sum(row["debate_counterfactual_tokens"] for row in inputs)
+        )
+        for key, value in metrics.items():
             self._metrics[mode][key].append(value)
-        for row, adv in zip(inputs, flat, strict=True):
-            self._debate_logs.append({"advantage": adv, "turns": row["debate_turns"]})
+        for row, role_adv, per_turn in zip(inputs, flat, flat_turns, strict=True):
+            self._debate_logs.append(
+                {"advantage": role_adv, "turn_advantages": per_turn, "turns": row["debate_turns"]}
+            )
         return output
 
     def _groups(self, inputs: list[dict], n: int) -> list[Group]:
@@ -115,11 +135,14 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
                 raise RuntimeError("rows of one GRPO group have different prompts; cannot shape rewards")
             columns = {k: v for k, v in rows[0].items() if k not in _NOT_COLUMNS}
             score = self._turn_scorer(rows[0]["prompt"], columns)
-            rollouts = tuple(
-                tuple(Turn(t["role"], t["text"], t["n_tokens"], score(t["text"])) for t in r["debate_turns"])
+            rollouts = tuple(_turns(r["debate_turns"], score) for r in rows)
+            counterfactuals = tuple(
+                tuple(tuple(_turns(z, score) for z in per_turn) for per_turn in r["debate_counterfactuals"])
                 for r in rows
             )
-            groups.append(Group(rollouts, _final_turn(score), ROLES))
+            if not any(z for per_row in counterfactuals for per_turn in per_row for z in per_turn):
+                counterfactuals = ()
+            groups.append(Group(rollouts, _final_turn(score), ROLES, counterfactuals))
         return groups
 
     def _turn_scorer(self, prompt: str, columns: dict):
@@ -157,8 +180,13 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
         extra = list(self._debate_logs)[-len(self._logs["prompt"]) :]
         for row, debate in zip(rows, extra, strict=False):
             row["advantage"] = debate["advantage"]
+            row["turn_advantages"] = debate["turn_advantages"]
             row["turns"] = debate["turns"]
         return rows
+
+
+def _turns(rows: list[dict], score) -> tuple[Turn, ...]:
+    return tuple(Turn(t["role"], t["text"], t["n_tokens"], score(t["text"])) for t in rows)
 
 
 def _final_turn(score):
@@ -176,6 +204,7 @@ SUMMARY_KEYS = {
     "reward_critic": "debate/reward/critic",
     "zero_advantage_groups": "debate/zero_advantage_groups",
     "length_tokens": "debate/length_tokens",
+    "counterfactual_tokens": "debate/counterfactual_tokens",
     # per-role advantage statistics: what each role was actually trained on
     "advantage_mean_solver": "debate/advantage_mean/solver",
     "advantage_mean_critic": "debate/advantage_mean/critic",

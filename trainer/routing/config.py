@@ -19,7 +19,7 @@ LLAMA_LINEARS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False)
 
 
 class DetectorConfig(_Section):
@@ -76,8 +76,20 @@ class RoutingConfig(_Section):
     eval_prompts: int = Field(
         16, ge=1, description="eval prompts: the first N rows of the dataset, in file order"
     )
+    eval_data: str | None = Field(
+        None,
+        description="held-out eval prompts: a .jsonl file (relative to the working directory) with the "
+        "training data's prompt field and the columns the rewards read; unset: the first eval_prompts "
+        "rows of the training data, which training also sees (summary.json says which was used)",
+    )
     eval_generations: int = Field(4, ge=1, description="completions sampled per eval prompt and mode")
     eval_temperature: float = Field(1.0, gt=0, description="sampling temperature of eval completions")
+
+    @model_validator(mode="after")
+    def _eval_data_is_jsonl(self) -> RoutingConfig:
+        if self.eval_data is not None and not self.eval_data.endswith(".jsonl"):
+            raise ValueError(f"routing.eval_data {self.eval_data!r} must be a .jsonl file")
+        return self
 
     def adapter_ranks(self) -> dict[str, int]:
         """Ranks per adapter as built; baseline has one adapter (named retain) and no forget."""

@@ -98,7 +98,7 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
         return evaluate_modes(
             self.accelerator.unwrap_model(self.model),
             self.processing_class,
-            load_rows(cfg.data)[: r.eval_prompts],
+            eval_rows(cfg)[: r.eval_prompts],
             modes=r.eval_modes(),
             task_reward=task,
             detector=self._detector,
@@ -121,6 +121,7 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
         extras = super().summary_extras()
         if self.final_routing_eval is not None:
             extras["routing"] = self.final_routing_eval
+            extras["routing_eval_prompts"] = eval_prompts_origin(self.run_config)
         return extras
 
     def checkpoint_meta(self) -> dict[str, Any]:
@@ -176,3 +177,17 @@ class _RoutingCallback(TrainerCallback):
 
 
 __all__ = ["CHECKPOINT_META", "RoutedGRPOTrainer", "TRAIN_HACK_RATE", "nest_eval"]
+
+
+def eval_rows(cfg) -> list[dict]:
+    """The routing eval's prompt rows: the held-out file ``routing.eval_data``, or the training data."""
+    held_out = cfg.routing_eval_data()
+    return load_rows(cfg.data if held_out is None else held_out)
+
+
+def eval_prompts_origin(cfg) -> str:
+    """Which prompts the routing eval used, for summary.json (held out or also trained on)."""
+    n = cfg.routing.eval_prompts
+    if cfg.routing.eval_data is None:
+        return f"the first {n} rows of the training data {cfg.data.source} (also trained on)"
+    return f"the first {n} rows of the held-out file {cfg.routing.eval_data}"
