@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from rich import box
 from rich.console import JustifyMethod
@@ -49,7 +50,7 @@ def elapsed_seconds(status: RunStatus | None, now: datetime | None) -> float | N
     return (end - start).total_seconds() if end else None
 
 
-def step_text(run_dir: Path, config: Mapping) -> str:
+def step_text(run_dir: Path, config: Mapping[str, Any]) -> str:
     """ "step/total" from the run's last metrics row."""
     row = last_metrics(run_dir)
     total = total_steps(config)
@@ -116,7 +117,9 @@ def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus],
     return table
 
 
-def eta_seconds(row: Mapping | None, total: int | None, attempt_elapsed: float | None) -> float | None:
+def eta_seconds(
+    row: Mapping[str, Any] | None, total: int | None, attempt_elapsed: float | None
+) -> float | None:
     """Time left at the run's pace so far: the trainer's own ``elapsed_s`` per step where it logs it
     (it counts earlier sessions of a resumed run, as the step does), else this attempt's wall time
     per step. None before the first step or without a planned step count."""

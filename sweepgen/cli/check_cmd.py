@@ -6,6 +6,7 @@ import contextlib
 import glob
 import json
 import os
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,6 +15,9 @@ from sweepgen.cli._console import info
 from sweepgen.cli._params import output_root_option
 from sweepgen.errors import UserError
 from sweepgen.escape import line, lines
+
+if TYPE_CHECKING:  # the compiler loads when the command runs, not for --help
+    from sweepgen.compile.check import Report
 
 
 @click.command()
@@ -93,12 +97,12 @@ def check(specs: tuple[str, ...], out_root: str, fmt: str, full: bool, no_import
     return EXIT_PROBLEMS if report.problems else EXIT_OK
 
 
-def _summary(report) -> str:
+def _summary(report: Report) -> str:
     state = "ok" if not report.problems else f"{len(report.problems)} problem(s)"
     return f"checked {report.specs} spec(s), {report.files} generated file(s): {state}"
 
 
-def _print_text(report) -> None:
+def _print_text(report: Report) -> None:
     for p in report.problems:
         where = p.path + (f":{p.line}" if p.line else "") + (f":{p.col}" if p.col and p.line else "")
         level = "error" if p.kind == "invalid" else p.kind

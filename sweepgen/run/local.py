@@ -51,7 +51,7 @@ KILL_GRACE_S = 60.0
 @dataclass
 class _Child:
     task: RunTask
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     log: IO[bytes]
     gpu: str | None
     status: RunStatus

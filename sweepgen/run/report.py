@@ -427,7 +427,7 @@ def is_seed_path(path: str) -> bool:
 
 def curves(report: Report) -> list[Curve]:
     """Mean and min..max band over seeds, per group of finished runs equal in every non-seed value."""
-    groups: dict[tuple, list[RunRecord]] = {}
+    groups: dict[tuple[Any, ...], list[RunRecord]] = {}
     keys = [p for p in report.varying if not is_seed_path(p) and p not in NAMING_PATHS]
     for run in report.finished:
         groups.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)

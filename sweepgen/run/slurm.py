@@ -38,9 +38,11 @@ from sweepgen.compile.lock import LOCK_NAME, Lock
 from sweepgen.errors import UserError
 from sweepgen.run import slurm_query
 from sweepgen.run.base import (
+    CANCEL_REASON,
     LOG_FILE,
     STATUS_FILE,
     TERMINAL,
+    TIMEOUT_REASON,
     Executor,
     ExecutorOptions,
     RunState,
@@ -54,7 +56,7 @@ from sweepgen.run.base import (
 )
 from sweepgen.run.run_view import RunView
 from sweepgen.run.slurm_resources import SlurmResources, resources_from_lock
-from sweepgen.run.slurm_task import CANCEL_REASON, TIMEOUT_REASON, NodeTask, run_on_node
+from sweepgen.run.slurm_task import NodeTask, run_on_node
 
 SLURM_DIR = ".sweepgen_slurm"  # in the sweep's runs root: submitit's files and the jobs journal
 JOURNAL = "jobs.json"
@@ -63,7 +65,9 @@ MAX_FAILED_POLLS = 30  # polls in a row (each already retried with back-off) bef
 SUBMIT_LOCK = "submit.lock"  # in SLURM_DIR: one submission of a sweep at a time
 SUBMIT_LOCK_WAIT_S = 600.0
 CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
-_ALIVE_CACHE: dict[str, tuple[float, dict]] = {}  # array id -> (when, squeue's view of its tasks)
+_ALIVE_CACHE: dict[
+    str, tuple[float, dict[str, slurm_query.JobInfo]]
+] = {}  # array id -> (when, squeue's view of its tasks)
 
 # what a job that ended without writing its own final state died of
 _SLURM_ENDINGS = {
@@ -277,7 +281,14 @@ class SlurmExecutor(Executor):
                 ) from err
             raise
 
-    def _record(self, tasks, submitted, job_ids, array_id, cwd) -> None:
+    def _record(
+        self,
+        tasks: Sequence[RunTask],
+        submitted: Sequence[RunStatus],
+        job_ids: Sequence[str],
+        array_id: str,
+        cwd: str,
+    ) -> None:
         for task, status, job_id in zip(tasks, submitted, job_ids):
             status = replace(status, ids={**status.ids, "job_id": job_id})
             write_status(task.run_dir, status)

@@ -22,14 +22,14 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import FrameType
 
 from sweepgen.run import runlock
-from sweepgen.run.base import (  # noqa: F401 - CANCEL_REASON, TIMEOUT_REASON: re-exported
-    CANCEL_REASON,
+from sweepgen.run.base import (
     LOG_FILE,
-    TIMEOUT_REASON,
     RunState,
     RunStatus,
     run_outcome,
@@ -79,10 +79,10 @@ def run_on_node(task: NodeTask) -> str:
         )
         sys.exit(3)
     flags = {"timeout": False, "cancel": False}
-    child: list[subprocess.Popen] = []
+    child: list[subprocess.Popen[bytes]] = []
 
-    def stop_child(kind: str):
-        def handler(signum, frame):
+    def stop_child(kind: str) -> Callable[[int, FrameType | None], None]:
+        def handler(signum: int, frame: FrameType | None) -> None:
             flags[kind] = True
             for proc in child:
                 if proc.poll() is None:
@@ -155,7 +155,7 @@ def run_on_node(task: NodeTask) -> str:
         # SystemExit is not an Exception: submitit writes no result pickle and Slurm records the
         # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)
         sys.exit(code if code and code > 0 else 1)
-    return state.value
+    return str(state.value)
 
 
 # the shared rule (base.run_outcome), under the name the node side always used
