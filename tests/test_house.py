@@ -35,6 +35,24 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
             "import sys\n\n\ndef f() -> None:\n    sys.exit(2)\n",
             'def f() -> None:\n    raise ValueError("x")\n',
         ),
+        # a function-local import needs a reason, unless it is a heavy optional library
+        (
+            "PLC0415",
+            "def f() -> str:\n    import json\n\n    return json.dumps(1)\n",
+            "def f() -> str:\n    import json  # noqa: PLC0415 - a reason\n\n    return json.dumps(1)\n",
+        ),
+        (
+            "TID253",
+            "import torch\n\nx = torch\n",
+            "def f() -> object:\n    import torch\n\n    return torch\n",
+        ),
+        (
+            "C901",
+            "def f(x: int) -> int:\n"
+            + "".join(f"    if x == {i}:\n        return {i}\n" for i in range(13))
+            + "    return 0\n",
+            "def f(x: int) -> int:\n    return {i: i for i in range(13)}.get(x, 0)\n",
+        ),
     ],
 )
 def test_ruff_check_fails_on_a_violation_and_passes_without_it(tmp_path, code, bad, good):
