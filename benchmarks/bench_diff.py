@@ -1,9 +1,11 @@
 """Benchmark: `sweepgen diff` in-process (per pair) and as a whole process (wall time, peak RSS).
 
-Run: .venv/bin/python benchmarks/bench_diff.py [--pairs 500] [--repeat 5]
-Prints the per-pair cost of sweepgen.readers.diff.diff on 150-leaf configs (and of the --allow gate on
-top), the AST read of an mmdetection model file, the mmengine-style `_base_` resolution of a child
-config, and the whole-process `sweepgen diff` on the shipped examples. Results go to
+Run: .venv/bin/python benchmarks/bench_diff.py [--pairs 500] [--repeat 5] [--baseline DIR]
+Prints the whole-process `sweepgen diff` on two 300-line launch scripts, on two OmegaConf files over
+a two-level `defaults:` chain and on the shipped examples (alternating with a baseline source tree
+when given); the shell reader at 1,000 / 10,000 / 40,000 lines; the per-pair cost of
+sweepgen.readers.diff.diff on 150-leaf configs (and of the --allow gate on top), the AST read of an
+mmdetection model file and the mmengine-style `_base_` resolution of a child config. Results go to
 benchmarks/RESULTS.md by hand, with the machine they were measured on.
 """
 
@@ -94,6 +96,46 @@ def mmengine_tree(root: Path, depth: int) -> tuple[Path, Path]:
     return children[0], children[1]
 
 
+def omegaconf_tree(root: Path) -> tuple[Path, Path]:
+    """Two NeMo-RL-style configs over a two-level `defaults:` chain (child -> 1B -> base), each level
+    with `${...}` interpolations, ~150 lines in all; the children differ in one override."""
+    root.mkdir(parents=True)
+    sections = "".join(
+        f"section_{i}:\n  a: {i}\n  b: x{i}\n  lr: {i}e-5\n  ref: ${{section_{max(i - 1, 0)}.a}}\n"
+        for i in range(25)
+    )
+    (root / "grpo_base.yaml").write_text(
+        "policy:\n  model_name: Qwen/Qwen2.5-1.5B\n  max_total_sequence_length: 512\n"
+        "  generation:\n    max_new_tokens: ${policy.max_total_sequence_length}\n"
+        "  optimizer:\n    kwargs:\n      lr: 5e-6\n      eps: 1e-8\n" + sections
+    )
+    (root / "grpo_1B.yaml").write_text(
+        "defaults: grpo_base.yaml\npolicy:\n  max_total_sequence_length: 1024\n"
+        "logger:\n  name: run_${policy.model_name}_${policy.max_total_sequence_length}\n"
+    )
+    children = []
+    for name, steps in (("a.yaml", 100), ("b.yaml", 200)):
+        child = root / name
+        child.write_text(
+            f"defaults: grpo_1B.yaml\ngrpo:\n  max_num_steps: {steps}\n  home: ${{oc.env:HOME}}\n"
+        )
+        children.append(child)
+    return children[0], children[1]
+
+
+def shell_rows() -> None:
+    """In-process read + diff of two launch scripts of 1,000, 10,000 and 40,000 lines: linear."""
+    from sweepgen.readers.shellconfig import read_shell
+
+    for lines in (1_000, 10_000, 40_000):
+        a, b = launch_script("1e-6", lines), launch_script("3e-6", lines)
+        start = time.perf_counter()
+        diff(read_shell(a, "a.sh").data, read_shell(b, "b.sh").data)
+        seconds = time.perf_counter() - start
+        per_line = seconds / lines * 1e6
+        print(f"read + diff two {lines:6,}-line launch scripts: {seconds:6.2f} s ({per_line:5.1f} us/line)")
+
+
 def config_150(changed: int = 0) -> dict:
     """10 sections x 15 leaves of mixed types; ``changed`` leaves differ (one a type change)."""
     cfg = {
@@ -117,10 +159,12 @@ def per_call(fn, n: int) -> float:
     return (time.perf_counter() - start) / n * 1000
 
 
-def measure(cmd: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB, exit code) of one child process, via os.wait4."""
+def measure(cmd: list[str], source: Path = ROOT) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB, exit code) of one child process, via os.wait4, running the
+    sweepgen found in ``source``."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    proc = subprocess.Popen(cmd, cwd=source, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
@@ -130,6 +174,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another source tree (e.g. `git archive main | tar -x -C DIR`): its whole-process rows are "
+        "measured alternately with this tree's, so a loaded machine loads both alike",
+    )
     args = parser.parse_args()
 
     sweep = "generated/reward_shaping_comparison"
@@ -148,8 +198,15 @@ def main() -> None:
         sh_b.write_text(launch_script("3e-6"))
         assert len(sh_a.read_text().splitlines()) == 300
         mm_a, mm_b = mmengine_tree(Path(tmp) / "mm", depth=101)
+        oc_a, oc_b = omegaconf_tree(Path(tmp) / "oc")
         cases = {
             "diff two 300-line launch scripts": ["diff", str(sh_a), str(sh_b)],
+            "diff --resolve-bases two OmegaConf files, 2-level defaults": [
+                "diff",
+                "--resolve-bases",
+                str(oc_a),
+                str(oc_b),
+            ],
             "diff --resolve-bases two mmengine configs, 3 levels of bases": [
                 "diff",
                 "--resolve-bases",
@@ -175,12 +232,22 @@ def main() -> None:
                 "specs/reward_shaping.yaml:coma_advantage",
             ],
         }
+        sources = [ROOT] + ([args.baseline.resolve()] if args.baseline else [])
         for label, argv in cases.items():
-            runs = [measure([sys.executable, "-m", "sweepgen", *argv]) for _ in range(args.repeat)]
-            wall = statistics.median(r[0] for r in runs)
-            rss = max(r[1] for r in runs)
-            print(f"{label:62s} median {wall:5.2f} s  peak {rss:5.0f} MiB  exit {runs[0][2]}")
+            runs: dict[Path, list[tuple[float, float, int]]] = {source: [] for source in sources}
+            for _ in range(args.repeat):
+                for source in sources:
+                    runs[source].append(measure([sys.executable, "-m", "sweepgen", *argv], source))
+            for source, done in runs.items():
+                wall = statistics.median(r[0] for r in done)
+                rss = max(r[1] for r in done)
+                who = "" if source == ROOT else " [baseline]"
+                print(
+                    f"{label + who:62s} median {wall:5.2f} s  min {min(r[0] for r in done):5.2f} s  "
+                    f"peak {rss:5.0f} MiB  exit {done[0][2]}"
+                )
 
+    shell_rows()
     globs = parse_globs(["section*.key2"])
     print(f"diff, 150-leaf pair, 5 changes:        {per_call(lambda: diff(a, b), args.pairs):7.2f} ms/pair")
     print(

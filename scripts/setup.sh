@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up used by both README commands and by the test lanes (scripts/test.sh).
-#   bash scripts/setup.sh         .venv: sweepgen editable with the train, slurm, track and dev extras
+#   bash scripts/setup.sh         .venv: sweepgen editable with the train, slurm, track, diff, plot and dev extras
 #   bash scripts/setup.sh light   .venv-light: sweepgen editable with the dev extra only, as
 #                                 `pip install sweepgen` users get it; torch must not be importable
 # Each venv is re-installed only when pyproject.toml changed since its last install.
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 kind=${1:-full}
 case "$kind" in
-  full) venv=.venv extras=train,slurm,track,dev ;;
+  full) venv=.venv extras=train,slurm,track,diff,plot,dev ;;
   light) venv=.venv-light extras=dev ;;
   *) echo "usage: bash scripts/setup.sh [full|light]" >&2; exit 2 ;;
 esac

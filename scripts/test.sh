@@ -2,9 +2,11 @@
 # README command 2: set up, then run every check and test, in three lanes (stops after a red lane):
 #   lint  ruff check, ruff format --check, mypy, lint-imports (all configured in pyproject.toml) and
 #         `sweepgen check` on our own specs, in .venv
-#   core  every test that needs neither the [train] nor the [slurm] extra (-m "not train and not
-#         slurm"), in .venv-light: `pip install -e '.[dev]'` only, where `import torch` fails
-#   full  the trainer, end-to-end and Slurm tests (-m "train or slurm"), in .venv
+#   core  every test that needs none of the [train], [slurm], [plot] extras nor a browser (-m "not
+#         train and not slurm and not plot and not browser"), in .venv-light: `pip install -e '.[dev]'`
+#         only, where `import torch` fails
+#   full  the trainer, end-to-end, Slurm, plot and browser tests (-m "train or slurm or plot or
+#         browser"), in .venv; the browser tests install Debian's chromium when it is missing
 # Tests marked `gpu` need a CUDA device, which CI does not have: run them by hand (pytest -m gpu).
 # Nothing is skipped for a missing dependency: a test that needs an extra carries its marker and fails
 # when the extra is missing. Arguments go to both pytest lanes (e.g. -x, -k NAME, --durations=20);
@@ -56,12 +58,12 @@ fi
 if [[ $lanes == *" core "* ]]; then
   lane core
   bash scripts/setup.sh light # also proves that torch, trl, transformers... are not importable there
-  run_pytest core .venv-light/bin/python -m pytest -m "not train and not slurm and not gpu" "$@"
+  run_pytest core .venv-light/bin/python -m pytest -m "not train and not slurm and not plot and not browser and not gpu" "$@"
 fi
 
 if [[ $lanes == *" full "* ]]; then
   lane full
-  run_pytest full .venv/bin/python -m pytest -m "(train or slurm) and not gpu" "$@"
+  run_pytest full .venv/bin/python -m pytest -m "(train or slurm or plot or browser) and not gpu" "$@"
 fi
 
 if [ ${#red[@]} -gt 0 ]; then

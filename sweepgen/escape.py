@@ -46,3 +46,18 @@ def line(text: str) -> str:
 def lines(text: str) -> str:
     """Multi-line text (a diff) with each line escaped; only ``\\n`` still ends a line."""
     return "\n".join(line(part) for part in text.split("\n"))
+
+
+_C0 = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def c0(text: str) -> str:
+    """``text`` with C0 controls and DEL written as ``\\xNN``; tabs and line breaks kept (a CSV
+    cell quotes them), so the cell reads as the data it is and no reader meets a raw NUL."""
+    return _C0.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+
+
+def first_c0(text: str) -> str | None:
+    """The first C0 control or DEL in ``text`` (tabs and line breaks aside), or None."""
+    found = _C0.search(text)
+    return found.group(0) if found else None

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 # the session-scoped `slurm_cluster` fixture, for every module that asks for it (by name, no import)
-pytest_plugins = ("slurm_cluster",)
+pytest_plugins = ("slurm_cluster", "chromium_browser")
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -31,7 +31,7 @@ _REAL_HF_HOME = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"
 # These modules import torch at the top (they hold only `train` tests): they cannot even be collected
 # without the extra, so a run whose -m expression can select no `train` test does not collect them.
 TRAIN_ONLY_MODULES = frozenset({"test_routing_adapters.py", "test_routing_trainer.py"})
-_OTHER_MARKERS = ("slow", "slurm", "gpu")
+_OTHER_MARKERS = ("slow", "slurm", "gpu", "plot", "browser")
 
 
 def _may_select(config: pytest.Config, marker: str) -> bool:
@@ -77,6 +77,8 @@ def _hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.setenv("WANDB_MODE", "disabled")
     monkeypatch.setenv("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", "1"))
+    # CI=true turns check's fast path off (sweepgen.compile.lock_digest); tests that want it set it
+    monkeypatch.delenv("CI", raising=False)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # subprocesses must run this checkout's code, not whatever copy is installed in the environment
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+ENV.pop("CI", None)  # CI=true turns check's fast path off; tests that want that set it
 TEMPLATE = "seed: {{ training.seed }}\n"
 
 

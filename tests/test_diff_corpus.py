@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path("tests") / "diff_corpus"
 PAIRS = sorted(p.name for p in (REPO / CORPUS).iterdir() if p.is_dir())
 STYLES = ("verl", "openrlhf", "openr1", "trl", "axolotl", "mmdet", "mmengine_new", "ml_collections",
-          "detectron2", "hydra", "nanogpt")  # fmt: skip
+          "detectron2", "hydra", "nanogpt", "megatron", "nemorl", "torchtune", "trlx", "dschat",
+          "llamafactory", "gptneox", "litgpt", "skypilot")  # fmt: skip
 
 
 def _files(name: str) -> tuple[str, str, list[str]]:
@@ -93,7 +94,10 @@ _SNIPPETS = [
     "def get_config():\n  c = ConfigDict()\n  return c\n", "x = [i for i in range(3)]\n", "_base_ = 'x.py'\n",
     "with read_base():\n    from .a import *\n", "x = 10 ** 10 ** 10\n", "x = 'a' * 10 ** 9\n",
     "a: &a {b: 1}\n", "<<: *a\n", "- x\n", "defaults:\n  - m: r\n", "key: on\n", "{", "[", "\x00",
-    "\ufeff", "\t",
+    "\ufeff", "\t", "x: ${y}\n", "y: ${.x}\n", "z: a_${oc.env:HOME}_${x}\n", "defaults: base.yaml\n",
+    "defaults:\n  - model: x\n  - _self_\n", "n = " + "7" * 4400 + "\n", '{"n": ' + "9" * 4400 + "}",
+    "x = '%0*d' % (10**9, 1)\n", "A+=(--f 1)\n", "X=a/$M/$T/c.yaml\n", "#SBATCH -N2 -t 1:00\n",
+    "if os.environ.get('X'):\n  c['a'] = 1\n", "${A[@]} ", "${N:-4}",
 ]  # fmt: skip
 
 

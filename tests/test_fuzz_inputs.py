@@ -1,6 +1,7 @@
 """Bounded fuzzing of the compiler through the CLI: random specs and templates, built from the pieces
 hostile-input reviews use (aliases, deep nesting, odd keys, control characters, huge numbers,
-undefined names, sandbox escapes, arithmetic bombs, paths out of the project), plus raw random bytes.
+undefined names, sandbox escapes, arithmetic bombs, loop and macro bombs, paths out of the project),
+plus raw random bytes.
 
 Whatever the input, `render`, `check` and `list` exit 0, 1 or 2, never with a traceback or exit 70,
 and nothing is written outside the output folder. The example counts are fixed so the test is
@@ -75,6 +76,12 @@ _EXPRS = st.sampled_from(
         "cycler",
     ]
 )
+# time bombs: bounded in size, unbounded in time but for `limits.eval_seconds` (kept short below)
+_LOOP_BOMB = "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"
+_MACRO_BOMB = "{% macro f(n) %}{% if n %}{{ f(n-1) }}{{ f(n-1) }}{% endif %}{% endmacro %}{{ f(28) }}"
+_INLINE = st.one_of(
+    _EXPRS.map(lambda e: "{{ " + e + " }}"), st.sampled_from(["{{ variant.name }}" + _LOOP_BOMB, _MACRO_BOMB])
+)
 _TEMPLATES = st.one_of(
     st.lists(
         st.one_of(
@@ -89,6 +96,8 @@ _TEMPLATES = st.one_of(
                     "{{ }}",
                     "#!/bin/sh\n",
                     "\ufeffkey: 1\n",
+                    _LOOP_BOMB + "\n",
+                    _MACRO_BOMB + "\n",
                 ]
             ),
             st.text(max_size=20),
@@ -99,6 +108,7 @@ _TEMPLATES = st.one_of(
 )
 
 
+_BUDGET = 0.2  # seconds per evaluation: a bomb costs this, times the few evaluations before it fails
 _VALID = {
     "sweepgen": 1,
     "name": "demo",
@@ -110,6 +120,7 @@ _VALID = {
     "grid": {"training.seed": [1, 2]},
     "allow": ["streamer.strategy"],
     "constraints": [{"expr": "streamer.r == training.group", "message": "groups match"}],
+    "limits": {"eval_seconds": _BUDGET},
 }
 _HOSTILE_VALUES = {
     "sweepgen": st.sampled_from([True, 1.0, "1", 2, None]),
@@ -120,9 +131,7 @@ _HOSTILE_VALUES = {
     "output": st.sampled_from(
         ["nul.yaml", "../x.yaml", "x.yaml", "{{ x }}", "A.yaml", "{{ variant.name | upper }}.y"]
     ),
-    "run_name": st.one_of(
-        st.sampled_from(["x", "{{ variant.name | upper }}", "CON"]), _EXPRS.map(lambda e: "{{ " + e + " }}")
-    ),
+    "run_name": st.one_of(st.sampled_from(["x", "{{ variant.name | upper }}", "CON"]), _INLINE),
     "base": st.one_of(
         st.dictionaries(_KEYS, _DATA, max_size=3),
         st.just({"include": ["../outside.yaml"]}),
@@ -138,10 +147,10 @@ _HOSTILE_VALUES = {
         st.sampled_from(["training.*", "**", "*a" * 30 + "b", "a..b", "p[x]", 'x["a.b"]']), max_size=2
     ),
     "constraints": _EXPRS.map(lambda e: [{"expr": e, "message": "m"}]),
-    "derived": st.tuples(_PATHS, _EXPRS).map(lambda pe: {pe[0]: "{{ " + pe[1] + " }}"}),
+    "derived": st.tuples(_PATHS, _INLINE).map(lambda pi: {pi[0]: pi[1]}),
     "limits": st.dictionaries(
         st.sampled_from(["variants", "output_bytes", "yaml_nodes", "x"]), _SCALARS, max_size=2
-    ),
+    ).map(lambda limits: {**limits, "eval_seconds": _BUDGET}),
     "schema": st.sampled_from(["s.json", "../s.json", "nomodule_xyz:Model", "bad"]),
 }
 _TAILS = [

@@ -68,7 +68,8 @@ def test_render_run_report_check(project):
     # the varying values come from the lock render wrote; final rewards from each run's summary
     assert rows["beta0.2_seed1"]["beta"] == "0.2" and rows["beta0.2_seed1"]["seed"] == "1"
     assert float(rows["beta0.2_seed2"]["final_reward"]) == pytest.approx(0.6)
-    assert "beta=0.1" in report.stdout and "beta=0.2" in report.stdout  # seeds folded per beta
+    # seeds folded per beta: the groups are named by the variant without its seed part
+    assert "beta0.1 " in report.stdout and "beta0.2 " in report.stdout and "95% CI" in report.stdout
 
     check = sweepgen("check", "specs/fake_grid.yaml")  # running and reporting touched no generated file
     assert check.returncode == 0, check.stdout + check.stderr

@@ -110,16 +110,20 @@ def test_a_command_before_the_launcher_shifts_nothing():
     assert [c.dotted for c in diff(a, b)] == ['commands["prep.py"]']
 
 
-def test_defaults_substitute_and_system_values_stay_not_evaluated():
-    cfg = parse_shell_config("N=${N:-4}\npython t.py --n $N --home $HOME --at $(date)\n")
+def test_defaults_of_script_variables_substitute_and_system_values_stay_not_evaluated():
+    cfg = parse_shell_config(
+        "M=2\nK=${M:-3}\nN=${N:-4}\npython t.py --k $K --n $N --home $HOME --at $(date)\n"
+    )
     cmd = cfg["commands"]["t.py"]
-    assert cmd["--n"] == 4
+    assert cmd["--k"] == 2  # M is the script's own: its value is known
+    # N comes from the environment: 4 only where it is unset, so it is kept with its default
+    assert cmd["--n"] == NotEvaluated("${N:-4}")
     assert cmd["--home"] == NotEvaluated("$HOME") and cmd["--at"] == NotEvaluated("$(date)")
 
 
 def test_sbatch_directives_count_only_before_the_first_command():
     cfg = parse_shell_config("#!/bin/bash\n#SBATCH --nodes=2 -p gpu\necho hi\n#SBATCH --mem=8G\n")
-    assert cfg["sbatch"] == {"--nodes": 2, "-p": "gpu"}
+    assert cfg["sbatch"] == {"--nodes": 2, "--partition": "gpu"}  # -p is --partition
 
 
 def test_what_the_grammar_cannot_read_is_kept_as_source_with_a_warning():

@@ -82,6 +82,17 @@ class SweepgenGroup(click.Group):
             if not standalone_mode:
                 return EXIT_USAGE
             sys.exit(EXIT_USAGE)
+        _safe_streams()
+        try:
+            os.getcwd()
+        except FileNotFoundError:
+            _echo_err(
+                "error: the working directory no longer exists (deleted or unmounted)\n"
+                '  hint: cd to an existing folder (e.g. `cd "$PWD"` if it was re-created) and run again'
+            )
+            if not standalone_mode:
+                return EXIT_USAGE
+            sys.exit(EXIT_USAGE)
         try:
             rc = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except SweepgenError as err:
@@ -105,6 +116,12 @@ class SweepgenGroup(click.Group):
             rc = _os_fault(fault.err)
         except OSError as err:
             rc = _os_fault(err)
+        except MemoryError:  # sizes the inputs asked for (every limit raised as far as it goes)
+            _echo_err(
+                "error: out of memory\n  hint: the sweep is larger than this machine holds: lower "
+                "`limits:` in the spec (variants, output_bytes, input_bytes) or shrink the sweep"
+            )
+            rc = EXIT_USAGE
         except Exception:  # noqa: BLE001 - the funnel for bugs: show everything, ask for a report
             traceback.print_exc()
             click.echo(f"internal error: {BUG_REPORT}", err=True)
@@ -178,6 +195,17 @@ def _stdout_fault(err: OSError) -> int:
     hint = _STDOUT_HINTS.get(err.errno or 0) or hint_for(err)
     _echo_err(f"<stdout>: error: cannot write to standard output: {err.strerror or err}\n  hint: {hint}")
     return EXIT_USAGE
+
+
+def _safe_streams() -> None:
+    """Output in the locale's encoding, with what it cannot encode escaped (``\\xe9``, and a file
+    name's undecodable bytes as ``\\udcff``) instead of a UnicodeEncodeError: under LANG=C with an
+    ASCII stdout, or a non-UTF-8 file name in a message, a report must still print."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
+            with contextlib.suppress(ValueError, io.UnsupportedOperation):
+                reconfigure(errors="backslashreplace")
 
 
 def _echo_err(text: str) -> None:

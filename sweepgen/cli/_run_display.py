@@ -15,8 +15,10 @@ from rich import box
 from rich.console import JustifyMethod
 from rich.table import Table
 
-from sweepgen.run.base import Decision, RunState, RunStatus, state_word
+from sweepgen.run import metrics
+from sweepgen.run.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word
 from sweepgen.run.progress import last_metrics, read_summary, total_steps
+from sweepgen.run.runfiles import RunFileError
 
 STYLE = {
     RunState.PENDING: "dim",
@@ -60,6 +62,23 @@ def step_text(run_dir: Path, config: Mapping[str, Any]) -> str:
     return f"{step}/{total}" if total else str(step)
 
 
+def shows_reward(decisions: Sequence[Decision], logged: Sequence[Mapping[str, Any] | None] = ()) -> bool:
+    """Reward columns for runs of the bundled trainer (their done file is its summary.json), or when
+    a run wrote the bundled trainer's keys (``logged``: its summaries or last metrics rows); a
+    foreign trainer has no reward, and a column of dashes says nothing."""
+    bundled = all(d.task.done_file == SUMMARY_FILE for d in decisions)
+    return bundled or any(row and ("final_reward" in row or "reward_mean" in row) for row in logged)
+
+
+def metric_value(run_dir: Path, metric: str) -> float | None:
+    """The last logged value of ``metric`` in the run's metrics.jsonl or metrics.csv."""
+    try:
+        _, series = metrics.find_in_run(run_dir, metric, tensorboard=False)
+    except RunFileError:  # a spoiled metrics file: the table shows "-", `report` says why
+        return None
+    return series.final[1] if series is not None else None
+
+
 def plan_table(decisions: Sequence[Decision]) -> Table:
     table = Table(title="plan", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("run", "now", "action", "run dir"):
@@ -73,7 +92,9 @@ def plan_table(decisions: Sequence[Decision]) -> Table:
     return table
 
 
-def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus], now: datetime) -> Table:
+def progress_table(
+    decisions: Sequence[Decision], live: Mapping[str, RunStatus], now: datetime, metric: str | None = None
+) -> Table:
     """The runs running now, one row each, and a count of the others: a sweep of hundreds of runs
     must fit the terminal (each end is also printed as a line above the table)."""
     counts = dict.fromkeys(RunState, 0)
@@ -90,11 +111,13 @@ def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus],
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
+    rows = {d.task.name: last_metrics(d.task.run_dir) for d in decisions if d.task.name in live}
+    value_col = metric or ("reward" if shows_reward(decisions, list(rows.values())) else None)
     justify: JustifyMethod
     for col, justify in (
         ("run", "left"),
         ("step", "right"),
-        ("reward", "right"),
+        *(((value_col, "right"),) if value_col else ()),
         ("elapsed", "right"),
         ("eta", "right"),
         ("gpu", "left"),
@@ -104,12 +127,13 @@ def progress_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus],
         status = live.get(d.task.name)
         if status is None or status.state is not RunState.RUNNING:
             continue
-        row = last_metrics(d.task.run_dir)
+        row = rows[d.task.name]
         elapsed = elapsed_seconds(status, now)
+        value = metric_value(d.task.run_dir, metric) if metric else row.get("reward_mean") if row else None
         table.add_row(
             d.task.name,
             step_text(d.task.run_dir, d.task.config),
-            _fmt_reward(row.get("reward_mean") if row else None),
+            *((_fmt_reward(value),) if value_col else ()),
             fmt_duration(elapsed),
             fmt_duration(eta_seconds(row, total_steps(d.task.config), elapsed)),
             str(status.ids.get("gpu", "")),
@@ -144,22 +168,29 @@ def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, s
     return d.state, d.reason
 
 
-def final_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus]) -> Table:
+def final_table(
+    decisions: Sequence[Decision], live: Mapping[str, RunStatus], metric: str | None = None
+) -> Table:
     table = Table(title="results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    justify: JustifyMethod
-    for col, justify in (
-        ("run", "left"),
-        ("status", "left"),
-        ("steps", "right"),
-        ("final", "right"),
-        ("best", "right"),
-        ("wall", "right"),
-        ("note", "left"),
-    ):
+    summaries: dict[str, Mapping[str, Any]] = {}
+    unreadable: dict[str, str] = {}
+    for d in decisions:
+        try:
+            summaries[d.task.name] = read_summary(d.task.run_dir) or {}
+        except RunFileError as err:  # a foreign trainer's summary.json: shown, never fatal
+            summaries[d.task.name], unreadable[d.task.name] = {}, f"summary.json {err.reason}"
+    reward = metric is None and shows_reward(decisions, list(summaries.values()))
+    values: tuple[str, ...] = (metric,) if metric else ("final", "best") if reward else ()
+    columns: list[tuple[str, JustifyMethod]] = [("run", "left"), ("status", "left"), ("steps", "right")]
+    columns += [(v, "right") for v in values]
+    columns += [("wall", "right"), ("note", "left")]
+    for col, justify in columns:
         table.add_column(col, justify=justify)
     for d in decisions:
         state, note = final_state(d, live)
-        summary = read_summary(d.task.run_dir) or {}
+        summary = summaries[d.task.name]
+        if d.task.name in unreadable:
+            note = f"{note}; {unreadable[d.task.name]}" if note else unreadable[d.task.name]
         wall = summary.get("wall_time_s")
         if wall is None:
             wall = elapsed_seconds(live.get(d.task.name) or d.previous, None)
@@ -167,8 +198,13 @@ def final_table(decisions: Sequence[Decision], live: Mapping[str, RunStatus]) ->
             d.task.name,
             f"[{STYLE[state]}]{state}[/]",
             step_text(d.task.run_dir, d.task.config),
-            _fmt_reward(summary.get("final_reward")),
-            _fmt_reward(summary.get("best_reward")),
+            *(
+                (_fmt_reward(metric_value(d.task.run_dir, metric)),)
+                if metric
+                else (_fmt_reward(summary.get("final_reward")), _fmt_reward(summary.get("best_reward")))
+                if reward
+                else ()
+            ),
             fmt_duration(wall),
             note,
         )

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from sweepgen.escape import line
+from sweepgen.escape import c0, line
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,7 +51,7 @@ def emit(
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows([[_text(cell) for cell in row] for row in rows])
+        writer.writerows([[c0(_text(cell)) for cell in row] for row in rows])
         click.echo(buf.getvalue(), nl=False)
         return
     # rich (~20 ms) loads only when there is something to print, not for --help

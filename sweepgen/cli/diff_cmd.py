@@ -50,11 +50,12 @@ Paths = set[tuple[Any, ...]]  # the paths of changes --allow does not allow
 @click.option(
     "--yaml",
     "yaml_version",
-    type=click.Choice(["1.1", "1.2"]),
+    type=click.Choice(["1.1", "1.2", "omegaconf"]),
     default=None,
-    help="How to read YAML files that are not sweepgen specs: 1.1 (the default: what PyYAML and "
-    "OmegaConf read, `on` is True) or 1.2 (`on` is a string). Specs are always YAML 1.2. Scalars "
-    "the two read differently are listed as warnings.",
+    help="How to read YAML files that are not sweepgen specs: omegaconf (the default when either "
+    "file uses `${...}` or `defaults:`: `1e-5` is a float, node interpolations resolved), 1.1 "
+    "(the default otherwise: what PyYAML reads, `on` is True) or 1.2 (`on` is a string). Specs "
+    "are always YAML 1.2. Scalars the readings disagree on are listed as warnings.",
 )
 def diff(
     a: str, b: str, allow: tuple[str, ...], fmt: str, resolve_bases: bool, yaml_version: str | None
@@ -72,6 +73,8 @@ def diff(
     from sweepgen.readers import diff as semantic
     from sweepgen.readers.model import not_evaluated
 
+    if yaml_version is None and _uses_omegaconf(a, b):
+        yaml_version = "omegaconf"  # one reading for both sides: a literal and an interpolation agree
     first, second = _load(a, resolve_bases, yaml_version), _load(b, resolve_bases, yaml_version)
     old, new = first.data, second.data
     for warning in dict.fromkeys([*first.warnings, *second.warnings]):
@@ -139,6 +142,23 @@ def _load(ref: str, resolve_bases: bool, yaml_version: str | None) -> ReadResult
     if yaml_version is None:
         yaml_version = "1.2" if _is_spec(ref) else "1.1"
     return read_config(ref, resolve_bases=resolve_bases, yaml_version=yaml_version)
+
+
+def _uses_omegaconf(*refs: str) -> bool:
+    """Does either file (not a spec) use OmegaConf's features? Then both are read as OmegaConf does."""
+    from sweepgen.readers.omegayaml import uses_omegaconf
+
+    for ref in refs:
+        path = Path(ref)
+        if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file() or _is_spec(ref):
+            continue
+        try:
+            with path.open(encoding="utf-8", errors="replace") as handle:
+                if uses_omegaconf(handle.read(1 << 20)):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _is_spec(ref: str) -> bool:

@@ -1,21 +1,15 @@
-"""`sweepgen report DIR`: a results table, report.csv and report.png for a sweep's finished runs."""
+"""`sweepgen report DIR`: parse the options, call ``sweepgen.run.report_make.make``, print what it
+returns (tables, warnings, the files it wrote) and return its exit code."""
 
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from sweepgen.cli import _console
-
-if TYPE_CHECKING:
-    from rich.console import JustifyMethod
-
-
-TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
 
 
 def _finite(value: object) -> object:
@@ -120,44 +114,41 @@ def _exact(value) -> str:
     return "-" if value is None else str(value)
 
 
-def _groups_table(result, groups):
-    """Per variant group, the objective over its seeds: what a comparison is read from."""
+def _stats_table(outcome):
+    """Per seed group: n, mean and its 95% interval; against the baseline the verdict with its numbers."""
     # rich (~20 ms) loads only when there is something to print, not for --help
+    from rich import box
     from rich.table import Table
 
-    obj = result.objective
-    if obj.metric is None:
-        finals = {r.name: (r.summary or {}).get("final_reward") for r in result.finished}
-        title = "final reward by variant (over seeds)"
-    else:
-        finals = {r.name: r.score.value for r in result.finished}
-        title = f"{obj.label} by variant (over seeds; {obj.mode} is better)"
-    from rich import box
-
-    table = Table(
-        title=title,
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    justify: JustifyMethod
-    for col, justify in (
-        ("variant", "left"),
-        ("n", "right"),
-        ("mean", "right"),
-        ("std", "right"),
-        ("min", "right"),
-        ("max", "right"),
-    ):
-        table.add_column(col, justify=justify)
-    for group in groups:
-        vals = [v for n in group.runs if isinstance(v := finals[n], (int, float))]
-        if not vals:
-            continue
-        mean = sum(vals) / len(vals)
-        std = (sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5 if len(vals) > 1 else None
-        table.add_row(group.label, str(len(vals)), _fmt(mean), _fmt(std), _fmt(min(vals)), _fmt(max(vals)))
+    statistics = outcome.statistics
+    obj = outcome.report.objective
+    label = obj.label if obj.metric else "final reward"
+    title = f"{label} by group (over seeds; {statistics.mode} is better)"
+    if statistics.baseline:
+        title += f", against {statistics.baseline}"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    columns = ["group", "n", "mean", "95% CI"]
+    if statistics.baseline:
+        columns += ["diff", "95% CI (diff)", "test", "p", "p (Holm)", "verdict"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("group", "test", "verdict") else "right")
+    for row in outcome.stats_rows():
+        cells = [row["group"], str(row["n"]), _fmt(row["mean"]), _interval(row["ci_low"], row["ci_high"])]
+        if statistics.baseline:
+            cells += [
+                _fmt(row["diff"]),
+                _interval(row["diff_ci_low"], row["diff_ci_high"]),
+                _fmt(row["test"]),
+                _fmt(row["p"]),
+                _fmt(row["p_holm"]),
+                _fmt(row["verdict"]),
+            ]
+        table.add_row(*cells)
     return table
+
+
+def _interval(low, high) -> str:
+    return "-" if low is None else f"[{_fmt(low)}, {_fmt(high)}]"
 
 
 @click.command("report")
@@ -167,8 +158,8 @@ def _groups_table(result, groups):
     "out_dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="Folder for report.csv and report.png (default: the folder holding the runs). "
-    "(-o is the output root in render and check; it has no second meaning here.)",
+    help="Folder for report.csv, report.png, statistics.csv and report.html (default: the folder "
+    "holding the runs). (-o is the output root in render and check; it has no second meaning here.)",
 )
 @click.option(
     "--format",
@@ -176,10 +167,10 @@ def _groups_table(result, groups):
     type=click.Choice(["text", "csv", "json"]),
     default="text",
     show_default=True,
-    help="text: tables for people; csv / json: the per-run table on stdout, for programs "
-    "(report.csv and report.png are written either way)",
+    help="text: tables for people; csv / json: the per-run table on stdout, for programs (with "
+    "--compare: the statistics table); the files are written either way",
 )
-@click.option("--no-plot", is_flag=True, help="Skip the curve PNG (needs matplotlib otherwise).")
+@click.option("--no-plot", is_flag=True, help="Skip the curve PNG.")
 @click.option(
     "--metric",
     default=None,
@@ -202,6 +193,21 @@ def _groups_table(result, groups):
     help="Take --metric's last logged value (final) or its best one over the run (best). "
     "Default: best when --mode is given, else final.",
 )
+@click.option(
+    "--compare",
+    default=None,
+    metavar="GROUP",
+    help="Compare every seed group with this one: difference, 95% bootstrap interval, Welch's t-test "
+    "(permutation test under 5 seeds), Holm-corrected p, and a verdict (better / worse / no evidence).",
+)
+@click.option(
+    "--seeds",
+    type=click.Choice(["all", "tune", "test"]),
+    default="all",
+    show_default=True,
+    help="Statistics over the spec's tune or held-out test seeds only (seed: {path, tune, test}).",
+)
+@click.option("--html", is_flag=True, help="Also write report.html: one self-contained page (plot extra).")
 def report(
     directory: Path,
     out_dir: Path | None,
@@ -210,36 +216,68 @@ def report(
     metric: str | None,
     mode: str,
     at: str | None,
+    compare: str | None,
+    seeds: str,
+    html: bool,
 ) -> int:
     """Summarise the runs of DIR: a generated sweep folder (with sweep.lock.json) or a runs folder.
 
     One row per run with the values that vary across the sweep, final and best reward, diversity
-    and wall time; a PNG of reward curves, one line per variant with seeds as mean and band.
+    and wall time; per seed group (runs that differ only in the seed) the mean with a 95% bootstrap
+    interval; a PNG of curves, one line per group with seeds as mean and band.
 
     With --metric NAME the table, report.csv and report.png follow that metric instead, for any
     trainer: its value (--at final|best, --mode max|min), the step it was logged at, the
     train-eval gap for an eval_<x> metric with a train_<x> beside it, and the last logged step. A
-    run without the metric is listed with the reason, never dropped.
+    run without the metric is listed with the reason, never dropped; a metric no run logged is an
+    error, and nothing is written.
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.errors import UserError
-    from sweepgen.run import report as rep
+    from sweepgen.run import report_make
 
     source = click.get_current_context().get_parameter_source("mode")
-    mode_given = source is not None and source.name != "DEFAULT"
-    if metric is None and (mode_given or at is not None):
-        raise UserError("--mode and --at need --metric", hint="e.g. --metric eval_acc --mode max")
-    if at is None:
-        at = "best" if mode_given else "final"
-    if not no_plot:
-        rep.require_matplotlib()  # before anything is written
-    objective = rep.Objective(metric, mode, at)
-    result = rep.collect(directory, objective)
-    out_dir = out_dir or result.out_dir
+    request = report_make.Request(
+        directory=directory,
+        out_dir=out_dir,
+        metric=metric,
+        mode=mode,
+        mode_given=source is not None and source.name != "DEFAULT",
+        at=at,
+        compare=compare,
+        seeds=seeds,
+        plot=not no_plot,
+        html=html,
+    )
+    outcome = report_make.make(request)
+    _show(outcome, request, fmt)
+    return outcome.exit_code
+
+
+def _show(outcome, request, fmt: str) -> None:
+    from sweepgen.run import report_make
+
     out, err = _console.stdout(), _console.stderr()
+    for warning in outcome.warnings:
+        err.print(f"warning: {warning}", markup=False)
+    if fmt != "text":  # for programs: one table on stdout, nothing else
+        if request.compare is not None and outcome.statistics is not None:
+            if fmt == "json":
+                click.echo(report_make.stats_json(outcome.statistics))
+            else:
+                click.echo(report_make.stats_csv(outcome.statistics), nl=False)
+        elif fmt == "json":  # NaN or Infinity (a diverged run) is null: JSON has neither
+            table = [{k: _finite(v) for k, v in row.items()} for row in outcome.rows]
+            click.echo(json.dumps(table, indent=2, allow_nan=False, default=str))
+        else:
+            from sweepgen.run import report as rep
+
+            click.echo(rep.csv_text(outcome.report), nl=False)
+        return
+    result = outcome.report
+    metric = request.metric
     measured = (
         {
-            objective.label: objective.label,
+            result.objective.label: result.objective.label,
             "at_step": "step",
             "train_eval_gap": "train-eval",
             "final_step": "final_step",
@@ -247,65 +285,18 @@ def report(
         if metric
         else None
     )
-    if fmt != "text":  # the per-run table for programs; the files are written as in text mode
-        rep.write_atomic(out_dir / "report.csv", rep.csv_text(result).encode())
-        if not no_plot:
-            png = rep.plot_png(rep.curves(result), directory.name, metric or rep.DEFAULT_CURVE)
-            rep.write_atomic(out_dir / "report.png", png)
-        if fmt == "json":  # NaN or Infinity (a diverged run) is null: JSON has neither
-            table = [{k: _finite(v) for k, v in row.items()} for row in rep.rows(result)]
-            click.echo(json.dumps(table, indent=2, allow_nan=False, default=str))
-        else:
-            click.echo(rep.csv_text(result), nl=False)
-        return 0
-    out.print(_runs_table(rep.rows(result), result.varying, title=f"report: {directory}", measured=measured))
-    cut = [
-        r.name
-        for r in result.finished
-        if isinstance((r.summary or {}).get("truncated_fraction"), (int, float))
-        and (r.summary or {})["truncated_fraction"] > TRUNCATION_WARNING
-    ]
-    if cut:
-        err.print(
-            f"warning: {len(cut)} run(s) had more than {TRUNCATION_WARNING:.0%} of their completions cut at "
-            f"max_completion_length and scored on the cut text ({', '.join(cut[:8])}"
-            f"{', ...' if len(cut) > 8 else ''}); raise grpo.max_completion_length if that is not intended",
+    title = f"report: {request.directory}"
+    out.print(_runs_table(outcome.rows, result.varying, title=title, measured=measured))
+    for note in outcome.notes:
+        err.print(f"note: {note}", markup=False)
+    best = outcome.best
+    if best is not None:
+        out.print(
+            f"best run by {result.objective.label} ({request.mode} is better): {best.name} = "
+            f"{_fmt(best.score.value)} at step {best.score.step}",
             markup=False,
         )
-    if metric is None and not any(r.summary for r in result.finished):
-        logged = rep.logged_metrics(result)
-        err.print(
-            "note: no run has the bundled trainer's summary.json; report a metric the runs logged with "
-            "--metric NAME" + (f" (logged: {', '.join(logged[:12])})" if logged else ""),
-            markup=False,
-        )
-    if metric:
-        best = rep.best_run(result)
-        if best is None:
-            err.print(f"no finished run logged {metric}", markup=False)
-        else:
-            out.print(
-                f"best run by {objective.label} ({mode} is better): {best.name} = {_fmt(best.score.value)} "
-                f"at step {best.score.step}",
-                markup=False,
-            )
-    groups = rep.curves(result)
-    if any(len(g.runs) > 1 for g in groups):
-        out.print(_groups_table(result, groups))
-    if result.values_from != "lock":
-        err.print(
-            f"note: no sweep lock describes these runs; varying values come from their config.yaml "
-            f"files ({len(result.varying)} paths differ)"
-        )
-    csv_path = out_dir / "report.csv"
-    rep.write_atomic(csv_path, rep.csv_text(result).encode())
-    out.print(f"CSV: {csv_path}", markup=False)
-    if not no_plot:
-        lines = groups
-        for curve in lines:
-            for note in curve.notes:
-                err.print(f"note: {note}", markup=False)
-        png_path = out_dir / "report.png"
-        rep.write_atomic(png_path, rep.plot_png(lines, directory.name, metric or rep.DEFAULT_CURVE))
-        out.print(f"PNG: {png_path}", markup=False)
-    return 0
+    if outcome.statistics is not None:
+        out.print(_stats_table(outcome))
+    for what, path in outcome.written:
+        out.print(f"{what}: {path}", markup=False)

@@ -74,6 +74,13 @@ LOG_TAIL_LINES = 20
     "(e.g. metrics.csv); exit 0 without it is a failure.",
 )
 @click.option(
+    "--metric",
+    default=None,
+    metavar="NAME",
+    help="Show this logged metric (metrics.jsonl or metrics.csv) in the live and final tables; "
+    "without it a trainer other than the bundled one gets no reward columns.",
+)
+@click.option(
     "--wait/--no-wait", default=None, help="Follow the runs until they end (the local executor always does)."
 )
 @click.option(
@@ -96,6 +103,7 @@ def run(
     executor,
     command,
     done_file,
+    metric,
     wait,
     stop_timeout,
 ) -> int:
@@ -180,13 +188,13 @@ def run(
             session = daemon.enter_context(mps_daemon(list(gpu_ids)))  # stopped when the sweep ends
             warnings = session.warnings  # filled as the daemon stops
             ex.options = replace(ex.options, env={**ex.options.env, **session.env})
-        code = _run_started(ex, decisions, to_start, sweep_dir)
+        code = _run_started(ex, decisions, to_start, sweep_dir, metric)
     for warning in warnings:
         _console.stderr().print(f"warning: {warning}", markup=False, highlight=False)
     return code
 
 
-def _run_started(ex, decisions, to_start, sweep_dir: Path) -> int:
+def _run_started(ex, decisions, to_start, sweep_dir: Path, metric: str | None = None) -> int:
     live: dict = {}
     interrupted = False
     if to_start:
@@ -197,7 +205,7 @@ def _run_started(ex, decisions, to_start, sweep_dir: Path) -> int:
                     live = ex.poll()
                     _say_submitted(ex, live, sweep_dir)
                 else:
-                    live = _follow(ex, decisions)
+                    live = _follow(ex, decisions, metric)
         except KeyboardInterrupt:
             interrupted = True
             _stop(ex)
@@ -208,7 +216,7 @@ def _run_started(ex, decisions, to_start, sweep_dir: Path) -> int:
             if ex.stop_runs_on_error:
                 _stop(ex)
             raise
-    code = _finish(decisions, live, sweep_dir, interrupted)
+    code = _finish(decisions, live, sweep_dir, interrupted, metric)
     if ex.faults:
         err = _console.stderr()
         for fault in ex.faults:
@@ -267,7 +275,7 @@ def _parse_gpus(gpus: str | None) -> tuple[str, ...]:
     return ids
 
 
-def _follow(ex, decisions) -> dict:
+def _follow(ex, decisions, metric: str | None = None) -> dict:
     """Poll until every started run ends, showing a live table and a line per state change."""
     # rich (~20 ms) loads only when there is something to print, not for --help
     from rich.live import Live
@@ -278,7 +286,7 @@ def _follow(ex, decisions) -> dict:
     seen: dict[str, str] = {}
     live = ex.poll()
     with Live(
-        progress_table(decisions, live, _now()), console=out, transient=True, auto_refresh=False
+        progress_table(decisions, live, _now(), metric), console=out, transient=True, auto_refresh=False
     ) as view:
         while True:
             for name, status in live.items():
@@ -289,21 +297,21 @@ def _follow(ex, decisions) -> dict:
                             f" ({status.reason})" if status.reason and status.state.value != "running" else ""
                         )
                         view.console.print(f"{name}: {status.state}{extra}", markup=False)
-            view.update(progress_table(decisions, live, _now()), refresh=True)
+            view.update(progress_table(decisions, live, _now(), metric), refresh=True)
             if ex.done():
                 return live
             time.sleep(POLL_S)
             live = ex.poll()
 
 
-def _finish(decisions, live, sweep_dir: Path, interrupted: bool) -> int:
+def _finish(decisions, live, sweep_dir: Path, interrupted: bool, metric: str | None = None) -> int:
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.cli._run_display import final_state, final_table
     from sweepgen.run.base import LOG_FILE, RunState
     from sweepgen.run.progress import log_tail
 
     out, err = _console.stdout(), _console.stderr()
-    out.print(final_table(decisions, live))
+    out.print(final_table(decisions, live, metric))
     states = {d.task.name: final_state(d, live)[0] for d in decisions}
     failed = [d for d in decisions if d.task.name in live and states[d.task.name] is RunState.FAILED]
     for d in failed:

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen.compile import lock
+from sweepgen.compile import lock, lock_digest
 from sweepgen.compile.check_fast import Trust, Verdict, trusted
 from sweepgen.compile.foreign import foreign_ok
 from sweepgen.compile.journal import JOURNAL_NAME, Recorded, read_recorded
@@ -300,7 +300,9 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
             Problem(
                 "lock",
                 lock_path,
-                "lock file is out of date (resolved configs, hashes or versions changed)",
+                "lock file is out of date (resolved configs, hashes or versions changed)"
+                if not lock_digest.edited(current_lock)
+                else "lock file was edited by hand: its digest does not match its content",
                 line=line,
                 diff=diff,
                 hint="run `sweepgen render` and commit",

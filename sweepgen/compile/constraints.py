@@ -12,7 +12,7 @@ from sweepgen import paths
 from sweepgen.compile.context import context
 from sweepgen.compile.expand import Expansion, Variant
 from sweepgen.compile.gate import layer_of
-from sweepgen.compile.sandbox import describe, fail_if_undefined, make_env
+from sweepgen.compile.sandbox import describe, fail_if_undefined, make_env, time_budget
 from sweepgen.errors import SpecError, ValidationError
 
 _NAME = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -46,7 +46,8 @@ def check_constraints(expansion: Expansion, sweep: dict[str, Any]) -> None:
         for func, constraint, i in compiled:
             loc = spec.loc(("constraints", i, "expr"))
             try:
-                result = func(**ctx)
+                with time_budget(spec.model.limits.eval_seconds):
+                    result = func(**ctx)
                 fail_if_undefined(result)  # `x.missing` alone returns an undefined, not an error
             except Exception as err:  # noqa: BLE001 - any failure inside user expressions is user error
                 raise ValidationError(

@@ -21,7 +21,7 @@ from sweepgen import yamlio
 from sweepgen.compile import overrides
 from sweepgen.compile.context import context
 from sweepgen.compile.expand import Expansion, Locs, Variant
-from sweepgen.compile.sandbox import describe, fail_if_undefined, make_env
+from sweepgen.compile.sandbox import describe, fail_if_undefined, make_env, time_budget
 from sweepgen.compile.spec import NAME_HINT, Spec, name_problem
 from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
 
@@ -192,7 +192,8 @@ def _run(
 ) -> Any:
     where = ".".join(map(str, at))
     try:
-        value = fn(ctx)  # Template.render and compiled expressions both take the context mapping
+        with time_budget(spec.model.limits.eval_seconds):
+            value = fn(ctx)  # Template.render and compiled expressions both take the context mapping
         # An expression may return an undefined instead of raising, or hide one in a literal
         # (`{{ [training.typo] }}`): either is an undefined-name error, never data.
         fail_if_undefined(value)

@@ -41,19 +41,18 @@ def git_ignored(folder: str, rels: list[str]) -> set[str]:
     """The paths among ``rels`` (relative to ``folder``) that git ignores there; empty outside git."""
     if not rels or shutil.which("git") is None:
         return set()
-    try:
+    try:  # names as bytes: a file name that is not UTF-8 is held as surrogates (os.fsencode undoes it)
         done = subprocess.run(
             ["git", "-C", folder, "check-ignore", "-z", "--stdin"],
-            input="\0".join(rels) + "\0",
+            input=b"".join(os.fsencode(r) + b"\0" for r in rels),
             capture_output=True,
-            text=True,
             timeout=60,
         )
     except (OSError, subprocess.TimeoutExpired):
         return set()
     if done.returncode not in (0, 1):  # 128: not a git work tree (or git failed): nothing is ignored
         return set()
-    return {p for p in done.stdout.split("\0") if p}
+    return {os.fsdecode(p) for p in done.stdout.split(b"\0") if p}
 
 
 def foreign_ok(folder: str, rels: list[str]) -> set[str]:

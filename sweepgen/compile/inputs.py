@@ -12,6 +12,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
+import stat
 import sys
 from typing import Any
 
@@ -23,11 +24,22 @@ DYNAMIC = "<dynamic>"  # a hash no file can have: the fast path never trusts thi
 
 
 def file_sha256(path: str) -> str | None:
+    """None for anything but a regular file: a lock (hand-edited) may name a FIFO or /dev/zero."""
     try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def render_inputs(spec: Spec, template: Template, project: str) -> dict[str, str]:

@@ -64,6 +64,8 @@ class Lock:
     resources: dict[str, Any] | None
     base: dict[str, Any]
     files: list[LockFile]
+    # for `report`: the spec's seed path and held-out split (`seed:`) and sample's `digits`
+    report: dict[str, Any] | None = None
 
     def config(self, entry: LockFile) -> dict[str, Any]:
         """The resolved config of ``entry``, rebuilt from the base (shares unchanged subtrees)."""
@@ -146,6 +148,7 @@ def build(
     base: dict[str, Any],
     files: list[dict[str, Any]],
     resources: dict[str, Any] | None,
+    report: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     # Variants mostly share one of a few layer mappings (every grid point has the same one): each
     # distinct mapping is written once, and a file entry names it by its index.
@@ -170,6 +173,7 @@ def build(
         "base": base,
         "layer_sets": layer_sets,
         "files": shared,
+        **({"report": report} if report else {}),
     }
 
 
@@ -387,4 +391,5 @@ def _model(data: Mapping[str, Any], version: int) -> Lock:
         resources=_mapping(resources) if resources is not None else None,
         base=_mapping(data.get("base", {})),
         files=entries,
+        report=_mapping(data["report"]) if data.get("report") is not None else None,
     )

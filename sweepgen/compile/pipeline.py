@@ -12,7 +12,7 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import paths
-from sweepgen.compile import lock
+from sweepgen.compile import lock, lock_digest, seeds
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
 from sweepgen.compile.derive import derive
@@ -34,6 +34,7 @@ from sweepgen.compile.render import (
     too_large,
 )
 from sweepgen.compile.rundir import run_dir_of_rendered
+from sweepgen.compile.sandbox import time_budget
 from sweepgen.compile.schema import check_schema, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
 
@@ -89,6 +90,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)
+    report = seeds.report_block(spec, [v.config for v in expansion.variants])
 
     template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
     template = load_template(spec, template_abs)
@@ -97,11 +99,15 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     header = header_maker(spec_rel)
     template_dir = os.path.dirname(template_abs)
 
+    seconds = spec.model.limits.eval_seconds
+
     def render_one(variant: Variant) -> tuple[str, str, bytes, str | None]:
         ctx = context(variant.config, variant.context_view(), sweep)
-        out_path = render_inline(output_t, ctx, spec, "output", variant)
+        with time_budget(seconds):
+            out_path = render_inline(output_t, ctx, spec, "output", variant)
         try:
-            text = render_bounded(template, ctx, spec.model.limits.output_bytes)
+            with time_budget(seconds):
+                text = render_bounded(template, ctx, spec.model.limits.output_bytes)
         except OutputTooLarge as err:
             raise too_large(err.limit, spec, variant, out_path) from None
         except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault
@@ -121,7 +127,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     ]
     check_outputs(files, spec)
     # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
-    lock_data = {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel)
+    lock_data = {} if only is not None else _lock(spec, expansion, files, template, project, spec_rel, report)
     sweep_dir = os.path.join(out_abs, spec.name)
     return Plan(
         spec=spec,
@@ -131,7 +137,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
         shown_dir=display_path(sweep_dir),
         files=files,
         lock=lock_data,
-        lock_bytes=lock.dumps(lock_data).encode("utf-8") if lock_data else b"",
+        lock_bytes=lock_digest.seal(lock.dumps(lock_data)).encode("utf-8") if lock_data else b"",
     )
 
 
@@ -142,6 +148,7 @@ def _lock(
     template: Template,
     project: str,
     spec_rel: str,
+    report: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """The lock's content: the base once, each file's differences from it, every input's hash."""
     base = spec.base
@@ -170,6 +177,7 @@ def _lock(
         base=base,
         files=entries,
         resources=resources,
+        report=report,
     )
 
 

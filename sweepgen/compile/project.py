@@ -66,8 +66,12 @@ def resolve(root: str, base_dir: str, rel: str, *, what: str, loc: Location) -> 
     return full
 
 
-def read_regular(path: str, *, what: str, loc: Location) -> bytes:
-    """The bytes of a regular file; a FIFO, device or folder is an error instead of a hang."""
+INPUT_BYTES = 16 << 20  # default `limits.input_bytes`; real specs, configs and templates are kilobytes
+
+
+def read_regular(path: str, *, what: str, loc: Location, limit: int = INPUT_BYTES) -> bytes:
+    """The bytes of a regular file; a FIFO, device or folder is an error instead of a hang, and so
+    is a file over ``limit`` bytes, found from its size before anything is read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -77,15 +81,30 @@ def read_regular(path: str, *, what: str, loc: Location) -> bytes:
     except OSError as err:
         raise SpecError(f"cannot read {what} {path}: {err.strerror}", location=loc) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise SpecError(
                 f"{what} {path} is not a regular file", location=loc, hint="point it at a plain file"
             )
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
+        if info.st_size > limit:
+            raise _too_large(what, path, info.st_size, limit, loc)
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
             chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:  # it grew while read
+            raise _too_large(what, path, size, limit, loc)
         return b"".join(chunks)
     except OSError as err:
         raise SpecError(f"cannot read {what} {path}: {err.strerror}", location=loc) from None
     finally:
         os.close(fd)
+
+
+def _too_large(what: str, path: str, size: int, limit: int, loc: Location) -> SpecError:
+    return SpecError(
+        f"{what} {path} is larger than the limit of {limit:,} bytes ({size:,})",
+        location=loc,
+        hint="not a config? Otherwise raise the limit in the spec: `limits: {input_bytes: N}` "
+        "(the spec file itself must stay under the default)",
+    )

@@ -20,6 +20,10 @@ from sweepgen.compile.sandbox import describe, make_env
 from sweepgen.compile.spec import SAFE_NAME, Spec, display_path, unportable
 from sweepgen.errors import Location, SpecError, SweepgenError, TemplateError, ValidationError
 
+# the lock and the journal of an interrupted render live beside the outputs: no output may take
+# their names, not even as a folder (`sweep.lock.json/a.yaml` would make the lock unwritable)
+RESERVED_NAMES = frozenset({lock.LOCK_NAME, ".sweepgen-journal.json"})
+
 HASH_COMMENT = {
     ".py",
     ".yaml",
@@ -61,10 +65,11 @@ class ProjectLoader(BaseLoader):
     template's folder, refusing any file outside the project (symlinks resolved), any file that is
     not a regular file (a FIFO would hang) and any file that is not UTF-8 (with its line and column)."""
 
-    def __init__(self, folder: str, root: str, loc: Location) -> None:
+    def __init__(self, folder: str, root: str, loc: Location, limit: int) -> None:
         self.folder = folder
         self.root = root
         self.loc = loc
+        self.limit = limit
 
     def get_source(self, environment: Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         pieces = split_template_path(template)  # refuses `..` segments
@@ -73,7 +78,7 @@ class ProjectLoader(BaseLoader):
         project.resolve(self.root, self.folder, os.path.join(*pieces), what="template", loc=self.loc)
         if not os.path.exists(path):
             raise TemplateNotFound(template)
-        raw = project.read_regular(path, what="template", loc=Location(shown))
+        raw = project.read_regular(path, what="template", loc=Location(shown), limit=self.limit)
         try:
             text = yamlio.decode_utf8(raw, shown)
         except SpecError as err:
@@ -90,7 +95,8 @@ def load_template(spec: Spec, template_abs: str) -> Template:
             location=loc,
             hint="the template path is relative to the spec file",
         )
-    env = make_env(ProjectLoader(os.path.dirname(template_abs), spec.project, loc))
+    loader = ProjectLoader(os.path.dirname(template_abs), spec.project, loc, spec.model.limits.input_bytes)
+    env = make_env(loader)
     try:
         return env.get_template(os.path.basename(template_abs))
     except TemplateSyntaxError as err:
@@ -248,9 +254,9 @@ def check_outputs(files: list[RenderedFile], spec: Spec) -> None:
                 location=loc,
                 hint="a checkout on Windows would fail; change `output`",
             )
-        if f.path == lock.LOCK_NAME:
+        if parts[0] in RESERVED_NAMES:  # the file itself, or a folder that would stand in its place
             raise ValidationError(
-                f"output path {f.path!r} is reserved for the lock file",
+                f"output path {f.path!r} uses {parts[0]!r}, which is reserved for sweepgen's own files",
                 location=loc,
                 hint="choose another file name",
             )

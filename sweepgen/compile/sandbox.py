@@ -16,14 +16,20 @@ import difflib
 import functools
 import math
 import operator
+import os
 import re
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from jinja2 import BaseLoader, StrictUndefined, Undefined
+from jinja2 import BaseLoader, StrictUndefined, Undefined, nodes
 from jinja2.exceptions import TemplateRuntimeError, UndefinedError
+from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from sweepgen import escape
 from sweepgen.compile.jsonfilter import to_json
 from sweepgen.compile.yamlfilter import YamlWriter, yaml_scalar
 
@@ -35,6 +41,105 @@ MAX_SEQUENCE = 10_000_000  # characters of a string or items of a list made by `
 
 class LimitExceeded(TemplateRuntimeError):
     """A sandboxed operation would build a value beyond the bounds above."""
+
+
+class TimeLimitExceeded(TemplateRuntimeError):
+    """An evaluation ran past its ``limits.eval_seconds``: a loop or macro bomb, or a runaway loop."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"ran longer than {seconds:g} s")
+        self.seconds = seconds
+
+
+class _Budget:
+    """The deadline of the evaluation in progress, and whether the watchdog found it passed."""
+
+    __slots__ = ("deadline", "expired", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.expired = False
+
+
+# Templates cost time only where they repeat something: a loop iteration, a call (macros,
+# `caller()`, a recursive `loop(...)`), an include or import, an operator, a filter or test, an
+# output. Each of these ticks, and a tick reads one flag; a watchdog thread reads the clock every
+# `_WATCH_SECONDS` and raises the flag. So a deadline overruns by at most one such step (each bounded
+# by the size limits above) plus the watch interval, and a fast loop pays no system call per step.
+_WATCH_SECONDS = 0.01
+_IDLE_POLLS = 100  # the watchdog ends after a second without an evaluation; the next one restarts it
+_active: _Budget | None = None  # one evaluation at a time per process (render workers are forked)
+_watchdog_pid: int | None = None
+
+
+def _watch() -> None:
+    global _watchdog_pid
+    idle = 0
+    while True:
+        time.sleep(_WATCH_SECONDS)
+        budget = _active
+        if budget is None:
+            idle += 1
+            if idle < _IDLE_POLLS:
+                continue
+            # Leave: say so first, then look once more. `time_budget` sets its budget first, then
+            # looks for a watchdog, so one of the two always sees the other: no budget goes unwatched.
+            _watchdog_pid = None
+            if _active is None:
+                return
+            _watchdog_pid = os.getpid()
+            budget = _active
+        idle = 0
+        if budget is not None and time.monotonic() > budget.deadline:
+            budget.expired = True
+
+
+def _start_watchdog() -> None:
+    global _watchdog_pid
+    if _watchdog_pid != os.getpid():  # none yet, or this is a forked worker (threads do not fork)
+        _watchdog_pid = os.getpid()
+        threading.Thread(target=_watch, name="sweepgen-time-budget", daemon=True).start()
+
+
+@contextmanager
+def time_budget(seconds: float) -> Iterator[None]:
+    """Bound every sandboxed evaluation inside the block to ``seconds`` of wall-clock time; on
+    overrun the template code raises ``TimeLimitExceeded`` at the line it is running."""
+    global _active
+    outer, _active = _active, _Budget(seconds)
+    _start_watchdog()  # after the budget is set: see _watch
+    try:
+        yield
+    finally:
+        _active = outer
+
+
+def tick() -> None:
+    budget = _active
+    if budget is not None and budget.expired:
+        raise TimeLimitExceeded(budget.seconds)
+
+
+def _ticking(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A filter or test that ticks first (``functools.wraps`` keeps Jinja's pass_context marks)."""
+
+    @functools.wraps(func)
+    def ticked(*args: Any, **kwargs: Any) -> Any:
+        tick()
+        return func(*args, **kwargs)
+
+    return ticked
+
+
+def _counted(iterable: Iterable[Any]) -> Iterator[Any]:
+    """What a template's ``{% for %}`` iterates: the same items, each one a tick."""
+    for item in iterable:
+        tick()
+        yield item
+
+
+_LOOP_FILTER = "__sweepgen_counted"  # not a name a template can write as a filter (leading `__`)
 
 
 class NamedUndefinedError(UndefinedError):
@@ -79,7 +184,14 @@ def fail_if_undefined(value: Any, depth: int = 0) -> None:
 
 
 def _finalize(value: Any) -> Any:
-    """Every ``{{ }}`` output passes here: an undefined hidden in a literal is an error too."""
+    """Every ``{{ }}`` output passes here: an undefined hidden in a literal is an error too, and so
+    is a string with a NUL or another C0 control, which would land raw in the file."""
+    tick()
+    if type(value) is str and not value.isprintable() and (bad := escape.first_c0(value)) is not None:
+        raise LimitExceeded(
+            f"`{{{{ }}}}` would write control character U+{ord(bad):04X} raw into the file; "
+            "write the value through `| to_yaml`, `| to_json` or `| pyrepr`, which escape it"
+        )
     if isinstance(value, (list, tuple, dict, Undefined)):
         fail_if_undefined(value)
     return value
@@ -106,6 +218,11 @@ def undefined_message(err: BaseException, config: dict[str, Any]) -> str | None:
 
 def describe(err: BaseException, config: dict[str, Any]) -> str:
     """``Type: message`` for a template failure; an undefined name as its config path."""
+    if isinstance(err, TimeLimitExceeded):
+        return (
+            f"ran longer than {err.seconds:g} s (`limits.eval_seconds`): a loop or macro that "
+            "repeats too often?"
+        )
     named = undefined_message(err, config)
     return named if named is not None else f"{type(err).__name__}: {err}"
 
@@ -197,11 +314,34 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
                 pass
         return super().getattr(obj, attribute)
 
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        # Every `{% for %}` iterates through `_counted`, so a loop that prints nothing still ticks.
+        tree = super()._parse(source, name, filename)
+        for loop in tree.find_all(nodes.For):
+            loop.iter = nodes.Filter(loop.iter, _LOOP_FILTER, [], [], None, None, lineno=loop.lineno)
+        return tree
+
+    def get_template(self, *args: Any, **kwargs: Any) -> Any:
+        tick()  # `{% include %}`, `{% import %}` and `{% extends %}` run this each time they execute
+        return super().get_template(*args, **kwargs)
+
+    def select_template(self, *args: Any, **kwargs: Any) -> Any:
+        tick()
+        return super().select_template(*args, **kwargs)
+
+    def get_or_select_template(self, *args: Any, **kwargs: Any) -> Any:
+        tick()
+        return super().get_or_select_template(*args, **kwargs)
+
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        tick()
         _check_binop(operator, left, right)
         return _BINOPS[operator](left, right)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        tick()
+        if isinstance(__obj, LoopContext) and args:  # `loop(children)` of a recursive for: counted too
+            args = (_counted(args[0]), *args[1:])
         # String methods that pad to a width (`'x'.center(10**9)`, `ljust`, `zfill`, format specs
         # like `'{:>999999999}'`) would allocate the whole result before any output limit sees it.
         method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format at attribute access
@@ -297,6 +437,9 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     env.filters.update(
         to_yaml=YamlWriter(), to_json=to_json, tojson=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar
     )
+    env.filters = {name: _ticking(f) for name, f in env.filters.items()}
+    env.tests = {name: _ticking(test) for name, test in env.tests.items()}  # type: ignore[arg-type]
+    env.filters[_LOOP_FILTER] = _counted
     # Jinja's own filters that grow a string by a number argument, bounded like the methods above
     for name, check in (
         ("center", _check_center_filter),

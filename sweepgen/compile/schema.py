@@ -179,7 +179,7 @@ def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
         raise SpecError(
             f"schema file not found: {ref}", location=loc, hint="the path is relative to the spec file"
         )
-    raw = project.read_regular(full, what="schema file", loc=loc)
+    raw = project.read_regular(full, what="schema file", loc=loc, limit=spec.model.limits.input_bytes)
     try:
         schema = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:

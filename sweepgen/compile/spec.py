@@ -13,12 +13,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from sweepgen import globs, paths, yamlio
 from sweepgen.compile import overrides, project
 from sweepgen.compile.sample import SampleBlock
+from sweepgen.compile.seeds import SeedBlock
 from sweepgen.errors import Location, SpecError
 
 # Names that become file/folder names (sweep, variant, step, grid label, run name, output component).
@@ -107,16 +108,35 @@ class Resources(BaseModel):
 
 
 MIB = 1 << 20
+MAX_VARIANTS = 10_000_000  # a raised `limits.variants` still ends in exit 2, never out of memory at 10^10
+EVAL_SECONDS = 5  # no real template, constraint or name takes a tenth of that for one variant
 
 
 class Limits(BaseModel):
     """Bounds on what one spec may cost; raise one here when a real sweep needs more."""
 
     model_config = _STRICT
-    variants: StrictInt = Field(default=100_000, ge=1, description="variants after expansion")
+    variants: StrictInt = Field(
+        default=100_000,
+        ge=1,
+        le=MAX_VARIANTS,
+        description=f"variants after expansion (at most {MAX_VARIANTS:,}: each costs memory)",
+    )
     output_bytes: StrictInt = Field(default=16 * MIB, ge=1, description="bytes per rendered file")
     yaml_nodes: StrictInt = Field(
         default=yamlio.MAX_NODES, ge=1, description="YAML nodes per file, aliases expanded"
+    )
+    input_bytes: StrictInt = Field(
+        default=project.INPUT_BYTES,
+        ge=1,
+        description="bytes per file read: included configs, templates, schema files "
+        "(checked from the size, before reading)",
+    )
+    eval_seconds: StrictFloat | StrictInt = Field(
+        default=EVAL_SECONDS,
+        gt=0,
+        description="wall-clock seconds for one evaluation: the template, `output`, `run_name`, "
+        "`run_dir`, a `derived` value or a constraint, for one variant",
     )
 
 
@@ -173,6 +193,11 @@ class SpecModel(BaseModel):
         default=None, description="per-run resources for `sweepgen run --executor slurm`"
     )
     limits: Limits = Field(default_factory=Limits, description="raise a bound a real sweep outgrows")
+    seed: StrictStr | SeedBlock | None = Field(
+        default=None,
+        description="the config path that is the random seed (runs differing only in it are one group in "
+        "`report`), or {path, tune, test} to hold test seeds out for `report --seeds test`",
+    )
 
     @field_validator("sweepgen", mode="before")
     @classmethod
@@ -450,7 +475,7 @@ def _resolve_base(model: SpecModel, doc: yamlio.Doc, root: str, spec_dir: str) -
                 hint="e.g. include: [../configs/model.yaml]",
             )
         for i, rel in enumerate(includes):
-            inc = _read_include(rel, doc.loc(("base", "include", i)), root, spec_dir, model.limits.yaml_nodes)
+            inc = _read_include(rel, doc.loc(("base", "include", i)), root, spec_dir, model.limits)
             base.config = _merge_include(base.config, inc.data, (), inc, f"include:{inc.path}", base)
         sets = raw.get("set") or {}
         if not isinstance(sets, dict):
@@ -476,7 +501,7 @@ def _resolve_base(model: SpecModel, doc: yamlio.Doc, root: str, spec_dir: str) -
     return base
 
 
-def _read_include(rel: str, at: Location, root: str, spec_dir: str, max_nodes: int) -> yamlio.Doc:
+def _read_include(rel: str, at: Location, root: str, spec_dir: str, limits: Limits) -> yamlio.Doc:
     full = project.resolve(root, spec_dir, rel, what="included file", loc=at)
     if not os.path.exists(full):
         raise SpecError(
@@ -484,9 +509,9 @@ def _read_include(rel: str, at: Location, root: str, spec_dir: str, max_nodes: i
             location=at,
             hint="include paths are relative to the spec file",
         )
-    raw_inc = project.read_regular(full, what="included file", loc=at)
+    raw_inc = project.read_regular(full, what="included file", loc=at, limit=limits.input_bytes)
     shown_inc = display_path(full)
-    inc = yamlio.loads(yamlio.decode_utf8(raw_inc, shown_inc), shown_inc, max_nodes=max_nodes)
+    inc = yamlio.loads(yamlio.decode_utf8(raw_inc, shown_inc), shown_inc, max_nodes=limits.yaml_nodes)
     if not isinstance(inc.data, dict):
         raise SpecError("an included config must be a YAML mapping", location=inc.loc())
     _check_config_keys(inc.data, inc, ())

@@ -73,6 +73,7 @@ class Outcome:
 def plan_actions(plans: list[Plan]) -> list[Outcome]:
     """Decide what each file needs; raises before anything is written if a file must not be touched."""
     names: dict[str, str] = {}
+    folded: dict[str, Plan] = {}
     for plan in plans:
         if plan.sweep_dir in names:
             raise UserError(
@@ -81,7 +82,32 @@ def plan_actions(plans: list[Plan]) -> list[Outcome]:
                 hint="give each spec its own `name`",
             )
         names[plan.sweep_dir] = plan.spec.path
+        other = folded.setdefault(plan.sweep_dir.lower(), plan)
+        if other is not plan:
+            raise _case_clash(plan, other.shown_dir, f"spec {other.spec.path}")
+        _check_case_on_disk(plan)
     return [_outcome(plan) for plan in plans]
+
+
+def _check_case_on_disk(plan: Plan) -> None:
+    """A sweep folder whose name differs only in case from one already in the output root: on macOS
+    and Windows both are one folder, and one sweep would overwrite the other's files."""
+    parent, name = os.path.split(plan.sweep_dir)
+    try:
+        entries = os.listdir(parent)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    clash = next((e for e in sorted(entries) if e != name and e.lower() == name.lower()), None)
+    if clash is not None:
+        raise _case_clash(plan, os.path.join(os.path.dirname(plan.shown_dir), clash), "an earlier render")
+
+
+def _case_clash(plan: Plan, other_dir: str, whose: str) -> UserError:
+    return UserError(
+        f"sweep folder {plan.shown_dir} and {other_dir} (from {whose}) differ only in case",
+        location=plan.spec.loc(("name",)),
+        hint="they are one folder on macOS and Windows; rename one sweep (and remove the old folder)",
+    )
 
 
 def _outcome(plan: Plan) -> Outcome:
@@ -96,6 +122,10 @@ def _outcome(plan: Plan) -> Outcome:
         out.lock_changed = True
         return out
     with tree:
+        for own in (lock.LOCK_NAME, JOURNAL_NAME):  # both are written: nothing may stand there
+            node = tree.node(own)
+            if node.kind not in ("missing", "file") or node.blocked:
+                raise _unsafe(tree, node.at, node.kind, node.blocked)
         rec = read_recorded(tree, plan)
         out.recorded = rec
         out.interrupted = rec.journal is not None

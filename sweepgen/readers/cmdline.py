@@ -88,7 +88,7 @@ def _text(word: Word) -> str:
     return word.source if isinstance(word, NotEvaluated) else word
 
 
-def _is_flag(word: Word) -> bool:
+def is_flag(word: Word) -> bool:
     text = _text(word)
     return text.startswith("-") and len(text) > 1 and not _NEG_NUMBER.fullmatch(text)
 
@@ -137,7 +137,7 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             if text == "--":
                 i += 1
                 break
-            if not _is_flag(word):
+            if not is_flag(word):
                 if name == "ray job submit":
                     # everything up to `--` is ray's; a stray word is ray's too
                     _add(flags, "@args", typed(word))
@@ -155,7 +155,7 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             elif (
                 text not in booleans
                 and i + 1 < len(words)
-                and not _is_flag(words[i + 1])
+                and not is_flag(words[i + 1])
                 and not looks_like_program(words[i + 1])
                 and _text(words[i + 1]) != "--"
             ):
@@ -179,7 +179,7 @@ def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Wor
     if _PYTHON.fullmatch(os.path.basename(head)):
         options: dict[str, Any] = {}
         i = 1
-        while i < len(words) and _is_flag(words[i]) and _text(words[i]) not in ("-m", "-c"):
+        while i < len(words) and is_flag(words[i]) and _text(words[i]) not in ("-m", "-c"):
             text = _text(words[i])
             if text in _PYTHON_VALUE_FLAGS and i + 1 < len(words):
                 _add(options, text, typed(words[i + 1]))
@@ -211,7 +211,12 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             for rest in words[i + 1 :]:
                 _add(out, "@args", typed(rest), always_list=True)
             break
-        if _is_flag(word):
+        if _spread(word):
+            _add(out, text, word)  # its own key: never a flag's value, and order does not matter
+            at.setdefault(text, line)
+            i += 1
+            continue
+        if is_flag(word):
             if text.startswith("--") and "=" in text:
                 key, _, value = text.partition("=")
                 unknown = isinstance(word, NotEvaluated)
@@ -221,7 +226,12 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
                 continue
             values: list[Any] = []
             j = i + 1
-            while j < len(words) and not _is_flag(words[j]) and _override(words[j]) is None:
+            while (
+                j < len(words)
+                and not is_flag(words[j])
+                and not _spread(words[j])
+                and _override(words[j]) is None
+            ):
                 values.append(typed(words[j]))
                 j += 1
             _add(out, text, True if not values else values[0] if len(values) == 1 else values)
@@ -238,6 +248,15 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             _add(out, "@args", typed(word), always_list=True)
         i += 1
     return out, at
+
+
+_SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}|\$[@*]|\$\{[@*]\}")
+
+
+def _spread(word: Word) -> bool:
+    """An array expansion that could not be evaluated (``${ARGS[@]}``, ``$@``): it may stand for
+    any number of words, flags included, so it is a part of its own."""
+    return isinstance(word, NotEvaluated) and bool(_SPREAD.fullmatch(word.source))
 
 
 def _override(word: Word) -> tuple[str, str, Word | None] | None:
@@ -276,7 +295,10 @@ def _add(out: dict[str, Any], key: str, value: Any, *, always_list: bool = False
         out.setdefault(key, []).append(value)
     elif key in out:
         seen = out[key]
-        out[key] = [*seen, value] if isinstance(seen, _Repeated) else _Repeated([seen, value])
+        if isinstance(seen, _Repeated):
+            seen.append(value)  # in place: a flag given n times costs n, not n squared
+        else:
+            out[key] = _Repeated([seen, value])
     else:
         out[key] = value
 

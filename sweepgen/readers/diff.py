@@ -74,6 +74,8 @@ def type_name(value: Any) -> str | None:
         return None
     if type(value).__name__ == "Ref":
         return "ref"
+    if type(value).__name__ == "BigInt":
+        return "int"
     if type(value).__name__ == "NotEvaluated":
         return "not evaluated"
     if type(value).__name__ == "CallData":

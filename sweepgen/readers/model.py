@@ -55,6 +55,31 @@ class Ref(str):
         return str(self)
 
 
+class BigInt(str):
+    """An integer longer than Python converts from text (4,300 digits): kept as its canonical
+    decimal digits, so two are equal exactly when their values are, without the quadratic cost
+    of building the number."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+BIG_DIGITS = 4000  # below Python's 4,300-digit int/str conversion limit
+
+
+def big_int(text: str) -> BigInt | None:
+    """``text`` as a ``BigInt`` when it is a decimal integer too long to convert; else None."""
+    digits = text.replace("_", "")
+    sign = "-" if digits.startswith("-") else ""
+    digits = digits.lstrip("+-")
+    if len(digits) <= BIG_DIGITS or not digits.isdigit():
+        return None
+    digits = digits.lstrip("0") or "0"
+    return BigInt(("" if digits == "0" else sign) + digits)
+
+
 @dataclass
 class ReadResult:
     """A config read from one file: its data, the line of each path it knows, and warnings."""

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.readers.hydradefaults import compose
 from sweepgen.readers.model import ReadResult, Ref
 from sweepgen.readers.pyast import ImportBase, is_call_or_expr, read_python_file
 from sweepgen.readers.structured import STRUCTURED, read_yaml_file
@@ -51,6 +52,9 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
         result = read_python_file(path, import_base=_importer(path, chain, yaml_version))
     elif path.suffix in (".yaml", ".yml"):
         result = read_yaml_file(path, yaml_version)
+        if isinstance(result.data, dict) and "defaults" in result.data and "_base_" not in result.data:
+            # Hydra / NeMo-RL inheritance: composed from the raw files, interpolations after
+            return compose(path, lambda p: read_yaml_file(p, yaml_version, raw=True))
     elif path.suffix in STRUCTURED:
         result = STRUCTURED[path.suffix](path)
     else:

@@ -16,6 +16,29 @@ from dataclasses import dataclass
 Value = str | list[str]
 
 
+class Partial(str):
+    """Text that still holds source the reader could not expand (``$1/run_a``): a variable's value
+    as far as it is known. Substituted where the variable is used, so a not-evaluated word carries
+    the source of its definition, never only the name that refers to it."""
+
+    __slots__ = ()
+
+
+def partial(value: Value) -> bool:
+    """Does ``value`` (a word or an array) hold any text that was not expanded?"""
+    return isinstance(value, Partial) or (
+        isinstance(value, list) and any(isinstance(v, Partial) for v in value)
+    )
+
+
+def joined(value: Value) -> str:
+    """An array joined with blanks (``"${A[*]}"``, an array read in an assignment); partial stays partial."""
+    if not isinstance(value, list):
+        return value
+    text = " ".join(value)
+    return Partial(text) if partial(value) else text
+
+
 class Unknown:
     """A variable whose value the reader cannot know (bound inside a condition or loop)."""
 
@@ -45,7 +68,9 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
     length, name, index = found.groups()
     rest = expr[found.end() :]
     bound = variables.get(name)
-    if isinstance(bound, Unknown) or (name not in variables and not rest) or length:
+    if isinstance(bound, Unknown) or name not in variables or length:
+        # a name the script never binds comes from the running environment (`${NNODES:-1}` is 1
+        # only where NNODES is unset): not evaluated, kept as source, defaults and all
         return None, False
     value: Value | None
     if bound is None:
@@ -53,7 +78,7 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
     elif index in ("[@]", "[*]"):
         value = list(bound) if isinstance(bound, list) else [bound]
         if index == "[*]" and quoted:
-            value = " ".join(value)
+            value = joined(value)
     elif index:
         inner = index[1:-1]
         if not inner.isdigit():
@@ -62,8 +87,10 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
         value = items[int(inner)] if int(inner) < len(items) else ""
     else:
         value = bound[0] if isinstance(bound, list) and bound else ("" if isinstance(bound, list) else bound)
+    # a partly known value comes back as itself, not known: its text is the definition's source
+    whole = value is None or not partial(value)
     if not rest:
-        return value, True
+        return value, whole
     op = re.match(r":?[-=+?]", rest)
     if not op:
         return None, False  # ${VAR//a/b}, ${VAR%x}, ...: not modelled
@@ -71,11 +98,10 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
     unset = value is None or (op.group().startswith(":") and value in ("", []))
     kind = op.group()[-1]
     if kind in "-=":
-        # a name the script never binds takes its default: that is what the script means
-        return (word if unset else value), known if unset else True
+        return (word if unset else value), known if unset else whole
     if kind == "+":
         return ("" if unset else word), True if unset else known
-    return (None, False) if unset else (value, True)
+    return (None, False) if unset else (value, whole)
 
 
 def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple[str, bool]:
@@ -116,11 +142,8 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
             elif nxt == "{":
                 end = _balanced(text, i + 1, "{", "}")
                 value, ok = lookup(text[i + 2 : end - 1], variables, True)
-                if ok and value is not None:
-                    out.append(" ".join(value) if isinstance(value, list) else value)
-                else:
-                    out.append(text[i:end])
-                    known = known and ok
+                out.append(text[i:end] if value is None else joined(value))
+                known = known and ok
                 i = end
             else:
                 name = _NAME.match(text, i + 1)
@@ -129,11 +152,8 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
                     i += 1
                     continue
                 value, ok = lookup(name.group(), variables, True)
-                if ok and value is not None:
-                    out.append(" ".join(value) if isinstance(value, list) else value)
-                else:
-                    out.append(text[i : name.end()])
-                    known = False
+                out.append(text[i : name.end()] if value is None else joined(value))
+                known = known and ok and value is not None
                 i = name.end()
         else:
             out.append(ch)
@@ -151,7 +171,11 @@ def arithmetic(expr: str, variables: Vars) -> str | None:
 
     def name(found: re.Match[str]) -> str:
         value = variables.get(found.group(1))
-        if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
+        if (
+            isinstance(value, str)
+            and not isinstance(value, Partial)
+            and re.fullmatch(r"-?[0-9]+", value.strip())
+        ):
             return f"({value.strip()})"
         raise LookupError(found.group(1))
 
@@ -214,6 +238,12 @@ def unescape_word(text: str) -> str:
 
 def split_fields(value: Value, line: int) -> list[Field]:
     """An unquoted expansion's words (bash splits on blanks); a lone backslash from a folded
-    here-document line is not a word."""
+    here-document line is not a word. In a partly known value, each word that still holds an
+    expansion is a not-known word of its own: it never takes its neighbours with it."""
     words = value if isinstance(value, list) else [value]
-    return [Field(w, True, line) for item in words for w in item.split() if w != "\\"]
+    return [
+        Field(w, not (isinstance(item, Partial) and ("$" in w or "`" in w)), line)
+        for item in words
+        for w in item.split()
+        if w != "\\"
+    ]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.readers.model import ReadResult
+from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult, big_int
 from sweepgen.readers.yamlfile import read_yaml
 
 
@@ -22,14 +22,14 @@ def read_text(path: Path) -> str:
         raise ConfigError(f"cannot read file: {err}", location=Location(str(path))) from err
 
 
-def read_yaml_file(path: Path, version: str = "1.1") -> ReadResult:
-    return read_yaml(read_text(path), str(path), version)
+def read_yaml_file(path: Path, version: str = "1.1", *, raw: bool = False) -> ReadResult:
+    return read_yaml(read_text(path), str(path), version, raw=raw)
 
 
 def read_json_file(path: Path) -> ReadResult:
     text = read_text(path)
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates)
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_json_int)
     except _DuplicateKey as dup:
         raise ConfigError(
             f"duplicate key {dup.key!r} in JSON object",
@@ -54,8 +54,9 @@ def read_toml_file(path: Path) -> ReadResult:
         import tomllib
     else:  # Python 3.10
         import tomli as tomllib
+    text = read_text(path)
     try:
-        return ReadResult(str(path), tomllib.loads(read_text(path)))
+        return ReadResult(str(path), _toml_loads(tomllib, text, str(path)))
     except tomllib.TOMLDecodeError as err:
         # tomllib puts the place in the message: "... (at line 3, column 7)"
         found = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
@@ -64,6 +65,11 @@ def read_toml_file(path: Path) -> ReadResult:
         raise ConfigError(f"invalid TOML: {message}", location=Location(str(path), line, col)) from err
     except RecursionError:
         raise ConfigError("TOML nested too deeply to read", location=Location(str(path))) from None
+
+
+def _json_int(text: str) -> int | BigInt:
+    """A JSON integer; one too long for ``int()`` (4,300 digits) as its exact digits."""
+    return big_int(text) or int(text)
 
 
 class _DuplicateKey(Exception):
@@ -94,3 +100,38 @@ STRUCTURED: dict[str, Callable[[Path], ReadResult]] = {
     ".json": read_json_file,
     ".toml": read_toml_file,
 }
+
+
+_TOML_BIG = re.compile(r"(?<![\w.\"'])([-+]?[0-9][0-9_]{" + str(BIG_DIGITS) + r",})(?![\w.])")
+
+
+def _toml_loads(tomllib: Any, text: str, path: str) -> Any:
+    """tomllib's reading; integers too long for ``int()`` come back as their exact digits. They are
+    swapped for numbered placeholder strings before parsing and restored after."""
+    found: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        found.append(match.group(1))
+        return f'"\\u0000bigint{len(found) - 1}"'  # a TOML escape: parsed to a NUL-led string
+
+    hidden = _TOML_BIG.sub(hide, text) if len(text) > BIG_DIGITS else text
+    data = tomllib.loads(hidden)
+    return _restore(data, found, path) if found else data
+
+
+def _restore(value: Any, found: list[str], path: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _restore(v, found, path) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v, found, path) for v in value]
+    if isinstance(value, str) and re.fullmatch("\x00bigint[0-9]+", value):
+        text = found[int(value[len("\x00bigint") :])]
+        return big_int(text) or NotEvaluated(text)
+    if isinstance(value, str) and ("\x00bigint" in value or "\\u0000bigint" in value):
+        # a long run of digits inside a string was taken for a number: refuse rather than guess
+        raise ConfigError(
+            f"a string holds a run of more than {BIG_DIGITS:,} digits",
+            location=Location(path),
+            hint="sweepgen reads such TOML numbers exactly, but not digit runs inside strings",
+        )
+    return value

@@ -18,9 +18,10 @@ from typing import Any
 import yaml
 
 from sweepgen.errors import ConfigError, Location
-from sweepgen.readers.model import NotEvaluated, Path, ReadResult
+from sweepgen.readers.model import BIG_DIGITS, NotEvaluated, Path, ReadResult, big_int
+from sweepgen.readers.omegayaml import plain_scalar_omegaconf, resolve_interpolations
 
-VERSIONS = ("1.1", "1.2")
+VERSIONS = ("1.1", "1.2", "omegaconf")
 _PLAIN = "sweepgen:plain"
 _STD = "tag:yaml.org,2002:"
 _Base: Any = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
@@ -71,9 +72,10 @@ def _implicit_11(text: str) -> Any:
     return _CONSTRUCTOR.construct_object(yaml.ScalarNode(tag, text))
 
 
-def read_yaml(text: str, path: str, version: str = "1.1") -> ReadResult:
+def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) -> ReadResult:
+    """``raw``: no interpolation resolved, the ``defaults:`` list as written (to compose files)."""
     if version not in VERSIONS:
-        raise ConfigError(f"unknown YAML version {version!r}", hint="use --yaml 1.1 or --yaml 1.2")
+        raise ConfigError(f"unknown YAML reading {version!r}", hint="use --yaml 1.1, 1.2 or omegaconf")
     try:
         node = yaml.compose(text, Loader=_Composer)
     except yaml.MarkedYAMLError as err:
@@ -97,6 +99,10 @@ def read_yaml(text: str, path: str, version: str = "1.1") -> ReadResult:
             result.data = builder.build(node, ())
         except RecursionError:
             raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
+        if raw:
+            return result
+        if version == "omegaconf":
+            result.data = resolve_interpolations(result.data, path)
         result.data = hydra_defaults(result.data)
     return result
 
@@ -137,14 +143,22 @@ class _Builder:
         return value
 
     def scalar(self, node: yaml.ScalarNode) -> Any:
+        if node.tag == _PLAIN and len(node.value) > BIG_DIGITS and big_int(node.value) is not None:
+            return big_int(node.value)  # too long for int(): its exact digits
         if node.tag == _PLAIN:
-            old, new = _implicit_11(node.value), _implicit_12(node.value)
-            if not _same(old, new):
+            readings = {"1.1": _implicit_11(node.value), "1.2": _implicit_12(node.value)}
+            if self.version == "omegaconf":
+                readings = {"omegaconf": plain_scalar_omegaconf(node.value), **readings}
+            chosen = readings[self.version]
+            others = [(name, v) for name, v in readings.items() if not _same(v, chosen)]
+            if others:
+                shown = [(n, v) for n, v in readings.items() if n == self.version or (n, v) in others]
                 self.result.warnings.append(
-                    f"{self.loc(node)}: {node.value!r} reads as {old!r} in YAML 1.1, {new!r} in YAML 1.2"
-                    f" (read as YAML {self.version}; --yaml selects)"
+                    f"{self.loc(node)}: {node.value!r} reads as "
+                    + ", ".join(f"{v!r} in {_reading(n)}" for n, v in shown)
+                    + f" (read as {_reading(self.version)}; --yaml selects)"
                 )
-            return old if self.version == "1.1" else new
+            return chosen
         if node.tag.startswith(_STD) and node.tag[len(_STD) :] in ("str", "int", "float", "bool", "null"):
             try:
                 return _CONSTRUCTOR.construct_object(node)
@@ -189,6 +203,10 @@ class _Builder:
         for k, v in merged.items():
             out.setdefault(k, v)  # keys written in the mapping win over merged ones
         return out
+
+
+def _reading(version: str) -> str:
+    return "OmegaConf" if version == "omegaconf" else f"YAML {version}"
 
 
 def _same(a: Any, b: Any) -> bool:

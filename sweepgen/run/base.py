@@ -59,7 +59,7 @@ from typing import Any, ClassVar
 
 from sweepgen.compile.lock import Lock
 from sweepgen.errors import ConfigError, Location
-from sweepgen.run import runlock
+from sweepgen.run import runfiles, runlock
 from sweepgen.safefs import write_atomic
 
 STATUS_FILE = "sweepgen_status.json"
@@ -167,12 +167,13 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 def read_status(run_dir: Path) -> RunStatus | None:
     path = run_dir / STATUS_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES)  # a FIFO there must not hang `run`
+    if raw is None:
         return None
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8", errors="replace"))
+    except RecursionError:
+        raise runfiles.RunFileError(path, "is nested too deeply") from None
     except json.JSONDecodeError as err:
         raise ConfigError(
             f"run status is not valid JSON: {err.msg}",

@@ -1,8 +1,13 @@
 """A run's logged metrics, whatever trainer wrote them: metrics.jsonl, metrics.csv, TensorBoard events.
 
 Each source gives series ``name -> ((step, value), ...)``. A row without an integer step, or a value
-that is not a finite number, is skipped (a CSV cell left empty at a step that did not evaluate is
-normal); a metric logged at the same step twice keeps the last value, as TensorBoard shows it.
+that is not a number, is skipped (a CSV cell left empty at a step that did not evaluate is normal);
+a NaN or infinite value is skipped too but counted (``Series.non_finite``), so a report can say a
+run diverged instead of silently ranking its last finite value; a metric logged at the same step
+twice keeps the last value, as TensorBoard shows it.
+
+The files are read through ``runfiles``: only regular files, bounded in size (a FIFO, a link to
+``/dev/zero`` or a line nested a million deep is a ``RunFileError`` naming the file and the reason).
 
 TensorBoard event files are read with tensorboard's own ``EventAccumulator`` (never a hand-written
 protobuf parser); tensorboard is an optional extra (``sweepgen[track]``) and is imported only when a
@@ -13,13 +18,16 @@ run has event files. When a metric is in more than one source of a run, the firs
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sweepgen.errors import UserError
+from sweepgen.run import runfiles
 
 SOURCES = ("metrics.jsonl", "metrics.csv", "tensorboard")
 EVENTS_GLOB = "events.out.tfevents.*"
@@ -33,6 +41,7 @@ class Series:
     name: str
     source: str  # one of SOURCES
     points: Points  # sorted by step
+    non_finite: int = 0  # NaN or infinite values logged for this metric, left out of ``points``
 
     @property
     def final(self) -> tuple[int, float]:
@@ -45,19 +54,29 @@ class Series:
         return next(p for p in self.points if p[1] == value)
 
 
+class Sources(dict[str, dict[str, Points]]):
+    """source -> metric -> points, plus how many non-finite values each (source, metric) had."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.non_finite: dict[tuple[str, str], int] = {}
+
+
 def _number(value: object) -> float | None:
+    """A number as a float (NaN and infinities included); None for anything else."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        out = float(value)
-    elif isinstance(value, str) and value.strip():
         try:
-            out = float(value)
+            return float(value)
+        except OverflowError:  # an integer beyond any float
+            return math.inf
+    if isinstance(value, str) and value.strip():
+        try:
+            return float(value)
         except ValueError:
             return None
-    else:
-        return None
-    return out if math.isfinite(out) else None
+    return None
 
 
 def _step(value: object) -> int | None:
@@ -75,43 +94,97 @@ def _step(value: object) -> int | None:
     return None
 
 
-def _collect(rows: Sequence[Mapping[str, object]]) -> dict[str, Points]:
+def _collect(
+    rows: Sequence[Mapping[str, object]], non_finite: dict[str, int] | None = None
+) -> dict[str, Points]:
     series: dict[str, dict[int, float]] = {}
     for row in rows:
-        step = _step(row.get("step"))
+        raw_step = row.get("step")
+        # the common int step and float cells are taken directly, skipping the general parsers
+        # (a report reads 1,000 runs x 1,000 steps); everything else goes through them
+        step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else _step(raw_step)
         if step is None:
             continue
         for key, raw in row.items():
             if key == "step":
                 continue
-            value = _number(raw)
-            if value is not None:
-                series.setdefault(str(key), {})[step] = value
+            value = float(raw) if isinstance(raw, float) else _number(raw)
+            if value is None:
+                continue
+            name = str(key)
+            if not math.isfinite(value):
+                if non_finite is not None:
+                    non_finite[name] = non_finite.get(name, 0) + 1
+                continue
+            points = series.get(name)
+            if points is None:
+                points = series[name] = {}
+            points[step] = value
     return {k: tuple(sorted(v.items())) for k, v in series.items()}
 
 
-def read_jsonl(path: Path) -> dict[str, Points]:
+def _text(path: Path) -> str | None:
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_LOG_BYTES)
+    return None if raw is None else raw.decode("utf-8", errors="replace")
+
+
+def read_jsonl(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+    lines = (_text(path) or "").splitlines()
+    flat = _flat_rows(lines)
+    if flat is not None:
+        return _collect(flat, non_finite)
     rows: list[Mapping[str, object]] = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for number, line in enumerate(lines, 1):
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            break  # a line cut by a kill ends the readable log
+            row = runfiles.parse_json(line, path, f"line {number}")
+        except runfiles.RunFileError as err:
+            if "not valid JSON" in err.reason:
+                break  # a line cut by a kill ends the readable log
+            if "is not a number" in err.reason or "too large for a float" in err.reason:
+                row = _lenient(line)  # NaN/Infinity: counted per metric below, not fatal
+            else:
+                raise
         if isinstance(row, dict):
             rows.append(row)
-    return _collect(rows)
+    return _collect(rows, non_finite)
 
 
-def read_csv(path: Path) -> dict[str, Points]:
-    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames is None or "step" not in reader.fieldnames:
-            raise UserError(
-                f"{path} has no `step` column",
-                hint="a metrics.csv needs a header row with a `step` column, e.g. step,train_loss,eval_acc",
-            )
+def _flat_rows(lines: list[str]) -> list[Mapping[str, object]] | None:
+    """The rows of a log whose every line is one flat JSON object, decoded in one ``json.loads``
+    instead of one per line (a report reads 1,000 runs x 1,000 steps); None for any other log (a
+    cut, blank or non-object line, a nested value), which the line-by-line reading then decides.
+    NaN and Infinity decode to floats here as in its lenient reading, and are counted the same way."""
+    if not lines or not all(lines):
+        return None
+    try:
+        whole: list[Any] = json.loads("[" + ",".join(lines) + "]")
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if len(whole) != len(lines):  # a line holding two values
+        return None
+    for row in whole:
+        if not isinstance(row, dict) or any(isinstance(v, (dict, list)) for v in row.values()):
+            return None
+    return whole
+
+
+def _lenient(line: str) -> object:
+    return json.loads(line)  # depth already checked by parse_json, which refused only the constant
+
+
+def read_csv(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+    text = _text(path)
+    reader = csv.DictReader(io.StringIO(text or "", newline=""))
+    if reader.fieldnames is None or "step" not in reader.fieldnames:
+        raise UserError(
+            f"{path} has no `step` column",
+            hint="a metrics.csv needs a header row with a `step` column, e.g. step,train_loss,eval_acc",
+        )
+    try:
         rows = [{k: v for k, v in row.items() if k is not None} for row in reader]
-    return _collect(rows)
+    except csv.Error as err:  # e.g. a field larger than csv's field size limit
+        raise runfiles.RunFileError(path, f"is not readable CSV ({err})") from None
+    return _collect(rows, non_finite)
 
 
 def event_dirs(run_dir: Path) -> list[Path]:
@@ -131,7 +204,7 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
             f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT
         ) from None
     series: dict[str, dict[int, float]] = {}
-    for folder in dirs:
+    for folder in dirs:  # tensorboard's reader opens only regular event files it lists itself
         # size_guidance 0: keep every scalar (the default samples down to 10,000 per tag)
         acc = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.SCALARS: 0})
         acc.Reload()
@@ -143,13 +216,15 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     return {k: tuple(sorted(v.items())) for k, v in series.items()}
 
 
-def read_all(run_dir: Path, *, tensorboard: bool = True) -> dict[str, dict[str, Points]]:
+def read_all(run_dir: Path, *, tensorboard: bool = True) -> Sources:
     """source -> metric -> points, for the sources the run has (event files only if asked)."""
-    out: dict[str, dict[str, Points]] = {}
-    if (run_dir / "metrics.jsonl").is_file():
-        out["metrics.jsonl"] = read_jsonl(run_dir / "metrics.jsonl")
-    if (run_dir / "metrics.csv").is_file():
-        out["metrics.csv"] = read_csv(run_dir / "metrics.csv")
+    out = Sources()
+    for name, read in (("metrics.jsonl", read_jsonl), ("metrics.csv", read_csv)):
+        path = run_dir / name
+        if path.exists() or path.is_symlink():  # anything there is read, or refused with a reason
+            counts: dict[str, int] = {}
+            out[name] = read(path, counts)
+            out.non_finite.update(((name, metric), n) for metric, n in counts.items())
     tb = read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
     if tb:
         out["tensorboard"] = tb
@@ -170,11 +245,18 @@ def find_in_run(
 
 
 def find(sources: Mapping[str, Mapping[str, Points]], name: str) -> Series | None:
+    counts = getattr(sources, "non_finite", {})
     for source in SOURCES:
         points = sources.get(source, {}).get(name)
         if points:
-            return Series(name, source, points)
+            return Series(name, source, points, counts.get((source, name), 0))
     return None
+
+
+def non_finite_count(sources: Mapping[str, Mapping[str, Points]], name: str) -> int:
+    """How many NaN or infinite values of ``name`` the run logged, over all its sources."""
+    counts: dict[tuple[str, str], int] = getattr(sources, "non_finite", {})
+    return sum(n for (_, metric), n in counts.items() if metric == name)
 
 
 def names(sources: Mapping[str, Mapping[str, Points]]) -> list[str]:

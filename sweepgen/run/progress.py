@@ -8,25 +8,34 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sweepgen.errors import ConfigError, Location
+from sweepgen.run import runfiles
 from sweepgen.run.base import LOG_FILE, METRICS_FILE, SUMMARY_FILE
 
 ATTEMPT_MARK = "=== sweepgen: attempt"  # the local executor starts each attempt's log section with it
 
 
 def _read_end(path: Path, max_bytes: int) -> bytes:
+    """The last ``max_bytes`` of a regular file; nothing for a missing file, FIFO or device (opened
+    without blocking: a FIFO in a run folder must not hang `run` or `status`)."""
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - max_bytes))
-            return fh.read()
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
         return b""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b""
+        os.lseek(fd, max(0, info.st_size - max_bytes), os.SEEK_SET)
+        return os.read(fd, max_bytes)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def last_metrics(run_dir: Path, *, max_bytes: int = 65536) -> dict[str, Any] | None:
@@ -34,8 +43,8 @@ def last_metrics(run_dir: Path, *, max_bytes: int = 65536) -> dict[str, Any] | N
     for line in reversed(_read_end(run_dir / METRICS_FILE, max_bytes).splitlines()):
         try:
             row = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue  # half-written last line, or the first line cut by the seek
+        except (ValueError, RecursionError):  # JSON and UTF-8 errors are ValueErrors
+            continue  # half-written last line, the first line cut by the seek, or a line too deep
         if isinstance(row, dict):
             return row
     return None
@@ -51,18 +60,13 @@ def log_tail(run_dir: Path, *, lines: int = 20, max_bytes: int = 65536) -> list[
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:
-    """summary.json (written last and atomically by the trainer), or None if the run has none."""
-    try:
-        data = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except json.JSONDecodeError as err:
-        raise ConfigError(
-            f"summary.json is not valid JSON: {err.msg}",
-            location=Location(str(run_dir / SUMMARY_FILE), err.lineno, err.colno),
-            hint="the trainer writes it atomically; a broken one was written by something else",
-        ) from err
-    return data if isinstance(data, dict) else None
+    """summary.json (written last and atomically by the trainer), or None if the run has none.
+    A summary that is no regular file, too large, not JSON, too deep or holding NaN or Infinity
+    is a ``runfiles.RunFileError`` with the reason."""
+    data = runfiles.read_json(run_dir / SUMMARY_FILE)
+    if data is not None and not isinstance(data, dict):
+        raise runfiles.RunFileError(run_dir / SUMMARY_FILE, f"is a JSON {type(data).__name__}, not an object")
+    return data
 
 
 def total_steps(config: Mapping[str, Any]) -> int | None:

@@ -18,11 +18,11 @@ import io
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen import paths, yamlio
+from sweepgen import escape, paths, yamlio
 from sweepgen.compile.lock import LOCK_NAME, Lock, LockFile
 from sweepgen.errors import Location, UserError
 from sweepgen.run import metrics
@@ -34,7 +34,9 @@ from sweepgen.run.base import (
     effective_state,
     read_status,
 )
+from sweepgen.run.groups import Group
 from sweepgen.run.progress import read_summary
+from sweepgen.run.runfiles import MAX_LOG_BYTES, RunFileError, read_bytes
 from sweepgen.run.tasks import config_fingerprint, read_lock, run_dir_of
 
 # the report command writes CSV and PNG with it (rep.write_atomic): safefs's writer itself, no wrapper
@@ -44,7 +46,7 @@ SEED_PATH = re.compile(r"(^|[._])seed$")
 # paths that name or place a run rather than configure it: they differ between every two runs, so
 # as columns they repeat the run name and as curve groups they would split every seed apart
 NAMING_PATHS = frozenset({"run_name", "output_dir"})
-PLOT_HINT = "install it with `pip install 'sweepgen[train]'` (or `pip install matplotlib`), or pass --no-plot"
+PLOT_HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (no torch), or pass --no-plot"
 SUMMARY_COLUMNS = (
     "final_reward",
     "best_reward",
@@ -57,6 +59,7 @@ SUMMARY_COLUMNS = (
 )
 DEFAULT_CURVE = "reward_mean"  # the bundled trainer's metrics.jsonl, plotted when no --metric is given
 MODES = ("max", "min")
+DIGITS = 3  # significant digits of a number in a legend, unless the spec's sample block says otherwise
 ATS = ("final", "best")
 
 
@@ -96,6 +99,18 @@ class RunRecord:
     summary: Mapping[str, Any] | None  # summary.json, for finished runs
     curve: tuple[tuple[int, float], ...] = ()  # (step, value) of the objective metric (or reward_mean)
     score: Score = field(default_factory=Score)  # only with a metric objective
+    problems: tuple[str, ...] = ()  # run files that could not be used, and why (runfiles.RunFileError)
+    variant: str = ""  # the lock's variant name (groups are named after it); the run name without a lock
+    diff: Mapping[str, Any] = field(default_factory=dict)  # leaf path -> value where it differs from the base
+    series: Mapping[str, metrics.Points] = field(default_factory=dict)  # every logged metric (first source)
+
+    @property
+    def value(self) -> float | None:
+        """The objective's value: the metric's score, or the bundled trainer's final reward."""
+        if self.score.value is not None or self.score.missing is not None:
+            return self.score.value
+        final = (self.summary or {}).get("final_reward")
+        return float(final) if isinstance(final, (int, float)) and not isinstance(final, bool) else None
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,13 @@ class Report:
     out_dir: Path  # where report.csv / report.png go: the runs folder, never the generated folder
     values_from: str  # "lock" or "config.yaml"
     objective: Objective = field(default_factory=Objective)
+    sweep: str = ""
+    base: Mapping[str, Any] = field(default_factory=dict)  # the lock's base config, flattened
+    block: Mapping[str, Any] | None = None  # the lock's `report` entry: seed path, tune/test, digits
+
+    @property
+    def digits(self) -> int:
+        return int((self.block or {}).get("digits", DIGITS))
 
     @property
     def finished(self) -> list[RunRecord]:
@@ -139,10 +161,15 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
         lock = read_lock(directory)
         entries = [_entry(directory, lock, e) for e in lock.files]
         _refuse_stale([(name, run_dir, fp) for name, run_dir, _, fp in entries])
-        runs = [_record(name, run_dir, values, obj) for name, run_dir, values, _ in entries]
+        runs = [
+            _record(name, run_dir, values, obj, e.variant, _diff(lock, e))
+            for (name, run_dir, values, _), e in zip(entries, lock.files)
+        ]
         out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
         varying: Sequence[str] = tuple(p for p in lock.varying if p not in NAMING_PATHS)
-        return _checked(Report(tuple(varying), tuple(runs), out_dir, "lock", obj), directory)
+        return _checked(
+            _from_lock(Report(tuple(varying), tuple(runs), out_dir, "lock", obj), lock), directory
+        )
     run_dirs = _run_dirs(directory)
     if not run_dirs:
         raise UserError(
@@ -153,14 +180,33 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
     maybe_linked = [_linked_values(d, sweeps) for d in run_dirs]
     linked = [v for v in maybe_linked if v is not None]
     if len(linked) == len(maybe_linked):
-        _refuse_stale([(name, d, fp) for d, (name, _, fp) in zip(run_dirs, linked)])
-        varying = sorted({path for _, values, _ in linked for path in values} - NAMING_PATHS)
-        runs = [_record(name, d, values, obj) for d, (name, values, _) in zip(run_dirs, linked)]
-        return _checked(Report(tuple(varying), tuple(runs), directory, "lock", obj), directory)
+        _refuse_stale([(name, d, fp) for d, (name, _, fp, _) in zip(run_dirs, linked)])
+        varying = sorted({path for _, values, _, _ in linked for path in values} - NAMING_PATHS)
+        runs = [
+            _record(name, d, values, obj, entry.variant, _diff(sweeps[Path(sd)].lock, entry))
+            for d, (name, values, _, (sd, entry)) in zip(run_dirs, linked)
+        ]
+        report = Report(tuple(varying), tuple(runs), directory, "lock", obj)
+        if len(sweeps) == 1:  # one sweep's runs: its base, seed path and digits apply
+            report = _from_lock(report, next(iter(sweeps.values())).lock)
+        return _checked(report, directory)
     configs = [_config_yaml(d) for d in run_dirs]
     varying, values = varying_values(configs)
     runs = [_record(d.name, d, v, obj) for d, v in zip(run_dirs, values)]
     return _checked(Report(tuple(varying), tuple(runs), directory, "config.yaml", obj), directory)
+
+
+def _from_lock(report: Report, lock: Lock) -> Report:
+    return replace(report, sweep=lock.sweep, base=paths.flatten(lock.base), block=lock.report)
+
+
+def _diff(lock: Lock, entry: LockFile) -> dict[str, Any]:
+    """The entry's leaf values that differ from the base (a version-1 lock: its varying values)."""
+    if entry.full_config is not None:
+        diff = lock.values(entry)
+    else:
+        diff = {**paths.flatten(entry.set), **dict.fromkeys(entry.deleted, "(deleted)")}
+    return {p: v for p, v in diff.items() if p not in NAMING_PATHS}
 
 
 def _checked(report: Report, directory: Path) -> Report:
@@ -196,9 +242,8 @@ def _refuse_stale(runs: Sequence[tuple[str, Path, str]]) -> None:
 def _entry(sweep_dir: Path, lock: Lock, entry: LockFile) -> tuple[str, Path, dict[str, Any], str]:
     """(run name, run dir, varying values, config fingerprint) of one lock entry: reads its file."""
     config_path = sweep_dir / entry.path
-    try:
-        data = config_path.read_bytes()
-    except FileNotFoundError:
+    data = read_bytes(config_path, limit=MAX_LOG_BYTES)  # never a FIFO or device: no hang
+    if data is None:
         raise UserError(
             f"{config_path} is in the lock but missing",
             location=Location(str(sweep_dir / LOCK_NAME)),
@@ -248,8 +293,11 @@ class _SweepIndex:
         return self.lock.files[min(found)] if found else None
 
 
-def _linked_values(run_dir: Path, sweeps: dict[Path, _SweepIndex]) -> tuple[str, dict[str, Any], str] | None:
-    """(run name, varying values, config fingerprint) from the lock the run's status points to."""
+def _linked_values(
+    run_dir: Path, sweeps: dict[Path, _SweepIndex]
+) -> tuple[str, dict[str, Any], str, tuple[str, LockFile]] | None:
+    """(run name, varying values, config fingerprint, (sweep dir, lock entry)) from the lock the
+    run's status points to."""
     status = read_status(run_dir)
     if status is None or not status.sweep_dir or not (Path(status.sweep_dir) / LOCK_NAME).is_file():
         return None
@@ -261,19 +309,21 @@ def _linked_values(run_dir: Path, sweeps: dict[Path, _SweepIndex]) -> tuple[str,
     if entry is None:
         return None
     name, _, values, fingerprint = _entry(sweep_dir, index.lock, entry)
-    return name, values, fingerprint
+    return name, values, fingerprint, (str(sweep_dir), entry)
 
 
 def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
     path = run_dir / "config.yaml"
-    if not path.exists():
+    raw = read_bytes(path, limit=MAX_LOG_BYTES)  # a FIFO or /dev/zero link: an error, never a hang
+    if raw is None:
         raise UserError(
             f"{run_dir} has no config.yaml and no sweep lock describes it",
             location=Location(str(run_dir)),
             hint="report runs started by `sweepgen run`, or give the generated sweep folder",
         )
     # the one YAML reader (YAML 1.2, duplicate keys refused, errors with their line), as for configs
-    data = yamlio.load(str(path), string_keys=False).data
+    shown = str(path)
+    data = yamlio.loads(yamlio.decode_utf8(raw, shown), shown, string_keys=False).data
     return data if isinstance(data, dict) else {}
 
 
@@ -287,8 +337,20 @@ def varying_values(configs: Sequence[Mapping[str, Any]]) -> tuple[list[str], lis
     return varying, [{p: f.get(p) for p in varying} for f in flat]
 
 
-def _record(name: str, run_dir: Path, values: Mapping[str, Any], objective: Objective) -> RunRecord:
-    summary = read_summary(run_dir)
+def _record(
+    name: str,
+    run_dir: Path,
+    values: Mapping[str, Any],
+    objective: Objective,
+    variant: str | None = None,
+    diff: Mapping[str, Any] | None = None,
+) -> RunRecord:
+    problems: list[str] = []
+    try:
+        summary = read_summary(run_dir)
+    except RunFileError as err:  # listed with the run, never fatal to the whole report
+        summary = None
+        problems.append(f"{SUMMARY_FILE} {err.reason}")
     status = read_status(run_dir)
     # the rule `run` and `status` use (done file, or exit 0 for a foreign trainer); a report asks no
     # executor whether a `running` run is alive: it shows what the run last recorded
@@ -297,10 +359,32 @@ def _record(name: str, run_dir: Path, values: Mapping[str, Any], objective: Obje
         state = RunState.FINISHED if summary is not None else RunState.PENDING
     # without --metric only the bundled trainer's metrics.jsonl curve is plotted: no event files read
     metric = objective.metric or DEFAULT_CURVE
-    sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
+    try:
+        sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
+    except RunFileError as err:
+        sources, series = {}, None
+        problems.append(f"{err.path.name} {err.reason}")
+    bad = metrics.non_finite_count(sources, metric)
+    if bad:
+        problems.append(f"{bad} NaN or infinite value(s) of `{metric}` left out (the run diverged?)")
     curve = series.points if series is not None else ()
     score = _score(sources, series, objective) if objective.metric is not None else Score()
-    return RunRecord(name, run_dir, state, dict(values), summary, curve, score)
+    logged: dict[str, metrics.Points] = {}
+    for source in reversed(metrics.SOURCES):  # the first source in SOURCES order wins, as in find()
+        logged.update(sources.get(source, {}))
+    return RunRecord(
+        name,
+        run_dir,
+        state,
+        dict(values),
+        summary,
+        curve,
+        score,
+        tuple(problems),
+        variant=variant or name,
+        diff=dict(diff or {}),
+        series=logged,
+    )
 
 
 def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective: Objective) -> Score:
@@ -413,8 +497,10 @@ def csv_text(report: Report) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(table[0]), lineterminator="\n")
     writer.writeheader()
-    for row in table:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    for row in table:  # no raw NUL or other C0 control in a CSV cell (escape.c0)
+        writer.writerow(
+            {k: "" if v is None else escape.c0(v) if isinstance(v, str) else v for k, v in row.items()}
+        )
     return buf.getvalue()
 
 
@@ -425,19 +511,35 @@ def is_seed_path(path: str) -> bool:
     return bool(SEED_PATH.search(path))
 
 
-def curves(report: Report) -> list[Curve]:
-    """Mean and min..max band over seeds, per group of finished runs equal in every non-seed value."""
-    groups: dict[tuple[Any, ...], list[RunRecord]] = {}
-    keys = [p for p in report.varying if not is_seed_path(p) and p not in NAMING_PATHS]
-    for run in report.finished:
-        groups.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
+def curves(report: Report, groups: Sequence[Group] | None = None) -> list[Curve]:
+    """Mean and min..max band over seeds, per group of finished runs: the seed groups given (labelled
+    by their names), or else the runs equal in every non-seed value (labelled by those values, numbers
+    at the report's ``digits`` significant digits)."""
+    by_name = {r.name: r for r in report.finished}
+    labelled: list[tuple[str, list[RunRecord]]] = []
+    if groups is not None:
+        for g in groups:
+            members = [by_name[n] for n in g.members if n in by_name]
+            if members:
+                labelled.append((g.name, members))
+    else:
+        keys = [p for p in report.varying if not is_seed_path(p) and p not in NAMING_PATHS]
+        buckets: dict[tuple[Any, ...], list[RunRecord]] = {}
+        for run in report.finished:
+            buckets.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
+        for members in buckets.values():
+            # a path this group does not have at all (a parameter of another strategy) says nothing
+            label = (
+                ", ".join(
+                    f"{p}={_short(members[0].values[p], report.digits)}"
+                    for p in keys
+                    if members[0].values.get(p) is not None
+                )
+                or "all runs"
+            )
+            labelled.append((label, members))
     out = []
-    for members in groups.values():
-        # a path this group does not have at all (a parameter of another strategy) says nothing
-        label = (
-            ", ".join(f"{p}={members[0].values[p]}" for p in keys if members[0].values.get(p) is not None)
-            or "all runs"
-        )
+    for label, members in labelled:
         shared = set.intersection(*(set(dict(m.curve)) for m in members))
         notes: tuple[str, ...] = ()
         if any(len(m.curve) != len(shared) for m in members):
@@ -459,22 +561,27 @@ def curves(report: Report) -> list[Curve]:
     return out
 
 
-def require_matplotlib() -> None:
-    """Fail before anything is written when the PNG cannot be made."""
+def _short(value: Any, digits: int) -> str:
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+def matplotlib_missing() -> bool:
     import importlib.util
 
-    if importlib.util.find_spec("matplotlib") is None:
-        raise UserError("the reward-curve PNG needs matplotlib, which is not installed", hint=PLOT_HINT)
+    return importlib.util.find_spec("matplotlib") is None
 
 
 def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) -> bytes:
-    require_matplotlib()
+    """Curves with their seed bands; the legend outside the axes (a sweep of many groups would
+    cover the curves), the title saying over how many seeds a line is a mean."""
+    if matplotlib_missing():
+        raise UserError("the curve PNG needs matplotlib, which is not installed", hint=PLOT_HINT)
     import matplotlib
 
     matplotlib.use("Agg")  # no display: files only
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
+    fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
     try:
         for curve in lines:
             n = len(curve.runs)
@@ -483,12 +590,13 @@ def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) ->
                 ax.fill_between(curve.steps, curve.low, curve.high, color=line.get_color(), alpha=0.2)
         ax.set_xlabel("step")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"{title}: mean over seeds, band min..max")
+        seeded = any(len(c.runs) > 1 for c in lines)
+        ax.set_title(f"{title}: mean over seeds, band min..max" if seeded else f"{title}: one run per line")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         buf = io.BytesIO()
-        # fixed metadata: the same runs give the same bytes
-        fig.savefig(buf, format="png", metadata={"Software": None})
+        # fixed metadata: the same runs give the same bytes; tight: the legend beside the axes fits
+        fig.savefig(buf, format="png", metadata={"Software": None}, bbox_inches="tight")
         return buf.getvalue()
     finally:
         plt.close(fig)

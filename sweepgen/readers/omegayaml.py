@@ -1,0 +1,164 @@
+"""YAML as OmegaConf reads it (Hydra, NeMo, NeMo-RL, torchtune configs): scalars and interpolations.
+
+OmegaConf loads YAML through PyYAML's 1.1 rules with two changes: ``1e-5`` is a float (YAML 1.1
+wants a dot: ``1.0e-5``) and dates stay strings. With omegaconf installed (the ``diff`` extra) its
+own loader types each scalar; without it, the same two rules are applied here (tests hold the two
+together). Interpolations are resolved as OmegaConf resolves node references: ``${a.b}`` and
+relative ``${.b}`` / ``${..b}`` take the referenced value (a whole-string interpolation keeps its
+type, one inside a string is text). Resolver calls (``${oc.env:HOME}``, ``${now:}``, any custom
+resolver), references that do not resolve, and cycles are never evaluated: they stay
+not-evaluated nodes compared by their source.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from sweepgen.readers.model import NotEvaluated
+
+_FLOAT = re.compile(
+    r"""^(?:
+     [-+]?[0-9]+(?:_[0-9]+)*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)
+    |\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_RESOLVER: Any = None
+
+
+def _resolver() -> Any:
+    """omegaconf's own YAML loader when installed, else PyYAML's with OmegaConf's two changes."""
+    global _RESOLVER
+    if _RESOLVER is None:
+        try:
+            from omegaconf._utils import get_yaml_loader  # the `diff` extra; optional
+        except ImportError:
+            _RESOLVER = _builtin_resolver()
+        else:
+            _RESOLVER = get_yaml_loader()("")
+    return _RESOLVER
+
+
+def _builtin_resolver() -> Any:
+    class _Rules(yaml.resolver.Resolver):
+        pass
+
+    _Rules.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
+    _Rules.yaml_implicit_resolvers = {
+        key: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
+        for key, resolvers in _Rules.yaml_implicit_resolvers.items()
+    }
+    return _Rules()
+
+
+def plain_scalar_omegaconf(text: str) -> Any:
+    """OmegaConf's reading of an untagged plain scalar."""
+    tag = _resolver().resolve(yaml.ScalarNode, text, (True, False))
+    return _CONSTRUCTOR.construct_object(yaml.ScalarNode(tag, text))
+
+
+def uses_omegaconf(text: str) -> bool:
+    """Does a YAML text use OmegaConf's features (an interpolation, or a top-level ``defaults:``)?"""
+    return "${" in text or re.search(r"^defaults[ \t]*:", text, re.M) is not None
+
+
+# interpolations ----------------------------------------------------------------------------------
+
+_REFERENCE = re.compile(r"\$\{([^${}:]*)\}")  # a node reference; a `:` means a resolver call
+_MAX_DEPTH = 32
+
+
+def resolve_interpolations(data: Any, where: str) -> Any:
+    """``data`` with every node interpolation replaced by what it references; the rest untouched."""
+    return _Resolver(data, where).walk(data, ())
+
+
+class _Resolver:
+    def __init__(self, root: Any, where: str) -> None:
+        self.root = root
+        self.where = where
+        self.active: set[tuple[Any, ...]] = set()
+
+    def walk(self, value: Any, path: tuple[Any, ...]) -> Any:
+        if isinstance(value, dict):
+            return {k: self.walk(v, (*path, k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.walk(v, (*path, i)) for i, v in enumerate(value)]
+        if isinstance(value, str) and "${" in value:
+            return self.interpolate(value, path)
+        return value
+
+    def interpolate(self, text: str, path: tuple[Any, ...]) -> Any:
+        kept = NotEvaluated(text, self.where)
+        if path in self.active or len(self.active) > _MAX_DEPTH:
+            return kept  # a cycle: OmegaConf refuses it; here it stays source
+        self.active.add(path)
+        try:
+            if "${" in _REFERENCE.sub("", text):
+                # a resolver call or a nested interpolation is never evaluated; the node references
+                # beside it are, so the kept source is the definition's, not a name for it
+                return NotEvaluated(_REFERENCE.sub(lambda m: self.spelled(m, path), text), self.where)
+            whole = _REFERENCE.fullmatch(text)
+            if whole:
+                found = self.target(whole.group(1), path)
+                return kept if found is None else found[0]
+            pieces: list[str] = []
+            last = 0
+            for match in _REFERENCE.finditer(text):
+                found = self.target(match.group(1), path)
+                if found is None or isinstance(found[0], (dict, list, NotEvaluated)):
+                    return kept
+                pieces.append(text[last : match.start()] + _as_text(found[0]))
+                last = match.end()
+            return "".join(pieces) + text[last:]
+        finally:
+            self.active.discard(path)
+
+    def spelled(self, match: re.Match[str], path: tuple[Any, ...]) -> str:
+        found = self.target(match.group(1), path)
+        if found is None or isinstance(found[0], (dict, list, NotEvaluated)):
+            return match.group(0)
+        return _as_text(found[0])
+
+    def target(self, reference: str, path: tuple[Any, ...]) -> tuple[Any] | None:
+        """The value ``${reference}`` names from ``path``, resolved in turn; None when it names nothing."""
+        reference = reference.strip()
+        if not reference:
+            return None
+        if reference.startswith("."):
+            dots = len(reference) - len(reference.lstrip("."))
+            base = list(path[: len(path) - dots])
+            if len(path) - dots < 0:
+                return None
+            segments = [s for s in reference[dots:].split(".") if s]
+        else:
+            base, segments = [], reference.split(".")
+        node: Any = self.root
+        full: list[Any] = []
+        for key in [*base, *segments]:
+            if isinstance(node, dict) and key in node:
+                node = node[key]
+            elif isinstance(node, list) and isinstance(key, str) and key.isdigit() and int(key) < len(node):
+                key = int(key)
+                node = node[key]
+            elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+                node = node[key]
+            else:
+                return None
+            full.append(key)
+        return (self.walk(node, tuple(full)),)
+
+
+def _as_text(value: Any) -> str:
+    """How OmegaConf writes a value inside a string interpolation."""
+    if value is None:
+        return "None"
+    return str(value)

@@ -1,0 +1,450 @@
+"""Expressions in the Python config reader: what each expression evaluates to, as data.
+
+Literals and containers, ``dict()/list()/tuple()``, arithmetic (within ``pybounds``), string and
+boolean operations and comparisons on known values, f-strings, names (innermost scope first),
+attributes and subscripts, comprehensions, the built-ins that are data (``len``, ``range``...),
+methods that edit data in place (``.update() .append()``...), and calls to anything else as
+``CallData``. What cannot be known raises ``Unknown`` and is kept by ``value`` as source.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from sweepgen.errors import ConfigError, Location
+from sweepgen.readers.model import NotEvaluated, ReadResult, Ref
+from sweepgen.readers.pybounds import binop_fits, format_spec_fits, str_method_fits
+from sweepgen.readers.pymlcollections import is_ml
+from sweepgen.readers.pyvalues import (
+    LOOP_LIMIT,
+    SIZE_LIMIT,
+    CallData,
+    Function,
+    ImportBase,
+    Unknown,
+    compare,
+    dotted,
+    is_data,
+    known,
+    known_key,
+    merge_into,
+    normalised,
+    raise_unknown,
+)
+
+
+class Expressions:
+    """The evaluator's state and its expressions; ``pystatements.Evaluator`` adds the statements."""
+
+    def __init__(self, filename: str, import_base: ImportBase | None, result: ReadResult) -> None:
+        self.filename = filename
+        self.import_base = import_base
+        self.result = result
+        self.scopes: list[dict[str, Any]] = []
+        self.depth = 0
+        self.in_read_base = False
+        self.class_scopes: set[int] = set()
+        self.bases: dict[str, Any] | None = None
+        self.steps = 0
+        self.copied = 0  # values copied to run undecided branches
+
+    def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError  # statements run a function's body: pystatements.Evaluator
+
+    def run(
+        self, statements: list[ast.stmt], scope: dict[str, Any], rest: list[Any], top: bool = False
+    ) -> None:
+        raise NotImplementedError  # pystatements.Evaluator
+
+    def bind(self, scope: dict[str, Any], target: ast.expr, value: Any, stmt: ast.stmt) -> None:
+        raise NotImplementedError  # pystatements.Evaluator
+
+    def tick(self, node: ast.AST) -> None:
+        raise NotImplementedError  # pystatements.Evaluator
+
+    def opaque(self, node: ast.AST) -> NotEvaluated:
+        return NotEvaluated(normalised(node), self.filename, getattr(node, "lineno", 0))
+
+    def lookup(self, name: str) -> Any:
+        # innermost scope first; an enclosing class body is invisible to nested scopes, as in Python
+        for depth, scope in enumerate(reversed(self.scopes)):
+            if depth and id(scope) in self.class_scopes:
+                continue
+            if name in scope:
+                return scope[name]
+        if name == "__name__":
+            # a config is loaded as a module, never run as a script: `if __name__ == '__main__':`
+            # blocks (mmpretrain's model printing) do not run, as under mmengine
+            return "<config module>"
+        return Ref(name)
+
+    def value(self, node: ast.expr) -> Any:
+        try:
+            return self.expr(node)
+        except Unknown:
+            return self.opaque(node)
+        except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, MemoryError):
+            return self.opaque(node)
+
+    def expr(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant):
+            if node.value is Ellipsis:
+                return self.opaque(node)
+            return node.value
+        if isinstance(node, ast.Name):
+            bound = self.lookup(node.id)
+            if isinstance(bound, Function):
+                return bound.source
+            return bound
+        if isinstance(node, ast.Attribute):
+            spelled = dotted(node)
+            if spelled is not None and spelled.startswith("_base_."):
+                if self.bases is None:
+                    return Ref(spelled)  # resolved later by sweepgen.readers.pyinherit, or kept
+                node_value: Any = self.bases
+                for segment in spelled.split(".")[1:]:
+                    if not isinstance(node_value, dict) or segment not in node_value:
+                        raise ConfigError(
+                            f"`{spelled}` does not exist in the bases (no `{segment}`)",
+                            location=Location(self.filename, node.lineno, node.col_offset + 1),
+                            hint="name a key the `_base_` files define",
+                        )
+                    node_value = node_value[segment]
+                return copy.deepcopy(node_value)  # mmengine hands the child a copy
+            base = self.expr(node.value)
+            if isinstance(base, CallData) and node.attr in base["kwargs"]:
+                return base["kwargs"][node.attr]  # LazyCall / ConfigDict-like: attributes are kwargs
+            if isinstance(base, Ref):
+                return Ref(f"{base}.{node.attr}")
+            if isinstance(base, dict) and not isinstance(base, CallData) and node.attr in base:
+                return base[node.attr]  # ConfigDict / mmengine Config attribute access
+            raise Unknown
+        if isinstance(node, ast.List):
+            return self.sequence(node.elts, list)
+        if isinstance(node, ast.Tuple):
+            return tuple(self.sequence(node.elts, list))
+        if isinstance(node, ast.Set):
+            items = self.sequence(node.elts, list)
+            if not known(items):
+                raise Unknown
+            return set(items)
+        if isinstance(node, ast.Dict):
+            return self.dict_literal(node)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.UnaryOp):
+            operand = self.expr(node.operand)
+            if not known(operand):
+                raise Unknown
+            if isinstance(node.op, ast.Not):
+                return not operand
+            if isinstance(node.op, ast.USub) and type(operand) in (int, float, complex):
+                return -operand
+            if isinstance(node.op, ast.UAdd) and type(operand) in (int, float, complex):
+                return +operand
+            if isinstance(node.op, ast.Invert) and type(operand) is int:
+                return ~operand
+            raise Unknown
+        if isinstance(node, ast.BinOp):
+            return self.binop(node.op, self.expr(node.left), self.expr(node.right), node)
+        if isinstance(node, ast.BoolOp):
+            result: Any = None
+            for operand_node in node.values:
+                result = self.expr(operand_node)
+                if not known(result):
+                    raise Unknown
+                if isinstance(node.op, ast.And) and not result:
+                    return result
+                if isinstance(node.op, ast.Or) and result:
+                    return result
+            return result
+        if isinstance(node, ast.Compare):
+            left = self.expr(node.left)
+            for op, right_node in zip(node.ops, node.comparators):
+                right = self.expr(right_node)
+                if not (known(left) and known(right)):
+                    raise Unknown
+                if not compare(op, left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.IfExp):
+            test = self.expr(node.test)
+            if not known(test):
+                raise Unknown
+            return self.expr(node.body if test else node.orelse)
+        if isinstance(node, ast.JoinedStr):
+            pieces: list[str] = []
+            for part in node.values:
+                if isinstance(part, ast.Constant):
+                    pieces.append(str(part.value))
+                elif isinstance(part, ast.FormattedValue):
+                    value = self.expr(part.value)
+                    spec = self.expr(part.format_spec) if part.format_spec is not None else ""
+                    if not known(value) or part.conversion not in (-1, ord("r"), ord("s")):
+                        raise Unknown
+                    if part.conversion != -1:
+                        value = repr(value) if part.conversion == ord("r") else str(value)
+                    if not isinstance(spec, str) or not format_spec_fits(spec):
+                        raise Unknown
+                    pieces.append(format(value, spec))
+            return "".join(pieces)
+        if isinstance(node, ast.Subscript):
+            base = self.expr(node.value)
+            index = self.expr(node.slice)
+            if type(base) in (dict, list, tuple, str) and known(index):
+                return base[index]
+            raise Unknown
+        if isinstance(node, ast.Slice):
+            parts3 = [None if p is None else self.expr(p) for p in (node.lower, node.upper, node.step)]
+            if not all(p is None or type(p) is int for p in parts3):
+                raise Unknown
+            return slice(*parts3)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return self.comprehension(node)
+        raise Unknown
+
+    def sequence(self, elts: list[ast.expr], kind: type) -> list[Any]:
+        out: list[Any] = []
+        for element in elts:
+            if isinstance(element, ast.Starred):
+                spread = self.expr(element.value)
+                if not isinstance(spread, (list, tuple)):
+                    raise Unknown
+                out.extend(spread)
+            else:
+                out.append(self.value(element))
+        return out
+
+    def dict_literal(self, node: ast.Dict) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        for key_node, value_node in zip(node.keys, node.values):
+            if key_node is None:  # `{**base, ...}`
+                spread = self.expr(value_node)
+                if not isinstance(spread, dict) or isinstance(spread, CallData):
+                    raise Unknown
+                result.update(spread)
+                continue
+            key = self.expr(key_node)
+            if not known_key(key):
+                raise Unknown
+            if key in result:
+                raise ConfigError(
+                    f"duplicate key {key!r} in dict literal",
+                    location=Location(self.filename, key_node.lineno, key_node.col_offset + 1),
+                    hint="Python would keep only the last value silently; remove one of them",
+                )
+            result[key] = self.value(value_node)
+        return result
+
+    def keywords(self, keywords: list[ast.keyword]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for kw in keywords:
+            if kw.arg is None:
+                spread = self.value(kw.value)
+                if (
+                    isinstance(spread, dict)
+                    and not isinstance(spread, CallData)
+                    and all(isinstance(k, str) for k in spread)
+                ):
+                    result.update(spread)
+                else:
+                    result["**" + ast.unparse(kw.value)] = spread
+                continue
+            if kw.arg in result:
+                raise ConfigError(
+                    f"keyword argument `{kw.arg}` repeated",
+                    location=Location(self.filename, kw.lineno, kw.col_offset + 1),
+                    hint="remove one of them",
+                )
+            result[kw.arg] = self.value(kw.value)
+        return result
+
+    def imported(self, name: str | None) -> str | None:
+        """``ml_collections.ConfigDict`` for ``mlc.ConfigDict`` after ``import ml_collections as mlc``;
+        None when the name's root was never imported (then it is no known constructor)."""
+        if name is None:
+            return None
+        root, _, rest = name.partition(".")
+        if not any(root in scope for scope in self.scopes):
+            return None
+        bound = self.lookup(root)
+        return f"{bound}{'.' + rest if rest else ''}" if isinstance(bound, Ref) else None
+
+    def call(self, node: ast.Call) -> Any:
+        if isinstance(node.func, ast.Attribute):
+            receiver = self.value(node.func.value)
+            method = node.func.attr
+            if is_data(receiver) or type(receiver) is CallData or type(receiver) is str:
+                return self.method(receiver, method, node)
+        name = dotted(node.func)
+        args = self.sequence(node.args, list)
+        kwargs = self.keywords(node.keywords)
+        short = (name or "").rsplit(".", 1)[-1]
+        if name is not None and name.split(".")[0] in self.scopes[-1] | self.scopes[0]:
+            bound = self.lookup(name.split(".")[0])
+            if isinstance(bound, Function) and "." not in name:
+                return self.call_function(bound, args, dict(kwargs))
+        imported = self.imported(name)  # what the name means, by the import that bound it
+        if name == "dict" or short in ("ConfigDict", "FrozenConfigDict", "create") and is_ml(imported):
+            if (
+                len(args) > 1
+                or (args and not isinstance(args[0], dict))
+                or any(k.startswith("**") for k in kwargs)
+            ):
+                raise Unknown
+            base = dict(args[0]) if args else {}
+            base.update(kwargs)
+            return base
+        if name in (
+            "list",
+            "tuple",
+            "set",
+            "sorted",
+            "len",
+            "min",
+            "max",
+            "sum",
+            "abs",
+            "round",
+            "int",
+            "float",
+            "str",
+            "bool",
+            "range",
+            "reversed",
+            "zip",
+            "enumerate",
+        ):
+            if kwargs or not known(args):
+                raise Unknown
+            return _BUILTINS[name](*args)
+        if short == "placeholder" and is_ml(imported):
+            return Ref(f"placeholder({', '.join(ast.unparse(a) for a in node.args)})")
+        if short == "FieldReference" and is_ml(imported) and args:
+            return args[0]
+        if name in ("copy.deepcopy", "deepcopy", "copy.copy") and len(args) == 1:
+            return copy.deepcopy(args[0])
+        data = CallData()
+        data["call"] = name if name is not None else ast.unparse(node.func)
+        data["args"] = args
+        data["kwargs"] = kwargs
+        return data
+
+    def method(self, receiver: Any, method: str, node: ast.Call) -> Any:
+        args = self.sequence(node.args, list)
+        kwargs = self.keywords(node.keywords)
+        if isinstance(receiver, CallData):
+            # detectron2's LazyCall is a mapping of its keyword arguments: update/pop edit them
+            target = receiver["kwargs"]
+            if method == "update" and len(args) <= 1 and all(isinstance(a, dict) for a in args):
+                target.update(*args, **kwargs)
+                return None
+            if method == "pop" and 1 <= len(args) <= 2 and not kwargs:
+                return target.pop(*args)
+            raise Unknown
+        if isinstance(receiver, dict) and method == "merge" and len(args) == 1 and isinstance(args[0], dict):
+            merge_into(receiver, args[0])  # mmengine ConfigDict.merge: recursive, `_delete_` replaces
+            return None
+        if isinstance(receiver, dict):
+            if method == "update" and len(args) <= 1:
+                receiver.update(*args, **kwargs)
+                return None
+            if method == "get_ref" and len(args) == 1:
+                return receiver[args[0]]
+            if method in ("get", "setdefault", "pop", "copy", "keys", "values", "items") and not kwargs:
+                result = getattr(receiver, method)(*args)
+                return list(result) if method in ("keys", "values", "items") else result
+        if (
+            isinstance(receiver, list)
+            and method in ("append", "extend", "insert", "pop", "copy", "index", "count", "remove")
+            and not kwargs
+        ):
+            return getattr(receiver, method)(*args)
+        if (
+            isinstance(receiver, str)
+            and method in _STR_METHODS
+            and known(args)
+            and known(kwargs)
+            and str_method_fits(receiver, method, args, kwargs)
+        ):
+            result = getattr(receiver, method)(*args, **kwargs)
+            if isinstance(result, str) and len(result) > SIZE_LIMIT:
+                raise Unknown
+            return result
+        raise Unknown
+
+    def binop(self, op: ast.operator, left: Any, right: Any, node: ast.AST) -> Any:
+        if (
+            isinstance(op, ast.Mult)
+            and type(left) in (list, tuple)
+            and type(right) is int
+            and len(left) * max(right, 0) <= SIZE_LIMIT
+        ):
+            return left * right  # `[ShapeSpec(channels=256)] * 5`: repetition needs no known items
+        function = _BINOPS.get(type(op))
+        if not (known(left) and known(right)) or function is None or not binop_fits(op, left, right):
+            # past a bound (pybounds) or not computable: kept as source
+            return self.opaque(node) if isinstance(node, ast.stmt) else raise_unknown()
+        return function(left, right)
+
+    def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Any:
+        local: dict[str, Any] = {}
+        self.scopes.append(local)
+        out: list[Any] = []
+        try:
+            self._generate(node, 0, local, out)
+        finally:
+            self.scopes.pop()
+        if isinstance(node, ast.DictComp):
+            return dict(out)
+        if isinstance(node, ast.SetComp):
+            if not known(out):
+                raise Unknown
+            return set(out)
+        return out
+
+    def _generate(self, node: Any, index: int, local: dict[str, Any], out: list[Any]) -> None:
+        if index == len(node.generators):
+            if isinstance(node, ast.DictComp):
+                key = self.expr(node.key)
+                if not known_key(key):
+                    raise Unknown
+                out.append((key, self.value(node.value)))
+            else:
+                out.append(self.value(node.elt))
+            if len(out) > LOOP_LIMIT:
+                raise Unknown
+            self.tick(node)
+            return
+        generator = node.generators[index]
+        items = self.expr(generator.iter)
+        if not isinstance(items, (list, tuple, str, dict, range)) or not known(items) or generator.is_async:
+            raise Unknown
+        for item in list(items):
+            self.bind(local, generator.target, item, ast.Pass())
+            tests = [self.expr(test) for test in generator.ifs]
+            if not known(tests):
+                raise Unknown
+            if all(tests):
+                self._generate(node, index + 1, local, out)
+
+
+_BUILTINS: dict[str, Callable[..., Any]] = {
+    "list": list, "tuple": tuple, "set": set, "sorted": sorted, "len": len, "min": min, "max": max,
+    "sum": sum, "abs": abs, "round": round, "int": int, "float": float, "str": str, "bool": bool,
+    "range": lambda *a: list(range(*a)) if len(range(*a)) <= LOOP_LIMIT else raise_unknown(),
+    "reversed": lambda x: list(reversed(x)), "zip": lambda *a: [tuple(t) for t in zip(*a)],
+    "enumerate": lambda x, start=0: list(enumerate(x, start)),
+}  # fmt: skip
+_STR_METHODS = {"format", "join", "upper", "lower", "replace", "split", "strip", "lstrip", "rstrip",
+                "startswith", "endswith", "title", "capitalize", "zfill"}  # fmt: skip
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b, ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b,
+    ast.BitXor: lambda a, b: a ^ b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+}  # fmt: skip

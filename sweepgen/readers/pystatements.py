@@ -1,0 +1,428 @@
+"""Statements in the Python config reader: module, class and function bodies, assignments (to names,
+subscripts, attributes, ``_base_.x``), ``del``, imports, and ``if``/``for`` over known values; an
+``if`` or ``for`` that cannot be decided is run on copies of the state and recorded under ``@when``
+(``pybranch``); anything else is kept as source under ``__statements__``.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Any
+
+from sweepgen.errors import ConfigError, Location
+from sweepgen.readers.model import NotEvaluated, Ref, tree_size
+from sweepgen.readers.pybranch import overlay
+from sweepgen.readers.pyexpressions import Expressions
+from sweepgen.readers.pymlcollections import file_config
+from sweepgen.readers.pyvalues import (
+    LOOP_LIMIT,
+    CallData,
+    Function,
+    Return,
+    Unknown,
+    dotted,
+    is_docstring,
+    known,
+    known_key,
+    normalised,
+)
+
+_CALL_DEPTH = 50
+_STEP_LIMIT = 300_000
+_BRANCH_BUDGET = 2_000_000
+
+
+class Evaluator(Expressions):
+    """A config file's statements, run as far as they are data."""
+
+    # module, class and function bodies ---------------------------------------------------------
+
+    def module(self, statements: list[ast.stmt]) -> dict[str, Any]:
+        scope: dict[str, Any] = {}
+        rest: list[Any] = []
+        self.scopes.append(scope)
+        self.run(statements, scope, rest, top=True)
+        getter = scope.get("get_config")
+        if isinstance(getter, Function):
+            try:
+                config = self.call_function(getter, [], {})
+            except Unknown:
+                config = getter.source
+            helpers = {k: v.source for k, v in scope.items() if isinstance(v, Function) and k != "get_config"}
+            return file_config(config, helpers)
+        out = {k: (v.source if isinstance(v, Function) else v) for k, v in scope.items()}
+        if rest:
+            out["__statements__"] = rest
+        return out
+
+    def class_body(self, node: ast.ClassDef) -> dict[str, Any]:
+        scope: dict[str, Any] = {}
+        rest: list[Any] = []
+        self.scopes.append(scope)
+        self.class_scopes.add(id(scope))
+        try:
+            self.run(node.body, scope, rest)
+        finally:
+            self.scopes.pop()
+            self.class_scopes.discard(id(scope))
+        mapping = {k: (v.source if isinstance(v, Function) else v) for k, v in scope.items()}
+        if rest:
+            mapping["__statements__"] = rest
+        if node.bases:
+            mapping["__bases__"] = [self.value(base) for base in node.bases]
+        if node.keywords:
+            mapping["__keywords__"] = self.keywords(node.keywords)
+        if node.decorator_list:
+            mapping["__decorators__"] = [self.value(dec) for dec in node.decorator_list]
+        return mapping
+
+    def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if self.depth >= _CALL_DEPTH:
+            raise Unknown
+        node = function.node
+        local: dict[str, Any] = {}
+        params = node.args
+        positional = [*params.posonlyargs, *params.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(params.defaults)) + list(
+            params.defaults
+        )
+        if len(args) > len(positional) or params.vararg or params.kwarg:
+            raise Unknown
+        for index, (param, default) in enumerate(zip(positional, defaults)):
+            if index < len(args):
+                local[param.arg] = args[index]
+            elif param.arg in kwargs:
+                local[param.arg] = kwargs.pop(param.arg)
+            elif default is not None:
+                local[param.arg] = self.value(default)
+            else:
+                raise Unknown
+        for param, kw_default in zip(params.kwonlyargs, params.kw_defaults):
+            if param.arg in kwargs:
+                local[param.arg] = kwargs.pop(param.arg)
+            elif kw_default is not None:
+                local[param.arg] = self.value(kw_default)
+            else:
+                raise Unknown
+        if kwargs:
+            raise Unknown
+        self.depth += 1
+        self.scopes.append(local)
+        try:
+            rest: list[Any] = []
+            self.run(node.body, local, rest)
+            if rest:  # a statement we could not follow may have changed what is returned
+                raise Unknown
+        except Return as done:
+            return done.value
+        finally:
+            self.scopes.pop()
+            self.depth -= 1
+        return None
+
+    # statements --------------------------------------------------------------------------------
+
+    def tick(self, node: ast.AST) -> None:
+        """Count evaluation steps: loops and comprehensions over known values are bounded in total."""
+        self.steps += 1
+        if self.steps > _STEP_LIMIT:
+            raise ConfigError(
+                f"evaluating this config takes more than {_STEP_LIMIT:,} steps",
+                location=Location(
+                    self.filename, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1
+                ),
+                hint="sweepgen reads configs, it does not run programs; simplify the loops",
+            )
+
+    def run(
+        self, statements: list[ast.stmt], scope: dict[str, Any], rest: list[Any], top: bool = False
+    ) -> None:
+        for index, stmt in enumerate(statements):
+            if index == 0 and is_docstring(stmt):
+                continue  # a docstring is documentation, not data
+            if top and isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef)):
+                for name in _bound_names(stmt):
+                    self.result.lines.setdefault((name,), stmt.lineno)
+            self.statement(stmt, scope, rest)
+
+    def statement(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:
+        self.tick(stmt)
+        if isinstance(stmt, ast.Assign):
+            value = self.value(stmt.value)
+            for target in stmt.targets:
+                self.bind(scope, target, value, stmt)
+        elif isinstance(stmt, ast.AnnAssign):
+            scope.setdefault("__annotations__", {})[ast.unparse(stmt.target)] = self.value(stmt.annotation)
+            if stmt.value is not None:
+                self.bind(scope, stmt.target, self.value(stmt.value), stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            current = self.value(_load(stmt.target))
+            self.bind(scope, stmt.target, self.binop(stmt.op, current, self.value(stmt.value), stmt), stmt)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                scope[bound] = Ref(alias.name if alias.asname else bound)
+                if not alias.asname and "." in alias.name:
+                    scope.setdefault("__imports__", []).append(Ref(alias.name))
+        elif isinstance(stmt, ast.ImportFrom):
+            self.import_from(stmt, scope, rest)
+        elif isinstance(stmt, ast.ClassDef):
+            scope[stmt.name] = self.class_body(stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope[stmt.name] = Function(stmt, self.opaque(stmt))
+        elif isinstance(stmt, ast.Delete):
+            for target in stmt.targets:
+                self.unbind(scope, target, rest, stmt)
+        elif isinstance(stmt, ast.Return):
+            raise Return(None if stmt.value is None else self.value(stmt.value))
+        elif isinstance(stmt, ast.Pass):
+            return
+        elif isinstance(stmt, ast.Expr):
+            if isinstance(stmt.value, ast.Constant):
+                return  # a bare string is a comment
+            value = self.value(stmt.value)
+            evaluated = isinstance(stmt.value, (ast.Call, ast.ListComp, ast.SetComp, ast.GeneratorExp))
+            if (
+                not evaluated
+                or isinstance(value, (CallData, NotEvaluated))
+                or any(
+                    isinstance(v, (CallData, NotEvaluated))
+                    for v in (value if isinstance(value, list) else [])
+                )
+            ):
+                rest.append(self.opaque(stmt))
+        elif isinstance(stmt, ast.If):
+            test = self.value(stmt.test)
+            if known(test):
+                self.run_block(stmt.body if test else stmt.orelse, scope, rest)
+            else:
+                condition = normalised(stmt.test)
+                branches = [(condition, stmt.body)]
+                if stmt.orelse:
+                    branches.append((f"not ({condition})", stmt.orelse))
+                self.undecided(stmt, branches, scope, rest)
+        elif isinstance(stmt, ast.For) and not stmt.orelse:
+            items = self.value(stmt.iter)
+            if isinstance(items, (list, tuple, str, dict)) and known(items) and len(items) <= LOOP_LIMIT:
+                for item in list(items):
+                    self.bind(scope, stmt.target, item, stmt)
+                    self.run_block(stmt.body, scope, rest)
+            else:
+                head = f"for {normalised(stmt.target)} in {normalised(stmt.iter)}"
+                self.undecided(stmt, [(head, stmt.body)], scope, rest, loop=stmt)
+        elif isinstance(stmt, ast.With) and self.import_base is not None and _is_read_base(stmt):
+            self.in_read_base = True
+            try:
+                self.run_block(stmt.body, scope, rest)
+            finally:
+                self.in_read_base = False
+        else:
+            self.unknown_block(stmt, scope, rest)
+
+    def run_block(self, body: list[ast.stmt], scope: dict[str, Any], rest: list[Any]) -> None:
+        for stmt in body:
+            self.statement(stmt, scope, rest)
+
+    def undecided(
+        self,
+        stmt: ast.stmt,
+        branches: list[tuple[str, list[ast.stmt]]],
+        scope: dict[str, Any],
+        rest: list[Any],
+        loop: ast.For | None = None,
+    ) -> None:
+        """An ``if`` whose condition (or a ``for`` whose items) cannot be known: each branch runs on
+        a copy of the state, and what it changes is recorded there under its condition
+        (``sweepgen.readers.pybranch``); the state before it stays as it was."""
+        size = tree_size(self.scopes, _BRANCH_BUDGET)
+        self.copied += size
+        if self.copied > _BRANCH_BUDGET:  # copying the state per branch is bounded in total
+            self.unknown_block(stmt, scope, rest)
+            return
+        saved = self.scopes
+        runs: list[tuple[str, list[dict[str, Any]], list[Any]]] = []
+        try:
+            for condition, body in branches:
+                self.scopes = copy.deepcopy(saved)
+                trial_rest: list[Any] = []
+                if loop is not None:  # one pass with the loop variable not evaluated
+                    self.bind(self.scopes[-1], loop.target, self.opaque(loop.iter), stmt)
+                self.run_block(body, self.scopes[-1], trial_rest)
+                runs.append((condition, self.scopes, trial_rest))
+        except (Return, Unknown):
+            self.scopes = saved
+            self.unknown_block(stmt, scope, rest)
+            return
+        finally:
+            self.scopes = saved
+        seen: set[int] = set()
+        for level, original in enumerate(saved):
+            overlay(original, [(condition, copies[level]) for condition, copies, _ in runs], seen)
+        for condition, _, kept in runs:
+            rest.extend({"@when": condition, "@source": item} for item in kept)
+
+    def unknown_block(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:
+        """A statement that cannot be followed: kept as source, and what it binds is unknown."""
+        kept = self.opaque(stmt)
+        rest.append(kept)
+        for name in _assigned_anywhere(stmt):
+            scope[name] = kept
+
+    def import_from(self, stmt: ast.ImportFrom, scope: dict[str, Any], rest: list[Any]) -> None:
+        module = "." * stmt.level + (stmt.module or "")
+        if stmt.level and self.import_base is not None:
+            names = self.import_base(stmt.module or "", stmt.level, stmt.lineno)
+            for alias in stmt.names:
+                if alias.name == "*":
+                    scope.update({k: v for k, v in names.items() if not k.startswith("_")})
+                elif alias.name in names:
+                    scope[alias.asname or alias.name] = names[alias.name]
+                else:
+                    raise ConfigError(
+                        f"`{module}` has no name `{alias.name}`",
+                        location=Location(self.filename, stmt.lineno, stmt.col_offset + 1),
+                        hint="the base file must bind that name at module level",
+                    )
+            return
+        for alias in stmt.names:
+            sep = "" if module.endswith(".") else "."
+            if alias.name == "*":
+                rest.append(self.opaque(stmt))
+            else:
+                scope[alias.asname or alias.name] = Ref(f"{module}{sep}{alias.name}")
+
+    def bind(self, scope: dict[str, Any], target: ast.expr, value: Any, stmt: ast.stmt) -> None:
+        spelled = dotted(target)
+        if spelled is not None and spelled.startswith("_base_."):
+            scope[spelled] = value  # writes into the bases: applied by sweepgen.readers.pyinherit
+            return
+        if isinstance(target, ast.Name):
+            scope[target.id] = value
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if (
+                isinstance(value, (list, tuple))
+                and len(value) == len(target.elts)
+                and not any(isinstance(e, ast.Starred) for e in target.elts)
+            ):
+                for sub, item in zip(target.elts, value):
+                    self.bind(scope, sub, item, stmt)
+                return
+            for sub in target.elts:
+                self.bind(scope, sub.value if isinstance(sub, ast.Starred) else sub, self.opaque(stmt), stmt)
+            return
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            container = self.value(target.value)
+            key: Any = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
+            path = _literal_path(target)
+            if path is not None and len(self.scopes) == 1:
+                self.result.lines[path] = stmt.lineno  # `model.backbone.depth = 101` is written here
+            if isinstance(container, dict) and not isinstance(container, CallData) and known_key(key):
+                container[key] = value
+                return
+            if isinstance(container, CallData) and isinstance(target, ast.Attribute):
+                container["kwargs"][key] = value  # detectron2: `model.backbone.depth = 101`
+                return
+            if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
+                container[key] = value
+                return
+        # an assignment we cannot place: keep it, keyed by its target's source, so it is never lost
+        scope[ast.unparse(target)] = value
+
+    def unbind(self, scope: dict[str, Any], target: ast.expr, rest: list[Any], stmt: ast.stmt) -> None:
+        if isinstance(target, ast.Name) and target.id in scope:
+            del scope[target.id]
+            return
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            container = self.value(target.value)
+            key = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
+            if (
+                isinstance(container, dict)
+                and not isinstance(container, CallData)
+                and known_key(key)
+                and key in container
+            ):
+                del container[key]
+                return
+            if (
+                isinstance(container, CallData)
+                and isinstance(target, ast.Attribute)
+                and key in container["kwargs"]
+            ):
+                del container["kwargs"][key]
+                return
+        rest.append(self.opaque(stmt))
+
+
+def _literal_path(target: ast.expr) -> tuple[Any, ...] | None:
+    """``a.b['c'][0]`` -> ``('a', 'b', 'c', 0)``; None if any part is computed."""
+    parts: list[Any] = []
+    node: ast.expr = target
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+        elif isinstance(node.slice, ast.Constant) and type(node.slice.value) in (str, int):
+            parts.append(node.slice.value)
+        else:
+            return None
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return tuple(reversed(parts))
+
+
+def _load(target: ast.expr) -> ast.expr:
+    return target
+
+
+def _is_read_base(stmt: ast.With) -> bool:
+    return (
+        len(stmt.items) == 1
+        and isinstance(stmt.items[0].context_expr, ast.Call)
+        and (dotted(stmt.items[0].context_expr.func) or "").endswith("read_base")
+    )
+
+
+def _bound_names(stmt: ast.stmt) -> list[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    targets = (
+        stmt.targets
+        if isinstance(stmt, ast.Assign)
+        else [stmt.target]
+        if isinstance(stmt, ast.AnnAssign)
+        else []
+    )
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)][:1] or []
+
+
+def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+            root: ast.AST = node
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name):
+                names.add(root.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            root = node.func.value
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name) and node.func.attr in (
+                "update",
+                "append",
+                "extend",
+                "insert",
+                "pop",
+                "setdefault",
+                "remove",
+            ):
+                names.add(root.id)
+    return names

@@ -1,0 +1,122 @@
+"""The values the Python config reader works with, and the helpers every part of it shares.
+
+``CallData`` is a call the reader must not run (its name and evaluated arguments); a ``Function``
+is a function defined in the file (called with known arguments, else kept as source); ``Unknown``
+is raised for an expression whose value cannot be known, ``Return`` carries a ``return``.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from sweepgen.readers.model import NotEvaluated
+
+ImportBase = Callable[[str, int, int], dict[str, Any]]  # (module, level, line) -> the base's names
+LOOP_LIMIT = 100_000
+SIZE_LIMIT = 1_000_000
+
+
+class CallData(dict):  # type: ignore[type-arg]
+    """A call to something the reader must not run: its name and evaluated arguments."""
+
+
+class Function:
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, source: NotEvaluated) -> None:
+        self.node = node
+        self.source = source
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Function:
+        return self  # code, not data: a branch run on a copy of the state shares it
+
+
+class Return(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class Unknown(Exception):
+    """An expression whose value cannot be known here."""
+
+
+def merge_into(base: dict[Any, Any], update: dict[Any, Any]) -> None:
+    for key, value in update.items():
+        if key == "_delete_":
+            continue
+        current = base.get(key)
+        if type(value) is dict and type(current) is dict and value.get("_delete_") is not True:
+            merge_into(current, value)
+        else:
+            base[key] = {k: v for k, v in value.items() if k != "_delete_"} if type(value) is dict else value
+
+
+def raise_unknown() -> Any:
+    raise Unknown
+
+
+def compare(op: ast.cmpop, a: Any, b: Any) -> bool:
+    table: dict[type, Callable[[Any, Any], bool]] = {
+        ast.Eq: lambda x, y: x == y, ast.NotEq: lambda x, y: x != y, ast.Lt: lambda x, y: x < y,
+        ast.LtE: lambda x, y: x <= y, ast.Gt: lambda x, y: x > y, ast.GtE: lambda x, y: x >= y,
+        ast.In: lambda x, y: x in y, ast.NotIn: lambda x, y: x not in y,
+        ast.Is: lambda x, y: x is y, ast.IsNot: lambda x, y: x is not y,
+    }  # fmt: skip
+    return bool(table[type(op)](a, b))
+
+
+def known(value: Any) -> bool:
+    """Plain data all the way down: no reference, call, or not-evaluated part."""
+    kind = type(value)
+    if kind in (int, float, str, bool, complex, bytes, type(None), range, slice):
+        return True
+    if kind in (list, tuple, set, frozenset):
+        return all(known(v) for v in value)
+    if kind is dict:
+        return all(known(k) and known(v) for k, v in value.items())
+    return False
+
+
+def known_key(value: Any) -> bool:
+    if type(value) is tuple:
+        return all(known_key(item) for item in value)
+    return type(value) in (str, bytes, int, float, complex, bool, type(None))
+
+
+def is_data(value: Any) -> bool:
+    return type(value) in (dict, list)
+
+
+def dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def normalised(node: ast.AST) -> str:
+    # ast.unparse normalises layout, quoting and comments away; docstrings are dropped first
+    node = copy.deepcopy(node)
+    for sub in ast.walk(node):
+        body = getattr(sub, "body", None)
+        if isinstance(body, list) and body and is_docstring(body[0]) and len(body) > 1:
+            sub.body = body[1:]  # type: ignore[attr-defined]
+    return ast.unparse(node)
+
+
+def is_call_or_expr(mapping: Any) -> bool:
+    """A value that stands for a call or an unevaluated expression, never merged into."""
+    return isinstance(mapping, (CallData, NotEvaluated))
+
+
+def is_docstring(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )

@@ -1,0 +1,450 @@
+"""What a shell script's statements mean: variables (tracked in order, partly known values carrying
+their definition's source, arrays of flags as flag mappings, appends), commands (launchers peeled,
+flags and overrides nested by ``cmdline``), and word expansion (``shellwords``)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from sweepgen.errors import ConfigError, Location
+from sweepgen.readers import cmdline
+from sweepgen.readers.model import NotEvaluated, ReadResult
+from sweepgen.readers.shellwalk import Walk, normalise
+from sweepgen.readers.shellwords import (
+    UNKNOWN,
+    Field,
+    Partial,
+    Unknown,
+    arithmetic,
+    expand_quoted,
+    joined,
+    lookup,
+    partial,
+    split_fields,
+    unescape_word,
+)
+
+_MAX_VALUE = 1_000_000  # characters a variable may hold
+
+
+class Reader(Walk):
+    """A script read as data: ``script()`` walks it, ``finish()`` returns it."""
+
+    def finish(self) -> ReadResult:
+        env: dict[str, Any] = {}
+        plain: dict[str, Any] = {}
+        for name, history in self.assignments.items():
+            value = self.final(name, history)
+            if name in self.exported:
+                env[name] = value
+            elif self.opaque or name not in self.substituted or any(w for w, _, _ in history):
+                plain[name] = value
+            else:
+                continue
+            self.result.lines[("env" if name in self.exported else "vars", name)] = history[0][2]
+        for name in sorted(self.exported - set(self.assignments)):
+            env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
+        self.result.data = {
+            "sbatch": self.sbatch,
+            "env": env,
+            "vars": plain,
+            "commands": {k: cmdline.plain(v) for k, v in self.commands.items()},
+        }
+        return self.result
+
+    def final(self, name: str, history: list[tuple[str, Any, int]]) -> Any:
+        """A variable's value as data: built by one assignment and unconditional appends, its final
+        value (an array of flags then compares as one flag mapping); else its whole history."""
+        bound = self.vars.get(name)
+        appends = all(isinstance(v, dict) and "+=" in v for _, v, _ in history[1:])
+        if (
+            len(history) > 1
+            and appends
+            and not any(w for w, _, _ in history)
+            and bound is not None
+            and not isinstance(bound, Unknown)
+        ):
+            return self.shown(bound, not partial(bound), history[-1][2])
+        return _history(history)
+
+    # variables -------------------------------------------------------------------------------------
+
+    def assign(self, node: Any, when: list[str], *, export: bool = False) -> None:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        if name_node is None:
+            self.keep_opaque(node, when)
+            return
+        name = self.text(name_node)
+        if name_node.type == "subscript":  # ARR[2]=x
+            self.keep_opaque(node, when)
+            base = name_node.child_by_field_name("name")
+            if base is not None:
+                self.vars[self.text(base)] = UNKNOWN
+            return
+        append = any(c.type == "+=" for c in node.children)
+        value: Any
+        if value_node is None:
+            value = ""
+            known = True
+        elif value_node.type == "array":
+            fields = [f for c in value_node.named_children if c.type != "comment" for f in self.expand(c)]
+            value = [f.text if f.known else Partial(f.text) for f in fields]
+            known = all(f.known for f in fields)
+        else:
+            fields = self.expand(value_node, assignment=True)
+            value = " ".join(f.text for f in fields)
+            known = all(f.known for f in fields)
+        if append and name in self.assignments:
+            self.append(name, value, known, when, self.line(node))
+        else:
+            self.bind(name, value, known, when, self.line(node))
+        if export:
+            self.exported.add(name)
+
+    def append(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
+        """``A+=(x y)`` / ``A+=x``: the history records only what was added (a script of n appends
+        stays linear); the variable's value grows in place."""
+        old = self.vars.get(name)
+        self.check_size(name, self.sizes.get(name, 0) + _size(value), line)
+        self.assignments[name].append((" and ".join(when), {"+=": self.shown(value, known, line)}, line))
+        if when or isinstance(old, Unknown):
+            self.vars[name] = UNKNOWN
+        elif isinstance(value, list):
+            if isinstance(old, list):
+                old.extend(value)
+            else:
+                self.vars[name] = [*([old] if old else []), *value]
+        else:
+            first = old[0] if isinstance(old, list) and old else old or ""
+            glued = first + value
+            self.vars[name] = Partial(glued) if not known or partial(first) else glued
+
+    def check_size(self, name: str, size: int, line: int) -> None:
+        if size > _MAX_VALUE:  # `A=$A$A` doubles each time: bounded, as every input-controlled cost
+            raise ConfigError(
+                f"variable {name} grows past {_MAX_VALUE:,} characters",
+                location=Location(self.filename, line, 1),
+                hint="sweepgen reads scripts, it does not run them; simplify the assignment",
+            )
+        self.sizes[name] = size
+
+    def bind(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
+        if isinstance(value, list):
+            value = list(value)  # its own list: appends grow it in place
+        self.check_size(name, _size(value), line)
+        self.assignments.setdefault(name, []).append(
+            (" and ".join(when), self.shown(value, known, line), line)
+        )
+        if when:
+            self.vars[name] = UNKNOWN
+        elif known or isinstance(value, list):
+            self.vars[name] = value
+        else:
+            self.vars[name] = Partial(value)
+
+    def shown(self, value: Any, known: bool, line: int) -> Any:
+        """A variable's value as data: text, a not-evaluated node holding its definition's source, or
+        for an array of words each word on its own; an array of flags is a flag mapping, so that
+        inserting one flag is one added flag."""
+        if not isinstance(value, list):
+            return value if known else NotEvaluated(normalise(str(value)), self.filename, line)
+        words: list[Any] = [
+            NotEvaluated(normalise(v), self.filename, line) if isinstance(v, Partial) else v for v in value
+        ]
+        if words and any(cmdline.is_flag(w) for w in words):
+            return cmdline.plain(cmdline.parse_arguments(words, self.filename, [line] * len(words))[0])
+        return words
+
+    # commands --------------------------------------------------------------------------------------
+
+    def command(self, node: Any, when: list[str], redirects: dict[str, Any], heredoc: Field | None) -> None:
+        if node.type == "declaration_command":
+            self.declaration(node, when)
+            return
+        if node.type == "unset_command":
+            for child in node.named_children:
+                if not self.text(child).startswith("-"):
+                    self.bind(self.text(child), "", True, when, self.line(node))
+                    self.vars.pop(self.text(child), None)
+            return
+        if node.type == "test_command":
+            self.store(
+                "test",
+                self.guarded({"@test": NotEvaluated(self.norm(node), self.filename, self.line(node))}, when),
+                self.line(node),
+            )
+            return
+        self.seen_command = True
+        if self.split_assignment(node, when, redirects):
+            return
+        state = dict(redirects)
+        prefix: dict[str, Any] = {}
+        words: list[Field] = []
+        for index, child in enumerate(node.children):  # enumerate: `.index()` made long commands quadratic
+            field = node.field_name_for_child(index)
+            if child.type == "variable_assignment":
+                name = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                fields = self.expand(value, assignment=True) if value is not None else []
+                prefix[self.text(name) if name else "?"] = self.value(
+                    Field(" ".join(f.text for f in fields), all(f.known for f in fields), self.line(child))
+                )
+            elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                found = self.redirect(child, state)
+                heredoc = found or heredoc
+            elif child.type == "command_name" or field == "argument":
+                words.extend(self.expand(child.named_children[0] if child.type == "command_name" else child))
+        if not words:
+            for key, value in prefix.items():  # `VAR=x` with an empty command: a plain assignment
+                self.bind(key, value, not isinstance(value, NotEvaluated), when, self.line(node))
+            return
+        self.run(words, node, when, state, heredoc, prefix)
+
+    def split_assignment(self, node: Any, when: list[str], redirects: dict[str, Any]) -> bool:
+        """The bash grammar misreads ``X=a/$M/$T/c.yaml`` as ``X=a/$M/$`` running ``T/c.yaml``: an
+        assignment glued to the word after it is one assignment, re-read with ``${T}`` braces."""
+        children = node.children
+        glued = any(
+            a.type == "variable_assignment" and b.start_byte == a.end_byte
+            for a, b in zip(children, children[1:])
+        )
+        if not glued:
+            return False
+        text = self.text(node)
+        braced = re.sub(r"\$([A-Za-z_][A-Za-z0-9_]*)", r"${\1}", text)
+        if braced == text:
+            return False
+        self.reparse(braced, self.line(node), when, redirects)
+        return True
+
+    def declaration(self, node: Any, when: list[str]) -> None:
+        keyword = self.text(node.children[0])
+        options = [
+            self.text(c) for c in node.named_children if c.type == "word" and self.text(c).startswith("-")
+        ]
+        export = keyword == "export" or any("x" in o for o in options)
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                self.assign(child, when, export=export)
+            elif child.type == "variable_name":
+                name = self.text(child)
+                if export:
+                    self.exported.add(name)
+                elif name not in self.assignments:
+                    self.bind(
+                        name,
+                        [] if any("a" in o or "A" in o for o in options) else "",
+                        True,
+                        when,
+                        self.line(child),
+                    )
+
+    def run(
+        self,
+        words: list[Field],
+        node: Any,
+        when: list[str],
+        state: dict[str, Any],
+        heredoc: Field | None,
+        prefix: dict[str, Any],
+    ) -> None:
+        head = words[0].text
+        line = self.line(node)
+        if head == "read" and heredoc is not None and _plain_read(words):
+            names = [w.text for w in words[1:] if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w.text)]
+            if names:
+                # `read -d '' CMD <<EOF`: the whole body (-d '') or its first line lands in CMD
+                whole = any(w.text == "-d" for w in words)
+                body = heredoc.text if whole else heredoc.text.split("\n", 1)[0]
+                self.bind(names[-1], body.strip("\n") if whole else body, heredoc.known, when, line)
+                return
+        if head in ("eval",) or (head in ("bash", "sh") and len(words) > 2 and words[1].text == "-c"):
+            code = words[1:] if head == "eval" else words[2:3]
+            if all(w.known for w in code):
+                self.reparse(" ".join(w.text for w in code), line, [*when] if head == "eval" else when, state)
+                return
+        if head in ("source", "."):
+            self.opaque = True
+        identity_words = [self.value(w) for w in words]
+        launchers, inner = cmdline.split_launchers(identity_words)
+        if (
+            inner
+            and isinstance(inner[0], str)
+            and os.path.basename(inner[0]) in ("bash", "sh")
+            and len(inner) > 2
+            and inner[1] == "-c"
+            and isinstance(inner[2], str)
+        ):
+            # `srun bash -c "python ..."`: read the inner script, launchers and all
+            sub = Reader(self.filename)
+            sub.vars = {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()}
+            sub.parser = self.parser
+            sub.script(inner[2], line - 1, [], {})
+            for key, value in sub.commands.items():
+                if isinstance(value, dict):
+                    value = {**value, "@launcher": {**launchers, **value.get("@launcher", {})}}
+                self.store(key, self.guarded(value, when), line)
+            return
+        name, arguments = cmdline.program(inner, launchers)
+        if name in ("torch.distributed.run", "torch.distributed.launch"):
+            # `python -m torch.distributed.run` is torchrun by another name
+            more, inner = cmdline.split_launchers(["torchrun", *arguments])
+            launchers.update(more)
+            name, arguments = cmdline.program(inner, launchers)
+        lines = [w.line or line for w in words[len(words) - len(arguments) :]] if arguments else []
+        parsed, at = cmdline.parse_arguments(arguments, self.filename, lines)
+        data: dict[str, Any] = dict(parsed)
+        if launchers:
+            data["@launcher"] = launchers
+        if prefix:
+            data["@env"] = prefix
+        for key in ("@stdin", "@stdout", "@stderr"):
+            if key in state:
+                data[key] = state[key]
+        for key, value in state.items():
+            if key.startswith("@fd"):
+                data[key] = value
+        if heredoc is not None and "@stdin" not in data:
+            data["@stdin"] = self.value(Field(_strip_lines(heredoc.text), heredoc.known, heredoc.line))
+        key = self.store(name, self.guarded(data, when), line)
+        for flag, flag_line in at.items():
+            self.result.lines[("commands", key, flag)] = flag_line
+
+    def reparse(self, code: str, line: int, when: list[str], state: dict[str, Any]) -> None:
+        saved = (self.src, self.offset)
+        try:
+            self.script(code, line - 1, when, state)
+        finally:
+            self.src, self.offset = saved
+
+    def guarded(self, data: dict[str, Any], when: list[str]) -> dict[str, Any]:
+        return {**data, "@when": " and ".join(when)} if when else data
+
+    def store(self, name: str, data: Any, line: int) -> str:
+        key = name
+        count = self.counts.get(name, 1)  # remembered per name: a script of n `echo`s stays linear
+        while key in self.commands:
+            count += 1
+            key = f"{name} #{count}"
+        self.counts[name] = count
+        self.commands[key] = data
+        self.result.lines[("commands", key)] = line
+        return key
+
+    # words -----------------------------------------------------------------------------------------
+
+    def value(self, field: Field) -> str | NotEvaluated:
+        return field.text if field.known else NotEvaluated(normalise(field.text), self.filename, field.line)
+
+    def expand(self, node: Any, *, assignment: bool = False) -> list[Field]:
+        """The words ``node`` expands to; an unquoted expansion splits on blanks (not in assignments)."""
+        line = self.line(node)
+        kind = node.type
+        if kind in ("word", "number"):
+            return [Field(unescape_word(self.text(node)), True, line)]
+        if kind == "raw_string":
+            return [Field(self.text(node)[1:-1], True, line)]
+        if kind == "ansi_c_string":
+            escaped = self.text(node)[2:-1]
+            try:
+                return [
+                    Field(escaped.encode("latin-1", "backslashreplace").decode("unicode_escape"), True, line)
+                ]
+            except UnicodeDecodeError:
+                return [Field(self.text(node), False, line)]
+        if kind == "string":
+            quoted = self.text(node)[1:-1]
+            whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", quoted)
+            if whole:  # "${ARGS[@]}": one word per element
+                bound = self.vars.get(whole.group(1))
+                if isinstance(bound, list):
+                    self.substituted.add(whole.group(1))
+                    return [Field(item, not isinstance(item, Partial), line) for item in bound]
+            self.note_names(quoted)
+            text, known = expand_quoted(quoted, self.vars)
+            if not known and "$(" in quoted:
+                self.opaque = True
+            return [Field(text, known, line)]
+        if kind in ("simple_expansion", "expansion"):
+            source = self.text(node).strip()
+            expr = source[2:-1] if source.startswith("${") else source[1:]
+            self.note_names(source)
+            value, known = lookup(expr, self.vars, False)
+            if value is None:
+                return [] if known else [Field(source, False, line)]
+            if assignment:
+                return [Field(joined(value), known, line)]
+            return split_fields(value, line)
+        if kind == "concatenation":
+            pieces = [self.expand(child, assignment=True) for child in node.named_children]
+            glued = "".join(f.text for piece in pieces for f in piece)
+            return [Field(glued, all(f.known for piece in pieces for f in piece), line)]
+        if kind == "arithmetic_expansion":
+            source = self.text(node).strip()
+            computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
+            if computed is not None:
+                for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
+                    self.substituted.add(used)
+                return [Field(computed, True, line)]
+            self.opaque = True
+            return [Field(source, False, line)]
+        if kind == "command_substitution":
+            here = self.heredoc_in(node)
+            if here is not None:
+                return [here] if assignment else split_fields(here.text, line) if here.known else [here]
+            self.opaque = True
+            return [Field(self.text(node), False, line)]
+        self.opaque = True
+        return [Field(self.text(node), False, line)]
+
+    def heredoc_in(self, node: Any) -> Field | None:
+        """``$(cat <<EOF ... EOF)``: the here-document's body."""
+        statements = [c for c in node.named_children if c.type != "comment"]
+        if len(statements) != 1 or statements[0].type != "redirected_statement":
+            return None
+        body = statements[0].child_by_field_name("body")
+        if body is None or body.type != "command" or self.text(body).strip() != "cat":
+            return None
+        for child in statements[0].named_children:
+            if child.type == "heredoc_redirect":
+                field = self.redirect(child, {})
+                if field is not None:
+                    return Field(field.text.rstrip("\n"), field.known, field.line)
+        return None
+
+    def note_names(self, text: str) -> None:
+        for name in re.findall(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)", text):
+            self.substituted.add(name)
+
+
+def _plain_read(words: list[Field]) -> bool:
+    """``read [-r] [-d ''] NAME...``: the forms whose effect is known; any other option is not read."""
+    rest = [w.text for w in words[1:]]
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option == "-d" and rest and rest[0] == "":
+            rest.pop(0)
+        elif option not in ("-r", "-s"):
+            return False
+    return bool(rest) and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) for name in rest)
+
+
+def _history(history: list[tuple[str, Any, int]]) -> Any:
+    """A variable's value when it was assigned once; else every assignment in order (a command run
+    between two assignments saw the first, so keeping only the last could hide a change)."""
+    if len(history) == 1 and not history[0][0]:
+        return history[0][1]
+    if all(not when for when, _, _ in history):
+        return [value for _, value, _ in history]
+    return [{"@value": value, **({"@when": when} if when else {})} for when, value, _ in history]
+
+
+def _size(value: Any) -> int:
+    return sum(len(v) for v in value) if isinstance(value, list) else len(str(value))
+
+
+def _strip_lines(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.strip("\n").split("\n"))

@@ -1,0 +1,329 @@
+"""The tree-sitter walk over a shell script: statements in order, each under the conditions that
+guard it (``if``/``case``/loops/functions/``&&``/``||`` become ``@when``), redirections, ``#SBATCH``
+directives before the first command, and what the grammar could not read kept as source.
+``shellinterp.Reader`` gives the walk its meaning (variables, commands, words)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from sweepgen.errors import ConfigError, Location
+from sweepgen.readers import cmdline, sbatch
+from sweepgen.readers.model import NotEvaluated, ReadResult
+from sweepgen.readers.shellwords import (
+    UNKNOWN,
+    Field,
+    Vars,
+    expand_quoted,
+)
+
+MAX_DEPTH = 40  # nested `bash -c` / `$CMD` re-reads
+
+
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+class Walk:
+    """A script's statements, walked in order; the meaning of each is ``shellinterp.Reader``'s."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.vars: Vars = {}
+        self.assignments: dict[str, list[tuple[str, Any, int]]] = {}  # name -> (when, value, line)
+        self.exported: set[str] = set()
+        self.substituted: set[str] = set()
+        self.opaque = False  # something ran that could read any variable
+        self.sbatch: dict[str, Any] = {}
+        self.commands: dict[str, Any] = {}
+        self.counts: dict[str, int] = {}
+        self.sizes: dict[str, int] = {}  # characters held by each variable, for the size bound
+        self.result = ReadResult(filename, None)
+        self.seen_command = False
+        self.depth = 0
+        self.parser: Any = None
+
+    # what the interpretation provides (shellinterp.Reader) -------------------------------------
+
+    def command(self, node: Any, when: list[str], redirects: dict[str, Any], heredoc: Field | None) -> None:
+        raise NotImplementedError
+
+    def assign(self, node: Any, when: list[str], *, export: bool = False) -> None:
+        raise NotImplementedError
+
+    def store(self, name: str, data: Any, line: int) -> str:
+        raise NotImplementedError
+
+    def expand(self, node: Any, *, assignment: bool = False) -> list[Field]:
+        raise NotImplementedError
+
+    def value(self, field: Field) -> str | NotEvaluated:
+        raise NotImplementedError
+
+    # the whole script ------------------------------------------------------------------------------
+
+    def script(self, text: str, line_offset: int, when: list[str], redirects: dict[str, Any]) -> None:
+        if self.parser is None:
+            # one parser per read, never a module global: no tree-sitter object outlives the read
+            # (a global one is torn down at interpreter exit in an order tree-sitter does not promise)
+            self.parser = _parser()
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ConfigError(
+                "shell commands nested too deeply (bash -c / $CMD)", location=Location(self.filename)
+            )
+        try:
+            source = text.encode("utf-8", "surrogateescape")
+            tree = self.parser.parse(source)
+            self.src = source
+            self.offset = line_offset
+            for node in tree.root_node.named_children:
+                self.statement(node, when, redirects)
+        finally:
+            self.depth -= 1
+
+    def line(self, node: Any) -> int:
+        return int(node.start_point[0]) + 1 + self.offset
+
+    def text(self, node: Any) -> str:
+        return bytes(self.src[node.start_byte : node.end_byte]).decode("utf-8", "surrogateescape")
+
+    def norm(self, node: Any) -> str:
+        """Normalised source of a node: comments and layout do not count."""
+        return normalise(self.text(node))
+
+    # statements ------------------------------------------------------------------------------------
+
+    def statement(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
+        kind = node.type
+        if kind == "comment":
+            self.comment(node)
+            return
+        self.seen_command = True  # sbatch reads #SBATCH lines only before the first other line
+        if node.has_error and node.type != "ERROR":
+            self.keep_opaque(node, when)  # bash would refuse it: kept as source, never guessed at
+            return
+        if kind in ("command", "declaration_command", "unset_command", "test_command"):
+            self.command(node, when, redirects, None)
+        elif kind == "variable_assignment":
+            self.assign(node, when)
+        elif kind == "variable_assignments":
+            for child in node.named_children:
+                self.assign(child, when)
+        elif kind == "redirected_statement":
+            self.redirected(node, when, redirects)
+        elif kind == "list":
+            self.and_or(node, when, redirects)
+        elif kind == "pipeline" or kind in ("subshell", "compound_statement", "do_group", "negated_command"):
+            for child in node.named_children:
+                self.statement(child, when, redirects)
+        elif kind == "if_statement":
+            self.if_statement(node, when, redirects)
+        elif kind == "case_statement":
+            self.case_statement(node, when, redirects)
+        elif kind in ("for_statement", "c_style_for_statement", "while_statement"):
+            self.loop(node, when, redirects)
+        elif kind == "function_definition":
+            name = node.child_by_field_name("name")
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.block(body, [*when, f"function {self.text(name) if name else '?'}"], redirects)
+        elif kind in ("heredoc_body", "heredoc_end", "heredoc_start"):
+            return
+        else:  # an ERROR node, or a construct this reader does not model: keep its source
+            self.keep_opaque(node, when)
+
+    def keep_opaque(self, node: Any, when: list[str]) -> None:
+        self.opaque = True
+        source = self.norm(node)
+        if not source:
+            return
+        entry: Any = NotEvaluated(source, self.filename, self.line(node))
+        if when:
+            entry = {"@when": " and ".join(when), "@source": entry}
+        self.store(f"({node.type})", entry, self.line(node))
+        if node.type == "ERROR" or node.has_error:
+            self.result.warnings.append(
+                f"{self.filename}:{self.line(node)}: the bash grammar could not read this part; "
+                "it is compared as text"
+            )
+
+    def block(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
+        if node.type in ("compound_statement", "do_group", "subshell"):
+            for child in node.named_children:
+                self.statement(child, when, redirects)
+        else:
+            self.statement(node, when, redirects)
+
+    def comment(self, node: Any) -> None:
+        text = self.text(node)
+        if not text.startswith("#SBATCH") or self.seen_command:
+            return  # sbatch stops reading directives at the first command
+        try:
+            words = shlex.split(text[len("#SBATCH") :], comments=True)
+        except ValueError:
+            self.sbatch[f"(line {self.line(node)})"] = NotEvaluated(text, self.filename, self.line(node))
+            return
+        flags: dict[str, Any] = {}
+        spelled: list[cmdline.Word] = list(sbatch.canonical_words(words))
+        parsed, _at = cmdline.parse_arguments(spelled, self.filename, [self.line(node)] * len(spelled))
+        for key, value in cmdline.plain(parsed).items():
+            flags[key] = value
+            self.result.lines[("sbatch", key)] = self.line(node)
+        for key, value in flags.items():
+            self.sbatch[key] = value if key not in self.sbatch else [self.sbatch[key], value]
+
+    def and_or(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
+        children = node.children
+        left = children[0]
+        self.statement(left, when, redirects)
+        condition = self.norm(left)
+        for op, right in zip(children[1::2], children[2::2]):
+            guard = condition if op.type == "&&" else f"! ({condition})"
+            self.statement(right, [*when, guard], redirects)
+            condition = f"{condition} {op.type} {self.norm(right)}"
+
+    def if_statement(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
+        conditions: list[str] = []
+        current: list[str] = []
+        body: list[Any] = []
+        in_condition = True
+        clauses: list[tuple[list[str], list[Any]]] = []
+        for child in node.children:
+            if child.type == "then":
+                in_condition = False
+            elif child.type in ("elif_clause", "else_clause"):
+                continue
+            elif child.is_named and child.type != "comment":
+                (current.append(self.norm(child)) if in_condition else body.append(child))
+        conditions.append("; ".join(current))
+        clauses.append(([*when, conditions[0]], body))
+        negated = [f"! ({conditions[0]})"]
+        for child in node.children:
+            if child.type == "elif_clause":
+                cond, sub, in_condition = [], [], True
+                for part in child.children:
+                    if part.type == "then":
+                        in_condition = False
+                    elif part.is_named and part.type != "comment":
+                        (cond.append(self.norm(part)) if in_condition else sub.append(part))
+                text = "; ".join(cond)
+                clauses.append(([*when, *negated, text], sub))
+                negated.append(f"! ({text})")
+            elif child.type == "else_clause":
+                sub = [part for part in child.named_children if part.type != "comment"]
+                clauses.append(([*when, *negated], sub))
+        for guard, statements in clauses:
+            for statement in statements:
+                self.statement(statement, guard, redirects)
+
+    def case_statement(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
+        value = node.child_by_field_name("value")
+        subject = self.norm(value) if value is not None else "?"
+        for item in node.named_children:
+            if item.type != "case_item":
+                continue
+            patterns = [self.norm(c) for c in item.children_by_field_name("value")]
+            guard = f"case {subject} in {'|'.join(patterns)}"
+            for index, child in enumerate(item.children):
+                if child.is_named and (
+                    child.type not in ("word", "extglob_pattern", "concatenation", "string", "raw_string")
+                    or item.field_name_for_child(index) != "value"
+                ):
+                    self.statement(child, [*when, guard], redirects)
+
+    def loop(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
+        body = node.child_by_field_name("body")
+        head = self.text(node)[: (body.start_byte - node.start_byte) if body is not None else None]
+        guard = normalise(head).rstrip("; ")
+        variable = node.child_by_field_name("variable")
+        if variable is not None:
+            self.vars[self.text(variable)] = UNKNOWN
+        if body is not None:
+            self.block(body, [*when, guard], redirects)
+
+    # redirections ----------------------------------------------------------------------------------
+
+    def redirected(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
+        body = node.child_by_field_name("body")
+        state = dict(redirects)
+        heredoc: Field | None = None
+        for child in node.children:
+            if child is body or not child.is_named:
+                continue
+            found = self.redirect(child, state)
+            if found is not None:
+                heredoc = found
+        if body is None:
+            return
+        if body.type in ("command", "declaration_command"):
+            self.command(body, when, state, heredoc)
+        else:
+            self.statement(body, when, state)
+
+    def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:
+        """Apply one redirection to ``state``; a here-document's expanded body is returned."""
+        if node.type == "heredoc_redirect":
+            body = None
+            for child in node.children:
+                if child.type == "heredoc_body":
+                    body = child
+                elif child.is_named and child.type != "heredoc_start" and child.type != "heredoc_end":
+                    self.redirect(child, state)
+            start = next((c for c in node.children if c.type == "heredoc_start"), None)
+            strip_tabs = any(c.type == "<<-" for c in node.children)
+            raw = self.text(body) if body is not None else ""
+            if strip_tabs:
+                raw = "\n".join(line.lstrip("\t") for line in raw.split("\n"))
+            quoted = start is not None and self.text(start)[:1] in ("'", '"', "\\")
+            text, known = (raw, True) if quoted else expand_quoted(raw, self.vars, heredoc=True)
+            if not known:
+                self.opaque = True
+            return Field(text, known, self.line(node))
+        if node.type == "herestring_redirect":
+            words = [f for c in node.named_children for f in self.expand(c)]
+            state["@stdin"] = self.value(Field(" ".join(f.text for f in words), all(f.known for f in words)))
+            return None
+        if node.type != "file_redirect":
+            return None
+        descriptor = node.child_by_field_name("descriptor")
+        destination = node.child_by_field_name("destination")
+        op = next((c.type for c in node.children if not c.is_named), ">")
+        target = " ".join(f.text for f in self.expand(destination)) if destination is not None else ""
+        fd = (
+            int(self.text(descriptor)) if descriptor is not None and self.text(descriptor).isdigit() else None
+        )
+        names = {0: "@stdin", 1: "@stdout", 2: "@stderr"}
+        if op in ("&>", "&>>") or (op == ">&" and fd is None and not target.isdigit() and target != "-"):
+            mode = ">>" if op == "&>>" else ">"
+            state["@stdout"] = state["@stderr"] = f"{mode} {target}"
+        elif op in (">&", "<&"):
+            source = fd if fd is not None else (1 if op == ">&" else 0)
+            if target.isdigit():
+                state[names.get(source, f"@fd{source}")] = state.get(
+                    names.get(int(target), f"@fd{target}"),
+                    {0: "stdin", 1: "stdout", 2: "stderr"}.get(int(target), target),
+                )
+            else:
+                state[names.get(source, f"@fd{source}")] = f"{op} {target}"
+        elif op in ("<", "<>"):
+            state[names.get(fd if fd is not None else 0, f"@fd{fd}")] = f"< {target}"
+        else:  # >, >>, >|
+            mode = ">>" if op == ">>" else ">"
+            state[names.get(fd if fd is not None else 1, f"@fd{fd}")] = f"{mode} {target}"
+        return None
+
+
+def normalise(text: str) -> str:
+    """Layout-free source: line continuations joined, blank runs collapsed, comments dropped."""
+    text = text.replace("\\\n", " ")
+    lines = [
+        re.sub(r"(^|\s)#.*$", "", line) if "#" in line and "'" not in line and '"' not in line else line
+        for line in text.split("\n")
+    ]
+    return re.sub(r"[ \t]+", " ", "\n".join(line.strip() for line in lines if line.strip())).strip()

@@ -1,0 +1,137 @@
+"""Seed groups: the runs that differ only in the seed, and the names a comparison calls them by.
+
+The seed path comes from the spec (``seed: training.seed`` or ``seed: {path: ..., tune: [...],
+test: [...]}``, recorded in the lock); without it, a varying path whose last part is ``seed`` is
+taken, and the report says it inferred it. A group is named by its runs' variant name with the
+seed's part removed (``lo_seed3`` -> ``lo``); with no other axis, by the sweep's name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sweepgen.errors import UserError
+
+INFERRED_SEED = re.compile(r"(^|\.)seed$")
+SEED_SETS = ("all", "tune", "test")
+
+
+@dataclass(frozen=True)
+class SeedPlan:
+    """Which path is the seed, where that came from, and the held-out split (if the spec has one)."""
+
+    path: str | None
+    source: str  # "spec" | "inferred" | "none"
+    tune: tuple[Any, ...] | None = None
+    test: tuple[Any, ...] | None = None
+
+    @property
+    def note(self) -> str | None:
+        if self.source == "inferred":
+            return (
+                f"seed path inferred: `{self.path}` (runs that differ only in it are one group); "
+                f"name it in the spec with `seed: {self.path}` to make it explicit"
+            )
+        if self.source == "none":
+            return (
+                "no seed path (the spec names none and no varying path is called `seed`): "
+                "every run is its own group"
+            )
+        return None
+
+
+@dataclass(frozen=True)
+class Member:
+    run: str
+    variant: str
+    values: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    members: tuple[str, ...]  # run names
+    values: Mapping[str, Any]  # the group's non-seed varying values
+
+
+def seed_plan(declared: Mapping[str, Any] | None, varying: Sequence[str]) -> SeedPlan:
+    """The declared seed (from the lock's ``report`` block), or the one varying path named ``seed``."""
+    if declared and declared.get("seed"):
+        tune, test = declared.get("tune"), declared.get("test")
+        return SeedPlan(
+            str(declared["seed"]),
+            "spec",
+            tuple(tune) if tune is not None else None,
+            tuple(test) if test is not None else None,
+        )
+    named = [p for p in varying if INFERRED_SEED.search(p)]
+    if len(named) == 1:
+        return SeedPlan(named[0], "inferred")
+    return SeedPlan(None, "none")
+
+
+def select_seeds(members: Sequence[Member], plan: SeedPlan, which: str) -> list[Member]:
+    """The members whose seed is in the ``tune`` or ``test`` set (``all``: every member)."""
+    if which == "all":
+        return list(members)
+    chosen = plan.tune if which == "tune" else plan.test
+    if chosen is None or plan.path is None:
+        raise UserError(
+            f"--seeds {which} needs the spec to split its seeds into tune and test sets",
+            hint="add e.g. `seed: {path: training.seed, tune: [1, 2, 3], test: [4, 5, 6]}` to the spec, "
+            "render it, and run the test seeds",
+        )
+    wanted = {repr(v) for v in chosen}
+    return [m for m in members if repr(m.values.get(plan.path)) in wanted]
+
+
+def group(members: Sequence[Member], plan: SeedPlan, varying: Sequence[str], sweep: str) -> list[Group]:
+    """The runs grouped by every varying value but the seed, in first-seen order, each named."""
+    keys = [p for p in varying if p != plan.path]
+    buckets: dict[tuple[str, ...], list[Member]] = {}
+    for m in members:
+        buckets.setdefault(tuple(repr(m.values.get(p)) for p in keys), []).append(m)
+    if plan.path is None:
+        return [Group(ms[0].variant, tuple(m.run for m in ms), _shared(ms, keys)) for ms in buckets.values()]
+    seed_token = _seed_positions(members, plan.path)
+    named = [(_name(ms[0], plan.path, seed_token, sweep), ms) for ms in buckets.values()]
+    if len({n for n, _ in named}) < len(named):  # names that collide say nothing: use the values
+        named = [(_values_name(ms[0], keys) or sweep, ms) for _, ms in named]
+    return [Group(n, tuple(m.run for m in ms), _shared(ms, keys)) for n, ms in named]
+
+
+def _shared(members: Sequence[Member], keys: Sequence[str]) -> dict[str, Any]:
+    return {p: members[0].values.get(p) for p in keys}
+
+
+def _values_name(member: Member, keys: Sequence[str]) -> str:
+    return ", ".join(f"{p}={member.values[p]}" for p in keys if member.values.get(p) is not None)
+
+
+def _seed_positions(members: Sequence[Member], path: str) -> int | None:
+    """The ``_``-separated position of the variant names that spells the seed: the one position
+    whose token and the seed value determine each other (only when every name has the same parts)."""
+    tokens = [m.variant.split("_") for m in members]
+    if len({len(t) for t in tokens}) != 1:
+        return None
+    seeds = [repr(m.values.get(path)) for m in members]
+    if len(set(seeds)) < 2:
+        return None
+    for i in range(len(tokens[0])):
+        pairs = {(t[i], s) for t, s in zip(tokens, seeds)}
+        if len({t for t, _ in pairs}) == len(pairs) == len({s for _, s in pairs}):
+            return i
+    return None
+
+
+def _name(member: Member, path: str, position: int | None, sweep: str) -> str:
+    parts = member.variant.split("_")
+    if position is not None:
+        del parts[position]
+    else:  # names of different shapes: drop the part that ends in the seed's value (seed3, s3)
+        seed = str(member.values.get(path))
+        parts = [p for p in parts if not (p.endswith(seed) and p[: -len(seed)].isalpha() or p == seed)]
+    return "_".join(parts) or sweep

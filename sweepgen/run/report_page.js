@@ -1,0 +1,183 @@
+// sweepgen report page: builds every view from the JSON in #report-data with plotly.js (inlined
+// above). No network: everything the page shows is in this file.
+"use strict";
+(function () {
+  const page = JSON.parse(document.getElementById("report-data").textContent);
+  const obj = page.objective;
+  // a failed or pruned run's last value is shown in the table, never ranked with finished runs
+  const scored = page.runs.filter((r) => r.score !== null && r.state === "finished");
+  const plotConfig = { displaylogo: false, responsive: true };
+  const legendOutside = { x: 1.02, xanchor: "left", y: 1, yanchor: "top" };
+
+  function fmt(v) {
+    if (v === null || v === undefined) return "–";
+    if (typeof v === "number") {
+      if (Number.isInteger(v)) return String(v);
+      return Number(v.toPrecision(page.digits)).toString();
+    }
+    if (typeof v === "object") return JSON.stringify(v);
+    return String(v);
+  }
+  function el(tag, attrs, text) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  // -- run table with the differences-only toggle ------------------------------------------------
+  function runTable() {
+    const diffOnly = document.getElementById("diff-only").checked;
+    const paths = diffOnly ? page.columns : page.all_columns;
+    const head = ["run", "group", "state", obj.label, ...paths, "diff from base"];
+    const table = el("table", { id: "runs-table" });
+    const tr = el("tr");
+    head.forEach((h) => tr.appendChild(el("th", {}, h)));
+    table.appendChild(el("thead")).appendChild(tr);
+    const body = table.appendChild(el("tbody"));
+    for (const run of page.runs) {
+      const row = el("tr", { class: "state-" + run.state.replace(/\W/g, "-") });
+      const values = paths.map((p) => (p in run.diff ? run.diff[p] : p in run.values ? run.values[p] : page.base[p]));
+      const diff = Object.entries(run.diff).map(([k, v]) => k + "=" + fmt(v)).join(", ");
+      const note = run.note ? " (" + run.note + ")" : "";
+      [run.name, run.group, run.state + note, run.score, ...values, diff].forEach((v) => row.appendChild(el("td", {}, fmt(v))));
+      body.appendChild(row);
+    }
+    const holder = document.getElementById("runs");
+    holder.replaceChildren(table);
+    document.getElementById("columns-shown").textContent =
+      paths.length + " of " + page.all_columns.length + " config paths shown";
+  }
+
+  // -- learning curves per group, seed bands -------------------------------------------------------
+  function curves() {
+    const metric = document.getElementById("curve-metric").value;
+    const traces = [];
+    const groups = page.curves[metric] || [];
+    groups.forEach((g, i) => {
+      const color = "hsl(" + Math.round((i * 137.5) % 360) + ",65%,45%)";
+      if (g.n > 1) {
+        traces.push({ x: g.steps, y: g.low, mode: "lines", line: { width: 0 }, hoverinfo: "skip", showlegend: false, legendgroup: g.group });
+        traces.push({ x: g.steps, y: g.high, mode: "lines", line: { width: 0 }, fill: "tonexty", fillcolor: color.replace("hsl", "hsla").replace(")", ",0.2)"), hoverinfo: "skip", showlegend: false, legendgroup: g.group });
+      }
+      traces.push({ x: g.steps, y: g.mean, mode: "lines", name: g.group + " (n=" + g.n + ")", line: { color: color }, legendgroup: g.group });
+    });
+    const anyBand = groups.some((g) => g.n > 1);
+    const layout = {
+      title: { text: metric + (anyBand ? ": mean over seeds, band min..max" : ": one run per group") },
+      xaxis: { title: { text: "step" }, type: document.getElementById("log-x").checked ? "log" : "linear" },
+      yaxis: { title: { text: metric }, type: document.getElementById("log-y").checked ? "log" : "linear" },
+      legend: legendOutside, margin: { r: 20 }, height: 460,
+    };
+    Plotly.react("curves", traces, layout, plotConfig);
+  }
+
+  // -- parallel coordinates with a top-k% filter ---------------------------------------------------
+  // axes (categories, ranges, ticks) come from every scored run, so the top-k% filter keeps them still
+  function axisOf(param, runs) {
+    const all = scored.map((r) => r.values[param.path]);
+    const raw = runs.map((r) => r.values[param.path]);
+    if (param.categorical) {
+      const labels = [...new Set(all.map((v) => fmt(v)))].sort();
+      return { label: param.path, values: raw.map((v) => labels.indexOf(fmt(v))), range: [0, Math.max(labels.length - 1, 1)], tickvals: labels.map((_, i) => i), ticktext: labels };
+    }
+    if (param.log) {
+      const lo = Math.floor(Math.log10(Math.min(...all))), hi = Math.ceil(Math.log10(Math.max(...all)));
+      const ticks = [];
+      for (let e = lo; e <= hi; e++) ticks.push(e);
+      return { label: param.path + " (log)", values: raw.map((v) => Math.log10(v)), range: [lo, hi], tickvals: ticks, ticktext: ticks.map((e) => "1e" + e) };
+    }
+    return { label: param.path, values: raw, range: [Math.min(...all), Math.max(...all)] };
+  }
+  function topRuns(percent) {
+    const sorted = [...scored].sort((a, b) => (obj.mode === "max" ? b.score - a.score : a.score - b.score));
+    return sorted.slice(0, Math.max(1, Math.ceil((sorted.length * percent) / 100)));
+  }
+  function parcoords() {
+    const percent = Number(document.getElementById("topk").value);
+    const runs = topRuns(percent);
+    document.getElementById("topk-label").textContent =
+      "top " + percent + "% by " + obj.label + ": " + runs.length + " of " + scored.length + " scored runs";
+    const dims = page.params.map((p) => axisOf(p, runs));
+    const scores = scored.map((r) => r.score);
+    dims.push({ label: obj.label, values: runs.map((r) => r.score), range: [Math.min(...scores), Math.max(...scores)] });
+    const trace = {
+      type: "parcoords",
+      dimensions: dims,
+      line: { color: runs.map((r) => r.score), cmin: Math.min(...scores), cmax: Math.max(...scores), colorscale: "Viridis", reversescale: obj.mode === "min", showscale: true, colorbar: { title: { text: obj.label } } },
+    };
+    Plotly.react("parcoords", [trace], { height: 420, margin: { l: 80, r: 80, t: 60 } }, plotConfig);
+  }
+
+  // -- parameter importance, scatter, statistics ---------------------------------------------------
+  function importance() {
+    const rows = page.importance.rows;
+    Plotly.newPlot("importance", [{ type: "bar", orientation: "h", x: rows.map((r) => r[1]), y: rows.map((r) => r[0]) }],
+      { height: 90 + 36 * rows.length, margin: { l: 220, t: 10, b: 50 }, xaxis: { title: { text: "importance (share)" }, range: [0, 1] }, yaxis: { autorange: "reversed" } }, plotConfig);
+  }
+  function scatter() {
+    const holder = document.getElementById("scatter");
+    page.params.filter((p) => !p.categorical).forEach((p, i) => {
+      const div = holder.appendChild(el("div", { id: "scatter-" + i, class: "plot small" }));
+      Plotly.newPlot(div, [{ type: "scatter", mode: "markers", x: scored.map((r) => r.values[p.path]), y: scored.map((r) => r.score), text: scored.map((r) => r.name) }],
+        { height: 320, title: { text: obj.label + " vs " + p.path }, xaxis: { title: { text: p.path }, type: p.log ? "log" : "linear" }, yaxis: { title: { text: obj.label } } }, plotConfig);
+    });
+  }
+  function statsTable() {
+    const s = page.stats;
+    const holder = document.getElementById("stats");
+    const table = el("table", { id: "stats-table" });
+    const head = ["group", "n", "mean", "95% CI"];
+    const cmp = Object.fromEntries(s.comparisons.map((c) => [c.name, c]));
+    if (s.baseline) head.push("diff vs " + s.baseline, "95% CI", "test", "p", "p (Holm)", "verdict");
+    const tr = el("tr");
+    head.forEach((h) => tr.appendChild(el("th", {}, h)));
+    table.appendChild(el("thead")).appendChild(tr);
+    const body = table.appendChild(el("tbody"));
+    for (const g of s.groups) {
+      const row = el("tr");
+      const cells = [g.name, g.n, g.mean, g.low === null ? "–" : "[" + fmt(g.low) + ", " + fmt(g.high) + "]"];
+      if (s.baseline) {
+        const c = cmp[g.name];
+        if (c) cells.push(c.diff, c.low === null ? "–" : "[" + fmt(c.low) + ", " + fmt(c.high) + "]", c.test, c.p, c.p_holm, c.verdict);
+        else cells.push("baseline", "", "", "", "", "");
+      }
+      cells.forEach((v) => row.appendChild(el("td", {}, fmt(v))));
+      if (s.baseline && cmp[g.name]) row.classList.add("verdict-" + cmp[g.name].verdict.replace(" ", "-"));
+      body.appendChild(row);
+    }
+    holder.replaceChildren(table);
+  }
+
+  // -- wiring ----------------------------------------------------------------------------------------
+  document.getElementById("diff-only").addEventListener("change", runTable);
+  runTable();
+  if (page.curve_metrics.length) {
+    ["curve-metric", "log-x", "log-y"].forEach((id) => document.getElementById(id).addEventListener("change", curves));
+    curves();
+  }
+  if (scored.length && page.params.length) {
+    // parallel coordinates are WebGL: without a GPU (software GL) they cost about as much as every
+    // other view together, so they are drawn when their section comes near the screen
+    const drawParcoords = () => {
+      parcoords();
+      document.body.dataset.parcoords = "1";
+    };
+    document.getElementById("topk").addEventListener("input", drawParcoords);
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) {
+          observer.disconnect();
+          if (!document.body.dataset.parcoords) drawParcoords();
+        }
+      },
+      { rootMargin: "300px" }
+    );
+    observer.observe(document.getElementById("parcoords"));
+  }
+  if (page.importance) importance();
+  if (page.scatter && scored.length) scatter();
+  if (page.stats) statsTable();
+  document.body.dataset.drawnMs = String(Math.round(performance.now()));  // for the benchmark
+  document.body.dataset.ready = "1";
+})();

@@ -1,0 +1,147 @@
+"""Reading what a trainer left in its run folder, which may be anything.
+
+A foreign trainer writes what it writes: ``summary.json`` may be a FIFO (opening it would block
+forever), a link to ``/dev/zero`` (reading it never ends), gigabytes, JSON nested a million deep
+(Python's parser overflows its recursion limit) or text with ``NaN``. Every read here opens the file
+without blocking, insists on a regular file, checks its size before reading and reads at most that
+much, and turns every problem into a ``RunFileError`` naming the file and the reason, so ``report``
+can list the run with it and go on, and nothing ends in a hang or an internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import ConfigError, Location
+
+MAX_JSON_BYTES = 16 << 20  # summary.json, status files: a few KB in practice
+MAX_LOG_BYTES = 256 << 20  # metrics.jsonl / metrics.csv: a long run logging every step stays far below
+MAX_DEPTH = 100  # JSON nesting; a summary nests two or three levels
+
+
+class RunFileError(ConfigError):
+    """A run file that cannot be used, with the reason; ``reason`` is short enough for a table."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(
+            f"{path.name} {reason}",  # the location names the whole path
+            location=Location(str(path)),
+            hint="the trainer (or something else) wrote this file; sweepgen reads only plain files",
+        )
+        self.path = path
+        self.reason = reason
+
+
+def read_bytes(path: Path, *, limit: int) -> bytes | None:
+    """The bytes of ``path``, None when nothing is there; a FIFO, device, folder or a file over
+    ``limit`` bytes is a RunFileError, found without blocking and before reading."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as err:
+        raise RunFileError(path, f"cannot be opened ({err.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RunFileError(path, f"is not a regular file (a {_kind(info.st_mode)})")
+        if info.st_size > limit:
+            raise RunFileError(path, f"is larger than {limit:,} bytes ({info.st_size:,})")
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:  # grew while read
+            raise RunFileError(path, f"is larger than {limit:,} bytes")
+        return b"".join(chunks)
+    except OSError as err:
+        raise RunFileError(path, f"cannot be read ({err.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def is_regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file (a link is followed, as a trainer's link to its output is
+    fine; a link to a device is not a regular file)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def parse_json(text: str, path: Path, what: str = "") -> Any:
+    """JSON text bounded in depth; NaN and Infinity are errors (JSON has neither)."""
+    where = f"{what} " if what else ""
+
+    def refuse(constant: str) -> Any:
+        raise RunFileError(path, f"{where}holds {constant}, which is not a number")
+
+    try:
+        data = json.loads(text, parse_constant=refuse)
+    except json.JSONDecodeError as err:
+        raise RunFileError(path, f"{where}is not valid JSON ({err.msg}, line {err.lineno})") from None
+    except RecursionError:
+        raise RunFileError(path, f"{where}is nested too deeply") from None
+    if too_deep(data, MAX_DEPTH):
+        raise RunFileError(path, f"{where}is nested more than {MAX_DEPTH} levels deep")
+    bad = non_finite(data)  # 1e999 parses as inf
+    if bad:
+        raise RunFileError(path, f"{where}holds a number too large for a float at {bad[0]}")
+    return data
+
+
+def read_json(path: Path, *, limit: int = MAX_JSON_BYTES) -> Any:
+    """The JSON document at ``path`` (None when there is none); anything unusable is a RunFileError."""
+    raw = read_bytes(path, limit=limit)
+    if raw is None:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise RunFileError(path, f"is not UTF-8 text (byte {err.start})") from None
+    return parse_json(text, path)
+
+
+def too_deep(value: Any, limit: int) -> bool:
+    """True when ``value`` nests deeper than ``limit`` (checked without recursion)."""
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            todo.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            todo.extend((v, depth + 1) for v in node)
+    return False
+
+
+def non_finite(value: Any, prefix: str = "") -> list[str]:
+    """Dotted paths of the non-finite floats in plain JSON data (bounded depth assumed)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [prefix or "(the value)"]
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += non_finite(item, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += non_finite(item, f"{prefix}[{i}]")
+    return found

@@ -1,0 +1,81 @@
+"""A rendered sweep (strategy x seed, with a held-out seed split) whose run folders are written by
+hand, so every number a report shows is known: the report tests (statistics, HTML, browser) use it."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+
+SPEC = """\
+sweepgen: 1
+name: shaping
+template: ../templates/t.yaml.j2
+output: "{{ variant.name }}.yaml"
+derived:
+  output_dir: "runs/shaping/{{ variant.name }}"
+base:
+  output_dir: null
+  training: {seed: 0, lr: 1.0e-5, steps: 40}
+  streamer: {strategy: identity}
+variants:
+  identity: {}
+  coma:
+    streamer.strategy: coma
+  noisy:
+    streamer.strategy: noisy
+grid:
+  training.seed: [1, 2, 3, 4, 5, 6]
+  training.lr: [1.0e-5, 1.0e-3]
+allow: [streamer.strategy]
+seed: {path: training.seed, tune: [1, 2, 3], test: [4, 5, 6]}
+"""
+# eval_acc at the end, per strategy: coma clearly above identity, noisy the same as identity
+LEVEL = {"identity": 0.50, "coma": 0.70, "noisy": 0.50}
+JITTER = [0.01, -0.02, 0.015, -0.005, 0.02, -0.01]
+
+
+def final_acc(strategy: str, seed: int, lr: float) -> float:
+    return LEVEL[strategy] + JITTER[seed - 1] + (0.05 if lr > 1e-4 else 0.0)
+
+
+def logged_acc(strategy: str, seed: int, lr: float, steps: int = 40) -> float:
+    """The last eval_acc a run logged, computed exactly as make_shaping writes it."""
+    return final_acc(strategy, seed, lr) * steps / steps
+
+
+def make_shaping(root: Path, *, steps: int = 40, failed: str | None = None) -> Path:
+    """Render the spec under ``root`` and write every run: metrics.jsonl (eval_acc, loss) and
+    summary.json; ``failed``: a variant name whose run failed (status file, no summary)."""
+    (root / "specs").mkdir(parents=True, exist_ok=True)
+    (root / "templates").mkdir(exist_ok=True)
+    (root / "specs" / "shaping.yaml").write_text(textwrap.dedent(SPEC))
+    (root / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    result = CliRunner().invoke(main, ["render", str(root / "specs" / "shaping.yaml")])
+    assert result.exit_code == 0, result.output
+    lock = json.loads((root / "generated/shaping/sweep.lock.json").read_text())
+    assert lock["report"]["seed"] == "training.seed"
+    for entry in lock["files"]:
+        name = entry["variant"]
+        strategy, seed_part, lr_part = name.split("_")
+        seed, lr = int(seed_part.removeprefix("seed")), float(lr_part.removeprefix("lr"))
+        run = root / "runs/shaping" / name
+        run.mkdir(parents=True, exist_ok=True)
+        end = final_acc(strategy, seed, lr)
+        rows = [
+            {"step": s, "eval_acc": end * s / steps, "loss": 1.0 / s, "reward_mean": end * s / steps}
+            for s in range(1, steps + 1)
+        ]
+        if name == failed:
+            rows = rows[: steps // 2]
+            (run / "sweepgen_status.json").write_text(
+                json.dumps({"state": "failed", "executor": "local", "exit_code": 1, "reason": "exit 1"})
+            )
+        (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        if name != failed:
+            (run / "summary.json").write_text(json.dumps({"final_reward": end, "steps": steps}))
+    return root / "generated/shaping"

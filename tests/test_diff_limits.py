@@ -1,0 +1,84 @@
+"""diff's costs are bounded in time (issue 26, item 4): the Python evaluator refuses to build huge
+values (kept not evaluated, as the Jinja sandbox refuses them), integers too long for `int()` are
+compared as exact digits, and the shell reader is linear in script length."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+from sweepgen.readers.model import BigInt, NotEvaluated
+from sweepgen.readers.pyast import parse_python_config
+from sweepgen.readers.shellconfig import read_shell
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - start
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["'%0*d' % (10**9, 1)", "'%0999999999d' % 1", "'%.999999999f' % 1.0", "'a' * 10**9", "f'{1:0999999999}'",
+     "'{:>999999999}'.format(1)", "'x'.zfill(10**9)", "(1 << 60000) * (1 << 60000)", "9**9**9",
+     "','.join(['a' * 999999] * 999)", "('a' * 10**6).replace('a', 'aa')"],
+)  # fmt: skip
+def test_python_values_past_a_bound_are_kept_as_source_quickly(expr):
+    data, seconds = _timed(lambda: parse_python_config(f"x = {expr}\n"))
+    assert isinstance(data["x"], NotEvaluated) and seconds < 2
+
+
+def test_repeated_squaring_stops_at_the_integer_bound():
+    data, seconds = _timed(lambda: parse_python_config("x = 10**1000\nfor i in range(60):\n    x = x * x\n"))
+    assert isinstance(data["x"], NotEvaluated) and seconds < 2
+
+
+def test_values_within_the_bounds_are_still_computed():
+    data = parse_python_config("a = '%05d' % 42\nb = 'ab' * 3\nc = 2 ** 100\nd = f'{3.14159:.2f}'\n")
+    assert data == {"a": "00042", "b": "ababab", "c": 2**100, "d": "3.14"}
+
+
+@pytest.mark.parametrize(
+    "suffix, template", [(".json", '{{"n": {}}}'), (".toml", "n = {}\n"), (".yaml", "n: {}\n")]
+)
+def test_integers_too_long_for_int_are_compared_as_exact_digits(tmp_path, suffix, template):
+    digits = "7" * 5000
+    a, b, c = (tmp_path / f"{name}{suffix}" for name in "abc")
+    a.write_text(template.format(digits))
+    b.write_text(template.format(digits))
+    c.write_text(template.format(digits[:-1] + "8"))
+    runner = CliRunner()
+    same = runner.invoke(main, ["diff", str(a), str(b)])
+    assert (same.exit_code, same.stdout) == (0, "no differences\n")
+    changed = runner.invoke(main, ["diff", str(a), str(c)])
+    assert (
+        changed.exit_code == 1 and changed.stdout.startswith("n: 777") and "Traceback" not in changed.output
+    )
+
+
+def test_big_int_keeps_its_sign_and_drops_leading_zeros():
+    from sweepgen.readers.model import big_int
+
+    assert big_int("-00" + "1" * 4001) == BigInt("-" + "1" * 4001)
+    assert big_int("12") is None
+
+
+SHAPES = {
+    "flags": lambda n: "python t.py \\\n" + "".join(f"  --f{i} {i} \\\n" for i in range(n)) + "  --last 1\n",
+    "commands": lambda n: "".join(f"echo line {i}\n" for i in range(n)),
+    "appends": lambda n: "".join(f"A+=(--f{i} {i})\n" for i in range(n)) + "python t.py ${A[@]}\n",
+    "arrays": lambda n: "A=(\n" + "".join(f"  --f{i} {i}\n" for i in range(n)) + ")\npython t.py ${A[@]}\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_the_shell_reader_is_linear_in_script_length(shape):
+    make = SHAPES[shape]
+    _, small = _timed(lambda: read_shell(make(2_000), "s.sh"))
+    _, large = _timed(lambda: read_shell(make(16_000), "s.sh"))
+    # 8x the lines: a linear reader takes ~8x (quadratic ones took 64x and minutes at 10,000 lines)
+    assert large < max(20 * small, 0.5) and large < 15, (small, large)

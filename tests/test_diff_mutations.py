@@ -1,0 +1,172 @@
+"""The rule of issue 20, as a property over the whole diff corpus: mutate one token of a config (a
+digit, a name, a flag, a word inside an array, an unevaluable value, a conditional branch or a
+constructor call) and ``sweepgen diff original mutant`` must not answer "no differences", unless the
+token was inert (inside a comment or a docstring). Exit 2 (the mutant no longer reads) is an
+answer too; exit 70 never is.
+
+The default run samples mutations with hypothesis; ``SWEEPGEN_MUTATIONS=all`` runs every mutation
+of every corpus file (the count is in docs/DIFF.md)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import shutil
+import tokenize
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sweepgen.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "diff_corpus"
+_TOKEN = re.compile(r"[0-9]+|[A-Za-z_][A-Za-z0-9_]*")
+
+
+def corpus_files() -> list[tuple[Path, list[str]]]:
+    """Every a.* and b.* of every pair that reads (the *_error pairs fail on purpose), with the
+    pair's extra arguments."""
+    out = []
+    for folder in sorted(p for p in CORPUS.iterdir() if p.is_dir() and not p.name.endswith("_error")):
+        args = (folder / "args").read_text().split() if (folder / "args").exists() else []
+        for path in sorted(folder.rglob("[ab].*")):
+            out.append((path, args))
+    return out
+
+
+def inert_spans(path: Path, text: str) -> list[tuple[int, int]]:
+    """Character ranges whose content means nothing to the program that reads the file."""
+    suffix = path.suffix
+    if suffix == ".py":
+        return _python_inert(text)
+    if suffix in (".json", ".toml"):
+        return []
+    spans = []
+    offset = 0
+    seen_command = False
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip()
+        directive = stripped.startswith("#SBATCH") and not seen_command
+        if suffix in (".sh", ".sbatch") and stripped and not stripped.startswith("#"):
+            seen_command = True  # sbatch reads directives only up to the first command
+        comment = _comment_start(line)
+        header = suffix not in (".sh", ".sbatch") and stripped.startswith("# @package")
+        if comment is not None and not directive and not header:
+            spans.append((offset + comment, offset + len(line)))
+        offset += len(line)
+    return spans
+
+
+def _comment_start(line: str) -> int | None:
+    """Where a `#` comment starts in a shell or YAML line: at the line's start or after a blank,
+    outside quotes."""
+    quote = ""
+    for index, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"" and (index == 0 or not line[index - 1].isalnum()):
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1] in " \t"):
+            return index
+    return None
+
+
+def _python_inert(text: str) -> list[tuple[int, int]]:
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    spans = []
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.COMMENT:
+            spans.append(
+                (starts[token.start[0] - 1] + token.start[1], starts[token.end[0] - 1] + token.end[1])
+            )
+    for node in ast.walk(ast.parse(text)):
+        # a bare string statement (a docstring) is documentation, not data
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            start = starts[node.lineno - 1] + node.col_offset
+            end = starts[(node.end_lineno or node.lineno) - 1] + (node.end_col_offset or 0)
+            spans.append((start, end))
+    return spans
+
+
+def mutations(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, replacement) for each token: a number's last digit stepped, a name extended."""
+    out = []
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token.isdigit():
+            new = token[:-1] + str((int(token[-1]) + 1) % 10)
+        else:
+            new = token + "q"
+        out.append((match.start(), match.end(), new))
+    return out
+
+
+def _inert(spans: list[tuple[int, int]], start: int) -> bool:
+    return any(a <= start < b for a, b in spans)
+
+
+def verdict(path: Path, args: list[str], start: int, end: int, new: str, tmp: Path) -> tuple[int, str]:
+    """(exit code, output) of diffing ``path`` with its one-token mutant, placed beside it (a copy of
+    the pair's folder) so that relative bases still resolve."""
+    folder = path.parent
+    copy = tmp / "pair" / str(abs(hash(str(folder))))
+    if not copy.exists():
+        shutil.copytree(folder, copy)
+    text = path.read_text()
+    mutant = copy / f"mutant{path.suffix}"
+    mutant.write_text(text[:start] + new + text[end:])
+    result = CliRunner().invoke(main, ["diff", str(copy / path.name), str(mutant), *args])
+    return result.exit_code, result.output
+
+
+FILES = corpus_files()
+CASES = [
+    (path, args, start, end, new)
+    for path, args in FILES
+    for start, end, new in mutations(path.read_text())
+    if not _inert(inert_spans(path, path.read_text()), start)
+]
+
+
+def _check(case: tuple[Path, list[str], int, int, str], tmp: Path) -> None:
+    path, args, start, end, new = case
+    code, output = verdict(path, args, start, end, new, tmp)
+    where = f"{path.relative_to(REPO)} @{start}: {path.read_text()[start:end]!r} -> {new!r}"
+    assert code in (1, 2), f"{where}: exit {code}\n{output}"
+    assert "Traceback" not in output, where
+
+
+def test_the_corpus_offers_mutations_of_every_kind():
+    assert len(FILES) >= 200
+    assert len(CASES) > 5000
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(CASES))
+def test_one_token_mutation_is_never_reported_equal(tmp_path_factory, case):
+    _check(case, tmp_path_factory.mktemp("mutant"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("SWEEPGEN_MUTATIONS") != "all", reason="set SWEEPGEN_MUTATIONS=all")
+def test_every_one_token_mutation_of_the_corpus(tmp_path):
+    bad = []
+    for case in CASES:
+        try:
+            _check(case, tmp_path)
+        except AssertionError as err:
+            bad.append(str(err).splitlines()[0])
+    print(f"{len(CASES)} mutations, {len(bad)} reported equal or crashed")
+    assert not bad, "\n".join(bad[:50])

@@ -1,0 +1,147 @@
+"""Run folders hold what a foreign trainer wrote: `report` and `run` read them defensively.
+
+Before: `report` and `run` hung on a FIFO named summary.json; `report` exited 70 on a summary or
+metrics line nested a million deep, on NaN, and on run files that link to /dev/zero. Now every such
+run is listed with the reason (`warning: run NAME: ...`), the others are reported, nothing hangs,
+nothing outside the project changes, and the exit code is never 70.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fs_support import ENV, snapshot
+
+BOUND = 60  # seconds; generous for a loaded machine (a hang is what is tested)
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+def _cli(cwd: Path, *args: str) -> tuple[int, str, str]:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "sweepgen", *args],
+        cwd=cwd,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=BOUND * 2,
+        check=False,
+    )
+    assert time.monotonic() - started < BOUND
+    assert "Traceback" not in done.stderr and done.returncode != 70, done.stderr
+    return done.returncode, done.stdout, done.stderr
+
+
+def _runs(tmp_path: Path) -> Path:
+    """tmp_path/proj/runs with one good run `a` and one run `b` to spoil; tmp_path/outside untouched."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "victim.txt").write_text("keep me\n")
+    runs = tmp_path / "proj" / "runs"
+    for name, lr in (("a", 0.1), ("b", 0.2)):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "config.yaml").write_text(f"lr: {lr}\n")
+        (runs / name / "summary.json").write_text('{"final_reward": 0.5}\n')
+        (runs / name / "metrics.jsonl").write_text('{"step": 1, "acc": 0.5}\n{"step": 2, "acc": 0.75}\n')
+    return runs
+
+
+def _fifo(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+
+
+def _link_zero(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize(
+    "spoil, metric, reason",
+    [
+        (lambda b: _fifo(b / "summary.json"), None, "summary.json is not a regular file (a FIFO)"),
+        (lambda b: _link_zero(b / "summary.json"), None, "summary.json is not a regular file (a device)"),
+        (lambda b: _link_zero(b / "metrics.jsonl"), "acc", "metrics.jsonl is not a regular file (a device)"),
+        (lambda b: _fifo(b / "metrics.jsonl"), "acc", "metrics.jsonl is not a regular file (a FIFO)"),
+        (lambda b: (b / "summary.json").write_text(DEEP), None, "summary.json is nested too deeply"),
+        (
+            lambda b: (b / "metrics.jsonl").write_text('{"step": 1, "acc": ' + DEEP + "}\n"),
+            "acc",
+            "metrics.jsonl line 1 is nested too deeply",
+        ),
+        (
+            lambda b: (b / "summary.json").write_text('{"final_reward": NaN}'),
+            None,
+            "summary.json holds NaN, which is not a number",
+        ),
+        (
+            lambda b: (b / "summary.json").write_text('{"final_reward": 1e999}'),
+            None,
+            "summary.json holds a number too large for a float at final_reward",
+        ),
+        (
+            lambda b: (b / "metrics.jsonl").write_text('{"step": 1, "acc": 0.5}\n{"step": 2, "acc": NaN}\n'),
+            "acc",
+            "1 NaN or infinite value(s) of `acc` left out",
+        ),
+        (lambda b: (b / "summary.json").write_bytes(b"\x00garbage{"), None, "summary.json is not valid JSON"),
+    ],
+    ids=[
+        "fifo-summary",
+        "dev-zero-summary",
+        "dev-zero-metrics",
+        "fifo-metrics",
+        "deep-summary",
+        "deep-metrics-line",
+        "nan-summary",
+        "inf-summary",
+        "nan-metric",
+        "garbage-summary",
+    ],
+)
+def test_report_lists_a_spoiled_run_with_the_reason(tmp_path, spoil, metric, reason):
+    runs = _runs(tmp_path)
+    spoil(runs / "b")
+    before = snapshot(tmp_path, runs)
+    args = ["report", "runs", "--no-plot"] + (["--metric", metric] if metric else [])
+    code, out, err = _cli(runs.parent, *args)
+    assert code == 0, err
+    assert f"warning: run b: {reason}" in err, err
+    assert "warning: run a" not in err
+    code, out, err = _cli(runs.parent, *args, "--format", "json")  # listed with machine output too
+    assert code == 0 and f"warning: run b: {reason}" in err and out.lstrip().startswith("["), err
+    assert snapshot(tmp_path, runs) == before
+
+
+def test_run_does_not_hang_on_a_fifo_summary(tmp_path):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "victim.txt").write_text("keep me\n")
+    proj = tmp_path / "proj"
+    (proj / "specs").mkdir(parents=True)
+    (proj / "templates").mkdir()
+    (proj / "templates" / "t.yaml.j2").write_text("output_dir: {{ output_dir }}\nlr: {{ lr }}\n")
+    (proj / "specs" / "fifo.yaml").write_text(
+        "sweepgen: 1\nname: fifo\ntemplate: ../templates/t.yaml.j2\noutput: 'lr{{ lr }}.yaml'\n"
+        "base: {lr: 1, output_dir: x}\ngrid: {lr: [1]}\n"
+        "derived: {output_dir: 'runs/{{ sweep.name }}/{{ variant.name }}'}\n"
+    )
+    (proj / "trainer.py").write_text(
+        "import os, pathlib, sys\n"
+        "d = pathlib.Path(sys.argv[1])\n"
+        "d.mkdir(parents=True, exist_ok=True)\n"
+        "(d / 'metrics.jsonl').write_text('{\"step\": 1, \"acc\": 0.5}\\n')\n"
+        "os.mkfifo(d / 'summary.json')\n"
+    )
+    assert _cli(proj, "render", "specs/fifo.yaml")[0] == 0
+    before = snapshot(tmp_path, proj)
+    command = f"{shlex.quote(sys.executable)} trainer.py {{run_dir}} {{config}}"
+    code, out, err = _cli(proj, "run", "generated/fifo", "--command", command)
+    # a foreign trainer finishes on exit 0; its summary.json, a FIFO, is shown with the reason
+    assert code == 0, out + err
+    assert "summary.json is not a regular file (a FIFO)" in out + err, out + err
+    assert snapshot(tmp_path, proj) == before

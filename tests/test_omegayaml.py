@@ -1,0 +1,125 @@
+"""YAML read as OmegaConf reads it: scalars (through omegaconf when installed, its rules otherwise),
+node interpolations resolved, resolver calls never, and Hydra / NeMo-RL `defaults:` composed."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+from sweepgen.readers import omegayaml
+from sweepgen.readers.model import NotEvaluated
+from sweepgen.readers.yamlfile import read_yaml
+
+# What OmegaConf 2.3.0 reads for each plain scalar (`OmegaConf.create(f"v: {text}")`); the full lane,
+# which carries the `diff` extra, checks this table against omegaconf itself.
+OMEGACONF_READS = [
+    ("1e-5", 1e-05), ("1.0e-5", 1e-05), ("1e5", 100000.0), ("-2E+3", -2000.0), ("1_000", 1000),
+    ("0x1F", 31), ("0o17", "0o17"), ("017", 15), ("on", True), ("yes", True), ("No", False),
+    ("true", True), ("null", None), ("~", None), ("2024-01-01", "2024-01-01"), ("12:30", 750),
+    ("1:30:00.5", 5400.5), (".inf", math.inf), ("-.Inf", -math.inf), (".nan", math.nan), ("3.", 3.0),
+    (".5", 0.5), ("+1", 1), ("1e-5x", "1e-5x"), ("v1.0", "v1.0"), ("0.1.2", "0.1.2"), ("1__0", 10),
+    ("_1", "_1"),
+]  # fmt: skip
+
+
+def _builtin(text: str):
+    tag = omegayaml._builtin_resolver().resolve(yaml.ScalarNode, text, (True, False))
+    return omegayaml._CONSTRUCTOR.construct_object(yaml.ScalarNode(tag, text))
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and (a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)))
+
+
+@pytest.mark.parametrize("text, expected", OMEGACONF_READS)
+def test_the_builtin_rules_read_scalars_as_omegaconf_does(text, expected):
+    assert _same(_builtin(text), expected), (text, _builtin(text))
+
+
+@pytest.mark.train  # the full lane installs the `diff` extra (omegaconf) with the others
+@pytest.mark.parametrize("text, expected", OMEGACONF_READS)
+def test_the_table_is_omegaconfs_reading_and_the_reader_uses_omegaconf(text, expected):
+    from omegaconf import OmegaConf
+
+    assert _same(OmegaConf.create(f"v: {text}")._get_node("v")._value(), expected)
+    assert _same(omegayaml.plain_scalar_omegaconf(text), expected)
+    assert type(omegayaml._resolver()).__name__ == "OmegaConfLoader"  # omegaconf's own loader
+
+
+def test_omegaconf_reading_differs_from_pyyaml_where_it_says():
+    assert _builtin("1e-5") == 1e-5 and yaml.safe_load("v: 1e-5")["v"] == "1e-5"
+    assert _builtin("2024-01-01") == "2024-01-01"  # a date stays a string
+
+
+def _read(text: str):
+    return read_yaml(text, "c.yaml", "omegaconf")
+
+
+def test_node_interpolations_resolve_absolute_relative_and_inside_strings():
+    data = _read("a:\n  b: 3\n  c: ${.b}\nd: ${a.b}\ne: run_${a.b}_x\nf: ${a}\n").data
+    assert data == {"a": {"b": 3, "c": 3}, "d": 3, "e": "run_3_x", "f": {"b": 3, "c": 3}}
+
+
+def test_resolver_calls_missing_keys_and_cycles_stay_not_evaluated(monkeypatch):
+    monkeypatch.setenv("HOME", "/home/someone")  # never read: oc.env is not called
+    data = _read(
+        "p: fp32\nh: ${oc.env:HOME}\nn: x_${oc.env:USER}_${p}\nm: ${missing}\nc1: ${c2}\nc2: ${c1}\n"
+    ).data
+    assert data["h"] == NotEvaluated("${oc.env:HOME}")
+    assert data["n"] == NotEvaluated("x_${oc.env:USER}_fp32")  # the node reference beside it resolved
+    assert data["m"] == NotEvaluated("${missing}")
+    assert isinstance(data["c1"], NotEvaluated)
+
+
+def _diff(tmp_path, a: str, b: str, *args: str, files: dict[str, str] | None = None):
+    for name, text in {"a.yaml": a, "b.yaml": b, **(files or {})}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return CliRunner().invoke(main, ["diff", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"), *args])
+
+
+def test_omegaconf_is_the_default_when_either_file_uses_its_features(tmp_path):
+    result = _diff(tmp_path, "eps: 1e-8\nd: 4\nx: ${d}\n", "eps: 1.0e-8\nd: 4\nx: 4\n")
+    assert (result.exit_code, result.stdout) == (0, "no differences\n")
+    assert "reads as 1e-08 in OmegaConf, '1e-8' in YAML 1.1" in result.stderr  # the warning stays
+    quoted = _diff(tmp_path, "lr: 1e-5\nx: ${lr}\n", 'lr: "1e-5"\nx: ${lr}\n')
+    assert quoted.exit_code == 1 and "lr: 1e-05 (float) -> '1e-5' (str)" in quoted.stdout
+
+
+def test_plain_yaml_stays_pyyaml_unless_asked(tmp_path):
+    assert _diff(tmp_path, "eps: 1e-8\n", "eps: 1.0e-8\n").exit_code == 1
+    assert _diff(tmp_path, "eps: 1e-8\n", "eps: 1.0e-8\n", "--yaml", "omegaconf").exit_code == 0
+
+
+HYDRA = {"model/small.yaml": "defaults:\n  - base\ndim: 256\n", "model/base.yaml": "layers: 4\n",
+         "optim/adam.yaml": "lr: 1e-4\n", "root.yaml": "seed: 1\n"}  # fmt: skip
+
+
+def test_hydra_group_and_file_defaults_are_composed_under_resolve_bases(tmp_path):
+    a = "defaults:\n  - root\n  - model: small\n  - optim: adam\n  - _self_\nlr: ${optim.lr}\nseed: 2\n"
+    b = "defaults:\n  - root\n  - model: small\n  - optim: adam\n  - _self_\nlr: 1.0e-4\nseed: 2\n"
+    same = _diff(tmp_path, a, b, "--resolve-bases", files=HYDRA)
+    assert (same.exit_code, same.stdout) == (0, "no differences\n")
+    changed = _diff(tmp_path, a, b.replace("model: small", "model: base"), "--resolve-bases", files=HYDRA)
+    assert changed.stdout == "model.dim: 256 -> <absent>\n1 change\n"
+
+
+def test_nemo_rl_file_defaults_chain_and_a_missing_file(tmp_path):
+    files = {"base.yaml": "x: 1\ny: {a: 1, b: 2}\n", "mid.yaml": "defaults: base.yaml\ny: {b: 3}\n"}
+    result = _diff(
+        tmp_path, "defaults: mid.yaml\nx: 5\n", "x: 5\ny: {a: 1, b: 3}\n", "--resolve-bases", files=files
+    )
+    assert (result.exit_code, result.stdout) == (0, "no differences\n")
+    missing = _diff(tmp_path, "defaults: nope.yaml\n", "x: 1\n", "--resolve-bases")
+    assert missing.exit_code == 2 and "`defaults:` entry `nope.yaml` not found" in missing.stderr
+    assert "Traceback" not in missing.output
+
+
+def test_hydras_own_groups_are_data_not_files(tmp_path):
+    a = "defaults:\n  - override hydra/launcher: submitit_slurm\n  - _self_\nx: 1\n"
+    result = _diff(tmp_path, a, a.replace("submitit_slurm", "basic"), "--resolve-bases")
+    assert result.stdout == "hydra.@defaults.hydra/launcher: 'submitit_slurm' -> 'basic'\n1 change\n"

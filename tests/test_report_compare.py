@@ -1,0 +1,245 @@
+"""`sweepgen report --compare/--seeds`: seed groups from the spec's `seed:`, the statistics table in
+text, CSV and JSON, held-out seeds, and the exit-2 paths that must write nothing."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from report_support import logged_acc, make_shaping
+
+from sweepgen.cli import main
+from sweepgen.run import metrics, stats
+
+
+@pytest.fixture
+def shaping(cli_cwd):
+    make_shaping(cli_cwd)
+    return cli_cwd
+
+
+def report(*args: str):
+    return CliRunner().invoke(main, ["report", "generated/shaping", "--no-plot", *args])
+
+
+def test_compare_prints_intervals_tests_and_verdicts(shaping):
+    result = report("--metric", "eval_acc", "--compare", "identity_lr1e-05")
+    assert result.exit_code == 0, result.output
+    table = result.stdout[result.stdout.index("by group") :]
+    rows = {
+        line.split()[0]: line
+        for line in table.splitlines()
+        if line.strip().startswith(("identity", "coma", "noisy"))
+    }
+    assert set(rows) == {
+        "identity_lr1e-05",
+        "identity_lr0.001",
+        "coma_lr1e-05",
+        "coma_lr0.001",
+        "noisy_lr1e-05",
+        "noisy_lr0.001",
+    }
+    assert "baseline" in rows["identity_lr1e-05"]
+    assert rows["coma_lr1e-05"].split()[-1] == "better" and "welch" in rows["coma_lr1e-05"]
+    assert rows["noisy_lr1e-05"].split()[-2:] == ["no", "evidence"]
+    assert "statistics: runs/shaping/statistics.csv" in result.stdout
+
+
+def test_json_and_csv_carry_the_same_numbers_as_the_statistics(shaping):
+    as_json = report("--metric", "eval_acc", "--compare", "identity_lr1e-05", "--format", "json")
+    assert as_json.exit_code == 0, as_json.output
+    body = json.loads(as_json.stdout)
+    groups = {g["group"]: g for g in body["groups"]}
+    ident = [logged_acc("identity", s, 1e-5) for s in range(1, 7)]
+    coma = [logged_acc("coma", s, 1e-5) for s in range(1, 7)]
+    assert groups["coma_lr1e-05"]["mean"] == pytest.approx(sum(coma) / 6)
+    assert (groups["coma_lr1e-05"]["ci_low"], groups["coma_lr1e-05"]["ci_high"]) == stats.bootstrap_mean(coma)
+    assert groups["coma_lr1e-05"]["p"] == stats.difference_test(coma, ident)[1]
+    assert body["bootstrap"] == {"resamples": stats.RESAMPLES, "seed": stats.SEED, "level": 0.95}
+    as_csv = report("--metric", "eval_acc", "--compare", "identity_lr1e-05", "--format", "csv")
+    rows = {r["group"]: r for r in csv.DictReader(io.StringIO(as_csv.stdout))}
+    assert float(rows["coma_lr1e-05"]["p"]) == groups["coma_lr1e-05"]["p"]  # repr: every digit kept
+    assert rows["coma_lr1e-05"]["verdict"] == "better"
+    assert as_csv.stdout == (shaping / "runs/shaping/statistics.csv").read_text()
+
+
+def test_held_out_seeds_use_only_the_test_runs(shaping):
+    result = report(
+        "--metric", "eval_acc", "--compare", "identity_lr1e-05", "--seeds", "test", "--format", "json"
+    )
+    assert result.exit_code == 0, result.output
+    groups = {g["group"]: g for g in json.loads(result.stdout)["groups"]}
+    coma_test = [logged_acc("coma", s, 1e-5) for s in (4, 5, 6)]
+    assert groups["coma_lr1e-05"]["n"] == 3
+    assert groups["coma_lr1e-05"]["mean"] == pytest.approx(sum(coma_test) / 3)
+    assert groups["coma_lr1e-05"]["test"] == "permutation"  # 3 seeds: the exact test
+    text = report("--metric", "eval_acc", "--seeds", "tune")
+    assert "statistics over the tune seeds only: 1, 2, 3" in text.stderr
+
+
+def test_an_unknown_group_is_exit_2_with_the_closest_names(shaping):
+    result = report("--metric", "eval_acc", "--compare", "identity")
+    assert result.exit_code == 2 and "no group of that name" in result.stderr
+    assert "did you mean identity_lr1e-05" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_metric_no_run_logged_is_exit_2_and_overwrites_nothing(shaping):
+    assert report("--metric", "eval_acc").exit_code == 0
+    before = {p.name: p.read_bytes() for p in (shaping / "runs/shaping").glob("*.csv")}
+    assert set(before) == {"report.csv", "statistics.csv"}
+    result = report("--metric", "eval_accc", "--mode", "max")
+    assert result.exit_code == 2, result.output
+    assert "no finished run logged `eval_accc`" in result.stderr and "did you mean eval_acc" in result.stderr
+    assert {p.name: p.read_bytes() for p in (shaping / "runs/shaping").glob("*.csv")} == before
+
+
+def test_without_a_declared_seed_the_seed_key_is_inferred_and_said(cli_cwd):
+    from run_support import make_sweep
+    from test_report import RUNS, write_run
+
+    make_sweep(cli_cwd, {n: {} for n in RUNS}, values={n: v for n, (v, _) in RUNS.items()})
+    for name, (_, rewards) in RUNS.items():
+        write_run(cli_cwd / "runs/fake" / name, rewards, config_path=f"generated/fake/{name}.yaml")
+    result = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot", "--compare", "b0.01"])
+    assert result.exit_code == 0, result.output
+    assert "seed path inferred: `grid.seed`" in result.stderr
+    assert "b0.04" in result.stdout and "permutation" not in result.stdout  # n = 1 against 2: no test
+
+
+def test_a_seed_path_not_in_the_config_is_a_spec_error(cli_cwd):
+    (cli_cwd / "specs").mkdir()
+    (cli_cwd / "templates").mkdir()
+    (cli_cwd / "templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    spec = cli_cwd / "specs/s.yaml"
+    spec.write_text(
+        'sweepgen: 1\nname: s\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n'
+        "base: {training: {seed: 0}}\ngrid: {training.seed: [1, 2]}\nseed: training.sed\n"
+    )
+    result = CliRunner().invoke(main, ["render", str(spec)])
+    assert result.exit_code == 2 and "specs/s.yaml:7:7: error: the seed path `training.sed`" in result.stderr
+    assert "did you mean `training.seed`" in result.stderr
+    spec.write_text(
+        spec.read_text().replace("seed: training.sed", "seed: {path: training.seed, tune: [1], test: [1, 2]}")
+    )
+    result = CliRunner().invoke(main, ["render", str(spec)])
+    assert result.exit_code == 2 and "seeds [1] are in both tune and test" in result.stderr
+
+
+# -- metrics.jsonl read in one decode must read exactly what the line-by-line reading reads ------
+
+line = st.one_of(
+    st.builds(lambda s, v: json.dumps({"step": s, "acc": v}), st.integers(0, 5), st.floats(-1, 1)),
+    st.sampled_from(
+        [
+            "",
+            '{"step": 1',
+            "1, 2",
+            "[1,",
+            "2]",
+            '{"step": 2, "acc": 0.5}, {"step": 3}',
+            "null",
+            "{}",
+            '{"step": 4, "acc": NaN}',
+            '{"step": 4, "acc": 1e999, "loss": Infinity}',
+            '{"step": 5, "acc": {"nested": [1]}}',
+            '{"step": "6", "acc": "0.25", "flag": true}',
+            "[" * 150 + "]" * 150,
+        ]
+    ),
+)
+
+
+def _read(path):
+    counts: dict[str, int] = {}
+    try:
+        return metrics.read_jsonl(path, counts), counts
+    except Exception as err:  # noqa: BLE001 - the same error, whatever it is, either way
+        return type(err).__name__, str(err)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(line, max_size=8))
+def test_the_one_decode_read_equals_the_line_by_line_read(tmp_path_factory, lines):
+    from unittest import mock
+
+    path = tmp_path_factory.mktemp("jsonl") / "metrics.jsonl"
+    path.write_text("\n".join(lines) + ("\n" if lines else ""))
+    fast = _read(path)
+    with mock.patch.object(metrics, "_flat_rows", return_value=None):  # line by line only
+        slow = _read(path)
+    assert fast == slow
+
+
+# -- `sweepgen run`'s tables for a trainer that is not the bundled one ----------------------------
+
+FOREIGN = """\
+import csv, sys, yaml
+from pathlib import Path
+out = Path(yaml.safe_load(Path(sys.argv[1]).read_text())["output_dir"])
+out.mkdir(parents=True, exist_ok=True)
+with open(out / "metrics.csv", "w", newline="") as fh:
+    w = csv.writer(fh)
+    w.writerow(["step", "eval_acc"])
+    w.writerows([[1, 0.25], [2, 0.625]])
+"""
+
+
+def test_a_foreign_trainers_run_table_shows_the_metric_and_no_reward_columns(cli_cwd):
+    import shlex
+    import sys
+
+    from run_support import make_sweep
+
+    make_sweep(cli_cwd, {"a": {}, "b": {}})
+    (cli_cwd / "train.py").write_text(FOREIGN)
+    command = f"{shlex.quote(sys.executable)} train.py {{config}}"
+    plain = CliRunner().invoke(main, ["run", "generated/fake", "--command", command])
+    assert plain.exit_code == 0, plain.output
+    header = _header(plain.stdout)
+    assert header == ["run", "status", "steps", "wall", "note"]  # no reward columns it cannot have
+    with_metric = CliRunner().invoke(
+        main, ["run", "generated/fake", "--command", command, "--metric", "eval_acc", "--rerun-failed"]
+    )
+    assert with_metric.exit_code == 0, with_metric.output
+    assert _header(with_metric.stdout) == ["run", "status", "steps", "eval_acc", "wall", "note"]
+    assert with_metric.stdout.count("0.625") == 2  # each run's last eval_acc
+
+
+def _header(stdout: str) -> list[str]:
+    results = stdout[stdout.index("results") :]
+    return next(cells for line in results.splitlines() if (cells := line.split())[:1] == ["run"])
+
+
+def test_html_or_compare_without_the_plot_extra_is_exit_2_and_writes_nothing(shaping, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "plotly", None)  # as in the core install
+    result = report("--metric", "eval_acc", "--html")
+    assert result.exit_code == 2 and "pip install 'sweepgen[plot]'" in result.stderr
+    assert not (shaping / "runs/shaping/report.csv").exists()
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    result = report("--metric", "eval_acc", "--compare", "coma_lr1e-05")
+    assert result.exit_code == 2 and "--compare needs scipy" in result.stderr
+    quiet = report("--metric", "eval_acc")  # no comparison asked: the table, and one warning
+    assert quiet.exit_code == 0 and quiet.stderr.count("warning:") == 1
+    assert "statistics skipped: scipy not installed" in quiet.stderr and "95% CI" not in quiet.stdout
+
+
+def test_curve_legends_round_numbers_to_the_digits(tmp_path):
+    from sweepgen.run import report as rep
+    from sweepgen.run.base import RunState
+
+    def record(name, lr):
+        return rep.RunRecord(name, tmp_path / name, RunState.FINISHED, {"lr": lr}, {}, ((1, 0.5),))
+
+    report_ = rep.Report(
+        ("lr",), (record("a", 0.000123456789012), record("b", 0.0271828182846)), tmp_path, "x"
+    )
+    assert [c.label for c in rep.curves(report_)] == ["lr=0.000123", "lr=0.0272"]
+    two = rep.Report(report_.varying, report_.runs, tmp_path, "x", block={"digits": 2})
+    assert [c.label for c in rep.curves(two)] == ["lr=0.00012", "lr=0.027"]

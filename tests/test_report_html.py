@@ -1,0 +1,123 @@
+"""`sweepgen report --html`: one self-contained page, checked as a file (plot extra) and in a real
+headless Chromium (browser): no console error from file://, every plot has traces, the
+differences-only toggle and the top-k% filter change what is shown, and a screenshot is saved."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+from report_support import make_shaping
+
+from sweepgen.cli import main
+from sweepgen.run.base import RunState, RunStatus, write_status
+
+FAILED = "noisy_seed6_lr0.001"
+
+
+@pytest.fixture
+def page(cli_cwd):
+    make_shaping(cli_cwd, failed=FAILED)
+    result = CliRunner().invoke(
+        main,
+        ["report", "generated/shaping", "--metric", "eval_acc", "--compare", "identity_lr1e-05", "--html"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "HTML: runs/shaping/report.html" in result.stdout
+    return cli_cwd / "runs/shaping/report.html"
+
+
+def _data(html: str) -> dict:
+    raw = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.S)
+    assert raw is not None
+    return json.loads(raw.group(1))
+
+
+@pytest.mark.plot
+def test_the_page_is_one_file_that_needs_no_network(page):
+    html = page.read_text(encoding="utf-8")
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", html)  # nothing fetched
+    assert "Plotly" in html and len(html.encode()) < 20_000_000
+    data = _data(html)
+    assert data["columns"] == ["streamer.strategy", "training.lr", "training.seed"]
+    runs = {r["name"]: r for r in data["runs"]}
+    assert runs[FAILED]["state"] == "failed"  # shown as such, never dropped
+    assert runs["coma_seed1_lr1e-05"]["diff"] == {"streamer.strategy": "coma", "training.seed": 1}
+    assert {c["name"]: c["verdict"] for c in data["stats"]["comparisons"]}["coma_lr1e-05"] == "better"
+    assert [g["n"] for g in data["curves"]["eval_acc"] if g["group"] == "noisy_lr0.001"] == [5]
+    assert "Random forest" in data["importance"]["method"]
+    importance = (page.parent / "importance.csv").read_text().splitlines()
+    assert importance[0].startswith("parameter,importance_share") and "Random forest" in importance[1]
+    assert importance[1].split(",")[0] == "streamer.strategy"  # the strategy moves eval_acc most
+
+
+@pytest.mark.browser
+@pytest.mark.plot
+def test_the_page_works_in_headless_chromium(page, chromium, tmp_path):
+    errors: list[str] = []
+    view = chromium.new_page(viewport={"width": 1400, "height": 900})
+    view.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    view.on("pageerror", lambda e: errors.append(str(e)))
+    view.goto(page.resolve().as_uri())
+    view.wait_for_selector("body[data-ready='1']", timeout=15_000)
+    view.locator("#parcoords").scroll_into_view_if_needed()
+    view.wait_for_selector("body[data-parcoords='1']", timeout=15_000)  # drawn once it is in view
+    traces = view.evaluate(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => [p.id, p.data.length])"
+    )
+    ids = {i for i, _ in traces}
+    assert {"curves", "parcoords", "importance"} <= ids, traces
+    assert all(n > 0 for _, n in traces), traces  # every plot has its traces
+
+    def header_cells() -> int:
+        return view.evaluate("() => document.querySelectorAll('#runs-table th').length")
+
+    narrow = header_cells()
+    view.click("#diff-only")  # off: every config path
+    assert header_cells() > narrow
+    view.click("#diff-only")
+    assert header_cells() == narrow
+
+    def parcoords_runs() -> int:
+        return view.evaluate("() => document.getElementById('parcoords').data[0].dimensions[0].values.length")
+
+    assert parcoords_runs() == 35  # every finished run; the failed one is in the table only
+    view.fill("#topk", "20")  # a range input: fill sets the value and fires input
+    assert parcoords_runs() == 7 and "7 of 35" in view.inner_text("#topk-label")
+    view.check("#log-y")
+    assert view.evaluate("() => document.getElementById('curves').layout.yaxis.type") == "log"
+    assert view.inner_text("#stats-table").count("better") >= 3
+    shot = tmp_path / "report_page.png"
+    view.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 50_000
+    print(f"screenshot: {shot}")
+    view.close()
+    assert errors == []
+
+
+@pytest.mark.plot
+def test_a_sample_sweep_gets_scatter_plots_and_log_axes(cli_cwd):
+    (cli_cwd / "specs").mkdir()
+    (cli_cwd / "templates").mkdir()
+    (cli_cwd / "templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    (cli_cwd / "specs/s.yaml").write_text(
+        'sweepgen: 1\nname: s\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n'
+        'derived: {output_dir: "runs/s/{{ variant.name }}"}\n'
+        "base: {output_dir: null, lr: 1.0e-4, beta: 0.0}\n"
+        "sample: {n: 8, seed: 0, digits: 2,\n"
+        "         axes: {lr: {log_uniform: [1.0e-6, 1.0e-2]}, beta: {uniform: [0, 1]}}}\n"
+    )
+    assert CliRunner().invoke(main, ["render", "specs/s.yaml"]).exit_code == 0
+    lock = json.loads((cli_cwd / "generated/s/sweep.lock.json").read_text())
+    for entry in lock["files"]:
+        run = cli_cwd / "runs/s" / entry["variant"]
+        run.mkdir(parents=True)
+        (run / "metrics.csv").write_text("step,acc\n1,0.1\n2,0.4\n")
+        write_status(run, RunStatus(RunState.FINISHED, "local", exit_code=0, done_file=None))
+    result = CliRunner().invoke(main, ["report", "generated/s", "--metric", "acc", "--html"])
+    assert result.exit_code == 0, result.output
+    data = _data((cli_cwd / "runs/s/report.html").read_text())
+    assert data["scatter"] is True and data["digits"] == 2
+    assert {p["path"]: p["log"] for p in data["params"]} == {"beta": False, "lr": True}

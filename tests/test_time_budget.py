@@ -1,0 +1,144 @@
+"""Every sandboxed evaluation has a wall-clock budget (``limits.eval_seconds``).
+
+Loops and macros bounded in size can still be unbounded in time: two nested ``range(99999)`` loops
+are 10^10 iterations, a macro calling itself twice 2^28 calls. Each case below ran for minutes
+before the budget; now it ends in exit 2 within seconds, naming the template (or spec field), the
+line and the variant, and writes nothing anywhere.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from fs_support import snapshot, sweepgen
+
+from sweepgen.compile.sandbox import TimeLimitExceeded, make_env, time_budget
+from sweepgen.compile.spec import EVAL_SECONDS, Limits
+
+LOOP_BOMB = "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"
+MACRO_BOMB = "{% macro f(n) %}{% if n %}{{ f(n-1) }}{{ f(n-1) }}{% endif %}{% endmacro %}{{ f(28) }}"
+BUDGET = 0.5  # seconds, so the tests stay fast; the default is EVAL_SECONDS
+BOUND = 60  # generous: the machine running the tests may be loaded
+
+
+def _project(tmp_path: Path, *, template: str = "seed: {{ training.seed }}\n", extra: str = "") -> Path:
+    """tmp_path/proj (a git-less project) next to tmp_path/outside, which nothing may touch."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "victim.txt").write_text("keep me\n")
+    proj = tmp_path / "proj"
+    (proj / "specs").mkdir(parents=True)
+    (proj / "templates").mkdir()
+    (proj / "templates" / "t.yaml.j2").write_text(template)
+    (proj / "specs" / "demo.yaml").write_text(
+        "sweepgen: 1\nname: demo\ntemplate: ../templates/t.yaml.j2\noutput: '{{ variant.name }}.yaml'\n"
+        f"limits: {{eval_seconds: {BUDGET}}}\n"
+        "base: {training: {seed: 0, tag: x}}\n"
+        "grid: {training.seed: [1, 2]}\n" + extra
+    )
+    return proj
+
+
+def _run(tmp_path: Path, proj: Path, *args: str) -> tuple[int, str, float]:
+    before = snapshot(tmp_path, proj / "generated")
+    started = time.monotonic()
+    done = sweepgen(proj, *args, timeout=BOUND * 3)
+    took = time.monotonic() - started
+    assert snapshot(tmp_path, proj / "generated") == before  # nothing outside the output changed
+    assert "Traceback" not in done.stderr + done.stdout
+    return done.returncode, done.stdout + done.stderr, took
+
+
+@pytest.mark.parametrize(
+    "bomb, line",
+    [(LOOP_BOMB, 2), (MACRO_BOMB, 2)],
+    ids=["nested-loops", "macro-fan-out"],
+)
+def test_a_template_bomb_ends_in_exit_2_naming_template_line_and_variant(tmp_path, bomb, line):
+    proj = _project(tmp_path, template="seed: {{ training.seed }}\n" + bomb + "\n")
+    code, out, took = _run(tmp_path, proj, "render", "specs/demo.yaml")
+    assert code == 2, out
+    assert f"templates/t.yaml.j2:{line}:" in out and "variant 'seed1'" in out, out
+    assert f"ran longer than {BUDGET:g} s" in out and "limits.eval_seconds" in out, out
+    assert took < BOUND
+    assert not (proj / "generated").exists()
+
+
+def test_a_loop_in_a_derived_value_is_bounded(tmp_path):
+    proj = _project(tmp_path, extra=f'derived:\n  training.tag: "{LOOP_BOMB}"\n')
+    code, out, took = _run(tmp_path, proj, "list", "specs/demo.yaml")
+    assert code == 2, out
+    assert "specs/demo.yaml:9:" in out and "`derived.training.tag`" in out and "'seed1'" in out, out
+    assert "ran longer than" in out and took < BOUND
+
+
+def test_a_loop_in_run_name_does_not_hang_check(tmp_path):
+    proj = _project(tmp_path, extra=f'run_name: "{{{{ variant.name }}}}{MACRO_BOMB}"\n')
+    code, out, took = _run(tmp_path, proj, "check", "specs/demo.yaml")
+    assert code == 2, out
+    assert "specs/demo.yaml:8:" in out and "`run_name`" in out and "'seed1'" in out, out
+    assert "ran longer than" in out and took < BOUND
+
+
+def test_a_slow_constraint_is_bounded(tmp_path):
+    # an expression has no loop, but filters over long lists repeated in it still take time
+    term = "((range(99999) | list) * 100) | sum > 0"
+    expr = " and ".join([term] * 40)
+    proj = _project(tmp_path, extra=f"constraints:\n  - {{expr: '{expr}', message: m}}\n")
+    code, out, took = _run(tmp_path, proj, "render", "specs/demo.yaml")
+    assert code == 2, out
+    assert "specs/demo.yaml:9:" in out and "constraint" in out and "ran longer than" in out, out
+    assert took < BOUND
+
+
+def test_raising_the_budget_lets_a_slow_template_through(tmp_path):
+    slow = "{% for i in range(3000) %}{% for j in range(100) %}{% endfor %}{% endfor %}ok\n"
+    with pytest.raises(TimeLimitExceeded), time_budget(0.000_001):
+        time.sleep(0.05)  # the watchdog raises the flag; the first step of the template sees it
+        make_env().from_string(slow).render()
+    with time_budget(30):
+        assert make_env().from_string(slow).render() == "ok\n"
+
+
+def test_the_budget_has_a_default_of_seconds():
+    assert Limits().eval_seconds == EVAL_SECONDS and 1 <= EVAL_SECONDS <= 30
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        LOOP_BOMB,
+        MACRO_BOMB,
+        # a recursive loop recursing through `loop(...)`
+        "{% for x in range(99999) recursive %}{% if loop.depth < 4 %}{{ loop(range(99999)) }}"
+        "{% endif %}{% endfor %}",
+        # no loop at all: the same slow filter, text repeated
+        "{% set big = (range(99999) | list) * 100 %}" + "{% set x = big | sum %}" * 400,
+    ],
+    ids=["loops", "macro", "recursive-loop", "repeated-filter"],
+)
+def test_each_kind_of_repetition_is_seen_by_the_budget(source):
+    template = make_env().from_string(source)
+    started = time.monotonic()
+    with pytest.raises(TimeLimitExceeded), time_budget(BUDGET):
+        template.render()
+    assert time.monotonic() - started < BOUND / 2
+
+
+def test_the_watchdog_ends_when_idle_and_a_later_budget_starts_it_again(monkeypatch):
+    import threading
+
+    from sweepgen.compile import sandbox
+
+    monkeypatch.setattr(sandbox, "_IDLE_POLLS", 2)
+    with time_budget(30):
+        pass
+    deadline = time.monotonic() + BOUND
+    while any(t.name == "sweepgen-time-budget" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the idle watchdog never ended"
+        time.sleep(0.01)
+    started = time.monotonic()
+    with pytest.raises(TimeLimitExceeded), time_budget(BUDGET):
+        make_env().from_string(LOOP_BOMB).render()
+    assert time.monotonic() - started < BOUND / 2
