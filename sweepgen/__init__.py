@@ -104,7 +104,7 @@ def __dir__() -> list[str]:
 
 @cache
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # ~20 ms: only when asked for
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - ~20 ms, only when asked for
 
     try:
         # The one version source is [project] version in pyproject.toml, as pip installed it.
@@ -113,9 +113,9 @@ def _version() -> str:
         # Fallback for one case only: running from a source tree that was never installed
         # (PYTHONPATH=path/to/clone); it reads the same field from the tree's own pyproject.toml.
         if sys.version_info >= (3, 11):
-            import tomllib
+            import tomllib  # noqa: PLC0415 - only for a source tree that was never installed
         else:
-            import tomli as tomllib
+            import tomli as tomllib  # noqa: PLC0415 - the same, on Python 3.10
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
             return str(tomllib.load(fh)["project"]["version"])

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sweepgen.escape import line
+
 
 @dataclass(frozen=True)
 class Location:
@@ -48,8 +50,6 @@ class SweepgenError(Exception):
         Every part may hold user data (file names, keys, values), so control characters and line
         breaks in them are escaped: the output has exactly one line per part, whatever the input.
         """
-        from sweepgen.escape import line
-
         where = f"{line(str(self.location))}: " if self.location else ""
         key = f" (at `{line(self.key)}`)" if self.key else ""
         text = f"{where}error: {line(self.message)}{key}"

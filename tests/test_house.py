@@ -35,6 +35,24 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
             "import sys\n\n\ndef f() -> None:\n    sys.exit(2)\n",
             'def f() -> None:\n    raise ValueError("x")\n',
         ),
+        # a function-local import needs a reason, unless it is a heavy optional library
+        (
+            "PLC0415",
+            "def f() -> str:\n    import json\n\n    return json.dumps(1)\n",
+            "def f() -> str:\n    import json  # noqa: PLC0415 - a reason\n\n    return json.dumps(1)\n",
+        ),
+        (
+            "TID253",
+            "import torch\n\nx = torch\n",
+            "def f() -> object:\n    import torch\n\n    return torch\n",
+        ),
+        (
+            "C901",
+            "def f(x: int) -> int:\n"
+            + "".join(f"    if x == {i}:\n        return {i}\n" for i in range(13))
+            + "    return 0\n",
+            "def f(x: int) -> int:\n    return {i: i for i in range(13)}.get(x, 0)\n",
+        ),
     ],
 )
 def test_ruff_check_fails_on_a_violation_and_passes_without_it(tmp_path, code, bad, good):
@@ -60,15 +78,16 @@ def test_ruff_format_check_fails_on_unformatted_code(tmp_path):
 # --- mypy: strict on the compile pipeline, non-strict but checked elsewhere --------------------------
 
 
-def test_mypy_is_strict_on_compile_and_checks_the_rest(tmp_path):
+def test_mypy_is_strict_on_the_subsystems_and_checks_the_rest(tmp_path):
     untyped = "def double(x):\n    return x * 2\n"
     files = {
         "sweepgen/__init__.py": "",
         "sweepgen/compile/__init__.py": "",
         "sweepgen/compile/untyped.py": untyped,  # strict: an unannotated function is an error
         "sweepgen/run/__init__.py": "",
-        "sweepgen/run/untyped.py": untyped,  # non-strict: allowed
-        "sweepgen/run/wrong.py": 'count: int = "three"\n',  # a type error anywhere is an error
+        "sweepgen/run/untyped.py": untyped,  # strict too
+        "sweepgen/untyped.py": untyped,  # the ground floor is not strict: allowed
+        "sweepgen/wrong.py": 'count: int = "three"\n',  # a type error anywhere is an error
     }
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -82,15 +101,17 @@ def test_mypy_is_strict_on_compile_and_checks_the_rest(tmp_path):
         str(tmp_path / ".mypy_cache"),
         "sweepgen/compile/untyped.py",
         "sweepgen/run/untyped.py",
-        "sweepgen/run/wrong.py",
+        "sweepgen/untyped.py",
+        "sweepgen/wrong.py",
         cwd=tmp_path,
     )
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
     assert re.search(r"sweepgen/compile/untyped\.py:1: error: .*\[no-untyped-def\]", out), out
-    assert re.search(r"sweepgen/run/wrong\.py:1: error: .*\[assignment\]", out), out
-    assert "sweepgen/run/untyped.py" not in out, out
-    assert "Found 2 errors in 2 files" in out, out
+    assert re.search(r"sweepgen/run/untyped\.py:1: error: .*\[no-untyped-def\]", out), out
+    assert re.search(r"sweepgen/wrong\.py:1: error: .*\[assignment\]", out), out
+    assert "sweepgen/untyped.py" not in out, out
+    assert "Found 3 errors in 3 files" in out, out
 
 
 # --- import-linter: each contract breaks on a forbidden import added to a copy of the code ------------

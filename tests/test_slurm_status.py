@@ -22,10 +22,10 @@ from run_support import FAKE_COMMAND, make_sweep
 
 from sweepgen.cli import main
 from sweepgen.run import slurm_query
-from sweepgen.run.base import RunState, RunStatus, RunTask, read_status, write_status
+from sweepgen.run.base import TIMEOUT_REASON, RunState, RunStatus, RunTask, read_status, write_status
 from sweepgen.run.slurm import observe, reconcile
 from sweepgen.run.slurm_query import JobInfo, expand, parse_sacct, parse_squeue
-from sweepgen.run.slurm_task import TIMEOUT_REASON, NodeTask, outcome
+from sweepgen.run.slurm_task import NodeTask, outcome
 from sweepgen.run.sweep_status import RunView
 
 

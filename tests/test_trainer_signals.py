@@ -342,8 +342,8 @@ def test_slurm_time_limit_signal_to_the_whole_job_saves_once_and_records_a_timeo
     import os
     import pickle
 
-    from sweepgen.run.base import LOG_FILE, RunState, RunStatus, read_status
-    from sweepgen.run.slurm_task import TIMEOUT_REASON, NodeTask
+    from sweepgen.run.base import LOG_FILE, TIMEOUT_REASON, RunState, RunStatus, read_status
+    from sweepgen.run.slurm_task import NodeTask
 
     data = tiny_dict("runs/n", grpo={"max_steps": 30}, logging={"save_steps": 1000})
     path = write_config(tmp_path / "n.yaml", data)

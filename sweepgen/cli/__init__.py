@@ -15,6 +15,8 @@ import io
 import os
 import sys
 import traceback
+from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -50,7 +52,8 @@ class SweepgenGroup(click.Group):
         if target is None or not _module_exists(target):
             return None
         module, attr = target.split(":")
-        return getattr(importlib.import_module(module), attr)
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return command
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -63,7 +66,14 @@ class SweepgenGroup(click.Group):
                 raise _OsFault(cause) from cause
             raise
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+    def main(  # noqa: C901, PLR0912 - the one error funnel: each failure kind and its exit code, side by side
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
 
         if sys.stdout is None:  # started with stdout closed (`>&-`): fail before doing anything
             _echo_err(

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
+from sweepgen.errors import Location
 from sweepgen.escape import line
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,7 +29,7 @@ def option(func: F) -> F:
     )(func)
 
 
-def report(skipped: list, fmt: str = "text") -> None:
+def report(skipped: list[tuple[Location, str]], fmt: str = "text") -> None:
     for loc, ref in skipped:
         text = (
             f"schema check skipped (--no-import): `{ref}` was not imported, "

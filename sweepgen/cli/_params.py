@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
+F = TypeVar("F", bound=Callable[..., Any])
 
-class Seconds(click.ParamType):
+
+class Seconds(click.ParamType[float, Any]):
     """A finite, non-negative number of seconds. ``float`` alone accepts ``nan`` and ``inf``, and a
     NaN compares false with everything, so a deadline computed from it fires at once."""
 
@@ -27,7 +30,7 @@ class Seconds(click.ParamType):
 SECONDS = Seconds()
 
 
-def output_root_option(help_text: str) -> Any:
+def output_root_option(help_text: str) -> Callable[[F], F]:
     """`-o/--output DIR`: the output root, the one meaning of `-o` in every command that has it
     (render and check). Default: `output` of [tool.sweepgen] in pyproject.toml, else `generated`;
     the value reaching the command is always a path (see sweepgen.settings)."""

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import JustifyMethod
@@ -59,7 +59,7 @@ def elapsed_seconds(status: RunStatus | None, now: datetime | None) -> float | N
     return (end - start).total_seconds() if end else None
 
 
-def step_text(run_dir: Path, config: Mapping) -> str:
+def step_text(run_dir: Path, config: Mapping[str, Any]) -> str:
     """ "step/total" from the run's last metrics row."""
     row = last_metrics(run_dir)
     total = total_steps(config)
@@ -69,7 +69,7 @@ def step_text(run_dir: Path, config: Mapping) -> str:
     return f"{step}/{total}" if total else str(step)
 
 
-def shows_reward(decisions: Sequence[Decision], logged: Sequence[Mapping | None] = ()) -> bool:
+def shows_reward(decisions: Sequence[Decision], logged: Sequence[Mapping[str, Any] | None] = ()) -> bool:
     """Reward columns for runs of the bundled trainer (their done file is its summary.json), or when
     a run wrote the bundled trainer's keys (``logged``: its summaries or last metrics rows); a
     foreign trainer has no reward, and a column of dashes says nothing."""
@@ -148,7 +148,9 @@ def progress_table(
     return table
 
 
-def eta_seconds(row: Mapping | None, total: int | None, attempt_elapsed: float | None) -> float | None:
+def eta_seconds(
+    row: Mapping[str, Any] | None, total: int | None, attempt_elapsed: float | None
+) -> float | None:
     """Time left at the run's pace so far: the trainer's own ``elapsed_s`` per step where it logs it
     (it counts earlier sessions of a resumed run, as the step does), else this attempt's wall time
     per step. None before the first step or without a planned step count."""
@@ -167,7 +169,7 @@ def final_table(
     decisions: Sequence[Decision], live: Mapping[str, RunStatus], metric: str | None = None
 ) -> Table:
     table = Table(title="results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    summaries: dict[str, Mapping] = {}
+    summaries: dict[str, Mapping[str, Any]] = {}
     unreadable: dict[str, str] = {}
     for d in decisions:
         try:

@@ -11,17 +11,19 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import click
 
 from sweepgen.escape import c0, line
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 FORMATS = ("text", "csv", "json")
 
 
-def format_option(default: str = "text") -> Any:
+def format_option(default: str = "text") -> Callable[[F], F]:
     return click.option(
         "--format",
         "fmt",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from sweepgen.cli._console import info, verbose
 from sweepgen.cli._params import output_root_option
 from sweepgen.errors import UserError
 from sweepgen.escape import line, lines
+
+if TYPE_CHECKING:  # the compiler loads when the command runs, not for --help
+    from sweepgen.compile.check import Report
 
 
 def discover() -> list[str]:
@@ -113,13 +117,13 @@ def check(
     return EXIT_PROBLEMS if report.problems else EXIT_OK
 
 
-def _summary(report) -> str:
+def _summary(report: Report) -> str:
     shown = [p for p in report.problems if not p.detail]  # details are counted in their cause's line
     state = "ok" if not report.problems else f"{len(shown)} problem(s)"
     return f"checked {report.specs} spec(s), {report.files} generated file(s): {state}"
 
 
-def _print_text(report, show_diff: bool) -> None:
+def _print_text(report: Report, show_diff: bool) -> None:
     for p in report.problems:
         if p.detail and not show_diff:
             continue

@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sweepgen.globs import Glob
+
+if TYPE_CHECKING:  # the readers load when the command runs, not for --help
+    from sweepgen.readers.diff import Change
+    from sweepgen.readers.model import ReadResult
+
+Paths = set[tuple[Any, ...]]  # the paths of changes --allow does not allow
 
 
 @click.command("diff")
@@ -108,12 +115,12 @@ def _shorten(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _at(result, path) -> str | None:
+def _at(result: ReadResult, path: tuple[Any, ...]) -> str | None:
     line = result.line_of(path)
     return f"{result.path}:{line}" if line else None
 
 
-def _load(ref: str, resolve_bases: bool, yaml_version: str | None):
+def _load(ref: str, resolve_bases: bool, yaml_version: str | None) -> ReadResult:
     """A config file through the readers, or ``SPEC.yaml:VARIANT`` through the compile API."""
 
     # the readers load when the command runs, not for --help
@@ -170,7 +177,7 @@ def _is_spec(ref: str) -> bool:
     return re.search(r"^sweepgen:[ \t]*\d", head, re.M) is not None
 
 
-def _report(a, b, allow, changes, refused) -> dict:
+def _report(a: str, b: str, allow: tuple[str, ...], changes: list[Change], refused: Paths) -> dict[str, Any]:
     # the readers load when the command runs, not for --help
     from sweepgen.readers.diff import jsonable
 
@@ -195,7 +202,7 @@ def _report(a, b, allow, changes, refused) -> dict:
     }
 
 
-def _print_text(changes, refused, *, gated: bool) -> None:
+def _print_text(changes: list[Change], refused: Paths, *, gated: bool) -> None:
     if not changes:
         click.echo("no differences")
         return
@@ -213,7 +220,7 @@ def _print_text(changes, refused, *, gated: bool) -> None:
     click.echo(summary)
 
 
-def _show(value, type_name, change) -> str:
+def _show(value: Any, type_name: str | None, change: Change) -> str:
     # the readers load when the command runs, not for --help
     from sweepgen.readers.diff import ABSENT
 

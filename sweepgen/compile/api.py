@@ -10,14 +10,13 @@ import difflib
 import os
 from typing import Any
 
-from sweepgen.compile import search, writer
+from sweepgen.compile import writer
 from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
 from sweepgen.compile.check_fast import trusted
 from sweepgen.compile.context import sweep_view
-from sweepgen.compile.derive import derive
-from sweepgen.compile.expand import Expansion, expand
-from sweepgen.compile.pipeline import compile_spec, varying_paths
+from sweepgen.compile.expand import Expansion
+from sweepgen.compile.pipeline import compile_spec, variants_of, varying_paths
 from sweepgen.compile.spec import SpecModel, display_path, load_spec
 from sweepgen.compile.writer import Outcome
 from sweepgen.errors import Location, SpecError, UserError
@@ -28,12 +27,10 @@ def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
     (no validation, no rendering). ``out_root`` only decides how ``sweep.spec`` is spelled."""
     spec = load_spec(spec_path, out_root)
     project = os.path.dirname(os.path.abspath(out_root))
-    if search.is_search(spec):  # a search's variants are its trials so far, from the sweep's lock
-        search.check_block(spec)
-        expansion = search.expansion_of(spec, search.recorded(spec, os.path.abspath(out_root)))
-    else:
-        expansion = expand(spec)
-    return derive(expansion, sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")))
+    out_abs = os.path.abspath(out_root)
+    return variants_of(
+        spec, sweep_view(spec, os.path.relpath(spec.abspath, project).replace(os.sep, "/")), out_abs
+    )
 
 
 def resolve_variant(spec_path: str, variant_name: str) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def derive(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
                     hint="include `{{ variant.run_name }}` in `run_dir`",
                 )
             seen_dirs[run_dir] = variant.name
-        variant = replace(variant, run_name=run_name, run_dir=run_dir)
+        variant = _with_run(variant, run_name, run_dir)
         if derived:
             ops = [
                 overrides.Op(kind, path, _run(fn, ctx, spec, at, variant), loc, LAYER)
@@ -141,6 +141,22 @@ def _run_dir(value: str, spec: Spec, variant: Variant) -> str:
             hint='e.g. run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"',
         )
     return value
+
+
+def _with_run(v: Variant, run_name: str, run_dir: str | None) -> Variant:
+    # the constructor, not dataclasses.replace: replace costs ~15 us a call, 1.5 s at 100,000 variants
+    return Variant(
+        name=v.name,
+        config=v.config,
+        layers=v.layers,
+        overrides=v.overrides,
+        axes=v.axes,
+        step=v.step,
+        touched=v.touched,
+        parts=v.parts,
+        run_name=run_name,
+        run_dir=run_dir,
+    )
 
 
 def _applied(variant: Variant, ops: list[overrides.Op]) -> Variant:

@@ -91,7 +91,7 @@ def explain(base: dict[str, Any], config: dict[str, Any], path: str) -> str:
 
     Compared from the parent mapping, so a key that was added or removed reads as such.
     """
-    from deepdiff import DeepDiff  # only when the gate fails: importing deepdiff takes ~0.4 s
+    from deepdiff import DeepDiff  # noqa: PLC0415 - only when the gate fails: deepdiff takes ~0.4 s
 
     parent, _, key = path.rpartition(".")
     old = paths.get(base, parent) if parent else base

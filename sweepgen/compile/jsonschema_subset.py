@@ -81,7 +81,9 @@ def check_schema(schema: Any, where: str = "#") -> None:
             check_schema(sub, f"{where}/{kw}/{i}")
 
 
-def validate(value: Any, schema: Any, path: str = "") -> list[tuple[str, str]]:
+def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a table to read, not to split
+    value: Any, schema: Any, path: str = ""
+) -> list[tuple[str, str]]:
     """Problems as (dotted path, message); empty when ``value`` matches."""
     if schema is True:
         return []

@@ -4,7 +4,10 @@ disk, all or nothing, after every spec compiled."""
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +57,35 @@ class Plan:
     lock_bytes: bytes
 
 
+def variants_of(spec: Spec, sweep: dict[str, Any], out_abs: str) -> Expansion:
+    """The spec's variants, expanded and derived: a grid's from its axes, a search's its trials so far
+    (from the sweep's lock)."""
+    if search.is_search(spec):
+        search.check_block(spec)
+        return derived(search.expansion_of(spec, search.recorded(spec, out_abs)), sweep)
+    with _gc_paused():
+        return derive(expand(spec), sweep)
+
+
+def derived(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
+    with _gc_paused():
+        return derive(expansion, sweep)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused: expand and derive build millions of small dicts and
+    tuples that all live on (a 100,000-variant sweep), which the collector would otherwise walk again
+    and again, a third of their time, to find no cycle (they make none)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def compile_spec(
     spec_path: str,
     out_root: str = "generated",
@@ -79,7 +111,8 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
         probe_search(spec, sweep, validator)
         expansion = search.expansion_of(spec, search.recorded(spec, out_abs))
     else:
-        expansion = expand(spec)
+        with _gc_paused():
+            expansion = expand(spec)
     return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only)
 
 
@@ -96,7 +129,7 @@ def compile_expansion(
     """Derive, validate and render the variants of ``expansion`` (a spec's, or a search's trials)."""
     spec = expansion.spec
     project = os.path.dirname(out_abs)
-    expansion = derive(expansion, sweep)
+    expansion = derived(expansion, sweep)
     check_gate(expansion)
     check_constraints(expansion, sweep)
     check_schema(expansion, validator)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import BaseLoader, Environment, Template, TemplateNotFound
+from jinja2 import BaseLoader, Environment, Template, TemplateNotFound, TemplateSyntaxError
 from jinja2.loaders import split_template_path
 
 from sweepgen import escape, yamlio
@@ -86,8 +87,6 @@ class ProjectLoader(BaseLoader):
 
 
 def load_template(spec: Spec, template_abs: str) -> Template:
-    from jinja2 import TemplateSyntaxError
-
     loc = spec.loc(("template",))
     template_abs = project.resolve(spec.project, spec.dir, spec.model.template, what="template", loc=loc)
     if not os.path.exists(template_abs):
@@ -122,8 +121,6 @@ def load_template(spec: Spec, template_abs: str) -> Template:
 
 
 def compile_inline(env: Environment, spec: Spec, field: str, source: str) -> Template:
-    from jinja2 import TemplateSyntaxError
-
     try:
         return env.from_string(source)
     except TemplateSyntaxError as err:
@@ -183,10 +180,6 @@ def too_large(limit: int, spec: Spec, variant: Variant, out_path: str) -> Templa
 
 
 def template_runtime_error(err: Exception, template_dir: str, spec: Spec, variant: Variant) -> SweepgenError:
-    import traceback
-
-    from jinja2 import TemplateSyntaxError
-
     if isinstance(err, SweepgenError):  # raised on purpose, e.g. by the loader for an include
         return err
     if isinstance(err, (RecursionError, MemoryError)):

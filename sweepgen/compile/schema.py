@@ -21,8 +21,12 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import ValidationError as PydanticValidationError
+from typing_extensions import NotRequired, Required, TypedDict
+
 from sweepgen import paths
-from sweepgen.compile import project
+from sweepgen.compile import jsonschema_subset, project
 from sweepgen.compile.expand import Expansion
 from sweepgen.compile.gate import layer_of, show_value
 from sweepgen.compile.spec import Spec
@@ -74,9 +78,6 @@ def load_validator(spec: Spec) -> Validator | None:
             skipped.append((loc, ref))
         return None
     model = import_class(module_name, attr, loc)
-    from pydantic import BaseModel
-    from pydantic import ValidationError as PydanticValidationError
-
     if isinstance(model, type) and dataclasses.is_dataclass(model):
         return _dataclass_validator(model, ref, loc)
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
@@ -101,10 +102,6 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
     pydantic's TypeAdapter: strict types, unknown keys rejected, required fields required. The
     class is never instantiated, so its ``__post_init__`` (device setup in TrainingArguments) never
     runs: a config is checked for what it says, not for the machine that renders it."""
-    from pydantic import ConfigDict, TypeAdapter
-    from pydantic import ValidationError as PydanticValidationError
-    from typing_extensions import NotRequired, Required, TypedDict
-
     try:
         hints = typing.get_type_hints(cls, include_extras=True)
     except Exception as err:  # noqa: BLE001 - whatever the class's annotations raise
@@ -204,8 +201,6 @@ def import_class(module_name: str, attr: str, loc: Location) -> Any:
 
 
 def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
-    from sweepgen.compile import jsonschema_subset
-
     full = project.resolve(spec.project, spec.dir, ref, what="schema file", loc=loc)
     if not os.path.exists(full):
         raise SpecError(

@@ -60,7 +60,7 @@ SUPERVISOR = (sys.executable, "-m", "sweepgen.run.supervise")
 @dataclass
 class _Child:
     task: RunTask
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     log: IO[bytes]
     gpu: str | None
     status: RunStatus

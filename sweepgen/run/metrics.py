@@ -25,6 +25,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sweepgen.errors import UserError
 from sweepgen.run import runfiles
@@ -158,7 +159,7 @@ def _flat_rows(lines: list[str]) -> list[Mapping[str, object]] | None:
     if not lines or not all(lines):
         return None
     try:
-        whole = json.loads("[" + ",".join(lines) + "]")
+        whole: list[Any] = json.loads("[" + ",".join(lines) + "]")
     except (json.JSONDecodeError, RecursionError):
         return None
     if len(whole) != len(lines):  # a line holding two values

@@ -22,7 +22,8 @@ def executor_class(name: str) -> type[Executor]:
             hint=f"choose one of: {', '.join(sorted(EXECUTORS))}",
         )
     module, attr = target.split(":")
-    return getattr(importlib.import_module(module), attr)
+    executor: type[Executor] = getattr(importlib.import_module(module), attr)
+    return executor
 
 
 def make_executor(name: str, options: ExecutorOptions) -> Executor:

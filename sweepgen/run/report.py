@@ -524,7 +524,7 @@ def curves(report: Report, groups: Sequence[Group] | None = None) -> list[Curve]
                 labelled.append((g.name, members))
     else:
         keys = [p for p in report.varying if not is_seed_path(p) and p not in NAMING_PATHS]
-        buckets: dict[tuple, list[RunRecord]] = {}
+        buckets: dict[tuple[Any, ...], list[RunRecord]] = {}
         for run in report.finished:
             buckets.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
         for members in buckets.values():

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import re
 import shlex
@@ -35,12 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.compile.lock import LOCK_NAME, Lock
-from sweepgen.errors import UserError
+from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run import slurm_query
 from sweepgen.run.base import (
+    CANCEL_REASON,
     LOG_FILE,
     STATUS_FILE,
     TERMINAL,
+    TIMEOUT_REASON,
     Executor,
     ExecutorOptions,
     RunState,
@@ -54,7 +57,8 @@ from sweepgen.run.base import (
 )
 from sweepgen.run.run_view import RunView
 from sweepgen.run.slurm_resources import SlurmResources, resources_from_lock
-from sweepgen.run.slurm_task import CANCEL_REASON, TIMEOUT_REASON, NodeTask, run_on_node
+from sweepgen.run.slurm_task import NodeTask, run_on_node
+from sweepgen.run.tasks import load_sweep
 from sweepgen.run.trackers import tracker_env
 
 SLURM_DIR = ".sweepgen_slurm"  # in the sweep's runs root: submitit's files and the jobs journal
@@ -64,7 +68,9 @@ MAX_FAILED_POLLS = 30  # polls in a row (each already retried with back-off) bef
 SUBMIT_LOCK = "submit.lock"  # in SLURM_DIR: one submission of a sweep at a time
 SUBMIT_LOCK_WAIT_S = 600.0
 CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
-_ALIVE_CACHE: dict[str, tuple[float, dict]] = {}  # array id -> (when, squeue's view of its tasks)
+_ALIVE_CACHE: dict[
+    str, tuple[float, dict[str, slurm_query.JobInfo]]
+] = {}  # array id -> (when, squeue's view of its tasks)
 
 # what a job that ended without writing its own final state died of
 _SLURM_ENDINGS = {
@@ -101,8 +107,6 @@ class SlurmExecutor(Executor):
         self.lock_path = Path(options.sweep_dir) / LOCK_NAME
         self.resources: SlurmResources = resources_from_lock(options.lock, lock_path=str(self.lock_path))
         self.job_name = job_name(options.lock, options.sweep_dir)
-        from sweepgen.run.tasks import load_sweep
-
         # every run of the sweep, not only those started now: the journal's place must not move
         # when --only or --rerun-failed narrows a submission (the command is irrelevant here)
         all_runs = load_sweep(Path(options.sweep_dir), command=("{config}",)).tasks
@@ -281,7 +285,14 @@ class SlurmExecutor(Executor):
                 ) from err
             raise
 
-    def _record(self, tasks, submitted, job_ids, array_id, cwd) -> None:
+    def _record(
+        self,
+        tasks: Sequence[RunTask],
+        submitted: Sequence[RunStatus],
+        job_ids: Sequence[str],
+        array_id: str,
+        cwd: str,
+    ) -> None:
         for task, status, job_id in zip(tasks, submitted, job_ids):
             status = replace(status, ids={**status.ids, "job_id": job_id})
             write_status(task.run_dir, status)
@@ -409,7 +420,9 @@ def _worth_keeping(old: RunStatus | None, new: RunStatus) -> bool:
     return new.state in TERMINAL or requeued
 
 
-def reconcile(task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo | None) -> RunStatus | None:
+def reconcile(  # noqa: C901, PLR0912 - one branch per (status, Slurm state) case, each unit-tested
+    task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo | None
+) -> RunStatus | None:
     """The run's state from its status file and Slurm's view of its job; pure, so it is unit-tested.
     Returns ``status`` itself when nothing needs to be written."""
     if status is None:
@@ -539,15 +552,11 @@ def job_name(lock: Lock, sweep_dir: Path | str) -> str:
 
 
 def read_journal(path: Path) -> dict[str, Any]:
-    import json
-
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {"arrays": []}
     except json.JSONDecodeError as err:
-        from sweepgen.errors import ConfigError, Location
-
         raise ConfigError(
             f"the Slurm jobs journal is not valid JSON: {err.msg}",
             location=Location(str(path), err.lineno, err.colno),

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweepgen.compile.lock import Lock
-from sweepgen.errors import ConfigError
+from sweepgen.errors import ConfigError, Location
 
 KNOWN_KEYS = ("partition", "gpus_per_run", "cpus_per_run", "mem", "time", "sbatch_extra")
 _MEM = re.compile(r"^[1-9][0-9]*[KMGT]?$")
@@ -237,9 +237,7 @@ def _extra(value: Any, lock_path: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _loc(lock_path: str):
-    from sweepgen.errors import Location
-
+def _loc(lock_path: str) -> Location | None:
     return Location(lock_path) if lock_path else None
 
 

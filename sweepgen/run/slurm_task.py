@@ -23,15 +23,16 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import FrameType
+from typing import IO
 
 from sweepgen.errors import SweepgenError
 from sweepgen.run import runlock
-from sweepgen.run.base import (  # noqa: F401 - CANCEL_REASON, TIMEOUT_REASON: re-exported
-    CANCEL_REASON,
+from sweepgen.run.base import (
     LOG_FILE,
-    TIMEOUT_REASON,
     RunState,
     RunStatus,
     read_status,
@@ -65,39 +66,37 @@ def slurm_ids() -> dict[str, object]:
     return ids
 
 
+class _Stops:
+    """Slurm's signals to the job, as flags, each passed on to the run as SIGTERM: SIGUSR2 comes
+    ``signal_delay_s`` before the time limit (a timeout), SIGTERM from scancel (a cancel)."""
+
+    def __init__(self) -> None:
+        self.timeout = False
+        self.cancel = False
+        self.child: subprocess.Popen[bytes] | None = None
+
+    def install(self) -> None:
+        # installed before the child exists so a signal during start-up is not lost
+        signal.signal(signal.SIGUSR2, self._handler("timeout"))
+        signal.signal(signal.SIGTERM, self._handler("cancel"))
+
+    def _handler(self, kind: str) -> Callable[[int, FrameType | None], None]:
+        def handler(signum: int, frame: FrameType | None) -> None:
+            setattr(self, kind, True)
+            if self.child is not None and self.child.poll() is None:
+                self.child.send_signal(signal.SIGTERM)
+
+        return handler
+
+
 def run_on_node(task: NodeTask) -> str:
     """Run ``task`` to the end; return the final state, or exit non-zero if the run did not finish."""
     os.chdir(task.cwd)
     run_dir = Path(task.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    # the run's lock (runlock.py), held by this task (the run's supervisor) and never handed to the
-    # run's processes: a second job for the same directory never runs it twice, and a process the
-    # trainer leaves behind cannot hold a finished run
-    lock_fd = runlock.acquire(run_dir)
-    if lock_fd is None:
-        print(
-            f"sweepgen: {run_dir} is locked by another process running this run; not starting it "
-            "twice (its status file is left to that process)",
-            file=sys.stderr,
-            flush=True,
-        )
-        sys.exit(3)
-    flags = {"timeout": False, "cancel": False}
-    child: list[subprocess.Popen] = []
-
-    def stop_child(kind: str):
-        def handler(signum, frame):
-            flags[kind] = True
-            for proc in child:
-                if proc.poll() is None:
-                    proc.send_signal(signal.SIGTERM)
-
-        return handler
-
-    # installed before the child exists so a signal during start-up is not lost
-    signal.signal(signal.SIGUSR2, stop_child("timeout"))
-    signal.signal(signal.SIGTERM, stop_child("cancel"))
-
+    _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
+    stops = _Stops()
+    stops.install()
     ids = {**task.status.ids, **slurm_ids()}
     status = replace(
         task.status,
@@ -110,51 +109,75 @@ def run_on_node(task: NodeTask) -> str:
         ids=ids,
     )
     write_status(run_dir, status)
-    env = dict(os.environ)
-    env.update(task.env)
-    env["PYTHONUNBUFFERED"] = "1"  # so run.log and `sweepgen status` follow the run as it goes
     with open(run_dir / LOG_FILE, "ab") as log:  # append: earlier attempts are evidence
         log.write(
             f"{ATTEMPT_MARK} {status.attempt} at {status.started} on {ids['host']} "
             f"(Slurm job {ids['job_id']}): {' '.join(task.argv)} ===\n".encode()
         )
         log.flush()
-        try:
-            child.append(
-                subprocess.Popen(
-                    list(task.argv),
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    start_new_session=True,  # its own group: ended as a whole when it exits
-                )
-            )
-        except OSError as err:
-            log.write(f"sweepgen: could not start the run: {err}\n".encode())
-            write_status(
-                run_dir,
-                replace(
-                    status,
-                    state=RunState.FAILED,
-                    ended=utc_now(),
-                    reason=f"could not start: {err.strerror or err}",
-                ),
-            )
-            sys.exit(127)
-        code = child[0].wait()
+        stops.child = _start_or_exit(task, log, run_dir, status)
+        code = stops.child.wait()
         with contextlib.suppress(ProcessLookupError, PermissionError):  # what the run left behind
-            os.killpg(child[0].pid, signal.SIGKILL)
-    stopped = flags["timeout"] or flags["cancel"]
+            os.killpg(stops.child.pid, signal.SIGKILL)
+    return _finish(run_dir, status, code, stops)
+
+
+def _lock_or_exit(run_dir: Path) -> int:
+    """The run's lock (runlock.py), held by this task (the run's supervisor) and never handed to the
+    run's processes: a second job for the same directory never runs it twice, and a process the
+    trainer leaves behind cannot hold a finished run."""
+    lock_fd = runlock.acquire(run_dir)
+    if lock_fd is None:
+        print(
+            f"sweepgen: {run_dir} is locked by another process running this run; not starting it "
+            "twice (its status file is left to that process)",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(3)
+    return lock_fd
+
+
+def _start_or_exit(
+    task: NodeTask, log: IO[bytes], run_dir: Path, status: RunStatus
+) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    env.update(task.env)
+    env["PYTHONUNBUFFERED"] = "1"  # so run.log and `sweepgen status` follow the run as it goes
+    try:
+        return subprocess.Popen(
+            list(task.argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # its own group: ended as a whole when it exits
+        )
+    except OSError as err:
+        log.write(f"sweepgen: could not start the run: {err}\n".encode())
+        write_status(
+            run_dir,
+            replace(
+                status,
+                state=RunState.FAILED,
+                ended=utc_now(),
+                reason=f"could not start: {err.strerror or err}",
+            ),
+        )
+        sys.exit(127)
+
+
+def _finish(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> str:
+    """Record how the run ended; exit non-zero unless it finished."""
+    stopped = stops.timeout or stops.cancel
     state, reason = outcome(
         code,
         finished=succeeded(code, run_dir, status.done_file, stopped=stopped),
-        timed_out=flags["timeout"],
-        cancelled=flags["cancel"],
+        timed_out=stops.timeout,
+        cancelled=stops.cancel,
         done_file=status.done_file,
     )
-    if flags["timeout"]:
-        ids["slurm_state"] = "TIMEOUT"
+    ids = {**status.ids, **({"slurm_state": "TIMEOUT"} if stops.timeout else {})}
     write_status(
         run_dir, replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
     )
@@ -162,7 +185,7 @@ def run_on_node(task: NodeTask) -> str:
         # SystemExit is not an Exception: submitit writes no result pickle and Slurm records the
         # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)
         sys.exit(code if code and code > 0 else 1)
-    return state.value
+    return str(state.value)
 
 
 def _attempt(run_dir: Path, submitted: RunStatus, ids: dict[str, object]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import shlex
@@ -178,8 +179,6 @@ def _file_digest(path: str, size: int, mtime_ns: int) -> str:
 def check_bundled_trainer() -> None:
     """The default command runs the bundled trainer: without the train extra every run would fail
     the same way minutes apart, so say it once, before anything starts (find_spec imports nothing)."""
-    import importlib.util
-
     missing = [m for m in ("torch", "transformers", "trl") if importlib.util.find_spec(m) is None]
     if missing:
         raise UserError(

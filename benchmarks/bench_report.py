@@ -1,0 +1,141 @@
+"""Benchmark: `sweepgen report` on a sweep of N finished runs, given the runs folder (each run found
+through its status file and the lock it points to) and given the generated sweep folder.
+
+The sweep is written by hand (no training): a lock in the version-1 layout every sweepgen reads,
+whose entries carry their run dir, one 150-leaf YAML config per run, and per run a status file,
+summary.json and a 20-row metrics.jsonl. Each command runs as its own process
+(``python -m sweepgen report DIR --no-plot --format csv``); wall time and peak RSS from os.wait4.
+
+``--tree PATH`` runs another checkout's sweepgen on the same folders (e.g. the commit before the
+typed lock, to compare): it is put first on PYTHONPATH.
+
+Usage (from the repo root)::
+
+    python benchmarks/bench_report.py --runs 100,1000 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def config_of(name: str, seed: int) -> dict[str, object]:
+    sections: dict[str, object] = {
+        f"section{i}": {f"key{j}": j * 0.5 if j % 2 else f"value{j}" for j in range(15)} for i in range(10)
+    }
+    return {"run_name": name, "output_dir": f"runs/bench/{name}", "seed": seed, **sections}
+
+
+def write_sweep(root: Path, n: int) -> None:
+    import yaml  # PyYAML: the configs are plain data, any YAML writer will do
+
+    folder = root / "generated" / "bench"
+    folder.mkdir(parents=True)
+    files = []
+    for i in range(n):
+        name = f"r{i:05d}"
+        config = config_of(name, i)
+        text = yaml.safe_dump(config, sort_keys=True)
+        (folder / f"{name}.yaml").write_text(text)
+        files.append(
+            {
+                "path": f"{name}.yaml",
+                "variant": name,
+                "run_name": name,
+                "run_dir": config["output_dir"],
+                "layers": {"seed": "grid"},
+                "config": config,
+                "sha256": hashlib.sha256(text.encode()).hexdigest(),
+            }
+        )
+        write_run(root, name, i, f"generated/bench/{name}.yaml", fingerprint_of(text, config))
+    lock = {
+        "lock_version": 1,
+        "sweepgen_version": "bench",
+        "sweep": "bench",
+        "spec": "specs/bench.yaml",
+        "spec_sha256": "",
+        "templates": {},
+        "varying": ["seed"],
+        "files": files,
+    }
+    (folder / "sweep.lock.json").write_text(json.dumps(lock, sort_keys=True) + "\n")
+
+
+def fingerprint_of(text: str, config: dict[str, object]) -> str:
+    """What `run` records as the config's fingerprint (tasks.config_fingerprint for a YAML config
+    without a data file): the parsed content's sha256, so the report finds no stale run."""
+    encoded = json.dumps(config, sort_keys=True, default=str).encode()
+    return "yaml:" + hashlib.sha256(encoded).hexdigest()
+
+
+def write_run(root: Path, name: str, i: int, config_path: str, fingerprint: str) -> None:
+    run_dir = root / "runs" / "bench" / name
+    run_dir.mkdir(parents=True)
+    rewards = [round(0.01 * step + 0.001 * i, 6) for step in range(1, 21)]
+    (run_dir / "metrics.jsonl").write_text(
+        "".join(json.dumps({"step": s + 1, "reward_mean": r}) + "\n" for s, r in enumerate(rewards))
+    )
+    (run_dir / "summary.json").write_text(
+        json.dumps(
+            {"final_reward": rewards[-1], "best_reward": max(rewards), "steps": 20, "wall_time_s": 1.0}
+        )
+    )
+    status = {
+        "state": "finished",
+        "executor": "local",
+        "exit_code": 0,
+        "config": config_path,
+        "sweep_dir": "generated/bench",
+        "config_fingerprint": fingerprint,
+        "version": 1,
+    }
+    (run_dir / "sweepgen_status.json").write_text(json.dumps(status))
+
+
+def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{err}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", default="100,1000")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose sweepgen runs")
+    args = parser.parse_args()
+    env = {**os.environ, "PYTHONPATH": f"{args.tree}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    print(f"python {sys.version.split()[0]}, tree {args.tree}, load average {os.getloadavg()[0]:.2f}")
+    print(f"{'runs':>6} {'DIR':<16} {'wall s median (min-max)':<26} {'peak MiB':>8}")
+    for n in (int(x) for x in args.runs.split(",")):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            write_sweep(root, n)
+            for label, target in (("runs folder", "runs/bench"), ("sweep folder", "generated/bench")):
+                argv = [sys.executable, "-m", "sweepgen", "report", target, "--no-plot", "--format", "csv"]
+                results = [timed(argv, root, env) for _ in range(args.repeat)]
+                walls = [w for w, _ in results]
+                rss = max(m for _, m in results)
+                span = f"{statistics.median(walls):.2f} ({min(walls):.2f}-{max(walls):.2f})"
+                print(f"{n:6} {label:<16} {span:<26} {rss:8.0f}")
+
+
+if __name__ == "__main__":
+    main()
