@@ -121,7 +121,7 @@ def spec_json_schema() -> dict[str, Any]:
 
 def export_schema(ref: str) -> str:
     """The JSON Schema file text of a dataclass or pydantic model named ``module:Class`` (imports it)."""
-    from sweepgen.compile import schema, schema_export
+    from sweepgen.compile import schema, schema_export  # noqa: PLC0415 - lazy: pydantic loads only when a schema is exported
 
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
@@ -143,7 +143,7 @@ def init_project(
     """Write a starting spec and template for ``config`` (and, with ``schema_ref``, that class's
     exported schema); returns the paths written. Nothing is overwritten, and nothing is left behind
     when the new spec does not compile (e.g. the config breaks its own schema)."""
-    from sweepgen.compile import init_spec
+    from sweepgen.compile import init_spec  # noqa: PLC0415 - lazy: the init workflow loads only for `sweepgen init`
 
     schema_file = None
     files: dict[str, str] = {}

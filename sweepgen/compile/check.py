@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from sweepgen import settings
 from sweepgen.compile import lock, lock_digest
 from sweepgen.compile.check_causes import input_changes, lock_cause
 from sweepgen.compile.check_fast import Trust, Verdict, trusted
@@ -206,7 +207,7 @@ def check_plan(plan: Plan) -> list[Problem]:
         return _compare(plan, tree)
 
 
-def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
+def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:  # noqa: C901, PLR0912, PLR0915 - one check per lock/tree mismatch, in the order they are reported
     problems: list[Problem] = []
     shown = plan.shown_dir
     try:
@@ -355,8 +356,6 @@ def _by_cause(plan: Plan, problems: list[Problem], recorded: lock.Lock | None) -
 
 
 def _needs_output_flag(out_root: str) -> bool:
-    from sweepgen import settings
-
     try:
         configured = settings.load().output_root()
     except SweepgenError:

@@ -72,7 +72,7 @@ def trusted(spec_path: str, out_root: str) -> Trust:
         return Trust(spec, None)
 
 
-def _decide(spec: Spec, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:
+def _decide(spec: Spec, out_root: str, tree: OutputTree, shown: str) -> Verdict | None:  # noqa: C901, PLR0912 - each early exit is one reason the fast path must fall back to a full check
     name = spec.name
     raw = tree.read_regular(lock.LOCK_NAME)
     if raw is None or tree.read_regular(JOURNAL_NAME) is not None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen import paths
+from sweepgen import paths, yamlio
 from sweepgen.errors import Location, UserError
 
 if sys.version_info >= (3, 11):
@@ -109,8 +109,6 @@ def _read(config: str, suffix: str) -> dict[str, Any]:
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
             raise UserError(f"{config} is not valid TOML: {err}", location=Location(config)) from None
     else:
-        from sweepgen import yamlio
-
         data = yamlio.loads(yamlio.decode_utf8(raw, config), config).data
     if not isinstance(data, dict):
         raise UserError("a config must be a mapping at the top", location=Location(config))

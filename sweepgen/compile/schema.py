@@ -159,9 +159,9 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
 
 def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]]:
     """Field name -> the string values its help text documents (see schema_export.field_enum)."""
-    from pydantic import TypeAdapter
+    from pydantic import TypeAdapter  # noqa: PLC0415 - lazy: pydantic loads only for a schema-typed config
 
-    from sweepgen.compile.schema_export import documented_choices, field_enum
+    from sweepgen.compile.schema_export import documented_choices, field_enum  # noqa: PLC0415 - lazy: schema_export imports pydantic
 
     out: dict[str, list[str]] = {}
     for f in dataclasses.fields(cls):

@@ -10,6 +10,7 @@ bounds and at seeded sample points; the constraints must admit at least one of t
 
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
@@ -146,8 +147,6 @@ def trial_variants(spec: Spec, number: int, values: dict[str, Any]) -> list[Vari
 
 def recorded(spec: Spec, out_root: str) -> list[Variant]:
     """The trials the sweep's lock holds, as variants again (in lock order)."""
-    import os
-
     sweep_dir = os.path.join(out_root, spec.name)
     current = lock.read(sweep_dir, sweep_dir)
     if current is None:

@@ -110,7 +110,7 @@ def _case_clash(plan: Plan, other_dir: str, whose: str) -> UserError:
     )
 
 
-def _outcome(plan: Plan) -> Outcome:
+def _outcome(plan: Plan) -> Outcome:  # noqa: C901, PLR0912, PLR0915 - the write plan's checks in the order they must run before anything is written
     parent, name = os.path.split(plan.sweep_dir)
     limit = name_max(parent)
     for f in plan.files:  # a name the file system refuses would stop the render half-way

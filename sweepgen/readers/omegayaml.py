@@ -39,7 +39,7 @@ def _resolver() -> Any:
     global _RESOLVER
     if _RESOLVER is None:
         try:
-            from omegaconf._utils import get_yaml_loader  # the `diff` extra; optional
+            from omegaconf._utils import get_yaml_loader  # noqa: PLC0415 - the optional `diff` extra, loaded on first use
         except ImportError:
             _RESOLVER = _builtin_resolver()
         else:

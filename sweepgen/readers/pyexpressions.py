@@ -89,7 +89,7 @@ class Expressions:
         except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, MemoryError):
             return self.opaque(node)
 
-    def expr(self, node: ast.expr) -> Any:
+    def expr(self, node: ast.expr) -> Any:  # noqa: C901, PLR0912, PLR0915 - one branch per ast.expr node type: a table to read, not to split
         if isinstance(node, ast.Constant):
             if node.value is Ellipsis:
                 return self.opaque(node)

@@ -39,7 +39,7 @@ def load_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
     return read_with_bases(path, _chain, yaml_version).data
 
 
-def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version: str = "1.1") -> ReadResult:
+def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version: str = "1.1") -> ReadResult:  # noqa: C901, PLR0912 - each refusal (cycle, unknown base, bad file) is said where the base is read
     path = Path(path)
     key = str(path.resolve())
     if key in _chain:

@@ -77,7 +77,7 @@ class Evaluator(Expressions):
             mapping["__decorators__"] = [self.value(dec) for dec in node.decorator_list]
         return mapping
 
-    def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:  # noqa: C901, PLR0912 - binds Python's argument kinds one after another, as the interpreter does
         if self.depth >= _CALL_DEPTH:
             raise Unknown
         node = function.node
@@ -146,7 +146,7 @@ class Evaluator(Expressions):
                     self.result.lines.setdefault((name,), stmt.lineno)
             self.statement(stmt, scope, rest)
 
-    def statement(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:
+    def statement(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:  # noqa: C901, PLR0912, PLR0915 - one branch per ast.stmt node type: a table to read, not to split
         self.tick(stmt)
         if isinstance(stmt, ast.Assign):
             value = self.value(stmt.value)

@@ -160,7 +160,7 @@ class Reader(Walk):
 
     # commands --------------------------------------------------------------------------------------
 
-    def command(self, node: Any, when: list[str], redirects: dict[str, Any], heredoc: Field | None) -> None:
+    def command(self, node: Any, when: list[str], redirects: dict[str, Any], heredoc: Field | None) -> None:  # noqa: C901 - one branch per tree-sitter command node type
         if node.type == "declaration_command":
             self.declaration(node, when)
             return
@@ -242,7 +242,7 @@ class Reader(Walk):
                         self.line(child),
                     )
 
-    def run(
+    def run(  # noqa: C901, PLR0912 - one branch per builtin the interpreter follows (export, set, source, cd...)
         self,
         words: list[Field],
         node: Any,
@@ -339,7 +339,7 @@ class Reader(Walk):
     def value(self, field: Field) -> str | NotEvaluated:
         return field.text if field.known else NotEvaluated(normalise(field.text), self.filename, field.line)
 
-    def expand(self, node: Any, *, assignment: bool = False) -> list[Field]:
+    def expand(self, node: Any, *, assignment: bool = False) -> list[Field]:  # noqa: C901, PLR0912 - one branch per tree-sitter word node type
         """The words ``node`` expands to; an unquoted expansion splits on blanks (not in assignments)."""
         line = self.line(node)
         kind = node.type

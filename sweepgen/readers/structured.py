@@ -51,9 +51,9 @@ def read_json_file(path: Path) -> ReadResult:
 def read_toml_file(path: Path) -> ReadResult:
     # function-local: a TOML parser is only needed for .toml files
     if sys.version_info >= (3, 11):
-        import tomllib
+        import tomllib  # noqa: PLC0415 - a TOML parser only for .toml files
     else:  # Python 3.10
-        import tomli as tomllib
+        import tomli as tomllib  # noqa: PLC0415 - the same, on Python 3.10
     text = read_text(path)
     try:
         return ReadResult(str(path), _toml_loads(tomllib, text, str(path)))

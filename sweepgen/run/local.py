@@ -257,7 +257,7 @@ class LocalExecutor(Executor):
                 runlock.release(lock_fd)  # the run never started: nobody else holds it for it
             raise
 
-    def _start_locked(self, task: RunTask, lock_fd: int) -> None:
+    def _start_locked(self, task: RunTask, lock_fd: int) -> None:  # noqa: PLR0915 - re-check, status, log and spawn must happen in order under the run's lock
         """Start ``task``, whose lock this process now holds, unless it changed since it was planned."""
         previous = read_status(task.run_dir)
         # Re-checked now that the lock is held: another `sweepgen run` may have run it while it was queued.

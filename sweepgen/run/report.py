@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import importlib.util
 import io
 import os
 import re
@@ -566,8 +567,6 @@ def _short(value: Any, digits: int) -> str:
 
 
 def matplotlib_missing() -> bool:
-    import importlib.util
-
     return importlib.util.find_spec("matplotlib") is None
 
 

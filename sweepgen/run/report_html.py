@@ -45,7 +45,7 @@ def plotly_js() -> str:
 
 def render(page: dict[str, Any]) -> str:
     """The page's HTML for ``page`` (the JSON-able mapping report_page.build returns)."""
-    import jinja2
+    import jinja2  # noqa: PLC0415 - lazy: jinja2 loads only for report.html
 
     here = resources.files("sweepgen.run")
     template_text = (here / "report_page.html.j2").read_text(encoding="utf-8")
@@ -64,6 +64,6 @@ def render(page: dict[str, Any]) -> str:
 
 
 def _markup(text: str) -> Any:
-    from markupsafe import Markup
+    from markupsafe import Markup  # noqa: PLC0415 - lazy: markupsafe loads only for report.html
 
     return Markup(text)

@@ -274,7 +274,7 @@ def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tupl
 
 
 def best_groups(report: rep.Report, groups: Sequence[grp.Group]) -> list[grp.Group]:
-    from sweepgen.run import report_page
+    from sweepgen.run import report_page  # noqa: PLC0415 - lazy: the page builder loads only for --best
 
     scores = {r.name: r.value for r in report.finished}
     return report_page.best_first(groups, scores, report.objective.mode)[: report_page.MAX_CURVE_GROUPS]
@@ -282,7 +282,7 @@ def best_groups(report: rep.Report, groups: Sequence[grp.Group]) -> list[grp.Gro
 
 def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     """report.html and the parameter importance it shows (None with too few runs or parameters)."""
-    from sweepgen.run import report_html, report_importance, report_page
+    from sweepgen.run import report_html, report_importance, report_page  # noqa: PLC0415 - lazy: the HTML modules load only for report.html
 
     report = outcome.report
     obj = report.objective

@@ -18,6 +18,7 @@ Optuna is the optional ``search`` extra, imported only by search sweeps.
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -137,8 +138,6 @@ SAMPLER_NEEDS = {"cmaes": ("cmaes",), "gp": ("torch", "scipy")}  # what Optuna i
 
 def check_sampler(search: SearchBlock) -> None:
     """The sampler's own dependencies, said before the first trial (find_spec imports nothing)."""
-    import importlib.util
-
     missing = [m for m in SAMPLER_NEEDS.get(search.sampler, ()) if importlib.util.find_spec(m) is None]
     if missing:
         raise UserError(

@@ -28,6 +28,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sweepgen.errors import UserError
+
 ALPHA = 0.05
 LEVEL = 0.95
 RESAMPLES = 10_000
@@ -75,8 +77,6 @@ def _numpy():
         import numpy as np
         import scipy.stats  # noqa: F401  (checked here, used below)
     except ImportError:
-        from sweepgen.errors import UserError
-
         raise UserError(
             "seed-aware statistics need numpy and scipy, which are not installed", hint=STATS_HINT
         ) from None

@@ -35,10 +35,14 @@ from sweepgen.run.base import (
     RunStatus,
     RunTask,
     effective_state,
+    plan,
     read_status,
     stale_cause,
 )
+from sweepgen.run.progress import log_tail
+from sweepgen.run.registry import make_executor, status_is_alive
 from sweepgen.run.sweep_state import RunOptions
+from sweepgen.run.tasks import check_bundled_trainer, load_sweep, parse_command, parse_done_file, select
 
 POLL_S = 0.5
 ELSEWHERE_POLL_S = 1.0
@@ -92,10 +96,6 @@ class Display(Protocol):
 
 def run_sweep(request: RunRequest, display: Display) -> RunResult:
     """Plan and run the sweep in ``request.sweep_dir``; the result says what happened and the code."""
-    from sweepgen.run.base import plan
-    from sweepgen.run.registry import make_executor, status_is_alive
-    from sweepgen.run.tasks import check_bundled_trainer, load_sweep, parse_command, parse_done_file, select
-
     recorded = sweep_state.read(request.sweep_dir)
     opts = request.options.merged_over(recorded)
     if recorded is not None and request.options != opts:
@@ -150,7 +150,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     result = RunResult(0, decisions, {}, opts)
     with contextlib.ExitStack() as daemon:
         if to_start and opts.mps:
-            from sweepgen.run.mps import mps_daemon  # loads only when asked for
+            from sweepgen.run.mps import mps_daemon  # noqa: PLC0415 - lazy: the MPS daemon loads only when asked for
 
             session = daemon.enter_context(mps_daemon(list(gpu_ids)))  # stopped when the sweep ends
             ex.options = replace(ex.options, env={**ex.options.env, **session.env})
@@ -278,8 +278,6 @@ def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, s
 
 
 def _finish(request: RunRequest, result: RunResult, interrupted: bool, ex: Executor) -> int:
-    from sweepgen.run.progress import log_tail
-
     rerun = result.options.command_line(request.sweep_dir, "--rerun-failed")
     states = {d.task.name: final_state(d, result.live)[0] for d in result.decisions}
     for d in result.decisions:

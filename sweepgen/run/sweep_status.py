@@ -29,6 +29,8 @@ from sweepgen.run.base import (
     utc_now,
     write_status,
 )
+from sweepgen.run.progress import log_tail as run_log_tail
+from sweepgen.run.registry import status_is_alive
 from sweepgen.run.run_view import PROBLEM_STATES, SLURM_WORDS, RunView
 
 __all__ = ["PROBLEM_STATES", "SLURM_WORDS", "RunView", "collect", "log_tail", "problems"]
@@ -55,7 +57,7 @@ def collect(tasks: Sequence[RunTask], *, slurm_answer_s: float = SLURM_ANSWER_S)
             views[task.name] = RunView(task, None, unreadable=f"{task.run_dir / STATUS_FILE}: {why}")
     slurm_tasks = [t for t in tasks if (s := statuses.get(t.name)) and s.executor == "slurm"]
     if slurm_tasks:
-        from sweepgen.run.slurm import observe
+        from sweepgen.run.slurm import observe  # noqa: PLC0415 - lazy: the Slurm backend loads only for Slurm runs
 
         answered = _within(slurm_answer_s, lambda: observe(slurm_tasks))
         if answered is not None:
@@ -107,7 +109,7 @@ def _vanished(
     ]
     if not gone:
         return {}
-    from sweepgen.run.slurm import JOURNAL, read_journal, slurm_root
+    from sweepgen.run.slurm import JOURNAL, read_journal, slurm_root  # noqa: PLC0415 - lazy: the Slurm backend loads only for Slurm runs
 
     try:
         journal = read_journal(slurm_root([t.run_dir for t in tasks]) / JOURNAL)
@@ -194,20 +196,16 @@ def _persist(task: RunTask, seen: RunStatus, new: RunStatus) -> None:
 
 
 def _status_is_alive(status: RunStatus) -> bool:
-    from sweepgen.run.registry import status_is_alive
-
     return status_is_alive(status)
 
 
 def log_tail(view: RunView, lines: int = 20) -> tuple[Path | None, list[str]]:
     """The last lines of the run's latest attempt in run.log; for a Slurm job that died before the
     run wrote anything, submitit's error log (where Slurm and the wrapper report)."""
-    from sweepgen.run.progress import log_tail as run_log_tail
-
     tail = run_log_tail(view.task.run_dir, lines=lines)
     if tail or view.status is None or view.status.executor != "slurm":
         return view.task.run_dir / LOG_FILE, tail
-    from sweepgen.run.slurm import submitit_log
+    from sweepgen.run.slurm import submitit_log  # noqa: PLC0415 - lazy: the Slurm backend loads only for Slurm runs
 
     path = submitit_log(view.status)
     if path is None or not path.is_file():
