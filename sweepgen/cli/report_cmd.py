@@ -5,18 +5,25 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sweepgen.cli import _console
+
+if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
+    from rich.table import Table
+
+    from sweepgen.run.report_make import Outcome, Request
 
 
 def _finite(value: object) -> object:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def _fmt(value) -> str:
+def _fmt(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -61,9 +68,9 @@ SHORT.update(
 )
 
 
-def short_names(paths) -> dict[str, str]:
+def short_names(paths: Sequence[str]) -> dict[str, str]:
     """The shortest dotted suffix of each path that no other path shares (training.seed -> seed)."""
-    names = {}
+    names: dict[str, str] = {}
     for path in paths:
         parts = path.split(".")
         for n in range(1, len(parts) + 1):
@@ -74,7 +81,13 @@ def short_names(paths) -> dict[str, str]:
     return names
 
 
-def _runs_table(rows, varying, *, title: str, measured: dict[str, str] | None = None):
+def _runs_table(
+    rows: Sequence[Mapping[str, Any]],
+    varying: Sequence[str],
+    *,
+    title: str,
+    measured: dict[str, str] | None = None,
+) -> Table:
     # rich (~20 ms) loads only when there is something to print, not for --help
     from rich import box
     from rich.table import Table
@@ -110,17 +123,18 @@ def _runs_table(rows, varying, *, title: str, measured: dict[str, str] | None = 
     return table
 
 
-def _exact(value) -> str:
+def _exact(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-def _stats_table(outcome):
+def _stats_table(outcome: Outcome) -> Table:
     """Per seed group: n, mean and its 95% interval; against the baseline the verdict with its numbers."""
     # rich (~20 ms) loads only when there is something to print, not for --help
     from rich import box
     from rich.table import Table
 
     statistics = outcome.statistics
+    assert statistics is not None  # shown only when computed
     obj = outcome.report.objective
     label = obj.label if obj.metric else "final reward"
     title = f"{label} by group (over seeds; {statistics.mode} is better)"
@@ -147,7 +161,7 @@ def _stats_table(outcome):
     return table
 
 
-def _interval(low, high) -> str:
+def _interval(low: float | None, high: float | None) -> str:
     return "-" if low is None else f"[{_fmt(low)}, {_fmt(high)}]"
 
 
@@ -253,7 +267,7 @@ def report(
     return outcome.exit_code
 
 
-def _show(outcome, request, fmt: str) -> None:
+def _show(outcome: Outcome, request: Request, fmt: str) -> None:
     from sweepgen.run import report_make
 
     out, err = _console.stdout(), _console.stderr()

@@ -9,14 +9,22 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sweepgen.cli import _console
 from sweepgen.cli._table import emit, format_option
+
+if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when a command runs
+    from rich.table import Table
+
+    from sweepgen.run.base import RunTask
+    from sweepgen.run.run_view import RunView
 
 FOLLOW_POLL_S = 2.0
 STYLE = {
@@ -48,7 +56,7 @@ STYLE = {
     show_default=True,
     help="Log lines shown for each failed or cancelled run.",
 )
-def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
+def status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_lines: int) -> int:
     """Show the state of every run of the sweep in DIR (the folder holding sweep.lock.json).
 
     Run it from the directory `sweepgen run` was started in (run directories are relative to it).
@@ -88,7 +96,7 @@ def status(sweep_dir: Path, only, fmt: str, wait: bool, tail_lines: int) -> int:
     metavar="NAME",
     help="Only these runs (run or variant name; repeat or comma-separate).",
 )
-def cancel(sweep_dir: Path, only) -> int:
+def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     """Cancel the queued and running Slurm jobs of the sweep in DIR; return once Slurm has ended them.
 
     Cancelled runs keep their checkpoints and are resumed by `sweepgen run DIR --rerun-failed`.
@@ -126,7 +134,7 @@ def cancel(sweep_dir: Path, only) -> int:
     return 1 if elsewhere else 0
 
 
-def _tasks(sweep_dir: Path, only):
+def _tasks(sweep_dir: Path, only: tuple[str, ...]) -> list[RunTask]:
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.tasks import load_sweep, select
 
@@ -135,7 +143,7 @@ def _tasks(sweep_dir: Path, only):
     return _located(sweep_dir, select(sweep.tasks, only))
 
 
-def _located(sweep_dir: Path, tasks):
+def _located(sweep_dir: Path, tasks: list[RunTask]) -> list[RunTask]:
     """Run directories are relative to where `sweepgen run` was started. From another directory,
     find them under an ancestor of the sweep folder (the project root, usually) and say so; if they
     are nowhere and the sweep folder is outside this directory, say why instead of showing every run
@@ -166,7 +174,7 @@ def _located(sweep_dir: Path, tasks):
     return tasks
 
 
-def _follow(tasks, views):
+def _follow(tasks: Sequence[RunTask], views: list[RunView]) -> list[RunView]:
     # sweepgen.run loads when the command runs, not for --help
     from rich.live import Live
 
@@ -181,7 +189,7 @@ def _follow(tasks, views):
     return views
 
 
-def _table(views, title: str | None = None):
+def _table(views: Sequence[RunView], title: str | None = None) -> Table:
     # rich (~20 ms) loads only when there is something to print, not for --help
     from rich.table import Table
 
@@ -207,7 +215,7 @@ def _table(views, title: str | None = None):
     return table
 
 
-def _show_problems(views, tail_lines: int) -> None:
+def _show_problems(views: Sequence[RunView], tail_lines: int) -> None:
     # sweepgen.run loads when the command runs, not for --help
     from rich.markup import escape
 
@@ -225,7 +233,7 @@ def _show_problems(views, tail_lines: int) -> None:
             err.print(line, markup=False, highlight=False)
 
 
-def _as_json(view, tail_lines: int) -> dict:
+def _as_json(view: RunView, tail_lines: int) -> dict[str, Any]:
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.sweep_status import log_tail
 
@@ -248,14 +256,15 @@ def _as_json(view, tail_lines: int) -> dict:
     return data
 
 
-def _exit_code(views) -> int:
+def _exit_code(views: Sequence[RunView]) -> int:
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.sweep_status import problems
 
     return 1 if problems(views) else 0
 
 
-def _job(view) -> str:
+def _job(view: RunView) -> str:
+    assert view.status is not None  # called only for a run with a status
     ids = view.status.ids
     if "job_id" in ids:
         return f"job {ids['job_id']}"

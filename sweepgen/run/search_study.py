@@ -21,7 +21,7 @@ import fcntl
 import importlib.util
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sweepgen.compile.search_block import SearchBlock
 from sweepgen.errors import UserError
@@ -102,20 +102,21 @@ def heal(journal: Path) -> None:
 
 
 def storage(sweep_dir: Path) -> optuna.storages.JournalStorage:
-    optuna = import_optuna()
+    lib = import_optuna()
     from optuna.storages.journal import JournalFileBackend
 
     path = journal_path(sweep_dir)
     os.makedirs(path.parent, exist_ok=True)
     lock: Any = FlockLock(path)  # Optuna calls acquire/release only
-    return optuna.storages.JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
+    journal = lib.storages.JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
+    return cast("optuna.storages.JournalStorage", journal)
 
 
 def open_study(sweep_dir: Path, search: SearchBlock) -> optuna.Study:
     """The sweep's study, created on first use; the same study for every later or concurrent `run`."""
-    optuna = import_optuna()
+    lib = import_optuna()
     check_sampler(search)
-    return optuna.create_study(
+    study = lib.create_study(
         storage=storage(sweep_dir),
         study_name=STUDY_NAME,
         load_if_exists=True,
@@ -123,14 +124,15 @@ def open_study(sweep_dir: Path, search: SearchBlock) -> optuna.Study:
         pruner=pruner(search),
         direction="maximize" if search.mode == "max" else "minimize",
     )
+    return cast("optuna.Study", study)
 
 
 def load_study(sweep_dir: Path) -> optuna.Study | None:
     """The study for reading (status, report), or None before the first trial was asked."""
     if not journal_path(sweep_dir).is_file():
         return None
-    optuna = import_optuna()
-    return optuna.load_study(study_name=STUDY_NAME, storage=storage(sweep_dir))
+    lib = import_optuna()
+    return cast("optuna.Study", lib.load_study(study_name=STUDY_NAME, storage=storage(sweep_dir)))
 
 
 SAMPLER_NEEDS = {"cmaes": ("cmaes",), "gp": ("torch", "scipy")}  # what Optuna imports for them
@@ -149,38 +151,55 @@ def check_sampler(search: SearchBlock) -> None:
 
 def sampler(search: SearchBlock, salt: int = 0) -> optuna.samplers.BaseSampler:
     """The spec's sampler; ``salt`` (the next trial's number) varies the seed per ask."""
-    optuna = import_optuna()
-    samplers = optuna.samplers
+    lib = import_optuna()
+    samplers = lib.samplers
     seed = (search.seed * 1_000_003 + salt) % 2**32
     if search.sampler == "random":
-        return samplers.RandomSampler(seed=seed)
+        return cast("optuna.samplers.BaseSampler", samplers.RandomSampler(seed=seed))
     if search.sampler == "qmc":
         # one scrambled sequence for the whole study: the trial number indexes it
-        return samplers.QMCSampler(seed=search.seed, scramble=True, warn_asynchronous_seeding=False)
+        return cast(
+            "optuna.samplers.BaseSampler",
+            samplers.QMCSampler(seed=search.seed, scramble=True, warn_asynchronous_seeding=False),
+        )
     if search.sampler == "tpe":
         # constant_liar: parallel trials still running count as bad guesses, so `parallel`
         # asks in a row do not all land on the same promising point
-        return samplers.TPESampler(seed=seed, constant_liar=search.parallel > 1)
+        return cast(
+            "optuna.samplers.BaseSampler", samplers.TPESampler(seed=seed, constant_liar=search.parallel > 1)
+        )
     if search.sampler == "cmaes":
         # its search state lives in the study; the seed only draws this generation's point
-        return samplers.CmaEsSampler(seed=seed, consider_pruned_trials=True, warn_independent_sampling=False)
+        return cast(
+            "optuna.samplers.BaseSampler",
+            samplers.CmaEsSampler(seed=seed, consider_pruned_trials=True, warn_independent_sampling=False),
+        )
     assert search.sampler == "gp"
-    return samplers.GPSampler(seed=seed, warn_independent_sampling=False)
+    return cast("optuna.samplers.BaseSampler", samplers.GPSampler(seed=seed, warn_independent_sampling=False))
 
 
 def pruner(search: SearchBlock) -> optuna.pruners.BasePruner:
-    optuna = import_optuna()
-    pruners = optuna.pruners
+    lib = import_optuna()
+    pruners = lib.pruners
     prune = search.prune
     if prune is None or prune.method == "none":
-        return pruners.NopPruner()
+        return cast("optuna.pruners.BasePruner", pruners.NopPruner())
     if prune.method == "asha":
-        return pruners.SuccessiveHalvingPruner(min_resource=prune.min_steps, reduction_factor=prune.reduction)
+        return cast(
+            "optuna.pruners.BasePruner",
+            pruners.SuccessiveHalvingPruner(min_resource=prune.min_steps, reduction_factor=prune.reduction),
+        )
     if prune.method == "median":
         # no decision before min_steps, and none before a few trials have shown the median
-        return pruners.MedianPruner(n_startup_trials=search.parallel, n_warmup_steps=prune.min_steps)
+        return cast(
+            "optuna.pruners.BasePruner",
+            pruners.MedianPruner(n_startup_trials=search.parallel, n_warmup_steps=prune.min_steps),
+        )
     assert prune.method == "hyperband"
-    return pruners.HyperbandPruner(min_resource=prune.min_steps, reduction_factor=prune.reduction)
+    return cast(
+        "optuna.pruners.BasePruner",
+        pruners.HyperbandPruner(min_resource=prune.min_steps, reduction_factor=prune.reduction),
+    )
 
 
 def distributions(search: SearchBlock) -> dict[str, optuna.distributions.BaseDistribution]:

@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
 from sweepgen.errors import UserError
 
@@ -72,7 +74,7 @@ class Statistics:
     resamples: int = RESAMPLES
 
 
-def _numpy():
+def _numpy() -> ModuleType:
     try:
         import numpy as np
         import scipy.stats  # noqa: F401  (checked here, used below)
@@ -83,7 +85,9 @@ def _numpy():
     return np
 
 
-def bootstrap_mean(values: Sequence[float], *, seed: int = SEED, resamples: int = RESAMPLES):
+def bootstrap_mean(
+    values: Sequence[float], *, seed: int = SEED, resamples: int = RESAMPLES
+) -> tuple[float | None, float | None]:
     """The percentile bootstrap interval (LEVEL) of the mean, or (None, None) for one value."""
     if len(values) < 2:
         return None, None
@@ -96,7 +100,7 @@ def bootstrap_mean(values: Sequence[float], *, seed: int = SEED, resamples: int 
 
 def bootstrap_diff(
     arm: Sequence[float], base: Sequence[float], *, seed: int = SEED, resamples: int = RESAMPLES
-):
+) -> tuple[float | None, float | None]:
     """The percentile bootstrap interval of mean(arm) - mean(base), each group resampled on its own."""
     if len(arm) < 2 or len(base) < 2:
         return None, None
@@ -109,7 +113,7 @@ def bootstrap_diff(
     return _percentiles(np, a_means - b_means)
 
 
-def _percentiles(np, draws) -> tuple[float, float]:
+def _percentiles(np: ModuleType, draws: Any) -> tuple[float, float]:
     tail = (1 - LEVEL) / 2 * 100
     low, high = np.percentile(draws, [tail, 100 - tail])
     return float(low), float(high)

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from types import FrameType
+from typing import NoReturn, Protocol
 
 from sweepgen.errors import Location, UserError
 from sweepgen.run import runlock, sweep_state
@@ -348,7 +349,7 @@ def stop_signals_raise_interrupt() -> Iterator[None]:
     """SIGTERM/SIGHUP (a closed terminal, a job scheduler) stop the sweep like Ctrl-C does, so the
     children are stopped and marked instead of orphaned."""
 
-    def raise_interrupt(signum, frame):
+    def raise_interrupt(signum: int, frame: FrameType | None) -> NoReturn:
         raise KeyboardInterrupt
 
     previous = {sig: signal.signal(sig, raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
