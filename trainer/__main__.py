@@ -8,6 +8,10 @@ import os
 import sys
 import traceback
 
+from sweepgen import yamlio
+from sweepgen.errors import SweepgenError
+from trainer.signals import Stopped
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
@@ -16,11 +20,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     # Before anything imports huggingface_hub (it reads this once): never reach for the network.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from sweepgen.errors import SweepgenError
-    from trainer.signals import Stopped
-
     try:
-        from trainer.run import run_config_file
+        from trainer.run import run_config_file  # noqa: PLC0415 - after HF_HUB_OFFLINE is set: huggingface_hub reads it once, on import
 
         run_config_file(argv[0], echo=lambda line: print(line, flush=True))
     except SweepgenError as err:
@@ -61,8 +62,6 @@ _DISK_MESSAGES = {os.strerror(code): code for code in _DISK_ERRNOS}
 def _output_dir(config_path: str) -> str:
     """Where the run writes, for a disk error that names no file (a failed write() has none)."""
     try:
-        from sweepgen import yamlio
-
         data = yamlio.load(config_path).data  # read as the trainer reads its config (YAML 1.2)
         return f"the run directory {data['output_dir']}"
     except Exception:  # noqa: BLE001 - only a better message is at stake

@@ -73,9 +73,9 @@ def check_target_modules(cfg: RunConfig, model_dir: Path) -> None:
     """routing.target_modules against the linear layers of the model, built on the meta device."""
     if cfg.routing is None:
         return
-    import torch
-    from torch import nn
-    from transformers import AutoConfig, AutoModelForCausalLM
+    import torch  # noqa: PLC0415 - lazy: this module stays importable without torch (checks run before the model loads)
+    from torch import nn  # noqa: PLC0415 - lazy: this module stays importable without torch
+    from transformers import AutoConfig, AutoModelForCausalLM  # noqa: PLC0415 - lazy: this module stays importable without torch
 
     config = AutoConfig.from_pretrained(model_dir, local_files_only=True)
     with torch.device("meta"):
@@ -107,7 +107,7 @@ def check_device(cfg: RunConfig) -> None:
     """Half precision on CPU trains in half precision, slowly and imprecisely, without saying so."""
     if cfg.model.dtype == "float32":
         return
-    import torch
+    import torch  # noqa: PLC0415 - lazy: this module stays importable without torch
 
     if not torch.cuda.is_available():
         raise ConfigError(

@@ -138,6 +138,6 @@ def identity(data: DataConfig, path: Path, rows: list[dict]) -> dict[str, object
 
 def load_dataset(data: DataConfig):
     """The rows as a ``datasets.Dataset`` (what TRL's GRPOTrainer takes)."""
-    from datasets import Dataset
+    from datasets import Dataset  # noqa: PLC0415 - lazy: datasets loads only when TRL needs a Dataset
 
     return Dataset.from_list(load_rows(data))

@@ -11,11 +11,14 @@ Exit codes: 0 ok, 2 bad input, 70 a bug.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import traceback
 from pathlib import Path
 from typing import Any
+
+from sweepgen.errors import ConfigError, SweepgenError
 
 
 def parse_scales(text: str) -> tuple[float, float]:
@@ -31,17 +34,14 @@ def parse_scales(text: str) -> tuple[float, float]:
 def evaluate(
     run_dir: Path, checkpoint: str | None = None, scales: tuple[float, float] | None = None
 ) -> dict[str, Any]:
-    import functools
-
-    from sweepgen.errors import ConfigError
-    from trainer import rewards
-    from trainer.configfile import load_config
-    from trainer.data import load_rows
-    from trainer.outputs import RunDir
-    from trainer.routing import detectors
-    from trainer.routing.checkpoint import load_routed_model
-    from trainer.routing.evaluation import evaluate_modes
-    from trainer.routing.trainer import nest_eval
+    from trainer import rewards  # noqa: PLC0415 - lazy: --help and bad arguments answer before the trainer loads
+    from trainer.configfile import load_config  # noqa: PLC0415 - lazy: as above
+    from trainer.data import load_rows  # noqa: PLC0415 - lazy: as above
+    from trainer.outputs import RunDir  # noqa: PLC0415 - lazy: as above
+    from trainer.routing import detectors  # noqa: PLC0415 - lazy: as above
+    from trainer.routing.checkpoint import load_routed_model  # noqa: PLC0415 - lazy: as above
+    from trainer.routing.evaluation import evaluate_modes  # noqa: PLC0415 - lazy: as above
+    from trainer.routing.trainer import nest_eval  # noqa: PLC0415 - lazy: as above (torch and TRL load here)
 
     rd = RunDir(run_dir)
     if not rd.config.is_file():
@@ -93,8 +93,6 @@ def evaluate(
 
 
 def _checkpoint_folder(rd, checkpoint: str | None) -> Path:
-    from sweepgen.errors import ConfigError
-
     if checkpoint is None:
         folder = rd.last_checkpoint()
         if folder is None:
@@ -122,8 +120,6 @@ def main(argv: list[str] | None = None) -> int:
         "--scales", type=parse_scales, help="one `retain,forget` scale pair instead of the eval modes"
     )
     args = parser.parse_args(argv)
-    from sweepgen.errors import SweepgenError
-
     try:
         result = evaluate(args.run_dir, args.checkpoint, args.scales)
     except SweepgenError as err:

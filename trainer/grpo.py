@@ -18,10 +18,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
+from transformers.trainer_callback import PrinterCallback
 from trl import GRPOTrainer
 
 from trainer import rewards
 from trainer.outputs import RunDir, TrainingDiverged
+from trainer.resume_sampler import EpochSeededRepeatSampler
 
 if TYPE_CHECKING:  # annotations only: at run time this module does not depend on the config model
     from trainer.config import RunConfig
@@ -55,7 +57,6 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         self._session_start = time.monotonic()
         super().__init__(*args, **kwargs)
         # With tqdm off, transformers prints every log dict; our on_step line replaces that.
-        from transformers.trainer_callback import PrinterCallback
 
         self.remove_callback(PrinterCallback)
 
@@ -112,7 +113,6 @@ class SweepgenGRPOTrainer(GRPOTrainer):
     # ---- TRL overrides -----------------------------------------------------------------------
     def _get_train_sampler(self, dataset=None):
         # TRL's sampler with the same arguments, made resumable past the first epoch (resume_sampler.py)
-        from trainer.resume_sampler import EpochSeededRepeatSampler
 
         sampler = super()._get_train_sampler(dataset)
         resumable = EpochSeededRepeatSampler.__new__(EpochSeededRepeatSampler)

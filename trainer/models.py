@@ -19,6 +19,7 @@ from pathlib import Path
 
 from sweepgen.errors import ConfigError
 from trainer.config import BUILTIN_TINY, ModelConfig, TinyModel
+from trainer.tiny_prior import train_prior
 
 # Bump when the factory's output changes for the same TinyModel, so old cache entries are not reused.
 FACTORY_VERSION = 1
@@ -74,7 +75,7 @@ def locate_model(model: ModelConfig) -> Path | None:
 
 def _hub_cache_snapshot(repo_id: str) -> Path | None:
     # Only look; try_to_load_from_cache never touches the network.
-    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415 - lazy: huggingface_hub loads only for a hub id
 
     found = try_to_load_from_cache(repo_id, "config.json")
     return Path(found).parent if isinstance(found, str) else None
@@ -125,8 +126,6 @@ def build_tiny_model(tiny: TinyModel) -> Path:
         tokenizer.save_pretrained(tmp)
         model = _init_model(tiny, len(tokenizer), tokenizer)
         if tiny.prior == "debate_copy":
-            from trainer.tiny_prior import train_prior
-
             model = train_prior(model, tokenizer)
         model.save_pretrained(tmp)
         try:
@@ -143,8 +142,8 @@ def build_tiny_model(tiny: TinyModel) -> Path:
 
 def train_tokenizer(vocab_size: int):
     """A byte-level BPE tokenizer trained on the bundled corpus, as a PreTrainedTokenizerFast."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: PLC0415 - lazy: this module stays importable without torch (tokenizers only for the tiny model)
+    from transformers import PreTrainedTokenizerFast  # noqa: PLC0415 - lazy: this module stays importable without torch
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -175,8 +174,8 @@ def train_tokenizer(vocab_size: int):
 
 
 def _init_model(tiny: TinyModel, vocab_size: int, tokenizer):
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    import torch  # noqa: PLC0415 - lazy: this module stays importable without torch
+    from transformers import LlamaConfig, LlamaForCausalLM  # noqa: PLC0415 - lazy: this module stays importable without torch
 
     config = LlamaConfig(
         vocab_size=vocab_size,
@@ -199,8 +198,8 @@ def _init_model(tiny: TinyModel, vocab_size: int, tokenizer):
 
 def load_model_and_tokenizer(model_dir: Path, dtype: str):
     """Load through ``from_pretrained`` with ``local_files_only`` so nothing can hit the network."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch  # noqa: PLC0415 - lazy: this module stays importable without torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415 - lazy: this module stays importable without torch
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     if tokenizer.pad_token is None:

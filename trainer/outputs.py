@@ -21,6 +21,7 @@ import yaml
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.safefs import write_atomic
 from trainer import diversity
+from trainer.checkpoint_check import TRAINER_STATE, problem
 
 if TYPE_CHECKING:  # annotations only: no run-time dependency on the config model
     from trainer.config import RunConfig
@@ -122,7 +123,6 @@ class RunDir:
     def last_checkpoint(self, warn: Callable[[str], None] | None = None) -> Path | None:
         """The newest complete checkpoint. A newer one that is incomplete or corrupt (a save cut by
         a crash or a full disk) is skipped, and named through ``warn`` when given."""
-        from trainer.checkpoint_check import TRAINER_STATE, problem
 
         steps = []
         if self.checkpoints.is_dir():

@@ -79,8 +79,8 @@ def _train(
     checks.check_device(cfg)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: nothing below may download
 
-    from datasets import Dataset
-    from transformers.utils import logging as hf_logging
+    from datasets import Dataset  # noqa: PLC0415 - lazy: torch and TRL load only when training starts
+    from transformers.utils import logging as hf_logging  # noqa: PLC0415 - lazy: as above
 
     hf_logging.disable_progress_bar()  # run.log gets one line per step from on_step instead
     # TRL's and transformers' own checks (e.g. bf16 without hardware support) before a model loads
@@ -155,14 +155,14 @@ def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
     combining them is a config error (RunConfig), never one silently winning.
     """
     if cfg.routing is not None:  # gradient routing (issue 4), incl. its LoRA baseline
-        from trainer.routing.trainer import RoutedGRPOTrainer
+        from trainer.routing.trainer import RoutedGRPOTrainer  # noqa: PLC0415 - lazy: only the trainer class the config asks for loads
 
         return RoutedGRPOTrainer
     if cfg.debate is not None:
-        from trainer.debate.trainer import DebateGRPOTrainer
+        from trainer.debate.trainer import DebateGRPOTrainer  # noqa: PLC0415 - lazy: as above
 
         return DebateGRPOTrainer
-    from trainer.grpo import SweepgenGRPOTrainer
+    from trainer.grpo import SweepgenGRPOTrainer  # noqa: PLC0415 - lazy: as above
 
     return SweepgenGRPOTrainer
 

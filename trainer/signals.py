@@ -134,7 +134,7 @@ class GracefulStop:
 
     def callback(self, *, cycle_steps: int = 1):
         """The TrainerCallback that turns a recorded signal into transformers' own save-and-stop."""
-        from transformers import TrainerCallback
+        from transformers import TrainerCallback  # noqa: PLC0415 - lazy: stop handling is torch-free; transformers loads only for the callback
 
         stop = self
 

@@ -75,7 +75,7 @@ def encode(tokenizer: Any, prompt: str, turns: list[str]) -> tuple[list[int], li
 
 def train_prior(model: Any, tokenizer: Any) -> Any:
     """Fit ``model`` to the prior's debates (deterministic: fixed seeds, CPU, fixed order)."""
-    import torch
+    import torch  # noqa: PLC0415 - lazy: this module stays importable without torch (its debate data is built without it)
 
     rng = random.Random(SEED)
     examples = [encode(tokenizer, p, t) for p, t in debate_examples(rng, EXAMPLES)]

@@ -93,13 +93,13 @@ class Tracker:
         out = Path(cfg.output_dir)
         if "tensorboard" in report_to:
             try:
-                from torch.utils.tensorboard import SummaryWriter
+                from torch.utils.tensorboard import SummaryWriter  # noqa: PLC0415 - lazy: tensorboard loads only when report_to asks for it
             except ImportError:
                 raise _missing("tensorboard", "tensorboard") from None
             self._tb = SummaryWriter(log_dir=str(out / "tensorboard"))
         if "wandb" in report_to:
             try:
-                import wandb
+                import wandb  # noqa: PLC0415 - lazy: wandb loads only when report_to asks for it
             except ImportError:
                 raise _missing("wandb", "wandb") from None
             context = sweep_context(self.config_path)
@@ -141,7 +141,7 @@ class Tracker:
     def finish(self, summary: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> None:
         """At the run's end: the summary and the samples table to W&B, then close."""
         if self._wandb is not None:
-            import wandb
+            import wandb  # noqa: PLC0415 - lazy: wandb loads only when report_to asks for it
 
             names = [c for c in SAMPLE_COLUMNS if any(c in s for s in samples)]
             if names:

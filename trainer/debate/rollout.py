@@ -18,6 +18,7 @@ import copy
 from typing import Any
 
 import torch
+from trl.models import unwrap_model_for_generation
 
 from sweepgen.errors import ConfigError
 from trainer.debate import shaping as registry
@@ -105,8 +106,6 @@ class DebateRollout:
 
     @staticmethod
     def _generate(trainer: Any, contexts: list[list[int]], generation_config: Any) -> list[list[int]]:
-        from trl.models import unwrap_model_for_generation
-
         tokenizer = trainer.processing_class
         device = trainer.accelerator.device
         width = max(len(c) for c in contexts)

@@ -29,8 +29,10 @@ from trainer import rewards
 from trainer.debate import shaping as registry
 from trainer.debate.group import ROLES, Group, Turn, final_answer
 from trainer.debate.metrics import debate_metrics
+from trainer.debate.rollout import DebateRollout
 from trainer.debate.transcript import turn_token_advantages
 from trainer.grpo import SweepgenGRPOTrainer
+from trainer.outputs import read_jsonl
 
 # Keys the rollout adds to each batch row; everything else in a row is a dataset column.
 DEBATE_KEYS = (
@@ -59,8 +61,6 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
 
     @classmethod
     def extra_init_kwargs(cls, cfg) -> dict[str, Any]:
-        from trainer.debate.rollout import DebateRollout
-
         return {"rollout_func": DebateRollout(cfg.debate, cfg.reward_shaping)}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -166,7 +166,6 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
     # ---- outputs -----------------------------------------------------------------------------
     def summary_extras(self) -> dict[str, Any]:
         """summary.json's ``debate``: the debate metrics averaged like final_reward (last window)."""
-        from trainer.outputs import read_jsonl
 
         rows = read_jsonl(self.run_dir.metrics)  # all sessions of a resumed run
         # the same window as final_reward: the last summary_window generation steps

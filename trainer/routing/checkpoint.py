@@ -20,7 +20,7 @@ WEIGHTS = "model.safetensors"
 
 def adapter_shapes(weights: Path) -> tuple[dict[str, int], list[str]]:
     """Rank of each adapter (0: absent) and the adapted module names, from the tensors alone."""
-    from safetensors import safe_open
+    from safetensors import safe_open  # noqa: PLC0415 - lazy: safetensors loads only to read a checkpoint
 
     ranks: dict[str, set[int]] = {"retain": set(), "forget": set()}
     targets: set[str] = set()
@@ -69,11 +69,11 @@ def read_meta(checkpoint: Path) -> dict[str, Any]:
 
 def load_routed_model(checkpoint: Path, dtype: str = "float32", seed: int = 0):
     """(model, tokenizer, meta): the model with adapters of the checkpoint's ranks, every weight loaded."""
-    import torch
-    from safetensors.torch import load_file
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch  # noqa: PLC0415 - lazy: this module stays importable without torch (read_meta needs none)
+    from safetensors.torch import load_file  # noqa: PLC0415 - lazy: this module stays importable without torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415 - lazy: this module stays importable without torch
 
-    from trainer.routing.dual_lora import inject_adapters
+    from trainer.routing.dual_lora import inject_adapters  # noqa: PLC0415 - dual_lora imports torch
 
     meta = read_meta(checkpoint)
     tokenizer = AutoTokenizer.from_pretrained(checkpoint, local_files_only=True)
@@ -100,7 +100,7 @@ def load_routed_model(checkpoint: Path, dtype: str = "float32", seed: int = 0):
 
 
 def _config(checkpoint: Path):
-    from transformers import AutoConfig
+    from transformers import AutoConfig  # noqa: PLC0415 - lazy: this module stays importable without torch
 
     return AutoConfig.from_pretrained(checkpoint, local_files_only=True)
 
