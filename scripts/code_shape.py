@@ -5,6 +5,12 @@ Usage (from the repo root, or with ``--root`` pointing at another checkout)::
     python scripts/code_shape.py                    # sweepgen/ and trainer/
     python scripts/code_shape.py --list 80          # also name every function over 80 lines
     python scripts/code_shape.py --root /tmp/old    # the same counts for another tree
+    python scripts/code_shape.py --check 80         # exit 1 naming each sweepgen function over 80
+                                                    # lines without `# noqa: CODE - reason` on its def
+
+A function may run long only with a reason, given on its ``def`` line as the ``# noqa`` of the rule
+it breaks (C901, PLR0912, PLR0915): ruff has no length rule, and its RUF100 refuses a ``noqa`` that
+names no broken rule, so a long function that breaks none is split instead.
 
 A function's length is its source lines from ``def`` to its last line (decorators left out); nested
 functions count on their own and inside their parent. An import is function-local when it sits
@@ -15,9 +21,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
+import sys
 from pathlib import Path
 
 PACKAGES = ("sweepgen", "trainer")
+CHECKED = "sweepgen"  # the package --check holds to the length limit
+REASONED_NOQA = re.compile(r"#\s*noqa:\s*[A-Z]+[0-9]+(\s*,\s*[A-Z]+[0-9]+)*\s+-\s+\S")
 
 
 def functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -46,11 +56,38 @@ def shape(root: Path, package: str) -> tuple[list[tuple[int, str]], int]:
     return lengths, imports
 
 
+def unexplained_long(root: Path, limit: int) -> list[str]:
+    """``path:line name (N lines)`` for each function of CHECKED over ``limit`` lines whose def line
+    carries no ``# noqa: CODE - reason``."""
+    found = []
+    for path in sorted((root / CHECKED).rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for fn in functions(ast.parse(text)):
+            assert fn.end_lineno is not None
+            length = fn.end_lineno - fn.lineno + 1
+            if length > limit and not REASONED_NOQA.search(lines[fn.lineno - 1]):
+                found.append(f"{path.relative_to(root).as_posix()}:{fn.lineno} {fn.name} ({length} lines)")
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--list", type=int, default=0, metavar="N", help="name the functions over N lines")
+    parser.add_argument(
+        "--check",
+        type=int,
+        default=0,
+        metavar="N",
+        help=f"fail on a {CHECKED} function over N lines with no reason",
+    )
     args = parser.parse_args()
+    if args.check:
+        found = unexplained_long(args.root, args.check)
+        for where in found:
+            print(f"{where}: over {args.check} lines; split it, or give the reason as `# noqa: CODE - why`")
+        sys.exit(1 if found else 0)
     print(f"{'package':10} {'functions':>9} {'>60 lines':>9} {'>80 lines':>9} {'local imports':>13}")
     for package in PACKAGES:
         lengths, imports = shape(args.root, package)

@@ -206,38 +206,7 @@ class SlurmExecutor(Executor):
         import submitit
 
         cwd = os.getcwd()
-        submitted: list[RunStatus] = []
-        previous_of: dict[str, RunStatus | None] = {}
-        node_tasks = []
-        for task in tasks:
-            previous = read_status(task.run_dir)
-            previous_of[task.name] = previous
-            status = RunStatus(
-                RunState.RUNNING,
-                self.name,
-                reason="submitted to Slurm",
-                command=list(task.argv),
-                config=task.config_path.as_posix(),
-                sweep_dir=Path(self.options.sweep_dir).as_posix(),
-                attempt=previous.attempt + 1 if previous else 1,
-                ids={"job_name": self.job_name, "submitit_folder": str(self.root)},
-                config_fingerprint=task.fingerprint or None,
-                done_file=task.done_file,
-            )
-            submitted.append(status)
-            node_tasks.append(
-                NodeTask(
-                    name=task.name,
-                    argv=tuple(task.argv),
-                    cwd=cwd,
-                    run_dir=str(task.run_dir),
-                    status=status,
-                    env={
-                        **tracker_env(task, Path(self.options.sweep_dir).name),
-                        **self.options.env,
-                    },
-                )
-            )
+        submitted, previous_of, node_tasks = self._node_tasks(tasks, cwd)
         ex = submitit.SlurmExecutor(folder=self.root / "%j", python=shlex.quote(sys.executable))
         ex.update_parameters(**self._submitit_parameters(len(tasks)))
         from submitit.core.utils import FailedJobError, FailedSubmissionError
@@ -284,6 +253,45 @@ class SlurmExecutor(Executor):
                     hint="check the controller (`scontrol ping`), then run the same command again",
                 ) from err
             raise
+
+    def _node_tasks(
+        self, tasks: Sequence[RunTask], cwd: str
+    ) -> tuple[list[RunStatus], dict[str, RunStatus | None], list[NodeTask]]:
+        """Per task: the status it is submitted with, the status it had before (restored if the
+        submission fails) and what the node runs."""
+        submitted: list[RunStatus] = []
+        previous_of: dict[str, RunStatus | None] = {}
+        node_tasks = []
+        for task in tasks:
+            previous = read_status(task.run_dir)
+            previous_of[task.name] = previous
+            status = RunStatus(
+                RunState.RUNNING,
+                self.name,
+                reason="submitted to Slurm",
+                command=list(task.argv),
+                config=task.config_path.as_posix(),
+                sweep_dir=Path(self.options.sweep_dir).as_posix(),
+                attempt=previous.attempt + 1 if previous else 1,
+                ids={"job_name": self.job_name, "submitit_folder": str(self.root)},
+                config_fingerprint=task.fingerprint or None,
+                done_file=task.done_file,
+            )
+            submitted.append(status)
+            node_tasks.append(
+                NodeTask(
+                    name=task.name,
+                    argv=tuple(task.argv),
+                    cwd=cwd,
+                    run_dir=str(task.run_dir),
+                    status=status,
+                    env={
+                        **tracker_env(task, Path(self.options.sweep_dir).name),
+                        **self.options.env,
+                    },
+                )
+            )
+        return submitted, previous_of, node_tasks
 
     def _record(
         self,
