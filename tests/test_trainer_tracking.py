@@ -86,14 +86,22 @@ def test_tensorboard_and_wandb_offline_get_what_metrics_jsonl_gets(tiny_cache, t
     assert dict(series.points) == pytest.approx(expected)
 
 
-def test_sweep_context_comes_from_the_lock_beside_the_config(tmp_path):
+def test_sweep_context_comes_from_the_lock_beside_the_config(tmp_path, monkeypatch):
+    # a real render: the lock keeps each variant as a difference from the base, never its values
+    from sweepgen.compile import api
     from trainer.tracking import sweep_context
 
-    make_config_sweep(
-        tmp_path, {"a": {"output_dir": "x"}}, sweep="s", values={"a": {"grpo.beta": 0.1, "seed": 3}}
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "t.yaml.j2").write_text("{{ config | to_yaml }}")
+    (tmp_path / "specs/s.yaml").write_text(
+        "sweepgen: 1\nname: s\ntemplate: ../t.yaml.j2\noutput: '{{ variant.name }}.yaml'\n"
+        "base: {output_dir: x, grpo: {beta: 0.0}, seed: 0, data: {source: a}}\n"
+        "grid: {grpo.beta: [0.1, 0.2], seed: [3, 4]}\n"
     )
-    ctx = sweep_context(tmp_path / "generated/s/a.yaml")
-    assert ctx.sweep == "s" and ctx.tags == ["grpo.beta=0.1", "seed=3"]
+    api.render(["specs/s.yaml"])
+    ctx = sweep_context(tmp_path / "generated/s/beta0.2_seed3.yaml")
+    assert ctx.sweep == "s" and ctx.tags == ["grpo.beta=0.2", "seed=3"]
     assert sweep_context(tmp_path / "elsewhere.yaml").sweep is None  # a hand-written config
 
 

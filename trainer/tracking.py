@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sweepgen import paths, yamlio
 from sweepgen.errors import ConfigError
 from trainer.config import RunConfig
 
@@ -57,10 +58,14 @@ def sweep_context(config_path: str | Path | None) -> SweepContext:
         lock = json.loads(lock_path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError):
         return SweepContext()
-    for entry in lock.get("files") or ():
-        if isinstance(entry, dict) and entry.get("path") == path.name:
-            return SweepContext(str(lock.get("sweep") or path.parent.name), dict(entry.get("values") or {}))
-    return SweepContext()
+    if not any(isinstance(e, dict) and e.get("path") == path.name for e in lock.get("files") or ()):
+        return SweepContext()
+    # The lock keeps a variant's values as a difference from its base (every version differently);
+    # the rendered config holds them resolved, as sweepgen.compile.lock.Lock.values reads them.
+    config = yamlio.load(str(path)).data
+    varying = [p for p in lock.get("varying") or () if isinstance(p, str)]
+    values = {p: v for p in varying if (v := paths.get(config, p)) is not paths.MISSING}
+    return SweepContext(str(lock.get("sweep") or path.parent.name), values)
 
 
 def _missing(module: str, tracker: str) -> ConfigError:
