@@ -17,7 +17,6 @@ from sweepgen.readers.diff import (
     diff,
     disallowed,
     format_path,
-    glob_matches,
     jsonable,
     parse_glob,
     parse_globs,
@@ -183,7 +182,7 @@ def test_format_path(path, text):
     ],
 )
 def test_glob_matches(glob, path, hit):
-    assert glob_matches(glob, path) is hit
+    assert parse_glob(glob).match(path) is hit
 
 
 @pytest.mark.parametrize("glob", ["", "a..b", "a.", ".a", "a[x]", 'a["b"', "a b", "a]"])

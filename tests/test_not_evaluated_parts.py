@@ -6,11 +6,11 @@ from __future__ import annotations
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.pyast import parse_python_config
-from sweepgen.readers.shellconfig import parse_shell_config
+from sweepgen.readers.shellconfig import read_shell
 
 
-def _changes(a: str, b: str, parse=parse_shell_config) -> list[str]:
-    return [f"{c.dotted}: {c.old!r} -> {c.new!r}" for c in diff(parse(a), parse(b))]
+def _changes(a: str, b: str) -> list[str]:
+    return [f"{c.dotted}: {c.old!r} -> {c.new!r}" for c in diff(read_shell(a).data, read_shell(b).data)]
 
 
 MEGATRON = (
@@ -21,13 +21,13 @@ MEGATRON = (
 def test_an_edit_beside_an_unknown_array_element_is_seen():
     b = MEGATRON.replace("949,50,1", "969,30,1")
     assert _changes(MEGATRON, b) == ["commands[\"pretrain_gpt.py\"].--split: '949,50,1' -> '969,30,1'"]
-    cmd = parse_shell_config(MEGATRON)["commands"]["pretrain_gpt.py"]
+    cmd = read_shell(MEGATRON).data["commands"]["pretrain_gpt.py"]
     assert cmd["--data-path"] == NotEvaluated("$DATA_PATH") and cmd["--pp"] == 16
 
 
 def test_a_variable_under_a_positional_keeps_its_definition():
     a = "X=$1/run_a\npython t.py --out $X\n"
-    (change,) = diff(parse_shell_config(a), parse_shell_config(a.replace("run_a", "run_b")))
+    (change,) = diff(read_shell(a).data, read_shell(a.replace("run_a", "run_b")).data)
     assert change.dotted == 'commands["t.py"].--out'
     assert (change.old, change.new) == (NotEvaluated("$1/run_a"), NotEvaluated("$1/run_b"))
 
@@ -39,26 +39,26 @@ def test_inserting_one_flag_into_an_array_is_one_added_flag():
         'commands["t.py"].--new: <absent> -> 9',
         "vars.ARGS.--new: <absent> -> 9",
     ]
-    assert parse_shell_config(a)["vars"]["ARGS"] == {"--a": 1, "--b": 2, "--c": 3}
+    assert read_shell(a).data["vars"]["ARGS"] == {"--a": 1, "--b": 2, "--c": 3}
 
 
 def test_an_unknown_array_is_its_own_part_not_a_flags_value():
     a = 'if [ -n "$X" ]; then A=( --x 1 ); fi\npython t.py --pp 16 ${A[@]} --tp 2\n'
     b = 'if [ -n "$X" ]; then A=( --x 1 ); fi\npython t.py ${A[@]} --tp 2 --pp 16\n'
-    cmd = parse_shell_config(a)["commands"]["t.py"]
+    cmd = read_shell(a).data["commands"]["t.py"]
     assert cmd["--pp"] == 16 and cmd["${A[@]}"] == NotEvaluated("${A[@]}")
     assert _changes(a, b) == []
 
 
 def test_an_assignment_with_several_variables_is_an_assignment():
-    cfg = parse_shell_config("M=llama\nX=a/$M/$T/c.yaml\npython t.py --cfg $X\n")
+    cfg = read_shell("M=llama\nX=a/$M/$T/c.yaml\npython t.py --cfg $X\n").data
     assert "T/c.yaml" not in cfg["commands"]
     assert cfg["commands"]["t.py"]["--cfg"] == NotEvaluated("a/llama/${T}/c.yaml")
 
 
 def test_appends_build_one_flag_mapping():
     a = "ARGS=( --a 1 )\nARGS+=( --b 2 )\nARGS+=( --c 3 )\necho $(date)\n"
-    assert parse_shell_config(a)["vars"]["ARGS"] == {"--a": 1, "--b": 2, "--c": 3}
+    assert read_shell(a).data["vars"]["ARGS"] == {"--a": 1, "--b": 2, "--c": 3}
 
 
 TRLX = (

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from sweepgen.readers.diff import diff
 from sweepgen.readers.pyast import parse_python_config
-from sweepgen.readers.shellconfig import parse_shell_config
+from sweepgen.readers.shellconfig import read_shell
 from sweepgen.readers.yamlfile import read_yaml
 
 _RESERVED = {
@@ -159,7 +159,7 @@ def test_hydra_override_command_line_round_trip(data, rng, split):
     rng.shuffle(tokens)  # override order does not matter between distinct keys
     joiner = " \\\n    " if split else " "
     script = "python3 -m verl.trainer.main_ppo" + joiner + joiner.join(tokens) + "\n"
-    assert _same(parse_shell_config(script)["commands"]["verl.trainer.main_ppo"], data)
+    assert _same(read_shell(script).data["commands"]["verl.trainer.main_ppo"], data)
 
 
 _flags = st.dictionaries(
@@ -197,7 +197,7 @@ def _argv(flags: dict, rng: random.Random, equals: bool) -> list[str]:
 def test_argparse_command_line_round_trip(flags, rng, equals, split):
     joiner = " \\\n    " if split else " "
     script = "torchrun --nproc_per_node 8 train.py" + joiner + joiner.join(_argv(flags, rng, equals)) + "\n"
-    command = parse_shell_config(script)["commands"]["train.py"]
+    command = read_shell(script).data["commands"]["train.py"]
     assert command.pop("@launcher") == {"torchrun": {"--nproc_per_node": 8}}
     assert _same(command, flags)
 
@@ -208,7 +208,7 @@ def test_equivalent_command_line_spellings_read_equal(flags, rng):
     """Reordered flags, `--f=v` vs `--f v`, `\\` line splits and re-indentation, `&>>` vs `>> f 2>&1`."""
     one = "python -m pkg.train " + " ".join(_argv(flags, rng, False)) + " &>> run.log\n"
     two = "python -m pkg.train \\\n        " + " \\\n  ".join(_argv(flags, rng, True)) + " >> run.log 2>&1\n"
-    assert _same(parse_shell_config(one), parse_shell_config(two))
+    assert _same(read_shell(one).data, read_shell(two).data)
 
 
 @settings(max_examples=100, deadline=None)

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from sweepgen.readers.sbatch import NO_VALUE, SHORT_TO_LONG
-from sweepgen.readers.shellconfig import parse_shell_config
+from sweepgen.readers.shellconfig import read_shell
 
 MAN = Path("/usr/share/man/man1/sbatch.1.gz")
 
 
 def _sbatch(*lines: str) -> dict:
-    return parse_shell_config(
-        "#!/bin/bash\n" + "".join(f"#SBATCH {line}\n" for line in lines) + "srun true\n"
-    )["sbatch"]
+    return read_shell("#!/bin/bash\n" + "".join(f"#SBATCH {line}\n" for line in lines) + "srun true\n").data[
+        "sbatch"
+    ]
 
 
 @pytest.mark.parametrize("short", sorted(SHORT_TO_LONG))

@@ -7,16 +7,16 @@ import pytest
 from sweepgen.errors import UserError
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
-from sweepgen.readers.shellconfig import parse_shell_config, read_shell
+from sweepgen.readers.shellconfig import read_shell
 
 
 def _cmd(script: str, name: str) -> dict:
-    return parse_shell_config(script)["commands"][name]
+    return read_shell(script).data["commands"][name]
 
 
 def test_an_exported_assignment_keeps_its_value():
-    a = parse_shell_config("LR=1e-5; export LR\n")
-    b = parse_shell_config("LR=3e-4; export LR\n")
+    a = read_shell("LR=1e-5; export LR\n").data
+    b = read_shell("LR=3e-4; export LR\n").data
     assert a["env"] == {"LR": "1e-5"} and b["env"] == {"LR": "3e-4"}
     assert [c.dotted for c in diff(a, b)] == ["env.LR"]
 
@@ -30,7 +30,7 @@ def test_hydra_overrides_are_keyed_by_name_not_position():
 
 def test_arrays_expand_where_used_and_redirections_are_not_arguments():
     script = 'ARGS=(--lr 1e-5\n  --steps 10)\npython t.py "${ARGS[@]}" &>> log\n'
-    cfg = parse_shell_config(script)
+    cfg = read_shell(script).data
     assert cfg["commands"] == {
         "t.py": {"--lr": 1e-5, "--steps": 10, "@stdout": ">> log", "@stderr": ">> log"}
     }
@@ -41,11 +41,11 @@ def test_heredoc_read_into_a_variable_is_run_as_a_command():
     one = "read -r -d '' CMD <<EOF\npython t.py --a 1 \\\n  --b 2\nEOF\n$CMD\n"
     two = "read -r -d '' CMD <<EOF\npython t.py \\\n      --b 2 --a 1\nEOF\n$CMD\n"
     assert _cmd(one, "t.py") == {"--a": 1, "--b": 2}
-    assert diff(parse_shell_config(one), parse_shell_config(two)) == []
+    assert diff(read_shell(one).data, read_shell(two).data) == []
 
 
 def test_a_heredoc_inside_command_substitution_is_read():
-    cfg = parse_shell_config("X=$(cat <<EOF\nhello\nEOF\n)\nexport X\n")
+    cfg = read_shell("X=$(cat <<EOF\nhello\nEOF\n)\nexport X\n").data
     assert cfg["env"] == {"X": "hello"}
 
 
@@ -69,9 +69,9 @@ def test_multi_value_and_repeated_flags_are_lists():
 
 
 def test_an_export_inside_if_is_conditional_with_its_condition():
-    cfg = parse_shell_config(
+    cfg = read_shell(
         'if [ -n "$X" ]; then\n  export A=1\nelse\n  export A=2\nfi\npython t.py --a "$A"\n'
-    )
+    ).data
     assert cfg["env"]["A"] == [
         {"@value": "1", "@when": '[ -n "$X" ]'},
         {"@value": "2", "@when": '! ([ -n "$X" ])'},
@@ -80,9 +80,7 @@ def test_an_export_inside_if_is_conditional_with_its_condition():
 
 
 def test_loops_and_case_mark_their_commands():
-    cfg = parse_shell_config(
-        "for s in 1 2; do python t.py --seed $s; done\ncase $M in a) python u.py;; esac\n"
-    )
+    cfg = read_shell("for s in 1 2; do python t.py --seed $s; done\ncase $M in a) python u.py;; esac\n").data
     assert cfg["commands"]["t.py"]["@when"] == "for s in 1 2"
     assert cfg["commands"]["u.py"]["@when"] == "case $M in a"
 
@@ -105,15 +103,13 @@ def test_launchers_are_peeled_off():
 
 
 def test_a_command_before_the_launcher_shifts_nothing():
-    a = parse_shell_config("python -m m --lr 1\n")
-    b = parse_shell_config("python prep.py --x 1\npython -m m --lr 1\n")
+    a = read_shell("python -m m --lr 1\n").data
+    b = read_shell("python prep.py --x 1\npython -m m --lr 1\n").data
     assert [c.dotted for c in diff(a, b)] == ['commands["prep.py"]']
 
 
 def test_defaults_of_script_variables_substitute_and_system_values_stay_not_evaluated():
-    cfg = parse_shell_config(
-        "M=2\nK=${M:-3}\nN=${N:-4}\npython t.py --k $K --n $N --home $HOME --at $(date)\n"
-    )
+    cfg = read_shell("M=2\nK=${M:-3}\nN=${N:-4}\npython t.py --k $K --n $N --home $HOME --at $(date)\n").data
     cmd = cfg["commands"]["t.py"]
     assert cmd["--k"] == 2  # M is the script's own: its value is known
     # N comes from the environment: 4 only where it is unset, so it is kept with its default
@@ -122,7 +118,7 @@ def test_defaults_of_script_variables_substitute_and_system_values_stay_not_eval
 
 
 def test_sbatch_directives_count_only_before_the_first_command():
-    cfg = parse_shell_config("#!/bin/bash\n#SBATCH --nodes=2 -p gpu\necho hi\n#SBATCH --mem=8G\n")
+    cfg = read_shell("#!/bin/bash\n#SBATCH --nodes=2 -p gpu\necho hi\n#SBATCH --mem=8G\n").data
     assert cfg["sbatch"] == {"--nodes": 2, "--partition": "gpu"}  # -p is --partition
 
 
@@ -147,22 +143,22 @@ def test_lines_are_known_for_commands_and_flags():
 
 def test_a_variable_exported_twice_keeps_both_values():
     # a command between the two exports saw the first: keeping only the last would hide a change
-    a = parse_shell_config("export LR=1\npython a.py\nexport LR=2\npython b.py\n")
-    b = parse_shell_config("export LR=3\npython a.py\nexport LR=2\npython b.py\n")
+    a = read_shell("export LR=1\npython a.py\nexport LR=2\npython b.py\n").data
+    b = read_shell("export LR=3\npython a.py\nexport LR=2\npython b.py\n").data
     assert a["env"] == {"LR": ["1", "2"]}
     assert [c.dotted for c in diff(a, b)] == ["env.LR[0]"]
 
 
 def test_integer_arithmetic_over_known_values_is_computed_as_bash_does():
-    cfg = parse_shell_config(
+    cfg = read_shell(
         "p=2048\nr=4096\nlen=$(((p + r) * 3))\npython t.py --len $len --half $((7 / 2)) --neg $((-7 / 2)) "
         "--rem $((-7 % 3)) --x $((unknown + 1))\n"
-    )
+    ).data
     cmd = cfg["commands"]["t.py"]
     assert (cmd["--len"], cmd["--half"], cmd["--neg"], cmd["--rem"]) == (18432, 3, -3, -1)
     assert cmd["--x"] == NotEvaluated("$((unknown + 1))")
 
 
 def test_an_assignment_ends_the_sbatch_directives_too():
-    cfg = parse_shell_config("#!/bin/bash\n#SBATCH --nodes=2\nX=1\n#SBATCH --mem=8G\n")
+    cfg = read_shell("#!/bin/bash\n#SBATCH --nodes=2\nX=1\n#SBATCH --mem=8G\n").data
     assert cfg["sbatch"] == {"--nodes": 2}

@@ -233,11 +233,6 @@ def parse_glob(glob: str) -> Glob:
         raise UserError(f"invalid --allow glob {glob!r}: {err.why}", hint=SYNTAX_HINT) from None
 
 
-def glob_matches(glob: str | Glob, path: Sequence[Token]) -> bool:
-    """Does ``path`` match ``glob``? ``*`` is one segment, ``**`` any number (including none)."""
-    return (parse_glob(glob) if isinstance(glob, str) else glob).match(tuple(path))
-
-
 # the gate ----------------------------------------------------------------------------------------
 
 

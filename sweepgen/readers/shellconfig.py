@@ -20,16 +20,10 @@ the running system stay not-evaluated nodes.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import ReadResult
 from sweepgen.readers.shellinterp import Reader
-
-
-def load_shell_config(path: str | Path) -> dict[str, Any]:
-    data: dict[str, Any] = read_shell_file(path).data
-    return data
 
 
 def read_shell_file(path: str | Path) -> ReadResult:
@@ -39,11 +33,6 @@ def read_shell_file(path: str | Path) -> ReadResult:
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"cannot read shell script: {err}", location=Location(str(path))) from err
     return read_shell(text, str(path))
-
-
-def parse_shell_config(text: str, filename: str = "<string>") -> dict[str, Any]:
-    data: dict[str, Any] = read_shell(text, filename).data
-    return data
 
 
 def read_shell(text: str, filename: str = "<string>") -> ReadResult:

@@ -40,9 +40,6 @@ from sweepgen.run.progress import read_summary
 from sweepgen.run.runfiles import MAX_LOG_BYTES, RunFileError, read_bytes
 from sweepgen.run.tasks import config_fingerprint, read_lock, run_dir_of
 
-# the report command writes CSV and PNG with it (rep.write_atomic): safefs's writer itself, no wrapper
-from sweepgen.safefs import write_atomic as write_atomic
-
 SEED_PATH = re.compile(r"(^|[._])seed$")
 # paths that name or place a run rather than configure it: they differ between every two runs, so
 # as columns they repeat the run name and as curve groups they would split every seed apart

@@ -23,6 +23,7 @@ from sweepgen.run import groups as grp
 from sweepgen.run import report as rep
 from sweepgen.run import stats
 from sweepgen.run.report_html import PLOT_HINT as PLOT_EXTRA
+from sweepgen.safefs import write_atomic
 
 TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
 STATS_COLUMNS = (
@@ -114,7 +115,7 @@ def make(request: Request) -> Outcome:
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     out_dir = request.out_dir or report.out_dir
     for what, name, data in files:  # every output built: now they replace the old ones
-        rep.write_atomic(out_dir / name, data)
+        write_atomic(out_dir / name, data)
         outcome.written.append((what, out_dir / name))
     return outcome
 
