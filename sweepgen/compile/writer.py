@@ -110,7 +110,7 @@ def _case_clash(plan: Plan, other_dir: str, whose: str) -> UserError:
     )
 
 
-def _outcome(plan: Plan) -> Outcome:  # noqa: C901, PLR0912, PLR0915 - the write plan's checks in the order they must run before anything is written
+def _outcome(plan: Plan) -> Outcome:
     parent, name = os.path.split(plan.sweep_dir)
     limit = name_max(parent)
     for f in plan.files:  # a name the file system refuses would stop the render half-way
@@ -135,62 +135,81 @@ def _outcome(plan: Plan) -> Outcome:  # noqa: C901, PLR0912, PLR0915 - the write
                 location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
                 hint="another sweep wrote this folder; rename one of them",
             )
-        produced = set()
-        blocked: list[tuple[str, str]] = []  # (output path, the file standing where its folder belongs)
-        in_the_way: list[str] = []  # output paths where a folder stands (an output that was x/c.yaml)
-        for f in plan.files:
-            produced.add(f.path)
-            node = tree.node(f.path)
-            if node.kind == "missing":
-                out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
-            elif node.blocked and node.kind == "file":
-                blocked.append((f.path, node.at))
-                out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
-            elif node.kind == "folder" and not node.blocked:
-                in_the_way.append(f.path)  # fine if it holds only files this render removes
-                out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
-            elif node.kind == "file":
-                current = tree.read(f.path)
-                if current == f.data:
-                    out.actions.append(Action(f.path, UNCHANGED, f.variant.name, f.run_name))
-                else:
-                    _may_replace(plan, f.path, current, rec)
-                    out.actions.append(Action(f.path, UPDATE, f.variant.name, f.run_name))
-            else:
-                raise _unsafe(tree, node.at, node.kind, node.blocked)
-        removed = set()
-        for path in sorted(set(rec.shas) - produced - {lock.LOCK_NAME, JOURNAL_NAME}):
-            if not all(SAFE_NAME.fullmatch(p) for p in path.split("/")):
-                raise UserError(
-                    f"lock lists an unsafe path {path!r}",
-                    location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
-                    hint="the lock was edited by hand; restore it from git",
-                )
-            node = tree.node(path)
-            if node.kind == "missing" or (node.blocked and node.kind == "file"):
-                continue
-            if node.kind == "folder" and not node.blocked:
-                continue  # the file became a folder (x -> x/c.yaml); its files have their own entries
-            if node.kind != "file":
-                raise _unsafe(tree, node.at, node.kind, node.blocked)
-            _may_replace(plan, path, tree.read(path), rec)
-            out.actions.append(Action(path, REMOVE))
-            removed.add(path)
+        blocked, in_the_way = _writes(plan, tree, rec, out)
+        removed = _removals(plan, tree, rec, {f.path for f in plan.files}, out)
         for _path, at in blocked:
             if at not in removed:
                 raise _unsafe(tree, at, "file", True)
-        entries = list(tree.walk(folders=True))
-        out.leftovers = [rel for rel, kind in entries if kind == "file" and _is_temp(rel)]
-        for folder in in_the_way:
-            inside = [(rel, kind) for rel, kind in entries if rel.startswith(folder + "/")]
-            ours = [rel for rel, _kind in inside if rel in removed]
-            if not ours or any(
-                kind != "folder" and rel not in removed and rel not in out.leftovers for rel, kind in inside
-            ):  # only a folder sweepgen filled, and empties now, makes room for a file
-                raise _unsafe(tree, folder, "folder", False)
-            out.emptied.append(folder)
+        _make_room(tree, in_the_way, removed, out)
     out.lock_changed = rec.lock_bytes != plan.lock_bytes
     return out
+
+
+def _writes(
+    plan: Plan, tree: OutputTree, rec: Recorded, out: Outcome
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """Each output's action, added to ``out``; returns (output path, the file standing where its
+    folder belongs) pairs and the output paths where a folder stands (an output that was x/c.yaml)."""
+    blocked: list[tuple[str, str]] = []
+    in_the_way: list[str] = []
+    for f in plan.files:
+        node = tree.node(f.path)
+        if node.kind == "missing":
+            out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
+        elif node.blocked and node.kind == "file":
+            blocked.append((f.path, node.at))
+            out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
+        elif node.kind == "folder" and not node.blocked:
+            in_the_way.append(f.path)  # fine if it holds only files this render removes
+            out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
+        elif node.kind == "file":
+            current = tree.read(f.path)
+            if current == f.data:
+                out.actions.append(Action(f.path, UNCHANGED, f.variant.name, f.run_name))
+            else:
+                _may_replace(plan, f.path, current, rec)
+                out.actions.append(Action(f.path, UPDATE, f.variant.name, f.run_name))
+        else:
+            raise _unsafe(tree, node.at, node.kind, node.blocked)
+    return blocked, in_the_way
+
+
+def _removals(plan: Plan, tree: OutputTree, rec: Recorded, produced: set[str], out: Outcome) -> set[str]:
+    """The files the lock lists that this render no longer produces, each removal added to ``out``."""
+    removed = set()
+    for path in sorted(set(rec.shas) - produced - {lock.LOCK_NAME, JOURNAL_NAME}):
+        if not all(SAFE_NAME.fullmatch(p) for p in path.split("/")):
+            raise UserError(
+                f"lock lists an unsafe path {path!r}",
+                location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
+                hint="the lock was edited by hand; restore it from git",
+            )
+        node = tree.node(path)
+        if node.kind == "missing" or (node.blocked and node.kind == "file"):
+            continue
+        if node.kind == "folder" and not node.blocked:
+            continue  # the file became a folder (x -> x/c.yaml); its files have their own entries
+        if node.kind != "file":
+            raise _unsafe(tree, node.at, node.kind, node.blocked)
+        _may_replace(plan, path, tree.read(path), rec)
+        out.actions.append(Action(path, REMOVE))
+        removed.add(path)
+    return removed
+
+
+def _make_room(tree: OutputTree, in_the_way: list[str], removed: set[str], out: Outcome) -> None:
+    """Temporary files left by a cut render, and the folders standing where outputs go: only a
+    folder sweepgen filled, and empties now, makes room for a file."""
+    entries = list(tree.walk(folders=True))
+    out.leftovers = [rel for rel, kind in entries if kind == "file" and _is_temp(rel)]
+    for folder in in_the_way:
+        inside = [(rel, kind) for rel, kind in entries if rel.startswith(folder + "/")]
+        ours = [rel for rel, _kind in inside if rel in removed]
+        if not ours or any(
+            kind != "folder" and rel not in removed and rel not in out.leftovers for rel, kind in inside
+        ):
+            raise _unsafe(tree, folder, "folder", False)
+        out.emptied.append(folder)
 
 
 def _is_temp(rel: str) -> bool:
