@@ -257,18 +257,10 @@ class LocalExecutor(Executor):
                 runlock.release(lock_fd)  # the run never started: nobody else holds it for it
             raise
 
-    def _start_locked(self, task: RunTask, lock_fd: int) -> None:  # noqa: PLR0915 - re-check, status, log and spawn must happen in order under the run's lock
+    def _start_locked(self, task: RunTask, lock_fd: int) -> None:
         """Start ``task``, whose lock this process now holds, unless it changed since it was planned."""
         previous = read_status(task.run_dir)
-        # Re-checked now that the lock is held: another `sweepgen run` may have run it while it was queued.
-        # Reported with the state it ended in there (so a failure elsewhere still makes this exit 1).
-        changed = None
-        if is_finished(task.run_dir, task.done_file):
-            changed = RunState.FINISHED, "finished meanwhile (started by another process)"
-        elif previous != self._planned.get(task.name):
-            now = previous.state if previous else RunState.SKIPPED
-            state = now if now in TERMINAL else RunState.SKIPPED
-            changed = state, f"its status changed since it was planned (now {now}; another process ran it)"
+        changed = self._changed_meanwhile(task, previous)
         if changed:
             runlock.release(lock_fd)
             self._status[task.name] = RunStatus(changed[0], self.name, reason=changed[1])
@@ -288,12 +280,7 @@ class LocalExecutor(Executor):
             )
             return
         gpu = self._pick_gpu()
-        env = dict(os.environ)
-        env.update(tracker_env(task, Path(self.options.sweep_dir).name))
-        env.update(self.options.env)
-        env["PYTHONUNBUFFERED"] = "1"  # so run.log and the live display follow the run as it goes
-        if gpu is not None:
-            env["CUDA_VISIBLE_DEVICES"] = gpu
+        env = self._run_env(task, gpu)
         try:
             if shutil.which(task.argv[0]) is None:  # said here, in the run's reason, not as exit 127
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), task.argv[0])
@@ -309,31 +296,7 @@ class LocalExecutor(Executor):
                 pass_fds=(lock_fd,),
             )
         except OSError as err:
-            status = RunStatus(
-                RunState.FAILED,
-                self.name,
-                exit_code=None,
-                started=utc_now(),
-                ended=utc_now(),
-                reason=f"could not start: {err.strerror or err}",
-                command=list(task.argv),
-                config=task.config_path.as_posix(),
-                sweep_dir=self.options.sweep_dir.as_posix(),
-                attempt=attempt,
-                ids={"host": this_host(), "gpu": gpu},
-                config_fingerprint=task.fingerprint or None,
-                done_file=task.done_file,
-            )
-            if gpu is not None:
-                self._gpu_load[gpu] -= 1
-            try:
-                log.write(f"sweepgen: could not start the run: {err}\n".encode())
-                log.close()
-            except OSError as log_err:
-                self._fault(log_path, log_err)
-            self._write(task.run_dir, status)
-            runlock.release(lock_fd)
-            self._status[task.name] = status
+            self._not_started(task, lock_fd, log, gpu, attempt, err)
             return
         ids = {
             "pid": proc.pid,
@@ -359,6 +322,57 @@ class LocalExecutor(Executor):
         self._running[task.name] = _Child(task, proc, log, gpu, status, lock_fd)
         self._status[task.name] = status
         self._write(task.run_dir, status)
+
+    def _changed_meanwhile(self, task: RunTask, previous: RunStatus | None) -> tuple[RunState, str] | None:
+        """Re-checked once the run's lock is held: another `sweepgen run` may have run it while it was
+        queued. Reported with the state it ended in there (so a failure elsewhere still makes this
+        exit 1); None when it is as planned."""
+        if is_finished(task.run_dir, task.done_file):
+            return RunState.FINISHED, "finished meanwhile (started by another process)"
+        if previous != self._planned.get(task.name):
+            now = previous.state if previous else RunState.SKIPPED
+            state = now if now in TERMINAL else RunState.SKIPPED
+            return state, f"its status changed since it was planned (now {now}; another process ran it)"
+        return None
+
+    def _run_env(self, task: RunTask, gpu: str | None) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(tracker_env(task, Path(self.options.sweep_dir).name))
+        env.update(self.options.env)
+        env["PYTHONUNBUFFERED"] = "1"  # so run.log and the live display follow the run as it goes
+        if gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = gpu
+        return env
+
+    def _not_started(
+        self, task: RunTask, lock_fd: int, log: IO[bytes], gpu: str | None, attempt: int, err: OSError
+    ) -> None:
+        """The run's process could not be started: a failed attempt, said in its log and status."""
+        status = RunStatus(
+            RunState.FAILED,
+            self.name,
+            exit_code=None,
+            started=utc_now(),
+            ended=utc_now(),
+            reason=f"could not start: {err.strerror or err}",
+            command=list(task.argv),
+            config=task.config_path.as_posix(),
+            sweep_dir=self.options.sweep_dir.as_posix(),
+            attempt=attempt,
+            ids={"host": this_host(), "gpu": gpu},
+            config_fingerprint=task.fingerprint or None,
+            done_file=task.done_file,
+        )
+        if gpu is not None:
+            self._gpu_load[gpu] -= 1
+        try:
+            log.write(f"sweepgen: could not start the run: {err}\n".encode())
+            log.close()
+        except OSError as log_err:
+            self._fault(task.run_dir / LOG_FILE, log_err)
+        self._write(task.run_dir, status)
+        runlock.release(lock_fd)
+        self._status[task.name] = status
 
     def _finish(
         self, child: _Child, code: int, *, cancelled: bool = False, reason: str | None = None
