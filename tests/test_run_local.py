@@ -356,3 +356,14 @@ def test_a_run_dir_that_cannot_be_created_is_a_failed_run_not_a_crash(tmp_path):
     live = ex.poll()
     assert live["b"].state is RunState.FAILED and "could not create the run directory" in live["b"].reason
     assert live["a"].state is not RunState.RUNNING and not ex._running
+
+
+def test_a_command_that_is_not_there_is_a_failed_attempt_said_in_its_log_and_status(sweep_root):
+    make_sweep(sweep_root, {"a": {}})
+    result = CliRunner().invoke(main, ["run", "generated/fake", "--command", "no-such-command-xyz {config}"])
+    assert result.exit_code == 1, result.output
+    s = status("a")
+    assert s["state"] == "failed" and s["attempt"] == 1
+    assert s["reason"] == "could not start: No such file or directory"
+    log = (Path("runs/fake/a") / "run.log").read_text()
+    assert "could not start the run" in log and "no-such-command-xyz" in log
