@@ -207,14 +207,39 @@ def check_plan(plan: Plan) -> list[Problem]:
         return _compare(plan, tree)
 
 
-def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:  # noqa: C901, PLR0912, PLR0915 - one check per lock/tree mismatch, in the order they are reported
-    problems: list[Problem] = []
-    shown = plan.shown_dir
+def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
     try:
         rec = read_recorded(tree, plan) if tree else None
     except UnsafePath as err:
         return [_unsafe_problem(err.where, err.kind, "where sweepgen keeps its records")]
     expected = {f.path: f.data for f in plan.files}
+    problems = _file_problems(plan, tree, rec, expected)
+    if tree is None or rec is None:
+        if expected:
+            problems.append(
+                Problem(
+                    "lock",
+                    f"{plan.shown_dir}/{lock.LOCK_NAME}",
+                    "lock file is missing",
+                    hint="run `sweepgen render`",
+                )
+            )
+        return problems
+    if rec.journal is not None:
+        problems.append(_interrupted(tree))
+    problems += _extra_problems(plan, tree, rec, expected)
+    lock_problem, recorded = _lock_problem(plan, rec, expected)
+    if lock_problem is not None:
+        problems.append(lock_problem)
+    return _by_cause(plan, problems, recorded)
+
+
+def _file_problems(
+    plan: Plan, tree: OutputTree | None, rec: Recorded | None, expected: dict[str, bytes]
+) -> list[Problem]:
+    """What is wrong with each file the spec writes: missing, in the way, stale or edited."""
+    problems: list[Problem] = []
+    shown = plan.shown_dir
     for path, data in expected.items():
         where = f"{shown}/{path}"
         node = tree.node(path) if tree else None
@@ -253,16 +278,13 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:  # noqa: C90
                 )
             else:
                 problems.append(_edited(where, line, diff))
-    if tree is None or rec is None:
-        if expected:
-            problems.append(
-                Problem(
-                    "lock", f"{shown}/{lock.LOCK_NAME}", "lock file is missing", hint="run `sweepgen render`"
-                )
-            )
-        return problems
-    if rec.journal is not None:
-        problems.append(_interrupted(tree))
+    return problems
+
+
+def _extra_problems(plan: Plan, tree: OutputTree, rec: Recorded, expected: dict[str, bytes]) -> list[Problem]:
+    """What stands in the sweep folder that the spec does not write: orphans, leftovers, unsafe nodes."""
+    problems: list[Problem] = []
+    shown = plan.shown_dir
     entries = [
         (p, k)
         for p, k in tree.walk()
@@ -287,37 +309,42 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:  # noqa: C90
             )
         else:
             problems.append(_orphan(where, recorded=path in rec.shas))
+    return problems
+
+
+def _lock_problem(
+    plan: Plan, rec: Recorded, expected: dict[str, bytes]
+) -> tuple[Problem | None, lock.Lock | None]:
+    """The lock's own problem (older format, missing, out of date, edited), and the lock as recorded."""
+    problem: Problem | None = None
+    shown = plan.shown_dir
     lock_path = f"{shown}/{lock.LOCK_NAME}"
     current_lock = rec.lock_bytes
     if rec.version is not None and rec.version < lock.LOCK_VERSION:
-        problems.append(
-            Problem(
-                "lock",
-                lock_path,
-                f"lock file is in the older version-{rec.version} format",
-                hint=f"run `sweepgen render` once: it writes the version-{lock.LOCK_VERSION} lock; "
-                "nothing else changes",
-            )
+        problem = Problem(
+            "lock",
+            lock_path,
+            f"lock file is in the older version-{rec.version} format",
+            hint=f"run `sweepgen render` once: it writes the version-{lock.LOCK_VERSION} lock; "
+            "nothing else changes",
         )
     elif current_lock is None:
         if expected:
-            problems.append(Problem("lock", lock_path, "lock file is missing", hint="run `sweepgen render`"))
+            problem = Problem("lock", lock_path, "lock file is missing", hint="run `sweepgen render`")
     elif current_lock != plan.lock_bytes:
         line, diff = _diff(current_lock, plan.lock_bytes, lock_path)
-        problems.append(
-            Problem(
-                "lock",
-                lock_path,
-                f"lock file is out of date: {lock_cause(_parsed(current_lock, lock_path), plan.lock)}"
-                if not lock_digest.edited(current_lock)
-                else "lock file was edited by hand: its digest does not match its content",
-                line=line,
-                diff=diff,
-                hint="run `sweepgen render` and commit",
-            )
+        problem = Problem(
+            "lock",
+            lock_path,
+            f"lock file is out of date: {lock_cause(_parsed(current_lock, lock_path), plan.lock)}"
+            if not lock_digest.edited(current_lock)
+            else "lock file was edited by hand: its digest does not match its content",
+            line=line,
+            diff=diff,
+            hint="run `sweepgen render` and commit",
         )
     recorded = _parsed(current_lock, lock_path) if current_lock is not None else None
-    return _by_cause(plan, problems, recorded)
+    return problem, recorded
 
 
 def _parsed(raw: bytes, shown: str) -> lock.Lock | None:
