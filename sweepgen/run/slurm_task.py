@@ -67,8 +67,10 @@ def slurm_ids() -> dict[str, object]:
 
 
 class _Stops:
-    """Slurm's signals to the job, as flags, each passed on to the run as SIGTERM: SIGUSR2 comes
-    ``signal_delay_s`` before the time limit (a timeout), SIGTERM from scancel (a cancel)."""
+    """Slurm's signals to the job, as flags, each passed on to the run's process group as it came:
+    SIGUSR2 ``signal_delay_s`` before the time limit (a timeout), SIGTERM from scancel (a cancel).
+    The run has its own session (so its leftovers can be ended), so Slurm's signal to this task's
+    group would not reach it otherwise."""
 
     def __init__(self) -> None:
         self.timeout = False
@@ -84,7 +86,8 @@ class _Stops:
         def handler(signum: int, frame: FrameType | None) -> None:
             setattr(self, kind, True)
             if self.child is not None and self.child.poll() is None:
-                self.child.send_signal(signal.SIGTERM)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.child.pid, signum)
 
         return handler
 
