@@ -75,9 +75,9 @@ def test_a_careless_forgery_is_caught_by_plain_check(tmp_path):
     proj = _project(tmp_path)
     _forge(proj, recompute_digest=False)
     before = snapshot(tmp_path)
-    code, out = _cli(proj, "check", "specs/demo.yaml")
+    code, out = _cli(proj, "check", "--diff", "specs/demo.yaml")
     assert code == 1, out
-    assert "generated/demo/seed2.yaml" in out and "a hand edit" in out, out
+    assert "generated/demo/seed2.yaml:" in out and "edited by hand" in out and "a hand edit" in out, out
     assert "lock file was edited by hand: its digest does not match its content" in out, out
     assert snapshot(tmp_path) == before
 
@@ -100,9 +100,9 @@ def test_under_ci_even_a_recomputed_digest_is_caught(tmp_path):
     _forge(proj, recompute_digest=True)
     assert lock_digest.holds((proj / "generated/demo/sweep.lock.json").read_bytes())
     before = snapshot(tmp_path)
-    code, out = _cli(proj, "check", "specs/demo.yaml", ci=True)
+    code, out = _cli(proj, "check", "--diff", "specs/demo.yaml", ci=True)
     assert code == 1, out
-    assert "generated/demo/seed2.yaml" in out and "a hand edit" in out, out
+    assert "generated/demo/seed2.yaml:" in out and "a hand edit" in out, out
     # the local fast path trusts a lock whose digest holds: this is what CI=true (or --full) is for
     assert _cli(proj, "check", "specs/demo.yaml")[0] == 0
     assert _cli(proj, "check", "--full", "specs/demo.yaml")[0] == 1

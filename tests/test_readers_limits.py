@@ -29,3 +29,17 @@ def test_explosive_inputs_are_refused_not_run(tmp_path, name):
     assert "Traceback" not in result.output
     if result.exit_code == 2:
         assert f"{path}" in result.stderr and "error:" in result.stderr
+
+
+@pytest.mark.parametrize("suffix", [".sh", ".yaml"])
+def test_a_launch_argument_over_4300_digits_is_compared_as_exact_digits(tmp_path, suffix):
+    # Python refuses int() of a decimal over 4,300 digits: such a value once ended in exit 70
+    line = "n = {}\n" if suffix == ".sh" else "n: {}\n"
+    a, b, c = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}", tmp_path / f"c{suffix}"
+    a.write_text(line.format("7" * 5000))
+    b.write_text(line.format("7" * 5001))
+    c.write_text(line.format("7" * 5000))
+    changed = CliRunner().invoke(main, ["diff", str(a), str(b)])
+    assert changed.exit_code == 1 and "1 change" in changed.output, changed.output
+    same = CliRunner().invoke(main, ["diff", str(a), str(c)])
+    assert same.exit_code == 0 and "no differences" in same.output, same.output

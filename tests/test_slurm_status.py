@@ -262,7 +262,7 @@ def test_node_wrapper_turns_slurms_signals_into_states(tmp_path, sig, state, rea
     assert proc.wait(timeout=30) != 0
     status = read_status(run_dir)
     assert (status.state, status.reason) == (state, reason)
-    assert status.exit_code == -signal.SIGTERM  # the run was asked to stop, not killed hard
+    assert status.exit_code == -sig  # the run was asked to stop, not killed hard
     assert (status.ids.get("slurm_state") == "TIMEOUT") == (sig == signal.SIGUSR2)
 
 

@@ -62,7 +62,7 @@ def test_render_and_check_load_each_spec_once(project, monkeypatch, stale):
     monkeypatch.setattr(check_fast, "load_spec", counting)
     monkeypatch.setattr(pipeline, "load_spec", counting)
     report = api.check([spec_path])
-    assert sorted({p.kind for p in report.problems}) == (["lock", "stale"] if stale else [])
+    assert sorted({p.kind for p in report.problems}) == (["changed", "lock", "stale"] if stale else [])
     assert loads == [spec_path]
     loads.clear()
     api.render([spec_path])

@@ -207,6 +207,12 @@ def check_plan(plan: Plan) -> list[Problem]:
         return _compare(plan, tree)
 
 
+def _could_be_stale(rec: Recorded) -> bool:
+    """Whether a file the lock vouches for can be out of date rather than edited: not when the lock
+    itself was edited by hand (its digest does not hold), since such a lock vouches for nothing."""
+    return rec.journal is not None or rec.lock_bytes is None or not lock_digest.edited(rec.lock_bytes)
+
+
 def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
     try:
         rec = read_recorded(tree, plan) if tree else None
@@ -264,7 +270,7 @@ def _file_problems(
             problems.append(_missing(where))
         elif current != data:
             line, diff = _diff(current, data, where)
-            if rec and rec.accepts(path, hashlib.sha256(current).hexdigest()):
+            if rec and rec.accepts(path, hashlib.sha256(current).hexdigest()) and _could_be_stale(rec):
                 problems.append(
                     Problem(
                         "stale",

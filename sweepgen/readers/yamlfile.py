@@ -46,7 +46,7 @@ _CORE: list[tuple[re.Pattern[str], Callable[[str], Any]]] = [
     (re.compile(r"~|null|Null|NULL|"), lambda t: None),
     (re.compile(r"true|True|TRUE"), lambda t: True),
     (re.compile(r"false|False|FALSE"), lambda t: False),
-    (re.compile(r"[-+]?[0-9]+"), int),
+    (re.compile(r"[-+]?[0-9]+"), lambda t: big_int(t) or int(t)),  # past 4,000 digits: exact text
     (re.compile(r"0o[0-7]+"), lambda t: int(t[2:], 8)),
     (re.compile(r"0x[0-9a-fA-F]+"), lambda t: int(t[2:], 16)),
     (re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"), float),
