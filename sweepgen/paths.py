@@ -126,3 +126,17 @@ def under(path: str, prefixes: set[str] | frozenset[str]) -> bool:
         return True
     parts = path.split(".")
     return any(".".join(parts[:i]) in prefixes for i in range(1, len(parts)))
+
+
+def too_deep(value: Any, limit: int) -> bool:
+    """True when ``value`` nests deeper than ``limit`` (checked without recursion)."""
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            todo.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            todo.extend((v, depth + 1) for v in node)
+    return False

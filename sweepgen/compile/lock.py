@@ -290,20 +290,6 @@ def _floats(value: Any) -> Any:
     return value
 
 
-def _depth(value: Any, limit: int) -> bool:
-    """True when ``value`` nests deeper than ``limit`` (checked without recursion)."""
-    todo: list[tuple[Any, int]] = [(value, 0)]
-    while todo:
-        node, depth = todo.pop()
-        if depth > limit:
-            return True
-        if isinstance(node, dict):
-            todo.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, list):
-            todo.extend((v, depth + 1) for v in node)
-    return False
-
-
 def parse(raw: bytes, shown: str) -> Lock:
     """A lock file's bytes as the typed model; anything malformed is a UserError naming the file."""
     try:
@@ -316,7 +302,7 @@ def parse(raw: bytes, shown: str) -> Lock:
         raise _damaged(shown, f"not valid JSON: {err.msg}", err.lineno, err.colno) from None
     except RecursionError:
         raise _damaged(shown, "nested too deeply") from None
-    if _depth(data, MAX_LOCK_DEPTH):
+    if paths.too_deep(data, MAX_LOCK_DEPTH):
         raise _damaged(shown, f"nested more than {MAX_LOCK_DEPTH} levels deep")
     if not isinstance(data, dict):
         raise _damaged(shown, "not a JSON object")

@@ -13,24 +13,12 @@ mapping sees the same conditional value (as it would see the branch's assignment
 
 from __future__ import annotations
 
-import math
 from typing import Any
+
+from sweepgen.paths import same
 
 DELETED = "(deleted)"  # what a branch that deletes a key leaves there
 _MISSING = object()
-
-
-def same(a: Any, b: Any) -> bool:
-    """Type-strict equality, as the diff compares (``1`` and ``True`` differ)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and math.isnan(a) and math.isnan(b):
-        return True
-    return a is b or bool(a == b)
 
 
 def conditional(old: Any, branches: list[tuple[str, Any]]) -> dict[str, Any]:

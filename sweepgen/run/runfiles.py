@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from sweepgen import paths
 from sweepgen.errors import ConfigError, Location
 
 MAX_JSON_BYTES = 16 << 20  # summary.json, status files: a few KB in practice
@@ -99,7 +100,7 @@ def parse_json(text: str, path: Path, what: str = "") -> Any:
         raise RunFileError(path, f"{where}is not valid JSON ({err.msg}, line {err.lineno})") from None
     except RecursionError:
         raise RunFileError(path, f"{where}is nested too deeply") from None
-    if too_deep(data, MAX_DEPTH):
+    if paths.too_deep(data, MAX_DEPTH):
         raise RunFileError(path, f"{where}is nested more than {MAX_DEPTH} levels deep")
     bad = non_finite(data)  # 1e999 parses as inf
     if bad:
@@ -117,20 +118,6 @@ def read_json(path: Path, *, limit: int = MAX_JSON_BYTES) -> Any:
     except UnicodeDecodeError as err:
         raise RunFileError(path, f"is not UTF-8 text (byte {err.start})") from None
     return parse_json(text, path)
-
-
-def too_deep(value: Any, limit: int) -> bool:
-    """True when ``value`` nests deeper than ``limit`` (checked without recursion)."""
-    todo: list[tuple[Any, int]] = [(value, 0)]
-    while todo:
-        node, depth = todo.pop()
-        if depth > limit:
-            return True
-        if isinstance(node, dict):
-            todo.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, list):
-            todo.extend((v, depth + 1) for v in node)
-    return False
 
 
 def non_finite(value: Any, prefix: str = "") -> list[str]:
