@@ -90,6 +90,16 @@ def _link_zero(path: Path) -> None:
             "1 NaN or infinite value(s) of `acc` left out",
         ),
         (lambda b: (b / "summary.json").write_bytes(b"\x00garbage{"), None, "summary.json is not valid JSON"),
+        (
+            lambda b: _fifo(b / "sweepgen_status.json"),
+            None,
+            "sweepgen_status.json is not a regular file (a FIFO)",
+        ),
+        (
+            lambda b: (b / "sweepgen_status.json").write_bytes(b"\x00garbage{"),
+            None,
+            "sweepgen_status.json run status is not valid JSON",
+        ),
     ],
     ids=[
         "fifo-summary",
@@ -102,6 +112,8 @@ def _link_zero(path: Path) -> None:
         "inf-summary",
         "nan-metric",
         "garbage-summary",
+        "fifo-status",
+        "garbage-status",
     ],
 )
 def test_report_lists_a_spoiled_run_with_the_reason(tmp_path, spoil, metric, reason):

@@ -25,13 +25,14 @@ from typing import Any
 
 from sweepgen import escape, paths, yamlio
 from sweepgen.compile.lock import LOCK_NAME, Lock, LockFile
-from sweepgen.errors import Location, UserError
+from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run import metrics
 from sweepgen.run.base import (
     METRICS_FILE,
     STATUS_FILE,
     SUMMARY_FILE,
     RunState,
+    RunStatus,
     effective_state,
     read_status,
 )
@@ -221,12 +222,24 @@ def _checked(report: Report, directory: Path) -> Report:
     return report
 
 
+def _status(run_dir: Path, problems: list[str] | None = None) -> RunStatus | None:
+    """The run's status file, or None when it is missing or cannot be used (a FIFO, garbage, a
+    link to a device): then the reason goes to ``problems``, listed with the run, never fatal to
+    the whole report."""
+    try:
+        return read_status(run_dir)
+    except ConfigError as err:
+        if problems is not None:
+            problems.append(f"{STATUS_FILE} {err.reason if isinstance(err, RunFileError) else err.message}")
+        return None
+
+
 def _refuse_stale(runs: Sequence[tuple[str, Path, str]]) -> None:
     """A run directory started from another version of its config would be reported under the
     lock's current values: the one silent lie a report must never tell."""
     stale = []
     for name, run_dir, fingerprint in runs:
-        status = read_status(run_dir)
+        status = _status(run_dir)
         if status and status.config_fingerprint and status.config_fingerprint != fingerprint:
             stale.append(f"{name} ({run_dir})")
     if stale:
@@ -296,7 +309,7 @@ def _linked_values(
 ) -> tuple[str, dict[str, Any], str, tuple[str, LockFile]] | None:
     """(run name, varying values, config fingerprint, (sweep dir, lock entry)) from the lock the
     run's status points to."""
-    status = read_status(run_dir)
+    status = _status(run_dir)
     if status is None or not status.sweep_dir or not (Path(status.sweep_dir) / LOCK_NAME).is_file():
         return None
     sweep_dir = Path(status.sweep_dir)
@@ -349,7 +362,7 @@ def _record(
     except RunFileError as err:  # listed with the run, never fatal to the whole report
         summary = None
         problems.append(f"{SUMMARY_FILE} {err.reason}")
-    status = read_status(run_dir)
+    status = _status(run_dir, problems)
     # the rule `run` and `status` use (done file, or exit 0 for a foreign trainer); a report asks no
     # executor whether a `running` run is alive: it shows what the run last recorded
     state, _ = effective_state(run_dir, status, lambda _status: True)
