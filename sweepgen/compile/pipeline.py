@@ -212,19 +212,10 @@ def probe_search(spec: Spec, sweep: dict[str, Any], validator: Validator | None)
         raise search.too_tight(spec, failures, len(points))
 
 
-def _lock(
-    spec: Spec,
-    expansion: Expansion,
-    files: list[RenderedFile],
-    template: Template,
-    project: str,
-    spec_rel: str,
-    report: dict[str, Any] | None,
-    sweep_dir: str,
-) -> dict[str, Any]:
-    """The lock's content: the base once, each file's differences from it, every input's hash."""
-    base = spec.base
-    entries = [
+def lock_entries(files: list[RenderedFile], base: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each rendered file's lock entry: its differences from ``base``, its hash and run dir (a render
+    and the search controller, which adds trials to a lock, write the same bytes)."""
+    return [
         lock.entry_for(
             path=f.path,
             variant=f.variant.name,
@@ -238,6 +229,21 @@ def _lock(
         )
         for f in files
     ]
+
+
+def _lock(
+    spec: Spec,
+    expansion: Expansion,
+    files: list[RenderedFile],
+    template: Template,
+    project: str,
+    spec_rel: str,
+    report: dict[str, Any] | None,
+    sweep_dir: str,
+) -> dict[str, Any]:
+    """The lock's content: the base once, each file's differences from it, every input's hash."""
+    base = spec.base
+    entries = lock_entries(files, base)
     previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
     inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
     resources = spec.model.resources.model_dump() if spec.model.resources is not None else None

@@ -79,10 +79,16 @@ def is_held(run_dir: Path) -> bool:
         return False
     if fd is None:
         return False
+    return locked_elsewhere(fd)
+
+
+def locked_elsewhere(fd: int) -> bool:
+    """Whether another open file holds an flock on ``fd``'s file; ``fd`` is closed either way (which
+    also drops the probe's own lock at once)."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
     finally:
-        os.close(fd)  # also drops the probe's own lock at once
+        os.close(fd)
     return False

@@ -17,6 +17,8 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+from sweepgen.run import runlock
+
 SHARED_LOCK = "controller.lock"
 OWNERS = "controllers"
 
@@ -57,10 +59,4 @@ class Owner:
             fd = os.open(self.folder / name, os.O_RDWR | os.O_CLOEXEC)
         except FileNotFoundError:
             return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)
-        return False
+        return runlock.locked_elsewhere(fd)

@@ -24,7 +24,7 @@ from sweepgen.compile import lock, search
 from sweepgen.compile.context import sweep_view
 from sweepgen.compile.inputs import spec_digest
 from sweepgen.compile.lock import Lock
-from sweepgen.compile.pipeline import compile_expansion
+from sweepgen.compile.pipeline import compile_expansion, lock_entries
 from sweepgen.compile.render import RenderedFile
 from sweepgen.compile.schema import load_validator
 from sweepgen.compile.search_block import SearchBlock
@@ -148,20 +148,7 @@ class TrialRenderer:
         current = self._current()
         if self._text is None or self._text.head is not current:
             self._text = LockText(current)
-        new = [
-            lock.entry_for(
-                path=f.path,
-                variant=f.variant.name,
-                run_name=f.run_name,
-                sha256=f.sha256,
-                layers=dict(sorted(f.variant.layers.items())),
-                base=current.base,
-                config=f.variant.config,
-                touched=f.variant.touched,
-                run_dir=f.run_dir,
-            )
-            for f in files
-        ]
+        new = lock_entries(files, current.base)
         self._text.put(new)
         path = self.sweep_dir / lock.LOCK_NAME
         write_atomic(path, self._text.text().encode("utf-8"))
