@@ -19,7 +19,7 @@ from sweepgen.compile.lock import RUN_STATE_NAME
 from sweepgen.run.base import RunState, read_status
 from sweepgen.run.runlock import is_held
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def sweepgen(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from sweepgen.cli import main
 
 pytestmark = pytest.mark.train  # TRL's GRPOConfig and transformers' TrainingArguments are the schemas
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = "specs/trl_grpo_cli.yaml"
 
 

@@ -1,5 +1,5 @@
 """Loading configs for diff: chosen by suffix, YAML 1.1/1.2 rules, errors with file:line:col.
-Shell scripts: tests/test_shellconfig.py."""
+Shell scripts: tests/readers/test_shellconfig.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sweepgen.errors import UserError
 from sweepgen.readers.configfile import load_config
 from sweepgen.readers.pyast import Ref
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pyconfigs"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pyconfigs"
 
 
 def _write(tmp_path: Path, name: str, text: str) -> str:

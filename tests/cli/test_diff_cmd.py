@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from sweepgen.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pyconfigs"
-REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pyconfigs"
+REPO = Path(__file__).resolve().parents[2]
 IDENTITY = str(FIXTURES / "flink_sweep_identity.py")
 COMA = str(FIXTURES / "flink_sweep_coma_advantage.py")
 STREAMER = "sweep.kwargs.config.kwargs.debate_streamer.kwargs"

@@ -16,8 +16,8 @@ from sweepgen.compile import api
 from sweepgen.compile.pipeline import compile_spec
 from sweepgen.errors import TemplateError, ValidationError
 
-FIXTURE = Path(__file__).parent / "fixtures" / "grid_project"
-ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "grid_project"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_grid_and_ladder_match_golden_files(grid_project, golden):

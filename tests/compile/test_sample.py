@@ -192,7 +192,7 @@ def test_same_values_and_bytes_under_other_hash_seeds_and_directories(tmp_path):
 def test_the_example_sample_spec_draws_what_its_committed_output_holds():
     """specs/sample_search.yaml's committed generated/ output is the cross-platform golden record:
     `sweepgen check` in CI on any machine fails if a draw changed."""
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     assert (repo / "specs" / "sample_search.yaml").is_file()
     out = subprocess.run(
         [sys.executable, "-m", "sweepgen", "check", "specs/sample_search.yaml"],

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from sweepgen.cli import main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "diff_corpus"
 _TOKEN = re.compile(r"[0-9]+|[A-Za-z_][A-Za-z0-9_]*")
 

@@ -89,7 +89,7 @@ def test_lock_has_the_documented_fields(grid_project):
 def test_every_shipped_spec_rebuilds_each_resolved_config_from_its_lock(monkeypatch):
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(root)
     specs = sorted(str(p.relative_to(root)) for p in (root / "specs").glob("*.yaml"))
     assert len(specs) >= 7

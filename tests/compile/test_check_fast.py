@@ -159,7 +159,7 @@ def test_git_ignored_files_are_not_orphans(proj):
 @pytest.mark.train  # specs/trl_grpo_cli.yaml is checked against TRL's GRPOConfig (the train extra)
 def test_check_passes_after_every_generated_python_config_in_specs_is_imported(tmp_path, monkeypatch):
     """Import (byte-compile, as `import` does) every generated .py of the shipped specs."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     for folder in ("specs", "templates", "generated", "configs"):
         if (root / folder).exists():
             shutil.copytree(root / folder, tmp_path / folder)

@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.train  # needs both environments: this one with trl, and the core one
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FULL = sys.executable
 LIGHT = os.environ.get("SWEEPGEN_LIGHT_PYTHON") or str(
     Path(sys.prefix).with_name(".venv-light") / "bin" / "python"

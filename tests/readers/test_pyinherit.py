@@ -12,7 +12,7 @@ from sweepgen.errors import ConfigError
 from sweepgen.readers.pyast import Ref, parse_python_config
 from sweepgen.readers.pyinherit import load_with_bases
 
-FASTER_RCNN = Path(__file__).parent / "fixtures" / "pyconfigs" / "faster_rcnn"
+FASTER_RCNN = Path(__file__).resolve().parents[1] / "fixtures" / "pyconfigs" / "faster_rcnn"
 
 
 def _files(tmp_path: Path, files: dict[str, str]) -> Path:

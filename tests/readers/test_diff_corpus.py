@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sweepgen.cli import main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path("tests") / "diff_corpus"
 PAIRS = sorted(p.name for p in (REPO / CORPUS).iterdir() if p.is_dir())
 STYLES = ("verl", "openrlhf", "openr1", "trl", "axolotl", "mmdet", "mmengine_new", "ml_collections",

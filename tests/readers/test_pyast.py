@@ -14,7 +14,7 @@ from sweepgen.errors import ConfigError
 from sweepgen.readers.diff import diff
 from sweepgen.readers.pyast import CallData, NotEvaluated, Ref, load_python_config, parse_python_config
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pyconfigs"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pyconfigs"
 
 
 def test_mmdet_base_model_is_nested_mappings_with_literal_values():

@@ -13,7 +13,7 @@ from spec_support import write_project
 from sweepgen.cli import main
 
 # subprocesses must run this checkout's code, not whatever copy is installed in the environment
-ENV = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+ENV = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
 
 
 def test_render_reports_what_it_did(project):

@@ -57,7 +57,7 @@ def test_ablation_steps_stack_and_the_latest_step_wins(project):
 
 def test_the_derived_example_in_the_spec_docs_works(project):
     """docs/SPEC.md's `derived` example, run as written."""
-    text = (Path(__file__).resolve().parent.parent / "docs" / "SPEC.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "SPEC.md").read_text()
     example = next(b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "\nderived:" in b)
     base = "base:\n  grpo: {num_generations: 8}\n  streamer: {n_rollouts_per_prompt: 4}\n  output_dir: x\n"
     head = 'sweepgen: 1\nname: demo\ntemplate: ../templates/t.yaml.j2\noutput: "{{ variant.name }}.yaml"\n'
@@ -69,7 +69,7 @@ def test_the_derived_example_in_the_spec_docs_works(project):
 
 def test_every_whole_spec_in_the_spec_docs_expands_as_the_docs_say(project):
     """docs/SPEC.md's complete spec examples (those starting `sweepgen: 1`), run as written."""
-    text = (Path(__file__).resolve().parent.parent / "docs" / "SPEC.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "SPEC.md").read_text()
     examples = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if b.startswith("sweepgen: 1")]
     assert len(examples) >= 2
     (project / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")

@@ -89,7 +89,7 @@ def test_github_format_prints_annotations(rendered):
 
 
 def test_pre_commit_hook_runs_check_with_no_arguments_like_ci(tmp_path, monkeypatch):
-    """The hook runs `sweepgen check` alone (tests/test_precommit_hook.py runs it through pre-commit),
+    """The hook runs `sweepgen check` alone (tests/cli/test_precommit_hook.py runs it through pre-commit),
     so it finds the specs the way CI does: [tool.sweepgen], else the default globs."""
     from pathlib import Path
 
@@ -97,7 +97,7 @@ def test_pre_commit_hook_runs_check_with_no_arguments_like_ci(tmp_path, monkeypa
 
     from sweepgen import settings
 
-    hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text())
     check = next(h for h in hooks if h["id"] == "sweepgen-check")
     assert check["entry"] == "sweepgen check" and check["pass_filenames"] is False
     assert "files" not in check  # a template edit changes no spec file: the hook runs anyway

@@ -17,7 +17,7 @@ from trainer_support import read_jsonl
 
 pytestmark = [pytest.mark.train, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 STRATEGIES = ["identity", "difference_rewards", "potential_based", "coma", "reward_mixing"]
 STEPS = 3
 

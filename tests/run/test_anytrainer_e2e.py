@@ -15,7 +15,7 @@ from run_support import make_config_sweep
 
 from sweepgen.cli import main
 
-TRAINER = Path(__file__).parent / "fixtures" / "csv_trainer.py"
+TRAINER = Path(__file__).resolve().parents[1] / "fixtures" / "csv_trainer.py"
 COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(TRAINER))} {{config}}"
 
 

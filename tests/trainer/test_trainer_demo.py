@@ -14,7 +14,7 @@ from sweepgen.cli import main
 
 pytestmark = [pytest.mark.train, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_happy_grpo_cpu_renders_runs_and_reports(tiny_cache, tmp_path, monkeypatch):

@@ -96,7 +96,7 @@ def test_every_spec_in_specs_validates_against_sweepgen_schema(tmp_path):
     import sys
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     schema = tmp_path / "spec.schema.json"
     schema.write_text(CliRunner().invoke(main, ["schema"]).output)
     specs = sorted(str(p) for p in (repo / "specs").glob("*.yaml"))

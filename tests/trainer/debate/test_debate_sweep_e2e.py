@@ -20,7 +20,7 @@ from trainer_support import read_jsonl, subprocess_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.train]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 STRATEGIES = ["identity", "difference_rewards", "potential_based", "coma", "reward_mixing"]
 STEPS = 3
 

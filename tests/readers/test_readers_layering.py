@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from sweepgen.cli import main
 
-READERS = Path(__file__).resolve().parent.parent / "sweepgen" / "readers"
+READERS = Path(__file__).resolve().parents[2] / "sweepgen" / "readers"
 
 
 def _imports(path: Path) -> set[str]:

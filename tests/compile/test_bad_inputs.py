@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from sweepgen.cli import main
 
-CASES = Path(__file__).parent / "bad_inputs"
+CASES = Path(__file__).resolve().parents[1] / "bad_inputs"
 NAMES = sorted(p.name for p in CASES.iterdir() if (p / "expected.yaml").exists())
 
 
