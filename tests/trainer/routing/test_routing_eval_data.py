@@ -25,7 +25,7 @@ def config(tmp_path, **routing):
 
 
 def test_held_out_prompts_are_used_and_named(tmp_path, monkeypatch):
-    from trainer.routing.trainer import eval_prompts_origin, eval_rows
+    from trainer.routing.evaluation import eval_prompts_origin, eval_rows
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "held_out.jsonl").write_text(
