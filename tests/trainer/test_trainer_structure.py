@@ -1,5 +1,6 @@
 """Issue 13 item 7: no import cycle between the trainer's sibling modules and subpackages (the factory
-that picks the trainer class lives in trainer.run), and GRPOConfig and its arguments are built once per run."""
+that picks the trainer class lives in trainer.run), and GRPOConfig and its arguments are built once
+per run."""
 
 from __future__ import annotations
 
