@@ -63,7 +63,7 @@ _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "dee
 _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
 
 
-def typed(word: Word) -> Any:
+def _typed(word: Word) -> Any:
     """A word as YAML 1.2 reads a plain scalar: numbers, bools and null typed, the rest strings."""
     if isinstance(word, NotEvaluated):
         return word
@@ -72,10 +72,10 @@ def typed(word: Word) -> Any:
     return plain_scalar_12(word) if word != "" else ""
 
 
-def override_value(word: Word, where: str, line: int) -> Any:
+def _override_value(word: Word, where: str, line: int) -> Any:
     """A Hydra override's value: a YAML 1.2 scalar, or a flow list/mapping such as ``[1,2]``."""
     if isinstance(word, NotEvaluated) or word[:1] not in ("[", "{", "'", '"'):
-        return typed(word)
+        return _typed(word)
     from sweepgen.readers.yamlfile import read_yaml  # noqa: PLC0415 - yamlfile imports PyYAML: only for flow values
 
     try:
@@ -93,7 +93,7 @@ def is_flag(word: Word) -> bool:
     return text.startswith("-") and len(text) > 1 and not _NEG_NUMBER.fullmatch(text)
 
 
-def looks_like_program(word: Word) -> bool:
+def _looks_like_program(word: Word) -> bool:
     text = _text(word)
     base = os.path.basename(text)
     return bool(_PYTHON.fullmatch(base)) or base in _SIMPLE_PROGRAMS or base.endswith((".py", ".sh"))
@@ -140,7 +140,7 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             if not is_flag(word):
                 if name == "ray job submit":
                     # everything up to `--` is ray's; a stray word is ray's too
-                    _add(flags, "@args", typed(word))
+                    _add(flags, "@args", _typed(word))
                     i += 1
                     continue
                 break
@@ -150,16 +150,16 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
                 break
             if text.startswith("--") and "=" in text:
                 key, _, value = text.partition("=")
-                _add(flags, key, typed(value))
+                _add(flags, key, _typed(value))
                 i += 1
             elif (
                 text not in booleans
                 and i + 1 < len(words)
                 and not is_flag(words[i + 1])
-                and not looks_like_program(words[i + 1])
+                and not _looks_like_program(words[i + 1])
                 and _text(words[i + 1]) != "--"
             ):
-                _add(flags, text, typed(words[i + 1]))
+                _add(flags, text, _typed(words[i + 1]))
                 i += 2
             else:
                 _add(flags, text, True)
@@ -182,7 +182,7 @@ def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Wor
         while i < len(words) and is_flag(words[i]) and _text(words[i]) not in ("-m", "-c"):
             text = _text(words[i])
             if text in _PYTHON_VALUE_FLAGS and i + 1 < len(words):
-                _add(options, text, typed(words[i + 1]))
+                _add(options, text, _typed(words[i + 1]))
                 i += 2
             else:
                 _add(options, text, True)
@@ -209,7 +209,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
         text = _text(word)
         if text == "--":
             for rest in words[i + 1 :]:
-                _add(out, "@args", typed(rest), always_list=True)
+                _add(out, "@args", _typed(rest), always_list=True)
             break
         if _spread(word):
             _add(out, text, word)  # its own key: never a flag's value, and order does not matter
@@ -220,7 +220,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             if text.startswith("--") and "=" in text:
                 key, _, value = text.partition("=")
                 unknown = isinstance(word, NotEvaluated)
-                _add(out, key, NotEvaluated(value, where, line) if unknown else typed(value))
+                _add(out, key, NotEvaluated(value, where, line) if unknown else _typed(value))
                 at.setdefault(key, line)
                 i += 1
                 continue
@@ -232,7 +232,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
                 and not _spread(words[j])
                 and _override(words[j]) is None
             ):
-                values.append(typed(words[j]))
+                values.append(_typed(words[j]))
                 j += 1
             _add(out, text, True if not values else values[0] if len(values) == 1 else values)
             at.setdefault(text, line)
@@ -241,11 +241,11 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
         override = _override(word)
         if override is not None:
             prefix, dotted, raw = override
-            parsed = None if raw is None else override_value(raw, where, line)
+            parsed = None if raw is None else _override_value(raw, where, line)
             _set_override(out, prefix, dotted, parsed)
             at.setdefault(prefix + dotted.split(".")[0], line)
         else:
-            _add(out, "@args", typed(word), always_list=True)
+            _add(out, "@args", _typed(word), always_list=True)
         i += 1
     return out, at
 
