@@ -240,8 +240,10 @@ def report(
     and wall time; per seed group (runs that differ only in the seed) the mean with a 95% bootstrap
     interval; a PNG of curves, one line per group with seeds as mean and band.
 
-    With --metric NAME the table, report.csv and report.png follow that metric instead, for any
-    trainer: its value (--at final|best, --mode max|min), the step it was logged at, the
+    A search sweep's folder is reported by its search metric and mode unless --metric is given,
+    with its trials by state, the best trial and that trial's config diff from the base (--html: the
+    best-so-far curve, pruned trials marked). With --metric NAME the table, report.csv and report.png
+    follow that metric instead, for any trainer: its value (--at final|best, --mode max|min), the step it was logged at, the
     train-eval gap for an eval_<x> metric with a train_<x> beside it, and the last logged step. A
     run without the metric is listed with the reason, never dropped; a metric no run logged is an
     error, and nothing is written.
@@ -249,18 +251,28 @@ def report(
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run import report_make
 
+    from sweepgen.cli.search_run import search_spec
+
     source = click.get_current_context().get_parameter_source("mode")
+    mode_given = source is not None and source.name != "DEFAULT"
+    spec = search_spec(directory)
+    if spec is not None and metric is None:  # a search sweep: by default, the metric it optimised
+        from sweepgen.compile import search
+
+        block = search.block(spec)
+        metric, mode = block.metric, mode if mode_given else block.mode
     request = report_make.Request(
         directory=directory,
         out_dir=out_dir,
         metric=metric,
         mode=mode,
-        mode_given=source is not None and source.name != "DEFAULT",
+        mode_given=mode_given,
         at=at,
         compare=compare,
         seeds=seeds,
         plot=not no_plot,
         html=html,
+        search=spec,
     )
     outcome = report_make.make(request)
     _show(outcome, request, fmt)

@@ -55,6 +55,7 @@ class Request:
     seeds: str = "all"  # all | tune | test
     plot: bool = True
     html: bool = False
+    search: Any = None  # the spec of a search sweep (DIR is its folder): the page gets its trials
 
 
 @dataclass
@@ -298,11 +299,11 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         {
             "name": r.name,
             "variant": r.variant,
-            "state": r.state.value,
+            "state": r.state_word,
             "values": r.values,
             "diff": r.diff,
             "score": r.value,
-            "note": r.score.missing,
+            "note": r.score.missing or r.pruned,
             "series": r.series,
         }
         for r in report.runs
@@ -322,5 +323,23 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         notes=[*outcome.warnings, *outcome.notes],
         digits=report.digits,
         sampled=bool((report.block or {}).get("digits")),
+        search=None if request.search is None else _search_part(report, request),
     )
     return report_html.render(page), importance
+
+
+def _search_part(report: rep.Report, request: Request) -> dict[str, Any]:
+    """The page's search section, from the study in the sweep folder and the runs' logged steps."""
+    from sweepgen.compile import search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
+    from sweepgen.run import report_search, search_view  # noqa: PLC0415 - lazy: as above
+
+    block = search.block(request.search)
+    view = search_view.load(request.directory, block)
+    steps = {r.variant: max((step for step, _ in r.curve), default=0) for r in report.runs}
+    return report_search.section(
+        report_search.trials_of(view, steps, block.repeats),
+        metric=block.metric,
+        mode=block.mode,
+        best=None if view.best is None else view.best.name,
+        diff=search_view.best_diff(request.directory, view),
+    )
