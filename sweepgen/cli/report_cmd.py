@@ -243,15 +243,14 @@ def report(
     A search sweep's folder is reported by its search metric and mode unless --metric is given,
     with its trials by state, the best trial and that trial's config diff from the base (--html: the
     best-so-far curve, pruned trials marked). With --metric NAME the table, report.csv and report.png
-    follow that metric instead, for any trainer: its value (--at final|best, --mode max|min), the step it was logged at, the
-    train-eval gap for an eval_<x> metric with a train_<x> beside it, and the last logged step. A
-    run without the metric is listed with the reason, never dropped; a metric no run logged is an
-    error, and nothing is written.
+    follow that metric instead, for any trainer: its value (--at final|best, --mode max|min), the
+    step it was logged at, the train-eval gap for an eval_<x> metric with a train_<x> beside it,
+    and the last logged step. A run without the metric is listed with the reason, never dropped; a
+    metric no run logged is an error, and nothing is written.
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run import report_make
-
     from sweepgen.cli.search_run import search_spec
+    from sweepgen.run import report_make
 
     source = click.get_current_context().get_parameter_source("mode")
     mode_given = source is not None and source.name != "DEFAULT"

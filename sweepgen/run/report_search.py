@@ -44,11 +44,11 @@ class Trial:
 def running_best(values: Sequence[float | None], mode: str) -> list[float | None]:
     """For each i the best of ``values[: i + 1]`` (``max`` or ``min`` by ``mode``), None before the
     first value; a None or non-finite value (no result) is skipped."""
-    better = (lambda a, b: a > b) if mode == "max" else (lambda a, b: a < b)
+    sign = 1.0 if mode == "max" else -1.0
     best: float | None = None
     out: list[float | None] = []
     for value in values:
-        if value is not None and math.isfinite(value) and (best is None or better(value, best)):
+        if value is not None and math.isfinite(value) and (best is None or sign * (value - best) > 0):
             best = value
         out.append(best)
     return out

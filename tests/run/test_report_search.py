@@ -38,7 +38,8 @@ def test_running_best_is_the_running_max_or_min_of_the_finite_values(xs, mode):
     present = [v for v in out if v is not None]
     # monotone in the better direction, and never worse once a value exists
     assert present == sorted(present, reverse=mode == "min")
-    assert all(out[j] is not None for i in range(len(out)) if out[i] is not None for j in range(i, len(out)))
+    first = next((i for i, v in enumerate(out) if v is not None), len(out))
+    assert all(v is not None for v in out[first:])
 
 
 def _trial(number: int, state: str, value: float | None, steps: int, ended: float | None) -> Trial:
@@ -86,17 +87,25 @@ def test_only_complete_trials_count_and_each_axis_is_in_its_order(ts, mode):
 
 
 def test_a_pruned_trials_better_last_value_is_not_the_best():
-    ts = [_trial(0, "complete", 0.5, 10, 1.0), _trial(1, "pruned", 0.9, 3, 2.0), _trial(2, "failed", None, 0, 3)]
+    ts = [
+        _trial(0, "complete", 0.5, 10, 1.0),
+        _trial(1, "pruned", 0.9, 3, 2.0),  # better, but stopped early: no result
+        _trial(2, "failed", None, 0, 3),
+    ]
     assert [c["best"] for c in curves(ts, "max")] == [[0.5, 0.5, 0.5]] * 3
 
 
 def test_trials_of_sums_the_steps_of_every_repeat_and_times_from_the_first_start():
     t0 = datetime(2026, 1, 1, 12, 0, 0)
+
+    def s(seconds: float) -> timedelta:
+        return timedelta(seconds=seconds)
+
     view = SearchView(block=None)  # type: ignore[arg-type]
     view.rows = [
-        TrialRow(0, "t0000", "complete", 0.7, {"x": 1}, None, 0, t0, t0 + timedelta(seconds=4)),
-        TrialRow(1, "t0001", "pruned", 0.2, {"x": 2}, "pruned at step 3", 3, t0 + timedelta(seconds=1), t0 + timedelta(seconds=2)),
-        TrialRow(2, "t0002", "running", None, {"x": 3}, None, 0, t0 + timedelta(seconds=2), None),
+        TrialRow(0, "t0000", "complete", 0.7, {"x": 1}, None, 0, t0, t0 + s(4)),
+        TrialRow(1, "t0001", "pruned", 0.2, {"x": 2}, "pruned at step 3", 3, t0 + s(1), t0 + s(2)),
+        TrialRow(2, "t0002", "running", None, {"x": 3}, None, 0, t0 + s(2), None),
     ]
     steps = {"t0000_r0": 10, "t0000_r1": 12, "t0001_r0": 4, "t0001_r1": 5, "t0002_r0": 1}
     out = trials_of(view, steps, repeats=2)
@@ -225,7 +234,8 @@ def test_the_search_page_in_headless_chromium(page, searched, chromium, tmp_path
     def traces() -> dict:
         return view.evaluate(
             "() => Object.fromEntries(document.getElementById('search-curve').data"
-            ".map(t => [t.name.split(' (')[0].split(':')[0], {x: t.x, y: t.y, symbol: (t.marker || {}).symbol}]))"
+            ".map(t => [t.name.split(' (')[0].split(':')[0],"
+            " {x: t.x, y: t.y, symbol: (t.marker || {}).symbol}]))"
         )
 
     drawn = traces()
@@ -249,7 +259,7 @@ def test_the_search_page_in_headless_chromium(page, searched, chromium, tmp_path
         ".map(r => [r.className, r.cells[0].textContent, r.cells[3].textContent])"
     )
     assert len(rows) == len(trials)
-    for t, (cls, name, pruned_at) in zip(trials, rows):
+    for t, (cls, _, pruned_at) in zip(trials, rows):
         state = {"COMPLETE": "complete", "PRUNED": "pruned", "FAIL": "failed"}[t.state.name]
         assert cls.split()[0] == f"state-{state}"
         assert pruned_at == (str(t.last_step) if state == "pruned" else "–")
@@ -261,7 +271,8 @@ def test_the_search_page_in_headless_chromium(page, searched, chromium, tmp_path
     heading = view.inner_text("#best-trial h3")
     assert heading.startswith(f"Best trial: t{best.number:04d}")
     diff = view.evaluate(
-        "() => Array.from(document.querySelectorAll('#best-diff tbody tr')).map(r => r.innerText.split('\\t'))"
+        "() => Array.from(document.querySelectorAll('#best-diff tbody tr'))"
+        ".map(r => Array.from(r.cells).map(c => c.textContent))"
     )
     assert diff == [["x", "0.5", repr(best.params["x"])], ["y", "0.5", repr(best.params["y"])]]
     runs_states = view.evaluate(
@@ -276,4 +287,3 @@ def test_the_search_page_in_headless_chromium(page, searched, chromium, tmp_path
     print(f"screenshot: {shot}")
     view.close()
     assert errors == []
-
