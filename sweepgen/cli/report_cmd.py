@@ -249,12 +249,11 @@ def report(
     metric no run logged is an error, and nothing is written.
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.cli.search_run import search_spec
     from sweepgen.run import report_make
 
     source = click.get_current_context().get_parameter_source("mode")
     mode_given = source is not None and source.name != "DEFAULT"
-    spec = search_spec(directory)
+    search_dir, spec = _search_of(directory)
     if spec is not None and metric is None:  # a search sweep: by default, the metric it optimised
         from sweepgen.compile import search
 
@@ -272,6 +271,7 @@ def report(
         plot=not no_plot,
         html=html,
         search=spec,
+        search_dir=search_dir,
     )
     outcome = report_make.make(request)
     _show(outcome, request, fmt)
@@ -312,7 +312,8 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
     )
     title = f"report: {request.directory}"
     out.print(_runs_table(outcome.rows, result.varying, title=title, measured=measured))
-    _search_best(request.directory)
+    if request.search_dir is not None:
+        _search_best(request.search_dir)
     for note in outcome.notes:
         err.print(f"note: {note}", markup=False)
     best = outcome.best
@@ -326,6 +327,30 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
         out.print(_stats_table(outcome))
     for what, path in outcome.written:
         out.print(f"{what}: {path}", markup=False)
+
+
+def _search_of(directory: Path) -> tuple[Path | None, Any]:
+    """(sweep folder, spec) of the search DIR reports: DIR itself, or the one sweep every run of a
+    runs folder names in its status file; (None, None) for any other sweep."""
+    from sweepgen.cli.search_run import search_spec
+    from sweepgen.compile.lock import LOCK_NAME
+    from sweepgen.errors import ConfigError
+    from sweepgen.run.base import STATUS_FILE, read_status
+
+    if (directory / LOCK_NAME).is_file():
+        return directory, search_spec(directory)
+    named = set()
+    for path in directory.glob(f"*/{STATUS_FILE}"):
+        try:
+            status = read_status(path.parent)
+        except ConfigError:  # the report lists an unusable status file with its run
+            continue
+        named.add(status.sweep_dir if status is not None else None)
+    if len(named) != 1 or None in named:
+        return None, None
+    sweep_dir = Path(str(named.pop()))
+    spec = search_spec(sweep_dir)
+    return (sweep_dir, spec) if spec is not None else (None, None)
 
 
 def _search_best(directory: Path) -> None:

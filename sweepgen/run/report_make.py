@@ -55,7 +55,8 @@ class Request:
     seeds: str = "all"  # all | tune | test
     plot: bool = True
     html: bool = False
-    search: Any = None  # the spec of a search sweep (DIR is its folder): the page gets its trials
+    search: Any = None  # the spec of a search sweep: the page gets its trials
+    search_dir: Path | None = None  # that search's sweep folder (DIR, or the one its runs name)
 
 
 @dataclass
@@ -334,12 +335,13 @@ def _search_part(report: rep.Report, request: Request) -> dict[str, Any]:
     from sweepgen.run import report_search, search_view  # noqa: PLC0415 - lazy: as above
 
     block = search.block(request.search)
-    view = search_view.load(request.directory, block)
+    sweep_dir = request.search_dir or request.directory
+    view = search_view.load(sweep_dir, block)
     steps = {r.variant: max((step for step, _ in r.curve), default=0) for r in report.runs}
     return report_search.section(
         report_search.trials_of(view, steps, block.repeats),
         metric=block.metric,
         mode=block.mode,
         best=None if view.best is None else view.best.name,
-        diff=search_view.best_diff(request.directory, view),
+        diff=search_view.best_diff(sweep_dir, view),
     )

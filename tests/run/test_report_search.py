@@ -153,6 +153,11 @@ def test_report_ranks_by_the_search_metric_and_names_the_best_trials_diff(search
     assert diff[:2] == [f"  x: 0.5 -> {best.params['x']!r}", f"  y: 0.5 -> {best.params['y']!r}"]
     assert "output_dir" not in diff[2]  # it names the run: every trial differs there
     assert "failed: refused before it ran: constraint failed" in text
+    # the runs folder: the one sweep its runs name is the search, reported the same way
+    from_runs = sweepgen(searched, "report", "runs/fake_search", "--no-plot")
+    assert from_runs.returncode == 0, from_runs.stderr
+    assert f"best: {name}, score = {best.value:.6g} (max)" in from_runs.stdout
+    assert "final_score" in from_runs.stdout
 
 
 def test_status_and_list_know_the_search(searched):
