@@ -140,10 +140,10 @@ def write_search_sweep(root: Path, n: int) -> None:
             super().__init__(options)
             self.status: dict[str, RunStatus] = {}
 
-        def describe(self, tasks):  # noqa: ANN001, ANN202 - the Executor interface
+        def describe(self, tasks):
             return []
 
-        def start(self, tasks, planned=None):  # noqa: ANN001, ANN202 - the Executor interface
+        def start(self, tasks, planned=None):
             for t in tasks:
                 number = int(t.name[1:5])
                 score = 1.0 - (t.config["x"] - 0.3) ** 2 - (t.config["y"] - 0.7) ** 2
@@ -159,7 +159,7 @@ def write_search_sweep(root: Path, n: int) -> None:
                 write_status(t.run_dir, st)
                 self.status[t.name] = st
 
-        def poll(self):  # noqa: ANN202 - the Executor interface
+        def poll(self):
             return dict(self.status)
 
         def done(self) -> bool:
@@ -198,13 +198,15 @@ def bench_search(counts: str, repeat: int, env: dict[str, str]) -> None:
             t0 = time.perf_counter()
             write_search_sweep(root, n)
             made = time.perf_counter() - t0
-            argv = [sys.executable, "-m", "sweepgen", "report", "generated/fake_search", "--html", "--no-plot"]
+            argv = [sys.executable, "-m", "sweepgen", "report", "generated/fake_search", "--html"]
+            argv.append("--no-plot")
             results = [timed(argv, root, env) for _ in range(repeat)]
             walls = [w for w, _ in results]
             span = f"{statistics.median(walls):.2f} ({min(walls):.2f}-{max(walls):.2f})"
             size = (root / "runs/fake_search/report.html").stat().st_size / 2**20
             label = f"page {size:.1f} MiB"
-            print(f"{n:6} {label:<26} {span:<26} {max(m for _, m in results):8.0f}   (sweep made in {made:.0f} s)")
+            rss = max(m for _, m in results)
+            print(f"{n:6} {label:<26} {span:<26} {rss:8.0f}   (sweep made in {made:.0f} s)")
 
 
 def main() -> None:
