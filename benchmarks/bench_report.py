@@ -190,6 +190,24 @@ def write_search_sweep(root: Path, n: int) -> None:
         os.chdir(cwd)
 
 
+def search_part_s(sweep_dir: Path) -> float:
+    """Seconds to build the page's search section in process: open the study, read the trials, the
+    best-so-far curves, the best trial's diff (what a search adds to `report --html`)."""
+    from sweepgen.compile import search
+    from sweepgen.run import report_search, search_view
+    from sweepgen.run.search_trials import spec_of
+
+    block = search.block(spec_of(sweep_dir))
+    start = time.perf_counter()
+    view = search_view.load(sweep_dir, block)
+    steps = {r.name: 20 for r in view.rows}
+    trials = report_search.trials_of(view, steps, block.repeats)
+    best = view.best.name if view.best else None
+    diff = search_view.best_diff(sweep_dir, view)
+    report_search.section(trials, metric=block.metric, mode=block.mode, best=best, diff=diff)
+    return time.perf_counter() - start
+
+
 def bench_search(counts: str, repeat: int, env: dict[str, str]) -> None:
     print(f"{'trials':>6} {'report --html of a search':<26} {'wall s median (min-max)':<26} {'peak MiB':>8}")
     for n in (int(x) for x in counts.split(",")):
@@ -198,6 +216,7 @@ def bench_search(counts: str, repeat: int, env: dict[str, str]) -> None:
             t0 = time.perf_counter()
             write_search_sweep(root, n)
             made = time.perf_counter() - t0
+            part = search_part_s(root / "generated/fake_search")
             argv = [sys.executable, "-m", "sweepgen", "report", "generated/fake_search", "--html"]
             argv.append("--no-plot")
             results = [timed(argv, root, env) for _ in range(repeat)]
@@ -206,7 +225,10 @@ def bench_search(counts: str, repeat: int, env: dict[str, str]) -> None:
             size = (root / "runs/fake_search/report.html").stat().st_size / 2**20
             label = f"page {size:.1f} MiB"
             rss = max(m for _, m in results)
-            print(f"{n:6} {label:<26} {span:<26} {rss:8.0f}   (sweep made in {made:.0f} s)")
+            print(
+                f"{n:6} {label:<26} {span:<26} {rss:8.0f}   (search part in process {part:.3f} s; "
+                f"sweep made in {made:.0f} s)"
+            )
 
 
 def main() -> None:
@@ -218,7 +240,8 @@ def main() -> None:
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": f"{args.tree}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     print(f"python {sys.version.split()[0]}, tree {args.tree}, load average {os.getloadavg()[0]:.2f}")
-    print(f"{'runs':>6} {'DIR':<16} {'wall s median (min-max)':<26} {'peak MiB':>8}")
+    if args.runs != "0":
+        print(f"{'runs':>6} {'DIR':<16} {'wall s median (min-max)':<26} {'peak MiB':>8}")
     for n in (int(x) for x in args.runs.split(",") if int(x) > 0):
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
