@@ -59,7 +59,9 @@ def _trials(sweep_dir: Path, block: Any) -> dict[str, Any]:
 
     view = search_view.load(sweep_dir, block)
     found: dict[str, Any] = {
-        r.name: (f"pruned at step {r.steps}", None) if r.state == "pruned" else (r.state, r.value)
+        r.name: (f"pruned at step {r.steps}" if r.steps else "pruned", None)
+        if r.state == "pruned"
+        else (r.state, r.value)
         for r in view.rows
     }
     found[""] = view.lines()[0]

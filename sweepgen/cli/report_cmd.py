@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sweepgen.cli import _console
+from sweepgen.errors import ConfigError, UserError
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
     from rich.table import Table
@@ -331,26 +332,38 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
 
 def _search_of(directory: Path) -> tuple[Path | None, Any]:
     """(sweep folder, spec) of the search DIR reports: DIR itself, or the one sweep every run of a
-    runs folder names in its status file; (None, None) for any other sweep."""
+    runs folder names in its status file; (None, None) for any other sweep, (folder, None) for a
+    search whose spec does not load now. A folder without a
+    study is no search to show (nor a search before its first `run`): its lock is not read here."""
     from sweepgen.cli.search_run import search_spec
     from sweepgen.compile.lock import LOCK_NAME
-    from sweepgen.errors import ConfigError
     from sweepgen.run.base import STATUS_FILE, read_status
 
     if (directory / LOCK_NAME).is_file():
-        return directory, search_spec(directory)
-    named = set()
-    for path in directory.glob(f"*/{STATUS_FILE}"):
-        try:
-            status = read_status(path.parent)
-        except ConfigError:  # the report lists an unusable status file with its run
-            continue
-        named.add(status.sweep_dir if status is not None else None)
-    if len(named) != 1 or None in named:
+        named: set[str | None] = {str(directory)}
+    else:
+        named = set()
+        for path in directory.glob(f"*/{STATUS_FILE}"):
+            try:
+                status = read_status(path.parent)
+            except ConfigError:  # the report lists an unusable status file with its run
+                continue
+            named.add(status.sweep_dir if status is not None else None)
+            if not _has_study(next(iter(named))) or len(named) > 1:
+                return None, None  # a grid's runs (one status read), or runs of several sweeps
+    found = named.pop() if len(named) == 1 else None
+    if found is None or not _has_study(found):
         return None, None
-    sweep_dir = Path(str(named.pop()))
-    spec = search_spec(sweep_dir)
-    return (sweep_dir, spec) if spec is not None else (None, None)
+    try:
+        return Path(found), search_spec(Path(found))
+    except UserError:  # a spec that no longer loads: the report goes on, its search lines say why
+        return Path(found), None
+
+
+def _has_study(sweep_dir: str | None) -> bool:
+    from sweepgen.run.search_study import journal_path
+
+    return sweep_dir is not None and journal_path(Path(sweep_dir)).is_file()
 
 
 def _search_best(directory: Path) -> None:

@@ -175,8 +175,10 @@
         marker: { symbol: "star", size: 15, color: "#0a7a2a", line: { color: "#fff", width: 1 } }, text: [hover(b)], hovertemplate: "%{text}<extra></extra>" });
     }
     const failed = s.trials.filter((t) => t.state === "failed").length;
+    const silent = s.trials.filter((t) => t.state === "pruned" && t.value === null).length;
+    const unplotted = [failed ? failed + " failed" : "", silent ? silent + " pruned before reporting" : ""].filter((w) => w);
     const layout = {
-      title: { text: "best " + s.metric + " so far (" + s.mode + " is better)" + (failed ? "; " + failed + " failed trial(s) have no value" : "") },
+      title: { text: "best " + s.metric + " so far (" + s.mode + " is better)" + (unplotted.length ? "; no value: " + unplotted.join(", ") : "") },
       xaxis: { title: { text: curve.label }, zeroline: false }, yaxis: { title: { text: s.metric } },
       legend: legendOutside, margin: { r: 20 }, height: 440,
     };

@@ -36,7 +36,7 @@ class Trial:
     value: float | None  # the told value (complete), the last reported one (pruned), else None
     params: Mapping[str, Any]
     reason: str | None  # why it failed or was pruned
-    pruned_at: int | None  # the step its pruner stopped it at
+    pruned_at: int | None  # the step its pruner stopped it at (None: it reported no step)
     steps: int  # training steps its runs logged, summed over repeats; 0 for a point never run
     ended_s: float | None  # seconds from the first trial's start to this one's end; None while it runs
 
@@ -78,7 +78,7 @@ def trials_of(view: SearchView, steps: Mapping[str, int], repeats: int) -> list[
                 row.value,
                 dict(row.params),
                 row.reason,
-                row.steps if row.state == "pruned" else None,
+                row.steps if row.state == "pruned" and row.steps else None,  # 0: none reported
                 sum(steps.get(n, 0) for n in names),
                 ended,
             )
