@@ -70,7 +70,8 @@ def part_sim(args) -> None:
         equal_n.append(Method("tpe", None, args.n, args.tpe_startup))
     runs: dict[str, list[SearchRun]] = {}
     print(
-        f"{'search':>32} {'median regret':>14} {'median steps':>13} {'median util':>12} {'time/search':>12}"
+        f"{'search':>32} {'median regret':>14} {'(noiseless pick)':>16} {'median steps':>13} "
+        f"{'median util':>12} {'time/search':>12}"
     )
     for method in equal_n + longer:
         t0 = time.perf_counter()
@@ -81,11 +82,14 @@ def part_sim(args) -> None:
         rs = runs[method.label]
         print(
             f"{method.label:>32} {statistics.median(r.regret for r in rs):14.4f} "
+            f"{statistics.median(r.oracle for r in rs):16.4f} "
             f"{statistics.median(r.steps for r in rs):13.0f} {statistics.median(r.util for r in rs):12.3f} "
             f"{took:11.2f}s"
         )
-    tpe = runs[Method("tpe", None, args.n).label]
-    barrier = statistics.median(r.barrier_util for r in tpe)
+    barrier_tpe = runs[Method("tpe", None, args.n).label]
+    barrier = statistics.median(r.barrier_util for r in barrier_tpe)
+    # the reference of the target: un-pruned tpe with the same sampler settings as the pruned rows
+    tpe = runs[Method("tpe", None, args.n, args.tpe_startup).label]
     print(
         f"batch-synchronous (Hydra sweeper pattern) utilisation, same {args.n} trial lengths: {barrier:.3f}"
     )

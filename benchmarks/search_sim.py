@@ -68,9 +68,11 @@ class Method:
 @dataclass
 class SearchRun:
     """One search: its final regret, the steps it used, the slot utilisation, and ``history``: after
-    each completed trial, (steps used so far by all trials, regret of the best trial then)."""
+    each completed trial, (steps used so far by all trials, regret of the best trial then);
+    ``oracle``: the lowest regret of any complete trial (what a noiseless pick would have got)."""
 
     regret: float
+    oracle: float
     steps: int
     util: float
     barrier_util: float
@@ -120,6 +122,7 @@ def simulate(method: Method, parallel: int, seed: int, noise: float, curve: str)
     lens: list[int] = []
     asked = steps = now = 0
     best: tuple[float, float] | None = None  # (told value, regret)
+    oracle = math.inf
     history: list[tuple[int, float]] = []
     while asked < method.n or running:
         while len(running) < parallel and asked < method.n:
@@ -143,6 +146,7 @@ def simulate(method: Method, parallel: int, seed: int, noise: float, curve: str)
                 if best is None or value > best[0]:
                     best = (value, 1.0 - r["f"])
                 history.append((steps, best[1]))
+                oracle = min(oracle, 1.0 - r["f"])
             elif pruning and trial.should_prune():
                 study.tell(trial, state=pruned_state)
                 running.remove(r)
@@ -150,6 +154,7 @@ def simulate(method: Method, parallel: int, seed: int, noise: float, curve: str)
     batches = [lens[i : i + parallel] for i in range(0, len(lens), parallel)]
     return SearchRun(
         regret=best[1] if best else math.inf,
+        oracle=oracle,
         steps=steps,
         util=steps / (parallel * now),
         barrier_util=sum(lens) / (parallel * sum(max(bt) for bt in batches)),
