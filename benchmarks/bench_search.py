@@ -57,7 +57,7 @@ def part_sim(args) -> None:
     regret as un-pruned tpe with at most half the steps"): each pruned method runs more trials
     (``--pruned-n``) and its best-so-far regret is read as a function of the steps used so far; the
     first step count at which its median over the seeds reaches tpe's final median regret is the
-    figure, as a share of tpe's median steps."""
+    figure, as a share of tpe's median steps (and the step count from which it stays there)."""
     print(
         f"== sim: n={args.n}, parallel={args.parallel}, {args.seeds} seeds, noise {args.noise}, "
         f"curve {args.curve}"
@@ -100,7 +100,9 @@ def _steps(steps: int | None, budget: float) -> str:
     return f"{steps} ({steps / budget:.2f})" if steps is not None else "never"
 
 
-def print_equal_steps(args, runs: dict[str, list[SearchRun]], tpe: list[SearchRun], longer: list) -> None:
+def print_equal_steps(
+    args, runs: dict[str, list[SearchRun]], tpe: list[SearchRun], longer: list[Method]
+) -> None:
     target = statistics.median(r.regret for r in tpe)
     budget = statistics.median(r.steps for r in tpe)
     print(
