@@ -26,7 +26,7 @@ def test_a_small_search_runs_its_trials_as_slurm_jobs(tmp_path):
 
 
 def test_pruning_is_refused_off_the_local_executor(tmp_path):
-    write_search_project(tmp_path, {"prune": {"method": "asha"}})
+    write_search_project(tmp_path, {"prune": {"method": "asha", "min_steps": 2}})
     assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
     done = sweepgen(tmp_path, "run", "generated/fake_search", "--executor", "slurm", *RUN_ARGS)
     assert done.returncode == 2 and "needs the local executor" in done.stderr
