@@ -175,7 +175,9 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
             f"no sweep lock describes these runs; varying values come from their config.yaml "
             f"files ({len(report.varying)} paths differ)"
         )
-    if plan.note:
+    # a search without repeats runs each point once: "every run is its own group" is its design
+    single = request.search is not None and request.search.model.search.repeats == 1
+    if plan.note and not single:
         notes.append(plan.note)
     if request.seeds != "all":
         chosen = plan.tune if request.seeds == "tune" else plan.test
