@@ -207,7 +207,7 @@
   }
   function trialsTable() {
     const s = page.search;
-    const head = ["trial", "state", s.metric, "pruned at step", "steps trained", "ended (s)", ...s.params, "reason"];
+    const head = ["trial", "state", s.metric + " (pruned: last reported)", "pruned at step", "steps trained", "ended (s)", ...s.params, "reason"];
     const table = el("table", { id: "trials-table" });
     const tr = el("tr");
     head.forEach((h) => tr.appendChild(el("th", {}, h)));
