@@ -13,7 +13,10 @@ Exactly once: a trial number comes from the study and is never reused; a trial i
 controller that owns it; a trial whose controller died stays running in the study and is taken over:
 told if its run finished, re-attached if its run still runs (the run's own lock says so), resumed in
 its run directory otherwise. So a killed `run` followed by another reaches exactly ``n``, and two
-`run`s on one search share its study and never start a trial twice.
+`run`s on one search share its study and never start a trial twice. A re-attached run is reported to
+the pruner like any other and, when pruned, stopped through ``Executor.stop_detached`` (its process
+group, or its Slurm job); a pruning decision is in the study before anything is stopped, so a trial
+pruned by a controller that then died is stopped and recorded as pruned, never resumed.
 """
 
 from __future__ import annotations
@@ -153,8 +156,14 @@ class SearchController:
             trial = self.optuna.trial.Trial(self.study, frozen._trial_id)
             trial.set_user_attr(OWNER_ATTR, self.owner.name)
             self.events.append(f"{search.trial_name(frozen.number)}: taken over from a stopped controller")
+            params = frozen.params
+            if set(params) != set(self.dists):
+                # its controller died inside `ask`, between creating the trial and drawing its point
+                # (each param is a journal line of its own): draw the rest as that ask would have
+                self.study.sampler = search_study.sampler(self.block, salt=frozen.number)
+                params = search_study.draw_missing(trial, self.dists)
             pruning = frozen.user_attrs.get(PRUNING_ATTR)
-            self._start(trial, frozen.params, reported=set(frozen.intermediate_values), pruning=pruning)
+            self._start(trial, params, reported=set(frozen.intermediate_values), pruning=pruning)
 
     def _start(
         self,

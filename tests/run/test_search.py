@@ -10,7 +10,16 @@ import time
 from pathlib import Path
 
 import pytest
-from search_support import RUN_ARGS, study, sweepgen, write_search_project
+from search_support import (
+    PRUNED_BASE,
+    PRUNED_SEARCH,
+    RUN_ARGS,
+    assert_t1_pruned_and_stopped,
+    kill_run_once_trial_trains,
+    study,
+    sweepgen,
+    write_search_project,
+)
 
 from sweepgen.compile import lock
 from sweepgen.run.base import RunState, read_status
@@ -331,43 +340,37 @@ def test_ctrl_c_stops_the_trials_with_a_checkpoint_and_the_next_run_resumes_them
 
 
 def test_a_trial_re_attached_after_its_controller_died_is_still_pruned_and_stopped(tmp_path):
-    # parallel 1: t0 completes under the first controller, which is SIGKILLed while t1 trains and
-    # before t1 reaches the ASHA rung (step 10); the next `run` re-attaches t1 (its trainer outlived
-    # the controller), reports its steps and stops it there: seed 5 draws t1 far worse than t0
-    base = {"x": 0.5, "y": 0.5, "steps": 40, "step_s": 0.15, "seed": 0, "noise": 0.0, "output_dir": None}
-    prune = {"method": "asha", "min_steps": 10, "reduction": 3}
-    search = {"n": 3, "parallel": 1, "seed": 5, "sampler": "random", "prune": prune}
-    write_search_project(tmp_path, search, base=base)
+    # the first controller is SIGKILLed while t1 trains, before its rung; the next `run` re-attaches
+    # t1 (its trainer outlived the controller), reports its steps and stops it when ASHA prunes it
+    write_search_project(tmp_path, PRUNED_SEARCH, base=PRUNED_BASE)
     assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
-    runs = tmp_path / "runs" / "fake_search"
-    proc = sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False)
-    deadline = time.monotonic() + 90
-    while (
-        not (runs / "t0001" / "metrics.jsonl").is_file()
-        or not (runs / "t0001" / "metrics.jsonl").stat().st_size
-    ):
-        assert time.monotonic() < deadline and proc.poll() is None, "t1 never started"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)  # the controller only: t1's trainer goes on
-    proc.communicate()
-    first = [json.loads(line)["step"] for line in (runs / "t0001" / "metrics.jsonl").read_text().splitlines()]
-    assert first[-1] < 10, "the controller must die before t1 reaches the rung"
+    seen = kill_run_once_trial_trains(tmp_path, "t0001", *RUN_ARGS)
+    assert seen[-1] < 10, "the controller must die before t1 reaches the rung"
     done = _run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "t0001: taken over from a stopped controller" in done.stdout
     assert "t0001: pruned at step" in done.stdout
-    trials = study(tmp_path).get_trials()
-    assert sorted(t.number for t in trials) == [0, 1, 2]
-    objective = {t.number: 1 - (t.params["x"] - 0.3) ** 2 - (t.params["y"] - 0.7) ** 2 for t in trials}
-    assert objective[1] < objective[0] - 0.1, objective  # the premise: t1's curve is clearly below t0's
-    assert [t.state.name for t in trials] == ["COMPLETE", "PRUNED", "COMPLETE"], done.stdout
-    pruned = runs / "t0001"
-    status = read_status(pruned)
-    assert status is not None and status.state is RunState.CANCELLED
-    assert status.reason is not None and status.reason.startswith("pruned at step")
-    steps = [json.loads(line)["step"] for line in (pruned / "metrics.jsonl").read_text().splitlines()]
-    assert 10 <= steps[-1] < 40 and not (pruned / "summary.json").exists()  # stopped early
-    assert json.loads((pruned / "checkpoint.json").read_text())["step"] == steps[-1]  # SIGTERM: saved
-    assert len((pruned / "starts.jsonl").read_text().splitlines()) == 1  # stopped, never restarted
+    assert_t1_pruned_and_stopped(tmp_path, done.stdout)
     shown = sweepgen(tmp_path, "status", str(SWEEP))
     assert shown.returncode == 0 and "PRUNED" in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_a_trial_whose_controller_died_inside_ask_gets_the_rest_of_its_point(tmp_path):
+    # Optuna's ask writes the new trial, then each param, as journal lines of their own: a SIGKILL in
+    # between leaves a running trial with part of its point; the next `run` draws the rest
+    from sweepgen.compile.search_block import SearchBlock
+    from sweepgen.run import search_study
+
+    write_search_project(tmp_path, {"n": 3, "sampler": "random"})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    axes = {"x": {"uniform": [0.0, 1.0]}, "y": {"uniform": [0.0, 1.0]}}
+    block = SearchBlock.model_validate({"n": 3, "metric": "score", "mode": "max", "axes": axes})
+    cut = search_study.open_study(tmp_path / SWEEP, block).ask()
+    x = cut.suggest_float("x", 0.0, 1.0)  # the controller died before y was drawn
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    trials = study(tmp_path).get_trials()
+    assert [t.state.name for t in trials] == ["COMPLETE"] * 3
+    assert trials[0].params["x"] == x and 0.0 <= trials[0].params["y"] <= 1.0
+    config = lock.read(str(tmp_path / SWEEP), "x")
+    assert config is not None and config.files[0].set["y"] == trials[0].params["y"]
