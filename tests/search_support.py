@@ -112,11 +112,13 @@ def objective_of(trial: Any) -> float:
     return float(module.objective(trial.params["x"], trial.params["y"]))
 
 
-# seed 5 of the random sampler draws t1 far below t0 (objective 0.62 vs 0.92) and t2 above both: ASHA
-# at step 10 promotes t0 (alone at its rung), prunes t1 and promotes t2. With one trial at a time
-# the order is fixed, so which trial is pruned is known (tests/run/test_search_slurm.py too).
+# seed 5 of the random sampler draws t1 far below t0 (objective 0.62 vs 0.92): ASHA at step 10 promotes
+# t0 (alone at its rung) and prunes t1 at whichever step >= 10 it is read (its whole curve lies below
+# t0's from step 10 on). One trial at a time fixes the order, so the pruned trial is known. (A third
+# trial is left out: ASHA compares values at the step each trial was read, so on a rising curve a
+# close call depends on poll timing.)
 PRUNED_SEARCH = {
-    "n": 3,
+    "n": 2,
     "parallel": 1,
     "seed": 5,
     "sampler": "random",
@@ -126,12 +128,12 @@ PRUNED_BASE = {"x": 0.5, "y": 0.5, "steps": 40, "step_s": 0.15, "seed": 0, "nois
 
 
 def assert_t1_pruned_and_stopped(root: Path, out: str) -> None:
-    """t0 and t2 complete, t1 pruned: its run stopped early by SIGTERM (checkpoint at its last step),
-    never restarted, recorded as cancelled with the pruning reason; three trials, numbered 0..2."""
+    """t0 complete, t1 pruned: its run stopped early by SIGTERM (checkpoint at its last step), never
+    restarted, recorded as cancelled with the pruning reason; exactly two trials, numbered 0 and 1."""
     trials = study(root).get_trials()
-    assert sorted(t.number for t in trials) == [0, 1, 2]
+    assert sorted(t.number for t in trials) == [0, 1]
     assert objective_of(trials[1]) < objective_of(trials[0]) - 0.1, "the premise: t1's curve is below t0's"
-    assert [t.state.name for t in trials] == ["COMPLETE", "PRUNED", "COMPLETE"], out
+    assert [t.state.name for t in trials] == ["COMPLETE", "PRUNED"], out
     assert trials[1].user_attrs["sweepgen_reason"].startswith("pruned at step")
     run = root / "runs" / "fake_search" / "t0001"
     status = read_status(run)
@@ -141,5 +143,4 @@ def assert_t1_pruned_and_stopped(root: Path, out: str) -> None:
     assert 10 <= steps[-1] < 40 and not (run / "summary.json").exists()  # stopped early
     assert json.loads((run / "checkpoint.json").read_text())["step"] == steps[-1]  # SIGTERM: saved
     assert len((run / "starts.jsonl").read_text().splitlines()) == 1  # stopped, never restarted
-    for other in ("t0000", "t0002"):
-        assert logged_steps(root / "runs" / "fake_search" / other)[-1] == 40
+    assert logged_steps(root / "runs" / "fake_search" / "t0000")[-1] == 40
