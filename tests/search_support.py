@@ -127,7 +127,7 @@ PRUNED_SEARCH = {
 PRUNED_BASE = {"x": 0.5, "y": 0.5, "steps": 40, "step_s": 0.15, "seed": 0, "noise": 0.0, "output_dir": None}
 
 
-def assert_t1_pruned_and_stopped(root: Path, out: str) -> None:
+def assert_t1_pruned_and_stopped(root: Path, out: str, *, steps_all: int = 40) -> None:
     """t0 complete, t1 pruned: its run stopped early by SIGTERM (checkpoint at its last step), never
     restarted, recorded as cancelled with the pruning reason; exactly two trials, numbered 0 and 1."""
     trials = study(root).get_trials()
@@ -140,7 +140,7 @@ def assert_t1_pruned_and_stopped(root: Path, out: str) -> None:
     assert status is not None and status.state is RunState.CANCELLED
     assert status.reason is not None and status.reason.startswith("pruned at step"), status.reason
     steps = logged_steps(run)
-    assert 10 <= steps[-1] < 40 and not (run / "summary.json").exists()  # stopped early
+    assert 10 <= steps[-1] < steps_all and not (run / "summary.json").exists()  # stopped early
     assert json.loads((run / "checkpoint.json").read_text())["step"] == steps[-1]  # SIGTERM: saved
     assert len((run / "starts.jsonl").read_text().splitlines()) == 1  # stopped, never restarted
-    assert logged_steps(root / "runs" / "fake_search" / "t0000")[-1] == 40
+    assert logged_steps(root / "runs" / "fake_search" / "t0000")[-1] == steps_all

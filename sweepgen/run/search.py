@@ -276,7 +276,7 @@ class SearchController:
         how = f"the {status.executor} executor's" if status is not None else "an unrecorded"
         self.events.append(
             f"{search.trial_name(live.number)}: {task.name} is {how} run and cannot be stopped from "
-            "here; it runs to its end and is recorded as pruned"
+            "here; it runs to its end (complete if it finishes, else pruned)"
         )
 
     def _record_pruned(self, task: RunTask, status: RunStatus | None, reason: str) -> RunStatus | None:

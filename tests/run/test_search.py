@@ -374,3 +374,26 @@ def test_a_trial_whose_controller_died_inside_ask_gets_the_rest_of_its_point(tmp
     assert trials[0].params["x"] == x and 0.0 <= trials[0].params["y"] <= 1.0
     config = lock.read(str(tmp_path / SWEEP), "x")
     assert config is not None and config.files[0].set["y"] == trials[0].params["y"]
+
+
+def test_a_trial_pruned_by_a_controller_killed_before_it_saw_the_stop_is_never_resumed(tmp_path):
+    # half-second steps: the trainer takes up to one step to stop after SIGTERM, and the controller
+    # is SIGKILLed as soon as it says it pruned t1, so it never records the run's end; the decision
+    # is in the study, so the next `run` records t1 pruned instead of resuming it from its checkpoint
+    base = {**PRUNED_BASE, "steps": 16, "step_s": 0.5}
+    write_search_project(tmp_path, PRUNED_SEARCH, base=base)
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    proc = sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False)
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith("t0001: pruned at step"):
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.communicate()
+    assert proc.returncode == -signal.SIGKILL, "".join(seen)
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "t0001: taken over from a stopped controller" in done.stdout
+    assert_t1_pruned_and_stopped(tmp_path, done.stdout, steps_all=16)
