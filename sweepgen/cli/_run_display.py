@@ -23,6 +23,7 @@ from sweepgen.run.base import SUMMARY_FILE, Decision, RunState, RunStatus, state
 from sweepgen.run.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.runfiles import RunFileError
 from sweepgen.run.sweep_run import RunResult, final_state
+from sweepgen.run.sweep_search import SearchResult
 
 if TYPE_CHECKING:
     from rich.live import Live
@@ -218,6 +219,9 @@ class RichDisplay:
     def note(self, line: str) -> None:
         _console.stderr().print(line, markup=False, highlight=False)
 
+    def say(self, line: str) -> None:
+        _console.stdout().print(line, markup=False, highlight=False)
+
     @contextmanager
     def following(self, decisions: Sequence[Decision]) -> Iterator[_LiveProgress]:
         from rich.live import Live
@@ -241,6 +245,28 @@ class _LiveProgress:
 
     def update(self, live: Mapping[str, RunStatus]) -> None:
         self.view.update(_progress_table(self.decisions, live, _now(), self.metric), refresh=True)
+
+
+def print_search(result: SearchResult, sweep_dir: Path) -> None:
+    """What `run` prints at the end of a search: its plan (--dry-run), that it was interrupted, or
+    the trials by state and the best one (its events were said as they came)."""
+    out = _console.stdout()
+    if result.plan is not None:
+        out.print(result.plan, markup=False)
+    if result.interrupted:
+        _console.stderr().print(
+            f"interrupted: the running trials were stopped (checkpoints kept); `sweepgen run {sweep_dir}` "
+            "resumes them",
+            markup=False,
+        )
+    for line in result.summary:
+        out.print(line, markup=False, highlight=False)
+    if result.elsewhere:
+        out.print(
+            f"{result.elsewhere} trial(s) still run in another `sweepgen run`; "
+            f"follow them with `sweepgen status {sweep_dir}`",
+            markup=False,
+        )
 
 
 def print_result(result: RunResult, sweep_dir: Path, metric: str | None = None) -> None:

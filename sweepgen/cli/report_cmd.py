@@ -335,9 +335,9 @@ def _search_of(directory: Path) -> tuple[Path | None, Any]:
     runs folder names in its status file; (None, None) for any other sweep, (folder, None) for a
     search whose spec does not load now. A folder without a
     study is no search to show (nor a search before its first `run`): its lock is not read here."""
-    from sweepgen.cli.search_run import search_spec
     from sweepgen.compile.lock import LOCK_NAME
     from sweepgen.run.base import STATUS_FILE, read_status
+    from sweepgen.run.sweep_search import search_spec
 
     if (directory / LOCK_NAME).is_file():
         named: set[str | None] = {str(directory)}
@@ -368,7 +368,7 @@ def _has_study(sweep_dir: str | None) -> bool:
 
 def _search_best(directory: Path) -> None:
     """A search sweep: its trials by state, the best trial and its config diff from the base."""
-    from sweepgen.cli.search_run import search_lines
+    from sweepgen.run.sweep_search import search_lines
 
     for line in search_lines(directory, diff=True):
         _console.stdout().print(line, markup=False, highlight=False)

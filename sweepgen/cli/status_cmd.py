@@ -224,7 +224,7 @@ def _job(view: RunView) -> str:
 
 def _search_summary(sweep_dir: Path) -> None:
     """A search sweep: its trials by state (refused points have no run in the table) and the best."""
-    from sweepgen.cli.search_run import search_lines
+    from sweepgen.run.sweep_search import search_lines
 
     for line in search_lines(sweep_dir, diff=False):
         _console.stdout().print(line, markup=False, highlight=False)
