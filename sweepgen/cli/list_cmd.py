@@ -26,6 +26,7 @@ def list_variants(spec: str, fmt: str) -> int:
     """
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
     from sweepgen.compile import api, search
+    from sweepgen.run.sweep_search import trial_states
 
     expansion, varying = api.matrix(spec)
     values = [
@@ -41,8 +42,8 @@ def list_variants(spec: str, fmt: str) -> int:
     columns = ["variant", *varying]
     if search.is_search(expansion.spec):
         block = search.block(expansion.spec)
-        trials = _trials(Path("generated") / expansion.spec.name, block)
-        title = f"{expansion.spec.path}: {len(rows)} trial run(s) rendered; " + trials.pop("", "")
+        counts, trials = trial_states(Path("generated") / expansion.spec.name, block)
+        title = f"{expansion.spec.path}: {len(rows)} trial run(s) rendered; " + counts
         columns += ["state", block.metric]
         for row, variant in zip(rows, doc["variants"]):
             state, value = trials.get(str(row[0]).partition("_r")[0], ("not in the study", None))
@@ -50,19 +51,3 @@ def list_variants(spec: str, fmt: str) -> int:
             variant.update(state=state, value=value)
     emit(title, columns, rows, fmt, json_doc=doc)
     return EXIT_OK
-
-
-def _trials(sweep_dir: Path, block: Any) -> dict[str, Any]:
-    """Trial name -> (state, value) from the study, and under "" the search's one-line counts. A
-    pruned trial shows the step it was stopped at and no value: its last reported value is no result."""
-    from sweepgen.run import search_view
-
-    view = search_view.load(sweep_dir, block)
-    found: dict[str, Any] = {
-        r.name: (f"pruned at step {r.steps}" if r.steps else "pruned", None)
-        if r.state == "pruned"
-        else (r.state, r.value)
-        for r in view.rows
-    }
-    found[""] = view.lines()[0]
-    return found

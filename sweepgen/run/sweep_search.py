@@ -1,6 +1,7 @@
-"""`sweepgen run DIR` on a search sweep as one function, and the search lines `status` and `report`
-show. ``run`` is the command's one entry: a sweep whose spec has `search:` is driven by the search
-controller (sweepgen.run.search), any other by ``sweep_run.run_sweep``; the CLI prints the result.
+"""`sweepgen run DIR` on a search sweep as one function; what `status`, `report` and `list` show of
+a search (its lines, the search a report is of, each trial's state). ``run`` is the command's one
+entry: a sweep whose spec has `search:` is driven by the search controller (sweepgen.run.search),
+any other by ``sweep_run.run_sweep``; the CLI prints the result.
 
 A search prints one line per trial event (started, refused, pruned, complete, failed) through
 ``Display.say`` as it goes, and a summary; exit 0 once the study holds its ``n`` finished trials
@@ -18,11 +19,13 @@ from typing import Any
 
 from sweepgen import yamlio
 from sweepgen.compile import lock, search
-from sweepgen.errors import UserError
+from sweepgen.compile.lock import LOCK_NAME
+from sweepgen.errors import ConfigError, UserError
 from sweepgen.run import search_view
-from sweepgen.run.base import ExecutorOptions
+from sweepgen.run.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.registry import make_executor
 from sweepgen.run.search import SearchController
+from sweepgen.run.search_study import journal_path
 from sweepgen.run.search_trials import TrialRenderer, spec_of
 from sweepgen.run.sweep_run import (
     INTERRUPTED,
@@ -156,3 +159,65 @@ def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
             f"  {path}: {old!r} -> {new!r}" for path, old, new in search_view.best_diff(sweep_dir, view)
         ]
     return lines
+
+
+@dataclass(frozen=True)
+class ReportTarget:
+    search_dir: Path | None  # the search sweep `report DIR` is of (None: not a search)
+    spec: Any  # its spec (None: not a search, or its spec does not load now)
+    metric: str | None  # the metric to report: as given, else the search's own
+    mode: str  # as given, else the search's own
+
+
+def report_target(directory: Path, metric: str | None, mode: str, *, mode_given: bool) -> ReportTarget:
+    """The search `report DIR` is of, and the metric and mode it reports by: a search sweep is
+    reported by the metric it optimised and its mode unless --metric (or --mode) says otherwise."""
+    search_dir, spec = _search_of(directory)
+    if spec is not None and metric is None:
+        block = search.block(spec)
+        metric, mode = block.metric, mode if mode_given else block.mode
+    return ReportTarget(search_dir, spec, metric, mode)
+
+
+def _search_of(directory: Path) -> tuple[Path | None, Any]:
+    """(sweep folder, spec) of the search DIR reports: DIR itself, or the one sweep every run of a
+    runs folder names in its status file; (None, None) for any other sweep, (folder, None) for a
+    search whose spec does not load now. A folder without a study is no search to show (nor a
+    search before its first `run`): its lock is not read here."""
+    if (directory / LOCK_NAME).is_file():
+        named: set[str | None] = {str(directory)}
+    else:
+        named = set()
+        for path in directory.glob(f"*/{STATUS_FILE}"):
+            try:
+                status = read_status(path.parent)
+            except ConfigError:  # the report lists an unusable status file with its run
+                continue
+            named.add(status.sweep_dir if status is not None else None)
+            if not _has_study(next(iter(named))) or len(named) > 1:
+                return None, None  # a grid's runs (one status read), or runs of several sweeps
+    found = named.pop() if len(named) == 1 else None
+    if found is None or not _has_study(found):
+        return None, None
+    try:
+        return Path(found), search_spec(Path(found))
+    except UserError:  # a spec that no longer loads: the report goes on, its search lines say why
+        return Path(found), None
+
+
+def _has_study(sweep_dir: str | None) -> bool:
+    return sweep_dir is not None and journal_path(Path(sweep_dir)).is_file()
+
+
+def trial_states(sweep_dir: Path, block: Any) -> tuple[str, dict[str, tuple[str, Any]]]:
+    """For `list` on a search spec: the search's one-line counts, and trial name -> (state, value)
+    from the study. A pruned trial shows the step it was stopped at and no value: its last reported
+    value is no result."""
+    view = search_view.load(sweep_dir, block)
+    found: dict[str, tuple[str, Any]] = {
+        r.name: (f"pruned at step {r.steps}" if r.steps else "pruned", None)
+        if r.state == "pruned"
+        else (r.state, r.value)
+        for r in view.rows
+    }
+    return view.lines()[0], found
