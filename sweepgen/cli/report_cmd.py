@@ -68,7 +68,7 @@ SHORT.update(
 )
 
 
-def short_names(paths: Sequence[str]) -> dict[str, str]:
+def _short_names(paths: Sequence[str]) -> dict[str, str]:
     """The shortest dotted suffix of each path that no other path shares (training.seed -> seed)."""
     names: dict[str, str] = {}
     for path in paths:
@@ -95,7 +95,7 @@ def _runs_table(
     from sweepgen.cli._run_display import fmt_duration
 
     short = {**SHORT, **(measured or {})}
-    headers = {**short, **short_names(varying)}
+    headers = {**short, **_short_names(varying)}
     table = Table(
         title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
     )

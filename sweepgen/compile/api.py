@@ -153,7 +153,9 @@ def schema_document(ref: str | None = None, out: str | None = None) -> str:
     """The JSON Schema text of the spec format, or (``ref``, ``module:Class``) of that config class;
     also written to the file ``out`` when given (`sweepgen schema -o FILE`)."""
     text = (
-        json.dumps(spec_json_schema(), indent=2, sort_keys=True) + "\n" if ref is None else export_schema(ref)
+        json.dumps(spec_json_schema(), indent=2, sort_keys=True) + "\n"
+        if ref is None
+        else _export_schema(ref)
     )
     if out is not None:
         with open(out, "w", encoding="utf-8", newline="\n") as fh:
@@ -161,7 +163,7 @@ def schema_document(ref: str | None = None, out: str | None = None) -> str:
     return text
 
 
-def export_schema(ref: str) -> str:
+def _export_schema(ref: str) -> str:
     """The JSON Schema file text of a dataclass or pydantic model named ``module:Class`` (imports it)."""
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
@@ -189,7 +191,7 @@ def init_project(
     files: dict[str, str] = {}
     if schema_ref is not None:
         schema_file = os.path.join(schemas_dir, schema_ref.rpartition(":")[2].lower() + ".json")
-        files[schema_file] = export_schema(schema_ref)
+        files[schema_file] = _export_schema(schema_ref)
     start = init_spec.starter(
         config, name=name, specs_dir=specs_dir, templates_dir=templates_dir, schema_file=schema_file
     )

@@ -54,13 +54,13 @@ class SearchResult:
 
 def run(request: RunRequest, display: Display) -> RunResult | SearchResult:
     """`sweepgen run DIR`: the search controller for a search sweep, ``run_sweep`` for any other."""
-    spec = search_spec(request.sweep_dir)
+    spec = _search_spec(request.sweep_dir)
     if spec is None:
         return run_sweep(request, display)
-    return run_search(request, spec, display)
+    return _run_search(request, spec, display)
 
 
-def search_spec(sweep_dir: Path) -> Any:
+def _search_spec(sweep_dir: Path) -> Any:
     """The spec of ``sweep_dir`` when it is a search sweep, else None (any other sweep runs as before).
     Only a spec whose YAML has a top-level ``search`` key is loaded (and must then be valid)."""
     try:
@@ -76,7 +76,7 @@ def search_spec(sweep_dir: Path) -> Any:
     return spec_of(sweep_dir)
 
 
-def run_search(request: RunRequest, spec: Any, display: Display) -> SearchResult:
+def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResult:
     """Drive the search of ``spec`` until its ``n`` trials are finished; stopped as a grid is (a
     graceful stop, Ctrl-C again kills; SIGTERM and SIGHUP as Ctrl-C)."""
     sweep_dir, opts = request.sweep_dir, request.options
@@ -142,7 +142,7 @@ def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
     """For `status` and `report` on a search sweep: trials by state and the best trial, with (for
     `report`, ``diff``) its config's differences from the base; nothing for any other sweep."""
     try:
-        spec = search_spec(sweep_dir)
+        spec = _search_spec(sweep_dir)
     except UserError as err:
         return [f"note: search not shown: {err.message}"]
     if spec is None:
@@ -200,7 +200,7 @@ def _search_of(directory: Path) -> tuple[Path | None, Any]:
     if found is None or not _has_study(found):
         return None, None
     try:
-        return Path(found), search_spec(Path(found))
+        return Path(found), _search_spec(Path(found))
     except UserError:  # a spec that no longer loads: the report goes on, its search lines say why
         return Path(found), None
 
