@@ -1,7 +1,7 @@
 """`sweepgen run DIR` on a search sweep as one function; what `status`, `report` and `list` show of
-a search (its lines, the search a report is of, each trial's state). ``run`` is the command's one
-entry: a sweep whose spec has `search:` is driven by the search controller (sweepgen.run.search),
-any other by ``sweep_run.run_sweep``; the CLI prints the result.
+a search (its lines, the search a report is of, `list`'s table with each trial's state). ``run`` is
+the command's one entry: a sweep whose spec has `search:` is driven by the search controller
+(sweepgen.run.search), any other by ``sweep_run.run_sweep``; the CLI prints the result.
 
 A search prints one line per trial event (started, refused, pruned, complete, failed) through
 ``Display.say`` as it goes, and a summary; exit 0 once the study holds its ``n`` finished trials
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sweepgen import yamlio
-from sweepgen.compile import lock, search
+from sweepgen import paths, yamlio
+from sweepgen.compile import api, lock, search
 from sweepgen.compile.lock import LOCK_NAME
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.run import search_view
@@ -209,7 +209,43 @@ def _has_study(sweep_dir: str | None) -> bool:
     return sweep_dir is not None and journal_path(Path(sweep_dir)).is_file()
 
 
-def trial_states(sweep_dir: Path, block: Any) -> tuple[str, dict[str, tuple[str, Any]]]:
+@dataclass(frozen=True)
+class Matrix:
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    doc: dict[str, Any]  # --format json
+
+
+def list_matrix(spec_path: str) -> Matrix:
+    """`list SPEC`'s table: one row per variant, one column per varying path (``api.matrix``). A
+    search spec's variants are its trials so far (from the sweep's lock); each row also gets the
+    trial's state and value from the study, and the title the search's counts."""
+    expansion, varying = api.matrix(spec_path)
+    values = [
+        {p: val for p in varying if (val := paths.get(v.config, p)) is not paths.MISSING}
+        for v in expansion.variants
+    ]
+    rows = [[v.name] + [vals.get(p) for p in varying] for v, vals in zip(expansion.variants, values)]
+    doc: dict[str, Any] = {
+        "varying": varying,
+        "variants": [{"name": v.name, "values": vals} for v, vals in zip(expansion.variants, values)],
+    }
+    title = f"{expansion.spec.path}: {len(rows)} variant(s)"
+    columns = ["variant", *varying]
+    if search.is_search(expansion.spec):
+        block = search.block(expansion.spec)
+        counts, trials = _trial_states(Path("generated") / expansion.spec.name, block)
+        title = f"{expansion.spec.path}: {len(rows)} trial run(s) rendered; " + counts
+        columns += ["state", block.metric]
+        for row, variant in zip(rows, doc["variants"]):
+            state, value = trials.get(str(row[0]).partition("_r")[0], ("not in the study", None))
+            row += [state, value]
+            variant.update(state=state, value=value)
+    return Matrix(title, columns, rows, doc)
+
+
+def _trial_states(sweep_dir: Path, block: Any) -> tuple[str, dict[str, tuple[str, Any]]]:
     """For `list` on a search spec: the search's one-line counts, and trial name -> (state, value)
     from the study. A pruned trial shows the step it was stopped at and no value: its last reported
     value is no result."""

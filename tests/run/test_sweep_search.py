@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from run_support import make_sweep
 from search_support import write_search_project
+from spec_support import write_project
 
 from sweepgen.compile import api
 from sweepgen.run.search_study import journal_path
 from sweepgen.run.sweep_run import RunRequest, RunResult
-from sweepgen.run.sweep_search import SearchResult, report_target, run
+from sweepgen.run.sweep_search import SearchResult, list_matrix, report_target, run
 from sweepgen.run.sweep_state import RunOptions
 
 SEARCH = Path("generated") / "fake_search"
@@ -62,3 +63,15 @@ def test_a_search_is_reported_by_its_own_metric_and_mode_unless_told(search_proj
     assert (target.search_dir, target.metric, target.mode) == (SEARCH, "score", "max")
     assert report_target(SEARCH, None, "min", mode_given=True).mode == "min"
     assert report_target(SEARCH, "loss", "min", mode_given=True).metric == "loss"
+
+
+def test_list_matrix_is_one_row_per_variant_with_its_varying_values(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "templates").mkdir()
+    spec = write_project(tmp_path, "grid: {training.seed: [1, 2]}\n")
+    table = list_matrix(str(spec.relative_to(tmp_path)))
+    assert table.title == "specs/demo.yaml: 2 variant(s)"
+    assert table.columns == ["variant", "training.seed"]
+    assert table.rows == [["seed1", 1], ["seed2", 2]]
+    assert table.doc["variants"][0] == {"name": "seed1", "values": {"training.seed": 1}}
