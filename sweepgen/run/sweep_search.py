@@ -18,15 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import paths, yamlio
-from sweepgen.compile import api, lock, search
+from sweepgen.compile import lock, search
 from sweepgen.compile.lock import LOCK_NAME
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.run import search_view
 from sweepgen.run.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.registry import make_executor
-from sweepgen.run.search import SearchController
 from sweepgen.run.search_study import journal_path
-from sweepgen.run.search_trials import TrialRenderer, spec_of
 from sweepgen.run.sweep_run import (
     INTERRUPTED,
     Display,
@@ -73,12 +71,17 @@ def _search_spec(sweep_dir: Path) -> Any:
         return None  # the grid path reports a broken lock or spec with its own words
     if not isinstance(data, dict) or "search" not in data:
         return None
+    from sweepgen.run.search_trials import spec_of  # noqa: PLC0415 - the compile pipeline (jinja2) loads only for a search sweep
+
     return spec_of(sweep_dir)
 
 
 def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResult:
     """Drive the search of ``spec`` until its ``n`` trials are finished; stopped as a grid is (a
     graceful stop, Ctrl-C again kills; SIGTERM and SIGHUP as Ctrl-C)."""
+    from sweepgen.run.search import SearchController  # noqa: PLC0415 - the controller and the compile pipeline load only for a search sweep
+    from sweepgen.run.search_trials import TrialRenderer  # noqa: PLC0415 - as above
+
     sweep_dir, opts = request.sweep_dir, request.options
     executor = opts.executor or "local"
     argv = parse_command(opts.command, shell=bool(opts.shell))
@@ -124,7 +127,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     return SearchResult(code, summary=view.lines(), elsewhere=elsewhere)
 
 
-def _drive(controller: SearchController, display: Display) -> None:
+def _drive(controller: Any, display: Display) -> None:
     with stop_signals_raise_interrupt():
         while controller.step():
             _say(controller, display)
@@ -132,7 +135,7 @@ def _drive(controller: SearchController, display: Display) -> None:
         _say(controller, display)
 
 
-def _say(controller: SearchController, display: Display) -> None:
+def _say(controller: Any, display: Display) -> None:
     for line in controller.events:
         display.say(line)
     controller.events.clear()
@@ -221,6 +224,8 @@ def list_matrix(spec_path: str) -> Matrix:
     """`list SPEC`'s table: one row per variant, one column per varying path (``api.matrix``). A
     search spec's variants are its trials so far (from the sweep's lock); each row also gets the
     trial's state and value from the study, and the title the search's counts."""
+    from sweepgen.compile import api  # noqa: PLC0415 - the compile pipeline (jinja2) loads for `list`, not for `report` or `status`
+
     expansion, varying = api.matrix(spec_path)
     values = [
         {p: val for p in varying if (val := paths.get(v.config, p)) is not paths.MISSING}
