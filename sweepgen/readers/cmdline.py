@@ -44,9 +44,10 @@ _LAUNCHERS: dict[str, set[str]] = {
     "torchrun": {"--standalone", "--no-python", "--run-path", "--virtual-local-rank", "--help"},
     "deepspeed": {"--no_python", "--no_local_rank", "--force_multi", "--save_pid", "--no_ssh",
                   "--no_ssh_check", "--bind_cores_to_rank", "--autotuning"},
-    "accelerate launch": {"--cpu", "--debug", "--downcast_bf16", "--dynamo_use_dynamic", "--dynamo_use_fullgraph",
-                          "--dynamo_use_regional_compilation", "--enable_cpu_affinity", "--help",
-                          "--fp8_use_autocast_during_eval", "--multi_gpu", "--no_python", "--no_tpu_cluster",
+    "accelerate launch": {"--cpu", "--debug", "--downcast_bf16", "--dynamo_use_dynamic",
+                          "--dynamo_use_fullgraph", "--dynamo_use_regional_compilation",
+                          "--enable_cpu_affinity", "--help", "--fp8_use_autocast_during_eval",
+                          "--multi_gpu", "--no_python", "--no_tpu_cluster",
                           "--quiet", "--same_network", "--tpu", "--tpu_cluster", "--tpu_use_sudo",
                           "--use_deepspeed", "--use_fsdp", "--use_megatron_lm", "--use_parallelism_config",
                           "--use_xpu"},
@@ -129,7 +130,9 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             return launchers, words
         name, used = found
         if name == "srun":
-            pairs, i = slurm_options.read_options(words, used, srun.OPTIONS, _srun_value, stop_at_operand=True)
+            pairs, i = slurm_options.read_options(
+                words, used, srun.OPTIONS, _srun_value, stop_at_operand=True
+            )
             flags, module = slurm_options.collect(pairs), None
         else:
             flags, i, module = _launcher_flags(name, words, used)
@@ -140,12 +143,17 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             return launchers, ["python", "-m", module, *words]
 
 
+def _part(word: Word, value: str) -> Any:
+    """``value``, a part of ``word``, typed; not evaluated when its word was not."""
+    return NotEvaluated(value, word.where, word.line) if isinstance(word, NotEvaluated) else typed(value)
+
+
 def _srun_value(word: Word) -> bool:
     """Whether the word after an option srun's manual does not list is that option's value."""
     return not is_flag(word) and not looks_like_program(word) and _text(word) != "--"
 
 
-def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any], int, Word | None]:  # noqa: C901 - one branch per way a launcher flag is spelled
+def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any], int, Word | None]:
     """The flags of launcher ``name`` from ``words[i:]``, where its command starts, and the module
     it runs when it is given one (``torchrun -m pkg``)."""
     booleans = _LAUNCHERS[name]
@@ -171,7 +179,7 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             return flags, i + 2, words[i + 1]
         if text.startswith("--") and "=" in text:
             key, _, value = text.partition("=")
-            _add(flags, key, NotEvaluated(value, word.where, word.line) if isinstance(word, NotEvaluated) else typed(value))
+            _add(flags, key, _part(word, value))
             i += 1
         elif (
             text not in booleans

@@ -23,25 +23,29 @@ OPTIONS = Options(
         "-m": "--distribution", "-n": "--ntasks", "-o": "--output", "-p": "--partition", "-q": "--qos",
         "-s": "--oversubscribe", "-t": "--time", "-v": "--verbose", "-w": "--nodelist", "-x": "--exclude",
     },
-    value=frozenset("""
-        --account --acctg-freq --array --batch --bb --bbf --begin --chdir --cluster-constraint
-        --clusters --comment --constraint --container --core-spec --cores-per-socket --cpu-freq
-        --cpus-per-gpu --cpus-per-task --deadline --delay-boot --dependency --distribution --error
-        --exclude --export --export-file --extra-node-info --gid --gpu-bind --gpu-freq --gpus
-        --gpus-per-node --gpus-per-socket --gpus-per-task --gres --gres-flags --hint --input
-        --job-name --kill-on-invalid-dep --licenses --mail-type --mail-user --mcs-label --mem
-        --mem-bind --mem-per-cpu --mem-per-gpu --mincpus --network --nodefile --nodelist --nodes
-        --ntasks --ntasks-per-core --ntasks-per-gpu --ntasks-per-node --ntasks-per-socket
-        --open-mode --output --partition --power --prefer --priority --profile --qos --reservation
-        --signal --sockets-per-node --switches --thread-spec --threads-per-core --time --time-min
-        --tmp --uid --wait-all-nodes --wckey --wrap
-    """.split()),
-    no_value=frozenset("""
-        --contiguous --help --hold --ignore-pbs --no-requeue --overcommit --oversubscribe
-        --parsable --quiet --reboot --requeue --spread-job --test-only --usage --use-min-nodes
-        --verbose --version --wait
-    """.split()),
-    optional_value=frozenset("--exclusive --get-user-env --nice --no-kill --propagate".split()),
+    value=frozenset({
+        "--account", "--acctg-freq", "--array", "--batch", "--bb", "--bbf", "--begin", "--chdir",
+        "--cluster-constraint", "--clusters", "--comment", "--constraint", "--container", "--core-spec",
+        "--cores-per-socket", "--cpu-freq", "--cpus-per-gpu", "--cpus-per-task", "--deadline",
+        "--delay-boot", "--dependency", "--distribution", "--error", "--exclude", "--export",
+        "--export-file", "--extra-node-info", "--gid", "--gpu-bind", "--gpu-freq", "--gpus",
+        "--gpus-per-node", "--gpus-per-socket", "--gpus-per-task", "--gres", "--gres-flags", "--hint",
+        "--input", "--job-name", "--kill-on-invalid-dep", "--licenses", "--mail-type", "--mail-user",
+        "--mcs-label", "--mem", "--mem-bind", "--mem-per-cpu", "--mem-per-gpu", "--mincpus", "--network",
+        "--nodefile", "--nodelist", "--nodes", "--ntasks", "--ntasks-per-core", "--ntasks-per-gpu",
+        "--ntasks-per-node", "--ntasks-per-socket", "--open-mode", "--output", "--partition", "--power",
+        "--prefer", "--priority", "--profile", "--qos", "--reservation", "--signal", "--sockets-per-node",
+        "--switches", "--thread-spec", "--threads-per-core", "--time", "--time-min", "--tmp", "--uid",
+        "--wait-all-nodes", "--wckey", "--wrap"
+    }),
+    no_value=frozenset({
+        "--contiguous", "--help", "--hold", "--ignore-pbs", "--no-requeue", "--overcommit",
+        "--oversubscribe", "--parsable", "--quiet", "--reboot", "--requeue", "--spread-job", "--test-only",
+        "--usage", "--use-min-nodes", "--verbose", "--version", "--wait"
+    }),
+    optional_value=frozenset({
+        "--exclusive", "--get-user-env", "--nice", "--no-kill", "--propagate"
+    }),
 )  # fmt: skip
 
 

@@ -26,6 +26,9 @@ from sweepgen.readers.model import NotEvaluated
 
 Word = str | NotEvaluated
 
+Pairs = list[tuple[str, Any]]  # (long name, value), in the order given
+TakesNext = Callable[[Word], bool]
+
 _DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")
 
 
@@ -45,14 +48,14 @@ def slurm_value(raw: str) -> int | str:
 
 
 def read_options(
-    words: list[Word], start: int, options: Options, takes_next: Callable[[Word], bool], *, stop_at_operand: bool
-) -> tuple[list[tuple[str, Any]], int]:
+    words: list[Word], start: int, options: Options, takes_next: TakesNext, *, stop_at_operand: bool
+) -> tuple[Pairs, int]:
     """``(long name, value)`` for each option in ``words[start:]``, and where they end.
 
     A word that is not an option ends them when ``stop_at_operand`` (srun's program), else it is kept
     under ``@args``. An option the table does not know (a newer Slurm's) keeps its spelling and takes
     the next word when ``takes_next`` says that word looks like a value."""
-    out: list[tuple[str, Any]] = []
+    out: Pairs = []
     i = start
     while i < len(words):
         word = words[i]
@@ -69,7 +72,7 @@ def read_options(
     return out, i
 
 
-def _long(words: list[Word], i: int, options: Options, takes_next: Callable[[Word], bool], out: list[tuple[str, Any]]) -> int:
+def _long(words: list[Word], i: int, options: Options, takes_next: TakesNext, out: Pairs) -> int:
     word = words[i]
     text = _text(word)
     name, eq, attached = text.partition("=")
@@ -89,7 +92,7 @@ def _long(words: list[Word], i: int, options: Options, takes_next: Callable[[Wor
     return i + 1
 
 
-def _short(words: list[Word], i: int, options: Options, takes_next: Callable[[Word], bool], out: list[tuple[str, Any]]) -> int:
+def _short(words: list[Word], i: int, options: Options, takes_next: TakesNext, out: Pairs) -> int:
     word = words[i]
     text = _text(word)
     for at in range(1, len(text)):
@@ -125,7 +128,7 @@ def _text(word: Word) -> str:
     return word.source if isinstance(word, NotEvaluated) else word
 
 
-def collect(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def collect(pairs: Pairs) -> dict[str, Any]:
     """The pairs as a mapping; an option given again collects its values in a list, in order."""
     out: dict[str, Any] = {}
     for key, value in pairs:

@@ -23,27 +23,30 @@ OPTIONS = Options(
         "-o": "--output", "-p": "--partition", "-q": "--qos", "-r": "--relative", "-s": "--oversubscribe",
         "-t": "--time", "-u": "--unbuffered", "-v": "--verbose", "-w": "--nodelist", "-x": "--exclude",
     },
-    value=frozenset("""
-        --accel-bind --account --acctg-freq --bb --bbf --bcast-exclude --begin --chdir
-        --cluster-constraint --clusters --comment --constraint --container --core-spec
-        --cores-per-socket --cpu-bind --cpu-freq --cpus-per-gpu --cpus-per-task --deadline
-        --delay-boot --dependency --distribution --epilog --error --exclude --export
-        --extra-node-info --gid --gpu-bind --gpu-freq --gpus --gpus-per-node --gpus-per-socket
-        --gpus-per-task --gres --gres-flags --het-group --hint --input --job-name --jobid --licenses
-        --mail-type --mail-user --mcs-label --mem --mem-bind --mem-per-cpu --mem-per-gpu --mincpus
-        --mpi --msg-timeout --network --nodefile --nodelist --nodes --ntasks --ntasks-per-core
-        --ntasks-per-gpu --ntasks-per-node --ntasks-per-socket --open-mode --output --partition
-        --power --prefer --priority --profile --prolog --qos --relative --reservation --signal
-        --slurmd-debug --sockets-per-node --switches --task-epilog --task-prolog --thread-spec
-        --threads --threads-per-core --time --time-min --tmp --uid --wait --wckey
-    """.split()),
-    no_value=frozenset("""
-        --contiguous --disable-status --exact --help --hold --label --multi-prog --no-allocate
-        --overcommit --overlap --oversubscribe --preserve-env --pty --quiet --quit-on-interrupt
-        --reboot --spread-job --test-only --unbuffered --usage --use-min-nodes --verbose --version
-    """.split()),
-    optional_value=frozenset("""
-        --bcast --compress --exclusive --immediate --kill-on-bad-exit --nice --no-kill --propagate
-        --resv-ports --send-libs --x11
-    """.split()),
+    value=frozenset({
+        "--accel-bind", "--account", "--acctg-freq", "--bb", "--bbf", "--bcast-exclude", "--begin",
+        "--chdir", "--cluster-constraint", "--clusters", "--comment", "--constraint", "--container",
+        "--core-spec", "--cores-per-socket", "--cpu-bind", "--cpu-freq", "--cpus-per-gpu",
+        "--cpus-per-task", "--deadline", "--delay-boot", "--dependency", "--distribution", "--epilog",
+        "--error", "--exclude", "--export", "--extra-node-info", "--gid", "--gpu-bind", "--gpu-freq",
+        "--gpus", "--gpus-per-node", "--gpus-per-socket", "--gpus-per-task", "--gres", "--gres-flags",
+        "--het-group", "--hint", "--input", "--job-name", "--jobid", "--licenses", "--mail-type",
+        "--mail-user", "--mcs-label", "--mem", "--mem-bind", "--mem-per-cpu", "--mem-per-gpu", "--mincpus",
+        "--mpi", "--msg-timeout", "--network", "--nodefile", "--nodelist", "--nodes", "--ntasks",
+        "--ntasks-per-core", "--ntasks-per-gpu", "--ntasks-per-node", "--ntasks-per-socket", "--open-mode",
+        "--output", "--partition", "--power", "--prefer", "--priority", "--profile", "--prolog", "--qos",
+        "--relative", "--reservation", "--signal", "--slurmd-debug", "--sockets-per-node", "--switches",
+        "--task-epilog", "--task-prolog", "--thread-spec", "--threads", "--threads-per-core", "--time",
+        "--time-min", "--tmp", "--uid", "--wait", "--wckey"
+    }),
+    no_value=frozenset({
+        "--contiguous", "--disable-status", "--exact", "--help", "--hold", "--label", "--multi-prog",
+        "--no-allocate", "--overcommit", "--overlap", "--oversubscribe", "--preserve-env", "--pty",
+        "--quiet", "--quit-on-interrupt", "--reboot", "--spread-job", "--test-only", "--unbuffered",
+        "--usage", "--use-min-nodes", "--verbose", "--version"
+    }),
+    optional_value=frozenset({
+        "--bcast", "--compress", "--exclusive", "--immediate", "--kill-on-bad-exit", "--nice", "--no-kill",
+        "--propagate", "--resv-ports", "--send-libs", "--x11"
+    }),
 )  # fmt: skip

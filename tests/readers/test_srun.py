@@ -50,7 +50,8 @@ def test_spellings_that_are_not_the_same_value():
     assert _srun("-J 1e3") != _srun("-J 1000.0")
     # an optional value is never the next word: after `-K 1`, `1` is the program srun runs
     assert _srun("-K1") == {"--kill-on-bad-exit": 1}
-    assert read_shell("srun -K 1 train.py\n").data["commands"]["1"]["@launcher"]["srun"]["--kill-on-bad-exit"] is True
+    commands = read_shell("srun -K 1 train.py\n").data["commands"]
+    assert commands["1"]["@launcher"]["srun"]["--kill-on-bad-exit"] is True
     assert _srun("--exclusive") != _srun("--exclusive=user")
 
 
