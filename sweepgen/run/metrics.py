@@ -11,9 +11,10 @@ The files are read through ``runfiles``: only regular files, bounded in size (a 
 ``/dev/zero`` or a line nested a million deep is a ``RunFileError`` naming the file and the reason).
 
 TensorBoard event files are read with tensorboard's own ``EventAccumulator`` (never a hand-written
-protobuf parser); tensorboard is an optional extra (``sweepgen[track]``) and is imported only when a
-run has event files. When a metric is in more than one source of a run, the first source in
-``SOURCES`` order is used and the report names it.
+protobuf parser), after every file it would open is checked to be a regular file and a run's event
+files together to hold at most ``runfiles.MAX_EVENTS_BYTES``; tensorboard is an optional extra
+(``sweepgen[track]``) and is imported only when a run has event files. When a metric is in more than
+one source of a run, the first source in ``SOURCES`` order is used and the report names it.
 """
 
 from __future__ import annotations
@@ -226,10 +227,29 @@ def _event_dirs(run_dir: Path) -> list[Path]:
     return sorted({p.parent for p in run_dir.rglob(EVENTS_GLOB) if p.is_file()})
 
 
-def _read_tensorboard(run_dir: Path) -> dict[str, Points]:
+def check_event_files(dirs: list[Path]) -> None:
+    """Refuse, before tensorboard opens anything, what its reader would open in ``dirs`` (every file
+    with `tfevents` in its name) when one is not a regular file (a FIFO would block it forever, a
+    link to /dev/zero never end) or all of them together exceed ``runfiles.MAX_EVENTS_BYTES``
+    (tensorboard parses every record, so its time grows with the bytes)."""
+    limit = runfiles.MAX_EVENTS_BYTES
+    total = 0
+    for folder in dirs:
+        for path in sorted(folder.iterdir()):
+            if "tfevents" not in path.name or path.name.endswith(".profile-empty"):
+                continue  # tensorboard's own rule (io_wrapper.IsSummaryEventsFile): never read
+            total += runfiles.regular_size(path)
+            if total > limit:
+                raise runfiles.RunFileError(
+                    path, f"brings the run's TensorBoard event files past {limit:,} bytes ({total:,})"
+                )
+
+
+def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     dirs = _event_dirs(run_dir)
     if not dirs:
         return {}
+    check_event_files(dirs)
     try:
         from tensorboard.backend.event_processing import event_accumulator  # type: ignore[import-untyped]
     except ImportError:
@@ -237,7 +257,7 @@ def _read_tensorboard(run_dir: Path) -> dict[str, Points]:
             f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT
         ) from None
     series: dict[str, dict[int, float]] = {}
-    for folder in dirs:  # tensorboard's reader opens only regular event files it lists itself
+    for folder in dirs:  # every file the reader opens there was checked above
         # size_guidance 0: keep every scalar (the default samples down to 10,000 per tag)
         acc = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.SCALARS: 0})
         acc.Reload()
@@ -263,7 +283,7 @@ def read_all(run_dir: Path, *, tensorboard: bool = True) -> Sources:
         counts = {}
         out[TRAINER_STATE] = _read_trainer_state(state, counts)
         out.non_finite.update(((TRAINER_STATE, metric), n) for metric, n in counts.items())
-    tb = _read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
+    tb = read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
     if tb:
         out["tensorboard"] = tb
     return out

@@ -134,8 +134,12 @@ class SearchController:
         self.finished = finished
         while len(self.live) < self.block.parallel and finished + running < self.block.n:
             # a sampler seeded by (seed, trial number): a restarted controller does not replay the
-            # points its predecessor already asked, and the same trial number gets the same seed
-            self.study.sampler = search_study.sampler(self.block, salt=len(trials) + running)
+            # points its predecessor already asked, and the same trial number gets the same seed.
+            # The number is read from the study at each ask: counts kept here (finished + running)
+            # repeat a number once a running trial ends between two asks, and two trials got one point
+            self.study.sampler = search_study.sampler(
+                self.block, salt=len(self.study.get_trials(deepcopy=False))
+            )
             trial = self.study.ask(self.dists)
             trial.set_user_attr(OWNER_ATTR, self.owner.name)  # claimed before anything can fail
             running += 1

@@ -9,6 +9,7 @@ import signal
 import time
 from pathlib import Path
 
+import optuna
 import pytest
 from search_support import (
     PRUNED_BASE,
@@ -93,6 +94,25 @@ def test_exactly_n_trials_each_differing_from_the_base_only_in_the_axes(tmp_path
     (tmp_path / SWEEP / "t0001.yaml").write_text("x: 1\n")
     edited = sweepgen(tmp_path, "check", "specs/s.yaml")
     assert edited.returncode == 1 and "t0001.yaml" in edited.stdout + edited.stderr
+
+
+def test_each_trial_is_drawn_with_the_seed_of_its_own_number(tmp_path):
+    """Trial k's point is the spec's sampler seeded by (seed, k), whatever ran beside it: with two
+    slots, a count of finished + running trials gave trial 2 the seed of number 3 and, once two trials
+    ended together, gave trial 3 that same seed again (two trials, one point)."""
+    # trials of uneven length (steps is an axis), so a slot frees while the other trial runs
+    axes = {"x": {"uniform": [0.0, 1.0]}, "y": {"uniform": [0.0, 1.0]}, "steps": {"int_uniform": [2, 16]}}
+    write_search_project(tmp_path, {"n": 6, "parallel": 2, "sampler": "random", "seed": 7, "axes": axes})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    trials = study(tmp_path).get_trials()
+    dists = {name: optuna.distributions.FloatDistribution(0.0, 1.0) for name in ("x", "y")}
+    dists["steps"] = optuna.distributions.IntDistribution(2, 16)
+    for trial in trials:
+        alone = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=7 * 1_000_003 + trial.number))
+        assert alone.ask(dists).params == trial.params, trial.number
+    assert len({tuple(t.params.values()) for t in trials}) == 6
 
 
 def test_a_point_failing_a_constraint_is_told_failed_and_never_run(tmp_path):
