@@ -88,12 +88,13 @@ def timed_run(cfg: RunConfig) -> StepTimer:
 
     from trainer import data as data_mod
     from trainer import models
-    from trainer.grpo_args import grpo_kwargs
+    from trainer.grpo_args import grpo_config_from, grpo_kwargs
     from trainer.outputs import RunDir
     from trainer.run import build_trainer
 
     run_dir = RunDir(cfg.output_dir)
-    run_dir.start(cfg, grpo_kwargs(cfg, str(run_dir.checkpoints)))
+    args = grpo_kwargs(cfg, str(run_dir.checkpoints))
+    run_dir.start(cfg, args)
     model, tok = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), cfg.model.dtype)
     trainer = build_trainer(
         cfg,
@@ -101,6 +102,7 @@ def timed_run(cfg: RunConfig) -> StepTimer:
         model=model,
         tokenizer=tok,
         train_dataset=Dataset.from_list(data_mod.load_rows(cfg.data)),
+        grpo_config=grpo_config_from(args),
     )
     timer = StepTimer()
     trainer.add_callback(timer)

@@ -61,7 +61,7 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
 
     from trainer.config import RunConfig
     from trainer.data import load_dataset
-    from trainer.grpo_args import make_grpo_config
+    from trainer.grpo_args import grpo_config_from, grpo_kwargs
     from trainer.models import ensure_model_dir, load_model_and_tokenizer
     from trainer.outputs import RunDir
     from trainer.run import build_trainer
@@ -75,9 +75,12 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
     model, tok = load_model_and_tokenizer(ensure_model_dir(cfg.model), "float32")
     dataset = load_dataset(cfg.data)
     run_dir = RunDir(cfg.output_dir)
+    args = grpo_config_from(grpo_kwargs(cfg, str(run_dir.checkpoints)))  # as trainer.run builds it
     if kind == "ours":
         run_dir.start(cfg, {})
-        trainer = build_trainer(cfg, run_dir, model=model, tokenizer=tok, train_dataset=dataset)
+        trainer = build_trainer(
+            cfg, run_dir, model=model, tokenizer=tok, train_dataset=dataset, grpo_config=args
+        )
         # Also time exactly what ours adds per logging step (rows built + files appended), which
         # is immune to the noise of a shared machine.
         for obj, name in ((trainer, "metrics_row"), (trainer, "sample_rows"), (run_dir, "append")):
@@ -88,7 +91,7 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
         trainer = trl.GRPOTrainer(
             model=model,
             reward_funcs=[bind("happy_count", {"cap": 4})],
-            args=make_grpo_config(cfg, str(run_dir.checkpoints)),
+            args=args,
             train_dataset=dataset,
             processing_class=tok,
         )

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sweepgen.errors import SpecError
-from sweepgen.yamlio import loads
+from sweepgen.yamlio import dumps, loads
 
 
 @pytest.mark.parametrize(
@@ -131,6 +131,41 @@ def test_json_documents_read_back_exactly(value):
 
     # (PyYAML cannot read JSON's surrogate-pair escapes, so non-ASCII is written as is)
     assert same(loads(json.dumps({"v": value}, ensure_ascii=False), "t.yaml").data, {"v": value})
+
+
+# strings that look like a number, a bool or null to one YAML version or the other
+_LOOKALIKE = st.text(alphabet="0123456789eE.+-_oxXbfinaNtrulsyO~: ", max_size=6)
+
+
+@pytest.mark.parametrize(
+    "text", ["1e-5", "0o17", "+.5e3", ".inf", "on", "no", "1_000", "0x1F", "~", "", "1:30"]
+)
+def test_a_string_is_dumped_so_both_yaml_versions_read_a_string(text):
+    import yaml
+
+    dumped = dumps({"v": text})
+    assert loads(dumped, "t.yaml").data == {"v": text}  # YAML 1.2: how the trainer and report read
+    assert yaml.safe_load(dumped) == {"v": text}  # YAML 1.1: how other tools read it
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _TEXT | _LOOKALIKE,
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(_TEXT.filter(bool) | _LOOKALIKE.filter(bool), inner, max_size=3)
+        ),
+        max_leaves=12,
+    )
+)
+def test_dumped_data_reads_back_exactly(value):
+    import yaml
+
+    from sweepgen.paths import same
+
+    dumped = dumps({"v": value})
+    assert same(loads(dumped, "t.yaml").data, {"v": value})
+    assert same(yaml.safe_load(dumped), {"v": value})
 
 
 def _laughs(levels: int) -> str:

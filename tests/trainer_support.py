@@ -14,6 +14,9 @@ from typing import Any
 
 import yaml
 
+from trainer.config import RunConfig
+from trainer.grpo_args import grpo_config_from, grpo_kwargs
+
 # Learns happy_count from ~0.02 to 1.0 in about 30 steps on 2 CPU cores (a few seconds).
 TINY: dict[str, Any] = {
     "run_name": "tiny",
@@ -58,3 +61,8 @@ def subprocess_env(cache: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(SWEEPGEN_CACHE=str(cache), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
     return env
+
+
+def grpo_config(cfg: RunConfig, checkpoints_dir: Path | str) -> Any:
+    """The ``trl.GRPOConfig`` for ``cfg``, built as ``trainer.run`` builds it (needs trl)."""
+    return grpo_config_from(grpo_kwargs(cfg, str(checkpoints_dir)))

@@ -103,11 +103,6 @@ def grpo_kwargs(cfg: RunConfig, checkpoints_dir: str) -> dict[str, Any]:
     return kwargs
 
 
-def make_grpo_config(cfg: RunConfig, checkpoints_dir: str):
-    """The ``trl.GRPOConfig`` for ``cfg`` (see ``grpo_config_from``)."""
-    return grpo_config_from(grpo_kwargs(cfg, checkpoints_dir))
-
-
 def grpo_config_from(kwargs: dict[str, Any]):
     """The ``trl.GRPOConfig`` of ``grpo_kwargs``' result; what TRL/transformers reject (bf16 without
     hardware support, ...) is a ConfigError (exit 2), raised before the run directory is written."""

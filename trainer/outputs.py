@@ -16,8 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
+from sweepgen import yamlio
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.safefs import write_atomic
 from trainer import diversity
@@ -47,7 +46,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def config_yaml(cfg: RunConfig) -> str:
-    return yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+    return yamlio.dumps(cfg.model_dump(mode="json"))  # read back by yamlio, as every config is
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -98,7 +97,7 @@ class RunDir:
                 "old run directory away yourself",
             )
         if self.config.exists() and self.started():
-            existing = yaml.safe_load(self.config.read_text(encoding="utf-8"))
+            existing = yamlio.load(str(self.config)).data
             if existing != cfg.model_dump(mode="json"):
                 raise ConfigError(
                     f"{self.config} holds a different config than this run's",

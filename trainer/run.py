@@ -18,7 +18,7 @@ from trainer import checks, models, tracking
 from trainer import data as data_mod
 from trainer.config import RunConfig
 from trainer.configfile import load_config_doc, locate
-from trainer.grpo_args import grpo_config_from, grpo_kwargs, make_grpo_config
+from trainer.grpo_args import grpo_config_from, grpo_kwargs
 from trainer.outputs import RunDir, config_yaml, read_jsonl, truncation_warning
 from trainer.signals import GracefulStop, cycle_steps
 
@@ -215,22 +215,22 @@ def build_trainer(
     model: Any,
     tokenizer: Any,
     train_dataset: Any,
+    grpo_config: Any,
     elapsed_offset: float = 0.0,
     on_step: Callable[[dict], None] | None = None,
-    grpo_config: Any = None,
     stop: GracefulStop | None = None,
 ) -> SweepgenGRPOTrainer:
     """The trainer for ``cfg``, its features handed to TRL's public arguments: ``reward_funcs``,
     ``rollout_func`` (debate), ``callbacks`` (run outputs, graceful stop). ``grpo_config`` is the
-    trl.GRPOConfig already built by the caller (``run`` builds it once, before the model loads, so
-    TRL's own checks come first); ``stop`` adds the graceful-stop callback (signals.py)."""
+    trl.GRPOConfig the caller built with ``grpo_config_from(grpo_kwargs(...))`` (``run`` builds it
+    once, before the model loads, so TRL's own checks come first); ``stop`` adds the graceful-stop
+    callback (signals.py)."""
     cls = select_trainer_class(cfg)
-    args = grpo_config if grpo_config is not None else make_grpo_config(cfg, str(run_dir.checkpoints))
-    callbacks = [] if stop is None else [stop.callback(cycle_steps=cycle_steps(args))]
+    callbacks = [] if stop is None else [stop.callback(cycle_steps=cycle_steps(grpo_config))]
     return cls(
         model=model,
         reward_funcs=cls.rewards_for(cfg),
-        args=args,
+        args=grpo_config,
         train_dataset=train_dataset,
         processing_class=tokenizer,
         callbacks=callbacks,

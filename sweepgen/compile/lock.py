@@ -119,7 +119,7 @@ def entry_for(
     config: dict[str, Any],
     touched: tuple[tuple[str, ...], ...],
     run_dir: str | None = None,
-) -> dict[str, Any]:
+) -> LockFile:
     """A file entry: the variant's differences from the base, found under what it touched."""
     sets: dict[str, Any] = {}
     deleted: list[str] = []
@@ -129,16 +129,46 @@ def entry_for(
             deleted.append(dotted)
         else:
             sets[dotted] = value
-    entry: dict[str, Any] = {"path": path, "variant": variant, "sha256": sha256, "layers": layers}
-    if run_name != variant:
-        entry["run_name"] = run_name  # default: the variant name
-    if sets:
-        entry["set"] = sets
-    if deleted:
-        entry["deleted"] = deleted
-    if run_dir is not None:
-        entry["run_dir"] = run_dir
-    return entry
+    return LockFile(
+        path=path,
+        variant=variant,
+        run_name=run_name,
+        sha256=sha256,
+        layers=layers,
+        set=sets,
+        deleted=deleted,
+        run_dir=run_dir,
+    )
+
+
+def layers_key(layers: dict[str, str]) -> str:
+    """The identity of a layer mapping: entries with equal keys share one ``layer_sets`` item."""
+    return json.dumps(layers, sort_keys=True)
+
+
+def _entry_json(entry: LockFile, layer_set: int) -> dict[str, Any]:
+    """``entry`` as its JSON object in the lock's ``files`` list (``layer_set``: the index of its
+    layers in ``layer_sets``); ``_model`` reads it back. Defaults are left out."""
+    obj: dict[str, Any] = {
+        "path": entry.path,
+        "variant": entry.variant,
+        "sha256": entry.sha256,
+        "layers": layer_set,
+    }
+    if entry.run_name != entry.variant:
+        obj["run_name"] = entry.run_name  # default: the variant name
+    if entry.set:
+        obj["set"] = entry.set
+    if entry.deleted:
+        obj["deleted"] = entry.deleted
+    if entry.run_dir is not None:
+        obj["run_dir"] = entry.run_dir
+    return obj
+
+
+def entry_line(entry: LockFile, layer_set: int) -> str:
+    """``entry``'s line in the lock's ``files`` list, as ``dumps`` writes it (no indent, no comma)."""
+    return _CachedJson()(_entry_json(entry, layer_set))
 
 
 def build(
@@ -149,21 +179,22 @@ def build(
     inputs: dict[str, str],
     varying: list[str],
     base: dict[str, Any],
-    files: list[dict[str, Any]],
+    files: list[LockFile],
     resources: dict[str, Any] | None,
     report: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The lock's JSON document (``dumps`` writes it) for ``files`` made by ``entry_for``."""
     # Variants mostly share one of a few layer mappings (every grid point has the same one): each
     # distinct mapping is written once, and a file entry names it by its index.
     layer_sets: list[dict[str, str]] = []
     index: dict[str, int] = {}
     shared = []
     for entry in files:
-        key = json.dumps(entry["layers"], sort_keys=True)
+        key = layers_key(entry.layers)
         if key not in index:
             index[key] = len(layer_sets)
-            layer_sets.append(entry["layers"])
-        shared.append({**entry, "layers": index[key]})
+            layer_sets.append(entry.layers)
+        shared.append(_entry_json(entry, index[key]))
     return {
         "lock_version": LOCK_VERSION,
         "sweepgen_version": __version__,

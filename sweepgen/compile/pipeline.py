@@ -212,7 +212,7 @@ def probe_search(spec: Spec, sweep: dict[str, Any], validator: Validator | None)
         raise search.too_tight(spec, failures, len(points))
 
 
-def lock_entries(files: list[RenderedFile], base: dict[str, Any]) -> list[dict[str, Any]]:
+def lock_entries(files: list[RenderedFile], base: dict[str, Any]) -> list[lock.LockFile]:
     """Each rendered file's lock entry: its differences from ``base``, its hash and run dir (a render
     and the search controller, which adds trials to a lock, write the same bytes)."""
     return [

@@ -7,22 +7,24 @@ distributions of ``sample:`` (``uniform``, ``log_uniform``, ``int_uniform``, ``c
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
 from sweepgen.compile.sample import Distribution
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
-SAMPLERS = ("random", "qmc", "tpe", "cmaes", "gp")
-PRUNERS = ("asha", "median", "hyperband", "none")
+# The one list of each: the model accepts them, the schema and `sweepgen schema` show them, the
+# tests drive a study with every one (tests/run/test_search.py)
+Sampler = Literal["random", "qmc", "tpe", "cmaes", "gp"]
+PruneMethod = Literal["asha", "median", "hyperband", "none"]
 
 
 class Prune(BaseModel):
     """Early stopping: the metric at each logged step goes to the pruner, which may stop the trial."""
 
     model_config = _STRICT
-    method: Literal["asha", "median", "hyperband", "none"] = Field(
+    method: PruneMethod = Field(
         default="asha", description="asha: successive halving; median; hyperband; none: never prune"
     )
     # No default: it was 1, i.e. decisions from the first logged value, which in
@@ -54,9 +56,7 @@ class SearchBlock(BaseModel):
     n: StrictInt = Field(ge=1, le=100_000, description="trials to finish (complete + pruned + failed)")
     parallel: StrictInt = Field(default=1, ge=1, description="trials running at once")
     seed: StrictInt = Field(default=0, ge=0, description="seed of the sampler")
-    sampler: Literal["random", "qmc", "tpe", "cmaes", "gp"] = Field(
-        default="tpe", description="Optuna sampler: random | qmc | tpe | cmaes | gp"
-    )
+    sampler: Sampler = Field(default="tpe", description="Optuna sampler: " + " | ".join(get_args(Sampler)))
     metric: StrictStr = Field(
         min_length=1, description="objective, read as `report --metric` reads it (jsonl, csv, TensorBoard)"
     )

@@ -21,7 +21,7 @@ from typing import Any
 from sweepgen.errors import Location, UserError
 from sweepgen.run import groups as grp
 from sweepgen.run import report as rep
-from sweepgen.run import stats
+from sweepgen.run import report_html, report_importance, report_page, stats
 from sweepgen.run.report_html import PLOT_HINT as PLOT_EXTRA
 from sweepgen.safefs import write_atomic
 
@@ -279,16 +279,12 @@ def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tupl
 
 
 def best_groups(report: rep.Report, groups: Sequence[grp.Group]) -> list[grp.Group]:
-    from sweepgen.run import report_page  # noqa: PLC0415 - lazy: the page builder loads only for --best
-
     scores = {r.name: r.value for r in report.finished}
     return report_page.best_first(groups, scores, report.objective.mode)[: report_page.MAX_CURVE_GROUPS]
 
 
 def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     """report.html and the parameter importance it shows (None with too few runs or parameters)."""
-    from sweepgen.run import report_html, report_importance, report_page  # noqa: PLC0415 - lazy: the HTML modules load only for report.html
-
     report = outcome.report
     obj = report.objective
     seed = outcome.plan.path

@@ -1,38 +1,37 @@
 """A search sweep's lock, rewritten one trial at a time in time that does not grow with the trials.
 
 ``lock.dumps(lock.build(...))`` encodes every entry again on each write: O(n) per trial, O(n^2) per
-search. ``LockText`` keeps each entry's encoded line and re-encodes only what a trial changed, then
-splices the lines into the text ``lock.dumps`` gives for the rest of the lock, so the bytes are the
-same as the compile pipeline's (``check`` compares them, and a test holds the two together).
+search. ``LockText`` keeps each entry's encoded line (``lock.entry_line``) and re-encodes only what
+a trial changed, then splices the lines into the text ``lock.dumps`` gives for the rest of the lock,
+so the bytes are the same as the compile pipeline's (``check`` compares them, and a test holds the
+two together).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sweepgen import paths
 from sweepgen.compile import lock, lock_digest
 from sweepgen.compile.lock import Lock, LockFile
 
-_ENCODE = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
 _FILES_EMPTY = '  "files": [\n  ]'
 
 
 class LockText:
     def __init__(self, current: Lock) -> None:
         self.head = current
-        self.entries: dict[str, dict[str, Any]] = {f.variant: entry_of(f) for f in current.files}
+        self.entries: dict[str, LockFile] = {f.variant: f for f in current.files}
         self._layer_keys: dict[str, str] = {}  # variant -> its layers, encoded (the layer-set key)
         self._lines: dict[str, tuple[int, str]] = {}  # variant -> (layer index, encoded entry)
         self._candidates = {p for e in self.entries.values() for p in _touched(e)}
         self._varying = {p for p in self._candidates if self._differs(p, list(self.entries.values()))}
 
-    def put(self, entries: list[dict[str, Any]]) -> None:
+    def put(self, entries: list[LockFile]) -> None:
         """Add or replace entries (made by ``lock.entry_for``). A trial rendered again has the same
         values, so a path that varies keeps varying: only the new entry is compared, with one other."""
         for entry in entries:
-            name = entry["variant"]
+            name = entry.variant
             self.entries[name] = entry
             self._layer_keys.pop(name, None)
             self._lines.pop(name, None)
@@ -43,7 +42,7 @@ class LockText:
                     p for p in self._candidates - self._varying if self._differs(p, [entry, other])
                 }
 
-    def _differs(self, path: str, entries: list[dict[str, Any]]) -> bool:
+    def _differs(self, path: str, entries: list[LockFile]) -> bool:
         values = [_value(self.head.base, path, e) for e in entries]
         return any(not paths.same(values[0], v) for v in values[1:])
 
@@ -54,36 +53,30 @@ class LockText:
     def text(self) -> str:
         """The lock's text, byte for byte what the pipeline writes: ``lock.dumps(lock.build(...))``,
         sealed with its digest (``lock_digest.seal``)."""
-        names = sorted(self.entries)
         layer_sets: list[dict[str, str]] = []
         index: dict[str, int] = {}
         lines = []
-        for name in names:
+        for name in sorted(self.entries):
             entry = self.entries[name]
             key = self._layer_keys.get(name)
             if key is None:
-                key = self._layer_keys[name] = json.dumps(entry["layers"], sort_keys=True)
+                key = self._layer_keys[name] = lock.layers_key(entry.layers)
             if key not in index:
                 index[key] = len(layer_sets)
-                layer_sets.append(entry["layers"])
+                layer_sets.append(entry.layers)
             cached = self._lines.get(name)
             if cached is None or cached[0] != index[key]:
-                try:
-                    cached = self._lines[name] = (index[key], _ENCODE({**entry, "layers": index[key]}))
-                except ValueError:  # NaN or Infinity: lock.dumps tags them; let it write the whole lock
-                    return self._full()
+                cached = self._lines[name] = (index[key], lock.entry_line(entry, index[key]))
             lines.append("    " + cached[1])
-        data = self._build([])
+        data = self._build()
         data["layer_sets"] = layer_sets
         shell = lock.dumps(data)
         assert _FILES_EMPTY in shell  # (lock.dumps writes an empty file list so)
         files = '  "files": [\n' + ",\n".join(lines) + ("\n" if lines else "") + "  ]"
         return lock_digest.seal(shell.replace(_FILES_EMPTY, files, 1))
 
-    def _full(self) -> str:
-        return lock_digest.seal(lock.dumps(self._build([self.entries[n] for n in sorted(self.entries)])))
-
-    def _build(self, files: list[dict[str, Any]]) -> dict[str, Any]:
+    def _build(self) -> dict[str, Any]:
+        """The lock without its files: ``text`` splices the cached entry lines in."""
         h = self.head
         return lock.build(
             sweep=h.sweep,
@@ -92,45 +85,17 @@ class LockText:
             inputs=h.inputs,
             varying=self.varying(),
             base=h.base,
-            files=files,
+            files=[],
             resources=h.resources,
             report=h.report,
         )
 
 
-def _touched(entry: dict[str, Any]) -> list[str]:
-    return [*entry.get("set", {}), *entry.get("deleted", [])]
+def _touched(entry: LockFile) -> list[str]:
+    return [*entry.set, *entry.deleted]
 
 
-def _value(base: dict[str, Any], path: str, entry: dict[str, Any]) -> Any:
-    if path in entry.get("set", {}):
-        return entry["set"][path]
-    return paths.MISSING if path in entry.get("deleted", []) else paths.get(base, path)
-
-
-def entry_of(f: LockFile) -> dict[str, Any]:
-    """A typed lock entry back in the shape ``lock.build`` takes (as ``lock.entry_for`` made it)."""
-    entry: dict[str, Any] = {"path": f.path, "variant": f.variant, "sha256": f.sha256, "layers": f.layers}
-    if f.run_name != f.variant:
-        entry["run_name"] = f.run_name
-    if f.set:
-        entry["set"] = f.set
-    if f.deleted:
-        entry["deleted"] = f.deleted
-    if f.run_dir is not None:
-        entry["run_dir"] = f.run_dir
-    return entry
-
-
-def typed(entry: dict[str, Any]) -> LockFile:
-    """An entry ``lock.entry_for`` made, as the lock's reader types it."""
-    return LockFile(
-        path=entry["path"],
-        variant=entry["variant"],
-        run_name=entry.get("run_name", entry["variant"]),
-        sha256=entry["sha256"],
-        layers=entry["layers"],
-        set=entry.get("set", {}),
-        deleted=entry.get("deleted", []),
-        run_dir=entry.get("run_dir"),
-    )
+def _value(base: dict[str, Any], path: str, entry: LockFile) -> Any:
+    if path in entry.set:
+        return entry.set[path]
+    return paths.MISSING if path in entry.deleted else paths.get(base, path)

@@ -31,7 +31,7 @@ from sweepgen.compile.search_block import SearchBlock
 from sweepgen.compile.spec import Spec, load_spec
 from sweepgen.errors import Location, UserError, ValidationError
 from sweepgen.run.base import RunTask
-from sweepgen.run.search_lock import LockText, typed
+from sweepgen.run.search_lock import LockText
 from sweepgen.run.tasks import read_lock, task_of
 from sweepgen.safefs import TEMP_NAME, write_atomic
 
@@ -152,8 +152,8 @@ class TrialRenderer:
         self._text.put(new)
         path = self.sweep_dir / lock.LOCK_NAME
         write_atomic(path, self._text.text().encode("utf-8"))
-        names = {e["variant"] for e in new}
-        files_now = [f for f in current.files if f.variant not in names] + [typed(e) for e in new]
+        names = {e.variant for e in new}
+        files_now = [f for f in current.files if f.variant not in names] + new
         files_now.sort(key=lambda f: f.variant)
         updated = replace(current, files=files_now, varying=self._text.varying(), version=lock.LOCK_VERSION)
         self._text.head = updated

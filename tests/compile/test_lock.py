@@ -145,6 +145,45 @@ def test_a_variant_rebuilds_from_the_base_plus_its_differences(base, variant):
     json.loads(lock.dumps(data), parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
 
 
+@pytest.mark.parametrize(
+    ("run_name", "run_dir", "config", "keys"),
+    [
+        ("v", None, {"x": 2, "y": {"z": 1}}, {"path", "variant", "sha256", "layers", "set"}),
+        ("n", "runs/v", {"y": {}}, {"path", "variant", "sha256", "layers", "run_name", "run_dir", "deleted"}),
+    ],
+)
+def test_a_typed_entry_is_written_once_and_read_back_as_itself(run_name, run_dir, config, keys):
+    """``entry_for`` gives the reader's type; ``build`` writes it (defaults left out), ``parse`` reads
+    the same entry back, and ``entry_line`` is its line in the written lock."""
+    base = {"x": 1, "y": {"z": 1}}
+    entry = lock.entry_for(
+        path="v.yaml",
+        variant="v",
+        run_name=run_name,
+        sha256="0" * 64,
+        layers={"x": "grid"},
+        base=base,
+        config=config,
+        touched=(("x",), ("y", "z")),
+        run_dir=run_dir,
+    )
+    assert isinstance(entry, lock.LockFile)
+    data = lock.build(
+        sweep="s",
+        spec="s.yaml",
+        spec_sha256="",
+        inputs={},
+        varying=[],
+        base=base,
+        files=[entry],
+        resources=None,
+    )
+    assert set(data["files"][0]) == keys
+    text = lock.dumps(data)
+    assert "    " + lock.entry_line(entry, 0) + "\n" in text
+    assert lock.parse(text.encode(), "x").files == [entry]
+
+
 def test_non_finite_floats_are_valid_json_and_read_back(tmp_path):
     import math
 

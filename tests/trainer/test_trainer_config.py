@@ -8,6 +8,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from trainer_support import grpo_config
 
 from sweepgen.errors import ConfigError
 from trainer.config import GRPOConfig, RunConfig
@@ -175,10 +176,8 @@ def test_trl_config_gets_our_values_not_trl_defaults():
 
     defaults = {f.name: f.default for f in dataclasses.fields(trl.GRPOConfig)}
     assert defaults["loss_type"] == "dapo"  # if TRL changes this, re-read its release notes
-    from trainer.grpo_args import make_grpo_config
-
     cfg = RunConfig.model_validate(minimal())
-    args = make_grpo_config(cfg, "/nonexistent/ck")
+    args = grpo_config(cfg, "/nonexistent/ck")
     assert args.loss_type == "grpo" and args.beta == 0.02 and args.scale_rewards == "group"
     assert args.learning_rate == 1e-5 and args.num_generations == 16
     assert args.bf16 is False and args.gradient_checkpointing is False
@@ -404,15 +403,13 @@ def test_optim_typo_is_a_config_error_naming_the_key():
 def test_trl_rejection_is_a_config_error(monkeypatch):
     import trl
 
-    from trainer.grpo_args import make_grpo_config
-
     def reject(**kwargs):
         raise ValueError("Your setup doesn't support bf16/gpu.")
 
     monkeypatch.setattr(trl, "GRPOConfig", reject)
     cfg = RunConfig.model_validate(minimal(grpo={"bf16": True}))
     with pytest.raises(ConfigError, match="TRL rejects this config: .*bf16") as info:
-        make_grpo_config(cfg, "/nonexistent/ck")
+        grpo_config(cfg, "/nonexistent/ck")
     assert info.value.exit_code == 2
 
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 import yaml
-from trainer_support import read_jsonl, subprocess_env, tiny_dict, write_config
+from trainer_support import grpo_config, read_jsonl, subprocess_env, tiny_dict, write_config
 
 from sweepgen.errors import ConfigError
 from trainer import rewards
@@ -86,7 +86,14 @@ def test_every_parameter_changes_after_a_few_steps(tiny_cache, tmp_path):
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     run_dir = RunDir(cfg.output_dir)
     run_dir.start(cfg, {})
-    trainer = build_trainer(cfg, run_dir, model=model, tokenizer=tok, train_dataset=load_dataset(cfg.data))
+    trainer = build_trainer(
+        cfg,
+        run_dir,
+        model=model,
+        tokenizer=tok,
+        train_dataset=load_dataset(cfg.data),
+        grpo_config=grpo_config(cfg, run_dir.checkpoints),
+    )
     trainer.train()
     unchanged = [n for n, p in trainer.model.named_parameters() if torch.equal(p, before[n])]
     assert unchanged == []

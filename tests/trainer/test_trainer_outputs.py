@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from sweepgen.errors import ConfigError
+from sweepgen.errors import ConfigError, UserError
 from trainer.config import RunConfig
+from trainer.configfile import load_config
 from trainer.outputs import RunDir, atomic_write_text, read_jsonl, summarize
 
 
@@ -37,6 +38,29 @@ def test_other_config_in_the_folder_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="different config"):
         RunDir(cfg.output_dir).start(cfg_for(tmp_path, beta=0.1), {})
     RunDir(cfg.output_dir).start(cfg, {})  # the same config resumes
+
+
+def test_config_yaml_is_read_back_as_the_trainer_reads_configs(tmp_path):
+    """config.yaml is compared (resume) and read (eval, report) with YAML 1.2: a string that reads
+    as a number there is written quoted, so the same config resumes and reads back the same."""
+    cfg = RunConfig.model_validate({"run_name": "1e-5", "output_dir": str(tmp_path / "run")})
+    run = RunDir(cfg.output_dir)
+    run.start(cfg, {})
+    run.append(run.metrics, [{"step": 1, "reward_mean": 0.0}])
+    RunDir(cfg.output_dir).start(cfg, {})  # not refused as a different config
+    assert load_config(run.config) == cfg
+
+
+def test_a_damaged_config_yaml_is_an_error_at_its_line(tmp_path):
+    cfg = cfg_for(tmp_path)
+    run = RunDir(cfg.output_dir)
+    run.start(cfg, {})
+    run.append(run.metrics, [{"step": 1, "reward_mean": 0.0}])
+    run.config.write_text("run_name: r\nseed: [1\n")
+    with pytest.raises(UserError, match="YAML syntax error") as info:
+        RunDir(cfg.output_dir).start(cfg, {})
+    assert info.value.location is not None and info.value.location.path == str(run.config)
+    assert info.value.exit_code == 2
 
 
 def test_start_rolls_logs_back_to_the_last_complete_checkpoint(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from trainer_support import tiny_dict
+from trainer_support import grpo_config, tiny_dict
 
 from trainer import models
 
@@ -125,15 +125,14 @@ def test_every_refusal_names_its_line(tmp_path, capsys, model_calls, sections, n
 
 def test_epsilon_alone_gives_trls_symmetric_clip(tmp_path):
     from trainer.config import RunConfig
-    from trainer.grpo_args import make_grpo_config
 
     cfg = RunConfig.model_validate(tiny_dict(tmp_path / "r", grpo={"epsilon": 0.3}))
     assert cfg.grpo.epsilon_high == 0.3  # written out resolved in config.yaml
-    assert make_grpo_config(cfg, str(tmp_path / "c")).epsilon_high == 0.3
+    assert grpo_config(cfg, tmp_path / "c").epsilon_high == 0.3
     asymmetric = RunConfig.model_validate(
         tiny_dict(tmp_path / "r", grpo={"epsilon": 0.2, "epsilon_high": 0.28})
     )
-    assert make_grpo_config(asymmetric, str(tmp_path / "c")).epsilon_high == 0.28
+    assert grpo_config(asymmetric, tmp_path / "c").epsilon_high == 0.28
     # the resolved value is what a resumed run compares: reading config.yaml back gives the same config
     again = RunConfig.model_validate(cfg.model_dump(mode="json"))
     assert again == cfg

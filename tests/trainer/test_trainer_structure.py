@@ -41,6 +41,5 @@ def test_grpo_arguments_and_config_are_built_once_per_run(tmp_path, tiny_cache, 
             return _real(*args, **kwargs)
 
         monkeypatch.setattr(run_mod, name, counting)
-    monkeypatch.setattr(run_mod, "make_grpo_config", lambda *a, **k: pytest.fail("built a second GRPOConfig"))
     run_mod.run(RunConfig.model_validate(tiny_dict(tmp_path / "run", grpo={"max_steps": 1})))
     assert built == {"grpo_kwargs": [1], "grpo_config_from": [1]}

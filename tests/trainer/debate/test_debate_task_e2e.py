@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from trainer_support import read_jsonl
+from trainer_support import grpo_config, read_jsonl
 
 pytestmark = [pytest.mark.train, pytest.mark.slow]
 
@@ -106,8 +106,14 @@ def test_identity_is_plain_grpo(tmp_path, tiny_cache_module):
     cfg = shipped("identity", tmp_path)
     model, tokenizer = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), "float32")
     rows = data.load_rows(cfg.data)
+    run_dir = RunDir(tmp_path / "run")
     trainer = build_trainer(
-        cfg, RunDir(tmp_path / "run"), model=model, tokenizer=tokenizer, train_dataset=Dataset.from_list(rows)
+        cfg,
+        run_dir,
+        model=model,
+        tokenizer=tokenizer,
+        train_dataset=Dataset.from_list(rows),
+        grpo_config=grpo_config(cfg, run_dir.checkpoints),
     )
     trainer.model.train()
     n = cfg.grpo.num_generations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from trainer_support import tiny_dict
+from trainer_support import grpo_config, tiny_dict
 
 pytestmark = pytest.mark.train
 
@@ -32,8 +32,14 @@ def make_trainer(tmp_path, shaping, reward=GRADED):
     )
     model, tokenizer = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), "float32")
     rows = data.load_rows(cfg.data)
+    run_dir = RunDir(tmp_path / "run")
     trainer = build_trainer(
-        cfg, RunDir(tmp_path / "run"), model=model, tokenizer=tokenizer, train_dataset=Dataset.from_list(rows)
+        cfg,
+        run_dir,
+        model=model,
+        tokenizer=tokenizer,
+        train_dataset=Dataset.from_list(rows),
+        grpo_config=grpo_config(cfg, run_dir.checkpoints),
     )
     trainer.model.train()
     batch = [dict(rows[k]) for k in (0, 1) for _ in range(4)]  # two groups of 4, as TRL's sampler makes them

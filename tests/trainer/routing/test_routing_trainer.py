@@ -8,7 +8,7 @@ import pytest
 import torch
 import trl  # noqa: F401 - the module needs trl; importing it here fails fast (collection) without it
 
-from tests.trainer_support import read_jsonl, tiny_dict, write_config
+from tests.trainer_support import grpo_config, read_jsonl, tiny_dict, write_config
 
 pytestmark = pytest.mark.train
 
@@ -50,6 +50,7 @@ def build(tmp_path, **sections):
         model=model,
         tokenizer=tok,
         train_dataset=Dataset.from_list(data_mod.load_rows(cfg.data)),
+        grpo_config=grpo_config(cfg, run_dir.checkpoints),
     )
     return cfg, trainer
 
