@@ -63,6 +63,27 @@ def subprocess_env(cache: Path) -> dict[str, str]:
     return env
 
 
+# Wall-clock keys: the only values in metrics.jsonl that differ between two identical runs.
+TIMING_KEYS = frozenset({"step_time", "elapsed_s"})
+
+
+def without_timing(rows: list[dict]) -> list[dict]:
+    """metrics.jsonl rows without their wall-clock keys: what two identical runs agree on."""
+    return [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows]
+
+
+def adapter_layers(model: Any) -> list[tuple[str, Any]]:
+    """``(name, layer)`` of every dual-adapter layer of ``model`` (needs torch)."""
+    from trainer.routing.dual_lora import DualLoRALinear
+
+    return [(n, m) for n, m in model.named_modules() if isinstance(m, DualLoRALinear)]
+
+
+def adapter_parameters(model: Any, adapter: str) -> list[tuple[str, Any]]:
+    """``(name, parameter)`` of one adapter's A and B matrices in every adapted layer."""
+    return [(n, p) for n, p in model.named_parameters() if n.endswith((f".{adapter}_A", f".{adapter}_B"))]
+
+
 def grpo_config(cfg: RunConfig, checkpoints_dir: Path | str) -> Any:
     """The ``trl.GRPOConfig`` for ``cfg``, built as ``trainer.run`` builds it (needs trl)."""
     return grpo_config_from(grpo_kwargs(cfg, str(checkpoints_dir)))

@@ -17,7 +17,7 @@ from trainer import rewards
 from trainer.config import RunConfig
 
 
-def rewards_of(cfg: RunConfig) -> list[tuple[str, str, dict[str, Any]]]:
+def _rewards_of(cfg: RunConfig) -> list[tuple[str, str, dict[str, Any]]]:
     """(config key, reward name, params) of every reward the run calls on data rows."""
     out = [("reward", cfg.reward.name, cfg.reward.params)]
     if cfg.routing is not None:
@@ -30,7 +30,7 @@ def rewards_of(cfg: RunConfig) -> list[tuple[str, str, dict[str, Any]]]:
 
 def check_data_columns(cfg: RunConfig, path: Path, rows: list[dict], lines: list[int]) -> None:
     """Every column a reward reads is present in every row with a value of the right kind."""
-    for key, name, params in rewards_of(cfg):
+    for key, name, params in _rewards_of(cfg):
         for column, kind in rewards.required_columns(name, params).items():
             for row, line in zip(rows, lines, strict=True):
                 where = Location(str(path), line, 1)

@@ -20,7 +20,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, SweepgenError
 
 
-def parse_scales(text: str) -> tuple[float, float]:
+def _parse_scales(text: str) -> tuple[float, float]:
     try:
         retain, forget = (float(x) for x in text.split(","))
     except ValueError:
@@ -30,7 +30,7 @@ def parse_scales(text: str) -> tuple[float, float]:
     return retain, forget
 
 
-def evaluate(
+def _evaluate(
     run_dir: Path, checkpoint: str | None = None, scales: tuple[float, float] | None = None
 ) -> dict[str, Any]:
     from trainer.configfile import load_config  # noqa: PLC0415 - lazy: --help and bad arguments answer before the trainer loads
@@ -98,11 +98,11 @@ def main(argv: list[str] | None = None) -> int:
         "--checkpoint", help="checkpoint name under RUN_DIR/checkpoints or a folder (default: newest)"
     )
     parser.add_argument(
-        "--scales", type=parse_scales, help="one `retain,forget` scale pair instead of the eval modes"
+        "--scales", type=_parse_scales, help="one `retain,forget` scale pair instead of the eval modes"
     )
     args = parser.parse_args(argv)
     try:
-        result = evaluate(args.run_dir, args.checkpoint, args.scales)
+        result = _evaluate(args.run_dir, args.checkpoint, args.scales)
     except SweepgenError as err:
         print(err.format(), file=sys.stderr)
         return err.exit_code

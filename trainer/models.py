@@ -29,7 +29,7 @@ SPECIAL_TOKENS = ["<|endoftext|>", "<|pad|>"]
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
-def cache_root() -> Path:
+def _cache_root() -> Path:
     """``$SWEEPGEN_CACHE`` or ``~/.cache/sweepgen``."""
     return Path(os.environ.get("SWEEPGEN_CACHE") or Path.home() / ".cache" / "sweepgen")
 
@@ -96,7 +96,7 @@ def tiny_model_dir(tiny: TinyModel) -> Path:
         },
         sort_keys=True,
     )
-    return cache_root() / "tiny" / hashlib.sha256(key.encode()).hexdigest()[:16]
+    return _cache_root() / "tiny" / hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def ensure_model_dir(model: ModelConfig) -> Path:

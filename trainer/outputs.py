@@ -25,8 +25,6 @@ from trainer.checkpoint_check import TRAINER_STATE, problem
 if TYPE_CHECKING:  # annotations only: no run-time dependency on the config model
     from trainer.config import RunConfig
 
-# Wall-clock keys: the only values in metrics.jsonl that differ between two identical runs.
-TIMING_KEYS = frozenset({"step_time", "elapsed_s"})
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
 

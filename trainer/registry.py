@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import pydantic
 
@@ -23,11 +23,6 @@ class KeyedValueError(ValueError):
     def __init__(self, message: str, key: str | None = None) -> None:
         super().__init__(message)
         self.key = key
-
-
-class Entry(Protocol):
-    @property
-    def params_model(self) -> type[pydantic.BaseModel]: ...
 
 
 def params_model_of(name: str, fn: Callable[..., Any]) -> type[pydantic.BaseModel]:

@@ -73,7 +73,7 @@ def resolve_full(name: str, params: dict[str, Any]) -> dict[str, Any]:
     config-time check of a reward, used wherever a config names one."""
     resolved = resolve_params(name, params)
     if name == "weighted_sum":
-        resolved["terms"] = check_weighted_terms(resolved["terms"])
+        resolved["terms"] = _check_weighted_terms(resolved["terms"])
     return resolved
 
 
@@ -251,13 +251,13 @@ def weighted_sum(
 ) -> list[float]:
     """Sum of other rewards: ``terms: [{name, params, weight}]`` (``params`` and ``weight`` optional)."""
     total = [0.0] * len(completions)
-    for term in check_weighted_terms(terms):
+    for term in _check_weighted_terms(terms):
         values = REWARDS[term["name"]].fn(completions, columns, **term["params"])
         total = [t + term["weight"] * v for t, v in zip(total, values, strict=True)]
     return total
 
 
-def check_weighted_terms(terms: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _check_weighted_terms(terms: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Resolve each term of a ``weighted_sum`` at config time (names, params, weights all explicit)."""
     resolved = []
     for index, term in enumerate(terms):

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from trainer.grpo import SweepgenGRPOTrainer
 
 
-def preflight(cfg: RunConfig) -> RunDir:
+def _preflight(cfg: RunConfig) -> RunDir:
     """All cheap checks; raises ConfigError before any model loads."""
     models.locate_model(cfg.model)  # raises for a missing directory or an uncached hub id
     data_mod.data_path(cfg.data)
@@ -105,7 +105,7 @@ def _train(
 
 def _checked_inputs(cfg: RunConfig, echo: Callable[[str], None]) -> tuple[RunDir, list[dict], dict[str, Any]]:
     """Everything checkable before torch loads: the run folder, the data rows and their identity."""
-    run_dir = preflight(cfg)
+    run_dir = _preflight(cfg)
     for warning in cfg.warnings():
         echo(f"warning: {warning}")
     data_file, rows, lines = data_mod.read_rows(cfg.data)

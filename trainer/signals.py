@@ -43,7 +43,7 @@ STOP_SIGNALS = tuple(
 REPEAT_WINDOW_S = 2.0  # Slurm and sweepgen's node wrapper both signal the trainer for one request
 
 
-def signal_name(signum: int | None) -> str:
+def _signal_name(signum: int | None) -> str:
     if signum is None:
         return "no signal"
     try:
@@ -108,7 +108,7 @@ class GracefulStop:
         self._previous.clear()
 
     def handle(self, signum: int, frame: object) -> None:
-        name = signal_name(signum)
+        name = _signal_name(signum)
         now = self.clock()
         if self.signum is None:
             self.signum, self._first_at = signum, now
@@ -151,7 +151,7 @@ class GracefulStop:
                 control.should_save = True
                 control.should_training_stop = True
                 stop.echo(
-                    f"# {signal_name(stop.signum)}: stopping after step {state.global_step}"
+                    f"# {_signal_name(stop.signum)}: stopping after step {state.global_step}"
                     f"/{state.max_steps}, saving checkpoint-{state.global_step}"
                 )
 
@@ -162,7 +162,7 @@ class GracefulStop:
         signum = self.signum
         if signum is None:  # no stop was requested
             return
-        name = signal_name(signum)
+        name = _signal_name(signum)
         if step >= max_steps:
             self.echo(f"# {name} arrived during the last step: the run is complete")
             return

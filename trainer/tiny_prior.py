@@ -39,7 +39,7 @@ def questions() -> list[tuple[str, int]]:
     return out
 
 
-def debate_examples(rng: random.Random, n: int) -> list[tuple[str, list[str]]]:
+def _debate_examples(rng: random.Random, n: int) -> list[tuple[str, list[str]]]:
     """(prompt, [solver, critic, final] turn texts) following the prior's three habits."""
     pool = questions()
     out = []
@@ -50,7 +50,7 @@ def debate_examples(rng: random.Random, n: int) -> list[tuple[str, list[str]]]:
     return out
 
 
-def turn_ids(tokenizer: Any, text: str) -> list[int]:
+def _turn_ids(tokenizer: Any, text: str) -> list[int]:
     """A turn as the prior generates it: one token per character (space, digit), then EOS; the critic's
     and the final turn are always three tokens, so the critic's digit sits at a fixed distance from
     the final answer."""
@@ -67,9 +67,9 @@ def encode(tokenizer: Any, prompt: str, turns: list[str]) -> tuple[list[int], li
         role_ids = (
             list(tokenizer(text=role_prompt, add_special_tokens=False)["input_ids"]) if role_prompt else []
         )
-        turn_ids_ = turn_ids(tokenizer, text)
-        ids += role_ids + turn_ids_
-        mask += [0] * len(role_ids) + [1] * len(turn_ids_)
+        turn_ids = _turn_ids(tokenizer, text)
+        ids += role_ids + turn_ids
+        mask += [0] * len(role_ids) + [1] * len(turn_ids)
     return ids, mask
 
 
@@ -78,7 +78,7 @@ def train_prior(model: Any, tokenizer: Any) -> Any:
     import torch  # noqa: PLC0415 - lazy: this module stays importable without torch (its debate data is built without it)
 
     rng = random.Random(SEED)
-    examples = [encode(tokenizer, p, t) for p, t in debate_examples(rng, EXAMPLES)]
+    examples = [encode(tokenizer, p, t) for p, t in _debate_examples(rng, EXAMPLES)]
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
     model.train()
     with torch.random.fork_rng(devices=[]):

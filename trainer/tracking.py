@@ -30,7 +30,6 @@ from sweepgen import paths, yamlio
 from sweepgen.errors import ConfigError
 from trainer.config import RunConfig
 
-TRACKERS = ("tensorboard", "wandb")
 SAMPLE_COLUMNS = ("step", "prompt", "completion", "reward")
 
 
@@ -115,7 +114,7 @@ class Tracker:
                 tags=context.tags,
                 config=cfg.model_dump(mode="json"),
                 dir=str(out),
-                id=run_id(cfg),
+                id=_run_id(cfg),
                 resume="allow",
                 reinit="create_new",
             )
@@ -167,7 +166,7 @@ class Tracker:
             self._wandb = None
 
 
-def run_id(cfg: RunConfig) -> str:
+def _run_id(cfg: RunConfig) -> str:
     """A W&B run id stable across restarts of the same run directory (so a resume continues it)."""
     key = f"{Path(cfg.output_dir).resolve()}|{cfg.run_name}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]

@@ -42,7 +42,7 @@ class Options:
     optional_value: frozenset[str]  # long names whose value must be attached (--no-kill[=off])
 
 
-def slurm_value(raw: str) -> int | str:
+def _slurm_value(raw: str) -> int | str:
     """A value as Slurm reads it: a plain decimal integer is a number, anything else its string."""
     return int(raw) if _DECIMAL.fullmatch(raw) else raw
 
@@ -121,7 +121,7 @@ def _value(word: Word, raw: str) -> Any:
     """``raw`` (a part of ``word``) as a value: not evaluated when its word was not."""
     if isinstance(word, NotEvaluated):
         return NotEvaluated(raw, word.where, word.line)
-    return slurm_value(raw)
+    return _slurm_value(raw)
 
 
 def _text(word: Word) -> str:

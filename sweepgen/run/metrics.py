@@ -227,7 +227,7 @@ def _event_dirs(run_dir: Path) -> list[Path]:
     return sorted({p.parent for p in run_dir.rglob(EVENTS_GLOB) if p.is_file()})
 
 
-def check_event_files(dirs: list[Path]) -> None:
+def _check_event_files(dirs: list[Path]) -> None:
     """Refuse, before tensorboard opens anything, what its reader would open in ``dirs`` (every file
     with `tfevents` in its name) when one is not a regular file (a FIFO would block it forever, a
     link to /dev/zero never end) or all of them together exceed ``runfiles.MAX_EVENTS_BYTES``
@@ -249,7 +249,7 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     dirs = _event_dirs(run_dir)
     if not dirs:
         return {}
-    check_event_files(dirs)
+    _check_event_files(dirs)
     try:
         from tensorboard.backend.event_processing import event_accumulator  # type: ignore[import-untyped]
     except ImportError:

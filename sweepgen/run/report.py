@@ -442,8 +442,8 @@ def rows(report: Report) -> list[dict[str, Any]]:
     """One row per run: name, state, the varying values, then the summary columns."""
     out = []
     if report.objective.metric is not None:
-        return metric_rows(report)
-    sections = section_columns(report)
+        return _metric_rows(report)
+    sections = _section_columns(report)
     for run in report.runs:
         row: dict[str, Any] = {"run": run.name, "state": run.state_word}
         row.update({path: run.values.get(path) for path in report.varying})
@@ -453,7 +453,7 @@ def rows(report: Report) -> list[dict[str, Any]]:
     return out
 
 
-def metric_rows(report: Report) -> list[dict[str, Any]]:
+def _metric_rows(report: Report) -> list[dict[str, Any]]:
     """One row per run for a metric objective: the value, the step it was logged at, the last
     step, the train-eval gap (for eval_<x>), its source, and why a run has no value."""
     obj = report.objective
@@ -508,7 +508,7 @@ SECTION_COLUMNS = {
 }
 
 
-def section_columns(report: Report) -> list[str]:
+def _section_columns(report: Report) -> list[str]:
     present = {
         name
         for run in report.runs
@@ -591,14 +591,14 @@ def _short(value: Any, digits: int) -> str:
     return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
 
 
-def matplotlib_missing() -> bool:
+def _matplotlib_missing() -> bool:
     return importlib.util.find_spec("matplotlib") is None
 
 
 def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) -> bytes:
     """Curves with their seed bands; the legend outside the axes (a sweep of many groups would
     cover the curves), the title saying over how many seeds a line is a mean."""
-    if matplotlib_missing():
+    if _matplotlib_missing():
         raise UserError("the curve PNG needs matplotlib, which is not installed", hint=PLOT_HINT)
     import matplotlib
 

@@ -259,7 +259,7 @@ def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tupl
     metric = request.metric or rep.DEFAULT_CURVE
     if draw_png:
         # the best groups only, as on the page: a legend of hundreds of lines reads as nothing
-        best = best_groups(report, outcome.groups)
+        best = _best_groups(report, outcome.groups)
         lines = rep.curves(report, best)
         if len(best) < len(outcome.groups):
             outcome.notes.append(
@@ -278,7 +278,7 @@ def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tupl
     return files
 
 
-def best_groups(report: rep.Report, groups: Sequence[grp.Group]) -> list[grp.Group]:
+def _best_groups(report: rep.Report, groups: Sequence[grp.Group]) -> list[grp.Group]:
     scores = {r.name: r.value for r in report.finished}
     return report_page.best_first(groups, scores, report.objective.mode)[: report_page.MAX_CURVE_GROUPS]
 

@@ -54,7 +54,7 @@ PRUNING_ATTR = "sweepgen_pruning"
 
 
 @dataclass
-class LiveTrial:
+class _LiveTrial:
     trial: Any  # optuna.trial.Trial
     tasks: list[RunTask]
     started: set[str] = field(default_factory=set)  # runs this controller's executor runs
@@ -87,7 +87,7 @@ class SearchController:
         self.owner = search_owner.Owner(self.state_dir)
         with search_owner.bookkeeping(self.state_dir):
             clear_leftovers(sweep_dir)  # a predecessor killed while writing a trial or the lock
-        self.live: dict[int, LiveTrial] = {}
+        self.live: dict[int, _LiveTrial] = {}
         self.events: list[str] = []  # one line per thing that happened, for the CLI to show
         self.finished = 0  # trials in the study that are complete, pruned or failed
 
@@ -184,7 +184,7 @@ class SearchController:
             self._tell_failed(trial, f"refused before it ran: {rendered.reason}")
             self.events.append(f"{name}: refused ({rendered.reason})")
             return False
-        live = LiveTrial(trial, rendered, reported=reported or set(), pruned=pruning)
+        live = _LiveTrial(trial, rendered, reported=reported or set(), pruned=pruning)
         to_start = []
         for task in rendered:
             status = _as_it_is(task)
@@ -207,7 +207,7 @@ class SearchController:
 
     # -- following a trial --------------------------------------------------------------------
 
-    def _advance(self, live: LiveTrial, statuses: dict[str, RunStatus]) -> None:
+    def _advance(self, live: _LiveTrial, statuses: dict[str, RunStatus]) -> None:
         for task in live.tasks:
             if task.name in live.ended:
                 continue
@@ -230,14 +230,14 @@ class SearchController:
         if len(live.ended) == len(live.tasks):
             self._tell(live)
 
-    def _curves(self, live: LiveTrial) -> list[dict[int, float]]:
+    def _curves(self, live: _LiveTrial) -> list[dict[int, float]]:
         curves = []
         for task in live.tasks:
             _, series = metrics.find_in_run(task.run_dir, self.block.metric, tensorboard=False)
             curves.append(dict(series.points) if series is not None else {})
         return curves
 
-    def _report(self, live: LiveTrial) -> None:
+    def _report(self, live: _LiveTrial) -> None:
         """The mean metric at every step all the trial's runs logged, from ``min_steps`` on, then the
         pruner's decision. Without pruning nothing is reported: each report is a journal write (and
         an fsync), and no decision would use it."""
@@ -271,7 +271,7 @@ class SearchController:
                     live.ended.setdefault(task.name, None)  # nothing of ours to wait for
             self.events.append(f"{search.trial_name(live.number)}: {reason}")
 
-    def _stop_detached(self, live: LiveTrial, task: RunTask) -> None:
+    def _stop_detached(self, live: _LiveTrial, task: RunTask) -> None:
         """Stop a re-attached run (started by a controller that died) as a prune stops ours."""
         assert live.pruned is not None
         status = read_status(task.run_dir)
@@ -299,7 +299,7 @@ class SearchController:
     def _prune_method(self) -> str:
         return self.block.prune.method if self.block.prune is not None else "none"
 
-    def _tell(self, live: LiveTrial) -> None:
+    def _tell(self, live: _LiveTrial) -> None:
         del self.live[live.number]
         name = search.trial_name(live.number)
         state = self.optuna.trial.TrialState

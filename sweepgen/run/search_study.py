@@ -5,9 +5,9 @@ Storage: Optuna's journal file storage, ``<sweep>/.search/study.journal``. It is
 of operations (create trial, set param, report, tell), one JSON line each, replayed on open:
 
 - a killed controller leaves at most a cut last line, which the reader skips and the next writer cuts
-  off (``heal``); every operation before it is intact, so a SIGKILL never loses a told trial nor
+  off (``_heal``); every operation before it is intact, so a SIGKILL never loses a told trial nor
   corrupts the study;
-- writers append under an ``flock`` (``FlockLock``), which Linux honours across NFS clients and
+- writers append under an ``flock`` (``_FlockLock``), which Linux honours across NFS clients and
   which dies with its holder (SQLite's own locking over NFS is what breaks SQLite studies on cluster
   file systems); appends are whole lines, so readers never need the lock;
 - there is no server to run, and ``optuna-dashboard <sweep>/.search/study.journal`` opens it.
@@ -53,7 +53,7 @@ def import_optuna() -> Any:
     return optuna
 
 
-class FlockLock:
+class _FlockLock:
     """The journal's writer lock as an ``flock`` on ``study.journal.flock``, in place of Optuna's
     symlink lock: the kernel (or the NFS server, for the Linux client maps ``flock`` to byte-range
     locks) releases it when its holder dies, so a controller SIGKILLed while appending leaves no
@@ -68,7 +68,7 @@ class FlockLock:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            heal(self.journal)
+            _heal(self.journal)
         except BaseException:
             os.close(fd)
             raise
@@ -81,7 +81,7 @@ class FlockLock:
             os.close(fd)
 
 
-def heal(journal: Path) -> None:
+def _heal(journal: Path) -> None:
     """Cut a last line that a writer killed mid-append left without its newline: that operation never
     happened, and the next append must not glue itself to it (Optuna would then refuse the log)."""
     try:
@@ -107,7 +107,7 @@ def storage(sweep_dir: Path) -> optuna.storages.JournalStorage:
 
     path = journal_path(sweep_dir)
     os.makedirs(path.parent, exist_ok=True)
-    lock: Any = FlockLock(path)  # Optuna calls acquire/release only
+    lock: Any = _FlockLock(path)  # Optuna calls acquire/release only
     journal = lib.storages.JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
     return cast("optuna.storages.JournalStorage", journal)
 
@@ -115,7 +115,7 @@ def storage(sweep_dir: Path) -> optuna.storages.JournalStorage:
 def open_study(sweep_dir: Path, search: SearchBlock) -> optuna.Study:
     """The sweep's study, created on first use; the same study for every later or concurrent `run`."""
     lib = import_optuna()
-    check_sampler(search)
+    _check_sampler(search)
     study = lib.create_study(
         storage=storage(sweep_dir),
         study_name=STUDY_NAME,
@@ -138,7 +138,7 @@ def load_study(sweep_dir: Path) -> optuna.Study | None:
 SAMPLER_NEEDS = {"cmaes": ("cmaes",), "gp": ("torch", "scipy")}  # what Optuna imports for them
 
 
-def check_sampler(search: SearchBlock) -> None:
+def _check_sampler(search: SearchBlock) -> None:
     """The sampler's own dependencies, said before the first trial (find_spec imports nothing)."""
     missing = [m for m in SAMPLER_NEEDS.get(search.sampler, ()) if importlib.util.find_spec(m) is None]
     if missing:

@@ -153,7 +153,7 @@ class SlurmExecutor(Executor):
                 raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
         # One submission of this sweep at a time: a second `sweepgen run` waits here, then finds
         # the runs the first one submitted and submits nothing for them.
-        with submission_lock(self.root):
+        with _submission_lock(self.root):
             tasks = self._recheck(tasks, planned)
             if tasks:
                 self._test_only(len(tasks))
@@ -631,7 +631,7 @@ def _settled(status: RunStatus) -> bool:
 
 
 @contextlib.contextmanager
-def submission_lock(root: Path) -> Iterator[None]:
+def _submission_lock(root: Path) -> Iterator[None]:
     """The sweep's submission lock (an flock on ``<runs root>/.sweepgen_slurm/submit.lock``), held
     while a submission re-reads its runs, submits and records the job ids."""
     root.mkdir(parents=True, exist_ok=True)

@@ -113,13 +113,13 @@ def _run_once(argv: list[str], *, check_invalid_ok: bool = False) -> str:
     return proc.stdout
 
 
-def base_ids(job_ids: Iterable[str]) -> list[str]:
+def _base_ids(job_ids: Iterable[str]) -> list[str]:
     """The job ids to ask about: an array task is asked for through its array ("123_4" -> "123")."""
     return sorted({j.split("_", 1)[0] for j in job_ids}, key=int)
 
 
 def squeue(job_ids: Iterable[str]) -> dict[str, JobInfo]:
-    ids = base_ids(job_ids)
+    ids = _base_ids(job_ids)
     if not ids:
         return {}
     out = _run(
@@ -129,7 +129,7 @@ def squeue(job_ids: Iterable[str]) -> dict[str, JobInfo]:
 
 
 def sacct(job_ids: Iterable[str]) -> dict[str, JobInfo]:
-    ids = base_ids(job_ids)
+    ids = _base_ids(job_ids)
     if not ids:
         return {}
     require("sacct")
@@ -204,7 +204,7 @@ def parse_squeue(text: str) -> dict[str, JobInfo]:
         job_id, state, name, reason = parts
         reason = "" if reason == "None" else reason
         for jid in expand(job_id):
-            jobs[jid] = JobInfo(jid, clean_state(state), name=name, reason=reason, source="squeue")
+            jobs[jid] = JobInfo(jid, _clean_state(state), name=name, reason=reason, source="squeue")
     return jobs
 
 
@@ -219,7 +219,7 @@ def parse_sacct(text: str) -> dict[str, JobInfo]:
         job_id, state, name, exit_code, elapsed = parts
         for jid in expand(job_id):
             jobs[jid] = JobInfo(
-                jid, clean_state(state), name=name, exit_code=exit_code, elapsed=elapsed, source="sacct"
+                jid, _clean_state(state), name=name, exit_code=exit_code, elapsed=elapsed, source="sacct"
             )
     return jobs
 
@@ -238,6 +238,6 @@ def expand(job_id: str) -> list[str]:
     return out
 
 
-def clean_state(state: str) -> str:
+def _clean_state(state: str) -> str:
     """``CANCELLED by 0`` -> ``CANCELLED``; ``RUNNING`` stays; squeue and sacct spell states alike."""
     return state.strip().split(" ", 1)[0].rstrip("+").upper()

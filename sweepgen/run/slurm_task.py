@@ -57,7 +57,7 @@ class NodeTask:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def slurm_ids() -> dict[str, object]:
+def _slurm_ids() -> dict[str, object]:
     """This job's ids, from the environment Slurm gives every job (array task or single job)."""
     env = os.environ
     array_id, index = env.get("SLURM_ARRAY_JOB_ID"), env.get("SLURM_ARRAY_TASK_ID")
@@ -100,7 +100,7 @@ def run_on_node(task: NodeTask) -> str:
     _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
     stops = _Stops()
     stops.install()
-    ids = {**task.status.ids, **slurm_ids()}
+    ids = {**task.status.ids, **_slurm_ids()}
     status = replace(
         task.status,
         attempt=_attempt(run_dir, task.status, ids),

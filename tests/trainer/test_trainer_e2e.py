@@ -10,12 +10,19 @@ import time
 
 import pytest
 import yaml
-from trainer_support import grpo_config, read_jsonl, subprocess_env, tiny_dict, write_config
+from trainer_support import (
+    TIMING_KEYS,
+    grpo_config,
+    read_jsonl,
+    subprocess_env,
+    tiny_dict,
+    without_timing,
+    write_config,
+)
 
 from sweepgen.errors import ConfigError
 from trainer import rewards
 from trainer.config import RunConfig
-from trainer.outputs import TIMING_KEYS
 
 pytestmark = pytest.mark.train
 
@@ -24,10 +31,6 @@ def run_cfg(data):
     from trainer.run import run
 
     return run(RunConfig.model_validate(data))
-
-
-def without_timing(rows):
-    return [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows]
 
 
 @pytest.mark.slow

@@ -14,16 +14,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from trainer_support import read_jsonl, tiny_dict
+from trainer_support import read_jsonl, tiny_dict, without_timing
 
 from trainer.config import RunConfig
-from trainer.outputs import TIMING_KEYS
 
 pytestmark = [pytest.mark.train, pytest.mark.slow]
-
-
-def _without_timing(rows: list[dict]) -> list[dict]:
-    return [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows]
 
 
 def _data(out: Path, steps: int, iterations: int = 1) -> dict:
@@ -69,12 +64,12 @@ def test_resume_from_any_checkpoint_equals_the_uninterrupted_run(
 ):
     straight = tmp_path / "straight"
     _train(_data(straight, steps, iterations))
-    expected = _without_timing(read_jsonl(straight / "metrics.jsonl"))
+    expected = without_timing(read_jsonl(straight / "metrics.jsonl"))
     assert [r["step"] for r in expected] == list(range(1, steps + 1))
     for step in resume_at:
         resumed = _cut_back_to(straight, tmp_path / f"from{step}", step)
         _train(_data(resumed, steps, iterations))
-        got = _without_timing(read_jsonl(resumed / "metrics.jsonl"))
+        got = without_timing(read_jsonl(resumed / "metrics.jsonl"))
         first_bad = next((r["step"] for r, e in zip(got, expected) if r != e), None)
         assert got == expected, f"resumed from checkpoint-{step}: first differing step {first_bad}"
 
@@ -98,5 +93,5 @@ def test_a_truncated_newest_checkpoint_is_named_skipped_and_the_previous_one_use
     warnings = [ln for ln in lines if ln.startswith("warning: skipping checkpoint")]
     assert len(warnings) == 1 and str(broken) in warnings[0] and "truncated" in warnings[0]
     assert summary["resumed_from"] == "checkpoint-6"
-    got = _without_timing(read_jsonl(resumed / "metrics.jsonl"))
-    assert got == _without_timing(read_jsonl(straight / "metrics.jsonl"))
+    got = without_timing(read_jsonl(resumed / "metrics.jsonl"))
+    assert got == without_timing(read_jsonl(straight / "metrics.jsonl"))

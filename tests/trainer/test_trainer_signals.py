@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from trainer_support import read_jsonl, subprocess_env, tiny_dict, write_config
+from trainer_support import read_jsonl, subprocess_env, tiny_dict, without_timing, write_config
 
 from trainer import signals
 from trainer.signals import GracefulStop, Stopped, cycle_steps
@@ -208,12 +208,6 @@ def test_a_later_second_signal_ends_a_real_process_at_once(tmp_path):
     assert proc.returncode == 140
     assert "still running" in proc.stdout and "not reached" not in proc.stdout
     assert proc.stderr.count("received SIGTERM") == 2 and "SIGUSR2 while stopping" in proc.stderr
-
-
-def without_timing(rows):
-    from trainer.outputs import TIMING_KEYS
-
-    return [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows]
 
 
 def _start_and_stop(path, cwd, env, sig):

@@ -38,17 +38,17 @@ class ShapingParamError(ValueError):
         self.key = key
 
 
-class NoParams(pydantic.BaseModel):
+class _NoParams(pydantic.BaseModel):
     model_config = registry.STRICT_PARAMS
 
 
-class DifferenceParams(NoParams):
+class _DifferenceParams(_NoParams):
     default_text: str = pydantic.Field(
         "", description="what the declared default action says in each of the role's turns ('': nothing)"
     )
 
 
-class ComaParams(NoParams):
+class _ComaParams(_NoParams):
     counterfactuals: int = pydantic.Field(
         ge=1,
         le=64,
@@ -57,7 +57,7 @@ class ComaParams(NoParams):
     )
 
 
-class PotentialParams(NoParams):
+class _PotentialParams(_NoParams):
     gamma: float = pydantic.Field(gt=0, le=1, allow_inf_nan=False, description="γ in F = γ·Φ(s') − Φ(s)")
     potential_type: Literal["debate_length", "answer_correct"] = pydantic.Field(
         description="the potential Φ: debate_length (tokens so far / length_scale) or answer_correct "
@@ -68,13 +68,13 @@ class PotentialParams(NoParams):
     )
 
 
-class LeaveOneOutParams(NoParams):
+class _LeaveOneOutParams(_NoParams):
     n_rollouts_per_prompt: int = pydantic.Field(
         ge=2, description="rollouts per prompt; must equal grpo.num_generations"
     )
 
 
-class MixingParams(NoParams):
+class _MixingParams(_NoParams):
     alpha: float = pydantic.Field(
         ge=0, le=1, allow_inf_nan=False, description="weight of the individual reward I^role"
     )
@@ -101,13 +101,13 @@ STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
         Strategy(
-            "identity", strategies.identity, "reward", NoParams, "team reward G for every role (plain GRPO)"
+            "identity", strategies.identity, "reward", _NoParams, "team reward G for every role (plain GRPO)"
         ),
         Strategy(
             "difference_rewards",
             strategies.difference_rewards,
             "reward",
-            DifferenceParams,
+            _DifferenceParams,
             "per turn: G(z) − G(z with the turn replaced by the default action and every later turn "
             "regenerated)",
             counterfactuals="default",
@@ -116,7 +116,7 @@ STRATEGIES: dict[str, Strategy] = {
             "difference_rewards_rescore",
             strategies.difference_rewards_rescore,
             "reward",
-            DifferenceParams,
+            _DifferenceParams,
             "G(z) − G(z with the role's turns replaced by the default action), re-scored without "
             "regenerating: blind to a turn whose effect is downstream (the critic gets 0)",
         ),
@@ -124,14 +124,14 @@ STRATEGIES: dict[str, Strategy] = {
             "potential_based",
             strategies.potential_based,
             "reward",
-            PotentialParams,
+            _PotentialParams,
             "G plus potential-based shaping per turn, Φ(terminal) = 0",
         ),
         Strategy(
             "coma",
             strategies.coma,
             "advantage",
-            ComaParams,
+            _ComaParams,
             "per turn: G minus the mean G of K debates in which the turn is sampled again from the "
             "policy given the same history and every later turn regenerated (COMA, eq. 4)",
             counterfactuals="sample",
@@ -140,7 +140,7 @@ STRATEGIES: dict[str, Strategy] = {
             "coma_rescore",
             strategies.coma_rescore,
             "advantage",
-            NoParams,
+            _NoParams,
             "G minus the mean G over the group's other samples of the role's turns, re-scored without "
             "regenerating: blind to a turn whose effect is downstream (the critic gets 0)",
         ),
@@ -148,14 +148,14 @@ STRATEGIES: dict[str, Strategy] = {
             "leave_one_out",
             strategies.leave_one_out,
             "advantage",
-            LeaveOneOutParams,
+            _LeaveOneOutParams,
             "G minus the mean G of the other rollouts of the same prompt, same for every role",
         ),
         Strategy(
             "reward_mixing",
             strategies.reward_mixing,
             "reward",
-            MixingParams,
+            _MixingParams,
             "alpha·I^role + (1 − alpha)·G",
         ),
     )
@@ -207,7 +207,7 @@ def advantages(
         ]
     values = [strategy.fn(group, **resolve(name, params)) for group in groups]
     if strategy.kind == "advantage":
-        return scale_advantages(groups, values, scale)
+        return _scale_advantages(groups, values, scale)
     roles = groups[0].roles if groups else ()
     if scale == "batch":
         return batch_normalize(values, roles)
@@ -235,7 +235,7 @@ def turn_advantages(
     columns = [[_columns(v) for v in strategy.fn(group, **resolved)] for group in groups]
     keys = tuple(columns[0][0]) if groups else ()
     if strategy.kind == "advantage":
-        scaled = scale_advantages(groups, columns, scale, pooled=True)
+        scaled = _scale_advantages(groups, columns, scale, pooled=True)
     elif scale == "batch":
         scaled = batch_normalize(columns, keys)
     else:
@@ -253,7 +253,7 @@ def _columns(values: TurnValues) -> RoleValues:
     return {str(t): float(v) for t, v in enumerate(values)}
 
 
-def scale_advantages(
+def _scale_advantages(
     groups: Sequence[Group], values: list[list[RoleValues]], scale: str, *, pooled: bool = False
 ) -> list[list[RoleValues]]:
     """Advantage-kind values divided by the std of G (+1e-4, TRL's epsilon), per ``scale``.

@@ -172,7 +172,7 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
         # the same window as final_reward: the last summary_window generation steps
         generated = [r for r in rows if r.get("reward_mean") is not None]
         window = generated[-self.run_config.logging.summary_window :]
-        return {"debate": summarize_debate(window, self._strategy)}
+        return {"debate": _summarize_debate(window, self._strategy)}
 
     def sample_rows(self) -> list[dict[str, Any]]:
         """samples.jsonl rows with the per-role advantages actually applied and the debate's turns."""
@@ -213,7 +213,7 @@ SUMMARY_KEYS = {
 }
 
 
-def summarize_debate(rows: list[dict], strategy: str) -> dict[str, Any]:
+def _summarize_debate(rows: list[dict], strategy: str) -> dict[str, Any]:
     """Mean of each debate metric over ``rows`` (metrics.jsonl rows); None when no row has it."""
     out: dict[str, Any] = {"strategy": strategy}
     for name, key in SUMMARY_KEYS.items():

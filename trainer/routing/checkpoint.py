@@ -18,7 +18,7 @@ CHECKPOINT_META = "routing.json"
 WEIGHTS = "model.safetensors"
 
 
-def adapter_shapes(weights: Path) -> tuple[dict[str, int], list[str]]:
+def _adapter_shapes(weights: Path) -> tuple[dict[str, int], list[str]]:
     """Rank of each adapter (0: absent) and the adapted module names, from the tensors alone."""
     from safetensors import safe_open  # noqa: PLC0415 - lazy: safetensors loads only to read a checkpoint
 
@@ -39,7 +39,7 @@ def adapter_shapes(weights: Path) -> tuple[dict[str, int], list[str]]:
     return {a: (next(iter(f)) if f else 0) for a, f in ranks.items()}, sorted(targets)
 
 
-def read_meta(checkpoint: Path) -> dict[str, Any]:
+def _read_meta(checkpoint: Path) -> dict[str, Any]:
     """routing.json of ``checkpoint``, checked against the ranks in its weights."""
     meta_path, weights = checkpoint / CHECKPOINT_META, checkpoint / WEIGHTS
     for path in (meta_path, weights):
@@ -50,7 +50,7 @@ def read_meta(checkpoint: Path) -> dict[str, Any]:
                 "(e.g. RUN_DIR/checkpoints/checkpoint-40)",
             )
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    ranks, targets = adapter_shapes(weights)
+    ranks, targets = _adapter_shapes(weights)
     if ranks["retain"] == 0:
         raise ConfigError(f"{weights} holds no routing adapters")
     if ranks != {k: int(v) for k, v in meta["ranks"].items()}:
@@ -69,13 +69,13 @@ def read_meta(checkpoint: Path) -> dict[str, Any]:
 
 def load_routed_model(checkpoint: Path, dtype: str = "float32", seed: int = 0):
     """(model, tokenizer, meta): the model with adapters of the checkpoint's ranks, every weight loaded."""
-    import torch  # noqa: PLC0415 - lazy: this module stays importable without torch (read_meta needs none)
+    import torch  # noqa: PLC0415 - lazy: this module stays importable without torch (_read_meta needs none)
     from safetensors.torch import load_file  # noqa: PLC0415 - lazy: this module stays importable without torch
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415 - lazy: this module stays importable without torch
 
     from trainer.routing.dual_lora import inject_adapters  # noqa: PLC0415 - dual_lora imports torch
 
-    meta = read_meta(checkpoint)
+    meta = _read_meta(checkpoint)
     tokenizer = AutoTokenizer.from_pretrained(checkpoint, local_files_only=True)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token

@@ -33,19 +33,19 @@ class _Params(pydantic.BaseModel):
     model_config = registry.STRICT_PARAMS
 
 
-class HappyCountParams(_Params):
+class _HappyCountParams(_Params):
     word: str = pydantic.Field("happy", description="the hack word, matched as a whole word")
     threshold: int = pydantic.Field(0, ge=0, description="flag when the count is above this")
     case_sensitive: bool = pydantic.Field(False, description="match case exactly")
 
 
-class RewardAboveParams(_Params):
+class _RewardAboveParams(_Params):
     reward: str = pydantic.Field(description="a reward from trainer.rewards.REWARDS")
     reward_params: dict[str, Any] = pydantic.Field(default_factory=dict, description="its params")
     threshold: float = pydantic.Field(description="flag when the reward value is above this")
 
     @pydantic.model_validator(mode="after")
-    def _known_reward(self) -> RewardAboveParams:
+    def _known_reward(self) -> _RewardAboveParams:
         try:
             resolved = rewards.resolve_full(self.reward, self.reward_params)
         except rewards.RewardParamError as err:
@@ -61,14 +61,14 @@ class DetectorSpec:
     make: Callable[[Any], DetectorFn]
 
 
-def _happy_count(p: HappyCountParams) -> DetectorFn:
+def _happy_count(p: _HappyCountParams) -> DetectorFn:
     def detect(completions: Sequence[str], columns: dict) -> list[bool]:
         return [rewards._count_word(t, p.word, p.case_sensitive) > p.threshold for t in completions]
 
     return detect
 
 
-def _reward_above(p: RewardAboveParams) -> DetectorFn:
+def _reward_above(p: _RewardAboveParams) -> DetectorFn:
     fn = rewards.REWARDS[p.reward].fn
 
     def detect(completions: Sequence[str], columns: dict) -> list[bool]:
@@ -78,8 +78,8 @@ def _reward_above(p: RewardAboveParams) -> DetectorFn:
 
 
 DETECTORS: dict[str, DetectorSpec] = {
-    "happy_count": DetectorSpec("happy_count", HappyCountParams, _happy_count),
-    "reward_above": DetectorSpec("reward_above", RewardAboveParams, _reward_above),
+    "happy_count": DetectorSpec("happy_count", _HappyCountParams, _happy_count),
+    "reward_above": DetectorSpec("reward_above", _RewardAboveParams, _reward_above),
 }
 
 

@@ -257,19 +257,6 @@ def routing_state(model: nn.Module) -> RoutingState:
     return state
 
 
-def adapter_layers(model: nn.Module) -> Iterator[tuple[str, DualLoRALinear]]:
-    for name, module in _unwrap(model).named_modules():
-        if isinstance(module, DualLoRALinear):
-            yield name, module
-
-
-def adapter_parameters(model: nn.Module, adapter: str) -> list[tuple[str, nn.Parameter]]:
-    """``(name, parameter)`` of one adapter's A and B matrices in every adapted layer."""
-    return [
-        (n, p) for n, p in _unwrap(model).named_parameters() if n.endswith((f".{adapter}_A", f".{adapter}_B"))
-    ]
-
-
 def set_scales(model: nn.Module, retain: float = 1.0, forget: float = 1.0) -> None:
     """Set the run-time multiplier of each adapter's output (eval modes: (1,1), (1,0), (0,1))."""
     routing_state(model).scales.update(retain=float(retain), forget=float(forget))

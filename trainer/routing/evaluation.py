@@ -34,12 +34,12 @@ PREFIX = "routing"
 METRICS = ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")
 
 
-def metric_key(mode: str, metric: str) -> str:
+def _metric_key(mode: str, metric: str) -> str:
     return f"{PREFIX}/{mode}/{metric}"
 
 
 @torch.no_grad()
-def sample_completions(
+def _sample_completions(
     model,
     tokenizer,
     prompts: Sequence[str],
@@ -105,7 +105,7 @@ def evaluate_modes(
     result: dict[str, float] = {}
     for mode, (retain, forget) in modes.items():
         with scales(model, retain, forget):
-            texts = sample_completions(
+            texts = _sample_completions(
                 model,
                 tokenizer,
                 prompts,
@@ -118,10 +118,10 @@ def evaluate_modes(
         rewards = task_reward(texts, columns)
         hacks = detector(texts, columns)
         div = diversity(texts)
-        result[metric_key(mode, "task_reward")] = sum(rewards) / len(rewards)
-        result[metric_key(mode, "hack_rate")] = sum(hacks) / len(hacks)
-        result[metric_key(mode, "unique_ratio")] = div["unique_ratio"]
-        result[metric_key(mode, "mean_pairwise_jaccard")] = div["mean_pairwise_jaccard"]
+        result[_metric_key(mode, "task_reward")] = sum(rewards) / len(rewards)
+        result[_metric_key(mode, "hack_rate")] = sum(hacks) / len(hacks)
+        result[_metric_key(mode, "unique_ratio")] = div["unique_ratio"]
+        result[_metric_key(mode, "mean_pairwise_jaccard")] = div["mean_pairwise_jaccard"]
     return result
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 import transformers
+from trainer_support import adapter_parameters
 
 from trainer.routing.dual_lora import (
     DualLoRALinear,
-    adapter_parameters,
     inject_adapters,
     routed_masks,
     scales,

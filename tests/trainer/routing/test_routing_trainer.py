@@ -8,7 +8,14 @@ import pytest
 import torch
 import trl  # noqa: F401 - the module needs trl; importing it here fails fast (collection) without it
 
-from tests.trainer_support import grpo_config, read_jsonl, tiny_dict, write_config
+from tests.trainer_support import (
+    adapter_layers,
+    adapter_parameters,
+    grpo_config,
+    read_jsonl,
+    tiny_dict,
+    write_config,
+)
 
 pytestmark = pytest.mark.train
 
@@ -105,8 +112,6 @@ def test_is_hack_stays_aligned_with_its_completion_through_trl_shuffle_and_split
 
 
 def test_all_hacked_batches_leave_the_retain_adapter_bit_identical(tmp_path, tiny_cache):
-    from trainer.routing.dual_lora import adapter_parameters
-
     everything = {"name": "reward_above", "params": {"reward": "sentence_length", "threshold": -1.0}}
     cfg, trainer = build(
         tmp_path,
@@ -156,8 +161,6 @@ def test_run_dir_holds_three_mode_eval_and_trainer_eval_reproduces_it(tmp_path, 
 
 
 def test_baseline_is_one_lora_of_the_summed_rank_and_evaluates_one_mode(tmp_path, tiny_cache):
-    from trainer.routing.dual_lora import adapter_layers
-
     cfg, trainer = build(tmp_path, grpo=SMALL_GRPO, routing=routing(mode="baseline"))
     layers = list(adapter_layers(trainer.model))
     assert layers and all(m.ranks == {"retain": 4, "forget": 0} for _, m in layers)
@@ -178,8 +181,6 @@ def test_gradient_checkpointing_gives_the_same_routed_update(tmp_path, tiny_cach
     # TRL's own checkpointing path (transformers 5: non-reentrant) on a model whose base is frozen:
     # every adapter matrix must still train (A from step 2 on: B starts at 0), and the routed updates
     # must equal those without it.
-    from trainer.routing.dual_lora import adapter_parameters
-
     after = {}
     for checkpointing in (False, True):
         cfg, trainer = build(
