@@ -254,7 +254,7 @@ def report(
 
     source = click.get_current_context().get_parameter_source("mode")
     mode_given = source is not None and source.name != "DEFAULT"
-    search_dir, spec = _search_of(directory)
+    search_dir, spec, search_note = _search_of(directory)
     if spec is not None and metric is None:  # a search sweep: by default, the metric it optimised
         from sweepgen.compile import search
 
@@ -273,6 +273,7 @@ def report(
         html=html,
         search=spec,
         search_dir=search_dir,
+        search_note=search_note,
     )
     outcome = report_make.make(request)
     _show(outcome, request, fmt)
@@ -330,13 +331,15 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
         out.print(f"{what}: {path}", markup=False)
 
 
-def _search_of(directory: Path) -> tuple[Path | None, Any]:
-    """(sweep folder, spec) of the search DIR reports: DIR itself, or the one sweep every run of a
-    runs folder names in its status file; (None, None) for any other sweep, (folder, None) for a
-    search whose spec does not load now. A folder without a
+def _search_of(directory: Path) -> tuple[Path | None, Any, str | None]:
+    """(sweep folder, spec, note) of the search DIR reports: DIR itself, or the one sweep every run
+    of a runs folder names in its status file (found from here: sweep_origin); (None, None, None)
+    for any other sweep, (folder, None, why) for a search whose spec does not load now, and
+    (None, None, why) when the sweep the runs name is found nowhere. A folder without a
     study is no search to show (nor a search before its first `run`): its lock is not read here."""
     from sweepgen.cli.search_run import search_spec
     from sweepgen.compile.lock import LOCK_NAME
+    from sweepgen.run import sweep_origin
     from sweepgen.run.base import STATUS_FILE, read_status
 
     if (directory / LOCK_NAME).is_file():
@@ -348,16 +351,24 @@ def _search_of(directory: Path) -> tuple[Path | None, Any]:
                 status = read_status(path.parent)
             except ConfigError:  # the report lists an unusable status file with its run
                 continue
-            named.add(status.sweep_dir if status is not None else None)
+            recorded = status.sweep_dir if status is not None else None
+            origin = None if recorded is None else sweep_origin.locate(path.parent, recorded)
+            if recorded is not None and origin is None:
+                return None, None, sweep_origin.lost_note(recorded)
+            named.add(None if origin is None else str(origin.sweep_dir))
             if not _has_study(next(iter(named))) or len(named) > 1:
-                return None, None  # a grid's runs (one status read), or runs of several sweeps
+                return None, None, None  # a grid's runs (one status read), or runs of several sweeps
     found = named.pop() if len(named) == 1 else None
     if found is None or not _has_study(found):
-        return None, None
+        return None, None, None
     try:
-        return Path(found), search_spec(Path(found))
-    except UserError:  # a spec that no longer loads: the report goes on, its search lines say why
-        return Path(found), None
+        return Path(found), search_spec(Path(found)), None
+    except UserError as err:  # a spec that no longer loads: the report goes on and says why
+        return (
+            Path(found),
+            None,
+            f"no search section on the page: the search's spec does not load ({err.message})",
+        )
 
 
 def _has_study(sweep_dir: str | None) -> bool:
