@@ -39,7 +39,8 @@
       const row = el("tr", { class: "state-" + run.state.replace(/\W/g, "-") });
       const values = paths.map((p) => (p in run.diff ? run.diff[p] : p in run.values ? run.values[p] : page.base[p]));
       const diff = Object.entries(run.diff).map(([k, v]) => k + "=" + fmt(v)).join(", ");
-      const note = run.note ? " (" + run.note + ")" : "";
+      // "pruned at step 9 (asha)", as status and the trials table word it; other notes in brackets
+      const note = !run.note ? "" : run.state === "pruned" ? " " + run.note : " (" + run.note + ")";
       [run.name, run.group, run.state + note, run.score, ...values, diff].forEach((v) => row.appendChild(el("td", {}, fmt(v))));
       body.appendChild(row);
     }
@@ -234,7 +235,7 @@
     for (const t of s.trials) {
       const best = s.best && s.best.name === t.name;
       const row = el("tr", { class: "state-" + t.state + (best ? " best" : ""), "data-trial": t.name });
-      const ended = t.ended_s === null ? null : Number(t.ended_s.toFixed(1));
+      const ended = t.ended_s === null ? null : t.ended_s.toFixed(1);  // 4.0, not 4, in a column of tenths
       [t.name + (best ? " (best)" : ""), t.state, t.value, t.pruned_at, t.steps, ended, ...s.params.map((p) => t.params[p]), t.reason]
         .forEach((v) => row.appendChild(el("td", {}, fmt(v))));
       row.lastChild.className = "reason";  // wraps in its column (report_page.html.j2), never off the page

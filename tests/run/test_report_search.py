@@ -287,7 +287,9 @@ def test_the_search_page_in_headless_chromium(page, searched, chromium, tmp_path
     runs_states = view.evaluate(
         "() => Array.from(document.querySelectorAll('#runs-table tbody tr')).map(r => r.cells[2].textContent)"
     )
-    assert sum(s.startswith("pruned (at step") for s in runs_states) == len(pruned)
+    assert sorted(s for s in runs_states if s.startswith("pruned")) == sorted(
+        f"pruned at step {t.last_step} (asha)" for t in pruned
+    )
 
     view.select_option("#search-x", "trial")
     shot = tmp_path / "search_report_page.png"
@@ -371,6 +373,11 @@ def test_the_search_page_agrees_on_its_objective_draws_pruned_curves_and_fits_it
         ".map(h => h.textContent))"
     )
     assert heads[0][3] == "score" and heads[1][2].startswith("score ")
+    ended = view.evaluate(
+        "() => Array.from(document.querySelectorAll('#trials-table tbody tr'))"
+        ".map(r => r.cells[5].textContent)"
+    )
+    assert all(re.fullmatch(r"\d+\.\d", e) for e in ended), ended  # tenths, 4.0 not 4
     title = view.evaluate("() => document.getElementById('search-curve').layout.title.text")
     assert title.startswith("best score so far")
 
@@ -407,6 +414,15 @@ def test_the_search_page_agrees_on_its_objective_draws_pruned_curves_and_fits_it
         shot = tmp_path / f"search_report_{width}.png"
         view.screenshot(path=str(shot), full_page=True)
         print(f"screenshot: {shot}")
+    # docs/search_report_screenshot.png: the page at 1280 px down to the learning curves
+    view.set_viewport_size({"width": 1280, "height": 900})
+    view.wait_for_timeout(600)  # plotly redraws its responsive plots at the new width
+    bottom = view.evaluate("() => document.getElementById('curves').getBoundingClientRect().bottom + scrollY")
+    shot = tmp_path / "search_report_docs.png"
+    view.screenshot(
+        path=str(shot), full_page=True, clip={"x": 0, "y": 0, "width": 1280, "height": bottom + 16}
+    )
+    print(f"screenshot: {shot}")
     view.close()
     assert errors == []
 
