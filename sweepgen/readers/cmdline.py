@@ -70,7 +70,7 @@ _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "dee
 _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
 
 
-def typed(word: Word) -> Any:
+def _typed(word: Word) -> Any:
     """A word as YAML 1.2 reads a plain scalar: numbers, bools and null typed, the rest strings."""
     if isinstance(word, NotEvaluated):
         return word
@@ -79,10 +79,10 @@ def typed(word: Word) -> Any:
     return plain_scalar_12(word) if word != "" else ""
 
 
-def override_value(word: Word, where: str, line: int) -> Any:
+def _override_value(word: Word, where: str, line: int) -> Any:
     """A Hydra override's value: a YAML 1.2 scalar, or a flow list/mapping such as ``[1,2]``."""
     if isinstance(word, NotEvaluated) or word[:1] not in ("[", "{", "'", '"'):
-        return typed(word)
+        return _typed(word)
     from sweepgen.readers.yamlfile import read_yaml  # noqa: PLC0415 - yamlfile imports PyYAML: only for flow values
 
     try:
@@ -100,7 +100,7 @@ def is_flag(word: Word) -> bool:
     return text.startswith("-") and len(text) > 1 and not _NEG_NUMBER.fullmatch(text)
 
 
-def looks_like_program(word: Word) -> bool:
+def _looks_like_program(word: Word) -> bool:
     text = _text(word)
     base = os.path.basename(text)
     return bool(_PYTHON.fullmatch(base)) or base in _SIMPLE_PROGRAMS or base.endswith((".py", ".sh"))
@@ -145,12 +145,12 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
 
 def _part(word: Word, value: str) -> Any:
     """``value``, a part of ``word``, typed; not evaluated when its word was not."""
-    return NotEvaluated(value, word.where, word.line) if isinstance(word, NotEvaluated) else typed(value)
+    return NotEvaluated(value, word.where, word.line) if isinstance(word, NotEvaluated) else _typed(value)
 
 
 def _srun_value(word: Word) -> bool:
     """Whether the word after an option srun's manual does not list is that option's value."""
-    return not is_flag(word) and not looks_like_program(word) and _text(word) != "--"
+    return not is_flag(word) and not _looks_like_program(word) and _text(word) != "--"
 
 
 def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any], int, Word | None]:
@@ -171,7 +171,7 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
         if not is_flag(word):
             if name == "ray job submit":
                 # everything up to `--` is ray's; a stray word is ray's too
-                _add(flags, "@args", typed(word))
+                _add(flags, "@args", _typed(word))
                 i += 1
                 continue
             break
@@ -185,10 +185,10 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             text not in booleans
             and i + 1 < len(words)
             and not is_flag(words[i + 1])
-            and not looks_like_program(words[i + 1])
+            and not _looks_like_program(words[i + 1])
             and _text(words[i + 1]) != "--"
         ):
-            _add(flags, text, typed(words[i + 1]))
+            _add(flags, text, _typed(words[i + 1]))
             i += 2
         else:
             _add(flags, text, True)
@@ -207,7 +207,7 @@ def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Wor
         while i < len(words) and is_flag(words[i]) and _text(words[i]) not in ("-m", "-c"):
             text = _text(words[i])
             if text in _PYTHON_VALUE_FLAGS and i + 1 < len(words):
-                _add(options, text, typed(words[i + 1]))
+                _add(options, text, _typed(words[i + 1]))
                 i += 2
             else:
                 _add(options, text, True)
@@ -234,7 +234,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
         text = _text(word)
         if text == "--":
             for rest in words[i + 1 :]:
-                _add(out, "@args", typed(rest), always_list=True)
+                _add(out, "@args", _typed(rest), always_list=True)
             break
         if _spread(word):
             _add(out, text, word)  # its own key: never a flag's value, and order does not matter
@@ -245,7 +245,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             if text.startswith("--") and "=" in text:
                 key, _, value = text.partition("=")
                 unknown = isinstance(word, NotEvaluated)
-                _add(out, key, NotEvaluated(value, where, line) if unknown else typed(value))
+                _add(out, key, NotEvaluated(value, where, line) if unknown else _typed(value))
                 at.setdefault(key, line)
                 i += 1
                 continue
@@ -257,7 +257,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
                 and not _spread(words[j])
                 and _override(words[j]) is None
             ):
-                values.append(typed(words[j]))
+                values.append(_typed(words[j]))
                 j += 1
             _add(out, text, True if not values else values[0] if len(values) == 1 else values)
             at.setdefault(text, line)
@@ -266,11 +266,11 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
         override = _override(word)
         if override is not None:
             prefix, dotted, raw = override
-            parsed = None if raw is None else override_value(raw, where, line)
+            parsed = None if raw is None else _override_value(raw, where, line)
             _set_override(out, prefix, dotted, parsed)
             at.setdefault(prefix + dotted.split(".")[0], line)
         else:
-            _add(out, "@args", typed(word), always_list=True)
+            _add(out, "@args", _typed(word), always_list=True)
         i += 1
     return out, at
 

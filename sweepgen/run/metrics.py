@@ -190,7 +190,7 @@ def read_csv(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, 
     return _collect(rows, non_finite)
 
 
-def trainer_state_file(run_dir: Path) -> Path | None:
+def _trainer_state_file(run_dir: Path) -> Path | None:
     """The HF Trainer's state: the run directory's own (``trainer.save_state()`` at the end), else
     the one in its latest ``checkpoint-N`` folder (written at every save)."""
     own = run_dir / TRAINER_STATE
@@ -204,7 +204,7 @@ def trainer_state_file(run_dir: Path) -> Path | None:
     return max(checkpoints)[1] if checkpoints else None
 
 
-def read_trainer_state(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+def _read_trainer_state(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
     """The metrics of a Hugging Face ``trainer_state.json``'s ``log_history`` (one row per logging
     or evaluation step, each with its ``step``; what `trl grpo` and every HF Trainer leave). The HF
     Trainer writes NaN as NaN: counted per metric, as in metrics.jsonl."""
@@ -221,7 +221,7 @@ def read_trainer_state(path: Path, non_finite: dict[str, int] | None = None) -> 
     return _collect([row for row in history if isinstance(row, dict)], non_finite)
 
 
-def event_dirs(run_dir: Path) -> list[Path]:
+def _event_dirs(run_dir: Path) -> list[Path]:
     """Every folder under the run holding TensorBoard event files (transformers writes them to
     <output_dir>/runs/<date>_<host>/ by default)."""
     return sorted({p.parent for p in run_dir.rglob(EVENTS_GLOB) if p.is_file()})
@@ -246,7 +246,7 @@ def check_event_files(dirs: list[Path]) -> None:
 
 
 def read_tensorboard(run_dir: Path) -> dict[str, Points]:
-    dirs = event_dirs(run_dir)
+    dirs = _event_dirs(run_dir)
     if not dirs:
         return {}
     check_event_files(dirs)
@@ -278,10 +278,10 @@ def read_all(run_dir: Path, *, tensorboard: bool = True) -> Sources:
             counts: dict[str, int] = {}
             out[name] = read(path, counts)
             out.non_finite.update(((name, metric), n) for metric, n in counts.items())
-    state = trainer_state_file(run_dir) if run_dir.is_dir() else None
+    state = _trainer_state_file(run_dir) if run_dir.is_dir() else None
     if state is not None:
         counts = {}
-        out[TRAINER_STATE] = read_trainer_state(state, counts)
+        out[TRAINER_STATE] = _read_trainer_state(state, counts)
         out.non_finite.update(((TRAINER_STATE, metric), n) for metric, n in counts.items())
     tb = read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
     if tb:

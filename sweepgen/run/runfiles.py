@@ -109,7 +109,7 @@ def parse_json(text: str, path: Path, what: str = "") -> Any:
         raise RunFileError(path, f"{where}is nested too deeply") from None
     if paths.too_deep(data, MAX_DEPTH):
         raise RunFileError(path, f"{where}is nested more than {MAX_DEPTH} levels deep")
-    bad = non_finite(data)  # 1e999 parses as inf
+    bad = _non_finite(data)  # 1e999 parses as inf
     if bad:
         raise RunFileError(path, f"{where}holds a number too large for a float at {bad[0]}")
     return data
@@ -127,15 +127,15 @@ def read_json(path: Path, *, limit: int = MAX_JSON_BYTES) -> Any:
     return parse_json(text, path)
 
 
-def non_finite(value: Any, prefix: str = "") -> list[str]:
+def _non_finite(value: Any, prefix: str = "") -> list[str]:
     """Dotted paths of the non-finite floats in plain JSON data (bounded depth assumed)."""
     if isinstance(value, float) and not math.isfinite(value):
         return [prefix or "(the value)"]
     found: list[str] = []
     if isinstance(value, dict):
         for key, item in value.items():
-            found += non_finite(item, f"{prefix}.{key}" if prefix else str(key))
+            found += _non_finite(item, f"{prefix}.{key}" if prefix else str(key))
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            found += non_finite(item, f"{prefix}[{i}]")
+            found += _non_finite(item, f"{prefix}[{i}]")
     return found
