@@ -322,6 +322,7 @@ def test_the_page_names_one_objective_and_holds_each_pruned_runs_curve_to_its_st
     assert "score" in data["curve_metrics"]
 
 
+@pytest.mark.plot
 def test_a_runs_folder_reported_from_another_folder_finds_its_search(searched, tmp_path):
     """Status files name the sweep folder from the folder `run` was started in; from runs/ that
     path names nothing here, but it does from a folder above the runs."""
@@ -345,6 +346,13 @@ def test_runs_whose_sweep_is_found_nowhere_say_so_and_how_to_get_it(searched, tm
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "name the sweep folder generated/fake_search" in done.stderr
     assert "sweepgen report <path to generated/fake_search>" in done.stderr
+    # runs that carry their config.yaml are reported from it, and the note says what is missing
+    for run in (tmp_path / "moved" / "fake_search").iterdir():
+        (run / "config.yaml").write_text(f"x: {run.name}\n")
+    done = sweepgen(tmp_path, "report", "moved/fake_search", "--no-plot")
+    assert done.returncode == 0, done.stderr
+    note = "note: the runs' status files name the sweep folder generated/fake_search"
+    assert note in done.stderr and "no search section" in done.stderr
 
 
 _BOX = """() => {
