@@ -347,7 +347,7 @@ def test_runs_whose_sweep_is_found_nowhere_say_so_and_how_to_get_it(searched, tm
     assert "name the sweep folder generated/fake_search" in done.stderr
     assert "sweepgen report <path to generated/fake_search>" in done.stderr
     # runs that carry their config.yaml are reported from it, and the note says what is missing
-    for run in (tmp_path / "moved" / "fake_search").iterdir():
+    for run in (tmp_path / "moved" / "fake_search").glob("t*/"):
         (run / "config.yaml").write_text(f"x: {run.name}\n")
     done = sweepgen(tmp_path, "report", "moved/fake_search", "--no-plot")
     assert done.returncode == 0, done.stderr
