@@ -4,7 +4,8 @@ Output is byte-identical and the error raised is the same (the first in variant 
 number of workers: workers render contiguous chunks in variant order, each stops at its first
 error, and the parent takes the results in chunk order, so the lowest failing variant wins.
 Workers are forked after the whole compile state is built, so they share it copy-on-write and
-nothing but the rendered bytes (or an error's fields) crosses a pipe.
+nothing but each file's path and sha256 (its bytes too, when they are not staged on disk by the
+worker, see ``staging``), or an error's fields, crosses a pipe.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from sweepgen.compile.expand import Variant
 PARALLEL_MIN = 2000  # variants; below this, starting processes costs more than it saves
 WORKERS_ENV = "SWEEPGEN_WORKERS"  # force a worker count (1 = serial), e.g. to compare outputs
 
-Rendered = tuple[str, str, bytes, str | None]  # (output path, run name, bytes, run dir)
-RenderOne = Callable[[Variant], Rendered]
+# (output path, run name, bytes or None when staged on disk, sha256, run dir)
+Rendered = tuple[str, str, bytes | None, str, str | None]
+RenderOne = Callable[[int, Variant], Rendered]  # (index in variant order, variant)
 
 
 @dataclass
@@ -54,7 +56,7 @@ def render_all(render_one: RenderOne, variants: Sequence[Variant]) -> list[Rende
     """Every variant rendered, in order; raises the first variant's error in variant order."""
     workers = min(worker_count(len(variants)), max(1, len(variants)))
     if workers == 1:
-        return [render_one(v) for v in variants]
+        return [render_one(i, v) for i, v in enumerate(variants)]
     global _JOB
     chunks = _chunks(len(variants), workers * 4)
     _JOB = (render_one, variants)
@@ -82,7 +84,7 @@ def _render_chunk(bounds: tuple[int, int]) -> list[Rendered] | _Failure:
     out = []
     for i in range(*bounds):
         try:
-            out.append(render_one(variants[i]))
+            out.append(render_one(i, variants[i]))
         except errors.SweepgenError as err:
             fields = {"message": err.message, "location": err.location, "key": err.key, "hint": err.hint}
             return _Failure(i, type(err).__name__, fields)

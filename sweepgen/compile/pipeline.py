@@ -1,6 +1,8 @@
 """The compile pipeline in the order it runs: load -> expand -> derive -> gate -> constraints ->
-schema -> render -> lock. Everything stays in memory; ``sweepgen.compile.writer`` writes a plan to
-disk, all or nothing, after every spec compiled."""
+schema -> render -> lock. ``sweepgen.compile.writer`` writes a plan to disk, all or nothing, after
+every spec compiled. A render that will write (``stream``) keeps no rendered bytes in memory: each
+file goes to the sweep folder's staging folder as soon as it is rendered (``staging``); ``check``
+and ``--dry-run`` keep the bytes in ``RenderedFile.data``."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from sweepgen.compile.derive import derive
 from sweepgen.compile.expand import Expansion, Variant, expand
 from sweepgen.compile.gate import check_gate
 from sweepgen.compile.inputs import render_inputs
-from sweepgen.compile.parallel import render_all
+from sweepgen.compile.parallel import Rendered, render_all
 from sweepgen.compile.render import (
     OutputTooLarge,
     RenderedFile,
@@ -40,6 +42,7 @@ from sweepgen.compile.rundir import run_dir_of_rendered
 from sweepgen.compile.sandbox import time_budget
 from sweepgen.compile.schema import Validator, check_schema, imports_disabled, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
+from sweepgen.compile.staging import Staging
 from sweepgen.errors import UserError, ValidationError
 
 
@@ -55,6 +58,7 @@ class Plan:
     files: list[RenderedFile]
     lock: dict[str, Any]
     lock_bytes: bytes
+    staging: Staging | None = None  # where the files' bytes wait (``data`` is None), if streamed
 
 
 def variants_of(spec: Spec, sweep: dict[str, Any], out_abs: str) -> Expansion:
@@ -92,13 +96,17 @@ def compile_spec(
     *,
     only: frozenset[str] | None = None,
     loaded: Spec | None = None,
+    stream: bool = False,
 ) -> Plan:
-    """``loaded``: the spec at ``spec_path`` when the caller already loaded it (the fast path did)."""
+    """``loaded``: the spec at ``spec_path`` when the caller already loaded it (the fast path did).
+    ``stream``: stage each file on disk as it is rendered (the caller applies or aborts the plan)."""
     spec = loaded if loaded is not None else load_spec(spec_path, out_root)
-    return compile_loaded(spec, out_root, only=only)
+    return compile_loaded(spec, out_root, only=only, stream=stream)
 
 
-def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = None) -> Plan:
+def compile_loaded(
+    spec: Spec, out_root: str, *, only: frozenset[str] | None = None, stream: bool = False
+) -> Plan:
     """Validate every variant and render them; with ``only`` (variant names), render just those and
     build no lock (``check`` re-renders the files it found edited, nothing else)."""
     out_abs = os.path.abspath(out_root)
@@ -113,7 +121,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     else:
         with _gc_paused():
             expansion = expand(spec)
-    return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only)
+    return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only, stream=stream)
 
 
 def compile_expansion(
@@ -125,8 +133,10 @@ def compile_expansion(
     *,
     only: frozenset[str] | None = None,
     build_lock: bool = True,
+    stream: bool = False,
 ) -> Plan:
-    """Derive, validate and render the variants of ``expansion`` (a spec's, or a search's trials)."""
+    """Derive, validate and render the variants of ``expansion`` (a spec's, or a search's trials);
+    ``stream``: into a staging folder (see the module's docstring), which an error here deletes."""
     spec = expansion.spec
     project = os.path.dirname(out_abs)
     expansion = derived(expansion, sweep)
@@ -145,7 +155,10 @@ def compile_expansion(
 
     seconds = spec.model.limits.eval_seconds
 
-    def render_one(variant: Variant) -> tuple[str, str, bytes, str | None]:
+    sweep_dir = os.path.join(out_abs, spec.name)
+    staging = Staging.open(sweep_dir, display_path(sweep_dir)) if stream and only is None else None
+
+    def render_one(index: int, variant: Variant) -> Rendered:
         ctx = context(variant.config, variant.context_view(), sweep)
         with time_budget(seconds):
             out_path = render_inline(output_t, ctx, spec, "output", variant)
@@ -162,21 +175,31 @@ def compile_expansion(
         if len(data) > spec.model.limits.output_bytes:
             raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
         run_dir = run_dir_of_rendered(out_path, data, variant.config, variant.run_dir)
-        return out_path, variant.run_name or variant.name, data, run_dir
+        if staging is None:
+            return out_path, variant.run_name or variant.name, data, sha256(data), run_dir
+        staging.write(index, out_path, data)  # before check_outputs: under a temporary name only
+        return out_path, variant.run_name or variant.name, None, sha256(data), run_dir
 
     chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
-    files = [
-        RenderedFile(out_path, variant, run_name, data, sha256(data), run_dir)
-        for variant, (out_path, run_name, data, run_dir) in zip(chosen, render_all(render_one, chosen))
-    ]
-    check_outputs(files, spec)
-    # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
-    sweep_dir = os.path.join(out_abs, spec.name)
-    lock_data = (
-        {}
-        if only is not None or not build_lock
-        else _lock(spec, expansion, files, template, project, spec_rel, report, sweep_dir)
-    )
+    try:
+        files = [
+            RenderedFile(out_path, variant, run_name, data, sha, run_dir)
+            for variant, (out_path, run_name, data, sha, run_dir) in zip(
+                chosen, render_all(render_one, chosen)
+            )
+        ]
+        check_outputs(files, spec)
+        # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
+        lock_data = (
+            {}
+            if only is not None or not build_lock
+            else _lock(spec, expansion, files, template, project, spec_rel, report, sweep_dir)
+        )
+        lock_bytes = lock_digest.seal(lock.dumps(lock_data)).encode("utf-8") if lock_data else b""
+    except BaseException:
+        if staging is not None:
+            staging.abort()
+        raise
     return Plan(
         spec=spec,
         expansion=expansion,
@@ -185,7 +208,8 @@ def compile_expansion(
         shown_dir=display_path(sweep_dir),
         files=files,
         lock=lock_data,
-        lock_bytes=lock_digest.seal(lock.dumps(lock_data)).encode("utf-8") if lock_data else b"",
+        lock_bytes=lock_bytes,
+        staging=staging,
     )
 
 
