@@ -228,8 +228,8 @@ def dumps(lock: dict[str, Any]) -> str:
             lines.append("  ]" + comma)
         else:
             lines.append(f"  {json.dumps(key)}: {encode(lock[key])}{comma}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    lines.append("}\n")
+    return "\n".join(lines)  # one copy of a text that may be tens of MB
 
 
 def read_bytes(path: str, *, folder_is_missing: bool = False) -> bytes | None:

@@ -56,7 +56,7 @@ class Plan:
     sweep_dir: str  # absolute ``generated/<name>/``
     shown_dir: str  # the sweep folder as the user reads it
     files: list[RenderedFile]
-    lock: dict[str, Any]
+    lock: dict[str, Any]  # without "files" when streamed: the files' entries are in lock_bytes
     lock_bytes: bytes
     staging: Staging | None = None  # where the files' bytes wait (``data`` is None), if streamed
 
@@ -195,7 +195,9 @@ def compile_expansion(
             if only is not None or not build_lock
             else _lock(spec, expansion, files, template, project, spec_rel, report, sweep_dir)
         )
-        lock_bytes = lock_digest.seal(lock.dumps(lock_data)).encode("utf-8") if lock_data else b""
+        lock_bytes = lock_digest.sealed(lock.dumps(lock_data).encode("utf-8")) if lock_data else b""
+        if staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
+            lock_data = {k: v for k, v in lock_data.items() if k != "files"}
     except BaseException:
         if staging is not None:
             staging.abort()
