@@ -241,8 +241,13 @@ def probe_search(spec: Spec, sweep: dict[str, Any], validator: Validator | None)
 def lock_entries(files: list[RenderedFile], base: dict[str, Any]) -> list[dict[str, Any]]:
     """Each rendered file's lock entry: its differences from ``base``, its hash and run dir (a render
     and the search controller, which adds trials to a lock, write the same bytes)."""
-    return [
-        lock.entry_for(
+    return list(_entries(files, base))
+
+
+def _entries(files: list[RenderedFile], base: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """``lock_entries`` one at a time: ``lock.build`` keeps only what it writes of each."""
+    for f in files:
+        yield lock.entry_for(
             path=f.path,
             variant=f.variant.name,
             run_name=f.run_name,
@@ -253,8 +258,6 @@ def lock_entries(files: list[RenderedFile], base: dict[str, Any]) -> list[dict[s
             touched=f.variant.touched,
             run_dir=f.run_dir,
         )
-        for f in files
-    ]
 
 
 def _lock(
@@ -269,7 +272,6 @@ def _lock(
 ) -> dict[str, Any]:
     """The lock's content: the base once, each file's differences from it, every input's hash."""
     base = spec.base
-    entries = lock_entries(files, base)
     previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
     inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
     resources = spec.model.resources.model_dump() if spec.model.resources is not None else None
@@ -280,7 +282,7 @@ def _lock(
         inputs=inputs,
         varying=varying_paths(expansion),
         base=base,
-        files=entries,
+        files=_entries(files, base),
         resources=resources,
         report=report,
     )
