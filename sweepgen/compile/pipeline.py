@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -148,40 +148,11 @@ def compile_expansion(
 
     template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
     template = load_template(spec, template_abs)
-    env = template.environment
-    output_t = compile_inline(env, spec, "output", spec.model.output)
-    header = header_maker(spec_rel)
-    template_dir = os.path.dirname(template_abs)
-
-    seconds = spec.model.limits.eval_seconds
-
     sweep_dir = os.path.join(out_abs, spec.name)
-    staging = Staging.open(sweep_dir, display_path(sweep_dir)) if stream and only is None else None
-
-    def render_one(index: int, variant: Variant) -> Rendered:
-        ctx = context(variant.config, variant.context_view(), sweep)
-        with time_budget(seconds):
-            out_path = render_inline(output_t, ctx, spec, "output", variant)
-        try:
-            with time_budget(seconds):
-                text = render_bounded(template, ctx, spec.model.limits.output_bytes)
-        except OutputTooLarge as err:
-            raise too_large(err.limit, spec, variant, out_path) from None
-        except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault
-            raise template_runtime_error(err, template_dir, spec, variant) from None
-        if text.startswith("\ufeff"):  # a template saved with a BOM: the header goes first, not after it
-            text = text[1:]
-        data = header(out_path, variant.name, text).encode("utf-8")
-        if len(data) > spec.model.limits.output_bytes:
-            raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
-        run_dir = run_dir_of_rendered(out_path, data, variant.config, variant.run_dir)
-        if staging is None:
-            return out_path, variant.run_name or variant.name, data, sha256(data), run_dir
-        staging.write(index, out_path, data)  # before check_outputs: under a temporary name only
-        return out_path, variant.run_name or variant.name, None, sha256(data), run_dir
-
     chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
+    staging = Staging.open(sweep_dir, display_path(sweep_dir)) if stream and only is None else None
     try:
+        render_one = _renderer(spec, template, os.path.dirname(template_abs), sweep, spec_rel, staging)
         files = [
             RenderedFile(out_path, variant, run_name, data, sha, run_dir)
             for variant, (out_path, run_name, data, sha, run_dir) in zip(
@@ -213,6 +184,45 @@ def compile_expansion(
         lock_bytes=lock_bytes,
         staging=staging,
     )
+
+
+def _renderer(
+    spec: Spec,
+    template: Template,
+    template_dir: str,
+    sweep: dict[str, Any],
+    spec_rel: str,
+    staging: Staging | None,
+) -> Callable[[int, Variant], Rendered]:
+    """What renders one variant (in a render worker, see ``parallel``): its output path, bytes
+    (staged on disk when ``staging``), sha256 and run dir."""
+    output_t = compile_inline(template.environment, spec, "output", spec.model.output)
+    header = header_maker(spec_rel)
+    seconds = spec.model.limits.eval_seconds
+
+    def render_one(index: int, variant: Variant) -> Rendered:
+        ctx = context(variant.config, variant.context_view(), sweep)
+        with time_budget(seconds):
+            out_path = render_inline(output_t, ctx, spec, "output", variant)
+        try:
+            with time_budget(seconds):
+                text = render_bounded(template, ctx, spec.model.limits.output_bytes)
+        except OutputTooLarge as err:
+            raise too_large(err.limit, spec, variant, out_path) from None
+        except Exception as err:  # noqa: BLE001 - anything raised by template code is the template's fault
+            raise template_runtime_error(err, template_dir, spec, variant) from None
+        if text.startswith("\ufeff"):  # a template saved with a BOM: the header goes first, not after it
+            text = text[1:]
+        data = header(out_path, variant.name, text).encode("utf-8")
+        if len(data) > spec.model.limits.output_bytes:
+            raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
+        run_dir = run_dir_of_rendered(out_path, data, variant.config, variant.run_dir)
+        if staging is None:
+            return out_path, variant.run_name or variant.name, data, sha256(data), run_dir
+        staging.write(index, out_path, data)  # before check_outputs: under a temporary name only
+        return out_path, variant.run_name or variant.name, None, sha256(data), run_dir
+
+    return render_one
 
 
 def probe_search(spec: Spec, sweep: dict[str, Any], validator: Validator | None) -> None:

@@ -118,3 +118,11 @@ def test_a_dry_run_stages_nothing(proj: Path, tmp_path: Path) -> None:
     outcomes = api.render(["specs/demo.yaml"], "generated", dry_run=True)
     assert [o.count("create") for o in outcomes] == [3]
     assert snapshot(tmp_path) == before
+
+
+def test_a_bad_output_template_leaves_no_folder(proj: Path, tmp_path: Path) -> None:
+    write_spec(proj, 3, output="{{ variant.name }")
+    before = snapshot(tmp_path)
+    rc, out = cli("render", "specs/demo.yaml")
+    assert rc == 2 and "`output` is not a valid template" in out, out
+    assert snapshot(tmp_path) == before
