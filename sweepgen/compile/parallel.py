@@ -52,25 +52,45 @@ def worker_count(n_variants: int) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
-def render_all(render_one: RenderOne, variants: Sequence[Variant]) -> list[Rendered]:
-    """Every variant rendered, in order; raises the first variant's error in variant order."""
-    workers = min(worker_count(len(variants)), max(1, len(variants)))
-    if workers == 1:
-        return [render_one(i, v) for i, v in enumerate(variants)]
-    global _JOB
-    chunks = _chunks(len(variants), workers * 4)
-    _JOB = (render_one, variants)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_render_chunk, chunks, chunksize=1)
-    finally:
+class Rendering:
+    """Every variant being rendered. With more than one worker, the workers are forked and start
+    at once, so the caller can validate the variants meanwhile (``result`` then waits); with one,
+    ``result`` renders them in this process. ``close`` stops the workers (on the caller's error)."""
+
+    def __init__(self, render_one: RenderOne, variants: Sequence[Variant]) -> None:
+        global _JOB
+        self._render_one = render_one
+        self._variants = variants
+        self._pool: Any = None
+        workers = min(worker_count(len(variants)), max(1, len(variants)))
+        if workers > 1:
+            _JOB = (render_one, variants)
+            self._pool = multiprocessing.get_context("fork").Pool(workers)
+            self._parts = self._pool.map_async(
+                _render_chunk, _chunks(len(variants), workers * 4), chunksize=1
+            )
+
+    def result(self) -> list[Rendered]:
+        if self._pool is None:
+            return [self._render_one(i, v) for i, v in enumerate(self._variants)]
+        try:
+            parts = self._parts.get()
+        finally:
+            self.close()
+        out: list[Rendered] = []
+        for part in parts:
+            if isinstance(part, _Failure):
+                raise _rebuild(part)
+            out.extend(part)
+        return out
+
+    def close(self) -> None:
+        global _JOB
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
         _JOB = None
-    out: list[Rendered] = []
-    for part in parts:
-        if isinstance(part, _Failure):
-            raise _rebuild(part)
-        out.extend(part)
-    return out
 
 
 def _chunks(n: int, pieces: int) -> list[tuple[int, int]]:

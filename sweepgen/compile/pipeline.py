@@ -24,7 +24,7 @@ from sweepgen.compile.derive import derive
 from sweepgen.compile.expand import Expansion, Variant, expand
 from sweepgen.compile.gate import check_gate
 from sweepgen.compile.inputs import render_inputs
-from sweepgen.compile.parallel import Rendered, render_all
+from sweepgen.compile.parallel import Rendered, Rendering
 from sweepgen.compile.render import (
     OutputTooLarge,
     RenderedFile,
@@ -43,7 +43,7 @@ from sweepgen.compile.sandbox import time_budget
 from sweepgen.compile.schema import Validator, check_schema, imports_disabled, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
 from sweepgen.compile.staging import Staging
-from sweepgen.errors import UserError, ValidationError
+from sweepgen.errors import SweepgenError, UserError, ValidationError
 
 
 @dataclass
@@ -140,24 +140,34 @@ def compile_expansion(
     spec = expansion.spec
     project = os.path.dirname(out_abs)
     expansion = derived(expansion, sweep)
-    check_gate(expansion)
-    check_constraints(expansion, sweep)
-    check_schema(expansion, validator)
-    check_choices(expansion)
-    report = seeds.report_block(spec, [v.config for v in expansion.variants])
-
-    template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
-    template = load_template(spec, template_abs)
     sweep_dir = os.path.join(out_abs, spec.name)
     chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
-    staging = Staging.open(sweep_dir, display_path(sweep_dir)) if stream and only is None else None
+    # Render workers start before validation and render while this process validates; an error of
+    # the template, the staging folder or a variant's rendering is raised only after validation
+    # passed, so a spec gets the same error as when validating first. Nothing is put in place here.
+    staging: Staging | None = None
+    rendering: Rendering | None = None
+    early: SweepgenError | None = None
     try:
-        render_one = _renderer(spec, template, os.path.dirname(template_abs), sweep, spec_rel, staging)
+        try:
+            template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
+            template = load_template(spec, template_abs)
+            staging = Staging.open(sweep_dir, display_path(sweep_dir)) if stream and only is None else None
+            render_one = _renderer(spec, template, os.path.dirname(template_abs), sweep, spec_rel, staging)
+            rendering = Rendering(render_one, chosen)
+        except SweepgenError as err:
+            early = err
+        check_gate(expansion)
+        check_constraints(expansion, sweep)
+        check_schema(expansion, validator)
+        check_choices(expansion)
+        report = seeds.report_block(spec, [v.config for v in expansion.variants])
+        if early is not None:
+            raise early
+        assert rendering is not None  # made, or `early` says why not
         files = [
             RenderedFile(out_path, variant, run_name, data, sha, run_dir)
-            for variant, (out_path, run_name, data, sha, run_dir) in zip(
-                chosen, render_all(render_one, chosen)
-            )
+            for variant, (out_path, run_name, data, sha, run_dir) in zip(chosen, rendering.result())
         ]
         check_outputs(files, spec)
         # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
@@ -170,6 +180,8 @@ def compile_expansion(
         if staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
             lock_data = {k: v for k, v in lock_data.items() if k != "files"}
     except BaseException:
+        if rendering is not None:
+            rendering.close()
         if staging is not None:
             staging.abort()
         raise
