@@ -1,8 +1,10 @@
 """Rendered files written as they are rendered: the staging folder of a render's transaction.
 
 A render writes each file, as soon as it is rendered (by whichever render worker rendered it), into a
-staging folder inside the sweep folder, ``generated/<name>/.sweepgen-<pid>-<n>.tmp/``, under a
-temporary name ``.sweepgen-<pid>-<index>.tmp``; only its path, sha256 and run dir stay in memory. The
+staging folder inside the sweep folder, ``generated/<name>/.sweepgen-<pid>-<n>.tmp/<index // 1024>/``,
+under a temporary name ``.sweepgen-<pid>-<index>.tmp``; only its path, sha256 and run dir stay in
+memory. (Workers render contiguous runs of variants, so each mostly creates files in its own
+sub-folder rather than both contending for one folder's lock.) The
 files it replaces are not touched until every spec compiled and ``writer.plan_actions`` accepted the
 plan; ``writer.apply`` then writes the journal and renames each staged file onto its path (an atomic
 replace). On any error before that, the staging folder is deleted (and the sweep folder, if this
@@ -25,6 +27,10 @@ from sweepgen.outtree import OutputTree
 from sweepgen.safefs import TEMP_PREFIX, fs_error, write_new
 
 _counter = itertools.count()
+_BUCKET = 1024  # staged files per sub-folder
+_DIR_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 class Staging:
@@ -36,6 +42,7 @@ class Staging:
         self.fd = fd
         self.made = made  # folders this render created for it, deepest first (removed on abort)
         self.pid = os.getpid()
+        self._bucket: tuple[int, int] | None = None  # (bucket, fd) of the sub-folder last used
 
     @property
     def fresh(self) -> bool:
@@ -74,7 +81,7 @@ class Staging:
     def write(self, index: int, out_path: str, data: bytes) -> None:
         """Stage the bytes of output ``index`` (``out_path``, for messages); runs in render workers."""
         try:
-            write_new(self.fd, self.name(index), data)
+            write_new(self._bucket_fd(index, create=True), self.name(index), data)
         except OSError as err:
             # a plain UserError: it crosses from a render worker by its class name (parallel._rebuild)
             fault = fs_error(err, self.tree.where(out_path), "write")
@@ -82,7 +89,25 @@ class Staging:
 
     def commit(self, index: int, out_path: str) -> None:
         """Rename the staged file of output ``index`` onto ``out_path`` (atomically replacing it)."""
-        self.tree.place(self.fd, self.name(index), out_path)
+        self.tree.place(self._bucket_fd(index, create=False), self.name(index), out_path)
+
+    def _bucket_fd(self, index: int, *, create: bool) -> int:
+        bucket = index // _BUCKET
+        if self._bucket is not None and self._bucket[0] == bucket:
+            return self._bucket[1]
+        self._close_bucket()
+        name = str(bucket)
+        if create:
+            with contextlib.suppress(FileExistsError):  # made by another worker
+                os.mkdir(name, 0o777, dir_fd=self.fd)
+        fd = os.open(name, _DIR_FLAGS, dir_fd=self.fd)
+        self._bucket = (bucket, fd)
+        return fd
+
+    def _close_bucket(self) -> None:
+        if self._bucket is not None:
+            os.close(self._bucket[1])
+            self._bucket = None
 
     def finish(self) -> None:
         """Delete what is left in the staging folder (the files that did not change), the folder,
@@ -98,20 +123,32 @@ class Staging:
         _remove_folders(self.made)
 
     def close(self) -> None:
+        self._close_bucket()
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
         self.tree.close()
 
     def clear(self) -> None:
-        """Delete the staging folder and what is left in it."""
+        """Delete the staging folder and what is left in it (only files and sub-folders this
+        process made, in a folder it made)."""
         if self.fd < 0:
             return
+        self._close_bucket()
         with os.scandir(self.fd) as entries:
-            names = [e.name for e in entries]
-        for entry in names:  # only files this process created in a folder it created
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry, dir_fd=self.fd)
+            buckets = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+        for bucket in buckets:
+            fd = os.open(bucket, _DIR_FLAGS, dir_fd=self.fd)
+            try:
+                with os.scandir(fd) as entries:
+                    names = [e.name for e in entries]
+                for name in names:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name, dir_fd=fd)
+            finally:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.rmdir(bucket, dir_fd=self.fd)
         with contextlib.suppress(OSError):  # not empty: something else was put there, leave it
             os.rmdir(self.folder, dir_fd=self.tree.fd)
 
