@@ -114,8 +114,9 @@ TEMPLATES = {
 
 def measure(
     args: list[str], cwd: Path, *, ci: bool = False, tree: Path = ROOT
-) -> tuple[float, float, int, float]:
-    """(wall s, peak RSS MiB, exit code, CPU s) of ``python -m sweepgen ARGS`` as its own process.
+) -> tuple[float, float, int, float, float]:
+    """(wall s, peak RSS MiB, exit code, user CPU s, system CPU s) of ``python -m sweepgen ARGS`` as
+    its own process (the peak is the largest of it and its render workers).
 
     CPU time (user + system, the render's worker processes included) is reported too: on a loaded
     machine wall time overstates the cost, and CPU time is what the work takes."""
@@ -136,7 +137,7 @@ def measure(
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         sys.exit(f"sweepgen {' '.join(args)} failed ({code}):\n{proc.stderr.read().decode()[-3000:]}")
-    return wall, usage.ru_maxrss / 1024, code, usage.ru_utime + usage.ru_stime
+    return wall, usage.ru_maxrss / 1024, code, usage.ru_utime, usage.ru_stime
 
 
 def tree_digest(folder: Path) -> str:
@@ -149,7 +150,7 @@ def tree_digest(folder: Path) -> str:
 
 def bench(kind: str, n: int, repeat: int, trees: dict[str, Path]) -> dict[str, object]:
     filename, make = TEMPLATES[kind]
-    rows: dict[tuple[str, str], list[tuple[float, float, int, float]]] = {}
+    rows: dict[tuple[str, str], list[tuple[float, float, int, float, float]]] = {}
     lock_mb = 0.0
     same = True
     for i in range(repeat):
@@ -200,20 +201,27 @@ def main() -> None:
         f"{load:.1f}, after {os.getloadavg()[0]:.1f}"
         + (f"; baseline = {args.baseline}" if args.baseline else "")
     )
-    print("| template | measure | tree | wall s median (min-max) | CPU s (user+sys) median | peak RSS MiB |")
-    print("|---|---|---|---:|---:|---:|")
+    print(
+        "| template | measure | tree | wall s median (min-max) | CPU s (user+sys) median "
+        "| user / sys s median | peak RSS MiB |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|")
     for res in results:
         for (label, tree), runs in res["rows"].items():  # type: ignore[attr-defined]
             walls = sorted(r[0] for r in runs)
             rss = max(r[1] for r in runs)
             spread = f"{walls[0]:.2f}-{walls[-1]:.2f}"
-            cpu = statistics.median(r[3] for r in runs)
+            cpu = statistics.median(r[3] + r[4] for r in runs)
+            user, system = statistics.median(r[3] for r in runs), statistics.median(r[4] for r in runs)
             wall = statistics.median(walls)
-            print(f"| {res['kind']} | {label} | {tree} | {wall:.2f} ({spread}) | {cpu:.2f} | {rss:.0f} |")
-        print(f"| {res['kind']} | lock size | | {res['lock_mb']:.2f} MB | | |")
+            print(
+                f"| {res['kind']} | {label} | {tree} | {wall:.2f} ({spread}) | {cpu:.2f} "
+                f"| {user:.2f} / {system:.2f} | {rss:.0f} |"
+            )
+        print(f"| {res['kind']} | lock size | | {res['lock_mb']:.2f} MB | | | |")
         if len(trees) > 1:
             same = "yes" if res["same"] else "NO"
-            print(f"| {res['kind']} | same files and lock bytes in both trees | | {same} | | |")
+            print(f"| {res['kind']} | same files and lock bytes in both trees | | {same} | | | |")
 
 
 if __name__ == "__main__":
