@@ -9,9 +9,16 @@ summary.json and a 20-row metrics.jsonl. Each command runs as its own process
 ``--tree PATH`` runs another checkout's sweepgen on the same folders (e.g. the commit before the
 typed lock, to compare): it is put first on PYTHONPATH.
 
+``--search 100,1000`` adds a search sweep of that many trials (issue 23): made by sweepgen's own
+search controller (asks, renders through the pipeline, lock entries, tells into the journal study)
+with an executor whose runs end at once, each with a 20-step metrics.jsonl and its status file, one
+trial in three stopped as pruned at step 5. Then ``report generated/fake_search --html --no-plot``
+is timed as a process (the page with its best-so-far curves, trials table and best diff; plot extra).
+
 Usage (from the repo root)::
 
     python benchmarks/bench_report.py --runs 100,1000 --repeat 3
+    python benchmarks/bench_report.py --runs 0 --search 100,1000 --repeat 3
 """
 
 from __future__ import annotations
@@ -115,16 +122,127 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float
     return wall, usage.ru_maxrss / 1024
 
 
+def write_search_sweep(root: Path, n: int) -> None:
+    """A finished search of ``n`` trials through the real controller; runs end at once."""
+    sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+    from search_support import write_search_project
+
+    from sweepgen.compile.spec import load_spec
+    from sweepgen.run.base import PRUNED_REASON, Executor, ExecutorOptions, RunState, RunStatus, write_status
+    from sweepgen.run.search import SearchController
+    from sweepgen.run.search_trials import TrialRenderer
+    from sweepgen.run.tasks import read_lock
+
+    class Instant(Executor):
+        name = "local"
+
+        def __init__(self, options: ExecutorOptions) -> None:
+            super().__init__(options)
+            self.status: dict[str, RunStatus] = {}
+
+        def describe(self, tasks):
+            return []
+
+        def start(self, tasks, planned=None):
+            for t in tasks:
+                number = int(t.name[1:5])
+                score = 1.0 - (t.config["x"] - 0.3) ** 2 - (t.config["y"] - 0.7) ** 2
+                last = 6 if number % 3 == 2 else 20  # one in three pruned at step 5
+                t.run_dir.mkdir(parents=True, exist_ok=True)
+                lines = [json.dumps({"step": s, "score": score * s / 20}) for s in range(1, last + 1)]
+                (t.run_dir / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+                if last == 20:
+                    (t.run_dir / "summary.json").write_text("{}")
+                    st = RunStatus(RunState.FINISHED, "local", exit_code=0, done_file="summary.json")
+                else:
+                    st = RunStatus(RunState.CANCELLED, "local", reason=f"{PRUNED_REASON} 5 (asha)")
+                write_status(t.run_dir, st)
+                self.status[t.name] = st
+
+        def poll(self):
+            return dict(self.status)
+
+        def done(self) -> bool:
+            return True
+
+        def cancel(self) -> None:
+            pass
+
+        @classmethod
+        def is_alive(cls, status: RunStatus) -> bool:
+            return False
+
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        spec_path = write_search_project(root, {"n": n, "sampler": "random", "parallel": 4})
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        subprocess.run([sys.executable, "-m", "sweepgen", "render", str(spec_path)], check=True, env=env)
+        sweep_dir = Path("generated/fake_search")
+        spec = load_spec(str(spec_path), "generated")
+        renderer = TrialRenderer(sweep_dir, spec, command=("python", "{config}"), done_file="summary.json")
+        options = ExecutorOptions(sweep_dir=sweep_dir, lock=read_lock(sweep_dir))
+        controller = SearchController(sweep_dir, spec, lambda: Instant(options), renderer)
+        while controller.step():
+            pass
+        controller.close()
+    finally:
+        os.chdir(cwd)
+
+
+def search_part_s(sweep_dir: Path) -> float:
+    """Seconds to build the page's search section in process: open the study, read the trials, the
+    best-so-far curves, the best trial's diff (what a search adds to `report --html`)."""
+    from sweepgen.compile import search
+    from sweepgen.run import report_search, search_view
+    from sweepgen.run.search_trials import spec_of
+
+    block = search.block(spec_of(sweep_dir))
+    start = time.perf_counter()
+    view = search_view.load(sweep_dir, block)
+    steps = {r.name: 20 for r in view.rows}
+    trials = report_search.trials_of(view, steps, block.repeats)
+    best = view.best.name if view.best else None
+    diff = search_view.best_diff(sweep_dir, view)
+    report_search.section(trials, metric=block.metric, mode=block.mode, best=best, diff=diff)
+    return time.perf_counter() - start
+
+
+def bench_search(counts: str, repeat: int, env: dict[str, str]) -> None:
+    print(f"{'trials':>6} {'report --html of a search':<26} {'wall s median (min-max)':<26} {'peak MiB':>8}")
+    for n in (int(x) for x in counts.split(",")):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            t0 = time.perf_counter()
+            write_search_sweep(root, n)
+            made = time.perf_counter() - t0
+            part = search_part_s(root / "generated/fake_search")
+            argv = [sys.executable, "-m", "sweepgen", "report", "generated/fake_search", "--html"]
+            argv.append("--no-plot")
+            results = [timed(argv, root, env) for _ in range(repeat)]
+            walls = [w for w, _ in results]
+            span = f"{statistics.median(walls):.2f} ({min(walls):.2f}-{max(walls):.2f})"
+            size = (root / "runs/fake_search/report.html").stat().st_size / 2**20
+            label = f"page {size:.1f} MiB"
+            rss = max(m for _, m in results)
+            print(
+                f"{n:6} {label:<26} {span:<26} {rss:8.0f}   (search part in process {part:.3f} s; "
+                f"sweep made in {made:.0f} s)"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="100,1000")
+    parser.add_argument("--search", default="", help="trial counts of a search sweep, e.g. 100,1000")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose sweepgen runs")
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": f"{args.tree}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     print(f"python {sys.version.split()[0]}, tree {args.tree}, load average {os.getloadavg()[0]:.2f}")
-    print(f"{'runs':>6} {'DIR':<16} {'wall s median (min-max)':<26} {'peak MiB':>8}")
-    for n in (int(x) for x in args.runs.split(",")):
+    if args.runs != "0":
+        print(f"{'runs':>6} {'DIR':<16} {'wall s median (min-max)':<26} {'peak MiB':>8}")
+    for n in (int(x) for x in args.runs.split(",") if int(x) > 0):
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             write_sweep(root, n)
@@ -135,6 +253,8 @@ def main() -> None:
                 rss = max(m for _, m in results)
                 span = f"{statistics.median(walls):.2f} ({min(walls):.2f}-{max(walls):.2f})"
                 print(f"{n:6} {label:<16} {span:<26} {rss:8.0f}")
+    if args.search:
+        bench_search(args.search, args.repeat, env)
 
 
 if __name__ == "__main__":

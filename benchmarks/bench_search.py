@@ -1,13 +1,17 @@
 """Adaptive search (issue 23): sampler/pruner efficiency, controller overhead, and a side-by-side with
 Hydra's Optuna sweeper.
 
-1. ``--part sim``: random vs tpe vs tpe+asha on a known objective, ``--seeds`` search seeds each, in
-   a discrete-event simulation of ``--parallel`` slots with no batch barrier (a slot is refilled the
-   moment its trial ends or is pruned), using sweepgen's own sampler and pruner construction
-   (sweepgen.run.search_study). Trials have uneven lengths (20-100 steps, drawn per trial). Reports
-   the median regret of the best trial after n, the total training steps and the slot utilisation
-   (busy slot-steps / available slot-steps). The same trials in Hydra's batch-synchronous pattern
-   (``n_jobs`` asked, all waited for) give that pattern's utilisation.
+1. ``--part sim`` (benchmarks/search_sim.py): random vs tpe vs tpe + pruning on a known objective,
+   ``--seeds`` search seeds each, in a discrete-event simulation of ``--parallel`` slots with no
+   batch barrier (a slot is refilled the moment its trial ends or is pruned), using sweepgen's own
+   sampler and pruner construction (sweepgen.run.search_study). Trials have uneven lengths (20-100
+   steps, drawn per trial). At equal n: the median regret of the best trial after n, the total
+   training steps and the slot utilisation (busy slot-steps / available slot-steps); the same trials
+   in Hydra's batch-synchronous pattern (``n_jobs`` asked, all waited for) give that pattern's
+   utilisation. At equal steps: the pruned searches run ``--pruned-n`` trials, and the median over
+   the seeds of the best-so-far regret is read against the steps used so far: at shares of tpe's
+   steps, and the step count where it first reaches tpe's final median regret (the issue's target:
+   at most half of tpe's steps). ``--subsets`` (with more seeds) says how often 10 seeds meet it.
 2. ``--part overhead``: the controller's own cost per trial at n = ``--overhead-n``: ask, render the
    trial through the compile pipeline, write its file and lock entry, tell; journal storage on disk.
 3. ``--part real``: real processes, the same small search (fast fake trainer, sleep per step) through
@@ -20,9 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import random
 import shutil
 import statistics
 import subprocess
@@ -34,104 +36,96 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from sweepgen.compile.search_block import SearchBlock  # noqa: E402
-from sweepgen.run import search_study  # noqa: E402
+from search_sim import (  # noqa: E402
+    CURVES,
+    Method,
+    SearchRun,
+    first_reaching,
+    first_staying,
+    median_regret_at,
+    objective,
+    simulate,
+    subset_shares,
+)
 
-BEST = (0.3, 0.7)
-
-
-def objective(x: float, y: float) -> float:
-    return 1.0 - (x - BEST[0]) ** 2 - (y - BEST[1]) ** 2
-
-
-def block(sampler: str, prune: bool, n: int, parallel: int, seed: int) -> SearchBlock:
-    return SearchBlock.model_validate(
-        {
-            "n": n,
-            "parallel": parallel,
-            "seed": seed,
-            "sampler": sampler,
-            "metric": "score",
-            "axes": {"x": {"uniform": [0.0, 1.0]}, "y": {"uniform": [0.0, 1.0]}},
-            **({"prune": {"method": "asha", "min_steps": 10, "reduction": 3}} if prune else {}),
-        }
-    )
-
-
-def simulate(sampler: str, prune: bool, n: int, parallel: int, seed: int, noise: float) -> dict:
-    """One search in virtual time (one step = one time unit per slot)."""
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    b = block(sampler, prune, n, parallel, seed)
-    study = optuna.create_study(direction="maximize", pruner=search_study.pruner(b))
-    dists = search_study.distributions(b)
-    lengths = random.Random(seed + 1000)
-    rng = random.Random(seed + 2000)
-    running: list[dict] = []
-    asked = steps_used = busy = 0
-    now = 0
-    lens = []
-    while asked < n or running:
-        while len(running) < parallel and asked < n:
-            study.sampler = search_study.sampler(b, salt=asked)
-            trial = study.ask(dists)
-            length = lengths.randint(20, 100)
-            lens.append(length)
-            running.append({"trial": trial, "step": 0, "length": length})
-            asked += 1
-        now += 1
-        for r in list(running):
-            r["step"] += 1
-            steps_used += 1
-            busy += 1
-            t = r["trial"]
-            f = objective(t.params["x"], t.params["y"])
-            value = f * (1 - math.exp(-r["step"] / 15)) + rng.gauss(0, noise)
-            t.report(value, r["step"])
-            if r["step"] == r["length"]:
-                study.tell(t, value)
-                running.remove(r)
-            elif prune and t.should_prune():
-                study.tell(t, state=optuna.trial.TrialState.PRUNED)
-                running.remove(r)
-    complete = [t for t in study.trials if t.state.name == "COMPLETE"]
-    best = max(complete, key=lambda t: t.value)
-    regret = 1.0 - objective(best.params["x"], best.params["y"])
-    # the same trial lengths run batch-synchronously (Hydra's sweeper: ask n_jobs, wait for all)
-    batches = [lens[i : i + parallel] for i in range(0, len(lens), parallel)]
-    barrier_util = sum(lens) / (parallel * sum(max(bt) for bt in batches))
-    return {
-        "regret": regret,
-        "steps": steps_used,
-        "util": busy / (parallel * now),
-        "barrier_util": barrier_util,
-    }
+SUBSET_SIZE = 10  # the issue's search seeds per method
 
 
 def part_sim(args) -> None:
-    print(f"== sim: n={args.n}, parallel={args.parallel}, {args.seeds} seeds, noise {args.noise}")
+    """Two comparisons. At equal n (the issue's first table): each method's median regret after n
+    trials, its steps, its utilisation. At equal steps (the target: "asha reaching the same median
+    regret as un-pruned tpe with at most half the steps"): each pruned method runs more trials
+    (``--pruned-n``) and its best-so-far regret is read as a function of the steps used so far; the
+    first step count at which its median over the seeds reaches tpe's final median regret is the
+    figure, as a share of tpe's median steps (and the step count from which it stays there)."""
     print(
-        f"{'search':>16} {'median regret':>14} {'median steps':>13} {'median util':>12} {'time/search':>12}"
+        f"== sim: n={args.n}, parallel={args.parallel}, {args.seeds} seeds, noise {args.noise}, "
+        f"curve {args.curve}"
     )
-    rows = [
-        ("random", False, "random", args.n),
-        ("tpe", False, "tpe", args.n),
-        ("tpe", True, "tpe+asha", args.n),
-        # the same step budget spent on more trials: what pruning buys
-        ("tpe", True, f"tpe+asha n={2 * args.n}", 2 * args.n),
-    ]
-    for sampler, prune, label, n in rows:
+    pruned_n = args.pruned_n or 3 * args.n
+    equal_n = [Method("random", None, args.n), Method("tpe", None, args.n)]
+    equal_n += [Method("tpe", p, args.n) for p in args.prune]
+    longer = [Method("tpe", p, pruned_n, args.tpe_startup, args.pruned_as_failed) for p in args.prune]
+    if args.tpe_startup is not None:
+        equal_n.append(Method("tpe", None, args.n, args.tpe_startup))
+    runs: dict[str, list[SearchRun]] = {}
+    print(
+        f"{'search':>32} {'median regret':>14} {'(noiseless pick)':>16} {'median steps':>13} "
+        f"{'median util':>12} {'time/search':>12}"
+    )
+    for method in equal_n + longer:
         t0 = time.perf_counter()
-        runs = [simulate(sampler, prune, n, args.parallel, s, args.noise) for s in range(args.seeds)]
+        runs[method.label] = [
+            simulate(method, args.parallel, s, args.noise, args.curve) for s in range(args.seeds)
+        ]
         took = (time.perf_counter() - t0) / args.seeds
-        med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        print(f"{label:>16} {med['regret']:14.4f} {med['steps']:13.0f} {med['util']:12.3f} {took:11.2f}s")
-        if label == "tpe":
-            barrier = med["barrier_util"]
+        rs = runs[method.label]
+        print(
+            f"{method.label:>32} {statistics.median(r.regret for r in rs):14.4f} "
+            f"{statistics.median(r.oracle for r in rs):16.4f} "
+            f"{statistics.median(r.steps for r in rs):13.0f} {statistics.median(r.util for r in rs):12.3f} "
+            f"{took:11.2f}s"
+        )
+    barrier_tpe = runs[Method("tpe", None, args.n).label]
+    barrier = statistics.median(r.barrier_util for r in barrier_tpe)
+    # the reference of the target: un-pruned tpe with the same sampler settings as the pruned rows
+    tpe = runs[Method("tpe", None, args.n, args.tpe_startup).label]
     print(
         f"batch-synchronous (Hydra sweeper pattern) utilisation, same {args.n} trial lengths: {barrier:.3f}"
     )
+    print_equal_steps(args, runs, tpe, longer)
+
+
+def _steps(steps: int | None, budget: float) -> str:
+    return f"{steps} ({steps / budget:.2f})" if steps is not None else "never"
+
+
+def print_equal_steps(
+    args, runs: dict[str, list[SearchRun]], tpe: list[SearchRun], longer: list[Method]
+) -> None:
+    target = statistics.median(r.regret for r in tpe)
+    budget = statistics.median(r.steps for r in tpe)
+    print(
+        f"== equal steps: median best-so-far regret at a share of tpe's {budget:.0f} median steps; "
+        f"the steps (share) where it first reaches tpe's final median regret {target:.4f}, and from which "
+        "it stays there to the end of the runs (target: at most 0.50)"
+    )
+    shares = (0.25, 0.5, 0.75, 1.0)
+    head = " ".join(f"{f'@{s:.2f}':>7}" for s in shares)
+    print(f"{'search':>32} {head} {'reaches at':>15} {'stays from':>15}")
+    for label, rs in runs.items():
+        at = " ".join(f"{median_regret_at(rs, s * budget):7.4f}" for s in shares)
+        reach = first_reaching(rs, target)
+        stay = first_staying(rs, target)
+        print(f"{label:>32} {at} {_steps(reach, budget):>15} {_steps(stay, budget):>15}")
+    if args.subsets and args.seeds > SUBSET_SIZE:
+        print(
+            f"== {args.subsets} random subsets of {SUBSET_SIZE} of the {args.seeds} seeds (paired): the "
+            "share of subsets meeting the target, and the 10th-90th percentile of the reach share"
+        )
+        for method in longer:
+            met, lo, hi = subset_shares(runs[method.label], tpe, SUBSET_SIZE, args.subsets, 0.5)
+            print(f"{method.label:>32} met in {met:4.0%}, reach share {lo:.2f}-{hi:.2f}")
 
 
 def part_overhead(args) -> None:
@@ -332,12 +326,25 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--noise", type=float, default=0.02)
+    parser.add_argument(
+        "--prune",
+        action="append",
+        help="pruner of a tpe+pruning row, method:min_steps[:reduction] (repeatable; default asha:10:3)",
+    )
+    parser.add_argument("--pruned-n", type=int, default=None, help="trials of a pruned search (default 3 n)")
+    parser.add_argument("--curve", choices=sorted(CURVES), default="saturating")
+    parser.add_argument("--tpe-startup", type=int, default=None, help="TPE's n_startup_trials (default 10)")
+    parser.add_argument("--pruned-as-failed", action="store_true", help="tell pruned trials as failed")
+    parser.add_argument(
+        "--subsets", type=int, default=0, help="with --seeds > 10: how often 10 seeds meet the target"
+    )
     parser.add_argument("--overhead-n", type=int, default=1000)
     parser.add_argument("--samplers", default="random,tpe", help="samplers of --part overhead")
     parser.add_argument("--real-n", type=int, default=12)
     parser.add_argument("--step-s", type=float, default=0.05)
     parser.add_argument("--hydra-python", default=None)
     args = parser.parse_args()
+    args.prune = args.prune or ["asha:10:3"]
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if args.part in ("sim", "all"):
         part_sim(args)

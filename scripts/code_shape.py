@@ -5,8 +5,9 @@ Usage (from the repo root, or with ``--root`` pointing at another checkout)::
     python scripts/code_shape.py                    # sweepgen/ and trainer/
     python scripts/code_shape.py --list 80          # also name every function over 80 lines
     python scripts/code_shape.py --root /tmp/old    # the same counts for another tree
-    python scripts/code_shape.py --check 80         # exit 1 naming each sweepgen function over 80
-                                                    # lines without `# noqa: CODE - reason` on its def
+    python scripts/code_shape.py --check 80         # exit 1 naming each function (sweepgen/, trainer/)
+                                                    # over 80 lines without `# noqa: CODE - reason`
+    python scripts/code_shape.py --check 60 trainer # the same for the packages named, at 60 lines
 
 A function may run long only with a reason, given on its ``def`` line as the ``# noqa`` of the rule
 it breaks (C901, PLR0912, PLR0915): ruff has no length rule, and its RUF100 refuses a ``noqa`` that
@@ -25,8 +26,7 @@ import re
 import sys
 from pathlib import Path
 
-PACKAGES = ("sweepgen", "trainer")
-CHECKED = "sweepgen"  # the package --check holds to the length limit
+PACKAGES = ("sweepgen", "trainer")  # counted, and held to the --check limit unless others are named
 REASONED_NOQA = re.compile(r"#\s*noqa:\s*[A-Z]+[0-9]+(\s*,\s*[A-Z]+[0-9]+)*\s+-\s+\S")
 
 
@@ -56,11 +56,11 @@ def shape(root: Path, package: str) -> tuple[list[tuple[int, str]], int]:
     return lengths, imports
 
 
-def unexplained_long(root: Path, limit: int) -> list[str]:
-    """``path:line name (N lines)`` for each function of CHECKED over ``limit`` lines whose def line
-    carries no ``# noqa: CODE - reason``."""
+def unexplained_long(root: Path, limit: int, packages: tuple[str, ...] = PACKAGES) -> list[str]:
+    """``path:line name (N lines)`` for each function of ``packages`` over ``limit`` lines whose def
+    line carries no ``# noqa: CODE - reason``."""
     found = []
-    for path in sorted((root / CHECKED).rglob("*.py")):
+    for path in sorted(p for package in packages for p in (root / package).rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         for fn in functions(ast.parse(text)):
@@ -80,11 +80,15 @@ def main() -> None:
         type=int,
         default=0,
         metavar="N",
-        help=f"fail on a {CHECKED} function over N lines with no reason",
+        help="fail on a function over N lines with no reason",
     )
+    parser.add_argument("packages", nargs="*", help=f"the packages --check holds (default: {PACKAGES})")
     args = parser.parse_args()
+    unknown = sorted(set(args.packages) - set(PACKAGES))
+    if unknown:
+        parser.error(f"unknown package {', '.join(unknown)}; choose from {', '.join(PACKAGES)}")
     if args.check:
-        found = unexplained_long(args.root, args.check)
+        found = unexplained_long(args.root, args.check, tuple(args.packages) or PACKAGES)
         for where in found:
             print(f"{where}: over {args.check} lines; split it, or give the reason as `# noqa: CODE - why`")
         sys.exit(1 if found else 0)

@@ -3,14 +3,19 @@ as a real process, for the search tests and the search benchmark."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from sweepgen.run.base import RunState, read_status
 
 REPO = Path(__file__).resolve().parent.parent
 TRAINER = REPO / "tests" / "fixtures" / "search_trainer.py"
@@ -69,3 +74,73 @@ def study(root: Path) -> Any:
     path = root / "generated" / "fake_search" / ".search" / "study.journal"
     storage = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
     return optuna.load_study(study_name="sweepgen", storage=storage)
+
+
+def logged_steps(run_dir: Path) -> list[int]:
+    """The steps the fake trainer logged in ``run_dir`` (empty before its first step)."""
+    path = run_dir / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line)["step"] for line in path.read_text().splitlines() if line.endswith("}")]
+
+
+def kill_run_once_trial_trains(root: Path, trial: str, *args: str, timeout: float = 120) -> list[int]:
+    """Start ``sweepgen run`` on the fake search with ``args``, SIGKILL it (the controller only: its
+    trials go on, as after a crash) once ``trial`` has logged a step; the steps logged by then."""
+    proc = sweepgen(root, "run", "generated/fake_search", *args, wait=False)
+    run_dir = root / "runs" / "fake_search" / trial
+    deadline = time.monotonic() + timeout
+    while not logged_steps(run_dir):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            out, err = proc.communicate()
+            raise AssertionError(f"{trial} never logged a step:\n{out}\n{err}")
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    return logged_steps(run_dir)
+
+
+def objective_of(trial: Any) -> float:
+    """The fake trainer's objective at a trial's point (its curve tends to it, noise 0)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("search_trainer", TRAINER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return float(module.objective(trial.params["x"], trial.params["y"]))
+
+
+# seed 5 of the random sampler draws t1 far below t0 (objective 0.62 vs 0.92): ASHA at step 10 promotes
+# t0 (alone at its rung) and prunes t1 at whichever step >= 10 it is read (its whole curve lies below
+# t0's from step 10 on). One trial at a time fixes the order, so the pruned trial is known. (A third
+# trial is left out: ASHA compares values at the step each trial was read, so on a rising curve a
+# close call depends on poll timing.)
+PRUNED_SEARCH = {
+    "n": 2,
+    "parallel": 1,
+    "seed": 5,
+    "sampler": "random",
+    "prune": {"method": "asha", "min_steps": 10, "reduction": 3},
+}
+PRUNED_BASE = {"x": 0.5, "y": 0.5, "steps": 40, "step_s": 0.15, "seed": 0, "noise": 0.0, "output_dir": None}
+
+
+def assert_t1_pruned_and_stopped(root: Path, out: str, *, steps_all: int = 40) -> None:
+    """t0 complete, t1 pruned: its run stopped early by SIGTERM (checkpoint at its last step), never
+    restarted, recorded as cancelled with the pruning reason; exactly two trials, numbered 0 and 1."""
+    trials = study(root).get_trials()
+    assert sorted(t.number for t in trials) == [0, 1]
+    assert objective_of(trials[1]) < objective_of(trials[0]) - 0.1, "the premise: t1's curve is below t0's"
+    assert [t.state.name for t in trials] == ["COMPLETE", "PRUNED"], out
+    assert trials[1].user_attrs["sweepgen_reason"].startswith("pruned at step")
+    run = root / "runs" / "fake_search" / "t0001"
+    status = read_status(run)
+    assert status is not None and status.state is RunState.CANCELLED
+    assert status.reason is not None and status.reason.startswith("pruned at step"), status.reason
+    steps = logged_steps(run)
+    assert 10 <= steps[-1] < steps_all and not (run / "summary.json").exists()  # stopped early
+    assert json.loads((run / "checkpoint.json").read_text())["step"] == steps[-1]  # SIGTERM: saved
+    assert len((run / "starts.jsonl").read_text().splitlines()) == 1  # stopped, never restarted
+    assert logged_steps(root / "runs" / "fake_search" / "t0000")[-1] == steps_all

@@ -11,7 +11,6 @@ Exit codes: 0 ok, 2 bad input, 70 a bug.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
 import traceback
@@ -34,13 +33,10 @@ def parse_scales(text: str) -> tuple[float, float]:
 def evaluate(
     run_dir: Path, checkpoint: str | None = None, scales: tuple[float, float] | None = None
 ) -> dict[str, Any]:
-    from trainer import rewards  # noqa: PLC0415 - lazy: --help and bad arguments answer before the trainer loads
-    from trainer.configfile import load_config  # noqa: PLC0415 - lazy: as above
-    from trainer.data import load_rows  # noqa: PLC0415 - lazy: as above
+    from trainer.configfile import load_config  # noqa: PLC0415 - lazy: --help and bad arguments answer before the trainer loads
     from trainer.outputs import RunDir  # noqa: PLC0415 - lazy: as above
-    from trainer.routing import detectors  # noqa: PLC0415 - lazy: as above
     from trainer.routing.checkpoint import load_routed_model  # noqa: PLC0415 - lazy: as above
-    from trainer.routing.evaluation import evaluate_modes  # noqa: PLC0415 - lazy: as above
+    from trainer.routing.evaluation import evaluate_run  # noqa: PLC0415 - lazy: as above
     from trainer.routing.trainer import nest_eval  # noqa: PLC0415 - lazy: as above (torch and TRL load here)
 
     rd = RunDir(run_dir)
@@ -64,22 +60,7 @@ def evaluate(
                 hint="use --scales R,0",
             )
         modes = {f"scales_{scales[0]:g}_{scales[1]:g}": scales}
-    r = cfg.routing
-    flat = evaluate_modes(
-        model,
-        tokenizer,
-        load_rows(cfg.data)[: r.eval_prompts],
-        modes=modes,
-        task_reward=functools.partial(rewards.REWARDS[r.task_reward.name].fn, **r.task_reward.params),
-        detector=detectors.build(r.detector.name, r.detector.params),
-        generations=r.eval_generations,
-        max_new_tokens=cfg.grpo.max_completion_length,
-        temperature=r.eval_temperature,
-        seed=cfg.seed,
-        top_p=cfg.grpo.top_p,
-        top_k=cfg.grpo.top_k,
-        repetition_penalty=cfg.grpo.repetition_penalty,
-    )
+    flat = evaluate_run(model, tokenizer, cfg, modes=modes)  # the training eval's prompts and settings
     step = int(folder.name.rsplit("-", 1)[-1]) if folder.name.startswith("checkpoint-") else None
     nested = nest_eval(flat, meta["mode"], step or 0)
     results = {k: v for k, v in nested.items() if isinstance(v, dict)}

@@ -1,13 +1,18 @@
 """SweepgenGRPOTrainer: TRL's GRPOTrainer plus our run-directory outputs and divergence checks.
 
 It changes nothing about training: generation, rewards, advantages and the loss are TRL's (the
-equivalence test holds that). What it adds:
-  - after each logging step, one row in metrics.jsonl and the step's completions in samples.jsonl;
-  - NaN/inf in a reward or the loss stops the run with TrainingDiverged.
+equivalence test holds that). Its features reach TRL through TRL's public arguments:
+  - ``callbacks=``: ``RunOutputsCallback`` writes, after each logging step, one row in metrics.jsonl
+    and the step's completions in samples.jsonl (and hands the row to ``on_step``);
+  - ``reward_funcs=``: each reward function refuses a NaN/inf/None value itself (rewards.bind);
+  - ``rollout_func=`` and more through ``extra_init_kwargs`` (debate).
+Only two TRL methods are overridden, each because no public argument or callback reaches it:
+``_get_train_sampler`` (the resumable prompt order) and ``training_step`` (NaN/inf loss stops the
+run before the optimizer applies it).
 
-Parts that need their own behaviour (gradient routing, debate rollouts) subclass SweepgenGRPOTrainer
-and override the hooks marked "extension point"; ``trainer.run.select_trainer_class`` is the one
-place that picks the class (one branch per section).
+Parts that change the loss or the rollout's batch (gradient routing, debate advantages) subclass
+SweepgenGRPOTrainer and override the hooks marked "extension point"; ``trainer.run.select_trainer_class``
+is the one place that picks the class (one branch per section).
 """
 
 from __future__ import annotations
@@ -17,8 +22,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import torch
-from transformers.trainer_callback import PrinterCallback
+from transformers.trainer_callback import PrinterCallback, TrainerCallback
 from trl import GRPOTrainer
 
 from trainer import rewards
@@ -55,9 +59,9 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         self.on_step = on_step
         self._elapsed_offset = elapsed_offset
         self._session_start = time.monotonic()
+        kwargs["callbacks"] = [*(kwargs.get("callbacks") or ()), RunOutputsCallback(self)]
         super().__init__(*args, **kwargs)
         # With tqdm off, transformers prints every log dict; our on_step line replaces that.
-
         self.remove_callback(PrinterCallback)
 
     # ---- extension points (classmethods: used before the instance exists) -------------------
@@ -110,31 +114,17 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         """Extra keys for summary.json (e.g. routing eval results). Extension point."""
         return {}
 
-    # ---- TRL overrides -----------------------------------------------------------------------
+    # ---- TRL overrides: no public argument or callback reaches these ------------------------
     def _get_train_sampler(self, dataset=None):
-        # TRL's sampler with the same arguments, made resumable past the first epoch (resume_sampler.py)
-
+        # Kept: TRL builds its RepeatSampler here and takes no sampler argument; made resumable past
+        # the first epoch (resume_sampler.py), with TRL's own arguments.
         sampler = super()._get_train_sampler(dataset)
         resumable = EpochSeededRepeatSampler.__new__(EpochSeededRepeatSampler)
         resumable.__dict__.update(sampler.__dict__)
         return resumable
 
-    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
-        if not torch.isfinite(rewards_per_func).all():
-            bad = [
-                name
-                for i, name in enumerate(self.reward_func_names)
-                if not torch.isfinite(rewards_per_func[:, i]).all()
-            ]
-            raise TrainingDiverged(
-                f"reward {', '.join(bad)} returned NaN or inf at step {self.state.global_step}",
-                key="reward",
-                hint="a reward function must return a finite float for every completion",
-            )
-        return rewards_per_func
-
     def training_step(self, model, inputs, num_items_in_batch=None):
+        # Kept: no callback sees a micro-batch's loss, and it must stop before the optimizer steps on it.
         loss = super().training_step(model, inputs, num_items_in_batch)
         if not math.isfinite(float(loss)):
             raise TrainingDiverged(
@@ -145,15 +135,25 @@ class SweepgenGRPOTrainer(GRPOTrainer):
             )
         return loss
 
-    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        super().log(logs, start_time)  # merges TRL's averaged metrics into `logs`
-        if "loss" not in logs or not getattr(self.model, "training", False):
+
+class RunOutputsCallback(TrainerCallback):
+    """metrics.jsonl and samples.jsonl rows from TRL's logs, through transformers' ``on_log``.
+
+    TRL has merged its averaged metrics into ``logs`` before the callbacks see it. The rows come from
+    the trainer's extension points (``metrics_row``, ``sample_rows``), so subclasses add their keys."""
+
+    def __init__(self, trainer: SweepgenGRPOTrainer) -> None:
+        self.trainer = trainer
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        t = self.trainer
+        if logs is None or "loss" not in logs or not getattr(t.model, "training", False):
             return  # the end-of-training summary log, or an eval log
         # With num_iterations > 1 only every num_iterations-th step generates: the others log a loss
         # but no reward (reward_mean None) and write no samples (they would repeat the last batch).
-        row = self.metrics_row(logs)
-        self.run_dir.append(self.run_dir.metrics, [row])
+        row = t.metrics_row(logs)
+        t.run_dir.append(t.run_dir.metrics, [row])
         if "reward" in logs:
-            self.run_dir.append(self.run_dir.samples, self.sample_rows())
-        if self.on_step is not None:
-            self.on_step(row)
+            t.run_dir.append(t.run_dir.samples, t.sample_rows())
+        if t.on_step is not None:
+            t.on_step(row)

@@ -104,12 +104,17 @@ def grpo_kwargs(cfg: RunConfig, checkpoints_dir: str) -> dict[str, Any]:
 
 
 def make_grpo_config(cfg: RunConfig, checkpoints_dir: str):
-    """The ``trl.GRPOConfig``; what TRL/transformers reject (bf16 without hardware support, ...)
-    is a ConfigError (exit 2), raised before the run directory is written."""
+    """The ``trl.GRPOConfig`` for ``cfg`` (see ``grpo_config_from``)."""
+    return grpo_config_from(grpo_kwargs(cfg, checkpoints_dir))
+
+
+def grpo_config_from(kwargs: dict[str, Any]):
+    """The ``trl.GRPOConfig`` of ``grpo_kwargs``' result; what TRL/transformers reject (bf16 without
+    hardware support, ...) is a ConfigError (exit 2), raised before the run directory is written."""
     from trl import GRPOConfig  # noqa: PLC0415 - lazy: grpo_kwargs is pure Python, tested without trl
 
     try:
-        return GRPOConfig(**grpo_kwargs(cfg, checkpoints_dir))
+        return GRPOConfig(**kwargs)
     except ValueError as err:
         raise ConfigError(
             f"TRL rejects this config: {err}",

@@ -104,7 +104,7 @@ def checked_values(name: str, values: Sequence[Any], prompts: Any, columns: dict
     out = []
     for i, value in enumerate(values):
         number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-        if number is None or not math.isfinite(number):
+        if number is None or not _trainable(number):
             prompt = prompts[i] if prompts is not None and i < len(prompts) else None
             row = {k: v[i] for k, v in columns.items() if k not in _TRL_KWARGS and isinstance(v, list)}
             raise RewardValueError(
@@ -116,6 +116,20 @@ def checked_values(name: str, values: Sequence[Any], prompts: Any, columns: dict
             )
         out.append(float(number))
     return out
+
+
+# The smallest double that float32 rounds to inf: TRL keeps rewards in a float32 tensor.
+_FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
+
+
+def _trainable(number: float) -> bool:
+    """Finite, and still finite in TRL's float32 rewards tensor (False for NaN, inf, huge ints)."""
+    return abs(number) < _FLOAT32_OVERFLOW
+
+
+def dataset_columns(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The dataset columns among the keyword arguments TRL hands a reward function."""
+    return {k: v for k, v in kwargs.items() if k not in _TRL_KWARGS}
 
 
 def _as_text(completion: Any) -> str:

@@ -18,7 +18,7 @@ from trainer import checks, models, tracking
 from trainer import data as data_mod
 from trainer.config import RunConfig
 from trainer.configfile import load_config_doc, locate
-from trainer.grpo_args import grpo_kwargs, make_grpo_config
+from trainer.grpo_args import grpo_config_from, grpo_kwargs, make_grpo_config
 from trainer.outputs import RunDir, config_yaml, read_jsonl, truncation_warning
 from trainer.signals import GracefulStop, cycle_steps
 
@@ -65,7 +65,46 @@ def run(
 def _train(
     cfg: RunConfig, stop: GracefulStop, echo: Callable[[str], None], tracker: tracking.Tracker
 ) -> dict[str, Any]:
+    """The run's steps in order; each step below is one named function."""
     start = time.monotonic()
+    run_dir, rows, data_identity = _checked_inputs(cfg, echo)
+    from datasets import Dataset  # noqa: PLC0415 - lazy: torch and TRL load only when training starts
+    from transformers.utils import logging as hf_logging  # noqa: PLC0415 - lazy: as above
+
+    hf_logging.disable_progress_bar()  # run.log gets one line per step from on_step instead
+    # TRL's and transformers' own checks (e.g. bf16 without hardware support) before a model loads
+    # and before config.yaml is written, so the corrected config is not refused as "different".
+    # The arguments are built once: grpo_args.json records exactly what the trainer was given.
+    args = grpo_kwargs(cfg, str(run_dir.checkpoints))
+    grpo_config = grpo_config_from(args)
+    model_dir, model, tokenizer = _load_model(cfg, rows)
+    checkpoint, offset = run_dir.start(cfg, args, data_identity, warn=echo)
+    _announce(cfg, run_dir, model_dir, checkpoint, echo)
+    tracker.open()  # logging.report_to; after the run directory is set up
+    trainer = build_trainer(
+        cfg,
+        run_dir,
+        model=model,
+        tokenizer=tokenizer,
+        train_dataset=Dataset.from_list(rows),
+        elapsed_offset=offset,
+        on_step=_step_reporter(cfg, echo, tracker),
+        grpo_config=grpo_config,
+        stop=stop,
+    )
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    _finish_stop(cfg, stop, trainer.state.global_step, run_dir)
+    extras = {
+        "wall_time_s": offset + time.monotonic() - start,
+        "resumed_from": checkpoint.name if checkpoint else None,
+        "data": data_identity,
+        **trainer.summary_extras(),
+    }
+    return _write_summary(cfg, run_dir, extras, echo, tracker)
+
+
+def _checked_inputs(cfg: RunConfig, echo: Callable[[str], None]) -> tuple[RunDir, list[dict], dict[str, Any]]:
+    """Everything checkable before torch loads: the run folder, the data rows and their identity."""
     run_dir = preflight(cfg)
     for warning in cfg.warnings():
         echo(f"warning: {warning}")
@@ -78,28 +117,33 @@ def _train(
     run_dir.check_reusable(cfg, data_identity)
     checks.check_device(cfg)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: nothing below may download
+    return run_dir, rows, data_identity
 
-    from datasets import Dataset  # noqa: PLC0415 - lazy: torch and TRL load only when training starts
-    from transformers.utils import logging as hf_logging  # noqa: PLC0415 - lazy: as above
 
-    hf_logging.disable_progress_bar()  # run.log gets one line per step from on_step instead
-    # TRL's and transformers' own checks (e.g. bf16 without hardware support) before a model loads
-    # and before config.yaml is written, so the corrected config is not refused as "different".
-    grpo_config = make_grpo_config(cfg, str(run_dir.checkpoints))  # built once, handed to the trainer
-
+def _load_model(cfg: RunConfig, rows: list[dict]) -> tuple[Path, Any, Any]:
+    """The model folder, the model and its tokenizer, checked against the config and the prompts."""
     model_dir = models.ensure_model_dir(cfg.model)
     checks.check_target_modules(cfg, model_dir)
     model, tokenizer = models.load_model_and_tokenizer(model_dir, cfg.model.dtype)
     _check_lengths(cfg, model, tokenizer, rows)
+    return model_dir, model, tokenizer
 
-    args = grpo_kwargs(cfg, str(run_dir.checkpoints))
-    checkpoint, offset = run_dir.start(cfg, args, data_identity, warn=echo)
+
+def _announce(
+    cfg: RunConfig, run_dir: RunDir, model_dir: Path, checkpoint: Path | None, echo: Callable[[str], None]
+) -> None:
+    """The resolved config, the model and the resume point, at the top of run.log."""
     echo(f"# resolved config of run {cfg.run_name} (written to {run_dir.config})")
     echo(config_yaml(cfg).rstrip())
     echo(f"# model: {model_dir}")
     if checkpoint is not None:
         echo(f"# resuming from {checkpoint}")
-    tracker.open()  # logging.report_to; after the run directory is set up
+
+
+def _step_reporter(
+    cfg: RunConfig, echo: Callable[[str], None], tracker: tracking.Tracker
+) -> Callable[[dict], None]:
+    """Each metrics row to the trackers, and one line of it to run.log."""
 
     def on_step(row: dict) -> None:
         tracker.log(row)
@@ -113,31 +157,28 @@ def _train(
             f"kl {fmt('kl', '.4f')} loss {fmt('loss', '.4f')} len {fmt('completion_length', '.1f')}"
         )
 
-    trainer = build_trainer(
-        cfg,
-        run_dir,
-        model=model,
-        tokenizer=tokenizer,
-        train_dataset=Dataset.from_list(rows),
-        elapsed_offset=offset,
-        on_step=on_step,
-        grpo_config=grpo_config,
-    )
-    trainer.add_callback(stop.callback(cycle_steps=cycle_steps(trainer.args)))
-    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    step, saved = trainer.state.global_step, run_dir.last_checkpoint()
+    return on_step
+
+
+def _finish_stop(cfg: RunConfig, stop: GracefulStop, step: int, run_dir: RunDir) -> None:
+    """Raise ``Stopped`` when a signal cut the run short (signals.py)."""
+    saved = run_dir.last_checkpoint()
     # named only if it is the stop step's, so the message never claims an older one was just saved
     stop.finish(
         step=step,
         max_steps=cfg.grpo.max_steps,
         checkpoint=str(saved) if saved and saved.name == f"checkpoint-{step}" else None,
     )
-    extras = {
-        "wall_time_s": offset + time.monotonic() - start,
-        "resumed_from": checkpoint.name if checkpoint else None,
-        "data": data_identity,
-        **trainer.summary_extras(),
-    }
+
+
+def _write_summary(
+    cfg: RunConfig,
+    run_dir: RunDir,
+    extras: dict[str, Any],
+    echo: Callable[[str], None],
+    tracker: tracking.Tracker,
+) -> dict[str, Any]:
+    """summary.json, the truncation warning, the trackers' final summary; returns the summary."""
     summary = run_dir.write_summary(cfg, extras)
     cut = truncation_warning(summary, cfg.grpo.max_completion_length)
     if cut:
@@ -177,16 +218,22 @@ def build_trainer(
     elapsed_offset: float = 0.0,
     on_step: Callable[[dict], None] | None = None,
     grpo_config: Any = None,
+    stop: GracefulStop | None = None,
 ) -> SweepgenGRPOTrainer:
-    """The trainer for ``cfg``; ``grpo_config`` is the trl.GRPOConfig already built by the caller
-    (``run`` builds it once, before the model loads, so TRL's own checks come first)."""
+    """The trainer for ``cfg``, its features handed to TRL's public arguments: ``reward_funcs``,
+    ``rollout_func`` (debate), ``callbacks`` (run outputs, graceful stop). ``grpo_config`` is the
+    trl.GRPOConfig already built by the caller (``run`` builds it once, before the model loads, so
+    TRL's own checks come first); ``stop`` adds the graceful-stop callback (signals.py)."""
     cls = select_trainer_class(cfg)
+    args = grpo_config if grpo_config is not None else make_grpo_config(cfg, str(run_dir.checkpoints))
+    callbacks = [] if stop is None else [stop.callback(cycle_steps=cycle_steps(args))]
     return cls(
         model=model,
         reward_funcs=cls.rewards_for(cfg),
-        args=grpo_config if grpo_config is not None else make_grpo_config(cfg, str(run_dir.checkpoints)),
+        args=args,
         train_dataset=train_dataset,
         processing_class=tokenizer,
+        callbacks=callbacks,
         run_config=cfg,
         run_dir=run_dir,
         elapsed_offset=elapsed_offset,

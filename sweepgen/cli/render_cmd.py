@@ -27,6 +27,7 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
     from sweepgen.cli.check_cmd import discover
     from sweepgen.compile import api, schema
+    from sweepgen.compile.lock import LOCK_NAME
 
     if not specs:
         specs = tuple(discover())
@@ -43,7 +44,7 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
             rows: list[list[object]] = [
                 [a.path, a.variant or "", a.run_name or "", a.action] for a in out.actions
             ]
-            rows.append(["sweep.lock.json", "", "", "update" if out.lock_changed else "unchanged"])
+            rows.append([LOCK_NAME, "", "", "update" if out.lock_changed else "unchanged"])
             title = f"{out.spec_path} -> {out.shown_dir}/ (dry run: nothing written)"
             emit(title, ["file", "variant", "run name", "action"], rows, fmt)
     elif dry_run:  # one machine-readable table for all specs

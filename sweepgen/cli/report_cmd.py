@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sweepgen.cli import _console
+from sweepgen.errors import ConfigError, UserError
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
     from rich.table import Table
@@ -240,27 +241,38 @@ def report(
     and wall time; per seed group (runs that differ only in the seed) the mean with a 95% bootstrap
     interval; a PNG of curves, one line per group with seeds as mean and band.
 
-    With --metric NAME the table, report.csv and report.png follow that metric instead, for any
-    trainer: its value (--at final|best, --mode max|min), the step it was logged at, the
-    train-eval gap for an eval_<x> metric with a train_<x> beside it, and the last logged step. A
-    run without the metric is listed with the reason, never dropped; a metric no run logged is an
-    error, and nothing is written.
+    A search sweep's folder is reported by its search metric and mode unless --metric is given,
+    with its trials by state, the best trial and that trial's config diff from the base (--html: the
+    best-so-far curve, pruned trials marked). With --metric NAME the table, report.csv and report.png
+    follow that metric instead, for any trainer: its value (--at final|best, --mode max|min), the
+    step it was logged at, the train-eval gap for an eval_<x> metric with a train_<x> beside it,
+    and the last logged step. A run without the metric is listed with the reason, never dropped; a
+    metric no run logged is an error, and nothing is written.
     """
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run import report_make
 
     source = click.get_current_context().get_parameter_source("mode")
+    mode_given = source is not None and source.name != "DEFAULT"
+    search_dir, spec = _search_of(directory)
+    if spec is not None and metric is None:  # a search sweep: by default, the metric it optimised
+        from sweepgen.compile import search
+
+        block = search.block(spec)
+        metric, mode = block.metric, mode if mode_given else block.mode
     request = report_make.Request(
         directory=directory,
         out_dir=out_dir,
         metric=metric,
         mode=mode,
-        mode_given=source is not None and source.name != "DEFAULT",
+        mode_given=mode_given,
         at=at,
         compare=compare,
         seeds=seeds,
         plot=not no_plot,
         html=html,
+        search=spec,
+        search_dir=search_dir,
     )
     outcome = report_make.make(request)
     _show(outcome, request, fmt)
@@ -301,7 +313,8 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
     )
     title = f"report: {request.directory}"
     out.print(_runs_table(outcome.rows, result.varying, title=title, measured=measured))
-    _search_best(request.directory)
+    if request.search_dir is not None:
+        _search_best(request.search_dir)
     for note in outcome.notes:
         err.print(f"note: {note}", markup=False)
     best = outcome.best
@@ -315,6 +328,42 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
         out.print(_stats_table(outcome))
     for what, path in outcome.written:
         out.print(f"{what}: {path}", markup=False)
+
+
+def _search_of(directory: Path) -> tuple[Path | None, Any]:
+    """(sweep folder, spec) of the search DIR reports: DIR itself, or the one sweep every run of a
+    runs folder names in its status file; (None, None) for any other sweep, (folder, None) for a
+    search whose spec does not load now. A folder without a
+    study is no search to show (nor a search before its first `run`): its lock is not read here."""
+    from sweepgen.cli.search_run import search_spec
+    from sweepgen.compile.lock import LOCK_NAME
+    from sweepgen.run.base import STATUS_FILE, read_status
+
+    if (directory / LOCK_NAME).is_file():
+        named: set[str | None] = {str(directory)}
+    else:
+        named = set()
+        for path in directory.glob(f"*/{STATUS_FILE}"):
+            try:
+                status = read_status(path.parent)
+            except ConfigError:  # the report lists an unusable status file with its run
+                continue
+            named.add(status.sweep_dir if status is not None else None)
+            if not _has_study(next(iter(named))) or len(named) > 1:
+                return None, None  # a grid's runs (one status read), or runs of several sweeps
+    found = named.pop() if len(named) == 1 else None
+    if found is None or not _has_study(found):
+        return None, None
+    try:
+        return Path(found), search_spec(Path(found))
+    except UserError:  # a spec that no longer loads: the report goes on, its search lines say why
+        return Path(found), None
+
+
+def _has_study(sweep_dir: str | None) -> bool:
+    from sweepgen.run.search_study import journal_path
+
+    return sweep_dir is not None and journal_path(Path(sweep_dir)).is_file()
 
 
 def _search_best(directory: Path) -> None:

@@ -73,11 +73,6 @@ def run_search(
             markup=False,
         )
         return 0
-    if executor != "local" and block.prune is not None and block.prune.method != "none":
-        raise UserError(
-            f"pruning (search.prune.method: {block.prune.method}) needs the local executor",
-            hint="the Slurm executor cannot stop a single trial yet: set `prune: {method: none}` for Slurm",
-        )
     if argv is None and executor == "local":
         check_bundled_trainer()
     options = ExecutorOptions(

@@ -10,7 +10,7 @@ import difflib
 import os
 from typing import Any
 
-from sweepgen.compile import writer
+from sweepgen.compile import schema, schema_export, writer
 from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
 from sweepgen.compile.check_fast import Trust, trusted
@@ -141,15 +141,13 @@ def matrix(spec_path: str) -> tuple[Expansion, list[str]]:
 
 def spec_json_schema() -> dict[str, Any]:
     """JSON Schema of the spec format (for editor completion)."""
-    schema = SpecModel.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    return schema
+    doc = SpecModel.model_json_schema(by_alias=True)
+    doc["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return doc
 
 
 def export_schema(ref: str) -> str:
     """The JSON Schema file text of a dataclass or pydantic model named ``module:Class`` (imports it)."""
-    from sweepgen.compile import schema, schema_export  # noqa: PLC0415 - lazy: pydantic loads only when a schema is exported
-
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
         raise UserError(f"{ref!r} is not `module:Class`", hint="e.g. --export trl:GRPOConfig")

@@ -238,28 +238,6 @@ def dumps(lock: dict[str, Any]) -> str:
     return "\n".join(lines)  # one copy of a text that may be tens of MB
 
 
-def read_bytes(path: str, *, folder_is_missing: bool = False) -> bytes | None:
-    """A generated file's bytes, or None when it is not there.
-
-    Also None when a parent on the path is a file (``NotADirectoryError``): an output that used to be
-    the file ``x`` and is now ``x/c.yaml``. A folder where the file belongs is an error, or None with
-    ``folder_is_missing`` (for ``sweepgen check``, which reports it instead).
-    """
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except IsADirectoryError:
-        if folder_is_missing:
-            return None
-        raise UserError(
-            f"{path} is a folder where sweepgen must write a file",
-            location=Location(path),
-            hint="move the folder away",
-        ) from None
-
-
 def read(sweep_dir: str, shown_dir: str) -> Lock | None:
     """The lock in ``sweep_dir``, or None when there is none. A damaged lock is an error."""
     path = os.path.join(sweep_dir, LOCK_NAME)

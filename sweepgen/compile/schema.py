@@ -29,6 +29,7 @@ from sweepgen import paths
 from sweepgen.compile import jsonschema_subset, project
 from sweepgen.compile.expand import Expansion
 from sweepgen.compile.gate import layer_of, show_value
+from sweepgen.compile.schema_export import documented_choices, field_enum
 from sweepgen.compile.spec import Spec
 from sweepgen.errors import Location, SpecError, ValidationError
 
@@ -159,10 +160,6 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
 
 def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]]:
     """Field name -> the string values its help text documents (see schema_export.field_enum)."""
-    from pydantic import TypeAdapter  # noqa: PLC0415 - lazy: pydantic loads only for a schema-typed config
-
-    from sweepgen.compile.schema_export import documented_choices, field_enum  # noqa: PLC0415 - lazy: schema_export imports pydantic
-
     out: dict[str, list[str]] = {}
     for f in dataclasses.fields(cls):
         help_text = str(f.metadata.get("help", "")) if f.init and f.metadata else ""

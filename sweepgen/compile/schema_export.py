@@ -21,6 +21,9 @@ import re
 import typing
 from typing import Any
 
+from pydantic import BaseModel, TypeAdapter
+from pydantic_core import to_jsonable_python
+
 from sweepgen.errors import UserError
 
 STAMP = "x-sweepgen"
@@ -52,8 +55,6 @@ def documented_choices(help_text: str) -> list[str]:
 
 def export(ref: str, cls: Any) -> dict[str, Any]:
     """The JSON Schema of a dataclass or pydantic model ``cls`` (named ``ref``, ``module:Class``)."""
-    from pydantic import BaseModel  # noqa: PLC0415 - lazy: pydantic loads only when a schema is exported
-
     if isinstance(cls, type) and dataclasses.is_dataclass(cls):
         schema = _dataclass_schema(ref, cls)
     elif isinstance(cls, type) and issubclass(cls, BaseModel):
@@ -81,8 +82,6 @@ def field_enum(help_text: str, type_schema: dict[str, Any]) -> list[str]:
 
 
 def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
-    from pydantic import TypeAdapter  # noqa: PLC0415 - lazy: pydantic loads only when a schema is exported
-
     try:
         hints = typing.get_type_hints(cls, include_extras=True)
     except Exception as err:  # noqa: BLE001 - whatever the class's annotations raise
@@ -140,8 +139,6 @@ def _takes_string(schema: dict[str, Any]) -> bool:
 
 
 def _default(f: dataclasses.Field[Any]) -> Any:
-    from pydantic_core import to_jsonable_python  # noqa: PLC0415 - lazy: pydantic loads only when a schema is exported
-
     if f.default is not dataclasses.MISSING:
         value = f.default
     elif f.default_factory is not dataclasses.MISSING:

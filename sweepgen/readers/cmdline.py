@@ -67,7 +67,7 @@ def typed(word: Word) -> Any:
     """A word as YAML 1.2 reads a plain scalar: numbers, bools and null typed, the rest strings."""
     if isinstance(word, NotEvaluated):
         return word
-    from sweepgen.readers.yamlfile import plain_scalar_12  # noqa: PLC0415 - yamlfile imports PyYAML and omegaconf: only for words that need them
+    from sweepgen.readers.yamlfile import plain_scalar_12  # noqa: PLC0415 - yamlfile imports PyYAML: only for words that need it (sbatch lines need none)
 
     return plain_scalar_12(word) if word != "" else ""
 
@@ -76,7 +76,7 @@ def override_value(word: Word, where: str, line: int) -> Any:
     """A Hydra override's value: a YAML 1.2 scalar, or a flow list/mapping such as ``[1,2]``."""
     if isinstance(word, NotEvaluated) or word[:1] not in ("[", "{", "'", '"'):
         return typed(word)
-    from sweepgen.readers.yamlfile import read_yaml  # noqa: PLC0415 - yamlfile imports PyYAML and omegaconf: only for flow values
+    from sweepgen.readers.yamlfile import read_yaml  # noqa: PLC0415 - yamlfile imports PyYAML: only for flow values
 
     try:
         return read_yaml(word, where, "1.2").data

@@ -10,9 +10,7 @@ the CLI through the compile API: readers never import the compile pipeline.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import MAX_VALUES, ReadResult, tree_size
@@ -69,19 +67,3 @@ def read_config(ref: str, *, resolve_bases: bool = False, yaml_version: str = "1
             hint="aliases or repeated references multiply its size; write the data out plainly",
         )
     return result
-
-
-def load_config(ref: str, *, resolve_bases: bool = False, yaml_version: str = "1.1") -> Any:
-    """The data of ``read_config``."""
-    return read_config(ref, resolve_bases=resolve_bases, yaml_version=yaml_version).data
-
-
-def _loader(suffix: str) -> Callable[[Path], Any]:
-    return lambda path: read_config(str(path)).data
-
-
-load_yaml = _loader(".yaml")
-load_json = _loader(".json")
-load_toml = _loader(".toml")
-load_python = _loader(".py")
-load_shell = _loader(".sh")

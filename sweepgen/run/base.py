@@ -426,6 +426,13 @@ class Executor(ABC):
             f"the {self.name} executor cannot stop a single run", hint="run the search with --executor local"
         )
 
+    def stop_detached(self, task: RunTask, status: RunStatus, reason: str) -> bool:
+        """Stop a run that a `sweepgen run` now gone started (``status`` is its status file) as
+        ``stop`` stops one, without waiting; a search controller that took over its trial prunes it
+        so, and records its end with ``reason`` itself (nothing here follows the run). False when
+        this executor cannot reach it (another executor's run, a process on another machine)."""
+        return False
+
     def stop_now(self) -> None:
         """Stop whatever is left at once (the second Ctrl-C), whether or not ``cancel`` ran or was
         interrupted. Default: ``cancel``, for executors whose cancel is already immediate."""

@@ -109,6 +109,8 @@ class LocalExecutor(Executor):
         self._planned: dict[str, RunStatus | None] = {}
         self._gpu_load = dict.fromkeys(options.gpus, 0)
         self._stops: dict[str, tuple[float, str]] = {}  # run -> (SIGKILL deadline, reason): stop()
+        # runs of a `sweepgen run` that died, stopped by stop_detached: run -> (SIGKILL deadline, status)
+        self._detached: dict[str, tuple[float, RunStatus]] = {}
 
     # -- the Executor protocol ------------------------------------------------------------------
 
@@ -145,6 +147,12 @@ class LocalExecutor(Executor):
                 del self._running[name]
             elif name in self._stops and time.monotonic() > self._stops[name][0]:
                 _signal_group(child, signal.SIGKILL)  # the grace period of stop() is over
+        for name, (deadline, status) in list(self._detached.items()):
+            if not self.is_alive(status):
+                del self._detached[name]
+            elif time.monotonic() > deadline:
+                _signal_pgid(status.ids["pgid"], signal.SIGKILL)  # the grace period is over
+                del self._detached[name]
         self._fill()
         return dict(self._status)
 
@@ -194,6 +202,20 @@ class LocalExecutor(Executor):
             if child is not None and name not in self._stops:
                 self._stops[name] = (time.monotonic() + self.stop_timeout, reason)
                 _signal_group(child, signal.SIGTERM)
+
+    def stop_detached(self, task: RunTask, status: RunStatus, reason: str) -> bool:
+        """SIGTERM to the run's process group (its supervisor leads it and waits for the trainer,
+        which saves its checkpoint), SIGKILL after the grace period (at a later ``poll``). Only a
+        run of this machine whose supervisor is the very process its status names (``is_alive``
+        tells a recycled pid apart)."""
+        pgid = status.ids.get("pgid")
+        if status.executor != self.name or status.ids.get("host") != this_host() or not isinstance(pgid, int):
+            return False
+        if not self.is_alive(status):
+            return False
+        _signal_pgid(pgid, signal.SIGTERM)
+        self._detached[task.name] = (time.monotonic() + self.stop_timeout, status)
+        return True
 
     def stop_now(self) -> None:
         self._stopping = True  # skip the graceful SIGTERM stage: SIGKILL what is left
@@ -416,8 +438,12 @@ class LocalExecutor(Executor):
 
 
 def _signal_group(child: _Child, sig: signal.Signals) -> None:
+    _signal_pgid(child.proc.pid, sig)
+
+
+def _signal_pgid(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # the group has already exited
-        os.killpg(child.proc.pid, sig)
+        os.killpg(pgid, sig)
 
 
 def _proc_start_ticks(pid: int) -> int | None:

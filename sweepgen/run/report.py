@@ -34,6 +34,7 @@ from sweepgen.run.base import (
     RunState,
     RunStatus,
     effective_state,
+    is_pruned_reason,
     read_status,
 )
 from sweepgen.run.groups import Group
@@ -102,6 +103,12 @@ class RunRecord:
     variant: str = ""  # the lock's variant name (groups are named after it); the run name without a lock
     diff: Mapping[str, Any] = field(default_factory=dict)  # leaf path -> value where it differs from the base
     series: Mapping[str, metrics.Points] = field(default_factory=dict)  # every logged metric (first source)
+    pruned: str | None = None  # a search trial's run its pruner stopped: why ("at step 9 (asha)")
+
+    @property
+    def state_word(self) -> str:
+        """``pruned`` for a run its search pruned (stopped on purpose, not a problem), else the state."""
+        return "pruned" if self.pruned is not None else self.state.value
 
     @property
     def value(self) -> float | None:
@@ -395,7 +402,15 @@ def _record(
         variant=variant or name,
         diff=dict(diff or {}),
         series=logged,
+        pruned=_pruned(state, status),
     )
+
+
+def _pruned(state: RunState, status: RunStatus | None) -> str | None:
+    """The pruner's words for a search trial's run it stopped, without the leading ``pruned``."""
+    if state is not RunState.CANCELLED or status is None or not is_pruned_reason(status.reason):
+        return None
+    return str(status.reason).removeprefix("pruned").strip()
 
 
 def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective: Objective) -> Score:
@@ -430,7 +445,7 @@ def rows(report: Report) -> list[dict[str, Any]]:
         return metric_rows(report)
     sections = section_columns(report)
     for run in report.runs:
-        row: dict[str, Any] = {"run": run.name, "state": run.state.value}
+        row: dict[str, Any] = {"run": run.name, "state": run.state_word}
         row.update({path: run.values.get(path) for path in report.varying})
         row.update({col: paths.get(run.summary, col, None) for col in SUMMARY_COLUMNS})
         row.update({col: paths.get(run.summary, col, None) for col in sections})
@@ -445,7 +460,7 @@ def metric_rows(report: Report) -> list[dict[str, Any]]:
     with_gap = any(r.score.gap is not None for r in report.runs)
     out = []
     for run in report.runs:
-        row: dict[str, Any] = {"run": run.name, "state": run.state.value}
+        row: dict[str, Any] = {"run": run.name, "state": run.state_word}
         row.update({path: run.values.get(path) for path in report.varying})
         row[obj.label] = run.score.value
         row["at_step"] = run.score.step
@@ -453,7 +468,7 @@ def metric_rows(report: Report) -> list[dict[str, Any]]:
             row["train_eval_gap"] = run.score.gap
         row["final_step"] = run.score.final_step
         row["source"] = run.score.source
-        row["note"] = run.score.missing
+        row["note"] = run.score.missing or run.pruned
         out.append(row)
     return out
 

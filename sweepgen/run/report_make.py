@@ -55,6 +55,8 @@ class Request:
     seeds: str = "all"  # all | tune | test
     plot: bool = True
     html: bool = False
+    search: Any = None  # the spec of a search sweep: the page gets its trials
+    search_dir: Path | None = None  # that search's sweep folder (DIR, or the one its runs name)
 
 
 @dataclass
@@ -173,7 +175,9 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
             f"no sweep lock describes these runs; varying values come from their config.yaml "
             f"files ({len(report.varying)} paths differ)"
         )
-    if plan.note:
+    # a search without repeats runs each point once: "every run is its own group" is its design
+    single = request.search is not None and request.search.model.search.repeats == 1
+    if plan.note and not single:
         notes.append(plan.note)
     if request.seeds != "all":
         chosen = plan.tune if request.seeds == "tune" else plan.test
@@ -298,11 +302,11 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         {
             "name": r.name,
             "variant": r.variant,
-            "state": r.state.value,
+            "state": r.state_word,
             "values": r.values,
             "diff": r.diff,
             "score": r.value,
-            "note": r.score.missing,
+            "note": r.score.missing or r.pruned,
             "series": r.series,
         }
         for r in report.runs
@@ -322,5 +326,24 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         notes=[*outcome.warnings, *outcome.notes],
         digits=report.digits,
         sampled=bool((report.block or {}).get("digits")),
+        search=None if request.search is None else _search_part(report, request),
     )
     return report_html.render(page), importance
+
+
+def _search_part(report: rep.Report, request: Request) -> dict[str, Any]:
+    """The page's search section, from the study in the sweep folder and the runs' logged steps."""
+    from sweepgen.compile import search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
+    from sweepgen.run import report_search, search_view  # noqa: PLC0415 - lazy: as above
+
+    block = search.block(request.search)
+    sweep_dir = request.search_dir or request.directory
+    view = search_view.load(sweep_dir, block)
+    steps = {r.variant: max((step for step, _ in r.curve), default=0) for r in report.runs}
+    return report_search.section(
+        report_search.trials_of(view, steps, block.repeats),
+        metric=block.metric,
+        mode=block.mode,
+        best=None if view.best is None else view.best.name,
+        diff=search_view.best_diff(sweep_dir, view),
+    )

@@ -149,7 +149,88 @@
     holder.replaceChildren(table);
   }
 
+  // -- a search sweep: best-so-far curve, the best trial's diff from the base, the trials -----------
+  // "best so far" counts complete trials only (report_search.py says why); pruned and failed trials
+  // are their own markers and rows
+  function searchCurve() {
+    const s = page.search;
+    const curve = s.curves.find((c) => c.key === document.getElementById("search-x").value);
+    const byName = Object.fromEntries(s.trials.map((t) => [t.name, t]));
+    const at = Object.fromEntries(curve.trials.map((name, i) => [name, curve.x[i]]));
+    const hover = (t) => t.name + " " + t.state + (t.pruned_at !== null ? " at step " + t.pruned_at : "") + "<br>" +
+      s.metric + " = " + fmt(t.value) + "<br>" + Object.entries(t.params).map(([k, v]) => k + "=" + fmt(v)).join("<br>");
+    function markers(state, name, marker) {
+      const ts = curve.trials.map((n) => byName[n]).filter((t) => t.state === state && t.value !== null);
+      return { x: ts.map((t) => at[t.name]), y: ts.map((t) => t.value), text: ts.map(hover), customdata: ts.map((t) => t.name),
+        mode: "markers", type: "scatter", name: name + " (" + ts.length + ")", marker: marker, hovertemplate: "%{text}<extra></extra>" };
+    }
+    const traces = [
+      { x: curve.x, y: curve.best, mode: "lines", type: "scatter", name: "best so far", line: { shape: "hv", width: 2.5, color: "#1f5fbf" }, connectgaps: false },
+      markers("complete", "complete", { color: "#1f5fbf", size: 7 }),
+      markers("pruned", "pruned: last value before the stop", { color: "#d98c00", symbol: "x", size: 8 }),
+    ];
+    if (s.best) {
+      const b = byName[s.best.name];
+      traces.push({ x: [at[b.name]], y: [b.value], mode: "markers", type: "scatter", name: "best: " + b.name,
+        marker: { symbol: "star", size: 15, color: "#0a7a2a", line: { color: "#fff", width: 1 } }, text: [hover(b)], hovertemplate: "%{text}<extra></extra>" });
+    }
+    const failed = s.trials.filter((t) => t.state === "failed").length;
+    const silent = s.trials.filter((t) => t.state === "pruned" && t.value === null).length;
+    const unplotted = [failed ? failed + " failed" : "", silent ? silent + " pruned before reporting" : ""].filter((w) => w);
+    const layout = {
+      title: { text: "best " + s.metric + " so far (" + s.mode + " is better)" + (unplotted.length ? "; no value: " + unplotted.join(", ") : "") },
+      xaxis: { title: { text: curve.label }, zeroline: false }, yaxis: { title: { text: s.metric } },
+      legend: legendOutside, margin: { r: 20 }, height: 440,
+    };
+    Plotly.react("search-curve", traces, layout, plotConfig);
+  }
+  function bestTrial() {
+    const holder = document.getElementById("best-trial");
+    const b = page.search.best;
+    if (!b) {
+      holder.appendChild(el("div", { class: "note" }, "no complete trial yet: no best trial"));
+      return;
+    }
+    holder.appendChild(el("h3", {}, "Best trial: " + b.name + ", " + page.search.metric + " = " + fmt(b.value)));
+    const table = el("table", { id: "best-diff" });
+    const tr = el("tr");
+    ["config path", "base", b.name].forEach((h) => tr.appendChild(el("th", {}, h)));
+    table.appendChild(el("thead")).appendChild(tr);
+    const body = table.appendChild(el("tbody"));
+    for (const [path, base, value] of b.diff) {
+      const row = body.appendChild(el("tr"));
+      // config values exactly as configured, as `report` prints them (0.0125 stays 0.0125)
+      [path, base, value].forEach((v) => row.appendChild(el("td", {}, typeof v === "number" ? String(v) : fmt(v))));
+    }
+    holder.appendChild(table);
+    holder.appendChild(el("div", { class: "note" }, "every other config path is the base's (output_dir and run_name name the run and are left out)"));
+  }
+  function trialsTable() {
+    const s = page.search;
+    const head = ["trial", "state", s.metric + " (pruned: last reported)", "pruned at step", "steps trained", "ended (s)", ...s.params, "reason"];
+    const table = el("table", { id: "trials-table" });
+    const tr = el("tr");
+    head.forEach((h) => tr.appendChild(el("th", {}, h)));
+    table.appendChild(el("thead")).appendChild(tr);
+    const body = table.appendChild(el("tbody"));
+    for (const t of s.trials) {
+      const best = s.best && s.best.name === t.name;
+      const row = el("tr", { class: "state-" + t.state + (best ? " best" : ""), "data-trial": t.name });
+      const ended = t.ended_s === null ? null : Number(t.ended_s.toFixed(1));
+      [t.name + (best ? " (best)" : ""), t.state, t.value, t.pruned_at, t.steps, ended, ...s.params.map((p) => t.params[p]), t.reason]
+        .forEach((v) => row.appendChild(el("td", {}, fmt(v))));
+      body.appendChild(row);
+    }
+    document.getElementById("trials").replaceChildren(table);
+  }
+
   // -- wiring ----------------------------------------------------------------------------------------
+  if (page.search) {
+    document.getElementById("search-x").addEventListener("change", searchCurve);
+    searchCurve();
+    bestTrial();
+    trialsTable();
+  }
   document.getElementById("diff-only").addEventListener("change", runTable);
   runTable();
   if (page.curve_metrics.length) {

@@ -39,6 +39,7 @@ def build(
     notes: Sequence[str],
     digits: int,
     sampled: bool,
+    search: Mapping[str, Any] | None = None,  # report_search.section of a search sweep
 ) -> dict[str, Any]:
     group_of = {run: g.name for g in groups for run in g.members}
     states = Counter(str(r["state"]) for r in runs)
@@ -91,6 +92,7 @@ def build(
         },
         "scatter": sampled,
         "stats": None if statistics is None else _stats(statistics),
+        "search": None if search is None else dict(search),
     }
 
 

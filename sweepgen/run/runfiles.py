@@ -78,15 +78,6 @@ def _kind(mode: int) -> str:
     return "special file"
 
 
-def is_regular(path: Path) -> bool:
-    """Whether ``path`` is a regular file (a link is followed, as a trainer's link to its output is
-    fine; a link to a device is not a regular file)."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
 def parse_json(text: str, path: Path, what: str = "") -> Any:
     """JSON text bounded in depth; NaN and Infinity are errors (JSON has neither)."""
     where = f"{what} " if what else ""

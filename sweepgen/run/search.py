@@ -13,7 +13,10 @@ Exactly once: a trial number comes from the study and is never reused; a trial i
 controller that owns it; a trial whose controller died stays running in the study and is taken over:
 told if its run finished, re-attached if its run still runs (the run's own lock says so), resumed in
 its run directory otherwise. So a killed `run` followed by another reaches exactly ``n``, and two
-`run`s on one search share its study and never start a trial twice.
+`run`s on one search share its study and never start a trial twice. A re-attached run is reported to
+the pruner like any other and, when pruned, stopped through ``Executor.stop_detached`` (its process
+group, or its Slurm job); a pruning decision is in the study before anything is stopped, so a trial
+pruned by a controller that then died is stopped and recorded as pruned, never resumed.
 """
 
 from __future__ import annotations
@@ -37,12 +40,17 @@ from sweepgen.run.base import (
     is_finished,
     is_pruned_reason,
     read_status,
+    utc_now,
+    write_status,
 )
 from sweepgen.run.registry import status_is_alive
 from sweepgen.run.search_trials import Refused, TrialRenderer, clear_leftovers
 
 OWNER_ATTR = "sweepgen_controller"
 REASON_ATTR = "sweepgen_reason"
+# set when the pruner decides, before any run is stopped: a controller that takes the trial over
+# (its predecessor killed before it saw its runs end) stops what still runs and never resumes it
+PRUNING_ATTR = "sweepgen_pruning"
 
 
 @dataclass
@@ -53,7 +61,7 @@ class LiveTrial:
     watched: set[str] = field(default_factory=set)  # runs a killed controller started, still running
     ended: dict[str, RunStatus | None] = field(default_factory=dict)  # run -> how it ended
     reported: set[int] = field(default_factory=set)
-    pruned_at: int | None = None
+    pruned: str | None = None  # why its pruner stopped it ("pruned at step 20 (asha)")
 
     @property
     def number(self) -> int:
@@ -126,8 +134,12 @@ class SearchController:
         self.finished = finished
         while len(self.live) < self.block.parallel and finished + running < self.block.n:
             # a sampler seeded by (seed, trial number): a restarted controller does not replay the
-            # points its predecessor already asked, and the same trial number gets the same seed
-            self.study.sampler = search_study.sampler(self.block, salt=len(trials) + running)
+            # points its predecessor already asked, and the same trial number gets the same seed.
+            # The number is read from the study at each ask: counts kept here (finished + running)
+            # repeat a number once a running trial ends between two asks, and two trials got one point
+            self.study.sampler = search_study.sampler(
+                self.block, salt=len(self.study.get_trials(deepcopy=False))
+            )
             trial = self.study.ask(self.dists)
             trial.set_user_attr(OWNER_ATTR, self.owner.name)  # claimed before anything can fail
             running += 1
@@ -148,17 +160,31 @@ class SearchController:
             trial = self.optuna.trial.Trial(self.study, frozen._trial_id)
             trial.set_user_attr(OWNER_ATTR, self.owner.name)
             self.events.append(f"{search.trial_name(frozen.number)}: taken over from a stopped controller")
-            self._start(trial, frozen.params, reported=set(frozen.intermediate_values))
+            params = frozen.params
+            if set(params) != set(self.dists):
+                # its controller died inside `ask`, between creating the trial and drawing its point
+                # (each param is a journal line of its own): draw the rest as that ask would have
+                self.study.sampler = search_study.sampler(self.block, salt=frozen.number)
+                params = search_study.draw_missing(trial, self.dists)
+            pruning = frozen.user_attrs.get(PRUNING_ATTR)
+            self._start(trial, params, reported=set(frozen.intermediate_values), pruning=pruning)
 
-    def _start(self, trial: Any, params: dict[str, Any], reported: set[int] | None = None) -> bool:
-        """Render the trial and start (or re-attach to) its runs; False when it was refused."""
+    def _start(
+        self,
+        trial: Any,
+        params: dict[str, Any],
+        reported: set[int] | None = None,
+        pruning: str | None = None,
+    ) -> bool:
+        """Render the trial and start (or re-attach to) its runs; False when it was refused.
+        ``pruning``: a taken-over trial its pruner had stopped; nothing of it starts again."""
         name = search.trial_name(trial.number)
         rendered = self.renderer.render(trial.number, params)
         if isinstance(rendered, Refused):
             self._tell_failed(trial, f"refused before it ran: {rendered.reason}")
             self.events.append(f"{name}: refused ({rendered.reason})")
             return False
-        live = LiveTrial(trial, rendered, reported=reported or set())
+        live = LiveTrial(trial, rendered, reported=reported or set(), pruned=pruning)
         to_start = []
         for task in rendered:
             status = _as_it_is(task)
@@ -166,6 +192,10 @@ class SearchController:
                 live.ended[task.name] = status
             elif _still_running(task):
                 live.watched.add(task.name)  # its trainer outlived a killed controller: wait for it
+                if pruning is not None:
+                    self._stop_detached(live, task)
+            elif pruning is not None:
+                live.ended[task.name] = self._record_pruned(task, status, pruning)
             else:
                 to_start.append(task)  # new, or resumed in its run directory (its checkpoint)
         self.live[trial.number] = live
@@ -189,11 +219,13 @@ class SearchController:
                 live.watched.discard(task.name)
                 status = _as_it_is(task)
                 if status is not None and status.state is RunState.FINISHED:
-                    live.ended[task.name] = status
+                    live.ended[task.name] = status  # (also when it finished before its stop landed)
+                elif live.pruned is not None:  # stopped by _stop_detached: nobody else records it
+                    live.ended[task.name] = self._record_pruned(task, status, live.pruned)
                 else:  # it stopped without finishing: resume it here
                     self._started_by().start([task])
                     live.started.add(task.name)
-        if live.pruned_at is None:
+        if live.pruned is None:
             self._report(live)
         if len(live.ended) == len(live.tasks):
             self._tell(live)
@@ -224,14 +256,45 @@ class SearchController:
             t for t in live.tasks if t.name not in live.ended and not is_finished(t.run_dir, t.done_file)
         ]
         if steps and running and live.trial.should_prune():
-            live.pruned_at = max(live.reported)
-            reason = f"{PRUNED_REASON} {live.pruned_at} ({self._prune_method()})"
-            self._started_by().stop([t.name for t in live.tasks if t.name in live.started], reason)
-            live.watched.clear()  # (a re-attached run cannot be signalled: it runs to its end)
+            reason = f"{PRUNED_REASON} {max(live.reported)} ({self._prune_method()})"
+            live.pruned = reason
+            # the decision goes into the study first: a controller killed from here on leaves it
+            # to the one that takes the trial over, which stops the runs and never resumes them
+            live.trial.set_user_attr(PRUNING_ATTR, reason)
+            ours = [t.name for t in live.tasks if t.name in live.started and t.name not in live.ended]
+            if ours:
+                self._started_by().stop(ours, reason)
             for task in live.tasks:
-                if task.name not in live.started:
+                if task.name in live.watched:
+                    self._stop_detached(live, task)  # re-attached: _advance records its end
+                elif task.name not in live.started:
                     live.ended.setdefault(task.name, None)  # nothing of ours to wait for
             self.events.append(f"{search.trial_name(live.number)}: {reason}")
+
+    def _stop_detached(self, live: LiveTrial, task: RunTask) -> None:
+        """Stop a re-attached run (started by a controller that died) as a prune stops ours."""
+        assert live.pruned is not None
+        status = read_status(task.run_dir)
+        if status is not None and self._started_by().stop_detached(task, status, live.pruned):
+            return
+        how = f"the {status.executor} executor's" if status is not None else "an unrecorded"
+        self.events.append(
+            f"{search.trial_name(live.number)}: {task.name} is {how} run and cannot be stopped from "
+            "here; it runs to its end (complete if it finishes, else pruned)"
+        )
+
+    def _record_pruned(self, task: RunTask, status: RunStatus | None, reason: str) -> RunStatus | None:
+        """A pruned trial's run that ended while no controller of ours followed it (it was stopped
+        by a controller that died, or by ``_stop_detached``): nobody else writes its end, so its
+        status file says so here, as the executor would have (cancelled, with the pruning reason)."""
+        if status is None or status.state is RunState.FINISHED:
+            return status
+        pruned = replace(status, state=RunState.CANCELLED, reason=reason, ended=status.ended or utc_now())
+        try:
+            write_status(task.run_dir, pruned)
+        except OSError as err:
+            self.events.append(f"could not record {task.name} as pruned: {err.strerror or err}")
+        return pruned
 
     def _prune_method(self) -> str:
         return self.block.prune.method if self.block.prune is not None else "none"
@@ -250,8 +313,9 @@ class SearchController:
                 value = sum(finals) / len(finals)
                 self.study.tell(live.trial, value)
                 self.events.append(f"{name}: complete, {self.block.metric} = {value:.6g}")
-        elif live.pruned_at is not None or any(_pruned(s) for s in ended):
-            live.trial.set_user_attr(REASON_ATTR, f"{PRUNED_REASON} {live.pruned_at}")
+        elif live.pruned is not None or any(_pruned(s) for s in ended):
+            reason = live.pruned or next(s.reason for s in ended if _pruned(s) and s is not None)
+            live.trial.set_user_attr(REASON_ATTR, reason)
             self.study.tell(live.trial, state=state.PRUNED)
         else:
             failed = next((s for s in ended if s is not None and s.state is not RunState.FINISHED), None)

@@ -220,3 +220,20 @@ def distributions(search: SearchBlock) -> dict[str, optuna.distributions.BaseDis
             assert axis.choice is not None
             out[key] = dist.CategoricalDistribution(axis.choice)
     return out
+
+
+def draw_missing(trial: optuna.trial.Trial, dists: dict[str, Any]) -> dict[str, Any]:
+    """The trial's whole point: the values it holds, and the study's sampler's draw for each axis it
+    lacks (recorded in the study, as ``ask`` records them). Optuna's public ``suggest_*`` return a
+    value the trial already holds without drawing again."""
+    lib = import_optuna()
+    dist = lib.distributions
+    out: dict[str, Any] = {}
+    for key, d in dists.items():
+        if isinstance(d, dist.FloatDistribution):
+            out[key] = trial.suggest_float(key, d.low, d.high, log=d.log, step=d.step)
+        elif isinstance(d, dist.IntDistribution):
+            out[key] = trial.suggest_int(key, d.low, d.high, log=d.log, step=d.step)
+        else:
+            out[key] = trial.suggest_categorical(key, d.choices)
+    return out

@@ -4,6 +4,7 @@ the best trial's config as a diff from the base (what the search changed, nothin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from sweepgen import paths
 from sweepgen.compile import lock, search
 from sweepgen.compile.search_block import SearchBlock
 from sweepgen.run import search_study
+from sweepgen.run.report import NAMING_PATHS
 
 STATE_WORDS = {
     "COMPLETE": "complete",
@@ -30,6 +32,8 @@ class TrialRow:
     params: dict[str, Any]
     reason: str | None
     steps: int  # the last step reported to the pruner
+    started: datetime | None = None  # when the trial was asked (Optuna's datetime_start)
+    ended: datetime | None = None  # when it was told (datetime_complete); None while it runs
 
 
 @dataclass
@@ -80,6 +84,8 @@ def summarize(study: Any, block: SearchBlock) -> SearchView:
                 dict(t.params),
                 t.user_attrs.get("sweepgen_reason"),
                 last,
+                t.datetime_start,
+                t.datetime_complete,
             )
         )
     complete = [r for r in view.rows if r.state == "complete" and r.value is not None]
@@ -97,7 +103,8 @@ def load(sweep_dir: Path, block: SearchBlock) -> SearchView:
 
 def best_diff(sweep_dir: Path, view: SearchView) -> list[tuple[str, Any, Any]]:
     """The best trial's config against the base: (path, base value, trial value) where they differ,
-    read from the lock (the best trial's first run when it has repeats)."""
+    read from the lock (the best trial's first run when it has repeats). Paths that name or place a
+    run (output_dir, run_name) differ for every trial by construction and are left out."""
     if view.best is None:
         return []
     current = lock.read(str(sweep_dir), str(sweep_dir))
@@ -111,6 +118,7 @@ def best_diff(sweep_dir: Path, view: SearchView) -> list[tuple[str, Any, Any]]:
     return [
         (p, paths.get(current.base, p), paths.get(config, p))
         for p in sorted(paths.diff_paths(current.base, config))
+        if p not in NAMING_PATHS
     ]
 
 

@@ -115,6 +115,7 @@ class SlurmExecutor(Executor):
         self._status: dict[str, RunStatus] = {}
         self._last_poll = float("-inf")
         self._failed_polls = 0
+        self._stops: dict[str, str] = {}  # run -> why stop() cancelled it: the reason poll records
 
     # -- the Executor protocol ------------------------------------------------------------------
 
@@ -340,7 +341,7 @@ class SlurmExecutor(Executor):
             self._failed_polls = 0
             for view in views:
                 if view.status is not None:  # (every submitted run has a status file)
-                    self._status[view.task.name] = view.status
+                    self._status[view.task.name] = self._with_stop_reason(view.task, view.status)
         return dict(self._status)
 
     def done(self) -> bool:
@@ -351,6 +352,41 @@ class SlurmExecutor(Executor):
         for view in cancel_runs(live):
             assert view.status is not None  # these runs were submitted: each has a status file
             self._status[view.task.name] = view.status
+
+    def stop(self, names: Sequence[str], reason: str) -> None:
+        """``scancel`` each run's own job (its array task): Slurm sends SIGTERM, so the trainer saves
+        its checkpoint, and SIGKILL after the cluster's KillWait, as for `sweepgen cancel`. Without
+        waiting: ``poll`` reports the run cancelled with ``reason`` once Slurm has ended it (or
+        finished, when it finished before the cancel landed)."""
+        job_ids = []
+        for name in names:
+            status = self._status.get(name)
+            if status is None or _settled(status) or name in self._stops:
+                continue
+            self._stops[name] = reason
+            if status.ids.get("job_id"):
+                job_ids.append(str(status.ids["job_id"]))
+        slurm_query.scancel(job_ids)
+        self._last_poll = float("-inf")  # ask Slurm at the next poll how they ended
+
+    def stop_detached(self, task: RunTask, status: RunStatus, reason: str) -> bool:
+        job_id = status.ids.get("job_id")
+        if status.executor != self.name or not job_id or not self.is_alive(status):
+            return False
+        slurm_query.scancel([str(job_id)])
+        return True
+
+    def _with_stop_reason(self, task: RunTask, status: RunStatus) -> RunStatus:
+        """A run stop() cancelled ends with the node's (or Slurm's) plain "cancelled": record why."""
+        reason = self._stops.get(task.name)
+        if reason is None or status.state is not RunState.CANCELLED or status.reason == reason:
+            return status
+        stopped = replace(status, reason=reason)
+        try:
+            write_status(task.run_dir, stopped)
+        except OSError as err:
+            self.faults.append(f"could not write {task.run_dir / STATUS_FILE}: {err.strerror or err}")
+        return stopped
 
     @classmethod
     def is_alive(cls, status: RunStatus) -> bool:

@@ -49,7 +49,6 @@ POLL_S = 0.5
 ELSEWHERE_POLL_S = 1.0
 LOG_TAIL_LINES = 20
 INTERRUPTED = 130
-LOST = "lost: its process is gone without recording an end"
 
 
 @dataclass(frozen=True)

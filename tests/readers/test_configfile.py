@@ -9,10 +9,15 @@ from pathlib import Path
 import pytest
 
 from sweepgen.errors import UserError
-from sweepgen.readers.configfile import load_config
+from sweepgen.readers.configfile import read_config
 from sweepgen.readers.pyast import Ref
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pyconfigs"
+
+
+def load_config(ref: str, **options: object) -> object:
+    """The data ``read_config`` read (``diff`` compares the data and places changes with the rest)."""
+    return read_config(ref, **options).data  # type: ignore[arg-type]
 
 
 def _write(tmp_path: Path, name: str, text: str) -> str:

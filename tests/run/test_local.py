@@ -367,3 +367,47 @@ def test_a_command_that_is_not_there_is_a_failed_attempt_said_in_its_log_and_sta
     assert s["reason"] == "could not start: No such file or directory"
     log = (Path("runs/fake/a") / "run.log").read_text()
     assert "could not start the run" in log and "no-such-command-xyz" in log
+
+
+def test_stop_detached_signals_only_the_group_its_status_proves_then_kills_after_the_grace(tmp_path):
+    # a run a dead `sweepgen run` left (a search re-attaches it and may prune it): its status names
+    # its supervisor's process group; here a group that ignores SIGTERM, so only the SIGKILL after
+    # the grace period ends it
+    from dataclasses import replace
+
+    from sweepgen.run.base import ExecutorOptions, RunState, RunStatus, RunTask, this_host
+    from sweepgen.run.local import LocalExecutor, _proc_start_ticks
+
+    code = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(1, flush=True); "
+        "time.sleep(60)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline()
+        started = _proc_start_ticks(proc.pid)
+        assert started is not None
+        ids = {"pid": proc.pid, "pgid": proc.pid, "host": this_host(), "proc_start": started}
+        status = RunStatus(RunState.RUNNING, "local", ids=ids)
+        task = RunTask("a", "a", Path("a.yaml"), tmp_path / "a", ("true",))
+        ex = LocalExecutor(ExecutorOptions(sweep_dir=tmp_path, lock={}, stop_timeout_s=0.5))
+        # not provably this run's process: another machine, a recycled pid, another executor's run
+        for other in (
+            replace(status, ids={**ids, "host": "elsewhere"}),
+            replace(status, ids={**ids, "proc_start": started + 1}),
+            replace(status, executor="slurm"),
+        ):
+            assert not ex.stop_detached(task, other, "pruned at step 3 (asha)")
+        assert ex.stop_detached(task, status, "pruned at step 3 (asha)")
+        time.sleep(0.2)
+        ex.poll()
+        assert proc.poll() is None  # SIGTERM came (and was ignored); the grace period is not over
+        deadline = time.monotonic() + 30
+        while proc.poll() is None:
+            assert time.monotonic() < deadline, "never killed after the grace period"
+            ex.poll()
+            time.sleep(0.05)
+        assert proc.returncode == -signal.SIGKILL
+    finally:
+        proc.kill()
+        proc.wait()

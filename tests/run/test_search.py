@@ -9,8 +9,18 @@ import signal
 import time
 from pathlib import Path
 
+import optuna
 import pytest
-from search_support import RUN_ARGS, study, sweepgen, write_search_project
+from search_support import (
+    PRUNED_BASE,
+    PRUNED_SEARCH,
+    RUN_ARGS,
+    assert_t1_pruned_and_stopped,
+    kill_run_once_trial_trains,
+    study,
+    sweepgen,
+    write_search_project,
+)
 
 from sweepgen.compile import lock
 from sweepgen.run.base import RunState, read_status
@@ -84,6 +94,25 @@ def test_exactly_n_trials_each_differing_from_the_base_only_in_the_axes(tmp_path
     (tmp_path / SWEEP / "t0001.yaml").write_text("x: 1\n")
     edited = sweepgen(tmp_path, "check", "specs/s.yaml")
     assert edited.returncode == 1 and "t0001.yaml" in edited.stdout + edited.stderr
+
+
+def test_each_trial_is_drawn_with_the_seed_of_its_own_number(tmp_path):
+    """Trial k's point is the spec's sampler seeded by (seed, k), whatever ran beside it: with two
+    slots, a count of finished + running trials gave trial 2 the seed of number 3 and, once two trials
+    ended together, gave trial 3 that same seed again (two trials, one point)."""
+    # trials of uneven length (steps is an axis), so a slot frees while the other trial runs
+    axes = {"x": {"uniform": [0.0, 1.0]}, "y": {"uniform": [0.0, 1.0]}, "steps": {"int_uniform": [2, 16]}}
+    write_search_project(tmp_path, {"n": 6, "parallel": 2, "sampler": "random", "seed": 7, "axes": axes})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    trials = study(tmp_path).get_trials()
+    dists = {name: optuna.distributions.FloatDistribution(0.0, 1.0) for name in ("x", "y")}
+    dists["steps"] = optuna.distributions.IntDistribution(2, 16)
+    for trial in trials:
+        alone = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=7 * 1_000_003 + trial.number))
+        assert alone.ask(dists).params == trial.params, trial.number
+    assert len({tuple(t.params.values()) for t in trials}) == 6
 
 
 def test_a_point_failing_a_constraint_is_told_failed_and_never_run(tmp_path):
@@ -328,3 +357,63 @@ def test_ctrl_c_stops_the_trials_with_a_checkpoint_and_the_next_run_resumes_them
     for i in (0, 1):  # resumed from their checkpoints, in their run directories
         starts = [json.loads(line) for line in (runs / f"t000{i}" / "starts.jsonl").read_text().splitlines()]
         assert len(starts) == 2 and starts[1]["from_step"] > 0
+
+
+def test_a_trial_re_attached_after_its_controller_died_is_still_pruned_and_stopped(tmp_path):
+    # the first controller is SIGKILLed while t1 trains, before its rung; the next `run` re-attaches
+    # t1 (its trainer outlived the controller), reports its steps and stops it when ASHA prunes it
+    write_search_project(tmp_path, PRUNED_SEARCH, base=PRUNED_BASE)
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    seen = kill_run_once_trial_trains(tmp_path, "t0001", *RUN_ARGS)
+    assert seen[-1] < 10, "the controller must die before t1 reaches the rung"
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "t0001: taken over from a stopped controller" in done.stdout
+    assert "t0001: pruned at step" in done.stdout
+    assert_t1_pruned_and_stopped(tmp_path, done.stdout)
+    shown = sweepgen(tmp_path, "status", str(SWEEP))
+    assert shown.returncode == 0 and "PRUNED" in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_a_trial_whose_controller_died_inside_ask_gets_the_rest_of_its_point(tmp_path):
+    # Optuna's ask writes the new trial, then each param, as journal lines of their own: a SIGKILL in
+    # between leaves a running trial with part of its point; the next `run` draws the rest
+    from sweepgen.compile.search_block import SearchBlock
+    from sweepgen.run import search_study
+
+    write_search_project(tmp_path, {"n": 3, "sampler": "random"})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    axes = {"x": {"uniform": [0.0, 1.0]}, "y": {"uniform": [0.0, 1.0]}}
+    block = SearchBlock.model_validate({"n": 3, "metric": "score", "mode": "max", "axes": axes})
+    cut = search_study.open_study(tmp_path / SWEEP, block).ask()
+    x = cut.suggest_float("x", 0.0, 1.0)  # the controller died before y was drawn
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    trials = study(tmp_path).get_trials()
+    assert [t.state.name for t in trials] == ["COMPLETE"] * 3
+    assert trials[0].params["x"] == x and 0.0 <= trials[0].params["y"] <= 1.0
+    config = lock.read(str(tmp_path / SWEEP), "x")
+    assert config is not None and config.files[0].set["y"] == trials[0].params["y"]
+
+
+def test_a_trial_pruned_by_a_controller_killed_before_it_saw_the_stop_is_never_resumed(tmp_path):
+    # half-second steps: the trainer takes up to one step to stop after SIGTERM, and the controller
+    # is SIGKILLed as soon as it says it pruned t1, so it never records the run's end; the decision
+    # is in the study, so the next `run` records t1 pruned instead of resuming it from its checkpoint
+    base = {**PRUNED_BASE, "steps": 16, "step_s": 0.5}
+    write_search_project(tmp_path, PRUNED_SEARCH, base=base)
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    proc = sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False)
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith("t0001: pruned at step"):
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.communicate()
+    assert proc.returncode == -signal.SIGKILL, "".join(seen)
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "t0001: taken over from a stopped controller" in done.stdout
+    assert_t1_pruned_and_stopped(tmp_path, done.stdout, steps_all=16)

@@ -1,12 +1,26 @@
-"""A small search on the real test Slurm (tests/slurm_cluster.py): every trial a job, exactly n."""
+"""A small search on the real test Slurm (tests/slurm_cluster.py): every trial a job, exactly n; a
+pruned trial's job (its own array task) is cancelled, also after its controller was killed."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from search_support import RUN_ARGS, study, sweepgen, write_search_project
+from search_support import (
+    PRUNED_BASE,
+    PRUNED_SEARCH,
+    RUN_ARGS,
+    assert_t1_pruned_and_stopped,
+    kill_run_once_trial_trains,
+    study,
+    sweepgen,
+    write_search_project,
+)
+
+from sweepgen.run.base import read_status
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
 
@@ -25,9 +39,52 @@ def test_a_small_search_runs_its_trials_as_slurm_jobs(tmp_path):
         assert json.loads((run / "summary.json").read_text())["score"] == pytest.approx(t.value)
 
 
-def test_pruning_is_refused_off_the_local_executor(tmp_path):
-    write_search_project(tmp_path, {"prune": {"method": "asha"}})
+def _sacct_of(root: Path, trial: str, *, timeout: float = 60) -> Any:
+    """sacct's record of the trial's job, once it holds the job's end (it lags the controller)."""
+    from sweepgen.run import slurm_query
+
+    job_id = str(read_status(root / "runs" / "fake_search" / trial).ids["job_id"])  # type: ignore[union-attr]
+    deadline = time.monotonic() + timeout
+    while True:
+        info = slurm_query.sacct([job_id]).get(job_id)
+        if info is not None and info.ended:
+            return info
+        assert time.monotonic() < deadline, f"sacct never recorded the end of {trial}'s job {job_id}"
+        time.sleep(1)
+
+
+def _seconds(elapsed: str) -> int:
+    hours, minutes, seconds = (int(p) for p in elapsed.split("-")[-1].split(":"))
+    return hours * 3600 + minutes * 60 + seconds
+
+
+def _assert_jobs_as_pruned(root: Path) -> None:
+    """Slurm's own record agrees: t1's job was cancelled and ended early; t0's completed."""
+    jobs = {t: _sacct_of(root, t) for t in ("t0000", "t0001")}
+    assert jobs["t0001"].state == "CANCELLED" and jobs["t0000"].state == "COMPLETED", jobs
+    assert _seconds(jobs["t0001"].elapsed) < _seconds(jobs["t0000"].elapsed), jobs
+
+
+def test_pruned_trials_are_stopped_as_their_own_slurm_jobs_and_marked(tmp_path):
+    write_search_project(tmp_path, PRUNED_SEARCH, base=PRUNED_BASE, resources={"time": 5})
     assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
-    done = sweepgen(tmp_path, "run", "generated/fake_search", "--executor", "slurm", *RUN_ARGS)
-    assert done.returncode == 2 and "needs the local executor" in done.stderr
-    assert not Path(tmp_path / "runs").exists()
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--executor", "slurm", *RUN_ARGS, timeout=600)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "t0001: pruned at step" in done.stdout
+    assert_t1_pruned_and_stopped(tmp_path, done.stdout)
+    _assert_jobs_as_pruned(tmp_path)
+    shown = sweepgen(tmp_path, "status", "generated/fake_search")
+    assert shown.returncode == 0 and "PRUNED" in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_a_slurm_trial_re_attached_after_its_controller_died_is_pruned_and_stopped(tmp_path):
+    write_search_project(tmp_path, PRUNED_SEARCH, base=PRUNED_BASE, resources={"time": 5})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    args = ("--executor", "slurm", *RUN_ARGS)
+    seen = kill_run_once_trial_trains(tmp_path, "t0001", *args, timeout=300)
+    assert seen[-1] < 10, "the controller must die before t1 reaches the rung"
+    done = sweepgen(tmp_path, "run", "generated/fake_search", *args, timeout=600)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "t0001: taken over from a stopped controller" in done.stdout
+    assert_t1_pruned_and_stopped(tmp_path, done.stdout)
+    _assert_jobs_as_pruned(tmp_path)

@@ -136,12 +136,11 @@ def test_summarize_skips_steps_that_did_not_generate(tmp_path):
 
 
 @pytest.mark.train
-def test_every_training_log_with_a_loss_is_a_metrics_row(tmp_path, monkeypatch):
-    from trl import GRPOTrainer
+def test_every_training_log_with_a_loss_is_a_metrics_row(tmp_path):
+    from transformers import TrainerControl
 
-    from trainer.grpo import SweepgenGRPOTrainer
+    from trainer.grpo import RunOutputsCallback, SweepgenGRPOTrainer
 
-    monkeypatch.setattr(GRPOTrainer, "log", lambda self, logs, start_time=None: None)
     cfg = cfg_for(tmp_path, num_iterations=2)
     run = RunDir(cfg.output_dir)
     run.start(cfg, {})
@@ -152,8 +151,10 @@ def test_every_training_log_with_a_loss_is_a_metrics_row(tmp_path, monkeypatch):
     trainer.model = type("M", (), {"training": True})()
     trainer.state = type("S", (), {"global_step": 2})()
     trainer.sample_rows = lambda: pytest.fail("a step that did not generate wrote samples")
-    trainer.log({"loss": 0.5, "kl": 0.01})  # a non-generating step: no reward in the logs
-    trainer.log({"train_loss": 0.5, "train_runtime": 1.0})  # end-of-training summary: skipped
+    callback = RunOutputsCallback(trainer)
+    # what transformers' Trainer.log hands every callback, after TRL merged its metrics into `logs`
+    callback.on_log(None, trainer.state, TrainerControl(), logs={"loss": 0.5, "kl": 0.01})  # no reward
+    callback.on_log(None, trainer.state, TrainerControl(), logs={"train_loss": 0.5, "train_runtime": 1.0})
     rows = read_jsonl(run.metrics)
     assert [r["step"] for r in rows] == [2] and rows[0]["reward_mean"] is None
     assert rows[0]["loss"] == 0.5 and printed == rows

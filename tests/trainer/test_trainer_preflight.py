@@ -133,6 +133,14 @@ def test_nan_reward_values_are_refused():
     assert rewards.checked_values("r", [1, 0.5], ["p", "q"], {}) == [1.0, 0.5]
 
 
+def test_reward_values_that_are_inf_in_trls_float32_tensor_are_refused():
+    # TRL keeps rewards in float32: 1e39 is a finite double but inf there, as is a huge int
+    for value in (1e39, -1e39, float("inf"), 10**400):
+        with pytest.raises(rewards.RewardValueError, match="a reward must be a finite number"):
+            rewards.checked_values("r", [value], ["p"], {})
+    assert rewards.checked_values("r", [3.4e38, -3.4e38], ["p", "q"], {}) == [3.4e38, -3.4e38]
+
+
 def test_a_run_that_trained_still_refuses_another_config(tmp_path):
     cfg = RunConfig.model_validate(tiny_dict(tmp_path / "run"))
     folder = RunDir(cfg.output_dir)

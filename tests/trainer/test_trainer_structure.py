@@ -1,5 +1,6 @@
 """Issue 13 item 7: no import cycle between the trainer's sibling modules and subpackages (the factory
-that picks the trainer class lives in trainer.run), and TRL's GRPOConfig is built once per run."""
+that picks the trainer class lives in trainer.run), and GRPOConfig and its arguments are built once
+per run."""
 
 from __future__ import annotations
 
@@ -27,17 +28,19 @@ def test_no_cycle_between_trainer_siblings():
         assert not graph.chain_exists(importer="trainer.grpo", imported=part, as_packages=True), part
 
 
-def test_grpo_config_is_built_once_per_run(tmp_path, tiny_cache, monkeypatch):
+def test_grpo_arguments_and_config_are_built_once_per_run(tmp_path, tiny_cache, monkeypatch):
     import trainer.run as run_mod
     from trainer.config import RunConfig
 
-    built = []
-    real = run_mod.make_grpo_config
+    built: dict[str, list] = {"grpo_kwargs": [], "grpo_config_from": []}
+    for name, calls in built.items():
+        real = getattr(run_mod, name)
 
-    def counting(*args, **kwargs):
-        built.append(1)
-        return real(*args, **kwargs)
+        def counting(*args, _real=real, _calls=calls, **kwargs):
+            _calls.append(1)
+            return _real(*args, **kwargs)
 
-    monkeypatch.setattr(run_mod, "make_grpo_config", counting)
+        monkeypatch.setattr(run_mod, name, counting)
+    monkeypatch.setattr(run_mod, "make_grpo_config", lambda *a, **k: pytest.fail("built a second GRPOConfig"))
     run_mod.run(RunConfig.model_validate(tiny_dict(tmp_path / "run", grpo={"max_steps": 1})))
-    assert len(built) == 1
+    assert built == {"grpo_kwargs": [1], "grpo_config_from": [1]}

@@ -85,6 +85,7 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
 
     # ---- advantages ---------------------------------------------------------------------------
     def _generate_and_score_completions(self, inputs):
+        # Kept: the loss's input changes (per-token shaped advantages); no public hook sets advantages.
         output = super()._generate_and_score_completions(inputs)
         mode = "train" if getattr(self.model, "training", False) else "eval"
         n = self.num_generations if mode == "train" else self.num_generations_eval

@@ -15,13 +15,20 @@ Result, flattened for metrics.jsonl and summary.json (``routing/<mode>/<metric>`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from trainer import rewards
+from trainer.data import load_rows
 from trainer.diversity import diversity
+from trainer.routing import detectors
 from trainer.routing.dual_lora import scales
+
+if TYPE_CHECKING:  # annotations only
+    from trainer.config import RunConfig
 
 PREFIX = "routing"
 METRICS = ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")
@@ -116,3 +123,42 @@ def evaluate_modes(
         result[metric_key(mode, "unique_ratio")] = div["unique_ratio"]
         result[metric_key(mode, "mean_pairwise_jaccard")] = div["mean_pairwise_jaccard"]
     return result
+
+
+def evaluate_run(
+    model, tokenizer, cfg: RunConfig, *, modes: dict[str, tuple[float, float]]
+) -> dict[str, float]:
+    """``evaluate_modes`` with ``cfg``'s routing-eval settings (prompts, task reward, detector, sampling),
+    read in this one place: the training eval and ``python -m trainer.eval`` run the same eval."""
+    r = cfg.routing
+    assert r is not None, "a routing eval needs a routing section"
+    return evaluate_modes(
+        model,
+        tokenizer,
+        eval_rows(cfg)[: r.eval_prompts],
+        modes=modes,
+        task_reward=functools.partial(rewards.REWARDS[r.task_reward.name].fn, **r.task_reward.params),
+        detector=detectors.build(r.detector.name, r.detector.params),
+        generations=r.eval_generations,
+        max_new_tokens=cfg.grpo.max_completion_length,
+        temperature=r.eval_temperature,
+        seed=cfg.seed,
+        top_p=cfg.grpo.top_p,
+        top_k=cfg.grpo.top_k,
+        repetition_penalty=cfg.grpo.repetition_penalty,
+    )
+
+
+def eval_rows(cfg: RunConfig) -> list[dict]:
+    """The routing eval's prompt rows: the held-out file ``routing.eval_data``, or the training data."""
+    held_out = cfg.routing_eval_data()
+    return load_rows(cfg.data if held_out is None else held_out)
+
+
+def eval_prompts_origin(cfg: RunConfig) -> str:
+    """Which prompts the routing eval used, for summary.json (held out or also trained on)."""
+    assert cfg.routing is not None
+    n = cfg.routing.eval_prompts
+    if cfg.routing.eval_data is None:
+        return f"the first {n} rows of the training data {cfg.data.source} (also trained on)"
+    return f"the first {n} rows of the held-out file {cfg.routing.eval_data}"

@@ -1,10 +1,11 @@
 """RoutedGRPOTrainer: SweepgenGRPOTrainer with retain/forget adapters and per-sample routed updates.
 
 What it changes, in the order a step runs:
-  1. ``_calculate_rewards``: the detector flags each completion (``is_hack``) from the same texts the
-     rewards see; ``_generate_and_score_completions`` puts the flags in TRL's inputs dict as a bool
-     tensor, so TRL's ``shuffle_sequence_dict``/``split_tensor_dict`` permute and slice them with
-     their rows (both act on every tensor with a batch dimension).
+  1. The reward (TRL's public ``reward_funcs=``) is wrapped by ``FlaggingReward``: the detector flags
+     each completion (``is_hack``) from the same texts and columns the reward scores, and logs their
+     mean through TRL's ``log_metric``. ``_generate_and_score_completions`` puts the flags in TRL's
+     inputs dict as a bool tensor, so TRL's ``shuffle_sequence_dict``/``split_tensor_dict`` permute
+     and slice them with their rows (both act on every tensor with a batch dimension).
   2. ``compute_loss``: installs the mode's per-sample masks on the adapters; TRL's ``_compute_loss``
      then runs its one forward over the whole per-device batch (batch_size=None: no chunking), so the
      loss and its normalisation are TRL's own.
@@ -17,8 +18,8 @@ The baseline mode uses the same class with one adapter and no masks, so everythi
 
 from __future__ import annotations
 
-import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +27,35 @@ import torch
 from transformers import TrainerCallback
 
 from trainer import rewards
-from trainer.data import load_rows
 from trainer.grpo import SweepgenGRPOTrainer
 from trainer.outputs import atomic_write_text
 from trainer.routing import detectors
 from trainer.routing.checkpoint import CHECKPOINT_META  # read back by `python -m trainer.eval`
 from trainer.routing.config import RoutingConfig
 from trainer.routing.dual_lora import inject_adapters, set_masks
-from trainer.routing.evaluation import METRICS, PREFIX, evaluate_modes
+from trainer.routing.evaluation import METRICS, PREFIX, eval_prompts_origin, evaluate_run
 from trainer.routing.masks import ROUTED_MODES, masks_for
 
 TRAIN_HACK_RATE = f"{PREFIX}/train_hack_rate"
+
+
+class FlaggingReward:
+    """The run's reward function, which also runs the detector on the very completions and dataset
+    columns it scores. The flags wait in ``pending`` until the batch is built; their mean is logged
+    through TRL's ``log_metric`` as ``routing/train_hack_rate``."""
+
+    def __init__(self, reward: Callable[..., list[float]], detector: detectors.DetectorFn) -> None:
+        self.reward = reward
+        self.detector = detector
+        self.pending: torch.Tensor | None = None
+        self.__name__ = reward.__name__  # TRL names the reward's logged metrics after it
+
+    def __call__(self, prompts=None, completions=None, **kwargs: Any) -> list[float]:
+        values = self.reward(prompts=prompts, completions=completions, **kwargs)
+        texts = [rewards._as_text(c) for c in completions]
+        self.pending = torch.tensor(self.detector(texts, rewards.dataset_columns(kwargs)), dtype=torch.bool)
+        kwargs["log_metric"](TRAIN_HACK_RATE, self.pending.float().mean().item())
+        return values
 
 
 class RoutedGRPOTrainer(SweepgenGRPOTrainer):
@@ -44,7 +63,9 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
         cfg = kwargs["run_config"]
         routing: RoutingConfig = cfg.routing
         self.routing = routing
-        self._detector = detectors.build(routing.detector.name, routing.detector.params)
+        first, *rest = kwargs["reward_funcs"]
+        self._flags = FlaggingReward(first, detectors.build(routing.detector.name, routing.detector.params))
+        kwargs["reward_funcs"] = [self._flags, *rest]
         # Adapters go in before TRL sees the model; the reference model TRL loads from disk has none,
         # which is the initial policy exactly (every B starts at zero).
         inject_adapters(
@@ -54,38 +75,31 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
             alphas=routing.adapter_alphas(),
             seed=cfg.seed,
         )
-        self._pending_hack: torch.Tensor | None = None
         self._pending_eval: dict[str, float] = {}
         self.final_routing_eval: dict[str, Any] | None = None
+        kwargs["callbacks"] = [*(kwargs.get("callbacks") or ()), _RoutingCallback(self)]
         super().__init__(*args, **kwargs)
-        self.add_callback(_RoutingCallback(self))
 
-    # ---- is_hack: computed with the rewards, carried as a row-aligned tensor ----------------
-    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
-        texts = [rewards._as_text(c) for c in completions]
-        columns = {k: [row[k] for row in inputs] for k in inputs[0] if k not in ("prompt", "completion")}
-        self._pending_hack = torch.tensor(self._detector(texts, columns), dtype=torch.bool)
-        return rewards_per_func
-
+    # ---- is_hack: carried as a row-aligned tensor --------------------------------------------
     def _generate_and_score_completions(self, inputs):
+        # Kept: no public argument adds a row-aligned tensor to the batch the loss reads (is_hack).
         output = super()._generate_and_score_completions(inputs)
-        hack, self._pending_hack = self._pending_hack, None
+        hack, self._flags.pending = self._flags.pending, None
         rows = output["completion_ids"].shape[0]
         if hack is None or hack.shape[0] != rows:
             raise RuntimeError(f"is_hack has {None if hack is None else hack.shape[0]} flags for {rows} rows")
         output["is_hack"] = hack.to(output["completion_ids"].device)
-        mode = "train" if getattr(self.model, "training", False) else "eval"
-        self._metrics[mode][TRAIN_HACK_RATE].append(hack.float().mean().item())
         return output
 
     # ---- the routed update -------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        # Kept: the loss changes (per-sample gradient masks on the adapters); no public hook.
         if self.routing.mode in ROUTED_MODES and model.training:
             set_masks(model, masks_for(self.routing.mode, inputs["is_hack"]))
         return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
 
     def training_step(self, model, inputs, num_items_in_batch=None):
+        # Kept: the masks must outlive backward (the loss change above); no callback runs after it.
         try:
             return super().training_step(model, inputs, num_items_in_batch)
         finally:
@@ -93,23 +107,8 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
 
     # ---- eval and outputs --------------------------------------------------------------------
     def run_routing_eval(self) -> dict[str, float]:
-        cfg, r = self.run_config, self.routing
-        task = functools.partial(rewards.REWARDS[r.task_reward.name].fn, **r.task_reward.params)
-        return evaluate_modes(
-            self.accelerator.unwrap_model(self.model),
-            self.processing_class,
-            eval_rows(cfg)[: r.eval_prompts],
-            modes=r.eval_modes(),
-            task_reward=task,
-            detector=self._detector,
-            generations=r.eval_generations,
-            max_new_tokens=cfg.grpo.max_completion_length,
-            temperature=r.eval_temperature,
-            seed=cfg.seed,
-            top_p=cfg.grpo.top_p,
-            top_k=cfg.grpo.top_k,
-            repetition_penalty=cfg.grpo.repetition_penalty,
-        )
+        model = self.accelerator.unwrap_model(self.model)
+        return evaluate_run(model, self.processing_class, self.run_config, modes=self.routing.eval_modes())
 
     def metrics_row(self, logs: dict[str, Any]) -> dict[str, Any]:
         row = super().metrics_row(logs)
@@ -176,18 +175,4 @@ class _RoutingCallback(TrainerCallback):
         return control
 
 
-__all__ = ["CHECKPOINT_META", "RoutedGRPOTrainer", "TRAIN_HACK_RATE", "nest_eval"]
-
-
-def eval_rows(cfg) -> list[dict]:
-    """The routing eval's prompt rows: the held-out file ``routing.eval_data``, or the training data."""
-    held_out = cfg.routing_eval_data()
-    return load_rows(cfg.data if held_out is None else held_out)
-
-
-def eval_prompts_origin(cfg) -> str:
-    """Which prompts the routing eval used, for summary.json (held out or also trained on)."""
-    n = cfg.routing.eval_prompts
-    if cfg.routing.eval_data is None:
-        return f"the first {n} rows of the training data {cfg.data.source} (also trained on)"
-    return f"the first {n} rows of the held-out file {cfg.routing.eval_data}"
+__all__ = ["CHECKPOINT_META", "FlaggingReward", "RoutedGRPOTrainer", "TRAIN_HACK_RATE", "nest_eval"]

@@ -25,7 +25,7 @@ def config(tmp_path, **routing):
 
 
 def test_held_out_prompts_are_used_and_named(tmp_path, monkeypatch):
-    from trainer.routing.trainer import eval_prompts_origin, eval_rows
+    from trainer.routing.evaluation import eval_prompts_origin, eval_rows
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "held_out.jsonl").write_text(
@@ -39,6 +39,22 @@ def test_held_out_prompts_are_used_and_named(tmp_path, monkeypatch):
 
     assert eval_rows(plain) == load_rows(plain.data)
     assert "(also trained on)" in eval_prompts_origin(plain)
+
+
+def test_the_eval_settings_come_from_the_config_with_the_held_out_prompts(tmp_path, monkeypatch):
+    from trainer.routing import evaluation
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "held_out.jsonl").write_text(
+        "\n".join(json.dumps({"prompt": f"held out {i}"}) for i in range(3)) + "\n"
+    )
+    cfg = config(tmp_path, eval_data="held_out.jsonl", eval_generations=3, eval_temperature=0.7)
+    seen = {}
+    monkeypatch.setattr(evaluation, "evaluate_modes", lambda *a, **k: seen.update(rows=a[2], **k) or {})
+    evaluation.evaluate_run("model", "tokenizer", cfg, modes={"both": (1.0, 1.0)})
+    assert [r["prompt"] for r in seen["rows"]] == ["held out 0", "held out 1"]  # eval_prompts of them
+    assert (seen["generations"], seen["temperature"], seen["seed"]) == (3, 0.7, cfg.seed)
+    assert seen["max_new_tokens"] == cfg.grpo.max_completion_length
 
 
 def test_a_missing_held_out_file_is_refused_at_its_key_before_the_model_loads(tmp_path, monkeypatch, capsys):

@@ -1,0 +1,54 @@
+"""The ``search.prune`` block: ``min_steps`` has no default, except where nothing is pruned."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+from spec_support import write_project
+
+from sweepgen.compile.search_block import SearchBlock
+from sweepgen.compile.spec import load_spec
+from sweepgen.errors import SpecError
+
+AXES = {"training.lr": {"log_uniform": [1.0e-6, 1.0e-4]}}
+
+
+def block(prune: dict) -> SearchBlock:
+    return SearchBlock.model_validate({"n": 4, "metric": "score", "axes": AXES, "prune": prune})
+
+
+@pytest.mark.parametrize("prune", [{"method": "asha"}, {"method": "median"}, {"method": "hyperband"}, {}])
+def test_a_pruner_without_min_steps_is_refused(prune):
+    with pytest.raises(ValidationError) as err:
+        block(prune)
+    (problem,) = err.value.errors()
+    assert problem["type"] == "missing"
+    assert problem["loc"] == ("prune", "min_steps")
+
+
+@pytest.mark.parametrize("method", ["asha", "median", "hyperband"])
+def test_the_named_min_steps_is_kept(method):
+    prune = block({"method": method, "min_steps": 12})
+    assert prune.prune is not None
+    assert (prune.prune.method, prune.prune.min_steps, prune.prune.reduction) == (method, 12, 3)
+
+
+def test_no_pruning_needs_no_min_steps():
+    prune = block({"method": "none"})
+    assert prune.prune is not None
+    assert prune.prune.method == "none"
+
+
+def test_a_spec_without_min_steps_names_the_key_and_its_line(project):
+    body = """\
+        search:
+          n: 4
+          metric: score
+          axes: {training.lr: {log_uniform: [1.0e-6, 1.0e-4]}}
+          prune: {method: asha, reduction: 3}
+        """
+    with pytest.raises(SpecError) as err:
+        load_spec(str(write_project(project, body)))
+    assert "missing required key `min_steps`" in err.value.message
+    assert err.value.key == "search.prune.min_steps"
+    assert str(err.value.location) == "specs/demo.yaml:12:10"
