@@ -164,6 +164,8 @@ def compile_expansion(
         report = seeds.report_block(spec, [v.config for v in expansion.variants])
         if early is not None:
             raise early
+        locked = only is None and build_lock
+        varying = varying_paths(expansion) if locked else []  # while the workers still render
         assert rendering is not None  # made, or `early` says why not
         files = [
             RenderedFile(out_path, variant, run_name, data, sha, run_dir)
@@ -172,9 +174,7 @@ def compile_expansion(
         check_outputs(files, spec)
         # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
         lock_data = (
-            {}
-            if only is not None or not build_lock
-            else _lock(spec, expansion, files, template, project, spec_rel, report, sweep_dir)
+            _lock(spec, files, template, project, spec_rel, (report, varying), sweep_dir) if locked else {}
         )
         lock_bytes = lock_digest.sealed(lock.dumps(lock_data).encode("utf-8")) if lock_data else b""
         if staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
@@ -284,15 +284,16 @@ def _entries(files: list[RenderedFile], base: dict[str, Any]) -> Iterator[dict[s
 
 def _lock(
     spec: Spec,
-    expansion: Expansion,
     files: list[RenderedFile],
     template: Template,
     project: str,
     spec_rel: str,
-    report: dict[str, Any] | None,
+    summary: tuple[dict[str, Any] | None, list[str]],
     sweep_dir: str,
 ) -> dict[str, Any]:
-    """The lock's content: the base once, each file's differences from it, every input's hash."""
+    """The lock's content: the base once, each file's differences from it, every input's hash.
+    ``summary``: the seeds report block and the varying paths (``varying_paths``)."""
+    report, varying = summary
     base = spec.base
     previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
     inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
@@ -302,7 +303,7 @@ def _lock(
         spec=spec_rel,
         spec_sha256=inputs[spec_rel],
         inputs=inputs,
-        varying=varying_paths(expansion),
+        varying=varying,
         base=base,
         files=_entries(files, base),
         resources=resources,
