@@ -365,17 +365,6 @@ class OutputTree:
         except OSError as err:
             raise fs_error(err, self.where(rel), "write") from None
 
-    def new_folder(self, name: str) -> int:
-        """Create the folder ``name`` at the root (FileExistsError if anything is there) and return
-        a descriptor of it that the caller owns and closes."""
-        try:
-            os.mkdir(name, 0o777, dir_fd=self.fd)
-            return os.open(name, _DIR_FLAGS, dir_fd=self.fd)
-        except FileExistsError:
-            raise
-        except OSError as err:
-            raise fs_error(err, self.where(name), "create folder") from None
-
     def place(self, src_fd: int, src_name: str, rel: str) -> None:
         """Rename the file ``src_name`` of the open folder ``src_fd`` (inside this tree, so on the same
         file system) onto ``rel``, creating its folders: an atomic replace, as ``write`` does."""

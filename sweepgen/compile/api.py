@@ -93,8 +93,8 @@ def _compile_all(
     changed: list[str], trusts: dict[str, Trust], out_root: str, dry_run: bool, plans: list[Plan]
 ) -> None:
     """Compile the specs in ``changed`` into ``plans`` (filled as they compile, so the caller can
-    undo what was staged). A render that writes streams each spec's files into its sweep folder's
-    staging folder, except a second spec naming a sweep folder already staged: plan_actions refuses
+    undo what was staged). A render that writes stages each spec's files in its sweep folder as they
+    are rendered, except a second spec naming a sweep folder already staged: plan_actions refuses
     the pair."""
     staged: set[str] = set()
     for path in changed:

@@ -1,7 +1,7 @@
 """The compile pipeline in the order it runs: load -> expand -> derive -> gate -> constraints ->
 schema -> render -> lock. ``sweepgen.compile.writer`` writes a plan to disk, all or nothing, after
 every spec compiled. A render that will write (``stream``) keeps no rendered bytes in memory: each
-file goes to the sweep folder's staging folder as soon as it is rendered (``staging``); ``check``
+file is staged in the sweep folder as soon as it is rendered (``staging``); ``check``
 and ``--dry-run`` keep the bytes in ``RenderedFile.data``."""
 
 from __future__ import annotations
@@ -136,14 +136,14 @@ def compile_expansion(
     stream: bool = False,
 ) -> Plan:
     """Derive, validate and render the variants of ``expansion`` (a spec's, or a search's trials);
-    ``stream``: into a staging folder (see the module's docstring), which an error here deletes."""
+    ``stream``: staged on disk (see the module's docstring), which an error here deletes."""
     spec = expansion.spec
     project = os.path.dirname(out_abs)
     expansion = derived(expansion, sweep)
     sweep_dir = os.path.join(out_abs, spec.name)
     chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
     # Render workers start before validation and render while this process validates; an error of
-    # the template, the staging folder or a variant's rendering is raised only after validation
+    # the template, the staging or a variant's rendering is raised only after validation
     # passed, so a spec gets the same error as when validating first. Nothing is put in place here.
     staging: Staging | None = None
     rendering: Rendering | None = None

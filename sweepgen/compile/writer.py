@@ -123,11 +123,11 @@ def _outcome(plan: Plan) -> Outcome:
         staging.tree if staging is not None else OutputTree.open(parent, name, plan.shown_dir, create=False)
     )
     out = Outcome(plan)
-    if tree is None or fresh:  # a fresh sweep folder (this render made it for its staging folder)
+    if tree is None or fresh:  # a fresh sweep folder (this render made it to stage its files)
         out.actions = [Action(f.path, CREATE, f.variant.name, f.run_name) for f in plan.files]
         out.lock_changed = True
         return out
-    # the staging folder's tree stays open (and held) until apply
+    # the staged plan's tree stays open (and held) until apply
     with tree if staging is None else contextlib.nullcontext(tree):
         for own in (lock.LOCK_NAME, JOURNAL_NAME):  # both are written: nothing may stand there
             node = tree.node(own)
@@ -215,8 +215,10 @@ def _removals(plan: Plan, tree: OutputTree, rec: Recorded, produced: set[str], o
 def _make_room(plan: Plan, tree: OutputTree, in_the_way: list[str], removed: set[str], out: Outcome) -> None:
     """Temporary files left by a cut render, and the folders standing where outputs go: only a
     folder sweepgen filled, and empties now, makes room for a file."""
-    own = plan.staging.folder + "/" if plan.staging is not None else None
-    entries = [(rel, kind) for rel, kind in tree.walk(folders=True) if own is None or not rel.startswith(own)]
+    staging = plan.staging
+    entries = [
+        (rel, kind) for rel, kind in tree.walk(folders=True) if staging is None or not staging.owns(rel)
+    ]
     out.leftovers = [rel for rel, kind in entries if kind == "file" and _is_temp(rel)]
     for folder in in_the_way:
         inside = [(rel, kind) for rel, kind in entries if rel.startswith(folder + "/")]
@@ -267,7 +269,7 @@ def apply(outcomes: list[Outcome]) -> None:
     Removing first lets an output that was the file ``x`` become ``x/c.yaml`` (and only files the
     lock or journal recorded, with a recorded sha256, are ever removed: checked in plan_actions).
     Killed anywhere in between, the journal lets the next render finish (see ``journal``). A streamed
-    plan's files are renamed from its staging folder (held since they were staged), not written.
+    plan's files are renamed from their staged names (the folder held since), not written.
     """
     for out in outcomes:
         plan = out.plan

@@ -29,12 +29,8 @@ def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return outside_project(tmp_path, monkeypatch)
 
 
-def staging_folders(sweep: Path) -> list[Path]:
-    return [d for d in sweep.glob(".sweepgen-*.tmp") if d.is_dir()]
-
-
 def staged(sweep: Path) -> list[Path]:
-    return [p for d in staging_folders(sweep) for p in d.rglob("*.tmp") if p.is_file()]
+    return list(sweep.glob(".staged.sweepgen-*.tmp"))
 
 
 def test_sigkill_while_staging_leaves_the_previous_render_and_the_next_one_recovers(
@@ -63,7 +59,7 @@ def test_sigkill_while_staging_leaves_the_previous_render_and_the_next_one_recov
     temps = staged(sweep)
     assert 10 <= len(temps) < 300
     assert not (sweep / JOURNAL).exists()
-    assert snapshot(sweep, *staging_folders(sweep)) == before  # old files and lock, byte for byte
+    assert snapshot(sweep, *temps) == before  # old files and lock, byte for byte
     rc, out = cli("check", "specs/demo.yaml")
     assert rc == 1 and "interrupted: temporary file left by a render that did not finish" in out, out
     assert "edited" not in out
@@ -132,13 +128,22 @@ def test_a_bad_output_template_leaves_no_folder(proj: Path, tmp_path: Path) -> N
     assert snapshot(tmp_path) == before
 
 
-def test_a_late_error_in_a_parallel_render_clears_every_staging_sub_folder(
+def test_a_late_error_in_a_parallel_render_clears_every_staged_file(
     proj: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """2,500 files: three sub-folders of the staging folder, written by two workers; the last
-    variants fail, so files were staged in all of them, and all of it goes."""
+    """2,500 files staged by two workers; the last variants fail, and every staged file goes."""
     monkeypatch.setenv(WORKERS_ENV, "2")
     write_spec(proj, 2500, template="{{ training.seed }}: {{ 1 // (training.seed - 2490) }}\n")
     rc, out = cli("render", "specs/demo.yaml")
     assert rc == 2 and "template fails for variant 'seed2490'" in out, out
     assert not (proj / "generated").exists()
+
+
+def test_staged_files_of_a_dead_render_with_this_pid_are_no_obstacle(proj: Path) -> None:
+    write_spec(proj, 3)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    write_spec(proj, 3, template=NEW)
+    (proj / f"generated/demo/.staged.sweepgen-{os.getpid()}-1.tmp").write_text("half a fi")
+    assert cli("render", "specs/demo.yaml")[0] == 0  # in this process: the same pid
+    assert leftovers(proj / "generated") == []
+    assert cli("check", "specs/demo.yaml")[0] == 0
