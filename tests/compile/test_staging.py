@@ -33,14 +33,7 @@ def staged(sweep: Path) -> list[Path]:
     return list(sweep.glob(".staged.sweepgen-*.tmp"))
 
 
-def test_sigkill_while_staging_leaves_the_previous_render_and_the_next_one_recovers(
-    proj: Path, tmp_path: Path
-) -> None:
-    write_spec(proj, 300)
-    assert cli("render", "specs/demo.yaml")[0] == 0
-    sweep = proj / "generated/demo"
-    before = snapshot(sweep)
-    write_spec(proj, 300, template=SLOW)
+def kill_while_staging(proj: Path, sweep: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "sweepgen", "render", "specs/demo.yaml"],
         cwd=proj,
@@ -56,6 +49,30 @@ def test_sigkill_while_staging_leaves_the_previous_render_and_the_next_one_recov
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
+
+
+def test_sigkill_while_staging_a_fresh_folder_then_the_next_render_recovers(proj: Path) -> None:
+    write_spec(proj, 300, template=SLOW)
+    sweep = proj / "generated/demo"
+    kill_while_staging(proj, sweep)
+    assert 10 <= len(staged(sweep)) < 300
+    assert sorted(os.listdir(sweep)) == sorted(p.name for p in staged(sweep))  # nothing else yet
+    rc, out = cli("check", "specs/demo.yaml")
+    assert rc == 1 and "interrupted: temporary file left by a render that did not finish" in out, out
+    write_spec(proj, 300, template=NEW)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    assert leftovers(proj / "generated") == [] and cli("check", "specs/demo.yaml")[0] == 0
+
+
+def test_sigkill_while_staging_leaves_the_previous_render_and_the_next_one_recovers(
+    proj: Path, tmp_path: Path
+) -> None:
+    write_spec(proj, 300)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    sweep = proj / "generated/demo"
+    before = snapshot(sweep)
+    write_spec(proj, 300, template=SLOW)
+    kill_while_staging(proj, sweep)
     temps = staged(sweep)
     assert 10 <= len(temps) < 300
     assert not (sweep / JOURNAL).exists()
