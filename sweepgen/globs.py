@@ -104,10 +104,10 @@ def _segment_matches(seg: Segment, token: Token) -> bool:
         return type(token) is int and token == seg
     if seg == "*":
         return True
-    return isinstance(token, str) and wildcard_match(str(seg), token)
+    return isinstance(token, str) and _wildcard_match(str(seg), token)
 
 
-def wildcard_match(pattern: str, text: str) -> bool:
+def _wildcard_match(pattern: str, text: str) -> bool:
     """``*`` and ``?`` over characters, greedy with one resume point: never exponential."""
     p = t = 0
     star = -1  # position in pattern after the last *

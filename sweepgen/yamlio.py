@@ -206,7 +206,7 @@ def _too_deep(loc: Location) -> SpecError:
     )
 
 
-def too_many_nodes(count: int, limit: int, loc: Location) -> SpecError:
+def _too_many_nodes(count: int, limit: int, loc: Location) -> SpecError:
     return SpecError(
         f"YAML expands to more than {limit:,} nodes"
         + (f" ({count:,})" if count < 10**15 else "")
@@ -232,7 +232,7 @@ class _Builder:
     def count(self, n: int, loc: Location) -> None:
         self.doc.nodes += n
         if self.max_nodes is not None and self.doc.nodes > self.max_nodes:
-            raise too_many_nodes(self.doc.nodes, self.max_nodes, loc)
+            raise _too_many_nodes(self.doc.nodes, self.max_nodes, loc)
 
     def build(self, node: yaml.Node, path: Path) -> Any:
         return _build(node, path, self.doc, self.string_keys, self.built, self)

@@ -41,7 +41,7 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
 BUG_REPORT = "this is a bug in sweepgen; please report it with the traceback above"
 
 
-class SweepgenGroup(click.Group):
+class _SweepgenGroup(click.Group):
     """A lazy group whose ``main`` is the single error funnel, so CliRunner tests exercise it too."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -218,7 +218,7 @@ def _module_exists(target: str) -> bool:
     return importlib.util.find_spec(target.split(":")[0]) is not None
 
 
-@click.group(cls=SweepgenGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_SweepgenGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
     is_flag=True,

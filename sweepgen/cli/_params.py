@@ -11,7 +11,7 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Seconds(click.ParamType[float, Any]):
+class _Seconds(click.ParamType[float, Any]):
     """A finite, non-negative number of seconds. ``float`` alone accepts ``nan`` and ``inf``, and a
     NaN compares false with everything, so a deadline computed from it fires at once."""
 
@@ -27,7 +27,7 @@ class Seconds(click.ParamType[float, Any]):
         return seconds
 
 
-SECONDS = Seconds()
+SECONDS = _Seconds()
 
 
 def output_root_option(help_text: str) -> Callable[[F], F]:

@@ -23,6 +23,7 @@ from sweepgen.run.base import SUMMARY_FILE, Decision, RunState, RunStatus, state
 from sweepgen.run.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.runfiles import RunFileError
 from sweepgen.run.sweep_run import RunResult, final_state
+from sweepgen.run.sweep_search import SearchResult
 
 if TYPE_CHECKING:
     from rich.live import Live
@@ -69,7 +70,7 @@ def step_text(run_dir: Path, config: Mapping[str, Any]) -> str:
     return f"{step}/{total}" if total else str(step)
 
 
-def shows_reward(decisions: Sequence[Decision], logged: Sequence[Mapping[str, Any] | None] = ()) -> bool:
+def _shows_reward(decisions: Sequence[Decision], logged: Sequence[Mapping[str, Any] | None] = ()) -> bool:
     """Reward columns for runs of the bundled trainer (their done file is its summary.json), or when
     a run wrote the bundled trainer's keys (``logged``: its summaries or last metrics rows); a
     foreign trainer has no reward, and a column of dashes says nothing."""
@@ -77,7 +78,7 @@ def shows_reward(decisions: Sequence[Decision], logged: Sequence[Mapping[str, An
     return bundled or any(row and ("final_reward" in row or "reward_mean" in row) for row in logged)
 
 
-def metric_value(run_dir: Path, metric: str) -> float | None:
+def _metric_value(run_dir: Path, metric: str) -> float | None:
     """The last logged value of ``metric`` in the run's metrics.jsonl or metrics.csv."""
     try:
         _, series = metrics.find_in_run(run_dir, metric, tensorboard=False)
@@ -86,7 +87,7 @@ def metric_value(run_dir: Path, metric: str) -> float | None:
     return series.final[1] if series is not None else None
 
 
-def plan_table(decisions: Sequence[Decision]) -> Table:
+def _plan_table(decisions: Sequence[Decision]) -> Table:
     table = Table(title="plan", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("run", "now", "action", "run dir"):
         table.add_column(col)
@@ -99,7 +100,7 @@ def plan_table(decisions: Sequence[Decision]) -> Table:
     return table
 
 
-def progress_table(
+def _progress_table(
     decisions: Sequence[Decision], live: Mapping[str, RunStatus], now: datetime, metric: str | None = None
 ) -> Table:
     """The runs running now, one row each, and a count of the others: a sweep of hundreds of runs
@@ -119,7 +120,7 @@ def progress_table(
         pad_edge=False,
     )
     rows = {d.task.name: last_metrics(d.task.run_dir) for d in decisions if d.task.name in live}
-    value_col = metric or ("reward" if shows_reward(decisions, list(rows.values())) else None)
+    value_col = metric or ("reward" if _shows_reward(decisions, list(rows.values())) else None)
     justify: JustifyMethod
     for col, justify in (
         ("run", "left"),
@@ -136,7 +137,7 @@ def progress_table(
             continue
         row = rows[d.task.name]
         elapsed = elapsed_seconds(status, now)
-        value = metric_value(d.task.run_dir, metric) if metric else row.get("reward_mean") if row else None
+        value = _metric_value(d.task.run_dir, metric) if metric else row.get("reward_mean") if row else None
         table.add_row(
             d.task.name,
             step_text(d.task.run_dir, d.task.config),
@@ -165,7 +166,7 @@ def eta_seconds(
     return spent / step * (total - step)
 
 
-def final_table(
+def _final_table(
     decisions: Sequence[Decision], live: Mapping[str, RunStatus], metric: str | None = None
 ) -> Table:
     table = Table(title="results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -176,7 +177,7 @@ def final_table(
             summaries[d.task.name] = read_summary(d.task.run_dir) or {}
         except RunFileError as err:  # a foreign trainer's summary.json: shown, never fatal
             summaries[d.task.name], unreadable[d.task.name] = {}, f"summary.json {err.reason}"
-    reward = metric is None and shows_reward(decisions, list(summaries.values()))
+    reward = metric is None and _shows_reward(decisions, list(summaries.values()))
     values: tuple[str, ...] = (metric,) if metric else ("final", "best") if reward else ()
     columns: list[tuple[str, JustifyMethod]] = [("run", "left"), ("status", "left"), ("steps", "right")]
     columns += [(v, "right") for v in values]
@@ -196,7 +197,7 @@ def final_table(
             f"[{STYLE[state]}]{state}[/]",
             step_text(d.task.run_dir, d.task.config),
             *(
-                (_fmt_reward(metric_value(d.task.run_dir, metric)),)
+                (_fmt_reward(_metric_value(d.task.run_dir, metric)),)
                 if metric
                 else (_fmt_reward(summary.get("final_reward")), _fmt_reward(summary.get("best_reward")))
                 if reward
@@ -218,13 +219,16 @@ class RichDisplay:
     def note(self, line: str) -> None:
         _console.stderr().print(line, markup=False, highlight=False)
 
+    def say(self, line: str) -> None:
+        _console.stdout().print(line, markup=False, highlight=False)
+
     @contextmanager
     def following(self, decisions: Sequence[Decision]) -> Iterator[_LiveProgress]:
         from rich.live import Live
 
         out = _console.stdout()
         with Live(
-            progress_table(decisions, {}, _now(), self.metric),
+            _progress_table(decisions, {}, _now(), self.metric),
             console=out,
             transient=True,
             auto_refresh=False,
@@ -240,7 +244,29 @@ class _LiveProgress:
         self.view.console.print(line, markup=False)
 
     def update(self, live: Mapping[str, RunStatus]) -> None:
-        self.view.update(progress_table(self.decisions, live, _now(), self.metric), refresh=True)
+        self.view.update(_progress_table(self.decisions, live, _now(), self.metric), refresh=True)
+
+
+def print_search(result: SearchResult, sweep_dir: Path) -> None:
+    """What `run` prints at the end of a search: its plan (--dry-run), that it was interrupted, or
+    the trials by state and the best one (its events were said as they came)."""
+    out = _console.stdout()
+    if result.plan is not None:
+        out.print(result.plan, markup=False)
+    if result.interrupted:
+        _console.stderr().print(
+            f"interrupted: the running trials were stopped (checkpoints kept); `sweepgen run {sweep_dir}` "
+            "resumes them",
+            markup=False,
+        )
+    for line in result.summary:
+        out.print(line, markup=False, highlight=False)
+    if result.elsewhere:
+        out.print(
+            f"{result.elsewhere} trial(s) still run in another `sweepgen run`; "
+            f"follow them with `sweepgen status {sweep_dir}`",
+            markup=False,
+        )
 
 
 def print_result(result: RunResult, sweep_dir: Path, metric: str | None = None) -> None:
@@ -248,14 +274,14 @@ def print_result(result: RunResult, sweep_dir: Path, metric: str | None = None) 
     tail of each failed run, then the notes and errors."""
     out, err = _console.stdout(), _console.stderr()
     if result.describe:
-        out.print(plan_table(result.decisions))
+        out.print(_plan_table(result.decisions))
         for line in result.describe:
             out.print(line, markup=False)
         return
     if result.submitted:
         _say_submitted(result, sweep_dir)
     else:
-        out.print(final_table(result.decisions, result.live, metric))
+        out.print(_final_table(result.decisions, result.live, metric))
     for run in result.failed:
         what = f"{escape(run.name)} failed ({escape(run.reason)}); last lines of {escape(str(run.log))}"
         err.print(f"\n[bold red]── {what}:[/]")

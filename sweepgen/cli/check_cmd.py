@@ -11,27 +11,10 @@ import click
 from sweepgen.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, _no_import
 from sweepgen.cli._console import info, verbose
 from sweepgen.cli._params import output_root_option
-from sweepgen.errors import UserError
 from sweepgen.escape import line, lines
 
 if TYPE_CHECKING:  # the compiler loads when the command runs, not for --help
     from sweepgen.compile.check import Report
-
-
-def discover() -> list[str]:
-    """The specs of [tool.sweepgen] in pyproject.toml (or the default globs); none is an error."""
-    from sweepgen import settings
-
-    found = settings.load()
-    specs = found.spec_files()
-    if not specs:
-        where = f"[tool.sweepgen] specs in {found.source}" if found.source else "the default globs"
-        raise UserError(
-            f"no specs given and none found by {where} ({', '.join(found.specs)})",
-            hint='name the spec files, or set `specs = ["glob", ...]` under [tool.sweepgen] in '
-            "pyproject.toml",
-        )
-    return specs
 
 
 @click.command()
@@ -70,15 +53,11 @@ def check(
     2 when a spec is invalid.
     """
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
-    from sweepgen.compile import api
-
-    discovered = not specs
-    if discovered:
-        specs = tuple(discover())
-    from sweepgen.compile import schema
+    from sweepgen.compile import api, schema
 
     with schema.no_import() if no_import else contextlib.nullcontext() as skipped:
-        report = api.check(list(specs), out_root, orphan_sweeps=discovered, full=full)
+        # no SPECs: the project's own (then an orphaned sweep folder is a problem too)
+        report = api.check(list(specs) or None, out_root, full=full)
     _no_import.report(skipped or [], fmt)
     if fmt == "json":
         click.echo(

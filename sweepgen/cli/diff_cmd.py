@@ -7,12 +7,9 @@ is not allowed (with no --allow at all, any change: like diff(1)); 2 bad input.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-
-from sweepgen.globs import Glob
 
 if TYPE_CHECKING:  # the readers load when the command runs, not for --help
     from sweepgen.readers.diff import Change
@@ -70,16 +67,19 @@ def diff(
     source and shown as <not evaluated at FILE:LINE: ...>.
     """
     # the readers load when the command runs, not for --help
-    from sweepgen.readers import diff as semantic
-    from sweepgen.readers.model import not_evaluated
+    from sweepgen.readers.compare import compare
 
-    if yaml_version is None and _uses_omegaconf(a, b):
-        yaml_version = "omegaconf"  # one reading for both sides: a literal and an interpolation agree
-    first, second = _load(a, resolve_bases, yaml_version), _load(b, resolve_bases, yaml_version)
-    old, new = first.data, second.data
-    for warning in dict.fromkeys([*first.warnings, *second.warnings]):
+    result = compare(
+        a,
+        b,
+        allow=allow,
+        resolve_bases=resolve_bases,
+        yaml_version=yaml_version,
+        variant_config=_variant_config,
+    )
+    for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
-    opaque = [*not_evaluated(old), *not_evaluated(new)]
+    opaque = result.opaque
     if opaque:
         places = ", ".join(dict.fromkeys(node.at for node in opaque if node.at))
         click.echo(
@@ -87,28 +87,27 @@ def diff(
             f"{'are' if len(opaque) != 1 else 'is'} compared by normalised source ({_shorten(places)})",
             err=True,
         )
-    globs = _allow_globs(allow)
-    for glob, close in semantic.unmatched_globs(allow, old, new).items():
+    for glob, close in result.unmatched.items():
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         click.echo(f"warning: --allow {glob!r} matches no path in either config{hint}", err=True)
-    changes = semantic.diff(old, new)
-    refused = {change.path for change in semantic.disallowed(changes, globs)}
+    changes, refused = result.changes, result.refused
     if fmt == "json":
         report = _report(a, b, allow, changes, refused)
         for change, row in zip(changes, report["changes"]):
-            row["old_at"] = _at(first, change.path) if change.kind != "added" else None
-            row["new_at"] = _at(second, change.path) if change.kind != "removed" else None
+            row["old_at"] = _at(result.first, change.path) if change.kind != "added" else None
+            row["new_at"] = _at(result.second, change.path) if change.kind != "removed" else None
         click.echo(json.dumps(report, indent=2, sort_keys=True))
     else:
         _print_text(changes, refused, gated=bool(allow))
-    return 1 if refused else 0
+    return result.exit_code
 
 
-def _allow_globs(allow: tuple[str, ...]) -> list[Glob]:
-    """The one place --allow globs are parsed, in the project's one glob grammar (sweepgen.globs)."""
-    from sweepgen.readers.diff import parse_globs
+def _variant_config(spec: str, variant: str) -> Any:
+    """A spec's variant, resolved by the compile API (readers never import the compiler)."""
+    # the compiler (pydantic, jinja2: ~0.15 s) loads only for a SPEC:VARIANT side
+    from sweepgen.compile.api import resolve_variant
 
-    return parse_globs(allow)
+    return resolve_variant(spec, variant)
 
 
 def _shorten(text: str, limit: int = 200) -> str:
@@ -118,63 +117,6 @@ def _shorten(text: str, limit: int = 200) -> str:
 def _at(result: ReadResult, path: tuple[Any, ...]) -> str | None:
     line = result.line_of(path)
     return f"{result.path}:{line}" if line else None
-
-
-def _load(ref: str, resolve_bases: bool, yaml_version: str | None) -> ReadResult:
-    """A config file through the readers, or ``SPEC.yaml:VARIANT`` through the compile API."""
-
-    # the readers load when the command runs, not for --help
-    from sweepgen.readers.configfile import read_config
-    from sweepgen.readers.model import ReadResult
-
-    spec, sep, variant = ref.rpartition(":")
-    if (
-        not Path(ref).exists()
-        and sep
-        and variant
-        and Path(spec).suffix in (".yaml", ".yml")
-        and Path(spec).is_file()
-    ):
-        # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
-        from sweepgen.compile.api import resolve_variant
-
-        return ReadResult(ref, resolve_variant(spec, variant))
-    if yaml_version is None:
-        yaml_version = "1.2" if _is_spec(ref) else "1.1"
-    return read_config(ref, resolve_bases=resolve_bases, yaml_version=yaml_version)
-
-
-def _uses_omegaconf(*refs: str) -> bool:
-    """Does either file (not a spec) use OmegaConf's features? Then both are read as OmegaConf does."""
-    from sweepgen.readers.omegayaml import uses_omegaconf
-
-    for ref in refs:
-        path = Path(ref)
-        if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file() or _is_spec(ref):
-            continue
-        try:
-            with path.open(encoding="utf-8", errors="replace") as handle:
-                if uses_omegaconf(handle.read(1 << 20)):
-                    return True
-        except OSError:
-            continue
-    return False
-
-
-def _is_spec(ref: str) -> bool:
-    """A sweepgen spec (read as YAML 1.2, like the compiler reads it) starts its mapping with `sweepgen:`."""
-    import re
-    from pathlib import Path
-
-    path = Path(ref)
-    if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
-        return False
-    try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            head = handle.read(65536)
-    except OSError:
-        return False
-    return re.search(r"^sweepgen:[ \t]*\d", head, re.M) is not None
 
 
 def _report(a: str, b: str, allow: tuple[str, ...], changes: list[Change], refused: Paths) -> dict[str, Any]:

@@ -25,15 +25,12 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
 
     Without SPECs: the specs of [tool.sweepgen] in pyproject.toml (as `check` finds them)."""
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
-    from sweepgen.cli.check_cmd import discover
     from sweepgen.compile import api, schema
     from sweepgen.compile.lock import LOCK_NAME
 
-    if not specs:
-        specs = tuple(discover())
     started = time.perf_counter()
     with schema.no_import() if no_import else contextlib.nullcontext() as skipped:
-        outcomes = api.render(list(specs), out_root, dry_run=dry_run)
+        outcomes = api.render(list(specs) or None, out_root, dry_run=dry_run)
     _no_import.report(skipped or [])
     detail(
         f"compiled and {'planned' if dry_run else 'wrote'} {len(outcomes)} spec(s) in "

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sweepgen.cli import _console
-from sweepgen.errors import ConfigError, UserError
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
     from rich.table import Table
@@ -69,7 +68,7 @@ SHORT.update(
 )
 
 
-def short_names(paths: Sequence[str]) -> dict[str, str]:
+def _short_names(paths: Sequence[str]) -> dict[str, str]:
     """The shortest dotted suffix of each path that no other path shares (training.seed -> seed)."""
     names: dict[str, str] = {}
     for path in paths:
@@ -96,7 +95,7 @@ def _runs_table(
     from sweepgen.cli._run_display import fmt_duration
 
     short = {**SHORT, **(measured or {})}
-    headers = {**short, **short_names(varying)}
+    headers = {**short, **_short_names(varying)}
     table = Table(
         title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
     )
@@ -251,28 +250,25 @@ def report(
     """
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run import report_make
+    from sweepgen.run.sweep_search import report_target
 
     source = click.get_current_context().get_parameter_source("mode")
     mode_given = source is not None and source.name != "DEFAULT"
-    search_dir, spec = _search_of(directory)
-    if spec is not None and metric is None:  # a search sweep: by default, the metric it optimised
-        from sweepgen.compile import search
-
-        block = search.block(spec)
-        metric, mode = block.metric, mode if mode_given else block.mode
+    # a search sweep (DIR, or the one its runs name): by default, the metric and mode it optimised
+    target = report_target(directory, metric, mode, mode_given=mode_given)
     request = report_make.Request(
         directory=directory,
         out_dir=out_dir,
-        metric=metric,
-        mode=mode,
+        metric=target.metric,
+        mode=target.mode,
         mode_given=mode_given,
         at=at,
         compare=compare,
         seeds=seeds,
         plot=not no_plot,
         html=html,
-        search=spec,
-        search_dir=search_dir,
+        search=target.spec,
+        search_dir=target.search_dir,
     )
     outcome = report_make.make(request)
     _show(outcome, request, fmt)
@@ -330,45 +326,9 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
         out.print(f"{what}: {path}", markup=False)
 
 
-def _search_of(directory: Path) -> tuple[Path | None, Any]:
-    """(sweep folder, spec) of the search DIR reports: DIR itself, or the one sweep every run of a
-    runs folder names in its status file; (None, None) for any other sweep, (folder, None) for a
-    search whose spec does not load now. A folder without a
-    study is no search to show (nor a search before its first `run`): its lock is not read here."""
-    from sweepgen.cli.search_run import search_spec
-    from sweepgen.compile.lock import LOCK_NAME
-    from sweepgen.run.base import STATUS_FILE, read_status
-
-    if (directory / LOCK_NAME).is_file():
-        named: set[str | None] = {str(directory)}
-    else:
-        named = set()
-        for path in directory.glob(f"*/{STATUS_FILE}"):
-            try:
-                status = read_status(path.parent)
-            except ConfigError:  # the report lists an unusable status file with its run
-                continue
-            named.add(status.sweep_dir if status is not None else None)
-            if not _has_study(next(iter(named))) or len(named) > 1:
-                return None, None  # a grid's runs (one status read), or runs of several sweeps
-    found = named.pop() if len(named) == 1 else None
-    if found is None or not _has_study(found):
-        return None, None
-    try:
-        return Path(found), search_spec(Path(found))
-    except UserError:  # a spec that no longer loads: the report goes on, its search lines say why
-        return Path(found), None
-
-
-def _has_study(sweep_dir: str | None) -> bool:
-    from sweepgen.run.search_study import journal_path
-
-    return sweep_dir is not None and journal_path(Path(sweep_dir)).is_file()
-
-
 def _search_best(directory: Path) -> None:
     """A search sweep: its trials by state, the best trial and its config diff from the base."""
-    from sweepgen.cli.search_run import search_lines
+    from sweepgen.run.sweep_search import search_lines
 
     for line in search_lines(directory, diff=True):
         _console.stdout().print(line, markup=False, highlight=False)

@@ -1,4 +1,5 @@
-"""`sweepgen run DIR`: parse the options, call ``sweepgen.run.sweep_run.run_sweep``, print what it
+"""`sweepgen run DIR`: parse the options, call ``sweepgen.run.sweep_search.run`` (the search
+controller for a search sweep, ``sweepgen.run.sweep_run.run_sweep`` for any other), print what it
 returns. Run selection, the recorded command line, waiting and the exit code live there (see its
 docstring for the exit codes: 0 every run in scope finished; 1 a run failed, was cancelled or is
 still running elsewhere; 2 bad input; 130 interrupted).
@@ -7,15 +8,10 @@ still running elsewhere; 2 bad input; 130 interrupted).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from sweepgen.cli._params import SECONDS
-
-if TYPE_CHECKING:
-    from sweepgen.cli._run_display import RichDisplay
-    from sweepgen.run.sweep_state import RunOptions
 
 
 @click.command("run")
@@ -132,8 +128,10 @@ def run(
     (--executor slurm).
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.cli._run_display import RichDisplay, print_result
-    from sweepgen.run.sweep_run import RunRequest, run_sweep
+    from sweepgen.cli._run_display import RichDisplay, print_result, print_search
+    from sweepgen.run.sweep_run import RunRequest
+    from sweepgen.run.sweep_search import SearchResult
+    from sweepgen.run.sweep_search import run as run_any
     from sweepgen.run.sweep_state import RunOptions
 
     options = RunOptions(
@@ -147,36 +145,10 @@ def run(
         mps=True if mps else None,
         stop_timeout=stop_timeout,
     )
-    display = RichDisplay(metric)
-    searched = _search_branch(sweep_dir, options, display, dry_run)
-    if searched is not None:
-        return searched
     request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
-    result = run_sweep(request, display)
-    print_result(result, sweep_dir, metric)
+    result = run_any(request, RichDisplay(metric))
+    if isinstance(result, SearchResult):
+        print_search(result, sweep_dir)
+    else:
+        print_result(result, sweep_dir, metric)
     return result.code
-
-
-def _search_branch(sweep_dir: Path, options: RunOptions, display: RichDisplay, dry_run: bool) -> int | None:
-    """A search sweep (its spec has `search:`) is driven by the search controller; None otherwise."""
-    from sweepgen.cli.search_run import run_search, search_spec
-    from sweepgen.run.sweep_run import parse_gpus, stop_gracefully, stop_signals_raise_interrupt
-    from sweepgen.run.tasks import parse_command, parse_done_file
-
-    spec = search_spec(sweep_dir)
-    if spec is None:
-        return None
-    argv = parse_command(options.command, shell=bool(options.shell))
-    return run_search(
-        sweep_dir,
-        spec,
-        executor=options.executor or "local",
-        argv=argv,
-        done_file=parse_done_file(options.done_file, argv),
-        gpus=parse_gpus(options.gpus),
-        per_gpu=options.per_gpu or 1,
-        stop_timeout=options.stop_timeout,
-        dry_run=dry_run,
-        stop=lambda ex: stop_gracefully(ex, display),
-        stop_signals=stop_signals_raise_interrupt,
-    )

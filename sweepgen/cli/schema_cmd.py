@@ -3,8 +3,6 @@ completion; or of a config class, as a file CI validates against without importi
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from sweepgen.cli import EXIT_OK
@@ -35,14 +33,9 @@ def schema(ref: str | None, out: str | None) -> int:
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
     from sweepgen.compile import api
 
-    if ref is None:
-        text = json.dumps(api.spec_json_schema(), indent=2, sort_keys=True) + "\n"
-    else:
-        text = api.export_schema(ref)
+    text = api.schema_document(ref, out)
     if out is None:
         click.echo(text, nl=False)
     else:
-        with open(out, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
         info(f"wrote {out} (JSON Schema of {ref or 'the spec format'})")
     return EXIT_OK

@@ -8,9 +8,7 @@ was cancelled; 1 some did (their state and log tail are shown); 2 bad input.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,10 +21,9 @@ from sweepgen.cli._table import emit, format_option
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when a command runs
     from rich.table import Table
 
-    from sweepgen.run.base import RunTask
     from sweepgen.run.run_view import RunView
+    from sweepgen.run.sweep_watch import StatusOutcome
 
-FOLLOW_POLL_S = 2.0
 STYLE = {
     "FINISHED": "green",
     "RUNNING": "cyan",
@@ -63,17 +60,15 @@ def status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_li
     Failed, timed-out and cancelled runs are listed with the last lines of their log.
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run.sweep_status import collect
+    from sweepgen.run.sweep_watch import status as sweep_status
 
-    tasks = _tasks(sweep_dir, only)
-    views = collect(tasks)
     if wait and fmt == "text":
-        views = _follow(tasks, views)
-    elif wait:
-        while any(v.live for v in views):
-            time.sleep(FOLLOW_POLL_S)
-            views = collect(tasks)
-    for note in dict.fromkeys(v.note for v in views if v.note):  # e.g. sacct down: what is not known
+        outcome = _follow(sweep_dir, only)
+    else:
+        outcome = sweep_status(sweep_dir, only, wait=wait)
+    views = outcome.views
+    _found_under(outcome.under)
+    for note in outcome.warnings:  # e.g. sacct down: what is not known
         _console.stderr().print(f"warning: {note}", markup=False, highlight=False)
     if fmt == "json":
         click.echo(json.dumps([_as_json(v, tail_lines) for v in views], indent=2, sort_keys=True))
@@ -85,7 +80,7 @@ def status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_li
         _console.stdout().print(_table(views, title=f"{sweep_dir}"))
         _search_summary(sweep_dir)
         _show_problems(views, tail_lines)
-    return _exit_code(views)
+    return outcome.exit_code
 
 
 @click.command("cancel")
@@ -103,90 +98,51 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     Runs of the local executor are stopped with Ctrl-C in the terminal that runs them.
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run.slurm import cancel_runs
-    from sweepgen.run.sweep_status import collect
+    from sweepgen.run.sweep_watch import cancel as cancel_sweep
 
-    tasks = _tasks(sweep_dir, only)
-    views = collect(tasks)
-    on_slurm = [v.task for v in views if v.live and v.status and v.status.executor == "slurm"]
-    elsewhere = [v for v in views if v.live and v.status and v.status.executor != "slurm"]
+    outcome = cancel_sweep(sweep_dir, only)
+    _found_under(outcome.under)
     out, err = _console.stdout(), _console.stderr()
-    if not on_slurm and not elsewhere:
+    if outcome.nothing_live:
         out.print(f"nothing to cancel: no run of {sweep_dir} is queued or running")
         return 0
-    if on_slurm:
-        cancelled = {v.task.name: v for v in cancel_runs(on_slurm)}
-        views = [cancelled.get(v.task.name, v) for v in views]
-        from sweepgen.run import sweep_state
-
-        # the command line the sweep was started with, so the copied hint runs the same trainer
-        recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
-        resume = replace(recorded, executor="slurm").command_line(sweep_dir, "--rerun-failed")
-        out.print(f"cancelled {len(on_slurm)} Slurm run(s); resume them with `{resume}`", markup=False)
-    out.print(_table(views, title=str(sweep_dir)))
-    for view in elsewhere:
+    if outcome.cancelled:
+        out.print(
+            f"cancelled {outcome.cancelled} Slurm run(s); resume them with `{outcome.resume}`", markup=False
+        )
+    out.print(_table(outcome.views, title=str(sweep_dir)))
+    for view in outcome.elsewhere:
         assert view.status is not None  # a live run has a status
         err.print(
             f"{view.task.name}: runs under the {view.status.executor} executor "
             f"({_job(view)}); stop it with Ctrl-C in the terminal running `sweepgen run`",
             markup=False,
         )
-    return 1 if elsewhere else 0
+    return outcome.exit_code
 
 
-def _tasks(sweep_dir: Path, only: tuple[str, ...]) -> list[RunTask]:
-    # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run.tasks import load_sweep, select
-
-    # the command is irrelevant here (nothing is run); a placeholder keeps non-YAML sweeps loadable
-    sweep = load_sweep(sweep_dir, command=("{config}",))
-    return _located(sweep_dir, select(sweep.tasks, only))
-
-
-def _located(sweep_dir: Path, tasks: list[RunTask]) -> list[RunTask]:
-    """Run directories are relative to where `sweepgen run` was started. From another directory,
-    find them under an ancestor of the sweep folder (the project root, usually) and say so; if they
-    are nowhere and the sweep folder is outside this directory, say why instead of showing every run
-    as never started (exit 2)."""
-    from dataclasses import replace
-
-    from sweepgen.errors import UserError
-
-    relative = [t for t in tasks if not t.run_dir.is_absolute()]
-    if not relative or any(t.run_dir.exists() for t in tasks):
-        return tasks
-    for base in Path(sweep_dir).resolve().parents:
-        if any((base / t.run_dir).exists() for t in relative):
-            _console.stderr().print(
-                f"note: run directories found under {base} (they are relative to where `sweepgen run` "
-                "was started)",
-                markup=False,
-                highlight=False,
-            )
-            return [t if t.run_dir.is_absolute() else replace(t, run_dir=base / t.run_dir) for t in tasks]
-    if Path.cwd() not in Path(sweep_dir).resolve().parents:
-        raise UserError(
-            f"none of the {len(tasks)} run directories of {sweep_dir} exists here ({Path.cwd()}) nor "
-            "under any folder above the sweep folder",
-            hint="run directories are relative to where `sweepgen run` was started; run `sweepgen "
-            "status` from there",
+def _found_under(under: Path | None) -> None:
+    if under is not None:
+        _console.stderr().print(
+            f"note: run directories found under {under} (they are relative to where `sweepgen run` "
+            "was started)",
+            markup=False,
+            highlight=False,
         )
-    return tasks
 
 
-def _follow(tasks: Sequence[RunTask], views: list[RunView]) -> list[RunView]:
-    # sweepgen.run loads when the command runs, not for --help
+def _follow(sweep_dir: Path, only: tuple[str, ...]) -> StatusOutcome:
+    """`status --wait` in text: a live table, redrawn with each collection, until no run is live."""
+    # rich and sweepgen.run load when the command runs, not for --help
     from rich.live import Live
+    from rich.text import Text
 
-    from sweepgen.run.sweep_status import collect
+    from sweepgen.run.sweep_watch import status as sweep_status
 
-    out = _console.stdout()
-    with Live(_table(views), console=out, transient=True, auto_refresh=False) as live:
-        while any(v.live for v in views):
-            time.sleep(FOLLOW_POLL_S)
-            views = collect(tasks)
-            live.update(_table(views), refresh=True)
-    return views
+    with Live(Text(""), console=_console.stdout(), transient=True, auto_refresh=False) as live:
+        return sweep_status(
+            sweep_dir, only, wait=True, show=lambda views: live.update(_table(views), refresh=True)
+        )
 
 
 def _table(views: Sequence[RunView], title: str | None = None) -> Table:
@@ -256,13 +212,6 @@ def _as_json(view: RunView, tail_lines: int) -> dict[str, Any]:
     return data
 
 
-def _exit_code(views: Sequence[RunView]) -> int:
-    # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run.sweep_status import problems
-
-    return 1 if problems(views) else 0
-
-
 def _job(view: RunView) -> str:
     assert view.status is not None  # called only for a run with a status
     ids = view.status.ids
@@ -275,7 +224,7 @@ def _job(view: RunView) -> str:
 
 def _search_summary(sweep_dir: Path) -> None:
     """A search sweep: its trials by state (refused points have no run in the table) and the best."""
-    from sweepgen.cli.search_run import search_lines
+    from sweepgen.run.sweep_search import search_lines
 
     for line in search_lines(sweep_dir, diff=False):
         _console.stdout().print(line, markup=False, highlight=False)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import json
 import os
 from typing import Any
 
+from sweepgen import settings
 from sweepgen.compile import schema, schema_export, writer
 from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
@@ -57,14 +59,34 @@ def resolve_variant(spec_path: str, variant_name: str) -> dict[str, Any]:
     return variant.config
 
 
-def render(spec_paths: list[str], out_root: str = "generated", *, dry_run: bool = False) -> list[Outcome]:
-    """Compile every spec, then (unless ``dry_run``) write them all; nothing is written on any error.
+def project_specs() -> list[str]:
+    """The project's specs: ``specs`` of [tool.sweepgen] in pyproject.toml, else the default globs
+    (``sweepgen.settings``). Finding none is an error: `check` must never pass by checking nothing."""
+    found = settings.load()
+    specs = found.spec_files()
+    if not specs:
+        where = f"[tool.sweepgen] specs in {found.source}" if found.source else "the default globs"
+        raise UserError(
+            f"no specs given and none found by {where} ({', '.join(found.specs)})",
+            hint='name the spec files, or set `specs = ["glob", ...]` under [tool.sweepgen] in '
+            "pyproject.toml",
+        )
+    return specs
+
+
+def render(
+    spec_paths: list[str] | None = None, out_root: str = "generated", *, dry_run: bool = False
+) -> list[Outcome]:
+    """Compile every spec (None: the project's specs, ``project_specs``), then (unless ``dry_run``)
+    write them all; nothing is written on any error.
 
     Returns one ``sweepgen.compile.writer.Outcome`` per spec: what was (or would be) created, updated,
     left unchanged and removed.
     """
     # A spec whose lock proves nothing changed (every input and file has its recorded hash; see
     # check_fast) is not compiled: its outcome is "all unchanged", read from the lock.
+    if spec_paths is None:
+        spec_paths = project_specs()
     trusts = {path: trusted(path, out_root) for path in spec_paths}
     unchanged = {
         path: t.verdict.lock if t.verdict is not None and not t.verdict.findings else None
@@ -124,12 +146,20 @@ def _outcomes(
 
 
 def check(
-    spec_paths: list[str], out_root: str = "generated", *, orphan_sweeps: bool = False, full: bool = False
+    spec_paths: list[str] | None = None,
+    out_root: str = "generated",
+    *,
+    orphan_sweeps: bool = False,
+    full: bool = False,
 ) -> Report:
     """Validate specs and compare their rendering with ``out_root``; returns a ``check.Report``.
+    ``spec_paths`` None: the project's specs (``project_specs``); then a sweep folder under
+    ``out_root`` that none of them produces is an orphan, as with ``orphan_sweeps``.
 
     Without ``full``, a spec whose every input and generated file still has the hash its lock
     recorded is not rendered again (see ``sweepgen.compile.check_fast``)."""
+    if spec_paths is None:
+        spec_paths, orphan_sweeps = project_specs(), True
     return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps, full=full)
 
 
@@ -146,7 +176,21 @@ def spec_json_schema() -> dict[str, Any]:
     return doc
 
 
-def export_schema(ref: str) -> str:
+def schema_document(ref: str | None = None, out: str | None = None) -> str:
+    """The JSON Schema text of the spec format, or (``ref``, ``module:Class``) of that config class;
+    also written to the file ``out`` when given (`sweepgen schema -o FILE`)."""
+    text = (
+        json.dumps(spec_json_schema(), indent=2, sort_keys=True) + "\n"
+        if ref is None
+        else _export_schema(ref)
+    )
+    if out is not None:
+        with open(out, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    return text
+
+
+def _export_schema(ref: str) -> str:
     """The JSON Schema file text of a dataclass or pydantic model named ``module:Class`` (imports it)."""
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
@@ -174,7 +218,7 @@ def init_project(
     files: dict[str, str] = {}
     if schema_ref is not None:
         schema_file = os.path.join(schemas_dir, schema_ref.rpartition(":")[2].lower() + ".json")
-        files[schema_file] = export_schema(schema_ref)
+        files[schema_file] = _export_schema(schema_ref)
     start = init_spec.starter(
         config, name=name, specs_dir=specs_dir, templates_dir=templates_dir, schema_file=schema_file
     )

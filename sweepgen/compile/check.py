@@ -98,7 +98,7 @@ def check(
         owned.add(plan.spec.name)
         report.files += len(plan.files)
         try:
-            report.problems.extend(check_plan(plan))
+            report.problems.extend(_check_plan(plan))
         except SweepgenError as err:
             report.problems.append(_invalid(err, spec_path))
     if orphan_sweeps and os.path.isdir(out_root):
@@ -195,7 +195,7 @@ def _unsafe_problem(where: str, kind: str, what: str = "inside a generated folde
     )
 
 
-def check_plan(plan: Plan) -> list[Problem]:
+def _check_plan(plan: Plan) -> list[Problem]:
     parent, name = os.path.split(plan.sweep_dir)
     try:
         tree = OutputTree.open(parent, name, plan.shown_dir, create=False)

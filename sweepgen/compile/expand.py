@@ -149,7 +149,7 @@ class _Names:
         self.folded: dict[str, str] = {}
 
     def add(self, parts: dict[str, str], vname: str | None, on_grid: bool) -> str:
-        name = short_name("_".join(parts.values()) or "base")
+        name = _short_name("_".join(parts.values()) or "base")
         origin = f"variant {vname!r}, " if vname else ""
         desc = origin + ", ".join(f"{k} {v!r}" for k, v in parts.items() if k != "variant")
         where = self.spec.loc(("grid",) if on_grid else ("variants",))
@@ -515,7 +515,7 @@ def _ablation_points(spec: Spec, locs: Locs) -> list[_Point]:
 MAX_NAME = 60  # longer names are cut and suffixed with a hash of the whole name
 
 
-def short_name(name: str) -> str:
+def _short_name(name: str) -> str:
     """``name``, or for one over MAX_NAME characters its first 51 and 8 hex digits of its sha256:
     still unique, still readable, and short enough for file names, tables and Slurm job names. The
     values behind the cut stay in the config, the lock (`values`) and `sweepgen list`."""

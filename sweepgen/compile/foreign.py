@@ -33,12 +33,12 @@ TOOL_PATTERNS = (
 )
 
 
-def is_tool_file(rel: str) -> bool:
+def _is_tool_file(rel: str) -> bool:
     """True for a path (relative, posix) with a component tools create on their own."""
     return any(fnmatch.fnmatchcase(part, pattern) for part in rel.split("/") for pattern in TOOL_PATTERNS)
 
 
-def git_ignored(folder: str, rels: list[str]) -> set[str]:
+def _git_ignored(folder: str, rels: list[str]) -> set[str]:
     """The paths among ``rels`` (relative to ``folder``) that git ignores there; empty outside git."""
     if not rels or shutil.which("git") is None:
         return set()
@@ -58,6 +58,6 @@ def git_ignored(folder: str, rels: list[str]) -> set[str]:
 
 def foreign_ok(folder: str, rels: list[str]) -> set[str]:
     """The paths among ``rels`` that are not orphans: tool files and git-ignored files."""
-    tools = {r for r in rels if is_tool_file(r)}
+    tools = {r for r in rels if _is_tool_file(r)}
     rest = [r for r in rels if r not in tools]
-    return tools | git_ignored(os.path.abspath(folder), rest)
+    return tools | _git_ignored(os.path.abspath(folder), rest)

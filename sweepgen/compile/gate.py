@@ -29,7 +29,7 @@ def layer_of(variant: Variant, path: str) -> str:
     return "base"
 
 
-def implicitly_allowed(layer: str) -> bool:
+def _implicitly_allowed(layer: str) -> bool:
     """Differences set by grid, zip, sample, derived, an ablation step or a search trial (its axes
     and repeat seed) need no `allow` entry."""
     return layer in ("grid", "zip", "sample", "derived", "search") or layer.startswith(
@@ -47,7 +47,7 @@ def check_gate(expansion: Expansion) -> None:
         for path in sorted(paths.diff_at(base, variant.config, variant.touched)):
             # Decided per variant by the layer that last set the path: a named variant changing a
             # path that some axis also varies (in other variants) still needs `allow`.
-            if not implicitly_allowed(layer_of(variant, path)) and not paths.matches(path, allow):
+            if not _implicitly_allowed(layer_of(variant, path)) and not paths.matches(path, allow):
                 bad.append((variant, path))
     if not bad:
         return
@@ -71,7 +71,7 @@ def check_gate(expansion: Expansion) -> None:
     raise ValidationError(
         f"variant {variant.name!r} differs from the base at `{path}`: "
         f"{show_value(old)} -> {show_value(new)}, set by {layer}; this path is not in `allow`{also}{more}. "
-        f"deepdiff: {explain(base, variant.config, path)}",
+        f"deepdiff: {_explain(base, variant.config, path)}",
         location=expansion.where(layer, path) or spec.loc(("allow",)),
         key=path,
         hint=f"if the difference is intended, add `{path}` (or a glob covering it) to `allow`; otherwise "
@@ -86,7 +86,7 @@ def show_value(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def explain(base: dict[str, Any], config: dict[str, Any], path: str) -> str:
+def _explain(base: dict[str, Any], config: dict[str, Any], path: str) -> str:
     """deepdiff's own account of the change at ``path`` (the reference the gate must agree with).
 
     Compared from the parent mapping, so a key that was added or removed reads as such.

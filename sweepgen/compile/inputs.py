@@ -100,7 +100,7 @@ def module_identity(module: str) -> str:
     installed into site-packages its distribution's name and version (``trl==1.16.0``): a hash of
     site-packages would differ between machines for the same release, and an upgrade of the package
     is what changes its schema."""
-    source = module_source(module)
+    source = _module_source(module)
     if source is None:
         return DYNAMIC
     parts = os.path.abspath(source).split(os.sep)
@@ -139,7 +139,7 @@ def _template_files(template: Template) -> tuple[list[str], bool]:
     return list(seen.values()), dynamic
 
 
-def module_source(name: str) -> str | None:
+def _module_source(name: str) -> str | None:
     """The source file of module ``name``, found without importing it (for a check that does not
     import); None when there is none (a namespace or built-in module)."""
     module: Any = sys.modules.get(name)

@@ -40,7 +40,7 @@ def find_root(spec_abspath: str, out_root: str) -> str:
     return common
 
 
-def is_inside(path: str, root: str) -> bool:
+def _is_inside(path: str, root: str) -> bool:
     """Is ``path`` ``root`` or below it? Both absolute and already resolved."""
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -55,7 +55,7 @@ def resolve(root: str, base_dir: str, rel: str, *, what: str, loc: Location) -> 
         raise RuntimeError(f"project root not set or not absolute: {root!r}")
     full = os.path.normpath(os.path.join(base_dir, rel))
     real = os.path.realpath(full)
-    if not is_inside(real, root):
+    if not _is_inside(real, root):
         raise SpecError(
             f"{what} {rel!r} lies outside the project {root}",
             location=loc,

@@ -85,7 +85,7 @@ class SampleBlock(BaseModel):
     )
 
 
-def unit_points(block: SampleBlock) -> list[list[float]]:
+def _unit_points(block: SampleBlock) -> list[list[float]]:
     """``n`` points in the unit cube, one coordinate per axis, in the order the axes are written."""
     dims = len(block.axes)
     if block.method == "random":
@@ -120,7 +120,7 @@ def value_at(dist: Distribution, u: float) -> Any:
 def draw(block: SampleBlock) -> list[list[Any]]:
     """Every point's values, axis by axis in written order."""
     dists = list(block.axes.values())
-    return [[value_at(d, u) for d, u in zip(dists, point)] for point in unit_points(block)]
+    return [[value_at(d, u) for d, u in zip(dists, point)] for point in _unit_points(block)]
 
 
 def short_number(value: float, digits: int) -> str:

@@ -115,7 +115,7 @@ def time_budget(seconds: float) -> Iterator[None]:
         _active = outer
 
 
-def tick() -> None:
+def _tick() -> None:
     budget = _active
     if budget is not None and budget.expired:
         raise TimeLimitExceeded(budget.seconds)
@@ -126,7 +126,7 @@ def _ticking(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def ticked(*args: Any, **kwargs: Any) -> Any:
-        tick()
+        _tick()
         return func(*args, **kwargs)
 
     return ticked
@@ -135,14 +135,14 @@ def _ticking(func: Callable[..., Any]) -> Callable[..., Any]:
 def _counted(iterable: Iterable[Any]) -> Iterator[Any]:
     """What a template's ``{% for %}`` iterates: the same items, each one a tick."""
     for item in iterable:
-        tick()
+        _tick()
         yield item
 
 
 _LOOP_FILTER = "__sweepgen_counted"  # not a name a template can write as a filter (leading `__`)
 
 
-class NamedUndefinedError(UndefinedError):
+class _NamedUndefinedError(UndefinedError):
     """An undefined name was used; keeps the object it was looked up on and the missing name, so the
     error can say which config path is missing and suggest the closest key."""
 
@@ -162,7 +162,7 @@ class _Undefined(StrictUndefined):
         self, hint: str | None = None, obj: Any = None, name: str | None = None, exc: Any = UndefinedError
     ) -> None:
         if exc is UndefinedError:  # a missing name; a SecurityError (unsafe attribute) stays itself
-            exc = functools.partial(NamedUndefinedError, obj=obj, name=name)
+            exc = functools.partial(_NamedUndefinedError, obj=obj, name=name)
         super().__init__(hint, obj, name, exc)
 
     __repr__ = StrictUndefined._fail_with_undefined_error
@@ -186,7 +186,7 @@ def fail_if_undefined(value: Any, depth: int = 0) -> None:
 def _finalize(value: Any) -> Any:
     """Every ``{{ }}`` output passes here: an undefined hidden in a literal is an error too, and so
     is a string with a NUL or another C0 control, which would land raw in the file."""
-    tick()
+    _tick()
     if type(value) is str and not value.isprintable() and (bad := escape.first_c0(value)) is not None:
         raise LimitExceeded(
             f"`{{{{ }}}}` would write control character U+{ord(bad):04X} raw into the file; "
@@ -200,7 +200,7 @@ def _finalize(value: Any) -> Any:
 def undefined_message(err: BaseException, config: dict[str, Any]) -> str | None:
     """``training.sede is undefined (did you mean `training.seed`?)`` for an undefined-name error
     raised while rendering against ``config``; None when ``err`` is not one."""
-    if not isinstance(err, NamedUndefinedError) or err.name is None:
+    if not isinstance(err, _NamedUndefinedError) or err.name is None:
         return None
     name, obj = str(err.name), err.obj
     if obj is None or isinstance(obj, Undefined):
@@ -296,7 +296,7 @@ _BINOPS = {
 _DICT_ATTRS = frozenset(dir(dict))
 
 
-class BoundedSandbox(ImmutableSandboxedEnvironment):
+class _BoundedSandbox(ImmutableSandboxedEnvironment):
     """The immutable sandbox with arithmetic that cannot build unbounded values."""
 
     intercepted_binops = frozenset({"**", "*", "+", "%"})
@@ -322,24 +322,24 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
         return tree
 
     def get_template(self, *args: Any, **kwargs: Any) -> Any:
-        tick()  # `{% include %}`, `{% import %}` and `{% extends %}` run this each time they execute
+        _tick()  # `{% include %}`, `{% import %}` and `{% extends %}` run this each time they execute
         return super().get_template(*args, **kwargs)
 
     def select_template(self, *args: Any, **kwargs: Any) -> Any:
-        tick()
+        _tick()
         return super().select_template(*args, **kwargs)
 
     def get_or_select_template(self, *args: Any, **kwargs: Any) -> Any:
-        tick()
+        _tick()
         return super().get_or_select_template(*args, **kwargs)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        tick()
+        _tick()
         _check_binop(operator, left, right)
         return _BINOPS[operator](left, right)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        tick()
+        _tick()
         if isinstance(__obj, LoopContext) and args:  # `loop(children)` of a recursive for: counted too
             args = (_counted(args[0]), *args[1:])
         # String methods that pad to a width (`'x'.center(10**9)`, `ljust`, `zfill`, format specs
@@ -425,7 +425,7 @@ def pyrepr(value: Any) -> str:
 
 
 def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
-    env = BoundedSandbox(
+    env = _BoundedSandbox(
         loader=loader,
         undefined=_Undefined,
         finalize=_finalize,

@@ -71,7 +71,7 @@ def check_block(spec: Spec) -> None:
                     location=loc,
                     hint="Optuna stores categorical values as JSON scalars; choose between scalars",
                 )
-    ops = axis_ops(spec)
+    ops = _axis_ops(spec)
     if search.repeats > 1:
         if search.seed_path is None:
             raise SpecError(
@@ -97,7 +97,7 @@ def check_block(spec: Spec) -> None:
     overrides.apply_all(spec.base, ops, {}, where="the search")  # a missing path: its closest match
 
 
-def axis_ops(spec: Spec, values: dict[str, Any] | None = None) -> list[overrides.Op]:
+def _axis_ops(spec: Spec, values: dict[str, Any] | None = None) -> list[overrides.Op]:
     """One SET op per axis, holding ``values[path]`` (default: the low bound, for shape checks)."""
     ops = []
     for key, dist in block(spec).axes.items():
@@ -110,7 +110,7 @@ def axis_ops(spec: Spec, values: dict[str, Any] | None = None) -> list[overrides
 
 def trial_variant(spec: Spec, name: str, values: dict[str, Any], seed: int | None = None) -> Variant:
     """The variant of one trial: the base with the axes at ``values`` (and the repeat's seed)."""
-    ops = axis_ops(spec, values)
+    ops = _axis_ops(spec, values)
     search = block(spec)
     if seed is not None and search.seed_path is not None:
         loc = spec.loc(("search", "seed_path"))
@@ -128,7 +128,7 @@ def trial_variant(spec: Spec, name: str, values: dict[str, Any], seed: int | Non
     )
 
 
-def repeat_seeds(spec: Spec) -> list[int | None]:
+def _repeat_seeds(spec: Spec) -> list[int | None]:
     """The seed of each repeat: the base's seed, +1, +2, ...; ``[None]`` without repeats."""
     search = block(spec)
     if search.repeats == 1 or search.seed_path is None:
@@ -139,7 +139,7 @@ def repeat_seeds(spec: Spec) -> list[int | None]:
 
 def trial_variants(spec: Spec, number: int, values: dict[str, Any]) -> list[Variant]:
     """Every run of trial ``number``: one, or one per repeat seed."""
-    seeds = repeat_seeds(spec)
+    seeds = _repeat_seeds(spec)
     if seeds == [None]:
         return [trial_variant(spec, trial_name(number), values)]
     return [trial_variant(spec, trial_name(number, i), values, seed) for i, seed in enumerate(seeds)]
@@ -172,7 +172,7 @@ def recorded(spec: Spec, out_root: str) -> list[Variant]:
 
 def expansion_of(spec: Spec, variants: list[Variant]) -> Expansion:
     """The trials as an expansion; errors about an axis (or the repeat seed) point at its key."""
-    locs = {(op.layer, op.dotted): op.loc for op in axis_ops(spec)}
+    locs = {(op.layer, op.dotted): op.loc for op in _axis_ops(spec)}
     search = block(spec)
     if search.seed_path is not None:
         locs[(SEED_LAYER, search.seed_path)] = spec.loc(("search", "seed_path"))

@@ -335,10 +335,10 @@ def _validate_model(doc: yamlio.Doc) -> SpecModel:
     try:
         return SpecModel.model_validate(doc.data)
     except PydanticValidationError as err:
-        raise pydantic_error(err, doc, model=SpecModel) from None
+        raise _pydantic_error(err, doc, model=SpecModel) from None
 
 
-def pydantic_error(
+def _pydantic_error(
     err: PydanticValidationError,
     doc: yamlio.Doc,
     *,

@@ -3,13 +3,15 @@
 ``srun -N 2 torchrun --nproc_per_node 8 -m verl.trainer.main_ppo actor.lr=1e-6 --seed 3`` becomes::
 
     key  "verl.trainer.main_ppo"
-    data {"@launcher": {"srun": {"-N": 2}, "torchrun": {"--nproc_per_node": 8}},
+    data {"@launcher": {"srun": {"--nodes": 2}, "torchrun": {"--nproc-per-node": 8}},
           "actor": {"lr": 1e-06}, "--seed": 3}
 
 Rules, chosen so that equivalent spellings read the same and no change can hide:
 
 * a command is keyed by its program: the module after ``-m``, else the script (``train.py``), else
   the command's name, so inserting a command before it shifts nothing;
+* a launcher's options are spelled one way: srun's short options by their long names (srun.py),
+  torchrun's and accelerate's hyphen/underscore twins alike (launcher_spelling.py);
 * argparse flags keep their dashes; ``--f=v`` and ``--f v`` are the same; the words after a flag
   up to the next flag or override are its value (several make a list); a bare flag is True; a flag
   given again collects its values in a list;
@@ -27,6 +29,7 @@ import re
 from typing import Any
 
 from sweepgen.errors import ConfigError
+from sweepgen.readers import launcher_spelling, slurm_options, srun
 from sweepgen.readers.model import NotEvaluated
 
 Word = str | NotEvaluated
@@ -38,12 +41,16 @@ _OVERRIDE = re.compile(r"(\+\+|\+|~)?([A-Za-z_$][\w\-$]*(?:[./@][\w\-$]+)*)(?:=(
 # Flags of each launcher that take no value; any other flag takes the next word unless that word
 # is itself a flag or names a program.
 _LAUNCHERS: dict[str, set[str]] = {
-    "torchrun": {"--standalone", "--no-python", "--no_python", "--run-path", "--run_path"},
+    "torchrun": {"--standalone", "--no-python", "--run-path", "--virtual-local-rank", "--help"},
     "deepspeed": {"--no_python", "--no_local_rank", "--force_multi", "--save_pid", "--no_ssh",
                   "--no_ssh_check", "--bind_cores_to_rank", "--autotuning"},
-    "accelerate launch": {"--multi_gpu", "--cpu", "--use_deepspeed", "--use_fsdp", "--use_xpu",
-                          "--use_megatron_lm", "--no_python", "--debug", "--quiet", "-q",
-                          "--same_network", "--tpu", "--downcast_bf16", "--enable_cpu_affinity"},
+    "accelerate launch": {"--cpu", "--debug", "--downcast_bf16", "--dynamo_use_dynamic",
+                          "--dynamo_use_fullgraph", "--dynamo_use_regional_compilation",
+                          "--enable_cpu_affinity", "--help", "--fp8_use_autocast_during_eval",
+                          "--multi_gpu", "--no_python", "--no_tpu_cluster",
+                          "--quiet", "--same_network", "--tpu", "--tpu_cluster", "--tpu_use_sudo",
+                          "--use_deepspeed", "--use_fsdp", "--use_megatron_lm", "--use_parallelism_config",
+                          "--use_xpu"},
     "srun": {"--exclusive", "--overlap", "--unbuffered", "-u", "--label", "-l", "--pty", "--quiet",
              "-Q", "--verbose", "-v", "--kill-on-bad-exit", "-K"},
     "uv run": {"--no-sync", "--frozen", "--locked", "--isolated", "--no-project", "--no-dev",
@@ -63,7 +70,7 @@ _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "dee
 _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
 
 
-def typed(word: Word) -> Any:
+def _typed(word: Word) -> Any:
     """A word as YAML 1.2 reads a plain scalar: numbers, bools and null typed, the rest strings."""
     if isinstance(word, NotEvaluated):
         return word
@@ -72,10 +79,10 @@ def typed(word: Word) -> Any:
     return plain_scalar_12(word) if word != "" else ""
 
 
-def override_value(word: Word, where: str, line: int) -> Any:
+def _override_value(word: Word, where: str, line: int) -> Any:
     """A Hydra override's value: a YAML 1.2 scalar, or a flow list/mapping such as ``[1,2]``."""
     if isinstance(word, NotEvaluated) or word[:1] not in ("[", "{", "'", '"'):
-        return typed(word)
+        return _typed(word)
     from sweepgen.readers.yamlfile import read_yaml  # noqa: PLC0415 - yamlfile imports PyYAML: only for flow values
 
     try:
@@ -93,7 +100,7 @@ def is_flag(word: Word) -> bool:
     return text.startswith("-") and len(text) > 1 and not _NEG_NUMBER.fullmatch(text)
 
 
-def looks_like_program(word: Word) -> bool:
+def _looks_like_program(word: Word) -> bool:
     text = _text(word)
     base = os.path.basename(text)
     return bool(_PYTHON.fullmatch(base)) or base in _SIMPLE_PROGRAMS or base.endswith((".py", ".sh"))
@@ -122,53 +129,71 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
         if found is None:
             return launchers, words
         name, used = found
-        booleans = _LAUNCHERS[name]
-        flags: dict[str, Any] = {}
-        i = used
-        module = None
-        while i < len(words):
-            word = words[i]
-            text = _text(word)
-            if name == "env" and "=" in text and not text.startswith("-"):
-                key, _, value = text.partition("=")
-                flags[key] = value
-                i += 1
-                continue
-            if text == "--":
-                i += 1
-                break
-            if not is_flag(word):
-                if name == "ray job submit":
-                    # everything up to `--` is ray's; a stray word is ray's too
-                    _add(flags, "@args", typed(word))
-                    i += 1
-                    continue
-                break
-            if text in _MODULE_FLAGS and name != "srun" and i + 1 < len(words):
-                module = words[i + 1]
-                i += 2
-                break
-            if text.startswith("--") and "=" in text:
-                key, _, value = text.partition("=")
-                _add(flags, key, typed(value))
-                i += 1
-            elif (
-                text not in booleans
-                and i + 1 < len(words)
-                and not is_flag(words[i + 1])
-                and not looks_like_program(words[i + 1])
-                and _text(words[i + 1]) != "--"
-            ):
-                _add(flags, text, typed(words[i + 1]))
-                i += 2
-            else:
-                _add(flags, text, True)
-                i += 1
+        if name == "srun":
+            pairs, i = slurm_options.read_options(
+                words, used, srun.OPTIONS, _srun_value, stop_at_operand=True
+            )
+            flags, module = slurm_options.collect(pairs), None
+        else:
+            flags, i, module = _launcher_flags(name, words, used)
         launchers[name if name not in launchers else f"{name} #{len(launchers) + 1}"] = flags
         words = words[i:]
         if module is not None:
             # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`
             return launchers, ["python", "-m", module, *words]
+
+
+def _part(word: Word, value: str) -> Any:
+    """``value``, a part of ``word``, typed; not evaluated when its word was not."""
+    return NotEvaluated(value, word.where, word.line) if isinstance(word, NotEvaluated) else _typed(value)
+
+
+def _srun_value(word: Word) -> bool:
+    """Whether the word after an option srun's manual does not list is that option's value."""
+    return not is_flag(word) and not _looks_like_program(word) and _text(word) != "--"
+
+
+def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any], int, Word | None]:
+    """The flags of launcher ``name`` from ``words[i:]``, where its command starts, and the module
+    it runs when it is given one (``torchrun -m pkg``)."""
+    booleans = _LAUNCHERS[name]
+    flags: dict[str, Any] = {}
+    while i < len(words):
+        word = words[i]
+        text = launcher_spelling.respell(name, _text(word)) if is_flag(words[i]) else _text(word)
+        if name == "env" and "=" in text and not text.startswith("-"):
+            key, _, value = text.partition("=")
+            flags[key] = value
+            i += 1
+            continue
+        if text == "--":
+            return flags, i + 1, None
+        if not is_flag(word):
+            if name == "ray job submit":
+                # everything up to `--` is ray's; a stray word is ray's too
+                _add(flags, "@args", _typed(word))
+                i += 1
+                continue
+            break
+        if text in _MODULE_FLAGS and i + 1 < len(words):
+            return flags, i + 2, words[i + 1]
+        if text.startswith("--") and "=" in text:
+            key, _, value = text.partition("=")
+            _add(flags, key, _part(word, value))
+            i += 1
+        elif (
+            text not in booleans
+            and i + 1 < len(words)
+            and not is_flag(words[i + 1])
+            and not _looks_like_program(words[i + 1])
+            and _text(words[i + 1]) != "--"
+        ):
+            _add(flags, text, _typed(words[i + 1]))
+            i += 2
+        else:
+            _add(flags, text, True)
+            i += 1
+    return flags, i, None
 
 
 def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Word]]:
@@ -182,7 +207,7 @@ def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Wor
         while i < len(words) and is_flag(words[i]) and _text(words[i]) not in ("-m", "-c"):
             text = _text(words[i])
             if text in _PYTHON_VALUE_FLAGS and i + 1 < len(words):
-                _add(options, text, typed(words[i + 1]))
+                _add(options, text, _typed(words[i + 1]))
                 i += 2
             else:
                 _add(options, text, True)
@@ -209,7 +234,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
         text = _text(word)
         if text == "--":
             for rest in words[i + 1 :]:
-                _add(out, "@args", typed(rest), always_list=True)
+                _add(out, "@args", _typed(rest), always_list=True)
             break
         if _spread(word):
             _add(out, text, word)  # its own key: never a flag's value, and order does not matter
@@ -220,7 +245,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             if text.startswith("--") and "=" in text:
                 key, _, value = text.partition("=")
                 unknown = isinstance(word, NotEvaluated)
-                _add(out, key, NotEvaluated(value, where, line) if unknown else typed(value))
+                _add(out, key, NotEvaluated(value, where, line) if unknown else _typed(value))
                 at.setdefault(key, line)
                 i += 1
                 continue
@@ -232,7 +257,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
                 and not _spread(words[j])
                 and _override(words[j]) is None
             ):
-                values.append(typed(words[j]))
+                values.append(_typed(words[j]))
                 j += 1
             _add(out, text, True if not values else values[0] if len(values) == 1 else values)
             at.setdefault(text, line)
@@ -241,11 +266,11 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
         override = _override(word)
         if override is not None:
             prefix, dotted, raw = override
-            parsed = None if raw is None else override_value(raw, where, line)
+            parsed = None if raw is None else _override_value(raw, where, line)
             _set_override(out, prefix, dotted, parsed)
             at.setdefault(prefix + dotted.split(".")[0], line)
         else:
-            _add(out, "@args", typed(word), always_list=True)
+            _add(out, "@args", _typed(word), always_list=True)
         i += 1
     return out, at
 

@@ -61,14 +61,14 @@ class Change:
 
     @property
     def old_type(self) -> str | None:
-        return type_name(self.old)
+        return _type_name(self.old)
 
     @property
     def new_type(self) -> str | None:
-        return type_name(self.new)
+        return _type_name(self.new)
 
 
-def type_name(value: Any) -> str | None:
+def _type_name(value: Any) -> str | None:
     """The exact type's name (``ref`` for a Python name reference); None for an absent side."""
     if value is ABSENT:
         return None
@@ -236,30 +236,30 @@ def parse_glob(glob: str) -> Glob:
 # the gate ----------------------------------------------------------------------------------------
 
 
-def leaf_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+def _leaf_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     """Paths of the leaves under ``value``; an empty mapping or sequence is itself a leaf."""
     if isinstance(value, dict) and value:
         for key, sub in value.items():
-            yield from leaf_paths(sub, prefix + (key,))
+            yield from _leaf_paths(sub, prefix + (key,))
     elif isinstance(value, (list, tuple)) and value:
         for index, sub in enumerate(value):
-            yield from leaf_paths(sub, prefix + (index,))
+            yield from _leaf_paths(sub, prefix + (index,))
     else:
         yield prefix
 
 
-def node_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+def _node_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     """Every path in ``value``: leaves and the containers above them."""
     yield prefix
     if isinstance(value, dict):
         for key, sub in value.items():
-            yield from node_paths(sub, prefix + (key,))
+            yield from _node_paths(sub, prefix + (key,))
     elif isinstance(value, (list, tuple)):
         for index, sub in enumerate(value):
-            yield from node_paths(sub, prefix + (index,))
+            yield from _node_paths(sub, prefix + (index,))
 
 
-def is_allowed(change: Change, globs: Sequence[Glob]) -> bool:
+def _is_allowed(change: Change, globs: Sequence[Glob]) -> bool:
     """Allowed when a glob matches its path, or every leaf beneath both sides (a container that
     was added, removed or changed type) matches one: the same verdict as flattening both sides."""
     if any(g.match(change.path) for g in globs):
@@ -268,7 +268,7 @@ def is_allowed(change: Change, globs: Sequence[Glob]) -> bool:
         leaf
         for side in (change.old, change.new)
         if side is not ABSENT
-        for leaf in leaf_paths(side, change.path)
+        for leaf in _leaf_paths(side, change.path)
     ]
     # a leaf equal to change.path (a scalar side) already failed the first test above
     return bool(leaves) and all(any(g.match(leaf) for g in globs) for leaf in leaves)
@@ -284,7 +284,7 @@ def unmatched_globs(globs: Iterable[str], *configs: Any) -> dict[str, list[str]]
     Such a glob cannot change a verdict (it allows nothing here), so it is not an error: the field
     it names may legitimately be absent from both files. But it may be a typo, so say so.
     """
-    paths = {p for config in configs for p in node_paths(config)}
+    paths = {p for config in configs for p in _node_paths(config)}
     names: list[str] | None = None
     found: dict[str, list[str]] = {}
     for glob in globs:
@@ -296,7 +296,7 @@ def unmatched_globs(globs: Iterable[str], *configs: Any) -> dict[str, list[str]]
 
 def disallowed(changes: Iterable[Change], globs: Sequence[Glob]) -> list[Change]:
     """The changes no glob allows; with no globs at all, every change."""
-    return [change for change in changes if not is_allowed(change, globs)]
+    return [change for change in changes if not _is_allowed(change, globs)]
 
 
 # helpers -----------------------------------------------------------------------------------------

@@ -60,13 +60,13 @@ class _Composer:
         merged: Any = {}
         for entry in entries:
             if entry == "_self_":
-                merged = merge(merged, own)
+                merged = _merge(merged, own)
                 continue
             hydra = _hydra_entry(entry)
             if hydra is not None:
                 # Hydra's own groups (launcher, sweeper, logging) come from its plugins, not from the
                 # config folder: kept as data under `hydra`, never looked up
-                merged = merge(merged, {"hydra": {"@defaults": hydra}})
+                merged = _merge(merged, {"hydra": {"@defaults": hydra}})
                 continue
             for package, target, optional in self.targets(entry, path, line):
                 if not target.is_file():
@@ -81,7 +81,7 @@ class _Composer:
                 base = self.file(target, (*chain, key))
                 result.warnings.extend(base.warnings)
                 package = _header_package(target) or package
-                merged = merge(merged, _place(base.data, package))
+                merged = _merge(merged, _place(base.data, package))
         result.data = merged
         return result
 
@@ -137,12 +137,12 @@ def _place(data: Any, package: str) -> Any:
     return data
 
 
-def merge(base: Any, update: Any) -> Any:
+def _merge(base: Any, update: Any) -> Any:
     """OmegaConf's merge: mappings key by key (later wins), anything else replaced."""
     if isinstance(base, dict) and isinstance(update, dict):
         out = dict(base)
         for key, value in update.items():
-            out[key] = merge(out[key], value) if key in out else value
+            out[key] = _merge(out[key], value) if key in out else value
         return out
     return update
 

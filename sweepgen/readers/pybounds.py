@@ -47,11 +47,11 @@ def binop_fits(op: ast.operator, left: Any, right: Any) -> bool:
     if isinstance(op, ast.Add):
         return _length(left) + _length(right) <= MAX_SIZE
     if isinstance(op, ast.Mod) and isinstance(left, str):
-        return percent_fits(left, right)
+        return _percent_fits(left, right)
     return True
 
 
-def percent_fits(template: str, args: Any) -> bool:
+def _percent_fits(template: str, args: Any) -> bool:
     """``template % args`` within bounds: widths and precisions (``*`` ones too) and the
     arguments' own sizes add up to at most ``MAX_SIZE`` characters."""
     items = list(args) if isinstance(args, tuple) else [args]

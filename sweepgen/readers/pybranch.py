@@ -21,7 +21,7 @@ DELETED = "(deleted)"  # what a branch that deletes a key leaves there
 _MISSING = object()
 
 
-def conditional(old: Any, branches: list[tuple[str, Any]]) -> dict[str, Any]:
+def _conditional(old: Any, branches: list[tuple[str, Any]]) -> dict[str, Any]:
     """``old`` as it stands, with the value each branch would give it under that branch's condition."""
     when = {cond: (DELETED if new is _MISSING else new) for cond, new in branches}
     return {"@when": when} if old is _MISSING else {"@value": old, "@when": when}
@@ -54,9 +54,9 @@ def overlay(old: dict[Any, Any], branches: list[tuple[str, dict[Any, Any]]], see
                 if moved and isinstance(item, dict) and all(type(v) is type(item) for _, v in moved):
                     overlay(item, moved, seen)
                 elif moved:
-                    before[index] = conditional(item, moved)
+                    before[index] = _conditional(item, moved)
         else:
-            old[key] = conditional(before, changed)
+            old[key] = _conditional(before, changed)
 
 
 def _same_or_missing(a: Any, b: Any) -> bool:

@@ -2,46 +2,59 @@
 
 sbatch takes most options in two spellings (``-t 3-00:00:00`` and ``--time=3-00:00:00``); a diff
 that kept both would call a respelling a change and miss that ``-N 2`` and ``--nodes=4`` set the
-same thing. The table below is the short/long pairs of ``man sbatch`` (Slurm 22.05, Debian's
-slurm-client package): every documented pair, nothing guessed.
+same thing. The table below is ``man sbatch`` (Slurm 22.05, Debian's slurm-client package): every
+documented short/long pair and whether each option takes a value, nothing guessed
+(tests/readers/test_sbatch.py holds it to the installed page).
 """
 
 from __future__ import annotations
 
-# short option -> long option, as `man sbatch` lists them ("-t, --time=<time>")
-SHORT_TO_LONG: dict[str, str] = {
-    "-A": "--account", "-B": "--extra-node-info", "-C": "--constraint", "-D": "--chdir",
-    "-F": "--nodefile", "-G": "--gpus", "-H": "--hold", "-J": "--job-name", "-L": "--licenses",
-    "-M": "--clusters", "-N": "--nodes", "-O": "--overcommit", "-Q": "--quiet", "-S": "--core-spec",
-    "-V": "--version", "-W": "--wait", "-a": "--array", "-b": "--begin", "-c": "--cpus-per-task",
-    "-d": "--dependency", "-e": "--error", "-h": "--help", "-i": "--input", "-k": "--no-kill",
-    "-m": "--distribution", "-n": "--ntasks", "-o": "--output", "-p": "--partition", "-q": "--qos",
-    "-s": "--oversubscribe", "-t": "--time", "-v": "--verbose", "-w": "--nodelist", "-x": "--exclude",
-}  # fmt: skip
+from typing import Any
 
-# short options that take no value (`-H`, `-W`...): the next word is not theirs
-NO_VALUE = {"-H", "-O", "-Q", "-V", "-W", "-h", "-k", "-s", "-v"}
+from sweepgen.readers.slurm_options import Options, collect, read_options
+
+OPTIONS = Options(
+    short_to_long={
+        "-A": "--account", "-B": "--extra-node-info", "-C": "--constraint", "-D": "--chdir",
+        "-F": "--nodefile", "-G": "--gpus", "-H": "--hold", "-J": "--job-name", "-L": "--licenses",
+        "-M": "--clusters", "-N": "--nodes", "-O": "--overcommit", "-Q": "--quiet", "-S": "--core-spec",
+        "-V": "--version", "-W": "--wait", "-a": "--array", "-b": "--begin", "-c": "--cpus-per-task",
+        "-d": "--dependency", "-e": "--error", "-h": "--help", "-i": "--input", "-k": "--no-kill",
+        "-m": "--distribution", "-n": "--ntasks", "-o": "--output", "-p": "--partition", "-q": "--qos",
+        "-s": "--oversubscribe", "-t": "--time", "-v": "--verbose", "-w": "--nodelist", "-x": "--exclude",
+    },
+    value=frozenset({
+        "--account", "--acctg-freq", "--array", "--batch", "--bb", "--bbf", "--begin", "--chdir",
+        "--cluster-constraint", "--clusters", "--comment", "--constraint", "--container", "--core-spec",
+        "--cores-per-socket", "--cpu-freq", "--cpus-per-gpu", "--cpus-per-task", "--deadline",
+        "--delay-boot", "--dependency", "--distribution", "--error", "--exclude", "--export",
+        "--export-file", "--extra-node-info", "--gid", "--gpu-bind", "--gpu-freq", "--gpus",
+        "--gpus-per-node", "--gpus-per-socket", "--gpus-per-task", "--gres", "--gres-flags", "--hint",
+        "--input", "--job-name", "--kill-on-invalid-dep", "--licenses", "--mail-type", "--mail-user",
+        "--mcs-label", "--mem", "--mem-bind", "--mem-per-cpu", "--mem-per-gpu", "--mincpus", "--network",
+        "--nodefile", "--nodelist", "--nodes", "--ntasks", "--ntasks-per-core", "--ntasks-per-gpu",
+        "--ntasks-per-node", "--ntasks-per-socket", "--open-mode", "--output", "--partition", "--power",
+        "--prefer", "--priority", "--profile", "--qos", "--reservation", "--signal", "--sockets-per-node",
+        "--switches", "--thread-spec", "--threads-per-core", "--time", "--time-min", "--tmp", "--uid",
+        "--wait-all-nodes", "--wckey", "--wrap"
+    }),
+    no_value=frozenset({
+        "--contiguous", "--help", "--hold", "--ignore-pbs", "--no-requeue", "--overcommit",
+        "--oversubscribe", "--parsable", "--quiet", "--reboot", "--requeue", "--spread-job", "--test-only",
+        "--usage", "--use-min-nodes", "--verbose", "--version", "--wait"
+    }),
+    optional_value=frozenset({
+        "--exclusive", "--get-user-env", "--nice", "--no-kill", "--propagate"
+    }),
+)  # fmt: skip
 
 
-def canonical_words(words: list[str]) -> list[str]:
-    """``words`` of one directive with every short option spelled long: ``-t 1:00`` and ``-t1:00``
-    become ``--time=1:00``; a short option taking no value becomes its bare long flag."""
-    out: list[str] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        short, attached = word[:2], word[2:]
-        long = SHORT_TO_LONG.get(short) if word.startswith("-") and not word.startswith("--") else None
-        if long is None:
-            out.append(word)
-        elif short in NO_VALUE:
-            out.append(long + ("=" + attached.lstrip("=") if attached else ""))
-        elif attached:
-            out.append(f"{long}={attached.lstrip('=')}")
-        elif i + 1 < len(words):
-            out.append(f"{long}={words[i + 1]}")
-            i += 1
-        else:
-            out.append(long)
-        i += 1
-    return out
+def read_directive(words: list[str]) -> dict[str, Any]:
+    """The options of one ``#SBATCH`` line keyed by long name: ``-t 1:00``, ``-t1:00``,
+    ``--time 1:00`` and ``--time=1:00`` all read ``{"--time": "1:00"}``."""
+    pairs, _end = read_options(list(words), 0, OPTIONS, _not_an_option, stop_at_operand=False)
+    return collect(pairs)
+
+
+def _not_an_option(word: object) -> bool:
+    return not str(word).startswith("-")

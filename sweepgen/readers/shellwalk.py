@@ -10,7 +10,7 @@ import shlex
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
-from sweepgen.readers import cmdline, sbatch
+from sweepgen.readers import sbatch
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellwords import (
     UNKNOWN,
@@ -169,13 +169,9 @@ class Walk:
         except ValueError:
             self.sbatch[f"(line {self.line(node)})"] = NotEvaluated(text, self.filename, self.line(node))
             return
-        flags: dict[str, Any] = {}
-        spelled: list[cmdline.Word] = list(sbatch.canonical_words(words))
-        parsed, _at = cmdline.parse_arguments(spelled, self.filename, [self.line(node)] * len(spelled))
-        for key, value in cmdline.plain(parsed).items():
-            flags[key] = value
-            self.result.lines[("sbatch", key)] = self.line(node)
+        flags = sbatch.read_directive(words)
         for key, value in flags.items():
+            self.result.lines[("sbatch", key)] = self.line(node)
             self.sbatch[key] = value if key not in self.sbatch else [self.sbatch[key], value]
 
     def and_or(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:

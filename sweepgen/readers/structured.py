@@ -15,7 +15,7 @@ from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult,
 from sweepgen.readers.yamlfile import read_yaml
 
 
-def read_text(path: Path) -> str:
+def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -23,11 +23,11 @@ def read_text(path: Path) -> str:
 
 
 def read_yaml_file(path: Path, version: str = "1.1", *, raw: bool = False) -> ReadResult:
-    return read_yaml(read_text(path), str(path), version, raw=raw)
+    return read_yaml(_read_text(path), str(path), version, raw=raw)
 
 
 def read_json_file(path: Path) -> ReadResult:
-    text = read_text(path)
+    text = _read_text(path)
     try:
         data = json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_json_int)
     except _DuplicateKey as dup:
@@ -54,7 +54,7 @@ def read_toml_file(path: Path) -> ReadResult:
         import tomllib  # noqa: PLC0415 - a TOML parser only for .toml files
     else:  # Python 3.10
         import tomli as tomllib  # noqa: PLC0415 - the same, on Python 3.10
-    text = read_text(path)
+    text = _read_text(path)
     try:
         return ReadResult(str(path), _toml_loads(tomllib, text, str(path)))
     except tomllib.TOMLDecodeError as err:

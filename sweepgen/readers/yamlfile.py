@@ -103,7 +103,7 @@ def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) 
             return result
         if version == "omegaconf":
             result.data = resolve_interpolations(result.data, path)
-        result.data = hydra_defaults(result.data)
+        result.data = _hydra_defaults(result.data)
     return result
 
 
@@ -213,7 +213,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and (a == b or (a != a and b != b))
 
 
-def hydra_defaults(data: Any) -> Any:
+def _hydra_defaults(data: Any) -> Any:
     """A Hydra ``defaults:`` list as group -> option, so reordering unrelated groups is no change.
 
     Only a list whose every entry is a config name or a one-key ``group: option`` mapping is read

@@ -206,7 +206,7 @@ def succeeded(code: int | None, run_dir: Path, done_file: str | None, *, stopped
     return code == 0 and is_finished(run_dir, done_file)
 
 
-def no_proof_reason(done_file: str | None) -> str:
+def _no_proof_reason(done_file: str | None) -> str:
     return f"exited 0 but wrote no {done_file}" if done_file else "exited 0 after it was stopped"
 
 
@@ -288,13 +288,13 @@ def run_outcome(
     if cancelled:
         return RunState.CANCELLED, cancel_reason
     if code == 0:
-        return RunState.FAILED, no_proof_reason(done_file)
+        return RunState.FAILED, _no_proof_reason(done_file)
     if code < 0:
-        return RunState.FAILED, f"killed by {signal_name(-code)}"
+        return RunState.FAILED, f"killed by {_signal_name(-code)}"
     return RunState.FAILED, f"exit code {code}"
 
 
-def signal_name(num: int) -> str:
+def _signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name
     except ValueError:

@@ -11,9 +11,10 @@ The files are read through ``runfiles``: only regular files, bounded in size (a 
 ``/dev/zero`` or a line nested a million deep is a ``RunFileError`` naming the file and the reason).
 
 TensorBoard event files are read with tensorboard's own ``EventAccumulator`` (never a hand-written
-protobuf parser); tensorboard is an optional extra (``sweepgen[track]``) and is imported only when a
-run has event files. When a metric is in more than one source of a run, the first source in
-``SOURCES`` order is used and the report names it.
+protobuf parser), after every file it would open is checked to be a regular file and a run's event
+files together to hold at most ``runfiles.MAX_EVENTS_BYTES``; tensorboard is an optional extra
+(``sweepgen[track]``) and is imported only when a run has event files. When a metric is in more than
+one source of a run, the first source in ``SOURCES`` order is used and the report names it.
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ def read_csv(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, 
     return _collect(rows, non_finite)
 
 
-def trainer_state_file(run_dir: Path) -> Path | None:
+def _trainer_state_file(run_dir: Path) -> Path | None:
     """The HF Trainer's state: the run directory's own (``trainer.save_state()`` at the end), else
     the one in its latest ``checkpoint-N`` folder (written at every save)."""
     own = run_dir / TRAINER_STATE
@@ -203,7 +204,7 @@ def trainer_state_file(run_dir: Path) -> Path | None:
     return max(checkpoints)[1] if checkpoints else None
 
 
-def read_trainer_state(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+def _read_trainer_state(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
     """The metrics of a Hugging Face ``trainer_state.json``'s ``log_history`` (one row per logging
     or evaluation step, each with its ``step``; what `trl grpo` and every HF Trainer leave). The HF
     Trainer writes NaN as NaN: counted per metric, as in metrics.jsonl."""
@@ -220,16 +221,35 @@ def read_trainer_state(path: Path, non_finite: dict[str, int] | None = None) -> 
     return _collect([row for row in history if isinstance(row, dict)], non_finite)
 
 
-def event_dirs(run_dir: Path) -> list[Path]:
+def _event_dirs(run_dir: Path) -> list[Path]:
     """Every folder under the run holding TensorBoard event files (transformers writes them to
     <output_dir>/runs/<date>_<host>/ by default)."""
     return sorted({p.parent for p in run_dir.rglob(EVENTS_GLOB) if p.is_file()})
 
 
+def check_event_files(dirs: list[Path]) -> None:
+    """Refuse, before tensorboard opens anything, what its reader would open in ``dirs`` (every file
+    with `tfevents` in its name) when one is not a regular file (a FIFO would block it forever, a
+    link to /dev/zero never end) or all of them together exceed ``runfiles.MAX_EVENTS_BYTES``
+    (tensorboard parses every record, so its time grows with the bytes)."""
+    limit = runfiles.MAX_EVENTS_BYTES
+    total = 0
+    for folder in dirs:
+        for path in sorted(folder.iterdir()):
+            if "tfevents" not in path.name or path.name.endswith(".profile-empty"):
+                continue  # tensorboard's own rule (io_wrapper.IsSummaryEventsFile): never read
+            total += runfiles.regular_size(path)
+            if total > limit:
+                raise runfiles.RunFileError(
+                    path, f"brings the run's TensorBoard event files past {limit:,} bytes ({total:,})"
+                )
+
+
 def read_tensorboard(run_dir: Path) -> dict[str, Points]:
-    dirs = event_dirs(run_dir)
+    dirs = _event_dirs(run_dir)
     if not dirs:
         return {}
+    check_event_files(dirs)
     try:
         from tensorboard.backend.event_processing import event_accumulator  # type: ignore[import-untyped]
     except ImportError:
@@ -237,7 +257,7 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
             f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT
         ) from None
     series: dict[str, dict[int, float]] = {}
-    for folder in dirs:  # tensorboard's reader opens only regular event files it lists itself
+    for folder in dirs:  # every file the reader opens there was checked above
         # size_guidance 0: keep every scalar (the default samples down to 10,000 per tag)
         acc = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.SCALARS: 0})
         acc.Reload()
@@ -258,10 +278,10 @@ def read_all(run_dir: Path, *, tensorboard: bool = True) -> Sources:
             counts: dict[str, int] = {}
             out[name] = read(path, counts)
             out.non_finite.update(((name, metric), n) for metric, n in counts.items())
-    state = trainer_state_file(run_dir) if run_dir.is_dir() else None
+    state = _trainer_state_file(run_dir) if run_dir.is_dir() else None
     if state is not None:
         counts = {}
-        out[TRAINER_STATE] = read_trainer_state(state, counts)
+        out[TRAINER_STATE] = _read_trainer_state(state, counts)
         out.non_finite.update(((TRAINER_STATE, metric), n) for metric, n in counts.items())
     tb = read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
     if tb:

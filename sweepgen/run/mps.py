@@ -26,13 +26,13 @@ START_TIMEOUT_S = 30.0
 
 
 @dataclass
-class MpsSession:
+class _MpsSession:
     env: dict[str, str]  # what each child's environment needs to reach this daemon
     warnings: list[str] = field(default_factory=list)  # filled on the way out, for the CLI to show
 
 
 @contextmanager
-def mps_daemon(gpus: list[str]) -> Iterator[MpsSession]:
+def mps_daemon(gpus: list[str]) -> Iterator[_MpsSession]:
     """Run an MPS control daemon for ``gpus`` while the block runs."""
     if not gpus:
         raise UserError("--mps needs --gpus", hint="name the GPUs the packed runs share, e.g. --gpus 0")
@@ -64,7 +64,7 @@ def mps_daemon(gpus: list[str]) -> Iterator[MpsSession]:
             f"--mps: `{CONTROL} -d` exited {started.returncode}" + (f": {detail}" if detail else ""),
             hint=f"see the daemon log in a manual start: CUDA_MPS_LOG_DIRECTORY=... {CONTROL} -d",
         )
-    session = MpsSession(env)
+    session = _MpsSession(env)
     try:
         yield session
     finally:

@@ -14,7 +14,7 @@ EXECUTORS: dict[str, str] = {
 }
 
 
-def executor_class(name: str) -> type[Executor]:
+def _executor_class(name: str) -> type[Executor]:
     target = EXECUTORS.get(name)
     if target is None:
         raise UserError(
@@ -27,9 +27,9 @@ def executor_class(name: str) -> type[Executor]:
 
 
 def make_executor(name: str, options: ExecutorOptions) -> Executor:
-    return executor_class(name)(options)
+    return _executor_class(name)(options)
 
 
 def status_is_alive(status: RunStatus) -> bool:
     """Ask the executor that wrote a ``running`` status whether its process/job still exists."""
-    return executor_class(status.executor).is_alive(status)
+    return _executor_class(status.executor).is_alive(status)

@@ -27,14 +27,14 @@ RUN_LOCK_NAME = ".sweepgen.lock"
 ACQUIRE_RETRY_S = 0.3
 
 
-def lock_path(run_dir: Path) -> Path:
+def _lock_path(run_dir: Path) -> Path:
     return run_dir / RUN_LOCK_NAME
 
 
 def _open(run_dir: Path, *, create: bool) -> int | None:
     flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
     try:
-        return os.open(lock_path(run_dir), flags, 0o644)
+        return os.open(_lock_path(run_dir), flags, 0o644)
     except FileNotFoundError:
         if create:
             raise

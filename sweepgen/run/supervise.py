@@ -47,14 +47,14 @@ def main(argv: list[str]) -> int:
         print(f"sweepgen: could not start the run: {err}", file=sys.stderr, flush=True)
         return 127
     code = trainer.wait()
-    end_group()
+    _end_group()
     if code < 0:  # died of a signal: so does the supervisor, so the executor sees the same ending
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     return code
 
 
-def end_group() -> None:
+def _end_group() -> None:
     """SIGKILL every other process left in this process group (a forked worker, a logging service
     the trainer started); a process that left the group (setsid) is no longer the run's."""
     me, group = os.getpid(), os.getpgrp()

@@ -91,6 +91,7 @@ class Display(Protocol):
     """What `run` shows while it works; the final results are the caller's to print."""
 
     def note(self, line: str) -> None: ...
+    def say(self, line: str) -> None: ...  # an event as it happens (a search's trials), on stdout
     def following(self, decisions: Sequence[Decision]) -> AbstractContextManager[Progress]: ...
 
 

@@ -93,7 +93,7 @@ def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True
         return RunView(task, status)
     # the same rule as `sweepgen run`, e.g. a "running" run whose sweepgen was SIGKILLed has ended:
     # it ended when its files last changed, not when `status` looked
-    new = replace(status, state=state, reason=reason, ended=status.ended or last_written(task.run_dir))
+    new = replace(status, state=state, reason=reason, ended=status.ended or _last_written(task.run_dir))
     if persist and state in TERMINAL:
         _persist(task, status, new)
     return RunView(task, new)
@@ -141,7 +141,7 @@ def _file_view(task: RunTask, status: RunStatus | None) -> RunView:
     return RunView(task, status)
 
 
-def last_written(run_dir: Path) -> str:
+def _last_written(run_dir: Path) -> str:
     """When the run last wrote anything (its log, metrics, status), as ISO-8601 UTC; now if none."""
     times = []
     for name in (LOG_FILE, STATUS_FILE, "metrics.jsonl", "metrics.csv"):

@@ -143,7 +143,7 @@ def config_fingerprint(config_path: Path, data: bytes) -> str:
             parsed = yamlio.loads(data.decode("utf-8"), str(config_path)).data
             # The data file a trainer config names is part of what it says (issue 13): changed data
             # makes a run stale, as a changed config does.
-            digest = data_file_digest(parsed)
+            digest = _data_file_digest(parsed)
             # Without a data file the fingerprint is the config's alone, as before (no run goes stale).
             content = parsed if digest is None else {"config": parsed, "data_sha256": digest}
             encoded = json.dumps(content, sort_keys=True, default=str).encode()
@@ -153,7 +153,7 @@ def config_fingerprint(config_path: Path, data: bytes) -> str:
     return "bytes:" + hashlib.sha256(data).hexdigest()
 
 
-def data_file_digest(parsed: Any) -> str | None:
+def _data_file_digest(parsed: Any) -> str | None:
     """sha256 of the file a config's ``data.source`` names (relative to where runs start), None when it
     names none (a builtin dataset, another config layout), ``missing`` when the file is not there."""
     source = parsed.get("data", {}).get("source") if isinstance(parsed, dict) else None

@@ -198,7 +198,7 @@ def test_argparse_command_line_round_trip(flags, rng, equals, split):
     joiner = " \\\n    " if split else " "
     script = "torchrun --nproc_per_node 8 train.py" + joiner + joiner.join(_argv(flags, rng, equals)) + "\n"
     command = read_shell(script).data["commands"]["train.py"]
-    assert command.pop("@launcher") == {"torchrun": {"--nproc_per_node": 8}}
+    assert command.pop("@launcher") == {"torchrun": {"--nproc-per-node": 8}}
     assert _same(command, flags)
 
 

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import gzip
-import re
-from pathlib import Path
-
 import pytest
+from slurm_man_support import man_page, options_from_man
 
-from sweepgen.readers.sbatch import NO_VALUE, SHORT_TO_LONG
+from sweepgen.readers.sbatch import OPTIONS
 from sweepgen.readers.shellconfig import read_shell
-
-MAN = Path("/usr/share/man/man1/sbatch.1.gz")
 
 
 def _sbatch(*lines: str) -> dict:
@@ -20,11 +15,15 @@ def _sbatch(*lines: str) -> dict:
     ]
 
 
-@pytest.mark.parametrize("short", sorted(SHORT_TO_LONG))
+@pytest.mark.parametrize("short", sorted(OPTIONS.short_to_long))
 def test_every_short_option_reads_as_its_long_name(short):
-    long = SHORT_TO_LONG[short]
-    if short in NO_VALUE:
+    long = OPTIONS.short_to_long[short]
+    if long in OPTIONS.no_value:
         assert _sbatch(short) == _sbatch(long) == {long: True}
+        return
+    if long in OPTIONS.optional_value:
+        assert _sbatch(short) == _sbatch(long) == {long: True}
+        assert _sbatch(f"{short}v1") == _sbatch(f"{long}=v1") == {long: "v1"}
         return
     expected = {long: "v1"}
     assert _sbatch(f"{short} v1") == _sbatch(f"{short}v1") == _sbatch(f"{long}=v1") == _sbatch(f"{long} v1")
@@ -41,8 +40,22 @@ def test_several_options_on_one_line_and_typed_values():
     }
 
 
-@pytest.mark.skipif(not MAN.exists(), reason="Debian's slurm-client man page is not installed")
-def test_the_table_is_the_man_pages_list_of_pairs():
-    text = gzip.decompress(MAN.read_bytes()).decode("utf-8", "replace").replace("\\-", "-")
-    pairs = dict(re.findall(r"^\\fB(-[A-Za-z])(?:\\fR)?, (?:\\fB)?(--[a-z-]+)", text, re.M))
-    assert pairs == SHORT_TO_LONG
+def test_getopt_spellings_that_are_not_the_same_value():
+    # getopt hands `-J=x` the value "=x" (srun: '"=2" is not a valid node count')
+    assert _sbatch("-J=x") == {"--job-name": "=x"} != _sbatch("--job-name=x")
+    # only plain decimal integers are numbers: YAML would read 0x10 as 16 and 1e3 as 1000.0
+    assert _sbatch("-J 0x10") != _sbatch("-J 16")
+    assert _sbatch("-J 1e3") != _sbatch("-J 1000")
+    assert _sbatch("--comment=true") != _sbatch("--comment")
+
+
+def test_bundled_flags_and_a_value_taken_whatever_it_looks_like():
+    assert _sbatch("-vv") == _sbatch("-v -v") == {"--verbose": [True, True]}
+    assert _sbatch("-Qn4") == {"--quiet": True, "--ntasks": 4}
+    assert _sbatch("-J -x") == {"--job-name": "-x"}  # getopt: a required value is the next word
+    assert _sbatch("--mem 16G") == _sbatch("--mem=16G") == {"--mem": "16G"}
+
+
+@pytest.mark.skipif(not man_page("sbatch").exists(), reason="Debian's slurm-client man page is not installed")
+def test_the_table_is_the_man_page():
+    assert options_from_man("sbatch") == OPTIONS

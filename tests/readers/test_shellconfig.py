@@ -88,8 +88,8 @@ def test_loops_and_case_mark_their_commands():
 def test_launchers_are_peeled_off():
     cmd = _cmd("srun --exclusive -N 2 torchrun --nproc_per_node 8 --standalone train.py --lr 1\n", "train.py")
     assert cmd["@launcher"] == {
-        "srun": {"--exclusive": True, "-N": 2},
-        "torchrun": {"--nproc_per_node": 8, "--standalone": True},
+        "srun": {"--exclusive": True, "--nodes": 2},
+        "torchrun": {"--nproc-per-node": 8, "--standalone": True},
     }
     assert _cmd("accelerate launch --num_processes 4 -m trl.scripts.grpo --lr 1\n", "trl.scripts.grpo")[
         "@launcher"

@@ -1,0 +1,117 @@
+"""`sweepgen diff A B` as one function: both sides read the way their program reads them, compared
+path by path, and gated by ``--allow`` globs. The CLI prints what ``compare`` returns.
+
+How a side is read: ``SPEC.yaml:VARIANT`` (when no file has that name) is one resolved variant of a
+sweep spec, from ``variant_config`` (the CLI hands in the compile API's, which readers never import);
+a sweepgen spec is YAML 1.2, as the compiler reads it; any other YAML is read the way OmegaConf
+reads it when either side uses ``${...}`` or ``defaults:`` (one reading for both sides, so a literal
+and an interpolation agree), else as PyYAML's YAML 1.1; ``yaml_version`` overrides that choice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sweepgen.readers import diff as semantic
+from sweepgen.readers.configfile import read_config
+from sweepgen.readers.model import NotEvaluated, ReadResult, not_evaluated
+from sweepgen.readers.omegayaml import uses_omegaconf
+
+VariantConfig = Callable[[str, str], Any]  # (spec path, variant name) -> the resolved config
+_SNIFF_BYTES = 1 << 20  # how much of a YAML file is searched for OmegaConf's features
+_SPEC_HEAD_BYTES = 65536  # a spec's `sweepgen:` key comes first
+
+
+@dataclass(frozen=True)
+class Comparison:
+    first: ReadResult
+    second: ReadResult
+    changes: list[semantic.Change]
+    refused: set[tuple[Any, ...]]  # paths of changes --allow does not allow (no --allow: every change)
+    warnings: list[str]  # what the readers warn about (scalars readings disagree on), once each
+    opaque: list[NotEvaluated]  # parts compared by normalised source, both sides
+    unmatched: dict[str, list[str]]  # --allow globs that match no path -> the closest paths
+
+    @property
+    def exit_code(self) -> int:
+        """0 equal, or every change allowed; 1 a change --allow does not allow (like diff(1))."""
+        return 1 if self.refused else 0
+
+
+def compare(
+    a: str,
+    b: str,
+    *,
+    allow: Sequence[str] = (),
+    resolve_bases: bool = False,
+    yaml_version: str | None = None,
+    variant_config: VariantConfig | None = None,
+) -> Comparison:
+    """Read ``a`` and ``b`` (files, or ``SPEC.yaml:VARIANT`` through ``variant_config``), diff them
+    and gate the changes by the ``allow`` globs."""
+    if yaml_version is None and _uses_omegaconf(a, b):
+        yaml_version = "omegaconf"
+    first = _load(a, resolve_bases, yaml_version, variant_config)
+    second = _load(b, resolve_bases, yaml_version, variant_config)
+    globs = semantic.parse_globs(allow)
+    unmatched = semantic.unmatched_globs(allow, first.data, second.data)
+    changes = semantic.diff(first.data, second.data)
+    return Comparison(
+        first=first,
+        second=second,
+        changes=changes,
+        refused={change.path for change in semantic.disallowed(changes, globs)},
+        warnings=list(dict.fromkeys([*first.warnings, *second.warnings])),
+        opaque=[*not_evaluated(first.data), *not_evaluated(second.data)],
+        unmatched=unmatched,
+    )
+
+
+def _load(
+    ref: str, resolve_bases: bool, yaml_version: str | None, variant_config: VariantConfig | None
+) -> ReadResult:
+    spec, sep, variant = ref.rpartition(":")
+    if (
+        variant_config is not None
+        and not Path(ref).exists()
+        and sep
+        and variant
+        and Path(spec).suffix in (".yaml", ".yml")
+        and Path(spec).is_file()
+    ):
+        return ReadResult(ref, variant_config(spec, variant))
+    if yaml_version is None:
+        yaml_version = "1.2" if _is_spec(ref) else "1.1"
+    return read_config(ref, resolve_bases=resolve_bases, yaml_version=yaml_version)
+
+
+def _uses_omegaconf(*refs: str) -> bool:
+    """Does either file (not a spec) use OmegaConf's features? Then both are read as OmegaConf does."""
+    for ref in refs:
+        path = Path(ref)
+        if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file() or _is_spec(ref):
+            continue
+        try:
+            with path.open(encoding="utf-8", errors="replace") as handle:
+                if uses_omegaconf(handle.read(_SNIFF_BYTES)):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _is_spec(ref: str) -> bool:
+    """A sweepgen spec (read as YAML 1.2, like the compiler reads it) starts its mapping with `sweepgen:`."""
+    path = Path(ref)
+    if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
+        return False
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            head = handle.read(_SPEC_HEAD_BYTES)
+    except OSError:
+        return False
+    return re.search(r"^sweepgen:[ \t]*\d", head, re.M) is not None

@@ -1,0 +1,141 @@
+"""How Slurm's commands read their options (getopt_long), so that every spelling of one option reads
+as one key: ``-N2``, ``-N 2``, ``--nodes=2`` and ``--nodes 2`` are all ``--nodes: 2``.
+
+getopt's rules, as sbatch and srun apply them (checked against srun 22.05):
+
+* a short option that takes a value takes the rest of its word (``-N2``), else the next word,
+  whatever it looks like; ``-N=2`` gives the value ``=2`` (srun: '"=2" is not a valid node count'),
+  so it is not ``--nodes=2``;
+* short options that take no value may share a word: ``-lu`` is ``-l -u``;
+* a short option whose value is optional (``-k[=off]``) takes only the rest of its word;
+* a long option takes ``--opt=v`` or, when its value is required, the next word (``--opt v``);
+* ``--`` ends the options, and so does, for srun, the first word that is not one (the program).
+
+Values stay the strings Slurm parses, except plain decimal integers (``--nodes=2`` is 2): YAML's
+typing would make the job names ``0x10`` and ``16``, or ``1e3`` and ``1000.0``, one value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sweepgen.readers.model import NotEvaluated
+
+Word = str | NotEvaluated
+
+Pairs = list[tuple[str, Any]]  # (long name, value), in the order given
+TakesNext = Callable[[Word], bool]
+
+_DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")
+
+
+@dataclass(frozen=True)
+class Options:
+    """One Slurm command's options, as its man page lists them."""
+
+    short_to_long: dict[str, str]  # "-N" -> "--nodes"
+    value: frozenset[str]  # long names that take a value (--nodes=<minnodes>)
+    no_value: frozenset[str]  # long names that take none (--label)
+    optional_value: frozenset[str]  # long names whose value must be attached (--no-kill[=off])
+
+
+def slurm_value(raw: str) -> int | str:
+    """A value as Slurm reads it: a plain decimal integer is a number, anything else its string."""
+    return int(raw) if _DECIMAL.fullmatch(raw) else raw
+
+
+def read_options(
+    words: list[Word], start: int, options: Options, takes_next: TakesNext, *, stop_at_operand: bool
+) -> tuple[Pairs, int]:
+    """``(long name, value)`` for each option in ``words[start:]``, and where they end.
+
+    A word that is not an option ends them when ``stop_at_operand`` (srun's program), else it is kept
+    under ``@args``. An option the table does not know (a newer Slurm's) keeps its spelling and takes
+    the next word when ``takes_next`` says that word looks like a value."""
+    out: Pairs = []
+    i = start
+    while i < len(words):
+        word = words[i]
+        text = _text(word)
+        if text == "--":
+            return out, i + 1
+        if not text.startswith("-") or text == "-":
+            if stop_at_operand:
+                return out, i
+            out.append(("@args", _value(word, text)))
+            i += 1
+            continue
+        i = (_long if text.startswith("--") else _short)(words, i, options, takes_next, out)
+    return out, i
+
+
+def _long(words: list[Word], i: int, options: Options, takes_next: TakesNext, out: Pairs) -> int:
+    word = words[i]
+    text = _text(word)
+    name, eq, attached = text.partition("=")
+    if isinstance(word, NotEvaluated) and "$" in name:  # `--$OPT=1`: which option is not known
+        out.append((text, word))
+        return i + 1
+    if eq:
+        out.append((name, _value(word, attached)))
+        return i + 1
+    if name in options.no_value or name in options.optional_value:
+        out.append((name, True))
+        return i + 1
+    if i + 1 < len(words) and (name in options.value or takes_next(words[i + 1])):
+        out.append((name, _value(words[i + 1], _text(words[i + 1]))))
+        return i + 2
+    out.append((name, True))  # a value missing (getopt refuses it) or an unknown bare flag
+    return i + 1
+
+
+def _short(words: list[Word], i: int, options: Options, takes_next: TakesNext, out: Pairs) -> int:
+    word = words[i]
+    text = _text(word)
+    for at in range(1, len(text)):
+        long = options.short_to_long.get("-" + text[at])
+        rest = text[at + 1 :]
+        if long is None:
+            if at == 1:  # an option this Slurm does not know: its word, and a value if one follows
+                return _long(words, i, options, takes_next, out)
+            out.append(("-" + text[at:], word if isinstance(word, NotEvaluated) else True))
+            return i + 1
+        if long in options.no_value:
+            out.append((long, True))
+            continue
+        if rest or long in options.optional_value:
+            out.append((long, _value(word, rest) if rest else True))
+            return i + 1
+        if i + 1 < len(words):
+            out.append((long, _value(words[i + 1], _text(words[i + 1]))))
+            return i + 2
+        out.append((long, True))  # getopt: "option requires an argument"; kept, never dropped
+        return i + 1
+    return i + 1
+
+
+def _value(word: Word, raw: str) -> Any:
+    """``raw`` (a part of ``word``) as a value: not evaluated when its word was not."""
+    if isinstance(word, NotEvaluated):
+        return NotEvaluated(raw, word.where, word.line)
+    return slurm_value(raw)
+
+
+def _text(word: Word) -> str:
+    return word.source if isinstance(word, NotEvaluated) else word
+
+
+def collect(pairs: Pairs) -> dict[str, Any]:
+    """The pairs as a mapping; an option given again collects its values in a list, in order."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key not in out:
+            out[key] = value
+        elif isinstance(out[key], list):
+            out[key].append(value)
+        else:
+            out[key] = [out[key], value]
+    return out

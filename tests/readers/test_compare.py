@@ -1,0 +1,51 @@
+"""`diff` as one function (sweepgen.readers.compare): how each side is read, the --allow gate and
+the exit code are decided here, below the CLI, which only prints the Comparison."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sweepgen.readers.compare import compare
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_allow_gate_decides_the_exit_code(tmp_path):
+    a = _write(tmp_path, "a.yaml", "lr: 1\nseed: 42\n")
+    b = _write(tmp_path, "b.yaml", "lr: 1\nseed: 7\n")
+    assert compare(a, a).exit_code == 0 and compare(a, a).changes == []
+    ungated = compare(a, b)  # no --allow: every change is refused, like diff(1)
+    assert [c.dotted for c in ungated.changes] == ["seed"] and ungated.exit_code == 1
+    gated = compare(a, b, allow=["seed"])
+    assert gated.refused == set() and gated.exit_code == 0
+    typo = compare(a, b, allow=["sed"])
+    assert typo.unmatched == {"sed": ["seed"]} and typo.exit_code == 1
+
+
+def test_yaml_is_read_as_its_program_reads_it(tmp_path):
+    # PyYAML (YAML 1.1) reads `on` as True; a sweepgen spec is YAML 1.2, where it is a string
+    plain = _write(tmp_path, "a.yaml", "flag: on\n")
+    assert compare(plain, plain).first.data == {"flag": True}
+    spec = _write(tmp_path, "s.yaml", "sweepgen: 1\nflag: on\n")
+    assert compare(spec, spec).first.data == {"sweepgen": 1, "flag": "on"}
+    # either side with an interpolation: both read as OmegaConf does (1e-5 a float, ${} resolved)
+    omega = _write(tmp_path, "o.yaml", "lr: 1e-5\nalso: ${lr}\n")
+    other = _write(tmp_path, "p.yaml", "lr: 1e-5\nalso: 1e-5\n")
+    assert compare(omega, other).changes == []
+
+
+def test_a_spec_variant_side_comes_from_the_variant_reader_handed_in(tmp_path):
+    spec = _write(tmp_path, "s.yaml", "sweepgen: 1\n")
+    asked: list[tuple[str, str]] = []
+
+    def variant_config(path: str, name: str) -> dict[str, int]:
+        asked.append((path, name))
+        return {"seed": 1 if name == "one" else 2}
+
+    result = compare(f"{spec}:one", f"{spec}:two", variant_config=variant_config)
+    assert asked == [(spec, "one"), (spec, "two")]
+    assert [(c.dotted, c.old, c.new) for c in result.changes] == [("seed", 1, 2)]

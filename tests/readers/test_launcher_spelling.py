@@ -1,0 +1,84 @@
+"""torchrun's and accelerate's hyphen/underscore twins and short options read as one flag."""
+
+from __future__ import annotations
+
+import pytest
+
+from sweepgen.readers import cmdline
+from sweepgen.readers.launcher_spelling import SHORT_TO_LONG, respell
+from sweepgen.readers.shellconfig import read_shell
+
+
+def _launcher(line: str) -> dict:
+    commands = read_shell(f"#!/bin/bash\n{line}\n").data["commands"]
+    assert list(commands) == ["train.py"], commands
+    return commands["train.py"]["@launcher"]
+
+
+_SPELLINGS = {
+    "torchrun": [
+        "torchrun --nproc_per_node 8 -r 3",
+        "torchrun --nproc-per-node=8 -r3",
+        "torchrun --redirects 3 --nproc-per-node 8",
+    ],
+    "torchrun booleans": [
+        "torchrun --no_python --rdzv_backend c10d",
+        "torchrun --no-python --rdzv-backend=c10d",
+    ],
+    "accelerate": [
+        "accelerate launch --num-processes 4 --multi-gpu -q",
+        "accelerate launch --quiet --num_processes=4 --multi_gpu",
+    ],
+}
+
+
+@pytest.mark.parametrize("spellings", list(_SPELLINGS.values()), ids=list(_SPELLINGS))
+def test_equivalent_spellings_read_the_same(spellings):
+    read = [_launcher(f"{s} train.py --lr 1") for s in spellings]
+    assert all(r == read[0] for r in read), read
+
+
+def test_respelled_flags_still_compare_their_values():
+    eight = _launcher("torchrun --nproc_per_node 8 train.py")
+    assert eight == {"torchrun": {"--nproc-per-node": 8}}
+    assert eight != _launcher("torchrun --nproc-per-node 4 train.py")
+    # a bare flag of accelerate's does not swallow the script
+    assert _launcher("accelerate launch --multi-gpu train.py") == {"accelerate launch": {"--multi_gpu": True}}
+
+
+def test_the_program_keeps_its_own_spelling():
+    # only the launcher's flags are respelled: the script's `--per_device` is not its `--per-device`
+    a = read_shell("torchrun --nproc_per_node 2 train.py --per_device 1\n").data["commands"]["train.py"]
+    b = read_shell("torchrun --nproc_per_node 2 train.py --per-device 1\n").data["commands"]["train.py"]
+    assert a != b
+    assert respell("deepspeed", "--num_gpus") == "--num_gpus"  # a launcher without the rule: as given
+
+
+def _canonical(launcher: str, option_strings: list[str]) -> set[str]:
+    return {respell(launcher, s) for s in option_strings}
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("launcher", ["torchrun", "accelerate launch"])
+def test_the_rule_is_the_installed_parsers(launcher):
+    """Every spelling of one option reads as one flag, no two options share one, and each option
+    that takes no value is known to take none (so it never swallows the script's name)."""
+    if launcher == "torchrun":
+        from torch.distributed.run import get_args_parser  # torch: only in the train lane
+
+        parser = get_args_parser()
+    else:
+        from accelerate.commands.launch import launch_command_parser
+
+        parser = launch_command_parser()
+    # -m/--module is not a flag of the launcher's own: the module it names is the program
+    actions = [a for a in parser._actions if a.option_strings and "-m" not in a.option_strings]
+    canonical = [_canonical(launcher, a.option_strings) for a in actions]
+    twins = [a.option_strings for a, c in zip(actions, canonical) if len(c) != 1]
+    assert not twins
+    names = [c.pop() for c in canonical]
+    assert len(set(names)) == len(names)
+    no_value = {n for a, n in zip(actions, names) if a.nargs == 0}
+    assert no_value == cmdline._LAUNCHERS[launcher] - {"--use_xpu"}  # accelerate 1.x dropped --use_xpu
+    shorts = {s for a in actions for s in a.option_strings if not s.startswith("--")}
+    assert shorts == set(SHORT_TO_LONG[launcher])

@@ -1,0 +1,77 @@
+"""`run` as one function over any sweep (sweepgen.run.sweep_search.run): a search sweep goes to the
+search controller, any other to run_sweep; and the search a `report` is of, with the metric and mode
+it reports by, decided below the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from run_support import make_sweep
+from search_support import write_search_project
+from spec_support import write_project
+
+from sweepgen.compile import api
+from sweepgen.run.search_study import journal_path
+from sweepgen.run.sweep_run import RunRequest, RunResult
+from sweepgen.run.sweep_search import SearchResult, list_matrix, report_target, run
+from sweepgen.run.sweep_state import RunOptions
+
+SEARCH = Path("generated") / "fake_search"
+
+
+class Silent:
+    def note(self, line: str) -> None:
+        raise AssertionError(f"nothing to note on a dry run: {line}")
+
+    def say(self, line: str) -> None:
+        raise AssertionError(f"no event on a dry run: {line}")
+
+    def following(self, decisions):
+        raise AssertionError("a dry run follows nothing")
+
+
+@pytest.fixture
+def search_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    api.render([str(write_search_project(tmp_path, {}))])
+    return tmp_path
+
+
+def test_a_grid_sweep_runs_through_run_sweep(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make_sweep(tmp_path, {"a": {}})
+    result = run(
+        RunRequest(Path("generated/fake"), RunOptions(command="true {config}"), dry_run=True), Silent()
+    )
+    assert isinstance(result, RunResult) and result.code == 0
+    assert [d.task.name for d in result.decisions] == ["a"]
+
+
+def test_a_search_sweep_goes_to_the_search_and_a_dry_run_starts_nothing(search_project):
+    result = run(RunRequest(SEARCH, RunOptions(), dry_run=True), Silent())
+    assert isinstance(result, SearchResult) and result.code == 0
+    assert result.plan is not None and result.plan.startswith("search fake_search: 6 trials, 2 at once")
+    assert not journal_path(SEARCH).exists()  # no study was opened
+
+
+def test_a_search_is_reported_by_its_own_metric_and_mode_unless_told(search_project):
+    assert report_target(SEARCH, None, "max", mode_given=False).spec is None  # no study yet: no search
+    journal_path(SEARCH).parent.mkdir(parents=True, exist_ok=True)
+    journal_path(SEARCH).touch()
+    target = report_target(SEARCH, None, "min", mode_given=False)
+    assert (target.search_dir, target.metric, target.mode) == (SEARCH, "score", "max")
+    assert report_target(SEARCH, None, "min", mode_given=True).mode == "min"
+    assert report_target(SEARCH, "loss", "min", mode_given=True).metric == "loss"
+
+
+def test_list_matrix_is_one_row_per_variant_with_its_varying_values(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "templates").mkdir()
+    spec = write_project(tmp_path, "grid: {training.seed: [1, 2]}\n")
+    table = list_matrix(str(spec.relative_to(tmp_path)))
+    assert table.title == "specs/demo.yaml: 2 variant(s)"
+    assert table.columns == ["variant", "training.seed"]
+    assert table.rows == [["seed1", 1], ["seed2", 2]]
+    assert table.doc["variants"][0] == {"name": "seed1", "values": {"training.seed": 1}}
