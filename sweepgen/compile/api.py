@@ -104,7 +104,9 @@ def render(
         if not dry_run:
             writer.apply(outcomes)
     except BaseException:
-        for plan in plans:  # files staged but not yet in place: deleted, nothing was written
+        # files staged but not yet in place: deleted, nothing was written; the last staged first, so a
+        # folder an earlier spec made for its sweep (the output root) is empty when it is removed
+        for plan in reversed(plans):
             if plan.staging is not None:
                 plan.staging.abort()
         raise

@@ -87,11 +87,14 @@ def plan_actions(plans: list[Plan]) -> list[Outcome]:
         other = folded.setdefault(plan.sweep_dir.lower(), plan)
         if other is not plan:
             raise _case_clash(plan, other.shown_dir, f"spec {other.spec.path}")
-        _check_case_on_disk(plan)
+    # folders this render made to stage its files are not an earlier render's (checked above, by spec)
+    made_here = {p.sweep_dir for p in plans if p.staging is not None and p.staging.fresh}
+    for plan in plans:
+        _check_case_on_disk(plan, made_here)
     return [_outcome(plan) for plan in plans]
 
 
-def _check_case_on_disk(plan: Plan) -> None:
+def _check_case_on_disk(plan: Plan, made_here: set[str]) -> None:
     """A sweep folder whose name differs only in case from one already in the output root: on macOS
     and Windows both are one folder, and one sweep would overwrite the other's files."""
     parent, name = os.path.split(plan.sweep_dir)
@@ -99,7 +102,14 @@ def _check_case_on_disk(plan: Plan) -> None:
         entries = os.listdir(parent)
     except (FileNotFoundError, NotADirectoryError):
         return
-    clash = next((e for e in sorted(entries) if e != name and e.lower() == name.lower()), None)
+    clash = next(
+        (
+            e
+            for e in sorted(entries)
+            if e != name and e.lower() == name.lower() and os.path.join(parent, e) not in made_here
+        ),
+        None,
+    )
     if clash is not None:
         raise _case_clash(plan, os.path.join(os.path.dirname(plan.shown_dir), clash), "an earlier render")
 
