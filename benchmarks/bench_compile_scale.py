@@ -17,11 +17,18 @@ Usage (from the repo root)::
 
     python benchmarks/bench_compile_scale.py                       # 10,000 variants, all templates
     python benchmarks/bench_compile_scale.py --variants 100000 --templates to_yaml --repeat 1
+    python benchmarks/bench_compile_scale.py --baseline /path/to/other/checkout   # old vs this tree
+
+With ``--baseline``, every repeat runs the rows for the other checkout and for this one, in turn (in
+fresh projects), so both see the same machine state, and checks that both wrote the same files and
+lock bytes. Read CPU time (user + system of the command and its render workers) where the machine is
+shared: wall time then measures the other load as much as sweepgen.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import platform
 import shutil
@@ -105,12 +112,15 @@ TEMPLATES = {
 }
 
 
-def measure(args: list[str], cwd: Path, *, ci: bool = False) -> tuple[float, float, int, float]:
-    """(wall s, peak RSS MiB, exit code, CPU s) of ``python -m sweepgen ARGS`` as its own process.
+def measure(
+    args: list[str], cwd: Path, *, ci: bool = False, tree: Path = ROOT
+) -> tuple[float, float, int, float, float]:
+    """(wall s, peak RSS MiB, exit code, user CPU s, system CPU s) of ``python -m sweepgen ARGS`` as
+    its own process (the peak is the largest of it and its render workers).
 
     CPU time (user + system, the render's worker processes included) is reported too: on a loaded
     machine wall time overstates the cost, and CPU time is what the work takes."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=str(tree))
     env.pop("CI", None)  # CI=true turns check's fast path off: measured as its own row
     if ci:
         env["CI"] = "true"
@@ -127,35 +137,50 @@ def measure(args: list[str], cwd: Path, *, ci: bool = False) -> tuple[float, flo
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         sys.exit(f"sweepgen {' '.join(args)} failed ({code}):\n{proc.stderr.read().decode()[-3000:]}")
-    return wall, usage.ru_maxrss / 1024, code, usage.ru_utime + usage.ru_stime
+    return wall, usage.ru_maxrss / 1024, code, usage.ru_utime, usage.ru_stime
 
 
-def bench(kind: str, n: int, repeat: int) -> dict[str, object]:
+def tree_digest(folder: Path) -> str:
+    """sha256 over every generated file's path and bytes (the lock included)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def bench(kind: str, n: int, repeat: int, trees: dict[str, Path]) -> dict[str, object]:
     filename, make = TEMPLATES[kind]
-    rows: dict[str, list[tuple[float, float, int, float]]] = {}
+    rows: dict[tuple[str, str], list[tuple[float, float, int, float, float]]] = {}
     lock_mb = 0.0
-    for _ in range(repeat):
-        folder = Path(tempfile.mkdtemp(prefix="bench_scale_"))
-        try:
-            (folder / "specs").mkdir()
-            (folder / "templates").mkdir()
-            (folder / "templates" / filename).write_text(make())
-            (folder / "specs" / "bench.yaml").write_text(spec_text(n, filename))
-            spec = "specs/bench.yaml"
-            for label, args in (
-                ("cold render", ["render", spec]),
-                ("render, nothing changed", ["render", spec]),
-                ("check, nothing changed", ["check", spec]),
-                ("check --full", ["check", "--full", spec]),
-                ("check under CI=true, nothing changed", ["check", spec]),
-            ):
-                rows.setdefault(label, []).append(
-                    measure(args, folder, ci=label.startswith("check under CI"))
-                )
-            lock_mb = (folder / "generated" / "bench" / "sweep.lock.json").stat().st_size / 1e6
-        finally:
-            shutil.rmtree(folder)  # our own temporary project only
-    return {"kind": kind, "rows": rows, "lock_mb": lock_mb}
+    same = True
+    for i in range(repeat):
+        digests = set()
+        order = list(trees.items()) if i % 2 == 0 else list(reversed(trees.items()))
+        for label_tree, tree in order:
+            folder = Path(tempfile.mkdtemp(prefix="bench_scale_"))
+            try:
+                (folder / "specs").mkdir()
+                (folder / "templates").mkdir()
+                (folder / "templates" / filename).write_text(make())
+                (folder / "specs" / "bench.yaml").write_text(spec_text(n, filename))
+                spec = "specs/bench.yaml"
+                for label, args in (
+                    ("cold render", ["render", spec]),
+                    ("render, nothing changed", ["render", spec]),
+                    ("check, nothing changed", ["check", spec]),
+                    ("check --full", ["check", "--full", spec]),
+                    ("check under CI=true, nothing changed", ["check", spec]),
+                ):
+                    rows.setdefault((label, label_tree), []).append(
+                        measure(args, folder, ci=label.startswith("check under CI"), tree=tree)
+                    )
+                    if label == "cold render" and len(trees) > 1:
+                        digests.add(tree_digest(folder / "generated"))
+                lock_mb = (folder / "generated" / "bench" / "sweep.lock.json").stat().st_size / 1e6
+            finally:
+                shutil.rmtree(folder)  # our own temporary project only
+        same = same and len(digests) <= 1
+    return {"kind": kind, "rows": rows, "lock_mb": lock_mb, "same": same}
 
 
 def main() -> None:
@@ -165,25 +190,38 @@ def main() -> None:
     parser.add_argument("--variants", type=int, default=10_000)
     parser.add_argument("--templates", default="tojson,python,to_yaml")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, help="another checkout (e.g. main) measured in turn")
     args = parser.parse_args()
+    trees = {"this": ROOT} if args.baseline is None else {"baseline": args.baseline.resolve(), "this": ROOT}
     load = os.getloadavg()[0]
-    results = [bench(kind, args.variants, args.repeat) for kind in args.templates.split(",")]
+    results = [bench(kind, args.variants, args.repeat, trees) for kind in args.templates.split(",")]
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
         f"{args.variants} variants x 150 leaves; {args.repeat} repeat(s); load average before "
         f"{load:.1f}, after {os.getloadavg()[0]:.1f}"
+        + (f"; baseline = {args.baseline}" if args.baseline else "")
     )
-    print("| template | measure | wall s median (min-max) | CPU s median | peak RSS MiB (max) |")
-    print("|---|---|---:|---:|---:|")
+    print(
+        "| template | measure | tree | wall s median (min-max) | CPU s (user+sys) median "
+        "| user / sys s median | peak RSS MiB |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|")
     for res in results:
-        for label, runs in res["rows"].items():  # type: ignore[attr-defined]
+        for (label, tree), runs in res["rows"].items():  # type: ignore[attr-defined]
             walls = sorted(r[0] for r in runs)
             rss = max(r[1] for r in runs)
             spread = f"{walls[0]:.2f}-{walls[-1]:.2f}"
-            cpu = statistics.median(r[3] for r in runs)
+            cpu = statistics.median(r[3] + r[4] for r in runs)
+            user, system = statistics.median(r[3] for r in runs), statistics.median(r[4] for r in runs)
             wall = statistics.median(walls)
-            print(f"| {res['kind']} | {label} | {wall:.2f} ({spread}) | {cpu:.2f} | {rss:.0f} |")
-        print(f"| {res['kind']} | lock size | {res['lock_mb']:.2f} MB | | |")
+            print(
+                f"| {res['kind']} | {label} | {tree} | {wall:.2f} ({spread}) | {cpu:.2f} "
+                f"| {user:.2f} / {system:.2f} | {rss:.0f} |"
+            )
+        print(f"| {res['kind']} | lock size | | {res['lock_mb']:.2f} MB | | | |")
+        if len(trees) > 1:
+            same = "yes" if res["same"] else "NO"
+            print(f"| {res['kind']} | same files and lock bytes in both trees | | {same} | | | |")
 
 
 if __name__ == "__main__":

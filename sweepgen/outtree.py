@@ -365,6 +365,16 @@ class OutputTree:
         except OSError as err:
             raise fs_error(err, self.where(rel), "write") from None
 
+    def place(self, src_fd: int, src_name: str, rel: str) -> None:
+        """Rename the file ``src_name`` of the open folder ``src_fd`` (inside this tree, so on the same
+        file system) onto ``rel``, creating its folders: an atomic replace, as ``write`` does."""
+        head, _, name = rel.rpartition("/")
+        parent = self._make_dirs(head)
+        try:
+            os.replace(src_name, name, src_dir_fd=src_fd, dst_dir_fd=parent)
+        except OSError as err:
+            raise fs_error(err, self.where(rel), "write") from None
+
     def remove(self, rel: str, *, prune: bool = True) -> None:
         """Delete the file (or link) named ``rel`` itself, then folders this emptied (not the root)."""
         head, _, name = rel.rpartition("/")

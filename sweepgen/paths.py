@@ -7,6 +7,7 @@ and to a trainer that checks ``isinstance``; Python's ``==`` would call them equ
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -104,14 +105,15 @@ def diff_at(base: dict, variant: dict, touched: tuple[tuple[str, ...], ...]) -> 
     return found
 
 
-def _outermost(touched: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
+@functools.lru_cache(maxsize=4096)  # every grid point of a variant touches the same paths
+def _outermost(touched: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
     """Drop paths under another touched path; their differences are found from the outer one."""
     ordered = sorted(set(touched), key=len)
     kept: list[tuple[str, ...]] = []
     for path in ordered:
         if not any(path[: len(k)] == k for k in kept):
             kept.append(path)
-    return kept
+    return tuple(kept)
 
 
 def matches(path: str, patterns: tuple[str, ...] | list[str]) -> bool:

@@ -124,6 +124,21 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+def write_new(dir_fd: int, name: str, data: bytes) -> None:
+    """Create the file ``name`` in the folder ``dir_fd`` (it must not exist: never a link followed,
+    never a file overwritten) with mode 0666 minus the umask, as ``write_replace`` does, and write
+    ``data``. A half-written file is removed. Raises OSError."""
+    fd = os.open(name, _NEW_FLAGS, 0o666, dir_fd=dir_fd)
+    try:
+        _write_all(fd, data)
+    except BaseException:
+        with contextlib.suppress(OSError):  # keep the original error
+            os.unlink(name, dir_fd=dir_fd)
+        raise
+    finally:
+        os.close(fd)
+
+
 def write_replace(dir_fd: int | None, folder: str, name: str, data: bytes, durable: bool) -> None:
     """Write a temp file (mode 0666 minus the umask) in ``folder`` (or ``dir_fd``), then rename it
     onto ``name``. The temp name is chosen before the file is created, so an interrupt (Ctrl-C) that

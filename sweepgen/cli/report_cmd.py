@@ -269,6 +269,7 @@ def report(
         html=html,
         search=target.spec,
         search_dir=target.search_dir,
+        search_note=target.note,
     )
     outcome = report_make.make(request)
     _show(outcome, request, fmt)

@@ -15,10 +15,11 @@ from sweepgen import settings
 from sweepgen.compile import schema, schema_export, writer
 from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
-from sweepgen.compile.check_fast import trusted
+from sweepgen.compile.check_fast import Trust, trusted
 from sweepgen.compile.context import sweep_view
 from sweepgen.compile.expand import Expansion
-from sweepgen.compile.pipeline import compile_spec, variants_of, varying_paths
+from sweepgen.compile.lock import Lock
+from sweepgen.compile.pipeline import Plan, compile_spec, variants_of, varying_paths
 from sweepgen.compile.spec import SpecModel, display_path, load_spec
 from sweepgen.compile.writer import Outcome
 from sweepgen.errors import Location, SpecError, UserError
@@ -96,12 +97,42 @@ def render(
         # several specs at once, some changed: compile them all, so two specs writing one sweep
         # folder are caught by plan_actions whichever of them changed
         unchanged = dict.fromkeys(spec_paths)
-    plans = [
-        compile_spec(path, out_root, loaded=trusts[path].spec)
-        for path in spec_paths
-        if unchanged[path] is None
-    ]
-    compiled = iter(writer.plan_actions(plans))
+    plans: list[Plan] = []
+    try:
+        _compile_all([p for p in spec_paths if unchanged[p] is None], trusts, out_root, dry_run, plans)
+        outcomes = _outcomes(spec_paths, unchanged, writer.plan_actions(plans), out_root)
+        if not dry_run:
+            writer.apply(outcomes)
+    except BaseException:
+        # files staged but not yet in place: deleted, nothing was written; the last staged first, so a
+        # folder an earlier spec made for its sweep (the output root) is empty when it is removed
+        for plan in reversed(plans):
+            if plan.staging is not None:
+                plan.staging.abort()
+        raise
+    return outcomes
+
+
+def _compile_all(
+    changed: list[str], trusts: dict[str, Trust], out_root: str, dry_run: bool, plans: list[Plan]
+) -> None:
+    """Compile the specs in ``changed`` into ``plans`` (filled as they compile, so the caller can
+    undo what was staged). A render that writes stages each spec's files in its sweep folder as they
+    are rendered, except a second spec naming a sweep folder already staged: plan_actions refuses
+    the pair."""
+    staged: set[str] = set()
+    for path in changed:
+        spec = trusts[path].spec or load_spec(path, out_root)
+        plans.append(
+            compile_spec(path, out_root, loaded=spec, stream=not dry_run and spec.name not in staged)
+        )
+        staged.add(spec.name)
+
+
+def _outcomes(
+    spec_paths: list[str], unchanged: dict[str, Lock | None], planned: list[Outcome], out_root: str
+) -> list[Outcome]:
+    compiled = iter(planned)
     outcomes = []
     for path in spec_paths:
         recorded = unchanged[path]
@@ -113,8 +144,6 @@ def render(
         outcomes.append(
             writer.Outcome(None, actions, spec_path=display_path(path), shown_dir=display_path(sweep_dir))
         )
-    if not dry_run:
-        writer.apply(outcomes)
     return outcomes
 
 

@@ -129,7 +129,7 @@ def _fast_problems(spec_path: str, out_root: str, spec: Spec | None, verdict: Ve
     shown, findings = verdict.shown, verdict.findings
     edited = {variant for kind, _, variant, _ in findings if kind == "edited"}
     plan = compile_spec(spec_path, out_root, only=frozenset(edited), loaded=spec) if edited else None
-    rendered = {f.path: f.data for f in plan.files} if plan is not None else {}
+    rendered = {f.path: f.content() for f in plan.files} if plan is not None else {}
     problems = []
     for kind, path, _, data in findings:
         where = f"{shown}/{path}"
@@ -218,7 +218,7 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
         rec = read_recorded(tree, plan) if tree else None
     except UnsafePath as err:
         return [_unsafe_problem(err.where, err.kind, "where sweepgen keeps its records")]
-    expected = {f.path: f.data for f in plan.files}
+    expected = {f.path: f.content() for f in plan.files}
     problems = _file_problems(plan, tree, rec, expected)
     if tree is None or rec is None:
         if expected:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,7 +168,7 @@ def _entry_json(entry: LockFile, layer_set: int) -> dict[str, Any]:
 
 def entry_line(entry: LockFile, layer_set: int) -> str:
     """``entry``'s line in the lock's ``files`` list, as ``dumps`` writes it (no indent, no comma)."""
-    return _CachedJson()(_entry_json(entry, layer_set))
+    return _CachedJson().once(_entry_json(entry, layer_set))
 
 
 def build(
@@ -179,11 +179,12 @@ def build(
     inputs: dict[str, str],
     varying: list[str],
     base: dict[str, Any],
-    files: list[LockFile],
+    files: Iterable[LockFile],
     resources: dict[str, Any] | None,
     report: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The lock's JSON document (``dumps`` writes it) for ``files`` made by ``entry_for``."""
+    """The lock's JSON document (``dumps`` writes it). ``files``: each file's entry (``entry_for``),
+    consumed one at a time."""
     # Variants mostly share one of a few layer mappings (every grid point has the same one): each
     # distinct mapping is written once, and a file entry names it by its index.
     layer_sets: list[dict[str, str]] = []
@@ -230,6 +231,13 @@ class _CachedJson:
         hit = self._cache.get(id(value))
         if hit is not None:
             return hit[1]
+        text = self.once(value)
+        self._cache[id(value)] = (value, text)
+        return text
+
+    def once(self, value: dict[str, Any]) -> str:
+        """A mapping met once (a file's entry), encoded without keeping it: a cache entry for each
+        of 100,000 files would hold the whole lock text twice."""
         if list(value) == [FLOAT_TAG]:
             raise UserError(
                 f"a config mapping whose only key is {FLOAT_TAG!r} cannot be locked (the lock uses it "
@@ -237,11 +245,9 @@ class _CachedJson:
                 hint=f"rename the key {FLOAT_TAG!r}",
             )
         try:
-            text = self._encode(value)  # the C encoder, when nothing inside needs a tag
+            return self._encode(value)  # the C encoder, when nothing inside needs a tag
         except ValueError:
-            text = "{" + ", ".join(f"{self._encode(k)}: {self(value[k])}" for k in sorted(value)) + "}"
-        self._cache[id(value)] = (value, text)
-        return text
+            return "{" + ", ".join(f"{self._encode(k)}: {self(value[k])}" for k in sorted(value)) + "}"
 
 
 def dumps(lock: dict[str, Any]) -> str:
@@ -255,12 +261,12 @@ def dumps(lock: dict[str, Any]) -> str:
             lines.append('  "files": [')
             for j, entry in enumerate(entries):
                 sep = "," if j < len(entries) - 1 else ""
-                lines.append("    " + encode(entry) + sep)
+                lines.append("    " + encode.once(entry) + sep)
             lines.append("  ]" + comma)
         else:
             lines.append(f"  {json.dumps(key)}: {encode(lock[key])}{comma}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    lines.append("}\n")
+    return "\n".join(lines)  # one copy of a text that may be tens of MB
 
 
 def read(sweep_dir: str, shown_dir: str) -> Lock | None:

@@ -25,15 +25,24 @@ _OFF = {"", "0", "false", "no", "off"}
 
 def seal(text: str) -> str:
     """``lock.dumps`` output with the digest line added at its sorted place among the top-level keys."""
-    lines = text.split("\n")
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sealed(text.encode("utf-8")).decode("utf-8")
+
+
+_TOP_KEY = re.compile(rb'^  "([^"]*)"|^}$', re.M)  # a top-level key's line, or the closing brace
+
+
+def sealed(raw: bytes) -> bytes:
+    """``seal`` on the UTF-8 bytes of ``lock.dumps`` output, without splitting a large lock into
+    lines (a 100,000-file lock is 24 MB): the digest line goes before the first top-level key that
+    sorts after it, or before the closing brace."""
+    digest = hashlib.sha256(raw).hexdigest()
     at = next(
-        i
-        for i, line in enumerate(lines)
-        if i > 0 and (line == "}" or (line.startswith('  "') and line[3:].split('"', 1)[0] > KEY))
+        m.start()
+        for m in _TOP_KEY.finditer(raw)
+        if m.start() > 0 and (m.group(1) is None or m.group(1).decode("utf-8") > KEY)
     )
-    lines.insert(at, f'  "{KEY}": "{digest}",')
-    return "\n".join(lines)
+    view = memoryview(raw)
+    return b"".join((view[:at], f'  "{KEY}": "{digest}",\n'.encode("ascii"), view[at:]))
 
 
 def holds(raw: bytes) -> bool:

@@ -4,7 +4,8 @@ Output is byte-identical and the error raised is the same (the first in variant 
 number of workers: workers render contiguous chunks in variant order, each stops at its first
 error, and the parent takes the results in chunk order, so the lowest failing variant wins.
 Workers are forked after the whole compile state is built, so they share it copy-on-write and
-nothing but the rendered bytes (or an error's fields) crosses a pipe.
+nothing but each file's path and sha256 (its bytes too, when they are not staged on disk by the
+worker, see ``staging``), or an error's fields, crosses a pipe.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from sweepgen.compile.expand import Variant
 PARALLEL_MIN = 2000  # variants; below this, starting processes costs more than it saves
 WORKERS_ENV = "SWEEPGEN_WORKERS"  # force a worker count (1 = serial), e.g. to compare outputs
 
-Rendered = tuple[str, str, bytes, str | None]  # (output path, run name, bytes, run dir)
-RenderOne = Callable[[Variant], Rendered]
+# (output path, run name, bytes or None when staged on disk, sha256, run dir)
+Rendered = tuple[str, str, bytes | None, str, str | None]
+RenderOne = Callable[[int, Variant], Rendered]  # (index in variant order, variant)
 
 
 @dataclass
@@ -50,25 +52,45 @@ def worker_count(n_variants: int) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
-def render_all(render_one: RenderOne, variants: Sequence[Variant]) -> list[Rendered]:
-    """Every variant rendered, in order; raises the first variant's error in variant order."""
-    workers = min(worker_count(len(variants)), max(1, len(variants)))
-    if workers == 1:
-        return [render_one(v) for v in variants]
-    global _JOB
-    chunks = _chunks(len(variants), workers * 4)
-    _JOB = (render_one, variants)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_render_chunk, chunks, chunksize=1)
-    finally:
+class Rendering:
+    """Every variant being rendered. With more than one worker, the workers are forked and start
+    at once, so the caller can validate the variants meanwhile (``result`` then waits); with one,
+    ``result`` renders them in this process. ``close`` stops the workers (on the caller's error)."""
+
+    def __init__(self, render_one: RenderOne, variants: Sequence[Variant]) -> None:
+        global _JOB
+        self._render_one = render_one
+        self._variants = variants
+        self._pool: Any = None
+        workers = min(worker_count(len(variants)), max(1, len(variants)))
+        if workers > 1:
+            _JOB = (render_one, variants)
+            self._pool = multiprocessing.get_context("fork").Pool(workers)
+            self._parts = self._pool.map_async(
+                _render_chunk, _chunks(len(variants), workers * 4), chunksize=1
+            )
+
+    def result(self) -> list[Rendered]:
+        if self._pool is None:
+            return [self._render_one(i, v) for i, v in enumerate(self._variants)]
+        try:
+            parts = self._parts.get()
+        finally:
+            self.close()
+        out: list[Rendered] = []
+        for part in parts:
+            if isinstance(part, _Failure):
+                raise _rebuild(part)
+            out.extend(part)
+        return out
+
+    def close(self) -> None:
+        global _JOB
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
         _JOB = None
-    out: list[Rendered] = []
-    for part in parts:
-        if isinstance(part, _Failure):
-            raise _rebuild(part)
-        out.extend(part)
-    return out
 
 
 def _chunks(n: int, pieces: int) -> list[tuple[int, int]]:
@@ -82,7 +104,7 @@ def _render_chunk(bounds: tuple[int, int]) -> list[Rendered] | _Failure:
     out = []
     for i in range(*bounds):
         try:
-            out.append(render_one(variants[i]))
+            out.append(render_one(i, variants[i]))
         except errors.SweepgenError as err:
             fields = {"message": err.message, "location": err.location, "key": err.key, "hint": err.hint}
             return _Failure(i, type(err).__name__, fields)

@@ -1,12 +1,14 @@
 """The compile pipeline in the order it runs: load -> expand -> derive -> gate -> constraints ->
-schema -> render -> lock. Everything stays in memory; ``sweepgen.compile.writer`` writes a plan to
-disk, all or nothing, after every spec compiled."""
+schema -> render -> lock. ``sweepgen.compile.writer`` writes a plan to disk, all or nothing, after
+every spec compiled. A render that will write (``stream``) keeps no rendered bytes in memory: each
+file is staged in the sweep folder as soon as it is rendered (``staging``); ``check``
+and ``--dry-run`` keep the bytes in ``RenderedFile.data``."""
 
 from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +24,7 @@ from sweepgen.compile.derive import derive
 from sweepgen.compile.expand import Expansion, Variant, expand
 from sweepgen.compile.gate import check_gate
 from sweepgen.compile.inputs import render_inputs
-from sweepgen.compile.parallel import render_all
+from sweepgen.compile.parallel import Rendered, Rendering
 from sweepgen.compile.render import (
     OutputTooLarge,
     RenderedFile,
@@ -40,7 +42,8 @@ from sweepgen.compile.rundir import run_dir_of_rendered
 from sweepgen.compile.sandbox import time_budget
 from sweepgen.compile.schema import Validator, check_schema, imports_disabled, load_validator
 from sweepgen.compile.spec import Spec, display_path, load_spec
-from sweepgen.errors import UserError, ValidationError
+from sweepgen.compile.staging import Staging
+from sweepgen.errors import SweepgenError, UserError, ValidationError
 
 
 @dataclass
@@ -53,8 +56,9 @@ class Plan:
     sweep_dir: str  # absolute ``generated/<name>/``
     shown_dir: str  # the sweep folder as the user reads it
     files: list[RenderedFile]
-    lock: dict[str, Any]
+    lock: dict[str, Any]  # without "files" when streamed: the files' entries are in lock_bytes
     lock_bytes: bytes
+    staging: Staging | None = None  # where the files' bytes wait (``data`` is None), if streamed
 
 
 def variants_of(spec: Spec, sweep: dict[str, Any], out_abs: str) -> Expansion:
@@ -92,13 +96,17 @@ def compile_spec(
     *,
     only: frozenset[str] | None = None,
     loaded: Spec | None = None,
+    stream: bool = False,
 ) -> Plan:
-    """``loaded``: the spec at ``spec_path`` when the caller already loaded it (the fast path did)."""
+    """``loaded``: the spec at ``spec_path`` when the caller already loaded it (the fast path did).
+    ``stream``: stage each file on disk as it is rendered (the caller applies or aborts the plan)."""
     spec = loaded if loaded is not None else load_spec(spec_path, out_root)
-    return compile_loaded(spec, out_root, only=only)
+    return compile_loaded(spec, out_root, only=only, stream=stream)
 
 
-def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = None) -> Plan:
+def compile_loaded(
+    spec: Spec, out_root: str, *, only: frozenset[str] | None = None, stream: bool = False
+) -> Plan:
     """Validate every variant and render them; with ``only`` (variant names), render just those and
     build no lock (``check`` re-renders the files it found edited, nothing else)."""
     out_abs = os.path.abspath(out_root)
@@ -113,7 +121,7 @@ def compile_loaded(spec: Spec, out_root: str, *, only: frozenset[str] | None = N
     else:
         with _gc_paused():
             expansion = expand(spec)
-    return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only)
+    return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only, stream=stream)
 
 
 def compile_expansion(
@@ -125,27 +133,86 @@ def compile_expansion(
     *,
     only: frozenset[str] | None = None,
     build_lock: bool = True,
+    stream: bool = False,
 ) -> Plan:
-    """Derive, validate and render the variants of ``expansion`` (a spec's, or a search's trials)."""
+    """Derive, validate and render the variants of ``expansion`` (a spec's, or a search's trials);
+    ``stream``: staged on disk (see the module's docstring), which an error here deletes."""
     spec = expansion.spec
     project = os.path.dirname(out_abs)
     expansion = derived(expansion, sweep)
-    check_gate(expansion)
-    check_constraints(expansion, sweep)
-    check_schema(expansion, validator)
-    check_choices(expansion)
-    report = seeds.report_block(spec, [v.config for v in expansion.variants])
+    sweep_dir = os.path.join(out_abs, spec.name)
+    chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
+    # Render workers start before validation and render while this process validates; an error of
+    # the template, the staging or a variant's rendering is raised only after validation
+    # passed, so a spec gets the same error as when validating first. Nothing is put in place here.
+    staging: Staging | None = None
+    rendering: Rendering | None = None
+    early: SweepgenError | None = None
+    try:
+        try:
+            template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
+            template = load_template(spec, template_abs)
+            staging = Staging.open(sweep_dir, display_path(sweep_dir)) if stream and only is None else None
+            render_one = _renderer(spec, template, os.path.dirname(template_abs), sweep, spec_rel, staging)
+            rendering = Rendering(render_one, chosen)
+        except SweepgenError as err:
+            early = err
+        check_gate(expansion)
+        check_constraints(expansion, sweep)
+        check_schema(expansion, validator)
+        check_choices(expansion)
+        report = seeds.report_block(spec, [v.config for v in expansion.variants])
+        if early is not None:
+            raise early
+        locked = only is None and build_lock
+        varying = varying_paths(expansion) if locked else []  # while the workers still render
+        assert rendering is not None  # made, or `early` says why not
+        files = [
+            RenderedFile(out_path, variant, run_name, data, sha, run_dir)
+            for variant, (out_path, run_name, data, sha, run_dir) in zip(chosen, rendering.result())
+        ]
+        check_outputs(files, spec)
+        # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
+        lock_data = (
+            _lock(spec, files, template, project, spec_rel, (report, varying), sweep_dir) if locked else {}
+        )
+        lock_bytes = lock_digest.sealed(lock.dumps(lock_data).encode("utf-8")) if lock_data else b""
+        if staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
+            lock_data = {k: v for k, v in lock_data.items() if k != "files"}
+    except BaseException:
+        if rendering is not None:
+            rendering.close()
+        if staging is not None:
+            staging.abort()
+        raise
+    return Plan(
+        spec=spec,
+        expansion=expansion,
+        out_root=out_abs,
+        sweep_dir=sweep_dir,
+        shown_dir=display_path(sweep_dir),
+        files=files,
+        lock=lock_data,
+        lock_bytes=lock_bytes,
+        staging=staging,
+    )
 
-    template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
-    template = load_template(spec, template_abs)
-    env = template.environment
-    output_t = compile_inline(env, spec, "output", spec.model.output)
+
+def _renderer(
+    spec: Spec,
+    template: Template,
+    template_dir: str,
+    sweep: dict[str, Any],
+    spec_rel: str,
+    staging: Staging | None,
+) -> Callable[[int, Variant], Rendered]:
+    """What renders one variant (in a render worker, see ``parallel``): its output path, bytes
+    (staged on disk when ``staging``), sha256 and run dir."""
+    output_t = compile_inline(template.environment, spec, "output", spec.model.output)
     header = header_maker(spec_rel)
-    template_dir = os.path.dirname(template_abs)
-
     seconds = spec.model.limits.eval_seconds
 
-    def render_one(variant: Variant) -> tuple[str, str, bytes, str | None]:
+    def render_one(index: int, variant: Variant) -> Rendered:
         ctx = context(variant.config, variant.context_view(), sweep)
         with time_budget(seconds):
             out_path = render_inline(output_t, ctx, spec, "output", variant)
@@ -162,31 +229,12 @@ def compile_expansion(
         if len(data) > spec.model.limits.output_bytes:
             raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
         run_dir = run_dir_of_rendered(out_path, data, variant.config, variant.run_dir)
-        return out_path, variant.run_name or variant.name, data, run_dir
+        if staging is None:
+            return out_path, variant.run_name or variant.name, data, sha256(data), run_dir
+        staging.write(index, out_path, data)  # before check_outputs: under a temporary name only
+        return out_path, variant.run_name or variant.name, None, sha256(data), run_dir
 
-    chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
-    files = [
-        RenderedFile(out_path, variant, run_name, data, sha256(data), run_dir)
-        for variant, (out_path, run_name, data, run_dir) in zip(chosen, render_all(render_one, chosen))
-    ]
-    check_outputs(files, spec)
-    # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
-    sweep_dir = os.path.join(out_abs, spec.name)
-    lock_data = (
-        {}
-        if only is not None or not build_lock
-        else _lock(spec, expansion, files, template, project, spec_rel, report, sweep_dir)
-    )
-    return Plan(
-        spec=spec,
-        expansion=expansion,
-        out_root=out_abs,
-        sweep_dir=sweep_dir,
-        shown_dir=display_path(sweep_dir),
-        files=files,
-        lock=lock_data,
-        lock_bytes=lock_digest.seal(lock.dumps(lock_data)).encode("utf-8") if lock_data else b"",
-    )
+    return render_one
 
 
 def probe_search(spec: Spec, sweep: dict[str, Any], validator: Validator | None) -> None:
@@ -215,8 +263,13 @@ def probe_search(spec: Spec, sweep: dict[str, Any], validator: Validator | None)
 def lock_entries(files: list[RenderedFile], base: dict[str, Any]) -> list[lock.LockFile]:
     """Each rendered file's lock entry: its differences from ``base``, its hash and run dir (a render
     and the search controller, which adds trials to a lock, write the same bytes)."""
-    return [
-        lock.entry_for(
+    return list(_entries(files, base))
+
+
+def _entries(files: list[RenderedFile], base: dict[str, Any]) -> Iterator[lock.LockFile]:
+    """``lock_entries`` one at a time: ``lock.build`` keeps only what it writes of each."""
+    for f in files:
+        yield lock.entry_for(
             path=f.path,
             variant=f.variant.name,
             run_name=f.run_name,
@@ -227,23 +280,21 @@ def lock_entries(files: list[RenderedFile], base: dict[str, Any]) -> list[lock.L
             touched=f.variant.touched,
             run_dir=f.run_dir,
         )
-        for f in files
-    ]
 
 
 def _lock(
     spec: Spec,
-    expansion: Expansion,
     files: list[RenderedFile],
     template: Template,
     project: str,
     spec_rel: str,
-    report: dict[str, Any] | None,
+    summary: tuple[dict[str, Any] | None, list[str]],
     sweep_dir: str,
 ) -> dict[str, Any]:
-    """The lock's content: the base once, each file's differences from it, every input's hash."""
+    """The lock's content: the base once, each file's differences from it, every input's hash.
+    ``summary``: the seeds report block and the varying paths (``varying_paths``)."""
+    report, varying = summary
     base = spec.base
-    entries = lock_entries(files, base)
     previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
     inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
     resources = spec.model.resources.model_dump() if spec.model.resources is not None else None
@@ -252,9 +303,9 @@ def _lock(
         spec=spec_rel,
         spec_sha256=inputs[spec_rel],
         inputs=inputs,
-        varying=varying_paths(expansion),
+        varying=varying,
         base=base,
-        files=entries,
+        files=_entries(files, base),
         resources=resources,
         report=report,
     )

@@ -51,9 +51,15 @@ class RenderedFile:
     path: str  # relative to the sweep folder, posix
     variant: Variant
     run_name: str
-    data: bytes
+    data: bytes | None  # None when staged on disk as it was rendered (compile.staging)
     sha256: str
     run_dir: str | None = None  # where its run writes (compile.rundir), recorded in the lock
+
+    def content(self) -> bytes:
+        """The rendered bytes of a file that was not staged on disk (compile.staging)."""
+        if self.data is None:
+            raise RuntimeError(f"{self.path}: its bytes were staged on disk, not kept")
+        return self.data
 
 
 def sha256(data: bytes) -> str:

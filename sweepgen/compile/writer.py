@@ -9,6 +9,7 @@ through ``safefs.OutputTree``: no symlink is ever followed, so nothing outside i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from sweepgen.compile import lock
 from sweepgen.compile.journal import JOURNAL_NAME, Recorded, journal_bytes, read_recorded
 from sweepgen.compile.pipeline import Plan
+from sweepgen.compile.render import RenderedFile
 from sweepgen.compile.spec import SAFE_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.outtree import OutputTree, check_names, name_max
@@ -85,11 +87,14 @@ def plan_actions(plans: list[Plan]) -> list[Outcome]:
         other = folded.setdefault(plan.sweep_dir.lower(), plan)
         if other is not plan:
             raise _case_clash(plan, other.shown_dir, f"spec {other.spec.path}")
-        _check_case_on_disk(plan)
+    # folders this render made to stage its files are not an earlier render's (checked above, by spec)
+    made_here = {p.sweep_dir for p in plans if p.staging is not None and p.staging.fresh}
+    for plan in plans:
+        _check_case_on_disk(plan, made_here)
     return [_outcome(plan) for plan in plans]
 
 
-def _check_case_on_disk(plan: Plan) -> None:
+def _check_case_on_disk(plan: Plan, made_here: set[str]) -> None:
     """A sweep folder whose name differs only in case from one already in the output root: on macOS
     and Windows both are one folder, and one sweep would overwrite the other's files."""
     parent, name = os.path.split(plan.sweep_dir)
@@ -97,7 +102,14 @@ def _check_case_on_disk(plan: Plan) -> None:
         entries = os.listdir(parent)
     except (FileNotFoundError, NotADirectoryError):
         return
-    clash = next((e for e in sorted(entries) if e != name and e.lower() == name.lower()), None)
+    clash = next(
+        (
+            e
+            for e in sorted(entries)
+            if e != name and e.lower() == name.lower() and os.path.join(parent, e) not in made_here
+        ),
+        None,
+    )
     if clash is not None:
         raise _case_clash(plan, os.path.join(os.path.dirname(plan.shown_dir), clash), "an earlier render")
 
@@ -115,13 +127,18 @@ def _outcome(plan: Plan) -> Outcome:
     limit = name_max(parent)
     for f in plan.files:  # a name the file system refuses would stop the render half-way
         check_names(f.path, f"{plan.shown_dir}/{f.path}", limit)
-    tree = OutputTree.open(parent, name, plan.shown_dir, create=False)
+    staging = plan.staging
+    fresh = staging.fresh if staging is not None else None
+    tree = (
+        staging.tree if staging is not None else OutputTree.open(parent, name, plan.shown_dir, create=False)
+    )
     out = Outcome(plan)
-    if tree is None:  # a fresh sweep folder
+    if tree is None or fresh:  # a fresh sweep folder (this render made it to stage its files)
         out.actions = [Action(f.path, CREATE, f.variant.name, f.run_name) for f in plan.files]
         out.lock_changed = True
         return out
-    with tree:
+    # the staged plan's tree stays open (and held) until apply
+    with tree if staging is None else contextlib.nullcontext(tree):
         for own in (lock.LOCK_NAME, JOURNAL_NAME):  # both are written: nothing may stand there
             node = tree.node(own)
             if node.kind not in ("missing", "file") or node.blocked:
@@ -140,7 +157,7 @@ def _outcome(plan: Plan) -> Outcome:
         for _path, at in blocked:
             if at not in removed:
                 raise _unsafe(tree, at, "file", True)
-        _make_room(tree, in_the_way, removed, out)
+        _make_room(plan, tree, in_the_way, removed, out)
     out.lock_changed = rec.lock_bytes != plan.lock_bytes
     return out
 
@@ -164,7 +181,10 @@ def _writes(
             out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
         elif node.kind == "file":
             current = tree.read(f.path)
-            if current == f.data:
+            same = (
+                current == f.data if f.data is not None else hashlib.sha256(current).hexdigest() == f.sha256
+            )
+            if same:
                 out.actions.append(Action(f.path, UNCHANGED, f.variant.name, f.run_name))
             else:
                 _may_replace(plan, f.path, current, rec)
@@ -172,6 +192,11 @@ def _writes(
         else:
             raise _unsafe(tree, node.at, node.kind, node.blocked)
     return blocked, in_the_way
+
+
+def _same(current: bytes, f: RenderedFile) -> bool:
+    """Whether a file on disk holds what was rendered (by its sha256 when the bytes are staged)."""
+    return current == f.data if f.data is not None else hashlib.sha256(current).hexdigest() == f.sha256
 
 
 def _removals(plan: Plan, tree: OutputTree, rec: Recorded, produced: set[str], out: Outcome) -> set[str]:
@@ -197,10 +222,13 @@ def _removals(plan: Plan, tree: OutputTree, rec: Recorded, produced: set[str], o
     return removed
 
 
-def _make_room(tree: OutputTree, in_the_way: list[str], removed: set[str], out: Outcome) -> None:
+def _make_room(plan: Plan, tree: OutputTree, in_the_way: list[str], removed: set[str], out: Outcome) -> None:
     """Temporary files left by a cut render, and the folders standing where outputs go: only a
     folder sweepgen filled, and empties now, makes room for a file."""
-    entries = list(tree.walk(folders=True))
+    staging = plan.staging
+    entries = [
+        (rel, kind) for rel, kind in tree.walk(folders=True) if staging is None or not staging.owns(rel)
+    ]
     out.leftovers = [rel for rel, kind in entries if kind == "file" and _is_temp(rel)]
     for folder in in_the_way:
         inside = [(rel, kind) for rel, kind in entries if rel.startswith(folder + "/")]
@@ -250,34 +278,53 @@ def apply(outcomes: list[Outcome]) -> None:
 
     Removing first lets an output that was the file ``x`` become ``x/c.yaml`` (and only files the
     lock or journal recorded, with a recorded sha256, are ever removed: checked in plan_actions).
-    Killed anywhere in between, the journal lets the next render finish (see ``journal``).
+    Killed anywhere in between, the journal lets the next render finish (see ``journal``). A streamed
+    plan's files are renamed from their staged names (the folder held since), not written.
     """
     for out in outcomes:
-        if not out.writes:
-            continue
         plan = out.plan
+        if not out.writes:
+            if plan is not None and plan.staging is not None:
+                plan.staging.finish()  # every staged file is the one already in place
+            continue
         assert plan is not None  # an outcome without a plan writes nothing
+        if plan.staging is not None:
+            _apply_one(out, plan, plan.staging.tree)
+            plan.staging.finish()
+            continue
         parent, name = os.path.split(plan.sweep_dir)
         tree = OutputTree.open(parent, name, plan.shown_dir, create=True)
         assert tree is not None  # created
         with tree:
             _hold(tree)
-            recorded = out.recorded or Recorded(None, None, None, None, {})
-            tree.write(JOURNAL_NAME, journal_bytes(recorded, plan))
-            for rel in out.leftovers:
-                tree.remove(rel)
-            data = {f.path: f.data for f in plan.files}
-            for act in out.actions:
-                if act.action == REMOVE:
-                    tree.remove(act.path)
-            for folder in out.emptied:
-                tree.remove_empty_folder(folder)
-            for act in out.actions:
-                if act.action in (CREATE, UPDATE):
-                    tree.write(act.path, data[act.path])
-            if out.lock_changed:
-                tree.write(lock.LOCK_NAME, plan.lock_bytes)
-            tree.remove(JOURNAL_NAME, prune=False)
+            _apply_one(out, plan, tree)
+
+
+def _apply_one(out: Outcome, plan: Plan, tree: OutputTree) -> None:
+    recorded = out.recorded or Recorded(None, None, None, None, {})
+    tree.write(JOURNAL_NAME, journal_bytes(recorded, plan))
+    for rel in out.leftovers:
+        tree.remove(rel)
+    for act in out.actions:
+        if act.action == REMOVE:
+            tree.remove(act.path)
+    for folder in out.emptied:
+        tree.remove_empty_folder(folder)
+    staging = plan.staging
+    index = {f.path: (i, f.data) for i, f in enumerate(plan.files)}
+    for act in out.actions:
+        if act.action in (CREATE, UPDATE):
+            i, data = index[act.path]
+            if staging is not None:
+                staging.commit(i, act.path)
+            else:
+                assert data is not None  # kept in memory when not staged
+                tree.write(act.path, data)
+    if out.lock_changed:
+        tree.write(lock.LOCK_NAME, plan.lock_bytes)
+    if staging is not None:
+        staging.clear()  # before the journal goes: a finished render leaves no temporary file
+    tree.remove(JOURNAL_NAME, prune=False)
 
 
 def _hold(tree: OutputTree) -> None:

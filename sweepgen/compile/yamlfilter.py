@@ -72,10 +72,16 @@ class YamlWriter:
     Variants share unchanged subtrees with the base (copy-on-write), so across 10,000 variants most
     sections are the very same dict objects: each is written once. Entries keep their object alive,
     so an ``id`` can never be reused by another object while the cache (one per render) exists.
+    A subtree is cached when it is met a second time: the ones a single variant owns (its whole
+    config, the sections its overrides changed) are met once, and caching their text would hold
+    every file's bytes in memory again. ``_seen`` is forgotten every ``_SEEN_MAX`` first sightings.
     """
+
+    _SEEN_MAX = 1 << 16
 
     def __init__(self) -> None:
         self._cache: dict[tuple[int, int], tuple[Any, str]] = {}
+        self._seen: dict[tuple[int, int], Any] = {}  # met once; the value keeps its id unique
         self._scalars: dict[tuple[type, Any], str] = {}  # keyed by type too: 1, 1.0, True differ
         self._leaf_lines: dict[tuple[int, Any, type, Any], str] = {}
 
@@ -103,7 +109,12 @@ class YamlWriter:
             if hit is not None:
                 return hit[1]
             text = self._mapping(value, indent) if isinstance(value, dict) else self._sequence(value, indent)
-            self._cache[key] = (value, text)
+            if key in self._seen:
+                self._cache[key] = (value, text)
+            else:
+                if len(self._seen) >= self._SEEN_MAX:
+                    self._seen.clear()
+                self._seen[key] = value
             return text
         return " " * indent + self._scalar(value)
 

@@ -26,7 +26,7 @@ from typing import Any
 from sweepgen import escape, paths, yamlio
 from sweepgen.compile.lock import LOCK_NAME, Lock, LockFile
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.run import metrics
+from sweepgen.run import metrics, sweep_origin
 from sweepgen.run.base import (
     METRICS_FILE,
     STATUS_FILE,
@@ -70,12 +70,15 @@ class Objective:
     metric: str | None = None
     mode: str = "max"  # max | min: which direction is better
     at: str = "final"  # final: the last logged value; best: the best value over the run
+    # a search sweep's own objective (its metric's last logged value, as the search tells Optuna):
+    # named as the search names it, so the page's header, best-so-far curve and trials table agree
+    searched: bool = False
 
     @property
     def label(self) -> str:
         if self.metric is None:
             return "final_reward"
-        return f"{self.at}_{self.metric}"
+        return self.metric if self.searched else f"{self.at}_{self.metric}"
 
 
 @dataclass(frozen=True)
@@ -302,9 +305,10 @@ class _SweepIndex:
             by_config.setdefault((sweep_dir / entry.path).as_posix(), i)
         return cls(sweep_dir, lock, by_run_dir, by_config)
 
-    def find(self, run_dir: Path, config: str | None) -> LockFile | None:
-        """The first entry (in lock order) whose run dir is ``run_dir`` or whose file is ``config``."""
-        hits = [self.by_run_dir.get(os.path.normpath(run_dir))]
+    def find(self, run_dirs: Sequence[str], config: str | None) -> LockFile | None:
+        """The first entry (in lock order) whose run dir is one of ``run_dirs`` (spellings of one
+        directory) or whose file is ``config`` (as the status file names it, from the sweep's root)."""
+        hits = [self.by_run_dir.get(os.path.normpath(run_dir)) for run_dir in run_dirs]
         if config:
             hits.append(self.by_config.get(config))
         found = [i for i in hits if i is not None]
@@ -317,13 +321,18 @@ def _linked_values(
     """(run name, varying values, config fingerprint, (sweep dir, lock entry)) from the lock the
     run's status points to."""
     status = _status(run_dir)
-    if status is None or not status.sweep_dir or not (Path(status.sweep_dir) / LOCK_NAME).is_file():
+    origin = (
+        None if status is None or not status.sweep_dir else sweep_origin.locate(run_dir, status.sweep_dir)
+    )
+    if status is None or origin is None:
         return None
-    sweep_dir = Path(status.sweep_dir)
+    sweep_dir = origin.sweep_dir
     if sweep_dir not in sweeps:
         sweeps[sweep_dir] = _SweepIndex.build(sweep_dir)
     index = sweeps[sweep_dir]
-    entry = index.find(run_dir, status.config)
+    config = None if status.config is None else (origin.root / status.config).as_posix()
+    # the lock names a run dir as the sweep's output_dir wrote it: from the root, or absolute
+    entry = index.find([origin.relative(run_dir), os.path.abspath(run_dir)], config)
     if entry is None:
         return None
     name, _, values, fingerprint = _entry(sweep_dir, index.lock, entry)
@@ -334,10 +343,14 @@ def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
     path = run_dir / "config.yaml"
     raw = read_bytes(path, limit=MAX_LOG_BYTES)  # a FIFO or /dev/zero link: an error, never a hang
     if raw is None:
+        status = _status(run_dir)
+        recorded = status.sweep_dir if status is not None else None
         raise UserError(
             f"{run_dir} has no config.yaml and no sweep lock describes it",
             location=Location(str(run_dir)),
-            hint="report runs started by `sweepgen run`, or give the generated sweep folder",
+            hint="report runs started by `sweepgen run`, or give the generated sweep folder"
+            if recorded is None
+            else sweep_origin.lost_note(recorded),
         )
     # the one YAML reader (YAML 1.2, duplicate keys refused, errors with their line), as for configs
     shown = str(path)

@@ -57,6 +57,7 @@ class Request:
     html: bool = False
     search: Any = None  # the spec of a search sweep: the page gets its trials
     search_dir: Path | None = None  # that search's sweep folder (DIR, or the one its runs name)
+    search_note: str | None = None  # why a search's section cannot be shown (never left out silently)
 
 
 @dataclass
@@ -128,7 +129,13 @@ def _objective(request: Request) -> rep.Objective:
     if request.seeds not in grp.SEED_SETS:
         raise UserError(f"--seeds {request.seeds}", hint=f"one of {', '.join(grp.SEED_SETS)}")
     at = request.at or ("best" if request.mode_given else "final")
-    return rep.Objective(request.metric, request.mode, at)
+    searched = False
+    if request.search is not None:  # the search's metric, taken as the search takes it: one name
+        from sweepgen.compile import search  # noqa: PLC0415 - lazy: only a search sweep's report needs it
+
+        block = search.block(request.search)
+        searched = (request.metric, request.mode, at) == (block.metric, block.mode, "final")
+    return rep.Objective(request.metric, request.mode, at, searched)
 
 
 def _require_logged(report: rep.Report, request: Request) -> None:
@@ -179,6 +186,8 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
     single = request.search is not None and request.search.model.search.repeats == 1
     if plan.note and not single:
         notes.append(plan.note)
+    if request.search_note is not None:
+        notes.append(request.search_note)
     if request.seeds != "all":
         chosen = plan.tune if request.seeds == "tune" else plan.test
         notes.append(f"statistics over the {request.seeds} seeds only: {', '.join(map(str, chosen or ()))}")
@@ -294,6 +303,8 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     importance = report_importance.compute([v for v, _ in scored], [s for _, s in scored], params)
     metric = request.metric or rep.DEFAULT_CURVE
     logged_by_all = set.intersection(*(set(r.series) for r in report.finished)) - {metric, "step"}
+    search = None if request.search is None else _search_part(report, request)
+    stopped = {} if search is None else _pruned_at(search, request.search)
     runs = [
         {
             "name": r.name,
@@ -304,12 +315,13 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
             "score": r.value,
             "note": r.score.missing or r.pruned,
             "series": r.series,
+            "pruned_at": stopped.get(r.variant),
         }
         for r in report.runs
     ]
     page = report_page.build(
         title=f"sweepgen report: {report.sweep or request.directory.name}",
-        objective={"label": obj.label, "mode": obj.mode, "metric": request.metric},
+        objective={"label": obj.label, "mode": obj.mode, "metric": request.metric, "searched": obj.searched},
         runs=runs,
         groups=outcome.groups,
         columns=list(report.varying),
@@ -322,9 +334,23 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         notes=[*outcome.warnings, *outcome.notes],
         digits=report.digits,
         sampled=bool((report.block or {}).get("digits")),
-        search=None if request.search is None else _search_part(report, request),
+        search=search,
     )
     return report_html.render(page), importance
+
+
+def _pruned_at(search: dict[str, Any], spec: Any) -> dict[str, int]:
+    """The step each pruned trial's pruner stopped it at, by the names of the trial's runs (one per
+    repeat)."""
+    from sweepgen.compile import search as search_block  # noqa: PLC0415 - lazy: as _search_part
+
+    repeats = search_block.block(spec).repeats
+    return {
+        name: t["pruned_at"]
+        for t in search["trials"]
+        if t["pruned_at"] is not None
+        for name in [t["name"], *(search_block.trial_name(t["number"], i) for i in range(repeats))]
+    }
 
 
 def _search_part(report: rep.Report, request: Request) -> dict[str, Any]:

@@ -39,7 +39,8 @@
       const row = el("tr", { class: "state-" + run.state.replace(/\W/g, "-") });
       const values = paths.map((p) => (p in run.diff ? run.diff[p] : p in run.values ? run.values[p] : page.base[p]));
       const diff = Object.entries(run.diff).map(([k, v]) => k + "=" + fmt(v)).join(", ");
-      const note = run.note ? " (" + run.note + ")" : "";
+      // "pruned at step 9 (asha)", as status and the trials table word it; other notes in brackets
+      const note = !run.note ? "" : run.state === "pruned" ? " " + run.note : " (" + run.note + ")";
       [run.name, run.group, run.state + note, run.score, ...values, diff].forEach((v) => row.appendChild(el("td", {}, fmt(v))));
       body.appendChild(row);
     }
@@ -62,14 +63,32 @@
       }
       traces.push({ x: g.steps, y: g.mean, mode: "lines", name: g.group + " (n=" + g.n + ")", line: { color: color }, legendgroup: g.group });
     });
+    const pruned = (page.pruned_curves || {})[metric] || [];
+    traces.push(...prunedTraces(pruned));
     const anyBand = groups.some((g) => g.n > 1);
     const layout = {
-      title: { text: metric + (anyBand ? ": mean over seeds, band min..max" : ": one run per group") },
+      title: { text: metric + (anyBand ? ": mean over seeds, band min..max" : ": one run per group") +
+        (pruned.length ? "; dashed: pruned runs up to their stop" : "") },
       xaxis: { title: { text: "step" }, type: document.getElementById("log-x").checked ? "log" : "linear" },
       yaxis: { title: { text: metric }, type: document.getElementById("log-y").checked ? "log" : "linear" },
       legend: legendOutside, margin: { r: 20 }, height: 460,
     };
     Plotly.react("curves", traces, layout, plotConfig);
+  }
+
+  // a search's pruned runs: each its own faded dashed line, a cross where the pruner stopped it, so a
+  // reader sees where the stop came against the finished runs' curves; one legend entry for all
+  function prunedTraces(pruned) {
+    if (!pruned.length) return [];
+    const color = "rgba(217,140,0,0.55)";
+    const lines = pruned.map((c, i) => ({ x: c.steps, y: c.values, mode: "lines", name: "pruned runs (" + pruned.length + "; dashed, × = stopped)",
+      line: { color: color, dash: "dash", width: 1.3 }, legendgroup: "pruned", showlegend: i === 0,
+      text: c.steps.map(() => c.run), hovertemplate: "%{text} (pruned)<br>step %{x}: %{y}<extra></extra>" }));
+    lines.push({ x: pruned.map((c) => c.stop[0]), y: pruned.map((c) => c.stop[1]), mode: "markers", type: "scatter",
+      name: "pruned: stopped here (" + pruned.length + ")", legendgroup: "pruned", showlegend: false,
+      marker: { symbol: "x", size: 8, color: "#d98c00" }, text: pruned.map((c) => c.run),
+      hovertemplate: "%{text} pruned at step %{x}: %{y}<extra></extra>" });
+    return lines;
   }
 
   // -- parallel coordinates with a top-k% filter ---------------------------------------------------
@@ -216,9 +235,10 @@
     for (const t of s.trials) {
       const best = s.best && s.best.name === t.name;
       const row = el("tr", { class: "state-" + t.state + (best ? " best" : ""), "data-trial": t.name });
-      const ended = t.ended_s === null ? null : Number(t.ended_s.toFixed(1));
+      const ended = t.ended_s === null ? null : t.ended_s.toFixed(1);  // 4.0, not 4, in a column of tenths
       [t.name + (best ? " (best)" : ""), t.state, t.value, t.pruned_at, t.steps, ended, ...s.params.map((p) => t.params[p]), t.reason]
         .forEach((v) => row.appendChild(el("td", {}, fmt(v))));
+      row.lastChild.className = "reason";  // wraps in its column (report_page.html.j2), never off the page
       body.appendChild(row);
     }
     document.getElementById("trials").replaceChildren(table);

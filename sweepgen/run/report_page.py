@@ -21,13 +21,15 @@ from sweepgen.run.stats import MIN_WELCH, Statistics
 MAX_CURVE_GROUPS = 30
 MAX_POINTS = 300
 MAX_METRICS = 8
+MAX_PRUNED_CURVES = 100  # a search's pruned runs, one line each: the latest trials' (the page says so)
 
 
 def build(
     *,
     title: str,
     objective: Mapping[str, Any],  # label, mode, metric
-    runs: Sequence[Mapping[str, Any]],  # name, variant, state, values, diff, score, note, series
+    runs: Sequence[Mapping[str, Any]],  # name, variant, state, values, diff, score, note, series,
+    # and pruned_at: the step a search's pruner stopped the run at (None: not pruned, or not known)
     groups: Sequence[Group],
     columns: Sequence[str],
     base: Mapping[str, Any],  # the base config, flattened to leaf paths
@@ -54,10 +56,15 @@ def build(
             f"curves of the {len(shown)} best groups by {objective['label']} of {len(ordered)} "
             "(every run is in the table and in parallel coordinates)"
         )
+    pruned_curves, pruned_note = _pruned_curves(runs, curve_metrics)
+    curves_note = "; ".join(n for n in (curves_note, pruned_note) if n) or None
+    subtitle = f"objective: {objective['label']} ({objective['mode']} is better)"
+    if objective.get("searched"):
+        subtitle += "; the search's metric: each run's last logged value, as the search takes it"
     all_columns = sorted(set(base) | set(columns) | {p for r in runs for p in r["diff"]})
     return {
         "title": title,
-        "subtitle": f"objective: {objective['label']} ({objective['mode']} is better)",
+        "subtitle": subtitle,
         "counts": counts,
         "objective": dict(objective),
         "notes": list(notes),
@@ -78,8 +85,9 @@ def build(
             }
             for r in runs
         ],
-        "curve_metrics": [m for m in curve_metrics if curves[m]],
+        "curve_metrics": [m for m in curve_metrics if curves[m] or pruned_curves[m]],
         "curves": curves,
+        "pruned_curves": pruned_curves,
         "curves_note": curves_note,
         "params": [asdict(p) for p in params],
         "has_scores": any(r["score"] is not None and r["state"] == "finished" for r in runs),
@@ -111,10 +119,7 @@ def _curve(group: Group, runs: Mapping[str, Mapping[str, Any]], metric: str) -> 
     series = [dict(s) for r in group.members if (s := runs[r]["series"].get(metric))]
     if not series:
         return None
-    steps = sorted(set.intersection(*(set(s) for s in series)))
-    if len(steps) > MAX_POINTS:
-        last = len(steps) - 1
-        steps = [steps[round(i * last / (MAX_POINTS - 1))] for i in range(MAX_POINTS)]
+    steps = _thinned(sorted(set.intersection(*(set(s) for s in series))))
     values = [[s[step] for s in series] for step in steps]
     return {
         "group": group.name,
@@ -124,6 +129,45 @@ def _curve(group: Group, runs: Mapping[str, Mapping[str, Any]], metric: str) -> 
         "low": [min(v) for v in values],
         "high": [max(v) for v in values],
     }
+
+
+def _pruned_curves(
+    runs: Sequence[Mapping[str, Any]], metrics: Sequence[str]
+) -> tuple[dict[str, list[dict[str, Any]]], str | None]:
+    """Each pruned run's curve per metric (the latest MAX_PRUNED_CURVES runs), and the note saying
+    how many are left out."""
+    pruned = [r for r in runs if r["state"] == "pruned"]
+    shown = pruned[-MAX_PRUNED_CURVES:]
+    note = None
+    if len(shown) < len(pruned):
+        note = f"curves of the last {len(shown)} pruned runs of {len(pruned)}"
+    return {m: [c for r in shown if (c := _stopped_curve(r, m)) is not None] for m in metrics}, note
+
+
+def _stopped_curve(run: Mapping[str, Any], metric: str) -> dict[str, Any] | None:
+    """A pruned run's own curve, and where its pruner stopped it: the step the pruner decided at
+    when that step was logged, else the run's last logged step (it may log a step or two more
+    before the stop reaches it)."""
+    series = dict(run["series"].get(metric) or ())
+    if not series:
+        return None
+    steps = _thinned(sorted(series))
+    stop = run.get("pruned_at")
+    stop = stop if stop in series else steps[-1]
+    return {
+        "run": run["name"],
+        "steps": steps,
+        "values": [series[s] for s in steps],
+        "stop": [stop, series[stop]],
+    }
+
+
+def _thinned(steps: list[int]) -> list[int]:
+    """At most MAX_POINTS evenly spaced steps, the first and the last kept."""
+    if len(steps) <= MAX_POINTS:
+        return steps
+    last = len(steps) - 1
+    return [steps[round(i * last / (MAX_POINTS - 1))] for i in range(MAX_POINTS)]
 
 
 def _stats(statistics: Statistics) -> dict[str, Any]:

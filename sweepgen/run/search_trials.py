@@ -139,7 +139,7 @@ class TrialRenderer:
         except ValidationError as err:
             return Refused(err.message)
         for f in plan.files:
-            write_atomic(self.sweep_dir / f.path, f.data)
+            write_atomic(self.sweep_dir / f.path, f.content())
         self._add_to_lock(plan.files)
         return self.tasks_of([f.variant.name for f in plan.files])
 

@@ -21,7 +21,7 @@ from sweepgen import paths, yamlio
 from sweepgen.compile import lock, search
 from sweepgen.compile.lock import LOCK_NAME
 from sweepgen.errors import ConfigError, UserError
-from sweepgen.run import search_view
+from sweepgen.run import search_view, sweep_origin
 from sweepgen.run.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.registry import make_executor
 from sweepgen.run.search_study import journal_path
@@ -170,23 +170,25 @@ class ReportTarget:
     spec: Any  # its spec (None: not a search, or its spec does not load now)
     metric: str | None  # the metric to report: as given, else the search's own
     mode: str  # as given, else the search's own
+    note: str | None = None  # why a search's section cannot be shown (never left out silently)
 
 
 def report_target(directory: Path, metric: str | None, mode: str, *, mode_given: bool) -> ReportTarget:
     """The search `report DIR` is of, and the metric and mode it reports by: a search sweep is
     reported by the metric it optimised and its mode unless --metric (or --mode) says otherwise."""
-    search_dir, spec = _search_of(directory)
+    search_dir, spec, note = _search_of(directory)
     if spec is not None and metric is None:
         block = search.block(spec)
         metric, mode = block.metric, mode if mode_given else block.mode
-    return ReportTarget(search_dir, spec, metric, mode)
+    return ReportTarget(search_dir, spec, metric, mode, note)
 
 
-def _search_of(directory: Path) -> tuple[Path | None, Any]:
-    """(sweep folder, spec) of the search DIR reports: DIR itself, or the one sweep every run of a
-    runs folder names in its status file; (None, None) for any other sweep, (folder, None) for a
-    search whose spec does not load now. A folder without a study is no search to show (nor a
-    search before its first `run`): its lock is not read here."""
+def _search_of(directory: Path) -> tuple[Path | None, Any, str | None]:
+    """(sweep folder, spec, note) of the search DIR reports: DIR itself, or the one sweep every run
+    of a runs folder names in its status file (found from here: sweep_origin); (None, None, None)
+    for any other sweep, (folder, None, why) for a search whose spec does not load now, and
+    (None, None, why) when the sweep the runs name is found nowhere. A folder without a study is
+    no search to show (nor a search before its first `run`): its lock is not read here."""
     if (directory / LOCK_NAME).is_file():
         named: set[str | None] = {str(directory)}
     else:
@@ -196,16 +198,21 @@ def _search_of(directory: Path) -> tuple[Path | None, Any]:
                 status = read_status(path.parent)
             except ConfigError:  # the report lists an unusable status file with its run
                 continue
-            named.add(status.sweep_dir if status is not None else None)
+            recorded = status.sweep_dir if status is not None else None
+            origin = None if recorded is None else sweep_origin.locate(path.parent, recorded)
+            if recorded is not None and origin is None:
+                return None, None, sweep_origin.lost_note(recorded)
+            named.add(None if origin is None else str(origin.sweep_dir))
             if not _has_study(next(iter(named))) or len(named) > 1:
-                return None, None  # a grid's runs (one status read), or runs of several sweeps
+                return None, None, None  # a grid's runs (one status read), or runs of several sweeps
     found = named.pop() if len(named) == 1 else None
     if found is None or not _has_study(found):
-        return None, None
+        return None, None, None
     try:
-        return Path(found), _search_spec(Path(found))
-    except UserError:  # a spec that no longer loads: the report goes on, its search lines say why
-        return Path(found), None
+        return Path(found), _search_spec(Path(found)), None
+    except UserError as err:  # a spec that no longer loads: the report goes on and says why
+        why = f"no search section on the page: the search's spec does not load ({err.message})"
+        return Path(found), None, why
 
 
 def _has_study(sweep_dir: str | None) -> bool:

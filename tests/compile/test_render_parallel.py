@@ -74,3 +74,33 @@ def test_a_bad_worker_count_is_a_user_error(tmp_path):
         text=True,
     )
     assert done.returncode == 2 and "SWEEPGEN_WORKERS" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec_extra", "template", "expected"),
+    [
+        # the gate fails at one variant, and every variant's template fails: the gate's error wins
+        ("variants:\n  a: {}\n  b: {training.name: y}\n", "x: {{ 1 // 0 }}\n", "differs from the base"),
+        # a constraint fails, and the template does not even compile: the constraint's error wins
+        (
+            "constraints:\n  - {expr: 'training.seed < 50', message: small seeds only}\n",
+            "x: {{ broken\n",
+            "small seeds only",
+        ),
+    ],
+)
+def test_validation_errors_win_over_render_errors_while_workers_render(
+    tmp_path, spec_extra, template, expected
+):
+    """Render workers start before validation finishes; what the user sees is still validation's
+    error, as when validating first, and nothing is written."""
+    messages = set()
+    for workers in (1, 2):
+        root = _project(tmp_path / f"w{workers}", template, seeds=100)
+        spec = root / "specs" / "p.yaml"
+        spec.write_text(spec.read_text() + spec_extra)
+        done = _render(root, workers)
+        assert done.returncode == 2 and expected in done.stderr, done.stderr
+        assert not (root / "generated").exists()
+        messages.add(done.stderr)
+    assert len(messages) == 1

@@ -34,17 +34,26 @@ def green(proj: Path, files: int) -> None:
 
 
 def interrupt_after(monkeypatch: pytest.MonkeyPatch, writes: int, exc: BaseException) -> None:
-    """Make the ``writes``+1-th file write of the render raise ``exc`` (the journal is write 1)."""
-    real = OutputTree.write
+    """Make the ``writes``+1-th file write of the render raise ``exc`` (the journal is write 1; a
+    rendered file is written to the staging folder first, then put in place: the write counted)."""
+    real_write, real_place = OutputTree.write, OutputTree.place
     count = [0]
 
-    def write(self: OutputTree, rel: str, data: bytes) -> None:
+    def step() -> None:
         count[0] += 1
         if count[0] > writes:
             raise exc
-        real(self, rel, data)
+
+    def write(self: OutputTree, rel: str, data: bytes) -> None:
+        step()
+        real_write(self, rel, data)
+
+    def place(self: OutputTree, src_fd: int, src_name: str, rel: str) -> None:
+        step()
+        real_place(self, src_fd, src_name, rel)
 
     monkeypatch.setattr(OutputTree, "write", write)
+    monkeypatch.setattr(OutputTree, "place", place)
 
 
 @pytest.mark.parametrize("next_spec", ["new", "old"])
@@ -98,25 +107,62 @@ def test_a_second_interruption_still_knows_the_first_renders_files(
     green(proj, 6)
 
 
-def test_a_fault_half_way_removes_its_temp_file_and_the_next_render_finishes(
+def full_disk_at(monkeypatch: pytest.MonkeyPatch, call: int) -> None:
+    """Make the ``call``-th os.write of the render fail as a full disk does."""
+    real = os.write
+    calls = [0]
+
+    def write(fd: int, data: bytes) -> int:
+        calls[0] += 1
+        if calls[0] == call:
+            raise OSError(28, "No space left on device")
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+
+
+def test_a_full_disk_while_staging_writes_nothing_and_the_next_render_finishes(
+    proj: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files are written to the staging folder as they are rendered: a fault there (the 3rd file)
+    deletes what was staged, and the previous render's files and lock are untouched."""
+    write_spec(proj, 4)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    write_spec(proj, 4, template=NEW)
+    before = snapshot(tmp_path)
+    with monkeypatch.context() as m:
+        full_disk_at(m, 3)
+        rc, out = cli("render", "specs/demo.yaml")
+    assert rc == 2 and "cannot write generated/demo/seed3.yaml: No space left on device" in out, out
+    assert snapshot(tmp_path) == before  # no journal, no temp file, no staging folder
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    green(proj, 4)
+    assert (proj / "generated/demo/seed3.yaml").read_text().endswith("changed: 3\n")
+
+
+def test_a_full_disk_on_a_fresh_folder_leaves_no_folder(
+    proj: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_spec(proj, 4)
+    before = snapshot(tmp_path)
+    with monkeypatch.context() as m:
+        full_disk_at(m, 2)
+        assert cli("render", "specs/demo.yaml")[0] == 2
+    assert snapshot(tmp_path) == before and not (proj / "generated").exists()
+
+
+def test_a_full_disk_at_the_lock_leaves_a_journal_and_the_next_render_finishes(
     proj: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_spec(proj, 4)
     with monkeypatch.context() as m:
-        real = os.write
-        calls = [0]
-
-        def full_disk(fd: int, data: bytes) -> int:  # the 3rd file write hits a full disk
-            calls[0] += 1
-            if calls[0] == 4:
-                raise OSError(28, "No space left on device")
-            return real(fd, data)
-
-        m.setattr(os, "write", full_disk)
+        full_disk_at(m, 6)  # 4 staged files, the journal, then the lock
         rc, out = cli("render", "specs/demo.yaml")
-    assert rc == 2 and "cannot write generated/demo/seed3.yaml: No space left on device" in out, out
-    assert leftovers(proj / "generated") == [f"demo/{JOURNAL}"]
-    assert sorted(os.listdir(proj / "generated/demo")) == [JOURNAL, "seed1.yaml", "seed2.yaml"]
+    assert rc == 2 and "cannot write generated/demo/sweep.lock.json: No space left on device" in out, out
+    assert leftovers(proj / "generated") == [f"demo/{JOURNAL}"]  # the staged copies are gone
+    assert sorted(os.listdir(proj / "generated/demo")) == [JOURNAL] + [f"seed{i}.yaml" for i in range(1, 5)]
+    rc, out = cli("check", "specs/demo.yaml")
+    assert rc == 1 and "interrupted: a render did not finish" in out and "edited" not in out, out
     assert cli("render", "specs/demo.yaml")[0] == 0
     green(proj, 4)
 
@@ -193,6 +239,11 @@ def start_render(proj: Path) -> subprocess.Popen[str]:
     )
 
 
+def placed(sweep: Path) -> list[str]:
+    """The outputs in place (a render first stages every file under a temporary `.` name)."""
+    return [n for n in os.listdir(sweep) if not n.startswith(".")] if sweep.is_dir() else []
+
+
 def kill_when(proc: subprocess.Popen[str], ready: Callable[[], bool], sig: int) -> None:
     deadline = time.monotonic() + 300
     while not ready():
@@ -207,11 +258,11 @@ def test_sigkill_during_a_fresh_10000_file_render(proj: Path, tmp_path: Path) ->
     write_spec(proj, N)
     sweep = proj / "generated/demo"
     proc = start_render(proj)
-    kill_when(proc, lambda: sweep.is_dir() and len(os.listdir(sweep)) > 200, signal.SIGKILL)
+    kill_when(proc, lambda: (sweep / JOURNAL).exists() and len(placed(sweep)) > 200, signal.SIGKILL)
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
     assert (sweep / JOURNAL).exists() and not (sweep / "sweep.lock.json").exists()
-    assert 200 < len(os.listdir(sweep)) < N
+    assert 200 < len(placed(sweep)) < N
     rc, out = cli("check", "specs/demo.yaml")
     assert rc == 1 and "interrupted: a render did not finish" in out and "edited" not in out
     rc, out = cli("render", "specs/demo.yaml")
@@ -249,7 +300,7 @@ def test_sigint_during_a_10000_file_render(proj: Path) -> None:
     write_spec(proj, N)
     sweep = proj / "generated/demo"
     proc = start_render(proj)
-    kill_when(proc, lambda: sweep.is_dir() and len(os.listdir(sweep)) > 200, signal.SIGINT)
+    kill_when(proc, lambda: (sweep / JOURNAL).exists() and len(placed(sweep)) > 200, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err.strip() == "aborted", err
     assert leftovers(proj / "generated") == [f"demo/{JOURNAL}"]  # the temp file in flight was removed

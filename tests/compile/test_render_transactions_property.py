@@ -41,24 +41,33 @@ class Cut(Exception):
 def render(project: Path, spec: tuple[int, str, str], cut: tuple[int, str] | None) -> None:
     seeds, template, output = spec
     path = write_spec(project, seeds, template=template, output=output)
-    real = OutputTree.write
+    real_write, real_place = OutputTree.write, OutputTree.place
     count = [0]
 
-    def write(self: OutputTree, rel: str, data: bytes) -> None:
+    def step() -> None:  # the journal, each file put in place, the lock: one step each
         count[0] += 1
         if cut is not None and count[0] > cut[0]:
             if cut[1] == "int":
                 raise KeyboardInterrupt
             raise OSError(errno.ENOSPC, "No space left on device")
-        real(self, rel, data)
+
+    def write(self: OutputTree, rel: str, data: bytes) -> None:
+        step()
+        real_write(self, rel, data)
+
+    def place(self: OutputTree, src_fd: int, src_name: str, rel: str) -> None:
+        step()
+        real_place(self, src_fd, src_name, rel)
 
     OutputTree.write = write  # type: ignore[method-assign]
+    OutputTree.place = place  # type: ignore[method-assign]
     try:
         api.render([str(path)], str(project / "generated"))
     except (KeyboardInterrupt, SweepgenError, OSError):
         assert cut is not None
     finally:
-        OutputTree.write = real  # type: ignore[method-assign]
+        OutputTree.write = real_write  # type: ignore[method-assign]
+        OutputTree.place = real_place  # type: ignore[method-assign]
 
 
 @example(  # found by this test: a folder of earlier files where the spec now writes a file

@@ -144,7 +144,8 @@ def test_report_ranks_by_the_search_metric_and_names_the_best_trials_diff(search
     for t in pruned:  # the table says pruned, not cancelled, with the step
         row = rows[f"t{t.number:04d}"]
         assert row["state"] == "pruned" and row["note"].startswith(f"at step {t.last_step}")
-    assert "final_score" in next(iter(rows.values()))  # the search's metric without --metric
+    # one objective name: the search's metric as the search names it (its last logged value)
+    assert "score" in next(iter(rows.values())) and "final_score" not in next(iter(rows.values()))
     shown = sweepgen(searched, "report", SWEEP, "--no-plot")
     text = shown.stdout
     assert "no seed path" not in shown.stderr  # one run per point is a search's design, no news
@@ -159,7 +160,8 @@ def test_report_ranks_by_the_search_metric_and_names_the_best_trials_diff(search
     from_runs = sweepgen(searched, "report", "runs/fake_search", "--no-plot")
     assert from_runs.returncode == 0, from_runs.stderr
     assert f"best: {name}, score = {best.value:.6g} (max)" in from_runs.stdout
-    assert "final_score" in from_runs.stdout
+    assert "best run by score (max is better)" in from_runs.stdout
+    assert "final_score" not in from_runs.stdout
 
 
 def test_status_and_list_know_the_search(searched):
@@ -285,7 +287,9 @@ def test_the_search_page_in_headless_chromium(page, searched, chromium, tmp_path
     runs_states = view.evaluate(
         "() => Array.from(document.querySelectorAll('#runs-table tbody tr')).map(r => r.cells[2].textContent)"
     )
-    assert sum(s.startswith("pruned (at step") for s in runs_states) == len(pruned)
+    assert sorted(s for s in runs_states if s.startswith("pruned")) == sorted(
+        f"pruned at step {t.last_step} (asha)" for t in pruned
+    )
 
     view.select_option("#search-x", "trial")
     shot = tmp_path / "search_report_page.png"
@@ -294,3 +298,158 @@ def test_the_search_page_in_headless_chromium(page, searched, chromium, tmp_path
     print(f"screenshot: {shot}")
     view.close()
     assert errors == []
+
+
+def _logged(root: Path, run: str) -> dict[int, float]:
+    lines = (root / "runs" / "fake_search" / run / "metrics.jsonl").read_text().splitlines()
+    return {row["step"]: row["score"] for row in map(json.loads, lines) if "score" in row}
+
+
+@pytest.mark.plot
+def test_the_page_names_one_objective_and_holds_each_pruned_runs_curve_to_its_stop(page, searched):
+    data = _page_data(page.read_text(encoding="utf-8"))
+    assert data["subtitle"].startswith("objective: score (max is better); the search's metric")
+    assert data["objective"]["label"] == data["search"]["metric"] == "score"
+    pruned = sorted(
+        (t for t in study(searched).get_trials() if t.state.name == "PRUNED"), key=lambda t: t.number
+    )
+    drawn = {c["run"]: c for c in data["pruned_curves"]["score"]}
+    assert list(drawn) == [f"t{t.number:04d}" for t in pruned]
+    for t in pruned:
+        curve, logged = drawn[f"t{t.number:04d}"], _logged(searched, f"t{t.number:04d}")
+        assert curve["steps"] == sorted(logged) and curve["values"] == [logged[s] for s in sorted(logged)]
+        assert curve["stop"] == [t.last_step, logged[t.last_step]]  # where the pruner decided
+    assert "score" in data["curve_metrics"]
+
+
+@pytest.mark.plot
+def test_a_runs_folder_reported_from_another_folder_finds_its_search(searched, tmp_path):
+    """Status files name the sweep folder from the folder `run` was started in; from runs/ that
+    path names nothing here, but it does from a folder above the runs."""
+    done = sweepgen(
+        searched / "runs", "report", "fake_search", "--html", "--no-plot", "--report-dir", str(tmp_path)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    best = _best(searched)
+    assert f"best: t{best.number:04d}, score = {best.value:.6g} (max)" in done.stdout
+    assert "no sweep lock" not in done.stderr  # the lock's values, not each run's config.yaml
+    data = _page_data((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert data["search"]["best"]["name"] == f"t{best.number:04d}"
+    assert data["objective"]["label"] == "score"
+
+
+def test_runs_whose_sweep_is_found_nowhere_say_so_and_how_to_get_it(searched, tmp_path):
+    import shutil
+
+    shutil.copytree(searched / "runs" / "fake_search", tmp_path / "moved" / "fake_search")
+    done = sweepgen(tmp_path, "report", "moved/fake_search", "--no-plot")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "name the sweep folder generated/fake_search" in done.stderr
+    assert "sweepgen report <path to generated/fake_search>" in done.stderr
+    # runs that carry their config.yaml are reported from it, and the note says what is missing
+    for run in (tmp_path / "moved" / "fake_search").glob("t*/"):
+        (run / "config.yaml").write_text(f"x: {run.name}\n")
+    done = sweepgen(tmp_path, "report", "moved/fake_search", "--no-plot")
+    assert done.returncode == 0, done.stderr
+    note = "note: the runs' status files name the sweep folder generated/fake_search"
+    assert note in done.stderr and "no search section" in done.stderr
+
+
+_BOX = """() => {
+  const box = document.getElementById('trials').getBoundingClientRect();
+  const cells = Array.from(document.querySelectorAll('#trials-table td.reason'));
+  return {page: document.documentElement.scrollWidth, box: [box.left, box.right],
+    scroll: [document.getElementById('trials').scrollWidth, document.getElementById('trials').clientWidth],
+    cells: cells.map(c => [c.getBoundingClientRect().right, c.scrollWidth, c.clientWidth, c.textContent])};
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.plot
+def test_the_search_page_agrees_on_its_objective_draws_pruned_curves_and_fits_its_width(
+    page, searched, chromium, tmp_path
+):
+    errors: list[str] = []
+    view = chromium.new_page(viewport={"width": 1280, "height": 900})
+    view.on("pageerror", lambda e: errors.append(str(e)))
+    view.goto(page.resolve().as_uri())
+    view.wait_for_selector("body[data-ready='1']", timeout=15_000)
+    # one objective name: header, the runs table, the best-so-far curve, the trials table
+    assert view.inner_text(".sub").startswith("objective: score (max is better)")
+    heads = view.evaluate(
+        "() => ['#runs-table', '#trials-table'].map(t => Array.from(document.querySelectorAll(t + ' th'))"
+        ".map(h => h.textContent))"
+    )
+    assert heads[0][3] == "score" and heads[1][2].startswith("score ")
+    ended = view.evaluate(
+        "() => Array.from(document.querySelectorAll('#trials-table tbody tr'))"
+        ".map(r => r.cells[5].textContent)"
+    )
+    assert all(re.fullmatch(r"\d+\.\d", e) for e in ended), ended  # tenths, 4.0 not 4
+    title = view.evaluate("() => document.getElementById('search-curve').layout.title.text")
+    assert title.startswith("best score so far")
+
+    # pruned runs: dashed lines, one legend entry, a cross at each pruner's step
+    pruned = sorted(
+        (t for t in study(searched).get_trials() if t.state.name == "PRUNED"), key=lambda t: t.number
+    )
+    traces = view.evaluate(
+        "() => document.getElementById('curves').data.map(t => ({name: t.name, dash: (t.line || {}).dash,"
+        " legend: t.showlegend !== false, x: t.x, y: t.y, symbol: (t.marker || {}).symbol,"
+        " group: t.legendgroup}))"
+    )
+    dashed = [t for t in traces if t["dash"] == "dash"]
+    assert len(dashed) == len(pruned)
+    assert [t["name"] for t in dashed if t["legend"]] == [f"pruned runs ({len(pruned)}; dashed, × = stopped)"]
+    (stops,) = [t for t in traces if t["symbol"] == "x" and t["group"] == "pruned"]
+    assert stops["x"] == [t.last_step for t in pruned]
+    assert stops["y"] == [_logged(searched, f"t{t.number:04d}")[t.last_step] for t in pruned]
+    solid = [t for t in traces if t["dash"] is None and t["legend"]]
+    assert solid, "the finished runs' curves are drawn as before"
+
+    # the trials table stays on the page: reasons wrap at 1280 px, the table scrolls in its box at 800
+    for width in (1280, 800):
+        view.set_viewport_size({"width": width, "height": 900})
+        view.wait_for_timeout(300)
+        box = view.evaluate(_BOX)
+        assert box["page"] <= width, f"the page scrolls sideways at {width} px"
+        assert box["box"][1] <= width
+        for _, scroll, client, text in box["cells"]:
+            assert scroll <= client + 1, f"{text!r} overflows its cell"
+        if width == 1280:
+            assert box["scroll"][0] <= box["scroll"][1] + 1, "at 1280 px the whole table fits"
+            assert all(right <= box["box"][1] + 1 for right, *_ in box["cells"])
+        shot = tmp_path / f"search_report_{width}.png"
+        view.screenshot(path=str(shot), full_page=True)
+        print(f"screenshot: {shot}")
+    # docs/search_report_screenshot.png: the page at 1280 px down to the learning curves
+    view.set_viewport_size({"width": 1280, "height": 900})
+    view.wait_for_timeout(600)  # plotly redraws its responsive plots at the new width
+    bottom = view.evaluate("() => document.getElementById('curves').getBoundingClientRect().bottom + scrollY")
+    shot = tmp_path / "search_report_docs.png"
+    view.screenshot(
+        path=str(shot), full_page=True, clip={"x": 0, "y": 0, "width": 1280, "height": bottom + 16}
+    )
+    print(f"screenshot: {shot}")
+    view.close()
+    assert errors == []
+
+
+def test_pruned_curves_stop_at_the_pruners_step_and_are_capped_with_a_note():
+    from sweepgen.run import report_page
+
+    def run(i: int, state: str, pruned_at: int | None) -> dict:
+        series = {"score": tuple((s, s / 10 + i) for s in range(1, 8))}
+        return {"name": f"t{i:04d}", "state": state, "series": series, "pruned_at": pruned_at}
+
+    n = report_page.MAX_PRUNED_CURVES + 5
+    runs = [run(0, "finished", None), run(1, "pruned", 4), run(2, "pruned", 99)]
+    runs += [run(i, "pruned", 3) for i in range(3, n + 1)]
+    curves, note = report_page._pruned_curves(runs, ["score", "loss"])
+    shown = curves["score"]
+    assert len(shown) == report_page.MAX_PRUNED_CURVES and curves["loss"] == []
+    assert note == f"curves of the last {report_page.MAX_PRUNED_CURVES} pruned runs of {n}"
+    assert shown[-1]["run"] == f"t{n:04d}" and shown[-1]["stop"] == [3, 0.3 + n]
+    first, _ = report_page._pruned_curves(runs[:3], ["score"])
+    # a step the run never logged (the stop came before it logged it): its last logged step instead
+    assert [c["stop"] for c in first["score"]] == [[4, 1.4], [7, 2.7]]
