@@ -87,3 +87,27 @@ def adapter_parameters(model: Any, adapter: str) -> list[tuple[str, Any]]:
 def grpo_config(cfg: RunConfig, checkpoints_dir: Path | str) -> Any:
     """The ``trl.GRPOConfig`` for ``cfg``, built as ``trainer.run`` builds it (needs trl)."""
     return grpo_config_from(grpo_kwargs(cfg, str(checkpoints_dir)))
+
+
+def debate_trainer(cfg: RunConfig, run_root: Path) -> tuple[Any, list[dict[str, Any]]]:
+    """The bundled trainer built for ``cfg`` as ``trainer.run`` builds it, on the tiny local model, and
+    the rows of its data (needs torch, trl, datasets)."""
+    from datasets import Dataset
+
+    from trainer import data, models
+    from trainer.outputs import RunDir
+    from trainer.run import build_trainer
+
+    model, tokenizer = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), "float32")
+    rows = data.load_rows(cfg.data)
+    run_dir = RunDir(run_root)
+    trainer = build_trainer(
+        cfg,
+        run_dir,
+        model=model,
+        tokenizer=tokenizer,
+        train_dataset=Dataset.from_list(rows),
+        grpo_config=grpo_config(cfg, run_dir.checkpoints),
+    )
+    trainer.model.train()
+    return trainer, rows

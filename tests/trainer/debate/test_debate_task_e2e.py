@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from trainer_support import grpo_config, read_jsonl
+from trainer_support import debate_trainer, read_jsonl
 
 pytestmark = [pytest.mark.train, pytest.mark.slow]
 
@@ -97,25 +97,8 @@ def test_the_prior_makes_the_final_answer_follow_the_critic(runs):
 
 def test_identity_is_plain_grpo(tmp_path, tiny_cache_module):
     """identity's per-token advantages are TRL's own GRPO advantages of the same batch."""
-    from datasets import Dataset
-
-    from trainer import data, models
-    from trainer.outputs import RunDir
-    from trainer.run import build_trainer
-
     cfg = shipped("identity", tmp_path)
-    model, tokenizer = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), "float32")
-    rows = data.load_rows(cfg.data)
-    run_dir = RunDir(tmp_path / "run")
-    trainer = build_trainer(
-        cfg,
-        run_dir,
-        model=model,
-        tokenizer=tokenizer,
-        train_dataset=Dataset.from_list(rows),
-        grpo_config=grpo_config(cfg, run_dir.checkpoints),
-    )
-    trainer.model.train()
+    trainer, rows = debate_trainer(cfg, tmp_path / "run")
     n = cfg.grpo.num_generations
     batch = [dict(rows[k]) for k in (0, 1) for _ in range(n)]  # one generation batch: 2 prompts
     out = trainer._generate_and_score_completions(batch)

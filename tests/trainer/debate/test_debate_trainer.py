@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from trainer_support import grpo_config, tiny_dict
+from trainer_support import debate_trainer, tiny_dict
 
 pytestmark = pytest.mark.train
 
@@ -13,12 +13,7 @@ GRADED = {"name": "sentence_length", "params": {"target_words": 3}}
 
 
 def make_trainer(tmp_path, shaping, reward=GRADED):
-    from datasets import Dataset
-
-    from trainer import data, models
     from trainer.config import RunConfig
-    from trainer.outputs import RunDir
-    from trainer.run import build_trainer
 
     cfg = RunConfig.model_validate(
         tiny_dict(
@@ -30,18 +25,7 @@ def make_trainer(tmp_path, shaping, reward=GRADED):
             reward_shaping=shaping,
         )
     )
-    model, tokenizer = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), "float32")
-    rows = data.load_rows(cfg.data)
-    run_dir = RunDir(tmp_path / "run")
-    trainer = build_trainer(
-        cfg,
-        run_dir,
-        model=model,
-        tokenizer=tokenizer,
-        train_dataset=Dataset.from_list(rows),
-        grpo_config=grpo_config(cfg, run_dir.checkpoints),
-    )
-    trainer.model.train()
+    trainer, rows = debate_trainer(cfg, tmp_path / "run")
     batch = [dict(rows[k]) for k in (0, 1) for _ in range(4)]  # two groups of 4, as TRL's sampler makes them
     return trainer, batch
 
