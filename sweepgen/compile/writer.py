@@ -181,10 +181,7 @@ def _writes(
             out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
         elif node.kind == "file":
             current = tree.read(f.path)
-            same = (
-                current == f.data if f.data is not None else hashlib.sha256(current).hexdigest() == f.sha256
-            )
-            if same:
+            if _same(current, f):
                 out.actions.append(Action(f.path, UNCHANGED, f.variant.name, f.run_name))
             else:
                 _may_replace(plan, f.path, current, rec)
@@ -289,8 +286,8 @@ def apply(outcomes: list[Outcome]) -> None:
             continue
         assert plan is not None  # an outcome without a plan writes nothing
         if plan.staging is not None:
-            _apply_one(out, plan, plan.staging.tree)
-            plan.staging.finish()
+            _apply_one(out, plan, plan.staging.tree)  # clears what is left staged
+            plan.staging.close()
             continue
         parent, name = os.path.split(plan.sweep_dir)
         tree = OutputTree.open(parent, name, plan.shown_dir, create=True)
