@@ -129,16 +129,7 @@ def test_a_variant_rebuilds_from_the_base_plus_its_differences(base, variant):
         config=variant,
         touched=touched,
     )
-    data = lock.build(
-        sweep="s",
-        spec="s.yaml",
-        spec_sha256="",
-        inputs={},
-        varying=[],
-        base=base,
-        files=[entry],
-        resources=None,
-    )
+    data = _one_spec_lock(base, [entry])
     model = lock.parse(lock.dumps(data).encode(), "x")
     rebuilt = model.config(model.files[0])
     assert json.dumps(rebuilt, sort_keys=True) == json.dumps(variant, sort_keys=True)  # NaN-safe equality
@@ -168,16 +159,7 @@ def test_a_typed_entry_is_written_once_and_read_back_as_itself(run_name, run_dir
         run_dir=run_dir,
     )
     assert isinstance(entry, lock.LockFile)
-    data = lock.build(
-        sweep="s",
-        spec="s.yaml",
-        spec_sha256="",
-        inputs={},
-        varying=[],
-        base=base,
-        files=[entry],
-        resources=None,
-    )
+    data = _one_spec_lock(base, [entry])
     assert set(data["files"][0]) == keys
     text = lock.dumps(data)
     assert "    " + lock.entry_line(entry, 0) + "\n" in text
@@ -187,16 +169,7 @@ def test_a_typed_entry_is_written_once_and_read_back_as_itself(run_name, run_dir
 def test_non_finite_floats_are_valid_json_and_read_back(tmp_path):
     import math
 
-    data = lock.build(
-        sweep="s",
-        spec="s.yaml",
-        spec_sha256="",
-        inputs={},
-        varying=[],
-        base={"x": math.inf, "y": [math.nan]},
-        files=[],
-        resources=None,
-    )
+    data = _one_spec_lock({"x": math.inf, "y": [math.nan]}, [])
     text = lock.dumps(data)
     json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
     model = lock.parse(text.encode(), "x")
@@ -246,3 +219,17 @@ def test_read_rejects_a_lock_that_is_not_utf8(tmp_path):
     (tmp_path / "sweep.lock.json").write_bytes(b"\xff\xfe{}")
     with pytest.raises(UserError, match="not UTF-8"):
         lock.read(str(tmp_path), "generated/x")
+
+
+def _one_spec_lock(base, files):
+    """The lock of spec s.yaml (sweep s, no inputs, nothing varying) with ``base`` and ``files``."""
+    return lock.build(
+        sweep="s",
+        spec="s.yaml",
+        spec_sha256="",
+        inputs={},
+        varying=[],
+        base=base,
+        files=files,
+        resources=None,
+    )
