@@ -16,6 +16,8 @@ import pytest
 from run_support import make_config_sweep
 from trainer_support import read_jsonl, subprocess_env, tiny_dict
 
+from trainer.outputs import RunDir
+
 pytestmark = [pytest.mark.slow, pytest.mark.train]
 
 STEPS, SAVE = 24, 4
@@ -72,7 +74,11 @@ def test_four_run_sweep_jobs_2_then_kill_one_and_resume_only_it(tmp_path, monkey
     assert "s0 failed (killed by SIGKILL)" in err
     table = out[out.index("results") :]
     assert table.count("finished") == 3 and "24/24" in table
-    killed_at = _checkpoint_steps(victim)[-1]
+    # the checkpoint the trainer resumes from: the newest complete one (the kill may cut a save after
+    # its trainer_state.json was written; the trainer then skips that checkpoint)
+    resumable = RunDir(victim).last_checkpoint(warn=lambda _why: None)
+    assert resumable is not None
+    killed_at = int(resumable.name.split("-")[1])
     assert 0 < killed_at < STEPS
 
     plain = sweepgen("run", "generated/tiny4", env=env)  # a failure is not retried unasked
