@@ -13,7 +13,7 @@ from sweepgen.compile.context import context
 from sweepgen.compile.expand import Expansion, Variant
 from sweepgen.compile.gate import layer_of
 from sweepgen.compile.sandbox import describe, fail_if_undefined, make_env, time_budget
-from sweepgen.errors import SpecError, ValidationError
+from sweepgen.errors import Location, SpecError, ValidationError
 
 _NAME = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
@@ -24,11 +24,12 @@ def check_constraints(expansion: Expansion, sweep: dict[str, Any]) -> None:
     if not spec.model.constraints:
         return
     env = make_env()
-    compiled: list[tuple[Callable[..., Any], Any, int]] = []
+    seconds = spec.model.limits.eval_seconds
+    compiled: list[tuple[Callable[..., Any], Any, Location]] = []
     for i, constraint in enumerate(spec.model.constraints):
         loc = spec.loc(("constraints", i, "expr"))
         try:
-            compiled.append((env.compile_expression(constraint.expr, undefined_to_none=False), constraint, i))
+            evaluate = env.compile_expression(constraint.expr, undefined_to_none=False)
         except TemplateSyntaxError as err:
             raise SpecError(
                 f"constraint is not a valid expression: {err.message}",
@@ -41,13 +42,13 @@ def check_constraints(expansion: Expansion, sweep: dict[str, Any]) -> None:
                 location=loc,
                 hint="write a simpler expression",
             ) from None
+        compiled.append((evaluate, constraint, loc))
     for variant in expansion.variants:
         ctx = context(variant.config, variant.context_view(), sweep)
-        for func, constraint, i in compiled:
-            loc = spec.loc(("constraints", i, "expr"))
+        for func, constraint, loc in compiled:
             try:
-                with time_budget(spec.model.limits.eval_seconds):
-                    result = func(**ctx)
+                with time_budget(seconds):
+                    result = func(ctx)  # Jinja copies the mapping into the expression's context
                 fail_if_undefined(result)  # `x.missing` alone returns an undefined, not an error
             except Exception as err:  # noqa: BLE001 - any failure inside user expressions is user error
                 raise ValidationError(

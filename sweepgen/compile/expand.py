@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from sweepgen import paths
 from sweepgen.compile import overrides
 from sweepgen.compile import sample as sampling
 from sweepgen.compile.overrides import Op
@@ -61,6 +63,21 @@ class Expansion:
     variants: list[Variant]
     implicit: frozenset[str]  # every path grid/zip/ablation/derived set (the gate decides by layer)
     locs: Locs = field(default_factory=dict)
+    # variant id -> (variant, its differences): the gate, the varying paths and the lock all ask
+    _differences: dict[int, tuple[Variant, tuple[str, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def differences(self, variant: Variant) -> tuple[str, ...]:
+        """The sorted leaf paths where ``variant`` (one of ours) differs from the base, found under what
+        its overrides touched (``paths.diff_at``), computed once."""
+        hit = self._differences.get(id(variant))
+        if hit is not None and hit[0] is variant:
+            return hit[1]
+        # interned: 100,000 variants differ at the same few paths, one string each
+        found = tuple(sorted(map(sys.intern, paths.diff_at(self.spec.base, variant.config, variant.touched))))
+        self._differences[id(variant)] = (variant, found)
+        return found
 
     def by_name(self, name: str) -> Variant | None:
         return next((v for v in self.variants if v.name == name), None)

@@ -43,11 +43,16 @@ def check_gate(expansion: Expansion) -> None:
     base = spec.base
     allow = tuple(spec.model.allow)
     bad: list[tuple[Variant, str]] = []
+    allowed: dict[tuple[str, str], bool] = {}  # (layer, path): most variants repeat a few of them
     for variant in expansion.variants:
-        for path in sorted(paths.diff_at(base, variant.config, variant.touched)):
+        for path in expansion.differences(variant):
             # Decided per variant by the layer that last set the path: a named variant changing a
             # path that some axis also varies (in other variants) still needs `allow`.
-            if not _implicitly_allowed(layer_of(variant, path)) and not paths.matches(path, allow):
+            layer = layer_of(variant, path)
+            ok = allowed.get((layer, path))
+            if ok is None:
+                ok = allowed[(layer, path)] = _implicitly_allowed(layer) or paths.matches(path, allow)
+            if not ok:
                 bad.append((variant, path))
     if not bad:
         return

@@ -115,15 +115,15 @@ def entry_for(
     run_name: str,
     sha256: str,
     layers: dict[str, str],
-    base: dict[str, Any],
     config: dict[str, Any],
-    touched: tuple[tuple[str, ...], ...],
+    differing: Iterable[str],
     run_dir: str | None = None,
 ) -> LockFile:
-    """A file entry: the variant's differences from the base, found under what it touched."""
+    """A file entry: the variant's values at the sorted paths where it differs from the base
+    (``paths.diff_at``; a path it does not have is recorded as deleted)."""
     sets: dict[str, Any] = {}
     deleted: list[str] = []
-    for dotted in sorted(paths.diff_at(base, config, touched)):
+    for dotted in differing:
         value = paths.get(config, dotted)
         if value is paths.MISSING:
             deleted.append(dotted)
@@ -141,9 +141,9 @@ def entry_for(
     )
 
 
-def layers_key(layers: dict[str, str]) -> str:
+def layers_key(layers: dict[str, str]) -> frozenset[tuple[str, str]]:
     """The identity of a layer mapping: entries with equal keys share one ``layer_sets`` item."""
-    return json.dumps(layers, sort_keys=True)
+    return frozenset(layers.items())
 
 
 def _entry_json(entry: LockFile, layer_set: int) -> dict[str, Any]:
@@ -188,7 +188,7 @@ def build(
     # Variants mostly share one of a few layer mappings (every grid point has the same one): each
     # distinct mapping is written once, and a file entry names it by its index.
     layer_sets: list[dict[str, str]] = []
-    index: dict[str, int] = {}
+    index: dict[frozenset[tuple[str, str]], int] = {}
     shared = []
     for entry in files:
         key = layers_key(entry.layers)

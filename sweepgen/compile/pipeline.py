@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -174,7 +174,9 @@ def compile_expansion(
         check_outputs(files, spec)
         # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
         lock_data = (
-            _lock(spec, files, template, project, spec_rel, (report, varying), sweep_dir) if locked else {}
+            _lock(expansion, files, template, project, spec_rel, (report, varying), sweep_dir)
+            if locked
+            else {}
         )
         lock_bytes = lock_digest.sealed(lock.dumps(lock_data).encode("utf-8")) if lock_data else b""
         if staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
@@ -263,10 +265,12 @@ def probe_search(spec: Spec, sweep: dict[str, Any], validator: Validator | None)
 def lock_entries(files: list[RenderedFile], base: dict[str, Any]) -> list[lock.LockFile]:
     """Each rendered file's lock entry: its differences from ``base``, its hash and run dir (a render
     and the search controller, which adds trials to a lock, write the same bytes)."""
-    return list(_entries(files, base))
+    return list(_entries(files, lambda v: sorted(paths.diff_at(base, v.config, v.touched))))
 
 
-def _entries(files: list[RenderedFile], base: dict[str, Any]) -> Iterator[lock.LockFile]:
+def _entries(
+    files: list[RenderedFile], differences: Callable[[Variant], Iterable[str]]
+) -> Iterator[lock.LockFile]:
     """``lock_entries`` one at a time: ``lock.build`` keeps only what it writes of each."""
     for f in files:
         yield lock.entry_for(
@@ -275,15 +279,14 @@ def _entries(files: list[RenderedFile], base: dict[str, Any]) -> Iterator[lock.L
             run_name=f.run_name,
             sha256=f.sha256,
             layers=dict(sorted(f.variant.layers.items())),
-            base=base,
             config=f.variant.config,
-            touched=f.variant.touched,
+            differing=differences(f.variant),
             run_dir=f.run_dir,
         )
 
 
 def _lock(
-    spec: Spec,
+    expansion: Expansion,
     files: list[RenderedFile],
     template: Template,
     project: str,
@@ -294,6 +297,7 @@ def _lock(
     """The lock's content: the base once, each file's differences from it, every input's hash.
     ``summary``: the seeds report block and the varying paths (``varying_paths``)."""
     report, varying = summary
+    spec = expansion.spec
     base = spec.base
     previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
     inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
@@ -305,7 +309,7 @@ def _lock(
         inputs=inputs,
         varying=varying,
         base=base,
-        files=_entries(files, base),
+        files=_entries(files, expansion.differences),
         resources=resources,
         report=report,
     )
@@ -327,14 +331,13 @@ def _rel(path: str, start: str) -> str:
 
 def varying_paths(expansion: Expansion) -> list[str]:
     """Leaf paths whose value is not the same in every variant, sorted."""
-    base = expansion.spec.base
     candidates: set[str] = set()
     for variant in expansion.variants:
-        candidates |= paths.diff_at(base, variant.config, variant.touched)
+        candidates.update(expansion.differences(variant))
     out = []
     for path in candidates:
-        values = [paths.get(v.config, path) for v in expansion.variants]
-        first = values[0]
-        if any(not paths.same(first, v) for v in values[1:]):
+        parts = tuple(path.split("."))
+        first = paths.get(expansion.variants[0].config, parts)
+        if any(not paths.same(first, paths.get(v.config, parts)) for v in expansion.variants):
             out.append(path)
     return sorted(out)

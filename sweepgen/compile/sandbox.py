@@ -20,8 +20,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any
 
 from jinja2 import BaseLoader, StrictUndefined, Undefined, nodes
@@ -102,17 +101,25 @@ def _start_watchdog() -> None:
         threading.Thread(target=_watch, name="sweepgen-time-budget", daemon=True).start()
 
 
-@contextmanager
-def time_budget(seconds: float) -> Iterator[None]:
+class time_budget:  # lower case: a context manager, named as the function it replaced
     """Bound every sandboxed evaluation inside the block to ``seconds`` of wall-clock time; on
-    overrun the template code raises ``TimeLimitExceeded`` at the line it is running."""
-    global _active
-    outer, _active = _active, _Budget(seconds)
-    _start_watchdog()  # after the budget is set: see _watch
-    try:
-        yield
-    finally:
-        _active = outer
+    overrun the template code raises ``TimeLimitExceeded`` at the line it is running. A class, not a
+    generator: entered three times per variant (its output path, its file, the constraints)."""
+
+    __slots__ = ("_outer", "_seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._outer: _Budget | None = None
+
+    def __enter__(self) -> None:
+        global _active
+        self._outer, _active = _active, _Budget(self._seconds)
+        _start_watchdog()  # after the budget is set: see _watch
+
+    def __exit__(self, *exc: object) -> None:
+        global _active
+        _active = self._outer
 
 
 def _tick() -> None:
@@ -313,6 +320,12 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
             except KeyError:
                 pass
         return super().getattr(obj, attribute)
+
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        # Jinja chains a template's globals over the environment's (a ChainMap, so a later change to
+        # the environment's globals shows), and every render flattens that chain again: a third of a
+        # to_yaml render's context set-up. Ours are set in make_env, before any template loads.
+        return {**self.globals, **(d or {})}
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         # Every `{% for %}` iterates through `_counted`, so a loop that prints nothing still ticks.

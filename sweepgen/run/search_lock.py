@@ -22,7 +22,7 @@ class LockText:
     def __init__(self, current: Lock) -> None:
         self.head = current
         self.entries: dict[str, LockFile] = {f.variant: f for f in current.files}
-        self._layer_keys: dict[str, str] = {}  # variant -> its layers, encoded (the layer-set key)
+        self._layer_keys: dict[str, frozenset[tuple[str, str]]] = {}  # variant -> its layer-set key
         self._lines: dict[str, tuple[int, str]] = {}  # variant -> (layer index, encoded entry)
         self._candidates = {p for e in self.entries.values() for p in _touched(e)}
         self._varying = {p for p in self._candidates if self._differs(p, list(self.entries.values()))}
@@ -54,7 +54,7 @@ class LockText:
         """The lock's text, byte for byte what the pipeline writes: ``lock.dumps(lock.build(...))``,
         sealed with its digest (``lock_digest.seal``)."""
         layer_sets: list[dict[str, str]] = []
-        index: dict[str, int] = {}
+        index: dict[frozenset[tuple[str, str]], int] = {}
         lines = []
         for name in sorted(self.entries):
             entry = self.entries[name]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweepgen import __version__
+from sweepgen import __version__, paths
 from sweepgen.compile import api, lock
 from sweepgen.compile.pipeline import compile_spec, sha256
 from sweepgen.errors import UserError
@@ -125,9 +125,8 @@ def test_a_variant_rebuilds_from_the_base_plus_its_differences(base, variant):
         run_name="v",
         sha256="0" * 64,
         layers={},
-        base=base,
         config=variant,
-        touched=touched,
+        differing=sorted(paths.diff_at(base, variant, touched)),
     )
     data = _one_spec_lock(base, [entry])
     model = lock.parse(lock.dumps(data).encode(), "x")
@@ -153,9 +152,8 @@ def test_a_typed_entry_is_written_once_and_read_back_as_itself(run_name, run_dir
         run_name=run_name,
         sha256="0" * 64,
         layers={"x": "grid"},
-        base=base,
         config=config,
-        touched=(("x",), ("y", "z")),
+        differing=sorted(paths.diff_at(base, config, (("x",), ("y", "z")))),
         run_dir=run_dir,
     )
     assert isinstance(entry, lock.LockFile)

@@ -24,6 +24,7 @@ from search_support import (
     write_search_project,
 )
 
+from sweepgen import paths
 from sweepgen.compile import lock
 from sweepgen.compile.search_block import PruneMethod, Sampler
 from sweepgen.run.base import RunState, read_status
@@ -251,9 +252,8 @@ def test_the_lock_written_trial_by_trial_is_byte_for_byte_the_pipeline_lock():
             run_name=f"t{i:04d}",
             sha256=str(i),
             layers={"x": "search", "y": "search", "seed": layers, "output_dir": "derived"},
-            base=base,
             config=config,
-            touched=(("x",), ("y",), ("seed",), ("output_dir",)),
+            differing=sorted(paths.diff_at(base, config, (("x",), ("y",), ("seed",), ("output_dir",)))),
             run_dir=f"runs/t{i}",
         )
         entries.append(entry)
