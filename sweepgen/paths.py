@@ -93,27 +93,29 @@ def diff_at(base: dict, variant: dict, touched: tuple[tuple[str, ...], ...]) -> 
     keeps the gate O(overrides) per variant instead of O(leaves).
     """
     found: set[str] = set()
-    for path in _outermost(touched):
+    for path, dotted in _outermost(touched):
         a = get(base, path)
         b = get(variant, path)
-        dotted = ".".join(path)
         if a is MISSING or b is MISSING:
             if a is not b:
                 found.add(dotted)
-            continue
-        found.update(diff_paths(a, b, dotted))
+        elif isinstance(a, dict) and isinstance(b, dict):
+            found.update(diff_paths(a, b, dotted))
+        elif not same(a, b):  # a leaf, the common case: no generator
+            found.add(dotted)
     return found
 
 
 @functools.lru_cache(maxsize=4096)  # every grid point of a variant touches the same paths
-def _outermost(touched: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
-    """Drop paths under another touched path; their differences are found from the outer one."""
+def _outermost(touched: tuple[tuple[str, ...], ...]) -> tuple[tuple[tuple[str, ...], str], ...]:
+    """Drop paths under another touched path (their differences are found from the outer one); each
+    kept path with its dotted spelling."""
     ordered = sorted(set(touched), key=len)
     kept: list[tuple[str, ...]] = []
     for path in ordered:
         if not any(path[: len(k)] == k for k in kept):
             kept.append(path)
-    return tuple(kept)
+    return tuple((path, ".".join(path)) for path in kept)
 
 
 def matches(path: str, patterns: tuple[str, ...] | list[str]) -> bool:

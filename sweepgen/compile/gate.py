@@ -20,6 +20,9 @@ MAX_LISTED = 5  # violations listed in one message; the count of the rest follow
 
 def layer_of(variant: Variant, path: str) -> str:
     """The layer that set ``path`` (or the closest enclosing overridden path) in this variant."""
+    layer = variant.layers.get(path)  # the common case, looked up before any splitting
+    if layer is not None:
+        return layer
     parts = path.split(".")
     while parts:
         layer = variant.layers.get(".".join(parts))
