@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from sweepgen import settings
-from sweepgen.compile import schema, schema_export, writer
+from sweepgen.compile import gc_state, schema, schema_export, writer
 from sweepgen.compile.check import Report
 from sweepgen.compile.check import check as run_check
 from sweepgen.compile.check_fast import Trust, trusted
@@ -99,10 +99,11 @@ def render(
         unchanged = dict.fromkeys(spec_paths)
     plans: list[Plan] = []
     try:
-        _compile_all([p for p in spec_paths if unchanged[p] is None], trusts, out_root, dry_run, plans)
-        outcomes = _outcomes(spec_paths, unchanged, writer.plan_actions(plans), out_root)
-        if not dry_run:
-            writer.apply(outcomes)
+        with gc_state.frozen():  # each spec's variants and files, until written (see gc_state)
+            _compile_all([p for p in spec_paths if unchanged[p] is None], trusts, out_root, dry_run, plans)
+            outcomes = _outcomes(spec_paths, unchanged, writer.plan_actions(plans), out_root)
+            if not dry_run:
+                writer.apply(outcomes)
     except BaseException:
         # files staged but not yet in place: deleted, nothing was written; the last staged first, so a
         # folder an earlier spec made for its sweep (the output root) is empty when it is removed

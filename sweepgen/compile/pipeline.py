@@ -6,17 +6,15 @@ and ``--dry-run`` keep the bytes in ``RenderedFile.data``."""
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from jinja2 import Template
 
 from sweepgen import paths
-from sweepgen.compile import lock, lock_digest, search, seeds
+from sweepgen.compile import gc_state, lock, lock_digest, search, seeds
 from sweepgen.compile.choices import check_choices
 from sweepgen.compile.constraints import check_constraints
 from sweepgen.compile.context import context, sweep_view
@@ -67,27 +65,13 @@ def variants_of(spec: Spec, sweep: dict[str, Any], out_abs: str) -> Expansion:
     if search.is_search(spec):
         search.check_block(spec)
         return derived(search.expansion_of(spec, search.recorded(spec, out_abs)), sweep)
-    with _gc_paused():
+    with gc_state.paused():
         return derive(expand(spec), sweep)
 
 
 def derived(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
-    with _gc_paused():
+    with gc_state.paused():
         return derive(expansion, sweep)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused: expand and derive build millions of small dicts and
-    tuples that all live on (a 100,000-variant sweep), which the collector would otherwise walk again
-    and again, a third of their time, to find no cycle (they make none)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def compile_spec(
@@ -119,7 +103,7 @@ def compile_loaded(
         probe_search(spec, sweep, validator)
         expansion = search.expansion_of(spec, search.recorded(spec, out_abs))
     else:
-        with _gc_paused():
+        with gc_state.paused():
             expansion = expand(spec)
     return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only, stream=stream)
 
@@ -145,48 +129,38 @@ def compile_expansion(
     # Render workers start before validation and render while this process validates; an error of
     # the template, the staging or a variant's rendering is raised only after validation
     # passed, so a spec gets the same error as when validating first. Nothing is put in place here.
-    staging: Staging | None = None
-    rendering: Rendering | None = None
-    early: SweepgenError | None = None
-    try:
+    with gc_state.frozen():  # the variants, from here on (see gc_state)
+        staged_in = sweep_dir if stream and only is None else None
+        started = _Started.start(spec, sweep, spec_rel, staged_in, chosen)
+        staging, rendering, template = started.staging, started.rendering, started.template
         try:
-            template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
-            template = load_template(spec, template_abs)
-            staging = Staging.open(sweep_dir, display_path(sweep_dir)) if stream and only is None else None
-            render_one = _renderer(spec, template, os.path.dirname(template_abs), sweep, spec_rel, staging)
-            rendering = Rendering(render_one, chosen)
-        except SweepgenError as err:
-            early = err
-        check_gate(expansion)
-        check_constraints(expansion, sweep)
-        check_schema(expansion, validator)
-        check_choices(expansion)
-        report = seeds.report_block(spec, [v.config for v in expansion.variants])
-        if early is not None:
-            raise early
-        locked = only is None and build_lock
-        varying = varying_paths(expansion) if locked else []  # while the workers still render
-        assert rendering is not None  # made, or `early` says why not
-        files = [
-            RenderedFile(out_path, variant, run_name, data, sha, run_dir)
-            for variant, (out_path, run_name, data, sha, run_dir) in zip(chosen, rendering.result())
-        ]
-        check_outputs(files, spec)
-        # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
-        lock_data = (
-            _lock(expansion, files, template, project, spec_rel, (report, varying), sweep_dir)
-            if locked
-            else {}
-        )
-        lock_bytes = lock_digest.sealed(lock.dumps(lock_data).encode("utf-8")) if lock_data else b""
-        if staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
-            lock_data = {k: v for k, v in lock_data.items() if k != "files"}
-    except BaseException:
-        if rendering is not None:
-            rendering.close()
-        if staging is not None:
-            staging.abort()
-        raise
+            check_gate(expansion)
+            check_constraints(expansion, sweep)
+            check_schema(expansion, validator)
+            check_choices(expansion)
+            report = seeds.report_block(spec, [v.config for v in expansion.variants])
+            if started.early is not None:
+                raise started.early
+            locked = only is None and build_lock
+            varying = varying_paths(expansion) if locked else []  # while the workers still render
+            assert rendering is not None and template is not None  # made, or `early` says why not
+            files = [
+                RenderedFile(out_path, variant, run_name, data, sha, run_dir)
+                for variant, (out_path, run_name, data, sha, run_dir) in zip(chosen, rendering.result())
+            ]
+            check_outputs(files, spec)
+            # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
+            lock_data = (
+                _lock(expansion, files, template, project, spec_rel, (report, varying), sweep_dir)
+                if locked
+                else {}
+            )
+            lock_bytes = lock_digest.sealed(lock.dumps(lock_data).encode("utf-8")) if lock_data else b""
+            if staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
+                lock_data = {k: v for k, v in lock_data.items() if k != "files"}
+        except BaseException:
+            started.undo()
+            raise
     return Plan(
         spec=spec,
         expansion=expansion,
@@ -198,6 +172,46 @@ def compile_expansion(
         lock_bytes=lock_bytes,
         staging=staging,
     )
+
+
+@dataclass
+class _Started:
+    """The template loaded, the sweep folder's staging opened and the render workers started, or
+    the error that stopped it (``early``: raised after validation, which wins over it)."""
+
+    template: Template | None = None
+    staging: Staging | None = None
+    rendering: Rendering | None = None
+    early: SweepgenError | None = None
+
+    @classmethod
+    def start(
+        cls, spec: Spec, sweep: dict[str, Any], spec_rel: str, staged_in: str | None, chosen: list[Variant]
+    ) -> _Started:
+        """``staged_in``: the sweep folder to stage the files in as they are rendered (None: kept)."""
+        started = cls()
+        try:
+            template_abs = os.path.normpath(os.path.join(spec.dir, spec.model.template))
+            started.template = load_template(spec, template_abs)
+            if staged_in is not None:
+                started.staging = Staging.open(staged_in, display_path(staged_in))
+            render_one = _renderer(
+                spec, started.template, os.path.dirname(template_abs), sweep, spec_rel, started.staging
+            )
+            started.rendering = Rendering(render_one, chosen)
+        except SweepgenError as err:
+            started.early = err
+        except BaseException:
+            started.undo()
+            raise
+        return started
+
+    def undo(self) -> None:
+        """Stop the workers and delete what was staged."""
+        if self.rendering is not None:
+            self.rendering.close()
+        if self.staging is not None:
+            self.staging.abort()
 
 
 def _renderer(
