@@ -353,11 +353,6 @@ class OutputTree:
             raise fs_error(err, self.where(rel_dir), "open folder") from None
         return self._remember(rel_dir, fd)
 
-    def folder(self, rel_dir: str) -> int:
-        """The open folder ``rel_dir`` (kept open by the tree), created if missing, never through a
-        link; a non-folder in the way raises UnsafePath."""
-        return self._make_dirs(rel_dir)
-
     def write(self, rel: str, data: bytes) -> None:
         """Atomically replace (or create) the file at ``rel``: temp file in its folder, then rename.
 

@@ -28,7 +28,7 @@ import re
 
 from sweepgen.errors import Location, UserError
 from sweepgen.outtree import OutputTree
-from sweepgen.safefs import TEMP_PREFIX, UnsafePath, fs_error, write_new
+from sweepgen.safefs import TEMP_PREFIX, fs_error, open_new_folder, write_new
 
 BUCKET = 4096  # staged files per staging folder
 STAGING_FOLDER = re.compile(r"\.staged\.sweepgen-\d+-b\d+")  # at the top of a sweep folder
@@ -43,6 +43,7 @@ class Staging:
         # a temp name (safefs.TEMP_NAME) that no other writer uses: `.staged.` before the usual one
         self.prefix = f".staged{TEMP_PREFIX}{os.getpid()}-"
         self._open = True
+        self._folder_fds: dict[str, int] = {}  # staging folder -> its fd in this process
 
     @property
     def fresh(self) -> bool:
@@ -81,15 +82,27 @@ class Staging:
     def write(self, index: int, out_path: str, data: bytes) -> None:
         """Stage the bytes of output ``index`` (``out_path``, for messages); runs in render workers."""
         try:
-            write_new(self.tree.folder(self.folder(index)), self.name(index), data)
-        except (OSError, UnsafePath) as err:
+            write_new(self._folder_fd(index), self.name(index), data)
+        except OSError as err:
             # a plain UserError: it crosses from a render worker by its class name (parallel._rebuild)
-            fault = err if isinstance(err, UnsafePath) else fs_error(err, self.tree.where(out_path), "write")
+            fault = fs_error(err, self.tree.where(out_path), "write")
             raise UserError(fault.message, location=fault.location, hint=fault.hint) from None
+
+    def _folder_fd(self, index: int) -> int:
+        """The staging folder of output ``index``, open (each process opens its own). Raises OSError."""
+        name = self.folder(index)
+        fd = self._folder_fds.get(name)
+        if fd is None:
+            fd = self._folder_fds[name] = open_new_folder(self.tree.fd, name)
+        return fd
 
     def commit(self, index: int, out_path: str) -> None:
         """Rename the staged file of output ``index`` onto ``out_path`` (atomically replacing it)."""
-        self.tree.place(self.tree.folder(self.folder(index)), self.name(index), out_path)
+        try:
+            folder = self._folder_fd(index)
+        except OSError as err:
+            raise fs_error(err, self.tree.where(out_path), "write") from None
+        self.tree.place(folder, self.name(index), out_path)
 
     def clear(self) -> None:
         """Delete the staged files that are left (the outputs that did not change) and the staging
@@ -98,10 +111,10 @@ class Staging:
             return
         with os.scandir(self.tree.fd) as entries:
             found = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries if self.owns(e.name)]
+        self._close_folders()
         for name, is_folder in found:
             if is_folder:
-                _delete_staged(self.tree.folder(name), self.prefix)
-                self.tree.remove_empty_folder(name)
+                _delete_staged(self.tree, name, self.prefix)
             else:  # staged by a render before staging folders (same pid)
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(name, dir_fd=self.tree.fd)
@@ -120,7 +133,13 @@ class Staging:
 
     def close(self) -> None:
         self._open = False
+        self._close_folders()
         self.tree.close()
+
+    def _close_folders(self) -> None:
+        for fd in self._folder_fds.values():
+            os.close(fd)
+        self._folder_fds.clear()
 
 
 def _missing(path: str) -> list[str]:
@@ -135,13 +154,22 @@ def _missing(path: str) -> list[str]:
     return out
 
 
-def _delete_staged(folder_fd: int, prefix: str) -> None:
-    """Delete the staged files in one staging folder (by their name: nothing else is touched)."""
-    with os.scandir(folder_fd) as entries:
-        names = [e.name for e in entries if e.name.startswith(prefix) and not e.is_dir(follow_symlinks=False)]
-    for name in names:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name, dir_fd=folder_fd)
+def _delete_staged(tree: OutputTree, folder: str, prefix: str) -> None:
+    """Delete the staged files in one staging folder (by their name: nothing else is touched), then
+    the folder if that emptied it."""
+    fd = open_new_folder(tree.fd, folder)
+    try:
+        with os.scandir(fd) as entries:
+            names = [
+                e.name for e in entries if e.name.startswith(prefix) and e.is_file(follow_symlinks=False)
+            ]
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):  # only if empty
+        os.rmdir(folder, dir_fd=tree.fd)
 
 
 def _remove_folders(folders: list[str]) -> None:
