@@ -162,29 +162,32 @@ class _Names:
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
-        self.seen: dict[str, str] = {}
+        self.seen: dict[str, tuple[dict[str, str], str | None]] = {}  # name -> what made it
         self.folded: dict[str, str] = {}
 
     def add(self, parts: dict[str, str], vname: str | None, on_grid: bool) -> str:
         name = _short_name("_".join(parts.values()) or "base")
-        origin = f"variant {vname!r}, " if vname else ""
-        desc = origin + ", ".join(f"{k} {v!r}" for k, v in parts.items() if k != "variant")
-        where = self.spec.loc(("grid",) if on_grid else ("variants",))
         if name in self.seen:
             raise SpecError(
-                f"two variants are both named {name!r} ({self.seen[name]} / {desc})",
-                location=where,
+                f"two variants are both named {name!r} ({_desc(*self.seen[name])} / {_desc(parts, vname)})",
+                location=self.spec.loc(("grid",) if on_grid else ("variants",)),
                 hint="give grid axes explicit labels as a mapping {label: value}, or rename variants",
             )
-        self.seen[name] = desc or "base"
+        self.seen[name] = (parts, vname)
         if self.folded.setdefault(name.lower(), name) != name:
             raise SpecError(
                 f"variant names {self.folded[name.lower()]!r} and {name!r} differ only in case",
-                location=where,
+                location=self.spec.loc(("grid",) if on_grid else ("variants",)),
                 hint="they would collide on macOS and Windows; give the axis distinct "
                 "labels as a mapping {label: value}",
             )
         return name
+
+
+def _desc(parts: dict[str, str], vname: str | None) -> str:
+    """What made a variant, for a message: ``variant 'a', grid 'seed1'`` (``base`` for the base)."""
+    origin = f"variant {vname!r}, " if vname else ""
+    return origin + ", ".join(f"{k} {v!r}" for k, v in parts.items() if k != "variant") or "base"
 
 
 def _combine(
