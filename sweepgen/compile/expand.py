@@ -202,6 +202,8 @@ def _combine(
     each layer applied once and shared by everything below it."""
     variants: list[Variant] = []
     names = _Names(spec)
+    # every grid point of a variant has the same layer mapping: one dict for all of them
+    layer_maps: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
     for vname, vops in named:
         where = f"variant `{vname}`" if vname else "the base"
         cfg1, layers1 = overrides.apply_all(spec.base, vops, {}, where=where)
@@ -239,7 +241,7 @@ def _combine(
                         Variant(
                             name=names.add(parts, vname, bool(combo)),
                             config=cfg4,
-                            layers=layers4,
+                            layers=layer_maps.setdefault(tuple(layers4.items()), layers4),
                             overrides=over,
                             axes=axes,
                             step=spt.label,

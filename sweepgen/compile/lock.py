@@ -189,13 +189,17 @@ def build(
     # distinct mapping is written once, and a file entry names it by its index.
     layer_sets: list[dict[str, str]] = []
     index: dict[frozenset[tuple[str, str]], int] = {}
+    by_id: dict[int, tuple[dict[str, str], int]] = {}  # entries often share the mapping object too
     shared = []
     for entry in files:
-        key = layers_key(entry.layers)
-        if key not in index:
-            index[key] = len(layer_sets)
-            layer_sets.append(entry.layers)
-        shared.append(_entry_json(entry, index[key]))
+        hit = by_id.get(id(entry.layers))
+        if hit is None or hit[0] is not entry.layers:
+            key = layers_key(entry.layers)
+            if key not in index:
+                index[key] = len(layer_sets)
+                layer_sets.append(entry.layers)
+            hit = by_id[id(entry.layers)] = (entry.layers, index[key])
+        shared.append(_entry_json(entry, hit[1]))
     return {
         "lock_version": LOCK_VERSION,
         "sweepgen_version": __version__,

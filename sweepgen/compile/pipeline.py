@@ -286,13 +286,17 @@ def _entries(
     files: list[RenderedFile], differences: Callable[[Variant], Iterable[str]]
 ) -> Iterator[lock.LockFile]:
     """``lock_entries`` one at a time: ``lock.build`` keeps only what it writes of each."""
+    ordered: dict[int, tuple[dict[str, str], dict[str, str]]] = {}  # variants share layer maps (expand)
     for f in files:
+        hit = ordered.get(id(f.variant.layers))
+        if hit is None or hit[0] is not f.variant.layers:
+            hit = ordered[id(f.variant.layers)] = (f.variant.layers, dict(sorted(f.variant.layers.items())))
         yield lock.entry_for(
             path=f.path,
             variant=f.variant.name,
             run_name=f.run_name,
             sha256=f.sha256,
-            layers=dict(sorted(f.variant.layers.items())),
+            layers=hit[1],
             config=f.variant.config,
             differing=differences(f.variant),
             run_dir=f.run_dir,
