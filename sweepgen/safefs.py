@@ -26,7 +26,6 @@ from sweepgen.errors import Location, UserError
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 _NEW_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
-_FOLDER_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
 
 # Temp files are named after the process, never after the target: a 255-byte output name must not
 # make its temp name too long. ``.<name>.sweepgen-<pid>-<n>.tmp`` is the name older versions used.
@@ -123,14 +122,6 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-
-
-def open_new_folder(dir_fd: int, name: str) -> int:
-    """The folder ``name`` in the folder ``dir_fd``, created if missing (by this process or another at
-    the same time), opened never through a link. Raises OSError."""
-    with contextlib.suppress(FileExistsError):  # the open refuses anything but a real folder
-        os.mkdir(name, 0o777, dir_fd=dir_fd)
-    return os.open(name, _FOLDER_FLAGS, dir_fd=dir_fd)
 
 
 def write_new(dir_fd: int, name: str, data: bytes) -> None:

@@ -46,14 +46,13 @@ def snapshot(root: Path, *skip: Path) -> dict[str, tuple[str, bytes | str, int]]
 
 
 def leftovers(folder: Path) -> list[str]:
-    """Temp files, staging folders and journals under ``folder``: what a finished render must not
-    leave behind."""
+    """Temp files and journals under ``folder``: what a finished render must not leave behind."""
     if not folder.exists():
         return []
     return sorted(
         str(p.relative_to(folder))
         for p in folder.rglob("*")
-        if p.name.endswith(".tmp") or p.name.startswith(".staged.") or p.name == ".sweepgen-journal.json"
+        if p.name.endswith(".tmp") or p.name == ".sweepgen-journal.json"
     )
 
 

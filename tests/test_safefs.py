@@ -134,24 +134,3 @@ def test_write_atomic_onto_a_folder_raises_eisdir_naming_it_and_leaves_nothing(t
         write_atomic(tmp_path / "summary.json", b"{}")
     assert info.value.filename == str(tmp_path / "summary.json")
     assert os.listdir(tmp_path) == ["summary.json"]
-
-
-def test_open_new_folder_creates_reopens_and_never_follows_a_link(tmp_path: Path) -> None:
-    root = os.open(tmp_path, os.O_RDONLY)
-    try:
-        fd = safefs.open_new_folder(root, "a")
-        safefs.write_new(fd, "f", b"x")
-        again = safefs.open_new_folder(root, "a")  # made already (by another worker): opened
-        assert sorted(os.listdir(again)) == ["f"]
-        os.close(fd)
-        os.close(again)
-        (tmp_path / "elsewhere").mkdir()
-        (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
-        with pytest.raises(OSError):
-            safefs.open_new_folder(root, "link")
-        (tmp_path / "file").write_text("")
-        with pytest.raises(NotADirectoryError):
-            safefs.open_new_folder(root, "file")
-    finally:
-        os.close(root)
-    assert list((tmp_path / "elsewhere").iterdir()) == []

@@ -1,20 +1,14 @@
 """Rendered files written as they are rendered: the staged half of a render's transaction.
 
 A render writes each file, as soon as it is rendered (by whichever render worker rendered it), into
-a staging folder inside the sweep folder, ``.staged.sweepgen-<pid>-b<index // BUCKET>/``, under a
-temporary name ``.staged.sweepgen-<pid>-<index>.tmp``; only its path, sha256 and run dir stay in
-memory. One staging folder per ``BUCKET`` variants: render workers each render their own run of
-variants, so two processes seldom create files in one folder at once (they would contend for the
-folder's lock: two to three times the system time, measured on ext4).
-
-The files it replaces are not touched until every spec compiled and ``writer.plan_actions``
-accepted the plan; ``writer.apply`` then writes the journal, renames each staged file onto its path
-(an atomic replace within one file system, as ``OutputTree.write`` does) and deletes the staging
-folders. On any error before that, the staged files and their folders are deleted (and the sweep
-folder, if this render created it), so nothing is written. A render killed while staging leaves
-temporary files that ``check`` reports as an interrupted render and the next render deletes, with
-the staging folders they leave empty (``writer``'s leftovers), next to the untouched files and lock
-of the previous render.
+the sweep folder under a temporary name ``.staged.sweepgen-<pid>-<index>.tmp``; only its path, sha256
+and run dir stay in memory. The files it replaces are not touched until every spec compiled and
+``writer.plan_actions`` accepted the plan; ``writer.apply`` then writes the journal and renames each
+staged file onto its path (an atomic replace, within one folder for outputs at the top of the sweep
+folder, as ``OutputTree.write`` does). On any error before that, the staged files are deleted (and
+the sweep folder, if this render created it), so nothing is written. A render killed while staging
+leaves temporary files that ``check`` reports as an interrupted render and the next render deletes
+(``writer``'s leftovers), next to the untouched files and lock of the previous render.
 
 Staging holds the sweep folder's lock (``OutputTree.hold``) from the first staged file to the end of
 ``apply``: one render per sweep folder at a time.
@@ -24,14 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 
 from sweepgen.errors import Location, UserError
 from sweepgen.outtree import OutputTree
-from sweepgen.safefs import TEMP_PREFIX, fs_error, open_new_folder, write_new
-
-BUCKET = 4096  # staged files per staging folder
-STAGING_FOLDER = re.compile(r"\.staged\.sweepgen-\d+-b\d+")  # at the top of a sweep folder
+from sweepgen.safefs import TEMP_PREFIX, fs_error, write_new
 
 
 class Staging:
@@ -43,7 +33,6 @@ class Staging:
         # a temp name (safefs.TEMP_NAME) that no other writer uses: `.staged.` before the usual one
         self.prefix = f".staged{TEMP_PREFIX}{os.getpid()}-"
         self._open = True
-        self._folder_fds: dict[str, int] = {}  # staging folder -> its fd in this process
 
     @property
     def fresh(self) -> bool:
@@ -75,49 +64,28 @@ class Staging:
         """Whether ``rel`` (a path in the sweep folder) is one of this render's staged files."""
         return rel.startswith(self.prefix)
 
-    def folder(self, index: int) -> str:
-        """The staging folder of output ``index`` (relative to the sweep folder)."""
-        return f"{self.prefix}b{index // BUCKET}"
-
     def write(self, index: int, out_path: str, data: bytes) -> None:
         """Stage the bytes of output ``index`` (``out_path``, for messages); runs in render workers."""
         try:
-            write_new(self._folder_fd(index), self.name(index), data)
+            write_new(self.tree.fd, self.name(index), data)
         except OSError as err:
             # a plain UserError: it crosses from a render worker by its class name (parallel._rebuild)
             fault = fs_error(err, self.tree.where(out_path), "write")
             raise UserError(fault.message, location=fault.location, hint=fault.hint) from None
 
-    def _folder_fd(self, index: int) -> int:
-        """The staging folder of output ``index``, open (each process opens its own). Raises OSError."""
-        name = self.folder(index)
-        fd = self._folder_fds.get(name)
-        if fd is None:
-            fd = self._folder_fds[name] = open_new_folder(self.tree.fd, name)
-        return fd
-
     def commit(self, index: int, out_path: str) -> None:
         """Rename the staged file of output ``index`` onto ``out_path`` (atomically replacing it)."""
-        try:
-            folder = self._folder_fd(index)
-        except OSError as err:
-            raise fs_error(err, self.tree.where(out_path), "write") from None
-        self.tree.place(folder, self.name(index), out_path)
+        self.tree.place(self.tree.fd, self.name(index), out_path)
 
     def clear(self) -> None:
-        """Delete the staged files that are left (the outputs that did not change) and the staging
-        folders."""
+        """Delete the staged files that are left (the outputs that did not change)."""
         if not self._open:
             return
         with os.scandir(self.tree.fd) as entries:
-            found = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries if self.owns(e.name)]
-        self._close_folders()
-        for name, is_folder in found:
-            if is_folder:
-                _delete_staged(self.tree, name, self.prefix)
-            else:  # staged by a render before staging folders (same pid)
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(name, dir_fd=self.tree.fd)
+            names = [e.name for e in entries if e.name.startswith(self.prefix)]
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=self.tree.fd)
 
     def finish(self) -> None:
         """Delete what is left staged and release the sweep folder."""
@@ -133,13 +101,7 @@ class Staging:
 
     def close(self) -> None:
         self._open = False
-        self._close_folders()
         self.tree.close()
-
-    def _close_folders(self) -> None:
-        for fd in self._folder_fds.values():
-            os.close(fd)
-        self._folder_fds.clear()
 
 
 def _missing(path: str) -> list[str]:
@@ -152,24 +114,6 @@ def _missing(path: str) -> list[str]:
             break
         path = parent
     return out
-
-
-def _delete_staged(tree: OutputTree, folder: str, prefix: str) -> None:
-    """Delete the staged files in one staging folder (by their name: nothing else is touched), then
-    the folder if that emptied it."""
-    fd = open_new_folder(tree.fd, folder)
-    try:
-        with os.scandir(fd) as entries:
-            names = [
-                e.name for e in entries if e.name.startswith(prefix) and e.is_file(follow_symlinks=False)
-            ]
-        for name in names:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(name, dir_fd=fd)
-    finally:
-        os.close(fd)
-    with contextlib.suppress(OSError):  # only if empty
-        os.rmdir(folder, dir_fd=tree.fd)
 
 
 def _remove_folders(folders: list[str]) -> None:

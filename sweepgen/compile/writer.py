@@ -19,7 +19,6 @@ from sweepgen.compile.journal import JOURNAL_NAME, Recorded, journal_bytes, read
 from sweepgen.compile.pipeline import Plan
 from sweepgen.compile.render import RenderedFile
 from sweepgen.compile.spec import SAFE_NAME
-from sweepgen.compile.staging import STAGING_FOLDER
 from sweepgen.errors import Location, UserError
 from sweepgen.outtree import OutputTree, check_names, name_max
 from sweepgen.safefs import TEMP_NAME, UnsafePath, unsafe_hint
@@ -42,8 +41,7 @@ class Outcome:
     lock_changed: bool = False
     recorded: Recorded | None = None
     leftovers: list[str] = field(default_factory=list)  # temp files of an interrupted render
-    # folders removed to make room for a file, and a cut render's staging folders
-    emptied: list[str] = field(default_factory=list)
+    emptied: list[str] = field(default_factory=list)  # folders removed to make room for a file
     interrupted: bool = False  # a journal says an earlier render did not finish; this one will
 
     @property
@@ -53,7 +51,6 @@ class Outcome:
             self.lock_changed
             or self.interrupted
             or bool(self.leftovers)
-            or bool(self.emptied)
             or any(a.action != UNCHANGED for a in self.actions)
         )
 
@@ -230,8 +227,6 @@ def _make_room(plan: Plan, tree: OutputTree, in_the_way: list[str], removed: set
         (rel, kind) for rel, kind in tree.walk(folders=True) if staging is None or not staging.owns(rel)
     ]
     out.leftovers = [rel for rel, kind in entries if kind == "file" and _is_temp(rel)]
-    # a cut render's staging folders go too: emptied by removing its leftovers, or never written to
-    out.emptied.extend(rel for rel, kind in entries if kind == "folder" and STAGING_FOLDER.fullmatch(rel))
     for folder in in_the_way:
         inside = [(rel, kind) for rel, kind in entries if rel.startswith(folder + "/")]
         ours = [rel for rel, _kind in inside if rel in removed]
