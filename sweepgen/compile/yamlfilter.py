@@ -132,9 +132,10 @@ class YamlWriter:
                     lines.append(f"{pad}{self._scalar(str(key))}: {'{}' if isinstance(item, dict) else '[]'}")
                 continue
             # `key: scalar` lines repeat across variants; cache them whole (typed: 1, 1.0, True differ;
+            # a float by its value, but 0.0 and -0.0, equal and written differently, by their hex;
             # _scalar_key written out: this line runs for every leaf of every variant)
             kind = type(item)
-            ck = (indent, key, kind, item.hex() if kind is float else item)
+            ck = (indent, key, kind, (item or item.hex()) if kind is float else item)
             line = leaf_lines.get(ck)
             if line is None:
                 line = leaf_lines[ck] = f"{pad}{self._scalar(str(key))}: {self._scalar(item)}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import yaml
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sweepgen.compile.sandbox import pyrepr
@@ -76,6 +76,20 @@ def test_cached_writer_gives_the_same_text_as_a_fresh_one(value):
     writer = YamlWriter()
     doc = {"a": value, "b": {"c": value}}
     assert writer(doc) == writer(doc) == to_yaml(doc)
+
+
+# values a cache keyed by equality would confuse: 0.0 == -0.0 == False, 1 == 1.0 == True, nan != nan
+LOOKALIKES = st.sampled_from([0.0, -0.0, 0, False, 1, 1.0, True, math.nan, -math.nan, math.inf, "0", None])
+
+
+@given(st.lists(st.dictionaries(st.sampled_from("ab"), LOOKALIKES | SCALARS, max_size=2), max_size=6))
+@example([{"a": 0.0}, {"a": -0.0}, {"a": 1}, {"a": 1.0}, {"a": True}])
+def test_one_writer_over_many_variants_writes_each_as_a_fresh_writer_would(leaves):
+    """As a render uses it: one writer, variant after variant, each a few changed leaves."""
+    writer = YamlWriter()
+    for changed in leaves:
+        doc = {"section": {"a": 1, "b": 2, **changed}}
+        assert writer(doc) == to_yaml(doc)
 
 
 def test_float_spelling_survives_yaml_1_1():
