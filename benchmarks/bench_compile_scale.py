@@ -149,6 +149,18 @@ def tree_digest(folder: Path) -> str:
 
 
 def bench(kind: str, n: int, repeat: int, trees: dict[str, Path]) -> dict[str, object]:
+    # Every project is deleted at the end, not after its rows: on this VM's ext4 (mounted with
+    # `discard`) creating 100,000 files right after deleting 100,000 cost 2-10x the system time,
+    # which measured the previous row's clean-up, not the render.
+    folders: list[Path] = []
+    try:
+        return _bench(kind, n, repeat, trees, folders)
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder)  # our own temporary projects only
+
+
+def _bench(kind: str, n: int, repeat: int, trees: dict[str, Path], folders: list[Path]) -> dict[str, object]:
     filename, make = TEMPLATES[kind]
     rows: dict[tuple[str, str], list[tuple[float, float, int, float, float]]] = {}
     lock_mb = 0.0
@@ -158,27 +170,25 @@ def bench(kind: str, n: int, repeat: int, trees: dict[str, Path]) -> dict[str, o
         order = list(trees.items()) if i % 2 == 0 else list(reversed(trees.items()))
         for label_tree, tree in order:
             folder = Path(tempfile.mkdtemp(prefix="bench_scale_"))
-            try:
-                (folder / "specs").mkdir()
-                (folder / "templates").mkdir()
-                (folder / "templates" / filename).write_text(make())
-                (folder / "specs" / "bench.yaml").write_text(spec_text(n, filename))
-                spec = "specs/bench.yaml"
-                for label, args in (
-                    ("cold render", ["render", spec]),
-                    ("render, nothing changed", ["render", spec]),
-                    ("check, nothing changed", ["check", spec]),
-                    ("check --full", ["check", "--full", spec]),
-                    ("check under CI=true, nothing changed", ["check", spec]),
-                ):
-                    rows.setdefault((label, label_tree), []).append(
-                        measure(args, folder, ci=label.startswith("check under CI"), tree=tree)
-                    )
-                    if label == "cold render" and len(trees) > 1:
-                        digests.add(tree_digest(folder / "generated"))
-                lock_mb = (folder / "generated" / "bench" / "sweep.lock.json").stat().st_size / 1e6
-            finally:
-                shutil.rmtree(folder)  # our own temporary project only
+            folders.append(folder)
+            (folder / "specs").mkdir()
+            (folder / "templates").mkdir()
+            (folder / "templates" / filename).write_text(make())
+            (folder / "specs" / "bench.yaml").write_text(spec_text(n, filename))
+            spec = "specs/bench.yaml"
+            for label, args in (
+                ("cold render", ["render", spec]),
+                ("render, nothing changed", ["render", spec]),
+                ("check, nothing changed", ["check", spec]),
+                ("check --full", ["check", "--full", spec]),
+                ("check under CI=true, nothing changed", ["check", spec]),
+            ):
+                rows.setdefault((label, label_tree), []).append(
+                    measure(args, folder, ci=label.startswith("check under CI"), tree=tree)
+                )
+                if label == "cold render" and len(trees) > 1:
+                    digests.add(tree_digest(folder / "generated"))
+            lock_mb = (folder / "generated" / "bench" / "sweep.lock.json").stat().st_size / 1e6
         same = same and len(digests) <= 1
     return {"kind": kind, "rows": rows, "lock_mb": lock_mb, "same": same}
 
