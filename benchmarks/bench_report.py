@@ -127,11 +127,18 @@ def write_search_sweep(root: Path, n: int) -> None:
     sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
     from search_support import write_search_project
 
-    from sweepgen.compile.spec import load_spec
-    from sweepgen.run.base import PRUNED_REASON, Executor, ExecutorOptions, RunState, RunStatus, write_status
-    from sweepgen.run.search import SearchController
-    from sweepgen.run.search_trials import TrialRenderer
-    from sweepgen.run.tasks import read_lock
+    from sweepgen.compile.spec.model import load_spec
+    from sweepgen.run.core.base import (
+        PRUNED_REASON,
+        Executor,
+        ExecutorOptions,
+        RunState,
+        RunStatus,
+        write_status,
+    )
+    from sweepgen.run.core.tasks import read_lock
+    from sweepgen.run.search.controller import SearchController
+    from sweepgen.run.search.trials import TrialRenderer
 
     class Instant(Executor):
         name = "local"
@@ -193,9 +200,10 @@ def write_search_sweep(root: Path, n: int) -> None:
 def search_part_s(sweep_dir: Path) -> float:
     """Seconds to build the page's search section in process: open the study, read the trials, the
     best-so-far curves, the best trial's diff (what a search adds to `report --html`)."""
-    from sweepgen.compile import search
-    from sweepgen.run import report_search, search_view
-    from sweepgen.run.search_trials import spec_of
+    from sweepgen.compile.spec import trials as search
+    from sweepgen.run.report import search_section as report_search
+    from sweepgen.run.search import view as search_view
+    from sweepgen.run.search.trials import spec_of
 
     block = search.block(spec_of(sweep_dir))
     start = time.perf_counter()

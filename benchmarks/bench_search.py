@@ -4,7 +4,7 @@ Hydra's Optuna sweeper.
 1. ``--part sim`` (benchmarks/search_sim.py): random vs tpe vs tpe + pruning on a known objective,
    ``--seeds`` search seeds each, in a discrete-event simulation of ``--parallel`` slots with no
    batch barrier (a slot is refilled the moment its trial ends or is pruned), using sweepgen's own
-   sampler and pruner construction (sweepgen.run.search_study). Trials have uneven lengths (20-100
+   sampler and pruner construction (sweepgen.run.search.study). Trials have uneven lengths (20-100
    steps, drawn per trial). At equal n: the median regret of the best trial after n, the total
    training steps and the slot utilisation (busy slot-steps / available slot-steps); the same trials
    in Hydra's batch-synchronous pattern (``n_jobs`` asked, all waited for) give that pattern's
@@ -129,15 +129,15 @@ def print_equal_steps(
 
 
 def part_overhead(args) -> None:
-    """The real controller (sweepgen.run.search.SearchController: study reads, take-overs, asks,
+    """The real controller (sweepgen.run.search.controller.SearchController: study reads, take-overs, asks,
     renders, lock writes, metric reads, tells), with an executor whose runs end at once."""
     from search_support import write_search_project
 
-    from sweepgen.compile.spec import load_spec
-    from sweepgen.run.base import Executor, ExecutorOptions, RunState, RunStatus
-    from sweepgen.run.search import SearchController
-    from sweepgen.run.search_trials import TrialRenderer
-    from sweepgen.run.tasks import read_lock
+    from sweepgen.compile.spec.model import load_spec
+    from sweepgen.run.core.base import Executor, ExecutorOptions, RunState, RunStatus
+    from sweepgen.run.core.tasks import read_lock
+    from sweepgen.run.search.controller import SearchController
+    from sweepgen.run.search.trials import TrialRenderer
 
     class InstantExecutor(Executor):
         """Each run 'trains' at once: one metrics line and its done file."""

@@ -6,7 +6,7 @@ One step is one time unit per slot. Each trial's length is drawn from 20-100 ste
 stream, so every method sees the same lengths in the same ask order); its metric at step s is its
 learning curve plus Gaussian noise. The best trial at any moment is the complete trial with the
 highest told (noisy, final) value, as a practitioner would pick it; its regret is ``1 - f`` at its
-point. The sampler and the pruner are built by sweepgen itself (``sweepgen.run.search_study``).
+point. The sampler and the pruner are built by sweepgen itself (``sweepgen.run.search.study``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import random
 import statistics
 from dataclasses import dataclass, field
 
-from sweepgen.compile.search_block import SearchBlock
-from sweepgen.run import search_study
+from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.run.search import study as search_study
 
 BEST = (0.3, 0.7)
 LENGTHS = (20, 100)

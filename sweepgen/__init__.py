@@ -35,11 +35,11 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers
         resolve_variant,
         spec_json_schema,
     )
-    from sweepgen.compile.check import Problem, Report
-    from sweepgen.compile.expand import Expansion, Variant
-    from sweepgen.compile.lock import Lock, LockFile
-    from sweepgen.compile.spec import Spec
-    from sweepgen.compile.writer import Action, Outcome
+    from sweepgen.compile.check.committed import Problem, Report
+    from sweepgen.compile.output.lock import Lock, LockFile
+    from sweepgen.compile.output.writer import Action, Outcome
+    from sweepgen.compile.spec.expand import Expansion, Variant
+    from sweepgen.compile.spec.model import Spec
 
 # public name -> the module that defines it, imported when the name is first used
 _LAZY = {
@@ -49,15 +49,15 @@ _LAZY = {
     "resolve_variant": "sweepgen.compile.api",
     "matrix": "sweepgen.compile.api",
     "spec_json_schema": "sweepgen.compile.api",
-    "Outcome": "sweepgen.compile.writer",
-    "Action": "sweepgen.compile.writer",
-    "Report": "sweepgen.compile.check",
-    "Problem": "sweepgen.compile.check",
-    "Expansion": "sweepgen.compile.expand",
-    "Variant": "sweepgen.compile.expand",
-    "Spec": "sweepgen.compile.spec",
-    "Lock": "sweepgen.compile.lock",
-    "LockFile": "sweepgen.compile.lock",
+    "Outcome": "sweepgen.compile.output.writer",
+    "Action": "sweepgen.compile.output.writer",
+    "Report": "sweepgen.compile.check.committed",
+    "Problem": "sweepgen.compile.check.committed",
+    "Expansion": "sweepgen.compile.spec.expand",
+    "Variant": "sweepgen.compile.spec.expand",
+    "Spec": "sweepgen.compile.spec.model",
+    "Lock": "sweepgen.compile.output.lock",
+    "LockFile": "sweepgen.compile.output.lock",
 }
 
 __all__ = [

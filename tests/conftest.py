@@ -77,7 +77,7 @@ def _hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.setenv("WANDB_MODE", "disabled")
     monkeypatch.setenv("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", "1"))
-    # CI=true turns check's fast path off (sweepgen.compile.lock_digest); tests that want it set it
+    # CI=true turns check's fast path off (sweepgen.compile.output.lock_digest); tests that want it set it
     monkeypatch.delenv("CI", raising=False)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from sweepgen.run.base import RunState, read_status
+from sweepgen.run.core.base import RunState, read_status
 
 REPO = Path(__file__).resolve().parent.parent
 TRAINER = REPO / "tests" / "fixtures" / "search_trainer.py"

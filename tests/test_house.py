@@ -134,13 +134,28 @@ def code_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize(
     ("contract", "module", "forbidden", "shown"),
     [
-        ("light-core", "sweepgen/compile/spec.py", "import click", "sweepgen.compile.spec -> click"),
-        ("light-core", "sweepgen/run/base.py", "import torch", "sweepgen.run.base -> torch"),
+        (
+            "light-core",
+            "sweepgen/compile/spec/model.py",
+            "import click",
+            "sweepgen.compile.spec.model -> click",
+        ),
+        ("light-core", "sweepgen/run/core/base.py", "import torch", "sweepgen.run.core.base -> torch"),
         ("cli-no-ml", "sweepgen/cli/list_cmd.py", "import transformers", "-> transformers"),
         ("readers-generic", "sweepgen/readers/diff.py", "import sweepgen.compile.api", "sweepgen.compile"),
-        ("no-trainer", "sweepgen/run/tasks.py", "import trainer.config", "sweepgen.run.tasks -> trainer"),
+        (
+            "no-trainer",
+            "sweepgen/run/core/tasks.py",
+            "import trainer.config",
+            "sweepgen.run.core.tasks -> trainer",
+        ),
         ("trainer-ground-floor", "trainer/config.py", "import sweepgen.compile.api", "trainer.config"),
-        ("layers", "sweepgen/compile/gate.py", "import sweepgen.run.base", "sweepgen.compile.gate"),
+        (
+            "layers",
+            "sweepgen/compile/spec/gate.py",
+            "import sweepgen.run.core.base",
+            "sweepgen.compile.spec.gate",
+        ),
     ],
 )
 def test_lint_imports_breaks_a_contract_on_a_forbidden_import(code_copy, contract, module, forbidden, shown):

@@ -8,7 +8,11 @@ import subprocess
 import sys
 
 import sweepgen
-from sweepgen.compile import api, check, expand, lock, spec, writer
+from sweepgen.compile import api
+from sweepgen.compile.check import committed as check
+from sweepgen.compile.output import lock, writer
+from sweepgen.compile.spec import expand
+from sweepgen.compile.spec import model as spec
 
 
 def test_every_public_name_resolves_to_its_definition():

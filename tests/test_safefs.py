@@ -11,7 +11,7 @@ from fs_support import remount, tmpfs
 
 from sweepgen import safefs
 from sweepgen.outtree import OutputTree, read_inside
-from sweepgen.run.base import write_json_atomic
+from sweepgen.run.core.base import write_json_atomic
 from sweepgen.safefs import UnsafePath, write_atomic
 from trainer.outputs import atomic_write_text
 

@@ -1,11 +1,11 @@
 """Graceful stop on SIGTERM, SIGINT or SIGUSR2: finish the step, save a checkpoint, exit 128+signum.
 
 Who sends what: the local executor SIGTERMs a run's process group on Ctrl-C and SIGKILLs it
-``--stop-timeout`` seconds later (sweepgen/run/local.py); under Slurm, SIGUSR2 comes before the time limit and
-SIGTERM on scancel or preemption, and Slurm signals every process of the job while sweepgen's node
-wrapper (sweepgen/run/slurm_task.py) forwards each as a SIGTERM too. So one stop request often
-reaches the trainer twice within milliseconds: signals within ``REPEAT_WINDOW_S`` of the first are
-the same request. A later one means "now": the process exits at once.
+``--stop-timeout`` seconds later (sweepgen/run/local/executor.py); under Slurm, SIGUSR2 comes before
+the time limit and SIGTERM on scancel or preemption, and Slurm signals every process of the job
+while sweepgen's node wrapper (sweepgen/run/slurm/task.py) forwards each as a SIGTERM too. So one
+stop request often reaches the trainer twice within milliseconds: signals within
+``REPEAT_WINDOW_S`` of the first are the same request. A later one means "now": the process exits at once.
 
 What the first signal does depends on where the run is:
 

@@ -60,7 +60,7 @@ def sweep_context(config_path: str | Path | None) -> SweepContext:
     if not any(isinstance(e, dict) and e.get("path") == path.name for e in lock.get("files") or ()):
         return SweepContext()
     # The lock keeps a variant's values as a difference from its base (every version differently);
-    # the rendered config holds them resolved, as sweepgen.compile.lock.Lock.values reads them.
+    # the rendered config holds them resolved, as sweepgen.compile.output.lock.Lock.values reads them.
     config = yamlio.load(str(path)).data
     varying = [p for p in lock.get("varying") or () if isinstance(p, str)]
     values = {p: v for p in varying if (v := paths.get(config, p)) is not paths.MISSING}

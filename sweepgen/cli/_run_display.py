@@ -18,12 +18,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from sweepgen.cli import _console
-from sweepgen.run import metrics
-from sweepgen.run.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word
-from sweepgen.run.progress import last_metrics, read_summary, total_steps
-from sweepgen.run.runfiles import RunFileError
-from sweepgen.run.sweep_run import RunResult, final_state
-from sweepgen.run.sweep_search import SearchResult
+from sweepgen.run.core import metrics
+from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word
+from sweepgen.run.core.progress import last_metrics, read_summary, total_steps
+from sweepgen.run.core.runfiles import RunFileError
+from sweepgen.run.sweep.grid import RunResult, final_state
+from sweepgen.run.sweep.start import SearchResult
 
 if TYPE_CHECKING:
     from rich.live import Live

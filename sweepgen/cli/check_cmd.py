@@ -14,7 +14,7 @@ from sweepgen.cli._params import output_root_option
 from sweepgen.escape import line, lines
 
 if TYPE_CHECKING:  # the compiler loads when the command runs, not for --help
-    from sweepgen.compile.check import Report
+    from sweepgen.compile.check.committed import Report
 
 
 @click.command()
@@ -53,7 +53,8 @@ def check(
     2 when a spec is invalid.
     """
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
-    from sweepgen.compile import api, schema
+    from sweepgen.compile import api
+    from sweepgen.compile.schema import validate as schema
 
     with schema.no_import() if no_import else contextlib.nullcontext() as skipped:
         # no SPECs: the project's own (then an orphaned sweep folder is a problem too)

@@ -21,7 +21,7 @@ def list_variants(spec: str, fmt: str) -> int:
     A search's variants are its trials so far, with their state and value from the study.
     """
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
-    from sweepgen.run.sweep_search import list_matrix
+    from sweepgen.run.sweep.start import list_matrix
 
     table = list_matrix(spec)
     emit(table.title, table.columns, table.rows, fmt, json_doc=table.doc)

@@ -25,8 +25,9 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
 
     Without SPECs: the specs of [tool.sweepgen] in pyproject.toml (as `check` finds them)."""
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
-    from sweepgen.compile import api, schema
-    from sweepgen.compile.lock import LOCK_NAME
+    from sweepgen.compile import api
+    from sweepgen.compile.output.lock import LOCK_NAME
+    from sweepgen.compile.schema import validate as schema
 
     started = time.perf_counter()
     with schema.no_import() if no_import else contextlib.nullcontext() as skipped:

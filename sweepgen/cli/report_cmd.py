@@ -1,4 +1,4 @@
-"""`sweepgen report DIR`: parse the options, call ``sweepgen.run.report_make.make``, print what it
+"""`sweepgen report DIR`: parse the options, call ``sweepgen.run.report.make.make``, print what it
 returns (tables, warnings, the files it wrote) and return its exit code."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from sweepgen.cli import _console
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
     from rich.table import Table
 
-    from sweepgen.run.report_make import Outcome, Request
+    from sweepgen.run.report.make import Outcome, Request
 
 
 def _finite(value: object) -> object:
@@ -43,7 +43,7 @@ SHORT = {
     "diversity.mean_pairwise_jaccard": "jacc",
     "degenerate": "degen",
 }
-# summary sections of optional trainer parts (sweepgen.run.report.SECTION_COLUMNS)
+# summary sections of optional trainer parts (sweepgen.run.report.collect.SECTION_COLUMNS)
 SHORT.update(
     {
         "debate.team_accuracy": "team_acc",
@@ -249,8 +249,8 @@ def report(
     metric no run logged is an error, and nothing is written.
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run import report_make
-    from sweepgen.run.sweep_search import report_target
+    from sweepgen.run.report import make as report_make
+    from sweepgen.run.sweep.start import report_target
 
     source = click.get_current_context().get_parameter_source("mode")
     mode_given = source is not None and source.name != "DEFAULT"
@@ -277,7 +277,7 @@ def report(
 
 
 def _show(outcome: Outcome, request: Request, fmt: str) -> None:
-    from sweepgen.run import report_make
+    from sweepgen.run.report import make as report_make
 
     out, err = _console.stdout(), _console.stderr()
     for warning in outcome.warnings:
@@ -292,7 +292,7 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
             table = [{k: _finite(v) for k, v in row.items()} for row in outcome.rows]
             click.echo(json.dumps(table, indent=2, allow_nan=False, default=str))
         else:
-            from sweepgen.run import report as rep
+            from sweepgen.run.report import collect as rep
 
             click.echo(rep.csv_text(outcome.report), nl=False)
         return
@@ -329,7 +329,7 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
 
 def _search_best(directory: Path) -> None:
     """A search sweep: its trials by state, the best trial and its config diff from the base."""
-    from sweepgen.run.sweep_search import search_lines
+    from sweepgen.run.sweep.start import search_lines
 
     for line in search_lines(directory, diff=True):
         _console.stdout().print(line, markup=False, highlight=False)

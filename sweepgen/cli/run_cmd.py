@@ -1,5 +1,5 @@
-"""`sweepgen run DIR`: parse the options, call ``sweepgen.run.sweep_search.run`` (the search
-controller for a search sweep, ``sweepgen.run.sweep_run.run_sweep`` for any other), print what it
+"""`sweepgen run DIR`: parse the options, call ``sweepgen.run.sweep.start.run`` (the search
+controller for a search sweep, ``sweepgen.run.sweep.grid.run_sweep`` for any other), print what it
 returns. Run selection, the recorded command line, waiting and the exit code live there (see its
 docstring for the exit codes: 0 every run in scope finished; 1 a run failed, was cancelled or is
 still running elsewhere; 2 bad input; 130 interrupted).
@@ -129,10 +129,10 @@ def run(
     """
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.cli._run_display import RichDisplay, print_result, print_search
-    from sweepgen.run.sweep_run import RunRequest
-    from sweepgen.run.sweep_search import SearchResult
-    from sweepgen.run.sweep_search import run as run_any
-    from sweepgen.run.sweep_state import RunOptions
+    from sweepgen.run.core.sweep_state import RunOptions
+    from sweepgen.run.sweep.grid import RunRequest
+    from sweepgen.run.sweep.start import SearchResult
+    from sweepgen.run.sweep.start import run as run_any
 
     options = RunOptions(
         command=command,

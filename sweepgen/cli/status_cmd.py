@@ -21,8 +21,8 @@ from sweepgen.cli._table import emit, format_option
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when a command runs
     from rich.table import Table
 
-    from sweepgen.run.run_view import RunView
-    from sweepgen.run.sweep_watch import StatusOutcome
+    from sweepgen.run.core.run_view import RunView
+    from sweepgen.run.sweep.watch import StatusOutcome
 
 STYLE = {
     "FINISHED": "green",
@@ -60,7 +60,7 @@ def status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_li
     Failed, timed-out and cancelled runs are listed with the last lines of their log.
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run.sweep_watch import status as sweep_status
+    from sweepgen.run.sweep.watch import status as sweep_status
 
     if wait and fmt == "text":
         outcome = _follow(sweep_dir, only)
@@ -98,7 +98,7 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     Runs of the local executor are stopped with Ctrl-C in the terminal that runs them.
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run.sweep_watch import cancel as cancel_sweep
+    from sweepgen.run.sweep.watch import cancel as cancel_sweep
 
     outcome = cancel_sweep(sweep_dir, only)
     _found_under(outcome.under)
@@ -137,7 +137,7 @@ def _follow(sweep_dir: Path, only: tuple[str, ...]) -> StatusOutcome:
     from rich.live import Live
     from rich.text import Text
 
-    from sweepgen.run.sweep_watch import status as sweep_status
+    from sweepgen.run.sweep.watch import status as sweep_status
 
     with Live(Text(""), console=_console.stdout(), transient=True, auto_refresh=False) as live:
         return sweep_status(
@@ -175,7 +175,7 @@ def _show_problems(views: Sequence[RunView], tail_lines: int) -> None:
     # sweepgen.run loads when the command runs, not for --help
     from rich.markup import escape
 
-    from sweepgen.run.sweep_status import log_tail, problems
+    from sweepgen.run.sweep.status import log_tail, problems
 
     err = _console.stderr()
     for view in problems(views):
@@ -191,7 +191,7 @@ def _show_problems(views: Sequence[RunView], tail_lines: int) -> None:
 
 def _as_json(view: RunView, tail_lines: int) -> dict[str, Any]:
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.run.sweep_status import log_tail
+    from sweepgen.run.sweep.status import log_tail
 
     s = view.status
     data = {
@@ -224,7 +224,7 @@ def _job(view: RunView) -> str:
 
 def _search_summary(sweep_dir: Path) -> None:
     """A search sweep: its trials by state (refused points have no run in the table) and the best."""
-    from sweepgen.run.sweep_search import search_lines
+    from sweepgen.run.sweep.start import search_lines
 
     for line in search_lines(sweep_dir, diff=False):
         _console.stdout().print(line, markup=False, highlight=False)

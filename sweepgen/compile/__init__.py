@@ -1,3 +1,2 @@
-"""The compile pipeline, one module per stage in the order they run: spec, overrides, expand, derive,
-context, gate, constraints, schema, render; then pipeline (the stages chained), lock, writer, check,
-and api (what the CLI and the rest of sweepgen call)."""
+"""The compile pipeline, in rooms by concern: spec (the spec and its expansion), schema, template (the
+sandbox), output (the render transaction) and check; api is what the CLI and the rest of sweepgen call."""

@@ -12,16 +12,18 @@ import os
 from typing import Any
 
 from sweepgen import settings
-from sweepgen.compile import gc_state, schema, schema_export, writer
-from sweepgen.compile.check import Report
-from sweepgen.compile.check import check as run_check
-from sweepgen.compile.check_fast import Trust, trusted
-from sweepgen.compile.context import sweep_view
-from sweepgen.compile.expand import Expansion
-from sweepgen.compile.lock import Lock
-from sweepgen.compile.pipeline import Plan, compile_spec, variants_of, varying_paths
-from sweepgen.compile.spec import SpecModel, display_path, load_spec
-from sweepgen.compile.writer import Outcome
+from sweepgen.compile.check.committed import Report
+from sweepgen.compile.check.committed import check as run_check
+from sweepgen.compile.check.fast import Trust, trusted
+from sweepgen.compile.output import gc_state, writer
+from sweepgen.compile.output.lock import Lock
+from sweepgen.compile.output.pipeline import Plan, compile_spec, variants_of, varying_paths
+from sweepgen.compile.output.writer import Outcome
+from sweepgen.compile.schema import export as schema_export
+from sweepgen.compile.schema import validate as schema
+from sweepgen.compile.spec.context import sweep_view
+from sweepgen.compile.spec.expand import Expansion
+from sweepgen.compile.spec.model import SpecModel, display_path, load_spec
 from sweepgen.errors import Location, SpecError, UserError
 
 
@@ -80,7 +82,7 @@ def render(
     """Compile every spec (None: the project's specs, ``project_specs``), then (unless ``dry_run``)
     write them all; nothing is written on any error.
 
-    Returns one ``sweepgen.compile.writer.Outcome`` per spec: what was (or would be) created, updated,
+    Returns one ``sweepgen.compile.output.writer.Outcome`` per spec: what was (or would be) created, updated,
     left unchanged and removed.
     """
     # A spec whose lock proves nothing changed (every input and file has its recorded hash; see
@@ -160,7 +162,7 @@ def check(
     ``out_root`` that none of them produces is an orphan, as with ``orphan_sweeps``.
 
     Without ``full``, a spec whose every input and generated file still has the hash its lock
-    recorded is not rendered again (see ``sweepgen.compile.check_fast``)."""
+    recorded is not rendered again (see ``sweepgen.compile.check.fast``)."""
     if spec_paths is None:
         spec_paths, orphan_sweeps = project_specs(), True
     return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps, full=full)

@@ -3,7 +3,7 @@
 The reader evaluates the parts of a config that are data; an input must not make it build a
 billion-character string or a million-digit integer (``'%0*d' % (10**9, 1)``, ``'a' * 10**9``,
 ``x = x * x`` in a loop). The limits are those of the Jinja sandbox templates run in
-(``sweepgen.compile.sandbox``): integers up to 10,000 bits, strings and sequences up to a million
+(``sweepgen.compile.template.sandbox``): integers up to 10,000 bits, strings and sequences up to a million
 items here. An expression past a limit is not an error: it stays a not-evaluated node, compared by
 its source, as anything else the reader does not run.
 """

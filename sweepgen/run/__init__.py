@@ -1,2 +1,3 @@
-"""Running generated configs: the executor interface (base), executors (local, Slurm), the task list
-read from a sweep's lock file (tasks), and per-run progress read from run directories (progress)."""
+"""Running generated configs, in rooms: sweep (what the commands call), search and report, the
+executors (local, slurm), and the core of run state they share. docs/ARCHITECTURE.md lists which room
+may import which (import-linter keeps it)."""

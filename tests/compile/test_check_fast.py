@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from sweepgen.compile import api, check_fast, lock, pipeline
+from sweepgen.compile import api
+from sweepgen.compile.check import fast as check_fast
+from sweepgen.compile.output import lock, pipeline
 
 SPEC = """\
 sweepgen: 1
@@ -72,7 +74,7 @@ def test_nothing_changed_is_decided_without_rendering(proj, monkeypatch):
     def no_render(*args, **kwargs):
         raise AssertionError("the fast path rendered")
 
-    monkeypatch.setattr("sweepgen.compile.check.compile_spec", no_render)
+    monkeypatch.setattr("sweepgen.compile.check.committed.compile_spec", no_render)
     report = api.check(["specs/demo.yaml"])
     assert report.problems == [] and report.files == 3
 
@@ -111,7 +113,7 @@ def test_a_different_sweepgen_version_renders_again(proj, monkeypatch):
     calls = []
     real = pipeline.compile_spec
     monkeypatch.setattr(
-        "sweepgen.compile.check.compile_spec", lambda *a, **k: calls.append(a) or real(*a, **k)
+        "sweepgen.compile.check.committed.compile_spec", lambda *a, **k: calls.append(a) or real(*a, **k)
     )
     report = api.check(["specs/demo.yaml"])
     assert calls and report.problems == []
@@ -127,7 +129,7 @@ def test_a_hand_edit_re_renders_only_that_file(proj, monkeypatch):
         rendered.extend(f.path for f in plan.files)
         return plan
 
-    monkeypatch.setattr("sweepgen.compile.check.compile_spec", spy)
+    monkeypatch.setattr("sweepgen.compile.check.committed.compile_spec", spy)
     report = api.check(["specs/demo.yaml"])
     assert rendered == ["seed2.yaml"]
     assert [p.kind for p in report.problems] == ["edited"] and "+  seed: 2" in report.problems[0].diff
@@ -230,7 +232,7 @@ def test_a_schema_module_is_recorded_the_same_way_on_every_machine(proj):
     project): the distribution and version, never a machine's path or a hash of its site-packages."""
     import importlib.metadata
 
-    from sweepgen.compile.inputs import file_sha256, module_identity
+    from sweepgen.compile.output.inputs import file_sha256, module_identity
 
     assert module_identity("schema_mod") == file_sha256(str(proj / "schema_mod.py"))
     assert module_identity("yaml") == (f"PyYAML=={importlib.metadata.version('PyYAML')}")

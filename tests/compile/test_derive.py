@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from spec_support import HEAD, write_project
 
-from sweepgen.compile import lock
 from sweepgen.compile.api import load_and_expand
-from sweepgen.compile.pipeline import compile_spec
+from sweepgen.compile.output import lock
+from sweepgen.compile.output.pipeline import compile_spec
 from sweepgen.errors import SpecError, TemplateError, ValidationError
 
 HEAD_RUN = HEAD + 'run_name: "{{ streamer.strategy }}_s{{ training.seed }}"\n'

@@ -9,9 +9,9 @@ from spec_support import write_project
 
 from sweepgen import paths
 from sweepgen.compile.api import load_and_expand
-from sweepgen.compile.constraints import check_constraints
-from sweepgen.compile.gate import check_gate
-from sweepgen.compile.schema import check_schema, load_validator
+from sweepgen.compile.schema.validate import check_schema, load_validator
+from sweepgen.compile.spec.constraints import check_constraints
+from sweepgen.compile.spec.gate import check_gate
 from sweepgen.errors import SpecError, ValidationError
 from sweepgen.paths import matches
 

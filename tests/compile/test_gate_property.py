@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen import paths
-from sweepgen.compile import overrides
+from sweepgen.compile.spec import overrides
 from sweepgen.errors import Location
 
 # "__d__": deepdiff skips dunder keys unless told not to; the gate must not.

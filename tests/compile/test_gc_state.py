@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from sweepgen.compile import gc_state
+from sweepgen.compile.output import gc_state
 
 
 class _Node:

@@ -15,8 +15,8 @@ from jinja2.exceptions import UndefinedError
 from spec_support import write_project
 
 from sweepgen.cli import main
-from sweepgen.compile.pipeline import compile_spec
-from sweepgen.compile.sandbox import MAX_INT_BITS, LimitExceeded, make_env, undefined_message
+from sweepgen.compile.output.pipeline import compile_spec
+from sweepgen.compile.template.sandbox import MAX_INT_BITS, LimitExceeded, make_env, undefined_message
 from sweepgen.errors import SpecError, TemplateError
 
 

@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sweepgen import __version__, paths
-from sweepgen.compile import api, lock
-from sweepgen.compile.pipeline import compile_spec, sha256
+from sweepgen.compile import api
+from sweepgen.compile.output import lock
+from sweepgen.compile.output.pipeline import compile_spec, sha256
 from sweepgen.errors import UserError
 
 

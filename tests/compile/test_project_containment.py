@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from spec_support import write_project
 
 from sweepgen.cli import main
-from sweepgen.compile import project as project_mod
-from sweepgen.compile.spec import load_spec
+from sweepgen.compile.spec import project as project_mod
+from sweepgen.compile.spec.model import load_spec
 
 SECRET = "API_TOKEN=hunter2\n"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fs_support import ENV, snapshot
 
-from sweepgen.compile.project import INPUT_BYTES
+from sweepgen.compile.spec.project import INPUT_BYTES
 
 BOUND = 30  # seconds; generous for a loaded machine (reading 4 GB takes far longer)
 

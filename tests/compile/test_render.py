@@ -13,7 +13,7 @@ import pytest
 from spec_support import write_project
 
 from sweepgen.compile import api
-from sweepgen.compile.pipeline import compile_spec
+from sweepgen.compile.output.pipeline import compile_spec
 from sweepgen.errors import TemplateError, ValidationError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "grid_project"

@@ -8,8 +8,8 @@ import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from sweepgen.compile.sandbox import pyrepr
-from sweepgen.compile.yamlfilter import YamlWriter, to_yaml, yaml_scalar
+from sweepgen.compile.template.sandbox import pyrepr
+from sweepgen.compile.template.yamlfilter import YamlWriter, to_yaml, yaml_scalar
 from sweepgen.paths import same
 from sweepgen.yamlio import loads
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from fs_support import snapshot, sweepgen
 
-from sweepgen.compile.sandbox import TimeLimitExceeded, make_env, time_budget
-from sweepgen.compile.spec import EVAL_SECONDS, Limits
+from sweepgen.compile.spec.model import EVAL_SECONDS, Limits
+from sweepgen.compile.template.sandbox import TimeLimitExceeded, make_env, time_budget
 
 LOOP_BOMB = "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"
 MACRO_BOMB = "{% macro f(n) %}{% if n %}{{ f(n-1) }}{{ f(n-1) }}{% endif %}{% endmacro %}{{ f(28) }}"
@@ -129,7 +129,7 @@ def test_each_kind_of_repetition_is_seen_by_the_budget(source):
 def test_the_watchdog_ends_when_idle_and_a_later_budget_starts_it_again(monkeypatch):
     import threading
 
-    from sweepgen.compile import sandbox
+    from sweepgen.compile.template import sandbox
 
     monkeypatch.setattr(sandbox, "_IDLE_POLLS", 2)
     with time_budget(30):

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from sweepgen.cli import main
-from sweepgen.compile.schema_export import documented_choices
+from sweepgen.compile.schema.export import documented_choices
 
 CONFIG_MODULE = """
 from dataclasses import dataclass, field

@@ -6,8 +6,8 @@ import pytest
 from pydantic import ValidationError
 from spec_support import write_project
 
-from sweepgen.compile.search_block import SearchBlock
-from sweepgen.compile.spec import load_spec
+from sweepgen.compile.spec.model import load_spec
+from sweepgen.compile.spec.search_block import SearchBlock
 from sweepgen.errors import SpecError
 
 AXES = {"training.lr": {"log_uniform": [1.0e-6, 1.0e-4]}}

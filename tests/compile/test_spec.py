@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from spec_support import HEAD, write_project
 
-from sweepgen.compile.spec import load_spec
+from sweepgen.compile.spec.model import load_spec
 from sweepgen.errors import SpecError
 
 

@@ -1,5 +1,5 @@
 """A render that writes streams its files into a staging folder as it renders them
-(sweepgen/compile/staging.py): killed or failing before the files are put in place, it leaves the
+(sweepgen/compile/output/staging.py): killed or failing before the files are put in place, it leaves the
 previous render's files and lock as they were; the next render (of either spec) cleans up and finishes.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from fs_support import ENV, cli, leftovers, outside_project, snapshot, write_spec
 
 from sweepgen.compile import api
-from sweepgen.compile.parallel import WORKERS_ENV
+from sweepgen.compile.output.parallel import WORKERS_ENV
 
 JOURNAL = ".sweepgen-journal.json"
 NEW = "changed: {{ training.seed }}\n"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from sweepgen.run.base import RunState, RunStatus, RunTask, effective_state, read_status, succeeded
-from sweepgen.run.slurm import reconcile
-from sweepgen.run.slurm_query import JobInfo
-from sweepgen.run.slurm_task import outcome
+from sweepgen.run.core.base import RunState, RunStatus, RunTask, effective_state, read_status, succeeded
+from sweepgen.run.slurm.executor import reconcile
+from sweepgen.run.slurm.query import JobInfo
+from sweepgen.run.slurm.task import outcome
 
 
 def task(tmp_path: Path, done_file: str | None) -> RunTask:

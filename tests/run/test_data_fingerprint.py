@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from sweepgen.run.tasks import config_fingerprint
+from sweepgen.run.core.tasks import config_fingerprint
 
 
 def test_changed_data_changes_the_fingerprint(tmp_path, monkeypatch):

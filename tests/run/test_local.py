@@ -322,7 +322,7 @@ def test_a_run_dir_from_another_version_of_its_config_is_refused_not_skipped(swe
 
 
 def test_an_unexpected_error_while_following_stops_the_started_runs(sweep_root, monkeypatch):
-    from sweepgen.run.local import LocalExecutor
+    from sweepgen.run.local.executor import LocalExecutor
 
     runs = {n: {"steps": 200, "sleep": 0.1} for n in ("a", "b")}
     make_sweep(sweep_root, runs)
@@ -339,8 +339,8 @@ def test_an_unexpected_error_while_following_stops_the_started_runs(sweep_root, 
 
 
 def test_a_run_dir_that_cannot_be_created_is_a_failed_run_not_a_crash(tmp_path):
-    from sweepgen.run.base import ExecutorOptions, RunState, RunTask
-    from sweepgen.run.local import LocalExecutor
+    from sweepgen.run.core.base import ExecutorOptions, RunState, RunTask
+    from sweepgen.run.local.executor import LocalExecutor
 
     ok = RunTask("a", "a", Path("a.yaml"), tmp_path / "a", (sys.executable, "-c", "pass"))
     blocked = tmp_path / "file"
@@ -375,8 +375,8 @@ def test_stop_detached_signals_only_the_group_its_status_proves_then_kills_after
     # the grace period ends it
     from dataclasses import replace
 
-    from sweepgen.run.base import ExecutorOptions, RunState, RunStatus, RunTask, this_host
-    from sweepgen.run.local import LocalExecutor, _proc_start_ticks
+    from sweepgen.run.core.base import ExecutorOptions, RunState, RunStatus, RunTask, this_host
+    from sweepgen.run.local.executor import LocalExecutor, _proc_start_ticks
 
     code = (
         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(1, flush=True); "

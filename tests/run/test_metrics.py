@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sweepgen.run import metrics, runfiles
+from sweepgen.run.core import metrics, runfiles
 
 EVENTS = "events.out.tfevents.1732000000.host.1.0"
 

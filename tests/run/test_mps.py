@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sweepgen.errors import UserError
-from sweepgen.run.mps import mps_daemon
+from sweepgen.run.local.mps import mps_daemon
 
 FAKE = """#!/bin/sh
 log="{log}"

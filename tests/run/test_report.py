@@ -15,8 +15,8 @@ from run_support import make_sweep
 
 from sweepgen.cli import main
 from sweepgen.errors import UserError
-from sweepgen.run import report as rep
-from sweepgen.run.base import RunState, RunStatus, write_status
+from sweepgen.run.core.base import RunState, RunStatus, write_status
+from sweepgen.run.report import collect as rep
 
 # beta × seed, each run a linear reward curve over 4 steps
 RUNS = {

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from report_support import logged_acc, make_shaping
 
 from sweepgen.cli import main
-from sweepgen.run import metrics, stats
+from sweepgen.run.core import metrics
+from sweepgen.run.report import stats
 
 
 @pytest.fixture
@@ -231,8 +232,8 @@ def test_html_or_compare_without_the_plot_extra_is_exit_2_and_writes_nothing(sha
 
 
 def test_curve_legends_round_numbers_to_the_digits(tmp_path):
-    from sweepgen.run import report as rep
-    from sweepgen.run.base import RunState
+    from sweepgen.run.core.base import RunState
+    from sweepgen.run.report import collect as rep
 
     def record(name, lr):
         return rep.RunRecord(name, tmp_path / name, RunState.FINISHED, {"lr": lr}, {}, ((1, 0.5),))

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from report_support import make_shaping
 
 from sweepgen.cli import main
-from sweepgen.run.base import RunState, RunStatus, write_status
+from sweepgen.run.core.base import RunState, RunStatus, write_status
 
 FAILED = "noisy_seed6_lr0.001"
 

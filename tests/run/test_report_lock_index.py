@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from run_support import make_sweep
 
-from sweepgen.run import report as rep
-from sweepgen.run.base import RunState, RunStatus, write_status
+from sweepgen.run.core.base import RunState, RunStatus, write_status
+from sweepgen.run.report import collect as rep
 
 N = 25
 

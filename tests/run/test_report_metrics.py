@@ -1,4 +1,4 @@
-"""Reading any run's metrics (sweepgen.run.metrics) and scoring them for `report --metric`."""
+"""Reading any run's metrics (sweepgen.run.core.metrics) and scoring them for `report --metric`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sweepgen.errors import UserError
-from sweepgen.run import metrics
-from sweepgen.run.report import Objective, _score
+from sweepgen.run.core import metrics
+from sweepgen.run.report.collect import Objective, _score
 
 
 def write_csv(path: Path, text: str) -> Path:
@@ -100,7 +100,7 @@ def test_report_cli_on_runs_that_logged_only_tensorboard_events(cli_cwd):
     from run_support import make_config_sweep
 
     from sweepgen.cli import main
-    from sweepgen.run.base import RunState, RunStatus, write_status
+    from sweepgen.run.core.base import RunState, RunStatus, write_status
 
     configs = {n: {"output_dir": f"runs/tb/{n}", "lr": lr} for n, lr in (("a", 1), ("b", 2))}
     make_config_sweep(cli_cwd, configs, sweep="tb", values={"a": {"lr": 1}, "b": {"lr": 2}})

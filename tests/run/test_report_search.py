@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from search_support import RUN_ARGS, study, sweepgen, write_search_project
 
-from sweepgen.run.report_search import Trial, counted, curves, running_best, trials_of
-from sweepgen.run.search_view import SearchView, TrialRow
+from sweepgen.run.report.search_section import Trial, counted, curves, running_best, trials_of
+from sweepgen.run.search.view import SearchView, TrialRow
 
 SWEEP = "generated/fake_search"
 STATES = ("complete", "pruned", "failed", "running")
@@ -436,7 +436,7 @@ def test_the_search_page_agrees_on_its_objective_draws_pruned_curves_and_fits_it
 
 
 def test_pruned_curves_stop_at_the_pruners_step_and_are_capped_with_a_note():
-    from sweepgen.run import report_page
+    from sweepgen.run.report import page as report_page
 
     def run(i: int, state: str, pruned_at: int | None) -> dict:
         series = {"score": tuple((s, s / 10 + i) for s in range(1, 8))}

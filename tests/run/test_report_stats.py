@@ -1,4 +1,4 @@
-"""Seed-aware statistics (sweepgen.run.stats) against hand-computed references, and seed groups."""
+"""Seed-aware statistics (sweepgen.run.report.stats) against hand-computed references, and seed groups."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from sweepgen.errors import UserError
-from sweepgen.run import groups as grp
-from sweepgen.run import stats
+from sweepgen.run.report import groups as grp
+from sweepgen.run.report import stats
 
 
 def test_bootstrap_of_two_values_is_their_range():

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from run_support import FAKE_COMMAND, make_sweep
 
-from sweepgen.compile.lock import RUN_STATE_NAME
-from sweepgen.run.base import RunState, read_status
-from sweepgen.run.runlock import is_held
+from sweepgen.compile.output.lock import RUN_STATE_NAME
+from sweepgen.run.core.base import RunState, read_status
+from sweepgen.run.core.runlock import is_held
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from run_support import FAKE_COMMAND, make_sweep
 
-from sweepgen.run.base import STATUS_FILE
+from sweepgen.run.core.base import STATUS_FILE
 
 
 def _mount_tmpfs(where: Path) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from run_support import FAKE_COMMAND, make_sweep
 
-from sweepgen.run.base import RunState, read_status
+from sweepgen.run.core.base import RunState, read_status
 
 RUNS = {f"r{i}": {"steps": 3, "sleep": 0.25} for i in range(4)}
 
@@ -114,9 +114,9 @@ def test_a_queued_run_that_another_process_ran_meanwhile_is_not_started_and_keep
 ):
     """The plan saw no status; by the time the queued run's turn came, another `sweepgen run` had
     run it and it failed: it is not started again (no --rerun-failed) and is reported as failed."""
-    from sweepgen.run.base import ExecutorOptions, RunStatus, write_status
-    from sweepgen.run.local import LocalExecutor
-    from sweepgen.run.tasks import load_sweep, parse_command
+    from sweepgen.run.core.base import ExecutorOptions, RunStatus, write_status
+    from sweepgen.run.core.tasks import load_sweep, parse_command
+    from sweepgen.run.local.executor import LocalExecutor
 
     make_sweep(tmp_path, {"r": {"steps": 1}})
     monkeypatch.chdir(tmp_path)

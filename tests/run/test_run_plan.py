@@ -1,5 +1,5 @@
-"""What `sweepgen run` decides to start (sweepgen.run.base.plan) and how it reads a sweep's lock
-(sweepgen.run.tasks): pure rules, no processes."""
+"""What `sweepgen run` decides to start (sweepgen.run.core.base.plan) and how it reads a sweep's lock
+(sweepgen.run.core.tasks): pure rules, no processes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from run_support import FAKE_COMMAND, make_config_sweep, make_sweep
 
 from sweepgen.errors import ConfigError, UserError
-from sweepgen.run.base import (
+from sweepgen.run.core.base import (
     STATUS_FILE,
     SUMMARY_FILE,
     RunState,
@@ -22,7 +22,7 @@ from sweepgen.run.base import (
     read_status,
     write_status,
 )
-from sweepgen.run.tasks import load_sweep, parse_command, select
+from sweepgen.run.core.tasks import load_sweep, parse_command, select
 
 
 def _task(tmp_path: Path) -> RunTask:
@@ -209,8 +209,8 @@ def test_a_malformed_command_is_a_user_error_not_a_crash(command):
 def test_local_liveness_tells_a_recycled_pid_from_the_run(tmp_path):
     import os
 
-    from sweepgen.run.base import this_host
-    from sweepgen.run.local import LocalExecutor, _proc_start_ticks
+    from sweepgen.run.core.base import this_host
+    from sweepgen.run.local.executor import LocalExecutor, _proc_start_ticks
 
     me, host = os.getpid(), this_host()
 
@@ -256,7 +256,7 @@ def test_a_run_of_another_config_version_is_stale_whatever_its_state(tmp_path, s
 
 
 def test_fingerprints_ignore_yaml_comments_but_not_values(tmp_path):
-    from sweepgen.run.tasks import config_fingerprint
+    from sweepgen.run.core.tasks import config_fingerprint
 
     yml, sh = tmp_path / "c.yaml", tmp_path / "c.sh"
     assert config_fingerprint(yml, b"# v1\na: 1\n") == config_fingerprint(yml, b"a: 1  # v2\n")
@@ -327,7 +327,7 @@ def test_run_status_and_report_share_one_set_of_state_words(tmp_path, monkeypatc
     from run_support import make_config_sweep
 
     from sweepgen.cli import main
-    from sweepgen.run.base import RunState, state_word
+    from sweepgen.run.core.base import RunState, state_word
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "200")

@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from sweepgen.run.base import RunTask, stale_cause
+from sweepgen.run.core.base import RunTask, stale_cause
 
 
 def task(tmp_path: Path, source: str) -> RunTask:

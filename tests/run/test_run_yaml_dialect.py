@@ -8,7 +8,7 @@ import pytest
 
 from sweepgen import yamlio
 from sweepgen.errors import ConfigError
-from sweepgen.run.tasks import config_fingerprint, run_dir_of
+from sweepgen.run.core.tasks import config_fingerprint, run_dir_of
 
 
 def fingerprint(text: str) -> str:

@@ -20,7 +20,7 @@ from search_support import (
     write_search_project,
 )
 
-from sweepgen.run.base import read_status
+from sweepgen.run.core.base import read_status
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
 
@@ -41,7 +41,7 @@ def test_a_small_search_runs_its_trials_as_slurm_jobs(tmp_path):
 
 def _sacct_of(root: Path, trial: str, *, timeout: float = 60) -> Any:
     """sacct's record of the trial's job, once it holds the job's end (it lags the controller)."""
-    from sweepgen.run import slurm_query
+    from sweepgen.run.slurm import query as slurm_query
 
     job_id = str(read_status(root / "runs" / "fake_search" / trial).ids["job_id"])  # type: ignore[union-attr]
     deadline = time.monotonic() + timeout

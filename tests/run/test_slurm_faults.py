@@ -21,7 +21,7 @@ import pytest
 from run_support import FAKE_COMMAND, make_sweep
 from slurm_support import cli, status_json, wait_until
 
-from sweepgen.run import slurm_query
+from sweepgen.run.slurm import query as slurm_query
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.usefixtures("slurm_cluster")]
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweepgen.compile import lock
+from sweepgen.compile.output import lock
 from sweepgen.errors import ConfigError
-from sweepgen.run.slurm_resources import MANAGED_FLAGS, parse_time, resources_from_lock
+from sweepgen.run.slurm.resources import MANAGED_FLAGS, parse_time, resources_from_lock
 
 
 def lock_holding(resources):

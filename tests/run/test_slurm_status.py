@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 from run_support import FAKE_COMMAND, make_sweep
 
 from sweepgen.cli import main
-from sweepgen.run import slurm_query
-from sweepgen.run.base import TIMEOUT_REASON, RunState, RunStatus, RunTask, read_status, write_status
-from sweepgen.run.slurm import observe, reconcile
-from sweepgen.run.slurm_query import JobInfo, expand, parse_sacct, parse_squeue
-from sweepgen.run.slurm_task import NodeTask, outcome
-from sweepgen.run.sweep_status import RunView
+from sweepgen.run.core.base import TIMEOUT_REASON, RunState, RunStatus, RunTask, read_status, write_status
+from sweepgen.run.slurm import query as slurm_query
+from sweepgen.run.slurm.executor import observe, reconcile
+from sweepgen.run.slurm.query import JobInfo, expand, parse_sacct, parse_squeue
+from sweepgen.run.slurm.task import NodeTask, outcome
+from sweepgen.run.sweep.status import RunView
 
 
 @pytest.fixture
@@ -200,7 +200,7 @@ def start_node(tmp_path: Path, fake: dict) -> tuple[subprocess.Popen, Path]:
     blob = tmp_path / "node.pkl"
     blob.write_bytes(pickle.dumps(node))
     code = (
-        "import pickle, sys; from sweepgen.run.slurm_task import run_on_node; "
+        "import pickle, sys; from sweepgen.run.slurm.task import run_on_node; "
         f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))"
     )
     env = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
@@ -224,7 +224,7 @@ def test_node_wrapper_records_a_finished_run(tmp_path):
 
 
 def test_a_second_job_for_a_locked_run_directory_does_not_run_it_twice(tmp_path):
-    from sweepgen.run import runlock
+    from sweepgen.run.core import runlock
 
     run_dir = tmp_path / "runs/node/n"
     run_dir.mkdir(parents=True)
@@ -452,8 +452,8 @@ def test_reconcile_properties(tmp_path, recorded, slurm, finished, source):
 
 
 def test_a_local_run_recorded_finished_without_summary_is_failed_in_status_as_in_run(tmp_path):
-    from sweepgen.run.base import decide
-    from sweepgen.run.sweep_status import collect
+    from sweepgen.run.core.base import decide
+    from sweepgen.run.sweep.status import collect
 
     run_dir = tmp_path / "fin"
     run_dir.mkdir()

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from run_support import make_sweep
 
 from sweepgen.cli import main
-from sweepgen.run import sweep_status
-from sweepgen.run.base import RunState, RunStatus, write_status
-from sweepgen.run.tasks import load_sweep
+from sweepgen.run.core.base import RunState, RunStatus, write_status
+from sweepgen.run.core.tasks import load_sweep
+from sweepgen.run.sweep import status as sweep_status
 
 
 def status(*args: str):
@@ -46,7 +46,7 @@ def test_an_unreadable_status_file_is_shown_as_such_and_the_others_still_are(swe
 
 
 def test_a_lost_run_ended_when_its_files_last_changed(sweep):
-    from sweepgen.run.base import this_host
+    from sweepgen.run.core.base import this_host
 
     run_dir = sweep / "runs/fake/a"
     # "running" on this host, but no such process (pid above Linux's pid_max): lost
@@ -69,7 +69,7 @@ def test_status_answers_from_the_files_when_slurm_does_not(sweep, monkeypatch):
         time.sleep(30)  # slurmctld down: squeue retries for over a minute
         raise AssertionError("not reached in time")
 
-    monkeypatch.setattr("sweepgen.run.slurm.observe", hung)
+    monkeypatch.setattr("sweepgen.run.slurm.executor.observe", hung)
     started = time.monotonic()
     views = sweep_status.collect(load_sweep(Path("generated/fake")).tasks, slurm_answer_s=0.5)
     assert time.monotonic() - started < 5

@@ -1,4 +1,4 @@
-"""`run` as one function over any sweep (sweepgen.run.sweep_search.run): a search sweep goes to the
+"""`run` as one function over any sweep (sweepgen.run.sweep.start.run): a search sweep goes to the
 search controller, any other to run_sweep; and the search a `report` is of, with the metric and mode
 it reports by, decided below the CLI."""
 
@@ -12,10 +12,10 @@ from search_support import write_search_project
 from spec_support import write_project
 
 from sweepgen.compile import api
-from sweepgen.run.search_study import journal_path
-from sweepgen.run.sweep_run import RunRequest, RunResult
-from sweepgen.run.sweep_search import SearchResult, list_matrix, report_target, run
-from sweepgen.run.sweep_state import RunOptions
+from sweepgen.run.core.sweep_state import RunOptions
+from sweepgen.run.search.study import journal_path
+from sweepgen.run.sweep.grid import RunRequest, RunResult
+from sweepgen.run.sweep.start import SearchResult, list_matrix, report_target, run
 
 SEARCH = Path("generated") / "fake_search"
 

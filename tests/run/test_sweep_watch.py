@@ -1,4 +1,4 @@
-"""`status` and `cancel` as functions (sweepgen.run.sweep_watch): the runs found wherever `run` was
+"""`status` and `cancel` as functions (sweepgen.run.sweep.watch): the runs found wherever `run` was
 started, followed until none is live, the exit code decided below the CLI; cancel with no live run
 cancels nothing and says so, and a live run of the local executor is left to its terminal."""
 
@@ -10,8 +10,8 @@ import pytest
 from run_support import make_sweep
 
 from sweepgen.errors import UserError
-from sweepgen.run import sweep_watch
-from sweepgen.run.base import RunState, RunStatus, this_host, write_status
+from sweepgen.run.core.base import RunState, RunStatus, this_host, write_status
+from sweepgen.run.sweep import watch as sweep_watch
 
 
 @pytest.fixture

@@ -295,8 +295,8 @@ def test_local_executor_cancel_leaves_a_resumable_checkpoint_and_a_cancelled_sta
     tiny_cache, tmp_path, monkeypatch
 ):
     # What Ctrl-C in `sweepgen run` does: the executor SIGTERMs the run's process group.
-    from sweepgen.run.base import LOG_FILE, ExecutorOptions, RunState, RunTask, read_status
-    from sweepgen.run.local import LocalExecutor
+    from sweepgen.run.core.base import LOG_FILE, ExecutorOptions, RunState, RunTask, read_status
+    from sweepgen.run.local.executor import LocalExecutor
 
     monkeypatch.chdir(tmp_path)
     for key, value in subprocess_env(tiny_cache).items():
@@ -336,8 +336,8 @@ def test_slurm_time_limit_signal_to_the_whole_job_saves_once_and_records_a_timeo
     import os
     import pickle
 
-    from sweepgen.run.base import LOG_FILE, TIMEOUT_REASON, RunState, RunStatus, read_status
-    from sweepgen.run.slurm_task import NodeTask
+    from sweepgen.run.core.base import LOG_FILE, TIMEOUT_REASON, RunState, RunStatus, read_status
+    from sweepgen.run.slurm.task import NodeTask
 
     data = tiny_dict("runs/n", grpo={"max_steps": 30}, logging={"save_steps": 1000})
     path = write_config(tmp_path / "n.yaml", data)
@@ -352,7 +352,7 @@ def test_slurm_time_limit_signal_to_the_whole_job_saves_once_and_records_a_timeo
     blob = tmp_path / "node.pkl"
     blob.write_bytes(pickle.dumps(node))
     code = (
-        "import pickle; from sweepgen.run.slurm_task import run_on_node; "
+        "import pickle; from sweepgen.run.slurm.task import run_on_node; "
         f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))"
     )
     env = {**subprocess_env(tiny_cache), "SLURM_JOB_ID": "41"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from run_support import make_config_sweep
 
-from sweepgen.run import report as rep
+from sweepgen.run.report import collect as rep
 
 
 def debate_sweep(root: Path, with_debate: bool = True) -> Path:

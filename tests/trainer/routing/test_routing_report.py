@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from run_support import make_config_sweep
 
 from sweepgen.cli import main
-from sweepgen.run import report as rep
+from sweepgen.run.report import collect as rep
 
 METRICS = ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")
 

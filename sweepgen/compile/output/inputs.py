@@ -1,0 +1,160 @@
+"""Every file a render read, with its sha256: the spec, its included base files, the template and
+the templates it includes, imports or extends, and the schema's source. The lock records them so
+``check`` can tell, without rendering, that nothing a render depends on has changed.
+
+The spec itself is recorded by the hash of its parsed content (``spec_digest``), not of its bytes:
+a comment, a quote style or the order of its top-level sections changes no config, so it leaves the
+lock valid. A ``module:Class`` schema is recorded by its package's version or its source's hash; a
+render that did not import it (``--no-import``) keeps what the lock already says.
+
+A template whose include name is computed at render time cannot be listed; the lock then records
+``"<dynamic>"`` for it, which never matches, so ``check`` always re-renders such a spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import stat
+import sys
+from typing import Any
+
+from jinja2 import Template, meta
+
+from sweepgen.compile.spec.model import Spec
+
+DYNAMIC = "<dynamic>"  # a hash no file can have: the fast path never trusts this input
+
+
+def file_sha256(path: str) -> str | None:
+    """None for anything but a regular file: a lock (hand-edited) may name a FIFO or /dev/zero."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def spec_digest(spec: Spec) -> str:
+    """sha256 of the spec's parsed content: top-level sections in sorted order, everything below in
+    its written order (a config's key order is the order its rendered file lists keys in)."""
+    data = spec.doc.data
+    canonical = {key: data[key] for key in sorted(data)}
+    text = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def render_inputs(
+    spec: Spec, template: Template, project: str, *, previous: dict[str, str] | None = None
+) -> dict[str, str]:
+    """``{project-relative path: sha256}`` of everything the render of ``spec`` read. ``previous``:
+    the inputs the existing lock records, kept for a `module:Class` schema that was not imported."""
+    found: dict[str, str] = {}
+
+    def add(path: str, digest: str | None = None) -> None:
+        rel = os.path.relpath(path, project).replace(os.sep, "/")
+        found[rel] = digest if digest is not None else (file_sha256(path) or DYNAMIC)
+
+    add(spec.abspath, spec_digest(spec))
+    raw = spec.model.base
+    if isinstance(raw.get("include"), list):
+        for inc in raw["include"]:
+            add(os.path.normpath(os.path.join(spec.dir, inc)))
+    files, dynamic = _template_files(template)
+    for path in files:
+        add(path)
+    if dynamic:
+        found["<dynamic template include>"] = DYNAMIC
+    schema = spec.model.schema_
+    if schema is not None and schema.endswith(".json"):
+        add(os.path.normpath(os.path.join(spec.dir, schema)))
+    elif schema is not None:
+        module = schema.partition(":")[0]
+        key = f"module:{module}"
+        if module in sys.modules:
+            found[key] = module_identity(module)
+        else:
+            # skipped under --no-import: nothing was checked, so the lock keeps what it said (the
+            # same lock in an environment without the package); with no lock, an input nothing
+            # matches, so a later `check` renders (and validates) instead of trusting it
+            found[key] = (previous or {}).get(key, DYNAMIC)
+    return found
+
+
+def module_identity(module: str) -> str:
+    """What a `module:Class` schema's lock entry records, the same on every machine that has the same
+    code: the sha256 of its source file (project code, an editable checkout), or for a package
+    installed into site-packages its distribution's name and version (``trl==1.16.0``): a hash of
+    site-packages would differ between machines for the same release, and an upgrade of the package
+    is what changes its schema."""
+    source = _module_source(module)
+    if source is None:
+        return DYNAMIC
+    parts = os.path.abspath(source).split(os.sep)
+    if "site-packages" not in parts and "dist-packages" not in parts:
+        return file_sha256(source) or DYNAMIC
+    top = module.partition(".")[0]
+    dists = importlib.metadata.packages_distributions().get(top) or []
+    if len(dists) != 1:
+        return DYNAMIC  # not one installed distribution: nothing stable to record
+    try:
+        return f"{dists[0]}=={importlib.metadata.version(dists[0])}"
+    except importlib.metadata.PackageNotFoundError:
+        return DYNAMIC
+
+
+def _template_files(template: Template) -> tuple[list[str], bool]:
+    """The template's file and every template it includes, imports or extends, recursively; and
+    whether some include name is computed at render time (and so cannot be listed)."""
+    env = template.environment
+    loader = env.loader
+    assert loader is not None and template.name is not None  # loaded from a file by render.py
+    seen: dict[str, str] = {}
+    dynamic = False
+    todo = [template.name]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        source, filename, _ = loader.get_source(env, name)
+        seen[name] = filename or name
+        for ref in meta.find_referenced_templates(env.parse(source)):
+            if ref is None:
+                dynamic = True
+            else:
+                todo.append(ref)
+    return list(seen.values()), dynamic
+
+
+def _module_source(name: str) -> str | None:
+    """The source file of module ``name``, found without importing it (for a check that does not
+    import); None when there is none (a namespace or built-in module)."""
+    module: Any = sys.modules.get(name)
+    if module is None:
+        cwd = os.getcwd()
+        added = cwd not in sys.path  # looked up like the schema check imports it: from the cwd too
+        if added:
+            sys.path.insert(0, cwd)
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        finally:
+            if added:
+                sys.path.remove(cwd)
+        return found.origin if found is not None and found.has_location else None
+    path = getattr(module, "__file__", None)
+    return path if isinstance(path, str) else None

@@ -1,0 +1,100 @@
+"""What sweepgen recorded in a sweep folder: the lock, plus the journal of an interrupted render.
+
+A render writes ``.sweepgen-journal.json`` (atomically) before it changes the first file of a sweep
+folder and deletes it after the lock is written. The journal lists the sha256 every path will have.
+When the render is killed (SIGKILL, Ctrl-C, a full disk, a name the file system refuses), the folder
+holds a mix of old and new files, and the old lock; the next render, of the new spec or of the old
+one, accepts any file whose bytes match the old lock *or* the journal as its own, finishes the job
+and deletes the journal. Nothing is rolled back and nothing needs deleting by hand; ``check`` reports
+the journal and leftover temp files as an interrupted render, and the files as stale, not as edits.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from sweepgen.compile.output import lock
+from sweepgen.compile.output.pipeline import Plan
+from sweepgen.errors import Location, UserError
+from sweepgen.outtree import OutputTree
+
+JOURNAL_NAME = ".sweepgen-journal.json"
+JOURNAL_VERSION = 1
+
+
+@dataclass
+class Recorded:
+    lock_bytes: bytes | None  # the lock on disk, as bytes (None: no lock)
+    sweep: str | None  # the sweep the lock on disk belongs to
+    version: int | None  # its format version
+    journal: dict[str, list[str]] | None  # path -> sha256s of an interrupted render
+    shas: dict[str, set[str]] = field(default_factory=dict)  # path -> every sha256 that is sweepgen's
+
+    def accepts(self, path: str, sha: str) -> bool:
+        return sha in self.shas.get(path, ())
+
+
+def read_recorded(tree: OutputTree, plan: Plan) -> Recorded:
+    lock_bytes = tree.read_regular(lock.LOCK_NAME)
+    shas: dict[str, set[str]] = {}
+    sweep: str | None = None
+    version: int | None = None
+    if lock_bytes is None:
+        pass
+    elif lock_bytes == plan.lock_bytes:  # the common case: skip parsing a lock that may be large
+        sweep, version = plan.spec.name, lock.LOCK_VERSION
+        for rendered in plan.files:  # what the lock's entries record
+            shas.setdefault(rendered.path, set()).add(rendered.sha256)
+    else:
+        previous = lock.parse(lock_bytes, tree.where(lock.LOCK_NAME))  # the bytes checked just above
+        sweep, version = previous.sweep, previous.version
+        for f in previous.files:
+            shas.setdefault(f.path, set()).add(f.sha256)
+    journal = _parse(tree.read_regular(JOURNAL_NAME), tree.where(JOURNAL_NAME))
+    for path, hashes in (journal or {}).items():
+        shas.setdefault(path, set()).update(hashes)
+    return Recorded(lock_bytes, sweep, version, journal, shas)
+
+
+def _parse(data: bytes | None, shown: str) -> dict[str, list[str]] | None:
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data)
+        files = doc["files"]
+        ok = (
+            doc.get("journal_version") == JOURNAL_VERSION
+            and isinstance(files, dict)
+            and all(
+                isinstance(k, str) and isinstance(v, list) and all(isinstance(s, str) for s in v)
+                for k, v in files.items()
+            )
+        )
+    except (ValueError, TypeError, KeyError):
+        ok = False
+    if not ok:
+        raise UserError(
+            "the journal of an interrupted render is damaged",
+            location=Location(shown),
+            hint="sweepgen writes it atomically, so it was edited: delete it, then `sweepgen check` "
+            "shows which files differ from the lock",
+        )
+    result: dict[str, list[str]] = files
+    return result
+
+
+def journal_bytes(recorded: Recorded, plan: Plan) -> bytes:
+    """The journal for rendering ``plan`` over a folder that may hold an earlier journal (merged in,
+    so a second interruption still knows every file any earlier render wrote)."""
+    earlier = recorded.journal or {}
+    files: dict[str, list[str]] = {p: sorted(set(v)) for p, v in earlier.items()}
+    if not files:  # the common case (no interrupted render before): a 100,000-file render at once
+        files = {f.path: [f.sha256] for f in plan.files}
+    else:
+        for f in plan.files:
+            had = files.get(f.path)
+            files[f.path] = [f.sha256] if had is None else sorted({*had, f.sha256})
+    doc = {"journal_version": JOURNAL_VERSION, "sweep": plan.spec.name, "files": files}
+    # compact (C encoder): a 100,000-file render writes it before its first file
+    return (json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")

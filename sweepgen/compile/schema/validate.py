@@ -1,0 +1,255 @@
+"""The spec's optional ``schema:``: a pydantic model or a dataclass (``module:Class``, e.g.
+``trl:GRPOConfig``), or a JSON Schema file.
+
+Either becomes one function ``config -> [(dotted path, message), ...]`` (empty when valid), so the
+validator does not care which kind it got. JSON Schema files are checked by our own small
+validator (sweepgen.compile.schema.jsonschema_subset) instead of the ``jsonschema`` package, to keep core
+dependencies light; it rejects keywords it does not implement instead of ignoring them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import difflib
+import importlib
+import json
+import os
+import sys
+import typing
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import ValidationError as PydanticValidationError
+from typing_extensions import NotRequired, Required, TypedDict
+
+from sweepgen import paths
+from sweepgen.compile.schema import jsonschema_subset
+from sweepgen.compile.schema.export import documented_choices, field_enum
+from sweepgen.compile.spec import project
+from sweepgen.compile.spec.expand import Expansion
+from sweepgen.compile.spec.gate import layer_of, show_value
+from sweepgen.compile.spec.model import Spec
+from sweepgen.errors import Location, SpecError, ValidationError
+
+Validator = Callable[[dict[str, Any]], list[tuple[str, str]]]
+
+# `schema: module:Class` imports and runs code from the working directory, like a test runner does.
+# For reviewing a repository that is not trusted, `--no-import` turns that off: such schema checks
+# are then skipped and recorded here, so the CLI can say so loudly (never silently).
+_NO_IMPORT: contextvars.ContextVar[list[tuple[Location, str]] | None] = contextvars.ContextVar(
+    "sweepgen_no_import", default=None
+)
+
+
+def imports_disabled() -> bool:
+    """True inside ``no_import()``: `module:Class` schemas are skipped, not imported."""
+    return _NO_IMPORT.get() is not None
+
+
+@contextlib.contextmanager
+def no_import() -> Iterator[list[tuple[Location, str]]]:
+    """Within this block, `module:Class` schemas are not imported; yields the skipped ones."""
+    skipped: list[tuple[Location, str]] = []
+    token = _NO_IMPORT.set(skipped)
+    try:
+        yield skipped
+    finally:
+        _NO_IMPORT.reset(token)
+
+
+def load_validator(spec: Spec) -> Validator | None:
+    ref = spec.model.schema_
+    if ref is None:
+        return None
+    loc = spec.loc(("schema",))
+    if ref.endswith(".json"):
+        return _json_schema(spec, ref, loc)
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise SpecError(
+            f"schema {ref!r} is neither `module:Class` nor a .json file",
+            location=loc,
+            hint="e.g. `schema: trainer.config:RunConfig` or `schema: ../schemas/run.json`",
+        )
+    skipped = _NO_IMPORT.get()
+    if skipped is not None:
+        if (loc, ref) not in skipped:
+            skipped.append((loc, ref))
+        return None
+    model = import_class(module_name, attr, loc)
+    if isinstance(model, type) and dataclasses.is_dataclass(model):
+        return _dataclass_validator(model, ref, loc)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise SpecError(
+            f"schema {ref!r} is not a pydantic model class or a dataclass",
+            location=loc,
+            hint="name a pydantic BaseModel subclass or a dataclass (e.g. trl:GRPOConfig) as module:Class",
+        )
+
+    def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
+        try:
+            model.model_validate(config)
+        except PydanticValidationError as err:
+            return [(".".join(str(p) for p in e["loc"]), e["msg"]) for e in err.errors(include_url=False)]
+        return []
+
+    return validate
+
+
+def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
+    """A dataclass (TRL's GRPOConfig, transformers' TrainingArguments...) checked field by field with
+    pydantic's TypeAdapter: strict types, unknown keys rejected, required fields required. The
+    class is never instantiated, so its ``__post_init__`` (device setup in TrainingArguments) never
+    runs: a config is checked for what it says, not for the machine that renders it."""
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception as err:  # noqa: BLE001 - whatever the class's annotations raise
+        raise SpecError(
+            f"cannot read the field types of dataclass {ref!r}: {type(err).__name__}: {err}",
+            location=loc,
+            hint="use a dataclass whose annotations resolve, or a JSON Schema file",
+        ) from None
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue  # set by the class itself, never by a config
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        fields[f.name] = Required[hints[f.name]] if required else NotRequired[hints[f.name]]
+    make_typed_dict: Any = TypedDict  # built at run time from the dataclass's fields
+    shape: Any = make_typed_dict(cls.__name__, fields)
+    shape.__pydantic_config__ = ConfigDict(extra="forbid", strict=True)
+    try:
+        adapter = TypeAdapter(shape)
+    except Exception as err:  # noqa: BLE001 - a field type pydantic cannot validate
+        raise SpecError(
+            f"pydantic cannot validate the fields of dataclass {ref!r}: {type(err).__name__}: {err}",
+            location=loc,
+            hint="use a JSON Schema file for this class instead",
+        ) from None
+    known = sorted(fields)
+    choices = _documented_choices(cls, hints)
+
+    def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
+        try:
+            adapter.validate_python(config)
+        except PydanticValidationError as err:
+            out = []
+            for e in err.errors(include_url=False):
+                path = ".".join(str(p) for p in e["loc"])
+                msg = e["msg"]
+                if e["type"] == "extra_forbidden" and len(e["loc"]) == 1:
+                    close = difflib.get_close_matches(str(e["loc"][0]), known, n=1)
+                    msg = f"unknown field of {cls.__name__}" + (
+                        f" (did you mean `{close[0]}`?)" if close else ""
+                    )
+                out.append((path, msg))
+            # an unknown key first: a misspelled key is the cause worth showing
+            out.sort(key=lambda pm: not pm[1].startswith("unknown field"))
+            return out
+        # TRL types `loss_type` as str and lists its values in the help: held to them, like the export
+        return [
+            (name, f"must be one of {allowed!r} (the values {cls.__name__}.{name}'s help documents)")
+            for name, allowed in choices.items()
+            if isinstance(config.get(name), str) and config[name] not in allowed
+        ]
+
+    return validate
+
+
+def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]]:
+    """Field name -> the string values its help text documents (see schema_export.field_enum)."""
+    out: dict[str, list[str]] = {}
+    for f in dataclasses.fields(cls):
+        help_text = str(f.metadata.get("help", "")) if f.init and f.metadata else ""
+        if not documented_choices(help_text):
+            continue  # the common case: no type schema needed
+        try:
+            type_schema = TypeAdapter(hints[f.name]).json_schema()
+        except Exception:  # noqa: BLE001 - the type check above already refused such a type
+            continue
+        allowed = field_enum(help_text, type_schema)
+        if allowed:
+            out[f.name] = allowed
+    return out
+
+
+def import_class(module_name: str, attr: str, loc: Location) -> Any:
+    # The working directory is importable, as with `python -m`, so a project's own config models work.
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise SpecError(
+            f"cannot import schema module {module_name!r}: {err}",
+            location=loc,
+            hint="install the package that defines it, or run from the project root",
+        ) from None
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    if not hasattr(module, attr):
+        raise SpecError(f"module {module_name!r} has no {attr!r}", location=loc, hint="check the class name")
+    return getattr(module, attr)
+
+
+def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
+    full = project.resolve(spec.project, spec.dir, ref, what="schema file", loc=loc)
+    if not os.path.exists(full):
+        raise SpecError(
+            f"schema file not found: {ref}", location=loc, hint="the path is relative to the spec file"
+        )
+    raw = project.read_regular(full, what="schema file", loc=loc, limit=spec.model.limits.input_bytes)
+    try:
+        schema = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise SpecError(f"schema file {ref} is not UTF-8: {err.reason}", location=loc) from None
+    except RecursionError:
+        raise SpecError(f"schema file {ref} is nested too deeply", location=loc) from None
+    except json.JSONDecodeError as err:
+        raise SpecError(
+            f"schema file {ref} is not valid JSON: {err.msg} at line {err.lineno}", location=loc
+        ) from None
+    except ValueError as err:  # e.g. an integer longer than Python converts
+        raise SpecError(f"schema file {ref} is not valid JSON: {err}", location=loc) from None
+    try:
+        jsonschema_subset.check_schema(schema)
+    except RecursionError:
+        raise SpecError(f"schema file {ref} is nested too deeply", location=loc) from None
+    except jsonschema_subset.UnsupportedSchema as err:
+        raise SpecError(
+            f"schema file {ref}: {err}",
+            location=loc,
+            hint=f"supported keywords: {', '.join(sorted(jsonschema_subset.SUPPORTED))}",
+        ) from None
+    return lambda config: jsonschema_subset.validate(config, schema)
+
+
+def check_schema(expansion: Expansion, validator: Validator | None) -> None:
+    """Validate every variant's config with the spec's schema (pydantic model or JSON Schema)."""
+    if validator is None:
+        return
+    spec = expansion.spec
+    for variant in expansion.variants:
+        problems = validator(variant.config)
+        if not problems:
+            continue
+        path, message = problems[0]
+        layer = layer_of(variant, path) if path else "base"
+        value = paths.get(variant.config, path) if path else paths.MISSING
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        where = expansion.where(layer, path) if path else None
+        raise ValidationError(
+            f"variant {variant.name!r} does not match schema {spec.model.schema_}: "
+            f"`{path or '<root>'}`: {message}"
+            + (f", got {show_value(value)} (set by {layer})" if value is not paths.MISSING else "")
+            + more,
+            location=where or spec.loc(("schema",)),
+            key=path or None,
+            hint="fix the value in the spec, or the schema if it is wrong",
+        )

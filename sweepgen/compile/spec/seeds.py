@@ -1,0 +1,70 @@
+"""The spec's ``seed:`` key: which config path is the random seed, and an optional held-out split.
+
+``seed: training.seed`` names the path; ``seed: {path: training.seed, tune: [1, 2], test: [3, 4]}``
+also splits the seeds, so ``report --seeds tune`` chooses among arms and ``report --seeds test``
+confirms the choice on runs it never looked at. Runs that differ only in this path are one group in
+``report``'s statistics. The lock records the block (with ``sample:``'s ``digits``) under ``report``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+from sweepgen import paths
+from sweepgen.errors import SpecError
+
+if TYPE_CHECKING:
+    from sweepgen.compile.spec.model import Spec
+
+
+class SeedBlock(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    path: StrictStr = Field(description="dotted path of the seed in the resolved config")
+    tune: list[Any] | None = Field(default=None, description="seeds used to choose (report --seeds tune)")
+    test: list[Any] | None = Field(
+        default=None, description="held-out seeds used to confirm (report --seeds test)"
+    )
+
+
+def report_block(spec: Spec, variant_configs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The lock's ``report`` entry: the seed block checked against the variants, and ``digits``."""
+    model = spec.model
+    declared = model.seed
+    block: dict[str, Any] = {}
+    if model.sample is not None:
+        block["digits"] = model.sample.digits
+    if declared is None:
+        return block or None
+    seed = SeedBlock(path=declared) if isinstance(declared, str) else declared
+    where = spec.doc.loc(("seed",) if isinstance(declared, str) else ("seed", "path"))
+    found = [paths.get(c, seed.path) for c in variant_configs]
+    if any(v is paths.MISSING for v in found):
+        close = difflib.get_close_matches(seed.path, paths.all_paths(spec.base), n=1)
+        raise SpecError(
+            f"the seed path `{seed.path}` is not in every variant's config",
+            location=where,
+            hint=f"did you mean `{close[0]}`?" if close else "name a dotted path of the resolved config",
+        )
+    block["seed"] = seed.path
+    if seed.tune is not None or seed.test is not None:
+        tune, test = seed.tune or [], seed.test or []
+        both = [v for v in tune if v in test]
+        unused = [v for v in tune + test if v not in found]
+        if both or not tune or not test or unused:
+            what = (
+                f"seeds {both} are in both tune and test"
+                if both
+                else f"seeds {unused} are in no variant"
+                if unused
+                else "give both tune and test"
+            )
+            raise SpecError(
+                f"seed split: {what}",
+                location=spec.doc.loc(("seed",)),
+                hint="tune and test are disjoint lists of seed values the sweep runs",
+            )
+        block["tune"], block["test"] = tune, test
+    return block

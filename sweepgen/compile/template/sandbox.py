@@ -1,0 +1,463 @@
+"""The one Jinja environment for templates and constraints: sandboxed, strict, deterministic.
+
+``ImmutableSandboxedEnvironment`` (a ``SandboxedEnvironment`` that also refuses to mutate lists and
+dicts) because resolved configs share subtrees between variants: a template calling
+``config.update(...)`` must not be able to change another variant's config. ``StrictUndefined``
+because an undefined name must be an error, never an empty string in a config.
+
+Filters for writing configs: ``to_yaml`` (block YAML that YAML 1.1 and 1.2 readers both type the
+same way; ``compile.yamlfilter``), ``to_json`` (``compile.jsonfilter``) and ``pyrepr`` (a Python
+literal; ``inf``/``nan`` as ``float("inf")``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+import operator
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from typing import Any
+
+from jinja2 import BaseLoader, StrictUndefined, Undefined, nodes
+from jinja2.exceptions import TemplateRuntimeError, UndefinedError
+from jinja2.runtime import LoopContext
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from sweepgen import escape
+from sweepgen.compile.template.jsonfilter import to_json
+from sweepgen.compile.template.yamlfilter import YamlWriter, yaml_scalar
+
+# Arithmetic bounds: a config needs neither a 3,000-digit integer nor a 10-million-item list, and
+# without them `{{ (10**(10**8)) % 7 }}` spins for minutes and `{{ "x" * 10**10 }}` runs out of memory.
+MAX_INT_BITS = 10_000  # about 3,000 decimal digits
+MAX_SEQUENCE = 10_000_000  # characters of a string or items of a list made by `*`, `+` or `%`
+
+
+class LimitExceeded(TemplateRuntimeError):
+    """A sandboxed operation would build a value beyond the bounds above."""
+
+
+class TimeLimitExceeded(TemplateRuntimeError):
+    """An evaluation ran past its ``limits.eval_seconds``: a loop or macro bomb, or a runaway loop."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"ran longer than {seconds:g} s")
+        self.seconds = seconds
+
+
+class _Budget:
+    """The deadline of the evaluation in progress, and whether the watchdog found it passed."""
+
+    __slots__ = ("deadline", "expired", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.expired = False
+
+
+# Templates cost time only where they repeat something: a loop iteration, a call (macros,
+# `caller()`, a recursive `loop(...)`), an include or import, an operator, a filter or test, an
+# output. Each of these ticks, and a tick reads one flag; a watchdog thread reads the clock every
+# `_WATCH_SECONDS` and raises the flag. So a deadline overruns by at most one such step (each bounded
+# by the size limits above) plus the watch interval, and a fast loop pays no system call per step.
+_WATCH_SECONDS = 0.01
+_IDLE_POLLS = 100  # the watchdog ends after a second without an evaluation; the next one restarts it
+_active: _Budget | None = None  # one evaluation at a time per process (render workers are forked)
+_watchdog_pid: int | None = None
+
+
+def _watch() -> None:
+    global _watchdog_pid
+    idle = 0
+    while True:
+        time.sleep(_WATCH_SECONDS)
+        budget = _active
+        if budget is None:
+            idle += 1
+            if idle < _IDLE_POLLS:
+                continue
+            # Leave: say so first, then look once more. `time_budget` sets its budget first, then
+            # looks for a watchdog, so one of the two always sees the other: no budget goes unwatched.
+            _watchdog_pid = None
+            if _active is None:
+                return
+            _watchdog_pid = os.getpid()
+            budget = _active
+        idle = 0
+        if budget is not None and time.monotonic() > budget.deadline:
+            budget.expired = True
+
+
+def _start_watchdog() -> None:
+    global _watchdog_pid
+    if _watchdog_pid != os.getpid():  # none yet, or this is a forked worker (threads do not fork)
+        _watchdog_pid = os.getpid()
+        threading.Thread(target=_watch, name="sweepgen-time-budget", daemon=True).start()
+
+
+class time_budget:  # lower case: a context manager, named as the function it replaced
+    """Bound every sandboxed evaluation inside the block to ``seconds`` of wall-clock time; on
+    overrun the template code raises ``TimeLimitExceeded`` at the line it is running. A class, not a
+    generator: entered three times per variant (its output path, its file, the constraints)."""
+
+    __slots__ = ("_outer", "_seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._outer: _Budget | None = None
+
+    def __enter__(self) -> None:
+        global _active
+        self._outer, _active = _active, _Budget(self._seconds)
+        _start_watchdog()  # after the budget is set: see _watch
+
+    def __exit__(self, *exc: object) -> None:
+        global _active
+        _active = self._outer
+
+
+def _tick() -> None:
+    budget = _active
+    if budget is not None and budget.expired:
+        raise TimeLimitExceeded(budget.seconds)
+
+
+def _ticking(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A filter or test that ticks first (``functools.wraps`` keeps Jinja's pass_context marks)."""
+
+    @functools.wraps(func)
+    def ticked(*args: Any, **kwargs: Any) -> Any:
+        _tick()
+        return func(*args, **kwargs)
+
+    return ticked
+
+
+def _counted(iterable: Iterable[Any]) -> Iterator[Any]:
+    """What a template's ``{% for %}`` iterates: the same items, each one a tick."""
+    for item in iterable:
+        _tick()
+        yield item
+
+
+_LOOP_FILTER = "__sweepgen_counted"  # not a name a template can write as a filter (leading `__`)
+
+
+class _NamedUndefinedError(UndefinedError):
+    """An undefined name was used; keeps the object it was looked up on and the missing name, so the
+    error can say which config path is missing and suggest the closest key."""
+
+    def __init__(self, message: str | None = None, *, obj: Any = None, name: str | None = None) -> None:
+        super().__init__(message)
+        self.obj = obj
+        self.name = name
+
+
+class _Undefined(StrictUndefined):
+    """StrictUndefined that also fails when printed inside a literal: ``{{ [a.typo] }}`` renders the
+    list with ``repr`` of its items, which plain StrictUndefined answers with "Undefined"."""
+
+    __slots__ = ()
+
+    def __init__(
+        self, hint: str | None = None, obj: Any = None, name: str | None = None, exc: Any = UndefinedError
+    ) -> None:
+        if exc is UndefinedError:  # a missing name; a SecurityError (unsafe attribute) stays itself
+            exc = functools.partial(_NamedUndefinedError, obj=obj, name=name)
+        super().__init__(hint, obj, name, exc)
+
+    __repr__ = StrictUndefined._fail_with_undefined_error
+
+
+def fail_if_undefined(value: Any, depth: int = 0) -> None:
+    """Raise the undefined error of the first undefined inside ``value`` (lists, tuples, dicts)."""
+    if isinstance(value, Undefined):
+        value._fail_with_undefined_error()
+    if depth > 100:  # configs are shallow; a deeper value is refused elsewhere
+        return
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            fail_if_undefined(item, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            fail_if_undefined(key, depth + 1)
+            fail_if_undefined(item, depth + 1)
+
+
+def _finalize(value: Any) -> Any:
+    """Every ``{{ }}`` output passes here: an undefined hidden in a literal is an error too, and so
+    is a string with a NUL or another C0 control, which would land raw in the file."""
+    _tick()
+    if type(value) is str and not value.isprintable() and (bad := escape.first_c0(value)) is not None:
+        raise LimitExceeded(
+            f"`{{{{ }}}}` would write control character U+{ord(bad):04X} raw into the file; "
+            "write the value through `| to_yaml`, `| to_json` or `| pyrepr`, which escape it"
+        )
+    if isinstance(value, (list, tuple, dict, Undefined)):
+        fail_if_undefined(value)
+    return value
+
+
+def undefined_message(err: BaseException, config: dict[str, Any]) -> str | None:
+    """``training.sede is undefined (did you mean `training.seed`?)`` for an undefined-name error
+    raised while rendering against ``config``; None when ``err`` is not one."""
+    if not isinstance(err, _NamedUndefinedError) or err.name is None:
+        return None
+    name, obj = str(err.name), err.obj
+    if obj is None or isinstance(obj, Undefined):
+        keys = [*config, "config", "variant", "sweep"]
+        close = difflib.get_close_matches(name, [str(k) for k in keys], n=1)
+        return f"`{name}` is undefined" + (f" (did you mean `{close[0]}`?)" if close else "")
+    if isinstance(obj, dict):
+        where = _path_of(obj, config)
+        full = f"{where}.{name}" if where else name
+        close = difflib.get_close_matches(name, [str(k) for k in obj], n=1)
+        suggestion = f"{where}.{close[0]}" if where and close else (close[0] if close else None)
+        return f"`{full}` is undefined" + (f" (did you mean `{suggestion}`?)" if suggestion else "")
+    return None
+
+
+def describe(err: BaseException, config: dict[str, Any]) -> str:
+    """``Type: message`` for a template failure; an undefined name as its config path."""
+    if isinstance(err, TimeLimitExceeded):
+        return (
+            f"ran longer than {err.seconds:g} s (`limits.eval_seconds`): a loop or macro that "
+            "repeats too often?"
+        )
+    named = undefined_message(err, config)
+    return named if named is not None else f"{type(err).__name__}: {err}"
+
+
+def _path_of(target: dict[Any, Any], config: dict[str, Any]) -> str | None:
+    """The dotted path of the mapping ``target`` inside ``config``, found by identity (error path only)."""
+    if target is config:
+        return "config"
+    todo: list[tuple[str, Any]] = [(str(k), v) for k, v in config.items()]
+    while todo:
+        path, node = todo.pop()
+        if node is target:
+            return path
+        if isinstance(node, dict):
+            todo.extend((f"{path}.{k}", v) for k, v in node.items())
+    return None
+
+
+def _int_bits(value: Any) -> int:
+    return value.bit_length() if type(value) is int else 0
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, list, tuple)) else 0
+
+
+def _check_binop(op: str, left: Any, right: Any) -> None:
+    """Refuse an operation whose result would be out of bounds, before computing it."""
+    if op == "**":
+        if (
+            type(left) is int
+            and type(right) is int
+            and abs(left) > 1
+            and right * (left.bit_length() - 1) > MAX_INT_BITS
+        ):
+            raise LimitExceeded(
+                f"`**` would give an integer of more than {MAX_INT_BITS} bits "
+                f"({left.bit_length()}-bit base, exponent {right})"
+            )
+    elif op == "*":
+        if type(left) is int and type(right) is int:
+            if _int_bits(left) + _int_bits(right) > MAX_INT_BITS:
+                raise LimitExceeded(f"`*` would give an integer of more than {MAX_INT_BITS} bits")
+            return
+        count = right if type(right) is int else left if type(left) is int else None
+        length = _size(left) or _size(right)
+        if count is not None and length and count * length > MAX_SEQUENCE:
+            raise LimitExceeded(
+                f"`*` would build a sequence of {count * length:,} items, more than {MAX_SEQUENCE:,}"
+            )
+    elif op == "+":
+        if _size(left) + _size(right) > MAX_SEQUENCE:
+            raise LimitExceeded(f"`+` would build a sequence of more than {MAX_SEQUENCE:,} items")
+    elif op == "%" and isinstance(left, str):
+        specs = re.findall(r"%[-#0 +]*([0-9]*)(?:\.([0-9]*))?", left)
+        if any(len(n) > 7 for spec in specs for n in spec):  # 10,000,000 has 8 digits
+            raise LimitExceeded(f"a `%` format width above {MAX_SEQUENCE:,} characters")
+
+
+_BINOPS = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "**": operator.pow,
+    "%": operator.mod,
+}
+
+
+_DICT_ATTRS = frozenset(dir(dict))
+
+
+class _BoundedSandbox(ImmutableSandboxedEnvironment):
+    """The immutable sandbox with arithmetic that cannot build unbounded values."""
+
+    intercepted_binops = frozenset({"**", "*", "+", "%"})
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # Jinja looks `a.b` up as an attribute first and, on AttributeError, as an item: for a dict
+        # key that is a raised exception per lookup (1.5 million in a 150-leaf template at 10,000
+        # variants). A key that is no dict attribute cannot be found by the attribute lookup, so it is
+        # looked up as an item directly: the same result without the exception. Keys named like dict
+        # methods (`items`, `keys`, ...) and everything else take Jinja's own path, sandbox included.
+        if type(obj) is dict and attribute not in _DICT_ATTRS:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        # Jinja chains a template's globals over the environment's (a ChainMap, so a later change to
+        # the environment's globals shows), and every render flattens that chain again: a third of a
+        # to_yaml render's context set-up. Ours are set in make_env, before any template loads.
+        return {**self.globals, **(d or {})}
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        # Every `{% for %}` iterates through `_counted`, so a loop that prints nothing still ticks.
+        tree = super()._parse(source, name, filename)
+        for loop in tree.find_all(nodes.For):
+            loop.iter = nodes.Filter(loop.iter, _LOOP_FILTER, [], [], None, None, lineno=loop.lineno)
+        return tree
+
+    def get_template(self, *args: Any, **kwargs: Any) -> Any:
+        _tick()  # `{% include %}`, `{% import %}` and `{% extends %}` run this each time they execute
+        return super().get_template(*args, **kwargs)
+
+    def select_template(self, *args: Any, **kwargs: Any) -> Any:
+        _tick()
+        return super().select_template(*args, **kwargs)
+
+    def get_or_select_template(self, *args: Any, **kwargs: Any) -> Any:
+        _tick()
+        return super().get_or_select_template(*args, **kwargs)
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        _tick()
+        _check_binop(operator, left, right)
+        return _BINOPS[operator](left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        _tick()
+        if isinstance(__obj, LoopContext) and args:  # `loop(children)` of a recursive for: counted too
+            args = (_counted(args[0]), *args[1:])
+        # String methods that pad to a width (`'x'.center(10**9)`, `ljust`, `zfill`, format specs
+        # like `'{:>999999999}'`) would allocate the whole result before any output limit sees it.
+        method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format at attribute access
+        name = getattr(method, "__name__", "")
+        if isinstance(getattr(method, "__self__", None), str):
+            if name in _PADDING_METHODS:
+                _check_widths(name, args, kwargs)
+            elif name in ("format", "format_map"):
+                _check_format_spec(method.__self__)
+                if _NESTED_SPEC.search(method.__self__):  # a width given as an argument: `{:>{}}`
+                    _check_widths(name, args, kwargs)
+        return super().call(__context, __obj, *args, **kwargs)
+
+
+def _check_widths(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    for value in (*args, *kwargs.values()):
+        if type(value) is int and value > MAX_SEQUENCE:
+            raise LimitExceeded(f"`{name}` with width {value:,}, more than {MAX_SEQUENCE:,} characters")
+
+
+_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+_NESTED_SPEC = re.compile(r"\{[^{}]*:[^{}]*\{")
+_FORMAT_WIDTH = re.compile(r"\{[^{}]*:[^{}]*?([0-9]{8,})")
+
+
+def _check_format_spec(text: str) -> None:
+    if _FORMAT_WIDTH.search(text):
+        raise LimitExceeded(f"a format width above {MAX_SEQUENCE:,} characters")
+
+
+def _bounded_filter(
+    name: str, check: Callable[..., None], original: Callable[..., Any]
+) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        check(name, args, kwargs)
+        return original(*args, **kwargs)
+
+    return bounded
+
+
+def _check_format_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args and isinstance(args[0], str):
+        _check_binop("%", args[0], None)
+    _check_widths(name, args[1:], kwargs)
+
+
+def _check_center_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    _check_widths(name, args[1:], kwargs)  # args[0] is the value being centred, not a width
+
+
+def _check_indent_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    text, width = (args[0] if args else ""), (args[1] if len(args) > 1 else kwargs.get("width", 4))
+    lines = str(text).count("\n") + 1 if not isinstance(text, Undefined) else 1
+    size = width if isinstance(width, str) else (width if type(width) is int else 0)
+    size = len(size) if isinstance(size, str) else size
+    if size * lines > MAX_SEQUENCE:
+        raise LimitExceeded(f"`indent` would add {size * lines:,} characters, more than {MAX_SEQUENCE:,}")
+
+
+def pyrepr(value: Any) -> str:
+    """A Python literal for plain data (dict order kept)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:  # the per-leaf case, first
+        return repr(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return f'float("{value}")'
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{pyrepr(k)}: {pyrepr(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(pyrepr(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(pyrepr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, Undefined):
+        value._fail_with_undefined_error()
+    raise TypeError(f"pyrepr cannot write a {type(value).__name__}")
+
+
+def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
+    env = _BoundedSandbox(
+        loader=loader,
+        undefined=_Undefined,
+        finalize=_finalize,
+        keep_trailing_newline=True,
+        autoescape=False,
+        auto_reload=False,
+    )
+    # tojson is Jinja's name for the same filter; ours writes plain JSON (Jinja's escapes for HTML)
+    env.filters.update(
+        to_yaml=YamlWriter(), to_json=to_json, tojson=to_json, pyrepr=pyrepr, yaml_scalar=yaml_scalar
+    )
+    env.filters = {name: _ticking(f) for name, f in env.filters.items()}
+    env.tests = {name: _ticking(test) for name, test in env.tests.items()}  # type: ignore[arg-type]
+    env.filters[_LOOP_FILTER] = _counted
+    # Jinja's own filters that grow a string by a number argument, bounded like the methods above
+    for name, check in (
+        ("center", _check_center_filter),
+        ("format", _check_format_filter),
+        ("indent", _check_indent_filter),
+    ):
+        env.filters[name] = _bounded_filter(name, check, env.filters[name])
+    return env

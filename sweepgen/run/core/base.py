@@ -1,0 +1,445 @@
+"""The executor interface: what a run is, the states it moves through, and how its state is kept.
+
+Every executor (local processes, Slurm) works on the same ``RunTask`` list, decides what to run
+with the same ``plan`` function, and records each run's state in ``<run_dir>/sweepgen_status.json``
+through ``write_status``. So `run`, `status`, `cancel` and `report` agree on what "finished",
+"failed" and "cancelled" mean whichever executor ran the sweep.
+
+The life of a run::
+
+    pending ──start──▶ running ──exit 0 + done file──▶ finished
+                          │────exit≠0, or exit 0 without its done file──▶ failed
+                          └────Ctrl-C / `sweepgen cancel` / scancel──▶ cancelled
+    (`skipped` is never written to disk: it is what `plan` says about a run it will not start)
+
+The done file is the proof of success a run is held to, recorded in its status file when it starts
+(``done_file``): ``summary.json`` for the bundled trainer (written last and atomically); for a
+foreign trainer (`run --command`) none by default, so exit 0 alone is the proof, or the file
+``--done-file`` names. Without a done file a run stopped by sweepgen is cancelled even if it exits 0.
+Below, "summary.json" stands for the run's done file.
+
+Deciding what to start (``plan``), in this order:
+
+0. the status file says the directory was started from another version of the config (its
+   ``config_fingerprint`` differs) → stale: never started, never skipped as finished; `run` refuses
+   the sweep until the user moves that directory away or gives the changed run a new output_dir.
+1. ``summary.json`` exists → finished: never started again, whatever its status file says
+   (the trainer writes it last and atomically, so it is the one proof of success).
+2. a live process holds the run directory's lock (runlock.py), or the status says ``running`` and
+   the executor says the process/job is still alive → skipped (someone else is running it;
+   starting it twice would corrupt its directory). Status ``running`` with neither → the run was
+   lost (machine crash, sweepgen killed) and counts as failed.
+3. status ``failed`` or ``cancelled`` → started again only with ``--rerun-failed``; otherwise skipped
+   with that hint. A failure is never retried behind the user's back. If its job is still alive
+   (a Slurm job requeued after the run recorded its stop) it is skipped even with --rerun-failed.
+
+The plan is advice; the start is the decision. An executor starts a run only while holding its lock
+(local: the run directory's flock, inherited by the run; Slurm: the sweep's submission lock, then
+the run's flock on the node) and only if its status is still the one the plan saw; otherwise it
+reports it as skipped. So two `sweepgen run` on one sweep start every run exactly once.
+4. anything else (no status file, ``pending``) → started. The trainer itself resumes from its last
+   checkpoint when one exists.
+
+``--rerun-failed`` adds the failed and cancelled runs to what step 4 starts; it never restarts a
+finished run. ``--only`` narrows the task list before any of this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import socket
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sweepgen.compile.output.lock import Lock
+from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.run.core import runfiles, runlock
+from sweepgen.safefs import write_atomic
+
+STATUS_FILE = "sweepgen_status.json"
+LOG_FILE = "run.log"
+SUMMARY_FILE = "summary.json"
+METRICS_FILE = "metrics.jsonl"
+STATUS_VERSION = 1
+TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
+CANCEL_REASON = "cancelled"
+PRUNED_REASON = "pruned at step"  # starts the reason of a search trial's run its pruner stopped
+
+
+def is_pruned_reason(reason: str | None) -> bool:
+    return bool(reason and reason.startswith(PRUNED_REASON))
+
+
+class RunState(str, Enum):
+    PENDING = "pending"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    SKIPPED = "skipped"  # a plan decision, shown in tables; never persisted
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def state_word(state: RunState, *, started: bool = True) -> str:
+    """The one set of state words `run`, `status` and `report` show: the state's own name, and `not
+    started` for a run that never started (status prints them in capitals, Slurm's own words such as
+    TIMEOUT where they say more)."""
+    return "not started" if state is RunState.PENDING and not started else state.value
+
+
+RETRYABLE = frozenset({RunState.FAILED, RunState.CANCELLED})
+TERMINAL = frozenset({RunState.FINISHED, RunState.FAILED, RunState.CANCELLED})
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """One generated config to run. Paths are relative to the cwd `sweepgen run` was called in."""
+
+    name: str  # the lock's run_name: unique within a sweep, shown in every table
+    variant: str
+    config_path: Path  # the generated file, e.g. generated/happy_grpo_cpu/happy_s42.yaml
+    run_dir: Path  # the config's output_dir, e.g. runs/happy_grpo_cpu/happy_s42
+    argv: tuple[str, ...]  # the command that runs it, placeholders already filled in
+    values: Mapping[str, Any] = field(default_factory=dict)  # varying path -> value (from the lock)
+    config: Mapping[str, Any] = field(default_factory=dict)  # the resolved config (from the lock)
+    fingerprint: str = ""  # of the generated config's content (tasks.config_fingerprint); "" unknown
+    # the file a finished run leaves, relative to run_dir; None: exit 0 alone proves success
+    done_file: str | None = SUMMARY_FILE
+
+
+@dataclass
+class RunStatus:
+    """What ``sweepgen_status.json`` holds. ``ids`` carries executor-specific handles
+    (local: ``pid``, ``pgid``, ``host``, ``gpu``; Slurm: ``job_id``, ``array_index``, …)."""
+
+    state: RunState
+    executor: str
+    exit_code: int | None = None
+    started: str | None = None  # ISO-8601 UTC
+    ended: str | None = None
+    reason: str | None = None  # why it failed/was cancelled/skipped, one line for the user
+    command: list[str] = field(default_factory=list)
+    config: str | None = None  # the generated config path (posix, relative to cwd)
+    sweep_dir: str | None = None  # the generated sweep folder holding sweep.lock.json
+    attempt: int = 1
+    ids: dict[str, Any] = field(default_factory=dict)
+    # RunTask.fingerprint of the config this run was started from: a run directory made from another
+    # version of the config is never skipped as "finished" nor reported as this config's result
+    config_fingerprint: str | None = None
+    # RunTask.done_file when the run started (files written before it existed: summary.json)
+    done_file: str | None = SUMMARY_FILE
+    version: int = STATUS_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["state"] = self.state.value
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, path: Path) -> RunStatus:
+        try:
+            known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+            known["state"] = RunState(data["state"])
+            return cls(**known)
+        except (KeyError, ValueError, TypeError) as err:
+            raise ConfigError(
+                f"unreadable run status: {err}",
+                location=Location(str(path)),
+                hint="this file is written by sweepgen; delete it to treat the run as pending",
+            ) from err
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """A reader never sees half a file; the mode follows the umask (``safefs.write_atomic``)."""
+    write_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def read_status(run_dir: Path) -> RunStatus | None:
+    path = run_dir / STATUS_FILE
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES)  # a FIFO there must not hang `run`
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8", errors="replace"))
+    except RecursionError:
+        raise runfiles.RunFileError(path, "is nested too deeply") from None
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"run status is not valid JSON: {err.msg}",
+            location=Location(str(path), err.lineno, err.colno),
+            hint="this file is written by sweepgen; delete it to treat the run as pending",
+        ) from err
+    return RunStatus.from_json(data, path=path)
+
+
+def write_status(run_dir: Path, status: RunStatus) -> None:
+    write_json_atomic(run_dir / STATUS_FILE, status.to_json())
+
+
+def is_finished(run_dir: Path, done_file: str | None = SUMMARY_FILE) -> bool:
+    """The run left its done file (always False for a run held to exit 0 alone)."""
+    return done_file is not None and (run_dir / done_file).is_file()
+
+
+def succeeded(code: int | None, run_dir: Path, done_file: str | None, *, stopped: bool = False) -> bool:
+    """Whether a run that just ended finished: exit 0 and its done file. Without a done file a run
+    that sweepgen or Slurm stopped proves nothing by exiting 0 (a trainer may exit 0 on SIGTERM)."""
+    if done_file is None:
+        return code == 0 and not stopped
+    return code == 0 and is_finished(run_dir, done_file)
+
+
+def _no_proof_reason(done_file: str | None) -> str:
+    return f"exited 0 but wrote no {done_file}" if done_file else "exited 0 after it was stopped"
+
+
+@dataclass(frozen=True)
+class Decision:
+    task: RunTask
+    start: bool
+    state: RunState  # the state the run is in now (SKIPPED only for a live run owned elsewhere)
+    reason: str  # why it is (not) started, shown in --dry-run and the final table
+    previous: RunStatus | None = None
+    stale: bool = False  # the run directory holds a run of another version of this config
+
+
+def is_stale(task: RunTask, status: RunStatus | None) -> bool:
+    """The run directory was started from a different config than the one generated now."""
+    return bool(
+        status
+        and status.config_fingerprint
+        and task.fingerprint
+        and status.config_fingerprint != task.fingerprint
+    )
+
+
+def stale_cause(task: RunTask) -> str:
+    """Why a stale run is stale, for the message: its data file (the bundled trainer records the
+    file's sha256 in the run's data.json) or the config itself."""
+    source = task.config.get("data", {}).get("source") if isinstance(task.config.get("data"), dict) else None
+    recorded = task.run_dir / "data.json"
+    if isinstance(source, str) and recorded.is_file() and Path(source).is_file():
+        try:
+            old = json.loads(recorded.read_text(encoding="utf-8")).get("sha256")
+        except (OSError, ValueError, AttributeError):
+            old = None
+        new = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+        if isinstance(old, str) and old != new:
+            return f"its data file {source} changed (sha256 {old[:12]}… now {new[:12]}…)"
+    return "its config changed"
+
+
+def effective_state(
+    run_dir: Path, status: RunStatus | None, is_alive: Callable[[RunStatus], bool]
+) -> tuple[RunState | None, str | None]:
+    """What a recorded status means given the proof on disk, with the reason when it is overruled:
+    summary.json makes a run finished whatever its status says; a status that says finished without
+    it, or running with nothing running it any more, is failed. (None, None): nothing recorded.
+    A run held to exit 0 alone (no done file) is finished when its status says it exited 0."""
+    done_file = status.done_file if status is not None else SUMMARY_FILE
+    if is_finished(run_dir, done_file):
+        return RunState.FINISHED, None
+    if status is None:
+        return None, None
+    if status.state is RunState.FINISHED:
+        if done_file is None and status.exit_code == 0:
+            return RunState.FINISHED, None
+        return RunState.FAILED, f"recorded as finished but {done_file or 'its exit code 0'} is missing"
+    if status.state is RunState.RUNNING and not (runlock.is_held(run_dir) or is_alive(status)):
+        return RunState.FAILED, "lost: its process is gone without recording an end"
+    return status.state, status.reason
+
+
+def run_outcome(
+    code: int,
+    *,
+    finished: bool,
+    timed_out: bool = False,
+    cancelled: bool = False,
+    cancel_reason: str = CANCEL_REASON,
+    done_file: str | None = SUMMARY_FILE,
+) -> tuple[RunState, str | None]:
+    """How a run ended, from its exit code and what happened to it: the one rule of every executor
+    (local children, Slurm tasks). ``finished`` is ``succeeded(...)``: exit 0 and the run's done file
+    (summary.json for the bundled trainer; exit 0 alone for a foreign trainer held to no done file),
+    the proof of success even if a late signal arrived after it was written; exit 0 without it is a
+    failure, never a quiet success."""
+    if code == 0 and finished:
+        return RunState.FINISHED, None
+    if timed_out:
+        return RunState.FAILED, TIMEOUT_REASON
+    if cancelled:
+        return RunState.CANCELLED, cancel_reason
+    if code == 0:
+        return RunState.FAILED, _no_proof_reason(done_file)
+    if code < 0:
+        return RunState.FAILED, f"killed by {_signal_name(-code)}"
+    return RunState.FAILED, f"exit code {code}"
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def decide(
+    task: RunTask,
+    *,
+    rerun_failed: bool,
+    is_alive: Callable[[RunStatus], bool],
+) -> Decision:
+    """One run's decision; the rules are in the module docstring."""
+    status = read_status(task.run_dir)
+    if is_stale(task, status):
+        assert status is not None  # only a recorded run can be stale
+        return Decision(
+            task, False, status.state, "made from another version of its config", status, stale=True
+        )
+    state, _ = effective_state(task.run_dir, status, is_alive)
+    if state is RunState.FINISHED:
+        done = status.done_file if status is not None else SUMMARY_FILE
+        proof = f"{done} exists" if done else "exited 0"
+        return Decision(task, False, RunState.FINISHED, f"finished ({proof})", status)
+    if runlock.is_held(task.run_dir):
+        # whatever its status file says: a live process holds the run (another `sweepgen run`)
+        return Decision(task, False, RunState.SKIPPED, "running: another process holds its lock", status)
+    if state is None or state is RunState.PENDING:
+        return Decision(task, True, RunState.PENDING, "not started yet", status)
+    if state is RunState.RUNNING:
+        assert status is not None  # only a recorded run can be running
+        return Decision(task, False, RunState.SKIPPED, f"still running ({_ids(status)})", status)
+    if state in RETRYABLE:
+        if status is not None and status.state in RETRYABLE and is_alive(status):
+            # e.g. a Slurm job requeued after the run recorded its stop: Slurm will run it again
+            why = f"{state} before, but its job is alive ({_ids(status)})"
+            return Decision(task, False, RunState.SKIPPED, why, status)
+        if rerun_failed:
+            return Decision(task, True, state, f"{state} before; re-running", status)
+        return Decision(task, False, state, f"{state} before; use --rerun-failed to retry", status)
+    raise AssertionError(f"unhandled run state {state!r}")  # every RunState is covered above
+
+
+def plan(
+    tasks: Sequence[RunTask],
+    *,
+    rerun_failed: bool,
+    is_alive: Callable[[RunStatus], bool],
+) -> list[Decision]:
+    return [decide(t, rerun_failed=rerun_failed, is_alive=is_alive) for t in tasks]
+
+
+def _ids(status: RunStatus) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(status.ids.items())) or status.executor
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """Everything `sweepgen run` passes to an executor. Executors reject what they cannot honour
+    (the Slurm executor refuses ``gpus``; the local one refuses ``wait=False``) instead of ignoring it."""
+
+    sweep_dir: Path  # the generated folder holding sweep.lock.json
+    lock: Lock  # the parsed lock, for executor-specific blocks such as resources
+    jobs: int | None = None  # at most this many runs at once (None: executor default)
+    gpus: tuple[str, ...] = ()  # CUDA device ids to pack runs onto
+    per_gpu: int = 1
+    wait: bool | None = None  # follow runs until they end; None: the executor's default (local: always)
+    # how long a stopped run may take to exit (finish its step, save a checkpoint) before it is
+    # killed; None: the executor's default
+    stop_timeout_s: float | None = None
+    env: Mapping[str, str] = field(default_factory=dict)  # extra environment for every run
+
+
+class Executor(ABC):
+    """Starts runs and reports their states; the CLI owns the display and the event loop.
+
+    Protocol, as the CLI drives it::
+
+        ex = make_executor(name, options)      # validates options, raises UserError if unusable
+        ex.start(tasks, planned)               # non-blocking: queues/launches/submits
+        while not ex.done():                   # (only when options.wait)
+            states = ex.poll()                 # advances the queue, persists status files
+            ... show states; sleep ...
+        on KeyboardInterrupt: ex.cancel()      # stops everything it started, marks it cancelled
+
+    ``poll`` returns the current status of every run passed to ``start``, keyed by task name.
+    Executors write ``sweepgen_status.json`` themselves at every state change.
+    """
+
+    name: ClassVar[str]
+    # whether an error in sweepgen itself (not Ctrl-C) must stop the runs: yes for local children,
+    # which would be left unwatched; no for Slurm jobs, which outlive this command by design
+    stop_runs_on_error: ClassVar[bool] = True
+
+    def __init__(self, options: ExecutorOptions) -> None:
+        self.options = options
+        # problems of this invocation that did not stop it (e.g. a status file it could not write):
+        # each names its path; the CLI reports them at the end and exits 2
+        self.faults: list[str] = []
+
+    @abstractmethod
+    def describe(self, tasks: Sequence[RunTask]) -> list[str]:
+        """What ``start`` would do, one line per item, for ``--dry-run``; touches no file."""
+
+    @abstractmethod
+    def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
+        """Begin running ``tasks`` (already planned: every one is to be started). ``planned``: each
+        run's status as the plan saw it; a run whose status differs when the executor gets to start
+        it was taken by another `sweepgen run` meanwhile and is skipped (never started twice)."""
+
+    @abstractmethod
+    def poll(self) -> dict[str, RunStatus]:
+        """Advance and return the state of every started task."""
+
+    @abstractmethod
+    def done(self) -> bool:
+        """True once every started task has reached a terminal state."""
+
+    @abstractmethod
+    def cancel(self) -> None:
+        """Stop every task still queued or running and mark it cancelled; returns when they are.
+        May be graceful (let runs save a checkpoint); the CLI lets a second Ctrl-C interrupt it."""
+
+    def stop(self, names: Sequence[str], reason: str) -> None:
+        """Stop these runs as ``cancel`` stops a run (gracefully first, so the trainer saves a
+        checkpoint), without waiting: ``poll`` reports each as cancelled with ``reason`` once it has
+        ended. A search prunes a trial so."""
+        raise UserError(
+            f"the {self.name} executor cannot stop a single run", hint="run the search with --executor local"
+        )
+
+    def stop_detached(self, task: RunTask, status: RunStatus, reason: str) -> bool:
+        """Stop a run that a `sweepgen run` now gone started (``status`` is its status file) as
+        ``stop`` stops one, without waiting; a search controller that took over its trial prunes it
+        so, and records its end with ``reason`` itself (nothing here follows the run). False when
+        this executor cannot reach it (another executor's run, a process on another machine)."""
+        return False
+
+    def stop_now(self) -> None:
+        """Stop whatever is left at once (the second Ctrl-C), whether or not ``cancel`` ran or was
+        interrupted. Default: ``cancel``, for executors whose cancel is already immediate."""
+        self.cancel()
+
+    @classmethod
+    @abstractmethod
+    def is_alive(cls, status: RunStatus) -> bool:
+        """Whether the process/job a ``running`` status file (written by this executor) names still
+        exists. A classmethod: `plan` and `sweepgen status` ask it without starting anything."""

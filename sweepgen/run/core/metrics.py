@@ -1,0 +1,321 @@
+"""A run's logged metrics, whatever trainer wrote them: metrics.jsonl, metrics.csv, a Hugging Face
+trainer_state.json (its log_history), TensorBoard events.
+
+Each source gives series ``name -> ((step, value), ...)``. A row without an integer step, or a value
+that is not a number, is skipped (a CSV cell left empty at a step that did not evaluate is normal);
+a NaN or infinite value is skipped too but counted (``Series.non_finite``), so a report can say a
+run diverged instead of silently ranking its last finite value; a metric logged at the same step
+twice keeps the last value, as TensorBoard shows it.
+
+The files are read through ``runfiles``: only regular files, bounded in size (a FIFO, a link to
+``/dev/zero`` or a line nested a million deep is a ``RunFileError`` naming the file and the reason).
+
+TensorBoard event files are read with tensorboard's own ``EventAccumulator`` (never a hand-written
+protobuf parser), after every file it would open is checked to be a regular file and a run's event
+files together to hold at most ``runfiles.MAX_EVENTS_BYTES``; tensorboard is an optional extra
+(``sweepgen[track]``) and is imported only when a run has event files. When a metric is in more than
+one source of a run, the first source in ``SOURCES`` order is used and the report names it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import UserError
+from sweepgen.run.core import runfiles
+
+SOURCES = ("metrics.jsonl", "metrics.csv", "trainer_state.json", "tensorboard")
+TRAINER_STATE = "trainer_state.json"
+EVENTS_GLOB = "events.out.tfevents.*"
+TRACK_HINT = "install it with `pip install 'sweepgen[track]'` (or `pip install tensorboard`)"
+
+Points = tuple[tuple[int, float], ...]
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    source: str  # one of SOURCES
+    points: Points  # sorted by step
+    non_finite: int = 0  # NaN or infinite values logged for this metric, left out of ``points``
+
+    @property
+    def final(self) -> tuple[int, float]:
+        return self.points[-1]
+
+    def best(self, mode: str) -> tuple[int, float]:
+        """The best value and the first step it was reached at (max or min)."""
+        pick = max if mode == "max" else min
+        value = pick(v for _, v in self.points)
+        return next(p for p in self.points if p[1] == value)
+
+
+class Sources(dict[str, dict[str, Points]]):
+    """source -> metric -> points, plus how many non-finite values each (source, metric) had."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.non_finite: dict[tuple[str, str], int] = {}
+
+
+def _number(value: object) -> float | None:
+    """A number as a float (NaN and infinities included); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond any float
+            return math.inf
+    if isinstance(value, str) and value.strip():
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _step(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _collect(
+    rows: Sequence[Mapping[str, object]], non_finite: dict[str, int] | None = None
+) -> dict[str, Points]:
+    series: dict[str, dict[int, float]] = {}
+    for row in rows:
+        raw_step = row.get("step")
+        # the common int step and float cells are taken directly, skipping the general parsers
+        # (a report reads 1,000 runs x 1,000 steps); everything else goes through them
+        step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else _step(raw_step)
+        if step is None:
+            continue
+        for key, raw in row.items():
+            if key == "step":
+                continue
+            value = float(raw) if isinstance(raw, float) else _number(raw)
+            if value is None:
+                continue
+            name = str(key)
+            if not math.isfinite(value):
+                if non_finite is not None:
+                    non_finite[name] = non_finite.get(name, 0) + 1
+                continue
+            points = series.get(name)
+            if points is None:
+                points = series[name] = {}
+            points[step] = value
+    return {k: tuple(sorted(v.items())) for k, v in series.items()}
+
+
+def _text(path: Path) -> str | None:
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_LOG_BYTES)
+    return None if raw is None else raw.decode("utf-8", errors="replace")
+
+
+def read_jsonl(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+    lines = (_text(path) or "").splitlines()
+    flat = _flat_rows(lines)
+    if flat is not None:
+        return _collect(flat, non_finite)
+    rows: list[Mapping[str, object]] = []
+    for number, line in enumerate(lines, 1):
+        try:
+            row = runfiles.parse_json(line, path, f"line {number}")
+        except runfiles.RunFileError as err:
+            if "not valid JSON" in err.reason:
+                break  # a line cut by a kill ends the readable log
+            if "is not a number" in err.reason or "too large for a float" in err.reason:
+                row = _lenient(line)  # NaN/Infinity: counted per metric below, not fatal
+            else:
+                raise
+        if isinstance(row, dict):
+            rows.append(row)
+    return _collect(rows, non_finite)
+
+
+def _flat_rows(lines: list[str]) -> list[Mapping[str, object]] | None:
+    """The rows of a log whose every line is one flat JSON object, decoded in one ``json.loads``
+    instead of one per line (a report reads 1,000 runs x 1,000 steps); None for any other log (a
+    cut, blank or non-object line, a nested value), which the line-by-line reading then decides.
+    NaN and Infinity decode to floats here as in its lenient reading, and are counted the same way."""
+    if not lines or not all(lines):
+        return None
+    try:
+        whole: list[Any] = json.loads("[" + ",".join(lines) + "]")
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if len(whole) != len(lines):  # a line holding two values
+        return None
+    for row in whole:
+        if not isinstance(row, dict) or any(isinstance(v, (dict, list)) for v in row.values()):
+            return None
+    return whole
+
+
+def _lenient(line: str) -> object:
+    return json.loads(line)  # depth already checked by parse_json, which refused only the constant
+
+
+def read_csv(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+    text = _text(path)
+    reader = csv.DictReader(io.StringIO(text or "", newline=""))
+    if reader.fieldnames is None or "step" not in reader.fieldnames:
+        raise UserError(
+            f"{path} has no `step` column",
+            hint="a metrics.csv needs a header row with a `step` column, e.g. step,train_loss,eval_acc",
+        )
+    try:
+        rows = [{k: v for k, v in row.items() if k is not None} for row in reader]
+    except csv.Error as err:  # e.g. a field larger than csv's field size limit
+        raise runfiles.RunFileError(path, f"is not readable CSV ({err})") from None
+    return _collect(rows, non_finite)
+
+
+def _trainer_state_file(run_dir: Path) -> Path | None:
+    """The HF Trainer's state: the run directory's own (``trainer.save_state()`` at the end), else
+    the one in its latest ``checkpoint-N`` folder (written at every save)."""
+    own = run_dir / TRAINER_STATE
+    if own.exists() or own.is_symlink():  # anything there is read, or refused with a reason
+        return own
+    checkpoints = []
+    for folder in run_dir.glob("checkpoint-*"):
+        number = _step(folder.name.removeprefix("checkpoint-"))
+        if number is not None and (folder / TRAINER_STATE).exists():
+            checkpoints.append((number, folder / TRAINER_STATE))
+    return max(checkpoints)[1] if checkpoints else None
+
+
+def _read_trainer_state(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+    """The metrics of a Hugging Face ``trainer_state.json``'s ``log_history`` (one row per logging
+    or evaluation step, each with its ``step``; what `trl grpo` and every HF Trainer leave). The HF
+    Trainer writes NaN as NaN: counted per metric, as in metrics.jsonl."""
+    text = _text(path) or ""
+    try:
+        data = runfiles.parse_json(text, path)
+    except runfiles.RunFileError as err:
+        if "is not a number" not in err.reason and "too large for a float" not in err.reason:
+            raise
+        data = _lenient(text)
+    history = data.get("log_history") if isinstance(data, dict) else None
+    if not isinstance(history, list):
+        return {}
+    return _collect([row for row in history if isinstance(row, dict)], non_finite)
+
+
+def _event_dirs(run_dir: Path) -> list[Path]:
+    """Every folder under the run holding TensorBoard event files (transformers writes them to
+    <output_dir>/runs/<date>_<host>/ by default)."""
+    return sorted({p.parent for p in run_dir.rglob(EVENTS_GLOB) if p.is_file()})
+
+
+def _check_event_files(dirs: list[Path]) -> None:
+    """Refuse, before tensorboard opens anything, what its reader would open in ``dirs`` (every file
+    with `tfevents` in its name) when one is not a regular file (a FIFO would block it forever, a
+    link to /dev/zero never end) or all of them together exceed ``runfiles.MAX_EVENTS_BYTES``
+    (tensorboard parses every record, so its time grows with the bytes)."""
+    limit = runfiles.MAX_EVENTS_BYTES
+    total = 0
+    for folder in dirs:
+        for path in sorted(folder.iterdir()):
+            if "tfevents" not in path.name or path.name.endswith(".profile-empty"):
+                continue  # tensorboard's own rule (io_wrapper.IsSummaryEventsFile): never read
+            total += runfiles.regular_size(path)
+            if total > limit:
+                raise runfiles.RunFileError(
+                    path, f"brings the run's TensorBoard event files past {limit:,} bytes ({total:,})"
+                )
+
+
+def read_tensorboard(run_dir: Path) -> dict[str, Points]:
+    dirs = _event_dirs(run_dir)
+    if not dirs:
+        return {}
+    _check_event_files(dirs)
+    try:
+        from tensorboard.backend.event_processing import event_accumulator  # type: ignore[import-untyped]
+    except ImportError:
+        raise UserError(
+            f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT
+        ) from None
+    series: dict[str, dict[int, float]] = {}
+    for folder in dirs:  # every file the reader opens there was checked above
+        # size_guidance 0: keep every scalar (the default samples down to 10,000 per tag)
+        acc = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.SCALARS: 0})
+        acc.Reload()
+        for tag in acc.Tags().get("scalars", []):
+            for event in acc.Scalars(tag):
+                value = _number(event.value)
+                if value is not None:
+                    series.setdefault(tag, {})[int(event.step)] = value
+    return {k: tuple(sorted(v.items())) for k, v in series.items()}
+
+
+def read_all(run_dir: Path, *, tensorboard: bool = True) -> Sources:
+    """source -> metric -> points, for the sources the run has (event files only if asked)."""
+    out = Sources()
+    for name, read in (("metrics.jsonl", read_jsonl), ("metrics.csv", read_csv)):
+        path = run_dir / name
+        if path.exists() or path.is_symlink():  # anything there is read, or refused with a reason
+            counts: dict[str, int] = {}
+            out[name] = read(path, counts)
+            out.non_finite.update(((name, metric), n) for metric, n in counts.items())
+    state = _trainer_state_file(run_dir) if run_dir.is_dir() else None
+    if state is not None:
+        counts = {}
+        out[TRAINER_STATE] = _read_trainer_state(state, counts)
+        out.non_finite.update(((TRAINER_STATE, metric), n) for metric, n in counts.items())
+    tb = read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
+    if tb:
+        out["tensorboard"] = tb
+    return out
+
+
+def find_in_run(
+    run_dir: Path, name: str, *, tensorboard: bool = True
+) -> tuple[dict[str, dict[str, Points]], Series | None]:
+    """The run's sources and the series ``name``; event files are read only when the metric is in
+    neither metrics file (so a report of the bundled trainer's reward never needs tensorboard)."""
+    sources = read_all(run_dir, tensorboard=False)
+    series = find(sources, name)
+    if series is None and tensorboard:
+        sources = read_all(run_dir)
+        series = find(sources, name)
+    return sources, series
+
+
+def find(sources: Mapping[str, Mapping[str, Points]], name: str) -> Series | None:
+    counts = getattr(sources, "non_finite", {})
+    for source in SOURCES:
+        points = sources.get(source, {}).get(name)
+        if points:
+            return Series(name, source, points, counts.get((source, name), 0))
+    return None
+
+
+def non_finite_count(sources: Mapping[str, Mapping[str, Points]], name: str) -> int:
+    """How many NaN or infinite values of ``name`` the run logged, over all its sources."""
+    counts: dict[tuple[str, str], int] = getattr(sources, "non_finite", {})
+    return sum(n for (_, metric), n in counts.items() if metric == name)
+
+
+def names(sources: Mapping[str, Mapping[str, Points]]) -> list[str]:
+    return sorted({n for metrics in sources.values() for n in metrics})

@@ -1,0 +1,35 @@
+"""The one place that maps `--executor NAME` to an executor class (imported lazily, so the local
+executor never pays for submitit). Add an executor by adding a line here."""
+
+from __future__ import annotations
+
+import importlib
+
+from sweepgen.errors import UserError
+from sweepgen.run.core.base import Executor, ExecutorOptions, RunStatus
+
+EXECUTORS: dict[str, str] = {
+    "local": "sweepgen.run.local.executor:LocalExecutor",
+    "slurm": "sweepgen.run.slurm.executor:SlurmExecutor",
+}
+
+
+def _executor_class(name: str) -> type[Executor]:
+    target = EXECUTORS.get(name)
+    if target is None:
+        raise UserError(
+            f"unknown executor {name!r}",
+            hint=f"choose one of: {', '.join(sorted(EXECUTORS))}",
+        )
+    module, attr = target.split(":")
+    executor: type[Executor] = getattr(importlib.import_module(module), attr)
+    return executor
+
+
+def make_executor(name: str, options: ExecutorOptions) -> Executor:
+    return _executor_class(name)(options)
+
+
+def status_is_alive(status: RunStatus) -> bool:
+    """Ask the executor that wrote a ``running`` status whether its process/job still exists."""
+    return _executor_class(status.executor).is_alive(status)

@@ -1,0 +1,52 @@
+"""The sweep folder a run's status file names, found from wherever `report` or `status` runs now.
+
+A status file records the sweep folder (and the config) as `sweepgen run` was given them: relative
+to the folder `run` was started in, the project root (``generated/<sweep>``). Read from another
+folder (``cd runs && sweepgen report <sweep>``) that path names nothing. The run directory itself
+sits under that same root (``runs/<sweep>/<run>``), so the root is the nearest folder above the run
+directory in which the recorded path holds a sweep lock. The caller still checks that the lock
+found describes the run (by its run directory), so a look-alike sweep elsewhere is never taken.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sweepgen.compile.output.lock import LOCK_NAME
+
+
+@dataclass(frozen=True)
+class Origin:
+    root: Path  # the folder `run` was started in: the recorded paths are relative to it
+    sweep_dir: Path  # the sweep folder, as a path that works from here
+
+    def relative(self, path: Path | str) -> str:
+        """``path`` (a run directory as found from here) as the sweep's lock names it: from the root."""
+        return os.path.normpath(os.path.relpath(os.path.abspath(path), os.path.abspath(self.root)))
+
+
+def locate(run_dir: Path, recorded: str) -> Origin | None:
+    """Where the sweep folder ``recorded`` (from ``run_dir``'s status file) is from here: as written
+    (relative to the current folder, or absolute), else under the nearest folder above ``run_dir``
+    that holds it; None when no such folder has its lock."""
+    if (Path(recorded) / LOCK_NAME).is_file():
+        return Origin(Path("."), Path(recorded))
+    if Path(recorded).is_absolute():
+        return None
+    for root in Path(os.path.abspath(run_dir)).parents:
+        if (root / recorded / LOCK_NAME).is_file():
+            return Origin(root, root / recorded)
+    return None
+
+
+def lost_note(recorded: str) -> str:
+    """Why a report of runs whose sweep folder is found nowhere has neither the sweep's lock nor, for
+    a search, its search section, and how to get them."""
+    return (
+        f"the runs' status files name the sweep folder {recorded}, relative to the folder `sweepgen "
+        "run` was started in, and it is found neither from here nor from a folder above the runs: "
+        "without its lock the report has no search section (best so far, pruned trials, best trial) "
+        f"for a search sweep; report the sweep folder itself: `sweepgen report <path to {recorded}>`"
+    )

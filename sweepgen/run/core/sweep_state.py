@@ -1,0 +1,101 @@
+"""How a sweep was started: ``.sweepgen-run.json`` in the generated sweep folder.
+
+`sweepgen run DIR --command "python train.py {config}" --done-file metrics.csv --executor slurm`
+records its command line there, so a later `sweepgen run DIR --rerun-failed` (or any hint sweepgen
+prints) runs the same trainer the same way instead of falling back to the bundled trainer on foreign
+configs. An option given on the command line always wins and is recorded in its turn.
+
+The file sits beside ``sweep.lock.json``; `check` and `render` know its name and never call it an
+orphan (it is run state: add ``**/.sweepgen-run.json`` to .gitignore if you do not want to commit it).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from sweepgen.compile.output.lock import RUN_STATE_NAME
+from sweepgen.errors import Location, UserError
+from sweepgen.run.core.base import write_json_atomic
+
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The options of `sweepgen run` that say how runs are started; None: not given."""
+
+    command: str | None = None
+    shell: bool | None = None
+    done_file: str | None = None
+    executor: str | None = None
+    jobs: int | None = None
+    gpus: str | None = None
+    per_gpu: int | None = None
+    mps: bool | None = None
+    stop_timeout: float | None = None
+
+    def merged_over(self, recorded: RunOptions | None) -> RunOptions:
+        """These options, each one not given taken from ``recorded`` (a changed --command drops the
+        recorded --shell and --done-file: they belonged to the old command)."""
+        if recorded is None:
+            return self
+        if self.command is not None and self.command != recorded.command:
+            recorded = replace(recorded, shell=None, done_file=None)
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name, value in values.items():
+            if value is None:
+                values[name] = getattr(recorded, name)
+        return RunOptions(**values)
+
+    def command_line(self, sweep_dir: Path, *extra: str) -> str:
+        """`sweepgen run DIR ...` with every recorded option spelled out, for a hint to copy."""
+        words = ["sweepgen", "run", sweep_dir.as_posix()]
+        if self.command is not None:
+            words += ["--command", self.command]
+        if self.shell:
+            words.append("--shell")
+        if self.done_file is not None:
+            words += ["--done-file", self.done_file]
+        if self.executor not in (None, "local"):
+            words += ["--executor", str(self.executor)]
+        if self.jobs is not None:
+            words += ["--jobs", str(self.jobs)]
+        if self.gpus is not None:
+            words += ["--gpus", self.gpus]
+        if self.per_gpu not in (None, 1):
+            words += ["--per-gpu", str(self.per_gpu)]
+        if self.mps:
+            words.append("--mps")
+        if self.stop_timeout is not None:
+            words += ["--stop-timeout", f"{self.stop_timeout:g}"]
+        return shlex.join([*words, *extra])
+
+
+def read(sweep_dir: Path) -> RunOptions | None:
+    """The recorded options, or None when the sweep was never run. A damaged file is an error."""
+    path = sweep_dir / RUN_STATE_NAME
+    try:
+        raw = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as err:
+        raise UserError(f"cannot read {path}: {err.strerror or err}", location=Location(str(path))) from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        options: dict[str, Any] = data["options"]
+        known = {f.name: options.get(f.name) for f in fields(RunOptions)}
+        return RunOptions(**known)
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as err:
+        raise UserError(
+            f"{path} is damaged: {type(err).__name__}: {err}",
+            location=Location(str(path)),
+            hint="it is written by `sweepgen run`; delete it and give the run's options again",
+        ) from None
+
+
+def write(sweep_dir: Path, options: RunOptions) -> None:
+    write_json_atomic(sweep_dir / RUN_STATE_NAME, {"version": STATE_VERSION, "options": asdict(options)})

@@ -1,0 +1,31 @@
+"""What every run's command finds in its environment so its runs line up in W&B and TensorBoard,
+whichever trainer it is: the sweep (its generated folder's name) as the W&B group, the run name as
+the W&B name, the varying values as W&B tags, and a TensorBoard run name (``<sweep>/<run>``) a
+trainer can use as its log subfolder. Set for every run by both executors; they replace values the
+shell had.
+"""
+
+from __future__ import annotations
+
+from sweepgen.run.core.base import RunTask
+
+MAX_TAG_CHARS = 64  # W&B refuses longer tags
+
+
+def tracker_env(task: RunTask, sweep: str) -> dict[str, str]:
+    tags = [_tag(path, value) for path, value in sorted(task.values.items())]
+    return {
+        "WANDB_RUN_GROUP": sweep,
+        "WANDB_NAME": task.name,
+        "WANDB_TAGS": ",".join(tags),  # comma-separated, as wandb reads it
+        "TENSORBOARD_RUN_NAME": f"{sweep}/{task.name}",
+        "SWEEPGEN_SWEEP": sweep,
+        "SWEEPGEN_RUN_NAME": task.name,
+        "SWEEPGEN_RUN_DIR": task.run_dir.as_posix(),
+    }
+
+
+def _tag(path: str, value: object) -> str:
+    """``path=value``, short enough for W&B, without the comma that separates tags."""
+    text = f"{path.rsplit('.', 1)[-1]}={value}".replace(",", ";")
+    return text[:MAX_TAG_CHARS]

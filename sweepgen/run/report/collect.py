@@ -1,0 +1,636 @@
+"""Collect a sweep's runs into rows and reward curves (pure), and write them as CSV and PNG.
+
+A run's varying values come from the sweep's lock file (what the spec made vary), found either
+directly (DIR is the generated sweep folder) or through each run's sweepgen_status.json (DIR is a
+runs folder). Runs that no lock describes (trained by hand, lock moved) get their varying values by
+comparing the config.yaml files the trainer wrote, and the report says so.
+
+Reward curves: one line per variant *group*, where a group is the runs that differ only in seed-like
+paths (``seed``, ``training.seed``, ``data_seed``); the line is the mean over the group's seeds at each
+logged step they all share, the band their min..max.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import importlib.util
+import io
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from sweepgen import escape, paths, yamlio
+from sweepgen.compile.output.lock import LOCK_NAME, Lock, LockFile
+from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.run.core import metrics, sweep_origin
+from sweepgen.run.core.base import (
+    METRICS_FILE,
+    STATUS_FILE,
+    SUMMARY_FILE,
+    RunState,
+    RunStatus,
+    effective_state,
+    is_pruned_reason,
+    read_status,
+)
+from sweepgen.run.core.progress import read_summary
+from sweepgen.run.core.runfiles import MAX_LOG_BYTES, RunFileError, read_bytes
+from sweepgen.run.core.tasks import NAMING_PATHS, config_fingerprint, read_lock, run_dir_of
+from sweepgen.run.report.groups import Group
+
+SEED_PATH = re.compile(r"(^|[._])seed$")
+PLOT_HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (no torch), or pass --no-plot"
+SUMMARY_COLUMNS = (
+    "final_reward",
+    "best_reward",
+    "steps",
+    "wall_time_s",
+    "truncated_fraction",  # share of completions cut at max_completion_length (issue 13)
+    "diversity.unique_ratio",
+    "diversity.mean_pairwise_jaccard",
+    "degenerate",
+)
+DEFAULT_CURVE = "reward_mean"  # the bundled trainer's metrics.jsonl, plotted when no --metric is given
+MODES = ("max", "min")
+DIGITS = 3  # significant digits of a number in a legend, unless the spec's sample block says otherwise
+ATS = ("final", "best")
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What a report ranks runs by. ``metric`` None: the bundled trainer's final reward (summary.json)."""
+
+    metric: str | None = None
+    mode: str = "max"  # max | min: which direction is better
+    at: str = "final"  # final: the last logged value; best: the best value over the run
+    # a search sweep's own objective (its metric's last logged value, as the search tells Optuna):
+    # named as the search names it, so the page's header, best-so-far curve and trials table agree
+    searched: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.metric is None:
+            return "final_reward"
+        return self.metric if self.searched else f"{self.at}_{self.metric}"
+
+
+@dataclass(frozen=True)
+class Score:
+    """A run's value of the objective metric, and where it came from."""
+
+    value: float | None = None
+    step: int | None = None  # the step the value was logged at
+    final_step: int | None = None  # the last step the run logged the metric
+    gap: float | None = None  # train_<x> - eval_<x> at ``step``, for an eval_<x> metric
+    source: str | None = None  # metrics.jsonl | metrics.csv | tensorboard
+    missing: str | None = None  # why there is no value
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    name: str
+    run_dir: Path
+    state: RunState
+    values: Mapping[str, Any]  # varying path -> value
+    summary: Mapping[str, Any] | None  # summary.json, for finished runs
+    curve: tuple[tuple[int, float], ...] = ()  # (step, value) of the objective metric (or reward_mean)
+    score: Score = field(default_factory=Score)  # only with a metric objective
+    problems: tuple[str, ...] = ()  # run files that could not be used, and why (runfiles.RunFileError)
+    variant: str = ""  # the lock's variant name (groups are named after it); the run name without a lock
+    diff: Mapping[str, Any] = field(default_factory=dict)  # leaf path -> value where it differs from the base
+    series: Mapping[str, metrics.Points] = field(default_factory=dict)  # every logged metric (first source)
+    pruned: str | None = None  # a search trial's run its pruner stopped: why ("at step 9 (asha)")
+
+    @property
+    def state_word(self) -> str:
+        """``pruned`` for a run its search pruned (stopped on purpose, not a problem), else the state."""
+        return "pruned" if self.pruned is not None else self.state.value
+
+    @property
+    def value(self) -> float | None:
+        """The objective's value: the metric's score, or the bundled trainer's final reward."""
+        if self.score.value is not None or self.score.missing is not None:
+            return self.score.value
+        final = (self.summary or {}).get("final_reward")
+        return float(final) if isinstance(final, (int, float)) and not isinstance(final, bool) else None
+
+
+@dataclass(frozen=True)
+class Report:
+    varying: tuple[str, ...]
+    runs: tuple[RunRecord, ...]
+    out_dir: Path  # where report.csv / report.png go: the runs folder, never the generated folder
+    values_from: str  # "lock" or "config.yaml"
+    objective: Objective = field(default_factory=Objective)
+    sweep: str = ""
+    base: Mapping[str, Any] = field(default_factory=dict)  # the lock's base config, flattened
+    block: Mapping[str, Any] | None = None  # the lock's `report` entry: seed path, tune/test, digits
+
+    @property
+    def digits(self) -> int:
+        return int((self.block or {}).get("digits", DIGITS))
+
+    @property
+    def finished(self) -> list[RunRecord]:
+        return [r for r in self.runs if r.state is RunState.FINISHED]
+
+
+@dataclass(frozen=True)
+class Curve:
+    label: str
+    runs: tuple[str, ...]
+    steps: tuple[int, ...]
+    mean: tuple[float, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+    notes: tuple[str, ...] = field(default=())
+
+
+# -- collecting -----------------------------------------------------------------------------------
+
+
+def collect(directory: Path, objective: Objective | None = None) -> Report:
+    """Read every run of a generated sweep folder or a runs folder."""
+    obj = objective or Objective()
+    if obj.mode not in MODES or obj.at not in ATS:
+        raise UserError(f"unknown objective {obj}", hint=f"--mode {'|'.join(MODES)}, --at {'|'.join(ATS)}")
+    if not directory.is_dir():
+        raise UserError(
+            f"{directory} is not a directory",
+            hint="give a generated sweep folder (with sweep.lock.json) or a runs folder",
+        )
+    if (directory / LOCK_NAME).is_file():
+        lock = read_lock(directory)
+        entries = [_entry(directory, lock, e) for e in lock.files]
+        _refuse_stale([(name, run_dir, fp) for name, run_dir, _, fp in entries])
+        runs = [
+            _record(name, run_dir, values, obj, e.variant, _diff(lock, e))
+            for (name, run_dir, values, _), e in zip(entries, lock.files)
+        ]
+        out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
+        varying: Sequence[str] = tuple(p for p in lock.varying if p not in NAMING_PATHS)
+        return _checked(
+            _from_lock(Report(tuple(varying), tuple(runs), out_dir, "lock", obj), lock), directory
+        )
+    run_dirs = _run_dirs(directory)
+    if not run_dirs:
+        raise UserError(
+            f"no run directories under {directory}",
+            hint="give the folder holding the runs (e.g. runs/<sweep>) or the generated sweep folder",
+        )
+    sweeps: dict[Path, _SweepIndex] = {}  # each sweep's lock read once, however many runs point to it
+    maybe_linked = [_linked_values(d, sweeps) for d in run_dirs]
+    linked = [v for v in maybe_linked if v is not None]
+    if len(linked) == len(maybe_linked):
+        _refuse_stale([(name, d, fp) for d, (name, _, fp, _) in zip(run_dirs, linked)])
+        varying = sorted({path for _, values, _, _ in linked for path in values} - NAMING_PATHS)
+        runs = [
+            _record(name, d, values, obj, entry.variant, _diff(sweeps[Path(sd)].lock, entry))
+            for d, (name, values, _, (sd, entry)) in zip(run_dirs, linked)
+        ]
+        report = Report(tuple(varying), tuple(runs), directory, "lock", obj)
+        if len(sweeps) == 1:  # one sweep's runs: its base, seed path and digits apply
+            report = _from_lock(report, next(iter(sweeps.values())).lock)
+        return _checked(report, directory)
+    configs = [_config_yaml(d) for d in run_dirs]
+    varying, values = varying_values(configs)
+    runs = [_record(d.name, d, v, obj) for d, v in zip(run_dirs, values)]
+    return _checked(Report(tuple(varying), tuple(runs), directory, "config.yaml", obj), directory)
+
+
+def _from_lock(report: Report, lock: Lock) -> Report:
+    return replace(report, sweep=lock.sweep, base=paths.flatten(lock.base), block=lock.report)
+
+
+def _diff(lock: Lock, entry: LockFile) -> dict[str, Any]:
+    """The entry's leaf values that differ from the base (a version-1 lock: its varying values)."""
+    if entry.full_config is not None:
+        diff = lock.values(entry)
+    else:
+        diff = {**paths.flatten(entry.set), **dict.fromkeys(entry.deleted, "(deleted)")}
+    return {p: v for p, v in diff.items() if p not in NAMING_PATHS}
+
+
+def _checked(report: Report, directory: Path) -> Report:
+    if not report.finished:
+        states = [f"{r.name} {r.state}" for r in report.runs]
+        more = f", and {len(states) - 10} more" if len(states) > 10 else ""
+        raise UserError(
+            f"no finished run in {directory} (a run is finished once it exited 0 and left its done "
+            "file: summary.json for the bundled trainer)",
+            hint="run the sweep first: `sweepgen run <generated sweep folder>`; states: "
+            + ", ".join(states[:10])
+            + more,
+        )
+    return report
+
+
+def _status(run_dir: Path, problems: list[str] | None = None) -> RunStatus | None:
+    """The run's status file, or None when it is missing or cannot be used (a FIFO, garbage, a
+    link to a device): then the reason goes to ``problems``, listed with the run, never fatal to
+    the whole report."""
+    try:
+        return read_status(run_dir)
+    except ConfigError as err:
+        if problems is not None:
+            problems.append(f"{STATUS_FILE} {err.reason if isinstance(err, RunFileError) else err.message}")
+        return None
+
+
+def _refuse_stale(runs: Sequence[tuple[str, Path, str]]) -> None:
+    """A run directory started from another version of its config would be reported under the
+    lock's current values: the one silent lie a report must never tell."""
+    stale = []
+    for name, run_dir, fingerprint in runs:
+        status = _status(run_dir)
+        if status and status.config_fingerprint and status.config_fingerprint != fingerprint:
+            stale.append(f"{name} ({run_dir})")
+    if stale:
+        raise UserError(
+            f"{len(stale)} run(s) were made from another version of their config: {', '.join(stale)}",
+            hint="the spec changed since they ran: report them with the spec they ran with (render it "
+            "again from version control), or re-run them into new output_dirs",
+        )
+
+
+def _entry(sweep_dir: Path, lock: Lock, entry: LockFile) -> tuple[str, Path, dict[str, Any], str]:
+    """(run name, run dir, varying values, config fingerprint) of one lock entry: reads its file."""
+    config_path = sweep_dir / entry.path
+    data = read_bytes(config_path, limit=MAX_LOG_BYTES)  # never a FIFO or device: no hang
+    if data is None:
+        raise UserError(
+            f"{config_path} is in the lock but missing",
+            location=Location(str(sweep_dir / LOCK_NAME)),
+            hint="render the spec again with `sweepgen render SPEC`",
+        ) from None
+    run_dir = run_dir_of(config_path, data, lock.config(entry), entry.run_dir)
+    return entry.run_name or entry.variant, run_dir, lock.values(entry), config_fingerprint(config_path, data)
+
+
+def _run_dirs(directory: Path) -> list[Path]:
+    marks = (STATUS_FILE, SUMMARY_FILE, METRICS_FILE, "metrics.csv")
+    found = {p.parent for mark in marks for p in directory.glob(f"*/{mark}")}
+    if any((directory / m).is_file() for m in marks):
+        found.add(directory)  # DIR is itself one run
+    return sorted(found)
+
+
+@dataclass
+class _SweepIndex:
+    """One sweep's lock entries by run directory and by config path, built once per sweep so that
+    finding a run's entry costs the same however many runs the sweep has."""
+
+    sweep_dir: Path
+    lock: Lock
+    by_run_dir: dict[str, int]  # normalised run dir -> entry index
+    by_config: dict[str, int]  # generated config path (posix, as status files name it) -> entry index
+
+    @classmethod
+    def build(cls, sweep_dir: Path) -> _SweepIndex:
+        lock = read_lock(sweep_dir)
+        by_run_dir: dict[str, int] = {}
+        by_config: dict[str, int] = {}
+        for i, entry in enumerate(lock.files):
+            run_dir = entry.run_dir
+            if run_dir is None:  # a lock from before entries recorded it: the file says
+                run_dir = str(_entry(sweep_dir, lock, entry)[1])
+            by_run_dir.setdefault(os.path.normpath(run_dir), i)
+            by_config.setdefault((sweep_dir / entry.path).as_posix(), i)
+        return cls(sweep_dir, lock, by_run_dir, by_config)
+
+    def find(self, run_dirs: Sequence[str], config: str | None) -> LockFile | None:
+        """The first entry (in lock order) whose run dir is one of ``run_dirs`` (spellings of one
+        directory) or whose file is ``config`` (as the status file names it, from the sweep's root)."""
+        hits = [self.by_run_dir.get(os.path.normpath(run_dir)) for run_dir in run_dirs]
+        if config:
+            hits.append(self.by_config.get(config))
+        found = [i for i in hits if i is not None]
+        return self.lock.files[min(found)] if found else None
+
+
+def _linked_values(
+    run_dir: Path, sweeps: dict[Path, _SweepIndex]
+) -> tuple[str, dict[str, Any], str, tuple[str, LockFile]] | None:
+    """(run name, varying values, config fingerprint, (sweep dir, lock entry)) from the lock the
+    run's status points to."""
+    status = _status(run_dir)
+    origin = (
+        None if status is None or not status.sweep_dir else sweep_origin.locate(run_dir, status.sweep_dir)
+    )
+    if status is None or origin is None:
+        return None
+    sweep_dir = origin.sweep_dir
+    if sweep_dir not in sweeps:
+        sweeps[sweep_dir] = _SweepIndex.build(sweep_dir)
+    index = sweeps[sweep_dir]
+    config = None if status.config is None else (origin.root / status.config).as_posix()
+    # the lock names a run dir as the sweep's output_dir wrote it: from the root, or absolute
+    entry = index.find([origin.relative(run_dir), os.path.abspath(run_dir)], config)
+    if entry is None:
+        return None
+    name, _, values, fingerprint = _entry(sweep_dir, index.lock, entry)
+    return name, values, fingerprint, (str(sweep_dir), entry)
+
+
+def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
+    path = run_dir / "config.yaml"
+    raw = read_bytes(path, limit=MAX_LOG_BYTES)  # a FIFO or /dev/zero link: an error, never a hang
+    if raw is None:
+        status = _status(run_dir)
+        recorded = status.sweep_dir if status is not None else None
+        raise UserError(
+            f"{run_dir} has no config.yaml and no sweep lock describes it",
+            location=Location(str(run_dir)),
+            hint="report runs started by `sweepgen run`, or give the generated sweep folder"
+            if recorded is None
+            else sweep_origin.lost_note(recorded),
+        )
+    # the one YAML reader (YAML 1.2, duplicate keys refused, errors with their line), as for configs
+    shown = str(path)
+    data = yamlio.loads(yamlio.decode_utf8(raw, shown), shown, string_keys=False).data
+    return data if isinstance(data, dict) else {}
+
+
+def varying_values(configs: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """Leaf paths whose value differs between the configs (a path missing from some counts as
+    differing), and each config's value at them; NAMING_PATHS left out."""
+    flat = [paths.flatten(dict(c)) for c in configs]
+    leaves = sorted({p for f in flat for p in f} - NAMING_PATHS)
+    missing = object()
+    varying = [p for p in leaves if len({repr(f.get(p, missing)) for f in flat}) > 1]
+    return varying, [{p: f.get(p) for p in varying} for f in flat]
+
+
+def _record(
+    name: str,
+    run_dir: Path,
+    values: Mapping[str, Any],
+    objective: Objective,
+    variant: str | None = None,
+    diff: Mapping[str, Any] | None = None,
+) -> RunRecord:
+    problems: list[str] = []
+    try:
+        summary = read_summary(run_dir)
+    except RunFileError as err:  # listed with the run, never fatal to the whole report
+        summary = None
+        problems.append(f"{SUMMARY_FILE} {err.reason}")
+    status = _status(run_dir, problems)
+    # the rule `run` and `status` use (done file, or exit 0 for a foreign trainer); a report asks no
+    # executor whether a `running` run is alive: it shows what the run last recorded
+    state, _ = effective_state(run_dir, status, lambda _status: True)
+    if state is None:
+        state = RunState.FINISHED if summary is not None else RunState.PENDING
+    # without --metric only the bundled trainer's metrics.jsonl curve is plotted: no event files read
+    metric = objective.metric or DEFAULT_CURVE
+    try:
+        sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
+    except RunFileError as err:
+        sources, series = {}, None
+        problems.append(f"{err.path.name} {err.reason}")
+    bad = metrics.non_finite_count(sources, metric)
+    if bad:
+        problems.append(f"{bad} NaN or infinite value(s) of `{metric}` left out (the run diverged?)")
+    curve = series.points if series is not None else ()
+    score = _score(sources, series, objective) if objective.metric is not None else Score()
+    logged: dict[str, metrics.Points] = {}
+    for source in reversed(metrics.SOURCES):  # the first source in SOURCES order wins, as in find()
+        logged.update(sources.get(source, {}))
+    return RunRecord(
+        name,
+        run_dir,
+        state,
+        dict(values),
+        summary,
+        curve,
+        score,
+        tuple(problems),
+        variant=variant or name,
+        diff=dict(diff or {}),
+        series=logged,
+        pruned=_pruned(state, status),
+    )
+
+
+def _pruned(state: RunState, status: RunStatus | None) -> str | None:
+    """The pruner's words for a search trial's run it stopped, without the leading ``pruned``."""
+    if state is not RunState.CANCELLED or status is None or not is_pruned_reason(status.reason):
+        return None
+    return str(status.reason).removeprefix("pruned").strip()
+
+
+def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective: Objective) -> Score:
+    if series is None:
+        logged = metrics.names(sources)
+        if not sources:
+            why = "no metrics.jsonl, metrics.csv or TensorBoard events"
+        else:
+            close = difflib.get_close_matches(str(objective.metric), logged, n=3)
+            why = f"no `{objective.metric}` logged" + (
+                f" (did you mean {', '.join(close)}?)" if close else ""
+            )
+        return Score(missing=why)
+    step, value = series.final if objective.at == "final" else series.best(objective.mode)
+    gap = None
+    metric = str(objective.metric)
+    if metric.startswith("eval_"):
+        # train-eval gap at the chosen step, from the same source (overfitting shows as a large gap)
+        train = dict(sources.get(series.source, {}).get("train_" + metric.removeprefix("eval_"), ()))
+        if step in train:
+            gap = train[step] - value
+    return Score(value, step, series.final[0], gap, series.source)
+
+
+# -- rows and CSV ---------------------------------------------------------------------------------
+
+
+def rows(report: Report) -> list[dict[str, Any]]:
+    """One row per run: name, state, the varying values, then the summary columns."""
+    out = []
+    if report.objective.metric is not None:
+        return _metric_rows(report)
+    sections = _section_columns(report)
+    for run in report.runs:
+        row: dict[str, Any] = {"run": run.name, "state": run.state_word}
+        row.update({path: run.values.get(path) for path in report.varying})
+        row.update({col: paths.get(run.summary, col, None) for col in SUMMARY_COLUMNS})
+        row.update({col: paths.get(run.summary, col, None) for col in sections})
+        out.append(row)
+    return out
+
+
+def _metric_rows(report: Report) -> list[dict[str, Any]]:
+    """One row per run for a metric objective: the value, the step it was logged at, the last
+    step, the train-eval gap (for eval_<x>), its source, and why a run has no value."""
+    obj = report.objective
+    with_gap = any(r.score.gap is not None for r in report.runs)
+    out = []
+    for run in report.runs:
+        row: dict[str, Any] = {"run": run.name, "state": run.state_word}
+        row.update({path: run.values.get(path) for path in report.varying})
+        row[obj.label] = run.score.value
+        row["at_step"] = run.score.step
+        if with_gap:
+            row["train_eval_gap"] = run.score.gap
+        row["final_step"] = run.score.final_step
+        row["source"] = run.score.source
+        row["note"] = run.score.missing or run.pruned
+        out.append(row)
+    return out
+
+
+def logged_metrics(report: Report) -> list[str]:
+    """The metric names the finished runs logged in metrics.jsonl/metrics.csv, for a hint."""
+    return metrics.names(
+        {
+            f"{r.name}:{k}": v
+            for r in report.finished
+            for k, v in metrics.read_all(r.run_dir, tensorboard=False).items()
+        }
+    )
+
+
+def best_run(report: Report) -> RunRecord | None:
+    """The finished run with the best objective value (metric objectives only)."""
+    scored = [r for r in report.finished if r.score.value is not None]
+    if not scored:
+        return None
+    pick = max if report.objective.mode == "max" else min
+    return pick(scored, key=lambda r: r.score.value or 0.0)
+
+
+# -- summary sections of optional trainer parts (debate, issue 5) ---------------------------------
+# A part that writes a mapping under its name into summary.json gets these columns, only in reports
+# where some run has that section (reports of other sweeps keep their columns).
+SECTION_COLUMNS = {
+    "debate": ("team_accuracy", "reward_solver", "reward_critic", "zero_advantage_groups", "length_tokens"),
+    # gradient routing (issue 4): the final three-mode eval, summary.json's routing.<mode>.<metric>;
+    # a baseline run has only `both`, so its retain_only/forget_only cells stay empty
+    "routing": tuple(
+        f"{mode}.{metric}"
+        for mode in ("both", "retain_only", "forget_only")
+        for metric in ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")
+    ),
+}
+
+
+def _section_columns(report: Report) -> list[str]:
+    present = {
+        name
+        for run in report.runs
+        for name in SECTION_COLUMNS
+        if isinstance((run.summary or {}).get(name), Mapping)
+    }
+    return [f"{name}.{key}" for name, keys in SECTION_COLUMNS.items() if name in present for key in keys]
+
+
+def csv_text(report: Report) -> str:
+    table = rows(report)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(table[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in table:  # no raw NUL or other C0 control in a CSV cell (escape.c0)
+        writer.writerow(
+            {k: "" if v is None else escape.c0(v) if isinstance(v, str) else v for k, v in row.items()}
+        )
+    return buf.getvalue()
+
+
+# -- curves ---------------------------------------------------------------------------------------
+
+
+def is_seed_path(path: str) -> bool:
+    return bool(SEED_PATH.search(path))
+
+
+def curves(report: Report, groups: Sequence[Group] | None = None) -> list[Curve]:
+    """Mean and min..max band over seeds, per group of finished runs: the seed groups given (labelled
+    by their names), or else the runs equal in every non-seed value (labelled by those values, numbers
+    at the report's ``digits`` significant digits)."""
+    by_name = {r.name: r for r in report.finished}
+    labelled: list[tuple[str, list[RunRecord]]] = []
+    if groups is not None:
+        for g in groups:
+            members = [by_name[n] for n in g.members if n in by_name]
+            if members:
+                labelled.append((g.name, members))
+    else:
+        keys = [p for p in report.varying if not is_seed_path(p) and p not in NAMING_PATHS]
+        buckets: dict[tuple[Any, ...], list[RunRecord]] = {}
+        for run in report.finished:
+            buckets.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
+        for members in buckets.values():
+            # a path this group does not have at all (a parameter of another strategy) says nothing
+            label = (
+                ", ".join(
+                    f"{p}={_short(members[0].values[p], report.digits)}"
+                    for p in keys
+                    if members[0].values.get(p) is not None
+                )
+                or "all runs"
+            )
+            labelled.append((label, members))
+    out = []
+    for label, members in labelled:
+        shared = set.intersection(*(set(dict(m.curve)) for m in members))
+        notes: tuple[str, ...] = ()
+        if any(len(m.curve) != len(shared) for m in members):
+            notes = (f"{label}: plotted at the {len(shared)} steps logged by all {len(members)} runs",)
+        steps = sorted(shared)
+        by_run = [dict(m.curve) for m in members]
+        values = [[r[s] for r in by_run] for s in steps]
+        out.append(
+            Curve(
+                label,
+                tuple(m.name for m in members),
+                tuple(steps),
+                tuple(sum(v) / len(v) for v in values),
+                tuple(min(v) for v in values),
+                tuple(max(v) for v in values),
+                notes,
+            )
+        )
+    return out
+
+
+def _short(value: Any, digits: int) -> str:
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+def _matplotlib_missing() -> bool:
+    return importlib.util.find_spec("matplotlib") is None
+
+
+def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) -> bytes:
+    """Curves with their seed bands; the legend outside the axes (a sweep of many groups would
+    cover the curves), the title saying over how many seeds a line is a mean."""
+    if _matplotlib_missing():
+        raise UserError("the curve PNG needs matplotlib, which is not installed", hint=PLOT_HINT)
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: files only
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
+    try:
+        for curve in lines:
+            n = len(curve.runs)
+            (line,) = ax.plot(curve.steps, curve.mean, label=f"{curve.label} (n={n})")
+            if n > 1:
+                ax.fill_between(curve.steps, curve.low, curve.high, color=line.get_color(), alpha=0.2)
+        ax.set_xlabel("step")
+        ax.set_ylabel(ylabel)
+        seeded = any(len(c.runs) > 1 for c in lines)
+        ax.set_title(f"{title}: mean over seeds, band min..max" if seeded else f"{title}: one run per line")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        buf = io.BytesIO()
+        # fixed metadata: the same runs give the same bytes; tight: the legend beside the axes fits
+        fig.savefig(buf, format="png", metadata={"Software": None}, bbox_inches="tight")
+        return buf.getvalue()
+    finally:
+        plt.close(fig)

@@ -1,0 +1,185 @@
+"""The data of the HTML report page (pure): runs, seed-group curves, parameters, importance,
+statistics, as one JSON-able mapping that report_html renders and the page's script draws.
+
+Bounded so 1,000 runs x 1,000 steps stay a page that opens in seconds: curves for at most
+``MAX_CURVE_GROUPS`` groups (the best by the objective; the page says how many are left out), each
+curve thinned to at most ``MAX_POINTS`` evenly spaced logged steps (first and last kept), and at most
+``MAX_METRICS`` metrics to choose from.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from sweepgen.run.report.groups import Group
+from sweepgen.run.report.importance import Importance, Param
+from sweepgen.run.report.stats import MIN_WELCH, Statistics
+
+MAX_CURVE_GROUPS = 30
+MAX_POINTS = 300
+MAX_METRICS = 8
+MAX_PRUNED_CURVES = 100  # a search's pruned runs, one line each: the latest trials' (the page says so)
+
+
+def build(
+    *,
+    title: str,
+    objective: Mapping[str, Any],  # label, mode, metric
+    runs: Sequence[Mapping[str, Any]],  # name, variant, state, values, diff, score, note, series,
+    # and pruned_at: the step a search's pruner stopped the run at (None: not pruned, or not known)
+    groups: Sequence[Group],
+    columns: Sequence[str],
+    base: Mapping[str, Any],  # the base config, flattened to leaf paths
+    curve_metrics: Sequence[str],
+    params: Sequence[Param],
+    importance: Importance | None,
+    importance_csv: str,
+    statistics: Statistics | None,
+    notes: Sequence[str],
+    digits: int,
+    sampled: bool,
+    search: Mapping[str, Any] | None = None,  # report_search.section of a search sweep
+) -> dict[str, Any]:
+    group_of = {run: g.name for g in groups for run in g.members}
+    states = Counter(str(r["state"]) for r in runs)
+    counts = f"{len(runs)} runs: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+    ordered = best_first(groups, {r["name"]: r["score"] for r in runs}, str(objective["mode"]))
+    shown = ordered[:MAX_CURVE_GROUPS]
+    by_name = {r["name"]: r for r in runs}
+    curves = {m: [c for g in shown if (c := _curve(g, by_name, m)) is not None] for m in curve_metrics}
+    curves_note = None
+    if len(ordered) > len(shown):
+        curves_note = (
+            f"curves of the {len(shown)} best groups by {objective['label']} of {len(ordered)} "
+            "(every run is in the table and in parallel coordinates)"
+        )
+    pruned_curves, pruned_note = _pruned_curves(runs, curve_metrics)
+    curves_note = "; ".join(n for n in (curves_note, pruned_note) if n) or None
+    subtitle = f"objective: {objective['label']} ({objective['mode']} is better)"
+    if objective.get("searched"):
+        subtitle += "; the search's metric: each run's last logged value, as the search takes it"
+    all_columns = sorted(set(base) | set(columns) | {p for r in runs for p in r["diff"]})
+    return {
+        "title": title,
+        "subtitle": subtitle,
+        "counts": counts,
+        "objective": dict(objective),
+        "notes": list(notes),
+        "digits": digits,
+        "columns": list(columns),
+        "all_columns": all_columns,
+        "base": dict(base),
+        "runs": [
+            {
+                "name": r["name"],
+                "variant": r["variant"],
+                "group": group_of.get(r["name"], ""),
+                "state": r["state"],
+                "values": dict(r["values"]),
+                "diff": dict(r["diff"]),
+                "score": r["score"],
+                "note": r["note"],
+            }
+            for r in runs
+        ],
+        "curve_metrics": [m for m in curve_metrics if curves[m] or pruned_curves[m]],
+        "curves": curves,
+        "pruned_curves": pruned_curves,
+        "curves_note": curves_note,
+        "params": [asdict(p) for p in params],
+        "has_scores": any(r["score"] is not None and r["state"] == "finished" for r in runs),
+        "importance": None
+        if importance is None
+        else {
+            "method": importance.method,
+            "csv": importance_csv,
+            "rows": [[p, s] for p, s, _, _ in importance.rows],
+        },
+        "scatter": sampled,
+        "stats": None if statistics is None else _stats(statistics),
+        "search": None if search is None else dict(search),
+    }
+
+
+def best_first(groups: Sequence[Group], scores: Mapping[str, float | None], mode: str) -> list[Group]:
+    def key(g: Group) -> float:
+        vals = [s for r in g.members if (s := scores.get(r)) is not None]
+        if not vals:
+            return float("inf")
+        mean = sum(vals) / len(vals)
+        return -mean if mode == "max" else mean
+
+    return sorted(groups, key=key)
+
+
+def _curve(group: Group, runs: Mapping[str, Mapping[str, Any]], metric: str) -> dict[str, Any] | None:
+    series = [dict(s) for r in group.members if (s := runs[r]["series"].get(metric))]
+    if not series:
+        return None
+    steps = _thinned(sorted(set.intersection(*(set(s) for s in series))))
+    values = [[s[step] for s in series] for step in steps]
+    return {
+        "group": group.name,
+        "n": len(series),
+        "steps": steps,
+        "mean": [sum(v) / len(v) for v in values],
+        "low": [min(v) for v in values],
+        "high": [max(v) for v in values],
+    }
+
+
+def _pruned_curves(
+    runs: Sequence[Mapping[str, Any]], metrics: Sequence[str]
+) -> tuple[dict[str, list[dict[str, Any]]], str | None]:
+    """Each pruned run's curve per metric (the latest MAX_PRUNED_CURVES runs), and the note saying
+    how many are left out."""
+    pruned = [r for r in runs if r["state"] == "pruned"]
+    shown = pruned[-MAX_PRUNED_CURVES:]
+    note = None
+    if len(shown) < len(pruned):
+        note = f"curves of the last {len(shown)} pruned runs of {len(pruned)}"
+    return {m: [c for r in shown if (c := _stopped_curve(r, m)) is not None] for m in metrics}, note
+
+
+def _stopped_curve(run: Mapping[str, Any], metric: str) -> dict[str, Any] | None:
+    """A pruned run's own curve, and where its pruner stopped it: the step the pruner decided at
+    when that step was logged, else the run's last logged step (it may log a step or two more
+    before the stop reaches it)."""
+    series = dict(run["series"].get(metric) or ())
+    if not series:
+        return None
+    steps = _thinned(sorted(series))
+    stop = run.get("pruned_at")
+    stop = stop if stop in series else steps[-1]
+    return {
+        "run": run["name"],
+        "steps": steps,
+        "values": [series[s] for s in steps],
+        "stop": [stop, series[stop]],
+    }
+
+
+def _thinned(steps: list[int]) -> list[int]:
+    """At most MAX_POINTS evenly spaced steps, the first and the last kept."""
+    if len(steps) <= MAX_POINTS:
+        return steps
+    last = len(steps) - 1
+    return [steps[round(i * last / (MAX_POINTS - 1))] for i in range(MAX_POINTS)]
+
+
+def _stats(statistics: Statistics) -> dict[str, Any]:
+    method = (
+        f"Interval: 95% percentile bootstrap of the mean ({statistics.resamples:,} resamples, seed "
+        f"{statistics.seed}). Test: Welch's t-test when both groups have at least {MIN_WELCH} runs, "
+        "else an exact permutation test of the difference in means; p-values Holm-corrected across "
+        f"the groups compared with the baseline; verdict at p(Holm) < 0.05 ({statistics.mode} is better)."
+    )
+    return {
+        "method": method,
+        "baseline": statistics.baseline,
+        "groups": [asdict(g) for g in statistics.groups],
+        "comparisons": [asdict(c) for c in statistics.comparisons],
+    }

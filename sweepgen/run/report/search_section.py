@@ -1,0 +1,146 @@
+"""The search part of `report --html` (issue 23), pure: each trial of the study with its state, value,
+parameters and the steps it trained; the best-so-far curve against trial number, cumulative training
+steps and wall time; the best trial and its config diff from the base.
+
+What counts for "best": complete trials only. A pruned trial's value is the last one it reported, at
+the step its pruner stopped it: an early value of a run that did not finish, not a result (for a rising
+metric it is low, for a noisy one it can be lucky). A failed trial has no value. So the best-so-far
+line moves only at complete trials; pruned and failed trials are drawn and listed as what they are.
+It is the rule of ``search_view.SearchView.best`` and of Optuna's ``study.best_trial``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from sweepgen.compile.spec.trials import trial_name
+from sweepgen.run.search.view import SearchView
+
+ENDED = ("complete", "pruned", "failed")
+RULE = (
+    "Best so far: the best {metric} ({mode} is better) among the complete trials up to each point. "
+    "A pruned trial's value (the last it reported, at the step it was stopped) and a failed trial "
+    "never count; they are marked apart."
+)
+
+
+@dataclass(frozen=True)
+class Trial:
+    number: int
+    name: str
+    state: str  # complete | pruned | failed | running | waiting
+    value: float | None  # the told value (complete), the last reported one (pruned), else None
+    params: Mapping[str, Any]
+    reason: str | None  # why it failed or was pruned
+    pruned_at: int | None  # the step its pruner stopped it at (None: it reported no step)
+    steps: int  # training steps its runs logged, summed over repeats; 0 for a point never run
+    ended_s: float | None  # seconds from the first trial's start to this one's end; None while it runs
+
+
+def running_best(values: Sequence[float | None], mode: str) -> list[float | None]:
+    """For each i the best of ``values[: i + 1]`` (``max`` or ``min`` by ``mode``), None before the
+    first value; a None or non-finite value (no result) is skipped."""
+    sign = 1.0 if mode == "max" else -1.0
+    best: float | None = None
+    out: list[float | None] = []
+    for value in values:
+        if value is not None and math.isfinite(value) and (best is None or sign * (value - best) > 0):
+            best = value
+        out.append(best)
+    return out
+
+
+def counted(trial: Trial) -> float | None:
+    """The trial's value as a finished result for "best": complete trials only (see the module)."""
+    return trial.value if trial.state == "complete" else None
+
+
+def trials_of(view: SearchView, steps: Mapping[str, int], repeats: int) -> list[Trial]:
+    """The view's trials; ``steps`` maps a run's variant name (``t0007``, ``t0007_r1``) to the last
+    step it logged."""
+    starts = [r.started for r in view.rows if r.started is not None]
+    first = min(starts) if starts else None
+    out = []
+    for row in view.rows:
+        names = [row.name] + [trial_name(row.number, i) for i in range(repeats)]
+        ended = None
+        if row.state in ENDED and row.ended is not None and first is not None:
+            ended = (row.ended - first).total_seconds()
+        out.append(
+            Trial(
+                row.number,
+                row.name,
+                row.state,
+                row.value,
+                dict(row.params),
+                row.reason,
+                row.steps if row.state == "pruned" and row.steps else None,  # 0: none reported
+                sum(steps.get(n, 0) for n in names),
+                ended,
+            )
+        )
+    return out
+
+
+def curves(trials: Sequence[Trial], mode: str) -> list[dict[str, Any]]:
+    """Best so far along each x the data has: trial number (every trial, as Optuna's optimisation
+    history plots it), then training steps used and wall time (the ended trials in the order they
+    ended; steps count only trials that ended, so a running trial's steps join when it ends)."""
+    by_number = sorted(trials, key=lambda t: t.number)
+    out = [_curve("trial", "trial number", by_number, [t.number for t in by_number], mode)]
+    ended = sorted(
+        (t for t in trials if t.state in ENDED and t.ended_s is not None),
+        key=lambda t: (t.ended_s, t.number),
+    )
+    if any(t.steps for t in ended):
+        used = list(itertools.accumulate(t.steps for t in ended))
+        out.append(_curve("steps", "training steps used by the trials ended so far", ended, used, mode))
+    if ended:
+        times = [t.ended_s for t in ended]
+        out.append(_curve("time", "wall time since the first trial started (s)", ended, times, mode))
+    return out
+
+
+def _curve(key: str, label: str, trials: Sequence[Trial], x: Sequence[Any], mode: str) -> dict[str, Any]:
+    return {
+        "key": key,
+        "label": label,
+        "x": list(x),
+        "best": running_best([counted(t) for t in trials], mode),
+        "trials": [t.name for t in trials],
+    }
+
+
+def section(
+    trials: Sequence[Trial],
+    *,
+    metric: str,
+    mode: str,
+    best: str | None,
+    diff: Sequence[tuple[str, Any, Any]],
+) -> dict[str, Any]:
+    """The page's search section: ``best`` names the best trial, ``diff`` its (path, base value,
+    trial value) differences from the base."""
+    states = {s: sum(t.state == s for t in trials) for s in ("complete", "pruned", "failed", "running")}
+    by_name = {t.name: t for t in trials}
+    return {
+        "metric": metric,
+        "mode": mode,
+        "counts": f"{len(trials)} trials: " + ", ".join(f"{n} {s}" for s, n in states.items() if n),
+        "rule": RULE.format(metric=metric, mode=mode),
+        "params": sorted({p for t in trials for p in t.params}),
+        "trials": [asdict(t) for t in sorted(trials, key=lambda t: t.number)],
+        "curves": curves(trials, mode),
+        "best": None
+        if best is None
+        else {
+            "name": best,
+            "value": by_name[best].value,
+            "params": dict(by_name[best].params),
+            "diff": [list(d) for d in diff],
+        },
+    }

@@ -1,0 +1,365 @@
+"""The search controller: keeps ``parallel`` trials running, with no batch barrier, until the study
+holds exactly ``n`` finished trials (complete, pruned or failed).
+
+Each round, under the controllers' shared lock (``search_owner``): read the study, take over the
+trials a killed controller left running, and ask Optuna for new points while a slot is free; each
+point is rendered through the compile pipeline (``search_trials``) and started through the executor,
+or told as failed with the reason when the gate, a constraint or the schema refuses it. Then, without
+the lock: poll the runs, report each trial's metric at every logged step to the pruner (stopping a
+pruned trial as a cancel stops a run, so its checkpoint is kept), and tell each ended trial its
+final metric (the mean over its ``repeats`` seeds).
+
+Exactly once: a trial number comes from the study and is never reused; a trial is told once, by the
+controller that owns it; a trial whose controller died stays running in the study and is taken over:
+told if its run finished, re-attached if its run still runs (the run's own lock says so), resumed in
+its run directory otherwise. So a killed `run` followed by another reaches exactly ``n``, and two
+`run`s on one search share its study and never start a trial twice. A re-attached run is reported to
+the pruner like any other and, when pruned, stopped through ``Executor.stop_detached`` (its process
+group, or its Slurm job); a pruning decision is in the study before anything is stopped, so a trial
+pruned by a controller that then died is stopped and recorded as pruned, never resumed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from sweepgen.compile.spec import trials as search
+from sweepgen.compile.spec.model import Spec
+from sweepgen.run.core import metrics, runlock
+from sweepgen.run.core.base import (
+    PRUNED_REASON,
+    TERMINAL,
+    Executor,
+    RunState,
+    RunStatus,
+    RunTask,
+    effective_state,
+    is_finished,
+    is_pruned_reason,
+    read_status,
+    utc_now,
+    write_status,
+)
+from sweepgen.run.core.registry import status_is_alive
+from sweepgen.run.search import owner as search_owner
+from sweepgen.run.search import study as search_study
+from sweepgen.run.search.trials import Refused, TrialRenderer, clear_leftovers
+
+OWNER_ATTR = "sweepgen_controller"
+REASON_ATTR = "sweepgen_reason"
+# set when the pruner decides, before any run is stopped: a controller that takes the trial over
+# (its predecessor killed before it saw its runs end) stops what still runs and never resumes it
+PRUNING_ATTR = "sweepgen_pruning"
+
+
+@dataclass
+class _LiveTrial:
+    trial: Any  # optuna.trial.Trial
+    tasks: list[RunTask]
+    started: set[str] = field(default_factory=set)  # runs this controller's executor runs
+    watched: set[str] = field(default_factory=set)  # runs a killed controller started, still running
+    ended: dict[str, RunStatus | None] = field(default_factory=dict)  # run -> how it ended
+    reported: set[int] = field(default_factory=set)
+    pruned: str | None = None  # why its pruner stopped it ("pruned at step 20 (asha)")
+
+    @property
+    def number(self) -> int:
+        return int(self.trial.number)
+
+
+class SearchController:
+    def __init__(
+        self, sweep_dir: Path, spec: Spec, make_executor: Callable[[], Executor], renderer: TrialRenderer
+    ) -> None:
+        self.optuna = search_study.import_optuna()
+        self.sweep_dir = sweep_dir
+        self.spec = spec
+        self.block = search.block(spec)
+        # made at the first start: the Slurm executor places its journal by the runs' folders, and
+        # a search has no run before its first trial
+        self._make_executor = make_executor
+        self.executor: Executor | None = None
+        self.renderer = renderer
+        self.state_dir = search_study.state_dir(sweep_dir)
+        self.study = search_study.open_study(sweep_dir, self.block)
+        self.dists = search_study.distributions(self.block)
+        self.owner = search_owner.Owner(self.state_dir)
+        with search_owner.bookkeeping(self.state_dir):
+            clear_leftovers(sweep_dir)  # a predecessor killed while writing a trial or the lock
+        self.live: dict[int, _LiveTrial] = {}
+        self.events: list[str] = []  # one line per thing that happened, for the CLI to show
+        self.finished = 0  # trials in the study that are complete, pruned or failed
+
+    def close(self) -> None:
+        self.owner.close()
+
+    # -- one round --------------------------------------------------------------------------------
+
+    def step(self) -> bool:
+        """One round; False once this controller has nothing left to run."""
+        with search_owner.bookkeeping(self.state_dir):
+            trials = self.study.get_trials(deepcopy=False)
+            self._take_over(trials)
+            self._ask(trials)
+        statuses = self.executor.poll() if self.executor is not None else {}
+        for live in list(self.live.values()):
+            self._advance(live, statuses)
+        return bool(self.live) or self._work_left()
+
+    def _work_left(self) -> bool:
+        """Trials still to ask, or running trials no live controller owns (to take over)."""
+        trials = self.study.get_trials(deepcopy=False)
+        finished, running = self._counts(trials)
+        if finished + running < self.block.n:
+            return True
+        state = self.optuna.trial.TrialState
+        return any(
+            t.state is state.RUNNING and not self.owner.is_alive(t.user_attrs.get(OWNER_ATTR)) for t in trials
+        )
+
+    def _started_by(self) -> Executor:
+        if self.executor is None:
+            self.executor = self._make_executor()
+        return self.executor
+
+    def _counts(self, trials: list[Any]) -> tuple[int, int]:
+        state = self.optuna.trial.TrialState
+        finished = sum(t.state in (state.COMPLETE, state.PRUNED, state.FAIL) for t in trials)
+        running = sum(t.state is state.RUNNING for t in trials)
+        return finished, running
+
+    def _ask(self, trials: list[Any]) -> None:
+        finished, running = self._counts(trials)
+        self.finished = finished
+        while len(self.live) < self.block.parallel and finished + running < self.block.n:
+            # a sampler seeded by (seed, trial number): a restarted controller does not replay the
+            # points its predecessor already asked, and the same trial number gets the same seed.
+            # The number is read from the study at each ask: counts kept here (finished + running)
+            # repeat a number once a running trial ends between two asks, and two trials got one point
+            self.study.sampler = search_study.sampler(
+                self.block, salt=len(self.study.get_trials(deepcopy=False))
+            )
+            trial = self.study.ask(self.dists)
+            trial.set_user_attr(OWNER_ATTR, self.owner.name)  # claimed before anything can fail
+            running += 1
+            if not self._start(trial, trial.params):
+                finished += 1
+        self.finished = finished
+
+    def _take_over(self, trials: list[Any]) -> None:
+        """Trials left running by a controller that died: told, re-attached or resumed."""
+        state = self.optuna.trial.TrialState
+        for frozen in trials:
+            if len(self.live) >= self.block.parallel:
+                return
+            if frozen.state is not state.RUNNING or frozen.number in self.live:
+                continue
+            if self.owner.is_alive(frozen.user_attrs.get(OWNER_ATTR)):
+                continue
+            trial = self.optuna.trial.Trial(self.study, frozen._trial_id)
+            trial.set_user_attr(OWNER_ATTR, self.owner.name)
+            self.events.append(f"{search.trial_name(frozen.number)}: taken over from a stopped controller")
+            params = frozen.params
+            if set(params) != set(self.dists):
+                # its controller died inside `ask`, between creating the trial and drawing its point
+                # (each param is a journal line of its own): draw the rest as that ask would have
+                self.study.sampler = search_study.sampler(self.block, salt=frozen.number)
+                params = search_study.draw_missing(trial, self.dists)
+            pruning = frozen.user_attrs.get(PRUNING_ATTR)
+            self._start(trial, params, reported=set(frozen.intermediate_values), pruning=pruning)
+
+    def _start(
+        self,
+        trial: Any,
+        params: dict[str, Any],
+        reported: set[int] | None = None,
+        pruning: str | None = None,
+    ) -> bool:
+        """Render the trial and start (or re-attach to) its runs; False when it was refused.
+        ``pruning``: a taken-over trial its pruner had stopped; nothing of it starts again."""
+        name = search.trial_name(trial.number)
+        rendered = self.renderer.render(trial.number, params)
+        if isinstance(rendered, Refused):
+            self._tell_failed(trial, f"refused before it ran: {rendered.reason}")
+            self.events.append(f"{name}: refused ({rendered.reason})")
+            return False
+        live = _LiveTrial(trial, rendered, reported=reported or set(), pruned=pruning)
+        to_start = []
+        for task in rendered:
+            status = _as_it_is(task)
+            if status is not None and (status.state is RunState.FINISHED or _pruned(status)):
+                live.ended[task.name] = status
+            elif _still_running(task):
+                live.watched.add(task.name)  # its trainer outlived a killed controller: wait for it
+                if pruning is not None:
+                    self._stop_detached(live, task)
+            elif pruning is not None:
+                live.ended[task.name] = self._record_pruned(task, status, pruning)
+            else:
+                to_start.append(task)  # new, or resumed in its run directory (its checkpoint)
+        self.live[trial.number] = live
+        if to_start:
+            self._started_by().start(to_start)
+            live.started |= {t.name for t in to_start}
+        self.events.append(f"{name}: started {_shown(params)}")
+        return True
+
+    # -- following a trial --------------------------------------------------------------------
+
+    def _advance(self, live: _LiveTrial, statuses: dict[str, RunStatus]) -> None:
+        for task in live.tasks:
+            if task.name in live.ended:
+                continue
+            if task.name in live.started:
+                status = statuses.get(task.name)
+                if status is not None and status.state in TERMINAL:
+                    live.ended[task.name] = status
+            elif task.name in live.watched and not _still_running(task):
+                live.watched.discard(task.name)
+                status = _as_it_is(task)
+                if status is not None and status.state is RunState.FINISHED:
+                    live.ended[task.name] = status  # (also when it finished before its stop landed)
+                elif live.pruned is not None:  # stopped by _stop_detached: nobody else records it
+                    live.ended[task.name] = self._record_pruned(task, status, live.pruned)
+                else:  # it stopped without finishing: resume it here
+                    self._started_by().start([task])
+                    live.started.add(task.name)
+        if live.pruned is None:
+            self._report(live)
+        if len(live.ended) == len(live.tasks):
+            self._tell(live)
+
+    def _curves(self, live: _LiveTrial) -> list[dict[int, float]]:
+        curves = []
+        for task in live.tasks:
+            _, series = metrics.find_in_run(task.run_dir, self.block.metric, tensorboard=False)
+            curves.append(dict(series.points) if series is not None else {})
+        return curves
+
+    def _report(self, live: _LiveTrial) -> None:
+        """The mean metric at every step all the trial's runs logged, from ``min_steps`` on, then the
+        pruner's decision. Without pruning nothing is reported: each report is a journal write (and
+        an fsync), and no decision would use it."""
+        prune = self.block.prune
+        if prune is None or prune.method == "none":
+            return
+        curves = self._curves(live)
+        # steps before min_steps decide nothing (asha/hyperband rungs and median's warm-up start there)
+        steps = {
+            s for s in set.intersection(*(set(c) for c in curves)) if s >= prune.min_steps
+        } - live.reported
+        for step in sorted(steps):
+            live.trial.report(sum(c[step] for c in curves) / len(curves), step)
+            live.reported.add(step)
+        running = [
+            t for t in live.tasks if t.name not in live.ended and not is_finished(t.run_dir, t.done_file)
+        ]
+        if steps and running and live.trial.should_prune():
+            reason = f"{PRUNED_REASON} {max(live.reported)} ({self._prune_method()})"
+            live.pruned = reason
+            # the decision goes into the study first: a controller killed from here on leaves it
+            # to the one that takes the trial over, which stops the runs and never resumes them
+            live.trial.set_user_attr(PRUNING_ATTR, reason)
+            ours = [t.name for t in live.tasks if t.name in live.started and t.name not in live.ended]
+            if ours:
+                self._started_by().stop(ours, reason)
+            for task in live.tasks:
+                if task.name in live.watched:
+                    self._stop_detached(live, task)  # re-attached: _advance records its end
+                elif task.name not in live.started:
+                    live.ended.setdefault(task.name, None)  # nothing of ours to wait for
+            self.events.append(f"{search.trial_name(live.number)}: {reason}")
+
+    def _stop_detached(self, live: _LiveTrial, task: RunTask) -> None:
+        """Stop a re-attached run (started by a controller that died) as a prune stops ours."""
+        assert live.pruned is not None
+        status = read_status(task.run_dir)
+        if status is not None and self._started_by().stop_detached(task, status, live.pruned):
+            return
+        how = f"the {status.executor} executor's" if status is not None else "an unrecorded"
+        self.events.append(
+            f"{search.trial_name(live.number)}: {task.name} is {how} run and cannot be stopped from "
+            "here; it runs to its end (complete if it finishes, else pruned)"
+        )
+
+    def _record_pruned(self, task: RunTask, status: RunStatus | None, reason: str) -> RunStatus | None:
+        """A pruned trial's run that ended while no controller of ours followed it (it was stopped
+        by a controller that died, or by ``_stop_detached``): nobody else writes its end, so its
+        status file says so here, as the executor would have (cancelled, with the pruning reason)."""
+        if status is None or status.state is RunState.FINISHED:
+            return status
+        pruned = replace(status, state=RunState.CANCELLED, reason=reason, ended=status.ended or utc_now())
+        try:
+            write_status(task.run_dir, pruned)
+        except OSError as err:
+            self.events.append(f"could not record {task.name} as pruned: {err.strerror or err}")
+        return pruned
+
+    def _prune_method(self) -> str:
+        return self.block.prune.method if self.block.prune is not None else "none"
+
+    def _tell(self, live: _LiveTrial) -> None:
+        del self.live[live.number]
+        name = search.trial_name(live.number)
+        state = self.optuna.trial.TrialState
+        ended = [live.ended[t.name] for t in live.tasks]
+        if all(s is not None and s.state is RunState.FINISHED for s in ended):
+            finals = [c[max(c)] for c in self._curves(live) if c]
+            if len(finals) < len(live.tasks):
+                self._tell_failed(live.trial, f"finished without logging `{self.block.metric}`")
+                self.events.append(f"{name}: failed (no `{self.block.metric}` logged)")
+            else:
+                value = sum(finals) / len(finals)
+                self.study.tell(live.trial, value)
+                self.events.append(f"{name}: complete, {self.block.metric} = {value:.6g}")
+        elif live.pruned is not None or any(_pruned(s) for s in ended):
+            reason = live.pruned or next(s.reason for s in ended if _pruned(s) and s is not None)
+            live.trial.set_user_attr(REASON_ATTR, reason)
+            self.study.tell(live.trial, state=state.PRUNED)
+        else:
+            failed = next((s for s in ended if s is not None and s.state is not RunState.FINISHED), None)
+            reason = failed.reason if failed is not None and failed.reason else "a run did not finish"
+            self._tell_failed(live.trial, reason)
+            self.events.append(f"{name}: failed ({reason})")
+        self.finished += 1
+
+    def _tell_failed(self, trial: Any, reason: str) -> None:
+        trial.set_user_attr(REASON_ATTR, reason)
+        self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
+
+    def interrupted(self) -> None:
+        """After the executor stopped every run (Ctrl-C): the trials stay running in the study, so
+        the next `run` takes them over and resumes them; nothing is told."""
+        self.live.clear()
+
+
+def _still_running(task: RunTask) -> bool:
+    """A run started by a controller that is gone, still going: its trainer holds the run's lock,
+    or the executor that started it says its process or job lives (a Slurm job still queued)."""
+    if runlock.is_held(task.run_dir):
+        return True
+    status = read_status(task.run_dir)
+    return status is not None and status.state not in TERMINAL and status_is_alive(status)
+
+
+def _as_it_is(task: RunTask) -> RunStatus | None:
+    """The run's status with the state the proof on disk gives it: a run whose controller was killed
+    still says running in its status file, though its done file says it finished."""
+    status = read_status(task.run_dir)
+    state, reason = effective_state(task.run_dir, status, status_is_alive)
+    if state is None:
+        return None
+    if status is None:
+        return RunStatus(state, "local", reason=reason)
+    return replace(status, state=state, reason=reason)
+
+
+def _pruned(status: RunStatus | None) -> bool:
+    return bool(status and status.state is RunState.CANCELLED and is_pruned_reason(status.reason))
+
+
+def _shown(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v!r}" for k, v in params.items())

@@ -1,0 +1,239 @@
+"""The Optuna study of a search sweep: where it lives, how it is opened, and the spec's sampler,
+pruner and distributions as Optuna objects (Optuna's own; sweepgen writes no sampler).
+
+Storage: Optuna's journal file storage, ``<sweep>/.search/study.journal``. It is an append-only log
+of operations (create trial, set param, report, tell), one JSON line each, replayed on open:
+
+- a killed controller leaves at most a cut last line, which the reader skips and the next writer cuts
+  off (``_heal``); every operation before it is intact, so a SIGKILL never loses a told trial nor
+  corrupts the study;
+- writers append under an ``flock`` (``_FlockLock``), which Linux honours across NFS clients and
+  which dies with its holder (SQLite's own locking over NFS is what breaks SQLite studies on cluster
+  file systems); appends are whole lines, so readers never need the lock;
+- there is no server to run, and ``optuna-dashboard <sweep>/.search/study.journal`` opens it.
+
+Optuna is the optional ``search`` extra, imported only by search sweeps.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.errors import UserError
+
+if TYPE_CHECKING:
+    import optuna
+
+STATE_DIR = ".search"
+JOURNAL = "study.journal"
+STUDY_NAME = "sweepgen"
+HEAL_WINDOW = 1 << 20  # an operation is one JSON line, far shorter than this
+INSTALL_HINT = "install it with `pip install 'sweepgen[search]'`"
+
+
+def state_dir(sweep_dir: Path) -> Path:
+    return sweep_dir / STATE_DIR
+
+
+def journal_path(sweep_dir: Path) -> Path:
+    return state_dir(sweep_dir) / JOURNAL
+
+
+def import_optuna() -> Any:
+    try:
+        import optuna
+    except ImportError:
+        raise UserError("a search sweep needs optuna, which is not installed", hint=INSTALL_HINT) from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # its per-trial INFO lines would drown ours
+    return optuna
+
+
+class _FlockLock:
+    """The journal's writer lock as an ``flock`` on ``study.journal.flock``, in place of Optuna's
+    symlink lock: the kernel (or the NFS server, for the Linux client maps ``flock`` to byte-range
+    locks) releases it when its holder dies, so a controller SIGKILLed while appending leaves no
+    stale lock for the next one to wait out (the symlink lock is only broken after a grace period)."""
+
+    def __init__(self, journal: Path) -> None:
+        self.journal = journal
+        self.path = journal.with_name(journal.name + ".flock")
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            _heal(self.journal)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+
+def _heal(journal: Path) -> None:
+    """Cut a last line that a writer killed mid-append left without its newline: that operation never
+    happened, and the next append must not glue itself to it (Optuna would then refuse the log)."""
+    try:
+        with open(journal, "r+b") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            fh.seek(size - 1)
+            if fh.read(1) == b"\n":
+                return
+            start = max(0, size - HEAL_WINDOW)
+            fh.seek(start)
+            tail = fh.read()
+            cut = tail.rfind(b"\n")
+            fh.truncate(start + cut + 1 if cut >= 0 else start)
+    except FileNotFoundError:
+        return
+
+
+def storage(sweep_dir: Path) -> optuna.storages.JournalStorage:
+    lib = import_optuna()
+    from optuna.storages.journal import JournalFileBackend
+
+    path = journal_path(sweep_dir)
+    os.makedirs(path.parent, exist_ok=True)
+    lock: Any = _FlockLock(path)  # Optuna calls acquire/release only
+    journal = lib.storages.JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
+    return cast("optuna.storages.JournalStorage", journal)
+
+
+def open_study(sweep_dir: Path, search: SearchBlock) -> optuna.Study:
+    """The sweep's study, created on first use; the same study for every later or concurrent `run`."""
+    lib = import_optuna()
+    _check_sampler(search)
+    study = lib.create_study(
+        storage=storage(sweep_dir),
+        study_name=STUDY_NAME,
+        load_if_exists=True,
+        sampler=sampler(search),
+        pruner=pruner(search),
+        direction="maximize" if search.mode == "max" else "minimize",
+    )
+    return cast("optuna.Study", study)
+
+
+def load_study(sweep_dir: Path) -> optuna.Study | None:
+    """The study for reading (status, report), or None before the first trial was asked."""
+    if not journal_path(sweep_dir).is_file():
+        return None
+    lib = import_optuna()
+    return cast("optuna.Study", lib.load_study(study_name=STUDY_NAME, storage=storage(sweep_dir)))
+
+
+SAMPLER_NEEDS = {"cmaes": ("cmaes",), "gp": ("torch", "scipy")}  # what Optuna imports for them
+
+
+def _check_sampler(search: SearchBlock) -> None:
+    """The sampler's own dependencies, said before the first trial (find_spec imports nothing)."""
+    missing = [m for m in SAMPLER_NEEDS.get(search.sampler, ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UserError(
+            f"sampler {search.sampler} needs {', '.join(missing)}, which Optuna imports for it",
+            hint="`pip install 'sweepgen[search]'` brings cmaes; gp needs torch and scipy "
+            "(`pip install 'sweepgen[train]'`), or choose tpe",
+        )
+
+
+def sampler(search: SearchBlock, salt: int = 0) -> optuna.samplers.BaseSampler:
+    """The spec's sampler; ``salt`` (the next trial's number) varies the seed per ask."""
+    lib = import_optuna()
+    samplers = lib.samplers
+    seed = (search.seed * 1_000_003 + salt) % 2**32
+    if search.sampler == "random":
+        return cast("optuna.samplers.BaseSampler", samplers.RandomSampler(seed=seed))
+    if search.sampler == "qmc":
+        # one scrambled sequence for the whole study: the trial number indexes it
+        return cast(
+            "optuna.samplers.BaseSampler",
+            samplers.QMCSampler(seed=search.seed, scramble=True, warn_asynchronous_seeding=False),
+        )
+    if search.sampler == "tpe":
+        # constant_liar: parallel trials still running count as bad guesses, so `parallel`
+        # asks in a row do not all land on the same promising point
+        return cast(
+            "optuna.samplers.BaseSampler", samplers.TPESampler(seed=seed, constant_liar=search.parallel > 1)
+        )
+    if search.sampler == "cmaes":
+        # its search state lives in the study; the seed only draws this generation's point
+        return cast(
+            "optuna.samplers.BaseSampler",
+            samplers.CmaEsSampler(seed=seed, consider_pruned_trials=True, warn_independent_sampling=False),
+        )
+    assert search.sampler == "gp"
+    return cast("optuna.samplers.BaseSampler", samplers.GPSampler(seed=seed, warn_independent_sampling=False))
+
+
+def pruner(search: SearchBlock) -> optuna.pruners.BasePruner:
+    lib = import_optuna()
+    pruners = lib.pruners
+    prune = search.prune
+    if prune is None or prune.method == "none":
+        return cast("optuna.pruners.BasePruner", pruners.NopPruner())
+    if prune.method == "asha":
+        return cast(
+            "optuna.pruners.BasePruner",
+            pruners.SuccessiveHalvingPruner(min_resource=prune.min_steps, reduction_factor=prune.reduction),
+        )
+    if prune.method == "median":
+        # no decision before min_steps, and none before a few trials have shown the median
+        return cast(
+            "optuna.pruners.BasePruner",
+            pruners.MedianPruner(n_startup_trials=search.parallel, n_warmup_steps=prune.min_steps),
+        )
+    assert prune.method == "hyperband"
+    return cast(
+        "optuna.pruners.BasePruner",
+        pruners.HyperbandPruner(min_resource=prune.min_steps, reduction_factor=prune.reduction),
+    )
+
+
+def distributions(search: SearchBlock) -> dict[str, optuna.distributions.BaseDistribution]:
+    """The spec's axes as Optuna distributions, keyed by dotted path."""
+    optuna = import_optuna()
+    dist = optuna.distributions
+    out: dict[str, Any] = {}
+    for key, axis in search.axes.items():
+        if axis.uniform is not None:
+            out[key] = dist.FloatDistribution(float(axis.uniform[0]), float(axis.uniform[1]))
+        elif axis.log_uniform is not None:
+            out[key] = dist.FloatDistribution(
+                float(axis.log_uniform[0]), float(axis.log_uniform[1]), log=True
+            )
+        elif axis.int_uniform is not None:
+            out[key] = dist.IntDistribution(axis.int_uniform[0], axis.int_uniform[1])
+        else:
+            assert axis.choice is not None
+            out[key] = dist.CategoricalDistribution(axis.choice)
+    return out
+
+
+def draw_missing(trial: optuna.trial.Trial, dists: dict[str, Any]) -> dict[str, Any]:
+    """The trial's whole point: the values it holds, and the study's sampler's draw for each axis it
+    lacks (recorded in the study, as ``ask`` records them). Optuna's public ``suggest_*`` return a
+    value the trial already holds without drawing again."""
+    lib = import_optuna()
+    dist = lib.distributions
+    out: dict[str, Any] = {}
+    for key, d in dists.items():
+        if isinstance(d, dist.FloatDistribution):
+            out[key] = trial.suggest_float(key, d.low, d.high, log=d.log, step=d.step)
+        elif isinstance(d, dist.IntDistribution):
+            out[key] = trial.suggest_int(key, d.low, d.high, log=d.log, step=d.step)
+        else:
+            out[key] = trial.suggest_categorical(key, d.choices)
+    return out

@@ -1,0 +1,127 @@
+"""What `run`, `status`, `list` and `report` show of a search: trials by state, the best trial, and
+the best trial's config as a diff from the base (what the search changed, nothing else)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sweepgen import paths
+from sweepgen.compile.output import lock
+from sweepgen.compile.spec import trials as search
+from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.run.core.tasks import NAMING_PATHS
+from sweepgen.run.search import study as search_study
+
+STATE_WORDS = {
+    "COMPLETE": "complete",
+    "PRUNED": "pruned",
+    "FAIL": "failed",
+    "RUNNING": "running",
+    "WAITING": "waiting",
+}
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    number: int
+    name: str
+    state: str  # complete | pruned | failed | running
+    value: float | None  # the told metric (complete), or the last reported one (pruned)
+    params: dict[str, Any]
+    reason: str | None
+    steps: int  # the last step reported to the pruner
+    started: datetime | None = None  # when the trial was asked (Optuna's datetime_start)
+    ended: datetime | None = None  # when it was told (datetime_complete); None while it runs
+
+
+@dataclass
+class SearchView:
+    block: SearchBlock
+    rows: list[TrialRow] = field(default_factory=list)
+    best: TrialRow | None = None
+
+    def count(self, state: str) -> int:
+        return sum(r.state == state for r in self.rows)
+
+    @property
+    def complete(self) -> int:
+        return self.count("complete")
+
+    @property
+    def finished(self) -> int:
+        return sum(r.state in ("complete", "pruned", "failed") for r in self.rows)
+
+    def lines(self) -> list[str]:
+        b = self.block
+        out = [
+            f"search: {self.finished}/{b.n} trials finished ({self.complete} complete, "
+            f"{self.count('pruned')} pruned, {self.count('failed')} failed), "
+            f"{self.count('running')} running; sampler {b.sampler}, "
+            f"pruning {b.prune.method if b.prune else 'none'}"
+        ]
+        if self.best is not None:
+            out.append(
+                f"best: {self.best.name}, {b.metric} = {self.best.value:.6g} ({b.mode}) at "
+                + ", ".join(f"{k}={_num(v)}" for k, v in self.best.params.items())
+            )
+        return out
+
+
+def summarize(study: Any, block: SearchBlock) -> SearchView:
+    view = SearchView(block)
+    for t in study.get_trials(deepcopy=False):
+        state = STATE_WORDS.get(t.state.name, t.state.name.lower())
+        last = max(t.intermediate_values) if t.intermediate_values else 0
+        value = t.value if t.value is not None else (t.intermediate_values.get(last) if last else None)
+        view.rows.append(
+            TrialRow(
+                t.number,
+                search.trial_name(t.number),
+                state,
+                value,
+                dict(t.params),
+                t.user_attrs.get("sweepgen_reason"),
+                last,
+                t.datetime_start,
+                t.datetime_complete,
+            )
+        )
+    complete = [r for r in view.rows if r.state == "complete" and r.value is not None]
+    if complete:
+        pick = max if block.mode == "max" else min
+        view.best = pick(complete, key=lambda r: r.value or 0.0)
+    return view
+
+
+def load(sweep_dir: Path, block: SearchBlock) -> SearchView:
+    """The view of a search sweep's study; empty before its first `run`."""
+    study = search_study.load_study(sweep_dir)
+    return summarize(study, block) if study is not None else SearchView(block)
+
+
+def best_diff(sweep_dir: Path, view: SearchView) -> list[tuple[str, Any, Any]]:
+    """The best trial's config against the base: (path, base value, trial value) where they differ,
+    read from the lock (the best trial's first run when it has repeats). Paths that name or place a
+    run (output_dir, run_name) differ for every trial by construction and are left out."""
+    if view.best is None:
+        return []
+    current = lock.read(str(sweep_dir), str(sweep_dir))
+    if current is None:
+        return []
+    names = {view.best.name, search.trial_name(view.best.number, 0)}
+    entry = next((f for f in current.files if f.variant in names), None)
+    if entry is None:
+        return []
+    config = current.config(entry)
+    return [
+        (p, paths.get(current.base, p), paths.get(config, p))
+        for p in sorted(paths.diff_paths(current.base, config))
+        if p not in NAMING_PATHS
+    ]
+
+
+def _num(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else repr(value)

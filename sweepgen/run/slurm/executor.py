@@ -1,0 +1,668 @@
+"""The Slurm executor: one submitit job array per `sweepgen run`, resources from the lock.
+
+How a submission goes (``start``), and why:
+
+1. The array is submitted *held* (``--hold``). submitit moves each task's pickle into place only
+   after sbatch returns, and sweepgen records the job ids in each run's ``sweepgen_status.json``
+   after that; a held array cannot start before both are done, so no node ever races the client
+   for a status file or a pickle.
+2. Each run's status file gets the job id (``ids.job_id``, e.g. ``123_4``) and the job name; a
+   journal of every array (``<runs root>/.sweepgen_slurm/jobs.json``) keeps the sbatch header and
+   which array index is which run. submitit's own files (sbatch script, pickles, its logs) live
+   next to it, one folder per task. This is what lets `sweepgen status DIR` and `sweepgen cancel
+   DIR` work later, from any shell, with nothing else remembered.
+3. ``scontrol release``. If anything fails between 1 and 3, the held array is cancelled, so a
+   failed submission never leaves jobs behind.
+
+On the node, ``slurm_task.run_on_node`` runs the command and keeps the status file. The client
+(``poll``, `sweepgen status`) asks squeue/sacct and *then* reads the status files, so a run that
+ended has already written its final state; a job that ended without writing one (killed, or it
+never got to start) gets its state from Slurm: CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL....
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shlex
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from sweepgen.compile.output.lock import LOCK_NAME, Lock
+from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.run.core.base import (
+    CANCEL_REASON,
+    LOG_FILE,
+    STATUS_FILE,
+    TERMINAL,
+    TIMEOUT_REASON,
+    Executor,
+    ExecutorOptions,
+    RunState,
+    RunStatus,
+    RunTask,
+    is_finished,
+    read_status,
+    utc_now,
+    write_json_atomic,
+    write_status,
+)
+from sweepgen.run.core.run_view import RunView
+from sweepgen.run.core.tasks import load_sweep
+from sweepgen.run.core.trackers import tracker_env
+from sweepgen.run.slurm import query as slurm_query
+from sweepgen.run.slurm.resources import SlurmResources, resources_from_lock
+from sweepgen.run.slurm.task import NodeTask, run_on_node
+
+SLURM_DIR = ".sweepgen_slurm"  # in the sweep's runs root: submitit's files and the jobs journal
+JOURNAL = "jobs.json"
+POLL_MIN_INTERVAL_S = 2.0  # squeue/sacct at most this often, however fast the display polls
+MAX_FAILED_POLLS = 30  # polls in a row (each already retried with back-off) before --wait gives up
+SUBMIT_LOCK = "submit.lock"  # in SLURM_DIR: one submission of a sweep at a time
+SUBMIT_LOCK_WAIT_S = 600.0
+CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
+_ALIVE_CACHE: dict[
+    str, tuple[float, dict[str, slurm_query.JobInfo]]
+] = {}  # array id -> (when, squeue's view of its tasks)
+
+# what a job that ended without writing its own final state died of
+_SLURM_ENDINGS = {
+    "CANCELLED": (RunState.CANCELLED, CANCEL_REASON),
+    "TIMEOUT": (RunState.FAILED, TIMEOUT_REASON),
+    "OUT_OF_MEMORY": (RunState.FAILED, "out of memory (raise resources.mem, then --rerun-failed)"),
+    "NODE_FAIL": (RunState.FAILED, "the node failed (Slurm NODE_FAIL); retry with --rerun-failed"),
+    "BOOT_FAIL": (RunState.FAILED, "the node failed to boot (Slurm BOOT_FAIL)"),
+    "DEADLINE": (RunState.FAILED, "Slurm DEADLINE reached before the run ended"),
+    "PREEMPTED": (RunState.CANCELLED, "preempted by Slurm; resume with --rerun-failed"),
+}
+# Slurm's verdicts that outrank what the node wrote: it was killed for a reason it could not see
+_SLURM_OVERRIDES = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"})
+
+
+class SlurmExecutor(Executor):
+    name = "slurm"
+    stop_runs_on_error = False  # the jobs run without this command; an error here is no reason to cancel
+
+    def __init__(self, options: ExecutorOptions) -> None:
+        # Slurm runs outlive this command: by default it returns once the array is submitted
+        super().__init__(replace(options, wait=bool(options.wait)))
+        if options.gpus:
+            raise UserError(
+                "--gpus is for the local executor; Slurm allocates GPUs itself",
+                hint="set resources.gpus_per_run in the spec instead",
+            )
+        if options.per_gpu != 1:
+            raise UserError(
+                "--per-gpu is for the local executor", hint="drop --per-gpu with --executor slurm"
+            )
+        if options.jobs is not None and options.jobs < 1:
+            raise UserError("--jobs must be at least 1")
+        self.lock_path = Path(options.sweep_dir) / LOCK_NAME
+        self.resources: SlurmResources = resources_from_lock(options.lock, lock_path=str(self.lock_path))
+        self.job_name = job_name(options.lock, options.sweep_dir)
+        # every run of the sweep, not only those started now: the journal's place must not move
+        # when --only or --rerun-failed narrows a submission (the command is irrelevant here)
+        all_runs = load_sweep(Path(options.sweep_dir), command=("{config}",)).tasks
+        self.root = slurm_root([t.run_dir for t in all_runs])
+        self._tasks: dict[str, RunTask] = {}
+        self._status: dict[str, RunStatus] = {}
+        self._last_poll = float("-inf")
+        self._failed_polls = 0
+        self._stops: dict[str, str] = {}  # run -> why stop() cancelled it: the reason poll records
+
+    # -- the Executor protocol ------------------------------------------------------------------
+
+    def sbatch_header(self, count: int) -> list[str]:
+        """The ``#SBATCH`` lines the array will be submitted with (what --dry-run shows)."""
+        from submitit.slurm.slurm import (
+            _make_sbatch_string,  # pinned submitit: the real header
+        )
+
+        params = self._submitit_parameters(count)
+        text = _make_sbatch_string(
+            command="true", folder=str(self.root / "%j"), map_count=count if count > 1 else None, **params
+        )
+        return [line for line in text.splitlines() if line.startswith("#SBATCH")]
+
+    def describe(self, tasks: Sequence[RunTask]) -> list[str]:
+        lines = [
+            f"slurm executor: {len(tasks)} run(s) as one job array {self.job_name!r}, "
+            f"from {os.getcwd()}; submitit files in {self.root}",
+            "sbatch parameters:",
+        ]
+        lines += [f"  {line}" for line in self.sbatch_header(len(tasks))]
+        lines.append("array tasks:")
+        for index, task in enumerate(tasks):
+            lines.append(f"  [{index}] {task.name}: {' '.join(task.argv)}  > {task.run_dir / LOG_FILE}")
+        return lines
+
+    def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
+        if not tasks:
+            return
+        for tool in ("sbatch", "srun", "scontrol", "squeue", "sacct"):
+            slurm_query.require(tool)
+        for task in tasks:
+            if task.name in self._tasks or task.name in self._status:
+                raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
+        # One submission of this sweep at a time: a second `sweepgen run` waits here, then finds
+        # the runs the first one submitted and submits nothing for them.
+        with _submission_lock(self.root):
+            tasks = self._recheck(tasks, planned)
+            if tasks:
+                self._test_only(len(tasks))
+                self._submit(tasks)
+
+    def _recheck(
+        self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None
+    ) -> list[RunTask]:
+        """The runs still to submit, re-read under the submission lock; the others are recorded as
+        skipped, with why (another submission queued, ran or finished them since the plan)."""
+        keep = []
+        for task in tasks:
+            now = read_status(task.run_dir)
+            why = None
+            if is_finished(task.run_dir):
+                why = "finished meanwhile (by another submission)"
+            elif planned is not None and now != planned.get(task.name):
+                job = f", job {now.ids.get('job_id')}" if now and now.ids.get("job_id") else ""
+                why = (
+                    f"already submitted by another `sweepgen run` (now {now.state if now else 'gone'}{job}); "
+                    "not submitted again"
+                )
+            elif now is not None and now.state not in TERMINAL and self.is_alive(now):
+                why = f"already queued or running in Slurm (job {now.ids.get('job_id')}); not submitted again"
+            if why:
+                self._status[task.name] = RunStatus(RunState.SKIPPED, self.name, reason=why)
+            else:
+                keep.append(task)
+        return keep
+
+    def _test_only(self, count: int) -> None:
+        """``sbatch --test-only`` with the array's real header: Slurm says now whether it could ever
+        run it. A held array would hide this and wait forever (e.g. mem: 100000G)."""
+        from submitit.slurm.slurm import _make_sbatch_string
+
+        script = _make_sbatch_string(
+            command="true",
+            folder=str(self.root / "%j"),
+            map_count=count if count > 1 else None,
+            **self._submitit_parameters(count),
+        )
+        ok, message = slurm_query.test_only(script)
+        if not ok:
+            raise UserError(
+                f"Slurm refuses the job array's resources: {message}",
+                hint="fix the spec's resources block (mem, time, cpus_per_run, gpus_per_run, "
+                "partition) to fit a node (`sinfo -N -l` lists them); nothing was submitted",
+            )
+
+    def _submit(self, tasks: Sequence[RunTask]) -> None:
+        import submitit
+
+        cwd = os.getcwd()
+        submitted, previous_of, node_tasks = self._node_tasks(tasks, cwd)
+        ex = submitit.SlurmExecutor(folder=self.root / "%j", python=shlex.quote(sys.executable))
+        ex.update_parameters(**self._submitit_parameters(len(tasks)))
+        from submitit.core.utils import FailedJobError, FailedSubmissionError
+
+        try:
+            with ex.batch():
+                jobs = [ex.submit(run_on_node, node_task) for node_task in node_tasks]
+        except (FailedJobError, FailedSubmissionError) as err:  # sbatch refused: bad partition, time, account
+            raise UserError(
+                f"sbatch refused the job array: {_first_line(err)}",
+                location=None,
+                hint="check the spec's resources block (partition, time, mem, "
+                "sbatch_extra) against `sinfo -s`; `sweepgen run DIR --executor slurm --dry-run` "
+                "shows the sbatch header",
+            ) from err
+        job_ids = [str(job.job_id) for job in jobs]
+        array_id = job_ids[0].split("_", 1)[0]
+        try:
+            self._record(tasks, submitted, job_ids, array_id, cwd)
+            slurm_query.release(array_id)
+        except BaseException as err:
+            slurm_query.scancel([array_id])  # never leave a held array nobody knows about
+            # none of its runs ever ran: put their status files back as they were, so they are not
+            # taken for cancelled runs (they are pending, and a plain `run` submits them again)
+            restore_failed = []
+            for task in tasks:
+                self._tasks.pop(task.name, None)
+                self._status.pop(task.name, None)
+                try:
+                    _restore_status(task.run_dir, previous_of[task.name])
+                except OSError as restore_err:
+                    restore_failed.append(f"{task.run_dir / STATUS_FILE} ({restore_err.strerror})")
+            if isinstance(err, OSError):  # a full or read-only disk under the status files or journal
+                left = f"; could not restore {', '.join(restore_failed)}" if restore_failed else ""
+                raise UserError(
+                    f"could not write {err.filename or 'the run records'}: {err.strerror or err}; the "
+                    f"held job array {array_id} was cancelled before any run started{left}",
+                    hint="free space or fix the disk, then run the same command again",
+                ) from err
+            if isinstance(err, UserError):
+                raise UserError(
+                    f"the held job array {array_id} could not be released ({err.message}); it was "
+                    "cancelled before any of its runs started, and their status files were restored",
+                    hint="check the controller (`scontrol ping`), then run the same command again",
+                ) from err
+            raise
+
+    def _node_tasks(
+        self, tasks: Sequence[RunTask], cwd: str
+    ) -> tuple[list[RunStatus], dict[str, RunStatus | None], list[NodeTask]]:
+        """Per task: the status it is submitted with, the status it had before (restored if the
+        submission fails) and what the node runs."""
+        submitted: list[RunStatus] = []
+        previous_of: dict[str, RunStatus | None] = {}
+        node_tasks = []
+        for task in tasks:
+            previous = read_status(task.run_dir)
+            previous_of[task.name] = previous
+            status = RunStatus(
+                RunState.RUNNING,
+                self.name,
+                reason="submitted to Slurm",
+                command=list(task.argv),
+                config=task.config_path.as_posix(),
+                sweep_dir=Path(self.options.sweep_dir).as_posix(),
+                attempt=previous.attempt + 1 if previous else 1,
+                ids={"job_name": self.job_name, "submitit_folder": str(self.root)},
+                config_fingerprint=task.fingerprint or None,
+                done_file=task.done_file,
+            )
+            submitted.append(status)
+            node_tasks.append(
+                NodeTask(
+                    name=task.name,
+                    argv=tuple(task.argv),
+                    cwd=cwd,
+                    run_dir=str(task.run_dir),
+                    status=status,
+                    env={
+                        **tracker_env(task, Path(self.options.sweep_dir).name),
+                        **self.options.env,
+                    },
+                )
+            )
+        return submitted, previous_of, node_tasks
+
+    def _record(
+        self,
+        tasks: Sequence[RunTask],
+        submitted: Sequence[RunStatus],
+        job_ids: Sequence[str],
+        array_id: str,
+        cwd: str,
+    ) -> None:
+        for task, status, job_id in zip(tasks, submitted, job_ids):
+            status = replace(status, ids={**status.ids, "job_id": job_id})
+            write_status(task.run_dir, status)
+            self._tasks[task.name] = task
+            self._status[task.name] = replace(status, state=RunState.PENDING)
+        journal_path = self.root / JOURNAL
+        journal = read_journal(journal_path)
+        journal["arrays"].append(
+            {
+                "array_job_id": array_id,
+                "job_name": self.job_name,
+                "submitted": utc_now(),
+                "cwd": cwd,
+                "sweep_dir": Path(self.options.sweep_dir).as_posix(),
+                "runs": {job_id: task.name for job_id, task in zip(job_ids, tasks)},
+                "sbatch": self.sbatch_header(len(tasks)),
+            }
+        )
+        write_json_atomic(journal_path, journal)
+
+    def poll(self) -> dict[str, RunStatus]:
+        now = time.monotonic()
+        if now - self._last_poll >= POLL_MIN_INTERVAL_S and not self.done():
+            self._last_poll = now
+            live = {name: s for name, s in self._status.items() if not _settled(s)}
+            tasks = [self._tasks[name] for name in live]
+            try:
+                views = observe(tasks)
+            except UserError:
+                # Slurm did not answer even after the query's own retries: the jobs are where they
+                # were; keep the last known states and ask again, and give up following (never
+                # cancelling) only after a long outage
+                self._failed_polls += 1
+                if self._failed_polls >= MAX_FAILED_POLLS:
+                    raise
+                return dict(self._status)
+            self._failed_polls = 0
+            for view in views:
+                if view.status is not None:  # (every submitted run has a status file)
+                    self._status[view.task.name] = self._with_stop_reason(view.task, view.status)
+        return dict(self._status)
+
+    def done(self) -> bool:
+        return all(_settled(s) for s in self._status.values())
+
+    def cancel(self) -> None:
+        live = [self._tasks[n] for n, s in self._status.items() if not _settled(s)]
+        for view in cancel_runs(live):
+            assert view.status is not None  # these runs were submitted: each has a status file
+            self._status[view.task.name] = view.status
+
+    def stop(self, names: Sequence[str], reason: str) -> None:
+        """``scancel`` each run's own job (its array task): Slurm sends SIGTERM, so the trainer saves
+        its checkpoint, and SIGKILL after the cluster's KillWait, as for `sweepgen cancel`. Without
+        waiting: ``poll`` reports the run cancelled with ``reason`` once Slurm has ended it (or
+        finished, when it finished before the cancel landed)."""
+        job_ids = []
+        for name in names:
+            status = self._status.get(name)
+            if status is None or _settled(status) or name in self._stops:
+                continue
+            self._stops[name] = reason
+            if status.ids.get("job_id"):
+                job_ids.append(str(status.ids["job_id"]))
+        slurm_query.scancel(job_ids)
+        self._last_poll = float("-inf")  # ask Slurm at the next poll how they ended
+
+    def stop_detached(self, task: RunTask, status: RunStatus, reason: str) -> bool:
+        job_id = status.ids.get("job_id")
+        if status.executor != self.name or not job_id or not self.is_alive(status):
+            return False
+        slurm_query.scancel([str(job_id)])
+        return True
+
+    def _with_stop_reason(self, task: RunTask, status: RunStatus) -> RunStatus:
+        """A run stop() cancelled ends with the node's (or Slurm's) plain "cancelled": record why."""
+        reason = self._stops.get(task.name)
+        if reason is None or status.state is not RunState.CANCELLED or status.reason == reason:
+            return status
+        stopped = replace(status, reason=reason)
+        try:
+            write_status(task.run_dir, stopped)
+        except OSError as err:
+            self.faults.append(f"could not write {task.run_dir / STATUS_FILE}: {err.strerror or err}")
+        return stopped
+
+    @classmethod
+    def is_alive(cls, status: RunStatus) -> bool:
+        job_id = status.ids.get("job_id")
+        if not job_id:
+            return False  # submitted but never recorded: the held array was cancelled
+        # `run` asks this for every run of a sweep: one squeue per array, not one per run
+        array_id = str(job_id).split("_", 1)[0]
+        cached = _ALIVE_CACHE.get(array_id)
+        if cached is None or time.monotonic() - cached[0] > POLL_MIN_INTERVAL_S:
+            cached = (time.monotonic(), slurm_query.squeue([array_id]))
+            _ALIVE_CACHE[array_id] = cached
+        info = cached[1].get(str(job_id))
+        return info is not None and not info.ended and _ours(info, status)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _submitit_parameters(self, count: int) -> dict[str, Any]:
+        r = self.resources
+        params: dict[str, Any] = {
+            "job_name": self.job_name,
+            "time": r.time_min,
+            "cpus_per_task": r.cpus_per_run,
+            "signal_delay_s": r.signal_delay_s,
+            # --jobs caps how many array tasks run at once; without it Slurm alone decides
+            "array_parallelism": self.options.jobs or max(count, 1),
+            "additional_parameters": {"hold": True, **({"mem": r.mem} if r.mem else {})},
+        }
+        if r.partition:
+            params["partition"] = r.partition
+        if r.gpus_per_run:
+            params["gpus_per_node"] = r.gpus_per_run
+        if r.sbatch_extra:
+            # verbatim: sbatch reads #SBATCH lines up to the first command, and these come before it
+            params["setup"] = [f"#SBATCH {line}" for line in r.sbatch_extra]
+        return params
+
+
+def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
+    """Each Slurm run's state: ask Slurm first, *then* read the status files (a job that Slurm says
+    ended has already written its final state, unless it was killed). What can only be learned from
+    Slurm (the job was cancelled, timed out, ran out of memory) is written to the status file."""
+    before = {t.name: read_status(t.run_dir) for t in tasks}
+    ids = [str(s.ids["job_id"]) for s in before.values() if s and s.ids.get("job_id")]
+    jobs, note = slurm_query.query_jobs(ids) if ids else ({}, None)
+    views = []
+    for task in tasks:
+        status = read_status(task.run_dir)
+        job = jobs.get(str(status.ids.get("job_id"))) if status else None
+        if job is not None and not _ours(job, status):
+            job = None  # the id was reused for someone else's job (a recreated cluster)
+        new = reconcile(task, status, job)
+        if persist and new is not None and new is not status and _worth_keeping(status, new):
+            try:
+                write_status(task.run_dir, new)
+            except OSError as err:  # shown all the same; the next status or run learns it again
+                note = f"could not record what Slurm said in {task.run_dir / STATUS_FILE}: {err.strerror}"
+        views.append(RunView(task, _as_slurm_says(new, job), job, note=note))
+    return views
+
+
+def _as_slurm_says(status: RunStatus | None, job: slurm_query.JobInfo | None) -> RunStatus | None:
+    """What `status` shows: a requeued job that Slurm holds PENDING is pending, though its file keeps
+    "running" (so nothing submits it a second time meanwhile)."""
+    if status is None or job is None or status.state is not RunState.RUNNING:
+        return status
+    if job.state == "PENDING" or job.state in slurm_query.REQUEUE_STATES:
+        return replace(status, state=RunState.PENDING)
+    return status
+
+
+def _worth_keeping(old: RunStatus | None, new: RunStatus) -> bool:
+    """Endings only Slurm knows, and a requeue (the file said cancelled; Slurm will run it again)."""
+    requeued = new.ids.get("slurm_state") == "REQUEUED" and (old is None or old.state in TERMINAL)
+    return new.state in TERMINAL or requeued
+
+
+def reconcile(  # noqa: C901, PLR0912 - one branch per (status, Slurm state) case, each unit-tested
+    task: RunTask, status: RunStatus | None, job: slurm_query.JobInfo | None
+) -> RunStatus | None:
+    """The run's state from its status file and Slurm's view of its job; pure, so it is unit-tested.
+    Returns ``status`` itself when nothing needs to be written."""
+    if status is None:
+        return None
+    if is_finished(task.run_dir, status.done_file):
+        if status.state is RunState.FINISHED:
+            return status
+        return replace(status, state=RunState.FINISHED, reason=None, ended=status.ended or utc_now())
+    if status.state is RunState.FINISHED:
+        if status.done_file is None and status.exit_code == 0:
+            return status  # held to exit 0 alone, and the node recorded exit 0
+        # recorded as finished, but the proof is gone
+        return replace(
+            status, state=RunState.FAILED, reason=f"recorded as finished but {status.done_file} is missing"
+        )
+    if status.state in TERMINAL and job is not None and _requeued(job):
+        # the run recorded its stop (SIGTERM looks the same for scancel and requeue), but Slurm holds
+        # the same job to run it again: it is queued, not cancelled, and nothing may submit it twice
+        return replace(
+            status,
+            state=RunState.RUNNING,
+            reason=f"requeued by Slurm; Slurm {job.state}" + (f" ({job.reason})" if job.reason else ""),
+            ended=None,
+            exit_code=None,
+            ids={**status.ids, "slurm_state": "REQUEUED"},
+        )
+    if status.state in TERMINAL:
+        if (
+            job is not None
+            and job.ended
+            and job.state in _SLURM_OVERRIDES
+            and status.ids.get("slurm_state") != job.state
+        ):
+            state, reason = _SLURM_ENDINGS[job.state]
+            return replace(status, state=state, reason=reason, ids={**status.ids, "slurm_state": job.state})
+        return status
+    if job is None:
+        return status  # just submitted (sacct lags) or Slurm forgot it: shown as it is, not guessed
+    if not job.ended:
+        state = RunState.PENDING if job.state == "PENDING" else RunState.RUNNING
+        reason = f"Slurm {job.state}" + (f" ({job.reason})" if job.reason else "")
+        if status.ids.get("slurm_state") == "REQUEUED":
+            reason = f"requeued by Slurm; {reason}"
+        return replace(status, state=state, reason=reason)  # in memory only: the file says "running"
+    if job.state in _SLURM_ENDINGS:
+        state, reason = _SLURM_ENDINGS[job.state]
+    elif job.state == "COMPLETED":
+        state, reason = RunState.FAILED, "the job ended but the run recorded no end"
+    else:
+        state, reason = (
+            RunState.FAILED,
+            (
+                f"Slurm {job.state} (exit {job.exit_code or '?'}) before the run "
+                f"recorded its end; see the submitit log"
+            ),
+        )
+    return replace(
+        status,
+        state=state,
+        reason=reason,
+        ended=status.ended or utc_now(),
+        ids={**status.ids, "slurm_state": job.state},
+    )
+
+
+def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> list[RunView]:
+    """scancel the live jobs of ``tasks``, wait until Slurm has ended them, and return their views
+    (cancelled, or finished if a run beat the cancel). Never waits longer than ``wait_s``."""
+    views = observe(tasks)
+    live = [
+        v
+        for v in views
+        if v.status is not None and v.status.state not in TERMINAL and v.status.ids.get("job_id")
+    ]
+    job_ids = [str(v.status.ids["job_id"]) for v in live if v.status]  # (all have one: mypy)
+    if not job_ids:
+        return views
+    slurm_query.scancel(job_ids)
+    deadline = time.monotonic() + wait_s
+    while True:
+        still = [j for j, info in slurm_query.squeue(job_ids).items() if j in job_ids and not info.ended]
+        if not still or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    if still:
+        raise UserError(
+            f"Slurm has not ended job(s) {', '.join(still)} {wait_s:.0f} s after scancel",
+            hint="check `squeue` and the node; the status files were left as they were",
+        )
+    out = []
+    for view in observe(tasks):
+        status = view.status
+        if status is not None and status.state not in TERMINAL and str(status.ids.get("job_id")) in job_ids:
+            # Slurm has ended it and sacct has not caught up yet: it is cancelled, we just did it
+            status = replace(
+                status,
+                state=RunState.CANCELLED,
+                reason=CANCEL_REASON,
+                ended=utc_now(),
+                ids={**status.ids, "slurm_state": "CANCELLED"},
+            )
+            write_status(view.task.run_dir, status)
+        out.append(RunView(view.task, status, view.job))
+    return out
+
+
+def submitit_log(status: RunStatus, stream: str = "err") -> Path | None:
+    """submitit's own log of the job (the wrapper's output: import errors, Slurm's messages)."""
+    folder, job_id = status.ids.get("submitit_folder"), status.ids.get("job_id")
+    if not folder or not job_id:
+        return None
+    return Path(str(folder)) / str(job_id) / f"{job_id}_0_log.{stream}"
+
+
+def slurm_root(run_dirs: Sequence[Path]) -> Path:
+    """``<runs root>/.sweepgen_slurm``: the runs root is the common parent of every run directory
+    of the sweep (all of them, so it is the same whichever runs one submission starts)."""
+    parents = [os.path.abspath(os.path.dirname(os.path.normpath(str(d))) or ".") for d in run_dirs]
+    if not parents:
+        raise UserError("the sweep has no runs", hint="render the spec again")
+    return Path(os.path.commonpath(parents)) / SLURM_DIR
+
+
+def job_name(lock: Lock, sweep_dir: Path | str) -> str:
+    sweep = lock.sweep or Path(sweep_dir).name
+    return "sweepgen-" + re.sub(r"[^A-Za-z0-9._-]", "_", sweep)
+
+
+def read_journal(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"arrays": []}
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"the Slurm jobs journal is not valid JSON: {err.msg}",
+            location=Location(str(path), err.lineno, err.colno),
+            hint="sweepgen writes it atomically; move the broken file away",
+        ) from err
+    if not isinstance(data, dict) or not isinstance(data.get("arrays"), list):
+        return {"arrays": []}
+    return data
+
+
+def _ours(job: slurm_query.JobInfo, status: RunStatus | None) -> bool:
+    expected = status.ids.get("job_name") if status else None
+    return not expected or not job.name or job.name == expected
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if "error" in ln.lower():
+            return ln.strip()
+    return lines[0] if lines else type(err).__name__
+
+
+def _settled(status: RunStatus) -> bool:
+    """Nothing more will happen to it in this invocation: it ended, or it was never submitted."""
+    return status.state in TERMINAL or status.state is RunState.SKIPPED
+
+
+@contextlib.contextmanager
+def _submission_lock(root: Path) -> Iterator[None]:
+    """The sweep's submission lock (an flock on ``<runs root>/.sweepgen_slurm/submit.lock``), held
+    while a submission re-reads its runs, submits and records the job ids."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / SUBMIT_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    try:
+        deadline = time.monotonic() + SUBMIT_LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise UserError(
+                        f"another `sweepgen run` has been submitting this sweep for "
+                        f"{SUBMIT_LOCK_WAIT_S:.0f} s ({root / SUBMIT_LOCK} is locked)",
+                        hint="wait for it to finish, then run this command again",
+                    ) from None
+                time.sleep(0.2)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _restore_status(run_dir: Path, previous: RunStatus | None) -> None:
+    if previous is None:
+        (run_dir / STATUS_FILE).unlink(missing_ok=True)
+    else:
+        write_status(run_dir, previous)
+
+
+def _requeued(job: slurm_query.JobInfo) -> bool:
+    """Slurm holds the job to run it again. PENDING counts only from squeue, which is current: sacct
+    lists an array task that has already run as PENDING until it catches up."""
+    return job.state in slurm_query.REQUEUE_STATES or (job.state == "PENDING" and job.source == "squeue")

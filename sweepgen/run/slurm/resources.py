@@ -1,0 +1,250 @@
+"""The spec's ``resources:`` block, read from the lock and turned into sbatch parameters.
+
+Pure: no Slurm needed, so ``--dry-run`` and the unit tests work anywhere. Everything is checked
+here, before anything is submitted, because a typo in a resource request otherwise surfaces as a
+job that sits pending forever or dies after hours in the queue.
+
+What is accepted (all keys optional except ``time``)::
+
+    resources:
+      partition: gpu            # sbatch --partition; absent: the cluster's default partition
+      gpus_per_run: 1           # --gpus-per-node (one run = one task on one node); 0 or absent: none
+      cpus_per_run: 8           # --cpus-per-task; absent: 1
+      mem: 64G                  # --mem, Slurm syntax (a number with an optional K/M/G/T suffix)
+      time: "04:00:00"          # --time: minutes, or Slurm's [days-]hours:minutes:seconds forms
+      sbatch_extra:             # verbatim #SBATCH lines, e.g. ["--account=rl", "--qos=high"]
+        - --account=rl
+
+``time`` is required: submitit would otherwise silently request 5 minutes, and every real run
+would be killed by a limit nobody wrote down.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sweepgen.compile.output.lock import Lock
+from sweepgen.errors import ConfigError, Location
+
+KNOWN_KEYS = ("partition", "gpus_per_run", "cpus_per_run", "mem", "time", "sbatch_extra")
+_MEM = re.compile(r"^[1-9][0-9]*[KMGT]?$")
+_FLAG = re.compile(r"^--[a-z][a-z0-9-]*(=.*)?$")
+
+# sbatch options sweepgen sets itself: asking for them through sbatch_extra would silently fight
+# with what sweepgen writes (or break how it finds logs and job ids), so they are refused.
+MANAGED_FLAGS = {
+    "--partition": "resources.partition",
+    "--time": "resources.time",
+    "--mem": "resources.mem",
+    "--cpus-per-task": "resources.cpus_per_run",
+    "--gpus-per-node": "resources.gpus_per_run",
+    "--gpus": "resources.gpus_per_run",
+    "--gres": "resources.gpus_per_run",
+    "--array": None,
+    "--output": None,
+    "--error": None,
+    "--job-name": None,
+    "--signal": None,
+    "--open-mode": None,
+    "--hold": None,
+    "--nodes": None,
+    "--ntasks": None,
+    "--ntasks-per-node": None,
+    "--wckey": None,
+    "--wrap": None,
+}
+
+
+@dataclass(frozen=True)
+class SlurmResources:
+    time_min: int  # the time limit in whole minutes (what submitit and sbatch take)
+    partition: str | None = None
+    gpus_per_run: int = 0
+    cpus_per_run: int = 1
+    mem: str | None = None
+    sbatch_extra: tuple[str, ...] = ()  # "--flag=value" strings, written verbatim
+
+    @property
+    def signal_delay_s(self) -> int:
+        """How long before the time limit the run is told to stop (SIGUSR2, forwarded as SIGTERM)
+        so the trainer can save a checkpoint: 90 s, or a tenth of a short limit (at least 10 s)."""
+        return min(90, max(10, self.time_min * 6))
+
+
+def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
+    """Read and check the lock's top-level ``resources``; every problem names the key and the fix."""
+    raw = lock.resources
+    if raw is None:
+        raise ConfigError(
+            "the Slurm executor needs a `resources:` block (at least `time`)",
+            location=_loc(lock_path),
+            key="resources",
+            hint='add e.g. `resources: {time: "02:00:00", cpus_per_run: 4}` to the spec and render again',
+        )
+    if not isinstance(raw, Mapping):
+        raise _bad("resources", "must be a mapping", lock_path, "e.g. resources: {time: 60}")
+    raw = {k: v for k, v in raw.items() if v is not None}  # the lock writes unset keys as null
+    unknown = sorted(set(raw) - set(KNOWN_KEYS))
+    if unknown:
+        raise _bad(
+            f"resources.{unknown[0]}",
+            "is not a known resource",
+            lock_path,
+            f"known: {', '.join(KNOWN_KEYS)}; other sbatch options go in resources.sbatch_extra",
+        )
+    if raw.get("time") is None:
+        raise _bad(
+            "resources.time",
+            "is required for Slurm",
+            lock_path,
+            'give the time limit of one run, e.g. time: "04:00:00" (submitit would default to 5 minutes)',
+        )
+    time_min = parse_time(raw["time"], key="resources.time", lock_path=lock_path)
+    partition = raw.get("partition")
+    if partition is not None and (
+        not isinstance(partition, str) or not partition.strip() or any(c.isspace() for c in partition)
+    ):
+        raise _bad(
+            "resources.partition",
+            f"must be a partition name, got {partition!r}",
+            lock_path,
+            "see `sinfo -s` for the partitions of your cluster",
+        )
+    gpus = _count(raw.get("gpus_per_run", 0), "resources.gpus_per_run", lock_path, minimum=0)
+    cpus = _count(raw.get("cpus_per_run", 1), "resources.cpus_per_run", lock_path, minimum=1)
+    mem = raw.get("mem")
+    if mem is not None:
+        mem = str(mem) if isinstance(mem, int) and not isinstance(mem, bool) else mem
+        if not isinstance(mem, str) or not _MEM.match(mem):
+            raise _bad(
+                "resources.mem",
+                f"{raw.get('mem')!r} is not a Slurm memory size",
+                lock_path,
+                "write a number with an optional K/M/G/T suffix, e.g. 64G (a bare number is MB)",
+            )
+    extra = _extra(raw.get("sbatch_extra"), lock_path)
+    return SlurmResources(
+        time_min=time_min,
+        partition=partition,
+        gpus_per_run=gpus,
+        cpus_per_run=cpus,
+        mem=mem,
+        sbatch_extra=extra,
+    )
+
+
+def parse_time(value: Any, *, key: str = "time", lock_path: str = "") -> int:
+    """Slurm's time formats to whole minutes (seconds round up, so a limit is never shortened):
+    ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; an int is minutes."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise _bad(
+            key,
+            f"must be minutes or a Slurm time string, got {value!r}",
+            lock_path,
+            'e.g. 90 or "01:30:00" or "1-00:00:00"',
+        )
+    minutes: int | None
+    if isinstance(value, int):
+        minutes = value
+    else:
+        minutes = _parse_time_str(value.strip())
+        if minutes is None:
+            raise _bad(
+                key,
+                f"{value!r} is not a Slurm time",
+                lock_path,
+                'use minutes, "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM" or "D-HH:MM:SS"',
+            )
+    if minutes < 1:
+        raise _bad(key, f"{value!r} is shorter than one minute", lock_path, "Slurm limits are whole minutes")
+    return minutes
+
+
+def _parse_time_str(text: str) -> int | None:
+    days, clock = 0, text
+    if "-" in text:
+        day_part, clock = text.split("-", 1)
+        if not day_part.isdigit():
+            return None
+        days = int(day_part)
+    parts = clock.split(":")
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+        return None
+    nums = [int(p) for p in parts]
+    if days or "-" in text:  # D-H, D-H:M, D-H:M:S
+        hours, minutes, seconds = (nums + [0, 0])[:3]
+    elif len(nums) == 3:  # H:M:S
+        hours, minutes, seconds = nums
+    else:  # M or M:S
+        hours, minutes, seconds = 0, nums[0], (nums[1] if len(nums) == 2 else 0)
+    if seconds > 59 or (len(nums) == 3 or "-" in text) and minutes > 59:
+        return None
+    return days * 24 * 60 + hours * 60 + minutes + math.ceil(seconds / 60)
+
+
+def _count(value: Any, key: str, lock_path: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _bad(
+            key,
+            f"must be a whole number ≥ {minimum}, got {value!r}",
+            lock_path,
+            f"e.g. {key.split('.')[-1]}: {max(minimum, 1)}",
+        )
+    return value
+
+
+def _extra(value: Any, lock_path: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, Mapping):  # {account: rl} is accepted as ["--account=rl"]
+        items = []
+        for k, v in value.items():
+            flag = "--" + str(k).lstrip("-").replace("_", "-")
+            items.append(flag if v is True else f"{flag}={v}")
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        raise _bad(
+            "resources.sbatch_extra",
+            "must be a list of sbatch options",
+            lock_path,
+            'e.g. sbatch_extra: ["--account=rl", "--qos=high"]',
+        )
+    out = []
+    for i, item in enumerate(items):
+        key = f"resources.sbatch_extra[{i}]"
+        if not isinstance(item, str) or not _FLAG.match(item) or "\n" in item:
+            raise _bad(
+                key,
+                f"{item!r} is not a long sbatch option",
+                lock_path,
+                'write it as sbatch takes it in a #SBATCH line, e.g. "--account=rl"',
+            )
+        flag = item.split("=", 1)[0]
+        if flag in MANAGED_FLAGS:
+            where = MANAGED_FLAGS[flag]
+            raise _bad(
+                key,
+                f"{flag} is set by sweepgen",
+                lock_path,
+                f"use {where} instead" if where else "sweepgen manages this option for every run",
+            )
+        out.append(item)
+    return tuple(out)
+
+
+def _loc(lock_path: str) -> Location | None:
+    return Location(lock_path) if lock_path else None
+
+
+def _bad(key: str, message: str, lock_path: str, hint: str) -> ConfigError:
+    return ConfigError(
+        f"{key.split('.')[-1]} {message}",
+        location=_loc(lock_path),
+        key=key,
+        hint=hint + " (in the spec's resources block; render again after fixing)",
+    )

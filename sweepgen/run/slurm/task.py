@@ -1,0 +1,207 @@
+"""What one Slurm array task runs on the compute node: the run's command, with its status kept.
+
+submitit pickles ``run_on_node`` with a ``NodeTask`` and calls it inside the allocation. It is the
+node-side twin of the local executor's child handling: it appends the run's output to ``run.log``,
+writes ``sweepgen_status.json`` when the run starts and when it ends, and turns Slurm's signals
+into states a user can act on:
+
+- SIGUSR2 arrives ``signal_delay_s`` before the time limit (sbatch ``--signal``). The run is sent
+  SIGTERM (so the trainer can save a checkpoint) and is recorded as timed out. submitit's own
+  handler would instead raise inside the wait and leave an "UncompletedJobError" in its pickle,
+  which says nothing about the run.
+- SIGTERM comes from ``scancel`` (``sweepgen cancel``). Slurm signals every process of the job, the
+  run included; this records the run as cancelled before Slurm's SIGKILL (KillWait) arrives.
+
+The exit status is the run's, so ``sacct`` agrees with the status file: a failed run is FAILED in
+Slurm too, never a COMPLETED job that hides a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+from sweepgen.errors import SweepgenError
+from sweepgen.run.core import runlock
+from sweepgen.run.core.base import (
+    LOG_FILE,
+    RunState,
+    RunStatus,
+    read_status,
+    run_outcome,
+    succeeded,
+    this_host,
+    utc_now,
+    write_status,
+)
+from sweepgen.run.core.progress import ATTEMPT_MARK
+
+
+@dataclass(frozen=True)
+class NodeTask:
+    """Everything the node needs, as plain data (it travels in submitit's pickle)."""
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: str  # absolute: where `sweepgen run` was called; the run's paths are relative to it
+    run_dir: str  # relative to cwd (or absolute), as in the config's output_dir
+    status: RunStatus  # the "submitted" status the client wrote; the node continues it
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _slurm_ids() -> dict[str, object]:
+    """This job's ids, from the environment Slurm gives every job (array task or single job)."""
+    env = os.environ
+    array_id, index = env.get("SLURM_ARRAY_JOB_ID"), env.get("SLURM_ARRAY_TASK_ID")
+    ids: dict[str, object] = {"host": this_host(), "slurm_job": env.get("SLURM_JOB_ID")}
+    ids["job_id"] = f"{array_id}_{index}" if array_id and index else env.get("SLURM_JOB_ID")
+    return ids
+
+
+class _Stops:
+    """Slurm's signals to the job, as flags, each passed on to the run's process group as it came:
+    SIGUSR2 ``signal_delay_s`` before the time limit (a timeout), SIGTERM from scancel (a cancel).
+    The run has its own session (so its leftovers can be ended), so Slurm's signal to this task's
+    group would not reach it otherwise."""
+
+    def __init__(self) -> None:
+        self.timeout = False
+        self.cancel = False
+        self.child: subprocess.Popen[bytes] | None = None
+
+    def install(self) -> None:
+        # installed before the child exists so a signal during start-up is not lost
+        signal.signal(signal.SIGUSR2, self._handler("timeout"))
+        signal.signal(signal.SIGTERM, self._handler("cancel"))
+
+    def _handler(self, kind: str) -> Callable[[int, FrameType | None], None]:
+        def handler(signum: int, frame: FrameType | None) -> None:
+            setattr(self, kind, True)
+            if self.child is not None and self.child.poll() is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.child.pid, signum)
+
+        return handler
+
+
+def run_on_node(task: NodeTask) -> str:
+    """Run ``task`` to the end; return the final state, or exit non-zero if the run did not finish."""
+    os.chdir(task.cwd)
+    run_dir = Path(task.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
+    stops = _Stops()
+    stops.install()
+    ids = {**task.status.ids, **_slurm_ids()}
+    status = replace(
+        task.status,
+        attempt=_attempt(run_dir, task.status, ids),
+        state=RunState.RUNNING,
+        started=utc_now(),
+        ended=None,
+        reason=None,
+        exit_code=None,
+        ids=ids,
+    )
+    write_status(run_dir, status)
+    with open(run_dir / LOG_FILE, "ab") as log:  # append: earlier attempts are evidence
+        log.write(
+            f"{ATTEMPT_MARK} {status.attempt} at {status.started} on {ids['host']} "
+            f"(Slurm job {ids['job_id']}): {' '.join(task.argv)} ===\n".encode()
+        )
+        log.flush()
+        stops.child = _start_or_exit(task, log, run_dir, status)
+        code = stops.child.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # what the run left behind
+            os.killpg(stops.child.pid, signal.SIGKILL)
+    return _finish(run_dir, status, code, stops)
+
+
+def _lock_or_exit(run_dir: Path) -> int:
+    """The run's lock (runlock.py), held by this task (the run's supervisor) and never handed to the
+    run's processes: a second job for the same directory never runs it twice, and a process the
+    trainer leaves behind cannot hold a finished run."""
+    lock_fd = runlock.acquire(run_dir)
+    if lock_fd is None:
+        print(
+            f"sweepgen: {run_dir} is locked by another process running this run; not starting it "
+            "twice (its status file is left to that process)",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(3)
+    return lock_fd
+
+
+def _start_or_exit(
+    task: NodeTask, log: IO[bytes], run_dir: Path, status: RunStatus
+) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    env.update(task.env)
+    env["PYTHONUNBUFFERED"] = "1"  # so run.log and `sweepgen status` follow the run as it goes
+    try:
+        return subprocess.Popen(
+            list(task.argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # its own group: ended as a whole when it exits
+        )
+    except OSError as err:
+        log.write(f"sweepgen: could not start the run: {err}\n".encode())
+        write_status(
+            run_dir,
+            replace(
+                status,
+                state=RunState.FAILED,
+                ended=utc_now(),
+                reason=f"could not start: {err.strerror or err}",
+            ),
+        )
+        sys.exit(127)
+
+
+def _finish(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> str:
+    """Record how the run ended; exit non-zero unless it finished."""
+    stopped = stops.timeout or stops.cancel
+    state, reason = outcome(
+        code,
+        finished=succeeded(code, run_dir, status.done_file, stopped=stopped),
+        timed_out=stops.timeout,
+        cancelled=stops.cancel,
+        done_file=status.done_file,
+    )
+    ids = {**status.ids, **({"slurm_state": "TIMEOUT"} if stops.timeout else {})}
+    write_status(
+        run_dir, replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
+    )
+    if state is not RunState.FINISHED:
+        # SystemExit is not an Exception: submitit writes no result pickle and Slurm records the
+        # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)
+        sys.exit(code if code and code > 0 else 1)
+    return str(state.value)
+
+
+def _attempt(run_dir: Path, submitted: RunStatus, ids: dict[str, object]) -> int:
+    """The submitted attempt, or one more for each time Slurm requeued this same job (its status
+    file then already records a start of this job id)."""
+    try:
+        previous = read_status(run_dir)
+    except (OSError, SweepgenError):
+        return submitted.attempt
+    if previous is not None and previous.started and previous.ids.get("job_id") == ids.get("job_id"):
+        return max(submitted.attempt, previous.attempt + 1)
+    return submitted.attempt
+
+
+# the shared rule (base.run_outcome), under the name the node side always used
+outcome = run_outcome

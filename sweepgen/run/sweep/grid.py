@@ -1,0 +1,372 @@
+"""`sweepgen run DIR` as one function: ``run_sweep(request, display) -> RunResult``.
+
+It decides everything `run` does (the command line a sweep was started with, which runs start, how
+they are followed, when to wait for runs another `sweepgen run` holds, the exit code); the CLI only
+parses the options and prints. ``Display`` is how progress reaches the terminal while runs go on;
+a test passes a silent one.
+
+Exit codes (docs/RUN.md): 0 every run in scope finished (with a Slurm submission that does not
+wait: every run in scope finished or was submitted by this command); 1 a run failed or was
+cancelled, or is still running under another `sweepgen run` and this one does not wait for it
+("still running elsewhere"); 2 bad input, or sweepgen could not keep its records; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+from typing import NoReturn, Protocol
+
+from sweepgen.errors import Location, UserError
+from sweepgen.run.core import runlock, sweep_state
+from sweepgen.run.core.base import (
+    LOG_FILE,
+    RETRYABLE,
+    TERMINAL,
+    Decision,
+    Executor,
+    ExecutorOptions,
+    RunState,
+    RunStatus,
+    RunTask,
+    effective_state,
+    plan,
+    read_status,
+    stale_cause,
+)
+from sweepgen.run.core.progress import log_tail
+from sweepgen.run.core.registry import make_executor, status_is_alive
+from sweepgen.run.core.sweep_state import RunOptions
+from sweepgen.run.core.tasks import check_bundled_trainer, load_sweep, parse_command, parse_done_file, select
+
+POLL_S = 0.5
+ELSEWHERE_POLL_S = 1.0
+LOG_TAIL_LINES = 20
+INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    sweep_dir: Path
+    options: RunOptions  # how runs start; None fields are taken from the sweep's recorded run state
+    only: tuple[str, ...] = ()
+    rerun_failed: bool = False
+    dry_run: bool = False
+    wait: bool | None = None  # None: the executor's default (local: yes; Slurm: no)
+
+
+@dataclass
+class FailedRun:
+    name: str
+    reason: str
+    log: Path
+    tail: list[str]
+
+
+@dataclass
+class RunResult:
+    code: int
+    decisions: list[Decision]
+    live: dict[str, RunStatus]
+    options: RunOptions  # the command line in force (given, or recorded before)
+    describe: list[str] = field(default_factory=list)  # --dry-run: what would start, and how
+    submitted: bool = False  # a Slurm submission that does not wait: `live` holds the submissions
+    failed: list[FailedRun] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # lines for stderr, in order
+    errors: list[str] = field(default_factory=list)  # sweepgen's own faults (exit 2)
+
+
+class Progress(Protocol):
+    def say(self, line: str) -> None: ...
+    def update(self, live: Mapping[str, RunStatus]) -> None: ...
+
+
+class Display(Protocol):
+    """What `run` shows while it works; the final results are the caller's to print."""
+
+    def note(self, line: str) -> None: ...
+    def say(self, line: str) -> None: ...  # an event as it happens (a search's trials), on stdout
+    def following(self, decisions: Sequence[Decision]) -> AbstractContextManager[Progress]: ...
+
+
+def run_sweep(request: RunRequest, display: Display) -> RunResult:
+    """Plan and run the sweep in ``request.sweep_dir``; the result says what happened and the code."""
+    recorded = sweep_state.read(request.sweep_dir)
+    opts = request.options.merged_over(recorded)
+    if recorded is not None and request.options != opts:
+        display.note(
+            f"using the command line this sweep was started with: {opts.command_line(request.sweep_dir)}"
+        )
+    executor = opts.executor or "local"
+    gpu_ids = parse_gpus(opts.gpus)
+    per_gpu = opts.per_gpu or 1
+    if per_gpu != 1 and not gpu_ids:
+        raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
+    if opts.mps and (not gpu_ids or executor != "local"):
+        raise UserError(
+            "--mps needs --gpus and the local executor",
+            hint="e.g. --gpus 0 --per-gpu 8 --mps; on Slurm, start MPS in the job script instead",
+        )
+    argv = parse_command(opts.command, shell=bool(opts.shell))
+    sweep = load_sweep(request.sweep_dir, command=argv, done_file=parse_done_file(opts.done_file, argv))
+    if argv is None and executor == "local" and not request.dry_run:
+        check_bundled_trainer()  # (a Slurm node has its own environment: checked there)
+    tasks = select(sweep.tasks, request.only)
+    waiting = request.wait if request.wait is not None else executor == "local"
+    options = ExecutorOptions(
+        sweep_dir=request.sweep_dir,
+        lock=sweep.lock,
+        jobs=opts.jobs,
+        gpus=gpu_ids,
+        per_gpu=per_gpu,
+        # local children are always followed; --no-wait there only means: do not wait for runs
+        # another `sweepgen run` holds
+        wait=None if executor == "local" else request.wait,
+        stop_timeout_s=opts.stop_timeout,
+    )
+    ex = make_executor(executor, options)
+    decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
+    stale = [d.task for d in decisions if d.stale]
+    if stale:
+        raise UserError(
+            f"{len(stale)} run director{'y holds a run' if len(stale) == 1 else 'ies hold runs'} of another "
+            f"version of the config: "
+            + ", ".join(f"{t.name} ({t.run_dir}: {stale_cause(t)})" for t in stale),
+            location=Location(str(request.sweep_dir)),
+            hint="the spec or a data file changed since those runs started; give the changed runs a new "
+            "output_dir "
+            "(e.g. put the changed value in run_name), or move the old run directories away yourself",
+        )
+    to_start = [d.task for d in decisions if d.start]
+    if request.dry_run:
+        lines = ex.describe(to_start) if to_start else ["nothing to start"]
+        return RunResult(0, decisions, {}, opts, describe=lines)
+    sweep_state.write(request.sweep_dir, opts)
+    result = RunResult(0, decisions, {}, opts)
+    with contextlib.ExitStack() as daemon:
+        if to_start and opts.mps:
+            from sweepgen.run.local.mps import mps_daemon  # noqa: PLC0415 - lazy: the MPS daemon loads only when asked for
+
+            session = daemon.enter_context(mps_daemon(list(gpu_ids)))  # stopped when the sweep ends
+            ex.options = replace(ex.options, env={**ex.options.env, **session.env})
+            daemon.callback(lambda: result.notes.extend(f"warning: {w}" for w in session.warnings))
+        interrupted = _run_started(ex, decisions, to_start, display, result)
+    if not interrupted:
+        elsewhere = [d for d in decisions if _elsewhere(d, result.live)]
+        if elsewhere and waiting:
+            display.note(
+                f"waiting for {len(elsewhere)} run(s) another `sweepgen run` is running: "
+                + ", ".join(d.task.name for d in elsewhere)
+            )
+            try:
+                with stop_signals_raise_interrupt():
+                    result.live.update(_follow_elsewhere(elsewhere, display, status_is_alive))
+            except KeyboardInterrupt:
+                interrupted = True  # they are not ours to stop: they run on under their own `run`
+    result.code = _finish(request, result, interrupted, ex)
+    return result
+
+
+def _run_started(
+    ex: Executor, decisions: list[Decision], to_start: list[RunTask], display: Display, result: RunResult
+) -> bool:
+    """Start and follow this invocation's runs; True when interrupted (Ctrl-C, SIGTERM, SIGHUP)."""
+    if not to_start:
+        return False
+    try:
+        with stop_signals_raise_interrupt():
+            ex.start(to_start, {d.task.name: d.previous for d in decisions if d.start})
+            if ex.options.wait is False:
+                result.live = ex.poll()
+                result.submitted = True
+            else:
+                result.live = _follow(ex, decisions, display)
+    except KeyboardInterrupt:
+        stop_gracefully(ex, display)
+        result.live = ex.poll()
+        return True
+    except BaseException:
+        # anything else (a bug): never leave started children running unwatched. Slurm jobs run
+        # without us by design: a failed query must never cancel them (`status` follows them).
+        if ex.stop_runs_on_error:
+            stop_gracefully(ex, display)
+        raise
+    return False
+
+
+def _follow(ex: Executor, decisions: Sequence[Decision], display: Display) -> dict[str, RunStatus]:
+    """Poll until every started run ends, telling the display each state change."""
+    seen: dict[str, str] = {}
+    live = ex.poll()
+    with display.following(decisions) as progress:
+        while True:
+            _say_changes(live, seen, progress)
+            progress.update(live)
+            if ex.done():
+                return live
+            time.sleep(POLL_S)
+            live = ex.poll()
+
+
+def _say_changes(live: Mapping[str, RunStatus], seen: dict[str, str], progress: Progress) -> None:
+    for name, status in live.items():
+        if seen.get(name) != status.state.value:
+            seen[name] = status.state.value
+            if status.state.value != "pending":
+                extra = f" ({status.reason})" if status.reason and status.state.value != "running" else ""
+                progress.say(f"{name}: {status.state}{extra}")
+
+
+def _elsewhere(d: Decision, live: Mapping[str, RunStatus]) -> bool:
+    """A run in scope that another `sweepgen run` (or a Slurm job it submitted) is running."""
+    status = live.get(d.task.name)
+    if status is not None:  # taken by another process between the plan and its start
+        return status.state is RunState.SKIPPED
+    return not d.start and d.state is RunState.SKIPPED
+
+
+def _follow_elsewhere(
+    decisions: Sequence[Decision], display: Display, is_alive: Callable[[RunStatus], bool]
+) -> dict[str, RunStatus]:
+    """Follow runs held by another process through their status files until each has ended."""
+    out: dict[str, RunStatus] = {}
+    seen: dict[str, str] = {}
+    with display.following(decisions) as progress:
+        while True:
+            for d in decisions:
+                out[d.task.name] = _elsewhere_status(d, is_alive)
+            _say_changes(out, seen, progress)
+            progress.update(out)
+            if all(s.state in TERMINAL for s in out.values()):
+                return out
+            time.sleep(ELSEWHERE_POLL_S)
+
+
+def _elsewhere_status(d: Decision, is_alive: Callable[[RunStatus], bool]) -> RunStatus:
+    run_dir = d.task.run_dir
+    status = read_status(run_dir)
+    state, reason = effective_state(run_dir, status, is_alive)
+    executor = status.executor if status is not None else "local"
+    if runlock.is_held(run_dir) and state not in (RunState.FINISHED,):
+        return replace(status, state=RunState.RUNNING) if status else RunStatus(RunState.RUNNING, executor)
+    if state is None:
+        return RunStatus(RunState.FAILED, executor, reason="ended elsewhere without recording anything")
+    if state in (RunState.PENDING, RunState.RUNNING) and status is not None and is_alive(status):
+        return replace(status, state=state)
+    if state in (RunState.PENDING, RunState.RUNNING):
+        return RunStatus(
+            RunState.FAILED, executor, reason="lost: its process is gone without recording an end"
+        )
+    assert status is not None or state is RunState.FINISHED
+    base = status or RunStatus(state, executor)
+    return replace(base, state=state, reason=reason if reason is not None else base.reason)
+
+
+def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, str]:
+    """The state to report for a run at the end, and why."""
+    status = live.get(d.task.name)
+    if status is not None:
+        return status.state, status.reason or ""
+    if d.state is RunState.FINISHED:
+        return RunState.FINISHED, "skipped (finished before)"
+    return d.state, d.reason
+
+
+def _finish(request: RunRequest, result: RunResult, interrupted: bool, ex: Executor) -> int:
+    rerun = result.options.command_line(request.sweep_dir, "--rerun-failed")
+    states = {d.task.name: final_state(d, result.live)[0] for d in result.decisions}
+    for d in result.decisions:
+        status = result.live.get(d.task.name)
+        if status is not None and states[d.task.name] is RunState.FAILED:
+            tail = list(log_tail(d.task.run_dir, lines=LOG_TAIL_LINES))
+            result.failed.append(FailedRun(d.task.name, status.reason or "", d.task.run_dir / LOG_FILE, tail))
+    if ex.faults:
+        result.errors.extend(ex.faults)
+        result.notes.append(
+            "hint: sweepgen could not keep its records (full or read-only disk?); the runs it had "
+            "started were followed to their end and no other run was started. Free space, then "
+            f"`sweepgen status {request.sweep_dir}` shows what happened and "
+            f"`{result.options.command_line(request.sweep_dir)}` goes on"
+        )
+        return 2
+    if interrupted:
+        result.notes.append(
+            f"interrupted: every run this command started was stopped and marked cancelled; resume "
+            f"them with `{rerun}`"
+        )
+        return INTERRUPTED
+    not_retried = [n for n, s in states.items() if s in RETRYABLE and n not in result.live]
+    if not_retried:
+        result.notes.append(
+            f"{len(not_retried)} run(s) failed or were cancelled before and were not retried: "
+            f"{', '.join(not_retried)}; retry with `{rerun}`"
+        )
+    # runs another `sweepgen run` holds and this one did not wait for (a Slurm submission that does
+    # not wait leaves its own submissions PENDING or RUNNING: those are this command's, not counted)
+    running = [n for n, s in states.items() if s is RunState.SKIPPED]
+    if running:
+        result.notes.append(
+            f"{len(running)} run(s) still running elsewhere (under another `sweepgen run` or its Slurm "
+            f"jobs): {', '.join(running)}; `sweepgen run {request.sweep_dir} --wait` waits for them, "
+            f"`sweepgen status {request.sweep_dir}` shows them"
+        )
+    bad = [n for n, s in states.items() if s in RETRYABLE]
+    return 1 if bad or running else 0
+
+
+def stop_gracefully(ex: Executor, display: Display) -> None:
+    """Graceful first (runs save a checkpoint), at once if the user presses Ctrl-C again."""
+    try:
+        with stop_signals_raise_interrupt():
+            display.note(
+                "stopping the runs: each may finish its step and save a checkpoint; "
+                "press Ctrl-C again to kill them now"
+            )
+            ex.cancel()
+    except KeyboardInterrupt:
+        with _signals_ignored():  # this stop is immediate: nothing may interrupt its bookkeeping
+            display.note("killing the runs now")
+            ex.stop_now()
+
+
+def parse_gpus(gpus: str | None) -> tuple[str, ...]:
+    if gpus is None:
+        return ()
+    ids = tuple(g.strip() for g in gpus.split(","))
+    if not all(ids):
+        raise UserError(f"--gpus {gpus!r} has an empty entry", hint="e.g. --gpus 0,1")
+    return ids
+
+
+@contextmanager
+def stop_signals_raise_interrupt() -> Iterator[None]:
+    """SIGTERM/SIGHUP (a closed terminal, a job scheduler) stop the sweep like Ctrl-C does, so the
+    children are stopped and marked instead of orphaned."""
+
+    def raise_interrupt(signum: int, frame: FrameType | None) -> NoReturn:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextmanager
+def _signals_ignored(sigs: Sequence[int] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
+    """A second Ctrl-C while the children are being stopped must not leave some of them running;
+    the stop itself is bounded (SIGKILL after a grace period)."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in sigs}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

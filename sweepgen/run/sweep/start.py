@@ -1,0 +1,273 @@
+"""`sweepgen run DIR` on a search sweep as one function; what `status`, `report` and `list` show of
+a search (its lines, the search a report is of, `list`'s table with each trial's state). ``run`` is
+the command's one entry: a sweep whose spec has `search:` is driven by the search controller
+(sweepgen.run.search.controller), any other by ``sweep_run.run_sweep``; the CLI prints the result.
+
+A search prints one line per trial event (started, refused, pruned, complete, failed) through
+``Display.say`` as it goes, and a summary; exit 0 once the study holds its ``n`` finished trials
+with at least one complete (or the rest still run in another `sweepgen run`), 1 when none
+completed, 130 when interrupted (the runs are stopped as a cancel stops them; the next `run`
+resumes them).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sweepgen import paths, yamlio
+from sweepgen.compile.output import lock
+from sweepgen.compile.output.lock import LOCK_NAME
+from sweepgen.compile.spec import trials as search
+from sweepgen.errors import ConfigError, UserError
+from sweepgen.run.core import sweep_origin
+from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
+from sweepgen.run.core.registry import make_executor
+from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
+from sweepgen.run.search import view as search_view
+from sweepgen.run.search.study import journal_path
+from sweepgen.run.sweep.grid import (
+    INTERRUPTED,
+    Display,
+    RunRequest,
+    RunResult,
+    parse_gpus,
+    run_sweep,
+    stop_gracefully,
+    stop_signals_raise_interrupt,
+)
+
+POLL_S = 0.2
+MAX_FAILED_SHOWN = 5  # failed trials listed with their reason by status and report
+
+
+@dataclass
+class SearchResult:
+    code: int
+    plan: str | None = None  # --dry-run: the search as it would run (nothing is started)
+    summary: list[str] = field(default_factory=list)  # trials by state and the best one
+    elsewhere: int = 0  # trials still running under another `sweepgen run`
+    interrupted: bool = False
+
+
+def run(request: RunRequest, display: Display) -> RunResult | SearchResult:
+    """`sweepgen run DIR`: the search controller for a search sweep, ``run_sweep`` for any other."""
+    spec = _search_spec(request.sweep_dir)
+    if spec is None:
+        return run_sweep(request, display)
+    return _run_search(request, spec, display)
+
+
+def _search_spec(sweep_dir: Path) -> Any:
+    """The spec of ``sweep_dir`` when it is a search sweep, else None (any other sweep runs as before).
+    Only a spec whose YAML has a top-level ``search`` key is loaded (and must then be valid)."""
+    try:
+        recorded = lock.read(str(sweep_dir), str(sweep_dir))
+        spec_path = sweep_dir.resolve().parent.parent / recorded.spec if recorded is not None else None
+        if spec_path is None or not spec_path.is_file():
+            return None
+        data = yamlio.loads(spec_path.read_text(encoding="utf-8"), str(spec_path)).data
+    except (OSError, UnicodeDecodeError, UserError):
+        return None  # the grid path reports a broken lock or spec with its own words
+    if not isinstance(data, dict) or "search" not in data:
+        return None
+    from sweepgen.run.search.trials import spec_of  # noqa: PLC0415 - the compile pipeline (jinja2) loads only for a search sweep
+
+    return spec_of(sweep_dir)
+
+
+def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResult:
+    """Drive the search of ``spec`` until its ``n`` trials are finished; stopped as a grid is (a
+    graceful stop, Ctrl-C again kills; SIGTERM and SIGHUP as Ctrl-C)."""
+    from sweepgen.run.search.controller import SearchController  # noqa: PLC0415 - the controller and the compile pipeline load only for a search sweep
+    from sweepgen.run.search.trials import TrialRenderer  # noqa: PLC0415 - as above
+
+    sweep_dir, opts = request.sweep_dir, request.options
+    executor = opts.executor or "local"
+    argv = parse_command(opts.command, shell=bool(opts.shell))
+    block = search.block(spec)
+    if request.dry_run:
+        return SearchResult(
+            0,
+            plan=f"search {spec.name}: {block.n} trials, {block.parallel} at once, sampler "
+            f"{block.sampler}, {block.mode} {block.metric}, pruning "
+            f"{block.prune.method if block.prune else 'none'}; study in {sweep_dir}/.search/study.journal",
+        )
+    if argv is None and executor == "local":
+        check_bundled_trainer()
+    options = ExecutorOptions(
+        sweep_dir=sweep_dir,
+        lock=read_lock(sweep_dir),
+        jobs=block.parallel * block.repeats,
+        gpus=parse_gpus(opts.gpus),
+        per_gpu=opts.per_gpu or 1,
+        stop_timeout_s=opts.stop_timeout,
+        wait=True,  # the controller follows every trial, on Slurm too
+    )
+    if executor == "local":
+        make_executor(executor, options)  # its options checked before anything is asked
+    renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=parse_done_file(opts.done_file, argv))
+    controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
+    try:
+        _drive(controller, display)
+    except KeyboardInterrupt:
+        if controller.executor is not None:
+            stop_gracefully(controller.executor, display)
+        controller.interrupted()
+        return SearchResult(INTERRUPTED, interrupted=True)
+    except BaseException:
+        if controller.executor is not None and controller.executor.stop_runs_on_error:
+            stop_gracefully(controller.executor, display)
+        raise
+    finally:
+        controller.close()
+    view = search_view.summarize(controller.study, controller.block)
+    elsewhere = max(controller.block.n - view.finished, 0)
+    code = 0 if elsewhere or view.complete else 1
+    return SearchResult(code, summary=view.lines(), elsewhere=elsewhere)
+
+
+def _drive(controller: Any, display: Display) -> None:
+    with stop_signals_raise_interrupt():
+        while controller.step():
+            _say(controller, display)
+            time.sleep(POLL_S)
+        _say(controller, display)
+
+
+def _say(controller: Any, display: Display) -> None:
+    for line in controller.events:
+        display.say(line)
+    controller.events.clear()
+
+
+def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
+    """For `status` and `report` on a search sweep: trials by state and the best trial, with (for
+    `report`, ``diff``) its config's differences from the base; nothing for any other sweep."""
+    try:
+        spec = _search_spec(sweep_dir)
+    except UserError as err:
+        return [f"note: search not shown: {err.message}"]
+    if spec is None:
+        return []
+    view = search_view.load(sweep_dir, search.block(spec))
+    lines = view.lines()
+    failed = [r for r in view.rows if r.state == "failed"]
+    lines += [f"  {r.name} failed: {r.reason}" for r in failed[:MAX_FAILED_SHOWN]]
+    if len(failed) > MAX_FAILED_SHOWN:
+        lines.append(f"  ... and {len(failed) - MAX_FAILED_SHOWN} more failed trial(s)")
+    if diff and view.best is not None:
+        lines.append(f"{view.best.name} differs from the base in:")
+        lines += [
+            f"  {path}: {old!r} -> {new!r}" for path, old, new in search_view.best_diff(sweep_dir, view)
+        ]
+    return lines
+
+
+@dataclass(frozen=True)
+class ReportTarget:
+    search_dir: Path | None  # the search sweep `report DIR` is of (None: not a search)
+    spec: Any  # its spec (None: not a search, or its spec does not load now)
+    metric: str | None  # the metric to report: as given, else the search's own
+    mode: str  # as given, else the search's own
+    note: str | None = None  # why a search's section cannot be shown (never left out silently)
+
+
+def report_target(directory: Path, metric: str | None, mode: str, *, mode_given: bool) -> ReportTarget:
+    """The search `report DIR` is of, and the metric and mode it reports by: a search sweep is
+    reported by the metric it optimised and its mode unless --metric (or --mode) says otherwise."""
+    search_dir, spec, note = _search_of(directory)
+    if spec is not None and metric is None:
+        block = search.block(spec)
+        metric, mode = block.metric, mode if mode_given else block.mode
+    return ReportTarget(search_dir, spec, metric, mode, note)
+
+
+def _search_of(directory: Path) -> tuple[Path | None, Any, str | None]:
+    """(sweep folder, spec, note) of the search DIR reports: DIR itself, or the one sweep every run
+    of a runs folder names in its status file (found from here: sweep_origin); (None, None, None)
+    for any other sweep, (folder, None, why) for a search whose spec does not load now, and
+    (None, None, why) when the sweep the runs name is found nowhere. A folder without a study is
+    no search to show (nor a search before its first `run`): its lock is not read here."""
+    if (directory / LOCK_NAME).is_file():
+        named: set[str | None] = {str(directory)}
+    else:
+        named = set()
+        for path in directory.glob(f"*/{STATUS_FILE}"):
+            try:
+                status = read_status(path.parent)
+            except ConfigError:  # the report lists an unusable status file with its run
+                continue
+            recorded = status.sweep_dir if status is not None else None
+            origin = None if recorded is None else sweep_origin.locate(path.parent, recorded)
+            if recorded is not None and origin is None:
+                return None, None, sweep_origin.lost_note(recorded)
+            named.add(None if origin is None else str(origin.sweep_dir))
+            if not _has_study(next(iter(named))) or len(named) > 1:
+                return None, None, None  # a grid's runs (one status read), or runs of several sweeps
+    found = named.pop() if len(named) == 1 else None
+    if found is None or not _has_study(found):
+        return None, None, None
+    try:
+        return Path(found), _search_spec(Path(found)), None
+    except UserError as err:  # a spec that no longer loads: the report goes on and says why
+        why = f"no search section on the page: the search's spec does not load ({err.message})"
+        return Path(found), None, why
+
+
+def _has_study(sweep_dir: str | None) -> bool:
+    return sweep_dir is not None and journal_path(Path(sweep_dir)).is_file()
+
+
+@dataclass(frozen=True)
+class Matrix:
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    doc: dict[str, Any]  # --format json
+
+
+def list_matrix(spec_path: str) -> Matrix:
+    """`list SPEC`'s table: one row per variant, one column per varying path (``api.matrix``). A
+    search spec's variants are its trials so far (from the sweep's lock); each row also gets the
+    trial's state and value from the study, and the title the search's counts."""
+    from sweepgen.compile import api  # noqa: PLC0415 - the compile pipeline (jinja2) loads for `list`, not for `report` or `status`
+
+    expansion, varying = api.matrix(spec_path)
+    values = [
+        {p: val for p in varying if (val := paths.get(v.config, p)) is not paths.MISSING}
+        for v in expansion.variants
+    ]
+    rows = [[v.name] + [vals.get(p) for p in varying] for v, vals in zip(expansion.variants, values)]
+    doc: dict[str, Any] = {
+        "varying": varying,
+        "variants": [{"name": v.name, "values": vals} for v, vals in zip(expansion.variants, values)],
+    }
+    title = f"{expansion.spec.path}: {len(rows)} variant(s)"
+    columns = ["variant", *varying]
+    if search.is_search(expansion.spec):
+        block = search.block(expansion.spec)
+        counts, trials = _trial_states(Path("generated") / expansion.spec.name, block)
+        title = f"{expansion.spec.path}: {len(rows)} trial run(s) rendered; " + counts
+        columns += ["state", block.metric]
+        for row, variant in zip(rows, doc["variants"]):
+            state, value = trials.get(str(row[0]).partition("_r")[0], ("not in the study", None))
+            row += [state, value]
+            variant.update(state=state, value=value)
+    return Matrix(title, columns, rows, doc)
+
+
+def _trial_states(sweep_dir: Path, block: Any) -> tuple[str, dict[str, tuple[str, Any]]]:
+    """For `list` on a search spec: the search's one-line counts, and trial name -> (state, value)
+    from the study. A pruned trial shows the step it was stopped at and no value: its last reported
+    value is no result."""
+    view = search_view.load(sweep_dir, block)
+    found: dict[str, tuple[str, Any]] = {
+        r.name: (f"pruned at step {r.steps}" if r.steps else "pruned", None)
+        if r.state == "pruned"
+        else (r.state, r.value)
+        for r in view.rows
+    }
+    return view.lines()[0], found

@@ -1,0 +1,125 @@
+"""`status` and `cancel` as functions: a sweep's runs found (wherever `sweepgen run` was started),
+looked at or followed until none is live, or their Slurm jobs cancelled. The CLI prints what these
+return and exits with their code: 0 no run failed or was cancelled (`status`) or every live run was
+cancelled (`cancel`); 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sweepgen.errors import UserError
+from sweepgen.run.core import sweep_state
+from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.run_view import RunView
+from sweepgen.run.core.tasks import load_sweep, select
+from sweepgen.run.sweep.status import collect, problems
+
+FOLLOW_POLL_S = 2.0
+
+
+@dataclass(frozen=True)
+class Located:
+    """The runs asked for; ``under`` is the folder their relative run directories were found in
+    when that is not the current directory (None when they are where they say)."""
+
+    tasks: list[RunTask]
+    under: Path | None = None
+
+
+@dataclass(frozen=True)
+class StatusOutcome:
+    views: list[RunView]
+    under: Path | None  # as Located.under
+    warnings: list[str]  # what is not known (e.g. sacct down), once each
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if problems(self.views) else 0
+
+
+@dataclass(frozen=True)
+class CancelOutcome:
+    views: list[RunView]
+    under: Path | None  # as Located.under
+    cancelled: int  # Slurm runs cancelled
+    resume: str | None  # the command line that resumes them (the sweep's own, --rerun-failed)
+    elsewhere: list[RunView]  # live runs of another executor: stopped with Ctrl-C where they run
+
+    @property
+    def nothing_live(self) -> bool:
+        return not self.cancelled and not self.elsewhere
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.elsewhere else 0
+
+
+def locate(sweep_dir: Path, only: Sequence[str]) -> Located:
+    """The sweep's runs named in ``only`` (all when empty). Run directories are relative to where
+    `sweepgen run` was started: from another directory they are looked for under each folder above
+    the sweep folder (the project root, usually). If they are nowhere and the sweep folder is outside
+    this directory, that is an error saying why, instead of every run shown as never started."""
+    # the command is irrelevant here (nothing is run); a placeholder keeps non-YAML sweeps loadable
+    tasks = select(load_sweep(sweep_dir, command=("{config}",)).tasks, only)
+    relative = [t for t in tasks if not t.run_dir.is_absolute()]
+    if not relative or any(t.run_dir.exists() for t in tasks):
+        return Located(tasks)
+    for base in Path(sweep_dir).resolve().parents:
+        if any((base / t.run_dir).exists() for t in relative):
+            moved = [t if t.run_dir.is_absolute() else replace(t, run_dir=base / t.run_dir) for t in tasks]
+            return Located(moved, base)
+    if Path.cwd() not in Path(sweep_dir).resolve().parents:
+        raise UserError(
+            f"none of the {len(tasks)} run directories of {sweep_dir} exists here ({Path.cwd()}) nor "
+            "under any folder above the sweep folder",
+            hint="run directories are relative to where `sweepgen run` was started; run `sweepgen "
+            "status` from there",
+        )
+    return Located(tasks)
+
+
+def status(
+    sweep_dir: Path,
+    only: Sequence[str] = (),
+    *,
+    wait: bool = False,
+    show: Callable[[list[RunView]], None] | None = None,
+    poll_s: float = FOLLOW_POLL_S,
+) -> StatusOutcome:
+    """Every run's view; with ``wait``, collected again every ``poll_s`` until none is queued or
+    running, each collection handed to ``show`` (the first one too) as it comes."""
+    located = locate(sweep_dir, only)
+    views = collect(located.tasks)
+    if wait:
+        if show is not None:
+            show(views)
+        while any(v.live for v in views):
+            time.sleep(poll_s)
+            views = collect(located.tasks)
+            if show is not None:
+                show(views)
+    warnings = list(dict.fromkeys(v.note for v in views if v.note))
+    return StatusOutcome(views, located.under, warnings)
+
+
+def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
+    """scancel the queued and running Slurm jobs of the sweep's runs and wait until Slurm has ended
+    them; live runs of another executor are returned in ``elsewhere``, untouched."""
+    located = locate(sweep_dir, only)
+    views = collect(located.tasks)
+    on_slurm = [v.task for v in views if v.live and v.status and v.status.executor == "slurm"]
+    elsewhere = [v for v in views if v.live and v.status and v.status.executor != "slurm"]
+    resume = None
+    if on_slurm:
+        from sweepgen.run.slurm.executor import cancel_runs  # noqa: PLC0415 - lazy: the Slurm backend loads only when a run is on Slurm
+
+        cancelled = {v.task.name: v for v in cancel_runs(on_slurm)}
+        views = [cancelled.get(v.task.name, v) for v in views]
+        # the command line the sweep was started with, so the resume hint runs the same trainer
+        recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
+        resume = replace(recorded, executor="slurm").command_line(sweep_dir, "--rerun-failed")
+    return CancelOutcome(views, located.under, len(on_slurm), resume, elsewhere)
