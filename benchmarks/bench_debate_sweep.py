@@ -199,7 +199,9 @@ def cost(steps: int, rounds: int) -> str:
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
         for name, path in cost_configs(steps, out).items():
-            subprocess.run([sys.executable, "-m", "trainer", str(path)], check=True, capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "sweepgen_trainer", str(path)], check=True, capture_output=True
+            )
             run_dir = Path(yaml.safe_load(path.read_text())["output_dir"])
             results.setdefault(name, []).append(steady_rate(run_dir))
     plain = statistics.fmean(r[0] for r in results["plain GRPO (identity)"])

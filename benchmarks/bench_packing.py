@@ -174,7 +174,7 @@ def main() -> None:
             [
                 sys.executable,
                 "-c",
-                "from trainer.config import TinyModel; from trainer.models import "
+                "from sweepgen_trainer.config import TinyModel; from sweepgen_trainer.models import "
                 "build_tiny_model; build_tiny_model(TinyModel())",
             ],
             env={**os.environ, "SWEEPGEN_CACHE": str(cache)},

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from trainer.config import RunConfig
+from sweepgen_trainer.config import RunConfig
 
 ROUTING = {
     "detector": {"name": "reward_above", "params": {"reward": "sentence_length", "threshold": 0.55}},
@@ -86,11 +86,11 @@ def timed_run(cfg: RunConfig) -> StepTimer:
     """run()'s model/data/trainer setup with a StepTimer added; outputs go to cfg.output_dir."""
     from datasets import Dataset
 
-    from trainer import data as data_mod
-    from trainer import models
-    from trainer.grpo_args import grpo_config_from, grpo_kwargs
-    from trainer.outputs import RunDir
-    from trainer.run import build_trainer
+    from sweepgen_trainer import data as data_mod
+    from sweepgen_trainer import models
+    from sweepgen_trainer.grpo_args import grpo_config_from, grpo_kwargs
+    from sweepgen_trainer.outputs import RunDir
+    from sweepgen_trainer.run import build_trainer
 
     run_dir = RunDir(cfg.output_dir)
     args = grpo_kwargs(cfg, str(run_dir.checkpoints))

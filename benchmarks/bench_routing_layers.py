@@ -25,11 +25,11 @@ import time
 
 import torch
 
-from trainer import models
-from trainer.config import ModelConfig
-from trainer.routing.config import LLAMA_LINEARS
-from trainer.routing.dual_lora import inject_adapters, routed_masks
-from trainer.routing.masks import masks_for
+from sweepgen_trainer import models
+from sweepgen_trainer.config import ModelConfig
+from sweepgen_trainer.routing.config import LLAMA_LINEARS
+from sweepgen_trainer.routing.dual_lora import inject_adapters, routed_masks
+from sweepgen_trainer.routing.masks import masks_for
 
 CASES = {
     "off": (None, False),

@@ -30,7 +30,7 @@ name: bench_slurm
 template: ../templates/run.yaml.j2
 output: "{{ variant.name }}.yaml"
 run_name: "{{ variant.name }}"
-schema: trainer.config:RunConfig
+schema: sweepgen_trainer.config:RunConfig
 base:
   run_name: base
   output_dir: runs/bench_slurm/base

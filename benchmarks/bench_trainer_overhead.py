@@ -59,12 +59,12 @@ def _timed(fn):
 def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
     import trl
 
-    from trainer.config import RunConfig
-    from trainer.data import load_dataset
-    from trainer.grpo_args import grpo_config_from, grpo_kwargs
-    from trainer.models import ensure_model_dir, load_model_and_tokenizer
-    from trainer.outputs import RunDir
-    from trainer.run import build_trainer
+    from sweepgen_trainer.config import RunConfig
+    from sweepgen_trainer.data import load_dataset
+    from sweepgen_trainer.grpo_args import grpo_config_from, grpo_kwargs
+    from sweepgen_trainer.models import ensure_model_dir, load_model_and_tokenizer
+    from sweepgen_trainer.outputs import RunDir
+    from sweepgen_trainer.run import build_trainer
 
     data = {
         **CONFIG,
@@ -75,7 +75,7 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
     model, tok = load_model_and_tokenizer(ensure_model_dir(cfg.model), "float32")
     dataset = load_dataset(cfg.data)
     run_dir = RunDir(cfg.output_dir)
-    args = grpo_config_from(grpo_kwargs(cfg, str(run_dir.checkpoints)))  # as trainer.run builds it
+    args = grpo_config_from(grpo_kwargs(cfg, str(run_dir.checkpoints)))  # as sweepgen_trainer.run builds it
     if kind == "ours":
         run_dir.start(cfg, {})
         trainer = build_trainer(
@@ -86,7 +86,7 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
         for obj, name in ((trainer, "metrics_row"), (trainer, "sample_rows"), (run_dir, "append")):
             setattr(obj, name, _timed(getattr(obj, name)))
     else:
-        from trainer.rewards import bind
+        from sweepgen_trainer.rewards import bind
 
         trainer = trl.GRPOTrainer(
             model=model,

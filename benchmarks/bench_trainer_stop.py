@@ -1,6 +1,6 @@
 """Graceful stop latency: seconds from SIGTERM to the trainer's exit (finish the step + save).
 
-A run is started with ``python -m trainer``, sent SIGTERM as soon as it logs step 1, and timed until
+A run is started with ``python -m sweepgen_trainer``, sent SIGTERM as soon as it logs step 1, and timed until
 it reports the stop (checkpoint complete) and until it exits (code 143; the difference is the
 interpreter tearing down torch/transformers). The latency is what a sender's grace period must cover:
 the local executor SIGKILLs 10 s after its SIGTERM, Slurm sends SIGUSR2 ``signal_delay_s`` before
@@ -69,7 +69,7 @@ def one_stop(work: Path, shape: dict, run: str) -> dict:
     path = work / f"{run}.yaml"
     path.write_text(yaml.safe_dump(config(out_dir, shape)))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "trainer", str(path)],
+        [sys.executable, "-m", "sweepgen_trainer", str(path)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

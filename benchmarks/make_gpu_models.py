@@ -5,7 +5,7 @@
 * ``smollm135m``: SmolLM-135M's shape: 30 layers, hidden 576, intermediate 1536, 9 heads, 3 KV
   heads, vocabulary 49152, tied embeddings.
 
-Nothing is downloaded: the tokenizer is the bundled byte-level BPE (trainer.models.train_tokenizer)
+Nothing is downloaded: the tokenizer is the bundled byte-level BPE (sweepgen_trainer.models.train_tokenizer)
 padded with added tokens up to the model's vocabulary, so every id the random model samples decodes.
 Weights are random (seeded), so throughput and memory match the real models; rewards do not.
 
@@ -45,7 +45,7 @@ def build(name: str, out: Path, seed: int = 0) -> Path:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from trainer.models import train_tokenizer
+    from sweepgen_trainer.models import train_tokenizer
 
     shape = SHAPES[name]
     tokenizer = train_tokenizer(512)

@@ -23,7 +23,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     # would pull several GB of CUDA wheels. On a GPU machine, install your CUDA torch before this.
     "$venv/bin/python" -c 'import torch' 2>/dev/null || "$venv/bin/python" -m pip install -q torch==2.13.0 >&2
   fi
-  "$venv/bin/python" -m pip install -q -e ".[$extras]" >&2
+  # strict: a link tree on a static path, so mypy and import-linter see trainer/ as sweepgen_trainer
+  "$venv/bin/python" -m pip install -q -e ".[$extras]" --config-settings editable_mode=strict >&2
   echo "$want" > "$stamp"
 fi
 if [ "$kind" = light ]; then

@@ -123,10 +123,11 @@ LINT_IMPORTS = (
 
 @pytest.fixture(scope="module")
 def code_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """sweepgen/ and trainer/ (sources only) and pyproject.toml, copied once per module."""
+    """sweepgen/ and trainer/ (sources only, trainer/ under its installed name) and pyproject.toml,
+    copied once per module."""
     root = tmp_path_factory.mktemp("house")
-    for package in ("sweepgen", "trainer"):
-        shutil.copytree(ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for package, name in (("sweepgen", "sweepgen"), ("trainer", "sweepgen_trainer")):
+        shutil.copytree(ROOT / package, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.copy(PYPROJECT, root / "pyproject.toml")
     return root
 
@@ -146,10 +147,15 @@ def code_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (
             "no-trainer",
             "sweepgen/run/core/tasks.py",
-            "import trainer.config",
-            "sweepgen.run.core.tasks -> trainer",
+            "import sweepgen_trainer.config",
+            "sweepgen.run.core.tasks -> sweepgen_trainer",
         ),
-        ("trainer-ground-floor", "trainer/config.py", "import sweepgen.compile.api", "trainer.config"),
+        (
+            "trainer-ground-floor",
+            "sweepgen_trainer/config.py",
+            "import sweepgen.compile.api",
+            "sweepgen_trainer.config",
+        ),
         (
             "layers",
             "sweepgen/compile/spec/gate.py",

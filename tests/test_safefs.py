@@ -13,7 +13,7 @@ from sweepgen import safefs
 from sweepgen.outtree import OutputTree, read_inside
 from sweepgen.run.core.base import write_json_atomic
 from sweepgen.safefs import UnsafePath, write_atomic
-from trainer.outputs import atomic_write_text
+from sweepgen_trainer.outputs import atomic_write_text
 
 
 @pytest.mark.parametrize("mask,mode", [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664)])

@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from trainer.config import RunConfig
-from trainer.grpo_args import grpo_config_from, grpo_kwargs
+from sweepgen_trainer.config import RunConfig
+from sweepgen_trainer.grpo_args import grpo_config_from, grpo_kwargs
 
 # Learns happy_count from ~0.02 to 1.0 in about 30 steps on 2 CPU cores (a few seconds).
 TINY: dict[str, Any] = {
@@ -74,7 +74,7 @@ def without_timing(rows: list[dict]) -> list[dict]:
 
 def adapter_layers(model: Any) -> list[tuple[str, Any]]:
     """``(name, layer)`` of every dual-adapter layer of ``model`` (needs torch)."""
-    from trainer.routing.dual_lora import DualLoRALinear
+    from sweepgen_trainer.routing.dual_lora import DualLoRALinear
 
     return [(n, m) for n, m in model.named_modules() if isinstance(m, DualLoRALinear)]
 
@@ -85,18 +85,18 @@ def adapter_parameters(model: Any, adapter: str) -> list[tuple[str, Any]]:
 
 
 def grpo_config(cfg: RunConfig, checkpoints_dir: Path | str) -> Any:
-    """The ``trl.GRPOConfig`` for ``cfg``, built as ``trainer.run`` builds it (needs trl)."""
+    """The ``trl.GRPOConfig`` for ``cfg``, built as ``sweepgen_trainer.run`` builds it (needs trl)."""
     return grpo_config_from(grpo_kwargs(cfg, str(checkpoints_dir)))
 
 
 def debate_trainer(cfg: RunConfig, run_root: Path) -> tuple[Any, list[dict[str, Any]]]:
-    """The bundled trainer built for ``cfg`` as ``trainer.run`` builds it, on the tiny local model, and
+    """The bundled trainer built for ``cfg`` as ``run.py`` builds it, on the tiny local model, and
     the rows of its data (needs torch, trl, datasets)."""
     from datasets import Dataset
 
-    from trainer import data, models
-    from trainer.outputs import RunDir
-    from trainer.run import build_trainer
+    from sweepgen_trainer import data, models
+    from sweepgen_trainer.outputs import RunDir
+    from sweepgen_trainer.run import build_trainer
 
     model, tokenizer = models.load_model_and_tokenizer(models.ensure_model_dir(cfg.model), "float32")
     rows = data.load_rows(cfg.data)

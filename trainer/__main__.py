@@ -1,4 +1,4 @@
-"""``python -m trainer CONFIG.yaml``: train one run. Exit 0 ok, 2 bad config or diverged, 70 a bug,
+"""``python -m sweepgen_trainer CONFIG.yaml``: train one run. Exit 0 ok, 2 bad config or diverged, 70 a bug,
 128+signum stopped by a signal (143 SIGTERM, 130 SIGINT, 140 SIGUSR2; trainer/signals.py)."""
 
 from __future__ import annotations
@@ -10,18 +10,18 @@ import traceback
 
 from sweepgen import yamlio
 from sweepgen.errors import SweepgenError
-from trainer.signals import Stopped
+from sweepgen_trainer.signals import Stopped
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1 or argv[0] in ("-h", "--help"):
-        print("usage: python -m trainer CONFIG.yaml", file=sys.stderr)
+        print("usage: python -m sweepgen_trainer CONFIG.yaml", file=sys.stderr)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     # Before anything imports huggingface_hub (it reads this once): never reach for the network.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        from trainer.run import run_config_file  # noqa: PLC0415 - after HF_HUB_OFFLINE is set: huggingface_hub reads it once, on import
+        from sweepgen_trainer.run import run_config_file  # noqa: PLC0415 - after HF_HUB_OFFLINE is set: huggingface_hub reads it once, on import
 
         run_config_file(argv[0], echo=lambda line: print(line, flush=True))
     except SweepgenError as err:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
-from trainer import rewards
-from trainer.config import RunConfig
+from sweepgen_trainer import rewards
+from sweepgen_trainer.config import RunConfig
 
 
 def _rewards_of(cfg: RunConfig) -> list[tuple[str, str, dict[str, Any]]]:

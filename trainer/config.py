@@ -1,6 +1,6 @@
 """RunConfig: the one config model of the bundled trainer (pure pydantic; no torch, no trl).
 
-Specs name it as their ``schema: trainer.config:RunConfig``, so a generated trainer config is checked
+Specs name it as their ``schema: sweepgen_trainer.config:RunConfig``, so a generated trainer config is checked
 by ``sweepgen check`` before anything runs. Every section forbids unknown keys. Every default that
 changes results is a value written here (not left to TRL), so ``config.yaml`` in the run directory,
 which is this model dumped with every default, tells the whole truth. Defaults are our users'
@@ -16,16 +16,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from trainer import rewards
-from trainer.debate.config import (
+from sweepgen_trainer import rewards
+from sweepgen_trainer.debate.config import (
     DebateConfig,
     RewardShapingConfig,
     check_against_grpo,
     check_group_size,
     shaping_warnings,
 )
-from trainer.registry import KeyedValueError
-from trainer.routing.config import RoutingConfig
+from sweepgen_trainer.registry import KeyedValueError
+from sweepgen_trainer.routing.config import RoutingConfig
 
 BUILTIN_TINY = "builtin:tiny"
 
@@ -168,7 +168,7 @@ class DataConfig(Section):
 
 
 class RewardConfig(Section):
-    name: str = Field("happy_count", description="reward function from trainer.rewards.REWARDS")
+    name: str = Field("happy_count", description="reward function from sweepgen_trainer.rewards.REWARDS")
     params: dict[str, Any] = Field(
         default_factory=dict, description="its parameters; omitted ones are filled with defaults"
     )
@@ -183,7 +183,7 @@ class RewardConfig(Section):
 
 
 class GRPOConfig(Section):
-    """GRPO hyper-parameters. Each maps 1:1 onto trl.GRPOConfig (see trainer.grpo_args)."""
+    """GRPO hyper-parameters. Each maps 1:1 onto trl.GRPOConfig (see sweepgen_trainer.grpo_args)."""
 
     loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo", "cispo", "sapo"] = Field(
         "grpo", description="loss aggregation; ours is `grpo` (TRL's default would be `dapo`)"
@@ -308,10 +308,15 @@ class RunConfig(Section):
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     # --- optional sections of other parts: one line each, `name: Model | None = None` ---
-    routing: RoutingConfig | None = Field(None, description="gradient routing (trainer.routing); absent: off")
-    debate: DebateConfig | None = Field(None, description="two-role debate rollouts (trainer.debate)")
+    routing: RoutingConfig | None = Field(
+        None, description="gradient routing (sweepgen_trainer.routing); absent: off"
+    )
+    debate: DebateConfig | None = Field(
+        None, description="two-role debate rollouts (sweepgen_trainer.debate)"
+    )
     reward_shaping: RewardShapingConfig | None = Field(
-        None, description="per-role reward shaping of debates (trainer.debate); required with `debate`"
+        None,
+        description="per-role reward shaping of debates (sweepgen_trainer.debate); required with `debate`",
     )
 
     @model_validator(mode="after")
@@ -333,7 +338,7 @@ class RunConfig(Section):
         return DataConfig(source=self.routing.eval_data, prompt_field=self.data.prompt_field, shuffle=False)
 
     def warnings(self) -> list[str]:
-        """Valid settings that change what the run means; printed at start (trainer.run)."""
+        """Valid settings that change what the run means; printed at start (sweepgen_trainer.run)."""
         return shaping_warnings(self.reward_shaping, self.debate, self.grpo.num_generations)
 
     @model_validator(mode="after")

@@ -15,7 +15,7 @@ import pydantic
 
 from sweepgen import yamlio
 from sweepgen.errors import ConfigError, Location, SweepgenError
-from trainer.config import RunConfig
+from sweepgen_trainer.config import RunConfig
 
 
 def load_config(path: str | Path) -> RunConfig:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sweepgen.errors import ConfigError, Location
 
 if TYPE_CHECKING:  # annotations only: no run-time dependency on the config model
-    from trainer.config import DataConfig
+    from sweepgen_trainer.config import DataConfig
 
 BUILTIN_DIR = Path(__file__).parent / "data"
 BUILTIN_FILES = {"builtin:stories": "stories.jsonl", "builtin:arithmetic": "arithmetic.jsonl"}

@@ -1,4 +1,4 @@
-"""``python -m trainer.eval RUN_DIR [--checkpoint NAME|PATH] [--scales R,F]``: re-run the routing eval.
+"""``python -m sweepgen_trainer.eval RUN_DIR [--checkpoint NAME|PATH] [--scales R,F]``: routing eval again.
 
 Loads a saved checkpoint of a routed (or baseline) run with the adapter ranks read from the checkpoint
 (tensor shapes, cross-checked with its routing.json), then samples and scores completions exactly as
@@ -33,11 +33,11 @@ def _parse_scales(text: str) -> tuple[float, float]:
 def _evaluate(
     run_dir: Path, checkpoint: str | None = None, scales: tuple[float, float] | None = None
 ) -> dict[str, Any]:
-    from trainer.configfile import load_config  # noqa: PLC0415 - lazy: --help and bad arguments answer before the trainer loads
-    from trainer.outputs import RunDir  # noqa: PLC0415 - lazy: as above
-    from trainer.routing.checkpoint import load_routed_model  # noqa: PLC0415 - lazy: as above
-    from trainer.routing.evaluation import evaluate_run  # noqa: PLC0415 - lazy: as above
-    from trainer.routing.trainer import nest_eval  # noqa: PLC0415 - lazy: as above (torch and TRL load here)
+    from sweepgen_trainer.configfile import load_config  # noqa: PLC0415 - lazy: --help and bad arguments answer before the trainer loads
+    from sweepgen_trainer.outputs import RunDir  # noqa: PLC0415 - lazy: as above
+    from sweepgen_trainer.routing.checkpoint import load_routed_model  # noqa: PLC0415 - lazy: as above
+    from sweepgen_trainer.routing.evaluation import evaluate_run  # noqa: PLC0415 - lazy: as above
+    from sweepgen_trainer.routing.trainer import nest_eval  # noqa: PLC0415 - lazy: as above (torch and TRL load here)
 
     rd = RunDir(run_dir)
     if not rd.config.is_file():
@@ -47,7 +47,7 @@ def _evaluate(
         raise ConfigError(
             f"run {cfg.run_name!r} has no `routing` section",
             key="routing",
-            hint="trainer.eval re-evaluates runs trained with gradient routing or its baseline",
+            hint="sweepgen_trainer.eval re-evaluates runs trained with gradient routing or its baseline",
         )
     folder = _checkpoint_folder(rd, checkpoint)
     model, tokenizer, meta = load_routed_model(folder, cfg.model.dtype, seed=cfg.seed)
@@ -92,7 +92,9 @@ def _checkpoint_folder(rd, checkpoint: str | None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m trainer.eval", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m sweepgen_trainer.eval", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("run_dir", type=Path, help="a run directory (holds config.yaml and checkpoints/)")
     parser.add_argument(
         "--checkpoint", help="checkpoint name under RUN_DIR/checkpoints or a folder (default: newest)"

@@ -11,7 +11,7 @@ Only two TRL methods are overridden, each because no public argument or callback
 run before the optimizer applies it).
 
 Parts that change the loss or the rollout's batch (gradient routing, debate advantages) subclass
-SweepgenGRPOTrainer and override the hooks marked "extension point"; ``trainer.run.select_trainer_class``
+SweepgenGRPOTrainer and override the hooks marked "extension point"; ``run.select_trainer_class``
 is the one place that picks the class (one branch per section).
 """
 
@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 from transformers.trainer_callback import PrinterCallback, TrainerCallback
 from trl import GRPOTrainer
 
-from trainer import rewards
-from trainer.outputs import RunDir, TrainingDiverged
-from trainer.resume_sampler import EpochSeededRepeatSampler
+from sweepgen_trainer import rewards
+from sweepgen_trainer.outputs import RunDir, TrainingDiverged
+from sweepgen_trainer.resume_sampler import EpochSeededRepeatSampler
 
 if TYPE_CHECKING:  # annotations only: at run time this module does not depend on the config model
-    from trainer.config import RunConfig
+    from sweepgen_trainer.config import RunConfig
 
 # TRL log key -> our metrics.jsonl key (docs/ARCHITECTURE.md); other TRL keys are kept verbatim.
 RENAMES = {

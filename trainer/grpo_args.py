@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from sweepgen.errors import ConfigError
-from trainer.config import RunConfig
+from sweepgen_trainer.config import RunConfig
 
 # Our GRPO fields that are passed to TRL under the same name.
 _SAME_NAME = (

@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 
 from sweepgen.errors import ConfigError
-from trainer.config import BUILTIN_TINY, ModelConfig, TinyModel
-from trainer.tiny_prior import train_prior
+from sweepgen_trainer.config import BUILTIN_TINY, ModelConfig, TinyModel
+from sweepgen_trainer.tiny_prior import train_prior
 
 # Bump when the factory's output changes for the same TinyModel, so old cache entries are not reused.
 FACTORY_VERSION = 1

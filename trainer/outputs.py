@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from sweepgen import yamlio
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.safefs import write_atomic
-from trainer import diversity
-from trainer.checkpoint_check import TRAINER_STATE, problem
+from sweepgen_trainer import diversity
+from sweepgen_trainer.checkpoint_check import TRAINER_STATE, problem
 
 if TYPE_CHECKING:  # annotations only: no run-time dependency on the config model
-    from trainer.config import RunConfig
+    from sweepgen_trainer.config import RunConfig
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 

@@ -1,6 +1,6 @@
 """Named reward functions and their parameters, bound from the config with ``functools.partial``.
 
-Pure Python (no torch): ``trainer.config`` validates reward names and parameters through this registry,
+Pure Python (no torch): ``config.py`` validates reward names and parameters through this registry,
 so a typo in a generated config fails at ``sweepgen check``, long before a model loads.
 
 A reward function takes the decoded completions and the dataset columns of the same rows (TRL passes
@@ -23,7 +23,7 @@ import pydantic
 from pydantic import Field
 
 from sweepgen.errors import UserError
-from trainer import registry
+from sweepgen_trainer import registry
 
 PositiveInt = Annotated[int, Field(ge=1)]
 

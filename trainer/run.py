@@ -14,16 +14,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sweepgen.errors import ConfigError
-from trainer import checks, models, tracking
-from trainer import data as data_mod
-from trainer.config import RunConfig
-from trainer.configfile import load_config_doc, locate
-from trainer.grpo_args import grpo_config_from, grpo_kwargs
-from trainer.outputs import RunDir, config_yaml, read_jsonl, truncation_warning
-from trainer.signals import GracefulStop, cycle_steps
+from sweepgen_trainer import checks, models, tracking
+from sweepgen_trainer import data as data_mod
+from sweepgen_trainer.config import RunConfig
+from sweepgen_trainer.configfile import load_config_doc, locate
+from sweepgen_trainer.grpo_args import grpo_config_from, grpo_kwargs
+from sweepgen_trainer.outputs import RunDir, config_yaml, read_jsonl, truncation_warning
+from sweepgen_trainer.signals import GracefulStop, cycle_steps
 
 if TYPE_CHECKING:
-    from trainer.grpo import SweepgenGRPOTrainer
+    from sweepgen_trainer.grpo import SweepgenGRPOTrainer
 
 
 def _preflight(cfg: RunConfig) -> RunDir:
@@ -196,14 +196,14 @@ def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
     combining them is a config error (RunConfig), never one silently winning.
     """
     if cfg.routing is not None:  # gradient routing (issue 4), incl. its LoRA baseline
-        from trainer.routing.trainer import RoutedGRPOTrainer  # noqa: PLC0415 - lazy: only the trainer class the config asks for loads
+        from sweepgen_trainer.routing.trainer import RoutedGRPOTrainer  # noqa: PLC0415 - lazy: only the trainer class the config asks for loads
 
         return RoutedGRPOTrainer
     if cfg.debate is not None:
-        from trainer.debate.trainer import DebateGRPOTrainer  # noqa: PLC0415 - lazy: as above
+        from sweepgen_trainer.debate.trainer import DebateGRPOTrainer  # noqa: PLC0415 - lazy: as above
 
         return DebateGRPOTrainer
-    from trainer.grpo import SweepgenGRPOTrainer  # noqa: PLC0415 - lazy: as above
+    from sweepgen_trainer.grpo import SweepgenGRPOTrainer  # noqa: PLC0415 - lazy: as above
 
     return SweepgenGRPOTrainer
 

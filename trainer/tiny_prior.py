@@ -2,7 +2,7 @@
 
 A randomly initialised tiny model answers single-digit arithmetic by chance, whatever the critic
 says, so no shaping strategy can show the critic's influence on it. This prior is a short supervised
-warm-up, on debates made here from a fixed seed, in the debate format of trainer.debate.config's
+warm-up, on debates made here from a fixed seed, in the debate format of sweepgen_trainer.debate.config's
 default role prompts, that teaches three habits and no arithmetic beyond what the model picks up:
 
 - the solver's first answer is a random digit (so it is usually wrong);
@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from trainer.debate.config import DebateConfig
+from sweepgen_trainer.debate.config import DebateConfig
 
 CRITIC_RIGHT = 0.4
 # 400 steps: the copy is learned by step ~200 (argmax final answer = critic in 100% of a batch of 32,

@@ -28,7 +28,7 @@ from typing import Any
 
 from sweepgen import paths, yamlio
 from sweepgen.errors import ConfigError
-from trainer.config import RunConfig
+from sweepgen_trainer.config import RunConfig
 
 SAMPLE_COLUMNS = ("step", "prompt", "completion", "reward")
 

@@ -51,7 +51,7 @@ from sweepgen.cli._params import SECONDS
     default=None,
     metavar="CMD",
     help="Run each config with CMD instead of the bundled trainer; placeholders {config}, "
-    "{run_dir}, {name}, {variant}. Default: <this python> -m trainer {config}. Such a run "
+    "{run_dir}, {name}, {variant}. Default: <this python> -P -m sweepgen_trainer {config}. Such a run "
     "succeeds on exit 0 (see --done-file).",
 )
 @click.option(

@@ -16,7 +16,7 @@ import pytest
 from run_support import make_config_sweep
 from trainer_support import read_jsonl, subprocess_env, tiny_dict
 
-from trainer.outputs import RunDir
+from sweepgen_trainer.outputs import RunDir
 
 pytestmark = [pytest.mark.slow, pytest.mark.train]
 

@@ -22,7 +22,7 @@ from sweepgen.run.core.base import (
     read_status,
     write_status,
 )
-from sweepgen.run.core.tasks import load_sweep, parse_command, select
+from sweepgen.run.core.tasks import DEFAULT_COMMAND, load_sweep, parse_command, select
 
 
 def _task(tmp_path: Path) -> RunTask:
@@ -100,7 +100,8 @@ def test_default_command_is_the_bundled_trainer(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     make_sweep(tmp_path, {"a": {}})
     (task,) = load_sweep(Path("generated/fake")).tasks
-    assert task.argv == (sys.executable, "-m", "trainer", "generated/fake/a.yaml")
+    assert task.argv == (*DEFAULT_COMMAND[:-1], "generated/fake/a.yaml")
+    assert task.argv[0] == sys.executable and "sweepgen_trainer" in " ".join(task.argv)
 
 
 def test_a_folder_without_lock_is_refused(tmp_path):

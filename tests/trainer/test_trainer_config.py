@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from trainer_support import grpo_config
 
 from sweepgen.errors import ConfigError
-from trainer.config import GRPOConfig, RunConfig
-from trainer.configfile import load_config, validate_config
-from trainer.grpo_args import grpo_kwargs
-from trainer.outputs import config_yaml
+from sweepgen_trainer.config import GRPOConfig, RunConfig
+from sweepgen_trainer.configfile import load_config, validate_config
+from sweepgen_trainer.grpo_args import grpo_kwargs
+from sweepgen_trainer.outputs import config_yaml
 
 
 def minimal(**extra):
@@ -190,7 +190,8 @@ def test_config_and_preflight_modules_do_not_import_torch():
     import sys
 
     code = (
-        "import sys, trainer.config, trainer.configfile, trainer.run, trainer.__main__; "
+        "import sys, sweepgen_trainer.config, sweepgen_trainer.configfile, "
+        "sweepgen_trainer.run, sweepgen_trainer.__main__; "
         "heavy = sorted(m for m in ('torch', 'trl', 'transformers', 'datasets') "
         "if m in sys.modules); print(heavy); sys.exit(1 if heavy else 0)"
     )
@@ -360,7 +361,9 @@ def test_every_trl_grpo_field_is_mapped_or_declared_result_neutral():
     mapped = set(grpo_kwargs(RunConfig.model_validate(minimal()), "ck"))
     fields = {f.name for f in dataclasses.fields(trl.GRPOConfig)}
     unclassified = fields - mapped - TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS
-    assert not unclassified, f"decide: map in trainer.grpo_args or declare neutral: {sorted(unclassified)}"
+    assert not unclassified, (
+        f"decide: map in sweepgen_trainer.grpo_args or declare neutral: {sorted(unclassified)}"
+    )
     assert not mapped & TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS
     assert not (mapped | TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS) - fields - {"per_device_train_batch_size"}
 
@@ -369,7 +372,7 @@ def test_every_trl_grpo_field_is_mapped_or_declared_result_neutral():
 def test_loss_affecting_trl_options_are_pinned_to_trls_neutral_values():
     import trl
 
-    from trainer.grpo_args import NEUTRAL_PINS
+    from sweepgen_trainer.grpo_args import NEUTRAL_PINS
 
     defaults = {f.name: f.default for f in dataclasses.fields(trl.GRPOConfig)}
     for name, value in NEUTRAL_PINS.items():
@@ -414,8 +417,8 @@ def test_trl_rejection_is_a_config_error(monkeypatch):
 
 
 def _load(tmp_path, content: bytes):
-    from trainer.config import DataConfig
-    from trainer.data import load_rows
+    from sweepgen_trainer.config import DataConfig
+    from sweepgen_trainer.data import load_rows
 
     path = tmp_path / "d.jsonl"
     path.write_bytes(content)

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-import trainer.run
-from trainer.__main__ import main
+import sweepgen_trainer.run
+from sweepgen_trainer.__main__ import main
 
 
 def _write_to_dev_full(path: str, **_: object) -> dict:
@@ -24,7 +24,7 @@ def test_enospc_from_the_kernel_is_exit_2_with_the_run_directory(monkeypatch, ca
     # a failed write() carries no file name: the run directory from the config is named instead
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text("run_name: r\noutput_dir: runs/r\n")
-    monkeypatch.setattr(trainer.run, "run_config_file", _write_to_dev_full)
+    monkeypatch.setattr(sweepgen_trainer.run, "run_config_file", _write_to_dev_full)
     assert main([str(cfg)]) == 2
     err = capsys.readouterr().err
     assert "error: writing to the run directory runs/r: No space left on device (errno ENOSPC)" in err
@@ -36,7 +36,7 @@ def test_erofs_and_edquot_are_exit_2(monkeypatch, capsys, code):
     def fail(path: str, **_: object) -> dict:
         raise OSError(code, os.strerror(code), "runs/r/checkpoints/checkpoint-5/optimizer.pt")
 
-    monkeypatch.setattr(trainer.run, "run_config_file", fail)
+    monkeypatch.setattr(sweepgen_trainer.run, "run_config_file", fail)
     assert main(["cfg.yaml"]) == 2
     err = capsys.readouterr().err
     assert f"runs/r/checkpoints/checkpoint-5/optimizer.pt: {os.strerror(code)}" in err
@@ -49,7 +49,7 @@ def test_torch_style_wrapped_write_failure_is_exit_2(monkeypatch, capsys):
             "[enforce fail at inline_container.cc:664] . unexpected pos 64 vs 0: No space left on device"
         )
 
-    monkeypatch.setattr(trainer.run, "run_config_file", fail)
+    monkeypatch.setattr(sweepgen_trainer.run, "run_config_file", fail)
     assert main(["cfg.yaml"]) == 2
     assert "No space left on device (errno ENOSPC)" in capsys.readouterr().err
 
@@ -58,6 +58,6 @@ def test_other_exceptions_stay_bugs(monkeypatch, capsys):
     def fail(path: str, **_: object) -> dict:
         raise ValueError("a real bug")
 
-    monkeypatch.setattr(trainer.run, "run_config_file", fail)
+    monkeypatch.setattr(sweepgen_trainer.run, "run_config_file", fail)
     assert main(["cfg.yaml"]) == 70
     assert "bug in the sweepgen trainer" in capsys.readouterr().err

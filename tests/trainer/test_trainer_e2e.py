@@ -21,14 +21,14 @@ from trainer_support import (
 )
 
 from sweepgen.errors import ConfigError
-from trainer import rewards
-from trainer.config import RunConfig
+from sweepgen_trainer import rewards
+from sweepgen_trainer.config import RunConfig
 
 pytestmark = pytest.mark.train
 
 
 def run_cfg(data):
-    from trainer.run import run
+    from sweepgen_trainer.run import run
 
     return run(RunConfig.model_validate(data))
 
@@ -72,10 +72,10 @@ def test_tiny_model_learns_happy_count_within_60_steps(tiny_cache, tmp_path, mon
 def test_every_parameter_changes_after_a_few_steps(tiny_cache, tmp_path):
     import torch
 
-    from trainer.data import load_dataset
-    from trainer.models import ensure_model_dir, load_model_and_tokenizer
-    from trainer.outputs import RunDir
-    from trainer.run import build_trainer
+    from sweepgen_trainer.data import load_dataset
+    from sweepgen_trainer.models import ensure_model_dir, load_model_and_tokenizer
+    from sweepgen_trainer.outputs import RunDir
+    from sweepgen_trainer.run import build_trainer
 
     # sentence_length varies within every group, so every step has a learning signal.
     cfg = RunConfig.model_validate(
@@ -127,8 +127,8 @@ def test_same_config_and_seed_give_identical_metrics(tiny_cache, tmp_path):
     ],
 )
 def test_bad_configs_fail_before_any_model_loads(tiny_cache, tmp_path, monkeypatch, capsys, change, message):
-    from trainer import models
-    from trainer.__main__ import main
+    from sweepgen_trainer import models
+    from sweepgen_trainer.__main__ import main
 
     def must_not_load(*args, **kwargs):
         raise AssertionError("a model was loaded for an invalid config")
@@ -152,7 +152,7 @@ def test_cli_exit_code_and_location_without_traceback(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("run_name: r\noutput_dir: o\ngrpo:\n  bta: 0.1\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "trainer", str(path)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "sweepgen_trainer", str(path)], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 2
     assert f"{path}:4:3: error: unknown key `grpo.bta`" in proc.stderr
@@ -165,7 +165,7 @@ def test_killed_run_resumes_from_its_last_checkpoint(tiny_cache, tmp_path):
     path = write_config(tmp_path / "r.yaml", data)
     env = subprocess_env(tiny_cache)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "trainer", str(path)],
+        [sys.executable, "-m", "sweepgen_trainer", str(path)],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -180,7 +180,7 @@ def test_killed_run_resumes_from_its_last_checkpoint(tiny_cache, tmp_path):
     run = tmp_path / "runs" / "r"
     assert first.exists() and not (run / "summary.json").exists(), "the run was not killed midway"
     done = subprocess.run(
-        [sys.executable, "-m", "trainer", str(path)],
+        [sys.executable, "-m", "sweepgen_trainer", str(path)],
         cwd=tmp_path,
         env=env,
         capture_output=True,

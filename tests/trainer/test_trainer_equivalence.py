@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from trainer_support import read_jsonl, tiny_dict
 
-from trainer.config import RunConfig
+from sweepgen_trainer.config import RunConfig
 
 pytestmark = [pytest.mark.train, pytest.mark.slow]
 
@@ -19,7 +19,7 @@ def plain_trl_rewards(model_dir, output_dir):
     import trl
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from trainer.data import BUILTIN_DIR
+    from sweepgen_trainer.data import BUILTIN_DIR
 
     dataset = datasets.load_dataset("json", data_files=str(BUILTIN_DIR / "stories.jsonl"), split="train")
 
@@ -69,8 +69,8 @@ def plain_trl_rewards(model_dir, output_dir):
 
 
 def test_per_step_rewards_equal_plain_trl(tiny_cache, tmp_path):
-    from trainer.models import ensure_model_dir
-    from trainer.run import run
+    from sweepgen_trainer.models import ensure_model_dir
+    from sweepgen_trainer.run import run
 
     cfg = RunConfig.model_validate(tiny_dict(tmp_path / "ours", grpo={"max_steps": STEPS, "beta": 0.02}))
     run(cfg)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sweepgen.errors import ConfigError
-from trainer.config import ModelConfig, TinyModel
-from trainer.models import ensure_model_dir, load_model_and_tokenizer, locate_model, tiny_model_dir
+from sweepgen_trainer.config import ModelConfig, TinyModel
+from sweepgen_trainer.models import ensure_model_dir, load_model_and_tokenizer, locate_model, tiny_model_dir
 
 pytestmark = pytest.mark.train
 

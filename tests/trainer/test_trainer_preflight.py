@@ -11,10 +11,10 @@ import pytest
 from trainer_support import tiny_dict
 
 from sweepgen.errors import ConfigError
-from trainer import models, rewards
-from trainer.config import RunConfig
-from trainer.outputs import RunDir
-from trainer.run import run
+from sweepgen_trainer import models, rewards
+from sweepgen_trainer.config import RunConfig
+from sweepgen_trainer.outputs import RunDir
+from sweepgen_trainer.run import run
 
 pytestmark = pytest.mark.train
 

@@ -1,7 +1,7 @@
 """Issue 24: configs that would train silently wrong are refused before the model loads (exit 2, the
 key, and the config file's line), and `epsilon` alone gives TRL's symmetric clip.
 
-Each refusal runs ``python -m trainer``'s ``main`` in-process with the model factory and loader
+Each refusal runs ``python -m sweepgen_trainer``'s ``main`` in-process with the model factory and loader
 replaced by recorders: a refusal that came after the model was built or loaded would show in them.
 """
 
@@ -13,7 +13,7 @@ import pytest
 import yaml
 from trainer_support import grpo_config, tiny_dict
 
-from trainer import models
+from sweepgen_trainer import models
 
 pytestmark = pytest.mark.train
 
@@ -45,7 +45,7 @@ def line_of(path: Path, needle: str) -> int:
 
 
 def run_main(path: Path, capsys) -> tuple[int, str]:
-    from trainer.__main__ import main
+    from sweepgen_trainer.__main__ import main
 
     code = main([str(path)])
     return code, capsys.readouterr().err
@@ -124,7 +124,7 @@ def test_every_refusal_names_its_line(tmp_path, capsys, model_calls, sections, n
 
 
 def test_epsilon_alone_gives_trls_symmetric_clip(tmp_path):
-    from trainer.config import RunConfig
+    from sweepgen_trainer.config import RunConfig
 
     cfg = RunConfig.model_validate(tiny_dict(tmp_path / "r", grpo={"epsilon": 0.3}))
     assert cfg.grpo.epsilon_high == 0.3  # written out resolved in config.yaml

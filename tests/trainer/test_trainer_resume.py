@@ -16,7 +16,7 @@ import pytest
 import yaml
 from trainer_support import read_jsonl, tiny_dict, without_timing
 
-from trainer.config import RunConfig
+from sweepgen_trainer.config import RunConfig
 
 pytestmark = [pytest.mark.train, pytest.mark.slow]
 
@@ -31,7 +31,7 @@ def _data(out: Path, steps: int, iterations: int = 1) -> dict:
 
 
 def _train(data: dict) -> None:
-    from trainer.run import run
+    from sweepgen_trainer.run import run
 
     run(RunConfig.model_validate(data))
 
@@ -80,7 +80,7 @@ def test_a_truncated_newest_checkpoint_is_named_skipped_and_the_previous_one_use
     tmp_path,
     victim,
 ):
-    from trainer.run import run
+    from sweepgen_trainer.run import run
 
     straight = tmp_path / "straight"
     _train(_data(straight, 8))

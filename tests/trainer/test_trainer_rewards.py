@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trainer import rewards
-from trainer.rewards import RewardParamError, bind, resolve_params
+from sweepgen_trainer import rewards
+from sweepgen_trainer.rewards import RewardParamError, bind, resolve_params
 
 
 def test_happy_count_counts_whole_words_and_caps():
@@ -98,7 +98,7 @@ def test_registry_has_the_required_rewards():
 
 
 def test_resolve_full_checks_weighted_sum_terms():
-    from trainer.rewards import resolve_full
+    from sweepgen_trainer.rewards import resolve_full
 
     out = resolve_full("weighted_sum", {"terms": [{"name": "happy_binary"}]})
     assert out["terms"][0] == {

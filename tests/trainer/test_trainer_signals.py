@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from trainer_support import read_jsonl, subprocess_env, tiny_dict, without_timing, write_config
 
-from trainer import signals
-from trainer.signals import GracefulStop, Stopped, cycle_steps
+from sweepgen_trainer import signals
+from sweepgen_trainer.signals import GracefulStop, Stopped, cycle_steps
 
 
 class FakeClock:
@@ -176,13 +176,13 @@ def test_callback_asks_transformers_to_log_save_and_stop_at_a_cycle_end():
 
 
 def test_main_reports_a_stop_with_its_exit_code(monkeypatch, capsys, tmp_path):
-    import trainer.run
-    from trainer.__main__ import main
+    import sweepgen_trainer.run
+    from sweepgen_trainer.__main__ import main
 
     def stopped(path, echo):
         raise Stopped(signal.SIGUSR2, "stopped by SIGUSR2 after step 2 of 9")
 
-    monkeypatch.setattr(trainer.run, "run_config_file", stopped)
+    monkeypatch.setattr(sweepgen_trainer.run, "run_config_file", stopped)
     assert main([str(tmp_path / "c.yaml")]) == 140
     err = capsys.readouterr().err
     assert "stopped by SIGUSR2 after step 2 of 9" in err and "Traceback" not in err
@@ -193,7 +193,7 @@ def test_a_later_second_signal_ends_a_real_process_at_once(tmp_path):
     # the repeat window) may end it, with 128 + that signal and without running on.
     script = textwrap.dedent("""
         import os, signal, time
-        from trainer.signals import GracefulStop
+        from sweepgen_trainer.signals import GracefulStop
         with GracefulStop(repeat_window_s=0.2) as stop:
             stop.phase = "training"
             os.kill(os.getpid(), signal.SIGTERM)
@@ -215,7 +215,7 @@ def _start_and_stop(path, cwd, env, sig):
     err_path = cwd / "stderr.txt"  # a file, not a pipe: a full pipe nobody reads would block the run
     with err_path.open("w") as err_file:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "trainer", str(path)],
+            [sys.executable, "-m", "sweepgen_trainer", str(path)],
             cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
@@ -239,8 +239,8 @@ def _start_and_stop(path, cwd, env, sig):
 def test_signal_saves_a_checkpoint_and_the_rerun_equals_an_uninterrupted_run(
     tiny_cache, tmp_path, sig, iterations
 ):
-    from trainer.config import RunConfig
-    from trainer.run import run
+    from sweepgen_trainer.config import RunConfig
+    from sweepgen_trainer.run import run
 
     max_steps = 16
     data = tiny_dict(
@@ -273,7 +273,7 @@ def test_signal_saves_a_checkpoint_and_the_rerun_equals_an_uninterrupted_run(
     assert "Traceback" not in err
 
     done = subprocess.run(
-        [sys.executable, "-m", "trainer", str(path)],
+        [sys.executable, "-m", "sweepgen_trainer", str(path)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -309,7 +309,7 @@ def test_local_executor_cancel_leaves_a_resumable_checkpoint_and_a_cancelled_sta
         variant="x",
         config_path=path,
         run_dir=run_dir,
-        argv=(sys.executable, "-m", "trainer", str(path)),
+        argv=(sys.executable, "-m", "sweepgen_trainer", str(path)),
     )
     executor = LocalExecutor(ExecutorOptions(sweep_dir=tmp_path, lock={}))
     executor.start([task])
@@ -344,7 +344,7 @@ def test_slurm_time_limit_signal_to_the_whole_job_saves_once_and_records_a_timeo
     status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"})
     node = NodeTask(
         name="n",
-        argv=(sys.executable, "-m", "trainer", str(path)),
+        argv=(sys.executable, "-m", "sweepgen_trainer", str(path)),
         cwd=str(tmp_path),
         run_dir="runs/n",
         status=status,

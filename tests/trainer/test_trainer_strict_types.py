@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sweepgen.errors import ConfigError
-from trainer.configfile import load_config, validate_config
+from sweepgen_trainer.configfile import load_config, validate_config
 
 pytestmark = pytest.mark.train
 

@@ -1,5 +1,5 @@
 """Issue 13 item 7: no import cycle between the trainer's sibling modules and subpackages (the factory
-that picks the trainer class lives in trainer.run), and GRPOConfig and its arguments are built once
+that picks the trainer class lives in sweepgen_trainer.run), and GRPOConfig and its arguments are built once
 per run."""
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ def test_no_cycle_between_trainer_siblings():
         and graph.chain_exists(importer=b, imported=a, as_packages=True)
     ]
     assert cycles == []
-    # the factory is in trainer.run; trainer.grpo (the base class) depends on no part that subclasses it
-    for part in ("trainer.routing", "trainer.debate", "trainer.run"):
-        assert not graph.chain_exists(importer="trainer.grpo", imported=part, as_packages=True), part
+    # the factory is in run.py; grpo.py (the base class) depends on no part that subclasses it
+    for part in ("sweepgen_trainer.routing", "sweepgen_trainer.debate", "sweepgen_trainer.run"):
+        assert not graph.chain_exists(importer="sweepgen_trainer.grpo", imported=part, as_packages=True), part
 
 
 def test_grpo_arguments_and_config_are_built_once_per_run(tmp_path, tiny_cache, monkeypatch):
-    import trainer.run as run_mod
-    from trainer.config import RunConfig
+    import sweepgen_trainer.run as run_mod
+    from sweepgen_trainer.config import RunConfig
 
     built: dict[str, list] = {"grpo_kwargs": [], "grpo_config_from": []}
     for name, calls in built.items():

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from trainer_support import read_jsonl, tiny_dict
 
-from trainer.config import RunConfig
-from trainer.outputs import summarize, truncation_warning
-from trainer.run import run
+from sweepgen_trainer.config import RunConfig
+from sweepgen_trainer.outputs import summarize, truncation_warning
+from sweepgen_trainer.run import run
 
 pytestmark = pytest.mark.train
 
@@ -64,7 +64,7 @@ def test_the_debate_summary_uses_the_same_generation_step_window(tmp_path):
     import json
     from types import SimpleNamespace
 
-    from trainer.debate.trainer import DebateGRPOTrainer
+    from sweepgen_trainer.debate.trainer import DebateGRPOTrainer
 
     metrics = tmp_path / "metrics.jsonl"
     rows = [

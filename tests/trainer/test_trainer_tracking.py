@@ -30,7 +30,7 @@ def wandb_records(run_dir: Path) -> list[dict]:
 def test_tensorboard_and_wandb_offline_get_what_metrics_jsonl_gets(tiny_cache, tmp_path, monkeypatch):
     from tensorboard.backend.event_processing import event_accumulator
 
-    from trainer.run import run_config_file
+    from sweepgen_trainer.run import run_config_file
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("WANDB_MODE", "offline")
@@ -89,7 +89,7 @@ def test_tensorboard_and_wandb_offline_get_what_metrics_jsonl_gets(tiny_cache, t
 def test_sweep_context_comes_from_the_lock_beside_the_config(tmp_path, monkeypatch):
     # a real render: the lock keeps each variant as a difference from the base, never its values
     from sweepgen.compile import api
-    from trainer.tracking import sweep_context
+    from sweepgen_trainer.tracking import sweep_context
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "specs").mkdir()
@@ -108,7 +108,7 @@ def test_sweep_context_comes_from_the_lock_beside_the_config(tmp_path, monkeypat
 def test_report_to_is_checked_like_every_other_key():
     from pydantic import ValidationError
 
-    from trainer.config import LoggingConfig
+    from sweepgen_trainer.config import LoggingConfig
 
     assert LoggingConfig().report_to == []  # default: no tracker
     with pytest.raises(ValidationError, match="tensorboard"):
@@ -119,7 +119,8 @@ def test_report_to_is_checked_like_every_other_key():
 
 def test_importing_sweepgen_and_the_trainer_config_pulls_in_no_tracker():
     code = (
-        "import sys, sweepgen.cli, sweepgen.run.report.collect, sweepgen.run.core.metrics, trainer.tracking; "
+        "import sys, sweepgen.cli, sweepgen.run.report.collect, sweepgen.run.core.metrics, "
+        "sweepgen_trainer.tracking; "
         "bad = [m for m in ('wandb', 'tensorboard', 'torch') if m in sys.modules]; "
         "assert not bad, bad"
     )

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from trainer.debate.transcript import TurnTokens
+from sweepgen_trainer.debate.transcript import TurnTokens
 
 # (row, turn it branches at or −1 for the debate itself, k): which sample path a context belongs to
 PathKey = tuple[int, int, int]

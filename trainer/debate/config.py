@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trainer.debate import shaping as registry
-from trainer.debate.group import ROLES
-from trainer.registry import KeyedValueError
+from sweepgen_trainer.debate import shaping as registry
+from sweepgen_trainer.debate.group import ROLES
+from sweepgen_trainer.registry import KeyedValueError
 
 
 class DebateConfig(BaseModel):

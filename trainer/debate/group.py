@@ -49,7 +49,7 @@ class Group:
     last turn.
 
     ``counterfactuals[i][t]`` are the regenerated counterfactual transcripts of rollout i's turn t
-    (trainer.debate.branching: turn t replaced, every later turn generated again); empty when the
+    (sweepgen_trainer.debate.branching: turn t replaced, every later turn generated again); empty when the
     strategy needs none. Their meaning (K policy samples, or the default action) is the strategy's.
     """
 

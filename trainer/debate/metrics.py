@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from trainer.debate.group import Group
+from sweepgen_trainer.debate.group import Group
 
 Values = Sequence[Sequence[Mapping[str, float]]]
 

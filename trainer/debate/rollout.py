@@ -5,7 +5,7 @@ the per-process prompts (already repeated ``num_generations`` times by TRL's sam
 trainer, and returns prompt ids, completion ids and an ``env_mask`` that keeps inserted text (our
 role prompts) out of the loss; every other key it returns reaches the reward functions and is merged
 into the batch rows, which is how the turns and each token's role reach the advantage step
-(see ``trainer.debate.trainer``).
+(see ``sweepgen_trainer.debate.trainer``).
 
 Generation uses the trainer's own ``generation_config`` (temperature, top_p, top_k, repetition
 penalty from the config), with ``max_new_tokens`` set to the turn budget; each turn ends at the
@@ -21,11 +21,11 @@ import torch
 from trl.models import unwrap_model_for_generation
 
 from sweepgen.errors import ConfigError
-from trainer.debate import shaping as registry
-from trainer.debate.branching import Plan, play
-from trainer.debate.config import DebateConfig, RewardShapingConfig
-from trainer.debate.group import Turn
-from trainer.debate.transcript import assemble, plain_turns
+from sweepgen_trainer.debate import shaping as registry
+from sweepgen_trainer.debate.branching import Plan, play
+from sweepgen_trainer.debate.config import DebateConfig, RewardShapingConfig
+from sweepgen_trainer.debate.group import Turn
+from sweepgen_trainer.debate.transcript import assemble, plain_turns
 
 
 def _as_rows(turns: tuple[Turn, ...]) -> list[dict[str, Any]]:
@@ -34,7 +34,7 @@ def _as_rows(turns: tuple[Turn, ...]) -> list[dict[str, Any]]:
 
 class DebateRollout:
     """``rollout_func(prompts, trainer) -> dict`` playing one debate per prompt row, and the
-    counterfactual branches the shaping strategy needs (trainer.debate.branching), batched with them."""
+    counterfactual branches the shaping strategy needs (debate/branching.py), batched with them."""
 
     def __init__(self, debate: DebateConfig, shaping: RewardShapingConfig | None = None) -> None:
         self.debate = debate

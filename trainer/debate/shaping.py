@@ -1,7 +1,7 @@
 """The registry of reward-shaping strategies: names, parameters, and the one place that checks them.
 
 ``resolve(name, params)`` is what the config model and the trainer call. Parameters are strict
-pydantic models checked by trainer.registry (the mechanism the rewards and detectors share): an
+pydantic models checked by sweepgen_trainer.registry (the mechanism the rewards and detectors share): an
 unknown strategy, an unknown or missing parameter, a wrong type or an out-of-range value is a
 ``ValueError`` whose message lists what exists, so pydantic reports it at the config's
 ``reward_shaping`` key (and ``sweepgen check`` at the spec's file:line:col). The returned parameters
@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 import pydantic
 
-from trainer import registry
-from trainer.debate import strategies
-from trainer.debate.group import (
+from sweepgen_trainer import registry
+from sweepgen_trainer.debate import strategies
+from sweepgen_trainer.debate.group import (
     Group,
     RoleValues,
     TurnValues,
@@ -171,7 +171,7 @@ KIND, PLURAL = "reward-shaping strategy", "reward-shaping strategies"
 
 
 def resolve(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Check ``params`` against strategy ``name`` (trainer.registry); return them with defaults filled in."""
+    """Check ``params`` against strategy ``name`` (registry.py); return them with defaults filled in."""
     get(name)
     return registry.resolve_params(KIND, PLURAL, STRATEGIES, name, params, ShapingParamError)
 

@@ -1,6 +1,6 @@
 """The five reward-shaping strategies, as pure functions of one GRPO group.
 
-Each strategy maps a :class:`~trainer.debate.group.Group` of ``n`` debates to one value per role per
+Each strategy maps a :class:`~sweepgen_trainer.debate.group.Group` of ``n`` debates to one value per role per
 rollout. A strategy is of one of two kinds (see the registry):
 
 - ``reward``: the values are shaped *rewards*; the trainer turns them into advantages with GRPO's
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from trainer.debate.group import (
+from sweepgen_trainer.debate.group import (
     Group,
     RoleValues,
     Turn,
@@ -38,7 +38,7 @@ def difference_rewards(group: Group, *, default_text: str) -> list[TurnValues]:
     The team reward minus the team reward of the joint action in which this turn's speaker played the
     declared default ``c`` (a turn saying ``default_text``) instead; the rest of the debate after it is
     played again by the policy (``group.counterfactuals[i][t]``, one transcript, made by
-    trainer.debate.branching), so a critic turn that changed the solver's final answer is credited for
+    debate/branching.py), so a critic turn that changed the solver's final answer is credited for
     it. ``default_text`` is recorded by the trainer in the counterfactual; this function checks it.
     """
     team = group.team_rewards()
@@ -69,7 +69,7 @@ def coma(group: Group, *, counterfactuals: int) -> list[TurnValues]:
     rollout z_i is the action of the role speaking at t, τ is z_i's history before t, and Q of a joint
     action is the team reward of the debate that follows it. The sum over π^a is estimated by K
     Monte-Carlo samples u'_k ~ π(·|τ) of the same policy (``group.counterfactuals[i][t]``, made by
-    trainer.debate.branching), each followed by the rest of the debate played again:
+    sweepgen_trainer.debate.branching), each followed by the rest of the debate played again:
 
         A_{i,t} = G(z_i) − (1/K)·Σ_k G(z_i[:t] + u'_k + regenerated turns).
 
@@ -97,7 +97,7 @@ def coma(group: Group, *, counterfactuals: int) -> list[TurnValues]:
 def _counterfactuals(group: Group, i: int, name: str) -> tuple[tuple[tuple[Turn, ...], ...], ...]:
     if not group.counterfactuals:
         raise ValueError(
-            f"{name} needs regenerated counterfactual transcripts (trainer.debate.branching); "
+            f"{name} needs regenerated counterfactual transcripts (sweepgen_trainer.debate.branching); "
             "the group has none"
         )
     return group.counterfactuals[i]

@@ -1,7 +1,7 @@
 """DebateGRPOTrainer: GRPO on two-role debates with per-turn shaped advantages on every token.
 
 Hooks used, and why:
-- generation: TRL's ``rollout_func`` (``trainer.debate.rollout``), the documented multi-turn hook;
+- generation: TRL's ``rollout_func`` (``sweepgen_trainer.debate.rollout``), the documented multi-turn hook;
 - advantages: ``_generate_and_score_completions`` is overridden to replace TRL's per-sequence
   advantages (shape [B]) with per-token ones (shape [B, T]): each generated token gets the shaped
   advantage of the turn that produced it (for role-level strategies, its role's). TRL 1.16's loss
@@ -9,7 +9,7 @@ Hooks used, and why:
   subclasses"), so the loss is TRL's, unchanged, and ``env_mask`` keeps role prompts out of it.
 
 The rollout also returns the regenerated counterfactual transcripts the strategy needs
-(``debate_counterfactuals``; trainer.debate.branching), which become each Group's ``counterfactuals``.
+(``debate_counterfactuals``; debate/branching.py), which become each Group's ``counterfactuals``.
 
 TRL still scores the rollouts with the config's reward applied to the solver's final turn: that is
 the team reward G it logs as ``reward``; the strategies re-derive G from the same function on the
@@ -25,14 +25,14 @@ from typing import Any, cast
 import torch
 
 from sweepgen.errors import ConfigError
-from trainer import rewards
-from trainer.debate import shaping as registry
-from trainer.debate.group import ROLES, Group, Turn, final_answer
-from trainer.debate.metrics import debate_metrics
-from trainer.debate.rollout import DebateRollout
-from trainer.debate.transcript import turn_token_advantages
-from trainer.grpo import SweepgenGRPOTrainer
-from trainer.outputs import read_jsonl
+from sweepgen_trainer import rewards
+from sweepgen_trainer.debate import shaping as registry
+from sweepgen_trainer.debate.group import ROLES, Group, Turn, final_answer
+from sweepgen_trainer.debate.metrics import debate_metrics
+from sweepgen_trainer.debate.rollout import DebateRollout
+from sweepgen_trainer.debate.transcript import turn_token_advantages
+from sweepgen_trainer.grpo import SweepgenGRPOTrainer
+from sweepgen_trainer.outputs import read_jsonl
 
 # Keys the rollout adds to each batch row; everything else in a row is a dataset column.
 DEBATE_KEYS = (

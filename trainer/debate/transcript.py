@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from trainer.debate.group import ROLES, Turn
+from sweepgen_trainer.debate.group import ROLES, Turn
 
 PROMPT_TOKEN = -1  # role index of an inserted role-prompt token (no role generated it)
 

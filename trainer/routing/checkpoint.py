@@ -73,7 +73,7 @@ def load_routed_model(checkpoint: Path, dtype: str = "float32", seed: int = 0):
     from safetensors.torch import load_file  # noqa: PLC0415 - lazy: this module stays importable without torch
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415 - lazy: this module stays importable without torch
 
-    from trainer.routing.dual_lora import inject_adapters  # noqa: PLC0415 - dual_lora imports torch
+    from sweepgen_trainer.routing.dual_lora import inject_adapters  # noqa: PLC0415 - dual_lora imports torch
 
     meta = _read_meta(checkpoint)
     tokenizer = AutoTokenizer.from_pretrained(checkpoint, local_files_only=True)

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trainer import rewards
-from trainer.routing import detectors
+from sweepgen_trainer import rewards
+from sweepgen_trainer.routing import detectors
 
 LLAMA_LINEARS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -26,7 +26,7 @@ class DetectorConfig(_Section):
     """Which completions are reward hacks; computed per completion together with the rewards."""
 
     name: str = Field(
-        description="detector from trainer.routing.detectors.DETECTORS: "
+        description="detector from sweepgen_trainer.routing.detectors.DETECTORS: "
         "`happy_count` (word count above threshold) or `reward_above` (any reward)"
     )
     params: dict[str, Any] = Field(default_factory=dict, description="its parameters; defaults filled in")
@@ -40,7 +40,7 @@ class DetectorConfig(_Section):
 class TaskRewardConfig(_Section):
     """The reward that measures the intended task (without the hackable bonus), for routing eval."""
 
-    name: str = Field(description="reward from trainer.rewards.REWARDS")
+    name: str = Field(description="reward from sweepgen_trainer.rewards.REWARDS")
     params: dict[str, Any] = Field(default_factory=dict, description="its parameters; defaults filled in")
 
     @model_validator(mode="after")

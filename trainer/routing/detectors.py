@@ -5,7 +5,7 @@ maps the decoded completions (plus the dataset columns of the same rows) to one 
 Its parameters are a pydantic model with ``extra="forbid"``: unknown or mistyped ones are errors.
 
 - ``happy_count``: whole-word count of ``word`` strictly above ``threshold`` (0: any occurrence).
-- ``reward_above``: any registered reward (``trainer.rewards.REWARDS``) strictly above ``threshold``.
+- ``reward_above``: any registered reward (``sweepgen_trainer.rewards.REWARDS``) strictly above ``threshold``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import pydantic
 
-from trainer import registry, rewards
+from sweepgen_trainer import registry, rewards
 
 DetectorFn = Callable[[Sequence[str], dict], list[bool]]
 
@@ -40,7 +40,7 @@ class _HappyCountParams(_Params):
 
 
 class _RewardAboveParams(_Params):
-    reward: str = pydantic.Field(description="a reward from trainer.rewards.REWARDS")
+    reward: str = pydantic.Field(description="a reward from sweepgen_trainer.rewards.REWARDS")
     reward_params: dict[str, Any] = pydantic.Field(default_factory=dict, description="its params")
     threshold: float = pydantic.Field(description="flag when the reward value is above this")
 

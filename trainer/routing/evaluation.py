@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from trainer import rewards
-from trainer.data import load_rows
-from trainer.diversity import diversity
-from trainer.routing import detectors
-from trainer.routing.dual_lora import scales
+from sweepgen_trainer import rewards
+from sweepgen_trainer.data import load_rows
+from sweepgen_trainer.diversity import diversity
+from sweepgen_trainer.routing import detectors
+from sweepgen_trainer.routing.dual_lora import scales
 
 if TYPE_CHECKING:  # annotations only
-    from trainer.config import RunConfig
+    from sweepgen_trainer.config import RunConfig
 
 PREFIX = "routing"
 METRICS = ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")
@@ -129,7 +129,7 @@ def evaluate_run(
     model, tokenizer, cfg: RunConfig, *, modes: dict[str, tuple[float, float]]
 ) -> dict[str, float]:
     """``evaluate_modes`` with ``cfg``'s routing-eval settings (prompts, task reward, detector, sampling),
-    read in this one place: the training eval and ``python -m trainer.eval`` run the same eval."""
+    read in this one place: the training eval and ``python -m sweepgen_trainer.eval`` run the same eval."""
     r = cfg.routing
     assert r is not None, "a routing eval needs a routing section"
     return evaluate_modes(

@@ -26,15 +26,17 @@ from typing import Any
 import torch
 from transformers import TrainerCallback
 
-from trainer import rewards
-from trainer.grpo import SweepgenGRPOTrainer
-from trainer.outputs import atomic_write_text
-from trainer.routing import detectors
-from trainer.routing.checkpoint import CHECKPOINT_META  # read back by `python -m trainer.eval`
-from trainer.routing.config import RoutingConfig
-from trainer.routing.dual_lora import inject_adapters, set_masks
-from trainer.routing.evaluation import METRICS, PREFIX, eval_prompts_origin, evaluate_run
-from trainer.routing.masks import ROUTED_MODES, masks_for
+from sweepgen_trainer import rewards
+from sweepgen_trainer.grpo import SweepgenGRPOTrainer
+from sweepgen_trainer.outputs import atomic_write_text
+from sweepgen_trainer.routing import detectors
+from sweepgen_trainer.routing.checkpoint import (
+    CHECKPOINT_META,  # read back by `python -m sweepgen_trainer.eval`
+)
+from sweepgen_trainer.routing.config import RoutingConfig
+from sweepgen_trainer.routing.dual_lora import inject_adapters, set_masks
+from sweepgen_trainer.routing.evaluation import METRICS, PREFIX, eval_prompts_origin, evaluate_run
+from sweepgen_trainer.routing.masks import ROUTED_MODES, masks_for
 
 TRAIN_HACK_RATE = f"{PREFIX}/train_hack_rate"
 

@@ -72,7 +72,7 @@ def load_validator(spec: Spec) -> Validator | None:
         raise SpecError(
             f"schema {ref!r} is neither `module:Class` nor a .json file",
             location=loc,
-            hint="e.g. `schema: trainer.config:RunConfig` or `schema: ../schemas/run.json`",
+            hint="e.g. `schema: sweepgen_trainer.config:RunConfig` or `schema: ../schemas/run.json`",
         )
     skipped = _NO_IMPORT.get()
     if skipped is not None:

@@ -34,7 +34,18 @@ PLACEHOLDERS = ("config", "run_dir", "name", "variant")
 # as columns they repeat the run name and as curve groups they would split every seed apart
 NAMING_PATHS = frozenset({"run_name", "output_dir"})
 # the bundled trainer, run by the same interpreter that runs sweepgen (so the venv is the same)
-DEFAULT_COMMAND = (sys.executable, "-m", "trainer", "{config}")
+# `-P`: the working folder is not put on its import path, so no file of the user's (a torch.py, a
+# datasets/ package) can stand in for a module the trainer imports
+if sys.version_info >= (3, 11):
+    DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-P", "-m", "sweepgen_trainer", "{config}")
+else:  # no -P before 3.11: the same, spelled out (`-c` puts the working folder first)
+    DEFAULT_COMMAND = (
+        sys.executable,
+        "-c",
+        "import runpy, sys; del sys.path[0]; "
+        "runpy.run_module('sweepgen_trainer', run_name='__main__', alter_sys=True)",
+        "{config}",
+    )
 DEFAULT_COMMAND_SUFFIXES = YAML_SUFFIXES
 SHELL = ("/bin/sh", "-c")  # how --shell runs a command
 # words that mean a shell was expected: without --shell they would reach the trainer as arguments

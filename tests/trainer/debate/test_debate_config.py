@@ -5,8 +5,8 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from trainer.config import RunConfig
-from trainer.debate.config import DebateConfig
+from sweepgen_trainer.config import RunConfig
+from sweepgen_trainer.debate.config import DebateConfig
 
 
 def config(**sections):

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainer.debate.group import ROLES, Group, Turn, group_normalize
-from trainer.debate.shaping import advantages, shaped_values
+from sweepgen_trainer.debate.group import ROLES, Group, Turn, group_normalize
+from sweepgen_trainer.debate.shaping import advantages, shaped_values
 
 
 # A team reward that, like the trainer's, scores the final turn of the transcript.

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainer.configfile import validate_config
-from trainer.debate.group import ROLES, Group, Turn
-from trainer.debate.shaping import advantages, shaped_values
+from sweepgen_trainer.configfile import validate_config
+from sweepgen_trainer.debate.group import ROLES, Group, Turn
+from sweepgen_trainer.debate.shaping import advantages, shaped_values
 
 TEXTS = ["7", "3", ""]
 

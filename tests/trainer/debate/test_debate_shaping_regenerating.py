@@ -1,7 +1,7 @@
 """Issue 24: the regenerating counterfactual estimators against references written from the papers.
 
 Given a fixed generator (a pure function of the context and of the sample path, so every branch is
-its own sample), the batched player (trainer.debate.branching, one generate call per position) must
+its own sample), the batched player (sweepgen_trainer.debate.branching, one generate call per position) must
 produce exactly the counterfactual transcripts of a plain one-path-at-a-time reference, and coma /
 difference_rewards exactly the reference's values:
 
@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainer.debate.branching import Plan, play
-from trainer.debate.group import ROLES, Group, Turn
-from trainer.debate.shaping import shaped_values, turn_advantages
-from trainer.debate.transcript import plain_turns
+from sweepgen_trainer.debate.branching import Plan, play
+from sweepgen_trainer.debate.group import ROLES, Group, Turn
+from sweepgen_trainer.debate.shaping import shaped_values, turn_advantages
+from sweepgen_trainer.debate.transcript import plain_turns
 
 VOCAB = 7  # token ids 0..6; the answer checker reads the last token of the final turn
 
@@ -170,7 +170,7 @@ def test_difference_rewards_transcripts_and_values_are_the_references(prompts, n
 
 
 def _raw(group: Group, name: str, params: dict):
-    from trainer.debate.shaping import get, resolve
+    from sweepgen_trainer.debate.shaping import get, resolve
 
     return get(name).fn(group, **resolve(name, params))
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from trainer.debate.config import RewardShapingConfig, check_group_size
-from trainer.debate.shaping import STRATEGIES, resolve
+from sweepgen_trainer.debate.config import RewardShapingConfig, check_group_size
+from sweepgen_trainer.debate.shaping import STRATEGIES, resolve
 
 
 def test_the_strategies_are_registered():
@@ -118,7 +118,7 @@ def test_leave_one_out_group_size_must_equal_num_generations():
     ],
 )
 def test_a_strategy_that_reduces_to_another_is_named_at_start(shaping, debate, expected):
-    from trainer.config import RunConfig
+    from sweepgen_trainer.config import RunConfig
 
     cfg = RunConfig.model_validate(
         {"run_name": "r", "output_dir": "runs/r", "debate": debate, "reward_shaping": shaping}
@@ -136,7 +136,7 @@ def test_a_strategy_that_reduces_to_another_is_named_at_start(shaping, debate, e
     ],
 )
 def test_strategies_that_can_differ_start_without_a_warning(shaping):
-    from trainer.config import RunConfig
+    from sweepgen_trainer.config import RunConfig
 
     cfg = RunConfig.model_validate(
         {"run_name": "r", "output_dir": "runs/r", "debate": {}, "reward_shaping": shaping}

@@ -23,7 +23,7 @@ STEPS = 3
 
 
 def shipped(strategy: str, tmp_path: Path):
-    from trainer.config import RunConfig
+    from sweepgen_trainer.config import RunConfig
 
     data = yaml.safe_load((ROOT / f"generated/reward_shaping_debate/{strategy}_seed0.yaml").read_text())
     data["grpo"]["max_steps"] = STEPS
@@ -34,7 +34,7 @@ def shipped(strategy: str, tmp_path: Path):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, tiny_cache_module):
-    from trainer.run import run
+    from sweepgen_trainer.run import run
 
     tmp = tmp_path_factory.mktemp("debate_task")
     out = {}

@@ -13,7 +13,7 @@ GRADED = {"name": "sentence_length", "params": {"target_words": 3}}
 
 
 def make_trainer(tmp_path, shaping, reward=GRADED):
-    from trainer.config import RunConfig
+    from sweepgen_trainer.config import RunConfig
 
     cfg = RunConfig.model_validate(
         tiny_dict(
@@ -31,8 +31,8 @@ def make_trainer(tmp_path, shaping, reward=GRADED):
 
 
 def test_every_token_gets_its_roles_shaped_advantage(tmp_path, tiny_cache):
-    from trainer.debate.group import ROLES
-    from trainer.debate.trainer import DebateGRPOTrainer
+    from sweepgen_trainer.debate.group import ROLES
+    from sweepgen_trainer.debate.trainer import DebateGRPOTrainer
 
     trainer, batch = make_trainer(tmp_path, {"strategy": "reward_mixing", "params": {"alpha": 0.5}})
     assert isinstance(trainer, DebateGRPOTrainer)

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trainer.debate.group import ROLES, Group, Turn
-from trainer.debate.metrics import debate_metrics
-from trainer.debate.shaping import advantages, shaped_values
-from trainer.debate.transcript import PROMPT_TOKEN, TurnTokens, assemble, turn_token_advantages
+from sweepgen_trainer.debate.group import ROLES, Group, Turn
+from sweepgen_trainer.debate.metrics import debate_metrics
+from sweepgen_trainer.debate.shaping import advantages, shaped_values
+from sweepgen_trainer.debate.transcript import PROMPT_TOKEN, TurnTokens, assemble, turn_token_advantages
 
 turn_st = st.builds(
     TurnTokens,

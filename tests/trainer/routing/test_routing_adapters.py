@@ -7,14 +7,14 @@ import torch
 import transformers
 from trainer_support import adapter_parameters
 
-from trainer.routing.dual_lora import (
+from sweepgen_trainer.routing.dual_lora import (
     DualLoRALinear,
     inject_adapters,
     routed_masks,
     scales,
     set_scales,
 )
-from trainer.routing.masks import masks_for
+from sweepgen_trainer.routing.masks import masks_for
 
 pytestmark = pytest.mark.train
 TARGETS = ["q_proj", "v_proj", "up_proj", "down_proj"]
@@ -273,7 +273,7 @@ def test_a_mask_keeping_no_row_gives_zero_grads_not_none():
 
 def test_routed_lora_function_matches_autograd_on_kept_rows():
     # The hand-written backward against autograd: input gradient from every row, A/B from kept rows only.
-    from trainer.routing.dual_lora import _routed_delta
+    from sweepgen_trainer.routing.dual_lora import _routed_delta
 
     gen = torch.Generator().manual_seed(3)
     x = torch.randn(3, 5, 6, dtype=torch.float64, generator=gen, requires_grad=True)

@@ -1,4 +1,4 @@
-"""Gradient routing end to end on CPU: `python -m trainer` on the tiny model learns the `happy` hack,
+"""Gradient routing end to end on CPU: `python -m sweepgen_trainer` on the tiny model learns the `happy` hack,
 and the three-mode eval in its run directory shows the hack living in the forget adapter.
 
 Why the tiny model is 256 wide here (the default is 64): it is randomly initialised, and adapters on
@@ -43,7 +43,7 @@ ROUTED = {
 def test_routed_run_puts_the_learned_hack_in_the_forget_adapter(tiny_cache, tmp_path):
     config = write_config(tmp_path / "routed.yaml", tiny_dict("runs/routed", **ROUTED))
     proc = subprocess.run(
-        [sys.executable, "-m", "trainer", str(config)],
+        [sys.executable, "-m", "sweepgen_trainer", str(config)],
         cwd=tmp_path,
         env=subprocess_env(tiny_cache),
         capture_output=True,

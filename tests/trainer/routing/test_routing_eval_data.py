@@ -19,13 +19,13 @@ ROUTING = {
 
 
 def config(tmp_path, **routing):
-    from trainer.config import RunConfig
+    from sweepgen_trainer.config import RunConfig
 
     return RunConfig.model_validate(tiny_dict(tmp_path / "run", routing={**ROUTING, **routing}))
 
 
 def test_held_out_prompts_are_used_and_named(tmp_path, monkeypatch):
-    from trainer.routing.evaluation import eval_prompts_origin, eval_rows
+    from sweepgen_trainer.routing.evaluation import eval_prompts_origin, eval_rows
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "held_out.jsonl").write_text(
@@ -35,14 +35,14 @@ def test_held_out_prompts_are_used_and_named(tmp_path, monkeypatch):
     assert [r["prompt"] for r in eval_rows(cfg)[:2]] == ["held out 0", "held out 1"]
     assert eval_prompts_origin(cfg) == "the first 2 rows of the held-out file held_out.jsonl"
     plain = config(tmp_path)
-    from trainer.data import load_rows
+    from sweepgen_trainer.data import load_rows
 
     assert eval_rows(plain) == load_rows(plain.data)
     assert "(also trained on)" in eval_prompts_origin(plain)
 
 
 def test_the_eval_settings_come_from_the_config_with_the_held_out_prompts(tmp_path, monkeypatch):
-    from trainer.routing import evaluation
+    from sweepgen_trainer.routing import evaluation
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "held_out.jsonl").write_text(
@@ -58,8 +58,8 @@ def test_the_eval_settings_come_from_the_config_with_the_held_out_prompts(tmp_pa
 
 
 def test_a_missing_held_out_file_is_refused_at_its_key_before_the_model_loads(tmp_path, monkeypatch, capsys):
-    from trainer import models
-    from trainer.__main__ import main
+    from sweepgen_trainer import models
+    from sweepgen_trainer.__main__ import main
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(models, "load_model_and_tokenizer", lambda *a, **k: pytest.fail("model loaded"))

@@ -15,7 +15,7 @@ METRICS = ("task_reward", "hack_rate", "unique_ratio", "mean_pairwise_jaccard")
 
 
 def routing_sweep(root: Path, with_routing: bool = True) -> Path:
-    """routed/baseline x seeds 0, 1; summary.json as the trainer writes it (see trainer.routing.trainer)."""
+    """routed/baseline x seeds 0, 1; summary.json as the trainer writes it (see routing/trainer.py)."""
     configs, values = {}, {}
     for mode in ("classic", "baseline"):
         for seed in (0, 1):

@@ -40,12 +40,12 @@ def routing(mode="classic", detector=HALF_DETECTOR, **extra):
 def build(tmp_path, **sections):
     from datasets import Dataset
 
-    from trainer import data as data_mod
-    from trainer import models
-    from trainer.config import RunConfig
-    from trainer.grpo_args import grpo_kwargs
-    from trainer.outputs import RunDir
-    from trainer.run import build_trainer
+    from sweepgen_trainer import data as data_mod
+    from sweepgen_trainer import models
+    from sweepgen_trainer.config import RunConfig
+    from sweepgen_trainer.grpo_args import grpo_kwargs
+    from sweepgen_trainer.outputs import RunDir
+    from sweepgen_trainer.run import build_trainer
 
     cfg = RunConfig.model_validate(tiny_dict(tmp_path / "run", **sections))
     run_dir = RunDir(cfg.output_dir)
@@ -72,9 +72,9 @@ SMALL_GRPO = {
 
 
 def test_is_hack_stays_aligned_with_its_completion_through_trl_shuffle_and_split(tmp_path, tiny_cache):
-    from trainer.routing.detectors import build as build_detector
-    from trainer.routing.dual_lora import routing_state
-    from trainer.routing.trainer import RoutedGRPOTrainer
+    from sweepgen_trainer.routing.detectors import build as build_detector
+    from sweepgen_trainer.routing.dual_lora import routing_state
+    from sweepgen_trainer.routing.trainer import RoutedGRPOTrainer
 
     cfg, trainer = build(tmp_path, grpo=SMALL_GRPO, routing=routing())
     assert isinstance(trainer, RoutedGRPOTrainer)
@@ -128,9 +128,9 @@ def test_all_hacked_batches_leave_the_retain_adapter_bit_identical(tmp_path, tin
 
 
 def test_run_dir_holds_three_mode_eval_and_trainer_eval_reproduces_it(tmp_path, tiny_cache):
-    from trainer.config import RunConfig
-    from trainer.eval import main as eval_main
-    from trainer.run import run
+    from sweepgen_trainer.config import RunConfig
+    from sweepgen_trainer.eval import main as eval_main
+    from sweepgen_trainer.run import run
 
     data = tiny_dict(
         tmp_path / "run",
@@ -168,7 +168,7 @@ def test_baseline_is_one_lora_of_the_summed_rank_and_evaluates_one_mode(tmp_path
 
 
 def test_eval_cli_rejects_a_run_without_routing(tmp_path, capsys):
-    from trainer.eval import main as eval_main
+    from sweepgen_trainer.eval import main as eval_main
 
     run = tmp_path / "plain"
     run.mkdir()
@@ -202,7 +202,7 @@ def test_gradient_checkpointing_gives_the_same_routed_update(tmp_path, tiny_cach
 
 def test_weighted_sum_terms_are_checked_in_detector_and_task_reward():
     from sweepgen.errors import ConfigError
-    from trainer.configfile import validate_config
+    from sweepgen_trainer.configfile import validate_config
 
     def cfg(detector_terms, task_terms):
         detector = {
@@ -232,7 +232,7 @@ def test_weighted_sum_terms_are_checked_in_detector_and_task_reward():
 def test_every_eval_step_is_logged_so_its_row_carries_the_eval():
     from transformers import TrainerControl
 
-    from trainer.routing.trainer import _RoutingCallback
+    from sweepgen_trainer.routing.trainer import _RoutingCallback
 
     class Fake:
         routing = type("R", (), {"eval_every": 3, "mode": "classic"})()
