@@ -11,7 +11,7 @@ import json
 import os
 from typing import Any
 
-from sweepgen import settings
+from sweepgen import safefs, settings
 from sweepgen.compile.check.committed import Report
 from sweepgen.compile.check.committed import check as run_check
 from sweepgen.compile.check.fast import Trust, trusted
@@ -20,6 +20,7 @@ from sweepgen.compile.output.lock import Lock
 from sweepgen.compile.output.pipeline import Plan, compile_spec, variants_of, varying_paths
 from sweepgen.compile.output.writer import Outcome
 from sweepgen.compile.schema import export as schema_export
+from sweepgen.compile.schema import trl_cli
 from sweepgen.compile.schema import validate as schema
 from sweepgen.compile.spec.context import sweep_view
 from sweepgen.compile.spec.expand import Expansion
@@ -190,16 +191,21 @@ def schema_document(ref: str | None = None, out: str | None = None) -> str:
         else _export_schema(ref)
     )
     if out is not None:
-        with open(out, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        try:  # its folder is made when missing (`-o schemas/grpo.json` in a new project)
+            safefs.write_atomic(out, text.encode("utf-8"))
+        except OSError as err:
+            raise safefs.fs_error(err, out, "write the schema") from None
     return text
 
 
 def _export_schema(ref: str) -> str:
     """The JSON Schema file text of a dataclass or pydantic model named ``module:Class`` (imports it)."""
+    command = trl_cli.command_of(ref)
+    if command is not None:  # what `trl <command> --config` accepts, every class it parses
+        return schema_export.dumps(trl_cli.command_schema(command, Location(ref)))
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
-        raise UserError(f"{ref!r} is not `module:Class`", hint="e.g. --export trl:GRPOConfig")
+        raise UserError(f"{ref!r} is not `module:Class`", hint="e.g. --export trl:grpo or trl:GRPOConfig")
     cls = schema.import_class(module_name, attr, Location(ref))
     return schema_export.dumps(schema_export.export(ref, cls))
 

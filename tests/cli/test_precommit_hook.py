@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -104,7 +105,7 @@ grid: {beta: [0.0, 0.04]}
 def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path):
     """A fresh repository with pre-commit installed, a spec validated against the committed export of
     TRL's GRPOConfig: pre-commit's own environment has neither torch nor trl, yet a bad `loss_type`
-    is blocked and a good commit passes. [tool.sweepgen] says where specs and output live."""
+    key is blocked and a good commit passes. [tool.sweepgen] says where specs and output live."""
     env = _env(tmp_path)
     hooks = _hook_repo(tmp_path, env)
     rev = subprocess.run(
@@ -149,9 +150,44 @@ def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path):
         subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
         == "[]"
     )
-    spec.write_text(GRPO_SPEC.replace("loss_type: dapo", "loss_type: grpoo"))
+    spec.write_text(GRPO_SPEC.replace("loss_type: dapo", "loss_typ: dapo"))
     bad = commit("bad")
     out = bad.stdout + bad.stderr
     assert bad.returncode != 0, out
-    assert "experiments/grpo.sweep.yaml:6:" in out and "`loss_type`: must be one of" in out, out
+    assert "experiments/grpo.sweep.yaml:6:" in out, out
+    assert "`loss_typ`: key not allowed by the schema (did you mean `loss_type`?)" in out, out
     assert "cannot import" not in out
+
+
+@pytest.mark.slow  # pre-commit builds a virtualenv and pip-installs sweepgen into it (~1 min)
+def test_the_hook_s_plain_install_trusts_a_lock_the_editable_install_wrote(tmp_path):
+    """`schema: sweepgen_trainer.config:RunConfig` rendered here (this checkout, imported from source)
+    and checked by the hook that pre-commit installs from a release tag (a plain, non-editable pip
+    install): the lock names the module by its source digest in both, so the hook passes."""
+    env = _env(tmp_path)
+    hooks = _hook_repo(tmp_path, env)
+    _git(hooks, "tag", "v0.1.0")
+    project = tmp_path / "project"
+    for rel in ("specs/happy_grpo_cpu.yaml", "templates/trainer_config.yaml.j2"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / rel, project / rel)
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hooks}\n    rev: v0.1.0\n    hooks:\n      - id: sweepgen-check\n"
+    )
+    subprocess.run([sys.executable, "-m", "sweepgen", "render"], cwd=project, check=True, env=env)
+    lock = json.loads((project / "generated" / "happy_grpo_cpu" / "sweep.lock.json").read_text())
+    digest = lock["inputs"]["module:sweepgen_trainer.config"]
+    assert len(digest) == 64 and "==" not in digest  # a source digest, never `sweepgen==0.1.0`
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "Passed" in out and "out of date" not in out

@@ -228,13 +228,15 @@ def test_render_with_nothing_changed_compiles_nothing_and_reports_every_file_unc
 
 
 def test_a_schema_module_is_recorded_the_same_way_on_every_machine(proj):
-    """Project code: the sha256 of its source; a package in site-packages (even in a venv inside the
+    """Project code: the digest of its source; a release in site-packages (even in a venv inside the
     project): the distribution and version, never a machine's path or a hash of its site-packages."""
     import importlib.metadata
 
-    from sweepgen.compile.output.inputs import file_sha256, module_identity
+    from sweepgen.compile.output.inputs import module_identity
+    from sweepgen.compile.output.module_digest import source_digest
 
-    assert module_identity("schema_mod") == file_sha256(str(proj / "schema_mod.py"))
+    assert module_identity("schema_mod") == source_digest("schema_mod", str(proj / "schema_mod.py"))
+    assert len(module_identity("schema_mod")) == 64
     assert module_identity("yaml") == (f"PyYAML=={importlib.metadata.version('PyYAML')}")
 
 

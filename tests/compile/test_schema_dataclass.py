@@ -128,8 +128,8 @@ def test_trls_own_cli_parser_reads_every_rendered_config():
 
 def test_the_committed_trl_schema_file_is_the_export_of_the_installed_trl():
     """schemas/trl_grpo_config.json (what the pre-commit test and the README use) is what
-    `sweepgen schema --export trl:GRPOConfig` writes for the pinned trl, and holds loss_type to its
-    documented values."""
+    `sweepgen schema --export trl:GRPOConfig` writes for the pinned trl; its enums come from the
+    types, never from help text (loss_type's help quotes 'sequence' and 'max_completion_length')."""
     import json
 
     result = cli("schema", "--export", "trl:GRPOConfig")
@@ -137,6 +137,7 @@ def test_the_committed_trl_schema_file_is_the_export_of_the_installed_trl():
     committed = (ROOT / "schemas" / "trl_grpo_config.json").read_text()
     assert result.stdout == committed, "re-export: sweepgen schema --export trl:GRPOConfig -o schemas/..."
     schema = json.loads(committed)
-    assert {"grpo", "dr_grpo", "dapo"} <= set(schema["properties"]["loss_type"]["enum"])
-    assert "grpoo" not in schema["properties"]["loss_type"]["enum"]
+    assert "enum" not in schema["properties"]["loss_type"]
+    (lr_branch,) = [b for b in schema["properties"]["lr_scheduler_type"]["anyOf"] if "enum" in b]
+    assert "cosine" in lr_branch["enum"]  # an Enum type: its values
     assert schema["x-sweepgen"]["package"] == "trl"

@@ -4,7 +4,7 @@ the templates it includes, imports or extends, and the schema's source. The lock
 
 The spec itself is recorded by the hash of its parsed content (``spec_digest``), not of its bytes:
 a comment, a quote style or the order of its top-level sections changes no config, so it leaves the
-lock valid. A ``module:Class`` schema is recorded by its package's version or its source's hash; a
+lock valid. A ``module:Class`` schema is recorded by its source digest (or a release's version); a
 render that did not import it (``--no-import``) keeps what the lock already says.
 
 A template whose include name is computed at render time cannot be listed; the lock then records
@@ -14,7 +14,6 @@ A template whose include name is computed at render time cannot be listed; the l
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -24,6 +23,8 @@ from typing import Any
 
 from jinja2 import Template, meta
 
+from sweepgen.compile.output import module_digest
+from sweepgen.compile.schema import trl_cli
 from sweepgen.compile.spec.model import Spec
 
 DYNAMIC = "<dynamic>"  # a hash no file can have: the fast path never trusts this input
@@ -81,6 +82,8 @@ def render_inputs(
     schema = spec.model.schema_
     if schema is not None and schema.endswith(".json"):
         add(os.path.normpath(os.path.join(spec.dir, schema)))
+    elif schema is not None and trl_cli.command_of(schema) is not None:
+        found["module:trl"] = trl_cli.identity()  # what module_identity("trl") reads, without importing
     elif schema is not None:
         module = schema.partition(":")[0]
         key = f"module:{module}"
@@ -95,25 +98,16 @@ def render_inputs(
 
 
 def module_identity(module: str) -> str:
-    """What a `module:Class` schema's lock entry records, the same on every machine that has the same
-    code: the sha256 of its source file (project code, an editable checkout), or for a package
-    installed into site-packages its distribution's name and version (``trl==1.16.0``): a hash of
-    site-packages would differ between machines for the same release, and an upgrade of the package
-    is what changes its schema."""
+    """What a `module:Class` schema's lock entry records, the same for the same code on every machine
+    and under every kind of install: the digest of its source and its package's sources it imports,
+    or for a release installed from an index ``name==version`` (``trl==1.16.0``)."""
     source = _module_source(module)
     if source is None:
         return DYNAMIC
     parts = os.path.abspath(source).split(os.sep)
-    if "site-packages" not in parts and "dist-packages" not in parts:
-        return file_sha256(source) or DYNAMIC
-    top = module.partition(".")[0]
-    dists = importlib.metadata.packages_distributions().get(top) or []
-    if len(dists) != 1:
-        return DYNAMIC  # not one installed distribution: nothing stable to record
-    try:
-        return f"{dists[0]}=={importlib.metadata.version(dists[0])}"
-    except importlib.metadata.PackageNotFoundError:
-        return DYNAMIC
+    installed = "site-packages" in parts or "dist-packages" in parts  # not a checkout on the path
+    released = module_digest.released_version(module.partition(".")[0]) if installed else None
+    return released or module_digest.source_digest(module, source) or DYNAMIC
 
 
 def _template_files(template: Template) -> tuple[list[str], bool]:

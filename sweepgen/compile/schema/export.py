@@ -7,9 +7,10 @@ records the file's hash, the same in every environment.
 
 What the file holds: one property per init field, its type (pydantic's JSON Schema of the
 annotation, ``$ref`` inlined because the validator reads no ``$defs``), its help text as the
-description, its default, and an ``enum`` from a ``Literal`` or from the values the help text
-documents ("Supported values are 'grpo', 'dr_grpo', ..."). The root is stamped with the class, the
-package and its version under ``x-sweepgen``, so a reviewer sees which release it came from.
+description, its default, and an ``enum`` from the type (a ``Literal``, an ``Enum``) or the
+field's ``choices`` metadata, never from help text (prose names other values in quotes too). The
+root is stamped with the class, the package and its version under ``x-sweepgen``, so a reviewer
+sees which release it came from.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import json
-import re
 import typing
 from typing import Any
 
@@ -27,30 +27,16 @@ from pydantic_core import to_jsonable_python
 from sweepgen.errors import UserError
 
 STAMP = "x-sweepgen"
-# "Supported values are ...", "Possible values are ...", "One of ...", "Choices: ...": the values the
-# help text lists after these words, quoted ('x', "x") or in backticks (`x`, `'x'`).
-_CHOICES_START = re.compile(
-    r"\b(?:supported|possible|valid|allowed|available)\s+(?:values|options|choices)\b"
-    r"|\bone of\b|\bchoices\s*:",
-    re.IGNORECASE,
-)
-_QUOTED = re.compile(r"""`'?([A-Za-z0-9_.\-]+)'?`|'([A-Za-z0-9_.\-]+)'|"([A-Za-z0-9_.\-]+)\"""")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 
 
-def documented_choices(help_text: str) -> list[str]:
-    """The string values a field's help text lists as its supported values, in order, each once;
-    empty when it lists none. Every quoted word after "Supported values are" counts: an extra value
-    only lets more through, a missing one would reject a valid config."""
-    start = _CHOICES_START.search(help_text)
-    if start is None:
-        return []
-    found: list[str] = []
-    for match in _QUOTED.finditer(help_text, start.end()):
-        word = next(g for g in match.groups() if g is not None).strip("'")
-        if _WORD.fullmatch(word) and word not in ("True", "False", "None") and word not in found:
-            found.append(word)
-    return found
+def metadata_choices(f: dataclasses.Field[Any]) -> list[str]:
+    """The values a field's ``choices`` metadata allows (what HfArgumentParser hands argparse as
+    ``choices``), when they are strings; empty otherwise. Help text is prose, never read for values:
+    it names other options and examples in quotes too."""
+    choices = f.metadata.get("choices") if f.metadata else None
+    if isinstance(choices, (list, tuple)) and choices and all(isinstance(c, str) for c in choices):
+        return list(choices)
+    return []
 
 
 def export(ref: str, cls: Any) -> dict[str, Any]:
@@ -74,11 +60,11 @@ def dumps(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def field_enum(help_text: str, type_schema: dict[str, Any]) -> list[str]:
-    """The documented choices of a field whose type takes strings (and has no enum of its own)."""
+def field_enum(f: dataclasses.Field[Any], type_schema: dict[str, Any]) -> list[str]:
+    """The ``choices`` of a field whose type takes strings (and has no enum of its own)."""
     if "enum" in type_schema or "const" in type_schema or not _takes_string(type_schema):
         return []
-    return documented_choices(help_text)
+    return metadata_choices(f)
 
 
 def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
@@ -102,7 +88,7 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
         help_text = str(f.metadata.get("help", "")) if f.metadata else ""
         if help_text:
             prop["description"] = help_text
-        _set_enum(prop, field_enum(help_text, prop))
+        _set_enum(prop, field_enum(f, prop))
         default = _default(f)
         if default is not dataclasses.MISSING:
             prop["default"] = default

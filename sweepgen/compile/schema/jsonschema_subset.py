@@ -7,6 +7,7 @@ loaded, so a schema never silently validates less than its author wrote.
 
 from __future__ import annotations
 
+import difflib
 import operator
 import re
 from typing import Any
@@ -134,7 +135,9 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
             if key in props:
                 out.extend(validate(item, props[key], sub))
             elif extra is False:
-                out.append((sub, "key not allowed by the schema"))
+                close = difflib.get_close_matches(str(key), [str(k) for k in props], n=1)
+                maybe = f" (did you mean `{close[0]}`?)" if close else ""
+                out.append((sub, "key not allowed by the schema" + maybe))
             elif isinstance(extra, dict):
                 out.extend(validate(item, extra, sub))
     for sub in schema.get("allOf", []):

@@ -26,8 +26,8 @@ from pydantic import ValidationError as PydanticValidationError
 from typing_extensions import NotRequired, Required, TypedDict
 
 from sweepgen import paths
-from sweepgen.compile.schema import jsonschema_subset
-from sweepgen.compile.schema.export import documented_choices, field_enum
+from sweepgen.compile.schema import jsonschema_subset, trl_cli
+from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.spec import project
 from sweepgen.compile.spec.expand import Expansion
 from sweepgen.compile.spec.gate import layer_of, show_value
@@ -35,6 +35,7 @@ from sweepgen.compile.spec.model import Spec
 from sweepgen.errors import Location, SpecError, ValidationError
 
 Validator = Callable[[dict[str, Any]], list[tuple[str, str]]]
+SHOWN_PROBLEMS = 10  # of one variant, in the error
 
 # `schema: module:Class` imports and runs code from the working directory, like a test runner does.
 # For reviewing a repository that is not trusted, `--no-import` turns that off: such schema checks
@@ -67,6 +68,10 @@ def load_validator(spec: Spec) -> Validator | None:
     loc = spec.loc(("schema",))
     if ref.endswith(".json"):
         return _json_schema(spec, ref, loc)
+    command = trl_cli.command_of(ref)
+    if command is not None:  # no import when the cache holds it: not subject to --no-import
+        cli_schema = trl_cli.command_schema(command, loc)
+        return lambda config: jsonschema_subset.validate(config, cli_schema)
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
         raise SpecError(
@@ -149,9 +154,9 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
             # an unknown key first: a misspelled key is the cause worth showing
             out.sort(key=lambda pm: not pm[1].startswith("unknown field"))
             return out
-        # TRL types `loss_type` as str and lists its values in the help: held to them, like the export
+        # a str field with `choices` metadata (ModelConfig.dtype): held to them, like the export
         return [
-            (name, f"must be one of {allowed!r} (the values {cls.__name__}.{name}'s help documents)")
+            (name, f"must be one of {allowed!r} ({cls.__name__}.{name}'s choices)")
             for name, allowed in choices.items()
             if isinstance(config.get(name), str) and config[name] not in allowed
         ]
@@ -160,17 +165,16 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
 
 
 def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]]:
-    """Field name -> the string values its help text documents (see schema_export.field_enum)."""
+    """Field name -> the string values its ``choices`` metadata allows (see export.field_enum)."""
     out: dict[str, list[str]] = {}
     for f in dataclasses.fields(cls):
-        help_text = str(f.metadata.get("help", "")) if f.init and f.metadata else ""
-        if not documented_choices(help_text):
+        if not (f.init and f.metadata and f.metadata.get("choices")):
             continue  # the common case: no type schema needed
         try:
             type_schema = TypeAdapter(hints[f.name]).json_schema()
         except Exception:  # noqa: BLE001 - the type check above already refused such a type
             continue
-        allowed = field_enum(help_text, type_schema)
+        allowed = field_enum(f, type_schema)
         if allowed:
             out[f.name] = allowed
     return out
@@ -242,7 +246,11 @@ def check_schema(expansion: Expansion, validator: Validator | None) -> None:
         path, message = problems[0]
         layer = layer_of(variant, path) if path else "base"
         value = paths.get(variant.config, path) if path else paths.MISSING
-        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        # every wrong key named at once: a config with three typos is fixed in one round
+        also = [f"`{p or '<root>'}`: {m}" for p, m in problems[1:SHOWN_PROBLEMS]]
+        more = f"; also {'; '.join(also)}" if also else ""
+        if len(problems) > SHOWN_PROBLEMS:
+            more += f" (and {len(problems) - SHOWN_PROBLEMS} more problem(s))"
         where = expansion.where(layer, path) if path else None
         raise ValidationError(
             f"variant {variant.name!r} does not match schema {spec.model.schema_}: "

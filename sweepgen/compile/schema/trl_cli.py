@@ -1,0 +1,135 @@
+"""``schema: trl:grpo`` (``trl:dpo``, ``trl:sft``, ...): exactly what ``trl <command> --config`` accepts.
+
+A ``trl grpo`` config mixes the keys of several dataclasses: the script's arguments
+(``dataset_name``, ``reward_funcs``), ``ModelConfig`` (``model_name_or_path``), the command's config
+class (``GRPOConfig``) and ``DatasetMixtureConfig``, plus an ``env:`` mapping the parser turns into
+environment variables. TRL's own ``make_parser()`` names those classes, so the schema is the one the
+CLI parses with, never a list of ours. Every class becomes one JSON Schema (sweepgen.compile.schema.
+export: enums from the types and ``choices`` metadata only) and the properties are merged.
+
+Importing trl takes a minute on a loaded machine, so the merged schema is kept in the user's cache
+folder, keyed by trl's installed version (read from its metadata, without importing it): trl is
+imported once per version, and an upgrade makes a new schema.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.metadata
+import json
+import os
+import re
+from typing import Any
+
+from sweepgen import safefs
+from sweepgen.compile.schema import export
+from sweepgen.errors import Location, SpecError
+
+# `trl:grpo` names a command (lower case); `trl:GRPOConfig` names a class and stays a class schema
+_COMMAND = re.compile(r"trl:([a-z][a-z0-9_]*)")
+# the CLI's training commands (trl/scripts/<command>.py with make_parser); the rest start servers
+COMMANDS = ("distillation", "dpo", "grpo", "kto", "reward", "rloo", "sft")
+# popped by TrlParser before the dataclasses see the config: `env: {NAME: value}`
+_ENV = {
+    "type": "object",
+    "additionalProperties": {"type": ["string", "number", "boolean"]},
+    "description": "environment variables `trl` sets before training",
+}
+
+
+def command_of(ref: str) -> str | None:
+    """The TRL CLI command a schema reference names (``trl:grpo`` -> ``grpo``), else None."""
+    match = _COMMAND.fullmatch(ref)
+    return match.group(1) if match else None
+
+
+def trl_version() -> str | None:
+    try:
+        return importlib.metadata.version("trl")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def identity() -> str:
+    """What the lock records for a ``trl:<command>`` schema: the installed release."""
+    return f"trl=={trl_version()}"
+
+
+def command_schema(command: str, loc: Location) -> dict[str, Any]:
+    """The JSON Schema of a ``trl <command>`` config: from the cache, else built (imports trl)."""
+    if command not in COMMANDS:
+        raise SpecError(
+            f"`trl:{command}` is not a training command of the TRL CLI",
+            location=loc,
+            hint=f"one of {', '.join('trl:' + c for c in COMMANDS)}, or a class such as trl:GRPOConfig",
+        )
+    version = trl_version()
+    if version is None:
+        raise SpecError(
+            f"`trl:{command}` needs trl installed to read its config classes",
+            location=loc,
+            hint="pip install trl (or 'sweepgen[train]'), or export the schema once elsewhere with "
+            f"`sweepgen schema --export trl:{command} -o schemas/{command}.json` and name that file",
+        )
+    path = os.path.join(_cache_dir(), f"trl-{version}", f"{command}.json")
+    cached = _read_cached(path)
+    if cached is not None:
+        return cached
+    schema = _build(command, version, loc)
+    with contextlib.suppress(OSError):  # a read-only cache costs the next run the import, nothing else
+        safefs.write_atomic(path, export.dumps(schema).encode("utf-8"))
+    return schema
+
+
+def _cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sweepgen", "schemas")
+
+
+def _read_cached(path: str) -> dict[str, Any] | None:
+    """The cached schema; None when absent or unreadable (then it is built again, never trusted)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(data, dict) and isinstance(data.get("properties"), dict)
+    return data if ok and data.get(export.STAMP, {}).get("source") == _source(path) else None
+
+
+def _source(path: str) -> str:
+    return "trl:" + os.path.splitext(os.path.basename(path))[0]
+
+
+def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
+    try:
+        script = importlib.import_module(f"trl.scripts.{command}")
+        classes = tuple(script.make_parser().dataclass_types)
+    except Exception as err:  # noqa: BLE001 - whatever importing trl's script raises, named
+        raise SpecError(
+            f"cannot read the config classes of `trl {command}`: {type(err).__name__}: {err}",
+            location=loc,
+            hint="check that trl imports in this environment (python -c 'import trl')",
+        ) from None
+    props: dict[str, Any] = {"env": _ENV}
+    required: list[str] = []
+    for cls in classes:
+        part = export.export(f"{cls.__module__}:{cls.__qualname__}", cls)
+        for name, prop in part["properties"].items():
+            props.setdefault(name, prop)  # HfArgumentParser refuses a field two classes share
+        required += part.get("required", [])
+    return {
+        **({"required": required} if required else {}),
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"trl {command} --config",
+        "type": "object",
+        "properties": props,
+        "additionalProperties": False,
+        export.STAMP: {
+            "source": f"trl:{command}",
+            "package": "trl",
+            "version": version,
+            "classes": [f"{c.__module__}.{c.__qualname__}" for c in classes],
+        },
+    }

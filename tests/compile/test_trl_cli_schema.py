@@ -1,0 +1,101 @@
+"""`schema: trl:grpo` without trl's import: the schema cached for the installed version is what
+`init`, `render` and `check` use; unknown commands and wrong keys are refused, every key named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+from sweepgen.compile.schema import trl_cli
+from sweepgen.errors import Location, SpecError
+
+CACHED = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "model_name_or_path": {"type": "string"},
+        "dataset_name": {"type": "string"},
+        "reward_funcs": {"type": "array", "items": {"type": "string"}},
+        "beta": {"type": "number"},
+        "loss_type": {"type": "string"},
+        "seed": {"type": "integer"},
+        "output_dir": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    },
+    "x-sweepgen": {"source": "trl:grpo", "package": "trl", "version": "9.9.9"},
+}
+TRL_CONFIG = """\
+model_name_or_path: Qwen/Qwen2-0.5B-Instruct
+dataset_name: trl-lib/tldr
+reward_funcs: [think_format_reward]
+output_dir: out/grpo
+beta: 0.04
+loss_type: dr_grpo
+seed: 1
+"""
+
+
+@pytest.fixture
+def cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder, and trl 9.9.9's `grpo` schema in the cache (trl itself is never imported)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(trl_cli, "trl_version", lambda: "9.9.9")
+    folder = tmp_path / "cache" / "sweepgen" / "schemas" / "trl-9.9.9"
+    folder.mkdir(parents=True)
+    (folder / "grpo.json").write_text(json.dumps(CACHED))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return project
+
+
+def test_the_cached_schema_is_used_and_a_stale_or_foreign_cache_file_is_not(cached):
+    loc = Location("spec.yaml")
+    assert trl_cli.command_schema("grpo", loc)["properties"]["beta"] == {"type": "number"}
+    # a cache file for another source is not trusted: it is built again (here: trl is not importable)
+    path = cached.parent / "cache" / "sweepgen" / "schemas" / "trl-9.9.9" / "grpo.json"
+    path.write_text(json.dumps({**CACHED, "x-sweepgen": {"source": "trl:dpo"}}))
+    with pytest.raises(SpecError, match="cannot read the config classes of `trl grpo`"):
+        trl_cli.command_schema("grpo", loc)
+
+
+def test_a_command_that_is_not_a_training_command_is_refused_with_the_list(cached):
+    with pytest.raises(SpecError) as err:
+        trl_cli.command_schema("vllm_serve", Location("spec.yaml"))
+    assert "trl:grpo" in (err.value.hint or "") and "trl:sft" in (err.value.hint or "")
+    assert trl_cli.command_of("trl:GRPOConfig") is None and trl_cli.command_of("trl:grpo") == "grpo"
+
+
+def test_init_from_a_trl_config_starts_a_spec_that_renders(cached):
+    (cached / "grpo.yaml").write_text(TRL_CONFIG)
+    result = CliRunner().invoke(main, ["init", "--from", "grpo.yaml", "--schema", "trl:grpo"])
+    assert result.exit_code == 0, result.output
+    exported = json.loads((cached / "schemas" / "grpo.json").read_text())
+    assert exported["properties"] == CACHED["properties"]
+    assert CliRunner().invoke(main, ["render"]).exit_code == 0
+    assert CliRunner().invoke(main, ["check"]).exit_code == 0
+
+
+def test_every_wrong_key_is_named_with_a_did_you_mean(cached):
+    (cached / "grpo.yaml").write_text(TRL_CONFIG + "reward_func: [x]\nbta: 0.1\n")
+    result = CliRunner().invoke(main, ["init", "--from", "grpo.yaml", "--schema", "trl:grpo"])
+    assert result.exit_code == 2
+    assert "`reward_func`: key not allowed by the schema (did you mean `reward_funcs`?)" in result.output
+    assert "`bta`: key not allowed by the schema (did you mean `beta`?)" in result.output
+    assert not (cached / "specs").exists()  # nothing left behind
+
+
+def test_a_spec_naming_trl_grpo_records_the_release_in_its_lock(cached):
+    (cached / "templates").mkdir()
+    (cached / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    (cached / "specs").mkdir()
+    (cached / "specs" / "g.yaml").write_text(
+        "sweepgen: 1\nname: g\ntemplate: ../templates/t.yaml.j2\noutput: '{{ variant.name }}.yaml'\n"
+        "schema: trl:grpo\nbase: {beta: 0.0, loss_type: grpo}\ngrid: {beta: [0.0, 0.04]}\n"
+    )
+    assert CliRunner().invoke(main, ["render", "specs/g.yaml"]).exit_code == 0
+    lock = json.loads((cached / "generated" / "g" / "sweep.lock.json").read_text())
+    assert lock["inputs"]["module:trl"] == "trl==9.9.9"

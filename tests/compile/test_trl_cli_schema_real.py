@@ -1,0 +1,59 @@
+"""`trl:grpo` against the installed trl: the classes `trl grpo` parses with, enums from their types,
+and one import of trl per installed version (the cache)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.train  # imports trl
+
+TRL_CONFIG = """\
+model_name_or_path: Qwen/Qwen2-0.5B-Instruct
+dataset_name: trl-lib/tldr
+reward_funcs: [think_format_reward]
+output_dir: out/grpo
+learning_rate: 1.0e-6
+beta: 0.04
+loss_type: dr_grpo
+dtype: bfloat16
+env: {WANDB_PROJECT: grpo}
+"""
+
+
+def _sweepgen(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sweepgen", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_a_trl_grpo_config_exports_checks_and_is_cached_per_version(tmp_path):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    (tmp_path / "grpo.yaml").write_text(TRL_CONFIG)
+    done = _sweepgen(tmp_path, env, "schema", "--export", "trl:grpo", "-o", "schemas/new/grpo.json")
+    assert done.returncode == 0, done.stderr  # the folder is made
+    schema = json.loads((tmp_path / "schemas/new/grpo.json").read_text())
+    props = schema["properties"]
+    # script arguments, ModelConfig and GRPOConfig: exactly what `trl grpo --config` parses
+    assert {"dataset_name", "reward_funcs", "model_name_or_path", "beta", "loss_type", "env"} <= set(props)
+    assert "enum" not in props["loss_type"]  # str in TRL; its help text quotes 'sequence' too
+    assert any("bfloat16" in b.get("enum", []) for b in props["dtype"].get("anyOf", [props["dtype"]]))
+    assert schema["x-sweepgen"]["version"] and "GRPOConfig" in " ".join(schema["x-sweepgen"]["classes"])
+    # a second use reads the cache: trl made unimportable, the spec still initialises and renders
+    shadow = tmp_path / "shadow"
+    (shadow / "trl").mkdir(parents=True)
+    (shadow / "trl" / "__init__.py").write_text("raise ImportError('trl imported again')\n")
+    env2 = {**env, "PYTHONPATH": os.pathsep.join([str(shadow), env.get("PYTHONPATH", "")])}
+    init = _sweepgen(tmp_path, env2, "init", "--from", "grpo.yaml", "--schema", "trl:grpo")
+    assert init.returncode == 0, init.stderr
+    assert _sweepgen(tmp_path, env2, "render").returncode == 0
