@@ -75,11 +75,9 @@ def test_a_foreign_trainer_runs_reports_and_reruns_only_its_failed_run(tmp_path,
     assert rows["flaky"]["state"] == "failed"
     assert "best run by best_acc (max is better): lr1 = 0.800 at step 3" in report.stdout
 
-    plain = cli("report", "generated/csv", "--no-plot")  # no --metric: the bundled trainer's columns
-    assert (
-        plain.exit_code == 0
-        and "report a metric the runs logged with --metric NAME (logged: acc, loss)" in (plain.stderr)
-    )
+    plain = cli("report", "generated/csv", "--no-plot")  # no --metric, no summary.json, no reward logged
+    assert plain.exit_code == 2, plain.output  # never a table of dashes
+    assert "no logged metric is a reward" in plain.stderr and "logged: acc, loss" in plain.stderr
     lone = cli("report", "generated/csv", "--mode", "min", "--no-plot")
     assert lone.exit_code == 2 and "--mode and --at need --metric" in lone.stderr
 

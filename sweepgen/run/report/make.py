@@ -8,6 +8,7 @@ exit code. Nothing here prints.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import difflib
 import importlib.util
 import io
@@ -87,6 +88,10 @@ def make(request: Request) -> Outcome:
     """Everything `sweepgen report` shows and writes, for ``request``."""
     objective = _objective(request)
     report = rep.collect(request.directory, objective)
+    guessed = _likely_metric(report, request)
+    if guessed is not None:  # a foreign trainer's runs: its reward, never a table of dashes
+        request = dataclasses.replace(request, metric=guessed)
+        report = rep.collect(request.directory, _objective(request))
     _require_logged(report, request)
     plan = grp.seed_plan(report.block, report.varying)
     members = [
@@ -97,6 +102,11 @@ def make(request: Request) -> Outcome:
     chosen = grp.select_seeds(members, plan, request.seeds)
     groups = grp.group(chosen, plan, report.varying, report.sweep or request.directory.name)
     warnings, notes = _messages(report, plan, request)
+    if guessed is not None:
+        notes.append(
+            f"no run has the bundled trainer's summary.json: reporting `{guessed}`, the reward the "
+            "runs logged (TRL's name); choose another with --metric NAME"
+        )
     missing = [m for m in ("scipy", "matplotlib") if importlib.util.find_spec(m) is None]
     if request.compare is not None and "scipy" in missing:
         raise UserError("--compare needs scipy, which is not installed", hint=PLOT_EXTRA)
@@ -139,6 +149,33 @@ def _objective(request: Request) -> rep.Objective:
         block = search.block(request.search)
         searched = (request.metric, request.mode, at) == (block.metric, block.mode, "final")
     return rep.Objective(request.metric, request.mode, at, searched)
+
+
+# what a run's reward is called by the trainers whose logs `report` reads, most likely first
+LIKELY_METRICS = ("reward", "reward_mean", "rewards/mean", "train/reward")
+
+
+def _likely_metric(report: rep.Report, request: Request) -> str | None:
+    """With no --metric and no bundled-trainer summary: the reward the runs logged (TRL logs
+    `reward`); exit 2 listing every metric they logged when none is a reward. None: nothing to pick
+    (--metric given, a bundled-trainer run, or no finished run)."""
+    if request.metric is not None or not report.finished or any(r.summary for r in report.finished):
+        return None
+    logged = rep.logged_metrics(report)
+    for name in LIKELY_METRICS:
+        if name in logged:
+            return name
+    raise UserError(
+        "no run has the bundled trainer's summary.json, and no logged metric is a reward: say which "
+        "metric to report",
+        location=Location(str(request.directory)),
+        hint="--metric NAME; logged: "
+        + (
+            ", ".join(logged)
+            if logged
+            else "nothing (no metrics.jsonl, metrics.csv, trainer_state.json or TensorBoard events)"
+        ),
+    )
 
 
 def _require_logged(report: rep.Report, request: Request) -> None:

@@ -1,0 +1,56 @@
+"""`report` without --metric on a foreign trainer's runs: TRL's `reward` is reported (with a note);
+with no reward logged, exit 2 listing every metric the runs logged."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+from run_support import make_config_sweep
+
+from sweepgen.cli import main
+
+# a stand-in for `trl grpo`: TRL's trainer_state.json, its log_history holding `reward` among others
+WRITER = """
+import json, os, sys
+run_dir, reward = sys.argv[2], float(sys.argv[3])  # argv[1]: the config
+os.makedirs(run_dir, exist_ok=True)
+rows = [{"step": s, "loss": 1.0 / s, "reward": reward * s, "kl": 0.01, "completions/mean_length": 9.0}
+        for s in (1, 2, 3)]
+with open(os.path.join(run_dir, "trainer_state.json"), "w") as fh:
+    json.dump({"log_history": rows, "global_step": 3}, fh)
+"""
+
+
+def _sweep(root: Path, key: str = "reward") -> str:
+    (root / "writer.py").write_text(WRITER.replace('"reward": reward', f'"{key}": reward'))
+    configs = {f"beta{b}": {"output_dir": f"runs/t/beta{b}", "beta": b} for b in (1, 2)}
+    make_config_sweep(root, configs, sweep="t", values={n: {"beta": c["beta"]} for n, c in configs.items()})
+    return f"{shlex.quote(sys.executable)} writer.py {{config}} {{run_dir}} {{name}}"
+
+
+def test_trl_s_reward_is_reported_without_metric(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path).replace("{name}", "0.5")
+    ran = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert ran.exit_code == 0, ran.output
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
+    assert report.exit_code == 0, report.output
+    assert "reporting `reward`" in report.stderr
+    rows = Path("runs/t/report.csv").read_text()
+    assert "1.5" in rows  # the final reward, 0.5 x step 3, not a dash
+
+
+def test_no_reward_logged_exits_2_listing_every_metric(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path, key="score").replace("{name}", "0.5")
+    assert CliRunner().invoke(main, ["run", "generated/t", "--command", command]).exit_code == 0
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
+    assert report.exit_code == 2, report.output
+    for name in ("completions/mean_length", "kl", "loss", "score"):
+        assert name in report.stderr
+    assert not Path("runs/t/report.csv").exists()  # nothing written
+    assert json.loads(Path("runs/t/beta1/sweepgen_status.json").read_text())["state"] == "finished"
