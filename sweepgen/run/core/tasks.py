@@ -47,6 +47,12 @@ else:  # no -P before 3.11: the same, spelled out (`-c` puts the working folder 
         "{config}",
     )
 DEFAULT_COMMAND_SUFFIXES = YAML_SUFFIXES
+# the bundled trainer's top-level sections: sweepgen_trainer.config.RunConfig's fields (a test holds
+# them equal; sweepgen never imports the trainer)
+BUNDLED_SECTIONS = frozenset(
+    {"run_name", "output_dir", "seed", "model", "data", "reward", "grpo", "logging"}
+    | {"routing", "debate", "reward_shaping"}
+)
 SHELL = ("/bin/sh", "-c")  # how --shell runs a command
 # words that mean a shell was expected: without --shell they would reach the trainer as arguments
 SHELL_OPERATORS = frozenset({"&&", "||", "|", ";", ">", ">>", "<", "2>", "2>&1", "&"})
@@ -188,6 +194,26 @@ def _file_digest(path: str, size: int, mtime_ns: int) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def check_bundled_configs(tasks: Sequence[RunTask]) -> None:
+    """Configs the bundled trainer does not read (a `trl grpo` config) are refused before any run
+    starts: started, each would fail with a misleading diagnosis and be left failed."""
+    foreign: dict[str, list[str]] = {}
+    for task in tasks:
+        keys = sorted(str(k) for k in task.config if k not in BUNDLED_SECTIONS)
+        if keys:
+            foreign.setdefault(", ".join(f"`{k}`" for k in keys), []).append(task.config_path.as_posix())
+    if not foreign:
+        return
+    shown, files = next(iter(foreign.items()))
+    more = f" (and {len(files) - 1} more file(s))" if len(files) > 1 else ""
+    raise UserError(
+        f"{files[0]}{more} is not a config of the bundled trainer: {shown} are not among its sections "
+        f"({', '.join(sorted(BUNDLED_SECTIONS))}); no run was started",
+        location=Location(files[0]),
+        hint='run the trainer it is written for with --command, e.g. --command "trl grpo --config {config}"',
+    )
 
 
 def check_bundled_trainer() -> None:

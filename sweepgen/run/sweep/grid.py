@@ -43,7 +43,14 @@ from sweepgen.run.core.base import (
 from sweepgen.run.core.progress import log_tail
 from sweepgen.run.core.registry import make_executor, status_is_alive
 from sweepgen.run.core.sweep_state import RunOptions
-from sweepgen.run.core.tasks import check_bundled_trainer, load_sweep, parse_command, parse_done_file, select
+from sweepgen.run.core.tasks import (
+    check_bundled_configs,
+    check_bundled_trainer,
+    load_sweep,
+    parse_command,
+    parse_done_file,
+    select,
+)
 
 POLL_S = 0.5
 ELSEWHERE_POLL_S = 1.0
@@ -118,6 +125,8 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     if argv is None and executor == "local" and not request.dry_run:
         check_bundled_trainer()  # (a Slurm node has its own environment: checked there)
     tasks = select(sweep.tasks, request.only)
+    if argv is None:
+        check_bundled_configs(tasks)
     waiting = request.wait if request.wait is not None else executor == "local"
     options = ExecutorOptions(
         sweep_dir=request.sweep_dir,
