@@ -1,8 +1,10 @@
-"""``sweepgen init --from CONFIG [--schema MODULE:CLASS]``: a starting spec and template."""
+"""``sweepgen init --from CONFIG [--grid PATH=V1,V2 ...] [--seeds N] [--schema REF]``: a starting spec and
+template, rendered, and the command that runs it."""
 
 from __future__ import annotations
 
 import os
+import shlex
 
 import click
 
@@ -26,16 +28,37 @@ from sweepgen.cli._params import output_root_option
     help="a dataclass or pydantic config class (e.g. trl:GRPOConfig): exported to schemas/ and named "
     "as the spec's schema, so `check` validates without importing it",
 )
+@click.option(
+    "--grid",
+    "grid",
+    multiple=True,
+    metavar="PATH=V1,V2",
+    help="a grid axis over a key the config sets (repeatable), e.g. --grid beta=0,0.04",
+)
+@click.option("--seeds", type=click.IntRange(min=1), default=None, help="N seeds per point, the last axis")
 @click.option("--name", default=None, help="the sweep's name (default: the config file's name)")
 @click.option("--specs-dir", default="specs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--templates-dir", default="templates", show_default=True, type=click.Path(file_okay=False))
 @output_root_option("output root the new spec renders into")
 def init(
-    config: str, schema_ref: str | None, name: str | None, specs_dir: str, templates_dir: str, out_root: str
+    config: str,
+    schema_ref: str | None,
+    grid: tuple[str, ...],
+    seeds: int | None,
+    name: str | None,
+    specs_dir: str,
+    templates_dir: str,
+    out_root: str,
 ) -> int:
-    """Write a starting spec and template from an existing config: a first seed axis, one run
-    folder per run, and (with --schema) the config class exported as a JSON Schema file. Nothing is
-    overwritten; nothing is written if the new spec does not render."""
+    """Write a starting spec and template from an existing config (a grid from --grid and --seeds,
+    else a first seed axis; one run folder per run; with --schema the schema exported as a JSON
+    Schema file), render it, and print the command that runs it. Nothing is overwritten; nothing is
+    written if the new spec does not render.
+
+    \b
+      sweepgen init --from configs/grpo.yaml --grid beta=0,0.04 --grid loss_type=grpo,dr_grpo \\
+        --seeds 3 --schema trl:grpo
+    """
     # the compiler loads when the command runs, not for --help
     from sweepgen.compile import api
 
@@ -47,9 +70,13 @@ def init(
         specs_dir=specs_dir,
         templates_dir=templates_dir,
         out_root=out_root,
+        grid=grid,
+        seeds=seeds,
     )
     for path in written:
         info(f"wrote {path}")
-    spec = next(p for p in written if p.startswith(specs_dir))
-    info(f"next: edit {spec}, then `sweepgen render {spec}` and `sweepgen check`")
+    folder = f"{out_root.rstrip('/')}/{sweep}"
+    info(f"rendered {folder}/ (edit the spec, then `sweepgen render` again)")
+    command = api.run_command_hint(schema_ref)
+    info(f"next: sweepgen run {folder}" + (f" --command {shlex.quote(command)}" if command else ""))
     return EXIT_OK

@@ -9,6 +9,7 @@ import contextlib
 import difflib
 import json
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from sweepgen import safefs, settings
@@ -210,6 +211,13 @@ def _export_schema(ref: str) -> str:
     return schema_export.dumps(schema_export.export(ref, cls))
 
 
+def run_command_hint(schema_ref: str | None) -> str | None:
+    """The ``--command`` a sweep started by `init --schema` runs with: ``trl grpo --config {config}``
+    for ``trl:grpo``; None for the bundled trainer's schema or none known."""
+    command = trl_cli.command_of(schema_ref or "")
+    return f"trl {command} --config {{config}}" if command is not None else None
+
+
 def init_project(
     config: str,
     *,
@@ -219,10 +227,13 @@ def init_project(
     templates_dir: str = "templates",
     schemas_dir: str = "schemas",
     out_root: str = "generated",
+    grid: Sequence[str] = (),
+    seeds: int | None = None,
 ) -> list[str]:
     """Write a starting spec and template for ``config`` (and, with ``schema_ref``, that class's
-    exported schema); returns the paths written. Nothing is overwritten, and nothing is left behind
-    when the new spec does not compile (e.g. the config breaks its own schema)."""
+    exported schema), then render it; returns the paths written (the spec's, not its generated
+    files). Nothing is overwritten, and nothing is left behind when the new spec does not render
+    (e.g. the config breaks its own schema). ``grid``, ``seeds``: see init_spec.starter."""
     from sweepgen.compile import init_spec  # noqa: PLC0415 - lazy: the init workflow loads only for `sweepgen init`
 
     schema_file = None
@@ -231,7 +242,13 @@ def init_project(
         schema_file = os.path.join(schemas_dir, schema_ref.rpartition(":")[2].lower() + ".json")
         files[schema_file] = _export_schema(schema_ref)
     start = init_spec.starter(
-        config, name=name, specs_dir=specs_dir, templates_dir=templates_dir, schema_file=schema_file
+        config,
+        name=name,
+        specs_dir=specs_dir,
+        templates_dir=templates_dir,
+        schema_file=schema_file,
+        grid=grid,
+        seeds=seeds,
     )
     files.update(start.files)
     taken = [p for p in files if os.path.exists(p)]
@@ -249,7 +266,7 @@ def init_project(
             with open(path, "x", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
             written.append(path)
-        compile_spec(start.spec, out_root)  # the starting spec must render as written
+        render([start.spec], out_root)  # nothing is written unless every file renders
     except BaseException:
         for path in written:
             os.remove(path)

@@ -10,10 +10,11 @@ renders: a config its own schema refuses is reported, and nothing is left behind
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,8 +43,11 @@ def starter(
     specs_dir: str = "specs",
     templates_dir: str = "templates",
     schema_file: str | None = None,
+    grid: Sequence[str] = (),
+    seeds: int | None = None,
 ) -> Starter:
-    """The files of a starting spec for ``config`` (not written)."""
+    """The files of a starting spec for ``config`` (not written). ``grid``: ``PATH=V1,V2`` axes
+    (`init --grid`); ``seeds``: that many seeds, the last axis, so a group's runs differ only there."""
     suffix = os.path.splitext(config)[1].lower()
     if suffix not in (*INCLUDED, ".toml"):
         raise UserError(
@@ -74,12 +78,7 @@ def starter(
         lines += ["derived:", f'  output_dir: "{RUN_DIR}"   # one folder per run']
     else:
         lines += [f'run_dir: "{RUN_DIR}"']
-    axis = _seed_path(data)
-    if axis is not None:
-        seed = paths.get(data, axis)
-        lines += ["grid:", f"  {axis}: [{seed}, {seed + 1}, {seed + 2}]"]
-    else:
-        lines += ["# grid:", "#   training.learning_rate: [1.0e-5, 3.0e-5]"]
+    lines += _grid_lines(data, parse_grid(grid, data), seeds, config)
     lines += [
         "# allow: [a.path.that.may.differ]      # beyond the grid's own paths",
         '# constraints: [{expr: "a == b", message: "why"}]',
@@ -88,6 +87,56 @@ def starter(
         lines += [f"schema: {json.dumps(rel(schema_file))}   # exported: checked without importing"]
     template = "{{ config | to_json }}\n" if out_ext == ".json" else "{{ config | to_yaml }}\n"
     return Starter({spec_path: "\n".join(lines) + "\n", template_path: template}, spec_path)
+
+
+def parse_grid(texts: Sequence[str], data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+    """``--grid PATH=V1,V2`` as (path, values); each value read as a YAML 1.2 scalar (``0.04`` a
+    number, ``dr_grpo`` a string); a path the config does not have is refused with a did-you-mean."""
+    out: list[tuple[str, list[Any]]] = []
+    known = list(paths.all_paths(data))
+    for text in texts:
+        path, sep, values = text.partition("=")
+        path = path.strip()
+        if not sep or not path or not values.strip():
+            raise UserError(f"--grid {text!r} is not PATH=V1,V2", hint="e.g. --grid beta=0,0.04")
+        if path not in known:
+            close = difflib.get_close_matches(path, known, n=1)
+            raise UserError(
+                f"--grid {path}: the config has no such key",
+                hint=(f"did you mean `{close[0]}`?" if close else "name a key the config sets")
+                + " (a dotted path for nested keys: training.lr)",
+            )
+        if path in {p for p, _ in out}:
+            raise UserError(f"--grid {path} is given twice", hint="list every value once: --grid k=a,b,c")
+        out.append((path, [yamlio.loads(v.strip(), "--grid").data for v in values.split(",")]))
+    return out
+
+
+def _grid_lines(
+    data: dict[str, Any], axes: list[tuple[str, list[Any]]], seeds: int | None, config: str
+) -> list[str]:
+    seed_path = _seed_path(data)
+    if seeds is not None and seeds < 1:
+        raise UserError(f"--seeds {seeds}", hint="at least 1")
+    if seeds is None and not axes:  # the first axis a sweep usually has: three seeds
+        seeds = 3 if seed_path is not None else None
+    lines: list[str] = []
+    if seeds is not None:
+        if any(p == (seed_path or "seed") for p, _ in axes):
+            raise UserError("--seeds and --grid on the seed", hint="give one of them")
+        if seed_path is None:
+            raise UserError(
+                f"--seeds: {config} sets no seed",
+                location=Location(config),
+                hint="add `seed: 1` to the config (where its trainer reads it), or leave --seeds out",
+            )
+        first = paths.get(data, seed_path)
+        axes = [*axes, (seed_path, list(range(first, first + seeds)))]
+    if not axes:
+        return ["# grid:", "#   training.learning_rate: [1.0e-5, 3.0e-5]"]
+    lines.append("grid:")
+    lines += [f"  {path}: {json.dumps(values, ensure_ascii=False)}" for path, values in axes]
+    return lines
 
 
 def _rel_to(folder: str) -> Callable[[str], str]:

@@ -1,0 +1,66 @@
+"""`init --from CONFIG --grid PATH=V1,V2 --seeds N`: a one-line sweep, rendered, with the command
+that runs it; a key the config does not have is refused with a did-you-mean and nothing is left."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen import yamlio
+from sweepgen.cli import main
+
+CONFIG = "model: tiny\nbeta: 0.04\nloss_type: grpo\nseed: 1\ntraining: {lr: 1.0e-5}\n"
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cfg.yaml").write_text(CONFIG)
+    return tmp_path
+
+
+def init(*args: str):
+    return CliRunner().invoke(main, ["init", "--from", "cfg.yaml", *args])
+
+
+def test_grid_and_seeds_render_one_file_per_point_and_seed(here):
+    done = init("--grid", "beta=0.0,0.04", "--grid", "loss_type=grpo,dr_grpo", "--seeds", "3")
+    assert done.exit_code == 0, done.output
+    spec = yamlio.loads((here / "specs/cfg.yaml").read_text(), "cfg").data
+    assert list(spec["grid"]) == ["beta", "loss_type", "seed"]  # the seed last: groups differ there only
+    assert spec["grid"]["seed"] == [1, 2, 3] and spec["grid"]["loss_type"] == ["grpo", "dr_grpo"]
+    files = sorted(p.name for p in (here / "generated/cfg").glob("*.yaml"))
+    assert len(files) == 2 * 2 * 3 and "beta0.04_loss_typedr_grpo_seed3.yaml" in files
+    assert "next: sweepgen run generated/cfg" in done.stderr + done.stdout
+    assert CliRunner().invoke(main, ["check"]).exit_code == 0
+
+
+def test_a_nested_key_and_typed_values(here):
+    done = init("--grid", "training.lr=1.0e-5,3.0e-5")
+    assert done.exit_code == 0, done.output
+    spec = yamlio.loads((here / "specs/cfg.yaml").read_text(), "cfg").data
+    assert spec["grid"] == {"training.lr": [1.0e-5, 3.0e-5]}  # numbers, not strings
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--grid", "bta=0,1"), "did you mean `beta`?"),
+        (("--grid", "beta"), "is not PATH=V1,V2"),
+        (("--grid", "beta=0", "--grid", "beta=1"), "is given twice"),
+        (("--grid", "seed=1,2", "--seeds", "2"), "--seeds and --grid on the seed"),
+    ],
+)
+def test_a_bad_axis_is_refused_and_nothing_is_left(here, args, said):
+    done = init(*args)
+    assert done.exit_code == 2, done.output
+    assert said in done.stderr
+    assert not (here / "specs").exists() and not (here / "generated").exists()
+
+
+def test_seeds_need_a_seed_in_the_config(here):
+    (here / "cfg.yaml").write_text("beta: 0.04\n")
+    done = init("--seeds", "2")
+    assert done.exit_code == 2 and "sets no seed" in done.stderr
