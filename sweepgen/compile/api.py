@@ -211,6 +211,14 @@ def _export_schema(ref: str) -> str:
     return schema_export.dumps(schema_export.export(ref, cls))
 
 
+def _same_text(path: str, text: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            return fh.read() == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def run_command_hint(schema_ref: str | None) -> str | None:
     """The ``--command`` a sweep started by `init --schema` runs with: ``trl grpo --config {config}``
     for ``trl:grpo``; None for the bundled trainer's schema or none known."""
@@ -251,6 +259,8 @@ def init_project(
         seeds=seeds,
     )
     files.update(start.files)
+    if schema_file is not None and _same_text(schema_file, files[schema_file]):
+        del files[schema_file]  # the same export, from an earlier `init`: shared, not a conflict
     taken = [p for p in files if os.path.exists(p)]
     if taken:
         raise UserError(

@@ -64,3 +64,16 @@ def test_seeds_need_a_seed_in_the_config(here):
     (here / "cfg.yaml").write_text("beta: 0.04\n")
     done = init("--seeds", "2")
     assert done.exit_code == 2 and "sets no seed" in done.stderr
+
+
+def test_an_identical_schema_export_already_there_is_shared_a_different_one_refused(here, monkeypatch):
+    from sweepgen.compile import api
+
+    (here / "schemas").mkdir()
+    (here / "schemas" / "s.json").write_text('{"type": "object"}\n')
+    monkeypatch.setattr(api, "_export_schema", lambda ref: '{"type": "object"}\n')
+    done = init("--schema", "mod:S")  # an earlier init's export: the same bytes
+    assert done.exit_code == 0, done.output
+    monkeypatch.setattr(api, "_export_schema", lambda ref: '{"type": "array"}\n')
+    clash = init("--schema", "mod:S", "--name", "other")
+    assert clash.exit_code == 2 and "schemas/s.json already exist" in clash.stderr
