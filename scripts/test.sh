@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# README command 2: set up, then run every check and test, in three lanes (stops after a red lane):
+# README command 2: set up, then run every check and test, in four lanes (stops after a red lane):
 #   lint  ruff check, ruff format --check, mypy, lint-imports (all configured in pyproject.toml) and
 #         `sweepgen check` on our own specs, in .venv
 #   core  every test that needs none of the [train], [slurm], [plot] extras nor a browser (-m "not
 #         train and not slurm and not plot and not browser"), in .venv-light: `pip install -e '.[dev]'`
 #         only, where `import torch` fails
+#   load  the signal and timing tests once more, beside a CPU-burning process per core (.venv-light)
 #   full  the trainer, end-to-end, Slurm, plot and browser tests (-m "train or slurm or plot or
 #         browser"), in .venv; the browser tests install Debian's chromium when it is missing
 # Tests marked `gpu` need a CUDA device, which CI does not have: run them by hand (pytest -m gpu).
@@ -14,7 +15,7 @@
 # (and still exits non-zero).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lanes=" ${LANES:-lint core full} "
+lanes=" ${LANES:-lint core load full} "
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 
 lane() { printf '\n===== lane %s =====\n' "$1"; }
@@ -59,6 +60,21 @@ if [[ $lanes == *" core "* ]]; then
   lane core
   bash scripts/setup.sh light # also proves that torch, trl, transformers... are not importable there
   run_pytest core .venv-light/bin/python -m pytest -m "not train and not slurm and not plot and not browser and not gpu" "$@"
+fi
+
+if [[ $lanes == *" load "* ]]; then
+  # the signal and timing tests again, beside one CPU-burning neighbour per core: they wait for
+  # states, never for fixed sleeps, so a busy machine makes them slow, never red
+  lane load
+  burners=()
+  for _ in $(seq "$(nproc)"); do
+    .venv-light/bin/python -c 'while True: pass' &
+    burners+=($!)
+  done
+  run_pytest load .venv-light/bin/python -m pytest -m "not train and not slurm and not plot and not browser and not gpu" \
+    tests/run/test_local.py tests/run/test_search.py tests/run/test_run_exactly_once.py \
+    tests/run/test_run_disk_faults.py -k "interrupt or sigterm or ctrl_c or stop_detached or exactly_once or concurrent or disk" "$@"
+  for pid in "${burners[@]}"; do kill "$pid"; done
 fi
 
 if [[ $lanes == *" full "* ]]; then

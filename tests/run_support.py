@@ -14,6 +14,9 @@ import yaml
 
 FAKE_TRAINER = Path(__file__).parent / "fixtures" / "fake_trainer.py"
 FAKE_COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE_TRAINER))} {{config}}"
+# how long a test waits for a state (a run started, a process gone) before failing: generous, so a
+# loaded machine (CI beside other work) is slow, never red; a wait ends as soon as the state is there
+LOADED_S = 120.0
 
 
 def make_sweep(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import FAKE_COMMAND, make_sweep
+from run_support import FAKE_COMMAND, LOADED_S, make_sweep
 
 from sweepgen.run.core.base import RunState, read_status
 
@@ -32,6 +33,17 @@ def _sweepgen(cwd: Path, *args: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def _read_until(proc: subprocess.Popen, text: str) -> str:
+    """``proc``'s stderr lines until one holds ``text`` (a state it reached), within LOADED_S."""
+    assert proc.stderr is not None
+    seen, deadline = "", time.monotonic() + LOADED_S
+    while text not in seen:
+        assert time.monotonic() < deadline and proc.poll() is None, seen
+        if select.select([proc.stderr], [], [], 0.1)[0]:
+            seen += proc.stderr.readline()
+    return seen
 
 
 def _assert_each_run_started_and_finished_once(root: Path) -> None:
@@ -63,7 +75,9 @@ def test_two_concurrent_runs_start_every_run_exactly_once(tmp_path, delay_s):
 
 
 def test_a_run_left_by_a_sigkilled_sweepgen_is_not_started_again(tmp_path):
-    runs = {"slow": {"steps": 16, "sleep": 0.5}}  # 8 s: still running when the last `run` starts
+    hold = tmp_path / "hold"  # the run goes on until the test removes it: still running below
+    hold.touch()
+    runs = {"slow": {"steps": 2, "sleep": 0.1, "hold_file": str(hold)}}
     make_sweep(tmp_path, runs)
     run = tmp_path / "runs" / "fake" / "slow"
     # held to its done file: with exit 0 alone as the proof, an exit nobody saw proves nothing
@@ -96,15 +110,21 @@ def test_a_run_left_by_a_sigkilled_sweepgen_is_not_started_again(tmp_path):
     assert json.loads(shown.communicate(timeout=60)[0])[0]["state"] == "RUNNING"
     # the command remembered (.sweepgen-run.json): a plain `run` waits for it, then says how it ended
     waited = _sweepgen(tmp_path, "run", "generated/fake")
-    out, err = waited.communicate(timeout=60)
+    seen = _read_until(waited, "waiting for 1 run(s)")  # it saw the run still going...
+    hold.unlink()  # ...and only now may the run end
+    out, rest = waited.communicate(timeout=LOADED_S)
+    err = seen + rest
     assert waited.returncode == 0, out + err
     assert "waiting for 1 run(s) another `sweepgen run` is running: slow" in err
     assert "slow: finished" in out
     assert (run / "summary.json").exists()
-    time.sleep(0.3)  # the orphaned trainer exits right after writing summary.json
-    # the status file still says "running" (nobody recorded the end): status reconciles and keeps it
-    shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
-    assert json.loads(shown.communicate(timeout=60)[0])[0]["state"] == "FINISHED"
+    # the status file still says "running" (nobody recorded the end): status reconciles and keeps it,
+    # once the orphaned trainer has exited (right after writing summary.json: waited for, not slept)
+    deadline, state = time.monotonic() + LOADED_S, None
+    while state != "FINISHED" and time.monotonic() < deadline:
+        shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+        state = json.loads(shown.communicate(timeout=60)[0])[0]["state"]
+    assert state == "FINISHED"
     assert read_status(run).state is RunState.FINISHED
     assert len((run / "starts.jsonl").read_text().splitlines()) == 1
 

@@ -19,6 +19,7 @@ from search_support import (
     RUN_ARGS,
     assert_t1_pruned_and_stopped,
     kill_run_once_trial_trains,
+    logged_steps,
     study,
     sweepgen,
     write_search_project,
@@ -336,16 +337,18 @@ def test_every_sampler_and_pruner_of_the_block_drives_a_study(sampler, method):
 
 
 def test_ctrl_c_stops_the_trials_with_a_checkpoint_and_the_next_run_resumes_them(tmp_path):
-    base = {"x": 0.5, "y": 0.5, "steps": 40, "step_s": 0.05, "seed": 0, "noise": 0.0, "output_dir": None}
+    # 200 steps of 0.05 s: still training when the checkpoints are seen, however loaded the machine
+    base = {"x": 0.5, "y": 0.5, "steps": 200, "step_s": 0.05, "seed": 0, "noise": 0.0, "output_dir": None}
     write_search_project(tmp_path, {"n": 3, "parallel": 2, "sampler": "random"}, base=base)
     assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
     proc = sweepgen(tmp_path, "run", str(SWEEP), *RUN_ARGS, wait=False)
     runs = tmp_path / "runs" / "fake_search"
-    deadline = time.monotonic() + 60
-    while not all((runs / f"t000{i}" / "metrics.jsonl").is_file() for i in (0, 1)):
-        assert time.monotonic() < deadline, "the first two trials never started"
-        time.sleep(0.1)
-    time.sleep(0.5)
+    deadline = time.monotonic() + 120
+
+    # the state the stop must keep: a step trained (SIGTERM then checkpoints it), never a fixed sleep
+    while not all(logged_steps(runs / f"t000{i}") for i in (0, 1)):
+        assert time.monotonic() < deadline and proc.poll() is None, "the first two trials never trained"
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, out + err
@@ -354,7 +357,7 @@ def test_ctrl_c_stops_the_trials_with_a_checkpoint_and_the_next_run_resumes_them
         assert json.loads((runs / f"t000{i}" / "checkpoint.json").read_text())["step"] > 0
     done = _run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    _assert_exactly_once(tmp_path, 3, last_step=40)
+    _assert_exactly_once(tmp_path, 3, last_step=200)
     for i in (0, 1):  # resumed from their checkpoints, in their run directories
         starts = [json.loads(line) for line in (runs / f"t000{i}" / "starts.jsonl").read_text().splitlines()]
         assert len(starts) == 2 and starts[1]["from_step"] > 0
