@@ -8,12 +8,17 @@ shell had.
 from __future__ import annotations
 
 from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.tasks import NAMING_PATHS
 
 MAX_TAG_CHARS = 64  # W&B refuses longer tags
 
 
 def tracker_env(task: RunTask, sweep: str) -> dict[str, str]:
-    tags = [_tag(path, value) for path, value in sorted(task.values.items())]
+    tags = [
+        _tag(path, value)
+        for path, value in sorted(task.values.items())
+        if path.rsplit(".", 1)[-1] not in NAMING_PATHS  # a per-run folder or name: not a tag to filter by
+    ]
     return {
         "WANDB_RUN_GROUP": sweep,
         "WANDB_NAME": task.name,
