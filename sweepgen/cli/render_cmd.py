@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from sweepgen.cli._console import detail, info
 from sweepgen.cli._params import output_root_option
 from sweepgen.cli._table import emit, format_option
 from sweepgen.escape import line
+
+if TYPE_CHECKING:  # the compiler loads when the command runs
+    from sweepgen.compile.output.writer import Outcome
 
 
 @click.command()
@@ -42,7 +46,7 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
             rows: list[list[object]] = [
                 [a.path, a.variant or "", a.run_name or "", a.action] for a in out.actions
             ]
-            rows.append([LOCK_NAME, "", "", "update" if out.lock_changed else "unchanged"])
+            rows.append([LOCK_NAME, "", "", _lock_action(out)])
             title = f"{out.spec_path} -> {out.shown_dir}/ (dry run: nothing written)"
             emit(title, ["file", "variant", "run name", "action"], rows, fmt)
     elif dry_run:  # one machine-readable table for all specs
@@ -70,3 +74,10 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
         ]
         emit("", columns, summary, fmt)
     return EXIT_OK
+
+
+def _lock_action(out: Outcome) -> str:
+    """What a render does to the sweep's lock: a new sweep's lock is created, not updated."""
+    if not out.lock_changed:
+        return "unchanged"
+    return "update" if out.recorded is not None and out.recorded.lock_bytes is not None else "create"
