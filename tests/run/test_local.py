@@ -369,20 +369,23 @@ def test_a_command_that_is_not_there_is_a_failed_attempt_said_in_its_log_and_sta
     assert "could not start the run" in log and "no-such-command-xyz" in log
 
 
-def test_stop_detached_signals_only_the_group_its_status_proves_then_kills_after_the_grace(tmp_path):
+def test_stop_detached_asks_only_the_supervisor_its_status_proves(tmp_path):
     # a run a dead `sweepgen run` left (a search re-attaches it and may prune it): its status names
-    # its supervisor's process group; here a group that ignores SIGTERM, so only the SIGKILL after
-    # the grace period ends it
+    # its supervisor; the stop is asked of that process alone (the reason in the run folder, then
+    # SIGTERM), and the supervisor does the rest (tests/run/test_supervise.py)
     from dataclasses import replace
 
+    from sweepgen.run.core import stop_request
     from sweepgen.run.core.base import ExecutorOptions, RunState, RunStatus, RunTask, this_host
     from sweepgen.run.local.executor import LocalExecutor, _proc_start_ticks
 
     code = (
-        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(1, flush=True); "
-        "time.sleep(60)"
+        "import signal, sys, time; signal.signal(signal.SIGTERM, lambda *a: (print('term', flush=True), "
+        "sys.exit(0))); print(1, flush=True); time.sleep(60)"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline()
         started = _proc_start_ticks(proc.pid)
@@ -390,6 +393,7 @@ def test_stop_detached_signals_only_the_group_its_status_proves_then_kills_after
         ids = {"pid": proc.pid, "pgid": proc.pid, "host": this_host(), "proc_start": started}
         status = RunStatus(RunState.RUNNING, "local", ids=ids)
         task = RunTask("a", "a", Path("a.yaml"), tmp_path / "a", ("true",))
+        task.run_dir.mkdir()
         ex = LocalExecutor(ExecutorOptions(sweep_dir=tmp_path, lock={}, stop_timeout_s=0.5))
         # not provably this run's process: another machine, a recycled pid, another executor's run
         for other in (
@@ -398,16 +402,11 @@ def test_stop_detached_signals_only_the_group_its_status_proves_then_kills_after
             replace(status, executor="slurm"),
         ):
             assert not ex.stop_detached(task, other, "pruned at step 3 (asha)")
+        assert proc.poll() is None and stop_request.reason(task.run_dir) is None
         assert ex.stop_detached(task, status, "pruned at step 3 (asha)")
-        time.sleep(0.2)
-        ex.poll()
-        assert proc.poll() is None  # SIGTERM came (and was ignored); the grace period is not over
-        deadline = time.monotonic() + 30
-        while proc.poll() is None:
-            assert time.monotonic() < deadline, "never killed after the grace period"
-            ex.poll()
-            time.sleep(0.05)
-        assert proc.returncode == -signal.SIGKILL
+        assert stop_request.reason(task.run_dir) == "pruned at step 3 (asha)"
+        assert proc.stdout.readline() == "term\n"
+        assert proc.wait(timeout=30) == 0
     finally:
         proc.kill()
         proc.wait()

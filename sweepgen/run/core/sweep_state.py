@@ -37,6 +37,7 @@ class RunOptions:
     per_gpu: int | None = None
     mps: bool | None = None
     stop_timeout: float | None = None
+    time_limit: float | None = None  # seconds; local only
 
     def merged_over(self, recorded: RunOptions | None) -> RunOptions:
         """These options, each one not given taken from ``recorded`` (a changed --command drops the
@@ -72,6 +73,8 @@ class RunOptions:
             words.append("--mps")
         if self.stop_timeout is not None:
             words += ["--stop-timeout", f"{self.stop_timeout:g}"]
+        if self.time_limit is not None:
+            words += ["--time-limit", f"{self.time_limit:g}"]
         return shlex.join([*words, *extra])
 
 

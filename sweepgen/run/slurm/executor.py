@@ -98,6 +98,11 @@ class SlurmExecutor(Executor):
                 "--gpus is for the local executor; Slurm allocates GPUs itself",
                 hint="set resources.gpus_per_run in the spec instead",
             )
+        if options.time_limit_s is not None:
+            raise UserError(
+                "--time-limit is for the local executor; a Slurm job's limit is the spec's resources.time",
+                hint="drop --time-limit with --executor slurm and set resources.time",
+            )
         if options.per_gpu != 1:
             raise UserError(
                 "--per-gpu is for the local executor", hint="drop --per-gpu with --executor slurm"
@@ -387,6 +392,12 @@ class SlurmExecutor(Executor):
         except OSError as err:
             self.faults.append(f"could not write {task.run_dir / STATUS_FILE}: {err.strerror or err}")
         return stopped
+
+    @classmethod
+    def cancel_runs(cls, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
+        """scancel their jobs and wait until Slurm has ended them (``cancel_runs`` below)."""
+        cancel_runs([task for task, _ in runs])
+        return []
 
     @classmethod
     def is_alive(cls, status: RunStatus) -> bool:

@@ -33,6 +33,7 @@ from sweepgen.run.sweep.grid import (
     Display,
     RunRequest,
     RunResult,
+    local_time_limit,
     parse_gpus,
     run_sweep,
     stop_gracefully,
@@ -104,6 +105,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         gpus=parse_gpus(opts.gpus),
         per_gpu=opts.per_gpu or 1,
         stop_timeout_s=opts.stop_timeout,
+        time_limit_s=local_time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
         wait=True,  # the controller follows every trial, on Slurm too
     )
     if executor == "local":
