@@ -114,8 +114,9 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     for view in outcome.elsewhere:
         assert view.status is not None  # a live run has a status
         err.print(
-            f"{view.task.name}: runs under the {view.status.executor} executor on another machine "
-            f"({_job(view)}); run `sweepgen cancel` there",
+            f"{view.task.name}: runs under the {view.status.executor} executor ({_job(view)}) and cannot "
+            "be stopped from here: run `sweepgen cancel` on its machine (or, for a run an older "
+            "sweepgen started, press Ctrl-C where its `sweepgen run` runs)",
             markup=False,
         )
     return outcome.exit_code

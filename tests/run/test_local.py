@@ -391,6 +391,7 @@ def test_stop_detached_asks_only_the_supervisor_its_status_proves(tmp_path):
         started = _proc_start_ticks(proc.pid)
         assert started is not None
         ids = {"pid": proc.pid, "pgid": proc.pid, "host": this_host(), "proc_start": started}
+        ids["trainer_pgid"] = proc.pid  # (a supervisor that records its run says where its trainer is)
         status = RunStatus(RunState.RUNNING, "local", ids=ids)
         task = RunTask("a", "a", Path("a.yaml"), tmp_path / "a", ("true",))
         task.run_dir.mkdir()
@@ -400,6 +401,7 @@ def test_stop_detached_asks_only_the_supervisor_its_status_proves(tmp_path):
             replace(status, ids={**ids, "host": "elsewhere"}),
             replace(status, ids={**ids, "proc_start": started + 1}),
             replace(status, executor="slurm"),
+            replace(status, ids={k: v for k, v in ids.items() if k != "trainer_pgid"}),  # an older supervisor
         ):
             assert not ex.stop_detached(task, other, "pruned at step 3 (asha)")
         assert proc.poll() is None and stop_request.reason(task.run_dir) is None

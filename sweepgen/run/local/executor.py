@@ -49,6 +49,7 @@ from sweepgen.run.core.progress import (
 )
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local.supervise import NOT_RECORDED
+from sweepgen.safefs import is_environment_fault
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
@@ -60,6 +61,7 @@ SUPERVISOR = (sys.executable, "-m", "sweepgen.run.local.supervise")
 # how long a supervisor may take to record its run's end once its trainer's group is dead
 SUPERVISOR_GRACE_S = 10.0
 INTERRUPTED = "interrupted; resume with --rerun-failed"
+NOT_WRITTEN = "not started: sweepgen could not write its files"
 
 
 @dataclass
@@ -276,6 +278,10 @@ class LocalExecutor(Executor):
             task.run_dir.mkdir(parents=True, exist_ok=True)
             lock_fd = runlock.acquire(task.run_dir)
         except OSError as err:
+            if is_environment_fault(err):  # a read-only or full disk: every later run would fail alike
+                self._fault(task.run_dir, err)
+                self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+                return
             # no run dir or lock, so no log or status file: the failure is kept in memory for this invocation
             self._status[task.name] = RunStatus(
                 RunState.FAILED,
@@ -322,7 +328,7 @@ class LocalExecutor(Executor):
             runlock.release(lock_fd)
             self._fault(log_path, err)
             self._status[task.name] = RunStatus(
-                RunState.SKIPPED, self.name, reason=f"not started: could not write {log_path}"
+                RunState.PENDING, self.name, reason=f"not started: could not write {log_path}"
             )
             return
         gpu = self._pick_gpu()
@@ -464,7 +470,9 @@ class LocalExecutor(Executor):
                 cancel_reason=INTERRUPTED,
                 done_file=child.task.done_file,
             )
-            if not stopped and code != NOT_RECORDED:
+            if code == NOT_RECORDED:
+                reason = "its supervisor could not record the run's end (its reason is in run.log)"
+            elif not stopped:
                 why = f"its supervisor (pid {child.proc.pid}) ended without recording the run's end"
                 reason = f"{why}: {reason}"
             status = replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
@@ -486,9 +494,8 @@ class LocalExecutor(Executor):
         # what failed here (a full or read-only disk) would fail every run started after it
         while self._queue:
             task = self._queue.popleft()
-            self._status[task.name] = RunStatus(
-                RunState.SKIPPED, self.name, reason="not started: sweepgen could not write its files"
-            )
+            # pending, not skipped: nobody else holds them, they were never started
+            self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
 
 
 def _signal_group(child: _Child, sig: signal.Signals) -> None:
@@ -518,9 +525,11 @@ def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
     """Ask the supervisor a status file names to stop its run (the reason first, then SIGTERM):
     from any process of this machine, whether or not the `sweepgen run` that started it lives.
     False when it is not provably that run's live supervisor (another machine or executor, a
-    recycled pid, a run recorded before supervisors recorded their runs)."""
+    recycled pid, a run recorded by an older sweepgen whose supervisor did not record its run)."""
     pid = status.ids.get("pid")
     if status.executor != LocalExecutor.name or status.ids.get("host") != this_host():
+        return False
+    if "trainer_pgid" not in status.ids:  # not written by a supervisor that stops and records its run
         return False
     if not isinstance(pid, int) or not LocalExecutor.is_alive(status):
         return False

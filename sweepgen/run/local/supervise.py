@@ -171,7 +171,12 @@ def main(argv: list[str]) -> int:
     lock_fd, job_fd = int(argv[0]), int(argv[1])
     os.set_inheritable(lock_fd, False)  # the run's lock stays here, never in the trainer's processes
     with os.fdopen(job_fd, "rb") as pipe:
-        job = json.loads(pipe.read())
+        raw = pipe.read()
+    try:
+        job = json.loads(raw)
+    except ValueError:  # its `sweepgen run` died before handing the run over: nothing was started
+        print("sweepgen: the `sweepgen run` that started this run died before handing it over", flush=True)
+        return NOT_RECORDED
     return supervise(job, argv[3:])
 
 

@@ -151,7 +151,7 @@ def _last_written(run_dir: Path) -> str:
             continue
     if not times:
         return utc_now()
-    return datetime.fromtimestamp(max(times), timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(max(times), timezone.utc).isoformat(timespec="milliseconds")
 
 
 def _within(seconds: float, ask: Callable[[], list[RunView]]) -> list[RunView] | None:
