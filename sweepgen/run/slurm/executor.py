@@ -170,6 +170,10 @@ class SlurmExecutor(Executor):
         """The runs still to submit, re-read under the submission lock; the others are recorded as
         skipped, with why (another submission queued, ran or finished them since the plan)."""
         keep = []
+        # runs with no status file (never started, or their directory was deleted): the journal
+        # and the queue say whether a submission of them is still held
+        unrecorded = [t.name for t in tasks if read_status(t.run_dir) is None]
+        held = held_jobs(unrecorded, self.root) if unrecorded else {}
         for task in tasks:
             now = read_status(task.run_dir)
             why = None
@@ -183,6 +187,12 @@ class SlurmExecutor(Executor):
                 )
             elif now is not None and now.state not in TERMINAL and self.is_alive(now):
                 why = f"already queued or running in Slurm (job {now.ids.get('job_id')}); not submitted again"
+            elif now is None and task.name in held:
+                info = held[task.name]
+                why = (
+                    f"its run directory {task.run_dir} has no status, but Slurm still holds its job "
+                    f"{info.job_id} ({info.state}); not submitted again"
+                )
             if why:
                 self._status[task.name] = RunStatus(RunState.SKIPPED, self.name, reason=why)
             else:
@@ -395,8 +405,15 @@ class SlurmExecutor(Executor):
 
     @classmethod
     def cancel_runs(cls, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
-        """scancel their jobs and wait until Slurm has ended them (``cancel_runs`` below)."""
-        cancel_runs([task for task, _ in runs])
+        """scancel their jobs and wait until Slurm has ended them (``cancel_runs`` below). A run whose
+        directory was deleted has no status file to name its job: the job its view names (from the
+        journal) is scancelled directly."""
+        recorded = [task for task, _ in runs if read_status(task.run_dir) is not None]
+        unrecorded = [str(s.ids["job_id"]) for t, s in runs if t not in recorded and s.ids.get("job_id")]
+        if unrecorded:
+            slurm_query.scancel(unrecorded)
+        if recorded:
+            cancel_runs(recorded)
         return []
 
     @classmethod
@@ -620,6 +637,27 @@ def read_journal(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("arrays"), list):
         return {"arrays": []}
     return data
+
+
+def submitted_as(journal: Mapping[str, Any]) -> dict[str, str]:
+    """Run name -> the job id of its latest submission, as the journal records every array."""
+    out: dict[str, str] = {}
+    for array in journal.get("arrays", []):
+        if isinstance(array, dict) and isinstance(array.get("runs"), dict):
+            out.update({name: str(job_id) for job_id, name in array["runs"].items() if isinstance(name, str)})
+    return out
+
+
+def held_jobs(names: Sequence[str], root: Path) -> dict[str, slurm_query.JobInfo]:
+    """The runs among ``names`` whose latest submission Slurm still holds (queued, running,
+    requeued): what the queue says of the job the journal names, never a guess from a missing
+    folder. A run Slurm holds is never submitted again, even when its run directory was deleted."""
+    latest = submitted_as(read_journal(root / JOURNAL))
+    jobs = {name: latest[name] for name in names if name in latest}
+    if not jobs:
+        return {}
+    queue = slurm_query.squeue(jobs.values())
+    return {n: queue[j] for n, j in jobs.items() if j in queue and not queue[j].ended}
 
 
 def _ours(job: slurm_query.JobInfo, status: RunStatus | None) -> bool:
