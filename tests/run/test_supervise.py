@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -218,3 +219,17 @@ def test_a_local_time_limit_stops_the_run_and_records_it_timed_out(tmp_path):
     status = read_status(tmp_path / "runs/fake/a")
     assert status.state is RunState.FAILED and status.reason.startswith("timed out (time limit 1 s")
     assert "exit code" not in status.reason
+
+
+def test_a_run_whose_folder_was_deleted_while_it_ran_says_so(tmp_path):
+    make_sweep(tmp_path, {"a": {"steps": 400, "sleep": 0.1}})
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND)
+    run = tmp_path / "runs/fake/a"
+    _running(run)
+    _wait_for("a step", lambda: (run / "metrics.jsonl").exists())
+    shutil.rmtree(run)  # the trainer's next metrics write fails: it exits 1
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, out + err
+    status = read_status(run)
+    assert status.state is RunState.FAILED and status.exit_code == 1
+    assert status.reason == f"exit code 1; its run directory {Path('runs/fake/a')} was deleted while it ran"

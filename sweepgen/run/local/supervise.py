@@ -42,6 +42,7 @@ from sweepgen.run.local import pgroup
 from sweepgen.safefs import write_atomic
 
 STATUS_FILE = "sweepgen_status.json"  # base.STATUS_FILE (base is too heavy to import here)
+LOG_FILE = "run.log"  # base.LOG_FILE
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 NOT_RECORDED = 75  # EX_TEMPFAIL: the end could not be written
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
@@ -125,6 +126,9 @@ def _ended(job: dict[str, Any], status: dict[str, Any], code: int, stops: _Stops
         done_file=done_file,
         timeout_reason=f"timed out (time limit {limit}; raise resources.time or --time-limit)",
     )
+    if state != "finished" and not (run_dir / LOG_FILE).is_file():
+        # the folder (or its log) went away under the run: the likeliest cause of its failure
+        reason = f"{reason}; its run directory {run_dir} was deleted while it ran"
     return {**status, "state": state, "exit_code": code, "ended": _utc_now(), "reason": reason}
 
 

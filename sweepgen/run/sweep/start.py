@@ -145,6 +145,19 @@ def _say(controller: Any, display: Display) -> None:
     controller.events.clear()
 
 
+def search_failed(sweep_dir: Path) -> bool:
+    """A search sweep whose trials have all ended (none running, as many as it asks for) without
+    one complete: what makes `run` exit 1 makes `status` exit 1 too. False for any other sweep."""
+    try:
+        spec = _search_spec(sweep_dir)
+    except UserError:
+        return False
+    if spec is None:
+        return False
+    view = search_view.load(sweep_dir, search.block(spec))
+    return view.finished >= view.block.n and view.count("running") == 0 and not view.complete
+
+
 def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
     """For `status` and `report` on a search sweep: trials by state and the best trial, with (for
     `report`, ``diff``) its config's differences from the base; nothing for any other sweep."""

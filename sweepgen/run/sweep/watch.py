@@ -17,6 +17,7 @@ from sweepgen.run.core.base import RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.tasks import load_sweep, select
+from sweepgen.run.sweep.start import search_failed
 from sweepgen.run.sweep.status import collect, problems
 
 FOLLOW_POLL_S = 2.0
@@ -37,10 +38,11 @@ class StatusOutcome:
     views: list[RunView]
     under: Path | None  # as Located.under
     warnings: list[str]  # what is not known (e.g. sacct down), once each
+    search_failed: bool = False  # a search whose trials all ended, none complete (start.search_failed)
 
     @property
     def exit_code(self) -> int:
-        return 1 if problems(self.views) else 0
+        return 1 if problems(self.views) or self.search_failed else 0
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,8 @@ def status(
             if show is not None:
                 show(views)
     warnings = list(dict.fromkeys(v.note for v in views if v.note))
-    return StatusOutcome(views, located.under, warnings)
+    failed = not only and search_failed(sweep_dir)
+    return StatusOutcome(views, located.under, warnings, failed)
 
 
 def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
