@@ -118,10 +118,13 @@ def _vanished(
         root = slurm.slurm_root([t.run_dir for t in tasks])
         submitted = slurm.submitted_as(slurm.read_journal(root / slurm.JOURNAL))
         named = [t.name for t in gone if t.name in submitted]
-        # asked within the time `status` gives Slurm: a hung squeue must not hold it
-        held = _within(SLURM_ANSWER_S, lambda: slurm.held_jobs(named, root)) if named else {}
     except (SweepgenError, OSError):
         return {}
+    try:
+        # asked within the time `status` gives Slurm: a hung squeue must not hold it
+        held = _within(SLURM_ANSWER_S, lambda: slurm.held_jobs(named, root)) if named else {}
+    except SweepgenError:  # no Slurm here, or it refused: not known whether it holds the job
+        held = None
     out = {}
     for task in gone:
         if task.name not in submitted:
