@@ -159,4 +159,7 @@ def test_kill9_of_sweepgen_run_with_the_bundled_trainer_records_its_end_and_star
             [*head, *extra], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
         )
         assert again.returncode == 0, again.stdout + again.stderr
+    # summary.json ends a waiting `run`; the trainer's process may take a moment more to exit, and
+    # its supervisor records the end after that
+    _wait_until_no_run_is_held(tmp_path / "runs/tiny2")
     _assert_each_started_once_and_finished([tmp_path / "runs/tiny2" / n for n in names], marker)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import json
 import os
 import re
@@ -98,6 +99,11 @@ class SlurmExecutor(Executor):
                 "--gpus is for the local executor; Slurm allocates GPUs itself",
                 hint="set resources.gpus_per_run in the spec instead",
             )
+        if importlib.util.find_spec("submitit") is None:
+            raise UserError(
+                "the Slurm executor needs submitit, which is not installed here",
+                hint="pip install 'sweepgen[slurm]'",
+            )
         if options.time_limit_s is not None:
             raise UserError(
                 "--time-limit is for the local executor; a Slurm job's limit is the spec's resources.time",
@@ -153,6 +159,7 @@ class SlurmExecutor(Executor):
             return
         for tool in ("sbatch", "srun", "scontrol", "squeue", "sacct"):
             slurm_query.require(tool)
+        slurm_query.controller_answers()  # at once, not after each command's own retries
         for task in tasks:
             if task.name in self._tasks or task.name in self._status:
                 raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input

@@ -61,13 +61,16 @@ def collect(tasks: Sequence[RunTask], *, slurm_answer_s: float = SLURM_ANSWER_S)
     if slurm_tasks:
         from sweepgen.run.slurm.executor import observe  # noqa: PLC0415 - lazy: the Slurm backend loads only for Slurm runs
 
-        answered = _within(slurm_answer_s, lambda: observe(slurm_tasks))
+        try:
+            answered = _within(slurm_answer_s, lambda: observe(slurm_tasks))
+            why = f"Slurm did not answer within {slurm_answer_s:g} s"
+        except SweepgenError as err:  # e.g. the controller is down (scontrol ping)
+            answered, why = None, f"Slurm could not be asked ({err.message})"
         if answered is not None:
             views.update({v.task.name: v for v in answered})
         else:
             note = (
-                f"Slurm did not answer within {slurm_answer_s:g} s: the states of its runs are what "
-                "their status files say (a job may have ended since)"
+                f"{why}: the states of its runs are what their status files say (a job may have ended since)"
             )
             for task in slurm_tasks:
                 views[task.name] = replace(_file_view(task, statuses[task.name]), note=note)
