@@ -342,7 +342,9 @@ class Executor(ABC):
         on KeyboardInterrupt: ex.cancel()      # stops everything it started, marks it cancelled
 
     ``poll`` returns the current status of every run passed to ``start``, keyed by task name.
-    Executors write ``sweepgen_status.json`` themselves at every state change.
+    Executors see that ``sweepgen_status.json`` is written at every state change: by whatever
+    outlives the run (the local run's supervisor, the Slurm task on its node), so the end is
+    recorded even when the `sweepgen run` that started it is gone.
     """
 
     name: ClassVar[str]

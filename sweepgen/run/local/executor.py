@@ -372,9 +372,9 @@ class LocalExecutor(Executor):
         # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
         self._running[task.name] = _Child(task, proc, log, gpu, status, lock_fd)
         self._status[task.name] = status
-        self._hand_over(proc, task, status, job_write)
+        self._hand_over(task, status, job_write)
 
-    def _hand_over(self, proc: subprocess.Popen[bytes], task: RunTask, status: RunStatus, pipe: int) -> None:
+    def _hand_over(self, task: RunTask, status: RunStatus, pipe: int) -> None:
         """What the supervisor records (its run's status as it starts, stop timeout, time limit),
         through the pipe it reads once; it writes the status file itself, so no write from here can
         overwrite the end of a run that was quicker than this process."""
@@ -390,7 +390,6 @@ class LocalExecutor(Executor):
                 out.write(json.dumps(job).encode())
         except BrokenPipeError:  # the supervisor died at once: poll() finds it and records the end
             pass
-        del proc
 
     def _changed_meanwhile(self, task: RunTask, previous: RunStatus | None) -> tuple[RunState, str] | None:
         """Re-checked once the run's lock is held: another `sweepgen run` may have run it while it was
