@@ -63,7 +63,7 @@ def test_two_concurrent_runs_start_every_run_exactly_once(tmp_path, delay_s):
 
 
 def test_a_run_left_by_a_sigkilled_sweepgen_is_not_started_again(tmp_path):
-    runs = {"slow": {"steps": 60, "sleep": 0.25}}  # 15 s: still running when the last `run` starts
+    runs = {"slow": {"steps": 120, "sleep": 0.25}}  # 30 s: still running when the last `run` starts
     make_sweep(tmp_path, runs)
     run = tmp_path / "runs" / "fake" / "slow"
     # held to its done file: with exit 0 alone as the proof, an exit nobody saw proves nothing

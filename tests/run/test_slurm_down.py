@@ -49,8 +49,8 @@ def _timed(*args: str):
     return result, time.monotonic() - started
 
 
+@pytest.mark.slurm  # needs the [slurm] extra (submitit; without it `run` says so first), not a cluster
 def test_run_on_slurm_fails_at_once_when_the_controller_is_down(slurm_down):
-    pytest.importorskip("submitit")  # the [slurm] extra (without it `run` says so first)
     result, took = _timed("run", "generated/fake", "--executor", "slurm", "--command", FAKE_COMMAND)
     assert result.exit_code == 2, result.output
     assert (

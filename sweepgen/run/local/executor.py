@@ -49,7 +49,6 @@ from sweepgen.run.core.progress import (
 )
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local.supervise import NOT_RECORDED
-from sweepgen.safefs import is_environment_fault
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
@@ -62,6 +61,7 @@ SUPERVISOR = (sys.executable, "-m", "sweepgen.run.local.supervise")
 SUPERVISOR_GRACE_S = 10.0
 INTERRUPTED = "interrupted; resume with --rerun-failed"
 NOT_WRITTEN = "not started: sweepgen could not write its files"
+DISK_FAULTS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT})
 
 
 @dataclass
@@ -278,7 +278,7 @@ class LocalExecutor(Executor):
             task.run_dir.mkdir(parents=True, exist_ok=True)
             lock_fd = runlock.acquire(task.run_dir)
         except OSError as err:
-            if is_environment_fault(err):  # a read-only or full disk: every later run would fail alike
+            if err.errno in DISK_FAULTS:  # a read-only or full disk: every later run would fail alike
                 self._fault(task.run_dir, err)
                 self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
                 return

@@ -99,11 +99,6 @@ class SlurmExecutor(Executor):
                 "--gpus is for the local executor; Slurm allocates GPUs itself",
                 hint="set resources.gpus_per_run in the spec instead",
             )
-        if importlib.util.find_spec("submitit") is None:
-            raise UserError(
-                "the Slurm executor needs submitit, which is not installed here",
-                hint="pip install 'sweepgen[slurm]'",
-            )
         if options.time_limit_s is not None:
             raise UserError(
                 "--time-limit is for the local executor; a Slurm job's limit is the spec's resources.time",
@@ -132,6 +127,7 @@ class SlurmExecutor(Executor):
 
     def sbatch_header(self, count: int) -> list[str]:
         """The ``#SBATCH`` lines the array will be submitted with (what --dry-run shows)."""
+        _need_submitit()
         from submitit.slurm.slurm import (
             _make_sbatch_string,  # pinned submitit: the real header
         )
@@ -157,6 +153,7 @@ class SlurmExecutor(Executor):
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         if not tasks:
             return
+        _need_submitit()
         for tool in ("sbatch", "srun", "scontrol", "squeue", "sacct"):
             slurm_query.require(tool)
         slurm_query.controller_answers()  # at once, not after each command's own retries
@@ -644,6 +641,14 @@ def read_journal(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("arrays"), list):
         return {"arrays": []}
     return data
+
+
+def _need_submitit() -> None:
+    if importlib.util.find_spec("submitit") is None:
+        raise UserError(
+            "the Slurm executor needs submitit, which is not installed here",
+            hint="pip install 'sweepgen[slurm]'",
+        )
 
 
 def submitted_as(journal: Mapping[str, Any]) -> dict[str, str]:

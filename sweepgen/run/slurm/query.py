@@ -104,10 +104,11 @@ def controller_answers() -> None:
     if time.monotonic() - _controller_ok_at < CONTROLLER_OK_S:
         return
     hint = "start slurmctld (or ask the admins); `sweepgen status` still answers from the status files"
+    scontrol = shutil.which("scontrol")
+    if scontrol is None:  # a client without it: each command then says for itself what is wrong
+        return
     try:
-        proc = subprocess.run(
-            [require("scontrol"), "ping"], capture_output=True, text=True, timeout=PING_TIMEOUT_S
-        )
+        proc = subprocess.run([scontrol, "ping"], capture_output=True, text=True, timeout=PING_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise ControllerDown(
             f"the Slurm controller did not answer `scontrol ping` within {PING_TIMEOUT_S} s", hint=hint
