@@ -377,7 +377,8 @@ def test_stop_detached_asks_only_the_supervisor_its_status_proves(tmp_path):
 
     from sweepgen.run.core import stop_request
     from sweepgen.run.core.base import ExecutorOptions, RunState, RunStatus, RunTask, this_host
-    from sweepgen.run.local.executor import LocalExecutor, _proc_start_ticks
+    from sweepgen.run.local.executor import LocalExecutor
+    from sweepgen.run.local.liveness import proc_start_ticks as _proc_start_ticks
 
     code = (
         "import signal, sys, time; signal.signal(signal.SIGTERM, lambda *a: (print('term', flush=True), "

@@ -48,6 +48,8 @@ from sweepgen.run.core.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
 from sweepgen.run.core.trackers import tracker_env
+from sweepgen.run.local import liveness
+from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
 from sweepgen.run.local.supervise import NOT_RECORDED
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
@@ -208,7 +210,7 @@ class LocalExecutor(Executor):
         """Ask the run's supervisor to stop it (SIGTERM: it gives the trainer its stop timeout, then
         kills its group, and records the end with ``reason``). Only a run of this machine whose
         supervisor is the very process its status names (``is_alive`` tells a recycled pid apart)."""
-        return request_stop(task.run_dir, status, reason)
+        return liveness.request_stop(task.run_dir, status, reason)
 
     def stop_now(self) -> None:
         self._stopping = True  # skip the graceful SIGTERM stage: SIGKILL what is left
@@ -216,13 +218,15 @@ class LocalExecutor(Executor):
 
     @classmethod
     def cancel_runs(cls, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
-        """Ask each run's supervisor to stop it (``request_stop``), then wait until every one has
+        """Ask each run's supervisor to stop it (``liveness.request_stop``), then wait until every one has
         recorded its end: its supervisor gives the trainer the stop timeout it was started with, then
         kills its group. A `sweepgen run` that started them reads those ends and goes on."""
         unreachable: list[tuple[RunTask, RunStatus]] = []
         asked: list[tuple[RunTask, RunStatus]] = []
         for task, status in runs:
-            (asked if request_stop(task.run_dir, status, reason) else unreachable).append((task, status))
+            (asked if liveness.request_stop(task.run_dir, status, reason) else unreachable).append(
+                (task, status)
+            )
         for task, status in asked:
             grace = status.ids.get("stop_timeout_s")
             limit = (grace if isinstance(grace, (int, float)) else KILL_GRACE_S) + SUPERVISOR_GRACE_S
@@ -239,16 +243,7 @@ class LocalExecutor(Executor):
 
     @classmethod
     def is_alive(cls, status: RunStatus) -> bool:
-        pid, host = status.ids.get("pid"), status.ids.get("host")
-        if host != this_host():
-            return True  # cannot look at another machine: assume it runs rather than start it twice
-        if not isinstance(pid, int):
-            return False
-        started = _proc_start_ticks(pid)
-        if started is None:
-            return False
-        # a recycled pid belongs to a process that started at another time
-        return status.ids.get("proc_start") in (None, started)
+        return liveness.supervisor_alive(status)
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -367,7 +362,12 @@ class LocalExecutor(Executor):
             return
         finally:
             os.close(job_read)
-        ids = {**status.ids, "pid": proc.pid, "pgid": proc.pid, "proc_start": _proc_start_ticks(proc.pid)}
+        ids = {
+            **status.ids,
+            "pid": proc.pid,
+            "pgid": proc.pid,
+            "proc_start": liveness.proc_start_ticks(proc.pid),
+        }
         status = replace(status, ids=ids)
         # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
         self._running[task.name] = _Child(task, proc, log, gpu, status, lock_fd)
@@ -518,52 +518,3 @@ def _kill_trainer(child: _Child) -> None:
         pgid = recorded.ids.get("trainer_pgid") if recorded is not None else None
         if isinstance(pgid, int) and recorded is not None and recorded.ids.get("pid") == child.proc.pid:
             _signal_pgid(pgid, signal.SIGKILL)
-
-
-def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
-    """Ask the supervisor a status file names to stop its run (the reason first, then SIGTERM):
-    from any process of this machine, whether or not the `sweepgen run` that started it lives.
-    False when it is not provably that run's live supervisor (another machine or executor, a
-    recycled pid, a run recorded by an older sweepgen whose supervisor did not record its run)."""
-    pid = status.ids.get("pid")
-    if status.executor != LocalExecutor.name or status.ids.get("host") != this_host():
-        return False
-    if "trainer_pgid" not in status.ids:  # not written by a supervisor that stops and records its run
-        return False
-    if not isinstance(pid, int) or not LocalExecutor.is_alive(status):
-        return False
-    with contextlib.suppress(OSError):  # (a read-only run folder) the end then names the signal
-        stop_request.ask(run_dir, reason)
-    _signal_pgid(pid, signal.SIGTERM)
-    return True
-
-
-def _signal_pgid(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group has already exited
-        os.killpg(pgid, sig)
-
-
-def _proc_start_ticks(pid: int) -> int | None:
-    """The process start time in clock ticks (Linux /proc), to tell a pid from a recycled one.
-    None when the process does not exist; -1 where /proc is unavailable (then the pid alone decides)."""
-    if not Path("/proc/self/stat").exists():
-        return _pid_exists(pid)
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # the command name (field 2) may contain spaces and parentheses: split after its closing paren
-    fields = stat.rsplit(")", 1)[1].split()
-    if fields[0] == "Z":
-        return None  # a zombie has finished; it only waits to be reaped
-    return int(fields[19])
-
-
-def _pid_exists(pid: int) -> int | None:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return -1
-    return -1
