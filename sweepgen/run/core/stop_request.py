@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 
 from sweepgen.safefs import write_atomic
@@ -21,6 +20,8 @@ _MAX_BYTES = 64 * 1024  # a reason is one line; anything larger is not ours
 
 def ask(run_dir: Path, reason: str) -> None:
     """Record why the run is about to be stopped. Raises OSError (a read-only run folder)."""
+    from datetime import datetime, timezone  # noqa: PLC0415 - lazy: the supervisor imports this module at start
+
     at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     write_atomic(run_dir / STOP_FILE, (json.dumps({"reason": reason, "at": at}) + "\n").encode())
 
