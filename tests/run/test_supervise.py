@@ -233,3 +233,18 @@ def test_a_run_whose_folder_was_deleted_while_it_ran_says_so(tmp_path):
     status = read_status(run)
     assert status.state is RunState.FAILED and status.exit_code == 1
     assert status.reason == f"exit code 1; its run directory {Path('runs/fake/a')} was deleted while it ran"
+
+
+def test_cancel_only_one_run_of_a_live_sweepgen_run_which_goes_on_with_the_rest(tmp_path):
+    make_sweep(tmp_path, {"a": {"steps": 400, "sleep": 0.1}, "b": {"steps": 8, "sleep": 0.25}})
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--jobs", "2", "--command", FAKE_COMMAND)
+    _running(tmp_path / "runs/fake/a")
+    _running(tmp_path / "runs/fake/b")
+    cancel = _sweepgen(tmp_path, "cancel", "generated/fake", "--only", "a")
+    out, err = cancel.communicate(timeout=120)
+    assert cancel.returncode == 0, out + err
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, out + err  # one run cancelled; the other ran to its end
+    assert "a: cancelled (cancelled by `sweepgen cancel`" in out + err
+    assert read_status(tmp_path / "runs/fake/a").state is RunState.CANCELLED
+    assert read_status(tmp_path / "runs/fake/b").state is RunState.FINISHED
