@@ -89,6 +89,15 @@ from sweepgen.cli._params import SECONDS
     help="On Ctrl-C, how long each run may take to stop by itself (finish its step, save a "
     "checkpoint) before it is killed; a second Ctrl-C kills at once. Local default: 60.",
 )
+@click.option(
+    "--time-limit",
+    type=SECONDS,
+    default=None,
+    metavar="SECONDS",
+    help="Local executor: a run still running after this long is stopped like a cancelled one "
+    "(SIGTERM, then SIGKILL after --stop-timeout) and recorded failed, timed out. Default: the "
+    "spec's resources.time, else none. On Slurm the limit is resources.time.",
+)
 def run(
     sweep_dir: Path,
     jobs: int | None,
@@ -105,6 +114,7 @@ def run(
     metric: str | None,
     wait: bool | None,
     stop_timeout: float | None,
+    time_limit: float | None,
 ) -> int:
     """Run every generated config of the sweep in DIR (the folder holding sweep.lock.json).
 
@@ -144,6 +154,7 @@ def run(
         per_gpu=per_gpu,
         mps=True if mps else None,
         stop_timeout=stop_timeout,
+        time_limit=time_limit,
     )
     request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
     result = run_any(request, RichDisplay(metric))

@@ -92,10 +92,12 @@ def status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_li
     help="Only these runs (run or variant name; repeat or comma-separate).",
 )
 def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
-    """Cancel the queued and running Slurm jobs of the sweep in DIR; return once Slurm has ended them.
+    """Cancel the queued and running runs of the sweep in DIR; return once they have ended.
 
+    Works from any shell, whether or not the `sweepgen run` that started them is alive: a local
+    run's supervisor gets SIGTERM (the trainer may save a checkpoint; SIGKILL after the stop
+    timeout), Slurm jobs are scancelled. A `sweepgen run` still running goes on with the other runs.
     Cancelled runs keep their checkpoints and are resumed by `sweepgen run DIR --rerun-failed`.
-    Runs of the local executor are stopped with Ctrl-C in the terminal that runs them.
     """
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.sweep.watch import cancel as cancel_sweep
@@ -107,15 +109,14 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
         out.print(f"nothing to cancel: no run of {sweep_dir} is queued or running")
         return 0
     if outcome.cancelled:
-        out.print(
-            f"cancelled {outcome.cancelled} Slurm run(s); resume them with `{outcome.resume}`", markup=False
-        )
+        out.print(f"cancelled {outcome.cancelled} run(s); resume them with `{outcome.resume}`", markup=False)
     out.print(_table(outcome.views, title=str(sweep_dir)))
     for view in outcome.elsewhere:
         assert view.status is not None  # a live run has a status
         err.print(
-            f"{view.task.name}: runs under the {view.status.executor} executor "
-            f"({_job(view)}); stop it with Ctrl-C in the terminal running `sweepgen run`",
+            f"{view.task.name}: runs under the {view.status.executor} executor ({_job(view)}) and cannot "
+            "be stopped from here: run `sweepgen cancel` on its machine (or, for a run an older "
+            "sweepgen started, press Ctrl-C where its `sweepgen run` runs)",
             markup=False,
         )
     return outcome.exit_code

@@ -383,46 +383,47 @@ def test_a_command_that_is_not_there_is_a_failed_attempt_said_in_its_log_and_sta
     assert "could not start the run" in log and "no-such-command-xyz" in log
 
 
-def test_stop_detached_signals_only_the_group_its_status_proves_then_kills_after_the_grace(tmp_path):
+def test_stop_detached_asks_only_the_supervisor_its_status_proves(tmp_path):
     # a run a dead `sweepgen run` left (a search re-attaches it and may prune it): its status names
-    # its supervisor's process group; here a group that ignores SIGTERM, so only the SIGKILL after
-    # the grace period ends it
+    # its supervisor; the stop is asked of that process alone (the reason in the run folder, then
+    # SIGTERM), and the supervisor does the rest (tests/run/test_supervise.py)
     from dataclasses import replace
 
+    from sweepgen.run.core import stop_request
     from sweepgen.run.core.base import ExecutorOptions, RunState, RunStatus, RunTask, this_host
-    from sweepgen.run.local.executor import LocalExecutor, _proc_start_ticks
+    from sweepgen.run.local.executor import LocalExecutor
+    from sweepgen.run.local.liveness import proc_start_ticks as _proc_start_ticks
 
     code = (
-        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(1, flush=True); "
-        "time.sleep(60)"
+        "import signal, sys, time; signal.signal(signal.SIGTERM, lambda *a: (print('term', flush=True), "
+        "sys.exit(0))); print(1, flush=True); time.sleep(60)"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline()
         started = _proc_start_ticks(proc.pid)
         assert started is not None
         ids = {"pid": proc.pid, "pgid": proc.pid, "host": this_host(), "proc_start": started}
+        ids["trainer_pgid"] = proc.pid  # (a supervisor that records its run says where its trainer is)
         status = RunStatus(RunState.RUNNING, "local", ids=ids)
         task = RunTask("a", "a", Path("a.yaml"), tmp_path / "a", ("true",))
-        ex = LocalExecutor(ExecutorOptions(sweep_dir=tmp_path, lock={}, stop_timeout_s=GRACE_S))
+        task.run_dir.mkdir()
+        ex = LocalExecutor(ExecutorOptions(sweep_dir=tmp_path, lock={}, stop_timeout_s=0.5))
         # not provably this run's process: another machine, a recycled pid, another executor's run
         for other in (
             replace(status, ids={**ids, "host": "elsewhere"}),
             replace(status, ids={**ids, "proc_start": started + 1}),
             replace(status, executor="slurm"),
+            replace(status, ids={k: v for k, v in ids.items() if k != "trainer_pgid"}),  # an older supervisor
         ):
             assert not ex.stop_detached(task, other, "pruned at step 3 (asha)")
-        t0 = time.monotonic()
+        assert proc.poll() is None and stop_request.reason(task.run_dir) is None
         assert ex.stop_detached(task, status, "pruned at step 3 (asha)")
-        ex.poll()
-        if time.monotonic() - t0 < GRACE_S / 2:  # (a loaded machine may already be past it)
-            assert proc.poll() is None  # SIGTERM came (and was ignored); the grace period is not over
-        deadline = time.monotonic() + LOADED_S
-        while proc.poll() is None:
-            assert time.monotonic() < deadline, "never killed after the grace period"
-            ex.poll()
-            time.sleep(0.05)
-        assert proc.returncode == -signal.SIGKILL
+        assert stop_request.reason(task.run_dir) == "pruned at step 3 (asha)"
+        assert proc.stdout.readline() == "term\n"
+        assert proc.wait(timeout=30) == 0
     finally:
         proc.kill()
         proc.wait()

@@ -89,3 +89,57 @@ def test_a_full_disk_under_the_status_files_is_exit_2_with_the_path(tmp_path):
                 os.kill(pid, 0)
     finally:
         subprocess.run(["umount", "-l", str(runs)], check=False)
+
+
+def _mount_read_only(where: Path) -> None:
+    """``where`` (a folder) made read-only by a read-only bind mount of itself."""
+    for argv in (["mount", "--bind", str(where), str(where)], ["mount", "-o", "remount,bind,ro", str(where)]):
+        proc = subprocess.run(argv, capture_output=True)
+        if proc.returncode != 0:
+            subprocess.run(["umount", "-l", str(where)], check=False)
+            pytest.skip(f"cannot bind-mount read-only here: {proc.stderr.decode().strip()}")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")
+def test_a_read_only_runs_folder_stops_at_the_first_run_like_a_full_disk(tmp_path):
+    make_sweep(tmp_path, {n: {"steps": 1} for n in ("a", "b", "c")})
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    _mount_read_only(runs)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "sweepgen", "run", "generated/fake", "--command", FAKE_COMMAND],
+            cwd=tmp_path,
+            env={**os.environ, "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        subprocess.run(["umount", "-l", str(runs)], check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Read-only file system" in done.stderr and "Traceback" not in done.stderr
+    # one fault, said once; no run is "failed" nor "still running elsewhere": none was started
+    assert done.stderr.count("Read-only file system") == 1, done.stderr
+    assert "still running elsewhere" not in done.stdout + done.stderr
+    assert "failed" not in done.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")
+def test_a_read_only_sweep_folder_is_exit_2_with_a_hint_run_can_follow(tmp_path):
+    sweep = make_sweep(tmp_path, {"a": {"steps": 1}})
+    _mount_read_only(sweep)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "sweepgen", "run", "generated/fake", "--command", FAKE_COMMAND],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        subprocess.run(["umount", "-l", str(sweep)], check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert ".sweepgen-run.json" in done.stderr and "Read-only file system" in done.stderr
+    assert "-o DIR" not in done.stderr and "make the folder writable" in done.stderr
+    assert not (tmp_path / "runs").exists()

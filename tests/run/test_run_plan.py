@@ -211,7 +211,8 @@ def test_local_liveness_tells_a_recycled_pid_from_the_run(tmp_path):
     import os
 
     from sweepgen.run.core.base import this_host
-    from sweepgen.run.local.executor import LocalExecutor, _proc_start_ticks
+    from sweepgen.run.local.executor import LocalExecutor
+    from sweepgen.run.local.liveness import proc_start_ticks as _proc_start_ticks
 
     me, host = os.getpid(), this_host()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -237,3 +238,27 @@ def test_a_failed_scontrol_release_leaves_the_runs_never_started(cwd, monkeypatc
     assert not [j for j in live.values() if not j.ended]  # the held array was cancelled
     assert status_json("generated/rel")["r"]["state"] == "NOT STARTED"  # not CANCELLED
     monkeypatch.undo()
+
+
+def test_a_pending_job_whose_run_folder_was_deleted_is_never_submitted_again(cwd):
+    # held PENDING by its begin time: the folder (and its status file) deleted while Slurm holds it
+    make_sweep(cwd, {"p": {"steps": 1}}, sweep="gone")
+    add_resources(Path("generated/gone"), time=5, sbatch_extra=["--begin=now+3600"])
+    assert cli("run", "generated/gone", "--executor", "slurm", "--command", FAKE_COMMAND).exit_code == 0
+    rows = wait_until("generated/gone", lambda r: r["p"]["state"] == "PENDING", 60, "p to be queued")
+    job_id = rows["p"]["job_id"]
+    shutil.rmtree(cwd / "runs/gone/p")
+    # the queue decides, not the missing folder: still pending, and said why
+    row = status_json("generated/gone")["p"]
+    assert row["state"] == "PENDING" and f"Slurm still holds job {job_id}" in row["reason"], row
+    again = cli("run", "generated/gone", "--executor", "slurm", "--command", FAKE_COMMAND)
+    assert again.exit_code == 1 and "still running elsewhere" in again.output, again.output
+    assert "not submitted again" in again.output
+    assert len(journal(cwd / "runs/gone")) == 1  # one submission, ever
+    again = cli("run", "generated/gone", "--executor", "slurm", "--command", FAKE_COMMAND, "--rerun-failed")
+    assert again.exit_code == 1 and len(journal(cwd / "runs/gone")) == 1, again.output
+    # cancel reaches it through the journal's job id, though no status file names it
+    cancelled = cli("cancel", "generated/gone")
+    assert cancelled.exit_code == 0, cancelled.output
+    wait_until("generated/gone", lambda r: r["p"]["state"] == "FAILED", 60, "the job to end")
+    assert slurm_query.squeue([job_id]).get(job_id) is None or slurm_query.squeue([job_id])[job_id].ended

@@ -185,7 +185,10 @@ def test_node_outcome_rules():
         == "exited 0 but wrote no summary.json"
     )
     assert outcome(3, finished=False, timed_out=False, cancelled=False)[1] == "exit code 3"
-    assert outcome(-9, finished=False, timed_out=False, cancelled=False)[1] == "killed by SIGKILL"
+    assert (
+        outcome(-9, finished=False, timed_out=False, cancelled=False)[1]
+        == "killed by SIGKILL (out of memory?)"
+    )
 
 
 # -- the node-side wrapper, as a real process ------------------------------------------------------

@@ -79,17 +79,38 @@ def test_status_answers_from_the_files_when_slurm_does_not(sweep, monkeypatch):
     assert by_name["a"].label == "FAILED"  # the local run is unaffected
 
 
-def test_a_submitted_run_whose_directory_vanished_is_named(sweep):
+def test_a_submitted_run_whose_directory_vanished_is_named(sweep, monkeypatch):
     import shutil
+
+    from sweepgen.run.slurm import executor as slurm
+    from sweepgen.run.slurm.query import JobInfo
 
     journal = sweep / "runs/fake/.sweepgen_slurm/jobs.json"
     journal.parent.mkdir(parents=True)
     journal.write_text(json.dumps({"arrays": [{"array_job_id": "9", "runs": {"9_0": "a", "9_1": "b"}}]}))
     shutil.rmtree(sweep / "runs/fake/a")
+    # Slurm still holds the job: the queue decides, not the missing folder
+    held = {"a": JobInfo("9_0", "PENDING", source="squeue")}
+    monkeypatch.setattr(slurm, "held_jobs", lambda names, root: {n: held[n] for n in names if n in held})
+    rows = {r["run"]: r for r in json.loads(status("--format", "json").stdout)}
+    assert rows["a"]["state"] == "PENDING", rows["a"]
+    assert rows["a"]["reason"] == "its run directory runs/fake/a is gone; Slurm still holds job 9_0 (PENDING)"
+    # the job is over
+    monkeypatch.setattr(slurm, "held_jobs", lambda names, root: {})
     rows = {r["run"]: r for r in json.loads(status("--format", "json").stdout)}
     assert rows["a"]["state"] == "FAILED"
     assert rows["a"]["reason"] == "its run directory runs/fake/a is gone (submitted as Slurm job 9_0)"
+    # Slurm cannot be asked: failed as the files say, and said that the job may still be held
+    monkeypatch.setattr(slurm, "held_jobs", lambda names, root: slurm_query_fails())
+    rows = {r["run"]: r for r in json.loads(status("--format", "json").stdout)}
+    assert rows["a"]["state"] == "FAILED" and "Slurm did not answer" in rows["a"]["reason"]
     assert rows["b"]["state"] == "FAILED" and rows["b"]["reason"] == "exit code 3"
     journal.unlink()  # never submitted anywhere we know of: not started, as before
     rows = {r["run"]: r for r in json.loads(status("--format", "json").stdout)}
     assert rows["a"]["state"] == "NOT STARTED"
+
+
+def slurm_query_fails():
+    from sweepgen.errors import UserError
+
+    raise UserError("`squeue` is not on PATH")

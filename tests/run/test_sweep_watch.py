@@ -75,11 +75,20 @@ def test_cancel_with_nothing_live_cancels_nothing(project):
     assert outcome.exit_code == 0
 
 
-def test_cancel_leaves_a_local_run_to_its_terminal(project):
-    # alive: this very process, on this host
+def test_cancel_signals_no_process_it_cannot_prove_is_the_runs_supervisor(project):
+    # alive: this very process, on this host, but no supervisor that records its run (no trainer
+    # group in its status: e.g. a run started by an older sweepgen); it must never get SIGTERM
     import os
+    import signal
 
-    _state(project, "a", RunStatus(RunState.RUNNING, "local", ids={"pid": os.getpid(), "host": this_host()}))
-    outcome = sweep_watch.cancel(Path("generated/fake"))
+    got = []
+    previous = signal.signal(signal.SIGTERM, lambda *_: got.append(1))
+    try:
+        ids = {"pid": os.getpid(), "host": this_host()}
+        _state(project, "a", RunStatus(RunState.RUNNING, "local", ids=ids))
+        outcome = sweep_watch.cancel(Path("generated/fake"))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not got
     assert [v.task.name for v in outcome.elsewhere] == ["a"]
     assert outcome.cancelled == 0 and not outcome.nothing_live and outcome.exit_code == 1

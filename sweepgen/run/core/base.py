@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import signal
 import socket
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -60,16 +59,20 @@ from typing import Any, ClassVar
 
 from sweepgen.compile.output.lock import Lock
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.run.core import runfiles, runlock
+from sweepgen.run.core import outcome, runfiles, runlock
 from sweepgen.safefs import write_atomic
 
 STATUS_FILE = "sweepgen_status.json"
+# the rule of a run's end lives in outcome.py (the supervisor imports it, and must start fast); its
+# names stay here too, where the executors look for them
+SUMMARY_FILE = outcome.SUMMARY_FILE
+TIMEOUT_REASON = outcome.TIMEOUT_REASON
+CANCEL_REASON = outcome.CANCEL_REASON
+is_finished = outcome.is_finished
+succeeded = outcome.succeeded
 LOG_FILE = "run.log"
-SUMMARY_FILE = "summary.json"
 METRICS_FILE = "metrics.jsonl"
 STATUS_VERSION = 1
-TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
-CANCEL_REASON = "cancelled"
 PRUNED_REASON = "pruned at step"  # starts the reason of a search trial's run its pruner stopped
 
 
@@ -159,7 +162,7 @@ class RunStatus:
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def this_host() -> str:
@@ -191,23 +194,6 @@ def read_status(run_dir: Path) -> RunStatus | None:
 
 def write_status(run_dir: Path, status: RunStatus) -> None:
     write_json_atomic(run_dir / STATUS_FILE, status.to_json())
-
-
-def is_finished(run_dir: Path, done_file: str | None = SUMMARY_FILE) -> bool:
-    """The run left its done file (always False for a run held to exit 0 alone)."""
-    return done_file is not None and (run_dir / done_file).is_file()
-
-
-def succeeded(code: int | None, run_dir: Path, done_file: str | None, *, stopped: bool = False) -> bool:
-    """Whether a run that just ended finished: exit 0 and its done file. Without a done file a run
-    that sweepgen or Slurm stopped proves nothing by exiting 0 (a trainer may exit 0 on SIGTERM)."""
-    if done_file is None:
-        return code == 0 and not stopped
-    return code == 0 and is_finished(run_dir, done_file)
-
-
-def _no_proof_reason(done_file: str | None) -> str:
-    return f"exited 0 but wrote no {done_file}" if done_file else "exited 0 after it was stopped"
 
 
 @dataclass(frozen=True)
@@ -267,38 +253,10 @@ def effective_state(
     return status.state, status.reason
 
 
-def run_outcome(
-    code: int,
-    *,
-    finished: bool,
-    timed_out: bool = False,
-    cancelled: bool = False,
-    cancel_reason: str = CANCEL_REASON,
-    done_file: str | None = SUMMARY_FILE,
-) -> tuple[RunState, str | None]:
-    """How a run ended, from its exit code and what happened to it: the one rule of every executor
-    (local children, Slurm tasks). ``finished`` is ``succeeded(...)``: exit 0 and the run's done file
-    (summary.json for the bundled trainer; exit 0 alone for a foreign trainer held to no done file),
-    the proof of success even if a late signal arrived after it was written; exit 0 without it is a
-    failure, never a quiet success."""
-    if code == 0 and finished:
-        return RunState.FINISHED, None
-    if timed_out:
-        return RunState.FAILED, TIMEOUT_REASON
-    if cancelled:
-        return RunState.CANCELLED, cancel_reason
-    if code == 0:
-        return RunState.FAILED, _no_proof_reason(done_file)
-    if code < 0:
-        return RunState.FAILED, f"killed by {_signal_name(-code)}"
-    return RunState.FAILED, f"exit code {code}"
-
-
-def _signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
+def run_outcome(code: int, **how: Any) -> tuple[RunState, str | None]:
+    """outcome.run_outcome with the state as a RunState: the one rule of every executor."""
+    state, reason = outcome.run_outcome(code, **how)
+    return RunState(state), reason
 
 
 def decide(
@@ -365,6 +323,9 @@ class ExecutorOptions:
     # how long a stopped run may take to exit (finish its step, save a checkpoint) before it is
     # killed; None: the executor's default
     stop_timeout_s: float | None = None
+    # a run still running this long is stopped as a cancelled one is, and recorded failed ("timed
+    # out"); None: no limit. The local executor applies it; Slurm has the spec's resources.time
+    time_limit_s: float | None = None
     env: Mapping[str, str] = field(default_factory=dict)  # extra environment for every run
 
 
@@ -381,7 +342,9 @@ class Executor(ABC):
         on KeyboardInterrupt: ex.cancel()      # stops everything it started, marks it cancelled
 
     ``poll`` returns the current status of every run passed to ``start``, keyed by task name.
-    Executors write ``sweepgen_status.json`` themselves at every state change.
+    Executors see that ``sweepgen_status.json`` is written at every state change: by whatever
+    outlives the run (the local run's supervisor, the Slurm task on its node), so the end is
+    recorded even when the `sweepgen run` that started it is gone.
     """
 
     name: ClassVar[str]
@@ -432,6 +395,14 @@ class Executor(ABC):
         so, and records its end with ``reason`` itself (nothing here follows the run). False when
         this executor cannot reach it (another executor's run, a process on another machine)."""
         return False
+
+    @classmethod
+    def cancel_runs(cls, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
+        """`sweepgen cancel`: stop these live runs of this executor from any process, whether or not
+        the `sweepgen run` that started them lives, and return once they have ended and their end is
+        recorded (cancelled, with ``reason``). Returns the names of the runs it cannot reach (a
+        process on another machine), which are left untouched."""
+        return [task.name for task, _ in runs]
 
     def stop_now(self) -> None:
         """Stop whatever is left at once (the second Ctrl-C), whether or not ``cancel`` ran or was

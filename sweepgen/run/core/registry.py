@@ -4,9 +4,10 @@ executor never pays for submitit). Add an executor by adding a line here."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 
 from sweepgen.errors import UserError
-from sweepgen.run.core.base import Executor, ExecutorOptions, RunStatus
+from sweepgen.run.core.base import Executor, ExecutorOptions, RunStatus, RunTask
 
 EXECUTORS: dict[str, str] = {
     "local": "sweepgen.run.local.executor:LocalExecutor",
@@ -28,6 +29,11 @@ def _executor_class(name: str) -> type[Executor]:
 
 def make_executor(name: str, options: ExecutorOptions) -> Executor:
     return _executor_class(name)(options)
+
+
+def cancel_runs(executor: str, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
+    """`sweepgen cancel` of live runs the executor ``executor`` started; the names it cannot reach."""
+    return _executor_class(executor).cancel_runs(runs, reason)
 
 
 def status_is_alive(status: RunStatus) -> bool:

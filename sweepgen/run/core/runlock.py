@@ -6,8 +6,9 @@ run's process, so it is held for the run's whole life by whichever of them is st
 
 - the kernel releases it when the last holder dies, so a crash never leaves a stale lock behind
   (no pid files to clean, no timeouts to guess);
-- a ``flock`` belongs to the open file, which a child inherits: if sweepgen is SIGKILLed its trainer
-  keeps the run locked until it exits, and a later `sweepgen run` does not start it a second time.
+- a ``flock`` belongs to the open file, which a child inherits: if sweepgen is SIGKILLed the run's
+  supervisor keeps it locked until the run's whole process group is gone and its end recorded, and
+  a later `sweepgen run` does not start it a second time.
 
 A second `sweepgen run` on the same sweep therefore cannot start a run that is running, and, since
 the state is re-read once the lock is held, cannot start one that ended meanwhile either.

@@ -37,6 +37,7 @@ class RunOptions:
     per_gpu: int | None = None
     mps: bool | None = None
     stop_timeout: float | None = None
+    time_limit: float | None = None  # seconds; local only
 
     def merged_over(self, recorded: RunOptions | None) -> RunOptions:
         """These options, each one not given taken from ``recorded`` (a changed --command drops the
@@ -72,6 +73,8 @@ class RunOptions:
             words.append("--mps")
         if self.stop_timeout is not None:
             words += ["--stop-timeout", f"{self.stop_timeout:g}"]
+        if self.time_limit is not None:
+            words += ["--time-limit", f"{self.time_limit:g}"]
         return shlex.join([*words, *extra])
 
 
@@ -98,4 +101,15 @@ def read(sweep_dir: Path) -> RunOptions | None:
 
 
 def write(sweep_dir: Path, options: RunOptions) -> None:
-    write_json_atomic(sweep_dir / RUN_STATE_NAME, {"version": STATE_VERSION, "options": asdict(options)})
+    """Record the command line; a sweep folder that cannot be written is a UserError saying what
+    `run` needs (the generic hint of a file-system fault names an option `run` does not have)."""
+    path = sweep_dir / RUN_STATE_NAME
+    try:
+        write_json_atomic(path, {"version": STATE_VERSION, "options": asdict(options)})
+    except OSError as err:
+        raise UserError(
+            f"cannot record the command line in {path}: {err.strerror or err}",
+            location=Location(str(path)),
+            hint="`sweepgen run` records how the sweep was started in its sweep folder: make the folder "
+            "writable (or copy the sweep folder somewhere writable and run that copy)",
+        ) from None

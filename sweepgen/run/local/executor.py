@@ -1,18 +1,19 @@
 """The local executor: each run its own process on this machine, ``jobs`` at a time, optionally
 packed ``per_gpu`` to a GPU through CUDA_VISIBLE_DEVICES.
 
-Each run is a supervisor process (sweepgen.run.local.supervise) that holds the run's lock and runs the
-trainer; it starts in a new session (its own process group) so a terminal Ctrl-C reaches only
-sweepgen, which then stops every run's whole group (supervisor, trainer and any worker it forked) in
-order: SIGTERM, a grace period, SIGKILL. Nothing is left running and every stopped run is marked
-cancelled. When a trainer exits, its supervisor kills what is left of the group, so a process the
-trainer left behind neither outlives the run nor holds its lock.
+Each run is a supervisor process (sweepgen.run.local.supervise) that holds the run's lock, runs the
+trainer in a process group of its own and records the run's start and end; it starts in a new
+session so a terminal Ctrl-C reaches only sweepgen, which then asks every supervisor to stop its run
+(SIGTERM; the supervisor gives the trainer the stop timeout, then SIGKILLs its group). Nothing is
+left running and every stopped run is recorded cancelled. This process reads the end each supervisor
+recorded; it writes one itself only for a supervisor that died without recording it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import shutil
 import signal
@@ -25,8 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from sweepgen.errors import UserError
-from sweepgen.run.core import runlock
+from sweepgen.errors import SweepgenError, UserError
+from sweepgen.run.core import runlock, stop_request
 from sweepgen.run.core.base import (
     LOG_FILE,
     STATUS_FILE,
@@ -39,7 +40,6 @@ from sweepgen.run.core.base import (
     is_finished,
     read_status,
     run_outcome,
-    succeeded,
     this_host,
     utc_now,
     write_status,
@@ -48,13 +48,22 @@ from sweepgen.run.core.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
 from sweepgen.run.core.trackers import tracker_env
+from sweepgen.run.local import liveness
+from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
+from sweepgen.run.local.supervise import NOT_RECORDED
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
 # for real models on a GPU; an impatient second Ctrl-C kills at once anyway
 KILL_GRACE_S = 60.0
-# every run's process: holds its lock, runs the trainer, ends its process group (run/supervise.py)
+# every run's process: holds its lock, runs the trainer, ends its process group, records the run
+# (run/local/supervise.py)
 SUPERVISOR = (sys.executable, "-m", "sweepgen.run.local.supervise")
+# how long a supervisor may take to record its run's end once its trainer's group is dead
+SUPERVISOR_GRACE_S = 10.0
+INTERRUPTED = "interrupted; resume with --rerun-failed"
+NOT_WRITTEN = "not started: sweepgen could not write its files"
+DISK_FAULTS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT})
 
 
 @dataclass
@@ -108,9 +117,7 @@ class LocalExecutor(Executor):
         self._status: dict[str, RunStatus] = {}
         self._planned: dict[str, RunStatus | None] = {}
         self._gpu_load = dict.fromkeys(options.gpus, 0)
-        self._stops: dict[str, tuple[float, str]] = {}  # run -> (SIGKILL deadline, reason): stop()
-        # runs of a `sweepgen run` that died, stopped by stop_detached: run -> (SIGKILL deadline, status)
-        self._detached: dict[str, tuple[float, RunStatus]] = {}
+        self._stops: set[str] = set()  # runs asked to stop (stop(), cancel()): their supervisors stop them
 
     # -- the Executor protocol ------------------------------------------------------------------
 
@@ -142,17 +149,8 @@ class LocalExecutor(Executor):
         for name, child in list(self._running.items()):
             code = child.proc.poll()
             if code is not None:
-                stop = self._stops.get(name)
-                self._finish(child, code, cancelled=stop is not None, reason=stop[1] if stop else None)
+                self._finish(child, code)
                 del self._running[name]
-            elif name in self._stops and time.monotonic() > self._stops[name][0]:
-                _signal_group(child, signal.SIGKILL)  # the grace period of stop() is over
-        for name, (deadline, status) in list(self._detached.items()):
-            if not self.is_alive(status):
-                del self._detached[name]
-            elif time.monotonic() > deadline:
-                _signal_pgid(status.ids["pgid"], signal.SIGKILL)  # the grace period is over
-                del self._detached[name]
         self._fill()
         return dict(self._status)
 
@@ -173,23 +171,29 @@ class LocalExecutor(Executor):
                 del self._running[name]
         children = list(self._running.values())
         if not self._stopping:
-            # first request: SIGTERM, and give each run stop_timeout to exit by itself. A
-            # KeyboardInterrupt while waiting leaves here; the caller's second cancel() kills.
+            # first request: each supervisor gives its trainer stop_timeout to exit by itself, then
+            # kills its group. A KeyboardInterrupt while waiting leaves here; the caller's second
+            # cancel() (stop_now) kills at once.
             self._stopping = True
             for child in children:
-                _signal_group(child, signal.SIGTERM)
-            deadline = time.monotonic() + self.stop_timeout
+                self._ask_to_stop(child, INTERRUPTED)
+            deadline = time.monotonic() + self.stop_timeout + SUPERVISOR_GRACE_S
             for child in children:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     child.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         for child in children:
             if child.proc.poll() is None:
-                _signal_group(child, signal.SIGKILL)
+                # asked again (a second stop signal is "now" to a supervisor), also where the first
+                # request was cut short; the trainer killed from here too, in case it is not heard
+                self._ask_to_stop(child, INTERRUPTED, again=True)
+                _kill_trainer(child)  # the supervisor sees its trainer die and records the end
+        deadline = time.monotonic() + SUPERVISOR_GRACE_S
         for child in children:
-            child.proc.wait()
-            # the group leader is gone; make sure nothing it forked outlives it
-            _signal_group(child, signal.SIGKILL)
-            self._finish(child, child.proc.returncode, cancelled=True)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            if child.proc.poll() is None:  # a supervisor that does not end: this process records it
+                _signal_group(child, signal.SIGKILL)
+            self._finish(child, child.proc.wait())
         self._running.clear()
 
     def stop(self, names: Sequence[str], reason: str) -> None:
@@ -199,42 +203,59 @@ class LocalExecutor(Executor):
                 self._queue.remove(queued)
                 self._status[name] = replace(self._status[name], state=RunState.CANCELLED, reason=reason)
             child = self._running.get(name)
-            if child is not None and name not in self._stops:
-                self._stops[name] = (time.monotonic() + self.stop_timeout, reason)
-                _signal_group(child, signal.SIGTERM)
+            if child is not None:
+                self._ask_to_stop(child, reason)
 
     def stop_detached(self, task: RunTask, status: RunStatus, reason: str) -> bool:
-        """SIGTERM to the run's process group (its supervisor leads it and waits for the trainer,
-        which saves its checkpoint), SIGKILL after the grace period (at a later ``poll``). Only a
-        run of this machine whose supervisor is the very process its status names (``is_alive``
-        tells a recycled pid apart)."""
-        pgid = status.ids.get("pgid")
-        if status.executor != self.name or status.ids.get("host") != this_host() or not isinstance(pgid, int):
-            return False
-        if not self.is_alive(status):
-            return False
-        _signal_pgid(pgid, signal.SIGTERM)
-        self._detached[task.name] = (time.monotonic() + self.stop_timeout, status)
-        return True
+        """Ask the run's supervisor to stop it (SIGTERM: it gives the trainer its stop timeout, then
+        kills its group, and records the end with ``reason``). Only a run of this machine whose
+        supervisor is the very process its status names (``is_alive`` tells a recycled pid apart)."""
+        return liveness.request_stop(task.run_dir, status, reason)
 
     def stop_now(self) -> None:
         self._stopping = True  # skip the graceful SIGTERM stage: SIGKILL what is left
         self.cancel()
 
     @classmethod
+    def cancel_runs(cls, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
+        """Ask each run's supervisor to stop it (``liveness.request_stop``), then wait until every one has
+        recorded its end: its supervisor gives the trainer the stop timeout it was started with, then
+        kills its group. A `sweepgen run` that started them reads those ends and goes on."""
+        unreachable: list[tuple[RunTask, RunStatus]] = []
+        asked: list[tuple[RunTask, RunStatus]] = []
+        for task, status in runs:
+            (asked if liveness.request_stop(task.run_dir, status, reason) else unreachable).append(
+                (task, status)
+            )
+        for task, status in asked:
+            grace = status.ids.get("stop_timeout_s")
+            limit = (grace if isinstance(grace, (int, float)) else KILL_GRACE_S) + SUPERVISOR_GRACE_S
+            deadline = time.monotonic() + limit
+            while runlock.is_held(task.run_dir) or cls.is_alive(status):
+                if time.monotonic() > deadline:
+                    raise UserError(
+                        f"{task.name}: its supervisor (pid {status.ids.get('pid')}) has not ended the run "
+                        f"{limit:g} s after it was asked to",
+                        hint="look at the process with `ps`; the run's status file was left as it was",
+                    )
+                time.sleep(0.05)
+        return [task.name for task, _ in unreachable]
+
+    @classmethod
     def is_alive(cls, status: RunStatus) -> bool:
-        pid, host = status.ids.get("pid"), status.ids.get("host")
-        if host != this_host():
-            return True  # cannot look at another machine: assume it runs rather than start it twice
-        if not isinstance(pid, int):
-            return False
-        started = _proc_start_ticks(pid)
-        if started is None:
-            return False
-        # a recycled pid belongs to a process that started at another time
-        return status.ids.get("proc_start") in (None, started)
+        return liveness.supervisor_alive(status)
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _ask_to_stop(self, child: _Child, reason: str, *, again: bool = False) -> None:
+        if child.task.name in self._stops and not again:
+            return
+        self._stops.add(child.task.name)
+        try:
+            stop_request.ask(child.task.run_dir, reason)
+        except OSError as err:  # the supervisor still stops it; its reason names the signal
+            self._fault(child.task.run_dir / stop_request.STOP_FILE, err)
+        _signal_pgid(child.proc.pid, signal.SIGTERM)
 
     def _fill(self) -> None:
         while self._queue and len(self._running) < self.jobs:
@@ -252,6 +273,10 @@ class LocalExecutor(Executor):
             task.run_dir.mkdir(parents=True, exist_ok=True)
             lock_fd = runlock.acquire(task.run_dir)
         except OSError as err:
+            if err.errno in DISK_FAULTS:  # a read-only or full disk: every later run would fail alike
+                self._fault(task.run_dir, err)
+                self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+                return
             # no run dir or lock, so no log or status file: the failure is kept in memory for this invocation
             self._status[task.name] = RunStatus(
                 RunState.FAILED,
@@ -298,36 +323,12 @@ class LocalExecutor(Executor):
             runlock.release(lock_fd)
             self._fault(log_path, err)
             self._status[task.name] = RunStatus(
-                RunState.SKIPPED, self.name, reason=f"not started: could not write {log_path}"
+                RunState.PENDING, self.name, reason=f"not started: could not write {log_path}"
             )
             return
         gpu = self._pick_gpu()
         env = self._run_env(task, gpu)
-        try:
-            if shutil.which(task.argv[0]) is None:  # said here, in the run's reason, not as exit 127
-                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), task.argv[0])
-            proc = subprocess.Popen(
-                [*SUPERVISOR, str(lock_fd), "--", *task.argv],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-                # the supervisor holds the lock while the run lives, even if sweepgen dies; the
-                # trainer's own processes never get it
-                pass_fds=(lock_fd,),
-            )
-        except OSError as err:
-            self._not_started(task, lock_fd, log, gpu, attempt, err)
-            return
-        ids = {
-            "pid": proc.pid,
-            "pgid": proc.pid,
-            "host": this_host(),
-            "proc_start": _proc_start_ticks(proc.pid),
-        }
-        if gpu is not None:
-            ids["gpu"] = gpu
+        stop_request.clear(task.run_dir)  # an old request must not stop this attempt
         status = RunStatus(
             RunState.RUNNING,
             self.name,
@@ -336,14 +337,59 @@ class LocalExecutor(Executor):
             config=task.config_path.as_posix(),
             sweep_dir=self.options.sweep_dir.as_posix(),
             attempt=attempt,
-            ids=ids,
+            ids={"host": this_host(), **({"gpu": gpu} if gpu is not None else {})},
             config_fingerprint=task.fingerprint or None,
             done_file=task.done_file,
         )
+        job_read, job_write = os.pipe()
+        try:
+            if shutil.which(task.argv[0]) is None:  # said here, in the run's reason, not as exit 127
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), task.argv[0])
+            proc = subprocess.Popen(
+                [*SUPERVISOR, str(lock_fd), str(job_read), "--", *task.argv],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                # the supervisor holds the lock while the run lives, even if sweepgen dies; the
+                # trainer's own processes never get it
+                pass_fds=(lock_fd, job_read),
+            )
+        except OSError as err:
+            os.close(job_write)
+            self._not_started(task, lock_fd, log, gpu, attempt, err)
+            return
+        finally:
+            os.close(job_read)
+        ids = {
+            **status.ids,
+            "pid": proc.pid,
+            "pgid": proc.pid,
+            "proc_start": liveness.proc_start_ticks(proc.pid),
+        }
+        status = replace(status, ids=ids)
         # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
         self._running[task.name] = _Child(task, proc, log, gpu, status, lock_fd)
         self._status[task.name] = status
-        self._write(task.run_dir, status)
+        self._hand_over(task, status, job_write)
+
+    def _hand_over(self, task: RunTask, status: RunStatus, pipe: int) -> None:
+        """What the supervisor records (its run's status as it starts, stop timeout, time limit),
+        through the pipe it reads once; it writes the status file itself, so no write from here can
+        overwrite the end of a run that was quicker than this process."""
+        job = {
+            "run_dir": task.run_dir.as_posix(),
+            "status": {k: v for k, v in status.to_json().items() if k != "ids"}
+            | {"ids": {k: v for k, v in status.ids.items() if k in ("host", "gpu")}},
+            "stop_timeout_s": self.stop_timeout,
+            "time_limit_s": self.options.time_limit_s,
+        }
+        try:
+            with os.fdopen(pipe, "wb") as out:
+                out.write(json.dumps(job).encode())
+        except BrokenPipeError:  # the supervisor died at once: poll() finds it and records the end
+            pass
 
     def _changed_meanwhile(self, task: RunTask, previous: RunStatus | None) -> tuple[RunState, str] | None:
         """Re-checked once the run's lock is held: another `sweepgen run` may have run it while it was
@@ -396,25 +442,40 @@ class LocalExecutor(Executor):
         runlock.release(lock_fd)
         self._status[task.name] = status
 
-    def _finish(
-        self, child: _Child, code: int, *, cancelled: bool = False, reason: str | None = None
-    ) -> None:
+    def _finish(self, child: _Child, code: int) -> None:
+        """The supervisor exited: its run's end is the one it recorded; if it died without recording
+        one (killed itself), the end is recorded here, with what is known."""
         try:
             child.log.close()
         except OSError as err:  # the last buffered bytes could not be written
             self._fault(child.task.run_dir / LOG_FILE, err)
         if child.gpu is not None:
             self._gpu_load[child.gpu] -= 1
-        state, reason = run_outcome(
-            code,
-            finished=succeeded(code, child.task.run_dir, child.task.done_file, stopped=cancelled),
-            cancelled=cancelled,
-            cancel_reason=reason or "interrupted; resume with --rerun-failed",
-            done_file=child.task.done_file,
-        )
-        status = replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
-        _signal_group(child, signal.SIGKILL)  # the supervisor ended it; nothing of the run outlives it
-        self._write(child.task.run_dir, status)
+        try:
+            recorded = read_status(child.task.run_dir)
+        except (OSError, SweepgenError):
+            recorded = None
+        if _is_end_of(recorded, child):
+            assert recorded is not None  # _is_end_of says so
+            status = recorded
+        else:
+            if recorded is not None and isinstance(recorded.ids.get("trainer_pgid"), int):
+                _signal_pgid(recorded.ids["trainer_pgid"], signal.SIGKILL)  # (it dies with its supervisor)
+            stopped = child.task.name in self._stops
+            state, reason = run_outcome(
+                code,
+                finished=False,
+                cancelled=stopped,
+                cancel_reason=INTERRUPTED,
+                done_file=child.task.done_file,
+            )
+            if code == NOT_RECORDED:
+                reason = "its supervisor could not record the run's end (its reason is in run.log)"
+            elif not stopped:
+                why = f"its supervisor (pid {child.proc.pid}) ended without recording the run's end"
+                reason = f"{why}: {reason}"
+            status = replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
+            self._write(child.task.run_dir, status)
         # released only now: until its end is recorded, nobody else may start the run
         runlock.release(child.lock_fd)
         self._status[child.task.name] = status
@@ -432,41 +493,28 @@ class LocalExecutor(Executor):
         # what failed here (a full or read-only disk) would fail every run started after it
         while self._queue:
             task = self._queue.popleft()
-            self._status[task.name] = RunStatus(
-                RunState.SKIPPED, self.name, reason="not started: sweepgen could not write its files"
-            )
+            # pending, not skipped: nobody else holds them, they were never started
+            self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
 
 
 def _signal_group(child: _Child, sig: signal.Signals) -> None:
     _signal_pgid(child.proc.pid, sig)
 
 
-def _signal_pgid(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group has already exited
-        os.killpg(pgid, sig)
+def _is_end_of(recorded: RunStatus | None, child: _Child) -> bool:
+    """Whether the status file holds the end that ``child``'s supervisor recorded."""
+    return (
+        recorded is not None
+        and recorded.state in TERMINAL
+        and recorded.attempt == child.status.attempt
+        and recorded.ids.get("pid") == child.proc.pid
+    )
 
 
-def _proc_start_ticks(pid: int) -> int | None:
-    """The process start time in clock ticks (Linux /proc), to tell a pid from a recycled one.
-    None when the process does not exist; -1 where /proc is unavailable (then the pid alone decides)."""
-    if not Path("/proc/self/stat").exists():
-        return _pid_exists(pid)
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # the command name (field 2) may contain spaces and parentheses: split after its closing paren
-    fields = stat.rsplit(")", 1)[1].split()
-    if fields[0] == "Z":
-        return None  # a zombie has finished; it only waits to be reaped
-    return int(fields[19])
-
-
-def _pid_exists(pid: int) -> int | None:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return -1
-    return -1
+def _kill_trainer(child: _Child) -> None:
+    """SIGKILL the trainer's group, found in the status its supervisor wrote."""
+    with contextlib.suppress(OSError, SweepgenError):
+        recorded = read_status(child.task.run_dir)
+        pgid = recorded.ids.get("trainer_pgid") if recorded is not None else None
+        if isinstance(pgid, int) and recorded is not None and recorded.ids.get("pid") == child.proc.pid:
+            _signal_pgid(pgid, signal.SIGKILL)

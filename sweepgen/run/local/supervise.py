@@ -1,72 +1,188 @@
-"""The supervisor of one local run: ``python -m sweepgen.run.local.supervise LOCK_FD -- ARGV...``.
+"""The supervisor of one local run: ``python -m sweepgen.run.local.supervise LOCK_FD JOB_FD -- ARGV...``.
 
-The local executor starts this small process (the leader of a new process group) instead of the
-trainer itself, and hands it the run's lock (runlock.py). The supervisor
+The local executor starts this small process (in a session of its own) instead of the trainer, hands
+it the run's lock (runlock.py) and, through the pipe JOB_FD, the run's status as it starts (the
+status file's fields), its stop timeout and time limit. The supervisor is what outlives the run, so
+it is the one that records it:
 
-- holds the lock for the run's whole life, also when `sweepgen run` dies meanwhile; the trainer and
-  whatever it forks never get it (the descriptor is not inheritable), so a logging service the
+- it holds the lock for the run's whole life, also when `sweepgen run` dies meanwhile; the trainer
+  and whatever it forks never get it (the descriptor is not inheritable), so a logging service the
   trainer leaves behind cannot keep a failed run "running";
-- runs the trainer in its own process group (the supervisor's), so SIGTERM/SIGKILL sent to the group by
-  `sweepgen run` (Ctrl-C, `cancel`) reaches the trainer and every worker it forked directly (the
-  supervisor itself outlives a SIGTERM: it waits for the trainer to stop);
-- when the trainer exits, kills whatever is left in that group, then exits with the trainer's own
-  status (the same exit code, or the same signal), and only then is the lock released.
+- it starts the trainer in a process group of its own (pgroup.py), which gets SIGKILL if the
+  supervisor itself is killed, and writes the run's status, ``running`` with both pids;
+- a stop signal to the supervisor (SIGTERM, SIGINT, SIGHUP: `sweepgen cancel`, a `sweepgen run`
+  that is interrupted or prunes, or anyone's ``kill PID``) is passed to the trainer's group once as
+  SIGTERM (the bundled trainer then saves a checkpoint); after the stop timeout, or at a second stop
+  signal, the group gets SIGKILL. The run ends cancelled, with the reason its stopper left
+  (stop_request.py) or the signal's name;
+- past its time limit the trainer is stopped the same way and the run ends failed, "timed out";
+- when the trainer exits, the rest of its group is killed and waited for, then the end (state, exit
+  code or signal, end time, reason) is written to the status file, and only then, when the
+  supervisor exits, is the lock released.
 
-Standard library only: it starts for every run and must start fast.
+Exit status: 0 once the end is recorded; 75 when it could not be (the status file could not be
+written: the `sweepgen run` that started it, if alive, reports the fault).
 """
 
 from __future__ import annotations
 
-import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
+from sweepgen.run.core import stop_request
+from sweepgen.run.core.outcome import run_outcome, signal_name, succeeded
+from sweepgen.run.local import pgroup
+from sweepgen.safefs import write_atomic
+
+STATUS_FILE = "sweepgen_status.json"  # base.STATUS_FILE (base is too heavy to import here)
+LOG_FILE = "run.log"  # base.LOG_FILE
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+NOT_RECORDED = 75  # EX_TEMPFAIL: the end could not be written
+_TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
+
+
+class _Stops:
+    """What has been asked of the trainer: the stop signals that reached the supervisor, and the
+    deadlines they set. Signal handlers only set fields and signal the group."""
+
+    def __init__(self, stop_timeout_s: float, time_limit_s: float | None) -> None:
+        self.stop_timeout_s = stop_timeout_s
+        self.limit_at = time.monotonic() + time_limit_s if time_limit_s is not None else None
+        self.time_limit_s = time_limit_s
+        self.pgid: int | None = None  # the trainer's group, once started
+        self.signal: int | None = None  # the first stop signal received
+        self.timed_out = False
+        self.kill_at: float | None = None  # SIGKILL the group at this time
+        self.killed = False
+
+    def on_signal(self, signum: int, frame: object) -> None:
+        if self.signal is not None or self.timed_out:  # asked again: stop waiting for it
+            self.kill_at = time.monotonic()
+        else:
+            self.signal = signum
+            self._terminate()
+        self.act()
+
+    def _terminate(self) -> None:
+        self.kill_at = time.monotonic() + self.stop_timeout_s
+        if self.pgid is not None:
+            pgroup.signal_group(self.pgid, signal.SIGTERM)
+
+    def act(self) -> float:
+        """Do what is due; the seconds until the next deadline (at most a tick)."""
+        now = time.monotonic()
+        if self.limit_at is not None and now >= self.limit_at and self.signal is None and not self.timed_out:
+            self.timed_out = True
+            self._terminate()
+        if self.pgid is not None and self.kill_at is not None and now >= self.kill_at and not self.killed:
+            self.killed = True
+            pgroup.signal_group(self.pgid, signal.SIGKILL)
+        due = [t - now for t in (self.limit_at, None if self.killed else self.kill_at) if t is not None]
+        return max(0.01, min([_TICK_S, *due]))
+
+
+def _utc_now() -> str:
+    """base.utc_now's format, without importing datetime (a start-up cost for every run)."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}+00:00"
+
+
+def _proc_start(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def _write(run_dir: Path, status: dict[str, Any]) -> bool:
+    try:
+        write_atomic(run_dir / STATUS_FILE, (json.dumps(status, indent=2, sort_keys=True) + "\n").encode())
+    except OSError as err:
+        print(f"sweepgen: could not write {run_dir / STATUS_FILE}: {err.strerror or err}", flush=True)
+        return False
+    return True
+
+
+def _ended(job: dict[str, Any], status: dict[str, Any], code: int, stops: _Stops) -> dict[str, Any]:
+    run_dir, done_file = Path(job["run_dir"]), status.get("done_file")
+    stopped = stops.signal is not None or stops.timed_out
+    asked = stop_request.reason(run_dir) if stopped or code < 0 else None
+    cancelled = not stops.timed_out and (stops.signal is not None or asked is not None)
+    if asked is None and stops.signal is not None:
+        asked = f"cancelled by {signal_name(stops.signal)} to its supervisor (pid {os.getpid()})"
+    limit = f"{stops.time_limit_s:g} s" if stops.time_limit_s is not None else ""
+    state, reason = run_outcome(
+        code,
+        finished=succeeded(code, run_dir, done_file, stopped=stopped or cancelled),
+        timed_out=stops.timed_out,
+        cancelled=cancelled,
+        cancel_reason=asked or "cancelled",
+        done_file=done_file,
+        timeout_reason=f"timed out (time limit {limit}; raise resources.time or --time-limit)",
+    )
+    if state != "finished" and not (run_dir / LOG_FILE).is_file():
+        # the folder (or its log) went away under the run: the likeliest cause of its failure
+        reason = f"{reason}; its run directory {run_dir} was deleted while it ran"
+    return {**status, "state": state, "exit_code": code, "ended": _utc_now(), "reason": reason}
+
+
+def supervise(job: dict[str, Any], argv: list[str]) -> int:
+    """Run ``argv`` as the run ``job`` describes and record how it ended; the exit status above."""
+    run_dir = Path(job["run_dir"])
+    status: dict[str, Any] = dict(job["status"])
+    stops = _Stops(float(job.get("stop_timeout_s", 60.0)), job.get("time_limit_s"))
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, stops.on_signal)
+    pgroup.become_subreaper()
+    me = os.getpid()
+    try:
+        setup = pgroup.in_own_group_dying_with(me)  # a preexec_fn is safe here: one thread
+        trainer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, preexec_fn=setup)
+    except OSError as err:
+        print(f"sweepgen: could not start the run: {err}", flush=True)
+        ended = {**status, "state": "failed", "exit_code": None, "ended": _utc_now()}
+        return 0 if _write(run_dir, {**ended, "reason": f"could not start: {err.strerror or err}"}) else 1
+    stops.pgid = trainer.pid
+    ids = {**status.get("ids", {}), "pid": me, "pgid": os.getpgrp(), "proc_start": _proc_start(me)}
+    ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
+    status = {**status, "ids": {**ids, "trainer_pgid": trainer.pid}}
+    if stops.signal is not None:  # a stop came before the trainer existed: it gets it now
+        pgroup.signal_group(trainer.pid, signal.SIGTERM)
+    if not _write(run_dir, status):
+        pgroup.end_group(trainer.pid)
+        trainer.wait()
+        return NOT_RECORDED
+    while True:
+        try:
+            code = trainer.wait(timeout=stops.act())
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    pgroup.end_group(trainer.pid)  # whatever it left in its group: the run is over only when all is
+    return 0 if _write(run_dir, _ended(job, status, code, stops)) else NOT_RECORDED
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 3 or argv[1] != "--":
-        print("usage: python -m sweepgen.run.local.supervise LOCK_FD -- ARGV...", file=sys.stderr)
+    if len(argv) < 4 or argv[2] != "--":
+        print("usage: python -m sweepgen.run.local.supervise LOCK_FD JOB_FD -- ARGV...", file=sys.stderr)
         return 2
-    lock_fd = int(argv[0])
+    lock_fd, job_fd = int(argv[0]), int(argv[1])
     os.set_inheritable(lock_fd, False)  # the run's lock stays here, never in the trainer's processes
-
-    def wait_for_the_trainer(signum: int, frame: object) -> None:
-        """A stop signal reached the whole group, the trainer too: it decides how to stop, and the
-        supervisor waits for it (a second copy from here could cut its checkpoint short)."""
-
-    # a Python handler (unlike SIG_IGN) is reset to the default in the trainer by exec
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, wait_for_the_trainer)
+    with os.fdopen(job_fd, "rb") as pipe:
+        raw = pipe.read()
     try:
-        trainer = subprocess.Popen(argv[2:], stdin=subprocess.DEVNULL)
-    except OSError as err:
-        print(f"sweepgen: could not start the run: {err}", file=sys.stderr, flush=True)
-        return 127
-    code = trainer.wait()
-    _end_group()
-    if code < 0:  # died of a signal: so does the supervisor, so the executor sees the same ending
-        signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-    return code
-
-
-def _end_group() -> None:
-    """SIGKILL every other process left in this process group (a forked worker, a logging service
-    the trainer started); a process that left the group (setsid) is no longer the run's."""
-    me, group = os.getpid(), os.getpgrp()
-    if not Path("/proc").is_dir():  # no process table to read: SIGTERM the group, ourselves immune
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, signal.SIGTERM)
-        return
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != me:
-            with contextlib.suppress(OSError):  # gone meanwhile, or not ours
-                if os.getpgid(int(entry.name)) == group:
-                    os.kill(int(entry.name), signal.SIGKILL)
+        job = json.loads(raw)
+    except ValueError:  # its `sweepgen run` died before handing the run over: nothing was started
+        print("sweepgen: the `sweepgen run` that started this run died before handing it over", flush=True)
+        return NOT_RECORDED
+    return supervise(job, argv[3:])
 
 
 if __name__ == "__main__":

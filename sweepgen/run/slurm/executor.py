@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import json
 import os
 import re
@@ -98,6 +99,11 @@ class SlurmExecutor(Executor):
                 "--gpus is for the local executor; Slurm allocates GPUs itself",
                 hint="set resources.gpus_per_run in the spec instead",
             )
+        if options.time_limit_s is not None:
+            raise UserError(
+                "--time-limit is for the local executor; a Slurm job's limit is the spec's resources.time",
+                hint="drop --time-limit with --executor slurm and set resources.time",
+            )
         if options.per_gpu != 1:
             raise UserError(
                 "--per-gpu is for the local executor", hint="drop --per-gpu with --executor slurm"
@@ -121,6 +127,7 @@ class SlurmExecutor(Executor):
 
     def sbatch_header(self, count: int) -> list[str]:
         """The ``#SBATCH`` lines the array will be submitted with (what --dry-run shows)."""
+        _need_submitit()
         from submitit.slurm.slurm import (
             _make_sbatch_string,  # pinned submitit: the real header
         )
@@ -146,8 +153,10 @@ class SlurmExecutor(Executor):
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         if not tasks:
             return
+        _need_submitit()
         for tool in ("sbatch", "srun", "scontrol", "squeue", "sacct"):
             slurm_query.require(tool)
+        slurm_query.controller_answers()  # at once, not after each command's own retries
         for task in tasks:
             if task.name in self._tasks or task.name in self._status:
                 raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
@@ -165,6 +174,10 @@ class SlurmExecutor(Executor):
         """The runs still to submit, re-read under the submission lock; the others are recorded as
         skipped, with why (another submission queued, ran or finished them since the plan)."""
         keep = []
+        # runs with no status file (never started, or their directory was deleted): the journal
+        # and the queue say whether a submission of them is still held
+        unrecorded = [t.name for t in tasks if read_status(t.run_dir) is None]
+        held = held_jobs(unrecorded, self.root) if unrecorded else {}
         for task in tasks:
             now = read_status(task.run_dir)
             why = None
@@ -178,6 +191,12 @@ class SlurmExecutor(Executor):
                 )
             elif now is not None and now.state not in TERMINAL and self.is_alive(now):
                 why = f"already queued or running in Slurm (job {now.ids.get('job_id')}); not submitted again"
+            elif now is None and task.name in held:
+                info = held[task.name]
+                why = (
+                    f"its run directory {task.run_dir} has no status, but Slurm still holds its job "
+                    f"{info.job_id} ({info.state}); not submitted again"
+                )
             if why:
                 self._status[task.name] = RunStatus(RunState.SKIPPED, self.name, reason=why)
             else:
@@ -387,6 +406,19 @@ class SlurmExecutor(Executor):
         except OSError as err:
             self.faults.append(f"could not write {task.run_dir / STATUS_FILE}: {err.strerror or err}")
         return stopped
+
+    @classmethod
+    def cancel_runs(cls, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
+        """scancel their jobs and wait until Slurm has ended them (``cancel_runs`` below). A run whose
+        directory was deleted has no status file to name its job: the job its view names (from the
+        journal) is scancelled directly."""
+        recorded = [task for task, _ in runs if read_status(task.run_dir) is not None]
+        unrecorded = [str(s.ids["job_id"]) for t, s in runs if t not in recorded and s.ids.get("job_id")]
+        if unrecorded:
+            slurm_query.scancel(unrecorded)
+        if recorded:
+            cancel_runs(recorded)
+        return []
 
     @classmethod
     def is_alive(cls, status: RunStatus) -> bool:
@@ -609,6 +641,35 @@ def read_journal(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("arrays"), list):
         return {"arrays": []}
     return data
+
+
+def _need_submitit() -> None:
+    if importlib.util.find_spec("submitit") is None:
+        raise UserError(
+            "the Slurm executor needs submitit, which is not installed here",
+            hint="pip install 'sweepgen[slurm]'",
+        )
+
+
+def submitted_as(journal: Mapping[str, Any]) -> dict[str, str]:
+    """Run name -> the job id of its latest submission, as the journal records every array."""
+    out: dict[str, str] = {}
+    for array in journal.get("arrays", []):
+        if isinstance(array, dict) and isinstance(array.get("runs"), dict):
+            out.update({name: str(job_id) for job_id, name in array["runs"].items() if isinstance(name, str)})
+    return out
+
+
+def held_jobs(names: Sequence[str], root: Path) -> dict[str, slurm_query.JobInfo]:
+    """The runs among ``names`` whose latest submission Slurm still holds (queued, running,
+    requeued): what the queue says of the job the journal names, never a guess from a missing
+    folder. A run Slurm holds is never submitted again, even when its run directory was deleted."""
+    latest = submitted_as(read_journal(root / JOURNAL))
+    jobs = {name: latest[name] for name in names if name in latest}
+    if not jobs:
+        return {}
+    queue = slurm_query.squeue(jobs.values())
+    return {n: queue[j] for n, j in jobs.items() if j in queue and not queue[j].ended}
 
 
 def _ours(job: slurm_query.JobInfo, status: RunStatus | None) -> bool:

@@ -24,6 +24,9 @@ QUERY_TIMEOUT_S = 60  # a busy controller can be slow; a hung one must not hang 
 # back-off between tries of a failed squeue/sacct (about 7 s in all): transient failures are common
 # on busy clusters and must never be read as "the job is gone"
 RETRY_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
+PING_TIMEOUT_S = 10  # `scontrol ping` answers at once when the controller is up
+CONTROLLER_OK_S = 30.0  # a controller that answered is not asked again for this long
+_controller_ok_at = float("-inf")
 
 # states after which Slurm will not run the job again; everything else is still queued or running
 ENDED = frozenset(
@@ -81,6 +84,8 @@ def _run(argv: list[str], *, check_invalid_ok: bool = False, retry: bool = False
     for delay in delays:
         try:
             return _run_once(argv, check_invalid_ok=check_invalid_ok)
+        except ControllerDown:
+            raise
         except UserError as err:
             if "accounting storage is disabled" in err.message:
                 raise  # a configuration, not a hiccup: asking again changes nothing
@@ -88,8 +93,35 @@ def _run(argv: list[str], *, check_invalid_ok: bool = False, retry: bool = False
     return _run_once(argv, check_invalid_ok=check_invalid_ok)
 
 
+class ControllerDown(UserError):
+    """The Slurm controller does not answer: asking again at once changes nothing."""
+
+
+def controller_answers() -> None:
+    """``scontrol ping`` (at most every CONTROLLER_OK_S): a controller that is down is said at once,
+    instead of after every client command's own retries and timeouts (80 s and more)."""
+    global _controller_ok_at
+    if time.monotonic() - _controller_ok_at < CONTROLLER_OK_S:
+        return
+    hint = "start slurmctld (or ask the admins); `sweepgen status` still answers from the status files"
+    scontrol = shutil.which("scontrol")
+    if scontrol is None:  # a client without it: each command then says for itself what is wrong
+        return
+    try:
+        proc = subprocess.run([scontrol, "ping"], capture_output=True, text=True, timeout=PING_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise ControllerDown(
+            f"the Slurm controller did not answer `scontrol ping` within {PING_TIMEOUT_S} s", hint=hint
+        ) from None
+    if " is UP" not in proc.stdout:
+        said = (proc.stdout.strip() or proc.stderr.strip() or f"exit {proc.returncode}").splitlines()[0]
+        raise ControllerDown(f"the Slurm controller is down (`scontrol ping`: {said})", hint=hint)
+    _controller_ok_at = time.monotonic()
+
+
 def _run_once(argv: list[str], *, check_invalid_ok: bool = False) -> str:
     require(argv[0])
+    controller_answers()
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S)
     except subprocess.TimeoutExpired:

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn, Protocol
 
+from sweepgen.compile.output.lock import LOCK_NAME, Lock
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import runlock, sweep_state
 from sweepgen.run.core.base import (
@@ -138,6 +139,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
         # another `sweepgen run` holds
         wait=None if executor == "local" else request.wait,
         stop_timeout_s=opts.stop_timeout,
+        time_limit_s=local_time_limit(executor, opts.time_limit, sweep.lock, request.sweep_dir, display),
     )
     ex = make_executor(executor, options)
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
@@ -342,6 +344,22 @@ def stop_gracefully(ex: Executor, display: Display) -> None:
         with _signals_ignored():  # this stop is immediate: nothing may interrupt its bookkeeping
             display.note("killing the runs now")
             ex.stop_now()
+
+
+def local_time_limit(
+    executor: str, given: float | None, lock: Lock, sweep_dir: Path, display: Display | None
+) -> float | None:
+    """The time limit of each local run: --time-limit, else the spec's resources.time (a Slurm time,
+    honoured here too, and said so), else none. On Slurm: what was given (the executor refuses it)."""
+    time = (lock.resources or {}).get("time")
+    if executor != "local" or given is not None or time is None:
+        return given
+    from sweepgen.run.slurm.resources import parse_time  # noqa: PLC0415 - lazy: only with resources.time
+
+    minutes = parse_time(time, key="resources.time", lock_path=str(sweep_dir / LOCK_NAME))
+    if display is not None:
+        display.note(f"each run is stopped after resources.time ({minutes} min); --time-limit overrides it")
+    return minutes * 60.0
 
 
 def parse_gpus(gpus: str | None) -> tuple[str, ...]:

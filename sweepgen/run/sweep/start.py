@@ -33,6 +33,7 @@ from sweepgen.run.sweep.grid import (
     Display,
     RunRequest,
     RunResult,
+    local_time_limit,
     parse_gpus,
     run_sweep,
     stop_gracefully,
@@ -104,6 +105,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         gpus=parse_gpus(opts.gpus),
         per_gpu=opts.per_gpu or 1,
         stop_timeout_s=opts.stop_timeout,
+        time_limit_s=local_time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
         wait=True,  # the controller follows every trial, on Slurm too
     )
     if executor == "local":
@@ -141,6 +143,19 @@ def _say(controller: Any, display: Display) -> None:
     for line in controller.events:
         display.say(line)
     controller.events.clear()
+
+
+def search_failed(sweep_dir: Path) -> bool:
+    """A search sweep whose trials have all ended (none running, as many as it asks for) without
+    one complete: what makes `run` exit 1 makes `status` exit 1 too. False for any other sweep."""
+    try:
+        spec = _search_spec(sweep_dir)
+    except UserError:
+        return False
+    if spec is None:
+        return False
+    view = search_view.load(sweep_dir, search.block(spec))
+    return view.finished >= view.block.n and view.count("running") == 0 and not view.complete
 
 
 def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:

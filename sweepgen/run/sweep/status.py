@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar, cast
 
 from sweepgen.errors import SweepgenError
 from sweepgen.run.core import runlock
@@ -36,6 +37,7 @@ from sweepgen.run.core.run_view import PROBLEM_STATES, SLURM_WORDS, RunView
 __all__ = ["PROBLEM_STATES", "SLURM_WORDS", "RunView", "collect", "log_tail", "problems"]
 
 
+_T = TypeVar("_T")
 SLURM_ANSWER_S = 5.0  # how long `status` waits for Slurm before it answers from the files alone
 
 
@@ -59,13 +61,16 @@ def collect(tasks: Sequence[RunTask], *, slurm_answer_s: float = SLURM_ANSWER_S)
     if slurm_tasks:
         from sweepgen.run.slurm.executor import observe  # noqa: PLC0415 - lazy: the Slurm backend loads only for Slurm runs
 
-        answered = _within(slurm_answer_s, lambda: observe(slurm_tasks))
+        try:
+            answered = _within(slurm_answer_s, lambda: observe(slurm_tasks))
+            why = f"Slurm did not answer within {slurm_answer_s:g} s"
+        except SweepgenError as err:  # e.g. the controller is down (scontrol ping)
+            answered, why = None, f"Slurm could not be asked ({err.message})"
         if answered is not None:
             views.update({v.task.name: v for v in answered})
         else:
             note = (
-                f"Slurm did not answer within {slurm_answer_s:g} s: the states of its runs are what "
-                "their status files say (a job may have ended since)"
+                f"{why}: the states of its runs are what their status files say (a job may have ended since)"
             )
             for task in slurm_tasks:
                 views[task.name] = replace(_file_view(task, statuses[task.name]), note=note)
@@ -103,32 +108,44 @@ def _vanished(
     tasks: Sequence[RunTask], statuses: dict[str, RunStatus | None], views: dict[str, RunView]
 ) -> dict[str, RunView]:
     """Runs whose directory is gone although the sweep's Slurm journal says they were submitted:
-    shown as failed with that reason, not as never started (a job cannot keep records there)."""
+    queued or running when Slurm still holds the job (the queue decides, not the missing folder),
+    else failed with that reason; never shown as not started (a job cannot keep records there)."""
     gone = [
         t for t in tasks if t.name not in views and statuses.get(t.name) is None and not t.run_dir.exists()
     ]
     if not gone:
         return {}
-    from sweepgen.run.slurm.executor import JOURNAL, read_journal, slurm_root  # noqa: PLC0415 - lazy: the Slurm backend loads only for Slurm runs
+    from sweepgen.run.slurm import executor as slurm  # noqa: PLC0415 - lazy: the Slurm backend loads only for Slurm runs
 
     try:
-        journal = read_journal(slurm_root([t.run_dir for t in tasks]) / JOURNAL)
+        root = slurm.slurm_root([t.run_dir for t in tasks])
+        submitted = slurm.submitted_as(slurm.read_journal(root / slurm.JOURNAL))
+        named = [t.name for t in gone if t.name in submitted]
     except (SweepgenError, OSError):
         return {}
-    submitted = {
-        name: job_id
-        for array in journal.get("arrays", [])
-        if isinstance(array, dict) and isinstance(array.get("runs"), dict)
-        for job_id, name in array["runs"].items()
-    }
+    try:
+        # asked within the time `status` gives Slurm: a hung squeue must not hold it
+        held = _within(SLURM_ANSWER_S, lambda: slurm.held_jobs(named, root)) if named else {}
+    except SweepgenError:  # no Slurm here, or it refused: not known whether it holds the job
+        held = None
     out = {}
     for task in gone:
-        if task.name in submitted:
-            reason = (
-                f"its run directory {task.run_dir} is gone (submitted as Slurm job {submitted[task.name]})"
+        if task.name not in submitted:
+            continue
+        job_id = submitted[task.name]
+        job = held.get(task.name) if held is not None else None
+        if job is not None:  # Slurm still holds it: its state is the queue's, and it is not resubmitted
+            state = RunState.PENDING if job.state == "PENDING" else RunState.RUNNING
+            reason = f"its run directory {task.run_dir} is gone; Slurm still holds job {job_id} ({job.state})"
+            status = RunStatus(
+                state, "slurm", reason=reason, ids={"job_id": job_id, "slurm_state": job.state}
             )
-            status = RunStatus(RunState.FAILED, "slurm", reason=reason, ids={"job_id": submitted[task.name]})
-            out[task.name] = RunView(task, status)
+        else:
+            reason = f"its run directory {task.run_dir} is gone (submitted as Slurm job {job_id})"
+            if held is None:
+                reason += "; Slurm did not answer, so it may still hold that job"
+            status = RunStatus(RunState.FAILED, "slurm", reason=reason, ids={"job_id": job_id})
+        out[task.name] = RunView(task, status, job)
     return out
 
 
@@ -151,10 +168,10 @@ def _last_written(run_dir: Path) -> str:
             continue
     if not times:
         return utc_now()
-    return datetime.fromtimestamp(max(times), timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(max(times), timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _within(seconds: float, ask: Callable[[], list[RunView]]) -> list[RunView] | None:
+def _within(seconds: float, ask: Callable[[], _T]) -> _T | None:
     """``ask()``'s answer, or None when it takes longer than ``seconds`` (it is left to finish in a
     daemon thread: a hung squeue must not hold `status`, nor its exit)."""
     box: queue.Queue[tuple[bool, object]] = queue.Queue()
@@ -173,8 +190,7 @@ def _within(seconds: float, ask: Callable[[], list[RunView]]) -> list[RunView] |
     if not ok:
         assert isinstance(value, BaseException)
         raise value
-    assert isinstance(value, list)
-    return value
+    return cast(_T, value)
 
 
 def _persist(task: RunTask, seen: RunStatus, new: RunStatus) -> None:

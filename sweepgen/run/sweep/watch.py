@@ -1,7 +1,7 @@
 """`status` and `cancel` as functions: a sweep's runs found (wherever `sweepgen run` was started),
-looked at or followed until none is live, or their Slurm jobs cancelled. The CLI prints what these
-return and exits with their code: 0 no run failed or was cancelled (`status`) or every live run was
-cancelled (`cancel`); 1 otherwise.
+looked at or followed until none is live, or cancelled through the executor that runs them. The
+CLI prints what these return and exits with their code: 0 no run failed or was cancelled (`status`)
+or every live run was cancelled (`cancel`); 1 otherwise.
 """
 
 from __future__ import annotations
@@ -13,12 +13,15 @@ from pathlib import Path
 
 from sweepgen.errors import UserError
 from sweepgen.run.core import sweep_state
-from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.base import RunStatus, RunTask
+from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.tasks import load_sweep, select
+from sweepgen.run.sweep.start import search_failed
 from sweepgen.run.sweep.status import collect, problems
 
 FOLLOW_POLL_S = 2.0
+CANCELLED_BY_COMMAND = "cancelled by `sweepgen cancel`; resume with --rerun-failed"
 
 
 @dataclass(frozen=True)
@@ -35,19 +38,20 @@ class StatusOutcome:
     views: list[RunView]
     under: Path | None  # as Located.under
     warnings: list[str]  # what is not known (e.g. sacct down), once each
+    search_failed: bool = False  # a search whose trials all ended, none complete (start.search_failed)
 
     @property
     def exit_code(self) -> int:
-        return 1 if problems(self.views) else 0
+        return 1 if problems(self.views) or self.search_failed else 0
 
 
 @dataclass(frozen=True)
 class CancelOutcome:
     views: list[RunView]
     under: Path | None  # as Located.under
-    cancelled: int  # Slurm runs cancelled
+    cancelled: int  # runs cancelled
     resume: str | None  # the command line that resumes them (the sweep's own, --rerun-failed)
-    elsewhere: list[RunView]  # live runs of another executor: stopped with Ctrl-C where they run
+    elsewhere: list[RunView]  # live runs no executor reaches from here (another machine's processes)
 
     @property
     def nothing_live(self) -> bool:
@@ -103,23 +107,32 @@ def status(
             if show is not None:
                 show(views)
     warnings = list(dict.fromkeys(v.note for v in views if v.note))
-    return StatusOutcome(views, located.under, warnings)
+    failed = not only and search_failed(sweep_dir)
+    return StatusOutcome(views, located.under, warnings, failed)
 
 
 def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
-    """scancel the queued and running Slurm jobs of the sweep's runs and wait until Slurm has ended
-    them; live runs of another executor are returned in ``elsewhere``, untouched."""
+    """Stop the sweep's queued and running runs, whichever executor runs them and whether or not
+    the `sweepgen run` that started them lives, and return once each has ended and recorded its end
+    (cancelled). Runs no executor can reach from here (a process on another machine) are returned
+    in ``elsewhere``, untouched."""
     located = locate(sweep_dir, only)
     views = collect(located.tasks)
-    on_slurm = [v.task for v in views if v.live and v.status and v.status.executor == "slurm"]
-    elsewhere = [v for v in views if v.live and v.status and v.status.executor != "slurm"]
-    resume = None
-    if on_slurm:
-        from sweepgen.run.slurm.executor import cancel_runs  # noqa: PLC0415 - lazy: the Slurm backend loads only when a run is on Slurm
-
-        cancelled = {v.task.name: v for v in cancel_runs(on_slurm)}
-        views = [cancelled.get(v.task.name, v) for v in views]
-        # the command line the sweep was started with, so the resume hint runs the same trainer
-        recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
-        resume = replace(recorded, executor="slurm").command_line(sweep_dir, "--rerun-failed")
-    return CancelOutcome(views, located.under, len(on_slurm), resume, elsewhere)
+    by_executor: dict[str, list[tuple[RunTask, RunStatus]]] = {}
+    for view in views:
+        if view.live and view.status is not None:
+            by_executor.setdefault(view.status.executor, []).append((view.task, view.status))
+    unreachable: set[str] = set()
+    for executor, runs in by_executor.items():
+        unreachable.update(cancel_runs(executor, runs, CANCELLED_BY_COMMAND))
+    if not by_executor:
+        return CancelOutcome(views, located.under, 0, None, [])
+    views = collect(located.tasks)
+    elsewhere = [v for v in views if v.task.name in unreachable]
+    cancelled = sum(len(runs) for runs in by_executor.values()) - len(unreachable)
+    # the command line the sweep was started with, so the resume hint runs the same trainer
+    recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
+    if "slurm" in by_executor:
+        recorded = replace(recorded, executor="slurm")
+    resume = recorded.command_line(sweep_dir, "--rerun-failed")
+    return CancelOutcome(views, located.under, cancelled, resume, elsewhere)

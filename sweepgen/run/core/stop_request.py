@@ -1,0 +1,44 @@
+"""A stop asked of a run by whoever is not its supervisor (`sweepgen cancel`, a `sweepgen run` that
+prunes or is interrupted): ``<run_dir>/.sweepgen-stop.json`` holds why, written before the run's
+supervisor is signalled, so the end it records names the reason and not just the signal.
+
+The file is advice to the supervisor; the signal is the request. A run that is started again has it
+removed first (under the run's lock), so an old request never stops a new attempt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+from sweepgen.safefs import write_atomic
+
+STOP_FILE = ".sweepgen-stop.json"
+_MAX_BYTES = 64 * 1024  # a reason is one line; anything larger is not ours
+
+
+def ask(run_dir: Path, reason: str) -> None:
+    """Record why the run is about to be stopped. Raises OSError (a read-only run folder)."""
+    from datetime import datetime, timezone  # noqa: PLC0415 - lazy: the supervisor imports this module at start
+
+    at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    write_atomic(run_dir / STOP_FILE, (json.dumps({"reason": reason, "at": at}) + "\n").encode())
+
+
+def reason(run_dir: Path) -> str | None:
+    """The reason recorded by ``ask``; None when there is none or it cannot be used."""
+    from sweepgen.run.core import runfiles  # noqa: PLC0415 - lazy: read once, at the end of a stopped run
+
+    try:
+        raw = runfiles.read_bytes(run_dir / STOP_FILE, limit=_MAX_BYTES)
+        data = json.loads(raw) if raw is not None else None
+    except (OSError, ValueError, runfiles.RunFileError):
+        return None
+    text = data.get("reason") if isinstance(data, dict) else None
+    return text.splitlines()[0] if isinstance(text, str) and text.strip() else None
+
+
+def clear(run_dir: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (run_dir / STOP_FILE).unlink()

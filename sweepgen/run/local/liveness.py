@@ -1,0 +1,80 @@
+"""Whether a local run's supervisor is alive, and asking it to stop its run from any process of
+this machine: the supervisor is the very process a status file names only if its pid exists and
+started at the time recorded (a recycled pid belongs to another process), and it stops and records
+its run only if it wrote that status (a trainer group recorded beside its pid).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+from sweepgen.run.core import stop_request
+from sweepgen.run.core.base import RunStatus, this_host
+
+EXECUTOR = "local"  # LocalExecutor.name
+
+
+def supervisor_alive(status: RunStatus) -> bool:
+    """Whether the process a local ``running`` status names still exists."""
+    pid, host = status.ids.get("pid"), status.ids.get("host")
+    if host != this_host():
+        return True  # cannot look at another machine: assume it runs rather than start it twice
+    if not isinstance(pid, int):
+        return False
+    started = proc_start_ticks(pid)
+    if started is None:
+        return False
+    # a recycled pid belongs to a process that started at another time
+    return status.ids.get("proc_start") in (None, started)
+
+
+def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
+    """Ask the supervisor a status file names to stop its run (the reason first, then SIGTERM):
+    from any process of this machine, whether or not the `sweepgen run` that started it lives.
+    False when it is not provably that run's live supervisor (another machine or executor, a
+    recycled pid, a run recorded by an older sweepgen whose supervisor did not record its run)."""
+    pid = status.ids.get("pid")
+    if status.executor != EXECUTOR or status.ids.get("host") != this_host():
+        return False
+    if "trainer_pgid" not in status.ids:  # not written by a supervisor that stops and records its run
+        return False
+    if not isinstance(pid, int) or not supervisor_alive(status):
+        return False
+    with contextlib.suppress(OSError):  # (a read-only run folder) the end then names the signal
+        stop_request.ask(run_dir, reason)
+    signal_pgid(pid, signal.SIGTERM)
+    return True
+
+
+def signal_pgid(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group has already exited
+        os.killpg(pgid, sig)
+
+
+def proc_start_ticks(pid: int) -> int | None:
+    """The process start time in clock ticks (Linux /proc), to tell a pid from a recycled one.
+    None when the process does not exist; -1 where /proc is unavailable (then the pid alone decides)."""
+    if not Path("/proc/self/stat").exists():
+        return _pid_exists(pid)
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command name (field 2) may contain spaces and parentheses: split after its closing paren
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] == "Z":
+        return None  # a zombie has finished; it only waits to be reaped
+    return int(fields[19])
+
+
+def _pid_exists(pid: int) -> int | None:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return -1
+    return -1

@@ -1,0 +1,250 @@
+"""A local run records its own end: its supervisor, which outlives the `sweepgen run` that started
+it, writes how the run ended, stops it when anyone asks (`sweepgen cancel`, ``kill PID``), names the
+signal that killed a trainer, and releases the run's lock only once the trainer's whole group is gone.
+
+Real processes throughout (the sweepgen CLI, the supervisor, the fake trainer or a tiny script).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from run_support import FAKE_COMMAND, make_sweep
+
+from sweepgen.run.core import runlock
+from sweepgen.run.core.base import RunState, read_status
+
+
+def _sweepgen(cwd: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for(what: str, done, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = done()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def _running(run: Path) -> dict:
+    """The status once the supervisor has recorded the run as running with its trainer."""
+
+    def recorded():
+        status = read_status(run) if (run / "sweepgen_status.json").exists() else None
+        return status if status and "trainer_pgid" in status.ids else None
+
+    return _wait_for(f"{run} to run", recorded)
+
+
+def _ended(run: Path, timeout: float = 60.0):
+    def ended():
+        status = read_status(run)
+        return status if status and status.state not in (RunState.RUNNING, RunState.PENDING) else None
+
+    return _wait_for(f"{run} to end", ended, timeout)
+
+
+def test_a_run_whose_sweepgen_was_killed_records_its_true_end_and_is_never_started_again(tmp_path):
+    # a foreign trainer held to exit 0 alone: before, its end was "lost" and --rerun-failed ran it again
+    make_sweep(tmp_path, {"slow": {"steps": 6, "sleep": 0.3}})
+    run = tmp_path / "runs/fake/slow"
+    first = _sweepgen(tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND)
+    _running(run)
+    first.send_signal(signal.SIGKILL)
+    first.communicate()
+    status = _ended(run)
+    assert status.state is RunState.FINISHED and status.exit_code == 0 and status.ended
+    again = _sweepgen(tmp_path, "run", "generated/fake", "--rerun-failed")
+    out, err = again.communicate(timeout=60)
+    assert again.returncode == 0, out + err
+    assert len((run / "starts.jsonl").read_text().splitlines()) == 1
+    shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    assert json.loads(shown.communicate(timeout=60)[0])[0]["state"] == "FINISHED"
+
+
+def test_a_trainer_killed_by_sigkill_is_named_with_its_likely_cause(tmp_path):
+    make_sweep(tmp_path, {"oom": {}})
+    script = tmp_path / "oom.py"
+    script.write_text(
+        "import os, signal, sys\nprint('allocating', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out + err
+    status = read_status(tmp_path / "runs/fake/oom")
+    assert status.state is RunState.FAILED and status.exit_code == -signal.SIGKILL
+    assert status.reason == "killed by SIGKILL (out of memory?)"
+    log = (tmp_path / "runs/fake/oom/run.log").read_text()
+    assert "Traceback" not in log and "Traceback" not in err
+    assert "killed by SIGKILL (out of memory?)" in out + err
+
+
+def test_cancel_stops_a_run_whose_sweepgen_is_gone_and_records_it_cancelled(tmp_path):
+    make_sweep(tmp_path, {n: {"steps": 400, "sleep": 0.1, "spawn_child": True} for n in ("a", "b")})
+    first = _sweepgen(tmp_path, "run", "generated/fake", "--jobs", "2", "--command", FAKE_COMMAND)
+    runs = {n: tmp_path / "runs/fake" / n for n in ("a", "b")}
+    statuses = {n: _running(r) for n, r in runs.items()}
+    _wait_for("the children", lambda: all((r / "child.pid").exists() for r in runs.values()))
+    first.send_signal(signal.SIGKILL)
+    first.communicate()
+    children = {n: int((r / "child.pid").read_text()) for n, r in runs.items()}
+    cancel = _sweepgen(tmp_path, "cancel", "generated/fake", "--only", "a")
+    out, err = cancel.communicate(timeout=120)
+    assert cancel.returncode == 0, out + err
+    assert "cancelled 1 run(s)" in out and "--rerun-failed" in out
+    a = read_status(runs["a"])
+    assert a.state is RunState.CANCELLED and "sweepgen cancel" in a.reason
+    assert not _alive(statuses["a"].ids["pid"]) and not _alive(children["a"])
+    assert not runlock.is_held(runs["a"])
+    # the other run goes on, untouched
+    assert read_status(runs["b"]).state is RunState.RUNNING and _alive(children["b"])
+    cancel = _sweepgen(tmp_path, "cancel", "generated/fake")
+    out, err = cancel.communicate(timeout=120)
+    assert cancel.returncode == 0, out + err
+    assert read_status(runs["b"]).state is RunState.CANCELLED and not _alive(children["b"])
+
+
+def test_sigterm_to_the_pid_status_shows_cancels_the_run_and_sweepgen_run_goes_on(tmp_path):
+    make_sweep(tmp_path, {"a": {"steps": 400, "sleep": 0.1}, "b": {"steps": 4, "sleep": 0.2}})
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--jobs", "1", "--command", FAKE_COMMAND)
+    shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    a = _running(tmp_path / "runs/fake/a")
+    rows = json.loads(shown.communicate(timeout=60)[0])
+    os.kill(a.ids["pid"], signal.SIGTERM)  # `kill PID`, the pid the status file (and `status`) shows
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, out + err  # a run was cancelled; the other still ran to its end
+    status = read_status(tmp_path / "runs/fake/a")
+    assert status.state is RunState.CANCELLED and "SIGTERM" in status.reason, status
+    assert read_status(tmp_path / "runs/fake/b").state is RunState.FINISHED
+    assert rows[0]["run"] == "a"
+
+
+def test_a_trainer_that_ignores_the_stop_is_killed_by_its_supervisor_after_the_stop_timeout(tmp_path):
+    make_sweep(tmp_path, {"a": {"steps": 400, "sleep": 0.1, "ignore_sigterm": True, "spawn_child": True}})
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND, "--stop-timeout", "1")
+    run = tmp_path / "runs/fake/a"
+    status = _running(run)
+    _wait_for("the child", lambda: (run / "child.pid").exists())
+    proc.send_signal(signal.SIGKILL)  # nobody but the supervisor is left to stop it
+    proc.communicate()
+    t0 = time.monotonic()
+    os.kill(status.ids["pid"], signal.SIGTERM)
+    ended = _ended(run, timeout=30)
+    assert ended.state is RunState.CANCELLED and ended.exit_code == -signal.SIGKILL
+    assert time.monotonic() - t0 < 20
+    assert not _alive(int((run / "child.pid").read_text()))
+    _wait_for("the lock to be released", lambda: not runlock.is_held(run))
+
+
+def test_the_lock_is_released_only_once_the_whole_group_is_gone(tmp_path):
+    # the trainer exits at once, leaving a worker that ignores SIGTERM: when the lock is free (and
+    # the end recorded), the worker is gone
+    make_sweep(tmp_path, {"a": {}})
+    script = tmp_path / "leaves_a_worker.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        "w = subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)'])\n"
+        "open(sys.argv[2], 'w').write(str(w.pid))\n"
+    )
+    pidfile = tmp_path / "worker.pid"
+    command = (
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}} {shlex.quote(str(pidfile))}"
+    )
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out + err
+    assert not _alive(int(pidfile.read_text()))
+    assert not runlock.is_held(tmp_path / "runs/fake/a")
+
+
+def test_a_killed_supervisor_takes_its_trainer_with_it_and_its_sweepgen_says_so(tmp_path):
+    make_sweep(tmp_path, {"a": {"steps": 400, "sleep": 0.1}})
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND)
+    run = tmp_path / "runs/fake/a"
+    status = _running(run)
+    trainer = status.ids["trainer_pgid"]
+    os.kill(status.ids["pid"], signal.SIGKILL)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out + err
+    _wait_for("the trainer to die with its supervisor", lambda: not _alive(trainer), timeout=30)
+    ended = read_status(run)
+    assert ended.state is RunState.FAILED
+    assert "supervisor" in ended.reason and "killed by SIGKILL" in ended.reason, ended.reason
+
+
+def test_a_local_time_limit_stops_the_run_and_records_it_timed_out(tmp_path):
+    make_sweep(tmp_path, {"a": {"steps": 400, "sleep": 0.1}})
+    proc = _sweepgen(
+        tmp_path,
+        "run",
+        "generated/fake",
+        "--command",
+        FAKE_COMMAND,
+        "--time-limit",
+        "1",
+        "--stop-timeout",
+        "5",
+    )
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out + err
+    status = read_status(tmp_path / "runs/fake/a")
+    assert status.state is RunState.FAILED and status.reason.startswith("timed out (time limit 1 s")
+    assert "exit code" not in status.reason
+
+
+def test_a_run_whose_folder_was_deleted_while_it_ran_says_so(tmp_path):
+    make_sweep(tmp_path, {"a": {"steps": 400, "sleep": 0.1}})
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND)
+    run = tmp_path / "runs/fake/a"
+    _running(run)
+    _wait_for("a step", lambda: (run / "metrics.jsonl").exists())
+    shutil.rmtree(run)  # the trainer's next metrics write fails: it exits 1
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, out + err
+    status = read_status(run)
+    assert status.state is RunState.FAILED and status.exit_code == 1
+    assert status.reason == f"exit code 1; its run directory {Path('runs/fake/a')} was deleted while it ran"
+
+
+def test_cancel_only_one_run_of_a_live_sweepgen_run_which_goes_on_with_the_rest(tmp_path):
+    make_sweep(tmp_path, {"a": {"steps": 400, "sleep": 0.1}, "b": {"steps": 8, "sleep": 0.25}})
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--jobs", "2", "--command", FAKE_COMMAND)
+    _running(tmp_path / "runs/fake/a")
+    _running(tmp_path / "runs/fake/b")
+    cancel = _sweepgen(tmp_path, "cancel", "generated/fake", "--only", "a")
+    out, err = cancel.communicate(timeout=120)
+    assert cancel.returncode == 0, out + err
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, out + err  # one run cancelled; the other ran to its end
+    assert "a: cancelled (cancelled by `sweepgen cancel`" in out + err
+    assert read_status(tmp_path / "runs/fake/a").state is RunState.CANCELLED
+    assert read_status(tmp_path / "runs/fake/b").state is RunState.FINISHED
