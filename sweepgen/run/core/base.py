@@ -50,6 +50,7 @@ import hashlib
 import json
 import signal
 import socket
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -412,6 +413,11 @@ class Executor(ABC):
     @abstractmethod
     def done(self) -> bool:
         """True once every started task has reached a terminal state."""
+
+    def wait(self, timeout_s: float) -> None:
+        """Sleep until the next ``poll``: ``timeout_s``, or less where the executor can tell that a
+        run ended sooner (the local executor wakes when a run's process exits). Default: sleep."""
+        time.sleep(timeout_s)
 
     @abstractmethod
     def cancel(self) -> None:

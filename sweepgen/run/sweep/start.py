@@ -12,7 +12,6 @@ resumes them).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from sweepgen.compile.output import lock
 from sweepgen.compile.output.lock import LOCK_NAME
 from sweepgen.compile.spec import trials as search
 from sweepgen.errors import ConfigError, UserError
-from sweepgen.run.core import sweep_origin
+from sweepgen.run.core import sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
 from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
@@ -50,6 +49,8 @@ class SearchResult:
     summary: list[str] = field(default_factory=list)  # trials by state and the best one
     elsewhere: int = 0  # trials still running under another `sweepgen run`
     interrupted: bool = False
+    resume: str = ""  # the command line that goes on with the search (the recorded one, spelled out)
+    cancelled: list[str] = field(default_factory=list)  # trials left open by `sweepgen cancel`
 
 
 def run(request: RunRequest, display: Display) -> RunResult | SearchResult:
@@ -84,16 +85,25 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     from sweepgen.run.search.controller import SearchController  # noqa: PLC0415 - the controller and the compile pipeline load only for a search sweep
     from sweepgen.run.search.trials import TrialRenderer  # noqa: PLC0415 - as above
 
-    sweep_dir, opts = request.sweep_dir, request.options
+    sweep_dir = request.sweep_dir
+    # the command line the search was started with, as for a grid (sweep_state): a later `run`
+    # without --command runs the same trainer, never the bundled one on foreign configs
+    recorded = sweep_state.read(sweep_dir)
+    opts = request.options.merged_over(recorded)
+    if recorded is not None and request.options != opts:
+        display.note(f"using the command line this search was started with: {opts.command_line(sweep_dir)}")
     executor = opts.executor or "local"
     argv = parse_command(opts.command, shell=bool(opts.shell))
     block = search.block(spec)
+    resume = opts.command_line(sweep_dir)
     if request.dry_run:
         return SearchResult(
             0,
             plan=f"search {spec.name}: {block.n} trials, {block.parallel} at once, sampler "
             f"{block.sampler}, {block.mode} {block.metric}, pruning "
-            f"{block.prune.method if block.prune else 'none'}; study in {sweep_dir}/.search/study.journal",
+            f"{block.prune.method if block.prune else 'none'}; study in {sweep_dir}/.search/study.journal; "
+            f"runs with: {resume}",
+            resume=resume,
         )
     if argv is None and executor == "local":
         check_bundled_trainer()
@@ -108,6 +118,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     )
     if executor == "local":
         make_executor(executor, options)  # its options checked before anything is asked
+    sweep_state.write(sweep_dir, opts)
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=parse_done_file(opts.done_file, argv))
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
     try:
@@ -116,7 +127,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         if controller.executor is not None:
             stop_gracefully(controller.executor, display)
         controller.interrupted()
-        return SearchResult(INTERRUPTED, interrupted=True)
+        return SearchResult(INTERRUPTED, interrupted=True, resume=resume)
     except BaseException:
         if controller.executor is not None and controller.executor.stop_runs_on_error:
             stop_gracefully(controller.executor, display)
@@ -124,16 +135,19 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     finally:
         controller.close()
     view = search_view.summarize(controller.study, controller.block)
-    elsewhere = max(controller.block.n - view.finished, 0)
-    code = 0 if elsewhere or view.complete else 1
-    return SearchResult(code, summary=view.lines(), elsewhere=elsewhere)
+    cancelled = controller.left_open
+    elsewhere = max(controller.block.n - view.finished - len(cancelled), 0) if not controller.stopping else 0
+    code = 1 if cancelled or controller.stopping or not (elsewhere or view.complete) else 0
+    return SearchResult(
+        code, summary=view.lines(), elsewhere=elsewhere, resume=resume, cancelled=list(cancelled)
+    )
 
 
 def _drive(controller: Any, display: Display) -> None:
     with stop_signals_raise_interrupt():
         while controller.step():
             _say(controller, display)
-            time.sleep(POLL_S)
+            controller.wait(POLL_S)
         _say(controller, display)
 
 

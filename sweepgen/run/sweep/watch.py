@@ -16,6 +16,7 @@ from sweepgen.run.core import sweep_state
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.tasks import load_sweep, select
+from sweepgen.run.search import stop as search_stop
 from sweepgen.run.sweep.status import collect, problems
 
 FOLLOW_POLL_S = 2.0
@@ -110,6 +111,11 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
     """scancel the queued and running Slurm jobs of the sweep's runs and wait until Slurm has ended
     them; live runs of another executor are returned in ``elsewhere``, untouched."""
     located = locate(sweep_dir, only)
+    search = search_stop.state_dir_of(sweep_dir)
+    if search is not None and not only:
+        # before any run is stopped: the search's controller then reads a cancelled trial as the
+        # search stopping, never as a failed trial to replace with a new one
+        search_stop.request(search)
     views = collect(located.tasks)
     on_slurm = [v.task for v in views if v.live and v.status and v.status.executor == "slurm"]
     elsewhere = [v for v in views if v.live and v.status and v.status.executor != "slurm"]
@@ -121,5 +127,7 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
         views = [cancelled.get(v.task.name, v) for v in views]
         # the command line the sweep was started with, so the resume hint runs the same trainer
         recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
-        resume = replace(recorded, executor="slurm").command_line(sweep_dir, "--rerun-failed")
+        # (a search resumes its open trials with a plain `run`: --rerun-failed is a grid's)
+        extra = () if search is not None else ("--rerun-failed",)
+        resume = replace(recorded, executor="slurm").command_line(sweep_dir, *extra)
     return CancelOutcome(views, located.under, len(on_slurm), resume, elsewhere)
