@@ -45,6 +45,7 @@ from sweepgen.run.core.base import (
     write_status,
 )
 from sweepgen.run.core.registry import status_is_alive
+from sweepgen.run.search import changes as search_changes
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.search import study as search_study
@@ -88,6 +89,9 @@ class SearchController:
         self.state_dir = search_study.state_dir(sweep_dir)
         self.study = search_study.open_study(sweep_dir, self.block)
         self.dists = search_study.distributions(self.block)
+        # a spec changed since the study began is refused before anything is asked or told
+        search_changes.check(self.study, spec, self.block, self.dists, str(self.state_dir))
+        search_changes.record(self.study, self.block)
         self.owner = search_owner.Owner(self.state_dir)
         with search_owner.bookkeeping(self.state_dir):
             clear_leftovers(sweep_dir)  # a predecessor killed while writing a trial or the lock
