@@ -259,10 +259,12 @@ def print_search(result: SearchResult, sweep_dir: Path) -> None:
             f"interrupted: the running trials were stopped (checkpoints kept); `{resume}` resumes them",
             markup=False,
         )
-    if result.cancelled:
+    if result.stopped:
+        left = f" ({', '.join(result.cancelled)})" if result.cancelled else ""
         _console.stderr().print(
-            f"the search was cancelled: {len(result.cancelled)} trial(s) stopped and left open in the "
-            f"study ({', '.join(result.cancelled)}); `{resume}` resumes them and goes on",
+            f"the search was cancelled (`sweepgen cancel`): no trial was asked since; "
+            f"{len(result.cancelled)} trial(s) stopped and left open in the study{left}; `{resume}` "
+            "resumes them and goes on",
             markup=False,
         )
     for line in result.summary:

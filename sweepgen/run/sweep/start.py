@@ -51,6 +51,7 @@ class SearchResult:
     interrupted: bool = False
     resume: str = ""  # the command line that goes on with the search (the recorded one, spelled out)
     cancelled: list[str] = field(default_factory=list)  # trials left open by `sweepgen cancel`
+    stopped: bool = False  # `sweepgen cancel` asked the search to stop
 
 
 def run(request: RunRequest, display: Display) -> RunResult | SearchResult:
@@ -137,9 +138,14 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     view = search_view.summarize(controller.study, controller.block)
     cancelled = controller.left_open
     elsewhere = max(controller.block.n - view.finished - len(cancelled), 0) if not controller.stopping else 0
-    code = 1 if cancelled or controller.stopping or not (elsewhere or view.complete) else 0
+    code = 1 if controller.stopping or not (elsewhere or view.complete) else 0
     return SearchResult(
-        code, summary=view.lines(), elsewhere=elsewhere, resume=resume, cancelled=list(cancelled)
+        code,
+        summary=view.lines(),
+        elsewhere=elsewhere,
+        resume=resume,
+        cancelled=list(cancelled),
+        stopped=controller.stopping,
     )
 
 

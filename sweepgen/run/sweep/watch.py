@@ -49,6 +49,7 @@ class CancelOutcome:
     cancelled: int  # Slurm runs cancelled
     resume: str | None  # the command line that resumes them (the sweep's own, --rerun-failed)
     elsewhere: list[RunView]  # live runs of another executor: stopped with Ctrl-C where they run
+    search_stopped: bool = False  # a search: its controllers were asked to stop (search_stop)
 
     @property
     def nothing_live(self) -> bool:
@@ -112,7 +113,7 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
     them; live runs of another executor are returned in ``elsewhere``, untouched."""
     located = locate(sweep_dir, only)
     search = search_stop.state_dir_of(sweep_dir)
-    if search is not None and not only:
+    if search is not None and not only:  # (`--only RUN` stops that run; its search goes on)
         # before any run is stopped: the search's controller then reads a cancelled trial as the
         # search stopping, never as a failed trial to replace with a new one
         search_stop.request(search)
@@ -130,4 +131,8 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
         # (a search resumes its open trials with a plain `run`: --rerun-failed is a grid's)
         extra = () if search is not None else ("--rerun-failed",)
         resume = replace(recorded, executor="slurm").command_line(sweep_dir, *extra)
-    return CancelOutcome(views, located.under, len(on_slurm), resume, elsewhere)
+    if search is not None and resume is None:
+        recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
+        resume = recorded.command_line(sweep_dir)
+    stopped = search is not None and not only
+    return CancelOutcome(views, located.under, len(on_slurm), resume, elsewhere, stopped)
