@@ -29,6 +29,9 @@ def test_cancel_stops_the_search_and_its_command_line_resumes_it(tmp_path):
     assert "the search was cancelled" in err and "--command" in err.replace("\n", ""), err
     asked = study(tmp_path).get_trials()
     assert len(asked) < 8, "the search stopped asking"
+    status = sweepgen(tmp_path, "status", SWEEP)
+    said = " ".join(status.stdout.split())  # (rich wraps long lines at spaces)
+    assert "no `sweepgen run` drives this search now: `sweepgen run generated/fake_search --command" in said
     # the recorded command line goes on: no option given again
     done = sweepgen(tmp_path, "run", SWEEP, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

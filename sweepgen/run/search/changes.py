@@ -61,8 +61,12 @@ def _check_axes(spec: Spec, trials: list[Any], dists: dict[str, Any], held: str)
                 ("search", "axes", name),
                 f"search axis {name!r} is {_shown(new)}, but {held} drew it from {_shown(old)}",
             )
-    if trials and seen:
-        for name in dists.keys() - seen.keys():
+    # a new axis: one a finished trial was not drawn on (a running trial may lack an axis because
+    # its controller died inside `ask`; the next controller draws the rest of its point)
+    finished = [t for t in trials if t.state.is_finished()]
+    drawn = set.intersection(*(set(t.distributions) for t in finished)) if finished else set(dists)
+    if seen:
+        for name in sorted(dists.keys() - drawn):
             message = f"search axis {name!r} is new, but {held} never searched it"
             _refuse(spec, ("search", "axes", name), message)
 

@@ -25,6 +25,8 @@ from sweepgen.run.core import sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
 from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
+from sweepgen.run.search import owner as search_owner
+from sweepgen.run.search import study as search_study
 from sweepgen.run.search import view as search_view
 from sweepgen.run.search.study import journal_path
 from sweepgen.run.sweep.grid import (
@@ -172,8 +174,14 @@ def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
         return [f"note: search not shown: {err.message}"]
     if spec is None:
         return []
-    view = search_view.load(sweep_dir, search.block(spec))
+    block = search.block(spec)
+    view = search_view.load(sweep_dir, block)
     lines = view.lines()
+    driven = search_owner.any_alive(search_study.state_dir(sweep_dir))
+    if view.finished < block.n and view.rows and not driven:
+        # (the recorded command line: a plain `run` would start the bundled trainer on these configs)
+        resume = (sweep_state.read(sweep_dir) or sweep_state.RunOptions()).command_line(sweep_dir)
+        lines.append(f"no `sweepgen run` drives this search now: `{resume}` goes on with it")
     failed = [r for r in view.rows if r.state == "failed"]
     lines += [f"  {r.name} failed: {r.reason}" for r in failed[:MAX_FAILED_SHOWN]]
     if len(failed) > MAX_FAILED_SHOWN:
