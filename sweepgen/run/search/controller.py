@@ -1,13 +1,17 @@
 """The search controller: keeps ``parallel`` trials running, with no batch barrier, until the study
 holds exactly ``n`` finished trials (complete, pruned or failed).
 
-Each round, under the controllers' shared lock (``search_owner``): read the study, take over the
-trials a killed controller left running, and ask Optuna for new points while a slot is free; each
-point is rendered through the compile pipeline (``search_trials``) and started through the executor,
-or told as failed with the reason when the gate, a constraint or the schema refuses it. Then, without
-the lock: poll the runs, report each trial's metric at every logged step to the pruner (stopping a
-pruned trial as a cancel stops a run, so its checkpoint is kept), and tell each ended trial its
-final metric (the mean over its ``repeats`` seeds).
+Each round: poll the runs, report each trial's metric at every newly logged step to the pruner,
+asking it after each report as a trainer calling Optuna does (stopping a pruned trial as a cancel
+stops a run, so its checkpoint is kept), and tell each ended trial its final metric (the mean over
+its ``repeats`` seeds; a NaN fails it). Then, under the controllers' shared lock
+(``search_owner``): read the study, take over the trials a killed controller left running, and ask
+Optuna for new points while a slot is free, so a slot freed this round is refilled this round; each
+point is rendered through the compile pipeline (``search_trials``) and started through the
+executor, or told as failed with the reason when the gate, a constraint or the schema refuses it.
+Between rounds the executor's ``wait`` returns as soon as one of its runs ends. A stop request
+(``search_stop``, written by `sweepgen cancel`) ends the asking; trials whose runs were cancelled are
+left open in the study for the next `run`.
 
 Exactly once: a trial number comes from the study and is never reused; a trial is told once, by the
 controller that owns it; a trial whose controller died stays running in the study and is taken over:
