@@ -309,10 +309,17 @@ def part_real(args) -> None:
         _render(root, spec)
         wall = _run_search(root, "--command", COMMAND, "--done-file", "summary.json")
         trials = sorted(_study_trials(root), key=lambda t: t.number)
-        durations = []
+        durations, began, ended = [], [], []
         for t in trials:
-            summary = root / "runs" / "fake_search" / f"t{t.number:04d}" / "summary.json"
-            durations.append(json.loads(summary.read_text())["steps"] * step_s)
+            run_dir = root / "runs" / "fake_search" / f"t{t.number:04d}"
+            summary = json.loads((run_dir / "summary.json").read_text())
+            durations.append(summary["steps"] * step_s)
+            began.append(summary["began"])
+            ended.append(summary["ended"])
+        # each trial after the first `parallel` starts because one ended: the k-th end frees the slot
+        # of trial parallel + k; refill latency = that trial's trainer start (after its imports) - the
+        # k-th end (tell, ask, render, lock, supervisor and trainer start-up: everything but training)
+        refill = [b - e for b, e in zip(began[parallel:], sorted(ended))]
         busy = sum(durations)
         ideal = busy / (parallel * ideal_makespan(durations, parallel))
         util = busy / (parallel * wall)
@@ -326,6 +333,10 @@ def part_real(args) -> None:
             f"first ask to last tell {span.total_seconds():.1f} s: utilisation {util_span:.3f}, gap "
             f"{ideal - util_span:.3f}; whole `sweepgen run` {wall:.1f} s: utilisation {util:.3f}, gap "
             f"{ideal - util:.3f} (load {os.getloadavg()[0]:.1f})"
+        )
+        print(
+            f"  refill latency (a trial's end to the next trial's trainer running): median "
+            f"{statistics.median(refill):.2f} s, max {max(refill):.2f} s"
         )
         shutil.rmtree(root)
     if args.hydra_python:
