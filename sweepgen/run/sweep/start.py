@@ -121,9 +121,9 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     )
     if executor == "local":
         make_executor(executor, options)  # its options checked before anything is asked
-    sweep_state.write(sweep_dir, opts)
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=parse_done_file(opts.done_file, argv))
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
+    sweep_state.write(sweep_dir, opts)  # (once the spec is known to fit the study)
     try:
         _drive(controller, display)
     except KeyboardInterrupt:
