@@ -14,10 +14,12 @@ Hydra's Optuna sweeper.
    at most half of tpe's steps). ``--subsets`` (with more seeds) says how often 10 seeds meet it.
 2. ``--part overhead``: the controller's own cost per trial at n = ``--overhead-n``: ask, render the
    trial through the compile pipeline, write its file and lock entry, tell; journal storage on disk.
-3. ``--part real``: real processes, the same small search (fast fake trainer, sleep per step) through
-   `sweepgen run` and through Hydra's Optuna sweeper with the joblib launcher (``--hydra-python``,
-   a venv with hydra-core, hydra-optuna-sweeper and hydra-joblib-launcher): wall time and utilisation
-   (sum of the trials' training seconds / (parallel x wall)).
+3. ``--part real``: real processes, a search of heterogeneous trials (fast fake trainer, 1-8 s each)
+   through `sweepgen run`, ``--parallel`` at once: utilisation (the trials' training seconds /
+   (parallel x wall)) against the ideal no-barrier schedule of the same trials (target: within 0.10);
+   with ``--hydra-python`` (a venv with hydra-core, hydra-optuna-sweeper, hydra-joblib-launcher) the
+   same through Hydra's Optuna sweeper with the joblib launcher.
+4. ``--part trivial``: wall per trial at parallel 1 with a trivial trainer (target: under 0.15 s).
 """
 
 from __future__ import annotations
@@ -242,58 +244,138 @@ hydra:
 """
 
 
-def part_real(args) -> None:
-    from search_support import write_search_project
+def ideal_makespan(durations: list[float], slots: int) -> float:
+    """The no-barrier schedule with no overhead at all: each trial, in the order it was asked, starts
+    the moment a slot is free (what a perfect controller would do with these trial lengths)."""
+    free = [0.0] * slots
+    for d in durations:
+        start = min(free)
+        free[free.index(start)] = start + d
+    return max(free)
 
-    n, parallel, step_s = args.real_n, args.parallel, args.step_s
-    root = Path(tempfile.mkdtemp(prefix="bench_search_real_"))
-    # sweepgen: the fake trainer's length is drawn from the same range per trial
-    base = {"x": 0.5, "y": 0.5, "steps": 0, "step_s": step_s, "seed": 0, "noise": 0.0, "output_dir": None}
-    spec = write_search_project(
-        root,
-        {"n": n, "parallel": parallel},
-        base=base,
-        derived={
-            "output_dir": "runs/{{ sweep.name }}/{{ variant.name }}",
-            "steps": "{{ (10 + 30 * ((x * 1000003) % 1)) | int }}",
-        },
-    )
+
+def _run_search(root: Path, *argv: str) -> float:
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, "-m", "sweepgen", "render", str(spec)], cwd=root, env=env, check=True)
-    from search_support import COMMAND
-
     t0 = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sweepgen",
-            "run",
-            "generated/fake_search",
-            "--command",
-            COMMAND,
-            "--done-file",
-            "summary.json",
-        ],
+    done = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "run", "generated/fake_search", *argv],
         cwd=root,
         env=env,
-        check=True,
         capture_output=True,
+        text=True,
     )
     wall = time.perf_counter() - t0
-    steps = sum(json.loads(p.read_text())["steps"] for p in root.glob("runs/fake_search/*/summary.json"))
-    print(
-        f"real sweepgen: n={n} parallel={parallel}: wall {wall:.1f} s, training {steps * step_s:.1f} s, "
-        f"utilisation {steps * step_s / (parallel * wall):.3f}"
-    )
-    shutil.rmtree(root)
-    if not args.hydra_python:
-        print("real hydra: skipped (no --hydra-python)")
-        return
+    if done.returncode != 0:
+        raise SystemExit(f"sweepgen run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return wall
+
+
+def _render(root: Path, spec: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    subprocess.run([sys.executable, "-m", "sweepgen", "render", str(spec)], cwd=root, env=env, check=True)
+
+
+def _study_trials(root: Path) -> list:
+    import optuna
+    from optuna.storages.journal import JournalFileBackend
+
+    path = root / "generated" / "fake_search" / ".search" / "study.journal"
+    storage = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+    return optuna.load_study(study_name="sweepgen", storage=storage).get_trials()
+
+
+def part_real(args) -> None:
+    """Utilisation on real processes: ``sweepgen run`` on the fake trainer (a Python process per
+    trial, under its supervisor), ``--parallel`` slots, trials of ``--step-s`` x 10-80 steps
+    (1-8 s at 0.1 s a step, drawn from the trial's x). Utilisation = the trials' training seconds
+    (steps x step_s) / (parallel x wall), the wall measured from the first trial asked to the last
+    told (the study's own times), and for the whole `sweepgen run` command (its start-up included);
+    the ideal is the same trials' no-barrier schedule without any overhead (``ideal_makespan``)."""
+    from search_support import COMMAND, write_search_project
+
+    n, parallel, step_s = args.real_n, args.parallel, args.step_s
+    for rep in range(args.repeat):
+        root = Path(tempfile.mkdtemp(prefix="bench_search_real_"))
+        base = {"x": 0.5, "y": 0.5, "steps": 0, "step_s": step_s, "seed": 0, "noise": 0.0, "output_dir": None}
+        spec = write_search_project(
+            root,
+            {"n": n, "parallel": parallel, "sampler": "random", "seed": rep},
+            base=base,
+            derived={
+                "output_dir": "runs/{{ sweep.name }}/{{ variant.name }}",
+                "steps": "{{ (10 + 70 * ((x * 1000003) % 1)) | int }}",
+            },
+        )
+        _render(root, spec)
+        wall = _run_search(root, "--command", COMMAND, "--done-file", "summary.json")
+        trials = sorted(_study_trials(root), key=lambda t: t.number)
+        durations, began, ended = [], [], []
+        for t in trials:
+            run_dir = root / "runs" / "fake_search" / f"t{t.number:04d}"
+            summary = json.loads((run_dir / "summary.json").read_text())
+            durations.append(summary["steps"] * step_s)
+            began.append(summary["began"])
+            ended.append(summary["ended"])
+        # each trial after the first `parallel` starts because one ended: the k-th end frees the slot
+        # of trial parallel + k; refill latency = that trial's trainer start (after its imports) - the
+        # k-th end (tell, ask, render, lock, supervisor and trainer start-up: everything but training)
+        refill = [b - e for b, e in zip(began[parallel:], sorted(ended))]
+        busy = sum(durations)
+        ideal = busy / (parallel * ideal_makespan(durations, parallel))
+        util = busy / (parallel * wall)
+        # the search itself: from the first trial asked to the last told (the command's own start-up,
+        # Python and its imports before the first ask, is not scheduling)
+        span = max(t.datetime_complete for t in trials) - min(t.datetime_start for t in trials)
+        util_span = busy / (parallel * span.total_seconds())
+        print(
+            f"real sweepgen #{rep + 1}: n={n} parallel={parallel}, trials {min(durations):.1f}-"
+            f"{max(durations):.1f} s, training {busy:.1f} s; ideal no-barrier utilisation {ideal:.3f}; "
+            f"first ask to last tell {span.total_seconds():.1f} s: utilisation {util_span:.3f}, gap "
+            f"{ideal - util_span:.3f}; whole `sweepgen run` {wall:.1f} s: utilisation {util:.3f}, gap "
+            f"{ideal - util:.3f} (load {os.getloadavg()[0]:.1f})"
+        )
+        print(
+            f"  refill latency (a trial's end to the next trial's trainer running): median "
+            f"{statistics.median(refill):.2f} s, max {max(refill):.2f} s"
+        )
+        shutil.rmtree(root)
+    if args.hydra_python:
+        part_hydra(args)
+
+
+def part_trivial(args) -> None:
+    """Wall per trial at parallel 1 with a trivial trainer (/bin/sh writing one metric line): the
+    controller's whole loop per trial (ask, render, lock, start the supervisor and the trainer, wake
+    on its exit, read the metric, tell). Per trial: the whole `sweepgen run` wall / n (its start-up
+    included), and the median gap between consecutive trials' starts in the study (steady state)."""
+    from search_support import write_search_project
+
+    n = args.trivial_n
+    for rep in range(args.repeat):
+        root = Path(tempfile.mkdtemp(prefix="bench_search_trivial_"))
+        spec = write_search_project(root, {"n": n, "parallel": 1, "sampler": "random", "seed": rep})
+        _render(root, spec)
+        command = ': {config}; printf \'{{"step": 1, "score": 0.5}}\\n\' > {run_dir}/metrics.jsonl'
+        wall = _run_search(root, "--command", command, "--shell", "--done-file", "metrics.jsonl")
+        trials = sorted(_study_trials(root), key=lambda t: t.number)
+        assert all(t.state.name == "COMPLETE" for t in trials), [t.state.name for t in trials]
+        starts = [t.datetime_start.timestamp() for t in trials]
+        gaps = [b - a for a, b in zip(starts, starts[1:])]
+        print(
+            f"trivial trainer, parallel 1, n={n} #{rep + 1}: `sweepgen run` wall {wall:.2f} s = "
+            f"{wall / n:.3f} s per trial; steady state (median start-to-start) "
+            f"{statistics.median(gaps):.3f} s, 90th percentile {sorted(gaps)[int(0.9 * len(gaps))]:.3f} s "
+            f"(load {os.getloadavg()[0]:.1f})"
+        )
+        shutil.rmtree(root)
+
+
+def part_hydra(args) -> None:
+    n, parallel, step_s = args.real_n, args.parallel, args.step_s
     hroot = Path(tempfile.mkdtemp(prefix="bench_search_hydra_"))
     (hroot / "task.py").write_text(HYDRA_TASK)
     (hroot / "config.yaml").write_text(
-        HYDRA_CONFIG.format(steps_min=10, steps_max=40, step_s=step_s, n=n, parallel=parallel)
+        HYDRA_CONFIG.format(steps_min=10, steps_max=80, step_s=step_s, n=n, parallel=parallel)
     )
     out = hroot / "out"
     out.mkdir()
@@ -321,7 +403,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--part", choices=("sim", "overhead", "real", "all"), default="all")
+    parser.add_argument("--part", choices=("sim", "overhead", "real", "trivial", "all"), default="all")
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--seeds", type=int, default=10)
@@ -340,8 +422,10 @@ def main() -> None:
     )
     parser.add_argument("--overhead-n", type=int, default=1000)
     parser.add_argument("--samplers", default="random,tpe", help="samplers of --part overhead")
-    parser.add_argument("--real-n", type=int, default=12)
-    parser.add_argument("--step-s", type=float, default=0.05)
+    parser.add_argument("--real-n", type=int, default=16)
+    parser.add_argument("--step-s", type=float, default=0.1)
+    parser.add_argument("--trivial-n", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=1, help="runs of --part real / trivial")
     parser.add_argument("--hydra-python", default=None)
     args = parser.parse_args()
     args.prune = args.prune or ["asha:10:3"]
@@ -352,6 +436,8 @@ def main() -> None:
         part_overhead(args)
     if args.part in ("real", "all"):
         part_real(args)
+    if args.part in ("trivial", "all"):
+        part_trivial(args)
 
 
 if __name__ == "__main__":

@@ -253,10 +253,18 @@ def print_search(result: SearchResult, sweep_dir: Path) -> None:
     out = _console.stdout()
     if result.plan is not None:
         out.print(result.plan, markup=False)
+    resume = result.resume or f"sweepgen run {sweep_dir}"
     if result.interrupted:
         _console.stderr().print(
-            f"interrupted: the running trials were stopped (checkpoints kept); `sweepgen run {sweep_dir}` "
-            "resumes them",
+            f"interrupted: the running trials were stopped (checkpoints kept); `{resume}` resumes them",
+            markup=False,
+        )
+    if result.stopped:
+        left = f" ({', '.join(result.cancelled)})" if result.cancelled else ""
+        _console.stderr().print(
+            f"the search was cancelled (`sweepgen cancel`): no trial was asked since; "
+            f"{len(result.cancelled)} trial(s) stopped and left open in the study{left}; `{resume}` "
+            "resumes them and goes on",
             markup=False,
         )
     for line in result.summary:
@@ -264,7 +272,8 @@ def print_search(result: SearchResult, sweep_dir: Path) -> None:
     if result.elsewhere:
         out.print(
             f"{result.elsewhere} trial(s) still run in another `sweepgen run`; "
-            f"follow them with `sweepgen status {sweep_dir}`",
+            f"follow them with `sweepgen status {sweep_dir}`; if that `run` was stopped, `{resume}` "
+            "takes them over",
             markup=False,
         )
 

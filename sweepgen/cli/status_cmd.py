@@ -105,6 +105,12 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     outcome = cancel_sweep(sweep_dir, only)
     _found_under(outcome.under)
     out, err = _console.stdout(), _console.stderr()
+    if outcome.search_stopped:
+        out.print(
+            "the search was asked to stop: its `sweepgen run` asks no new trial and leaves the trials "
+            f"whose runs are cancelled open; `{outcome.resume}` resumes it",
+            markup=False,
+        )
     if outcome.nothing_live:
         out.print(f"nothing to cancel: no run of {sweep_dir} is queued or running")
         return 0

@@ -8,6 +8,7 @@ import os
 from sweepgen.compile.output import lock
 from sweepgen.compile.spec.expand import Variant
 from sweepgen.compile.spec.model import Spec
+from sweepgen.compile.spec.sample import Distribution
 from sweepgen.compile.spec.trials import AXIS_LAYER, SEED_LAYER, block, trial_variant
 from sweepgen.errors import SpecError
 
@@ -33,5 +34,28 @@ def recorded(spec: Spec, out_root: str) -> list[Variant]:
                 hint=f"a changed search is a new study: move {sweep_dir} away (or rename the sweep), "
                 "then render again",
             )
+        for path, value in values.items():
+            if not _inside(search.axes[path], value):
+                raise SpecError(
+                    f"trial {entry.variant!r} in {lock.LOCK_NAME} has {path} = {value!r}, outside the "
+                    f"axis the spec now gives it",
+                    location=spec.loc(("search", "axes", path), key=True),
+                    key=f"search.axes.{path}",
+                    hint="the study's trials were drawn from the old axis: changing it would corrupt the "
+                    "study; restore it, or start a new study under a new `name:` (a new sweep folder "
+                    "and run directories)",
+                )
         variants.append(trial_variant(spec, entry.variant, values, seeds[0] if seeds else None))
     return variants
+
+
+def _inside(dist: Distribution, value: object) -> bool:
+    """Whether a recorded trial's value could have been drawn from ``dist`` (its kind and bounds)."""
+    if dist.choice is not None:
+        return any(type(value) is type(c) and value == c for c in dist.choice)
+    if dist.int_uniform is not None:
+        lo, hi = dist.int_uniform
+        return type(value) is int and lo <= value <= hi
+    bounds = dist.uniform if dist.uniform is not None else dist.log_uniform
+    assert bounds is not None
+    return type(value) is float and bounds[0] <= value <= bounds[1]

@@ -71,6 +71,7 @@ def check_block(spec: Spec) -> None:
                     hint="Optuna stores categorical values as JSON scalars; choose between scalars",
                 )
     ops = _axis_ops(spec)
+    _check_derived(spec, ops)
     if search.repeats > 1:
         if search.seed_path is None:
             raise SpecError(
@@ -94,6 +95,25 @@ def check_block(spec: Spec) -> None:
             )
     overrides.check_types(spec.base, ops, "the search")
     overrides.apply_all(spec.base, ops, {}, where="the search")  # a missing path: its closest match
+
+
+def _check_derived(spec: Spec, ops: list[overrides.Op]) -> None:
+    """A `derived:` value at (or around, or inside) an axis would replace the point Optuna asked
+    for: the study would learn from a value that never ran."""
+    for key in spec.model.derived or {}:
+        loc = spec.loc(("derived", key), key=True)
+        _, path = overrides.split_key(key, loc)
+        for op in ops:
+            shorter = min(len(path), len(op.path))
+            if path[:shorter] == op.path[:shorter]:
+                raise SpecError(
+                    f"`derived:` key {key!r} sets the search axis {op.dotted!r}"
+                    + ("" if path == op.path else " (or a value around or inside it)"),
+                    location=loc,
+                    key=f"derived.{key}",
+                    hint="the study asks each trial's value of an axis and learns from it: derive "
+                    "another key from the axis (e.g. a scaled copy) instead of replacing it",
+                )
 
 
 def _axis_ops(spec: Spec, values: dict[str, Any] | None = None) -> list[overrides.Op]:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -375,6 +376,11 @@ class Executor(ABC):
     @abstractmethod
     def done(self) -> bool:
         """True once every started task has reached a terminal state."""
+
+    def wait(self, timeout_s: float) -> None:
+        """Sleep until the next ``poll``: ``timeout_s``, or less where the executor can tell that a
+        run ended sooner (the local executor wakes when a run's process exits). Default: sleep."""
+        time.sleep(timeout_s)
 
     @abstractmethod
     def cancel(self) -> None:

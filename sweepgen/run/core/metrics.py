@@ -4,8 +4,9 @@ trainer_state.json (its log_history), TensorBoard events.
 Each source gives series ``name -> ((step, value), ...)``. A row without an integer step, or a value
 that is not a number, is skipped (a CSV cell left empty at a step that did not evaluate is normal);
 a NaN or infinite value is skipped too but counted (``Series.non_finite``), so a report can say a
-run diverged instead of silently ranking its last finite value; a metric logged at the same step
-twice keeps the last value, as TensorBoard shows it.
+run diverged instead of silently ranking its last finite value (the search controller reads them
+with ``keep_non_finite``: a pruner must see a NaN, and a NaN final value fails its trial); a metric
+logged at the same step twice keeps the last value, as TensorBoard shows it.
 
 The files are read through ``runfiles``: only regular files, bounded in size (a FIFO, a link to
 ``/dev/zero`` or a line nested a million deep is a ``RunFileError`` naming the file and the reason).
@@ -98,7 +99,7 @@ def _step(value: object) -> int | None:
 
 
 def _collect(
-    rows: Sequence[Mapping[str, object]], non_finite: dict[str, int] | None = None
+    rows: Sequence[Mapping[str, object]], non_finite: dict[str, int] | None = None, *, keep: bool = False
 ) -> dict[str, Points]:
     series: dict[str, dict[int, float]] = {}
     for row in rows:
@@ -118,7 +119,8 @@ def _collect(
             if not math.isfinite(value):
                 if non_finite is not None:
                     non_finite[name] = non_finite.get(name, 0) + 1
-                continue
+                if not keep:
+                    continue
             points = series.get(name)
             if points is None:
                 points = series[name] = {}
@@ -131,11 +133,13 @@ def _text(path: Path) -> str | None:
     return None if raw is None else raw.decode("utf-8", errors="replace")
 
 
-def read_jsonl(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+def read_jsonl(
+    path: Path, non_finite: dict[str, int] | None = None, *, keep: bool = False
+) -> dict[str, Points]:
     lines = (_text(path) or "").splitlines()
     flat = _flat_rows(lines)
     if flat is not None:
-        return _collect(flat, non_finite)
+        return _collect(flat, non_finite, keep=keep)
     rows: list[Mapping[str, object]] = []
     for number, line in enumerate(lines, 1):
         try:
@@ -149,7 +153,7 @@ def read_jsonl(path: Path, non_finite: dict[str, int] | None = None) -> dict[str
                 raise
         if isinstance(row, dict):
             rows.append(row)
-    return _collect(rows, non_finite)
+    return _collect(rows, non_finite, keep=keep)
 
 
 def _flat_rows(lines: list[str]) -> list[Mapping[str, object]] | None:
@@ -175,7 +179,9 @@ def _lenient(line: str) -> object:
     return json.loads(line)  # depth already checked by parse_json, which refused only the constant
 
 
-def read_csv(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+def read_csv(
+    path: Path, non_finite: dict[str, int] | None = None, *, keep: bool = False
+) -> dict[str, Points]:
     text = _text(path)
     reader = csv.DictReader(io.StringIO(text or "", newline=""))
     if reader.fieldnames is None or "step" not in reader.fieldnames:
@@ -187,7 +193,7 @@ def read_csv(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, 
         rows = [{k: v for k, v in row.items() if k is not None} for row in reader]
     except csv.Error as err:  # e.g. a field larger than csv's field size limit
         raise runfiles.RunFileError(path, f"is not readable CSV ({err})") from None
-    return _collect(rows, non_finite)
+    return _collect(rows, non_finite, keep=keep)
 
 
 def _trainer_state_file(run_dir: Path) -> Path | None:
@@ -204,7 +210,9 @@ def _trainer_state_file(run_dir: Path) -> Path | None:
     return max(checkpoints)[1] if checkpoints else None
 
 
-def _read_trainer_state(path: Path, non_finite: dict[str, int] | None = None) -> dict[str, Points]:
+def _read_trainer_state(
+    path: Path, non_finite: dict[str, int] | None = None, *, keep: bool = False
+) -> dict[str, Points]:
     """The metrics of a Hugging Face ``trainer_state.json``'s ``log_history`` (one row per logging
     or evaluation step, each with its ``step``; what `trl grpo` and every HF Trainer leave). The HF
     Trainer writes NaN as NaN: counted per metric, as in metrics.jsonl."""
@@ -218,7 +226,7 @@ def _read_trainer_state(path: Path, non_finite: dict[str, int] | None = None) ->
     history = data.get("log_history") if isinstance(data, dict) else None
     if not isinstance(history, list):
         return {}
-    return _collect([row for row in history if isinstance(row, dict)], non_finite)
+    return _collect([row for row in history if isinstance(row, dict)], non_finite, keep=keep)
 
 
 def _event_dirs(run_dir: Path) -> list[Path]:
@@ -269,19 +277,20 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     return {k: tuple(sorted(v.items())) for k, v in series.items()}
 
 
-def read_all(run_dir: Path, *, tensorboard: bool = True) -> Sources:
-    """source -> metric -> points, for the sources the run has (event files only if asked)."""
+def read_all(run_dir: Path, *, tensorboard: bool = True, keep_non_finite: bool = False) -> Sources:
+    """source -> metric -> points, for the sources the run has (event files only if asked);
+    ``keep_non_finite``: NaN and infinite values stay in the points (still counted)."""
     out = Sources()
     for name, read in (("metrics.jsonl", read_jsonl), ("metrics.csv", read_csv)):
         path = run_dir / name
         if path.exists() or path.is_symlink():  # anything there is read, or refused with a reason
             counts: dict[str, int] = {}
-            out[name] = read(path, counts)
+            out[name] = read(path, counts, keep=keep_non_finite)
             out.non_finite.update(((name, metric), n) for metric, n in counts.items())
     state = _trainer_state_file(run_dir) if run_dir.is_dir() else None
     if state is not None:
         counts = {}
-        out[TRAINER_STATE] = _read_trainer_state(state, counts)
+        out[TRAINER_STATE] = _read_trainer_state(state, counts, keep=keep_non_finite)
         out.non_finite.update(((TRAINER_STATE, metric), n) for metric, n in counts.items())
     tb = read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
     if tb:
@@ -290,11 +299,11 @@ def read_all(run_dir: Path, *, tensorboard: bool = True) -> Sources:
 
 
 def find_in_run(
-    run_dir: Path, name: str, *, tensorboard: bool = True
+    run_dir: Path, name: str, *, tensorboard: bool = True, keep_non_finite: bool = False
 ) -> tuple[dict[str, dict[str, Points]], Series | None]:
     """The run's sources and the series ``name``; event files are read only when the metric is in
     neither metrics file (so a report of the bundled trainer's reward never needs tensorboard)."""
-    sources = read_all(run_dir, tensorboard=False)
+    sources = read_all(run_dir, tensorboard=False, keep_non_finite=keep_non_finite)
     series = find(sources, name)
     if series is None and tensorboard:
         sources = read_all(run_dir)

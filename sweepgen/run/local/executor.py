@@ -15,6 +15,7 @@ import contextlib
 import errno
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -156,6 +157,26 @@ class LocalExecutor(Executor):
 
     def done(self) -> bool:
         return not self._queue and not self._running
+
+    def wait(self, timeout_s: float) -> None:
+        """Up to ``timeout_s``, waking as soon as one of the runs' processes exits (a pidfd per
+        run, readable once its process has ended), so a search refills the slot at once."""
+        fds: list[int] = []
+        try:
+            for child in self._running.values():
+                if child.proc.returncode is not None:
+                    return  # reaped already: its pid may be another process's now
+                try:
+                    fds.append(os.pidfd_open(child.proc.pid))
+                except OSError:
+                    return  # already reaped, or no pidfd here: poll now
+            if fds:
+                select.select(fds, [], [], timeout_s)
+            else:
+                time.sleep(timeout_s)
+        finally:
+            for fd in fds:
+                os.close(fd)
 
     def cancel(self) -> None:
         while self._queue:

@@ -1,13 +1,17 @@
 """The search controller: keeps ``parallel`` trials running, with no batch barrier, until the study
 holds exactly ``n`` finished trials (complete, pruned or failed).
 
-Each round, under the controllers' shared lock (``search_owner``): read the study, take over the
-trials a killed controller left running, and ask Optuna for new points while a slot is free; each
-point is rendered through the compile pipeline (``search_trials``) and started through the executor,
-or told as failed with the reason when the gate, a constraint or the schema refuses it. Then, without
-the lock: poll the runs, report each trial's metric at every logged step to the pruner (stopping a
-pruned trial as a cancel stops a run, so its checkpoint is kept), and tell each ended trial its
-final metric (the mean over its ``repeats`` seeds).
+Each round: poll the runs, report each trial's metric at every newly logged step to the pruner,
+asking it after each report as a trainer calling Optuna does (stopping a pruned trial as a cancel
+stops a run, so its checkpoint is kept), and tell each ended trial its final metric (the mean over
+its ``repeats`` seeds; a NaN fails it). Then, under the controllers' shared lock
+(``search_owner``): read the study, take over the trials a killed controller left running, and ask
+Optuna for new points while a slot is free, so a slot freed this round is refilled this round; each
+point is rendered through the compile pipeline (``search_trials``) and started through the
+executor, or told as failed with the reason when the gate, a constraint or the schema refuses it.
+Between rounds the executor's ``wait`` returns as soon as one of its runs ends. A stop request
+(``search_stop``, written by `sweepgen cancel`) ends the asking; trials whose runs were cancelled are
+left open in the study for the next `run`.
 
 Exactly once: a trial number comes from the study and is never reused; a trial is told once, by the
 controller that owns it; a trial whose controller died stays running in the study and is taken over:
@@ -21,6 +25,8 @@ pruned by a controller that then died is stopped and recorded as pruned, never r
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,14 +43,15 @@ from sweepgen.run.core.base import (
     RunStatus,
     RunTask,
     effective_state,
-    is_finished,
     is_pruned_reason,
     read_status,
     utc_now,
     write_status,
 )
 from sweepgen.run.core.registry import status_is_alive
+from sweepgen.run.search import changes as search_changes
 from sweepgen.run.search import owner as search_owner
+from sweepgen.run.search import stop as search_stop
 from sweepgen.run.search import study as search_study
 from sweepgen.run.search.trials import Refused, TrialRenderer, clear_leftovers
 
@@ -86,12 +93,19 @@ class SearchController:
         self.state_dir = search_study.state_dir(sweep_dir)
         self.study = search_study.open_study(sweep_dir, self.block)
         self.dists = search_study.distributions(self.block)
+        # a spec changed since the study began is refused before anything is asked or told
+        search_changes.check(self.study, spec, self.block, self.dists, str(self.state_dir))
+        search_changes.record(self.study, self.block)
         self.owner = search_owner.Owner(self.state_dir)
         with search_owner.bookkeeping(self.state_dir):
             clear_leftovers(sweep_dir)  # a predecessor killed while writing a trial or the lock
+            search_stop.withdraw(self.state_dir)  # this `run` goes on with a cancelled search
         self.live: dict[int, _LiveTrial] = {}
         self.events: list[str] = []  # one line per thing that happened, for the CLI to show
         self.finished = 0  # trials in the study that are complete, pruned or failed
+        # `sweepgen cancel` asked the search to stop (search_stop): nothing more is asked or told
+        self.stopping = False
+        self.left_open: list[str] = []  # trials whose cancelled runs were left for the next `run`
 
     def close(self) -> None:
         self.owner.close()
@@ -99,15 +113,34 @@ class SearchController:
     # -- one round --------------------------------------------------------------------------------
 
     def step(self) -> bool:
-        """One round; False once this controller has nothing left to run."""
-        with search_owner.bookkeeping(self.state_dir):
-            trials = self.study.get_trials(deepcopy=False)
-            self._take_over(trials)
-            self._ask(trials)
+        """One round; False once this controller has nothing left to run. The runs are followed
+        first, so a slot freed by a trial told in this round is refilled in this round."""
         statuses = self.executor.poll() if self.executor is not None else {}
         for live in list(self.live.values()):
             self._advance(live, statuses)
-        return bool(self.live) or self._work_left()
+        if not self.stopping and search_stop.requested(self.state_dir):
+            self._stop_asking()
+        if not self.stopping:
+            with search_owner.bookkeeping(self.state_dir):
+                trials = self.study.get_trials(deepcopy=False)
+                self._take_over(trials)
+                self._ask(trials)
+        return bool(self.live) or (not self.stopping and self._work_left())
+
+    def wait(self, timeout_s: float) -> None:
+        """Until the next round: ``timeout_s`` (the metrics are read again then, for the pruner), or
+        less when a run of ours ends first (its slot is refilled at once)."""
+        if self.executor is None:
+            time.sleep(timeout_s)
+        else:
+            self.executor.wait(timeout_s)
+
+    def _stop_asking(self) -> None:
+        self.stopping = True
+        self.events.append(
+            "the search was cancelled (`sweepgen cancel`): no new trial is asked; trials whose runs "
+            "were cancelled stay open in the study for the next `sweepgen run` to resume"
+        )
 
     def _work_left(self) -> bool:
         """Trials still to ask, or running trials no live controller owns (to take over)."""
@@ -230,48 +263,78 @@ class SearchController:
         if live.pruned is None:
             self._report(live)
         if len(live.ended) == len(live.tasks):
-            self._tell(live)
+            if live.pruned is None and self._cancelled_by_request(live):
+                self._leave_open(live)
+            else:
+                self._tell(live)
+
+    def _cancelled_by_request(self, live: _LiveTrial) -> bool:
+        """A run of the trial was cancelled (not pruned) while the search is asked to stop: the
+        request is written before any run is stopped, so it is seen here."""
+        cancelled = any(
+            s is not None and s.state is RunState.CANCELLED and not _pruned(s) for s in live.ended.values()
+        )
+        if cancelled and not self.stopping and search_stop.requested(self.state_dir):
+            self._stop_asking()
+        return cancelled and self.stopping
+
+    def _leave_open(self, live: _LiveTrial) -> None:
+        """Not told: the trial stays running in the study, its controller (this one) gone when the
+        next `run` starts, which takes it over and resumes its runs."""
+        del self.live[live.number]
+        name = search.trial_name(live.number)
+        self.left_open.append(name)
+        self.events.append(f"{name}: cancelled, left to resume")
 
     def _curves(self, live: _LiveTrial) -> list[dict[int, float]]:
+        """Each run's metric by step, NaN and infinities kept (a pruner must see a diverged run)."""
         curves = []
         for task in live.tasks:
-            _, series = metrics.find_in_run(task.run_dir, self.block.metric, tensorboard=False)
+            _, series = metrics.find_in_run(
+                task.run_dir, self.block.metric, tensorboard=False, keep_non_finite=True
+            )
             curves.append(dict(series.points) if series is not None else {})
         return curves
 
     def _report(self, live: _LiveTrial) -> None:
-        """The mean metric at every step all the trial's runs logged, from ``min_steps`` on, then the
-        pruner's decision. Without pruning nothing is reported: each report is a journal write (and
-        an fsync), and no decision would use it."""
+        """Each new step's mean metric over the trial's runs (the steps all of them logged, from
+        ``min_steps`` on), in step order, each report followed by the pruner's question, as a
+        trainer calling Optuna itself does (``report``, then ``should_prune``): a trainer that
+        logged many steps since the last poll is decided at the first step its pruner would stop
+        it, with the value of that step, whatever it logged after. Without pruning nothing is
+        reported: each report is a journal write (and an fsync), and no decision would use it."""
         prune = self.block.prune
         if prune is None or prune.method == "none":
             return
         curves = self._curves(live)
         # steps before min_steps decide nothing (asha/hyperband rungs and median's warm-up start there)
-        steps = {
-            s for s in set.intersection(*(set(c) for c in curves)) if s >= prune.min_steps
-        } - live.reported
-        for step in sorted(steps):
+        last = max(live.reported, default=prune.min_steps - 1)
+        steps = sorted(s for s in set.intersection(*(set(c) for c in curves)) if s > last)
+        for step in steps:
             live.trial.report(sum(c[step] for c in curves) / len(curves), step)
             live.reported.add(step)
-        running = [
-            t for t in live.tasks if t.name not in live.ended and not is_finished(t.run_dir, t.done_file)
-        ]
-        if steps and running and live.trial.should_prune():
-            reason = f"{PRUNED_REASON} {max(live.reported)} ({self._prune_method()})"
-            live.pruned = reason
-            # the decision goes into the study first: a controller killed from here on leaves it
-            # to the one that takes the trial over, which stops the runs and never resumes them
-            live.trial.set_user_attr(PRUNING_ATTR, reason)
-            ours = [t.name for t in live.tasks if t.name in live.started and t.name not in live.ended]
-            if ours:
-                self._started_by().stop(ours, reason)
-            for task in live.tasks:
-                if task.name in live.watched:
-                    self._stop_detached(live, task)  # re-attached: _advance records its end
-                elif task.name not in live.started:
-                    live.ended.setdefault(task.name, None)  # nothing of ours to wait for
-            self.events.append(f"{search.trial_name(live.number)}: {reason}")
+            if live.trial.should_prune():
+                self._prune(live, step)
+                return
+
+    def _prune(self, live: _LiveTrial, step: int) -> None:
+        """The pruner stopped the trial at ``step``: recorded in the study, then its runs stopped
+        (those that already ended, even finished, stay as they are: the trial is pruned at ``step``,
+        as Optuna used directly would have pruned it)."""
+        reason = f"{PRUNED_REASON} {step} ({self._prune_method()})"
+        live.pruned = reason
+        # the decision goes into the study first: a controller killed from here on leaves it
+        # to the one that takes the trial over, which stops the runs and never resumes them
+        live.trial.set_user_attr(PRUNING_ATTR, reason)
+        ours = [t.name for t in live.tasks if t.name in live.started and t.name not in live.ended]
+        if ours:
+            self._started_by().stop(ours, reason)
+        for task in live.tasks:
+            if task.name in live.watched:
+                self._stop_detached(live, task)  # re-attached: _advance records its end
+            elif task.name not in live.started:
+                live.ended.setdefault(task.name, None)  # nothing of ours to wait for
+        self.events.append(f"{search.trial_name(live.number)}: {reason}")
 
     def _stop_detached(self, live: _LiveTrial, task: RunTask) -> None:
         """Stop a re-attached run (started by a controller that died) as a prune stops ours."""
@@ -306,25 +369,39 @@ class SearchController:
         name = search.trial_name(live.number)
         state = self.optuna.trial.TrialState
         ended = [live.ended[t.name] for t in live.tasks]
-        if all(s is not None and s.state is RunState.FINISHED for s in ended):
-            finals = [c[max(c)] for c in self._curves(live) if c]
-            if len(finals) < len(live.tasks):
-                self._tell_failed(live.trial, f"finished without logging `{self.block.metric}`")
-                self.events.append(f"{name}: failed (no `{self.block.metric}` logged)")
-            else:
-                value = sum(finals) / len(finals)
-                self.study.tell(live.trial, value)
-                self.events.append(f"{name}: complete, {self.block.metric} = {value:.6g}")
-        elif live.pruned is not None or any(_pruned(s) for s in ended):
+        if live.pruned is not None or any(_pruned(s) for s in ended):
+            # a pruning decision holds even when a run finished before its stop landed: the study
+            # records what the pruner decided, at the step it decided (Optuna's own semantics)
             reason = live.pruned or next(s.reason for s in ended if _pruned(s) and s is not None)
             live.trial.set_user_attr(REASON_ATTR, reason)
             self.study.tell(live.trial, state=state.PRUNED)
+        elif all(s is not None and s.state is RunState.FINISHED for s in ended):
+            self._tell_value(live, name)
         else:
             failed = next((s for s in ended if s is not None and s.state is not RunState.FINISHED), None)
             reason = failed.reason if failed is not None and failed.reason else "a run did not finish"
             self._tell_failed(live.trial, reason)
             self.events.append(f"{name}: failed ({reason})")
         self.finished += 1
+
+    def _tell_value(self, live: _LiveTrial, name: str) -> None:
+        """The mean of the runs' final values: a NaN (a diverged run) fails the trial with the
+        reason, as Optuna fails an objective returning NaN; an infinity is told as it is, as Optuna
+        tells it (never the last finite value, which could make a diverged run the best)."""
+        finals = [(max(c), c[max(c)]) for c in self._curves(live) if c]
+        if len(finals) < len(live.tasks):
+            self._tell_failed(live.trial, f"finished without logging `{self.block.metric}`")
+            self.events.append(f"{name}: failed (no `{self.block.metric}` logged)")
+            return
+        value = sum(v for _, v in finals) / len(finals)
+        if math.isnan(value):
+            at = ", ".join(f"{v} at step {step}" for step, v in finals)
+            reason = f"its final `{self.block.metric}` is not a number ({at}): the run diverged?"
+            self._tell_failed(live.trial, reason)
+            self.events.append(f"{name}: failed ({reason})")
+            return
+        self.study.tell(live.trial, value)
+        self.events.append(f"{name}: complete, {self.block.metric} = {value:.6g}")
 
     def _tell_failed(self, trial: Any, reason: str) -> None:
         trial.set_user_attr(REASON_ATTR, reason)

@@ -60,3 +60,20 @@ class Owner:
         except FileNotFoundError:
             return False
         return runlock.locked_elsewhere(fd)
+
+
+def any_alive(state_dir: Path) -> bool:
+    """Whether some controller of the search still runs (on a machine sharing the folder too)."""
+    folder = state_dir / OWNERS
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    for name in names:
+        try:
+            fd = os.open(folder / name, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        if runlock.locked_elsewhere(fd):
+            return True
+    return False

@@ -12,7 +12,6 @@ resumes them).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,12 @@ from sweepgen.compile.output import lock
 from sweepgen.compile.output.lock import LOCK_NAME
 from sweepgen.compile.spec import trials as search
 from sweepgen.errors import ConfigError, UserError
-from sweepgen.run.core import sweep_origin
+from sweepgen.run.core import sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
 from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
+from sweepgen.run.search import owner as search_owner
+from sweepgen.run.search import study as search_study
 from sweepgen.run.search import view as search_view
 from sweepgen.run.search.study import journal_path
 from sweepgen.run.sweep.grid import (
@@ -51,6 +52,9 @@ class SearchResult:
     summary: list[str] = field(default_factory=list)  # trials by state and the best one
     elsewhere: int = 0  # trials still running under another `sweepgen run`
     interrupted: bool = False
+    resume: str = ""  # the command line that goes on with the search (the recorded one, spelled out)
+    cancelled: list[str] = field(default_factory=list)  # trials left open by `sweepgen cancel`
+    stopped: bool = False  # `sweepgen cancel` asked the search to stop
 
 
 def run(request: RunRequest, display: Display) -> RunResult | SearchResult:
@@ -85,16 +89,25 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     from sweepgen.run.search.controller import SearchController  # noqa: PLC0415 - the controller and the compile pipeline load only for a search sweep
     from sweepgen.run.search.trials import TrialRenderer  # noqa: PLC0415 - as above
 
-    sweep_dir, opts = request.sweep_dir, request.options
+    sweep_dir = request.sweep_dir
+    # the command line the search was started with, as for a grid (sweep_state): a later `run`
+    # without --command runs the same trainer, never the bundled one on foreign configs
+    recorded = sweep_state.read(sweep_dir)
+    opts = request.options.merged_over(recorded)
+    if recorded is not None and request.options != opts:
+        display.note(f"using the command line this search was started with: {opts.command_line(sweep_dir)}")
     executor = opts.executor or "local"
     argv = parse_command(opts.command, shell=bool(opts.shell))
     block = search.block(spec)
+    resume = opts.command_line(sweep_dir)
     if request.dry_run:
         return SearchResult(
             0,
             plan=f"search {spec.name}: {block.n} trials, {block.parallel} at once, sampler "
             f"{block.sampler}, {block.mode} {block.metric}, pruning "
-            f"{block.prune.method if block.prune else 'none'}; study in {sweep_dir}/.search/study.journal",
+            f"{block.prune.method if block.prune else 'none'}; study in {sweep_dir}/.search/study.journal; "
+            f"runs with: {resume}",
+            resume=resume,
         )
     if argv is None and executor == "local":
         check_bundled_trainer()
@@ -112,13 +125,14 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         make_executor(executor, options)  # its options checked before anything is asked
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=parse_done_file(opts.done_file, argv))
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
+    sweep_state.write(sweep_dir, opts)  # (once the spec is known to fit the study)
     try:
         _drive(controller, display)
     except KeyboardInterrupt:
         if controller.executor is not None:
             stop_gracefully(controller.executor, display)
         controller.interrupted()
-        return SearchResult(INTERRUPTED, interrupted=True)
+        return SearchResult(INTERRUPTED, interrupted=True, resume=resume)
     except BaseException:
         if controller.executor is not None and controller.executor.stop_runs_on_error:
             stop_gracefully(controller.executor, display)
@@ -126,16 +140,24 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     finally:
         controller.close()
     view = search_view.summarize(controller.study, controller.block)
-    elsewhere = max(controller.block.n - view.finished, 0)
-    code = 0 if elsewhere or view.complete else 1
-    return SearchResult(code, summary=view.lines(), elsewhere=elsewhere)
+    cancelled = controller.left_open
+    elsewhere = max(controller.block.n - view.finished - len(cancelled), 0) if not controller.stopping else 0
+    code = 1 if controller.stopping or not (elsewhere or view.complete) else 0
+    return SearchResult(
+        code,
+        summary=view.lines(),
+        elsewhere=elsewhere,
+        resume=resume,
+        cancelled=list(cancelled),
+        stopped=controller.stopping,
+    )
 
 
 def _drive(controller: Any, display: Display) -> None:
     with stop_signals_raise_interrupt():
         while controller.step():
             _say(controller, display)
-            time.sleep(POLL_S)
+            controller.wait(POLL_S)
         _say(controller, display)
 
 
@@ -167,8 +189,14 @@ def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
         return [f"note: search not shown: {err.message}"]
     if spec is None:
         return []
-    view = search_view.load(sweep_dir, search.block(spec))
+    block = search.block(spec)
+    view = search_view.load(sweep_dir, block)
     lines = view.lines()
+    driven = search_owner.any_alive(search_study.state_dir(sweep_dir))
+    if view.finished < block.n and view.rows and not driven:
+        # (the recorded command line: a plain `run` would start the bundled trainer on these configs)
+        resume = (sweep_state.read(sweep_dir) or sweep_state.RunOptions()).command_line(sweep_dir)
+        lines.append(f"no `sweepgen run` drives this search now: `{resume}` goes on with it")
     failed = [r for r in view.rows if r.state == "failed"]
     lines += [f"  {r.name} failed: {r.reason}" for r in failed[:MAX_FAILED_SHOWN]]
     if len(failed) > MAX_FAILED_SHOWN:

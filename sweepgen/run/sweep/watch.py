@@ -17,6 +17,7 @@ from sweepgen.run.core.base import RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.tasks import load_sweep, select
+from sweepgen.run.search import stop as search_stop
 from sweepgen.run.sweep.start import search_failed
 from sweepgen.run.sweep.status import collect, problems
 
@@ -52,6 +53,7 @@ class CancelOutcome:
     cancelled: int  # runs cancelled
     resume: str | None  # the command line that resumes them (the sweep's own, --rerun-failed)
     elsewhere: list[RunView]  # live runs no executor reaches from here (another machine's processes)
+    search_stopped: bool = False  # a search: its controllers were asked to stop (search_stop)
 
     @property
     def nothing_live(self) -> bool:
@@ -117,6 +119,11 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
     (cancelled). Runs no executor can reach from here (a process on another machine) are returned
     in ``elsewhere``, untouched."""
     located = locate(sweep_dir, only)
+    search = search_stop.state_dir_of(sweep_dir)
+    if search is not None and not only:  # (`--only RUN` stops that run; its search goes on)
+        # before any run is stopped: the search's controller then reads a cancelled trial as the
+        # search stopping, never as a failed trial to replace with a new one
+        search_stop.request(search)
     views = collect(located.tasks)
     by_executor: dict[str, list[tuple[RunTask, RunStatus]]] = {}
     for view in views:
@@ -125,8 +132,12 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
     unreachable: set[str] = set()
     for executor, runs in by_executor.items():
         unreachable.update(cancel_runs(executor, runs, CANCELLED_BY_COMMAND))
+    stopped = search is not None and not only
     if not by_executor:
-        return CancelOutcome(views, located.under, 0, None, [])
+        resume = None
+        if search is not None:  # a search resumes its open trials with a plain `run`
+            resume = (sweep_state.read(sweep_dir) or sweep_state.RunOptions()).command_line(sweep_dir)
+        return CancelOutcome(views, located.under, 0, resume, [], stopped)
     views = collect(located.tasks)
     elsewhere = [v for v in views if v.task.name in unreachable]
     cancelled = sum(len(runs) for runs in by_executor.values()) - len(unreachable)
@@ -134,5 +145,7 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
     recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
     if "slurm" in by_executor:
         recorded = replace(recorded, executor="slurm")
-    resume = recorded.command_line(sweep_dir, "--rerun-failed")
-    return CancelOutcome(views, located.under, cancelled, resume, elsewhere)
+    # (a search resumes its open trials with a plain `run`: --rerun-failed is a grid's)
+    extra = () if search is not None else ("--rerun-failed",)
+    resume = recorded.command_line(sweep_dir, *extra)
+    return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped)

@@ -1,0 +1,39 @@
+"""A request to stop a search: ``.search/stop`` in its sweep folder.
+
+`sweepgen cancel DIR` writes it before it stops any run, so a controller that sees a trial's run end
+cancelled finds the request already there: it asks no new trial and tells nothing of the cancelled
+ones (they stay running in the study), then exits; the next `sweepgen run DIR` removes the request
+and resumes them. Without it, a controller on a login node would read a cancelled Slurm job as a
+failed trial and ask a new one, undoing the cancel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from sweepgen.run.search.study import state_dir
+from sweepgen.safefs import write_atomic
+
+REQUEST = "stop"
+
+
+def state_dir_of(sweep_dir: Path) -> Path | None:
+    """The search's state folder, when ``sweep_dir`` is a search some `run` has started."""
+    folder = state_dir(sweep_dir)
+    return folder if folder.is_dir() else None
+
+
+def request(state_dir: Path) -> None:
+    """Ask every controller of the search to stop (written atomically through safefs)."""
+    write_atomic(state_dir / REQUEST, b"stop requested by `sweepgen cancel`\n")
+
+
+def requested(state_dir: Path) -> bool:
+    return (state_dir / REQUEST).is_file()
+
+
+def withdraw(state_dir: Path) -> None:
+    """A new `sweepgen run` goes on with the search: the old request no longer holds."""
+    with contextlib.suppress(FileNotFoundError):
+        (state_dir / REQUEST).unlink()
