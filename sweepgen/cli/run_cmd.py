@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from sweepgen.cli._params import SECONDS
+from sweepgen.cli._params import SECONDS, limit_option
 
 
 @click.command("run")
@@ -89,6 +89,7 @@ from sweepgen.cli._params import SECONDS
     help="On Ctrl-C, how long each run may take to stop by itself (finish its step, save a "
     "checkpoint) before it is killed; a second Ctrl-C kills at once. Local default: 60.",
 )
+@limit_option
 def run(
     sweep_dir: Path,
     jobs: int | None,

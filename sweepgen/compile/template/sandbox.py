@@ -43,22 +43,28 @@ class LimitExceeded(TemplateRuntimeError):
 
 
 class TimeLimitExceeded(TemplateRuntimeError):
-    """An evaluation ran past its ``limits.eval_seconds``: a loop or macro bomb, or a runaway loop."""
+    """An evaluation ran past its ``limits.eval_seconds``, or the spec's evaluations together past
+    ``limits.total_seconds`` (``total``): a loop or macro bomb, or a runaway loop."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, total: bool = False) -> None:
         super().__init__(f"ran longer than {seconds:g} s")
         self.seconds = seconds
+        self.total = total
 
 
 class _Budget:
-    """The deadline of the evaluation in progress, and whether the watchdog found it passed."""
+    """The deadline of the evaluation in progress (its own, or the spec's total when that comes
+    first), and whether the watchdog found it passed."""
 
-    __slots__ = ("deadline", "expired", "seconds")
+    __slots__ = ("deadline", "expired", "seconds", "total")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
         self.expired = False
+        self.total = _total is not None and _total[0] < self.deadline
+        if self.total and _total is not None:
+            self.deadline, self.seconds = _total
 
 
 # Templates cost time only where they repeat something: a loop iteration, a call (macros,
@@ -69,6 +75,7 @@ class _Budget:
 _WATCH_SECONDS = 0.01
 _IDLE_POLLS = 100  # the watchdog ends after a second without an evaluation; the next one restarts it
 _active: _Budget | None = None  # one evaluation at a time per process (render workers are forked)
+_total: tuple[float, float] | None = None  # the spec's deadline for all its evaluations, and its seconds
 _watchdog_pid: int | None = None
 
 
@@ -122,10 +129,32 @@ class time_budget:  # lower case: a context manager, named as the function it re
         _active = self._outer
 
 
+class total_budget:
+    """Bound every evaluation inside the block together to ``seconds`` (``limits.total_seconds``):
+    each ``time_budget`` inside ends at this deadline when it comes first. Render workers forked
+    inside inherit it (the monotonic clock is the machine's)."""
+
+    __slots__ = ("_outer", "_seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._outer: tuple[float, float] | None = None
+
+    def __enter__(self) -> None:
+        global _total
+        self._outer = _total
+        mine = (time.monotonic() + self._seconds, self._seconds)
+        _total = mine if _total is None or mine[0] < _total[0] else _total  # nested: never extended
+
+    def __exit__(self, *exc: object) -> None:
+        global _total
+        _total = self._outer
+
+
 def _tick() -> None:
     budget = _active
     if budget is not None and budget.expired:
-        raise TimeLimitExceeded(budget.seconds)
+        raise TimeLimitExceeded(budget.seconds, budget.total)
 
 
 def _ticking(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -225,6 +254,11 @@ def undefined_message(err: BaseException, config: dict[str, Any]) -> str | None:
 
 def describe(err: BaseException, config: dict[str, Any]) -> str:
     """``Type: message`` for a template failure; an undefined name as its config path."""
+    if isinstance(err, TimeLimitExceeded) and err.total:
+        return (
+            f"the spec's evaluations together ran longer than {err.seconds:g} s "
+            "(`limits.total_seconds`): too many variants, or a template too slow for them?"
+        )
     if isinstance(err, TimeLimitExceeded):
         return (
             f"ran longer than {err.seconds:g} s (`limits.eval_seconds`): a loop or macro that "
