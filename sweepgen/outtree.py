@@ -401,7 +401,7 @@ class OutputTree:
         for rel in [*subfolders, rel_dir]:  # deepest first
             head, _, name = rel.rpartition("/")
             parent = self._dir_fd(head)
-            self._forget(rel)
+            self._forget_folder(rel)
             try:
                 os.rmdir(name, dir_fd=parent)
             except FileNotFoundError:
@@ -421,14 +421,14 @@ class OutputTree:
             parent = self._dir_fd(head)
             if parent == _MISSING_DIR:
                 return
-            self._forget(rel_dir)  # closed first: a FUSE file system may keep an open folder alive
+            self._forget_folder(rel_dir)  # closed first: a FUSE file system may keep an open folder alive
             try:
                 os.rmdir(name, dir_fd=parent)  # only succeeds when empty
             except OSError:
                 return
             rel_dir = head
 
-    def _forget(self, rel_dir: str) -> None:
+    def _forget_folder(self, rel_dir: str) -> None:
         """Drop the open folders a removed ``rel_dir`` held. Compared case-folded: on a
         case-insensitive file system ``X`` was opened as the folder ``x`` that is gone now, and a new
         ``X`` must be made, not written into through the old descriptor."""
@@ -452,7 +452,7 @@ class OutputTree:
                     pass  # kept under another case (a file of the user's in it): written into it
                 except OSError as err:
                     raise fs_error(err, self.where("/".join([*done, part])), "create folder") from None
-                self._forget("/".join([*done, part]))
+                self._forget_folder("/".join([*done, part]))
             done.append(part)
 
     def names(self, rel_dir: str) -> list[str]:
