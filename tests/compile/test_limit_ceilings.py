@@ -84,7 +84,8 @@ def test_pyproject_ceilings_bind_the_spec_and_are_checked(project):
     spec = write_project(project, GRID, head=HEAD + "limits: {eval_seconds: 3}\n")
     result = cli("render", str(spec))
     assert result.exit_code == 2 and "pyproject.toml" in result.stderr, result.output
-    for bad in ("{evals = 2}", "{variants = -1}", "{variants = 1e300}", "{eval_seconds = nan}", '"x"'):
+    bad_tables = ("{evals = 2}", "{variants = -1}", "{variants = 1e300}", "{eval_seconds = nan}", '"x"')
+    for bad in (*bad_tables, "{eval_seconds = 1" + "0" * 400 + "}"):
         (project / "pyproject.toml").write_text(f"[tool.sweepgen]\nlimits = {bad}\n")
         result = cli("render", str(spec))
         assert result.exit_code == 2 and "pyproject.toml" in result.stderr, (bad, result.output)

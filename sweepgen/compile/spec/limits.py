@@ -131,6 +131,11 @@ def _number(raw: Any, seconds: bool) -> int | float | None:
                 raw = float(raw)
             except ValueError:
                 return None
+    if seconds and isinstance(raw, int):
+        try:  # a deadline is a float: 10**400 seconds would overflow it
+            raw = float(raw)
+        except OverflowError:
+            return None
     if isinstance(raw, float):
         if not math.isfinite(raw):
             return None
