@@ -401,9 +401,7 @@ class OutputTree:
         for rel in [*subfolders, rel_dir]:  # deepest first
             head, _, name = rel.rpartition("/")
             parent = self._dir_fd(head)
-            fd = self._dirs.pop(rel, None)
-            if fd is not None and fd != _MISSING_DIR:
-                os.close(fd)
+            self._forget_folder(rel)
             try:
                 os.rmdir(name, dir_fd=parent)
             except FileNotFoundError:
@@ -423,14 +421,50 @@ class OutputTree:
             parent = self._dir_fd(head)
             if parent == _MISSING_DIR:
                 return
-            fd = self._dirs.pop(rel_dir, None)
-            if fd is not None and fd != _MISSING_DIR:
-                os.close(fd)
+            self._forget_folder(rel_dir)  # closed first: a FUSE file system may keep an open folder alive
             try:
                 os.rmdir(name, dir_fd=parent)  # only succeeds when empty
             except OSError:
                 return
             rel_dir = head
+
+    def _forget_folder(self, rel_dir: str) -> None:
+        """Drop the open folders a removed ``rel_dir`` held. Compared case-folded: on a
+        case-insensitive file system ``X`` was opened as the folder ``x`` that is gone now, and a new
+        ``X`` must be made, not written into through the old descriptor."""
+        folded = rel_dir.casefold()
+        for key in [k for k in self._dirs if k.casefold() == folded or k.casefold().startswith(folded + "/")]:
+            fd = self._dirs.pop(key)
+            if fd != _MISSING_DIR:
+                os.close(fd)
+
+    def make_dirs_as_named(self, rel_dir: str) -> None:
+        """Create each folder of ``rel_dir`` that is not stored under exactly that name (after a
+        case-only rename removed ``x/``, for ``X/``). Told from the folder listing, not by opening:
+        a FUSE file system may still answer ``X`` with the removed ``x`` for a moment."""
+        done: list[str] = []
+        for part in rel_dir.split("/") if rel_dir else []:
+            if part not in self.names("/".join(done)):
+                parent = self._dir_fd("/".join(done))
+                try:
+                    os.mkdir(part, 0o777, dir_fd=parent)
+                except FileExistsError:
+                    pass  # kept under another case (a file of the user's in it): written into it
+                except OSError as err:
+                    raise fs_error(err, self.where("/".join([*done, part])), "create folder") from None
+                self._forget_folder("/".join([*done, part]))
+            done.append(part)
+
+    def names(self, rel_dir: str) -> list[str]:
+        """The names in the folder ``rel_dir`` as the file system stores them (their case); empty
+        when it is missing."""
+        fd = self._dir_fd(rel_dir)
+        if fd == _MISSING_DIR:
+            return []
+        try:
+            return os.listdir(fd)
+        except OSError as err:
+            raise fs_error(err, self.where(rel_dir), "list") from None
 
 
 def read_inside(folder: str, rel: str) -> bytes | None:

@@ -4,6 +4,7 @@
 [tool.sweepgen]
 specs = ["experiments/**/*.sweep.yaml"]   # globs, relative to pyproject.toml
 output = "out"                            # the output root (default: generated)
+limits = {eval_seconds = 60}              # ceilings only the person running sweepgen raises
 ```
 
 ``check`` and ``render`` with no spec argument, the output root of every command that has ``-o``,
@@ -19,7 +20,7 @@ from __future__ import annotations
 import glob
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sweepgen.errors import Location, UserError
@@ -31,7 +32,7 @@ else:  # pragma: no cover - Python 3.10
 
 DEFAULT_SPECS = ("**/specs/**/*.yaml", "**/specs/**/*.yml", "**/*.sweep.yaml", "**/*.sweep.yml")
 DEFAULT_OUTPUT = "generated"
-_KEYS = {"specs", "output"}
+_KEYS = {"specs", "output", "limits"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Settings:
     output: str  # relative to ``root``
     root: str  # the folder of the pyproject.toml that set them, or the working directory
     source: str | None  # that pyproject.toml as the user reads it; None: the defaults
+    limits: dict[str, Any] = field(default_factory=dict)  # ceilings (sweepgen.compile.spec.limits)
 
     def output_root(self) -> str:
         """The output root as a path from the working directory."""
@@ -72,7 +74,7 @@ def load(cwd: str | None = None) -> Settings:
         raise UserError(
             f"[tool.sweepgen] has unknown key(s) {', '.join(unknown)}",
             location=Location(shown),
-            hint="known keys: specs (a list of globs), output (the output root)",
+            hint="known keys: specs (a list of globs), output (the output root), limits (a table)",
         )
     specs = table.get("specs", list(DEFAULT_SPECS))
     if isinstance(specs, str):
@@ -90,7 +92,14 @@ def load(cwd: str | None = None) -> Settings:
             location=Location(shown),
             hint='e.g. output = "generated"',
         )
-    return Settings(tuple(specs), output, os.path.dirname(path), shown)
+    limits = table.get("limits", {})
+    if not isinstance(limits, dict):
+        raise UserError(
+            "[tool.sweepgen] limits must be a table of limit = number",
+            location=Location(shown),
+            hint="e.g. limits = {variants = 2000000, eval_seconds = 60}",
+        )
+    return Settings(tuple(specs), output, os.path.dirname(path), shown, limits)
 
 
 def _find(start: str) -> str | None:

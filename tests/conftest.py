@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 # the session-scoped `slurm_cluster` fixture, for every module that asks for it (by name, no import)
-pytest_plugins = ("slurm_cluster", "chromium_browser")
+pytest_plugins = ("slurm_cluster", "chromium_browser", "casefold_mount")
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

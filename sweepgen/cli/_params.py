@@ -51,3 +51,22 @@ def output_root_option(help_text: str) -> Callable[[F], F]:
         type=click.Path(file_okay=False),
         help=help_text + " [default: `output` of [tool.sweepgen] in pyproject.toml, else generated]",
     )
+
+
+def _set_limits(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    from sweepgen.compile.spec import limits
+
+    # every command that has the option sets them, so no earlier command's values linger
+    limits.set_command_line(dict(limits.parse_pair(pair) for pair in value))
+
+
+limit_option = click.option(
+    "--limit",
+    "limits",
+    multiple=True,
+    metavar="KEY=VALUE",
+    expose_value=False,
+    callback=_set_limits,
+    help="raise (or lower) a limit's ceiling for this command: a spec's own `limits:` may not pass "
+    "it (keys: variants, output_bytes, yaml_nodes, input_bytes, eval_seconds, total_seconds)",
+)

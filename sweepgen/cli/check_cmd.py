@@ -10,7 +10,7 @@ import click
 
 from sweepgen.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, _no_import
 from sweepgen.cli._console import info, verbose
-from sweepgen.cli._params import output_root_option
+from sweepgen.cli._params import limit_option, output_root_option
 from sweepgen.escape import line, lines
 
 if TYPE_CHECKING:  # the compiler loads when the command runs, not for --help
@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the compiler loads when the command runs, not for --help
     help="also list every file a changed input made stale, and each file's unified diff",
 )
 @_no_import.option
+@limit_option
 def check(
     specs: tuple[str, ...], out_root: str, fmt: str, full: bool, show_diff: bool, no_import: bool
 ) -> int:

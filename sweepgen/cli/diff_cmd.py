@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from sweepgen.cli._params import limit_option
+
 if TYPE_CHECKING:  # the readers load when the command runs, not for --help
     from sweepgen.readers.diff import Change
     from sweepgen.readers.model import ReadResult
@@ -54,6 +56,7 @@ Paths = set[tuple[Any, ...]]  # the paths of changes --allow does not allow
     "(the default otherwise: what PyYAML reads, `on` is True) or 1.2 (`on` is a string). Specs "
     "are always YAML 1.2. Scalars the readings disagree on are listed as warnings.",
 )
+@limit_option
 def diff(
     a: str, b: str, allow: tuple[str, ...], fmt: str, resolve_bases: bool, yaml_version: str | None
 ) -> int:

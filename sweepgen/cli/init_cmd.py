@@ -10,7 +10,7 @@ import click
 
 from sweepgen.cli import EXIT_OK
 from sweepgen.cli._console import info
-from sweepgen.cli._params import output_root_option
+from sweepgen.cli._params import limit_option, output_root_option
 
 
 @click.command()
@@ -40,6 +40,7 @@ from sweepgen.cli._params import output_root_option
 @click.option("--specs-dir", default="specs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--templates-dir", default="templates", show_default=True, type=click.Path(file_okay=False))
 @output_root_option("output root the new spec renders into")
+@limit_option
 def init(
     config: str,
     schema_ref: str | None,

@@ -8,12 +8,14 @@ from __future__ import annotations
 import click
 
 from sweepgen.cli import EXIT_OK
+from sweepgen.cli._params import limit_option
 from sweepgen.cli._table import emit, format_option
 
 
 @click.command("list")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @format_option()
+@limit_option
 def list_variants(spec: str, fmt: str) -> int:
     """Show the variants SPEC expands to and the values that differ between them.
 

@@ -10,7 +10,7 @@ import click
 
 from sweepgen.cli import EXIT_OK, _no_import
 from sweepgen.cli._console import detail, info
-from sweepgen.cli._params import output_root_option
+from sweepgen.cli._params import limit_option, output_root_option
 from sweepgen.cli._table import emit, format_option
 from sweepgen.escape import line
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the compiler loads when the command runs
 @click.option("--dry-run", is_flag=True, help="show the plan table; write nothing")
 @format_option()
 @_no_import.option
+@limit_option
 def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_import: bool) -> int:
     """Expand, validate and render SPECs; all or nothing, plus sweep.lock.json per sweep.
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from sweepgen.cli._params import SECONDS
+from sweepgen.cli._params import SECONDS, limit_option
 
 
 @click.command("run")
@@ -98,6 +98,7 @@ from sweepgen.cli._params import SECONDS
     "(SIGTERM, then SIGKILL after --stop-timeout) and recorded failed, timed out. Default: the "
     "spec's resources.time, else none. On Slurm the limit is resources.time.",
 )
+@limit_option
 def run(
     sweep_dir: Path,
     jobs: int | None,

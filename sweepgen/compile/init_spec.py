@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweepgen import paths, yamlio
+from sweepgen.compile.spec import project
 from sweepgen.errors import Location, UserError
 
 if sys.version_info >= (3, 11):
@@ -147,11 +148,8 @@ def _rel_to(folder: str) -> Callable[[str], str]:
 
 
 def _read(config: str, suffix: str) -> dict[str, Any]:
-    try:
-        with open(config, "rb") as fh:
-            raw = fh.read()
-    except OSError as err:
-        raise UserError(f"cannot read {config}: {err.strerror or err}", location=Location(config)) from None
+    # a FIFO or device would block `open` or `read` for ever; a huge file is refused from its size
+    raw = project.read_regular(config, what="config", loc=Location(config))
     if suffix == ".toml":
         try:
             data: Any = tomllib.loads(raw.decode("utf-8"))

@@ -82,6 +82,22 @@ def _printed_size(value: Any) -> int:
     return MAX_SIZE + 1
 
 
+def bounded_sum(items: Any, start: Any = 0) -> Any:
+    """``sum(items, start)``, with a list or tuple ``start`` concatenated in one pass: Python's ``sum``
+    copies the growing result at every step (quadratic: ``sum([[0] * 1000] * 5000, [])`` runs for
+    minutes). None when the result would pass ``MAX_SIZE``; TypeError where Python's ``sum`` raises."""
+    if not isinstance(start, (list, tuple)):
+        return sum(items, start)  # numbers: the builtin's own loop is linear
+    kind = type(start)
+    parts = [start, *items]
+    if any(type(part) is not kind for part in parts):
+        raise TypeError(f"can only concatenate {kind.__name__} to {kind.__name__}")
+    if sum(len(part) for part in parts) > MAX_SIZE:
+        return None
+    joined = [item for part in parts for item in part]
+    return joined if kind is list else tuple(joined)
+
+
 def format_spec_fits(spec: str) -> bool:
     """A ``format()`` spec (``>10``, ``.3f``) whose width and precision are at most ``MAX_SIZE``."""
     return all(int(n) <= MAX_SIZE for n in _SPEC_NUMBERS.findall(spec) if len(n) < 9) and not any(

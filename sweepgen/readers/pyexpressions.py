@@ -16,7 +16,7 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import NotEvaluated, ReadResult, Ref
-from sweepgen.readers.pybounds import binop_fits, format_spec_fits, str_method_fits
+from sweepgen.readers.pybounds import binop_fits, bounded_sum, format_spec_fits, str_method_fits
 from sweepgen.readers.pymlcollections import is_ml
 from sweepgen.readers.pyvalues import (
     LOOP_LIMIT,
@@ -27,6 +27,7 @@ from sweepgen.readers.pyvalues import (
     Unknown,
     compare,
     dotted,
+    fits_work,
     is_data,
     known,
     known_key,
@@ -184,7 +185,8 @@ class Expressions:
                 elif isinstance(part, ast.FormattedValue):
                     value = self.expr(part.value)
                     spec = self.expr(part.format_spec) if part.format_spec is not None else ""
-                    if not known(value) or part.conversion not in (-1, ord("r"), ord("s")):
+                    plain = known(value) and fits_work(value)  # `{c}` walks every shared list again
+                    if not plain or part.conversion not in (-1, ord("r"), ord("s")):
                         raise Unknown
                     if part.conversion != -1:
                         value = repr(value) if part.conversion == ord("r") else str(value)
@@ -319,7 +321,7 @@ class Expressions:
             "zip",
             "enumerate",
         ):
-            if kwargs or not known(args):
+            if kwargs or not known(args) or not fits_work(args):
                 raise Unknown
             return _BUILTINS[name](*args)
         if short == "placeholder" and is_ml(imported):
@@ -433,9 +435,14 @@ class Expressions:
                 self._generate(node, index + 1, local, out)
 
 
+def _known(value: Any) -> Any:
+    return raise_unknown() if value is None else value
+
+
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "list": list, "tuple": tuple, "set": set, "sorted": sorted, "len": len, "min": min, "max": max,
-    "sum": sum, "abs": abs, "round": round, "int": int, "float": float, "str": str, "bool": bool,
+    "sum": lambda *a: _known(bounded_sum(*a)), "abs": abs, "round": round, "int": int, "float": float,
+    "str": str, "bool": bool,
     "range": lambda *a: list(range(*a)) if len(range(*a)) <= LOOP_LIMIT else raise_unknown(),
     "reversed": lambda x: list(reversed(x)), "zip": lambda *a: [tuple(t) for t in zip(*a)],
     "enumerate": lambda x, start=0: list(enumerate(x, start)),

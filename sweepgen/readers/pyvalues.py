@@ -12,11 +12,20 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from sweepgen.readers.model import NotEvaluated
+from sweepgen.readers.model import NotEvaluated, tree_size
 
 ImportBase = Callable[[str, int, int], dict[str, Any]]  # (module, level, line) -> the base's names
 LOOP_LIMIT = 100_000
 SIZE_LIMIT = 1_000_000
+# A shared object is walked once per reference by `==`, `str`, `sorted`, ...: `b = [a] * 1000` of
+# `a = [0] * 1000` is a thousand items that such a call walks as a million. Values past this, counted
+# as the call walks them (sweepgen.readers.model.tree_size), are kept as source, never walked.
+WORK_LIMIT = 2_000_000
+
+
+def fits_work(*values: Any) -> bool:
+    """Would a builtin or comparison that walks ``values`` stay within ``WORK_LIMIT``?"""
+    return tree_size(values, WORK_LIMIT) <= WORK_LIMIT
 
 
 class CallData(dict):  # type: ignore[type-arg]
@@ -57,6 +66,8 @@ def raise_unknown() -> Any:
 
 
 def compare(op: ast.cmpop, a: Any, b: Any) -> bool:
+    if not fits_work(a, b):
+        raise Unknown
     table: dict[type, Callable[[Any, Any], bool]] = {
         ast.Eq: lambda x, y: x == y, ast.NotEq: lambda x, y: x != y, ast.Lt: lambda x, y: x < y,
         ast.LtE: lambda x, y: x <= y, ast.Gt: lambda x, y: x > y, ast.GtE: lambda x, y: x >= y,
@@ -67,15 +78,22 @@ def compare(op: ast.cmpop, a: Any, b: Any) -> bool:
 
 
 def known(value: Any) -> bool:
-    """Plain data all the way down: no reference, call, or not-evaluated part."""
-    kind = type(value)
-    if kind in (int, float, str, bool, complex, bytes, type(None), range, slice):
-        return True
-    if kind in (list, tuple, set, frozenset):
-        return all(known(v) for v in value)
-    if kind is dict:
-        return all(known(k) and known(v) for k, v in value.items())
-    return False
+    """Plain data all the way down: no reference, call, or not-evaluated part. Each shared object is
+    looked at once, so a value that repeats one list a million times costs a million steps, not more."""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind in (int, float, str, bool, complex, bytes, type(None), range, slice):
+            continue
+        if kind not in (list, tuple, set, frozenset, dict):
+            return False
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        stack.extend(item if kind is not dict else (x for pair in item.items() for x in pair))
+    return True
 
 
 def known_key(value: Any) -> bool:

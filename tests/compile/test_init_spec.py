@@ -4,6 +4,7 @@ as written, from YAML, JSON or TOML; nothing overwritten, nothing left when the 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -79,3 +80,14 @@ def test_schema_is_exported_and_a_config_it_refuses_leaves_nothing(here, monkeyp
     sys.modules.pop("mycfg_init", None)
     (here / "mycfg_init.py").unlink()  # the exported file is enough from now on
     assert cli("render", "specs/c.yaml").exit_code == 0
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_config_that_is_no_regular_file_is_refused_without_blocking(here, kind):
+    # a FIFO nobody writes to blocks open() for ever, /dev/zero never ends: refused from their type
+    path = here / "configs" / "x.yaml"
+    os.mkfifo(path) if kind == "fifo" else path.symlink_to("/dev/zero")
+    result = cli("init", "--from", "configs/x.yaml", "--name", "x")
+    assert result.exit_code == 2, result.output
+    assert "configs/x.yaml" in result.stderr and "not a regular file" in result.stderr
+    assert not (here / "specs").exists()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fs_support import snapshot, sweepgen
 
-from sweepgen.compile.spec.model import EVAL_SECONDS, Limits
+from sweepgen.compile.spec.limits import EVAL_SECONDS, Limits
 from sweepgen.compile.template.sandbox import TimeLimitExceeded, make_env, time_budget
 
 LOOP_BOMB = "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"

@@ -82,3 +82,23 @@ def test_the_shell_reader_is_linear_in_script_length(shape):
     _, large = _timed(lambda: read_shell(make(16_000), "s.sh"))
     # 8x the lines: a linear reader takes ~8x (quadratic ones took 64x and minutes at 10,000 lines)
     assert large < max(20 * small, 0.5) and large < 15, (small, large)
+
+
+def test_sum_of_lists_is_linear_and_bounded():
+    # Python's sum(lists, []) copies the growing list at every step: quadratic in the item count
+    data, seconds = _timed(lambda: parse_python_config("x = sum([[0] * 1000] * 5000, [])\n"))
+    assert isinstance(data["x"], NotEvaluated) and seconds < 2
+    data, seconds = _timed(lambda: parse_python_config("x = sum([[1, 2]] * 200000, [])\n"))
+    assert data["x"] == [1, 2] * 200000 and seconds < 2
+    data = parse_python_config("a = sum([(1,), (2,)], ())\nb = sum([1, 2.5])\nc = sum([[1], (2,)], [])\n")
+    assert data["a"] == (1, 2) and data["b"] == 3.5 and isinstance(data["c"], NotEvaluated)
+
+
+@pytest.mark.parametrize(
+    "use", ["len(c)", "str(c)", "f'{c}'", "c == d", "sorted(c)", "sum(c, [])", "[c] == [d]", "max(c)"]
+)
+def test_a_shared_list_is_never_walked_once_per_reference(use):
+    # c holds a thousand references to b, b a thousand to a: a billion items when walked as a tree
+    src = f"a = [0] * 1000\nb = [a] * 1000\nc = [b] * 1000\nd = [list(b)] * 1000\nx = {use}\n"
+    data, seconds = _timed(lambda: parse_python_config(src))
+    assert isinstance(data["x"], NotEvaluated) and seconds < 5

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import struct
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from sweepgen import errors
@@ -36,6 +39,7 @@ class _Failure:
 
 
 _JOB: tuple[RenderOne, Sequence[Variant]] | None = None  # set in the parent before forking
+_MAX_CHUNKS = 4096  # their numbers (4 bytes each) must fit the pipe's buffer before a worker reads
 
 
 def worker_count(n_variants: int) -> int:
@@ -55,29 +59,57 @@ def worker_count(n_variants: int) -> int:
 class Rendering:
     """Every variant being rendered. With more than one worker, the workers are forked and start
     at once, so the caller can validate the variants meanwhile (``result`` then waits); with one,
-    ``result`` renders them in this process. ``close`` stops the workers (on the caller's error)."""
+    ``result`` renders them in this process. ``close`` stops the workers (on the caller's error,
+    Ctrl-C included).
+
+    Not ``multiprocessing.Pool``: its workers share a queue lock, so a worker killed by Ctrl-C while
+    waiting for work leaves the lock held and ``terminate`` waits for it for ever (with the sweep
+    folder's lock, inherited by every worker, held too), and each worker prints its own traceback.
+    Here the workers ignore SIGINT (the parent alone answers it), take chunk numbers from a pipe
+    (the kernel hands each 4-byte read out whole: no lock to leave held) and answer on a pipe of
+    their own; ``close`` kills and reaps them, so nothing of theirs outlives the render."""
 
     def __init__(self, render_one: RenderOne, variants: Sequence[Variant]) -> None:
-        global _JOB
         self._render_one = render_one
         self._variants = variants
-        self._pool: Any = None
+        self._workers: list[tuple[Any, Connection]] = []  # (process, the end its results come from)
         workers = min(worker_count(len(variants)), max(1, len(variants)))
         if workers > 1:
-            _JOB = (render_one, variants)
-            self._pool = multiprocessing.get_context("fork").Pool(workers)
             # 16 chunks a worker: the last chunk, which one worker renders while the other may have
-            # none left, is a 32nd of the work on two cores (with 4 a worker, an eighth: ~0.4 s idle
-            # at 100,000 variants)
-            self._parts = self._pool.map_async(
-                _render_chunk, _chunks(len(variants), workers * 16), chunksize=1
-            )
+            # none left, is a 32nd of the work on two cores
+            self._chunks = _chunks(len(variants), min(workers * 16, _MAX_CHUNKS))
+            self._start(render_one, variants, workers)
+
+    def _start(self, render_one: RenderOne, variants: Sequence[Variant], workers: int) -> None:
+        global _JOB
+        _JOB = (render_one, variants)
+        ctx = multiprocessing.get_context("fork")
+        todo_r, todo_w = os.pipe()
+        # blocked from before the fork until each worker ignores it, so Ctrl-C never reaches one
+        # still running our handlers; the parent's pending one is delivered when it unblocks
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            os.write(todo_w, b"".join(struct.pack("<I", i) for i in range(len(self._chunks))))
+            for _ in range(workers):
+                recv, send = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_work, args=(todo_r, todo_w, self._chunks, send), daemon=True)
+                proc.start()
+                send.close()
+                self._workers.append((proc, recv))
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            os.close(todo_r)
+            os.close(todo_w)
+            _JOB = None
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     def result(self) -> list[Rendered]:
-        if self._pool is None:
+        if not self._workers:
             return [self._render_one(i, v) for i, v in enumerate(self._variants)]
         try:
-            parts = self._parts.get()
+            parts = self._collect()
         finally:
             self.close()
         out: list[Rendered] = []
@@ -87,13 +119,42 @@ class Rendering:
             out.extend(part)
         return out
 
+    def _collect(self) -> list[list[Rendered] | _Failure]:
+        parts: dict[int, list[Rendered] | _Failure] = {}
+        open_ends: list[Connection] = [recv for _, recv in self._workers]
+        while open_ends:
+            for end in wait(open_ends):
+                assert isinstance(end, Connection)
+                try:
+                    message: tuple[int, list[Rendered] | _Failure] = end.recv()
+                except EOFError:  # the worker is done, or died: a missing chunk says which
+                    open_ends.remove(end)
+                    continue
+                parts[message[0]] = message[1]
+        missing = [i for i in range(len(self._chunks)) if i not in parts]
+        if missing:
+            codes = sorted({proc.exitcode for proc, _ in self._workers if proc.exitcode})
+            raise RuntimeError(f"a render worker ended without rendering chunk {missing[0]} (exit {codes})")
+        return [parts[i] for i in range(len(self._chunks))]
+
     def close(self) -> None:
-        global _JOB
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
-        _JOB = None
+        for proc, recv in self._workers:
+            if proc.exitcode is None:
+                proc.kill()  # SIGKILL: a worker stuck in one long call ends too
+            proc.join()
+            recv.close()
+        self._workers = []
+
+
+def _work(todo: int, todo_w: int, chunks: list[tuple[int, int]], send: Any) -> None:
+    """A worker: chunk numbers from ``todo`` until it is empty, each chunk's result sent back."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    os.close(todo_w)  # the pipe ends (EOF) once the parent and every worker closed this end
+    while len(raw := os.read(todo, 4)) == 4:
+        index = struct.unpack("<I", raw)[0]
+        send.send((index, _render_chunk(chunks[index])))
+    send.close()
 
 
 def _chunks(n: int, pieces: int) -> list[tuple[int, int]]:

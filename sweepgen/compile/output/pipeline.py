@@ -42,7 +42,7 @@ from sweepgen.compile.spec.derive import derive
 from sweepgen.compile.spec.expand import Expansion, Variant, expand
 from sweepgen.compile.spec.gate import check_gate
 from sweepgen.compile.spec.model import Spec, display_path, load_spec
-from sweepgen.compile.template.sandbox import time_budget
+from sweepgen.compile.template.sandbox import time_budget, total_budget
 from sweepgen.errors import SweepgenError, UserError, ValidationError
 
 
@@ -64,11 +64,12 @@ class Plan:
 def variants_of(spec: Spec, sweep: dict[str, Any], out_abs: str) -> Expansion:
     """The spec's variants, expanded and derived: a grid's from its axes, a search's its trials so far
     (from the sweep's lock)."""
-    if search.is_search(spec):
-        search.check_block(spec)
-        return derived(search.expansion_of(spec, recorded_trials.recorded(spec, out_abs)), sweep)
-    with gc_state.paused():
-        return derive(expand(spec), sweep)
+    with total_budget(spec.model.limits.total_seconds):
+        if search.is_search(spec):
+            search.check_block(spec)
+            return derived(search.expansion_of(spec, recorded_trials.recorded(spec, out_abs)), sweep)
+        with gc_state.paused():
+            return derive(expand(spec), sweep)
 
 
 def derived(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
@@ -99,15 +100,16 @@ def compile_loaded(
     spec_rel = _rel(spec.abspath, os.path.dirname(out_abs))
     sweep = sweep_view(spec, spec_rel)
     validator = load_validator(spec)  # fail on a bad schema reference before the slower work
-    if search.is_search(spec):
-        # a search sweep's variants are its trials so far (from its lock); the space is probed
-        search.check_block(spec)
-        probe_search(spec, sweep, validator)
-        expansion = search.expansion_of(spec, recorded_trials.recorded(spec, out_abs))
-    else:
-        with gc_state.paused():
-            expansion = expand(spec)
-    return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only, stream=stream)
+    with total_budget(spec.model.limits.total_seconds):
+        if search.is_search(spec):
+            # a search sweep's variants are its trials so far (from its lock); the space is probed
+            search.check_block(spec)
+            probe_search(spec, sweep, validator)
+            expansion = search.expansion_of(spec, recorded_trials.recorded(spec, out_abs))
+        else:
+            with gc_state.paused():
+                expansion = expand(spec)
+        return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only, stream=stream)
 
 
 def compile_expansion(
@@ -123,6 +125,20 @@ def compile_expansion(
 ) -> Plan:
     """Derive, validate and render the variants of ``expansion`` (a spec's, or a search's trials);
     ``stream``: staged on disk (see the module's docstring), which an error here deletes."""
+    with total_budget(expansion.spec.model.limits.total_seconds):
+        return _compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only, build_lock, stream)
+
+
+def _compile_expansion(
+    expansion: Expansion,
+    out_abs: str,
+    sweep: dict[str, Any],
+    validator: Validator | None,
+    spec_rel: str,
+    only: frozenset[str] | None,
+    build_lock: bool,
+    stream: bool,
+) -> Plan:
     spec = expansion.spec
     project = os.path.dirname(out_abs)
     expansion = derived(expansion, sweep)

@@ -17,6 +17,7 @@ from sweepgen import escape, yamlio
 from sweepgen.compile.output import lock
 from sweepgen.compile.spec import project
 from sweepgen.compile.spec.expand import Variant
+from sweepgen.compile.spec.limits import raise_hint
 from sweepgen.compile.spec.model import SAFE_NAME, Spec, display_path, unportable
 from sweepgen.compile.template.sandbox import describe, make_env
 from sweepgen.errors import Location, SpecError, SweepgenError, TemplateError, ValidationError
@@ -182,7 +183,7 @@ def too_large(limit: int, spec: Spec, variant: Variant, out_path: str) -> Templa
     return TemplateError(
         f"{out_path!r} of variant {variant.name!r} would be larger than {limit:,} bytes",
         location=spec.loc(("template",)),
-        hint="a runaway loop? Otherwise raise the limit in the spec: `limits: {output_bytes: N}`",
+        hint="a runaway loop? Otherwise " + raise_hint("output_bytes"),
     )
 
 

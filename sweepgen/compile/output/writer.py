@@ -42,6 +42,7 @@ class Outcome:
     recorded: Recorded | None = None
     leftovers: list[str] = field(default_factory=list)  # temp files of an interrupted render
     emptied: list[str] = field(default_factory=list)  # folders removed to make room for a file
+    recased: list[str] = field(default_factory=list)  # outputs renamed in case only (_case_renamed)
     interrupted: bool = False  # a journal says an earlier render did not finish; this one will
 
     @property
@@ -152,8 +153,10 @@ def _outcome(plan: Plan) -> Outcome:
                 location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
                 hint="another sweep wrote this folder; rename one of them",
             )
-        blocked, in_the_way = _writes(plan, tree, rec, out)
-        removed = _removals(plan, tree, rec, {f.path for f in plan.files}, out)
+        produced = {f.path for f in plan.files}
+        stale = {p.casefold(): p for p in set(rec.shas) - produced - {lock.LOCK_NAME, JOURNAL_NAME}}
+        blocked, in_the_way = _writes(plan, tree, rec, out, stale)
+        removed = _removals(plan, tree, rec, produced, out)
         for _path, at in blocked:
             if at not in removed:
                 raise _unsafe(tree, at, "file", True)
@@ -163,10 +166,11 @@ def _outcome(plan: Plan) -> Outcome:
 
 
 def _writes(
-    plan: Plan, tree: OutputTree, rec: Recorded, out: Outcome
+    plan: Plan, tree: OutputTree, rec: Recorded, out: Outcome, stale: dict[str, str]
 ) -> tuple[list[tuple[str, str]], list[str]]:
     """Each output's action, added to ``out``; returns (output path, the file standing where its
-    folder belongs) pairs and the output paths where a folder stands (an output that was x/c.yaml)."""
+    folder belongs) pairs and the output paths where a folder stands (an output that was x/c.yaml).
+    ``stale``: the recorded files no longer produced, by their case-folded path."""
     blocked: list[tuple[str, str]] = []
     in_the_way: list[str] = []
     for f in plan.files:
@@ -181,7 +185,12 @@ def _writes(
             out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
         elif node.kind == "file":
             current = tree.read(f.path)
-            if _same(current, f):
+            was = _case_renamed(tree, f.path, stale)
+            if was is not None:  # removed under its old name first, then written under the new one
+                _may_replace(plan, was, current, rec)
+                out.actions.append(Action(f.path, UPDATE, f.variant.name, f.run_name))
+                out.recased.append(f.path)
+            elif _same(current, f):
                 out.actions.append(Action(f.path, UNCHANGED, f.variant.name, f.run_name))
             else:
                 _may_replace(plan, f.path, current, rec)
@@ -189,6 +198,24 @@ def _writes(
         else:
             raise _unsafe(tree, node.at, node.kind, node.blocked)
     return blocked, in_the_way
+
+
+def _case_renamed(tree: OutputTree, path: str, stale: dict[str, str]) -> str | None:
+    """The recorded file that ``path`` renames in case only (``Seed1.yaml`` -> ``seed1.yaml``, ``x/``
+    -> ``X/``) when the file system found ``path`` as that file, stored under its old name (macOS,
+    Windows, exFAT): that entry is removed as a stale file, so the output must be written again,
+    never kept as unchanged. Told by the names stored in each folder (inode numbers differ
+    between two spellings of one name on some of these file systems)."""
+    was = stale.get(path.casefold())
+    if was is None or was == path:
+        return None
+    stored: list[str] = []
+    for part in path.split("/"):
+        names = tree.names("/".join(stored))
+        if part not in names:
+            part = next((n for n in names if n.casefold() == part.casefold()), part)
+        stored.append(part)
+    return was if "/".join(stored) == was else None
 
 
 def _same(current: bytes, f: RenderedFile) -> bool:
@@ -307,6 +334,8 @@ def _apply_one(out: Outcome, plan: Plan, tree: OutputTree) -> None:
             tree.remove(act.path)
     for folder in out.emptied:
         tree.remove_empty_folder(folder)
+    for path in out.recased:  # `x/` removed with its files: `X/` made under its own name
+        tree.make_dirs_as_named(path.rpartition("/")[0])
     staging = plan.staging
     index = {f.path: (i, f.data) for i, f in enumerate(plan.files)}
     for act in out.actions:

@@ -8,9 +8,11 @@ loaded, so a schema never silently validates less than its author wrote.
 from __future__ import annotations
 
 import difflib
+import functools
 import operator
-import re
 from typing import Any
+
+import re2
 
 SUPPORTED = frozenset(
     {
@@ -56,7 +58,38 @@ _TYPES = {
 
 
 class UnsupportedSchema(Exception):
-    pass
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+# `pattern`s run through RE2, whose matching is linear in the string: a schema comes with the pull
+# request `check` reviews, and a backtracking engine (Python's `re`) spends hours on `(a+)+$`
+# against forty `a`s and a `b`. RE2 refuses what it cannot match in linear time (backreferences,
+# lookaround) when the schema loads; a pattern is compiled once.
+_PATTERN_HINT = (
+    "JSON Schema patterns are matched by RE2 (linear time): no backreferences or lookaround; "
+    "see https://github.com/google/re2/wiki/Syntax"
+)
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.max_mem = 8 << 20  # RE2's default: a pattern needing more is refused, not built
+_RE2_OPTIONS.log_errors = False  # the error is ours to report, at the schema file
+
+
+@functools.lru_cache(maxsize=1024)
+def _pattern(source: str) -> re2._Regexp:
+    return re2.compile(source, _RE2_OPTIONS)
+
+
+def _check_pattern(source: Any, where: str) -> None:
+    if not isinstance(source, str):
+        raise UnsupportedSchema(f"{where}/pattern must be a string, not {type(source).__name__}")
+    try:
+        _pattern(source)
+    except re2.error as err:
+        why = err.args[0] if err.args else err
+        why = why.decode("utf-8", "replace") if isinstance(why, bytes) else str(why)
+        raise UnsupportedSchema(f"{where}/pattern {source!r} is refused: {why}", _PATTERN_HINT) from None
 
 
 def check_schema(schema: Any, where: str = "#") -> None:
@@ -72,6 +105,8 @@ def check_schema(schema: Any, where: str = "#") -> None:
     for t in types if isinstance(types, list) else [types] if types else []:
         if t not in _TYPES:
             raise UnsupportedSchema(f"{where}: unknown type {t!r}")
+    if "pattern" in schema:
+        _check_pattern(schema["pattern"], where)
     for key, sub in (schema.get("properties") or {}).items():
         check_schema(sub, f"{where}/properties/{key}")
     for kw in ("additionalProperties", "items", "not"):
@@ -114,7 +149,7 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
             out.append((path, f"shorter than {schema['minLength']}"))
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             out.append((path, f"longer than {schema['maxLength']}"))
-        if "pattern" in schema and not re.search(schema["pattern"], value):
+        if "pattern" in schema and _pattern(schema["pattern"]).search(value) is None:
             out.append((path, f"does not match {schema['pattern']!r}"))
     if isinstance(value, list):
         if "minItems" in schema and len(value) < schema["minItems"]:

@@ -229,7 +229,7 @@ def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
         raise SpecError(
             f"schema file {ref}: {err}",
             location=loc,
-            hint=f"supported keywords: {', '.join(sorted(jsonschema_subset.SUPPORTED))}",
+            hint=err.hint or f"supported keywords: {', '.join(sorted(jsonschema_subset.SUPPORTED))}",
         ) from None
     return lambda config: jsonschema_subset.validate(config, schema)
 

@@ -23,6 +23,7 @@ from typing import Any
 from sweepgen import paths
 from sweepgen.compile.spec import overrides
 from sweepgen.compile.spec import sample as sampling
+from sweepgen.compile.spec.limits import raise_hint
 from sweepgen.compile.spec.model import SAFE_NAME, Spec
 from sweepgen.compile.spec.overrides import Op
 from sweepgen.errors import Location, SpecError
@@ -274,7 +275,7 @@ def _check_count(spec: Spec, named: int, grid: list[int], zipped: int, sampled: 
         raise SpecError(
             f"the spec expands to {total:,} variants ({sizes}), more than the limit of {limit:,}",
             location=spec.loc(("grid",) if grid else ()),
-            hint="shrink the axes, or raise the limit in the spec: `limits: {variants: N}`",
+            hint="shrink the axes, or " + raise_hint("variants"),
         )
 
 

@@ -13,11 +13,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from sweepgen import globs, paths, yamlio
+from sweepgen import globs, paths, settings, yamlio
+from sweepgen.compile.spec import limits as spec_limits
 from sweepgen.compile.spec import overrides, project
+from sweepgen.compile.spec.limits import Limits
 from sweepgen.compile.spec.sample import SampleBlock
 from sweepgen.compile.spec.search_block import SearchBlock
 from sweepgen.compile.spec.seeds import SeedBlock
@@ -108,39 +110,6 @@ class Resources(BaseModel):
     )
 
 
-MIB = 1 << 20
-MAX_VARIANTS = 10_000_000  # a raised `limits.variants` still ends in exit 2, never out of memory at 10^10
-EVAL_SECONDS = 5  # no real template, constraint or name takes a tenth of that for one variant
-
-
-class Limits(BaseModel):
-    """Bounds on what one spec may cost; raise one here when a real sweep needs more."""
-
-    model_config = _STRICT
-    variants: StrictInt = Field(
-        default=100_000,
-        ge=1,
-        le=MAX_VARIANTS,
-        description=f"variants after expansion (at most {MAX_VARIANTS:,}: each costs memory)",
-    )
-    output_bytes: StrictInt = Field(default=16 * MIB, ge=1, description="bytes per rendered file")
-    yaml_nodes: StrictInt = Field(
-        default=yamlio.MAX_NODES, ge=1, description="YAML nodes per file, aliases expanded"
-    )
-    input_bytes: StrictInt = Field(
-        default=project.INPUT_BYTES,
-        ge=1,
-        description="bytes per file read: included configs, templates, schema files "
-        "(checked from the size, before reading)",
-    )
-    eval_seconds: StrictFloat | StrictInt = Field(
-        default=EVAL_SECONDS,
-        gt=0,
-        description="wall-clock seconds for one evaluation: the template, `output`, `run_name`, "
-        "`run_dir`, a `derived` value or a constraint, for one variant",
-    )
-
-
 class SpecModel(BaseModel):
     """A sweep spec, format version 1."""
 
@@ -201,7 +170,10 @@ class SpecModel(BaseModel):
     resources: Resources | None = Field(
         default=None, description="per-run resources for `sweepgen run --executor slurm`"
     )
-    limits: Limits = Field(default_factory=Limits, description="raise a bound a real sweep outgrows")
+    limits: Limits = Field(
+        default_factory=Limits,
+        description="lower a bound, or raise it up to its ceiling (past that: `--limit KEY=VALUE`)",
+    )
     seed: StrictStr | SeedBlock | None = Field(
         default=None,
         description="the config path that is the random seed (runs differing only in it are one group in "
@@ -284,7 +256,9 @@ def load_spec(path: str, out_root: str = "generated") -> Spec:
             location=doc.loc(),
             hint="start from the example in the README: `sweepgen: 1`, `name:`, ...",
         )
-    node_limit = _own_node_limit(doc)
+    found = settings.load()
+    ceiling = spec_limits.ceilings(found.limits, found.source)
+    node_limit = spec_limits.node_limit(doc.data.get("limits"), ceiling)
     if doc.nodes > node_limit:  # again with the limit, to stop at the node that crosses it
         yamlio.loads(yamlio.decode_utf8(raw, shown), shown, max_nodes=node_limit)
     version = doc.data.get("sweepgen", 1)
@@ -295,6 +269,7 @@ def load_spec(path: str, out_root: str = "generated") -> Spec:
             hint="this sweepgen reads `sweepgen: 1` (the integer, not true or 1.0)",
         )
     model = _validate_model(doc)
+    model.limits = spec_limits.effective(model.limits, doc, ceiling)
     _check_names(model, doc)
     _check_allow(model, doc)
     abspath = os.path.abspath(path)
@@ -310,13 +285,6 @@ def load_spec(path: str, out_root: str = "generated") -> Spec:
         base_locs=base.locs,
         project=root,
     )
-
-
-def _own_node_limit(doc: yamlio.Doc) -> int:
-    """The spec's ``limits.yaml_nodes`` when it is a valid number (pydantic checks it later)."""
-    limits = doc.data.get("limits")
-    value = limits.get("yaml_nodes") if isinstance(limits, dict) else None
-    return value if type(value) is int and value >= 1 else yamlio.MAX_NODES
 
 
 def _check_allow(model: SpecModel, doc: yamlio.Doc) -> None:

@@ -24,6 +24,7 @@ from sweepgen.errors import Location, SpecError, ValidationError
 AXIS_LAYER = "search"
 SEED_LAYER = "search:seed"
 PROBE_SAMPLES = 8  # seeded interior points probed at render time, besides the bounds
+PROBE_CHOICES = 64  # interior values of one `choice` axis probed at most (spread evenly)
 _TOP = 1.0 - 1e-12  # the unit coordinate of an axis' upper bound (value_at takes u in [0, 1))
 _EXCLUSIVE = ("variants", "grid", "zip", "sample", "ablation")
 
@@ -185,13 +186,24 @@ def probe_points(spec: Spec) -> list[tuple[str, dict[str, Any]]]:
     for key, dist in axes.items():
         points.append((f"{key} at its high bound", {**low, key: sampling.value_at(dist, _TOP)}))
         if dist.choice is not None:
-            points += [(f"{key} = {v!r}", {**low, key: v}) for v in dist.choice[1:-1]]
+            points += [(f"{key} = {v!r}", {**low, key: v}) for v in _probed_choices(dist.choice)]
     rng = random.Random(block(spec).seed)
     for i in range(PROBE_SAMPLES):
         points.append(
             (f"sample point {i + 1}", {k: sampling.value_at(d, rng.random()) for k, d in axes.items()})
         )
     return points
+
+
+def _probed_choices(choice: list[Any]) -> list[Any]:
+    """The interior values of a ``choice`` axis that are probed: all of them up to
+    ``PROBE_CHOICES``, else that many spread evenly, so a choice of 100,000 values probes in a
+    second, not an hour. Every trial is still validated, by the same stages, when it is asked."""
+    inner = choice[1:-1]
+    if len(inner) <= PROBE_CHOICES:
+        return inner
+    step = len(inner) / PROBE_CHOICES
+    return [inner[int(i * step)] for i in range(PROBE_CHOICES)]
 
 
 def too_tight(spec: Spec, failures: list[tuple[str, ValidationError]], probed: int) -> ValidationError:

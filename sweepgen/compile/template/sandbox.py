@@ -27,8 +27,11 @@ from jinja2 import BaseLoader, StrictUndefined, Undefined, nodes
 from jinja2.exceptions import TemplateRuntimeError, UndefinedError
 from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.visitor import NodeTransformer
 
 from sweepgen import escape
+from sweepgen.compile.template import bounds
+from sweepgen.compile.template.bounds import LimitExceeded
 from sweepgen.compile.template.jsonfilter import to_json
 from sweepgen.compile.template.yamlfilter import YamlWriter, yaml_scalar
 
@@ -38,27 +41,29 @@ MAX_INT_BITS = 10_000  # about 3,000 decimal digits
 MAX_SEQUENCE = 10_000_000  # characters of a string or items of a list made by `*`, `+` or `%`
 
 
-class LimitExceeded(TemplateRuntimeError):
-    """A sandboxed operation would build a value beyond the bounds above."""
-
-
 class TimeLimitExceeded(TemplateRuntimeError):
-    """An evaluation ran past its ``limits.eval_seconds``: a loop or macro bomb, or a runaway loop."""
+    """An evaluation ran past its ``limits.eval_seconds``, or the spec's evaluations together past
+    ``limits.total_seconds`` (``total``): a loop or macro bomb, or a runaway loop."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, total: bool = False) -> None:
         super().__init__(f"ran longer than {seconds:g} s")
         self.seconds = seconds
+        self.total = total
 
 
 class _Budget:
-    """The deadline of the evaluation in progress, and whether the watchdog found it passed."""
+    """The deadline of the evaluation in progress (its own, or the spec's total when that comes
+    first), and whether the watchdog found it passed."""
 
-    __slots__ = ("deadline", "expired", "seconds")
+    __slots__ = ("deadline", "expired", "seconds", "total")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
         self.expired = False
+        self.total = _total is not None and _total[0] < self.deadline
+        if self.total and _total is not None:
+            self.deadline, self.seconds = _total
 
 
 # Templates cost time only where they repeat something: a loop iteration, a call (macros,
@@ -69,6 +74,7 @@ class _Budget:
 _WATCH_SECONDS = 0.01
 _IDLE_POLLS = 100  # the watchdog ends after a second without an evaluation; the next one restarts it
 _active: _Budget | None = None  # one evaluation at a time per process (render workers are forked)
+_total: tuple[float, float] | None = None  # the spec's deadline for all its evaluations, and its seconds
 _watchdog_pid: int | None = None
 
 
@@ -122,10 +128,32 @@ class time_budget:  # lower case: a context manager, named as the function it re
         _active = self._outer
 
 
+class total_budget:
+    """Bound every evaluation inside the block together to ``seconds`` (``limits.total_seconds``):
+    each ``time_budget`` inside ends at this deadline when it comes first. Render workers forked
+    inside inherit it (the monotonic clock is the machine's)."""
+
+    __slots__ = ("_outer", "_seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._outer: tuple[float, float] | None = None
+
+    def __enter__(self) -> None:
+        global _total
+        self._outer = _total
+        mine = (time.monotonic() + self._seconds, self._seconds)
+        _total = mine if _total is None or mine[0] < _total[0] else _total  # nested: never extended
+
+    def __exit__(self, *exc: object) -> None:
+        global _total
+        _total = self._outer
+
+
 def _tick() -> None:
     budget = _active
     if budget is not None and budget.expired:
-        raise TimeLimitExceeded(budget.seconds)
+        raise TimeLimitExceeded(budget.seconds, budget.total)
 
 
 def _ticking(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -225,6 +253,11 @@ def undefined_message(err: BaseException, config: dict[str, Any]) -> str | None:
 
 def describe(err: BaseException, config: dict[str, Any]) -> str:
     """``Type: message`` for a template failure; an undefined name as its config path."""
+    if isinstance(err, TimeLimitExceeded) and err.total:
+        return (
+            f"the spec's evaluations together ran longer than {err.seconds:g} s "
+            "(`limits.total_seconds`): too many variants, or a template too slow for them?"
+        )
     if isinstance(err, TimeLimitExceeded):
         return (
             f"ran longer than {err.seconds:g} s (`limits.eval_seconds`): a loop or macro that "
@@ -256,6 +289,17 @@ def _size(value: Any) -> int:
     return len(value) if isinstance(value, (str, list, tuple)) else 0
 
 
+def _check_shared(op: str, left: Any, right: Any) -> None:
+    """``[x] * n`` of a big ``x``, ``ns.a + ns.a`` doubling a shared value: weighed (``bounds``)."""
+    if op == "*":
+        if type(right) is int and isinstance(left, (list, tuple)):
+            bounds.check_repeat(left, right)
+        elif type(left) is int and isinstance(right, (list, tuple)):
+            bounds.check_repeat(right, left)
+    elif op == "+" and isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+        bounds.check_weight("`+`", left, right)
+
+
 def _check_binop(op: str, left: Any, right: Any) -> None:
     """Refuse an operation whose result would be out of bounds, before computing it."""
     if op == "**":
@@ -283,6 +327,7 @@ def _check_binop(op: str, left: Any, right: Any) -> None:
     elif op == "+":
         if _size(left) + _size(right) > MAX_SEQUENCE:
             raise LimitExceeded(f"`+` would build a sequence of more than {MAX_SEQUENCE:,} items")
+
     elif op == "%" and isinstance(left, str):
         specs = re.findall(r"%[-#0 +]*([0-9]*)(?:\.([0-9]*))?", left)
         if any(len(n) > 7 for spec in specs for n in spec):  # 10,000,000 has 8 digits
@@ -332,6 +377,7 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
         tree = super()._parse(source, name, filename)
         for loop in tree.find_all(nodes.For):
             loop.iter = nodes.Filter(loop.iter, _LOOP_FILTER, [], [], None, None, lineno=loop.lineno)
+        _WeighLiterals().visit(tree)
         return tree
 
     def get_template(self, *args: Any, **kwargs: Any) -> Any:
@@ -349,6 +395,7 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         _tick()
         _check_binop(operator, left, right)
+        _check_shared(operator, left, right)
         return _BINOPS[operator](left, right)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
@@ -360,13 +407,45 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
         method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format at attribute access
         name = getattr(method, "__name__", "")
         if isinstance(getattr(method, "__self__", None), str):
-            if name in _PADDING_METHODS:
+            if name == "replace":
+                bounds.check_replace(method.__self__, *args, **kwargs)
+            elif name in _PADDING_METHODS:
                 _check_widths(name, args, kwargs)
             elif name in ("format", "format_map"):
                 _check_format_spec(method.__self__)
                 if _NESTED_SPEC.search(method.__self__):  # a width given as an argument: `{:>{}}`
                     _check_widths(name, args, kwargs)
         return super().call(__context, __obj, *args, **kwargs)
+
+
+class _WeighLiterals(NodeTransformer):
+    """A list, tuple or dict written in a template (``[ns.a, ns.a]``) is weighed when it is built
+    (``bounds``): repeated in a loop it could double a shared value's weight at every step."""
+
+    def _weighed(self, node: nodes.Expr) -> nodes.Node:
+        self.generic_visit(node)
+        try:
+            node.as_const()
+            return node  # all constants: its size is what the template's text says
+        except nodes.Impossible:
+            return nodes.Filter(node, _WEIGH_FILTER, [], [], None, None, lineno=node.lineno)
+
+    def visit_List(self, node: nodes.List) -> nodes.Node:
+        return self._weighed(node)
+
+    def visit_Dict(self, node: nodes.Dict) -> nodes.Node:
+        return self._weighed(node)
+
+    def visit_Tuple(self, node: nodes.Tuple) -> nodes.Node:
+        return self._weighed(node) if node.ctx == "load" else node  # not `{% set a, b = ... %}`
+
+
+def _weighed(value: Any) -> Any:
+    bounds.check_weight("a list or mapping written in the template", value)
+    return value
+
+
+_WEIGH_FILTER = "__sweepgen_weighed"
 
 
 def _check_widths(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -453,11 +532,28 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     env.filters = {name: _ticking(f) for name, f in env.filters.items()}
     env.tests = {name: _ticking(test) for name, test in env.tests.items()}  # type: ignore[arg-type]
     env.filters[_LOOP_FILTER] = _counted
+    env.filters[_WEIGH_FILTER] = _weighed
+    env.filters["sum"] = _ticking(bounds.sum_filter)
+    lipsum = env.globals["lipsum"]
+    assert callable(lipsum)  # Jinja's default global
+    env.globals["lipsum"] = _checked_first(bounds.check_lipsum, lipsum)
     # Jinja's own filters that grow a string by a number argument, bounded like the methods above
     for name, check in (
         ("center", _check_center_filter),
         ("format", _check_format_filter),
         ("indent", _check_indent_filter),
+        ("wordwrap", lambda _name, args, kwargs: bounds.check_wrap(*args[1:3], *kwargs.values())),
+        ("replace", lambda _name, args, kwargs: bounds.check_replace(*args[1:], *kwargs.values())),
+        ("slice", lambda _name, args, kwargs: bounds.check_slices(*args[1:3], *kwargs.values())),
     ):
         env.filters[name] = _bounded_filter(name, check, env.filters[name])
     return env
+
+
+def _checked_first(check: Callable[..., None], original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        check(*args, **kwargs)
+        return original(*args, **kwargs)
+
+    return checked
