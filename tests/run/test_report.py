@@ -167,7 +167,7 @@ def test_cli_prints_the_table_and_writes_csv_and_a_deterministic_png(sweep):
     assert result.exit_code == 0, result.output
     assert "CSV: runs/fake/report.csv" in result.stdout and "PNG: runs/fake/report.png" in result.stdout
     assert "b0.04_s1" in result.stdout and "0.900" in result.stdout
-    assert "b0.01 " in result.stdout and "95% CI" in result.stdout  # the by-group table over seeds
+    assert "b0.01 " in result.stdout and "CI (mean)" in result.stdout  # the by-group table over seeds
     png = (sweep / "runs/fake/report.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
     assert CliRunner().invoke(main, ["report", "runs/fake", "--report-dir", "elsewhere"]).exit_code == 0

@@ -16,6 +16,7 @@ import csv
 import difflib
 import importlib.util
 import io
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -57,7 +58,18 @@ SUMMARY_COLUMNS = (
 DEFAULT_CURVE = "reward_mean"  # the bundled trainer's metrics.jsonl, plotted when no --metric is given
 MODES = ("max", "min")
 DIGITS = 3  # significant digits of a number in a legend, unless the spec's sample block says otherwise
-ATS = ("final", "best")
+ATS = ("final", "best", "last:K")
+LAST = re.compile(r"last:([1-9][0-9]{0,5})")
+
+
+def last_k(at: str) -> int | None:
+    """K of ``last:K`` (the mean of the last K logged values), None for final and best."""
+    match = LAST.fullmatch(at)
+    return int(match.group(1)) if match else None
+
+
+def valid_at(at: str) -> bool:
+    return at in ("final", "best") or last_k(at) is not None
 
 
 @dataclass(frozen=True)
@@ -66,7 +78,9 @@ class Objective:
 
     metric: str | None = None
     mode: str = "max"  # max | min: which direction is better
-    at: str = "final"  # final: the last logged value; best: the best value over the run
+    # what is compared (separate from the direction): final: the last logged value; best: the best
+    # value over the run (biased upward: the max of noisy evaluations); last:K the mean of the last K
+    at: str = "final"
     # a search sweep's own objective (its metric's last logged value, as the search tells Optuna):
     # named as the search names it, so the page's header, best-so-far curve and trials table agree
     searched: bool = False
@@ -75,7 +89,18 @@ class Objective:
     def label(self) -> str:
         if self.metric is None:
             return "final_reward"
-        return self.metric if self.searched else f"{self.at}_{self.metric}"
+        if self.searched:
+            return self.metric
+        k = last_k(self.at)
+        return f"{self.at}_{self.metric}" if k is None else f"mean_last{k}_{self.metric}"
+
+    @property
+    def value_word(self) -> str:
+        """The value compared, in words: final / best over the run / mean of the last K."""
+        k = last_k(self.at)
+        if k is not None:
+            return f"mean of the last {k} logged values"
+        return "best over the run" if self.at == "best" else "final (last logged value)"
 
 
 @dataclass(frozen=True)
@@ -156,7 +181,7 @@ class Curve:
 def collect(directory: Path, objective: Objective | None = None) -> Report:
     """Read every run of a generated sweep folder or a runs folder."""
     obj = objective or Objective()
-    if obj.mode not in MODES or obj.at not in ATS:
+    if obj.mode not in MODES or not valid_at(obj.at):
         raise UserError(f"unknown objective {obj}", hint=f"--mode {'|'.join(MODES)}, --at {'|'.join(ATS)}")
     if not directory.is_dir():
         raise UserError(
@@ -434,7 +459,18 @@ def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective:
                 f" (did you mean {', '.join(close)}?)" if close else ""
             )
         return Score(missing=why)
-    step, value = series.final if objective.at == "final" else series.best(objective.mode)
+    k = last_k(objective.at)
+    if k is not None:
+        if len(series.points) < k:
+            return Score(
+                missing=f"logged {len(series.points)} value(s) of `{objective.metric}`, fewer than "
+                f"--at last:{k} averages"
+            )
+        step, value = series.final[0], math.fsum(v for _, v in series.points[-k:]) / k
+    elif objective.at == "final":
+        step, value = series.final
+    else:
+        step, value = series.best(objective.mode)
     gap = None
     metric = str(objective.metric)
     if metric.startswith("eval_"):

@@ -16,7 +16,7 @@ from typing import Any
 
 from sweepgen.run.report.groups import Group
 from sweepgen.run.report.importance import Importance, Param
-from sweepgen.run.report.stats import MIN_WELCH, Statistics
+from sweepgen.run.report.stats import Statistics
 
 MAX_CURVE_GROUPS = 30
 MAX_POINTS = 300
@@ -171,14 +171,21 @@ def _thinned(steps: list[int]) -> list[int]:
 
 
 def _stats(statistics: Statistics) -> dict[str, Any]:
+    m = statistics.methods.describe()
     method = (
-        f"Interval: 95% percentile bootstrap of the mean ({statistics.resamples:,} resamples, seed "
-        f"{statistics.seed}). Test: Welch's t-test when both groups have at least {MIN_WELCH} runs, "
-        "else an exact permutation test of the difference in means; p-values Holm-corrected across "
-        f"the groups compared with the baseline; verdict at p(Holm) < 0.05 ({statistics.mode} is better)."
+        f"Group intervals: {m['mean_interval']}. Differences: {m['diff_interval']} (Holm's step-down "
+        f"tests the r-th smallest p at alpha/(m-r); each interval is drawn at the level its comparison "
+        f"was tested at). Test: {m['test']}, Holm-adjusted, alpha {m['alpha']}; verdict better/worse "
+        f"({statistics.mode} is better) exactly when the interval excludes zero"
+        + (
+            "."
+            if statistics.methods.test == "welch" and statistics.methods.interval == "t"
+            else " for the test; the interval comes from another method and can disagree."
+        )
     )
     return {
         "method": method,
+        "methods": m,
         "baseline": statistics.baseline,
         "groups": [asdict(g) for g in statistics.groups],
         "comparisons": [asdict(c) for c in statistics.comparisons],
