@@ -247,3 +247,33 @@ def test_held_out_seeds_select_the_test_runs():
     assert [m.variant for m in grp.select_seeds(members, plan, "tune")] == ["a_seed1", "a_seed2"]
     with pytest.raises(UserError, match="tune and test"):
         grp.select_seeds(members, grp.seed_plan(None, ["training.seed"]), "test")
+
+
+def _named(variants_seeds, seed_path="seed"):
+    members = [grp.Member(f"r_{v}", v, {seed_path: s, "k": k}) for v, s, k in variants_seeds]
+    plan = grp.seed_plan({"seed": seed_path}, [seed_path, "k"])
+    return [(g.name, len(g.members)) for g in grp.group(members, plan, [seed_path, "k"], "sweep")]
+
+
+def test_group_labels_never_fall_back_to_the_sweeps_name_for_a_real_group():
+    # names of different shapes, a token that ends in the seed's digit (top1) kept
+    assert _named([("top1_seed1", 1, "a"), ("top1_seed2", 2, "a"), ("top5_wide_seed1", 1, "b")]) == [
+        ("top1", 2),
+        ("top5_wide", 1),
+    ]
+    # a dash-separated seed is still the seed: x-seed1 and x-seed2 are one group of two
+    assert _named([("x-seed1", 1, "a"), ("x-seed2", 2, "a"), ("y-seed1", 1, "b")]) == [("x", 2), ("y", 1)]
+    assert _named([("x-s7", 7, "a"), ("x-s8", 8, "a")]) == [("x", 2)]
+    # a sweep over the seed alone: its one group is named after the sweep
+    only = [grp.Member(v, v, {"seed": int(v)}) for v in ("7", "8")]
+    plan = grp.seed_plan({"seed": "seed"}, ["seed"])
+    assert [g.name for g in grp.group(only, plan, ["seed"], "sweep")] == ["sweep"]
+    # names that say nothing once the seed is gone: the values name the groups, never the sweep
+    assert _named([("seed1", 1, "a"), ("seed2", 2, "b")]) == [("k=a", 1), ("k=b", 1)]
+
+
+def test_one_seed_rule_for_grouping_and_curves():
+    # data_seed is not the seed: only a last part of exactly `seed` is inferred
+    assert grp.seed_plan(None, ["data_seed", "lr"]).path is None
+    assert grp.seed_plan(None, ["data.seed", "lr"]).path == "data.seed"
+    assert grp.seed_plan(None, ["data.seed", "training.seed"]).source == "none"  # two: none guessed

@@ -5,8 +5,8 @@ directly (DIR is the generated sweep folder) or through each run's sweepgen_stat
 runs folder). Runs that no lock describes (trained by hand, lock moved) get their varying values by
 comparing the config.yaml files the trainer wrote, and the report says so.
 
-Reward curves: one line per variant *group*, where a group is the runs that differ only in seed-like
-paths (``seed``, ``training.seed``, ``data_seed``); the line is the mean over the group's seeds at each
+Reward curves: one line per variant *group*, where a group is the runs that differ only in the seed
+(the one seed rule of sweepgen.run.report.groups); the line is the mean over the group's seeds at each
 logged step they all share, the band their min..max.
 """
 
@@ -41,9 +41,8 @@ from sweepgen.run.core.base import (
 from sweepgen.run.core.progress import read_summary
 from sweepgen.run.core.runfiles import MAX_LOG_BYTES, RunFileError, read_bytes
 from sweepgen.run.core.tasks import NAMING_PATHS, config_fingerprint, read_lock, run_dir_of
-from sweepgen.run.report.groups import Group
+from sweepgen.run.report.groups import Group, seed_plan
 
-SEED_PATH = re.compile(r"(^|[._])seed$")
 PLOT_HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (no torch), or pass --no-plot"
 SUMMARY_COLUMNS = (
     "final_reward",
@@ -579,10 +578,6 @@ def csv_text(report: Report) -> str:
 # -- curves ---------------------------------------------------------------------------------------
 
 
-def is_seed_path(path: str) -> bool:
-    return bool(SEED_PATH.search(path))
-
-
 def curves(report: Report, groups: Sequence[Group] | None = None) -> list[Curve]:
     """Mean and min..max band over seeds, per group of finished runs: the seed groups given (labelled
     by their names), or else the runs equal in every non-seed value (labelled by those values, numbers
@@ -595,7 +590,8 @@ def curves(report: Report, groups: Sequence[Group] | None = None) -> list[Curve]
             if members:
                 labelled.append((g.name, members))
     else:
-        keys = [p for p in report.varying if not is_seed_path(p) and p not in NAMING_PATHS]
+        seed = seed_plan(report.block, report.varying).path  # the one seed rule, as grouping's
+        keys = [p for p in report.varying if p != seed and p not in NAMING_PATHS]
         buckets: dict[tuple[Any, ...], list[RunRecord]] = {}
         for run in report.finished:
             buckets.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
