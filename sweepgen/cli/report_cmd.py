@@ -19,6 +19,9 @@ if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the comma
     from sweepgen.run.report.make import Outcome, Request
 
 
+MAX_SENTENCES = 12  # the terminal's "how many seeds" sentences; the rest are in statistics.csv
+
+
 def _finite(value: object) -> object:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
@@ -374,15 +377,25 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
         err.print(f"note: {note}", markup=False)
     best = outcome.best
     if best is not None:
+        from sweepgen.run.report import collect as rep
+
+        tied = rep.tied_with(result, best)
         out.print(
             f"best run by {result.objective.label} ({request.mode} is better): {best.name} = "
-            f"{_fmt(best.score.value)} at step {best.score.step}",
+            f"{_fmt(best.score.value)} at step {best.score.step}"
+            + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else ""),
             markup=False,
         )
     if outcome.statistics is not None:
         out.print(_stats_table(outcome))
-        for sentence in _stats_sentences(outcome):
+        sentences = _stats_sentences(outcome)
+        for sentence in sentences[:MAX_SENTENCES]:
             out.print(sentence, markup=False, highlight=False)
+        if len(sentences) > MAX_SENTENCES:
+            out.print(
+                f"... {len(sentences) - MAX_SENTENCES} more (seeds_needed and reason in statistics.csv)",
+                markup=False,
+            )
     for what, path in outcome.written:
         out.print(f"{what}: {path}", markup=False)
     for path in outcome.removed:

@@ -25,7 +25,7 @@ def test_bootstrap_of_two_values_is_their_range():
     assert _boot_mean([0.0, 1.0]) == (0.0, 1.0)
     assert _boot_mean([2.5, 2.5, 2.5]) == (2.5, 2.5)
     assert _boot_mean([3.0]) == (None, None)
-    assert bootstrap.label(2) == "bootstrap (covers ~50% at n=2)"
+    assert bootstrap.label(2) == "bootstrap (covers ~52% at n=2)"
     assert bootstrap.coverage(7) == bootstrap.COVERAGE[5] and bootstrap.coverage(1) is None
 
 

@@ -538,6 +538,11 @@ def best_run(report: Report) -> RunRecord | None:
     return pick(scored, key=lambda r: r.score.value or 0.0)
 
 
+def tied_with(report: Report, best: RunRecord) -> list[str]:
+    """The other finished runs with exactly the best run's value: a tie is said as a tie."""
+    return [r.name for r in report.finished if r is not best and r.score.value == best.score.value]
+
+
 # -- summary sections of optional trainer parts (debate, issue 5) ---------------------------------
 # A part that writes a mapping under its name into summary.json gets these columns, only in reports
 # where some run has that section (reports of other sweeps keep their columns).

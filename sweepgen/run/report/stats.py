@@ -246,8 +246,11 @@ def compare(
     baseline: str | None,
     mode: str,
     methods: Methods | None = None,
+    seeds_needed: bool = True,
 ) -> Statistics:
-    """Statistics of each (name, values) group, and each against ``baseline`` (a group's name)."""
+    """Statistics of each (name, values) group, and each against ``baseline`` (a group's name).
+    ``seeds_needed``: also the power analysis of each comparison without evidence (False: the
+    verdicts alone, for simulations)."""
     methods = methods or Methods()
     if methods.test not in TESTS or methods.interval not in INTERVALS:
         raise UserError(
@@ -259,7 +262,8 @@ def compare(
         return Statistics(summary, (), None, mode, methods)
     base = dict(groups)[baseline]
     arms = [(name, list(values)) for name, values in groups if name != baseline]
-    return Statistics(summary, _comparisons(arms, base, baseline, mode, methods), baseline, mode, methods)
+    compared = _comparisons(arms, base, baseline, mode, methods, seeds_needed)
+    return Statistics(summary, compared, baseline, mode, methods)
 
 
 def _comparisons(
@@ -268,6 +272,7 @@ def _comparisons(
     baseline: str,
     mode: str,
     methods: Methods,
+    needed: bool,
 ) -> tuple[Comparison, ...]:
     tests = [difference_test(values, base, methods.test) for _, values in arms]
     tested = [i for i, (_, p) in enumerate(tests) if p is not None]
@@ -319,7 +324,7 @@ def _comparisons(
                 f"{floor:.3g}, and Holm over {m} comparisons needs p < {methods.alpha / m:.3g}; "
                 "use Welch's test (the default) or more seeds",
             )
-        if c.verdict in ("no evidence", UNDECIDABLE):
+        if needed and c.verdict in ("no evidence", UNDECIDABLE):
             c = _needed(c, values, base, levels[k])
         out.append(c)
         k += 1
