@@ -79,3 +79,54 @@ def make_shaping(root: Path, *, steps: int = 40, failed: str | None = None) -> P
         if name != failed:
             (run / "summary.json").write_text(json.dumps({"final_reward": end, "steps": steps}))
     return root / "generated/shaping"
+
+
+BIG_SPEC = """\
+sweepgen: 1
+name: big
+template: ../templates/t.yaml.j2
+output: "{{{{ variant.name }}}}.yaml"
+derived:
+  output_dir: "runs/big/{{{{ variant.name }}}}"
+base:
+  output_dir: null
+  training: {{seed: 0, lr: 1.0e-5, beta: 0.0}}
+grid:
+  training.lr: {lrs}
+  training.beta: {betas}
+  training.seed: {seeds}
+seed: training.seed
+"""
+
+
+def make_big(root: Path, *, lrs: int = 20, betas: int = 10, seeds: int = 5, steps: int = 5) -> Path:
+    """A lr x beta x seed sweep (default 20 x 10 x 5 = 1,000 runs, 200 groups) with known effects:
+    eval_acc ends at 0.5 + 0.02 * (lr index) - 0.01 * (beta index), noise sd 0.01 by seed. Returns
+    the generated sweep folder."""
+    import random
+
+    lr_values = [float(f"{10 ** (-6 + 3 * i / (lrs - 1)):.3g}") for i in range(lrs)]
+    beta_values = [round(0.01 * i, 3) for i in range(betas)]
+    (root / "specs").mkdir(parents=True, exist_ok=True)
+    (root / "templates").mkdir(exist_ok=True)
+    (root / "templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    spec = root / "specs/big.yaml"
+    spec.write_text(BIG_SPEC.format(lrs=lr_values, betas=beta_values, seeds=list(range(1, seeds + 1))))
+    result = CliRunner().invoke(main, ["render", str(spec)])
+    assert result.exit_code == 0, result.output
+    lock = json.loads((root / "generated/big/sweep.lock.json").read_text())
+    rng = random.Random(0)
+    for entry in lock["files"]:
+        values = {"training.lr": 1.0e-5, "training.beta": 0.0, **entry["set"]}  # set: where it differs
+        level = (
+            0.5
+            + 0.02 * lr_values.index(values["training.lr"])
+            - 0.01 * beta_values.index(values["training.beta"])
+            + rng.gauss(0, 0.01)
+        )
+        run = root / "runs/big" / entry["variant"]
+        run.mkdir(parents=True, exist_ok=True)
+        rows = [{"step": s, "eval_acc": level * s / steps, "loss": 1 / s} for s in range(1, steps + 1)]
+        (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (run / "summary.json").write_text(json.dumps({"final_reward": level, "steps": steps}))
+    return root / "generated/big"

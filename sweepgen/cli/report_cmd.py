@@ -19,6 +19,9 @@ if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the comma
     from sweepgen.run.report.make import Outcome, Request
 
 
+MAX_SENTENCES = 12  # the terminal's "how many seeds" sentences; the rest are in statistics.csv
+
+
 def _finite(value: object) -> object:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
@@ -87,6 +90,7 @@ def _runs_table(
     *,
     title: str,
     measured: dict[str, str] | None = None,
+    missing: str | None = None,
 ) -> Table:
     # rich (~20 ms) loads only when there is something to print, not for --help
     from rich import box
@@ -101,7 +105,9 @@ def _runs_table(
     )
     if all(row["state"] == "finished" for row in rows):
         rows = [{k: v for k, v in row.items() if k != "state"} for row in rows]  # say it once, in the title
-        table.title = f"{title} (all finished)"
+        table.title = f"{title} (all finished{'; ' + missing if missing else ''})"
+    elif missing:
+        table.title = f"{title} ({missing})"
     for col in rows[0]:
         numeric = col in short
         header = headers.get(col, col)
@@ -128,37 +134,78 @@ def _exact(value: object) -> str:
 
 
 def _stats_table(outcome: Outcome) -> Table:
-    """Per seed group: n, mean and its 95% interval; against the baseline the verdict with its numbers."""
+    """Per seed group: n, mean and its interval; against the baseline the verdict first, then its numbers
+    (the verdict stays on screen in a narrow terminal)."""
     # rich (~20 ms) loads only when there is something to print, not for --help
     from rich import box
     from rich.table import Table
 
     statistics = outcome.statistics
     assert statistics is not None  # shown only when computed
-    obj = outcome.report.objective
-    label = obj.label if obj.metric else "final reward"
-    title = f"{label} by group (over seeds; {statistics.mode} is better)"
+    ctx = outcome.context
+    methods = statistics.methods.describe()
+    title = f"{ctx['metric']}, {ctx['value']}, by group over seeds ({ctx['direction']})"
     if statistics.baseline:
-        title += f", against {statistics.baseline}"
+        title += (
+            f", against {statistics.baseline}; {methods['test']}, Holm-adjusted, {methods['diff_interval']}"
+        )
+    title += f"; group intervals: {methods['mean_interval']}"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    columns = ["group", "n", "mean", "95% CI"]
+    columns = ["group"]
     if statistics.baseline:
-        columns += ["diff", "95% CI (diff)", "test", "p", "p (Holm)", "verdict"]
+        columns += ["verdict"]
+    columns += ["n", "mean", "CI (mean)"]
+    if statistics.baseline:
+        columns += ["diff", "CI (diff)", "level", "p", "p (Holm)"]
     for col in columns:
-        table.add_column(col, justify="left" if col in ("group", "test", "verdict") else "right")
+        table.add_column(col, justify="left" if col in ("group", "verdict") else "right")
     for row in outcome.stats_rows():
-        cells = [row["group"], str(row["n"]), _fmt(row["mean"]), _interval(row["ci_low"], row["ci_high"])]
+        cells = [row["group"]]
         if statistics.baseline:
+            cells.append(_fmt(row["verdict"]))
+        cells += [str(row["n"]), _fmt(row["mean"]), _interval(row["ci_low"], row["ci_high"])]
+        if statistics.baseline:
+            level = row["diff_ci_level"]
             cells += [
                 _fmt(row["diff"]),
                 _interval(row["diff_ci_low"], row["diff_ci_high"]),
-                _fmt(row["test"]),
+                "-" if level is None else f"{level:.2%}",
                 _fmt(row["p"]),
                 _fmt(row["p_holm"]),
-                _fmt(row["verdict"]),
             ]
         table.add_row(*cells)
     return table
+
+
+def _stats_sentences(outcome: Outcome) -> list[str]:
+    """What cannot be decided and why, and how many seeds would decide, one sentence per comparison."""
+    statistics = outcome.statistics
+    assert statistics is not None
+    out = []
+    for c in statistics.comparisons:
+        if c.reason is not None:
+            out.append(f"{c.name}: cannot decide: {c.reason}")
+        if c.verdict in ("no evidence", "cannot decide") and c.test is not None:
+            need = (
+                f"about {c.seeds_needed} seeds per group would detect a difference of {_fmt(abs(c.diff))} "
+                "with 80% power"
+                if c.seeds_needed is not None
+                else "no seed count up to 1,000 would detect the observed difference"
+            )
+            now = (
+                f"; with the seeds it has, the smallest difference detectable with 80% power is "
+                f"{_fmt(c.detectable)}"
+                if c.detectable is not None
+                else ""
+            )
+            out.append(f"{c.name}: no evidence yet: {need} at the adjusted alpha{now}")
+    interval = statistics.methods.describe()
+    if statistics.methods.interval != "t" or statistics.methods.test != "welch":
+        out.append(
+            f"interval ({interval['diff_interval']}) and test ({interval['test']}) are different methods: "
+            "they can disagree; the verdict follows the test"
+        )
+    return out
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -197,22 +244,42 @@ def _interval(low: float | None, high: float | None) -> str:
     type=click.Choice(["max", "min"]),
     default="max",
     show_default=True,
-    help="Which direction of --metric is better.",
+    help="Which direction of --metric is better (the direction only: --at picks the value).",
 )
 @click.option(
     "--at",
     "at",
-    type=click.Choice(["final", "best"]),
     default=None,
-    help="Take --metric's last logged value (final) or its best one over the run (best). "
-    "Default: best when --mode is given, else final.",
+    metavar="final|best|last:K",
+    help="The value of --metric compared: its last logged value (final, the default), its best over "
+    "the run (best: biased upward, warned), or the mean of its last K logged values (last:K). "
+    "--mode never changes it.",
+)
+@click.option(
+    "--test",
+    "test",
+    type=click.Choice(["welch", "permutation"]),
+    default="welch",
+    show_default=True,
+    help="The test of each difference: Welch's t-test, or the exact permutation test (which cannot "
+    "decide below about 4-5 seeds per group).",
+)
+@click.option(
+    "--interval",
+    "interval",
+    type=click.Choice(["t", "bootstrap"]),
+    default="t",
+    show_default=True,
+    help="Intervals: t for a mean and Welch for a difference, or the percentile bootstrap (labelled "
+    "with its measured coverage, far below 95% at 2-5 seeds).",
 )
 @click.option(
     "--compare",
     default=None,
     metavar="GROUP",
-    help="Compare every seed group with this one: difference, 95% bootstrap interval, Welch's t-test "
-    "(permutation test under 5 seeds), Holm-corrected p, and a verdict (better / worse / no evidence).",
+    help="Compare every seed group with this one: difference, Welch interval at its Holm step's level, "
+    "Welch's t-test, Holm-corrected p, a verdict (better / worse / no evidence / cannot decide) that "
+    "holds exactly when the interval excludes zero, and the seeds that would decide.",
 )
 @click.option(
     "--seeds",
@@ -230,6 +297,8 @@ def report(
     metric: str | None,
     mode: str,
     at: str | None,
+    test: str,
+    interval: str,
     compare: str | None,
     seeds: str,
     html: bool,
@@ -237,7 +306,7 @@ def report(
     """Summarise the runs of DIR: a generated sweep folder (with sweep.lock.json) or a runs folder.
 
     One row per run with the values that vary across the sweep, final and best reward, diversity
-    and wall time; per seed group (runs that differ only in the seed) the mean with a 95% bootstrap
+    and wall time; per seed group (runs that differ only in the seed) the mean with a 95% t
     interval; a PNG of curves, one line per group with seeds as mean and band.
 
     A search sweep's folder is reported by its search metric and mode unless --metric is given,
@@ -265,6 +334,8 @@ def report(
         at=at,
         compare=compare,
         seeds=seeds,
+        test=test,
+        interval=interval,
         plot=not no_plot,
         html=html,
         search=target.spec,
@@ -277,24 +348,11 @@ def report(
 
 
 def _show(outcome: Outcome, request: Request, fmt: str) -> None:
-    from sweepgen.run.report import make as report_make
-
     out, err = _console.stdout(), _console.stderr()
     for warning in outcome.warnings:
         err.print(f"warning: {warning}", markup=False)
     if fmt != "text":  # for programs: one table on stdout, nothing else
-        if request.compare is not None and outcome.statistics is not None:
-            if fmt == "json":
-                click.echo(report_make.stats_json(outcome.statistics))
-            else:
-                click.echo(report_make.stats_csv(outcome.statistics), nl=False)
-        elif fmt == "json":  # NaN or Infinity (a diverged run) is null: JSON has neither
-            table = [{k: _finite(v) for k, v in row.items()} for row in outcome.rows]
-            click.echo(json.dumps(table, indent=2, allow_nan=False, default=str))
-        else:
-            from sweepgen.run.report import collect as rep
-
-            click.echo(rep.csv_text(outcome.report), nl=False)
+        _show_table(outcome, request, fmt)
         return
     result = outcome.report
     metric = request.metric
@@ -309,22 +367,61 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
         else None
     )
     title = f"report: {request.directory}"
-    out.print(_runs_table(outcome.rows, result.varying, title=title, measured=measured))
+    lacking = [r for r in outcome.rows if r.get("state") == "finished" and _lacks(r, result.objective.label)]
+    # a title that says "all finished" must not hide runs the statistics could not use
+    missing = f"{result.objective.label} missing in {len(lacking)} finished runs" if lacking else None
+    out.print(_runs_table(outcome.rows, result.varying, title=title, measured=measured, missing=missing))
     if request.search_dir is not None:
         _search_best(request.search_dir)
     for note in outcome.notes:
         err.print(f"note: {note}", markup=False)
     best = outcome.best
     if best is not None:
+        from sweepgen.run.report import collect as rep
+
+        tied = rep.tied_with(result, best)
         out.print(
             f"best run by {result.objective.label} ({request.mode} is better): {best.name} = "
-            f"{_fmt(best.score.value)} at step {best.score.step}",
+            f"{_fmt(best.score.value)} at step {best.score.step}"
+            + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else ""),
             markup=False,
         )
     if outcome.statistics is not None:
         out.print(_stats_table(outcome))
+        sentences = _stats_sentences(outcome)
+        for sentence in sentences[:MAX_SENTENCES]:
+            out.print(sentence, markup=False, highlight=False)
+        if len(sentences) > MAX_SENTENCES:
+            out.print(
+                f"... {len(sentences) - MAX_SENTENCES} more (seeds_needed and reason in statistics.csv)",
+                markup=False,
+            )
     for what, path in outcome.written:
         out.print(f"{what}: {path}", markup=False)
+    for path in outcome.removed:
+        out.print(f"removed (an earlier report's, not written by this one): {path}", markup=False)
+
+
+def _show_table(outcome: Outcome, request: Request, fmt: str) -> None:
+    """--format csv|json: the statistics (with --compare) or the per-run table, on stdout."""
+    if request.compare is not None and outcome.statistics is not None:
+        from sweepgen.run.report import stats_files
+
+        if fmt == "json":
+            click.echo(stats_files.json_text(outcome.statistics, outcome.context), nl=False)
+        else:
+            click.echo(stats_files.csv_text(outcome.statistics, outcome.context), nl=False)
+    elif fmt == "json":  # NaN or Infinity (a diverged run) is null: JSON has neither
+        table = [{k: _finite(v) for k, v in row.items()} for row in outcome.rows]
+        click.echo(json.dumps(table, indent=2, allow_nan=False, default=str))
+    else:
+        from sweepgen.run.report import collect as rep
+
+        click.echo(rep.csv_text(outcome.report), nl=False)
+
+
+def _lacks(row: Mapping[str, Any], label: str) -> bool:
+    return label in row and row[label] is None
 
 
 def _search_best(directory: Path) -> None:

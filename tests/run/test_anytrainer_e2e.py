@@ -64,7 +64,7 @@ def test_a_foreign_trainer_runs_reports_and_reruns_only_its_failed_run(tmp_path,
     shown = cli("status", "generated/csv")
     assert shown.exit_code == 1 and "FAILED" in shown.stdout and "FINISHED" in shown.stdout
 
-    report = cli("report", "generated/csv", "--metric", "acc", "--mode", "max", "--no-plot")
+    report = cli("report", "generated/csv", "--metric", "acc", "--at", "best", "--no-plot")
     assert report.exit_code == 0, report.output
     rows = {r["run"]: r for r in csv.DictReader(Path("runs/csv/report.csv").read_text().splitlines())}
     assert list(rows) == ["lr1", "lr2", "flaky", "nometric"]  # nobody dropped

@@ -35,7 +35,7 @@ def test_compare_prints_intervals_tests_and_verdicts(shaping):
     rows = {
         line.split()[0]: line
         for line in table.splitlines()
-        if line.strip().startswith(("identity", "coma", "noisy"))
+        if line.strip().startswith(("identity", "coma", "noisy")) and ":" not in line.split()[0]
     }
     assert set(rows) == {
         "identity_lr1e-05",
@@ -46,8 +46,14 @@ def test_compare_prints_intervals_tests_and_verdicts(shaping):
         "noisy_lr0.001",
     }
     assert "baseline" in rows["identity_lr1e-05"]
-    assert rows["coma_lr1e-05"].split()[-1] == "better" and "welch" in rows["coma_lr1e-05"]
-    assert rows["noisy_lr1e-05"].split()[-2:] == ["no", "evidence"]
+    # the verdict right after the name: on screen however narrow the terminal
+    assert rows["coma_lr1e-05"].split()[1] == "better"
+    assert rows["noisy_lr1e-05"].split()[1:3] == ["no", "evidence"]
+    # the title names metric, value, direction, test and interval
+    title = " ".join(result.stdout.split())
+    assert "eval_acc, final (last logged value)" in title and "max is better" in title
+    assert "Welch's t-test, Holm-adjusted" in title and "95% t interval" in title
+    assert "noisy_lr1e-05: no evidence yet:" in result.stdout  # how many seeds would decide
     assert "statistics: runs/shaping/statistics.csv" in result.stdout
 
 
@@ -59,9 +65,14 @@ def test_json_and_csv_carry_the_same_numbers_as_the_statistics(shaping):
     ident = [logged_acc("identity", s, 1e-5) for s in range(1, 7)]
     coma = [logged_acc("coma", s, 1e-5) for s in range(1, 7)]
     assert groups["coma_lr1e-05"]["mean"] == pytest.approx(sum(coma) / 6)
-    assert (groups["coma_lr1e-05"]["ci_low"], groups["coma_lr1e-05"]["ci_high"]) == stats.bootstrap_mean(coma)
+    assert (groups["coma_lr1e-05"]["ci_low"], groups["coma_lr1e-05"]["ci_high"]) == stats.t_mean(coma)
     assert groups["coma_lr1e-05"]["p"] == stats.difference_test(coma, ident)[1]
-    assert body["bootstrap"] == {"resamples": stats.RESAMPLES, "seed": stats.SEED, "level": 0.95}
+    assert (body["metric"], body["value"], body["direction"]) == (
+        "eval_acc",
+        "final (last logged value)",
+        "max is better",
+    )
+    assert body["methods"]["test"] == "Welch's t-test" and body["methods"]["adjustment"] == "Holm"
     as_csv = report("--metric", "eval_acc", "--compare", "identity_lr1e-05", "--format", "csv")
     rows = {r["group"]: r for r in csv.DictReader(io.StringIO(as_csv.stdout))}
     assert float(rows["coma_lr1e-05"]["p"]) == groups["coma_lr1e-05"]["p"]  # repr: every digit kept
@@ -78,7 +89,8 @@ def test_held_out_seeds_use_only_the_test_runs(shaping):
     coma_test = [logged_acc("coma", s, 1e-5) for s in (4, 5, 6)]
     assert groups["coma_lr1e-05"]["n"] == 3
     assert groups["coma_lr1e-05"]["mean"] == pytest.approx(sum(coma_test) / 3)
-    assert groups["coma_lr1e-05"]["test"] == "permutation"  # 3 seeds: the exact test
+    assert groups["coma_lr1e-05"]["test"] == "welch"  # Welch at every n >= 2: 3 seeds can decide
+    assert groups["coma_lr1e-05"]["verdict"] == "better"
     text = report("--metric", "eval_acc", "--seeds", "tune")
     assert "statistics over the tune seeds only: 1, 2, 3" in text.stderr
 
@@ -244,3 +256,63 @@ def test_curve_legends_round_numbers_to_the_digits(tmp_path):
     assert [c.label for c in rep.curves(report_)] == ["lr=0.000123", "lr=0.0272"]
     two = rep.Report(report_.varying, report_.runs, tmp_path, "x", block={"digits": 2})
     assert [c.label for c in rep.curves(two)] == ["lr=0.00012", "lr=0.027"]
+
+
+def _values(path):
+    return {r["run"]: r for r in csv.DictReader(io.StringIO(path.read_text()))}
+
+
+def test_mode_sets_the_direction_never_the_value_compared(shaping):
+    # the logged curve rises to its end, so final and best are the same step; a dip makes them differ
+    run = shaping / "runs/shaping/coma_seed1_lr1e-05/metrics.jsonl"
+    rows = [json.loads(line) for line in run.read_text().splitlines()]
+    rows[20]["eval_acc"] = 0.99  # a lucky evaluation mid-run
+    run.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    seen = {}
+    for args in ([], ["--mode", "max"], ["--mode", "min"]):
+        result = report("--metric", "eval_acc", "--compare", "identity_lr1e-05", *args)
+        assert result.exit_code == 0, result.output
+        table = _values(shaping / "runs/shaping/report.csv")
+        seen[tuple(args)] = {n: r["final_eval_acc"] for n, r in table.items()}
+        body = json.loads((shaping / "runs/shaping/statistics.json").read_text())
+        assert body["value"] == "final (last logged value)"
+        assert body["direction"] == f"{args[1] if args else 'max'} is better"
+    assert len({tuple(sorted(v.items())) for v in seen.values()}) == 1
+    assert float(seen[()]["coma_seed1_lr1e-05"]) == pytest.approx(logged_acc("coma", 1, 1e-5))
+    best = report("--metric", "eval_acc", "--at", "best")
+    assert float(_values(shaping / "runs/shaping/report.csv")["coma_seed1_lr1e-05"]["best_eval_acc"]) == 0.99
+    assert "--at best compares each run's best logged value" in best.stderr  # biased upward: said
+
+
+def test_at_last_k_is_the_mean_of_the_last_k_values(shaping):
+    result = report("--metric", "eval_acc", "--at", "last:4")
+    assert result.exit_code == 0, result.output
+    row = _values(shaping / "runs/shaping/report.csv")["coma_seed1_lr1e-05"]
+    end = logged_acc("coma", 1, 1e-5)
+    assert float(row["mean_last4_eval_acc"]) == pytest.approx(end * (37 + 38 + 39 + 40) / 4 / 40)
+    too_many = report("--metric", "eval_acc", "--at", "last:41")
+    assert too_many.exit_code == 2 and "no finished run logged" in too_many.stderr
+    for bad in ("last:0", "last:", "mean", "last:x"):
+        wrong = report("--metric", "eval_acc", "--at", bad)
+        assert wrong.exit_code == 2 and "one of final, best, last:K" in wrong.stderr, bad
+
+
+def test_a_report_for_another_metric_leaves_no_stale_file(shaping):
+    out = shaping / "runs/shaping"
+    assert report("--metric", "eval_acc", "--compare", "identity_lr1e-05").exit_code == 0
+    # files an earlier --html report with a plot wrote, and a link where one of them was
+    (out / "report.html").write_text("<html>eval_acc</html>")
+    (out / "report.png").write_bytes(b"\x89PNG old")
+    outside = shaping / "keep.csv"
+    outside.write_text("not a report's\n")
+    (out / "importance.csv").symlink_to(outside)
+    result = report("--metric", "loss", "--mode", "min")
+    assert result.exit_code == 0, result.output
+    left = sorted(p.name for p in out.iterdir() if p.is_file() or p.is_symlink())
+    assert left == ["report.csv", "statistics.csv", "statistics.json"]
+    assert outside.read_text() == "not a report's\n"  # the link removed, never followed
+    assert "removed (an earlier report's, not written by this one)" in result.stdout
+    rows = list(csv.DictReader(io.StringIO((out / "statistics.csv").read_text())))
+    assert {(r["metric"], r["value"], r["direction"]) for r in rows} == {
+        ("loss", "final (last logged value)", "min is better")
+    }

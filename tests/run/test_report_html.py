@@ -61,9 +61,9 @@ def test_the_page_works_in_headless_chromium(page, chromium, tmp_path):
     view.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     view.on("pageerror", lambda e: errors.append(str(e)))
     view.goto(page.resolve().as_uri())
-    view.wait_for_selector("body[data-ready='1']", timeout=15_000)
+    view.wait_for_selector("body[data-ready='1']", timeout=60_000)
     view.locator("#parcoords").scroll_into_view_if_needed()
-    view.wait_for_selector("body[data-parcoords='1']", timeout=15_000)  # drawn once it is in view
+    view.wait_for_selector("body[data-parcoords='1']", timeout=60_000)  # drawn once it is in view
     traces = view.evaluate(
         "() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => [p.id, p.data.length])"
     )

@@ -113,7 +113,7 @@ def test_report_cli_on_runs_that_logged_only_tensorboard_events(cli_cwd):
             RunState.FINISHED, "local", exit_code=0, done_file=None, sweep_dir="generated/tb"
         )
         write_status(Path(f"runs/tb/{name}"), finished)
-    result = CliRunner().invoke(main, ["report", "generated/tb", "--metric", "eval/acc", "--mode", "max"])
+    result = CliRunner().invoke(main, ["report", "generated/tb", "--metric", "eval/acc", "--at", "best"])
     assert result.exit_code == 0, result.output
     rows = {r["run"]: r for r in csv.DictReader(Path("runs/tb/report.csv").read_text().splitlines())}
     assert float(rows["a"]["best_eval/acc"]) == pytest.approx(0.6) and rows["a"]["at_step"] == "20"

@@ -11,37 +11,65 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from sweepgen.errors import UserError
+from sweepgen.run.report import bootstrap, power, stats
 from sweepgen.run.report import groups as grp
-from sweepgen.run.report import stats
+
+
+def _boot_mean(values, seed=bootstrap.SEED):
+    return bootstrap.mean_interval(np, values, 0.95, seed=seed)
 
 
 def test_bootstrap_of_two_values_is_their_range():
     # resample means of [0, 1] are 0, 0.5, 1 with probability 1/4, 1/2, 1/4: with 10,000 draws both
-    # tails hold more than 2.5%, so the interval is exactly (0, 1)
-    assert stats.bootstrap_mean([0.0, 1.0]) == (0.0, 1.0)
-    assert stats.bootstrap_mean([2.5, 2.5, 2.5]) == (2.5, 2.5)
-    assert stats.bootstrap_mean([3.0]) == (None, None)
+    # tails hold more than 2.5%, so the interval is exactly (0, 1): why it covers so little at n = 2
+    assert _boot_mean([0.0, 1.0]) == (0.0, 1.0)
+    assert _boot_mean([2.5, 2.5, 2.5]) == (2.5, 2.5)
+    assert _boot_mean([3.0]) == (None, None)
+    assert bootstrap.label(2) == "bootstrap (covers ~52% at n=2)"
+    assert bootstrap.coverage(7) == bootstrap.COVERAGE[5] and bootstrap.coverage(1) is None
 
 
 def test_bootstrap_is_the_documented_algorithm_bit_for_bit():
     values = [0.31, 0.42, 0.29, 0.55, 0.47, 0.38]
-    rng = np.random.Generator(np.random.PCG64(stats.SEED))
-    idx = rng.integers(0, len(values), (stats.RESAMPLES, len(values)))
+    rng = np.random.Generator(np.random.PCG64(bootstrap.SEED))
+    idx = rng.integers(0, len(values), (bootstrap.RESAMPLES, len(values)))
     means = np.asarray(values)[idx].mean(axis=1)
     expected = tuple(float(x) for x in np.percentile(means, [2.5, 97.5]))
-    assert stats.bootstrap_mean(values) == expected  # equal, not close
-    assert stats.bootstrap_mean(values) == stats.bootstrap_mean(list(values))
+    assert _boot_mean(values) == expected  # equal, not close
     # another seed gives another interval: the seed is what makes it reproducible
-    assert stats.bootstrap_mean(values, seed=1) != expected
+    assert _boot_mean(values, seed=1) != expected
 
 
 def test_bootstrap_difference_resamples_arm_then_baseline():
     arm, base = [1.0, 1.2, 0.9, 1.4], [0.5, 0.7, 0.6]
-    rng = np.random.Generator(np.random.PCG64(stats.SEED))
-    a = np.asarray(arm)[rng.integers(0, 4, (stats.RESAMPLES, 4))].mean(axis=1)
-    b = np.asarray(base)[rng.integers(0, 3, (stats.RESAMPLES, 3))].mean(axis=1)
+    rng = np.random.Generator(np.random.PCG64(bootstrap.SEED))
+    a = np.asarray(arm)[rng.integers(0, 4, (bootstrap.RESAMPLES, 4))].mean(axis=1)
+    b = np.asarray(base)[rng.integers(0, 3, (bootstrap.RESAMPLES, 3))].mean(axis=1)
     expected = tuple(float(x) for x in np.percentile(a - b, [2.5, 97.5]))
-    assert stats.bootstrap_diff(arm, base) == expected
+    assert bootstrap.diff_interval(np, arm, base, 0.95) == expected
+
+
+samples = st.lists(st.floats(-100, 100, allow_nan=False), min_size=2, max_size=12).filter(
+    lambda xs: max(xs) - min(xs) > 1e-6
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples, st.sampled_from([0.8, 0.95, 0.99, 1 - 0.05 / 7]))
+def test_t_interval_of_the_mean_is_scipys(values, level):
+    expected = sps.ttest_1samp(values, 0.0).confidence_interval(level)
+    low, high = stats.t_mean(values, level)
+    assert low == pytest.approx(expected.low, rel=1e-9, abs=1e-9)
+    assert high == pytest.approx(expected.high, rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples, samples, st.sampled_from([0.95, 1 - 0.05 / 3]))
+def test_welch_interval_of_a_difference_is_scipys(arm, base, level):
+    expected = sps.ttest_ind(arm, base, equal_var=False).confidence_interval(level)
+    low, high = stats.welch_interval(arm, base, level)
+    assert low == pytest.approx(expected.low, rel=1e-9, abs=1e-9)
+    assert high == pytest.approx(expected.high, rel=1e-9, abs=1e-9)
 
 
 def test_welch_p_matches_the_formula_to_1e12():
@@ -54,15 +82,48 @@ def test_welch_p_matches_the_formula_to_1e12():
     test, p = stats.difference_test(a, b)
     assert test == "welch"
     assert p == pytest.approx(expected, abs=1e-12)
+    # Welch at every n >= 2: two seeds a side can already decide a large effect
+    # (t = 1 / sqrt(0.005 / 2 + 0.005 / 2) = 14.1 at 2 degrees of freedom: p = 0.005)
+    expected = 2 * sps.t.sf(1 / math.sqrt(0.005), 2)
+    assert stats.difference_test([1.0, 1.1], [0.0, 0.1]) == ("welch", pytest.approx(expected, rel=1e-9))
+    assert expected < 0.05 / 8  # decides even after Holm over 8 arms
 
 
-def test_small_groups_get_the_exact_permutation_test():
+def test_the_permutation_test_by_name_and_its_floor():
     # the 6 ways to split {1,2,3,4} in two pairs give differences -2,-1,0,0,1,2; the observed -2 and
-    # its mirror 2 are 2 of 6: p = 1/3
-    test, p = stats.difference_test([1.0, 2.0], [3.0, 4.0])
+    # its mirror 2 are 2 of 6: p = 1/3, the smallest this test can give at 2 + 2 seeds
+    test, p = stats.difference_test([1.0, 2.0], [3.0, 4.0], "permutation")
     assert test == "permutation"
-    assert p == pytest.approx(1 / 3, abs=1e-12)
+    assert p == pytest.approx(1 / 3, abs=1e-12) == stats.smallest_p("permutation", 2, 2)
+    assert stats.smallest_p("permutation", 3, 3) == pytest.approx(0.1)
+    assert stats.smallest_p("permutation", 4, 4) == pytest.approx(2 / 70)
+    assert stats.smallest_p("welch", 2, 2) == 0.0
     assert stats.difference_test([1.0], [3.0, 4.0]) == (None, None)
+
+
+def test_a_permutation_test_that_cannot_decide_says_so_and_how_many_seeds_would():
+    groups = [("base", [0.50, 0.51, 0.49]), ("big", [0.90, 0.91, 0.89]), ("same", [0.5, 0.52, 0.48])]
+    perm = stats.compare(groups, baseline="base", mode="max", methods=stats.Methods(test="permutation"))
+    by = {c.name: c for c in perm.comparisons}
+    # 40 standard deviations apart, yet 3 + 3 seeds cannot give p below 0.1: not "no evidence"
+    assert by["big"].verdict == stats.UNDECIDABLE and "cannot give p below 0.1" in by["big"].reason
+    welch = {c.name: c for c in stats.compare(groups, baseline="base", mode="max").comparisons}
+    assert welch["big"].verdict == "better" and welch["big"].reason is None
+    assert welch["same"].verdict == "no evidence" and welch["same"].seeds_needed is None  # diff 0
+    one = stats.compare([("base", [0.5, 0.6]), ("solo", [0.9])], baseline="base", mode="max")
+    assert one.comparisons[0].verdict == stats.UNDECIDABLE and "one run" in one.comparisons[0].reason
+
+
+def test_seeds_needed_matches_the_textbook_sample_size():
+    # two-sided two-sample t-test, d = 1, alpha 0.05, 80% power: 17 per group (Cohen's tables); d = 0.5: 64
+    assert power.seeds_needed(1.0, 0.05) == 17
+    assert power.seeds_needed(0.5, 0.05) == 64
+    assert power.seeds_needed(-0.5, 0.05) == 64
+    assert power.seeds_needed(0.0, 0.05) is None
+    assert power.power(17, 1.0, 0.05) >= 0.8 > power.power(16, 1.0, 0.05)
+    # at n = 17 a group detects d = 1 (a little less: 17 is the first n past 80%)
+    assert power.detectable(17, 17, 2.0, 0.05) == pytest.approx(2.0, rel=0.03)
+    assert power.detectable(1, 5, 1.0, 0.05) is None
 
 
 def test_holm_order_and_monotonicity():
@@ -70,6 +131,9 @@ def test_holm_order_and_monotonicity():
     assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert stats.holm([0.5, None, 0.01]) == pytest.approx([0.5, None, 0.02])
     assert stats.holm([0.9, 0.8]) == [1.0, 1.0]
+    # levels: the smallest at 0.05/3 (rejected), the next at 0.05/2 (not): Holm stops, the last at 0.05/2
+    levels, rejected = stats.holm_levels([0.01, 0.04, 0.03], 0.05)
+    assert levels == pytest.approx([0.05 / 3, 0.05 / 2, 0.05 / 2]) and rejected == [True, False, False]
 
 
 def test_verdict_words_follow_the_mode():
@@ -84,7 +148,7 @@ def test_compare_against_a_baseline():
     groups = [
         ("identity", [0.50, 0.52, 0.49, 0.51, 0.50]),
         ("coma", [0.60, 0.62, 0.61, 0.63, 0.59]),
-        ("noise", [0.50, 0.53, 0.48, 0.52, 0.49]),
+        ("noise", [0.50, 0.54, 0.48, 0.52, 0.49]),
         ("single", [0.9]),
     ]
     result = stats.compare(groups, baseline="identity", mode="max")
@@ -92,13 +156,39 @@ def test_compare_against_a_baseline():
     assert set(by) == {"coma", "noise", "single"}
     assert by["coma"].verdict == "better" and by["coma"].test == "welch"
     assert by["coma"].low is not None and by["coma"].low > 0
-    assert by["noise"].verdict == "no evidence"
-    assert by["single"].test is None and by["single"].verdict == "no evidence"
+    assert by["coma"].level == pytest.approx(1 - 0.05 / 2)  # first Holm step over two tested arms
+    assert by["noise"].verdict == "no evidence" and by["noise"].level == pytest.approx(0.95)
+    # d = 0.002 / 0.02 = 0.1 needs about 1,600 seeds a side: beyond MAX_SEEDS, said as None
+    assert by["noise"].seeds_needed is None and power.seeds_needed(0.1, 0.05) is None
+    assert by["noise"].detectable == pytest.approx(0.0381, abs=1e-3)  # what 5 + 5 seeds can see
+    assert by["single"].test is None and by["single"].verdict == stats.UNDECIDABLE
     # Holm over the two tested arms: the smaller p doubled
     ps = sorted([by["coma"].p, by["noise"].p])
     assert min(by["coma"].p_holm, by["noise"].p_holm) == pytest.approx(2 * ps[0])
     worse = stats.compare(groups, baseline="identity", mode="min")
     assert {c.name: c.verdict for c in worse.comparisons}["coma"] == "worse"
+
+
+arm_lists = st.lists(
+    st.lists(st.floats(-5, 5, allow_nan=False).map(lambda x: round(x, 3)), min_size=2, max_size=6),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(arm_lists, st.sampled_from(["max", "min"]))
+def test_interval_excludes_zero_exactly_when_the_verdict_decides(arms, mode):
+    base = arms[0]
+    named = [("base", base)] + [(f"a{i}", v) for i, v in enumerate(arms[1:])]
+    for c in stats.compare(named, baseline="base", mode=mode).comparisons:
+        excludes = not (c.low <= 0 <= c.high)
+        assert excludes == (c.verdict in ("better", "worse")), c
+        if excludes:
+            assert c.verdict == ("better" if (c.diff > 0) == (mode == "max") else "worse")
+            assert c.p_holm < 0.05 or math.isclose(c.p_holm, 0.05, rel_tol=1e-9)
+        else:
+            assert c.p_holm >= 0.05 or math.isclose(c.p_holm, 0.05, rel_tol=1e-9)
 
 
 group_values = st.lists(
@@ -157,3 +247,33 @@ def test_held_out_seeds_select_the_test_runs():
     assert [m.variant for m in grp.select_seeds(members, plan, "tune")] == ["a_seed1", "a_seed2"]
     with pytest.raises(UserError, match="tune and test"):
         grp.select_seeds(members, grp.seed_plan(None, ["training.seed"]), "test")
+
+
+def _named(variants_seeds, seed_path="seed"):
+    members = [grp.Member(f"r_{v}", v, {seed_path: s, "k": k}) for v, s, k in variants_seeds]
+    plan = grp.seed_plan({"seed": seed_path}, [seed_path, "k"])
+    return [(g.name, len(g.members)) for g in grp.group(members, plan, [seed_path, "k"], "sweep")]
+
+
+def test_group_labels_never_fall_back_to_the_sweeps_name_for_a_real_group():
+    # names of different shapes, a token that ends in the seed's digit (top1) kept
+    assert _named([("top1_seed1", 1, "a"), ("top1_seed2", 2, "a"), ("top5_wide_seed1", 1, "b")]) == [
+        ("top1", 2),
+        ("top5_wide", 1),
+    ]
+    # a dash-separated seed is still the seed: x-seed1 and x-seed2 are one group of two
+    assert _named([("x-seed1", 1, "a"), ("x-seed2", 2, "a"), ("y-seed1", 1, "b")]) == [("x", 2), ("y", 1)]
+    assert _named([("x-s7", 7, "a"), ("x-s8", 8, "a")]) == [("x", 2)]
+    # a sweep over the seed alone: its one group is named after the sweep
+    only = [grp.Member(v, v, {"seed": int(v)}) for v in ("7", "8")]
+    plan = grp.seed_plan({"seed": "seed"}, ["seed"])
+    assert [g.name for g in grp.group(only, plan, ["seed"], "sweep")] == ["sweep"]
+    # names that say nothing once the seed is gone: the values name the groups, never the sweep
+    assert _named([("seed1", 1, "a"), ("seed2", 2, "b")]) == [("k=a", 1), ("k=b", 1)]
+
+
+def test_one_seed_rule_for_grouping_and_curves():
+    # data_seed is not the seed: only a last part of exactly `seed` is inferred
+    assert grp.seed_plan(None, ["data_seed", "lr"]).path is None
+    assert grp.seed_plan(None, ["data.seed", "lr"]).path == "data.seed"
+    assert grp.seed_plan(None, ["data.seed", "training.seed"]).source == "none"  # two: none guessed

@@ -5,8 +5,8 @@ directly (DIR is the generated sweep folder) or through each run's sweepgen_stat
 runs folder). Runs that no lock describes (trained by hand, lock moved) get their varying values by
 comparing the config.yaml files the trainer wrote, and the report says so.
 
-Reward curves: one line per variant *group*, where a group is the runs that differ only in seed-like
-paths (``seed``, ``training.seed``, ``data_seed``); the line is the mean over the group's seeds at each
+Reward curves: one line per variant *group*, where a group is the runs that differ only in the seed
+(the one seed rule of sweepgen.run.report.groups); the line is the mean over the group's seeds at each
 logged step they all share, the band their min..max.
 """
 
@@ -16,6 +16,7 @@ import csv
 import difflib
 import importlib.util
 import io
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -40,9 +41,8 @@ from sweepgen.run.core.base import (
 from sweepgen.run.core.progress import read_summary
 from sweepgen.run.core.runfiles import MAX_LOG_BYTES, RunFileError, read_bytes
 from sweepgen.run.core.tasks import NAMING_PATHS, config_fingerprint, read_lock, run_dir_of
-from sweepgen.run.report.groups import Group
+from sweepgen.run.report.groups import Group, seed_plan
 
-SEED_PATH = re.compile(r"(^|[._])seed$")
 PLOT_HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (no torch), or pass --no-plot"
 SUMMARY_COLUMNS = (
     "final_reward",
@@ -57,7 +57,18 @@ SUMMARY_COLUMNS = (
 DEFAULT_CURVE = "reward_mean"  # the bundled trainer's metrics.jsonl, plotted when no --metric is given
 MODES = ("max", "min")
 DIGITS = 3  # significant digits of a number in a legend, unless the spec's sample block says otherwise
-ATS = ("final", "best")
+ATS = ("final", "best", "last:K")
+LAST = re.compile(r"last:([1-9][0-9]{0,5})")
+
+
+def last_k(at: str) -> int | None:
+    """K of ``last:K`` (the mean of the last K logged values), None for final and best."""
+    match = LAST.fullmatch(at)
+    return int(match.group(1)) if match else None
+
+
+def valid_at(at: str) -> bool:
+    return at in ("final", "best") or last_k(at) is not None
 
 
 @dataclass(frozen=True)
@@ -66,7 +77,9 @@ class Objective:
 
     metric: str | None = None
     mode: str = "max"  # max | min: which direction is better
-    at: str = "final"  # final: the last logged value; best: the best value over the run
+    # what is compared (separate from the direction): final: the last logged value; best: the best
+    # value over the run (biased upward: the max of noisy evaluations); last:K the mean of the last K
+    at: str = "final"
     # a search sweep's own objective (its metric's last logged value, as the search tells Optuna):
     # named as the search names it, so the page's header, best-so-far curve and trials table agree
     searched: bool = False
@@ -75,7 +88,18 @@ class Objective:
     def label(self) -> str:
         if self.metric is None:
             return "final_reward"
-        return self.metric if self.searched else f"{self.at}_{self.metric}"
+        if self.searched:
+            return self.metric
+        k = last_k(self.at)
+        return f"{self.at}_{self.metric}" if k is None else f"mean_last{k}_{self.metric}"
+
+    @property
+    def value_word(self) -> str:
+        """The value compared, in words: final / best over the run / mean of the last K."""
+        k = last_k(self.at)
+        if k is not None:
+            return f"mean of the last {k} logged values"
+        return "best over the run" if self.at == "best" else "final (last logged value)"
 
 
 @dataclass(frozen=True)
@@ -156,7 +180,7 @@ class Curve:
 def collect(directory: Path, objective: Objective | None = None) -> Report:
     """Read every run of a generated sweep folder or a runs folder."""
     obj = objective or Objective()
-    if obj.mode not in MODES or obj.at not in ATS:
+    if obj.mode not in MODES or not valid_at(obj.at):
         raise UserError(f"unknown objective {obj}", hint=f"--mode {'|'.join(MODES)}, --at {'|'.join(ATS)}")
     if not directory.is_dir():
         raise UserError(
@@ -434,7 +458,18 @@ def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective:
                 f" (did you mean {', '.join(close)}?)" if close else ""
             )
         return Score(missing=why)
-    step, value = series.final if objective.at == "final" else series.best(objective.mode)
+    k = last_k(objective.at)
+    if k is not None:
+        if len(series.points) < k:
+            return Score(
+                missing=f"logged {len(series.points)} value(s) of `{objective.metric}`, fewer than "
+                f"--at last:{k} averages"
+            )
+        step, value = series.final[0], math.fsum(v for _, v in series.points[-k:]) / k
+    elif objective.at == "final":
+        step, value = series.final
+    else:
+        step, value = series.best(objective.mode)
     gap = None
     metric = str(objective.metric)
     if metric.startswith("eval_"):
@@ -503,6 +538,11 @@ def best_run(report: Report) -> RunRecord | None:
     return pick(scored, key=lambda r: r.score.value or 0.0)
 
 
+def tied_with(report: Report, best: RunRecord) -> list[str]:
+    """The other finished runs with exactly the best run's value: a tie is said as a tie."""
+    return [r.name for r in report.finished if r is not best and r.score.value == best.score.value]
+
+
 # -- summary sections of optional trainer parts (debate, issue 5) ---------------------------------
 # A part that writes a mapping under its name into summary.json gets these columns, only in reports
 # where some run has that section (reports of other sweeps keep their columns).
@@ -543,10 +583,6 @@ def csv_text(report: Report) -> str:
 # -- curves ---------------------------------------------------------------------------------------
 
 
-def is_seed_path(path: str) -> bool:
-    return bool(SEED_PATH.search(path))
-
-
 def curves(report: Report, groups: Sequence[Group] | None = None) -> list[Curve]:
     """Mean and min..max band over seeds, per group of finished runs: the seed groups given (labelled
     by their names), or else the runs equal in every non-seed value (labelled by those values, numbers
@@ -559,7 +595,8 @@ def curves(report: Report, groups: Sequence[Group] | None = None) -> list[Curve]
             if members:
                 labelled.append((g.name, members))
     else:
-        keys = [p for p in report.varying if not is_seed_path(p) and p not in NAMING_PATHS]
+        seed = seed_plan(report.block, report.varying).path  # the one seed rule, as grouping's
+        keys = [p for p in report.varying if p != seed and p not in NAMING_PATHS]
         buckets: dict[tuple[Any, ...], list[RunRecord]] = {}
         for run in report.finished:
             buckets.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)

@@ -1,9 +1,13 @@
 """Seed groups: the runs that differ only in the seed, and the names a comparison calls them by.
 
-The seed path comes from the spec (``seed: training.seed`` or ``seed: {path: ..., tune: [...],
-test: [...]}``, recorded in the lock); without it, a varying path whose last part is ``seed`` is
-taken, and the report says it inferred it. A group is named by its runs' variant name with the
-seed's part removed (``lo_seed3`` -> ``lo``); with no other axis, by the sweep's name.
+The one seed rule, used by grouping, statistics and curves alike: the seed path comes from the spec
+(``seed: training.seed`` or ``seed: {path: ..., tune: [...], test: [...]}``, recorded in the lock);
+without it, the one varying path whose last part is exactly ``seed`` is taken, and the report says it
+inferred it (``data_seed`` is a parameter like any other: name it in the spec if it is the seed).
+
+A group is named by its runs' variant name with the seed's part removed (``lo_seed3`` -> ``lo``,
+``x-seed1`` -> ``x``, ``top5_wide_s2`` -> ``top5_wide``); where that leaves nothing or two groups the
+same name, by its values (``lr=0.01``); by the sweep's name only when it is the sweep's one group.
 """
 
 from __future__ import annotations
@@ -97,9 +101,12 @@ def group(members: Sequence[Member], plan: SeedPlan, varying: Sequence[str], swe
     if plan.path is None:
         return [Group(ms[0].variant, tuple(m.run for m in ms), _shared(ms, keys)) for ms in buckets.values()]
     seed_token = _seed_positions(members, plan.path)
-    named = [(_name(ms[0], plan.path, seed_token, sweep), ms) for ms in buckets.values()]
-    if len({n for n, _ in named}) < len(named):  # names that collide say nothing: use the values
-        named = [(_values_name(ms[0], keys) or sweep, ms) for _, ms in named]
+    named = [(_name(ms[0], plan.path, seed_token), ms) for ms in buckets.values()]
+    if len({n for n, _ in named}) < len(named) or not all(n for n, _ in named):
+        # names that collide or vanish say nothing: use the values
+        named = [(_values_name(ms[0], keys), ms) for _, ms in named]
+    if len(named) == 1 and not named[0][0]:
+        named = [(sweep, named[0][1])]  # the sweep's one group: its name is the sweep's
     return [Group(n, tuple(m.run for m in ms), _shared(ms, keys)) for n, ms in named]
 
 
@@ -127,11 +134,23 @@ def _seed_positions(members: Sequence[Member], path: str) -> int | None:
     return None
 
 
-def _name(member: Member, path: str, position: int | None, sweep: str) -> str:
+def _name(member: Member, path: str, position: int | None) -> str:
+    """The variant name without the part that spells the seed: ``seed3`` / ``s3`` / ``seed-3`` after a
+    ``_``, ``-`` or ``.`` (or at the start), else the ``_``-part the seed determines, else a bare ``3``."""
+    seed = re.escape(str(member.values.get(path)))
+    spelled = re.compile(rf"(^|[_\-.])(seed|s)[-=]?{seed}(?=$|[_\-.])")
+    for match in reversed(list(spelled.finditer(member.variant))):
+        return _joined(member.variant[: match.start()], member.variant[match.end() :])
     parts = member.variant.split("_")
     if position is not None:
         del parts[position]
-    else:  # names of different shapes: drop the part that ends in the seed's value (seed3, s3)
-        seed = str(member.values.get(path))
-        parts = [p for p in parts if not (p.endswith(seed) and p[: -len(seed)].isalpha() or p == seed)]
-    return "_".join(parts) or sweep
+        return "_".join(parts)
+    bare = [i for i, p in enumerate(parts) if p == str(member.values.get(path))]
+    if bare:
+        del parts[bare[-1]]
+    return "_".join(parts)
+
+
+def _joined(before: str, after: str) -> str:
+    """``before`` and ``after`` the removed seed part, with one separator between them."""
+    return before + after if before and after else (before or after.lstrip("_-."))

@@ -8,6 +8,12 @@ clipped at 0 and shown as a share of the total. Chosen over fANOVA through optun
 the report needs no Optuna study and scikit-learn is the lighter dependency; permutation importance
 over impurity importance because impurity favours parameters with many distinct values. Categorical
 values are coded by their sorted labels; log-scaled parameters enter as log10.
+
+With its uncertainty: the forest's held-out R² (out-of-bag: each run predicted by the trees that did
+not see it), so a forest that explains nothing says so; and each share's interval over ``REFITS``
+refits on bootstrap resamples of the runs (the 2.5th-97.5th percentiles of the shares), so "99%" from
+seven runs of noise shows as the wide interval it is. Below ``FEW_RUNS`` scored runs the page says in
+a sentence that importance cannot be told from noise.
 """
 
 from __future__ import annotations
@@ -25,10 +31,13 @@ TREES = 100
 REPEATS = 10
 SEED = 0
 MIN_RUNS = 5  # fewer scored runs than this: no forest is fitted (it would explain noise)
+FEW_RUNS = 20  # fewer than this: importance is shown with a sentence that it cannot be told from noise
+REFITS = 10  # bootstrap refits for each share's interval
 METHOD = (
     f"Random forest (scikit-learn RandomForestRegressor, {TREES} trees, random_state={SEED}); importance = "
     f"permutation importance (mean drop in R² over {REPEATS} shuffles of the parameter), "
-    "as a share of the total."
+    f"as a share of the total; interval: 2.5-97.5th percentiles over {REFITS} refits on bootstrap "
+    "resamples of the runs; held-out R²: out-of-bag."
 )
 HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (or `pip install scikit-learn`)"
 
@@ -41,16 +50,65 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Row:
+    path: str
+    share: float
+    low: float  # the share's interval over bootstrap refits
+    high: float
+    drop_mean: float  # mean drop in R² when the parameter is shuffled, and its std over shuffles
+    drop_std: float
+
+
+@dataclass(frozen=True)
 class Importance:
-    rows: tuple[tuple[str, float, float, float], ...]  # (path, share, mean R² drop, its std), largest first
+    rows: tuple[Row, ...]  # largest share first
+    held_out_r2: float  # out-of-bag R² of the forest: near or below 0, it explains nothing
+    runs: int
     method: str = METHOD
+
+    @property
+    def note(self) -> str | None:
+        """The plain sentence a reader needs before the bars, when the numbers cannot carry weight."""
+        if self.runs < FEW_RUNS:
+            return (
+                f"only {self.runs} scored runs: too few to tell importance from noise (below {FEW_RUNS}, "
+                "a forest gives one parameter most of the share even on pure noise); read the intervals"
+            )
+        if self.held_out_r2 <= 0.1:
+            return (
+                f"the forest predicts held-out runs no better than their mean (R² {self.held_out_r2:.2f}): "
+                "the parameters explain little of the metric, whatever the shares say"
+            )
+        return None
 
     def csv_text(self) -> str:
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(["parameter", "importance_share", "r2_drop_mean", "r2_drop_std", "method"])
-        for path, share, mean, std in self.rows:
-            writer.writerow([path, f"{share:.6g}", f"{mean:.6g}", f"{std:.6g}", self.method])
+        writer.writerow(
+            [
+                "parameter",
+                "importance_share",
+                "share_low",
+                "share_high",
+                "r2_drop_mean",
+                "r2_drop_std",
+                "held_out_r2",
+                "runs",
+                "method",
+            ]
+        )
+        for r in self.rows:
+            writer.writerow(
+                [
+                    r.path,
+                    *(
+                        f"{v:.6g}"
+                        for v in (r.share, r.low, r.high, r.drop_mean, r.drop_std, self.held_out_r2)
+                    ),
+                    self.runs,
+                    self.method,
+                ]
+            )
         return buf.getvalue()
 
 
@@ -91,12 +149,34 @@ def compute(
             columns.append([math.log10(x) if p.log else float(x) for x in raw])
     x = np.asarray(columns, dtype=float).T
     y = np.asarray(scores, dtype=float)
-    forest = RandomForestRegressor(n_estimators=TREES, random_state=SEED).fit(x, y)
+    forest = RandomForestRegressor(n_estimators=TREES, random_state=SEED, oob_score=True).fit(x, y)
     result = permutation_importance(forest, x, y, n_repeats=REPEATS, random_state=SEED)
-    drops = [max(0.0, float(m)) for m in result.importances_mean]
-    total = sum(drops)
+    shares = _shares(result.importances_mean)
+    refits = np.asarray([_refit(np, x, y, seed) for seed in range(1, REFITS + 1)])
+    low, high = np.percentile(refits, [2.5, 97.5], axis=0)
     rows = [
-        (p.path, (d / total) if total > 0 else 0.0, float(m), float(s))
-        for p, d, m, s in zip(params, drops, result.importances_mean, result.importances_std)
+        Row(p.path, float(sh), float(lo), float(hi), float(m), float(sd))
+        for p, sh, lo, hi, m, sd in zip(
+            params, shares, low, high, result.importances_mean, result.importances_std
+        )
     ]
-    return Importance(tuple(sorted(rows, key=lambda r: -r[1])))
+    return Importance(tuple(sorted(rows, key=lambda r: -r.share)), float(forest.oob_score_), len(scores))
+
+
+def _shares(drops: Any) -> list[float]:
+    clipped = [max(0.0, float(d)) for d in drops]
+    total = sum(clipped)
+    return [d / total if total > 0 else 0.0 for d in clipped]
+
+
+def _refit(np: Any, x: Any, y: Any, seed: int) -> list[float]:
+    """The shares of a forest fitted to a bootstrap resample of the runs (fewer trees and shuffles:
+    only the spread over refits is wanted)."""
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.inspection import permutation_importance
+
+    rng = np.random.Generator(np.random.PCG64(seed))
+    idx = rng.integers(0, len(y), len(y))
+    forest = RandomForestRegressor(n_estimators=TREES // 2, random_state=seed).fit(x[idx], y[idx])
+    result = permutation_importance(forest, x, y, n_repeats=3, random_state=seed)
+    return _shares(result.importances_mean)

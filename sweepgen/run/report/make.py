@@ -7,13 +7,10 @@ exit code. Nothing here prints.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import difflib
 import importlib.util
-import io
-import json
-import math
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,25 +22,24 @@ from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import importance as report_importance
 from sweepgen.run.report import page as report_page
-from sweepgen.run.report import stats
+from sweepgen.run.report import stats, stats_files
 from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
 from sweepgen.safefs import write_atomic
 
 TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
-STATS_COLUMNS = (
-    "group",
-    "n",
-    "mean",
-    "ci_low",
-    "ci_high",
-    "baseline",
-    "diff",
-    "diff_ci_low",
-    "diff_ci_high",
-    "test",
-    "p",
-    "p_holm",
-    "verdict",
+# every file a report writes: a later report replaces them or removes those it does not write, so
+# no file of a report for another metric (or another --at, or before --no-plot) is left beside it
+REPORT_FILES = (
+    "report.csv",
+    "report.png",
+    "statistics.csv",
+    "statistics.json",
+    "report.html",
+    "importance.csv",
+)
+BEST_WARNING = (
+    "--at best compares each run's best logged value: the maximum of noisy evaluations is biased "
+    "upward, and more so for noisier arms; prefer --at final or --at last:K for a comparison"
 )
 
 
@@ -57,6 +53,8 @@ class Request:
     at: str | None = None
     compare: str | None = None
     seeds: str = "all"  # all | tune | test
+    test: str = "welch"  # welch | permutation
+    interval: str = "t"  # t | bootstrap
     plot: bool = True
     html: bool = False
     search: Any = None  # the spec of a search sweep: the page gets its trials
@@ -74,14 +72,19 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     written: list[tuple[str, Path]] = field(default_factory=list)  # (what, path)
+    removed: list[Path] = field(default_factory=list)  # an earlier report's files this one replaced by none
     exit_code: int = 0
 
     @property
     def rows(self) -> list[dict[str, Any]]:
         return rep.rows(self.report)
 
+    context: dict[str, str] = field(default_factory=dict)  # metric, value, direction
+
     def stats_rows(self) -> list[dict[str, Any]]:
-        return stats_rows(self.statistics) if self.statistics is not None else []
+        if self.statistics is None:
+            return []
+        return stats_files.rows(self.statistics, self.context)
 
 
 def make(request: Request) -> Outcome:
@@ -128,12 +131,32 @@ def make(request: Request) -> Outcome:
     outcome = Outcome(
         report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
     )
+    outcome.context = stats_context(request, report)
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     out_dir = request.out_dir or report.out_dir
     for what, name, data in files:  # every output built: now they replace the old ones
         write_atomic(out_dir / name, data)
         outcome.written.append((what, out_dir / name))
+    _remove_stale(out_dir, {name for _, name, _ in files}, outcome)
     return outcome
+
+
+def _remove_stale(out_dir: Path, written: set[str], outcome: Outcome) -> None:
+    """Remove the files of an earlier report that this one did not write (a link is removed as a
+    link, never followed; a folder of that name is left and named)."""
+    for name in REPORT_FILES:
+        if name in written:
+            continue
+        path = out_dir / name
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            outcome.warnings.append(f"{path} is a folder, not an earlier report's file: left as it is")
+            continue
+        path.unlink()
+        outcome.removed.append(path)
 
 
 def _objective(request: Request) -> rep.Objective:
@@ -141,7 +164,12 @@ def _objective(request: Request) -> rep.Objective:
         raise UserError("--mode and --at need --metric", hint="e.g. --metric eval_acc --mode max")
     if request.seeds not in grp.SEED_SETS:
         raise UserError(f"--seeds {request.seeds}", hint=f"one of {', '.join(grp.SEED_SETS)}")
-    at = request.at or ("best" if request.mode_given else "final")
+    # --mode is the direction only: the value compared is --at's, final unless asked
+    at = request.at or "final"
+    if not rep.valid_at(at):
+        raise UserError(
+            f"--at {at}", hint="one of final, best, last:K (K >= 1: the mean of the last K values)"
+        )
     searched = False
     if request.search is not None:  # the search's metric, taken as the search takes it: one name
         from sweepgen.compile.spec import trials as search  # noqa: PLC0415 - lazy: only a search sweep's report needs it
@@ -211,6 +239,15 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
             f"max_completion_length and scored on the cut text ({', '.join(cut[:8])}"
             f"{', ...' if len(cut) > 8 else ''}); raise grpo.max_completion_length if that is not intended"
         )
+    if report.objective.at == "best":
+        warnings.append(BEST_WARNING)
+    lacking = missing_value(report)
+    if lacking and report.finished:
+        warnings.append(
+            f"{report.objective.label} is missing from {len(lacking)} of {len(report.finished)} finished "
+            f"runs ({', '.join(lacking[:8])}{', ...' if len(lacking) > 8 else ''}): the statistics are "
+            "over the others, so those groups have fewer seeds"
+        )
     if request.metric is None and not any(r.summary for r in report.finished):
         logged = rep.logged_metrics(report)
         notes.append(
@@ -234,6 +271,11 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
     return warnings, notes
 
 
+def missing_value(report: rep.Report) -> list[str]:
+    """The finished runs without a value of the objective (a metric some runs did not log)."""
+    return [r.name for r in report.finished if r.value is None]
+
+
 def _statistics(report: rep.Report, groups: Sequence[grp.Group], request: Request) -> stats.Statistics:
     values = {r.name: r.value for r in report.finished}
     named = [(g.name, [v for n in g.members if (v := values.get(n)) is not None]) for g in groups]
@@ -246,57 +288,18 @@ def _statistics(report: rep.Report, groups: Sequence[grp.Group], request: Reques
             hint=(f"did you mean {', '.join(close)}? " if close else "")
             + f"groups: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''}",
         )
-    return stats.compare(named, baseline=request.compare, mode=request.mode)
+    methods = stats.Methods(interval=request.interval, test=request.test)
+    return stats.compare(named, baseline=request.compare, mode=request.mode, methods=methods)
 
 
-def stats_rows(statistics: stats.Statistics) -> list[dict[str, Any]]:
-    """One row per group: its mean and interval, and against the baseline the comparison."""
-    by = {c.name: c for c in statistics.comparisons}
-    out = []
-    for g in statistics.groups:
-        c = by.get(g.name)
-        out.append(
-            {
-                "group": g.name,
-                "n": g.n,
-                "mean": g.mean,
-                "ci_low": g.low,
-                "ci_high": g.high,
-                "baseline": statistics.baseline,
-                "diff": c.diff if c else None,
-                "diff_ci_low": c.low if c else None,
-                "diff_ci_high": c.high if c else None,
-                "test": c.test if c else None,
-                "p": c.p if c else None,
-                "p_holm": c.p_holm if c else None,
-                "verdict": c.verdict if c else ("baseline" if g.name == statistics.baseline else None),
-            }
-        )
-    return out
-
-
-def stats_csv(statistics: stats.Statistics) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(STATS_COLUMNS), lineterminator="\n")
-    writer.writeheader()
-    for row in stats_rows(statistics):
-        writer.writerow(
-            {k: "" if v is None else repr(v) if isinstance(v, float) else v for k, v in row.items()}
-        )
-    return buf.getvalue()
-
-
-def stats_json(statistics: stats.Statistics) -> str:
-    def finite(v: Any) -> Any:
-        return None if isinstance(v, float) and not math.isfinite(v) else v
-
-    body = {
-        "baseline": statistics.baseline,
-        "mode": statistics.mode,
-        "bootstrap": {"resamples": statistics.resamples, "seed": statistics.seed, "level": stats.LEVEL},
-        "groups": [{k: finite(v) for k, v in row.items()} for row in stats_rows(statistics)],
+def stats_context(request: Request, report: rep.Report) -> dict[str, str]:
+    """The metric, value and direction every statistics output names."""
+    obj = report.objective
+    return {
+        "metric": obj.metric or "final_reward",
+        "value": obj.value_word if obj.metric else "final (summary.json final_reward)",
+        "direction": f"{obj.mode} is better",
     }
-    return json.dumps(body, indent=2, allow_nan=False)
 
 
 def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tuple[str, str, bytes]]:
@@ -304,7 +307,20 @@ def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tupl
     report = outcome.report
     files = [("CSV", "report.csv", rep.csv_text(report).encode())]
     if outcome.statistics is not None:
-        files.append(("statistics", "statistics.csv", stats_csv(outcome.statistics).encode()))
+        files.append(
+            (
+                "statistics",
+                "statistics.csv",
+                stats_files.csv_text(outcome.statistics, outcome.context).encode(),
+            )
+        )
+        files.append(
+            (
+                "statistics",
+                "statistics.json",
+                stats_files.json_text(outcome.statistics, outcome.context).encode(),
+            )
+        )
     metric = request.metric or rep.DEFAULT_CURVE
     if draw_png:
         # the best groups only, as on the page: a legend of hundreds of lines reads as nothing

@@ -130,8 +130,11 @@
 
   // -- parameter importance, scatter, statistics ---------------------------------------------------
   function importance() {
-    const rows = page.importance.rows;
-    Plotly.newPlot("importance", [{ type: "bar", orientation: "h", x: rows.map((r) => r[1]), y: rows.map((r) => r[0]) }],
+    const rows = page.importance.rows;  // [path, share, low, high]: the interval is over refits
+    Plotly.newPlot("importance", [{ type: "bar", orientation: "h", x: rows.map((r) => r[1]), y: rows.map((r) => r[0]),
+      error_x: { type: "data", symmetric: false, array: rows.map((r) => Math.max(0, r[3] - r[1])), arrayminus: rows.map((r) => Math.max(0, r[1] - r[2])) },
+      text: rows.map((r) => (100 * r[1]).toFixed(0) + "% [" + (100 * r[2]).toFixed(0) + "–" + (100 * r[3]).toFixed(0) + "%]"),
+      hovertemplate: "%{y}: %{text}<extra></extra>" }],
       { height: 90 + 36 * rows.length, margin: { l: 220, t: 10, b: 50 }, xaxis: { title: { text: "importance (share)" }, range: [0, 1] }, yaxis: { autorange: "reversed" } }, plotConfig);
   }
   function scatter() {
@@ -142,30 +145,129 @@
         { height: 320, title: { text: obj.label + " vs " + p.path }, xaxis: { title: { text: p.path }, type: p.log ? "log" : "linear" }, yaxis: { title: { text: obj.label } } }, plotConfig);
     });
   }
+  // -- the answer first: a forest plot of each group's difference from the baseline ----------------
+  const FOREST_ROWS = 25;  // the first screen; "show all" draws every group
+  const VERDICT_COLOR = { better: "#0a7a2a", worse: "#b00020", "no evidence": "#555", "cannot decide": "#c08a00" };
+  let forestAll = false;
+  function forestRows() {
+    const rows = page.stats.forest;
+    if (forestAll || rows.length <= FOREST_ROWS) return rows;
+    // both ends of the effect order: the best groups and the worst ones, where the verdicts are
+    const top = Math.ceil(FOREST_ROWS * 0.6);
+    return [...rows.slice(0, top), ...rows.slice(rows.length - (FOREST_ROWS - top))];
+  }
+  function forest() {
+    const s = page.stats;
+    const rows = forestRows();
+    const label = (r) => r.name + (r.verdict ? "  [" + r.verdict + "]" : "") + "  n=" + r.n;
+    const withCi = rows.filter((r) => r.low !== null);
+    const trace = {
+      type: "scatter", mode: "markers", orientation: "h",
+      x: rows.map((r) => r.value), y: rows.map(label),
+      marker: { size: 9, color: rows.map((r) => VERDICT_COLOR[r.verdict] || "#1f5fbf") },
+      error_x: { type: "data", symmetric: false, array: rows.map((r) => (r.high === null ? 0 : r.high - r.value)),
+        arrayminus: rows.map((r) => (r.low === null ? 0 : r.value - r.low)), thickness: 1.5, width: 4 },
+      text: rows.map((r) => r.low === null ? "no interval (one run)" : "[" + fmt(r.low) + ", " + fmt(r.high) + "]" +
+        (r.level ? " at " + (100 * r.level).toFixed(2) + "%" : "")),
+      hovertemplate: "%{y}<br>%{x}<br>%{text}<extra></extra>",
+    };
+    const shapes = s.baseline ? [{ type: "line", xref: "x", yref: "paper", x0: 0, x1: 0, y0: 0, y1: 1, line: { color: "#888", dash: "dot" } }] : [];
+    const what = s.baseline ? "difference from " + s.baseline : "mean";
+    Plotly.react("forest", [trace], {
+      height: 70 + 20 * rows.length, margin: { l: 10, r: 20, t: 10, b: 40 },
+      xaxis: { title: { text: obj.label + ": " + what + " (" + obj.mode + " is better)" }, zeroline: false, automargin: true },
+      yaxis: { autorange: "reversed", automargin: true, tickfont: { size: 12 } }, shapes: shapes, showlegend: false,
+    }, plotConfig);
+    const button = document.getElementById("forest-all");
+    button.hidden = s.forest.length <= FOREST_ROWS;
+    button.textContent = forestAll ? "show the first " + FOREST_ROWS : "show all " + s.forest.length + " groups (shown: the " + Math.ceil(FOREST_ROWS * 0.6) + " best and " + (FOREST_ROWS - Math.ceil(FOREST_ROWS * 0.6)) + " worst by effect)";
+    const counts = Object.entries(s.verdicts).map(([v, n]) => n + " " + v);
+    const holder = document.getElementById("verdict-counts");
+    holder.replaceChildren();
+    if (s.baseline) {
+      holder.appendChild(el("span", {}, "against " + s.baseline + ": "));
+      Object.entries(s.verdicts).forEach(([v, n], i) => {
+        if (i) holder.appendChild(document.createTextNode(", "));
+        holder.appendChild(el("b", { class: v.replace(" ", "-") }, n + " " + v));
+      });
+      holder.appendChild(document.createTextNode(" (" + s.methods.test + ", Holm, alpha " + s.methods.alpha + ")"));
+    } else {
+      holder.textContent = "no baseline: give --compare GROUP for verdicts";
+    }
+    if (s.tied_best.length > 1) holder.appendChild(el("div", { class: "note" }, "best mean: a tie between " + s.tied_best.join(", ")));
+    if (!withCi.length && !counts.length) holder.appendChild(el("div", { class: "note" }, "every group has one run: no intervals"));
+  }
+
+  // -- the statistics table: verdict next to the name, sortable, the first rows until "show all" -------
+  const STATS_ROWS = 50;
+  let statsAll = false;
+  let statsSort = { key: null, dir: 1 };
   function statsTable() {
     const s = page.stats;
     const holder = document.getElementById("stats");
     const table = el("table", { id: "stats-table" });
-    const head = ["group", "n", "mean", "95% CI"];
     const cmp = Object.fromEntries(s.comparisons.map((c) => [c.name, c]));
-    if (s.baseline) head.push("diff vs " + s.baseline, "95% CI", "test", "p", "p (Holm)", "verdict");
+    const cols = [["group", (g) => g.name], ...(s.baseline ? [["verdict", (g) => (cmp[g.name] ? cmp[g.name].verdict : "baseline")]] : []),
+      ["n", (g) => g.n], ["mean", (g) => g.mean], ["CI (mean)", (g) => g.low]];
+    if (s.baseline) {
+      cols.push(["diff", (g) => (cmp[g.name] ? cmp[g.name].diff : null)], ["CI (diff)", (g) => (cmp[g.name] ? cmp[g.name].low : null)],
+        ["level", (g) => (cmp[g.name] ? cmp[g.name].level : null)], ["p", (g) => (cmp[g.name] ? cmp[g.name].p : null)],
+        ["p (Holm)", (g) => (cmp[g.name] ? cmp[g.name].p_holm : null)], ["seeds needed", (g) => (cmp[g.name] ? cmp[g.name].seeds_needed : null)]);
+    }
     const tr = el("tr");
-    head.forEach((h) => tr.appendChild(el("th", {}, h)));
+    cols.forEach(([h], i) => {
+      const th = el("th", { "data-col": String(i), title: "sort" }, h + (statsSort.key === i ? (statsSort.dir > 0 ? " ▲" : " ▼") : ""));
+      th.addEventListener("click", () => {
+        statsSort = { key: i, dir: statsSort.key === i ? -statsSort.dir : 1 };
+        statsTable();
+      });
+      tr.appendChild(th);
+    });
     table.appendChild(el("thead")).appendChild(tr);
+    let groups = [...s.groups];
+    if (statsSort.key !== null) {
+      const get = cols[statsSort.key][1];
+      groups.sort((a, b) => {
+        const x = get(a), y = get(b);
+        if (x === y) return 0;
+        if (x === null || x === undefined) return 1;
+        if (y === null || y === undefined) return -1;
+        return (x < y ? -1 : 1) * statsSort.dir;
+      });
+    } else {
+      // by effect, as the forest plot: best first in the objective's direction, the baseline on top
+      const order = Object.fromEntries(s.forest.map((r, i) => [r.name, i]));
+      groups.sort((a, b) => (a.name === s.baseline ? -1 : b.name === s.baseline ? 1 : order[a.name] - order[b.name]));
+    }
+    const shown = statsAll ? groups : groups.slice(0, STATS_ROWS);
     const body = table.appendChild(el("tbody"));
-    for (const g of s.groups) {
+    const ci = (lo, hi) => (lo === null || lo === undefined ? "–" : "[" + fmt(lo) + ", " + fmt(hi) + "]");
+    for (const g of shown) {
+      const c = cmp[g.name];
       const row = el("tr");
-      const cells = [g.name, g.n, g.mean, g.low === null ? "–" : "[" + fmt(g.low) + ", " + fmt(g.high) + "]"];
+      const cells = [[g.name], ...(s.baseline ? [[c ? c.verdict : "baseline", "verdict"]] : []), [g.n], [g.mean], [ci(g.low, g.high)]];
       if (s.baseline) {
-        const c = cmp[g.name];
-        if (c) cells.push(c.diff, c.low === null ? "–" : "[" + fmt(c.low) + ", " + fmt(c.high) + "]", c.test, c.p, c.p_holm, c.verdict);
-        else cells.push("baseline", "", "", "", "", "");
+        if (c) cells.push([c.diff], [ci(c.low, c.high)], [c.level === null ? "–" : (100 * c.level).toFixed(2) + "%"], [c.p], [c.p_holm], [c.seeds_needed]);
+        else cells.push([""], [""], [""], [""], [""], [""]);
       }
-      cells.forEach((v) => row.appendChild(el("td", {}, fmt(v))));
-      if (s.baseline && cmp[g.name]) row.classList.add("verdict-" + cmp[g.name].verdict.replace(" ", "-"));
+      cells.forEach(([v, cls]) => row.appendChild(el("td", cls ? { class: cls } : {}, fmt(v))));
+      if (c) row.classList.add("verdict-" + c.verdict.replace(" ", "-"));
       body.appendChild(row);
     }
     holder.replaceChildren(table);
+    const button = document.getElementById("stats-all");
+    button.hidden = groups.length <= STATS_ROWS;
+    button.textContent = statsAll ? "show the first " + STATS_ROWS : "show all " + groups.length + " groups (" + shown.length + " shown)";
+    const sentences = document.getElementById("stats-sentences");
+    sentences.replaceChildren();
+    for (const c of s.comparisons) {
+      if (c.reason) sentences.appendChild(el("div", { class: "note" }, c.name + ": cannot decide: " + c.reason));
+      if ((c.verdict === "no evidence" || c.verdict === "cannot decide") && c.test)
+        sentences.appendChild(el("div", { class: "note" }, c.name + ": no evidence yet: " +
+          (c.seeds_needed ? "about " + c.seeds_needed + " seeds per group would detect a difference of " + fmt(Math.abs(c.diff)) + " with 80% power"
+            : "no seed count up to 1,000 would detect the observed difference") + " at the adjusted alpha" +
+          (c.detectable ? "; the smallest difference detectable with 80% power at the current seeds is " + fmt(c.detectable) : "")));
+    }
   }
 
   // -- a search sweep: best-so-far curve, the best trial's diff from the base, the trials -----------
@@ -245,6 +347,13 @@
   }
 
   // -- wiring ----------------------------------------------------------------------------------------
+  // the answer first: the forest plot and the verdicts are drawn before anything else
+  if (page.stats) {
+    forest();
+    statsTable();
+    document.getElementById("forest-all").addEventListener("click", () => { forestAll = !forestAll; forest(); });
+    document.getElementById("stats-all").addEventListener("click", () => { statsAll = !statsAll; statsTable(); });
+  }
   if (page.search) {
     document.getElementById("search-x").addEventListener("change", searchCurve);
     searchCurve();
@@ -278,7 +387,6 @@
   }
   if (page.importance) importance();
   if (page.scatter && scored.length) scatter();
-  if (page.stats) statsTable();
   document.body.dataset.drawnMs = String(Math.round(performance.now()));  // for the benchmark
   document.body.dataset.ready = "1";
 })();

@@ -16,7 +16,7 @@ from typing import Any
 
 from sweepgen.run.report.groups import Group
 from sweepgen.run.report.importance import Importance, Param
-from sweepgen.run.report.stats import MIN_WELCH, Statistics
+from sweepgen.run.report.stats import Statistics
 
 MAX_CURVE_GROUPS = 30
 MAX_POINTS = 300
@@ -96,7 +96,10 @@ def build(
         else {
             "method": importance.method,
             "csv": importance_csv,
-            "rows": [[p, s] for p, s, _, _ in importance.rows],
+            "rows": [[r.path, r.share, r.low, r.high] for r in importance.rows],
+            "held_out_r2": importance.held_out_r2,
+            "runs": importance.runs,
+            "note": importance.note,
         },
         "scatter": sampled,
         "stats": None if statistics is None else _stats(statistics),
@@ -171,15 +174,61 @@ def _thinned(steps: list[int]) -> list[int]:
 
 
 def _stats(statistics: Statistics) -> dict[str, Any]:
+    m = statistics.methods.describe()
     method = (
-        f"Interval: 95% percentile bootstrap of the mean ({statistics.resamples:,} resamples, seed "
-        f"{statistics.seed}). Test: Welch's t-test when both groups have at least {MIN_WELCH} runs, "
-        "else an exact permutation test of the difference in means; p-values Holm-corrected across "
-        f"the groups compared with the baseline; verdict at p(Holm) < 0.05 ({statistics.mode} is better)."
+        f"Group intervals: {m['mean_interval']}. Differences: {m['diff_interval']} (Holm's step-down "
+        f"tests the r-th smallest p at alpha/(m-r); each interval is drawn at the level its comparison "
+        f"was tested at). Test: {m['test']}, Holm-adjusted, alpha {m['alpha']}; verdict better/worse "
+        f"({statistics.mode} is better) exactly when the interval excludes zero"
+        + (
+            "."
+            if statistics.methods.test == "welch" and statistics.methods.interval == "t"
+            else " for the test; the interval comes from another method and can disagree."
+        )
     )
     return {
         "method": method,
+        "methods": m,
+        "forest": forest(statistics),
+        "verdicts": dict(Counter(c.verdict for c in statistics.comparisons)),
+        "tied_best": tied_best(statistics),
         "baseline": statistics.baseline,
         "groups": [asdict(g) for g in statistics.groups],
         "comparisons": [asdict(c) for c in statistics.comparisons],
     }
+
+
+def forest(statistics: Statistics) -> list[dict[str, Any]]:
+    """The forest plot's rows, sorted by effect (best first in the objective's direction): each
+    group's difference from the baseline with its interval and verdict; without a baseline, each
+    group's mean with its interval."""
+    sign = 1 if statistics.mode == "max" else -1
+    if statistics.baseline is None:
+        rows = [
+            {"name": g.name, "value": g.mean, "low": g.low, "high": g.high, "n": g.n, "verdict": None}
+            for g in statistics.groups
+        ]
+    else:
+        n_of = {g.name: g.n for g in statistics.groups}
+        rows = [
+            {
+                "name": c.name,
+                "value": c.diff,
+                "low": c.low,
+                "high": c.high,
+                "n": n_of.get(c.name),
+                "verdict": c.verdict,
+                "level": c.level,
+            }
+            for c in statistics.comparisons
+        ]
+    return sorted(rows, key=lambda r: (-sign * r["value"], r["name"]))
+
+
+def tied_best(statistics: Statistics) -> list[str]:
+    """Every group whose mean equals the best mean: a tie is shown as a tie, never as one "best"."""
+    if not statistics.groups:
+        return []
+    pick = max if statistics.mode == "max" else min
+    best = pick(g.mean for g in statistics.groups)
+    return [g.name for g in statistics.groups if g.mean == best]

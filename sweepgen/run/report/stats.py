@@ -1,43 +1,67 @@
-"""Seed-aware statistics: per group a mean with a bootstrap interval, and against a baseline group the
+"""Seed-aware statistics: per group a mean with its interval, and against a baseline group the
 difference with its interval, a two-sided test, Holm's correction across groups and a verdict word.
 
-Pure: numbers in, numbers out. numpy and scipy are imported when a comparison is made (the `plot`
-extra, or the `qmc`/`dev` extras that already bring scipy).
+Pure: numbers in, numbers out. scipy (the `plot` extra, or the `qmc`/`dev` extras) computes:
 
-Choices, and why:
+- the interval of a group mean: the t interval, ``scipy.stats.t.ppf`` at n - 1 degrees of freedom
+  (the same as ``scipy.stats.ttest_1samp(x).confidence_interval``);
+- the interval of a difference: Welch's, ``scipy.stats.t.ppf`` at the Welch–Satterthwaite degrees of
+  freedom (the same as ``scipy.stats.ttest_ind(a, b, equal_var=False).confidence_interval``);
+- the test: Welch's t-test (``scipy.stats.ttest_ind(equal_var=False)``) at every n >= 2, or by name the
+  exact permutation test of the difference in means (``scipy.stats.permutation_test``, every
+  relabelling enumerated), whose smallest possible p is 2 / C(n_a + n_b, n_a);
+- the percentile bootstrap (``--interval bootstrap``, sweepgen.run.report.bootstrap), labelled with the
+  coverage it has at that n.
 
-- The bootstrap is written here, not taken from ``scipy.stats.bootstrap``: the interval must be the
-  same on every machine and every scipy release, and scipy's resampling order and default method
-  have changed between releases. The algorithm is the plain percentile bootstrap: ``B`` resamples of
-  each group drawn as ``rng.integers(0, n, (B, n))`` from ``numpy.random.Generator(PCG64(seed))``
-  (numpy keeps that stream stable), the statistic per resample, and the 2.5th/97.5th percentiles
-  (numpy's default linear interpolation). A difference resamples the arm first, then the baseline,
-  from one generator.
-- The test is Welch's t-test (``scipy.stats.ttest_ind(equal_var=False)``) when both groups have at
-  least ``MIN_WELCH`` runs, else an exact permutation test of the difference in means
-  (``scipy.stats.permutation_test``, every relabelling enumerated: with fewer than 5 seeds a t-test's
-  normal assumption cannot be checked). The table names the test used per row.
-- p-values are Holm-corrected across the arms compared with the baseline (step-down, monotone).
-- The verdict is ``better`` / ``worse`` when the corrected p is below ``ALPHA`` (direction from
-  ``mode``), else ``no evidence``; an arm or a baseline with one run gets ``no evidence`` and no test.
+Interval and verdict agree by construction. Holm's step-down procedure tests the r-th smallest p
+(r = 0, 1, ...) at alpha / (m - r) while it rejects; each difference interval is drawn at exactly the
+level its comparison was tested at: 1 - alpha / (m - r) for a rejected one, 1 - alpha / (m - s) for the
+rest (s: how many were rejected, the step where Holm stopped). With Welch's test, ``better`` /
+``worse`` therefore holds exactly when the interval excludes zero (the step-down is carried out on the
+intervals themselves, so not even rounding can split them). With the permutation test or the
+bootstrap the interval comes from another method and the page says they can disagree.
+
+Where no verdict is possible at all (a group with one run; a permutation test whose smallest
+attainable p cannot pass Holm's first step), the verdict is ``cannot decide`` with the reason.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from types import ModuleType
-from typing import Any
 
 from sweepgen.errors import UserError
+from sweepgen.run.report import bootstrap, power
 
 ALPHA = 0.05
 LEVEL = 0.95
-RESAMPLES = 10_000
-SEED = 0  # the bootstrap's seed: fixed, so a report is the same numbers on every machine
-MIN_WELCH = 5  # fewer runs in either group: exact permutation test instead of Welch
+TESTS = ("welch", "permutation")
+INTERVALS = ("t", "bootstrap")
+UNDECIDABLE = "cannot decide"
 STATS_HINT = "install it with `pip install 'sweepgen[plot]'` (or `pip install scipy`)"
+
+
+@dataclass(frozen=True)
+class Methods:
+    """Which interval and test a report uses (``--interval``, ``--test``)."""
+
+    interval: str = "t"
+    test: str = "welch"
+    alpha: float = ALPHA
+
+    def describe(self) -> dict[str, str]:
+        mean = "t interval" if self.interval == "t" else "percentile bootstrap"
+        diff = "Welch interval" if self.interval == "t" else "percentile bootstrap"
+        test = "Welch's t-test" if self.test == "welch" else "exact permutation test"
+        return {
+            "mean_interval": f"{LEVEL:.0%} {mean}",
+            "diff_interval": f"{diff}, simultaneous at the Holm step's level",
+            "test": test,
+            "adjustment": "Holm",
+            "alpha": f"{self.alpha:g}",
+        }
 
 
 @dataclass(frozen=True)
@@ -45,8 +69,10 @@ class GroupStats:
     name: str
     n: int
     mean: float
-    low: float | None  # bootstrap interval of the mean; None with one run
+    sd: float | None  # None with one run
+    low: float | None  # the mean's interval; None with one run
     high: float | None
+    interval: str  # "t" | "bootstrap (covers ~75% at n=3)" | "-" (one run)
 
 
 @dataclass(frozen=True)
@@ -58,10 +84,14 @@ class Comparison:
     diff: float
     low: float | None
     high: float | None
-    test: str | None  # "welch" | "permutation" | None (a group with one run)
+    level: float | None  # the difference interval's confidence level (Holm's step)
+    test: str | None  # "welch" | "permutation" | None (no test possible)
     p: float | None
     p_holm: float | None
-    verdict: str  # better | worse | no evidence
+    verdict: str  # better | worse | no evidence | cannot decide
+    reason: str | None = None  # why a verdict is not possible
+    seeds_needed: int | None = None  # per group, for 80% power at the adjusted alpha (no evidence only)
+    detectable: float | None = None  # smallest difference detectable with 80% power at the current n
 
 
 @dataclass(frozen=True)
@@ -70,8 +100,7 @@ class Statistics:
     comparisons: tuple[Comparison, ...]  # empty without a baseline
     baseline: str | None
     mode: str
-    seed: int = SEED
-    resamples: int = RESAMPLES
+    methods: Methods = Methods()
 
 
 def _numpy() -> ModuleType:
@@ -85,41 +114,47 @@ def _numpy() -> ModuleType:
     return np
 
 
-def bootstrap_mean(
-    values: Sequence[float], *, seed: int = SEED, resamples: int = RESAMPLES
-) -> tuple[float | None, float | None]:
-    """The percentile bootstrap interval (LEVEL) of the mean, or (None, None) for one value."""
+def _var(values: Sequence[float]) -> float:
+    mean = math.fsum(values) / len(values)
+    return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+
+
+def t_mean(values: Sequence[float], level: float = LEVEL) -> tuple[float | None, float | None]:
+    """The t interval of the mean at ``level`` (n - 1 degrees of freedom); (None, None) for one value."""
     if len(values) < 2:
         return None, None
-    np = _numpy()
-    rng = np.random.Generator(np.random.PCG64(seed))
-    data = np.asarray(values, dtype=float)
-    means = data[rng.integers(0, len(data), (resamples, len(data)))].mean(axis=1)
-    return _percentiles(np, means)
+    from scipy import stats
+
+    _numpy()
+    n = len(values)
+    mean = math.fsum(values) / n
+    half = float(stats.t.ppf(1 - (1 - level) / 2, n - 1)) * math.sqrt(_var(values) / n)
+    return mean - half, mean + half
 
 
-def bootstrap_diff(
-    arm: Sequence[float], base: Sequence[float], *, seed: int = SEED, resamples: int = RESAMPLES
-) -> tuple[float | None, float | None]:
-    """The percentile bootstrap interval of mean(arm) - mean(base), each group resampled on its own."""
-    if len(arm) < 2 or len(base) < 2:
-        return None, None
-    np = _numpy()
-    rng = np.random.Generator(np.random.PCG64(seed))
-    a = np.asarray(arm, dtype=float)
-    b = np.asarray(base, dtype=float)
-    a_means = a[rng.integers(0, len(a), (resamples, len(a)))].mean(axis=1)
-    b_means = b[rng.integers(0, len(b), (resamples, len(b)))].mean(axis=1)
-    return _percentiles(np, a_means - b_means)
+def welch(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float, float]:
+    """(difference, its standard error, Welch–Satterthwaite degrees of freedom); both n >= 2."""
+    va, vb = _var(arm) / len(arm), _var(base) / len(base)
+    diff = math.fsum(arm) / len(arm) - math.fsum(base) / len(base)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return diff, 0.0, float(len(arm) + len(base) - 2)
+    df = (va + vb) ** 2 / (va**2 / (len(arm) - 1) + vb**2 / (len(base) - 1))
+    return diff, se, df
 
 
-def _percentiles(np: ModuleType, draws: Any) -> tuple[float, float]:
-    tail = (1 - LEVEL) / 2 * 100
-    low, high = np.percentile(draws, [tail, 100 - tail])
-    return float(low), float(high)
+def welch_interval(arm: Sequence[float], base: Sequence[float], level: float) -> tuple[float, float]:
+    """Welch's interval of mean(arm) - mean(base) at ``level``."""
+    from scipy import stats
+
+    diff, se, df = welch(arm, base)
+    half = float(stats.t.ppf(1 - (1 - level) / 2, df)) * se
+    return diff - half, diff + half
 
 
-def difference_test(arm: Sequence[float], base: Sequence[float]) -> tuple[str | None, float | None]:
+def difference_test(
+    arm: Sequence[float], base: Sequence[float], test: str = "welch"
+) -> tuple[str | None, float | None]:
     """(test name, two-sided p) for mean(arm) != mean(base); (None, None) with a one-run group."""
     if len(arm) < 2 or len(base) < 2:
         return None, None
@@ -128,9 +163,11 @@ def difference_test(arm: Sequence[float], base: Sequence[float]) -> tuple[str | 
 
     a = np.asarray(arm, dtype=float)
     b = np.asarray(base, dtype=float)
-    if min(len(a), len(b)) >= MIN_WELCH:
-        p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
-        return "welch", p
+    if test == "welch":
+        _, se, _ = welch(arm, base)
+        if se == 0:  # no spread in either group: equal means say nothing, different ones everything
+            return "welch", 1.0 if float(a.mean()) == float(b.mean()) else 0.0
+        return "welch", float(stats.ttest_ind(a, b, equal_var=False).pvalue)
     result = stats.permutation_test(
         (a, b),
         lambda x, y, axis: np.mean(x, axis=axis) - np.mean(y, axis=axis),
@@ -140,6 +177,13 @@ def difference_test(arm: Sequence[float], base: Sequence[float]) -> tuple[str | 
         alternative="two-sided",
     )
     return "permutation", float(result.pvalue)
+
+
+def smallest_p(test: str, n_arm: int, n_base: int) -> float:
+    """The smallest two-sided p the test can give at these group sizes (0 for Welch)."""
+    if test == "welch":
+        return 0.0
+    return min(1.0, 2 / math.comb(n_arm + n_base, n_arm))
 
 
 def holm(pvalues: Sequence[float | None]) -> list[float | None]:
@@ -153,30 +197,151 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def verdict(diff: float, p_holm: float | None, mode: str) -> str:
-    if p_holm is None or math.isnan(p_holm) or p_holm >= ALPHA:
+def holm_levels(
+    pvalues: Sequence[float], alpha: float, rejects: Callable[[int, float], bool] | None = None
+) -> tuple[list[float], list[bool]]:
+    """Per p: the alpha Holm tests it at, and whether Holm rejects it. Step-down in the order of the
+    p-values: the r-th is tested at alpha / (m - r) while every earlier one was rejected; at the first
+    that is not, Holm stops and every later one is tested at that step's alpha. ``rejects(i, a)``
+    decides one step (default: p_i < a; Welch's decides on its interval, so both say the same)."""
+    m = len(pvalues)
+    decide = rejects or (lambda i, a: pvalues[i] < a)
+    levels = [alpha] * m
+    rejected = [False] * m
+    stopped = None
+    for rank, i in enumerate(sorted(range(m), key=lambda i: pvalues[i])):
+        step = alpha / (m - rank) if stopped is None else stopped
+        levels[i] = step
+        if stopped is None and decide(i, step):
+            rejected[i] = True
+        elif stopped is None:
+            stopped = step
+    return levels, rejected
+
+
+def verdict(diff: float, p_holm: float | None, mode: str, alpha: float = ALPHA) -> str:
+    if p_holm is None or math.isnan(p_holm) or p_holm >= alpha:
         return "no evidence"
     improved = diff > 0 if mode == "max" else diff < 0
     return "better" if improved else "worse"
 
 
-def compare(groups: Sequence[tuple[str, Sequence[float]]], *, baseline: str | None, mode: str) -> Statistics:
-    """Statistics of each (name, values) group, and each against ``baseline`` (a group's name)."""
-    summary = []
-    for name, values in groups:
-        low, high = bootstrap_mean(values)
-        summary.append(GroupStats(name, len(values), sum(values) / len(values), low, high))
-    if baseline is None:
-        return Statistics(tuple(summary), (), None, mode)
-    base = dict(groups)[baseline]
-    arms = [(name, values) for name, values in groups if name != baseline]
-    tests = [difference_test(values, base) for _, values in arms]
-    adjusted = holm([p for _, p in tests])
-    comparisons = []
-    for (name, values), (test, p), p_holm in zip(arms, tests, adjusted):
-        diff = sum(values) / len(values) - sum(base) / len(base)
-        low, high = bootstrap_diff(values, base)
-        comparisons.append(
-            Comparison(name, baseline, diff, low, high, test, p, p_holm, verdict(diff, p_holm, mode))
+def group_stats(name: str, values: Sequence[float], methods: Methods) -> GroupStats:
+    n = len(values)
+    mean = math.fsum(values) / n
+    if n < 2:
+        return GroupStats(name, n, mean, None, None, None, "-")
+    if methods.interval == "bootstrap":
+        low, high = bootstrap.mean_interval(_numpy(), values, LEVEL)
+        kind = bootstrap.label(n)
+    else:
+        low, high = t_mean(values)
+        kind = "t"
+    return GroupStats(name, n, mean, math.sqrt(_var(values)), low, high, kind)
+
+
+def compare(
+    groups: Sequence[tuple[str, Sequence[float]]],
+    *,
+    baseline: str | None,
+    mode: str,
+    methods: Methods | None = None,
+    seeds_needed: bool = True,
+) -> Statistics:
+    """Statistics of each (name, values) group, and each against ``baseline`` (a group's name).
+    ``seeds_needed``: also the power analysis of each comparison without evidence (False: the
+    verdicts alone, for simulations)."""
+    methods = methods or Methods()
+    if methods.test not in TESTS or methods.interval not in INTERVALS:
+        raise UserError(
+            f"unknown method: --test {methods.test} --interval {methods.interval}",
+            hint=f"--test {'|'.join(TESTS)}, --interval {'|'.join(INTERVALS)}",
         )
-    return Statistics(tuple(summary), tuple(comparisons), baseline, mode)
+    summary = tuple(group_stats(name, values, methods) for name, values in groups)
+    if baseline is None:
+        return Statistics(summary, (), None, mode, methods)
+    base = dict(groups)[baseline]
+    arms = [(name, list(values)) for name, values in groups if name != baseline]
+    compared = _comparisons(arms, base, baseline, mode, methods, seeds_needed)
+    return Statistics(summary, compared, baseline, mode, methods)
+
+
+def _comparisons(
+    arms: Sequence[tuple[str, Sequence[float]]],
+    base: Sequence[float],
+    baseline: str,
+    mode: str,
+    methods: Methods,
+    needed: bool,
+) -> tuple[Comparison, ...]:
+    tests = [difference_test(values, base, methods.test) for _, values in arms]
+    tested = [i for i, (_, p) in enumerate(tests) if p is not None]
+    pvalues = [p for _, p in tests if p is not None]
+    adjusted = holm([p for _, p in tests])
+    values_of = [list(arms[i][1]) for i in tested]
+
+    def interval(k: int, alpha: float) -> tuple[float, float]:
+        if methods.interval == "bootstrap":
+            low, high = bootstrap.diff_interval(_numpy(), values_of[k], base, 1 - alpha)
+            assert low is not None and high is not None  # both groups have two runs or more here
+            return low, high
+        return welch_interval(values_of[k], base, 1 - alpha)
+
+    paired = methods.test == "welch" and methods.interval == "t"
+    # Welch's test with Welch's interval: each Holm step is decided on the interval itself, so the
+    # verdict and the interval cannot disagree, not even by rounding
+    rejects = (lambda k, a: not _covers_zero(interval(k, a))) if paired else None
+    levels, rejected = holm_levels(pvalues, methods.alpha, rejects)
+    m = len(tested)
+    # Holm can only start if some comparison's smallest attainable p passes its first step
+    startable = any(smallest_p(methods.test, len(arms[i][1]), len(base)) * m < methods.alpha for i in tested)
+    out = []
+    k = 0
+    for i, ((name, values), (test, p)) in enumerate(zip(arms, tests)):
+        diff = math.fsum(values) / len(values) - math.fsum(base) / len(base)
+        if test is None:
+            few = name if len(values) < 2 else baseline
+            reason = (
+                f"{few} has one run: no test is possible with one seed; "
+                "run at least 2 (5 or more to detect moderate effects)"
+            )
+            out.append(
+                Comparison(name, baseline, diff, None, None, None, None, None, None, UNDECIDABLE, reason)
+            )
+            continue
+        low, high = interval(k, levels[k])
+        if paired:
+            word = verdict(diff, 0.0, mode) if rejected[k] else "no evidence"
+        else:
+            word = verdict(diff, adjusted[i], mode, methods.alpha)
+        c = Comparison(name, baseline, diff, low, high, 1 - levels[k], test, p, adjusted[i], word)
+        floor = smallest_p(methods.test, len(values), len(base))
+        if word == "no evidence" and (floor >= methods.alpha or not startable):
+            c = replace(
+                c,
+                verdict=UNDECIDABLE,
+                reason=f"the {test} test with {len(values)} and {len(base)} seeds cannot give p below "
+                f"{floor:.3g}, and Holm over {m} comparisons needs p < {methods.alpha / m:.3g}; "
+                "use Welch's test (the default) or more seeds",
+            )
+        if needed and c.verdict in ("no evidence", UNDECIDABLE):
+            c = _needed(c, values, base, levels[k])
+        out.append(c)
+        k += 1
+    return tuple(out)
+
+
+def _covers_zero(interval: tuple[float, float]) -> bool:
+    return interval[0] <= 0 <= interval[1]
+
+
+def _needed(c: Comparison, arm: Sequence[float], base: Sequence[float], alpha: float) -> Comparison:
+    """Seeds per group for 80% power at the observed difference, and what the current n detects."""
+    sd = power.pooled_sd(_var(arm), _var(base))
+    if sd == 0:
+        return c
+    return replace(
+        c,
+        seeds_needed=power.seeds_needed(c.diff / sd, alpha),
+        detectable=power.detectable(len(arm), len(base), sd, alpha),
+    )

@@ -1,0 +1,103 @@
+"""statistics.csv and statistics.json: one row per seed group, each row naming the metric, the value
+compared (final, best, mean of the last K), the direction and the methods, so that a file read
+alone, or beside a report of another metric, cannot be mistaken for something it is not."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from sweepgen.run.report import stats
+
+COLUMNS = (
+    "metric",
+    "value",
+    "direction",
+    "group",
+    "n",
+    "mean",
+    "sd",
+    "ci_low",
+    "ci_high",
+    "interval",
+    "baseline",
+    "diff",
+    "diff_ci_low",
+    "diff_ci_high",
+    "diff_ci_level",
+    "test",
+    "p",
+    "p_holm",
+    "verdict",
+    "reason",
+    "seeds_needed",
+    "detectable_diff",
+)
+
+
+def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[dict[str, Any]]:
+    """One row per group: its mean and interval, and against the baseline the comparison.
+    ``context``: metric, value and direction, as the report names them."""
+    by = {c.name: c for c in statistics.comparisons}
+    out = []
+    for g in statistics.groups:
+        c = by.get(g.name)
+        verdict = c.verdict if c else ("baseline" if g.name == statistics.baseline else None)
+        out.append(
+            {
+                "metric": context["metric"],
+                "value": context["value"],
+                "direction": f"{statistics.mode} is better",
+                "group": g.name,
+                "n": g.n,
+                "mean": g.mean,
+                "sd": g.sd,
+                "ci_low": g.low,
+                "ci_high": g.high,
+                "interval": g.interval,
+                "baseline": statistics.baseline,
+                "diff": c.diff if c else None,
+                "diff_ci_low": c.low if c else None,
+                "diff_ci_high": c.high if c else None,
+                "diff_ci_level": c.level if c else None,
+                "test": c.test if c else None,
+                "p": c.p if c else None,
+                "p_holm": c.p_holm if c else None,
+                "verdict": verdict,
+                "reason": c.reason if c else None,
+                "seeds_needed": c.seeds_needed if c else None,
+                "detectable_diff": c.detectable if c else None,
+            }
+        )
+    return out
+
+
+def csv_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    for row in rows(statistics, context):
+        writer.writerow(
+            {k: "" if v is None else repr(v) if isinstance(v, float) else v for k, v in row.items()}
+        )
+    return buf.getvalue()
+
+
+def json_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
+    def finite(v: Any) -> Any:
+        return None if isinstance(v, float) and not math.isfinite(v) else v
+
+    body = {
+        "metric": context["metric"],
+        "value": context["value"],
+        "direction": f"{statistics.mode} is better",
+        "mode": statistics.mode,
+        "baseline": statistics.baseline,
+        "methods": statistics.methods.describe(),
+        "groups": [{k: finite(v) for k, v in row.items()} for row in rows(statistics, context)],
+    }
+    return json.dumps(body, indent=2, allow_nan=False) + "\n"

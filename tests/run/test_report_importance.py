@@ -1,0 +1,47 @@
+"""Parameter importance with its uncertainty (sweepgen.run.report.importance): the held-out R², each
+share's interval over refits, and the sentence below FEW_RUNS runs."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pytest
+
+from sweepgen.run.report import importance as imp
+
+pytestmark = pytest.mark.plot  # scikit-learn
+
+
+PARAMS = [imp.Param("a", log=False, categorical=False), imp.Param("b", log=False, categorical=False)]
+
+
+def _runs(n, signal, seed=0):
+    rng = np.random.default_rng(seed)
+    values = [{"a": float(rng.uniform()), "b": float(rng.uniform())} for _ in range(n)]
+    scores = [signal * v["a"] + float(rng.normal(0, 0.05)) for v in values]
+    return values, scores
+
+
+def test_pure_noise_from_seven_runs_says_so_with_wide_intervals():
+    values, scores = _runs(7, signal=0.0)
+    result = imp.compute(values, scores, PARAMS)
+    assert result is not None and result.runs == 7
+    assert "too few to tell importance from noise" in result.note
+    top = result.rows[0]
+    assert top.low <= top.high and top.high - top.low > 0.3  # "99%" is not what seven runs can say
+    assert result.held_out_r2 < 0.5
+
+
+def test_a_real_effect_is_told_apart_with_a_held_out_r2():
+    values, scores = _runs(60, signal=1.0)
+    result = imp.compute(values, scores, PARAMS)
+    assert result is not None and result.note is None
+    a, b = result.rows
+    assert a.path == "a" and a.share > 0.8 and a.low > b.high
+    assert result.held_out_r2 > 0.7
+    rows = list(csv.DictReader(io.StringIO(result.csv_text())))
+    assert rows[0]["parameter"] == "a" and float(rows[0]["share_low"]) == pytest.approx(a.low, rel=1e-5)
+    assert float(rows[0]["held_out_r2"]) == pytest.approx(result.held_out_r2, rel=1e-5)
+    assert rows[0]["runs"] == "60"
