@@ -10,6 +10,7 @@ and an interpolation agree), else as PyYAML's YAML 1.1; ``yaml_version`` overrid
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.readers import diff as semantic
+from sweepgen.readers.align import realign_occurrences
 from sweepgen.readers.configfile import read_config
 from sweepgen.readers.model import NotEvaluated, ReadResult, not_evaluated
 from sweepgen.readers.omegayaml import uses_omegaconf
@@ -57,6 +59,8 @@ def compare(
         yaml_version = "omegaconf"
     first = _load(a, resolve_bases, yaml_version, variant_config)
     second = _load(b, resolve_bases, yaml_version, variant_config)
+    for path in set(first.numbered) & set(second.numbered):
+        second = _realigned(first, second, path)
     globs = semantic.parse_globs(allow)
     unmatched = semantic.unmatched_globs(allow, first.data, second.data)
     changes = semantic.diff(first.data, second.data)
@@ -69,6 +73,32 @@ def compare(
         opaque=[*not_evaluated(first.data), *not_evaluated(second.data)],
         unmatched=unmatched,
     )
+
+
+def _realigned(first: ReadResult, second: ReadResult, path: tuple[Any, ...]) -> ReadResult:
+    """``second`` with the numbered entries of the mapping at ``path`` renamed to meet the entries
+    of ``first`` they correspond to by content, and the lines of what was renamed moved with it."""
+    old, new = _at(first.data, path), _at(second.data, path)
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return second
+    renamed = realign_occurrences(old, new)
+    if not renamed:
+        return second
+    _at(second.data, path[:-1])[path[-1]] = {renamed.get(k, k): v for k, v in new.items()}
+    depth = len(path)
+    lines = {
+        (*p[:depth], renamed.get(p[depth], p[depth]), *p[depth + 1 :])
+        if len(p) > depth and p[:depth] == path
+        else p: line
+        for p, line in second.lines.items()
+    }
+    return dataclasses.replace(second, lines=lines)
+
+
+def _at(data: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
 
 
 def _load(

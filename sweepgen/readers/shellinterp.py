@@ -52,6 +52,7 @@ class Reader(Walk):
             "vars": plain,
             "commands": {k: cmdline.plain(v) for k, v in self.commands.items()},
         }
+        self.result.numbered = (("commands",),)
         return self.result
 
     def final(self, name: str, history: list[tuple[str, Any, int]]) -> Any:
