@@ -158,7 +158,8 @@ class Evaluator(Expressions):
                 self.bind(scope, stmt.target, self.value(stmt.value), stmt)
         elif isinstance(stmt, ast.AugAssign):
             current = self.value(_load(stmt.target))
-            self.bind(scope, stmt.target, self.binop(stmt.op, current, self.value(stmt.value), stmt), stmt)
+            updated = self.augmented(stmt.op, current, self.value(stmt.value), stmt)
+            self.bind(scope, stmt.target, updated, stmt)
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 bound = alias.asname or alias.name.split(".")[0]
