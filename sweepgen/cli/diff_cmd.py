@@ -57,8 +57,23 @@ Paths = set[tuple[Any, ...]]  # the paths of changes --allow does not allow
     "are always YAML 1.2. Scalars the readings disagree on are listed as warnings.",
 )
 @limit_option
+@click.option(
+    "--as",
+    "readers",
+    multiple=True,
+    type=click.Choice(["json", "yaml", "toml", "python", "shell", "auto"]),
+    metavar="json|yaml|toml|python|shell|auto",
+    help="Read the files as this format whatever their suffix (a .conf that is JSON, a launch "
+    "script without .sh). Once: both files; twice: A, then B (`auto`: by the suffix).",
+)
 def diff(
-    a: str, b: str, allow: tuple[str, ...], fmt: str, resolve_bases: bool, yaml_version: str | None
+    a: str,
+    b: str,
+    allow: tuple[str, ...],
+    fmt: str,
+    resolve_bases: bool,
+    yaml_version: str | None,
+    readers: tuple[str, ...],
 ) -> int:
     """Compare two configs path by path, type-strictly (1, 1.0 and True differ).
 
@@ -79,6 +94,7 @@ def diff(
         resolve_bases=resolve_bases,
         yaml_version=yaml_version,
         variant_config=_variant_config,
+        kinds=_kinds(readers),
     )
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -103,6 +119,21 @@ def diff(
     else:
         _print_text(changes, refused, gated=bool(allow))
     return result.exit_code
+
+
+def _kinds(readers: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """``--as``: once for both files, twice for A then B; ``auto`` is the suffix's reader."""
+    from sweepgen.errors import UserError
+
+    if len(readers) > 2:
+        raise UserError(
+            f"--as was given {len(readers)} times",
+            hint="give it once (both files) or twice (A, then B)",
+        )
+    forced = [None if r == "auto" else r for r in readers]
+    if len(forced) == 1:
+        return forced[0], forced[0]
+    return (forced[0], forced[1]) if forced else (None, None)
 
 
 def _variant_config(spec: str, variant: str) -> Any:

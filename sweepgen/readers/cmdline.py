@@ -19,7 +19,9 @@ Rules, chosen so that equivalent spellings read the same and no change can hide:
   on the first key (``+a``), since adding and overriding are different requests;
 * values are typed by YAML 1.2 rules (``1e-5`` and ``0.00001`` are the same float), so are flow
   lists in overrides (``a=[1,2]``); words that could not be expanded stay not-evaluated nodes;
-* words no flag takes are kept in order under ``@args``.
+* words no flag takes are kept in order under ``@args`` (compared aligned by content, so one
+  inserted word is one change); after ``--``, a wrapper's command lines (``-- source s.sh \\&\\&
+  python train.py --lr 1``) are read as commands of their own under ``--``.
 """
 
 from __future__ import annotations
@@ -233,8 +235,14 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
         word, line = words[i], lines[i]
         text = _text(word)
         if text == "--":
-            for rest in words[i + 1 :]:
-                _add(out, "@args", _typed(rest), always_list=True)
+            rest = words[i + 1 :]
+            inner = _inner_commands(rest, where, lines[i + 1 :])
+            if inner is not None:
+                out["--"] = inner
+                at.setdefault("--", line)
+                break
+            for word in rest:
+                _add(out, "@args", _typed(word), always_list=True)
             break
         if _spread(word):
             _add(out, text, word)  # its own key: never a flag's value, and order does not matter
@@ -273,6 +281,33 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             _add(out, "@args", _typed(word), always_list=True)
         i += 1
     return out, at
+
+
+_SEPARATORS = {"&&", "||", ";"}
+
+
+def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str, Any] | None:
+    """A wrapper's ``-- source setup.sh && python train.py --lr 1e-6 ...`` (the separators
+    escaped, for the shell the wrapper starts): each command read as one, keyed by its program;
+    None when no word after ``--`` starts a program (plain arguments)."""
+    segments: list[tuple[list[Word], list[int]]] = [([], [])]
+    for word, line in zip(words, lines):
+        if _text(word) in _SEPARATORS:
+            segments.append(([], []))
+        else:
+            segments[-1][0].append(word)
+            segments[-1][1].append(line)
+    segments = [(w, n) for w, n in segments if w]
+    if not any(_looks_like_program(w[0]) or _text(w[0]) in ("source", ".") for w, _ in segments):
+        return None
+    out: dict[str, Any] = {}
+    for segment, at in segments:
+        launchers: dict[str, Any] = {}
+        name, arguments = program(segment, launchers)
+        parsed, _ = parse_arguments(arguments, where, at[len(at) - len(arguments) :])
+        key = name if name not in out else f"{name} #{sum(k.split(' #')[0] == name for k in out) + 1}"
+        out[key] = {**parsed, **({"@launcher": launchers} if launchers else {})}
+    return out
 
 
 _SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}|\$[@*]|\$\{[@*]\}")

@@ -10,6 +10,7 @@ and an interpolation agree), else as PyYAML's YAML 1.1; ``yaml_version`` overrid
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.readers import diff as semantic
-from sweepgen.readers.configfile import read_config
+from sweepgen.readers.align import realign_occurrences
+from sweepgen.readers.configfile import kind_of, read_config
 from sweepgen.readers.model import NotEvaluated, ReadResult, not_evaluated
 from sweepgen.readers.omegayaml import uses_omegaconf
 
@@ -50,13 +52,16 @@ def compare(
     resolve_bases: bool = False,
     yaml_version: str | None = None,
     variant_config: VariantConfig | None = None,
+    kinds: tuple[str | None, str | None] = (None, None),
 ) -> Comparison:
     """Read ``a`` and ``b`` (files, or ``SPEC.yaml:VARIANT`` through ``variant_config``), diff them
-    and gate the changes by the ``allow`` globs."""
-    if yaml_version is None and _uses_omegaconf(a, b):
+    and gate the changes by the ``allow`` globs. ``kinds`` forces each side's reader (``--as``)."""
+    if yaml_version is None and _uses_omegaconf((a, kinds[0]), (b, kinds[1])):
         yaml_version = "omegaconf"
-    first = _load(a, resolve_bases, yaml_version, variant_config)
-    second = _load(b, resolve_bases, yaml_version, variant_config)
+    first = _load(a, resolve_bases, yaml_version, variant_config, kinds[0])
+    second = _load(b, resolve_bases, yaml_version, variant_config, kinds[1])
+    for path in set(first.numbered) & set(second.numbered):
+        second = _realigned(first, second, path)
     globs = semantic.parse_globs(allow)
     unmatched = semantic.unmatched_globs(allow, first.data, second.data)
     changes = semantic.diff(first.data, second.data)
@@ -71,8 +76,38 @@ def compare(
     )
 
 
+def _realigned(first: ReadResult, second: ReadResult, path: tuple[Any, ...]) -> ReadResult:
+    """``second`` with the numbered entries of the mapping at ``path`` renamed to meet the entries
+    of ``first`` they correspond to by content, and the lines of what was renamed moved with it."""
+    old, new = _at(first.data, path), _at(second.data, path)
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return second
+    renamed = realign_occurrences(old, new)
+    if not renamed:
+        return second
+    _at(second.data, path[:-1])[path[-1]] = {renamed.get(k, k): v for k, v in new.items()}
+    depth = len(path)
+    lines = {
+        (*p[:depth], renamed.get(p[depth], p[depth]), *p[depth + 1 :])
+        if len(p) > depth and p[:depth] == path
+        else p: line
+        for p, line in second.lines.items()
+    }
+    return dataclasses.replace(second, lines=lines)
+
+
+def _at(data: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
 def _load(
-    ref: str, resolve_bases: bool, yaml_version: str | None, variant_config: VariantConfig | None
+    ref: str,
+    resolve_bases: bool,
+    yaml_version: str | None,
+    variant_config: VariantConfig | None,
+    kind: str | None = None,
 ) -> ReadResult:
     spec, sep, variant = ref.rpartition(":")
     if (
@@ -85,15 +120,15 @@ def _load(
     ):
         return ReadResult(ref, variant_config(spec, variant))
     if yaml_version is None:
-        yaml_version = "1.2" if _is_spec(ref) else "1.1"
-    return read_config(ref, resolve_bases=resolve_bases, yaml_version=yaml_version)
+        yaml_version = "1.2" if _is_spec(ref, kind) else "1.1"
+    return read_config(ref, resolve_bases=resolve_bases, yaml_version=yaml_version, kind=kind)
 
 
-def _uses_omegaconf(*refs: str) -> bool:
+def _uses_omegaconf(*sides: tuple[str, str | None]) -> bool:
     """Does either file (not a spec) use OmegaConf's features? Then both are read as OmegaConf does."""
-    for ref in refs:
+    for ref, kind in sides:
         path = Path(ref)
-        if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file() or _is_spec(ref):
+        if kind_of(ref, kind) != "yaml" or not path.is_file() or _is_spec(ref, kind):
             continue
         try:
             with path.open(encoding="utf-8", errors="replace") as handle:
@@ -104,10 +139,10 @@ def _uses_omegaconf(*refs: str) -> bool:
     return False
 
 
-def _is_spec(ref: str) -> bool:
+def _is_spec(ref: str, kind: str | None = None) -> bool:
     """A sweepgen spec (read as YAML 1.2, like the compiler reads it) starts its mapping with `sweepgen:`."""
     path = Path(ref)
-    if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
+    if kind_of(ref, kind) != "yaml" or not path.is_file():
         return False
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:

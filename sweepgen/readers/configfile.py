@@ -1,5 +1,8 @@
 """Read any config ``diff`` can compare, chosen by file suffix, never by guessing from content.
 
+``--as`` (``kind=``) names the reader for a file whose suffix does not say it (a ``.conf`` that is
+JSON, a launch script without ``.sh``).
+
 One interface for every format: ``read_config(path) -> ReadResult`` (the data as a plain mapping,
 the line of each path it knows, warnings, and not-evaluated nodes inside the data). Supported:
 ``.yaml``/``.yml`` (YAML 1.1 by default, as PyYAML and OmegaConf read it; ``yaml_version="1.2"``
@@ -20,10 +23,31 @@ from sweepgen.readers.shellconfig import read_shell_file
 from sweepgen.readers.structured import STRUCTURED, read_yaml_file
 
 SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".sbatch", ".slurm")
+# which reader each suffix gets, and the names `--as` forces one by
+KINDS = {
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".toml": "toml",
+    ".py": "python",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".sbatch": "shell",
+    ".slurm": "shell",
+}
+READERS = ("json", "yaml", "toml", "python", "shell")
 
 
-def read_config(ref: str, *, resolve_bases: bool = False, yaml_version: str = "1.1") -> ReadResult:
-    """The config in the file ``ref``.
+def kind_of(ref: str, forced: str | None = None) -> str | None:
+    """The reader a file gets: the one ``forced`` (``--as``), else its suffix's; None if neither."""
+    return forced or KINDS.get(Path(ref).suffix.lower())
+
+
+def read_config(
+    ref: str, *, resolve_bases: bool = False, yaml_version: str = "1.1", kind: str | None = None
+) -> ReadResult:
+    """The config in the file ``ref``, read as ``kind`` (json, yaml, toml, python, shell) when
+    given, else as its suffix says.
 
     ``resolve_bases`` follows mmengine ``_base_`` files, ``with read_base()`` imports and
     detectron2-style relative imports (see ``sweepgen.readers.pyinherit``); without it, each file
@@ -38,21 +62,28 @@ def read_config(ref: str, *, resolve_bases: bool = False, yaml_version: str = "1
             location=Location(ref),
             hint="give a config file path, or SPEC.yaml:VARIANT for a variant of a sweep spec",
         )
-    suffix = path.suffix.lower()
-    if suffix not in SUFFIXES:
+    reader = kind_of(ref, kind)
+    if reader is None:
         raise ConfigError(
             f"cannot tell the format of a {path.suffix or 'suffix-less'} file",
             location=Location(ref),
-            hint=f"supported suffixes: {', '.join(SUFFIXES)}",
+            hint=f"supported suffixes: {', '.join(SUFFIXES)}; or name the reader with --as "
+            f"{'|'.join(READERS)}",
         )
-    if resolve_bases and suffix in (".py", ".yaml", ".yml", ".json", ".toml"):
+    if resolve_bases and reader in ("python", "yaml", "json", "toml"):
+        if reader != KINDS.get(path.suffix.lower()):
+            raise ConfigError(
+                f"--resolve-bases follows bases by their suffix, and this file is read --as {reader}",
+                location=Location(ref),
+                hint="give the file the suffix of its format, or leave out --resolve-bases",
+            )
         result = read_with_bases(path, yaml_version=yaml_version)
-    elif suffix in (".yaml", ".yml"):
+    elif reader == "yaml":
         result = read_yaml_file(path, yaml_version)
-    elif suffix == ".py":
+    elif reader == "python":
         result = read_python_file(path)
-    elif suffix in STRUCTURED:
-        result = STRUCTURED[suffix](path)
+    elif reader in ("json", "toml"):
+        result = STRUCTURED["." + reader](path)
     else:
         result = read_shell_file(path)
     try:

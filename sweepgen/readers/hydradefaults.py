@@ -2,12 +2,17 @@
 
 * NeMo-RL: ``defaults: grpo_math_1B.yaml`` (or a list of such files): each file, relative to the
   config that names it, is merged first; the config's own keys win.
-* Hydra: ``- base`` merges ``base.yaml`` at the root; ``- model: llama`` merges
-  ``model/llama.yaml`` under ``model`` (``model@pkg: x`` under ``pkg``; ``# @package _global_`` or
-  ``@_global_`` at the root); ``/group`` is looked up from the primary config's folder, other groups
-  from the folder of the config that lists them; ``optional`` entries may be missing, ``null``
-  selects nothing, ``override`` replaces an option; ``_self_`` places the config's own keys (last
-  when not listed). Hydra's own groups (``override hydra/launcher: submitit_slurm``) come from its
+* Hydra, as 1.3 composes (``tests/readers/test_hydra_reference.py`` holds this reader to
+  hydra-core's own ``compose``): ``- base`` merges ``base.yaml`` in the config's package;
+  ``- model: llama`` merges ``model/llama.yaml`` at ``model`` below the package of the config
+  that lists it. The package is the defaults list's ``group@pkg`` when given (relative to that
+  config's package; ``_global_`` the root, ``_here_`` the config's own), else the file's
+  ``# @package`` header (absolute), else the group's path; ``/group`` is looked up from the primary
+  config's folder, other groups from the folder of the config that lists them; ``optional``
+  entries may be missing, ``null`` selects nothing; ``override group: option`` changes the option
+  where the group is selected (an ancestor's override wins; one that selects nothing is an error);
+  ``_self_`` places the config's own keys (last when not listed). Hydra's own groups
+  (``override hydra/launcher: submitit_slurm``) come from its
   plugins: kept as data under ``hydra.@defaults``, never looked up.
 
 Merging is OmegaConf's: mappings merge key by key, anything else is replaced. Interpolations are
@@ -30,18 +35,37 @@ _PACKAGE = re.compile(r"^#\s*@package\s+(\S+)", re.M)
 
 def compose(path: Path, read: Any) -> ReadResult:
     """The config in ``path`` with its ``defaults:`` composed in; ``read(path)`` reads one file raw."""
-    result = _Composer(path.parent, read).file(path, ())
-    result.data = resolve_interpolations(result.data, str(path))
+    composer = _Composer(path.parent, read)
+    result, nodes = composer.file(path, (), "", "")
+    unused = sorted(set(composer.overrides) - composer.used)
+    if unused:
+        raise ConfigError(
+            f"`override {unused[0]}` matches no group in the defaults list",
+            location=Location(str(path), result.lines.get(("defaults",), 0)),
+            hint="Hydra refuses an override of a group the defaults list does not select",
+        )
+    merged: Any = {}
+    for package, data in nodes:
+        merged = _merge(merged, _place(data, package))
+    result.data = resolve_interpolations(merged, str(path))
     result.warnings = list(dict.fromkeys(result.warnings))  # a file read twice warns once
     return result
 
 
 class _Composer:
+    """Hydra 1.3's defaults tree, flattened in order: each config's entries, then its own keys
+    where ``_self_`` stands (last when absent); each node placed at its absolute package."""
+
     def __init__(self, root: Path, read: Any) -> None:
         self.root = root
         self.read = read
+        self.overrides: dict[str, Any] = {}  # absolute group -> option; an ancestor's wins
+        self.used: set[str] = set()
 
-    def file(self, path: Path, chain: tuple[str, ...]) -> ReadResult:
+    def file(
+        self, path: Path, chain: tuple[str, ...], package: str, group: str
+    ) -> tuple[ReadResult, list[tuple[str, Any]]]:
+        """(the file read, the (package, data) nodes it contributes in order)."""
         key = str(path.resolve())
         if key in chain:
             raise ConfigError(
@@ -51,24 +75,24 @@ class _Composer:
         result: ReadResult = self.read(path)
         data = result.data
         if not isinstance(data, dict) or "defaults" not in data:
-            return result
+            return result, [(package, data)]
         own = {k: v for k, v in data.items() if k != "defaults"}
         line = result.lines.get(("defaults",), 0)
-        entries = data["defaults"] if isinstance(data["defaults"], list) else [data["defaults"]]
-        if "_self_" not in entries:
-            entries = [*entries, "_self_"]
-        merged: Any = {}
+        entries = self.entries(data["defaults"], group)
+        nodes: list[tuple[str, Any]] = []
         for entry in entries:
             if entry == "_self_":
-                merged = _merge(merged, own)
+                nodes.append((package, own))
+                continue
+            if _override(entry, group) is not None:
                 continue
             hydra = _hydra_entry(entry)
             if hydra is not None:
                 # Hydra's own groups (launcher, sweeper, logging) come from its plugins, not from the
                 # config folder: kept as data under `hydra`, never looked up
-                merged = _merge(merged, {"hydra": {"@defaults": hydra}})
+                nodes.append(("", {"hydra": {"@defaults": hydra}}))
                 continue
-            for package, target, optional in self.targets(entry, path, line):
+            for child, target, optional, child_group in self.targets(entry, path, line, package, group):
                 if not target.is_file():
                     if optional:
                         continue
@@ -78,17 +102,27 @@ class _Composer:
                         hint="group options live in GROUP/OPTION.yaml next to the config; "
                         "diff without --resolve-bases to compare the lists as written",
                     )
-                base = self.file(target, (*chain, key))
+                base, more = self.file(target, (*chain, key), child, child_group)
                 result.warnings.extend(base.warnings)
-                package = _header_package(target) or package
-                merged = _merge(merged, _place(base.data, package))
-        result.data = merged
-        return result
+                nodes.extend(more)
+        return result, nodes
 
-    def targets(self, entry: Any, path: Path, line: int) -> list[tuple[str, Path, bool]]:
-        """(package, file, optional) for one entry of the list."""
+    def entries(self, listed: Any, group: str) -> list[Any]:
+        """The list's entries with ``_self_`` in place; its overrides noted (an ancestor's win)."""
+        entries = listed if isinstance(listed, list) else [listed]
+        for entry in entries:
+            override = _override(entry, group)
+            if override is not None:
+                self.overrides.setdefault(*override)
+        return entries if "_self_" in entries else [*entries, "_self_"]
+
+    def targets(
+        self, entry: Any, path: Path, line: int, parent: str, group_dir: str
+    ) -> list[tuple[str, Path, bool, str]]:
+        """(package, file, optional, group folder) for one entry of the list."""
         if isinstance(entry, str):
-            return [("", self.where(entry, path), False)]
+            target = self.where(entry, path)
+            return [(_header_package(target) or parent, target, False, group_dir)]
         if not (isinstance(entry, dict) and len(entry) == 1):
             raise ConfigError(
                 f"cannot read the `defaults:` entry {entry!r}",
@@ -98,17 +132,56 @@ class _Composer:
         ((spec, options),) = entry.items()
         words = str(spec).split()
         optional = "optional" in words[:-1]
-        group, _, package = words[-1].partition("@")
+        group, at, explicit = words[-1].partition("@")
+        absolute = _absolute_group(group, group_dir)
+        if absolute in self.overrides:
+            self.used.add(absolute)
+            options = self.overrides[absolute]
         if options is None:
             return []
         chosen = options if isinstance(options, list) else [options]
-        package = package or group.lstrip("/").replace("/", ".")
-        return [(package, self.where(f"{group}/{option}", path), optional) for option in chosen]
+        out = []
+        for option in chosen:
+            target = self.where(f"{group}/{option}", path)
+            if at:  # the defaults list's package wins over the file's header (Hydra 1.1+)
+                package = _relative_package(explicit, parent)
+            else:
+                package = _header_package(target) or _join(parent, group.lstrip("/").replace("/", "."))
+            out.append((package, target, optional, absolute))
+        return out
 
     def where(self, name: str, path: Path) -> Path:
         base = self.root if name.startswith("/") else path.parent
         target = base / name.lstrip("/")
         return target if target.suffix in (".yaml", ".yml") else target.with_name(target.name + ".yaml")
+
+
+def _override(entry: Any, group_dir: str) -> tuple[str, Any] | None:
+    """``override group: option`` as (absolute group, option); None for any other entry."""
+    if not (isinstance(entry, dict) and len(entry) == 1):
+        return None
+    ((spec, option),) = entry.items()
+    words = str(spec).split()
+    if "override" not in words[:-1] or _hydra_entry(entry) is not None:
+        return None
+    return _absolute_group(words[-1].partition("@")[0], group_dir), option
+
+
+def _absolute_group(group: str, group_dir: str) -> str:
+    return group.lstrip("/") if group.startswith("/") or not group_dir else f"{group_dir}/{group}"
+
+
+def _relative_package(package: str, parent: str) -> str:
+    """An entry's ``@package``: ``_global_`` is the root, ``_here_`` the parent's, else below it."""
+    if package == "_global_" or package.startswith("_global_."):
+        return package[len("_global_.") :] if "." in package else ""
+    if package == "_here_":
+        return parent
+    return _join(parent, package)
+
+
+def _join(parent: str, child: str) -> str:
+    return f"{parent}.{child}" if parent and child else parent or child
 
 
 def _hydra_entry(entry: Any) -> dict[str, Any] | None:
@@ -132,7 +205,7 @@ def _header_package(path: Path) -> str | None:
 def _place(data: Any, package: str) -> Any:
     if package in ("", "_global_"):
         return data
-    for key in reversed(package.replace("_global_.", "").split(".")):
+    for key in reversed(package.removeprefix("_global_.").split(".")):
         data = {key: data}
     return data
 

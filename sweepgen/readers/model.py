@@ -88,6 +88,9 @@ class ReadResult:
     data: Any
     lines: dict[Path, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # mappings whose keys number repeated entries (a script's `train.py`, `train.py #2`): compared
+    # by content, not by their numbers (``sweepgen.readers.align.realign_occurrences``)
+    numbered: tuple[Path, ...] = ()
 
     def line_of(self, path: Path) -> int:
         """The line of ``path``, or of its closest enclosing path that has one; 0 if none."""

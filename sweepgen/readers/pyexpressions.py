@@ -388,10 +388,26 @@ class Expressions:
         ):
             return left * right  # `[ShapeSpec(channels=256)] * 5`: repetition needs no known items
         function = _BINOPS.get(type(op))
+        if _joins_containers(op, left, right) and binop_fits(op, left, right):
+            # `hooks + [dict(type=EvalHook)]`, `cfg | {"a": torch.float16}`: joining containers
+            # never looks at their items, so items holding references or calls join as they are
+            return function(left, right)  # type: ignore[misc]
         if not (known(left) and known(right)) or function is None or not binop_fits(op, left, right):
             # past a bound (pybounds) or not computable: kept as source
             return self.opaque(node) if isinstance(node, ast.stmt) else raise_unknown()
         return function(left, right)
+
+    def augmented(self, op: ast.operator, current: Any, right: Any, node: ast.AugAssign) -> Any:
+        """``x += y`` / ``x |= y``: a list extended and a dict updated in place, as Python does (so
+        every holder of ``x`` sees it, as with ``.extend``/``.update``); else ``x = x <op> y``."""
+        extends = type(current) is list and isinstance(op, ast.Add) and type(right) in (list, tuple)
+        if extends and binop_fits(op, current, right):
+            current.extend(right)
+            return current
+        if type(current) is dict and isinstance(op, ast.BitOr) and type(right) is dict:
+            current.update(right)
+            return current
+        return self.binop(op, current, right, node)
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Any:
         local: dict[str, Any] = {}
@@ -455,3 +471,10 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Pow: lambda a, b: a**b, ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b,
     ast.BitXor: lambda a, b: a ^ b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
 }  # fmt: skip
+
+
+def _joins_containers(op: ast.operator, left: Any, right: Any) -> bool:
+    """``list + list``, ``tuple + tuple``, ``dict | dict``: plain containers, of one type."""
+    if isinstance(op, ast.Add):
+        return type(left) is type(right) and type(left) in (list, tuple)
+    return isinstance(op, ast.BitOr) and type(left) is dict and type(right) is dict

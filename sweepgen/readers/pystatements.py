@@ -141,7 +141,7 @@ class Evaluator(Expressions):
         for index, stmt in enumerate(statements):
             if index == 0 and is_docstring(stmt):
                 continue  # a docstring is documentation, not data
-            if top and isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef)):
+            if top and isinstance(stmt, _BINDING):
                 for name in _bound_names(stmt):
                     self.result.lines.setdefault((name,), stmt.lineno)
             self.statement(stmt, scope, rest)
@@ -158,7 +158,8 @@ class Evaluator(Expressions):
                 self.bind(scope, stmt.target, self.value(stmt.value), stmt)
         elif isinstance(stmt, ast.AugAssign):
             current = self.value(_load(stmt.target))
-            self.bind(scope, stmt.target, self.binop(stmt.op, current, self.value(stmt.value), stmt), stmt)
+            updated = self.augmented(stmt.op, current, self.value(stmt.value), stmt)
+            self.bind(scope, stmt.target, updated, stmt)
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 bound = alias.asname or alias.name.split(".")[0]
@@ -385,14 +386,28 @@ def _is_read_base(stmt: ast.With) -> bool:
     )
 
 
+_BINDING = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+    ast.FunctionDef,
+    ast.ClassDef,
+    ast.Import,
+    ast.ImportFrom,
+)
+
+
 def _bound_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
         return [stmt.name]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        # `import a.b` binds `a`; `from m import x as y` binds `y`
+        return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if alias.name != "*"]
     targets = (
         stmt.targets
         if isinstance(stmt, ast.Assign)
         else [stmt.target]
-        if isinstance(stmt, ast.AnnAssign)
+        if isinstance(stmt, (ast.AnnAssign, ast.AugAssign))
         else []
     )
     return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)][:1] or []

@@ -52,6 +52,7 @@ class Reader(Walk):
             "vars": plain,
             "commands": {k: cmdline.plain(v) for k, v in self.commands.items()},
         }
+        self.result.numbered = (("commands",),)
         return self.result
 
     def final(self, name: str, history: list[tuple[str, Any, int]]) -> Any:
@@ -373,6 +374,8 @@ class Reader(Walk):
             expr = source[2:-1] if source.startswith("${") else source[1:]
             self.note_names(source)
             value, known = lookup(expr, self.vars, False)
+            if not known and value == "${" + expr + "}":
+                value = Partial(source)  # nothing of it is known: its own source, as written
             if value is None:
                 return [] if known else [Field(source, False, line)]
             if assignment:

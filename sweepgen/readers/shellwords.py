@@ -1,11 +1,11 @@
 """Bash word expansion, as far as it can be known without running anything.
 
-A word is expanded against the variables a script has bound so far: ``$VAR``, ``${VAR}``,
-``${VAR:-default}`` and the other default/alternative forms, ``${ARR[@]}`` arrays, quotes,
+A word is expanded against the variables a script has bound so far: ``$VAR``, ``${VAR}`` and every
+parameter expansion form (``sweepgen.readers.shellparams``), ``${ARR[@]}`` arrays, quotes,
 backslashes and integer ``$(( ))`` arithmetic over known values. What depends on the running system
-(``$(cmd)``, ``$((x+1))`` with ``x`` unknown, ``$HOME``, ``$1``, an
-unknown operator such as ``${VAR//a/b}``) leaves the word *unknown*: it keeps the source text of
-that part, so the reader can keep it as a not-evaluated node rather than guess.
+(``$(cmd)``, ``$((x+1))`` with ``x`` unknown, ``$HOME``, ``$1``) leaves the word *unknown*: it keeps
+the source text of that part, with the inputs the script knows substituted, so the reader can keep
+it as a not-evaluated node rather than guess.
 """
 
 from __future__ import annotations
@@ -14,38 +14,10 @@ import ast
 import re
 from dataclasses import dataclass
 
-Value = str | list[str]
+from sweepgen.readers.shellparams import expand_parameter
+from sweepgen.readers.shellvalues import UNKNOWN, Partial, Unknown, Value, Vars, blank_split, joined, partial
 
-
-class Partial(str):
-    """Text that still holds source the reader could not expand (``$1/run_a``): a variable's value
-    as far as it is known. Substituted where the variable is used, so a not-evaluated word carries
-    the source of its definition, never only the name that refers to it."""
-
-    __slots__ = ()
-
-
-def partial(value: Value) -> bool:
-    """Does ``value`` (a word or an array) hold any text that was not expanded?"""
-    return isinstance(value, Partial) or (
-        isinstance(value, list) and any(isinstance(v, Partial) for v in value)
-    )
-
-
-def joined(value: Value) -> str:
-    """An array joined with blanks (``"${A[*]}"``, an array read in an assignment); partial stays partial."""
-    if not isinstance(value, list):
-        return value
-    text = " ".join(value)
-    return Partial(text) if partial(value) else text
-
-
-class Unknown:
-    """A variable whose value the reader cannot know (bound inside a condition or loop)."""
-
-
-UNKNOWN = Unknown()
-Vars = dict[str, "Value | Unknown"]
+__all__ = ["UNKNOWN", "Field", "Partial", "Unknown", "Value", "Vars", "joined", "partial"]
 
 
 @dataclass
@@ -57,52 +29,19 @@ class Field:
     line: int = 0
 
 
-_PARAM = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-])(\[[^\]]*\])?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 
 
 def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool]:
-    """The value of ``${expr}``: (value, known). An array read whole comes back as a list."""
-    found = _PARAM.match(expr)
-    if not found:
-        return None, False
-    length, name, index = found.groups()
-    rest = expr[found.end() :]
-    bound = variables.get(name)
-    if isinstance(bound, Unknown) or name not in variables or length:
-        # a name the script never binds comes from the running environment (`${NNODES:-1}` is 1
-        # only where NNODES is unset): not evaluated, kept as source, defaults and all
-        return None, False
-    value: Value | None
-    if bound is None:
-        value = None
-    elif index in ("[@]", "[*]"):
-        value = list(bound) if isinstance(bound, list) else [bound]
-        if index == "[*]" and quoted:
-            value = joined(value)
-    elif index:
-        inner = index[1:-1]
-        if not inner.isdigit():
-            return None, False
-        items = bound if isinstance(bound, list) else [bound]
-        value = items[int(inner)] if int(inner) < len(items) else ""
-    else:
-        value = bound[0] if isinstance(bound, list) and bound else ("" if isinstance(bound, list) else bound)
-    # a partly known value comes back as itself, not known: its text is the definition's source
-    whole = value is None or not partial(value)
-    if not rest:
-        return value, whole
-    op = re.match(r":?[-=+?]", rest)
-    if not op:
-        return None, False  # ${VAR//a/b}, ${VAR%x}, ...: not modelled
-    word, known = expand_quoted(rest[op.end() :], variables)
-    unset = value is None or (op.group().startswith(":") and value in ("", []))
-    kind = op.group()[-1]
-    if kind in "-=":
-        return (word if unset else value), known if unset else whole
-    if kind == "+":
-        return ("" if unset else word), True if unset else known
-    return (None, False) if unset else (value, whole)
+    """The value of ``${expr}``: (value, known). An array read whole comes back as a list; what is
+    not known comes back as ``Partial`` text carrying its inputs (``sweepgen.readers.shellparams``)."""
+    return expand_parameter(
+        expr,
+        variables,
+        quoted,
+        lambda text: expand_quoted(text, variables),
+        lambda text: arithmetic(text, variables),
+    )
 
 
 def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple[str, bool]:  # noqa: PLR0912, PLR0915 - a character scanner: one branch per escape and expansion form
@@ -143,7 +82,7 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
             elif nxt == "{":
                 end = _balanced(text, i + 1, "{", "}")
                 value, ok = lookup(text[i + 2 : end - 1], variables, True)
-                out.append(text[i:end] if value is None else joined(value))
+                out.append("" if value is None else joined(value))
                 known = known and ok
                 i = end
             else:
@@ -153,7 +92,8 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
                     i += 1
                     continue
                 value, ok = lookup(name.group(), variables, True)
-                out.append(text[i : name.end()] if value is None else joined(value))
+                bare = not ok and value == "${" + name.group() + "}"  # nothing known: its source
+                out.append(text[i : name.end()] if value is None or bare else joined(value))
                 known = known and ok and value is not None
                 i = name.end()
         else:
@@ -244,6 +184,6 @@ def split_fields(value: Value, line: int) -> list[Field]:
     return [
         Field(w, not (isinstance(item, Partial) and ("$" in w or "`" in w)), line)
         for item in words
-        for w in item.split()
+        for w in (blank_split(item) if isinstance(item, Partial) else item.split())
         if w != "\\"
     ]

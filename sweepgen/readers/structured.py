@@ -12,6 +12,7 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult, big_int
+from sweepgen.readers.tomllines import toml_lines
 from sweepgen.readers.yamlfile import read_yaml
 
 
@@ -56,7 +57,7 @@ def read_toml_file(path: Path) -> ReadResult:
         import tomli as tomllib  # noqa: PLC0415 - the same, on Python 3.10
     text = _read_text(path)
     try:
-        return ReadResult(str(path), _toml_loads(tomllib, text, str(path)))
+        return ReadResult(str(path), _toml_loads(tomllib, text, str(path)), lines=toml_lines(text))
     except tomllib.TOMLDecodeError as err:
         # tomllib puts the place in the message: "... (at line 3, column 7)"
         found = re.search(r"\(at line (\d+), column (\d+)\)", str(err))

@@ -63,13 +63,22 @@ def test_added_and_removed_keys_and_list_items():
     ]
 
 
-def test_lists_are_compared_index_by_index():
-    # an insertion at the front shifts every index: each shows, none is hidden by realignment
-    assert _summary(diff({"l": [1, 2]}, {"l": [0, 1, 2]})) == [
+def test_lists_are_aligned_by_content_and_index_by_index_when_asked():
+    # an insertion at the front is one change; index by index it shifts every later one
+    assert _summary(diff({"l": [1, 2]}, {"l": [0, 1, 2]})) == [("l[0]", "added", ABSENT, 0)]
+    assert _summary(diff({"l": [1, 2]}, {"l": [0, 1, 2]}, aligned=False)) == [
         ("l[0]", "changed", 1, 0),
         ("l[1]", "changed", 2, 1),
         ("l[2]", "added", ABSENT, 2),
     ]
+    rows = [{"name": f"r{i}", "lr": i} for i in range(6)]
+    edited = [*rows[:2], {"name": "new", "lr": 9}, *rows[2:]]
+    edited[5] = {"name": "r4", "lr": 40}  # and an edit further down, inside a row
+    assert _summary(diff({"rows": rows}, {"rows": edited})) == [
+        ("rows[2]", "added", ABSENT, {"name": "new", "lr": 9}),
+        ("rows[5].lr", "changed", 4, 40),
+    ]
+    assert _summary(diff({"l": [1, 2, 3]}, {"l": [1, 3]})) == [("l[1]", "removed", 2, ABSENT)]
 
 
 @pytest.mark.parametrize(
@@ -275,7 +284,7 @@ def _same_changes(xs, ys):
 @settings(max_examples=200, deadline=None)
 @given(mappings, mappings)
 def test_property_the_tree_walk_reports_exactly_what_deepdiff_reports(a, b):
-    assert _same_changes(diff(a, b), deepdiff_changes(a, b))
+    assert _same_changes(diff(a, b, aligned=False), deepdiff_changes(a, b))
 
 
 @settings(max_examples=100, deadline=None)
@@ -283,7 +292,7 @@ def test_property_the_tree_walk_reports_exactly_what_deepdiff_reports(a, b):
 def test_property_deepdiff_agrees_on_small_mutations(a):
     # most random pairs differ at the top; mutate one leaf deep inside to probe deeper paths too
     b = _mutate(a)
-    assert _same_changes(diff(a, b), deepdiff_changes(a, b))
+    assert _same_changes(diff(a, b, aligned=False), deepdiff_changes(a, b))
 
 
 def _mutate(value):
@@ -304,7 +313,7 @@ def _mutate(value):
 def test_reference_handles_sets_and_refs_like_the_walk():
     a = {"s": {1, 2}, "r": Ref("x"), "d": {"__doc__": "a"}}
     b = {"s": {1, 3}, "r": "x", "d": {"__doc__": "b"}}
-    assert _same_changes(diff(a, b), deepdiff_changes(a, b))
+    assert _same_changes(diff(a, b, aligned=False), deepdiff_changes(a, b))
     assert [c.dotted for c in diff(a, b)] == ["d.__doc__", "r", "s"]
 
 
@@ -317,7 +326,8 @@ def test_property_a_config_does_not_differ_from_itself(a):
 @settings(max_examples=400, deadline=None)
 @given(mappings, mappings)
 def test_property_no_changes_iff_strictly_equal_and_paths_are_symmetric(a, b):
-    forward, backward = diff(a, b), diff(b, a)
+    assert (diff(a, b) == []) == strictly_equal(a, b)  # aligned, as `sweepgen diff` compares
+    forward, backward = diff(a, b, aligned=False), diff(b, a, aligned=False)
     assert (forward == []) == strictly_equal(a, b)
     assert [c.path for c in forward] == [c.path for c in backward]
     for f, r in zip(forward, backward):
@@ -327,7 +337,8 @@ def test_property_no_changes_iff_strictly_equal_and_paths_are_symmetric(a, b):
 @settings(max_examples=200, deadline=None)
 @given(mappings, mappings)
 def test_property_each_changed_path_is_needed_and_enough_for_the_gate(a, b):
-    changes = diff(a, b)
+    assert disallowed(diff(a, b), [parse_glob(format_path(c.path)) for c in diff(a, b)]) == []
+    changes = diff(a, b, aligned=False)  # index by index, changes never nest
     exact = [parse_glob(format_path(c.path)) for c in changes]  # formatting round-trips
     assert disallowed(changes, exact) == []
     for i, change in enumerate(changes):
@@ -347,3 +358,17 @@ def test_property_a_mutated_copy_reports_exactly_the_mutated_path(a, b):
             assert changes == []
         else:
             assert changes and all(c.path[0] == key for c in changes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(configs, max_size=8), st.data())
+def test_property_one_inserted_item_is_one_added_change(items, data):
+    at = data.draw(st.integers(0, len(items)))
+    item = data.draw(configs)
+    grown = [*items[:at], item, *items[at:]]
+    (change,) = diff({"l": items}, {"l": grown})
+    assert change.kind == "added" and change.path[0] == "l"
+    index = change.path[1]
+    assert strictly_equal([*items[:index], grown[index], *items[index:]], grown)
+    (change,) = diff({"l": grown}, {"l": items})
+    assert change.kind == "removed"

@@ -345,3 +345,33 @@ def test_mmengine_merge_is_recursive_and_delete_replaces():
 
 def test_a_main_block_does_not_run():
     assert parse_python_config("x = 1\nif __name__ == '__main__':\n    x = 2\n") == {"x": 1}
+
+
+def test_augmented_and_self_referencing_assignment_on_containers_holding_references():
+    source = (
+        "from xtuner.engine.hooks import DatasetInfoHook, EvaluateChatHook\n"
+        "import torch\n"
+        "hooks = [dict(type=DatasetInfoHook, tokenizer='tok')]\n"
+        "shared = hooks\n"
+        "hooks += [dict(type=EvaluateChatHook, every_n_iters={n})]\n"
+        "more = hooks + [dict(type=EvaluateChatHook, every_n_iters=2)]\n"
+        "more = more + [torch.float16]\n"
+        "opts = {{'dtype': torch.bfloat16}}\n"
+        "opts |= {{'lr': {lr}}}\n"
+        "pair = (torch.float16,) + (torch.bfloat16,)\n"
+    )
+    data = parse_python_config(source.format(n=500, lr=1e-5))
+    assert data["hooks"][1] == {"type": Ref("xtuner.engine.hooks.EvaluateChatHook"), "every_n_iters": 500}
+    assert data["shared"] is data["hooks"]  # `+=` extends the list in place: every holder sees it
+    assert len(data["more"]) == 4 and data["more"][-1] == Ref("torch.float16")
+    assert data["opts"] == {"dtype": Ref("torch.bfloat16"), "lr": 1e-5}
+    assert data["pair"] == (Ref("torch.float16"), Ref("torch.bfloat16"))
+    other = parse_python_config(source.format(n=200, lr=2e-5))
+    assert sorted(c.dotted for c in diff(data, other)) == [
+        "hooks[1].every_n_iters",
+        "more[1].every_n_iters",
+        "opts.lr",
+        "shared[1].every_n_iters",
+    ]
+    edited = parse_python_config(source.format(n=500, lr=1e-5).replace("'tok'", "'tok2'"))
+    assert "hooks[0].tokenizer" in [c.dotted for c in diff(data, edited)]

@@ -1,0 +1,102 @@
+"""Alignment instead of position: list items, and the repeated commands of a script, matched by
+content, so that one inserted row, argument or command is one change, not a shift of every later one.
+
+Two sequences are aligned as a longest common subsequence of their items' signatures (difflib's
+``SequenceMatcher``, the standard library's, without its junk heuristic): equal items pair up; a
+run that differs on both sides pairs its items in order (an edited item is one change inside it)
+and what is left over was inserted or removed. The common head and tail are matched first, so the
+usual edit (one item inserted, removed or changed) costs a linear scan; a middle too large to
+align cheaply is paired by position instead, which is never wrong, only noisier.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+Pair = tuple[int | None, int | None]  # (old index, new index); None: the item is only on one side
+
+_MAX_CELLS = 4_000_000  # old x new items of a middle aligned by LCS; past it, by position
+_OCCURRENCE = re.compile(r"(.*) #([0-9]+)")
+
+
+def signature(value: Any) -> Hashable:
+    """A hashable stand-in equal for strictly equal values (types count: 1, 1.0 and True differ)."""
+    if isinstance(value, dict):
+        return (dict, frozenset((signature(k), signature(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value), tuple(signature(v) for v in value))
+    if isinstance(value, (set, frozenset)):
+        return (type(value), frozenset(signature(v) for v in value))
+    try:
+        hash(value)
+    except TypeError:
+        return (type(value), repr(value))
+    return (type(value), value)
+
+
+def align(old: Sequence[Any], new: Sequence[Any]) -> list[Pair]:
+    """Which item of ``new`` each item of ``old`` corresponds to, in order."""
+    a = [signature(v) for v in old]
+    b = [signature(v) for v in new]
+    head = 0
+    while head < len(a) and head < len(b) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    pairs: list[Pair] = [(i, i) for i in range(head)]
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if len(middle_a) * len(middle_b) > _MAX_CELLS or not middle_a or not middle_b:
+        pairs += _in_order(head, len(middle_a), head, len(middle_b))
+    else:
+        matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                pairs += [(head + i, head + j) for i, j in zip(range(i1, i2), range(j1, j2))]
+            else:
+                pairs += _in_order(head + i1, i2 - i1, head + j1, j2 - j1)
+    pairs += [(len(a) - tail + k, len(b) - tail + k) for k in range(tail)]
+    return pairs
+
+
+def _in_order(i: int, n: int, j: int, m: int) -> list[Pair]:
+    """A run that differs: items paired in order, the longer side's rest inserted or removed."""
+    both = min(n, m)
+    out: list[Pair] = [(i + k, j + k) for k in range(both)]
+    out += [(i + k, None) for k in range(both, n)]
+    out += [(None, j + k) for k in range(both, m)]
+    return out
+
+
+def realign_occurrences(old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
+    """Keys of ``new`` renamed so its repeated entries (``train.py``, ``train.py #2``, ...) meet the
+    entries of ``old`` they correspond to by content, not by their number: {new key: key to use}.
+    An entry only ``new`` has keeps its own number, or is marked ``(inserted)`` when that number
+    now names an entry ``old`` has."""
+    old_families = _families(old)
+    renamed: dict[str, str] = {}
+    for base, new_keys in _families(new).items():
+        old_keys = old_families.get(base, [])
+        if len(new_keys) < 2 and len(old_keys) < 2:
+            continue
+        pairs = align([old[k] for k in old_keys], [new[k] for k in new_keys])
+        taken = set(old_keys)
+        for i, j in pairs:
+            if j is None:
+                continue
+            key = new_keys[j]
+            renamed[key] = old_keys[i] if i is not None else key if key not in taken else f"{key} (inserted)"
+    return {k: v for k, v in renamed.items() if k != v}
+
+
+def _families(mapping: dict[str, Any]) -> dict[str, list[str]]:
+    """Keys grouped by the name they repeat, in occurrence order."""
+    families: dict[str, list[tuple[int, str]]] = {}
+    for key in mapping:
+        found = _OCCURRENCE.fullmatch(key) if isinstance(key, str) else None
+        base, number = (found.group(1), int(found.group(2))) if found else (key, 1)
+        families.setdefault(base, []).append((number, key))
+    return {base: [key for _, key in sorted(keys)] for base, keys in families.items()}

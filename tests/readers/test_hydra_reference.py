@@ -1,0 +1,105 @@
+"""`diff --resolve-bases` composes a Hydra `defaults:` list as hydra-core 1.3 does: its own
+`compose` is the reference, over trees written for this test (package precedence, `_self_`,
+`optional`, `override`, `_global_`, `_here_`, nested and absolute groups). Dev only: hydra-core
+is in the dev extra, never a dependency of sweepgen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sweepgen.readers.pyinherit import read_with_bases
+
+hydra = pytest.importorskip("hydra")
+
+TREES: dict[str, dict[str, str]] = {
+    # SkyRL-style: the entry's group@pkg wins over the file's `# @package` header
+    "entry_package_beats_header": {
+        "config.yaml": "defaults:\n  - optim@trainer.policy.optimizer_config: adam\n  - _self_\nseed: 1\n",
+        "optim/adam.yaml": "# @package optimizer\nlr: 1.0e-6\nbetas: [0.9, 0.999]\n",
+    },
+    "header_is_absolute": {
+        "config.yaml": "defaults:\n  - model: llama\n  - db: mysql\n",
+        "model/llama.yaml": "defaults:\n  - encoder: big\n  - _self_\nlayers: 32\n",
+        "model/encoder/big.yaml": "# @package enc_pkg\nwidth: 1024\n",
+        "db/mysql.yaml": "# @package bar.baz\nhost: x\n",
+    },
+    "self_first_then_defaults_win": {
+        "config.yaml": "defaults:\n  - _self_\n  - model: small\nmodel:\n  layers: 99\n  name: mine\n",
+        "model/small.yaml": "layers: 2\n",
+    },
+    "self_last_when_absent": {
+        "config.yaml": "defaults:\n  - model: small\nmodel:\n  layers: 99\n",
+        "model/small.yaml": "layers: 2\nheads: 4\n",
+    },
+    "optional_missing_and_null": {
+        "config.yaml": "defaults:\n  - optional extra: none_here\n  - logger: null\n  - model: small\n",
+        "model/small.yaml": "layers: 2\n",
+        "logger/wandb.yaml": "project: x\n",
+    },
+    "override_a_nested_group": {
+        "config.yaml": (
+            "defaults:\n  - model: llama\n  - override model/encoder: small\n  - _self_\ntop: 1\n"
+        ),
+        "model/llama.yaml": "defaults:\n  - encoder: big\n  - _self_\nlayers: 32\n",
+        "model/encoder/big.yaml": "width: 1024\ndepth: 8\n",
+        "model/encoder/small.yaml": "width: 8\n",
+    },
+    "global_and_here_and_relative_packages": {
+        "config.yaml": "defaults:\n  - model: llama\n  - _self_\n",
+        "model/llama.yaml": (
+            "defaults:\n  - encoder@_here_: big\n  - /db@dbx: mysql\n  - /db: mysql\n"
+            "  - encoder@_global_.gg: small\n  - encoder@e2: small\n  - _self_\nlayers: 32\n"
+        ),
+        "model/encoder/big.yaml": "width: 1024\n",
+        "model/encoder/small.yaml": "width: 8\n",
+        "db/mysql.yaml": "host: x\nport: 3306\n",
+    },
+    "global_header_in_a_group": {
+        "config.yaml": "defaults:\n  - exp: fast\n  - _self_\ntrainer:\n  epochs: 1\n",
+        "exp/fast.yaml": "# @package _global_\ntrainer:\n  epochs: 3\n  lr: 0.1\n",
+    },
+    "plain_config_and_interpolation": {
+        "config.yaml": "defaults:\n  - base\n  - _self_\nlr: ${base_lr}\nname: run_${lr}\n",
+        "base.yaml": "base_lr: 0.5\nlr: 0.1\n",
+    },
+}
+
+
+def _write(root: Path, tree: dict[str, str]) -> Path:
+    for name, text in tree.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root / "config.yaml"
+
+
+def _hydra_compose(folder: Path) -> Any:
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    with initialize_config_dir(config_dir=str(folder), version_base="1.3"):
+        cfg = compose(config_name="config")
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+@pytest.mark.parametrize("name", sorted(TREES))
+def test_composition_is_hydra_s_own(tmp_path, name):
+    config = _write(tmp_path, TREES[name])
+    expected = _hydra_compose(tmp_path)
+    ours = read_with_bases(config, yaml_version="omegaconf").data
+    assert ours == expected
+    assert list(ours) == list(expected)  # the same keys, in the order Hydra merges them
+
+
+def test_an_override_of_a_group_no_entry_selects_is_refused(tmp_path):
+    from sweepgen.errors import ConfigError
+
+    config = _write(
+        tmp_path, {"config.yaml": "defaults:\n  - override model: small\n", "model/small.yaml": "a: 1\n"}
+    )
+    with pytest.raises(ConfigError, match="matches no group"):
+        read_with_bases(config, yaml_version="omegaconf")
+    with pytest.raises(hydra.errors.ConfigCompositionException):
+        _hydra_compose(tmp_path)

@@ -1,0 +1,118 @@
+"""Bash parameter expansion, held against bash itself: every form the reader evaluates gives the
+text bash gives for random values and patterns; a form whose input is not known keeps the input."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sweepgen.readers.diff import diff
+from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.shellwords import Partial, expand_quoted
+
+BASH = shutil.which("bash")
+needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+
+# every form bash defines, on a scalar x, an array a, and a pattern p / replacement r spliced in
+FORMS = (  # noqa: SIM905 - rows of forms read better than a column
+    "${x};${x:-w d};${x-w};${u:-w};${u-w};${x:+y};${x+y};${u:+y};${#x};${x#P};${x##P};${x%P};${x%%P};"
+    "${x/P/R};${x//P/R};${x/#P/R};${x/%P/R};${x/P};${x//P/&R};${x//P/\\&};${x^};${x^^};${x,};${x,,};"
+    "${x~};${x~~};${x^^P};${x:1};${x:1:2};${x: -2};${x:(-3):2};${x:0:-1};${x@U};${x@L};${x@u};${x@Q};"
+    "${!n};${#a[@]};${a[@]};${a[*]};${a[1]};${a[-1]};${a[@]#P};${a[@]%%P};${a[@]//P/R};${a[@]^^};"
+    "${a[@]:1};${a[@]:1:1};${!a[@]};${e:-d};${e-d};${e:+y};${e+y};${#e};${e//P/R}"
+).split(";")
+
+text = st.text(alphabet="abAB/._- x", max_size=8)
+pattern = st.sampled_from(
+    ["a", "*", "?", "a*", "*a", "*/", "/*", "[ab]", "[!a]", "[[:upper:]]", ".", "b?", "\\*"]
+)
+replacement = st.sampled_from(["", "Z", "z/", "-"])
+
+
+def _bash(script: str) -> list[str]:
+    out = subprocess.run([BASH, "-c", script], capture_output=True, check=True)  # type: ignore[list-item]
+    return out.stdout.decode().split("\0")
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+@needs_bash
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(x=text, a=st.lists(text, min_size=2, max_size=4), p=pattern, r=replacement)
+def test_every_evaluated_form_is_what_bash_gives(x, a, p, r):
+    forms = [f.replace("P", p).replace("R", r) for f in FORMS]
+    variables = {"x": x, "a": list(a), "e": "", "n": "x"}
+    prelude = f"x={_quote(x)}; a=({' '.join(map(_quote, a))}); e=; n=x; unset u\n"
+    # one record per form (an array's words joined with blanks, as the reader joins them in
+    # quotes); a form bash stops at (`${x:0:-1}` of an empty x) leaves its record empty
+    script = "".join(f'printf "\\0"; printf "%s\\1" "{form}"\n' for form in forms) + 'printf "\\0"'
+    records = _bash(prelude + script)[1:-1]
+    expected = [r[:-1].replace("\1", " ") if r.endswith("\1") else None for r in records]
+    known = 0
+    for form, want in zip(forms, expected, strict=True):
+        got, ok = expand_quoted(form, dict(variables))
+        if ok:
+            known += 1
+            assert got == want, form
+        elif want is None:
+            known += 1  # bash stops here: never a value
+        else:
+            assert isinstance(got, str)
+    assert known >= len(forms) - 4  # extglob-free patterns and plain values: (nearly) all known
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        '"${SAVE:-./ckpt/$NAME}"',
+        '"${NAME// /_}"',
+        "${MODEL:-m/$NAME}",
+        '"${CKPT%/}$NAME"',
+        '"${X:=$NAME}"',
+        '"${U:+$NAME}"',
+        '"${U-$NAME}"',
+        '"${#NAME}"',
+        '"${NAME^^}"',
+        '"${NAME:1}"',
+    ],
+)
+def test_a_change_to_any_input_of_an_expansion_is_a_change(use):
+    a = read_shell(f"NAME=think_a\nX=\npython t.py --save {use}\n").data
+    b = read_shell(f"NAME=thunk_bb\nX=\npython t.py --save {use}\n").data
+    assert diff(a, b), use
+
+
+@pytest.mark.parametrize("use", ['"${SAVE:-./ckpt/$NAME}"', "${MODEL##*/}", "${P:1:$NAME}", "${!R}"])
+def test_an_expansion_of_the_environment_keeps_the_script_s_inputs(use):
+    a = read_shell(f"NAME=2\nR=MODEL\npython t.py --x {use}\n").data["commands"]["t.py"]
+    b = read_shell(f"NAME=3\nR=OTHER\npython t.py --x {use}\n").data["commands"]["t.py"]
+    if "NAME" in use or "!R" in use:
+        assert diff(a, b), use
+    else:
+        assert diff(a, b) == []
+
+
+def test_a_partly_known_parameter_is_shown_with_its_definition():
+    one = read_shell('M=$1/org/model_a\npython t.py --name "${M##*/}"\n').data
+    two = read_shell('M=$1/org/model_b\npython t.py --name "${M##*/}"\n').data
+    assert diff(one, two)
+    assert "where M=$1/org/model_a" in one["commands"]["t.py"]["--name"].source
+
+
+def test_an_unevaluated_array_element_is_never_split_on_its_source():
+    script = 'S=( $(seq 16 8 256) )\npython t.py --bs ${S[@]}\npython u.py --bs "${S[@]}"\n'
+    commands = read_shell(script).data["commands"]
+    assert commands["t.py"]["--bs"] == commands["u.py"]["--bs"]
+    assert commands["t.py"]["--bs"].source == "$(seq 16 8 256)"
+
+
+def test_unknown_expansion_text_is_partial():
+    value, known = expand_quoted("${HOME:-/root}/x", {})
+    assert not known and value == "${HOME:-/root}/x"
+    assert isinstance(Partial(value), str)
