@@ -95,6 +95,7 @@ class _SweepgenGroup(click.Group):
                 return EXIT_USAGE
             sys.exit(EXIT_USAGE)
         try:
+            args = _hoist_console_flags(list(sys.argv[1:] if args is None else args))
             rc = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except SweepgenError as err:
             click.echo(err.format(), err=True)
@@ -134,6 +135,29 @@ class _SweepgenGroup(click.Group):
         if not standalone_mode:
             return rc
         sys.exit(rc if isinstance(rc, int) else 0)
+
+
+# -q/-v belong to the group (they set the console for every command); a command whose own option
+# has the same spelling keeps it
+_CONSOLE_FLAGS = {"-q": "-q", "--quiet": "-q", "-v": "-v", "--verbose": "-v"}
+_OWN_FLAGS = {"check": {"-v", "--verbose"}}
+
+
+def _hoist_console_flags(args: list[str]) -> list[str]:
+    """``sweepgen run X -q`` as ``sweepgen -q run X``: the habit of putting flags last, honoured."""
+    command = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    if command is None:
+        return args
+    rest, moved = [], []
+    for i, arg in enumerate(args[command + 1 :], start=command + 1):
+        if arg == "--":
+            rest += args[i:]
+            break
+        if arg in _CONSOLE_FLAGS and arg not in _OWN_FLAGS.get(args[command], ()):
+            moved.append(arg)
+        else:
+            rest.append(arg)
+    return [*args[:command], *moved, args[command], *rest]
 
 
 def _print_version(ctx: click.Context, value: bool) -> None:
@@ -232,7 +256,7 @@ def _module_exists(target: str) -> bool:
 def main(quiet: bool, verbose: bool) -> None:
     """Compile, validate, diff and run RL post-training sweeps.
 
-    -q / -v go before the command (`sweepgen -q check`) and apply to every command.
+    -q / -v apply to every command, before or after it (`sweepgen -q check`, `sweepgen run X -q`).
     """
     from sweepgen.cli import _console
 

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from precommit_support import git as _git
+from precommit_support import hook_env as _env
+from precommit_support import hook_repo as _hook_repo
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,36 +24,6 @@ output: "{{ variant.name }}.yaml"
 base: {training: {lr: 0.1}}
 grid: {training.lr: [0.1, 0.2]}
 """
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "PRE_COMMIT_HOME": str(tmp_path / "pc-home"),
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-
-
-def _hook_repo(tmp_path: Path, env: dict[str, str]) -> Path:
-    """The hook repository must be a git repository: a throwaway copy of this one's tracked files."""
-    hooks = tmp_path / "hooks"
-    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True)
-    for rel in files.stdout.split():
-        if rel.startswith(("generated/", "tests/", "benchmarks/")) or not (REPO / rel).exists():
-            continue
-        (hooks / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / rel, hooks / rel)
-    _git(hooks, "init", "-q")
-    _git(hooks, "add", "-A")
-    subprocess.run(["git", "commit", "-qm", "hooks"], cwd=hooks, check=True, env=env)
-    return hooks
 
 
 @pytest.mark.slow  # pre-commit builds a virtualenv and pip-installs sweepgen into it (~1 min)
