@@ -453,3 +453,17 @@ def test_pruned_curves_stop_at_the_pruners_step_and_are_capped_with_a_note():
     first, _ = report_page._pruned_curves(runs[:3], ["score"])
     # a step the run never logged (the stop came before it logged it): its last logged step instead
     assert [c["stop"] for c in first["score"]] == [[4, 1.4], [7, 2.7]]
+
+
+@pytest.mark.plot
+def test_a_log_uniform_search_axis_is_drawn_on_a_log_axis_whatever_its_span(tmp_path):
+    # x spans 10x only: the values alone would be drawn linear, the spec says log
+    axes = {"x": {"log_uniform": [0.1, 1.0]}, "y": {"uniform": [0.0, 1.0]}}
+    write_search_project(tmp_path, {"n": 4, "sampler": "random", "axes": axes})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = sweepgen(tmp_path, "run", SWEEP, *RUN_ARGS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = sweepgen(tmp_path, "report", SWEEP, "--html", "--no-plot")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    data = _page_data((tmp_path / "runs/fake_search/report.html").read_text(encoding="utf-8"))
+    assert {p["path"]: p["log"] for p in data["params"]} == {"x": True, "y": False}

@@ -355,7 +355,7 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     seed = outcome.plan.path
     swept = [p for p in report.varying if p != seed]
     scored = [(r.values, v) for r in report.finished if (v := r.value) is not None]
-    params = report_importance.params_of([r.values for r in report.runs], swept)
+    params = _log_sampled(report_importance.params_of([r.values for r in report.runs], swept), request)
     importance = report_importance.compute([v for v, _ in scored], [s for _, s in scored], params)
     metric = request.metric or rep.DEFAULT_CURVE
     logged_by_all = set.intersection(*(set(r.series) for r in report.finished)) - {metric, "step"}
@@ -393,6 +393,17 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         search=search,
     )
     return report_html.render(page), importance
+
+
+def _log_sampled(params: list[report_importance.Param], request: Request) -> list[report_importance.Param]:
+    """A search's log_uniform axes drawn on log axes whatever their span (params_of only guesses from
+    the values: positive and spanning 100x or more)."""
+    if request.search is None:
+        return params
+    from sweepgen.compile.spec import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
+
+    logged = {k for k, d in search.block(request.search).axes.items() if d.log_uniform is not None}
+    return [dataclasses.replace(p, log=True) if p.path in logged and not p.categorical else p for p in params]
 
 
 def _pruned_at(search: dict[str, Any], spec: Any) -> dict[str, int]:
