@@ -1,4 +1,4 @@
-"""Checks that need the data rows or the model's config, run before the model loads (issue 13).
+"""Checks that need the data rows or the model's config, run before the model loads.
 
 Everything a config and its data can reveal is an exit-2 error here, naming the key (and the data
 file's line), instead of a crash with exit 70 after minutes of loading: the dataset columns each

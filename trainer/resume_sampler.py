@@ -6,7 +6,7 @@ transformers 5 resumes by jumping to the checkpoint's epoch and skipping the bat
 trained in it; it no longer replays the earlier epochs' iterators, and it restores the global RNG
 states, not this generator. So a run resumed in its second or third epoch drew epoch 0's order
 again: other prompts from the first resumed step on, and tokens, entropy, KL, loss and rewards
-diverged from the uninterrupted run (issue 15, item 6). A checkpoint in the first epoch hid it.
+diverged from the uninterrupted run. A checkpoint in the first epoch hid it.
 
 ``set_epoch`` (which transformers calls on the sampler before every epoch, resumed or not) re-derives
 the generator state of epoch *e* from the seed: the uninterrupted order is unchanged, draw for draw,

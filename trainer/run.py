@@ -195,7 +195,7 @@ def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
     lazily (torch and TRL load only here). ``debate`` and ``routing`` each need their own class, so
     combining them is a config error (RunConfig), never one silently winning.
     """
-    if cfg.routing is not None:  # gradient routing (issue 4), incl. its LoRA baseline
+    if cfg.routing is not None:  # gradient routing, incl. its LoRA baseline
         from trainer.routing.trainer import RoutedGRPOTrainer  # noqa: PLC0415 - lazy: only the trainer class the config asks for loads
 
         return RoutedGRPOTrainer

@@ -53,7 +53,7 @@ SHORT.update(
         "debate.length_tokens": "debate_len",
     }
 )
-# routing eval (issue 4): routing.<mode>.<metric> -> both_hack, ret_task, fgt_uniq, ...
+# routing eval: routing.<mode>.<metric> -> both_hack, ret_task, fgt_uniq, ...
 SHORT.update(
     {
         f"routing.{mode}.{metric}": f"{m}_{short}"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from sweepgen.cli import main
 from sweepgen.readers.model import BigInt, NotEvaluated
-from sweepgen.readers.pyast import parse_python_config
+from sweepgen.readers.pyast import read_python
 from sweepgen.readers.shellconfig import read_shell
 
 
@@ -28,17 +28,17 @@ def _timed(fn):
      "','.join(['a' * 999999] * 999)", "('a' * 10**6).replace('a', 'aa')"],
 )  # fmt: skip
 def test_python_values_past_a_bound_are_kept_as_source_quickly(expr):
-    data, seconds = _timed(lambda: parse_python_config(f"x = {expr}\n"))
+    data, seconds = _timed(lambda: read_python(f"x = {expr}\n").data)
     assert isinstance(data["x"], NotEvaluated) and seconds < 2
 
 
 def test_repeated_squaring_stops_at_the_integer_bound():
-    data, seconds = _timed(lambda: parse_python_config("x = 10**1000\nfor i in range(60):\n    x = x * x\n"))
+    data, seconds = _timed(lambda: read_python("x = 10**1000\nfor i in range(60):\n    x = x * x\n").data)
     assert isinstance(data["x"], NotEvaluated) and seconds < 2
 
 
 def test_values_within_the_bounds_are_still_computed():
-    data = parse_python_config("a = '%05d' % 42\nb = 'ab' * 3\nc = 2 ** 100\nd = f'{3.14159:.2f}'\n")
+    data = read_python("a = '%05d' % 42\nb = 'ab' * 3\nc = 2 ** 100\nd = f'{3.14159:.2f}'\n").data
     assert data == {"a": "00042", "b": "ababab", "c": 2**100, "d": "3.14"}
 
 
