@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sweepgen import yamlio
+from sweepgen import yamlio, yamlwrite
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.safefs import write_atomic
 from trainer import diversity
@@ -44,7 +44,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def config_yaml(cfg: RunConfig) -> str:
-    return yamlio.dumps(cfg.model_dump(mode="json"))  # read back by yamlio, as every config is
+    return yamlwrite.dumps(cfg.model_dump(mode="json"))  # read back by yamlio, as every config is
 
 
 def read_jsonl(path: Path) -> list[dict]:
