@@ -4,23 +4,19 @@ returns (tables, warnings, the files it wrote) and return its exit code."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from sweepgen import jsonfloat
 from sweepgen.cli import _console
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
     from rich.table import Table
 
     from sweepgen.run.report.make import Outcome, Request
-
-
-def _finite(value: object) -> object:
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _fmt(value: object) -> str:
@@ -288,9 +284,8 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
                 click.echo(report_make.stats_json(outcome.statistics))
             else:
                 click.echo(report_make.stats_csv(outcome.statistics), nl=False)
-        elif fmt == "json":  # NaN or Infinity (a diverged run) is null: JSON has neither
-            table = [{k: _finite(v) for k, v in row.items()} for row in outcome.rows]
-            click.echo(json.dumps(table, indent=2, allow_nan=False, default=str))
+        elif fmt == "json":  # NaN or Infinity (a diverged run) tagged: JSON has neither
+            click.echo(json.dumps(jsonfloat.tagged(outcome.rows), indent=2, allow_nan=False, default=str))
         else:
             from sweepgen.run.report import collect as rep
 

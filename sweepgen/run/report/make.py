@@ -12,12 +12,12 @@ import difflib
 import importlib.util
 import io
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sweepgen import jsonfloat
 from sweepgen.errors import Location, UserError
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
@@ -250,14 +250,11 @@ def stats_csv(statistics: stats.Statistics) -> str:
 
 
 def stats_json(statistics: stats.Statistics) -> str:
-    def finite(v: Any) -> Any:
-        return None if isinstance(v, float) and not math.isfinite(v) else v
-
     body = {
         "baseline": statistics.baseline,
         "mode": statistics.mode,
         "bootstrap": {"resamples": statistics.resamples, "seed": statistics.seed, "level": stats.LEVEL},
-        "groups": [{k: finite(v) for k, v in row.items()} for row in stats_rows(statistics)],
+        "groups": jsonfloat.tagged(stats_rows(statistics)),
     }
     return json.dumps(body, indent=2, allow_nan=False)
 
