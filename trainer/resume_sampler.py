@@ -15,11 +15,31 @@ and a resumed run gets the order it would have had.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from trl.trainer.utils import RepeatSampler
 
 
 class EpochSeededRepeatSampler(RepeatSampler):
+    @classmethod
+    def like(cls, sampler: Any) -> EpochSeededRepeatSampler:
+        """The resumable twin of the RepeatSampler TRL built, through RepeatSampler's constructor and
+        with TRL's arguments (a fresh sampler draws exactly what TRL's fresh one would)."""
+        if type(sampler) is not RepeatSampler:  # TRL chose another sampler: this order is not known
+            raise RuntimeError(
+                f"TRL's train sampler is a {type(sampler).__name__}, not the RepeatSampler whose "
+                "resume order trainer/resume_sampler.py keeps; see docs/TRAINER.md (TRL overrides)"
+            )
+        return cls(
+            data_source=sampler.data_source,
+            mini_repeat_count=sampler.mini_repeat_count,
+            batch_size=sampler.batch_size,
+            repeat_count=sampler.repeat_count,
+            shuffle=sampler.shuffle,
+            seed=sampler.seed,
+        )
+
     def set_epoch(self, epoch: int) -> None:
         if not self.shuffle or self.seed is None:
             return  # unshuffled: no state; unseeded: not reproducible in the first place
