@@ -266,3 +266,37 @@ def test_the_length_check_wants_a_reasoned_noqa_on_the_def_line(tmp_path, packag
     if not passes:
         assert f"{package}/m.py:1 f (82 lines)" in result.stdout
 
+
+# --- mean block complexity: radon's, under the ceiling (scripts/complexity.py --check) -------------
+
+BRANCHY = "".join(f"    y = {i} if x > {i} and x < {i + 9} or x == {i} else y\n" for i in range(12))
+
+
+def test_the_mean_block_complexity_of_sweepgen_is_under_its_ceiling():
+    result = run("scripts/complexity.py", "--check", cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("def_line", "passes"),
+    [
+        ("def f(x: int) -> int:\n", False),
+        ("def f(x: int) -> int:  # radon: exempt\n", False),  # a marker without its reason
+        ("def f(x: int) -> int:  # radon: exempt - one rule per line of the table it mirrors\n", True),
+        ("def f(x: int) -> int:  # noqa: C901 - one rule per line of the table it mirrors\n", True),
+    ],
+)
+def test_the_complexity_check_fails_above_the_ceiling_unless_a_block_gives_its_reason(
+    tmp_path, def_line, passes
+):
+    (tmp_path / "sweepgen").mkdir()
+    simple = "def g(x: int) -> int:\n    return x\n"
+    (tmp_path / "sweepgen" / "m.py").write_text(
+        simple + "\n\n" + def_line + "    y = 0\n" + BRANCHY + "    return y\n"
+    )
+    result = run(
+        str(ROOT / "scripts" / "complexity.py"), "--root", str(tmp_path), "--check", "4", cwd=tmp_path
+    )
+    assert (result.returncode == 0) is passes, result.stdout
+    if not passes:
+        assert "sweepgen/m.py:5 f" in result.stdout
