@@ -27,20 +27,28 @@ def yaml_scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        text = repr(value)
-        mantissa, _, exponent = text.partition("e")
-        if exponent and "." not in mantissa:  # 1e-05 is a string to YAML 1.1 readers; 1.0e-05 is not
-            text = f"{mantissa}.0e{exponent}"
-        return text
+        return _float_text(value)
     if isinstance(value, str):
-        if _PLAIN_STR.match(value) and value.lower() not in _YAML_WORDS:
-            return value
-        return _YAML_UNSAFE.sub(_escape, json.dumps(value, ensure_ascii=False))
+        return _str_text(value)
     raise TypeError(f"to_yaml cannot write a {type(value).__name__}")
+
+
+def _float_text(value: float) -> str:
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    mantissa, _, exponent = text.partition("e")
+    if exponent and "." not in mantissa:  # 1e-05 is a string to YAML 1.1 readers; 1.0e-05 is not
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def _str_text(value: str) -> str:
+    if _PLAIN_STR.match(value) and value.lower() not in _YAML_WORDS:
+        return value
+    return _YAML_UNSAFE.sub(_escape, json.dumps(value, ensure_ascii=False))
 
 
 # Characters a YAML reader does not give back as written inside a double-quoted scalar: NEL (U+0085)
