@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sweepgen.readers.diff import deepdiff_changes, diff, disallowed, parse_globs  # noqa: E402
-from sweepgen.readers.pyast import load_python_config  # noqa: E402
+from sweepgen.readers.pyast import read_python_file  # noqa: E402
 from sweepgen.readers.pyinherit import load_with_bases  # noqa: E402
 
 PYCONFIGS = ROOT / "tests" / "fixtures" / "pyconfigs"
@@ -261,9 +261,7 @@ def main() -> None:
         f"{per_call(lambda: deepdiff_changes(a, b), args.pairs // 5):7.2f} ms/pair"
     )
     model = PYCONFIGS / "_base_" / "models" / "faster_rcnn_r50_fpn.py"
-    print(
-        f"AST read of faster_rcnn_r50_fpn.py:    {per_call(lambda: load_python_config(model), 200):7.2f} ms"
-    )
+    print(f"AST read of faster_rcnn_r50_fpn.py:    {per_call(lambda: read_python_file(model), 200):7.2f} ms")
     print(f"_base_ resolution (4 bases, 2 levels): {per_call(lambda: load_with_bases(child), 100):7.2f} ms")
 
 

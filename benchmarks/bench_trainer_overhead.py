@@ -58,9 +58,10 @@ def _timed(fn):
 
 def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
     import trl
+    from datasets import Dataset
 
     from sweepgen_trainer.config import RunConfig
-    from sweepgen_trainer.data import load_dataset
+    from sweepgen_trainer.data import load_rows
     from sweepgen_trainer.grpo_args import grpo_config_from, grpo_kwargs
     from sweepgen_trainer.models import ensure_model_dir, load_model_and_tokenizer
     from sweepgen_trainer.outputs import RunDir
@@ -73,7 +74,7 @@ def time_one(kind: str, steps: int, workdir: Path, repeat: int) -> float:
     }
     cfg = RunConfig.model_validate(data)
     model, tok = load_model_and_tokenizer(ensure_model_dir(cfg.model), "float32")
-    dataset = load_dataset(cfg.data)
+    dataset = Dataset.from_list(load_rows(cfg.data))
     run_dir = RunDir(cfg.output_dir)
     args = grpo_config_from(grpo_kwargs(cfg, str(run_dir.checkpoints)))  # as sweepgen_trainer.run builds it
     if kind == "ours":

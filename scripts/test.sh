@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: set up, then run every check and test, in four lanes (stops after a red lane):
-#   lint  ruff check, ruff format --check, mypy, lint-imports (all configured in pyproject.toml) and
-#         `sweepgen check` on our own specs, in .venv
+#   lint  ruff check, ruff format --check, mypy, lint-imports (all configured in pyproject.toml), the
+#         mean block complexity (scripts/complexity.py) and `sweepgen check` on our own specs, in .venv
 #   core  every test that needs none of the [train], [slurm], [plot] extras nor a browser (-m "not
 #         train and not slurm and not plot and not browser"), in .venv-light: `pip install -e '.[dev]'`
 #         only, where `import torch` fails
@@ -49,6 +49,7 @@ if [[ $lanes == *" lint "* ]]; then
   .venv/bin/ruff format --check . || failed+=("ruff format --check")
   .venv/bin/mypy || failed+=(mypy)
   .venv/bin/lint-imports || failed+=(lint-imports)
+  .venv/bin/python scripts/complexity.py --check || failed+=("complexity")
   .venv/bin/sweepgen check || failed+=("sweepgen check")
   if [ ${#failed[@]} -gt 0 ]; then
     printf 'lint lane failed: %s\n' "${failed[*]}" >&2

@@ -222,14 +222,6 @@ class OutputTree:
         self._dirs[rel_dir] = fd
         return fd
 
-    def _forget(self) -> None:
-        """Drop cached folder state (after this process created or removed folders)."""
-        for fd in self._dirs.values():
-            if fd != _MISSING_DIR:
-                os.close(fd)
-        self._dirs.clear()
-        self._blocked.clear()
-
     def node(self, rel: str) -> Node:
         """What is at ``rel``, found with lstat on each component (nothing is followed or opened)."""
         head, _, name = rel.rpartition("/")

@@ -361,25 +361,3 @@ def decode_utf8(raw: bytes, shown: str) -> str:
             location=Location(shown, line, col),
             hint="save the file as UTF-8",
         ) from None
-
-
-class _Dumper(yaml.SafeDumper):
-    """PyYAML's safe emitter (YAML 1.1 resolution: ``on``, ``no``, ``1_000`` get quotes), that also
-    quotes a string YAML 1.2 would read as something else (``1e-5``, ``0o17``)."""
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        tag = super().resolve(kind, value, implicit)
-        if kind is yaml.ScalarNode and implicit[0] and tag == _STR:
-            try:
-                plain = _implicit(value)
-            except _IntTooLong:
-                plain = None  # an over-long octal or hex integer: not a string either
-            if not isinstance(plain, str):
-                return _PLAIN  # a tag no string has: the emitter quotes the value
-        return tag
-
-
-def dumps(data: Any) -> str:
-    """``data`` (JSON-like) as block YAML, keys in their order, that ``loads`` and PyYAML's 1.1
-    ``safe_load`` both read back as ``data``."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True)

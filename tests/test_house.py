@@ -75,7 +75,7 @@ def test_ruff_format_check_fails_on_unformatted_code(tmp_path):
     assert run(*args, cwd=tmp_path).returncode == 0
 
 
-# --- mypy: strict on the compile pipeline, non-strict but checked elsewhere --------------------------
+# --- mypy: strict on the subsystems and the trainer, non-strict but checked elsewhere ---------------
 
 
 def test_mypy_is_strict_on_the_subsystems_and_checks_the_rest(tmp_path):
@@ -86,6 +86,9 @@ def test_mypy_is_strict_on_the_subsystems_and_checks_the_rest(tmp_path):
         "sweepgen/compile/untyped.py": untyped,  # strict: an unannotated function is an error
         "sweepgen/run/__init__.py": "",
         "sweepgen/run/untyped.py": untyped,  # strict too
+        "trainer/__init__.py": "",
+        "trainer/untyped.py": untyped,  # the trainer is strict too
+        "trainer/bare.py": "def keys(d: dict) -> list:\n    return list(d)\n",  # bare generics
         "sweepgen/untyped.py": untyped,  # the ground floor is not strict: allowed
         "sweepgen/wrong.py": 'count: int = "three"\n',  # a type error anywhere is an error
     }
@@ -101,6 +104,8 @@ def test_mypy_is_strict_on_the_subsystems_and_checks_the_rest(tmp_path):
         str(tmp_path / ".mypy_cache"),
         "sweepgen/compile/untyped.py",
         "sweepgen/run/untyped.py",
+        "trainer/untyped.py",
+        "trainer/bare.py",
         "sweepgen/untyped.py",
         "sweepgen/wrong.py",
         cwd=tmp_path,
@@ -109,9 +114,11 @@ def test_mypy_is_strict_on_the_subsystems_and_checks_the_rest(tmp_path):
     assert result.returncode == 1, out + result.stderr
     assert re.search(r"sweepgen/compile/untyped\.py:1: error: .*\[no-untyped-def\]", out), out
     assert re.search(r"sweepgen/run/untyped\.py:1: error: .*\[no-untyped-def\]", out), out
+    assert re.search(r"trainer/untyped\.py:1: error: .*\[no-untyped-def\]", out), out
+    assert re.search(r"trainer/bare\.py:1: error: .*\[type-arg\]", out), out
     assert re.search(r"sweepgen/wrong\.py:1: error: .*\[assignment\]", out), out
     assert "sweepgen/untyped.py" not in out, out
-    assert "Found 3 errors in 3 files" in out, out
+    assert "Found 6 errors in 5 files" in out, out
 
 
 # --- import-linter: each contract breaks on a forbidden import added to a copy of the code ------------
@@ -264,3 +271,38 @@ def test_the_length_check_wants_a_reasoned_noqa_on_the_def_line(tmp_path, packag
     assert (result.returncode == 0) is passes, result.stdout
     if not passes:
         assert f"{package}/m.py:1 f (82 lines)" in result.stdout
+
+
+# --- mean block complexity: radon's, under the ceiling (scripts/complexity.py --check) -------------
+
+BRANCHY = "".join(f"    y = {i} if x > {i} and x < {i + 9} or x == {i} else y\n" for i in range(12))
+
+
+def test_the_mean_block_complexity_of_sweepgen_is_under_its_ceiling():
+    result = run("scripts/complexity.py", "--check", cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("def_line", "passes"),
+    [
+        ("def f(x: int) -> int:\n", False),
+        ("def f(x: int) -> int:  # radon: exempt\n", False),  # a marker without its reason
+        ("def f(x: int) -> int:  # radon: exempt - one rule per line of the table it mirrors\n", True),
+        ("def f(x: int) -> int:  # noqa: C901 - one rule per line of the table it mirrors\n", True),
+    ],
+)
+def test_the_complexity_check_fails_above_the_ceiling_unless_a_block_gives_its_reason(
+    tmp_path, def_line, passes
+):
+    (tmp_path / "sweepgen").mkdir()
+    simple = "def g(x: int) -> int:\n    return x\n"
+    (tmp_path / "sweepgen" / "m.py").write_text(
+        simple + "\n\n" + def_line + "    y = 0\n" + BRANCHY + "    return y\n"
+    )
+    result = run(
+        str(ROOT / "scripts" / "complexity.py"), "--root", str(tmp_path), "--check", "4", cwd=tmp_path
+    )
+    assert (result.returncode == 0) is passes, result.stdout
+    if not passes:
+        assert "sweepgen/m.py:5 f" in result.stdout

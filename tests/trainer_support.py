@@ -111,3 +111,30 @@ def debate_trainer(cfg: RunConfig, run_root: Path) -> tuple[Any, list[dict[str, 
     )
     trainer.model.train()
     return trainer, rows
+
+
+def generate_shaped(trainer: Any, batch: list[dict[str, Any]]) -> tuple[dict[str, Any], Any, Any]:
+    """A debate trainer's generation step on ``batch``: its output, the ``Shaping`` it applied, and
+    the per-sequence advantages TRL computed before the debate replaced them (needs torch, trl)."""
+    from trl import GRPOTrainer
+
+    seen: dict[str, Any] = {}
+    shape, base = trainer.shape, GRPOTrainer._generate_and_score_completions
+
+    def spy_shape(*args: Any, **kwargs: Any) -> Any:
+        seen["shaping"] = shape(*args, **kwargs)
+        return seen["shaping"]
+
+    def spy_base(self: Any, inputs: Any) -> Any:
+        out = base(self, inputs)
+        seen["trl"] = out["advantages"].detach().cpu().clone()
+        return out
+
+    trainer.shape = spy_shape
+    GRPOTrainer._generate_and_score_completions = spy_base
+    try:
+        out = trainer._generate_and_score_completions(batch)
+    finally:
+        GRPOTrainer._generate_and_score_completions = base
+        del trainer.shape
+    return out, seen["shaping"], seen["trl"]

@@ -1,4 +1,4 @@
-"""Checks that need the data rows or the model's config, run before the model loads (issue 13).
+"""Checks that need the data rows or the model's config, run before the model loads.
 
 Everything a config and its data can reveal is an exit-2 error here, naming the key (and the data
 file's line), instead of a crash with exit 70 after minutes of loading: the dataset columns each
@@ -9,8 +9,9 @@ no weights), and half precision on a machine without a GPU.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen_trainer import rewards
@@ -28,7 +29,7 @@ def _rewards_of(cfg: RunConfig) -> list[tuple[str, str, dict[str, Any]]]:
     return out
 
 
-def check_data_columns(cfg: RunConfig, path: Path, rows: list[dict], lines: list[int]) -> None:
+def check_data_columns(cfg: RunConfig, path: Path, rows: list[dict[str, Any]], lines: list[int]) -> None:
     """Every column a reward reads is present in every row with a value of the right kind."""
     for key, name, params in _rewards_of(cfg):
         for column, kind in rewards.required_columns(name, params).items():
@@ -75,12 +76,14 @@ def check_target_modules(cfg: RunConfig, model_dir: Path) -> None:
         return
     import torch  # noqa: PLC0415 - lazy: this module stays importable without torch (checks run before the model loads)
     from torch import nn  # noqa: PLC0415 - lazy: this module stays importable without torch
-    from transformers import AutoConfig, AutoModelForCausalLM  # noqa: PLC0415 - lazy: this module stays importable without torch
+    from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedModel  # noqa: PLC0415 - lazy: this module stays importable without torch
 
     config = AutoConfig.from_pretrained(model_dir, local_files_only=True)
     with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(config)
-    output = model.get_output_embeddings()
+        # from_config is unannotated in transformers; it builds a model from its config
+        model = cast(Callable[..., PreTrainedModel], AutoModelForCausalLM.from_config)(config)
+    # get_output_embeddings is unannotated in transformers; it returns the output layer or None
+    output = cast(Callable[[], nn.Module | None], model.get_output_embeddings)()
     linear: dict[str, str] = {}
     for name, module in model.named_modules():
         if isinstance(module, nn.Linear):

@@ -61,7 +61,9 @@ def validate_config(data: Any, doc: yamlio.Doc | None = None, display: str = "<c
         raise _to_config_error(err, data, doc, display) from None
 
 
-def _to_config_error(err: pydantic.ValidationError, data: Any, doc, display: str) -> ConfigError:
+def _to_config_error(
+    err: pydantic.ValidationError, data: Any, doc: yamlio.Doc | None, display: str
+) -> ConfigError:
     problems = err.errors(include_url=False)
     messages = [_describe(p, data) for p in problems]
     first = problems[0]
@@ -103,7 +105,7 @@ def _hint(problem: Any, data: Any) -> str | None:
     return None
 
 
-def _known_keys(parent: tuple) -> list[str]:
+def _known_keys(parent: tuple[str | int, ...]) -> list[str]:
     """Field names of the section at ``parent`` (walking RunConfig's nested models)."""
     model: Any = RunConfig
     for part in parent:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sweepgen.errors import ConfigError, Location
 
@@ -34,15 +34,15 @@ def data_path(data: DataConfig) -> Path:
     return path
 
 
-def load_rows(data: DataConfig) -> list[dict]:
+def load_rows(data: DataConfig) -> list[dict[str, Any]]:
     """The prompt rows, each with a ``prompt`` key (renamed from ``data.prompt_field``)."""
     return read_rows(data)[1]
 
 
-def read_rows(data: DataConfig) -> tuple[Path, list[dict], list[int]]:
+def read_rows(data: DataConfig) -> tuple[Path, list[dict[str, Any]], list[int]]:
     """The data file, its prompt rows (as :func:`load_rows`) and the line number of each row."""
     path = data_path(data)
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     lines: list[int] = []
     first: tuple[int, dict[str, str]] | None = None  # line and column kinds of the first row
     with path.open("rb") as handle:
@@ -126,7 +126,7 @@ def _check_same_columns(first: tuple[int, dict[str, str]], kinds: dict[str, str]
             )
 
 
-def identity(data: DataConfig, path: Path, rows: list[dict]) -> dict[str, object]:
+def identity(data: DataConfig, path: Path, rows: list[dict[str, Any]]) -> dict[str, object]:
     """What data a run trains on: the file's sha256 and the rows used (data.json, summary.json)."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -134,10 +134,3 @@ def identity(data: DataConfig, path: Path, rows: list[dict]) -> dict[str, object
             digest.update(block)
     # The source as configured (not the resolved path), so a run folder means the same on any checkout.
     return {"source": data.source, "sha256": digest.hexdigest(), "rows": len(rows)}
-
-
-def load_dataset(data: DataConfig):
-    """The rows as a ``datasets.Dataset`` (what TRL's GRPOTrainer takes)."""
-    from datasets import Dataset  # noqa: PLC0415 - lazy: datasets loads only when TRL needs a Dataset
-
-    return Dataset.from_list(load_rows(data))

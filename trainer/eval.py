@@ -15,9 +15,12 @@ import json
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweepgen.errors import ConfigError, SweepgenError
+
+if TYPE_CHECKING:  # annotations only: --help answers before the trainer loads
+    from sweepgen_trainer.outputs import RunDir
 
 
 def _parse_scales(text: str) -> tuple[float, float]:
@@ -73,7 +76,7 @@ def _evaluate(
     }
 
 
-def _checkpoint_folder(rd, checkpoint: str | None) -> Path:
+def _checkpoint_folder(rd: RunDir, checkpoint: str | None) -> Path:
     if checkpoint is None:
         folder = rd.last_checkpoint()
         if folder is None:

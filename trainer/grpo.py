@@ -8,7 +8,8 @@ equivalence test holds that). Its features reach TRL through TRL's public argume
   - ``rollout_func=`` and more through ``extra_init_kwargs`` (debate).
 Only two TRL methods are overridden, each because no public argument or callback reaches it:
 ``_get_train_sampler`` (the resumable prompt order) and ``training_step`` (NaN/inf loss stops the
-run before the optimizer applies it).
+run before the optimizer applies it); docs/TRAINER.md lists every override of TRL internals with the
+TRL version it was checked against, and a test holds each to that version's source.
 
 Parts that change the loss or the rollout's batch (gradient routing, debate advantages) subclass
 SweepgenGRPOTrainer and override the hooks marked "extension point"; ``run.select_trainer_class``
@@ -20,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from transformers.trainer_callback import PrinterCallback, TrainerCallback
 from trl import GRPOTrainer
@@ -30,7 +31,19 @@ from sweepgen_trainer.outputs import RunDir, TrainingDiverged
 from sweepgen_trainer.resume_sampler import EpochSeededRepeatSampler
 
 if TYPE_CHECKING:  # annotations only: at run time this module does not depend on the config model
+    import torch
+    from datasets import Dataset
+    from torch import nn
+    from torch.utils.data import Sampler
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
     from sweepgen_trainer.config import RunConfig
+
+# A reward function as TRL's ``reward_funcs=`` calls it: prompts, completions and the dataset
+# columns by keyword, one float per completion.
+RewardFunc = Callable[..., list[float]]
+# TRL's ``training_step`` (trl/trainer/grpo_trainer.py) is not annotated; its base in transformers is.
+TrainingStep = Callable[["nn.Module", dict[str, Any], "torch.Tensor | int | None"], "torch.Tensor"]
 
 # TRL log key -> our metrics.jsonl key (docs/ARCHITECTURE.md); other TRL keys are kept verbatim.
 RENAMES = {
@@ -51,7 +64,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         run_config: RunConfig,
         run_dir: RunDir,
         elapsed_offset: float = 0.0,
-        on_step: Callable[[dict], None] | None = None,
+        on_step: Callable[[dict[str, Any]], None] | None = None,
         **kwargs: Any,
     ) -> None:
         self.run_config = run_config
@@ -66,7 +79,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
 
     # ---- extension points (classmethods: used before the instance exists) -------------------
     @classmethod
-    def rewards_for(cls, cfg: RunConfig) -> list[Callable]:
+    def rewards_for(cls, cfg: RunConfig) -> list[RewardFunc]:
         """The reward functions handed to TRL. Extension point."""
         return [rewards.bind(cfg.reward.name, cfg.reward.params)]
 
@@ -115,17 +128,20 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         return {}
 
     # ---- TRL overrides: no public argument or callback reaches these ------------------------
-    def _get_train_sampler(self, dataset=None):
-        # Kept: TRL builds its RepeatSampler here and takes no sampler argument; made resumable past
-        # the first epoch (resume_sampler.py), with TRL's own arguments.
-        sampler = super()._get_train_sampler(dataset)
-        resumable = EpochSeededRepeatSampler.__new__(EpochSeededRepeatSampler)
-        resumable.__dict__.update(sampler.__dict__)
-        return resumable
+    def _get_train_sampler(self, dataset: Dataset | None = None) -> Sampler[int]:
+        # Kept: TRL builds its RepeatSampler here and takes no sampler argument. Ours is built by
+        # RepeatSampler's own constructor from the arguments TRL chose, and resumes past the first
+        # epoch in the uninterrupted order (resume_sampler.py).
+        return EpochSeededRepeatSampler.like(super()._get_train_sampler(dataset))
 
-    def training_step(self, model, inputs, num_items_in_batch=None):
+    def training_step(
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor | Any],
+        num_items_in_batch: torch.Tensor | int | None = None,
+    ) -> torch.Tensor:
         # Kept: no callback sees a micro-batch's loss, and it must stop before the optimizer steps on it.
-        loss = super().training_step(model, inputs, num_items_in_batch)
+        loss = cast(TrainingStep, super().training_step)(model, inputs, num_items_in_batch)
         if not math.isfinite(float(loss)):
             raise TrainingDiverged(
                 f"loss is {float(loss)} at step {self.state.global_step + 1}",
@@ -145,7 +161,14 @@ class RunOutputsCallback(TrainerCallback):
     def __init__(self, trainer: SweepgenGRPOTrainer) -> None:
         self.trainer = trainer
 
-    def on_log(self, args, state, control, logs=None, **kwargs):
+    def on_log(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        logs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         t = self.trainer
         if logs is None or "loss" not in logs or not getattr(t.model, "training", False):
             return  # the end-of-training summary log, or an eval log

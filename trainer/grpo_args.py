@@ -6,10 +6,13 @@ the equivalence test build a plain ``trl.GRPOConfig`` from the very same argumen
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweepgen.errors import ConfigError
 from sweepgen_trainer.config import RunConfig
+
+if TYPE_CHECKING:  # annotations only: grpo_kwargs is pure Python, tested without trl
+    from trl import GRPOConfig
 
 # Our GRPO fields that are passed to TRL under the same name.
 _SAME_NAME = (
@@ -103,7 +106,7 @@ def grpo_kwargs(cfg: RunConfig, checkpoints_dir: str) -> dict[str, Any]:
     return kwargs
 
 
-def grpo_config_from(kwargs: dict[str, Any]):
+def grpo_config_from(kwargs: dict[str, Any]) -> GRPOConfig:
     """The ``trl.GRPOConfig`` of ``grpo_kwargs``' result; what TRL/transformers reject (bf16 without
     hardware support, ...) is a ConfigError (exit 2), raised before the run directory is written."""
     from trl import GRPOConfig  # noqa: PLC0415 - lazy: grpo_kwargs is pure Python, tested without trl

@@ -15,11 +15,16 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from sweepgen.errors import ConfigError
 from sweepgen_trainer.config import BUILTIN_TINY, ModelConfig, TinyModel
 from sweepgen_trainer.tiny_prior import train_prior
+
+if TYPE_CHECKING:  # annotations only: this module stays importable without torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 # Bump when the factory's output changes for the same TinyModel, so old cache entries are not reused.
 FACTORY_VERSION = 1
@@ -140,7 +145,7 @@ def build_tiny_model(tiny: TinyModel) -> Path:
     return final
 
 
-def train_tokenizer(vocab_size: int):
+def train_tokenizer(vocab_size: int) -> PreTrainedTokenizerBase:
     """A byte-level BPE tokenizer trained on the bundled corpus, as a PreTrainedTokenizerFast."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: PLC0415 - lazy: this module stays importable without torch (tokenizers only for the tiny model)
     from transformers import PreTrainedTokenizerFast  # noqa: PLC0415 - lazy: this module stays importable without torch
@@ -164,7 +169,9 @@ def train_tokenizer(vocab_size: int):
             key="model.tiny.vocab_size",
             hint=f"set model.tiny.vocab_size to {tok.get_vocab_size()} or less",
         )
-    return PreTrainedTokenizerFast(
+    # the fast tokenizer's constructor is unannotated in transformers 5
+    make = cast(Callable[..., "PreTrainedTokenizerBase"], PreTrainedTokenizerFast)
+    return make(
         tokenizer_object=tok,
         eos_token=SPECIAL_TOKENS[0],
         bos_token=SPECIAL_TOKENS[0],
@@ -173,7 +180,7 @@ def train_tokenizer(vocab_size: int):
     )
 
 
-def _init_model(tiny: TinyModel, vocab_size: int, tokenizer):
+def _init_model(tiny: TinyModel, vocab_size: int, tokenizer: PreTrainedTokenizerBase) -> PreTrainedModel:
     import torch  # noqa: PLC0415 - lazy: this module stays importable without torch
     from transformers import LlamaConfig, LlamaForCausalLM  # noqa: PLC0415 - lazy: this module stays importable without torch
 
@@ -196,7 +203,7 @@ def _init_model(tiny: TinyModel, vocab_size: int, tokenizer):
         return LlamaForCausalLM(config)
 
 
-def load_model_and_tokenizer(model_dir: Path, dtype: str):
+def load_model_and_tokenizer(model_dir: Path, dtype: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Load through ``from_pretrained`` with ``local_files_only`` so nothing can hit the network."""
     import torch  # noqa: PLC0415 - lazy: this module stays importable without torch
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415 - lazy: this module stays importable without torch

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sweepgen import yamlio
+from sweepgen import yamlio, yamlwrite
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.safefs import write_atomic
 from sweepgen_trainer import diversity
@@ -44,10 +44,10 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def config_yaml(cfg: RunConfig) -> str:
-    return yamlio.dumps(cfg.model_dump(mode="json"))  # read back by yamlio, as every config is
+    return yamlwrite.dumps(cfg.model_dump(mode="json"))  # read back by yamlio, as every config is
 
 
-def read_jsonl(path: Path) -> list[dict]:
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     rows = []
@@ -166,19 +166,19 @@ class RunDir:
         offset = kept[-1].get("elapsed_s", 0.0) if kept else 0.0
         return checkpoint, offset
 
-    def _rewrite(self, path: Path, rows: list[dict]) -> None:
+    def _rewrite(self, path: Path, rows: list[dict[str, Any]]) -> None:
         if rows or path.exists():
             atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
 
     # ---- during training -------------------------------------------------------------------
-    def append(self, path: Path, rows: list[dict]) -> None:
+    def append(self, path: Path, rows: list[dict[str, Any]]) -> None:
         with path.open("a", encoding="utf-8") as handle:
             for row in rows:
                 handle.write(json.dumps({k: _json_value(v) for k, v in row.items()}) + "\n")
             handle.flush()
 
     # ---- at the end ------------------------------------------------------------------------
-    def write_summary(self, cfg: RunConfig, extras: dict[str, Any] | None = None) -> dict:
+    def write_summary(self, cfg: RunConfig, extras: dict[str, Any] | None = None) -> dict[str, Any]:
         """summary.json from the logged files (so earlier sessions of a resumed run count)."""
         metrics = read_jsonl(self.metrics)
         if not metrics:
@@ -192,7 +192,7 @@ class RunDir:
         return summary
 
 
-def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[str, Any]:
+def summarize(metrics: list[dict[str, Any]], samples: list[dict[str, Any]], cfg: RunConfig) -> dict[str, Any]:
     """final_reward: mean reward_mean of the last ``summary_window`` generation steps (logged steps that
     generated; with num_iterations k they span k·summary_window optimizer steps, recorded as
     ``summary_window_steps``); best_reward: the highest such window mean over the run (so best >=
@@ -231,7 +231,7 @@ def summarize(metrics: list[dict], samples: list[dict], cfg: RunConfig) -> dict[
     }
 
 
-def _window_steps(metrics: list[dict], generated: list[dict], window: int) -> int | None:
+def _window_steps(metrics: list[dict[str, Any]], generated: list[dict[str, Any]], window: int) -> int | None:
     if not generated:
         return None
     # from the window's first generation step to the last logged step (which may reuse its batch)

@@ -80,4 +80,5 @@ def resolve_params(
             f"bad parameters for {kind} `{name}`: {problems}",
             key="params." + str(first[0]) if first else "params",
         ) from None
-    return validated.model_dump()
+    dumped: dict[str, Any] = validated.model_dump()
+    return dumped

@@ -86,9 +86,11 @@ def bind(name: str, params: dict[str, Any]) -> Callable[..., list[float]]:
     resolved = resolve_full(name, params)
     fn = functools.partial(REWARDS[name].fn, **resolved)
 
-    def reward(prompts=None, completions=None, **columns):
+    def reward(
+        prompts: list[Any] | None = None, completions: list[Any] | None = None, **columns: Any
+    ) -> list[float]:
         # TRL adds bookkeeping kwargs (trainer_state, log_extra, ...); keep only dataset columns.
-        texts = [_as_text(c) for c in completions]
+        texts = [_as_text(c) for c in completions or ()]
         return checked_values(name, fn(texts, columns), prompts, columns)
 
     reward.__name__ = reward.__qualname__ = name
@@ -99,7 +101,7 @@ class RewardValueError(UserError):
     """A reward returned None, NaN or a non-number for a row: training on it would be training on garbage."""
 
 
-def checked_values(name: str, values: Sequence[Any], prompts: Any, columns: dict) -> list[float]:
+def checked_values(name: str, values: Sequence[Any], prompts: Any, columns: dict[str, Any]) -> list[float]:
     """``values`` as floats, or RewardValueError naming the reward, the row and the value."""
     out = []
     for i, value in enumerate(values):
@@ -147,7 +149,7 @@ def _count_word(text: str, word: str, case_sensitive: bool) -> int:
 @register("happy_count")
 def happy_count(
     completions: Sequence[str],
-    columns: dict,
+    columns: dict[str, Any],
     *,
     cap: PositiveInt = 4,
     word: str = "happy",
@@ -160,7 +162,7 @@ def happy_count(
 @register("happy_binary")
 def happy_binary(
     completions: Sequence[str],
-    columns: dict,
+    columns: dict[str, Any],
     *,
     word: str = "happy",
     min_count: PositiveInt = 1,
@@ -176,7 +178,7 @@ _SENTENCE_END = re.compile(r"[.!?]+")
 @register("sentence_length")
 def sentence_length(
     completions: Sequence[str],
-    columns: dict,
+    columns: dict[str, Any],
     *,
     target_words: PositiveInt = 10,
 ) -> list[float]:
@@ -201,7 +203,7 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 @register("exact_answer")
 def exact_answer(
     completions: Sequence[str],
-    columns: dict,
+    columns: dict[str, Any],
     *,
     answer_field: str = "answer",
     which: Literal["first", "last"] = "last",
@@ -245,7 +247,7 @@ _TRL_KWARGS = {"trainer_state", "log_extra", "log_metric", "completion_ids", "pr
 @register("weighted_sum")
 def weighted_sum(
     completions: Sequence[str],
-    columns: dict,
+    columns: dict[str, Any],
     *,
     terms: list[dict[str, Any]],
 ) -> list[float]:

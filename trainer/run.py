@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sweepgen.errors import ConfigError
 from sweepgen_trainer import checks, models, tracking
@@ -42,7 +42,7 @@ def _preflight(cfg: RunConfig) -> RunDir:
     return run_dir
 
 
-def run_config_file(path: str | Path, *, echo: Callable[[str], None] = lambda _: None) -> dict:
+def run_config_file(path: str | Path, *, echo: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     cfg, doc = load_config_doc(path)
     try:
         return run(cfg, echo=echo, config_path=path)
@@ -71,7 +71,8 @@ def _train(
     from datasets import Dataset  # noqa: PLC0415 - lazy: torch and TRL load only when training starts
     from transformers.utils import logging as hf_logging  # noqa: PLC0415 - lazy: as above
 
-    hf_logging.disable_progress_bar()  # run.log gets one line per step from on_step instead
+    # run.log gets one line per step from on_step instead (transformers leaves this one unannotated)
+    cast(Callable[[], None], hf_logging.disable_progress_bar)()
     # TRL's and transformers' own checks (e.g. bf16 without hardware support) before a model loads
     # and before config.yaml is written, so the corrected config is not refused as "different".
     # The arguments are built once: grpo_args.json records exactly what the trainer was given.
@@ -103,7 +104,9 @@ def _train(
     return _write_summary(cfg, run_dir, extras, echo, tracker)
 
 
-def _checked_inputs(cfg: RunConfig, echo: Callable[[str], None]) -> tuple[RunDir, list[dict], dict[str, Any]]:
+def _checked_inputs(
+    cfg: RunConfig, echo: Callable[[str], None]
+) -> tuple[RunDir, list[dict[str, Any]], dict[str, Any]]:
     """Everything checkable before torch loads: the run folder, the data rows and their identity."""
     run_dir = _preflight(cfg)
     for warning in cfg.warnings():
@@ -120,7 +123,7 @@ def _checked_inputs(cfg: RunConfig, echo: Callable[[str], None]) -> tuple[RunDir
     return run_dir, rows, data_identity
 
 
-def _load_model(cfg: RunConfig, rows: list[dict]) -> tuple[Path, Any, Any]:
+def _load_model(cfg: RunConfig, rows: list[dict[str, Any]]) -> tuple[Path, Any, Any]:
     """The model folder, the model and its tokenizer, checked against the config and the prompts."""
     model_dir = models.ensure_model_dir(cfg.model)
     checks.check_target_modules(cfg, model_dir)
@@ -142,10 +145,10 @@ def _announce(
 
 def _step_reporter(
     cfg: RunConfig, echo: Callable[[str], None], tracker: tracking.Tracker
-) -> Callable[[dict], None]:
+) -> Callable[[dict[str, Any]], None]:
     """Each metrics row to the trackers, and one line of it to run.log."""
 
-    def on_step(row: dict) -> None:
+    def on_step(row: dict[str, Any]) -> None:
         tracker.log(row)
 
         # Steps that did not generate (num_iterations > 1) have no reward or completion length.
@@ -195,7 +198,7 @@ def select_trainer_class(cfg: RunConfig) -> type[SweepgenGRPOTrainer]:
     lazily (torch and TRL load only here). ``debate`` and ``routing`` each need their own class, so
     combining them is a config error (RunConfig), never one silently winning.
     """
-    if cfg.routing is not None:  # gradient routing (issue 4), incl. its LoRA baseline
+    if cfg.routing is not None:  # gradient routing, incl. its LoRA baseline
         from sweepgen_trainer.routing.trainer import RoutedGRPOTrainer  # noqa: PLC0415 - lazy: only the trainer class the config asks for loads
 
         return RoutedGRPOTrainer
@@ -217,7 +220,7 @@ def build_trainer(
     train_dataset: Any,
     grpo_config: Any,
     elapsed_offset: float = 0.0,
-    on_step: Callable[[dict], None] | None = None,
+    on_step: Callable[[dict[str, Any]], None] | None = None,
     stop: GracefulStop | None = None,
 ) -> SweepgenGRPOTrainer:
     """The trainer for ``cfg``, its features handed to TRL's public arguments: ``reward_funcs``,
@@ -242,7 +245,7 @@ def build_trainer(
     )
 
 
-def _check_lengths(cfg: RunConfig, model, tokenizer, rows: list[dict]) -> None:
+def _check_lengths(cfg: RunConfig, model: Any, tokenizer: Any, rows: list[dict[str, Any]]) -> None:
     """Prompt + completion must fit the model's context; TRL would fail late or truncate."""
     limit = getattr(model.config, "max_position_embeddings", None)
     if limit is None:

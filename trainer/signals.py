@@ -34,7 +34,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: stop handling is torch-free until the callback is built
+    from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 # SIGUSR2 does not exist on Windows, where only Ctrl-C (SIGINT) and SIGTERM can reach the trainer.
 STOP_SIGNALS = tuple(
@@ -132,17 +135,21 @@ class GracefulStop:
         )
         os._exit(128 + signum)
 
-    def callback(self, *, cycle_steps: int = 1):
+    def callback(self, *, cycle_steps: int = 1) -> TrainerCallback:
         """The TrainerCallback that turns a recorded signal into transformers' own save-and-stop."""
         from transformers import TrainerCallback  # noqa: PLC0415 - lazy: stop handling is torch-free; transformers loads only for the callback
 
         stop = self
 
         class StopCallback(TrainerCallback):
-            def on_train_begin(self, args, state, control, **kwargs):
+            def on_train_begin(
+                self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+            ) -> None:
                 stop.phase = "training"
 
-            def on_step_end(self, args, state, control, **kwargs):
+            def on_step_end(
+                self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+            ) -> None:
                 if not stop.requested or state.global_step >= state.max_steps:
                     return  # the last step is saved and ends the run by transformers' own rule
                 if state.global_step % cycle_steps:
@@ -178,6 +185,6 @@ class GracefulStop:
 def cycle_steps(args: Any) -> int:
     """Optimizer steps per generation cycle: TRL generates once every ``steps_per_generation ×
     num_iterations`` micro-batches, and an optimizer step takes ``gradient_accumulation_steps``."""
-    generate_every = args.steps_per_generation * args.num_iterations
-    accumulate = args.gradient_accumulation_steps
+    generate_every: int = args.steps_per_generation * args.num_iterations
+    accumulate: int = args.gradient_accumulation_steps
     return math.lcm(generate_every, accumulate) // accumulate

@@ -32,7 +32,7 @@ SECONDS = _Seconds()
 
 def output_root_option(help_text: str) -> Callable[[F], F]:
     """`-o/--output DIR`: the output root, the one meaning of `-o` in every command that has it
-    (render and check). Default: `output` of [tool.sweepgen] in pyproject.toml, else `generated`;
+    (render, check, init, list). Default: `output` of [tool.sweepgen] in pyproject.toml, else `generated`;
     the value reaching the command is always a path (see sweepgen.settings)."""
 
     def resolve(ctx: click.Context, param: click.Parameter, value: str | None) -> str:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
 
+from sweepgen import jsonfloat
 from sweepgen.escape import c0, line
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,7 +45,7 @@ def emit(
     """Print ``rows`` under ``columns``; ``json_doc`` replaces the default JSON rows when given."""
     if fmt == "json":
         doc = json_doc if json_doc is not None else [dict(zip(columns, row)) for row in rows]
-        click.echo(json.dumps(_tagged(doc), indent=2, allow_nan=False, ensure_ascii=False))
+        click.echo(json.dumps(jsonfloat.tagged(doc), indent=2, allow_nan=False, ensure_ascii=False))
         return
     if fmt == "csv":
         buf = io.StringIO()
@@ -67,17 +67,6 @@ def emit(
     for row in rows:
         table.add_row(*(escape(line(_text(cell))) for cell in row))
     stdout().print(table)
-
-
-def _tagged(value: Any) -> Any:
-    """NaN and Infinity as the lock writes them (``{"$float": "nan"}``): JSON has neither."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
-    if isinstance(value, dict):
-        return {k: _tagged(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_tagged(v) for v in value]
-    return value
 
 
 def _text(cell: Any) -> str:

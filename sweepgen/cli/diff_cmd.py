@@ -139,9 +139,10 @@ def _kinds(readers: tuple[str, ...]) -> tuple[str | None, str | None]:
 def _variant_config(spec: str, variant: str) -> Any:
     """A spec's variant, resolved by the compile API (readers never import the compiler)."""
     # the compiler (pydantic, jinja2: ~0.15 s) loads only for a SPEC:VARIANT side
+    from sweepgen import settings
     from sweepgen.compile.api import resolve_variant
 
-    return resolve_variant(spec, variant)
+    return resolve_variant(spec, variant, settings.load().output_root())
 
 
 def _shorten(text: str, limit: int = 200) -> str:

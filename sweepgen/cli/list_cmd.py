@@ -8,15 +8,16 @@ from __future__ import annotations
 import click
 
 from sweepgen.cli import EXIT_OK
-from sweepgen.cli._params import limit_option
+from sweepgen.cli._params import limit_option, output_root_option
 from sweepgen.cli._table import emit, format_option
 
 
 @click.command("list")
 @click.argument("spec", type=click.Path(dir_okay=False))
+@output_root_option("output root a search's sweep folder (its trials) is read from")
 @format_option()
 @limit_option
-def list_variants(spec: str, fmt: str) -> int:
+def list_variants(spec: str, out_root: str, fmt: str) -> int:
     """Show the variants SPEC expands to and the values that differ between them.
 
     Sampled values (`sample:`) show in full here and in the lock; variant names carry them rounded.
@@ -25,6 +26,6 @@ def list_variants(spec: str, fmt: str) -> int:
     # the compiler (pydantic, jinja2: ~0.15 s) loads when the command runs, not for --help
     from sweepgen.run.sweep.start import list_matrix
 
-    table = list_matrix(spec)
+    table = list_matrix(spec, out_root)
     emit(table.title, table.columns, table.rows, fmt, json_doc=table.doc)
     return EXIT_OK

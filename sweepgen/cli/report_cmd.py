@@ -4,13 +4,13 @@ returns (tables, warnings, the files it wrote) and return its exit code."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from sweepgen import jsonfloat
 from sweepgen.cli import _console
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
@@ -20,10 +20,6 @@ if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the comma
 
 
 MAX_SENTENCES = 12  # the terminal's "how many seeds" sentences; the rest are in statistics.csv
-
-
-def _finite(value: object) -> object:
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _fmt(value: object) -> str:
@@ -56,7 +52,7 @@ SHORT.update(
         "debate.length_tokens": "debate_len",
     }
 )
-# routing eval (issue 4): routing.<mode>.<metric> -> both_hack, ret_task, fgt_uniq, ...
+# routing eval: routing.<mode>.<metric> -> both_hack, ret_task, fgt_uniq, ...
 SHORT.update(
     {
         f"routing.{mode}.{metric}": f"{m}_{short}"
@@ -411,9 +407,8 @@ def _show_table(outcome: Outcome, request: Request, fmt: str) -> None:
             click.echo(stats_files.json_text(outcome.statistics, outcome.context), nl=False)
         else:
             click.echo(stats_files.csv_text(outcome.statistics, outcome.context), nl=False)
-    elif fmt == "json":  # NaN or Infinity (a diverged run) is null: JSON has neither
-        table = [{k: _finite(v) for k, v in row.items()} for row in outcome.rows]
-        click.echo(json.dumps(table, indent=2, allow_nan=False, default=str))
+    elif fmt == "json":  # NaN or Infinity (a diverged run) tagged: JSON has neither
+        click.echo(json.dumps(jsonfloat.tagged(outcome.rows), indent=2, allow_nan=False, default=str))
     else:
         from sweepgen.run.report import collect as rep
 

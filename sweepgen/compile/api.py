@@ -40,12 +40,12 @@ def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
     )
 
 
-def resolve_variant(spec_path: str, variant_name: str) -> dict[str, Any]:
+def resolve_variant(spec_path: str, variant_name: str, out_root: str = "generated") -> dict[str, Any]:
     """The resolved config of one variant of a spec, e.g. for ``sweepgen diff spec.yaml:name``.
 
     The returned mapping shares structure with other variants; copy it before mutating it.
     """
-    expansion = load_and_expand(spec_path)
+    expansion = load_and_expand(spec_path, out_root)
     variant = expansion.by_name(variant_name)
     if variant is None:
         names = [v.name for v in expansion.variants]
@@ -170,9 +170,9 @@ def check(
     return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps, full=full)
 
 
-def matrix(spec_path: str) -> tuple[Expansion, list[str]]:
+def matrix(spec_path: str, out_root: str = "generated") -> tuple[Expansion, list[str]]:
     """The variants of a spec and the leaf paths whose values differ between them."""
-    expansion = load_and_expand(spec_path)
+    expansion = load_and_expand(spec_path, out_root)
     return expansion, varying_paths(expansion)
 
 

@@ -41,17 +41,9 @@ __all__ = [
     "NotEvaluated",
     "Ref",
     "is_call_or_expr",
-    "load_python_config",
-    "parse_python_config",
     "read_python",
     "read_python_file",
 ]
-
-
-def load_python_config(
-    path: str | Path, *, resolve_names: bool = True, import_base: ImportBase | None = None
-) -> dict[str, Any]:
-    return read_python_file(path, import_base=import_base).data  # type: ignore[no-any-return]
 
 
 def read_python_file(
@@ -63,12 +55,6 @@ def read_python_file(
     except OSError as err:
         raise ConfigError(f"cannot read Python config: {err.strerror}", location=Location(str(path))) from err
     return read_python(source, str(path), import_base=import_base, bases=bases)
-
-
-def parse_python_config(
-    source: str | bytes, filename: str = "<string>", *, resolve_names: bool = True
-) -> dict[str, Any]:
-    return read_python(source, filename).data  # type: ignore[no-any-return]
 
 
 def read_python(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
-from sweepgen.readers.pyast import parse_python_config
+from sweepgen.readers.pyast import read_python
 from sweepgen.readers.shellconfig import read_shell
 
 
@@ -69,22 +69,22 @@ TRLX = (
 
 
 def test_a_branch_on_the_environment_keeps_the_values_before_it():
-    kwargs = parse_python_config(TRLX)["cfg"]["kwargs"]["train"]["kwargs"]
+    kwargs = read_python(TRLX).data["cfg"]["kwargs"]["train"]["kwargs"]
     assert kwargs["lr"] == 3e-5
     assert kwargs["batch_size"] == {"@value": 8, "@when": {"os.environ.get('X') == 'y'": 1}}
     assert kwargs["tags"] == {"@when": {"not (os.environ.get('X') == 'y')": ["prod"]}}
     assert [
-        c.dotted for c in diff(parse_python_config(TRLX), parse_python_config(TRLX.replace("3e-5", "1e-5")))
+        c.dotted for c in diff(read_python(TRLX).data, read_python(TRLX.replace("3e-5", "1e-5")).data)
     ] == ["cfg.kwargs.train.kwargs.lr"]
 
 
 def test_a_branch_body_or_condition_change_is_a_change():
     for edited in (TRLX.replace("batch_size = 1", "batch_size = 2"), TRLX.replace("'y'", "'z'")):
-        assert diff(parse_python_config(TRLX), parse_python_config(edited))
+        assert diff(read_python(TRLX).data, read_python(edited).data)
 
 
 def test_a_loop_over_unknown_items_keeps_the_values_before_and_after_it():
     source = "import sys\nc = {'a': 1, 'tags': []}\nfor t in sys.argv:\n    c['tags'].append(t)\nc['b'] = 2\n"
-    c = parse_python_config(source)["c"]
+    c = read_python(source).data["c"]
     assert c["a"] == 1 and c["b"] == 2
     assert c["tags"] == {"@value": [], "@when": {"for t in sys.argv": [NotEvaluated("sys.argv")]}}

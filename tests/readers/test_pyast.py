@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 
 from sweepgen.errors import ConfigError
 from sweepgen.readers.diff import diff
-from sweepgen.readers.pyast import CallData, NotEvaluated, Ref, load_python_config, parse_python_config
+from sweepgen.readers.pyast import CallData, NotEvaluated, Ref, read_python, read_python_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pyconfigs"
 
 
 def test_mmdet_base_model_is_nested_mappings_with_literal_values():
-    cfg = load_python_config(FIXTURES / "_base_/models/faster_rcnn_r50_fpn.py")
+    cfg = read_python_file(FIXTURES / "_base_/models/faster_rcnn_r50_fpn.py").data
     backbone = cfg["model"]["backbone"]
     assert backbone["type"] == "ResNet" and backbone["depth"] == 50
     assert backbone["out_indices"] == (0, 1, 2, 3) and type(backbone["out_indices"]) is tuple
@@ -31,7 +31,7 @@ def test_mmdet_base_model_is_nested_mappings_with_literal_values():
 
 
 def test_mmdet_inheritance_assignments_are_kept_as_written():
-    child = load_python_config(FIXTURES / "faster_rcnn" / "faster_rcnn_r50_fpn_1x_coco.py")
+    child = read_python_file(FIXTURES / "faster_rcnn" / "faster_rcnn_r50_fpn_1x_coco.py").data
     assert child == {
         "_base_": [
             "../_base_/models/faster_rcnn_r50_fpn.py",
@@ -40,7 +40,7 @@ def test_mmdet_inheritance_assignments_are_kept_as_written():
             "../_base_/default_runtime.py",
         ]
     }
-    r101 = load_python_config(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py")
+    r101 = read_python_file(FIXTURES / "faster_rcnn" / "faster_rcnn_r101_fpn_1x_coco.py").data
     assert r101["_base_"] == "./faster_rcnn_r50_fpn_1x_coco.py"
     assert r101["model"] == {
         "backbone": {
@@ -51,7 +51,7 @@ def test_mmdet_inheritance_assignments_are_kept_as_written():
 
 
 def test_mmdet_override_of_a_string_base_keeps_the_assignment_under_its_source_text():
-    cfg = load_python_config(FIXTURES / "faster_rcnn" / "faster_rcnn_r50_fpn_amp_1x_coco.py")
+    cfg = read_python_file(FIXTURES / "faster_rcnn" / "faster_rcnn_r50_fpn_amp_1x_coco.py").data
     # `_base_` is a string here, so `_base_.optim_wrapper.type = ...` cannot nest: it is kept whole
     assert cfg["_base_.optim_wrapper.type"] == "AmpOptimWrapper"
     assert cfg["optim_wrapper"]["_delete_"] is True
@@ -60,7 +60,7 @@ def test_mmdet_override_of_a_string_base_keeps_the_assignment_under_its_source_t
 
 def test_mmdet_dataset_names_and_expressions_are_evaluated():
     # issue 10: names bound earlier and string arithmetic on known values are evaluated
-    cfg = load_python_config(FIXTURES / "_base_/datasets/coco_detection.py")
+    cfg = read_python_file(FIXTURES / "_base_/datasets/coco_detection.py").data
     dataset = cfg["train_dataloader"]["dataset"]
     assert dataset["type"] == "CocoDataset" and type(dataset["type"]) is str
     assert cfg["backend_args"] is None
@@ -70,7 +70,7 @@ def test_mmdet_dataset_names_and_expressions_are_evaluated():
 
 
 def test_flink_sweep_is_a_call_tree_with_imports_as_references():
-    cfg = load_python_config(FIXTURES / "flink_sweep_identity.py")
+    cfg = read_python_file(FIXTURES / "flink_sweep_identity.py").data
     assert "__doc__" not in cfg  # issue 10: a docstring is not data
     assert cfg["os"] == Ref("os")
     assert cfg["Sweep"] == Ref("post_training.experimental.comb_flink.configs.Sweep")
@@ -94,7 +94,7 @@ def test_flink_sweep_is_a_call_tree_with_imports_as_references():
 
 
 def test_flink_grid_comprehensions_lambdas_and_star_args_become_source_text():
-    cfg = load_python_config(FIXTURES / "flink_grid_sweep.py")
+    cfg = read_python_file(FIXTURES / "flink_grid_sweep.py").data
     assert cfg["SEEDS"] == [42, 123, 7] and cfg["BETAS"] == (0.01, 0.03, 0.1)
     assert cfg["base"]["kwargs"]["trainer"]["call"] == "TrainerConfig"
     # issue 10: a comprehension over known values is evaluated
@@ -142,13 +142,13 @@ def test_flink_grid_comprehensions_lambdas_and_star_args_become_source_text():
     ],
 )
 def test_expressions(source, expected):
-    value = parse_python_config(source)["x"]
+    value = read_python(source).data["x"]
     assert value == expected
     assert diff(value, expected) == []  # type-strict too: a Ref is not its string
 
 
 def test_statements_bind_like_python_without_running_anything():
-    cfg = parse_python_config(
+    cfg = read_python(
         "import a.b\nimport c.d as e\nfrom . import f\nfrom ..g import h as i\nfrom j import *\n"
         "x = y = 1\nm, n = 2, (3, 4)\np, q = pair()\n"
         "d = dict(a=dict(b=1))\nd['a']['b'] = 2\nd.a.c = 3\nd['z'] = 4\n"
@@ -156,7 +156,7 @@ def test_statements_bind_like_python_without_running_anything():
         "def helper(x):\n    return x\n"
         "print('hello')\n"
         "tmp = 5\ndel tmp\ndel d['z'], d.a.c, nothing\n"
-    )
+    ).data
     assert cfg["a"] == Ref("a") and cfg["e"] == Ref("c.d")
     assert cfg["__imports__"] == [Ref("a.b")]
     assert cfg["f"] == Ref(".f") and cfg["i"] == Ref("..g.h")
@@ -178,18 +178,18 @@ def test_statements_bind_like_python_without_running_anything():
 
 
 def test_importing_different_submodules_of_one_package_is_a_change():
-    nn, optim = parse_python_config("import torch.nn\n"), parse_python_config("import torch.optim\n")
+    nn, optim = read_python("import torch.nn\n").data, read_python("import torch.optim\n").data
     assert nn["torch"] == optim["torch"] == Ref("torch")
     assert [c.dotted for c in diff(nn, optim)] == ["__imports__[0]"]
-    assert diff(nn, parse_python_config("import torch.nn\n")) == []
+    assert diff(nn, read_python("import torch.nn\n").data) == []
 
 
 def test_class_bodies_become_mappings_with_bases_and_decorators():
-    cfg = parse_python_config(
+    cfg = read_python(
         "@dataclass(frozen=True)\nclass Train(Base, metaclass=Meta):\n"
         '    """Training knobs."""\n    lr: float = 3e-6\n    steps = 15\n'
         "    class Optim:\n        name = 'adamw'\n"
-    )
+    ).data
     assert cfg["Train"] == {
         "__annotations__": {"lr": Ref("float")},
         "lr": 3e-6,
@@ -202,15 +202,15 @@ def test_class_bodies_become_mappings_with_bases_and_decorators():
 
 
 def test_a_reference_and_its_string_differ_in_a_diff():
-    a = parse_python_config("dtype = torch.bfloat16")
-    b = parse_python_config("dtype = 'torch.bfloat16'")
+    a = read_python("dtype = torch.bfloat16").data
+    b = read_python("dtype = 'torch.bfloat16'").data
     (change,) = diff(a, b)
     assert (change.kind, change.old_type, change.new_type) == ("type_changed", "ref", "str")
 
 
 def test_layout_and_quoting_are_not_differences():
-    a = parse_python_config("x = dict(a=[1,\n  2], b=f(  y ))\nz = {'k' : a+1}")
-    b = parse_python_config('x = dict(a=[1, 2], b=f(y))  # comment\nz = {"k": a + 1}')
+    a = read_python("x = dict(a=[1,\n  2], b=f(  y ))\nz = {'k' : a+1}").data
+    b = read_python('x = dict(a=[1, 2], b=f(y))  # comment\nz = {"k": a + 1}').data
     assert diff(a, b) == []
 
 
@@ -218,7 +218,7 @@ def test_the_file_is_never_executed(tmp_path):
     marker = tmp_path / "ran"
     cfg_file = tmp_path / "evil.py"
     cfg_file.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\nx = 1\n")
-    assert load_python_config(cfg_file)["x"] == 1
+    assert read_python_file(cfg_file).data["x"] == 1
     assert not marker.exists()
 
 
@@ -226,7 +226,7 @@ def test_syntax_error_names_file_line_and_column(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("model = dict(\n    depth=50,\n    style='pytorch'\n    norm=1)\n")
     with pytest.raises(ConfigError) as info:
-        load_python_config(bad)
+        read_python_file(bad)
     err = info.value
     assert err.location.path == str(bad) and err.location.line in (3, 4)
     assert err.location.col > 0
@@ -242,19 +242,19 @@ def test_syntax_error_names_file_line_and_column(tmp_path):
 )
 def test_duplicate_keys_are_errors_not_silent_overwrites(source, line, col, what):
     with pytest.raises(ConfigError) as info:
-        parse_python_config(source, "c.py")
+        read_python(source, "c.py")
     assert (info.value.location.line, info.value.location.col) == (line, col)
     assert what in info.value.message
 
 
 def test_unreadable_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
-        load_python_config(tmp_path / "missing.py")
+        read_python_file(tmp_path / "missing.py")
 
 
 def test_coding_cookie_is_honoured():
     source = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n".encode("latin-1")
-    assert parse_python_config(source)["name"] == "café"
+    assert read_python(source).data["name"] == "café"
 
 
 @pytest.mark.parametrize(
@@ -267,7 +267,9 @@ def test_reading_golden(golden, name, monkeypatch):
     monkeypatch.chdir(FIXTURES.parents[2])
     text = (
         pprint.pformat(
-            load_python_config(FIXTURES.relative_to(FIXTURES.parents[2]) / name), sort_dicts=False, width=100
+            read_python_file(FIXTURES.relative_to(FIXTURES.parents[2]) / name).data,
+            sort_dicts=False,
+            width=100,
         )
         + "\n"
     )
@@ -275,10 +277,10 @@ def test_reading_golden(golden, name, monkeypatch):
 
 
 def test_item_and_attribute_assignments_write_into_literal_mappings():
-    cfg = parse_python_config(
+    cfg = read_python(
         "model = dict(backbone=dict(depth=50))\nmodel['backbone']['depth'] = 101\nmodel.neck = dict(n=5)\n"
         "model.neck.n = 4\nsweep = Sweep(a=1)\nsweep.a = 2\n"
-    )
+    ).data
     assert cfg["model"] == {"backbone": {"depth": 101}, "neck": {"n": 4}}
     # issue 10: an attribute set on a call sets its keyword, as detectron2's LazyCall reads it
     assert cfg["sweep"] == CallData(call="Sweep", args=[], kwargs={"a": 2})
@@ -309,7 +311,7 @@ _literals = st.recursive(
 @settings(max_examples=200, deadline=None)
 @given(_literals)
 def test_property_literals_read_back_type_strictly(value):
-    assert diff(parse_python_config(f"x = {value!r}\n")["x"], value) == []
+    assert diff(read_python(f"x = {value!r}\n").data["x"], value) == []
 
 
 def test_ml_collections_file_is_its_config_plus_its_other_functions():
@@ -317,18 +319,18 @@ def test_ml_collections_file_is_its_config_plus_its_other_functions():
         "from ml_collections import config_dict\n"
         "def get_config():\n  c = config_dict.ConfigDict()\n  c.lr = 1e-3 * 3\n  return c\n"
     )
-    assert parse_python_config(source) == {"lr": 1e-3 * 3}
-    sweep = parse_python_config(source + "def get_hyper(h):\n  return h.sweep('lr', [1, 2])\n")
+    assert read_python(source).data == {"lr": 1e-3 * 3}
+    sweep = read_python(source + "def get_hyper(h):\n  return h.sweep('lr', [1, 2])\n").data
     assert sweep["@functions"]["get_hyper"] == NotEvaluated(
         "def get_hyper(h):\n    return h.sweep('lr', [1, 2])"
     )
 
 
 def test_lazycall_configs_are_edited_through_their_keywords():
-    cfg = parse_python_config(
+    cfg = read_python(
         "model = L(RetinaNet)(head=L(Head)(shapes=[ShapeSpec(channels=256)] * 2), anchor=1, extra=2)\n"
         "model.update(num_classes=91)\ndel model.anchor\n[model.pop(k) for k in ['extra']]\n"
-    )
+    ).data
     kwargs = cfg["model"]["kwargs"]
     assert set(kwargs) == {"head", "num_classes"} and kwargs["num_classes"] == 91
     assert len(kwargs["head"]["kwargs"]["shapes"]) == 2
@@ -336,15 +338,15 @@ def test_lazycall_configs_are_edited_through_their_keywords():
 
 
 def test_mmengine_merge_is_recursive_and_delete_replaces():
-    cfg = parse_python_config(
+    cfg = read_python(
         "model = dict(backbone=dict(arch='large', depth=3), head=dict(type='A', loss=dict(w=1)))\n"
         "model.merge(dict(backbone=dict(arch='small'), head=dict(_delete_=True, type='B')))\n"
-    )
+    ).data
     assert cfg["model"] == {"backbone": {"arch": "small", "depth": 3}, "head": {"type": "B"}}
 
 
 def test_a_main_block_does_not_run():
-    assert parse_python_config("x = 1\nif __name__ == '__main__':\n    x = 2\n") == {"x": 1}
+    assert read_python("x = 1\nif __name__ == '__main__':\n    x = 2\n").data == {"x": 1}
 
 
 def test_augmented_and_self_referencing_assignment_on_containers_holding_references():
@@ -360,18 +362,18 @@ def test_augmented_and_self_referencing_assignment_on_containers_holding_referen
         "opts |= {{'lr': {lr}}}\n"
         "pair = (torch.float16,) + (torch.bfloat16,)\n"
     )
-    data = parse_python_config(source.format(n=500, lr=1e-5))
+    data = read_python(source.format(n=500, lr=1e-5)).data
     assert data["hooks"][1] == {"type": Ref("xtuner.engine.hooks.EvaluateChatHook"), "every_n_iters": 500}
     assert data["shared"] is data["hooks"]  # `+=` extends the list in place: every holder sees it
     assert len(data["more"]) == 4 and data["more"][-1] == Ref("torch.float16")
     assert data["opts"] == {"dtype": Ref("torch.bfloat16"), "lr": 1e-5}
     assert data["pair"] == (Ref("torch.float16"), Ref("torch.bfloat16"))
-    other = parse_python_config(source.format(n=200, lr=2e-5))
+    other = read_python(source.format(n=200, lr=2e-5)).data
     assert sorted(c.dotted for c in diff(data, other)) == [
         "hooks[1].every_n_iters",
         "more[1].every_n_iters",
         "opts.lr",
         "shared[1].every_n_iters",
     ]
-    edited = parse_python_config(source.format(n=500, lr=1e-5).replace("'tok'", "'tok2'"))
+    edited = read_python(source.format(n=500, lr=1e-5).replace("'tok'", "'tok2'")).data
     assert "hooks[0].tokenizer" in [c.dotted for c in diff(data, edited)]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sweepgen.errors import ConfigError
-from sweepgen.readers.pyast import Ref, parse_python_config
+from sweepgen.readers.pyast import Ref, read_python
 from sweepgen.readers.pyinherit import load_with_bases
 
 FASTER_RCNN = Path(__file__).resolve().parents[1] / "fixtures" / "pyconfigs" / "faster_rcnn"
@@ -125,11 +125,10 @@ def test_delete_with_a_scalar_base_replaces_it(tmp_path):
 
 
 def test_name_resolution_follows_statement_order_and_scopes():
-    cfg = parse_python_config(
+    cfg = read_python(
         "a = 1\nb = a\na = 2\nc = a\nimport os\nd = os\ne = undefined\n"
-        "class K:\n    a = 3\n    f = a\n    class Inner:\n        g = a\n",
-        resolve_names=True,
-    )
+        "class K:\n    a = 3\n    f = a\n    class Inner:\n        g = a\n"
+    ).data
     assert (cfg["b"], cfg["c"]) == (1, 2)
     assert cfg["d"] == Ref("os") and cfg["e"] == Ref("undefined")
     # a nested class body sees the module, not the enclosing class (as in Python)

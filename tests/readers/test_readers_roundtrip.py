@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.readers.diff import diff
-from sweepgen.readers.pyast import parse_python_config
+from sweepgen.readers.pyast import read_python
 from sweepgen.readers.shellconfig import read_shell
 from sweepgen.readers.yamlfile import read_yaml
 
@@ -107,7 +107,7 @@ def test_toml_round_trip(tmp_path_factory, data):
 @given(_mappings, st.booleans())
 def test_python_assignments_round_trip(data, docstring):
     source = ('"""A config."""\n' if docstring else "") + "".join(f"{k} = {v!r}\n" for k, v in data.items())
-    assert _same(parse_python_config(source), data)
+    assert _same(read_python(source).data, data)
 
 
 def _ml_lines(prefix: str, data: dict, out: list[str]) -> None:
@@ -126,7 +126,7 @@ def test_ml_collections_get_config_round_trip(data):
     lines.append("  config = ml_collections.ConfigDict()")
     _ml_lines("config", data, lines)
     lines.append("  return config")
-    assert _same(parse_python_config("\n".join(lines) + "\n"), data)
+    assert _same(read_python("\n".join(lines) + "\n").data, data)
 
 
 # command lines -------------------------------------------------------------------------------------
@@ -218,4 +218,4 @@ def test_constant_arithmetic_and_docstrings_read_equal(a, b, docstring):
     two = ('"""Same, computed."""\n' if docstring else "") + (
         f"base = {a}\nsteps = base * {b}  # product\nlr = base / {b}\nname = f'run_{{base}}'\ndel base\n"
     )
-    assert _same(parse_python_config(one), parse_python_config(two))
+    assert _same(read_python(one).data, read_python(two).data)

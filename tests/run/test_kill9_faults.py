@@ -142,9 +142,8 @@ def test_kill9_of_sweepgen_run_with_the_bundled_trainer_records_its_end_and_star
     env = {**subprocess_env(tiny_cache), "COLUMNS": "200"}
     marker = "starts.txt"
     # the bundled trainer behind a shell line that counts its starts (exec: the trainer is the run)
-    command = (
-        f"echo start >> {{run_dir}}/{marker} && exec {shlex.quote(sys.executable)} -m trainer {{config}}"
-    )
+    trainer = f"{shlex.quote(sys.executable)} -P -m sweepgen_trainer {{config}}"
+    command = f"echo start >> {{run_dir}}/{marker} && exec {trainer}"
     head = [sys.executable, "-m", "sweepgen", "run", "generated/tiny2"]
     argv = [*head, "--jobs", "2", "--shell", "--command", command, "--done-file", "summary.json"]
     proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

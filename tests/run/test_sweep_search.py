@@ -4,11 +4,12 @@ it reports by, decided below the CLI."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from run_support import make_sweep
-from search_support import write_search_project
+from search_support import RUN_ARGS, sweepgen, write_search_project
 from spec_support import write_project
 
 from sweepgen.compile import api
@@ -18,6 +19,7 @@ from sweepgen.run.sweep.grid import RunRequest, RunResult
 from sweepgen.run.sweep.start import SearchResult, list_matrix, report_target, run
 
 SEARCH = Path("generated") / "fake_search"
+FAST_BASE = {"x": 0.5, "y": 0.5, "steps": 2, "step_s": 0.01, "seed": 0, "noise": 0.0, "output_dir": None}
 
 
 class Silent:
@@ -70,8 +72,22 @@ def test_list_matrix_is_one_row_per_variant_with_its_varying_values(tmp_path, mo
     (tmp_path / "specs").mkdir()
     (tmp_path / "templates").mkdir()
     spec = write_project(tmp_path, "grid: {training.seed: [1, 2]}\n")
-    table = list_matrix(str(spec.relative_to(tmp_path)))
+    table = list_matrix(str(spec.relative_to(tmp_path)), "generated")
     assert table.title == "specs/demo.yaml: 2 variant(s)"
     assert table.columns == ["variant", "training.seed"]
     assert table.rows == [["seed1", 1], ["seed2", 2]]
     assert table.doc["variants"][0] == {"name": "seed1", "values": {"training.seed": 1}}
+
+
+def test_list_reads_a_searchs_trials_under_the_configured_output_root(tmp_path):
+    # [tool.sweepgen] output = "out": `list` must find the trials there, as render and run did
+    write_search_project(tmp_path, {"n": 2, "parallel": 2}, base={**FAST_BASE})
+    (tmp_path / "pyproject.toml").write_text('[tool.sweepgen]\noutput = "out"\n')
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = sweepgen(tmp_path, "run", "out/fake_search", *RUN_ARGS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = sweepgen(tmp_path, "list", "specs/s.yaml", "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    variants = json.loads(listed.stdout)["variants"]
+    assert [v["name"] for v in variants] == ["t0000", "t0001"]
+    assert {v["state"] for v in variants} == {"complete"}

@@ -71,8 +71,9 @@ def test_tiny_model_learns_happy_count_within_60_steps(tiny_cache, tmp_path, mon
 
 def test_every_parameter_changes_after_a_few_steps(tiny_cache, tmp_path):
     import torch
+    from datasets import Dataset
 
-    from sweepgen_trainer.data import load_dataset
+    from sweepgen_trainer.data import load_rows
     from sweepgen_trainer.models import ensure_model_dir, load_model_and_tokenizer
     from sweepgen_trainer.outputs import RunDir
     from sweepgen_trainer.run import build_trainer
@@ -94,7 +95,7 @@ def test_every_parameter_changes_after_a_few_steps(tiny_cache, tmp_path):
         run_dir,
         model=model,
         tokenizer=tok,
-        train_dataset=load_dataset(cfg.data),
+        train_dataset=Dataset.from_list(load_rows(cfg.data)),
         grpo_config=grpo_config(cfg, run_dir.checkpoints),
     )
     trainer.train()

@@ -179,8 +179,8 @@ def coma_rescore(group: Group) -> list[RoleValues]:
     **Blind to downstream effects**: the other role's turns are kept as they were, never regenerated,
     so a turn whose effect is on what is said later (the critic's) is never credited; and the
     alternatives come from other rollouts, generated after different earlier turns, so they are not
-    samples of π^a(·|τ^a) given this rollout's history. Kept to reproduce runs made before issue 24;
-    ``coma`` is the regenerating estimator.
+    samples of π^a(·|τ^a) given this rollout's history. Kept so that earlier runs can be
+    reproduced; ``coma`` is the regenerating estimator.
 
     COMA: ``A^a(s, u) = Q(s, u) − Σ_{u'^a} π^a(u'^a | τ^a) Q(s, (u^{−a}, u'^a))``: the value of the joint
     action minus its expectation over agent a's own actions with the other agents' actions fixed.
@@ -213,7 +213,7 @@ def coma_rescore(group: Group) -> list[RoleValues]:
 def leave_one_out(group: Group, *, n_rollouts_per_prompt: int) -> list[RoleValues]:
     """Leave-one-out baseline (kind ``advantage``): ``A_i = G_i − mean_{j ≠ i} G_j``, same for every role.
 
-    This was shipped as ``coma_advantage`` before issue 13; it is not COMA (it has no per-role
+    Its old name ``coma_advantage`` is refused (``shaping.RENAMED``): it is not COMA (it has no per-role
     counterfactual): it equals n/(n−1)·(G_i − mean_j G_j), so the advantages sum to zero within a group,
     are unchanged by adding a constant to every G, are zero for a constant group, and G = [1, 0, 0, 0]
     gives [1, −1/3, −1/3, −1/3]. The registry applies ``grpo.scale_rewards`` like for COMA.

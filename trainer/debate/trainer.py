@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
 from sweepgen.errors import ConfigError
 from sweepgen_trainer import rewards
 from sweepgen_trainer.debate import shaping as registry
-from sweepgen_trainer.debate.group import ROLES, Group, Turn, final_answer
+from sweepgen_trainer.debate.group import ROLES, Group, RoleValues, Turn, TurnValues, final_answer
 from sweepgen_trainer.debate.metrics import debate_metrics
 from sweepgen_trainer.debate.rollout import DebateRollout
 from sweepgen_trainer.debate.transcript import turn_token_advantages
@@ -44,23 +46,46 @@ DEBATE_KEYS = (
 )
 _NOT_COLUMNS = {"prompt", "completion", "completion_ids", *DEBATE_KEYS}
 
+if TYPE_CHECKING:  # annotations only
+    from sweepgen_trainer.config import RunConfig
+    from sweepgen_trainer.grpo import RewardFunc
+
+Score = Callable[[str], float]  # a text's reward, for one prompt and its dataset columns
+
+
+@dataclass(frozen=True)
+class Shaping:
+    """One generation batch shaped: its groups, each role's raw values and advantages, per turn too."""
+
+    groups: list[Group]
+    shaped: list[list[RoleValues]]  # per group, per rollout: the strategy's raw per-role values
+    advantages: list[list[RoleValues]]  # per group, per rollout: each role's advantage
+    turn_advantages: list[list[TurnValues]]  # per group, per rollout: each turn's advantage
+
 
 class DebateGRPOTrainer(SweepgenGRPOTrainer):
     # ---- construction -------------------------------------------------------------------------
     @classmethod
-    def rewards_for(cls, cfg) -> list:
+    def rewards_for(cls, cfg: RunConfig) -> list[RewardFunc]:
         """The config's reward, applied to the text of the solver's final turn (the team reward G)."""
         bound = rewards.bind(cfg.reward.name, cfg.reward.params)
 
-        def final_answer(prompts=None, completions=None, debate_turns=None, **columns):
-            finals = [turns[-1]["text"] for turns in debate_turns]
+        def final_answer(
+            prompts: list[Any] | None = None,
+            completions: list[Any] | None = None,
+            debate_turns: list[list[dict[str, Any]]] | None = None,
+            **columns: Any,
+        ) -> list[float]:
+            finals = [turns[-1]["text"] for turns in debate_turns or ()]
             return bound(prompts=prompts, completions=finals, **columns)
 
         final_answer.__name__ = final_answer.__qualname__ = cfg.reward.name
         return [final_answer]
 
     @classmethod
-    def extra_init_kwargs(cls, cfg) -> dict[str, Any]:
+    def extra_init_kwargs(cls, cfg: RunConfig) -> dict[str, Any]:
+        if cfg.debate is None:  # select_trainer_class picks this class only for a `debate` section
+            raise ValueError("a debate run needs a debate section")
         return {"rollout_func": DebateRollout(cfg.debate, cfg.reward_shaping)}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -80,39 +105,29 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
         self._strategy = shaping.strategy
         self._params = dict(shaping.params)
         self._grpo_args: Any = cast(Any, self.args)  # TRL's GRPOConfig (typed as its TrainingArguments base)
-        self._debate_logs: deque = deque(maxlen=self._grpo_args.generation_batch_size)
-        self.last_shaping: dict[str, Any] = {}  # the last batch's groups and values, for tests
+        self._debate_logs: deque[dict[str, Any]] = deque(maxlen=self._grpo_args.generation_batch_size)
 
     # ---- advantages ---------------------------------------------------------------------------
-    def _generate_and_score_completions(self, inputs):
+    def _generate_and_score_completions(
+        self, inputs: list[dict[str, torch.Tensor | Any]]
+    ) -> dict[str, torch.Tensor | Any]:
         # Kept: the loss's input changes (per-token shaped advantages); no public hook sets advantages.
         output = super()._generate_and_score_completions(inputs)
         mode = "train" if getattr(self.model, "training", False) else "eval"
         n = self.num_generations if mode == "train" else self.num_generations_eval
         if n is None:  # TRL sets both in __init__
             raise RuntimeError("TRL left the number of generations per prompt unset")
-        groups = self._groups(inputs, n)
-        self._check_team_reward(groups, inputs)
-        shaped = [registry.shaped_values(g, self._strategy, self._params) for g in groups]
-        scale = self._grpo_args.scale_rewards
-        advantages = registry.advantages(groups, self._strategy, self._params, scale)
-        turn_level = registry.turn_advantages(groups, self._strategy, self._params, scale)
-        flat = [a for group in advantages for a in group]
-        flat_turns = [a for group in turn_level for a in group]
+        shaping = self.shape(inputs, n)
+        flat = [a for group in shaping.advantages for a in group]
+        flat_turns = [a for group in shaping.turn_advantages for a in group]
         width = output["completion_ids"].size(1)
         per_token = torch.zeros((len(inputs), width), dtype=torch.float32)
         for i, (row, adv) in enumerate(zip(inputs, flat_turns, strict=True)):
-            values = turn_token_advantages(row["debate_token_turns"], adv)
+            # the rollout put each token's turn index here (TRL types a row's values as tensors or Any)
+            values = turn_token_advantages(cast(list[int], row["debate_token_turns"]), adv)
             per_token[i, : len(values)] = torch.tensor(values, dtype=torch.float32)
-        self.last_shaping = {
-            "groups": groups,
-            "shaped": shaped,
-            "advantages": advantages,
-            "turn_advantages": turn_level,
-            "trl_advantages": output["advantages"].detach().cpu(),
-        }
         output["advantages"] = per_token.to(output["completion_ids"].device)
-        metrics = debate_metrics(groups, shaped, advantages)
+        metrics = debate_metrics(shaping.groups, shaping.shaped, shaping.advantages)
         # the extra generation the counterfactuals cost, summed over this generation batch
         metrics["debate/counterfactual_tokens"] = float(
             sum(row["debate_counterfactual_tokens"] for row in inputs)
@@ -125,7 +140,20 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
             )
         return output
 
-    def _groups(self, inputs: list[dict], n: int) -> list[Group]:
+    def shape(self, inputs: list[dict[str, Any]], n: int) -> Shaping:
+        """The batch's groups of ``n`` rollouts, checked against TRL's team reward, and the
+        strategy's values and advantages for each role and turn."""
+        groups = self._groups(inputs, n)
+        self._check_team_reward(groups, inputs)
+        scale = self._grpo_args.scale_rewards
+        return Shaping(
+            groups=groups,
+            shaped=[registry.shaped_values(g, self._strategy, self._params) for g in groups],
+            advantages=registry.advantages(groups, self._strategy, self._params, scale),
+            turn_advantages=registry.turn_advantages(groups, self._strategy, self._params, scale),
+        )
+
+    def _groups(self, inputs: list[dict[str, Any]], n: int) -> list[Group]:
         if len(inputs) % n:
             raise RuntimeError(f"a batch of {len(inputs)} rows does not split into groups of {n}")
         groups = []
@@ -146,7 +174,7 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
             groups.append(Group(rollouts, _final_turn(score), ROLES, counterfactuals))
         return groups
 
-    def _turn_scorer(self, prompt: str, columns: dict):
+    def _turn_scorer(self, prompt: str, columns: dict[str, Any]) -> Score:
         def score(text: str) -> float:
             return float(
                 self._score(prompts=[prompt], completions=[text], **{k: [v] for k, v in columns.items()})[0]
@@ -154,7 +182,7 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
 
         return score
 
-    def _check_team_reward(self, groups: list[Group], inputs: list[dict]) -> None:
+    def _check_team_reward(self, groups: list[Group], inputs: list[dict[str, Any]]) -> None:
         # TRL logged its reward for this batch last; the strategies must see the same G.
         logs: dict[str, Any] = self._logs  # TRL types it loosely (Collection)
         logged = list(logs["rewards"][self.reward_func_names[0]])[-len(inputs) :]
@@ -185,12 +213,12 @@ class DebateGRPOTrainer(SweepgenGRPOTrainer):
         return rows
 
 
-def _turns(rows: list[dict], score) -> tuple[Turn, ...]:
+def _turns(rows: list[dict[str, Any]], score: Score) -> tuple[Turn, ...]:
     return tuple(Turn(t["role"], t["text"], t["n_tokens"], score(t["text"])) for t in rows)
 
 
-def _final_turn(score):
-    def team_score(turns) -> float:
+def _final_turn(score: Score) -> Callable[[Sequence[Turn]], float]:
+    def team_score(turns: Sequence[Turn]) -> float:
         # G: the reward of the solver's last turn, also in counterfactuals (never the critic's text).
         return score(final_answer(turns).text)
 
@@ -213,7 +241,7 @@ SUMMARY_KEYS = {
 }
 
 
-def _summarize_debate(rows: list[dict], strategy: str) -> dict[str, Any]:
+def _summarize_debate(rows: list[dict[str, Any]], strategy: str) -> dict[str, Any]:
     """Mean of each debate metric over ``rows`` (metrics.jsonl rows); None when no row has it."""
     out: dict[str, Any] = {"strategy": strategy}
     for name, key in SUMMARY_KEYS.items():

@@ -9,13 +9,18 @@ and the state dict must load with no missing or unexpected key. Any disagreement
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sweepgen.errors import ConfigError
 
 CHECKPOINT_META = "routing.json"
 WEIGHTS = "model.safetensors"
+
+if TYPE_CHECKING:  # annotations only: this module stays importable without torch
+    from torch import nn
+    from transformers import PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 
 def _adapter_shapes(weights: Path) -> tuple[dict[str, int], list[str]]:
@@ -49,7 +54,7 @@ def _read_meta(checkpoint: Path) -> dict[str, Any]:
                 hint="pass a checkpoint folder of a run with a `routing` section "
                 "(e.g. RUN_DIR/checkpoints/checkpoint-40)",
             )
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
     ranks, targets = _adapter_shapes(weights)
     if ranks["retain"] == 0:
         raise ConfigError(f"{weights} holds no routing adapters")
@@ -67,7 +72,9 @@ def _read_meta(checkpoint: Path) -> dict[str, Any]:
     return meta
 
 
-def load_routed_model(checkpoint: Path, dtype: str = "float32", seed: int = 0):
+def load_routed_model(
+    checkpoint: Path, dtype: str = "float32", seed: int = 0
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, dict[str, Any]]:
     """(model, tokenizer, meta): the model with adapters of the checkpoint's ranks, every weight loaded."""
     import torch  # noqa: PLC0415 - lazy: this module stays importable without torch (_read_meta needs none)
     from safetensors.torch import load_file  # noqa: PLC0415 - lazy: this module stays importable without torch
@@ -81,7 +88,9 @@ def load_routed_model(checkpoint: Path, dtype: str = "float32", seed: int = 0):
         tokenizer.pad_token = tokenizer.eos_token
     state = load_file(str(checkpoint / WEIGHTS))
     # Built empty from the saved config; every weight then comes from the checkpoint (strict check below).
-    model = AutoModelForCausalLM.from_config(_config(checkpoint), dtype=getattr(torch, dtype))
+    # from_config is unannotated in transformers; it builds a model from its config
+    build = cast(Callable[..., "PreTrainedModel"], AutoModelForCausalLM.from_config)
+    model = build(_config(checkpoint), dtype=getattr(torch, dtype))
     inject_adapters(
         model, target_modules=meta["target_modules"], ranks=meta["ranks"], alphas=meta["alphas"], seed=seed
     )
@@ -95,17 +104,18 @@ def load_routed_model(checkpoint: Path, dtype: str = "float32", seed: int = 0):
         )
     if hasattr(model, "tie_weights"):
         model.tie_weights()
-    model.eval()
+    cast("nn.Module", model).eval()  # PreTrainedModel's own eval() is unannotated
     return model, tokenizer, meta
 
 
-def _config(checkpoint: Path):
+def _config(checkpoint: Path) -> PretrainedConfig:
     from transformers import AutoConfig  # noqa: PLC0415 - lazy: this module stays importable without torch
 
-    return AutoConfig.from_pretrained(checkpoint, local_files_only=True)
+    config: PretrainedConfig = AutoConfig.from_pretrained(checkpoint, local_files_only=True)
+    return config
 
 
-def _tied_keys(model) -> set[str]:
+def _tied_keys(model: PreTrainedModel) -> set[str]:
     if getattr(model.config, "tie_word_embeddings", False):
         return {"lm_head.weight"}
     return set()

@@ -18,7 +18,7 @@ import pydantic
 
 from sweepgen_trainer import registry, rewards
 
-DetectorFn = Callable[[Sequence[str], dict], list[bool]]
+DetectorFn = Callable[[Sequence[str], dict[str, Any]], list[bool]]
 
 
 class DetectorParamError(ValueError):
@@ -62,7 +62,7 @@ class DetectorSpec:
 
 
 def _happy_count(p: _HappyCountParams) -> DetectorFn:
-    def detect(completions: Sequence[str], columns: dict) -> list[bool]:
+    def detect(completions: Sequence[str], columns: dict[str, Any]) -> list[bool]:
         return [rewards._count_word(t, p.word, p.case_sensitive) > p.threshold for t in completions]
 
     return detect
@@ -71,7 +71,7 @@ def _happy_count(p: _HappyCountParams) -> DetectorFn:
 def _reward_above(p: _RewardAboveParams) -> DetectorFn:
     fn = rewards.REWARDS[p.reward].fn
 
-    def detect(completions: Sequence[str], columns: dict) -> list[bool]:
+    def detect(completions: Sequence[str], columns: dict[str, Any]) -> list[bool]:
         return [float(v) > p.threshold for v in fn(list(completions), columns, **p.reward_params)]
 
     return detect
@@ -95,7 +95,7 @@ def build(name: str, params: dict[str, Any]) -> DetectorFn:
     assert spec is not None  # resolve_params raised otherwise
     detect = spec.make(spec.params_model.model_validate(resolved))
 
-    def checked(completions: Sequence[str], columns: dict) -> list[bool]:
+    def checked(completions: Sequence[str], columns: dict[str, Any]) -> list[bool]:
         flags = detect(completions, columns)
         if len(flags) != len(completions):
             raise RuntimeError(

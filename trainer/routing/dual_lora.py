@@ -34,10 +34,10 @@ recomputed during backward sees the same masks as its first forward.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -56,7 +56,8 @@ class RoutingState:
     # adapter -> True where its mask keeps every row (plain autograd suffices); computed with the
     # masks, so the layers never sync with the device to find out.
     keeps_all: dict[str, bool] | None = None
-    rank_masks: dict[tuple, torch.Tensor] = field(default_factory=dict)  # see _rank_mask
+    # (adapter, rank) of each active adapter -> its [batch, rank] mask; see _rank_mask
+    rank_masks: dict[tuple[tuple[str, int], ...], torch.Tensor] = field(default_factory=dict)
 
 
 class DualLoRALinear(nn.Linear):
@@ -139,13 +140,20 @@ class _RoutedLoRA(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, x: torch.Tensor, a: torch.Tensor, b: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    def forward(
+        ctx: torch.autograd.function.FunctionCtx,
+        x: torch.Tensor,
+        a: torch.Tensor,
+        b: torch.Tensor,
+        keep: torch.Tensor,
+    ) -> torch.Tensor:
         xa = F.linear(x, a)
         ctx.save_for_backward(x, a, b, xa, keep)
         return F.linear(xa, b)
 
     @staticmethod
-    def backward(ctx, grad: torch.Tensor):
+    # ctx is Any: torch types the context of backward loosely (saved_tensors, needs_input_grad)
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         x, a, b, xa, keep = ctx.saved_tensors
         zero = torch.zeros((), dtype=grad.dtype, device=grad.device)
         grad_xa = grad @ b.to(grad.dtype)  # [..., rank], every row: the path to earlier layers
@@ -181,7 +189,9 @@ def _routed_delta(x: torch.Tensor, a: torch.Tensor, b: torch.Tensor, mask: torch
     _check_rows(mask, x)
     width = mask.shape[1] if mask.dim() == 2 else 1
     keep = mask.to(device=x.device, dtype=torch.bool).view(mask.shape[0], *([1] * (x.dim() - 2)), width)
-    return _RoutedLoRA.apply(x, a, b, keep)
+    # Function.apply is untyped in torch; it returns what forward returns
+    apply = cast(Callable[..., torch.Tensor], _RoutedLoRA.apply)
+    return apply(x, a, b, keep)
 
 
 def _rank_mask(state: RoutingState, ranks: dict[str, int], active: list[str]) -> torch.Tensor:
@@ -254,7 +264,7 @@ def routing_state(model: nn.Module) -> RoutingState:
     state = getattr(_unwrap(model), "_routing_state", None)
     if state is None:
         raise ValueError("this model has no routing adapters; call inject_adapters first")
-    return state
+    return cast(RoutingState, state)
 
 
 def set_scales(model: nn.Module, retain: float = 1.0, forget: float = 1.0) -> None:

@@ -28,6 +28,8 @@ from sweepgen_trainer.routing import detectors
 from sweepgen_trainer.routing.dual_lora import scales
 
 if TYPE_CHECKING:  # annotations only
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
     from sweepgen_trainer.config import RunConfig
 
 PREFIX = "routing"
@@ -40,8 +42,8 @@ def _metric_key(mode: str, metric: str) -> str:
 
 @torch.no_grad()
 def _sample_completions(
-    model,
-    tokenizer,
+    model: Any,  # a PreTrainedModel; transformers types its eval() and generate() too loosely to call
+    tokenizer: PreTrainedTokenizerBase,
     prompts: Sequence[str],
     *,
     generations: int,
@@ -80,17 +82,18 @@ def _sample_completions(
             )
     finally:
         model.train(was_training)
-    return tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)
+    texts: list[str] = tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)
+    return texts
 
 
 def evaluate_modes(
-    model,
-    tokenizer,
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
     rows: Sequence[dict[str, Any]],
     *,
     modes: dict[str, tuple[float, float]],
-    task_reward: Callable[[list[str], dict], list[float]],
-    detector: Callable[[list[str], dict], list[bool]],
+    task_reward: Callable[[list[str], dict[str, Any]], list[float]],
+    detector: Callable[[list[str], dict[str, Any]], list[bool]],
     prompt_field: str = "prompt",
     generations: int,
     max_new_tokens: int,
@@ -126,7 +129,11 @@ def evaluate_modes(
 
 
 def evaluate_run(
-    model, tokenizer, cfg: RunConfig, *, modes: dict[str, tuple[float, float]]
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    cfg: RunConfig,
+    *,
+    modes: dict[str, tuple[float, float]],
 ) -> dict[str, float]:
     """``evaluate_modes`` with ``cfg``'s routing-eval settings (prompts, task reward, detector, sampling),
     read in this one place: the training eval and ``python -m sweepgen_trainer.eval`` run the same eval."""
@@ -149,7 +156,7 @@ def evaluate_run(
     )
 
 
-def eval_rows(cfg: RunConfig) -> list[dict]:
+def eval_rows(cfg: RunConfig) -> list[dict[str, Any]]:
     """The routing eval's prompt rows: the held-out file ``routing.eval_data``, or the training data."""
     held_out = cfg.routing_eval_data()
     return load_rows(cfg.data if held_out is None else held_out)

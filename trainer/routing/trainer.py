@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from transformers import TrainerCallback
@@ -38,7 +38,15 @@ from sweepgen_trainer.routing.dual_lora import inject_adapters, set_masks
 from sweepgen_trainer.routing.evaluation import METRICS, PREFIX, eval_prompts_origin, evaluate_run
 from sweepgen_trainer.routing.masks import ROUTED_MODES, masks_for
 
+if TYPE_CHECKING:  # annotations only
+    from torch import nn
+    from transformers import PreTrainedTokenizerBase, TrainerControl, TrainerState, TrainingArguments
+
+    from sweepgen_trainer.grpo import TrainingStep
+
 TRAIN_HACK_RATE = f"{PREFIX}/train_hack_rate"
+# TRL's ``compute_loss`` (trl/trainer/grpo_trainer.py) is not annotated; it returns the loss tensor.
+ComputeLoss = Callable[["nn.Module", dict[str, Any], bool, "torch.Tensor | int | None"], torch.Tensor]
 
 
 class FlaggingReward:
@@ -52,9 +60,11 @@ class FlaggingReward:
         self.pending: torch.Tensor | None = None
         self.__name__ = reward.__name__  # TRL names the reward's logged metrics after it
 
-    def __call__(self, prompts=None, completions=None, **kwargs: Any) -> list[float]:
+    def __call__(
+        self, prompts: list[Any] | None = None, completions: list[Any] | None = None, **kwargs: Any
+    ) -> list[float]:
         values = self.reward(prompts=prompts, completions=completions, **kwargs)
-        texts = [rewards._as_text(c) for c in completions]
+        texts = [rewards._as_text(c) for c in completions or ()]
         self.pending = torch.tensor(self.detector(texts, rewards.dataset_columns(kwargs)), dtype=torch.bool)
         kwargs["log_metric"](TRAIN_HACK_RATE, self.pending.float().mean().item())
         return values
@@ -83,7 +93,9 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
         super().__init__(*args, **kwargs)
 
     # ---- is_hack: carried as a row-aligned tensor --------------------------------------------
-    def _generate_and_score_completions(self, inputs):
+    def _generate_and_score_completions(
+        self, inputs: list[dict[str, torch.Tensor | Any]]
+    ) -> dict[str, torch.Tensor | Any]:
         # Kept: no public argument adds a row-aligned tensor to the batch the loss reads (is_hack).
         output = super()._generate_and_score_completions(inputs)
         hack, self._flags.pending = self._flags.pending, None
@@ -94,23 +106,36 @@ class RoutedGRPOTrainer(SweepgenGRPOTrainer):
         return output
 
     # ---- the routed update -------------------------------------------------------------------
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+    def compute_loss(
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor | Any],
+        return_outputs: bool = False,
+        num_items_in_batch: torch.Tensor | int | None = None,
+    ) -> torch.Tensor:
         # Kept: the loss changes (per-sample gradient masks on the adapters); no public hook.
         if self.routing.mode in ROUTED_MODES and model.training:
             set_masks(model, masks_for(self.routing.mode, inputs["is_hack"]))
-        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        return cast(ComputeLoss, super().compute_loss)(model, inputs, return_outputs, num_items_in_batch)
 
-    def training_step(self, model, inputs, num_items_in_batch=None):
+    def training_step(
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor | Any],
+        num_items_in_batch: torch.Tensor | int | None = None,
+    ) -> torch.Tensor:
         # Kept: the masks must outlive backward (the loss change above); no callback runs after it.
         try:
-            return super().training_step(model, inputs, num_items_in_batch)
+            return cast("TrainingStep", super().training_step)(model, inputs, num_items_in_batch)
         finally:
             set_masks(model, None)  # after backward (and any checkpoint recompute) has finished
 
     # ---- eval and outputs --------------------------------------------------------------------
     def run_routing_eval(self) -> dict[str, float]:
         model = self.accelerator.unwrap_model(self.model)
-        return evaluate_run(model, self.processing_class, self.run_config, modes=self.routing.eval_modes())
+        # build_trainer hands TRL the tokenizer as processing_class (TRL types it as any processor)
+        tokenizer = cast("PreTrainedTokenizerBase", self.processing_class)
+        return evaluate_run(model, tokenizer, self.run_config, modes=self.routing.eval_modes())
 
     def metrics_row(self, logs: dict[str, Any]) -> dict[str, Any]:
         row = super().metrics_row(logs)
@@ -154,7 +179,9 @@ class _RoutingCallback(TrainerCallback):
     def __init__(self, trainer: RoutedGRPOTrainer) -> None:
         self.trainer = trainer
 
-    def on_step_end(self, args, state, control, **kwargs):
+    def on_step_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> TrainerControl:
         t, every = self.trainer, self.trainer.routing.eval_every
         last = state.global_step >= state.max_steps
         if last or (every and state.global_step % every == 0):
@@ -167,7 +194,11 @@ class _RoutingCallback(TrainerCallback):
                 t.final_routing_eval = nest_eval(t._pending_eval, t.routing.mode, state.global_step)
         return control
 
-    def on_save(self, args, state, control, **kwargs):
+    def on_save(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> TrainerControl:
+        if args.output_dir is None:  # grpo_kwargs always sets it (the run's checkpoints folder)
+            raise RuntimeError("TRL saved a checkpoint without an output_dir")
         folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if folder.is_dir():
             atomic_write_text(

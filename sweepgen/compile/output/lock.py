@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sweepgen import __version__, paths
+from sweepgen import __version__, jsonfloat, paths
 from sweepgen.errors import Location, UserError
 
 LOCK_NAME = "sweep.lock.json"
@@ -34,7 +34,7 @@ LOCK_NAME = "sweep.lock.json"
 RUN_STATE_NAME = ".sweepgen-run.json"
 LOCK_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
-FLOAT_TAG = "$float"
+FLOAT_TAG = jsonfloat.FLOAT_TAG
 MAX_LOCK_DEPTH = 200  # a deeper lock is damaged (configs are refused far earlier)
 
 
@@ -227,7 +227,7 @@ class _CachedJson:
 
     def __call__(self, value: Any) -> str:
         if isinstance(value, float) and not math.isfinite(value):
-            return self._encode({FLOAT_TAG: "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")})
+            return self._encode(jsonfloat.tag(value))
         if isinstance(value, list):
             return "[" + ", ".join(self(v) for v in value) + "]"
         if not isinstance(value, dict):
@@ -298,17 +298,6 @@ def _damaged(shown: str, what: str, line: int = 0, col: int = 0) -> UserError:
     )
 
 
-def _floats(value: Any) -> Any:
-    if isinstance(value, dict):
-        if len(value) == 1 and FLOAT_TAG in value:
-            tag = value[FLOAT_TAG]
-            return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}.get(tag, value)
-        return {k: _floats(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_floats(v) for v in value]
-    return value
-
-
 def parse(raw: bytes, shown: str) -> Lock:
     """A lock file's bytes as the typed model; anything malformed is a UserError naming the file."""
     try:
@@ -332,7 +321,7 @@ def parse(raw: bytes, shown: str) -> Lock:
             location=Location(shown),
             hint="restore it from git, or render with a matching sweepgen",
         )
-    data = _floats(data)
+    data = jsonfloat.untagged(data)
     try:
         return _model(data, version)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:

@@ -161,10 +161,10 @@ def config_fingerprint(config_path: Path, data: bytes) -> str:
     if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
         try:
             parsed = yamlio.loads(data.decode("utf-8"), str(config_path)).data
-            # The data file a trainer config names is part of what it says (issue 13): changed data
+            # The data file a trainer config names is part of what it says: changed data
             # makes a run stale, as a changed config does.
             digest = _data_file_digest(parsed)
-            # Without a data file the fingerprint is the config's alone, as before (no run goes stale).
+            # Without a data file the fingerprint is the config's alone, so such runs never go stale by it.
             content = parsed if digest is None else {"config": parsed, "data_sha256": digest}
             encoded = json.dumps(content, sort_keys=True, default=str).encode()
             return "yaml:" + hashlib.sha256(encoded).hexdigest()

@@ -49,7 +49,7 @@ SUMMARY_COLUMNS = (
     "best_reward",
     "steps",
     "wall_time_s",
-    "truncated_fraction",  # share of completions cut at max_completion_length (issue 13)
+    "truncated_fraction",  # share of completions cut at max_completion_length
     "diversity.unique_ratio",
     "diversity.mean_pairwise_jaccard",
     "degenerate",
@@ -543,12 +543,12 @@ def tied_with(report: Report, best: RunRecord) -> list[str]:
     return [r.name for r in report.finished if r is not best and r.score.value == best.score.value]
 
 
-# -- summary sections of optional trainer parts (debate, issue 5) ---------------------------------
+# -- summary sections of optional trainer parts (debate, routing) -------------------------------
 # A part that writes a mapping under its name into summary.json gets these columns, only in reports
 # where some run has that section (reports of other sweeps keep their columns).
 SECTION_COLUMNS = {
     "debate": ("team_accuracy", "reward_solver", "reward_critic", "zero_advantage_groups", "length_tokens"),
-    # gradient routing (issue 4): the final three-mode eval, summary.json's routing.<mode>.<metric>;
+    # gradient routing: the final three-mode eval, summary.json's routing.<mode>.<metric>;
     # a baseline run has only `both`, so its retain_only/forget_only cells stay empty
     "routing": tuple(
         f"{mode}.{metric}"

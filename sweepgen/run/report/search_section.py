@@ -1,4 +1,4 @@
-"""The search part of `report --html` (issue 23), pure: each trial of the study with its state, value,
+"""The search part of `report --html`, pure: each trial of the study with its state, value,
 parameters and the steps it trained; the best-so-far curve against trial number, cumulative training
 steps and wall time; the best trial and its config diff from the base.
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
+from sweepgen import jsonfloat
 from sweepgen.run.report import stats
 
 COLUMNS = (
@@ -88,9 +88,6 @@ def csv_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
 
 
 def json_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
-    def finite(v: Any) -> Any:
-        return None if isinstance(v, float) and not math.isfinite(v) else v
-
     body = {
         "metric": context["metric"],
         "value": context["value"],
@@ -98,6 +95,6 @@ def json_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
         "mode": statistics.mode,
         "baseline": statistics.baseline,
         "methods": statistics.methods.describe(),
-        "groups": [{k: finite(v) for k, v in row.items()} for row in rows(statistics, context)],
+        "groups": jsonfloat.tagged(rows(statistics, context)),  # NaN/inf as every JSON file writes them
     }
     return json.dumps(body, indent=2, allow_nan=False) + "\n"

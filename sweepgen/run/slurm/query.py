@@ -172,14 +172,10 @@ def sacct(job_ids: Iterable[str]) -> dict[str, JobInfo]:
     return parse_sacct(out)
 
 
-def query(job_ids: Iterable[str]) -> dict[str, JobInfo]:
-    """squeue's view of live jobs over sacct's view of everything (squeue is current, sacct may lag)."""
-    return query_jobs(job_ids)[0]
-
-
 def query_jobs(job_ids: Iterable[str]) -> tuple[dict[str, JobInfo], str | None]:
-    """Like ``query``, but when sacct keeps failing (slurmdbd down) squeue alone answers, with a note
-    saying so: live jobs are still known exactly; an ended job is then unknown, never guessed."""
+    """squeue's view of live jobs over sacct's view of everything (squeue is current, sacct may lag).
+    When sacct keeps failing (slurmdbd down) squeue alone answers, with a note saying so: live jobs
+    are still known exactly; an ended job is then unknown, never guessed."""
     ids = list(job_ids)
     note = None
     try:

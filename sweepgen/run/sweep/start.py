@@ -272,13 +272,14 @@ class Matrix:
     doc: dict[str, Any]  # --format json
 
 
-def list_matrix(spec_path: str) -> Matrix:
+def list_matrix(spec_path: str, out_root: str) -> Matrix:
     """`list SPEC`'s table: one row per variant, one column per varying path (``api.matrix``). A
-    search spec's variants are its trials so far (from the sweep's lock); each row also gets the
-    trial's state and value from the study, and the title the search's counts."""
+    search spec's variants are its trials so far (from the lock of its sweep folder under
+    ``out_root``); each row also gets the trial's state and value from the study, and the title the
+    search's counts."""
     from sweepgen.compile import api  # noqa: PLC0415 - the compile pipeline (jinja2) loads for `list`, not for `report` or `status`
 
-    expansion, varying = api.matrix(spec_path)
+    expansion, varying = api.matrix(spec_path, out_root)
     values = [
         {p: val for p in varying if (val := paths.get(v.config, p)) is not paths.MISSING}
         for v in expansion.variants
@@ -292,7 +293,7 @@ def list_matrix(spec_path: str) -> Matrix:
     columns = ["variant", *varying]
     if search.is_search(expansion.spec):
         block = search.block(expansion.spec)
-        counts, trials = _trial_states(Path("generated") / expansion.spec.name, block)
+        counts, trials = _trial_states(Path(out_root) / expansion.spec.name, block)
         title = f"{expansion.spec.path}: {len(rows)} trial run(s) rendered; " + counts
         columns += ["state", block.metric]
         for row, variant in zip(rows, doc["variants"]):

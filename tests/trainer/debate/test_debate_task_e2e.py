@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from trainer_support import debate_trainer, read_jsonl
+from trainer_support import debate_trainer, generate_shaped, read_jsonl
 
 pytestmark = [pytest.mark.train, pytest.mark.slow]
 
@@ -101,8 +101,7 @@ def test_identity_is_plain_grpo(tmp_path, tiny_cache_module):
     trainer, rows = debate_trainer(cfg, tmp_path / "run")
     n = cfg.grpo.num_generations
     batch = [dict(rows[k]) for k in (0, 1) for _ in range(n)]  # one generation batch: 2 prompts
-    out = trainer._generate_and_score_completions(batch)
-    trl = trainer.last_shaping["trl_advantages"]
+    out, _, trl = generate_shaped(trainer, batch)
     assert trl.abs().max() > 0, "all-zero TRL advantages would make this comparison vacuous"
     for i, row in enumerate(batch):
         for t, turn in enumerate(row["debate_token_turns"]):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from trainer_support import debate_trainer, tiny_dict
+from trainer_support import debate_trainer, generate_shaped, tiny_dict
 
 pytestmark = pytest.mark.train
 
@@ -36,10 +36,10 @@ def test_every_token_gets_its_roles_shaped_advantage(tmp_path, tiny_cache):
 
     trainer, batch = make_trainer(tmp_path, {"strategy": "reward_mixing", "params": {"alpha": 0.5}})
     assert isinstance(trainer, DebateGRPOTrainer)
-    out = trainer._generate_and_score_completions(batch)
+    out, shaping, trl_advantages = generate_shaped(trainer, batch)
     adv = out["advantages"]
     assert adv.shape == out["completion_ids"].shape  # [B, T]: per token, not per sequence
-    expected = [a for group in trainer.last_shaping["advantages"] for a in group]
+    expected = [a for group in shaping.advantages for a in group]
     differs = False
     for i, row in enumerate(batch):
         roles = row["debate_token_roles"]
@@ -73,7 +73,7 @@ def test_every_token_gets_its_roles_shaped_advantage(tmp_path, tiny_cache):
         return -((a * mask * logps).sum(-1) / mask.sum(-1).clamp(min=1.0)).mean()
 
     ours = torch.autograd.grad(surrogate(adv), params, retain_graph=True)
-    per_sequence = trainer.last_shaping["trl_advantages"].unsqueeze(1).expand_as(adv)
+    per_sequence = trl_advantages.unsqueeze(1).expand_as(adv)
     plain = torch.autograd.grad(surrogate(per_sequence), params)
     for g_trl, g_ours in zip(trl_grad, ours):
         torch.testing.assert_close(g_trl, g_ours, rtol=1e-4, atol=1e-6)
@@ -84,8 +84,7 @@ def test_every_token_gets_its_roles_shaped_advantage(tmp_path, tiny_cache):
 
 def test_identity_reproduces_trls_grpo_advantages(tmp_path, tiny_cache):
     trainer, batch = make_trainer(tmp_path, {"strategy": "identity"})
-    out = trainer._generate_and_score_completions(batch)
-    trl = trainer.last_shaping["trl_advantages"]
+    out, _, trl = generate_shaped(trainer, batch)
     assert trl.abs().max() > 0, "all-zero TRL advantages would make this comparison vacuous"
     for i, row in enumerate(batch):
         for t, role in enumerate(row["debate_token_roles"]):
@@ -95,19 +94,19 @@ def test_identity_reproduces_trls_grpo_advantages(tmp_path, tiny_cache):
 
 def test_rescored_difference_rewards_give_the_critic_nothing(tmp_path, tiny_cache):
     # The team reward reads the solver's final turn only; re-scoring without the critic's turns cannot
-    # change it (the blindness issue 24 fixed in `difference_rewards`, kept under an honest name).
+    # change it (the blindness `difference_rewards` no longer has, kept under an honest name).
     trainer, batch = make_trainer(tmp_path, {"strategy": "difference_rewards_rescore"})
-    out = trainer._generate_and_score_completions(batch)
+    out, shaping, _ = generate_shaped(trainer, batch)
     for i, row in enumerate(batch):
         for t, role in enumerate(row["debate_token_roles"]):
             if role == 1:  # critic
                 assert out["advantages"][i, t].item() == 0.0
-    assert any(a["solver"] != 0.0 for g in trainer.last_shaping["advantages"] for a in g)
+    assert any(a["solver"] != 0.0 for g in shaping.advantages for a in g)
 
 
 def test_metrics_reach_the_trainer_log(tmp_path, tiny_cache):
     trainer, batch = make_trainer(tmp_path, {"strategy": "coma_rescore"})
-    trainer._generate_and_score_completions(batch)
+    _, shaping, _ = generate_shaped(trainer, batch)
     metrics = trainer._metrics["train"]
     for key in (
         "debate/team_accuracy",
@@ -123,7 +122,7 @@ def test_metrics_reach_the_trainer_log(tmp_path, tiny_cache):
     assert metrics["debate/turns"] == [3.0]
     # COMA on the real batch: the solver's advantages sum to zero per group (its counterfactual baseline
     # is the group's mean G), the critic's are 0 (re-scoring: the answer is the solver's).
-    for group in trainer.last_shaping["advantages"]:
+    for group in shaping.advantages:
         assert sum(a["solver"] for a in group) == pytest.approx(0.0, abs=1e-9)
         assert all(a["critic"] == 0.0 for a in group)
 
@@ -134,8 +133,8 @@ def test_metrics_reach_the_trainer_log(tmp_path, tiny_cache):
 def test_regenerating_strategies_credit_each_turns_tokens(tmp_path, tiny_cache, shaping):
     """Each generated token gets its turn's advantage; the critic's is not 0; the cost is counted."""
     trainer, batch = make_trainer(tmp_path, shaping)
-    out = trainer._generate_and_score_completions(batch)
-    turn_level = [a for g in trainer.last_shaping["turn_advantages"] for a in g]
+    out, applied, _ = generate_shaped(trainer, batch)
+    turn_level = [a for g in applied.turn_advantages for a in g]
     for i, row in enumerate(batch):
         assert len(row["debate_counterfactuals"]) == 3  # one slot per turn
         k = 2 if shaping["strategy"] == "coma" else 1
