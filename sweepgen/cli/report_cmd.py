@@ -287,14 +287,15 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
             if fmt == "json":
                 click.echo(report_make.stats_json(outcome.statistics))
             else:
-                click.echo(report_make.stats_csv(outcome.statistics), nl=False)
+                click.echo(_console.safe_text(report_make.stats_csv(outcome.statistics)), nl=False)
         elif fmt == "json":  # NaN or Infinity (a diverged run) is null: JSON has neither
             table = [{k: _finite(v) for k, v in row.items()} for row in outcome.rows]
             click.echo(json.dumps(table, indent=2, allow_nan=False, default=str))
         else:
             from sweepgen.run.report import collect as rep
 
-            click.echo(rep.csv_text(outcome.report), nl=False)
+            # a quoted cell may hold a line break: no line of it may start a CI workflow command
+            click.echo(_console.safe_text(rep.csv_text(outcome.report)), nl=False)
         return
     result = outcome.report
     metric = request.metric
