@@ -47,7 +47,7 @@ def info(text: str) -> None:
         click.echo(safe_text(text))
 
 
-_COMMAND_START = re.compile(r"(?m)^::")
+_COMMAND_START = re.compile(r"(?m)^([ \t]*)::")  # a runner may strip the line before reading it
 
 
 def safe_text(text: str, *, line_start: bool = True) -> str:
@@ -56,9 +56,11 @@ def safe_text(text: str, *, line_start: bool = True) -> str:
     text = lines(text)
     if "::" not in text:
         return text
-    if not line_start and text.startswith("::"):
-        return text[:2] + _COMMAND_START.sub(r"\\x3a:", text[2:])
-    return _COMMAND_START.sub(r"\\x3a:", text)
+    if not line_start:
+        head = len(text) - len(text.lstrip(" \t"))
+        if text[head:].startswith("::"):
+            return text[: head + 2] + _COMMAND_START.sub(r"\1\\x3a:", text[head + 2 :])
+    return _COMMAND_START.sub(r"\1\\x3a:", text)
 
 
 def _safe_segments(buffer: Iterable[Segment]) -> Iterator[Segment]:
@@ -69,7 +71,7 @@ def _safe_segments(buffer: Iterable[Segment]) -> Iterator[Segment]:
         text, style, control = segment
         if not control and text:
             segment = Segment(safe_text(text, line_start=at_start), style, control)
-            at_start = text.endswith("\n")
+            at_start = text.endswith("\n") or (at_start and not text.strip(" \t"))
         yield segment
 
 

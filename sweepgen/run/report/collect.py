@@ -630,12 +630,14 @@ def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) ->
         for curve in lines:
             n = len(curve.runs)
             mean, low, high = (_plottable(v) for v in (curve.mean, curve.low, curve.high))
-            (line,) = ax.plot(curve.steps, mean, label=f"{curve.label} (n={n})")
+            # names are data: escaped, so no control character reaches the PNG or a font warning
+            (line,) = ax.plot(curve.steps, mean, label=f"{escape.line(curve.label)} (n={n})")
             if n > 1:
                 ax.fill_between(curve.steps, low, high, color=line.get_color(), alpha=0.2)
         ax.set_xlabel("step")
-        ax.set_ylabel(ylabel)
+        ax.set_ylabel(escape.line(ylabel))
         seeded = any(len(c.runs) > 1 for c in lines)
+        title = escape.line(title)
         ax.set_title(f"{title}: mean over seeds, band min..max" if seeded else f"{title}: one run per line")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
