@@ -135,7 +135,15 @@ def open_study(sweep_dir: Path, search: SearchBlock) -> optuna.Study:
             pruner=pruner(search),
             direction="maximize" if search.mode == "max" else "minimize",
         )
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as err:
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        AssertionError,
+        RecursionError,
+    ) as err:
         raise unreadable_journal(sweep_dir, err) from None
     return cast("optuna.Study", study)
 
@@ -147,11 +155,19 @@ def load_study(sweep_dir: Path) -> optuna.Study | None:
     lib = import_optuna()
     try:
         return cast("optuna.Study", lib.load_study(study_name=STUDY_NAME, storage=storage(sweep_dir)))
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as err:
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        AssertionError,
+        RecursionError,
+    ) as err:
         raise unreadable_journal(sweep_dir, err) from None
 
 
-def unreadable_journal(sweep_dir: Path, err: Exception) -> ConfigError:
+def unreadable_journal(sweep_dir: Path, err: Exception) -> ConfigError:  # Optuna asserts on an unknown op
     """A journal Optuna cannot replay (garbage, an unknown operation, a wrong type): exit 2 naming it."""
     reason = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
     return ConfigError(
