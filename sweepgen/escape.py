@@ -3,8 +3,8 @@
 Keys, values and file names come from specs and configs that may be hostile: a newline in a key
 would start a log line with ``::error`` or ``::add-mask::`` (a GitHub Actions workflow command), an
 ESC sequence would drive the terminal, a bidi override would make a line read differently from what
-it says. Every character that is not plain printable text (Unicode categories Cc, Cf, Zl, Zp, and
-U+0085) is written as a visible Python-style escape instead: ``\\n``, ``\\x1b``, ``\\u202e``.
+it says. Every character that is not plain printable text (Unicode categories Cc, Cf, Zl, Zp, Cs,
+and U+0085) is written as a visible Python-style escape instead: ``\\n``, ``\\x1b``, ``\\u202e``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ _PLAIN_ASCII = re.compile(r"[\x20-\x7e]*")
 
 
 def _unsafe(ch: str) -> bool:
-    return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
+    # Cs: a lone surrogate, how Python holds a file name's bytes that are not UTF-8
+    return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs")
 
 
 def line(text: str) -> str:
@@ -41,6 +42,16 @@ def line(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def fs_name(name: str) -> str:
+    """A name read from the file system as text: bytes that are not UTF-8 (held by Python as lone
+    surrogates, which no UTF-8 writer accepts) written as ``\\xNN``."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return name
 
 
 def lines(text: str) -> str:

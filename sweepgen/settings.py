@@ -17,13 +17,15 @@ by default (any YAML under a ``specs/`` folder, any ``*.sweep.yaml``) and the ou
 
 from __future__ import annotations
 
-import glob
+import fnmatch
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sweepgen.errors import Location, UserError
+from sweepgen.confine import lexically_inside, refuse, resolve_inside, within
+from sweepgen.errors import ConfigError, Location, UserError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -33,6 +35,13 @@ else:  # pragma: no cover - Python 3.10
 DEFAULT_SPECS = ("**/specs/**/*.yaml", "**/specs/**/*.yml", "**/*.sweep.yaml", "**/*.sweep.yml")
 DEFAULT_OUTPUT = "generated"
 _KEYS = {"specs", "output", "limits"}
+# The specs globs are walked by sweepgen itself, never by `glob` (which follows linked folders and
+# takes an absolute pattern anywhere): inside the project only, links not followed, hidden folders
+# and the output root skipped, and bounded, so a pattern cannot make `check` walk a whole disk.
+MAX_WALK_ENTRIES = 200_000
+MAX_WALK_SECONDS = 20.0
+MAX_PYPROJECT_BYTES = 4 << 20  # a pyproject.toml is a few KB
+_TOML_HINT = "fix pyproject.toml (it must be UTF-8 TOML: https://toml.io), or run from a folder without it"
 
 
 @dataclass(frozen=True)
@@ -49,15 +58,21 @@ class Settings:
 
     def spec_files(self) -> list[str]:
         """Every spec the globs match (hidden folders skipped), sorted, each once, as paths from the
-        working directory; the output root is never searched."""
-        out_abs = os.path.abspath(os.path.join(self.root, self.output)) + os.sep
-        found = {
-            os.path.abspath(p)
-            for pattern in self.specs
-            for p in glob.glob(os.path.join(self.root, pattern), recursive=True)
-            if os.path.isfile(p)
-        }
-        return sorted(_shown(p) for p in found if not p.startswith(out_abs))
+        working directory; the output root is never searched, links are never followed, and the walk
+        is bounded (``MAX_WALK_ENTRIES``, ``MAX_WALK_SECONDS``)."""
+        out_abs = os.path.abspath(os.path.join(self.root, self.output))
+        budget = _Budget(self.source or self.root)
+        found: set[str] = set()
+        for pattern in self.specs:
+            parts = pattern.replace(os.sep, "/").strip("/").split("/")
+            fixed = []
+            while len(parts) > 1 and not _magic(parts[0]):
+                fixed.append(parts.pop(0))
+            start = os.path.join(self.root, *fixed)
+            if resolve_inside(self.root, os.path.join(*fixed) if fixed else ".") is None:
+                continue  # a fixed folder that is a link out of the project: never walked
+            found.update(_walk(start, parts, out_abs, budget))
+        return sorted(_shown(p) for p in found)
 
 
 def load(cwd: str | None = None) -> Settings:
@@ -85,6 +100,18 @@ def load(cwd: str | None = None) -> Settings:
             location=Location(shown),
             hint='e.g. specs = ["experiments/**/*.sweep.yaml"]',
         )
+    root = os.path.dirname(path)
+    for pattern in specs:
+        if not lexically_inside(pattern) or ".." in pattern.replace(os.sep, "/").split("/"):
+            raise refuse(
+                "[tool.sweepgen] specs pattern",
+                pattern,
+                key="tool.sweepgen.specs",
+                source=shown,
+                root=_shown(root),
+                hint="spec globs are relative to pyproject.toml and stay inside its folder, "
+                'e.g. specs = ["experiments/**/*.sweep.yaml"]',
+            )
     output = table.get("output", DEFAULT_OUTPUT)
     if not isinstance(output, str) or not output:
         raise UserError(
@@ -99,7 +126,20 @@ def load(cwd: str | None = None) -> Settings:
             location=Location(shown),
             hint="e.g. limits = {variants = 2000000, eval_seconds = 60}",
         )
-    return Settings(tuple(specs), output, os.path.dirname(path), shown, limits)
+    # the output root is where render writes and deletes: resolved (links and `..`), it must be a
+    # folder below pyproject.toml's, never that folder itself or anything outside it
+    real = resolve_inside(root, output)
+    if real is None or real == os.path.realpath(root):
+        raise refuse(
+            "[tool.sweepgen] output",
+            output,
+            key="tool.sweepgen.output",
+            source=shown,
+            root=_shown(root),
+            hint='the output root is a folder inside the project, e.g. output = "generated"; to '
+            "render elsewhere, say so on the command line (-o DIR)",
+        )
+    return Settings(tuple(specs), output, root, shown, limits)
 
 
 def _find(start: str) -> str | None:
@@ -115,17 +155,112 @@ def _find(start: str) -> str | None:
 
 
 def _table(path: str) -> dict[str, Any] | None:
+    shown = _shown(path)
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            raw = fh.read(MAX_PYPROJECT_BYTES + 1)
     except OSError:
         return None
-    except tomllib.TOMLDecodeError as err:
-        raise UserError(f"pyproject.toml is not valid TOML: {err}", location=Location(_shown(path))) from None
+    if len(raw) > MAX_PYPROJECT_BYTES:
+        too_big = f"pyproject.toml is larger than {MAX_PYPROJECT_BYTES:,} bytes"
+        raise UserError(too_big, location=Location(shown), hint=_TOML_HINT)
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise UserError(
+            f"pyproject.toml is not UTF-8 text (byte {err.start})", location=Location(shown), hint=_TOML_HINT
+        ) from None
+    except RecursionError:
+        too_deep = "pyproject.toml is nested too deeply"
+        raise UserError(too_deep, location=Location(shown), hint=_TOML_HINT) from None
+    except ValueError as err:  # TOMLDecodeError, and an integer longer than Python converts
+        raise UserError(
+            f"pyproject.toml is not valid TOML: {err}", location=Location(shown), hint=_TOML_HINT
+        ) from None
     table = data.get("tool", {}).get("sweepgen") if isinstance(data.get("tool"), dict) else None
     if table is not None and not isinstance(table, dict):
         raise UserError("[tool.sweepgen] must be a table", location=Location(_shown(path)))
     return table
+
+
+class _Budget:
+    """Entries and seconds left to the specs walk; spent: an exit-2 error naming the key."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.entries = MAX_WALK_ENTRIES
+        self.deadline = time.monotonic() + MAX_WALK_SECONDS
+
+    def spend(self, n: int) -> None:
+        self.entries -= n
+        if self.entries < 0 or time.monotonic() > self.deadline:
+            raise ConfigError(
+                f"the specs globs reach more than {MAX_WALK_ENTRIES:,} files and folders "
+                f"(or {MAX_WALK_SECONDS:.0f} s of walking)",
+                location=Location(_shown(self.source)),
+                key="tool.sweepgen.specs",
+                hint='narrow the globs to the folders that hold specs, e.g. specs = ["specs/*.yaml"]',
+            )
+
+
+def _magic(part: str) -> bool:
+    return any(ch in part for ch in "*?[")
+
+
+def _matches(parts: list[str], names: list[str]) -> bool:
+    """Glob segments (``**``: any number of folders) against path segments, as a set of positions."""
+
+    def closure(states: set[int]) -> set[int]:
+        out = set(states)
+        for i in sorted(states):
+            j = i
+            while j < len(parts) and parts[j] == "**":
+                j += 1
+                out.add(j)
+        return out
+
+    states = closure({0})
+    for name in names:
+        nxt = set()
+        for i in states:
+            if i >= len(parts):
+                continue
+            part = parts[i]
+            if part == "**":
+                if not name.startswith("."):
+                    nxt.add(i)
+            elif fnmatch.fnmatchcase(name, part) and (part.startswith(".") or not name.startswith(".")):
+                nxt.add(i + 1)
+        states = closure(nxt)
+        if not states:
+            return False
+    return len(parts) in states
+
+
+def _walk(start: str, parts: list[str], out_abs: str, budget: _Budget) -> set[str]:
+    """Files under ``start`` whose relative path matches ``parts``; links never followed, hidden
+    folders and the output root skipped, the walk's depth bounded when the pattern has no ``**``."""
+    if not os.path.isdir(start) or os.path.islink(start):
+        return set()
+    depth = None if "**" in parts else len(parts)
+    found = set()
+    base = os.path.abspath(start)
+    for folder, dirs, files in os.walk(base):
+        budget.spend(len(dirs) + len(files) + 1)
+        rel = os.path.relpath(folder, base)
+        prefix = [] if rel == "." else rel.split(os.sep)
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and not within(os.path.join(folder, d), out_abs)
+            and (depth is None or len(prefix) + 1 < depth)
+        ]
+        for name in files:
+            full = os.path.join(folder, name)
+            if not os.path.islink(full) and _matches(parts, [*prefix, name]) and os.path.isfile(full):
+                found.add(full)
+    return found
 
 
 def _shown(path: str) -> str:

@@ -10,6 +10,7 @@ that we did not write ourselves. Also here: ``COLUMNS=0``, ``run --stop-timeout 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -160,3 +161,12 @@ def test_without_no_import_the_schema_module_is_imported(importing_project: Path
     assert code == 0, out
     assert (importing_project / "IMPORTED").exists()  # the reason --no-import exists
     assert "skipped" not in out
+
+
+def test_fs_name_shows_undecodable_bytes_and_line_escapes_them():
+    from sweepgen.escape import fs_name
+
+    raw = os.fsdecode(b"run\xff\xfe")
+    assert fs_name(raw) == "run\\xff\\xfe"
+    assert fs_name("plain é") == "plain é"
+    assert line(raw).encode("utf-8")  # a lone surrogate is escaped, so any UTF-8 writer takes it

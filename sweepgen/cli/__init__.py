@@ -228,7 +228,9 @@ def _safe_streams() -> None:
     ASCII stdout, or a non-UTF-8 file name in a message, a report must still print."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
+        # under LC_ALL=C/POSIX Python's UTF-8 mode gives surrogateescape, which writes a file name's
+        # undecodable bytes raw: those are escaped too
+        if reconfigure is not None and getattr(stream, "errors", "strict") in ("strict", "surrogateescape"):
             with contextlib.suppress(ValueError, io.UnsupportedOperation):
                 reconfigure(errors="backslashreplace")
 

@@ -1,5 +1,10 @@
 """Rich consoles for the CLI, created on first use so importing a command stays cheap.
 
+Every piece of text a console writes is data-safe (``safe_text``): control characters, ESC
+sequences and bidi overrides from run names, metric names or folder names are written as visible
+escapes, and no line may begin with ``::`` (a GitHub Actions workflow command) — whichever command
+printed it and however the name reached the table. Rich's own styling is not text and is kept.
+
 On a terminal, tables fit its width. Anywhere else (a pipe, a file, CI logs) they are printed at
 their full natural width: rich's 80-column default would cut cells, so rows that differ only in
 their tails would look identical. An explicit COLUMNS (a positive number) always wins.
@@ -8,12 +13,17 @@ their tails would look identical. An explicit COLUMNS (a positive number) always
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Iterable, Iterator
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from sweepgen.escape import lines
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.segment import Segment
 
 UNBOUNDED = 100_000  # "as wide as the content": rich only pads what asks to expand
 _verbosity = 0  # -1 quiet, 0 normal, 1 verbose; set once per invocation by the group callback
@@ -34,7 +44,45 @@ def info(text: str) -> None:
     if _verbosity >= 0:
         import click
 
-        click.echo(text)
+        click.echo(safe_text(text))
+
+
+_COMMAND_START = re.compile(r"(?m)^([ \t]*)::")  # a runner may strip the line before reading it
+
+
+def safe_text(text: str, *, line_start: bool = True) -> str:
+    """``text`` with control characters escaped (line breaks kept) and a ``::`` that would begin a
+    line (a CI workflow command such as ``::error::``) written as ``\\x3a:``."""
+    text = lines(text)
+    if "::" not in text:
+        return text
+    if not line_start:
+        head = len(text) - len(text.lstrip(" \t"))
+        if text[head:].startswith("::"):
+            return text[: head + 2] + _COMMAND_START.sub(r"\1\\x3a:", text[head + 2 :])
+    return _COMMAND_START.sub(r"\1\\x3a:", text)
+
+
+def _safe_segments(buffer: Iterable[Segment]) -> Iterator[Segment]:
+    from rich.segment import Segment
+
+    at_start = True
+    for segment in buffer:
+        text, style, control = segment
+        if not control and text:
+            segment = Segment(safe_text(text, line_start=at_start), style, control)
+            at_start = text.endswith("\n") or (at_start and not text.strip(" \t"))
+        yield segment
+
+
+def _safe_console(**options: Any) -> Console:
+    from rich.console import Console
+
+    class SafeConsole(Console):
+        def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+            return super()._render_buffer(_safe_segments(buffer))
+
+    return SafeConsole(**options)
 
 
 def detail(text: str) -> None:
@@ -42,7 +90,7 @@ def detail(text: str) -> None:
     if _verbosity > 0:
         import click
 
-        click.echo(text, err=True)
+        click.echo(safe_text(text), err=True)
 
 
 MIN_WIDTH = 20  # below this a table has no room for a single cell
@@ -61,14 +109,10 @@ def _width(stream: object) -> int | None:
 @cache
 def stdout() -> Console:
     # rich (~20 ms) loads only when there is something to print, not for --help
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
+    return _safe_console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
 
 
 @cache
 def stderr() -> Console:
     # rich (~20 ms) loads only when there is something to print, not for --help
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
+    return _safe_console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))

@@ -406,13 +406,16 @@ def _show_table(outcome: Outcome, request: Request, fmt: str) -> None:
         if fmt == "json":
             click.echo(stats_files.json_text(outcome.statistics, outcome.context), nl=False)
         else:
-            click.echo(stats_files.csv_text(outcome.statistics, outcome.context), nl=False)
+            click.echo(
+                _console.safe_text(stats_files.csv_text(outcome.statistics, outcome.context)), nl=False
+            )
     elif fmt == "json":  # NaN or Infinity (a diverged run) tagged: JSON has neither
         click.echo(json.dumps(jsonfloat.tagged(outcome.rows), indent=2, allow_nan=False, default=str))
     else:
         from sweepgen.run.report import collect as rep
 
-        click.echo(rep.csv_text(outcome.report), nl=False)
+        # a quoted cell may hold a line break: no line of it may start a CI workflow command
+        click.echo(_console.safe_text(rep.csv_text(outcome.report)), nl=False)
 
 
 def _lacks(row: Mapping[str, Any], label: str) -> bool:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen import paths, yamlio
+from sweepgen import escape, paths, yamlio
 from sweepgen.compile.spec import project
 from sweepgen.errors import Location, UserError
 
@@ -61,10 +62,12 @@ def starter(
     out_ext = ".json" if suffix == ".json" else ".yaml"
     template_path = os.path.join(templates_dir, f"{name}{out_ext}.j2")
     rel = _rel_to(specs_dir)
+    # a path is data in a comment too: a newline in it would start spec lines of its own
+    shown, spec_shown = escape.line(escape.fs_name(config)), escape.line(escape.fs_name(spec_path))
     lines = [
-        f"# A starting spec written by `sweepgen init --from {config}`. Edit the grid (or add variants,",
+        f"# A starting spec written by `sweepgen init --from {shown}`. Edit the grid (or add variants,",
         "# zip, sample, ablation: docs/SPEC.md), then",
-        f"#   sweepgen render {spec_path} && sweepgen check {spec_path}",
+        f"#   sweepgen render {spec_shown} && sweepgen check {spec_shown}",
         "sweepgen: 1",
         f"name: {json.dumps(name)}",
         f"description: {json.dumps(f'sweep over {config}')}",
@@ -74,7 +77,7 @@ def starter(
     if suffix in INCLUDED:
         lines += ["base:", f"  include: [{json.dumps(rel(config))}]"]
     else:  # TOML: the spec's include reads YAML; the config is copied in
-        lines += ["base: " + json.dumps(data, ensure_ascii=False)]
+        lines += ["base: " + _flow(data, "", config)]
     if isinstance(data.get("output_dir"), str):
         lines += ["derived:", f'  output_dir: "{RUN_DIR}"   # one folder per run']
     else:
@@ -153,13 +156,66 @@ def _read(config: str, suffix: str) -> dict[str, Any]:
     if suffix == ".toml":
         try:
             data: Any = tomllib.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-            raise UserError(f"{config} is not valid TOML: {err}", location=Location(config)) from None
+        except RecursionError:
+            raise UserError(
+                f"{config} is nested too deeply", location=Location(config), hint=_TOML_HINT
+            ) from None
+        except (UnicodeDecodeError, ValueError) as err:  # TOMLDecodeError, an over-long integer
+            raise UserError(
+                f"{config} is not valid TOML: {err}", location=Location(config), hint=_TOML_HINT
+            ) from None
     else:
         data = yamlio.loads(yamlio.decode_utf8(raw, config), config).data
     if not isinstance(data, dict):
         raise UserError("a config must be a mapping at the top", location=Location(config))
     return data
+
+
+_TOML_HINT = "fix the file (UTF-8 TOML: https://toml.io), or start from a YAML or JSON config"
+
+
+def _flow(value: Any, key: str, config: str) -> str:
+    """A TOML value as one line of YAML flow that reads back as the same types: NaN and infinities
+    as YAML's ``.nan``/``.inf`` (JSON has neither: they became strings), dates refused."""
+    try:
+        return _flow_value(value, key, config)
+    except RecursionError:
+        raise UserError(
+            f"{config} is nested too deeply", location=Location(config), hint=_TOML_HINT
+        ) from None
+
+
+def _flow_value(value: Any, key: str, config: str) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow_value(v, f"{key}[{i}]", config) for i, v in enumerate(value)) + "]"
+    if isinstance(value, dict):
+        items = (
+            f"{json.dumps(str(k), ensure_ascii=False)}: {_flow_value(v, _join(key, k), config)}"
+            for k, v in value.items()
+        )
+        return "{" + ", ".join(items) + "}"
+    raise UserError(  # TOML's dates and times: YAML would read them back as strings or timestamps
+        f"{config}: `{key}` is a TOML {type(value).__name__}, which a spec cannot carry as the same type",
+        location=Location(config),
+        key=key,
+        hint='write it as a string in the config (e.g. when = "1979-05-27T07:32:00Z"), then init again',
+    )
+
+
+def _join(key: str, name: object) -> str:
+    return f"{key}.{name}" if key else str(name)
 
 
 def _seed_path(data: dict[str, Any]) -> str | None:

@@ -65,8 +65,12 @@ def _link_zero(path: Path) -> None:
     "spoil, metric, reason",
     [
         (lambda b: _fifo(b / "summary.json"), None, "summary.json is not a regular file (a FIFO)"),
-        (lambda b: _link_zero(b / "summary.json"), None, "summary.json is not a regular file (a device)"),
-        (lambda b: _link_zero(b / "metrics.jsonl"), "acc", "metrics.jsonl is not a regular file (a device)"),
+        (lambda b: _link_zero(b / "summary.json"), None, "summary.json is a symbolic link (never followed)"),
+        (
+            lambda b: _link_zero(b / "metrics.jsonl"),
+            "acc",
+            "metrics.jsonl is a symbolic link (never followed)",
+        ),
         (lambda b: _fifo(b / "metrics.jsonl"), "acc", "metrics.jsonl is not a regular file (a FIFO)"),
         (lambda b: (b / "summary.json").write_text(DEEP), None, "summary.json is nested too deeply"),
         (

@@ -27,6 +27,7 @@ from sweepgen.compile.output.inputs import file_sha256, module_identity, spec_di
 from sweepgen.compile.output.journal import JOURNAL_NAME
 from sweepgen.compile.schema.validate import imports_disabled
 from sweepgen.compile.spec.model import Spec, display_path, load_spec
+from sweepgen.confine import resolve_inside
 from sweepgen.errors import SweepgenError
 from sweepgen.outtree import OutputTree
 from sweepgen.safefs import TEMP_NAME
@@ -86,15 +87,24 @@ def _decide(spec: Spec, out_root: str, tree: OutputTree, shown: str) -> Verdict 
     if recorded.spec != os.path.relpath(spec.abspath, project).replace(os.sep, "/"):
         return None
     now: str | None
+    # the lock is data: the only module ever looked up is the one the spec names as its schema (a
+    # lock naming another is a mismatch), and the only files hashed are inside the project
+    schema = spec.model.schema_ or ""
+    named = "" if schema.endswith(".json") else schema.partition(":")[0]
     for rel, digest in recorded.inputs.items():
         if rel.startswith("module:") and imports_disabled():
             return None  # the full path reports the schema check as skipped, loudly
         if rel == recorded.spec:
             now = spec_digest(spec)
         elif rel.startswith("module:"):
-            now = module_identity(rel.removeprefix("module:"))
+            if not named or rel != f"module:{named}":
+                return None
+            now = module_identity(named)
         else:
-            now = file_sha256(os.path.join(project, rel))
+            inside = resolve_inside(project, rel)
+            if inside is None:
+                return None
+            now = file_sha256(inside)
         if now != digest:
             return None
     on_disk: dict[str, str] = dict(tree.walk())

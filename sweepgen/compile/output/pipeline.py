@@ -13,7 +13,7 @@ from typing import Any
 
 from jinja2 import Template
 
-from sweepgen import paths
+from sweepgen import escape, paths
 from sweepgen.compile.output import gc_state, lock, lock_digest, recorded_trials
 from sweepgen.compile.output.inputs import render_inputs
 from sweepgen.compile.output.parallel import Rendered, Rendering
@@ -43,7 +43,7 @@ from sweepgen.compile.spec.expand import Expansion, Variant, expand
 from sweepgen.compile.spec.gate import check_gate
 from sweepgen.compile.spec.model import Spec, display_path, load_spec
 from sweepgen.compile.template.sandbox import time_budget, total_budget
-from sweepgen.errors import SweepgenError, UserError, ValidationError
+from sweepgen.errors import Location, SweepgenError, UserError, ValidationError
 
 
 @dataclass
@@ -112,6 +112,19 @@ def compile_loaded(
         return compile_expansion(expansion, out_abs, sweep, validator, spec_rel, only=only, stream=stream)
 
 
+def _utf8_lock(text: str, spec: Spec) -> bytes:
+    """The lock's UTF-8 bytes; a path it records (the spec's own file name, read from the disk) whose
+    bytes are not UTF-8 cannot be written to JSON: exit 2 naming it, not an internal error."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError(
+            "a path the lock records is not UTF-8 (the spec's or an input's file name)",
+            location=Location(escape.fs_name(spec.path)),
+            hint="rename the file to a UTF-8 name",
+        ) from None
+
+
 def compile_expansion(
     expansion: Expansion,
     out_abs: str,
@@ -173,7 +186,7 @@ def _compile_expansion(
                 if locked
                 else {}
             )
-            lock_bytes = lock_digest.sealed(lock.dumps(lock_data).encode("utf-8")) if lock_data else b""
+            lock_bytes = lock_digest.sealed(_utf8_lock(lock.dumps(lock_data), spec)) if lock_data else b""
             if staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
                 lock_data = {k: v for k, v in lock_data.items() if k != "files"}
         except BaseException:

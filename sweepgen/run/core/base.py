@@ -181,7 +181,7 @@ def read_status(run_dir: Path) -> RunStatus | None:
     if raw is None:
         return None
     try:
-        data = json.loads(raw.decode("utf-8", errors="replace"))
+        data = json.loads(raw.decode("utf-8", errors="replace"), parse_int=runfiles.bounded_int)
     except RecursionError:
         raise runfiles.RunFileError(path, "is nested too deeply") from None
     except json.JSONDecodeError as err:

@@ -164,7 +164,7 @@ def _flat_rows(lines: list[str]) -> list[Mapping[str, object]] | None:
     if not lines or not all(lines):
         return None
     try:
-        whole: list[Any] = json.loads("[" + ",".join(lines) + "]")
+        whole: list[Any] = json.loads("[" + ",".join(lines) + "]", parse_int=runfiles.bounded_int)
     except (json.JSONDecodeError, RecursionError):
         return None
     if len(whole) != len(lines):  # a line holding two values
@@ -176,7 +176,9 @@ def _flat_rows(lines: list[str]) -> list[Mapping[str, object]] | None:
 
 
 def _lenient(line: str) -> object:
-    return json.loads(line)  # depth already checked by parse_json, which refused only the constant
+    return json.loads(
+        line, parse_int=runfiles.bounded_int
+    )  # depth already checked by parse_json, which refused only the constant
 
 
 def read_csv(

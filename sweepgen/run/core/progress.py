@@ -23,7 +23,8 @@ def _read_end(path: Path, max_bytes: int) -> bytes:
     """The last ``max_bytes`` of a regular file; nothing for a missing file, FIFO or device (opened
     without blocking: a FIFO in a run folder must not hang `run` or `status`)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        # never through a link: a committed run.log linking outside must not be printed
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return b""
     try:
@@ -42,7 +43,7 @@ def last_metrics(run_dir: Path, *, max_bytes: int = 65536) -> dict[str, Any] | N
     """The last complete JSON line of metrics.jsonl, or None before the first one."""
     for line in reversed(_read_end(run_dir / METRICS_FILE, max_bytes).splitlines()):
         try:
-            row = json.loads(line)
+            row = json.loads(line, parse_int=runfiles.bounded_int)
         except (ValueError, RecursionError):  # JSON and UTF-8 errors are ValueErrors
             continue  # half-written last line, the first line cut by the seek, or a line too deep
         if isinstance(row, dict):

@@ -3,13 +3,15 @@
 A foreign trainer writes what it writes: ``summary.json`` may be a FIFO (opening it would block
 forever), a link to ``/dev/zero`` (reading it never ends), gigabytes, JSON nested a million deep
 (Python's parser overflows its recursion limit) or text with ``NaN``. Every read here opens the file
-without blocking, insists on a regular file, checks its size before reading and reads at most that
-much, and turns every problem into a ``RunFileError`` naming the file and the reason, so ``report``
-can list the run with it and go on, and nothing ends in a hang or an internal error.
+without blocking and without following a link (a committed ``run.log`` or ``config.yaml`` that links
+to a file outside must not be printed), insists on a regular file, checks its size before reading
+and reads at most that much, and turns every problem into a ``RunFileError`` naming the file and
+the reason, so ``report`` can list the run with it and go on, and nothing ends in a hang or an internal error.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -20,8 +22,10 @@ from typing import Any
 from sweepgen import paths
 from sweepgen.errors import ConfigError, Location
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MAX_JSON_BYTES = 16 << 20  # summary.json, status files: a few KB in practice
 MAX_LOG_BYTES = 256 << 20  # metrics.jsonl / metrics.csv: a long run logging every step stays far below
+MAX_INT_DIGITS = 4000  # below Python's int-from-text limit (4,300 digits)
 MAX_DEPTH = 100  # JSON nesting; a summary nests two or three levels
 # TensorBoard event files of one run, together: tensorboard's reader takes about 1 s per 3 MB of
 # scalar events (measured on a loaded 2-core machine), so this is a report's run read in ~20 s; a run
@@ -46,10 +50,12 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
     """The bytes of ``path``, None when nothing is there; a FIFO, device, folder or a file over
     ``limit`` bytes is a RunFileError, found without blocking and before reading."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | _NOFOLLOW)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as err:
+        if os.path.islink(path):  # ELOOP: a link where a run file belongs is never followed
+            raise RunFileError(path, "is a symbolic link (never followed)") from None
         raise RunFileError(path, f"cannot be opened ({err.strerror})") from None
     try:
         info = os.fstat(fd)
@@ -70,11 +76,24 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
         os.close(fd)
 
 
+def open_append(path: Path) -> int:
+    """A file descriptor appending to ``path`` (created when missing, mode 0666 minus the umask),
+    never through a link, never a FIFO or device; raises OSError (ELOOP for a link, ENXIO for
+    anything but a regular file), which the callers report with a hint."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags | getattr(os, "O_NOCTTY", 0), 0o666)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.ENXIO, "not a regular file", str(path))
+    os.set_blocking(fd, True)  # a regular file: writes must not return short
+    return fd
+
+
 def regular_size(path: Path) -> int:
-    """The size of ``path`` (links followed), which must be a regular file: anything else is a
-    RunFileError. Only looked at, never opened, so a FIFO cannot block it."""
+    """The size of ``path`` (a link is not followed), which must be a regular file: anything else is
+    a RunFileError. Only looked at, never opened, so a FIFO cannot block it."""
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
     except OSError as err:
         raise RunFileError(path, f"cannot be opened ({err.strerror})") from None
     if not stat.S_ISREG(info.st_mode):
@@ -83,6 +102,8 @@ def regular_size(path: Path) -> int:
 
 
 def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "symbolic link (never followed)"
     if stat.S_ISFIFO(mode):
         return "FIFO"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
@@ -94,6 +115,12 @@ def _kind(mode: int) -> str:
     return "special file"
 
 
+def bounded_int(digits: str) -> int | float:
+    """A JSON integer; one longer than Python converts (4,300 digits) is read as a float, which is
+    then infinite and refused like 1e999, instead of a ValueError."""
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else float(digits)
+
+
 def parse_json(text: str, path: Path, what: str = "") -> Any:
     """JSON text bounded in depth; NaN and Infinity are errors (JSON has neither)."""
     where = f"{what} " if what else ""
@@ -102,7 +129,7 @@ def parse_json(text: str, path: Path, what: str = "") -> Any:
         raise RunFileError(path, f"{where}holds {constant}, which is not a number")
 
     try:
-        data = json.loads(text, parse_constant=refuse)
+        data = json.loads(text, parse_constant=refuse, parse_int=bounded_int)
     except json.JSONDecodeError as err:
         raise RunFileError(path, f"{where}is not valid JSON ({err.msg}, line {err.lineno})") from None
     except RecursionError:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sweepgen.compile.output.lock import LOCK_NAME
+from sweepgen.confine import lexically_inside, within
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,13 @@ class Origin:
 def locate(run_dir: Path, recorded: str) -> Origin | None:
     """Where the sweep folder ``recorded`` (from ``run_dir``'s status file) is from here: as written
     (relative to the current folder, or absolute), else under the nearest folder above ``run_dir``
-    that holds it; None when no such folder has its lock."""
+    that holds it; None when no such folder has its lock. The status file is data: a recorded path
+    that leads outside the folder sweepgen runs in (absolute elsewhere, `..` out, a link out) names
+    no sweep (it could name anyone's)."""
+    if not recorded or "\0" in recorded:
+        return None
+    if not lexically_inside(recorded) and not within(os.path.realpath(recorded), os.path.realpath(".")):
+        return None
     if (Path(recorded) / LOCK_NAME).is_file():
         return Origin(Path("."), Path(recorded))
     if Path(recorded).is_absolute():

@@ -25,6 +25,8 @@ from sweepgen import yamlio
 from sweepgen.compile.output import lock as lock_model
 from sweepgen.compile.output.lock import LOCK_NAME, Lock, LockFile
 from sweepgen.compile.output.rundir import YAML_SUFFIXES
+from sweepgen.confine import refuse as confine_refuse
+from sweepgen.confine import resolve_inside
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.outtree import read_inside
 from sweepgen.run.core.base import SUMMARY_FILE, RunTask
@@ -352,7 +354,7 @@ def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: str | None 
                 "the lock entry's run_dir is not a path", location=where, hint="render the spec again"
             )
         _same_as_output_dir(config_path, data, config, run_dir)
-        return Path(run_dir)
+        return _confined(run_dir, "run_dir", str(config_path.parent / LOCK_NAME))
     if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
         try:  # as the trainer will read it: YAML 1.2, no duplicate keys
             rendered = yamlio.loads(data.decode("utf-8"), str(config_path)).data
@@ -375,7 +377,15 @@ def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: str | None 
         source = "resolved config (in the lock)"
     if not isinstance(output_dir, str) or not output_dir:
         raise ConfigError(f"the {source} has no output_dir", location=where, key="output_dir", hint=hint)
-    return Path(output_dir)
+    return _confined(output_dir, "output_dir", str(config_path))
+
+
+def _confined(run_dir: str, key: str, source: str) -> Path:
+    """A run directory read from a lock or a config: relative, never climbing out, and (links
+    resolved) inside the folder runs start from, or exit 2 naming the key and the file."""
+    if resolve_inside(os.getcwd(), run_dir) is None:
+        raise confine_refuse("the run directory", run_dir, key=key, source=source, root=os.getcwd())
+    return Path(run_dir)
 
 
 def _same_as_output_dir(config_path: Path, data: bytes, config: Any, run_dir: str) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from sweepgen.errors import SweepgenError, UserError
-from sweepgen.run.core import runlock, stop_request
+from sweepgen.run.core import runfiles, runlock, stop_request
 from sweepgen.run.core.base import (
     LOG_FILE,
     STATUS_FILE,
@@ -336,8 +336,8 @@ class LocalExecutor(Executor):
         attempt = previous.attempt + 1 if previous else 1
         log_path = task.run_dir / LOG_FILE
         try:
-            # append: an earlier attempt's log is evidence and is never thrown away
-            log = open(log_path, "ab")  # noqa: SIM115 - closed in _finish
+            # append: an earlier attempt's log is evidence; never through a link, never a FIFO
+            log = os.fdopen(runfiles.open_append(log_path), "ab")
             log.write(f"{ATTEMPT_MARK} {attempt} at {utc_now()}: {' '.join(task.argv)} ===\n".encode())
             log.flush()
         except OSError as err:

@@ -222,7 +222,7 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
         return _checked(report, directory)
     configs = [_config_yaml(d) for d in run_dirs]
     varying, values = varying_values(configs)
-    runs = [_record(d.name, d, v, obj) for d, v in zip(run_dirs, values)]
+    runs = [_record(escape.fs_name(d.name), d, v, obj) for d, v in zip(run_dirs, values)]
     return _checked(Report(tuple(varying), tuple(runs), directory, "config.yaml", obj), directory)
 
 
@@ -297,7 +297,8 @@ def _entry(sweep_dir: Path, lock: Lock, entry: LockFile) -> tuple[str, Path, dic
 
 def _run_dirs(directory: Path) -> list[Path]:
     marks = (STATUS_FILE, SUMMARY_FILE, METRICS_FILE, "metrics.csv")
-    found = {p.parent for mark in marks for p in directory.glob(f"*/{mark}")}
+    # a run folder that is a link is never followed: it may lead anywhere (a shared runs folder)
+    found = {p.parent for mark in marks for p in directory.glob(f"*/{mark}") if not p.parent.is_symlink()}
     if any((directory / m).is_file() for m in marks):
         found.add(directory)  # DIR is itself one run
     return sorted(found)
@@ -638,6 +639,14 @@ def _short(value: Any, digits: int) -> str:
     return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
 
 
+PLOT_LIMIT = 1e300  # beyond this, an axis range (high - low) overflows a float: left out of the PNG
+
+
+def _plottable(values: Sequence[float]) -> list[float]:
+    """Values a plot can span: those beyond ``PLOT_LIMIT`` (a diverged run's 1e308) become gaps."""
+    return [v if isinstance(v, (int, float)) and abs(v) <= PLOT_LIMIT else math.nan for v in values]
+
+
 def _matplotlib_missing() -> bool:
     return importlib.util.find_spec("matplotlib") is None
 
@@ -656,18 +665,27 @@ def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) ->
     try:
         for curve in lines:
             n = len(curve.runs)
-            (line,) = ax.plot(curve.steps, curve.mean, label=f"{curve.label} (n={n})")
+            mean, low, high = (_plottable(v) for v in (curve.mean, curve.low, curve.high))
+            # names are data: escaped, so no control character reaches the PNG or a font warning
+            (line,) = ax.plot(curve.steps, mean, label=f"{escape.line(curve.label)} (n={n})")
             if n > 1:
-                ax.fill_between(curve.steps, curve.low, curve.high, color=line.get_color(), alpha=0.2)
+                ax.fill_between(curve.steps, low, high, color=line.get_color(), alpha=0.2)
         ax.set_xlabel("step")
-        ax.set_ylabel(ylabel)
+        ax.set_ylabel(escape.line(ylabel))
         seeded = any(len(c.runs) > 1 for c in lines)
+        title = escape.line(title)
         ax.set_title(f"{title}: mean over seeds, band min..max" if seeded else f"{title}: one run per line")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         buf = io.BytesIO()
         # fixed metadata: the same runs give the same bytes; tight: the legend beside the axes fits
-        fig.savefig(buf, format="png", metadata={"Software": None}, bbox_inches="tight")
+        try:
+            fig.savefig(buf, format="png", metadata={"Software": None}, bbox_inches="tight")
+        except (ValueError, OverflowError) as err:  # axes no float can span
+            raise UserError(
+                f"the curve PNG cannot be drawn: {err}",
+                hint="a logged value is too extreme to plot; report without the PNG (--no-plot)",
+            ) from None
         return buf.getvalue()
     finally:
         plt.close(fig)

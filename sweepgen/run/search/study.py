@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from sweepgen.compile.spec.search_block import SearchBlock
-from sweepgen.errors import UserError
+from sweepgen.errors import ConfigError, Location, UserError
 
 if TYPE_CHECKING:
     import optuna
@@ -37,7 +37,17 @@ INSTALL_HINT = "install it with `pip install 'sweepgen[search]'`"
 
 
 def state_dir(sweep_dir: Path) -> Path:
-    return sweep_dir / STATE_DIR
+    """``<sweep>/.search``; a link there (or at the journal) is refused, never followed: a committed
+    link would make `run` create and append files wherever it points."""
+    path = sweep_dir / STATE_DIR
+    for part in (path, path / JOURNAL):
+        if part.is_symlink():
+            raise ConfigError(
+                f"{part} is a symbolic link",
+                location=Location(str(part)),
+                hint="sweepgen never reads or writes the search's state through a link; delete it",
+            )
+    return path
 
 
 def journal_path(sweep_dir: Path) -> Path:
@@ -116,14 +126,25 @@ def open_study(sweep_dir: Path, search: SearchBlock) -> optuna.Study:
     """The sweep's study, created on first use; the same study for every later or concurrent `run`."""
     lib = import_optuna()
     _check_sampler(search)
-    study = lib.create_study(
-        storage=storage(sweep_dir),
-        study_name=STUDY_NAME,
-        load_if_exists=True,
-        sampler=sampler(search),
-        pruner=pruner(search),
-        direction="maximize" if search.mode == "max" else "minimize",
-    )
+    try:
+        study = lib.create_study(
+            storage=storage(sweep_dir),
+            study_name=STUDY_NAME,
+            load_if_exists=True,
+            sampler=sampler(search),
+            pruner=pruner(search),
+            direction="maximize" if search.mode == "max" else "minimize",
+        )
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        AssertionError,
+        RecursionError,
+    ) as err:
+        raise unreadable_journal(sweep_dir, err) from None
     return cast("optuna.Study", study)
 
 
@@ -132,7 +153,29 @@ def load_study(sweep_dir: Path) -> optuna.Study | None:
     if not journal_path(sweep_dir).is_file():
         return None
     lib = import_optuna()
-    return cast("optuna.Study", lib.load_study(study_name=STUDY_NAME, storage=storage(sweep_dir)))
+    try:
+        return cast("optuna.Study", lib.load_study(study_name=STUDY_NAME, storage=storage(sweep_dir)))
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        AssertionError,
+        RecursionError,
+    ) as err:
+        raise unreadable_journal(sweep_dir, err) from None
+
+
+def unreadable_journal(sweep_dir: Path, err: Exception) -> ConfigError:  # Optuna asserts on an unknown op
+    """A journal Optuna cannot replay (garbage, an unknown operation, a wrong type): exit 2 naming it."""
+    reason = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+    return ConfigError(
+        f"the search's study journal cannot be read: {reason}",
+        location=Location(str(journal_path(sweep_dir))),
+        hint="this file is written by sweepgen run (Optuna's journal); restore it from a backup, or "
+        "delete the .search folder to start the search over",
+    )
 
 
 SAMPLER_NEEDS = {"cmaes": ("cmaes",), "gp": ("torch", "scipy")}  # what Optuna imports for them

@@ -30,7 +30,7 @@ from types import FrameType
 from typing import IO
 
 from sweepgen.errors import SweepgenError
-from sweepgen.run.core import runlock
+from sweepgen.run.core import runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
     RunState,
@@ -112,7 +112,8 @@ def run_on_node(task: NodeTask) -> str:
         ids=ids,
     )
     write_status(run_dir, status)
-    with open(run_dir / LOG_FILE, "ab") as log:  # append: earlier attempts are evidence
+    # append: earlier attempts are evidence; never through a link, never a FIFO
+    with os.fdopen(runfiles.open_append(run_dir / LOG_FILE), "ab") as log:
         log.write(
             f"{ATTEMPT_MARK} {status.attempt} at {status.started} on {ids['host']} "
             f"(Slurm job {ids['job_id']}): {' '.join(task.argv)} ===\n".encode()

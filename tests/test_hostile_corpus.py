@@ -1,0 +1,232 @@
+"""The hostile-inputs corpus: every folder under tests/fixtures/hostile/ is a project an attacker wrote.
+
+Each case is ``project/`` (what a pull request or a shared runs folder holds) beside ``outside/``
+(canaries: files whose text must never be printed, modules that leave a marker when imported), plus
+``case.yaml``: what git cannot hold (``setup:`` links, FIFOs, non-UTF-8 names, large files), the
+environment, and the commands to run in ``project/``. The shared canaries of ``_outside/`` are
+copied into every case's ``outside/``.
+
+Each command runs as ``python -m sweepgen`` in a subprocess under an audit hook that records every
+file opened and every folder listed, so what is *read* is checked without relying on atimes. For
+every command: it ends within ``BOUND`` seconds, exits 0, 1 or 2 (or what the case says), prints no
+traceback, no canary text, no raw control character and no CI workflow command; and afterwards
+nothing under ``outside/`` was created, changed or deleted, no file under it was opened, no folder
+outside the project was listed, and no canary module was imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sweepgen.compile.output import lock_digest
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = Path(__file__).resolve().parent / "fixtures" / "hostile"
+SHARED_OUTSIDE = CASES / "_outside"
+NAMES = sorted(p.name for p in CASES.iterdir() if (p / "case.yaml").is_file())
+CANARY = "HOSTILE-CANARY-7f3a9c"  # in every file under outside/
+CANARY_MODULES = ("hostile_canary",)  # importable from outside/ (on PYTHONPATH) and the project
+BOUND = 60.0  # seconds per command: generous on a loaded 2-core machine; a hang is what is tested
+_RAW = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # a C0 control (tab and newline aside), DEL, CSI
+_WORKFLOW = re.compile(r"^[ \t]*::[a-z-]+", re.MULTILINE)
+
+# Run as `python -c` before sweepgen is imported: an audit hook that logs, as JSON lines on an fd
+# opened before it was installed, every open (with its flags) and folder listing, and every import.
+_AUDIT = r"""
+import json, os, runpy, sys
+_fd = int(os.environ.pop("HOSTILE_AUDIT_FD"))
+_busy = [False]
+def _hook(event, args):
+    if _busy[0] or event not in ("open", "os.listdir", "os.scandir", "import"):
+        return
+    _busy[0] = True
+    try:
+        first = args[0] if args else None
+        if isinstance(first, bytes):
+            first = os.fsdecode(first)
+        if event == "import" or isinstance(first, str):
+            flags = args[2] if event == "open" and len(args) > 2 and isinstance(args[2], int) else 0
+            cwd = os.getcwd() if isinstance(first, str) and not os.path.isabs(first) else ""
+            rec = {"e": event, "p": first, "f": flags, "cwd": cwd}
+            os.write(_fd, (json.dumps(rec, ensure_ascii=True) + "\n").encode())
+    except Exception:
+        pass
+    finally:
+        _busy[0] = False
+sys.addaudithook(_hook)
+sys.argv = ["sweepgen", *sys.argv[1:]]
+runpy.run_module("sweepgen", run_name="__main__", alter_sys=True)
+"""
+
+
+def _case(name: str) -> dict[str, Any]:
+    data = yaml.safe_load((CASES / name / "case.yaml").read_text(encoding="utf-8"))
+    assert isinstance(data, dict) and data.get("about") and data.get("commands"), name
+    return data
+
+
+def _fs_path(base: Path, rel: str, latin1: bool) -> bytes:
+    """A path under ``base``; ``latin1``: each character of ``rel`` is one byte (non-UTF-8 names)."""
+    raw = rel.encode("latin-1") if latin1 else rel.encode("utf-8")
+    return os.fsencode(base) + b"/" + raw
+
+
+def _setup(case: Path, steps: list[dict[str, Any]]) -> None:
+    """What git cannot hold: links, FIFOs, names that are not UTF-8, large or binary files."""
+    for step in steps:
+        latin1 = bool(step.get("latin1"))
+        if "link" in step:
+            target = _fs_path(case, step["link"], latin1)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.symlink(step["to"], target)
+        elif "fifo" in step:
+            target = _fs_path(case, step["fifo"], latin1)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.mkfifo(target)
+        elif "edit" in step:  # a lock edited as anyone can: text replaced, its digest recomputed
+            target = case / step["edit"]
+            text = target.read_text(encoding="utf-8")
+            for old, new in step.get("replace", []):
+                assert old in text, (step, text)
+                text = text.replace(old, new, 1)
+            if step.get("reseal"):
+                text = lock_digest.seal(re.sub(r'  "digest": "[0-9a-f]{64}",\n', "", text))
+            target.write_text(text, encoding="utf-8")
+        elif "mkdir" in step:
+            os.makedirs(_fs_path(case, step["mkdir"], latin1), exist_ok=True)
+        elif "write" in step:
+            target = _fs_path(case, step["write"], latin1)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if "hex" in step:
+                data = bytes.fromhex(step["hex"])
+            else:
+                data = step["text"].encode("utf-8", "surrogateescape")
+            data = (
+                step.get("prefix", "").encode()
+                + data * int(step.get("times", 1))
+                + step.get("suffix", "").encode()
+            )
+            with open(target, "wb") as fh:
+                fh.write(data)
+        else:
+            raise AssertionError(f"unknown setup step {step}")
+
+
+def _snapshot(root: Path) -> dict[bytes, tuple[str, bytes, int]]:
+    """Every entry under ``root``, links never followed: kind, content or target, mode."""
+    out: dict[bytes, tuple[str, bytes, int]] = {}
+    for folder, dirs, files in os.walk(os.fsencode(root)):
+        for name in dirs + files:
+            p = os.path.join(folder, name)
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                out[p] = ("link", os.readlink(p), 0)
+            elif stat.S_ISREG(st.st_mode):
+                with open(p, "rb") as fh:
+                    out[p] = ("file", fh.read(), stat.S_IMODE(st.st_mode))
+            else:
+                out[p] = ("other", b"", st.st_mode)
+    return out
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _trespasses(log: Path, outside: str, project: str) -> list[str]:
+    """What the audit log shows was read outside: files under ``outside`` opened (a final link
+    refused by O_NOFOLLOW aside), folders above or beside the project listed, canaries imported."""
+    found = []
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    for text in log.read_text(encoding="ascii").splitlines():
+        rec = json.loads(text)
+        if rec["e"] == "import":
+            if rec["p"].partition(".")[0] in CANARY_MODULES:
+                found.append(f"imported {rec['p']}")
+            continue
+        path = os.path.join(rec["cwd"], rec["p"]) if rec["cwd"] else rec["p"]
+        parent = os.path.realpath(os.path.dirname(path) or ".")
+        last = os.path.basename(path)
+        joined = os.path.join(parent, last)
+        if rec["e"] == "open" and rec["f"] & nofollow and os.path.islink(joined):
+            continue  # refused: O_NOFOLLOW never opens a final link
+        real = os.path.realpath(joined)
+        if rec["e"] != "open" and real == os.path.join(outside, "pylib"):
+            continue  # the import system lists every folder on sys.path
+        if _within(real, outside):
+            found.append(f"{rec['e']} {rec['p']!r} -> {real}")
+        elif rec["e"] != "open" and _within(project, real) and real != project:  # a walk above the project
+            found.append(f"{rec['e']} {rec['p']!r}: a folder above the project")
+    return found
+
+
+def test_corpus_covers_every_class():
+    classes = {_case(name).get("class") for name in NAMES}
+    assert {"code", "write", "read", "bound", "escape", "crash"} <= classes, classes
+    assert len(NAMES) >= 30
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hostile_case(name: str, tmp_path: Path):
+    spec = _case(name)
+    case = tmp_path / name
+    shutil.copytree(CASES / name, case, symlinks=True, ignore=shutil.ignore_patterns("case.yaml"))
+    shutil.copytree(SHARED_OUTSIDE, case / "outside", dirs_exist_ok=True)
+    (case / "project").mkdir(exist_ok=True)
+    _setup(case, spec.get("setup") or [])
+    outside = os.path.realpath(case / "outside")
+    project = os.path.realpath(case / "project")
+    before = _snapshot(case / "outside")
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS", "LANG", "LC_ALL")}
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.path.join(outside, "pylib")]),
+        PYTHONDONTWRITEBYTECODE="1",
+        HOSTILE_MARKER=os.path.join(outside, "IMPORTED"),
+        LANG="C.UTF-8",
+    )
+    env.update({k: str(v) for k, v in (spec.get("env") or {}).items()})
+    for command in spec["commands"]:
+        if "args" not in command:  # a step between commands (a lock edited after a render)
+            _setup(case, [command])
+            continue
+        args = [str(a) for a in command["args"]]
+        log = tmp_path / "audit.log"
+        with open(log, "wb") as fh:
+            fd = fh.fileno()
+            started = time.monotonic()
+            done = subprocess.run(
+                [sys.executable, "-c", _AUDIT, *args],
+                cwd=project,
+                env={**env, "HOSTILE_AUDIT_FD": str(fd)},
+                pass_fds=(fd,),
+                capture_output=True,
+                timeout=BOUND * 2,
+                check=False,
+            )
+            took = time.monotonic() - started
+        out = (done.stdout + done.stderr).decode("utf-8", "replace")
+        said = f"sweepgen {' '.join(args)} -> {done.returncode} in {took:.1f}s\n{out}"
+        assert took < BOUND, said
+        allowed = command.get("exit", [0, 1, 2])
+        assert done.returncode in (allowed if isinstance(allowed, list) else [allowed]), said
+        assert "Traceback" not in out and "internal error" not in out, said
+        assert CANARY not in out, said
+        assert not _RAW.search(out), said
+        if "github" not in args:
+            assert not _WORKFLOW.search(out), said
+        for words in command.get("expect", []):
+            assert words in out, said
+        assert _trespasses(log, outside, project) == [], said
+        assert _snapshot(case / "outside") == before, said
