@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from transformers.trainer_callback import PrinterCallback, TrainerCallback
-from trl import GRPOTrainer
+from trl.trainer.grpo_trainer import GRPOTrainer
 
 from sweepgen_trainer import rewards
 from sweepgen_trainer.outputs import RunDir, TrainingDiverged

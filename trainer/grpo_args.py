@@ -12,7 +12,7 @@ from sweepgen.errors import ConfigError
 from sweepgen_trainer.config import RunConfig
 
 if TYPE_CHECKING:  # annotations only: grpo_kwargs is pure Python, tested without trl
-    from trl import GRPOConfig
+    from trl.trainer.grpo_config import GRPOConfig
 
 # Our GRPO fields that are passed to TRL under the same name.
 _SAME_NAME = (
@@ -109,7 +109,7 @@ def grpo_kwargs(cfg: RunConfig, checkpoints_dir: str) -> dict[str, Any]:
 def grpo_config_from(kwargs: dict[str, Any]) -> GRPOConfig:
     """The ``trl.GRPOConfig`` of ``grpo_kwargs``' result; what TRL/transformers reject (bf16 without
     hardware support, ...) is a ConfigError (exit 2), raised before the run directory is written."""
-    from trl import GRPOConfig  # noqa: PLC0415 - lazy: grpo_kwargs is pure Python, tested without trl
+    from trl.trainer.grpo_config import GRPOConfig  # noqa: PLC0415 - lazy: grpo_kwargs is pure Python, tested without trl
 
     try:
         return GRPOConfig(**kwargs)

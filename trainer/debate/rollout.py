@@ -18,7 +18,7 @@ import copy
 from typing import Any
 
 import torch
-from trl.models import unwrap_model_for_generation
+from trl.models.utils import unwrap_model_for_generation
 
 from sweepgen.errors import ConfigError
 from sweepgen_trainer.debate import shaping as registry
