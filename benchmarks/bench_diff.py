@@ -1,7 +1,8 @@
 """Benchmark: `sweepgen diff` in-process (per pair) and as a whole process (wall time, peak RSS).
 
 Run: .venv/bin/python benchmarks/bench_diff.py [--pairs 500] [--repeat 5] [--baseline DIR]
-Prints the whole-process `sweepgen diff` on two 300-line launch scripts, on two OmegaConf files over
+Prints the diff corpus's per-pair in-process time (median and p95 over its pairs, this tree and the
+baseline alike), the whole-process `sweepgen diff` on two 300-line launch scripts, on two OmegaConf files over
 a two-level `defaults:` chain and on the shipped examples (alternating with a baseline source tree
 when given); the shell reader at 1,000 / 10,000 / 40,000 lines; the per-pair cost of
 sweepgen.readers.diff.diff on 150-leaf configs (and of the --allow gate on top), the AST read of an
@@ -170,6 +171,60 @@ def measure(cmd: list[str], source: Path = ROOT) -> tuple[float, float, int]:
     return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
 
 
+# One child process per source tree: every corpus pair compared in-process `repeat` times (after a
+# warm-up), each pair's median kept; printed as JSON {pair: seconds}. CPU seconds of the process
+# (time.process_time), not wall time: on a shared machine wall time measures the other sessions.
+_CORPUS_TIMER = """
+import json, statistics, sys, time
+from pathlib import Path
+from sweepgen.readers.compare import compare
+corpus, repeat = Path(sys.argv[1]), int(sys.argv[2])
+out = {}
+for folder in sorted(p for p in corpus.iterdir() if p.is_dir() and not p.name.endswith("_error")):
+    a = sorted(folder.rglob("a.*"))[0]
+    b = a.with_name("b" + a.suffix)
+    args = (folder / "args").read_text().split() if (folder / "args").exists() else []
+    call = lambda: compare(str(a), str(b), resolve_bases="--resolve-bases" in args)
+    try:
+        call()
+    except Exception:
+        continue
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        call()
+        times.append(time.process_time() - start)
+    out[folder.name] = statistics.median(times)
+print(json.dumps(out))
+"""
+
+
+def corpus_rows(sources: list[Path], repeat: int, rounds: int = 3) -> None:
+    """Median and p95 over the diff corpus's pairs of each pair's in-process `compare` time, for
+    this tree and the baseline on the same corpus (this tree's). The trees take turns, ``rounds``
+    times each, and each pair keeps its fastest round: a loaded machine slows both trees alike."""
+    import json
+
+    corpus = ROOT / "tests" / "diff_corpus"
+    best: dict[Path, dict[str, float]] = {source: {} for source in sources}
+    for _ in range(rounds):
+        for source in sources:
+            env = {**os.environ, "PYTHONPATH": str(source)}
+            done = subprocess.run(
+                [sys.executable, "-c", _CORPUS_TIMER, str(corpus), str(repeat)],
+                cwd=source, env=env, capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            for pair, seconds in json.loads(done.stdout).items():
+                best[source][pair] = min(seconds, best[source].get(pair, seconds))
+    common = set.intersection(*(set(times) for times in best.values()))
+    for source in sources:
+        per_pair = sorted(best[source][pair] for pair in common)
+        p95 = per_pair[min(len(per_pair) - 1, int(round(0.95 * (len(per_pair) - 1))))]
+        label = "diff corpus, per pair, in-process CPU" + ("" if source == ROOT else " [baseline]")
+        median = statistics.median(per_pair) * 1000
+        print(f"{label:62s} median {median:6.2f} ms  p95 {p95 * 1000:6.2f} ms  ({len(per_pair)} pairs)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=500)
@@ -239,13 +294,15 @@ def main() -> None:
                 for source in sources:
                     runs[source].append(measure([sys.executable, "-m", "sweepgen", *argv], source))
             for source, done in runs.items():
-                wall = statistics.median(r[0] for r in done)
+                walls = sorted(r[0] for r in done)
+                p95 = walls[min(len(walls) - 1, int(round(0.95 * (len(walls) - 1))))]
                 rss = max(r[1] for r in done)
                 who = "" if source == ROOT else " [baseline]"
                 print(
-                    f"{label + who:62s} median {wall:5.2f} s  min {min(r[0] for r in done):5.2f} s  "
-                    f"peak {rss:5.0f} MiB  exit {done[0][2]}"
+                    f"{label + who:62s} median {statistics.median(walls):5.2f} s  p95 {p95:5.2f} s  "
+                    f"min {walls[0]:5.2f} s  peak {rss:5.0f} MiB  exit {done[0][2]}"
                 )
+        corpus_rows(sources, args.repeat)
 
     shell_rows()
     globs = parse_globs(["section*.key2"])

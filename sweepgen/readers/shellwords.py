@@ -35,6 +35,9 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool]:
     """The value of ``${expr}``: (value, known). An array read whole comes back as a list; what is
     not known comes back as ``Partial`` text carrying its inputs (``sweepgen.readers.shellparams``)."""
+    bound = variables.get(expr)
+    if type(bound) is str:  # `$NAME` of a known word, the usual case: no parameter machinery
+        return bound, True
     return expand_parameter(
         expr,
         variables,

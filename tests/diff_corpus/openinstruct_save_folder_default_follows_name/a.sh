@@ -1,6 +1,6 @@
 #!/bin/bash
 # the checkpoint folder defaults to the experiment's name unless the caller sets SAVE_FOLDER
-EXP_NAME=olmo2_1b_rlvr_think
+EXP_NAME="olmo2 1b rlvr think"
 SAVE_FOLDER="${SAVE_FOLDER:-/weka/checkpoints/$EXP_NAME}"
 MODEL="allenai/OLMo-2-0425-1B-SFT"
 python open_instruct/grpo_fast.py \
