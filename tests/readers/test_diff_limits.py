@@ -82,7 +82,7 @@ def test_the_shell_reader_is_linear_in_script_length(shape):
     _, small = _timed(lambda: read_shell(make(2_000), "s.sh"))
     _, large = _timed(lambda: read_shell(make(16_000), "s.sh"))
     # 8x the lines: a linear reader takes ~8x (quadratic ones took 64x and minutes at 10,000 lines)
-    assert large < max(20 * small, 0.5) and large < 15, (small, large)
+    assert large < max(20 * small, 0.5) and large < 60, (small, large)  # 60 s: a loaded machine
 
 
 def test_sum_of_lists_is_linear_and_bounded():
