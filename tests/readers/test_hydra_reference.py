@@ -8,11 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import hydra  # hydra-core is in the dev extra: the reference is always there
 import pytest
 
 from sweepgen.readers.pyinherit import read_with_bases
-
-hydra = pytest.importorskip("hydra")
 
 TREES: dict[str, dict[str, str]] = {
     # SkyRL-style: the entry's group@pkg wins over the file's `# @package` header

@@ -91,19 +91,22 @@ def build(
         "curves_note": curves_note,
         "params": [asdict(p) for p in params],
         "has_scores": any(r["score"] is not None and r["state"] == "finished" for r in runs),
-        "importance": None
-        if importance is None
-        else {
-            "method": importance.method,
-            "csv": importance_csv,
-            "rows": [[r.path, r.share, r.low, r.high] for r in importance.rows],
-            "held_out_r2": importance.held_out_r2,
-            "runs": importance.runs,
-            "note": importance.note,
-        },
+        "importance": None if importance is None else _importance(importance, importance_csv),
         "scatter": sampled,
         "stats": None if statistics is None else _stats(statistics),
         "search": None if search is None else dict(search),
+    }
+
+
+def _importance(importance: Importance, csv_text: str) -> dict[str, Any]:
+    """The importance section: shares with their intervals over refits, and the held-out R²."""
+    return {
+        "method": importance.method,
+        "csv": csv_text,
+        "rows": [[r.path, r.share, r.low, r.high] for r in importance.rows],
+        "held_out_r2": importance.held_out_r2,
+        "runs": importance.runs,
+        "note": importance.note,
     }
 
 
