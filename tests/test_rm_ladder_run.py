@@ -53,7 +53,7 @@ def expected(run_dir: Path) -> tuple[float, int, float, int]:
 
 
 def check_report() -> str:
-    result = cli("report", "generated/rm_ablation", "--metric", "eval_acc", "--mode", "max")
+    result = cli("report", "generated/rm_ablation", "--metric", "eval_acc", "--mode", "max", "--at", "best")
     assert result.exit_code == 0, result.output
     rows = {r["run"]: r for r in csv.DictReader(Path("runs/rm_ablation/report.csv").read_text().splitlines())}
     assert list(rows) == [f"rm_{a}" for a in ARMS]

@@ -69,7 +69,7 @@ def test_render_run_report_check(project):
     assert rows["beta0.2_seed1"]["beta"] == "0.2" and rows["beta0.2_seed1"]["seed"] == "1"
     assert float(rows["beta0.2_seed2"]["final_reward"]) == pytest.approx(0.6)
     # seeds folded per beta: the groups are named by the variant without its seed part
-    assert "beta0.1 " in report.stdout and "beta0.2 " in report.stdout and "95% CI" in report.stdout
+    assert "beta0.1 " in report.stdout and "beta0.2 " in report.stdout and "95% t interval" in report.stdout
 
     check = sweepgen("check", "specs/fake_grid.yaml")  # running and reporting touched no generated file
     assert check.returncode == 0, check.stdout + check.stderr
