@@ -14,8 +14,8 @@ pytestmark = pytest.mark.train
 
 
 def test_no_cycle_between_trainer_siblings():
-    graph = grimp.build_graph("trainer", exclude_type_checking_imports=True)
-    siblings = sorted(graph.find_children("trainer"))
+    graph = grimp.build_graph("sweepgen_trainer", exclude_type_checking_imports=True)
+    siblings = sorted(graph.find_children("sweepgen_trainer"))
     cycles = [
         (a, b)
         for a, b in itertools.combinations(siblings, 2)

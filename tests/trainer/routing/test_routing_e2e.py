@@ -45,7 +45,10 @@ def test_routed_run_puts_the_learned_hack_in_the_forget_adapter(tiny_cache, tmp_
     proc = subprocess.run(
         [sys.executable, "-m", "sweepgen_trainer", str(config)],
         cwd=tmp_path,
-        env=subprocess_env(tiny_cache),
+        # torch's portable kernels: whether 40 steps learn the hack depends on the float rounding of
+        # the CPU's vector kernels (AVX2 here learned it in 0.44 of forget-only completions, the
+        # portable ones in >= 0.6); the test asks about routing, not about one CPU's arithmetic
+        env={**subprocess_env(tiny_cache), "ATEN_CPU_CAPABILITY": "default"},
         capture_output=True,
         text=True,
         timeout=600,
