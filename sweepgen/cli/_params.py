@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -54,6 +55,9 @@ def output_root_option(help_text: str) -> Callable[[F], F]:
 
 
 def _set_limits(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    if not value and "sweepgen.compile.spec.limits" not in sys.modules:
+        # nothing was set in this process: loading the spec model (pydantic) would only slow `diff`
+        return
     from sweepgen.compile.spec import limits
 
     # every command that has the option sets them, so no earlier command's values linger
