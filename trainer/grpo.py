@@ -18,6 +18,7 @@ is the one place that picks the class (one branch per section).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from trl.trainer.grpo_trainer import GRPOTrainer
 from sweepgen_trainer import rewards
 from sweepgen_trainer.outputs import RunDir, TrainingDiverged
 from sweepgen_trainer.resume_sampler import EpochSeededRepeatSampler
+from sweepgen_trainer.step_clock import StepClock
 
 if TYPE_CHECKING:  # annotations only: at run time this module does not depend on the config model
     import torch
@@ -44,6 +46,7 @@ if TYPE_CHECKING:  # annotations only: at run time this module does not depend o
 RewardFunc = Callable[..., list[float]]
 # TRL's ``training_step`` (trl/trainer/grpo_trainer.py) is not annotated; its base in transformers is.
 TrainingStep = Callable[["nn.Module", dict[str, Any], "torch.Tensor | int | None"], "torch.Tensor"]
+ComputeLoss = Callable[..., "torch.Tensor"]
 
 # TRL log key -> our metrics.jsonl key (docs/ARCHITECTURE.md); other TRL keys are kept verbatim.
 RENAMES = {
@@ -72,10 +75,32 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         self.on_step = on_step
         self._elapsed_offset = elapsed_offset
         self._session_start = time.monotonic()
-        kwargs["callbacks"] = [*(kwargs.get("callbacks") or ()), RunOutputsCallback(self)]
+        self.clock = StepClock(cuda=False)  # replaced below once the device is known
+        kwargs["reward_funcs"] = [self._timed_reward(f) for f in kwargs.get("reward_funcs") or ()]
+        callbacks = [StepClockCallback(self), RunOutputsCallback(self)]
+        kwargs["callbacks"] = [*(kwargs.get("callbacks") or ()), *callbacks]
         super().__init__(*args, **kwargs)
         # With tqdm off, transformers prints every log dict; our on_step line replaces that.
         self.remove_callback(PrinterCallback)
+        self._time_phases()
+
+    def _timed_reward(self, func: Any) -> Any:
+        # the clock is looked up at call time: it is replaced once the device is known
+        if not callable(func) or hasattr(func, "forward"):  # a reward model: timed with the rest
+            return func
+        return functools.wraps(func)(lambda *a, **k: self.clock.timed("reward", func)(*a, **k))
+
+    def _time_phases(self) -> None:
+        """Stamps for the phases that no method of ours runs: our model's generation and the
+        reference model's forward passes (timing only: arguments and results pass through)."""
+        self.clock = StepClock(cuda=self.accelerator.device.type == "cuda")
+        for name in ("generate", "generate_batch"):
+            method = getattr(self.model, name, None)
+            if method is not None:
+                object.__setattr__(self.model, name, self.clock.timed("generation", method))
+        if self.ref_model is not None:
+            self.ref_model.register_forward_pre_hook(lambda *_: self.clock.start("ref_logprobs"))
+            self.ref_model.register_forward_hook(lambda *_: self.clock.stop("ref_logprobs"))
 
     # ---- extension points (classmethods: used before the instance exists) -------------------
     @classmethod
@@ -99,6 +124,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         # Completions cut at grpo.max_completion_length (no EOS) are scored on the cut text: say how many.
         row["truncated_fraction"] = logs.get("completions/clipped_ratio")
         row["elapsed_s"] = self._elapsed_offset + time.monotonic() - self._session_start
+        row.update(self._clock_callback().row)  # time/*: where this step's time went (step_clock.py)
         return row
 
     def sample_rows(self) -> list[dict[str, Any]]:
@@ -123,6 +149,9 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         limit = self.run_config.logging.samples_per_log
         return rows if limit is None else rows[:limit]
 
+    def _clock_callback(self) -> StepClockCallback:
+        return next(c for c in self.callback_handler.callbacks if isinstance(c, StepClockCallback))
+
     def summary_extras(self) -> dict[str, Any]:
         """Extra keys for summary.json (e.g. routing eval results). Extension point."""
         return {}
@@ -141,7 +170,10 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         num_items_in_batch: torch.Tensor | int | None = None,
     ) -> torch.Tensor:
         # Kept: no callback sees a micro-batch's loss, and it must stop before the optimizer steps on it.
+        self.clock.start("prepare")
         loss = cast(TrainingStep, super().training_step)(model, inputs, num_items_in_batch)
+        self.clock.stop("backward")
+        self.clock.start("optimizer")  # the last micro-batch's start is the one that counts
         if not math.isfinite(float(loss)):
             raise TrainingDiverged(
                 f"loss is {float(loss)} at step {self.state.global_step + 1}",
@@ -150,6 +182,45 @@ class SweepgenGRPOTrainer(GRPOTrainer):
                 "or check the reward scale",
             )
         return loss
+
+    def compute_loss(
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor | Any],
+        return_outputs: bool = False,
+        num_items_in_batch: torch.Tensor | int | None = None,
+    ) -> torch.Tensor:
+        # Kept: timing only; transformers' training_step calls it between input preparation
+        # (generation, rewards) and backward, the one boundary no callback marks.
+        self.clock.stop("prepare")
+        self.clock.start("loss_forward")
+        loss = cast(ComputeLoss, super().compute_loss)(model, inputs, return_outputs, num_items_in_batch)
+        self.clock.stop("loss_forward")
+        self.clock.start("backward")
+        return loss
+
+
+class StepClockCallback(TrainerCallback):
+    """The optimizer step's boundaries for ``StepClock`` (transformers' public callback events)."""
+
+    def __init__(self, trainer: SweepgenGRPOTrainer) -> None:
+        self.trainer = trainer
+        self.row: dict[str, float | None] = {}
+
+    def on_step_begin(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        self.trainer.clock.step_begin()
+
+    def on_optimizer_step(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        self.trainer.clock.stop("optimizer")
+
+    def on_step_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        self.row = self.trainer.clock.close()
 
 
 class RunOutputsCallback(TrainerCallback):

@@ -9,6 +9,7 @@ from trainer_support import read_jsonl, tiny_dict
 from sweepgen_trainer.config import RunConfig
 from sweepgen_trainer.outputs import summarize, truncation_warning
 from sweepgen_trainer.run import run
+from sweepgen_trainer.step_clock import KEYS
 
 pytestmark = pytest.mark.train
 
@@ -58,6 +59,13 @@ def test_a_real_run_logs_and_summarizes_the_truncated_fraction(tmp_path, tiny_ca
     assert any(
         line.startswith("warning:") and "cut at grpo.max_completion_length = 4" in line for line in lines
     )
+    # where each step's time went (issue 38 item 1): every phase logged, together the whole step
+    for row in rows:
+        assert set(KEYS) <= set(row)
+        phases = [row[k] for k in KEYS if k not in ("time/step_s", "time/logging_s")]
+        assert all(v >= 0 for v in phases) and row["time/generation_s"] > 0
+        assert sum(phases) <= row["time/step_s"] * 1.001
+    assert rows[0]["time/logging_s"] is None and rows[1]["time/logging_s"] > 0
 
 
 def test_the_debate_summary_uses_the_same_generation_step_window(tmp_path):
