@@ -1,9 +1,9 @@
-"""The README's commands for a TRL user's first hour are *run*, as written, in a scratch git
-repository holding a standard `trl grpo` config (issue 35: docs commands that failed as written).
-tests/test_docs_commands.py checks the spelling of every documented command; this runs the ones of
-the TRL path that need no GPU, in the README's order, with a stand-in `trl` on PATH for the run,
-then reports the runs. A README edit that breaks the path (a renamed spec, a missing folder, a
-schema that refuses TRL's own keys) fails here."""
+"""The README's commands for a TRL user's first hour (and docs/slurm.md's dry run) are *run*, as
+written, in a scratch git repository holding a standard `trl grpo` config (issue 35: docs commands
+that failed as written). tests/test_docs_commands.py checks the spelling of every documented
+command; this runs the ones of the TRL path that need no GPU, in the README's order, with a
+stand-in `trl` on PATH for the run, then reports the runs. A README edit that breaks the path (a
+renamed spec, a missing folder, a schema that refuses TRL's own keys) fails here."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 from test_first_hour import FAKE_TRL, TRL_CONFIG
-
-pytestmark = [pytest.mark.train, pytest.mark.slow]  # trl's own classes are the schema
 
 ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^[ \t]*```([a-z]*)\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL)
@@ -52,6 +50,8 @@ def test_the_readme_holds_the_trl_path():
     assert any(c.startswith("sweepgen run generated/grpo") for c in commands), commands
 
 
+@pytest.mark.train
+@pytest.mark.slow
 def test_the_readme_trl_commands_run_as_written(tmp_path: Path):
     project = tmp_path / "project"
     (project / "configs").mkdir(parents=True)
@@ -79,3 +79,41 @@ def test_the_readme_trl_commands_run_as_written(tmp_path: Path):
     assert (project / "schemas" / "grpo.json").is_file()  # the export made its folder
     assert (project / "runs").is_dir() and any((project / "runs").rglob("trainer_state.json"))
     assert len(ran) >= 5, ran
+
+
+SLURM_SPEC = """sweepgen: 1
+name: my_sweep
+template: ../templates/t.yaml.j2
+output: "{{ variant.name }}.yaml"
+base: {seed: 0}
+grid:
+  seed: [1, 2]
+resources: {time: "00:10:00", cpus_per_run: 2}
+"""
+
+
+@pytest.mark.slurm
+def test_the_slurm_docs_dry_run_runs_as_written(tmp_path: Path):
+    """docs/slurm.md's first two commands, on a sweep with the `resources:` the page says it needs:
+    the dry run prints the sbatch header and the array tasks and submits nothing."""
+    pytest.importorskip("submitit")
+    text = (ROOT / "docs" / "slurm.md").read_text(encoding="utf-8")
+    block = FENCE.search(text)
+    assert block is not None
+    lines = [ln.split(" #", 1)[0].strip() for ln in block.group(2).splitlines()][:2]
+    assert lines == [
+        "sweepgen render specs/my_sweep.yaml",
+        "sweepgen run generated/my_sweep --executor slurm --dry-run",
+    ], lines
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "specs" / "my_sweep.yaml").write_text(SLURM_SPEC)
+    (tmp_path / "templates" / "t.yaml.j2").write_text("seed: {{ seed }}\noutput_dir: runs/s{{ seed }}\n")
+    outputs = []
+    for line in lines:
+        argv = [sys.executable, "-m", "sweepgen", *shlex.split(line)[1:]]
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=DEADLINE_S)
+        assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
+        outputs.append(done.stdout)
+    assert "#SBATCH --cpus-per-task=2" in outputs[1] and "#SBATCH --time=10" in outputs[1], outputs[1]
+    assert "[1] seed2" in outputs[1] and not (tmp_path / "runs").exists()  # nothing submitted
