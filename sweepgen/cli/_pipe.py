@@ -64,7 +64,7 @@ def stdout_may_close(note: str) -> Iterator[_Guarded]:
     """Within the block, ``sys.stdout`` survives its reader going away (``note`` said once on stderr)."""
     real = sys.stdout
     guarded = _Guarded(real, note)
-    sys.stdout = guarded  # type: ignore[assignment]  # a TextIO in all but name
+    sys.stdout = guarded  # a TextIO in all but name (write, flush, the rest delegated)
     try:
         yield guarded
     finally:

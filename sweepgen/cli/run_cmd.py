@@ -161,6 +161,7 @@ def run(
         time_limit=time_limit,
     )
     request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
+    guard: contextlib.AbstractContextManager[object]
     if dry_run:  # a listing: cut short by its reader, it is exit 2 like every other command's output
         guard = contextlib.nullcontext()
     else:  # `run DIR | head`: the reader going away must not stop the experiment (cli/_pipe.py)
