@@ -7,6 +7,8 @@ still running elsewhere; 2 bad input; 130 interrupted).
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 
 import click
@@ -139,6 +141,7 @@ def run(
     (--executor slurm).
     """
     # sweepgen.run loads when the command runs, not for --help
+    from sweepgen.cli._pipe import stdout_may_close
     from sweepgen.cli._run_display import RichDisplay, print_result, print_search
     from sweepgen.run.core.sweep_state import RunOptions
     from sweepgen.run.sweep.grid import RunRequest
@@ -158,9 +161,20 @@ def run(
         time_limit=time_limit,
     )
     request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
-    result = run_any(request, RichDisplay(metric))
-    if isinstance(result, SearchResult):
-        print_search(result, sweep_dir)
-    else:
-        print_result(result, sweep_dir, metric)
+    guard: contextlib.AbstractContextManager[object]
+    if dry_run:  # a listing: cut short by its reader, it is exit 2 like every other command's output
+        guard = contextlib.nullcontext()
+    else:  # `run DIR | head`: the reader going away must not stop the experiment (cli/_pipe.py)
+        guard = stdout_may_close(
+            "sweepgen: standard output was closed by the program reading it (e.g. `| head`); the "
+            f"sweep goes on without printing: follow it with `sweepgen status {sweep_dir}`"
+        )
+    with guard:
+        result = run_any(request, RichDisplay(metric))
+        if isinstance(result, SearchResult):
+            print_search(result, sweep_dir)
+        else:
+            print_result(result, sweep_dir, metric)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()  # inside the guard: a last buffered line meets the closed pipe here
     return result.code

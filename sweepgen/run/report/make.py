@@ -280,16 +280,27 @@ def _statistics(report: rep.Report, groups: Sequence[grp.Group], request: Reques
     values = {r.name: r.value for r in report.finished}
     named = [(g.name, [v for n in g.members if (v := values.get(n)) is not None]) for g in groups]
     named = [(n, v) for n, v in named if v]
-    if request.compare is not None and request.compare not in dict(named):
-        names = [n for n, _ in named]
-        close = difflib.get_close_matches(request.compare, names, n=3)
-        raise UserError(
-            f"--compare {request.compare}: no group of that name",
-            hint=(f"did you mean {', '.join(close)}? " if close else "")
-            + f"groups: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''}",
-        )
+    baseline = _baseline(request.compare, groups, [n for n, _ in named])
     methods = stats.Methods(interval=request.interval, test=request.test)
-    return stats.compare(named, baseline=request.compare, mode=request.mode, methods=methods)
+    return stats.compare(named, baseline=baseline, mode=request.mode, methods=methods)
+
+
+def _baseline(compare: str | None, groups: Sequence[grp.Group], names: Sequence[str]) -> str | None:
+    """The group ``--compare`` names: a group's name, or the name of a run in it (the per-run table
+    shows run names: `--compare beta0.0_seed1` means that run's seed group)."""
+    if compare is None or compare in names:
+        return compare
+    holding = [g.name for g in groups if compare in g.members and g.name in names]
+    if len(holding) == 1:
+        return holding[0]
+    runs = [m for g in groups if g.name in names for m in g.members]
+    close = difflib.get_close_matches(compare, [*names, *runs], n=3)
+    raise UserError(
+        f"--compare {compare}: no group or run of that name",
+        hint=(f"did you mean {', '.join(close)}? " if close else "")
+        + f"groups: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''}; a run's name "
+        "stands for its seed group",
+    )
 
 
 def stats_context(request: Request, report: rep.Report) -> dict[str, str]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import importlib.util
-import json
 import os
 import re
 import shlex
@@ -38,6 +37,7 @@ from typing import Any
 
 from sweepgen.compile.output.lock import LOCK_NAME, Lock
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import (
     CANCEL_REASON,
     LOG_FILE,
@@ -619,7 +619,16 @@ def slurm_root(run_dirs: Sequence[Path]) -> Path:
     parents = [os.path.abspath(os.path.dirname(os.path.normpath(str(d))) or ".") for d in run_dirs]
     if not parents:
         raise UserError("the sweep has no runs", hint="render the spec again")
-    return Path(os.path.commonpath(parents)) / SLURM_DIR
+    root = Path(os.path.commonpath(parents)) / SLURM_DIR
+    if root.is_symlink():  # committed or left in a shared runs folder: the journal is never read or
+        # written through it (the run directories themselves are confined to the project already)
+        raise ConfigError(
+            f"{root} is a symbolic link",
+            location=Location(str(root)),
+            hint="sweepgen keeps the Slurm jobs journal and submitit's files in a plain folder; delete "
+            "the link",
+        )
+    return root
 
 
 def job_name(lock: Lock, sweep_dir: Path | str) -> str:
@@ -628,16 +637,20 @@ def job_name(lock: Lock, sweep_dir: Path | str) -> str:
 
 
 def read_journal(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    """The jobs journal of a runs root, read as data: never through a link, a regular file of at most
+    ``runfiles.MAX_JSON_BYTES`` (a RunFileError, exit 2, otherwise); nesting and numbers bounded."""
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES)
+    if raw is None:
         return {"arrays": []}
-    except json.JSONDecodeError as err:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
         raise ConfigError(
-            f"the Slurm jobs journal is not valid JSON: {err.msg}",
-            location=Location(str(path), err.lineno, err.colno),
+            f"the Slurm jobs journal is not UTF-8 text (byte {err.start})",
+            location=Location(str(path)),
             hint="sweepgen writes it atomically; move the broken file away",
-        ) from err
+        ) from None
+    data = runfiles.parse_json(text, path, "the Slurm jobs journal")
     if not isinstance(data, dict) or not isinstance(data.get("arrays"), list):
         return {"arrays": []}
     return data
@@ -651,12 +664,28 @@ def _need_submitit() -> None:
         )
 
 
-def submitted_as(journal: Mapping[str, Any]) -> dict[str, str]:
-    """Run name -> the job id of its latest submission, as the journal records every array."""
+_JOB_ID = re.compile(r"[0-9]{1,18}(?:_[0-9]{1,9})?")  # "123" or an array task "123_4", as Slurm writes them
+
+
+def submitted_as(journal: Mapping[str, Any], path: Path | None = None) -> dict[str, str]:
+    """Run name -> the job id of its latest submission, as the journal records every array. The
+    journal is data (a shared runs folder may hold anyone's): a job id that is not Slurm's digits
+    is refused (exit 2 naming the journal and the key), never handed to squeue or scancel."""
     out: dict[str, str] = {}
-    for array in journal.get("arrays", []):
+    for i, array in enumerate(journal.get("arrays", [])):
         if isinstance(array, dict) and isinstance(array.get("runs"), dict):
-            out.update({name: str(job_id) for job_id, name in array["runs"].items() if isinstance(name, str)})
+            for job_id, name in array["runs"].items():
+                if not isinstance(name, str):
+                    continue
+                if not _JOB_ID.fullmatch(job_id):
+                    raise ConfigError(
+                        f"the Slurm jobs journal names job id {job_id!r}, which is not a Slurm job id",
+                        location=Location(str(path) if path else JOURNAL),
+                        key=f"arrays[{i}].runs",
+                        hint="sweepgen writes only Slurm's own job ids there; move the file away "
+                        "(it is not sweepgen's) and run `sweepgen status` again",
+                    )
+                out[name] = job_id
     return out
 
 
@@ -664,7 +693,7 @@ def held_jobs(names: Sequence[str], root: Path) -> dict[str, slurm_query.JobInfo
     """The runs among ``names`` whose latest submission Slurm still holds (queued, running,
     requeued): what the queue says of the job the journal names, never a guess from a missing
     folder. A run Slurm holds is never submitted again, even when its run directory was deleted."""
-    latest = submitted_as(read_journal(root / JOURNAL))
+    latest = submitted_as(read_journal(root / JOURNAL), root / JOURNAL)
     jobs = {name: latest[name] for name in names if name in latest}
     if not jobs:
         return {}

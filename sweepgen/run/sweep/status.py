@@ -117,12 +117,11 @@ def _vanished(
         return {}
     from sweepgen.run.slurm import executor as slurm  # noqa: PLC0415 - lazy: the Slurm backend loads only for Slurm runs
 
-    try:
-        root = slurm.slurm_root([t.run_dir for t in tasks])
-        submitted = slurm.submitted_as(slurm.read_journal(root / slurm.JOURNAL))
-        named = [t.name for t in gone if t.name in submitted]
-    except (SweepgenError, OSError):
-        return {}
+    root = slurm.slurm_root([t.run_dir for t in tasks])
+    # an unusable journal (a link, not JSON, a job id that is not Slurm's) is exit 2 naming it: shown
+    # as never started, those runs would be submitted again while Slurm may still hold them
+    submitted = slurm.submitted_as(slurm.read_journal(root / slurm.JOURNAL), root / slurm.JOURNAL)
+    named = [t.name for t in gone if t.name in submitted]
     try:
         # asked within the time `status` gives Slurm: a hung squeue must not hold it
         held = _within(SLURM_ANSWER_S, lambda: slurm.held_jobs(named, root)) if named else {}
