@@ -93,6 +93,7 @@ for level in "${levels[@]}"; do
     echo "== $name: skipped (${left}s left)"
     continue
   fi
+  limit=$((limit * ${GPU_CHECK_LIMIT_SCALE:-1})) # a loaded CPU test machine needs more than a GPU
   [ "$limit" -gt "$left" ] && limit=$left
   echo "== $name (limit ${limit}s): $arguments"
   # shellcheck disable=SC2086  # the arguments are words

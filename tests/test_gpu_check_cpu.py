@@ -20,8 +20,9 @@ def test_the_gpu_check_runs_on_cpu_and_writes_a_json_per_level_and_one_table(tmp
     env = {
         **os.environ,
         "PYTHON": sys.executable,
-        "GPU_CHECK_ONLY": "trl_one|one|static_one",
-        "GPU_CHECK_DEADLINE": "900",
+        "GPU_CHECK_ONLY": "trl_one|one",
+        "GPU_CHECK_DEADLINE": "1200",
+        "GPU_CHECK_LIMIT_SCALE": "10",  # each level's GPU limit is seconds; a loaded CPU needs more
         "OMP_NUM_THREADS": "1",
     }
     proc = subprocess.run(
@@ -34,7 +35,7 @@ def test_the_gpu_check_runs_on_cpu_and_writes_a_json_per_level_and_one_table(tmp
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     levels = {p.stem: json.loads(p.read_text()) for p in (out / "levels").glob("*.json")}
-    assert set(levels) == {"trl_one", "one", "static_one"}  # only the levels asked for
+    assert set(levels) == {"trl_one", "one"}  # only the levels asked for, in that order
     for data in levels.values():
         (result,) = data["results"]
         assert result["exit"] == 0, result.get("error")
@@ -42,7 +43,6 @@ def test_the_gpu_check_runs_on_cpu_and_writes_a_json_per_level_and_one_table(tmp
     assert levels["trl_one"]["results"][0]["trainer"] == "trl"
     ours = levels["one"]["results"][0]
     assert ours["time/generation_s"] > 0 and ours["time/step_s"] >= ours["time/generation_s"]
-    assert levels["static_one"]["config"]["grpo"] == {"cache_implementation": "static"}
     table = (out / "table.md").read_text().splitlines()
-    assert [line.split("|")[1].strip() for line in table[2:]] == ["trl_one", "one", "static_one"]
+    assert [line.split("|")[1].strip() for line in table[2:]] == ["trl_one", "one"]
     assert "python" in (out / "env.txt").read_text()
