@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sweepgen.compile.output.lock import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import importance as report_importance
 from sweepgen.run.report import page as report_page
-from sweepgen.run.report import stats, stats_files
+from sweepgen.run.report import sequential_record, stats, stats_files
 from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
 from sweepgen.safefs import write_atomic
 
@@ -132,6 +133,12 @@ def make(request: Request) -> Outcome:
         report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
     )
     outcome.context = stats_context(request, report)
+    if (request.directory / LOCK_NAME).is_file():  # a sequential test is recorded in its sweep folder
+        outcome.notes.extend(
+            sequential_record.report_lines(
+                request.directory, request.metric, report.objective.at, request.mode, request.compare
+            )
+        )
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     out_dir = request.out_dir or report.out_dir
     for what, name, data in files:  # every output built: now they replace the old ones

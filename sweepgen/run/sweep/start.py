@@ -25,10 +25,12 @@ from sweepgen.run.core import sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
 from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
+from sweepgen.run.report.sequential_record import Rule
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import study as search_study
 from sweepgen.run.search import view as search_view
 from sweepgen.run.search.study import journal_path
+from sweepgen.run.sweep.decide import DecideResult, run_until_decided
 from sweepgen.run.sweep.grid import (
     INTERRUPTED,
     Display,
@@ -57,9 +59,19 @@ class SearchResult:
     stopped: bool = False  # `sweepgen cancel` asked the search to stop
 
 
-def run(request: RunRequest, display: Display) -> RunResult | SearchResult:
-    """`sweepgen run DIR`: the search controller for a search sweep, ``run_sweep`` for any other."""
+def run(
+    request: RunRequest, display: Display, decide: Rule | None = None
+) -> RunResult | SearchResult | DecideResult:
+    """`sweepgen run DIR`: the search controller for a search sweep, ``run_sweep`` for any other
+    (in rounds, with ``decide``: `run --until-decided`)."""
     spec = _search_spec(request.sweep_dir)
+    if spec is not None and decide is not None:
+        raise UserError(
+            "--until-decided adds seeds to a grid; a search sweep chooses its own trials",
+            hint="give its search `repeats:` for seeds, and compare the best trials with `sweepgen report`",
+        )
+    if decide is not None:
+        return run_until_decided(request, decide, display)
     if spec is None:
         return run_sweep(request, display)
     return _run_search(request, spec, display)
