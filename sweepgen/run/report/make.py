@@ -23,7 +23,7 @@ from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import importance as report_importance
 from sweepgen.run.report import page as report_page
-from sweepgen.run.report import sequential_record, stats, stats_files
+from sweepgen.run.report import sampled_axes, sequential_record, stats, stats_files
 from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
 from sweepgen.safefs import write_atomic
 
@@ -362,7 +362,9 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     seed = outcome.plan.path
     swept = [p for p in report.varying if p != seed]
     scored = [(r.values, v) for r in report.finished if (v := r.value) is not None]
-    params = _log_sampled(report_importance.params_of([r.values for r in report.runs], swept), request)
+    params = _log_sampled(
+        report_importance.params_of([r.values for r in report.runs], swept), request, outcome.notes
+    )
     importance = report_importance.compute([v for v, _ in scored], [s for _, s in scored], params)
     metric = request.metric or rep.DEFAULT_CURVE
     logged_by_all = set.intersection(*(set(r.series) for r in report.finished)) - {metric, "step"}
@@ -402,14 +404,19 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     return report_html.render(page), importance
 
 
-def _log_sampled(params: list[report_importance.Param], request: Request) -> list[report_importance.Param]:
-    """A search's log_uniform axes drawn on log axes whatever their span (params_of only guesses from
-    the values: positive and spanning 100x or more)."""
+def _log_sampled(
+    params: list[report_importance.Param], request: Request, notes: list[str]
+) -> list[report_importance.Param]:
+    """The log_uniform axes of a search or of a `sample:` sweep drawn on log axes whatever their span
+    (params_of only guesses from the values: positive and spanning 100x or more)."""
     if request.search is None:
-        return params
-    from sweepgen.compile.spec import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
+        logged, note = sampled_axes.log_axes(request.directory)
+        if note is not None:
+            notes.append(note)
+    else:
+        from sweepgen.compile.spec import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
 
-    logged = {k for k, d in search.block(request.search).axes.items() if d.log_uniform is not None}
+        logged = {k for k, d in search.block(request.search).axes.items() if d.log_uniform is not None}
     return [dataclasses.replace(p, log=True) if p.path in logged and not p.categorical else p for p in params]
 
 
