@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from sweepgen.cli._params import SECONDS, limit_option
+from sweepgen.run.core.registry import NAMES as EXECUTOR_NAMES
 
 
 @click.command("run")
@@ -44,7 +45,12 @@ from sweepgen.cli._params import SECONDS, limit_option
     help="Run only these runs (run or variant name; repeat or comma-separate).",
 )
 @click.option("--rerun-failed", is_flag=True, help="Also start runs that failed or were cancelled before.")
-@click.option("--executor", default=None, help="Where runs execute: local (default) or slurm.")
+@click.option(
+    "--executor",
+    type=click.Choice(EXECUTOR_NAMES),
+    default=None,
+    help="Where runs execute (default local, or the one the sweep was started with).",
+)
 @click.option(
     "--command",
     "command",

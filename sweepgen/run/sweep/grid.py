@@ -42,7 +42,7 @@ from sweepgen.run.core.base import (
     stale_cause,
 )
 from sweepgen.run.core.progress import log_tail
-from sweepgen.run.core.registry import make_executor, status_is_alive
+from sweepgen.run.core.registry import executor_class, make_executor, status_is_alive
 from sweepgen.run.core.sweep_state import RunOptions
 from sweepgen.run.core.tasks import (
     check_bundled_configs,
@@ -139,7 +139,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
         # another `sweepgen run` holds
         wait=None if executor == "local" else request.wait,
         stop_timeout_s=opts.stop_timeout,
-        time_limit_s=local_time_limit(executor, opts.time_limit, sweep.lock, request.sweep_dir, display),
+        time_limit_s=time_limit(executor, opts.time_limit, sweep.lock, request.sweep_dir, display),
     )
     ex = make_executor(executor, options)
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
@@ -346,20 +346,15 @@ def stop_gracefully(ex: Executor, display: Display) -> None:
             ex.stop_now()
 
 
-def local_time_limit(
+def time_limit(
     executor: str, given: float | None, lock: Lock, sweep_dir: Path, display: Display | None
 ) -> float | None:
-    """The time limit of each local run: --time-limit, else the spec's resources.time (a Slurm time,
-    honoured here too, and said so), else none. On Slurm: what was given (the executor refuses it)."""
-    time = (lock.resources or {}).get("time")
-    if executor != "local" or given is not None or time is None:
-        return given
-    from sweepgen.run.slurm.resources import parse_time  # noqa: PLC0415 - lazy: only with resources.time
-
-    minutes = parse_time(time, key="resources.time", lock_path=str(sweep_dir / LOCK_NAME))
-    if display is not None:
-        display.note(f"each run is stopped after resources.time ({minutes} min); --time-limit overrides it")
-    return minutes * 60.0
+    """The time limit of each run as its executor applies it (``given``: --time-limit): the local
+    executor honours the spec's resources.time too, and says so; Slurm applies it itself."""
+    limit, note = executor_class(executor).time_limit(given, lock, str(sweep_dir / LOCK_NAME))
+    if note is not None and display is not None:
+        display.note(note)
+    return limit
 
 
 def parse_gpus(gpus: str | None) -> tuple[str, ...]:

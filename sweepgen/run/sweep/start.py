@@ -36,11 +36,11 @@ from sweepgen.run.sweep.grid import (
     Display,
     RunRequest,
     RunResult,
-    local_time_limit,
     parse_gpus,
     run_sweep,
     stop_gracefully,
     stop_signals_raise_interrupt,
+    time_limit,
 )
 
 POLL_S = 0.2
@@ -130,7 +130,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         gpus=parse_gpus(opts.gpus),
         per_gpu=opts.per_gpu or 1,
         stop_timeout_s=opts.stop_timeout,
-        time_limit_s=local_time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
+        time_limit_s=time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
         wait=True,  # the controller follows every trial, on Slurm too
     )
     if executor == "local":
