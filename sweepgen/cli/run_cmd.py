@@ -8,11 +8,15 @@ still running elsewhere; 2 bad input; 130 interrupted).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from sweepgen.cli._params import SECONDS, limit_option
 from sweepgen.run.core.registry import NAMES as EXECUTOR_NAMES
+
+if TYPE_CHECKING:
+    from sweepgen.run.report.sequential_record import Rule
 
 
 @click.command("run")
@@ -214,12 +218,8 @@ def run(
         time_limit=time_limit,
     )
     request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
-    rule = Rule(compare, metric, at, mode, seeds_per_round, max_seeds, spending)
-    if not until_decided and rule != Rule():
-        raise click.UsageError(
-            "--compare, --mode, --at, --seeds-per-round, --max-seeds and --spending belong to --until-decided"
-        )
-    result = run_any(request, RichDisplay(metric), rule if until_decided else None)
+    rule = _rule(until_decided, Rule(compare, metric, at, mode, seeds_per_round, max_seeds, spending))
+    result = run_any(request, RichDisplay(metric), rule)
     if isinstance(result, SearchResult):
         print_search(result, sweep_dir)
     elif isinstance(result, DecideResult):
@@ -227,3 +227,14 @@ def run(
     else:
         print_result(result, sweep_dir, metric)
     return result.code
+
+
+def _rule(until_decided: bool, rule: Rule) -> Rule | None:
+    """--until-decided's rule; its options without it are a usage error (--metric alone only shows)."""
+    from sweepgen.run.report.sequential_record import Rule
+
+    if not until_decided and rule != Rule(metric=rule.metric):
+        raise click.UsageError(
+            "--compare, --mode, --at, --seeds-per-round, --max-seeds and --spending belong to --until-decided"
+        )
+    return rule if until_decided else None

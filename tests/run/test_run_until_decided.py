@@ -147,6 +147,7 @@ def test_a_round_with_a_failed_run_takes_no_look_and_resumes_with_rerun_failed(a
 
 def test_options_that_cannot_hold_are_exit_2(arms):
     assert run("--compare", "base").exit_code == 2  # belongs to --until-decided
+    assert run(*FIRST[:6], "--dry-run").exit_code == 0  # --metric without --until-decided only shows it
     only = run(*FIRST, "--only", "base_seed1")
     assert only.exit_code == 2 and "cannot be combined with --only" in only.stderr
     too_many = run(*FIRST, "--max-seeds", "9")

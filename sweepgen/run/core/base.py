@@ -58,7 +58,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sweepgen.compile.output.lock import Lock
+from sweepgen.compile.run_api import Lock
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.core import outcome, runfiles, runlock
 from sweepgen.safefs import write_atomic

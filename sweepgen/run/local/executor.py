@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from sweepgen.compile.output.lock import Lock
+from sweepgen.compile.run_api import Lock
 from sweepgen.errors import SweepgenError, UserError
 from sweepgen.run.core import runfiles, runlock, stop_request
 from sweepgen.run.core.base import (

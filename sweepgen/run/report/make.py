@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sweepgen.compile.output.lock import LOCK_NAME
+from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
@@ -179,7 +179,7 @@ def _objective(request: Request) -> rep.Objective:
         )
     searched = False
     if request.search is not None:  # the search's metric, taken as the search takes it: one name
-        from sweepgen.compile.spec import trials as search  # noqa: PLC0415 - lazy: only a search sweep's report needs it
+        from sweepgen.compile.run_api import trials as search  # noqa: PLC0415 - lazy: only a search sweep's report needs it
 
         block = search.block(request.search)
         searched = (request.metric, request.mode, at) == (block.metric, block.mode, "final")
@@ -414,7 +414,7 @@ def _log_sampled(
         if note is not None:
             notes.append(note)
     else:
-        from sweepgen.compile.spec import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
+        from sweepgen.compile.run_api import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
 
         logged = {k for k, d in search.block(request.search).axes.items() if d.log_uniform is not None}
     return [dataclasses.replace(p, log=True) if p.path in logged and not p.categorical else p for p in params]
@@ -423,7 +423,7 @@ def _log_sampled(
 def _pruned_at(search: dict[str, Any], spec: Any) -> dict[str, int]:
     """The step each pruned trial's pruner stopped it at, by the names of the trial's runs (one per
     repeat)."""
-    from sweepgen.compile.spec import trials as search_block  # noqa: PLC0415 - lazy: as _search_part
+    from sweepgen.compile.run_api import trials as search_block  # noqa: PLC0415 - lazy: as _search_part
 
     repeats = search_block.block(spec).repeats
     return {
@@ -436,7 +436,7 @@ def _pruned_at(search: dict[str, Any], spec: Any) -> dict[str, int]:
 
 def _search_part(report: rep.Report, request: Request) -> dict[str, Any]:
     """The page's search section, from the study in the sweep folder and the runs' logged steps."""
-    from sweepgen.compile.spec import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
+    from sweepgen.compile.run_api import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
     from sweepgen.run.report import search_section as report_search  # noqa: PLC0415 - lazy: as above
     from sweepgen.run.search import view as search_view  # noqa: PLC0415 - lazy: as above
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sweepgen import yamlio
-from sweepgen.compile.output.lock import LOCK_NAME
+from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import UserError
 from sweepgen.outtree import read_inside
 from sweepgen.run.core.tasks import read_lock

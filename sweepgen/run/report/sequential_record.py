@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import jsonfloat
-from sweepgen.compile.output.lock import DECIDE_STATE_NAME
+from sweepgen.compile.run_api import DECIDE_STATE_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import write_json_atomic
 from sweepgen.run.report import sequential

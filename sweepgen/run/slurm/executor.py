@@ -36,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen.compile.output.lock import LOCK_NAME, Lock
+from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.run.core.base import (
     CANCEL_REASON,

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen.compile.output.lock import Lock
+from sweepgen.compile.run_api import Lock
 from sweepgen.errors import ConfigError
 from sweepgen.run.core.resources import bad as _bad
 from sweepgen.run.core.resources import location as _loc

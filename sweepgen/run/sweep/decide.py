@@ -23,7 +23,7 @@ import difflib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sweepgen.compile.output.lock import DECIDE_STATE_NAME, LOCK_NAME
+from sweepgen.compile.run_api import DECIDE_STATE_NAME, LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core.tasks import NAMING_PATHS, read_lock
 from sweepgen.run.report import collect as rep

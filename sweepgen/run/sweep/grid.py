@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn, Protocol
 
-from sweepgen.compile.output.lock import LOCK_NAME, Lock
+from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import runlock, sweep_state
 from sweepgen.run.core.base import (

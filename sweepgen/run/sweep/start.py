@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import paths, yamlio
-from sweepgen.compile.output import lock
-from sweepgen.compile.output.lock import LOCK_NAME
-from sweepgen.compile.spec import trials as search
+from sweepgen.compile.run_api import LOCK_NAME, lock
+from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.run.core import sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
@@ -289,7 +288,7 @@ def list_matrix(spec_path: str, out_root: str) -> Matrix:
     search spec's variants are its trials so far (from the lock of its sweep folder under
     ``out_root``); each row also gets the trial's state and value from the study, and the title the
     search's counts."""
-    from sweepgen.compile import api  # noqa: PLC0415 - the compile pipeline (jinja2) loads for `list`, not for `report` or `status`
+    from sweepgen.compile.run_api import api  # noqa: PLC0415 - the compile pipeline (jinja2) loads for `list`, not for `report` or `status`
 
     expansion, varying = api.matrix(spec_path, out_root)
     values = [
