@@ -82,7 +82,7 @@ class Outcome:
 
     context: dict[str, str] = field(default_factory=dict)  # metric, value, direction
 
-    def stats_rows(self) -> list[dict[str, Any]]:
+    def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
             return []
         return stats_files.rows(self.statistics, self.context)
