@@ -112,15 +112,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
             f"using the command line this sweep was started with: {opts.command_line(request.sweep_dir)}"
         )
     executor = opts.executor or "local"
-    gpu_ids = parse_gpus(opts.gpus)
-    per_gpu = opts.per_gpu or 1
-    if per_gpu != 1 and not gpu_ids:
-        raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
-    if opts.mps and (not gpu_ids or executor != "local"):
-        raise UserError(
-            "--mps needs --gpus and the local executor",
-            hint="e.g. --gpus 0 --per-gpu 8 --mps; on Slurm, start MPS in the job script instead",
-        )
+    gpu_ids, per_gpu = _gpu_options(opts, executor)
     argv = parse_command(opts.command, shell=bool(opts.shell))
     sweep = load_sweep(request.sweep_dir, command=argv, done_file=parse_done_file(opts.done_file, argv))
     if argv is None and executor == "local" and not request.dry_run:
@@ -182,6 +174,20 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
                 interrupted = True  # they are not ours to stop: they run on under their own `run`
     result.code = _finish(request, result, interrupted, ex)
     return result
+
+
+def _gpu_options(opts: RunOptions, executor: str) -> tuple[tuple[str, ...], int]:
+    """--gpus and --per-gpu, checked with --mps."""
+    gpu_ids = parse_gpus(opts.gpus)
+    per_gpu = opts.per_gpu or 1
+    if per_gpu != 1 and not gpu_ids:
+        raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
+    if opts.mps and (not gpu_ids or executor != "local"):
+        raise UserError(
+            "--mps needs --gpus and the local executor",
+            hint="e.g. --gpus 0 --per-gpu 8 --mps; on Slurm, start MPS in the job script instead",
+        )
+    return gpu_ids, per_gpu
 
 
 def _run_started(
