@@ -156,5 +156,15 @@ def test_options_that_cannot_hold_are_exit_2(arms):
     assert unknown.exit_code == 2 and "did you mean base" in unknown.stderr
     best = run(*FIRST, "--at", "best")
     assert best.exit_code == 2 and "biased upward" in best.stderr
+    bad_at = run(*FIRST, "--at", "last:0")
+    assert bad_at.exit_code == 2 and "--at last:0" in bad_at.stderr
     assert not (arms / "starts.log").exists()
     assert not (arms / "generated/arms" / DECIDE_STATE_NAME).exists()
+
+
+def test_a_metric_no_run_logs_stops_after_the_first_round(arms):
+    typo = [*FIRST]
+    typo[typo.index("eval_acc")] = "eval_accc"
+    result = run(*typo)
+    assert result.exit_code == 2 and "no run of this round has a value of eval_accc" in result.stderr
+    assert len(starts(arms)) == 6  # round 1 only: 2 seeds of 3 groups

@@ -94,6 +94,8 @@ def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str
     rule = given.merged_over(recorded).merged_over(DEFAULTS)
     if rule.baseline is None:
         raise UserError("--until-decided needs --compare GROUP: the baseline every arm is compared with")
+    if not rep.valid_at(str(rule.at)):
+        raise UserError(f"--at {rule.at}", hint="final, or last:K (K >= 1: the mean of the last K values)")
     if rule.at == "best":
         raise UserError(
             "--until-decided compares --at final or last:K: the best value over a run is biased upward",
@@ -121,6 +123,14 @@ def _look(
 
     def first(group: str) -> list[float]:
         return [v for m in members[group][:n] if (v := values.get(m)) is not None]
+
+    if not any(first(g) for g in [*still, str(rule.baseline)]):  # a typo in --metric: never decides
+        raise UserError(
+            f"no run of this round has a value of {rule.metric or 'final_reward'}",
+            location=Location(str(sweep_dir)),
+            hint="give --metric a metric the runs log (`sweepgen report DIR` lists them); delete "
+            f"{DECIDE_STATE_NAME} to start the test with the right one (the runs stay)",
+        )
 
     crossings = sequential.look(
         [(a, first(a)) for a in still], first(str(rule.baseline)), alpha, str(rule.mode)
