@@ -308,35 +308,37 @@ def print_decided(result: DecideResult, sweep_dir: Path, metric: str | None = No
     """What `run --until-decided` prints at the end: the last round's runs, every look (boundary and
     p of each comparison), each arm's verdict, and how to go on when a round did not finish."""
     out, err = _console.stdout(), _console.stderr()
-    if result.plan:
-        for line in result.plan:
-            out.print(line, markup=False, highlight=False)
+    for line in result.plan:
+        out.print(line, markup=False, highlight=False)
     if result.last is not None:
         print_result(result.last, sweep_dir, metric)
     if result.plan:
         return
-    for number, look in enumerate(result.looks, 1):
-        for line in look_lines(look, number, result.total_looks):
-            out.print(line, markup=False, highlight=False)
-    open_arms = [a for a, v in result.verdicts.items() if v == "open"]
-    decided = {a: v for a, v in result.verdicts.items() if v != "open"}
-    against = f"against {result.rule.baseline}"
-    for arm, verdict in decided.items():
-        out.print(f"{arm}: {verdict} {against} (sequential test)", markup=False, highlight=False)
+    for line in _decided_lines(result):
+        out.print(line, markup=False, highlight=False)
     if result.code != 0:
         err.print(
             f"round {len(result.looks) + 1} did not finish: no look was taken; `sweepgen run {sweep_dir} "
             "--until-decided` goes on with the recorded rule once its runs can finish",
             markup=False,
         )
-    elif open_arms and result.spent:
-        out.print(
-            f"no evidence within {result.rule.max_seeds} seeds per group {against}: {', '.join(open_arms)}",
-            markup=False,
-            highlight=False,
+
+
+def _decided_lines(result: DecideResult) -> list[str]:
+    """Every look, each decided arm's verdict, and what is left open when the seeds are spent."""
+    lines = [
+        line for n, look in enumerate(result.looks, 1) for line in look_lines(look, n, result.total_looks)
+    ]
+    against = f"against {result.rule.baseline}"
+    open_arms = [a for a, v in result.verdicts.items() if v == "open"]
+    lines += [f"{a}: {v} {against} (sequential test)" for a, v in result.verdicts.items() if v != "open"]
+    if result.code == 0 and open_arms and result.spent:
+        lines.append(
+            f"no evidence within {result.rule.max_seeds} seeds per group {against}: {', '.join(open_arms)}"
         )
-    elif not open_arms:
-        out.print(f"every group decided {against}", markup=False)
+    elif result.code == 0 and not open_arms:
+        lines.append(f"every group decided {against}")
+    return lines
 
 
 def _say_submitted(result: RunResult, sweep_dir: Path) -> None:
