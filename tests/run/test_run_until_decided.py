@@ -168,3 +168,27 @@ def test_a_metric_no_run_logs_stops_after_the_first_round(arms):
     result = run(*typo)
     assert result.exit_code == 2 and "no run of this round has a value of eval_accc" in result.stderr
     assert len(starts(arms)) == 6  # round 1 only: 2 seeds of 3 groups
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json",
+        '{"version": 1, "rule": {"baseline": "base", "per_round": "2"}, "looks": []}',
+        '{"version": 1, "rule": {"baseline": "base"}, "looks": [{"seeds": 2, "alpha": 0.01, '
+        '"crossings": [{"name": "good", "n_arm": 2, "n_base": 2, "diff": 0.4, "p": "low", '
+        '"boundary": 0.01, "verdict": "open"}]}]}',
+        "link",
+    ],
+)
+def test_a_damaged_record_is_exit_2_naming_it_and_runs_nothing(arms, content):
+    state = arms / "generated/arms" / DECIDE_STATE_NAME
+    if content == "link":
+        (arms / "elsewhere.json").write_text('{"version": 1, "rule": {}, "looks": []}')
+        state.symlink_to(arms / "elsewhere.json")
+    else:
+        state.write_text(content)
+    result = run(*FIRST)
+    assert result.exit_code == 2, result.output
+    assert DECIDE_STATE_NAME in result.stderr and "Traceback" not in result.output
+    assert not (arms / "starts.log").exists()

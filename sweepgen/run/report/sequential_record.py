@@ -18,6 +18,7 @@ from typing import Any
 from sweepgen import jsonfloat
 from sweepgen.compile.run_api import DECIDE_STATE_NAME
 from sweepgen.errors import Location, UserError
+from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import write_json_atomic
 from sweepgen.run.report import sequential
 
@@ -88,30 +89,49 @@ def look_lines(look: Look, number: int, total: int) -> list[str]:
 def read_state(sweep_dir: Path) -> tuple[Rule | None, list[Look]]:
     """The recorded rule and looks; (None, []) when no sequential test was started here."""
     path = sweep_dir / DECIDE_STATE_NAME
-    try:
-        raw = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES)  # never a link, FIFO or device
+    if raw is None:
         return None, []
-    except OSError as err:
-        raise UserError(f"cannot read {path}: {err.strerror or err}", location=Location(str(path))) from None
     try:
-        data = jsonfloat.untagged(json.loads(raw.decode("utf-8")))
+        data = jsonfloat.untagged(json.loads(raw.decode("utf-8"), parse_int=runfiles.bounded_int))
         rule = Rule(**{f.name: data["rule"].get(f.name) for f in fields(Rule)})
         looks = [
             Look(
                 int(x["seeds"]),
                 float(x["alpha"]),
-                tuple(sequential.Crossing(**c) for c in x["crossings"]),
+                tuple(_crossing(c) for c in x["crossings"]),
             )
             for x in data["looks"]
         ]
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as err:
+        _check_types(rule)
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise UserError(
             f"{path} is damaged: {type(err).__name__}: {err}",
             location=Location(str(path)),
             hint="it is written by `sweepgen run --until-decided`; delete it to start the test again",
         ) from None
     return rule, looks
+
+
+def _check_types(rule: Rule) -> None:
+    """A recorded rule is data: each field of the type `run` gives it, or the file is damaged."""
+    for f in fields(Rule):
+        value = getattr(rule, f.name)
+        wanted = int if f.name in ("per_round", "max_seeds") else str
+        if value is not None and (type(value) is not wanted):
+            raise TypeError(f"rule.{f.name} is {value!r}")
+
+
+def _crossing(data: Any) -> sequential.Crossing:
+    c = sequential.Crossing(**data)
+    numbers = (c.n_arm, c.n_base, c.diff, c.boundary) + (() if c.p is None else (c.p,))
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in numbers) or not isinstance(
+        c.name, str
+    ):
+        raise TypeError(f"crossing {data!r}")
+    if c.verdict not in ("better", "worse", sequential.OPEN):
+        raise ValueError(f"verdict {c.verdict!r}")
+    return c
 
 
 def write_state(sweep_dir: Path, rule: Rule, looks: Sequence[Look]) -> None:
