@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sweepgen.cli._params import SECONDS, limit_option
+from sweepgen.cli._params import SECONDS, limit_option, only_option
 from sweepgen.run.core.registry import NAMES as EXECUTOR_NAMES
 
 if TYPE_CHECKING:
@@ -42,12 +42,7 @@ if TYPE_CHECKING:
     "packed on a GPU run their kernels at once, and stop it at the end. An error where MPS is missing.",
 )
 @click.option("--dry-run", is_flag=True, help="Show what would run and how; start nothing, write nothing.")
-@click.option(
-    "--only",
-    multiple=True,
-    metavar="NAME",
-    help="Run only these runs (run or variant name; repeat or comma-separate).",
-)
+@only_option("Run only these runs")
 @click.option("--rerun-failed", is_flag=True, help="Also start runs that failed or were cancelled before.")
 @click.option(
     "--executor",
