@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweepgen.compile.output.lock import LOCK_NAME
+from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.confine import project_root, resolve_inside, within
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
+from sweepgen.compile.run_api import Lock
 from sweepgen.errors import SweepgenError, UserError
 from sweepgen.run.core import runfiles, runlock, stop_request
 from sweepgen.run.core.base import (
@@ -48,6 +49,7 @@ from sweepgen.run.core.base import (
 from sweepgen.run.core.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
+from sweepgen.run.core.resources import parse_time
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local import liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
@@ -79,6 +81,19 @@ class _Child:
 
 class LocalExecutor(Executor):
     name = "local"
+
+    @classmethod
+    def time_limit(cls, given: float | None, lock: Lock, lock_path: str) -> tuple[float | None, str | None]:
+        """--time-limit, else the spec's resources.time (a Slurm time, honoured here too, and said
+        so), else none."""
+        time_ = (lock.resources or {}).get("time")
+        if given is not None or time_ is None:
+            return given, None
+        minutes = parse_time(time_, key="resources.time", lock_path=lock_path)
+        return (
+            minutes * 60.0,
+            f"each run is stopped after resources.time ({minutes} min); --time-limit overrides it",
+        )
 
     def __init__(self, options: ExecutorOptions) -> None:
         super().__init__(options)

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.compile.run_api import SearchBlock
 from sweepgen.errors import ConfigError, Location, UserError
 
 if TYPE_CHECKING:

@@ -35,8 +35,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen.compile.output.lock import LOCK_NAME, Lock
-from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.compile.run_api import LOCK_NAME, Lock
+from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import (
     CANCEL_REASON,
@@ -55,6 +55,7 @@ from sweepgen.run.core.base import (
     write_json_atomic,
     write_status,
 )
+from sweepgen.run.core.deadline import within
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.tasks import load_sweep
 from sweepgen.run.core.trackers import tracker_env
@@ -420,6 +421,36 @@ class SlurmExecutor(Executor):
             cancel_runs(recorded)
         return []
 
+    observer = "Slurm"
+
+    @classmethod
+    def observe(cls, tasks: Sequence[RunTask]) -> list[RunView]:
+        return observe(tasks)
+
+    @classmethod
+    def vanished(
+        cls, tasks: Sequence[RunTask], gone: Sequence[RunTask], answer_s: float
+    ) -> dict[str, RunView]:
+        """Runs of ``gone`` the sweep's jobs journal says were submitted: queued or running when Slurm
+        still holds the job (the queue decides, not the missing folder), else failed with that reason."""
+        root = slurm_root([t.run_dir for t in tasks])
+        # an unusable journal (a link, not JSON, a job id that is not Slurm's) is exit 2 naming it: shown
+        # as never started, those runs would be submitted again while Slurm may still hold them
+        submitted = submitted_as(read_journal(root / JOURNAL), root / JOURNAL)
+        named = [t.name for t in gone if t.name in submitted]
+        if not named:
+            return {}
+        try:
+            # asked within the time `status` gives Slurm: a hung squeue must not hold it
+            held = within(answer_s, lambda: held_jobs(named, root))
+        except SweepgenError:  # no Slurm here, or it refused: not known whether it holds the job
+            held = None
+        return {t.name: _vanished_view(t, submitted[t.name], held) for t in gone if t.name in submitted}
+
+    @classmethod
+    def failure_log(cls, status: RunStatus) -> Path | None:
+        return submitit_log(status)
+
     @classmethod
     def is_alive(cls, status: RunStatus) -> bool:
         job_id = status.ids.get("job_id")
@@ -603,6 +634,24 @@ def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> l
             write_status(view.task.run_dir, status)
         out.append(RunView(view.task, status, view.job))
     return out
+
+
+def _vanished_view(task: RunTask, job_id: str, held: dict[str, slurm_query.JobInfo] | None) -> RunView:
+    """A submitted run whose directory is gone, as Slurm holds its job (``held`` None: Slurm did not
+    answer)."""
+    job = held.get(task.name) if held is not None else None
+    if job is not None:  # Slurm still holds it: its state is the queue's, and it is not resubmitted
+        state = RunState.PENDING if job.state == "PENDING" else RunState.RUNNING
+        reason = f"its run directory {task.run_dir} is gone; Slurm still holds job {job_id} ({job.state})"
+        return RunView(
+            task,
+            RunStatus(state, "slurm", reason=reason, ids={"job_id": job_id, "slurm_state": job.state}),
+            job,
+        )
+    reason = f"its run directory {task.run_dir} is gone (submitted as Slurm job {job_id})"
+    if held is None:
+        reason += "; Slurm did not answer, so it may still hold that job"
+    return RunView(task, RunStatus(RunState.FAILED, "slurm", reason=reason, ids={"job_id": job_id}))
 
 
 def submitit_log(status: RunStatus, stream: str = "err") -> Path | None:
