@@ -224,6 +224,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--jobs", default="1", help="runs at once (the machine has 2 cores)")
     parser.add_argument("--summarize-only", action="store_true")
+    parser.add_argument("--seeds", type=int, default=10, help="run seeds 0..N-1 (the spec has 10)")
     parser.add_argument("--cost", action="store_true", help="measure K = 1, 2, 4 against plain GRPO")
     parser.add_argument("--cost-steps", type=int, default=10)
     parser.add_argument("--cost-rounds", type=int, default=2)
@@ -234,7 +235,12 @@ def main() -> None:
     if not args.summarize_only:
         start = time.monotonic()
         sweepgen("render", SPEC)
-        sweepgen("run", str(SWEEP), "--jobs", args.jobs)
+        # Seed by seed, every arm of a seed before the next seed: a sweep stopped early (the CPU
+        # budget) leaves whole seeds, each with all five arms, never an arm with more seeds than another.
+        for seed in range(args.seeds):
+            only = ",".join(f"{s}_seed{seed}" for s in STRATEGIES)
+            sweepgen("run", str(SWEEP), "--jobs", args.jobs, "--only", only)
+            print(f"seed {seed} done at {time.monotonic() - start:.0f} s", flush=True)
         print(f"sweep wall time: {time.monotonic() - start:.0f} s")
         sweepgen("report", str(SWEEP), "--compare", "identity")
     print(verdicts())
