@@ -161,6 +161,95 @@ def advantage_table() -> str:
     return "\n".join(lines)
 
 
+# ---- the per-run CSV (benchmarks/results/debate_sweep.csv) ------------------------------------------
+
+CSV_FIELDS = [
+    "arm",
+    "seed",
+    "start_accuracy",
+    "final_accuracy",
+    "collapsed",
+    "final_truncated_fraction",
+    "steps",
+    "wall_time_s",
+]
+
+
+def run_row(strategy: str, run_dir: Path) -> dict[str, Any]:
+    """One finished run as a CSV row (definitions: benchmarks/debate_table.py)."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    accuracy = [r["debate/team_accuracy"] for r in rows if "debate/team_accuracy" in r]
+    window = accuracy[-summary["summary_window"] :]
+    return {
+        "arm": strategy,
+        "seed": int(run_dir.name.rsplit("_s", 1)[1]),
+        "start_accuracy": accuracy[0],
+        "final_accuracy": summary["debate"]["team_accuracy"],
+        "collapsed": all(a == 0 for a in window),
+        "final_truncated_fraction": summary["truncated_fraction"],
+        "steps": summary["steps"],
+        "wall_time_s": round(summary["wall_time_s"], 1),
+    }
+
+
+def provenance() -> dict[str, str]:
+    """What the CSV's numbers depend on besides the spec: commit, the prior's bytes, torch, CPU path."""
+    import hashlib
+    import os
+
+    import torch
+
+    from sweepgen_trainer.config import RunConfig
+    from sweepgen_trainer.models import tiny_model_dir
+
+    cfg = RunConfig.model_validate(yaml.safe_load((SWEEP / "identity_seed0.yaml").read_text()))
+    assert cfg.model.tiny is not None
+    weights = tiny_model_dir(cfg.model.tiny) / "model.safetensors"
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "trainer", "specs", "generated/reward_shaping_debate"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return {
+        "commit": commit.stdout.strip() + (" (with uncommitted changes)" if dirty else ""),
+        "spec": SPEC,
+        "prior": f"{cfg.model.tiny.prior}, model.safetensors sha256 "
+        + hashlib.sha256(weights.read_bytes()).hexdigest(),
+        "torch": torch.__version__,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "written": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_average": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+    }
+
+
+def write_csv(path: Path) -> int:
+    """Every finished run of the sweep (never a run that did not finish), seed-major; returns the count."""
+    import csv
+    import io
+
+    rows = [
+        run_row(s, d)
+        for s in STRATEGIES
+        for d in sorted(RUNS.glob(f"{s}_s*"))
+        if (d / "summary.json").is_file()
+    ]
+    rows.sort(key=lambda r: (r["seed"], STRATEGIES.index(r["arm"])))
+    out = io.StringIO()
+    for key, value in provenance().items():
+        out.write(f"# {key}: {value}\n")
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(out.getvalue())
+    tmp.replace(path)
+    return len(rows)
+
+
 # ---- --cost: K counterfactuals per turn against plain GRPO ---------------------------------------
 
 
@@ -224,6 +313,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--jobs", default="1", help="runs at once (the machine has 2 cores)")
     parser.add_argument("--summarize-only", action="store_true")
+    parser.add_argument(
+        "--csv",
+        default="",
+        help="write one row per finished run here, e.g. "
+        "benchmarks/results/debate_sweep.csv (RESULTS.md §7's table is computed from it)",
+    )
     parser.add_argument("--seeds", type=int, default=10, help="run seeds 0..N-1 (the spec has 10)")
     parser.add_argument("--cost", action="store_true", help="measure K = 1, 2, 4 against plain GRPO")
     parser.add_argument("--cost-steps", type=int, default=10)
@@ -246,6 +341,14 @@ def main() -> None:
     print(verdicts())
     print()
     print(advantage_table())
+    if args.csv:
+        print(
+            f"{write_csv(Path(args.csv))} runs written to {args.csv}; its table (benchmarks/debate_table.py):"
+        )
+        sys.path.insert(0, str(Path(__file__).parent))
+        import debate_table
+
+        print(debate_table.table(debate_table.read(Path(args.csv))[1]))
 
 
 if __name__ == "__main__":
