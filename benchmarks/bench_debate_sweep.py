@@ -208,7 +208,16 @@ def provenance() -> dict[str, str]:
     weights = tiny_model_dir(cfg.model.tiny) / "model.safetensors"
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "trainer", "specs", "generated/reward_shaping_debate"],
+        [
+            "git",
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            "trainer",
+            "specs",
+            "generated/reward_shaping_debate",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -226,7 +235,9 @@ def provenance() -> dict[str, str]:
 
 
 def write_csv(path: Path) -> int:
-    """Every finished run of the sweep (never a run that did not finish), seed-major; returns the count."""
+    """Every finished run of every whole seed (all five arms finished), seed-major; returns the count.
+    A seed an interrupted sweep left unfinished in some arm is left out whole and said so on stdout,
+    so every arm has the same seeds; a run that did not finish is never a row."""
     import csv
     import io
 
@@ -236,6 +247,11 @@ def write_csv(path: Path) -> int:
         for d in sorted(RUNS.glob(f"{s}_s*"))
         if (d / "summary.json").is_file()
     ]
+    seeds = {r["seed"] for r in rows}
+    whole = {seed for seed in seeds if sum(r["seed"] == seed for r in rows) == len(STRATEGIES)}
+    if seeds - whole:
+        print(f"seeds {sorted(seeds - whole)} left out: not every arm finished them")
+    rows = [r for r in rows if r["seed"] in whole]
     rows.sort(key=lambda r: (r["seed"], STRATEGIES.index(r["arm"])))
     out = io.StringIO()
     for key, value in provenance().items():
@@ -338,9 +354,6 @@ def main() -> None:
             print(f"seed {seed} done at {time.monotonic() - start:.0f} s", flush=True)
         print(f"sweep wall time: {time.monotonic() - start:.0f} s")
         sweepgen("report", str(SWEEP), "--compare", "identity")
-    print(verdicts())
-    print()
-    print(advantage_table())
     if args.csv:
         print(
             f"{write_csv(Path(args.csv))} runs written to {args.csv}; its table (benchmarks/debate_table.py):"
@@ -349,6 +362,9 @@ def main() -> None:
         import debate_table
 
         print(debate_table.table(debate_table.read(Path(args.csv))[1]))
+    print(verdicts())
+    print()
+    print(advantage_table())
 
 
 if __name__ == "__main__":
