@@ -4,9 +4,14 @@ Run from the repository root (the spec's data path and output_dir are relative t
 
     OMP_NUM_THREADS=1 python benchmarks/bench_debate_sweep.py --jobs 2     # render, run, report, verdicts
     python benchmarks/bench_debate_sweep.py --summarize-only               # verdicts of an existing runs/
+    python benchmarks/bench_debate_sweep.py --summarize-only --csv benchmarks/results/debate_sweep.csv
     OMP_NUM_THREADS=1 python benchmarks/bench_debate_sweep.py --cost       # K = 1, 2, 4 generation cost
 
-The sweep renders the spec, runs it with `sweepgen run` (finished runs are skipped, so it resumes),
+The sweep renders the spec, runs it with `sweepgen run` seed by seed (every arm of a seed before the
+next; `--seeds N` runs seeds 0..N-1; finished runs are skipped, so it resumes), and with `--csv` writes
+one row per run of every whole seed (issue 38: start and final team accuracy, collapsed, truncation,
+with the commit, the prior's sha256, torch version and CPU capability as header comments) and prints
+the table benchmarks/debate_table.py computes from it, the one in RESULTS.md §7. It then
 writes `sweepgen report`, and prints per strategy: the final team accuracy (summary.json's
 debate.team_accuracy: the mean of the last summary_window steps) over seeds as mean with a seeded
 bootstrap 95% interval, its difference from identity with a bootstrap 95% interval, Welch's t-test
