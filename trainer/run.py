@@ -183,7 +183,7 @@ def _write_summary(
 ) -> dict[str, Any]:
     """summary.json, the truncation warning, the trackers' final summary; returns the summary."""
     summary = run_dir.write_summary(cfg, extras)
-    cut = truncation_warning(summary, cfg.grpo.max_completion_length)
+    cut = truncation_warning(summary, cfg)
     if cut:
         echo(cut)
     tracker.finish(summary, read_jsonl(run_dir.samples))
