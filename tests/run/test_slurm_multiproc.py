@@ -1,0 +1,187 @@
+"""Issue 39 on the real Slurm (tests/slurm_cluster.py): a run of several processes in one job.
+
+- 1 node x 2 processes under torchrun and under srun: the ranks find each other (a gloo
+  all_reduce at every step, tests/fixtures/ddp_probe.py), the run happens once, its status is
+  written by one supervisor only;
+- `scontrol requeue` (what preemption does) of a 2-process run: the whole run starts again in the
+  same job and resumes from its checkpoint exactly (the probe's accumulator proves no step was
+  skipped or repeated);
+- `sweepgen cancel` leaves no rank, launcher or wrapper running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from run_support import make_sweep
+from slurm_support import cli, status_json, wait_until
+
+from sweepgen.run.core.progress import ATTEMPT_MARK
+from sweepgen.run.slurm import query as slurm_query
+
+pytestmark = [
+    pytest.mark.slurm,
+    pytest.mark.slow,
+    pytest.mark.train,
+    pytest.mark.usefixtures("slurm_cluster"),
+]
+
+PROBE = Path(__file__).resolve().parent.parent / "fixtures" / "ddp_probe.py"
+PROBE_COMMAND = f"{sys.executable} {PROBE} {{config}}"
+WAIT_S = 240  # torch's import alone takes seconds per rank on a loaded machine
+
+
+@pytest.fixture
+def cwd(cli_cwd, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the job inherits it: two ranks on few cores
+    return cli_cwd
+
+
+def shape(folder: Path, launcher: str, procs: int = 2) -> None:
+    path = folder / "sweep.lock.json"
+    lock = json.loads(path.read_text())
+    lock["resources"] = {
+        "time": 10,
+        "nodes": 1,
+        "gpus_per_node": 0,
+        "procs_per_node": procs,
+        "launcher": launcher,
+    }
+    path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+
+
+def starts(run_dir: Path) -> list[dict]:
+    path = run_dir / "ranks.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def expected_acc(world: int, steps: int) -> int:
+    return world * (world + 1) // 2 * steps * (steps + 1) // 2
+
+
+def processes_naming(text: str) -> list[int]:
+    """Live processes whose command line mentions ``text`` (a run's config path)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmdline and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.parametrize("launcher", ["torchrun", "srun"])
+def test_two_processes_on_one_node_meet_and_the_status_is_written_once(cwd, launcher):
+    sweep = f"meet{launcher}"
+    shape(make_sweep(cwd, {"p": {"steps": 3}}, sweep=sweep), launcher)
+    result = cli("run", f"generated/{sweep}", "--executor", "slurm", "--command", PROBE_COMMAND, "--wait")
+    run_dir = cwd / "runs" / sweep / "p"
+    assert result.exit_code == 0, result.output + (run_dir / "run.log").read_text()
+    row = status_json(f"generated/{sweep}")["p"]
+    assert (row["state"], row["attempt"]) == ("FINISHED", 1), row
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary == {"acc": expected_acc(2, 3), "world": 2, "steps": 3}  # every step, both ranks
+    ranks = starts(run_dir)
+    assert sorted(r["rank"] for r in ranks) == [0, 1] and len({r["pid"] for r in ranks}) == 2
+    assert {r["world"] for r in ranks} == {2} and sorted(r["local_rank"] for r in ranks) == ["0", "1"]
+    # one supervisor: one attempt recorded, one start in run.log, one status owner
+    log = (run_dir / "run.log").read_text()
+    assert log.count(ATTEMPT_MARK) == 1, log
+    status = json.loads((run_dir / "sweepgen_status.json").read_text())
+    assert status["state"] == "finished" and status["attempt"] == 1
+    if launcher == "srun":
+        assert (run_dir / "run.rank1.log").exists()  # rank 1 ran beside the supervisor, its output apart
+        assert ATTEMPT_MARK not in (run_dir / "run.rank1.log").read_text()
+    else:
+        assert not list(run_dir.glob("run.node*.log"))  # one node: torchrun's parent is the supervisor
+    assert not (run_dir / ".sweepgen_ranks").exists()  # nobody failed
+
+
+def test_a_requeued_two_process_run_resumes_exactly(cwd):
+    sweep = "requeue"
+    steps = 40
+    shape(make_sweep(cwd, {"p": {"steps": steps, "sleep": 0.5}}, sweep=sweep), "torchrun")
+    assert cli("run", f"generated/{sweep}", "--executor", "slurm", "--command", PROBE_COMMAND).exit_code == 0
+    run_dir = cwd / "runs" / sweep / "p"
+    ckpt = run_dir / "checkpoint.json"
+
+    def stepped(rows):
+        return rows["p"]["state"] == "RUNNING" and ckpt.exists() and json.loads(ckpt.read_text())["step"] >= 3
+
+    job_id = wait_until(f"generated/{sweep}", stepped, WAIT_S, "p to checkpoint step 3")["p"]["job_id"]
+    first_pids = [r["pid"] for r in starts(run_dir)]
+    subprocess.run(["scontrol", "requeue", job_id], check=True, capture_output=True, timeout=30)
+    # the old instance ends everywhere (its ranks and launcher), and Slurm holds the job PENDING
+    deadline = time.monotonic() + WAIT_S
+    while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING" or any(
+        _alive(pid) for pid in first_pids
+    ):
+        assert time.monotonic() < deadline, "the requeued job never became PENDING with its ranks gone"
+        time.sleep(0.5)
+    stopped_at = json.loads(ckpt.read_text())["step"]
+    assert stopped_at < steps
+    time.sleep(5)  # as test_slurm_faults: a start forced sooner gets its credential revoked
+    subprocess.run(
+        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    rows = wait_until(
+        f"generated/{sweep}", lambda r: r["p"]["state"] == "FINISHED", WAIT_S, "the resumed run"
+    )
+    assert rows["p"]["job_id"] == job_id and rows["p"]["attempt"] == 2
+    ranks = starts(run_dir)
+    assert len(ranks) == 4  # each rank started twice: once per instance of the job
+    second = [r for r in ranks if r["pid"] not in first_pids]
+    assert sorted(r["rank"] for r in second) == [0, 1]
+    assert {r["resumed_from"] for r in second} == {stopped_at}  # both ranks from the same checkpoint
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary == {
+        "acc": expected_acc(2, steps),
+        "world": 2,
+        "steps": steps,
+    }  # exact: no step lost or doubled
+    assert (run_dir / "run.log").read_text().count(ATTEMPT_MARK) == 2
+
+
+@pytest.mark.parametrize("launcher", ["torchrun", "srun"])
+def test_cancel_leaves_no_rank_running(cwd, launcher):
+    sweep = f"cancel{launcher}"
+    shape(make_sweep(cwd, {"p": {"steps": 2000, "sleep": 0.2}}, sweep=sweep), launcher)
+    assert cli("run", f"generated/{sweep}", "--executor", "slurm", "--command", PROBE_COMMAND).exit_code == 0
+    run_dir = cwd / "runs" / sweep / "p"
+    config = str((cwd / "generated" / sweep / "p.yaml").relative_to(cwd))
+
+    def both_running(rows):
+        return rows["p"]["state"] == "RUNNING" and len(list((run_dir / "pids").glob("rank*"))) == 2
+
+    wait_until(f"generated/{sweep}", both_running, WAIT_S, "both ranks to run")
+    # both ranks (and torchrun, their parent, under it)
+    assert len(processes_naming(config)) >= (3 if launcher == "torchrun" else 2)
+    cancelled = cli("cancel", f"generated/{sweep}")
+    assert cancelled.exit_code == 0, cancelled.output
+    assert status_json(f"generated/{sweep}")["p"]["state"] == "CANCELLED"
+    deadline = time.monotonic() + 60
+    while processes_naming(config):  # Slurm ended the job; nothing of the run may outlive it
+        assert time.monotonic() < deadline, f"still running after cancel: {processes_naming(config)}"
+        time.sleep(0.5)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
