@@ -333,6 +333,15 @@ def test_local_only_options_are_refused_on_slurm(sweep_root):
     assert result.exit_code == 2 and "resources.gpus_per_run" in result.output
 
 
+def test_a_launched_shape_is_refused_on_slurm_until_it_is_supported(sweep_root):
+    folder = make_sweep(sweep_root, {"a": {}}, sweep="fake")
+    add_resources(folder, time=5, nodes=1, gpus_per_node=0, procs_per_node=2, launcher="torchrun")
+    result = CliRunner().invoke(
+        main, ["run", "generated/fake", "--executor", "slurm", "--command", FAKE_COMMAND]
+    )
+    assert result.exit_code == 2 and "under launcher torchrun is not supported on Slurm" in result.output
+
+
 @pytest.mark.slurm  # needs the [slurm] extra (submitit), not a running Slurm
 def test_submitting_without_slurm_says_where_to_run(sweep_root, monkeypatch):
     folder = make_sweep(sweep_root, {"a": {}}, sweep="fake")

@@ -56,6 +56,7 @@ from sweepgen.run.core.base import (
     write_status,
 )
 from sweepgen.run.core.run_view import RunView
+from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.tasks import load_sweep
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.slurm import query as slurm_query
@@ -112,6 +113,15 @@ class SlurmExecutor(Executor):
             raise UserError("--jobs must be at least 1")
         self.lock_path = Path(options.sweep_dir) / LOCK_NAME
         self.resources: SlurmResources = resources_from_lock(options.lock, lock_path=str(self.lock_path))
+        shape = shape_from_lock(options.lock, lock_path=str(self.lock_path))
+        if shape.nodes > 1 or shape.launched:  # refused loudly rather than run as one process
+            raise ConfigError(
+                f"a run of {shape.nodes} node(s) under launcher {shape.launcher} "
+                "is not supported on Slurm yet",
+                location=Location(str(self.lock_path)),
+                key="resources.launcher",
+                hint="run it with the local executor, or drop resources.launcher and resources.nodes",
+            )
         self.job_name = job_name(options.lock, options.sweep_dir)
         # every run of the sweep, not only those started now: the journal's place must not move
         # when --only or --rerun-failed narrows a submission (the command is irrelevant here)
