@@ -28,9 +28,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweepgen.compile.output.lock import Lock
+from sweepgen.compile.spec.resources import SHAPE_KEYS
 from sweepgen.errors import ConfigError, Location
 
-KNOWN_KEYS = ("partition", "gpus_per_run", "cpus_per_run", "mem", "time", "sbatch_extra")
+KNOWN_KEYS = (
+    "partition",
+    "gpus_per_run",
+    "cpus_per_run",
+    "mem",
+    "time",
+    "sbatch_extra",
+    *SHAPE_KEYS,  # the run's shape (sweepgen.run.core.shape reads and checks them)
+)
 _MEM = re.compile(r"^[1-9][0-9]*[KMGT]?$")
 _FLAG = re.compile(r"^--[a-z][a-z0-9-]*(=.*)?$")
 
@@ -114,7 +123,8 @@ def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
             lock_path,
             "see `sinfo -s` for the partitions of your cluster",
         )
-    gpus = _count(raw.get("gpus_per_run", 0), "resources.gpus_per_run", lock_path, minimum=0)
+    gpus_key = "gpus_per_node" if "gpus_per_node" in raw else "gpus_per_run"  # the resolved one first
+    gpus = _count(raw.get(gpus_key, 0), f"resources.{gpus_key}", lock_path, minimum=0)
     cpus = _count(raw.get("cpus_per_run", 1), "resources.cpus_per_run", lock_path, minimum=1)
     mem = raw.get("mem")
     if mem is not None:
