@@ -5,7 +5,10 @@ and the dry run that shows it. The real-cluster runs are in test_slurm_multiproc
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -172,3 +175,83 @@ def test_dry_run_shows_the_header_the_step_and_each_nodes_launch(cli_cwd, launch
         assert "WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID" in out
         assert "written by rank 0" in out
     assert sorted(cli_cwd.rglob("*")) == before
+
+
+# -- the participants as real processes (no cluster: Slurm's variables and a stand-in scontrol) ----
+
+
+RANK_SCRIPT = """
+import os, sys, time
+rank = int(os.environ["RANK"])
+open(f"rank{rank}.pid", "w").write(str(os.getpid()))
+env = os.environ
+print(f"rank {rank} of {env['WORLD_SIZE']} meets at {env['MASTER_ADDR']}:{env['MASTER_PORT']}", flush=True)
+if rank == 1:
+    while not os.path.exists("rank0.pid"):
+        time.sleep(0.05)
+    sys.exit(4)
+time.sleep(600)
+"""
+
+
+def start_participant(tmp_path: Path, procid: int, shape: RunShape) -> subprocess.Popen:
+    import pickle
+
+    from sweepgen.run.core.base import RunState, RunStatus
+    from sweepgen.run.slurm.task import NodeTask
+
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_SCRIPT)
+    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=None)
+    node = NodeTask(
+        name="n",
+        argv=(sys.executable, str(script)),
+        cwd=str(tmp_path / "runs/node/n"),
+        run_dir=".",
+        status=status,
+        shape=shape,
+    )
+    blob = tmp_path / f"node{procid}.pkl"
+    blob.write_bytes(pickle.dumps(node))
+    code = (
+        "import pickle; from sweepgen.run.slurm.task import run_on_node; "
+        f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))"
+    )
+    env = {
+        **os.environ,
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "SLURM_JOB_ID": "77",
+        "SLURM_JOB_NODELIST": "localhost",
+        "SLURM_NODEID": "0",
+        "SLURM_PROCID": str(procid),
+        "SLURM_LOCALID": str(procid),
+        "SLURM_NTASKS": "2",
+    }
+    return subprocess.Popen([sys.executable, "-c", code], env=env)
+
+
+def test_a_failing_rank_stops_the_others_and_the_supervisor_names_it(tmp_path):
+    from sweepgen.run.core.base import RunState, read_status
+
+    (tmp_path / "bin").mkdir()
+    scontrol = tmp_path / "bin" / "scontrol"
+    scontrol.write_text('#!/bin/bash\n[ "$2" = hostnames ] && echo localhost && exit 0\nexit 1\n')
+    scontrol.chmod(0o755)
+    run_dir = tmp_path / "runs/node/n"
+    run_dir.mkdir(parents=True)
+    shape = RunShape(nodes=1, procs_per_node=2, launcher="srun")
+    supervisor = start_participant(tmp_path, 0, shape)
+    other = start_participant(tmp_path, 1, shape)
+    assert other.wait(timeout=120) == 4  # its share's exit code, as Slurm records it
+    # rank 0 would sleep ten minutes: the note of rank 1 stops it, and the status names rank 1
+    assert supervisor.wait(timeout=120) != 0
+    status = read_status(run_dir)
+    assert status.state is RunState.FAILED
+    assert status.reason.startswith("rank1 (on ") and "exited 4" in status.reason, status.reason
+    assert "see run.rank1.log" in status.reason
+    assert "rank 1 of 2 meets at localhost:20077" in (run_dir / "run.rank1.log").read_text()
+    assert "rank 0 of 2" in (run_dir / "run.log").read_text()
+    assert status.attempt == 1 and status.ids["slurm_job"] == "77"
+    rank0 = int((run_dir / "rank0.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(rank0, 0)  # stopped, not left behind
