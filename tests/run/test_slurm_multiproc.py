@@ -12,13 +12,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
+from multiproc_support import PROBE_COMMAND, WAIT_S, alive, expected_acc, processes_naming, shape, starts
 from run_support import make_sweep
 from slurm_support import cli, status_json, wait_until
 
@@ -32,53 +30,11 @@ pytestmark = [
     pytest.mark.usefixtures("slurm_cluster"),
 ]
 
-PROBE = Path(__file__).resolve().parent.parent / "fixtures" / "ddp_probe.py"
-PROBE_COMMAND = f"{sys.executable} {PROBE} {{config}}"
-WAIT_S = 240  # torch's import alone takes seconds per rank on a loaded machine
-
 
 @pytest.fixture
 def cwd(cli_cwd, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the job inherits it: two ranks on few cores
     return cli_cwd
-
-
-def shape(folder: Path, launcher: str, procs: int = 2) -> None:
-    path = folder / "sweep.lock.json"
-    lock = json.loads(path.read_text())
-    lock["resources"] = {
-        "time": 10,
-        "nodes": 1,
-        "gpus_per_node": 0,
-        "procs_per_node": procs,
-        "launcher": launcher,
-    }
-    path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
-
-
-def starts(run_dir: Path) -> list[dict]:
-    path = run_dir / "ranks.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def expected_acc(world: int, steps: int) -> int:
-    return world * (world + 1) // 2 * steps * (steps + 1) // 2
-
-
-def processes_naming(text: str) -> list[int]:
-    """Live processes whose command line mentions ``text`` (a run's config path)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if text in cmdline and state != "Z":
-            found.append(int(pid))
-    return found
 
 
 @pytest.mark.parametrize("launcher", ["torchrun", "srun"])
@@ -125,7 +81,7 @@ def test_a_requeued_two_process_run_resumes_exactly(cwd):
     # the old instance ends everywhere (its ranks and launcher), and Slurm holds the job PENDING
     deadline = time.monotonic() + WAIT_S
     while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING" or any(
-        _alive(pid) for pid in first_pids
+        alive(pid) for pid in first_pids
     ):
         assert time.monotonic() < deadline, "the requeued job never became PENDING with its ranks gone"
         time.sleep(0.5)
@@ -177,11 +133,3 @@ def test_cancel_leaves_no_rank_running(cwd, launcher):
     while processes_naming(config):  # Slurm ended the job; nothing of the run may outlive it
         assert time.monotonic() < deadline, f"still running after cancel: {processes_naming(config)}"
         time.sleep(0.5)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"

@@ -119,6 +119,8 @@ def run_on_node(task: NodeTask) -> str:
     stops = _Stops(task.shape)
     stops.install()
     ids = {**task.status.ids, **_slurm_ids()}
+    if launch.multi(task.shape):  # which nodes the run spans (its host is node 0's)
+        ids["slurm_nodes"] = os.environ.get("SLURM_JOB_NODELIST")
     status = replace(
         task.status,
         attempt=_attempt(run_dir, task.status, ids),
