@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -186,15 +187,20 @@ rank = int(os.environ["RANK"])
 open(f"rank{rank}.pid", "w").write(str(os.getpid()))
 env = os.environ
 print(f"rank {rank} of {env['WORLD_SIZE']} meets at {env['MASTER_ADDR']}:{env['MASTER_PORT']}", flush=True)
-if rank == 1:
+mode = os.environ["PROBE_MODE"]
+if mode == "rank1 fails" and rank == 1:
     while not os.path.exists("rank0.pid"):
         time.sleep(0.05)
     sys.exit(4)
+if mode == "rank0 ends" and rank == 0:
+    while not os.path.exists("rank1.pid"):
+        time.sleep(0.05)
+    sys.exit(0)
 time.sleep(600)
 """
 
 
-def start_participant(tmp_path: Path, procid: int, shape: RunShape) -> subprocess.Popen:
+def start_participant(tmp_path: Path, procid: int, shape: RunShape, mode: str) -> subprocess.Popen:
     import pickle
 
     from sweepgen.run.core.base import RunState, RunStatus
@@ -226,22 +232,28 @@ def start_participant(tmp_path: Path, procid: int, shape: RunShape) -> subproces
         "SLURM_PROCID": str(procid),
         "SLURM_LOCALID": str(procid),
         "SLURM_NTASKS": "2",
+        "PROBE_MODE": mode,
     }
     return subprocess.Popen([sys.executable, "-c", code], env=env)
 
 
-def test_a_failing_rank_stops_the_others_and_the_supervisor_names_it(tmp_path):
-    from sweepgen.run.core.base import RunState, read_status
-
+def stand_in_scontrol(tmp_path: Path) -> Path:
     (tmp_path / "bin").mkdir()
     scontrol = tmp_path / "bin" / "scontrol"
     scontrol.write_text('#!/bin/bash\n[ "$2" = hostnames ] && echo localhost && exit 0\nexit 1\n')
     scontrol.chmod(0o755)
     run_dir = tmp_path / "runs/node/n"
     run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def test_a_failing_rank_stops_the_others_and_the_supervisor_names_it(tmp_path):
+    from sweepgen.run.core.base import RunState, read_status
+
+    run_dir = stand_in_scontrol(tmp_path)
     shape = RunShape(nodes=1, procs_per_node=2, launcher="srun")
-    supervisor = start_participant(tmp_path, 0, shape)
-    other = start_participant(tmp_path, 1, shape)
+    supervisor = start_participant(tmp_path, 0, shape, "rank1 fails")
+    other = start_participant(tmp_path, 1, shape, "rank1 fails")
     assert other.wait(timeout=120) == 4  # its share's exit code, as Slurm records it
     # rank 0 would sleep ten minutes: the note of rank 1 stops it, and the status names rank 1
     assert supervisor.wait(timeout=120) != 0
@@ -255,3 +267,24 @@ def test_a_failing_rank_stops_the_others_and_the_supervisor_names_it(tmp_path):
     rank0 = int((run_dir / "rank0.pid").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(rank0, 0)  # stopped, not left behind
+
+
+def test_a_rank_left_waiting_after_rank_0_ended_cleanly_is_stopped_after_the_grace(tmp_path):
+    from sweepgen.run.core.base import RunState, read_status
+    from sweepgen.run.slurm import ranks
+
+    run_dir = stand_in_scontrol(tmp_path)
+    shape = RunShape(nodes=1, procs_per_node=2, launcher="srun")
+    supervisor = start_participant(tmp_path, 0, shape, "rank0 ends")
+    other = start_participant(tmp_path, 1, shape, "rank0 ends")
+    assert supervisor.wait(timeout=120) == 0
+    assert read_status(run_dir).state is RunState.FINISHED
+    ended = time.monotonic()
+    # rank 1 would sleep ten minutes (a Ray worker's `ray start --block`): it is stopped after the
+    # grace, and exits 0 as the run did, so Slurm does not call the job FAILED
+    assert other.wait(timeout=ranks.END_GRACE_S + 90) == 0
+    assert time.monotonic() - ended >= ranks.END_GRACE_S - 5  # it was given the grace first
+    rank1 = int((run_dir / "rank1.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(rank1, 0)
+    assert read_status(run_dir).state is RunState.FINISHED  # the participant never wrote it

@@ -13,6 +13,11 @@ job attempt (job id and Slurm's restart count: a requeue starts a fresh set) and
 processes when another one's note appears, and the supervisor records the run as failed naming the
 participant that failed first. A participant stopped by Slurm (scancel, requeue, time limit)
 leaves no note: those ends are Slurm's to tell.
+
+The supervisor leaves a note whenever its share ends by itself, a clean end included (exit 0):
+the others then get END_GRACE_S to end too, and are stopped after it, so a participant that
+would wait forever (a Ray worker's ``ray start --block``) never holds the job to its time limit;
+stopped so, a participant exits 0, as the run did.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +41,7 @@ from sweepgen.run.slurm import launch
 
 NOTES_DIR = ".sweepgen_ranks"
 WATCH_INTERVAL_S = 1.0  # how often a participant looks at the others' notes while its run goes on
+END_GRACE_S = 30.0  # after the supervisor's clean end, how long the others may take to end by themselves
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,7 @@ def wait_watching(
     """Wait for ``child``; when another participant's note appears first, ``stop()`` the child (its
     process group gets SIGTERM) and keep waiting. The exit code, and the note that stopped it."""
     seen: Note | None = None
+    stop_at: float | None = None
     while True:
         try:
             return child.wait(timeout=WATCH_INTERVAL_S), seen
@@ -96,7 +104,11 @@ def wait_watching(
             others = notes(run_dir, key, besides=me)
             if others:
                 seen = others[0]
-                stop()
+                # the supervisor's clean end leaves the others a moment to end on their own
+                stop_at = time.monotonic() + (END_GRACE_S if seen.exit_code == 0 else 0.0)
+        if stop_at is not None and time.monotonic() >= stop_at:
+            stop()
+            stop_at = None
 
 
 def run_participant(
@@ -131,6 +143,8 @@ def run_participant(
             child, run_dir, key, part.label, stop=lambda: _signal_group(child, signal.SIGTERM)
         )
         _signal_group(child, signal.SIGKILL)  # what the share left behind
+    if seen is not None and seen.exit_code == 0 and not stopped:
+        return "participant ended with the run"  # the supervisor ended cleanly: so did its run
     if code != 0 and not stopped and seen is None:  # the first to fail says so; followers do not
         write_note(run_dir, key, part.label, code)
     if code != 0:

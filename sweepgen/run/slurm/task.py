@@ -148,8 +148,8 @@ def run_on_node(task: NodeTask) -> str:
 
 def _wait(task: NodeTask, run_dir: Path, stops: _Stops) -> int:
     """The run's exit code. A multi-process run also watches the other participants' notes: one
-    that failed stops the run here too, and is what the status names; a supervisor that ends badly
-    leaves its own note, so the others stop rather than wait in a collective."""
+    that failed stops the run here too, and is what the status names; a supervisor that ends by
+    itself leaves its own note, so the others stop rather than wait in a collective or forever."""
     assert stops.child is not None
     if not launch.multi(task.shape):
         return stops.child.wait()
@@ -164,7 +164,8 @@ def _wait(task: NodeTask, run_dir: Path, stops: _Stops) -> int:
             os.killpg(child.pid, signal.SIGTERM)
 
     code, stops.failed = ranks.wait_watching(child, run_dir, key, me, stop=stop)
-    if code != 0 and stops.failed is None and not (stops.timeout or stops.cancel):
+    if stops.failed is None and not (stops.timeout or stops.cancel):
+        # ended by itself, well or badly: the others end too (ranks.py), not at the time limit
         with contextlib.suppress(OSError):  # the status below says it all the same
             ranks.write_note(run_dir, key, me, code)
     return code
