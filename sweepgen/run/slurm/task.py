@@ -164,6 +164,10 @@ def _wait(task: NodeTask, run_dir: Path, stops: _Stops) -> int:
             os.killpg(child.pid, signal.SIGTERM)
 
     code, stops.failed = ranks.wait_watching(child, run_dir, key, me, stop=stop)
+    if code != 0 and stops.failed is None:
+        # the run may have failed *because* another participant did (node 0's torchrun ends when
+        # node 1's does): that one's note, when there is one, says where it began
+        stops.failed = next(iter(ranks.notes(run_dir, key, besides=me)), None)
     if stops.failed is None and not (stops.timeout or stops.cancel):
         # ended by itself, well or badly: the others end too (ranks.py), not at the time limit
         with contextlib.suppress(OSError):  # the status below says it all the same
