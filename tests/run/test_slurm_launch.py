@@ -43,15 +43,20 @@ def test_torchrun_gets_the_shape_the_rendezvous_and_the_command_verbatim():
     ]
 
 
-def test_accelerate_counts_processes_over_all_machines_and_says_cpu_without_gpus():
+def test_accelerate_counts_processes_over_all_machines_and_uses_its_multi_process_launcher():
     gpu = RunShape(nodes=2, gpus_per_node=8, procs_per_node=8, launcher="accelerate")
     argv = launch.argv_for(gpu, ["python", "train.py"], RDZV, ["accelerate", "launch"])
     assert argv[:2] == ["accelerate", "launch"]
     assert {"--num_machines=2", "--num_processes=16", "--machine_rank=1", "--multi_gpu"} <= set(argv)
     assert "--main_process_ip=10.0.0.7" in argv and "--main_process_port=21234" in argv
     assert argv[-3:] == ["--no_python", "python", "train.py"] and "--cpu" not in argv
+    # on CPU too: --cpu would make accelerate start one process (its simple launcher) whatever
+    # --num_processes says; --multi_gpu is its torch.distributed launcher, GPUs or not
     cpu = RunShape(nodes=1, gpus_per_node=0, procs_per_node=2, launcher="accelerate")
     argv = launch.argv_for(cpu, ["python", "train.py"], RDZV, ["accelerate", "launch"])
+    assert "--multi_gpu" in argv and "--cpu" not in argv
+    one = RunShape(nodes=1, gpus_per_node=0, procs_per_node=1, launcher="accelerate")
+    argv = launch.argv_for(one, ["python", "train.py"], RDZV, ["accelerate", "launch"])
     assert "--cpu" in argv and "--multi_gpu" not in argv
 
 

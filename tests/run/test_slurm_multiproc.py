@@ -1,6 +1,6 @@
 """Issue 39 on the real Slurm (tests/slurm_cluster.py): a run of several processes in one job.
 
-- 1 node x 2 processes under torchrun and under srun: the ranks find each other (a gloo
+- 1 node x 2 processes under torchrun, srun and accelerate: the ranks find each other (a gloo
   all_reduce at every step, tests/fixtures/ddp_probe.py), the run happens once, its status is
   written by one supervisor only;
 - `scontrol requeue` (what preemption does) of a 2-process run: the whole run starts again in the
@@ -12,16 +12,22 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 
 import pytest
-from multiproc_support import PROBE_COMMAND, WAIT_S, alive, expected_acc, processes_naming, shape, starts
+from multiproc_support import (
+    PROBE_COMMAND,
+    WAIT_S,
+    expected_acc,
+    processes_naming,
+    requeue_and_resume,
+    shape,
+    starts,
+)
 from run_support import make_sweep
 from slurm_support import cli, status_json, wait_until
 
 from sweepgen.run.core.progress import ATTEMPT_MARK
-from sweepgen.run.slurm import query as slurm_query
 
 pytestmark = [
     pytest.mark.slurm,
@@ -37,7 +43,7 @@ def cwd(cli_cwd, monkeypatch):
     return cli_cwd
 
 
-@pytest.mark.parametrize("launcher", ["torchrun", "srun"])
+@pytest.mark.parametrize("launcher", ["torchrun", "srun", "accelerate"])
 def test_two_processes_on_one_node_meet_and_the_status_is_written_once(cwd, launcher):
     sweep = f"meet{launcher}"
     shape(make_sweep(cwd, {"p": {"steps": 3}}, sweep=sweep), launcher)
@@ -60,7 +66,7 @@ def test_two_processes_on_one_node_meet_and_the_status_is_written_once(cwd, laun
         assert (run_dir / "run.rank1.log").exists()  # rank 1 ran beside the supervisor, its output apart
         assert ATTEMPT_MARK not in (run_dir / "run.rank1.log").read_text()
     else:
-        assert not list(run_dir.glob("run.node*.log"))  # one node: torchrun's parent is the supervisor
+        assert not list(run_dir.glob("run.node*.log"))  # one node: the launcher's parent supervises
     # the one note is the supervisor's clean end (what would stop a participant left waiting)
     notes = [json.loads(p.read_text()) for p in (run_dir / ".sweepgen_ranks").iterdir()]
     label = "rank0" if launcher == "srun" else "node0"
@@ -68,51 +74,7 @@ def test_two_processes_on_one_node_meet_and_the_status_is_written_once(cwd, laun
 
 
 def test_a_requeued_two_process_run_resumes_exactly(cwd):
-    sweep = "requeue"
-    steps = 40
-    shape(make_sweep(cwd, {"p": {"steps": steps, "sleep": 0.5}}, sweep=sweep), "torchrun")
-    assert cli("run", f"generated/{sweep}", "--executor", "slurm", "--command", PROBE_COMMAND).exit_code == 0
-    run_dir = cwd / "runs" / sweep / "p"
-    ckpt = run_dir / "checkpoint.json"
-
-    def stepped(rows):
-        return rows["p"]["state"] == "RUNNING" and ckpt.exists() and json.loads(ckpt.read_text())["step"] >= 3
-
-    job_id = wait_until(f"generated/{sweep}", stepped, WAIT_S, "p to checkpoint step 3")["p"]["job_id"]
-    first_pids = [r["pid"] for r in starts(run_dir)]
-    subprocess.run(["scontrol", "requeue", job_id], check=True, capture_output=True, timeout=30)
-    # the old instance ends everywhere (its ranks and launcher), and Slurm holds the job PENDING
-    deadline = time.monotonic() + WAIT_S
-    while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING" or any(
-        alive(pid) for pid in first_pids
-    ):
-        assert time.monotonic() < deadline, "the requeued job never became PENDING with its ranks gone"
-        time.sleep(0.5)
-    stopped_at = json.loads(ckpt.read_text())["step"]
-    assert stopped_at < steps
-    time.sleep(5)  # as test_slurm_faults: a start forced sooner gets its credential revoked
-    subprocess.run(
-        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
-    rows = wait_until(
-        f"generated/{sweep}", lambda r: r["p"]["state"] == "FINISHED", WAIT_S, "the resumed run"
-    )
-    assert rows["p"]["job_id"] == job_id and rows["p"]["attempt"] == 2
-    ranks = starts(run_dir)
-    assert len(ranks) == 4  # each rank started twice: once per instance of the job
-    second = [r for r in ranks if r["pid"] not in first_pids]
-    assert sorted(r["rank"] for r in second) == [0, 1]
-    assert {r["resumed_from"] for r in second} == {stopped_at}  # both ranks from the same checkpoint
-    summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary == {
-        "acc": expected_acc(2, steps),
-        "world": 2,
-        "steps": steps,
-    }  # exact: no step lost or doubled
-    assert (run_dir / "run.log").read_text().count(ATTEMPT_MARK) == 2
+    requeue_and_resume(cwd, "requeue", "torchrun", nodes=1)
 
 
 @pytest.mark.parametrize("launcher", ["torchrun", "srun"])

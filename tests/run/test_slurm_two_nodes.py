@@ -5,6 +5,8 @@ SLURM_NODEID 0 and 1, and one task of the job step on each.
 - 2 nodes x 2 processes under torchrun (one torchrun per node, --node-rank from SLURM_NODEID) and
   under srun (4 ranks from Slurm): all four ranks meet (gloo all_reduce), node 1's output goes
   to its own log, and only node 0's participant (rank 0) writes the status, once;
+- `scontrol requeue` of a 2-node run: both nodes end, the job runs again on both, and the run
+  resumes from its checkpoint exactly;
 - `sweepgen cancel` stops both nodes: no rank, torchrun or participant is left.
 
 The cluster has no accounting (sacct): sweepgen follows the jobs through squeue, as it does when
@@ -17,7 +19,15 @@ import json
 import time
 
 import pytest
-from multiproc_support import PROBE_COMMAND, WAIT_S, expected_acc, processes_naming, shape, starts
+from multiproc_support import (
+    PROBE_COMMAND,
+    WAIT_S,
+    expected_acc,
+    processes_naming,
+    requeue_and_resume,
+    shape,
+    starts,
+)
 from run_support import make_sweep
 from slurm_support import cli, status_json, wait_until
 
@@ -83,3 +93,8 @@ def test_cancel_stops_every_node(cwd):
         assert time.monotonic() < deadline, f"still running after cancel: {processes_naming(config)}"
         time.sleep(0.5)
     assert not (run_dir / ".sweepgen_ranks").exists()  # a cancel is Slurm's to tell, not a failure
+
+
+def test_a_requeued_two_node_run_resumes_exactly(cwd):
+    # srun here (torchrun is requeued on one node in test_slurm_multiproc.py): 4 ranks on 2 nodes
+    requeue_and_resume(cwd, "twonodesrequeue", "srun", nodes=2)

@@ -118,7 +118,10 @@ def argv_for(
             *argv,
         ]
     if shape.launcher == "accelerate":
-        mode = ["--multi_gpu"] if shape.gpus_per_node and n * p > 1 else []
+        # --multi_gpu is accelerate's torch.distributed launcher, the only one that starts several
+        # processes without MPI, GPUs or not (--cpu alone runs one process); --cpu for one process
+        # without GPUs
+        mode = ["--multi_gpu"] if n * p > 1 else ([] if shape.gpus_per_node else ["--cpu"])
         return [
             *launcher_cmd,
             f"--num_machines={n}",
@@ -127,7 +130,6 @@ def argv_for(
             f"--main_process_ip={rdzv.master_addr}",
             f"--main_process_port={rdzv.master_port}",
             *mode,
-            *([] if shape.gpus_per_node else ["--cpu"]),
             "--no_python",
             *argv,
         ]
