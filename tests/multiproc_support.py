@@ -16,7 +16,7 @@ from slurm_support import cli, wait_until
 from sweepgen.run.core.progress import ATTEMPT_MARK
 from sweepgen.run.slurm import query as slurm_query
 
-PROBE = Path(__file__).resolve().parent / "fixtures" / "ddp_probe.py"
+PROBE = Path(__file__).resolve().parent / "fixtures" / "ddp_steps_probe.py"
 PROBE_COMMAND = f"{sys.executable} {PROBE} {{config}}"
 WAIT_S = 240  # torch's import alone takes seconds per rank on a loaded machine
 

@@ -1,7 +1,7 @@
 """Issue 39 on the real Slurm (tests/slurm_cluster.py): a run of several processes in one job.
 
 - 1 node x 2 processes under torchrun, srun and accelerate: the ranks find each other (a gloo
-  all_reduce at every step, tests/fixtures/ddp_probe.py), the run happens once, its status is
+  all_reduce at every step, tests/fixtures/ddp_steps_probe.py), the run happens once, its status is
   written by one supervisor only;
 - `scontrol requeue` (what preemption does) of a 2-process run: the whole run starts again in the
   same job and resumes from its checkpoint exactly (the probe's accumulator proves no step was
