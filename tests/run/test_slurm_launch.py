@@ -197,6 +197,15 @@ if mode == "rank1 fails" and rank == 1:
     while not os.path.exists("rank0.pid"):
         time.sleep(0.05)
     sys.exit(4)
+if mode == "orphan":
+    import subprocess
+    if rank == 1:  # a worker in a session of its own, as torchrun starts them, left behind
+        orphan = subprocess.Popen(["sleep", "600"], start_new_session=True)
+        open("orphan.pid", "w").write(str(orphan.pid))
+        sys.exit(0)
+    while not os.path.exists("orphan.pid"):
+        time.sleep(0.05)
+    sys.exit(0)
 if mode == "rank0 ends" and rank == 0:
     while not os.path.exists("rank1.pid"):
         time.sleep(0.05)
@@ -293,3 +302,18 @@ def test_a_rank_left_waiting_after_rank_0_ended_cleanly_is_stopped_after_the_gra
     with pytest.raises(ProcessLookupError):
         os.kill(rank1, 0)
     assert read_status(run_dir).state is RunState.FINISHED  # the participant never wrote it
+
+
+def test_what_a_rank_leaves_in_a_session_of_its_own_is_ended_with_it(tmp_path):
+    from sweepgen.run.core.base import RunState, read_status
+
+    run_dir = stand_in_scontrol(tmp_path)
+    shape = RunShape(nodes=1, procs_per_node=2, launcher="srun")
+    supervisor = start_participant(tmp_path, 0, shape, "orphan")
+    other = start_participant(tmp_path, 1, shape, "orphan")
+    assert other.wait(timeout=120) == 0 and supervisor.wait(timeout=120) == 0
+    assert read_status(run_dir).state is RunState.FINISHED
+    orphan = int((run_dir / "orphan.pid").read_text())
+    # reparented to rank 1's participant (a subreaper), which killed and reaped it before exiting
+    with pytest.raises(ProcessLookupError):
+        os.kill(orphan, 0)

@@ -23,6 +23,7 @@ stopped so, a participant exits 0, as the run did.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import signal
@@ -41,6 +42,7 @@ from sweepgen.run.slurm import launch
 
 NOTES_DIR = ".sweepgen_ranks"
 WATCH_INTERVAL_S = 1.0  # how often a participant looks at the others' notes while its run goes on
+_PR_SET_CHILD_SUBREAPER = 36  # prctl(2)
 END_GRACE_S = 30.0  # after the supervisor's clean end, how long the others may take to end by themselves
 
 
@@ -129,6 +131,7 @@ def run_participant(
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGUSR2, forward)
+    become_subreaper()
     with os.fdopen(runfiles.open_append(run_dir / f"run.{part.label}.log"), "ab") as log:
         try:
             child = subprocess.Popen(
@@ -142,7 +145,8 @@ def run_participant(
         code, seen = wait_watching(
             child, run_dir, key, part.label, stop=lambda: _signal_group(child, signal.SIGTERM)
         )
-        _signal_group(child, signal.SIGKILL)  # what the share left behind
+        _signal_group(child, signal.SIGKILL)  # what the share left behind, in its group
+        end_leftovers()  # and in sessions of their own (torchrun's workers)
     if seen is not None and seen.exit_code == 0 and not stopped:
         return "participant ended with the run"  # the supervisor ended cleanly: so did its run
     if code != 0 and not stopped and seen is None:  # the first to fail says so; followers do not
@@ -150,6 +154,54 @@ def run_participant(
     if code != 0:
         sys.exit(code if code > 0 else 1)
     return "participant finished"
+
+
+def become_subreaper() -> None:
+    """Orphans of the run (torchrun starts each worker in a session of its own; a worker whose
+    launcher died is reparented) become this process's children instead of init's, so
+    ``end_leftovers`` finds them, and Slurm, which tracks a step's processes by parentage, too.
+    Linux only; elsewhere nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def end_leftovers(wait_s: float = 10.0) -> list[int]:
+    """SIGKILL every process still descending from this one (what the run left behind, its own
+    sessions included) and reap them; the pids it killed."""
+    killed = _descendants(os.getpid())
+    for pid in killed:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break  # no child left
+        if pid == 0:
+            time.sleep(0.05)
+    return killed
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def _signal_group(child: subprocess.Popen[bytes] | None, signum: int) -> None:

@@ -118,6 +118,8 @@ def run_on_node(task: NodeTask) -> str:
     _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
     stops = _Stops(task.shape)
     stops.install()
+    if launch.multi(task.shape):
+        ranks.become_subreaper()  # the launcher's workers live in sessions of their own
     ids = {**task.status.ids, **_slurm_ids()}
     if launch.multi(task.shape):  # which nodes the run spans (its host is node 0's)
         ids["slurm_nodes"] = os.environ.get("SLURM_JOB_NODELIST")
@@ -143,6 +145,8 @@ def run_on_node(task: NodeTask) -> str:
         code = _wait(task, run_dir, stops)
         with contextlib.suppress(ProcessLookupError, PermissionError):  # what the run left behind
             os.killpg(stops.child.pid, signal.SIGKILL)
+        if launch.multi(task.shape):
+            ranks.end_leftovers()  # and what it left in sessions of its own
     return _finish(run_dir, status, code, stops)
 
 
