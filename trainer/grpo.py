@@ -243,6 +243,8 @@ class RunOutputsCallback(TrainerCallback):
         t = self.trainer
         if logs is None or "loss" not in logs or not getattr(t.model, "training", False):
             return  # the end-of-training summary log, or an eval log
+        if not state.is_world_process_zero:
+            return  # under DDP every rank holds the same gathered logs: rank 0 writes them once
         # With num_iterations > 1 only every num_iterations-th step generates: the others log a loss
         # but no reward (reward_mean None) and write no samples (they would repeat the last batch).
         row = t.metrics_row(logs)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sweepgen.compile.output import lock, lock_digest
 from sweepgen.compile.output.lock import DECIDE_STATE_NAME, LOCK_NAME, RUN_STATE_NAME, Lock, LockFile
 from sweepgen.compile.output.rundir import YAML_SUFFIXES
+from sweepgen.compile.spec.shape_names import LAUNCHERS, SHAPE_KEYS
 
 if TYPE_CHECKING:  # what the names loaded on use below are, for type checkers
     from sweepgen.compile import api
@@ -31,11 +32,13 @@ if TYPE_CHECKING:  # what the names loaded on use below are, for type checkers
 
 __all__ = [
     "DECIDE_STATE_NAME",
+    "LAUNCHERS",
     "LOCK_NAME",
     "RUN_STATE_NAME",
     "YAML_SUFFIXES",
     "Lock",
     "LockFile",
+    "SHAPE_KEYS",
     "RenderedFile",
     "SearchBlock",
     "Spec",

@@ -57,8 +57,10 @@ from sweepgen.run.core.base import (
 )
 from sweepgen.run.core.deadline import within
 from sweepgen.run.core.run_view import RunView
+from sweepgen.run.core.shape import RunShape, shape_from_lock
 from sweepgen.run.core.tasks import load_sweep
 from sweepgen.run.core.trackers import tracker_env
+from sweepgen.run.slurm import launch
 from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm.task import NodeTask, run_on_node
@@ -83,6 +85,12 @@ _SLURM_ENDINGS = {
     "BOOT_FAIL": (RunState.FAILED, "the node failed to boot (Slurm BOOT_FAIL)"),
     "DEADLINE": (RunState.FAILED, "Slurm DEADLINE reached before the run ended"),
     "PREEMPTED": (RunState.CANCELLED, "preempted by Slurm; resume with --rerun-failed"),
+}
+# how the dry run shows the Slurm variables each rank reads (resolved only inside the job)
+_SYMBOLIC_SLURM_ENV = {
+    "SLURM_PROCID": "$SLURM_PROCID",
+    "SLURM_NTASKS": "$SLURM_NTASKS",
+    "SLURM_LOCALID": "$SLURM_LOCALID",
 }
 # Slurm's verdicts that outrank what the node wrote: it was killed for a reason it could not see
 _SLURM_OVERRIDES = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"})
@@ -113,6 +121,7 @@ class SlurmExecutor(Executor):
             raise UserError("--jobs must be at least 1")
         self.lock_path = Path(options.sweep_dir) / LOCK_NAME
         self.resources: SlurmResources = resources_from_lock(options.lock, lock_path=str(self.lock_path))
+        self.shape: RunShape = shape_from_lock(options.lock, lock_path=str(self.lock_path))
         self.job_name = job_name(options.lock, options.sweep_dir)
         # every run of the sweep, not only those started now: the journal's place must not move
         # when --only or --rerun-failed narrows a submission (the command is irrelevant here)
@@ -146,10 +155,35 @@ class SlurmExecutor(Executor):
             "sbatch parameters:",
         ]
         lines += [f"  {line}" for line in self.sbatch_header(len(tasks))]
+        lines += self._describe_launch()
         lines.append("array tasks:")
         for index, task in enumerate(tasks):
             lines.append(f"  [{index}] {task.name}: {' '.join(task.argv)}  > {task.run_dir / LOG_FILE}")
         return lines
+
+    def _describe_launch(self) -> list[str]:
+        """How each run's processes start in its job (launch.py), as the nodes will resolve it."""
+        shape = self.shape
+        if not launch.multi(shape):
+            return []
+        step = " ".join(["srun", *launch.step_srun_args(shape, self.resources.cpus_per_run)])
+        who = {
+            "srun": f"Slurm starts {shape.procs_per_node} rank(s) per node",
+            "none": "the command runs once per node and starts its own processes",
+        }.get(shape.launcher, f"{shape.launcher} on each node starts {shape.procs_per_node} process(es)")
+        rdzv = launch.symbolic_rendezvous()
+        argv = launch.argv_for(shape, ["<command>"], rdzv, launch.shown_launcher(shape.launcher))
+        env = launch.env_for(shape, rdzv, _SYMBOLIC_SLURM_ENV)
+        return [
+            f"each run: {shape.nodes} node(s) x {shape.procs_per_node} process(es) "
+            f"(world size {shape.world_size}), launcher {shape.launcher}, "
+            f"{shape.gpus_per_node} GPU(s) per node; {who}",
+            f"  job step: {step} ...",
+            f"  each node runs: {shlex.join(argv)}",
+            "  with " + " ".join(f"{k}={v}" for k, v in env.items()),
+            "  the status is written by "
+            + ("rank 0" if shape.launcher == "srun" else "node 0's participant (the launcher's parent)"),
+        ]
 
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         if not tasks:
@@ -310,6 +344,7 @@ class SlurmExecutor(Executor):
                         **tracker_env(task, Path(self.options.sweep_dir).name),
                         **self.options.env,
                     },
+                    shape=self.shape if launch.multi(self.shape) else None,
                 )
             )
         return submitted, previous_of, node_tasks
@@ -482,6 +517,14 @@ class SlurmExecutor(Executor):
             params["partition"] = r.partition
         if r.gpus_per_run:
             params["gpus_per_node"] = r.gpus_per_run
+        shape = self.shape
+        if launch.multi(shape):
+            # the header asks for the whole run: its nodes, a task per process, the GPUs of each node
+            params["nodes"] = shape.nodes
+            params["ntasks_per_node"] = shape.procs_per_node
+            if shape.gpus_per_node:
+                params["gpus_per_node"] = shape.gpus_per_node
+            params["srun_args"] = launch.step_srun_args(shape, r.cpus_per_run)
         if r.sbatch_extra:
             # verbatim: sbatch reads #SBATCH lines up to the first command, and these come before it
             params["setup"] = [f"#SBATCH {line}" for line in r.sbatch_extra]

@@ -26,13 +26,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen.compile.run_api import Lock
+from sweepgen.compile.run_api import SHAPE_KEYS, Lock
 from sweepgen.errors import ConfigError
 from sweepgen.run.core.resources import bad as _bad
 from sweepgen.run.core.resources import location as _loc
 from sweepgen.run.core.resources import parse_time
 
-KNOWN_KEYS = ("partition", "gpus_per_run", "cpus_per_run", "mem", "time", "sbatch_extra")
+KNOWN_KEYS = (
+    "partition",
+    "gpus_per_run",
+    "cpus_per_run",
+    "mem",
+    "time",
+    "sbatch_extra",
+    *SHAPE_KEYS,  # the run's shape (sweepgen.run.core.shape reads and checks them)
+)
 _MEM = re.compile(r"^[1-9][0-9]*[KMGT]?$")
 _FLAG = re.compile(r"^--[a-z][a-z0-9-]*(=.*)?$")
 
@@ -43,9 +51,9 @@ MANAGED_FLAGS = {
     "--time": "resources.time",
     "--mem": "resources.mem",
     "--cpus-per-task": "resources.cpus_per_run",
-    "--gpus-per-node": "resources.gpus_per_run",
-    "--gpus": "resources.gpus_per_run",
-    "--gres": "resources.gpus_per_run",
+    "--gpus-per-node": "resources.gpus_per_node",
+    "--gpus": "resources.gpus_per_node",
+    "--gres": "resources.gpus_per_node",
     "--array": None,
     "--output": None,
     "--error": None,
@@ -53,9 +61,9 @@ MANAGED_FLAGS = {
     "--signal": None,
     "--open-mode": None,
     "--hold": None,
-    "--nodes": None,
-    "--ntasks": None,
-    "--ntasks-per-node": None,
+    "--nodes": "resources.nodes",
+    "--ntasks": "resources.nodes and resources.procs_per_node",
+    "--ntasks-per-node": "resources.procs_per_node",
     "--wckey": None,
     "--wrap": None,
 }
@@ -116,7 +124,8 @@ def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
             lock_path,
             "see `sinfo -s` for the partitions of your cluster",
         )
-    gpus = _count(raw.get("gpus_per_run", 0), "resources.gpus_per_run", lock_path, minimum=0)
+    gpus_key = "gpus_per_node" if "gpus_per_node" in raw else "gpus_per_run"  # the resolved one first
+    gpus = _count(raw.get(gpus_key, 0), f"resources.{gpus_key}", lock_path, minimum=0)
     cpus = _count(raw.get("cpus_per_run", 1), "resources.cpus_per_run", lock_path, minimum=1)
     mem = raw.get("mem")
     if mem is not None:
