@@ -20,8 +20,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from sweepgen import yamlio
-from sweepgen.compile.spec.shape_names import SHAPE_KEYS
+from sweepgen.compile.spec.shape_names import LAUNCHERS, SHAPE_KEYS
 from sweepgen.errors import Location, SpecError
+
+__all__ = ["LAUNCHERS", "SHAPE_KEYS", "Launcher", "Resources", "check", "lock_block", "shape"]
 
 Launcher = Literal["torchrun", "accelerate", "srun", "none"]
 
