@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sweepgen.errors import UserError
-from sweepgen.run.core.base import Executor, ExecutorOptions, RunStatus, RunTask
+
+if TYPE_CHECKING:  # annotations only: `sweepgen --help` reads NAMES and must not load the lock's yaml
+    from sweepgen.run.core.base import Executor, ExecutorOptions, RunStatus, RunTask
 
 EXECUTORS: dict[str, str] = {
     "local": "sweepgen.run.local.executor:LocalExecutor",
