@@ -96,7 +96,6 @@ resources: {time: "00:10:00", cpus_per_run: 2}
 def test_the_slurm_docs_dry_run_runs_as_written(tmp_path: Path):
     """docs/slurm.md's first two commands, on a sweep with the `resources:` the page says it needs:
     the dry run prints the sbatch header and the array tasks and submits nothing."""
-    pytest.importorskip("submitit")
     text = (ROOT / "docs" / "slurm.md").read_text(encoding="utf-8")
     block = FENCE.search(text)
     assert block is not None

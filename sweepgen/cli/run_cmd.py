@@ -194,7 +194,6 @@ def run(
     (--executor slurm).
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.cli._pipe import stdout_may_close
     from sweepgen.cli._run_display import RichDisplay, print_decided, print_result, print_search
     from sweepgen.run.core.sweep_state import RunOptions
     from sweepgen.run.report.sequential_record import Rule
@@ -217,15 +216,7 @@ def run(
     )
     request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
     rule = _rule(until_decided, Rule(compare, metric, at, mode, seeds_per_round, max_seeds, spending))
-    guard: contextlib.AbstractContextManager[object]
-    if dry_run:  # a listing: cut short by its reader, it is exit 2 like every other command's output
-        guard = contextlib.nullcontext()
-    else:  # `run DIR | head`: the reader going away must not stop the experiment (cli/_pipe.py)
-        guard = stdout_may_close(
-            "sweepgen: standard output was closed by the program reading it (e.g. `| head`); the "
-            f"sweep goes on without printing: follow it with `sweepgen status {sweep_dir}`"
-        )
-    with guard:
+    with _output_guard(dry_run, sweep_dir):
         result = run_any(request, RichDisplay(metric), rule)
         if isinstance(result, SearchResult):
             print_search(result, sweep_dir)
@@ -247,3 +238,15 @@ def _rule(until_decided: bool, rule: Rule) -> Rule | None:
             "--compare, --mode, --at, --seeds-per-round, --max-seeds and --spending belong to --until-decided"
         )
     return rule if until_decided else None
+
+
+def _output_guard(dry_run: bool, sweep_dir: Path) -> contextlib.AbstractContextManager[object]:
+    if dry_run:  # a listing: cut short by its reader, it is exit 2 like every other command's output
+        return contextlib.nullcontext()
+    from sweepgen.cli._pipe import stdout_may_close
+
+    # `run DIR | head`: the reader going away must not stop the experiment (cli/_pipe.py)
+    return stdout_may_close(
+        "sweepgen: standard output was closed by the program reading it (e.g. `| head`); the "
+        f"sweep goes on without printing: follow it with `sweepgen status {sweep_dir}`"
+    )

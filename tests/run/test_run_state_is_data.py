@@ -168,7 +168,6 @@ def test_the_slurm_folder_is_never_a_link(tmp_path: Path):
 
 
 def test_the_study_journal_is_opened_without_following_links(tmp_path: Path):
-    pytest.importorskip("optuna")
     from sweepgen.run.search import journal_file, study
 
     sweep = tmp_path / "sweep"
