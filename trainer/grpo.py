@@ -61,6 +61,9 @@ RENAMES = {
 
 
 class SweepgenGRPOTrainer(GRPOTrainer):
+    # the last finished step's time/* columns (StepClockCallback replaces it at each step's end)
+    step_times: dict[str, float | None] = {}  # replaced at each step, never mutated
+
     def __init__(
         self,
         *args: Any,
@@ -124,7 +127,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         # Completions cut at grpo.max_completion_length (no EOS) are scored on the cut text: say how many.
         row["truncated_fraction"] = logs.get("completions/clipped_ratio")
         row["elapsed_s"] = self._elapsed_offset + time.monotonic() - self._session_start
-        row.update(self._clock_callback().row)  # time/*: where this step's time went (step_clock.py)
+        row.update(self.step_times)  # time/*: where this step's time went (step_clock.py)
         return row
 
     def sample_rows(self) -> list[dict[str, Any]]:
@@ -148,9 +151,6 @@ class SweepgenGRPOTrainer(GRPOTrainer):
             rows.append(row)
         limit = self.run_config.logging.samples_per_log
         return rows if limit is None else rows[:limit]
-
-    def _clock_callback(self) -> StepClockCallback:
-        return next(c for c in self.callback_handler.callbacks if isinstance(c, StepClockCallback))
 
     def summary_extras(self) -> dict[str, Any]:
         """Extra keys for summary.json (e.g. routing eval results). Extension point."""
@@ -205,7 +205,6 @@ class StepClockCallback(TrainerCallback):
 
     def __init__(self, trainer: SweepgenGRPOTrainer) -> None:
         self.trainer = trainer
-        self.row: dict[str, float | None] = {}
 
     def on_step_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
@@ -220,7 +219,7 @@ class StepClockCallback(TrainerCallback):
     def on_step_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
-        self.row = self.trainer.clock.close()
+        self.trainer.step_times = self.trainer.clock.close()
 
 
 class RunOutputsCallback(TrainerCallback):
