@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from debate_table import holm  # beside this script: one Holm step-down for both debate tables
 
 SPEC = "specs/reward_shaping_debate.yaml"
 SWEEP = Path("generated/reward_shaping_debate")
@@ -81,16 +82,6 @@ def bootstrap_difference(a: list[float], b: list[float]) -> tuple[float, float]:
         (a, b), diff, confidence_level=0.95, rng=BOOTSTRAP_SEED, method="percentile", vectorized=True
     )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
-def holm(p_values: dict[str, float]) -> dict[str, float]:
-    """Holm-Bonferroni adjusted p-values (step-down, made monotone)."""
-    ordered = sorted(p_values.items(), key=lambda kv: kv[1])
-    m, running, out = len(ordered), 0.0, {}
-    for rank, (name, p) in enumerate(ordered):
-        running = max(running, min(1.0, (m - rank) * p))
-        out[name] = running
-    return out
 
 
 def verdicts() -> str:
