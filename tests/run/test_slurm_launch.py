@@ -317,3 +317,16 @@ def test_what_a_rank_leaves_in_a_session_of_its_own_is_ended_with_it(tmp_path):
     # reparented to rank 1's participant (a subreaper), which killed and reaped it before exiting
     with pytest.raises(ProcessLookupError):
         os.kill(orphan, 0)
+
+
+def test_a_participant_note_is_read_as_data_a_link_or_fifo_is_not_a_note(tmp_path: Path):
+    from sweepgen.run.slurm import ranks
+
+    ranks.write_note(tmp_path, "7.0", "node1", 3)
+    folder = tmp_path / ranks.NOTES_DIR
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"label": "node2", "exit_code": 9, "host": "h"}))
+    (folder / "7.0.node2.json").symlink_to(outside)  # never followed
+    os.mkfifo(folder / "7.0.node3.json")  # would block a plain read forever
+    found = ranks.notes(tmp_path, "7.0", besides="node0")
+    assert [(n.label, n.exit_code) for n in found] == [("node1", 3)]

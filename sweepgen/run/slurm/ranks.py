@@ -53,6 +53,9 @@ class Note:
     host: str
 
 
+NOTE_BYTES = 64 << 10  # a note is one small JSON object
+
+
 def attempt_key(env: dict[str, str] | os._Environ[str]) -> str:
     """This job attempt: its id and how often Slurm has restarted it (a requeue is a new attempt)."""
     return f"{env.get('SLURM_JOB_ID', '0')}.{env.get('SLURM_RESTART_COUNT', '0')}"
@@ -77,9 +80,11 @@ def notes(run_dir: Path, key: str, *, besides: str) -> list[Note]:
     for name in names:
         path = folder / name
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            # read as every run file is: never through a link, never blocking on a FIFO, bounded
+            raw = runfiles.read_bytes(path, limit=NOTE_BYTES)
+            data = json.loads(raw or b"")
             when = path.stat().st_mtime
-        except (OSError, ValueError):
+        except (OSError, ValueError, runfiles.RunFileError):
             continue  # being replaced, or not ours to judge: only well-formed notes count
         if not isinstance(data, dict) or data.get("label") == besides:
             continue
