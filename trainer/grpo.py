@@ -18,7 +18,6 @@ is the one place that picks the class (one branch per section).
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections.abc import Callable
@@ -78,7 +77,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         self.on_step = on_step
         self._elapsed_offset = elapsed_offset
         self._session_start = time.monotonic()
-        self.clock = StepClock(cuda=False)  # replaced below once the device is known
+        self.clock = StepClock(cuda=False)  # on CUDA events once the device is known (_time_phases)
         kwargs["reward_funcs"] = [self._timed_reward(f) for f in kwargs.get("reward_funcs") or ()]
         callbacks = [StepClockCallback(self), RunOutputsCallback(self)]
         kwargs["callbacks"] = [*(kwargs.get("callbacks") or ()), *callbacks]
@@ -88,15 +87,14 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         self._time_phases()
 
     def _timed_reward(self, func: Any) -> Any:
-        # the clock is looked up at call time: it is replaced once the device is known
         if not callable(func) or hasattr(func, "forward"):  # a reward model: timed with the rest
             return func
-        return functools.wraps(func)(lambda *a, **k: self.clock.timed("reward", func)(*a, **k))
+        return self.clock.timed("reward", func)
 
     def _time_phases(self) -> None:
         """Stamps for the phases that no method of ours runs: our model's generation and the
         reference model's forward passes (timing only: arguments and results pass through)."""
-        self.clock = StepClock(cuda=self.accelerator.device.type == "cuda")
+        self.clock.cuda = self.accelerator.device.type == "cuda"
         for name in ("generate", "generate_batch"):
             method = getattr(self.model, name, None)
             if method is not None:

@@ -59,7 +59,7 @@ class StepClock:
     """Intervals per phase within one optimizer step; ``close`` resolves them into seconds."""
 
     def __init__(self, cuda: bool) -> None:
-        self._cuda = cuda
+        self.cuda = cuda
         self._intervals: dict[str, list[tuple[_Stamp, _Stamp]]] = defaultdict(list)
         self._open: dict[str, _Stamp] = {}
         # the previous step's logging (metrics files, checkpoints), known at this step's start; timed
@@ -68,12 +68,12 @@ class StepClock:
         self._logging_start: float | None = None
 
     def start(self, phase: str) -> None:
-        self._open[phase] = _Stamp(self._cuda)
+        self._open[phase] = _Stamp(self.cuda)
 
     def stop(self, phase: str) -> None:
         begin = self._open.pop(phase, None)
         if begin is not None:  # a stop without start: a hook fired outside a timed step (eval)
-            self._intervals[phase].append((begin, _Stamp(self._cuda)))
+            self._intervals[phase].append((begin, _Stamp(self.cuda)))
 
     def timed(self, phase: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``fn`` with its calls counted under ``phase`` (keeps ``__name__``: TRL names rewards by it)."""
@@ -98,7 +98,7 @@ class StepClock:
     def close(self) -> dict[str, float | None]:
         """The finished step's phases in seconds; starts timing its logging (reported next step)."""
         self.stop("step")
-        if self._cuda:
+        if self.cuda:
             import torch  # noqa: PLC0415
 
             torch.cuda.synchronize()  # the one wait per step: every event above has happened
