@@ -111,16 +111,14 @@ def write_sweep(root: Path, n: int, args: argparse.Namespace) -> Path:
     return folder
 
 
-def training_span(run_dirs: list[Path]) -> float:
+def training_span(run_dirs: list[Path], per_run: list[list[dict[str, Any]]]) -> float:
     """Seconds from the earliest first-step start to the latest last-step end, on one clock: the
     mtime of a run's metrics.jsonl is the end of its last step (logging_steps is 1), and its summed
     ``step_time`` goes back to the start of its first step."""
     starts, ends = [], []
-    for run_dir in run_dirs:
-        rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    for run_dir, rows in zip(run_dirs, per_run):
         end = (run_dir / "metrics.jsonl").stat().st_mtime  # written at the last step
-        total = sum(r["step_time"] for r in rows)
-        starts.append(end - total)
+        starts.append(end - sum(r["step_time"] for r in rows))
         ends.append(end)
     return max(ends) - min(starts)
 
@@ -222,8 +220,8 @@ def run_level(n: int, trainer: str, args: argparse.Namespace, cache: Path) -> di
             print(f"level {n} ({trainer}) failed (exit {rc}):\n{out[-4000:]}", file=sys.stderr)
             return result
         run_dirs = sorted((root / "runs" / "pack").iterdir())
-        span = training_span(run_dirs)
         per_run = read_rows(run_dirs)
+        span = training_span(run_dirs, per_run)
         step_times = [r["step_time"] for rows in per_run for r in rows]
         result.update(
             e2e_steps_per_s=n * args.steps / wall,
