@@ -244,7 +244,9 @@ def truncation_warning(summary: dict[str, Any], cfg: RunConfig) -> str | None:
     TRL counts a completion as cut when its last token is not EOS. A debate's completion is its
     transcript, whose last token is the final turn's: it is cut when that turn reached
     ``debate.max_turn_tokens``, never at ``grpo.max_completion_length`` (the trainer refuses, before
-    the model loads, a debate that could reach it), so for a debate that is the limit named."""
+    the model loads, a debate that could reach it), so for a debate that is the limit named. With
+    ``logging.truncation: expected`` a cut at max_completion_length is what the task asks for (no
+    line); a debate's cut turn is still named."""
     fraction = summary.get("truncated_fraction")
     if fraction is None or fraction <= 0.5:
         return None
@@ -255,6 +257,8 @@ def truncation_warning(summary: dict[str, Any], cfg: RunConfig) -> str | None:
             "without EOS and was scored on the cut text; raise debate.max_turn_tokens (and "
             "grpo.max_completion_length with it if the transcript no longer fits)"
         )
+    if cfg.logging.truncation == "expected":
+        return None  # the config says completions are meant to fill the limit (the fraction is kept)
     return (
         f"{share} at grpo.max_completion_length = {cfg.grpo.max_completion_length} and scored on the "
         "cut text; raise grpo.max_completion_length (or set grpo.mask_truncated_completions: true to "
