@@ -220,6 +220,9 @@ def summarize(metrics: list[dict[str, Any]], samples: list[dict[str, Any]], cfg:
         "summary_window": window,
         "summary_window_steps": _window_steps(metrics, generated, window),
         "truncated_fraction": sum(truncated) / len(truncated) if truncated else None,
+        # the config's word that the task fills max_completion_length, for `sweepgen report` (only
+        # then: a debate's cut turn is scored on cut text whatever the config says)
+        **({"truncation": "expected"} if truncation_expected(cfg) else {}),
         "steps": last_step,
         "wall_time_s": metrics[-1].get("elapsed_s"),
         "diversity": div,
@@ -236,6 +239,11 @@ def _window_steps(metrics: list[dict[str, Any]], generated: list[dict[str, Any]]
         return None
     # from the window's first generation step to the last logged step (which may reuse its batch)
     return int(metrics[-1]["step"]) - int(generated[-window:][0]["step"]) + 1
+
+
+def truncation_expected(cfg: RunConfig) -> bool:
+    """``logging.truncation: expected`` on a run whose cut is at max_completion_length (not a debate)."""
+    return cfg.logging.truncation == "expected" and cfg.debate is None
 
 
 def truncation_warning(summary: dict[str, Any], cfg: RunConfig) -> str | None:
@@ -257,7 +265,7 @@ def truncation_warning(summary: dict[str, Any], cfg: RunConfig) -> str | None:
             "without EOS and was scored on the cut text; raise debate.max_turn_tokens (and "
             "grpo.max_completion_length with it if the transcript no longer fits)"
         )
-    if cfg.logging.truncation == "expected":
+    if truncation_expected(cfg):
         return None  # the config says completions are meant to fill the limit (the fraction is kept)
     return (
         f"{share} at grpo.max_completion_length = {cfg.grpo.max_completion_length} and scored on the "

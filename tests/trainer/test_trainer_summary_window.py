@@ -142,3 +142,13 @@ def test_expected_truncation_is_no_warning_but_a_debates_cut_turn_still_is(tmp_p
 def test_truncation_takes_only_warn_or_expected(tmp_path):
     with pytest.raises(ValueError, match="truncation"):
         RunConfig.model_validate(tiny_dict(tmp_path / "run", logging={"truncation": "ignore"}))
+
+
+def test_the_summary_records_expected_truncation_for_report(tmp_path):
+    metrics = [{"step": 1, "reward_mean": 0.5, "truncated_fraction": 1.0}]
+    plain = RunConfig.model_validate(tiny_dict(tmp_path / "run"))
+    fill = RunConfig.model_validate(tiny_dict(tmp_path / "run", logging={"truncation": "expected"}))
+    assert "truncation" not in summarize(metrics, [], plain)
+    assert summarize(metrics, [], fill)["truncation"] == "expected"
+    debate = debate_config(tmp_path, 5).model_copy(update={"logging": fill.logging})
+    assert "truncation" not in summarize(metrics, [], debate)  # report still warns about a debate's cut
