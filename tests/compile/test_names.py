@@ -8,10 +8,13 @@ import os
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from spec_support import write_project
 
 from sweepgen.cli import main
 from sweepgen.compile.api import load_and_expand
+from sweepgen.errors import SpecError
 from sweepgen.run.report import groups as grp
 
 GRID = (
@@ -105,3 +108,50 @@ def test_a_scheme_change_that_renames_a_started_run_is_refused(project, before, 
     assert "look new and run again" in done.stderr and "new `name:`" in done.stderr
     assert (project / "generated" / "demo" / "sweep.lock.json").read_bytes() == locked  # nothing written
     assert started.is_dir()
+
+
+AXIS = st.one_of(  # one type per axis: a grid value must have its config key's type
+    st.lists(st.integers(-50, 50), min_size=1, max_size=3, unique=True),
+    st.lists(st.floats(-1000, 1000, width=32), min_size=1, max_size=3, unique=True),  # no `e+`: not file-safe
+    st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True), min_size=1, max_size=3, unique=True),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    axes=st.dictionaries(
+        st.sampled_from(["lr", "beta", "loss_type", "clip_eps", "temp"]),
+        AXIS,
+        min_size=1,
+        max_size=3,
+    ),
+    seeds=st.lists(st.integers(0, 9999), min_size=2, max_size=3, unique=True),
+)
+def test_readable_names_are_unique_and_the_group_is_the_name_without_its_seed(project, axes, seeds):
+    """Any grid (numbers, text) crossed with seeds, seed last: every run's seed group, formed as
+    `report` forms it, is named by its run names minus `-seed<value>`, the same for all its seeds."""
+    lines = ["names: readable", "grid:"]
+    lines += [f"  training.{key}: {json.dumps(values)}" for key, values in axes.items()]
+    lines += [f"  training.seed: {json.dumps(seeds)}"]
+    training = {"seed": 0, **{key: values[0] for key, values in axes.items()}}
+    base = f"base:\n  training: {json.dumps(training)}\n"
+    try:
+        expansion = load_and_expand(str(write_project(project, "\n".join(lines) + "\n", base=base)))
+    except SpecError as err:
+        assume("both named" not in err.message)  # -0.0 and 0.0 label alike: the spec's own error
+        raise
+    names = [v.name for v in expansion.variants]
+    assert len(set(names)) == len(names)
+    varying = [f"training.{k}" for k, v in axes.items() if len(v) > 1] + ["training.seed"]
+    members = [
+        grp.Member(v.name, v.name, {p: paths_get(v.config, p) for p in varying}) for v in expansion.variants
+    ]
+    plan = grp.seed_plan({"seed": "training.seed"}, varying)
+    for group in grp.group(members, plan, varying, "demo"):
+        assert sorted(group.members) == sorted(f"{group.name}-seed{s}" for s in seeds)
+
+
+def paths_get(config, dotted):
+    for part in dotted.split("."):
+        config = config[part]
+    return config

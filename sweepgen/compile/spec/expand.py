@@ -168,8 +168,12 @@ class _Names:
         self.seen: dict[str, tuple[dict[str, str], str | None]] = {}  # name -> what made it
         self.folded: dict[str, str] = {}
 
-    def add(self, parts: dict[str, str], vname: str | None, on_grid: bool) -> str:
-        name = _short_name(naming.separator(self.spec).join(parts.values()) or "base")
+    def add(self, parts: dict[str, str], vname: str | None, on_grid: bool, last: str | None = None) -> str:
+        """``last``: the name's final label (its last axis' value, e.g. the seed's), which a readable
+        name over MAX_NAME keeps whole, so a group's runs still share the part before it."""
+        whole = naming.separator(self.spec).join(parts.values()) or "base"
+        keep = last if naming.is_readable(self.spec) and last and whole.endswith(last) else None
+        name = _short_name(whole, keep)
         if name in self.seen:
             raise SpecError(
                 f"two variants are both named {name!r} ({_desc(*self.seen[name])} / {_desc(parts, vname)})",
@@ -243,7 +247,7 @@ def _combine(
                     axes.update(smp.axes)
                     variants.append(
                         Variant(
-                            name=names.add(parts, vname, bool(combo)),
+                            name=names.add(parts, vname, bool(combo), _last(labels, combo)),
                             config=cfg4,
                             layers=layer_maps.setdefault(tuple(layers4.items()), layers4),
                             overrides=over,
@@ -550,16 +554,35 @@ def _ablation_points(spec: Spec, locs: Locs) -> list[_Point]:
 
 
 MAX_NAME = 60  # longer names are cut and suffixed with a hash of the whole name
+MAX_LAST = 15  # a readable name's final label up to this long is kept whole past the cut (seed12345)
 
 
-def _short_name(name: str) -> str:
+def _short_name(name: str, last: str | None = None) -> str:
     """``name``, or for one over MAX_NAME characters its first 51 and 8 hex digits of its sha256:
     still unique, still readable, and short enough for file names, tables and Slurm job names. The
-    values behind the cut stay in the config, the lock (`values`) and `sweepgen list`."""
+    values behind the cut stay in the config, the lock (`values`) and `sweepgen list`. With ``last``
+    (a readable name's final label, up to MAX_LAST): the part before it is cut to a fixed length and
+    hashed instead, and ``last`` kept (``<head>-<hash of head>-seed3``), so runs that differ only
+    there stay one group with one name."""
+    if last is not None and len(last) <= MAX_LAST:
+        head = name[: len(name) - len(last)]
+        if len(head) + MAX_LAST <= MAX_NAME:  # decided on the head alone: a group is cut all or none
+            return name
+        digest = hashlib.sha256(head.encode("utf-8")).hexdigest()[:8]
+        # the head's cut does not depend on ``last``: seed9 and seed10 keep the same head
+        return f"{head[: MAX_NAME - MAX_LAST - 10].rstrip('_.-')}-{digest}-{last}"
     if len(name) <= MAX_NAME:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
     return f"{name[: MAX_NAME - 9].rstrip('_.-')}-{digest}"
+
+
+def _last(labels: tuple[tuple[str, str | None], ...], combo: tuple[_Point, ...]) -> str | None:
+    """The final label of a name: the ablation step, sample, zip step or last grid axis' label."""
+    for kind, label in reversed(labels):
+        if label:
+            return str(combo[-1].label) if kind == "grid" else label
+    return None
 
 
 def _label(spec: Spec, leaf: str, value: Any, loc: Location) -> str:
