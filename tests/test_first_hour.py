@@ -81,7 +81,7 @@ def test_the_first_hour(tmp_path):
     )
     assert good.returncode == 0, good.stdout + good.stderr
 
-    edited = next((project / "generated" / "grpo").glob("beta0.04_*seed1.yaml"))
+    edited = next((project / "generated" / "grpo").glob("beta0.04-*-seed1.yaml"))
     original = edited.read_text()
     edited.write_text(original.replace("beta: 0.04", "beta: 0.05"))
     git(project, "add", "-A")
@@ -107,3 +107,11 @@ def test_the_first_hour(tmp_path):
     assert "reporting `reward`" in report.stdout + report.stderr
     rows = list(csv.DictReader((project / "runs" / "grpo" / "report.csv").read_text().splitlines()))
     assert len(rows) == 12 and all(r["state"] == "finished" for r in rows)
+    assert {r["run"] for r in rows} >= {"beta0.0-loss_type_grpo-seed1", "beta0.04-loss_type_dr_grpo-seed3"}
+
+    # one naming scheme: a group is a run's name without its seed part, and --compare takes it
+    compared = sweepgen(
+        project, run_env, "report", "generated/grpo", "--no-plot", "--compare", "beta0.0-loss_type_grpo"
+    )
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert "beta0.04-loss_type_dr_grpo" in compared.stdout, compared.stdout

@@ -310,6 +310,13 @@ class LoggingConfig(Section):
     degenerate_jaccard: float = Field(
         0.8, ge=0, le=1, description="degenerate if mean pairwise Jaccard similarity is above this"
     )
+    truncation: Literal["warn", "expected"] = Field(
+        "warn",
+        description="`expected`: the task means completions to fill grpo.max_completion_length (e.g. "
+        "a reward for saying a word as often as fits), so a mostly-cut final window is no warning; "
+        "truncated_fraction is still in summary.json and metrics.jsonl, and a debate's cut turns "
+        "are still warned about",
+    )
     report_to: list[Literal["tensorboard", "wandb"]] = Field(
         default_factory=list,
         description="experiment trackers fed the metrics.jsonl rows (trainer/tracking.py); [] none",

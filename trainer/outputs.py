@@ -220,6 +220,9 @@ def summarize(metrics: list[dict[str, Any]], samples: list[dict[str, Any]], cfg:
         "summary_window": window,
         "summary_window_steps": _window_steps(metrics, generated, window),
         "truncated_fraction": sum(truncated) / len(truncated) if truncated else None,
+        # the config's word that the task fills max_completion_length, for `sweepgen report` (only
+        # then: a debate's cut turn is scored on cut text whatever the config says)
+        **({"truncation": "expected"} if truncation_expected(cfg) else {}),
         "steps": last_step,
         "wall_time_s": metrics[-1].get("elapsed_s"),
         "diversity": div,
@@ -238,13 +241,20 @@ def _window_steps(metrics: list[dict[str, Any]], generated: list[dict[str, Any]]
     return int(metrics[-1]["step"]) - int(generated[-window:][0]["step"]) + 1
 
 
+def truncation_expected(cfg: RunConfig) -> bool:
+    """``logging.truncation: expected`` on a run whose cut is at max_completion_length (not a debate)."""
+    return cfg.logging.truncation == "expected" and cfg.debate is None
+
+
 def truncation_warning(summary: dict[str, Any], cfg: RunConfig) -> str | None:
     """The warning line for a run whose completions were mostly cut, naming the limit that cut them.
 
     TRL counts a completion as cut when its last token is not EOS. A debate's completion is its
     transcript, whose last token is the final turn's: it is cut when that turn reached
     ``debate.max_turn_tokens``, never at ``grpo.max_completion_length`` (the trainer refuses, before
-    the model loads, a debate that could reach it), so for a debate that is the limit named."""
+    the model loads, a debate that could reach it), so for a debate that is the limit named. With
+    ``logging.truncation: expected`` a cut at max_completion_length is what the task asks for (no
+    line); a debate's cut turn is still named."""
     fraction = summary.get("truncated_fraction")
     if fraction is None or fraction <= 0.5:
         return None
@@ -255,6 +265,8 @@ def truncation_warning(summary: dict[str, Any], cfg: RunConfig) -> str | None:
             "without EOS and was scored on the cut text; raise debate.max_turn_tokens (and "
             "grpo.max_completion_length with it if the transcript no longer fits)"
         )
+    if truncation_expected(cfg):
+        return None  # the config says completions are meant to fill the limit (the fraction is kept)
     return (
         f"{share} at grpo.max_completion_length = {cfg.grpo.max_completion_length} and scored on the "
         "cut text; raise grpo.max_completion_length (or set grpo.mask_truncated_completions: true to "

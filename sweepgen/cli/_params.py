@@ -38,7 +38,7 @@ def only_option(what: str = "Only these runs") -> Callable[[F], F]:
         "--only",
         multiple=True,
         metavar="NAME",
-        help=f"{what} (run or variant name; repeat or comma-separate).",
+        help=f"{what} (run, variant or seed-group name; repeat or comma-separate).",
     )
 
 

@@ -73,6 +73,7 @@ def starter(
         f"description: {json.dumps(f'sweep over {config}')}",
         f"template: {json.dumps(rel(template_path))}",
         f'output: "{{{{ variant.name }}}}{out_ext}"',
+        "names: readable   # beta0.04-seed1: `-` between axes (docs/SPEC.md, `names`)",
     ]
     if suffix in INCLUDED:
         lines += ["base:", f"  include: [{json.dumps(rel(config))}]"]

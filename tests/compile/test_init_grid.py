@@ -32,7 +32,9 @@ def test_grid_and_seeds_render_one_file_per_point_and_seed(here):
     assert list(spec["grid"]) == ["beta", "loss_type", "seed"]  # the seed last: groups differ there only
     assert spec["grid"]["seed"] == [1, 2, 3] and spec["grid"]["loss_type"] == ["grpo", "dr_grpo"]
     files = sorted(p.name for p in (here / "generated/cfg").glob("*.yaml"))
-    assert len(files) == 2 * 2 * 3 and "beta0.04_loss_typedr_grpo_seed3.yaml" in files
+    # readable names: `-` between axes, `_` between a key and a text value, the seed part last
+    assert len(files) == 2 * 2 * 3 and "beta0.04-loss_type_dr_grpo-seed3.yaml" in files
+    assert spec["names"] == "readable"
     assert "next: sweepgen run generated/cfg" in done.stderr + done.stdout
     assert CliRunner().invoke(main, ["check"]).exit_code == 0
 

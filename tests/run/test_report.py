@@ -235,3 +235,8 @@ def test_report_warns_when_most_completions_were_cut(sweep):
     assert loud.exit_code == 0, loud.output
     assert "warning: 1 run(s) had more than 50% of their completions cut" in loud.stderr
     assert "(b0.04_s1)" in loud.stderr  # 0.5 is not more than half
+    # the bundled trainer's summary records a config's `logging.truncation: expected`: no warning then
+    summary_path.write_text(json.dumps({**summary, "truncated_fraction": 0.97, "truncation": "expected"}))
+    declared = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])
+    assert declared.exit_code == 0, declared.output
+    assert "completions cut" not in declared.stderr

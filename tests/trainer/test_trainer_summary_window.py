@@ -123,3 +123,32 @@ def test_the_debate_summary_uses_the_same_generation_step_window(tmp_path):
     )
     debate = DebateGRPOTrainer.summary_extras(fake)["debate"]  # type: ignore[arg-type]
     assert debate["team_accuracy"] == pytest.approx((0.3 + 0.5) / 2)  # steps 3 and 5, as final_reward
+
+
+def test_expected_truncation_is_no_warning_but_a_debates_cut_turn_still_is(tmp_path):
+    # logging.truncation: expected says the task fills max_completion_length (the demo's "say happy as
+    # often as fits"): no line, while the summary keeps the fraction; a debate's turns cut at
+    # max_turn_tokens are scored on cut text whatever the config says, so that warning stays.
+    fill = RunConfig.model_validate(
+        tiny_dict(tmp_path / "run", grpo={"max_completion_length": 16}, logging={"truncation": "expected"})
+    )
+    assert truncation_warning({"truncated_fraction": 1.0}, fill) is None
+    debate = debate_config(tmp_path, 5).model_copy(
+        update={"logging": fill.logging.model_copy(update={"truncation": "expected"})}
+    )
+    assert "debate.max_turn_tokens = 5" in truncation_warning({"truncated_fraction": 0.9}, debate)
+
+
+def test_truncation_takes_only_warn_or_expected(tmp_path):
+    with pytest.raises(ValueError, match="truncation"):
+        RunConfig.model_validate(tiny_dict(tmp_path / "run", logging={"truncation": "ignore"}))
+
+
+def test_the_summary_records_expected_truncation_for_report(tmp_path):
+    metrics = [{"step": 1, "reward_mean": 0.5, "truncated_fraction": 1.0}]
+    plain = RunConfig.model_validate(tiny_dict(tmp_path / "run"))
+    fill = RunConfig.model_validate(tiny_dict(tmp_path / "run", logging={"truncation": "expected"}))
+    assert "truncation" not in summarize(metrics, [], plain)
+    assert summarize(metrics, [], fill)["truncation"] == "expected"
+    debate = debate_config(tmp_path, 5).model_copy(update={"logging": fill.logging})
+    assert "truncation" not in summarize(metrics, [], debate)  # report still warns about a debate's cut

@@ -14,7 +14,7 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import escape, paths
-from sweepgen.compile.output import gc_state, lock, lock_digest, recorded_trials
+from sweepgen.compile.output import gc_state, lock, lock_digest, recorded_trials, rename_guard
 from sweepgen.compile.output.inputs import render_inputs
 from sweepgen.compile.output.parallel import Rendered, Rendering
 from sweepgen.compile.output.render import (
@@ -171,6 +171,8 @@ def _compile_expansion(
             check_schema(expansion, validator)
             check_choices(expansion)
             report = seeds.report_block(spec, [v.config for v in expansion.variants])
+            if only is None and build_lock:
+                rename_guard.check(expansion, sweep_dir, project, display_path(sweep_dir))
             if started.early is not None:
                 raise started.early
             locked = only is None and build_lock

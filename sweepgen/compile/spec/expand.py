@@ -5,10 +5,12 @@ overrides: base (or an include file) < named variant < grid axes < zip groups < 
 ablation steps (cumulative: step k applies the ``set`` of steps 1..k). Work is shared between
 variants: a named variant is applied once, then each grid point on top of it, and so on.
 
-Variant names join the parts: ``<variant>_<grid labels>_<zip labels>_<sample label>_<step>``. Zip
-groups are crossed with each other; within a group the axes step together. A grid axis given as a
-list gets labels ``<last path component><value>`` (``seed42``); given as a mapping, its keys are
-the labels (``{b0.02: 0.02}``). A spec with no variants, axes or steps has one variant, ``base``.
+Variant names join the parts: ``<variant>_<grid labels>_<zip labels>_<sample label>_<step>``, with
+``-`` instead of ``_`` under ``names: readable`` (``naming``). Zip groups are crossed with each other;
+within a group the axes step together. A grid axis given as a list gets labels ``<last path
+component><value>`` (``seed42``; ``loss_type_grpo`` for a text value when readable); given as a
+mapping, its keys are the labels (``{b0.02: 0.02}``). A spec with no variants, axes or steps has one
+variant, ``base``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sweepgen import paths
-from sweepgen.compile.spec import overrides
+from sweepgen.compile.spec import naming, overrides
 from sweepgen.compile.spec import sample as sampling
 from sweepgen.compile.spec.limits import raise_hint
 from sweepgen.compile.spec.model import SAFE_NAME, Spec
@@ -122,7 +124,7 @@ def expand(spec: Spec) -> Expansion:
         spec.model.sample.n if spec.model.sample else 1,
         len(spec.model.ablation or [None]),
     )
-    zip_points = _cross(zip_groups)
+    zip_points = _cross(zip_groups, naming.separator(spec))
     sample_points = _sample_points(spec, locs)
     steps = _ablation_points(spec, locs)
     _check_overwrites(spec, locs, grid_axes, zip_groups, sample_points, steps)
@@ -166,8 +168,12 @@ class _Names:
         self.seen: dict[str, tuple[dict[str, str], str | None]] = {}  # name -> what made it
         self.folded: dict[str, str] = {}
 
-    def add(self, parts: dict[str, str], vname: str | None, on_grid: bool) -> str:
-        name = _short_name("_".join(parts.values()) or "base")
+    def add(self, parts: dict[str, str], vname: str | None, on_grid: bool, last: str | None = None) -> str:
+        """``last``: the name's final label (its last axis' value, e.g. the seed's), which a readable
+        name over MAX_NAME keeps whole, so a group's runs still share the part before it."""
+        whole = naming.separator(self.spec).join(parts.values()) or "base"
+        keep = last if naming.is_readable(self.spec) and last and whole.endswith(last) else None
+        name = _short_name(whole, keep)
         if name in self.seen:
             raise SpecError(
                 f"two variants are both named {name!r} ({_desc(*self.seen[name])} / {_desc(parts, vname)})",
@@ -203,6 +209,7 @@ def _combine(
     each layer applied once and shared by everything below it."""
     variants: list[Variant] = []
     names = _Names(spec)
+    sep = naming.separator(spec)
     # every grid point of a variant has the same layer mapping: one dict for all of them
     layer_maps: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
     for vname, vops in named:
@@ -226,7 +233,7 @@ def _combine(
                     )
                     labels = (
                         ("variant", vname),
-                        ("grid", "_".join(str(pt.label) for pt in combo) if combo else None),
+                        ("grid", sep.join(str(pt.label) for pt in combo) if combo else None),
                         ("zip", zpt.label),
                         ("sample", smp.label),
                         ("ablation", spt.label),
@@ -240,7 +247,7 @@ def _combine(
                     axes.update(smp.axes)
                     variants.append(
                         Variant(
-                            name=names.add(parts, vname, bool(combo)),
+                            name=names.add(parts, vname, bool(combo), _last(labels, combo)),
                             config=cfg4,
                             layers=layer_maps.setdefault(tuple(layers4.items()), layers4),
                             overrides=over,
@@ -356,7 +363,7 @@ def _grid_axis(spec: Spec, key: str, values: Any, locs: Locs) -> list[_Point]:
     items = (
         list(values.items())
         if isinstance(values, dict)
-        else [(_auto_label(path[-1], v, doc.loc(at + (i,))), v) for i, v in enumerate(values)]
+        else [(_label(spec, path[-1], v, doc.loc(at + (i,))), v) for i, v in enumerate(values)]
     )
     points: list[_Point] = []
     seen: set[str] = set()
@@ -452,9 +459,9 @@ def _zip_group(
             vloc = doc.loc(at + (key, i))
             ops.append(Op(kind, path, value, vloc, "zip"))
             if labels is None:
-                auto.append(_auto_label(path[-1], value, vloc))
+                auto.append(_label(spec, path[-1], value, vloc))
             axis_values.append((".".join(path), value))
-        label = labels[i] if labels is not None else "_".join(auto)
+        label = labels[i] if labels is not None else naming.separator(spec).join(auto)
         if not SAFE_NAME.fullmatch(label):
             raise SpecError(
                 f"zip label {label!r} is not filesystem-safe",
@@ -472,7 +479,7 @@ def _zip_group(
     return points
 
 
-def _cross(groups: list[list[_Point]]) -> list[_Point]:
+def _cross(groups: list[list[_Point]], sep: str) -> list[_Point]:
     """Zip groups crossed with each other: one point per combination, labels joined in group order."""
     if not groups:
         return [_Point(None, ())]
@@ -480,7 +487,7 @@ def _cross(groups: list[list[_Point]]) -> list[_Point]:
     for combo in itertools.product(*groups):
         out.append(
             _Point(
-                "_".join(pt.label for pt in combo if pt.label),
+                sep.join(pt.label for pt in combo if pt.label),
                 tuple(op for pt in combo for op in pt.ops),
                 tuple(av for pt in combo for av in pt.axes),
             )
@@ -510,8 +517,8 @@ def _sample_points(spec: Spec, locs: Locs) -> list[_Point]:
         parts = []
         for (_, path, loc), v in zip(parsed, values):
             shown = sampling.short_number(v, block.digits) if isinstance(v, float) else v
-            parts.append(_auto_label(path[-1], shown, loc))
-        label = "_".join(parts)
+            parts.append(_label(spec, path[-1], shown, loc))
+        label = naming.separator(spec).join(parts)
         exact = repr([(type(v).__name__, v) for v in values])
         if exact in by_values:
             raise SpecError(
@@ -547,31 +554,36 @@ def _ablation_points(spec: Spec, locs: Locs) -> list[_Point]:
 
 
 MAX_NAME = 60  # longer names are cut and suffixed with a hash of the whole name
+MAX_LAST = 15  # a readable name's final label up to this long is kept whole past the cut (seed12345)
 
 
-def _short_name(name: str) -> str:
+def _short_name(name: str, last: str | None = None) -> str:
     """``name``, or for one over MAX_NAME characters its first 51 and 8 hex digits of its sha256:
     still unique, still readable, and short enough for file names, tables and Slurm job names. The
-    values behind the cut stay in the config, the lock (`values`) and `sweepgen list`."""
+    values behind the cut stay in the config, the lock (`values`) and `sweepgen list`. With ``last``
+    (a readable name's final label, up to MAX_LAST): the part before it is cut to a fixed length and
+    hashed instead, and ``last`` kept (``<head>-<hash of head>-seed3``), so runs that differ only
+    there stay one group with one name."""
+    if last is not None and len(last) <= MAX_LAST:
+        head = name[: len(name) - len(last)]
+        if len(head) + MAX_LAST <= MAX_NAME:  # decided on the head alone: a group is cut all or none
+            return name
+        digest = hashlib.sha256(head.encode("utf-8")).hexdigest()[:8]
+        # the head's cut does not depend on ``last``: seed9 and seed10 keep the same head
+        return f"{head[: MAX_NAME - MAX_LAST - 10].rstrip('_.-')}-{digest}-{last}"
     if len(name) <= MAX_NAME:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
     return f"{name[: MAX_NAME - 9].rstrip('_.-')}-{digest}"
 
 
-def _auto_label(leaf: str, value: Any, loc: Location) -> str:
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif value is None:
-        text = "null"
-    elif isinstance(value, float):
-        text = repr(value)  # shortest round-trip form: 0.02, 1e-05, inf
-    elif isinstance(value, (int, str)):
-        text = str(value)
-    else:
-        raise SpecError(
-            f"cannot name a variant after a {type(value).__name__} value",
-            location=loc,
-            hint="give the axis as a mapping {label: value} to name its values",
-        )
-    return f"{leaf}{text}"
+def _last(labels: tuple[tuple[str, str | None], ...], combo: tuple[_Point, ...]) -> str | None:
+    """The final label of a name: the ablation step, sample, zip step or last grid axis' label."""
+    for kind, label in reversed(labels):
+        if label:
+            return str(combo[-1].label) if kind == "grid" else label
+    return None
+
+
+def _label(spec: Spec, leaf: str, value: Any, loc: Location) -> str:
+    return naming.auto_label(leaf, value, loc, naming.is_readable(spec))

@@ -103,6 +103,12 @@ class SpecModel(BaseModel):
     description: StrictStr = Field(default="", description="what the sweep compares, for people")
     template: StrictStr = Field(description="Jinja template, relative to the spec file")
     output: StrictStr = Field(description="output path template, relative to generated/<name>/")
+    names: Literal["readable", "legacy"] = Field(
+        default="legacy",
+        description="how variants are named: readable (`beta0.04-seed1`: `-` between axes, `_` between "
+        "a key and a text value) or legacy (`beta0.04_seed1`, the default: existing sweeps keep their "
+        "run names); `sweepgen init` writes readable",
+    )
     run_name: StrictStr | None = Field(default=None, description="run name template")
     run_dir: StrictStr | None = Field(
         default=None,

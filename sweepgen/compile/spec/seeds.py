@@ -30,12 +30,15 @@ class SeedBlock(BaseModel):
 
 
 def report_block(spec: Spec, variant_configs: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The lock's ``report`` entry: the seed block checked against the variants, and ``digits``."""
+    """The lock's ``report`` entry: the seed block checked against the variants, ``digits`` and the
+    naming scheme (``names``, when readable)."""
     model = spec.model
     declared = model.seed
     block: dict[str, Any] = {}
     if model.sample is not None:
         block["digits"] = model.sample.digits
+    if model.names != "legacy":  # recorded only when not the default: older locks stay byte-identical
+        block["names"] = model.names
     if declared is None:
         return block or None
     seed = SeedBlock(path=declared) if isinstance(declared, str) else declared

@@ -52,6 +52,7 @@ from sweepgen.run.core.tasks import (
     parse_done_file,
     select,
 )
+from sweepgen.run.sweep.only import with_groups
 
 POLL_S = 0.5
 ELSEWHERE_POLL_S = 1.0
@@ -117,7 +118,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     sweep = load_sweep(request.sweep_dir, command=argv, done_file=parse_done_file(opts.done_file, argv))
     if argv is None and executor == "local" and not request.dry_run:
         check_bundled_trainer()  # (a Slurm node has its own environment: checked there)
-    tasks = select(sweep.tasks, request.only)
+    tasks = select(sweep.tasks, with_groups(sweep, request.only))
     if argv is None:
         check_bundled_configs(tasks)
     waiting = request.wait if request.wait is not None else executor == "local"

@@ -18,6 +18,7 @@ from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.tasks import load_sweep, select
 from sweepgen.run.search import stop as search_stop
+from sweepgen.run.sweep.only import with_groups
 from sweepgen.run.sweep.start import search_failed
 from sweepgen.run.sweep.status import collect, problems
 
@@ -70,7 +71,8 @@ def locate(sweep_dir: Path, only: Sequence[str]) -> Located:
     the sweep folder (the project root, usually). If they are nowhere and the sweep folder is outside
     this directory, that is an error saying why, instead of every run shown as never started."""
     # the command is irrelevant here (nothing is run); a placeholder keeps non-YAML sweeps loadable
-    tasks = select(load_sweep(sweep_dir, command=("{config}",)).tasks, only)
+    sweep = load_sweep(sweep_dir, command=("{config}",))
+    tasks = select(sweep.tasks, with_groups(sweep, only))
     relative = [t for t in tasks if not t.run_dir.is_absolute()]
     if not relative or any(t.run_dir.exists() for t in tasks):
         return Located(tasks)
