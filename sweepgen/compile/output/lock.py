@@ -25,15 +25,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sweepgen import __version__, jsonfloat, paths
+from sweepgen import __version__, filenames, jsonfloat, paths
 from sweepgen.errors import Location, UserError
 
-LOCK_NAME = "sweep.lock.json"
+LOCK_NAME = filenames.LOCK
 # `sweepgen run`'s record of how the sweep was started (sweepgen.run.core.sweep_state), beside the lock:
 # run state, never generated output and never an orphan
-RUN_STATE_NAME = ".sweepgen-run.json"
+RUN_STATE_NAME = filenames.RUN_STATE
 # `run --until-decided`'s record of its rounds (sweepgen.run.sweep.decide): run state as well
-DECIDE_STATE_NAME = ".sweepgen-decide.json"
+DECIDE_STATE_NAME = filenames.DECIDE_STATE
 RUN_STATE_NAMES = (RUN_STATE_NAME, DECIDE_STATE_NAME)
 LOCK_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen import escape, paths, yamlio
+from sweepgen import escape, filenames, paths, yamlio
 from sweepgen.compile.run_api import LOCK_NAME, Lock, LockFile
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.core import metrics, sweep_origin
@@ -223,7 +223,7 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
     configs = [_config_yaml(d) for d in run_dirs]
     varying, values = varying_values(configs)
     runs = [_record(escape.fs_name(d.name), d, v, obj) for d, v in zip(run_dirs, values)]
-    return _checked(Report(tuple(varying), tuple(runs), directory, "config.yaml", obj), directory)
+    return _checked(Report(tuple(varying), tuple(runs), directory, filenames.CONFIG, obj), directory)
 
 
 def _from_lock(report: Report, lock: Lock) -> Report:
@@ -296,7 +296,7 @@ def _entry(sweep_dir: Path, lock: Lock, entry: LockFile) -> tuple[str, Path, dic
 
 
 def _run_dirs(directory: Path) -> list[Path]:
-    marks = (STATUS_FILE, SUMMARY_FILE, METRICS_FILE, "metrics.csv")
+    marks = (STATUS_FILE, SUMMARY_FILE, METRICS_FILE, filenames.METRICS_CSV)
     # a run folder that is a link is never followed: it may lead anywhere (a shared runs folder)
     found = {p.parent for mark in marks for p in directory.glob(f"*/{mark}") if not p.parent.is_symlink()}
     if any((directory / m).is_file() for m in marks):
@@ -362,7 +362,7 @@ def _linked_values(
 
 
 def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
-    path = run_dir / "config.yaml"
+    path = run_dir / filenames.CONFIG
     raw = read_bytes(path, limit=MAX_LOG_BYTES)  # a FIFO or /dev/zero link: an error, never a hang
     if raw is None:
         status = _status(run_dir)
