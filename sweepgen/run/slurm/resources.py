@@ -26,21 +26,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen.compile.run_api import SHAPE_KEYS, Lock
+from sweepgen.compile.run_api import Lock
 from sweepgen.errors import ConfigError
+from sweepgen.run.core import registry
 from sweepgen.run.core.resources import bad as _bad
 from sweepgen.run.core.resources import location as _loc
 from sweepgen.run.core.resources import parse_time
 
-KNOWN_KEYS = (
-    "partition",
-    "gpus_per_run",
-    "cpus_per_run",
-    "mem",
-    "time",
-    "sbatch_extra",
-    *SHAPE_KEYS,  # the run's shape (sweepgen.run.core.shape reads and checks them)
-)
 _MEM = re.compile(r"^[1-9][0-9]*[KMGT]?$")
 _FLAG = re.compile(r"^--[a-z][a-z0-9-]*(=.*)?$")
 
@@ -85,6 +77,12 @@ class SlurmResources:
         return min(90, max(10, self.time_min * 6))
 
 
+def known_keys() -> tuple[str, ...]:
+    """The ``resources:`` keys the Slurm executor takes: its declared section (the run's time and
+    shape, and the sbatch request), sweepgen.compile.spec.executor_resources."""
+    return registry.resource_keys("slurm")
+
+
 def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
     """Read and check the lock's top-level ``resources``; every problem names the key and the fix."""
     raw = lock.resources
@@ -98,13 +96,14 @@ def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
     if not isinstance(raw, Mapping):
         raise _bad("resources", "must be a mapping", lock_path, "e.g. resources: {time: 60}")
     raw = {k: v for k, v in raw.items() if v is not None}  # the lock writes unset keys as null
-    unknown = sorted(set(raw) - set(KNOWN_KEYS))
+    known = known_keys()
+    unknown = sorted(set(raw) - set(known))
     if unknown:
         raise _bad(
             f"resources.{unknown[0]}",
             "is not a known resource",
             lock_path,
-            f"known: {', '.join(KNOWN_KEYS)}; other sbatch options go in resources.sbatch_extra",
+            f"known: {', '.join(known)}; other sbatch options go in resources.sbatch_extra",
         )
     if raw.get("time") is None:
         raise _bad(
