@@ -221,20 +221,26 @@ def _matches(parts: list[str], names: list[str]) -> bool:
 
     states = closure({0})
     for name in names:
-        nxt = set()
-        for i in states:
-            if i >= len(parts):
-                continue
-            part = parts[i]
-            if part == "**":
-                if not name.startswith("."):
-                    nxt.add(i)
-            elif fnmatch.fnmatchcase(name, part) and (part.startswith(".") or not name.startswith(".")):
-                nxt.add(i + 1)
-        states = closure(nxt)
+        states = closure(_step(parts, states, name))
         if not states:
             return False
     return len(parts) in states
+
+
+def _step(parts: list[str], states: set[int], name: str) -> set[int]:
+    """The glob positions reached from ``states`` by the path segment ``name`` (a dot-file is
+    matched only by a segment that starts with a dot, never by ``**`` or a wildcard)."""
+    nxt = set()
+    for i in states:
+        if i >= len(parts):
+            continue
+        part = parts[i]
+        if part == "**":
+            if not name.startswith("."):
+                nxt.add(i)
+        elif fnmatch.fnmatchcase(name, part) and (part.startswith(".") or not name.startswith(".")):
+            nxt.add(i + 1)
+    return nxt
 
 
 def _walk(start: str, parts: list[str], out_abs: str, budget: _Budget) -> set[str]:

@@ -336,6 +336,16 @@ def _apply_one(out: Outcome, plan: Plan, tree: OutputTree) -> None:
         tree.remove_empty_folder(folder)
     for path in out.recased:  # `x/` removed with its files: `X/` made under its own name
         tree.make_dirs_as_named(path.rpartition("/")[0])
+    _write_files(out, plan, tree)
+    if out.lock_changed:
+        tree.write(lock.LOCK_NAME, plan.lock_bytes)
+    if plan.staging is not None:
+        plan.staging.clear()  # before the journal goes: a finished render leaves no temporary file
+    tree.remove(JOURNAL_NAME, prune=False)
+
+
+def _write_files(out: Outcome, plan: Plan, tree: OutputTree) -> None:
+    """The created and updated files: renamed from staging, or written from memory."""
     staging = plan.staging
     index = {f.path: (i, f.data) for i, f in enumerate(plan.files)}
     for act in out.actions:
@@ -346,11 +356,6 @@ def _apply_one(out: Outcome, plan: Plan, tree: OutputTree) -> None:
             else:
                 assert data is not None  # kept in memory when not staged
                 tree.write(act.path, data)
-    if out.lock_changed:
-        tree.write(lock.LOCK_NAME, plan.lock_bytes)
-    if staging is not None:
-        staging.clear()  # before the journal goes: a finished render leaves no temporary file
-    tree.remove(JOURNAL_NAME, prune=False)
 
 
 def _hold(tree: OutputTree) -> None:
