@@ -77,6 +77,35 @@ class SlurmResources:
         return min(90, max(10, self.time_min * 6))
 
 
+def _partition(partition: Any, lock_path: str) -> str | None:
+    """A partition name: one word (absent: the cluster's default partition)."""
+    if partition is not None and (
+        not isinstance(partition, str) or not partition.strip() or any(c.isspace() for c in partition)
+    ):
+        raise _bad(
+            "resources.partition",
+            f"must be a partition name, got {partition!r}",
+            lock_path,
+            "see `sinfo -s` for the partitions of your cluster",
+        )
+    return partition
+
+
+def _mem(value: Any, lock_path: str) -> str | None:
+    """A Slurm memory size (a bare int is megabytes, as sbatch reads it)."""
+    if value is None:
+        return None
+    mem = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if not isinstance(mem, str) or not _MEM.match(mem):
+        raise _bad(
+            "resources.mem",
+            f"{value!r} is not a Slurm memory size",
+            lock_path,
+            "write a number with an optional K/M/G/T suffix, e.g. 64G (a bare number is MB)",
+        )
+    return mem
+
+
 def known_keys() -> tuple[str, ...]:
     """The ``resources:`` keys the Slurm executor takes: its declared section (the run's time and
     shape, and the sbatch request), sweepgen.compile.spec.executor_resources."""
@@ -113,29 +142,11 @@ def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
             'give the time limit of one run, e.g. time: "04:00:00" (submitit would default to 5 minutes)',
         )
     time_min = parse_time(raw["time"], key="resources.time", lock_path=lock_path)
-    partition = raw.get("partition")
-    if partition is not None and (
-        not isinstance(partition, str) or not partition.strip() or any(c.isspace() for c in partition)
-    ):
-        raise _bad(
-            "resources.partition",
-            f"must be a partition name, got {partition!r}",
-            lock_path,
-            "see `sinfo -s` for the partitions of your cluster",
-        )
+    partition = _partition(raw.get("partition"), lock_path)
     gpus_key = "gpus_per_node" if "gpus_per_node" in raw else "gpus_per_run"  # the resolved one first
     gpus = _count(raw.get(gpus_key, 0), f"resources.{gpus_key}", lock_path, minimum=0)
     cpus = _count(raw.get("cpus_per_run", 1), "resources.cpus_per_run", lock_path, minimum=1)
-    mem = raw.get("mem")
-    if mem is not None:
-        mem = str(mem) if isinstance(mem, int) and not isinstance(mem, bool) else mem
-        if not isinstance(mem, str) or not _MEM.match(mem):
-            raise _bad(
-                "resources.mem",
-                f"{raw.get('mem')!r} is not a Slurm memory size",
-                lock_path,
-                "write a number with an optional K/M/G/T suffix, e.g. 64G (a bare number is MB)",
-            )
+    mem = _mem(raw.get("mem"), lock_path)
     extra = _extra(raw.get("sbatch_extra"), lock_path)
     return SlurmResources(
         time_min=time_min,
