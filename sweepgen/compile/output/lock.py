@@ -343,6 +343,29 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value
 
 
+def _file_entry(raw: Any, layer_sets: list[Any], version: int) -> LockFile:
+    """One entry of ``files``, its layer mapping looked up in ``layer_sets`` (version 3)."""
+    entry = _mapping(raw)
+    layers = entry.get("layers", {})
+    if type(layers) is int:
+        layers = layer_sets[layers]  # an IndexError is a damaged lock
+    variant = _str(entry.get("variant", entry.get("path")))
+    deleted = entry.get("deleted", [])
+    if not isinstance(deleted, list) or not all(isinstance(d, str) for d in deleted):
+        raise TypeError("`deleted` is not a list of paths")
+    return LockFile(
+        path=_str(entry["path"]),
+        variant=variant,
+        run_name=_str(entry.get("run_name", variant)),
+        sha256=_str(entry["sha256"]),
+        layers=_mapping(layers),
+        set=_mapping(entry.get("set", {})),
+        deleted=deleted,
+        run_dir=_str(entry["run_dir"]) if "run_dir" in entry else None,
+        full_config=_mapping(entry["config"]) if version == 1 else None,
+    )
+
+
 def _model(data: Mapping[str, Any], version: int) -> Lock:
     files = data["files"]
     if not isinstance(files, list):
@@ -350,29 +373,7 @@ def _model(data: Mapping[str, Any], version: int) -> Lock:
     layer_sets = data.get("layer_sets", [])
     if not isinstance(layer_sets, list) or not all(isinstance(x, dict) for x in layer_sets):
         raise TypeError("`layer_sets` is not a list of objects")
-    entries = []
-    for raw in files:
-        entry = _mapping(raw)
-        layers = entry.get("layers", {})
-        if type(layers) is int:
-            layers = layer_sets[layers]  # an IndexError is a damaged lock
-        variant = _str(entry.get("variant", entry.get("path")))
-        deleted = entry.get("deleted", [])
-        if not isinstance(deleted, list) or not all(isinstance(d, str) for d in deleted):
-            raise TypeError("`deleted` is not a list of paths")
-        entries.append(
-            LockFile(
-                path=_str(entry["path"]),
-                variant=variant,
-                run_name=_str(entry.get("run_name", variant)),
-                sha256=_str(entry["sha256"]),
-                layers=_mapping(layers),
-                set=_mapping(entry.get("set", {})),
-                deleted=deleted,
-                run_dir=_str(entry["run_dir"]) if "run_dir" in entry else None,
-                full_config=_mapping(entry["config"]) if version == 1 else None,
-            )
-        )
+    entries = [_file_entry(raw, layer_sets, version) for raw in files]
     inputs = _mapping(data.get("inputs", {}))
     if version == 1:
         inputs = {
