@@ -140,19 +140,9 @@ def _outcome(plan: Plan) -> Outcome:
         return out
     # the staged plan's tree stays open (and held) until apply
     with tree if staging is None else contextlib.nullcontext(tree):
-        for own in (lock.LOCK_NAME, JOURNAL_NAME):  # both are written: nothing may stand there
-            node = tree.node(own)
-            if node.kind not in ("missing", "file") or node.blocked:
-                raise _unsafe(tree, node.at, node.kind, node.blocked)
-        rec = read_recorded(tree, plan)
+        rec = _recorded_here(plan, tree)
         out.recorded = rec
         out.interrupted = rec.journal is not None
-        if rec.sweep is not None and rec.sweep != plan.spec.name:
-            raise UserError(
-                f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {rec.sweep!r}",
-                location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
-                hint="another sweep wrote this folder; rename one of them",
-            )
         produced = {f.path for f in plan.files}
         stale = {p.casefold(): p for p in set(rec.shas) - produced - {lock.LOCK_NAME, JOURNAL_NAME}}
         blocked, in_the_way = _writes(plan, tree, rec, out, stale)
@@ -163,6 +153,23 @@ def _outcome(plan: Plan) -> Outcome:
         _make_room(plan, tree, in_the_way, removed, out)
     out.lock_changed = rec.lock_bytes != plan.lock_bytes
     return out
+
+
+def _recorded_here(plan: Plan, tree: OutputTree) -> Recorded:
+    """What the sweep folder records (its lock, its journal), once nothing unsafe stands where they
+    are written and the lock is this sweep's."""
+    for own in (lock.LOCK_NAME, JOURNAL_NAME):  # both are written: nothing may stand there
+        node = tree.node(own)
+        if node.kind not in ("missing", "file") or node.blocked:
+            raise _unsafe(tree, node.at, node.kind, node.blocked)
+    rec = read_recorded(tree, plan)
+    if rec.sweep is not None and rec.sweep != plan.spec.name:
+        raise UserError(
+            f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {rec.sweep!r}",
+            location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
+            hint="another sweep wrote this folder; rename one of them",
+        )
+    return rec
 
 
 def _writes(
