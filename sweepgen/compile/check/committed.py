@@ -102,26 +102,27 @@ def check(
         except SweepgenError as err:
             report.problems.append(_invalid(err, spec_path))
     if orphan_sweeps and os.path.isdir(out_root):
-        for name in sorted(os.listdir(out_root)):
-            folder = os.path.join(out_root, name)
-            kind = kind_of(os.lstat(folder).st_mode)
-            if kind not in ("file", "folder") and name not in owned:
-                report.problems.append(_unsafe_problem(display_path(folder), kind))
-            if (
-                kind == "folder"
-                and name not in owned
-                and not any(p.kind == "invalid" for p in report.problems)
-            ):
-                report.problems.append(
-                    Problem(
-                        "orphan",
-                        display_path(folder),
-                        f"sweep folder {name!r} belongs to no spec",
-                        hint="its spec was removed or renamed; "
-                        "delete the folder (`git rm -r`) or restore the spec",
-                    )
-                )
+        _orphan_sweeps(out_root, owned, report)
     return report
+
+
+def _orphan_sweeps(out_root: str, owned: set[str], report: Report) -> None:
+    """Sweep folders no spec owns (orphans), and anything unsafe in the output root."""
+    for name in sorted(os.listdir(out_root)):
+        folder = os.path.join(out_root, name)
+        kind = kind_of(os.lstat(folder).st_mode)
+        if kind not in ("file", "folder") and name not in owned:
+            report.problems.append(_unsafe_problem(display_path(folder), kind))
+        if kind == "folder" and name not in owned and not any(p.kind == "invalid" for p in report.problems):
+            report.problems.append(
+                Problem(
+                    "orphan",
+                    display_path(folder),
+                    f"sweep folder {name!r} belongs to no spec",
+                    hint="its spec was removed or renamed; "
+                    "delete the folder (`git rm -r`) or restore the spec",
+                )
+            )
 
 
 def _fast_problems(spec_path: str, out_root: str, spec: Spec | None, verdict: Verdict) -> list[Problem]:
