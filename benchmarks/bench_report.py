@@ -122,20 +122,32 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float
     return wall, usage.ru_maxrss / 1024
 
 
+def _instant_trial(task):
+    """One trial's run, ended at once: its metrics written, one in three pruned at step 5."""
+    from sweepgen.run.core.base import PRUNED_REASON, RunState, RunStatus, write_status
+
+    number = int(task.name[1:5])
+    score = 1.0 - (task.config["x"] - 0.3) ** 2 - (task.config["y"] - 0.7) ** 2
+    last = 6 if number % 3 == 2 else 20  # one in three pruned at step 5
+    task.run_dir.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"step": s, "score": score * s / 20}) for s in range(1, last + 1)]
+    (task.run_dir / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    if last == 20:
+        (task.run_dir / "summary.json").write_text("{}")
+        status = RunStatus(RunState.FINISHED, "local", exit_code=0, done_file="summary.json")
+    else:
+        status = RunStatus(RunState.CANCELLED, "local", reason=f"{PRUNED_REASON} 5 (asha)")
+    write_status(task.run_dir, status)
+    return status
+
+
 def write_search_sweep(root: Path, n: int) -> None:
     """A finished search of ``n`` trials through the real controller; runs end at once."""
     sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
     from search_support import write_search_project
 
     from sweepgen.compile.spec.model import load_spec
-    from sweepgen.run.core.base import (
-        PRUNED_REASON,
-        Executor,
-        ExecutorOptions,
-        RunState,
-        RunStatus,
-        write_status,
-    )
+    from sweepgen.run.core.base import Executor, ExecutorOptions, RunStatus
     from sweepgen.run.core.tasks import read_lock
     from sweepgen.run.search.controller import SearchController
     from sweepgen.run.search.trials import TrialRenderer
@@ -152,19 +164,7 @@ def write_search_sweep(root: Path, n: int) -> None:
 
         def start(self, tasks, planned=None):
             for t in tasks:
-                number = int(t.name[1:5])
-                score = 1.0 - (t.config["x"] - 0.3) ** 2 - (t.config["y"] - 0.7) ** 2
-                last = 6 if number % 3 == 2 else 20  # one in three pruned at step 5
-                t.run_dir.mkdir(parents=True, exist_ok=True)
-                lines = [json.dumps({"step": s, "score": score * s / 20}) for s in range(1, last + 1)]
-                (t.run_dir / "metrics.jsonl").write_text("\n".join(lines) + "\n")
-                if last == 20:
-                    (t.run_dir / "summary.json").write_text("{}")
-                    st = RunStatus(RunState.FINISHED, "local", exit_code=0, done_file="summary.json")
-                else:
-                    st = RunStatus(RunState.CANCELLED, "local", reason=f"{PRUNED_REASON} 5 (asha)")
-                write_status(t.run_dir, st)
-                self.status[t.name] = st
+                self.status[t.name] = _instant_trial(t)
 
         def poll(self):
             return dict(self.status)

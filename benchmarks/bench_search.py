@@ -130,16 +130,9 @@ def print_equal_steps(
             print(f"{method.label:>32} met in {met:4.0%}, reach share {lo:.2f}-{hi:.2f}")
 
 
-def part_overhead(args) -> None:
-    """The real controller (sweepgen.run.search.controller.SearchController: study reads, take-overs, asks,
-    renders, lock writes, metric reads, tells), with an executor whose runs end at once."""
-    from search_support import write_search_project
-
-    from sweepgen.compile.spec.model import load_spec
+def _instant_executor():
+    """An executor whose runs end at once (its class, made once sweepgen is importable)."""
     from sweepgen.run.core.base import Executor, ExecutorOptions, RunState, RunStatus
-    from sweepgen.run.core.tasks import read_lock
-    from sweepgen.run.search.controller import SearchController
-    from sweepgen.run.search.trials import TrialRenderer
 
     class InstantExecutor(Executor):
         """Each run 'trains' at once: one metrics line and its done file."""
@@ -173,6 +166,22 @@ def part_overhead(args) -> None:
         @classmethod
         def is_alive(cls, status):
             return False
+
+    return InstantExecutor
+
+
+def part_overhead(args) -> None:
+    """The real controller (sweepgen.run.search.controller.SearchController: study reads, take-overs, asks,
+    renders, lock writes, metric reads, tells), with an executor whose runs end at once."""
+    from search_support import write_search_project
+
+    from sweepgen.compile.spec.model import load_spec
+    from sweepgen.run.core.base import ExecutorOptions
+    from sweepgen.run.core.tasks import read_lock
+    from sweepgen.run.search.controller import SearchController
+    from sweepgen.run.search.trials import TrialRenderer
+
+    InstantExecutor = _instant_executor()
 
     for sampler in args.samplers.split(","):
         root = Path(tempfile.mkdtemp(prefix="bench_search_"))

@@ -94,19 +94,9 @@ class OutputTree:
         Returns None when the folder does not exist and ``create`` is false. A symlink or a file where
         the folder belongs raises ``UnsafePath``; other OS errors raise ``FsError``.
         """
-        shown_parent = os.path.dirname(shown) or "."
-        try:
-            if create:
-                os.makedirs(parent, exist_ok=True)
-            pfd = os.open(parent, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
-        except FileNotFoundError:
+        pfd = _open_root(parent, os.path.dirname(shown) or ".", create=create)
+        if pfd is None:
             return None
-        except FileExistsError as err:  # makedirs: a file where the output root should be
-            raise fs_error(
-                OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), shown_parent, "create folder"
-            ) from err
-        except OSError as err:
-            raise fs_error(err, shown_parent, "open folder") from None
         try:
             try:
                 st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
@@ -481,3 +471,20 @@ def read_inside(folder: str, rel: str) -> bytes | None:
         raise fs_error(err, folder, "open folder") from None
     with OutputTree(fd, folder.rstrip("/") or "/") as tree:
         return tree.read_regular(rel)
+
+
+def _open_root(parent: str, shown_parent: str, *, create: bool) -> int | None:
+    """The output root's descriptor (made first when ``create``), followed as the user gave it;
+    None when it does not exist."""
+    try:
+        if create:
+            os.makedirs(parent, exist_ok=True)
+        return os.open(parent, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except FileExistsError as err:  # makedirs: a file where the output root should be
+        raise fs_error(
+            OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), shown_parent, "create folder"
+        ) from err
+    except OSError as err:
+        raise fs_error(err, shown_parent, "open folder") from None

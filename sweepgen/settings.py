@@ -91,27 +91,8 @@ def load(cwd: str | None = None) -> Settings:
             location=Location(shown),
             hint="known keys: specs (a list of globs), output (the output root), limits (a table)",
         )
-    specs = table.get("specs", list(DEFAULT_SPECS))
-    if isinstance(specs, str):
-        specs = [specs]
-    if not isinstance(specs, list) or not specs or not all(isinstance(s, str) and s for s in specs):
-        raise UserError(
-            "[tool.sweepgen] specs must be a non-empty list of glob strings",
-            location=Location(shown),
-            hint='e.g. specs = ["experiments/**/*.sweep.yaml"]',
-        )
     root = os.path.dirname(path)
-    for pattern in specs:
-        if not lexically_inside(pattern) or ".." in pattern.replace(os.sep, "/").split("/"):
-            raise refuse(
-                "[tool.sweepgen] specs pattern",
-                pattern,
-                key="tool.sweepgen.specs",
-                source=shown,
-                root=_shown(root),
-                hint="spec globs are relative to pyproject.toml and stay inside its folder, "
-                'e.g. specs = ["experiments/**/*.sweep.yaml"]',
-            )
+    specs = _specs(table, shown, root)
     output = table.get("output", DEFAULT_OUTPUT)
     if not isinstance(output, str) or not output:
         raise UserError(
@@ -140,6 +121,31 @@ def load(cwd: str | None = None) -> Settings:
             "render elsewhere, say so on the command line (-o DIR)",
         )
     return Settings(tuple(specs), output, root, shown, limits)
+
+
+def _specs(table: dict[str, Any], shown: str, root: str) -> list[str]:
+    """``specs``: a non-empty list of globs (one string is a list of one), each inside the project."""
+    specs = table.get("specs", list(DEFAULT_SPECS))
+    if isinstance(specs, str):
+        specs = [specs]
+    if not isinstance(specs, list) or not specs or not all(isinstance(s, str) and s for s in specs):
+        raise UserError(
+            "[tool.sweepgen] specs must be a non-empty list of glob strings",
+            location=Location(shown),
+            hint='e.g. specs = ["experiments/**/*.sweep.yaml"]',
+        )
+    for pattern in specs:
+        if not lexically_inside(pattern) or ".." in pattern.replace(os.sep, "/").split("/"):
+            raise refuse(
+                "[tool.sweepgen] specs pattern",
+                pattern,
+                key="tool.sweepgen.specs",
+                source=shown,
+                root=_shown(root),
+                hint="spec globs are relative to pyproject.toml and stay inside its folder, "
+                'e.g. specs = ["experiments/**/*.sweep.yaml"]',
+            )
+    return specs
 
 
 def _find(start: str) -> str | None:
@@ -221,20 +227,26 @@ def _matches(parts: list[str], names: list[str]) -> bool:
 
     states = closure({0})
     for name in names:
-        nxt = set()
-        for i in states:
-            if i >= len(parts):
-                continue
-            part = parts[i]
-            if part == "**":
-                if not name.startswith("."):
-                    nxt.add(i)
-            elif fnmatch.fnmatchcase(name, part) and (part.startswith(".") or not name.startswith(".")):
-                nxt.add(i + 1)
-        states = closure(nxt)
+        states = closure(_step(parts, states, name))
         if not states:
             return False
     return len(parts) in states
+
+
+def _step(parts: list[str], states: set[int], name: str) -> set[int]:
+    """The glob positions reached from ``states`` by the path segment ``name`` (a dot-file is
+    matched only by a segment that starts with a dot, never by ``**`` or a wildcard)."""
+    nxt = set()
+    for i in states:
+        if i >= len(parts):
+            continue
+        part = parts[i]
+        if part == "**":
+            if not name.startswith("."):
+                nxt.add(i)
+        elif fnmatch.fnmatchcase(name, part) and (part.startswith(".") or not name.startswith(".")):
+            nxt.add(i + 1)
+    return nxt
 
 
 def _walk(start: str, parts: list[str], out_abs: str, budget: _Budget) -> set[str]:

@@ -1,4 +1,4 @@
-"""Issue 38: benchmarks/RESULTS.md §7's debate table is what benchmarks/debate_table.py computes from
+"""benchmarks/RESULTS.md §7's debate table is what benchmarks/debate_table.py computes from
 benchmarks/results/debate_sweep.csv, the per-run results (one row per run, with its provenance)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The README's commands for a TRL user's first hour (and docs/slurm.md's dry run) are *run*, as
-written, in a scratch git repository holding a standard `trl grpo` config (issue 35: docs commands
-that failed as written). tests/test_docs_commands.py checks the spelling of every documented
+written, in a scratch git repository holding a standard `trl grpo` config (docs commands
+once failed as written). tests/test_docs_commands.py checks the spelling of every documented
 command; this runs the ones of the TRL path that need no GPU, in the README's order, with a
 stand-in `trl` on PATH for the run, then reports the runs. A README edit that breaks the path (a
 renamed spec, a missing folder, a schema that refuses TRL's own keys) fails here."""

@@ -1,4 +1,4 @@
-"""Issue 12 item 5 (the environment's side): a full or read-only disk, permissions, names the file system
+"""The environment's faults: a full or read-only disk, permissions, names the file system
 refuses, a file where a folder belongs, a full or closed stdout. Each is exit 2 with the path and a
 hint, never a traceback; nothing outside the output folder changes and nothing is left behind.
 

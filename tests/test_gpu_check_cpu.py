@@ -1,4 +1,4 @@
-"""benchmarks/gpu_check.sh with its GPU flags off (issue 38 item 3): the prepared GPU check runs its
+"""benchmarks/gpu_check.sh with its GPU flags off: the prepared GPU check runs its
 levels as separate invocations, writes a JSON per level and one table, on a machine without a GPU."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 12 items 1, 2 (output side) and 4 (FIFO): the output tree is never read or written through a
+"""The output tree is never read or written through a
 symlink, FIFO or device; ``check`` reports them and never prints bytes of a file that is not generated
 output; nothing outside the output folder is ever created, changed or deleted."""
 

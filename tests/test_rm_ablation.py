@@ -19,7 +19,7 @@ from sweepgen.readers.shellconfig import read_shell_file
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated" / "rm_ablation"
 STEPS = ["A1_none", "A2_scheduler", "A3_label_smooth", "A4_early_stop", "A5_lora_r8", "A6_lora_r16"]
-CMD = 'commands["rm.train"]'  # issue 10: keyed by program (the module), launchers apart
+CMD = 'commands["rm.train"]'  # keyed by program (the module), launchers apart
 
 
 def flags(step: str) -> dict:

@@ -19,7 +19,9 @@ import struct
 import zipfile
 from pathlib import Path
 
-TRAINER_STATE = "trainer_state.json"
+from sweepgen import filenames
+
+TRAINER_STATE = filenames.TRAINER_STATE
 
 
 def problem(folder: Path) -> str | None:

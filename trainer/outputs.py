@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sweepgen import yamlio, yamlwrite
+from sweepgen import filenames, yamlio, yamlwrite
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.safefs import write_atomic
 from sweepgen_trainer import diversity
@@ -74,13 +74,13 @@ class RunDir:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.config = self.path / "config.yaml"
-        self.data = self.path / "data.json"  # which data the run trains on (sha256, rows)
-        self.grpo_args = self.path / "grpo_args.json"
-        self.metrics = self.path / "metrics.jsonl"
-        self.samples = self.path / "samples.jsonl"
-        self.summary = self.path / "summary.json"
-        self.checkpoints = self.path / "checkpoints"
+        self.config = self.path / filenames.CONFIG
+        self.data = self.path / filenames.DATA
+        self.grpo_args = self.path / filenames.GRPO_ARGS
+        self.metrics = self.path / filenames.METRICS
+        self.samples = self.path / filenames.SAMPLES
+        self.summary = self.path / filenames.SUMMARY
+        self.checkpoints = self.path / filenames.CHECKPOINTS
 
     # ---- before training ------------------------------------------------------------------
     def check_reusable(self, cfg: RunConfig, data: dict[str, Any] | None = None) -> None:

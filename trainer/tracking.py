@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sweepgen import paths, yamlio
+from sweepgen import filenames, paths, yamlio
 from sweepgen.errors import ConfigError
 from sweepgen_trainer.config import RunConfig
 
@@ -52,7 +52,7 @@ def sweep_context(config_path: str | Path | None) -> SweepContext:
     if config_path is None:
         return SweepContext()
     path = Path(config_path)
-    lock_path = path.parent / "sweep.lock.json"
+    lock_path = path.parent / filenames.LOCK
     try:
         lock = json.loads(lock_path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError):

@@ -174,6 +174,24 @@ def write_metrics(out: Path, rows: list[dict[str, float]]) -> None:
     write_atomic(out / "metrics.csv", "\n".join(lines) + "\n")
 
 
+def adamw_step(
+    v: list[float],
+    g: list[float],
+    m: list[float],
+    s: list[float],
+    *,
+    step: int,
+    lr: float,
+    weight_decay: float,
+) -> None:
+    """One AdamW update of the parameters ``v`` in place (``m``, ``s``: its moment estimates)."""
+    for i in range(len(v)):
+        m[i] = BETAS[0] * m[i] + (1 - BETAS[0]) * g[i]
+        s[i] = BETAS[1] * s[i] + (1 - BETAS[1]) * g[i] * g[i]
+        m_hat, s_hat = m[i] / (1 - BETAS[0] ** step), s[i] / (1 - BETAS[1] ** step)
+        v[i] -= lr * (m_hat / (math.sqrt(s_hat) + 1e-8) + weight_decay * v[i])
+
+
 def train(args: argparse.Namespace) -> int:  # noqa: PLR0915 - a stand-in trainer, top to bottom like the real ones
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -216,11 +234,7 @@ def train(args: argparse.Namespace) -> int:  # noqa: PLR0915 - a stand-in traine
         g = model.grad_v(grad_w)
         lr = lr_at(step, args)
         step += 1
-        for i in range(len(model.v)):  # AdamW
-            m[i] = BETAS[0] * m[i] + (1 - BETAS[0]) * g[i]
-            s[i] = BETAS[1] * s[i] + (1 - BETAS[1]) * g[i] * g[i]
-            m_hat, s_hat = m[i] / (1 - BETAS[0] ** step), s[i] / (1 - BETAS[1] ** step)
-            model.v[i] -= lr * (m_hat / (math.sqrt(s_hat) + 1e-8) + args.weight_decay * model.v[i])
+        adamw_step(model.v, g, m, s, step=step, lr=lr, weight_decay=args.weight_decay)
         if step % args.eval_every == 0 or step == args.steps:
             eval_loss, eval_acc = evaluate(model.weights(), eval_data, args.label_smoothing)
             rows.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import click
@@ -15,6 +16,7 @@ from sweepgen.escape import line, lines
 
 if TYPE_CHECKING:  # the compiler loads when the command runs, not for --help
     from sweepgen.compile.check.committed import Report
+    from sweepgen.errors import Location
 
 
 @click.command()
@@ -62,40 +64,47 @@ def check(
         report = api.check(list(specs) or None, out_root, full=full)
     _no_import.report(skipped or [], fmt)
     if fmt == "json":
-        click.echo(
-            json.dumps(
-                {
-                    "ok": not report.problems,
-                    "specs": report.specs,
-                    "files": report.files,
-                    "problems": [p.as_dict() for p in report.problems],
-                    "skipped_schema_checks": [
-                        {"path": loc.path, "line": loc.line, "col": loc.col, "schema": ref}
-                        for loc, ref in skipped or []
-                    ],
-                },
-                indent=2,
-                sort_keys=True,
-            )
-        )
+        click.echo(_json_text(report, skipped or []))
     elif fmt == "github":
-        for p in report.problems:
-            if p.detail and not show_diff:
-                continue
-            props = (
-                f"file={_prop(p.path)}"
-                + (f",line={p.line}" if p.line else "")
-                + (f",col={p.col}" if p.col else "")
-            )
-            props += f",title={_prop(f'sweepgen check: {p.kind}')}"
-            text = f"{p.kind}: {p.message}" + (f" (hint: {p.hint})" if p.hint else "")
-            click.echo(f"::error {props}::{_data(line(text))}")
-        info(_summary(report))
+        _print_github(report, show_diff)
     else:
         _print_text(report, show_diff or verbose())
     if report.invalid:
         return EXIT_USAGE
     return EXIT_PROBLEMS if report.problems else EXIT_OK
+
+
+def _json_text(report: Report, skipped: Sequence[tuple[Location, str]]) -> str:
+    """The report for programs: the problems and the schema checks --no-import skipped."""
+    return json.dumps(
+        {
+            "ok": not report.problems,
+            "specs": report.specs,
+            "files": report.files,
+            "problems": [p.as_dict() for p in report.problems],
+            "skipped_schema_checks": [
+                {"path": loc.path, "line": loc.line, "col": loc.col, "schema": ref} for loc, ref in skipped
+            ],
+        },
+        indent=2,
+        sort_keys=True,
+    )
+
+
+def _print_github(report: Report, show_diff: bool) -> None:
+    """One GitHub Actions error annotation per problem, then the summary."""
+    for p in report.problems:
+        if p.detail and not show_diff:
+            continue
+        props = (
+            f"file={_prop(p.path)}"
+            + (f",line={p.line}" if p.line else "")
+            + (f",col={p.col}" if p.col else "")
+        )
+        props += f",title={_prop(f'sweepgen check: {p.kind}')}"
+        text = f"{p.kind}: {p.message}" + (f" (hint: {p.hint})" if p.hint else "")
+        click.echo(f"::error {props}::{_data(line(text))}")
+    info(_summary(report))
 
 
 def _summary(report: Report) -> str:

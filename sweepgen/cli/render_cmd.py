@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import click
@@ -42,22 +43,35 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
         f"compiled and {'planned' if dry_run else 'wrote'} {len(outcomes)} spec(s) in "
         f"{time.perf_counter() - started:.2f} s"
     )
-    if dry_run and fmt == "text":
+    if dry_run:
+        _show_plan(outcomes, fmt, LOCK_NAME)
+    else:
+        _show_written(outcomes, fmt)
+    return EXIT_OK
+
+
+def _show_plan(outcomes: Sequence[Outcome], fmt: str, lock_name: str) -> None:
+    """--dry-run: each spec's files and what a render would do to them (one table for programs)."""
+    if fmt == "text":
         for out in outcomes:
             rows: list[list[object]] = [
                 [a.path, a.variant or "", a.run_name or "", a.action] for a in out.actions
             ]
-            rows.append([LOCK_NAME, "", "", _lock_action(out)])
+            rows.append([lock_name, "", "", _lock_action(out)])
             title = f"{out.spec_path} -> {out.shown_dir}/ (dry run: nothing written)"
             emit(title, ["file", "variant", "run name", "action"], rows, fmt)
-    elif dry_run:  # one machine-readable table for all specs
-        table: list[list[object]] = [
-            [out.spec_path, f"{out.shown_dir}/{a.path}", a.variant, a.run_name, a.action]
-            for out in outcomes
-            for a in out.actions
-        ]
-        emit("", ["spec", "file", "variant", "run_name", "action"], table, fmt)
-    elif fmt == "text":
+        return
+    table: list[list[object]] = [
+        [out.spec_path, f"{out.shown_dir}/{a.path}", a.variant, a.run_name, a.action]
+        for out in outcomes
+        for a in out.actions
+    ]
+    emit("", ["spec", "file", "variant", "run_name", "action"], table, fmt)
+
+
+def _show_written(outcomes: Sequence[Outcome], fmt: str) -> None:
+    """What each spec's render wrote: a line per spec, or one table for programs."""
+    if fmt == "text":
         for out in outcomes:
             info(
                 line(
@@ -66,15 +80,14 @@ def render(specs: tuple[str, ...], out_root: str, dry_run: bool, fmt: str, no_im
                     f"{out.count('unchanged')} unchanged, {out.count('remove')} removed)"
                 )
             )
-    else:
-        columns = ["spec", "folder", "files", "created", "updated", "unchanged", "removed"]
-        summary: list[list[object]] = [
-            [out.spec_path, out.shown_dir, out.files]
-            + [out.count(a) for a in ("create", "update", "unchanged", "remove")]
-            for out in outcomes
-        ]
-        emit("", columns, summary, fmt)
-    return EXIT_OK
+        return
+    columns = ["spec", "folder", "files", "created", "updated", "unchanged", "removed"]
+    summary: list[list[object]] = [
+        [out.spec_path, out.shown_dir, out.files]
+        + [out.count(a) for a in ("create", "update", "unchanged", "remove")]
+        for out in outcomes
+    ]
+    emit("", columns, summary, fmt)
 
 
 def _lock_action(out: Outcome) -> str:

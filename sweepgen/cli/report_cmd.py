@@ -14,8 +14,10 @@ from sweepgen import jsonfloat
 from sweepgen.cli import _console
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
+    from rich.console import Console
     from rich.table import Table
 
+    from sweepgen.run.report.collect import RunRecord
     from sweepgen.run.report.make import Outcome, Request
 
 
@@ -344,6 +346,32 @@ def report(
     return outcome.exit_code
 
 
+def _best_line(outcome: Outcome, request: Request, best: RunRecord) -> str:
+    """The best run by the objective, and the runs tied with it."""
+    from sweepgen.run.report import collect as rep
+
+    result = outcome.report
+    tied = rep.tied_with(result, best)
+    return (
+        f"best run by {result.objective.label} ({request.mode} is better): {best.name} = "
+        f"{_fmt(best.score.value)} at step {best.score.step}"
+        + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else "")
+    )
+
+
+def _show_statistics(outcome: Outcome, out: Console) -> None:
+    """The statistics table and its first sentences (the rest are in statistics.csv)."""
+    out.print(_stats_table(outcome))
+    sentences = _stats_sentences(outcome)
+    for sentence in sentences[:MAX_SENTENCES]:
+        out.print(sentence, markup=False, highlight=False)
+    if len(sentences) > MAX_SENTENCES:
+        out.print(
+            f"... {len(sentences) - MAX_SENTENCES} more (seeds_needed and reason in statistics.csv)",
+            markup=False,
+        )
+
+
 def _show(outcome: Outcome, request: Request, fmt: str) -> None:
     out, err = _console.stdout(), _console.stderr()
     for warning in outcome.warnings:
@@ -372,27 +400,10 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
         _search_best(request.search_dir)
     for note in outcome.notes:
         err.print(f"note: {note}", markup=False)
-    best = outcome.best
-    if best is not None:
-        from sweepgen.run.report import collect as rep
-
-        tied = rep.tied_with(result, best)
-        out.print(
-            f"best run by {result.objective.label} ({request.mode} is better): {best.name} = "
-            f"{_fmt(best.score.value)} at step {best.score.step}"
-            + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else ""),
-            markup=False,
-        )
+    if outcome.best is not None:
+        out.print(_best_line(outcome, request, outcome.best), markup=False)
     if outcome.statistics is not None:
-        out.print(_stats_table(outcome))
-        sentences = _stats_sentences(outcome)
-        for sentence in sentences[:MAX_SENTENCES]:
-            out.print(sentence, markup=False, highlight=False)
-        if len(sentences) > MAX_SENTENCES:
-            out.print(
-                f"... {len(sentences) - MAX_SENTENCES} more (seeds_needed and reason in statistics.csv)",
-                markup=False,
-            )
+        _show_statistics(outcome, out)
     for what, path in outcome.written:
         out.print(f"{what}: {path}", markup=False)
     for path in outcome.removed:

@@ -92,15 +92,7 @@ def render(
     if spec_paths is None:
         spec_paths = project_specs()
     trusts = {path: trusted(path, out_root) for path in spec_paths}
-    unchanged = {
-        path: t.verdict.lock if t.verdict is not None and not t.verdict.findings else None
-        for path, t in trusts.items()
-    }
-    sweeps = [lk.sweep for lk in unchanged.values() if lk is not None]
-    if len(set(sweeps)) != len(sweeps) or (sweeps and len(spec_paths) > len(sweeps)):
-        # several specs at once, some changed: compile them all, so two specs writing one sweep
-        # folder are caught by plan_actions whichever of them changed
-        unchanged = dict.fromkeys(spec_paths)
+    unchanged = _unchanged(spec_paths, trusts)
     plans: list[Plan] = []
     try:
         with gc_state.frozen():  # each spec's variants and files, until written (see gc_state)
@@ -116,6 +108,20 @@ def render(
                 plan.staging.abort()
         raise
     return outcomes
+
+
+def _unchanged(spec_paths: list[str], trusts: dict[str, Trust]) -> dict[str, Lock | None]:
+    """Each spec's lock where it proves nothing changed (None: compile the spec)."""
+    unchanged = {
+        path: t.verdict.lock if t.verdict is not None and not t.verdict.findings else None
+        for path, t in trusts.items()
+    }
+    sweeps = [lk.sweep for lk in unchanged.values() if lk is not None]
+    if len(set(sweeps)) != len(sweeps) or (sweeps and len(spec_paths) > len(sweeps)):
+        # several specs at once, some changed: compile them all, so two specs writing one sweep
+        # folder are caught by plan_actions whichever of them changed
+        return dict.fromkeys(spec_paths)
+    return unchanged
 
 
 def _compile_all(

@@ -26,12 +26,14 @@ if TYPE_CHECKING:  # what the names loaded on use below are, for type checkers
     from sweepgen.compile.schema.validate import load_validator
     from sweepgen.compile.spec import trials
     from sweepgen.compile.spec.context import sweep_view
+    from sweepgen.compile.spec.executor_resources import EXECUTOR_RESOURCES
     from sweepgen.compile.spec.model import Spec, load_spec
     from sweepgen.compile.spec.search_block import SearchBlock
     from sweepgen.compile.spec.trials import trial_name
 
 __all__ = [
     "DECIDE_STATE_NAME",
+    "EXECUTOR_RESOURCES",
     "LAUNCHERS",
     "LOCK_NAME",
     "RUN_STATE_NAME",
@@ -62,6 +64,10 @@ def __getattr__(name: str) -> Any:
         return _spec(name)
     if name in ("compile_expansion", "lock_entries", "RenderedFile", "spec_digest"):
         return _output(name)
+    if name == "EXECUTOR_RESOURCES":
+        from sweepgen.compile.spec import executor_resources  # noqa: PLC0415 - loaded on use (pydantic)
+
+        return executor_resources.EXECUTOR_RESOURCES
     if name == "load_validator":
         from sweepgen.compile.schema.validate import load_validator  # noqa: PLC0415 - loaded on use (pydantic)
 

@@ -43,17 +43,8 @@ def kind_of(ref: str, forced: str | None = None) -> str | None:
     return forced or KINDS.get(Path(ref).suffix.lower())
 
 
-def read_config(
-    ref: str, *, resolve_bases: bool = False, yaml_version: str = "1.1", kind: str | None = None
-) -> ReadResult:
-    """The config in the file ``ref``, read as ``kind`` (json, yaml, toml, python, shell) when
-    given, else as its suffix says.
-
-    ``resolve_bases`` follows mmengine ``_base_`` files, ``with read_base()`` imports and
-    detectron2-style relative imports (see ``sweepgen.readers.pyinherit``); without it, each file
-    is read as written (its own names still resolve).
-    """
-    path = Path(ref)
+def _reader_of(ref: str, path: Path, kind: str | None) -> str:
+    """The reader of an existing regular file: ``kind``, else its suffix's; an error otherwise."""
     if not path.is_file():
         if path.exists():
             raise ConfigError("not a regular file", location=Location(ref))
@@ -70,6 +61,21 @@ def read_config(
             hint=f"supported suffixes: {', '.join(SUFFIXES)}; or name the reader with --as "
             f"{'|'.join(READERS)}",
         )
+    return reader
+
+
+def read_config(
+    ref: str, *, resolve_bases: bool = False, yaml_version: str = "1.1", kind: str | None = None
+) -> ReadResult:
+    """The config in the file ``ref``, read as ``kind`` (json, yaml, toml, python, shell) when
+    given, else as its suffix says.
+
+    ``resolve_bases`` follows mmengine ``_base_`` files, ``with read_base()`` imports and
+    detectron2-style relative imports (see ``sweepgen.readers.pyinherit``); without it, each file
+    is read as written (its own names still resolve).
+    """
+    path = Path(ref)
+    reader = _reader_of(ref, path, kind)
     if resolve_bases and reader in ("python", "yaml", "json", "toml"):
         if reader != KINDS.get(path.suffix.lower()):
             raise ConfigError(

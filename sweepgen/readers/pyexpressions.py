@@ -293,29 +293,9 @@ class Expressions:
         imported = self.imported(name)  # what the name means, by the import that bound it
         if name == "dict" or short in ("ConfigDict", "FrozenConfigDict", "create") and is_ml(imported):
             return _dict_of(args, kwargs)
-        if name in (
-            "list",
-            "tuple",
-            "set",
-            "sorted",
-            "len",
-            "min",
-            "max",
-            "sum",
-            "abs",
-            "round",
-            "int",
-            "float",
-            "str",
-            "bool",
-            "range",
-            "reversed",
-            "zip",
-            "enumerate",
-        ):
-            if kwargs or not known(args) or not fits_work(args):
-                raise Unknown
-            return _BUILTINS[name](*args)
+        builtin = _BUILTINS.get(name or "")
+        if builtin is not None:
+            return _call_builtin(builtin, args, kwargs)
         if short == "placeholder" and is_ml(imported):
             return Ref(f"placeholder({', '.join(ast.unparse(a) for a in node.args)})")
         if short == "FieldReference" and is_ml(imported) and args:
@@ -438,6 +418,13 @@ class Expressions:
 
 def _known(value: Any) -> Any:
     return raise_unknown() if value is None else value
+
+
+def _call_builtin(builtin: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A builtin called on known positional values, within the work bound; anything else is unknown."""
+    if kwargs or not known(args) or not fits_work(args):
+        raise Unknown
+    return builtin(*args)
 
 
 _BUILTINS: dict[str, Callable[..., Any]] = {

@@ -459,7 +459,7 @@ def _replacement(text: str, ctx: _Context) -> Callable[[str], str]:
     return lambda match: "".join(match if p is None else p for p in pieces)
 
 
-def _glob(pattern: str, ctx: _Context) -> tuple[re.Pattern[str], str | None]:  # noqa: PLR0915 - a scanner: one branch per pattern character class
+def _glob(pattern: str, ctx: _Context) -> tuple[re.Pattern[str], str | None]:  # noqa: C901, PLR0915 - a scanner: one branch per pattern character class
     """A bash pattern as a regular expression, and its text when it holds no wildcard. Quoted parts
     and an expansion's value inside quotes are literal; an unquoted expansion's value is a pattern."""
     out: list[str] = []

@@ -47,7 +47,7 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
     )
 
 
-def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple[str, bool]:  # noqa: PLR0912, PLR0915 - a character scanner: one branch per escape and expansion form
+def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple[str, bool]:  # noqa: C901, PLR0912, PLR0915 - a character scanner: one branch per escape and expansion form
     """The inside of a double-quoted string (or an unquoted here-document body), expanded."""
     out: list[str] = []
     known = True

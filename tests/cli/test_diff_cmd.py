@@ -54,7 +54,7 @@ def test_flink_sweeps_differ_only_in_the_streamer_reward_shaping_and_the_name():
     result = _diff(IDENTITY, COMA)
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
-        # issue 10: a docstring is documentation, never a difference (it was reported before)
+        # a docstring is documentation, never a difference (it was reported before)
         f"{STREAMER}.reward_shaping_params: <absent> -> {{'n_rollouts_per_prompt': 4}}",
         f"{STREAMER}.reward_shaping_strategy: <absent> -> 'coma_advantage'",
         "sweep.kwargs.name: 'smollm_135m_math500_identity' -> 'smollm_135m_math500_coma_advantage'",
@@ -195,7 +195,7 @@ def test_sbatch_scripts_diff_on_their_flags(tmp_path):
     result = _diff(a, b, "--allow", "commands.*.--out", "--allow", "commands.*.--scheduler")
     assert result.exit_code == 0
     assert result.stdout.splitlines() == [
-        # issue 10: commands are keyed by program (the module after -m), not by their first word
+        # commands are keyed by program (the module after -m), not by their first word
         "commands[\"rm.train\"].--out: 'runs/A1' -> 'runs/A2'",
         "commands[\"rm.train\"].--scheduler: <absent> -> 'cosine'",
         "2 changes, all allowed",

@@ -1,4 +1,4 @@
-"""`sweepgen run DIR | head` (issue 35): the reader of standard output going away must not stop the
+"""`sweepgen run DIR | head`: the reader of standard output going away must not stop the
 sweep. The first EPIPE sends the rest of the output to /dev/null with one note on stderr, every run
 still starts once and finishes, and `run` exits with the sweep's own code, never a traceback."""
 

@@ -1,4 +1,4 @@
-"""Issue 12 item 6: renders are transactions. A render interrupted anywhere (SIGKILL, Ctrl-C, a fault)
+"""Renders are transactions. A render interrupted anywhere (SIGKILL, Ctrl-C, a fault)
 leaves a state from which the next render of the new spec or of the old one recovers without deleting
 anything by hand; ``check`` explains it; temp files are cleaned up and explained, not "orphans".
 """

@@ -151,3 +151,23 @@ def _doc():
     from sweepgen import yamlio
 
     return yamlio.loads("resources: {}\n", "s.yaml", max_nodes=None)
+
+
+def test_a_key_no_executor_takes_is_refused_at_its_place_with_the_closest_key(project):
+    with pytest.raises(SpecError) as err:
+        load_spec(str(write_project(project, "resources:\n  time: 30\n  partiton: gpu\n")))
+    assert "unknown key `partiton`" in err.value.message
+    assert str(err.value.location) == "specs/demo.yaml:10:3" and err.value.key == "resources.partiton"
+    assert err.value.hint == "did you mean `partition`?"
+
+
+def test_the_spec_takes_every_key_some_executor_declares_and_only_those():
+    from sweepgen.compile.spec.executor_resources import EXECUTOR_RESOURCES, RunResources
+
+    declared = {key for section in EXECUTOR_RESOURCES.values() for key in section.model_fields}
+    assert set(Resources.model_fields) == declared
+    assert all(issubclass(section, RunResources) for section in EXECUTOR_RESOURCES.values())
+    # the local executor takes time and the shape only; Slurm's request is Slurm's
+    assert set(EXECUTOR_RESOURCES["local"].model_fields) == set(RunResources.model_fields)
+    slurm = set(EXECUTOR_RESOURCES["slurm"].model_fields)
+    assert {"partition", "mem", "cpus_per_run", "sbatch_extra"} <= slurm

@@ -37,7 +37,7 @@ def test_yaml_1_2_rules_on_request(tmp_path):
 
 
 def test_foreign_yaml_is_read_as_1_1_like_pyyaml_and_omegaconf(tmp_path):
-    # issue 10: the programs that consume these files read YAML 1.1 (`on` is True, 1e-5 a string)
+    # the programs that consume these files read YAML 1.1 (`on` is True, 1e-5 a string)
     path = _write(tmp_path, "c.yaml", "lr: 1e-5\nflag: on\nanswer: no\nn: 100_000\nlabels: {1: cat}\n")
     assert load_config(path) == {
         "lr": "1e-5",

@@ -1,4 +1,4 @@
-"""diff's costs are bounded in time (issue 26, item 4): the Python evaluator refuses to build huge
+"""diff's costs are bounded in time: the Python evaluator refuses to build huge
 values (kept not evaluated, as the Jinja sandbox refuses them), integers too long for `int()` are
 compared as exact digits, and the shell reader is linear in script length."""
 

@@ -1,4 +1,4 @@
-"""The rule of issue 20, as a property over the whole diff corpus: mutate one token of a config (a
+"""The not-evaluated rule, as a property over the whole diff corpus: mutate one token of a config (a
 digit, a name, a flag, a word inside an array, an unevaluable value, a conditional branch or a
 constructor call) and ``sweepgen diff original mutant`` must not answer "no differences", unless the
 token was inert (inside a comment or a docstring). Exit 2 (the mutant no longer reads) is an

@@ -1,5 +1,5 @@
 """A part the readers cannot evaluate is a leaf carrying its definition's source: it never absorbs
-its neighbours (issue 20's rule), for shell arrays and variables and for Python branches."""
+its neighbours, for shell arrays and variables and for Python branches."""
 
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ def test_mmdet_override_of_a_string_base_keeps_the_assignment_under_its_source_t
 
 
 def test_mmdet_dataset_names_and_expressions_are_evaluated():
-    # issue 10: names bound earlier and string arithmetic on known values are evaluated
+    # names bound earlier and string arithmetic on known values are evaluated
     cfg = read_python_file(FIXTURES / "_base_/datasets/coco_detection.py").data
     dataset = cfg["train_dataloader"]["dataset"]
     assert dataset["type"] == "CocoDataset" and type(dataset["type"]) is str
@@ -71,7 +71,7 @@ def test_mmdet_dataset_names_and_expressions_are_evaluated():
 
 def test_flink_sweep_is_a_call_tree_with_imports_as_references():
     cfg = read_python_file(FIXTURES / "flink_sweep_identity.py").data
-    assert "__doc__" not in cfg  # issue 10: a docstring is not data
+    assert "__doc__" not in cfg  # a docstring is not data
     assert cfg["os"] == Ref("os")
     assert cfg["Sweep"] == Ref("post_training.experimental.comb_flink.configs.Sweep")
     assert cfg["HOME"] == NotEvaluated("os.environ['HOME']")
@@ -97,7 +97,7 @@ def test_flink_grid_comprehensions_lambdas_and_star_args_become_source_text():
     cfg = read_python_file(FIXTURES / "flink_grid_sweep.py").data
     assert cfg["SEEDS"] == [42, 123, 7] and cfg["BETAS"] == (0.01, 0.03, 0.1)
     assert cfg["base"]["kwargs"]["trainer"]["call"] == "TrainerConfig"
-    # issue 10: a comprehension over known values is evaluated
+    # a comprehension over known values is evaluated
     assert [s["kwargs"]["name"] for s in cfg["sweeps"]][:2] == ["grpo_s42_b0.01", "grpo_s42_b0.03"]
     launcher = cfg["launcher"]
     assert launcher["call"] == "sweep_lib.Launcher"
@@ -118,7 +118,7 @@ def test_flink_grid_comprehensions_lambdas_and_star_args_become_source_text():
         ("x = dict(a=dict(b=[1, (2,)]))", {"a": {"b": [1, (2,)]}}),
         ("x = {'a': 1, 2: None}", {"a": 1, 2: None}),
         ("x = b'raw'", b"raw"),
-        ("x = 1 + 2j", 1 + 2j),  # issue 10: constant arithmetic is evaluated
+        ("x = 1 + 2j", 1 + 2j),  # constant arithmetic is evaluated
         ("x = -True", NotEvaluated("-True")),
         ("x = ...", NotEvaluated("...")),
         ("x = f'{y}'", NotEvaluated("f'{y}'")),
@@ -162,7 +162,7 @@ def test_statements_bind_like_python_without_running_anything():
     assert cfg["f"] == Ref(".f") and cfg["i"] == Ref("..g.h")
     assert cfg["x"] == cfg["y"] == 1
     assert (cfg["m"], cfg["n"]) == (2, (3, 4))
-    # issue 10: names bound from what cannot be evaluated are not-evaluated nodes, never dropped
+    # names bound from what cannot be evaluated are not-evaluated nodes, never dropped
     assert cfg["p"] == cfg["q"] == NotEvaluated("p, q = pair()")
     assert cfg["d"] == {"a": {"b": 2}}
     assert cfg["lr"] == 0.1 and "only" not in cfg
@@ -282,7 +282,7 @@ def test_item_and_attribute_assignments_write_into_literal_mappings():
         "model.neck.n = 4\nsweep = Sweep(a=1)\nsweep.a = 2\n"
     ).data
     assert cfg["model"] == {"backbone": {"depth": 101}, "neck": {"n": 4}}
-    # issue 10: an attribute set on a call sets its keyword, as detectron2's LazyCall reads it
+    # an attribute set on a call sets its keyword, as detectron2's LazyCall reads it
     assert cfg["sweep"] == CallData(call="Sweep", args=[], kwargs={"a": 2})
 
 

@@ -67,7 +67,7 @@ def test_child_local_names_resolve_and_do_not_rewrite_what_bases_built(tmp_path)
     )
     cfg = load_with_bases(root / "child.py")
     assert cfg["data_root"] == "data/lvis/"
-    assert cfg["train"] == {"root": "data/coco/", "ann": "data/coco/a.json"}  # issue 10: evaluated
+    assert cfg["train"] == {"root": "data/coco/", "ann": "data/coco/a.json"}  # evaluated
     assert cfg["val"] == {"root": "data/lvis/", "copy": "data/coco/"}
 
 

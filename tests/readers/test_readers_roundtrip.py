@@ -1,4 +1,4 @@
-"""Hypothesis round trips through every reader (issue 10): a random nested mapping written as YAML,
+"""Hypothesis round trips through every reader: a random nested mapping written as YAML,
 JSON, TOML, Python assignments, an ml_collections get_config, a Hydra override command line and an
 argparse command line reads back as that mapping; equivalent rewrites read back equal."""
 

@@ -1,4 +1,4 @@
-"""The bash reader (tree-sitter grammar): each wrong answer issue 10 found, now right."""
+"""The bash reader (tree-sitter grammar): each wrong answer a review found, now right."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13 item 4: the config fingerprint the executors compare covers the data file a trainer config
+"""The config fingerprint the executors compare covers the data file a trainer config
 names, so changed data makes a run stale as a changed config does."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def test_changed_data_changes_the_fingerprint(tmp_path, monkeypatch):
 
 
 def test_a_config_without_a_data_file_keeps_its_fingerprint(tmp_path):
-    # builtin data: the fingerprint is the config's alone, as before issue 13 (no finished run goes stale)
+    # builtin data: the fingerprint is the config's alone, as it always was (no finished run goes stale)
     config = tmp_path / "c.yaml"
     a = config_fingerprint(config, b"run_name: r\ndata: {source: 'builtin:arithmetic'}\n")
     b = config_fingerprint(config, b"run_name: r\ndata: {source: 'builtin:arithmetic'}  # comment\n")

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from run_support import make_sweep
 
 from sweepgen.cli import main
+from sweepgen.errors import UserError
 from sweepgen.run.core import registry
 from sweepgen.run.core.base import RunState, RunStatus, RunTask, write_status
 from sweepgen.run.core.run_view import RunView
@@ -97,3 +98,14 @@ def test_a_hung_observer_is_named_and_its_runs_shown_as_their_files_say(cli_cwd,
     views = sweep_status.collect(load_sweep(Path("generated/fake")).tasks, answer_s=0.3)
     assert "the stand-in scheduler did not answer within 0.3 s" in (views[0].note or "")
     assert views[0].label == "RUNNING"
+
+
+def test_every_executor_declares_its_resources_section_under_its_registry_name():
+    from sweepgen.compile.run_api import EXECUTOR_RESOURCES
+    from sweepgen.run.slurm.resources import known_keys
+
+    assert tuple(EXECUTOR_RESOURCES) == registry.NAMES
+    assert registry.resource_keys("slurm") == known_keys()
+    assert "partition" in known_keys() and "partition" not in registry.resource_keys("local")
+    with pytest.raises(UserError, match="unknown executor 'ray'"):
+        registry.resource_keys("ray")

@@ -1,4 +1,4 @@
-"""Local runs of several processes (issue 39): the launcher's command line, disjoint GPU sets, and
+"""Local runs of several processes: the launcher's command line, disjoint GPU sets, and
 real 2-process torchrun/accelerate runs on CPU (gloo) through `sweepgen run`: the ranks find each
 other, the run happens once with its status written once (by the supervisor), and a cancel leaves
 no rank running, even ranks that ignore SIGTERM."""

@@ -319,7 +319,7 @@ def test_a_report_for_another_metric_leaves_no_stale_file(shaping):
 
 
 def test_compare_accepts_a_run_name_for_its_seed_group(shaping):
-    """The per-run table shows run names; `--compare RUN` means that run's seed group (issue 35)."""
+    """The per-run table shows run names; `--compare RUN` means that run's seed group."""
     runs = json.loads(report("--metric", "eval_acc", "--format", "json").stdout)
     names = [r["run"] for r in runs]
     run = next(n for n in names if n.startswith("identity") and "1e-05" in n)

@@ -1,4 +1,4 @@
-"""A search sweep in `report` (table, --html page), `status` and `list` (issue 23): the best-so-far
+"""A search sweep in `report` (table, --html page), `status` and `list`: the best-so-far
 computation as properties, then one real search on the fast fake trainer (pruning, a constraint that
 refuses points) read back through the CLI, the page's data and headless Chromium, all checked against
 the study as Optuna itself opens it."""

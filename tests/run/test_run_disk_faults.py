@@ -1,4 +1,4 @@
-"""A full disk under sweepgen's own records (issue 15): the error names the path, the runs already
+"""A full disk under sweepgen's own records: the error names the path, the runs already
 started are followed to their end, nothing else starts, exit 2, no traceback.
 
 The run directories live on a real 1 MiB tmpfs that the test fills while two runs are going, so the

@@ -1,4 +1,4 @@
-"""Two `sweepgen run` on one sweep start every run exactly once (issue 15).
+"""Two `sweepgen run` on one sweep start every run exactly once.
 
 Real processes (the sweepgen CLI and the fake trainer), real locks: every start of a run appends a
 line to its starts.jsonl, so a run started twice in one directory is seen, not guessed.

@@ -268,7 +268,7 @@ def test_fingerprints_ignore_yaml_comments_but_not_values(tmp_path):
 
 def test_status_applies_runs_staleness_rule_to_a_finished_run_of_a_changed_spec(tmp_path, monkeypatch):
     """`run` and `report` refuse a run directory made from another version of the config; `status`
-    must not show it as this config's FINISHED result either (issue 15)."""
+    must not show it as this config's FINISHED result either."""
     from click.testing import CliRunner
 
     from sweepgen.cli import main

@@ -1,4 +1,4 @@
-"""Issue 24: a run made stale by its data file is reported as such, not as "the spec changed"."""
+"""A run made stale by its data file is reported as such, not as "the spec changed"."""
 
 from __future__ import annotations
 

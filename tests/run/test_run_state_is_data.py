@@ -1,4 +1,4 @@
-"""What sweepgen reads back from a run or sweep folder is data (issue 32): the search's stop request,
+"""What sweepgen reads back from a run or sweep folder is data: the search's stop request,
 a run's ``.sweepgen-stop.json``, the Slurm jobs journal, Optuna's study journal and a status file's
 ``sweep_dir`` and pid are never followed through a link, never block, never name a path outside the
 project, and never make sweepgen signal a process that is not the run's own supervisor. The

@@ -1,4 +1,4 @@
-"""Adaptive search (issue 23) on the local executor with a fast fake trainer: a known objective plus
+"""Adaptive search on the local executor with a fast fake trainer: a known objective plus
 seeded noise, logged step by step. Real processes (the sweepgen CLI, the trainer), a real study."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 25 on the real Slurm (tests/slurm_cluster.py): a trainer that fails and leaves a process
+"""On the real Slurm (tests/slurm_cluster.py): a trainer that fails and leaves a process
 behind frees its run (failed, not "running", nothing left over), and `status` answers from the
 status files within its bound when squeue and sacct hang (slurmctld down), with a warning.
 (`run --wait` following jobs another `run` submitted: test_slurm_cluster.py.)"""

@@ -1,4 +1,4 @@
-"""Issue 15 on the real Slurm (tests/slurm_cluster.py): runs happen exactly once under faults.
+"""On the real Slurm (tests/slurm_cluster.py): runs happen exactly once under faults.
 
 - two `sweepgen run --executor slurm` on one sweep: one array, every run started once;
 - a failing sacct (a wrapper earlier on PATH): nothing is cancelled, status degrades to squeue;

@@ -1,4 +1,4 @@
-"""Issue 39 on the real Slurm (tests/slurm_cluster.py): a run of several processes in one job.
+"""On the real Slurm (tests/slurm_cluster.py): a run of several processes in one job.
 
 - 1 node x 2 processes under torchrun, srun and accelerate: the ranks find each other (a gloo
   all_reduce at every step, tests/fixtures/ddp_steps_probe.py), the run happens once, its status is

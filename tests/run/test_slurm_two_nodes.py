@@ -1,4 +1,4 @@
-"""Issue 39 on a real two-node Slurm: two slurmd (n1, n2) on this machine, each its own port
+"""On a real two-node Slurm: two slurmd (n1, n2) on this machine, each its own port
 (tests/slurm_cluster.py ``slurm_cluster_2n``), so a job of ``--nodes=2`` really gets two nodes,
 SLURM_NODEID 0 and 1, and one task of the job step on each.
 

@@ -1,4 +1,4 @@
-"""The bundled trainer under DDP (issue 39), 2 CPU processes on gloo through torchrun: the global batch
+"""The bundled trainer under DDP, 2 CPU processes on gloo through torchrun: the global batch
 is per-device batch × processes and the generation batch is split over the ranks as TRL does, the
 logged metrics are TRL's gathered ones written once (rank 0), a 2-process run reaches the same
 losses as 1 process with the same global batch, and a 2-process run killed mid-way resumes exactly."""

@@ -208,7 +208,7 @@ def test_nan_reward_stops_the_run(tiny_cache, tmp_path, monkeypatch):
 
     monkeypatch.setattr(rewards, "REWARDS", dict(rewards.REWARDS))  # restored after the test
     rewards.register("nan_reward")(nan_reward)
-    # issue 13: caught where the reward returns it, naming the reward, the row and the value
+    # caught where the reward returns it, naming the reward, the row and the value
     with pytest.raises(rewards.RewardValueError, match="reward `nan_reward` returned nan for row 0") as err:
         run_cfg(tiny_dict(tmp_path / "nan", reward={"name": "nan_reward", "params": {}}))
     assert err.value.exit_code == 2

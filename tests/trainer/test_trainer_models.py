@@ -79,7 +79,7 @@ def _cache_dir_under(capability: str, tmp_path) -> str:
 
 
 def test_two_cpu_capabilities_give_two_cache_folders(tmp_path):
-    # The prior trained under AVX2 and under the portable kernels has other weights (issue 38: 117,180
+    # The prior trained under AVX2 and under the portable kernels has other weights (117,180
     # of 147,776 differed), so one must never load the other's folder.
     import torch
 

@@ -34,7 +34,7 @@ def test_other_config_in_the_folder_is_refused(tmp_path):
     cfg = cfg_for(tmp_path)
     run = RunDir(cfg.output_dir)
     run.start(cfg, {})
-    run.append(run.metrics, [{"step": 1, "reward_mean": 0.0}])  # it trained (issue 13: else replaced)
+    run.append(run.metrics, [{"step": 1, "reward_mean": 0.0}])  # it trained (else replaced)
     with pytest.raises(ConfigError, match="different config"):
         RunDir(cfg.output_dir).start(cfg_for(tmp_path, beta=0.1), {})
     RunDir(cfg.output_dir).start(cfg, {})  # the same config resumes

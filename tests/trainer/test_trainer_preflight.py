@@ -1,4 +1,4 @@
-"""Issue 13 items 3 and 4: what the config and the data can reveal is an exit-2 error before the model
+"""What the config and the data can reveal is an exit-2 error before the model
 loads; a reward returning None or NaN stops training with exit 2 naming reward, row and value; a start
 that failed leaves nothing that blocks its corrected config; the run records its data."""
 

@@ -1,4 +1,4 @@
-"""Issue 24: configs that would train silently wrong are refused before the model loads (exit 2, the
+"""Configs that would train silently wrong are refused before the model loads (exit 2, the
 key, and the config file's line), and `epsilon` alone gives TRL's symmetric clip.
 
 Each refusal runs ``python -m sweepgen_trainer``'s ``main`` in-process with the model factory and loader

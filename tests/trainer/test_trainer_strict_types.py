@@ -1,4 +1,4 @@
-"""Issue 13 item 1: every trainer config section is strict (no lax coercion); errors name key and line."""
+"""Every trainer config section is strict (no lax coercion); errors name key and line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13 item 7: no import cycle between the trainer's sibling modules and subpackages (the factory
+"""No import cycle between the trainer's sibling modules and subpackages (the factory
 that picks the trainer class lives in sweepgen_trainer.run), and GRPOConfig and its arguments are built once
 per run."""
 

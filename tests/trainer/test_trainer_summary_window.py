@@ -1,4 +1,4 @@
-"""Issue 13 items 5 and 6: the truncated fraction is a metric, in summary.json, with a warning above
+"""The truncated fraction is a metric, in summary.json, with a warning above
 50 %; summary_window counts generation steps (num_iterations k: the window spans k·N optimizer steps)."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_a_real_run_logs_and_summarizes_the_truncated_fraction(tmp_path, tiny_ca
     assert any(
         line.startswith("warning:") and "cut at grpo.max_completion_length = 4" in line for line in lines
     )
-    # where each step's time went (issue 38 item 1): every phase logged, together the whole step
+    # where each step's time went: every phase logged, together the whole step
     for row in rows:
         assert set(KEYS) <= set(row)
         phases = [row[k] for k in KEYS if k not in ("time/step_s", "time/logging_s")]

@@ -72,19 +72,7 @@ class Group:
                 f"{len(self.counterfactuals)} rows of counterfactuals for {len(self.rollouts)} rollouts"
             )
         for i, (turns, per_turn) in enumerate(zip(self.rollouts, self.counterfactuals, strict=False)):
-            if len(per_turn) != len(turns):
-                raise ValueError(
-                    f"rollout {i} has {len(turns)} turns but {len(per_turn)} counterfactual slots"
-                )
-            for t, transcripts in enumerate(per_turn):
-                for z in transcripts:
-                    if tuple(x.text for x in z[:t]) != tuple(x.text for x in turns[:t]) or len(z) != len(
-                        turns
-                    ):
-                        raise ValueError(
-                            f"a counterfactual of rollout {i}, turn {t} does not keep the rollout's "
-                            "earlier turns or its length"
-                        )
+            _check_counterfactuals(i, turns, per_turn)
 
     @property
     def size(self) -> int:
@@ -220,3 +208,16 @@ def _std(column: Sequence[float], mean: float) -> float:
     if len(column) < 2:
         return 0.0
     return math.sqrt(math.fsum((v - mean) ** 2 for v in column) / (len(column) - 1))
+
+
+def _check_counterfactuals(i: int, turns: Transcript, per_turn: tuple[tuple[Transcript, ...], ...]) -> None:
+    """Rollout ``i``'s counterfactuals: one slot per turn, each keeping the earlier turns and the length."""
+    if len(per_turn) != len(turns):
+        raise ValueError(f"rollout {i} has {len(turns)} turns but {len(per_turn)} counterfactual slots")
+    for t, transcripts in enumerate(per_turn):
+        for z in transcripts:
+            if tuple(x.text for x in z[:t]) != tuple(x.text for x in turns[:t]) or len(z) != len(turns):
+                raise ValueError(
+                    f"a counterfactual of rollout {i}, turn {t} does not keep the rollout's "
+                    "earlier turns or its length"
+                )

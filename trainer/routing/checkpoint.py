@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from sweepgen import filenames
 from sweepgen.errors import ConfigError
 
-CHECKPOINT_META = "routing.json"
+CHECKPOINT_META = filenames.ROUTING_META
 WEIGHTS = "model.safetensors"
 
 if TYPE_CHECKING:  # annotations only: this module stays importable without torch

@@ -102,26 +102,27 @@ def check(
         except SweepgenError as err:
             report.problems.append(_invalid(err, spec_path))
     if orphan_sweeps and os.path.isdir(out_root):
-        for name in sorted(os.listdir(out_root)):
-            folder = os.path.join(out_root, name)
-            kind = kind_of(os.lstat(folder).st_mode)
-            if kind not in ("file", "folder") and name not in owned:
-                report.problems.append(_unsafe_problem(display_path(folder), kind))
-            if (
-                kind == "folder"
-                and name not in owned
-                and not any(p.kind == "invalid" for p in report.problems)
-            ):
-                report.problems.append(
-                    Problem(
-                        "orphan",
-                        display_path(folder),
-                        f"sweep folder {name!r} belongs to no spec",
-                        hint="its spec was removed or renamed; "
-                        "delete the folder (`git rm -r`) or restore the spec",
-                    )
-                )
+        _orphan_sweeps(out_root, owned, report)
     return report
+
+
+def _orphan_sweeps(out_root: str, owned: set[str], report: Report) -> None:
+    """Sweep folders no spec owns (orphans), and anything unsafe in the output root."""
+    for name in sorted(os.listdir(out_root)):
+        folder = os.path.join(out_root, name)
+        kind = kind_of(os.lstat(folder).st_mode)
+        if kind not in ("file", "folder") and name not in owned:
+            report.problems.append(_unsafe_problem(display_path(folder), kind))
+        if kind == "folder" and name not in owned and not any(p.kind == "invalid" for p in report.problems):
+            report.problems.append(
+                Problem(
+                    "orphan",
+                    display_path(folder),
+                    f"sweep folder {name!r} belongs to no spec",
+                    hint="its spec was removed or renamed; "
+                    "delete the folder (`git rm -r`) or restore the spec",
+                )
+            )
 
 
 def _fast_problems(spec_path: str, out_root: str, spec: Spec | None, verdict: Verdict) -> list[Problem]:
@@ -252,39 +253,44 @@ def _file_problems(
         if node is not None and node.blocked and node.kind != "file":
             continue  # the symlink (or FIFO…) standing where a folder belongs is reported by the walk
         if node is not None and not node.blocked and node.kind not in ("file", "missing"):
-            if node.kind == "folder" and tree is not None and rec is not None and _ours(tree, path, rec):
-                problems.append(
-                    Problem(
-                        "stale",
-                        where,
-                        "a folder of files generated earlier stands where the spec now writes this file",
-                        hint="run `sweepgen render` (it removes the folder) and commit",
-                    )
-                )
-            else:
-                problems.append(_unsafe_problem(where, node.kind, "where the spec's file belongs"))
+            problems.append(_in_the_way(tree, rec, path, where, node.kind))
             continue
         readable = tree is not None and node is not None and node.kind == "file" and not node.blocked
         current = tree.read(path) if tree is not None and readable else None
         if current is None:
             problems.append(_missing(where))
         elif current != data:
-            line, diff = _diff(current, data, where)
-            if rec and rec.accepts(path, hashlib.sha256(current).hexdigest()) and _could_be_stale(rec):
-                problems.append(
-                    Problem(
-                        "stale",
-                        where,
-                        "out of date: the spec or template changed since it was rendered"
-                        + (" (or a render was interrupted)" if rec.journal is not None else ""),
-                        line=line,
-                        diff=diff,
-                        hint="run `sweepgen render` and commit",
-                    )
-                )
-            else:
-                problems.append(_edited(where, line, diff))
+            problems.append(_changed(rec, path, where, current, data))
     return problems
+
+
+def _in_the_way(tree: OutputTree | None, rec: Recorded | None, path: str, where: str, kind: str) -> Problem:
+    """Something not a file where the spec writes one: a folder an earlier render made (stale), or
+    anything else (unsafe)."""
+    if kind == "folder" and tree is not None and rec is not None and _ours(tree, path, rec):
+        return Problem(
+            "stale",
+            where,
+            "a folder of files generated earlier stands where the spec now writes this file",
+            hint="run `sweepgen render` (it removes the folder) and commit",
+        )
+    return _unsafe_problem(where, kind, "where the spec's file belongs")
+
+
+def _changed(rec: Recorded | None, path: str, where: str, current: bytes, data: bytes) -> Problem:
+    """A file whose bytes differ from the render: stale when the lock recorded them, else edited."""
+    line, diff = _diff(current, data, where)
+    if rec and rec.accepts(path, hashlib.sha256(current).hexdigest()) and _could_be_stale(rec):
+        return Problem(
+            "stale",
+            where,
+            "out of date: the spec or template changed since it was rendered"
+            + (" (or a render was interrupted)" if rec.journal is not None else ""),
+            line=line,
+            diff=diff,
+            hint="run `sweepgen render` and commit",
+        )
+    return _edited(where, line, diff)
 
 
 def _extra_problems(plan: Plan, tree: OutputTree, rec: Recorded, expected: dict[str, bytes]) -> list[Problem]:

@@ -16,6 +16,8 @@ import os
 import shutil
 import subprocess
 
+from sweepgen import filenames
+
 # (a path component pattern) tools create without being asked
 TOOL_PATTERNS = (
     "__pycache__",
@@ -29,7 +31,7 @@ TOOL_PATTERNS = (
     "*~",
     ".#*",
     "#*#",
-    ".search",  # a search sweep's study journal and controller locks (sweepgen.run.search): state, not output
+    filenames.SEARCH_DIR,  # a search sweep's study journal and controller locks: state, not output
 )
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from sweepgen import filenames
 from sweepgen.compile.output import lock
 from sweepgen.compile.output.pipeline import Plan
 from sweepgen.errors import Location, UserError
 from sweepgen.outtree import OutputTree
 
-JOURNAL_NAME = ".sweepgen-journal.json"
+JOURNAL_NAME = filenames.RENDER_JOURNAL
 JOURNAL_VERSION = 1
 
 

@@ -25,15 +25,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sweepgen import __version__, jsonfloat, paths
+from sweepgen import __version__, filenames, jsonfloat, paths
 from sweepgen.errors import Location, UserError
 
-LOCK_NAME = "sweep.lock.json"
+LOCK_NAME = filenames.LOCK
 # `sweepgen run`'s record of how the sweep was started (sweepgen.run.core.sweep_state), beside the lock:
 # run state, never generated output and never an orphan
-RUN_STATE_NAME = ".sweepgen-run.json"
+RUN_STATE_NAME = filenames.RUN_STATE
 # `run --until-decided`'s record of its rounds (sweepgen.run.sweep.decide): run state as well
-DECIDE_STATE_NAME = ".sweepgen-decide.json"
+DECIDE_STATE_NAME = filenames.DECIDE_STATE
 RUN_STATE_NAMES = (RUN_STATE_NAME, DECIDE_STATE_NAME)
 LOCK_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
@@ -343,6 +343,29 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value
 
 
+def _file_entry(raw: Any, layer_sets: list[Any], version: int) -> LockFile:
+    """One entry of ``files``, its layer mapping looked up in ``layer_sets`` (version 3)."""
+    entry = _mapping(raw)
+    layers = entry.get("layers", {})
+    if type(layers) is int:
+        layers = layer_sets[layers]  # an IndexError is a damaged lock
+    variant = _str(entry.get("variant", entry.get("path")))
+    deleted = entry.get("deleted", [])
+    if not isinstance(deleted, list) or not all(isinstance(d, str) for d in deleted):
+        raise TypeError("`deleted` is not a list of paths")
+    return LockFile(
+        path=_str(entry["path"]),
+        variant=variant,
+        run_name=_str(entry.get("run_name", variant)),
+        sha256=_str(entry["sha256"]),
+        layers=_mapping(layers),
+        set=_mapping(entry.get("set", {})),
+        deleted=deleted,
+        run_dir=_str(entry["run_dir"]) if "run_dir" in entry else None,
+        full_config=_mapping(entry["config"]) if version == 1 else None,
+    )
+
+
 def _model(data: Mapping[str, Any], version: int) -> Lock:
     files = data["files"]
     if not isinstance(files, list):
@@ -350,29 +373,7 @@ def _model(data: Mapping[str, Any], version: int) -> Lock:
     layer_sets = data.get("layer_sets", [])
     if not isinstance(layer_sets, list) or not all(isinstance(x, dict) for x in layer_sets):
         raise TypeError("`layer_sets` is not a list of objects")
-    entries = []
-    for raw in files:
-        entry = _mapping(raw)
-        layers = entry.get("layers", {})
-        if type(layers) is int:
-            layers = layer_sets[layers]  # an IndexError is a damaged lock
-        variant = _str(entry.get("variant", entry.get("path")))
-        deleted = entry.get("deleted", [])
-        if not isinstance(deleted, list) or not all(isinstance(d, str) for d in deleted):
-            raise TypeError("`deleted` is not a list of paths")
-        entries.append(
-            LockFile(
-                path=_str(entry["path"]),
-                variant=variant,
-                run_name=_str(entry.get("run_name", variant)),
-                sha256=_str(entry["sha256"]),
-                layers=_mapping(layers),
-                set=_mapping(entry.get("set", {})),
-                deleted=deleted,
-                run_dir=_str(entry["run_dir"]) if "run_dir" in entry else None,
-                full_config=_mapping(entry["config"]) if version == 1 else None,
-            )
-        )
+    entries = [_file_entry(raw, layer_sets, version) for raw in files]
     inputs = _mapping(data.get("inputs", {}))
     if version == 1:
         inputs = {

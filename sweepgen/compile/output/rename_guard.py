@@ -31,12 +31,7 @@ def check(expansion: Expansion, sweep_dir: str, project: str, shown_dir: str) ->
     before = str((old.report or {}).get("names", naming.LEGACY))
     if before == spec.model.names:
         return
-    kept = {v.run_name or v.name for v in expansion.variants}
-    started = [
-        e.run_dir
-        for e in old.files
-        if e.run_name not in kept and e.run_dir and os.path.lexists(os.path.join(project, e.run_dir))
-    ]
+    started = _started(old, expansion, project)
     if not started:
         return
     shown = ", ".join(started[:SHOWN]) + (f" and {len(started) - SHOWN} more" if len(started) > SHOWN else "")
@@ -49,3 +44,13 @@ def check(expansion: Expansion, sweep_dir: str, project: str, shown_dir: str) ->
         hint=f"keep `names: {before}` in this spec (its runs keep their names), or give the sweep a "
         "new `name:` to start it afresh under the new names",
     )
+
+
+def _started(old: lock.Lock, expansion: Expansion, project: str) -> list[str]:
+    """Run folders the lock names, the new render drops, and that exist: the runs a rename would lose."""
+    kept = {v.run_name or v.name for v in expansion.variants}
+    return [
+        e.run_dir
+        for e in old.files
+        if e.run_name not in kept and e.run_dir and os.path.lexists(os.path.join(project, e.run_dir))
+    ]

@@ -13,7 +13,7 @@ from typing import Any
 from jinja2 import BaseLoader, Environment, Template, TemplateNotFound, TemplateSyntaxError
 from jinja2.loaders import split_template_path
 
-from sweepgen import escape, yamlio
+from sweepgen import escape, filenames, yamlio
 from sweepgen.compile.output import lock
 from sweepgen.compile.spec import project
 from sweepgen.compile.spec.expand import Variant
@@ -24,7 +24,7 @@ from sweepgen.errors import Location, SpecError, SweepgenError, TemplateError, V
 
 # the lock and the journal of an interrupted render live beside the outputs: no output may take
 # their names, not even as a folder (`sweep.lock.json/a.yaml` would make the lock unwritable)
-RESERVED_NAMES = frozenset({lock.LOCK_NAME, ".sweepgen-journal.json"})
+RESERVED_NAMES = frozenset({lock.LOCK_NAME, filenames.RENDER_JOURNAL})
 
 HASH_COMMENT = {
     ".py",

@@ -140,19 +140,9 @@ def _outcome(plan: Plan) -> Outcome:
         return out
     # the staged plan's tree stays open (and held) until apply
     with tree if staging is None else contextlib.nullcontext(tree):
-        for own in (lock.LOCK_NAME, JOURNAL_NAME):  # both are written: nothing may stand there
-            node = tree.node(own)
-            if node.kind not in ("missing", "file") or node.blocked:
-                raise _unsafe(tree, node.at, node.kind, node.blocked)
-        rec = read_recorded(tree, plan)
+        rec = _recorded_here(plan, tree)
         out.recorded = rec
         out.interrupted = rec.journal is not None
-        if rec.sweep is not None and rec.sweep != plan.spec.name:
-            raise UserError(
-                f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {rec.sweep!r}",
-                location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
-                hint="another sweep wrote this folder; rename one of them",
-            )
         produced = {f.path for f in plan.files}
         stale = {p.casefold(): p for p in set(rec.shas) - produced - {lock.LOCK_NAME, JOURNAL_NAME}}
         blocked, in_the_way = _writes(plan, tree, rec, out, stale)
@@ -163,6 +153,23 @@ def _outcome(plan: Plan) -> Outcome:
         _make_room(plan, tree, in_the_way, removed, out)
     out.lock_changed = rec.lock_bytes != plan.lock_bytes
     return out
+
+
+def _recorded_here(plan: Plan, tree: OutputTree) -> Recorded:
+    """What the sweep folder records (its lock, its journal), once nothing unsafe stands where they
+    are written and the lock is this sweep's."""
+    for own in (lock.LOCK_NAME, JOURNAL_NAME):  # both are written: nothing may stand there
+        node = tree.node(own)
+        if node.kind not in ("missing", "file") or node.blocked:
+            raise _unsafe(tree, node.at, node.kind, node.blocked)
+    rec = read_recorded(tree, plan)
+    if rec.sweep is not None and rec.sweep != plan.spec.name:
+        raise UserError(
+            f"{plan.shown_dir}/{lock.LOCK_NAME} belongs to sweep {rec.sweep!r}",
+            location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
+            hint="another sweep wrote this folder; rename one of them",
+        )
+    return rec
 
 
 def _writes(
@@ -336,6 +343,16 @@ def _apply_one(out: Outcome, plan: Plan, tree: OutputTree) -> None:
         tree.remove_empty_folder(folder)
     for path in out.recased:  # `x/` removed with its files: `X/` made under its own name
         tree.make_dirs_as_named(path.rpartition("/")[0])
+    _write_files(out, plan, tree)
+    if out.lock_changed:
+        tree.write(lock.LOCK_NAME, plan.lock_bytes)
+    if plan.staging is not None:
+        plan.staging.clear()  # before the journal goes: a finished render leaves no temporary file
+    tree.remove(JOURNAL_NAME, prune=False)
+
+
+def _write_files(out: Outcome, plan: Plan, tree: OutputTree) -> None:
+    """The created and updated files: renamed from staging, or written from memory."""
     staging = plan.staging
     index = {f.path: (i, f.data) for i, f in enumerate(plan.files)}
     for act in out.actions:
@@ -346,11 +363,6 @@ def _apply_one(out: Outcome, plan: Plan, tree: OutputTree) -> None:
             else:
                 assert data is not None  # kept in memory when not staged
                 tree.write(act.path, data)
-    if out.lock_changed:
-        tree.write(lock.LOCK_NAME, plan.lock_bytes)
-    if staging is not None:
-        staging.clear()  # before the journal goes: a finished render leaves no temporary file
-    tree.remove(JOURNAL_NAME, prune=False)
 
 
 def _hold(tree: OutputTree) -> None:

@@ -84,7 +84,11 @@ def load_validator(spec: Spec) -> Validator | None:
         if (loc, ref) not in skipped:
             skipped.append((loc, ref))
         return None
-    model = import_class(module_name, attr, loc)
+    return _class_validator(import_class(module_name, attr, loc), ref, loc)
+
+
+def _class_validator(model: Any, ref: str, loc: Location) -> Validator:
+    """The validator of an imported ``module:Class``: a dataclass's or a pydantic model's."""
     if isinstance(model, type) and dataclasses.is_dataclass(model):
         return _dataclass_validator(model, ref, loc)
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
@@ -93,10 +97,11 @@ def load_validator(spec: Spec) -> Validator | None:
             location=loc,
             hint="name a pydantic BaseModel subclass or a dataclass (e.g. trl:GRPOConfig) as module:Class",
         )
+    pydantic_model = model
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
         try:
-            model.model_validate(config)
+            pydantic_model.model_validate(config)
         except PydanticValidationError as err:
             return [(".".join(str(p) for p in e["loc"]), e["msg"]) for e in err.errors(include_url=False)]
         return []

@@ -128,6 +128,24 @@ def expand(spec: Spec) -> Expansion:
     sample_points = _sample_points(spec, locs)
     steps = _ablation_points(spec, locs)
     _check_overwrites(spec, locs, grid_axes, zip_groups, sample_points, steps)
+    implicit = _checked_layers(spec, named, grid_axes, zip_points, sample_points, steps)
+    grid_points: list[tuple[_Point, ...]] = (
+        [tuple(c) for c in itertools.product(*grid_axes)] if grid_axes else [()]
+    )
+    variants = _combine(spec, named, grid_points, zip_points, sample_points, steps)
+    return Expansion(spec=spec, variants=variants, implicit=implicit, locs=locs)
+
+
+def _checked_layers(
+    spec: Spec,
+    named: list[tuple[str | None, list[Op]]],
+    grid_axes: list[list[_Point]],
+    zip_points: list[_Point],
+    sample_points: list[_Point],
+    steps: list[_Point],
+) -> frozenset[str]:
+    """Every layer's overrides type-checked against the base; the paths the layers below the named
+    variants set (MERGE ops only assert that a mapping exists; the keys under them are separate ops)."""
     for maybe_name, ops in named:
         overrides.check_types(spec.base, ops, f"variant `{maybe_name}`" if maybe_name else "the base")
     layer_ops = (
@@ -138,15 +156,9 @@ def expand(spec: Spec) -> Expansion:
     )
     for ops_of_layer, what in layer_ops:
         overrides.check_types(spec.base, ops_of_layer, what)
-    # MERGE ops only assert that a mapping exists; the keys under them are separate ops.
-    implicit = frozenset(
+    return frozenset(
         op.dotted for ops_of_layer, _ in layer_ops for op in ops_of_layer if op.kind != overrides.MERGE
     )
-    grid_points: list[tuple[_Point, ...]] = (
-        [tuple(c) for c in itertools.product(*grid_axes)] if grid_axes else [()]
-    )
-    variants = _combine(spec, named, grid_points, zip_points, sample_points, steps)
-    return Expansion(spec=spec, variants=variants, implicit=implicit, locs=locs)
 
 
 def _named(spec: Spec, locs: Locs) -> list[tuple[str | None, list[Op]]]:
@@ -219,26 +231,13 @@ def _combine(
         over1 = {op.dotted: op.value for op in vops if op.kind != overrides.MERGE}
         for combo in grid_points:
             gops = [op for pt in combo for op in pt.ops]
-            cfg2, layers2 = overrides.apply_all(cfg1, gops, layers1, where=where) if gops else (cfg1, layers1)
+            cfg2, layers2 = _applied(cfg1, gops, layers1, where)
             for zpt, smp in itertools.product(zip_points, sample_points):
                 zsops = list(zpt.ops) + list(smp.ops)
-                cfg3, layers3 = (
-                    overrides.apply_all(cfg2, zsops, layers2, where=where) if zsops else (cfg2, layers2)
-                )
+                cfg3, layers3 = _applied(cfg2, zsops, layers2, where)
                 for spt in steps:
-                    cfg4, layers4 = (
-                        overrides.apply_all(cfg3, list(spt.ops), layers3, where=where)
-                        if spt.ops
-                        else (cfg3, layers3)
-                    )
-                    labels = (
-                        ("variant", vname),
-                        ("grid", sep.join(str(pt.label) for pt in combo) if combo else None),
-                        ("zip", zpt.label),
-                        ("sample", smp.label),
-                        ("ablation", spt.label),
-                    )
-                    parts = {k: v for k, v in labels if v}
+                    cfg4, layers4 = _applied(cfg3, list(spt.ops), layers3, where)
+                    parts = _parts(vname, combo, zpt, smp, spt, sep)
                     all_ops = gops + zsops + list(spt.ops)
                     over = dict(over1)
                     over.update((op.dotted, op.value) for op in all_ops if op.kind != overrides.MERGE)
@@ -247,7 +246,7 @@ def _combine(
                     axes.update(smp.axes)
                     variants.append(
                         Variant(
-                            name=names.add(parts, vname, bool(combo), _last(labels, combo)),
+                            name=names.add(parts, vname, bool(combo), _last(tuple(parts.items()), combo)),
                             config=cfg4,
                             layers=layer_maps.setdefault(tuple(layers4.items()), layers4),
                             overrides=over,
@@ -258,6 +257,27 @@ def _combine(
                         )
                     )
     return variants
+
+
+def _applied(
+    config: dict[str, Any], ops: list[Op], layers: dict[str, Any], where: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``ops`` applied to ``config``; with none, the same config and layers (shared, never copied)."""
+    return overrides.apply_all(config, ops, layers, where=where) if ops else (config, layers)
+
+
+def _parts(
+    vname: str | None, combo: tuple[_Point, ...], zpt: _Point, smp: _Point, spt: _Point, sep: str
+) -> dict[str, str]:
+    """What each layer contributes to a variant's name (a layer without a label contributes nothing)."""
+    labels = (
+        ("variant", vname),
+        ("grid", sep.join(str(pt.label) for pt in combo) if combo else None),
+        ("zip", zpt.label),
+        ("sample", smp.label),
+        ("ablation", spt.label),
+    )
+    return {k: v for k, v in labels if v}
 
 
 def _check_count(spec: Spec, named: int, grid: list[int], zipped: int, sampled: int, steps: int) -> None:
@@ -286,6 +306,10 @@ def _check_count(spec: Spec, named: int, grid: list[int], zipped: int, sampled: 
         )
 
 
+# (path, key, what, location, number of values) of one axis's path, for _check_overwrites
+_AxisPath = tuple[tuple[str, ...], str, str, Location, int]
+
+
 def _check_overwrites(
     spec: Spec,
     locs: Locs,
@@ -297,54 +321,62 @@ def _check_overwrites(
     """A later layer writing a path an axis sets (or a mapping above it) would silently overwrite the
     axis, producing duplicate runs under different names: an error at the later key."""
     doc = spec.doc
-    # (path, key, what, location, number of values); a one-value axis overwritten makes no duplicates
-    # (that is plain layer precedence), so only axes with several values are protected.
-    grid = [
+    # a one-value axis overwritten makes no duplicates (that is plain layer precedence), so only
+    # axes with several values are protected.
+    grid: list[_AxisPath] = [
         (pts[0].ops[0].path, key, "grid axis", doc.loc(("grid", key), key=True), len(pts))
         for key, pts in zip(spec.model.grid or {}, grid_axes)
     ]
-    zipped = [  # located at the axis key, like grid axes (the op itself is at its value)
+    zipped: list[_AxisPath] = [  # located at the axis key, like grid axes (the op itself is at its value)
         (op.path, op.dotted, "zip axis", locs.get(("zip", op.dotted), op.loc), len(points))
         for points in zip_groups
         for op in points[0].ops
     ]
-    sampled = [(op.path, op.dotted, "sample axis", op.loc, len(sample_points)) for op in sample_points[0].ops]
-    ablation = [
+    sampled: list[_AxisPath] = [
+        (op.path, op.dotted, "sample axis", op.loc, len(sample_points)) for op in sample_points[0].ops
+    ]
+    ablation: list[_AxisPath] = [
         (op.path, op.dotted, f"ablation step `{op.layer.split(':', 1)[1]}`", op.loc, 0)
         for op in steps[-1].ops
         if op.kind != overrides.MERGE
     ]
+    _check_within(grid, "grid", "one grid axis; give it all the values")
+    _check_within(zipped, "zip", "one zip group")
+    layers = [grid, zipped, sampled, ablation]
+    for k, later in enumerate(layers[1:], start=1):
+        _check_across([entry for group in layers[:k] for entry in group], later)
 
-    def under(path: tuple[str, ...], other: tuple[str, ...]) -> bool:
-        return path[: len(other)] == other
 
-    for same, word, fix in (
-        (grid, "grid", "one grid axis; give it all the values"),
-        (zipped, "zip", "one zip group"),
-    ):
-        for i, (path, key, _, _, count) in enumerate(same):
-            for opath, okey, _, oloc, ocount in same[i + 1 :]:
-                if (count > 1 and under(path, opath)) or (ocount > 1 and under(opath, path)):
-                    raise SpecError(
-                        f"{word} axes `{key}` and `{okey}` set the same path (or one under the other); "
-                        "one would overwrite the other",
-                        location=oloc,
-                        key=okey,
-                        hint=f"vary a path in {fix}",
-                    )
-    layers = [(grid, "grid"), (zipped, "zip"), (sampled, "sample"), (ablation, "ablation")]
-    for k, (later, _) in enumerate(layers[1:], start=1):
-        earlier = [entry for group, _ in layers[:k] for entry in group]
-        for path, key, what, _, count in earlier:
-            for opath, okey, owhat, oloc, _ in later:
-                if count > 1 and under(path, opath):
-                    raise SpecError(
-                        f"`{'.'.join(path)}` is also set by {owhat} `{okey}`; the {what} `{key}` "
-                        "would be overwritten (duplicate runs under different names)",
-                        location=oloc,
-                        key=okey,
-                        hint=f"remove the {what} or the {owhat}: one path is varied in one place",
-                    )
+def _under(path: tuple[str, ...], other: tuple[str, ...]) -> bool:
+    return path[: len(other)] == other
+
+
+def _check_within(same: list[_AxisPath], word: str, fix: str) -> None:
+    """Two axes of one layer setting one path (or one under the other)."""
+    for i, (path, key, _, _, count) in enumerate(same):
+        for opath, okey, _, oloc, ocount in same[i + 1 :]:
+            if (count > 1 and _under(path, opath)) or (ocount > 1 and _under(opath, path)):
+                raise SpecError(
+                    f"{word} axes `{key}` and `{okey}` set the same path (or one under the other); "
+                    "one would overwrite the other",
+                    location=oloc,
+                    key=okey,
+                    hint=f"vary a path in {fix}",
+                )
+
+
+def _check_across(earlier: list[_AxisPath], later: list[_AxisPath]) -> None:
+    """A later layer's path at or above an earlier layer's axis of several values."""
+    for path, key, what, _, count in earlier:
+        for opath, okey, owhat, oloc, _ in later:
+            if count > 1 and _under(path, opath):
+                raise SpecError(
+                    f"`{'.'.join(path)}` is also set by {owhat} `{okey}`; the {what} `{key}` "
+                    "would be overwritten (duplicate runs under different names)",
+                    location=oloc,
+                    key=okey,
+                    hint=f"remove the {what} or the {owhat}: one path is varied in one place",
+                )
 
 
 def _grid_axis(spec: Spec, key: str, values: Any, locs: Locs) -> list[_Point]:

@@ -43,7 +43,6 @@ def _implicitly_allowed(layer: str) -> bool:
 def check_gate(expansion: Expansion) -> None:
     """Reject differences from the base that are neither allowed nor set by grid/zip/ablation/derived."""
     spec = expansion.spec
-    base = spec.base
     allow = tuple(spec.model.allow)
     bad: list[tuple[Variant, str]] = []
     allowed: dict[tuple[str, str], bool] = {}  # (layer, path): most variants repeat a few of them
@@ -57,8 +56,14 @@ def check_gate(expansion: Expansion) -> None:
                 ok = allowed[(layer, path)] = _implicitly_allowed(layer) or paths.matches(path, allow)
             if not ok:
                 bad.append((variant, path))
-    if not bad:
-        return
+    if bad:
+        raise _refusal(expansion, bad)
+
+
+def _refusal(expansion: Expansion, bad: list[tuple[Variant, str]]) -> ValidationError:
+    """The first disallowed difference, with the other variants and paths it stands for."""
+    spec = expansion.spec
+    base = spec.base
     variant, path = bad[0]
     layer = layer_of(variant, path)
     old, new = paths.get(base, path), paths.get(variant.config, path)
@@ -76,7 +81,7 @@ def check_gate(expansion: Expansion) -> None:
         if more_paths
         else ""
     )
-    raise ValidationError(
+    return ValidationError(
         f"variant {variant.name!r} differs from the base at `{path}`: "
         f"{show_value(old)} -> {show_value(new)}, set by {layer}; this path is not in `allow`{also}{more}. "
         f"deepdiff: {_explain(base, variant.config, path)}",

@@ -132,21 +132,7 @@ def _apply(root: dict[str, Any], op: Op, owned: dict[int, dict[str, Any]], where
     if op.kind in (SET, DELETE, MERGE) and not exists:
         raise _missing(root, op.path, op, where)
     if op.kind == MERGE:
-        current = node[key]
-        if not isinstance(current, dict):
-            raise SpecError(
-                f"`{op.dotted}` is a {type(current).__name__} in {where}; a mapping cannot be merged into it",
-                location=op.loc,
-                key=op.dotted,
-                hint=f"to replace it, write `~{op.dotted}: null` then `+{op.dotted}: {{...}}`",
-            )
-        if not op.value and current:
-            raise SpecError(
-                f"merging an empty mapping into `{op.dotted}` changes nothing",
-                location=op.loc,
-                key=op.dotted,
-                hint=f"to empty it, write `~{op.dotted}: null` then `+{op.dotted}: {{}}`",
-            )
+        _check_merge(node[key], op, where)
         return root
     root = _own(root, owned)
     node = root
@@ -159,6 +145,24 @@ def _apply(root: dict[str, Any], op: Op, owned: dict[int, dict[str, Any]], where
     else:
         node[key] = op.value
     return root
+
+
+def _check_merge(current: Any, op: Op, where: str) -> None:
+    """A merge goes into a mapping, and changes something."""
+    if not isinstance(current, dict):
+        raise SpecError(
+            f"`{op.dotted}` is a {type(current).__name__} in {where}; a mapping cannot be merged into it",
+            location=op.loc,
+            key=op.dotted,
+            hint=f"to replace it, write `~{op.dotted}: null` then `+{op.dotted}: {{...}}`",
+        )
+    if not op.value and current:
+        raise SpecError(
+            f"merging an empty mapping into `{op.dotted}` changes nothing",
+            location=op.loc,
+            key=op.dotted,
+            hint=f"to empty it, write `~{op.dotted}: null` then `+{op.dotted}: {{}}`",
+        )
 
 
 def _type_clash(old: Any, new: Any) -> bool:

@@ -15,52 +15,17 @@ them (byte-identical to locks written before they existed).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from typing import Any
 
 from sweepgen import yamlio
+from sweepgen.compile.spec.executor_resources import Launcher, Resources, RunResources
 from sweepgen.compile.spec.shape_names import LAUNCHERS, SHAPE_KEYS
 from sweepgen.errors import Location, SpecError
 
-__all__ = ["LAUNCHERS", "SHAPE_KEYS", "Launcher", "Resources", "check", "lock_block", "shape"]
-
-Launcher = Literal["torchrun", "accelerate", "srun", "none"]
+__all__ = ["LAUNCHERS", "SHAPE_KEYS", "Launcher", "Resources", "RunResources", "check", "lock_block", "shape"]
 
 
-class Resources(BaseModel):
-    """Per-run resources: the Slurm request, and the run's shape for both executors."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
-    partition: StrictStr | None = Field(default=None, description="Slurm partition (sbatch --partition)")
-    gpus_per_run: StrictInt | None = Field(
-        default=None, ge=0, description="GPUs of a one-node run (the older spelling of gpus_per_node)"
-    )
-    cpus_per_run: StrictInt | None = Field(default=None, ge=1, description="CPU cores each run gets")
-    mem: StrictStr | None = Field(default=None, pattern=r"^[0-9]+[KMGT]?$", description='e.g. "8G"')
-    time: StrictStr | StrictInt | None = Field(
-        default=None, description='"HH:MM:SS", "D-HH:MM:SS" or an int number of minutes'
-    )
-    sbatch_extra: list[StrictStr] = Field(
-        default_factory=list, description="verbatim sbatch options, e.g. --qos=high"
-    )
-    nodes: StrictInt | None = Field(default=None, ge=1, description="nodes one run spans (default 1)")
-    gpus_per_node: StrictInt | None = Field(
-        default=None, ge=0, description="GPUs the run gets on each node (default 0)"
-    )
-    procs_per_node: StrictInt | None = Field(
-        default=None,
-        ge=1,
-        description="processes the launcher starts on each node (default gpus_per_node, or 1 without GPUs)",
-    )
-    launcher: Launcher | None = Field(
-        default=None,
-        description="what starts the processes: torchrun, accelerate, srun, or none (the command "
-        "starts its own; the default)",
-    )
-
-
-def check(resources: Resources | None, doc: yamlio.Doc) -> None:
+def check(resources: RunResources | None, doc: yamlio.Doc) -> None:
     """Raise a SpecError at the offending key when the shape cannot be run as written."""
     if resources is None:
         return
@@ -99,7 +64,7 @@ def check(resources: Resources | None, doc: yamlio.Doc) -> None:
         )
 
 
-def shape(resources: Resources) -> dict[str, Any]:
+def shape(resources: RunResources) -> dict[str, Any]:
     """The resolved shape: every default filled in, as the lock records it."""
     launcher = resources.launcher or "none"
     gpus = _gpus(resources)
@@ -115,7 +80,7 @@ def shape(resources: Resources) -> dict[str, Any]:
     }
 
 
-def lock_block(resources: Resources | None) -> dict[str, Any] | None:
+def lock_block(resources: RunResources | None) -> dict[str, Any] | None:
     """The lock's ``resources``: the keys as written, and the resolved shape when the spec names
     any shape key (absent otherwise, so older specs keep their lock bytes)."""
     if resources is None:
@@ -126,7 +91,7 @@ def lock_block(resources: Resources | None) -> dict[str, Any] | None:
     return block
 
 
-def _gpus(resources: Resources) -> int:
+def _gpus(resources: RunResources) -> int:
     if resources.gpus_per_node is not None:
         return resources.gpus_per_node
     return resources.gpus_per_run or 0

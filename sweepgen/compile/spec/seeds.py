@@ -53,21 +53,26 @@ def report_block(spec: Spec, variant_configs: list[dict[str, Any]]) -> dict[str,
         )
     block["seed"] = seed.path
     if seed.tune is not None or seed.test is not None:
-        tune, test = seed.tune or [], seed.test or []
-        both = [v for v in tune if v in test]
-        unused = [v for v in tune + test if v not in found]
-        if both or not tune or not test or unused:
-            what = (
-                f"seeds {both} are in both tune and test"
-                if both
-                else f"seeds {unused} are in no variant"
-                if unused
-                else "give both tune and test"
-            )
-            raise SpecError(
-                f"seed split: {what}",
-                location=spec.doc.loc(("seed",)),
-                hint="tune and test are disjoint lists of seed values the sweep runs",
-            )
-        block["tune"], block["test"] = tune, test
+        block["tune"], block["test"] = _split(spec, seed, found)
     return block
+
+
+def _split(spec: Spec, seed: SeedBlock, found: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The tune and test seeds: both given, disjoint, and each a seed some variant runs."""
+    tune, test = seed.tune or [], seed.test or []
+    both = [v for v in tune if v in test]
+    unused = [v for v in tune + test if v not in found]
+    if both or not tune or not test or unused:
+        what = (
+            f"seeds {both} are in both tune and test"
+            if both
+            else f"seeds {unused} are in no variant"
+            if unused
+            else "give both tune and test"
+        )
+        raise SpecError(
+            f"seed split: {what}",
+            location=spec.doc.loc(("seed",)),
+            hint="tune and test are disjoint lists of seed values the sweep runs",
+        )
+    return tune, test

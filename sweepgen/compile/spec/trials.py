@@ -74,28 +74,33 @@ def check_block(spec: Spec) -> None:
     ops = _axis_ops(spec)
     _check_derived(spec, ops)
     if search.repeats > 1:
-        if search.seed_path is None:
-            raise SpecError(
-                "`search.repeats` needs `search.seed_path`, the config's seed",
-                location=spec.loc(("search", "repeats")),
-                hint="e.g. seed_path: training.seed",
-            )
-        seed = paths.get(spec.base, search.seed_path)
-        if type(seed) is not int:
-            raise SpecError(
-                f"`search.seed_path` {search.seed_path!r} must name an int in the base, got "
-                f"{'nothing' if seed is paths.MISSING else repr(seed)}",
-                location=spec.loc(("search", "seed_path")),
-                hint="name the seed the trainer reads, e.g. training.seed",
-            )
-        if search.seed_path in search.axes:
-            raise SpecError(
-                "`search.seed_path` is also a search axis",
-                location=spec.loc(("search", "seed_path")),
-                hint="search over the seed or repeat it, not both",
-            )
+        _check_repeats(spec, search)
     overrides.check_types(spec.base, ops, "the search")
     overrides.apply_all(spec.base, ops, {}, where="the search")  # a missing path: its closest match
+
+
+def _check_repeats(spec: Spec, search: SearchBlock) -> None:
+    """Repeated trials need the config's seed: an int in the base, and not itself an axis."""
+    if search.seed_path is None:
+        raise SpecError(
+            "`search.repeats` needs `search.seed_path`, the config's seed",
+            location=spec.loc(("search", "repeats")),
+            hint="e.g. seed_path: training.seed",
+        )
+    seed = paths.get(spec.base, search.seed_path)
+    if type(seed) is not int:
+        raise SpecError(
+            f"`search.seed_path` {search.seed_path!r} must name an int in the base, got "
+            f"{'nothing' if seed is paths.MISSING else repr(seed)}",
+            location=spec.loc(("search", "seed_path")),
+            hint="name the seed the trainer reads, e.g. training.seed",
+        )
+    if search.seed_path in search.axes:
+        raise SpecError(
+            "`search.seed_path` is also a search axis",
+            location=spec.loc(("search", "seed_path")),
+            hint="search over the seed or repeat it, not both",
+        )
 
 
 def _check_derived(spec: Spec, ops: list[overrides.Op]) -> None:

@@ -314,16 +314,7 @@ def _check_binop(op: str, left: Any, right: Any) -> None:
                 f"({left.bit_length()}-bit base, exponent {right})"
             )
     elif op == "*":
-        if type(left) is int and type(right) is int:
-            if _int_bits(left) + _int_bits(right) > MAX_INT_BITS:
-                raise LimitExceeded(f"`*` would give an integer of more than {MAX_INT_BITS} bits")
-            return
-        count = right if type(right) is int else left if type(left) is int else None
-        length = _size(left) or _size(right)
-        if count is not None and length and count * length > MAX_SEQUENCE:
-            raise LimitExceeded(
-                f"`*` would build a sequence of {count * length:,} items, more than {MAX_SEQUENCE:,}"
-            )
+        _check_mul(left, right)
     elif op == "+":
         if _size(left) + _size(right) > MAX_SEQUENCE:
             raise LimitExceeded(f"`+` would build a sequence of more than {MAX_SEQUENCE:,} items")
@@ -332,6 +323,20 @@ def _check_binop(op: str, left: Any, right: Any) -> None:
         specs = re.findall(r"%[-#0 +]*([0-9]*)(?:\.([0-9]*))?", left)
         if any(len(n) > 7 for spec in specs for n in spec):  # 10,000,000 has 8 digits
             raise LimitExceeded(f"a `%` format width above {MAX_SEQUENCE:,} characters")
+
+
+def _check_mul(left: Any, right: Any) -> None:
+    """`*` of two integers bounded in bits; of a sequence and a count, in items."""
+    if type(left) is int and type(right) is int:
+        if _int_bits(left) + _int_bits(right) > MAX_INT_BITS:
+            raise LimitExceeded(f"`*` would give an integer of more than {MAX_INT_BITS} bits")
+        return
+    count = right if type(right) is int else left if type(left) is int else None
+    length = _size(left) or _size(right)
+    if count is not None and length and count * length > MAX_SEQUENCE:
+        raise LimitExceeded(
+            f"`*` would build a sequence of {count * length:,} items, more than {MAX_SEQUENCE:,}"
+        )
 
 
 _BINOPS = {

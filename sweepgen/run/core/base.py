@@ -58,6 +58,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from sweepgen import filenames
 from sweepgen.compile.run_api import Lock
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.core import outcome, runfiles, runlock
@@ -66,7 +67,7 @@ from sweepgen.safefs import write_atomic
 if TYPE_CHECKING:  # annotations only: run_view imports this module
     from sweepgen.run.core.run_view import RunView
 
-STATUS_FILE = "sweepgen_status.json"
+STATUS_FILE = filenames.STATUS
 # the rule of a run's end lives in outcome.py (the supervisor imports it, and must start fast); its
 # names stay here too, where the executors look for them
 SUMMARY_FILE = outcome.SUMMARY_FILE
@@ -74,8 +75,8 @@ TIMEOUT_REASON = outcome.TIMEOUT_REASON
 CANCEL_REASON = outcome.CANCEL_REASON
 is_finished = outcome.is_finished
 succeeded = outcome.succeeded
-LOG_FILE = "run.log"
-METRICS_FILE = "metrics.jsonl"
+LOG_FILE = filenames.LOG
+METRICS_FILE = filenames.METRICS
 STATUS_VERSION = 1
 PRUNED_REASON = "pruned at step"  # starts the reason of a search trial's run its pruner stopped
 
@@ -224,7 +225,7 @@ def stale_cause(task: RunTask) -> str:
     """Why a stale run is stale, for the message: its data file (the bundled trainer records the
     file's sha256 in the run's data.json) or the config itself."""
     source = task.config.get("data", {}).get("source") if isinstance(task.config.get("data"), dict) else None
-    recorded = task.run_dir / "data.json"
+    recorded = task.run_dir / filenames.DATA
     if isinstance(source, str) and recorded.is_file() and Path(source).is_file():
         try:
             old = json.loads(recorded.read_text(encoding="utf-8")).get("sha256")

@@ -29,12 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sweepgen import filenames
 from sweepgen.errors import UserError
 from sweepgen.run.core import runfiles
 
-SOURCES = ("metrics.jsonl", "metrics.csv", "trainer_state.json", "tensorboard")
-TRAINER_STATE = "trainer_state.json"
-EVENTS_GLOB = "events.out.tfevents.*"
+SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard")
+TRAINER_STATE = filenames.TRAINER_STATE
+EVENTS_GLOB = filenames.TB_EVENTS_GLOB
 TRACK_HINT = "install it with `pip install 'sweepgen[track]'` (or `pip install tensorboard`)"
 
 Points = tuple[tuple[int, float], ...]
@@ -283,7 +284,7 @@ def read_all(run_dir: Path, *, tensorboard: bool = True, keep_non_finite: bool =
     """source -> metric -> points, for the sources the run has (event files only if asked);
     ``keep_non_finite``: NaN and infinite values stay in the points (still counted)."""
     out = Sources()
-    for name, read in (("metrics.jsonl", read_jsonl), ("metrics.csv", read_csv)):
+    for name, read in ((filenames.METRICS, read_jsonl), (filenames.METRICS_CSV, read_csv)):
         path = run_dir / name
         if path.exists() or path.is_symlink():  # anything there is read, or refused with a reason
             counts: dict[str, int] = {}

@@ -9,7 +9,9 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-SUMMARY_FILE = "summary.json"
+from sweepgen import filenames
+
+SUMMARY_FILE = filenames.SUMMARY
 TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
 CANCEL_REASON = "cancelled"
 

@@ -1,6 +1,7 @@
 """The one place that maps `--executor NAME` to an executor class (imported lazily, so the local
 executor never pays for submitit). Add an executor by adding a line here: `run`, `status`, `cancel`
-and the CLI's `--executor` choices all go through it."""
+and the CLI's `--executor` choices all go through it. Its `resources:` section (the keys it takes) is
+declared beside, in sweepgen.compile.spec.executor_resources, under the same name."""
 
 from __future__ import annotations
 
@@ -32,6 +33,15 @@ def executor_class(name: str) -> type[Executor]:
     module, attr = target.split(":")
     executor: type[Executor] = getattr(importlib.import_module(module), attr)
     return executor
+
+
+def resource_keys(name: str) -> tuple[str, ...]:
+    """The ``resources:`` keys the executor called ``name`` takes (its declared section)."""
+    from sweepgen.compile import run_api  # noqa: PLC0415 - loaded on use: the sections are pydantic models
+
+    if name not in EXECUTORS:
+        executor_class(name)  # refused as --executor refuses it
+    return tuple(run_api.EXECUTOR_RESOURCES[name].model_fields)
 
 
 def make_executor(name: str, options: ExecutorOptions) -> Executor:

@@ -21,6 +21,7 @@ from typing import Any
 
 from sweepgen import paths
 from sweepgen.errors import ConfigError, Location
+from sweepgen.safefs import kind_of
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MAX_JSON_BYTES = 16 << 20  # summary.json, status files: a few KB in practice
@@ -60,7 +61,7 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise RunFileError(path, f"is not a regular file (a {_kind(info.st_mode)})")
+            raise RunFileError(path, f"is not a regular file (a {kind_of(info.st_mode)})")
         if info.st_size > limit:
             raise RunFileError(path, f"is larger than {limit:,} bytes ({info.st_size:,})")
         chunks, size = [], 0
@@ -97,22 +98,8 @@ def regular_size(path: Path) -> int:
     except OSError as err:
         raise RunFileError(path, f"cannot be opened ({err.strerror})") from None
     if not stat.S_ISREG(info.st_mode):
-        raise RunFileError(path, f"is not a regular file (a {_kind(info.st_mode)})")
+        raise RunFileError(path, f"is not a regular file (a {kind_of(info.st_mode)})")
     return info.st_size
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISLNK(mode):
-        return "symbolic link (never followed)"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "special file"
 
 
 def bounded_int(digits: str) -> int | float:

@@ -22,7 +22,9 @@ import os
 import time
 from pathlib import Path
 
-RUN_LOCK_NAME = ".sweepgen.lock"
+from sweepgen import filenames
+
+RUN_LOCK_NAME = filenames.RUN_LOCK
 # a probe (`status`, `plan`) holds the lock for microseconds; a starter retries for this long before
 # concluding that a real holder has it
 ACQUIRE_RETRY_S = 0.3

@@ -12,9 +12,10 @@ import contextlib
 import json
 from pathlib import Path
 
+from sweepgen import filenames
 from sweepgen.safefs import write_atomic
 
-STOP_FILE = ".sweepgen-stop.json"
+STOP_FILE = filenames.STOP_REQUEST
 _MAX_BYTES = 64 * 1024  # a reason is one line; anything larger is not ours
 
 

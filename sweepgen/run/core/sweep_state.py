@@ -63,6 +63,11 @@ class RunOptions:
             words += ["--done-file", self.done_file]
         if self.executor not in (None, "local"):
             words += ["--executor", str(self.executor)]
+        return shlex.join([*words, *self._placement_words(), *extra])
+
+    def _placement_words(self) -> list[str]:
+        """The options of where and how long runs run: jobs, GPUs, MPS, stop timeout, time limit."""
+        words: list[str] = []
         if self.jobs is not None:
             words += ["--jobs", str(self.jobs)]
         if self.gpus is not None:
@@ -75,7 +80,7 @@ class RunOptions:
             words += ["--stop-timeout", f"{self.stop_timeout:g}"]
         if self.time_limit is not None:
             words += ["--time-limit", f"{self.time_limit:g}"]
-        return shlex.join([*words, *extra])
+        return words
 
 
 def read(sweep_dir: Path) -> RunOptions | None:

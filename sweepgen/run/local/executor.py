@@ -207,12 +207,7 @@ class LocalExecutor(Executor):
                 os.close(fd)
 
     def cancel(self) -> None:
-        while self._queue:
-            # never started: left pending on disk, so a plain `sweepgen run` starts it next time
-            task = self._queue.popleft()
-            self._status[task.name] = replace(
-                self._status[task.name], state=RunState.CANCELLED, reason="not started (interrupted)"
-            )
+        self._drop_queue()
         for name, child in list(self._running.items()):
             code = child.proc.poll()
             if code is not None:  # ended on its own before the interrupt: report what it did
@@ -244,6 +239,14 @@ class LocalExecutor(Executor):
                 _signal_group(child, signal.SIGKILL)
             self._finish(child, child.proc.wait())
         self._running.clear()
+
+    def _drop_queue(self) -> None:
+        """Runs never started: left pending on disk, so a plain `sweepgen run` starts them next time."""
+        while self._queue:
+            task = self._queue.popleft()
+            self._status[task.name] = replace(
+                self._status[task.name], state=RunState.CANCELLED, reason="not started (interrupted)"
+            )
 
     def stop(self, names: Sequence[str], reason: str) -> None:
         for name in names:

@@ -35,13 +35,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sweepgen import filenames
 from sweepgen.run.core import stop_request
 from sweepgen.run.core.outcome import run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
 from sweepgen.safefs import write_atomic
 
-STATUS_FILE = "sweepgen_status.json"  # base.STATUS_FILE (base is too heavy to import here)
-LOG_FILE = "run.log"  # base.LOG_FILE
+STATUS_FILE = filenames.STATUS
+LOG_FILE = filenames.LOG
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 NOT_RECORDED = 75  # EX_TEMPFAIL: the end could not be written
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen import escape, paths, yamlio
+from sweepgen import escape, filenames, paths, yamlio
 from sweepgen.compile.run_api import LOCK_NAME, Lock, LockFile
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.core import metrics, sweep_origin
@@ -188,42 +188,54 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
             hint="give a generated sweep folder (with sweep.lock.json) or a runs folder",
         )
     if (directory / LOCK_NAME).is_file():
-        lock = read_lock(directory)
-        entries = [_entry(directory, lock, e) for e in lock.files]
-        _refuse_stale([(name, run_dir, fp) for name, run_dir, _, fp in entries])
-        runs = [
-            _record(name, run_dir, values, obj, e.variant, _diff(lock, e))
-            for (name, run_dir, values, _), e in zip(entries, lock.files)
-        ]
-        out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
-        varying: Sequence[str] = tuple(p for p in lock.varying if p not in NAMING_PATHS)
-        return _checked(
-            _from_lock(Report(tuple(varying), tuple(runs), out_dir, "lock", obj), lock), directory
-        )
+        return _checked(_from_sweep_folder(directory, obj), directory)
     run_dirs = _run_dirs(directory)
     if not run_dirs:
         raise UserError(
             f"no run directories under {directory}",
             hint="give the folder holding the runs (e.g. runs/<sweep>) or the generated sweep folder",
         )
-    sweeps: dict[Path, _SweepIndex] = {}  # each sweep's lock read once, however many runs point to it
-    maybe_linked = [_linked_values(d, sweeps) for d in run_dirs]
-    linked = [v for v in maybe_linked if v is not None]
-    if len(linked) == len(maybe_linked):
-        _refuse_stale([(name, d, fp) for d, (name, _, fp, _) in zip(run_dirs, linked)])
-        varying = sorted({path for _, values, _, _ in linked for path in values} - NAMING_PATHS)
-        runs = [
-            _record(name, d, values, obj, entry.variant, _diff(sweeps[Path(sd)].lock, entry))
-            for d, (name, values, _, (sd, entry)) in zip(run_dirs, linked)
-        ]
-        report = Report(tuple(varying), tuple(runs), directory, "lock", obj)
-        if len(sweeps) == 1:  # one sweep's runs: its base, seed path and digits apply
-            report = _from_lock(report, next(iter(sweeps.values())).lock)
-        return _checked(report, directory)
+    linked = _from_linked_runs(directory, run_dirs, obj)
+    if linked is not None:
+        return _checked(linked, directory)
     configs = [_config_yaml(d) for d in run_dirs]
     varying, values = varying_values(configs)
     runs = [_record(escape.fs_name(d.name), d, v, obj) for d, v in zip(run_dirs, values)]
-    return _checked(Report(tuple(varying), tuple(runs), directory, "config.yaml", obj), directory)
+    return _checked(Report(tuple(varying), tuple(runs), directory, filenames.CONFIG, obj), directory)
+
+
+def _from_sweep_folder(directory: Path, obj: Objective) -> Report:
+    """The runs of a generated sweep folder, as its lock lists them."""
+    lock = read_lock(directory)
+    entries = [_entry(directory, lock, e) for e in lock.files]
+    _refuse_stale([(name, run_dir, fp) for name, run_dir, _, fp in entries])
+    runs = [
+        _record(name, run_dir, values, obj, e.variant, _diff(lock, e))
+        for (name, run_dir, values, _), e in zip(entries, lock.files)
+    ]
+    out_dir = Path(os.path.commonpath([r.run_dir.parent for r in runs])) if runs else directory
+    varying = tuple(p for p in lock.varying if p not in NAMING_PATHS)
+    return _from_lock(Report(varying, tuple(runs), out_dir, "lock", obj), lock)
+
+
+def _from_linked_runs(directory: Path, run_dirs: Sequence[Path], obj: Objective) -> Report | None:
+    """A runs folder whose every run a sweep lock describes (its status names the sweep folder);
+    None when some run has no lock."""
+    sweeps: dict[Path, _SweepIndex] = {}  # each sweep's lock read once, however many runs point to it
+    maybe_linked = [_linked_values(d, sweeps) for d in run_dirs]
+    linked = [v for v in maybe_linked if v is not None]
+    if len(linked) != len(maybe_linked):
+        return None
+    _refuse_stale([(name, d, fp) for d, (name, _, fp, _) in zip(run_dirs, linked)])
+    varying = sorted({path for _, values, _, _ in linked for path in values} - NAMING_PATHS)
+    runs = [
+        _record(name, d, values, obj, entry.variant, _diff(sweeps[Path(sd)].lock, entry))
+        for d, (name, values, _, (sd, entry)) in zip(run_dirs, linked)
+    ]
+    report = Report(tuple(varying), tuple(runs), directory, "lock", obj)
+    if len(sweeps) == 1:  # one sweep's runs: its base, seed path and digits apply
+        report = _from_lock(report, next(iter(sweeps.values())).lock)
+    return report
 
 
 def _from_lock(report: Report, lock: Lock) -> Report:
@@ -296,7 +308,7 @@ def _entry(sweep_dir: Path, lock: Lock, entry: LockFile) -> tuple[str, Path, dic
 
 
 def _run_dirs(directory: Path) -> list[Path]:
-    marks = (STATUS_FILE, SUMMARY_FILE, METRICS_FILE, "metrics.csv")
+    marks = (STATUS_FILE, SUMMARY_FILE, METRICS_FILE, filenames.METRICS_CSV)
     # a run folder that is a link is never followed: it may lead anywhere (a shared runs folder)
     found = {p.parent for mark in marks for p in directory.glob(f"*/{mark}") if not p.parent.is_symlink()}
     if any((directory / m).is_file() for m in marks):
@@ -362,7 +374,7 @@ def _linked_values(
 
 
 def _config_yaml(run_dir: Path) -> Mapping[str, Any]:
-    path = run_dir / "config.yaml"
+    path = run_dir / filenames.CONFIG
     raw = read_bytes(path, limit=MAX_LOG_BYTES)  # a FIFO or /dev/zero link: an error, never a hang
     if raw is None:
         status = _status(run_dir)
@@ -588,51 +600,61 @@ def curves(report: Report, groups: Sequence[Group] | None = None) -> list[Curve]
     """Mean and min..max band over seeds, per group of finished runs: the seed groups given (labelled
     by their names), or else the runs equal in every non-seed value (labelled by those values, numbers
     at the report's ``digits`` significant digits)."""
+    labelled = _given_groups(report, groups) if groups is not None else _value_groups(report)
+    return [_curve(label, members) for label, members in labelled]
+
+
+def _given_groups(report: Report, groups: Sequence[Group]) -> list[tuple[str, list[RunRecord]]]:
+    """The seed groups' finished runs, under the groups' names (a group with none is left out)."""
     by_name = {r.name: r for r in report.finished}
-    labelled: list[tuple[str, list[RunRecord]]] = []
-    if groups is not None:
-        for g in groups:
-            members = [by_name[n] for n in g.members if n in by_name]
-            if members:
-                labelled.append((g.name, members))
-    else:
-        seed = seed_plan(report.block, report.varying).path  # the one seed rule, as grouping's
-        keys = [p for p in report.varying if p != seed and p not in NAMING_PATHS]
-        buckets: dict[tuple[Any, ...], list[RunRecord]] = {}
-        for run in report.finished:
-            buckets.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
-        for members in buckets.values():
-            # a path this group does not have at all (a parameter of another strategy) says nothing
-            label = (
-                ", ".join(
-                    f"{p}={_short(members[0].values[p], report.digits)}"
-                    for p in keys
-                    if members[0].values.get(p) is not None
-                )
-                or "all runs"
+    labelled = []
+    for g in groups:
+        members = [by_name[n] for n in g.members if n in by_name]
+        if members:
+            labelled.append((g.name, members))
+    return labelled
+
+
+def _value_groups(report: Report) -> list[tuple[str, list[RunRecord]]]:
+    """The finished runs equal in every non-seed value, labelled by those values."""
+    seed = seed_plan(report.block, report.varying).path  # the one seed rule, as grouping's
+    keys = [p for p in report.varying if p != seed and p not in NAMING_PATHS]
+    buckets: dict[tuple[Any, ...], list[RunRecord]] = {}
+    for run in report.finished:
+        buckets.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
+    labelled = []
+    for members in buckets.values():
+        # a path this group does not have at all (a parameter of another strategy) says nothing
+        label = (
+            ", ".join(
+                f"{p}={_short(members[0].values[p], report.digits)}"
+                for p in keys
+                if members[0].values.get(p) is not None
             )
-            labelled.append((label, members))
-    out = []
-    for label, members in labelled:
-        shared = set.intersection(*(set(dict(m.curve)) for m in members))
-        notes: tuple[str, ...] = ()
-        if any(len(m.curve) != len(shared) for m in members):
-            notes = (f"{label}: plotted at the {len(shared)} steps logged by all {len(members)} runs",)
-        steps = sorted(shared)
-        by_run = [dict(m.curve) for m in members]
-        values = [[r[s] for r in by_run] for s in steps]
-        out.append(
-            Curve(
-                label,
-                tuple(m.name for m in members),
-                tuple(steps),
-                tuple(sum(v) / len(v) for v in values),
-                tuple(min(v) for v in values),
-                tuple(max(v) for v in values),
-                notes,
-            )
+            or "all runs"
         )
-    return out
+        labelled.append((label, members))
+    return labelled
+
+
+def _curve(label: str, members: Sequence[RunRecord]) -> Curve:
+    """One group's mean and band, at the steps all its runs logged (a note when some logged more)."""
+    shared = set.intersection(*(set(dict(m.curve)) for m in members))
+    notes: tuple[str, ...] = ()
+    if any(len(m.curve) != len(shared) for m in members):
+        notes = (f"{label}: plotted at the {len(shared)} steps logged by all {len(members)} runs",)
+    steps = sorted(shared)
+    by_run = [dict(m.curve) for m in members]
+    values = [[r[s] for r in by_run] for s in steps]
+    return Curve(
+        label,
+        tuple(m.name for m in members),
+        tuple(steps),
+        tuple(sum(v) / len(v) for v in values),
+        tuple(min(v) for v in values),
+        tuple(max(v) for v in values),
+        notes,
+    )
 
 
 def _short(value: Any, digits: int) -> str:

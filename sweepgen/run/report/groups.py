@@ -100,14 +100,23 @@ def group(members: Sequence[Member], plan: SeedPlan, varying: Sequence[str], swe
         buckets.setdefault(tuple(repr(m.values.get(p)) for p in keys), []).append(m)
     if plan.path is None:
         return [Group(ms[0].variant, tuple(m.run for m in ms), _shared(ms, keys)) for ms in buckets.values()]
-    seed_token = _seed_positions(members, plan.path)
-    named = [(_name(ms[0], plan.path, seed_token), ms) for ms in buckets.values()]
+    named = _named(list(buckets.values()), members, plan.path, keys, sweep)
+    return [Group(n, tuple(m.run for m in ms), _shared(ms, keys)) for n, ms in named]
+
+
+def _named(
+    buckets: list[list[Member]], members: Sequence[Member], path: str, keys: Sequence[str], sweep: str
+) -> list[tuple[str, list[Member]]]:
+    """Each seed group's name: its variant names without the seed; its values where those collide
+    or vanish; the sweep's name for a sweep's one group."""
+    seed_token = _seed_positions(members, path)
+    named = [(_name(ms[0], path, seed_token), ms) for ms in buckets]
     if len({n for n, _ in named}) < len(named) or not all(n for n, _ in named):
         # names that collide or vanish say nothing: use the values
         named = [(_values_name(ms[0], keys), ms) for _, ms in named]
     if len(named) == 1 and not named[0][0]:
         named = [(sweep, named[0][1])]  # the sweep's one group: its name is the sweep's
-    return [Group(n, tuple(m.run for m in ms), _shared(ms, keys)) for n, ms in named]
+    return named
 
 
 def _shared(members: Sequence[Member], keys: Sequence[str]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import dataclasses
 import difflib
 import importlib.util
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,24 +111,10 @@ def make(request: Request) -> Outcome:
             f"no run has the bundled trainer's summary.json: reporting `{guessed}`, the reward the "
             "runs logged (TRL's name); choose another with --metric NAME"
         )
-    missing = [m for m in ("scipy", "matplotlib") if importlib.util.find_spec(m) is None]
-    if request.compare is not None and "scipy" in missing:
-        raise UserError("--compare needs scipy, which is not installed", hint=PLOT_EXTRA)
-    if request.html and importlib.util.find_spec("plotly") is None:
-        raise UserError("--html needs plotly, which is not installed", hint=PLOT_EXTRA)
+    missing = _missing_libraries(request, warnings)
     statistics = None
     if "scipy" not in missing and (request.compare is not None or any(len(g.members) > 1 for g in groups)):
         statistics = _statistics(report, groups, request)
-    skipped = [
-        (what, lib)
-        for what, lib, wanted in (("report.png", "matplotlib", request.plot), ("statistics", "scipy", True))
-        if wanted and lib in missing
-    ]
-    if skipped:
-        warnings.append(
-            f"{' and '.join(w for w, _ in skipped)} skipped: {', '.join(lib for _, lib in skipped)} "
-            f"not installed; {PLOT_EXTRA}"
-        )
     outcome = Outcome(
         report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
     )
@@ -140,12 +126,37 @@ def make(request: Request) -> Outcome:
             )
         )
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
-    out_dir = request.out_dir or report.out_dir
-    for what, name, data in files:  # every output built: now they replace the old ones
+    _write(files, request.out_dir or report.out_dir, outcome)
+    return outcome
+
+
+def _missing_libraries(request: Request, warnings: list[str]) -> list[str]:
+    """scipy and matplotlib where absent (what they would make is skipped, with a warning); an
+    asked-for --compare or --html without its library is an error."""
+    missing = [m for m in ("scipy", "matplotlib") if importlib.util.find_spec(m) is None]
+    if request.compare is not None and "scipy" in missing:
+        raise UserError("--compare needs scipy, which is not installed", hint=PLOT_EXTRA)
+    if request.html and importlib.util.find_spec("plotly") is None:
+        raise UserError("--html needs plotly, which is not installed", hint=PLOT_EXTRA)
+    skipped = [
+        (what, lib)
+        for what, lib, wanted in (("report.png", "matplotlib", request.plot), ("statistics", "scipy", True))
+        if wanted and lib in missing
+    ]
+    if skipped:
+        warnings.append(
+            f"{' and '.join(w for w, _ in skipped)} skipped: {', '.join(lib for _, lib in skipped)} "
+            f"not installed; {PLOT_EXTRA}"
+        )
+    return missing
+
+
+def _write(files: Sequence[tuple[str, str, bytes]], out_dir: Path, outcome: Outcome) -> None:
+    """Every output built: now they replace the old ones, and an earlier report's others go."""
+    for what, name, data in files:
         write_atomic(out_dir / name, data)
         outcome.written.append((what, out_dir / name))
     _remove_stale(out_dir, {name for _, name, _ in files}, outcome)
-    return outcome
 
 
 def _remove_stale(out_dir: Path, written: set[str], outcome: Outcome) -> None:
@@ -231,23 +242,9 @@ def _require_logged(report: rep.Report, request: Request) -> None:
 
 def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple[list[str], list[str]]:
     warnings: list[str] = []
-    notes: list[str] = []
     # run files a foreign trainer left that could not be used, with the reason (in every format)
     warnings.extend(f"run {run.name}: {problem}" for run in report.runs for problem in run.problems)
-    cut = [
-        r.name
-        for r in report.finished
-        if isinstance((r.summary or {}).get("truncated_fraction"), (int, float))
-        and (r.summary or {})["truncated_fraction"] > TRUNCATION_WARNING
-        # the bundled trainer's summary says when its config declared the cut the task's own
-        and (r.summary or {}).get("truncation") != "expected"
-    ]
-    if cut:
-        warnings.append(
-            f"{len(cut)} run(s) had more than {TRUNCATION_WARNING:.0%} of their completions cut at "
-            f"max_completion_length and scored on the cut text ({', '.join(cut[:8])}"
-            f"{', ...' if len(cut) > 8 else ''}); raise grpo.max_completion_length if that is not intended"
-        )
+    warnings.extend(_truncation_warning(report))
     if report.objective.at == "best":
         warnings.append(BEST_WARNING)
     lacking = missing_value(report)
@@ -257,6 +254,31 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
             f"runs ({', '.join(lacking[:8])}{', ...' if len(lacking) > 8 else ''}): the statistics are "
             "over the others, so those groups have fewer seeds"
         )
+    return warnings, _notes(report, plan, request)
+
+
+def _truncation_warning(report: rep.Report) -> list[str]:
+    """Runs that scored too many completions cut at max_completion_length: one warning naming them."""
+    cut = [
+        r.name
+        for r in report.finished
+        if isinstance((r.summary or {}).get("truncated_fraction"), (int, float))
+        and (r.summary or {})["truncated_fraction"] > TRUNCATION_WARNING
+        # the bundled trainer's summary says when its config declared the cut the task's own
+        and (r.summary or {}).get("truncation") != "expected"
+    ]
+    if not cut:
+        return []
+    return [
+        f"{len(cut)} run(s) had more than {TRUNCATION_WARNING:.0%} of their completions cut at "
+        f"max_completion_length and scored on the cut text ({', '.join(cut[:8])}"
+        f"{', ...' if len(cut) > 8 else ''}); raise grpo.max_completion_length if that is not intended"
+    ]
+
+
+def _notes(report: rep.Report, plan: grp.SeedPlan, request: Request) -> list[str]:
+    """What the report was made from: the metric's source, where values came from, the seeds."""
+    notes: list[str] = []
     if request.metric is None and not any(r.summary for r in report.finished):
         logged = rep.logged_metrics(report)
         notes.append(
@@ -277,7 +299,7 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
     if request.seeds != "all":
         chosen = plan.tune if request.seeds == "tune" else plan.test
         notes.append(f"statistics over the {request.seeds} seeds only: {', '.join(map(str, chosen or ()))}")
-    return warnings, notes
+    return notes
 
 
 def missing_value(report: rep.Report) -> list[str]:
@@ -383,20 +405,7 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     logged_by_all = set.intersection(*(set(r.series) for r in report.finished)) - {metric, "step"}
     search = None if request.search is None else _search_part(report, request)
     stopped = {} if search is None else _pruned_at(search, request.search)
-    runs = [
-        {
-            "name": r.name,
-            "variant": r.variant,
-            "state": r.state_word,
-            "values": r.values,
-            "diff": r.diff,
-            "score": r.value,
-            "note": r.score.missing or r.pruned,
-            "series": r.series,
-            "pruned_at": stopped.get(r.variant),
-        }
-        for r in report.runs
-    ]
+    runs = _page_runs(report, stopped)
     page = report_page.build(
         title=f"sweepgen report: {report.sweep or request.directory.name}",
         objective={"label": obj.label, "mode": obj.mode, "metric": request.metric, "searched": obj.searched},
@@ -415,6 +424,25 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         search=search,
     )
     return report_html.render(page), importance
+
+
+def _page_runs(report: rep.Report, stopped: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each run as the page's builder takes it; ``stopped``: the step a search's pruner stopped a
+    variant's run at."""
+    return [
+        {
+            "name": r.name,
+            "variant": r.variant,
+            "state": r.state_word,
+            "values": r.values,
+            "diff": r.diff,
+            "score": r.value,
+            "note": r.score.missing or r.pruned,
+            "series": r.series,
+            "pruned_at": stopped.get(r.variant),
+        }
+        for r in report.runs
+    ]
 
 
 def _log_sampled(

@@ -44,19 +44,9 @@ def build(
     sampled: bool,
     search: Mapping[str, Any] | None = None,  # report_search.section of a search sweep
 ) -> PageData:
-    group_of = {run: g.name for g in groups for run in g.members}
     states = Counter(str(r["state"]) for r in runs)
     counts = f"{len(runs)} runs: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
-    ordered = best_first(groups, {r["name"]: r["score"] for r in runs}, str(objective["mode"]))
-    shown = ordered[:MAX_CURVE_GROUPS]
-    by_name = {r["name"]: r for r in runs}
-    curves = {m: [c for g in shown if (c := _curve(g, by_name, m)) is not None] for m in curve_metrics}
-    curves_note = None
-    if len(ordered) > len(shown):
-        curves_note = (
-            f"curves of the {len(shown)} best groups by {objective['label']} of {len(ordered)} "
-            "(every run is in the table and in parallel coordinates)"
-        )
+    curves, curves_note = _group_curves(objective, runs, groups, curve_metrics)
     pruned_curves, pruned_note = _pruned_curves(runs, curve_metrics)
     curves_note = "; ".join(n for n in (curves_note, pruned_note) if n) or None
     subtitle = f"objective: {objective['label']} ({objective['mode']} is better)"
@@ -78,19 +68,7 @@ def build(
         "columns": list(columns),
         "all_columns": all_columns,
         "base": dict(base),
-        "runs": [
-            PageRun(
-                name=r["name"],
-                variant=r["variant"],
-                group=group_of.get(r["name"], ""),
-                state=r["state"],
-                values=dict(r["values"]),
-                diff=dict(r["diff"]),
-                score=r["score"],
-                note=r["note"],
-            )
-            for r in runs
-        ],
+        "runs": _page_runs(runs, groups),
         "curve_metrics": [m for m in curve_metrics if curves[m] or pruned_curves[m]],
         "curves": curves,
         "pruned_curves": pruned_curves,
@@ -102,6 +80,44 @@ def build(
         "stats": None if statistics is None else _stats(statistics),
         "search": None if search is None else dict(search),
     }
+
+
+def _group_curves(
+    objective: Mapping[str, Any],
+    runs: Sequence[Mapping[str, Any]],
+    groups: Sequence[Group],
+    curve_metrics: Sequence[str],
+) -> tuple[dict[str, list[dict[str, Any]]], str | None]:
+    """Each metric's curves of the best groups (at most MAX_CURVE_GROUPS), and a note when some
+    groups are left out."""
+    ordered = best_first(groups, {r["name"]: r["score"] for r in runs}, str(objective["mode"]))
+    shown = ordered[:MAX_CURVE_GROUPS]
+    by_name = {r["name"]: r for r in runs}
+    curves = {m: [c for g in shown if (c := _curve(g, by_name, m)) is not None] for m in curve_metrics}
+    if len(ordered) <= len(shown):
+        return curves, None
+    return curves, (
+        f"curves of the {len(shown)} best groups by {objective['label']} of {len(ordered)} "
+        "(every run is in the table and in parallel coordinates)"
+    )
+
+
+def _page_runs(runs: Sequence[Mapping[str, Any]], groups: Sequence[Group]) -> list[PageRun]:
+    """The table's rows, each run with its seed group's name."""
+    group_of = {run: g.name for g in groups for run in g.members}
+    return [
+        PageRun(
+            name=r["name"],
+            variant=r["variant"],
+            group=group_of.get(r["name"], ""),
+            state=r["state"],
+            values=dict(r["values"]),
+            diff=dict(r["diff"]),
+            score=r["score"],
+            note=r["note"],
+        )
+        for r in runs
+    ]
 
 
 def _importance(importance: Importance, csv_text: str) -> dict[str, Any]:

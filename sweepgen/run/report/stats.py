@@ -304,14 +304,7 @@ def _comparisons(
     for i, ((name, values), (test, p)) in enumerate(zip(arms, tests)):
         diff = math.fsum(values) / len(values) - math.fsum(base) / len(base)
         if test is None:
-            few = name if len(values) < 2 else baseline
-            reason = (
-                f"{few} has one run: no test is possible with one seed; "
-                "run at least 2 (5 or more to detect moderate effects)"
-            )
-            out.append(
-                Comparison(name, baseline, diff, None, None, None, None, None, None, UNDECIDABLE, reason)
-            )
+            out.append(_untested(name, values, baseline, diff))
             continue
         low, high = interval(k, levels[k])
         if paired:
@@ -333,6 +326,16 @@ def _comparisons(
         out.append(c)
         k += 1
     return tuple(out)
+
+
+def _untested(name: str, values: Sequence[float], baseline: str, diff: float) -> Comparison:
+    """An arm or a baseline of one run: no test is possible, said so with how many seeds to run."""
+    few = name if len(values) < 2 else baseline
+    reason = (
+        f"{few} has one run: no test is possible with one seed; "
+        "run at least 2 (5 or more to detect moderate effects)"
+    )
+    return Comparison(name, baseline, diff, None, None, None, None, None, None, UNDECIDABLE, reason)
 
 
 def _covers_zero(interval: tuple[float, float]) -> bool:

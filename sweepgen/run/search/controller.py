@@ -251,15 +251,7 @@ class SearchController:
                 if status is not None and status.state in TERMINAL:
                     live.ended[task.name] = status
             elif task.name in live.watched and not _still_running(task):
-                live.watched.discard(task.name)
-                status = _as_it_is(task)
-                if status is not None and status.state is RunState.FINISHED:
-                    live.ended[task.name] = status  # (also when it finished before its stop landed)
-                elif live.pruned is not None:  # stopped by _stop_detached: nobody else records it
-                    live.ended[task.name] = self._record_pruned(task, status, live.pruned)
-                else:  # it stopped without finishing: resume it here
-                    self._started_by().start([task])
-                    live.started.add(task.name)
+                self._watched_ended(live, task)
         if live.pruned is None:
             self._report(live)
         if len(live.ended) == len(live.tasks):
@@ -267,6 +259,18 @@ class SearchController:
                 self._leave_open(live)
             else:
                 self._tell(live)
+
+    def _watched_ended(self, live: _LiveTrial, task: RunTask) -> None:
+        """A run a killed controller started has ended: finished, pruned, or resumed here."""
+        live.watched.discard(task.name)
+        status = _as_it_is(task)
+        if status is not None and status.state is RunState.FINISHED:
+            live.ended[task.name] = status  # (also when it finished before its stop landed)
+        elif live.pruned is not None:  # stopped by _stop_detached: nobody else records it
+            live.ended[task.name] = self._record_pruned(task, status, live.pruned)
+        else:  # it stopped without finishing: resume it here
+            self._started_by().start([task])
+            live.started.add(task.name)
 
     def _cancelled_by_request(self, live: _LiveTrial) -> bool:
         """A run of the trial was cancelled (not pruned) while the search is asked to stop: the

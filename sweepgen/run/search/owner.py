@@ -17,9 +17,10 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+from sweepgen import filenames
 from sweepgen.run.core import runlock
 
-SHARED_LOCK = "controller.lock"
+SHARED_LOCK = filenames.SEARCH_SHARED_LOCK
 OWNERS = "controllers"
 
 

@@ -14,10 +14,11 @@ import os
 import stat
 from pathlib import Path
 
+from sweepgen import filenames
 from sweepgen.run.search.study import state_dir
 from sweepgen.safefs import write_atomic
 
-REQUEST = "stop"
+REQUEST = filenames.SEARCH_STOP
 
 
 def state_dir_of(sweep_dir: Path) -> Path | None:

@@ -23,14 +23,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from sweepgen import filenames
 from sweepgen.compile.run_api import SearchBlock
 from sweepgen.errors import ConfigError, Location, UserError
 
 if TYPE_CHECKING:
     import optuna
 
-STATE_DIR = ".search"
-JOURNAL = "study.journal"
+STATE_DIR = filenames.SEARCH_DIR
+JOURNAL = filenames.SEARCH_JOURNAL
 STUDY_NAME = "sweepgen"
 HEAL_WINDOW = 1 << 20  # an operation is one JSON line, far shorter than this
 INSTALL_HINT = "install it with `pip install 'sweepgen[search]'`"

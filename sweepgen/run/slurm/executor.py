@@ -35,6 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sweepgen import filenames
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.run.core import runfiles
@@ -65,11 +66,11 @@ from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm.task import NodeTask, run_on_node
 
-SLURM_DIR = ".sweepgen_slurm"  # in the sweep's runs root: submitit's files and the jobs journal
-JOURNAL = "jobs.json"
+SLURM_DIR = filenames.SLURM_DIR  # in the sweep's runs root: submitit's files and the jobs journal
+JOURNAL = filenames.SLURM_JOBS
 POLL_MIN_INTERVAL_S = 2.0  # squeue/sacct at most this often, however fast the display polls
 MAX_FAILED_POLLS = 30  # polls in a row (each already retried with back-off) before --wait gives up
-SUBMIT_LOCK = "submit.lock"  # in SLURM_DIR: one submission of a sweep at a time
+SUBMIT_LOCK = filenames.SLURM_SUBMIT_LOCK  # in SLURM_DIR: one submission of a sweep at a time
 SUBMIT_LOCK_WAIT_S = 600.0
 CANCEL_WAIT_S = 120.0  # after scancel, how long to wait for Slurm to end the jobs
 _ALIVE_CACHE: dict[

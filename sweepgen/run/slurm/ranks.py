@@ -35,12 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from sweepgen import filenames
 from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import this_host, write_json_atomic
 from sweepgen.run.core.shape import RunShape
 from sweepgen.run.slurm import launch
 
-NOTES_DIR = ".sweepgen_ranks"
+NOTES_DIR = filenames.RANK_NOTES
 WATCH_INTERVAL_S = 1.0  # how often a participant looks at the others' notes while its run goes on
 _PR_SET_CHILD_SUBREAPER = 36  # prctl(2)
 END_GRACE_S = 30.0  # after the supervisor's clean end, how long the others may take to end by themselves

@@ -26,21 +26,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen.compile.run_api import SHAPE_KEYS, Lock
+from sweepgen.compile.run_api import Lock
 from sweepgen.errors import ConfigError
+from sweepgen.run.core import registry
 from sweepgen.run.core.resources import bad as _bad
 from sweepgen.run.core.resources import location as _loc
 from sweepgen.run.core.resources import parse_time
 
-KNOWN_KEYS = (
-    "partition",
-    "gpus_per_run",
-    "cpus_per_run",
-    "mem",
-    "time",
-    "sbatch_extra",
-    *SHAPE_KEYS,  # the run's shape (sweepgen.run.core.shape reads and checks them)
-)
 _MEM = re.compile(r"^[1-9][0-9]*[KMGT]?$")
 _FLAG = re.compile(r"^--[a-z][a-z0-9-]*(=.*)?$")
 
@@ -85,6 +77,41 @@ class SlurmResources:
         return min(90, max(10, self.time_min * 6))
 
 
+def _partition(partition: Any, lock_path: str) -> str | None:
+    """A partition name: one word (absent: the cluster's default partition)."""
+    if partition is not None and (
+        not isinstance(partition, str) or not partition.strip() or any(c.isspace() for c in partition)
+    ):
+        raise _bad(
+            "resources.partition",
+            f"must be a partition name, got {partition!r}",
+            lock_path,
+            "see `sinfo -s` for the partitions of your cluster",
+        )
+    return partition
+
+
+def _mem(value: Any, lock_path: str) -> str | None:
+    """A Slurm memory size (a bare int is megabytes, as sbatch reads it)."""
+    if value is None:
+        return None
+    mem = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if not isinstance(mem, str) or not _MEM.match(mem):
+        raise _bad(
+            "resources.mem",
+            f"{value!r} is not a Slurm memory size",
+            lock_path,
+            "write a number with an optional K/M/G/T suffix, e.g. 64G (a bare number is MB)",
+        )
+    return mem
+
+
+def known_keys() -> tuple[str, ...]:
+    """The ``resources:`` keys the Slurm executor takes: its declared section (the run's time and
+    shape, and the sbatch request), sweepgen.compile.spec.executor_resources."""
+    return registry.resource_keys("slurm")
+
+
 def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
     """Read and check the lock's top-level ``resources``; every problem names the key and the fix."""
     raw = lock.resources
@@ -98,13 +125,14 @@ def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
     if not isinstance(raw, Mapping):
         raise _bad("resources", "must be a mapping", lock_path, "e.g. resources: {time: 60}")
     raw = {k: v for k, v in raw.items() if v is not None}  # the lock writes unset keys as null
-    unknown = sorted(set(raw) - set(KNOWN_KEYS))
+    known = known_keys()
+    unknown = sorted(set(raw) - set(known))
     if unknown:
         raise _bad(
             f"resources.{unknown[0]}",
             "is not a known resource",
             lock_path,
-            f"known: {', '.join(KNOWN_KEYS)}; other sbatch options go in resources.sbatch_extra",
+            f"known: {', '.join(known)}; other sbatch options go in resources.sbatch_extra",
         )
     if raw.get("time") is None:
         raise _bad(
@@ -114,29 +142,11 @@ def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
             'give the time limit of one run, e.g. time: "04:00:00" (submitit would default to 5 minutes)',
         )
     time_min = parse_time(raw["time"], key="resources.time", lock_path=lock_path)
-    partition = raw.get("partition")
-    if partition is not None and (
-        not isinstance(partition, str) or not partition.strip() or any(c.isspace() for c in partition)
-    ):
-        raise _bad(
-            "resources.partition",
-            f"must be a partition name, got {partition!r}",
-            lock_path,
-            "see `sinfo -s` for the partitions of your cluster",
-        )
+    partition = _partition(raw.get("partition"), lock_path)
     gpus_key = "gpus_per_node" if "gpus_per_node" in raw else "gpus_per_run"  # the resolved one first
     gpus = _count(raw.get(gpus_key, 0), f"resources.{gpus_key}", lock_path, minimum=0)
     cpus = _count(raw.get("cpus_per_run", 1), "resources.cpus_per_run", lock_path, minimum=1)
-    mem = raw.get("mem")
-    if mem is not None:
-        mem = str(mem) if isinstance(mem, int) and not isinstance(mem, bool) else mem
-        if not isinstance(mem, str) or not _MEM.match(mem):
-            raise _bad(
-                "resources.mem",
-                f"{raw.get('mem')!r} is not a Slurm memory size",
-                lock_path,
-                "write a number with an optional K/M/G/T suffix, e.g. 64G (a bare number is MB)",
-            )
+    mem = _mem(raw.get("mem"), lock_path)
     extra = _extra(raw.get("sbatch_extra"), lock_path)
     return SlurmResources(
         time_min=time_min,

@@ -92,15 +92,7 @@ def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str
         )
     recorded, looks = read_state(request.sweep_dir)
     rule = given.merged_over(recorded).merged_over(DEFAULTS)
-    if rule.baseline is None:
-        raise UserError("--until-decided needs --compare GROUP: the baseline every arm is compared with")
-    if not rep.valid_at(str(rule.at)):
-        raise UserError(f"--at {rule.at}", hint="final, or last:K (K >= 1: the mean of the last K values)")
-    if rule.at == "best":
-        raise UserError(
-            "--until-decided compares --at final or last:K: the best value over a run is biased upward",
-            hint="--at final (the default) or --at last:K",
-        )
+    _check_rule(rule)
     members = _members(request.sweep_dir, rule)
     rule = _fit(rule, members)
     if recorded is not None and rule != recorded:
@@ -112,6 +104,19 @@ def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str
             "start a new test (the finished runs stay and are not run again)",
         )
     return rule, members, looks, recorded is None
+
+
+def _check_rule(rule: Rule) -> None:
+    """A baseline to compare with, and a value a sequential test may use (never the best)."""
+    if rule.baseline is None:
+        raise UserError("--until-decided needs --compare GROUP: the baseline every arm is compared with")
+    if not rep.valid_at(str(rule.at)):
+        raise UserError(f"--at {rule.at}", hint="final, or last:K (K >= 1: the mean of the last K values)")
+    if rule.at == "best":
+        raise UserError(
+            "--until-decided compares --at final or last:K: the best value over a run is biased upward",
+            hint="--at final (the default) or --at last:K",
+        )
 
 
 def _look(

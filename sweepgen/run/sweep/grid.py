@@ -106,12 +106,7 @@ class Display(Protocol):
 
 def run_sweep(request: RunRequest, display: Display) -> RunResult:
     """Plan and run the sweep in ``request.sweep_dir``; the result says what happened and the code."""
-    recorded = sweep_state.read(request.sweep_dir)
-    opts = request.options.merged_over(recorded)
-    if recorded is not None and request.options != opts:
-        display.note(
-            f"using the command line this sweep was started with: {opts.command_line(request.sweep_dir)}"
-        )
+    opts = _merged_options(request, display)
     executor = opts.executor or "local"
     gpu_ids, per_gpu = _gpu_options(opts, executor)
     argv = parse_command(opts.command, shell=bool(opts.shell))
@@ -136,17 +131,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     )
     ex = make_executor(executor, options)
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
-    stale = [d.task for d in decisions if d.stale]
-    if stale:
-        raise UserError(
-            f"{len(stale)} run director{'y holds a run' if len(stale) == 1 else 'ies hold runs'} of another "
-            f"version of the config: "
-            + ", ".join(f"{t.name} ({t.run_dir}: {stale_cause(t)})" for t in stale),
-            location=Location(str(request.sweep_dir)),
-            hint="the spec or a data file changed since those runs started; give the changed runs a new "
-            "output_dir "
-            "(e.g. put the changed value in run_name), or move the old run directories away yourself",
-        )
+    _refuse_stale(decisions, request.sweep_dir)
     to_start = [d.task for d in decisions if d.start]
     if request.dry_run:
         lines = ex.describe(to_start) if to_start else ["nothing to start"]
@@ -155,26 +140,64 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     result = RunResult(0, decisions, {}, opts)
     with contextlib.ExitStack() as daemon:
         if to_start and opts.mps:
-            from sweepgen.run.local.mps import mps_daemon  # noqa: PLC0415 - lazy: the MPS daemon loads only when asked for
-
-            session = daemon.enter_context(mps_daemon(list(gpu_ids)))  # stopped when the sweep ends
-            ex.options = replace(ex.options, env={**ex.options.env, **session.env})
-            daemon.callback(lambda: result.notes.extend(f"warning: {w}" for w in session.warnings))
+            _start_mps(daemon, ex, gpu_ids, result)
         interrupted = _run_started(ex, decisions, to_start, display, result)
-    if not interrupted:
-        elsewhere = [d for d in decisions if _elsewhere(d, result.live)]
-        if elsewhere and waiting:
-            display.note(
-                f"waiting for {len(elsewhere)} run(s) another `sweepgen run` is running: "
-                + ", ".join(d.task.name for d in elsewhere)
-            )
-            try:
-                with stop_signals_raise_interrupt():
-                    result.live.update(_follow_elsewhere(elsewhere, display, status_is_alive))
-            except KeyboardInterrupt:
-                interrupted = True  # they are not ours to stop: they run on under their own `run`
+    if not interrupted and waiting:
+        interrupted = _wait_elsewhere(decisions, display, result)
     result.code = _finish(request, result, interrupted, ex)
     return result
+
+
+def _merged_options(request: RunRequest, display: Display) -> RunOptions:
+    """The request's options over those the sweep was started with (said when they differ)."""
+    recorded = sweep_state.read(request.sweep_dir)
+    opts = request.options.merged_over(recorded)
+    if recorded is not None and request.options != opts:
+        display.note(
+            f"using the command line this sweep was started with: {opts.command_line(request.sweep_dir)}"
+        )
+    return opts
+
+
+def _refuse_stale(decisions: Sequence[Decision], sweep_dir: Path) -> None:
+    """A run folder holding a run of another version of its config is never reused."""
+    stale = [d.task for d in decisions if d.stale]
+    if stale:
+        raise UserError(
+            f"{len(stale)} run director{'y holds a run' if len(stale) == 1 else 'ies hold runs'} of another "
+            f"version of the config: "
+            + ", ".join(f"{t.name} ({t.run_dir}: {stale_cause(t)})" for t in stale),
+            location=Location(str(sweep_dir)),
+            hint="the spec or a data file changed since those runs started; give the changed runs a new "
+            "output_dir "
+            "(e.g. put the changed value in run_name), or move the old run directories away yourself",
+        )
+
+
+def _start_mps(daemon: contextlib.ExitStack, ex: Executor, gpu_ids: Sequence[str], result: RunResult) -> None:
+    """The sweep's MPS daemon, stopped when ``daemon`` closes; its environment handed to every run."""
+    from sweepgen.run.local.mps import mps_daemon  # noqa: PLC0415 - lazy: the MPS daemon loads only when asked for
+
+    session = daemon.enter_context(mps_daemon(list(gpu_ids)))  # stopped when the sweep ends
+    ex.options = replace(ex.options, env={**ex.options.env, **session.env})
+    daemon.callback(lambda: result.notes.extend(f"warning: {w}" for w in session.warnings))
+
+
+def _wait_elsewhere(decisions: Sequence[Decision], display: Display, result: RunResult) -> bool:
+    """Follow the runs another `sweepgen run` is running; True when interrupted (they run on)."""
+    elsewhere = [d for d in decisions if _elsewhere(d, result.live)]
+    if not elsewhere:
+        return False
+    display.note(
+        f"waiting for {len(elsewhere)} run(s) another `sweepgen run` is running: "
+        + ", ".join(d.task.name for d in elsewhere)
+    )
+    try:
+        with stop_signals_raise_interrupt():
+            result.live.update(_follow_elsewhere(elsewhere, display, status_is_alive))
+    except KeyboardInterrupt:
+        return True  # they are not ours to stop: they run on under their own `run`
+    return False
 
 
 def _gpu_options(opts: RunOptions, executor: str) -> tuple[tuple[str, ...], int]:
@@ -299,11 +322,7 @@ def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, s
 def _finish(request: RunRequest, result: RunResult, interrupted: bool, ex: Executor) -> int:
     rerun = result.options.command_line(request.sweep_dir, "--rerun-failed")
     states = {d.task.name: final_state(d, result.live)[0] for d in result.decisions}
-    for d in result.decisions:
-        status = result.live.get(d.task.name)
-        if status is not None and states[d.task.name] is RunState.FAILED:
-            tail = list(log_tail(d.task.run_dir, lines=LOG_TAIL_LINES))
-            result.failed.append(FailedRun(d.task.name, status.reason or "", d.task.run_dir / LOG_FILE, tail))
+    _note_failed(result, states)
     if ex.faults:
         result.errors.extend(ex.faults)
         result.notes.append(
@@ -319,12 +338,7 @@ def _finish(request: RunRequest, result: RunResult, interrupted: bool, ex: Execu
             f"them with `{rerun}`"
         )
         return INTERRUPTED
-    not_retried = [n for n, s in states.items() if s in RETRYABLE and n not in result.live]
-    if not_retried:
-        result.notes.append(
-            f"{len(not_retried)} run(s) failed or were cancelled before and were not retried: "
-            f"{', '.join(not_retried)}; retry with `{rerun}`"
-        )
+    _note_not_retried(result, states, rerun)
     # runs another `sweepgen run` holds and this one did not wait for (a Slurm submission that does
     # not wait leaves its own submissions PENDING or RUNNING: those are this command's, not counted)
     running = [n for n, s in states.items() if s is RunState.SKIPPED]
@@ -336,6 +350,25 @@ def _finish(request: RunRequest, result: RunResult, interrupted: bool, ex: Execu
         )
     bad = [n for n, s in states.items() if s in RETRYABLE]
     return 1 if bad or running else 0
+
+
+def _note_failed(result: RunResult, states: Mapping[str, RunState | None]) -> None:
+    """Each run of this command that failed, with the last lines of its log."""
+    for d in result.decisions:
+        status = result.live.get(d.task.name)
+        if status is not None and states[d.task.name] is RunState.FAILED:
+            tail = list(log_tail(d.task.run_dir, lines=LOG_TAIL_LINES))
+            result.failed.append(FailedRun(d.task.name, status.reason or "", d.task.run_dir / LOG_FILE, tail))
+
+
+def _note_not_retried(result: RunResult, states: Mapping[str, RunState | None], rerun: str) -> None:
+    """Runs that failed or were cancelled before, left alone without --rerun-failed: said, with how."""
+    not_retried = [n for n, s in states.items() if s in RETRYABLE and n not in result.live]
+    if not_retried:
+        result.notes.append(
+            f"{len(not_retried)} run(s) failed or were cancelled before and were not retried: "
+            f"{', '.join(not_retried)}; retry with `{rerun}`"
+        )
 
 
 def stop_gracefully(ex: Executor, display: Display) -> None:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sweepgen import paths, yamlio
+from sweepgen import filenames, paths, yamlio
 from sweepgen.compile.run_api import LOCK_NAME, lock
 from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import ConfigError, UserError
@@ -44,6 +44,9 @@ from sweepgen.run.sweep.grid import (
 
 POLL_S = 0.2
 MAX_FAILED_SHOWN = 5  # failed trials listed with their reason by status and report
+
+if TYPE_CHECKING:  # annotations only: the search block loads with the pipeline, for a search sweep
+    from sweepgen.compile.run_api import SearchBlock
 
 
 @dataclass
@@ -94,6 +97,18 @@ def _search_spec(sweep_dir: Path) -> Any:
     return spec_of(sweep_dir)
 
 
+def _search_plan(name: str, block: SearchBlock, sweep_dir: Path, resume: str) -> str:
+    """What `run --dry-run` says of a search: its trials, sampler, objective, pruner, study, command."""
+    pruning = block.prune.method if block.prune else "none"
+    study = f"{sweep_dir}/{filenames.SEARCH_DIR}/{filenames.SEARCH_JOURNAL}"
+    return (
+        f"search {name}: {block.n} trials, {block.parallel} at once, sampler "
+        f"{block.sampler}, {block.mode} {block.metric}, pruning "
+        f"{pruning}; study in {study}; "
+        f"runs with: {resume}"
+    )
+
+
 def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResult:
     """Drive the search of ``spec`` until its ``n`` trials are finished; stopped as a grid is (a
     graceful stop, Ctrl-C again kills; SIGTERM and SIGHUP as Ctrl-C)."""
@@ -112,14 +127,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     block = search.block(spec)
     resume = opts.command_line(sweep_dir)
     if request.dry_run:
-        return SearchResult(
-            0,
-            plan=f"search {spec.name}: {block.n} trials, {block.parallel} at once, sampler "
-            f"{block.sampler}, {block.mode} {block.metric}, pruning "
-            f"{block.prune.method if block.prune else 'none'}; study in {sweep_dir}/.search/study.journal; "
-            f"runs with: {resume}",
-            resume=resume,
-        )
+        return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
     if argv is None and executor == "local":
         check_bundled_trainer()
     options = ExecutorOptions(

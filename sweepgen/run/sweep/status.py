@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from sweepgen import filenames
 from sweepgen.errors import SweepgenError
 from sweepgen.run.core import registry, runlock
 from sweepgen.run.core.base import (
@@ -140,7 +141,7 @@ def _file_view(task: RunTask, status: RunStatus | None) -> RunView:
 def _last_written(run_dir: Path) -> str:
     """When the run last wrote anything (its log, metrics, status), as ISO-8601 UTC; now if none."""
     times = []
-    for name in (LOG_FILE, STATUS_FILE, "metrics.jsonl", "metrics.csv"):
+    for name in (LOG_FILE, STATUS_FILE, filenames.METRICS, filenames.METRICS_CSV):
         try:
             times.append(os.stat(run_dir / name).st_mtime)
         except OSError:

@@ -7,7 +7,7 @@ or every live run was cancelled (`cancel`); 1 otherwise.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -127,10 +127,7 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
         # search stopping, never as a failed trial to replace with a new one
         search_stop.request(search)
     views = collect(located.tasks)
-    by_executor: dict[str, list[tuple[RunTask, RunStatus]]] = {}
-    for view in views:
-        if view.live and view.status is not None:
-            by_executor.setdefault(view.status.executor, []).append((view.task, view.status))
+    by_executor = _live_by_executor(views)
     unreachable: set[str] = set()
     for executor, runs in by_executor.items():
         unreachable.update(cancel_runs(executor, runs, CANCELLED_BY_COMMAND))
@@ -143,12 +140,26 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
     views = collect(located.tasks)
     elsewhere = [v for v in views if v.task.name in unreachable]
     cancelled = sum(len(runs) for runs in by_executor.values()) - len(unreachable)
-    # the command line the sweep was started with, so the resume hint runs the same trainer
+    resume = _resume_line(sweep_dir, by_executor, searched=search is not None)
+    return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped)
+
+
+def _live_by_executor(views: Sequence[RunView]) -> dict[str, list[tuple[RunTask, RunStatus]]]:
+    """The live runs, by the executor their status names."""
+    by_executor: dict[str, list[tuple[RunTask, RunStatus]]] = {}
+    for view in views:
+        if view.live and view.status is not None:
+            by_executor.setdefault(view.status.executor, []).append((view.task, view.status))
+    return by_executor
+
+
+def _resume_line(sweep_dir: Path, by_executor: Mapping[str, object], *, searched: bool) -> str:
+    """The command that resumes what was cancelled: the command line the sweep was started with
+    (so it runs the same trainer), on the executor the runs went to."""
     recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
     others = [name for name in by_executor if name != registry.DEFAULT]
     if others:  # the runs went to another executor than the default: the resume goes there too
         recorded = replace(recorded, executor=others[0])
     # (a search resumes its open trials with a plain `run`: --rerun-failed is a grid's)
-    extra = () if search is not None else ("--rerun-failed",)
-    resume = recorded.command_line(sweep_dir, *extra)
-    return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped)
+    extra = () if searched else ("--rerun-failed",)
+    return recorded.command_line(sweep_dir, *extra)

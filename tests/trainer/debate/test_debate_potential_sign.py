@@ -1,4 +1,4 @@
-"""Issue 38: ``potential_based`` checked against its definition on a hand-computed group.
+"""``potential_based`` checked against its definition on a hand-computed group.
 
 Ng, Harada & Russell 1999: F(s, s') = γΦ(s') − Φ(s), added to the reward of every transition, with
 Φ(terminal) = 0. The review found a critic that was right getting a mean advantage of −1.6 in groups

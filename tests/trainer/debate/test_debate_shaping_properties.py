@@ -1,4 +1,4 @@
-"""Property tests of the five reward-shaping strategies on hand-built debate groups (issue 5)."""
+"""Property tests of the five reward-shaping strategies on hand-built debate groups."""
 
 from __future__ import annotations
 
@@ -170,7 +170,7 @@ def test_difference_rewards_are_zero_for_a_role_the_team_reward_ignores(rollouts
 
 def test_difference_rewards_never_score_the_critic_as_the_answer():
     # Final solver turn wrong, critic right: replacing the solver by the default action (empty text,
-    # correct 0) keeps the final answer the solver's, so D^solver = 0 - 0, not 0 - 1 (issue 13).
+    # correct 0) keeps the final answer the solver's, so D^solver = 0 - 0, not 0 - 1.
     group = Group((debate(1, 1, 0), debate(0, 0, 1)), solver_only)
     values = shaped_values(group, "difference_rewards_rescore", {})
     assert values[0] == {"solver": 0.0, "critic": 0.0}

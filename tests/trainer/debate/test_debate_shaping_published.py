@@ -1,4 +1,4 @@
-"""Issue 13: each reward-shaping strategy against a reference written from its paper, on debates that
+"""Each reward-shaping strategy against a reference written from its paper, on debates that
 follow the trainer's schedule (solver, critic, ..., solver) and a team reward that, like the trainer's,
 scores only the solver's final answer (plus, where noted, one that also reads the critic)."""
 
@@ -213,7 +213,7 @@ def test_gamma_below_one_warns_at_start_and_one_names_the_reduction_to_identity(
 
     (warning,) = cfg(0.99).warnings()
     assert "policy invariance does not hold" in warning and "undiscounted" in warning
-    # gamma 1 is policy-invariant and, here, identity exactly: named at start (issue 24)
+    # gamma 1 is policy-invariant and, here, identity exactly: named at start
     (reduction,) = cfg(1).warnings()
     assert "reduces to identity" in reduction and "policy invariance" not in reduction
 

@@ -1,4 +1,4 @@
-"""Issue 24: the regenerating counterfactual estimators against references written from the papers.
+"""The regenerating counterfactual estimators against references written from the papers.
 
 Given a fixed generator (a pure function of the context and of the sample path, so every branch is
 its own sample), the batched player (sweepgen_trainer.debate.branching, one generate call per position) must

@@ -1,4 +1,4 @@
-"""Issue 24, end to end on the shipped task (specs/reward_shaping_debate.yaml, the tiny model with the
+"""End to end on the shipped task (specs/reward_shaping_debate.yaml, the tiny model with the
 ``debate_copy`` prior, where the final answer repeats the critic): the critic's advantage under coma
 and difference_rewards is non-zero and differs between the two; the five arms produce different
 metrics; identity is plain GRPO.

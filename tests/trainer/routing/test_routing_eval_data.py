@@ -1,4 +1,4 @@
-"""Issue 24: the routing eval can use held-out prompts (``routing.eval_data``) and says which it used."""
+"""The routing eval can use held-out prompts (``routing.eval_data``) and says which it used."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_held_out_prompts_are_used_and_named(tmp_path, monkeypatch):
 
 
 def test_a_held_out_file_shorter_than_eval_prompts_is_counted_as_it_is(tmp_path, monkeypatch):
-    # issue 38: the summary said "the first 16 rows" of a file that had 3
+    # the summary said "the first 16 rows" of a file that had 3
     from sweepgen_trainer.routing.evaluation import eval_prompts_origin
 
     monkeypatch.chdir(tmp_path)
@@ -96,7 +96,7 @@ def test_eval_data_must_be_a_jsonl_file(tmp_path):
 
 
 def test_the_shipped_routing_spec_evaluates_on_held_out_prompts():
-    # issue 38: the shipped spec set no eval_data, so its routing figures were on training prompts
+    # the shipped spec set no eval_data, so its routing figures were on training prompts
     from pathlib import Path
 
     from sweepgen_trainer.config import RunConfig

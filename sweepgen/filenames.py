@@ -1,0 +1,43 @@
+"""The names of the files sweepgen and its trainer leave in sweep folders and run folders: one list.
+
+Each name is spelled here once, on the ground floor, so the trainer that writes a file and the run
+commands that read it (status, report, the executors, check's view of the output tree) cannot drift
+apart. The modules that own a file keep a short alias of its name where callers already use one.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# ---- a run folder: what the trainer writes --------------------------------------------------
+CONFIG: Final = "config.yaml"  # the resolved config, every default written out
+DATA: Final = "data.json"  # which data the run trains on (sha256, rows)
+GRPO_ARGS: Final = "grpo_args.json"  # the trl.GRPOConfig the run was given
+METRICS: Final = "metrics.jsonl"  # one JSON object per logging step
+METRICS_CSV: Final = "metrics.csv"  # another trainer's metrics, read by `report`
+SAMPLES: Final = "samples.jsonl"
+SUMMARY: Final = "summary.json"  # the done file: written atomically, last, only on success
+CHECKPOINTS: Final = "checkpoints"  # a folder of resumable checkpoints
+TRAINER_STATE: Final = "trainer_state.json"  # transformers' Trainer state, in a run or checkpoint folder
+ROUTING_META: Final = "routing.json"  # a routed checkpoint's ranks, alphas and mode
+TB_EVENTS_GLOB: Final = "events.out.tfevents.*"  # TensorBoard's event files
+
+# ---- a run folder: what the executors write beside it ---------------------------------------
+LOG: Final = "run.log"  # stdout and stderr, appended per attempt
+STATUS: Final = "sweepgen_status.json"  # the run's state (sweepgen/run/core/base.py)
+RUN_LOCK: Final = ".sweepgen.lock"  # the run's flock: its holder alone may start or run it
+STOP_REQUEST: Final = ".sweepgen-stop.json"  # why the run is being stopped, for its supervisor
+RANK_NOTES: Final = ".sweepgen_ranks"  # a folder: a multi-process run's participants' notes
+
+# ---- a sweep folder -------------------------------------------------------------------------
+LOCK: Final = "sweep.lock.json"  # written by `render`, read by every command
+RENDER_JOURNAL: Final = ".sweepgen-journal.json"  # makes a render a transaction
+RUN_STATE: Final = ".sweepgen-run.json"  # the command line `run` was started with
+DECIDE_STATE: Final = ".sweepgen-decide.json"  # `run --until-decided`: the rule and every look
+SEARCH_DIR: Final = ".search"  # a folder: a search's study journal, its locks, its stop request
+SEARCH_JOURNAL: Final = "study.journal"  # in SEARCH_DIR: the Optuna study (its lock: this name + ".flock")
+SEARCH_STOP: Final = "stop"  # in SEARCH_DIR: `cancel` asks the controllers to stop
+SEARCH_SHARED_LOCK: Final = "controller.lock"  # in SEARCH_DIR: the controllers' shared bookkeeping
+SLURM_DIR: Final = ".sweepgen_slurm"  # a folder in the runs root: submitit's files, the jobs journal
+SLURM_JOBS: Final = "jobs.json"  # in SLURM_DIR: the jobs journal
+SLURM_SUBMIT_LOCK: Final = "submit.lock"  # in SLURM_DIR: one submission of a sweep at a time
