@@ -41,6 +41,13 @@ fi
 # without spaces: the arguments are split on whitespace below.
 cb='--grpo use_transformers_continuous_batching=true --grpo transformers_continuous_batching_config={"num_blocks":128,"max_batch_tokens":1024}'
 cbg='--grpo use_transformers_continuous_batching=true --grpo transformers_continuous_batching_config={"num_blocks":128,"max_batch_tokens":1024,"use_cuda_graph":true}'
+# One TRL generation per setting, alternating (benchmarks/bench_generation.py): the generation alone,
+# without training around it, for the settings the levels below train with
+sized='"transformers_continuous_batching_config":{"num_blocks":128,"max_batch_tokens":1024'
+gen="@gen ${ss% --steps*} --repeats 3 --variant default={} --variant static={\"cache_implementation\":\"static\"}"
+gen+=" --variant cb_sized={\"use_transformers_continuous_batching\":true,$sized}}"
+gen+=" --variant cb_graph={\"use_transformers_continuous_batching\":true,$sized,\"use_cuda_graph\":true}}"
+gen=${gen/--gpus 0 /}
 
 # name | seconds it may take | bench_packing arguments   (priority order: the first ones matter most).
 # The levels §16 measured (trl_one, mps20, nomps20, mps12, nomps4, smol1) come after the ones it did
@@ -50,6 +57,7 @@ cbg='--grpo use_transformers_continuous_batching=true --grpo transformers_contin
 levels=(
   "one|90|--levels 1 --trainer sweepgen $ss"
   "eos_one|80|--levels 1 --trainer sweepgen $eos"
+  "gen|90|$gen"
   "static_one|80|--levels 1 --trainer sweepgen $ss --grpo cache_implementation=static"
   "smol4|110|--levels 4 --trainer sweepgen $smol $mps"
   "cb_sized_one|70|--levels 1 --trainer sweepgen $ss $cb"
@@ -121,6 +129,14 @@ for level in "${levels[@]}"; do
   limit=$((limit * ${GPU_CHECK_LIMIT_SCALE:-1})) # a loaded CPU test machine needs more than a GPU
   [ "$limit" -gt "$left" ] && limit=$left
   echo "== $name (limit ${limit}s): $arguments"
+  if [ "${arguments%% *}" = @gen ]; then # a bench_generation table, beside the levels' table
+    # shellcheck disable=SC2086  # the arguments are words
+    timeout -k 10 "$limit" "$PY" benchmarks/bench_generation.py ${arguments#@gen } \
+      --json "$out/$name.json" >"$out/levels/$name.log" 2>&1
+    echo "exit $?" >>"$out/levels/$name.log"
+    tail -n 8 "$out/levels/$name.log"
+    continue
+  fi
   # shellcheck disable=SC2086  # the arguments are words
   timeout -k 10 "$((limit + 30))" "$PY" benchmarks/bench_packing.py $arguments --timeout "$limit" \
     --json "$out/levels/$name.json" >"$out/levels/$name.log" 2>&1
@@ -130,4 +146,7 @@ for level in "${levels[@]}"; do
   tail -n 4 "$out/levels/$name.log"
 done
 "$PY" benchmarks/gpu_check_table.py "$out" | tee "$out/table.md"
+for log in "$out"/levels/*.log; do # the generation-only tables (levels run with @gen)
+  grep -q '^| variant |' "$log" && { echo; grep -E '^(machine:|\|)' "$log"; } | tee -a "$out/table.md"
+done
 echo "gpu_check: $((SECONDS - start)) s"

@@ -72,6 +72,7 @@ def test_every_levels_grpo_settings_are_a_valid_run_config(mode):
     """Each level's --grpo KEY=VALUE goes through bench_packing's own parser into a RunConfig, so a
     quoting slip in gpu_check.sh fails here, not on the lent GPU."""
     sys.path.insert(0, str(REPO / "benchmarks"))
+    import bench_generation
     import bench_packing
 
     from sweepgen_trainer.config import RunConfig
@@ -79,17 +80,23 @@ def test_every_levels_grpo_settings_are_a_valid_run_config(mode):
     levels, _ = dry_levels(mode)
     seen = set()
     for name, _, args in levels:
-        settings = dict(bench_packing.grpo_setting(v) for k, v in zip(args, args[1:]) if k == "--grpo")
-        grpo = {"batch_size": 32, "num_generations": 16, **settings}
-        RunConfig.model_validate({"run_name": name, "output_dir": f"runs/{name}", "grpo": grpo})
-        seen.update(settings)
+        pairs = list(zip(args, args[1:]))
+        if args[0] == "@gen":  # bench_generation: one grpo section per --variant
+            variants = [bench_generation.variant(v)[1] for k, v in pairs if k == "--variant"]
+            assert len(variants) == 4, name
+        else:
+            variants = [dict(bench_packing.grpo_setting(v) for k, v in pairs if k == "--grpo")]
+        for settings in variants:
+            grpo = {"batch_size": 32, "num_generations": 16, **settings}
+            RunConfig.model_validate({"run_name": name, "output_dir": f"runs/{name}", "grpo": grpo})
+            seen.update(settings)
     assert {"cache_implementation", "transformers_continuous_batching_config", "torch_compile"} <= seen
 
 
 def test_the_unmeasured_levels_come_first_and_eos_and_smol4_start_even_in_the_worst_case():
     levels, deadline = dry_levels([])
     names = [name for name, _, _ in levels]
-    assert names[:4] == ["one", "eos_one", "static_one", "smol4"]
+    assert names[:5] == ["one", "eos_one", "gen", "static_one", "smol4"]
     for target in ("eos_one", "smol4"):
         before = sum(limit for name, limit, _ in levels[: names.index(target)])
         assert SETUP_S + before + MIN_START_S <= deadline, target
