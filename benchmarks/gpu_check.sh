@@ -9,7 +9,8 @@
 # 3. runs each level as its own `bench_packing.py` invocation, in priority order, each with its own
 #    time limit, skipping what no longer fits the total deadline (GPU_CHECK_DEADLINE seconds, default
 #    450: the whole check stays under 8 minutes with set-up); a level that fails is recorded and the
-#    next one runs;
+#    next one runs; a level whose arguments start with @gen runs benchmarks/bench_generation.py
+#    instead (generation alone, one TRL generation per setting) and its table goes below the levels';
 # 4. writes OUT_DIR/levels/<level>.json (bench_packing's results) and .log, OUT_DIR/env.txt and one
 #    table, OUT_DIR/table.md (benchmarks/gpu_check_table.py).
 # GPU_CHECK_DRY=1 prints the levels (name|limit|arguments, then deadline|seconds) and stops there.
