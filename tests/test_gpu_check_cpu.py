@@ -46,3 +46,57 @@ def test_the_gpu_check_runs_on_cpu_and_writes_a_json_per_level_and_one_table(tmp
     table = (out / "table.md").read_text().splitlines()
     assert [line.split("|")[1].strip() for line in table[2:]] == ["trl_one", "one"]
     assert "python" in (out / "env.txt").read_text()
+
+
+# Set-up before the first level on a GPU machine: wheels, models, the import check (§16: ~40 s).
+SETUP_S = 60
+MIN_START_S = 45  # gpu_check.sh skips a level with less than this left
+
+
+def dry_levels(mode: list[str]) -> tuple[list[tuple[str, int, list[str]]], int]:
+    proc = subprocess.run(
+        ["bash", str(REPO / "benchmarks" / "gpu_check.sh"), "/nonexistent-is-not-written", *mode],
+        env={k: v for k, v in os.environ.items() if not k.startswith("GPU_CHECK")} | {"GPU_CHECK_DRY": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    *rows, last = proc.stdout.splitlines()
+    levels = [(name, int(limit), args.split()) for name, limit, args in (r.split("|", 2) for r in rows)]
+    return levels, int(last.split("|")[1])
+
+
+@pytest.mark.parametrize("mode", [[], ["--cpu"]])
+def test_every_levels_grpo_settings_are_a_valid_run_config(mode):
+    """Each level's --grpo KEY=VALUE goes through bench_packing's own parser into a RunConfig, so a
+    quoting slip in gpu_check.sh fails here, not on the lent GPU."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import bench_generation
+    import bench_packing
+
+    from sweepgen_trainer.config import RunConfig
+
+    levels, _ = dry_levels(mode)
+    seen = set()
+    for name, _, args in levels:
+        pairs = list(zip(args, args[1:]))
+        if args[0] == "@gen":  # bench_generation: one grpo section per --variant
+            variants = [bench_generation.variant(v)[1] for k, v in pairs if k == "--variant"]
+            assert len(variants) == 4, name
+        else:
+            variants = [dict(bench_packing.grpo_setting(v) for k, v in pairs if k == "--grpo")]
+        for settings in variants:
+            grpo = {"batch_size": 32, "num_generations": 16, **settings}
+            RunConfig.model_validate({"run_name": name, "output_dir": f"runs/{name}", "grpo": grpo})
+            seen.update(settings)
+    assert {"cache_implementation", "transformers_continuous_batching_config", "torch_compile"} <= seen
+
+
+def test_the_unmeasured_levels_come_first_and_eos_and_smol4_start_even_in_the_worst_case():
+    levels, deadline = dry_levels([])
+    names = [name for name, _, _ in levels]
+    assert names[:5] == ["one", "eos_one", "gen", "static_one", "smol4"]
+    for target in ("eos_one", "smol4"):
+        before = sum(limit for name, limit, _ in levels[: names.index(target)])
+        assert SETUP_S + before + MIN_START_S <= deadline, target

@@ -182,6 +182,41 @@ class RewardConfig(Section):
         return self
 
 
+class ContinuousBatchingOptions(Section):
+    """transformers' ``ContinuousBatchingConfig`` fields that size and speed up its paged generation
+    (TRL's ``transformers_continuous_batching_config``); unset ones keep TRL's and transformers' values.
+
+    TRL builds a new continuous-batching manager at every generation, so its KV cache and attention
+    masks are allocated (and filled) once per step: sized from free memory (TRL: half of it) they cost
+    more than a small model's decoding; ``num_blocks`` and ``max_batch_tokens`` sized to one
+    generation batch avoid that. Not offered: ``seed`` (a fixed one would restart the sampler's random
+    stream at every step; unset, transformers draws it from the run's seeded generator),
+    ``return_logprobs`` and the serving options (TRL reads neither)."""
+
+    num_blocks: int | None = Field(
+        None, ge=1, description="KV-cache blocks of page_size tokens (None: sized from free memory)"
+    )
+    max_batch_tokens: int | None = Field(
+        None, ge=1, description="tokens per forward pass (None: transformers' default, 8192 or less)"
+    )
+    page_size: int | None = Field(None, ge=4, description="tokens per cache page (None: 256)")
+    max_memory_percent: float | None = Field(
+        None, gt=0, le=1, description="share of free GPU memory for the cache (None: TRL's 0.5)"
+    )
+    max_requests_per_batch: int | None = Field(
+        None, ge=1, description="sequences per forward pass (None: the number of requests, at most 1024)"
+    )
+    use_cuda_graph: bool | None = Field(
+        None, description="CUDA graphs for the forward passes (None: only with flash attention)"
+    )
+    use_async_batching: bool | None = Field(
+        None, description="double-buffered batching (None: with CUDA graphs and flash attention)"
+    )
+    default_compile_level: int | None = Field(
+        None, ge=0, le=3, description="torch.compile of the forward passes, 0 (off, default) to 3"
+    )
+
+
 class GRPOConfig(Section):
     """GRPO hyper-parameters. Each maps 1:1 onto trl.GRPOConfig (see sweepgen_trainer.grpo_args)."""
 
@@ -224,6 +259,16 @@ class GRPOConfig(Section):
     )
     cache_implementation: Literal["dynamic", "static"] | None = Field(
         None, description="model.generate's KV cache (None: transformers' default, dynamic)"
+    )
+    transformers_continuous_batching_config: ContinuousBatchingOptions | None = Field(
+        None,
+        description="continuous batching's cache size, CUDA graphs and compile level (None: TRL's); "
+        "only with use_transformers_continuous_batching",
+    )
+    torch_compile: bool = Field(
+        False,
+        description="torch.compile the model for the loss's forward and backward passes (transformers' "
+        "torch_compile; generation stays eager: TRL generates with the uncompiled module)",
     )
     generation_batch_size: int | None = Field(
         None,
@@ -275,6 +320,20 @@ class GRPOConfig(Section):
                 f"and of num_generations = {self.num_generations}; TRL splits one generation into "
                 "whole optimizer steps of whole groups (e.g. generation_batch_size = 2 × batch_size)",
                 key="generation_batch_size",
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _batching_options_need_batching(self) -> GRPOConfig:
+        if (
+            self.transformers_continuous_batching_config is not None
+            and not self.use_transformers_continuous_batching
+        ):
+            raise KeyedValueError(
+                "transformers_continuous_batching_config is set but use_transformers_continuous_batching "
+                "is false, so nothing would read it; set use_transformers_continuous_batching: true or "
+                "remove the section",
+                key="transformers_continuous_batching_config",
             )
         return self
 

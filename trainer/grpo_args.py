@@ -50,6 +50,7 @@ _SAME_NAME = (
     "use_transformers_continuous_batching",
     "cache_implementation",
     "generation_batch_size",
+    "torch_compile",
 )
 
 # Loss- and sampling-affecting TRL options we do not expose, pinned to their neutral value so a TRL
@@ -71,7 +72,6 @@ NEUTRAL_PINS: dict[str, Any] = {
     "label_smoothing_factor": 0.0,
     "neftune_noise_alpha": None,
     "use_liger_kernel": False,
-    "torch_compile": False,
     "tf32": None,
     "num_train_epochs": 3.0,  # ignored: max_steps > 0 wins
 }
@@ -104,8 +104,16 @@ def grpo_kwargs(cfg: RunConfig, checkpoints_dir: str) -> dict[str, Any]:
         remove_unused_columns=False,  # reward functions read dataset columns such as `answer`
         dataloader_num_workers=0,
         push_to_hub=False,
+        transformers_continuous_batching_config=_batching_options(cfg),
     )
     return kwargs
+
+
+def _batching_options(cfg: RunConfig) -> dict[str, Any] | None:
+    """The continuous-batching options that are set (TRL passes the dict to transformers'
+    ContinuousBatchingConfig; an unset one keeps its default there), None when none is."""
+    options = cfg.grpo.transformers_continuous_batching_config
+    return None if options is None else options.model_dump(exclude_none=True)
 
 
 def grpo_config_from(kwargs: dict[str, Any]) -> GRPOConfig:

@@ -345,7 +345,6 @@ TRL_FIELDS_THAT_DO_NOT_CHANGE_RESULTS = frozenset(
         "num_completions_to_print",
         "log_unique_prompts",
         "log_completions_hub_repo",
-        "transformers_continuous_batching_config",
         "use_transformers_paged",
         "vllm_importance_sampling_cap",
     ]
