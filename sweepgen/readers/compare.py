@@ -21,7 +21,6 @@ from sweepgen.readers import diff as semantic
 from sweepgen.readers.align import realign_occurrences
 from sweepgen.readers.configfile import kind_of, read_config
 from sweepgen.readers.model import NotEvaluated, ReadResult, not_evaluated
-from sweepgen.readers.omegayaml import uses_omegaconf
 
 VariantConfig = Callable[[str, str], Any]  # (spec path, variant name) -> the resolved config
 _SNIFF_BYTES = 1 << 20  # how much of a YAML file is searched for OmegaConf's features
@@ -130,6 +129,9 @@ def _uses_omegaconf(*sides: tuple[str, str | None]) -> bool:
         path = Path(ref)
         if kind_of(ref, kind) != "yaml" or not path.is_file() or _is_spec(ref, kind):
             continue
+        # here, not at the top: PyYAML (which omegayaml loads) costs a shell or JSON diff ~25 ms
+        from sweepgen.readers.omegayaml import uses_omegaconf  # noqa: PLC0415 - see above
+
         try:
             with path.open(encoding="utf-8", errors="replace") as handle:
                 if uses_omegaconf(handle.read(_SNIFF_BYTES)):
