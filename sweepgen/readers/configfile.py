@@ -13,6 +13,7 @@ the CLI through the compile API: readers never import the compile pipeline.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from sweepgen.errors import ConfigError, Location
@@ -36,7 +37,12 @@ READERS = ("json", "yaml", "toml", "python", "shell")
 
 def kind_of(ref: str, forced: str | None = None) -> str | None:
     """The reader a file gets: the one ``forced`` (``--as``), else its suffix's; None if neither."""
-    return forced or KINDS.get(Path(ref).suffix.lower())
+    return forced or _suffix_kind(ref)
+
+
+@functools.lru_cache(maxsize=256)  # asked several times per side (sniffing, reading)
+def _suffix_kind(ref: str) -> str | None:
+    return KINDS.get(Path(ref).suffix.lower())
 
 
 def read_config(

@@ -118,13 +118,21 @@ def dotted(node: ast.AST) -> str | None:
 
 
 def normalised(node: ast.AST) -> str:
-    # ast.unparse normalises layout, quoting and comments away; docstrings are dropped first
+    # ast.unparse normalises layout, quoting and comments away; docstrings are dropped first, from a
+    # copy (the tree is the reader's); most nodes hold none, and unparse without the copy's cost
+    if not any(_has_docstring(sub) for sub in ast.walk(node)):
+        return ast.unparse(node)
     node = copy.deepcopy(node)
     for sub in ast.walk(node):
-        body = getattr(sub, "body", None)
-        if isinstance(body, list) and body and is_docstring(body[0]) and len(body) > 1:
-            sub.body = body[1:]  # type: ignore[attr-defined]
+        if _has_docstring(sub):
+            sub.body = sub.body[1:]  # type: ignore[attr-defined]
     return ast.unparse(node)
+
+
+def _has_docstring(node: ast.AST) -> bool:
+    """A body that starts with a docstring and holds more than it (a lone docstring stays)."""
+    body = getattr(node, "body", None)
+    return isinstance(body, list) and len(body) > 1 and is_docstring(body[0])
 
 
 def is_call_or_expr(mapping: Any) -> bool:
