@@ -377,3 +377,12 @@ def test_augmented_and_self_referencing_assignment_on_containers_holding_referen
     ]
     edited = read_python(source.format(n=500, lr=1e-5).replace("'tok'", "'tok2'")).data
     assert "hooks[0].tokenizer" in [c.dotted for c in diff(data, edited)]
+
+
+def test_a_key_after_a_spread_overrides_it_as_python_does():
+    # `{**BASE, "lr": 3}` is the usual way to derive a variant; only a key spelled twice is a mistake
+    data = read_python("BASE = {'lr': 1, 'bs': 8}\nV = {**BASE, 'lr': 3}\nW = {'lr': 0, **BASE}\n").data
+    assert data["V"] == {"lr": 3, "bs": 8} and list(data["V"]) == ["lr", "bs"]
+    assert data["W"] == {"lr": 1, "bs": 8}
+    with pytest.raises(ConfigError, match="duplicate key 'lr'"):
+        read_python("V = {**{}, 'lr': 1, 'lr': 2}\n")
