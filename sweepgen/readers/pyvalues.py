@@ -8,7 +8,6 @@ is raised for an expression whose value cannot be known, ``Return`` carries a ``
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -118,15 +117,17 @@ def dotted(node: ast.AST) -> str | None:
 
 
 def normalised(node: ast.AST) -> str:
-    # ast.unparse normalises layout, quoting and comments away; docstrings are dropped first, from a
-    # copy (the tree is the reader's); most nodes hold none, and unparse without the copy's cost
-    if not any(_has_docstring(sub) for sub in ast.walk(node)):
+    # ast.unparse normalises layout, quoting and comments away; docstrings are dropped first: taken
+    # out of the reader's tree for the unparse and put back (a deep copy cost more than the unparse)
+    holders = [sub for sub in ast.walk(node) if _has_docstring(sub)]
+    bodies = [sub.body for sub in holders]  # type: ignore[attr-defined]
+    try:
+        for sub, body in zip(holders, bodies):
+            sub.body = body[1:]  # type: ignore[attr-defined]
         return ast.unparse(node)
-    node = copy.deepcopy(node)
-    for sub in ast.walk(node):
-        if _has_docstring(sub):
-            sub.body = sub.body[1:]  # type: ignore[attr-defined]
-    return ast.unparse(node)
+    finally:
+        for sub, body in zip(holders, bodies):
+            sub.body = body  # type: ignore[attr-defined]
 
 
 def _has_docstring(node: ast.AST) -> bool:
