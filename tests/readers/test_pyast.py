@@ -386,3 +386,17 @@ def test_a_key_after_a_spread_overrides_it_as_python_does():
     assert data["W"] == {"lr": 1, "bs": 8}
     with pytest.raises(ConfigError, match="duplicate key 'lr'"):
         read_python("V = {**{}, 'lr': 1, 'lr': 2}\n")
+
+
+def test_normalised_source_drops_docstrings_and_leaves_the_tree_as_it_was():
+    import ast
+
+    from sweepgen.readers.pyvalues import normalised
+
+    source = 'def f():\n    """doc"""\n    class C:\n        """more"""\n        x = 1\n    return 1\n'
+    tree = ast.parse(source)
+    before = ast.dump(tree)
+    assert normalised(tree) == "def f():\n\n    class C:\n        x = 1\n    return 1"
+    assert ast.dump(tree) == before
+    lone = ast.parse('def g():\n    """only a docstring"""\n')
+    assert '"""only a docstring"""' in normalised(lone)
