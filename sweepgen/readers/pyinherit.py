@@ -27,7 +27,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.hydradefaults import compose
 from sweepgen.readers.model import ReadResult, Ref
-from sweepgen.readers.pyast import ImportBase, is_call_or_expr, read_python_file
+from sweepgen.readers.pyvalues import ImportBase, is_call_or_expr
 from sweepgen.readers.structured import STRUCTURED, read_yaml_file
 
 DELETE_KEY = "_delete_"
@@ -47,6 +47,9 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
         raise ConfigError(f"`_base_` inheritance cycle: {cycle}", location=Location(str(path)))
     chain = (*_chain, key)
     if path.suffix == ".py":
+        # the Python evaluator loads only for Python configs: a YAML `defaults:` chain never needs it
+        from sweepgen.readers.pyast import read_python_file  # noqa: PLC0415 - see above
+
         # each file is evaluated on its own before merging (as mmengine does): a child that rebinds
         # `data_root` does not change what its base built from the base's own `data_root`
         result = read_python_file(path, import_base=_importer(path, chain, yaml_version))
@@ -103,6 +106,8 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
     if path.suffix == ".py":
         # evaluate the child again, now with `_base_.x` reading (a copy of) the merged bases, so that
         # `pipeline = _base_.train_pipeline; pipeline[2]['scale'] = ...` works as mmengine runs it
+        from sweepgen.readers.pyast import read_python_file  # noqa: PLC0415 - only for Python configs
+
         again = read_python_file(path, import_base=_importer(path, chain, yaml_version), bases=merged)
         data = dict(again.data)
         data.pop("_base_", None)
