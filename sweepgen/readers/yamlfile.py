@@ -56,6 +56,7 @@ _CORE: list[tuple[re.Pattern[str], Callable[[str], Any]]] = [
 ]
 
 
+@functools.lru_cache(maxsize=4096)  # every command-line word is typed by it; values are immutable
 def plain_scalar_12(text: str) -> Any:
     """The YAML 1.2 core schema's reading of an untagged plain scalar."""
     for pattern, build in _CORE:
