@@ -37,6 +37,25 @@ COMMANDS = {
     "init": "sweepgen.cli.init_cmd:init",
 }
 
+# name -> the first paragraph of its help: `sweepgen --help` lists the commands from here instead of
+# importing (and, without bytecode caches, compiling) every command module for one line each.
+# tests/cli/test_help_summaries.py holds the listing byte-equal to click's own at every width.
+SUMMARIES = {
+    "render": "Expand, validate and render SPECs; all or nothing, plus sweep.lock.json per sweep.",
+    "check": "Check SPECs (default: the specs of [tool.sweepgen] in pyproject.toml, else every YAML under "
+    "specs/ and every *.sweep.yaml): valid, and generated files up to date.",
+    "diff": "Compare two configs path by path, type-strictly (1, 1.0 and True differ).",
+    "list": "Show the variants SPEC expands to and the values that differ between them.",
+    "schema": "Print the JSON Schema of the spec format (e.g. > spec.schema.json for your editor).",
+    "run": "Run every generated config of the sweep in DIR (the folder holding sweep.lock.json).",
+    "status": "Show the state of every run of the sweep in DIR (the folder holding sweep.lock.json).",
+    "cancel": "Cancel the queued and running runs of the sweep in DIR; return once they have ended.",
+    "report": "Summarise the runs of DIR: a generated sweep folder (with sweep.lock.json) or a runs folder.",
+    "init": "Write a starting spec and template from an existing config (a grid from --grid and --seeds, "
+    "else a first seed axis; one run folder per run; with --schema the schema exported as a JSON Schema "
+    "file), render it, and print the command that runs it.",
+}
+
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
 BUG_REPORT = "this is a bug in sweepgen; please report it with the traceback above"
 
@@ -54,6 +73,21 @@ class _SweepgenGroup(click.Group):
         module, attr = target.split(":")
         command: click.Command = getattr(importlib.import_module(module), attr)
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's listing (same rows, same truncation) from SUMMARIES, no command imported."""
+        from gettext import gettext  # as click translates its section titles
+
+        names = self.list_commands(ctx)
+        if names:
+            limit = formatter.width - 6 - max(map(len, names))
+            with formatter.section(gettext("Commands")):
+                formatter.write_dl(
+                    [
+                        (name, click.Command(name, help=SUMMARIES[name]).get_short_help_str(limit))
+                        for name in names
+                    ]
+                )
 
     def invoke(self, ctx: click.Context) -> object:
         try:

@@ -10,16 +10,12 @@ import difflib
 import json
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweepgen import safefs, settings
-from sweepgen.compile.check.committed import Report
-from sweepgen.compile.check.committed import check as run_check
-from sweepgen.compile.check.fast import Trust, trusted
-from sweepgen.compile.output import gc_state, writer
+from sweepgen.compile.output import gc_state
 from sweepgen.compile.output.lock import Lock
 from sweepgen.compile.output.pipeline import Plan, compile_spec, variants_of, varying_paths
-from sweepgen.compile.output.writer import Outcome
 from sweepgen.compile.schema import export as schema_export
 from sweepgen.compile.schema import trl_cli
 from sweepgen.compile.schema import validate as schema
@@ -27,6 +23,11 @@ from sweepgen.compile.spec.context import sweep_view
 from sweepgen.compile.spec.expand import Expansion
 from sweepgen.compile.spec.model import SpecModel, display_path, load_spec
 from sweepgen.errors import Location, SpecError, UserError
+
+if TYPE_CHECKING:  # loaded by render/check when they run: `diff SPEC:VARIANT` only expands a spec
+    from sweepgen.compile.check.committed import Report
+    from sweepgen.compile.check.fast import Trust
+    from sweepgen.compile.output.writer import Outcome
 
 
 def load_and_expand(spec_path: str, out_root: str = "generated") -> Expansion:
@@ -91,6 +92,9 @@ def render(
     # check_fast) is not compiled: its outcome is "all unchanged", read from the lock.
     if spec_paths is None:
         spec_paths = project_specs()
+    from sweepgen.compile.check.fast import trusted  # noqa: PLC0415 - see TYPE_CHECKING above
+    from sweepgen.compile.output import writer  # noqa: PLC0415 - see TYPE_CHECKING above
+
     trusts = {path: trusted(path, out_root) for path in spec_paths}
     unchanged = _unchanged(spec_paths, trusts)
     plans: list[Plan] = []
@@ -143,6 +147,8 @@ def _compile_all(
 def _outcomes(
     spec_paths: list[str], unchanged: dict[str, Lock | None], planned: list[Outcome], out_root: str
 ) -> list[Outcome]:
+    from sweepgen.compile.output import writer  # noqa: PLC0415 - see TYPE_CHECKING above
+
     compiled = iter(planned)
     outcomes = []
     for path in spec_paths:
@@ -173,6 +179,8 @@ def check(
     recorded is not rendered again (see ``sweepgen.compile.check.fast``)."""
     if spec_paths is None:
         spec_paths, orphan_sweeps = project_specs(), True
+    from sweepgen.compile.check.committed import check as run_check  # noqa: PLC0415 - see TYPE_CHECKING above
+
     return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps, full=full)
 
 

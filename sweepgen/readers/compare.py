@@ -21,7 +21,6 @@ from sweepgen.readers import diff as semantic
 from sweepgen.readers.align import realign_occurrences
 from sweepgen.readers.configfile import kind_of, read_config
 from sweepgen.readers.model import NotEvaluated, ReadResult, not_evaluated
-from sweepgen.readers.omegayaml import uses_omegaconf
 
 VariantConfig = Callable[[str, str], Any]  # (spec path, variant name) -> the resolved config
 _SNIFF_BYTES = 1 << 20  # how much of a YAML file is searched for OmegaConf's features
@@ -56,10 +55,14 @@ def compare(
 ) -> Comparison:
     """Read ``a`` and ``b`` (files, or ``SPEC.yaml:VARIANT`` through ``variant_config``), diff them
     and gate the changes by the ``allow`` globs. ``kinds`` forces each side's reader (``--as``)."""
-    if yaml_version is None and _uses_omegaconf((a, kinds[0]), (b, kinds[1])):
+    # each YAML side's head, read once: it says both how to read the pair and whether a side is a spec
+    heads = (None, None) if yaml_version is not None else (_yaml_head(a, kinds[0]), _yaml_head(b, kinds[1]))
+    if yaml_version is None and any(
+        head is not None and not _is_spec_text(head) and _uses_omegaconf(head) for head in heads
+    ):
         yaml_version = "omegaconf"
-    first = _load(a, resolve_bases, yaml_version, variant_config, kinds[0])
-    second = _load(b, resolve_bases, yaml_version, variant_config, kinds[1])
+    first = _load(a, resolve_bases, yaml_version, variant_config, kinds[0], heads[0])
+    second = _load(b, resolve_bases, yaml_version, variant_config, kinds[1], heads[1])
     for path in set(first.numbered) & set(second.numbered):
         second = _realigned(first, second, path)
     globs = semantic.parse_globs(allow)
@@ -107,7 +110,8 @@ def _load(
     resolve_bases: bool,
     yaml_version: str | None,
     variant_config: VariantConfig | None,
-    kind: str | None = None,
+    kind: str | None,
+    head: str | None,
 ) -> ReadResult:
     spec, sep, variant = ref.rpartition(":")
     if (
@@ -120,33 +124,30 @@ def _load(
     ):
         return ReadResult(ref, variant_config(spec, variant))
     if yaml_version is None:
-        yaml_version = "1.2" if _is_spec(ref, kind) else "1.1"
+        yaml_version = "1.2" if head is not None and _is_spec_text(head) else "1.1"
     return read_config(ref, resolve_bases=resolve_bases, yaml_version=yaml_version, kind=kind)
 
 
-def _uses_omegaconf(*sides: tuple[str, str | None]) -> bool:
-    """Does either file (not a spec) use OmegaConf's features? Then both are read as OmegaConf does."""
-    for ref, kind in sides:
-        path = Path(ref)
-        if kind_of(ref, kind) != "yaml" or not path.is_file() or _is_spec(ref, kind):
-            continue
-        try:
-            with path.open(encoding="utf-8", errors="replace") as handle:
-                if uses_omegaconf(handle.read(_SNIFF_BYTES)):
-                    return True
-        except OSError:
-            continue
-    return False
-
-
-def _is_spec(ref: str, kind: str | None = None) -> bool:
-    """A sweepgen spec (read as YAML 1.2, like the compiler reads it) starts its mapping with `sweepgen:`."""
+def _yaml_head(ref: str, kind: str | None) -> str | None:
+    """The first MiB of ``ref`` when it is a YAML file (read once, for both questions below)."""
     path = Path(ref)
     if kind_of(ref, kind) != "yaml" or not path.is_file():
-        return False
+        return None
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
-            head = handle.read(_SPEC_HEAD_BYTES)
+            return handle.read(_SNIFF_BYTES)
     except OSError:
-        return False
-    return re.search(r"^sweepgen:[ \t]*\d", head, re.M) is not None
+        return None
+
+
+def _uses_omegaconf(head: str) -> bool:
+    """Does a file (not a spec) use OmegaConf's features? Then both sides are read as OmegaConf does."""
+    # here, not at the top: PyYAML (which omegayaml loads) costs a shell or JSON diff ~25 ms
+    from sweepgen.readers.omegayaml import uses_omegaconf  # noqa: PLC0415 - see above
+
+    return uses_omegaconf(head)
+
+
+def _is_spec_text(head: str) -> bool:
+    """A sweepgen spec (read as YAML 1.2, like the compiler reads it) starts its mapping with `sweepgen:`."""
+    return re.search(r"^sweepgen:[ \t]*\d", head[:_SPEC_HEAD_BYTES], re.M) is not None

@@ -13,14 +13,11 @@ the CLI through the compile API: readers never import the compile pipeline.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import MAX_VALUES, ReadResult, tree_size
-from sweepgen.readers.pyast import read_python_file
-from sweepgen.readers.pyinherit import read_with_bases
-from sweepgen.readers.shellconfig import read_shell_file
-from sweepgen.readers.structured import STRUCTURED, read_yaml_file
 
 SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".sbatch", ".slurm")
 # which reader each suffix gets, and the names `--as` forces one by
@@ -40,7 +37,12 @@ READERS = ("json", "yaml", "toml", "python", "shell")
 
 def kind_of(ref: str, forced: str | None = None) -> str | None:
     """The reader a file gets: the one ``forced`` (``--as``), else its suffix's; None if neither."""
-    return forced or KINDS.get(Path(ref).suffix.lower())
+    return forced or _suffix_kind(ref)
+
+
+@functools.lru_cache(maxsize=256)  # asked several times per side (sniffing, reading)
+def _suffix_kind(ref: str) -> str | None:
+    return KINDS.get(Path(ref).suffix.lower())
 
 
 def _reader_of(ref: str, path: Path, kind: str | None) -> str:
@@ -83,15 +85,9 @@ def read_config(
                 location=Location(ref),
                 hint="give the file the suffix of its format, or leave out --resolve-bases",
             )
-        result = read_with_bases(path, yaml_version=yaml_version)
-    elif reader == "yaml":
-        result = read_yaml_file(path, yaml_version)
-    elif reader == "python":
-        result = read_python_file(path)
-    elif reader in ("json", "toml"):
-        result = STRUCTURED["." + reader](path)
+        result = _read(path, "bases", yaml_version)
     else:
-        result = read_shell_file(path)
+        result = _read(path, reader, yaml_version)
     try:
         too_big = tree_size(result.data) > MAX_VALUES
     except RecursionError:
@@ -104,3 +100,23 @@ def read_config(
             hint="aliases or repeated references multiply its size; write the data out plainly",
         )
     return result
+
+
+# Each reader is imported when a file of its kind is read: `sweepgen diff a.json b.json` never loads
+# the shell or Python readers (tens of ms of start-up each), and a shell diff never loads PyYAML.
+def _read(path: Path, reader: str, yaml_version: str) -> ReadResult:
+    if reader == "bases":
+        from sweepgen.readers.pyinherit import read_with_bases  # noqa: PLC0415 - see above
+
+        return read_with_bases(path, yaml_version=yaml_version)
+    if reader == "python":
+        from sweepgen.readers.pyast import read_python_file  # noqa: PLC0415 - see above
+
+        return read_python_file(path)
+    if reader in ("yaml", "json", "toml"):
+        from sweepgen.readers.structured import STRUCTURED, read_yaml_file  # noqa: PLC0415 - see above
+
+        return read_yaml_file(path, yaml_version) if reader == "yaml" else STRUCTURED["." + reader](path)
+    from sweepgen.readers.shellconfig import read_shell_file  # noqa: PLC0415 - see above
+
+    return read_shell_file(path)

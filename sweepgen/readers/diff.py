@@ -297,6 +297,9 @@ def unmatched_globs(globs: Iterable[str], *configs: Any) -> dict[str, list[str]]
     Such a glob cannot change a verdict (it allows nothing here), so it is not an error: the field
     it names may legitimately be absent from both files. But it may be a typo, so say so.
     """
+    globs = list(globs)
+    if not globs:  # the common case: no --allow, and no walk over every path of both configs
+        return {}
     paths = {p for config in configs for p in _node_paths(config)}
     names: list[str] | None = None
     found: dict[str, list[str]] = {}

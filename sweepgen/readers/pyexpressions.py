@@ -223,6 +223,7 @@ class Expressions:
 
     def dict_literal(self, node: ast.Dict) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
+        written: set[Any] = set()  # keys spelled in this literal: `{**base, "lr": 3}` overrides legally
         for key_node, value_node in zip(node.keys, node.values):
             if key_node is None:  # `{**base, ...}`
                 spread = self.expr(value_node)
@@ -233,12 +234,13 @@ class Expressions:
             key = self.expr(key_node)
             if not known_key(key):
                 raise Unknown
-            if key in result:
+            if key in written:
                 raise ConfigError(
                     f"duplicate key {key!r} in dict literal",
                     location=Location(self.filename, key_node.lineno, key_node.col_offset + 1),
                     hint="Python would keep only the last value silently; remove one of them",
                 )
+            written.add(key)
             result[key] = self.value(value_node)
         return result
 

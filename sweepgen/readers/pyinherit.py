@@ -25,10 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
-from sweepgen.readers.hydradefaults import compose
 from sweepgen.readers.model import ReadResult, Ref
-from sweepgen.readers.pyast import ImportBase, is_call_or_expr, read_python_file
-from sweepgen.readers.structured import STRUCTURED, read_yaml_file
+from sweepgen.readers.pyvalues import ImportBase, is_call_or_expr
 
 DELETE_KEY = "_delete_"
 _BASE_ATTR = re.compile(r"_base_((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
@@ -47,15 +45,24 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
         raise ConfigError(f"`_base_` inheritance cycle: {cycle}", location=Location(str(path)))
     chain = (*_chain, key)
     if path.suffix == ".py":
+        # the Python evaluator loads only for Python configs: a YAML `defaults:` chain never needs it
+        from sweepgen.readers.pyast import read_python_file  # noqa: PLC0415 - see above
+
         # each file is evaluated on its own before merging (as mmengine does): a child that rebinds
         # `data_root` does not change what its base built from the base's own `data_root`
         result = read_python_file(path, import_base=_importer(path, chain, yaml_version))
     elif path.suffix in (".yaml", ".yml"):
+        # the YAML readers (and PyYAML) load only for YAML chains: a Python chain never needs them
+        from sweepgen.readers.hydradefaults import compose  # noqa: PLC0415 - see above
+        from sweepgen.readers.structured import read_yaml_file  # noqa: PLC0415 - see above
+
         result = read_yaml_file(path, yaml_version)
         if isinstance(result.data, dict) and "defaults" in result.data and "_base_" not in result.data:
             # Hydra / NeMo-RL inheritance: composed from the raw files, interpolations after
             return compose(path, lambda p: read_yaml_file(p, yaml_version, raw=True))
-    elif path.suffix in STRUCTURED:
+    elif path.suffix in (".json", ".toml"):
+        from sweepgen.readers.structured import STRUCTURED  # noqa: PLC0415 - as for YAML above
+
         result = STRUCTURED[path.suffix](path)
     else:
         raise ConfigError(f"cannot read a base of type {path.suffix!r}", location=Location(str(path)))
@@ -103,6 +110,8 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
     if path.suffix == ".py":
         # evaluate the child again, now with `_base_.x` reading (a copy of) the merged bases, so that
         # `pipeline = _base_.train_pipeline; pipeline[2]['scale'] = ...` works as mmengine runs it
+        from sweepgen.readers.pyast import read_python_file  # noqa: PLC0415 - only for Python configs
+
         again = read_python_file(path, import_base=_importer(path, chain, yaml_version), bases=merged)
         data = dict(again.data)
         data.pop("_base_", None)

@@ -27,6 +27,9 @@ from sweepgen.readers.shellwords import (
 )
 
 _MAX_VALUE = 1_000_000  # characters a variable may hold
+# declare/local/readonly/export options that bind a value as written (arrays, export, read-only,
+# global, trace); any other letter changes the value or is refused by bash (see opaque_declaration)
+_PLAIN_DECLARE = set("aAxrgt")
 
 
 class Reader(Walk):
@@ -226,6 +229,9 @@ class Reader(Walk):
         options = [
             self.text(c) for c in node.named_children if c.type == "word" and self.text(c).startswith("-")
         ]
+        if any(set(o.lstrip("-+")) - _PLAIN_DECLARE for o in options):
+            self.opaque_declaration(node, when)
+            return
         export = keyword == "export" or any("x" in o for o in options)
         for child in node.named_children:
             if child.type == "variable_assignment":
@@ -242,6 +248,16 @@ class Reader(Walk):
                         when,
                         self.line(child),
                     )
+
+    def opaque_declaration(self, node: Any, when: list[str]) -> None:
+        """``declare -i/-l/-u/-n`` change what is bound (arithmetic, case, a name reference) and an
+        option bash refuses binds nothing: kept as source, and its variables are not known after."""
+        self.keep_opaque(node, when)
+        for child in node.named_children:
+            target = child.child_by_field_name("name") if child.type == "variable_assignment" else child
+            if child.type in ("variable_assignment", "variable_name") and target is not None:
+                base = target.child_by_field_name("name") if target.type == "subscript" else target
+                self.vars[self.text(base or target)] = UNKNOWN
 
     def run(  # noqa: C901, PLR0912 - one branch per builtin the interpreter follows (export, set, source, cd...)
         self,

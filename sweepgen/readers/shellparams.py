@@ -576,7 +576,8 @@ def _unknown(expr: str, ctx: _Context) -> Partial:
     text = "${" + expr[:split] + operands
     name = head.group(1) if head else ""
     bound = ctx.variables.get(name)
-    indirect = expr.startswith("!")  # `${!R}`: which variable R names is an input too
-    if bound is not None and not isinstance(bound, Unknown) and (partial(bound) or indirect):
+    # the parameter's value is an input whenever the script binds it: partly known, named by `${!R}`,
+    # or fully known but read through what is not (`${A[k]}` of an associative array, `${X#$1}`)
+    if bound is not None and not isinstance(bound, Unknown):
         text += f" where {name}={joined(bound)}"
     return Partial(text + "}")

@@ -10,6 +10,7 @@ silently, OmegaConf refuses it). A Hydra ``defaults:`` list is compared as group
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -55,6 +56,7 @@ _CORE: list[tuple[re.Pattern[str], Callable[[str], Any]]] = [
 ]
 
 
+@functools.lru_cache(maxsize=4096)  # every command-line word is typed by it; values are immutable
 def plain_scalar_12(text: str) -> Any:
     """The YAML 1.2 core schema's reading of an untagged plain scalar."""
     for pattern, build in _CORE:
@@ -146,18 +148,9 @@ class _Builder:
         if node.tag == _PLAIN and len(node.value) > BIG_DIGITS and big_int(node.value) is not None:
             return big_int(node.value)  # too long for int(): its exact digits
         if node.tag == _PLAIN:
-            readings = {"1.1": _implicit_11(node.value), "1.2": _implicit_12(node.value)}
-            if self.version == "omegaconf":
-                readings = {"omegaconf": plain_scalar_omegaconf(node.value), **readings}
-            chosen = readings[self.version]
-            others = [(name, v) for name, v in readings.items() if not _same(v, chosen)]
-            if others:
-                shown = [(n, v) for n, v in readings.items() if n == self.version or (n, v) in others]
-                self.result.warnings.append(
-                    f"{self.loc(node)}: {node.value!r} reads as "
-                    + ", ".join(f"{v!r} in {_reading(n)}" for n, v in shown)
-                    + f" (read as {_reading(self.version)}; --yaml selects)"
-                )
+            chosen, disagreement = _plain_reading(node.value, self.version)
+            if disagreement:
+                self.result.warnings.append(f"{self.loc(node)}: {node.value!r} reads as {disagreement}")
             return chosen
         if node.tag.startswith(_STD) and node.tag[len(_STD) :] in ("str", "int", "float", "bool", "null"):
             try:
@@ -203,6 +196,26 @@ class _Builder:
         for k, v in merged.items():
             out.setdefault(k, v)  # keys written in the mapping win over merged ones
         return out
+
+
+# A config repeats its scalars (true, 1, 0.0, names): each text is typed once per reading. Every
+# value a plain scalar types to is immutable, so sharing one between nodes is safe.
+@functools.lru_cache(maxsize=4096)
+def _plain_reading(text: str, version: str) -> tuple[Any, str]:
+    """The value ``text`` reads as under ``version``, and, where the readings disagree, the
+    warning's text after "reads as" (else "")."""
+    readings = {"1.1": _implicit_11(text), "1.2": _implicit_12(text)}
+    if version == "omegaconf":
+        readings = {"omegaconf": plain_scalar_omegaconf(text), **readings}
+    chosen = readings[version]
+    others = [(name, v) for name, v in readings.items() if not _same(v, chosen)]
+    if not others:
+        return chosen, ""
+    shown = [(n, v) for n, v in readings.items() if n == version or (n, v) in others]
+    return chosen, (
+        ", ".join(f"{v!r} in {_reading(n)}" for n, v in shown)
+        + f" (read as {_reading(version)}; --yaml selects)"
+    )
 
 
 def _reading(version: str) -> str:

@@ -377,3 +377,26 @@ def test_augmented_and_self_referencing_assignment_on_containers_holding_referen
     ]
     edited = read_python(source.format(n=500, lr=1e-5).replace("'tok'", "'tok2'")).data
     assert "hooks[0].tokenizer" in [c.dotted for c in diff(data, edited)]
+
+
+def test_a_key_after_a_spread_overrides_it_as_python_does():
+    # `{**BASE, "lr": 3}` is the usual way to derive a variant; only a key spelled twice is a mistake
+    data = read_python("BASE = {'lr': 1, 'bs': 8}\nV = {**BASE, 'lr': 3}\nW = {'lr': 0, **BASE}\n").data
+    assert data["V"] == {"lr": 3, "bs": 8} and list(data["V"]) == ["lr", "bs"]
+    assert data["W"] == {"lr": 1, "bs": 8}
+    with pytest.raises(ConfigError, match="duplicate key 'lr'"):
+        read_python("V = {**{}, 'lr': 1, 'lr': 2}\n")
+
+
+def test_normalised_source_drops_docstrings_and_leaves_the_tree_as_it_was():
+    import ast
+
+    from sweepgen.readers.pyvalues import normalised
+
+    source = 'def f():\n    """doc"""\n    class C:\n        """more"""\n        x = 1\n    return 1\n'
+    tree = ast.parse(source)
+    before = ast.dump(tree)
+    assert normalised(tree) == "def f():\n\n    class C:\n        x = 1\n    return 1"
+    assert ast.dump(tree) == before
+    lone = ast.parse('def g():\n    """only a docstring"""\n')
+    assert '"""only a docstring"""' in normalised(lone)

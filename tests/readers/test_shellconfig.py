@@ -162,3 +162,23 @@ def test_integer_arithmetic_over_known_values_is_computed_as_bash_does():
 def test_an_assignment_ends_the_sbatch_directives_too():
     cfg = read_shell("#!/bin/bash\n#SBATCH --nodes=2\nX=1\n#SBATCH --mem=8G\n").data
     assert cfg["sbatch"] == {"--nodes": 2}
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("declare X=ABC", "declare -l X=ABC"),  # -l lower-cases what is bound
+        ("declare -A M=([a]=1)", "declare -Aq M=([a]=1)"),  # bash refuses -q: nothing is bound
+        ("export X=1", "export X=1; export -n X"),  # -n takes the export away
+        ("declare -i N=2*3", "declare -i N=2*4"),
+    ],
+)
+def test_a_declare_option_that_changes_what_is_bound_is_never_equal(one, two):
+    tail = '\npython t.py --x "$X" --m "${M[$K]}" --n "$N"\n'
+    assert diff(read_shell(one + tail).data, read_shell(two + tail).data), (one, two)
+
+
+def test_declare_options_that_bind_as_written_read_as_the_plain_forms():
+    tail = '\npython t.py --x "$X" --a "${A[@]}"\n'
+    plain = read_shell("export X=1\nA=(1 2)" + tail).data
+    assert diff(read_shell("declare -x X=1\ndeclare -a A=(1 2)" + tail).data, plain) == []

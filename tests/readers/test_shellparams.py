@@ -116,3 +116,19 @@ def test_unknown_expansion_text_is_partial():
     value, known = expand_quoted("${HOME:-/root}/x", {})
     assert not known and value == "${HOME:-/root}/x"
     assert isinstance(Partial(value), str)
+
+
+@pytest.mark.parametrize(
+    "use",
+    ['"${X#$PFX}"', '"${X//_/$SEP}"', '"${X:0:$N}"', '"${A[$I]}"', "${M[small]}"],
+)
+def test_a_known_parameter_read_through_an_unknown_operand_keeps_its_value(use):
+    # bash reads X, A and M here: a change to them is a change although the result is not known
+    # (`${M[small]}` of `declare -A M` is an associative array's element, not modelled)
+    def read(value: str) -> object:
+        script = f"X=a_{value}\nA=(1 {value})\ndeclare -A M=([small]={value} [big]=2)\n"
+        script += f"python t.py --x {use}\n"
+        return read_shell(script).data["commands"]["t.py"]
+
+    assert diff(read("b"), read("c")), use
+    assert diff(read("b"), read("b")) == []
