@@ -22,6 +22,8 @@ import os
 import time
 from pathlib import Path
 
+from sweepgen.run.core import runfs
+
 RUN_LOCK_NAME = ".sweepgen.lock"
 # a probe (`status`, `plan`) holds the lock for microseconds; a starter retries for this long before
 # concluding that a real holder has it
@@ -33,9 +35,10 @@ def _lock_path(run_dir: Path) -> Path:
 
 
 def _open(run_dir: Path, *, create: bool) -> int | None:
-    flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
+    # never through a link (at the file or a folder on the way), never a FIFO or device: runfs
+    flags = os.O_RDWR | (os.O_CREAT if create else 0)
     try:
-        return os.open(_lock_path(run_dir), flags, 0o644)
+        return runfs.open_file(_lock_path(run_dir), flags, 0o644)
     except FileNotFoundError:
         if create:
             raise
