@@ -158,7 +158,6 @@ def test_participant_notes_that_are_links_fifos_huge_or_garbage_are_not_notes(pr
 
 
 def test_the_search_journal_refuses_a_file_swapped_in(project: Path) -> None:
-    pytest.importorskip("optuna")
     from sweepgen.run.search.journal_file import NoFollowJournal
     from sweepgen.run.search.study import _FlockLock
 
