@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -85,3 +86,21 @@ limit_option = click.option(
     help="raise (or lower) a limit's ceiling for this command: a spec's own `limits:` may not pass "
     "it (keys: variants, output_bytes, yaml_nodes, input_bytes, eval_seconds, total_seconds)",
 )
+
+
+def trusting(param: str) -> Callable[[F], F]:
+    """The command's folder argument ``param`` is named by the person running sweepgen: run files
+    below it are walked from it (``runfs.trust``), links in the folder's own path used as given,
+    none below it followed. Goes directly above the command's ``def`` (under click's decorators)."""
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from sweepgen.run.core import runfs
+
+            with runfs.trust(kwargs[param]):
+                return fn(*args, **kwargs)
+
+        return cast("F", wrapper)
+
+    return decorate

@@ -12,6 +12,7 @@ import click
 
 from sweepgen import jsonfloat
 from sweepgen.cli import _console
+from sweepgen.cli._params import trusting
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
     from rich.console import Console
@@ -288,6 +289,7 @@ def _interval(low: float | None, high: float | None) -> str:
     help="Statistics over the spec's tune or held-out test seeds only (seed: {path, tune, test}).",
 )
 @click.option("--html", is_flag=True, help="Also write report.html: one self-contained page (plot extra).")
+@trusting("directory")
 def report(
     directory: Path,
     out_dir: Path | None,

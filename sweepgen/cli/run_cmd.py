@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sweepgen.cli._params import SECONDS, limit_option, only_option
+from sweepgen.cli._params import SECONDS, limit_option, only_option, trusting
 from sweepgen.run.core.registry import NAMES as EXECUTOR_NAMES
 
 if TYPE_CHECKING:
@@ -147,6 +147,7 @@ if TYPE_CHECKING:
     "default: little early, most at the end) or pocock (Pocock-type: evenly).",
 )
 @limit_option
+@trusting("sweep_dir")
 def run(
     sweep_dir: Path,
     jobs: int | None,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sweepgen.cli import _console
-from sweepgen.cli._params import only_option
+from sweepgen.cli._params import only_option, trusting
 from sweepgen.cli._table import emit, format_option
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when a command runs
@@ -49,6 +49,7 @@ STYLE = {
     show_default=True,
     help="Log lines shown for each failed or cancelled run.",
 )
+@trusting("sweep_dir")
 def status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_lines: int) -> int:
     """Show the state of every run of the sweep in DIR (the folder holding sweep.lock.json).
 
@@ -82,6 +83,7 @@ def status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_li
 @click.command("cancel")
 @click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
 @only_option()
+@trusting("sweep_dir")
 def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     """Cancel the queued and running runs of the sweep in DIR; return once they have ended.
 

@@ -142,3 +142,70 @@ def test_the_watchdog_ends_when_idle_and_a_later_budget_starts_it_again(monkeypa
     with pytest.raises(TimeLimitExceeded), time_budget(BUDGET):
         make_env().from_string(LOOP_BOMB).render()
     assert time.monotonic() - started < BOUND / 2
+
+
+def _busy_filter(seconds: float):
+    """A filter that is one long call in Python (as `unique` over ten million items is): it ticks
+    nowhere inside, so only an interrupt ends it before ``seconds``."""
+
+    def busy(value):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            pass
+        return value
+
+    return busy
+
+
+def test_a_single_long_call_is_interrupted_at_the_deadline():
+    env = make_env()
+    env.filters["busy"] = _busy_filter(BOUND)
+    template = env.from_string("{{ x | busy }}")  # compiled first, as every template is
+    started = time.monotonic()
+    with pytest.raises(TimeLimitExceeded, match=f"ran longer than {0.2:g} s"), time_budget(0.2):
+        template.render(x=1)
+    assert time.monotonic() - started < BOUND / 2  # not the filter's minute
+
+
+def test_an_interrupt_caught_inside_the_evaluation_is_raised_again():
+    env = make_env()
+    busy = _busy_filter(BOUND)
+
+    def swallowing(value):  # as Jinja's constant folding does with any error
+        for _ in range(3):
+            try:
+                return busy(value)
+            except Exception:  # noqa: BLE001 - the point of the test
+                continue
+        return value
+
+    env.filters["busy"] = swallowing
+    template = env.from_string("{{ x | busy }}")
+    started = time.monotonic()
+    with pytest.raises(TimeLimitExceeded), time_budget(0.2):
+        template.render(x=1)
+    assert time.monotonic() - started < BOUND / 2
+
+
+def test_an_interrupt_never_lands_after_its_evaluation_ended():
+    """Evaluations ending right around the moment the watchdog interrupts them: the interrupt is
+    raised inside the `with` block or cleared, never delivered to the code that runs next."""
+    from sweepgen.compile.template import sandbox
+
+    interrupted = 0
+    for i in range(60):
+        env = make_env()
+        # ends from 20 ms before to 20 ms after the moment an interrupt is due
+        env.filters["busy"] = _busy_filter(0.05 + sandbox._GRACE_SECONDS + (i % 5 - 2) * 0.01)
+        template = env.from_string("{{ x | busy }}")
+        try:
+            with time_budget(0.05):
+                template.render(x=1)
+        except TimeLimitExceeded:
+            interrupted += 1
+        total = 0
+        for n in range(20000):  # Python bytecode after the block: a leaked interrupt would raise here
+            total += n
+        assert total == 199990000
+    assert sandbox._active is None
+    assert interrupted > 0

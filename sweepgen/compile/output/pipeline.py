@@ -43,7 +43,7 @@ from sweepgen.compile.spec.derive import derive
 from sweepgen.compile.spec.expand import Expansion, Variant, expand
 from sweepgen.compile.spec.gate import check_gate
 from sweepgen.compile.spec.model import Spec, display_path, load_spec
-from sweepgen.compile.template.sandbox import time_budget, total_budget
+from sweepgen.compile.template.sandbox import TimeLimitExceeded, time_budget, total_budget
 from sweepgen.errors import Location, SweepgenError, UserError, ValidationError
 
 
@@ -264,8 +264,11 @@ def _renderer(
 
     def render_one(index: int, variant: Variant) -> Rendered:
         ctx = context(variant.config, variant.context_view(), sweep)
-        with time_budget(seconds):
-            out_path = render_inline(output_t, ctx, spec, "output", variant)
+        try:
+            with time_budget(seconds):
+                out_path = render_inline(output_t, ctx, spec, "output", variant)
+        except TimeLimitExceeded as err:  # the watchdog's interrupt, delivered as the evaluation ended
+            raise template_runtime_error(err, template_dir, spec, variant) from None
         try:
             with time_budget(seconds):
                 text = render_bounded(template, ctx, spec.model.limits.output_bytes)

@@ -1,11 +1,12 @@
 """Per-call cost bounds of the template sandbox: what one filter, method or operator may build.
 
-The time budget (``sandbox.time_budget``) is noticed between steps, so one call must be bounded on
-its own. Two kinds of call can run long: those that build a value far larger than their inputs
-(``"x" * n``, ``[x] * n``, ``replace``, ``lipsum(n)``, a padding width), and those whose work grows
-faster than what they build (``sum(lists, start=[])`` and ``wordwrap`` of one long word are
-quadratic). The first are refused from the size of the result, computed before it is built; the
-second are done linearly or refused from the size of their input.
+The time budget (``sandbox.time_budget``) is noticed between steps, and a call still running in
+Python past the deadline is interrupted there; a call inside C (a sort, a string method) is not, so
+one call must be bounded on its own. Two kinds of call can run long: those that build a value far
+larger than their inputs (``"x" * n``, ``[x] * n``, ``replace``, ``lipsum(n)``, a padding width),
+and those whose work grows faster than what they build (``sum(lists, start=[])`` and ``wordwrap``
+of one long word are quadratic). The first are refused from the size of the result, computed
+before it is built; the second are done linearly or refused from the size of their input.
 
 A value's *weight* counts what a walk over it visits: one per item and per character, a shared
 list once per reference. ``[x] * 1000`` of a million-item ``x`` is a thousand items that ``==``,

@@ -51,16 +51,31 @@ class TimeLimitExceeded(TemplateRuntimeError):
         self.total = total
 
 
+class _Interrupted(TimeLimitExceeded):
+    """What the watchdog raises inside a single call that ran past its deadline (see ``_interrupt``):
+    an exception class Python instantiates with no arguments, so each interrupt makes a subclass
+    holding its budget's seconds."""
+
+    seconds_: float = 0.0
+    total_: bool = False
+
+    def __init__(self) -> None:
+        super().__init__(self.seconds_, self.total_)
+
+
 class _Budget:
     """The deadline of the evaluation in progress (its own, or the spec's total when that comes
-    first), and whether the watchdog found it passed."""
+    first), whether the watchdog found it passed, and the thread evaluating (to interrupt it)."""
 
-    __slots__ = ("deadline", "expired", "seconds", "total")
+    __slots__ = ("deadline", "expired", "interrupted", "interrupts", "seconds", "thread", "total")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
         self.expired = False
+        self.interrupted = False
+        self.interrupts = 1  # the next interrupt is due this many graces after the deadline
+        self.thread = threading.get_ident()
         self.total = _total is not None and _total[0] < self.deadline
         if self.total and _total is not None:
             self.deadline, self.seconds = _total
@@ -71,6 +86,28 @@ class _Budget:
 # output. Each of these ticks, and a tick reads one flag; a watchdog thread reads the clock every
 # `_WATCH_SECONDS` and raises the flag. So a deadline overruns by at most one such step (each bounded
 # by the size limits above) plus the watch interval, and a fast loop pays no system call per step.
+#
+# One step can still be long: a filter or method that loops in Python over a large (bounded) value
+# (`unique`, `groupby`, `batch`, `dictsort`, `urlize` of megabytes) ticks nowhere inside. A budget
+# still running `_GRACE_SECONDS` after its deadline is therefore interrupted: the watchdog raises
+# TimeLimitExceeded in the evaluating thread (PyThreadState_SetAsyncExc), which Python delivers at
+# its next bytecode, inside the call. `_switch` orders it with the end of the evaluation: the
+# exception is set only while that budget is the active one, and a budget that ends clears any not
+# yet delivered, so it lands inside the evaluation or, at worst, as its `with time_budget` block
+# exits (every caller catches the evaluation's errors around that block). A single C call (sorting
+# ten million items) ends before the exception is delivered; its size is bounded per call (bounds).
+# The interrupt is raised again after each further grace, as code inside may catch it and go on
+# (Jinja's constant folding catches every error).
+_GRACE_SECONDS = 0.05
+_switch = threading.Lock()
+
+
+def _new_switch() -> None:
+    global _switch
+    _switch = threading.Lock()  # a render worker forked while the parent's watchdog held it
+
+
+os.register_at_fork(after_in_child=_new_switch)
 _WATCH_SECONDS = 0.01
 _IDLE_POLLS = 100  # the watchdog ends after a second without an evaluation; the next one restarts it
 _active: _Budget | None = None  # one evaluation at a time per process (render workers are forked)
@@ -98,6 +135,27 @@ def _watch() -> None:
         idle = 0
         if budget is not None and time.monotonic() > budget.deadline:
             budget.expired = True
+            if time.monotonic() > budget.deadline + budget.interrupts * _GRACE_SECONDS:
+                _interrupt(budget)  # again after each grace: code inside may catch and go on
+
+
+def _set_async_exc(thread: int, exc: type[BaseException] | None) -> None:
+    import ctypes  # noqa: PLC0415 - only when an evaluation overruns
+
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), ctypes.py_object(exc) if exc else None)
+
+
+def _interrupt(budget: _Budget) -> None:
+    """Raise TimeLimitExceeded inside ``budget``'s evaluation, if it is still the one running."""
+    with _switch:
+        budget.interrupts += 1
+        budget.interrupted = True  # first: an evaluation ending after this line sees it (__exit__)
+        if _active is not budget:
+            return
+        raised = type(
+            "TimeLimitExceeded", (_Interrupted,), {"seconds_": budget.seconds, "total_": budget.total}
+        )
+        _set_async_exc(budget.thread, raised)
 
 
 def _start_watchdog() -> None:
@@ -125,7 +183,13 @@ class time_budget:  # lower case: a context manager, named as the function it re
 
     def __exit__(self, *exc: object) -> None:
         global _active
-        _active = self._outer
+        ending, _active = _active, self._outer
+        # Lock-free on the common path. The watchdog marks a budget interrupted before it looks at
+        # _active (both under _switch): when the mark is not seen here, its look comes after the
+        # line above and finds the budget ended; when it is, wait for its interrupt and clear it.
+        if ending is not None and ending.interrupted:
+            with _switch:
+                _set_async_exc(ending.thread, None)
 
 
 class total_budget:

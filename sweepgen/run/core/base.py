@@ -61,8 +61,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sweepgen import filenames
 from sweepgen.compile.run_api import Lock
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.run.core import outcome, runfiles, runlock
-from sweepgen.safefs import write_atomic
+from sweepgen.run.core import outcome, runfiles, runfs, runlock
 
 if TYPE_CHECKING:  # annotations only: run_view imports this module
     from sweepgen.run.core.run_view import RunView
@@ -175,8 +174,9 @@ def this_host() -> str:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """A reader never sees half a file; the mode follows the umask (``safefs.write_atomic``)."""
-    write_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    """A reader never sees half a file; the mode follows the umask; a link in the way (at the file
+    or a folder on the way) is replaced or refused, never written through (``runfs.write_atomic``)."""
+    runfs.write_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def read_status(run_dir: Path) -> RunStatus | None:
@@ -226,10 +226,10 @@ def stale_cause(task: RunTask) -> str:
     file's sha256 in the run's data.json) or the config itself."""
     source = task.config.get("data", {}).get("source") if isinstance(task.config.get("data"), dict) else None
     recorded = task.run_dir / filenames.DATA
-    if isinstance(source, str) and recorded.is_file() and Path(source).is_file():
-        try:
-            old = json.loads(recorded.read_text(encoding="utf-8")).get("sha256")
-        except (OSError, ValueError, AttributeError):
+    if isinstance(source, str) and runfs.is_file(recorded) and Path(source).is_file():
+        try:  # a run file: never through a link, bounded
+            old = runfiles.read_json(recorded, limit=64 << 10).get("sha256")
+        except (OSError, ValueError, AttributeError, runfiles.RunFileError):
             old = None
         new = hashlib.sha256(Path(source).read_bytes()).hexdigest()
         if isinstance(old, str) and old != new:

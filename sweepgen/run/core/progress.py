@@ -7,8 +7,6 @@ line being half written (the trainer may be writing it right now).
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,23 +18,10 @@ ATTEMPT_MARK = "=== sweepgen: attempt"  # the local executor starts each attempt
 
 
 def _read_end(path: Path, max_bytes: int) -> bytes:
-    """The last ``max_bytes`` of a regular file; nothing for a missing file, FIFO or device (opened
-    without blocking: a FIFO in a run folder must not hang `run` or `status`)."""
-    try:
-        # never through a link: a committed run.log linking outside must not be printed
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return b""
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return b""
-        os.lseek(fd, max(0, info.st_size - max_bytes), os.SEEK_SET)
-        return os.read(fd, max_bytes)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
+    """The last ``max_bytes`` of a regular file; nothing for a missing file, link, FIFO or device
+    (``runfiles.read_end``: never through a link, so a committed run.log linking outside is never
+    printed, and a FIFO in a run folder never hangs `run` or `status`)."""
+    return runfiles.read_end(path, max_bytes)
 
 
 def last_metrics(run_dir: Path, *, max_bytes: int = 65536) -> dict[str, Any] | None:

@@ -21,9 +21,9 @@ from typing import Any
 
 from sweepgen import paths
 from sweepgen.errors import ConfigError, Location
+from sweepgen.run.core import runfs
 from sweepgen.safefs import kind_of
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MAX_JSON_BYTES = 16 << 20  # summary.json, status files: a few KB in practice
 MAX_LOG_BYTES = 256 << 20  # metrics.jsonl / metrics.csv: a long run logging every step stays far below
 MAX_INT_DIGITS = 4000  # below Python's int-from-text limit (4,300 digits)
@@ -48,20 +48,17 @@ class RunFileError(ConfigError):
 
 
 def read_bytes(path: Path, *, limit: int) -> bytes | None:
-    """The bytes of ``path``, None when nothing is there; a FIFO, device, folder or a file over
-    ``limit`` bytes is a RunFileError, found without blocking and before reading."""
+    """The bytes of ``path``, None when nothing is there; a link (at the file or at a folder on the
+    way, ``runfs``), FIFO, device, folder or a file over ``limit`` bytes is a RunFileError, found
+    without blocking and before reading."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | _NOFOLLOW)
+        fd = runfs.open_file(path, os.O_RDONLY)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as err:
-        if os.path.islink(path):  # ELOOP: a link where a run file belongs is never followed
-            raise RunFileError(path, "is a symbolic link (never followed)") from None
-        raise RunFileError(path, f"cannot be opened ({err.strerror})") from None
+        raise _refused(path, err) from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise RunFileError(path, f"is not a regular file (a {kind_of(info.st_mode)})")
         if info.st_size > limit:
             raise RunFileError(path, f"is larger than {limit:,} bytes ({info.st_size:,})")
         chunks, size = [], 0
@@ -77,26 +74,49 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
         os.close(fd)
 
 
+def _refused(path: Path, err: OSError) -> RunFileError:
+    """The RunFileError for an open ``runfs`` refused: the link in the way named, or the kind."""
+    if err.errno == errno.ELOOP:
+        where = Path(err.filename) if err.filename else path
+        return RunFileError(where, "is a symbolic link (never followed)")
+    if err.errno == errno.ENXIO:
+        return RunFileError(path, f"is {err.strerror}")
+    return RunFileError(path, f"cannot be opened ({err.strerror})")
+
+
 def open_append(path: Path) -> int:
     """A file descriptor appending to ``path`` (created when missing, mode 0666 minus the umask),
-    never through a link, never a FIFO or device; raises OSError (ELOOP for a link, ENXIO for
-    anything but a regular file), which the callers report with a hint."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags | getattr(os, "O_NOCTTY", 0), 0o666)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    never through a link (at the file or a folder on the way, ``runfs``), never a FIFO or device;
+    raises OSError (ELOOP for a link, ENXIO for anything but a regular file), which the callers
+    report with a hint."""
+    return runfs.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+
+
+def read_end(path: Path, max_bytes: int) -> bytes:
+    """The last ``max_bytes`` of the regular file ``path``, opened as ``read_bytes`` opens; nothing
+    for a missing file, a link, FIFO or device."""
+    try:
+        fd = runfs.open_file(path, os.O_RDONLY)
+    except OSError:
+        return b""
+    try:
+        size = os.fstat(fd).st_size
+        os.lseek(fd, max(0, size - max_bytes), os.SEEK_SET)
+        return os.read(fd, max_bytes)
+    except OSError:
+        return b""
+    finally:
         os.close(fd)
-        raise OSError(errno.ENXIO, "not a regular file", str(path))
-    os.set_blocking(fd, True)  # a regular file: writes must not return short
-    return fd
 
 
 def regular_size(path: Path) -> int:
-    """The size of ``path`` (a link is not followed), which must be a regular file: anything else is
-    a RunFileError. Only looked at, never opened, so a FIFO cannot block it."""
+    """The size of ``path`` (a link is not followed, nor a linked folder on the way), which must be
+    a regular file: anything else is a RunFileError. Only looked at, never opened, so a FIFO cannot
+    block it."""
     try:
-        info = os.lstat(path)
+        info = runfs.lstat(path)
     except OSError as err:
-        raise RunFileError(path, f"cannot be opened ({err.strerror})") from None
+        raise _refused(path, err) from None
     if not stat.S_ISREG(info.st_mode):
         raise RunFileError(path, f"is not a regular file (a {kind_of(info.st_mode)})")
     return info.st_size

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from sweepgen import filenames
+from sweepgen.run.core import runfs
 
 RUN_LOCK_NAME = filenames.RUN_LOCK
 # a probe (`status`, `plan`) holds the lock for microseconds; a starter retries for this long before
@@ -35,9 +36,10 @@ def _lock_path(run_dir: Path) -> Path:
 
 
 def _open(run_dir: Path, *, create: bool) -> int | None:
-    flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
+    # never through a link (at the file or a folder on the way), never a FIFO or device: runfs
+    flags = os.O_RDWR | (os.O_CREAT if create else 0)
     try:
-        return os.open(_lock_path(run_dir), flags, 0o644)
+        return runfs.open_file(_lock_path(run_dir), flags, 0o644)
     except FileNotFoundError:
         if create:
             raise

@@ -8,12 +8,11 @@ removed first (under the run's lock), so an old request never stops a new attemp
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 
 from sweepgen import filenames
-from sweepgen.safefs import write_atomic
+from sweepgen.run.core import runfs
 
 STOP_FILE = filenames.STOP_REQUEST
 _MAX_BYTES = 64 * 1024  # a reason is one line; anything larger is not ours
@@ -24,7 +23,7 @@ def ask(run_dir: Path, reason: str) -> None:
     from datetime import datetime, timezone  # noqa: PLC0415 - lazy: the supervisor imports this module at start
 
     at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-    write_atomic(run_dir / STOP_FILE, (json.dumps({"reason": reason, "at": at}) + "\n").encode())
+    runfs.write_atomic(run_dir / STOP_FILE, (json.dumps({"reason": reason, "at": at}) + "\n").encode())
 
 
 def reason(run_dir: Path) -> str | None:
@@ -41,5 +40,4 @@ def reason(run_dir: Path) -> str | None:
 
 
 def clear(run_dir: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        (run_dir / STOP_FILE).unlink()
+    runfs.unlink(run_dir / STOP_FILE)

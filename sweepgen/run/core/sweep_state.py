@@ -11,7 +11,6 @@ orphan (it is run state: add ``**/.sweepgen-run.json`` to .gitignore if you do n
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from sweepgen.compile.run_api import RUN_STATE_NAME
 from sweepgen.errors import Location, UserError
+from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import write_json_atomic
 
 STATE_VERSION = 1
@@ -83,21 +83,41 @@ class RunOptions:
         return words
 
 
+_TYPES: dict[str, tuple[type, ...]] = {
+    "command": (str,),
+    "shell": (bool,),
+    "done_file": (str,),
+    "executor": (str,),
+    "jobs": (int,),
+    "gpus": (str,),
+    "per_gpu": (int,),
+    "mps": (bool,),
+    "stop_timeout": (int, float),
+    "time_limit": (int, float),
+}
+_MAX_BYTES = 1 << 20  # a command line and a few options
+
+
 def read(sweep_dir: Path) -> RunOptions | None:
-    """The recorded options, or None when the sweep was never run. A damaged file is an error."""
+    """The recorded options, or None when the sweep was never run. A damaged file is an error. The
+    file is read as run files are (never through a link, a regular file of at most 1 MiB), and each
+    option must have its type (a string where a number belongs is damage, not a crash later)."""
     path = sweep_dir / RUN_STATE_NAME
-    try:
-        raw = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
+    raw = runfiles.read_bytes(path, limit=_MAX_BYTES)
+    if raw is None:
         return None
-    except OSError as err:
-        raise UserError(f"cannot read {path}: {err.strerror or err}", location=Location(str(path))) from None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = runfiles.parse_json(raw.decode("utf-8"), path)
         options: dict[str, Any] = data["options"]
         known = {f.name: options.get(f.name) for f in fields(RunOptions)}
+        for name, value in known.items():
+            wanted = _TYPES[name]
+            if value is not None and (
+                not isinstance(value, wanted) or (bool not in wanted and isinstance(value, bool))
+            ):
+                raise TypeError(f"options.{name} is a {type(value).__name__}")
         return RunOptions(**known)
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as err:
+    except (UnicodeDecodeError, KeyError, TypeError, AttributeError) as err:
         raise UserError(
             f"{path} is damaged: {type(err).__name__}: {err}",
             location=Location(str(path)),

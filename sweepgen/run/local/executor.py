@@ -29,7 +29,7 @@ from typing import IO
 
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import SweepgenError, UserError
-from sweepgen.run.core import runfiles, runlock, stop_request
+from sweepgen.run.core import runfiles, runfs, runlock, stop_request
 from sweepgen.run.core.base import (
     LOG_FILE,
     STATUS_FILE,
@@ -330,7 +330,7 @@ class LocalExecutor(Executor):
 
     def _launch(self, task: RunTask) -> None:
         try:
-            task.run_dir.mkdir(parents=True, exist_ok=True)
+            runfs.makedirs(task.run_dir)  # a linked folder on the way is ELOOP, never followed
             lock_fd = runlock.acquire(task.run_dir)
         except OSError as err:
             if err.errno in DISK_FAULTS:  # a read-only or full disk: every later run would fail alike

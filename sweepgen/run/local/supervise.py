@@ -36,10 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import filenames
-from sweepgen.run.core import stop_request
+from sweepgen.run.core import runfs, stop_request
 from sweepgen.run.core.outcome import run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
-from sweepgen.safefs import write_atomic
 
 STATUS_FILE = filenames.STATUS
 LOG_FILE = filenames.LOG
@@ -104,7 +103,8 @@ def _proc_start(pid: int) -> int | None:
 
 def _write(run_dir: Path, status: dict[str, Any]) -> bool:
     try:
-        write_atomic(run_dir / STATUS_FILE, (json.dumps(status, indent=2, sort_keys=True) + "\n").encode())
+        data = (json.dumps(status, indent=2, sort_keys=True) + "\n").encode()
+        runfs.write_atomic(run_dir / STATUS_FILE, data)  # never through a link on the way
     except OSError as err:
         print(f"sweepgen: could not write {run_dir / STATUS_FILE}: {err.strerror or err}", flush=True)
         return False

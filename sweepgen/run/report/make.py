@@ -18,6 +18,7 @@ from typing import Any
 
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
+from sweepgen.run.core import runfs
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
@@ -25,7 +26,6 @@ from sweepgen.run.report import importance as report_importance
 from sweepgen.run.report import page as report_page
 from sweepgen.run.report import sampled_axes, sequential_record, stats, stats_files
 from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
-from sweepgen.safefs import write_atomic
 
 TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
 # every file a report writes: a later report replaces them or removes those it does not write, so
@@ -154,7 +154,7 @@ def _missing_libraries(request: Request, warnings: list[str]) -> list[str]:
 def _write(files: Sequence[tuple[str, str, bytes]], out_dir: Path, outcome: Outcome) -> None:
     """Every output built: now they replace the old ones, and an earlier report's others go."""
     for what, name, data in files:
-        write_atomic(out_dir / name, data)
+        runfs.write_atomic(out_dir / name, data)  # no linked folder on the way followed
         outcome.written.append((what, out_dir / name))
     _remove_stale(out_dir, {name for _, name, _ in files}, outcome)
 
@@ -167,13 +167,13 @@ def _remove_stale(out_dir: Path, written: set[str], outcome: Outcome) -> None:
             continue
         path = out_dir / name
         try:
-            st = path.lstat()
-        except FileNotFoundError:
+            st = runfs.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
             continue
         if stat.S_ISDIR(st.st_mode):
             outcome.warnings.append(f"{path} is a folder, not an earlier report's file: left as it is")
             continue
-        path.unlink()
+        runfs.unlink(path)
         outcome.removed.append(path)
 
 

@@ -5,12 +5,17 @@ at the journal or at the ``.search`` folder: a sweep folder committed (or left i
 folder) with ``.search/study.journal -> ~/.bashrc`` would have `run` append to it and `status` read
 it. ``study.state_dir`` refuses such links when it names the paths, but a link made between that
 check and the open would still be followed; here every open of the journal, its ``.flock`` and the
-heal of a cut last line goes through ``open_in_state``: the ``.search`` folder opened with
-``O_DIRECTORY | O_NOFOLLOW``, the file opened in it with ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO there
-never blocks) and checked to be a regular file before it is used.
+heal of a cut last line goes through ``open_in_state``: the folders from the working directory (or
+the sweep folder named on the command line) down to ``.search`` walked by descriptor with
+``O_DIRECTORY | O_NOFOLLOW`` (``runfs``), the file opened in that folder with ``O_NOFOLLOW |
+O_NONBLOCK`` (a FIFO there never blocks) and checked to be a regular file before it is used.
 
 ``NoFollowJournal`` is Optuna's backend with its three file opens replaced; ``read_logs`` keeps
 Optuna's own reading (offsets, a cut last line skipped, a bad line raised only when another follows).
+Optuna keeps no descriptor between calls (it reopens the file for every read and append), so the
+backend records the journal's identity (device and inode) when it first opens it and refuses any
+later open that finds another file there: a journal swapped while the search runs (a shared runs
+folder) is never read as this study's or appended to.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import stat
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -28,9 +32,7 @@ from optuna.storages.journal import JournalFileBackend  # noqa: TID253 - see abo
 from optuna.storages.journal._file import BaseJournalFileLock, get_lock_file  # noqa: TID253 - see above
 
 from sweepgen.errors import ConfigError, Location
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+from sweepgen.run.core import runfs
 
 
 def _refused(path: Path, why: str) -> ConfigError:
@@ -47,27 +49,20 @@ def open_in_state(path: Path, flags: int, mode: int = 0o644) -> int:
     file followed through a link; anything but a regular file is refused (ConfigError, exit 2).
     FileNotFoundError when it is missing and ``flags`` do not create it."""
     try:
-        folder = os.open(path.parent, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | os.O_CLOEXEC)
-    except OSError as err:
-        if err.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise _refused(path.parent, "is a symbolic link or not a folder") from None
-        raise
-    try:
-        fd = os.open(path.name, flags | _NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=folder)
+        return runfs.open_file(path, flags, mode)
     except OSError as err:
         if err.errno == errno.ELOOP:
-            raise _refused(path, "is a symbolic link") from None
-        if err.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
-            raise _refused(path, "is not a regular file (a FIFO)") from None
+            raise _refused(Path(err.filename or path), "is a symbolic link") from None
+        if err.errno == errno.ENOTDIR:
+            raise _refused(Path(err.filename or path.parent), "is not a folder") from None
+        if err.errno == errno.ENXIO:  # a FIFO, socket or device
+            raise _refused(path, f"is {err.strerror}") from None
         raise
-    finally:
-        os.close(folder)
+
+
+def _identity(fd: int) -> tuple[int, int]:
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise _refused(path, "is not a regular file")
-    os.set_blocking(fd, True)
-    return fd
+    return info.st_dev, info.st_ino
 
 
 class NoFollowJournal(JournalFileBackend):
@@ -78,11 +73,22 @@ class NoFollowJournal(JournalFileBackend):
         self._file_path = file_path
         self._lock = lock_obj
         self._log_number_offset: dict[int, int] = {0: 0}
-        os.close(open_in_state(Path(file_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT))
+        fd = open_in_state(Path(file_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        self._identity = _identity(fd)
+        os.close(fd)
+
+    def _open(self, flags: int) -> int:
+        """The journal opened by ``open_in_state``, refused when it is no longer the file this
+        backend first opened (replaced by another: its offsets and its study are not ours)."""
+        fd = open_in_state(Path(self._file_path), flags)
+        if _identity(fd) != self._identity:
+            os.close(fd)
+            raise _refused(Path(self._file_path), "was replaced by another file while the search used it")
+        return fd
 
     def read_logs(self, log_number_from: int) -> Generator[dict[str, Any], None, None]:
         # Optuna 4/5's read_logs, the file opened by open_in_state and sized by fstat
-        with os.fdopen(open_in_state(Path(self._file_path), os.O_RDONLY), "rb") as f:
+        with os.fdopen(self._open(os.O_RDONLY), "rb") as f:
             remaining_log_size = os.fstat(f.fileno()).st_size
             log_number_start = 0
             if log_number_from in self._log_number_offset:
@@ -112,7 +118,7 @@ class NoFollowJournal(JournalFileBackend):
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         with get_lock_file(self._lock):
             text = "\n".join(json.dumps(log, separators=(",", ":")) for log in logs) + "\n"
-            with os.fdopen(open_in_state(Path(self._file_path), os.O_WRONLY | os.O_APPEND), "ab") as f:
+            with os.fdopen(self._open(os.O_WRONLY | os.O_APPEND), "ab") as f:
                 f.write(text.encode("utf-8"))
                 f.flush()
                 os.fsync(f.fileno())

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sweepgen import filenames
-from sweepgen.run.core import runlock
+from sweepgen.run.core import runfs, runlock
 
 SHARED_LOCK = filenames.SEARCH_SHARED_LOCK
 OWNERS = "controllers"
@@ -27,7 +27,7 @@ OWNERS = "controllers"
 @contextlib.contextmanager
 def bookkeeping(state_dir: Path) -> Iterator[None]:
     """Held while a controller reads the study and asks, renders or takes over trials."""
-    fd = os.open(state_dir / SHARED_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = runfs.open_file(state_dir / SHARED_LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # never via a link
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -40,15 +40,15 @@ class Owner:
 
     def __init__(self, state_dir: Path) -> None:
         self.folder = state_dir / OWNERS
-        self.folder.mkdir(parents=True, exist_ok=True)
+        runfs.makedirs(self.folder)  # a linked folder on the way is ELOOP, never followed
         self.name = f"{socket.gethostname()}.{os.getpid()}"
-        self._fd = os.open(self.folder / self.name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self._fd = runfs.open_file(self.folder / self.name, os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(self._fd, fcntl.LOCK_EX)  # a pid reused after a crash finds its old file free
 
     def close(self) -> None:
         os.close(self._fd)
         with contextlib.suppress(OSError):
-            (self.folder / self.name).unlink()
+            runfs.unlink(self.folder / self.name)
 
     def is_alive(self, name: str | None) -> bool:
         """Whether the controller ``name`` still runs (None: the trial was never claimed)."""
@@ -57,8 +57,8 @@ class Owner:
         if name == self.name:
             return True
         try:
-            fd = os.open(self.folder / name, os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
+            fd = runfs.open_file(self.folder / name, os.O_RDWR)
+        except OSError:  # gone, or a link or FIFO that no controller of ours made
             return False
         return runlock.locked_elsewhere(fd)
 
@@ -67,12 +67,12 @@ def any_alive(state_dir: Path) -> bool:
     """Whether some controller of the search still runs (on a machine sharing the folder too)."""
     folder = state_dir / OWNERS
     try:
-        names = os.listdir(folder)
-    except (FileNotFoundError, NotADirectoryError):
+        names = runfs.listdir(folder)  # a linked folder is never listed
+    except OSError:
         return False
     for name in names:
         try:
-            fd = os.open(folder / name, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+            fd = runfs.open_file(folder / name, os.O_RDWR)
         except OSError:
             continue
         if runlock.locked_elsewhere(fd):

@@ -9,14 +9,12 @@ failed trial and ask a new one, undoing the cancel.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import stat
 from pathlib import Path
 
 from sweepgen import filenames
+from sweepgen.run.core import runfs
 from sweepgen.run.search.study import state_dir
-from sweepgen.safefs import write_atomic
 
 REQUEST = filenames.SEARCH_STOP
 
@@ -28,20 +26,19 @@ def state_dir_of(sweep_dir: Path) -> Path | None:
 
 
 def request(state_dir: Path) -> None:
-    """Ask every controller of the search to stop (written atomically through safefs)."""
-    write_atomic(state_dir / REQUEST, b"stop requested by `sweepgen cancel`\n")
+    """Ask every controller of the search to stop (written atomically, no link followed: runfs)."""
+    runfs.write_atomic(state_dir / REQUEST, b"stop requested by `sweepgen cancel`\n")
 
 
 def requested(state_dir: Path) -> bool:
     """Is the request there? Only a plain file sweepgen wrote counts: a link (committed, or left in
     a shared runs folder) is neither followed nor taken as a request, and its contents never read."""
     try:
-        return stat.S_ISREG(os.lstat(state_dir / REQUEST).st_mode)
+        return stat.S_ISREG(runfs.lstat(state_dir / REQUEST).st_mode)
     except OSError:
         return False
 
 
 def withdraw(state_dir: Path) -> None:
     """A new `sweepgen run` goes on with the search: the old request no longer holds."""
-    with contextlib.suppress(FileNotFoundError):
-        (state_dir / REQUEST).unlink()
+    runfs.unlink(state_dir / REQUEST)

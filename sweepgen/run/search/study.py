@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sweepgen import filenames
 from sweepgen.compile.run_api import SearchBlock
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.run.core import runfs
 
 if TYPE_CHECKING:
     import optuna
@@ -121,7 +122,7 @@ def storage(sweep_dir: Path) -> optuna.storages.JournalStorage:
     from sweepgen.run.search.journal_file import NoFollowJournal  # noqa: PLC0415 - imports optuna
 
     path = journal_path(sweep_dir)
-    os.makedirs(path.parent, exist_ok=True)
+    runfs.makedirs(path.parent)  # a linked .search (or folder on the way) is ELOOP, never followed
     lock: Any = _FlockLock(path)  # Optuna calls acquire/release only
     # Optuna's backend opens the journal by path (a link followed); ours never follows one
     journal = lib.storages.JournalStorage(NoFollowJournal(str(path), lock_obj=lock))

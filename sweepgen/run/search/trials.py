@@ -35,10 +35,11 @@ from sweepgen.compile.run_api import (
 )
 from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import Location, UserError, ValidationError
+from sweepgen.run.core import runfs
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.tasks import read_lock, task_of
 from sweepgen.run.search.lock import LockText
-from sweepgen.safefs import TEMP_NAME, write_atomic
+from sweepgen.safefs import TEMP_NAME
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ class TrialRenderer:
         except ValidationError as err:
             return Refused(err.message)
         for f in plan.files:
-            write_atomic(self.sweep_dir / f.path, f.content())
+            runfs.write_atomic(self.sweep_dir / f.path, f.content())  # no linked folder followed
         self._add_to_lock(plan.files)
         return self.tasks_of([f.variant.name for f in plan.files])
 
@@ -156,7 +157,7 @@ class TrialRenderer:
         new = lock_entries(files, current.base)
         self._text.put(new)
         path = self.sweep_dir / lock.LOCK_NAME
-        write_atomic(path, self._text.text().encode("utf-8"))
+        runfs.write_atomic(path, self._text.text().encode("utf-8"))
         names = {e.variant for e in new}
         files_now = [f for f in current.files if f.variant not in names] + new
         files_now.sort(key=lambda f: f.variant)

@@ -38,7 +38,7 @@ from typing import Any
 from sweepgen import filenames
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
-from sweepgen.run.core import runfiles
+from sweepgen.run.core import runfiles, runfs
 from sweepgen.run.core.base import (
     CANCEL_REASON,
     LOG_FILE,
@@ -817,8 +817,8 @@ def _settled(status: RunStatus) -> bool:
 def _submission_lock(root: Path) -> Iterator[None]:
     """The sweep's submission lock (an flock on ``<runs root>/.sweepgen_slurm/submit.lock``), held
     while a submission re-reads its runs, submits and records the job ids."""
-    root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root / SUBMIT_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    runfs.makedirs(root)  # a linked .sweepgen_slurm (or folder on the way) is ELOOP, never followed
+    fd = runfs.open_file(root / SUBMIT_LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # regular, never a link
     try:
         deadline = time.monotonic() + SUBMIT_LOCK_WAIT_S
         while True:
@@ -840,7 +840,7 @@ def _submission_lock(root: Path) -> Iterator[None]:
 
 def _restore_status(run_dir: Path, previous: RunStatus | None) -> None:
     if previous is None:
-        (run_dir / STATUS_FILE).unlink(missing_ok=True)
+        runfs.unlink(run_dir / STATUS_FILE)
     else:
         write_status(run_dir, previous)
 

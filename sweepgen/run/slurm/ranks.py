@@ -36,7 +36,7 @@ from pathlib import Path
 from types import FrameType
 
 from sweepgen import filenames
-from sweepgen.run.core import runfiles
+from sweepgen.run.core import runfiles, runfs
 from sweepgen.run.core.base import this_host, write_json_atomic
 from sweepgen.run.core.shape import RunShape
 from sweepgen.run.slurm import launch
@@ -63,8 +63,8 @@ def attempt_key(env: dict[str, str] | os._Environ[str]) -> str:
 
 
 def write_note(run_dir: Path, key: str, label: str, exit_code: int) -> None:
+    # the notes folder is created and written without following a link (runfs via write_json_atomic)
     folder = run_dir / NOTES_DIR
-    folder.mkdir(exist_ok=True)
     write_json_atomic(
         folder / f"{key}.{label}.json", {"label": label, "exit_code": exit_code, "host": this_host()}
     )
@@ -74,8 +74,9 @@ def notes(run_dir: Path, key: str, *, besides: str) -> list[Note]:
     """The notes of this attempt left by participants other than ``besides``, first written first."""
     folder = run_dir / NOTES_DIR
     try:
-        names = [n for n in os.listdir(folder) if n.startswith(f"{key}.") and n.endswith(".json")]
-    except FileNotFoundError:
+        # a linked notes folder is never listed (runfs: ELOOP), a file there is no folder of notes
+        names = [n for n in runfs.listdir(folder) if n.startswith(f"{key}.") and n.endswith(".json")]
+    except OSError:
         return []
     found = []
     for name in names:
@@ -84,7 +85,7 @@ def notes(run_dir: Path, key: str, *, besides: str) -> list[Note]:
             # read as every run file is: never through a link, never blocking on a FIFO, bounded
             raw = runfiles.read_bytes(path, limit=NOTE_BYTES)
             data = json.loads(raw or b"")
-            when = path.stat().st_mtime
+            when = runfs.lstat(path).st_mtime
         except (OSError, ValueError, runfiles.RunFileError):
             continue  # being replaced, or not ours to judge: only well-formed notes count
         if not isinstance(data, dict) or data.get("label") == besides:

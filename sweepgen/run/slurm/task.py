@@ -30,7 +30,7 @@ from types import FrameType
 from typing import IO
 
 from sweepgen.errors import SweepgenError
-from sweepgen.run.core import runfiles, runlock
+from sweepgen.run.core import runfiles, runfs, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
     RunState,
@@ -103,7 +103,7 @@ def run_on_node(task: NodeTask) -> str:
     In a multi-process run every participant calls this; only the supervisor keeps the status."""
     os.chdir(task.cwd)
     run_dir = Path(task.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    runfs.makedirs(run_dir)  # no linked folder followed on the way (the job's cwd is the anchor)
     if launch.multi(task.shape):
         assert task.shape is not None  # (multi says so: mypy)
         part = launch.participant(task.shape, os.environ)

@@ -14,8 +14,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sweepgen import filenames
+from sweepgen.confine import resolve_inside
 from sweepgen.errors import SweepgenError
-from sweepgen.run.core import registry, runlock
+from sweepgen.run.core import registry, runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
     STATUS_FILE,
@@ -183,9 +184,12 @@ def log_tail(view: RunView, lines: int = 20) -> tuple[Path | None, list[str]]:
     path = registry.executor_class(view.status.executor).failure_log(view.status)
     if path is None:
         return view.task.run_dir / LOG_FILE, tail
-    if not path.is_file():
+    # the log's folder comes from the status file (data): used only inside the working directory,
+    # links resolved, then read as a run file (no link on the way, never a FIFO, its end only)
+    if resolve_inside(os.getcwd(), os.path.relpath(os.path.abspath(path))) is None:
         return path, []
-    return path, path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+    text = runfiles.read_end(path, 65536).decode("utf-8", errors="replace")
+    return path, text.splitlines()[-lines:]
 
 
 def problems(views: Sequence[RunView]) -> list[RunView]:

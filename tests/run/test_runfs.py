@@ -1,0 +1,176 @@
+"""Run folders are walked by descriptor (sweepgen/run/core/runfs.py): no link below the working
+directory (or a folder named on the command line) is followed by any read, write, mkdir, listing or
+removal, so a folder swapped for a link after a check is refused instead of used."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from sweepgen.run.core import runfiles, runfs
+from sweepgen.run.core.base import write_json_atomic
+from sweepgen.run.slurm import ranks
+
+CANARY = b"CANARY outside the project\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``project/`` (the working directory) beside ``outside/`` holding a canary file."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "summary.json").write_bytes(CANARY)
+    root = tmp_path / "project"
+    (root / "runs").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    return root
+
+
+def _outside(project: Path) -> dict[str, bytes]:
+    folder = project.parent / "outside"
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def test_a_linked_run_folder_is_never_read_through(project: Path) -> None:
+    os.symlink("../../outside", project / "runs" / "a")
+    with pytest.raises(runfiles.RunFileError) as err:
+        runfiles.read_bytes(Path("runs/a/summary.json"), limit=1 << 20)
+    assert "symbolic link" in err.value.reason and err.value.path == Path(os.getcwd(), "runs", "a")
+    assert runfiles.read_end(Path("runs/a/summary.json"), 100) == b""
+    with pytest.raises(runfiles.RunFileError):
+        runfiles.regular_size(Path("runs/a/summary.json"))
+
+
+def test_a_linked_folder_higher_up_is_refused_too(project: Path) -> None:
+    os.symlink("../outside", project / "linked")
+    with pytest.raises(runfiles.RunFileError, match="symbolic link"):
+        runfiles.read_bytes(project / "linked" / "summary.json", limit=1 << 20)
+
+
+def test_writes_appends_and_mkdirs_never_follow_a_linked_folder(project: Path) -> None:
+    os.symlink("../../outside", project / "runs" / "a")
+    before = _outside(project)
+    for action in (
+        lambda: runfs.write_atomic(Path("runs/a/sweepgen_status.json"), b"{}"),
+        lambda: runfs.write_atomic(Path("runs/a/new/deeper.json"), b"{}"),
+        lambda: runfiles.open_append(Path("runs/a/run.log")),
+        lambda: runfs.makedirs(Path("runs/a/sub")),
+        lambda: runfs.unlink(Path("runs/a/summary.json")),
+        lambda: runfs.listdir(Path("runs/a")),
+    ):
+        with pytest.raises(OSError) as err:
+            action()
+        assert err.value.errno == errno.ELOOP, err.value
+    assert _outside(project) == before
+    assert sorted(os.listdir(project.parent / "outside")) == ["summary.json"]
+
+
+def test_a_link_at_the_file_is_replaced_never_written_through(project: Path) -> None:
+    (project / "runs" / "a").mkdir()
+    os.symlink("../../../outside/summary.json", project / "runs" / "a" / "sweepgen_status.json")
+    write_json_atomic(Path("runs/a/sweepgen_status.json"), {"state": "done"})
+    assert not (project / "runs" / "a" / "sweepgen_status.json").is_symlink()
+    assert _outside(project) == {"summary.json": CANARY}
+
+
+def test_fifo_is_refused_without_blocking(project: Path) -> None:
+    (project / "runs" / "a").mkdir()
+    os.mkfifo(project / "runs" / "a" / "run.log")
+    done: list[object] = []
+
+    def attempt() -> None:
+        for call in (
+            lambda: runfiles.read_bytes(Path("runs/a/run.log"), limit=10),
+            lambda: runfiles.open_append(Path("runs/a/run.log")),
+        ):
+            try:
+                call()
+            except (OSError, runfiles.RunFileError) as err:
+                done.append(err)
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "a FIFO blocked a run-file open"
+    assert len(done) == 2
+
+
+def test_a_folder_named_on_the_command_line_is_used_as_given(project: Path, tmp_path: Path) -> None:
+    real = tmp_path / "elsewhere" / "runs" / "a"
+    real.mkdir(parents=True)
+    (real / "summary.json").write_bytes(b"{}")
+    os.symlink(tmp_path / "elsewhere", project / "named")
+    with pytest.raises(runfiles.RunFileError):  # not named: a link below the working directory
+        runfiles.read_bytes(Path("named/runs/a/summary.json"), limit=100)
+    with runfs.trust(Path("named")):
+        assert runfiles.read_bytes(Path("named/runs/a/summary.json"), limit=100) == b"{}"
+        os.symlink(tmp_path / "outside", real.parent / "b")  # below the named folder: never followed
+        with pytest.raises(runfiles.RunFileError, match="symbolic link"):
+            runfiles.read_bytes(Path("named/runs/b/summary.json"), limit=1 << 20)
+    with pytest.raises(runfiles.RunFileError):
+        runfiles.read_bytes(Path("named/runs/a/summary.json"), limit=100)
+
+
+def test_a_folder_swapped_for_a_link_after_the_walk_started_is_not_followed(project: Path) -> None:
+    """The check-then-use window: the folder is opened once; swapping its path afterwards changes
+    nothing the descriptor reaches, and a later open through the path refuses the link."""
+    run = project / "runs" / "a"
+    run.mkdir()
+    with runfs.parent(Path("runs/a/run.log"), create=True) as (folder, name):
+        os.rename(run, project / "runs" / "moved")
+        os.symlink("../../outside", run)
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644, dir_fd=folder)
+        os.close(fd)
+    assert (project / "runs" / "moved" / "run.log").is_file()
+    assert _outside(project) == {"summary.json": CANARY}
+    with pytest.raises(OSError) as err:
+        runfiles.open_append(Path("runs/a/run.log"))
+    assert err.value.errno == errno.ELOOP
+
+
+def test_participant_notes_in_a_linked_folder_are_neither_written_nor_read(project: Path) -> None:
+    run = project / "runs" / "a"
+    run.mkdir()
+    (project.parent / "outside" / "1.0.rank1.json").write_text('{"label": "rank1", "exit_code": 3}')
+    os.symlink("../../../outside", run / ranks.NOTES_DIR)
+    with pytest.raises(OSError) as err:
+        ranks.write_note(Path("runs/a"), "1.0", "rank0", 1)
+    assert err.value.errno == errno.ELOOP
+    assert ranks.notes(Path("runs/a"), "1.0", besides="rank0") == []
+    assert sorted(os.listdir(project.parent / "outside")) == ["1.0.rank1.json", "summary.json"]
+
+
+def test_participant_notes_that_are_links_fifos_huge_or_garbage_are_not_notes(project: Path) -> None:
+    notes = project / "runs" / "a" / ranks.NOTES_DIR
+    notes.mkdir(parents=True)
+    os.symlink("../../../../outside/summary.json", notes / "1.0.link.json")
+    os.mkfifo(notes / "1.0.fifo.json")
+    (notes / "1.0.huge.json").write_bytes(b" " * (ranks.NOTE_BYTES + 1))
+    (notes / "1.0.garbage.json").write_bytes(b"\xff[not json")
+    (notes / "1.0.list.json").write_bytes(b"[1, 2]")
+    ranks.write_note(Path("runs/a"), "1.0", "rank2", 7)
+    assert [(n.label, n.exit_code) for n in ranks.notes(Path("runs/a"), "1.0", besides="rank0")] == [
+        ("rank2", 7)
+    ]
+
+
+def test_the_search_journal_refuses_a_file_swapped_in(project: Path) -> None:
+    from sweepgen.run.search.journal_file import NoFollowJournal
+    from sweepgen.run.search.study import _FlockLock
+
+    state = project / "generated" / "demo" / ".search"
+    state.mkdir(parents=True)
+    path = Path("generated/demo/.search/study.journal")
+    backend = NoFollowJournal(str(path), lock_obj=_FlockLock(path))
+    backend.append_logs([{"op_code": 0, "worker_id": "w", "study_name": "s", "directions": [0]}])
+    assert len(list(backend.read_logs(0))) == 1
+    other = state / "other"
+    other.write_bytes(b'{"op_code": 0}\n{"op_code": 0}\n')
+    os.replace(other, state / "study.journal")
+    with pytest.raises(Exception, match="replaced by another file"):
+        list(backend.read_logs(0))
+    with pytest.raises(Exception, match="replaced by another file"):
+        backend.append_logs([{"op_code": 0}])
