@@ -140,6 +140,9 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
     stops = _Stops(float(job.get("stop_timeout_s", 60.0)), job.get("time_limit_s"))
     for sig in STOP_SIGNALS:
         signal.signal(sig, stops.on_signal)
+    # a supervisor forked from `sweepgen run` (forked.py) starts with them blocked, so that none is
+    # lost or handled by the wrong handler before this point; a pending one is handled now
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     pgroup.become_subreaper()
     me = os.getpid()
     try:
