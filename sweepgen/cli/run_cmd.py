@@ -196,9 +196,7 @@ def run(
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.cli._run_display import RichDisplay, print_decided, print_result, print_search
     from sweepgen.run.core.sweep_state import RunOptions
-    from sweepgen.run.report.sequential_record import Rule
-    from sweepgen.run.sweep.decide import DecideResult
-    from sweepgen.run.sweep.grid import RunRequest
+    from sweepgen.run.sweep.grid import RunRequest, RunResult
     from sweepgen.run.sweep.start import SearchResult
     from sweepgen.run.sweep.start import run as run_any
 
@@ -215,29 +213,42 @@ def run(
         time_limit=time_limit,
     )
     request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
-    rule = _rule(until_decided, Rule(compare, metric, at, mode, seeds_per_round, max_seeds, spending))
+    rule = _rule(until_decided, compare, metric, at, mode, seeds_per_round, max_seeds, spending)
     with _output_guard(dry_run, sweep_dir):
         result = run_any(request, RichDisplay(metric), rule)
         if isinstance(result, SearchResult):
             print_search(result, sweep_dir)
-        elif isinstance(result, DecideResult):
-            print_decided(result, sweep_dir, metric)
-        else:
+        elif isinstance(result, RunResult):
             print_result(result, sweep_dir, metric)
+        else:
+            print_decided(result, sweep_dir, metric)
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()  # inside the guard: a last buffered line meets the closed pipe here
     return result.code
 
 
-def _rule(until_decided: bool, rule: Rule) -> Rule | None:
-    """--until-decided's rule; its options without it are a usage error (--metric alone only shows)."""
+def _rule(
+    until_decided: bool,
+    compare: str | None,
+    metric: str | None,
+    at: str | None,
+    mode: str | None,
+    per_round: int | None,
+    max_seeds: int | None,
+    spending: str | None,
+) -> Rule | None:
+    """--until-decided's rule; its options without it are a usage error (--metric alone only shows).
+    The rule's module (the report's statistics) loads only with --until-decided: not at every start."""
+    if not until_decided:
+        if any(v is not None for v in (compare, at, mode, per_round, max_seeds, spending)):
+            raise click.UsageError(
+                "--compare, --mode, --at, --seeds-per-round, --max-seeds and --spending belong to "
+                "--until-decided"
+            )
+        return None
     from sweepgen.run.report.sequential_record import Rule
 
-    if not until_decided and rule != Rule(metric=rule.metric):
-        raise click.UsageError(
-            "--compare, --mode, --at, --seeds-per-round, --max-seeds and --spending belong to --until-decided"
-        )
-    return rule if until_decided else None
+    return Rule(compare, metric, at, mode, per_round, max_seeds, spending)
 
 
 def _output_guard(dry_run: bool, sweep_dir: Path) -> contextlib.AbstractContextManager[object]:
