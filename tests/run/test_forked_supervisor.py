@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from sweepgen.run.core.base import RunState, read_status
-from sweepgen.run.local import liveness
+from sweepgen.run.local import liveness, supervise
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 60
@@ -31,7 +31,8 @@ from pathlib import Path
 from sweepgen.run.core import runlock
 from sweepgen.run.local import forked
 
-run_dir, trainer, thread, term_first = Path(sys.argv[1]), sys.argv[2], sys.argv[3] == "1", sys.argv[4] == "1"
+given = json.loads(os.environ["DRIVER_ARGS"]) if "DRIVER_ARGS" in os.environ else sys.argv[1:]
+run_dir, trainer, thread, term_first = Path(given[0]), given[1], given[2] == "1", given[3] == "1"
 if thread:
     threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
 run_dir.mkdir(parents=True, exist_ok=True)
@@ -54,20 +55,28 @@ print(proc.wait(), flush=True)
 """
 
 
-def _driver(tmp_path: Path, trainer: str, *, thread: bool = False, term_first: bool = False):
+def _driver(
+    tmp_path: Path, trainer: str, *, thread: bool = False, term_first: bool = False, short: bool = False
+):
+    """The driver in a fresh Python; ``short``: with a command line too short to hold the
+    supervisor's (``python d``, its arguments in the environment), as `python -m sweepgen run x` is."""
     run_dir = tmp_path / "runs" / "a"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    argv = [
-        sys.executable,
-        "-c",
-        DRIVER,
-        str(run_dir),
-        trainer,
-        "1" if thread else "0",
-        "1" if term_first else "0",
-    ]
+    given = [str(run_dir), trainer, "1" if thread else "0", "1" if term_first else "0"]
+    if short:
+        (tmp_path / "d").write_text(DRIVER)
+        argv = [sys.executable, "d"]
+        env["DRIVER_ARGS"] = json.dumps(given)
+    else:
+        argv = [sys.executable, "-c", DRIVER, *given]
     proc = subprocess.Popen(
-        argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        argv,
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     pid, kind = proc.stdout.readline().split()
@@ -112,6 +121,35 @@ def test_a_forked_supervisor_is_the_supervisor_and_holds_nothing_of_its_parent(t
         assert fds[0] == os.devnull and fds[1] == fds[2] == str(run_dir / "run.log"), fds
         assert fds[int(argv[3])] == str(run_dir / ".sweepgen.lock"), fds
         os.kill(pid, signal.SIGTERM)  # `sweepgen cancel`'s way: the supervisor records it
+        out, err = proc.communicate(timeout=DEADLINE_S)
+        assert out.split()[-1] == "0", out + err
+        status = read_status(run_dir)
+        assert status is not None and status.state is RunState.CANCELLED, status
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_a_forked_supervisor_whose_command_line_cannot_be_rewritten_is_proven_by_its_name(tmp_path):
+    proc, run_dir, pid, kind = _driver(tmp_path, "sleep 30", short=True)
+    try:
+        assert kind == "Forked"
+        assert proc.stdin is not None
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        _wait_status(run_dir, lambda s: "trainer_pgid" in s.ids)
+        assert b"sweepgen.run.local.supervise" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        assert Path(f"/proc/{pid}/comm").read_text().strip() == supervise.COMM
+        assert liveness.supervises(pid, run_dir)
+        other = tmp_path / "runs" / "b"
+        other.mkdir()
+        (other / ".sweepgen.lock").write_bytes(b"")
+        assert not liveness.supervises(pid, other)  # its name alone proves nothing: the lock it holds does
+        assert not liveness.supervises(
+            proc.pid, run_dir
+        )  # its parent holds the lock too, but is no supervisor
+        os.kill(pid, signal.SIGTERM)
         out, err = proc.communicate(timeout=DEADLINE_S)
         assert out.split()[-1] == "0", out + err
         status = read_status(run_dir)

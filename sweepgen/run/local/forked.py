@@ -12,7 +12,9 @@ The child becomes exactly what the exec'd supervisor is, and nothing of `sweepge
   closed, so a supervisor never keeps a controller "alive" or a file open after `sweepgen run` died;
 - its command line (``/proc/PID/cmdline``, what `ps` shows and ``liveness.supervises`` proves) is
   rewritten in place to the exec'd supervisor's, ``python -m sweepgen.run.local.supervise LOCK_FD
-  JOB_FD -- ARGV...`` (cut to the space the original had; the arguments after ``--`` are only shown);
+  JOB_FD -- ARGV...``, cut to the space the original had (the interpreter's path, then the
+  trainer's arguments go first); its name (``/proc/PID/comm``) is ``supervise.COMM``, which with the
+  run's lock proves it where even the module's name did not fit;
 - the stop signals are blocked from before the fork until the supervisor's handlers are installed,
   so a SIGTERM at any moment is a stop, never the parent's handler or a death unrecorded;
 - the objects inherited from `sweepgen run` are frozen out of the garbage collector (no finalizer of
@@ -20,8 +22,8 @@ The child becomes exactly what the exec'd supervisor is, and nothing of `sweepge
 
 Only where it is safe: a process with one thread (``fork`` copies only the calling thread; a lock
 another thread held would stay held forever in the child), Linux with a writable own
-``/proc/self/mem``. Anywhere else, or when the command line does not fit, the child ``exec``s the
-supervisor as before (``fallback_argv``), so the result is the same process in every case.
+``/proc/self/mem``. Anywhere else, or when neither its name nor its command line can be set, the
+child ``exec``s the supervisor as before, so the result is the same process in every case.
 """
 
 from __future__ import annotations
@@ -167,8 +169,9 @@ def _child(args: list[str], *, lock_fd: int, job_fd: int, log_fd: int, env: Mapp
     sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True)
     os.environ.clear()
     os.environ.update(env)  # the trainer inherits it, as it inherits the exec'd supervisor's
-    if not _retitle(args):
-        # its command line would not show what it is: be the exec'd supervisor instead
+    titled = _retitle(args)
+    if not (supervise.name_self() or titled):
+        # nothing would show (or prove) what it is: be the exec'd supervisor instead
         for fd in (lock_fd, job_fd):
             os.set_inheritable(fd, True)
         # the stop signals stay blocked through the exec: the supervisor unblocks them once its
@@ -195,16 +198,21 @@ def _max_fd() -> int:
 
 def _retitle(args: list[str]) -> bool:
     """Write ``args`` over this process's command line (the kernel shows the bytes between its
-    arg_start and arg_end); the arguments after ``--`` are cut to what fits. False when even the
-    supervisor's own part does not fit, or the memory cannot be written."""
+    arg_start and arg_end): the arguments after ``--`` cut to what fits, and where the supervisor's
+    own part does not fit with the interpreter's path, it from the module's name on. False when
+    even that does not fit (a `python -m sweepgen run x`), or the memory cannot be written: its
+    name (supervise.COMM) then says what it is."""
     try:
         with open("/proc/self/stat", "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
         start, end = int(fields[45]), int(fields[46])  # fields 48 and 49 of proc(5)
-        head = b"\0".join(a.encode() for a in args[: args.index("--") + 1]) + b"\0"
+        cut = args.index("--") + 1
+        head = b"\0".join(a.encode() for a in args[:cut]) + b"\0"
+        if len(head) > end - start:
+            head = b"\0".join(a.encode() for a in args[args.index(MODULE) : cut]) + b"\0"
         if len(head) > end - start:
             return False
-        tail = b"\0".join(a.encode() for a in args[args.index("--") + 1 :])
+        tail = b"\0".join(a.encode() for a in args[cut:])
         text = (head + tail)[: end - start - 1]
         with open("/proc/self/mem", "r+b", buffering=0) as mem:
             mem.seek(start)

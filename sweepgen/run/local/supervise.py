@@ -45,6 +45,10 @@ STATUS_FILE = "sweepgen_status.json"  # base.STATUS_FILE (base is too heavy to i
 LOG_FILE = "run.log"  # base.LOG_FILE
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 NOT_RECORDED = 75  # EX_TEMPFAIL: the end could not be written
+# this process's name (/proc/PID/comm, `ps -o comm`; 15 bytes at most): with the run's lock held, what
+# proves a process to be a run's supervisor (liveness.supervises) where its command line cannot
+# (a supervisor forked from a `sweepgen run` whose command line was too short to rewrite)
+COMM = "sweepgen-superv"
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
 
@@ -192,11 +196,22 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
     return 0 if _write(run_dir, _ended(job, status, code, stops)) else NOT_RECORDED
 
 
+def name_self() -> bool:
+    """Name this process COMM (Linux); False where it cannot be."""
+    try:
+        with open("/proc/self/comm", "w", encoding="ascii") as fh:
+            fh.write(COMM)
+    except OSError:
+        return False
+    return True
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 4 or argv[2] != "--":
         print("usage: python -m sweepgen.run.local.supervise LOCK_FD JOB_FD -- ARGV...", file=sys.stderr)
         return 2
     lock_fd, job_fd = int(argv[0]), int(argv[1])
+    name_self()
     os.set_inheritable(lock_fd, False)  # the run's lock stays here, never in the trainer's processes
     with os.fdopen(job_fd, "rb") as pipe:
         raw = pipe.read()
