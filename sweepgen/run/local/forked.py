@@ -21,7 +21,8 @@ The child becomes exactly what the exec'd supervisor is, and nothing of `sweepge
   the parent's runs inside the child) and the child leaves through ``os._exit`` only.
 
 Only where it is safe: a process with one thread (``fork`` copies only the calling thread; a lock
-another thread held would stay held forever in the child), Linux with a writable own
+another thread held would stay held forever in the child) but for sweepgen's own idle ones (the
+template sandbox's watchdog, which holds none), Linux with a writable own
 ``/proc/self/mem``. Anywhere else, or when neither its name nor its command line can be set, the
 child ``exec``s the supervisor as before, so the result is the same process in every case.
 """
@@ -48,6 +49,10 @@ MODULE = "sweepgen.run.local.supervise"
 EXEC_PREFIX = (sys.executable, "-m", MODULE)
 _STOPS = set(supervise.STOP_SIGNALS)
 _INTERNAL = 70  # the child failed before supervising: the parent records the run's end
+# threads of sweepgen that hold no lock a child could need: the template sandbox's watchdog
+# (compile/template/sandbox.py) only sleeps and reads a deadline; the compile pipeline forks its
+# render workers beside it too. Any other thread (one a caller of sweepgen started) rules a fork out.
+_IDLE_THREADS = frozenset({"sweepgen-time-budget"})
 
 
 class SupervisorProcess(Protocol):
@@ -106,7 +111,7 @@ def can_fork(*fds: int) -> bool:
         min(fds, default=3) > 2
         and hasattr(os, "fork")
         and sys.platform.startswith("linux")
-        and threading.active_count() == 1
+        and all(t is threading.main_thread() or t.name in _IDLE_THREADS for t in threading.enumerate())
         and os.access("/proc/self/mem", os.W_OK)
     )
 
