@@ -263,8 +263,11 @@ def ideal_makespan(durations: list[float], slots: int) -> float:
     return max(free)
 
 
-def _run_search(root: Path, *argv: str) -> float:
+def _run_search(root: Path, *argv: str) -> tuple[float, float, float]:
+    """The whole command's wall, and its start and end on the wall clock (the study's own times are
+    wall-clock times: its start-up is the first ask - the start, its wind-down the end - the last tell)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    began = time.time()
     t0 = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "sweepgen", "run", "generated/fake_search", *argv],
@@ -274,9 +277,16 @@ def _run_search(root: Path, *argv: str) -> float:
         text=True,
     )
     wall = time.perf_counter() - t0
+    ended = time.time()
     if done.returncode != 0:
         raise SystemExit(f"sweepgen run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return wall
+    return wall, began, ended
+
+
+def _ends(trials: list, began: float, ended: float) -> str:
+    first_ask = min(t.datetime_start for t in trials).timestamp()
+    last_tell = max(t.datetime_complete for t in trials).timestamp()
+    return f"start-up to the first ask {first_ask - began:.2f} s, last tell to exit {ended - last_tell:.2f} s"
 
 
 def _render(root: Path, spec: Path) -> None:
@@ -316,7 +326,7 @@ def part_real(args) -> None:
             },
         )
         _render(root, spec)
-        wall = _run_search(root, "--command", COMMAND, "--done-file", "summary.json")
+        wall, t_began, t_ended = _run_search(root, "--command", COMMAND, "--done-file", "summary.json")
         trials = sorted(_study_trials(root), key=lambda t: t.number)
         durations, began, ended = [], [], []
         for t in trials:
@@ -345,7 +355,7 @@ def part_real(args) -> None:
         )
         print(
             f"  refill latency (a trial's end to the next trial's trainer running): median "
-            f"{statistics.median(refill):.2f} s, max {max(refill):.2f} s"
+            f"{statistics.median(refill):.2f} s, max {max(refill):.2f} s; {_ends(trials, t_began, t_ended)}"
         )
         shutil.rmtree(root)
     if args.hydra_python:
@@ -365,7 +375,9 @@ def part_trivial(args) -> None:
         spec = write_search_project(root, {"n": n, "parallel": 1, "sampler": "random", "seed": rep})
         _render(root, spec)
         command = ': {config}; printf \'{{"step": 1, "score": 0.5}}\\n\' > {run_dir}/metrics.jsonl'
-        wall = _run_search(root, "--command", command, "--shell", "--done-file", "metrics.jsonl")
+        wall, t_began, t_ended = _run_search(
+            root, "--command", command, "--shell", "--done-file", "metrics.jsonl"
+        )
         trials = sorted(_study_trials(root), key=lambda t: t.number)
         assert all(t.state.name == "COMPLETE" for t in trials), [t.state.name for t in trials]
         starts = [t.datetime_start.timestamp() for t in trials]
@@ -376,6 +388,7 @@ def part_trivial(args) -> None:
             f"{statistics.median(gaps):.3f} s, 90th percentile {sorted(gaps)[int(0.9 * len(gaps))]:.3f} s "
             f"(load {os.getloadavg()[0]:.1f})"
         )
+        print(f"  {_ends(trials, t_began, t_ended)}")
         shutil.rmtree(root)
 
 

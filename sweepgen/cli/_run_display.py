@@ -22,13 +22,13 @@ from sweepgen.run.core import metrics
 from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word
 from sweepgen.run.core.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.core.runfiles import RunFileError
-from sweepgen.run.report.sequential_record import look_lines
-from sweepgen.run.sweep.decide import DecideResult
 from sweepgen.run.sweep.grid import RunResult, final_state
 from sweepgen.run.sweep.start import SearchResult
 
 if TYPE_CHECKING:
     from rich.live import Live
+
+    from sweepgen.run.sweep.decide import DecideResult
 
 STYLE = {
     RunState.PENDING: "dim",
@@ -326,6 +326,8 @@ def print_decided(result: DecideResult, sweep_dir: Path, metric: str | None = No
 
 def _decided_lines(result: DecideResult) -> list[str]:
     """Every look, each decided arm's verdict, and what is left open when the seeds are spent."""
+    from sweepgen.run.report.sequential_record import look_lines  # --until-decided only: loaded then
+
     lines = [
         line for n, look in enumerate(result.looks, 1) for line in look_lines(look, n, result.total_looks)
     ]

@@ -15,6 +15,7 @@ from search_support import (
     RUN_ARGS,
     assert_t1_pruned_and_stopped,
     kill_run_once_trial_trains,
+    logged_steps,
     study,
     sweepgen,
     write_search_project,
@@ -88,3 +89,68 @@ def test_a_slurm_trial_re_attached_after_its_controller_died_is_pruned_and_stopp
     assert "t0001: taken over from a stopped controller" in done.stdout
     assert_t1_pruned_and_stopped(tmp_path, done.stdout)
     _assert_jobs_as_pruned(tmp_path)
+
+
+SLOW_BASE = {"x": 0.5, "y": 0.5, "steps": 60, "step_s": 0.2, "seed": 0, "noise": 0.0, "output_dir": None}
+
+
+def _trial_jobs(root: Path) -> dict[str, str]:
+    """Each trial's Slurm job id, as its run's status records it (a trial not submitted has none)."""
+    jobs = {}
+    for run in sorted((root / "runs" / "fake_search").glob("t*")):
+        status = read_status(run)
+        if status is not None and status.ids.get("job_id"):
+            jobs[run.name] = str(status.ids["job_id"])
+    return jobs
+
+
+def test_cancel_of_a_slurm_search_stops_it_and_nothing_is_asked_or_submitted_after(tmp_path):
+    """`sweepgen cancel` of a search on the real Slurm, its controller alive on the "login node":
+    the running trials' jobs are cancelled and recorded so, the controller asks and submits nothing
+    more (a cancelled job is the search stopping, never a failed trial to replace) and exits 1, and
+    Slurm holds no job of the sweep afterwards."""
+    from sweepgen.run.slurm import query as slurm_query
+
+    write_search_project(
+        tmp_path, {"n": 8, "parallel": 2, "sampler": "random"}, base=SLOW_BASE, resources={"time": 5}
+    )
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    proc = sweepgen(tmp_path, "run", "generated/fake_search", "--executor", "slurm", *RUN_ARGS, wait=False)
+    deadline = time.monotonic() + 300
+    while not logged_steps(tmp_path / "runs" / "fake_search" / "t0000"):
+        assert time.monotonic() < deadline and proc.poll() is None, "t0000 never trained"
+        time.sleep(0.2)
+    cancel = sweepgen(tmp_path, "cancel", "generated/fake_search", timeout=300)
+    cancelled_at = time.time()
+    assert cancel.returncode == 0 and "Traceback" not in cancel.stderr, cancel.stdout + cancel.stderr
+    assert "the search was asked to stop" in cancel.stdout, cancel.stdout
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1 and "Traceback" not in err, out + err
+    assert "the search was cancelled" in err, err
+    trials = study(tmp_path).get_trials()
+    jobs = _trial_jobs(tmp_path)
+    # nothing asked after the cancel returned, and every trial asked was submitted once, before it
+    assert len(trials) < 8, [t.state.name for t in trials]
+    assert all(t.datetime_start.timestamp() <= cancelled_at for t in trials), trials
+    assert sorted(jobs) == sorted(f"t{t.number:04d}" for t in trials), jobs
+    # the cancelled trials are open in the study (the next `run` resumes them), their runs cancelled
+    open_ = [f"t{t.number:04d}" for t in trials if t.state.name == "RUNNING"]
+    assert open_ and all(t.state.name in ("RUNNING", "COMPLETE") for t in trials), trials
+    for name in open_:
+        status = read_status(tmp_path / "runs" / "fake_search" / name)
+        assert status is not None and status.state.value == "cancelled", (name, status)
+    # Slurm agrees: none of the sweep's jobs is left in the queue, and the open ones ended CANCELLED
+    assert not slurm_query.squeue(jobs.values()), slurm_query.squeue(jobs.values())
+    for name in open_:
+        job = jobs[name]
+        info = slurm_query.sacct([job]).get(job)
+        deadline = time.monotonic() + 60
+        while info is None or not info.ended:  # sacct lags the controller
+            assert time.monotonic() < deadline, f"sacct never recorded the end of {name}'s job {job}"
+            time.sleep(1)
+            info = slurm_query.sacct([job]).get(job)
+        assert info.state == "CANCELLED", (name, info)
+    # and it stays stopped: a while later still no new trial, no new job
+    time.sleep(3)
+    assert len(study(tmp_path).get_trials()) == len(trials)
+    assert _trial_jobs(tmp_path) == jobs

@@ -19,7 +19,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -52,7 +51,7 @@ from sweepgen.run.core.progress import (
 from sweepgen.run.core.resources import parse_time
 from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
-from sweepgen.run.local import launch, liveness
+from sweepgen.run.local import forked, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
 from sweepgen.run.local.supervise import NOT_RECORDED
 
@@ -62,7 +61,7 @@ from sweepgen.run.local.supervise import NOT_RECORDED
 KILL_GRACE_S = 60.0
 # every run's process: holds its lock, runs the trainer, ends its process group, records the run
 # (run/local/supervise.py)
-SUPERVISOR = (sys.executable, "-m", "sweepgen.run.local.supervise")
+SUPERVISOR = forked.EXEC_PREFIX
 # how long a supervisor may take to record its run's end once its trainer's group is dead
 SUPERVISOR_GRACE_S = 10.0
 INTERRUPTED = "interrupted; resume with --rerun-failed"
@@ -73,7 +72,7 @@ DISK_FAULTS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT})
 @dataclass
 class _Child:
     task: RunTask
-    proc: subprocess.Popen[bytes]
+    proc: forked.SupervisorProcess
     log: IO[bytes]
     gpu: str | None
     status: RunStatus
@@ -407,17 +406,10 @@ class LocalExecutor(Executor):
             for program in {argv[0], task.argv[0]}:  # said here, in the run's reason, not as exit 127
                 if shutil.which(program) is None:
                     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
-            proc = subprocess.Popen(
-                [*SUPERVISOR, str(lock_fd), str(job_read), "--", *argv],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-                # the supervisor holds the lock while the run lives, even if sweepgen dies; the
-                # trainer's own processes never get it
-                pass_fds=(lock_fd, job_read),
-            )
+            # forked from this process where that is safe (forked.py), else started as
+            # `python -m sweepgen.run.local.supervise`; the supervisor holds the lock while the run
+            # lives, even if sweepgen dies; the trainer's own processes never get it
+            proc = forked.start(argv, lock_fd=lock_fd, job_fd=job_read, log_fd=log.fileno(), env=env)
         except OSError as err:
             os.close(job_write)
             self._not_started(task, lock_fd, log, gpu, attempt, err)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sweepgen.run.core import runlock, stop_request
 from sweepgen.run.core.base import RunStatus, this_host
+from sweepgen.run.local.supervise import COMM
 
 EXECUTOR = "local"  # LocalExecutor.name
 
@@ -60,20 +61,30 @@ def supervises(pid: int, run_dir: Path) -> bool:
     pull request) may name any pid with its start time read from /proc, so the pid and time alone
     would let it have `sweepgen cancel` signal any process group of the user. Proven on Linux: the
     process runs ``python -m sweepgen.run.local.supervise LOCK_FD ...`` and its LOCK_FD is open on
-    this run's lock file (same device and inode). Without /proc (macOS) nothing more can be looked
+    this run's lock file (same device and inode); or, for a supervisor forked from a `sweepgen run`
+    whose command line was too short to rewrite (run/local/forked.py), its name is ``COMM`` and one
+    of its descriptors is open on that lock file. Without /proc (macOS) nothing more can be looked
     at, and the pid and start time decide, as before."""
     if not Path("/proc/self/cmdline").exists():
         return True
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             argv = fh.read(_MAX_CMDLINE).split(b"\0")
-        at = argv.index(SUPERVISOR_MODULE.encode())
-        lock_fd = int(argv[at + 1])
-        held = os.stat(f"/proc/{pid}/fd/{lock_fd}")
         ours = os.lstat(run_dir / runlock.RUN_LOCK_NAME)
+        if SUPERVISOR_MODULE.encode() in argv:
+            fds = [argv[argv.index(SUPERVISOR_MODULE.encode()) + 1].decode()]
+        elif Path(f"/proc/{pid}/comm").read_text().strip() == COMM:
+            fds = os.listdir(f"/proc/{pid}/fd")  # (a supervisor: a handful)
+        else:
+            return False
     except (OSError, ValueError, IndexError):
         return False
-    return (held.st_dev, held.st_ino) == (ours.st_dev, ours.st_ino)
+    for fd in fds:
+        with contextlib.suppress(OSError, ValueError):
+            held = os.stat(f"/proc/{pid}/fd/{int(fd)}")
+            if (held.st_dev, held.st_ino) == (ours.st_dev, ours.st_ino):
+                return True
+    return False
 
 
 def signal_pgid(pgid: int, sig: signal.Signals) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -44,6 +45,10 @@ STATUS_FILE = filenames.STATUS
 LOG_FILE = filenames.LOG
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 NOT_RECORDED = 75  # EX_TEMPFAIL: the end could not be written
+# this process's name (/proc/PID/comm, `ps -o comm`; 15 bytes at most): with the run's lock held, what
+# proves a process to be a run's supervisor (liveness.supervises) where its command line cannot
+# (a supervisor forked from a `sweepgen run` whose command line was too short to rewrite)
+COMM = "sweepgen-superv"
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
 
@@ -134,6 +139,30 @@ def _ended(job: dict[str, Any], status: dict[str, Any], code: int, stops: _Stops
     return {**status, "state": state, "exit_code": code, "ended": _utc_now(), "reason": reason}
 
 
+def _wait(trainer: subprocess.Popen[bytes], stops: _Stops) -> int:
+    """The trainer's exit status, doing what is due meanwhile. Woken the moment it exits (a pidfd,
+    readable then), not by ``Popen.wait``'s polling (up to 50 ms late at each run's end); a stop
+    signal is acted on by its handler."""
+    try:
+        fd: int | None = os.pidfd_open(trainer.pid)
+    except (AttributeError, OSError):  # (no pidfd on this platform or kernel): Popen's polling
+        fd = None
+    try:
+        while True:
+            if fd is None:
+                try:
+                    return trainer.wait(timeout=stops.act())
+                except subprocess.TimeoutExpired:
+                    continue
+            code = trainer.poll()
+            if code is not None:
+                return code
+            select.select([fd], [], [], stops.act())
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
 def supervise(job: dict[str, Any], argv: list[str]) -> int:
     """Run ``argv`` as the run ``job`` describes and record how it ended; the exit status above."""
     run_dir = Path(job["run_dir"])
@@ -141,6 +170,9 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
     stops = _Stops(float(job.get("stop_timeout_s", 60.0)), job.get("time_limit_s"))
     for sig in STOP_SIGNALS:
         signal.signal(sig, stops.on_signal)
+    # a supervisor forked from `sweepgen run` (forked.py) starts with them blocked, so that none is
+    # lost or handled by the wrong handler before this point; a pending one is handled now
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     pgroup.become_subreaper()
     me = os.getpid()
     try:
@@ -160,14 +192,19 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
         pgroup.end_group(trainer.pid)
         trainer.wait()
         return NOT_RECORDED
-    while True:
-        try:
-            code = trainer.wait(timeout=stops.act())
-            break
-        except subprocess.TimeoutExpired:
-            continue
+    code = _wait(trainer, stops)
     pgroup.end_group(trainer.pid)  # whatever it left in its group: the run is over only when all is
     return 0 if _write(run_dir, _ended(job, status, code, stops)) else NOT_RECORDED
+
+
+def name_self() -> bool:
+    """Name this process COMM (Linux); False where it cannot be."""
+    try:
+        with open("/proc/self/comm", "w", encoding="ascii") as fh:
+            fh.write(COMM)
+    except OSError:
+        return False
+    return True
 
 
 def main(argv: list[str]) -> int:
@@ -175,6 +212,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m sweepgen.run.local.supervise LOCK_FD JOB_FD -- ARGV...", file=sys.stderr)
         return 2
     lock_fd, job_fd = int(argv[0]), int(argv[1])
+    name_self()
     os.set_inheritable(lock_fd, False)  # the run's lock stays here, never in the trainer's processes
     with os.fdopen(job_fd, "rb") as pipe:
         raw = pipe.read()

@@ -116,15 +116,18 @@ class SearchController:
         """One round; False once this controller has nothing left to run. The runs are followed
         first, so a slot freed by a trial told in this round is refilled in this round."""
         statuses = self.executor.poll() if self.executor is not None else {}
-        for live in list(self.live.values()):
-            self._advance(live, statuses)
-        if not self.stopping and search_stop.requested(self.state_dir):
-            self._stop_asking()
-        if not self.stopping:
-            with search_owner.bookkeeping(self.state_dir):
-                trials = self.study.get_trials(deepcopy=False)
-                self._take_over(trials)
-                self._ask(trials)
+        # the round's journal lines are fsynced together: before any run starts (_start), and at
+        # the end of the round (a tell followed by no ask)
+        with search_study.deferred_sync(self.study):
+            for live in list(self.live.values()):
+                self._advance(live, statuses)
+            if not self.stopping and search_stop.requested(self.state_dir):
+                self._stop_asking()
+            if not self.stopping:
+                with search_owner.bookkeeping(self.state_dir):
+                    trials = self.study.get_trials(deepcopy=False)
+                    self._take_over(trials)
+                    self._ask(trials)
         return bool(self.live) or (not self.stopping and self._work_left())
 
     def wait(self, timeout_s: float) -> None:
@@ -219,6 +222,7 @@ class SearchController:
             self._tell_failed(trial, f"refused before it ran: {rendered.reason}")
             self.events.append(f"{name}: refused ({rendered.reason})")
             return False
+        search_study.sync(self.study)  # the trial as asked is on disk before any of its runs starts
         live = _LiveTrial(trial, rendered, reported=reported or set(), pruned=pruning)
         to_start = []
         for task in rendered:

@@ -17,6 +17,7 @@ Optuna is the optional ``search`` extra, imported only by search sweeps.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import importlib.util
 import os
@@ -127,6 +128,19 @@ def storage(sweep_dir: Path) -> optuna.storages.JournalStorage:
     # Optuna's backend opens the journal by path (a link followed); ours never follows one
     journal = lib.storages.JournalStorage(NoFollowJournal(str(path), lock_obj=lock))
     return cast("optuna.storages.JournalStorage", journal)
+
+
+def deferred_sync(study: optuna.Study) -> contextlib.AbstractContextManager[None]:
+    """The study's journal appends fsynced together (journal_file.NoFollowJournal.deferred)."""
+    backend: Any = getattr(study._storage, "_backend", None)
+    return backend.deferred() if hasattr(backend, "deferred") else contextlib.nullcontext()
+
+
+def sync(study: optuna.Study) -> None:
+    """fsync the study's journal appends made in a ``deferred_sync`` block so far."""
+    backend: Any = getattr(study._storage, "_backend", None)
+    if hasattr(backend, "sync"):
+        backend.sync()
 
 
 def open_study(sweep_dir: Path, search: SearchBlock) -> optuna.Study:

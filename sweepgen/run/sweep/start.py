@@ -24,12 +24,10 @@ from sweepgen.run.core import sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
 from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
-from sweepgen.run.report.sequential_record import Rule
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import study as search_study
 from sweepgen.run.search import view as search_view
 from sweepgen.run.search.study import journal_path
-from sweepgen.run.sweep.decide import DecideResult, run_until_decided
 from sweepgen.run.sweep.grid import (
     INTERRUPTED,
     Display,
@@ -41,6 +39,10 @@ from sweepgen.run.sweep.grid import (
     stop_signals_raise_interrupt,
     time_limit,
 )
+
+if TYPE_CHECKING:  # `run --until-decided` only: its statistics load when it is asked for
+    from sweepgen.run.report.sequential_record import Rule
+    from sweepgen.run.sweep.decide import DecideResult
 
 POLL_S = 0.2
 MAX_FAILED_SHOWN = 5  # failed trials listed with their reason by status and report
@@ -73,6 +75,8 @@ def run(
             hint="give its search `repeats:` for seeds, and compare the best trials with `sweepgen report`",
         )
     if decide is not None:
+        from sweepgen.run.sweep.decide import run_until_decided  # noqa: PLC0415 - see TYPE_CHECKING above
+
         return run_until_decided(request, decide, display)
     if spec is None:
         return run_sweep(request, display)

@@ -1,0 +1,187 @@
+"""A run's supervisor forked from `sweepgen run` (sweepgen.run.local.forked) is the same process as
+the exec'd one: its own session, only its own descriptors (never the search's owner lock or another
+run's files of its parent), the supervisor's command line (what `ps` shows and `liveness.supervises`
+proves), a stop at any moment recorded as a cancel; and where forking is unsafe (a second thread)
+the supervisor is exec'd. Each case runs in a fresh Python, so pytest's own threads decide nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sweepgen.run.core.base import RunState, read_status
+from sweepgen.run.local import liveness, supervise
+
+REPO = Path(__file__).resolve().parents[2]
+DEADLINE_S = 60
+
+# starts one supervisor as the local executor does (lock, job pipe, log), with an "owner lock" open
+# as a controller holds it; prints the supervisor's pid and kind, then hands the job over when told
+DRIVER = """
+import json, os, sys, threading, time, fcntl
+from pathlib import Path
+from sweepgen.run.core import runlock
+from sweepgen.run.local import forked
+
+given = json.loads(os.environ["DRIVER_ARGS"]) if "DRIVER_ARGS" in os.environ else sys.argv[1:]
+run_dir, trainer, thread, term_first = Path(given[0]), given[1], given[2] == "1", given[3] == "1"
+if thread:
+    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+run_dir.mkdir(parents=True, exist_ok=True)
+owner = os.open(run_dir.parent / "owner", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+fcntl.flock(owner, fcntl.LOCK_EX)
+lock_fd = runlock.acquire(run_dir)
+log = open(run_dir / "run.log", "ab")
+job_read, job_write = os.pipe()
+argv, env = ["sh", "-c", trainer], dict(os.environ)
+proc = forked.start(argv, lock_fd=lock_fd, job_fd=job_read, log_fd=log.fileno(), env=env)
+os.close(job_read)
+if term_first:  # a stop before the supervisor has even read its job
+    os.kill(proc.pid, 15)
+print(proc.pid, type(proc).__name__, flush=True)
+sys.stdin.readline()
+job = {"run_dir": str(run_dir), "status": {"state": "running", "executor": "local"}, "stop_timeout_s": 5}
+os.write(job_write, json.dumps(job).encode())
+os.close(job_write)
+print(proc.wait(), flush=True)
+"""
+
+
+def _driver(
+    tmp_path: Path, trainer: str, *, thread: bool = False, term_first: bool = False, short: bool = False
+):
+    """The driver in a fresh Python; ``short``: with a command line too short to hold the
+    supervisor's (``python d``, its arguments in the environment), as `python -m sweepgen run x` is."""
+    run_dir = tmp_path / "runs" / "a"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    given = [str(run_dir), trainer, "1" if thread else "0", "1" if term_first else "0"]
+    if short:
+        (tmp_path / "d").write_text(DRIVER)
+        argv = [sys.executable, "d"]
+        env["DRIVER_ARGS"] = json.dumps(given)
+    else:
+        argv = [sys.executable, "-c", DRIVER, *given]
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    pid, kind = proc.stdout.readline().split()
+    return proc, run_dir, int(pid), kind
+
+
+def _fds(pid: int) -> dict[int, str]:
+    folder = Path(f"/proc/{pid}/fd")
+    return {int(fd.name): os.readlink(fd) for fd in folder.iterdir()}
+
+
+def _wait_status(run_dir: Path, predicate) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        status = read_status(run_dir) if (run_dir / "sweepgen_status.json").exists() else None
+        if status is not None and predicate(status):
+            return
+        assert time.monotonic() < deadline, f"the supervisor never recorded it: {status}"
+        time.sleep(0.02)
+
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork, /proc and prctl: Linux")
+
+
+def test_a_forked_supervisor_is_the_supervisor_and_holds_nothing_of_its_parent(tmp_path):
+    proc, run_dir, pid, kind = _driver(tmp_path, "sleep 30")
+    try:
+        assert kind == "Forked"
+        assert proc.stdin is not None
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        _wait_status(run_dir, lambda s: "trainer_pgid" in s.ids)
+        assert os.getsid(pid) == pid != os.getsid(proc.pid)  # a session of its own
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert argv[1:3] == [b"-m", b"sweepgen.run.local.supervise"] and argv[5] == b"--", argv
+        assert liveness.supervises(pid, run_dir)
+        fds = _fds(pid)
+        # stdin, the log twice and the run's lock (and its own pidfd of the trainer): not the owner
+        # lock, the journal or the job pipe
+        own = {fd for fd, target in fds.items() if target == "anon_inode:[pidfd]"}
+        assert sorted(set(fds) - own) == [0, 1, 2, int(argv[3])] and len(own) <= 1, fds
+        assert fds[0] == os.devnull and fds[1] == fds[2] == str(run_dir / "run.log"), fds
+        assert fds[int(argv[3])] == str(run_dir / ".sweepgen.lock"), fds
+        os.kill(pid, signal.SIGTERM)  # `sweepgen cancel`'s way: the supervisor records it
+        out, err = proc.communicate(timeout=DEADLINE_S)
+        assert out.split()[-1] == "0", out + err
+        status = read_status(run_dir)
+        assert status is not None and status.state is RunState.CANCELLED, status
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_a_forked_supervisor_whose_command_line_cannot_be_rewritten_is_proven_by_its_name(tmp_path):
+    proc, run_dir, pid, kind = _driver(tmp_path, "sleep 30", short=True)
+    try:
+        assert kind == "Forked"
+        assert proc.stdin is not None
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        _wait_status(run_dir, lambda s: "trainer_pgid" in s.ids)
+        assert b"sweepgen.run.local.supervise" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        assert Path(f"/proc/{pid}/comm").read_text().strip() == supervise.COMM
+        assert liveness.supervises(pid, run_dir)
+        other = tmp_path / "runs" / "b"
+        other.mkdir()
+        (other / ".sweepgen.lock").write_bytes(b"")
+        assert not liveness.supervises(pid, other)  # its name alone proves nothing: the lock it holds does
+        assert not liveness.supervises(
+            proc.pid, run_dir
+        )  # its parent holds the lock too, but is no supervisor
+        os.kill(pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=DEADLINE_S)
+        assert out.split()[-1] == "0", out + err
+        status = read_status(run_dir)
+        assert status is not None and status.state is RunState.CANCELLED, status
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_a_stop_before_the_forked_supervisor_read_its_job_is_a_recorded_cancel(tmp_path):
+    proc, run_dir, pid, kind = _driver(tmp_path, "sleep 30", term_first=True)
+    assert kind == "Forked"
+    assert proc.stdin is not None
+    proc.stdin.write("\n")
+    proc.stdin.flush()
+    out, err = proc.communicate(timeout=DEADLINE_S)
+    assert out.split()[-1] == "0", out + err  # recorded, not killed by the signal
+    status = read_status(run_dir)
+    assert status is not None and status.state is RunState.CANCELLED, status
+    assert "SIGTERM" in (status.reason or ""), status
+
+
+def test_with_a_second_thread_the_supervisor_is_execed_and_records_the_same_end(tmp_path):
+    proc, run_dir, pid, kind = _driver(tmp_path, "echo trained; exit 3", thread=True)
+    assert kind == "Popen"
+    assert proc.stdin is not None
+    proc.stdin.write("\n")
+    proc.stdin.flush()
+    out, err = proc.communicate(timeout=DEADLINE_S)
+    assert out.split()[-1] == "0", out + err
+    status = read_status(run_dir)
+    assert status is not None and status.state is RunState.FAILED and status.exit_code == 3, status
+    assert "trained" in (run_dir / "run.log").read_text()
+    assert json.loads((run_dir / "sweepgen_status.json").read_text())["ids"]["pid"] == pid

@@ -1,0 +1,183 @@
+"""Faults where the starter of a run goes away other than by `kill -9` at a random moment
+(tests/run/test_kill9_faults.py): the terminal closing (SIGHUP to `sweepgen run`'s process group, as
+the kernel sends it to the foreground group of a hung-up terminal), and the supervisor itself
+SIGKILLed after its `sweepgen run` died. In each, every run is recorded with its true end, nothing
+is left running, and the next `run` finishes each run with exactly one start per recorded attempt.
+
+Starts are counted by a marker file each start appends to (a start never recorded is seen).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from run_support import make_sweep
+from search_support import COMMAND as SEARCH_COMMAND
+from search_support import REPO, logged_steps, study, sweepgen, write_search_project
+
+from sweepgen.run.core import runlock
+from sweepgen.run.core.base import RunState, read_status
+from sweepgen.run.local import liveness
+
+DEADLINE_S = 120
+
+# a foreign trainer: appends one line per start, works ``sleep`` s on its first start (0.2 s on a
+# later one: a resumed run), exits 0 (no done file)
+FOREIGN = """\
+import os, sys, time, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+out = config["output_dir"]
+os.makedirs(out, exist_ok=True)
+marker = os.path.join(out, "starts.txt")
+first = not os.path.exists(marker)
+with open(marker, "a") as fh:
+    fh.write(f"{os.getpid()}\\n")
+time.sleep(config["fake"]["sleep"] if first else 0.2)
+"""
+
+
+def _foreign_command(root: Path) -> str:
+    script = root / "foreign.py"
+    script.write_text(FOREIGN)
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
+
+
+def _in_a_terminal_session(root: Path, *args: str) -> subprocess.Popen[str]:
+    """`sweepgen ARGS` leading a process group of its own, as a shell's foreground job does."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", *args],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _wait_for(condition, proc: subprocess.Popen[str], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            out, err = proc.communicate()
+            raise AssertionError(f"{what} never happened:\n{out}\n{err}")
+        time.sleep(0.05)
+
+
+def _no_run_held(runs: Path) -> bool:
+    return not any(runlock.is_held(run) for run in runs.iterdir() if run.is_dir())
+
+
+def _pgid_gone(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _starts(run: Path, marker: str) -> int:
+    path = run / marker
+    return len(path.read_text().splitlines()) if path.is_file() else 0
+
+
+def test_a_closed_terminal_records_every_run_cancelled_and_the_next_run_finishes_each_once(tmp_path):
+    names = [f"r{i}" for i in range(4)]
+    make_sweep(tmp_path, {n: {"sleep": 3.0} for n in names})
+    command = _foreign_command(tmp_path)
+    runs = tmp_path / "runs" / "fake"
+    proc = _in_a_terminal_session(tmp_path, "run", "generated/fake", "--jobs", "2", "--command", command)
+    _wait_for(
+        lambda: any(_starts(runs / n, "starts.txt") for n in names if (runs / n).is_dir()), proc, "a start"
+    )
+    os.killpg(proc.pid, signal.SIGHUP)  # the terminal hung up: its foreground group gets SIGHUP
+    out, err = proc.communicate(timeout=DEADLINE_S)
+    assert proc.returncode == 130 and "Traceback" not in err, out + err
+    # nothing left running, and no run left looking as if it were
+    assert _no_run_held(runs)
+    before = {}
+    for run in runs.iterdir():
+        status = read_status(run)
+        assert status is not None and status.state in (RunState.CANCELLED, RunState.FINISHED), status
+        assert status.ended is not None and _pgid_gone(int(status.ids["trainer_pgid"])), status
+        before[run.name] = status
+    shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    said = {r["state"] for r in json.loads(shown.stdout)}
+    assert said <= {"CANCELLED", "FINISHED", "NOT STARTED"} and "CANCELLED" in said, shown.stdout
+    again = sweepgen(tmp_path, "run", "generated/fake", "--rerun-failed", timeout=180)  # the recorded command
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stdout + again.stderr
+    for name in names:
+        status = read_status(runs / name)
+        assert status is not None and status.state is RunState.FINISHED, status
+        earlier = before.get(name)
+        if earlier is not None and earlier.state is RunState.FINISHED:  # never run again
+            assert status.attempt == 1 and _starts(runs / name, "starts.txt") == 1, (name, status)
+        else:  # cancelled (its trainer perhaps stopped before its first line): one more attempt
+            assert status.attempt == (earlier.attempt + 1 if earlier else 1), (name, status)
+            assert 1 <= _starts(runs / name, "starts.txt") <= status.attempt, (name, status)
+
+
+def test_a_supervisor_killed_after_its_sweepgen_run_died_takes_its_trainer_and_is_rerun_once(tmp_path):
+    make_sweep(tmp_path, {"r0": {"sleep": 60.0}})
+    command = _foreign_command(tmp_path)
+    run = tmp_path / "runs" / "fake" / "r0"
+    proc = sweepgen(tmp_path, "run", "generated/fake", "--command", command, wait=False)
+
+    def supervised() -> bool:
+        status = read_status(run) if run.is_dir() else None
+        return status is not None and "trainer_pgid" in status.ids and _starts(run, "starts.txt") == 1
+
+    _wait_for(supervised, proc, "the run's start")
+    proc.send_signal(signal.SIGKILL)  # `sweepgen run` first: nobody follows the run any more
+    proc.communicate()
+    status = read_status(run)
+    assert status is not None and liveness.supervises(int(status.ids["pid"]), run)
+    os.kill(int(status.ids["pid"]), signal.SIGKILL)  # then its supervisor: nobody records its end
+    deadline = time.monotonic() + DEADLINE_S
+    while not (_pgid_gone(int(status.ids["trainer_pgid"])) and not runlock.is_held(run)):
+        assert time.monotonic() < deadline, (
+            "the trainer outlived its killed supervisor, or the lock stayed held"
+        )
+        time.sleep(0.05)
+    # its end is unknown, and said so: not running, not finished, and --rerun-failed starts it again
+    shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    (row,) = json.loads(shown.stdout)
+    assert row["state"] == "FAILED", row
+    again = sweepgen(tmp_path, "run", "generated/fake", "--rerun-failed", timeout=180)
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stdout + again.stderr
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED and status.attempt == 2, status
+    assert _starts(run, "starts.txt") == 2
+
+
+def test_a_closed_terminal_leaves_a_search_open_and_the_next_run_reaches_exactly_n(tmp_path):
+    n = 4
+    base = {"x": 0.5, "y": 0.5, "steps": 15, "step_s": 0.1, "seed": 0, "noise": 0.0, "output_dir": None}
+    write_search_project(tmp_path, {"n": n, "parallel": 2}, base=base)
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    runs = tmp_path / "runs" / "fake_search"
+    proc = _in_a_terminal_session(tmp_path, "run", "generated/fake_search", "--command", SEARCH_COMMAND)
+    _wait_for(lambda: bool(logged_steps(runs / "t0000")), proc, "t0000's first step")
+    os.killpg(proc.pid, signal.SIGHUP)
+    out, err = proc.communicate(timeout=DEADLINE_S)
+    assert proc.returncode == 130 and "Traceback" not in err, out + err
+    assert _no_run_held(runs)
+    done = sweepgen(tmp_path, "run", "generated/fake_search", timeout=180)  # the recorded command line
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    trials = study(tmp_path).get_trials()
+    assert [t.state.name for t in trials] == ["COMPLETE"] * n
+    for t in trials:
+        run = runs / f"t{t.number:04d}"
+        status = read_status(run)
+        assert status is not None and status.state is RunState.FINISHED, status
+        # one start per attempt at most (a trainer stopped before its first line wrote none)
+        assert 1 <= _starts(run, "starts.jsonl") <= status.attempt, (run.name, status)
