@@ -7,9 +7,12 @@ from __future__ import annotations
 import csv
 import json
 import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from run_support import make_config_sweep
 
@@ -181,3 +184,36 @@ def test_a_spec_run_dir_template_places_the_runs(tmp_path, monkeypatch):
         Path("specs/rd.yaml").write_text(spec.replace("'out/{{ sweep.name }}/{{ variant.run_name }}'", bad))
         result = cli("render", "specs/rd.yaml")
         assert result.exit_code == 2 and message in result.stderr and "specs/rd.yaml:6:" in result.stderr
+
+
+def test_a_committed_run_state_never_chooses_the_command(tmp_path, monkeypatch):
+    """A pull request that commits its own .sweepgen-run.json would choose what a plain `sweepgen run
+    DIR` executes: a recorded command is replayed only from a file git does not track."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("needs git to commit the run-state file")
+    monkeypatch.chdir(tmp_path)
+    make(tmp_path)
+    canary = tmp_path / "canary"
+    state = tmp_path / "generated/csv/.sweepgen-run.json"
+    hostile = {"version": 1, "options": {"command": f"touch {canary}", "shell": True}}
+    state.write_text(json.dumps(hostile))
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "pr"],
+    ):
+        subprocess.run([git, *args], cwd=tmp_path, check=True, capture_output=True)
+
+    plain = cli("run", "generated/csv", "--only", "lr1")
+    assert plain.exit_code == 2, plain.output
+    assert "is committed to git" in plain.stderr and "--command" in plain.stderr
+    assert not canary.exists() and not Path("runs/csv/lr1").exists()  # nothing ran
+
+    given = cli("run", "generated/csv", "--only", "lr1", "--command", COMMAND)  # the person's own command
+    assert given.exit_code == 0, given.output
+    assert not canary.exists() and starts("lr1") == 1
+
+    subprocess.run([git, "rm", "-q", "--cached", str(state)], cwd=tmp_path, check=True)
+    replayed = cli("run", "generated/csv", "--only", "lr2")  # written by this machine's run: replayed
+    assert replayed.exit_code == 0, replayed.output and starts("lr2") == 1

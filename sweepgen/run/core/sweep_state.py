@@ -18,7 +18,7 @@ from typing import Any
 
 from sweepgen.compile.run_api import RUN_STATE_NAME
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core import runfiles
+from sweepgen.run.core import replay_guard, runfiles
 from sweepgen.run.core.base import write_json_atomic
 
 STATE_VERSION = 1
@@ -123,6 +123,17 @@ def read(sweep_dir: Path) -> RunOptions | None:
             location=Location(str(path)),
             hint="it is written by `sweepgen run`; delete it and give the run's options again",
         ) from None
+
+
+def replayed(sweep_dir: Path, given: RunOptions) -> tuple[RunOptions | None, RunOptions]:
+    """The recorded options and ``given`` merged over them. A recorded command the command line does
+    not replace is about to be executed: it must come from a file git does not track
+    (``replay_guard``), else exit 2."""
+    recorded = read(sweep_dir)
+    merged = given.merged_over(recorded)
+    if recorded is not None and recorded.command is not None and given.command is None:
+        replay_guard.refuse_tracked_command(sweep_dir / RUN_STATE_NAME, recorded.command)
+    return recorded, merged
 
 
 def write(sweep_dir: Path, options: RunOptions) -> None:

@@ -150,8 +150,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
 
 def _merged_options(request: RunRequest, display: Display) -> RunOptions:
     """The request's options over those the sweep was started with (said when they differ)."""
-    recorded = sweep_state.read(request.sweep_dir)
-    opts = request.options.merged_over(recorded)
+    recorded, opts = sweep_state.replayed(request.sweep_dir, request.options)
     if recorded is not None and request.options != opts:
         display.note(
             f"using the command line this sweep was started with: {opts.command_line(request.sweep_dir)}"

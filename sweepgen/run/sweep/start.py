@@ -122,8 +122,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     sweep_dir = request.sweep_dir
     # the command line the search was started with, as for a grid (sweep_state): a later `run`
     # without --command runs the same trainer, never the bundled one on foreign configs
-    recorded = sweep_state.read(sweep_dir)
-    opts = request.options.merged_over(recorded)
+    recorded, opts = sweep_state.replayed(sweep_dir, request.options)
     if recorded is not None and request.options != opts:
         display.note(f"using the command line this search was started with: {opts.command_line(sweep_dir)}")
     executor = opts.executor or "local"
