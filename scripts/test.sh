@@ -8,6 +8,9 @@
 #   load  the signal and timing tests once more, beside a CPU-burning process per core (.venv-light)
 #   full  the trainer, end-to-end, Slurm, plot and browser tests (-m "train or slurm or plot or
 #         browser"), in .venv; the browser tests install Debian's chromium when it is missing
+# The core and full lanes run on pytest-xdist workers (-n TEST_WORKERS, default: one per core; 0 runs
+# them in this process) with --dist loadgroup: tests/conftest.py keeps the Slurm tests, and the tests
+# of a module with a module-scoped fixture, each on one worker. The load lane stays in one process.
 # Tests marked `gpu` need a CUDA device, which CI does not have: run them by hand (pytest -m gpu).
 # Nothing is skipped for a missing dependency: a test that needs an extra carries its marker and fails
 # when the extra is missing. Arguments go to both pytest lanes (e.g. -x, -k NAME, --durations=20);
@@ -17,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 lanes=" ${LANES:-lint core load full} "
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+xdist=(-n "${TEST_WORKERS:-auto}" --dist loadgroup)
 
 lane() { printf '\n===== lane %s =====\n' "$1"; }
 
@@ -60,7 +64,7 @@ fi
 if [[ $lanes == *" core "* ]]; then
   lane core
   bash scripts/setup.sh light # also proves that torch, trl, transformers... are not importable there
-  run_pytest core .venv-light/bin/python -m pytest -m "not train and not slurm and not plot and not browser and not gpu" "$@"
+  run_pytest core .venv-light/bin/python -m pytest "${xdist[@]}" -m "not train and not slurm and not plot and not browser and not gpu" "$@"
 fi
 
 if [[ $lanes == *" load "* ]]; then
@@ -80,7 +84,7 @@ fi
 
 if [[ $lanes == *" full "* ]]; then
   lane full
-  run_pytest full .venv/bin/python -m pytest -m "(train or slurm or plot or browser) and not gpu" "$@"
+  run_pytest full .venv/bin/python -m pytest "${xdist[@]}" -m "(train or slurm or plot or browser) and not gpu" "$@"
 fi
 
 if [ ${#red[@]} -gt 0 ]; then
