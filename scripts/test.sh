@@ -8,8 +8,8 @@
 #   load  the signal and timing tests once more, beside a CPU-burning process per core (.venv-light)
 #   full  the trainer, end-to-end, Slurm, plot and browser tests (-m "train or slurm or plot or
 #         browser"), in .venv; the browser tests install Debian's chromium when it is missing
-# The core and full lanes run on pytest-xdist workers (-n TEST_WORKERS, default: one per core; 0 runs
-# them in this process) with --dist loadgroup: tests/conftest.py keeps the Slurm tests, and the tests
+# The core and full lanes run on pytest-xdist workers (-n TEST_WORKERS, default: one per core, and one
+# more in the full lane; 0 runs them in pytest's own process) with --dist loadgroup: tests/conftest.py keeps the Slurm tests, and the tests
 # of a module with a module-scoped fixture, each on one worker. The load lane stays in one process.
 # Tests marked `gpu` need a CUDA device, which CI does not have: run them by hand (pytest -m gpu).
 # Nothing is skipped for a missing dependency: a test that needs an extra carries its marker and fails
@@ -20,7 +20,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 lanes=" ${LANES:-lint core load full} "
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-xdist=(-n "${TEST_WORKERS:-auto}" --dist loadgroup)
+cores=$(nproc)
+# the full lane gets one worker more: the one holding the Slurm tests mostly waits on the cluster
+core_xdist=(-n "${TEST_WORKERS:-$cores}" --dist loadgroup)
+full_xdist=(-n "${TEST_WORKERS:-$((cores + 1))}" --dist loadgroup)
 
 lane() { printf '\n===== lane %s =====\n' "$1"; }
 
@@ -64,7 +67,7 @@ fi
 if [[ $lanes == *" core "* ]]; then
   lane core
   bash scripts/setup.sh light # also proves that torch, trl, transformers... are not importable there
-  run_pytest core .venv-light/bin/python -m pytest "${xdist[@]}" -m "not train and not slurm and not plot and not browser and not gpu" "$@"
+  run_pytest core .venv-light/bin/python -m pytest "${core_xdist[@]}" -m "not train and not slurm and not plot and not browser and not gpu" "$@"
 fi
 
 if [[ $lanes == *" load "* ]]; then
@@ -84,7 +87,7 @@ fi
 
 if [[ $lanes == *" full "* ]]; then
   lane full
-  run_pytest full .venv/bin/python -m pytest "${xdist[@]}" -m "(train or slurm or plot or browser) and not gpu" "$@"
+  run_pytest full .venv/bin/python -m pytest "${full_xdist[@]}" -m "(train or slurm or plot or browser) and not gpu" "$@"
 fi
 
 if [ ${#red[@]} -gt 0 ]; then
