@@ -79,8 +79,12 @@ SHAPES = {
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_the_shell_reader_is_linear_in_script_length(shape):
     make = SHAPES[shape]
-    _, small = _timed(lambda: read_shell(make(2_000), "s.sh"))
+    # the best of several readings: a neighbour's burst (the other xdist worker, CI's load) can stall
+    # one of them, and a stalled small reading or large one alone must not decide the ratio
+    small = min(_timed(lambda: read_shell(make(2_000), "s.sh"))[1] for _ in range(3))
     _, large = _timed(lambda: read_shell(make(16_000), "s.sh"))
+    if 60 > large >= max(20 * small, 0.5):  # once more before failing (a quadratic reader fails again)
+        large = min(large, _timed(lambda: read_shell(make(16_000), "s.sh"))[1])
     # 8x the lines: a linear reader takes ~8x (quadratic ones took 64x and minutes at 10,000 lines)
     assert large < max(20 * small, 0.5) and large < 60, (small, large)  # 60 s: a loaded machine
 
