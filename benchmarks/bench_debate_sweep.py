@@ -4,9 +4,14 @@ Run from the repository root (the spec's data path and output_dir are relative t
 
     OMP_NUM_THREADS=1 python benchmarks/bench_debate_sweep.py --jobs 2     # render, run, report, verdicts
     python benchmarks/bench_debate_sweep.py --summarize-only               # verdicts of an existing runs/
+    python benchmarks/bench_debate_sweep.py --summarize-only --csv benchmarks/results/debate_sweep.csv
     OMP_NUM_THREADS=1 python benchmarks/bench_debate_sweep.py --cost       # K = 1, 2, 4 generation cost
 
-The sweep renders the spec, runs it with `sweepgen run` (finished runs are skipped, so it resumes),
+The sweep renders the spec, runs it with `sweepgen run` seed by seed (every arm of a seed before the
+next; `--seeds N` runs seeds 0..N-1; finished runs are skipped, so it resumes), and with `--csv` writes
+one row per run of every whole seed (issue 38: start and final team accuracy, collapsed, truncation,
+with the commit, the prior's sha256, torch version and CPU capability as header comments) and prints
+the table benchmarks/debate_table.py computes from it, the one in RESULTS.md §7. It then
 writes `sweepgen report`, and prints per strategy: the final team accuracy (summary.json's
 debate.team_accuracy: the mean of the last summary_window steps) over seeds as mean with a seeded
 bootstrap 95% interval, its difference from identity with a bootstrap 95% interval, Welch's t-test
@@ -34,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from debate_table import holm  # beside this script: one Holm step-down for both debate tables
 
 SPEC = "specs/reward_shaping_debate.yaml"
 SWEEP = Path("generated/reward_shaping_debate")
@@ -76,16 +82,6 @@ def bootstrap_difference(a: list[float], b: list[float]) -> tuple[float, float]:
         (a, b), diff, confidence_level=0.95, rng=BOOTSTRAP_SEED, method="percentile", vectorized=True
     )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
-def holm(p_values: dict[str, float]) -> dict[str, float]:
-    """Holm-Bonferroni adjusted p-values (step-down, made monotone)."""
-    ordered = sorted(p_values.items(), key=lambda kv: kv[1])
-    m, running, out = len(ordered), 0.0, {}
-    for rank, (name, p) in enumerate(ordered):
-        running = max(running, min(1.0, (m - rank) * p))
-        out[name] = running
-    return out
 
 
 def verdicts() -> str:
@@ -161,6 +157,111 @@ def advantage_table() -> str:
     return "\n".join(lines)
 
 
+# ---- the per-run CSV (benchmarks/results/debate_sweep.csv) ------------------------------------------
+
+CSV_FIELDS = [
+    "arm",
+    "seed",
+    "start_accuracy",
+    "final_accuracy",
+    "collapsed",
+    "final_truncated_fraction",
+    "steps",
+    "wall_time_s",
+]
+
+
+def run_row(strategy: str, run_dir: Path) -> dict[str, Any]:
+    """One finished run as a CSV row (definitions: benchmarks/debate_table.py)."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    accuracy = [r["debate/team_accuracy"] for r in rows if "debate/team_accuracy" in r]
+    window = accuracy[-summary["summary_window"] :]
+    return {
+        "arm": strategy,
+        "seed": int(run_dir.name.rsplit("_s", 1)[1]),
+        "start_accuracy": accuracy[0],
+        "final_accuracy": summary["debate"]["team_accuracy"],
+        "collapsed": all(a == 0 for a in window),
+        "final_truncated_fraction": summary["truncated_fraction"],
+        "steps": summary["steps"],
+        "wall_time_s": round(summary["wall_time_s"], 1),
+    }
+
+
+def provenance() -> dict[str, str]:
+    """What the CSV's numbers depend on besides the spec: commit, the prior's bytes, torch, CPU path."""
+    import hashlib
+    import os
+
+    import torch
+
+    from sweepgen_trainer.config import RunConfig
+    from sweepgen_trainer.models import tiny_model_dir
+
+    cfg = RunConfig.model_validate(yaml.safe_load((SWEEP / "identity_seed0.yaml").read_text()))
+    assert cfg.model.tiny is not None
+    weights = tiny_model_dir(cfg.model.tiny) / "model.safetensors"
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    dirty = subprocess.run(
+        [
+            "git",
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            "trainer",
+            "specs",
+            "generated/reward_shaping_debate",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return {
+        "commit": commit.stdout.strip() + (" (with uncommitted changes)" if dirty else ""),
+        "spec": SPEC,
+        "prior": f"{cfg.model.tiny.prior}, model.safetensors sha256 "
+        + hashlib.sha256(weights.read_bytes()).hexdigest(),
+        "torch": torch.__version__,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "written": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_average": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+    }
+
+
+def write_csv(path: Path) -> int:
+    """Every finished run of every whole seed (all five arms finished), seed-major; returns the count.
+    A seed an interrupted sweep left unfinished in some arm is left out whole and said so on stdout,
+    so every arm has the same seeds; a run that did not finish is never a row."""
+    import csv
+    import io
+
+    rows = [
+        run_row(s, d)
+        for s in STRATEGIES
+        for d in sorted(RUNS.glob(f"{s}_s*"))
+        if (d / "summary.json").is_file()
+    ]
+    seeds = {r["seed"] for r in rows}
+    whole = {seed for seed in seeds if sum(r["seed"] == seed for r in rows) == len(STRATEGIES)}
+    if seeds - whole:
+        print(f"seeds {sorted(seeds - whole)} left out: not every arm finished them")
+    rows = [r for r in rows if r["seed"] in whole]
+    rows.sort(key=lambda r: (r["seed"], STRATEGIES.index(r["arm"])))
+    out = io.StringIO()
+    for key, value in provenance().items():
+        out.write(f"# {key}: {value}\n")
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(out.getvalue())
+    tmp.replace(path)
+    return len(rows)
+
+
 # ---- --cost: K counterfactuals per turn against plain GRPO ---------------------------------------
 
 
@@ -224,6 +325,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--jobs", default="1", help="runs at once (the machine has 2 cores)")
     parser.add_argument("--summarize-only", action="store_true")
+    parser.add_argument(
+        "--csv",
+        default="",
+        help="write one row per finished run here, e.g. "
+        "benchmarks/results/debate_sweep.csv (RESULTS.md §7's table is computed from it)",
+    )
+    parser.add_argument("--seeds", type=int, default=10, help="run seeds 0..N-1 (the spec has 10)")
     parser.add_argument("--cost", action="store_true", help="measure K = 1, 2, 4 against plain GRPO")
     parser.add_argument("--cost-steps", type=int, default=10)
     parser.add_argument("--cost-rounds", type=int, default=2)
@@ -234,9 +342,22 @@ def main() -> None:
     if not args.summarize_only:
         start = time.monotonic()
         sweepgen("render", SPEC)
-        sweepgen("run", str(SWEEP), "--jobs", args.jobs)
+        # Seed by seed, every arm of a seed before the next seed: a sweep stopped early (the CPU
+        # budget) leaves whole seeds, each with all five arms, never an arm with more seeds than another.
+        for seed in range(args.seeds):
+            only = ",".join(f"{s}_seed{seed}" for s in STRATEGIES)
+            sweepgen("run", str(SWEEP), "--jobs", args.jobs, "--only", only)
+            print(f"seed {seed} done at {time.monotonic() - start:.0f} s", flush=True)
         print(f"sweep wall time: {time.monotonic() - start:.0f} s")
         sweepgen("report", str(SWEEP), "--compare", "identity")
+    if args.csv:
+        print(
+            f"{write_csv(Path(args.csv))} runs written to {args.csv}; its table (benchmarks/debate_table.py):"
+        )
+        sys.path.insert(0, str(Path(__file__).parent))
+        import debate_table
+
+        print(debate_table.table(debate_table.read(Path(args.csv))[1]))
     print(verdicts())
     print()
     print(advantage_table())

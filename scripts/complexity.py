@@ -27,11 +27,12 @@ from pathlib import Path
 
 from radon.complexity import cc_visit
 
-# Measured when this ceiling was set: 4.83 over 1,493 blocks, 18 exempt with a reason (4.79 over
+# Lowered to 4.80 at 4.79 over 1,573 blocks, after the blocks ruff's max-complexity 11 found were
+# split. Measured when this ceiling was first set: 4.83 over 1,493 blocks, 18 exempt with a reason (4.79 over
 # 1,272 before the search, statistics and exactly-once work of the same round landed; the anchors
 # the review used: pre-commit 2.9, copier 3.5). A ratchet: lower it as functions are split; the
 # goal is 4.
-CEILING = 4.85
+CEILING = 4.80
 PACKAGE = "sweepgen"
 EXEMPT = re.compile(r"#\s*(noqa:\s*[A-Z]+[0-9]+(\s*,\s*[A-Z]+[0-9]+)*|radon:\s*exempt)\s+-\s+\S")
 

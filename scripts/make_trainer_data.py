@@ -11,6 +11,8 @@ import random
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent.parent / "trainer" / "data"
+HELD_OUT = Path(__file__).resolve().parent.parent / "specs" / "data" / "stories_held_out.jsonl"
+HELD_OUT_SEED = 20261128
 
 CHARACTERS = [
     ("a little fox", "the fox"),
@@ -151,6 +153,20 @@ def main() -> None:
     _write_jsonl(OUT / "stories.jsonl", openings)
     _write_jsonl(OUT / "arithmetic.jsonl", questions)
     (OUT / "tokenizer_corpus.txt").write_text("\n".join(corpus) + "\n", encoding="utf-8")
+    _write_jsonl(HELD_OUT, held_out_openings(seen))
+
+
+def held_out_openings(training: set[str], n: int = 16) -> list[dict]:
+    """``n`` story openings made like builtin:stories' but none of them: the routing spec's held-out
+    eval prompts (specs/data/stories_held_out.jsonl). Their own seed, so the bundled files stay as
+    they were."""
+    rng = random.Random(HELD_OUT_SEED)
+    rows: list[dict] = []
+    while len(rows) < n:
+        text = opening(rng)
+        if text not in training and all(text != r["prompt"] for r in rows):
+            rows.append({"prompt": text})
+    return rows
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:

@@ -41,6 +41,23 @@ def resolve_inside(root: str, path: str) -> str | None:
     return real if within(real, real_root) else None
 
 
+PROJECT_MARKERS = (".git", "pyproject.toml")
+
+
+def project_root(start: str = ".") -> str | None:
+    """The project a command runs in, as the person running it placed themselves: the nearest folder
+    at or above ``start`` (resolved) holding ``.git`` or ``pyproject.toml``; None when there is none.
+    Chosen from where the command runs, never from a file's contents."""
+    folder = os.path.realpath(start)
+    while True:
+        if any(os.path.lexists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
 def refuse(
     what: str, value: str, *, key: str, source: str, root: str, hint: str | None = None
 ) -> ConfigError:

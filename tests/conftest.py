@@ -10,9 +10,17 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
+
+# A shell without job control starts background commands with SIGINT ignored, and an ignored signal
+# stays ignored in every process started from it: a lane run as `bash scripts/test.sh &` would start
+# every `sweepgen` under test deaf to Ctrl-C. The Ctrl-C tests need it as a terminal leaves it (a
+# Python handler here is reset to the default in the processes the tests start).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # the session-scoped `slurm_cluster` fixture, for every module that asks for it (by name, no import),
 # and which tests share a pytest-xdist worker (tests/xdist_groups.py)

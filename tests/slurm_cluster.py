@@ -6,6 +6,11 @@ Debian packages if they are missing) and the session's end stops it with ci/slur
 which signals only the daemons and job processes of this cluster, by PID. A cluster that was
 already running from the same directory (a developer's) is reused and left running.
 
+``slurm_cluster_2n`` is a second cluster of two compute nodes on this machine (slurm_up.sh with
+SLURM_CI_NODES=2: two slurmd, each its own port), in its own directory and ports, for the tests of
+runs that span nodes; it is module-scoped, and points SLURM_CONF at itself only while its module
+runs. It has no accounting (no second MariaDB): sweepgen then follows jobs through squeue.
+
 Skips only when this machine cannot run the daemons (not Linux, not root, or Slurm missing with no
 apt-get to install it), and says why. With the environment variable CI set, even that fails: CI
 must run these tests. A start that fails on a machine that could run Slurm always fails.
@@ -24,6 +29,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 UP, DOWN = ROOT / "ci" / "slurm" / "slurm_up.sh", ROOT / "ci" / "slurm" / "slurm_down.sh"
 CLUSTER_DIR = Path(os.environ.get("SWEEPGEN_SLURM_DIR", "/tmp/sweepgen-slurm-ci"))
+CLUSTER_2N_DIR = Path(os.environ.get("SWEEPGEN_SLURM_2N_DIR", "/tmp/sweepgen-slurm-ci-2n"))
+TWO_NODES = {
+    "SLURM_CI_NODES": "2",
+    "SLURM_CI_ACCOUNTING": "0",
+    "SLURM_CI_PORT_BASE": os.environ.get("SWEEPGEN_SLURM_2N_PORT_BASE", "6917"),
+}
 DAEMONS = ("slurmctld", "slurmd", "slurmdbd", "munged", "mariadbd")
 START_TIMEOUT_S = 900  # a first start installs packages
 LOCK_TIMEOUT_S = 1200  # how long to wait for another session's Slurm tests to end
@@ -42,21 +53,48 @@ def cannot_run_reason() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def slurm_cluster():
+def _skip_unless_runnable() -> None:
     reason = cannot_run_reason()
     if reason:
         if os.environ.get("CI"):
             pytest.fail(f"CI is set, so the Slurm tests must run, but {reason}")
         pytest.skip(f"no Slurm: {reason}")
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster_2n():
+    """Two compute nodes (n1, n2) on this machine; SLURM_CONF points at them while the module runs."""
+    _skip_unless_runnable()
+    lock = _session_lock(CLUSTER_2N_DIR)
+    try:
+        env, reused = _start(CLUSTER_2N_DIR, TWO_NODES)
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            yield env
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            if not reused:
+                _stop(CLUSTER_2N_DIR)
+    finally:
+        lock.close()
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    _skip_unless_runnable()
     if _ACTIVE:
         # each test module that imports this fixture gets its own session-scoped instance; the
         # first one owns the cluster and the lock, the others share it (re-locking would deadlock)
         yield _ACTIVE[-1]
         return
-    lock = _session_lock()
+    lock = _session_lock(CLUSTER_DIR)
     try:
-        env, reused = _start()
+        env, reused = _start(CLUSTER_DIR)
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)  # sbatch/squeue/sacct in the tests and in sweepgen read SLURM_CONF
         _ACTIVE.append(env)
@@ -70,26 +108,28 @@ def slurm_cluster():
                 else:
                     os.environ[key] = value
             if not reused:
-                down = subprocess.run(
-                    ["bash", str(DOWN), str(CLUSTER_DIR)], capture_output=True, text=True, timeout=300
-                )
-                if down.returncode != 0:
-                    raise RuntimeError(
-                        f"slurm_down.sh could not stop the test cluster:\n{down.stderr[-2000:]}"
-                    )
+                _stop(CLUSTER_DIR)
     finally:
         lock.close()
 
 
-def _start() -> tuple[dict[str, str], bool]:
+def _stop(folder: Path) -> None:
+    down = subprocess.run(["bash", str(DOWN), str(folder)], capture_output=True, text=True, timeout=300)
+    if down.returncode != 0:
+        raise RuntimeError(f"slurm_down.sh could not stop the test cluster:\n{down.stderr[-2000:]}")
+
+
+def _start(folder: Path, knobs: dict[str, str] | None = None) -> tuple[dict[str, str], bool]:
     """slurm_up.sh; its exports, and whether it reused a cluster that was already running."""
     proc = subprocess.run(
-        ["bash", str(UP), str(CLUSTER_DIR)], capture_output=True, text=True, timeout=START_TIMEOUT_S
+        ["bash", str(UP), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT_S,
+        env={**os.environ, **(knobs or {})},
     )
     if proc.returncode != 0:
-        pytest.fail(
-            f"ci/slurm/slurm_up.sh {CLUSTER_DIR} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}"
-        )
+        pytest.fail(f"ci/slurm/slurm_up.sh {folder} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
     env = dict(
         line.removeprefix("export ").split("=", 1)
         for line in proc.stdout.splitlines()
@@ -100,14 +140,14 @@ def _start() -> tuple[dict[str, str], bool]:
     return env, "reusing it" in proc.stderr
 
 
-def _session_lock():
+def _session_lock(folder: Path):
     """One test session at a time per cluster directory: a second session (another checkout's tests
     on the same machine) would otherwise restart the cluster under the first one, or stop it."""
     import fcntl
     import time
 
-    CLUSTER_DIR.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(f"{CLUSTER_DIR}.lock", "w")  # noqa: SIM115 - held for the session
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(f"{folder}.lock", "w")  # noqa: SIM115 - held for the session
     deadline = time.monotonic() + LOCK_TIMEOUT_S
     while True:
         try:
@@ -117,7 +157,7 @@ def _session_lock():
             if time.monotonic() > deadline:
                 handle.close()
                 pytest.fail(
-                    f"another test session has held {CLUSTER_DIR}.lock for {LOCK_TIMEOUT_S} s; "
+                    f"another test session has held {folder}.lock for {LOCK_TIMEOUT_S} s; "
                     "set SWEEPGEN_SLURM_DIR and SLURM_CI_PORT_BASE to run a second cluster"
                 )
             time.sleep(1)

@@ -67,9 +67,14 @@ def subprocess_env(cache: Path) -> dict[str, str]:
 TIMING_KEYS = frozenset({"step_time", "elapsed_s"})
 
 
+def is_timing(key: str) -> bool:
+    """A wall-clock key of metrics.jsonl: TRL's step time, elapsed time, the time/* phases."""
+    return key in TIMING_KEYS or key.startswith("time/")
+
+
 def without_timing(rows: list[dict]) -> list[dict]:
     """metrics.jsonl rows without their wall-clock keys: what two identical runs agree on."""
-    return [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows]
+    return [{k: v for k, v in r.items() if not is_timing(k)} for r in rows]
 
 
 def adapter_layers(model: Any) -> list[tuple[str, Any]]:

@@ -216,6 +216,21 @@ class GRPOConfig(Section):
     num_iterations: int = Field(1, ge=1, description="optimisation passes per generated batch (mu)")
     importance_sampling_level: Literal["token", "sequence"] = Field("token", description="GSPO")
     mask_truncated_completions: bool = Field(False, description="drop truncated completions")
+    # Generation speed (docs/TRAINER.md "Fast generation"): TRL's own public arguments.
+    use_transformers_continuous_batching: bool = Field(
+        False,
+        description="generate with transformers' continuous batching (paged attention) instead of "
+        "model.generate; samples differ from generate's at the same seed",
+    )
+    cache_implementation: Literal["dynamic", "static"] | None = Field(
+        None, description="model.generate's KV cache (None: transformers' default, dynamic)"
+    )
+    generation_batch_size: int | None = Field(
+        None,
+        ge=2,
+        description="completions generated at once (None: batch_size × gradient_accumulation_steps); "
+        "a multiple of batch_size, larger values reuse one generation for several optimizer steps",
+    )
     optim: OptimizerName = Field("adamw_torch_fused", description="transformers optimizer name (its default)")
     weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay")
     adam_beta1: float = Field(0.9, ge=0, lt=1)
@@ -249,6 +264,18 @@ class GRPOConfig(Section):
         # an upper bound of 0.2. Bypass validate_assignment (it would re-run this validator).
         if self.epsilon_high is None:
             object.__setattr__(self, "epsilon_high", self.epsilon)
+        return self
+
+    @model_validator(mode="after")
+    def _generation_batch_fits(self) -> GRPOConfig:
+        size = self.generation_batch_size
+        if size is not None and (size % self.batch_size or size % self.num_generations):
+            raise KeyedValueError(
+                f"generation_batch_size = {size} is not a multiple of batch_size = {self.batch_size} "
+                f"and of num_generations = {self.num_generations}; TRL splits one generation into "
+                "whole optimizer steps of whole groups (e.g. generation_batch_size = 2 × batch_size)",
+                key="generation_batch_size",
+            )
         return self
 
     @model_validator(mode="after")

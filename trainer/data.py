@@ -39,6 +39,29 @@ def load_rows(data: DataConfig) -> list[dict[str, Any]]:
     return read_rows(data)[1]
 
 
+def _json_object(path: Path, lineno: int, raw: bytes) -> dict[str, Any] | None:
+    """One JSONL line as its object (None: a blank line); anything else names the line."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"not valid UTF-8 (byte {raw[err.start]:#04x})",
+            location=Location(str(path), lineno, err.start + 1),
+            hint="save the data file as UTF-8",
+        ) from None
+    if not line.strip():
+        return None
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"not valid JSON: {err.msg}", location=Location(str(path), lineno, err.colno)
+        ) from None
+    if not isinstance(row, dict):
+        raise ConfigError("each JSONL line must be an object", location=Location(str(path), lineno, 1))
+    return row
+
+
 def read_rows(data: DataConfig) -> tuple[Path, list[dict[str, Any]], list[int]]:
     """The data file, its prompt rows (as :func:`load_rows`) and the line number of each row."""
     path = data_path(data)
@@ -47,25 +70,10 @@ def read_rows(data: DataConfig) -> tuple[Path, list[dict[str, Any]], list[int]]:
     first: tuple[int, dict[str, str]] | None = None  # line and column kinds of the first row
     with path.open("rb") as handle:
         for lineno, raw in enumerate(handle, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise ConfigError(
-                    f"not valid UTF-8 (byte {raw[err.start]:#04x})",
-                    location=Location(str(path), lineno, err.start + 1),
-                    hint="save the data file as UTF-8",
-                ) from None
-            if not line.strip():
+            row = _json_object(path, lineno, raw)
+            if row is None:
                 continue
             where = Location(str(path), lineno, 1)
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ConfigError(
-                    f"not valid JSON: {err.msg}", location=Location(str(path), lineno, err.colno)
-                ) from None
-            if not isinstance(row, dict):
-                raise ConfigError("each JSONL line must be an object", location=where)
             if data.prompt_field not in row:
                 raise ConfigError(
                     f"row has no field `{data.prompt_field}` (it has: {', '.join(sorted(row))})",

@@ -29,6 +29,7 @@ from trl.trainer.grpo_trainer import GRPOTrainer
 from sweepgen_trainer import rewards
 from sweepgen_trainer.outputs import RunDir, TrainingDiverged
 from sweepgen_trainer.resume_sampler import EpochSeededRepeatSampler
+from sweepgen_trainer.step_clock import StepClock
 
 if TYPE_CHECKING:  # annotations only: at run time this module does not depend on the config model
     import torch
@@ -44,6 +45,7 @@ if TYPE_CHECKING:  # annotations only: at run time this module does not depend o
 RewardFunc = Callable[..., list[float]]
 # TRL's ``training_step`` (trl/trainer/grpo_trainer.py) is not annotated; its base in transformers is.
 TrainingStep = Callable[["nn.Module", dict[str, Any], "torch.Tensor | int | None"], "torch.Tensor"]
+ComputeLoss = Callable[..., "torch.Tensor"]
 
 # TRL log key -> our metrics.jsonl key (docs/ARCHITECTURE.md); other TRL keys are kept verbatim.
 RENAMES = {
@@ -58,6 +60,9 @@ RENAMES = {
 
 
 class SweepgenGRPOTrainer(GRPOTrainer):
+    # the last finished step's time/* columns (StepClockCallback replaces it at each step's end)
+    step_times: dict[str, float | None] = {}  # replaced at each step, never mutated
+
     def __init__(
         self,
         *args: Any,
@@ -72,10 +77,31 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         self.on_step = on_step
         self._elapsed_offset = elapsed_offset
         self._session_start = time.monotonic()
-        kwargs["callbacks"] = [*(kwargs.get("callbacks") or ()), RunOutputsCallback(self)]
+        self.clock = StepClock(cuda=False)  # on CUDA events once the device is known (_time_phases)
+        kwargs["reward_funcs"] = [self._timed_reward(f) for f in kwargs.get("reward_funcs") or ()]
+        callbacks = [StepClockCallback(self), RunOutputsCallback(self)]
+        kwargs["callbacks"] = [*(kwargs.get("callbacks") or ()), *callbacks]
         super().__init__(*args, **kwargs)
         # With tqdm off, transformers prints every log dict; our on_step line replaces that.
         self.remove_callback(PrinterCallback)
+        self._time_phases()
+
+    def _timed_reward(self, func: Any) -> Any:
+        if not callable(func) or hasattr(func, "forward"):  # a reward model: timed with the rest
+            return func
+        return self.clock.timed("reward", func)
+
+    def _time_phases(self) -> None:
+        """Stamps for the phases that no method of ours runs: our model's generation and the
+        reference model's forward passes (timing only: arguments and results pass through)."""
+        self.clock.cuda = self.accelerator.device.type == "cuda"
+        for name in ("generate", "generate_batch"):
+            method = getattr(self.model, name, None)
+            if method is not None:
+                object.__setattr__(self.model, name, self.clock.timed("generation", method))
+        if self.ref_model is not None:
+            self.ref_model.register_forward_pre_hook(lambda *_: self.clock.start("ref_logprobs"))
+            self.ref_model.register_forward_hook(lambda *_: self.clock.stop("ref_logprobs"))
 
     # ---- extension points (classmethods: used before the instance exists) -------------------
     @classmethod
@@ -99,6 +125,7 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         # Completions cut at grpo.max_completion_length (no EOS) are scored on the cut text: say how many.
         row["truncated_fraction"] = logs.get("completions/clipped_ratio")
         row["elapsed_s"] = self._elapsed_offset + time.monotonic() - self._session_start
+        row.update(self.step_times)  # time/*: where this step's time went (step_clock.py)
         return row
 
     def sample_rows(self) -> list[dict[str, Any]]:
@@ -141,7 +168,10 @@ class SweepgenGRPOTrainer(GRPOTrainer):
         num_items_in_batch: torch.Tensor | int | None = None,
     ) -> torch.Tensor:
         # Kept: no callback sees a micro-batch's loss, and it must stop before the optimizer steps on it.
+        self.clock.start("prepare")
         loss = cast(TrainingStep, super().training_step)(model, inputs, num_items_in_batch)
+        self.clock.stop("backward")
+        self.clock.start("optimizer")  # the last micro-batch's start is the one that counts
         if not math.isfinite(float(loss)):
             raise TrainingDiverged(
                 f"loss is {float(loss)} at step {self.state.global_step + 1}",
@@ -150,6 +180,44 @@ class SweepgenGRPOTrainer(GRPOTrainer):
                 "or check the reward scale",
             )
         return loss
+
+    def compute_loss(
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor | Any],
+        return_outputs: bool = False,
+        num_items_in_batch: torch.Tensor | int | None = None,
+    ) -> torch.Tensor:
+        # Kept: timing only; transformers' training_step calls it between input preparation
+        # (generation, rewards) and backward, the one boundary no callback marks.
+        self.clock.stop("prepare")
+        self.clock.start("loss_forward")
+        loss = cast(ComputeLoss, super().compute_loss)(model, inputs, return_outputs, num_items_in_batch)
+        self.clock.stop("loss_forward")
+        self.clock.start("backward")
+        return loss
+
+
+class StepClockCallback(TrainerCallback):
+    """The optimizer step's boundaries for ``StepClock`` (transformers' public callback events)."""
+
+    def __init__(self, trainer: SweepgenGRPOTrainer) -> None:
+        self.trainer = trainer
+
+    def on_step_begin(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        self.trainer.clock.step_begin()
+
+    def on_optimizer_step(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        self.trainer.clock.stop("optimizer")
+
+    def on_step_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        self.trainer.step_times = self.trainer.clock.close()
 
 
 class RunOutputsCallback(TrainerCallback):
@@ -172,6 +240,8 @@ class RunOutputsCallback(TrainerCallback):
         t = self.trainer
         if logs is None or "loss" not in logs or not getattr(t.model, "training", False):
             return  # the end-of-training summary log, or an eval log
+        if not state.is_world_process_zero:
+            return  # under DDP every rank holds the same gathered logs: rank 0 writes them once
         # With num_iterations > 1 only every num_iterations-th step generates: the others log a loss
         # but no reward (reward_mean None) and write no samples (they would repeat the last batch).
         row = t.metrics_row(logs)

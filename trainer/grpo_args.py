@@ -47,6 +47,9 @@ _SAME_NAME = (
     "use_bias_correction_kl",
     "sapo_temperature_pos",
     "sapo_temperature_neg",
+    "use_transformers_continuous_batching",
+    "cache_implementation",
+    "generation_batch_size",
 )
 
 # Loss- and sampling-affecting TRL options we do not expose, pinned to their neutral value so a TRL
@@ -63,7 +66,6 @@ NEUTRAL_PINS: dict[str, Any] = {
     "sync_ref_model": False,
     "use_vllm": False,
     "generation_kwargs": None,
-    "generation_batch_size": None,
     "steps_per_generation": None,
     "cast_lm_head_to_fp32": False,
     "label_smoothing_factor": 0.0,

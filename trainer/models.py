@@ -86,11 +86,22 @@ def _hub_cache_snapshot(repo_id: str) -> Path | None:
     return Path(found).parent if isinstance(found, str) else None
 
 
+def build_environment() -> dict[str, str]:
+    """What besides the recipe changes the built model's bytes: the torch version (its initialisers and
+    kernels) and the CPU code path its kernels take (``ATEN_CPU_CAPABILITY`` or what the CPU offers:
+    the prior's training under AVX2 and under the portable kernels rounds differently and gives other
+    weights). Both are part of the cache key, so a model built under one never loads under the other."""
+    import torch  # noqa: PLC0415 - lazy: this module stays importable without torch
+
+    return {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+
+
 def tiny_model_dir(tiny: TinyModel) -> Path:
-    """Cache folder for this tiny shape: a hash of the shape, the factory version and the corpus."""
+    """Cache folder for this tiny shape: a hash of the shape, the factory version, the corpus and the
+    build environment (:func:`build_environment`)."""
     shape = tiny.model_dump()
     if shape["prior"] == "none":
-        del shape["prior"]  # the models built before priors existed keep their cache folders
+        del shape["prior"]
     else:  # the prior's recipe is its module: a changed recipe is another model
         shape["prior_recipe"] = hashlib.sha256(PRIOR_RECIPE.read_bytes()).hexdigest()
     key = json.dumps(
@@ -98,6 +109,7 @@ def tiny_model_dir(tiny: TinyModel) -> Path:
             "tiny": shape,
             "factory": FACTORY_VERSION,
             "corpus": hashlib.sha256(CORPUS.read_bytes()).hexdigest(),
+            "environment": build_environment(),
         },
         sort_keys=True,
     )

@@ -238,14 +238,25 @@ def _window_steps(metrics: list[dict[str, Any]], generated: list[dict[str, Any]]
     return int(metrics[-1]["step"]) - int(generated[-window:][0]["step"]) + 1
 
 
-def truncation_warning(summary: dict[str, Any], max_completion_length: int) -> str | None:
-    """The warning line for a run whose completions were mostly cut at max_completion_length."""
+def truncation_warning(summary: dict[str, Any], cfg: RunConfig) -> str | None:
+    """The warning line for a run whose completions were mostly cut, naming the limit that cut them.
+
+    TRL counts a completion as cut when its last token is not EOS. A debate's completion is its
+    transcript, whose last token is the final turn's: it is cut when that turn reached
+    ``debate.max_turn_tokens``, never at ``grpo.max_completion_length`` (the trainer refuses, before
+    the model loads, a debate that could reach it), so for a debate that is the limit named."""
     fraction = summary.get("truncated_fraction")
     if fraction is None or fraction <= 0.5:
         return None
+    share = f"warning: {fraction:.0%} of the completions in the final window were cut"
+    if cfg.debate is not None:
+        return (
+            f"{share}: their final turn reached debate.max_turn_tokens = {cfg.debate.max_turn_tokens} "
+            "without EOS and was scored on the cut text; raise debate.max_turn_tokens (and "
+            "grpo.max_completion_length with it if the transcript no longer fits)"
+        )
     return (
-        f"warning: {fraction:.0%} of the completions in the final window were cut at "
-        f"grpo.max_completion_length = {max_completion_length} and scored on the cut text; "
-        "raise grpo.max_completion_length (or set grpo.mask_truncated_completions: true to keep them out "
-        "of the loss)"
+        f"{share} at grpo.max_completion_length = {cfg.grpo.max_completion_length} and scored on the "
+        "cut text; raise grpo.max_completion_length (or set grpo.mask_truncated_completions: true to "
+        "keep them out of the loss)"
     )

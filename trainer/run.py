@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from sweepgen.errors import ConfigError
-from sweepgen_trainer import checks, models, tracking
+from sweepgen_trainer import checks, models, ranks, tracking
 from sweepgen_trainer import data as data_mod
 from sweepgen_trainer.config import RunConfig
 from sweepgen_trainer.configfile import load_config_doc, locate
@@ -58,8 +58,14 @@ def run(
     SIGTERM, SIGINT and SIGUSR2 stop it gracefully (trainer/signals.py): the current step finishes,
     a checkpoint is saved and ``Stopped`` is raised instead of writing summary.json.
     ``config_path``: the file ``cfg`` came from; a sweep lock beside it names the sweep for tracking."""
+    if not ranks.is_main():  # under DDP, rank 0 alone speaks: each line of run.log once
+        echo = _silent
     with GracefulStop(echo=echo) as stop, tracking.Tracker(cfg, config_path) as tracker:
         return _train(cfg, stop, echo, tracker)
+
+
+def _silent(line: str) -> None:
+    """The echo of a rank other than 0."""
 
 
 def _train(
@@ -76,12 +82,13 @@ def _train(
     # TRL's and transformers' own checks (e.g. bf16 without hardware support) before a model loads
     # and before config.yaml is written, so the corrected config is not refused as "different".
     # The arguments are built once: grpo_args.json records exactly what the trainer was given.
-    args = grpo_kwargs(cfg, str(run_dir.checkpoints))
+    args = {**grpo_kwargs(cfg, str(run_dir.checkpoints)), **ranks.device_kwargs()}
     grpo_config = grpo_config_from(args)
     model_dir, model, tokenizer = _load_model(cfg, rows)
-    checkpoint, offset = run_dir.start(cfg, args, data_identity, warn=echo)
+    checkpoint, offset = _start(cfg, run_dir, args, data_identity, echo)
     _announce(cfg, run_dir, model_dir, checkpoint, echo)
-    tracker.open()  # logging.report_to; after the run directory is set up
+    if ranks.is_main():
+        tracker.open()  # logging.report_to; after the run directory is set up
     trainer = build_trainer(
         cfg,
         run_dir,
@@ -101,7 +108,24 @@ def _train(
         "data": data_identity,
         **trainer.summary_extras(),
     }
+    if not ranks.is_main():
+        return {}  # rank 0 writes summary.json
     return _write_summary(cfg, run_dir, extras, echo, tracker)
+
+
+def _start(
+    cfg: RunConfig,
+    run_dir: RunDir,
+    args: dict[str, Any],
+    data_identity: dict[str, Any],
+    echo: Callable[[str], None],
+) -> tuple[Path | None, float]:
+    """The run directory set up for (re)starting; the checkpoint to resume from and the time already
+    spent. Rank 0 writes; the other ranks only find the same checkpoint (nothing writes checkpoints
+    before training starts, so every rank reads the same folder) to resume their own RNG state."""
+    if ranks.is_main():
+        return run_dir.start(cfg, args, data_identity, warn=echo)
+    return run_dir.last_checkpoint(warn=_silent), 0.0
 
 
 def _checked_inputs(
@@ -125,11 +149,22 @@ def _checked_inputs(
 
 def _load_model(cfg: RunConfig, rows: list[dict[str, Any]]) -> tuple[Path, Any, Any]:
     """The model folder, the model and its tokenizer, checked against the config and the prompts."""
-    model_dir = models.ensure_model_dir(cfg.model)
+    model_dir = _model_dir(cfg)
     checks.check_target_modules(cfg, model_dir)
     model, tokenizer = models.load_model_and_tokenizer(model_dir, cfg.model.dtype)
     _check_lengths(cfg, model, tokenizer, rows)
     return model_dir, model, tokenizer
+
+
+def _model_dir(cfg: RunConfig) -> Path:
+    """The model folder; under DDP rank 0 builds the tiny model first and the other ranks wait and
+    read it (a rank saving the model beside it would publish a copy without its config)."""
+    if ranks.world_size() == 1:
+        return models.ensure_model_dir(cfg.model)
+    from accelerate import PartialState  # noqa: PLC0415 - lazy: set up by TRL's config just before
+
+    with PartialState().main_process_first():
+        return models.ensure_model_dir(cfg.model)
 
 
 def _announce(
@@ -183,7 +218,7 @@ def _write_summary(
 ) -> dict[str, Any]:
     """summary.json, the truncation warning, the trackers' final summary; returns the summary."""
     summary = run_dir.write_summary(cfg, extras)
-    cut = truncation_warning(summary, cfg.grpo.max_completion_length)
+    cut = truncation_warning(summary, cfg)
     if cut:
         echo(cut)
     tracker.finish(summary, read_jsonl(run_dir.samples))

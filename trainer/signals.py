@@ -150,6 +150,9 @@ class GracefulStop:
             def on_step_end(
                 self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
             ) -> None:
+                # every rank stops at the same step, or one waits forever (no args: a unit test)
+                if getattr(args, "world_size", 1) > 1:
+                    stop.agree(args.device)
                 if not stop.requested or state.global_step >= state.max_steps:
                     return  # the last step is saved and ends the run by transformers' own rule
                 if state.global_step % cycle_steps:
@@ -163,6 +166,18 @@ class GracefulStop:
                 )
 
         return StopCallback()
+
+    def agree(self, device: Any) -> None:
+        """Under DDP: a stop any rank received is every rank's (the launcher forwards a signal to
+        each rank, but they may be a step apart when it lands; a rank stopping alone would leave
+        the others waiting in the next step's all-reduce and its checkpoint without their state)."""
+        import torch  # noqa: PLC0415 - lazy: only a multi-process run gets here, with torch loaded
+        import torch.distributed as dist  # noqa: PLC0415 - lazy: as above
+
+        flag = torch.tensor([self.signum or 0], device=device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        if self.signum is None and int(flag.item()):
+            self.signum, self._first_at = int(flag.item()), self.clock()
 
     def finish(self, *, step: int, max_steps: int, checkpoint: str | None) -> None:
         """After ``train()`` returned: raise Stopped if a signal cut the run short."""

@@ -31,6 +31,17 @@ class _Seconds(click.ParamType[float, Any]):
 SECONDS = _Seconds()
 
 
+def only_option(what: str = "Only these runs") -> Callable[[F], F]:
+    """`--only NAME` as `run`, `status` and `cancel` take it: one option, one spelling (the names are
+    matched by sweepgen.run.core.tasks.select)."""
+    return click.option(
+        "--only",
+        multiple=True,
+        metavar="NAME",
+        help=f"{what} (run or variant name; repeat or comma-separate).",
+    )
+
+
 def output_root_option(help_text: str) -> Callable[[F], F]:
     """`-o/--output DIR`: the output root, the one meaning of `-o` in every command that has it
     (render, check, init, list). Default: `output` of [tool.sweepgen] in pyproject.toml, else `generated`;

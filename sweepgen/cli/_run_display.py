@@ -22,6 +22,8 @@ from sweepgen.run.core import metrics
 from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word
 from sweepgen.run.core.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.core.runfiles import RunFileError
+from sweepgen.run.report.sequential_record import look_lines
+from sweepgen.run.sweep.decide import DecideResult
 from sweepgen.run.sweep.grid import RunResult, final_state
 from sweepgen.run.sweep.start import SearchResult
 
@@ -300,6 +302,43 @@ def print_result(result: RunResult, sweep_dir: Path, metric: str | None = None) 
         err.print(f"error: {error}", markup=False, highlight=False)
     for note in result.notes:
         err.print(note, markup=False, highlight=False)
+
+
+def print_decided(result: DecideResult, sweep_dir: Path, metric: str | None = None) -> None:
+    """What `run --until-decided` prints at the end: the last round's runs, every look (boundary and
+    p of each comparison), each arm's verdict, and how to go on when a round did not finish."""
+    out, err = _console.stdout(), _console.stderr()
+    for line in result.plan:
+        out.print(line, markup=False, highlight=False)
+    if result.last is not None:
+        print_result(result.last, sweep_dir, metric)
+    if result.plan:
+        return
+    for line in _decided_lines(result):
+        out.print(line, markup=False, highlight=False)
+    if result.code != 0:
+        err.print(
+            f"round {len(result.looks) + 1} did not finish: no look was taken; `sweepgen run {sweep_dir} "
+            "--until-decided` goes on with the recorded rule once its runs can finish",
+            markup=False,
+        )
+
+
+def _decided_lines(result: DecideResult) -> list[str]:
+    """Every look, each decided arm's verdict, and what is left open when the seeds are spent."""
+    lines = [
+        line for n, look in enumerate(result.looks, 1) for line in look_lines(look, n, result.total_looks)
+    ]
+    against = f"against {result.rule.baseline}"
+    open_arms = [a for a, v in result.verdicts.items() if v == "open"]
+    lines += [f"{a}: {v} {against} (sequential test)" for a, v in result.verdicts.items() if v != "open"]
+    if result.code == 0 and open_arms and result.spent:
+        lines.append(
+            f"no evidence within {result.rule.max_seeds} seeds per group {against}: {', '.join(open_arms)}"
+        )
+    elif result.code == 0 and not open_arms:
+        lines.append(f"every group decided {against}")
+    return lines
 
 
 def _say_submitted(result: RunResult, sweep_dir: Path) -> None:

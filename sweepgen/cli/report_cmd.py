@@ -273,7 +273,8 @@ def _interval(low: float | None, high: float | None) -> str:
     "--compare",
     default=None,
     metavar="GROUP",
-    help="Compare every seed group with this one: difference, Welch interval at its Holm step's level, "
+    help="Compare every seed group with this one (a group's name, or a run's name for its seed group): "
+    "difference, Welch interval at its Holm step's level, "
     "Welch's t-test, Holm-corrected p, a verdict (better / worse / no evidence / cannot decide) that "
     "holds exactly when the interval excludes zero, and the seeds that would decide.",
 )

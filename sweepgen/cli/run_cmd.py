@@ -7,11 +7,18 @@ still running elsewhere; 2 bad input; 130 interrupted).
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from sweepgen.cli._params import SECONDS, limit_option
+from sweepgen.cli._params import SECONDS, limit_option, only_option
+from sweepgen.run.core.registry import NAMES as EXECUTOR_NAMES
+
+if TYPE_CHECKING:
+    from sweepgen.run.report.sequential_record import Rule
 
 
 @click.command("run")
@@ -37,14 +44,14 @@ from sweepgen.cli._params import SECONDS, limit_option
     "packed on a GPU run their kernels at once, and stop it at the end. An error where MPS is missing.",
 )
 @click.option("--dry-run", is_flag=True, help="Show what would run and how; start nothing, write nothing.")
-@click.option(
-    "--only",
-    multiple=True,
-    metavar="NAME",
-    help="Run only these runs (run or variant name; repeat or comma-separate).",
-)
+@only_option("Run only these runs")
 @click.option("--rerun-failed", is_flag=True, help="Also start runs that failed or were cancelled before.")
-@click.option("--executor", default=None, help="Where runs execute: local (default) or slurm.")
+@click.option(
+    "--executor",
+    type=click.Choice(EXECUTOR_NAMES),
+    default=None,
+    help="Where runs execute (default local, or the one the sweep was started with).",
+)
 @click.option(
     "--command",
     "command",
@@ -98,6 +105,47 @@ from sweepgen.cli._params import SECONDS, limit_option
     "(SIGTERM, then SIGKILL after --stop-timeout) and recorded failed, timed out. Default: the "
     "spec's resources.time, else none. On Slurm the limit is resources.time.",
 )
+@click.option(
+    "--until-decided",
+    is_flag=True,
+    help="Run the sweep's seeds in rounds until every group is decided against the --compare group by "
+    "a sequential test that keeps its error rate (alpha-spending over the rounds, Holm over the groups; "
+    "docs/STATISTICS.md), or --max-seeds is spent. Each round runs the next seeds of the baseline and "
+    "of the groups still open; the rounds are recorded in DIR/.sweepgen-decide.json.",
+)
+@click.option("--compare", default=None, metavar="GROUP", help="With --until-decided: the baseline group.")
+@click.option(
+    "--mode",
+    type=click.Choice(["max", "min"]),
+    default=None,
+    help="With --until-decided: which direction of --metric is better (default max).",
+)
+@click.option(
+    "--at",
+    default=None,
+    metavar="final|last:K",
+    help="With --until-decided: the value compared, the final one (default) or the mean of the last K.",
+)
+@click.option(
+    "--seeds-per-round",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --until-decided: seeds added per group each round (default 2; the first round runs 2 "
+    "or more).",
+)
+@click.option(
+    "--max-seeds",
+    type=click.IntRange(min=2),
+    default=None,
+    help="With --until-decided: the most seeds per group (default: every seed the spec renders).",
+)
+@click.option(
+    "--spending",
+    type=click.Choice(["obf", "pocock"]),
+    default=None,
+    help="With --until-decided: how alpha is spent over the rounds: obf (O'Brien-Fleming-type, the "
+    "default: little early, most at the end) or pocock (Pocock-type: evenly).",
+)
 @limit_option
 def run(
     sweep_dir: Path,
@@ -116,6 +164,13 @@ def run(
     wait: bool | None,
     stop_timeout: float | None,
     time_limit: float | None,
+    until_decided: bool,
+    compare: str | None,
+    mode: str | None,
+    at: str | None,
+    seeds_per_round: int | None,
+    max_seeds: int | None,
+    spending: str | None,
 ) -> int:
     """Run every generated config of the sweep in DIR (the folder holding sweep.lock.json).
 
@@ -139,8 +194,10 @@ def run(
     (--executor slurm).
     """
     # sweepgen.run loads when the command runs, not for --help
-    from sweepgen.cli._run_display import RichDisplay, print_result, print_search
+    from sweepgen.cli._run_display import RichDisplay, print_decided, print_result, print_search
     from sweepgen.run.core.sweep_state import RunOptions
+    from sweepgen.run.report.sequential_record import Rule
+    from sweepgen.run.sweep.decide import DecideResult
     from sweepgen.run.sweep.grid import RunRequest
     from sweepgen.run.sweep.start import SearchResult
     from sweepgen.run.sweep.start import run as run_any
@@ -158,9 +215,38 @@ def run(
         time_limit=time_limit,
     )
     request = RunRequest(sweep_dir, options, only, rerun_failed, dry_run, wait)
-    result = run_any(request, RichDisplay(metric))
-    if isinstance(result, SearchResult):
-        print_search(result, sweep_dir)
-    else:
-        print_result(result, sweep_dir, metric)
+    rule = _rule(until_decided, Rule(compare, metric, at, mode, seeds_per_round, max_seeds, spending))
+    with _output_guard(dry_run, sweep_dir):
+        result = run_any(request, RichDisplay(metric), rule)
+        if isinstance(result, SearchResult):
+            print_search(result, sweep_dir)
+        elif isinstance(result, DecideResult):
+            print_decided(result, sweep_dir, metric)
+        else:
+            print_result(result, sweep_dir, metric)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()  # inside the guard: a last buffered line meets the closed pipe here
     return result.code
+
+
+def _rule(until_decided: bool, rule: Rule) -> Rule | None:
+    """--until-decided's rule; its options without it are a usage error (--metric alone only shows)."""
+    from sweepgen.run.report.sequential_record import Rule
+
+    if not until_decided and rule != Rule(metric=rule.metric):
+        raise click.UsageError(
+            "--compare, --mode, --at, --seeds-per-round, --max-seeds and --spending belong to --until-decided"
+        )
+    return rule if until_decided else None
+
+
+def _output_guard(dry_run: bool, sweep_dir: Path) -> contextlib.AbstractContextManager[object]:
+    if dry_run:  # a listing: cut short by its reader, it is exit 2 like every other command's output
+        return contextlib.nullcontext()
+    from sweepgen.cli._pipe import stdout_may_close
+
+    # `run DIR | head`: the reader going away must not stop the experiment (cli/_pipe.py)
+    return stdout_may_close(
+        "sweepgen: standard output was closed by the program reading it (e.g. `| head`); the "
+        f"sweep goes on without printing: follow it with `sweepgen status {sweep_dir}`"
+    )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sweepgen.cli import _console
+from sweepgen.cli._params import only_option
 from sweepgen.cli._table import emit, format_option
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when a command runs
@@ -35,12 +36,7 @@ STYLE = {
 
 @click.command("status")
 @click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
-@click.option(
-    "--only",
-    multiple=True,
-    metavar="NAME",
-    help="Only these runs (run or variant name; repeat or comma-separate).",
-)
+@only_option()
 @format_option()
 @click.option(
     "--wait", is_flag=True, help="Follow the runs with a live table until none is queued or running."
@@ -85,12 +81,7 @@ def status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_li
 
 @click.command("cancel")
 @click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
-@click.option(
-    "--only",
-    multiple=True,
-    metavar="NAME",
-    help="Only these runs (run or variant name; repeat or comma-separate).",
-)
+@only_option()
 def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     """Cancel the queued and running runs of the sweep in DIR; return once they have ended.
 

@@ -292,15 +292,7 @@ class Expressions:
                 return self.call_function(bound, args, dict(kwargs))
         imported = self.imported(name)  # what the name means, by the import that bound it
         if name == "dict" or short in ("ConfigDict", "FrozenConfigDict", "create") and is_ml(imported):
-            if (
-                len(args) > 1
-                or (args and not isinstance(args[0], dict))
-                or any(k.startswith("**") for k in kwargs)
-            ):
-                raise Unknown
-            base = dict(args[0]) if args else {}
-            base.update(kwargs)
-            return base
+            return _dict_of(args, kwargs)
         if name in (
             "list",
             "tuple",
@@ -340,14 +332,7 @@ class Expressions:
         args = self.sequence(node.args, list)
         kwargs = self.keywords(node.keywords)
         if isinstance(receiver, CallData):
-            # detectron2's LazyCall is a mapping of its keyword arguments: update/pop edit them
-            target = receiver["kwargs"]
-            if method == "update" and len(args) <= 1 and all(isinstance(a, dict) for a in args):
-                target.update(*args, **kwargs)
-                return None
-            if method == "pop" and 1 <= len(args) <= 2 and not kwargs:
-                return target.pop(*args)
-            raise Unknown
+            return _call_data_method(receiver, method, args, kwargs)
         if isinstance(receiver, dict) and method == "merge" and len(args) == 1 and isinstance(args[0], dict):
             merge_into(receiver, args[0])  # mmengine ConfigDict.merge: recursive, `_delete_` replaces
             return None
@@ -478,3 +463,24 @@ def _joins_containers(op: ast.operator, left: Any, right: Any) -> bool:
     if isinstance(op, ast.Add):
         return type(left) is type(right) and type(left) in (list, tuple)
     return isinstance(op, ast.BitOr) and type(left) is dict and type(right) is dict
+
+
+def _dict_of(args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``dict(...)`` (or ml_collections' ConfigDict) of known arguments: at most one mapping, then
+    keywords; anything else is not known without running it."""
+    if len(args) > 1 or (args and not isinstance(args[0], dict)) or any(k.startswith("**") for k in kwargs):
+        raise Unknown
+    base = dict(args[0]) if args else {}
+    base.update(kwargs)
+    return base
+
+
+def _call_data_method(receiver: CallData, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """detectron2's LazyCall is a mapping of its keyword arguments: update/pop edit them."""
+    target = receiver["kwargs"]
+    if method == "update" and len(args) <= 1 and all(isinstance(a, dict) for a in args):
+        target.update(*args, **kwargs)
+        return None
+    if method == "pop" and 1 <= len(args) <= 2 and not kwargs:
+        return target.pop(*args)
+    raise Unknown

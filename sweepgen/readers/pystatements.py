@@ -302,16 +302,7 @@ class Evaluator(Expressions):
             scope[target.id] = value
             return
         if isinstance(target, (ast.Tuple, ast.List)):
-            if (
-                isinstance(value, (list, tuple))
-                and len(value) == len(target.elts)
-                and not any(isinstance(e, ast.Starred) for e in target.elts)
-            ):
-                for sub, item in zip(target.elts, value):
-                    self.bind(scope, sub, item, stmt)
-                return
-            for sub in target.elts:
-                self.bind(scope, sub.value if isinstance(sub, ast.Starred) else sub, self.opaque(stmt), stmt)
+            self._bind_unpacked(scope, target, value, stmt)
             return
         if isinstance(target, (ast.Attribute, ast.Subscript)):
             container = self.value(target.value)
@@ -330,6 +321,22 @@ class Evaluator(Expressions):
                 return
         # an assignment we cannot place: keep it, keyed by its target's source, so it is never lost
         scope[ast.unparse(target)] = value
+
+    def _bind_unpacked(
+        self, scope: dict[str, Any], target: ast.Tuple | ast.List, value: Any, stmt: ast.stmt
+    ) -> None:
+        """``a, b = value``: item by item when the lengths match and nothing is starred, else every
+        name bound to the statement kept as source."""
+        if (
+            isinstance(value, (list, tuple))
+            and len(value) == len(target.elts)
+            and not any(isinstance(e, ast.Starred) for e in target.elts)
+        ):
+            for sub, item in zip(target.elts, value):
+                self.bind(scope, sub, item, stmt)
+            return
+        for sub in target.elts:
+            self.bind(scope, sub.value if isinstance(sub, ast.Starred) else sub, self.opaque(stmt), stmt)
 
     def unbind(self, scope: dict[str, Any], target: ast.expr, rest: list[Any], stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name) and target.id in scope:

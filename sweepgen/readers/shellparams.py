@@ -83,11 +83,7 @@ def _expand(expr: str, ctx: _Context) -> Value | None:
     rest = expr[head.end() :]
     value, array = _base(name, index, ctx)
     if not rest:
-        if value is _UNSET:
-            return None if array else ""
-        if partial(value):  # type: ignore[arg-type]
-            raise _PartlyKnown(_result(value, index, ctx))  # type: ignore[arg-type]
-        return _result(value, index, ctx)  # type: ignore[arg-type]
+        return _whole(value, array, index, ctx)
     default = re.match(r":?[-=+?]", rest)
     if default:
         return _default(name, index, value, default.group(), rest[default.end() :], ctx)
@@ -100,6 +96,15 @@ def _expand(expr: str, ctx: _Context) -> Value | None:
     if op is None:
         raise _NotKnown
     return _result(_each(known, _operation(op, rest[len(op) :], ctx)), index, ctx)
+
+
+def _whole(value: object, array: bool, index: str | None, ctx: _Context) -> Value | None:
+    """``${name}`` / ``${name[i]}`` with no operator: its value (None: an unset array, no words)."""
+    if value is _UNSET:
+        return None if array else ""
+    if partial(value):  # type: ignore[arg-type]
+        raise _PartlyKnown(_result(value, index, ctx))  # type: ignore[arg-type]
+    return _result(value, index, ctx)  # type: ignore[arg-type]
 
 
 def _operation(op: str, operand: str, ctx: _Context) -> Callable[[str], str]:

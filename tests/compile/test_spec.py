@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from spec_support import HEAD, write_project
 
+from sweepgen.compile.spec import resources as spec_resources
 from sweepgen.compile.spec.model import load_spec
 from sweepgen.errors import SpecError
 
@@ -77,7 +78,7 @@ def test_resources_are_validated_and_kept(project):
             )
         )
     )
-    assert spec.model.resources.model_dump() == {
+    assert spec_resources.lock_block(spec.model.resources) == {
         "partition": "gpu_1",
         "gpus_per_run": 1,
         "cpus_per_run": 8,

@@ -398,9 +398,22 @@ def test_stop_detached_asks_only_the_supervisor_its_status_proves(tmp_path):
         "import signal, sys, time; signal.signal(signal.SIGTERM, lambda *a: (print('term', flush=True), "
         "sys.exit(0))); print(1, flush=True); time.sleep(60)"
     )
+    from sweepgen.run.local.liveness import SUPERVISOR_MODULE
+
+    task = RunTask("a", "a", Path("a.yaml"), tmp_path / "a", ("true",))
+    task.run_dir.mkdir()
+    # a stand-in supervisor: its command line is the supervisor's and it holds the run's lock at the
+    # fd that command line names, which is what `liveness.supervises` proves (a status file alone
+    # may name any process)
+    lock_fd = os.open(task.run_dir / ".sweepgen.lock", os.O_RDWR | os.O_CREAT, 0o644)
     proc = subprocess.Popen(
-        [sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, SUPERVISOR_MODULE, str(lock_fd), "0", "--", "true"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        text=True,
+        pass_fds=(lock_fd,),
     )
+    os.close(lock_fd)
     try:
         assert proc.stdout is not None and proc.stdout.readline()
         started = _proc_start_ticks(proc.pid)
@@ -408,8 +421,12 @@ def test_stop_detached_asks_only_the_supervisor_its_status_proves(tmp_path):
         ids = {"pid": proc.pid, "pgid": proc.pid, "host": this_host(), "proc_start": started}
         ids["trainer_pgid"] = proc.pid  # (a supervisor that records its run says where its trainer is)
         status = RunStatus(RunState.RUNNING, "local", ids=ids)
-        task = RunTask("a", "a", Path("a.yaml"), tmp_path / "a", ("true",))
-        task.run_dir.mkdir()
+        other_run = RunTask("b", "b", Path("b.yaml"), tmp_path / "b", ("true",))
+        other_run.run_dir.mkdir()
+        (other_run.run_dir / ".sweepgen.lock").write_bytes(b"")
+        assert not LocalExecutor(
+            ExecutorOptions(sweep_dir=tmp_path, lock={}, stop_timeout_s=0.5)
+        ).stop_detached(other_run, status, "x")  # that process supervises run a, not run b
         ex = LocalExecutor(ExecutorOptions(sweep_dir=tmp_path, lock={}, stop_timeout_s=0.5))
         # not provably this run's process: another machine, a recycled pid, another executor's run
         for other in (

@@ -13,7 +13,7 @@ from run_support import FAKE_COMMAND, make_sweep
 from sweepgen.cli import main
 from sweepgen.compile.output.lock import read as read_lock
 from sweepgen.errors import UserError
-from sweepgen.run.sweep.grid import local_time_limit
+from sweepgen.run.sweep.grid import time_limit
 
 
 class _Notes:
@@ -37,16 +37,16 @@ def test_resources_time_is_the_local_limit_unless_time_limit_is_given(tmp_path):
     folder = _with_resources(tmp_path, {"time": "00:02:30"})
     lock = read_lock(str(folder), "x")
     notes = _Notes()
-    assert local_time_limit("local", None, lock, folder, notes) == 180.0  # minutes, seconds rounded up
+    assert time_limit("local", None, lock, folder, notes) == 180.0  # minutes, seconds rounded up
     assert notes.said and "resources.time (3 min)" in notes.said[0]
-    assert local_time_limit("local", 5.0, lock, folder, notes) == 5.0
-    assert local_time_limit("slurm", None, lock, folder, notes) is None  # Slurm applies it itself
+    assert time_limit("local", 5.0, lock, folder, notes) == 5.0
+    assert time_limit("slurm", None, lock, folder, notes) is None  # Slurm applies it itself
 
 
 def test_a_bad_resources_time_is_an_error_naming_the_key(tmp_path):
     folder = _with_resources(tmp_path, {"time": "soon"})
     with pytest.raises(UserError) as err:
-        local_time_limit("local", None, read_lock(str(folder), "x"), folder, None)
+        time_limit("local", None, read_lock(str(folder), "x"), folder, None)
     assert err.value.key == "resources.time" and "sweep.lock.json" in str(err.value.location.path)
 
 

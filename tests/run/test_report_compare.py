@@ -97,7 +97,7 @@ def test_held_out_seeds_use_only_the_test_runs(shaping):
 
 def test_an_unknown_group_is_exit_2_with_the_closest_names(shaping):
     result = report("--metric", "eval_acc", "--compare", "identity")
-    assert result.exit_code == 2 and "no group of that name" in result.stderr
+    assert result.exit_code == 2 and "no group or run of that name" in result.stderr
     assert "did you mean identity_lr1e-05" in result.stderr and "Traceback" not in result.output
 
 
@@ -316,3 +316,15 @@ def test_a_report_for_another_metric_leaves_no_stale_file(shaping):
     assert {(r["metric"], r["value"], r["direction"]) for r in rows} == {
         ("loss", "final (last logged value)", "min is better")
     }
+
+
+def test_compare_accepts_a_run_name_for_its_seed_group(shaping):
+    """The per-run table shows run names; `--compare RUN` means that run's seed group (issue 35)."""
+    runs = json.loads(report("--metric", "eval_acc", "--format", "json").stdout)
+    names = [r["run"] for r in runs]
+    run = next(n for n in names if n.startswith("identity") and "1e-05" in n)
+    by_group = report("--metric", "eval_acc", "--compare", "identity_lr1e-05", "--format", "json")
+    by_run = report("--metric", "eval_acc", "--compare", run, "--format", "json")
+    assert by_run.exit_code == 0, by_run.output
+    assert json.loads(by_run.stdout) == json.loads(by_group.stdout)
+    assert json.loads(by_run.stdout)["baseline"] == "identity_lr1e-05"

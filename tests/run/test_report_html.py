@@ -98,7 +98,9 @@ def test_the_page_works_in_headless_chromium(page, chromium, tmp_path):
 
 
 @pytest.mark.plot
-def test_a_sample_sweep_gets_scatter_plots_and_log_axes(cli_cwd):
+@pytest.mark.parametrize("span", [(1.0e-6, 1.0e-2), (1.0e-3, 5.0e-3)], ids=["wide", "narrow"])
+def test_a_sample_sweep_gets_scatter_plots_and_log_axes(cli_cwd, span):
+    # narrow: lr spans 5x only, so its values alone would be drawn linear; the spec says log_uniform
     (cli_cwd / "specs").mkdir()
     (cli_cwd / "templates").mkdir()
     (cli_cwd / "templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
@@ -107,7 +109,7 @@ def test_a_sample_sweep_gets_scatter_plots_and_log_axes(cli_cwd):
         'derived: {output_dir: "runs/s/{{ variant.name }}"}\n'
         "base: {output_dir: null, lr: 1.0e-4, beta: 0.0}\n"
         "sample: {n: 8, seed: 0, digits: 2,\n"
-        "         axes: {lr: {log_uniform: [1.0e-6, 1.0e-2]}, beta: {uniform: [0, 1]}}}\n"
+        f"         axes: {{lr: {{log_uniform: [{span[0]!r}, {span[1]!r}]}}, beta: {{uniform: [0, 1]}}}}}}\n"
     )
     assert CliRunner().invoke(main, ["render", "specs/s.yaml"]).exit_code == 0
     lock = json.loads((cli_cwd / "generated/s/sweep.lock.json").read_text())
@@ -121,3 +123,10 @@ def test_a_sample_sweep_gets_scatter_plots_and_log_axes(cli_cwd):
     data = _data((cli_cwd / "runs/s/report.html").read_text())
     assert data["scatter"] is True and data["digits"] == 2
     assert {p["path"]: p["log"] for p in data["params"]} == {"beta": False, "lr": True}
+    # a spec that no longer reads: the axes go by their span, and the report says so
+    (cli_cwd / "specs/s.yaml").write_text("sample: [unclosed\n")
+    again = CliRunner().invoke(main, ["report", "generated/s", "--metric", "acc", "--html"])
+    assert again.exit_code == 0, again.output
+    data = _data((cli_cwd / "runs/s/report.html").read_text())
+    assert {p["path"]: p["log"] for p in data["params"]}["lr"] is (span[1] / span[0] >= 100)
+    assert "sampled axes drawn by their span only" in " ".join(again.output.split())

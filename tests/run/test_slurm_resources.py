@@ -165,3 +165,17 @@ def test_signal_delay_leaves_most_of_the_limit(minutes):
     r = resources_from_lock(lock_with(time=minutes), lock_path="l")
     assert 10 <= r.signal_delay_s <= 90
     assert r.signal_delay_s <= max(10, minutes * 60 // 10)
+
+
+@pytest.mark.parametrize(
+    "flag, key",
+    [
+        ("--nodes=2", "resources.nodes"),
+        ("--ntasks-per-node=8", "resources.procs_per_node"),
+        ("--gpus-per-node=8", "resources.gpus_per_node"),
+    ],
+)
+def test_the_runs_shape_in_sbatch_extra_names_the_shape_key(flag, key):
+    with pytest.raises(ConfigError) as err:
+        resources_from_lock(lock_with(time=5, sbatch_extra=[flag]), lock_path="l")
+    assert f"use {key} instead" in err.value.hint

@@ -71,7 +71,7 @@ def test_status_answers_from_the_files_when_slurm_does_not(sweep, monkeypatch):
 
     monkeypatch.setattr("sweepgen.run.slurm.executor.observe", hung)
     started = time.monotonic()
-    views = sweep_status.collect(load_sweep(Path("generated/fake")).tasks, slurm_answer_s=0.5)
+    views = sweep_status.collect(load_sweep(Path("generated/fake")).tasks, answer_s=0.5)
     assert time.monotonic() - started < 5
     by_name = {v.task.name: v for v in views}
     assert by_name["b"].label == "RUNNING"

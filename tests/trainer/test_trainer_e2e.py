@@ -23,6 +23,7 @@ from trainer_support import (
 from sweepgen.errors import ConfigError
 from sweepgen_trainer import rewards
 from sweepgen_trainer.config import RunConfig
+from sweepgen_trainer.step_clock import KEYS as STEP_CLOCK_KEYS
 
 pytestmark = pytest.mark.train
 
@@ -111,7 +112,8 @@ def test_same_config_and_seed_give_identical_metrics(tiny_cache, tmp_path):
     a = read_jsonl(tmp_path / "a" / "metrics.jsonl")
     b = read_jsonl(tmp_path / "b" / "metrics.jsonl")
     assert without_timing(a) == without_timing(b)
-    assert set(a[0]) - set(without_timing(a)[0]) == TIMING_KEYS  # only wall-clock keys differ
+    # only wall-clock keys differ: TRL's, elapsed time, and where each step's time went
+    assert set(a[0]) - set(without_timing(a)[0]) == TIMING_KEYS | set(STEP_CLOCK_KEYS)
     assert (tmp_path / "a" / "samples.jsonl").read_text() == (tmp_path / "b" / "samples.jsonl").read_text()
     c_cfg = {**base, "output_dir": str(tmp_path / "c"), "seed": 1}
     run_cfg(c_cfg)

@@ -57,3 +57,46 @@ def test_missing_directory_and_uncached_hub_id(tiny_cache, tmp_path, monkeypatch
     with pytest.raises(ConfigError, match="no such hub id in the local Hugging Face cache") as info:
         locate_model(ModelConfig(path="SimpleStories/SimpleStories-1.25M"))
     assert "huggingface-cli download SimpleStories/SimpleStories-1.25M" in info.value.hint
+
+
+def _cache_dir_under(capability: str, tmp_path) -> str:
+    """tiny_model_dir of the debate_copy prior in a fresh interpreter whose torch runs ``capability``."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import torch; from sweepgen_trainer.config import TinyModel; "
+        "from sweepgen_trainer.models import tiny_model_dir; "
+        "print(torch.backends.cpu.get_cpu_capability()); "
+        "print(tiny_model_dir(TinyModel(prior='debate_copy')))"
+    )
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": capability, "SWEEPGEN_CACHE": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    seen, folder = out.stdout.split()
+    assert seen == capability.upper(), f"torch ignored ATEN_CPU_CAPABILITY={capability}: {seen}"
+    return folder
+
+
+def test_two_cpu_capabilities_give_two_cache_folders(tmp_path):
+    # The prior trained under AVX2 and under the portable kernels has other weights (issue 38: 117,180
+    # of 147,776 differed), so one must never load the other's folder.
+    import torch
+
+    if torch.backends.cpu.get_cpu_capability() == "DEFAULT":
+        pytest.fail("this machine's torch offers only the portable kernels; the test needs two code paths")
+    portable, vectorized = _cache_dir_under("default", tmp_path), _cache_dir_under("avx2", tmp_path)
+    assert portable != vectorized
+    assert _cache_dir_under("default", tmp_path) == portable  # and the key is stable
+
+
+def test_the_cache_key_names_the_torch_version_and_the_cpu_code_path(monkeypatch):
+    from sweepgen_trainer import models
+
+    env = models.build_environment()
+    import torch
+
+    assert env == {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+    before = tiny_model_dir(TinyModel())
+    monkeypatch.setattr(models, "build_environment", lambda: {**env, "torch": env["torch"] + ".other"})
+    assert tiny_model_dir(TinyModel()) != before

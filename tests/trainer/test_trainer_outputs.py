@@ -173,7 +173,7 @@ def test_every_training_log_with_a_loss_is_a_metrics_row(tmp_path):
     trainer.run_config, trainer.run_dir, trainer.on_step = cfg, run, printed.append
     trainer._elapsed_offset, trainer._session_start = 0.0, 0.0
     trainer.model = type("M", (), {"training": True})()
-    trainer.state = type("S", (), {"global_step": 2})()
+    trainer.state = type("S", (), {"global_step": 2, "is_world_process_zero": True})()
     trainer.sample_rows = lambda: pytest.fail("a step that did not generate wrote samples")
     callback = RunOutputsCallback(trainer)
     # what transformers' Trainer.log hands every callback, after TRL merged its metrics into `logs`

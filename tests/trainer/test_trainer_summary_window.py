@@ -9,6 +9,7 @@ from trainer_support import read_jsonl, tiny_dict
 from sweepgen_trainer.config import RunConfig
 from sweepgen_trainer.outputs import summarize, truncation_warning
 from sweepgen_trainer.run import run
+from sweepgen_trainer.step_clock import KEYS
 
 pytestmark = pytest.mark.train
 
@@ -37,11 +38,43 @@ def test_the_window_counts_generation_steps(tmp_path):
     assert s1["summary_window_steps"] == 6 and s1["final_reward"] == pytest.approx(0.3)
 
 
-def test_warning_above_half_truncated():
-    assert truncation_warning({"truncated_fraction": 0.5}, 16) is None
-    assert truncation_warning({"truncated_fraction": None}, 16) is None
-    line = truncation_warning({"truncated_fraction": 0.97}, 16)
+def test_warning_above_half_truncated(tmp_path):
+    plain = RunConfig.model_validate(tiny_dict(tmp_path / "run", grpo={"max_completion_length": 16}))
+    assert truncation_warning({"truncated_fraction": 0.5}, plain) is None
+    assert truncation_warning({"truncated_fraction": None}, plain) is None
+    line = truncation_warning({"truncated_fraction": 0.97}, plain)
     assert line.startswith("warning: 97% of the completions") and "max_completion_length = 16" in line
+    assert "max_turn_tokens" not in line
+
+
+def debate_config(tmp_path, max_turn_tokens: int) -> RunConfig:
+    return RunConfig.model_validate(
+        tiny_dict(
+            tmp_path / "run",
+            data={"source": "builtin:arithmetic"},
+            grpo={"num_generations": 4, "batch_size": 8, "max_completion_length": 64, "max_steps": 2},
+            debate={"max_turns": 3, "max_turn_tokens": max_turn_tokens},
+            reward_shaping={"strategy": "identity"},
+        )
+    )
+
+
+def test_a_debates_warning_names_the_turn_limit_not_the_completion_length(tmp_path):
+    # A debate's last token is its final turn's: it is cut by debate.max_turn_tokens; the transcript
+    # never reaches grpo.max_completion_length (refused at start), so blaming it would send the user
+    # to the wrong knob.
+    line = truncation_warning({"truncated_fraction": 0.9}, debate_config(tmp_path, 5))
+    assert line.startswith("warning: 90% of the completions")
+    assert "debate.max_turn_tokens = 5" in line and "max_completion_length = 64" not in line
+
+
+def test_a_real_debate_cut_by_its_turn_limit_is_warned_about_that_limit(tmp_path, tiny_cache):
+    # The untrained tiny model babbles without EOS: 2 tokens a turn cut nearly every final turn.
+    lines: list[str] = []
+    summary = run(debate_config(tmp_path, 2), echo=lines.append)
+    assert summary["truncated_fraction"] > 0.5
+    cut = [line for line in lines if line.startswith("warning:") and "were cut" in line]
+    assert len(cut) == 1 and "debate.max_turn_tokens = 2" in cut[0]
 
 
 def test_a_real_run_logs_and_summarizes_the_truncated_fraction(tmp_path, tiny_cache):
@@ -58,6 +91,13 @@ def test_a_real_run_logs_and_summarizes_the_truncated_fraction(tmp_path, tiny_ca
     assert any(
         line.startswith("warning:") and "cut at grpo.max_completion_length = 4" in line for line in lines
     )
+    # where each step's time went (issue 38 item 1): every phase logged, together the whole step
+    for row in rows:
+        assert set(KEYS) <= set(row)
+        phases = [row[k] for k in KEYS if k not in ("time/step_s", "time/logging_s")]
+        assert all(v >= 0 for v in phases) and row["time/generation_s"] > 0
+        assert sum(phases) <= row["time/step_s"] * 1.001
+    assert rows[0]["time/logging_s"] is None and rows[1]["time/logging_s"] > 0
 
 
 def test_the_debate_summary_uses_the_same_generation_step_window(tmp_path):

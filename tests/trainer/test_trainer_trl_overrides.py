@@ -51,6 +51,7 @@ CHECKED = {
 OVERRIDES = {
     ("trainer.grpo.SweepgenGRPOTrainer", "_get_train_sampler"),
     ("trainer.grpo.SweepgenGRPOTrainer", "training_step"),
+    ("trainer.grpo.SweepgenGRPOTrainer", "compute_loss"),
     ("trainer.routing.trainer.RoutedGRPOTrainer", "_generate_and_score_completions"),
     ("trainer.routing.trainer.RoutedGRPOTrainer", "compute_loss"),
     ("trainer.routing.trainer.RoutedGRPOTrainer", "training_step"),

@@ -163,9 +163,15 @@ def eval_rows(cfg: RunConfig) -> list[dict[str, Any]]:
 
 
 def eval_prompts_origin(cfg: RunConfig) -> str:
-    """Which prompts the routing eval used, for summary.json (held out or also trained on)."""
+    """Which prompts the routing eval used and how many, for summary.json (held out or also trained
+    on). The count is the rows the eval really took: ``routing.eval_prompts`` or, for a shorter file,
+    all of its rows (then said, so a figure is never read as over more prompts than it had)."""
     assert cfg.routing is not None
-    n = cfg.routing.eval_prompts
+    asked = cfg.routing.eval_prompts
+    used = len(eval_rows(cfg)[:asked])
+    rows = f"{used} prompts (the first {used} rows" + (
+        f"; routing.eval_prompts asks for {asked}, the file has only {used})" if used < asked else ")"
+    )
     if cfg.routing.eval_data is None:
-        return f"the first {n} rows of the training data {cfg.data.source} (also trained on)"
-    return f"the first {n} rows of the held-out file {cfg.routing.eval_data}"
+        return f"{rows} of the training data {cfg.data.source} (also trained on)"
+    return f"{rows} of the held-out file {cfg.routing.eval_data}"

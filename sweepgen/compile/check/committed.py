@@ -294,7 +294,7 @@ def _extra_problems(plan: Plan, tree: OutputTree, rec: Recorded, expected: dict[
     entries = [
         (p, k)
         for p, k in tree.walk()
-        if p not in expected and p not in (lock.LOCK_NAME, JOURNAL_NAME, lock.RUN_STATE_NAME)
+        if p not in expected and p not in (lock.LOCK_NAME, JOURNAL_NAME, *lock.RUN_STATE_NAMES)
     ]
     # tool files (__pycache__, .DS_Store, swap files) and git-ignored files are not orphans
     tolerated = foreign_ok(plan.sweep_dir, [p for p, k in entries if k == "file" and p not in rec.shas])

@@ -120,7 +120,7 @@ def _decide(spec: Spec, out_root: str, tree: OutputTree, shown: str) -> Verdict 
         data = tree.read(entry.path)
         if hashlib.sha256(data).hexdigest() != entry.sha256:
             findings.append(("edited", entry.path, entry.variant, data))
-    listed = {f.path for f in recorded.files} | {lock.LOCK_NAME, lock.RUN_STATE_NAME}
+    listed = {f.path for f in recorded.files} | {lock.LOCK_NAME, *lock.RUN_STATE_NAMES}
     foreign = [p for p in on_disk if p not in listed]
     allowed = foreign_ok(os.path.join(os.path.abspath(out_root), name), foreign)
     findings.extend(("orphan", p, "", None) for p in foreign if p not in allowed)

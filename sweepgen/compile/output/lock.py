@@ -32,6 +32,9 @@ LOCK_NAME = "sweep.lock.json"
 # `sweepgen run`'s record of how the sweep was started (sweepgen.run.core.sweep_state), beside the lock:
 # run state, never generated output and never an orphan
 RUN_STATE_NAME = ".sweepgen-run.json"
+# `run --until-decided`'s record of its rounds (sweepgen.run.sweep.decide): run state as well
+DECIDE_STATE_NAME = ".sweepgen-decide.json"
+RUN_STATE_NAMES = (RUN_STATE_NAME, DECIDE_STATE_NAME)
 LOCK_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 FLOAT_TAG = jsonfloat.FLOAT_TAG

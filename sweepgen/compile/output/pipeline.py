@@ -34,6 +34,7 @@ from sweepgen.compile.output.rundir import run_dir_of_rendered
 from sweepgen.compile.output.staging import Staging
 from sweepgen.compile.schema.choices import check_choices
 from sweepgen.compile.schema.validate import Validator, check_schema, imports_disabled, load_validator
+from sweepgen.compile.spec import resources as spec_resources
 from sweepgen.compile.spec import seeds
 from sweepgen.compile.spec import trials as search
 from sweepgen.compile.spec.constraints import check_constraints
@@ -350,7 +351,7 @@ def _lock(
     base = spec.base
     previous = _recorded_inputs(sweep_dir) if imports_disabled() else None
     inputs = render_inputs(spec, template, project, previous=previous)  # the spec's own hash among them
-    resources = spec.model.resources.model_dump() if spec.model.resources is not None else None
+    resources = spec_resources.lock_block(spec.model.resources)
     return lock.build(
         sweep=spec.name,
         spec=spec_rel,

@@ -107,14 +107,24 @@ def check_schema(schema: Any, where: str = "#") -> None:
             raise UnsupportedSchema(f"{where}: unknown type {t!r}")
     if "pattern" in schema:
         _check_pattern(schema["pattern"], where)
-    for key, sub in (schema.get("properties") or {}).items():
-        check_schema(sub, f"{where}/properties/{key}")
-    for kw in ("additionalProperties", "items", "not"):
-        if isinstance(schema.get(kw), (dict, bool)):
-            check_schema(schema[kw], f"{where}/{kw}")
-    for kw in ("anyOf", "allOf", "oneOf"):
-        for i, sub in enumerate(schema.get(kw, [])):
-            check_schema(sub, f"{where}/{kw}/{i}")
+    for sub, at in _subschemas(schema, where):
+        check_schema(sub, at)
+
+
+def _subschemas(schema: dict[str, Any], where: str) -> list[tuple[Any, str]]:
+    """Every schema nested in ``schema``, with where it sits, in the order they are checked."""
+    out = [(sub, f"{where}/properties/{key}") for key, sub in (schema.get("properties") or {}).items()]
+    out += [
+        (schema[kw], f"{where}/{kw}")
+        for kw in ("additionalProperties", "items", "not")
+        if isinstance(schema.get(kw), (dict, bool))
+    ]
+    out += [
+        (sub, f"{where}/{kw}/{i}")
+        for kw in ("anyOf", "allOf", "oneOf")
+        for i, sub in enumerate(schema.get(kw, []))
+    ]
+    return out
 
 
 def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a table to read, not to split

@@ -302,10 +302,11 @@ def _check_overwrites(
         for op in points[0].ops
     ]
     sampled = [(op.path, op.dotted, "sample axis", op.loc, len(sample_points)) for op in sample_points[0].ops]
-    ablation = []
-    for op in steps[-1].ops:
-        if op.kind != overrides.MERGE:
-            ablation.append((op.path, op.dotted, f"ablation step `{op.layer.split(':', 1)[1]}`", op.loc, 0))
+    ablation = [
+        (op.path, op.dotted, f"ablation step `{op.layer.split(':', 1)[1]}`", op.loc, 0)
+        for op in steps[-1].ops
+        if op.kind != overrides.MERGE
+    ]
 
     def under(path: tuple[str, ...], other: tuple[str, ...]) -> bool:
         return path[: len(other)] == other
@@ -401,9 +402,10 @@ def _zip_groups(spec: Spec, locs: Locs) -> list[list[_Point]]:
     return groups
 
 
-def _zip_group(
-    spec: Spec, axes: dict[str, list[Any]], labels: list[str] | None, at: tuple[str | int, ...], locs: Locs
-) -> list[_Point]:
+def _zip_length(
+    spec: Spec, axes: dict[str, list[Any]], labels: list[str] | None, at: tuple[str | int, ...]
+) -> int:
+    """The number of zip steps: every axis (and ``labels``) as long as the first, and not empty."""
     doc = spec.doc
     keys = list(axes)
     n = len(axes[keys[0]])
@@ -417,13 +419,22 @@ def _zip_group(
             )
     if n == 0:
         raise SpecError("zip axes are empty", location=doc.loc(at), hint="list values or remove the zip axes")
-    labels_at = at[:-1] + ("labels",)
     if labels is not None and len(labels) != n:
         raise SpecError(
             f"`labels` has {len(labels)} names for {n} zip steps",
-            location=doc.loc(labels_at),
+            location=doc.loc(at[:-1] + ("labels",)),
             hint="give one label per step, in order",
         )
+    return n
+
+
+def _zip_group(
+    spec: Spec, axes: dict[str, list[Any]], labels: list[str] | None, at: tuple[str | int, ...], locs: Locs
+) -> list[_Point]:
+    doc = spec.doc
+    keys = list(axes)
+    n = _zip_length(spec, axes, labels, at)
+    labels_at = at[:-1] + ("labels",)
     parsed = []
     for key in keys:
         loc = doc.loc(at + (key,), key=True)

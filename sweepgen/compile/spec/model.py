@@ -13,13 +13,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from sweepgen import globs, paths, settings, yamlio
 from sweepgen.compile.spec import limits as spec_limits
 from sweepgen.compile.spec import overrides, project
+from sweepgen.compile.spec import resources as spec_resources
 from sweepgen.compile.spec.limits import Limits
+from sweepgen.compile.spec.resources import Resources
 from sweepgen.compile.spec.sample import SampleBlock
 from sweepgen.compile.spec.search_block import SearchBlock
 from sweepgen.compile.spec.seeds import SeedBlock
@@ -92,24 +94,6 @@ class ZipGroup(BaseModel):
     )
 
 
-class Resources(BaseModel):
-    """Per-run resources for the Slurm executor."""
-
-    model_config = _STRICT
-    partition: StrictStr | None = Field(default=None, description="Slurm partition (sbatch --partition)")
-    gpus_per_run: StrictInt | None = Field(
-        default=None, ge=0, description="GPUs each run gets (--gres=gpu:N)"
-    )
-    cpus_per_run: StrictInt | None = Field(default=None, ge=1, description="CPU cores each run gets")
-    mem: StrictStr | None = Field(default=None, pattern=r"^[0-9]+[KMGT]?$", description='e.g. "8G"')
-    time: StrictStr | StrictInt | None = Field(
-        default=None, description='"HH:MM:SS", "D-HH:MM:SS" or an int number of minutes'
-    )
-    sbatch_extra: list[StrictStr] = Field(
-        default_factory=list, description="verbatim sbatch options, e.g. --qos=high"
-    )
-
-
 class SpecModel(BaseModel):
     """A sweep spec, format version 1."""
 
@@ -168,7 +152,8 @@ class SpecModel(BaseModel):
         description="dotted path -> the values it may take in every variant (checked like the schema)",
     )
     resources: Resources | None = Field(
-        default=None, description="per-run resources for `sweepgen run --executor slurm`"
+        default=None,
+        description="per-run resources and the run's shape (nodes, GPUs, processes, launcher)",
     )
     limits: Limits = Field(
         default_factory=Limits,
@@ -272,6 +257,7 @@ def load_spec(path: str, out_root: str = "generated") -> Spec:
     model.limits = spec_limits.effective(model.limits, doc, ceiling)
     _check_names(model, doc)
     _check_allow(model, doc)
+    spec_resources.check(model.resources, doc)
     abspath = os.path.abspath(path)
     root = project.find_root(abspath, out_root)
     base = _resolve_base(model, doc, root, os.path.dirname(abspath))

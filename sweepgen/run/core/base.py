@@ -56,12 +56,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from sweepgen.compile.output.lock import Lock
+from sweepgen.compile.run_api import Lock
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.core import outcome, runfiles, runlock
 from sweepgen.safefs import write_atomic
+
+if TYPE_CHECKING:  # annotations only: run_view imports this module
+    from sweepgen.run.core.run_view import RunView
 
 STATUS_FILE = "sweepgen_status.json"
 # the rule of a run's end lives in outcome.py (the supervisor imports it, and must start fast); its
@@ -414,6 +417,39 @@ class Executor(ABC):
         """Stop whatever is left at once (the second Ctrl-C), whether or not ``cancel`` ran or was
         interrupted. Default: ``cancel``, for executors whose cancel is already immediate."""
         self.cancel()
+
+    # who `sweepgen status` asks about this executor's runs (e.g. "Slurm"); None: the run files say
+    # everything there is to know (a local run's supervisor records its end itself)
+    observer: ClassVar[str | None] = None
+
+    @classmethod
+    def observe(cls, tasks: Sequence[RunTask]) -> list[RunView]:
+        """`sweepgen status`: these runs (their status files name this executor) as ``observer`` sees
+        them, one view per task in order; what only the observer knows (a job cancelled, out of
+        memory) is written to their status files. Called only when ``observer`` is set."""
+        raise NotImplementedError(f"the {cls.name} executor has no observer")
+
+    @classmethod
+    def vanished(
+        cls, tasks: Sequence[RunTask], gone: Sequence[RunTask], answer_s: float
+    ) -> dict[str, RunView]:
+        """`sweepgen status`: of ``gone`` (runs of ``tasks`` with neither a directory nor a status
+        file), those this executor's own records say it started, as it knows them now (asking its
+        observer for at most ``answer_s`` seconds). Default: it keeps no records of its own."""
+        return {}
+
+    @classmethod
+    def failure_log(cls, status: RunStatus) -> Path | None:
+        """Where this executor reports a run that died before writing run.log (a batch system's own
+        log of the job); None: nowhere but run.log."""
+        return None
+
+    @classmethod
+    def time_limit(cls, given: float | None, lock: Lock, lock_path: str) -> tuple[float | None, str | None]:
+        """Each run's time limit in seconds as this executor applies it (``given``: --time-limit), and
+        a note saying where it came from. Default: as given (an executor that applies the spec's
+        resources.time itself, like Slurm, refuses --time-limit where it cannot honour it)."""
+        return given, None
 
     @classmethod
     @abstractmethod

@@ -1,21 +1,28 @@
 """The one place that maps `--executor NAME` to an executor class (imported lazily, so the local
-executor never pays for submitit). Add an executor by adding a line here."""
+executor never pays for submitit). Add an executor by adding a line here: `run`, `status`, `cancel`
+and the CLI's `--executor` choices all go through it."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sweepgen.errors import UserError
-from sweepgen.run.core.base import Executor, ExecutorOptions, RunStatus, RunTask
+
+if TYPE_CHECKING:  # annotations only: `sweepgen --help` reads NAMES and must not load the lock's yaml
+    from sweepgen.run.core.base import Executor, ExecutorOptions, RunStatus, RunTask
 
 EXECUTORS: dict[str, str] = {
     "local": "sweepgen.run.local.executor:LocalExecutor",
     "slurm": "sweepgen.run.slurm.executor:SlurmExecutor",
 }
+NAMES = tuple(EXECUTORS)  # `--executor`'s choices
+DEFAULT = "local"  # where runs execute when no --executor was given or recorded
 
 
-def _executor_class(name: str) -> type[Executor]:
+def executor_class(name: str) -> type[Executor]:
+    """The class of the executor called ``name`` (its module imported now)."""
     target = EXECUTORS.get(name)
     if target is None:
         raise UserError(
@@ -28,14 +35,14 @@ def _executor_class(name: str) -> type[Executor]:
 
 
 def make_executor(name: str, options: ExecutorOptions) -> Executor:
-    return _executor_class(name)(options)
+    return executor_class(name)(options)
 
 
 def cancel_runs(executor: str, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
     """`sweepgen cancel` of live runs the executor ``executor`` started; the names it cannot reach."""
-    return _executor_class(executor).cancel_runs(runs, reason)
+    return executor_class(executor).cancel_runs(runs, reason)
 
 
 def status_is_alive(status: RunStatus) -> bool:
     """Ask the executor that wrote a ``running`` status whether its process/job still exists."""
-    return _executor_class(status.executor).is_alive(status)
+    return executor_class(status.executor).is_alive(status)

@@ -131,7 +131,9 @@ def parse_json(text: str, path: Path, what: str = "") -> Any:
     try:
         data = json.loads(text, parse_constant=refuse, parse_int=bounded_int)
     except json.JSONDecodeError as err:
-        raise RunFileError(path, f"{where}is not valid JSON ({err.msg}, line {err.lineno})") from None
+        refused = RunFileError(path, f"{where}is not valid JSON ({err.msg}, line {err.lineno})")
+        refused.location = Location(str(path), err.lineno, err.colno)  # path:line:col, as for a spec
+        raise refused from None
     except RecursionError:
         raise RunFileError(path, f"{where}is nested too deeply") from None
     if paths.too_deep(data, MAX_DEPTH):

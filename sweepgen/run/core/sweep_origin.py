@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweepgen.compile.output.lock import LOCK_NAME
-from sweepgen.confine import lexically_inside, within
+from sweepgen.compile.run_api import LOCK_NAME
+from sweepgen.confine import project_root, resolve_inside, within
 
 
 @dataclass(frozen=True)
@@ -31,21 +31,40 @@ class Origin:
 def locate(run_dir: Path, recorded: str) -> Origin | None:
     """Where the sweep folder ``recorded`` (from ``run_dir``'s status file) is from here: as written
     (relative to the current folder, or absolute), else under the nearest folder above ``run_dir``
-    that holds it; None when no such folder has its lock. The status file is data: a recorded path
-    that leads outside the folder sweepgen runs in (absolute elsewhere, `..` out, a link out) names
-    no sweep (it could name anyone's)."""
+    that holds it; None when no such folder has its lock. The status file is data: the recorded path,
+    links and ``..`` resolved, must lie inside the folder it is taken from (the working directory,
+    or a folder above the run directory that is inside the project: ``confine.project_root``, the
+    nearest folder above the working directory with .git or pyproject.toml); a path that leads
+    anywhere else names no sweep (it could name anyone's) and is never looked into."""
     if not recorded or "\0" in recorded:
         return None
-    if not lexically_inside(recorded) and not within(os.path.realpath(recorded), os.path.realpath(".")):
-        return None
-    if (Path(recorded) / LOCK_NAME).is_file():
+    here = os.path.realpath(".")
+    project = project_root(here)
+    real = _resolved(here, recorded)
+    if real is not None and (Path(real) / LOCK_NAME).is_file():
         return Origin(Path("."), Path(recorded))
     if Path(recorded).is_absolute():
         return None
     for root in Path(os.path.abspath(run_dir)).parents:
-        if (root / recorded / LOCK_NAME).is_file():
+        real_root = os.path.realpath(root)
+        if project is not None and not within(real_root, project):
+            break  # above the project: nothing there is this user's sweep
+        found = resolve_inside(str(root), recorded)
+        if found is not None and (Path(found) / LOCK_NAME).is_file():
             return Origin(root, root / recorded)
     return None
+
+
+def _resolved(here: str, recorded: str) -> str | None:
+    """``recorded`` resolved from the working directory ``here``: an absolute path only when it lies
+    inside ``here`` (links resolved), a relative one when it does not climb out (confine's rule)."""
+    if os.path.isabs(recorded):
+        try:
+            real = os.path.realpath(recorded)
+        except (ValueError, OSError):
+            return None
+        return real if within(real, here) else None
+    return resolve_inside(here, recorded)
 
 
 def lost_note(recorded: str) -> str:

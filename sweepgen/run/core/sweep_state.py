@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen.compile.output.lock import RUN_STATE_NAME
+from sweepgen.compile.run_api import RUN_STATE_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import write_json_atomic
 

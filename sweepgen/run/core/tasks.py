@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import yamlio
-from sweepgen.compile.output import lock as lock_model
-from sweepgen.compile.output.lock import LOCK_NAME, Lock, LockFile
-from sweepgen.compile.output.rundir import YAML_SUFFIXES
+from sweepgen.compile.run_api import LOCK_NAME, YAML_SUFFIXES, Lock, LockFile
+from sweepgen.compile.run_api import lock as lock_model
 from sweepgen.confine import refuse as confine_refuse
 from sweepgen.confine import resolve_inside
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError

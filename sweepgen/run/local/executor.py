@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
+from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import SweepgenError, UserError
 from sweepgen.run.core import runfiles, runlock, stop_request
 from sweepgen.run.core.base import (
@@ -48,8 +49,10 @@ from sweepgen.run.core.base import (
 from sweepgen.run.core.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
+from sweepgen.run.core.resources import parse_time
+from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
-from sweepgen.run.local import liveness
+from sweepgen.run.local import launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
 from sweepgen.run.local.supervise import NOT_RECORDED
 
@@ -80,6 +83,19 @@ class _Child:
 class LocalExecutor(Executor):
     name = "local"
 
+    @classmethod
+    def time_limit(cls, given: float | None, lock: Lock, lock_path: str) -> tuple[float | None, str | None]:
+        """--time-limit, else the spec's resources.time (a Slurm time, honoured here too, and said
+        so), else none."""
+        time_ = (lock.resources or {}).get("time")
+        if given is not None or time_ is None:
+            return given, None
+        minutes = parse_time(time_, key="resources.time", lock_path=lock_path)
+        return (
+            minutes * 60.0,
+            f"each run is stopped after resources.time ({minutes} min); --time-limit overrides it",
+        )
+
     def __init__(self, options: ExecutorOptions) -> None:
         super().__init__(options)
         if options.wait is False:
@@ -99,13 +115,19 @@ class LocalExecutor(Executor):
                     hint="--gpus takes physical device ids (as nvidia-smi numbers them); pick from "
                     "CUDA_VISIBLE_DEVICES or unset it",
                 )
-        slots = len(options.gpus) * options.per_gpu if options.gpus else None
+        lock_path = str(Path(options.sweep_dir) / LOCK_NAME)
+        self.shape = shape_from_lock(options.lock, lock_path=lock_path)
+        launch.check_local(self.shape, lock_path)
+        self.gpus_per_run = max(1, self.shape.gpus_per_node)  # a run's share of --gpus
+        _check_gpu_sets(options.gpus, options.per_gpu, self.gpus_per_run)
+        slots = len(options.gpus) // self.gpus_per_run * options.per_gpu if options.gpus else None
         jobs = options.jobs if options.jobs is not None else (slots or 1)
         if jobs < 1:
             raise UserError("--jobs must be at least 1")
         if slots is not None and jobs > slots:
             raise UserError(
-                f"--jobs {jobs} is more than the {slots} GPU slots (--gpus × --per-gpu)",
+                f"--jobs {jobs} is more than the {slots} GPU slots (--gpus × --per-gpu)"
+                + (f", at {self.gpus_per_run} GPUs a run" if self.gpus_per_run > 1 else ""),
                 hint="raise --per-gpu, add GPUs, or lower --jobs",
             )
         self.jobs = jobs
@@ -125,9 +147,15 @@ class LocalExecutor(Executor):
     def describe(self, tasks: Sequence[RunTask]) -> list[str]:
         lines = [f"local executor: {len(tasks)} run(s), {self.jobs} at a time, from {os.getcwd()}"]
         if self.options.gpus:
-            lines.append(f"  GPUs {','.join(self.options.gpus)}, {self.options.per_gpu} run(s) per GPU")
+            per = f"{self.options.per_gpu} run(s) per GPU"
+            if self.gpus_per_run > 1:
+                per = f"{self.gpus_per_run} GPUs a run"
+            lines.append(f"  GPUs {','.join(self.options.gpus)}, {per}")
+        if self.shape.launched:
+            lines.append(f"  each run: {self.shape.procs_per_node} process(es) under {self.shape.launcher}")
         for task in tasks:
-            lines.append(f"  {task.name}: {' '.join(task.argv)}  > {task.run_dir / LOG_FILE}")
+            argv = launch.launched_argv(self.shape, task.argv)
+            lines.append(f"  {task.name}: {' '.join(argv)}  > {task.run_dir / LOG_FILE}")
         return lines
 
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
@@ -283,11 +311,19 @@ class LocalExecutor(Executor):
             self._launch(self._queue.popleft())
 
     def _pick_gpu(self) -> str | None:
+        """The run's GPUs as CUDA_VISIBLE_DEVICES: the least loaded one, or for a run of several
+        GPUs that many idle ones (whole GPUs: --per-gpu is 1 then), disjoint from every other run's."""
         if not self._gpu_load:
             return None
-        gpu = min(self._gpu_load, key=lambda g: (self._gpu_load[g], self.options.gpus.index(g)))
-        self._gpu_load[gpu] += 1
-        return gpu
+        order = sorted(self._gpu_load, key=lambda g: (self._gpu_load[g], self.options.gpus.index(g)))
+        chosen = sorted(order[: self.gpus_per_run], key=self.options.gpus.index)
+        for gpu in chosen:
+            self._gpu_load[gpu] += 1
+        return ",".join(chosen)
+
+    def _free_gpu(self, gpus: str | None) -> None:
+        for gpu in (gpus or "").split(",") if gpus else []:
+            self._gpu_load[gpu] -= 1
 
     def _launch(self, task: RunTask) -> None:
         try:
@@ -335,10 +371,11 @@ class LocalExecutor(Executor):
             return
         attempt = previous.attempt + 1 if previous else 1
         log_path = task.run_dir / LOG_FILE
+        argv = launch.launched_argv(self.shape, task.argv)
         try:
             # append: an earlier attempt's log is evidence; never through a link, never a FIFO
             log = os.fdopen(runfiles.open_append(log_path), "ab")
-            log.write(f"{ATTEMPT_MARK} {attempt} at {utc_now()}: {' '.join(task.argv)} ===\n".encode())
+            log.write(f"{ATTEMPT_MARK} {attempt} at {utc_now()}: {' '.join(argv)} ===\n".encode())
             log.flush()
         except OSError as err:
             runlock.release(lock_fd)
@@ -358,16 +395,17 @@ class LocalExecutor(Executor):
             config=task.config_path.as_posix(),
             sweep_dir=self.options.sweep_dir.as_posix(),
             attempt=attempt,
-            ids={"host": this_host(), **({"gpu": gpu} if gpu is not None else {})},
+            ids={"host": this_host(), **({"gpu": gpu} if gpu is not None else {}), **self._shape_ids()},
             config_fingerprint=task.fingerprint or None,
             done_file=task.done_file,
         )
         job_read, job_write = os.pipe()
         try:
-            if shutil.which(task.argv[0]) is None:  # said here, in the run's reason, not as exit 127
-                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), task.argv[0])
+            for program in {argv[0], task.argv[0]}:  # said here, in the run's reason, not as exit 127
+                if shutil.which(program) is None:
+                    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
             proc = subprocess.Popen(
-                [*SUPERVISOR, str(lock_fd), str(job_read), "--", *task.argv],
+                [*SUPERVISOR, str(lock_fd), str(job_read), "--", *argv],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -402,7 +440,7 @@ class LocalExecutor(Executor):
         job = {
             "run_dir": task.run_dir.as_posix(),
             "status": {k: v for k, v in status.to_json().items() if k != "ids"}
-            | {"ids": {k: v for k, v in status.ids.items() if k in ("host", "gpu")}},
+            | {"ids": {k: v for k, v in status.ids.items() if k in ("host", "gpu", "launcher", "procs")}},
             "stop_timeout_s": self.stop_timeout,
             "time_limit_s": self.options.time_limit_s,
         }
@@ -423,6 +461,12 @@ class LocalExecutor(Executor):
             state = now if now in TERMINAL else RunState.SKIPPED
             return state, f"its status changed since it was planned (now {now}; another process ran it)"
         return None
+
+    def _shape_ids(self) -> dict[str, str | int]:
+        """The launcher and its process count, in the status of a launched run."""
+        if not self.shape.launched:
+            return {}
+        return {"launcher": self.shape.launcher, "procs": self.shape.procs_per_node}
 
     def _run_env(self, task: RunTask, gpu: str | None) -> dict[str, str]:
         env = dict(os.environ)
@@ -452,8 +496,7 @@ class LocalExecutor(Executor):
             config_fingerprint=task.fingerprint or None,
             done_file=task.done_file,
         )
-        if gpu is not None:
-            self._gpu_load[gpu] -= 1
+        self._free_gpu(gpu)
         try:
             log.write(f"sweepgen: could not start the run: {err}\n".encode())
             log.close()
@@ -470,8 +513,7 @@ class LocalExecutor(Executor):
             child.log.close()
         except OSError as err:  # the last buffered bytes could not be written
             self._fault(child.task.run_dir / LOG_FILE, err)
-        if child.gpu is not None:
-            self._gpu_load[child.gpu] -= 1
+        self._free_gpu(child.gpu)
         try:
             recorded = read_status(child.task.run_dir)
         except (OSError, SweepgenError):
@@ -516,6 +558,23 @@ class LocalExecutor(Executor):
             task = self._queue.popleft()
             # pending, not skipped: nobody else holds them, they were never started
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+
+
+def _check_gpu_sets(gpus: Sequence[str], per_gpu: int, gpus_per_run: int) -> None:
+    """Runs of several GPUs take whole GPUs, as many as the lock's gpus_per_node."""
+    if not gpus or gpus_per_run == 1:
+        return
+    if per_gpu != 1:
+        raise UserError(
+            f"--per-gpu {per_gpu} packs runs onto one GPU, but each run takes {gpus_per_run} GPUs",
+            hint="drop --per-gpu: runs of several GPUs each get GPUs of their own",
+        )
+    if len(gpus) < gpus_per_run:
+        raise UserError(
+            f"--gpus {','.join(gpus)} has {len(gpus)} GPU(s); each run takes {gpus_per_run} "
+            "(the spec's resources.gpus_per_node)",
+            hint=f"give at least {gpus_per_run} GPUs, or lower gpus_per_node and render again",
+        )
 
 
 def _signal_group(child: _Child, sig: signal.Signals) -> None:

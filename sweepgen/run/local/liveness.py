@@ -11,7 +11,7 @@ import os
 import signal
 from pathlib import Path
 
-from sweepgen.run.core import stop_request
+from sweepgen.run.core import runlock, stop_request
 from sweepgen.run.core.base import RunStatus, this_host
 
 EXECUTOR = "local"  # LocalExecutor.name
@@ -41,12 +41,39 @@ def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
         return False
     if "trainer_pgid" not in status.ids:  # not written by a supervisor that stops and records its run
         return False
-    if not isinstance(pid, int) or not supervisor_alive(status):
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1 or not supervisor_alive(status):
+        return False
+    if not supervises(pid, run_dir):  # the status file is data: its pid may name any process
         return False
     with contextlib.suppress(OSError):  # (a read-only run folder) the end then names the signal
         stop_request.ask(run_dir, reason)
     signal_pgid(pid, signal.SIGTERM)
     return True
+
+
+SUPERVISOR_MODULE = "sweepgen.run.local.supervise"  # executor.SUPERVISOR's module
+_MAX_CMDLINE = 1 << 16
+
+
+def supervises(pid: int, run_dir: Path) -> bool:
+    """Is ``pid`` the supervisor of ``run_dir``'s run? A status file (in a shared runs folder, from a
+    pull request) may name any pid with its start time read from /proc, so the pid and time alone
+    would let it have `sweepgen cancel` signal any process group of the user. Proven on Linux: the
+    process runs ``python -m sweepgen.run.local.supervise LOCK_FD ...`` and its LOCK_FD is open on
+    this run's lock file (same device and inode). Without /proc (macOS) nothing more can be looked
+    at, and the pid and start time decide, as before."""
+    if not Path("/proc/self/cmdline").exists():
+        return True
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read(_MAX_CMDLINE).split(b"\0")
+        at = argv.index(SUPERVISOR_MODULE.encode())
+        lock_fd = int(argv[at + 1])
+        held = os.stat(f"/proc/{pid}/fd/{lock_fd}")
+        ours = os.lstat(run_dir / runlock.RUN_LOCK_NAME)
+    except (OSError, ValueError, IndexError):
+        return False
+    return (held.st_dev, held.st_ino) == (ours.st_dev, ours.st_ino)
 
 
 def signal_pgid(pgid: int, sig: signal.Signals) -> None:

@@ -77,20 +77,65 @@ def reap_orphans() -> None:
             return
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux: read from /proc; empty elsewhere). A launcher's ranks
+    (torchrun starts each in a session of its own) are among them, also once their launcher died:
+    the supervisor is a subreaper, so orphans of its tree stay in it."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # ended meanwhile
+            continue
+        fields = stat.rsplit(b")", 1)[1].split()
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        todo.extend(children.get(child, []))
+    return found
+
+
+def _kill_tree(pgid: int) -> bool:
+    """SIGKILL the group and every process below this one; False when none of them is left."""
+    alive = signal_group(pgid, signal.SIGKILL)
+    for pid in descendants(os.getpid()):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            alive = True
+    return alive
+
+
+def _tree_left(pgid: int) -> bool:
+    with contextlib.suppress(PermissionError):
+        try:
+            os.killpg(pgid, 0)
+            return True
+        except ProcessLookupError:
+            pass
+    return bool(descendants(os.getpid()))
+
+
 def end_group(pgid: int) -> None:
-    """SIGKILL the group and return once no process of it is left (reaping the orphans that came
-    here): only then may the run's lock be released. Waits as long as that takes."""
+    """SIGKILL the group, and every process below this one (the ranks a launcher started in
+    sessions of their own, a service the trainer left), and return once none is left (reaping the
+    orphans that came here): only then may the run's lock be released. Waits as long as that takes."""
     next_kill = 0.0
     while True:
         now = time.monotonic()
         if now >= next_kill:
-            if not signal_group(pgid, signal.SIGKILL):
+            if not _kill_tree(pgid):
                 return
             next_kill = now + _RESEND_S
         reap_orphans()
-        with contextlib.suppress(PermissionError):
-            try:
-                os.killpg(pgid, 0)
-            except ProcessLookupError:
-                return
+        if not _tree_left(pgid):
+            return
         time.sleep(0.005)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import escape, paths, yamlio
-from sweepgen.compile.output.lock import LOCK_NAME, Lock, LockFile
+from sweepgen.compile.run_api import LOCK_NAME, Lock, LockFile
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.core import metrics, sweep_origin
 from sweepgen.run.core.base import (

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from sweepgen.errors import UserError
+from sweepgen.run.report.page_types import PageData
 
 PLOT_HINT = (
     "install the plot extra: `pip install 'sweepgen[plot]'` "
@@ -43,7 +44,7 @@ def plotly_js() -> str:
     return str(get_plotlyjs())
 
 
-def render(page: dict[str, Any]) -> str:
+def render(page: PageData) -> str:
     """The page's HTML for ``page`` (the JSON-able mapping report_page.build returns)."""
     import jinja2  # noqa: PLC0415 - lazy: jinja2 loads only for report.html
 

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import importance as report_importance
 from sweepgen.run.report import page as report_page
-from sweepgen.run.report import stats, stats_files
+from sweepgen.run.report import sampled_axes, sequential_record, stats, stats_files
 from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
 from sweepgen.safefs import write_atomic
 
@@ -81,7 +82,7 @@ class Outcome:
 
     context: dict[str, str] = field(default_factory=dict)  # metric, value, direction
 
-    def stats_rows(self) -> list[dict[str, Any]]:
+    def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
             return []
         return stats_files.rows(self.statistics, self.context)
@@ -132,6 +133,12 @@ def make(request: Request) -> Outcome:
         report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
     )
     outcome.context = stats_context(request, report)
+    if (request.directory / LOCK_NAME).is_file():  # a sequential test is recorded in its sweep folder
+        outcome.notes.extend(
+            sequential_record.report_lines(
+                request.directory, request.metric, report.objective.at, request.mode, request.compare
+            )
+        )
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     out_dir = request.out_dir or report.out_dir
     for what, name, data in files:  # every output built: now they replace the old ones
@@ -172,7 +179,7 @@ def _objective(request: Request) -> rep.Objective:
         )
     searched = False
     if request.search is not None:  # the search's metric, taken as the search takes it: one name
-        from sweepgen.compile.spec import trials as search  # noqa: PLC0415 - lazy: only a search sweep's report needs it
+        from sweepgen.compile.run_api import trials as search  # noqa: PLC0415 - lazy: only a search sweep's report needs it
 
         block = search.block(request.search)
         searched = (request.metric, request.mode, at) == (block.metric, block.mode, "final")
@@ -280,16 +287,27 @@ def _statistics(report: rep.Report, groups: Sequence[grp.Group], request: Reques
     values = {r.name: r.value for r in report.finished}
     named = [(g.name, [v for n in g.members if (v := values.get(n)) is not None]) for g in groups]
     named = [(n, v) for n, v in named if v]
-    if request.compare is not None and request.compare not in dict(named):
-        names = [n for n, _ in named]
-        close = difflib.get_close_matches(request.compare, names, n=3)
-        raise UserError(
-            f"--compare {request.compare}: no group of that name",
-            hint=(f"did you mean {', '.join(close)}? " if close else "")
-            + f"groups: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''}",
-        )
+    baseline = _baseline(request.compare, groups, [n for n, _ in named])
     methods = stats.Methods(interval=request.interval, test=request.test)
-    return stats.compare(named, baseline=request.compare, mode=request.mode, methods=methods)
+    return stats.compare(named, baseline=baseline, mode=request.mode, methods=methods)
+
+
+def _baseline(compare: str | None, groups: Sequence[grp.Group], names: Sequence[str]) -> str | None:
+    """The group ``--compare`` names: a group's name, or the name of a run in it (the per-run table
+    shows run names: `--compare beta0.0_seed1` means that run's seed group)."""
+    if compare is None or compare in names:
+        return compare
+    holding = [g.name for g in groups if compare in g.members and g.name in names]
+    if len(holding) == 1:
+        return holding[0]
+    runs = [m for g in groups if g.name in names for m in g.members]
+    close = difflib.get_close_matches(compare, [*names, *runs], n=3)
+    raise UserError(
+        f"--compare {compare}: no group or run of that name",
+        hint=(f"did you mean {', '.join(close)}? " if close else "")
+        + f"groups: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''}; a run's name "
+        "stands for its seed group",
+    )
 
 
 def stats_context(request: Request, report: rep.Report) -> dict[str, str]:
@@ -355,7 +373,9 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     seed = outcome.plan.path
     swept = [p for p in report.varying if p != seed]
     scored = [(r.values, v) for r in report.finished if (v := r.value) is not None]
-    params = _log_sampled(report_importance.params_of([r.values for r in report.runs], swept), request)
+    params = _log_sampled(
+        report_importance.params_of([r.values for r in report.runs], swept), request, outcome.notes
+    )
     importance = report_importance.compute([v for v, _ in scored], [s for _, s in scored], params)
     metric = request.metric or rep.DEFAULT_CURVE
     logged_by_all = set.intersection(*(set(r.series) for r in report.finished)) - {metric, "step"}
@@ -395,21 +415,26 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     return report_html.render(page), importance
 
 
-def _log_sampled(params: list[report_importance.Param], request: Request) -> list[report_importance.Param]:
-    """A search's log_uniform axes drawn on log axes whatever their span (params_of only guesses from
-    the values: positive and spanning 100x or more)."""
+def _log_sampled(
+    params: list[report_importance.Param], request: Request, notes: list[str]
+) -> list[report_importance.Param]:
+    """The log_uniform axes of a search or of a `sample:` sweep drawn on log axes whatever their span
+    (params_of only guesses from the values: positive and spanning 100x or more)."""
     if request.search is None:
-        return params
-    from sweepgen.compile.spec import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
+        logged, note = sampled_axes.log_axes(request.directory)
+        if note is not None:
+            notes.append(note)
+    else:
+        from sweepgen.compile.run_api import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
 
-    logged = {k for k, d in search.block(request.search).axes.items() if d.log_uniform is not None}
+        logged = {k for k, d in search.block(request.search).axes.items() if d.log_uniform is not None}
     return [dataclasses.replace(p, log=True) if p.path in logged and not p.categorical else p for p in params]
 
 
 def _pruned_at(search: dict[str, Any], spec: Any) -> dict[str, int]:
     """The step each pruned trial's pruner stopped it at, by the names of the trial's runs (one per
     repeat)."""
-    from sweepgen.compile.spec import trials as search_block  # noqa: PLC0415 - lazy: as _search_part
+    from sweepgen.compile.run_api import trials as search_block  # noqa: PLC0415 - lazy: as _search_part
 
     repeats = search_block.block(spec).repeats
     return {
@@ -422,7 +447,7 @@ def _pruned_at(search: dict[str, Any], spec: Any) -> dict[str, int]:
 
 def _search_part(report: rep.Report, request: Request) -> dict[str, Any]:
     """The page's search section, from the study in the sweep folder and the runs' logged steps."""
-    from sweepgen.compile.spec import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
+    from sweepgen.compile.run_api import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
     from sweepgen.run.report import search_section as report_search  # noqa: PLC0415 - lazy: as above
     from sweepgen.run.search import view as search_view  # noqa: PLC0415 - lazy: as above
 

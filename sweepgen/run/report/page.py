@@ -16,6 +16,7 @@ from typing import Any
 
 from sweepgen.run.report.groups import Group
 from sweepgen.run.report.importance import Importance, Param
+from sweepgen.run.report.page_types import Objective, PageData, PageRun
 from sweepgen.run.report.stats import Statistics
 
 MAX_CURVE_GROUPS = 30
@@ -42,7 +43,7 @@ def build(
     digits: int,
     sampled: bool,
     search: Mapping[str, Any] | None = None,  # report_search.section of a search sweep
-) -> dict[str, Any]:
+) -> PageData:
     group_of = {run: g.name for g in groups for run in g.members}
     states = Counter(str(r["state"]) for r in runs)
     counts = f"{len(runs)} runs: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
@@ -66,23 +67,28 @@ def build(
         "title": title,
         "subtitle": subtitle,
         "counts": counts,
-        "objective": dict(objective),
+        "objective": Objective(
+            label=str(objective["label"]),
+            mode=str(objective["mode"]),
+            metric=objective.get("metric"),
+            searched=bool(objective.get("searched")),
+        ),
         "notes": list(notes),
         "digits": digits,
         "columns": list(columns),
         "all_columns": all_columns,
         "base": dict(base),
         "runs": [
-            {
-                "name": r["name"],
-                "variant": r["variant"],
-                "group": group_of.get(r["name"], ""),
-                "state": r["state"],
-                "values": dict(r["values"]),
-                "diff": dict(r["diff"]),
-                "score": r["score"],
-                "note": r["note"],
-            }
+            PageRun(
+                name=r["name"],
+                variant=r["variant"],
+                group=group_of.get(r["name"], ""),
+                state=r["state"],
+                values=dict(r["values"]),
+                diff=dict(r["diff"]),
+                score=r["score"],
+                note=r["note"],
+            )
             for r in runs
         ],
         "curve_metrics": [m for m in curve_metrics if curves[m] or pruned_curves[m]],

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sweepgen.compile.spec.trials import trial_name
+from sweepgen.compile.run_api import trial_name
 from sweepgen.run.search.view import SearchView
 
 ENDED = ("complete", "pruned", "failed")

@@ -8,38 +8,43 @@ import csv
 import io
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TypedDict
 
 from sweepgen import jsonfloat
 from sweepgen.run.report import stats
 
-COLUMNS = (
-    "metric",
-    "value",
-    "direction",
-    "group",
-    "n",
-    "mean",
-    "sd",
-    "ci_low",
-    "ci_high",
-    "interval",
-    "baseline",
-    "diff",
-    "diff_ci_low",
-    "diff_ci_high",
-    "diff_ci_level",
-    "test",
-    "p",
-    "p_holm",
-    "verdict",
-    "reason",
-    "seeds_needed",
-    "detectable_diff",
-)
+
+class StatsRow(TypedDict):
+    """One row of statistics.csv / .json: a seed group, and against the baseline its comparison."""
+
+    metric: str
+    value: str  # the value compared: final, best over the run, mean of the last K
+    direction: str  # "max is better" | "min is better"
+    group: str
+    n: int
+    mean: float
+    sd: float | None
+    ci_low: float | None
+    ci_high: float | None
+    interval: str
+    baseline: str | None
+    diff: float | None
+    diff_ci_low: float | None
+    diff_ci_high: float | None
+    diff_ci_level: float | None
+    test: str | None
+    p: float | None
+    p_holm: float | None
+    verdict: str | None  # better | worse | no evidence | cannot decide | baseline
+    reason: str | None
+    seeds_needed: int | None
+    detectable_diff: float | None
 
 
-def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[dict[str, Any]]:
+COLUMNS = tuple(StatsRow.__annotations__)
+
+
+def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[StatsRow]:
     """One row per group: its mean and interval, and against the baseline the comparison.
     ``context``: metric, value and direction, as the report names them."""
     by = {c.name: c for c in statistics.comparisons}
@@ -48,30 +53,30 @@ def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[dict[
         c = by.get(g.name)
         verdict = c.verdict if c else ("baseline" if g.name == statistics.baseline else None)
         out.append(
-            {
-                "metric": context["metric"],
-                "value": context["value"],
-                "direction": f"{statistics.mode} is better",
-                "group": g.name,
-                "n": g.n,
-                "mean": g.mean,
-                "sd": g.sd,
-                "ci_low": g.low,
-                "ci_high": g.high,
-                "interval": g.interval,
-                "baseline": statistics.baseline,
-                "diff": c.diff if c else None,
-                "diff_ci_low": c.low if c else None,
-                "diff_ci_high": c.high if c else None,
-                "diff_ci_level": c.level if c else None,
-                "test": c.test if c else None,
-                "p": c.p if c else None,
-                "p_holm": c.p_holm if c else None,
-                "verdict": verdict,
-                "reason": c.reason if c else None,
-                "seeds_needed": c.seeds_needed if c else None,
-                "detectable_diff": c.detectable if c else None,
-            }
+            StatsRow(
+                metric=context["metric"],
+                value=context["value"],
+                direction=f"{statistics.mode} is better",
+                group=g.name,
+                n=g.n,
+                mean=g.mean,
+                sd=g.sd,
+                ci_low=g.low,
+                ci_high=g.high,
+                interval=g.interval,
+                baseline=statistics.baseline,
+                diff=c.diff if c else None,
+                diff_ci_low=c.low if c else None,
+                diff_ci_high=c.high if c else None,
+                diff_ci_level=c.level if c else None,
+                test=c.test if c else None,
+                p=c.p if c else None,
+                p_holm=c.p_holm if c else None,
+                verdict=verdict,
+                reason=c.reason if c else None,
+                seeds_needed=c.seeds_needed if c else None,
+                detectable_diff=c.detectable if c else None,
+            )
         )
     return out
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweepgen.compile.spec.model import Spec
-from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.compile.run_api import SearchBlock, Spec
 from sweepgen.errors import SpecError
 
 SAMPLER_ATTR = "sweepgen_sampler"

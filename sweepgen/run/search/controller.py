@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen.compile.spec import trials as search
-from sweepgen.compile.spec.model import Spec
+from sweepgen.compile.run_api import Spec
+from sweepgen.compile.run_api import trials as search
 from sweepgen.run.core import metrics, runlock
 from sweepgen.run.core.base import (
     PRUNED_REASON,

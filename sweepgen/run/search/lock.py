@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sweepgen import paths
-from sweepgen.compile.output import lock, lock_digest
-from sweepgen.compile.output.lock import Lock, LockFile
+from sweepgen.compile.run_api import Lock, LockFile, lock, lock_digest
 
 _FILES_EMPTY = '  "files": [\n  ]'
 

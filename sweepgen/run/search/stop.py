@@ -10,6 +10,8 @@ failed trial and ask a new one, undoing the cancel.
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 from pathlib import Path
 
 from sweepgen.run.search.study import state_dir
@@ -30,7 +32,12 @@ def request(state_dir: Path) -> None:
 
 
 def requested(state_dir: Path) -> bool:
-    return (state_dir / REQUEST).is_file()
+    """Is the request there? Only a plain file sweepgen wrote counts: a link (committed, or left in
+    a shared runs folder) is neither followed nor taken as a request, and its contents never read."""
+    try:
+        return stat.S_ISREG(os.lstat(state_dir / REQUEST).st_mode)
+    except OSError:
+        return False
 
 
 def withdraw(state_dir: Path) -> None:

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.compile.run_api import SearchBlock
 from sweepgen.errors import ConfigError, Location, UserError
 
 if TYPE_CHECKING:
@@ -75,7 +75,9 @@ class _FlockLock:
         self._fd: int | None = None
 
     def acquire(self) -> bool:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        from sweepgen.run.search.journal_file import open_in_state  # noqa: PLC0415 - imports optuna
+
+        fd = open_in_state(self.path, os.O_RDWR | os.O_CREAT)  # never a link followed
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             _heal(self.journal)
@@ -94,8 +96,10 @@ class _FlockLock:
 def _heal(journal: Path) -> None:
     """Cut a last line that a writer killed mid-append left without its newline: that operation never
     happened, and the next append must not glue itself to it (Optuna would then refuse the log)."""
+    from sweepgen.run.search.journal_file import open_in_state  # noqa: PLC0415 - imports optuna
+
     try:
-        with open(journal, "r+b") as fh:
+        with os.fdopen(open_in_state(journal, os.O_RDWR), "r+b") as fh:
             size = fh.seek(0, os.SEEK_END)
             if size == 0:
                 return
@@ -113,12 +117,13 @@ def _heal(journal: Path) -> None:
 
 def storage(sweep_dir: Path) -> optuna.storages.JournalStorage:
     lib = import_optuna()
-    from optuna.storages.journal import JournalFileBackend
+    from sweepgen.run.search.journal_file import NoFollowJournal  # noqa: PLC0415 - imports optuna
 
     path = journal_path(sweep_dir)
     os.makedirs(path.parent, exist_ok=True)
     lock: Any = _FlockLock(path)  # Optuna calls acquire/release only
-    journal = lib.storages.JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
+    # Optuna's backend opens the journal by path (a link followed); ours never follows one
+    journal = lib.storages.JournalStorage(NoFollowJournal(str(path), lock_obj=lock))
     return cast("optuna.storages.JournalStorage", journal)
 
 

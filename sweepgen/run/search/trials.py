@@ -20,16 +20,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen.compile.output import lock
-from sweepgen.compile.output.inputs import spec_digest
-from sweepgen.compile.output.lock import Lock
-from sweepgen.compile.output.pipeline import compile_expansion, lock_entries
-from sweepgen.compile.output.render import RenderedFile
-from sweepgen.compile.schema.validate import load_validator
-from sweepgen.compile.spec import trials as search
-from sweepgen.compile.spec.context import sweep_view
-from sweepgen.compile.spec.model import Spec, load_spec
-from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.compile.run_api import (
+    Lock,
+    RenderedFile,
+    SearchBlock,
+    Spec,
+    compile_expansion,
+    load_spec,
+    load_validator,
+    lock,
+    lock_entries,
+    spec_digest,
+    sweep_view,
+)
+from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import Location, UserError, ValidationError
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.tasks import read_lock, task_of

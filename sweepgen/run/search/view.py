@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import paths
-from sweepgen.compile.output import lock
-from sweepgen.compile.spec import trials as search
-from sweepgen.compile.spec.search_block import SearchBlock
+from sweepgen.compile.run_api import SearchBlock, lock
+from sweepgen.compile.run_api import trials as search
 from sweepgen.run.core.tasks import NAMING_PATHS
 from sweepgen.run.search import study as search_study
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import importlib.util
-import json
 import os
 import re
 import shlex
@@ -36,8 +35,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sweepgen.compile.output.lock import LOCK_NAME, Lock
-from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.compile.run_api import LOCK_NAME, Lock
+from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
+from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import (
     CANCEL_REASON,
     LOG_FILE,
@@ -55,9 +55,12 @@ from sweepgen.run.core.base import (
     write_json_atomic,
     write_status,
 )
+from sweepgen.run.core.deadline import within
 from sweepgen.run.core.run_view import RunView
+from sweepgen.run.core.shape import RunShape, shape_from_lock
 from sweepgen.run.core.tasks import load_sweep
 from sweepgen.run.core.trackers import tracker_env
+from sweepgen.run.slurm import launch
 from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm.task import NodeTask, run_on_node
@@ -82,6 +85,12 @@ _SLURM_ENDINGS = {
     "BOOT_FAIL": (RunState.FAILED, "the node failed to boot (Slurm BOOT_FAIL)"),
     "DEADLINE": (RunState.FAILED, "Slurm DEADLINE reached before the run ended"),
     "PREEMPTED": (RunState.CANCELLED, "preempted by Slurm; resume with --rerun-failed"),
+}
+# how the dry run shows the Slurm variables each rank reads (resolved only inside the job)
+_SYMBOLIC_SLURM_ENV = {
+    "SLURM_PROCID": "$SLURM_PROCID",
+    "SLURM_NTASKS": "$SLURM_NTASKS",
+    "SLURM_LOCALID": "$SLURM_LOCALID",
 }
 # Slurm's verdicts that outrank what the node wrote: it was killed for a reason it could not see
 _SLURM_OVERRIDES = frozenset({"TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"})
@@ -112,6 +121,7 @@ class SlurmExecutor(Executor):
             raise UserError("--jobs must be at least 1")
         self.lock_path = Path(options.sweep_dir) / LOCK_NAME
         self.resources: SlurmResources = resources_from_lock(options.lock, lock_path=str(self.lock_path))
+        self.shape: RunShape = shape_from_lock(options.lock, lock_path=str(self.lock_path))
         self.job_name = job_name(options.lock, options.sweep_dir)
         # every run of the sweep, not only those started now: the journal's place must not move
         # when --only or --rerun-failed narrows a submission (the command is irrelevant here)
@@ -145,10 +155,35 @@ class SlurmExecutor(Executor):
             "sbatch parameters:",
         ]
         lines += [f"  {line}" for line in self.sbatch_header(len(tasks))]
+        lines += self._describe_launch()
         lines.append("array tasks:")
         for index, task in enumerate(tasks):
             lines.append(f"  [{index}] {task.name}: {' '.join(task.argv)}  > {task.run_dir / LOG_FILE}")
         return lines
+
+    def _describe_launch(self) -> list[str]:
+        """How each run's processes start in its job (launch.py), as the nodes will resolve it."""
+        shape = self.shape
+        if not launch.multi(shape):
+            return []
+        step = " ".join(["srun", *launch.step_srun_args(shape, self.resources.cpus_per_run)])
+        who = {
+            "srun": f"Slurm starts {shape.procs_per_node} rank(s) per node",
+            "none": "the command runs once per node and starts its own processes",
+        }.get(shape.launcher, f"{shape.launcher} on each node starts {shape.procs_per_node} process(es)")
+        rdzv = launch.symbolic_rendezvous()
+        argv = launch.argv_for(shape, ["<command>"], rdzv, launch.shown_launcher(shape.launcher))
+        env = launch.env_for(shape, rdzv, _SYMBOLIC_SLURM_ENV)
+        return [
+            f"each run: {shape.nodes} node(s) x {shape.procs_per_node} process(es) "
+            f"(world size {shape.world_size}), launcher {shape.launcher}, "
+            f"{shape.gpus_per_node} GPU(s) per node; {who}",
+            f"  job step: {step} ...",
+            f"  each node runs: {shlex.join(argv)}",
+            "  with " + " ".join(f"{k}={v}" for k, v in env.items()),
+            "  the status is written by "
+            + ("rank 0" if shape.launcher == "srun" else "node 0's participant (the launcher's parent)"),
+        ]
 
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         if not tasks:
@@ -309,6 +344,7 @@ class SlurmExecutor(Executor):
                         **tracker_env(task, Path(self.options.sweep_dir).name),
                         **self.options.env,
                     },
+                    shape=self.shape if launch.multi(self.shape) else None,
                 )
             )
         return submitted, previous_of, node_tasks
@@ -420,6 +456,36 @@ class SlurmExecutor(Executor):
             cancel_runs(recorded)
         return []
 
+    observer = "Slurm"
+
+    @classmethod
+    def observe(cls, tasks: Sequence[RunTask]) -> list[RunView]:
+        return observe(tasks)
+
+    @classmethod
+    def vanished(
+        cls, tasks: Sequence[RunTask], gone: Sequence[RunTask], answer_s: float
+    ) -> dict[str, RunView]:
+        """Runs of ``gone`` the sweep's jobs journal says were submitted: queued or running when Slurm
+        still holds the job (the queue decides, not the missing folder), else failed with that reason."""
+        root = slurm_root([t.run_dir for t in tasks])
+        # an unusable journal (a link, not JSON, a job id that is not Slurm's) is exit 2 naming it: shown
+        # as never started, those runs would be submitted again while Slurm may still hold them
+        submitted = submitted_as(read_journal(root / JOURNAL), root / JOURNAL)
+        named = [t.name for t in gone if t.name in submitted]
+        if not named:
+            return {}
+        try:
+            # asked within the time `status` gives Slurm: a hung squeue must not hold it
+            held = within(answer_s, lambda: held_jobs(named, root))
+        except SweepgenError:  # no Slurm here, or it refused: not known whether it holds the job
+            held = None
+        return {t.name: _vanished_view(t, submitted[t.name], held) for t in gone if t.name in submitted}
+
+    @classmethod
+    def failure_log(cls, status: RunStatus) -> Path | None:
+        return submitit_log(status)
+
     @classmethod
     def is_alive(cls, status: RunStatus) -> bool:
         job_id = status.ids.get("job_id")
@@ -451,6 +517,14 @@ class SlurmExecutor(Executor):
             params["partition"] = r.partition
         if r.gpus_per_run:
             params["gpus_per_node"] = r.gpus_per_run
+        shape = self.shape
+        if launch.multi(shape):
+            # the header asks for the whole run: its nodes, a task per process, the GPUs of each node
+            params["nodes"] = shape.nodes
+            params["ntasks_per_node"] = shape.procs_per_node
+            if shape.gpus_per_node:
+                params["gpus_per_node"] = shape.gpus_per_node
+            params["srun_args"] = launch.step_srun_args(shape, r.cpus_per_run)
         if r.sbatch_extra:
             # verbatim: sbatch reads #SBATCH lines up to the first command, and these come before it
             params["setup"] = [f"#SBATCH {line}" for line in r.sbatch_extra]
@@ -605,6 +679,24 @@ def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> l
     return out
 
 
+def _vanished_view(task: RunTask, job_id: str, held: dict[str, slurm_query.JobInfo] | None) -> RunView:
+    """A submitted run whose directory is gone, as Slurm holds its job (``held`` None: Slurm did not
+    answer)."""
+    job = held.get(task.name) if held is not None else None
+    if job is not None:  # Slurm still holds it: its state is the queue's, and it is not resubmitted
+        state = RunState.PENDING if job.state == "PENDING" else RunState.RUNNING
+        reason = f"its run directory {task.run_dir} is gone; Slurm still holds job {job_id} ({job.state})"
+        return RunView(
+            task,
+            RunStatus(state, "slurm", reason=reason, ids={"job_id": job_id, "slurm_state": job.state}),
+            job,
+        )
+    reason = f"its run directory {task.run_dir} is gone (submitted as Slurm job {job_id})"
+    if held is None:
+        reason += "; Slurm did not answer, so it may still hold that job"
+    return RunView(task, RunStatus(RunState.FAILED, "slurm", reason=reason, ids={"job_id": job_id}))
+
+
 def submitit_log(status: RunStatus, stream: str = "err") -> Path | None:
     """submitit's own log of the job (the wrapper's output: import errors, Slurm's messages)."""
     folder, job_id = status.ids.get("submitit_folder"), status.ids.get("job_id")
@@ -619,7 +711,16 @@ def slurm_root(run_dirs: Sequence[Path]) -> Path:
     parents = [os.path.abspath(os.path.dirname(os.path.normpath(str(d))) or ".") for d in run_dirs]
     if not parents:
         raise UserError("the sweep has no runs", hint="render the spec again")
-    return Path(os.path.commonpath(parents)) / SLURM_DIR
+    root = Path(os.path.commonpath(parents)) / SLURM_DIR
+    if root.is_symlink():  # committed or left in a shared runs folder: the journal is never read or
+        # written through it (the run directories themselves are confined to the project already)
+        raise ConfigError(
+            f"{root} is a symbolic link",
+            location=Location(str(root)),
+            hint="sweepgen keeps the Slurm jobs journal and submitit's files in a plain folder; delete "
+            "the link",
+        )
+    return root
 
 
 def job_name(lock: Lock, sweep_dir: Path | str) -> str:
@@ -628,16 +729,20 @@ def job_name(lock: Lock, sweep_dir: Path | str) -> str:
 
 
 def read_journal(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    """The jobs journal of a runs root, read as data: never through a link, a regular file of at most
+    ``runfiles.MAX_JSON_BYTES`` (a RunFileError, exit 2, otherwise); nesting and numbers bounded."""
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES)
+    if raw is None:
         return {"arrays": []}
-    except json.JSONDecodeError as err:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
         raise ConfigError(
-            f"the Slurm jobs journal is not valid JSON: {err.msg}",
-            location=Location(str(path), err.lineno, err.colno),
+            f"the Slurm jobs journal is not UTF-8 text (byte {err.start})",
+            location=Location(str(path)),
             hint="sweepgen writes it atomically; move the broken file away",
-        ) from err
+        ) from None
+    data = runfiles.parse_json(text, path, "the Slurm jobs journal")
     if not isinstance(data, dict) or not isinstance(data.get("arrays"), list):
         return {"arrays": []}
     return data
@@ -651,12 +756,28 @@ def _need_submitit() -> None:
         )
 
 
-def submitted_as(journal: Mapping[str, Any]) -> dict[str, str]:
-    """Run name -> the job id of its latest submission, as the journal records every array."""
+_JOB_ID = re.compile(r"[0-9]{1,18}(?:_[0-9]{1,9})?")  # "123" or an array task "123_4", as Slurm writes them
+
+
+def submitted_as(journal: Mapping[str, Any], path: Path | None = None) -> dict[str, str]:
+    """Run name -> the job id of its latest submission, as the journal records every array. The
+    journal is data (a shared runs folder may hold anyone's): a job id that is not Slurm's digits
+    is refused (exit 2 naming the journal and the key), never handed to squeue or scancel."""
     out: dict[str, str] = {}
-    for array in journal.get("arrays", []):
+    for i, array in enumerate(journal.get("arrays", [])):
         if isinstance(array, dict) and isinstance(array.get("runs"), dict):
-            out.update({name: str(job_id) for job_id, name in array["runs"].items() if isinstance(name, str)})
+            for job_id, name in array["runs"].items():
+                if not isinstance(name, str):
+                    continue
+                if not _JOB_ID.fullmatch(job_id):
+                    raise ConfigError(
+                        f"the Slurm jobs journal names job id {job_id!r}, which is not a Slurm job id",
+                        location=Location(str(path) if path else JOURNAL),
+                        key=f"arrays[{i}].runs",
+                        hint="sweepgen writes only Slurm's own job ids there; move the file away "
+                        "(it is not sweepgen's) and run `sweepgen status` again",
+                    )
+                out[name] = job_id
     return out
 
 
@@ -664,7 +785,7 @@ def held_jobs(names: Sequence[str], root: Path) -> dict[str, slurm_query.JobInfo
     """The runs among ``names`` whose latest submission Slurm still holds (queued, running,
     requeued): what the queue says of the job the journal names, never a guess from a missing
     folder. A run Slurm holds is never submitted again, even when its run directory was deleted."""
-    latest = submitted_as(read_journal(root / JOURNAL))
+    latest = submitted_as(read_journal(root / JOURNAL), root / JOURNAL)
     jobs = {name: latest[name] for name in names if name in latest}
     if not jobs:
         return {}

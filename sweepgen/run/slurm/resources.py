@@ -21,16 +21,26 @@ would be killed by a limit nobody wrote down.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen.compile.output.lock import Lock
-from sweepgen.errors import ConfigError, Location
+from sweepgen.compile.run_api import SHAPE_KEYS, Lock
+from sweepgen.errors import ConfigError
+from sweepgen.run.core.resources import bad as _bad
+from sweepgen.run.core.resources import location as _loc
+from sweepgen.run.core.resources import parse_time
 
-KNOWN_KEYS = ("partition", "gpus_per_run", "cpus_per_run", "mem", "time", "sbatch_extra")
+KNOWN_KEYS = (
+    "partition",
+    "gpus_per_run",
+    "cpus_per_run",
+    "mem",
+    "time",
+    "sbatch_extra",
+    *SHAPE_KEYS,  # the run's shape (sweepgen.run.core.shape reads and checks them)
+)
 _MEM = re.compile(r"^[1-9][0-9]*[KMGT]?$")
 _FLAG = re.compile(r"^--[a-z][a-z0-9-]*(=.*)?$")
 
@@ -41,9 +51,9 @@ MANAGED_FLAGS = {
     "--time": "resources.time",
     "--mem": "resources.mem",
     "--cpus-per-task": "resources.cpus_per_run",
-    "--gpus-per-node": "resources.gpus_per_run",
-    "--gpus": "resources.gpus_per_run",
-    "--gres": "resources.gpus_per_run",
+    "--gpus-per-node": "resources.gpus_per_node",
+    "--gpus": "resources.gpus_per_node",
+    "--gres": "resources.gpus_per_node",
     "--array": None,
     "--output": None,
     "--error": None,
@@ -51,9 +61,9 @@ MANAGED_FLAGS = {
     "--signal": None,
     "--open-mode": None,
     "--hold": None,
-    "--nodes": None,
-    "--ntasks": None,
-    "--ntasks-per-node": None,
+    "--nodes": "resources.nodes",
+    "--ntasks": "resources.nodes and resources.procs_per_node",
+    "--ntasks-per-node": "resources.procs_per_node",
     "--wckey": None,
     "--wrap": None,
 }
@@ -114,7 +124,8 @@ def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
             lock_path,
             "see `sinfo -s` for the partitions of your cluster",
         )
-    gpus = _count(raw.get("gpus_per_run", 0), "resources.gpus_per_run", lock_path, minimum=0)
+    gpus_key = "gpus_per_node" if "gpus_per_node" in raw else "gpus_per_run"  # the resolved one first
+    gpus = _count(raw.get(gpus_key, 0), f"resources.{gpus_key}", lock_path, minimum=0)
     cpus = _count(raw.get("cpus_per_run", 1), "resources.cpus_per_run", lock_path, minimum=1)
     mem = raw.get("mem")
     if mem is not None:
@@ -135,55 +146,6 @@ def resources_from_lock(lock: Lock, *, lock_path: str) -> SlurmResources:
         mem=mem,
         sbatch_extra=extra,
     )
-
-
-def parse_time(value: Any, *, key: str = "time", lock_path: str = "") -> int:
-    """Slurm's time formats to whole minutes (seconds round up, so a limit is never shortened):
-    ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; an int is minutes."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise _bad(
-            key,
-            f"must be minutes or a Slurm time string, got {value!r}",
-            lock_path,
-            'e.g. 90 or "01:30:00" or "1-00:00:00"',
-        )
-    minutes: int | None
-    if isinstance(value, int):
-        minutes = value
-    else:
-        minutes = _parse_time_str(value.strip())
-        if minutes is None:
-            raise _bad(
-                key,
-                f"{value!r} is not a Slurm time",
-                lock_path,
-                'use minutes, "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM" or "D-HH:MM:SS"',
-            )
-    if minutes < 1:
-        raise _bad(key, f"{value!r} is shorter than one minute", lock_path, "Slurm limits are whole minutes")
-    return minutes
-
-
-def _parse_time_str(text: str) -> int | None:
-    days, clock = 0, text
-    if "-" in text:
-        day_part, clock = text.split("-", 1)
-        if not day_part.isdigit():
-            return None
-        days = int(day_part)
-    parts = clock.split(":")
-    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
-        return None
-    nums = [int(p) for p in parts]
-    if days or "-" in text:  # D-H, D-H:M, D-H:M:S
-        hours, minutes, seconds = (nums + [0, 0])[:3]
-    elif len(nums) == 3:  # H:M:S
-        hours, minutes, seconds = nums
-    else:  # M or M:S
-        hours, minutes, seconds = 0, nums[0], (nums[1] if len(nums) == 2 else 0)
-    if seconds > 59 or (len(nums) == 3 or "-" in text) and minutes > 59:
-        return None
-    return days * 24 * 60 + hours * 60 + minutes + math.ceil(seconds / 60)
 
 
 def _count(value: Any, key: str, lock_path: str, *, minimum: int) -> int:
@@ -235,16 +197,3 @@ def _extra(value: Any, lock_path: str) -> tuple[str, ...]:
             )
         out.append(item)
     return tuple(out)
-
-
-def _loc(lock_path: str) -> Location | None:
-    return Location(lock_path) if lock_path else None
-
-
-def _bad(key: str, message: str, lock_path: str, hint: str) -> ConfigError:
-    return ConfigError(
-        f"{key.split('.')[-1]} {message}",
-        location=_loc(lock_path),
-        key=key,
-        hint=hint + " (in the spec's resources block; render again after fixing)",
-    )

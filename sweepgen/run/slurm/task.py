@@ -43,6 +43,8 @@ from sweepgen.run.core.base import (
     write_status,
 )
 from sweepgen.run.core.progress import ATTEMPT_MARK
+from sweepgen.run.core.shape import RunShape
+from sweepgen.run.slurm import launch, ranks
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ class NodeTask:
     run_dir: str  # relative to cwd (or absolute), as in the config's output_dir
     status: RunStatus  # the "submitted" status the client wrote; the node continues it
     env: dict[str, str] = field(default_factory=dict)
+    # several processes or nodes (launch.py); None: the one process per job runs always were
+    shape: RunShape | None = None
 
 
 def _slurm_ids() -> dict[str, object]:
@@ -72,10 +76,12 @@ class _Stops:
     The run has its own session (so its leftovers can be ended), so Slurm's signal to this task's
     group would not reach it otherwise."""
 
-    def __init__(self) -> None:
+    def __init__(self, shape: RunShape | None = None) -> None:
+        self.shape = shape
         self.timeout = False
         self.cancel = False
         self.child: subprocess.Popen[bytes] | None = None
+        self.failed: ranks.Note | None = None  # another participant failed first (ranks.py)
 
     def install(self) -> None:
         # installed before the child exists so a signal during start-up is not lost
@@ -87,20 +93,36 @@ class _Stops:
             setattr(self, kind, True)
             if self.child is not None and self.child.poll() is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.child.pid, signum)
+                    os.killpg(self.child.pid, launch.forwarded(signum, self.shape))
 
         return handler
 
 
 def run_on_node(task: NodeTask) -> str:
-    """Run ``task`` to the end; return the final state, or exit non-zero if the run did not finish."""
+    """Run ``task`` to the end; return the final state, or exit non-zero if the run did not finish.
+    In a multi-process run every participant calls this; only the supervisor keeps the status."""
     os.chdir(task.cwd)
     run_dir = Path(task.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    if launch.multi(task.shape):
+        assert task.shape is not None  # (multi says so: mypy)
+        part = launch.participant(task.shape, os.environ)
+        if not part.supervisor:
+            try:
+                argv, env = _launch(task)
+            except (OSError, RuntimeError, subprocess.SubprocessError) as err:
+                print(f"sweepgen: {part.label} could not start: {err}", file=sys.stderr, flush=True)
+                ranks.write_note(run_dir, ranks.attempt_key(os.environ), part.label, 127)
+                sys.exit(127)
+            return ranks.run_participant(argv, env, run_dir, part, task.shape)
     _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
-    stops = _Stops()
+    stops = _Stops(task.shape)
     stops.install()
+    if launch.multi(task.shape):
+        ranks.become_subreaper()  # the launcher's workers live in sessions of their own
     ids = {**task.status.ids, **_slurm_ids()}
+    if launch.multi(task.shape):  # which nodes the run spans (its host is node 0's)
+        ids["slurm_nodes"] = os.environ.get("SLURM_JOB_NODELIST")
     status = replace(
         task.status,
         attempt=_attempt(run_dir, task.status, ids),
@@ -120,10 +142,56 @@ def run_on_node(task: NodeTask) -> str:
         )
         log.flush()
         stops.child = _start_or_exit(task, log, run_dir, status)
-        code = stops.child.wait()
+        code = _wait(task, run_dir, stops)
         with contextlib.suppress(ProcessLookupError, PermissionError):  # what the run left behind
             os.killpg(stops.child.pid, signal.SIGKILL)
+        if launch.multi(task.shape):
+            ranks.end_leftovers()  # and what it left in sessions of its own
     return _finish(run_dir, status, code, stops)
+
+
+def _wait(task: NodeTask, run_dir: Path, stops: _Stops) -> int:
+    """The run's exit code. A multi-process run also watches the other participants' notes: one
+    that failed stops the run here too, and is what the status names; a supervisor that ends by
+    itself leaves its own note, so the others stop rather than wait in a collective or forever."""
+    assert stops.child is not None
+    if not launch.multi(task.shape):
+        return stops.child.wait()
+    key, me = (
+        ranks.attempt_key(os.environ),
+        "node0" if task.shape and task.shape.launcher != "srun" else "rank0",
+    )
+    child = stops.child
+
+    def stop() -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGTERM)
+
+    code, stops.failed = ranks.wait_watching(child, run_dir, key, me, stop=stop)
+    if code != 0 and stops.failed is None:
+        # the run may have failed *because* another participant did (node 0's torchrun ends when
+        # node 1's does): that one's note, when there is one, says where it began
+        stops.failed = next(iter(ranks.notes(run_dir, key, besides=me)), None)
+    if stops.failed is None and not (stops.timeout or stops.cancel):
+        # ended by itself, well or badly: the others end too (ranks.py), not at the time limit
+        with contextlib.suppress(OSError):  # the status below says it all the same
+            ranks.write_note(run_dir, key, me, code)
+    return code
+
+
+def _launch(task: NodeTask) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment this participant starts: the command itself, or under the
+    launcher with the job's rendezvous (launch.py)."""
+    env = dict(os.environ)
+    env.update(task.env)
+    env["PYTHONUNBUFFERED"] = "1"  # so run.log and `sweepgen status` follow the run as it goes
+    if not launch.multi(task.shape):
+        return list(task.argv), env
+    assert task.shape is not None
+    rdzv = launch.rendezvous(os.environ)
+    env.update(launch.env_for(task.shape, rdzv, os.environ))
+    argv = launch.argv_for(task.shape, task.argv, rdzv, launch.launcher_command(task.shape.launcher))
+    return argv, env
 
 
 def _lock_or_exit(run_dir: Path) -> int:
@@ -145,19 +213,17 @@ def _lock_or_exit(run_dir: Path) -> int:
 def _start_or_exit(
     task: NodeTask, log: IO[bytes], run_dir: Path, status: RunStatus
 ) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
-    env.update(task.env)
-    env["PYTHONUNBUFFERED"] = "1"  # so run.log and `sweepgen status` follow the run as it goes
     try:
+        argv, env = _launch(task)
         return subprocess.Popen(
-            list(task.argv),
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
             start_new_session=True,  # its own group: ended as a whole when it exits
         )
-    except OSError as err:
+    except (OSError, RuntimeError, subprocess.SubprocessError) as err:
         log.write(f"sweepgen: could not start the run: {err}\n".encode())
         write_status(
             run_dir,
@@ -165,7 +231,7 @@ def _start_or_exit(
                 status,
                 state=RunState.FAILED,
                 ended=utc_now(),
-                reason=f"could not start: {err.strerror or err}",
+                reason=f"could not start: {getattr(err, 'strerror', None) or err}",
             ),
         )
         sys.exit(127)
@@ -176,11 +242,18 @@ def _finish(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> str:
     stopped = stops.timeout or stops.cancel
     state, reason = outcome(
         code,
-        finished=succeeded(code, run_dir, status.done_file, stopped=stopped),
+        finished=succeeded(code, run_dir, status.done_file, stopped=stopped or stops.failed is not None),
         timed_out=stops.timeout,
         cancelled=stops.cancel,
         done_file=status.done_file,
     )
+    if stops.failed is not None and state is not RunState.FINISHED and not stopped:
+        failed = stops.failed
+        state = RunState.FAILED
+        reason = (
+            f"{failed.label} (on {failed.host}) exited {failed.exit_code}; the other processes were "
+            f"stopped (see run.{failed.label}.log)"
+        )
     ids = {**status.ids, **({"slurm_state": "TIMEOUT"} if stops.timeout else {})}
     write_status(
         run_dir, replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)

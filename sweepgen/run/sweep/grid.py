@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn, Protocol
 
-from sweepgen.compile.output.lock import LOCK_NAME, Lock
+from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import runlock, sweep_state
 from sweepgen.run.core.base import (
@@ -42,7 +42,7 @@ from sweepgen.run.core.base import (
     stale_cause,
 )
 from sweepgen.run.core.progress import log_tail
-from sweepgen.run.core.registry import make_executor, status_is_alive
+from sweepgen.run.core.registry import executor_class, make_executor, status_is_alive
 from sweepgen.run.core.sweep_state import RunOptions
 from sweepgen.run.core.tasks import (
     check_bundled_configs,
@@ -112,15 +112,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
             f"using the command line this sweep was started with: {opts.command_line(request.sweep_dir)}"
         )
     executor = opts.executor or "local"
-    gpu_ids = parse_gpus(opts.gpus)
-    per_gpu = opts.per_gpu or 1
-    if per_gpu != 1 and not gpu_ids:
-        raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
-    if opts.mps and (not gpu_ids or executor != "local"):
-        raise UserError(
-            "--mps needs --gpus and the local executor",
-            hint="e.g. --gpus 0 --per-gpu 8 --mps; on Slurm, start MPS in the job script instead",
-        )
+    gpu_ids, per_gpu = _gpu_options(opts, executor)
     argv = parse_command(opts.command, shell=bool(opts.shell))
     sweep = load_sweep(request.sweep_dir, command=argv, done_file=parse_done_file(opts.done_file, argv))
     if argv is None and executor == "local" and not request.dry_run:
@@ -139,7 +131,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
         # another `sweepgen run` holds
         wait=None if executor == "local" else request.wait,
         stop_timeout_s=opts.stop_timeout,
-        time_limit_s=local_time_limit(executor, opts.time_limit, sweep.lock, request.sweep_dir, display),
+        time_limit_s=time_limit(executor, opts.time_limit, sweep.lock, request.sweep_dir, display),
     )
     ex = make_executor(executor, options)
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
@@ -182,6 +174,20 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
                 interrupted = True  # they are not ours to stop: they run on under their own `run`
     result.code = _finish(request, result, interrupted, ex)
     return result
+
+
+def _gpu_options(opts: RunOptions, executor: str) -> tuple[tuple[str, ...], int]:
+    """--gpus and --per-gpu, checked with --mps."""
+    gpu_ids = parse_gpus(opts.gpus)
+    per_gpu = opts.per_gpu or 1
+    if per_gpu != 1 and not gpu_ids:
+        raise UserError("--per-gpu needs --gpus", hint="e.g. --gpus 0,1 --per-gpu 4")
+    if opts.mps and (not gpu_ids or executor != "local"):
+        raise UserError(
+            "--mps needs --gpus and the local executor",
+            hint="e.g. --gpus 0 --per-gpu 8 --mps; on Slurm, start MPS in the job script instead",
+        )
+    return gpu_ids, per_gpu
 
 
 def _run_started(
@@ -346,20 +352,15 @@ def stop_gracefully(ex: Executor, display: Display) -> None:
             ex.stop_now()
 
 
-def local_time_limit(
+def time_limit(
     executor: str, given: float | None, lock: Lock, sweep_dir: Path, display: Display | None
 ) -> float | None:
-    """The time limit of each local run: --time-limit, else the spec's resources.time (a Slurm time,
-    honoured here too, and said so), else none. On Slurm: what was given (the executor refuses it)."""
-    time = (lock.resources or {}).get("time")
-    if executor != "local" or given is not None or time is None:
-        return given
-    from sweepgen.run.slurm.resources import parse_time  # noqa: PLC0415 - lazy: only with resources.time
-
-    minutes = parse_time(time, key="resources.time", lock_path=str(sweep_dir / LOCK_NAME))
-    if display is not None:
-        display.note(f"each run is stopped after resources.time ({minutes} min); --time-limit overrides it")
-    return minutes * 60.0
+    """The time limit of each run as its executor applies it (``given``: --time-limit): the local
+    executor honours the spec's resources.time too, and says so; Slurm applies it itself."""
+    limit, note = executor_class(executor).time_limit(given, lock, str(sweep_dir / LOCK_NAME))
+    if note is not None and display is not None:
+        display.note(note)
+    return limit
 
 
 def parse_gpus(gpus: str | None) -> tuple[str, ...]:

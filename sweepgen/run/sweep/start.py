@@ -17,28 +17,29 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import paths, yamlio
-from sweepgen.compile.output import lock
-from sweepgen.compile.output.lock import LOCK_NAME
-from sweepgen.compile.spec import trials as search
+from sweepgen.compile.run_api import LOCK_NAME, lock
+from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.run.core import sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
 from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
+from sweepgen.run.report.sequential_record import Rule
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import study as search_study
 from sweepgen.run.search import view as search_view
 from sweepgen.run.search.study import journal_path
+from sweepgen.run.sweep.decide import DecideResult, run_until_decided
 from sweepgen.run.sweep.grid import (
     INTERRUPTED,
     Display,
     RunRequest,
     RunResult,
-    local_time_limit,
     parse_gpus,
     run_sweep,
     stop_gracefully,
     stop_signals_raise_interrupt,
+    time_limit,
 )
 
 POLL_S = 0.2
@@ -57,9 +58,19 @@ class SearchResult:
     stopped: bool = False  # `sweepgen cancel` asked the search to stop
 
 
-def run(request: RunRequest, display: Display) -> RunResult | SearchResult:
-    """`sweepgen run DIR`: the search controller for a search sweep, ``run_sweep`` for any other."""
+def run(
+    request: RunRequest, display: Display, decide: Rule | None = None
+) -> RunResult | SearchResult | DecideResult:
+    """`sweepgen run DIR`: the search controller for a search sweep, ``run_sweep`` for any other
+    (in rounds, with ``decide``: `run --until-decided`)."""
     spec = _search_spec(request.sweep_dir)
+    if spec is not None and decide is not None:
+        raise UserError(
+            "--until-decided adds seeds to a grid; a search sweep chooses its own trials",
+            hint="give its search `repeats:` for seeds, and compare the best trials with `sweepgen report`",
+        )
+    if decide is not None:
+        return run_until_decided(request, decide, display)
     if spec is None:
         return run_sweep(request, display)
     return _run_search(request, spec, display)
@@ -118,7 +129,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         gpus=parse_gpus(opts.gpus),
         per_gpu=opts.per_gpu or 1,
         stop_timeout_s=opts.stop_timeout,
-        time_limit_s=local_time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
+        time_limit_s=time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
         wait=True,  # the controller follows every trial, on Slurm too
     )
     if executor == "local":
@@ -277,7 +288,7 @@ def list_matrix(spec_path: str, out_root: str) -> Matrix:
     search spec's variants are its trials so far (from the lock of its sweep folder under
     ``out_root``); each row also gets the trial's state and value from the study, and the title the
     search's counts."""
-    from sweepgen.compile import api  # noqa: PLC0415 - the compile pipeline (jinja2) loads for `list`, not for `report` or `status`
+    from sweepgen.compile.run_api import api  # noqa: PLC0415 - the compile pipeline (jinja2) loads for `list`, not for `report` or `status`
 
     expansion, varying = api.matrix(spec_path, out_root)
     values = [

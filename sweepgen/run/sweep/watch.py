@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sweepgen.errors import UserError
-from sweepgen.run.core import sweep_state
+from sweepgen.run.core import registry, sweep_state
 from sweepgen.run.core.base import RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
@@ -143,8 +143,9 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
     cancelled = sum(len(runs) for runs in by_executor.values()) - len(unreachable)
     # the command line the sweep was started with, so the resume hint runs the same trainer
     recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
-    if "slurm" in by_executor:
-        recorded = replace(recorded, executor="slurm")
+    others = [name for name in by_executor if name != registry.DEFAULT]
+    if others:  # the runs went to another executor than the default: the resume goes there too
+        recorded = replace(recorded, executor=others[0])
     # (a search resumes its open trials with a plain `run`: --rerun-failed is a grid's)
     extra = () if search is not None else ("--rerun-failed",)
     resume = recorded.command_line(sweep_dir, *extra)

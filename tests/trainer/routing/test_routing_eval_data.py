@@ -33,12 +33,28 @@ def test_held_out_prompts_are_used_and_named(tmp_path, monkeypatch):
     )
     cfg = config(tmp_path, eval_data="held_out.jsonl")
     assert [r["prompt"] for r in eval_rows(cfg)[:2]] == ["held out 0", "held out 1"]
-    assert eval_prompts_origin(cfg) == "the first 2 rows of the held-out file held_out.jsonl"
+    assert eval_prompts_origin(cfg) == "2 prompts (the first 2 rows) of the held-out file held_out.jsonl"
     plain = config(tmp_path)
     from sweepgen_trainer.data import load_rows
 
     assert eval_rows(plain) == load_rows(plain.data)
     assert "(also trained on)" in eval_prompts_origin(plain)
+
+
+def test_a_held_out_file_shorter_than_eval_prompts_is_counted_as_it_is(tmp_path, monkeypatch):
+    # issue 38: the summary said "the first 16 rows" of a file that had 3
+    from sweepgen_trainer.routing.evaluation import eval_prompts_origin
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "held_out.jsonl").write_text(
+        "\n".join(json.dumps({"prompt": f"held out {i}"}) for i in range(3)) + "\n"
+    )
+    origin = eval_prompts_origin(config(tmp_path, eval_data="held_out.jsonl", eval_prompts=16))
+    assert origin == (
+        "3 prompts (the first 3 rows; routing.eval_prompts asks for 16, the file has only 3) "
+        "of the held-out file held_out.jsonl"
+    )
+    assert "16 rows" not in origin
 
 
 def test_the_eval_settings_come_from_the_config_with_the_held_out_prompts(tmp_path, monkeypatch):
@@ -77,3 +93,46 @@ def test_eval_data_must_be_a_jsonl_file(tmp_path):
 
     with pytest.raises(pydantic.ValidationError, match="must be a .jsonl file"):
         config(tmp_path, eval_data="held_out.csv")
+
+
+def test_the_shipped_routing_spec_evaluates_on_held_out_prompts():
+    # issue 38: the shipped spec set no eval_data, so its routing figures were on training prompts
+    from pathlib import Path
+
+    from sweepgen_trainer.config import RunConfig
+    from sweepgen_trainer.data import load_rows
+
+    root = Path(__file__).resolve().parents[3]
+    configs = sorted((root / "generated" / "routing_vs_baseline").glob("*_s*.yaml"))
+    assert len(configs) == 6
+    for path in configs:
+        cfg = RunConfig.model_validate(yaml.safe_load(path.read_text()))
+        assert cfg.routing is not None and cfg.routing.eval_data == "specs/data/stories_held_out.jsonl"
+        held_out = [
+            r["prompt"]
+            for r in load_rows(
+                cfg.routing_eval_data().model_copy(update={"source": str(root / cfg.routing.eval_data)})
+            )
+        ]
+        training = {r["prompt"] for r in load_rows(cfg.data)}
+        assert len(held_out) == cfg.routing.eval_prompts == 16  # every eval prompt is a held-out one
+        assert not set(held_out) & training and len(set(held_out)) == len(held_out)
+
+
+def test_the_held_out_prompts_are_what_the_data_script_makes():
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    spec = importlib.util.spec_from_file_location(
+        "make_trainer_data", root / "scripts" / "make_trainer_data.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    stories = root / "trainer" / "data" / "stories.jsonl"
+    training = {json.loads(line)["prompt"] for line in stories.read_text().splitlines()}
+    made = module.held_out_openings(training)
+    shipped = [
+        json.loads(line) for line in (root / "specs/data/stories_held_out.jsonl").read_text().splitlines()
+    ]
+    assert shipped == made

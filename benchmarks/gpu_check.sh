@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The prepared GPU check (issue 38): on a bare GPU machine that has PyTorch and nothing installable,
+# from the repository root:
+#     bash benchmarks/gpu_check.sh OUT_DIR            # GPU: every level below, under one deadline
+#     bash benchmarks/gpu_check.sh OUT_DIR --cpu      # the same script with its GPU flags off (tests)
+# 1. installs the wheels carried in .whl/ (no index, no dependencies: each one is named there) into
+#    a private target, unless trl already imports; sweepgen and the trainer run from this tree;
+# 2. builds the benchmark models (benchmarks/make_gpu_models.py);
+# 3. runs each level as its own `bench_packing.py` invocation, in priority order, each with its own
+#    time limit, skipping what no longer fits the total deadline (GPU_CHECK_DEADLINE seconds, default
+#    450: the whole check stays under 8 minutes with set-up); a level that fails is recorded and the
+#    next one runs;
+# 4. writes OUT_DIR/levels/<level>.json (bench_packing's results) and .log, OUT_DIR/env.txt and one
+#    table, OUT_DIR/table.md (benchmarks/gpu_check_table.py).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: bash benchmarks/gpu_check.sh OUT_DIR [--cpu]}
+mode=${2:-gpu}
+deadline=${GPU_CHECK_DEADLINE:-450}
+start=$SECONDS
+mkdir -p "$out/levels"
+PY=${PYTHON:-python3}
+
+if ! "$PY" -c 'import trl' 2>/dev/null; then
+  [ -d .whl ] || { echo "trl is not importable and no .whl/ was carried" >&2; exit 2; }
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/gpu_check_site .whl/*.whl || exit 2
+  export PYTHONPATH=/tmp/gpu_check_site${PYTHONPATH:+:$PYTHONPATH}
+fi
+# sweepgen from this tree; the trainer under the name it is installed as (package-dir trainer/)
+pp=$(mktemp -d)
+ln -s "$PWD/trainer" "$pp/sweepgen_trainer"
+export PYTHONPATH=$PWD:$pp:${PYTHONPATH:-}
+export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} PYTHONUNBUFFERED=1
+
+# fail in seconds, not per level, when the carried packages do not import together
+"$PY" -c 'import sweepgen.cli, sweepgen_trainer.grpo, sweepgen_trainer.run, datasets, trl' || exit 2
+
+{
+  date -u
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 || true
+  "$PY" - <<'EOF'
+import platform, torch, transformers, trl, os
+print(f"python {platform.python_version()} torch {torch.__version__} transformers {transformers.__version__} "
+      f"trl {trl.__version__} cuda {torch.cuda.is_available()} cpus {os.cpu_count()}")
+EOF
+  git rev-parse HEAD 2>/dev/null || echo "commit: no git here"
+} >"$out/env.txt" 2>&1
+cat "$out/env.txt"
+
+models=$(mktemp -d)
+"$PY" benchmarks/make_gpu_models.py "$models" --only simplestories >/dev/null || exit 2
+"$PY" benchmarks/make_gpu_models.py "$models" --only simplestories --eos-rate 0.02 || exit 2
+if [ "$mode" = gpu ]; then
+  "$PY" benchmarks/make_gpu_models.py "$models" --only smollm135m >/dev/null || exit 2
+  ss="--gpus 0 --bf16 --model $models/simplestories --batch 32 --generations 16 --completion-length 128 --steps 5"
+  smol="--gpus 0 --bf16 --model $models/smollm135m --batch 32 --generations 8 --completion-length 256 --steps 3"
+  eos="--gpus 0 --bf16 --model $models/simplestories-eos0.02 --batch 32 --generations 16 --completion-length 128 --steps 5"
+  mps=--mps
+else # the same levels, small enough for a CPU test: no GPU flags, no MPS
+  ss="--model $models/simplestories --batch 8 --generations 4 --completion-length 8 --steps 2"
+  smol=$ss eos="--model $models/simplestories-eos0.02 --batch 8 --generations 4 --completion-length 8 --steps 2"
+  mps=
+fi
+# GPU_CHECK_STEPS=N: more steps for the SimpleStories levels (a closer look at fewer levels)
+[ -n "${GPU_CHECK_STEPS:-}" ] && ss=${ss/--steps 5/--steps $GPU_CHECK_STEPS}
+
+# name | seconds it may take | bench_packing arguments   (priority order: the first ones matter most)
+levels=(
+  "one|90|--levels 1 --trainer sweepgen $ss"
+  "trl_one|90|--levels 1 --trainer trl $ss"
+  "mps20|120|--levels 20 --trainer sweepgen $ss $mps"
+  "nomps20|120|--levels 20 --trainer sweepgen $ss"
+  "mps12|100|--levels 12 --trainer sweepgen $ss $mps"
+  "nomps4|80|--levels 4 --trainer sweepgen $ss"
+  "smol1|90|--levels 1 --trainer sweepgen $smol"
+  "smol4|110|--levels 4 --trainer sweepgen $smol $mps"
+  "eos_one|80|--levels 1 --trainer sweepgen $eos"
+  "cb_one|80|--levels 1 --trainer sweepgen $ss --grpo use_transformers_continuous_batching=true"
+  "static_one|80|--levels 1 --trainer sweepgen $ss --grpo cache_implementation=static"
+  "trl_mps20|120|--levels 20 --trainer trl $ss $mps"
+)
+# GPU_CHECK_ONLY='one|trl_one' runs only those levels, in that order
+if [ -n "${GPU_CHECK_ONLY:-}" ]; then
+  mapfile -t levels < <(for name in ${GPU_CHECK_ONLY//|/ }; do printf '%s\n' "${levels[@]}" | grep "^$name|"; done)
+fi
+
+for level in "${levels[@]}"; do
+  IFS='|' read -r name limit arguments <<<"$level"
+  left=$((deadline - (SECONDS - start)))
+  if [ "$left" -lt 45 ]; then
+    echo "{\"level\": \"$name\", \"skipped\": \"deadline: ${left}s left\"}" >"$out/levels/$name.json"
+    echo "== $name: skipped (${left}s left)"
+    continue
+  fi
+  limit=$((limit * ${GPU_CHECK_LIMIT_SCALE:-1})) # a loaded CPU test machine needs more than a GPU
+  [ "$limit" -gt "$left" ] && limit=$left
+  echo "== $name (limit ${limit}s): $arguments"
+  # shellcheck disable=SC2086  # the arguments are words
+  timeout -k 10 "$((limit + 30))" "$PY" benchmarks/bench_packing.py $arguments --timeout "$limit" \
+    --json "$out/levels/$name.json" >"$out/levels/$name.log" 2>&1
+  rc=$?
+  [ -f "$out/levels/$name.json" ] ||
+    echo "{\"level\": \"$name\", \"failed\": \"exit $rc\"}" >"$out/levels/$name.json"
+  tail -n 4 "$out/levels/$name.log"
+done
+"$PY" benchmarks/gpu_check_table.py "$out" | tee "$out/table.md"
+echo "gpu_check: $((SECONDS - start)) s"

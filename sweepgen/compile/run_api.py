@@ -1,0 +1,100 @@
+"""What run/ uses of the compile pipeline, in one module: run/, its search and its report import
+compile through here only (import-linter contract `run-compile-facade`), as the CLI goes through
+``compile.api``.
+
+The lock (its model, its file names, its digest) and where a run writes are loaded with this module:
+they are small and every run command reads a lock. The rest, the spec model, the search block, the
+pipeline that renders a search trial, is loaded on first use (PEP 562 ``__getattr__``): `status`
+and `report` never load pydantic or jinja2 for a grid.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from sweepgen.compile.output import lock, lock_digest
+from sweepgen.compile.output.lock import DECIDE_STATE_NAME, LOCK_NAME, RUN_STATE_NAME, Lock, LockFile
+from sweepgen.compile.output.rundir import YAML_SUFFIXES
+from sweepgen.compile.spec.shape_names import LAUNCHERS, SHAPE_KEYS
+
+if TYPE_CHECKING:  # what the names loaded on use below are, for type checkers
+    from sweepgen.compile import api
+    from sweepgen.compile.output.inputs import spec_digest
+    from sweepgen.compile.output.pipeline import compile_expansion, lock_entries
+    from sweepgen.compile.output.render import RenderedFile
+    from sweepgen.compile.schema.validate import load_validator
+    from sweepgen.compile.spec import trials
+    from sweepgen.compile.spec.context import sweep_view
+    from sweepgen.compile.spec.model import Spec, load_spec
+    from sweepgen.compile.spec.search_block import SearchBlock
+    from sweepgen.compile.spec.trials import trial_name
+
+__all__ = [
+    "DECIDE_STATE_NAME",
+    "LAUNCHERS",
+    "LOCK_NAME",
+    "RUN_STATE_NAME",
+    "YAML_SUFFIXES",
+    "Lock",
+    "LockFile",
+    "SHAPE_KEYS",
+    "RenderedFile",
+    "SearchBlock",
+    "Spec",
+    "api",
+    "compile_expansion",
+    "load_spec",
+    "load_validator",
+    "lock",
+    "lock_digest",
+    "lock_entries",
+    "spec_digest",
+    "sweep_view",
+    "trial_name",
+    "trials",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """The names loaded on first use, each from its room (real imports, so import-linter sees them)."""
+    if name in ("trials", "trial_name", "SearchBlock", "Spec", "load_spec", "sweep_view"):
+        return _spec(name)
+    if name in ("compile_expansion", "lock_entries", "RenderedFile", "spec_digest"):
+        return _output(name)
+    if name == "load_validator":
+        from sweepgen.compile.schema.validate import load_validator  # noqa: PLC0415 - loaded on use (pydantic)
+
+        return load_validator
+    if name == "api":
+        from sweepgen.compile import api  # noqa: PLC0415 - loaded on use: the whole pipeline, for `list`
+
+        return api
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _spec(name: str) -> Any:
+    from sweepgen.compile.spec import context, model, search_block  # noqa: PLC0415 - loaded on use (pydantic)
+    from sweepgen.compile.spec import trials as trials_module  # noqa: PLC0415 - as above
+
+    found: dict[str, Any] = {
+        "trials": trials_module,
+        "trial_name": trials_module.trial_name,
+        "SearchBlock": search_block.SearchBlock,
+        "Spec": model.Spec,
+        "load_spec": model.load_spec,
+        "sweep_view": context.sweep_view,
+    }
+    return found[name]
+
+
+def _output(name: str) -> Any:
+    from sweepgen.compile.output import inputs, pipeline, render  # noqa: PLC0415 - loaded on use (jinja2)
+
+    found: dict[str, ModuleType | Any] = {
+        "compile_expansion": pipeline.compile_expansion,
+        "lock_entries": pipeline.lock_entries,
+        "RenderedFile": render.RenderedFile,
+        "spec_digest": inputs.spec_digest,
+    }
+    return found[name]

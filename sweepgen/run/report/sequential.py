@@ -1,0 +1,156 @@
+"""The sequential test behind `sweepgen run --until-decided`: seeds are added in rounds, and after each
+round every comparison still open is tested against the baseline, with a boundary that keeps the
+family-wise error rate over all rounds and all comparisons at alpha.
+
+Testing after every round at the fixed-n level would not: each look is one more chance for noise to
+cross (with 9 looks at alpha 0.05 a null comparison is called at about 3x that rate). The rule here is
+a group-sequential design with **alpha-spending** (Lan & DeMets 1983, "Discrete sequential boundaries
+for clinical trials", Biometrika 70:659-663): the looks are fixed before the first run (after n_1, n_1 +
+r, ... seeds per group, up to ``max_seeds``), a spending function gives each look k its share
+``alpha_k = f(t_k) - f(t_(k-1))`` of alpha at information fraction t_k = n_k / max_seeds, and look k
+tests the comparisons still open with Welch's t-test under Holm's step-down at ``alpha_k``.
+
+What is controlled, precisely: the probability that any comparison whose arm and baseline have the
+same mean is ever declared ``better`` or ``worse`` (at any look) is at most alpha. Proof: before the
+first wrong verdict every true null is still open, so the first wrong verdict at look k is a Holm
+rejection among them at level alpha_k, which has probability at most alpha_k (Holm's strong control,
+given Welch's test keeps its level); summing over looks gives at most sum(alpha_k) = alpha. This is
+the union (Bonferroni) bound over looks, not the exact multivariate-normal boundary of a classical
+design: it spends slightly more seeds than an exact boundary would, but it needs no normal
+approximation of the correlated statistics, which at 2-5 seeds per group would not hold. A
+comparison that never crosses is "no evidence" when the budget is spent: no futility stop (stopping an
+arm for futility cannot raise the error rate, but it is a choice about power that the user makes with
+``--max-seeds``).
+
+Spending functions (``f(0) = 0``, ``f(1) = alpha``): ``pocock`` = alpha * ln(1 + (e - 1) t) (Lan &
+DeMets' Pocock-type, spends evenly: the default, for an early decision on a large effect) and ``obf``
+= 2 - 2 Phi(z_(1 - alpha/2) / sqrt t) (O'Brien-Fleming-type: almost nothing early, close to alpha at
+the last look).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sweepgen.errors import UserError
+from sweepgen.run.report import stats
+
+SPENDING = ("pocock", "obf")
+OPEN = "open"  # not yet decided; at the last look: no evidence within the budget
+MIN_SEEDS = 2  # Welch's test needs two runs per group
+
+
+def spent(t: float, alpha: float, kind: str) -> float:
+    """The spending function: alpha spent by information fraction ``t`` in [0, 1]."""
+    if t <= 0:
+        return 0.0
+    t = min(t, 1.0)
+    if kind == "pocock":
+        return alpha * math.log(1 + (math.e - 1) * t)
+    if kind == "obf":
+        from scipy import stats as sps
+
+        z = float(sps.norm.ppf(1 - alpha / 2))
+        return float(2 * sps.norm.sf(z / math.sqrt(t)))
+    raise UserError(f"unknown spending function {kind!r}", hint=f"one of {', '.join(SPENDING)}")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The looks of a sequential comparison, fixed before the first run."""
+
+    per_round: int
+    max_seeds: int
+    alpha: float = stats.ALPHA
+    spending: str = "pocock"
+
+    def __post_init__(self) -> None:
+        if self.per_round < 1:
+            raise UserError(f"--seeds-per-round {self.per_round}", hint="at least 1")
+        if self.max_seeds < MIN_SEEDS:
+            raise UserError(
+                f"--max-seeds {self.max_seeds}",
+                hint=f"at least {MIN_SEEDS}: Welch's test needs two runs per group",
+            )
+        if self.spending not in SPENDING:
+            raise UserError(f"--spending {self.spending}", hint=f"one of {', '.join(SPENDING)}")
+
+    @property
+    def looks(self) -> tuple[int, ...]:
+        """Seeds per group at each look: the first round runs at least two, each later one
+        ``per_round`` more, the last exactly ``max_seeds``."""
+        first = min(max(MIN_SEEDS, self.per_round), self.max_seeds)
+        return (*range(first, self.max_seeds, self.per_round), self.max_seeds)
+
+    @property
+    def alphas(self) -> tuple[float, ...]:
+        """Each look's share of alpha (they sum to alpha)."""
+        cumulative = [spent(n / self.max_seeds, self.alpha, self.spending) for n in self.looks]
+        cumulative[-1] = self.alpha  # f(1) = alpha exactly, whatever the rounding of f
+        return tuple(b - a for a, b in zip([0.0, *cumulative[:-1]], cumulative))
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """One open comparison at one look: its test and the boundary it was held to."""
+
+    name: str
+    n_arm: int
+    n_base: int
+    diff: float
+    p: float | None  # None: fewer than two runs in a group (a failed run), counted as p = 1
+    boundary: float  # Holm's step at this look: the p it had to go below
+    verdict: str  # better | worse | open
+
+
+def look(
+    arms: Sequence[tuple[str, Sequence[float]]], base: Sequence[float], alpha: float, mode: str
+) -> list[Crossing]:
+    """Test every open comparison (``arms``, each against ``base``) at one look, Holm at ``alpha``."""
+    tested = [stats.difference_test(values, base, "welch")[1] for _, values in arms]
+    pvalues = [1.0 if p is None else p for p in tested]  # untestable: open, and still counted by Holm
+    levels, rejected = stats.holm_levels(pvalues, alpha)
+    out = []
+    for (name, values), p, level, crossed in zip(arms, tested, levels, rejected):
+        diff = _mean(values) - _mean(base) if values and base else math.nan
+        word = stats.verdict(diff, 0.0, mode) if crossed else OPEN
+        out.append(Crossing(name, len(values), len(base), diff, p, level, word))
+    return out
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A whole sequential comparison on values known in advance (for simulations and tests): the
+    verdict of each arm, the look it was decided at (None: never), and the seeds each group ran."""
+
+    verdicts: dict[str, str]
+    decided_at: dict[str, int | None]
+    seeds: dict[str, int]
+
+
+def simulate(
+    values: dict[str, Sequence[float]], baseline: str, schedule: Schedule, mode: str = "max"
+) -> Outcome:
+    """Run the schedule on each group's values in order (a group's first n are its first n seeds), as
+    `run --until-decided` does: an arm stops getting seeds once decided, the baseline once all are."""
+    arms = [n for n in values if n != baseline]
+    verdicts = dict.fromkeys(arms, OPEN)
+    decided_at: dict[str, int | None] = dict.fromkeys(arms, None)
+    seeds = dict.fromkeys(values, 0)
+    for k, (n, alpha) in enumerate(zip(schedule.looks, schedule.alphas)):
+        still = [a for a in arms if verdicts[a] == OPEN]
+        if not still:
+            break
+        for name in [*still, baseline]:
+            seeds[name] = n
+        crossings = look([(a, values[a][:n]) for a in still], values[baseline][:n], alpha, mode)
+        for c in crossings:
+            if c.verdict != OPEN:
+                verdicts[c.name], decided_at[c.name] = c.verdict, k
+    return Outcome(verdicts, decided_at, seeds)

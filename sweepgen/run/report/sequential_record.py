@@ -1,0 +1,184 @@
+"""`run --until-decided`'s record of its looks: ``DIR/.sweepgen-decide.json`` (DECIDE_STATE_NAME).
+
+The rule (baseline, metric, value, direction, schedule, spending) and per look the seeds per group,
+the alpha spent there and each open comparison's test against its boundary. Written by
+sweepgen.run.sweep.decide after every look, read back by it to resume and by `report` to show where
+each comparison crossed. Run state beside ``.sweepgen-run.json``: sweep.lock.json is the render's
+record, compared by `check`, so the rounds are never written into it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from sweepgen import jsonfloat
+from sweepgen.compile.run_api import DECIDE_STATE_NAME
+from sweepgen.errors import Location, UserError
+from sweepgen.run.core import runfiles
+from sweepgen.run.core.base import write_json_atomic
+from sweepgen.run.report import sequential
+
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What is compared and how; None: not given (taken from the recorded rule, else the default)."""
+
+    baseline: str | None = None
+    metric: str | None = None  # None: the bundled trainer's final reward
+    at: str | None = None  # final | last:K (best is refused: biased upward)
+    mode: str | None = None  # max | min
+    per_round: int | None = None
+    max_seeds: int | None = None  # None: every seed the spec renders for the smallest group
+    spending: str | None = None
+
+    def merged_over(self, recorded: Rule | None) -> Rule:
+        if recorded is None:
+            return self
+        return Rule(
+            **{f.name: _given(getattr(self, f.name), getattr(recorded, f.name)) for f in fields(self)}
+        )
+
+    def words(self) -> list[str]:
+        """The rule as `run` options, to copy."""
+        out = ["--until-decided", "--compare", str(self.baseline)]
+        for flag, value in (
+            ("--metric", self.metric),
+            ("--at", self.at),
+            ("--mode", self.mode),
+            ("--seeds-per-round", self.per_round),
+            ("--max-seeds", self.max_seeds),
+            ("--spending", self.spending),
+        ):
+            if value is not None:
+                out += [flag, str(value)]
+        return out
+
+
+def _given(value: Any, recorded: Any) -> Any:
+    return recorded if value is None else value
+
+
+DEFAULTS = Rule(at="final", mode="max", per_round=2, spending="obf")
+
+
+@dataclass(frozen=True)
+class Look:
+    """One recorded look: seeds per group, alpha spent there, each open comparison's test."""
+
+    seeds: int
+    alpha: float
+    crossings: tuple[sequential.Crossing, ...]
+
+
+def look_lines(look: Look, number: int, total: int) -> list[str]:
+    """One look in words: each comparison's p against its boundary, and what it decided."""
+    lines = [f"look {number} of {total}: {look.seeds} seed(s) per group, alpha spent here {look.alpha:.3g}"]
+    for c in look.crossings:
+        p = "no test (a group has fewer than 2 values)" if c.p is None else f"p {c.p:.3g}"
+        word = "crossed: " + c.verdict if c.verdict != sequential.OPEN else "open"
+        lines.append(f"  {c.name}: {p} against boundary {c.boundary:.3g}: {word}")
+    return lines
+
+
+def read_state(sweep_dir: Path) -> tuple[Rule | None, list[Look]]:
+    """The recorded rule and looks; (None, []) when no sequential test was started here."""
+    path = sweep_dir / DECIDE_STATE_NAME
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_JSON_BYTES)  # never a link, FIFO or device
+    if raw is None:
+        return None, []
+    try:
+        data = jsonfloat.untagged(json.loads(raw.decode("utf-8"), parse_int=runfiles.bounded_int))
+        rule = Rule(**{f.name: data["rule"].get(f.name) for f in fields(Rule)})
+        looks = [
+            Look(
+                int(x["seeds"]),
+                float(x["alpha"]),
+                tuple(_crossing(c) for c in x["crossings"]),
+            )
+            for x in data["looks"]
+        ]
+        _check_types(rule)
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
+        raise UserError(
+            f"{path} is damaged: {type(err).__name__}: {err}",
+            location=Location(str(path)),
+            hint="it is written by `sweepgen run --until-decided`; delete it to start the test again",
+        ) from None
+    return rule, looks
+
+
+def _check_types(rule: Rule) -> None:
+    """A recorded rule is data: each field of the type `run` gives it, or the file is damaged."""
+    for f in fields(Rule):
+        value = getattr(rule, f.name)
+        wanted = int if f.name in ("per_round", "max_seeds") else str
+        if value is not None and (type(value) is not wanted):
+            raise TypeError(f"rule.{f.name} is {value!r}")
+
+
+def _crossing(data: Any) -> sequential.Crossing:
+    c = sequential.Crossing(**data)
+    numbers = (c.n_arm, c.n_base, c.diff, c.boundary) + (() if c.p is None else (c.p,))
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in numbers) or not isinstance(
+        c.name, str
+    ):
+        raise TypeError(f"crossing {data!r}")
+    if c.verdict not in ("better", "worse", sequential.OPEN):
+        raise ValueError(f"verdict {c.verdict!r}")
+    return c
+
+
+def write_state(sweep_dir: Path, rule: Rule, looks: Sequence[Look]) -> None:
+    data = {
+        "version": STATE_VERSION,
+        "rule": asdict(rule),
+        "looks": [
+            {"seeds": x.seeds, "alpha": x.alpha, "crossings": [asdict(c) for c in x.crossings]} for x in looks
+        ],
+    }
+    write_json_atomic(sweep_dir / DECIDE_STATE_NAME, jsonfloat.tagged(data))
+
+
+def report_lines(sweep_dir: Path, metric: str | None, at: str, mode: str, baseline: str | None) -> list[str]:
+    """What `report` says of a sequential test recorded in ``sweep_dir``: the rule, and per arm the
+    look it crossed its boundary at (or its last p against its last boundary). A report of another
+    metric, value, direction or baseline is told which one the test used. Nothing without a record."""
+    rule, looks = read_state(sweep_dir)
+    if rule is None:
+        return []
+    if (rule.metric, rule.at, rule.mode, rule.baseline) != (metric, at, mode, baseline):
+        return [
+            "this sweep's seeds were added by `run --until-decided` comparing "
+            f"{rule.metric or 'final_reward'} ({rule.at}, {rule.mode} is better) against {rule.baseline}: "
+            "report with --metric, --at, --mode and --compare as there to see its looks"
+        ]
+    assert rule.per_round is not None and rule.max_seeds is not None and rule.spending is not None
+    schedule = sequential.Schedule(rule.per_round, rule.max_seeds, spending=rule.spending)
+    total = len(schedule.looks)
+    lines = [
+        f"sequential test (run --until-decided, {rule.spending} alpha-spending over at most {total} looks "
+        f"after {', '.join(map(str, schedule.looks))} seeds per group, Holm at each look; at most "
+        f"{schedule.alpha:g} chance of any wrong verdict over every look): its verdicts keep their error "
+        "rate; the fixed-n p-values above do not account for the looks"
+    ]
+    last: dict[str, tuple[int, Look, sequential.Crossing]] = {}
+    for number, look in enumerate(looks, 1):
+        for c in look.crossings:
+            last[c.name] = (number, look, c)
+    for name, (number, look, c) in last.items():
+        p = "no test" if c.p is None else f"p {c.p:.3g}"
+        if c.verdict != sequential.OPEN:
+            lines.append(
+                f"  {name}: {c.verdict} at look {number} of {total} ({look.seeds} seeds per group): "
+                f"{p} < boundary {c.boundary:.3g}"
+            )
+        else:
+            spent = "seeds spent" if number == total else f"{number} of {total} looks so far"
+            lines.append(f"  {name}: no crossing ({spent}; last {p} against boundary {c.boundary:.3g})")
+    return lines

@@ -1,0 +1,118 @@
+"""The study journal's files opened the way run files are: never through a link, regular files only.
+
+Optuna's ``JournalFileBackend`` opens ``study.journal`` by path with ``open()``, which follows a link
+at the journal or at the ``.search`` folder: a sweep folder committed (or left in a shared runs
+folder) with ``.search/study.journal -> ~/.bashrc`` would have `run` append to it and `status` read
+it. ``study.state_dir`` refuses such links when it names the paths, but a link made between that
+check and the open would still be followed; here every open of the journal, its ``.flock`` and the
+heal of a cut last line goes through ``open_in_state``: the ``.search`` folder opened with
+``O_DIRECTORY | O_NOFOLLOW``, the file opened in it with ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO there
+never blocks) and checked to be a regular file before it is used.
+
+``NoFollowJournal`` is Optuna's backend with its three file opens replaced; ``read_logs`` keeps
+Optuna's own reading (offsets, a cut last line skipped, a bad line raised only when another follows).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+# this module is itself imported only inside study.py's functions (a search sweep), never at start-up
+from optuna.storages.journal import JournalFileBackend  # noqa: TID253 - see above
+from optuna.storages.journal._file import BaseJournalFileLock, get_lock_file  # noqa: TID253 - see above
+
+from sweepgen.errors import ConfigError, Location
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+def _refused(path: Path, why: str) -> ConfigError:
+    return ConfigError(
+        f"{path} {why}",
+        location=Location(str(path)),
+        hint="sweepgen never reads or writes the search's state through a link or in anything but a "
+        "plain file; delete it (the .search folder holds only what `sweepgen run` wrote)",
+    )
+
+
+def open_in_state(path: Path, flags: int, mode: int = 0o644) -> int:
+    """A file descriptor for ``path`` (a file in the ``.search`` folder), neither the folder nor the
+    file followed through a link; anything but a regular file is refused (ConfigError, exit 2).
+    FileNotFoundError when it is missing and ``flags`` do not create it."""
+    try:
+        folder = os.open(path.parent, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | os.O_CLOEXEC)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _refused(path.parent, "is a symbolic link or not a folder") from None
+        raise
+    try:
+        fd = os.open(path.name, flags | _NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=folder)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise _refused(path, "is a symbolic link") from None
+        if err.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
+            raise _refused(path, "is not a regular file (a FIFO)") from None
+        raise
+    finally:
+        os.close(folder)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise _refused(path, "is not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+class NoFollowJournal(JournalFileBackend):
+    """Optuna's journal file backend whose opens never follow a link (see the module's note)."""
+
+    def __init__(self, file_path: str, lock_obj: BaseJournalFileLock) -> None:
+        # Optuna's __init__ would create the file with open(); ours does, without following a link
+        self._file_path = file_path
+        self._lock = lock_obj
+        self._log_number_offset: dict[int, int] = {0: 0}
+        os.close(open_in_state(Path(file_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT))
+
+    def read_logs(self, log_number_from: int) -> Generator[dict[str, Any], None, None]:
+        # Optuna 4/5's read_logs, the file opened by open_in_state and sized by fstat
+        with os.fdopen(open_in_state(Path(self._file_path), os.O_RDONLY), "rb") as f:
+            remaining_log_size = os.fstat(f.fileno()).st_size
+            log_number_start = 0
+            if log_number_from in self._log_number_offset:
+                f.seek(self._log_number_offset[log_number_from])
+                log_number_start = log_number_from
+                remaining_log_size -= self._log_number_offset[log_number_from]
+            last_decode_error: Exception | None = None
+            for log_number, line in enumerate(f, start=log_number_start):
+                remaining_log_size -= len(line)
+                if remaining_log_size < 0:
+                    break  # written after the size was taken: the next read sees it whole
+                if last_decode_error is not None:
+                    raise last_decode_error
+                if not line.endswith(b"\n"):  # a cut last line: skipped (the next writer heals it)
+                    last_decode_error = ValueError("Invalid log format.")
+                    continue
+                if log_number + 1 not in self._log_number_offset:
+                    self._log_number_offset[log_number + 1] = self._log_number_offset[log_number] + len(line)
+                if log_number < log_number_from:
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as err:
+                    last_decode_error = err
+                    del self._log_number_offset[log_number + 1]
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        with get_lock_file(self._lock):
+            text = "\n".join(json.dumps(log, separators=(",", ":")) for log in logs) + "\n"
+            with os.fdopen(open_in_state(Path(self._file_path), os.O_WRONLY | os.O_APPEND), "ab") as f:
+                f.write(text.encode("utf-8"))
+                f.flush()
+                os.fsync(f.fileno())

@@ -1,0 +1,215 @@
+"""`sweepgen run DIR --until-decided`: run a sweep's seeds in rounds until every comparison against the
+baseline group is decided by the sequential test of sweepgen.run.report.sequential, or the seeds
+are spent.
+
+The seeds are the ones the spec renders (its seed axis): round k runs the first n_k seeds of the
+baseline and of every arm still open, in the order the lock lists them, through ``run_sweep`` with
+``--only`` (so a finished run is never started again, a failed one only with --rerun-failed, and a
+run another `sweepgen run` holds is waited for: exactly once, as for any run). After a round whose
+runs all finished, the open comparisons are tested at that look's boundary; an arm that crosses is
+decided and gets no more seeds.
+
+Each look is recorded in ``DIR/.sweepgen-decide.json`` (DECIDE_STATE_NAME, run state beside
+``.sweepgen-run.json``; sweep.lock.json is the render's record, compared by `check`, so rounds are
+not written into it): the rule (baseline, metric, value, direction, schedule, spending) and per look
+the seeds, the alpha spent and each comparison's p against its boundary. A later `run --until-decided`
+replays the recorded looks and goes on; a changed rule is exit 2 (a rule changed after seeing data
+voids the error rate), and `sweepgen report` shows the looks.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from sweepgen.compile.run_api import DECIDE_STATE_NAME, LOCK_NAME
+from sweepgen.errors import Location, UserError
+from sweepgen.run.core.tasks import NAMING_PATHS, read_lock
+from sweepgen.run.report import collect as rep
+from sweepgen.run.report import groups as grp
+from sweepgen.run.report import sequential
+from sweepgen.run.report.sequential_record import DEFAULTS, Look, Rule, look_lines, read_state, write_state
+from sweepgen.run.sweep.grid import Display, RunRequest, RunResult, run_sweep
+
+
+@dataclass
+class DecideResult:
+    code: int
+    rule: Rule
+    looks: list[Look] = field(default_factory=list)
+    total_looks: int = 0
+    verdicts: dict[str, str] = field(default_factory=dict)  # arm -> better | worse | open
+    last: RunResult | None = None  # the last round's runs (their table, failures, notes)
+    plan: list[str] = field(default_factory=list)  # --dry-run: the schedule and the first round
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def spent(self) -> bool:
+        return len(self.looks) >= self.total_looks
+
+
+def run_until_decided(request: RunRequest, given: Rule, display: Display) -> DecideResult:
+    """Rounds of ``run_sweep`` and looks of the sequential test, until decided or spent."""
+    rule, members, looks, fresh = _settled(request, given)
+    schedule = _schedule(rule)
+    result = DecideResult(0, rule, list(looks), len(schedule.looks))
+    decided = {c.name: c.verdict for look in looks for c in look.crossings}
+    result.verdicts = {a: decided.get(a, sequential.OPEN) for a in members if a != rule.baseline}
+    if request.dry_run:
+        return _dry_run(request, rule, schedule, members, result, display)
+    if fresh:
+        write_state(request.sweep_dir, rule, [])
+    for n, alpha in list(zip(schedule.looks, schedule.alphas))[len(looks) :]:
+        still = [a for a, v in result.verdicts.items() if v == sequential.OPEN]
+        if not still:
+            break
+        display.note(
+            f"round {len(result.looks) + 1} of at most {result.total_looks}: {n} seed(s) of "
+            f"{rule.baseline} and of {len(still)} open arm(s)"
+        )
+        names = tuple(m for g in [str(rule.baseline), *still] for m in members[g][:n])
+        result.last = run_sweep(replace(request, only=names, wait=True), display)  # a look needs every end
+        if result.last.code != 0:
+            result.code = result.last.code
+            return result
+        look = _look(request.sweep_dir, rule, members, still, n, alpha)
+        result.looks.append(look)
+        result.verdicts.update({c.name: c.verdict for c in look.crossings})
+        write_state(request.sweep_dir, rule, result.looks)
+        for line in look_lines(look, len(result.looks), result.total_looks):
+            display.say(line)
+    return result
+
+
+def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str]], list[Look], bool]:
+    """The rule in force (given over recorded over defaults, checked), the seed groups, the recorded
+    looks, and whether this is a new test."""
+    if request.only:
+        raise UserError(
+            "--until-decided chooses the runs of each round itself: it cannot be combined with --only",
+            hint="leave --only out (the rounds run the first seeds of the baseline and the open arms)",
+        )
+    recorded, looks = read_state(request.sweep_dir)
+    rule = given.merged_over(recorded).merged_over(DEFAULTS)
+    if rule.baseline is None:
+        raise UserError("--until-decided needs --compare GROUP: the baseline every arm is compared with")
+    if not rep.valid_at(str(rule.at)):
+        raise UserError(f"--at {rule.at}", hint="final, or last:K (K >= 1: the mean of the last K values)")
+    if rule.at == "best":
+        raise UserError(
+            "--until-decided compares --at final or last:K: the best value over a run is biased upward",
+            hint="--at final (the default) or --at last:K",
+        )
+    members = _members(request.sweep_dir, rule)
+    rule = _fit(rule, members)
+    if recorded is not None and rule != recorded:
+        raise UserError(
+            f"this sweep's sequential test was started with `{' '.join(recorded.words())}`; a rule changed "
+            "after data was seen no longer keeps its error rate",
+            location=Location(str(request.sweep_dir / DECIDE_STATE_NAME)),
+            hint="give the same options (or none: the recorded ones are used), or delete that file to "
+            "start a new test (the finished runs stay and are not run again)",
+        )
+    return rule, members, looks, recorded is None
+
+
+def _look(
+    sweep_dir: Path, rule: Rule, members: dict[str, list[str]], still: list[str], n: int, alpha: float
+) -> Look:
+    """The open comparisons tested on the first ``n`` seeds of each group (a finished run without the
+    metric is left out: its group has fewer values, and the test says so)."""
+    values = _values(sweep_dir, rule)
+
+    def first(group: str) -> list[float]:
+        return [v for m in members[group][:n] if (v := values.get(m)) is not None]
+
+    if not any(first(g) for g in [*still, str(rule.baseline)]):  # a typo in --metric: never decides
+        raise UserError(
+            f"no run of this round has a value of {rule.metric or 'final_reward'}",
+            location=Location(str(sweep_dir)),
+            hint="give --metric a metric the runs log (`sweepgen report DIR` lists them); delete "
+            f"{DECIDE_STATE_NAME} to start the test with the right one (the runs stay)",
+        )
+
+    crossings = sequential.look(
+        [(a, first(a)) for a in still], first(str(rule.baseline)), alpha, str(rule.mode)
+    )
+    return Look(n, alpha, tuple(crossings))
+
+
+def _schedule(rule: Rule) -> sequential.Schedule:
+    assert rule.per_round is not None and rule.max_seeds is not None and rule.spending is not None
+    return sequential.Schedule(rule.per_round, rule.max_seeds, spending=rule.spending)
+
+
+def _members(sweep_dir: Path, rule: Rule) -> dict[str, list[str]]:
+    """Each seed group's run names in lock order (the spec's seed order), by the report's one rule."""
+    if not (sweep_dir / LOCK_NAME).is_file():
+        raise UserError(
+            f"--until-decided runs a generated sweep folder: {sweep_dir} has no {LOCK_NAME}",
+            location=Location(str(sweep_dir)),
+        )
+    lock = read_lock(sweep_dir)
+    varying = [p for p in lock.varying if p not in NAMING_PATHS]
+    plan = grp.seed_plan(lock.report, varying)
+    if plan.path is None:
+        raise UserError(
+            "--until-decided adds seeds, but this sweep has no seed path",
+            location=Location(str(sweep_dir / LOCK_NAME)),
+            hint="name it in the spec (`seed: training.seed`) and give its axis every seed the test may use",
+        )
+    runs = [grp.Member(e.run_name or e.variant, e.variant, lock.values(e)) for e in lock.files]
+    groups = grp.group(runs, plan, varying, lock.sweep)
+    return {g.name: list(g.members) for g in groups}
+
+
+def _fit(rule: Rule, members: dict[str, list[str]]) -> Rule:
+    """The baseline checked against the groups, and --max-seeds against the seeds rendered."""
+    if rule.baseline not in members:
+        close = difflib.get_close_matches(str(rule.baseline), list(members), n=3)
+        raise UserError(
+            f"--compare {rule.baseline}: no group of that name",
+            hint=(f"did you mean {', '.join(close)}? " if close else "")
+            + f"groups: {', '.join(list(members)[:20])}",
+        )
+    if len(members) < 2:
+        raise UserError("--until-decided needs a baseline and at least one other group")
+    fewest = min(members, key=lambda g: len(members[g]))
+    have = len(members[fewest])
+    wanted = rule.max_seeds if rule.max_seeds is not None else have
+    if wanted > have:
+        raise UserError(
+            f"--max-seeds {wanted}: group {fewest} has {have} seed(s) rendered",
+            hint="add seed values to the spec's seed axis and render again (seeds not needed are never run)",
+        )
+    return replace(rule, max_seeds=wanted)
+
+
+def _values(sweep_dir: Path, rule: Rule) -> dict[str, float | None]:
+    report = rep.collect(sweep_dir, rep.Objective(rule.metric, rule.mode or "max", rule.at or "final"))
+    return {r.name: r.value for r in report.finished}
+
+
+def _dry_run(
+    request: RunRequest,
+    rule: Rule,
+    schedule: sequential.Schedule,
+    members: dict[str, list[str]],
+    result: DecideResult,
+    display: Display,
+) -> DecideResult:
+    result.plan = [
+        f"sequential test against {rule.baseline}: looks after {', '.join(map(str, schedule.looks))} seeds "
+        f"per group, alpha spent ({rule.spending}) "
+        + ", ".join(f"{a:.3g}" for a in schedule.alphas)
+        + f" (sum {schedule.alpha:g})",
+    ]
+    open_arms = [a for a, v in result.verdicts.items() if v == sequential.OPEN]
+    if result.spent or not open_arms:
+        result.plan.append("nothing to start: every look is done")
+        return result
+    n = schedule.looks[len(result.looks)]
+    names = tuple(m for g in [str(rule.baseline), *open_arms] for m in members[g][:n])
+    result.last = run_sweep(replace(request, only=names), display)
+    return result

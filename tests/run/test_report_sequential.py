@@ -1,0 +1,106 @@
+"""The sequential test of `run --until-decided` (sweepgen.run.report.sequential): the looks and the
+alpha each spends, the boundary a crossing is held to, and the family-wise error rate over every look
+and comparison under the null, against the uncorrected rule that inflates it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sweepgen.errors import UserError
+from sweepgen.run.report import sequential as sq
+from sweepgen.run.report import stats
+
+
+@settings(deadline=None)
+@given(st.integers(1, 6), st.integers(2, 30), st.sampled_from(sq.SPENDING))
+def test_the_looks_end_at_max_seeds_and_spend_exactly_alpha(per_round, max_seeds, spending):
+    schedule = sq.Schedule(per_round, max_seeds, spending=spending)
+    looks = schedule.looks
+    assert looks[0] >= min(2, max_seeds) and looks[-1] == max_seeds
+    assert all(b > a for a, b in zip(looks, looks[1:]))
+    assert all(b - a <= per_round for a, b in zip(looks, looks[1:]))
+    assert all(a >= 0 for a in schedule.alphas) and math.isclose(sum(schedule.alphas), stats.ALPHA)
+
+
+def test_spending_functions_are_lan_demets():
+    assert sq.spent(1.0, 0.05, "pocock") == pytest.approx(0.05)
+    assert sq.spent(0.5, 0.05, "pocock") == pytest.approx(0.05 * math.log(1 + (math.e - 1) / 2))
+    # O'Brien-Fleming-type: 2 - 2 Phi(1.95996 / sqrt(t)); Phi(3.91993) = 0.99995571 (tables)
+    assert sq.spent(0.25, 0.05, "obf") == pytest.approx(2 * (1 - 0.99995571), rel=1e-3)
+    assert sq.Schedule(2, 10).looks == (2, 4, 6, 8, 10)
+    assert sq.Schedule(3, 10).looks == (3, 6, 9, 10)
+    assert sq.Schedule(1, 4).looks == (2, 3, 4)
+
+
+def test_a_bad_schedule_is_a_user_error():
+    with pytest.raises(UserError, match="--max-seeds 1"):
+        sq.Schedule(1, 1)
+    with pytest.raises(UserError, match="--spending"):
+        sq.Schedule(1, 4, spending="linear")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.floats(0, 1), min_size=0, max_size=6), min_size=1, max_size=4),
+    st.lists(st.floats(0, 1), min_size=2, max_size=6),
+    st.floats(1e-4, 0.05),
+)
+def test_a_comparison_crosses_exactly_when_holm_rejects_its_p_at_the_look(arms, base, alpha):
+    named = [(f"a{i}", values) for i, values in enumerate(arms)]
+    crossings = sq.look(named, base, alpha, "max")
+    pvalues = [1.0 if c.p is None else c.p for c in crossings]
+    _, rejected = stats.holm_levels(pvalues, alpha)
+    for c, rej, p in zip(crossings, rejected, pvalues):
+        assert (c.verdict != sq.OPEN) == rej
+        assert c.boundary <= alpha
+        if c.verdict != sq.OPEN:
+            assert p < c.boundary and c.verdict == ("better" if c.diff > 0 else "worse")
+        if c.p is None:  # fewer than two values: never decided
+            assert c.verdict == sq.OPEN
+
+
+def _null_error_rate(schedule: sq.Schedule, reps: int, corrected: bool) -> float:
+    rng = np.random.default_rng(7)
+    wrong = 0
+    for _ in range(reps):
+        values = {name: rng.normal(0.5, 0.05, schedule.max_seeds).tolist() for name in ("b", "x", "y", "z")}
+        if corrected:
+            outcome = sq.simulate(values, "b", schedule)
+            wrong += any(v != sq.OPEN for v in outcome.verdicts.values())
+        else:  # the fixed-n report at every look: what the sequential rule is there to avoid
+            wrong += any(
+                any(
+                    c.verdict in ("better", "worse")
+                    for c in stats.compare(
+                        [(k, v[:n]) for k, v in values.items()], baseline="b", mode="max", seeds_needed=False
+                    ).comparisons
+                )
+                for n in schedule.looks
+            )
+    return wrong / reps
+
+
+def test_the_family_wise_error_rate_over_every_look_stays_under_alpha_where_peeking_does_not():
+    schedule = sq.Schedule(1, 8)  # seven looks, three arms, all at the baseline's mean
+    corrected = _null_error_rate(schedule, 300, corrected=True)
+    peeking = _null_error_rate(schedule, 300, corrected=False)
+    assert corrected <= stats.ALPHA + 2 * math.sqrt(stats.ALPHA * 0.95 / 300)  # within 2 SE of alpha
+    assert peeking > 2 * corrected and peeking > stats.ALPHA + 0.03
+
+
+def test_a_large_effect_is_decided_early_and_stops_getting_seeds():
+    rng = np.random.default_rng(3)
+    values = {
+        "b": rng.normal(0.5, 0.05, 10).tolist(),
+        "big": rng.normal(0.8, 0.05, 10).tolist(),  # 6 sd
+        "nil": rng.normal(0.5, 0.05, 10).tolist(),
+    }
+    outcome = sq.simulate(values, "b", sq.Schedule(2, 10))
+    assert outcome.verdicts["big"] == "better" and outcome.verdicts["nil"] == sq.OPEN
+    assert outcome.decided_at["big"] is not None and outcome.seeds["big"] < 10
+    assert outcome.seeds["b"] == outcome.seeds["nil"] == 10

@@ -1,0 +1,232 @@
+"""What sweepgen reads back from a run or sweep folder is data (issue 32): the search's stop request,
+a run's ``.sweepgen-stop.json``, the Slurm jobs journal, Optuna's study journal and a status file's
+``sweep_dir`` and pid are never followed through a link, never block, never name a path outside the
+project, and never make sweepgen signal a process that is not the run's own supervisor. The
+hostile corpus (tests/fixtures/hostile) runs the same surfaces through the CLI; these pin each rule
+at its function."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sweepgen.errors import ConfigError
+from sweepgen.run.core import runfiles, stop_request, sweep_origin
+from sweepgen.run.core.base import RunState, RunStatus, this_host
+from sweepgen.run.local import liveness
+from sweepgen.run.search import stop as search_stop
+from sweepgen.run.slurm import executor as slurm
+
+DEADLINE_S = 60.0  # a loaded machine: generous, only a hang reaches it
+
+
+def _term_pending(pid: int) -> bool:
+    """Is a SIGTERM pending on ``pid`` (which blocks it)? Read from /proc: deterministic, no sleep."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("ShdPnd:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    raise AssertionError("no ShdPnd line")
+
+
+@pytest.fixture
+def victim():
+    """A process of this user, in its own group, that blocks SIGTERM so one sent stays pending."""
+    code = (
+        "import signal, sys, time\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    yield proc
+    proc.kill()
+    proc.wait(timeout=DEADLINE_S)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads signal masks from /proc")
+def test_cancel_never_signals_a_process_a_status_file_names(victim, tmp_path: Path):
+    """A status file (a shared runs folder, a pull request) names a live process of the user with
+    the host, start time and trainer group a supervisor records: `sweepgen cancel` must not SIGTERM
+    its group, for that process is not the run's supervisor (it holds no lock of the run)."""
+    run_dir = tmp_path / "runs" / "a"
+    run_dir.mkdir(parents=True)
+    (run_dir / ".sweepgen.lock").write_bytes(b"")
+    ids = {
+        "pid": victim.pid,
+        "pgid": victim.pid,
+        "trainer_pgid": victim.pid,
+        "host": this_host(),
+        "proc_start": liveness.proc_start_ticks(victim.pid),
+    }
+    status = RunStatus(RunState.RUNNING, "local", ids=ids)
+    assert liveness.supervisor_alive(status)  # pid and start time alone would pass
+    assert liveness.request_stop(run_dir, status, "cancelled") is False
+    assert not _term_pending(victim.pid)
+    assert not (run_dir / stop_request.STOP_FILE).exists()
+    for pid in (0, 1, True, -victim.pid):  # our own group, init, a bool, a negative group
+        hostile = RunStatus(RunState.RUNNING, "local", ids={**ids, "pid": pid})
+        assert liveness.request_stop(run_dir, hostile, "cancelled") is False
+    os.killpg(victim.pid, signal.SIGTERM)  # the observation can fail: a sent SIGTERM is seen
+    assert _term_pending(victim.pid)
+
+
+def test_supervises_proves_the_lock_is_held_by_that_process(tmp_path: Path):
+    """The positive side: a process started as the supervisor is, holding the run's lock at the
+    fd its command line names, is recognised; the same command line holding another file is not."""
+    run_dir = tmp_path / "a"
+    run_dir.mkdir()
+    lock = run_dir / ".sweepgen.lock"
+    lock.write_bytes(b"")
+    other = tmp_path / "other.lock"
+    other.write_bytes(b"")
+    for held, expected in ((lock, True), (other, False)):
+        fd = os.open(held, os.O_RDWR)
+        code = "import sys, time; print('ready', flush=True); time.sleep(600)"
+        # the supervisor's argv shape: python -m sweepgen.run.local.supervise LOCK_FD JOB_FD -- ...
+        argv = [sys.executable, "-c", code, liveness.SUPERVISOR_MODULE, str(fd), "0", "--", "x"]
+        proc = subprocess.Popen(argv, pass_fds=(fd,), stdout=subprocess.PIPE, text=True)
+        os.close(fd)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+            assert liveness.supervises(proc.pid, run_dir) is expected
+        finally:
+            proc.kill()
+            proc.wait(timeout=DEADLINE_S)
+
+
+def test_a_stop_reason_is_never_read_through_a_link_nor_from_a_fifo(tmp_path: Path):
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"reason": "OUTSIDE"}))
+    linked, fifo, plain = (tmp_path / n for n in ("linked", "fifo", "plain"))
+    for d in (linked, fifo, plain):
+        d.mkdir()
+    (linked / stop_request.STOP_FILE).symlink_to(outside)
+    os.mkfifo(fifo / stop_request.STOP_FILE)
+    stop_request.ask(plain, "cancelled by `sweepgen cancel`\n::error::x")
+    started = time.monotonic()
+    assert stop_request.reason(linked) is None
+    assert stop_request.reason(fifo) is None
+    assert time.monotonic() - started < DEADLINE_S
+    assert stop_request.reason(plain) == "cancelled by `sweepgen cancel`"  # one line, never more
+    stop_request.ask(linked, "again")  # written: the link replaced, never written through
+    assert json.loads(outside.read_text()) == {"reason": "OUTSIDE"}
+    assert stop_request.reason(linked) == "again"
+
+
+def test_a_search_stop_request_is_a_plain_file_sweepgen_wrote(tmp_path: Path):
+    state = tmp_path / ".search"
+    state.mkdir()
+    target = tmp_path / "outside"
+    target.write_text("x")
+    (state / search_stop.REQUEST).symlink_to(target)
+    assert not search_stop.requested(state)  # a link is no request, and is not followed
+    search_stop.withdraw(state)
+    assert target.read_text() == "x" and not (state / search_stop.REQUEST).is_symlink()
+    search_stop.request(state)
+    assert search_stop.requested(state)
+
+
+def test_the_slurm_jobs_journal_is_read_as_data(tmp_path: Path):
+    journal = tmp_path / "jobs.json"
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"arrays": [{"runs": {"5": "a"}}]}))
+    journal.symlink_to(outside)
+    with pytest.raises(runfiles.RunFileError, match="symbolic link"):
+        slurm.read_journal(journal)
+    journal.unlink()
+    journal.write_text('{"arrays": [\n  {"runs": {"1": "a",}}\n]}\n')
+    with pytest.raises(runfiles.RunFileError) as err:
+        slurm.read_journal(journal)
+    assert str(err.value.location) == f"{journal}:2:22"  # the `}` after the comma
+    journal.write_text("[" * 100_000)
+    with pytest.raises(runfiles.RunFileError, match="nested"):
+        slurm.read_journal(journal)
+    journal.write_text(json.dumps({"arrays": [{"runs": {"12; rm -rf ~": "a"}}]}))
+    with pytest.raises(ConfigError) as bad:
+        slurm.submitted_as(slurm.read_journal(journal), journal)
+    assert bad.value.key == "arrays[0].runs" and "not a Slurm job id" in bad.value.message
+    journal.write_text(json.dumps({"arrays": [{"runs": {"12": "a", "13_4": "b"}}]}))
+    assert slurm.submitted_as(slurm.read_journal(journal), journal) == {"a": "12", "b": "13_4"}
+
+
+def test_the_slurm_folder_is_never_a_link(tmp_path: Path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "runs" / slurm.SLURM_DIR).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ConfigError, match="symbolic link"):
+        slurm.slurm_root([tmp_path / "runs" / "a", tmp_path / "runs" / "b"])
+
+
+def test_the_study_journal_is_opened_without_following_links(tmp_path: Path):
+    from sweepgen.run.search import journal_file, study
+
+    sweep = tmp_path / "sweep"
+    (sweep / ".search").mkdir(parents=True)
+    outside = tmp_path / "outside.journal"
+    outside.write_text("")
+    journal = sweep / ".search" / study.JOURNAL
+    journal.symlink_to(outside)
+    with pytest.raises(ConfigError, match="symbolic link"):
+        journal_file.open_in_state(journal, os.O_RDONLY)
+    journal.unlink()
+    os.mkfifo(journal)
+    started = time.monotonic()
+    for flags in (os.O_RDONLY, os.O_WRONLY | os.O_APPEND):
+        with pytest.raises(ConfigError, match="not a regular file"):
+            journal_file.open_in_state(journal, flags)
+    assert time.monotonic() - started < DEADLINE_S
+    journal.unlink()
+    flock = sweep / ".search" / (study.JOURNAL + ".flock")
+    flock.symlink_to(tmp_path / "created-outside")  # O_CREAT through a dangling link would create it
+    with pytest.raises(ConfigError, match="symbolic link"):
+        journal_file.open_in_state(flock, os.O_RDWR | os.O_CREAT)
+    assert not (tmp_path / "created-outside").exists()
+    flock.unlink()
+    # the backend still is Optuna's journal: a study written and read back through it
+    import optuna
+
+    storage = study.storage(sweep)
+    made = optuna.create_study(storage=storage, study_name="s", direction="maximize")
+    made.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
+    again = optuna.load_study(study_name="s", storage=study.storage(sweep))
+    assert [t.value for t in again.trials] == [t.value for t in made.trials] and len(again.trials) == 3
+    assert outside.read_text() == ""
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    (project / "generated" / "s").mkdir(parents=True)
+    (project / "generated" / "s" / "sweep.lock.json").write_text("{}")
+    (project / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (project / "runs" / "a").mkdir(parents=True)
+    elsewhere = tmp_path / "outside" / "specs"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "sweep.lock.json").write_text("{}")
+    (project / "lnk").symlink_to(tmp_path / "outside")
+    return project
+
+
+def test_a_status_files_sweep_dir_is_resolved_inside_the_project(tmp_path: Path, monkeypatch):
+    project = _project(tmp_path)
+    monkeypatch.chdir(project)
+    run_dir = Path("runs/a")
+    found = sweep_origin.locate(run_dir, "generated/s")
+    assert found is not None and found.sweep_dir == Path("generated/s")
+    assert sweep_origin.locate(run_dir, "lnk/specs") is None  # textually inside, a link leads out
+    assert sweep_origin.locate(run_dir, "outside/specs") is None  # found only above the project
+    assert sweep_origin.locate(run_dir, str(tmp_path / "outside" / "specs")) is None
+    monkeypatch.chdir(project / "runs")  # from a folder inside: found above the run, in the project
+    found = sweep_origin.locate(Path("a"), "generated/s")
+    assert found is not None and Path(found.root).resolve() == project.resolve()
+    assert sweep_origin.locate(Path("a"), "outside/specs") is None
+    assert sweep_origin.locate(Path("a"), "lnk/specs") is None

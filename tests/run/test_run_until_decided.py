@@ -1,0 +1,194 @@
+"""`sweepgen run --until-decided`: seeds run in rounds, each run started once, the looks recorded and
+replayed, a changed rule refused, a round that fails takes no look and resumes with --rerun-failed,
+and `report` shows the boundary each comparison crossed."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sweepgen.cli import main
+from sweepgen.compile.output.lock import DECIDE_STATE_NAME
+
+SPEC = """\
+sweepgen: 1
+name: arms
+template: ../templates/t.yaml.j2
+output: "{{ variant.name }}.yaml"
+derived:
+  output_dir: "runs/arms/{{ variant.name }}"
+base:
+  output_dir: null
+  training: {seed: 0}
+  arm: {level: 0.5}
+variants:
+  base: {}
+  good:
+    arm.level: 0.9
+  same:
+    arm.level: 0.51
+grid:
+  training.seed: [1, 2, 3, 4, 5, 6, 7, 8]
+allow: [arm.level]
+seed: training.seed
+"""
+# a trainer that logs eval_acc = its arm's level + a fixed jitter by seed, and records each start;
+# it fails while FAIL names its run
+TRAINER = """\
+import json, os, pathlib, sys
+import yaml
+cfg = yaml.safe_load(open(sys.argv[1]))
+out = pathlib.Path(sys.argv[2])
+out.mkdir(parents=True, exist_ok=True)
+with open("starts.log", "a") as f:
+    f.write(out.name + "\\n")
+if os.path.exists("FAIL") and open("FAIL").read().strip() == out.name:
+    sys.exit(3)
+seed = cfg["training"]["seed"]
+noise = [0.01, -0.02, 0.015, -0.005, 0.02, -0.01, 0.0, 0.005][seed - 1]
+(out / "metrics.jsonl").write_text(json.dumps({"step": 1, "eval_acc": cfg["arm"]["level"] + noise}) + "\\n")
+"""
+
+
+@pytest.fixture
+def arms(cli_cwd: Path) -> Path:
+    (cli_cwd / "specs").mkdir()
+    (cli_cwd / "templates").mkdir()
+    (cli_cwd / "specs/arms.yaml").write_text(textwrap.dedent(SPEC))
+    (cli_cwd / "templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    (cli_cwd / "trainer.py").write_text(TRAINER)
+    assert CliRunner().invoke(main, ["render", "specs/arms.yaml"]).exit_code == 0
+    return cli_cwd
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, ["run", "generated/arms", *args])
+
+
+FIRST = (
+    "--command",
+    f"{shlex.quote(sys.executable)} trainer.py {{config}} {{run_dir}}",
+    "--done-file",
+    "metrics.jsonl",
+    "--metric",
+    "eval_acc",
+    "--until-decided",
+    "--compare",
+    "base",
+)
+
+
+def starts(root: Path) -> list[str]:
+    return (root / "starts.log").read_text().split()
+
+
+def test_rounds_stop_adding_seeds_to_a_decided_arm_and_run_each_seed_once(arms):
+    result = run(*FIRST)
+    assert result.exit_code == 0, result.output
+    started = starts(arms)
+    assert len(started) == len(set(started))  # every run started exactly once
+    # looks after 2, 4, 6, 8 seeds: `good` (8 sd) crosses at the second, `same` never does
+    assert sorted(s for s in started if s.startswith("good")) == [f"good_seed{i}" for i in range(1, 5)]
+    assert {s for s in started if s.startswith(("base", "same"))} == {
+        f"{g}_seed{i}" for g in ("base", "same") for i in range(1, 9)
+    }
+    assert "look 2 of 4: 4 seed(s) per group" in result.stdout
+    assert "good: better against base (sequential test)" in result.stdout
+    assert "no evidence within 8 seeds per group against base: same" in result.stdout
+    state = json.loads((arms / "generated/arms" / DECIDE_STATE_NAME).read_text())
+    assert state["rule"]["baseline"] == "base" and state["rule"]["spending"] == "obf"
+    assert [x["seeds"] for x in state["looks"]] == [2, 4, 6, 8]
+    assert sum(x["alpha"] for x in state["looks"]) == pytest.approx(0.05)
+    good = [c for x in state["looks"] for c in x["crossings"] if c["name"] == "good"]
+    assert [c["verdict"] for c in good] == ["open", "better"] and good[1]["p"] < good[1]["boundary"]
+    # `check` knows the record is run state, not an orphan
+    assert CliRunner().invoke(main, ["check", "specs/arms.yaml"]).exit_code == 0
+
+    again = run("--until-decided")  # the recorded rule and command line: the looks replayed, nothing run
+    assert again.exit_code == 0, again.output
+    assert starts(arms) == started
+    assert "good: better against base (sequential test)" in again.stdout
+
+    changed = run("--until-decided", "--spending", "pocock")
+    assert changed.exit_code == 2 and "no longer keeps its error rate" in changed.stderr
+
+    # the report names the sequential test, its boundary and where each comparison crossed it
+    report = CliRunner().invoke(
+        main, ["report", "generated/arms", "--no-plot", "--metric", "eval_acc", "--compare", "base"]
+    )
+    assert report.exit_code == 0, report.output
+    text = " ".join(report.output.split())
+    assert "sequential test (run --until-decided" in text
+    assert "good: better at look 2 of 4 (4 seeds per group): p" in text
+
+
+def test_a_round_with_a_failed_run_takes_no_look_and_resumes_with_rerun_failed(arms):
+    (arms / "FAIL").write_text("same_seed3")
+    first = run(*FIRST)
+    assert first.exit_code == 1, first.output
+    state = json.loads((arms / "generated/arms" / DECIDE_STATE_NAME).read_text())
+    assert [x["seeds"] for x in state["looks"]] == [2]  # round 2 did not finish: no look
+    assert "round 2 did not finish" in first.stderr
+    (arms / "FAIL").unlink()
+    resumed = run("--until-decided", "--rerun-failed")
+    assert resumed.exit_code == 0, resumed.output
+    state = json.loads((arms / "generated/arms" / DECIDE_STATE_NAME).read_text())
+    assert [x["seeds"] for x in state["looks"]] == [2, 4, 6, 8]
+    started = starts(arms)
+    assert started.count("same_seed3") == 2  # the failed attempt and its retry
+    assert len(started) == len(set(started)) + 1
+
+
+def test_options_that_cannot_hold_are_exit_2(arms):
+    assert run("--compare", "base").exit_code == 2  # belongs to --until-decided
+    assert run(*FIRST[:6], "--dry-run").exit_code == 0  # --metric without --until-decided only shows it
+    only = run(*FIRST, "--only", "base_seed1")
+    assert only.exit_code == 2 and "cannot be combined with --only" in only.stderr
+    too_many = run(*FIRST, "--max-seeds", "9")
+    assert too_many.exit_code == 2 and "has 8 seed(s) rendered" in too_many.stderr
+    unknown = run(*FIRST[:-1], "bas")
+    assert unknown.exit_code == 2 and "did you mean base" in unknown.stderr
+    best = run(*FIRST, "--at", "best")
+    assert best.exit_code == 2 and "biased upward" in best.stderr
+    bad_at = run(*FIRST, "--at", "last:0")
+    assert bad_at.exit_code == 2 and "--at last:0" in bad_at.stderr
+    assert not (arms / "starts.log").exists()
+    assert not (arms / "generated/arms" / DECIDE_STATE_NAME).exists()
+
+
+def test_a_metric_no_run_logs_stops_after_the_first_round(arms):
+    typo = [*FIRST]
+    typo[typo.index("eval_acc")] = "eval_accc"
+    result = run(*typo)
+    assert result.exit_code == 2 and "no run of this round has a value of eval_accc" in result.stderr
+    assert len(starts(arms)) == 6  # round 1 only: 2 seeds of 3 groups
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json",
+        '{"version": 1, "rule": {"baseline": "base", "per_round": "2"}, "looks": []}',
+        '{"version": 1, "rule": {"baseline": "base"}, "looks": [{"seeds": 2, "alpha": 0.01, '
+        '"crossings": [{"name": "good", "n_arm": 2, "n_base": 2, "diff": 0.4, "p": "low", '
+        '"boundary": 0.01, "verdict": "open"}]}]}',
+        "link",
+    ],
+)
+def test_a_damaged_record_is_exit_2_naming_it_and_runs_nothing(arms, content):
+    state = arms / "generated/arms" / DECIDE_STATE_NAME
+    if content == "link":
+        (arms / "elsewhere.json").write_text('{"version": 1, "rule": {}, "looks": []}')
+        state.symlink_to(arms / "elsewhere.json")
+    else:
+        state.write_text(content)
+    result = run(*FIRST)
+    assert result.exit_code == 2, result.output
+    assert DECIDE_STATE_NAME in result.stderr and "Traceback" not in result.output
+    assert not (arms / "starts.log").exists()
