@@ -1,6 +1,7 @@
 """tests/xdist_groups.py, through a real `pytest -n 2 --dist loadgroup` on a throwaway test folder:
-every Slurm test on one worker (their cluster's lock is held for a whole session), the tests of a
-module with a module-scoped fixture on one worker, the rest spread over both."""
+every test on a Slurm test cluster on one worker (its lock is held for a whole session), the tests
+of a module with a module-scoped fixture on one worker, the rest (other `slurm` tests too) spread
+over both."""
 
 from __future__ import annotations
 
@@ -13,10 +14,16 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 
 CONFTEST = """\
+import pytest
+
 pytest_plugins = ("xdist_groups",)
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slurm: a Slurm test")
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    return "a stand-in cluster"
 """
 
 RECORD = """\
@@ -41,7 +48,7 @@ def test_uses_the_module_fixture(built, i):
 
 @pytest.mark.slurm
 @pytest.mark.parametrize("i", range(3))
-def test_slurm_here(i):
+def test_slurm_here(slurm_cluster, i):
     record("slurm")
 """
 
@@ -50,9 +57,18 @@ import time
 import pytest
 from record import record
 
+pytestmark_cluster = pytest.mark.usefixtures("slurm_cluster")
+
 @pytest.mark.slurm
+@pytestmark_cluster
 def test_slurm_there():
     record("slurm")
+
+@pytest.mark.slurm  # no cluster: spread like the rest
+@pytest.mark.parametrize("i", range(12))
+def test_slurm_no_cluster(i):
+    time.sleep(0.2)
+    record("spread")
 
 @pytest.mark.parametrize("i", range(12))
 def test_free(i):
@@ -89,3 +105,4 @@ def test_slurm_and_module_fixture_tests_each_stay_on_one_worker(tmp_path: Path) 
     assert len(workers["slurm"]) == 4 and len(set(workers["slurm"])) == 1, workers
     assert len(workers["module"]) == 6 and len(set(workers["module"])) == 1, workers
     assert len(workers["free"]) == 12 and set(workers["free"]) == {"gw0", "gw1"}, workers
+    assert len(workers["spread"]) == 12 and set(workers["spread"]) == {"gw0", "gw1"}, workers

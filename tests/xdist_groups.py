@@ -1,7 +1,7 @@
 """Which tests share one pytest-xdist worker, for scripts/test.sh's `-n N --dist loadgroup`.
 
 tests/conftest.py registers this module as a plugin. Grouped together on one worker:
-- every ``slurm`` test: the session-scoped cluster (tests/slurm_cluster.py) holds a machine-wide lock
+- every test on a Slurm test cluster (``slurm_cluster``, ``slurm_cluster_2n``): the session-scoped cluster (tests/slurm_cluster.py) holds a machine-wide lock
   until its session ends, so a second worker's Slurm tests would wait for the first worker's end;
 - the tests of a module with a module-scoped fixture (a finished search, a built report), which each
   worker would otherwise build again.
@@ -29,8 +29,13 @@ import pytest
 _KEY = "sweepgen_xdist_groups"  # the folder, in each worker's workerinput
 
 
+# the fixtures that start a test cluster (tests/slurm_cluster.py); a `slurm` test without one needs
+# only the [slurm] extra (stand-in Slurm commands, a dry run) and is spread like any other
+CLUSTER_FIXTURES = frozenset({"slurm_cluster", "slurm_cluster_2n"})
+
+
 def group_of(item: pytest.Item) -> str | None:
-    if item.get_closest_marker("slurm"):
+    if CLUSTER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
         return "slurm"
     mark = item.get_closest_marker("xdist_group")
     if mark is not None:
