@@ -1,8 +1,10 @@
 """Which tests share one pytest-xdist worker, for scripts/test.sh's `-n N --dist loadgroup`.
 
 tests/conftest.py registers this module as a plugin. Grouped together on one worker:
-- every test on a Slurm test cluster (``slurm_cluster``, ``slurm_cluster_2n``): the session-scoped cluster (tests/slurm_cluster.py) holds a machine-wide lock
-  until its session ends, so a second worker's Slurm tests would wait for the first worker's end;
+- every test on a Slurm test cluster (``slurm_cluster``, ``slurm_cluster_2n``): the session-scoped
+  cluster (tests/slurm_cluster.py) holds a machine-wide lock until its session ends, so a second
+  worker's Slurm tests would wait for the first worker's end (both clusters' tests stay on that
+  one worker, so that only one cluster's jobs run at a time beside the other workers);
 - the tests of a module with a module-scoped fixture (a finished search, a built report), which each
   worker would otherwise build again.
 Everything else is spread test by test. tmp_path, the session temp folder and so SWEEPGEN_CACHE
