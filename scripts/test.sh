@@ -92,8 +92,8 @@ lint_lane() {
 # The lint lane is one process at a time (mypy the longest): it runs beside the core lane, its output
 # kept and shown once the core lane ends; a red lint lane still stops the lanes after the core lane.
 if [[ $lanes == *" lint "* ]]; then
-  lint_log=$(mktemp)
   if [[ $lanes == *" core "* ]]; then
+    lint_log=$(mktemp)
     lint_lane > "$lint_log" 2>&1 &
     lint_pid=$!
   else
