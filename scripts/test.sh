@@ -8,6 +8,11 @@
 #   load  the signal and timing tests once more, beside a CPU-burning process per core (.venv-light)
 #   full  the trainer, end-to-end, Slurm, plot and browser tests (-m "train or slurm or plot or
 #         browser"), in .venv; the browser tests install Debian's chromium when it is missing
+# Both venvs are set up at once; the lint lane runs beside the core lane (its output shown after it).
+# The core and full lanes run on pytest-xdist workers (-n TEST_WORKERS, default: one per core, and
+# one more in the full lane; 0 runs them in pytest's own process) with --dist loadgroup:
+# tests/xdist_groups.py keeps the tests on a Slurm test cluster, and the tests of a module with a
+# module-scoped fixture, each on one worker. The load lane stays in one process.
 # Tests marked `gpu` need a CUDA device, which CI does not have: run them by hand (pytest -m gpu).
 # Nothing is skipped for a missing dependency: a test that needs an extra carries its marker and fails
 # when the extra is missing. Arguments go to both pytest lanes (e.g. -x, -k NAME, --durations=20);
@@ -16,7 +21,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 lanes=" ${LANES:-lint core load full} "
+# GNU nproc answers OMP_NUM_THREADS when it is set (1 below, for torch): count the cores without it
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+# the full lane gets one worker more: the one holding the Slurm tests mostly waits on the cluster
+core_xdist=(-n "${TEST_WORKERS:-$cores}" --dist loadgroup)
+full_xdist=(-n "${TEST_WORKERS:-$((cores + 1))}" --dist loadgroup)
 
 lane() { printf '\n===== lane %s =====\n' "$1"; }
 
@@ -25,7 +35,21 @@ lane() { printf '\n===== lane %s =====\n' "$1"; }
 pytest_lanes=0 empty_lanes=0 red=()
 failed_lane() { # LANE RC
   red+=("$1")
-  [ "${KEEP_GOING:-0}" = 1 ] || exit "$2"
+  if [ "${KEEP_GOING:-0}" != 1 ]; then
+    lint_result || true # a lint lane still running beside the core lane: its output first
+    exit "$2"
+  fi
+}
+lint_pid="" lint_log=""
+lint_result() { # waits for a lint lane running in the background, shows its output; 1 when it was red
+  [ -n "$lint_pid" ] || return 0
+  local rc=0
+  wait "$lint_pid" || rc=$?
+  lint_pid=""
+  lane lint
+  cat "$lint_log"
+  rm -f "$lint_log"
+  return "$rc"
 }
 run_pytest() { # LANE COMMAND...
   local name=$1 rc=0
@@ -40,11 +64,19 @@ run_pytest() { # LANE COMMAND...
   fi
 }
 
-bash scripts/setup.sh
+# both venvs at once (pip is mostly one process waiting on the disk); .venv-light's set-up also
+# proves that torch, trl, transformers... are not importable there
+bash scripts/setup.sh &
+full_setup=$!
+if [[ $lanes == *" core "* || $lanes == *" load "* ]]; then bash scripts/setup.sh light; fi
+wait "$full_setup"
+# The machines set PYTHONDONTWRITEBYTECODE, so every process the tests start (each `sweepgen`, each
+# run's supervisor and trainer) would compile the modules it imports again: compile them once, where
+# they are imported from (the checkout, and the strict editable install's link tree)
+.venv/bin/python -m compileall -q sweepgen trainer $(ls -d build/__editable__.* 2>/dev/null)
 
-if [[ $lanes == *" lint "* ]]; then
-  lane lint
-  failed=()
+lint_lane() {
+  local failed=()
   .venv/bin/ruff check . || failed+=("ruff check")
   .venv/bin/ruff format --check . || failed+=("ruff format --check")
   .venv/bin/mypy || failed+=(mypy)
@@ -52,15 +84,28 @@ if [[ $lanes == *" lint "* ]]; then
   .venv/bin/python scripts/complexity.py --check || failed+=("complexity")
   .venv/bin/sweepgen check || failed+=("sweepgen check")
   if [ ${#failed[@]} -gt 0 ]; then
-    printf 'lint lane failed: %s\n' "${failed[*]}" >&2
-    failed_lane lint 1
+    printf 'lint lane failed: %s\n' "${failed[*]}"
+    return 1
+  fi
+}
+
+# The lint lane is one process at a time (mypy the longest): it runs beside the core lane, its output
+# kept and shown once the core lane ends; a red lint lane still stops the lanes after the core lane.
+if [[ $lanes == *" lint "* ]]; then
+  if [[ $lanes == *" core "* ]]; then
+    lint_log=$(mktemp)
+    lint_lane > "$lint_log" 2>&1 &
+    lint_pid=$!
+  else
+    lane lint
+    lint_lane || failed_lane lint 1
   fi
 fi
 
 if [[ $lanes == *" core "* ]]; then
   lane core
-  bash scripts/setup.sh light # also proves that torch, trl, transformers... are not importable there
-  run_pytest core .venv-light/bin/python -m pytest -m "not train and not slurm and not plot and not browser and not gpu" "$@"
+  run_pytest core .venv-light/bin/python -m pytest "${core_xdist[@]}" -m "not train and not slurm and not plot and not browser and not gpu" "$@"
+  lint_result || failed_lane lint 1
 fi
 
 if [[ $lanes == *" load "* ]]; then
@@ -68,7 +113,7 @@ if [[ $lanes == *" load "* ]]; then
   # states, never for fixed sleeps, so a busy machine makes them slow, never red
   lane load
   burners=()
-  for _ in $(seq "$(nproc)"); do
+  for _ in $(seq "$cores"); do
     .venv-light/bin/python -c 'while True: pass' &
     burners+=($!)
   done
@@ -80,7 +125,7 @@ fi
 
 if [[ $lanes == *" full "* ]]; then
   lane full
-  run_pytest full .venv/bin/python -m pytest -m "(train or slurm or plot or browser) and not gpu" "$@"
+  run_pytest full .venv/bin/python -m pytest "${full_xdist[@]}" -m "(train or slurm or plot or browser) and not gpu" "$@"
 fi
 
 if [ ${#red[@]} -gt 0 ]; then

@@ -130,13 +130,21 @@ def verdict(path: Path, args: list[str], start: int, end: int, new: str, tmp: Pa
     return result.exit_code, result.output
 
 
+def corpus_cases(files: list[tuple[Path, list[str]]]) -> list[tuple[Path, list[str], int, int, str]]:
+    """Every mutation of every file that is not inert (each file read and tokenised once: this runs
+    when the module is collected, in every pytest-xdist worker)."""
+    out = []
+    for path, args in files:
+        text = path.read_text()
+        spans = inert_spans(path, text)
+        out.extend(
+            (path, args, start, end, new) for start, end, new in mutations(text) if not _inert(spans, start)
+        )
+    return out
+
+
 FILES = corpus_files()
-CASES = [
-    (path, args, start, end, new)
-    for path, args in FILES
-    for start, end, new in mutations(path.read_text())
-    if not _inert(inert_spans(path, path.read_text()), start)
-]
+CASES = corpus_cases(FILES)
 
 
 def _check(case: tuple[Path, list[str], int, int, str], tmp: Path) -> None:

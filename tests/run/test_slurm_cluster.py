@@ -68,10 +68,12 @@ def test_tiny_model_sweep_runs_as_one_array_and_report_reads_it(cwd, tmp_path_fa
     (cwd / "templates" / "run.yaml.j2").write_text("{{ config | to_yaml }}\n")
     assert cli("render", "specs/tiny.yaml").exit_code == 0
 
-    t0 = time.monotonic()
     result = cli("run", "generated/tiny_slurm", "--executor", "slurm")
     assert result.exit_code == 0, result.output
-    assert time.monotonic() - t0 < 10, "run must return once the array is submitted"
+    # run returns once the array is submitted, not when its runs end: a state, not a duration (a
+    # loaded machine slows run and the jobs alike), and four trainings on two CPUs cannot all be done
+    summaries = [cwd / f"runs/tiny_slurm/s{i}/summary.json" for i in range(4)]
+    assert not all(path.exists() for path in summaries), "run waited for the runs to end"
     assert "submitted 4 run(s)" in result.output
     (array,) = journal(cwd / "runs/tiny_slurm")
     assert sorted(array["runs"].values()) == ["s0", "s1", "s2", "s3"]
@@ -126,7 +128,8 @@ def test_failed_cancelled_and_timed_out_runs_are_reported_and_only_they_rerun(cw
     t0 = time.monotonic()
     result = cli("cancel", "generated/faulty", "--only", "slow")
     assert result.exit_code == 0, result.output
-    assert time.monotonic() - t0 < 60, "cancel must return once Slurm has ended the job"
+    # the slow run would go on for 200 s (1000 steps of 0.2 s); 150 s leaves a loaded machine room
+    assert time.monotonic() - t0 < 150, "cancel must return once Slurm has ended the job"
     rows = wait_until(
         "generated/faulty",
         lambda r: r["ok"]["state"] == "FINISHED" and r["bad"]["state"] == "FAILED",

@@ -22,6 +22,8 @@ from sweepgen.run.slurm import query as slurm_query
 
 PING_DOWN = 'echo "Slurmctld(primary) at ctl is DOWN"; exit 1\n'
 HANG = "sleep 60\n"
+# a command that waited on a hanging stand-in would take 60 s; below that, a loaded machine is slow, not red
+BOUND_S = 45
 
 
 @pytest.fixture
@@ -56,7 +58,7 @@ def test_run_on_slurm_fails_at_once_when_the_controller_is_down(slurm_down):
     assert (
         "the Slurm controller is down (`scontrol ping`: Slurmctld(primary) at ctl is DOWN)" in result.stderr
     )
-    assert took < 15, took
+    assert took < BOUND_S, took
 
 
 def test_cancel_fails_at_once_and_status_answers_from_the_files(slurm_down):
@@ -65,12 +67,12 @@ def test_cancel_fails_at_once_and_status_answers_from_the_files(slurm_down):
     write_status(run_dir, RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "41_0"}))
     result, took = _timed("cancel", "generated/fake")
     assert result.exit_code == 2 and "controller is down" in result.stderr, result.output
-    assert took < 15, took
+    assert took < BOUND_S, took
     result, took = _timed("status", "generated/fake", "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)[0]["state"] == "RUNNING"
     assert "Slurm could not be asked (the Slurm controller is down" in result.stderr
-    assert took < 15, took
+    assert took < BOUND_S, took
 
 
 def test_run_on_slurm_without_submitit_names_the_extra(slurm_down, monkeypatch):
