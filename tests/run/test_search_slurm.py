@@ -78,8 +78,14 @@ def test_pruned_trials_are_stopped_as_their_own_slurm_jobs_and_marked(tmp_path):
     assert shown.returncode == 0 and "PRUNED" in shown.stdout, shown.stdout + shown.stderr
 
 
+# slower than PRUNED_BASE: the second controller's start-up and re-attach (seconds on a loaded
+# machine) must come before t1's rung step, or t1 finishes before its stop lands (a finished run
+# under a pruned trial, which the study records as pruned: the premise of this test is the stop)
+REATTACH_BASE = {**PRUNED_BASE, "steps": 60, "step_s": 0.4}
+
+
 def test_a_slurm_trial_re_attached_after_its_controller_died_is_pruned_and_stopped(tmp_path):
-    write_search_project(tmp_path, PRUNED_SEARCH, base=PRUNED_BASE, resources={"time": 5})
+    write_search_project(tmp_path, PRUNED_SEARCH, base=REATTACH_BASE, resources={"time": 5})
     assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
     args = ("--executor", "slurm", *RUN_ARGS)
     seen = kill_run_once_trial_trains(tmp_path, "t0001", *args, timeout=300)
@@ -87,7 +93,7 @@ def test_a_slurm_trial_re_attached_after_its_controller_died_is_pruned_and_stopp
     done = sweepgen(tmp_path, "run", "generated/fake_search", *args, timeout=600)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
     assert "t0001: taken over from a stopped controller" in done.stdout
-    assert_t1_pruned_and_stopped(tmp_path, done.stdout)
+    assert_t1_pruned_and_stopped(tmp_path, done.stdout, steps_all=REATTACH_BASE["steps"])
     _assert_jobs_as_pruned(tmp_path)
 
 
