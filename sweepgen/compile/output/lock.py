@@ -21,12 +21,16 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sweepgen import __version__, filenames, jsonfloat, paths
 from sweepgen.errors import Location, UserError
+from sweepgen.safefs import kind_of
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # a link where the lock belongs is never followed
 
 LOCK_NAME = filenames.LOCK
 # `sweepgen run`'s record of how the sweep was started (sweepgen.run.core.sweep_state), beside the lock:
@@ -277,20 +281,31 @@ def dumps(lock: dict[str, Any]) -> str:
 
 
 def read(sweep_dir: str, shown_dir: str) -> Lock | None:
-    """The lock in ``sweep_dir``, or None when there is none. A damaged lock is an error."""
+    """The lock in ``sweep_dir``, or None when there is none. A damaged lock is an error, and so is
+    a lock that is not a regular file: a link is never followed and a FIFO never blocks (opened
+    ``O_NOFOLLOW | O_NONBLOCK``, then ``fstat``)."""
     path = os.path.join(sweep_dir, LOCK_NAME)
+    shown = f"{shown_dir}/{LOCK_NAME}"
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except IsADirectoryError:
-        raise UserError(
-            f"{shown_dir}/{LOCK_NAME} is a folder",
-            location=Location(f"{shown_dir}/{LOCK_NAME}"),
-            hint="move it away; `sweepgen render` writes the lock",
-        ) from None
-    return parse(raw, f"{shown_dir}/{LOCK_NAME}")
+    except OSError as err:  # ELOOP: a link where the lock belongs
+        raise _unsafe(shown, "symlink" if os.path.islink(path) else err.strerror or str(err)) from None
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise _unsafe(shown, kind_of(mode))
+        raw = fh.read()
+    return parse(raw, shown)
+
+
+def _unsafe(shown: str, kind: str) -> UserError:
+    return UserError(
+        f"{shown} is a {kind}, not a lock file",
+        location=Location(shown),
+        hint="move it away; `sweepgen render` writes the lock",
+    )
 
 
 def _damaged(shown: str, what: str, line: int = 0, col: int = 0) -> UserError:
