@@ -157,7 +157,10 @@ def _stats_table(outcome: Outcome) -> Table:
     if statistics.baseline:
         columns += ["diff", "CI (diff)", "level", "p", "p (Holm)"]
     for col in columns:
-        table.add_column(col, justify="left" if col in ("group", "verdict") else "right")
+        # a narrow terminal folds numbers onto a second line, never cuts them ("[0.9…"), and a
+        # group's name and verdict stay whole: "beta0…" would be beta0.0 or beta0.02
+        named = col in ("group", "verdict")
+        table.add_column(col, justify="left" if named else "right", overflow="fold", no_wrap=named)
     for row in outcome.stats_rows():
         cells = [row["group"]]
         if statistics.baseline:

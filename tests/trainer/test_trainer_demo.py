@@ -40,8 +40,9 @@ def test_happy_grpo_cpu_renders_runs_and_reports(tiny_cache, tmp_path, monkeypat
     result = runner.invoke(main, ["report", "runs/happy_grpo_cpu", "--compare", "beta0.0"])
     assert result.exit_code == 0, result.output
     # 5 seeds a side: Welch's test can decide, so the verdict is a verdict, never "cannot decide"
-    verdict = next(line for line in result.stdout.splitlines() if line.strip().startswith("beta0.02"))
-    assert verdict.split()[1] in ("better", "worse", "no")
+    verdicts = [line for line in result.stdout.splitlines() if line.strip().startswith("beta0.02")]
+    assert verdicts, result.stdout + result.stderr
+    assert verdicts[0].split()[1] in ("better", "worse", "no")
     report = tmp_path / "runs" / "happy_grpo_cpu"
     with (report / "report.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 10
