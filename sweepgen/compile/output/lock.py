@@ -292,10 +292,11 @@ def read(sweep_dir: str, shown_dir: str) -> Lock | None:
         return None
     except OSError as err:  # ELOOP: a link where the lock belongs
         raise _unsafe(shown, "symlink" if os.path.islink(path) else err.strerror or str(err)) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # before fdopen, which refuses a folder with its own error
+        os.close(fd)
+        raise _unsafe(shown, kind_of(mode))
     with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fh.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise _unsafe(shown, kind_of(mode))
         raw = fh.read()
     return parse(raw, shown)
 
