@@ -83,8 +83,33 @@ def _fs_path(base: Path, rel: str, latin1: bool) -> bytes:
     return os.fsencode(base) + b"/" + raw
 
 
+def _edit(case: Path, step: dict[str, Any]) -> None:
+    """A lock edited as anyone can: text replaced, its digest recomputed when asked."""
+    target = case / step["edit"]
+    text = target.read_text(encoding="utf-8")
+    for old, new in step.get("replace", []):
+        assert old in text, (step, text)
+        text = text.replace(old, new, 1)
+    if step.get("reseal"):
+        text = lock_digest.seal(re.sub(r'  "digest": "[0-9a-f]{64}",\n', "", text))
+    target.write_text(text, encoding="utf-8")
+
+
+def _write(case: Path, step: dict[str, Any], latin1: bool) -> None:
+    """A file of text or hex bytes, repeated ``times`` between a prefix and a suffix."""
+    target = _fs_path(case, step["write"], latin1)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    data = bytes.fromhex(step["hex"]) if "hex" in step else step["text"].encode("utf-8", "surrogateescape")
+    data = (
+        step.get("prefix", "").encode() + data * int(step.get("times", 1)) + step.get("suffix", "").encode()
+    )
+    with open(target, "wb") as fh:
+        fh.write(data)
+
+
 def _setup(case: Path, steps: list[dict[str, Any]]) -> None:
-    """What git cannot hold: links, FIFOs, names that are not UTF-8, large or binary files."""
+    """What git cannot hold (links, FIFOs, names that are not UTF-8, large or binary files), and git
+    itself where a case is about what a commit holds."""
     for step in steps:
         latin1 = bool(step.get("latin1"))
         if "link" in step:
@@ -95,31 +120,16 @@ def _setup(case: Path, steps: list[dict[str, Any]]) -> None:
             target = _fs_path(case, step["fifo"], latin1)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             os.mkfifo(target)
-        elif "edit" in step:  # a lock edited as anyone can: text replaced, its digest recomputed
-            target = case / step["edit"]
-            text = target.read_text(encoding="utf-8")
-            for old, new in step.get("replace", []):
-                assert old in text, (step, text)
-                text = text.replace(old, new, 1)
-            if step.get("reseal"):
-                text = lock_digest.seal(re.sub(r'  "digest": "[0-9a-f]{64}",\n', "", text))
-            target.write_text(text, encoding="utf-8")
+        elif "edit" in step:
+            _edit(case, step)
         elif "mkdir" in step:
             os.makedirs(_fs_path(case, step["mkdir"], latin1), exist_ok=True)
-        elif "write" in step:
-            target = _fs_path(case, step["write"], latin1)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            if "hex" in step:
-                data = bytes.fromhex(step["hex"])
-            else:
-                data = step["text"].encode("utf-8", "surrogateescape")
-            data = (
-                step.get("prefix", "").encode()
-                + data * int(step.get("times", 1))
-                + step.get("suffix", "").encode()
+        elif "git" in step:  # what a pull request commits, in a repository of the project's own
+            subprocess.run(
+                ["git", "-C", str(case / "project"), *step["git"]], check=True, capture_output=True
             )
-            with open(target, "wb") as fh:
-                fh.write(data)
+        elif "write" in step:
+            _write(case, step, latin1)
         else:
             raise AssertionError(f"unknown setup step {step}")
 

@@ -7,6 +7,7 @@ the supervisor is exec'd. Each case runs in a fresh Python, so pytest's own thre
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -84,6 +85,34 @@ def _driver(
     return proc, run_dir, int(pid), kind
 
 
+def _hand_over(proc: subprocess.Popen[str]) -> None:
+    """Tell the driver to write the supervisor's job."""
+    assert proc.stdin is not None
+    proc.stdin.write("\n")
+    proc.stdin.flush()
+
+
+def _recorded_end(proc: subprocess.Popen[str], run_dir: Path):
+    """The driver's end (the supervisor exited 0: it recorded, not died) and the status it recorded."""
+    out, err = proc.communicate(timeout=DEADLINE_S)
+    assert out.split()[-1] == "0", out + err
+    status = read_status(run_dir)
+    assert status is not None, out + err
+    return status
+
+
+@contextlib.contextmanager
+def _driven(tmp_path: Path, trainer: str, **how: bool):
+    """The driver (see ``_driver``), killed if a failed assertion leaves it running."""
+    proc, run_dir, pid, kind = _driver(tmp_path, trainer, **how)
+    try:
+        yield proc, run_dir, pid, kind
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 def _fds(pid: int) -> dict[int, str]:
     folder = Path(f"/proc/{pid}/fd")
     return {int(fd.name): os.readlink(fd) for fd in folder.iterdir()}
@@ -103,12 +132,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fo
 
 
 def test_a_forked_supervisor_is_the_supervisor_and_holds_nothing_of_its_parent(tmp_path):
-    proc, run_dir, pid, kind = _driver(tmp_path, "sleep 30")
-    try:
+    with _driven(tmp_path, "sleep 30") as (proc, run_dir, pid, kind):
         assert kind == "Forked"
-        assert proc.stdin is not None
-        proc.stdin.write("\n")
-        proc.stdin.flush()
+        _hand_over(proc)
         _wait_status(run_dir, lambda s: "trainer_pgid" in s.ids)
         assert os.getsid(pid) == pid != os.getsid(proc.pid)  # a session of its own
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
@@ -122,23 +148,13 @@ def test_a_forked_supervisor_is_the_supervisor_and_holds_nothing_of_its_parent(t
         assert fds[0] == os.devnull and fds[1] == fds[2] == str(run_dir / "run.log"), fds
         assert fds[int(argv[3])] == str(run_dir / ".sweepgen.lock"), fds
         os.kill(pid, signal.SIGTERM)  # `sweepgen cancel`'s way: the supervisor records it
-        out, err = proc.communicate(timeout=DEADLINE_S)
-        assert out.split()[-1] == "0", out + err
-        status = read_status(run_dir)
-        assert status is not None and status.state is RunState.CANCELLED, status
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        assert _recorded_end(proc, run_dir).state is RunState.CANCELLED
 
 
 def test_a_forked_supervisor_whose_command_line_cannot_be_rewritten_is_proven_by_its_name(tmp_path):
-    proc, run_dir, pid, kind = _driver(tmp_path, "sleep 30", untitled=True)
-    try:
+    with _driven(tmp_path, "sleep 30", untitled=True) as (proc, run_dir, pid, kind):
         assert kind == "Forked"
-        assert proc.stdin is not None
-        proc.stdin.write("\n")
-        proc.stdin.flush()
+        _hand_over(proc)
         _wait_status(run_dir, lambda s: "trainer_pgid" in s.ids)
         assert b"sweepgen.run.local.supervise" not in Path(f"/proc/{pid}/cmdline").read_bytes()
         assert Path(f"/proc/{pid}/comm").read_text().strip() == supervise.COMM
@@ -147,42 +163,25 @@ def test_a_forked_supervisor_whose_command_line_cannot_be_rewritten_is_proven_by
         other.mkdir()
         (other / ".sweepgen.lock").write_bytes(b"")
         assert not liveness.supervises(pid, other)  # its name alone proves nothing: the lock it holds does
-        assert not liveness.supervises(
-            proc.pid, run_dir
-        )  # its parent holds the lock too, but is no supervisor
+        # its parent holds the lock too, but is no supervisor
+        assert not liveness.supervises(proc.pid, run_dir)
         os.kill(pid, signal.SIGTERM)
-        out, err = proc.communicate(timeout=DEADLINE_S)
-        assert out.split()[-1] == "0", out + err
-        status = read_status(run_dir)
-        assert status is not None and status.state is RunState.CANCELLED, status
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        assert _recorded_end(proc, run_dir).state is RunState.CANCELLED
 
 
 def test_a_stop_before_the_forked_supervisor_read_its_job_is_a_recorded_cancel(tmp_path):
-    proc, run_dir, pid, kind = _driver(tmp_path, "sleep 30", term_first=True)
-    assert kind == "Forked"
-    assert proc.stdin is not None
-    proc.stdin.write("\n")
-    proc.stdin.flush()
-    out, err = proc.communicate(timeout=DEADLINE_S)
-    assert out.split()[-1] == "0", out + err  # recorded, not killed by the signal
-    status = read_status(run_dir)
-    assert status is not None and status.state is RunState.CANCELLED, status
-    assert "SIGTERM" in (status.reason or ""), status
+    with _driven(tmp_path, "sleep 30", term_first=True) as (proc, run_dir, _pid, kind):
+        assert kind == "Forked"
+        _hand_over(proc)
+        status = _recorded_end(proc, run_dir)  # recorded, not killed by the signal
+        assert status.state is RunState.CANCELLED and "SIGTERM" in (status.reason or ""), status
 
 
 def test_with_a_second_thread_the_supervisor_is_execed_and_records_the_same_end(tmp_path):
-    proc, run_dir, pid, kind = _driver(tmp_path, "echo trained; exit 3", thread=True)
-    assert kind == "Popen"
-    assert proc.stdin is not None
-    proc.stdin.write("\n")
-    proc.stdin.flush()
-    out, err = proc.communicate(timeout=DEADLINE_S)
-    assert out.split()[-1] == "0", out + err
-    status = read_status(run_dir)
-    assert status is not None and status.state is RunState.FAILED and status.exit_code == 3, status
-    assert "trained" in (run_dir / "run.log").read_text()
-    assert json.loads((run_dir / "sweepgen_status.json").read_text())["ids"]["pid"] == pid
+    with _driven(tmp_path, "echo trained; exit 3", thread=True) as (proc, run_dir, pid, kind):
+        assert kind == "Popen"
+        _hand_over(proc)
+        status = _recorded_end(proc, run_dir)
+        assert status.state is RunState.FAILED and status.exit_code == 3, status
+        assert "trained" in (run_dir / "run.log").read_text()
+        assert json.loads((run_dir / "sweepgen_status.json").read_text())["ids"]["pid"] == pid

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import shutil
-import subprocess
 
-from sweepgen import filenames
+from sweepgen import filenames, gitquery
 
 # (a path component pattern) tools create without being asked
 TOOL_PATTERNS = (
@@ -40,26 +38,8 @@ def _is_tool_file(rel: str) -> bool:
     return any(fnmatch.fnmatchcase(part, pattern) for part in rel.split("/") for pattern in TOOL_PATTERNS)
 
 
-def _git_ignored(folder: str, rels: list[str]) -> set[str]:
-    """The paths among ``rels`` (relative to ``folder``) that git ignores there; empty outside git."""
-    if not rels or shutil.which("git") is None:
-        return set()
-    try:  # names as bytes: a file name that is not UTF-8 is held as surrogates (os.fsencode undoes it)
-        done = subprocess.run(
-            ["git", "-C", folder, "check-ignore", "-z", "--stdin"],
-            input=b"".join(os.fsencode(r) + b"\0" for r in rels),
-            capture_output=True,
-            timeout=60,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return set()
-    if done.returncode not in (0, 1):  # 128: not a git work tree (or git failed): nothing is ignored
-        return set()
-    return {os.fsdecode(p) for p in done.stdout.split(b"\0") if p}
-
-
 def foreign_ok(folder: str, rels: list[str]) -> set[str]:
     """The paths among ``rels`` that are not orphans: tool files and git-ignored files."""
     tools = {r for r in rels if _is_tool_file(r)}
     rest = [r for r in rels if r not in tools]
-    return tools | _git_ignored(os.path.abspath(folder), rest)
+    return tools | gitquery.ignored(os.path.abspath(folder), rest)

@@ -9,43 +9,15 @@ gives it on the command line (where they see it), and the file is kept out of gi
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
+from sweepgen import gitquery
 from sweepgen.errors import Location, UserError
-
-
-def tracked(path: Path) -> bool:
-    """True when git tracks ``path`` (False outside a git work tree or without git)."""
-    if shutil.which("git") is None:
-        return False
-    try:  # fsmonitor off: a repository's own config never starts a program here
-        done = subprocess.run(
-            [
-                "git",
-                "-c",
-                "core.fsmonitor=false",
-                "-C",
-                str(path.parent),
-                "ls-files",
-                "--error-unmatch",
-                "--",
-                path.name,
-            ],
-            capture_output=True,
-            timeout=60,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
 
 
 def refuse_tracked_command(path: Path, command: str) -> None:
     """Exit 2 when ``command`` (about to be replayed from ``path``) comes from a file git tracks."""
-    if tracked(path):
+    if gitquery.tracked(str(path.parent), path.name):
         raise UserError(
             f"{path} is committed to git and records the command {command!r}: a recorded command is "
             "replayed only from a file `sweepgen run` wrote on this machine, never from one that came "
