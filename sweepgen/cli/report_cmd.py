@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sweepgen import jsonfloat
+from sweepgen import filenames, jsonfloat
 from sweepgen.cli import _console
 from sweepgen.cli._params import trusting
 
@@ -221,7 +221,8 @@ def _interval(low: float | None, high: float | None) -> str:
     "out_dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="Folder for report.csv, report.png, statistics.csv and report.html (default: the folder "
+    help=f"Folder for {filenames.REPORT_CSV}, {filenames.REPORT_PNG}, {filenames.STATISTICS_CSV} and "
+    f"{filenames.REPORT_HTML} (default: the folder "
     "holding the runs). (-o is the output root in render and check; it has no second meaning here.)",
 )
 @click.option(
@@ -291,7 +292,9 @@ def _interval(low: float | None, high: float | None) -> str:
     show_default=True,
     help="Statistics over the spec's tune or held-out test seeds only (seed: {path, tune, test}).",
 )
-@click.option("--html", is_flag=True, help="Also write report.html: one self-contained page (plot extra).")
+@click.option(
+    "--html", is_flag=True, help=f"Also write {filenames.REPORT_HTML}: one self-contained page (plot extra)."
+)
 @trusting("directory")
 def report(
     directory: Path,
@@ -372,7 +375,8 @@ def _show_statistics(outcome: Outcome, out: Console) -> None:
         out.print(sentence, markup=False, highlight=False)
     if len(sentences) > MAX_SENTENCES:
         out.print(
-            f"... {len(sentences) - MAX_SENTENCES} more (seeds_needed and reason in statistics.csv)",
+            f"... {len(sentences) - MAX_SENTENCES} more "
+            f"(seeds_needed and reason in {filenames.STATISTICS_CSV})",
             markup=False,
         )
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sweepgen import filenames
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import runfs
@@ -28,16 +29,6 @@ from sweepgen.run.report import sampled_axes, sequential_record, stats, stats_fi
 from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
 
 TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
-# every file a report writes: a later report replaces them or removes those it does not write, so
-# no file of a report for another metric (or another --at, or before --no-plot) is left beside it
-REPORT_FILES = (
-    "report.csv",
-    "report.png",
-    "statistics.csv",
-    "statistics.json",
-    "report.html",
-    "importance.csv",
-)
 BEST_WARNING = (
     "--at best compares each run's best logged value: the maximum of noisy evaluations is biased "
     "upward, and more so for noisier arms; prefer --at final or --at last:K for a comparison"
@@ -140,7 +131,10 @@ def _missing_libraries(request: Request, warnings: list[str]) -> list[str]:
         raise UserError("--html needs plotly, which is not installed", hint=PLOT_EXTRA)
     skipped = [
         (what, lib)
-        for what, lib, wanted in (("report.png", "matplotlib", request.plot), ("statistics", "scipy", True))
+        for what, lib, wanted in (
+            (filenames.REPORT_PNG, "matplotlib", request.plot),
+            ("statistics", "scipy", True),
+        )
         if wanted and lib in missing
     ]
     if skipped:
@@ -162,7 +156,9 @@ def _write(files: Sequence[tuple[str, str, bytes]], out_dir: Path, outcome: Outc
 def _remove_stale(out_dir: Path, written: set[str], outcome: Outcome) -> None:
     """Remove the files of an earlier report that this one did not write (a link is removed as a
     link, never followed; a folder of that name is left and named)."""
-    for name in REPORT_FILES:
+    # a later report removes what it does not write, so no file of a report for another metric (or
+    # another --at, or before --no-plot) is left beside it
+    for name in filenames.REPORT_FILES:
         if name in written:
             continue
         path = out_dir / name
@@ -347,19 +343,19 @@ def stats_context(request: Request, report: rep.Report) -> dict[str, str]:
 def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tuple[str, str, bytes]]:
     """(what, file name, bytes) of every output, all built before any is written."""
     report = outcome.report
-    files = [("CSV", "report.csv", rep.csv_text(report).encode())]
+    files = [("CSV", filenames.REPORT_CSV, rep.csv_text(report).encode())]
     if outcome.statistics is not None:
         files.append(
             (
                 "statistics",
-                "statistics.csv",
+                filenames.STATISTICS_CSV,
                 stats_files.csv_text(outcome.statistics, outcome.context).encode(),
             )
         )
         files.append(
             (
                 "statistics",
-                "statistics.json",
+                filenames.STATISTICS_JSON,
                 stats_files.json_text(outcome.statistics, outcome.context).encode(),
             )
         )
@@ -370,18 +366,18 @@ def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tupl
         lines = rep.curves(report, best)
         if len(best) < len(outcome.groups):
             outcome.notes.append(
-                f"report.png shows the {len(best)} best groups by {report.objective.label} "
+                f"{filenames.REPORT_PNG} shows the {len(best)} best groups by {report.objective.label} "
                 f"of {len(outcome.groups)}"
             )
         for curve in lines:
             outcome.notes.extend(curve.notes)
         title = report.sweep or request.directory.name
-        files.append(("PNG", "report.png", rep.plot_png(lines, title, metric)))
+        files.append(("PNG", filenames.REPORT_PNG, rep.plot_png(lines, title, metric)))
     if request.html:
         page, importance = _html(outcome, request)
         if importance is not None:
-            files.append(("importance", "importance.csv", importance.csv_text().encode()))
-        files.append(("HTML", "report.html", page.encode()))
+            files.append(("importance", filenames.IMPORTANCE_CSV, importance.csv_text().encode()))
+        files.append(("HTML", filenames.REPORT_HTML, page.encode()))
     return files
 
 
@@ -416,7 +412,7 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         curve_metrics=[metric, *sorted(logged_by_all)][: report_page.MAX_METRICS],
         params=params,
         importance=importance,
-        importance_csv="importance.csv",
+        importance_csv=filenames.IMPORTANCE_CSV,
         statistics=outcome.statistics,
         notes=[*outcome.warnings, *outcome.notes],
         digits=report.digits,
