@@ -388,7 +388,7 @@ def _decided_lines(result: DecideResult) -> list[str]:
 
 def _open_lines(result: DecideResult, against: str) -> list[str]:
     """Of a finished --until-decided: the groups left open when the seeds are spent, or that none is."""
-    open_arms = [a for a, v in result.verdicts.items() if v == "open"]
+    open_arms = result.open_arms
     if not open_arms:
         return [f"every group decided {against}"]
     if result.spent:

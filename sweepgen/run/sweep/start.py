@@ -133,18 +133,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
     if argv is None and executor == "local":
         check_bundled_trainer()
-    options = ExecutorOptions(
-        sweep_dir=sweep_dir,
-        lock=read_lock(sweep_dir),
-        jobs=block.parallel * block.repeats,
-        gpus=parse_gpus(opts.gpus),
-        per_gpu=opts.per_gpu or 1,
-        stop_timeout_s=opts.stop_timeout,
-        time_limit_s=time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
-        wait=True,  # the controller follows every trial, on Slurm too
-    )
-    if executor == "local":
-        make_executor(executor, options)  # its options checked before anything is asked
+    options = _search_options(sweep_dir, opts, block, executor)
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=parse_done_file(opts.done_file, argv))
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
     sweep_state.write(sweep_dir, opts)  # (once the spec is known to fit the study)
@@ -161,6 +150,32 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         raise
     finally:
         controller.close()
+    return _search_result(controller, resume)
+
+
+def _search_options(
+    sweep_dir: Path, opts: sweep_state.RunOptions, block: SearchBlock, executor: str
+) -> ExecutorOptions:
+    """The executor's options for the search's trials (a local executor's checked before anything
+    is asked of the study)."""
+    options = ExecutorOptions(
+        sweep_dir=sweep_dir,
+        lock=read_lock(sweep_dir),
+        jobs=block.parallel * block.repeats,
+        gpus=parse_gpus(opts.gpus),
+        per_gpu=opts.per_gpu or 1,
+        stop_timeout_s=opts.stop_timeout,
+        time_limit_s=time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
+        wait=True,  # the controller follows every trial, on Slurm too
+    )
+    if executor == "local":
+        make_executor(executor, options)
+    return options
+
+
+def _search_result(controller: Any, resume: str) -> SearchResult:
+    """How a driven search ended: its trials by state, those left open or run elsewhere, and exit 1
+    when it was cancelled or no trial completed (and none runs elsewhere)."""
     view = search_view.summarize(controller.study, controller.block)
     cancelled = controller.left_open
     elsewhere = max(controller.block.n - view.finished - len(cancelled), 0) if not controller.stopping else 0
@@ -213,21 +228,33 @@ def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
         return []
     block = search.block(spec)
     view = search_view.load(sweep_dir, block)
-    lines = view.lines()
-    driven = search_owner.any_alive(search_study.state_dir(sweep_dir))
-    if view.finished < block.n and view.rows and not driven:
-        # (the recorded command line: a plain `run` would start the bundled trainer on these configs)
-        resume = (sweep_state.read(sweep_dir) or sweep_state.RunOptions()).command_line(sweep_dir)
-        lines.append(f"no `sweepgen run` drives this search now: `{resume}` goes on with it")
-    failed = [r for r in view.rows if r.state == "failed"]
-    lines += [f"  {r.name} failed: {r.reason}" for r in failed[:MAX_FAILED_SHOWN]]
-    if len(failed) > MAX_FAILED_SHOWN:
-        lines.append(f"  ... and {len(failed) - MAX_FAILED_SHOWN} more failed trial(s)")
+    lines = [*view.lines(), *_undriven(sweep_dir, view, block), *_failed_trials(view)]
     if diff and view.best is not None:
         lines.append(f"{view.best.name} differs from the base in:")
         lines += [
             f"  {path}: {old!r} -> {new!r}" for path, old, new in search_view.best_diff(sweep_dir, view)
         ]
+    return lines
+
+
+def _undriven(sweep_dir: Path, view: search_view.SearchView, block: SearchBlock) -> list[str]:
+    """An unfinished search no live `run` drives: how to go on with it (the recorded command line:
+    a plain `run` would start the bundled trainer on these configs)."""
+    if view.finished >= block.n or not view.rows:
+        return []
+    if search_owner.any_alive(search_study.state_dir(sweep_dir)):
+        return []
+    return [
+        f"no `sweepgen run` drives this search now: `{sweep_state.recorded_line(sweep_dir)}` goes on with it"
+    ]
+
+
+def _failed_trials(view: search_view.SearchView) -> list[str]:
+    """The failed trials with their reasons, the first MAX_FAILED_SHOWN of them."""
+    failed = [r for r in view.rows if r.state == "failed"]
+    lines = [f"  {r.name} failed: {r.reason}" for r in failed[:MAX_FAILED_SHOWN]]
+    if len(failed) > MAX_FAILED_SHOWN:
+        lines.append(f"  ... and {len(failed) - MAX_FAILED_SHOWN} more failed trial(s)")
     return lines
 
 
