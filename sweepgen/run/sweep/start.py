@@ -284,22 +284,11 @@ def _search_of(directory: Path) -> tuple[Path | None, Any, str | None]:
     (None, None, why) when the sweep the runs name is found nowhere. A folder without a study is
     no search to show (nor a search before its first `run`): its lock is not read here."""
     if (directory / LOCK_NAME).is_file():
-        named: set[str | None] = {str(directory)}
+        found: str | None = str(directory)
     else:
-        named = set()
-        for path in directory.glob(f"*/{STATUS_FILE}"):
-            try:
-                status = read_status(path.parent)
-            except ConfigError:  # the report lists an unusable status file with its run
-                continue
-            recorded = status.sweep_dir if status is not None else None
-            origin = None if recorded is None else sweep_origin.locate(path.parent, recorded)
-            if recorded is not None and origin is None:
-                return None, None, sweep_origin.lost_note(recorded)
-            named.add(None if origin is None else str(origin.sweep_dir))
-            if not _has_study(next(iter(named))) or len(named) > 1:
-                return None, None, None  # a grid's runs (one status read), or runs of several sweeps
-    found = named.pop() if len(named) == 1 else None
+        found, lost = _sweep_the_runs_name(directory)
+        if lost is not None:
+            return None, None, lost
     if found is None or not _has_study(found):
         return None, None, None
     try:
@@ -307,6 +296,25 @@ def _search_of(directory: Path) -> tuple[Path | None, Any, str | None]:
     except UserError as err:  # a spec that no longer loads: the report goes on and says why
         why = f"no search section on the page: the search's spec does not load ({err.message})"
         return Path(found), None, why
+
+
+def _sweep_the_runs_name(directory: Path) -> tuple[str | None, str | None]:
+    """(the one sweep folder every run of a runs folder names, None when they name none, several, or
+    one without a study; the note when a sweep they name is found nowhere)."""
+    named: set[str | None] = set()
+    for path in directory.glob(f"*/{STATUS_FILE}"):
+        try:
+            status = read_status(path.parent)
+        except ConfigError:  # the report lists an unusable status file with its run
+            continue
+        recorded = status.sweep_dir if status is not None else None
+        origin = None if recorded is None else sweep_origin.locate(path.parent, recorded)
+        if recorded is not None and origin is None:
+            return None, sweep_origin.lost_note(recorded)
+        named.add(None if origin is None else str(origin.sweep_dir))
+        if not _has_study(next(iter(named))) or len(named) > 1:
+            return None, None  # a grid's runs (one status read), or runs of several sweeps
+    return (named.pop() if len(named) == 1 else None), None
 
 
 def _has_study(sweep_dir: str | None) -> bool:
