@@ -1,4 +1,5 @@
-"""The names of the files sweepgen and its trainer leave in sweep folders and run folders: one list.
+"""The names of the files sweepgen and its trainer leave in sweep folders and run folders (and the
+files `report` writes beside the runs): one list.
 
 Each name is spelled here once, on the ground floor, so the trainer that writes a file and the run
 commands that read it (status, report, the executors, check's view of the output tree) cannot drift
