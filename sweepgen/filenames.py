@@ -1,4 +1,5 @@
-"""The names of the files sweepgen and its trainer leave in sweep folders and run folders: one list.
+"""The names of the files sweepgen and its trainer leave in sweep folders and run folders (and the
+files `report` writes beside the runs): one list.
 
 Each name is spelled here once, on the ground floor, so the trainer that writes a file and the run
 commands that read it (status, report, the executors, check's view of the output tree) cannot drift
@@ -41,3 +42,13 @@ SEARCH_SHARED_LOCK: Final = "controller.lock"  # in SEARCH_DIR: the controllers'
 SLURM_DIR: Final = ".sweepgen_slurm"  # a folder in the runs root: submitit's files, the jobs journal
 SLURM_JOBS: Final = "jobs.json"  # in SLURM_DIR: the jobs journal
 SLURM_SUBMIT_LOCK: Final = "submit.lock"  # in SLURM_DIR: one submission of a sweep at a time
+
+# ---- a runs folder (or --out): what `report` writes -----------------------------------------
+REPORT_CSV: Final = "report.csv"  # one row per run
+REPORT_PNG: Final = "report.png"  # the best groups' curves (matplotlib)
+STATISTICS_CSV: Final = "statistics.csv"  # one row per seed group, its comparison with the baseline
+STATISTICS_JSON: Final = "statistics.json"  # the same rows, with the methods and the context
+REPORT_HTML: Final = "report.html"  # one self-contained page
+IMPORTANCE_CSV: Final = "importance.csv"  # the parameter importance report.html shows
+# every file a report writes: a later report replaces them or removes those it does not write
+REPORT_FILES: Final = (REPORT_CSV, REPORT_PNG, STATISTICS_CSV, STATISTICS_JSON, REPORT_HTML, IMPORTANCE_CSV)

@@ -107,22 +107,20 @@ def _progress_table(
 ) -> Table:
     """The runs running now, one row each, and a count of the others: a sweep of hundreds of runs
     must fit the terminal (each end is also printed as a line above the table)."""
-    counts = dict.fromkeys(RunState, 0)
-    for s in live.values():
-        counts[s.state] += 1
-    caption = ", ".join(
-        f"{n} {state_word(state)}" for state, n in counts.items() if n and state is not RunState.RUNNING
-    )
-    table = Table(
-        title=f"sweepgen run: {counts[RunState.RUNNING]} running",
-        title_justify="left",
-        caption=caption or None,
-        caption_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
+    table = _progress_frame(live)
     rows = {d.task.name: last_metrics(d.task.run_dir) for d in decisions if d.task.name in live}
     value_col = metric or ("reward" if _shows_reward(decisions, list(rows.values())) else None)
+    _progress_columns(table, value_col)
+    for d in decisions:
+        status = live.get(d.task.name)
+        if status is not None and status.state is RunState.RUNNING:
+            value = _progress_value(d, rows[d.task.name], metric)
+            table.add_row(*_progress_row(d, status, rows[d.task.name], now, (value,) if value_col else ()))
+    return table
+
+
+def _progress_columns(table: Table, value_col: str | None) -> None:
+    """run, step, the value column (when there is one), elapsed, eta, gpu."""
     justify: JustifyMethod
     for col, justify in (
         ("run", "left"),
@@ -133,22 +131,46 @@ def _progress_table(
         ("gpu", "left"),
     ):
         table.add_column(col, justify=justify)
-    for d in decisions:
-        status = live.get(d.task.name)
-        if status is None or status.state is not RunState.RUNNING:
-            continue
-        row = rows[d.task.name]
-        elapsed = elapsed_seconds(status, now)
-        value = _metric_value(d.task.run_dir, metric) if metric else row.get("reward_mean") if row else None
-        table.add_row(
-            d.task.name,
-            step_text(d.task.run_dir, d.task.config),
-            *((_fmt_reward(value),) if value_col else ()),
-            fmt_duration(elapsed),
-            fmt_duration(eta_seconds(row, total_steps(d.task.config), elapsed)),
-            str(status.ids.get("gpu", "")),
-        )
-    return table
+
+
+def _progress_frame(live: Mapping[str, RunStatus]) -> Table:
+    """The progress table without columns: titled by the runs running, its caption counting the others."""
+    counts = dict.fromkeys(RunState, 0)
+    for s in live.values():
+        counts[s.state] += 1
+    caption = ", ".join(
+        f"{n} {state_word(state)}" for state, n in counts.items() if n and state is not RunState.RUNNING
+    )
+    return Table(
+        title=f"sweepgen run: {counts[RunState.RUNNING]} running",
+        title_justify="left",
+        caption=caption or None,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+
+
+def _progress_value(d: Decision, row: Mapping[str, Any] | None, metric: str | None) -> object:
+    """A running run's value: the last of ``metric`` it logged, else its last reward_mean."""
+    if metric:
+        return _metric_value(d.task.run_dir, metric)
+    return row.get("reward_mean") if row else None
+
+
+def _progress_row(
+    d: Decision, status: RunStatus, row: Mapping[str, Any] | None, now: datetime, value: tuple[object, ...]
+) -> list[str]:
+    """A running run's cells: name, step, its value (when shown), elapsed, time left, GPU."""
+    elapsed = elapsed_seconds(status, now)
+    return [
+        d.task.name,
+        step_text(d.task.run_dir, d.task.config),
+        *(_fmt_reward(v) for v in value),
+        fmt_duration(elapsed),
+        fmt_duration(eta_seconds(row, total_steps(d.task.config), elapsed)),
+        str(status.ids.get("gpu", "")),
+    ]
 
 
 def eta_seconds(
@@ -158,27 +180,27 @@ def eta_seconds(
     (it counts earlier sessions of a resumed run, as the step does), else this attempt's wall time
     per step. None before the first step or without a planned step count."""
     step = row.get("step") if row else None
-    if not isinstance(step, int) or step <= 0 or not total or step >= total:
-        return 0.0 if isinstance(step, int) and total and step >= total else None
-    spent = row.get("elapsed_s") if row else None
-    if not isinstance(spent, (int, float)) or isinstance(spent, bool):
-        spent = attempt_elapsed
-    if spent is None:
+    if not row or not isinstance(step, int) or not total:
         return None
-    return spent / step * (total - step)
+    if step >= total:
+        return 0.0
+    if step <= 0:
+        return None
+    spent = _trainer_seconds(row, attempt_elapsed)
+    return None if spent is None else spent / step * (total - step)
+
+
+def _trainer_seconds(row: Mapping[str, Any], attempt_elapsed: float | None) -> float | None:
+    """The trainer's own ``elapsed_s`` where it logs a number, else this attempt's wall time."""
+    spent = row.get("elapsed_s")
+    return spent if isinstance(spent, (int, float)) and not isinstance(spent, bool) else attempt_elapsed
 
 
 def _final_table(
     decisions: Sequence[Decision], live: Mapping[str, RunStatus], metric: str | None = None
 ) -> Table:
     table = Table(title="results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    summaries: dict[str, Mapping[str, Any]] = {}
-    unreadable: dict[str, str] = {}
-    for d in decisions:
-        try:
-            summaries[d.task.name] = read_summary(d.task.run_dir) or {}
-        except RunFileError as err:  # a foreign trainer's summary.json: shown, never fatal
-            summaries[d.task.name], unreadable[d.task.name] = {}, f"summary.json {err.reason}"
+    summaries, unreadable = _summaries(decisions)
     reward = metric is None and _shows_reward(decisions, list(summaries.values()))
     values: tuple[str, ...] = (metric,) if metric else ("final", "best") if reward else ()
     columns: list[tuple[str, JustifyMethod]] = [("run", "left"), ("status", "left"), ("steps", "right")]
@@ -189,26 +211,52 @@ def _final_table(
     for d in decisions:
         state, note = final_state(d, live)
         summary = summaries[d.task.name]
-        if d.task.name in unreadable:
-            note = f"{note}; {unreadable[d.task.name]}" if note else unreadable[d.task.name]
-        wall = summary.get("wall_time_s")
-        if wall is None:
-            wall = elapsed_seconds(live.get(d.task.name) or d.previous, None)
         table.add_row(
             d.task.name,
             f"[{STYLE[state]}]{state}[/]",
             step_text(d.task.run_dir, d.task.config),
-            *(
-                (_fmt_reward(_metric_value(d.task.run_dir, metric)),)
-                if metric
-                else (_fmt_reward(summary.get("final_reward")), _fmt_reward(summary.get("best_reward")))
-                if reward
-                else ()
-            ),
-            fmt_duration(wall),
-            note,
+            *_final_values(d, summary, metric, reward=reward),
+            fmt_duration(_wall(d, summary, live)),
+            _joined(note, unreadable.get(d.task.name)),
         )
     return table
+
+
+def _wall(d: Decision, summary: Mapping[str, Any], live: Mapping[str, RunStatus]) -> object:
+    """The run's wall time as its summary says, else from its status's start and end."""
+    wall = summary.get("wall_time_s")
+    return wall if wall is not None else elapsed_seconds(live.get(d.task.name) or d.previous, None)
+
+
+def _joined(note: str, problem: str | None) -> str:
+    """The run's note, and why its summary could not be read."""
+    if problem is None:
+        return note
+    return f"{note}; {problem}" if note else problem
+
+
+def _summaries(decisions: Sequence[Decision]) -> tuple[dict[str, Mapping[str, Any]], dict[str, str]]:
+    """Each run's summary.json ({} without one), and why those that could not be read were not (a
+    foreign trainer's summary.json: shown, never fatal)."""
+    summaries: dict[str, Mapping[str, Any]] = {}
+    unreadable: dict[str, str] = {}
+    for d in decisions:
+        try:
+            summaries[d.task.name] = read_summary(d.task.run_dir) or {}
+        except RunFileError as err:
+            summaries[d.task.name], unreadable[d.task.name] = {}, f"summary.json {err.reason}"
+    return summaries, unreadable
+
+
+def _final_values(
+    d: Decision, summary: Mapping[str, Any], metric: str | None, *, reward: bool
+) -> tuple[str, ...]:
+    """A finished run's value cells: the last of ``metric``, else its final and best reward (when shown)."""
+    if metric:
+        return (_fmt_reward(_metric_value(d.task.run_dir, metric)),)
+    if reward:
+        return (_fmt_reward(summary.get("final_reward")), _fmt_reward(summary.get("best_reward")))
+    return ()
 
 
 class RichDisplay:
@@ -332,15 +380,22 @@ def _decided_lines(result: DecideResult) -> list[str]:
         line for n, look in enumerate(result.looks, 1) for line in look_lines(look, n, result.total_looks)
     ]
     against = f"against {result.rule.baseline}"
-    open_arms = [a for a, v in result.verdicts.items() if v == "open"]
     lines += [f"{a}: {v} {against} (sequential test)" for a, v in result.verdicts.items() if v != "open"]
-    if result.code == 0 and open_arms and result.spent:
-        lines.append(
-            f"no evidence within {result.rule.max_seeds} seeds per group {against}: {', '.join(open_arms)}"
-        )
-    elif result.code == 0 and not open_arms:
-        lines.append(f"every group decided {against}")
+    if result.code == 0:
+        lines += _open_lines(result, against)
     return lines
+
+
+def _open_lines(result: DecideResult, against: str) -> list[str]:
+    """Of a finished --until-decided: the groups left open when the seeds are spent, or that none is."""
+    open_arms = result.open_arms
+    if not open_arms:
+        return [f"every group decided {against}"]
+    if result.spent:
+        return [
+            f"no evidence within {result.rule.max_seeds} seeds per group {against}: {', '.join(open_arms)}"
+        ]
+    return []
 
 
 def _say_submitted(result: RunResult, sweep_dir: Path) -> None:

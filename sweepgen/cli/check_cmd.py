@@ -15,7 +15,7 @@ from sweepgen.cli._params import limit_option, output_root_option
 from sweepgen.escape import line, lines
 
 if TYPE_CHECKING:  # the compiler loads when the command runs, not for --help
-    from sweepgen.compile.check.committed import Report
+    from sweepgen.compile.check.committed import Problem, Report
     from sweepgen.errors import Location
 
 
@@ -117,16 +117,20 @@ def _print_text(report: Report, show_diff: bool) -> None:
     for p in report.problems:
         if p.detail and not show_diff:
             continue
-        where = p.path + (f":{p.line}" if p.line else "") + (f":{p.col}" if p.col and p.line else "")
         level = "error" if p.kind == "invalid" else p.kind
         # Paths, messages and diffs hold user data: escape control characters and line breaks
         # so no line of ours can start with `::error` (a GitHub workflow command) or move the cursor.
-        click.echo(f"{line(where)}: {level}: {line(p.message)}", err=False)
+        click.echo(f"{line(_where(p))}: {level}: {line(p.message)}", err=False)
         if p.hint:
             click.echo(f"  hint: {line(p.hint)}")
         if p.diff and show_diff:
             click.echo(lines(p.diff), nl=False)
     info(_summary(report))
+
+
+def _where(p: Problem) -> str:
+    """path, path:line or path:line:col, as far as the problem knows."""
+    return p.path + (f":{p.line}" if p.line else "") + (f":{p.col}" if p.col and p.line else "")
 
 
 def _data(text: str) -> str:

@@ -14,6 +14,7 @@ import click
 from sweepgen.cli._params import limit_option
 
 if TYPE_CHECKING:  # the readers load when the command runs, not for --help
+    from sweepgen.readers.compare import Comparison
     from sweepgen.readers.diff import Change
     from sweepgen.readers.model import ReadResult
 
@@ -96,6 +97,17 @@ def diff(
         variant_config=_variant_config,
         kinds=_kinds(readers),
     )
+    _warn(result)
+    if fmt == "json":
+        click.echo(json.dumps(_json_report(a, b, allow, result), indent=2, sort_keys=True))
+    else:
+        _print_text(result.changes, result.refused, gated=bool(allow))
+    return result.exit_code
+
+
+def _warn(result: Comparison) -> None:
+    """On stderr: the readers' warnings, the parts compared by their source, and --allow globs
+    that match nothing."""
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     opaque = result.opaque
@@ -109,16 +121,15 @@ def diff(
     for glob, close in result.unmatched.items():
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         click.echo(f"warning: --allow {glob!r} matches no path in either config{hint}", err=True)
-    changes, refused = result.changes, result.refused
-    if fmt == "json":
-        report = _report(a, b, allow, changes, refused)
-        for change, row in zip(changes, report["changes"]):
-            row["old_at"] = _at(result.first, change.path) if change.kind != "added" else None
-            row["new_at"] = _at(result.second, change.path) if change.kind != "removed" else None
-        click.echo(json.dumps(report, indent=2, sort_keys=True))
-    else:
-        _print_text(changes, refused, gated=bool(allow))
-    return result.exit_code
+
+
+def _json_report(a: str, b: str, allow: tuple[str, ...], result: Comparison) -> dict[str, Any]:
+    """--format json: the report, each change with where its old and new values are written."""
+    report = _report(a, b, allow, result.changes, result.refused)
+    for change, row in zip(result.changes, report["changes"]):
+        row["old_at"] = _at(result.first, change.path) if change.kind != "added" else None
+        row["new_at"] = _at(result.second, change.path) if change.kind != "removed" else None
+    return report
 
 
 def _kinds(readers: tuple[str, ...]) -> tuple[str | None, str | None]:

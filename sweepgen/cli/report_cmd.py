@@ -4,13 +4,13 @@ returns (tables, warnings, the files it wrote) and return its exit code."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from sweepgen import jsonfloat
+from sweepgen import filenames, jsonfloat
 from sweepgen.cli import _console
 from sweepgen.cli._params import trusting
 
@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the comma
 
     from sweepgen.run.report.collect import RunRecord
     from sweepgen.run.report.make import Outcome, Request
+    from sweepgen.run.report.stats import Comparison
+    from sweepgen.run.report.stats_files import StatsRow
 
 
 MAX_SENTENCES = 12  # the terminal's "how many seeds" sentences; the rest are in statistics.csv
@@ -95,19 +97,34 @@ def _runs_table(
     from rich import box
     from rich.table import Table
 
-    from sweepgen.cli._run_display import fmt_duration
-
     short = {**SHORT, **(measured or {})}
     headers = {**short, **_short_names(varying)}
     table = Table(
         title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
     )
-    if all(row["state"] == "finished" for row in rows):
+    finished = all(row["state"] == "finished" for row in rows)
+    if finished:
         rows = [{k: v for k, v in row.items() if k != "state"} for row in rows]  # say it once, in the title
-        table.title = f"{title} (all finished{'; ' + missing if missing else ''})"
-    elif missing:
-        table.title = f"{title} ({missing})"
-    for col in rows[0]:
+    table.title = _runs_title(title, missing, finished=finished)
+    _runs_columns(table, rows[0], short, headers)
+    for row in rows:
+        # config values exactly as configured (0.0125 stays 0.0125); measured values rounded
+        table.add_row(*(_cell(k, v, short) for k, v in row.items()))
+    return table
+
+
+def _runs_title(title: str, missing: str | None, *, finished: bool) -> str:
+    """The title, saying when every run finished and how many lack the objective's value."""
+    if finished:
+        return f"{title} (all finished{'; ' + missing if missing else ''})"
+    return f"{title} ({missing})" if missing else title
+
+
+def _runs_columns(
+    table: Table, columns: Iterable[str], short: Mapping[str, str], headers: Mapping[str, str]
+) -> None:
+    """Measured columns (those with a short name) right-aligned, config values left; a run's name whole."""
+    for col in columns:
         numeric = col in short
         header = headers.get(col, col)
         table.add_column(
@@ -117,15 +134,15 @@ def _runs_table(
             no_wrap=col == "run",
             min_width=len(header),
         )
-    for row in rows:
-        # config values exactly as configured (0.0125 stays 0.0125); measured values rounded
-        table.add_row(
-            *(
-                fmt_duration(v) if k == "wall_time_s" else _fmt(v) if k in short else _exact(v)
-                for k, v in row.items()
-            )
-        )
-    return table
+
+
+def _cell(key: str, value: object, short: Mapping[str, str]) -> str:
+    """A wall time as a duration, a measured value rounded, a config value exactly as configured."""
+    from sweepgen.cli._run_display import fmt_duration
+
+    if key == "wall_time_s":
+        return fmt_duration(value)
+    return _fmt(value) if key in short else _exact(value)
 
 
 def _exact(value: object) -> str:
@@ -150,11 +167,9 @@ def _stats_table(outcome: Outcome) -> Table:
         )
     title += f"; group intervals: {methods['mean_interval']}"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    columns = ["group"]
-    if statistics.baseline:
-        columns += ["verdict"]
-    columns += ["n", "mean", "CI (mean)"]
-    if statistics.baseline:
+    against = bool(statistics.baseline)
+    columns = ["group", *(["verdict"] if against else []), "n", "mean", "CI (mean)"]
+    if against:
         columns += ["diff", "CI (diff)", "level", "p", "p (Holm)"]
     for col in columns:
         # a narrow terminal folds numbers onto a second line, never cuts them ("[0.9…"), and a
@@ -162,21 +177,22 @@ def _stats_table(outcome: Outcome) -> Table:
         named = col in ("group", "verdict")
         table.add_column(col, justify="left" if named else "right", overflow="fold", no_wrap=named)
     for row in outcome.stats_rows():
-        cells = [row["group"]]
-        if statistics.baseline:
-            cells.append(_fmt(row["verdict"]))
+        cells = [row["group"], *([_fmt(row["verdict"])] if against else [])]
         cells += [str(row["n"]), _fmt(row["mean"]), _interval(row["ci_low"], row["ci_high"])]
-        if statistics.baseline:
-            level = row["diff_ci_level"]
-            cells += [
-                _fmt(row["diff"]),
-                _interval(row["diff_ci_low"], row["diff_ci_high"]),
-                "-" if level is None else f"{level:.2%}",
-                _fmt(row["p"]),
-                _fmt(row["p_holm"]),
-            ]
-        table.add_row(*cells)
+        table.add_row(*cells, *(_comparison_cells(row) if against else []))
     return table
+
+
+def _comparison_cells(row: StatsRow) -> list[str]:
+    """A group's comparison with the baseline: diff, its interval and level, p and Holm's p."""
+    level = row["diff_ci_level"]
+    return [
+        _fmt(row["diff"]),
+        _interval(row["diff_ci_low"], row["diff_ci_high"]),
+        "-" if level is None else f"{level:.2%}",
+        _fmt(row["p"]),
+        _fmt(row["p_holm"]),
+    ]
 
 
 def _stats_sentences(outcome: Outcome) -> list[str]:
@@ -188,19 +204,7 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
         if c.reason is not None:
             out.append(f"{c.name}: cannot decide: {c.reason}")
         if c.verdict in ("no evidence", "cannot decide") and c.test is not None:
-            need = (
-                f"about {c.seeds_needed} seeds per group would detect a difference of {_fmt(abs(c.diff))} "
-                "with 80% power"
-                if c.seeds_needed is not None
-                else "no seed count up to 1,000 would detect the observed difference"
-            )
-            now = (
-                f"; with the seeds it has, the smallest difference detectable with 80% power is "
-                f"{_fmt(c.detectable)}"
-                if c.detectable is not None
-                else ""
-            )
-            out.append(f"{c.name}: no evidence yet: {need} at the adjusted alpha{now}")
+            out.append(_seeds_sentence(c))
     interval = statistics.methods.describe()
     if statistics.methods.interval != "t" or statistics.methods.test != "welch":
         out.append(
@@ -208,6 +212,23 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
             "they can disagree; the verdict follows the test"
         )
     return out
+
+
+def _seeds_sentence(c: Comparison) -> str:
+    """An undecided comparison: how many seeds would detect its difference, and what the seeds it
+    has could detect."""
+    need = (
+        f"about {c.seeds_needed} seeds per group would detect a difference of {_fmt(abs(c.diff))} "
+        "with 80% power"
+        if c.seeds_needed is not None
+        else "no seed count up to 1,000 would detect the observed difference"
+    )
+    now = (
+        f"; with the seeds it has, the smallest difference detectable with 80% power is {_fmt(c.detectable)}"
+        if c.detectable is not None
+        else ""
+    )
+    return f"{c.name}: no evidence yet: {need} at the adjusted alpha{now}"
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -221,7 +242,8 @@ def _interval(low: float | None, high: float | None) -> str:
     "out_dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="Folder for report.csv, report.png, statistics.csv and report.html (default: the folder "
+    help=f"Folder for {filenames.REPORT_CSV}, {filenames.REPORT_PNG}, {filenames.STATISTICS_CSV} and "
+    f"{filenames.REPORT_HTML} (default: the folder "
     "holding the runs). (-o is the output root in render and check; it has no second meaning here.)",
 )
 @click.option(
@@ -291,7 +313,9 @@ def _interval(low: float | None, high: float | None) -> str:
     show_default=True,
     help="Statistics over the spec's tune or held-out test seeds only (seed: {path, tune, test}).",
 )
-@click.option("--html", is_flag=True, help="Also write report.html: one self-contained page (plot extra).")
+@click.option(
+    "--html", is_flag=True, help=f"Also write {filenames.REPORT_HTML}: one self-contained page (plot extra)."
+)
 @trusting("directory")
 def report(
     directory: Path,
@@ -372,7 +396,8 @@ def _show_statistics(outcome: Outcome, out: Console) -> None:
         out.print(sentence, markup=False, highlight=False)
     if len(sentences) > MAX_SENTENCES:
         out.print(
-            f"... {len(sentences) - MAX_SENTENCES} more (seeds_needed and reason in statistics.csv)",
+            f"... {len(sentences) - MAX_SENTENCES} more "
+            f"(seeds_needed and reason in {filenames.STATISTICS_CSV})",
             markup=False,
         )
 
@@ -384,23 +409,7 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
     if fmt != "text":  # for programs: one table on stdout, nothing else
         _show_table(outcome, request, fmt)
         return
-    result = outcome.report
-    metric = request.metric
-    measured = (
-        {
-            result.objective.label: result.objective.label,
-            "at_step": "step",
-            "train_eval_gap": "train-eval",
-            "final_step": "final_step",
-        }
-        if metric
-        else None
-    )
-    title = f"report: {request.directory}"
-    lacking = [r for r in outcome.rows if r.get("state") == "finished" and _lacks(r, result.objective.label)]
-    # a title that says "all finished" must not hide runs the statistics could not use
-    missing = f"{result.objective.label} missing in {len(lacking)} finished runs" if lacking else None
-    out.print(_runs_table(outcome.rows, result.varying, title=title, measured=measured, missing=missing))
+    _show_runs(outcome, request, out)
     if request.search_dir is not None:
         _search_best(request.search_dir)
     for note in outcome.notes:
@@ -413,6 +422,22 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
         out.print(f"{what}: {path}", markup=False)
     for path in outcome.removed:
         out.print(f"removed (an earlier report's, not written by this one): {path}", markup=False)
+
+
+def _show_runs(outcome: Outcome, request: Request, out: Console) -> None:
+    """The per-run table; with --metric, its value, step, train-eval gap and final step measured."""
+    result = outcome.report
+    label = result.objective.label
+    measured = (
+        {label: label, "at_step": "step", "train_eval_gap": "train-eval", "final_step": "final_step"}
+        if request.metric
+        else None
+    )
+    lacking = [r for r in outcome.rows if r.get("state") == "finished" and _lacks(r, label)]
+    # a title that says "all finished" must not hide runs the statistics could not use
+    missing = f"{label} missing in {len(lacking)} finished runs" if lacking else None
+    title = f"report: {request.directory}"
+    out.print(_runs_table(outcome.rows, result.varying, title=title, measured=measured, missing=missing))
 
 
 def _show_table(outcome: Outcome, request: Request, fmt: str) -> None:

@@ -22,6 +22,7 @@ from sweepgen.cli._table import emit, format_option
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when a command runs
     from rich.table import Table
 
+    from sweepgen.run.core.base import RunStatus
     from sweepgen.run.core.run_view import RunView
     from sweepgen.run.sweep.watch import StatusOutcome
 
@@ -69,10 +70,8 @@ def status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_li
         _console.stderr().print(f"warning: {note}", markup=False, highlight=False)
     if fmt == "json":
         click.echo(json.dumps([_as_json(v, tail_lines) for v in views], indent=2, sort_keys=True))
-    elif fmt == "csv":  # one row per run; the log tail stays in text and json
-        rows = [{k: v for k, v in _as_json(v, 0).items() if k != "log_tail"} for v in views]
-        columns = list(rows[0]) if rows else ["run", "state"]
-        emit("", columns, [[row.get(c) for c in columns] for row in rows], "csv")
+    elif fmt == "csv":
+        _print_csv(views)
     else:
         _console.stdout().print(_table(views, title=f"{sweep_dir}"))
         _search_summary(sweep_dir)
@@ -189,24 +188,45 @@ def _show_problems(views: Sequence[RunView], tail_lines: int) -> None:
             err.print(line, markup=False, highlight=False)
 
 
+def _print_csv(views: Sequence[RunView]) -> None:
+    """One row per run; the log tail stays in text and json."""
+    rows = [{k: v for k, v in _as_json(v, 0).items() if k != "log_tail"} for v in views]
+    columns = list(rows[0]) if rows else ["run", "state"]
+    emit("", columns, [[row.get(c) for c in columns] for row in rows], "csv")
+
+
+# what a run's status file records, in the order of the json keys and csv columns
+_RECORDED = ("executor", "job_id", "attempt", "reason", "started", "ended", "exit_code")
+
+
+def _recorded(s: RunStatus | None) -> dict[str, Any]:
+    """The status file's fields (all None without one)."""
+    if s is None:
+        return dict.fromkeys(_RECORDED)
+    return {
+        "executor": s.executor,
+        "job_id": s.ids.get("job_id"),
+        "attempt": s.attempt,
+        "reason": s.reason,
+        "started": s.started,
+        "ended": s.ended,
+        "exit_code": s.exit_code,
+    }
+
+
 def _as_json(view: RunView, tail_lines: int) -> dict[str, Any]:
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.sweep.status import log_tail
 
-    s = view.status
     data = {
         "run": view.task.name,
         "variant": view.task.variant,
         "state": view.label,
         "run_dir": view.task.run_dir.as_posix(),
-        "executor": s.executor if s else None,
-        "job_id": s.ids.get("job_id") if s else None,
-        "attempt": s.attempt if s else None,
-        "reason": view.unreadable or (s.reason if s else None),
-        "started": s.started if s else None,
-        "ended": s.ended if s else None,
-        "exit_code": s.exit_code if s else None,
+        **_recorded(view.status),
     }
+    if view.unreadable:  # why the status file could not be read, in the reason's place
+        data["reason"] = view.unreadable
     if view.problem:
         data["log_tail"] = log_tail(view, tail_lines)[1]
     return data

@@ -279,9 +279,7 @@ def decide(
         )
     state, _ = effective_state(task.run_dir, status, is_alive)
     if state is RunState.FINISHED:
-        done = status.done_file if status is not None else SUMMARY_FILE
-        proof = f"{done} exists" if done else "exited 0"
-        return Decision(task, False, RunState.FINISHED, f"finished ({proof})", status)
+        return _finished(task, status)
     if runlock.is_held(task.run_dir):
         # whatever its status file says: a live process holds the run (another `sweepgen run`)
         return Decision(task, False, RunState.SKIPPED, "running: another process holds its lock", status)
@@ -291,13 +289,7 @@ def decide(
         assert status is not None  # only a recorded run can be running
         return Decision(task, False, RunState.SKIPPED, f"still running ({_ids(status)})", status)
     if state in RETRYABLE:
-        if status is not None and status.state in RETRYABLE and is_alive(status):
-            # e.g. a Slurm job requeued after the run recorded its stop: Slurm will run it again
-            why = f"{state} before, but its job is alive ({_ids(status)})"
-            return Decision(task, False, RunState.SKIPPED, why, status)
-        if rerun_failed:
-            return Decision(task, True, state, f"{state} before; re-running", status)
-        return Decision(task, False, state, f"{state} before; use --rerun-failed to retry", status)
+        return _retry(task, state, status, rerun_failed=rerun_failed, is_alive=is_alive)
     raise AssertionError(f"unhandled run state {state!r}")  # every RunState is covered above
 
 
@@ -308,6 +300,31 @@ def plan(
     is_alive: Callable[[RunStatus], bool],
 ) -> list[Decision]:
     return [decide(t, rerun_failed=rerun_failed, is_alive=is_alive) for t in tasks]
+
+
+def _finished(task: RunTask, status: RunStatus | None) -> Decision:
+    """A finished run is not started again; its proof is its done file, or its recorded exit 0."""
+    done = status.done_file if status is not None else SUMMARY_FILE
+    proof = f"{done} exists" if done else "exited 0"
+    return Decision(task, False, RunState.FINISHED, f"finished ({proof})", status)
+
+
+def _retry(
+    task: RunTask,
+    state: RunState,
+    status: RunStatus | None,
+    *,
+    rerun_failed: bool,
+    is_alive: Callable[[RunStatus], bool],
+) -> Decision:
+    """A failed or cancelled run: started again with --rerun-failed, unless its job is alive (e.g. a
+    Slurm job requeued after the run recorded its stop: Slurm will run it again)."""
+    if status is not None and status.state in RETRYABLE and is_alive(status):
+        why = f"{state} before, but its job is alive ({_ids(status)})"
+        return Decision(task, False, RunState.SKIPPED, why, status)
+    if rerun_failed:
+        return Decision(task, True, state, f"{state} before; re-running", status)
+    return Decision(task, False, state, f"{state} before; use --rerun-failed to retry", status)
 
 
 def _ids(status: RunStatus) -> str:

@@ -66,6 +66,11 @@ class Sources(dict[str, dict[str, Points]]):
         super().__init__()
         self.non_finite: dict[tuple[str, str], int] = {}
 
+    def add(self, source: str, points: dict[str, Points], non_finite: Mapping[str, int]) -> None:
+        """A source's metrics, and how many non-finite values each had."""
+        self[source] = points
+        self.non_finite.update(((source, metric), n) for metric, n in non_finite.items())
+
 
 def _number(value: object) -> float | None:
     """A number as a float (NaN and infinities included); None for anything else."""
@@ -288,13 +293,11 @@ def read_all(run_dir: Path, *, tensorboard: bool = True, keep_non_finite: bool =
         path = run_dir / name
         if path.exists() or path.is_symlink():  # anything there is read, or refused with a reason
             counts: dict[str, int] = {}
-            out[name] = read(path, counts, keep=keep_non_finite)
-            out.non_finite.update(((name, metric), n) for metric, n in counts.items())
+            out.add(name, read(path, counts, keep=keep_non_finite), counts)
     state = _trainer_state_file(run_dir) if run_dir.is_dir() else None
     if state is not None:
         counts = {}
-        out[TRAINER_STATE] = _read_trainer_state(state, counts, keep=keep_non_finite)
-        out.non_finite.update(((TRAINER_STATE, metric), n) for metric, n in counts.items())
+        out.add(TRAINER_STATE, _read_trainer_state(state, counts, keep=keep_non_finite), counts)
     tb = read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
     if tb:
         out["tensorboard"] = tb

@@ -40,25 +40,34 @@ def parse_time(value: Any, *, key: str = "time", lock_path: str = "") -> int:
 
 
 def _parse_time_str(text: str) -> int | None:
-    days, clock = 0, text
-    if "-" in text:
-        day_part, clock = text.split("-", 1)
-        if not day_part.isdigit():
-            return None
-        days = int(day_part)
+    dated = "-" in text
+    days, clock = _split_days(text)
     parts = clock.split(":")
-    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+    if days is None or not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
         return None
     nums = [int(p) for p in parts]
-    if days or "-" in text:  # D-H, D-H:M, D-H:M:S
-        hours, minutes, seconds = (nums + [0, 0])[:3]
-    elif len(nums) == 3:  # H:M:S
-        hours, minutes, seconds = nums
-    else:  # M or M:S
-        hours, minutes, seconds = 0, nums[0], (nums[1] if len(nums) == 2 else 0)
-    if seconds > 59 or (len(nums) == 3 or "-" in text) and minutes > 59:
+    hours, minutes, seconds = _clock(nums, dated=dated)
+    if seconds > 59 or (len(nums) == 3 or dated) and minutes > 59:
         return None
     return days * 24 * 60 + hours * 60 + minutes + math.ceil(seconds / 60)
+
+
+def _split_days(text: str) -> tuple[int | None, str]:
+    """ "D-rest" as (D, rest), D None when it is not digits; without a day part (0, text)."""
+    if "-" not in text:
+        return 0, text
+    day_part, clock = text.split("-", 1)
+    return (int(day_part) if day_part.isdigit() else None), clock
+
+
+def _clock(nums: list[int], *, dated: bool) -> tuple[int, int, int]:
+    """(hours, minutes, seconds) of a time's clock part, as Slurm reads it."""
+    if dated:  # D-H, D-H:M, D-H:M:S
+        hours, minutes, seconds = (nums + [0, 0])[:3]
+        return hours, minutes, seconds
+    if len(nums) == 3:  # H:M:S
+        return nums[0], nums[1], nums[2]
+    return 0, nums[0], (nums[1] if len(nums) == 2 else 0)  # M or M:S
 
 
 def location(lock_path: str) -> Location | None:

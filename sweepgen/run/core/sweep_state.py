@@ -98,6 +98,12 @@ _TYPES: dict[str, tuple[type, ...]] = {
 _MAX_BYTES = 1 << 20  # a command line and a few options
 
 
+def recorded_line(sweep_dir: Path) -> str:
+    """`sweepgen run` as the sweep was started (its recorded options; the defaults when it never
+    ran): the command that goes on with it, running the same trainer."""
+    return (read(sweep_dir) or RunOptions()).command_line(sweep_dir)
+
+
 def read(sweep_dir: Path) -> RunOptions | None:
     """The recorded options, or None when the sweep was never run. A damaged file is an error. The
     file is read as run files are (never through a link, a regular file of at most 1 MiB), and each

@@ -116,25 +116,7 @@ def parse_command(command: str | None, *, shell: bool = False) -> tuple[str, ...
 
 
 def _check_placeholders(argv: Sequence[str]) -> None:
-    names = set()
-    for arg in argv:
-        try:
-            fields = list(string.Formatter().parse(arg))
-        except ValueError as err:  # an unbalanced { or }
-            raise UserError(
-                f"--command word {arg!r} is not a valid template: {err}",
-                hint="placeholders are written {config}; write {{ and }} for literal braces",
-            ) from None
-        for _, name, spec, conversion in fields:
-            if name is None:
-                continue
-            if spec or conversion:
-                shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
-                raise UserError(
-                    f"--command placeholder {{{shown}}} has a conversion or format spec",
-                    hint=f"write plain {{{name}}}; write {{{{ and }}}} for literal braces",
-                )
-            names.add(name)
+    names = {name for arg in argv for name in _placeholders(arg)}
     unknown = names - set(PLACEHOLDERS)
     if unknown:
         raise UserError(
@@ -145,6 +127,25 @@ def _check_placeholders(argv: Sequence[str]) -> None:
     if "config" not in names:
         # without it every run would execute the same command: certainly a mistake
         raise UserError("--command must contain {config}", hint='e.g. --command "python train.py {config}"')
+
+
+def _placeholders(arg: str) -> list[str]:
+    """The names of the word's placeholders, each plain ({name}: no conversion, no format spec)."""
+    try:
+        fields = list(string.Formatter().parse(arg))
+    except ValueError as err:  # an unbalanced { or }
+        raise UserError(
+            f"--command word {arg!r} is not a valid template: {err}",
+            hint="placeholders are written {config}; write {{ and }} for literal braces",
+        ) from None
+    for _, name, spec, conversion in fields:
+        if name is not None and (spec or conversion):
+            shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            raise UserError(
+                f"--command placeholder {{{shown}}} has a conversion or format spec",
+                hint=f"write plain {{{name}}}; write {{{{ and }}}} for literal braces",
+            )
+    return [name for _, name, _, _ in fields if name is not None]
 
 
 def _fill(command: Sequence[str], fields: dict[str, str]) -> tuple[str, ...]:
@@ -342,11 +343,6 @@ def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: str | None 
     file's own value (a template may compute it, e.g. from the run name, so it can differ from the
     lock's resolved config); for other files (sbatch scripts…) the resolved config's."""
     where = Location(str(config_path))
-    hint = (
-        "sweepgen run needs the run directory (relative to where you run it): an output_dir in the "
-        "config, or a `run_dir` template in the spec, e.g. "
-        'run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"'
-    )
     if run_dir is not None:
         if not isinstance(run_dir, str) or not run_dir:
             raise ConfigError(
@@ -355,28 +351,44 @@ def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: str | None 
         _same_as_output_dir(config_path, data, config, run_dir)
         return _confined(run_dir, "run_dir", str(config_path.parent / LOCK_NAME))
     if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
-        try:  # as the trainer will read it: YAML 1.2, no duplicate keys
-            rendered = yamlio.loads(data.decode("utf-8"), str(config_path)).data
-        except UnicodeDecodeError as err:
-            raise ConfigError(
-                f"the rendered config is not UTF-8 (byte {err.start})",
-                location=where,
-                hint="fix the template so it renders UTF-8 text",
-            ) from None
-        except UserError as err:
-            raise ConfigError(
-                f"the rendered config is not valid YAML: {err.message}",
-                location=err.location or where,
-                hint="fix the template so it renders valid YAML",
-            ) from None
+        rendered = _rendered_yaml(config_path, data)
         output_dir = rendered.get("output_dir") if isinstance(rendered, dict) else None
         source = "rendered config"
     else:
         output_dir = config.get("output_dir") if isinstance(config, dict) else None
         source = "resolved config (in the lock)"
     if not isinstance(output_dir, str) or not output_dir:
-        raise ConfigError(f"the {source} has no output_dir", location=where, key="output_dir", hint=hint)
+        raise ConfigError(
+            f"the {source} has no output_dir", location=where, key="output_dir", hint=_RUN_DIR_HINT
+        )
     return _confined(output_dir, "output_dir", str(config_path))
+
+
+_RUN_DIR_HINT = (
+    "sweepgen run needs the run directory (relative to where you run it): an output_dir in the "
+    "config, or a `run_dir` template in the spec, e.g. "
+    'run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"'
+)
+
+
+def _rendered_yaml(config_path: Path, data: bytes) -> Any:
+    """The rendered config as the trainer will read it (YAML 1.2, no duplicate keys), or exit 2
+    naming the file."""
+    where = Location(str(config_path))
+    try:
+        return yamlio.loads(data.decode("utf-8"), str(config_path)).data
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"the rendered config is not UTF-8 (byte {err.start})",
+            location=where,
+            hint="fix the template so it renders UTF-8 text",
+        ) from None
+    except UserError as err:
+        raise ConfigError(
+            f"the rendered config is not valid YAML: {err.message}",
+            location=err.location or where,
+            hint="fix the template so it renders valid YAML",
+        ) from None
 
 
 def _confined(run_dir: str, key: str, source: str) -> Path:
@@ -412,16 +424,38 @@ def select(tasks: Sequence[RunTask], only: Iterable[str]) -> list[RunTask]:
     """Keep the tasks named in ``only`` (run name or variant name; commas split too), in lock order.
     An unknown name is an error with the closest names, never silently nothing."""
     only = list(only)
-    wanted = [n.strip() for item in only for n in item.split(",") if n.strip()]
     if not only:
         return list(tasks)
+    wanted = _names(only)
+    _refuse_unknown(wanted, run_names(tasks))
+    keep = set(wanted)
+    return [t for t in tasks if t.name in keep or t.variant in keep]
+
+
+def only_names(only: Iterable[str]) -> list[str]:
+    """The names --only gives: each item's comma-separated names, stripped, empty ones left out."""
+    return [n.strip() for item in only for n in item.split(",") if n.strip()]
+
+
+def run_names(tasks: Iterable[RunTask]) -> set[str]:
+    """Every name --only may give of a run: its own and its variant's."""
+    return {name for t in tasks for name in (t.name, t.variant)}
+
+
+def _names(only: Sequence[str]) -> list[str]:
+    """The names --only gives (commas split too); none at all is an error."""
+    wanted = only_names(only)
     if not wanted:
         # `--only ""` or `--only ,`: selecting everything here would run (or cancel) the whole sweep
         raise UserError(
             "--only names no run",
             hint="give run or variant names, e.g. --only lr0.1,lr0.01; leave --only out for every run",
         )
-    known = {t.name for t in tasks} | {t.variant for t in tasks}
+    return wanted
+
+
+def _refuse_unknown(wanted: Sequence[str], known: set[str]) -> None:
+    """An --only name that is neither a run's nor a variant's: exit 2 with the closest names."""
     for name in wanted:
         if name not in known:
             close = difflib.get_close_matches(name, sorted(known), n=3)
@@ -431,5 +465,3 @@ def select(tasks: Sequence[RunTask], only: Iterable[str]) -> list[RunTask]:
                 if close
                 else "see `sweepgen list SPEC` for the names",
             )
-    keep = set(wanted)
-    return [t for t in tasks if t.name in keep or t.variant in keep]

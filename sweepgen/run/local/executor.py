@@ -97,39 +97,13 @@ class LocalExecutor(Executor):
 
     def __init__(self, options: ExecutorOptions) -> None:
         super().__init__(options)
-        if options.wait is False:
-            raise UserError("the local executor always waits for its runs", hint="drop --no-wait")
-        if options.per_gpu < 1:
-            raise UserError("--per-gpu must be at least 1")
-        if len(set(options.gpus)) != len(options.gpus):
-            raise UserError(f"--gpus lists a device twice: {','.join(options.gpus)}")
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        if options.gpus and visible is not None:
-            # --gpus ids replace this variable in each run, so they are physical ids; an id this
-            # shell was not given is almost certainly meant relative to it: refuse to guess
-            outside = [g for g in options.gpus if g not in visible.split(",")]
-            if outside:
-                raise UserError(
-                    f"--gpus {','.join(outside)} not in this shell's CUDA_VISIBLE_DEVICES={visible}",
-                    hint="--gpus takes physical device ids (as nvidia-smi numbers them); pick from "
-                    "CUDA_VISIBLE_DEVICES or unset it",
-                )
+        _check_options(options)
         lock_path = str(Path(options.sweep_dir) / LOCK_NAME)
         self.shape = shape_from_lock(options.lock, lock_path=lock_path)
         launch.check_local(self.shape, lock_path)
         self.gpus_per_run = max(1, self.shape.gpus_per_node)  # a run's share of --gpus
         _check_gpu_sets(options.gpus, options.per_gpu, self.gpus_per_run)
-        slots = len(options.gpus) // self.gpus_per_run * options.per_gpu if options.gpus else None
-        jobs = options.jobs if options.jobs is not None else (slots or 1)
-        if jobs < 1:
-            raise UserError("--jobs must be at least 1")
-        if slots is not None and jobs > slots:
-            raise UserError(
-                f"--jobs {jobs} is more than the {slots} GPU slots (--gpus × --per-gpu)"
-                + (f", at {self.gpus_per_run} GPUs a run" if self.gpus_per_run > 1 else ""),
-                hint="raise --per-gpu, add GPUs, or lower --jobs",
-            )
-        self.jobs = jobs
+        self.jobs = _jobs(options, self.gpus_per_run)
         self.stop_timeout = KILL_GRACE_S if options.stop_timeout_s is None else options.stop_timeout_s
         if self.stop_timeout < 0:
             raise UserError("--stop-timeout must not be negative")
@@ -207,23 +181,11 @@ class LocalExecutor(Executor):
 
     def cancel(self) -> None:
         self._drop_queue()
-        for name, child in list(self._running.items()):
-            code = child.proc.poll()
-            if code is not None:  # ended on its own before the interrupt: report what it did
-                self._finish(child, code)
-                del self._running[name]
+        self._reap_ended()
         children = list(self._running.values())
         if not self._stopping:
-            # first request: each supervisor gives its trainer stop_timeout to exit by itself, then
-            # kills its group. A KeyboardInterrupt while waiting leaves here; the caller's second
-            # cancel() (stop_now) kills at once.
             self._stopping = True
-            for child in children:
-                self._ask_to_stop(child, INTERRUPTED)
-            deadline = time.monotonic() + self.stop_timeout + SUPERVISOR_GRACE_S
-            for child in children:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    child.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            self._stop_gracefully(children)
         for child in children:
             if child.proc.poll() is None:
                 # asked again (a second stop signal is "now" to a supervisor), also where the first
@@ -238,6 +200,25 @@ class LocalExecutor(Executor):
                 _signal_group(child, signal.SIGKILL)
             self._finish(child, child.proc.wait())
         self._running.clear()
+
+    def _reap_ended(self) -> None:
+        """The runs that ended on their own before the interrupt: reported as what they did."""
+        for name, child in list(self._running.items()):
+            code = child.proc.poll()
+            if code is not None:
+                self._finish(child, code)
+                del self._running[name]
+
+    def _stop_gracefully(self, children: Sequence[_Child]) -> None:
+        """The first request: each supervisor gives its trainer stop_timeout to exit by itself, then
+        kills its group. A KeyboardInterrupt while waiting leaves here; the caller's second cancel()
+        (stop_now) kills at once."""
+        for child in children:
+            self._ask_to_stop(child, INTERRUPTED)
+        deadline = time.monotonic() + self.stop_timeout + SUPERVISOR_GRACE_S
+        for child in children:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
 
     def _drop_queue(self) -> None:
         """Runs never started: left pending on disk, so a plain `sweepgen run` starts them next time."""
@@ -279,18 +260,24 @@ class LocalExecutor(Executor):
                 (task, status)
             )
         for task, status in asked:
-            grace = status.ids.get("stop_timeout_s")
-            limit = (grace if isinstance(grace, (int, float)) else KILL_GRACE_S) + SUPERVISOR_GRACE_S
-            deadline = time.monotonic() + limit
-            while runlock.is_held(task.run_dir) or cls.is_alive(status):
-                if time.monotonic() > deadline:
-                    raise UserError(
-                        f"{task.name}: its supervisor (pid {status.ids.get('pid')}) has not ended the run "
-                        f"{limit:g} s after it was asked to",
-                        hint="look at the process with `ps`; the run's status file was left as it was",
-                    )
-                time.sleep(0.05)
+            cls._wait_recorded(task, status)
         return [task.name for task, _ in unreachable]
+
+    @classmethod
+    def _wait_recorded(cls, task: RunTask, status: RunStatus) -> None:
+        """Until the run's supervisor has recorded its end (within the stop timeout the run was
+        started with, and the supervisor's grace); exit 2 naming the supervisor after that."""
+        grace = status.ids.get("stop_timeout_s")
+        limit = (grace if isinstance(grace, (int, float)) else KILL_GRACE_S) + SUPERVISOR_GRACE_S
+        deadline = time.monotonic() + limit
+        while runlock.is_held(task.run_dir) or cls.is_alive(status):
+            if time.monotonic() > deadline:
+                raise UserError(
+                    f"{task.name}: its supervisor (pid {status.ids.get('pid')}) has not ended the run "
+                    f"{limit:g} s after it was asked to",
+                    hint="look at the process with `ps`; the run's status file was left as it was",
+                )
+            time.sleep(0.05)
 
     @classmethod
     def is_alive(cls, status: RunStatus) -> bool:
@@ -553,6 +540,49 @@ class LocalExecutor(Executor):
             task = self._queue.popleft()
             # pending, not skipped: nobody else holds them, they were never started
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+
+
+def _check_options(options: ExecutorOptions) -> None:
+    """What the local executor refuses before reading the lock: --no-wait, --per-gpu below 1, a
+    device listed twice, a device this shell was not given."""
+    if options.wait is False:
+        raise UserError("the local executor always waits for its runs", hint="drop --no-wait")
+    if options.per_gpu < 1:
+        raise UserError("--per-gpu must be at least 1")
+    if len(set(options.gpus)) != len(options.gpus):
+        raise UserError(f"--gpus lists a device twice: {','.join(options.gpus)}")
+    _check_visible(options.gpus)
+
+
+def _check_visible(gpus: Sequence[str]) -> None:
+    """--gpus ids replace CUDA_VISIBLE_DEVICES in each run, so they are physical ids; an id this
+    shell was not given is almost certainly meant relative to it: refuse to guess."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if not gpus or visible is None:
+        return
+    outside = [g for g in gpus if g not in visible.split(",")]
+    if outside:
+        raise UserError(
+            f"--gpus {','.join(outside)} not in this shell's CUDA_VISIBLE_DEVICES={visible}",
+            hint="--gpus takes physical device ids (as nvidia-smi numbers them); pick from "
+            "CUDA_VISIBLE_DEVICES or unset it",
+        )
+
+
+def _jobs(options: ExecutorOptions, gpus_per_run: int) -> int:
+    """How many runs at once: --jobs, else one per GPU slot (--gpus x --per-gpu), else one; never
+    more than the GPU slots."""
+    slots = len(options.gpus) // gpus_per_run * options.per_gpu if options.gpus else None
+    jobs = options.jobs if options.jobs is not None else (slots or 1)
+    if jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    if slots is not None and jobs > slots:
+        raise UserError(
+            f"--jobs {jobs} is more than the {slots} GPU slots (--gpus × --per-gpu)"
+            + (f", at {gpus_per_run} GPUs a run" if gpus_per_run > 1 else ""),
+            hint="raise --per-gpu, add GPUs, or lower --jobs",
+        )
+    return jobs
 
 
 def _check_gpu_sets(gpus: Sequence[str], per_gpu: int, gpus_per_run: int) -> None:

@@ -66,8 +66,13 @@ class _Stops:
         self.kill_at: float | None = None  # SIGKILL the group at this time
         self.killed = False
 
+    @property
+    def stopped(self) -> bool:
+        """A stop signal came, or the time limit passed."""
+        return self.signal is not None or self.timed_out
+
     def on_signal(self, signum: int, frame: object) -> None:
-        if self.signal is not None or self.timed_out:  # asked again: stop waiting for it
+        if self.stopped:  # asked again: stop waiting for it
             self.kill_at = time.monotonic()
         else:
             self.signal = signum
@@ -82,7 +87,7 @@ class _Stops:
     def act(self) -> float:
         """Do what is due; the seconds until the next deadline (at most a tick)."""
         now = time.monotonic()
-        if self.limit_at is not None and now >= self.limit_at and self.signal is None and not self.timed_out:
+        if self.limit_at is not None and now >= self.limit_at and not self.stopped:
             self.timed_out = True
             self._terminate()
         if self.pgid is not None and self.kill_at is not None and now >= self.kill_at and not self.killed:
@@ -118,15 +123,11 @@ def _write(run_dir: Path, status: dict[str, Any]) -> bool:
 
 def _ended(job: dict[str, Any], status: dict[str, Any], code: int, stops: _Stops) -> dict[str, Any]:
     run_dir, done_file = Path(job["run_dir"]), status.get("done_file")
-    stopped = stops.signal is not None or stops.timed_out
-    asked = stop_request.reason(run_dir) if stopped or code < 0 else None
-    cancelled = not stops.timed_out and (stops.signal is not None or asked is not None)
-    if asked is None and stops.signal is not None:
-        asked = f"cancelled by {signal_name(stops.signal)} to its supervisor (pid {os.getpid()})"
+    asked, cancelled = _asked(run_dir, code, stops)
     limit = f"{stops.time_limit_s:g} s" if stops.time_limit_s is not None else ""
     state, reason = run_outcome(
         code,
-        finished=succeeded(code, run_dir, done_file, stopped=stopped or cancelled),
+        finished=succeeded(code, run_dir, done_file, stopped=stops.stopped or cancelled),
         timed_out=stops.timed_out,
         cancelled=cancelled,
         cancel_reason=asked or "cancelled",
@@ -137,6 +138,17 @@ def _ended(job: dict[str, Any], status: dict[str, Any], code: int, stops: _Stops
         # the folder (or its log) went away under the run: the likeliest cause of its failure
         reason = f"{reason}; its run directory {run_dir} was deleted while it ran"
     return {**status, "state": state, "exit_code": code, "ended": _utc_now(), "reason": reason}
+
+
+def _asked(run_dir: Path, code: int, stops: _Stops) -> tuple[str | None, bool]:
+    """Why the run was stopped, and whether it counts as cancelled (never when its time limit
+    stopped it): the stop request's reason, read when a stop came or the trainer died of a signal,
+    else the stop signal its supervisor got."""
+    asked = stop_request.reason(run_dir) if stops.stopped or code < 0 else None
+    cancelled = not stops.timed_out and (stops.signal is not None or asked is not None)
+    if asked is None and stops.signal is not None:
+        asked = f"cancelled by {signal_name(stops.signal)} to its supervisor (pid {os.getpid()})"
+    return asked, cancelled
 
 
 def _wait(trainer: subprocess.Popen[bytes], stops: _Stops) -> int:

@@ -180,6 +180,14 @@ class Curve:
 def collect(directory: Path, objective: Objective | None = None) -> Report:
     """Read every run of a generated sweep folder or a runs folder."""
     obj = objective or Objective()
+    _refuse_bad_request(directory, obj)
+    if (directory / LOCK_NAME).is_file():
+        return _checked(_from_sweep_folder(directory, obj), directory)
+    return _checked(_from_runs_folder(directory, obj), directory)
+
+
+def _refuse_bad_request(directory: Path, obj: Objective) -> None:
+    """An objective no run can be scored by, or a DIR that is not a folder: exit 2."""
     if obj.mode not in MODES or not valid_at(obj.at):
         raise UserError(f"unknown objective {obj}", hint=f"--mode {'|'.join(MODES)}, --at {'|'.join(ATS)}")
     if not directory.is_dir():
@@ -187,8 +195,11 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
             f"{directory} is not a directory",
             hint="give a generated sweep folder (with sweep.lock.json) or a runs folder",
         )
-    if (directory / LOCK_NAME).is_file():
-        return _checked(_from_sweep_folder(directory, obj), directory)
+
+
+def _from_runs_folder(directory: Path, obj: Objective) -> Report:
+    """The runs of a runs folder: as their sweeps' locks describe them when every run names one,
+    else with the varying values read from their config.yaml files."""
     run_dirs = _run_dirs(directory)
     if not run_dirs:
         raise UserError(
@@ -197,11 +208,11 @@ def collect(directory: Path, objective: Objective | None = None) -> Report:
         )
     linked = _from_linked_runs(directory, run_dirs, obj)
     if linked is not None:
-        return _checked(linked, directory)
+        return linked
     configs = [_config_yaml(d) for d in run_dirs]
     varying, values = varying_values(configs)
     runs = [_record(escape.fs_name(d.name), d, v, obj) for d, v in zip(run_dirs, values)]
-    return _checked(Report(tuple(varying), tuple(runs), directory, filenames.CONFIG, obj), directory)
+    return Report(tuple(varying), tuple(runs), directory, filenames.CONFIG, obj)
 
 
 def _from_sweep_folder(directory: Path, obj: Objective) -> Report:
@@ -355,10 +366,10 @@ def _linked_values(
     """(run name, varying values, config fingerprint, (sweep dir, lock entry)) from the lock the
     run's status points to."""
     status = _status(run_dir)
-    origin = (
-        None if status is None or not status.sweep_dir else sweep_origin.locate(run_dir, status.sweep_dir)
-    )
-    if status is None or origin is None:
+    if status is None or not status.sweep_dir:
+        return None
+    origin = sweep_origin.locate(run_dir, status.sweep_dir)
+    if origin is None:
         return None
     sweep_dir = origin.sweep_dir
     if sweep_dir not in sweeps:
@@ -417,21 +428,8 @@ def _record(
         summary = None
         problems.append(f"{SUMMARY_FILE} {err.reason}")
     status = _status(run_dir, problems)
-    # the rule `run` and `status` use (done file, or exit 0 for a foreign trainer); a report asks no
-    # executor whether a `running` run is alive: it shows what the run last recorded
-    state, _ = effective_state(run_dir, status, lambda _status: True)
-    if state is None:
-        state = RunState.FINISHED if summary is not None else RunState.PENDING
-    # without --metric only the bundled trainer's metrics.jsonl curve is plotted: no event files read
-    metric = objective.metric or DEFAULT_CURVE
-    try:
-        sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
-    except RunFileError as err:
-        sources, series = {}, None
-        problems.append(f"{err.path.name} {err.reason}")
-    bad = metrics.non_finite_count(sources, metric)
-    if bad:
-        problems.append(f"{bad} NaN or infinite value(s) of `{metric}` left out (the run diverged?)")
+    state = _state(run_dir, status, summary)
+    sources, series = _logged_series(run_dir, objective, problems)
     curve = series.points if series is not None else ()
     score = _score(sources, series, objective) if objective.metric is not None else Score()
     logged: dict[str, metrics.Points] = {}
@@ -453,6 +451,33 @@ def _record(
     )
 
 
+def _state(run_dir: Path, status: RunStatus | None, summary: Any) -> RunState:
+    """The rule `run` and `status` use (done file, or exit 0 for a foreign trainer); a report asks no
+    executor whether a `running` run is alive: it shows what the run last recorded."""
+    state, _ = effective_state(run_dir, status, lambda _status: True)
+    if state is not None:
+        return state
+    return RunState.FINISHED if summary is not None else RunState.PENDING
+
+
+def _logged_series(
+    run_dir: Path, objective: Objective, problems: list[str]
+) -> tuple[Mapping[str, Any], metrics.Series | None]:
+    """Every source's metrics and the objective's series (without --metric only the bundled
+    trainer's metrics.jsonl curve: no event files read); unreadable files and non-finite values
+    go to ``problems``."""
+    metric = objective.metric or DEFAULT_CURVE
+    try:
+        sources, series = metrics.find_in_run(run_dir, metric, tensorboard=objective.metric is not None)
+    except RunFileError as err:
+        sources, series = {}, None
+        problems.append(f"{err.path.name} {err.reason}")
+    bad = metrics.non_finite_count(sources, metric)
+    if bad:
+        problems.append(f"{bad} NaN or infinite value(s) of `{metric}` left out (the run diverged?)")
+    return sources, series
+
+
 def _pruned(state: RunState, status: RunStatus | None) -> str | None:
     """The pruner's words for a search trial's run it stopped, without the leading ``pruned``."""
     if state is not RunState.CANCELLED or status is None or not is_pruned_reason(status.reason):
@@ -462,35 +487,45 @@ def _pruned(state: RunState, status: RunStatus | None) -> str | None:
 
 def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective: Objective) -> Score:
     if series is None:
-        logged = metrics.names(sources)
-        if not sources:
-            why = "no metrics.jsonl, metrics.csv or TensorBoard events"
-        else:
-            close = difflib.get_close_matches(str(objective.metric), logged, n=3)
-            why = f"no `{objective.metric}` logged" + (
-                f" (did you mean {', '.join(close)}?)" if close else ""
-            )
-        return Score(missing=why)
+        return Score(missing=_not_logged(sources, objective))
     k = last_k(objective.at)
-    if k is not None:
-        if len(series.points) < k:
-            return Score(
-                missing=f"logged {len(series.points)} value(s) of `{objective.metric}`, fewer than "
-                f"--at last:{k} averages"
-            )
-        step, value = series.final[0], math.fsum(v for _, v in series.points[-k:]) / k
-    elif objective.at == "final":
-        step, value = series.final
-    else:
-        step, value = series.best(objective.mode)
-    gap = None
-    metric = str(objective.metric)
-    if metric.startswith("eval_"):
-        # train-eval gap at the chosen step, from the same source (overfitting shows as a large gap)
-        train = dict(sources.get(series.source, {}).get("train_" + metric.removeprefix("eval_"), ()))
-        if step in train:
-            gap = train[step] - value
+    if k is not None and len(series.points) < k:
+        return Score(
+            missing=f"logged {len(series.points)} value(s) of `{objective.metric}`, fewer than "
+            f"--at last:{k} averages"
+        )
+    step, value = _at(series, objective, k)
+    gap = _train_eval_gap(sources, series, str(objective.metric), step, value)
     return Score(value, step, series.final[0], gap, series.source)
+
+
+def _not_logged(sources: Mapping[str, Any], objective: Objective) -> str:
+    """Why a run has no value of the objective: no metrics at all, or not this one (and the close names)."""
+    if not sources:
+        return "no metrics.jsonl, metrics.csv or TensorBoard events"
+    close = difflib.get_close_matches(str(objective.metric), metrics.names(sources), n=3)
+    return f"no `{objective.metric}` logged" + (f" (did you mean {', '.join(close)}?)" if close else "")
+
+
+def _at(series: metrics.Series, objective: Objective, k: int | None) -> tuple[Any, float]:
+    """(step, value) of the series that --at compares: the mean of the last K (at the final step),
+    the final value, or the best."""
+    if k is not None:
+        return series.final[0], math.fsum(v for _, v in series.points[-k:]) / k
+    if objective.at == "final":
+        return series.final
+    return series.best(objective.mode)
+
+
+def _train_eval_gap(
+    sources: Mapping[str, Any], series: metrics.Series, metric: str, step: Any, value: float
+) -> float | None:
+    """For an eval_<x> metric, train_<x> minus it at the chosen step, from the same source
+    (overfitting shows as a large gap); None when there is no such train value."""
+    if not metric.startswith("eval_"):
+        return None
+    train = dict(sources.get(series.source, {}).get("train_" + metric.removeprefix("eval_"), ()))
+    return train[step] - value if step in train else None
 
 
 # -- rows and CSV ---------------------------------------------------------------------------------
@@ -622,19 +657,14 @@ def _value_groups(report: Report) -> list[tuple[str, list[RunRecord]]]:
     buckets: dict[tuple[Any, ...], list[RunRecord]] = {}
     for run in report.finished:
         buckets.setdefault(tuple(repr(run.values.get(p)) for p in keys), []).append(run)
-    labelled = []
-    for members in buckets.values():
-        # a path this group does not have at all (a parameter of another strategy) says nothing
-        label = (
-            ", ".join(
-                f"{p}={_short(members[0].values[p], report.digits)}"
-                for p in keys
-                if members[0].values.get(p) is not None
-            )
-            or "all runs"
-        )
-        labelled.append((label, members))
-    return labelled
+    return [(_label(members[0], keys, report.digits), members) for members in buckets.values()]
+
+
+def _label(run: RunRecord, keys: Sequence[str], digits: int) -> str:
+    """A value group's label: its values at ``keys`` (a path this group does not have at all, a
+    parameter of another strategy, says nothing)."""
+    shown = [f"{p}={_short(run.values[p], digits)}" for p in keys if run.values.get(p) is not None]
+    return ", ".join(shown) or "all runs"
 
 
 def _curve(label: str, members: Sequence[RunRecord]) -> Curve:
@@ -646,14 +676,16 @@ def _curve(label: str, members: Sequence[RunRecord]) -> Curve:
     steps = sorted(shared)
     by_run = [dict(m.curve) for m in members]
     values = [[r[s] for r in by_run] for s in steps]
-    return Curve(
-        label,
-        tuple(m.name for m in members),
-        tuple(steps),
+    mean, low, high = _band(values)
+    return Curve(label, tuple(m.name for m in members), tuple(steps), mean, low, high, notes)
+
+
+def _band(values: Sequence[Sequence[float]]) -> tuple[tuple[float, ...], ...]:
+    """Per step: the mean, min and max over the runs' values."""
+    return (
         tuple(sum(v) / len(v) for v in values),
         tuple(min(v) for v in values),
         tuple(max(v) for v in values),
-        notes,
     )
 
 

@@ -136,11 +136,13 @@ def _seed_positions(members: Sequence[Member], path: str) -> int | None:
     seeds = [repr(m.values.get(path)) for m in members]
     if len(set(seeds)) < 2:
         return None
-    for i in range(len(tokens[0])):
-        pairs = {(t[i], s) for t, s in zip(tokens, seeds)}
-        if len({t for t, _ in pairs}) == len(pairs) == len({s for _, s in pairs}):
-            return i
-    return None
+    return next((i for i in range(len(tokens[0])) if _spells(tokens, seeds, i)), None)
+
+
+def _spells(tokens: Sequence[Sequence[str]], seeds: Sequence[str], i: int) -> bool:
+    """The names' ``i``-th tokens and the seeds determine each other (one to one)."""
+    pairs = {(t[i], s) for t, s in zip(tokens, seeds)}
+    return len({t for t, _ in pairs}) == len(pairs) == len({s for _, s in pairs})
 
 
 def _name(member: Member, path: str, position: int | None) -> str:

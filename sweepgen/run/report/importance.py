@@ -139,15 +139,7 @@ def compute(
         raise UserError(
             "parameter importance needs scikit-learn, which is not installed", hint=HINT
         ) from None
-    columns: list[list[float]] = []
-    for p in params:
-        raw: list[Any] = [v.get(p.path) for v in values]
-        if p.categorical:
-            labels = sorted({repr(x) for x in raw})
-            columns.append([float(labels.index(repr(x))) for x in raw])
-        else:
-            columns.append([math.log10(x) if p.log else float(x) for x in raw])
-    x = np.asarray(columns, dtype=float).T
+    x = np.asarray([_column(p, values) for p in params], dtype=float).T
     y = np.asarray(scores, dtype=float)
     forest = RandomForestRegressor(n_estimators=TREES, random_state=SEED, oob_score=True).fit(x, y)
     result = permutation_importance(forest, x, y, n_repeats=REPEATS, random_state=SEED)
@@ -161,6 +153,16 @@ def compute(
         )
     ]
     return Importance(tuple(sorted(rows, key=lambda r: -r.share)), float(forest.oob_score_), len(scores))
+
+
+def _column(p: Param, values: Sequence[Mapping[str, Any]]) -> list[float]:
+    """The parameter's value in each run as the forest reads it: a category's index among the
+    sorted categories, a log-scaled number's log10, any other number as it is."""
+    raw: list[Any] = [v.get(p.path) for v in values]
+    if p.categorical:
+        labels = sorted({repr(x) for x in raw})
+        return [float(labels.index(repr(x))) for x in raw]
+    return [math.log10(x) if p.log else float(x) for x in raw]
 
 
 def _shares(drops: Any) -> list[float]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sweepgen import filenames
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import runfs
@@ -28,16 +29,6 @@ from sweepgen.run.report import sampled_axes, sequential_record, stats, stats_fi
 from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
 
 TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
-# every file a report writes: a later report replaces them or removes those it does not write, so
-# no file of a report for another metric (or another --at, or before --no-plot) is left beside it
-REPORT_FILES = (
-    "report.csv",
-    "report.png",
-    "statistics.csv",
-    "statistics.json",
-    "report.html",
-    "importance.csv",
-)
 BEST_WARNING = (
     "--at best compares each run's best logged value: the maximum of noisy evaluations is biased "
     "upward, and more so for noisier arms; prefer --at final or --at last:K for a comparison"
@@ -90,21 +81,9 @@ class Outcome:
 
 def make(request: Request) -> Outcome:
     """Everything `sweepgen report` shows and writes, for ``request``."""
-    objective = _objective(request)
-    report = rep.collect(request.directory, objective)
-    guessed = _likely_metric(report, request)
-    if guessed is not None:  # a foreign trainer's runs: its reward, never a table of dashes
-        request = dataclasses.replace(request, metric=guessed)
-        report = rep.collect(request.directory, _objective(request))
-    _require_logged(report, request)
+    report, request, guessed = _collect(request)
     plan = grp.seed_plan(report.block, report.varying)
-    members = [
-        grp.Member(r.name, r.variant, r.values)
-        for r in report.finished
-        if r.value is not None or not request.metric
-    ]
-    chosen = grp.select_seeds(members, plan, request.seeds)
-    groups = grp.group(chosen, plan, report.varying, report.sweep or request.directory.name)
+    groups = _groups(report, plan, request)
     warnings, notes = _messages(report, plan, request)
     if guessed is not None:
         notes.append(
@@ -112,43 +91,89 @@ def make(request: Request) -> Outcome:
             "runs logged (TRL's name); choose another with --metric NAME"
         )
     missing = _missing_libraries(request, warnings)
-    statistics = None
-    if "scipy" not in missing and (request.compare is not None or any(len(g.members) > 1 for g in groups)):
-        statistics = _statistics(report, groups, request)
+    compared = "scipy" not in missing and _compares(request, groups)
+    statistics = _statistics(report, groups, request) if compared else None
     outcome = Outcome(
         report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
     )
     outcome.context = stats_context(request, report)
-    if (request.directory / LOCK_NAME).is_file():  # a sequential test is recorded in its sweep folder
-        outcome.notes.extend(
-            sequential_record.report_lines(
-                request.directory, request.metric, report.objective.at, request.mode, request.compare
-            )
-        )
+    outcome.notes.extend(_sequential_lines(report, request))
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     _write(files, request.out_dir or report.out_dir, outcome)
     return outcome
+
+
+def _collect(request: Request) -> tuple[rep.Report, Request, str | None]:
+    """The runs, by the objective asked for; a foreign trainer's runs by the reward they logged
+    (never a table of dashes), with the request naming it and the name guessed (else None)."""
+    report = rep.collect(request.directory, _objective(request))
+    guessed = _likely_metric(report, request)
+    if guessed is not None:
+        request = dataclasses.replace(request, metric=guessed)
+        report = rep.collect(request.directory, _objective(request))
+    _require_logged(report, request)
+    return report, request, guessed
+
+
+def _groups(report: rep.Report, plan: grp.SeedPlan, request: Request) -> list[grp.Group]:
+    """The seed groups of the finished runs (with --metric, of those that logged it), over the
+    seeds --seeds chose."""
+    members = [
+        grp.Member(r.name, r.variant, r.values)
+        for r in report.finished
+        if r.value is not None or not request.metric
+    ]
+    chosen = grp.select_seeds(members, plan, request.seeds)
+    return grp.group(chosen, plan, report.varying, report.sweep or request.directory.name)
+
+
+def _compares(request: Request, groups: Sequence[grp.Group]) -> bool:
+    """Statistics are made when asked for a baseline, or when some group has seeds to average."""
+    return request.compare is not None or any(len(g.members) > 1 for g in groups)
+
+
+def _sequential_lines(report: rep.Report, request: Request) -> list[str]:
+    """What a sequential test recorded in the sweep folder decided (nothing outside a sweep folder)."""
+    if not (request.directory / LOCK_NAME).is_file():
+        return []
+    return sequential_record.report_lines(
+        request.directory, request.metric, report.objective.at, request.mode, request.compare
+    )
 
 
 def _missing_libraries(request: Request, warnings: list[str]) -> list[str]:
     """scipy and matplotlib where absent (what they would make is skipped, with a warning); an
     asked-for --compare or --html without its library is an error."""
     missing = [m for m in ("scipy", "matplotlib") if importlib.util.find_spec(m) is None]
+    _require_asked_for(request, missing)
+    warnings.extend(_skipped_warning(request, missing))
+    return missing
+
+
+def _require_asked_for(request: Request, missing: Sequence[str]) -> None:
+    """--compare without scipy and --html without plotly are errors, never a silent skip."""
     if request.compare is not None and "scipy" in missing:
         raise UserError("--compare needs scipy, which is not installed", hint=PLOT_EXTRA)
     if request.html and importlib.util.find_spec("plotly") is None:
         raise UserError("--html needs plotly, which is not installed", hint=PLOT_EXTRA)
+
+
+def _skipped_warning(request: Request, missing: Sequence[str]) -> list[str]:
+    """One warning naming the outputs skipped for a missing library, and the libraries."""
     skipped = [
         (what, lib)
-        for what, lib, wanted in (("report.png", "matplotlib", request.plot), ("statistics", "scipy", True))
+        for what, lib, wanted in (
+            (filenames.REPORT_PNG, "matplotlib", request.plot),
+            ("statistics", "scipy", True),
+        )
         if wanted and lib in missing
     ]
-    if skipped:
-        warnings.append(
-            f"{' and '.join(w for w, _ in skipped)} skipped: {', '.join(lib for _, lib in skipped)} "
-            f"not installed; {PLOT_EXTRA}"
-        )
-    return missing
+    if not skipped:
+        return []
+    return [
+        f"{' and '.join(w for w, _ in skipped)} skipped: {', '.join(lib for _, lib in skipped)} "
+        f"not installed; {PLOT_EXTRA}"
+    ]
 
 
 def _write(files: Sequence[tuple[str, str, bytes]], out_dir: Path, outcome: Outcome) -> None:
@@ -162,7 +187,9 @@ def _write(files: Sequence[tuple[str, str, bytes]], out_dir: Path, outcome: Outc
 def _remove_stale(out_dir: Path, written: set[str], outcome: Outcome) -> None:
     """Remove the files of an earlier report that this one did not write (a link is removed as a
     link, never followed; a folder of that name is left and named)."""
-    for name in REPORT_FILES:
+    # a later report removes what it does not write, so no file of a report for another metric (or
+    # another --at, or before --no-plot) is left beside it
+    for name in filenames.REPORT_FILES:
         if name in written:
             continue
         path = out_dir / name
@@ -232,7 +259,7 @@ def _require_logged(report: rep.Report, request: Request) -> None:
     close = difflib.get_close_matches(request.metric, logged, n=3)
     hint = f"did you mean {', '.join(close)}?" if close else "give a metric the runs logged"
     if logged:
-        hint += f" (logged: {', '.join(logged[:12])}{', ...' if len(logged) > 12 else ''})"
+        hint += f" (logged: {_listed(logged, 12)})"
     raise UserError(
         f"no finished run logged `{request.metric}`",
         location=Location(str(request.directory)),
@@ -251,33 +278,47 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
     if lacking and report.finished:
         warnings.append(
             f"{report.objective.label} is missing from {len(lacking)} of {len(report.finished)} finished "
-            f"runs ({', '.join(lacking[:8])}{', ...' if len(lacking) > 8 else ''}): the statistics are "
+            f"runs ({_listed(lacking, 8)}): the statistics are "
             "over the others, so those groups have fewer seeds"
         )
     return warnings, _notes(report, plan, request)
 
 
+def _listed(names: Sequence[str], most: int) -> str:
+    """The first ``most`` names, comma-separated, and ", ..." when there are more."""
+    return ", ".join(names[:most]) + (", ..." if len(names) > most else "")
+
+
+def _mostly_cut(summary: Mapping[str, Any]) -> bool:
+    """A run scored on completions mostly cut at max_completion_length, and not by its config's
+    design (the bundled trainer's summary says when its config declared the cut the task's own)."""
+    fraction = summary.get("truncated_fraction")
+    return (
+        isinstance(fraction, (int, float))
+        and fraction > TRUNCATION_WARNING
+        and summary.get("truncation") != "expected"
+    )
+
+
 def _truncation_warning(report: rep.Report) -> list[str]:
     """Runs that scored too many completions cut at max_completion_length: one warning naming them."""
-    cut = [
-        r.name
-        for r in report.finished
-        if isinstance((r.summary or {}).get("truncated_fraction"), (int, float))
-        and (r.summary or {})["truncated_fraction"] > TRUNCATION_WARNING
-        # the bundled trainer's summary says when its config declared the cut the task's own
-        and (r.summary or {}).get("truncation") != "expected"
-    ]
+    cut = [r.name for r in report.finished if _mostly_cut(r.summary or {})]
     if not cut:
         return []
     return [
         f"{len(cut)} run(s) had more than {TRUNCATION_WARNING:.0%} of their completions cut at "
-        f"max_completion_length and scored on the cut text ({', '.join(cut[:8])}"
-        f"{', ...' if len(cut) > 8 else ''}); raise grpo.max_completion_length if that is not intended"
+        f"max_completion_length and scored on the cut text ({_listed(cut, 8)}); "
+        "raise grpo.max_completion_length if that is not intended"
     ]
 
 
 def _notes(report: rep.Report, plan: grp.SeedPlan, request: Request) -> list[str]:
     """What the report was made from: the metric's source, where values came from, the seeds."""
+    return [*_source_notes(report, request), *_seed_notes(plan, request)]
+
+
+def _source_notes(report: rep.Report, request: Request) -> list[str]:
+    """Where the metric and the varying values came from, when not from the bundled trainer and a lock."""
     notes: list[str] = []
     if request.metric is None and not any(r.summary for r in report.finished):
         logged = rep.logged_metrics(report)
@@ -290,6 +331,12 @@ def _notes(report: rep.Report, plan: grp.SeedPlan, request: Request) -> list[str
             f"no sweep lock describes these runs; varying values come from their config.yaml "
             f"files ({len(report.varying)} paths differ)"
         )
+    return notes
+
+
+def _seed_notes(plan: grp.SeedPlan, request: Request) -> list[str]:
+    """How seeds were grouped and chosen, and why a search's section is missing."""
+    notes: list[str] = []
     # a search without repeats runs each point once: "every run is its own group" is its design
     single = request.search is not None and request.search.model.search.repeats == 1
     if plan.note and not single:
@@ -324,12 +371,17 @@ def _baseline(compare: str | None, groups: Sequence[grp.Group], names: Sequence[
     holding = [g.name for g in groups if compare in g.members and g.name in names]
     if len(holding) == 1:
         return holding[0]
+    raise _no_such_group(compare, groups, names)
+
+
+def _no_such_group(compare: str, groups: Sequence[grp.Group], names: Sequence[str]) -> UserError:
+    """--compare named neither a group nor a run of one: the names closest to it, and the groups."""
     runs = [m for g in groups if g.name in names for m in g.members]
     close = difflib.get_close_matches(compare, [*names, *runs], n=3)
-    raise UserError(
+    return UserError(
         f"--compare {compare}: no group or run of that name",
         hint=(f"did you mean {', '.join(close)}? " if close else "")
-        + f"groups: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''}; a run's name "
+        + f"groups: {_listed(names, 20)}; a run's name "
         "stands for its seed group",
     )
 
@@ -346,43 +398,45 @@ def stats_context(request: Request, report: rep.Report) -> dict[str, str]:
 
 def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tuple[str, str, bytes]]:
     """(what, file name, bytes) of every output, all built before any is written."""
-    report = outcome.report
-    files = [("CSV", "report.csv", rep.csv_text(report).encode())]
+    files = [("CSV", filenames.REPORT_CSV, rep.csv_text(outcome.report).encode())]
     if outcome.statistics is not None:
-        files.append(
+        files += [
             (
                 "statistics",
-                "statistics.csv",
+                filenames.STATISTICS_CSV,
                 stats_files.csv_text(outcome.statistics, outcome.context).encode(),
-            )
-        )
-        files.append(
+            ),
             (
                 "statistics",
-                "statistics.json",
+                filenames.STATISTICS_JSON,
                 stats_files.json_text(outcome.statistics, outcome.context).encode(),
-            )
-        )
-    metric = request.metric or rep.DEFAULT_CURVE
+            ),
+        ]
     if draw_png:
-        # the best groups only, as on the page: a legend of hundreds of lines reads as nothing
-        best = _best_groups(report, outcome.groups)
-        lines = rep.curves(report, best)
-        if len(best) < len(outcome.groups):
-            outcome.notes.append(
-                f"report.png shows the {len(best)} best groups by {report.objective.label} "
-                f"of {len(outcome.groups)}"
-            )
-        for curve in lines:
-            outcome.notes.extend(curve.notes)
-        title = report.sweep or request.directory.name
-        files.append(("PNG", "report.png", rep.plot_png(lines, title, metric)))
+        files.append(("PNG", filenames.REPORT_PNG, _png(outcome, request)))
     if request.html:
         page, importance = _html(outcome, request)
         if importance is not None:
-            files.append(("importance", "importance.csv", importance.csv_text().encode()))
-        files.append(("HTML", "report.html", page.encode()))
+            files.append(("importance", filenames.IMPORTANCE_CSV, importance.csv_text().encode()))
+        files.append(("HTML", filenames.REPORT_HTML, page.encode()))
     return files
+
+
+def _png(outcome: Outcome, request: Request) -> bytes:
+    """report.png: the curves of the best groups only, as on the page (a legend of hundreds of lines
+    reads as nothing); the notes say what was left out and what the curves could not show."""
+    report = outcome.report
+    best = _best_groups(report, outcome.groups)
+    lines = rep.curves(report, best)
+    if len(best) < len(outcome.groups):
+        outcome.notes.append(
+            f"{filenames.REPORT_PNG} shows the {len(best)} best groups by {report.objective.label} "
+            f"of {len(outcome.groups)}"
+        )
+    for curve in lines:
+        outcome.notes.extend(curve.notes)
+    title = report.sweep or request.directory.name
+    return rep.plot_png(lines, title, request.metric or rep.DEFAULT_CURVE)
 
 
 def _best_groups(report: rep.Report, groups: Sequence[grp.Group]) -> list[grp.Group]:
@@ -394,15 +448,7 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     """report.html and the parameter importance it shows (None with too few runs or parameters)."""
     report = outcome.report
     obj = report.objective
-    seed = outcome.plan.path
-    swept = [p for p in report.varying if p != seed]
-    scored = [(r.values, v) for r in report.finished if (v := r.value) is not None]
-    params = _log_sampled(
-        report_importance.params_of([r.values for r in report.runs], swept), request, outcome.notes
-    )
-    importance = report_importance.compute([v for v, _ in scored], [s for _, s in scored], params)
-    metric = request.metric or rep.DEFAULT_CURVE
-    logged_by_all = set.intersection(*(set(r.series) for r in report.finished)) - {metric, "step"}
+    params, importance = _importance(outcome, request)
     search = None if request.search is None else _search_part(report, request)
     stopped = {} if search is None else _pruned_at(search, request.search)
     runs = _page_runs(report, stopped)
@@ -413,10 +459,10 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         groups=outcome.groups,
         columns=list(report.varying),
         base=report.base,
-        curve_metrics=[metric, *sorted(logged_by_all)][: report_page.MAX_METRICS],
+        curve_metrics=_curve_metrics(report, request),
         params=params,
         importance=importance,
-        importance_csv="importance.csv",
+        importance_csv=filenames.IMPORTANCE_CSV,
         statistics=outcome.statistics,
         notes=[*outcome.warnings, *outcome.notes],
         digits=report.digits,
@@ -424,6 +470,25 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         search=search,
     )
     return report_html.render(page), importance
+
+
+def _importance(outcome: Outcome, request: Request) -> tuple[list[report_importance.Param], Any]:
+    """The swept parameters (the seed is not one; log-sampled axes on log axes) and their importance
+    for the scored runs (None with too few runs or parameters)."""
+    report = outcome.report
+    swept = [p for p in report.varying if p != outcome.plan.path]
+    scored = [(r.values, v) for r in report.finished if (v := r.value) is not None]
+    params = _log_sampled(
+        report_importance.params_of([r.values for r in report.runs], swept), request, outcome.notes
+    )
+    return params, report_importance.compute([v for v, _ in scored], [s for _, s in scored], params)
+
+
+def _curve_metrics(report: rep.Report, request: Request) -> list[str]:
+    """The page's curves: the metric reported, then every other metric all finished runs logged."""
+    metric = request.metric or rep.DEFAULT_CURVE
+    logged_by_all = set.intersection(*(set(r.series) for r in report.finished)) - {metric, "step"}
+    return [metric, *sorted(logged_by_all)][: report_page.MAX_METRICS]
 
 
 def _page_runs(report: rep.Report, stopped: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -44,19 +44,14 @@ def build(
     sampled: bool,
     search: Mapping[str, Any] | None = None,  # report_search.section of a search sweep
 ) -> PageData:
-    states = Counter(str(r["state"]) for r in runs)
-    counts = f"{len(runs)} runs: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
     curves, curves_note = _group_curves(objective, runs, groups, curve_metrics)
     pruned_curves, pruned_note = _pruned_curves(runs, curve_metrics)
     curves_note = "; ".join(n for n in (curves_note, pruned_note) if n) or None
-    subtitle = f"objective: {objective['label']} ({objective['mode']} is better)"
-    if objective.get("searched"):
-        subtitle += "; the search's metric: each run's last logged value, as the search takes it"
     all_columns = sorted(set(base) | set(columns) | {p for r in runs for p in r["diff"]})
     return {
         "title": title,
-        "subtitle": subtitle,
-        "counts": counts,
+        "subtitle": _subtitle(objective),
+        "counts": _counts(runs),
         "objective": Objective(
             label=str(objective["label"]),
             mode=str(objective["mode"]),
@@ -80,6 +75,20 @@ def build(
         "stats": None if statistics is None else _stats(statistics),
         "search": None if search is None else dict(search),
     }
+
+
+def _counts(runs: Sequence[Mapping[str, Any]]) -> str:
+    """How many runs, and how many in each state."""
+    states = Counter(str(r["state"]) for r in runs)
+    return f"{len(runs)} runs: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+
+
+def _subtitle(objective: Mapping[str, Any]) -> str:
+    """The objective and its direction; for a search's metric, how the search takes its value."""
+    subtitle = f"objective: {objective['label']} ({objective['mode']} is better)"
+    if objective.get("searched"):
+        subtitle += "; the search's metric: each run's last logged value, as the search takes it"
+    return subtitle
 
 
 def _group_curves(

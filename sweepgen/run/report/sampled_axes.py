@@ -9,6 +9,7 @@ lock's ``spec`` path is relative to the output root's parent, read without follo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sweepgen import yamlio
 from sweepgen.compile.run_api import LOCK_NAME
@@ -34,8 +35,13 @@ def log_axes(sweep_dir: Path) -> tuple[set[str], str | None]:
     except (OSError, UnicodeDecodeError, UserError) as err:
         why = err.message if isinstance(err, UserError) else f"{type(err).__name__}: {err}"
         return set(), f"sampled axes drawn by their span only: the spec {lock.spec} cannot be read ({why})"
-    sample = data.get("sample") if isinstance(data, dict) else None
+    return _log_uniform_paths(data), None
+
+
+def _log_uniform_paths(spec: Any) -> set[str]:
+    """The paths of the spec's ``sample.axes`` drawn log_uniform (none in a spec of another shape)."""
+    sample = spec.get("sample") if isinstance(spec, dict) else None
     axes = sample.get("axes") if isinstance(sample, dict) else None
     if not isinstance(axes, dict):
-        return set(), None
-    return {str(p) for p, d in axes.items() if isinstance(d, dict) and "log_uniform" in d}, None
+        return set()
+    return {str(p) for p, d in axes.items() if isinstance(d, dict) and "log_uniform" in d}

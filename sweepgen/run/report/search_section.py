@@ -15,10 +15,11 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 from sweepgen.compile.run_api import trial_name
-from sweepgen.run.search.view import SearchView
+from sweepgen.run.search.view import SearchView, TrialRow
 
 ENDED = ("complete", "pruned", "failed")
 RULE = (
@@ -67,9 +68,6 @@ def trials_of(view: SearchView, steps: Mapping[str, int], repeats: int) -> list[
     out = []
     for row in view.rows:
         names = [row.name] + [trial_name(row.number, i) for i in range(repeats)]
-        ended = None
-        if row.state in ENDED and row.ended is not None and first is not None:
-            ended = (row.ended - first).total_seconds()
         out.append(
             Trial(
                 row.number,
@@ -80,10 +78,18 @@ def trials_of(view: SearchView, steps: Mapping[str, int], repeats: int) -> list[
                 row.reason,
                 row.steps if row.state == "pruned" and row.steps else None,  # 0: none reported
                 sum(steps.get(n, 0) for n in names),
-                ended,
+                _ended_s(row, first),
             )
         )
     return out
+
+
+def _ended_s(row: TrialRow, first: datetime | None) -> float | None:
+    """When an ended trial ended, in seconds since the first trial started (None: not ended, or
+    not known)."""
+    if row.state not in ENDED or row.ended is None or first is None:
+        return None
+    return (row.ended - first).total_seconds()
 
 
 def curves(trials: Sequence[Trial], mode: str) -> list[dict[str, Any]]:
@@ -92,10 +98,7 @@ def curves(trials: Sequence[Trial], mode: str) -> list[dict[str, Any]]:
     ended; steps count only trials that ended, so a running trial's steps join when it ends)."""
     by_number = sorted(trials, key=lambda t: t.number)
     out = [_curve("trial", "trial number", by_number, [t.number for t in by_number], mode)]
-    ended = sorted(
-        (t for t in trials if t.state in ENDED and t.ended_s is not None),
-        key=lambda t: (t.ended_s, t.number),
-    )
+    ended = _in_end_order(trials)
     if any(t.steps for t in ended):
         used = list(itertools.accumulate(t.steps for t in ended))
         out.append(_curve("steps", "training steps used by the trials ended so far", ended, used, mode))
@@ -103,6 +106,12 @@ def curves(trials: Sequence[Trial], mode: str) -> list[dict[str, Any]]:
         times = [t.ended_s for t in ended]
         out.append(_curve("time", "wall time since the first trial started (s)", ended, times, mode))
     return out
+
+
+def _in_end_order(trials: Sequence[Trial]) -> list[Trial]:
+    """The ended trials with a known end, in the order they ended."""
+    ended = [t for t in trials if t.state in ENDED and t.ended_s is not None]
+    return sorted(ended, key=lambda t: (t.ended_s, t.number))
 
 
 def _curve(key: str, label: str, trials: Sequence[Trial], x: Sequence[Any], mode: str) -> dict[str, Any]:
@@ -125,12 +134,11 @@ def section(
 ) -> dict[str, Any]:
     """The page's search section: ``best`` names the best trial, ``diff`` its (path, base value,
     trial value) differences from the base."""
-    states = {s: sum(t.state == s for t in trials) for s in ("complete", "pruned", "failed", "running")}
     by_name = {t.name: t for t in trials}
     return {
         "metric": metric,
         "mode": mode,
-        "counts": f"{len(trials)} trials: " + ", ".join(f"{n} {s}" for s, n in states.items() if n),
+        "counts": _counts(trials),
         "rule": RULE.format(metric=metric, mode=mode),
         "params": sorted({p for t in trials for p in t.params}),
         "trials": [asdict(t) for t in sorted(trials, key=lambda t: t.number)],
@@ -144,3 +152,9 @@ def section(
             "diff": [list(d) for d in diff],
         },
     }
+
+
+def _counts(trials: Sequence[Trial]) -> str:
+    """How many trials, and how many in each state they are in."""
+    states = {s: sum(t.state == s for t in trials) for s in ("complete", "pruned", "failed", "running")}
+    return f"{len(trials)} trials: " + ", ".join(f"{n} {s}" for s, n in states.items() if n)

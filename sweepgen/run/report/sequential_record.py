@@ -171,14 +171,17 @@ def report_lines(sweep_dir: Path, metric: str | None, at: str, mode: str, baseli
     for number, look in enumerate(looks, 1):
         for c in look.crossings:
             last[c.name] = (number, look, c)
-    for name, (number, look, c) in last.items():
-        p = "no test" if c.p is None else f"p {c.p:.3g}"
-        if c.verdict != sequential.OPEN:
-            lines.append(
-                f"  {name}: {c.verdict} at look {number} of {total} ({look.seeds} seeds per group): "
-                f"{p} < boundary {c.boundary:.3g}"
-            )
-        else:
-            spent = "seeds spent" if number == total else f"{number} of {total} looks so far"
-            lines.append(f"  {name}: no crossing ({spent}; last {p} against boundary {c.boundary:.3g})")
+    lines += [_arm_line(name, number, look, c, total) for name, (number, look, c) in last.items()]
     return lines
+
+
+def _arm_line(name: str, number: int, look: Look, c: sequential.Crossing, total: int) -> str:
+    """An arm's last look: the look it crossed its boundary at, or its last p against its boundary."""
+    p = "no test" if c.p is None else f"p {c.p:.3g}"
+    if c.verdict != sequential.OPEN:
+        return (
+            f"  {name}: {c.verdict} at look {number} of {total} ({look.seeds} seeds per group): "
+            f"{p} < boundary {c.boundary:.3g}"
+        )
+    spent = "seeds spent" if number == total else f"{number} of {total} looks so far"
+    return f"  {name}: no crossing ({spent}; last {p} against boundary {c.boundary:.3g})"

@@ -285,11 +285,7 @@ def _comparisons(
     values_of = [list(arms[i][1]) for i in tested]
 
     def interval(k: int, alpha: float) -> tuple[float, float]:
-        if methods.interval == "bootstrap":
-            low, high = bootstrap.diff_interval(_numpy(), values_of[k], base, 1 - alpha)
-            assert low is not None and high is not None  # both groups have two runs or more here
-            return low, high
-        return welch_interval(values_of[k], base, 1 - alpha)
+        return _diff_interval(methods, values_of[k], base, alpha)
 
     paired = methods.test == "welch" and methods.interval == "t"
     # Welch's test with Welch's interval: each Holm step is decided on the interval itself, so the
@@ -307,25 +303,55 @@ def _comparisons(
             out.append(_untested(name, values, baseline, diff))
             continue
         low, high = interval(k, levels[k])
-        if paired:
-            word = verdict(diff, 0.0, mode) if rejected[k] else "no evidence"
-        else:
-            word = verdict(diff, adjusted[i], mode, methods.alpha)
+        word = _holm_verdict(
+            diff, mode, methods, rejected=rejected[k] if paired else None, p_holm=adjusted[i]
+        )
         c = Comparison(name, baseline, diff, low, high, 1 - levels[k], test, p, adjusted[i], word)
-        floor = smallest_p(methods.test, len(values), len(base))
-        if word == "no evidence" and (floor >= methods.alpha or not startable):
-            c = replace(
-                c,
-                verdict=UNDECIDABLE,
-                reason=f"the {test} test with {len(values)} and {len(base)} seeds cannot give p below "
-                f"{floor:.3g}, and Holm over {m} comparisons needs p < {methods.alpha / m:.3g}; "
-                "use Welch's test (the default) or more seeds",
-            )
+        c = _if_undecidable(c, (len(values), len(base)), methods, m, startable=startable)
         if needed and c.verdict in ("no evidence", UNDECIDABLE):
             c = _needed(c, values, base, levels[k])
         out.append(c)
         k += 1
     return tuple(out)
+
+
+def _diff_interval(
+    methods: Methods, values: Sequence[float], base: Sequence[float], alpha: float
+) -> tuple[float, float]:
+    """The arm's difference from the baseline, at confidence 1 - alpha, by the method asked for."""
+    if methods.interval == "bootstrap":
+        low, high = bootstrap.diff_interval(_numpy(), values, base, 1 - alpha)
+        assert low is not None and high is not None  # both groups have two runs or more here
+        return low, high
+    return welch_interval(values, base, 1 - alpha)
+
+
+def _holm_verdict(
+    diff: float, mode: str, methods: Methods, *, rejected: bool | None, p_holm: float | None
+) -> str:
+    """The verdict of Holm's step: decided on Welch's interval itself where it was (``rejected``:
+    whether its step excluded zero), else on the Holm-adjusted p."""
+    if rejected is not None:
+        return verdict(diff, 0.0, mode) if rejected else "no evidence"
+    return verdict(diff, p_holm, mode, methods.alpha)
+
+
+def _if_undecidable(
+    c: Comparison, sizes: tuple[int, int], methods: Methods, m: int, *, startable: bool
+) -> Comparison:
+    """ "no evidence" that these seeds could never turn into evidence is "cannot decide", saying why:
+    the test's smallest attainable p (with ``sizes`` runs of the arm and of the baseline) does not
+    pass Holm's first step over ``m`` comparisons, or no comparison's can."""
+    floor = smallest_p(methods.test, *sizes)
+    if c.verdict != "no evidence" or (floor < methods.alpha and startable):
+        return c
+    return replace(
+        c,
+        verdict=UNDECIDABLE,
+        reason=f"the {c.test} test with {sizes[0]} and {sizes[1]} seeds cannot give p below "
+        f"{floor:.3g}, and Holm over {m} comparisons needs p < {methods.alpha / m:.3g}; "
+        "use Welch's test (the default) or more seeds",
+    )
 
 
 def _untested(name: str, values: Sequence[float], baseline: str, diff: float) -> Comparison:

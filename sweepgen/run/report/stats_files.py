@@ -44,6 +44,28 @@ class StatsRow(TypedDict):
 COLUMNS = tuple(StatsRow.__annotations__)
 
 
+_Versus = tuple[
+    float | None,  # diff
+    float | None,  # its interval's low
+    float | None,  # and high
+    float | None,  # the interval's level
+    str | None,  # test
+    float | None,  # p
+    float | None,  # p (Holm)
+    str | None,  # reason
+    int | None,  # seeds needed
+    float | None,  # detectable difference
+]
+
+
+def _versus(c: stats.Comparison | None) -> _Versus:
+    """A group's comparison with the baseline, as the row's columns; all None for the baseline and
+    without one."""
+    if c is None:
+        return None, None, None, None, None, None, None, None, None, None
+    return (c.diff, c.low, c.high, c.level, c.test, c.p, c.p_holm, c.reason, c.seeds_needed, c.detectable)
+
+
 def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[StatsRow]:
     """One row per group: its mean and interval, and against the baseline the comparison.
     ``context``: metric, value and direction, as the report names them."""
@@ -52,6 +74,7 @@ def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[Stats
     for g in statistics.groups:
         c = by.get(g.name)
         verdict = c.verdict if c else ("baseline" if g.name == statistics.baseline else None)
+        diff, low, high, level, test, p, p_holm, reason, needed, detectable = _versus(c)
         out.append(
             StatsRow(
                 metric=context["metric"],
@@ -65,17 +88,17 @@ def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[Stats
                 ci_high=g.high,
                 interval=g.interval,
                 baseline=statistics.baseline,
-                diff=c.diff if c else None,
-                diff_ci_low=c.low if c else None,
-                diff_ci_high=c.high if c else None,
-                diff_ci_level=c.level if c else None,
-                test=c.test if c else None,
-                p=c.p if c else None,
-                p_holm=c.p_holm if c else None,
+                diff=diff,
+                diff_ci_low=low,
+                diff_ci_high=high,
+                diff_ci_level=level,
+                test=test,
+                p=p,
+                p_holm=p_holm,
                 verdict=verdict,
-                reason=c.reason if c else None,
-                seeds_needed=c.seeds_needed if c else None,
-                detectable_diff=c.detectable if c else None,
+                reason=reason,
+                seeds_needed=needed,
+                detectable_diff=detectable,
             )
         )
     return out

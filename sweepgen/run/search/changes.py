@@ -50,6 +50,13 @@ def _check_axes(spec: Spec, trials: list[Any], dists: dict[str, Any], held: str)
     for trial in trials:
         for name, dist in trial.distributions.items():
             seen.setdefault(name, dist)
+    _check_changed(spec, seen, dists, held)
+    if seen:
+        _check_new(spec, trials, dists, held)
+
+
+def _check_changed(spec: Spec, seen: dict[str, Any], dists: dict[str, Any], held: str) -> None:
+    """Every axis the study's trials were drawn on is still searched, from the same distribution."""
     for name, old in seen.items():
         new = dists.get(name)
         if new is None:
@@ -60,14 +67,16 @@ def _check_axes(spec: Spec, trials: list[Any], dists: dict[str, Any], held: str)
                 ("search", "axes", name),
                 f"search axis {name!r} is {_shown(new)}, but {held} drew it from {_shown(old)}",
             )
-    # a new axis: one a finished trial was not drawn on (a running trial may lack an axis because
-    # its controller died inside `ask`; the next controller draws the rest of its point)
+
+
+def _check_new(spec: Spec, trials: list[Any], dists: dict[str, Any], held: str) -> None:
+    """No axis is new: one a finished trial was not drawn on (a running trial may lack an axis
+    because its controller died inside `ask`; the next controller draws the rest of its point)."""
     finished = [t for t in trials if t.state.is_finished()]
     drawn = set.intersection(*(set(t.distributions) for t in finished)) if finished else set(dists)
-    if seen:
-        for name in sorted(dists.keys() - drawn):
-            message = f"search axis {name!r} is new, but {held} never searched it"
-            _refuse(spec, ("search", "axes", name), message)
+    for name in sorted(dists.keys() - drawn):
+        message = f"search axis {name!r} is new, but {held} never searched it"
+        _refuse(spec, ("search", "axes", name), message)
 
 
 def _shown(dist: Any) -> str:

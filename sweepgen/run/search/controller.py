@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -224,19 +224,7 @@ class SearchController:
             return False
         search_study.sync(self.study)  # the trial as asked is on disk before any of its runs starts
         live = _LiveTrial(trial, rendered, reported=reported or set(), pruned=pruning)
-        to_start = []
-        for task in rendered:
-            status = _as_it_is(task)
-            if status is not None and (status.state is RunState.FINISHED or _pruned(status)):
-                live.ended[task.name] = status
-            elif _still_running(task):
-                live.watched.add(task.name)  # its trainer outlived a killed controller: wait for it
-                if pruning is not None:
-                    self._stop_detached(live, task)
-            elif pruning is not None:
-                live.ended[task.name] = self._record_pruned(task, status, pruning)
-            else:
-                to_start.append(task)  # new, or resumed in its run directory (its checkpoint)
+        to_start = [task for task in rendered if self._to_start(live, task, pruning)]
         self.live[trial.number] = live
         if to_start:
             self._started_by().start(to_start)
@@ -244,18 +232,29 @@ class SearchController:
         self.events.append(f"{name}: started {_shown(params)}")
         return True
 
+    def _to_start(self, live: _LiveTrial, task: RunTask, pruning: str | None) -> bool:
+        """Whether the trial's run is to be started (new, or resumed in its run directory from its
+        checkpoint); else it is recorded as ended, or watched while its trainer outlives a killed
+        controller (and stopped, if the trial was pruned)."""
+        status = _as_it_is(task)
+        if status is not None and (status.state is RunState.FINISHED or _pruned(status)):
+            live.ended[task.name] = status
+        elif _still_running(task):
+            live.watched.add(task.name)
+            if pruning is not None:
+                self._stop_detached(live, task)
+        elif pruning is not None:
+            live.ended[task.name] = self._record_pruned(task, status, pruning)
+        else:
+            return True
+        return False
+
     # -- following a trial --------------------------------------------------------------------
 
     def _advance(self, live: _LiveTrial, statuses: dict[str, RunStatus]) -> None:
         for task in live.tasks:
-            if task.name in live.ended:
-                continue
-            if task.name in live.started:
-                status = statuses.get(task.name)
-                if status is not None and status.state in TERMINAL:
-                    live.ended[task.name] = status
-            elif task.name in live.watched and not _still_running(task):
-                self._watched_ended(live, task)
+            if task.name not in live.ended:
+                self._follow(live, task, statuses.get(task.name))
         if live.pruned is None:
             self._report(live)
         if len(live.ended) == len(live.tasks):
@@ -263,6 +262,15 @@ class SearchController:
                 self._leave_open(live)
             else:
                 self._tell(live)
+
+    def _follow(self, live: _LiveTrial, task: RunTask, status: RunStatus | None) -> None:
+        """A run not ended yet: ended once the executor that started it says so, or once the trainer
+        a killed controller started (watched) is gone."""
+        if task.name in live.started:
+            if status is not None and status.state in TERMINAL:
+                live.ended[task.name] = status
+        elif task.name in live.watched and not _still_running(task):
+            self._watched_ended(live, task)
 
     def _watched_ended(self, live: _LiveTrial, task: RunTask) -> None:
         """A run a killed controller started has ended: finished, pruned, or resumed here."""
@@ -375,22 +383,23 @@ class SearchController:
     def _tell(self, live: _LiveTrial) -> None:
         del self.live[live.number]
         name = search.trial_name(live.number)
-        state = self.optuna.trial.TrialState
         ended = [live.ended[t.name] for t in live.tasks]
         if live.pruned is not None or any(_pruned(s) for s in ended):
-            # a pruning decision holds even when a run finished before its stop landed: the study
-            # records what the pruner decided, at the step it decided (Optuna's own semantics)
-            reason = live.pruned or next(s.reason for s in ended if _pruned(s) and s is not None)
-            live.trial.set_user_attr(REASON_ATTR, reason)
-            self.study.tell(live.trial, state=state.PRUNED)
+            self._tell_pruned(live, ended)
         elif all(s is not None and s.state is RunState.FINISHED for s in ended):
             self._tell_value(live, name)
         else:
-            failed = next((s for s in ended if s is not None and s.state is not RunState.FINISHED), None)
-            reason = failed.reason if failed is not None and failed.reason else "a run did not finish"
+            reason = _failed_reason(ended)
             self._tell_failed(live.trial, reason)
             self.events.append(f"{name}: failed ({reason})")
         self.finished += 1
+
+    def _tell_pruned(self, live: _LiveTrial, ended: Sequence[RunStatus | None]) -> None:
+        """A pruning decision holds even when a run finished before its stop landed: the study
+        records what the pruner decided, at the step it decided (Optuna's own semantics)."""
+        reason = live.pruned or next(s.reason for s in ended if _pruned(s) and s is not None)
+        live.trial.set_user_attr(REASON_ATTR, reason)
+        self.study.tell(live.trial, state=self.optuna.trial.TrialState.PRUNED)
 
     def _tell_value(self, live: _LiveTrial, name: str) -> None:
         """The mean of the runs' final values: a NaN (a diverged run) fails the trial with the
@@ -419,6 +428,12 @@ class SearchController:
         """After the executor stopped every run (Ctrl-C): the trials stay running in the study, so
         the next `run` takes them over and resumes them; nothing is told."""
         self.live.clear()
+
+
+def _failed_reason(ended: Sequence[RunStatus | None]) -> str:
+    """Why a trial failed: the first of its runs that did not finish, in that run's words."""
+    failed = next((s for s in ended if s is not None and s.state is not RunState.FINISHED), None)
+    return failed.reason if failed is not None and failed.reason else "a run did not finish"
 
 
 def _still_running(task: RunTask) -> bool:

@@ -71,28 +71,30 @@ class SearchView:
 
 def summarize(study: Any, block: SearchBlock) -> SearchView:
     view = SearchView(block)
-    for t in study.get_trials(deepcopy=False):
-        state = STATE_WORDS.get(t.state.name, t.state.name.lower())
-        last = max(t.intermediate_values) if t.intermediate_values else 0
-        value = t.value if t.value is not None else (t.intermediate_values.get(last) if last else None)
-        view.rows.append(
-            TrialRow(
-                t.number,
-                search.trial_name(t.number),
-                state,
-                value,
-                dict(t.params),
-                t.user_attrs.get("sweepgen_reason"),
-                last,
-                t.datetime_start,
-                t.datetime_complete,
-            )
-        )
+    view.rows.extend(_row(t) for t in study.get_trials(deepcopy=False))
     complete = [r for r in view.rows if r.state == "complete" and r.value is not None]
     if complete:
         pick = max if block.mode == "max" else min
         view.best = pick(complete, key=lambda r: r.value or 0.0)
     return view
+
+
+def _row(t: Any) -> TrialRow:
+    """An Optuna trial as the view shows it: its value, else (pruned, running) its last reported one."""
+    state = STATE_WORDS.get(t.state.name, t.state.name.lower())
+    last = max(t.intermediate_values) if t.intermediate_values else 0
+    value = t.value if t.value is not None else (t.intermediate_values.get(last) if last else None)
+    return TrialRow(
+        t.number,
+        search.trial_name(t.number),
+        state,
+        value,
+        dict(t.params),
+        t.user_attrs.get("sweepgen_reason"),
+        last,
+        t.datetime_start,
+        t.datetime_complete,
+    )
 
 
 def load(sweep_dir: Path, block: SearchBlock) -> SearchView:

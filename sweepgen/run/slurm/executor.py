@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from sweepgen import filenames
 from sweepgen.compile.run_api import LOCK_NAME, Lock
@@ -215,29 +215,34 @@ class SlurmExecutor(Executor):
         unrecorded = [t.name for t in tasks if read_status(t.run_dir) is None]
         held = held_jobs(unrecorded, self.root) if unrecorded else {}
         for task in tasks:
-            now = read_status(task.run_dir)
-            why = None
-            if is_finished(task.run_dir):
-                why = "finished meanwhile (by another submission)"
-            elif planned is not None and now != planned.get(task.name):
-                job = f", job {now.ids.get('job_id')}" if now and now.ids.get("job_id") else ""
-                why = (
-                    f"already submitted by another `sweepgen run` (now {now.state if now else 'gone'}{job}); "
-                    "not submitted again"
-                )
-            elif now is not None and now.state not in TERMINAL and self.is_alive(now):
-                why = f"already queued or running in Slurm (job {now.ids.get('job_id')}); not submitted again"
-            elif now is None and task.name in held:
-                info = held[task.name]
-                why = (
-                    f"its run directory {task.run_dir} has no status, but Slurm still holds its job "
-                    f"{info.job_id} ({info.state}); not submitted again"
-                )
+            why = self._why_not_submitted(task, read_status(task.run_dir), planned, held)
             if why:
                 self._status[task.name] = RunStatus(RunState.SKIPPED, self.name, reason=why)
             else:
                 keep.append(task)
         return keep
+
+    def _why_not_submitted(
+        self,
+        task: RunTask,
+        now: RunStatus | None,
+        planned: Mapping[str, RunStatus | None] | None,
+        held: Mapping[str, slurm_query.JobInfo],
+    ) -> str | None:
+        """Why a planned run is skipped after all, from its status re-read now (None: it is submitted)."""
+        if is_finished(task.run_dir):
+            return "finished meanwhile (by another submission)"
+        if planned is not None and now != planned.get(task.name):
+            return _submitted_meanwhile(now)
+        if now is not None and now.state not in TERMINAL and self.is_alive(now):
+            return f"already queued or running in Slurm (job {now.ids.get('job_id')}); not submitted again"
+        if now is None and task.name in held:
+            info = held[task.name]
+            return (
+                f"its run directory {task.run_dir} has no status, but Slurm still holds its job "
+                f"{info.job_id} ({info.state}); not submitted again"
+            )
+        return None
 
     def _test_only(self, count: int) -> None:
         """``sbatch --test-only`` with the array's real header: Slurm says now whether it could ever
@@ -285,30 +290,24 @@ class SlurmExecutor(Executor):
             slurm_query.release(array_id)
         except BaseException as err:
             slurm_query.scancel([array_id])  # never leave a held array nobody knows about
-            # none of its runs ever ran: put their status files back as they were, so they are not
-            # taken for cancelled runs (they are pending, and a plain `run` submits them again)
-            restore_failed = []
-            for task in tasks:
-                self._tasks.pop(task.name, None)
-                self._status.pop(task.name, None)
-                try:
-                    _restore_status(task.run_dir, previous_of[task.name])
-                except OSError as restore_err:
-                    restore_failed.append(f"{task.run_dir / STATUS_FILE} ({restore_err.strerror})")
-            if isinstance(err, OSError):  # a full or read-only disk under the status files or journal
-                left = f"; could not restore {', '.join(restore_failed)}" if restore_failed else ""
-                raise UserError(
-                    f"could not write {err.filename or 'the run records'}: {err.strerror or err}; the "
-                    f"held job array {array_id} was cancelled before any run started{left}",
-                    hint="free space or fix the disk, then run the same command again",
-                ) from err
-            if isinstance(err, UserError):
-                raise UserError(
-                    f"the held job array {array_id} could not be released ({err.message}); it was "
-                    "cancelled before any of its runs started, and their status files were restored",
-                    hint="check the controller (`scontrol ping`), then run the same command again",
-                ) from err
-            raise
+            told = _unreleased_error(err, array_id, self._forget(tasks, previous_of))
+            if told is None:
+                raise
+            raise told from err
+
+    def _forget(self, tasks: Sequence[RunTask], previous_of: Mapping[str, RunStatus | None]) -> list[str]:
+        """After a cancelled submission none of its runs ever ran: their status files are put back as
+        they were, so they are not taken for cancelled runs (they are pending, and a plain `run`
+        submits them again). Returns the status files that could not be restored, with why."""
+        restore_failed = []
+        for task in tasks:
+            self._tasks.pop(task.name, None)
+            self._status.pop(task.name, None)
+            try:
+                _restore_status(task.run_dir, previous_of[task.name])
+            except OSError as restore_err:
+                restore_failed.append(f"{task.run_dir / STATUS_FILE} ({restore_err.strerror})")
+        return restore_failed
 
     def _node_tasks(
         self, tasks: Sequence[RunTask], cwd: str
@@ -382,23 +381,25 @@ class SlurmExecutor(Executor):
         now = time.monotonic()
         if now - self._last_poll >= POLL_MIN_INTERVAL_S and not self.done():
             self._last_poll = now
-            live = {name: s for name, s in self._status.items() if not _settled(s)}
-            tasks = [self._tasks[name] for name in live]
-            try:
-                views = observe(tasks)
-            except UserError:
-                # Slurm did not answer even after the query's own retries: the jobs are where they
-                # were; keep the last known states and ask again, and give up following (never
-                # cancelling) only after a long outage
-                self._failed_polls += 1
-                if self._failed_polls >= MAX_FAILED_POLLS:
-                    raise
-                return dict(self._status)
-            self._failed_polls = 0
-            for view in views:
+            for view in self._observe_live():
                 if view.status is not None:  # (every submitted run has a status file)
                     self._status[view.task.name] = self._with_stop_reason(view.task, view.status)
         return dict(self._status)
+
+    def _observe_live(self) -> list[RunView]:
+        """Slurm's view of the runs not settled yet. When Slurm did not answer even after the
+        query's own retries the jobs are where they were: none (the last known states are kept,
+        and asked for again), and following is given up (never cancelling) only after a long outage."""
+        tasks = [self._tasks[name] for name, s in self._status.items() if not _settled(s)]
+        try:
+            views = observe(tasks)
+        except UserError:
+            self._failed_polls += 1
+            if self._failed_polls >= MAX_FAILED_POLLS:
+                raise
+            return []
+        self._failed_polls = 0
+        return views
 
     def done(self) -> bool:
         return all(_settled(s) for s in self._status.values())
@@ -542,17 +543,57 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
     views = []
     for task in tasks:
         status = read_status(task.run_dir)
-        job = jobs.get(str(status.ids.get("job_id"))) if status else None
-        if job is not None and not _ours(job, status):
-            job = None  # the id was reused for someone else's job (a recreated cluster)
+        job = _job_of(status, jobs)
         new = reconcile(task, status, job)
         if persist and new is not None and new is not status and _worth_keeping(status, new):
-            try:
-                write_status(task.run_dir, new)
-            except OSError as err:  # shown all the same; the next status or run learns it again
-                note = f"could not record what Slurm said in {task.run_dir / STATUS_FILE}: {err.strerror}"
+            note = _record_learned(task, new) or note
         views.append(RunView(task, _as_slurm_says(new, job), job, note=note))
     return views
+
+
+def _job_of(status: RunStatus | None, jobs: Mapping[str, slurm_query.JobInfo]) -> slurm_query.JobInfo | None:
+    """Slurm's view of the job the status names; None when Slurm has none, or reused the id for
+    someone else's job (a recreated cluster)."""
+    job = jobs.get(str(status.ids.get("job_id"))) if status else None
+    return job if job is not None and _ours(job, status) else None
+
+
+def _record_learned(task: RunTask, new: RunStatus) -> str | None:
+    """Write what only Slurm knew to the run's status file; the note when it cannot be written (the
+    view is shown all the same; the next status or run learns it again)."""
+    try:
+        write_status(task.run_dir, new)
+    except OSError as err:
+        return f"could not record what Slurm said in {task.run_dir / STATUS_FILE}: {err.strerror}"
+    return None
+
+
+def _submitted_meanwhile(now: RunStatus | None) -> str:
+    """Why a run whose status changed since the plan is not submitted: another `run` took it."""
+    job = f", job {now.ids.get('job_id')}" if now and now.ids.get("job_id") else ""
+    return (
+        f"already submitted by another `sweepgen run` (now {now.state if now else 'gone'}{job}); "
+        "not submitted again"
+    )
+
+
+def _unreleased_error(err: BaseException, array_id: str, restore_failed: Sequence[str]) -> UserError | None:
+    """A held array that was recorded or released only in part was cancelled: the error that says so
+    in the failure's words (a disk, or the controller); None for any other failure (re-raised as it is)."""
+    if isinstance(err, OSError):  # a full or read-only disk under the status files or journal
+        left = f"; could not restore {', '.join(restore_failed)}" if restore_failed else ""
+        return UserError(
+            f"could not write {err.filename or 'the run records'}: {err.strerror or err}; the "
+            f"held job array {array_id} was cancelled before any run started{left}",
+            hint="free space or fix the disk, then run the same command again",
+        )
+    if isinstance(err, UserError):
+        return UserError(
+            f"the held job array {array_id} could not be released ({err.message}); it was "
+            "cancelled before any of its runs started, and their status files were restored",
+            hint="check the controller (`scontrol ping`), then run the same command again",
+        )
+    return None
 
 
 def _as_slurm_says(status: RunStatus | None, job: slurm_query.JobInfo | None) -> RunStatus | None:
@@ -643,41 +684,45 @@ def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> l
     """scancel the live jobs of ``tasks``, wait until Slurm has ended them, and return their views
     (cancelled, or finished if a run beat the cancel). Never waits longer than ``wait_s``."""
     views = observe(tasks)
-    live = [
-        v
-        for v in views
-        if v.status is not None and v.status.state not in TERMINAL and v.status.ids.get("job_id")
-    ]
-    job_ids = [str(v.status.ids["job_id"]) for v in live if v.status]  # (all have one: mypy)
+    job_ids = [str(v.status.ids["job_id"]) for v in views if _live_job(v.status)]
     if not job_ids:
         return views
     slurm_query.scancel(job_ids)
+    _wait_ended(job_ids, wait_s)
+    return [_cancelled_view(view, job_ids) for view in observe(tasks)]
+
+
+def _live_job(status: RunStatus | None) -> TypeGuard[RunStatus]:
+    """A run whose status file names a Slurm job and has not recorded its end."""
+    return status is not None and status.state not in TERMINAL and bool(status.ids.get("job_id"))
+
+
+def _wait_ended(job_ids: Sequence[str], wait_s: float) -> None:
+    """Until Slurm has ended every job of ``job_ids``; exit 2 naming those it has not after ``wait_s``."""
     deadline = time.monotonic() + wait_s
-    while True:
-        still = [j for j, info in slurm_query.squeue(job_ids).items() if j in job_ids and not info.ended]
-        if not still or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
-    if still:
-        raise UserError(
-            f"Slurm has not ended job(s) {', '.join(still)} {wait_s:.0f} s after scancel",
-            hint="check `squeue` and the node; the status files were left as they were",
-        )
-    out = []
-    for view in observe(tasks):
-        status = view.status
-        if status is not None and status.state not in TERMINAL and str(status.ids.get("job_id")) in job_ids:
-            # Slurm has ended it and sacct has not caught up yet: it is cancelled, we just did it
-            status = replace(
-                status,
-                state=RunState.CANCELLED,
-                reason=CANCEL_REASON,
-                ended=utc_now(),
-                ids={**status.ids, "slurm_state": "CANCELLED"},
+    while still := [j for j, info in slurm_query.squeue(job_ids).items() if j in job_ids and not info.ended]:
+        if time.monotonic() > deadline:
+            raise UserError(
+                f"Slurm has not ended job(s) {', '.join(still)} {wait_s:.0f} s after scancel",
+                hint="check `squeue` and the node; the status files were left as they were",
             )
-            write_status(view.task.run_dir, status)
-        out.append(RunView(view.task, status, view.job))
-    return out
+        time.sleep(0.5)
+
+
+def _cancelled_view(view: RunView, job_ids: Sequence[str]) -> RunView:
+    """A run whose job we just cancelled: Slurm has ended it and sacct has not caught up yet, so
+    its file is written as cancelled (a run that beat the cancel keeps its own end)."""
+    status = view.status
+    if _live_job(status) and str(status.ids.get("job_id")) in job_ids:
+        status = replace(
+            status,
+            state=RunState.CANCELLED,
+            reason=CANCEL_REASON,
+            ended=utc_now(),
+            ids={**status.ids, "slurm_state": "CANCELLED"},
+        )
+        write_status(view.task.run_dir, status)
+    return RunView(view.task, status, view.job)
 
 
 def _vanished_view(task: RunTask, job_id: str, held: dict[str, slurm_query.JobInfo] | None) -> RunView:

@@ -78,23 +78,24 @@ def notes(run_dir: Path, key: str, *, besides: str) -> list[Note]:
         names = [n for n in runfs.listdir(folder) if n.startswith(f"{key}.") and n.endswith(".json")]
     except OSError:
         return []
-    found = []
-    for name in names:
-        path = folder / name
-        try:
-            # read as every run file is: never through a link, never blocking on a FIFO, bounded
-            raw = runfiles.read_bytes(path, limit=NOTE_BYTES)
-            data = json.loads(raw or b"")
-            when = runfs.lstat(path).st_mtime
-        except (OSError, ValueError, runfiles.RunFileError):
-            continue  # being replaced, or not ours to judge: only well-formed notes count
-        if not isinstance(data, dict) or data.get("label") == besides:
-            continue
-        code = data.get("exit_code")
-        found.append(
-            (when, Note(str(data.get("label")), code if isinstance(code, int) else 1, str(data.get("host"))))
-        )
+    found = [n for name in names if (n := _read_note(folder / name, besides)) is not None]
     return [note for _, note in sorted(found, key=lambda pair: pair[0])]
+
+
+def _read_note(path: Path, besides: str) -> tuple[float, Note] | None:
+    """(when it was written, the note); None for ``besides``'s own note, for a note being replaced,
+    or one not ours to judge (only well-formed notes count). Read as every run file is: never
+    through a link, never blocking on a FIFO, bounded."""
+    try:
+        raw = runfiles.read_bytes(path, limit=NOTE_BYTES)
+        data = json.loads(raw or b"")
+        when = runfs.lstat(path).st_mtime
+    except (OSError, ValueError, runfiles.RunFileError):
+        return None
+    if not isinstance(data, dict) or data.get("label") == besides:
+        return None
+    code = data.get("exit_code")
+    return when, Note(str(data.get("label")), code if isinstance(code, int) else 1, str(data.get("host")))
 
 
 def wait_watching(

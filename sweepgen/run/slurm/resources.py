@@ -173,10 +173,7 @@ def _extra(value: Any, lock_path: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, Mapping):  # {account: rl} is accepted as ["--account=rl"]
-        items = []
-        for k, v in value.items():
-            flag = "--" + str(k).lstrip("-").replace("_", "-")
-            items.append(flag if v is True else f"{flag}={v}")
+        items = _as_flags(value)
     elif isinstance(value, (list, tuple)):
         items = list(value)
     else:
@@ -186,24 +183,36 @@ def _extra(value: Any, lock_path: str) -> tuple[str, ...]:
             lock_path,
             'e.g. sbatch_extra: ["--account=rl", "--qos=high"]',
         )
-    out = []
-    for i, item in enumerate(items):
-        key = f"resources.sbatch_extra[{i}]"
-        if not isinstance(item, str) or not _FLAG.match(item) or "\n" in item:
-            raise _bad(
-                key,
-                f"{item!r} is not a long sbatch option",
-                lock_path,
-                'write it as sbatch takes it in a #SBATCH line, e.g. "--account=rl"',
-            )
-        flag = item.split("=", 1)[0]
-        if flag in MANAGED_FLAGS:
-            where = MANAGED_FLAGS[flag]
-            raise _bad(
-                key,
-                f"{flag} is set by sweepgen",
-                lock_path,
-                f"use {where} instead" if where else "sweepgen manages this option for every run",
-            )
-        out.append(item)
-    return tuple(out)
+    return tuple(
+        _checked_flag(item, f"resources.sbatch_extra[{i}]", lock_path) for i, item in enumerate(items)
+    )
+
+
+def _as_flags(value: Mapping[Any, Any]) -> list[str]:
+    """{account: rl, exclusive: true} as ["--account=rl", "--exclusive"]."""
+    items = []
+    for k, v in value.items():
+        flag = "--" + str(k).lstrip("-").replace("_", "-")
+        items.append(flag if v is True else f"{flag}={v}")
+    return items
+
+
+def _checked_flag(item: Any, key: str, lock_path: str) -> str:
+    """A long sbatch option as a #SBATCH line takes it, and none that sweepgen sets itself."""
+    if not isinstance(item, str) or not _FLAG.match(item) or "\n" in item:
+        raise _bad(
+            key,
+            f"{item!r} is not a long sbatch option",
+            lock_path,
+            'write it as sbatch takes it in a #SBATCH line, e.g. "--account=rl"',
+        )
+    flag = item.split("=", 1)[0]
+    if flag in MANAGED_FLAGS:
+        where = MANAGED_FLAGS[flag]
+        raise _bad(
+            key,
+            f"{flag} is set by sweepgen",
+            lock_path,
+            f"use {where} instead" if where else "sweepgen manages this option for every run",
+        )
+    return item

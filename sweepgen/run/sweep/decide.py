@@ -20,6 +20,7 @@ voids the error rate), and `sweepgen report` shows the looks.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -48,6 +49,11 @@ class DecideResult:
     def spent(self) -> bool:
         return len(self.looks) >= self.total_looks
 
+    @property
+    def open_arms(self) -> list[str]:
+        """The arms not decided yet."""
+        return [a for a, v in self.verdicts.items() if v == sequential.OPEN]
+
 
 def run_until_decided(request: RunRequest, given: Rule, display: Display) -> DecideResult:
     """Rounds of ``run_sweep`` and looks of the sequential test, until decided or spent."""
@@ -61,25 +67,34 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
     if fresh:
         write_state(request.sweep_dir, rule, [])
     for n, alpha in list(zip(schedule.looks, schedule.alphas))[len(looks) :]:
-        still = [a for a, v in result.verdicts.items() if v == sequential.OPEN]
+        still = result.open_arms
         if not still:
             break
         display.note(
             f"round {len(result.looks) + 1} of at most {result.total_looks}: {n} seed(s) of "
             f"{rule.baseline} and of {len(still)} open arm(s)"
         )
-        names = tuple(m for g in [str(rule.baseline), *still] for m in members[g][:n])
+        names = _round_runs(rule, members, still, n)
         result.last = run_sweep(replace(request, only=names, wait=True), display)  # a look needs every end
         if result.last.code != 0:
             result.code = result.last.code
             return result
-        look = _look(request.sweep_dir, rule, members, still, n, alpha)
-        result.looks.append(look)
-        result.verdicts.update({c.name: c.verdict for c in look.crossings})
-        write_state(request.sweep_dir, rule, result.looks)
-        for line in look_lines(look, len(result.looks), result.total_looks):
-            display.say(line)
+        _record_look(request, result, _look(request.sweep_dir, rule, members, still, n, alpha), display)
     return result
+
+
+def _round_runs(rule: Rule, members: dict[str, list[str]], arms: Sequence[str], n: int) -> tuple[str, ...]:
+    """A round's runs: the first ``n`` seeds of the baseline and of each arm still open."""
+    return tuple(m for g in [str(rule.baseline), *arms] for m in members[g][:n])
+
+
+def _record_look(request: RunRequest, result: DecideResult, look: Look, display: Display) -> None:
+    """A look taken: its verdicts kept, the state file written (the test goes on from it), and said."""
+    result.looks.append(look)
+    result.verdicts.update({c.name: c.verdict for c in look.crossings})
+    write_state(request.sweep_dir, result.rule, result.looks)
+    for line in look_lines(look, len(result.looks), result.total_looks):
+        display.say(line)
 
 
 def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str]], list[Look], bool]:
@@ -210,11 +225,10 @@ def _dry_run(
         + ", ".join(f"{a:.3g}" for a in schedule.alphas)
         + f" (sum {schedule.alpha:g})",
     ]
-    open_arms = [a for a, v in result.verdicts.items() if v == sequential.OPEN]
+    open_arms = result.open_arms
     if result.spent or not open_arms:
         result.plan.append("nothing to start: every look is done")
         return result
-    n = schedule.looks[len(result.looks)]
-    names = tuple(m for g in [str(rule.baseline), *open_arms] for m in members[g][:n])
+    names = _round_runs(rule, members, open_arms, schedule.looks[len(result.looks)])
     result.last = run_sweep(replace(request, only=names), display)
     return result

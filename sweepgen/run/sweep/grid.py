@@ -45,6 +45,7 @@ from sweepgen.run.core.progress import log_tail
 from sweepgen.run.core.registry import executor_class, make_executor, status_is_alive
 from sweepgen.run.core.sweep_state import RunOptions
 from sweepgen.run.core.tasks import (
+    Sweep,
     check_bundled_configs,
     check_bundled_trainer,
     load_sweep,
@@ -109,13 +110,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     opts = _merged_options(request, display)
     executor = opts.executor or "local"
     gpu_ids, per_gpu = _gpu_options(opts, executor)
-    argv = parse_command(opts.command, shell=bool(opts.shell))
-    sweep = load_sweep(request.sweep_dir, command=argv, done_file=parse_done_file(opts.done_file, argv))
-    if argv is None and executor == "local" and not request.dry_run:
-        check_bundled_trainer()  # (a Slurm node has its own environment: checked there)
-    tasks = select(sweep.tasks, with_groups(sweep, request.only))
-    if argv is None:
-        check_bundled_configs(tasks)
+    sweep, tasks = _selected(request, opts, executor)
     waiting = request.wait if request.wait is not None else executor == "local"
     options = ExecutorOptions(
         sweep_dir=request.sweep_dir,
@@ -146,6 +141,19 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
         interrupted = _wait_elsewhere(decisions, display, result)
     result.code = _finish(request, result, interrupted, ex)
     return result
+
+
+def _selected(request: RunRequest, opts: RunOptions, executor: str) -> tuple[Sweep, list[RunTask]]:
+    """The sweep, and the runs --only selects of it; the bundled trainer and its configs checked
+    when it is the command (a Slurm node has its own environment: the trainer is checked there)."""
+    argv = parse_command(opts.command, shell=bool(opts.shell))
+    sweep = load_sweep(request.sweep_dir, command=argv, done_file=parse_done_file(opts.done_file, argv))
+    if argv is None and executor == "local" and not request.dry_run:
+        check_bundled_trainer()
+    tasks = select(sweep.tasks, with_groups(sweep, request.only))
+    if argv is None:
+        check_bundled_configs(tasks)
+    return sweep, tasks
 
 
 def _merged_options(request: RunRequest, display: Display) -> RunOptions:
@@ -297,9 +305,9 @@ def _elsewhere_status(d: Decision, is_alive: Callable[[RunStatus], bool]) -> Run
         return replace(status, state=RunState.RUNNING) if status else RunStatus(RunState.RUNNING, executor)
     if state is None:
         return RunStatus(RunState.FAILED, executor, reason="ended elsewhere without recording anything")
-    if state in (RunState.PENDING, RunState.RUNNING) and status is not None and is_alive(status):
-        return replace(status, state=state)
     if state in (RunState.PENDING, RunState.RUNNING):
+        if status is not None and is_alive(status):
+            return replace(status, state=state)
         return RunStatus(
             RunState.FAILED, executor, reason="lost: its process is gone without recording an end"
         )

@@ -11,23 +11,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sweepgen.run.core.tasks import NAMING_PATHS, Sweep
+from sweepgen.run.core.tasks import NAMING_PATHS, Sweep, only_names, run_names
 from sweepgen.run.report import groups as grp
 
 
 def with_groups(sweep: Sweep, only: Sequence[str]) -> list[str]:
     """``only`` with each seed group's name replaced by its runs' names."""
-    wanted = [n.strip() for item in only for n in item.split(",") if n.strip()]
-    known = {t.name for t in sweep.tasks} | {t.variant for t in sweep.tasks}
+    wanted = only_names(only)
+    known = run_names(sweep.tasks)
     if all(n in known for n in wanted):
         return list(only)  # nothing to look up (and `--only ""` stays select's error)
-    varying = [p for p in sweep.lock.varying if p not in NAMING_PATHS]
-    plan = grp.seed_plan(sweep.lock.report, varying)
-    if plan.path is None:
+    groups = _seed_groups(sweep)
+    if groups is None:
         return list(only)
-    members = [grp.Member(t.name, t.variant, t.values) for t in sweep.tasks]
-    groups = {g.name: g.members for g in grp.group(members, plan, varying, sweep.name)}
     out: list[str] = []
     for name in wanted:
         out += list(groups[name]) if name not in known and name in groups else [name]
     return out
+
+
+def _seed_groups(sweep: Sweep) -> dict[str, Sequence[str]] | None:
+    """Each seed group's name and its runs' names (grouped as `report` groups them); None for a
+    sweep without a seed path."""
+    varying = [p for p in sweep.lock.varying if p not in NAMING_PATHS]
+    plan = grp.seed_plan(sweep.lock.report, varying)
+    if plan.path is None:
+        return None
+    members = [grp.Member(t.name, t.variant, t.values) for t in sweep.tasks]
+    return {g.name: g.members for g in grp.group(members, plan, varying, sweep.name)}

@@ -133,18 +133,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
     if argv is None and executor == "local":
         check_bundled_trainer()
-    options = ExecutorOptions(
-        sweep_dir=sweep_dir,
-        lock=read_lock(sweep_dir),
-        jobs=block.parallel * block.repeats,
-        gpus=parse_gpus(opts.gpus),
-        per_gpu=opts.per_gpu or 1,
-        stop_timeout_s=opts.stop_timeout,
-        time_limit_s=time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
-        wait=True,  # the controller follows every trial, on Slurm too
-    )
-    if executor == "local":
-        make_executor(executor, options)  # its options checked before anything is asked
+    options = _search_options(sweep_dir, opts, block, executor)
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=parse_done_file(opts.done_file, argv))
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
     sweep_state.write(sweep_dir, opts)  # (once the spec is known to fit the study)
@@ -161,6 +150,32 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         raise
     finally:
         controller.close()
+    return _search_result(controller, resume)
+
+
+def _search_options(
+    sweep_dir: Path, opts: sweep_state.RunOptions, block: SearchBlock, executor: str
+) -> ExecutorOptions:
+    """The executor's options for the search's trials (a local executor's checked before anything
+    is asked of the study)."""
+    options = ExecutorOptions(
+        sweep_dir=sweep_dir,
+        lock=read_lock(sweep_dir),
+        jobs=block.parallel * block.repeats,
+        gpus=parse_gpus(opts.gpus),
+        per_gpu=opts.per_gpu or 1,
+        stop_timeout_s=opts.stop_timeout,
+        time_limit_s=time_limit(executor, opts.time_limit, read_lock(sweep_dir), sweep_dir, None),
+        wait=True,  # the controller follows every trial, on Slurm too
+    )
+    if executor == "local":
+        make_executor(executor, options)
+    return options
+
+
+def _search_result(controller: Any, resume: str) -> SearchResult:
+    """How a driven search ended: its trials by state, those left open or run elsewhere, and exit 1
+    when it was cancelled or no trial completed (and none runs elsewhere)."""
     view = search_view.summarize(controller.study, controller.block)
     cancelled = controller.left_open
     elsewhere = max(controller.block.n - view.finished - len(cancelled), 0) if not controller.stopping else 0
@@ -213,21 +228,33 @@ def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
         return []
     block = search.block(spec)
     view = search_view.load(sweep_dir, block)
-    lines = view.lines()
-    driven = search_owner.any_alive(search_study.state_dir(sweep_dir))
-    if view.finished < block.n and view.rows and not driven:
-        # (the recorded command line: a plain `run` would start the bundled trainer on these configs)
-        resume = (sweep_state.read(sweep_dir) or sweep_state.RunOptions()).command_line(sweep_dir)
-        lines.append(f"no `sweepgen run` drives this search now: `{resume}` goes on with it")
-    failed = [r for r in view.rows if r.state == "failed"]
-    lines += [f"  {r.name} failed: {r.reason}" for r in failed[:MAX_FAILED_SHOWN]]
-    if len(failed) > MAX_FAILED_SHOWN:
-        lines.append(f"  ... and {len(failed) - MAX_FAILED_SHOWN} more failed trial(s)")
+    lines = [*view.lines(), *_undriven(sweep_dir, view, block), *_failed_trials(view)]
     if diff and view.best is not None:
         lines.append(f"{view.best.name} differs from the base in:")
         lines += [
             f"  {path}: {old!r} -> {new!r}" for path, old, new in search_view.best_diff(sweep_dir, view)
         ]
+    return lines
+
+
+def _undriven(sweep_dir: Path, view: search_view.SearchView, block: SearchBlock) -> list[str]:
+    """An unfinished search no live `run` drives: how to go on with it (the recorded command line:
+    a plain `run` would start the bundled trainer on these configs)."""
+    if view.finished >= block.n or not view.rows:
+        return []
+    if search_owner.any_alive(search_study.state_dir(sweep_dir)):
+        return []
+    return [
+        f"no `sweepgen run` drives this search now: `{sweep_state.recorded_line(sweep_dir)}` goes on with it"
+    ]
+
+
+def _failed_trials(view: search_view.SearchView) -> list[str]:
+    """The failed trials with their reasons, the first MAX_FAILED_SHOWN of them."""
+    failed = [r for r in view.rows if r.state == "failed"]
+    lines = [f"  {r.name} failed: {r.reason}" for r in failed[:MAX_FAILED_SHOWN]]
+    if len(failed) > MAX_FAILED_SHOWN:
+        lines.append(f"  ... and {len(failed) - MAX_FAILED_SHOWN} more failed trial(s)")
     return lines
 
 
@@ -257,22 +284,11 @@ def _search_of(directory: Path) -> tuple[Path | None, Any, str | None]:
     (None, None, why) when the sweep the runs name is found nowhere. A folder without a study is
     no search to show (nor a search before its first `run`): its lock is not read here."""
     if (directory / LOCK_NAME).is_file():
-        named: set[str | None] = {str(directory)}
+        found: str | None = str(directory)
     else:
-        named = set()
-        for path in directory.glob(f"*/{STATUS_FILE}"):
-            try:
-                status = read_status(path.parent)
-            except ConfigError:  # the report lists an unusable status file with its run
-                continue
-            recorded = status.sweep_dir if status is not None else None
-            origin = None if recorded is None else sweep_origin.locate(path.parent, recorded)
-            if recorded is not None and origin is None:
-                return None, None, sweep_origin.lost_note(recorded)
-            named.add(None if origin is None else str(origin.sweep_dir))
-            if not _has_study(next(iter(named))) or len(named) > 1:
-                return None, None, None  # a grid's runs (one status read), or runs of several sweeps
-    found = named.pop() if len(named) == 1 else None
+        found, lost = _sweep_the_runs_name(directory)
+        if lost is not None:
+            return None, None, lost
     if found is None or not _has_study(found):
         return None, None, None
     try:
@@ -280,6 +296,25 @@ def _search_of(directory: Path) -> tuple[Path | None, Any, str | None]:
     except UserError as err:  # a spec that no longer loads: the report goes on and says why
         why = f"no search section on the page: the search's spec does not load ({err.message})"
         return Path(found), None, why
+
+
+def _sweep_the_runs_name(directory: Path) -> tuple[str | None, str | None]:
+    """(the one sweep folder every run of a runs folder names, None when they name none, several, or
+    one without a study; the note when a sweep they name is found nowhere)."""
+    named: set[str | None] = set()
+    for path in directory.glob(f"*/{STATUS_FILE}"):
+        try:
+            status = read_status(path.parent)
+        except ConfigError:  # the report lists an unusable status file with its run
+            continue
+        recorded = status.sweep_dir if status is not None else None
+        origin = None if recorded is None else sweep_origin.locate(path.parent, recorded)
+        if recorded is not None and origin is None:
+            return None, sweep_origin.lost_note(recorded)
+        named.add(None if origin is None else str(origin.sweep_dir))
+        if not _has_study(next(iter(named))) or len(named) > 1:
+            return None, None  # a grid's runs (one status read), or runs of several sweeps
+    return (named.pop() if len(named) == 1 else None), None
 
 
 def _has_study(sweep_dir: str | None) -> bool:

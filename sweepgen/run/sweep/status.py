@@ -8,7 +8,7 @@ says, asked through the executor registry; so it works from any shell, any time 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -50,6 +50,19 @@ def collect(tasks: Sequence[RunTask], *, answer_s: float = ANSWER_S) -> list[Run
     Always answers: a status file that cannot be read is that run's view (UNREADABLE, with why), and
     when an observer does not answer within ``answer_s`` its runs are shown as their files say,
     with a note saying so."""
+    statuses, views = _read_statuses(tasks)
+    for name, observed in _by_executor(tasks, statuses).items():
+        views.update(_observed(registry.executor_class(name), observed, statuses, answer_s))
+    views.update(_vanished(tasks, statuses, views))
+    for task in tasks:
+        if task.name not in views:
+            views[task.name] = _plain_view(task, statuses[task.name])
+    # the same staleness rule as `run` and `report`: a directory made from another config is no result
+    return [_mark_stale(views[t.name]) for t in tasks]
+
+
+def _read_statuses(tasks: Sequence[RunTask]) -> tuple[dict[str, RunStatus | None], dict[str, RunView]]:
+    """Each run's status file; the view of each whose file cannot be read (UNREADABLE, with why)."""
     statuses: dict[str, RunStatus | None] = {}
     views: dict[str, RunView] = {}
     for task in tasks:
@@ -58,19 +71,19 @@ def collect(tasks: Sequence[RunTask], *, answer_s: float = ANSWER_S) -> list[Run
         except (SweepgenError, OSError) as err:
             why = err.message if isinstance(err, SweepgenError) else (err.strerror or str(err))
             views[task.name] = RunView(task, None, unreadable=f"{task.run_dir / STATUS_FILE}: {why}")
+    return statuses, views
+
+
+def _by_executor(
+    tasks: Sequence[RunTask], statuses: Mapping[str, RunStatus | None]
+) -> dict[str, list[RunTask]]:
+    """The runs whose status names a known executor, by that executor."""
     by_executor: dict[str, list[RunTask]] = {}
     for task in tasks:
         status = statuses.get(task.name)
         if status is not None and status.executor in registry.EXECUTORS:
             by_executor.setdefault(status.executor, []).append(task)
-    for name, observed in by_executor.items():
-        views.update(_observed(registry.executor_class(name), observed, statuses, answer_s))
-    views.update(_vanished(tasks, statuses, views))
-    for task in tasks:
-        if task.name not in views:
-            views[task.name] = _plain_view(task, statuses[task.name])
-    # the same staleness rule as `run` and `report`: a directory made from another config is no result
-    return [_mark_stale(views[t.name]) for t in tasks]
+    return by_executor
 
 
 def _observed(

@@ -76,10 +76,9 @@ def locate(sweep_dir: Path, only: Sequence[str]) -> Located:
     relative = [t for t in tasks if not t.run_dir.is_absolute()]
     if not relative or any(t.run_dir.exists() for t in tasks):
         return Located(tasks)
-    for base in Path(sweep_dir).resolve().parents:
-        if any((base / t.run_dir).exists() for t in relative):
-            moved = [t if t.run_dir.is_absolute() else replace(t, run_dir=base / t.run_dir) for t in tasks]
-            return Located(moved, base)
+    above = _found_above(sweep_dir, tasks, relative)
+    if above is not None:
+        return above
     if Path.cwd() not in Path(sweep_dir).resolve().parents:
         raise UserError(
             f"none of the {len(tasks)} run directories of {sweep_dir} exists here ({Path.cwd()}) nor "
@@ -88,6 +87,16 @@ def locate(sweep_dir: Path, only: Sequence[str]) -> Located:
             "status` from there",
         )
     return Located(tasks)
+
+
+def _found_above(sweep_dir: Path, tasks: Sequence[RunTask], relative: Sequence[RunTask]) -> Located | None:
+    """The runs under the nearest folder above the sweep folder that holds one of their relative
+    run directories; None when no folder does."""
+    for base in Path(sweep_dir).resolve().parents:
+        if any((base / t.run_dir).exists() for t in relative):
+            moved = [t if t.run_dir.is_absolute() else replace(t, run_dir=base / t.run_dir) for t in tasks]
+            return Located(moved, base)
+    return None
 
 
 def status(
@@ -122,26 +131,25 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
     in ``elsewhere``, untouched."""
     located = locate(sweep_dir, only)
     search = search_stop.state_dir_of(sweep_dir)
-    if search is not None and not only:  # (`--only RUN` stops that run; its search goes on)
+    stopped = search if not only else None  # (`--only RUN` stops that run; its search goes on)
+    if stopped is not None:
         # before any run is stopped: the search's controller then reads a cancelled trial as the
         # search stopping, never as a failed trial to replace with a new one
-        search_stop.request(search)
+        search_stop.request(stopped)
     views = collect(located.tasks)
     by_executor = _live_by_executor(views)
     unreachable: set[str] = set()
     for executor, runs in by_executor.items():
         unreachable.update(cancel_runs(executor, runs, CANCELLED_BY_COMMAND))
-    stopped = search is not None and not only
     if not by_executor:
-        resume = None
-        if search is not None:  # a search resumes its open trials with a plain `run`
-            resume = (sweep_state.read(sweep_dir) or sweep_state.RunOptions()).command_line(sweep_dir)
-        return CancelOutcome(views, located.under, 0, resume, [], stopped)
+        # a search resumes its open trials with a plain `run`
+        resume = None if search is None else sweep_state.recorded_line(sweep_dir)
+        return CancelOutcome(views, located.under, 0, resume, [], stopped is not None)
     views = collect(located.tasks)
     elsewhere = [v for v in views if v.task.name in unreachable]
     cancelled = sum(len(runs) for runs in by_executor.values()) - len(unreachable)
     resume = _resume_line(sweep_dir, by_executor, searched=search is not None)
-    return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped)
+    return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped is not None)
 
 
 def _live_by_executor(views: Sequence[RunView]) -> dict[str, list[tuple[RunTask, RunStatus]]]:
