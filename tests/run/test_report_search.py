@@ -5,9 +5,11 @@ the study as Optuna itself opens it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
+import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from search_support import RUN_ARGS, study, sweepgen, write_search_project
 
+from sweepgen.run.core.base import RunState, read_status, write_status
 from sweepgen.run.report.search_section import Trial, counted, curves, running_best, trials_of
 from sweepgen.run.search.view import SearchView, TrialRow
 
@@ -162,6 +165,28 @@ def test_report_ranks_by_the_search_metric_and_names_the_best_trials_diff(search
     assert f"best: {name}, score = {best.value:.6g} (max)" in from_runs.stdout
     assert "best run by score (max is better)" in from_runs.stdout
     assert "final_score" not in from_runs.stdout
+
+
+def test_a_pruned_trial_whose_run_finished_before_its_stop_is_reported_pruned(searched, tmp_path):
+    """The pruner decides from metrics read after they were logged: a run can finish before the stop
+    lands. The study holds the trial as pruned (no value), so the report never scores that run."""
+    root = tmp_path / "race"
+    shutil.copytree(searched, root, symlinks=True)
+    trial = min((t for t in study(root).get_trials() if t.state.name == "PRUNED"), key=lambda t: t.number)
+    name = f"t{trial.number:04d}"
+    (run_dir,) = [p.parent for p in (root / "runs").rglob("sweepgen_status.json") if p.parent.name == name]
+    stopped = read_status(run_dir)
+    assert stopped is not None and stopped.state is RunState.CANCELLED
+    write_status(run_dir, dataclasses.replace(stopped, state=RunState.FINISHED, reason=None, exit_code=0))
+    (run_dir / (stopped.done_file or "summary.json")).write_text("{}\n")  # its done file, written last
+    done = sweepgen(root, "report", SWEEP, "--no-plot", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    row = {r["run"]: r for r in json.loads(done.stdout)}[name]
+    assert row["state"] == "pruned", row
+    assert row["note"].startswith(f"at step {trial.last_step}") and "finished before its stop" in row["note"]
+    shown = sweepgen(root, "report", SWEEP, "--no-plot").stdout
+    assert f"best run by score (max is better): {name} " not in shown
+    assert f"best: t{_best(root).number:04d}, score" in shown
 
 
 def test_status_and_list_know_the_search(searched):
@@ -410,7 +435,7 @@ def test_the_search_page_agrees_on_its_objective_draws_pruned_curves_and_fits_it
     # the trials table stays on the page: reasons wrap at 1280 px, the table scrolls in its box at 800
     for width in (1280, 800):
         view.set_viewport_size({"width": width, "height": 900})
-        view.wait_for_timeout(300)
+        _settled(view, width)
         box = view.evaluate(_BOX)
         assert box["page"] <= width, f"the page scrolls sideways at {width} px"
         assert box["box"][1] <= width
@@ -424,7 +449,7 @@ def test_the_search_page_agrees_on_its_objective_draws_pruned_curves_and_fits_it
         print(f"screenshot: {shot}")
     # docs/search_report_screenshot.png: the page at 1280 px down to the learning curves
     view.set_viewport_size({"width": 1280, "height": 900})
-    view.wait_for_timeout(600)  # plotly redraws its responsive plots at the new width
+    _settled(view, 1280)
     bottom = view.evaluate("() => document.getElementById('curves').getBoundingClientRect().bottom + scrollY")
     shot = tmp_path / "search_report_docs.png"
     view.screenshot(
@@ -433,6 +458,18 @@ def test_the_search_page_agrees_on_its_objective_draws_pruned_curves_and_fits_it
     print(f"screenshot: {shot}")
     view.close()
     assert errors == []
+
+
+def _settled(view, width: int) -> None:
+    """After a resize: the window has the new width, every responsive plot was redrawn to its box
+    (plotly redraws on the resize event), and two frames have been laid out since."""
+    view.wait_for_function(
+        "w => window.innerWidth === w && Array.from(document.querySelectorAll('.js-plotly-plot'))"
+        ".every(g => g._fullLayout && Math.abs(g._fullLayout.width - g.getBoundingClientRect().width) < 2)",
+        arg=width,
+        timeout=30_000,
+    )
+    view.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
 
 
 def test_pruned_curves_stop_at_the_pruners_step_and_are_capped_with_a_note():

@@ -160,7 +160,9 @@ class Report:
 
     @property
     def finished(self) -> list[RunRecord]:
-        return [r for r in self.runs if r.state is RunState.FINISHED]
+        """The runs scored: finished, and not pruned by their search (a run can finish before the
+        pruner's stop lands; its trial is still pruned)."""
+        return [r for r in self.runs if r.state is RunState.FINISHED and r.pruned is None]
 
 
 @dataclass(frozen=True)

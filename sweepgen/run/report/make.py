@@ -20,6 +20,7 @@ from sweepgen import filenames
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import runfs
+from sweepgen.run.core.base import RunState, is_pruned_reason
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
@@ -112,7 +113,39 @@ def _collect(request: Request) -> tuple[rep.Report, Request, str | None]:
         request = dataclasses.replace(request, metric=guessed)
         report = rep.collect(request.directory, _objective(request))
     _require_logged(report, request)
+    if request.search is not None:
+        report = _pruned_by_the_study(report, request)
     return report, request, guessed
+
+
+def _pruned_by_the_study(report: rep.Report, request: Request) -> rep.Report:
+    """A trial its pruner stopped whose run finished before the stop landed: the study holds it as
+    pruned (no value, never the best), so the report does too, instead of scoring it as finished."""
+    from sweepgen.compile.run_api import trials as search  # noqa: PLC0415 - lazy: only a search sweep's report needs it
+    from sweepgen.run.search import view as search_view  # noqa: PLC0415 - lazy: as above
+
+    block = search.block(request.search)
+    view = search_view.load(request.search_dir or request.directory, block)
+    notes = {
+        name: f"{_prune_words(row.reason, row.steps)}; the run finished before its stop landed"
+        for row in view.rows
+        if row.state == "pruned"
+        for name in [row.name, *(search.trial_name(row.number, i) for i in range(block.repeats))]
+    }
+    runs = tuple(
+        dataclasses.replace(r, pruned=notes[r.variant])
+        if r.state is RunState.FINISHED and r.variant in notes
+        else r
+        for r in report.runs
+    )
+    return dataclasses.replace(report, runs=runs)
+
+
+def _prune_words(reason: str | None, step: int) -> str:
+    """The pruner's words without the leading ``pruned`` (as a stopped run's note has them)."""
+    if is_pruned_reason(reason):
+        return str(reason).removeprefix("pruned").strip()
+    return f"at step {step}"
 
 
 def _groups(report: rep.Report, plan: grp.SeedPlan, request: Request) -> list[grp.Group]:
