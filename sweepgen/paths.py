@@ -28,7 +28,7 @@ def all_paths(tree: Any, prefix: str = "") -> list[str]:
     return out
 
 
-def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Leaf path -> value. An empty mapping is itself a leaf (so adding/removing it shows)."""
     out: dict[str, Any] = {}
     for key, value in tree.items():
@@ -40,7 +40,7 @@ def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def get(tree: Any, path: tuple | str, default: Any = MISSING) -> Any:
+def get(tree: Any, path: tuple[str, ...] | str, default: Any = MISSING) -> Any:
     if isinstance(path, str):
         path = tuple(path.split("."))
     node = tree
@@ -63,7 +63,7 @@ def same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, float) and math.isnan(a) and math.isnan(b):
         return True
-    return a == b
+    return bool(a == b)
 
 
 def diff_paths(a: Any, b: Any, prefix: str = "") -> Iterator[str]:
@@ -86,7 +86,7 @@ def diff_paths(a: Any, b: Any, prefix: str = "") -> Iterator[str]:
         yield prefix
 
 
-def diff_at(base: dict, variant: dict, touched: tuple[tuple[str, ...], ...]) -> set[str]:
+def diff_at(base: dict[str, Any], variant: dict[str, Any], touched: tuple[tuple[str, ...], ...]) -> set[str]:
     """Where ``variant`` differs from ``base``, looking only under the paths overrides touched.
 
     Everything else is shared by reference with the base (copy-on-write), so it cannot differ; this

@@ -161,10 +161,11 @@ _Base = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.S
 class _Composer(_Base):  # type: ignore[misc,valid-type]
     """Composes nodes only. Untagged scalars get a marker tag instead of PyYAML's 1.1 guess."""
 
-    def resolve(self, kind, value, implicit):
+    def resolve(self, kind: type[yaml.Node], value: Any, implicit: tuple[bool, bool]) -> str:
         if kind is yaml.ScalarNode:
             return _PLAIN if implicit[0] else _STR
-        return super().resolve(kind, value, implicit)
+        tag: str = super().resolve(kind, value, implicit)  # PyYAML's resolver returns the tag
+        return tag
 
 
 def loads(text: str, path: str, *, string_keys: bool = True, max_nodes: int | None = MAX_NODES) -> Doc:
