@@ -17,12 +17,17 @@ from sweepgen import globs
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
 
+def _join(prefix: str, key: Any) -> str:
+    """The dotted path of ``key`` under ``prefix`` (the top level: just the key)."""
+    return f"{prefix}.{key}" if prefix else str(key)
+
+
 def all_paths(tree: Any, prefix: str = "") -> list[str]:
     """Every mapping key path in ``tree`` (inner nodes and leaves), in document order."""
     out: list[str] = []
     if isinstance(tree, dict):
         for key, value in tree.items():
-            path = f"{prefix}.{key}" if prefix else str(key)
+            path = _join(prefix, key)
             out.append(path)
             out.extend(all_paths(value, path))
     return out
@@ -32,7 +37,7 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Leaf path -> value. An empty mapping is itself a leaf (so adding/removing it shows)."""
     out: dict[str, Any] = {}
     for key, value in tree.items():
-        path = f"{prefix}.{key}" if prefix else str(key)
+        path = _join(prefix, key)
         if isinstance(value, dict) and value:
             out.update(flatten(value, path))
         else:
@@ -74,14 +79,14 @@ def diff_paths(a: Any, b: Any, prefix: str = "") -> Iterator[str]:
     """
     if isinstance(a, dict) and isinstance(b, dict):
         for key in a:
-            path = f"{prefix}.{key}" if prefix else str(key)
+            path = _join(prefix, key)
             if key not in b:
                 yield path
             else:
                 yield from diff_paths(a[key], b[key], path)
         for key in b:
             if key not in a:
-                yield f"{prefix}.{key}" if prefix else str(key)
+                yield _join(prefix, key)
     elif not same(a, b):
         yield prefix
 

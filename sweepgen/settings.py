@@ -191,7 +191,7 @@ def _table(path: str) -> dict[str, Any] | None:
 def _parse_toml(raw: bytes, shown: str) -> dict[str, Any]:
     """pyproject.toml's bytes as TOML; anything else is a user error at ``shown``."""
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:
         raise UserError(
             f"pyproject.toml is not UTF-8 text (byte {err.start})", location=Location(shown), hint=_TOML_HINT
@@ -203,6 +203,7 @@ def _parse_toml(raw: bytes, shown: str) -> dict[str, Any]:
         raise UserError(
             f"pyproject.toml is not valid TOML: {err}", location=Location(shown), hint=_TOML_HINT
         ) from None
+    return data
 
 
 class _Budget:
