@@ -146,17 +146,22 @@ def _specs(table: dict[str, Any], shown: str, root: str) -> list[str]:
             hint='e.g. specs = ["experiments/**/*.sweep.yaml"]',
         )
     for pattern in specs:
-        if not lexically_inside(pattern) or ".." in pattern.replace(os.sep, "/").split("/"):
-            raise refuse(
-                "[tool.sweepgen] specs pattern",
-                pattern,
-                key="tool.sweepgen.specs",
-                source=shown,
-                root=_shown(root),
-                hint="spec globs are relative to pyproject.toml and stay inside its folder, "
-                'e.g. specs = ["experiments/**/*.sweep.yaml"]',
-            )
+        _check_inside(pattern, shown, root)
     return specs
+
+
+def _check_inside(pattern: str, shown: str, root: str) -> None:
+    """A specs glob stays inside the project: relative, and no ``..`` anywhere in it."""
+    if not lexically_inside(pattern) or ".." in pattern.replace(os.sep, "/").split("/"):
+        raise refuse(
+            "[tool.sweepgen] specs pattern",
+            pattern,
+            key="tool.sweepgen.specs",
+            source=shown,
+            root=_shown(root),
+            hint="spec globs are relative to pyproject.toml and stay inside its folder, "
+            'e.g. specs = ["experiments/**/*.sweep.yaml"]',
+        )
 
 
 def _find(start: str) -> str | None:

@@ -187,6 +187,15 @@ def too_large(limit: int, spec: Spec, variant: Variant, out_path: str) -> Templa
     )
 
 
+def _template_line(err: Exception, template_dir: str) -> Location | None:
+    """The innermost line of a template file in ``err``'s traceback; None if none ran."""
+    loc = None
+    for frame in traceback.extract_tb(err.__traceback__):
+        if frame.filename.startswith(template_dir + os.sep) and frame.lineno:
+            loc = Location(display_path(frame.filename), frame.lineno, 1)
+    return loc
+
+
 def template_runtime_error(err: Exception, template_dir: str, spec: Spec, variant: Variant) -> SweepgenError:
     if isinstance(err, SweepgenError):  # raised on purpose, e.g. by the loader for an include
         return err
@@ -203,10 +212,7 @@ def template_runtime_error(err: Exception, template_dir: str, spec: Spec, varian
             location=Location(shown, err.lineno or 0, 1),
             hint="fix the Jinja syntax ({{ }}, {% %}, matching end tags)",
         )
-    loc = None
-    for frame in traceback.extract_tb(err.__traceback__):
-        if frame.filename.startswith(template_dir + os.sep) and frame.lineno:
-            loc = Location(display_path(frame.filename), frame.lineno, 1)
+    loc = _template_line(err, template_dir)
     if loc is None:
         raise err  # not raised by template code: a bug in sweepgen, let the funnel show it
     return TemplateError(
