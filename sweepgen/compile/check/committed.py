@@ -386,18 +386,23 @@ def _by_cause(plan: Plan, problems: list[Problem], recorded: lock.Lock | None) -
     causes = input_changes(recorded, plan.lock) if stale and recorded is not None else []
     if not causes:
         return problems
+    lead = _lead(plan, causes, stale)
+    for p in stale:
+        p.detail = True
+    return [lead, *problems]
+
+
+def _lead(plan: Plan, causes: list[tuple[str, str]], stale: list[Problem]) -> Problem:
+    """The line for the first changed input (the others named after it) and what it made stale."""
     (path, first), *more = causes
     also = f" (also: {'; '.join(f'{p} {c}' for p, c in more)})" if more else ""
-    lead = Problem(
+    return Problem(
         "changed",
         path or plan.spec.path,
         ("" if first == "changed" else f"{first}: ")
         + f"{' and '.join(_made_stale(plan, stale))}{also} — run `{_render_command(plan)}`",
         hint="commit the rendered files; `sweepgen check --diff` shows each file's diff",
     )
-    for p in stale:
-        p.detail = True
-    return [lead, *problems]
 
 
 def _made_stale(plan: Plan, stale: list[Problem]) -> list[str]:

@@ -164,7 +164,7 @@ def _compile_expansion(
     with gc_state.frozen():  # the variants, from here on (see gc_state)
         staged_in = sweep_dir if stream and only is None else None
         started = _Started.start(spec, sweep, spec_rel, staged_in, chosen)
-        staging, rendering, template = started.staging, started.rendering, started.template
+        staging, template = started.staging, started.template
         try:
             # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
             locked = only is None and build_lock
@@ -172,12 +172,8 @@ def _compile_expansion(
             if started.early is not None:
                 raise started.early
             varying = varying_paths(expansion) if locked else []  # while the workers still render
-            assert rendering is not None and template is not None  # made, or `early` says why not
-            files = [
-                RenderedFile(out_path, variant, run_name, data, sha, run_dir)
-                for variant, (out_path, run_name, data, sha, run_dir) in zip(chosen, rendering.result())
-            ]
-            check_outputs(files, spec)
+            assert template is not None  # made, or `early` says why not
+            files = _rendered_files(started, chosen, spec)
             lock_data = (
                 _lock(expansion, files, template, project, spec_rel, (report, varying), sweep_dir)
                 if locked
@@ -217,6 +213,17 @@ def _validate(
         sweep_dir, project = guarded
         rename_guard.check(expansion, sweep_dir, project, display_path(sweep_dir))
     return report
+
+
+def _rendered_files(started: _Started, chosen: list[Variant], spec: Spec) -> list[RenderedFile]:
+    """What the render workers made of ``chosen``, checked as output paths."""
+    assert started.rendering is not None  # made, or `early` says why not
+    files = [
+        RenderedFile(out_path, variant, run_name, data, sha, run_dir)
+        for variant, (out_path, run_name, data, sha, run_dir) in zip(chosen, started.rendering.result())
+    ]
+    check_outputs(files, spec)
+    return files
 
 
 def _lock_bytes(lock_data: dict[str, Any], spec: Spec) -> bytes:

@@ -351,15 +351,20 @@ def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     for part in loc[:-1]:
         if isinstance(part, int):
             continue
-        info = getattr(current, "model_fields", {}).get(part)
-        if info is None:
-            info = next((f for f in getattr(current, "model_fields", {}).values() if f.alias == part), None)
+        info = _field_named(current, part)
         if info is None:
             return []
         current = _model_of(info.annotation)
         if current is None:
             return []
     return [f.alias or name for name, f in getattr(current, "model_fields", {}).items()]
+
+
+def _field_named(model: Any, name: str) -> Any:
+    """The field of a pydantic model called ``name``, or written so (its alias); None if none."""
+    fields = getattr(model, "model_fields", {})
+    found = fields.get(name)
+    return found if found is not None else next((f for f in fields.values() if f.alias == name), None)
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:
