@@ -30,18 +30,17 @@ def line(text: str) -> str:
         return text
     if not any(_unsafe(ch) for ch in text):
         return text
-    out = []
-    for ch in text:
-        if ch in _NAMED:
-            out.append(_NAMED[ch])
-        elif _unsafe(ch):
-            code = ord(ch)
-            out.append(
-                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-            )
-        else:
-            out.append(ch)
-    return "".join(out)
+    return "".join(_escaped(ch) for ch in text)
+
+
+def _escaped(ch: str) -> str:
+    """One character as ``line`` writes it: by its name (``\\n``), by its code if unsafe, else itself."""
+    if ch in _NAMED:
+        return _NAMED[ch]
+    if not _unsafe(ch):
+        return ch
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def fs_name(name: str) -> str:

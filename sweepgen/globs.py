@@ -70,19 +70,25 @@ class Glob:
         n = len(segs)
         states = _closure({0}, segs)
         for token in path:
-            nxt: set[int] = set()
-            for i in states:
-                if i == n:
-                    continue
-                seg = segs[i]
-                if seg is ANY_DEPTH:
-                    nxt.add(i)  # ** swallows this token and stays
-                elif _segment_matches(seg, token):
-                    nxt.add(i + 1)
+            nxt = _advance(segs, states, token)
             if not nxt:
                 return False
             states = _closure(nxt, segs)
         return n in states
+
+
+def _advance(segs: tuple[Segment, ...], states: set[int], token: Token) -> set[int]:
+    """The positions reached from ``states`` by one path token."""
+    nxt: set[int] = set()
+    for i in states:
+        if i == len(segs):
+            continue
+        seg = segs[i]
+        if seg is ANY_DEPTH:
+            nxt.add(i)  # ** swallows this token and stays
+        elif _segment_matches(seg, token):
+            nxt.add(i + 1)
+    return nxt
 
 
 def _closure(states: set[int], segs: tuple[Segment, ...]) -> set[int]:
@@ -113,12 +119,12 @@ def _wildcard_match(pattern: str, text: str) -> bool:
     star = -1  # position in pattern after the last *
     resume = 0  # position in text where that * currently ends
     while t < len(text):
-        if p < len(pattern) and (pattern[p] == "?" or pattern[p] == text[t]) and pattern[p] != "*":
-            p += 1
-            t += 1
-        elif p < len(pattern) and pattern[p] == "*":
+        if p < len(pattern) and pattern[p] == "*":
             star, resume = p + 1, t
             p += 1
+        elif p < len(pattern) and pattern[p] in ("?", text[t]):
+            p += 1
+            t += 1
         elif star >= 0:
             resume += 1
             p, t = star, resume
@@ -137,26 +143,35 @@ def compile_glob(pattern: str) -> Glob:
     segments: list[Segment] = []
     rest = pattern
     while rest:
-        if rest.startswith("["):
-            end = _closing_bracket(rest, pattern)
-            segments.append(_bracket_segment(rest[1:end], pattern))
-            rest = rest[end + 1 :]
-        else:
-            found = _BARE_GLOB.match(rest)
-            if not found:
-                raise GlobError(pattern, f"unexpected {rest[0]!r}")
-            text = found.group()
-            segments.append(ANY_DEPTH if text == "**" else text)
-            rest = rest[found.end() :]
-        if rest.startswith("."):
-            rest = rest[1:]
-            if not rest or rest.startswith((".", "[")):
-                raise GlobError(pattern, "empty segment")
-        elif rest and not rest.startswith("["):
-            raise GlobError(pattern, f"unexpected {rest[0]!r}")
+        segment, rest = _first_segment(rest, pattern)
+        segments.append(segment)
+        rest = _past_separator(rest, pattern)
     if not segments:
         raise GlobError(pattern, "empty pattern")
     return Glob(pattern, tuple(segments))
+
+
+def _first_segment(rest: str, pattern: str) -> tuple[Segment, str]:
+    """The segment ``rest`` starts with (bracketed or bare), and what follows it."""
+    if rest.startswith("["):
+        end = _closing_bracket(rest, pattern)
+        return _bracket_segment(rest[1:end], pattern), rest[end + 1 :]
+    found = _BARE_GLOB.match(rest)
+    if not found:
+        raise GlobError(pattern, f"unexpected {rest[0]!r}")
+    text = found.group()
+    return ANY_DEPTH if text == "**" else text, rest[found.end() :]
+
+
+def _past_separator(rest: str, pattern: str) -> str:
+    """What follows a segment, past its ``.``: the next segment, a bracket, or nothing."""
+    if rest.startswith("."):
+        rest = rest[1:]
+        if not rest or rest.startswith((".", "[")):
+            raise GlobError(pattern, "empty segment")
+    elif rest and not rest.startswith("["):
+        raise GlobError(pattern, f"unexpected {rest[0]!r}")
+    return rest
 
 
 def _closing_bracket(rest: str, pattern: str) -> int:

@@ -98,18 +98,9 @@ class OutputTree:
         if pfd is None:
             return None
         try:
-            try:
-                st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
-            except FileNotFoundError:
-                if not create:
-                    return None
-                try:
-                    os.mkdir(name, 0o777, dir_fd=pfd)
-                except OSError as err:
-                    raise fs_error(err, shown, "create folder") from None
-                st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
-            except OSError as err:
-                raise fs_error(err, shown, "open folder") from None
+            st = _stat_or_make(pfd, name, shown, create)
+            if st is None:
+                return None
             kind = kind_of(st.st_mode)
             if kind != "folder":
                 raise UnsafePath(
@@ -192,16 +183,21 @@ class OutputTree:
         except FileNotFoundError:
             return self._remember(rel_dir, _MISSING_DIR)
         except OSError as err:
-            try:
-                st = os.stat(name, dir_fd=parent, follow_symlinks=False)
-            except OSError:
-                raise fs_error(err, self.where(rel_dir), "open folder") from None
-            kind = kind_of(st.st_mode)
-            if kind == "folder":  # a real folder we may not open: permissions
-                raise fs_error(err, self.where(rel_dir), "open folder") from None
-            self._blocked[rel_dir] = Node(kind, rel_dir, blocked=True)
-            return _MISSING_DIR
+            return self._not_a_folder(err, parent, name, rel_dir)
         return self._remember(rel_dir, fd)
+
+    def _not_a_folder(self, err: OSError, parent: int, name: str, rel_dir: str) -> int:
+        """After ``err`` opening ``rel_dir`` as a folder: _MISSING_DIR, recorded as blocked, when
+        something else stands there; a real folder we may not open (permissions) raises."""
+        try:
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except OSError:
+            raise fs_error(err, self.where(rel_dir), "open folder") from None
+        kind = kind_of(st.st_mode)
+        if kind == "folder":
+            raise fs_error(err, self.where(rel_dir), "open folder") from None
+        self._blocked[rel_dir] = Node(kind, rel_dir, blocked=True)
+        return _MISSING_DIR
 
     def _remember(self, rel_dir: str, fd: int) -> int:
         if len(self._dirs) >= _MAX_OPEN_DIRS:
@@ -288,22 +284,26 @@ class OutputTree:
             if is_dir:
                 if folders:
                     yield rel, "folder"
-                try:
-                    sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError as err:
-                    raise fs_error(err, self.where(rel), "open folder") from None
-                try:
-                    yield from self._walk(sub, rel + "/", folders)
-                finally:
-                    os.close(sub)
-            else:
-                try:
-                    mode = entry.stat(follow_symlinks=False).st_mode
-                except FileNotFoundError:
-                    continue
-                except OSError as err:
-                    raise fs_error(err, self.where(rel), "look at") from None
-                yield rel, kind_of(mode)
+                yield from self._walk_into(fd, name, rel, folders)
+                continue
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except FileNotFoundError:
+                continue
+            except OSError as err:
+                raise fs_error(err, self.where(rel), "look at") from None
+            yield rel, kind_of(mode)
+
+    def _walk_into(self, fd: int, name: str, rel: str, folders: bool) -> Iterator[tuple[str, str]]:
+        """The walk of the subfolder ``name`` of ``fd`` (at ``rel``), opened without following."""
+        try:
+            sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError as err:
+            raise fs_error(err, self.where(rel), "open folder") from None
+        try:
+            yield from self._walk(sub, rel + "/", folders)
+        finally:
+            os.close(sub)
 
     # -- changing ---------------------------------------------------------------------------------
 
@@ -322,12 +322,7 @@ class OutputTree:
             )
         head, _, name = rel_dir.rpartition("/")
         parent = self._make_dirs(head)
-        try:
-            os.mkdir(name, 0o777, dir_fd=parent)
-        except FileExistsError:
-            pass  # made meanwhile; the open below refuses anything but a real folder
-        except OSError as err:
-            raise fs_error(err, self.where(rel_dir), "create folder") from None
+        _make_folder(parent, name, self.where(rel_dir))  # made meanwhile: the open refuses a non-folder
         self._dirs.pop(rel_dir, None)
         try:
             fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
@@ -369,11 +364,15 @@ class OutputTree:
             return
         except OSError as err:
             raise fs_error(err, self.where(rel), "delete") from None
-        for key in [k for k in self._blocked if k == rel or k.startswith(rel + "/")]:
-            del self._blocked[key]  # the file that stood where a folder belongs is gone
-            self._dirs.pop(key, None)
+        self._unblock(rel)
         if prune and head:
             self._prune(head)
+
+    def _unblock(self, rel: str) -> None:
+        """Forget the folders that the file ``rel``, now gone, stood in the way of."""
+        for key in [k for k in self._blocked if k == rel or k.startswith(rel + "/")]:
+            del self._blocked[key]
+            self._dirs.pop(key, None)
 
     def remove_empty_folder(self, rel_dir: str) -> None:
         """Remove ``rel_dir`` and the (empty) folders inside it; a file left inside is an error."""
@@ -428,12 +427,8 @@ class OutputTree:
         for part in rel_dir.split("/") if rel_dir else []:
             if part not in self.names("/".join(done)):
                 parent = self._dir_fd("/".join(done))
-                try:
-                    os.mkdir(part, 0o777, dir_fd=parent)
-                except FileExistsError:
-                    pass  # kept under another case (a file of the user's in it): written into it
-                except OSError as err:
-                    raise fs_error(err, self.where("/".join([*done, part])), "create folder") from None
+                # already there under another case (a file of the user's in it): written into it
+                _make_folder(parent, part, self.where("/".join([*done, part])))
                 self._forget_folder("/".join([*done, part]))
             done.append(part)
 
@@ -447,6 +442,33 @@ class OutputTree:
             return os.listdir(fd)
         except OSError as err:
             raise fs_error(err, self.where(rel_dir), "list") from None
+
+
+def _stat_or_make(pfd: int, name: str, shown: str, create: bool) -> os.stat_result | None:
+    """lstat of ``name`` in the folder ``pfd``, made first as a folder where it is missing and
+    ``create``; None where it is missing otherwise."""
+    try:
+        return os.stat(name, dir_fd=pfd, follow_symlinks=False)
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            os.mkdir(name, 0o777, dir_fd=pfd)
+        except OSError as err:
+            raise fs_error(err, shown, "create folder") from None
+        return os.stat(name, dir_fd=pfd, follow_symlinks=False)
+    except OSError as err:
+        raise fs_error(err, shown, "open folder") from None
+
+
+def _make_folder(parent: int, name: str, shown: str) -> None:
+    """``mkdir`` in the folder ``parent``; a name already there is left to the caller's next step."""
+    try:
+        os.mkdir(name, 0o777, dir_fd=parent)
+    except FileExistsError:
+        pass
+    except OSError as err:
+        raise fs_error(err, shown, "create folder") from None
 
 
 def read_inside(folder: str, rel: str) -> bytes | None:

@@ -17,22 +17,27 @@ from sweepgen import globs
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
 
+def _join(prefix: str, key: Any) -> str:
+    """The dotted path of ``key`` under ``prefix`` (the top level: just the key)."""
+    return f"{prefix}.{key}" if prefix else str(key)
+
+
 def all_paths(tree: Any, prefix: str = "") -> list[str]:
     """Every mapping key path in ``tree`` (inner nodes and leaves), in document order."""
     out: list[str] = []
     if isinstance(tree, dict):
         for key, value in tree.items():
-            path = f"{prefix}.{key}" if prefix else str(key)
+            path = _join(prefix, key)
             out.append(path)
             out.extend(all_paths(value, path))
     return out
 
 
-def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Leaf path -> value. An empty mapping is itself a leaf (so adding/removing it shows)."""
     out: dict[str, Any] = {}
     for key, value in tree.items():
-        path = f"{prefix}.{key}" if prefix else str(key)
+        path = _join(prefix, key)
         if isinstance(value, dict) and value:
             out.update(flatten(value, path))
         else:
@@ -40,7 +45,7 @@ def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def get(tree: Any, path: tuple | str, default: Any = MISSING) -> Any:
+def get(tree: Any, path: tuple[str, ...] | str, default: Any = MISSING) -> Any:
     if isinstance(path, str):
         path = tuple(path.split("."))
     node = tree
@@ -63,7 +68,7 @@ def same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, float) and math.isnan(a) and math.isnan(b):
         return True
-    return a == b
+    return bool(a == b)
 
 
 def diff_paths(a: Any, b: Any, prefix: str = "") -> Iterator[str]:
@@ -74,19 +79,19 @@ def diff_paths(a: Any, b: Any, prefix: str = "") -> Iterator[str]:
     """
     if isinstance(a, dict) and isinstance(b, dict):
         for key in a:
-            path = f"{prefix}.{key}" if prefix else str(key)
+            path = _join(prefix, key)
             if key not in b:
                 yield path
             else:
                 yield from diff_paths(a[key], b[key], path)
         for key in b:
             if key not in a:
-                yield f"{prefix}.{key}" if prefix else str(key)
+                yield _join(prefix, key)
     elif not same(a, b):
         yield prefix
 
 
-def diff_at(base: dict, variant: dict, touched: tuple[tuple[str, ...], ...]) -> set[str]:
+def diff_at(base: dict[str, Any], variant: dict[str, Any], touched: tuple[tuple[str, ...], ...]) -> set[str]:
     """Where ``variant`` differs from ``base``, looking only under the paths overrides touched.
 
     Everything else is shared by reference with the base (copy-on-write), so it cannot differ; this

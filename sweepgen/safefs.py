@@ -91,21 +91,21 @@ def fs_error(err: OSError, shown: str, action: str) -> FsError:
     )
 
 
+# an lstat mode's file type in the words error messages use
+_KINDS = {
+    stat.S_IFREG: "file",
+    stat.S_IFDIR: "folder",
+    stat.S_IFLNK: "symlink",
+    stat.S_IFIFO: "FIFO",
+    stat.S_IFCHR: "device",
+    stat.S_IFBLK: "device",
+    stat.S_IFSOCK: "socket",
+}
+
+
 def kind_of(mode: int) -> str:
     """What an lstat mode is, in the words error messages use."""
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "special file"
+    return _KINDS.get(stat.S_IFMT(mode), "special file")
 
 
 def unsafe_hint(kind: str) -> str:

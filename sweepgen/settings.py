@@ -64,15 +64,21 @@ class Settings:
         budget = _Budget(self.source or self.root)
         found: set[str] = set()
         for pattern in self.specs:
-            parts = pattern.replace(os.sep, "/").strip("/").split("/")
-            fixed = []
-            while len(parts) > 1 and not _magic(parts[0]):
-                fixed.append(parts.pop(0))
+            fixed, parts = _fixed_head(pattern)
             start = os.path.join(self.root, *fixed)
             if resolve_inside(self.root, os.path.join(*fixed) if fixed else ".") is None:
                 continue  # a fixed folder that is a link out of the project: never walked
             found.update(_walk(start, parts, out_abs, budget))
         return sorted(_shown(p) for p in found)
+
+
+def _fixed_head(pattern: str) -> tuple[list[str], list[str]]:
+    """A glob's leading folders without wildcards (where the walk starts), and the rest."""
+    parts = pattern.replace(os.sep, "/").strip("/").split("/")
+    fixed = []
+    while len(parts) > 1 and not _magic(parts[0]):
+        fixed.append(parts.pop(0))
+    return fixed, parts
 
 
 def load(cwd: str | None = None) -> Settings:
@@ -93,13 +99,7 @@ def load(cwd: str | None = None) -> Settings:
         )
     root = os.path.dirname(path)
     specs = _specs(table, shown, root)
-    output = table.get("output", DEFAULT_OUTPUT)
-    if not isinstance(output, str) or not output:
-        raise UserError(
-            "[tool.sweepgen] output must be a folder name (a string)",
-            location=Location(shown),
-            hint='e.g. output = "generated"',
-        )
+    output = _output(table, shown, root)
     limits = table.get("limits", {})
     if not isinstance(limits, dict):
         raise UserError(
@@ -107,8 +107,19 @@ def load(cwd: str | None = None) -> Settings:
             location=Location(shown),
             hint="e.g. limits = {variants = 2000000, eval_seconds = 60}",
         )
-    # the output root is where render writes and deletes: resolved (links and `..`), it must be a
-    # folder below pyproject.toml's, never that folder itself or anything outside it
+    return Settings(tuple(specs), output, root, shown, limits)
+
+
+def _output(table: dict[str, Any], shown: str, root: str) -> str:
+    """``output``: a folder name. Resolved (links and `..`), the output root, where render writes
+    and deletes, must be a folder below pyproject.toml's, never that folder itself or outside it."""
+    output = table.get("output", DEFAULT_OUTPUT)
+    if not isinstance(output, str) or not output:
+        raise UserError(
+            "[tool.sweepgen] output must be a folder name (a string)",
+            location=Location(shown),
+            hint='e.g. output = "generated"',
+        )
     real = resolve_inside(root, output)
     if real is None or real == os.path.realpath(root):
         raise refuse(
@@ -120,7 +131,7 @@ def load(cwd: str | None = None) -> Settings:
             hint='the output root is a folder inside the project, e.g. output = "generated"; to '
             "render elsewhere, say so on the command line (-o DIR)",
         )
-    return Settings(tuple(specs), output, root, shown, limits)
+    return output
 
 
 def _specs(table: dict[str, Any], shown: str, root: str) -> list[str]:
@@ -135,17 +146,22 @@ def _specs(table: dict[str, Any], shown: str, root: str) -> list[str]:
             hint='e.g. specs = ["experiments/**/*.sweep.yaml"]',
         )
     for pattern in specs:
-        if not lexically_inside(pattern) or ".." in pattern.replace(os.sep, "/").split("/"):
-            raise refuse(
-                "[tool.sweepgen] specs pattern",
-                pattern,
-                key="tool.sweepgen.specs",
-                source=shown,
-                root=_shown(root),
-                hint="spec globs are relative to pyproject.toml and stay inside its folder, "
-                'e.g. specs = ["experiments/**/*.sweep.yaml"]',
-            )
+        _check_inside(pattern, shown, root)
     return specs
+
+
+def _check_inside(pattern: str, shown: str, root: str) -> None:
+    """A specs glob stays inside the project: relative, and no ``..`` anywhere in it."""
+    if not lexically_inside(pattern) or ".." in pattern.replace(os.sep, "/").split("/"):
+        raise refuse(
+            "[tool.sweepgen] specs pattern",
+            pattern,
+            key="tool.sweepgen.specs",
+            source=shown,
+            root=_shown(root),
+            hint="spec globs are relative to pyproject.toml and stay inside its folder, "
+            'e.g. specs = ["experiments/**/*.sweep.yaml"]',
+        )
 
 
 def _find(start: str) -> str | None:
@@ -170,8 +186,17 @@ def _table(path: str) -> dict[str, Any] | None:
     if len(raw) > MAX_PYPROJECT_BYTES:
         too_big = f"pyproject.toml is larger than {MAX_PYPROJECT_BYTES:,} bytes"
         raise UserError(too_big, location=Location(shown), hint=_TOML_HINT)
+    data = _parse_toml(raw, shown)
+    table = data.get("tool", {}).get("sweepgen") if isinstance(data.get("tool"), dict) else None
+    if table is not None and not isinstance(table, dict):
+        raise UserError("[tool.sweepgen] must be a table", location=Location(_shown(path)))
+    return table
+
+
+def _parse_toml(raw: bytes, shown: str) -> dict[str, Any]:
+    """pyproject.toml's bytes as TOML; anything else is a user error at ``shown``."""
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:
         raise UserError(
             f"pyproject.toml is not UTF-8 text (byte {err.start})", location=Location(shown), hint=_TOML_HINT
@@ -183,10 +208,7 @@ def _table(path: str) -> dict[str, Any] | None:
         raise UserError(
             f"pyproject.toml is not valid TOML: {err}", location=Location(shown), hint=_TOML_HINT
         ) from None
-    table = data.get("tool", {}).get("sweepgen") if isinstance(data.get("tool"), dict) else None
-    if table is not None and not isinstance(table, dict):
-        raise UserError("[tool.sweepgen] must be a table", location=Location(_shown(path)))
-    return table
+    return data
 
 
 class _Budget:
@@ -254,25 +276,33 @@ def _walk(start: str, parts: list[str], out_abs: str, budget: _Budget) -> set[st
     folders and the output root skipped, the walk's depth bounded when the pattern has no ``**``."""
     if not os.path.isdir(start) or os.path.islink(start):
         return set()
-    depth = None if "**" in parts else len(parts)
     found = set()
     base = os.path.abspath(start)
     for folder, dirs, files in os.walk(base):
         budget.spend(len(dirs) + len(files) + 1)
         rel = os.path.relpath(folder, base)
         prefix = [] if rel == "." else rel.split(os.sep)
-        dirs[:] = [
-            d
-            for d in dirs
-            if not d.startswith(".")
-            and not within(os.path.join(folder, d), out_abs)
-            and (depth is None or len(prefix) + 1 < depth)
-        ]
-        for name in files:
-            full = os.path.join(folder, name)
-            if not os.path.islink(full) and _matches(parts, [*prefix, name]) and os.path.isfile(full):
-                found.add(full)
+        # without `**`, the walk goes no deeper than the pattern's segments
+        deeper = "**" in parts or len(prefix) + 1 < len(parts)
+        dirs[:] = _subfolders(folder, dirs, out_abs) if deeper else []
+        found.update(_matching(folder, files, parts, prefix))
     return found
+
+
+def _subfolders(folder: str, dirs: list[str], out_abs: str) -> list[str]:
+    """The folders of ``folder`` the specs walk enters: not hidden, not the output root."""
+    return [d for d in dirs if not d.startswith(".") and not within(os.path.join(folder, d), out_abs)]
+
+
+def _matching(folder: str, files: list[str], parts: list[str], prefix: list[str]) -> list[str]:
+    """The regular files (never links) of ``folder``, at ``prefix`` below the walk's start, that
+    the glob segments ``parts`` match."""
+    out = []
+    for name in files:
+        full = os.path.join(folder, name)
+        if not os.path.islink(full) and _matches(parts, [*prefix, name]) and os.path.isfile(full):
+            out.append(full)
+    return out
 
 
 def _shown(path: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,28 +83,34 @@ _PLAIN = "sweepgen:plain"  # marks a plain scalar without an explicit tag: typed
 
 def _implicit(text: str) -> Any:
     """The YAML 1.2 core schema for an untagged plain scalar."""
-    if _NULL.match(text):
-        return None
-    if _BOOL_TRUE.match(text):
-        return True
-    if _BOOL_FALSE.match(text):
-        return False
-    if _INT10.match(text):
-        _check_int_size(len(text.lstrip("+-")))
-        return int(text)
-    if _INT8.match(text):
-        _check_int_size(len(text) * 0.91)  # an octal digit is 0.9 decimal digits
-        return int(text[2:], 8)
-    if _INT16.match(text):
-        _check_int_size(len(text) * 1.21)  # a hex digit is 1.2 decimal digits
-        return int(text[2:], 16)
-    if _FLOAT.match(text):
-        return float(text)
-    if _INF.match(text):
-        return -math.inf if text.startswith("-") else math.inf
-    if _NAN.match(text):
-        return math.nan
+    for pattern, value_of in _CORE_SCHEMA:
+        if pattern.match(text):
+            return value_of(text)
     return text
+
+
+def _int(text: str, digits: float, base: int) -> int:
+    """An integer no longer than ``MAX_INT_DIGITS`` decimal digits (``digits``: about how many)."""
+    _check_int_size(digits)
+    return int(text, base)
+
+
+def _inf(text: str) -> float:
+    return -math.inf if text.startswith("-") else math.inf
+
+
+# (pattern, the value of a text it matches), tried in order; a plain scalar matching none is a string
+_CORE_SCHEMA: tuple[tuple[re.Pattern[str], Callable[[str], Any]], ...] = (
+    (_NULL, lambda _text: None),
+    (_BOOL_TRUE, lambda _text: True),
+    (_BOOL_FALSE, lambda _text: False),
+    (_INT10, lambda text: _int(text, len(text.lstrip("+-")), 10)),
+    (_INT8, lambda text: _int(text[2:], len(text) * 0.91, 8)),  # an octal digit is 0.9 decimal digits
+    (_INT16, lambda text: _int(text[2:], len(text) * 1.21, 16)),  # a hex digit is 1.2 decimal digits
+    (_FLOAT, float),
+    (_INF, _inf),
+    (_NAN, lambda _text: math.nan),
+)
 
 
 class _IntTooLong(ValueError):
@@ -161,10 +168,11 @@ _Base = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.S
 class _Composer(_Base):  # type: ignore[misc,valid-type]
     """Composes nodes only. Untagged scalars get a marker tag instead of PyYAML's 1.1 guess."""
 
-    def resolve(self, kind, value, implicit):
+    def resolve(self, kind: type[yaml.Node], value: Any, implicit: tuple[bool, bool]) -> str:
         if kind is yaml.ScalarNode:
             return _PLAIN if implicit[0] else _STR
-        return super().resolve(kind, value, implicit)
+        tag: str = super().resolve(kind, value, implicit)  # PyYAML's resolver returns the tag
+        return tag
 
 
 def loads(text: str, path: str, *, string_keys: bool = True, max_nodes: int | None = MAX_NODES) -> Doc:
@@ -178,16 +186,7 @@ def loads(text: str, path: str, *, string_keys: bool = True, max_nodes: int | No
     except RecursionError:  # the pure-Python composer recurses once per nesting level
         raise _too_deep(Location(path)) from None
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        loc = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
-        problem = err.problem or err.context or "invalid YAML"
-        if err.context and err.context_mark is not None and err.problem:
-            problem += f" ({err.context} started at line {err.context_mark.line + 1})"
-        raise SpecError(
-            f"YAML syntax error: {problem}",
-            location=loc,
-            hint="fix the YAML syntax (indentation, quotes, colons)",
-        ) from None
+        raise _syntax_error(err, path) from None
     except yaml.YAMLError as err:  # e.g. a second document, or bad bytes
         raise SpecError(
             f"YAML error: {err}", location=Location(path), hint="a file must hold exactly one YAML document"
@@ -196,6 +195,20 @@ def loads(text: str, path: str, *, string_keys: bool = True, max_nodes: int | No
     if node is not None:
         doc.data = _Builder(doc, string_keys, max_nodes).build(node, ())
     return doc
+
+
+def _syntax_error(err: yaml.MarkedYAMLError, path: str) -> SpecError:
+    """PyYAML's syntax error at its mark, with where the construct it was reading started."""
+    mark = err.problem_mark or err.context_mark
+    loc = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
+    problem = err.problem or err.context or "invalid YAML"
+    if err.context and err.context_mark is not None and err.problem:
+        problem += f" ({err.context} started at line {err.context_mark.line + 1})"
+    return SpecError(
+        f"YAML syntax error: {problem}",
+        location=loc,
+        hint="fix the YAML syntax (indentation, quotes, colons)",
+    )
 
 
 def _too_deep(loc: Location) -> SpecError:
@@ -295,23 +308,7 @@ def _build_collection(
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             kloc = Location(doc.path, key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise SpecError(
-                    "a mapping key must be a scalar", location=kloc, hint="use a plain string key"
-                )
-            if key_node.tag == _PLAIN and key_node.value == "<<":
-                raise SpecError(
-                    "YAML merge keys (`<<`) are not supported",
-                    location=kloc,
-                    hint="write the keys out, or use `base: {include: [...]}` to share config",
-                )
-            key = _scalar(key_node.value, key_node.tag, kloc)
-            if string_keys and not isinstance(key, str):
-                raise SpecError(
-                    f"mapping key {key_node.value!r} is a {type(key).__name__}, not a string",
-                    location=kloc,
-                    hint=f'quote it: "{key_node.value}"',
-                )
+            key = _key(key_node, kloc, string_keys)
             if key in out:
                 first = doc.key_marks[path + (key,)]
                 raise SpecError(
@@ -323,6 +320,26 @@ def _build_collection(
             out[key] = _build(value_node, path + (key,), doc, string_keys, built, builder)
         return out
     raise SpecError(f"unsupported YAML node {type(node).__name__}", location=loc)  # pragma: no cover
+
+
+def _key(key_node: yaml.Node, kloc: Location, string_keys: bool) -> Any:
+    """A mapping key: a scalar, never a merge key (``<<``), a string when ``string_keys``."""
+    if not isinstance(key_node, yaml.ScalarNode):
+        raise SpecError("a mapping key must be a scalar", location=kloc, hint="use a plain string key")
+    if key_node.tag == _PLAIN and key_node.value == "<<":
+        raise SpecError(
+            "YAML merge keys (`<<`) are not supported",
+            location=kloc,
+            hint="write the keys out, or use `base: {include: [...]}` to share config",
+        )
+    key = _scalar(key_node.value, key_node.tag, kloc)
+    if string_keys and not isinstance(key, str):
+        raise SpecError(
+            f"mapping key {key_node.value!r} is a {type(key).__name__}, not a string",
+            location=kloc,
+            hint=f'quote it: "{key_node.value}"',
+        )
+    return key
 
 
 def _check_tag(node: yaml.Node, expected: str, loc: Location) -> None:

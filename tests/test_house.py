@@ -75,26 +75,31 @@ def test_ruff_format_check_fails_on_unformatted_code(tmp_path):
     assert run(*args, cwd=tmp_path).returncode == 0
 
 
-# --- mypy: strict on the subsystems and the trainer, non-strict but checked elsewhere ---------------
+# --- mypy: strict on everything it checks (a plain `mypy` is `mypy --strict`) ------------------------
 
 
-def test_mypy_is_strict_on_the_subsystems_and_checks_the_rest(tmp_path):
+def test_mypy_is_strict_on_the_whole_package_and_the_trainer(tmp_path):
     untyped = "def double(x):\n    return x * 2\n"
+    bare = "def keys(d: dict) -> list:\n    return list(d)\n"  # bare generics: two errors
     files = {
         "sweepgen/__init__.py": "",
         "sweepgen/compile/__init__.py": "",
-        "sweepgen/compile/untyped.py": untyped,  # strict: an unannotated function is an error
+        "sweepgen/compile/untyped.py": untyped,  # an unannotated function is an error
         "sweepgen/run/__init__.py": "",
-        "sweepgen/run/untyped.py": untyped,  # strict too
+        "sweepgen/run/untyped.py": untyped,
         "trainer/__init__.py": "",
-        "trainer/untyped.py": untyped,  # the trainer is strict too
-        "trainer/bare.py": "def keys(d: dict) -> list:\n    return list(d)\n",  # bare generics
-        "sweepgen/untyped.py": untyped,  # the ground floor is not strict: allowed
+        "trainer/untyped.py": untyped,
+        "trainer/bare.py": bare,
+        "sweepgen/untyped.py": untyped,  # the ground floor is strict too
+        "sweepgen/bare.py": bare,
+        # a value of type Any returned as a bool (warn_return_any)
+        "sweepgen/anyret.py": "from typing import Any\n\n\ndef one(x: Any) -> bool:\n    return x == 1\n",
         "sweepgen/wrong.py": 'count: int = "three"\n',  # a type error anywhere is an error
     }
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
+    checked = [rel for rel in files if not rel.endswith("__init__.py")]
     result = run(
         "-m",
         "mypy",
@@ -102,23 +107,18 @@ def test_mypy_is_strict_on_the_subsystems_and_checks_the_rest(tmp_path):
         str(PYPROJECT),
         "--cache-dir",
         str(tmp_path / ".mypy_cache"),
-        "sweepgen/compile/untyped.py",
-        "sweepgen/run/untyped.py",
-        "trainer/untyped.py",
-        "trainer/bare.py",
-        "sweepgen/untyped.py",
-        "sweepgen/wrong.py",
+        *checked,
         cwd=tmp_path,
     )
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
-    assert re.search(r"sweepgen/compile/untyped\.py:1: error: .*\[no-untyped-def\]", out), out
-    assert re.search(r"sweepgen/run/untyped\.py:1: error: .*\[no-untyped-def\]", out), out
-    assert re.search(r"trainer/untyped\.py:1: error: .*\[no-untyped-def\]", out), out
-    assert re.search(r"trainer/bare\.py:1: error: .*\[type-arg\]", out), out
+    for rel in ("sweepgen/compile/untyped", "sweepgen/run/untyped", "trainer/untyped", "sweepgen/untyped"):
+        assert re.search(rf"{rel}\.py:1: error: .*\[no-untyped-def\]", out), out
+    for rel in ("trainer/bare", "sweepgen/bare"):
+        assert re.search(rf"{rel}\.py:1: error: .*\[type-arg\]", out), out
+    assert re.search(r"sweepgen/anyret\.py:5: error: .*\[no-any-return\]", out), out
     assert re.search(r"sweepgen/wrong\.py:1: error: .*\[assignment\]", out), out
-    assert "sweepgen/untyped.py" not in out, out
-    assert "Found 6 errors in 5 files" in out, out
+    assert "Found 10 errors in 8 files" in out, out
 
 
 # --- import-linter: each contract breaks on a forbidden import added to a copy of the code ------------

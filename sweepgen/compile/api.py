@@ -275,6 +275,12 @@ def init_project(
     files.update(start.files)
     if schema_file is not None and _same_text(schema_file, files[schema_file]):
         del files[schema_file]  # the same export, from an earlier `init`: shared, not a conflict
+    _refuse_taken(files)
+    return _write_then_render(files, start.spec, out_root)
+
+
+def _refuse_taken(files: dict[str, str]) -> None:
+    """`init` never overwrites a file."""
     taken = [p for p in files if os.path.exists(p)]
     if taken:
         raise UserError(
@@ -282,6 +288,11 @@ def init_project(
             location=Location(taken[0]),
             hint="choose another --name, or move the file away",
         )
+
+
+def _write_then_render(files: dict[str, str], spec: str, out_root: str) -> list[str]:
+    """Write the new ``files``, then render ``spec``; returns the paths written. Nothing is written
+    unless every file renders: on any failure the files and the folders made for them are removed."""
     written: list[str] = []
     made = [d for d in dict.fromkeys(os.path.dirname(p) for p in files) if d and not os.path.isdir(d)]
     try:
@@ -290,12 +301,16 @@ def init_project(
             with open(path, "x", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
             written.append(path)
-        render([start.spec], out_root)  # nothing is written unless every file renders
+        render([spec], out_root)
     except BaseException:
-        for path in written:
-            os.remove(path)
-        for folder in made:
-            with contextlib.suppress(OSError):  # only if still empty
-                os.rmdir(folder)
+        _remove_written(written, made)
         raise
     return written
+
+
+def _remove_written(written: list[str], made: list[str]) -> None:
+    for path in written:
+        os.remove(path)
+    for folder in made:
+        with contextlib.suppress(OSError):  # only if still empty
+            os.rmdir(folder)

@@ -100,21 +100,26 @@ def parse_grid(texts: Sequence[str], data: dict[str, Any]) -> list[tuple[str, li
     out: list[tuple[str, list[Any]]] = []
     known = list(paths.all_paths(data))
     for text in texts:
-        path, sep, values = text.partition("=")
+        path, _, values = text.partition("=")
         path = path.strip()
-        if not sep or not path or not values.strip():
+        if not path or not values.strip():  # no `=` leaves the values empty
             raise UserError(f"--grid {text!r} is not PATH=V1,V2", hint="e.g. --grid beta=0,0.04")
-        if path not in known:
-            close = difflib.get_close_matches(path, known, n=1)
-            raise UserError(
-                f"--grid {path}: the config has no such key",
-                hint=(f"did you mean `{close[0]}`?" if close else "name a key the config sets")
-                + " (a dotted path for nested keys: training.lr)",
-            )
+        _check_known(path, known)
         if path in {p for p, _ in out}:
             raise UserError(f"--grid {path} is given twice", hint="list every value once: --grid k=a,b,c")
         out.append((path, [yamlio.loads(v.strip(), "--grid").data for v in values.split(",")]))
     return out
+
+
+def _check_known(path: str, known: list[str]) -> None:
+    """A ``--grid`` path is one the config sets; else refused with a did-you-mean."""
+    if path not in known:
+        close = difflib.get_close_matches(path, known, n=1)
+        raise UserError(
+            f"--grid {path}: the config has no such key",
+            hint=(f"did you mean `{close[0]}`?" if close else "name a key the config sets")
+            + " (a dotted path for nested keys: training.lr)",
+        )
 
 
 def _grid_lines(
@@ -123,25 +128,29 @@ def _grid_lines(
     seed_path = _seed_path(data)
     if seeds is not None and seeds < 1:
         raise UserError(f"--seeds {seeds}", hint="at least 1")
-    if seeds is None and not axes:  # the first axis a sweep usually has: three seeds
-        seeds = 3 if seed_path is not None else None
-    lines: list[str] = []
+    if seeds is None and not axes and seed_path is not None:  # the first axis a sweep usually has
+        seeds = 3
     if seeds is not None:
-        if any(p == (seed_path or "seed") for p, _ in axes):
-            raise UserError("--seeds and --grid on the seed", hint="give one of them")
-        if seed_path is None:
-            raise UserError(
-                f"--seeds: {config} sets no seed",
-                location=Location(config),
-                hint="add `seed: 1` to the config (where its trainer reads it), or leave --seeds out",
-            )
-        first = paths.get(data, seed_path)
-        axes = [*axes, (seed_path, list(range(first, first + seeds)))]
+        axes = [*axes, _seed_axis(data, axes, seeds, seed_path, config)]
     if not axes:
         return ["# grid:", "#   training.learning_rate: [1.0e-5, 3.0e-5]"]
-    lines.append("grid:")
-    lines += [f"  {path}: {json.dumps(values, ensure_ascii=False)}" for path, values in axes]
-    return lines
+    return ["grid:", *(f"  {path}: {json.dumps(values, ensure_ascii=False)}" for path, values in axes)]
+
+
+def _seed_axis(
+    data: dict[str, Any], axes: list[tuple[str, list[Any]]], seeds: int, seed_path: str | None, config: str
+) -> tuple[str, list[Any]]:
+    """``--seeds N``: N seeds from the config's own, on the config's seed key."""
+    if any(p == (seed_path or "seed") for p, _ in axes):
+        raise UserError("--seeds and --grid on the seed", hint="give one of them")
+    if seed_path is None:
+        raise UserError(
+            f"--seeds: {config} sets no seed",
+            location=Location(config),
+            hint="add `seed: 1` to the config (where its trainer reads it), or leave --seeds out",
+        )
+    first = paths.get(data, seed_path)
+    return (seed_path, list(range(first, first + seeds)))
 
 
 def _rel_to(folder: str) -> Callable[[str], str]:
@@ -192,11 +201,7 @@ def _flow_value(value: Any, key: str, config: str) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        return repr(value)
+        return _flow_float(value)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list):
@@ -213,6 +218,14 @@ def _flow_value(value: Any, key: str, config: str) -> str:
         key=key,
         hint='write it as a string in the config (e.g. when = "1979-05-27T07:32:00Z"), then init again',
     )
+
+
+def _flow_float(value: float) -> str:
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    return repr(value)
 
 
 def _join(key: str, name: object) -> str:

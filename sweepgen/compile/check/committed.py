@@ -108,12 +108,12 @@ def check(
 
 def _orphan_sweeps(out_root: str, owned: set[str], report: Report) -> None:
     """Sweep folders no spec owns (orphans), and anything unsafe in the output root."""
-    for name in sorted(os.listdir(out_root)):
+    for name in sorted(set(os.listdir(out_root)) - owned):
         folder = os.path.join(out_root, name)
         kind = kind_of(os.lstat(folder).st_mode)
-        if kind not in ("file", "folder") and name not in owned:
+        if kind not in ("file", "folder"):
             report.problems.append(_unsafe_problem(display_path(folder), kind))
-        if kind == "folder" and name not in owned and not any(p.kind == "invalid" for p in report.problems):
+        elif kind == "folder" and not report.invalid:
             report.problems.append(
                 Problem(
                     "orphan",
@@ -127,13 +127,11 @@ def _orphan_sweeps(out_root: str, owned: set[str], report: Report) -> None:
 
 def _fast_problems(spec_path: str, out_root: str, spec: Spec | None, verdict: Verdict) -> list[Problem]:
     """Problems of a spec whose inputs all still match its lock: only edited files are rendered."""
-    shown, findings = verdict.shown, verdict.findings
-    edited = {variant for kind, _, variant, _ in findings if kind == "edited"}
-    plan = compile_spec(spec_path, out_root, only=frozenset(edited), loaded=spec) if edited else None
-    rendered = {f.path: f.content() for f in plan.files} if plan is not None else {}
+    edited = {variant for kind, _, variant, _ in verdict.findings if kind == "edited"}
+    rendered = _rendered(spec_path, out_root, spec, edited)
     problems = []
-    for kind, path, _, data in findings:
-        where = f"{shown}/{path}"
+    for kind, path, _, data in verdict.findings:
+        where = f"{verdict.shown}/{path}"
         if kind == "missing":
             problems.append(_missing(where))
         elif kind == "orphan":
@@ -143,6 +141,14 @@ def _fast_problems(spec_path: str, out_root: str, spec: Spec | None, verdict: Ve
             line, diff = _diff(data, rendered[path], where)
             problems.append(_edited(where, line, diff))
     return problems
+
+
+def _rendered(spec_path: str, out_root: str, spec: Spec | None, variants: set[str]) -> dict[str, bytes]:
+    """The files of ``variants``, rendered again (nothing is rendered for no variant)."""
+    if not variants:
+        return {}
+    plan = compile_spec(spec_path, out_root, only=frozenset(variants), loaded=spec)
+    return {f.path: f.content() for f in plan.files}
 
 
 def _missing(where: str) -> Problem:
@@ -246,28 +252,34 @@ def _file_problems(
 ) -> list[Problem]:
     """What is wrong with each file the spec writes: missing, in the way, stale or edited."""
     problems: list[Problem] = []
-    shown = plan.shown_dir
     for path, data in expected.items():
-        where = f"{shown}/{path}"
-        node = tree.node(path) if tree else None
-        if node is not None and node.blocked and node.kind != "file":
-            continue  # the symlink (or FIFO…) standing where a folder belongs is reported by the walk
-        if node is not None and not node.blocked and node.kind not in ("file", "missing"):
-            problems.append(_in_the_way(tree, rec, path, where, node.kind))
-            continue
-        readable = tree is not None and node is not None and node.kind == "file" and not node.blocked
-        current = tree.read(path) if tree is not None and readable else None
-        if current is None:
-            problems.append(_missing(where))
-        elif current != data:
-            problems.append(_changed(rec, path, where, current, data))
+        problem = _file_problem(tree, rec, path, f"{plan.shown_dir}/{path}", data)
+        if problem is not None:
+            problems.append(problem)
     return problems
 
 
-def _in_the_way(tree: OutputTree | None, rec: Recorded | None, path: str, where: str, kind: str) -> Problem:
+def _file_problem(
+    tree: OutputTree | None, rec: Recorded | None, path: str, where: str, data: bytes
+) -> Problem | None:
+    """What is wrong with one file the spec writes (``data``), if anything."""
+    if tree is None:
+        return _missing(where)
+    node = tree.node(path)
+    if node.blocked and node.kind != "file":
+        return None  # the symlink (or FIFO…) standing where a folder belongs is reported by the walk
+    if node.kind == "missing" or node.blocked:  # nothing there, or a file where a folder belongs
+        return _missing(where)
+    if node.kind != "file":
+        return _in_the_way(tree, rec, path, where, node.kind)
+    current = tree.read(path)
+    return _changed(rec, path, where, current, data) if current != data else None
+
+
+def _in_the_way(tree: OutputTree, rec: Recorded | None, path: str, where: str, kind: str) -> Problem:
     """Something not a file where the spec writes one: a folder an earlier render made (stale), or
     anything else (unsafe)."""
-    if kind == "folder" and tree is not None and rec is not None and _ours(tree, path, rec):
+    if kind == "folder" and rec is not None and _ours(tree, path, rec):
         return Problem(
             "stale",
             where,
@@ -295,8 +307,6 @@ def _changed(rec: Recorded | None, path: str, where: str, current: bytes, data: 
 
 def _extra_problems(plan: Plan, tree: OutputTree, rec: Recorded, expected: dict[str, bytes]) -> list[Problem]:
     """What stands in the sweep folder that the spec does not write: orphans, leftovers, unsafe nodes."""
-    problems: list[Problem] = []
-    shown = plan.shown_dir
     entries = [
         (p, k)
         for p, k in tree.walk()
@@ -304,24 +314,26 @@ def _extra_problems(plan: Plan, tree: OutputTree, rec: Recorded, expected: dict[
     ]
     # tool files (__pycache__, .DS_Store, swap files) and git-ignored files are not orphans
     tolerated = foreign_ok(plan.sweep_dir, [p for p, k in entries if k == "file" and p not in rec.shas])
-    for path, kind in entries:
-        if path in tolerated:
-            continue
-        where = f"{shown}/{path}"
-        if kind != "file":
-            problems.append(_unsafe_problem(where, kind))
-        elif TEMP_NAME.fullmatch(path.rpartition("/")[2]):
-            problems.append(
-                Problem(
-                    "interrupted",
-                    where,
-                    "temporary file left by a render that did not finish",
-                    hint="run `sweepgen render`: it removes it",
-                )
-            )
-        else:
-            problems.append(_orphan(where, recorded=path in rec.shas))
-    return problems
+    return [
+        _extra_problem(f"{plan.shown_dir}/{path}", path, kind, rec)
+        for path, kind in entries
+        if path not in tolerated
+    ]
+
+
+def _extra_problem(where: str, path: str, kind: str, rec: Recorded) -> Problem:
+    """One thing in the sweep folder that the spec does not write: unsafe unless a plain file, a
+    temporary file left by a cut render, or an orphan (generated earlier, or never by sweepgen)."""
+    if kind != "file":
+        return _unsafe_problem(where, kind)
+    if TEMP_NAME.fullmatch(path.rpartition("/")[2]):
+        return Problem(
+            "interrupted",
+            where,
+            "temporary file left by a render that did not finish",
+            hint="run `sweepgen render`: it removes it",
+        )
+    return _orphan(where, recorded=path in rec.shas)
 
 
 def _lock_problem(
@@ -374,24 +386,41 @@ def _by_cause(plan: Plan, problems: list[Problem], recorded: lock.Lock | None) -
     causes = input_changes(recorded, plan.lock) if stale and recorded is not None else []
     if not causes:
         return problems
+    lead = _lead(plan, causes, stale)
+    for p in stale:
+        p.detail = True
+    return [lead, *problems]
+
+
+def _lead(plan: Plan, causes: list[tuple[str, str]], stale: list[Problem]) -> Problem:
+    """The line for the first changed input (the others named after it) and what it made stale."""
+    (path, first), *more = causes
+    also = f" (also: {'; '.join(f'{p} {c}' for p, c in more)})" if more else ""
+    return Problem(
+        "changed",
+        path or plan.spec.path,
+        ("" if first == "changed" else f"{first}: ")
+        + f"{' and '.join(_made_stale(plan, stale))}{also} — run `{_render_command(plan)}`",
+        hint="commit the rendered files; `sweepgen check --diff` shows each file's diff",
+    )
+
+
+def _made_stale(plan: Plan, stale: list[Problem]) -> list[str]:
+    """What a changed input made stale: the sweep folder's files, its lock, or both."""
     files = sum(p.kind == "stale" for p in stale)
     made = [f"{files} of {len(plan.files)} file(s) in {plan.shown_dir}/ stale"] if files else []
     if any(p.kind == "lock" for p in stale):
         made.append("its lock out of date")
-    render = f"sweepgen render {plan.spec.path}" + (
-        f" -o {display_path(plan.out_root)}" if _needs_output_flag(plan.out_root) else ""
-    )
-    (path, first), *more = causes
-    also = f" (also: {'; '.join(f'{p} {c}' for p, c in more)})" if more else ""
-    lead = Problem(
-        "changed",
-        path or plan.spec.path,
-        ("" if first == "changed" else f"{first}: ") + f"{' and '.join(made)}{also} — run `{render}`",
-        hint="commit the rendered files; `sweepgen check --diff` shows each file's diff",
-    )
-    for p in stale:
-        p.detail = True
-    return [lead, *problems]
+    return made
+
+
+def _render_command(plan: Plan) -> str:
+    """The command that renders the spec again, with ``-o`` where its output root is not the
+    configured one."""
+    command = f"sweepgen render {plan.spec.path}"
+    if _needs_output_flag(plan.out_root):
+        command += f" -o {display_path(plan.out_root)}"
+    return command
 
 
 def _needs_output_flag(out_root: str) -> bool:

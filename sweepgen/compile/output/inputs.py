@@ -82,19 +82,25 @@ def render_inputs(
     schema = spec.model.schema_
     if schema is not None and schema.endswith(".json"):
         add(os.path.normpath(os.path.join(spec.dir, schema)))
-    elif schema is not None and trl_cli.command_of(schema) is not None:
-        found["module:trl"] = trl_cli.identity()  # what module_identity("trl") reads, without importing
     elif schema is not None:
-        module = schema.partition(":")[0]
-        key = f"module:{module}"
-        if module in sys.modules:
-            found[key] = module_identity(module)
-        else:
-            # skipped under --no-import: nothing was checked, so the lock keeps what it said (the
-            # same lock in an environment without the package); with no lock, an input nothing
-            # matches, so a later `check` renders (and validates) instead of trusting it
-            found[key] = (previous or {}).get(key, DYNAMIC)
+        key, identity = _module_input(schema, previous)
+        found[key] = identity
     return found
+
+
+def _module_input(schema: str, previous: dict[str, str] | None) -> tuple[str, str]:
+    """The input entry of a ``module:Class`` (or TRL command) schema: ``module:NAME`` and what
+    ``module_identity`` records for it."""
+    if trl_cli.command_of(schema) is not None:
+        return "module:trl", trl_cli.identity()  # what module_identity("trl") reads, without importing
+    module = schema.partition(":")[0]
+    key = f"module:{module}"
+    if module in sys.modules:
+        return key, module_identity(module)
+    # skipped under --no-import: nothing was checked, so the lock keeps what it said (the same lock
+    # in an environment without the package); with no lock, an input nothing matches, so a later
+    # `check` renders (and validates) instead of trusting it
+    return key, (previous or {}).get(key, DYNAMIC)
 
 
 def module_identity(module: str) -> str:

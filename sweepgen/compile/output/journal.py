@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from sweepgen import filenames
 from sweepgen.compile.output import lock
@@ -64,14 +65,7 @@ def _parse(data: bytes | None, shown: str) -> dict[str, list[str]] | None:
     try:
         doc = json.loads(data)
         files = doc["files"]
-        ok = (
-            doc.get("journal_version") == JOURNAL_VERSION
-            and isinstance(files, dict)
-            and all(
-                isinstance(k, str) and isinstance(v, list) and all(isinstance(s, str) for s in v)
-                for k, v in files.items()
-            )
-        )
+        ok = doc.get("journal_version") == JOURNAL_VERSION and _paths_to_hashes(files)
     except (ValueError, TypeError, KeyError):
         ok = False
     if not ok:
@@ -83,6 +77,14 @@ def _parse(data: bytes | None, shown: str) -> dict[str, list[str]] | None:
         )
     result: dict[str, list[str]] = files
     return result
+
+
+def _paths_to_hashes(files: Any) -> bool:
+    """Whether ``files`` maps each path to a list of sha256 strings."""
+    return isinstance(files, dict) and all(
+        isinstance(k, str) and isinstance(v, list) and all(isinstance(s, str) for s in v)
+        for k, v in files.items()
+    )
 
 
 def journal_bytes(recorded: Recorded, plan: Plan) -> bytes:

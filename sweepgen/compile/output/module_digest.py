@@ -79,15 +79,18 @@ def _imports(name: str, path: str, data: bytes) -> list[str]:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
         return []
-    out: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = _absolute(package, node.level, node.module)
-            if base is not None:
-                out += [base, *(f"{base}.{a.name}" for a in node.names)]
+    out = [n for node in ast.walk(tree) for n in _imported(node, package)]
     return [n for n in out if n == top or n.startswith(top + ".")]
+
+
+def _imported(node: ast.AST, package: str) -> list[str]:
+    """The absolute names an import statement (in ``package``) names; none for any other node."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    base = _absolute(package, node.level, node.module)
+    return [] if base is None else [base, *(f"{base}.{a.name}" for a in node.names)]
 
 
 def _absolute(package: str, level: int, module: str | None) -> str | None:

@@ -133,9 +133,13 @@ class Rendering:
                 parts[message[0]] = message[1]
         missing = [i for i in range(len(self._chunks)) if i not in parts]
         if missing:
-            codes = sorted({proc.exitcode for proc, _ in self._workers if proc.exitcode})
-            raise RuntimeError(f"a render worker ended without rendering chunk {missing[0]} (exit {codes})")
+            raise self._died(missing[0])
         return [parts[i] for i in range(len(self._chunks))]
+
+    def _died(self, chunk: int) -> RuntimeError:
+        """A chunk no worker sent back: its worker died; the workers' exit codes say how."""
+        codes = sorted({proc.exitcode for proc, _ in self._workers if proc.exitcode})
+        return RuntimeError(f"a render worker ended without rendering chunk {chunk} (exit {codes})")
 
     def close(self) -> None:
         for proc, recv in self._workers:

@@ -164,32 +164,22 @@ def _compile_expansion(
     with gc_state.frozen():  # the variants, from here on (see gc_state)
         staged_in = sweep_dir if stream and only is None else None
         started = _Started.start(spec, sweep, spec_rel, staged_in, chosen)
-        staging, rendering, template = started.staging, started.rendering, started.template
+        staging, template = started.staging, started.template
         try:
-            check_gate(expansion)
-            check_constraints(expansion, sweep)
-            check_schema(expansion, validator)
-            check_choices(expansion)
-            report = seeds.report_block(spec, [v.config for v in expansion.variants])
-            if only is None and build_lock:
-                rename_guard.check(expansion, sweep_dir, project, display_path(sweep_dir))
+            # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
+            locked = only is None and build_lock
+            report = _validate(expansion, sweep, validator, (sweep_dir, project) if locked else None)
             if started.early is not None:
                 raise started.early
-            locked = only is None and build_lock
             varying = varying_paths(expansion) if locked else []  # while the workers still render
-            assert rendering is not None and template is not None  # made, or `early` says why not
-            files = [
-                RenderedFile(out_path, variant, run_name, data, sha, run_dir)
-                for variant, (out_path, run_name, data, sha, run_dir) in zip(chosen, rendering.result())
-            ]
-            check_outputs(files, spec)
-            # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
+            assert template is not None  # made, or `early` says why not
+            files = _rendered_files(started, chosen, spec)
             lock_data = (
                 _lock(expansion, files, template, project, spec_rel, (report, varying), sweep_dir)
                 if locked
                 else {}
             )
-            lock_bytes = lock_digest.sealed(_utf8_lock(lock.dumps(lock_data), spec)) if lock_data else b""
+            lock_bytes = _lock_bytes(lock_data, spec)
             if staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
                 lock_data = {k: v for k, v in lock_data.items() if k != "files"}
         except BaseException:
@@ -206,6 +196,39 @@ def _compile_expansion(
         lock_bytes=lock_bytes,
         staging=staging,
     )
+
+
+def _validate(
+    expansion: Expansion, sweep: dict[str, Any], validator: Validator | None, guarded: tuple[str, str] | None
+) -> dict[str, Any] | None:
+    """Every check of the variants' configs, and rename_guard's of ``guarded`` (the sweep folder a
+    lock is built for, and the project); returns the seeds report the lock records."""
+    spec = expansion.spec
+    check_gate(expansion)
+    check_constraints(expansion, sweep)
+    check_schema(expansion, validator)
+    check_choices(expansion)
+    report = seeds.report_block(spec, [v.config for v in expansion.variants])
+    if guarded is not None:
+        sweep_dir, project = guarded
+        rename_guard.check(expansion, sweep_dir, project, display_path(sweep_dir))
+    return report
+
+
+def _rendered_files(started: _Started, chosen: list[Variant], spec: Spec) -> list[RenderedFile]:
+    """What the render workers made of ``chosen``, checked as output paths."""
+    assert started.rendering is not None  # made, or `early` says why not
+    files = [
+        RenderedFile(out_path, variant, run_name, data, sha, run_dir)
+        for variant, (out_path, run_name, data, sha, run_dir) in zip(chosen, started.rendering.result())
+    ]
+    check_outputs(files, spec)
+    return files
+
+
+def _lock_bytes(lock_data: dict[str, Any], spec: Spec) -> bytes:
+    """The lock file's sealed bytes; none without a lock."""
+    return lock_digest.sealed(_utf8_lock(lock.dumps(lock_data), spec)) if lock_data else b""
 
 
 @dataclass

@@ -187,6 +187,15 @@ def too_large(limit: int, spec: Spec, variant: Variant, out_path: str) -> Templa
     )
 
 
+def _template_line(err: Exception, template_dir: str) -> Location | None:
+    """The innermost line of a template file in ``err``'s traceback; None if none ran."""
+    loc = None
+    for frame in traceback.extract_tb(err.__traceback__):
+        if frame.filename.startswith(template_dir + os.sep) and frame.lineno:
+            loc = Location(display_path(frame.filename), frame.lineno, 1)
+    return loc
+
+
 def template_runtime_error(err: Exception, template_dir: str, spec: Spec, variant: Variant) -> SweepgenError:
     if isinstance(err, SweepgenError):  # raised on purpose, e.g. by the loader for an include
         return err
@@ -203,10 +212,7 @@ def template_runtime_error(err: Exception, template_dir: str, spec: Spec, varian
             location=Location(shown, err.lineno or 0, 1),
             hint="fix the Jinja syntax ({{ }}, {% %}, matching end tags)",
         )
-    loc = None
-    for frame in traceback.extract_tb(err.__traceback__):
-        if frame.filename.startswith(template_dir + os.sep) and frame.lineno:
-            loc = Location(display_path(frame.filename), frame.lineno, 1)
+    loc = _template_line(err, template_dir)
     if loc is None:
         raise err  # not raised by template code: a bug in sweepgen, let the funnel show it
     return TemplateError(
@@ -241,33 +247,38 @@ def header_maker(spec_rel: str) -> Callable[[str, str, str], str]:
     return add_header
 
 
+def _check_output_path(f: RenderedFile, spec: Spec, loc: Location) -> None:
+    """One output path: safe names inside the sweep folder, portable to Windows, not sweepgen's own."""
+    parts = f.path.split("/")
+    if not all(SAFE_NAME.fullmatch(p) for p in parts):
+        raise ValidationError(
+            f"output path {f.path!r} of variant {f.variant.name!r} is unsafe "
+            f"or leaves generated/{spec.name}/",
+            location=loc,
+            hint="use relative paths of letters, digits, `_`, `-`, `.` (no `..`, no leading "
+            "`/` or `.`, no spaces)",
+        )
+    reason = next((r for r in map(unportable, parts) if r), None)
+    if reason:
+        raise ValidationError(
+            f"output path {f.path!r} of variant {f.variant.name!r}: a component {reason}",
+            location=loc,
+            hint="a checkout on Windows would fail; change `output`",
+        )
+    if parts[0] in RESERVED_NAMES:  # the file itself, or a folder that would stand in its place
+        raise ValidationError(
+            f"output path {f.path!r} uses {parts[0]!r}, which is reserved for sweepgen's own files",
+            location=loc,
+            hint="choose another file name",
+        )
+
+
 def check_outputs(files: list[RenderedFile], spec: Spec) -> None:
     loc = spec.loc(("output",))
     seen: dict[str, str] = {}
     folded: dict[str, str] = {}
     for f in files:
-        parts = f.path.split("/")
-        if not all(SAFE_NAME.fullmatch(p) for p in parts):
-            raise ValidationError(
-                f"output path {f.path!r} of variant {f.variant.name!r} is unsafe "
-                f"or leaves generated/{spec.name}/",
-                location=loc,
-                hint="use relative paths of letters, digits, `_`, `-`, `.` (no `..`, no leading "
-                "`/` or `.`, no spaces)",
-            )
-        reason = next((r for r in map(unportable, parts) if r), None)
-        if reason:
-            raise ValidationError(
-                f"output path {f.path!r} of variant {f.variant.name!r}: a component {reason}",
-                location=loc,
-                hint="a checkout on Windows would fail; change `output`",
-            )
-        if parts[0] in RESERVED_NAMES:  # the file itself, or a folder that would stand in its place
-            raise ValidationError(
-                f"output path {f.path!r} uses {parts[0]!r}, which is reserved for sweepgen's own files",
-                location=loc,
-                hint="choose another file name",
-            )
+        _check_output_path(f, spec, loc)
         if f.path in seen:
             raise ValidationError(
                 f"variants {seen[f.path]!r} and {f.variant.name!r} both render to {f.path!r}",

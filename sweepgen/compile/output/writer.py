@@ -20,7 +20,7 @@ from sweepgen.compile.output.pipeline import Plan
 from sweepgen.compile.output.render import RenderedFile
 from sweepgen.compile.spec.model import SAFE_NAME
 from sweepgen.errors import Location, UserError
-from sweepgen.outtree import OutputTree, check_names, name_max
+from sweepgen.outtree import Node, OutputTree, check_names, name_max
 from sweepgen.safefs import TEMP_NAME, UnsafePath, unsafe_hint
 
 CREATE, UPDATE, UNCHANGED, REMOVE = "create", "update", "unchanged", "remove"
@@ -128,31 +128,43 @@ def _outcome(plan: Plan) -> Outcome:
     limit = name_max(parent)
     for f in plan.files:  # a name the file system refuses would stop the render half-way
         check_names(f.path, f"{plan.shown_dir}/{f.path}", limit)
-    staging = plan.staging
-    fresh = staging.fresh if staging is not None else None
-    tree = (
-        staging.tree if staging is not None else OutputTree.open(parent, name, plan.shown_dir, create=False)
-    )
+    tree = _existing_folder(plan)
     out = Outcome(plan)
-    if tree is None or fresh:  # a fresh sweep folder (this render made it to stage its files)
+    if tree is None:
         out.actions = [Action(f.path, CREATE, f.variant.name, f.run_name) for f in plan.files]
         out.lock_changed = True
         return out
     # the staged plan's tree stays open (and held) until apply
-    with tree if staging is None else contextlib.nullcontext(tree):
-        rec = _recorded_here(plan, tree)
-        out.recorded = rec
-        out.interrupted = rec.journal is not None
-        produced = {f.path for f in plan.files}
-        stale = {p.casefold(): p for p in set(rec.shas) - produced - {lock.LOCK_NAME, JOURNAL_NAME}}
-        blocked, in_the_way = _writes(plan, tree, rec, out, stale)
-        removed = _removals(plan, tree, rec, produced, out)
-        for _path, at in blocked:
-            if at not in removed:
-                raise _unsafe(tree, at, "file", True)
-        _make_room(plan, tree, in_the_way, removed, out)
+    with tree if plan.staging is None else contextlib.nullcontext(tree):
+        rec = _compare(plan, tree, out)
     out.lock_changed = rec.lock_bytes != plan.lock_bytes
     return out
+
+
+def _existing_folder(plan: Plan) -> OutputTree | None:
+    """The sweep folder as it stands (the staging's, open), or None where there is none yet or this
+    render made it to stage its files."""
+    if plan.staging is not None:
+        return None if plan.staging.fresh else plan.staging.tree
+    parent, name = os.path.split(plan.sweep_dir)
+    return OutputTree.open(parent, name, plan.shown_dir, create=False)
+
+
+def _compare(plan: Plan, tree: OutputTree, out: Outcome) -> Recorded:
+    """Each file's action against the folder as the lock records it, added to ``out``; raises
+    where something sweepgen did not write stands in the way."""
+    rec = _recorded_here(plan, tree)
+    out.recorded = rec
+    out.interrupted = rec.journal is not None
+    produced = {f.path for f in plan.files}
+    stale = {p.casefold(): p for p in set(rec.shas) - produced - {lock.LOCK_NAME, JOURNAL_NAME}}
+    blocked, in_the_way = _writes(plan, tree, rec, out, stale)
+    removed = _removals(plan, tree, rec, produced, out)
+    for _path, at in blocked:
+        if at not in removed:
+            raise _unsafe(tree, at, "file", True)
+    _make_room(plan, tree, in_the_way, removed, out)
+    return rec
 
 
 def _recorded_here(plan: Plan, tree: OutputTree) -> Recorded:
@@ -182,29 +194,40 @@ def _writes(
     in_the_way: list[str] = []
     for f in plan.files:
         node = tree.node(f.path)
-        if node.kind == "missing":
-            out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
-        elif node.blocked and node.kind == "file":
-            blocked.append((f.path, node.at))
-            out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
-        elif node.kind == "folder" and not node.blocked:
-            in_the_way.append(f.path)  # fine if it holds only files this render removes
-            out.actions.append(Action(f.path, CREATE, f.variant.name, f.run_name))
-        elif node.kind == "file":
-            current = tree.read(f.path)
-            was = _case_renamed(tree, f.path, stale)
-            if was is not None:  # removed under its old name first, then written under the new one
-                _may_replace(plan, was, current, rec)
-                out.actions.append(Action(f.path, UPDATE, f.variant.name, f.run_name))
-                out.recased.append(f.path)
-            elif _same(current, f):
-                out.actions.append(Action(f.path, UNCHANGED, f.variant.name, f.run_name))
-            else:
-                _may_replace(plan, f.path, current, rec)
-                out.actions.append(Action(f.path, UPDATE, f.variant.name, f.run_name))
-        else:
+        action = CREATE
+        if node.kind == "file" and not node.blocked:
+            action = _over_file(plan, tree, rec, f, stale, out)
+        elif not _no_file_here(node):
             raise _unsafe(tree, node.at, node.kind, node.blocked)
+        elif node.kind == "file":  # a file stands where a folder above the output belongs
+            blocked.append((f.path, node.at))
+        elif node.kind == "folder":
+            in_the_way.append(f.path)  # fine if it holds only files this render removes
+        out.actions.append(Action(f.path, action, f.variant.name, f.run_name))
     return blocked, in_the_way
+
+
+def _no_file_here(node: Node) -> bool:
+    """Nothing stands at an output's path that it would replace: nothing at all, a file where a
+    folder above it belongs (blocked), or a folder (the output was x/c.yaml). Anything else that
+    is not a plain file (a symlink, a blocked folder) is unsafe."""
+    return node.kind == "missing" or (node.kind, node.blocked) in (("file", True), ("folder", False))
+
+
+def _over_file(
+    plan: Plan, tree: OutputTree, rec: Recorded, f: RenderedFile, stale: dict[str, str], out: Outcome
+) -> str:
+    """The action for an output where a plain file stands, which must be one sweepgen wrote."""
+    current = tree.read(f.path)
+    was = _case_renamed(tree, f.path, stale)
+    if was is not None:  # removed under its old name first, then written under the new one
+        _may_replace(plan, was, current, rec)
+        out.recased.append(f.path)
+        return UPDATE
+    if _same(current, f):
+        return UNCHANGED
+    _may_replace(plan, f.path, current, rec)
+    return UPDATE
 
 
 def _case_renamed(tree: OutputTree, path: str, stale: dict[str, str]) -> str | None:
@@ -234,23 +257,26 @@ def _removals(plan: Plan, tree: OutputTree, rec: Recorded, produced: set[str], o
     """The files the lock lists that this render no longer produces, each removal added to ``out``."""
     removed = set()
     for path in sorted(set(rec.shas) - produced - {lock.LOCK_NAME, JOURNAL_NAME}):
-        if not all(SAFE_NAME.fullmatch(p) for p in path.split("/")):
-            raise UserError(
-                f"lock lists an unsafe path {path!r}",
-                location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
-                hint="the lock was edited by hand; restore it from git",
-            )
+        _check_listed(plan, path)
         node = tree.node(path)
-        if node.kind == "missing" or (node.blocked and node.kind == "file"):
-            continue
-        if node.kind == "folder" and not node.blocked:
-            continue  # the file became a folder (x -> x/c.yaml); its files have their own entries
+        if _no_file_here(node):
+            continue  # a folder here: the file became one (x -> x/c.yaml), its files have their own entries
         if node.kind != "file":
             raise _unsafe(tree, node.at, node.kind, node.blocked)
         _may_replace(plan, path, tree.read(path), rec)
         out.actions.append(Action(path, REMOVE))
         removed.add(path)
     return removed
+
+
+def _check_listed(plan: Plan, path: str) -> None:
+    """A path the lock lists is removed only if it is made of safe names (no ``..``, no ``/``)."""
+    if not all(SAFE_NAME.fullmatch(p) for p in path.split("/")):
+        raise UserError(
+            f"lock lists an unsafe path {path!r}",
+            location=Location(f"{plan.shown_dir}/{lock.LOCK_NAME}"),
+            hint="the lock was edited by hand; restore it from git",
+        )
 
 
 def _make_room(plan: Plan, tree: OutputTree, in_the_way: list[str], removed: set[str], out: Outcome) -> None:
@@ -262,13 +288,17 @@ def _make_room(plan: Plan, tree: OutputTree, in_the_way: list[str], removed: set
     ]
     out.leftovers = [rel for rel, kind in entries if kind == "file" and _is_temp(rel)]
     for folder in in_the_way:
-        inside = [(rel, kind) for rel, kind in entries if rel.startswith(folder + "/")]
-        ours = [rel for rel, _kind in inside if rel in removed]
-        if not ours or any(
-            kind != "folder" and rel not in removed and rel not in out.leftovers for rel, kind in inside
-        ):
+        if not _emptied(folder, entries, removed, out.leftovers):
             raise _unsafe(tree, folder, "folder", False)
         out.emptied.append(folder)
+
+
+def _emptied(folder: str, entries: list[tuple[str, str]], removed: set[str], leftovers: list[str]) -> bool:
+    """Whether this render empties ``folder``: it removes a file the lock lists there, and
+    everything else inside is a folder, another such file or a temporary file left by a cut render."""
+    inside = [(rel, kind) for rel, kind in entries if rel.startswith(folder + "/")]
+    ours = any(rel in removed for rel, _kind in inside)
+    return ours and all(kind == "folder" or rel in removed or rel in leftovers for rel, kind in inside)
 
 
 def _is_temp(rel: str) -> bool:
@@ -334,6 +364,17 @@ def apply(outcomes: list[Outcome]) -> None:
 def _apply_one(out: Outcome, plan: Plan, tree: OutputTree) -> None:
     recorded = out.recorded or Recorded(None, None, None, None, {})
     tree.write(JOURNAL_NAME, journal_bytes(recorded, plan))
+    _remove_old(out, tree)
+    _write_files(out, plan, tree)
+    if out.lock_changed:
+        tree.write(lock.LOCK_NAME, plan.lock_bytes)
+    if plan.staging is not None:
+        plan.staging.clear()  # before the journal goes: a finished render leaves no temporary file
+    tree.remove(JOURNAL_NAME, prune=False)
+
+
+def _remove_old(out: Outcome, tree: OutputTree) -> None:
+    """Temporary files, stale files and the folders they emptied, before anything is written."""
     for rel in out.leftovers:
         tree.remove(rel)
     for act in out.actions:
@@ -343,12 +384,6 @@ def _apply_one(out: Outcome, plan: Plan, tree: OutputTree) -> None:
         tree.remove_empty_folder(folder)
     for path in out.recased:  # `x/` removed with its files: `X/` made under its own name
         tree.make_dirs_as_named(path.rpartition("/")[0])
-    _write_files(out, plan, tree)
-    if out.lock_changed:
-        tree.write(lock.LOCK_NAME, plan.lock_bytes)
-    if plan.staging is not None:
-        plan.staging.clear()  # before the journal goes: a finished render leaves no temporary file
-    tree.remove(JOURNAL_NAME, prune=False)
 
 
 def _write_files(out: Outcome, plan: Plan, tree: OutputTree) -> None:

@@ -77,24 +77,9 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
     for f in dataclasses.fields(cls):
         if not f.init:
             continue  # set by the class itself, never by a config
-        try:
-            prop = _inline(TypeAdapter(hints[f.name]).json_schema())
-        except Exception as err:  # noqa: BLE001 - a type pydantic cannot describe
-            raise UserError(
-                f"{ref}: field {f.name!r} has a type JSON Schema cannot express "
-                f"({type(err).__name__}: {err})",
-                hint="export a pydantic model or write that field's schema by hand",
-            ) from None
-        help_text = str(f.metadata.get("help", "")) if f.metadata else ""
-        if help_text:
-            prop["description"] = help_text
-        _set_enum(prop, field_enum(f, prop))
-        default = _default(f)
-        if default is not dataclasses.MISSING:
-            prop["default"] = default
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            required.append(f.name)
-        props[f.name] = prop
+        props[f.name] = _field_schema(ref, f, hints[f.name])
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            required.append(f.name)  # a field with neither has no default either
     out: dict[str, Any] = {
         "title": cls.__name__,
         "type": "object",
@@ -104,6 +89,25 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
     if required:
         out["required"] = required
     return out
+
+
+def _field_schema(ref: str, f: dataclasses.Field[Any], hint: Any) -> dict[str, Any]:
+    """One field's schema: its type's, with its help text, its ``choices`` and its default."""
+    try:
+        prop = _inline(TypeAdapter(hint).json_schema())
+    except Exception as err:  # noqa: BLE001 - a type pydantic cannot describe
+        raise UserError(
+            f"{ref}: field {f.name!r} has a type JSON Schema cannot express ({type(err).__name__}: {err})",
+            hint="export a pydantic model or write that field's schema by hand",
+        ) from None
+    help_text = str(f.metadata.get("help", "")) if f.metadata else ""
+    if help_text:
+        prop["description"] = help_text
+    _set_enum(prop, field_enum(f, prop))
+    default = _default(f)
+    if default is not dataclasses.MISSING:
+        prop["default"] = default
+    return prop
 
 
 def _set_enum(prop: dict[str, Any], choices: list[str]) -> None:

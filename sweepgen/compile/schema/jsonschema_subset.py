@@ -97,6 +97,15 @@ def check_schema(schema: Any, where: str = "#") -> None:
         return
     if not isinstance(schema, dict):
         raise UnsupportedSchema(f"{where} is not a schema object")
+    _check_keywords(schema, where)
+    if "pattern" in schema:
+        _check_pattern(schema["pattern"], where)
+    for sub, at in _subschemas(schema, where):
+        check_schema(sub, at)
+
+
+def _check_keywords(schema: dict[str, Any], where: str) -> None:
+    """Only the keywords and the types this subset supports."""
     # `x-…` keys are annotations (our export's stamp among them): they never constrain a value
     unknown = sorted(k for k in set(schema) - SUPPORTED if not k.startswith("x-"))
     if unknown:
@@ -105,10 +114,6 @@ def check_schema(schema: Any, where: str = "#") -> None:
     for t in types if isinstance(types, list) else [types] if types else []:
         if t not in _TYPES:
             raise UnsupportedSchema(f"{where}: unknown type {t!r}")
-    if "pattern" in schema:
-        _check_pattern(schema["pattern"], where)
-    for sub, at in _subschemas(schema, where):
-        check_schema(sub, at)
 
 
 def _subschemas(schema: dict[str, Any], where: str) -> list[tuple[Any, str]]:

@@ -23,13 +23,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
+from pydantic_core import ErrorDetails
 from typing_extensions import NotRequired, Required, TypedDict
 
 from sweepgen import paths
 from sweepgen.compile.schema import jsonschema_subset, trl_cli
 from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.spec import project
-from sweepgen.compile.spec.expand import Expansion
+from sweepgen.compile.spec.expand import Expansion, Variant
 from sweepgen.compile.spec.gate import layer_of, show_value
 from sweepgen.compile.spec.model import Spec
 from sweepgen.errors import Location, SpecError, ValidationError
@@ -72,19 +73,24 @@ def load_validator(spec: Spec) -> Validator | None:
     if command is not None:  # no import when the cache holds it: not subject to --no-import
         cli_schema = trl_cli.command_schema(command, loc)
         return lambda config: jsonschema_subset.validate(config, cli_schema)
-    module_name, sep, attr = ref.partition(":")
-    if not sep or not module_name or not attr:
+    return _module_class(ref, loc)
+
+
+def _module_class(ref: str, loc: Location) -> Validator | None:
+    """The validator of a ``module:Class`` schema; None within ``no_imports`` (the ref recorded)."""
+    module_name, _, attr = ref.partition(":")
+    if not module_name or not attr:  # no `:` leaves attr empty
         raise SpecError(
             f"schema {ref!r} is neither `module:Class` nor a .json file",
             location=loc,
             hint="e.g. `schema: sweepgen_trainer.config:RunConfig` or `schema: ../schemas/run.json`",
         )
     skipped = _NO_IMPORT.get()
-    if skipped is not None:
-        if (loc, ref) not in skipped:
-            skipped.append((loc, ref))
-        return None
-    return _class_validator(import_class(module_name, attr, loc), ref, loc)
+    if skipped is None:
+        return _class_validator(import_class(module_name, attr, loc), ref, loc)
+    if (loc, ref) not in skipped:
+        skipped.append((loc, ref))
+    return None
 
 
 def _class_validator(model: Any, ref: str, loc: Location) -> Validator:
@@ -146,16 +152,10 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
         try:
             adapter.validate_python(config)
         except PydanticValidationError as err:
-            out = []
-            for e in err.errors(include_url=False):
-                path = ".".join(str(p) for p in e["loc"])
-                msg = e["msg"]
-                if e["type"] == "extra_forbidden" and len(e["loc"]) == 1:
-                    close = difflib.get_close_matches(str(e["loc"][0]), known, n=1)
-                    msg = f"unknown field of {cls.__name__}" + (
-                        f" (did you mean `{close[0]}`?)" if close else ""
-                    )
-                out.append((path, msg))
+            out = [
+                (".".join(str(p) for p in e["loc"]), _message(e, cls, known))
+                for e in err.errors(include_url=False)
+            ]
             # an unknown key first: a misspelled key is the cause worth showing
             out.sort(key=lambda pm: not pm[1].startswith("unknown field"))
             return out
@@ -167,6 +167,14 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
         ]
 
     return validate
+
+
+def _message(error: ErrorDetails, cls: type, known: list[str]) -> str:
+    """pydantic's message for one error, an unknown top-level key named with its closest field."""
+    if error["type"] != "extra_forbidden" or len(error["loc"]) != 1:
+        return error["msg"]
+    close = difflib.get_close_matches(str(error["loc"][0]), known, n=1)
+    return f"unknown field of {cls.__name__}" + (f" (did you mean `{close[0]}`?)" if close else "")
 
 
 def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]]:
@@ -214,18 +222,7 @@ def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
             f"schema file not found: {ref}", location=loc, hint="the path is relative to the spec file"
         )
     raw = project.read_regular(full, what="schema file", loc=loc, limit=spec.model.limits.input_bytes)
-    try:
-        schema = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise SpecError(f"schema file {ref} is not UTF-8: {err.reason}", location=loc) from None
-    except RecursionError:
-        raise SpecError(f"schema file {ref} is nested too deeply", location=loc) from None
-    except json.JSONDecodeError as err:
-        raise SpecError(
-            f"schema file {ref} is not valid JSON: {err.msg} at line {err.lineno}", location=loc
-        ) from None
-    except ValueError as err:  # e.g. an integer longer than Python converts
-        raise SpecError(f"schema file {ref} is not valid JSON: {err}", location=loc) from None
+    schema = _parse_json(raw, ref, loc)
     try:
         jsonschema_subset.check_schema(schema)
     except RecursionError:
@@ -239,30 +236,54 @@ def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
     return lambda config: jsonschema_subset.validate(config, schema)
 
 
+def _parse_json(raw: bytes, ref: str, loc: Location) -> Any:
+    """A schema file's bytes as JSON; anything else is an error at the spec's ``schema`` key."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise SpecError(f"schema file {ref} is not UTF-8: {err.reason}", location=loc) from None
+    except RecursionError:
+        raise SpecError(f"schema file {ref} is nested too deeply", location=loc) from None
+    except json.JSONDecodeError as err:
+        raise SpecError(
+            f"schema file {ref} is not valid JSON: {err.msg} at line {err.lineno}", location=loc
+        ) from None
+    except ValueError as err:  # e.g. an integer longer than Python converts
+        raise SpecError(f"schema file {ref} is not valid JSON: {err}", location=loc) from None
+
+
 def check_schema(expansion: Expansion, validator: Validator | None) -> None:
     """Validate every variant's config with the spec's schema (pydantic model or JSON Schema)."""
     if validator is None:
         return
-    spec = expansion.spec
     for variant in expansion.variants:
         problems = validator(variant.config)
-        if not problems:
-            continue
-        path, message = problems[0]
-        layer = layer_of(variant, path) if path else "base"
-        value = paths.get(variant.config, path) if path else paths.MISSING
-        # every wrong key named at once: a config with three typos is fixed in one round
-        also = [f"`{p or '<root>'}`: {m}" for p, m in problems[1:SHOWN_PROBLEMS]]
-        more = f"; also {'; '.join(also)}" if also else ""
-        if len(problems) > SHOWN_PROBLEMS:
-            more += f" (and {len(problems) - SHOWN_PROBLEMS} more problem(s))"
-        where = expansion.where(layer, path) if path else None
-        raise ValidationError(
-            f"variant {variant.name!r} does not match schema {spec.model.schema_}: "
-            f"`{path or '<root>'}`: {message}"
-            + (f", got {show_value(value)} (set by {layer})" if value is not paths.MISSING else "")
-            + more,
-            location=where or spec.loc(("schema",)),
-            key=path or None,
-            hint="fix the value in the spec, or the schema if it is wrong",
-        )
+        if problems:
+            raise _mismatch(expansion, variant, problems)
+
+
+def _mismatch(expansion: Expansion, variant: Variant, problems: list[tuple[str, str]]) -> ValidationError:
+    """A variant's schema problems: the first at the key and layer that set it, the others named."""
+    spec = expansion.spec
+    path, message = problems[0]
+    layer = layer_of(variant, path) if path else "base"
+    value = paths.get(variant.config, path) if path else paths.MISSING
+    got = f", got {show_value(value)} (set by {layer})" if value is not paths.MISSING else ""
+    where = expansion.where(layer, path) if path else None
+    return ValidationError(
+        f"variant {variant.name!r} does not match schema {spec.model.schema_}: "
+        f"`{path or '<root>'}`: {message}{got}{_also(problems)}",
+        location=where or spec.loc(("schema",)),
+        key=path or None,
+        hint="fix the value in the spec, or the schema if it is wrong",
+    )
+
+
+def _also(problems: list[tuple[str, str]]) -> str:
+    """The problems after the first, up to SHOWN_PROBLEMS in all: every wrong key named at once, so
+    a config with three typos is fixed in one round."""
+    also = [f"`{p or '<root>'}`: {m}" for p, m in problems[1:SHOWN_PROBLEMS]]
+    more = f"; also {'; '.join(also)}" if also else ""
+    if len(problems) > SHOWN_PROBLEMS:
+        more += f" (and {len(problems) - SHOWN_PROBLEMS} more problem(s))"
+    return more

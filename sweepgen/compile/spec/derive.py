@@ -53,13 +53,7 @@ def derive(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
         run_dir = None
         if run_dir_t is not None:
             run_dir = _run_dir(_run(run_dir_t.render, ctx, spec, ("run_dir",), variant), spec, variant)
-            if run_dir in seen_dirs:
-                raise ValidationError(
-                    f"variants {seen_dirs[run_dir]!r} and {variant.name!r} have the same run_dir {run_dir!r}",
-                    location=spec.loc(("run_dir",)),
-                    hint="include `{{ variant.run_name }}` in `run_dir`",
-                )
-            seen_dirs[run_dir] = variant.name
+            _check_new_dir(spec, run_dir, variant, seen_dirs)
         variant = _with_run(variant, run_name, run_dir)
         if derived:
             ops = [
@@ -71,6 +65,17 @@ def derive(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
             implicit.update(op.dotted for op in ops)
         variants.append(variant)
     return replace(expansion, variants=variants, implicit=frozenset(implicit), locs=locs)
+
+
+def _check_new_dir(spec: Spec, run_dir: str, variant: Variant, seen_dirs: dict[str, str]) -> None:
+    """Each variant's run dir its own (``seen_dirs``: the earlier variants', then this one's)."""
+    if run_dir in seen_dirs:
+        raise ValidationError(
+            f"variants {seen_dirs[run_dir]!r} and {variant.name!r} have the same run_dir {run_dir!r}",
+            location=spec.loc(("run_dir",)),
+            hint="include `{{ variant.run_name }}` in `run_dir`",
+        )
+    seen_dirs[run_dir] = variant.name
 
 
 def _derived(env: Environment, spec: Spec, locs: Locs) -> list[_Derived]:

@@ -19,6 +19,7 @@ import hashlib
 import itertools
 import math
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,9 +130,8 @@ def expand(spec: Spec) -> Expansion:
     steps = _ablation_points(spec, locs)
     _check_overwrites(spec, locs, grid_axes, zip_groups, sample_points, steps)
     implicit = _checked_layers(spec, named, grid_axes, zip_points, sample_points, steps)
-    grid_points: list[tuple[_Point, ...]] = (
-        [tuple(c) for c in itertools.product(*grid_axes)] if grid_axes else [()]
-    )
+    # without grid axes, the one empty grid point
+    grid_points: list[tuple[_Point, ...]] = list(itertools.product(*grid_axes))
     variants = _combine(spec, named, grid_points, zip_points, sample_points, steps)
     return Expansion(spec=spec, variants=variants, implicit=implicit, locs=locs)
 
@@ -149,16 +149,19 @@ def _checked_layers(
     for maybe_name, ops in named:
         overrides.check_types(spec.base, ops, f"variant `{maybe_name}`" if maybe_name else "the base")
     layer_ops = (
-        ([op for axis in grid_axes for pt in axis for op in pt.ops], "the grid"),
-        ([op for pt in zip_points for op in pt.ops], "zip"),
-        ([op for pt in sample_points for op in pt.ops], "the sample"),
-        ([op for pt in steps for op in pt.ops], "the ablation"),
+        (_ops_of(itertools.chain.from_iterable(grid_axes)), "the grid"),
+        (_ops_of(zip_points), "zip"),
+        (_ops_of(sample_points), "the sample"),
+        (_ops_of(steps), "the ablation"),
     )
     for ops_of_layer, what in layer_ops:
         overrides.check_types(spec.base, ops_of_layer, what)
-    return frozenset(
-        op.dotted for ops_of_layer, _ in layer_ops for op in ops_of_layer if op.kind != overrides.MERGE
-    )
+    return frozenset(op.dotted for ops_of_layer, _ in layer_ops for op in _setting(ops_of_layer))
+
+
+def _ops_of(points: Iterable[_Point]) -> list[Op]:
+    """The ops of several points, in order."""
+    return [op for pt in points for op in pt.ops]
 
 
 def _named(spec: Spec, locs: Locs) -> list[tuple[str | None, list[Op]]]:
@@ -227,10 +230,8 @@ def _combine(
     for vname, vops in named:
         where = f"variant `{vname}`" if vname else "the base"
         cfg1, layers1 = overrides.apply_all(spec.base, vops, {}, where=where)
-        touched1 = tuple(op.path for op in vops if op.kind != overrides.MERGE)
-        over1 = {op.dotted: op.value for op in vops if op.kind != overrides.MERGE}
         for combo in grid_points:
-            gops = [op for pt in combo for op in pt.ops]
+            gops = _ops_of(combo)
             cfg2, layers2 = _applied(cfg1, gops, layers1, where)
             for zpt, smp in itertools.product(zip_points, sample_points):
                 zsops = list(zpt.ops) + list(smp.ops)
@@ -238,25 +239,25 @@ def _combine(
                 for spt in steps:
                     cfg4, layers4 = _applied(cfg3, list(spt.ops), layers3, where)
                     parts = _parts(vname, combo, zpt, smp, spt, sep)
-                    all_ops = gops + zsops + list(spt.ops)
-                    over = dict(over1)
-                    over.update((op.dotted, op.value) for op in all_ops if op.kind != overrides.MERGE)
-                    axes = {p: v for pt in combo for p, v in pt.axes}
-                    axes.update(zpt.axes)
-                    axes.update(smp.axes)
+                    setting = _setting(vops + gops + zsops + list(spt.ops))
                     variants.append(
                         Variant(
                             name=names.add(parts, vname, bool(combo), _last(tuple(parts.items()), combo)),
                             config=cfg4,
                             layers=layer_maps.setdefault(tuple(layers4.items()), layers4),
-                            overrides=over,
-                            axes=axes,
+                            overrides={op.dotted: op.value for op in setting},
+                            axes={p: v for pt in (*combo, zpt, smp) for p, v in pt.axes},
                             step=spt.label,
                             parts=parts,
-                            touched=touched1 + tuple(op.path for op in all_ops if op.kind != overrides.MERGE),
+                            touched=tuple(op.path for op in setting),
                         )
                     )
     return variants
+
+
+def _setting(ops: list[Op]) -> list[Op]:
+    """The ops that set a value (a MERGE op only asserts that a mapping exists)."""
+    return [op for op in ops if op.kind != overrides.MERGE]
 
 
 def _applied(
@@ -379,13 +380,21 @@ def _check_across(earlier: list[_AxisPath], later: list[_AxisPath]) -> None:
                 )
 
 
+def _axis_key(key: str, loc: Location, layer: str, locs: Locs) -> tuple[str, tuple[str, ...]]:
+    """An axis key's override kind and path, its location recorded in ``locs``: an axis sets
+    values, it never deletes a key."""
+    kind, path = overrides.split_key(key, loc)
+    if kind == overrides.DELETE:
+        raise SpecError(f"a {layer} axis cannot delete a key", location=loc, hint="remove the `~`")
+    locs.setdefault((layer, ".".join(path)), loc)
+    return kind, path
+
+
 def _grid_axis(spec: Spec, key: str, values: Any, locs: Locs) -> list[_Point]:
     doc = spec.doc
     at = ("grid", key)
     loc = doc.loc(at, key=True)
-    kind, path = overrides.split_key(key, loc)
-    if kind == overrides.DELETE:
-        raise SpecError("a grid axis cannot delete a key", location=loc, hint="remove the `~`")
+    kind, path = _axis_key(key, loc, "grid", locs)
     if not values:
         raise SpecError(
             f"grid axis `{key}` has no values",
@@ -415,7 +424,6 @@ def _grid_axis(spec: Spec, key: str, values: Any, locs: Locs) -> list[_Point]:
             )
         seen.add(label)
         op = Op(kind, path, value, vloc, "grid")
-        locs.setdefault(("grid", ".".join(path)), loc)
         points.append(_Point(label, (op,), ((".".join(path), value),)))
     return points
 
@@ -473,14 +481,10 @@ def _zip_group(
     doc = spec.doc
     keys = list(axes)
     n = _zip_length(spec, axes, labels, at)
-    labels_at = at[:-1] + ("labels",)
     parsed = []
     for key in keys:
         loc = doc.loc(at + (key,), key=True)
-        kind, path = overrides.split_key(key, loc)
-        if kind == overrides.DELETE:
-            raise SpecError("a zip axis cannot delete a key", location=loc, hint="remove the `~`")
-        locs.setdefault(("zip", ".".join(path)), loc)
+        kind, path = _axis_key(key, loc, "zip", locs)
         parsed.append((key, kind, path, loc))
     points = []
     seen: set[str] = set()
@@ -494,37 +498,44 @@ def _zip_group(
                 auto.append(_label(spec, path[-1], value, vloc))
             axis_values.append((".".join(path), value))
         label = labels[i] if labels is not None else naming.separator(spec).join(auto)
-        if not SAFE_NAME.fullmatch(label):
-            raise SpecError(
-                f"zip label {label!r} is not filesystem-safe",
-                location=doc.loc(labels_at + (i,)),
-                hint="use letters, digits, `_`, `-` and `.`",
-            )
-        if label in seen:
-            raise SpecError(
-                f"zip step {i + 1} repeats an earlier step ({label})",
-                location=doc.loc(labels_at + (i,)) if labels is not None else doc.loc(at),
-                hint="each zip step must be distinct",
-            )
-        seen.add(label)
+        _check_zip_label(spec, label, i, seen, at, labels is not None)
         points.append(_Point(label, tuple(ops), tuple(axis_values)))
     return points
+
+
+def _check_zip_label(
+    spec: Spec, label: str, i: int, seen: set[str], at: tuple[str | int, ...], given: bool
+) -> None:
+    """Step ``i``'s label (``given`` in ``labels``, else made from its values) is a safe file name
+    and distinct from the earlier steps', then recorded in ``seen``."""
+    labels_at = at[:-1] + ("labels",)
+    if not SAFE_NAME.fullmatch(label):
+        raise SpecError(
+            f"zip label {label!r} is not filesystem-safe",
+            location=spec.doc.loc(labels_at + (i,)),
+            hint="use letters, digits, `_`, `-` and `.`",
+        )
+    if label in seen:
+        raise SpecError(
+            f"zip step {i + 1} repeats an earlier step ({label})",
+            location=spec.doc.loc(labels_at + (i,) if given else at),
+            hint="each zip step must be distinct",
+        )
+    seen.add(label)
 
 
 def _cross(groups: list[list[_Point]], sep: str) -> list[_Point]:
     """Zip groups crossed with each other: one point per combination, labels joined in group order."""
     if not groups:
         return [_Point(None, ())]
-    out = []
-    for combo in itertools.product(*groups):
-        out.append(
-            _Point(
-                sep.join(pt.label for pt in combo if pt.label),
-                tuple(op for pt in combo for op in pt.ops),
-                tuple(av for pt in combo for av in pt.axes),
-            )
+    return [
+        _Point(
+            sep.join(pt.label for pt in combo if pt.label),
+            tuple(_ops_of(combo)),
+            tuple(av for pt in combo for av in pt.axes),
         )
-    return out
+        for combo in itertools.product(*groups)
+    ]
 
 
 def _sample_points(spec: Spec, locs: Locs) -> list[_Point]:
@@ -536,40 +547,54 @@ def _sample_points(spec: Spec, locs: Locs) -> list[_Point]:
     parsed = []
     for key in block.axes:
         loc = doc.loc(("sample", "axes", key), key=True)
-        kind, path = overrides.split_key(key, loc)
-        if kind == overrides.DELETE:
-            raise SpecError("a sample axis cannot delete a key", location=loc, hint="remove the `~`")
-        locs.setdefault(("sample", ".".join(path)), loc)
+        kind, path = _axis_key(key, loc, "sample", locs)
         parsed.append((kind, path, loc))
     points: list[_Point] = []
     by_label: dict[str, int] = {}
     by_values: dict[str, int] = {}
     for i, values in enumerate(sampling.draw(block)):
         ops = tuple(Op(kind, path, v, loc, "sample") for (kind, path, loc), v in zip(parsed, values))
-        parts = []
-        for (_, path, loc), v in zip(parsed, values):
-            shown = sampling.short_number(v, block.digits) if isinstance(v, float) else v
-            parts.append(_label(spec, path[-1], shown, loc))
-        label = naming.separator(spec).join(parts)
-        exact = repr([(type(v).__name__, v) for v in values])
-        if exact in by_values:
-            raise SpecError(
-                f"sample point {i + 1} repeats point {by_values[exact] + 1} exactly ({label})",
-                location=doc.loc(("sample", "n")),
-                hint="a choice-only sample repeats itself: use `grid` for categorical axes, or lower `n`",
-            )
-        if label in by_label:
-            raise SpecError(
-                f"sample points {by_label[label] + 1} and {i + 1} both read {label!r} at "
-                f"{block.digits} significant digits",
-                location=doc.loc(("sample", "digits"))
-                if "digits" in (doc.data.get("sample") or {})
-                else doc.loc(("sample",)),
-                hint="raise `digits` so every drawn point gets its own name",
-            )
-        by_values[exact], by_label[label] = i, i
+        label = naming.separator(spec).join(
+            _label(spec, path[-1], _shown(v, block.digits), loc) for (_, path, loc), v in zip(parsed, values)
+        )
+        _check_new_point(spec, block.digits, i, values, label, by_values, by_label)
         points.append(_Point(label, ops, tuple((".".join(p), v) for (_, p, _), v in zip(parsed, values))))
     return points
+
+
+def _shown(value: Any, digits: int) -> Any:
+    """A drawn value as its label shows it: a float at ``digits`` significant digits."""
+    return sampling.short_number(value, digits) if isinstance(value, float) else value
+
+
+def _check_new_point(
+    spec: Spec,
+    digits: int,
+    i: int,
+    values: list[Any],
+    label: str,
+    by_values: dict[str, int],
+    by_label: dict[str, int],
+) -> None:
+    """The ``i``-th drawn point neither repeats an earlier one nor reads like one, then recorded."""
+    doc = spec.doc
+    exact = repr([(type(v).__name__, v) for v in values])
+    if exact in by_values:
+        raise SpecError(
+            f"sample point {i + 1} repeats point {by_values[exact] + 1} exactly ({label})",
+            location=doc.loc(("sample", "n")),
+            hint="a choice-only sample repeats itself: use `grid` for categorical axes, or lower `n`",
+        )
+    if label in by_label:
+        raise SpecError(
+            f"sample points {by_label[label] + 1} and {i + 1} both read {label!r} at "
+            f"{digits} significant digits",
+            location=doc.loc(("sample", "digits"))
+            if "digits" in (doc.data.get("sample") or {})
+            else doc.loc(("sample",)),
+            hint="raise `digits` so every drawn point gets its own name",
+        )
+    by_values[exact], by_label[label] = i, i
 
 
 def _ablation_points(spec: Spec, locs: Locs) -> list[_Point]:

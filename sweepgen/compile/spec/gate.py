@@ -68,19 +68,9 @@ def _refusal(expansion: Expansion, bad: list[tuple[Variant, str]]) -> Validation
     layer = layer_of(variant, path)
     old, new = paths.get(base, path), paths.get(variant.config, path)
     others = sorted({v.name for v, p in bad if p == path and v is not variant})
-    also = (
-        f" (also in {len(others)} other variant(s): {', '.join(others[:MAX_LISTED])}"
-        f"{', ...' if len(others) > MAX_LISTED else ''})"
-        if others
-        else ""
-    )
+    also = f" (also in {len(others)} other variant(s): {_listed(others)})" if others else ""
     more_paths = sorted({p for _, p in bad} - {path})
-    more = (
-        f"; other disallowed paths: {', '.join(more_paths[:MAX_LISTED])}"
-        + (", ..." if len(more_paths) > MAX_LISTED else "")
-        if more_paths
-        else ""
-    )
+    more = f"; other disallowed paths: {_listed(more_paths)}" if more_paths else ""
     return ValidationError(
         f"variant {variant.name!r} differs from the base at `{path}`: "
         f"{show_value(old)} -> {show_value(new)}, set by {layer}; this path is not in `allow`{also}{more}. "
@@ -90,6 +80,11 @@ def _refusal(expansion: Expansion, bad: list[tuple[Variant, str]]) -> Validation
         hint=f"if the difference is intended, add `{path}` (or a glob covering it) to `allow`; otherwise "
         "remove the override so the comparison changes one thing at a time",
     )
+
+
+def _listed(names: list[str]) -> str:
+    """The first MAX_LISTED of ``names``, and ``...`` for the rest."""
+    return ", ".join(names[:MAX_LISTED]) + (", ..." if len(names) > MAX_LISTED else "")
 
 
 def show_value(value: Any) -> str:

@@ -121,27 +121,37 @@ def runner_value(key: str, raw: Any, at: Location) -> int | float:
 
 
 def _number(raw: Any, seconds: bool) -> int | float | None:
+    """A limit's value as a number of seconds (a float) or a count (an int); None if it is not one."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, str):
-        try:
-            raw = int(raw.replace("_", "")) if not seconds else float(raw)
+        raw = _from_text(raw, seconds)
+    return _seconds(raw) if seconds else _count(raw)
+
+
+def _from_text(text: str, seconds: bool) -> int | float | None:
+    try:
+        return float(text) if seconds else int(text.replace("_", ""))
+    except ValueError:
+        try:  # `1e6` for a count: an integer written as a float
+            return float(text)
         except ValueError:
-            try:  # `1e6` for a count: an integer written as a float
-                raw = float(raw)
-            except ValueError:
-                return None
-    if seconds and isinstance(raw, int):
+            return None
+
+
+def _seconds(raw: Any) -> float | None:
+    if isinstance(raw, int):
         try:  # a deadline is a float: 10**400 seconds would overflow it
             raw = float(raw)
         except OverflowError:
             return None
-    if isinstance(raw, float):
-        if not math.isfinite(raw):
-            return None
-        if not seconds:
-            return int(raw) if raw.is_integer() else None
-    return raw if isinstance(raw, (int, float)) else None
+    return raw if isinstance(raw, float) and math.isfinite(raw) else None
+
+
+def _count(raw: Any) -> int | None:
+    if isinstance(raw, float):  # a whole float is the integer
+        return int(raw) if math.isfinite(raw) and raw.is_integer() else None
+    return raw if isinstance(raw, int) else None
 
 
 def ceilings(pyproject: Mapping[str, Any], pyproject_path: str | None) -> dict[str, Ceiling]:

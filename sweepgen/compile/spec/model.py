@@ -351,15 +351,20 @@ def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     for part in loc[:-1]:
         if isinstance(part, int):
             continue
-        info = getattr(current, "model_fields", {}).get(part)
-        if info is None:
-            info = next((f for f in getattr(current, "model_fields", {}).values() if f.alias == part), None)
+        info = _field_named(current, part)
         if info is None:
             return []
         current = _model_of(info.annotation)
         if current is None:
             return []
     return [f.alias or name for name, f in getattr(current, "model_fields", {}).items()]
+
+
+def _field_named(model: Any, name: str) -> Any:
+    """The field of a pydantic model called ``name``, or written so (its alias); None if none."""
+    fields = getattr(model, "model_fields", {})
+    found = fields.get(name)
+    return found if found is not None else next((f for f in fields.values() if f.alias == name), None)
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:
@@ -376,6 +381,24 @@ def _check_names(model: SpecModel, doc: yamlio.Doc) -> None:
     problem = name_problem(model.name)
     if problem:
         raise SpecError(f"sweep name {model.name!r} {problem}", location=doc.loc(("name",)), hint=NAME_HINT)
+    _check_variant_names(model, doc)
+    _check_step_names(model, doc)
+    if model.ablation is not None and not model.ablation:
+        raise SpecError(
+            "`ablation` is empty",
+            location=doc.loc(("ablation",)),
+            hint="list at least one step, or remove the key",
+        )
+    if model.variants is not None and not model.variants:
+        raise SpecError(
+            "`variants` is empty",
+            location=doc.loc(("variants",)),
+            hint="name at least one variant (`baseline: {}`), or remove the key",
+        )
+
+
+def _check_variant_names(model: SpecModel, doc: yamlio.Doc) -> None:
+    """Variant names are file names: safe, and distinct also case-folded."""
     folded: dict[str, str] = {}
     for vname in model.variants or {}:
         problem = name_problem(vname)
@@ -392,6 +415,10 @@ def _check_names(model: SpecModel, doc: yamlio.Doc) -> None:
                 hint="they would collide on macOS and Windows; rename one",
             )
         folded[vname.lower()] = vname
+
+
+def _check_step_names(model: SpecModel, doc: yamlio.Doc) -> None:
+    """Ablation step names: safe, and each step's own."""
     seen: dict[str, int] = {}
     for i, step in enumerate(model.ablation or []):
         problem = name_problem(step.name)
@@ -408,18 +435,6 @@ def _check_names(model: SpecModel, doc: yamlio.Doc) -> None:
                 hint="give each step its own name",
             )
         seen[step.name] = i
-    if model.ablation is not None and not model.ablation:
-        raise SpecError(
-            "`ablation` is empty",
-            location=doc.loc(("ablation",)),
-            hint="list at least one step, or remove the key",
-        )
-    if model.variants is not None and not model.variants:
-        raise SpecError(
-            "`variants` is empty",
-            location=doc.loc(("variants",)),
-            hint="name at least one variant (`baseline: {}`), or remove the key",
-        )
 
 
 @dataclass
@@ -436,24 +451,7 @@ def _resolve_base(model: SpecModel, doc: yamlio.Doc, root: str, spec_dir: str) -
     raw = model.base
     base = _Base()
     if _is_include_form(raw, doc):
-        includes = raw["include"]
-        if not isinstance(includes, list) or not all(isinstance(p, str) for p in includes) or not includes:
-            raise SpecError(
-                "`base.include` must be a non-empty list of file paths",
-                location=doc.loc(("base", "include")),
-                hint="e.g. include: [../configs/model.yaml]",
-            )
-        for i, rel in enumerate(includes):
-            inc = _read_include(rel, doc.loc(("base", "include", i)), root, spec_dir, model.limits)
-            base.config = _merge_include(base.config, inc.data, (), inc, f"include:{inc.path}", base)
-        sets = raw.get("set") or {}
-        if not isinstance(sets, dict):
-            raise SpecError("`base.set` must be a mapping of overrides", location=doc.loc(("base", "set")))
-        ops = overrides.parse(sets, doc, ("base", "set"), "base.set")
-        base.config, layers = overrides.apply_all(base.config, ops, {}, where="the base")
-        base.layers.update(layers)
-        for op in ops:
-            base.locs[".".join(op.path)] = op.loc
+        _included_base(raw, doc, root, spec_dir, model.limits, base)
     else:
         _check_config_keys(raw, doc, ("base",))
         base.config = raw
@@ -468,6 +466,30 @@ def _resolve_base(model: SpecModel, doc: yamlio.Doc, root: str, spec_dir: str) -
                 hint=f"rename the key; templates see `{key}` as sweepgen's own variable",
             )
     return base
+
+
+def _included_base(
+    raw: dict[str, Any], doc: yamlio.Doc, root: str, spec_dir: str, limits: Limits, base: _Base
+) -> None:
+    """``{include: [...], set: {...}}`` into ``base``: the files merged in order, then ``set``."""
+    includes = raw["include"]
+    if not isinstance(includes, list) or not all(isinstance(p, str) for p in includes) or not includes:
+        raise SpecError(
+            "`base.include` must be a non-empty list of file paths",
+            location=doc.loc(("base", "include")),
+            hint="e.g. include: [../configs/model.yaml]",
+        )
+    for i, rel in enumerate(includes):
+        inc = _read_include(rel, doc.loc(("base", "include", i)), root, spec_dir, limits)
+        base.config = _merge_include(base.config, inc.data, (), inc, f"include:{inc.path}", base)
+    sets = raw.get("set") or {}
+    if not isinstance(sets, dict):
+        raise SpecError("`base.set` must be a mapping of overrides", location=doc.loc(("base", "set")))
+    ops = overrides.parse(sets, doc, ("base", "set"), "base.set")
+    base.config, layers = overrides.apply_all(base.config, ops, {}, where="the base")
+    base.layers.update(layers)
+    for op in ops:
+        base.locs[".".join(op.path)] = op.loc
 
 
 def _read_include(rel: str, at: Location, root: str, spec_dir: str, limits: Limits) -> yamlio.Doc:
@@ -500,19 +522,12 @@ def _is_include_form(raw: dict[str, Any], doc: yamlio.Doc) -> bool:
     A base counts as the include form as soon as it has ``include``, ``set`` or a key close to either;
     then its keys must be exactly a subset of ``{include, set}`` with ``include`` present.
     """
-    near: dict[str, str] = {}
-    for key in raw:
-        if key in _INCLUDE_KEYS:
-            continue
-        close = difflib.get_close_matches(str(key), _INCLUDE_KEYS, n=1, cutoff=0.75)
-        if close:
-            near[key] = close[0]
-    if not near and not any(k in raw for k in _INCLUDE_KEYS):
+    others = [key for key in raw if key not in _INCLUDE_KEYS]
+    near = {key: _include_key_like(key) for key in others}
+    if not any(near.values()) and len(others) == len(raw):  # no include key, nor one like it
         return False
-    for key in raw:
-        if key in _INCLUDE_KEYS:
-            continue
-        guess = near.get(key)
+    for key in others:
+        guess = near[key]
         hint = f"did you mean `{guess}`?" if guess else "the include form allows only `include` and `set`"
         raise SpecError(
             f"unknown key `{key}` in `base` (include form: `include`, `set`)",
@@ -526,6 +541,12 @@ def _is_include_form(raw: dict[str, Any], doc: yamlio.Doc) -> bool:
             hint=f"add `include: [file]`; {_INLINE_HINT}",
         )
     return True
+
+
+def _include_key_like(key: str) -> str | None:
+    """``include`` or ``set`` when ``key`` is a near miss of it (``sets``, ``includes``)."""
+    close = difflib.get_close_matches(str(key), _INCLUDE_KEYS, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def _merge_include(

@@ -106,22 +106,36 @@ def _own(node: dict[str, Any], owned: dict[int, dict[str, Any]]) -> dict[str, An
 
 
 def _apply(root: dict[str, Any], op: Op, owned: dict[int, dict[str, Any]], where: str) -> dict[str, Any]:
-    parents, key = op.path[:-1], op.path[-1]
     # Walk first without copying, so an error leaves nothing half-done and the hint sees the config.
+    node = _parent_of(root, op, where)
+    _check_exists(root, node, op, where)
+    if op.kind == MERGE:
+        _check_merge(node[op.path[-1]], op, where)
+        return root
+    return _written(root, op, owned)
+
+
+def _parent_of(root: dict[str, Any], op: Op, where: str) -> dict[str, Any]:
+    """The mapping that holds ``op``'s key; a missing path or a non-mapping on it is an error."""
+    parents = op.path[:-1]
     node: Any = root
     for i, part in enumerate(parents):
         if not isinstance(node, dict) or part not in node:
             raise _missing(root, op.path[: i + 1], op, where)
         node = node[part]
     if not isinstance(node, dict):
-        shown = ".".join(parents)
         raise SpecError(
-            f"`{shown}` is a {type(node).__name__}, not a mapping, in {where}",
+            f"`{'.'.join(parents)}` is a {type(node).__name__}, not a mapping, in {where}",
             location=op.loc,
             key=op.dotted,
             hint="lists and scalars are replaced whole; override the parent path",
         )
-    exists = key in node
+    return node
+
+
+def _check_exists(root: dict[str, Any], node: dict[str, Any], op: Op, where: str) -> None:
+    """An ADD names a new key; a SET, DELETE or MERGE an existing one."""
+    exists = op.path[-1] in node
     if op.kind == ADD and exists:
         raise SpecError(
             f"`+{op.dotted}` adds a key that already exists in {where}",
@@ -131,9 +145,12 @@ def _apply(root: dict[str, Any], op: Op, owned: dict[int, dict[str, Any]], where
         )
     if op.kind in (SET, DELETE, MERGE) and not exists:
         raise _missing(root, op.path, op, where)
-    if op.kind == MERGE:
-        _check_merge(node[key], op, where)
-        return root
+
+
+def _written(root: dict[str, Any], op: Op, owned: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """``op`` (SET, ADD or DELETE) applied copy-on-write: each mapping on its path copied once
+    (``owned``: the copies made so far), everything else shared."""
+    parents, key = op.path[:-1], op.path[-1]
     root = _own(root, owned)
     node = root
     for part in parents:

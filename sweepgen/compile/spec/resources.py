@@ -30,24 +30,37 @@ def check(resources: RunResources | None, doc: yamlio.Doc) -> None:
     if resources is None:
         return
     where = _where(doc)
-    if resources.gpus_per_run is not None and resources.gpus_per_node is not None:
+    _check_gpus_per_run(resources, where)
+    _check_procs(resources, where)
+
+
+def _check_gpus_per_run(resources: RunResources, where: Callable[[str], Location]) -> None:
+    """gpus_per_run, the older one-node spelling of gpus_per_node: not both, not on several nodes."""
+    if resources.gpus_per_run is None:
+        return
+    if resources.gpus_per_node is not None:
         raise SpecError(
             "resources sets both gpus_per_run and gpus_per_node",
             location=where("gpus_per_run"),
             key="resources.gpus_per_run",
             hint="gpus_per_run is the older one-node spelling of gpus_per_node: keep only gpus_per_node",
         )
-    if resources.gpus_per_run is not None and (resources.nodes or 1) > 1:
+    if (resources.nodes or 1) > 1:
         raise SpecError(
             "gpus_per_run is for one-node runs; this run spans several nodes",
             location=where("gpus_per_run"),
             key="resources.gpus_per_run",
             hint="write gpus_per_node (the GPUs of each node) instead",
         )
-    launcher = resources.launcher or "none"
-    gpus = _gpus(resources)
+
+
+def _check_procs(resources: RunResources, where: Callable[[str], Location]) -> None:
+    """procs_per_node: started by a launcher, at most one process per GPU."""
     procs = resources.procs_per_node
-    if procs is not None and procs > 1 and launcher == "none":
+    if procs is None:
+        return
+    gpus = _gpus(resources)
+    if procs > 1 and (resources.launcher or "none") == "none":
         raise SpecError(
             f"procs_per_node is {procs} but no launcher starts the processes",
             location=where("procs_per_node"),
@@ -55,7 +68,7 @@ def check(resources: RunResources | None, doc: yamlio.Doc) -> None:
             hint="set resources.launcher to torchrun, accelerate or srun; with launcher none the "
             "command is started once per node and starts its own processes (drop procs_per_node)",
         )
-    if procs is not None and gpus > 0 and procs > gpus:
+    if gpus > 0 and procs > gpus:
         raise SpecError(
             f"procs_per_node ({procs}) is more than the GPUs of a node ({gpus})",
             location=where("procs_per_node"),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from sweepgen import paths
-from sweepgen.errors import SpecError
+from sweepgen.errors import Location, SpecError
 
 if TYPE_CHECKING:
     from sweepgen.compile.spec.model import Spec
@@ -43,36 +43,44 @@ def report_block(spec: Spec, variant_configs: list[dict[str, Any]]) -> dict[str,
         return block or None
     seed = SeedBlock(path=declared) if isinstance(declared, str) else declared
     where = spec.doc.loc(("seed",) if isinstance(declared, str) else ("seed", "path"))
-    found = [paths.get(c, seed.path) for c in variant_configs]
-    if any(v is paths.MISSING for v in found):
-        close = difflib.get_close_matches(seed.path, paths.all_paths(spec.base), n=1)
-        raise SpecError(
-            f"the seed path `{seed.path}` is not in every variant's config",
-            location=where,
-            hint=f"did you mean `{close[0]}`?" if close else "name a dotted path of the resolved config",
-        )
+    found = _seeds_of(spec, seed.path, variant_configs, where)
     block["seed"] = seed.path
     if seed.tune is not None or seed.test is not None:
         block["tune"], block["test"] = _split(spec, seed, found)
     return block
 
 
+def _seeds_of(spec: Spec, path: str, variant_configs: list[dict[str, Any]], where: Location) -> list[Any]:
+    """Each variant's seed; a path some variant's config lacks is an error at ``where``."""
+    found = [paths.get(c, path) for c in variant_configs]
+    if any(v is paths.MISSING for v in found):
+        close = difflib.get_close_matches(path, paths.all_paths(spec.base), n=1)
+        raise SpecError(
+            f"the seed path `{path}` is not in every variant's config",
+            location=where,
+            hint=f"did you mean `{close[0]}`?" if close else "name a dotted path of the resolved config",
+        )
+    return found
+
+
 def _split(spec: Spec, seed: SeedBlock, found: list[Any]) -> tuple[list[Any], list[Any]]:
     """The tune and test seeds: both given, disjoint, and each a seed some variant runs."""
     tune, test = seed.tune or [], seed.test or []
-    both = [v for v in tune if v in test]
-    unused = [v for v in tune + test if v not in found]
-    if both or not tune or not test or unused:
-        what = (
-            f"seeds {both} are in both tune and test"
-            if both
-            else f"seeds {unused} are in no variant"
-            if unused
-            else "give both tune and test"
-        )
+    problem = _split_problem(tune, test, found)
+    if problem is not None:
         raise SpecError(
-            f"seed split: {what}",
+            f"seed split: {problem}",
             location=spec.doc.loc(("seed",)),
             hint="tune and test are disjoint lists of seed values the sweep runs",
         )
     return tune, test
+
+
+def _split_problem(tune: list[Any], test: list[Any], found: list[Any]) -> str | None:
+    both = [v for v in tune if v in test]
+    if both:
+        return f"seeds {both} are in both tune and test"
+    unused = [v for v in tune + test if v not in found]
+    if unused:
+        return f"seeds {unused} are in no variant"
+    return "give both tune and test" if not tune or not test else None

@@ -55,28 +55,31 @@ def check_block(spec: Spec) -> None:
                 "or keep the grid in a separate spec",
             )
     for key, dist in search.axes.items():
-        loc = spec.loc(("search", "axes", key), key=True)
-        kind, path = overrides.split_key(key, loc)
-        if kind != overrides.SET:
-            raise SpecError(
-                f"search axis {key!r} must name an existing path (no `+` or `~`)",
-                location=loc,
-                hint="add the key to the base, then search over it",
-            )
-        if dist.choice is not None:
-            bad = [v for v in dist.choice if v is not None and not isinstance(v, (bool, int, float, str))]
-            if bad:
-                raise SpecError(
-                    f"search axis {key!r}: a choice must be a number, string, bool or null, got {bad[0]!r}",
-                    location=loc,
-                    hint="Optuna stores categorical values as JSON scalars; choose between scalars",
-                )
+        _check_axis(key, dist, spec.loc(("search", "axes", key), key=True))
     ops = _axis_ops(spec)
     _check_derived(spec, ops)
     if search.repeats > 1:
         _check_repeats(spec, search)
     overrides.check_types(spec.base, ops, "the search")
     overrides.apply_all(spec.base, ops, {}, where="the search")  # a missing path: its closest match
+
+
+def _check_axis(key: str, dist: sampling.Distribution, loc: Location) -> None:
+    """A search axis sets an existing path, and a categorical one chooses between JSON scalars."""
+    kind, _path = overrides.split_key(key, loc)
+    if kind != overrides.SET:
+        raise SpecError(
+            f"search axis {key!r} must name an existing path (no `+` or `~`)",
+            location=loc,
+            hint="add the key to the base, then search over it",
+        )
+    bad = [v for v in dist.choice or [] if v is not None and not isinstance(v, (bool, int, float, str))]
+    if bad:
+        raise SpecError(
+            f"search axis {key!r}: a choice must be a number, string, bool or null, got {bad[0]!r}",
+            location=loc,
+            hint="Optuna stores categorical values as JSON scalars; choose between scalars",
+        )
 
 
 def _check_repeats(spec: Spec, search: SearchBlock) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from jinja2 import Undefined
@@ -29,19 +30,9 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_defaul
 
 
 def to_json(value: Any, indent: int | None = None) -> str:
-    kind = type(value)
-    if kind is str:
-        return _encode_str(value)
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float:
-        if not math.isfinite(value):
-            raise ValueError(
-                f"to_json cannot write {value!r}: JSON has no NaN or Infinity (use to_yaml or pyrepr)"
-            )
-        return float.__repr__(value)
+    leaf = _LEAVES.get(type(value))  # the per-leaf case, first
+    if leaf is not None:
+        return leaf(value)
     if value is None:
         return "null"
     if isinstance(value, Undefined):
@@ -52,3 +43,19 @@ def to_json(value: Any, indent: int | None = None) -> str:
         return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False, default=_default)
     except ValueError as err:  # a NaN or Infinity inside a list or mapping
         raise ValueError(f"to_json: {err} (JSON has no NaN or Infinity; use to_yaml or pyrepr)") from None
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _float(value: float) -> str:
+    if not math.isfinite(value):
+        raise ValueError(
+            f"to_json cannot write {value!r}: JSON has no NaN or Infinity (use to_yaml or pyrepr)"
+        )
+    return float.__repr__(value)
+
+
+# the JSON of a leaf by its exact type (a subclass goes through the encoder)
+_LEAVES: dict[type, Callable[[Any], str]] = {str: _encode_str, bool: _bool, int: int.__repr__, float: _float}

@@ -303,16 +303,28 @@ def undefined_message(err: BaseException, config: dict[str, Any]) -> str | None:
         return None
     name, obj = str(err.name), err.obj
     if obj is None or isinstance(obj, Undefined):
-        keys = [*config, "config", "variant", "sweep"]
-        close = difflib.get_close_matches(name, [str(k) for k in keys], n=1)
-        return f"`{name}` is undefined" + (f" (did you mean `{close[0]}`?)" if close else "")
+        return _undefined_name(name, config)
     if isinstance(obj, dict):
-        where = _path_of(obj, config)
-        full = f"{where}.{name}" if where else name
-        close = difflib.get_close_matches(name, [str(k) for k in obj], n=1)
-        suggestion = f"{where}.{close[0]}" if where and close else (close[0] if close else None)
-        return f"`{full}` is undefined" + (f" (did you mean `{suggestion}`?)" if suggestion else "")
+        return _undefined_key(name, obj, config)
     return None
+
+
+def _undefined_name(name: str, config: dict[str, Any]) -> str:
+    """A top-level name: a config key or one of the template's own names, if close."""
+    keys = [*config, "config", "variant", "sweep"]
+    close = difflib.get_close_matches(name, [str(k) for k in keys], n=1)
+    return f"`{name}` is undefined" + (f" (did you mean `{close[0]}`?)" if close else "")
+
+
+def _undefined_key(name: str, obj: dict[Any, Any], config: dict[str, Any]) -> str:
+    """A key of a mapping, named with the mapping's path in ``config`` where it has one."""
+    where = _path_of(obj, config)
+    full = f"{where}.{name}" if where else name
+    close = difflib.get_close_matches(name, [str(k) for k in obj], n=1)
+    if not close:
+        return f"`{full}` is undefined"
+    suggestion = f"{where}.{close[0]}" if where else close[0]
+    return f"`{full}` is undefined (did you mean `{suggestion}`?)"
 
 
 def describe(err: BaseException, config: dict[str, Any]) -> str:
@@ -366,27 +378,37 @@ def _check_shared(op: str, left: Any, right: Any) -> None:
 
 def _check_binop(op: str, left: Any, right: Any) -> None:
     """Refuse an operation whose result would be out of bounds, before computing it."""
-    if op == "**":
-        if (
-            type(left) is int
-            and type(right) is int
-            and abs(left) > 1
-            and right * (left.bit_length() - 1) > MAX_INT_BITS
-        ):
-            raise LimitExceeded(
-                f"`**` would give an integer of more than {MAX_INT_BITS} bits "
-                f"({left.bit_length()}-bit base, exponent {right})"
-            )
-    elif op == "*":
-        _check_mul(left, right)
-    elif op == "+":
-        if _size(left) + _size(right) > MAX_SEQUENCE:
-            raise LimitExceeded(f"`+` would build a sequence of more than {MAX_SEQUENCE:,} items")
+    check = _BINOP_CHECKS.get(op)
+    if check is not None:
+        check(left, right)
 
-    elif op == "%" and isinstance(left, str):
-        specs = re.findall(r"%[-#0 +]*([0-9]*)(?:\.([0-9]*))?", left)
-        if any(len(n) > 7 for spec in specs for n in spec):  # 10,000,000 has 8 digits
-            raise LimitExceeded(f"a `%` format width above {MAX_SEQUENCE:,} characters")
+
+def _check_pow(left: Any, right: Any) -> None:
+    """`**` of two integers bounded in bits (from the base's bits and the exponent)."""
+    if (
+        type(left) is int
+        and type(right) is int
+        and abs(left) > 1
+        and right * (left.bit_length() - 1) > MAX_INT_BITS
+    ):
+        raise LimitExceeded(
+            f"`**` would give an integer of more than {MAX_INT_BITS} bits "
+            f"({left.bit_length()}-bit base, exponent {right})"
+        )
+
+
+def _check_add(left: Any, right: Any) -> None:
+    if _size(left) + _size(right) > MAX_SEQUENCE:
+        raise LimitExceeded(f"`+` would build a sequence of more than {MAX_SEQUENCE:,} items")
+
+
+def _check_percent(left: Any, _right: Any) -> None:
+    """`%` formatting of a string: no width or precision above MAX_SEQUENCE."""
+    if not isinstance(left, str):
+        return
+    specs = re.findall(r"%[-#0 +]*([0-9]*)(?:\.([0-9]*))?", left)
+    if any(len(n) > 7 for spec in specs for n in spec):  # 10,000,000 has 8 digits
+        raise LimitExceeded(f"a `%` format width above {MAX_SEQUENCE:,} characters")
 
 
 def _check_mul(left: Any, right: Any) -> None:
@@ -402,6 +424,13 @@ def _check_mul(left: Any, right: Any) -> None:
             f"`*` would build a sequence of {count * length:,} items, more than {MAX_SEQUENCE:,}"
         )
 
+
+_BINOP_CHECKS: dict[str, Callable[[Any, Any], None]] = {
+    "**": _check_pow,
+    "*": _check_mul,
+    "+": _check_add,
+    "%": _check_percent,
+}
 
 _BINOPS = {
     "+": operator.add,
@@ -565,24 +594,33 @@ def _check_indent_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any
 
 def pyrepr(value: Any) -> str:
     """A Python literal for plain data (dict order kept)."""
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:  # the per-leaf case, first
+    if type(value) in (str, int, bool) or value is None:  # the per-leaf case, first
         return repr(value)
-    if kind is float and math.isfinite(value):
-        return float.__repr__(value)
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return f'float("{value}")'
+    if isinstance(value, float):
+        return _float_repr(value)
     if isinstance(value, dict):
         return "{" + ", ".join(f"{pyrepr(k)}: {pyrepr(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(pyrepr(v) for v in value) + "]"
-    if isinstance(value, tuple):
-        return "(" + ", ".join(pyrepr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, (list, tuple)):
+        return _sequence_repr(value)
+    if isinstance(value, (int, str)):  # a subclass (bool, an enum): its own repr
         return repr(value)
     if isinstance(value, Undefined):
         value._fail_with_undefined_error()
     raise TypeError(f"pyrepr cannot write a {type(value).__name__}")
+
+
+def _float_repr(value: float) -> str:
+    """A float as Python reads it back: ``float("nan")``, ``float("inf")`` where no literal exists."""
+    if not math.isfinite(value):
+        return f'float("{value}")'
+    return float.__repr__(value) if type(value) is float else repr(value)
+
+
+def _sequence_repr(value: list[Any] | tuple[Any, ...]) -> str:
+    inside = ", ".join(pyrepr(v) for v in value)
+    if isinstance(value, list):
+        return "[" + inside + "]"
+    return "(" + inside + ("," if len(value) == 1 else "") + ")"
 
 
 def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
