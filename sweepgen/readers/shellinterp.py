@@ -40,13 +40,11 @@ class Reader(Walk):
         plain: dict[str, Any] = {}
         for name, history in self.assignments.items():
             value = self.final(name, history)
-            if name in self.exported:
-                env[name] = value
-            elif self.opaque or name not in self.substituted or any(w for w, _, _ in history):
-                plain[name] = value
-            else:
+            section = self.section(name, history)
+            if section is None:
                 continue
-            self.result.lines[("env" if name in self.exported else "vars", name)] = history[0][2]
+            (env if section == "env" else plain)[name] = value
+            self.result.lines[(section, name)] = history[0][2]
         for name in sorted(self.exported - set(self.assignments)):
             env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
         self.result.data = {
@@ -57,6 +55,16 @@ class Reader(Walk):
         }
         self.result.numbered = (("commands",),)
         return self.result
+
+    def section(self, name: str, history: list[tuple[str, Any, int]]) -> str | None:
+        """Where a variable shows: ``env`` when exported; ``vars`` when it is bound under a condition,
+        never substituted into a command, or the script is opaque; else nowhere, since its value
+        already shows in the commands that use it."""
+        if name in self.exported:
+            return "env"
+        if self.opaque or name not in self.substituted or any(w for w, _, _ in history):
+            return "vars"
+        return None
 
     def final(self, name: str, history: list[tuple[str, Any, int]]) -> Any:
         """A variable's value as data: built by one assignment and unconditional appends, its final
@@ -77,36 +85,37 @@ class Reader(Walk):
 
     def assign(self, node: Any, when: list[str], *, export: bool = False) -> None:
         name_node = node.child_by_field_name("name")
-        value_node = node.child_by_field_name("value")
-        if name_node is None:
-            self.keep_opaque(node, when)
+        if name_node is None or name_node.type == "subscript":  # ARR[2]=x
+            self.keep_element_assignment(node, name_node, when)
             return
         name = self.text(name_node)
-        if name_node.type == "subscript":  # ARR[2]=x
-            self.keep_opaque(node, when)
-            base = name_node.child_by_field_name("name")
-            if base is not None:
-                self.vars[self.text(base)] = UNKNOWN
-            return
         append = any(c.type == "+=" for c in node.children)
-        value: Any
-        if value_node is None:
-            value = ""
-            known = True
-        elif value_node.type == "array":
-            fields = [f for c in value_node.named_children if c.type != "comment" for f in self.expand(c)]
-            value = [f.text if f.known else Partial(f.text) for f in fields]
-            known = all(f.known for f in fields)
-        else:
-            fields = self.expand(value_node, assignment=True)
-            value = " ".join(f.text for f in fields)
-            known = all(f.known for f in fields)
+        value, known = self.assigned_value(node.child_by_field_name("value"))
         if append and name in self.assignments:
             self.append(name, value, known, when, self.line(node))
         else:
             self.bind(name, value, known, when, self.line(node))
         if export:
             self.exported.add(name)
+
+    def keep_element_assignment(self, node: Any, name_node: Any, when: list[str]) -> None:
+        """``ARR[2]=x`` (or an assignment the grammar gives no name) is kept as source; the array
+        it changes is not known after it."""
+        self.keep_opaque(node, when)
+        base = name_node.child_by_field_name("name") if name_node is not None else None
+        if base is not None:
+            self.vars[self.text(base)] = UNKNOWN
+
+    def assigned_value(self, value_node: Any) -> tuple[Any, bool]:
+        """What an assignment binds and whether it is known: nothing (``X=``), an array's words
+        (each expanded and split), or one word (never split)."""
+        if value_node is None:
+            return "", True
+        if value_node.type == "array":
+            fields = [f for c in value_node.named_children if c.type != "comment" for f in self.expand(c)]
+            return [f.text if f.known else Partial(f.text) for f in fields], all(f.known for f in fields)
+        fields = self.expand(value_node, assignment=True)
+        return " ".join(f.text for f in fields), all(f.known for f in fields)
 
     def append(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
         """``A+=(x y)`` / ``A+=x``: the history records only what was added (a script of n appends
@@ -116,15 +125,8 @@ class Reader(Walk):
         self.assignments[name].append((" and ".join(when), {"+=": self.shown(value, known, line)}, line))
         if when or isinstance(old, Unknown):
             self.vars[name] = UNKNOWN
-        elif isinstance(value, list):
-            if isinstance(old, list):
-                old.extend(value)
-            else:
-                self.vars[name] = [*([old] if old else []), *value]
         else:
-            first = old[0] if isinstance(old, list) and old else old or ""
-            glued = first + value
-            self.vars[name] = Partial(glued) if not known or partial(first) else glued
+            self.vars[name] = _appended(old, value, known)
 
     def check_size(self, name: str, size: int, line: int) -> None:
         if size > _MAX_VALUE:  # `A=$A$A` doubles each time: bounded, as every input-controlled cost
@@ -233,21 +235,20 @@ class Reader(Walk):
             self.opaque_declaration(node, when)
             return
         export = keyword == "export" or any("x" in o for o in options)
+        array = any("a" in o or "A" in o for o in options)
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self.assign(child, when, export=export)
             elif child.type == "variable_name":
-                name = self.text(child)
-                if export:
-                    self.exported.add(name)
-                elif name not in self.assignments:
-                    self.bind(
-                        name,
-                        [] if any("a" in o or "A" in o for o in options) else "",
-                        True,
-                        when,
-                        self.line(child),
-                    )
+                self.declare(self.text(child), export, array, when, self.line(child))
+
+    def declare(self, name: str, export: bool, array: bool, when: list[str], line: int) -> None:
+        """``export NAME`` marks it exported; ``declare [-a] NAME`` binds it empty (an empty array
+        with -a/-A) unless the script already assigned it."""
+        if export:
+            self.exported.add(name)
+        elif name not in self.assignments:
+            self.bind(name, [] if array else "", True, when, line)
 
     def opaque_declaration(self, node: Any, when: list[str]) -> None:
         """``declare -i/-l/-u/-n`` change what is bound (arithmetic, case, a name reference) and an
@@ -421,18 +422,25 @@ class Reader(Walk):
 
     def heredoc_in(self, node: Any) -> Field | None:
         """``$(cat <<EOF ... EOF)``: the here-document's body."""
+        statement = self.cat_statement(node)
+        if statement is None:
+            return None
+        for child in statement.named_children:
+            if child.type == "heredoc_redirect":
+                field = self.redirect(child, {})
+                if field is not None:
+                    return Field(field.text.rstrip("\n"), field.known, field.line)
+        return None
+
+    def cat_statement(self, node: Any) -> Any:
+        """The one statement of a command substitution when it is a plain ``cat`` with redirects."""
         statements = [c for c in node.named_children if c.type != "comment"]
         if len(statements) != 1 or statements[0].type != "redirected_statement":
             return None
         body = statements[0].child_by_field_name("body")
         if body is None or body.type != "command" or self.text(body).strip() != "cat":
             return None
-        for child in statements[0].named_children:
-            if child.type == "heredoc_redirect":
-                field = self.redirect(child, {})
-                if field is not None:
-                    return Field(field.text.rstrip("\n"), field.known, field.line)
-        return None
+        return statements[0]
 
     def note_names(self, text: str) -> None:
         for name in re.findall(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)", text):
@@ -444,11 +452,24 @@ def _plain_read(words: list[Field]) -> bool:
     rest = [w.text for w in words[1:]]
     while rest and rest[0].startswith("-"):
         option = rest.pop(0)
-        if option == "-d" and rest and rest[0] == "":
+        if option == "-d" and rest[:1] == [""]:
             rest.pop(0)
         elif option not in ("-r", "-s"):
             return False
     return bool(rest) and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) for name in rest)
+
+
+def _appended(old: Any, value: Any, known: bool) -> Any:
+    """A known value after ``+=``: an array grows in place (a script of n appends stays linear), a
+    word is glued onto the value (onto an array's first element, as bash appends to it)."""
+    if isinstance(value, list):
+        if isinstance(old, list):
+            old.extend(value)
+            return old
+        return [*([old] if old else []), *value]
+    first = old[0] if isinstance(old, list) and old else old or ""
+    glued = first + value
+    return Partial(glued) if not known or partial(first) else glued
 
 
 def _history(history: list[tuple[str, Any, int]]) -> Any:
