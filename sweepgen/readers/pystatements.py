@@ -274,24 +274,30 @@ class Evaluator(Expressions):
         module = "." * stmt.level + (stmt.module or "")
         if stmt.level and self.import_base is not None:
             names = self.import_base(stmt.module or "", stmt.level, stmt.lineno)
-            for alias in stmt.names:
-                if alias.name == "*":
-                    scope.update({k: v for k, v in names.items() if not k.startswith("_")})
-                elif alias.name in names:
-                    scope[alias.asname or alias.name] = names[alias.name]
-                else:
-                    raise ConfigError(
-                        f"`{module}` has no name `{alias.name}`",
-                        location=Location(self.filename, stmt.lineno, stmt.col_offset + 1),
-                        hint="the base file must bind that name at module level",
-                    )
+            self.bind_imported(stmt, module, names, scope)
             return
+        sep = "" if module.endswith(".") else "."
         for alias in stmt.names:
-            sep = "" if module.endswith(".") else "."
             if alias.name == "*":
                 rest.append(self.opaque(stmt))
             else:
                 scope[alias.asname or alias.name] = Ref(f"{module}{sep}{alias.name}")
+
+    def bind_imported(
+        self, stmt: ast.ImportFrom, module: str, names: dict[str, Any], scope: dict[str, Any]
+    ) -> None:
+        """``from .base import x`` in an mmengine config: the names the base file binds, read."""
+        for alias in stmt.names:
+            if alias.name == "*":
+                scope.update({k: v for k, v in names.items() if not k.startswith("_")})
+            elif alias.name in names:
+                scope[alias.asname or alias.name] = names[alias.name]
+            else:
+                raise ConfigError(
+                    f"`{module}` has no name `{alias.name}`",
+                    location=Location(self.filename, stmt.lineno, stmt.col_offset + 1),
+                    hint="the base file must bind that name at module level",
+                )
 
     def bind(self, scope: dict[str, Any], target: ast.expr, value: Any, stmt: ast.stmt) -> None:
         spelled = dotted(target)
@@ -304,23 +310,26 @@ class Evaluator(Expressions):
         if isinstance(target, (ast.Tuple, ast.List)):
             self._bind_unpacked(scope, target, value, stmt)
             return
-        if isinstance(target, (ast.Attribute, ast.Subscript)):
-            container = self.value(target.value)
-            key: Any = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
-            path = _literal_path(target)
-            if path is not None and len(self.scopes) == 1:
-                self.result.lines[path] = stmt.lineno  # `model.backbone.depth = 101` is written here
-            if isinstance(container, dict) and not isinstance(container, CallData) and known_key(key):
-                container[key] = value
-                return
-            if isinstance(container, CallData) and isinstance(target, ast.Attribute):
-                container["kwargs"][key] = value  # detectron2: `model.backbone.depth = 101`
-                return
-            if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
-                container[key] = value
-                return
+        if isinstance(target, (ast.Attribute, ast.Subscript)) and self.bind_item(target, value, stmt):
+            return
         # an assignment we cannot place: keep it, keyed by its target's source, so it is never lost
         scope[ast.unparse(target)] = value
+
+    def bind_item(self, target: ast.Attribute | ast.Subscript, value: Any, stmt: ast.stmt) -> bool:
+        """``a.b = v`` / ``a[k] = v`` written into the mapping, LazyCall or list it names; False
+        when there is no such place."""
+        container = self.value(target.value)
+        key: Any = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
+        path = _literal_path(target)
+        if path is not None and len(self.scopes) == 1:
+            self.result.lines[path] = stmt.lineno  # `model.backbone.depth = 101` is written here
+        holder = _mapping_holder(container, key, target)
+        if holder is None and _in_list(container, key):
+            holder = container
+        if holder is None:
+            return False
+        holder[key] = value
+        return True
 
     def _bind_unpacked(
         self, scope: dict[str, Any], target: ast.Tuple | ast.List, value: Any, stmt: ast.stmt
@@ -345,22 +354,25 @@ class Evaluator(Expressions):
         if isinstance(target, (ast.Attribute, ast.Subscript)):
             container = self.value(target.value)
             key = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
-            if (
-                isinstance(container, dict)
-                and not isinstance(container, CallData)
-                and known_key(key)
-                and key in container
-            ):
-                del container[key]
-                return
-            if (
-                isinstance(container, CallData)
-                and isinstance(target, ast.Attribute)
-                and key in container["kwargs"]
-            ):
-                del container["kwargs"][key]
+            holder = _mapping_holder(container, key, target)
+            if holder is not None and key in holder:
+                del holder[key]
                 return
         rest.append(self.opaque(stmt))
+
+
+def _mapping_holder(container: Any, key: Any, target: ast.Attribute | ast.Subscript) -> Any:
+    """The mapping ``target`` writes into or deletes from: a plain mapping under a known key, or a
+    LazyCall's keyword arguments (detectron2's ``model.backbone.depth = 101``); else None."""
+    if isinstance(container, CallData):
+        return container["kwargs"] if isinstance(target, ast.Attribute) else None
+    if isinstance(container, dict) and known_key(key):
+        return container
+    return None
+
+
+def _in_list(container: Any, key: Any) -> bool:
+    return isinstance(container, list) and type(key) is int and -len(container) <= key < len(container)
 
 
 def _literal_path(target: ast.expr) -> tuple[Any, ...] | None:
@@ -417,34 +429,37 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
         if isinstance(stmt, (ast.AnnAssign, ast.AugAssign))
         else []
     )
-    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)][:1] or []
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)][:1]
 
 
 def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(stmt):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
-            root: ast.AST = node
-            while isinstance(root, (ast.Attribute, ast.Subscript)):
-                root = root.value
-            if isinstance(root, ast.Name):
-                names.add(root.id)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            root = node.func.value
-            while isinstance(root, (ast.Attribute, ast.Subscript)):
-                root = root.value
-            if isinstance(root, ast.Name) and node.func.attr in (
-                "update",
-                "append",
-                "extend",
-                "insert",
-                "pop",
-                "setdefault",
-                "remove",
-            ):
-                names.add(root.id)
+        name = _assigned_name(node)
+        if name is not None:
+            names.add(name)
     return names
+
+
+_MUTATORS = ("update", "append", "extend", "insert", "pop", "setdefault", "remove")
+
+
+def _assigned_name(node: ast.AST) -> str | None:
+    """The name a node binds or changes: an assignment's target (the root of ``a.b[0] = x``), a
+    function or class, the receiver of a method that edits it in place (``a.b.update(...)``)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        return node.id
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name
+    if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+        return _root_name(node)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
+        return _root_name(node.func.value)
+    return None
+
+
+def _root_name(node: ast.AST) -> str | None:
+    """``a`` of ``a.b[0].c``; None when the chain starts at something other than a name."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
