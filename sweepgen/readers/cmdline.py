@@ -133,7 +133,7 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
         name, used = found
         if name == "srun":
             pairs, i = slurm_options.read_options(
-                words, used, srun.OPTIONS, _srun_value, stop_at_operand=True
+                words, used, srun.OPTIONS, _option_value, stop_at_operand=True
             )
             flags, module = slurm_options.collect(pairs), None
         else:
@@ -150,8 +150,9 @@ def _part(word: Word, value: str) -> Any:
     return NotEvaluated(value, word.where, word.line) if isinstance(word, NotEvaluated) else _typed(value)
 
 
-def _srun_value(word: Word) -> bool:
-    """Whether the word after an option srun's manual does not list is that option's value."""
+def _option_value(word: Word) -> bool:
+    """Whether the word after a launcher option that is not known to take no value (or one srun's
+    manual does not list) is that option's value: not a flag, a program or ``--``."""
     return not is_flag(word) and not _looks_like_program(word) and _text(word) != "--"
 
 
@@ -179,23 +180,22 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             break
         if text in _MODULE_FLAGS and i + 1 < len(words):
             return flags, i + 2, words[i + 1]
-        if text.startswith("--") and "=" in text:
-            key, _, value = text.partition("=")
-            _add(flags, key, _part(word, value))
-            i += 1
-        elif (
-            text not in booleans
-            and i + 1 < len(words)
-            and not is_flag(words[i + 1])
-            and not _looks_like_program(words[i + 1])
-            and _text(words[i + 1]) != "--"
-        ):
-            _add(flags, text, _typed(words[i + 1]))
-            i += 2
-        else:
-            _add(flags, text, True)
-            i += 1
+        i = _launcher_flag(flags, text, words, i, booleans)
     return flags, i, None
+
+
+def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, booleans: set[str]) -> int:
+    """One launcher flag at ``words[i]`` (spelled ``text``) added to ``flags``: ``--k=v``, a flag
+    and the word after it when that is its value, or a flag that takes none; the index after it."""
+    if text.startswith("--") and "=" in text:
+        key, _, value = text.partition("=")
+        _add(flags, key, _part(words[i], value))
+        return i + 1
+    if text not in booleans and i + 1 < len(words) and _option_value(words[i + 1]):
+        _add(flags, text, _typed(words[i + 1]))
+        return i + 2
+    _add(flags, text, True)
+    return i + 1
 
 
 def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Word]]:
@@ -203,27 +203,40 @@ def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Wor
     if not words:
         return "(empty)", []
     head = _text(words[0])
-    if _PYTHON.fullmatch(os.path.basename(head)):
-        options: dict[str, Any] = {}
-        i = 1
-        while i < len(words) and is_flag(words[i]) and _text(words[i]) not in ("-m", "-c"):
-            text = _text(words[i])
-            if text in _PYTHON_VALUE_FLAGS and i + 1 < len(words):
-                _add(options, text, _typed(words[i + 1]))
-                i += 2
-            else:
-                _add(options, text, True)
-                i += 1
-        if options:
-            launchers[head] = options
-        if i + 1 < len(words) and _text(words[i]) == "-m":
-            return _text(words[i + 1]), words[i + 2 :]
-        if i + 1 < len(words) and _text(words[i]) == "-c":
-            return f"{head} -c", words[i + 1 :]
-        if i < len(words):
-            return _text(words[i]), words[i + 1 :]
-        return head, []
-    return head, words[1:]
+    if not _PYTHON.fullmatch(os.path.basename(head)):
+        return head, words[1:]
+    options, i = _python_options(words)
+    if options:
+        launchers[head] = options
+    return _python_program(head, words, i)
+
+
+def _python_options(words: list[Word]) -> tuple[dict[str, Any], int]:
+    """The interpreter's own options (``python -u -X dev``) and where they end."""
+    options: dict[str, Any] = {}
+    i = 1
+    while i < len(words) and is_flag(words[i]) and _text(words[i]) not in ("-m", "-c"):
+        text = _text(words[i])
+        if text in _PYTHON_VALUE_FLAGS and i + 1 < len(words):
+            _add(options, text, _typed(words[i + 1]))
+            i += 2
+        else:
+            _add(options, text, True)
+            i += 1
+    return options, i
+
+
+def _python_program(head: str, words: list[Word], i: int) -> tuple[str, list[Word]]:
+    """What the interpreter runs from ``words[i]`` on: a module (``-m``), a command string
+    (``-c``, keyed by the interpreter), a script, or nothing (a bare ``python``)."""
+    option = _text(words[i]) if i + 1 < len(words) else None
+    if option == "-m":
+        return _text(words[i + 1]), words[i + 2 :]
+    if option == "-c":
+        return f"{head} -c", words[i + 1 :]
+    if i < len(words):
+        return _text(words[i]), words[i + 1 :]
+    return head, []
 
 
 def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[dict[str, Any], dict[str, int]]:
@@ -235,52 +248,66 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
         word, line = words[i], lines[i]
         text = _text(word)
         if text == "--":
-            rest = words[i + 1 :]
-            inner = _inner_commands(rest, where, lines[i + 1 :])
-            if inner is not None:
-                out["--"] = inner
-                at.setdefault("--", line)
-                break
-            for word in rest:
-                _add(out, "@args", _typed(word), always_list=True)
+            _after_separator(out, at, words[i + 1 :], where, lines[i + 1 :], line)
             break
         if _spread(word):
             _add(out, text, word)  # its own key: never a flag's value, and order does not matter
             at.setdefault(text, line)
             i += 1
-            continue
-        if is_flag(word):
-            if text.startswith("--") and "=" in text:
-                key, _, value = text.partition("=")
-                unknown = isinstance(word, NotEvaluated)
-                _add(out, key, NotEvaluated(value, where, line) if unknown else _typed(value))
-                at.setdefault(key, line)
-                i += 1
-                continue
-            values: list[Any] = []
-            j = i + 1
-            while (
-                j < len(words)
-                and not is_flag(words[j])
-                and not _spread(words[j])
-                and _override(words[j]) is None
-            ):
-                values.append(_typed(words[j]))
-                j += 1
-            _add(out, text, True if not values else values[0] if len(values) == 1 else values)
-            at.setdefault(text, line)
-            i = j
-            continue
-        override = _override(word)
-        if override is not None:
-            prefix, dotted, raw = override
-            parsed = None if raw is None else _override_value(raw, where, line)
-            _set_override(out, prefix, dotted, parsed)
-            at.setdefault(prefix + dotted.split(".")[0], line)
+        elif is_flag(word):
+            i = _flag(out, at, words, i, where, line)
         else:
-            _add(out, "@args", _typed(word), always_list=True)
-        i += 1
+            _override_or_positional(out, at, word, where, line)
+            i += 1
     return out, at
+
+
+def _after_separator(
+    out: dict[str, Any], at: dict[str, int], rest: list[Word], where: str, lines: list[int], line: int
+) -> None:
+    """The words after ``--``: the commands a wrapper runs, else plain arguments."""
+    inner = _inner_commands(rest, where, lines)
+    if inner is not None:
+        out["--"] = inner
+        at.setdefault("--", line)
+        return
+    for word in rest:
+        _add(out, "@args", _typed(word), always_list=True)
+
+
+def _flag(out: dict[str, Any], at: dict[str, int], words: list[Word], i: int, where: str, line: int) -> int:
+    """The flag at ``words[i]`` and its value: ``--f=v``, else the words up to the next flag, spread
+    or override (none: True; several: a list); the index after it."""
+    word = words[i]
+    text = _text(word)
+    if text.startswith("--") and "=" in text:
+        key, _, value = text.partition("=")
+        unknown = isinstance(word, NotEvaluated)
+        _add(out, key, NotEvaluated(value, where, line) if unknown else _typed(value))
+        at.setdefault(key, line)
+        return i + 1
+    values: list[Any] = []
+    j = i + 1
+    while j < len(words) and not is_flag(words[j]) and not _spread(words[j]) and _override(words[j]) is None:
+        values.append(_typed(words[j]))
+        j += 1
+    _add(out, text, True if not values else values[0] if len(values) == 1 else values)
+    at.setdefault(text, line)
+    return j
+
+
+def _override_or_positional(
+    out: dict[str, Any], at: dict[str, int], word: Word, where: str, line: int
+) -> None:
+    """A Hydra override nested by its dots (its prefix on the first key), else a positional word."""
+    override = _override(word)
+    if override is None:
+        _add(out, "@args", _typed(word), always_list=True)
+        return
+    prefix, dotted, raw = override
+    parsed = None if raw is None else _override_value(raw, where, line)
+    _set_override(out, prefix, dotted, parsed)
+    at.setdefault(prefix + dotted.split(".")[0], line)
 
 
 _SEPARATORS = {"&&", "||", ";"}
@@ -290,14 +317,7 @@ def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str
     """A wrapper's ``-- source setup.sh && python train.py --lr 1e-6 ...`` (the separators
     escaped, for the shell the wrapper starts): each command read as one, keyed by its program;
     None when no word after ``--`` starts a program (plain arguments)."""
-    segments: list[tuple[list[Word], list[int]]] = [([], [])]
-    for word, line in zip(words, lines):
-        if _text(word) in _SEPARATORS:
-            segments.append(([], []))
-        else:
-            segments[-1][0].append(word)
-            segments[-1][1].append(line)
-    segments = [(w, n) for w, n in segments if w]
+    segments = _segments(words, lines)
     if not any(_looks_like_program(w[0]) or _text(w[0]) in ("source", ".") for w, _ in segments):
         return None
     out: dict[str, Any] = {}
@@ -310,6 +330,18 @@ def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str
     return out
 
 
+def _segments(words: list[Word], lines: list[int]) -> list[tuple[list[Word], list[int]]]:
+    """The words between separators, with their lines; empty ones dropped."""
+    segments: list[tuple[list[Word], list[int]]] = [([], [])]
+    for word, line in zip(words, lines):
+        if _text(word) in _SEPARATORS:
+            segments.append(([], []))
+        else:
+            segments[-1][0].append(word)
+            segments[-1][1].append(line)
+    return [(w, n) for w, n in segments if w]
+
+
 _SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}|\$[@*]|\$\{[@*]\}")
 
 
@@ -320,11 +352,9 @@ def _spread(word: Word) -> bool:
 
 
 def _override(word: Word) -> tuple[str, str, Word | None] | None:
+    """(prefix, dotted key, value) of a Hydra override; a ``~key`` deletion has no value."""
     if isinstance(word, NotEvaluated):
-        found = _OVERRIDE.fullmatch(word.source)
-        if not found or found.group(3) is None or "$" in found.group(2):
-            return None
-        return found.group(1) or "", found.group(2), NotEvaluated(found.group(3), word.where, word.line)
+        return _unevaluated_override(word)
     found = _OVERRIDE.fullmatch(word)
     if not found or "$" in found.group(2):
         return None
@@ -332,6 +362,14 @@ def _override(word: Word) -> tuple[str, str, Word | None] | None:
     if value is None and prefix != "~":
         return None
     return prefix, dotted, value
+
+
+def _unevaluated_override(word: NotEvaluated) -> tuple[str, str, Word] | None:
+    """``key=$VALUE``: an override whose value could not be expanded (its key must be plain)."""
+    found = _OVERRIDE.fullmatch(word.source)
+    if not found or found.group(3) is None or "$" in found.group(2):
+        return None
+    return found.group(1) or "", found.group(2), NotEvaluated(found.group(3), word.where, word.line)
 
 
 def _set_override(out: dict[str, Any], prefix: str, dotted: str, value: Any) -> None:
