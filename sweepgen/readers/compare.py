@@ -105,6 +105,14 @@ def _at(data: Any, path: tuple[Any, ...]) -> Any:
     return data
 
 
+def _spec_variant(ref: str) -> tuple[str, str] | None:
+    """(spec, variant) when ``ref`` is no file but ``SPEC.yaml:VARIANT`` with the spec a file."""
+    spec, sep, variant = ref.rpartition(":")
+    if Path(ref).exists() or not (sep and variant) or Path(spec).suffix not in (".yaml", ".yml"):
+        return None
+    return (spec, variant) if Path(spec).is_file() else None
+
+
 def _load(
     ref: str,
     resolve_bases: bool,
@@ -113,16 +121,9 @@ def _load(
     kind: str | None,
     head: str | None,
 ) -> ReadResult:
-    spec, sep, variant = ref.rpartition(":")
-    if (
-        variant_config is not None
-        and not Path(ref).exists()
-        and sep
-        and variant
-        and Path(spec).suffix in (".yaml", ".yml")
-        and Path(spec).is_file()
-    ):
-        return ReadResult(ref, variant_config(spec, variant))
+    named = _spec_variant(ref) if variant_config is not None else None
+    if variant_config is not None and named is not None:
+        return ReadResult(ref, variant_config(*named))
     if yaml_version is None:
         yaml_version = "1.2" if head is not None and _is_spec_text(head) else "1.1"
     return read_config(ref, resolve_bases=resolve_bases, yaml_version=yaml_version, kind=kind)

@@ -203,19 +203,29 @@ def strictly_equal(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        b_keys = {_tagged(k): k for k in b}
-        return (
-            len(a) == len(b)
-            and all(_tagged(k) in b_keys for k in a)
-            and all(strictly_equal(a[k], b[b_keys[_tagged(k)]]) for k in a)
-        )
+        return _mappings_equal(a, b)
     if isinstance(a, (set, frozenset)):
         return {_tagged(x) for x in a} == {_tagged(x) for x in b}
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(strictly_equal(x, y) for x, y in zip(a, b))
+    return _scalars_equal(a, b)
+
+
+def _scalars_equal(a: Any, b: Any) -> bool:
+    """``==``, except that NaN equals NaN (the same value read twice is no change)."""
     if isinstance(a, float) and math.isnan(a) and math.isnan(b):
         return True
     return bool(a == b)
+
+
+def _mappings_equal(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
+    """The same keys by type and value (``1`` and ``True`` are two keys), each holding equal values."""
+    b_keys = {_tagged(k): k for k in b}
+    return (
+        len(a) == len(b)
+        and all(_tagged(k) in b_keys for k in a)
+        and all(strictly_equal(a[k], b[b_keys[_tagged(k)]]) for k in a)
+    )
 
 
 # paths -------------------------------------------------------------------------------------------
@@ -275,7 +285,7 @@ def _node_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any,
 def _is_allowed(change: Change, globs: Sequence[Glob]) -> bool:
     """Allowed when a glob matches its path, or every leaf beneath both sides (a container that
     was added, removed or changed type) matches one: the same verdict as flattening both sides."""
-    if any(g.match(change.path) for g in globs):
+    if _matched(change.path, globs):
         return True
     leaves = [
         leaf
@@ -284,7 +294,11 @@ def _is_allowed(change: Change, globs: Sequence[Glob]) -> bool:
         for leaf in _leaf_paths(side, change.path)
     ]
     # a leaf equal to change.path (a scalar side) already failed the first test above
-    return bool(leaves) and all(any(g.match(leaf) for g in globs) for leaf in leaves)
+    return bool(leaves) and all(_matched(leaf, globs) for leaf in leaves)
+
+
+def _matched(path: tuple[Any, ...], globs: Sequence[Glob]) -> bool:
+    return any(g.match(path) for g in globs)
 
 
 def parse_globs(globs: Iterable[str]) -> list[Glob]:
@@ -332,6 +346,12 @@ def jsonable(value: Any) -> Any:
         return [jsonable(v) for v in value]
     if isinstance(value, (set, frozenset)):
         return sorted((jsonable(v) for v in value), key=repr)
+    return _jsonable_leaf(value)
+
+
+def _jsonable_leaf(value: Any) -> Any:
+    """A scalar as JSON holds it: a str subclass as plain text, a not-evaluated node as its source
+    and place, a non-finite float and anything JSON has no type for as its repr."""
     if isinstance(value, str):
         return str(value)
     if type(value).__name__ == "NotEvaluated":

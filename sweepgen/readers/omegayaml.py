@@ -130,31 +130,43 @@ class _Resolver:
 
     def target(self, reference: str, path: tuple[Any, ...]) -> tuple[Any] | None:
         """The value ``${reference}`` names from ``path``, resolved in turn; None when it names nothing."""
-        reference = reference.strip()
-        if not reference:
+        keys = _reference_keys(reference.strip(), path)
+        if keys is None:
             return None
-        if reference.startswith("."):
-            dots = len(reference) - len(reference.lstrip("."))
-            base = list(path[: len(path) - dots])
-            if len(path) - dots < 0:
-                return None
-            segments = [s for s in reference[dots:].split(".") if s]
-        else:
-            base, segments = [], reference.split(".")
         node: Any = self.root
         full: list[Any] = []
-        for key in [*base, *segments]:
-            if isinstance(node, dict) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and isinstance(key, str) and key.isdigit() and int(key) < len(node):
-                key = int(key)
-                node = node[key]
-            elif isinstance(node, list) and isinstance(key, int) and key < len(node):
-                node = node[key]
-            else:
+        for key in keys:
+            step = _step(node, key)
+            if step is None:
                 return None
+            key, node = step
             full.append(key)
         return (self.walk(node, tuple(full)),)
+
+
+def _reference_keys(reference: str, path: tuple[Any, ...]) -> list[Any] | None:
+    """The keys from the root a reference names: ``a.b`` from the root, ``..b`` from the node that
+    holds it (a dot per level up); None for an empty one or one that climbs above the root."""
+    if not reference:
+        return None
+    if not reference.startswith("."):
+        return reference.split(".")
+    dots = len(reference) - len(reference.lstrip("."))
+    if len(path) - dots < 0:
+        return None
+    return [*path[: len(path) - dots], *(s for s in reference[dots:].split(".") if s)]
+
+
+def _step(node: Any, key: Any) -> tuple[Any, Any] | None:
+    """(key, child) one level down: a mapping's key, or a list's index (a digit string in a
+    reference, an int on the path); None when there is no such child."""
+    if isinstance(node, dict) and key in node:
+        return key, node[key]
+    if isinstance(node, list) and isinstance(key, str) and key.isdigit() and int(key) < len(node):
+        return int(key), node[int(key)]
+    if isinstance(node, list) and isinstance(key, int) and key < len(node):
+        return key, node[key]
+    return None
 
 
 def _as_text(value: Any) -> str:
