@@ -163,25 +163,32 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
     flags: dict[str, Any] = {}
     while i < len(words):
         word = words[i]
-        text = launcher_spelling.respell(name, _text(word)) if is_flag(words[i]) else _text(word)
-        if name == "env" and "=" in text and not text.startswith("-"):
-            key, _, value = text.partition("=")
-            flags[key] = value
+        if not is_flag(word):
+            if not _launcher_word(name, word, flags):
+                break
             i += 1
             continue
+        text = launcher_spelling.respell(name, _text(word))
         if text == "--":
             return flags, i + 1, None
-        if not is_flag(word):
-            if name == "ray job submit":
-                # everything up to `--` is ray's; a stray word is ray's too
-                _add(flags, "@args", _typed(word))
-                i += 1
-                continue
-            break
         if text in _MODULE_FLAGS and i + 1 < len(words):
             return flags, i + 2, words[i + 1]
         i = _launcher_flag(flags, text, words, i, booleans)
     return flags, i, None
+
+
+def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:
+    """A word among a launcher's flags that is not one: env's ``NAME=value``, or anything before
+    ray's ``--`` (a stray word is ray's too); False where the launched command starts."""
+    text = _text(word)
+    if name == "env" and "=" in text and not text.startswith("-"):
+        key, _, value = text.partition("=")
+        flags[key] = value
+        return True
+    if name == "ray job submit":
+        _add(flags, "@args", _typed(word))
+        return True
+    return False
 
 
 def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, booleans: set[str]) -> int:
@@ -288,12 +295,17 @@ def _flag(out: dict[str, Any], at: dict[str, int], words: list[Word], i: int, wh
         return i + 1
     values: list[Any] = []
     j = i + 1
-    while j < len(words) and not is_flag(words[j]) and not _spread(words[j]) and _override(words[j]) is None:
+    while j < len(words) and _flag_value(words[j]):
         values.append(_typed(words[j]))
         j += 1
     _add(out, text, True if not values else values[0] if len(values) == 1 else values)
     at.setdefault(text, line)
     return j
+
+
+def _flag_value(word: Word) -> bool:
+    """A word after a flag is its value unless it is a flag, a spread or an override itself."""
+    return not is_flag(word) and not _spread(word) and _override(word) is None
 
 
 def _override_or_positional(

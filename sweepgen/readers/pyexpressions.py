@@ -305,7 +305,7 @@ class Expressions:
         if name == "dict":
             return _dict_of(args, kwargs)
         short = (name or "").rsplit(".", 1)[-1]
-        if short in _ML_CALLS and (short != "FieldReference" or args) and is_ml(self.imported(name)):
+        if self.ml_constructor(name, short, args):
             return _ml_call(short, args, kwargs, node)
         builtin = _BUILTINS.get(name or "")
         if builtin is not None:
@@ -317,6 +317,13 @@ class Expressions:
         data["args"] = args
         data["kwargs"] = kwargs
         return data
+
+    def ml_constructor(self, name: str | None, short: str, args: list[Any]) -> bool:
+        """An ml_collections constructor, by the import that bound the name (``FieldReference``
+        with no value is some other call)."""
+        if short not in _ML_CALLS or (short == "FieldReference" and not args):
+            return False
+        return is_ml(self.imported(name))
 
     def method(self, receiver: Any, method: str, node: ast.Call) -> Any:
         args = self.sequence(node.args, list)
@@ -482,10 +489,16 @@ def _dict_method(receiver: dict[Any, Any], method: str, args: list[Any], kwargs:
         return None
     if method == "get_ref" and len(args) == 1:
         return receiver[args[0]]
-    if method in ("get", "setdefault", "pop", "copy", "keys", "values", "items") and not kwargs:
-        result = getattr(receiver, method)(*args)
-        return list(result) if method in ("keys", "values", "items") else result
-    raise Unknown
+    return _dict_positional(receiver, method, args, kwargs)
+
+
+def _dict_positional(receiver: dict[Any, Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``get``/``setdefault``/``pop``/``copy`` and the views (as lists: a view is no data, its
+    items are), called with positional arguments only."""
+    if kwargs or method not in ("get", "setdefault", "pop", "copy", "keys", "values", "items"):
+        raise Unknown
+    result = getattr(receiver, method)(*args)
+    return list(result) if method in ("keys", "values", "items") else result
 
 
 def _list_method(receiver: list[Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:

@@ -45,16 +45,18 @@ class Evaluator(Expressions):
         self.run(statements, scope, rest, top=True)
         getter = scope.get("get_config")
         if isinstance(getter, Function):
-            try:
-                config = self.call_function(getter, [], {})
-            except Unknown:
-                config = getter.source
-            helpers = {k: v.source for k, v in scope.items() if isinstance(v, Function) and k != "get_config"}
-            return file_config(config, helpers)
-        out = {k: (v.source if isinstance(v, Function) else v) for k, v in scope.items()}
-        if rest:
-            out["__statements__"] = rest
-        return out
+            return self.get_config(getter, scope)
+        return _scope_data(scope, rest)
+
+    def get_config(self, getter: Function, scope: dict[str, Any]) -> dict[str, Any]:
+        """An ml_collections config file is what its ``get_config()`` returns (its source when that
+        cannot be followed), with the module's other functions as helpers."""
+        try:
+            config = self.call_function(getter, [], {})
+        except Unknown:
+            config = getter.source
+        helpers = {k: v.source for k, v in scope.items() if isinstance(v, Function) and k != "get_config"}
+        return file_config(config, helpers)
 
     def class_body(self, node: ast.ClassDef) -> dict[str, Any]:
         scope: dict[str, Any] = {}
@@ -66,9 +68,13 @@ class Evaluator(Expressions):
         finally:
             self.scopes.pop()
             self.class_scopes.discard(id(scope))
-        mapping = {k: (v.source if isinstance(v, Function) else v) for k, v in scope.items()}
-        if rest:
-            mapping["__statements__"] = rest
+        mapping = _scope_data(scope, rest)
+        mapping.update(self.class_header(node))
+        return mapping
+
+    def class_header(self, node: ast.ClassDef) -> dict[str, Any]:
+        """What a class statement says besides its body: bases, keywords and decorators, if any."""
+        mapping: dict[str, Any] = {}
         if node.bases:
             mapping["__bases__"] = [self.value(base) for base in node.bases]
         if node.keywords:
@@ -257,11 +263,7 @@ class Evaluator(Expressions):
             return
         finally:
             self.scopes = saved
-        seen: set[int] = set()
-        for level, original in enumerate(saved):
-            overlay(original, [(condition, copies[level]) for condition, copies, _ in runs], seen)
-        for condition, _, kept in runs:
-            rest.extend({"@when": condition, "@source": item} for item in kept)
+        _record(saved, runs, rest)
 
     def unknown_block(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:
         """A statement that cannot be followed: kept as source, and what it binds is unknown."""
@@ -375,6 +377,27 @@ def _in_list(container: Any, key: Any) -> bool:
     return isinstance(container, list) and type(key) is int and -len(container) <= key < len(container)
 
 
+def _record(
+    saved: list[dict[str, Any]], runs: list[tuple[str, list[dict[str, Any]], list[Any]]], rest: list[Any]
+) -> None:
+    """Each branch's changes written into the state before it under its condition, scope by scope,
+    and the statements it could not follow kept under that condition."""
+    seen: set[int] = set()
+    for level, original in enumerate(saved):
+        overlay(original, [(condition, copies[level]) for condition, copies, _ in runs], seen)
+    for condition, _, kept in runs:
+        rest.extend({"@when": condition, "@source": item} for item in kept)
+
+
+def _scope_data(scope: dict[str, Any], rest: list[Any]) -> dict[str, Any]:
+    """A module's or class's names as data (a function as its source), and the statements that
+    could not be followed under ``__statements__``."""
+    out = {k: (v.source if isinstance(v, Function) else v) for k, v in scope.items()}
+    if rest:
+        out["__statements__"] = rest
+    return out
+
+
 def _literal_path(target: ast.expr) -> tuple[Any, ...] | None:
     """``a.b['c'][0]`` -> ``('a', 'b', 'c', 0)``; None if any part is computed."""
     parts: list[Any] = []
@@ -422,14 +445,15 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         # `import a.b` binds `a`; `from m import x as y` binds `y`
         return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if alias.name != "*"]
-    targets = (
-        stmt.targets
-        if isinstance(stmt, ast.Assign)
-        else [stmt.target]
-        if isinstance(stmt, (ast.AnnAssign, ast.AugAssign))
-        else []
-    )
-    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)][:1]
+    return [n.id for t in _targets(stmt) for n in ast.walk(t) if isinstance(n, ast.Name)][:1]
+
+
+def _targets(stmt: ast.stmt) -> list[ast.expr]:
+    if isinstance(stmt, ast.Assign):
+        return stmt.targets
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        return [stmt.target]
+    return []
 
 
 def _assigned_anywhere(stmt: ast.stmt) -> set[str]:

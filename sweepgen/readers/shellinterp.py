@@ -70,14 +70,7 @@ class Reader(Walk):
         """A variable's value as data: built by one assignment and unconditional appends, its final
         value (an array of flags then compares as one flag mapping); else its whole history."""
         bound = self.vars.get(name)
-        appends = all(isinstance(v, dict) and "+=" in v for _, v, _ in history[1:])
-        if (
-            len(history) > 1
-            and appends
-            and not any(w for w, _, _ in history)
-            and bound is not None
-            and not isinstance(bound, Unknown)
-        ):
+        if _built_by_appends(history) and bound is not None and not isinstance(bound, Unknown):
             return self.shown(bound, not partial(bound), history[-1][2])
         return _history(history)
 
@@ -112,10 +105,14 @@ class Reader(Walk):
         if value_node is None:
             return "", True
         if value_node.type == "array":
-            fields = [f for c in value_node.named_children if c.type != "comment" for f in self.expand(c)]
-            return [f.text if f.known else Partial(f.text) for f in fields], all(f.known for f in fields)
+            return self.array_value(value_node)
         fields = self.expand(value_node, assignment=True)
         return " ".join(f.text for f in fields), all(f.known for f in fields)
+
+    def array_value(self, node: Any) -> tuple[list[Any], bool]:
+        """``(a "$B" c)``: each element expanded and split; a partly known word stays ``Partial``."""
+        fields = [f for c in node.named_children if c.type != "comment" for f in self.expand(c)]
+        return [f.text if f.known else Partial(f.text) for f in fields], all(f.known for f in fields)
 
     def append(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
         """``A+=(x y)`` / ``A+=x``: the history records only what was added (a script of n appends
@@ -228,19 +225,23 @@ class Reader(Walk):
 
     def declaration(self, node: Any, when: list[str]) -> None:
         keyword = self.text(node.children[0])
-        options = [
-            self.text(c) for c in node.named_children if c.type == "word" and self.text(c).startswith("-")
-        ]
-        if any(set(o.lstrip("-+")) - _PLAIN_DECLARE for o in options):
+        letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
+        if letters - _PLAIN_DECLARE:
             self.opaque_declaration(node, when)
             return
-        export = keyword == "export" or any("x" in o for o in options)
-        array = any("a" in o or "A" in o for o in options)
+        export = keyword == "export" or "x" in letters
+        array = bool(letters & {"a", "A"})
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self.assign(child, when, export=export)
             elif child.type == "variable_name":
                 self.declare(self.text(child), export, array, when, self.line(child))
+
+    def declare_options(self, node: Any) -> list[str]:
+        """The words of a declaration that are options (``-a``, ``-rx``)."""
+        return [
+            self.text(c) for c in node.named_children if c.type == "word" and self.text(c).startswith("-")
+        ]
 
     def declare(self, name: str, export: bool, array: bool, when: list[str], line: int) -> None:
         """``export NAME`` marks it exported; ``declare [-a] NAME`` binds it empty (an empty array
@@ -470,6 +471,13 @@ def _appended(old: Any, value: Any, known: bool) -> Any:
     first = old[0] if isinstance(old, list) and old else old or ""
     glued = first + value
     return Partial(glued) if not known or partial(first) else glued
+
+
+def _built_by_appends(history: list[tuple[str, Any, int]]) -> bool:
+    """One assignment then appends, none of them under a condition."""
+    if len(history) < 2 or any(w for w, _, _ in history):
+        return False
+    return all(isinstance(v, dict) and "+=" in v for _, v, _ in history[1:])
 
 
 def _history(history: list[tuple[str, Any, int]]) -> Any:

@@ -140,11 +140,16 @@ def _base(name: str, index: str | None, ctx: _Context) -> tuple[object, bool]:
         return list(items), True
     if index is None:
         return (items[0] if items else _UNSET), False
+    return _element(items, index, ctx), False
+
+
+def _element(items: list[str], index: str, ctx: _Context) -> object:
+    """``a[i]``: the index is arithmetic, a negative one counts from the end; ``_UNSET`` past it."""
     position = ctx.arith(index[1:-1])
     if position is None:
         raise _NotKnown
     at = int(position) + (len(items) if int(position) < 0 else 0)
-    return (items[at] if 0 <= at < len(items) else _UNSET), False
+    return items[at] if 0 <= at < len(items) else _UNSET
 
 
 def _known(value: object) -> Value:

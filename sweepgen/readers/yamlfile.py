@@ -138,32 +138,40 @@ class _Builder:
                 hint="configs must be trees; remove the recursive alias",
             )
         self.building.add(id(node))
-        if isinstance(node, yaml.SequenceNode) and node.tag == _STD + "seq":
-            value: Any = [self.build(child, path + (i,)) for i, child in enumerate(node.value)]
-        elif isinstance(node, yaml.MappingNode) and node.tag == _STD + "map":
-            value = self.mapping(node, path)
-        else:
-            value = NotEvaluated(
-                f"{node.tag} {yaml.serialize(node).strip()}", self.result.path, node.start_mark.line + 1
-            )
+        value = self.collection(node, path)
         self.building.discard(id(node))
         self.done[id(node)] = value
         return value
 
+    def collection(self, node: yaml.Node, path: Path) -> Any:
+        """A sequence or mapping; one with another tag is kept as its YAML source, not built."""
+        if isinstance(node, yaml.SequenceNode) and node.tag == _STD + "seq":
+            return [self.build(child, path + (i,)) for i, child in enumerate(node.value)]
+        if isinstance(node, yaml.MappingNode) and node.tag == _STD + "map":
+            return self.mapping(node, path)
+        return NotEvaluated(
+            f"{node.tag} {yaml.serialize(node).strip()}", self.result.path, node.start_mark.line + 1
+        )
+
     def scalar(self, node: yaml.ScalarNode) -> Any:
-        if node.tag == _PLAIN and len(node.value) > BIG_DIGITS and big_int(node.value) is not None:
-            return big_int(node.value)  # too long for int(): its exact digits
         if node.tag == _PLAIN:
-            chosen, disagreement = _plain_reading(node.value, self.version)
-            if disagreement:
-                self.result.warnings.append(f"{self.loc(node)}: {node.value!r} reads as {disagreement}")
-            return chosen
+            return self.plain(node)
         if node.tag.startswith(_STD) and node.tag[len(_STD) :] in ("str", "int", "float", "bool", "null"):
             try:
                 return _CONSTRUCTOR.construct_object(node)
             except (yaml.YAMLError, ValueError) as err:
                 raise ConfigError(f"bad {node.tag} scalar: {err}", location=self.loc(node)) from None
         return NotEvaluated(f"{node.tag} {node.value}", self.result.path, node.start_mark.line + 1)
+
+    def plain(self, node: yaml.ScalarNode) -> Any:
+        """An untagged plain scalar as this reading types it, with a warning where the readings
+        disagree; an integer too long for ``int()`` as its exact digits."""
+        if len(node.value) > BIG_DIGITS and big_int(node.value) is not None:
+            return big_int(node.value)
+        chosen, disagreement = _plain_reading(node.value, self.version)
+        if disagreement:
+            self.result.warnings.append(f"{self.loc(node)}: {node.value!r} reads as {disagreement}")
+        return chosen
 
     def mapping(self, node: yaml.MappingNode, path: Path) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
