@@ -122,6 +122,10 @@ def bounded_sum(items: Any, start: Any = 0) -> Any:
     minutes). None when the result would pass ``MAX_SIZE``; TypeError where Python's ``sum`` raises."""
     if not isinstance(start, (list, tuple)):
         return sum(items, start)  # numbers: the builtin's own loop is linear
+    return _concatenated(start, items)
+
+
+def _concatenated(start: list[Any] | tuple[Any, ...], items: Any) -> Any:
     kind = type(start)
     parts = [start, *items]
     if any(type(part) is not kind for part in parts):

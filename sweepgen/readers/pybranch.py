@@ -34,8 +34,7 @@ def overlay(old: dict[Any, Any], branches: list[tuple[str, dict[Any, Any]]], see
     seen.add(id(old))
     for key in _keys(old, branches):
         before = old.get(key, _MISSING)
-        after = [(cond, new.get(key, _MISSING)) for cond, new in branches]
-        changed = [(cond, value) for cond, value in after if not _same_or_missing(before, value)]
+        changed = _changed(before, key, branches)
         if not changed:
             continue
         if _mappings_alike(before, changed):
@@ -44,6 +43,12 @@ def overlay(old: dict[Any, Any], branches: list[tuple[str, dict[Any, Any]]], see
             _overlay_list(before, changed, seen)
         else:
             old[key] = _conditional(before, changed)
+
+
+def _changed(before: Any, key: Any, branches: list[tuple[str, dict[Any, Any]]]) -> list[tuple[str, Any]]:
+    """(condition, value) for each branch that leaves ``key`` other than it was (``_MISSING``: deleted)."""
+    after = [(cond, new.get(key, _MISSING)) for cond, new in branches]
+    return [(cond, value) for cond, value in after if not _same_or_missing(before, value)]
 
 
 def _keys(old: dict[Any, Any], branches: list[tuple[str, dict[Any, Any]]]) -> list[Any]:

@@ -248,11 +248,7 @@ class Expressions:
         for kw in keywords:
             if kw.arg is None:
                 spread = self.value(kw.value)
-                if (
-                    isinstance(spread, dict)
-                    and not isinstance(spread, CallData)
-                    and all(isinstance(k, str) for k in spread)
-                ):
+                if _spreads_as_keywords(spread):
                     result.update(spread)
                 else:
                     result["**" + ast.unparse(kw.value)] = spread
@@ -338,7 +334,7 @@ class Expressions:
             # `hooks + [dict(type=EvalHook)]`, `cfg | {"a": torch.float16}`: joining containers
             # never looks at their items, so items holding references or calls join as they are
             return function(left, right)  # type: ignore[misc]
-        if not (known(left) and known(right)) or function is None or not binop_fits(op, left, right):
+        if function is None or not _computable(op, left, right):
             # past a bound (pybounds) or not computable: kept as source
             return self.opaque(node) if isinstance(node, ast.stmt) else raise_unknown()
         return function(left, right)
@@ -376,16 +372,24 @@ class Expressions:
             self._emit(node, out)
             return
         generator = node.generators[index]
+        for item in self._items(generator):
+            self.bind(local, generator.target, item, ast.Pass())
+            if self._kept(generator):
+                self._generate(node, index + 1, local, out)
+
+    def _items(self, generator: ast.comprehension) -> list[Any]:
+        """What a ``for`` of a comprehension iterates: a known container or range (never async)."""
         items = self.expr(generator.iter)
         if not isinstance(items, (list, tuple, str, dict, range)) or not known(items) or generator.is_async:
             raise Unknown
-        for item in list(items):
-            self.bind(local, generator.target, item, ast.Pass())
-            tests = [self.expr(test) for test in generator.ifs]
-            if not known(tests):
-                raise Unknown
-            if all(tests):
-                self._generate(node, index + 1, local, out)
+        return list(items)
+
+    def _kept(self, generator: ast.comprehension) -> bool:
+        """Whether the current item passes the ``if`` clauses, each known."""
+        tests = [self.expr(test) for test in generator.ifs]
+        if not known(tests):
+            raise Unknown
+        return all(tests)
 
     def _emit(self, node: Any, out: list[Any]) -> None:
         """The comprehension's item (a key and value for a dict), once every ``for`` is bound."""
@@ -437,11 +441,24 @@ def _repeats(op: ast.operator, left: Any, right: Any) -> bool:
     return len(left) * max(right, 0) <= SIZE_LIMIT
 
 
+def _computable(op: ast.operator, left: Any, right: Any) -> bool:
+    """Both operands known, and the result within the bounds (pybounds)."""
+    return known(left) and known(right) and binop_fits(op, left, right)
+
+
 def _joins_containers(op: ast.operator, left: Any, right: Any) -> bool:
     """``list + list``, ``tuple + tuple``, ``dict | dict``: plain containers, of one type."""
     if isinstance(op, ast.Add):
         return type(left) is type(right) and type(left) in (list, tuple)
     return isinstance(op, ast.BitOr) and type(left) is dict and type(right) is dict
+
+
+def _spreads_as_keywords(spread: Any) -> bool:
+    """``**mapping`` of a plain mapping with string keys: its items are keywords; anything else is
+    kept whole under its source."""
+    if not isinstance(spread, dict) or isinstance(spread, CallData):
+        return False
+    return all(isinstance(k, str) for k in spread)
 
 
 def _dict_of(args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -278,6 +278,11 @@ class Evaluator(Expressions):
             names = self.import_base(stmt.module or "", stmt.level, stmt.lineno)
             self.bind_imported(stmt, module, names, scope)
             return
+        self.refer(stmt, module, scope, rest)
+
+    def refer(self, stmt: ast.ImportFrom, module: str, scope: dict[str, Any], rest: list[Any]) -> None:
+        """``from m import x`` of a module the reader does not read: each name a reference to
+        ``m.x``; ``import *`` (which names, is not known) kept as source."""
         sep = "" if module.endswith(".") else "."
         for alias in stmt.names:
             if alias.name == "*":
@@ -338,11 +343,7 @@ class Evaluator(Expressions):
     ) -> None:
         """``a, b = value``: item by item when the lengths match and nothing is starred, else every
         name bound to the statement kept as source."""
-        if (
-            isinstance(value, (list, tuple))
-            and len(value) == len(target.elts)
-            and not any(isinstance(e, ast.Starred) for e in target.elts)
-        ):
+        if _unpacks(value, target):
             for sub, item in zip(target.elts, value):
                 self.bind(scope, sub, item, stmt)
             return
@@ -361,6 +362,13 @@ class Evaluator(Expressions):
                 del holder[key]
                 return
         rest.append(self.opaque(stmt))
+
+
+def _unpacks(value: Any, target: ast.Tuple | ast.List) -> bool:
+    """A sequence of the target's length, and no starred name to take a variable share."""
+    if not isinstance(value, (list, tuple)) or len(value) != len(target.elts):
+        return False
+    return not any(isinstance(e, ast.Starred) for e in target.elts)
 
 
 def _mapping_holder(container: Any, key: Any, target: ast.Attribute | ast.Subscript) -> Any:
@@ -443,9 +451,13 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
         return [stmt.name]
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        # `import a.b` binds `a`; `from m import x as y` binds `y`
-        return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if alias.name != "*"]
+        return _imported_names(stmt)
     return [n.id for t in _targets(stmt) for n in ast.walk(t) if isinstance(n, ast.Name)][:1]
+
+
+def _imported_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
+    """`import a.b` binds `a`; `from m import x as y` binds `y`; a star binds names not known here."""
+    return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if alias.name != "*"]
 
 
 def _targets(stmt: ast.stmt) -> list[ast.expr]:
@@ -477,8 +489,15 @@ def _assigned_name(node: ast.AST) -> str | None:
         return node.name
     if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
         return _root_name(node)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
-        return _root_name(node.func.value)
+    if isinstance(node, ast.Call):
+        return _mutated_root(node)
+    return None
+
+
+def _mutated_root(call: ast.Call) -> str | None:
+    """The root of the receiver of ``a.b.update(...)`` and the other methods that edit it in place."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr in _MUTATORS:
+        return _root_name(call.func.value)
     return None
 
 
