@@ -113,13 +113,22 @@ def _launcher_name(words: list[Word]) -> tuple[str, int] | None:
     if not words:
         return None
     head = os.path.basename(_text(words[0]))
+    named = _subcommand_launcher(head, words)
+    if named is not None:
+        return named
+    if head in _LAUNCHERS and " " not in head:
+        return head, 1
+    return None
+
+
+def _subcommand_launcher(head: str, words: list[Word]) -> tuple[str, int] | None:
+    """A launcher named by a program and its subcommand (``accelerate launch``, ``uv run``,
+    ``ray job submit``) and how many words that takes."""
     second = _text(words[1]) if len(words) > 1 else ""
     if head in ("accelerate", "uv") and second in ("launch", "run"):
         return f"{head} {second}", 2
     if head == "ray" and second == "job" and len(words) > 2 and _text(words[2]) == "submit":
         return "ray job submit", 3
-    if head in _LAUNCHERS and " " not in head:
-        return head, 1
     return None
 
 
@@ -298,9 +307,16 @@ def _flag(out: dict[str, Any], at: dict[str, int], words: list[Word], i: int, wh
     while j < len(words) and _flag_value(words[j]):
         values.append(_typed(words[j]))
         j += 1
-    _add(out, text, True if not values else values[0] if len(values) == 1 else values)
+    _add(out, text, _one_or_many(values))
     at.setdefault(text, line)
     return j
+
+
+def _one_or_many(values: list[Any]) -> Any:
+    """A flag's value: True for a bare flag, the word itself for one, the list for several."""
+    if not values:
+        return True
+    return values[0] if len(values) == 1 else values
 
 
 def _flag_value(word: Word) -> bool:
@@ -337,8 +353,7 @@ def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str
         launchers: dict[str, Any] = {}
         name, arguments = program(segment, launchers)
         parsed, _ = parse_arguments(arguments, where, at[len(at) - len(arguments) :])
-        key = name if name not in out else f"{name} #{sum(k.split(' #')[0] == name for k in out) + 1}"
-        out[key] = {**parsed, **({"@launcher": launchers} if launchers else {})}
+        out[_numbered_key(name, out)] = {**parsed, **({"@launcher": launchers} if launchers else {})}
     return out
 
 
@@ -352,6 +367,13 @@ def _segments(words: list[Word], lines: list[int]) -> list[tuple[list[Word], lis
             segments[-1][0].append(word)
             segments[-1][1].append(line)
     return [(w, n) for w, n in segments if w]
+
+
+def _numbered_key(name: str, out: dict[str, Any]) -> str:
+    """``name``, or ``name #n`` for the n-th command of that name."""
+    if name not in out:
+        return name
+    return f"{name} #{sum(k.split(' #')[0] == name for k in out) + 1}"
 
 
 _SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}|\$[@*]|\$\{[@*]\}")

@@ -207,8 +207,12 @@ def strictly_equal(a: Any, b: Any) -> bool:
     if isinstance(a, (set, frozenset)):
         return {_tagged(x) for x in a} == {_tagged(x) for x in b}
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(strictly_equal(x, y) for x, y in zip(a, b))
+        return _sequences_equal(a, b)
     return _scalars_equal(a, b)
+
+
+def _sequences_equal(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    return len(a) == len(b) and all(strictly_equal(x, y) for x, y in zip(a, b))
 
 
 def _scalars_equal(a: Any, b: Any) -> bool:
@@ -315,13 +319,14 @@ def unmatched_globs(globs: Iterable[str], *configs: Any) -> dict[str, list[str]]
     if not globs:  # the common case: no --allow, and no walk over every path of both configs
         return {}
     paths = {p for config in configs for p in _node_paths(config)}
-    names: list[str] | None = None
-    found: dict[str, list[str]] = {}
-    for glob in globs:
-        if not any(parse_glob(glob).match(p) for p in paths):
-            names = names or sorted({format_path(p) for p in paths if p})
-            found[glob] = difflib.get_close_matches(glob, names, n=3, cutoff=0.6)
-    return found
+    missing = [glob for glob in globs if not any(parse_glob(glob).match(p) for p in paths)]
+    return _close_names(missing, paths) if missing else {}
+
+
+def _close_names(globs: list[str], paths: set[tuple[Any, ...]]) -> dict[str, list[str]]:
+    """Up to three path names close to each glob (the paths named once, only when some glob needs them)."""
+    names = sorted({format_path(p) for p in paths if p})
+    return {glob: difflib.get_close_matches(glob, names, n=3, cutoff=0.6) for glob in globs}
 
 
 def disallowed(changes: Iterable[Change], globs: Sequence[Glob]) -> list[Change]:
@@ -341,12 +346,17 @@ def jsonable(value: Any) -> Any:
     if value is ABSENT:
         return None
     if isinstance(value, dict):
-        return {k if isinstance(k, str) else repr(k): jsonable(v) for k, v in value.items()}
+        return {_json_key(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
     if isinstance(value, (set, frozenset)):
         return sorted((jsonable(v) for v in value), key=repr)
     return _jsonable_leaf(value)
+
+
+def _json_key(key: Any) -> str:
+    """A JSON object's keys are strings: any other key as its repr (``1`` and ``True`` stay apart)."""
+    return key if isinstance(key, str) else repr(key)
 
 
 def _jsonable_leaf(value: Any) -> Any:

@@ -67,11 +67,7 @@ class _Composer:
     ) -> tuple[ReadResult, list[tuple[str, Any]]]:
         """(the file read, the (package, data) nodes it contributes in order)."""
         key = str(path.resolve())
-        if key in chain:
-            raise ConfigError(
-                f"`defaults:` cycle: {' -> '.join([*chain[chain.index(key) :], key])}",
-                location=Location(str(path)),
-            )
+        _refuse_cycle(key, chain, path)
         result: ReadResult = self.read(path)
         data = result.data
         if not isinstance(data, dict) or "defaults" not in data:
@@ -147,17 +143,21 @@ class _Composer:
         optional = "optional" in words[:-1]
         group, at, explicit = words[-1].partition("@")
         absolute = _absolute_group(group, group_dir)
-        if absolute in self.overrides:
-            self.used.add(absolute)
-            options = self.overrides[absolute]
-        if options is None:
-            return []
-        chosen = options if isinstance(options, list) else [options]
         out = []
-        for option in chosen:
+        for option in self.chosen(absolute, options):
             target = self.where(f"{group}/{option}", path)
             out.append((_option_package(at, explicit, parent, group, target), target, optional, absolute))
         return out
+
+    def chosen(self, absolute: str, listed: Any) -> list[Any]:
+        """The options a group entry selects: an ancestor's override wins (and counts as used);
+        ``null`` selects none."""
+        if absolute in self.overrides:
+            self.used.add(absolute)
+            listed = self.overrides[absolute]
+        if listed is None:
+            return []
+        return listed if isinstance(listed, list) else [listed]
 
     def where(self, name: str, path: Path) -> Path:
         base = self.root if name.startswith("/") else path.parent
@@ -174,6 +174,15 @@ def _override(entry: Any, group_dir: str) -> tuple[str, Any] | None:
     if "override" not in words[:-1] or _hydra_entry(entry) is not None:
         return None
     return _absolute_group(words[-1].partition("@")[0], group_dir), option
+
+
+def _refuse_cycle(key: str, chain: tuple[str, ...], path: Path) -> None:
+    """A file that (through its defaults) includes itself: Hydra refuses it, naming the loop."""
+    if key in chain:
+        raise ConfigError(
+            f"`defaults:` cycle: {' -> '.join([*chain[chain.index(key) :], key])}",
+            location=Location(str(path)),
+        )
 
 
 def _option_package(at: str, explicit: str, parent: str, group: str, target: Path) -> str:

@@ -157,7 +157,7 @@ class Reader(Walk):
         words: list[Any] = [
             NotEvaluated(normalise(v), self.filename, line) if isinstance(v, Partial) else v for v in value
         ]
-        if words and any(cmdline.is_flag(w) for w in words):
+        if any(cmdline.is_flag(w) for w in words):
             return cmdline.plain(cmdline.parse_arguments(words, self.filename, [line] * len(words))[0])
         return words
 
@@ -464,12 +464,23 @@ def _appended(old: Any, value: Any, known: bool) -> Any:
     """A known value after ``+=``: an array grows in place (a script of n appends stays linear), a
     word is glued onto the value (onto an array's first element, as bash appends to it)."""
     if isinstance(value, list):
-        if isinstance(old, list):
-            old.extend(value)
-            return old
-        return [*([old] if old else []), *value]
+        return _grown(old, value)
+    return _glued(old, value, known)
+
+
+def _grown(old: Any, words: list[Any]) -> list[Any]:
+    """``A+=(x y)``: the array extended in place; a word (if any) becomes its first element."""
+    if isinstance(old, list):
+        old.extend(words)
+        return old
+    return [*([old] if old else []), *words]
+
+
+def _glued(old: Any, word: str, known: bool) -> str:
+    """``A+=x``: the word glued onto the value, or onto an array's first element; partly known
+    when either part is."""
     first = old[0] if isinstance(old, list) and old else old or ""
-    glued = first + value
+    glued = first + word
     return Partial(glued) if not known or partial(first) else glued
 
 

@@ -130,17 +130,22 @@ def _operation(op: str, operand: str, ctx: _Context) -> Callable[[str], str]:
 def _base(name: str, index: str | None, ctx: _Context) -> tuple[object, bool]:
     """(the parameter's value or ``_UNSET``, read as a whole array?); what the running system
     holds (positionals, specials, the environment, a value bound under a condition) is not known."""
-    if not _NAME.fullmatch(name) or name not in ctx.variables:
-        raise _NotKnown
-    bound = ctx.variables[name]
-    if isinstance(bound, Unknown):
-        raise _NotKnown
-    items = bound if isinstance(bound, list) else [bound]
+    items = _words(name, ctx)
     if index in ("[@]", "[*]"):
         return list(items), True
     if index is None:
         return (items[0] if items else _UNSET), False
     return _element(items, index, ctx), False
+
+
+def _words(name: str, ctx: _Context) -> list[str]:
+    """What the script binds ``name`` to, as a list of words (one for a plain variable)."""
+    if not _NAME.fullmatch(name) or name not in ctx.variables:
+        raise _NotKnown
+    bound = ctx.variables[name]
+    if isinstance(bound, Unknown):
+        raise _NotKnown
+    return bound if isinstance(bound, list) else [bound]
 
 
 def _element(items: list[str], index: str, ctx: _Context) -> object:
@@ -305,6 +310,13 @@ def _substring(value: Value, spec: str, array: bool, ctx: _Context) -> Value:
     if len(parts) > 2:
         raise _NotKnown
     items = value if array or not isinstance(value, list) else _first(value)
+    return _slice(items, offset, count)
+
+
+def _slice(items: Value, offset: int, count: int | None) -> Value:
+    """``count`` items (characters of a word, elements of an array) from ``offset`` on: a negative
+    offset counts from the end, a negative count stops that many items before it; past the end
+    is empty."""
     size = len(items)
     start = offset + (size if offset < 0 else 0)
     if start < 0 or start > size:

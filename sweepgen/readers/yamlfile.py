@@ -230,10 +230,13 @@ def _plain_reading(text: str, version: str) -> tuple[Any, str]:
         readings = {"omegaconf": plain_scalar_omegaconf(text), **readings}
     chosen = readings[version]
     others = [(name, v) for name, v in readings.items() if not _same(v, chosen)]
-    if not others:
-        return chosen, ""
+    return chosen, _disagreement(readings, version, others) if others else ""
+
+
+def _disagreement(readings: dict[str, Any], version: str, others: list[tuple[str, Any]]) -> str:
+    """The warning's text: the chosen reading and each that differs from it, in reading order."""
     shown = [(n, v) for n, v in readings.items() if n == version or (n, v) in others]
-    return chosen, (
+    return (
         ", ".join(f"{v!r} in {_reading(n)}" for n, v in shown)
         + f" (read as {_reading(version)}; --yaml selects)"
     )
