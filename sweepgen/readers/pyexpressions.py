@@ -342,8 +342,7 @@ class Expressions:
     def augmented(self, op: ast.operator, current: Any, right: Any, node: ast.AugAssign) -> Any:
         """``x += y`` / ``x |= y``: a list extended and a dict updated in place, as Python does (so
         every holder of ``x`` sees it, as with ``.extend``/``.update``); else ``x = x <op> y``."""
-        extends = type(current) is list and isinstance(op, ast.Add) and type(right) in (list, tuple)
-        if extends and binop_fits(op, current, right):
+        if _extends(op, current, right):
             current.extend(right)
             return current
         if type(current) is dict and isinstance(op, ast.BitOr) and type(right) is dict:
@@ -439,6 +438,13 @@ def _repeats(op: ast.operator, left: Any, right: Any) -> bool:
     if not isinstance(op, ast.Mult) or type(left) not in (list, tuple) or type(right) is not int:
         return False
     return len(left) * max(right, 0) <= SIZE_LIMIT
+
+
+def _extends(op: ast.operator, current: Any, right: Any) -> bool:
+    """``a_list += a_list_or_tuple`` within the size bound."""
+    if type(current) is not list or not isinstance(op, ast.Add) or type(right) not in (list, tuple):
+        return False
+    return binop_fits(op, current, right)
 
 
 def _computable(op: ast.operator, left: Any, right: Any) -> bool:

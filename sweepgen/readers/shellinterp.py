@@ -439,9 +439,11 @@ class Reader(Walk):
         if len(statements) != 1 or statements[0].type != "redirected_statement":
             return None
         body = statements[0].child_by_field_name("body")
-        if body is None or body.type != "command" or self.text(body).strip() != "cat":
-            return None
-        return statements[0]
+        return statements[0] if self.is_cat(body) else None
+
+    def is_cat(self, node: Any) -> bool:
+        """A plain ``cat`` command, no arguments: it prints its here-document."""
+        return node is not None and node.type == "command" and self.text(node).strip() == "cat"
 
     def note_names(self, text: str) -> None:
         for name in re.findall(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)", text):
@@ -450,14 +452,20 @@ class Reader(Walk):
 
 def _plain_read(words: list[Field]) -> bool:
     """``read [-r] [-d ''] NAME...``: the forms whose effect is known; any other option is not read."""
-    rest = [w.text for w in words[1:]]
+    rest = _read_operands([w.text for w in words[1:]])
+    return bool(rest) and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) for name in rest)
+
+
+def _read_operands(rest: list[str]) -> list[str]:
+    """The words after ``read``'s options; none when an option's effect is not modelled (then no
+    name is read as bound)."""
     while rest and rest[0].startswith("-"):
         option = rest.pop(0)
         if option == "-d" and rest[:1] == [""]:
             rest.pop(0)
         elif option not in ("-r", "-s"):
-            return False
-    return bool(rest) and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) for name in rest)
+            return []
+    return rest
 
 
 def _appended(old: Any, value: Any, known: bool) -> Any:
@@ -498,7 +506,12 @@ def _history(history: list[tuple[str, Any, int]]) -> Any:
         return history[0][1]
     if all(not when for when, _, _ in history):
         return [value for _, value, _ in history]
-    return [{"@value": value, **({"@when": when} if when else {})} for when, value, _ in history]
+    return [_guarded(value, when) for when, value, _ in history]
+
+
+def _guarded(value: Any, when: str) -> dict[str, Any]:
+    """One assignment of a history: its value, and the condition it was bound under if any."""
+    return {"@value": value, **({"@when": when} if when else {})}
 
 
 def _size(value: Any) -> int:
