@@ -211,7 +211,7 @@ def _null(value: object, op: str) -> bool:
 
 
 def _assign_default(name: str, index: str | None, found: str, ctx: _Context) -> None:
-    """``${x:=w}`` binds x; bash refuses ``${a[i]:=w}``'s assignment to an element here."""
+    """``${x:=w}`` binds x; an assignment to an element (``${a[i]:=w}``) is not modelled."""
     if index is not None:
         raise _NotKnown
     ctx.variables[name] = found
