@@ -41,24 +41,36 @@ def align(old: Sequence[Any], new: Sequence[Any]) -> list[Pair]:
     """Which item of ``new`` each item of ``old`` corresponds to, in order."""
     a = [signature(v) for v in old]
     b = [signature(v) for v in new]
+    head, tail = _common_ends(a, b)
+    pairs: list[Pair] = [(i, i) for i in range(head)]
+    pairs += _middle(a[head : len(a) - tail], b[head : len(b) - tail], head)
+    pairs += [(len(a) - tail + k, len(b) - tail + k) for k in range(tail)]
+    return pairs
+
+
+def _common_ends(a: list[Any], b: list[Any]) -> tuple[int, int]:
+    """How many items the two share at the start, then at the end (never overlapping the start)."""
     head = 0
     while head < len(a) and head < len(b) and a[head] == b[head]:
         head += 1
     tail = 0
     while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
-    pairs: list[Pair] = [(i, i) for i in range(head)]
-    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
-    if len(middle_a) * len(middle_b) > _MAX_CELLS or not middle_a or not middle_b:
-        pairs += _in_order(head, len(middle_a), head, len(middle_b))
-    else:
-        matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                pairs += [(head + i, head + j) for i, j in zip(range(i1, i2), range(j1, j2))]
-            else:
-                pairs += _in_order(head + i1, i2 - i1, head + j1, j2 - j1)
-    pairs += [(len(a) - tail + k, len(b) - tail + k) for k in range(tail)]
+    return head, tail
+
+
+def _middle(a: list[Any], b: list[Any], offset: int) -> list[Pair]:
+    """The differing middle (starting at ``offset`` on both sides) paired by difflib's matching
+    blocks; in order when a side is empty or the table would pass ``_MAX_CELLS``."""
+    if len(a) * len(b) > _MAX_CELLS or not a or not b:
+        return _in_order(offset, len(a), offset, len(b))
+    pairs: list[Pair] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs += [(offset + i, offset + j) for i, j in zip(range(i1, i2), range(j1, j2))]
+        else:
+            pairs += _in_order(offset + i1, i2 - i1, offset + j1, j2 - j1)
     return pairs
 
 
@@ -83,13 +95,20 @@ def realign_occurrences(old: dict[str, Any], new: dict[str, Any]) -> dict[str, s
         if len(new_keys) < 2 and len(old_keys) < 2:
             continue
         pairs = align([old[k] for k in old_keys], [new[k] for k in new_keys])
-        taken = set(old_keys)
-        for i, j in pairs:
-            if j is None:
-                continue
-            key = new_keys[j]
-            renamed[key] = old_keys[i] if i is not None else key if key not in taken else f"{key} (inserted)"
+        renamed.update(_renamed(old_keys, new_keys, pairs))
     return {k: v for k, v in renamed.items() if k != v}
+
+
+def _renamed(old_keys: list[str], new_keys: list[str], pairs: list[Pair]) -> dict[str, str]:
+    """{new key: key to use} in one family: the old entry's key it meets, else its own."""
+    taken = set(old_keys)
+    out: dict[str, str] = {}
+    for i, j in pairs:
+        if j is None:
+            continue
+        key = new_keys[j]
+        out[key] = old_keys[i] if i is not None else key if key not in taken else f"{key} (inserted)"
+    return out
 
 
 def _families(mapping: dict[str, Any]) -> dict[str, list[str]]:

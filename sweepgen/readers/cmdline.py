@@ -113,13 +113,22 @@ def _launcher_name(words: list[Word]) -> tuple[str, int] | None:
     if not words:
         return None
     head = os.path.basename(_text(words[0]))
+    named = _subcommand_launcher(head, words)
+    if named is not None:
+        return named
+    if head in _LAUNCHERS and " " not in head:
+        return head, 1
+    return None
+
+
+def _subcommand_launcher(head: str, words: list[Word]) -> tuple[str, int] | None:
+    """A launcher named by a program and its subcommand (``accelerate launch``, ``uv run``,
+    ``ray job submit``) and how many words that takes."""
     second = _text(words[1]) if len(words) > 1 else ""
     if head in ("accelerate", "uv") and second in ("launch", "run"):
         return f"{head} {second}", 2
     if head == "ray" and second == "job" and len(words) > 2 and _text(words[2]) == "submit":
         return "ray job submit", 3
-    if head in _LAUNCHERS and " " not in head:
-        return head, 1
     return None
 
 
@@ -133,7 +142,7 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
         name, used = found
         if name == "srun":
             pairs, i = slurm_options.read_options(
-                words, used, srun.OPTIONS, _srun_value, stop_at_operand=True
+                words, used, srun.OPTIONS, _option_value, stop_at_operand=True
             )
             flags, module = slurm_options.collect(pairs), None
         else:
@@ -150,8 +159,9 @@ def _part(word: Word, value: str) -> Any:
     return NotEvaluated(value, word.where, word.line) if isinstance(word, NotEvaluated) else _typed(value)
 
 
-def _srun_value(word: Word) -> bool:
-    """Whether the word after an option srun's manual does not list is that option's value."""
+def _option_value(word: Word) -> bool:
+    """Whether the word after a launcher option that is not known to take no value (or one srun's
+    manual does not list) is that option's value: not a flag, a program or ``--``."""
     return not is_flag(word) and not _looks_like_program(word) and _text(word) != "--"
 
 
@@ -162,40 +172,46 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
     flags: dict[str, Any] = {}
     while i < len(words):
         word = words[i]
-        text = launcher_spelling.respell(name, _text(word)) if is_flag(words[i]) else _text(word)
-        if name == "env" and "=" in text and not text.startswith("-"):
-            key, _, value = text.partition("=")
-            flags[key] = value
+        if not is_flag(word):
+            if not _launcher_word(name, word, flags):
+                break
             i += 1
             continue
+        text = launcher_spelling.respell(name, _text(word))
         if text == "--":
             return flags, i + 1, None
-        if not is_flag(word):
-            if name == "ray job submit":
-                # everything up to `--` is ray's; a stray word is ray's too
-                _add(flags, "@args", _typed(word))
-                i += 1
-                continue
-            break
         if text in _MODULE_FLAGS and i + 1 < len(words):
             return flags, i + 2, words[i + 1]
-        if text.startswith("--") and "=" in text:
-            key, _, value = text.partition("=")
-            _add(flags, key, _part(word, value))
-            i += 1
-        elif (
-            text not in booleans
-            and i + 1 < len(words)
-            and not is_flag(words[i + 1])
-            and not _looks_like_program(words[i + 1])
-            and _text(words[i + 1]) != "--"
-        ):
-            _add(flags, text, _typed(words[i + 1]))
-            i += 2
-        else:
-            _add(flags, text, True)
-            i += 1
+        i = _launcher_flag(flags, text, words, i, booleans)
     return flags, i, None
+
+
+def _launcher_word(name: str, word: Word, flags: dict[str, Any]) -> bool:
+    """A word among a launcher's flags that is not one: env's ``NAME=value``, or anything before
+    ray's ``--`` (a stray word is ray's too); False where the launched command starts."""
+    text = _text(word)
+    if name == "env" and "=" in text and not text.startswith("-"):
+        key, _, value = text.partition("=")
+        flags[key] = value
+        return True
+    if name == "ray job submit":
+        _add(flags, "@args", _typed(word))
+        return True
+    return False
+
+
+def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, booleans: set[str]) -> int:
+    """One launcher flag at ``words[i]`` (spelled ``text``) added to ``flags``: ``--k=v``, a flag
+    and the word after it when that is its value, or a flag that takes none; the index after it."""
+    if text.startswith("--") and "=" in text:
+        key, _, value = text.partition("=")
+        _add(flags, key, _part(words[i], value))
+        return i + 1
+    if text not in booleans and i + 1 < len(words) and _option_value(words[i + 1]):
+        _add(flags, text, _typed(words[i + 1]))
+        return i + 2
+    _add(flags, text, True)
+    return i + 1
 
 
 def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Word]]:
@@ -203,27 +219,40 @@ def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Wor
     if not words:
         return "(empty)", []
     head = _text(words[0])
-    if _PYTHON.fullmatch(os.path.basename(head)):
-        options: dict[str, Any] = {}
-        i = 1
-        while i < len(words) and is_flag(words[i]) and _text(words[i]) not in ("-m", "-c"):
-            text = _text(words[i])
-            if text in _PYTHON_VALUE_FLAGS and i + 1 < len(words):
-                _add(options, text, _typed(words[i + 1]))
-                i += 2
-            else:
-                _add(options, text, True)
-                i += 1
-        if options:
-            launchers[head] = options
-        if i + 1 < len(words) and _text(words[i]) == "-m":
-            return _text(words[i + 1]), words[i + 2 :]
-        if i + 1 < len(words) and _text(words[i]) == "-c":
-            return f"{head} -c", words[i + 1 :]
-        if i < len(words):
-            return _text(words[i]), words[i + 1 :]
-        return head, []
-    return head, words[1:]
+    if not _PYTHON.fullmatch(os.path.basename(head)):
+        return head, words[1:]
+    options, i = _python_options(words)
+    if options:
+        launchers[head] = options
+    return _python_program(head, words, i)
+
+
+def _python_options(words: list[Word]) -> tuple[dict[str, Any], int]:
+    """The interpreter's own options (``python -u -X dev``) and where they end."""
+    options: dict[str, Any] = {}
+    i = 1
+    while i < len(words) and is_flag(words[i]) and _text(words[i]) not in ("-m", "-c"):
+        text = _text(words[i])
+        if text in _PYTHON_VALUE_FLAGS and i + 1 < len(words):
+            _add(options, text, _typed(words[i + 1]))
+            i += 2
+        else:
+            _add(options, text, True)
+            i += 1
+    return options, i
+
+
+def _python_program(head: str, words: list[Word], i: int) -> tuple[str, list[Word]]:
+    """What the interpreter runs from ``words[i]`` on: a module (``-m``), a command string
+    (``-c``, keyed by the interpreter), a script, or nothing (a bare ``python``)."""
+    option = _text(words[i]) if i + 1 < len(words) else None
+    if option == "-m":
+        return _text(words[i + 1]), words[i + 2 :]
+    if option == "-c":
+        return f"{head} -c", words[i + 1 :]
+    if i < len(words):
+        return _text(words[i]), words[i + 1 :]
+    return head, []
 
 
 def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[dict[str, Any], dict[str, int]]:
@@ -235,52 +264,78 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
         word, line = words[i], lines[i]
         text = _text(word)
         if text == "--":
-            rest = words[i + 1 :]
-            inner = _inner_commands(rest, where, lines[i + 1 :])
-            if inner is not None:
-                out["--"] = inner
-                at.setdefault("--", line)
-                break
-            for word in rest:
-                _add(out, "@args", _typed(word), always_list=True)
+            _after_separator(out, at, words[i + 1 :], where, lines[i + 1 :], line)
             break
         if _spread(word):
             _add(out, text, word)  # its own key: never a flag's value, and order does not matter
             at.setdefault(text, line)
             i += 1
-            continue
-        if is_flag(word):
-            if text.startswith("--") and "=" in text:
-                key, _, value = text.partition("=")
-                unknown = isinstance(word, NotEvaluated)
-                _add(out, key, NotEvaluated(value, where, line) if unknown else _typed(value))
-                at.setdefault(key, line)
-                i += 1
-                continue
-            values: list[Any] = []
-            j = i + 1
-            while (
-                j < len(words)
-                and not is_flag(words[j])
-                and not _spread(words[j])
-                and _override(words[j]) is None
-            ):
-                values.append(_typed(words[j]))
-                j += 1
-            _add(out, text, True if not values else values[0] if len(values) == 1 else values)
-            at.setdefault(text, line)
-            i = j
-            continue
-        override = _override(word)
-        if override is not None:
-            prefix, dotted, raw = override
-            parsed = None if raw is None else _override_value(raw, where, line)
-            _set_override(out, prefix, dotted, parsed)
-            at.setdefault(prefix + dotted.split(".")[0], line)
+        elif is_flag(word):
+            i = _flag(out, at, words, i, where, line)
         else:
-            _add(out, "@args", _typed(word), always_list=True)
-        i += 1
+            _override_or_positional(out, at, word, where, line)
+            i += 1
     return out, at
+
+
+def _after_separator(
+    out: dict[str, Any], at: dict[str, int], rest: list[Word], where: str, lines: list[int], line: int
+) -> None:
+    """The words after ``--``: the commands a wrapper runs, else plain arguments."""
+    inner = _inner_commands(rest, where, lines)
+    if inner is not None:
+        out["--"] = inner
+        at.setdefault("--", line)
+        return
+    for word in rest:
+        _add(out, "@args", _typed(word), always_list=True)
+
+
+def _flag(out: dict[str, Any], at: dict[str, int], words: list[Word], i: int, where: str, line: int) -> int:
+    """The flag at ``words[i]`` and its value: ``--f=v``, else the words up to the next flag, spread
+    or override (none: True; several: a list); the index after it."""
+    word = words[i]
+    text = _text(word)
+    if text.startswith("--") and "=" in text:
+        key, _, value = text.partition("=")
+        unknown = isinstance(word, NotEvaluated)
+        _add(out, key, NotEvaluated(value, where, line) if unknown else _typed(value))
+        at.setdefault(key, line)
+        return i + 1
+    values: list[Any] = []
+    j = i + 1
+    while j < len(words) and _flag_value(words[j]):
+        values.append(_typed(words[j]))
+        j += 1
+    _add(out, text, _one_or_many(values))
+    at.setdefault(text, line)
+    return j
+
+
+def _one_or_many(values: list[Any]) -> Any:
+    """A flag's value: True for a bare flag, the word itself for one, the list for several."""
+    if not values:
+        return True
+    return values[0] if len(values) == 1 else values
+
+
+def _flag_value(word: Word) -> bool:
+    """A word after a flag is its value unless it is a flag, a spread or an override itself."""
+    return not is_flag(word) and not _spread(word) and _override(word) is None
+
+
+def _override_or_positional(
+    out: dict[str, Any], at: dict[str, int], word: Word, where: str, line: int
+) -> None:
+    """A Hydra override nested by its dots (its prefix on the first key), else a positional word."""
+    override = _override(word)
+    if override is None:
+        _add(out, "@args", _typed(word), always_list=True)
+        return
+    prefix, dotted, raw = override
+    parsed = None if raw is None else _override_value(raw, where, line)
+    _set_override(out, prefix, dotted, parsed)
+    at.setdefault(prefix + dotted.split(".")[0], line)
 
 
 _SEPARATORS = {"&&", "||", ";"}
@@ -290,14 +345,7 @@ def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str
     """A wrapper's ``-- source setup.sh && python train.py --lr 1e-6 ...`` (the separators
     escaped, for the shell the wrapper starts): each command read as one, keyed by its program;
     None when no word after ``--`` starts a program (plain arguments)."""
-    segments: list[tuple[list[Word], list[int]]] = [([], [])]
-    for word, line in zip(words, lines):
-        if _text(word) in _SEPARATORS:
-            segments.append(([], []))
-        else:
-            segments[-1][0].append(word)
-            segments[-1][1].append(line)
-    segments = [(w, n) for w, n in segments if w]
+    segments = _segments(words, lines)
     if not any(_looks_like_program(w[0]) or _text(w[0]) in ("source", ".") for w, _ in segments):
         return None
     out: dict[str, Any] = {}
@@ -305,9 +353,27 @@ def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str
         launchers: dict[str, Any] = {}
         name, arguments = program(segment, launchers)
         parsed, _ = parse_arguments(arguments, where, at[len(at) - len(arguments) :])
-        key = name if name not in out else f"{name} #{sum(k.split(' #')[0] == name for k in out) + 1}"
-        out[key] = {**parsed, **({"@launcher": launchers} if launchers else {})}
+        out[_numbered_key(name, out)] = {**parsed, **({"@launcher": launchers} if launchers else {})}
     return out
+
+
+def _segments(words: list[Word], lines: list[int]) -> list[tuple[list[Word], list[int]]]:
+    """The words between separators, with their lines; empty ones dropped."""
+    segments: list[tuple[list[Word], list[int]]] = [([], [])]
+    for word, line in zip(words, lines):
+        if _text(word) in _SEPARATORS:
+            segments.append(([], []))
+        else:
+            segments[-1][0].append(word)
+            segments[-1][1].append(line)
+    return [(w, n) for w, n in segments if w]
+
+
+def _numbered_key(name: str, out: dict[str, Any]) -> str:
+    """``name``, or ``name #n`` for the n-th command of that name."""
+    if name not in out:
+        return name
+    return f"{name} #{sum(k.split(' #')[0] == name for k in out) + 1}"
 
 
 _SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}|\$[@*]|\$\{[@*]\}")
@@ -320,11 +386,9 @@ def _spread(word: Word) -> bool:
 
 
 def _override(word: Word) -> tuple[str, str, Word | None] | None:
+    """(prefix, dotted key, value) of a Hydra override; a ``~key`` deletion has no value."""
     if isinstance(word, NotEvaluated):
-        found = _OVERRIDE.fullmatch(word.source)
-        if not found or found.group(3) is None or "$" in found.group(2):
-            return None
-        return found.group(1) or "", found.group(2), NotEvaluated(found.group(3), word.where, word.line)
+        return _unevaluated_override(word)
     found = _OVERRIDE.fullmatch(word)
     if not found or "$" in found.group(2):
         return None
@@ -332,6 +396,14 @@ def _override(word: Word) -> tuple[str, str, Word | None] | None:
     if value is None and prefix != "~":
         return None
     return prefix, dotted, value
+
+
+def _unevaluated_override(word: NotEvaluated) -> tuple[str, str, Word] | None:
+    """``key=$VALUE``: an override whose value could not be expanded (its key must be plain)."""
+    found = _OVERRIDE.fullmatch(word.source)
+    if not found or found.group(3) is None or "$" in found.group(2):
+        return None
+    return found.group(1) or "", found.group(2), NotEvaluated(found.group(3), word.where, word.line)
 
 
 def _set_override(out: dict[str, Any], prefix: str, dotted: str, value: Any) -> None:

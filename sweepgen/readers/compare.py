@@ -56,11 +56,10 @@ def compare(
     """Read ``a`` and ``b`` (files, or ``SPEC.yaml:VARIANT`` through ``variant_config``), diff them
     and gate the changes by the ``allow`` globs. ``kinds`` forces each side's reader (``--as``)."""
     # each YAML side's head, read once: it says both how to read the pair and whether a side is a spec
-    heads = (None, None) if yaml_version is not None else (_yaml_head(a, kinds[0]), _yaml_head(b, kinds[1]))
-    if yaml_version is None and any(
-        head is not None and not _is_spec_text(head) and _uses_omegaconf(head) for head in heads
-    ):
-        yaml_version = "omegaconf"
+    heads: tuple[str | None, str | None] = (None, None)
+    if yaml_version is None:
+        heads = (_yaml_head(a, kinds[0]), _yaml_head(b, kinds[1]))
+        yaml_version = _shared_reading(heads)
     first = _load(a, resolve_bases, yaml_version, variant_config, kinds[0], heads[0])
     second = _load(b, resolve_bases, yaml_version, variant_config, kinds[1], heads[1])
     for path in set(first.numbered) & set(second.numbered):
@@ -79,6 +78,14 @@ def compare(
     )
 
 
+def _shared_reading(heads: tuple[str | None, str | None]) -> str | None:
+    """OmegaConf's reading for both sides when either file (not a spec) uses its features; else
+    None, each side read by its own kind."""
+    if any(head is not None and not _is_spec_text(head) and _uses_omegaconf(head) for head in heads):
+        return "omegaconf"
+    return None
+
+
 def _realigned(first: ReadResult, second: ReadResult, path: tuple[Any, ...]) -> ReadResult:
     """``second`` with the numbered entries of the mapping at ``path`` renamed to meet the entries
     of ``first`` they correspond to by content, and the lines of what was renamed moved with it."""
@@ -89,20 +96,34 @@ def _realigned(first: ReadResult, second: ReadResult, path: tuple[Any, ...]) -> 
     if not renamed:
         return second
     _at(second.data, path[:-1])[path[-1]] = {renamed.get(k, k): v for k, v in new.items()}
+    return dataclasses.replace(second, lines=_moved_lines(second.lines, path, renamed))
+
+
+def _moved_lines(
+    lines: dict[tuple[Any, ...], int], path: tuple[Any, ...], renamed: dict[str, str]
+) -> dict[tuple[Any, ...], int]:
+    """The line map with every path under a renamed entry of ``path`` following the new name."""
     depth = len(path)
-    lines = {
+    return {
         (*p[:depth], renamed.get(p[depth], p[depth]), *p[depth + 1 :])
         if len(p) > depth and p[:depth] == path
         else p: line
-        for p, line in second.lines.items()
+        for p, line in lines.items()
     }
-    return dataclasses.replace(second, lines=lines)
 
 
 def _at(data: Any, path: tuple[Any, ...]) -> Any:
     for key in path:
         data = data.get(key) if isinstance(data, dict) else None
     return data
+
+
+def _spec_variant(ref: str) -> tuple[str, str] | None:
+    """(spec, variant) when ``ref`` is no file but ``SPEC.yaml:VARIANT`` with the spec a file."""
+    spec, sep, variant = ref.rpartition(":")
+    if Path(ref).exists() or not (sep and variant) or Path(spec).suffix not in (".yaml", ".yml"):
+        return None
+    return (spec, variant) if Path(spec).is_file() else None
 
 
 def _load(
@@ -113,16 +134,9 @@ def _load(
     kind: str | None,
     head: str | None,
 ) -> ReadResult:
-    spec, sep, variant = ref.rpartition(":")
-    if (
-        variant_config is not None
-        and not Path(ref).exists()
-        and sep
-        and variant
-        and Path(spec).suffix in (".yaml", ".yml")
-        and Path(spec).is_file()
-    ):
-        return ReadResult(ref, variant_config(spec, variant))
+    named = _spec_variant(ref) if variant_config is not None else None
+    if variant_config is not None and named is not None:
+        return ReadResult(ref, variant_config(*named))
     if yaml_version is None:
         yaml_version = "1.2" if head is not None and _is_spec_text(head) else "1.1"
     return read_config(ref, resolve_bases=resolve_bases, yaml_version=yaml_version, kind=kind)

@@ -203,19 +203,33 @@ def strictly_equal(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        b_keys = {_tagged(k): k for k in b}
-        return (
-            len(a) == len(b)
-            and all(_tagged(k) in b_keys for k in a)
-            and all(strictly_equal(a[k], b[b_keys[_tagged(k)]]) for k in a)
-        )
+        return _mappings_equal(a, b)
     if isinstance(a, (set, frozenset)):
         return {_tagged(x) for x in a} == {_tagged(x) for x in b}
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(strictly_equal(x, y) for x, y in zip(a, b))
+        return _sequences_equal(a, b)
+    return _scalars_equal(a, b)
+
+
+def _sequences_equal(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    return len(a) == len(b) and all(strictly_equal(x, y) for x, y in zip(a, b))
+
+
+def _scalars_equal(a: Any, b: Any) -> bool:
+    """``==``, except that NaN equals NaN (the same value read twice is no change)."""
     if isinstance(a, float) and math.isnan(a) and math.isnan(b):
         return True
     return bool(a == b)
+
+
+def _mappings_equal(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
+    """The same keys by type and value (``1`` and ``True`` are two keys), each holding equal values."""
+    b_keys = {_tagged(k): k for k in b}
+    return (
+        len(a) == len(b)
+        and all(_tagged(k) in b_keys for k in a)
+        and all(strictly_equal(a[k], b[b_keys[_tagged(k)]]) for k in a)
+    )
 
 
 # paths -------------------------------------------------------------------------------------------
@@ -275,7 +289,7 @@ def _node_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any,
 def _is_allowed(change: Change, globs: Sequence[Glob]) -> bool:
     """Allowed when a glob matches its path, or every leaf beneath both sides (a container that
     was added, removed or changed type) matches one: the same verdict as flattening both sides."""
-    if any(g.match(change.path) for g in globs):
+    if _matched(change.path, globs):
         return True
     leaves = [
         leaf
@@ -284,7 +298,11 @@ def _is_allowed(change: Change, globs: Sequence[Glob]) -> bool:
         for leaf in _leaf_paths(side, change.path)
     ]
     # a leaf equal to change.path (a scalar side) already failed the first test above
-    return bool(leaves) and all(any(g.match(leaf) for g in globs) for leaf in leaves)
+    return bool(leaves) and all(_matched(leaf, globs) for leaf in leaves)
+
+
+def _matched(path: tuple[Any, ...], globs: Sequence[Glob]) -> bool:
+    return any(g.match(path) for g in globs)
 
 
 def parse_globs(globs: Iterable[str]) -> list[Glob]:
@@ -301,13 +319,14 @@ def unmatched_globs(globs: Iterable[str], *configs: Any) -> dict[str, list[str]]
     if not globs:  # the common case: no --allow, and no walk over every path of both configs
         return {}
     paths = {p for config in configs for p in _node_paths(config)}
-    names: list[str] | None = None
-    found: dict[str, list[str]] = {}
-    for glob in globs:
-        if not any(parse_glob(glob).match(p) for p in paths):
-            names = names or sorted({format_path(p) for p in paths if p})
-            found[glob] = difflib.get_close_matches(glob, names, n=3, cutoff=0.6)
-    return found
+    missing = [glob for glob in globs if not any(parse_glob(glob).match(p) for p in paths)]
+    return _close_names(missing, paths) if missing else {}
+
+
+def _close_names(globs: list[str], paths: set[tuple[Any, ...]]) -> dict[str, list[str]]:
+    """Up to three path names close to each glob (the paths named once, only when some glob needs them)."""
+    names = sorted({format_path(p) for p in paths if p})
+    return {glob: difflib.get_close_matches(glob, names, n=3, cutoff=0.6) for glob in globs}
 
 
 def disallowed(changes: Iterable[Change], globs: Sequence[Glob]) -> list[Change]:
@@ -327,11 +346,22 @@ def jsonable(value: Any) -> Any:
     if value is ABSENT:
         return None
     if isinstance(value, dict):
-        return {k if isinstance(k, str) else repr(k): jsonable(v) for k, v in value.items()}
+        return {_json_key(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
     if isinstance(value, (set, frozenset)):
         return sorted((jsonable(v) for v in value), key=repr)
+    return _jsonable_leaf(value)
+
+
+def _json_key(key: Any) -> str:
+    """A JSON object's keys are strings: any other key as its repr (``1`` and ``True`` stay apart)."""
+    return key if isinstance(key, str) else repr(key)
+
+
+def _jsonable_leaf(value: Any) -> Any:
+    """A scalar as JSON holds it: a str subclass as plain text, a not-evaluated node as its source
+    and place, a non-finite float and anything JSON has no type for as its repr."""
     if isinstance(value, str):
         return str(value)
     if type(value).__name__ == "NotEvaluated":

@@ -67,11 +67,7 @@ class _Composer:
     ) -> tuple[ReadResult, list[tuple[str, Any]]]:
         """(the file read, the (package, data) nodes it contributes in order)."""
         key = str(path.resolve())
-        if key in chain:
-            raise ConfigError(
-                f"`defaults:` cycle: {' -> '.join([*chain[chain.index(key) :], key])}",
-                location=Location(str(path)),
-            )
+        _refuse_cycle(key, chain, path)
         result: ReadResult = self.read(path)
         data = result.data
         if not isinstance(data, dict) or "defaults" not in data:
@@ -83,29 +79,42 @@ class _Composer:
         for entry in entries:
             if entry == "_self_":
                 nodes.append((package, own))
-                continue
-            if _override(entry, group) is not None:
-                continue
-            hydra = _hydra_entry(entry)
-            if hydra is not None:
-                # Hydra's own groups (launcher, sweeper, logging) come from its plugins, not from the
-                # config folder: kept as data under `hydra`, never looked up
-                nodes.append(("", {"hydra": {"@defaults": hydra}}))
-                continue
-            for child, target, optional, child_group in self.targets(entry, path, line, package, group):
-                if not target.is_file():
-                    if optional:
-                        continue
-                    raise ConfigError(
-                        f"`defaults:` entry {_show(entry)} not found (looked for {target})",
-                        location=Location(str(path), line),
-                        hint="group options live in GROUP/OPTION.yaml next to the config; "
-                        "diff without --resolve-bases to compare the lists as written",
-                    )
-                base, more = self.file(target, (*chain, key), child, child_group)
-                result.warnings.extend(base.warnings)
-                nodes.extend(more)
+            elif _override(entry, group) is None:  # an override was noted by `entries`
+                nodes.extend(self.included(entry, path, line, (*chain, key), package, group, result))
         return result, nodes
+
+    def included(
+        self,
+        entry: Any,
+        path: Path,
+        line: int,
+        chain: tuple[str, ...],
+        package: str,
+        group: str,
+        result: ReadResult,
+    ) -> list[tuple[str, Any]]:
+        """The nodes of the files one entry names, each read in turn (an optional one may be
+        missing); their warnings join those of the file that lists them."""
+        hydra = _hydra_entry(entry)
+        if hydra is not None:
+            # Hydra's own groups (launcher, sweeper, logging) come from its plugins, not from the
+            # config folder: kept as data under `hydra`, never looked up
+            return [("", {"hydra": {"@defaults": hydra}})]
+        nodes: list[tuple[str, Any]] = []
+        for child, target, optional, child_group in self.targets(entry, path, line, package, group):
+            if not target.is_file():
+                if optional:
+                    continue
+                raise ConfigError(
+                    f"`defaults:` entry {_show(entry)} not found (looked for {target})",
+                    location=Location(str(path), line),
+                    hint="group options live in GROUP/OPTION.yaml next to the config; "
+                    "diff without --resolve-bases to compare the lists as written",
+                )
+            base, more = self.file(target, chain, child, child_group)
+            result.warnings.extend(base.warnings)
+            nodes.extend(more)
+        return nodes
 
     def entries(self, listed: Any, group: str) -> list[Any]:
         """The list's entries with ``_self_`` in place; its overrides noted (an ancestor's win)."""
@@ -134,21 +143,21 @@ class _Composer:
         optional = "optional" in words[:-1]
         group, at, explicit = words[-1].partition("@")
         absolute = _absolute_group(group, group_dir)
+        out = []
+        for option in self.chosen(absolute, options):
+            target = self.where(f"{group}/{option}", path)
+            out.append((_option_package(at, explicit, parent, group, target), target, optional, absolute))
+        return out
+
+    def chosen(self, absolute: str, listed: Any) -> list[Any]:
+        """The options a group entry selects: an ancestor's override wins (and counts as used);
+        ``null`` selects none."""
         if absolute in self.overrides:
             self.used.add(absolute)
-            options = self.overrides[absolute]
-        if options is None:
+            listed = self.overrides[absolute]
+        if listed is None:
             return []
-        chosen = options if isinstance(options, list) else [options]
-        out = []
-        for option in chosen:
-            target = self.where(f"{group}/{option}", path)
-            if at:  # the defaults list's package wins over the file's header (Hydra 1.1+)
-                package = _relative_package(explicit, parent)
-            else:
-                package = _header_package(target) or _join(parent, group.lstrip("/").replace("/", "."))
-            out.append((package, target, optional, absolute))
-        return out
+        return listed if isinstance(listed, list) else [listed]
 
     def where(self, name: str, path: Path) -> Path:
         base = self.root if name.startswith("/") else path.parent
@@ -165,6 +174,23 @@ def _override(entry: Any, group_dir: str) -> tuple[str, Any] | None:
     if "override" not in words[:-1] or _hydra_entry(entry) is not None:
         return None
     return _absolute_group(words[-1].partition("@")[0], group_dir), option
+
+
+def _refuse_cycle(key: str, chain: tuple[str, ...], path: Path) -> None:
+    """A file that (through its defaults) includes itself: Hydra refuses it, naming the loop."""
+    if key in chain:
+        raise ConfigError(
+            f"`defaults:` cycle: {' -> '.join([*chain[chain.index(key) :], key])}",
+            location=Location(str(path)),
+        )
+
+
+def _option_package(at: str, explicit: str, parent: str, group: str, target: Path) -> str:
+    """Where a group's option lands: the defaults list's ``@package`` wins over the file's header
+    (Hydra 1.1+), which wins over the group's own path below the parent."""
+    if at:
+        return _relative_package(explicit, parent)
+    return _header_package(target) or _join(parent, group.lstrip("/").replace("/", "."))
 
 
 def _absolute_group(group: str, group_dir: str) -> str:

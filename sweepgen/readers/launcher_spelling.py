@@ -19,19 +19,25 @@ SHORT_TO_LONG = {
 _NO_VALUE = {"-h", "-q"}
 
 
+def _short_respelled(launcher: str, flag: str) -> str:
+    """A short option by its long name (``-r3`` is ``--redirects=3``); one the launcher has no long
+    name for, as given."""
+    short, attached = flag[:2], flag[2:]
+    long = SHORT_TO_LONG[launcher].get(short)
+    if long is None:
+        return flag
+    if short in _NO_VALUE:
+        return long if not attached else flag  # `-qx` is not argparse's `--quiet`: kept as given
+    return f"{long}={attached.removeprefix('=')}" if attached else long
+
+
 def respell(launcher: str, flag: str) -> str:
     """``flag`` (one word) as ``launcher`` spells it first: ``--nproc_per_node=8`` is
     ``--nproc-per-node=8`` for torchrun, ``-r3`` is ``--redirects=3``; other launchers' flags as given."""
     if launcher not in _SEPARATORS:
         return flag
-    short, attached = flag[:2], flag[2:]
-    long = SHORT_TO_LONG[launcher].get(short) if not flag.startswith("--") else None
-    if long is not None:
-        if short in _NO_VALUE:
-            return long if not attached else flag  # `-qx` is not argparse's `--quiet`: kept as given
-        return f"{long}={attached.removeprefix('=')}" if attached else long
     if not flag.startswith("--"):
-        return flag
+        return _short_respelled(launcher, flag)
     name, eq, value = flag.partition("=")
     old, new = _SEPARATORS[launcher]
     return "--" + name[2:].replace(old, new) + eq + value

@@ -110,51 +110,73 @@ class _Resolver:
             if whole:
                 found = self.target(whole.group(1), path)
                 return kept if found is None else found[0]
-            pieces: list[str] = []
-            last = 0
-            for match in _REFERENCE.finditer(text):
-                found = self.target(match.group(1), path)
-                if found is None or isinstance(found[0], (dict, list, NotEvaluated)):
-                    return kept
-                pieces.append(text[last : match.start()] + _as_text(found[0]))
-                last = match.end()
-            return "".join(pieces) + text[last:]
+            joined = self.joined(text, path)
+            return kept if joined is None else joined
         finally:
             self.active.discard(path)
 
+    def joined(self, text: str, path: tuple[Any, ...]) -> str | None:
+        """A string with references inside it, each replaced by its value's text; None when one
+        names nothing or something that is no scalar."""
+        pieces: list[str] = []
+        last = 0
+        for match in _REFERENCE.finditer(text):
+            piece = self.text_of(match.group(1), path)
+            if piece is None:
+                return None
+            pieces.append(text[last : match.start()] + piece)
+            last = match.end()
+        return "".join(pieces) + text[last:]
+
     def spelled(self, match: re.Match[str], path: tuple[Any, ...]) -> str:
-        found = self.target(match.group(1), path)
+        piece = self.text_of(match.group(1), path)
+        return match.group(0) if piece is None else piece
+
+    def text_of(self, reference: str, path: tuple[Any, ...]) -> str | None:
+        """How the value a reference names reads inside a string; None for nothing or a non-scalar."""
+        found = self.target(reference, path)
         if found is None or isinstance(found[0], (dict, list, NotEvaluated)):
-            return match.group(0)
+            return None
         return _as_text(found[0])
 
     def target(self, reference: str, path: tuple[Any, ...]) -> tuple[Any] | None:
         """The value ``${reference}`` names from ``path``, resolved in turn; None when it names nothing."""
-        reference = reference.strip()
-        if not reference:
+        keys = _reference_keys(reference.strip(), path)
+        if keys is None:
             return None
-        if reference.startswith("."):
-            dots = len(reference) - len(reference.lstrip("."))
-            base = list(path[: len(path) - dots])
-            if len(path) - dots < 0:
-                return None
-            segments = [s for s in reference[dots:].split(".") if s]
-        else:
-            base, segments = [], reference.split(".")
         node: Any = self.root
         full: list[Any] = []
-        for key in [*base, *segments]:
-            if isinstance(node, dict) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and isinstance(key, str) and key.isdigit() and int(key) < len(node):
-                key = int(key)
-                node = node[key]
-            elif isinstance(node, list) and isinstance(key, int) and key < len(node):
-                node = node[key]
-            else:
+        for key in keys:
+            step = _step(node, key)
+            if step is None:
                 return None
+            key, node = step
             full.append(key)
         return (self.walk(node, tuple(full)),)
+
+
+def _reference_keys(reference: str, path: tuple[Any, ...]) -> list[Any] | None:
+    """The keys from the root a reference names: ``a.b`` from the root, ``..b`` from the node that
+    holds it (a dot per level up); None for an empty one or one that climbs above the root."""
+    if not reference:
+        return None
+    if not reference.startswith("."):
+        return reference.split(".")
+    dots = len(reference) - len(reference.lstrip("."))
+    if len(path) - dots < 0:
+        return None
+    return [*path[: len(path) - dots], *(s for s in reference[dots:].split(".") if s)]
+
+
+def _step(node: Any, key: Any) -> tuple[Any, Any] | None:
+    """(key, child) one level down: a mapping's key, or a list's index (a digit string in a
+    reference, an int on the path); None when there is no such child."""
+    if isinstance(node, dict):
+        return (key, node[key]) if key in node else None
+    if not isinstance(node, list):
+        return None
+    index = int(key) if isinstance(key, str) and key.isdigit() else key
+    return (index, node[index]) if isinstance(index, int) and index < len(node) else None
 
 
 def _as_text(value: Any) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 import string
+from collections.abc import Callable
 from typing import Any
 
 MAX_INT_BITS = 10_000  # about 3,000 decimal digits, as in the template sandbox
@@ -31,24 +32,51 @@ def _length(value: Any) -> int:
 
 
 def binop_fits(op: ast.operator, left: Any, right: Any) -> bool:
-    """Would ``left <op> right`` stay within the bounds? Decided without computing it."""
-    if isinstance(op, ast.Pow) and type(left) is int and type(right) is int:
+    """Would ``left <op> right`` stay within the bounds? Decided without computing it; the
+    operators that cannot grow a value (``-``, ``/``, ``&``...) always fit."""
+    fits = _BINOP_FITS.get(type(op))
+    return fits is None or fits(left, right)
+
+
+def _pow_fits(left: Any, right: Any) -> bool:
+    if type(left) is int and type(right) is int:
         return abs(left) <= 1 or right < 0 or right * max(left.bit_length(), 1) <= MAX_INT_BITS
-    if isinstance(op, ast.Pow) and isinstance(right, (int, float)):
+    if isinstance(right, (int, float)):
         return abs(right) <= 4096
-    if isinstance(op, ast.LShift) and type(right) is int:
-        return right <= MAX_INT_BITS and _bits(left) + right <= MAX_INT_BITS
-    if isinstance(op, ast.Mult):
-        if type(left) is int and type(right) is int:
-            return _bits(left) + _bits(right) <= MAX_INT_BITS
-        count = right if type(right) is int else left if type(left) is int else None
-        if count is not None:
-            return max(count, 0) * (_length(left) or _length(right)) <= MAX_SIZE
-    if isinstance(op, ast.Add):
-        return _length(left) + _length(right) <= MAX_SIZE
-    if isinstance(op, ast.Mod) and isinstance(left, str):
-        return _percent_fits(left, right)
     return True
+
+
+def _lshift_fits(left: Any, right: Any) -> bool:
+    if type(right) is not int:
+        return True
+    return right <= MAX_INT_BITS and _bits(left) + right <= MAX_INT_BITS
+
+
+def _mult_fits(left: Any, right: Any) -> bool:
+    """Integers by their bits; a sequence repeated by its length times the count."""
+    if type(left) is int and type(right) is int:
+        return _bits(left) + _bits(right) <= MAX_INT_BITS
+    count = right if type(right) is int else left if type(left) is int else None
+    if count is None:
+        return True
+    return max(count, 0) * (_length(left) or _length(right)) <= MAX_SIZE
+
+
+def _add_fits(left: Any, right: Any) -> bool:
+    return _length(left) + _length(right) <= MAX_SIZE
+
+
+def _mod_fits(left: Any, right: Any) -> bool:
+    return _percent_fits(left, right) if isinstance(left, str) else True
+
+
+_BINOP_FITS: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Pow: _pow_fits,
+    ast.LShift: _lshift_fits,
+    ast.Mult: _mult_fits,
+    ast.Add: _add_fits,
+    ast.Mod: _mod_fits,
+}
 
 
 def _percent_fits(template: str, args: Any) -> bool:
@@ -58,16 +86,24 @@ def _percent_fits(template: str, args: Any) -> bool:
     total = len(template)
     for width, precision, _ in _PERCENT.findall(template):
         for part in (width, precision):
-            if part == "*":
-                star = items.pop(0) if items else 0
-                if type(star) is not int:
-                    return False
-                total += abs(star)
-            elif part:
-                total += int(part) if len(part) < 9 else MAX_SIZE + 1
+            size = _field_size(part, items)
+            if size is None:
+                return False
+            total += size
     for item in items if isinstance(args, tuple) else [args]:
         total += _printed_size(item)
     return total <= MAX_SIZE
+
+
+def _field_size(part: str, items: list[Any]) -> int | None:
+    """A width or precision: ``*`` takes the next argument (None unless an int), digits are their
+    number (nine or more are past any bound), nothing is 0."""
+    if part == "*":
+        star = items.pop(0) if items else 0
+        return abs(star) if type(star) is int else None
+    if part:
+        return int(part) if len(part) < 9 else MAX_SIZE + 1
+    return 0
 
 
 def _printed_size(value: Any) -> int:
@@ -77,9 +113,7 @@ def _printed_size(value: Any) -> int:
         return value.bit_length() // 3 + 2
     if isinstance(value, (float, bool)) or value is None:
         return 32
-    if isinstance(value, dict):
-        return MAX_SIZE + 1  # `'%(a)s' % mapping`: only a mapping of small values is worth it
-    return MAX_SIZE + 1
+    return MAX_SIZE + 1  # a container (`'%(a)s' % mapping` too): not worth sizing, kept as source
 
 
 def bounded_sum(items: Any, start: Any = 0) -> Any:
@@ -88,6 +122,10 @@ def bounded_sum(items: Any, start: Any = 0) -> Any:
     minutes). None when the result would pass ``MAX_SIZE``; TypeError where Python's ``sum`` raises."""
     if not isinstance(start, (list, tuple)):
         return sum(items, start)  # numbers: the builtin's own loop is linear
+    return _concatenated(start, items)
+
+
+def _concatenated(start: list[Any] | tuple[Any, ...], items: Any) -> Any:
     kind = type(start)
     parts = [start, *items]
     if any(type(part) is not kind for part in parts):
@@ -100,26 +138,45 @@ def bounded_sum(items: Any, start: Any = 0) -> Any:
 
 def format_spec_fits(spec: str) -> bool:
     """A ``format()`` spec (``>10``, ``.3f``) whose width and precision are at most ``MAX_SIZE``."""
-    return all(int(n) <= MAX_SIZE for n in _SPEC_NUMBERS.findall(spec) if len(n) < 9) and not any(
-        len(n) >= 9 for n in _SPEC_NUMBERS.findall(spec)
-    )
+    return all(len(n) < 9 and int(n) <= MAX_SIZE for n in _SPEC_NUMBERS.findall(spec))
 
 
 def str_method_fits(receiver: str, method: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
-    """``receiver.method(*args)`` within bounds, for the string methods the reader evaluates."""
-    values = [*args, *kwargs.values()]
-    if method == "format":
-        try:
-            specs = [spec or "" for _, _, spec, _ in string.Formatter().parse(receiver)]
-        except ValueError:
-            return False
-        if any("{" in spec for spec in specs):  # a width given as an argument: `{:>{}}`
-            return False
-        return all(format_spec_fits(spec) for spec in specs) and sum(map(_printed_size, values)) <= MAX_SIZE
-    if method == "join" and args and isinstance(args[0], (list, tuple)):
-        return sum(_printed_size(v) for v in args[0]) + len(receiver) * len(args[0]) <= MAX_SIZE
-    if method == "replace" and len(args) >= 2 and isinstance(args[1], str):
-        return len(receiver) * (len(args[1]) + 1) <= MAX_SIZE or len(receiver) + len(args[1]) <= 1000
-    if method in ("zfill", "center", "ljust", "rjust"):
-        return all(type(v) is not int or v <= MAX_SIZE for v in values)
-    return True
+    """``receiver.method(*args)`` within bounds, for the string methods the reader evaluates; the
+    methods that cannot grow the string always fit."""
+    fits = _STR_METHOD_FITS.get(method)
+    return fits is None or fits(receiver, args, [*args, *kwargs.values()])
+
+
+def _format_fits(receiver: str, args: list[Any], values: list[Any]) -> bool:
+    try:
+        specs = [spec or "" for _, _, spec, _ in string.Formatter().parse(receiver)]
+    except ValueError:
+        return False
+    if any("{" in spec for spec in specs):  # a width given as an argument: `{:>{}}`
+        return False
+    return all(format_spec_fits(spec) for spec in specs) and sum(map(_printed_size, values)) <= MAX_SIZE
+
+
+def _join_fits(receiver: str, args: list[Any], values: list[Any]) -> bool:
+    if not args or not isinstance(args[0], (list, tuple)):
+        return True
+    return sum(_printed_size(v) for v in args[0]) + len(receiver) * len(args[0]) <= MAX_SIZE
+
+
+def _replace_fits(receiver: str, args: list[Any], values: list[Any]) -> bool:
+    if len(args) < 2 or not isinstance(args[1], str):
+        return True
+    return len(receiver) * (len(args[1]) + 1) <= MAX_SIZE or len(receiver) + len(args[1]) <= 1000
+
+
+def _pad_fits(receiver: str, args: list[Any], values: list[Any]) -> bool:
+    return all(type(v) is not int or v <= MAX_SIZE for v in values)
+
+
+_STR_METHOD_FITS: dict[str, Callable[[str, list[Any], list[Any]], bool]] = {
+    "format": _format_fits,
+    "join": _join_fits,
+    "replace": _replace_fits,
+    **dict.fromkeys(("zfill", "center", "ljust", "rjust"), _pad_fits),
+}

@@ -32,32 +32,59 @@ def overlay(old: dict[Any, Any], branches: list[tuple[str, dict[Any, Any]]], see
     if id(old) in seen:
         return
     seen.add(id(old))
-    keys = list(old)
-    for _, new in branches:
-        keys.extend(k for k in new if k not in old and k not in keys)
-    for key in keys:
+    for key in _keys(old, branches):
         before = old.get(key, _MISSING)
-        after = [(cond, new.get(key, _MISSING)) for cond, new in branches]
-        changed = [(cond, value) for cond, value in after if not _same_or_missing(before, value)]
+        changed = _changed(before, key, branches)
         if not changed:
             continue
-        if isinstance(before, dict) and all(type(v) is type(before) for _, v in changed):
+        if _mappings_alike(before, changed):
             overlay(before, changed, seen)
-        elif (
-            isinstance(before, list)
-            and all(type(v) is list and len(v) == len(before) for _, v in changed)
-            and id(before) not in seen
-        ):
-            seen.add(id(before))
-            for index, item in enumerate(before):
-                moved = [(cond, v[index]) for cond, v in changed if not same(item, v[index])]
-                if moved and isinstance(item, dict) and all(type(v) is type(item) for _, v in moved):
-                    overlay(item, moved, seen)
-                elif moved:
-                    before[index] = _conditional(item, moved)
+        elif _lists_alike(before, changed, seen):
+            _overlay_list(before, changed, seen)
         else:
             old[key] = _conditional(before, changed)
 
 
+def _changed(before: Any, key: Any, branches: list[tuple[str, dict[Any, Any]]]) -> list[tuple[str, Any]]:
+    """(condition, value) for each branch that leaves ``key`` other than it was (``_MISSING``: deleted)."""
+    after = [(cond, new.get(key, _MISSING)) for cond, new in branches]
+    return [(cond, value) for cond, value in after if not _same_or_missing(before, value)]
+
+
+def _keys(old: dict[Any, Any], branches: list[tuple[str, dict[Any, Any]]]) -> list[Any]:
+    """``old``'s keys, then each key a branch adds, once, in the order the branches add them."""
+    keys = list(old)
+    for _, new in branches:
+        keys.extend(k for k in new if k not in old and k not in keys)
+    return keys
+
+
+def _mappings_alike(before: Any, changed: list[tuple[str, Any]]) -> bool:
+    """Each branch leaves a mapping of ``before``'s own type: overlaid key by key, so the keys a
+    branch does not touch stay plain."""
+    return isinstance(before, dict) and all(type(v) is type(before) for _, v in changed)
+
+
+def _lists_alike(before: Any, changed: list[tuple[str, Any]], seen: set[int]) -> bool:
+    """Each branch leaves a list of ``before``'s length (one not overlaid yet): overlaid item by item."""
+    if not isinstance(before, list) or id(before) in seen:
+        return False
+    return all(type(v) is list and len(v) == len(before) for _, v in changed)
+
+
+def _overlay_list(before: list[Any], changed: list[tuple[str, list[Any]]], seen: set[int]) -> None:
+    seen.add(id(before))
+    for index, item in enumerate(before):
+        moved = [(cond, v[index]) for cond, v in changed if not same(item, v[index])]
+        if not moved:
+            continue
+        if _mappings_alike(item, moved):
+            overlay(item, moved, seen)
+        else:
+            before[index] = _conditional(item, moved)
+
+
 def _same_or_missing(a: Any, b: Any) -> bool:
-    return (a is _MISSING and b is _MISSING) or (a is not _MISSING and b is not _MISSING and same(a, b))
+    if a is _MISSING or b is _MISSING:
+        return a is b
+    return same(a, b)

@@ -28,7 +28,6 @@ from sweepgen.readers.pyvalues import (
     compare,
     dotted,
     fits_work,
-    is_data,
     known,
     known_key,
     merge_into,
@@ -249,11 +248,7 @@ class Expressions:
         for kw in keywords:
             if kw.arg is None:
                 spread = self.value(kw.value)
-                if (
-                    isinstance(spread, dict)
-                    and not isinstance(spread, CallData)
-                    and all(isinstance(k, str) for k in spread)
-                ):
+                if _spreads_as_keywords(spread):
                     result.update(spread)
                 else:
                     result["**" + ast.unparse(kw.value)] = spread
@@ -281,27 +276,36 @@ class Expressions:
     def call(self, node: ast.Call) -> Any:
         if isinstance(node.func, ast.Attribute):
             receiver = self.value(node.func.value)
-            method = node.func.attr
-            if is_data(receiver) or type(receiver) is CallData or type(receiver) is str:
-                return self.method(receiver, method, node)
+            if type(receiver) in _METHODS:  # data, a LazyCall's CallData, a string
+                return self.method(receiver, node.func.attr, node)
         name = dotted(node.func)
         args = self.sequence(node.args, list)
         kwargs = self.keywords(node.keywords)
-        short = (name or "").rsplit(".", 1)[-1]
-        if name is not None and name.split(".")[0] in self.scopes[-1] | self.scopes[0]:
-            bound = self.lookup(name.split(".")[0])
-            if isinstance(bound, Function) and "." not in name:
-                return self.call_function(bound, args, dict(kwargs))
-        imported = self.imported(name)  # what the name means, by the import that bound it
-        if name == "dict" or short in ("ConfigDict", "FrozenConfigDict", "create") and is_ml(imported):
+        function = self.local_function(name)
+        if function is not None:
+            return self.call_function(function, args, dict(kwargs))
+        return self.data_call(name, args, kwargs, node)
+
+    def local_function(self, name: str | None) -> Function | None:
+        """The function a plain name calls when the config defines it (in this scope or at module
+        level); a dotted name never calls one."""
+        if name is None or "." in name or (name not in self.scopes[-1] and name not in self.scopes[0]):
+            return None
+        bound = self.lookup(name)
+        return bound if isinstance(bound, Function) else None
+
+    def data_call(self, name: str | None, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """What a call the config does not define evaluates to: ``dict()``, ml_collections'
+        constructors (by the import that bound the name), the builtins that are data, a deep copy;
+        any other call is kept as ``CallData``."""
+        if name == "dict":
             return _dict_of(args, kwargs)
+        short = (name or "").rsplit(".", 1)[-1]
+        if self.ml_constructor(name, short, args):
+            return _ml_call(short, args, kwargs, node)
         builtin = _BUILTINS.get(name or "")
         if builtin is not None:
             return _call_builtin(builtin, args, kwargs)
-        if short == "placeholder" and is_ml(imported):
-            return Ref(f"placeholder({', '.join(ast.unparse(a) for a in node.args)})")
-        if short == "FieldReference" and is_ml(imported) and args:
-            return args[0]
         if name in ("copy.deepcopy", "deepcopy", "copy.copy") and len(args) == 1:
             return copy.deepcopy(args[0])
         data = CallData()
@@ -310,56 +314,27 @@ class Expressions:
         data["kwargs"] = kwargs
         return data
 
+    def ml_constructor(self, name: str | None, short: str, args: list[Any]) -> bool:
+        """An ml_collections constructor, by the import that bound the name (``FieldReference``
+        with no value is some other call)."""
+        if short not in _ML_CALLS or (short == "FieldReference" and not args):
+            return False
+        return is_ml(self.imported(name))
+
     def method(self, receiver: Any, method: str, node: ast.Call) -> Any:
         args = self.sequence(node.args, list)
         kwargs = self.keywords(node.keywords)
-        if isinstance(receiver, CallData):
-            return _call_data_method(receiver, method, args, kwargs)
-        if isinstance(receiver, dict) and method == "merge" and len(args) == 1 and isinstance(args[0], dict):
-            merge_into(receiver, args[0])  # mmengine ConfigDict.merge: recursive, `_delete_` replaces
-            return None
-        if isinstance(receiver, dict):
-            if method == "update" and len(args) <= 1:
-                receiver.update(*args, **kwargs)
-                return None
-            if method == "get_ref" and len(args) == 1:
-                return receiver[args[0]]
-            if method in ("get", "setdefault", "pop", "copy", "keys", "values", "items") and not kwargs:
-                result = getattr(receiver, method)(*args)
-                return list(result) if method in ("keys", "values", "items") else result
-        if (
-            isinstance(receiver, list)
-            and method in ("append", "extend", "insert", "pop", "copy", "index", "count", "remove")
-            and not kwargs
-        ):
-            return getattr(receiver, method)(*args)
-        if (
-            isinstance(receiver, str)
-            and method in _STR_METHODS
-            and known(args)
-            and known(kwargs)
-            and str_method_fits(receiver, method, args, kwargs)
-        ):
-            result = getattr(receiver, method)(*args, **kwargs)
-            if isinstance(result, str) and len(result) > SIZE_LIMIT:
-                raise Unknown
-            return result
-        raise Unknown
+        return _METHODS[type(receiver)](receiver, method, args, kwargs)
 
     def binop(self, op: ast.operator, left: Any, right: Any, node: ast.AST) -> Any:
-        if (
-            isinstance(op, ast.Mult)
-            and type(left) in (list, tuple)
-            and type(right) is int
-            and len(left) * max(right, 0) <= SIZE_LIMIT
-        ):
+        if _repeats(op, left, right):
             return left * right  # `[ShapeSpec(channels=256)] * 5`: repetition needs no known items
         function = _BINOPS.get(type(op))
         if _joins_containers(op, left, right) and binop_fits(op, left, right):
             # `hooks + [dict(type=EvalHook)]`, `cfg | {"a": torch.float16}`: joining containers
             # never looks at their items, so items holding references or calls join as they are
             return function(left, right)  # type: ignore[misc]
-        if not (known(left) and known(right)) or function is None or not binop_fits(op, left, right):
+        if function is None or not _computable(op, left, right):
             # past a bound (pybounds) or not computable: kept as source
             return self.opaque(node) if isinstance(node, ast.stmt) else raise_unknown()
         return function(left, right)
@@ -367,8 +342,7 @@ class Expressions:
     def augmented(self, op: ast.operator, current: Any, right: Any, node: ast.AugAssign) -> Any:
         """``x += y`` / ``x |= y``: a list extended and a dict updated in place, as Python does (so
         every holder of ``x`` sees it, as with ``.extend``/``.update``); else ``x = x <op> y``."""
-        extends = type(current) is list and isinstance(op, ast.Add) and type(right) in (list, tuple)
-        if extends and binop_fits(op, current, right):
+        if _extends(op, current, right):
             current.extend(right)
             return current
         if type(current) is dict and isinstance(op, ast.BitOr) and type(right) is dict:
@@ -394,28 +368,40 @@ class Expressions:
 
     def _generate(self, node: Any, index: int, local: dict[str, Any], out: list[Any]) -> None:
         if index == len(node.generators):
-            if isinstance(node, ast.DictComp):
-                key = self.expr(node.key)
-                if not known_key(key):
-                    raise Unknown
-                out.append((key, self.value(node.value)))
-            else:
-                out.append(self.value(node.elt))
-            if len(out) > LOOP_LIMIT:
-                raise Unknown
-            self.tick(node)
+            self._emit(node, out)
             return
         generator = node.generators[index]
+        for item in self._items(generator):
+            self.bind(local, generator.target, item, ast.Pass())
+            if self._kept(generator):
+                self._generate(node, index + 1, local, out)
+
+    def _items(self, generator: ast.comprehension) -> list[Any]:
+        """What a ``for`` of a comprehension iterates: a known container or range (never async)."""
         items = self.expr(generator.iter)
         if not isinstance(items, (list, tuple, str, dict, range)) or not known(items) or generator.is_async:
             raise Unknown
-        for item in list(items):
-            self.bind(local, generator.target, item, ast.Pass())
-            tests = [self.expr(test) for test in generator.ifs]
-            if not known(tests):
+        return list(items)
+
+    def _kept(self, generator: ast.comprehension) -> bool:
+        """Whether the current item passes the ``if`` clauses, each known."""
+        tests = [self.expr(test) for test in generator.ifs]
+        if not known(tests):
+            raise Unknown
+        return all(tests)
+
+    def _emit(self, node: Any, out: list[Any]) -> None:
+        """The comprehension's item (a key and value for a dict), once every ``for`` is bound."""
+        if isinstance(node, ast.DictComp):
+            key = self.expr(node.key)
+            if not known_key(key):
                 raise Unknown
-            if all(tests):
-                self._generate(node, index + 1, local, out)
+            out.append((key, self.value(node.value)))
+        else:
+            out.append(self.value(node.elt))
+        if len(out) > LOOP_LIMIT:
+            raise Unknown
+        self.tick(node)
 
 
 def _known(value: Any) -> Any:
@@ -447,11 +433,38 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
 }  # fmt: skip
 
 
+def _repeats(op: ast.operator, left: Any, right: Any) -> bool:
+    """``[x] * n`` / ``(x,) * n`` within the size bound."""
+    if not isinstance(op, ast.Mult) or type(left) not in (list, tuple) or type(right) is not int:
+        return False
+    return len(left) * max(right, 0) <= SIZE_LIMIT
+
+
+def _extends(op: ast.operator, current: Any, right: Any) -> bool:
+    """``a_list += a_list_or_tuple`` within the size bound."""
+    if type(current) is not list or not isinstance(op, ast.Add) or type(right) not in (list, tuple):
+        return False
+    return binop_fits(op, current, right)
+
+
+def _computable(op: ast.operator, left: Any, right: Any) -> bool:
+    """Both operands known, and the result within the bounds (pybounds)."""
+    return known(left) and known(right) and binop_fits(op, left, right)
+
+
 def _joins_containers(op: ast.operator, left: Any, right: Any) -> bool:
     """``list + list``, ``tuple + tuple``, ``dict | dict``: plain containers, of one type."""
     if isinstance(op, ast.Add):
         return type(left) is type(right) and type(left) in (list, tuple)
     return isinstance(op, ast.BitOr) and type(left) is dict and type(right) is dict
+
+
+def _spreads_as_keywords(spread: Any) -> bool:
+    """``**mapping`` of a plain mapping with string keys: its items are keywords; anything else is
+    kept whole under its source."""
+    if not isinstance(spread, dict) or isinstance(spread, CallData):
+        return False
+    return all(isinstance(k, str) for k in spread)
 
 
 def _dict_of(args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -464,6 +477,19 @@ def _dict_of(args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
     return base
 
 
+def _ml_call(short: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    """ml_collections' constructors: ``placeholder`` is a reference left to fill, ``FieldReference(x)``
+    is x, ``ConfigDict``/``FrozenConfigDict``/``create`` build a dict."""
+    if short == "placeholder":
+        return Ref(f"placeholder({', '.join(ast.unparse(a) for a in node.args)})")
+    if short == "FieldReference":
+        return args[0]
+    return _dict_of(args, kwargs)
+
+
+_ML_CALLS = {"ConfigDict", "FrozenConfigDict", "create", "placeholder", "FieldReference"}
+
+
 def _call_data_method(receiver: CallData, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """detectron2's LazyCall is a mapping of its keyword arguments: update/pop edit them."""
     target = receiver["kwargs"]
@@ -473,3 +499,54 @@ def _call_data_method(receiver: CallData, method: str, args: list[Any], kwargs: 
     if method == "pop" and 1 <= len(args) <= 2 and not kwargs:
         return target.pop(*args)
     raise Unknown
+
+
+def _dict_method(receiver: dict[Any, Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """mmengine's recursive ``merge`` (``_delete_`` replaces), ``update``, ml_collections'
+    ``get_ref``, and the methods that read (``keys()`` and the like as lists)."""
+    if method == "merge" and len(args) == 1 and isinstance(args[0], dict):
+        merge_into(receiver, args[0])
+        return None
+    if method == "update" and len(args) <= 1:
+        receiver.update(*args, **kwargs)
+        return None
+    if method == "get_ref" and len(args) == 1:
+        return receiver[args[0]]
+    return _dict_positional(receiver, method, args, kwargs)
+
+
+def _dict_positional(receiver: dict[Any, Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``get``/``setdefault``/``pop``/``copy`` and the views (as lists: a view is no data, its
+    items are), called with positional arguments only."""
+    if kwargs or method not in ("get", "setdefault", "pop", "copy", "keys", "values", "items"):
+        raise Unknown
+    result = getattr(receiver, method)(*args)
+    return list(result) if method in ("keys", "values", "items") else result
+
+
+def _list_method(receiver: list[Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if method in ("append", "extend", "insert", "pop", "copy", "index", "count", "remove") and not kwargs:
+        return getattr(receiver, method)(*args)
+    raise Unknown
+
+
+def _str_method(receiver: str, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A string method on known arguments, within the bounds (pybounds) on work and size."""
+    if method not in _STR_METHODS or not (known(args) and known(kwargs)):
+        raise Unknown
+    if not str_method_fits(receiver, method, args, kwargs):
+        raise Unknown
+    result = getattr(receiver, method)(*args, **kwargs)
+    if isinstance(result, str) and len(result) > SIZE_LIMIT:
+        raise Unknown
+    return result
+
+
+# the receivers whose methods are evaluated, by exact type (what `is_data` reads as data, a LazyCall,
+# a string): a subclass of them is some other object
+_METHODS: dict[type, Callable[[Any, str, list[Any], dict[str, Any]], Any]] = {
+    CallData: _call_data_method,
+    dict: _dict_method,
+    list: _list_method,
+    str: _str_method,
+}

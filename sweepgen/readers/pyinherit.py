@@ -144,16 +144,24 @@ def _importer(path: Path, chain: tuple[str, ...], yaml_version: str) -> ImportBa
 
 def _apply_child(base: dict[str, Any], child: dict[str, Any], where: str) -> dict[str, Any]:
     result = copy.deepcopy(base)
-    for key, value in child.items():
-        target = _BASE_ATTR.fullmatch(key) if isinstance(key, str) else None
-        if target:  # `_base_.optim_wrapper.type = 'AmpOptimWrapper'`
-            _set_path(result, target.group(1)[1:].split("."), _substitute(value, base, where), where)
+    _write_into_bases(result, child, base, where)
     for key, value in child.items():
         if isinstance(key, str) and _BASE_ATTR.fullmatch(key):
             continue
         value = _substitute(value, base, where)
         result[key] = _merge(value, result[key], key, where) if key in result else _strip_delete(value)
     return result
+
+
+def _write_into_bases(
+    result: dict[str, Any], child: dict[str, Any], base: dict[str, Any], where: str
+) -> None:
+    """The child's writes into its bases (``_base_.optim_wrapper.type = 'AmpOptimWrapper'``), applied
+    before its own keys merge."""
+    for key, value in child.items():
+        target = _BASE_ATTR.fullmatch(key) if isinstance(key, str) else None
+        if target:
+            _set_path(result, target.group(1)[1:].split("."), _substitute(value, base, where), where)
 
 
 def _merge(child: Any, base: Any, key: Any, where: str) -> Any:
@@ -188,10 +196,7 @@ def _strip_delete(value: Any) -> Any:
 def _substitute(value: Any, base: dict[str, Any], where: str) -> Any:
     """Replace ``_base_.a.b`` references with the merged bases' value at ``a.b``."""
     if isinstance(value, Ref):
-        match = _BASE_ATTR.fullmatch(value)
-        if match:
-            return copy.deepcopy(_get_path(base, match.group(1)[1:].split("."), where))
-        return value
+        return _base_value(value, base, where)
     if isinstance(value, dict):
         out = type(value)()  # a CallData stays a call
         out.update((k, _substitute(v, base, where)) for k, v in value.items())
@@ -201,6 +206,14 @@ def _substitute(value: Any, base: dict[str, Any], where: str) -> Any:
     if isinstance(value, tuple):
         return tuple(_substitute(v, base, where) for v in value)
     return value
+
+
+def _base_value(ref: Ref, base: dict[str, Any], where: str) -> Any:
+    """A copy of what ``_base_.a.b`` names in the merged bases; any other reference as it is."""
+    match = _BASE_ATTR.fullmatch(ref)
+    if match:
+        return copy.deepcopy(_get_path(base, match.group(1)[1:].split("."), where))
+    return ref
 
 
 def _get_path(tree: Any, parts: list[str], where: str) -> Any:

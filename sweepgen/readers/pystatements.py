@@ -45,16 +45,18 @@ class Evaluator(Expressions):
         self.run(statements, scope, rest, top=True)
         getter = scope.get("get_config")
         if isinstance(getter, Function):
-            try:
-                config = self.call_function(getter, [], {})
-            except Unknown:
-                config = getter.source
-            helpers = {k: v.source for k, v in scope.items() if isinstance(v, Function) and k != "get_config"}
-            return file_config(config, helpers)
-        out = {k: (v.source if isinstance(v, Function) else v) for k, v in scope.items()}
-        if rest:
-            out["__statements__"] = rest
-        return out
+            return self.get_config(getter, scope)
+        return _scope_data(scope, rest)
+
+    def get_config(self, getter: Function, scope: dict[str, Any]) -> dict[str, Any]:
+        """An ml_collections config file is what its ``get_config()`` returns (its source when that
+        cannot be followed), with the module's other functions as helpers."""
+        try:
+            config = self.call_function(getter, [], {})
+        except Unknown:
+            config = getter.source
+        helpers = {k: v.source for k, v in scope.items() if isinstance(v, Function) and k != "get_config"}
+        return file_config(config, helpers)
 
     def class_body(self, node: ast.ClassDef) -> dict[str, Any]:
         scope: dict[str, Any] = {}
@@ -66,9 +68,13 @@ class Evaluator(Expressions):
         finally:
             self.scopes.pop()
             self.class_scopes.discard(id(scope))
-        mapping = {k: (v.source if isinstance(v, Function) else v) for k, v in scope.items()}
-        if rest:
-            mapping["__statements__"] = rest
+        mapping = _scope_data(scope, rest)
+        mapping.update(self.class_header(node))
+        return mapping
+
+    def class_header(self, node: ast.ClassDef) -> dict[str, Any]:
+        """What a class statement says besides its body: bases, keywords and decorators, if any."""
+        mapping: dict[str, Any] = {}
         if node.bases:
             mapping["__bases__"] = [self.value(base) for base in node.bases]
         if node.keywords:
@@ -257,11 +263,7 @@ class Evaluator(Expressions):
             return
         finally:
             self.scopes = saved
-        seen: set[int] = set()
-        for level, original in enumerate(saved):
-            overlay(original, [(condition, copies[level]) for condition, copies, _ in runs], seen)
-        for condition, _, kept in runs:
-            rest.extend({"@when": condition, "@source": item} for item in kept)
+        _record(saved, runs, rest)
 
     def unknown_block(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:
         """A statement that cannot be followed: kept as source, and what it binds is unknown."""
@@ -274,24 +276,35 @@ class Evaluator(Expressions):
         module = "." * stmt.level + (stmt.module or "")
         if stmt.level and self.import_base is not None:
             names = self.import_base(stmt.module or "", stmt.level, stmt.lineno)
-            for alias in stmt.names:
-                if alias.name == "*":
-                    scope.update({k: v for k, v in names.items() if not k.startswith("_")})
-                elif alias.name in names:
-                    scope[alias.asname or alias.name] = names[alias.name]
-                else:
-                    raise ConfigError(
-                        f"`{module}` has no name `{alias.name}`",
-                        location=Location(self.filename, stmt.lineno, stmt.col_offset + 1),
-                        hint="the base file must bind that name at module level",
-                    )
+            self.bind_imported(stmt, module, names, scope)
             return
+        self.refer(stmt, module, scope, rest)
+
+    def refer(self, stmt: ast.ImportFrom, module: str, scope: dict[str, Any], rest: list[Any]) -> None:
+        """``from m import x`` of a module the reader does not read: each name a reference to
+        ``m.x``; ``import *`` (which names, is not known) kept as source."""
+        sep = "" if module.endswith(".") else "."
         for alias in stmt.names:
-            sep = "" if module.endswith(".") else "."
             if alias.name == "*":
                 rest.append(self.opaque(stmt))
             else:
                 scope[alias.asname or alias.name] = Ref(f"{module}{sep}{alias.name}")
+
+    def bind_imported(
+        self, stmt: ast.ImportFrom, module: str, names: dict[str, Any], scope: dict[str, Any]
+    ) -> None:
+        """``from .base import x`` in an mmengine config: the names the base file binds, read."""
+        for alias in stmt.names:
+            if alias.name == "*":
+                scope.update({k: v for k, v in names.items() if not k.startswith("_")})
+            elif alias.name in names:
+                scope[alias.asname or alias.name] = names[alias.name]
+            else:
+                raise ConfigError(
+                    f"`{module}` has no name `{alias.name}`",
+                    location=Location(self.filename, stmt.lineno, stmt.col_offset + 1),
+                    hint="the base file must bind that name at module level",
+                )
 
     def bind(self, scope: dict[str, Any], target: ast.expr, value: Any, stmt: ast.stmt) -> None:
         spelled = dotted(target)
@@ -304,34 +317,33 @@ class Evaluator(Expressions):
         if isinstance(target, (ast.Tuple, ast.List)):
             self._bind_unpacked(scope, target, value, stmt)
             return
-        if isinstance(target, (ast.Attribute, ast.Subscript)):
-            container = self.value(target.value)
-            key: Any = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
-            path = _literal_path(target)
-            if path is not None and len(self.scopes) == 1:
-                self.result.lines[path] = stmt.lineno  # `model.backbone.depth = 101` is written here
-            if isinstance(container, dict) and not isinstance(container, CallData) and known_key(key):
-                container[key] = value
-                return
-            if isinstance(container, CallData) and isinstance(target, ast.Attribute):
-                container["kwargs"][key] = value  # detectron2: `model.backbone.depth = 101`
-                return
-            if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
-                container[key] = value
-                return
+        if isinstance(target, (ast.Attribute, ast.Subscript)) and self.bind_item(target, value, stmt):
+            return
         # an assignment we cannot place: keep it, keyed by its target's source, so it is never lost
         scope[ast.unparse(target)] = value
+
+    def bind_item(self, target: ast.Attribute | ast.Subscript, value: Any, stmt: ast.stmt) -> bool:
+        """``a.b = v`` / ``a[k] = v`` written into the mapping, LazyCall or list it names; False
+        when there is no such place."""
+        container = self.value(target.value)
+        key: Any = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
+        path = _literal_path(target)
+        if path is not None and len(self.scopes) == 1:
+            self.result.lines[path] = stmt.lineno  # `model.backbone.depth = 101` is written here
+        holder = _mapping_holder(container, key, target)
+        if holder is None and _in_list(container, key):
+            holder = container
+        if holder is None:
+            return False
+        holder[key] = value
+        return True
 
     def _bind_unpacked(
         self, scope: dict[str, Any], target: ast.Tuple | ast.List, value: Any, stmt: ast.stmt
     ) -> None:
         """``a, b = value``: item by item when the lengths match and nothing is starred, else every
         name bound to the statement kept as source."""
-        if (
-            isinstance(value, (list, tuple))
-            and len(value) == len(target.elts)
-            and not any(isinstance(e, ast.Starred) for e in target.elts)
-        ):
+        if _unpacks(value, target):
             for sub, item in zip(target.elts, value):
                 self.bind(scope, sub, item, stmt)
             return
@@ -345,22 +357,53 @@ class Evaluator(Expressions):
         if isinstance(target, (ast.Attribute, ast.Subscript)):
             container = self.value(target.value)
             key = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
-            if (
-                isinstance(container, dict)
-                and not isinstance(container, CallData)
-                and known_key(key)
-                and key in container
-            ):
-                del container[key]
-                return
-            if (
-                isinstance(container, CallData)
-                and isinstance(target, ast.Attribute)
-                and key in container["kwargs"]
-            ):
-                del container["kwargs"][key]
+            holder = _mapping_holder(container, key, target)
+            if holder is not None and key in holder:
+                del holder[key]
                 return
         rest.append(self.opaque(stmt))
+
+
+def _unpacks(value: Any, target: ast.Tuple | ast.List) -> bool:
+    """A sequence of the target's length, and no starred name to take a variable share."""
+    if not isinstance(value, (list, tuple)) or len(value) != len(target.elts):
+        return False
+    return not any(isinstance(e, ast.Starred) for e in target.elts)
+
+
+def _mapping_holder(container: Any, key: Any, target: ast.Attribute | ast.Subscript) -> Any:
+    """The mapping ``target`` writes into or deletes from: a plain mapping under a known key, or a
+    LazyCall's keyword arguments (detectron2's ``model.backbone.depth = 101``); else None."""
+    if isinstance(container, CallData):
+        return container["kwargs"] if isinstance(target, ast.Attribute) else None
+    if isinstance(container, dict) and known_key(key):
+        return container
+    return None
+
+
+def _in_list(container: Any, key: Any) -> bool:
+    return isinstance(container, list) and type(key) is int and -len(container) <= key < len(container)
+
+
+def _record(
+    saved: list[dict[str, Any]], runs: list[tuple[str, list[dict[str, Any]], list[Any]]], rest: list[Any]
+) -> None:
+    """Each branch's changes written into the state before it under its condition, scope by scope,
+    and the statements it could not follow kept under that condition."""
+    seen: set[int] = set()
+    for level, original in enumerate(saved):
+        overlay(original, [(condition, copies[level]) for condition, copies, _ in runs], seen)
+    for condition, _, kept in runs:
+        rest.extend({"@when": condition, "@source": item} for item in kept)
+
+
+def _scope_data(scope: dict[str, Any], rest: list[Any]) -> dict[str, Any]:
+    """A module's or class's names as data (a function as its source), and the statements that
+    could not be followed under ``__statements__``."""
+    out = {k: (v.source if isinstance(v, Function) else v) for k, v in scope.items()}
+    if rest:
+        out["__statements__"] = rest
+    return out
 
 
 def _literal_path(target: ast.expr) -> tuple[Any, ...] | None:
@@ -408,43 +451,58 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
         return [stmt.name]
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        # `import a.b` binds `a`; `from m import x as y` binds `y`
-        return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if alias.name != "*"]
-    targets = (
-        stmt.targets
-        if isinstance(stmt, ast.Assign)
-        else [stmt.target]
-        if isinstance(stmt, (ast.AnnAssign, ast.AugAssign))
-        else []
-    )
-    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)][:1] or []
+        return _imported_names(stmt)
+    return [n.id for t in _targets(stmt) for n in ast.walk(t) if isinstance(n, ast.Name)][:1]
+
+
+def _imported_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
+    """`import a.b` binds `a`; `from m import x as y` binds `y`; a star binds names not known here."""
+    return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if alias.name != "*"]
+
+
+def _targets(stmt: ast.stmt) -> list[ast.expr]:
+    if isinstance(stmt, ast.Assign):
+        return stmt.targets
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        return [stmt.target]
+    return []
 
 
 def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(stmt):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
-            root: ast.AST = node
-            while isinstance(root, (ast.Attribute, ast.Subscript)):
-                root = root.value
-            if isinstance(root, ast.Name):
-                names.add(root.id)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            root = node.func.value
-            while isinstance(root, (ast.Attribute, ast.Subscript)):
-                root = root.value
-            if isinstance(root, ast.Name) and node.func.attr in (
-                "update",
-                "append",
-                "extend",
-                "insert",
-                "pop",
-                "setdefault",
-                "remove",
-            ):
-                names.add(root.id)
+        name = _assigned_name(node)
+        if name is not None:
+            names.add(name)
     return names
+
+
+_MUTATORS = ("update", "append", "extend", "insert", "pop", "setdefault", "remove")
+
+
+def _assigned_name(node: ast.AST) -> str | None:
+    """The name a node binds or changes: an assignment's target (the root of ``a.b[0] = x``), a
+    function or class, the receiver of a method that edits it in place (``a.b.update(...)``)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        return node.id
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name
+    if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+        return _root_name(node)
+    if isinstance(node, ast.Call):
+        return _mutated_root(node)
+    return None
+
+
+def _mutated_root(call: ast.Call) -> str | None:
+    """The root of the receiver of ``a.b.update(...)`` and the other methods that edit it in place."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr in _MUTATORS:
+        return _root_name(call.func.value)
+    return None
+
+
+def _root_name(node: ast.AST) -> str | None:
+    """``a`` of ``a.b[0].c``; None when the chain starts at something other than a name."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None

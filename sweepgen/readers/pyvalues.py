@@ -57,7 +57,13 @@ def merge_into(base: dict[Any, Any], update: dict[Any, Any]) -> None:
         if type(value) is dict and type(current) is dict and value.get("_delete_") is not True:
             merge_into(current, value)
         else:
-            base[key] = {k: v for k, v in value.items() if k != "_delete_"} if type(value) is dict else value
+            base[key] = _without_delete(value)
+
+
+def _without_delete(value: Any) -> Any:
+    """A mapping that replaces (``_delete_=True``, or one with nothing to merge into) without the
+    marker itself."""
+    return {k: v for k, v in value.items() if k != "_delete_"} if type(value) is dict else value
 
 
 def raise_unknown() -> Any:

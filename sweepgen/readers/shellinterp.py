@@ -40,13 +40,11 @@ class Reader(Walk):
         plain: dict[str, Any] = {}
         for name, history in self.assignments.items():
             value = self.final(name, history)
-            if name in self.exported:
-                env[name] = value
-            elif self.opaque or name not in self.substituted or any(w for w, _, _ in history):
-                plain[name] = value
-            else:
+            section = self.section(name, history)
+            if section is None:
                 continue
-            self.result.lines[("env" if name in self.exported else "vars", name)] = history[0][2]
+            (env if section == "env" else plain)[name] = value
+            self.result.lines[(section, name)] = history[0][2]
         for name in sorted(self.exported - set(self.assignments)):
             env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
         self.result.data = {
@@ -58,18 +56,21 @@ class Reader(Walk):
         self.result.numbered = (("commands",),)
         return self.result
 
+    def section(self, name: str, history: list[tuple[str, Any, int]]) -> str | None:
+        """Where a variable shows: ``env`` when exported; ``vars`` when it is bound under a condition,
+        never substituted into a command, or the script is opaque; else nowhere, since its value
+        already shows in the commands that use it."""
+        if name in self.exported:
+            return "env"
+        if self.opaque or name not in self.substituted or any(w for w, _, _ in history):
+            return "vars"
+        return None
+
     def final(self, name: str, history: list[tuple[str, Any, int]]) -> Any:
         """A variable's value as data: built by one assignment and unconditional appends, its final
         value (an array of flags then compares as one flag mapping); else its whole history."""
         bound = self.vars.get(name)
-        appends = all(isinstance(v, dict) and "+=" in v for _, v, _ in history[1:])
-        if (
-            len(history) > 1
-            and appends
-            and not any(w for w, _, _ in history)
-            and bound is not None
-            and not isinstance(bound, Unknown)
-        ):
+        if _built_by_appends(history) and bound is not None and not isinstance(bound, Unknown):
             return self.shown(bound, not partial(bound), history[-1][2])
         return _history(history)
 
@@ -77,36 +78,41 @@ class Reader(Walk):
 
     def assign(self, node: Any, when: list[str], *, export: bool = False) -> None:
         name_node = node.child_by_field_name("name")
-        value_node = node.child_by_field_name("value")
-        if name_node is None:
-            self.keep_opaque(node, when)
+        if name_node is None or name_node.type == "subscript":  # ARR[2]=x
+            self.keep_element_assignment(node, name_node, when)
             return
         name = self.text(name_node)
-        if name_node.type == "subscript":  # ARR[2]=x
-            self.keep_opaque(node, when)
-            base = name_node.child_by_field_name("name")
-            if base is not None:
-                self.vars[self.text(base)] = UNKNOWN
-            return
         append = any(c.type == "+=" for c in node.children)
-        value: Any
-        if value_node is None:
-            value = ""
-            known = True
-        elif value_node.type == "array":
-            fields = [f for c in value_node.named_children if c.type != "comment" for f in self.expand(c)]
-            value = [f.text if f.known else Partial(f.text) for f in fields]
-            known = all(f.known for f in fields)
-        else:
-            fields = self.expand(value_node, assignment=True)
-            value = " ".join(f.text for f in fields)
-            known = all(f.known for f in fields)
+        value, known = self.assigned_value(node.child_by_field_name("value"))
         if append and name in self.assignments:
             self.append(name, value, known, when, self.line(node))
         else:
             self.bind(name, value, known, when, self.line(node))
         if export:
             self.exported.add(name)
+
+    def keep_element_assignment(self, node: Any, name_node: Any, when: list[str]) -> None:
+        """``ARR[2]=x`` (or an assignment the grammar gives no name) is kept as source; the array
+        it changes is not known after it."""
+        self.keep_opaque(node, when)
+        base = name_node.child_by_field_name("name") if name_node is not None else None
+        if base is not None:
+            self.vars[self.text(base)] = UNKNOWN
+
+    def assigned_value(self, value_node: Any) -> tuple[Any, bool]:
+        """What an assignment binds and whether it is known: nothing (``X=``), an array's words
+        (each expanded and split), or one word (never split)."""
+        if value_node is None:
+            return "", True
+        if value_node.type == "array":
+            return self.array_value(value_node)
+        fields = self.expand(value_node, assignment=True)
+        return " ".join(f.text for f in fields), all(f.known for f in fields)
+
+    def array_value(self, node: Any) -> tuple[list[Any], bool]:
+        """``(a "$B" c)``: each element expanded and split; a partly known word stays ``Partial``."""
+        fields = [f for c in node.named_children if c.type != "comment" for f in self.expand(c)]
+        return [f.text if f.known else Partial(f.text) for f in fields], all(f.known for f in fields)
 
     def append(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
         """``A+=(x y)`` / ``A+=x``: the history records only what was added (a script of n appends
@@ -116,15 +122,8 @@ class Reader(Walk):
         self.assignments[name].append((" and ".join(when), {"+=": self.shown(value, known, line)}, line))
         if when or isinstance(old, Unknown):
             self.vars[name] = UNKNOWN
-        elif isinstance(value, list):
-            if isinstance(old, list):
-                old.extend(value)
-            else:
-                self.vars[name] = [*([old] if old else []), *value]
         else:
-            first = old[0] if isinstance(old, list) and old else old or ""
-            glued = first + value
-            self.vars[name] = Partial(glued) if not known or partial(first) else glued
+            self.vars[name] = _appended(old, value, known)
 
     def check_size(self, name: str, size: int, line: int) -> None:
         if size > _MAX_VALUE:  # `A=$A$A` doubles each time: bounded, as every input-controlled cost
@@ -158,7 +157,7 @@ class Reader(Walk):
         words: list[Any] = [
             NotEvaluated(normalise(v), self.filename, line) if isinstance(v, Partial) else v for v in value
         ]
-        if words and any(cmdline.is_flag(w) for w in words):
+        if any(cmdline.is_flag(w) for w in words):
             return cmdline.plain(cmdline.parse_arguments(words, self.filename, [line] * len(words))[0])
         return words
 
@@ -226,28 +225,31 @@ class Reader(Walk):
 
     def declaration(self, node: Any, when: list[str]) -> None:
         keyword = self.text(node.children[0])
-        options = [
-            self.text(c) for c in node.named_children if c.type == "word" and self.text(c).startswith("-")
-        ]
-        if any(set(o.lstrip("-+")) - _PLAIN_DECLARE for o in options):
+        letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
+        if letters - _PLAIN_DECLARE:
             self.opaque_declaration(node, when)
             return
-        export = keyword == "export" or any("x" in o for o in options)
+        export = keyword == "export" or "x" in letters
+        array = bool(letters & {"a", "A"})
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self.assign(child, when, export=export)
             elif child.type == "variable_name":
-                name = self.text(child)
-                if export:
-                    self.exported.add(name)
-                elif name not in self.assignments:
-                    self.bind(
-                        name,
-                        [] if any("a" in o or "A" in o for o in options) else "",
-                        True,
-                        when,
-                        self.line(child),
-                    )
+                self.declare(self.text(child), export, array, when, self.line(child))
+
+    def declare_options(self, node: Any) -> list[str]:
+        """The words of a declaration that are options (``-a``, ``-rx``)."""
+        return [
+            self.text(c) for c in node.named_children if c.type == "word" and self.text(c).startswith("-")
+        ]
+
+    def declare(self, name: str, export: bool, array: bool, when: list[str], line: int) -> None:
+        """``export NAME`` marks it exported; ``declare [-a] NAME`` binds it empty (an empty array
+        with -a/-A) unless the script already assigned it."""
+        if export:
+            self.exported.add(name)
+        elif name not in self.assignments:
+            self.bind(name, [] if array else "", True, when, line)
 
     def opaque_declaration(self, node: Any, when: list[str]) -> None:
         """``declare -i/-l/-u/-n`` change what is bound (arithmetic, case, a name reference) and an
@@ -421,18 +423,27 @@ class Reader(Walk):
 
     def heredoc_in(self, node: Any) -> Field | None:
         """``$(cat <<EOF ... EOF)``: the here-document's body."""
-        statements = [c for c in node.named_children if c.type != "comment"]
-        if len(statements) != 1 or statements[0].type != "redirected_statement":
+        statement = self.cat_statement(node)
+        if statement is None:
             return None
-        body = statements[0].child_by_field_name("body")
-        if body is None or body.type != "command" or self.text(body).strip() != "cat":
-            return None
-        for child in statements[0].named_children:
+        for child in statement.named_children:
             if child.type == "heredoc_redirect":
                 field = self.redirect(child, {})
                 if field is not None:
                     return Field(field.text.rstrip("\n"), field.known, field.line)
         return None
+
+    def cat_statement(self, node: Any) -> Any:
+        """The one statement of a command substitution when it is a plain ``cat`` with redirects."""
+        statements = [c for c in node.named_children if c.type != "comment"]
+        if len(statements) != 1 or statements[0].type != "redirected_statement":
+            return None
+        body = statements[0].child_by_field_name("body")
+        return statements[0] if self.is_cat(body) else None
+
+    def is_cat(self, node: Any) -> bool:
+        """A plain ``cat`` command, no arguments: it prints its here-document."""
+        return node is not None and node.type == "command" and self.text(node).strip() == "cat"
 
     def note_names(self, text: str) -> None:
         for name in re.findall(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)", text):
@@ -441,14 +452,51 @@ class Reader(Walk):
 
 def _plain_read(words: list[Field]) -> bool:
     """``read [-r] [-d ''] NAME...``: the forms whose effect is known; any other option is not read."""
-    rest = [w.text for w in words[1:]]
+    rest = _read_operands([w.text for w in words[1:]])
+    return bool(rest) and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) for name in rest)
+
+
+def _read_operands(rest: list[str]) -> list[str]:
+    """The words after ``read``'s options; none when an option's effect is not modelled (then no
+    name is read as bound)."""
     while rest and rest[0].startswith("-"):
         option = rest.pop(0)
-        if option == "-d" and rest and rest[0] == "":
+        if option == "-d" and rest[:1] == [""]:
             rest.pop(0)
         elif option not in ("-r", "-s"):
-            return False
-    return bool(rest) and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) for name in rest)
+            return []
+    return rest
+
+
+def _appended(old: Any, value: Any, known: bool) -> Any:
+    """A known value after ``+=``: an array grows in place (a script of n appends stays linear), a
+    word is glued onto the value (onto an array's first element, as bash appends to it)."""
+    if isinstance(value, list):
+        return _grown(old, value)
+    return _glued(old, value, known)
+
+
+def _grown(old: Any, words: list[Any]) -> list[Any]:
+    """``A+=(x y)``: the array extended in place; a word (if any) becomes its first element."""
+    if isinstance(old, list):
+        old.extend(words)
+        return old
+    return [*([old] if old else []), *words]
+
+
+def _glued(old: Any, word: str, known: bool) -> str:
+    """``A+=x``: the word glued onto the value, or onto an array's first element; partly known
+    when either part is."""
+    first = old[0] if isinstance(old, list) and old else old or ""
+    glued = first + word
+    return Partial(glued) if not known or partial(first) else glued
+
+
+def _built_by_appends(history: list[tuple[str, Any, int]]) -> bool:
+    """One assignment then appends, none of them under a condition."""
+    if len(history) < 2 or any(w for w, _, _ in history):
+        return False
+    return all(isinstance(v, dict) and "+=" in v for _, v, _ in history[1:])
 
 
 def _history(history: list[tuple[str, Any, int]]) -> Any:
@@ -458,7 +506,12 @@ def _history(history: list[tuple[str, Any, int]]) -> Any:
         return history[0][1]
     if all(not when for when, _, _ in history):
         return [value for _, value, _ in history]
-    return [{"@value": value, **({"@when": when} if when else {})} for when, value, _ in history]
+    return [_guarded(value, when) for when, value, _ in history]
+
+
+def _guarded(value: Any, when: str) -> dict[str, Any]:
+    """One assignment of a history: its value, and the condition it was bound under if any."""
+    return {"@value": value, **({"@when": when} if when else {})}
 
 
 def _size(value: Any) -> int:

@@ -70,12 +70,9 @@ def expand_parameter(
 def _expand(expr: str, ctx: _Context) -> Value | None:
     if expr.startswith("!") and len(expr) > 1:
         return _indirect(expr[1:], ctx)
-    if expr.startswith("#") and len(expr) > 1 and _HEAD.fullmatch(expr, 1):
-        name, index = _HEAD.fullmatch(expr, 1).groups()  # type: ignore[union-attr]
-        value, array = _base(name, index, ctx)
-        if value is _UNSET:
-            return "0"
-        return str(len(_known(value)))  # characters of a word, elements of `a[@]`
+    length = _HEAD.fullmatch(expr, 1) if expr.startswith("#") else None
+    if length:
+        return _length(length.group(1), length.group(2), ctx)
     head = _HEAD.match(expr)
     if not head:
         raise _NotKnown
@@ -87,7 +84,19 @@ def _expand(expr: str, ctx: _Context) -> Value | None:
     default = re.match(r":?[-=+?]", rest)
     if default:
         return _default(name, index, value, default.group(), rest[default.end() :], ctx)
-    known = _known(_set(value))
+    return _operator(_known(_set(value)), rest, index, array, ctx)
+
+
+def _length(name: str, index: str | None, ctx: _Context) -> str:
+    """``${#x}``: the characters of a word, the elements of ``a[@]``; 0 when unset."""
+    value, _ = _base(name, index, ctx)
+    if value is _UNSET:
+        return "0"
+    return str(len(_known(value)))
+
+
+def _operator(known: Value, rest: str, index: str | None, array: bool, ctx: _Context) -> Value:
+    """``:o:l``, ``@op`` or a pattern operator applied to a set, fully known value."""
     if rest.startswith(":"):
         return _result(_substring(known, rest[1:], array, ctx), index, ctx)
     if rest.startswith("@") and len(rest) == 2:
@@ -121,21 +130,31 @@ def _operation(op: str, operand: str, ctx: _Context) -> Callable[[str], str]:
 def _base(name: str, index: str | None, ctx: _Context) -> tuple[object, bool]:
     """(the parameter's value or ``_UNSET``, read as a whole array?); what the running system
     holds (positionals, specials, the environment, a value bound under a condition) is not known."""
+    items = _words(name, ctx)
+    if index in ("[@]", "[*]"):
+        return list(items), True
+    if index is None:
+        return (items[0] if items else _UNSET), False
+    return _element(items, index, ctx), False
+
+
+def _words(name: str, ctx: _Context) -> list[str]:
+    """What the script binds ``name`` to, as a list of words (one for a plain variable)."""
     if not _NAME.fullmatch(name) or name not in ctx.variables:
         raise _NotKnown
     bound = ctx.variables[name]
     if isinstance(bound, Unknown):
         raise _NotKnown
-    items = bound if isinstance(bound, list) else [bound]
-    if index in ("[@]", "[*]"):
-        return list(items), True
-    if index is None:
-        return (items[0] if items else _UNSET), False
+    return bound if isinstance(bound, list) else [bound]
+
+
+def _element(items: list[str], index: str, ctx: _Context) -> object:
+    """``a[i]``: the index is arithmetic, a negative one counts from the end; ``_UNSET`` past it."""
     position = ctx.arith(index[1:-1])
     if position is None:
         raise _NotKnown
     at = int(position) + (len(items) if int(position) < 0 else 0)
-    return (items[at] if 0 <= at < len(items) else _UNSET), False
+    return items[at] if 0 <= at < len(items) else _UNSET
 
 
 def _known(value: object) -> Value:
@@ -164,23 +183,38 @@ def _default(name: str, index: str | None, value: object, op: str, word: str, ct
     """``-`` ``=`` ``+`` ``?`` with or without the colon (which makes an empty value count as unset)."""
     kind = op[-1]
     if value is not _UNSET and partial(value):  # type: ignore[arg-type]
-        if op in ("-", "=", "?"):
-            raise _PartlyKnown(_result(value, index, ctx))  # type: ignore[arg-type]
-        raise _NotKnown  # set, but whether it is empty depends on what is not known
-    text = " ".join(value) if isinstance(value, list) else value
-    null = value is _UNSET or (op.startswith(":") and text == "")
+        _refuse_partly_known(value, op, index, ctx)
     if kind == "+":
-        return _word(word, ctx) if not null else ""
-    if not null:
+        return "" if _null(value, op) else _word(word, ctx)
+    if not _null(value, op):
         return _result(value, index, ctx)  # type: ignore[arg-type]
     if kind == "?":
         raise _NotKnown  # the script stops here when run: not a value
     found = _word(word, ctx)
     if kind == "=":
-        if index is not None:
-            raise _NotKnown
-        ctx.variables[name] = found
+        _assign_default(name, index, found, ctx)
     return found
+
+
+def _refuse_partly_known(value: object, op: str, index: str | None, ctx: _Context) -> None:
+    """A set, partly known value: ``-`` ``=`` ``?`` yield it as it is; with the colon or ``+``,
+    whether it counts as empty depends on what is not known."""
+    if op in ("-", "=", "?"):
+        raise _PartlyKnown(_result(value, index, ctx))  # type: ignore[arg-type]
+    raise _NotKnown
+
+
+def _null(value: object, op: str) -> bool:
+    """Whether the default applies: unset, or (with the colon) empty."""
+    text = " ".join(value) if isinstance(value, list) else value
+    return value is _UNSET or (op.startswith(":") and text == "")
+
+
+def _assign_default(name: str, index: str | None, found: str, ctx: _Context) -> None:
+    """``${x:=w}`` binds x; an assignment to an element (``${a[i]:=w}``) is not modelled."""
+    if index is not None:
+        raise _NotKnown
+    ctx.variables[name] = found
 
 
 def _word(word: str, ctx: _Context) -> str:
@@ -188,34 +222,34 @@ def _word(word: str, ctx: _Context) -> str:
     quotes are literal characters inside a double-quoted expansion); not known if any part is not."""
     out: list[str] = []
     known = True
-    i, n = 0, len(word)
-    while i < n:
-        ch = word[i]
-        if ch == "'" and not ctx.quoted:
-            found = word.find("'", i + 1)
-            end = n if found < 0 else found
-            out.append(word[i + 1 : end])
-            i = end + 1
-            continue
-        if ch == '"':
-            end = _quote_end(word, i)
-            text, ok = ctx.dq(word[i + 1 : end])
-            out.append(text)
-            known = known and ok
-            i = end + 1
-            continue
-        if ch == "\\" and not ctx.quoted and i + 1 < n:
-            out.append(word[i + 1])
-            i += 2
-            continue
-        end = _run_end(word, i, ctx.quoted)
-        text, ok = ctx.dq(word[i:end])
+    i = 0
+    while i < len(word):
+        text, ok, i = _word_piece(word, i, ctx)
         out.append(text)
         known = known and ok
-        i = end
     if not known:
         raise _NotKnown
     return "".join(out)
+
+
+def _word_piece(word: str, i: int, ctx: _Context) -> tuple[str, bool, int]:
+    """The piece of an operand that starts at ``i``, expanded, whether it is known, and where it
+    ends: a single-quoted string (literal, unless inside double quotes), a double-quoted one, an
+    escaped character, or a stretch the double-quote expander reads as it is."""
+    ch = word[i]
+    if ch == "'" and not ctx.quoted:
+        found = word.find("'", i + 1)
+        end = len(word) if found < 0 else found
+        return word[i + 1 : end], True, end + 1
+    if ch == '"':
+        end = _quote_end(word, i)
+        text, ok = ctx.dq(word[i + 1 : end])
+        return text, ok, end + 1
+    if ch == "\\" and not ctx.quoted and i + 1 < len(word):
+        return word[i + 1], True, i + 2
+    end = _run_end(word, i, ctx.quoted)
+    text, ok = ctx.dq(word[i:end])
+    return text, ok, end
 
 
 def _quote_end(text: str, start: int) -> int:
@@ -271,26 +305,48 @@ def _indirect(expr: str, ctx: _Context) -> Value | None:
 def _substring(value: Value, spec: str, array: bool, ctx: _Context) -> Value:
     """``${x:o}`` / ``${x:o:l}``: offsets are arithmetic; negative counts from the end."""
     parts = _split_top(spec, ":")
-    offset = ctx.arith(parts[0]) if parts[0].strip() else "0"
-    length = ctx.arith(parts[1]) if len(parts) > 1 and parts[1].strip() else ("0" if len(parts) > 1 else None)
-    if offset is None or (len(parts) > 1 and length is None) or len(parts) > 2:
+    offset = _arith_or_zero(parts[0], ctx)
+    count = _arith_or_zero(parts[1], ctx) if len(parts) > 1 else None
+    if len(parts) > 2:
         raise _NotKnown
-    items: str | list[str] = value if array or not isinstance(value, list) else (value[0] if value else "")
+    items = value if array or not isinstance(value, list) else _first(value)
+    return _slice(items, offset, count)
+
+
+def _slice(items: Value, offset: int, count: int | None) -> Value:
+    """``count`` items (characters of a word, elements of an array) from ``offset`` on: a negative
+    offset counts from the end, a negative count stops that many items before it; past the end
+    is empty."""
     size = len(items)
-    start = int(offset) + (size if int(offset) < 0 else 0)
+    start = offset + (size if offset < 0 else 0)
     if start < 0 or start > size:
         return [] if isinstance(items, list) else ""
-    if length is None:
+    if count is None:
         return items[start:]
-    count = int(length)
     if count < 0:
-        if isinstance(items, list):
-            raise _NotKnown  # bash: "substring expression < 0" for arrays
-        end = size + count
-        if end < start:
-            raise _NotKnown  # bash stops with "substring expression < 0"
-        return items[start:end]
+        return _up_to_from_end(items, start, size + count)
     return items[start : start + count]
+
+
+def _arith_or_zero(text: str, ctx: _Context) -> int:
+    """An offset or length: arithmetic over the known variables, 0 when left empty."""
+    found = ctx.arith(text) if text.strip() else "0"
+    if found is None:
+        raise _NotKnown
+    return int(found)
+
+
+def _first(words: list[str]) -> str:
+    """``${x:o}`` of an array read without an index slices its first element."""
+    return words[0] if words else ""
+
+
+def _up_to_from_end(items: Value, start: int, end: int) -> Value:
+    """A negative length counts from the end of a word; bash stops with "substring expression
+    < 0" for an array, or when that end lies before the start."""
+    if isinstance(items, list) or end < start:
+        raise _NotKnown
+    return items[start:end]
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -334,18 +390,31 @@ def _case(value: str, op: str, rx: re.Pattern[str]) -> str:
 def _remove(value: str, rx: re.Pattern[str], literal: str | None, op: str) -> str:
     """``#`` / ``##`` a prefix, ``%`` / ``%%`` a suffix: the shortest (one sign) or longest (two)."""
     if literal is not None:
-        if op[0] == "#":
-            return value[len(literal) :] if value.startswith(literal) else value
-        return value[: len(value) - len(literal)] if value.endswith(literal) else value
+        return _remove_literal(value, literal, op[0] == "#")
     if len(value) > _MATCH_LIMIT:
         raise _NotKnown
-    n = len(value)
-    shortest = len(op) == 1
     if op[0] == "#":
-        for end in range(0, n + 1) if shortest else range(n, -1, -1):
-            if rx.fullmatch(value, 0, end):
-                return value[end:]
-        return value
+        return _remove_prefix(value, rx, len(op) == 1)
+    return _remove_suffix(value, rx, len(op) == 1)
+
+
+def _remove_literal(value: str, literal: str, prefix: bool) -> str:
+    """A pattern without wildcards removed as plain text (shortest and longest are one match)."""
+    if prefix:
+        return value[len(literal) :] if value.startswith(literal) else value
+    return value[: len(value) - len(literal)] if value.endswith(literal) else value
+
+
+def _remove_prefix(value: str, rx: re.Pattern[str], shortest: bool) -> str:
+    n = len(value)
+    for end in range(0, n + 1) if shortest else range(n, -1, -1):
+        if rx.fullmatch(value, 0, end):
+            return value[end:]
+    return value
+
+
+def _remove_suffix(value: str, rx: re.Pattern[str], shortest: bool) -> str:
+    n = len(value)
     for start in range(n, -1, -1) if shortest else range(0, n + 1):
         if rx.fullmatch(value, start, n):
             return value[:start]
@@ -389,15 +458,14 @@ def _anchored(value: str, rx: re.Pattern[str], op: str, repl: Callable[[str], st
 
 def _scan(value: str, rx: re.Pattern[str], every: bool, repl: Callable[[str], str]) -> str:
     """The longest match at the leftmost place it starts, replaced (each place with ``//``)."""
+    if not value and rx.fullmatch(value):
+        return repl("")  # `${e//*/X}` of an empty value is X, as bash has it
     out: list[str] = []
     i, n = 0, len(value)
     while i <= n:
         end = next((j for j in range(n, i, -1) if rx.fullmatch(value, i, j)), None)
-        if end is None and i == n and n == 0 and rx.fullmatch(value, 0, 0):
-            return repl("")  # `${e//*/X}` of an empty value is X, as bash has it
         if end is None:
-            if i < n:
-                out.append(value[i])
+            out.append(value[i : i + 1])  # past the end: nothing
             i += 1
             continue
         out.append(repl(value[i:end]))
@@ -436,27 +504,34 @@ def _replacement(text: str, ctx: _Context) -> Callable[[str], str]:
     literal: list[str] = []
     i, n = 0, len(text)
     while i < n:
-        ch = text[i]
-        if ch == "&" or text[i : i + 2] == "\\&":
+        match = text[i] == "&"
+        if match or text[i : i + 2] == "\\&":
             pieces.append(_word("".join(literal), ctx))
             literal = []
-            pieces.append(None if ch == "&" else "&")
-            i += 1 if ch == "&" else 2
+            pieces.append(None if match else "&")
+            i += 1 if match else 2
             continue
-        end = i + 1
-        if ch == "\\":
-            end = min(i + 2, n)
-        elif ch == '"':
-            end = _quote_end(text, i) + 1
-        elif ch == "'":
-            found = text.find(ch, i + 1)
-            end = n if found < 0 else found + 1
-        elif ch == "$" and i + 1 < n and text[i + 1] in "({":
-            end = closing(text, i + 1)
+        end = _replacement_token_end(text, i)
         literal.append(text[i:end])
         i = end
     pieces.append(_word("".join(literal), ctx))
     return lambda match: "".join(match if p is None else p for p in pieces)
+
+
+def _replacement_token_end(text: str, i: int) -> int:
+    """Where the replacement's piece at ``i`` ends: an escape, a quoted string or a ``$(``/``${``
+    expansion is taken whole (an ``&`` inside it is no match), anything else one character."""
+    ch = text[i]
+    if ch == "\\":
+        return min(i + 2, len(text))
+    if ch == '"':
+        return _quote_end(text, i) + 1
+    if ch == "'":
+        found = text.find(ch, i + 1)
+        return len(text) if found < 0 else found + 1
+    if ch == "$" and text[i + 1 : i + 2] in ("(", "{"):
+        return closing(text, i + 1)
+    return i + 1
 
 
 def _glob(pattern: str, ctx: _Context) -> tuple[re.Pattern[str], str | None]:  # noqa: C901, PLR0915 - a scanner: one branch per pattern character class
@@ -547,24 +622,34 @@ def _bracket(pattern: str, start: int) -> tuple[int, str | None]:
         if ch == "]" and not first:
             return i + 1, f"[{'^' if negate else ''}{''.join(body)}]"
         if ch == "[" and pattern[i + 1 : i + 2] == ":":
-            end = pattern.find(":]", i + 2)
-            if end < 0 or pattern[i + 2 : end] not in _CLASSES:
-                raise _NotKnown
-            body.append(_CLASSES[pattern[i + 2 : end]])
-            i = end + 2
-        elif ch == "-" and body and i + 1 < len(pattern) and pattern[i + 1] != "]":
-            body.append("-")
-            i += 1
-        elif ch == "\\" and i + 1 < len(pattern):
-            body.append(re.escape(pattern[i + 1]))
-            i += 2
-        elif ch in "'\"$":
-            raise _NotKnown  # quotes and expansions inside a bracket expression: not modelled
+            piece, i = _named_class(pattern, i)
         else:
-            body.append(re.escape(ch) if ch != "-" else "\\-")
-            i += 1
+            piece, step = _bracket_member(pattern, i, bool(body))
+            i += step
+        body.append(piece)
         first = False
     return start + 1, None
+
+
+def _named_class(pattern: str, start: int) -> tuple[str, int]:
+    """``[:alpha:]`` inside a bracket expression: its regex ranges and the index past it."""
+    end = pattern.find(":]", start + 2)
+    if end < 0 or pattern[start + 2 : end] not in _CLASSES:
+        raise _NotKnown
+    return _CLASSES[pattern[start + 2 : end]], end + 2
+
+
+def _bracket_member(pattern: str, i: int, after_member: bool) -> tuple[str, int]:
+    """One member of a bracket expression as regex text, and the characters it took: a range's
+    dash (between two members), an escaped character, or a literal (a leading or trailing dash)."""
+    ch = pattern[i]
+    if ch == "-" and after_member and pattern[i + 1 : i + 2] not in ("", "]"):
+        return "-", 1
+    if ch == "\\" and i + 1 < len(pattern):
+        return re.escape(pattern[i + 1]), 2
+    if ch in "'\"$":
+        raise _NotKnown  # quotes and expansions inside a bracket expression: not modelled
+    return re.escape(ch), 1
 
 
 def _unknown(expr: str, ctx: _Context) -> Partial:

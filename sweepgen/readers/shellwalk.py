@@ -222,16 +222,16 @@ class Walk:
         value = node.child_by_field_name("value")
         subject = self.norm(value) if value is not None else "?"
         for item in node.named_children:
-            if item.type != "case_item":
-                continue
-            patterns = [self.norm(c) for c in item.children_by_field_name("value")]
-            guard = f"case {subject} in {'|'.join(patterns)}"
-            for index, child in enumerate(item.children):
-                if child.is_named and (
-                    child.type not in ("word", "extglob_pattern", "concatenation", "string", "raw_string")
-                    or item.field_name_for_child(index) != "value"
-                ):
-                    self.statement(child, [*when, guard], redirects)
+            if item.type == "case_item":
+                self.case_item(item, subject, when, redirects)
+
+    def case_item(self, item: Any, subject: str, when: list[str], redirects: dict[str, Any]) -> None:
+        """One clause of a ``case``: its statements, under the guard its patterns spell."""
+        patterns = [self.norm(c) for c in item.children_by_field_name("value")]
+        guard = f"case {subject} in {'|'.join(patterns)}"
+        for index, child in enumerate(item.children):
+            if child.is_named and not _case_pattern(item, index, child):
+                self.statement(child, [*when, guard], redirects)
 
     def loop(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         body = node.child_by_field_name("body")
@@ -313,6 +313,12 @@ class Walk:
             mode = ">>" if op == ">>" else ">"
             state[names.get(fd if fd is not None else 1, f"@fd{fd}")] = f"{mode} {target}"
         return None
+
+
+def _case_pattern(item: Any, index: int, child: Any) -> bool:
+    """A pattern of a case item (its ``value`` field), not a statement of its body."""
+    kinds = ("word", "extglob_pattern", "concatenation", "string", "raw_string")
+    return child.type in kinds and item.field_name_for_child(index) == "value"
 
 
 def normalise(text: str) -> str:

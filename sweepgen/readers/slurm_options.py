@@ -82,6 +82,14 @@ def _long(words: list[Word], i: int, options: Options, takes_next: TakesNext, ou
     if eq:
         out.append((name, _value(word, attached)))
         return i + 1
+    return _long_value(words, i, name, options, takes_next, out)
+
+
+def _long_value(
+    words: list[Word], i: int, name: str, options: Options, takes_next: TakesNext, out: Pairs
+) -> int:
+    """A long option with nothing attached: the next word is its value when the option takes one
+    (or, for an option this Slurm does not list, when ``takes_next`` says so)."""
     if name in options.no_value or name in options.optional_value:
         out.append((name, True))
         return i + 1
@@ -106,14 +114,20 @@ def _short(words: list[Word], i: int, options: Options, takes_next: TakesNext, o
         if long in options.no_value:
             out.append((long, True))
             continue
-        if rest or long in options.optional_value:
-            out.append((long, _value(word, rest) if rest else True))
-            return i + 1
-        if i + 1 < len(words):
-            out.append((long, _value(words[i + 1], _text(words[i + 1]))))
-            return i + 2
-        out.append((long, True))  # getopt: "option requires an argument"; kept, never dropped
+        return _short_value(words, i, long, rest, options, out)
+    return i + 1
+
+
+def _short_value(words: list[Word], i: int, long: str, rest: str, options: Options, out: Pairs) -> int:
+    """A short option that takes a value: the rest of its word (``-N2``), else the next word; an
+    optional value is only ever attached."""
+    if rest or long in options.optional_value:
+        out.append((long, _value(words[i], rest) if rest else True))
         return i + 1
+    if i + 1 < len(words):
+        out.append((long, _value(words[i + 1], _text(words[i + 1]))))
+        return i + 2
+    out.append((long, True))  # getopt: "option requires an argument"; kept, never dropped
     return i + 1
 
 

@@ -125,10 +125,15 @@ def _restore(value: Any, found: list[str], path: str) -> Any:
         return {k: _restore(v, found, path) for k, v in value.items()}
     if isinstance(value, list):
         return [_restore(v, found, path) for v in value]
-    if isinstance(value, str) and re.fullmatch("\x00bigint[0-9]+", value):
+    return _restore_text(value, found, path) if isinstance(value, str) else value
+
+
+def _restore_text(value: str, found: list[str], path: str) -> Any:
+    """A placeholder string back to its number; a placeholder inside a longer string refused."""
+    if re.fullmatch("\x00bigint[0-9]+", value):
         text = found[int(value[len("\x00bigint") :])]
         return big_int(text) or NotEvaluated(text)
-    if isinstance(value, str) and ("\x00bigint" in value or "\\u0000bigint" in value):
+    if "\x00bigint" in value or "\\u0000bigint" in value:
         # a long run of digits inside a string was taken for a number: refuse rather than guess
         raise ConfigError(
             f"a string holds a run of more than {BIG_DIGITS:,} digits",

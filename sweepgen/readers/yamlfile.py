@@ -78,8 +78,27 @@ def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) 
     """``raw``: no interpolation resolved, the ``defaults:`` list as written (to compose files)."""
     if version not in VERSIONS:
         raise ConfigError(f"unknown YAML reading {version!r}", hint="use --yaml 1.1, 1.2 or omegaconf")
+    node = _compose(text, path)
+    result = ReadResult(path, None)
+    if node is None:
+        return result
+    builder = _Builder(result, version)
     try:
-        node = yaml.compose(text, Loader=_Composer)
+        result.data = builder.build(node, ())
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
+    if raw:
+        return result
+    if version == "omegaconf":
+        result.data = resolve_interpolations(result.data, path)
+    result.data = _hydra_defaults(result.data)
+    return result
+
+
+def _compose(text: str, path: str) -> yaml.Node | None:
+    """The document's node tree (None for an empty one); YAML errors name where they are."""
+    try:
+        return yaml.compose(text, Loader=_Composer)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         loc = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
@@ -94,19 +113,6 @@ def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) 
         ) from None
     except RecursionError:
         raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
-    result = ReadResult(path, None)
-    if node is not None:
-        builder = _Builder(result, version)
-        try:
-            result.data = builder.build(node, ())
-        except RecursionError:
-            raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
-        if raw:
-            return result
-        if version == "omegaconf":
-            result.data = resolve_interpolations(result.data, path)
-        result.data = _hydra_defaults(result.data)
-    return result
 
 
 class _Builder:
@@ -132,26 +138,24 @@ class _Builder:
                 hint="configs must be trees; remove the recursive alias",
             )
         self.building.add(id(node))
-        if isinstance(node, yaml.SequenceNode) and node.tag == _STD + "seq":
-            value: Any = [self.build(child, path + (i,)) for i, child in enumerate(node.value)]
-        elif isinstance(node, yaml.MappingNode) and node.tag == _STD + "map":
-            value = self.mapping(node, path)
-        else:
-            value = NotEvaluated(
-                f"{node.tag} {yaml.serialize(node).strip()}", self.result.path, node.start_mark.line + 1
-            )
+        value = self.collection(node, path)
         self.building.discard(id(node))
         self.done[id(node)] = value
         return value
 
+    def collection(self, node: yaml.Node, path: Path) -> Any:
+        """A sequence or mapping; one with another tag is kept as its YAML source, not built."""
+        if isinstance(node, yaml.SequenceNode) and node.tag == _STD + "seq":
+            return [self.build(child, path + (i,)) for i, child in enumerate(node.value)]
+        if isinstance(node, yaml.MappingNode) and node.tag == _STD + "map":
+            return self.mapping(node, path)
+        return NotEvaluated(
+            f"{node.tag} {yaml.serialize(node).strip()}", self.result.path, node.start_mark.line + 1
+        )
+
     def scalar(self, node: yaml.ScalarNode) -> Any:
-        if node.tag == _PLAIN and len(node.value) > BIG_DIGITS and big_int(node.value) is not None:
-            return big_int(node.value)  # too long for int(): its exact digits
         if node.tag == _PLAIN:
-            chosen, disagreement = _plain_reading(node.value, self.version)
-            if disagreement:
-                self.result.warnings.append(f"{self.loc(node)}: {node.value!r} reads as {disagreement}")
-            return chosen
+            return self.plain(node)
         if node.tag.startswith(_STD) and node.tag[len(_STD) :] in ("str", "int", "float", "bool", "null"):
             try:
                 return _CONSTRUCTOR.construct_object(node)
@@ -159,32 +163,24 @@ class _Builder:
                 raise ConfigError(f"bad {node.tag} scalar: {err}", location=self.loc(node)) from None
         return NotEvaluated(f"{node.tag} {node.value}", self.result.path, node.start_mark.line + 1)
 
+    def plain(self, node: yaml.ScalarNode) -> Any:
+        """An untagged plain scalar as this reading types it, with a warning where the readings
+        disagree; an integer too long for ``int()`` as its exact digits."""
+        if len(node.value) > BIG_DIGITS and big_int(node.value) is not None:
+            return big_int(node.value)
+        chosen, disagreement = _plain_reading(node.value, self.version)
+        if disagreement:
+            self.result.warnings.append(f"{self.loc(node)}: {node.value!r} reads as {disagreement}")
+        return chosen
+
     def mapping(self, node: yaml.MappingNode, path: Path) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
         merged: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            if (
-                isinstance(key_node, yaml.ScalarNode)
-                and key_node.tag in (_PLAIN, _STD + "merge")
-                and (key_node.value == "<<")
-            ):
-                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
-                for source in sources:
-                    data = self.build(source, path)
-                    if not isinstance(data, dict):
-                        raise ConfigError(
-                            "a merge key (`<<`) must name a mapping or a list of mappings",
-                            location=self.loc(source),
-                            hint="write `<<: *anchor` where the anchor is a mapping",
-                        )
-                    for k, v in data.items():
-                        merged.setdefault(k, v)  # the first mapping listed wins, as in PyYAML
+            if _is_merge_key(key_node):
+                self.merge(value_node, path, merged)
                 continue
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise ConfigError("a mapping key must be a scalar", location=self.loc(key_node))
-            key = self.scalar(key_node)
-            if isinstance(key, NotEvaluated):
-                key = key.source
+            key = self.key(key_node)
             if key in out:
                 raise ConfigError(
                     f"duplicate key {key!r} (first at line {self.result.lines.get(path + (key,), 0)})",
@@ -196,6 +192,31 @@ class _Builder:
         for k, v in merged.items():
             out.setdefault(k, v)  # keys written in the mapping win over merged ones
         return out
+
+    def merge(self, value_node: yaml.Node, path: Path, merged: dict[Any, Any]) -> None:
+        """``<<: *a`` / ``<<: [*a, *b]``: the keys of each mapping named, the first listed winning."""
+        sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        for source in sources:
+            data = self.build(source, path)
+            if not isinstance(data, dict):
+                raise ConfigError(
+                    "a merge key (`<<`) must name a mapping or a list of mappings",
+                    location=self.loc(source),
+                    hint="write `<<: *anchor` where the anchor is a mapping",
+                )
+            for k, v in data.items():
+                merged.setdefault(k, v)  # the first mapping listed wins, as in PyYAML
+
+    def key(self, key_node: yaml.Node) -> Any:
+        """A mapping key: a scalar, typed; a tagged one the reader does not build is its text."""
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise ConfigError("a mapping key must be a scalar", location=self.loc(key_node))
+        key = self.scalar(key_node)
+        return key.source if isinstance(key, NotEvaluated) else key
+
+
+def _is_merge_key(node: yaml.Node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.tag in (_PLAIN, _STD + "merge") and node.value == "<<"
 
 
 # A config repeats its scalars (true, 1, 0.0, names): each text is typed once per reading. Every
@@ -209,10 +230,13 @@ def _plain_reading(text: str, version: str) -> tuple[Any, str]:
         readings = {"omegaconf": plain_scalar_omegaconf(text), **readings}
     chosen = readings[version]
     others = [(name, v) for name, v in readings.items() if not _same(v, chosen)]
-    if not others:
-        return chosen, ""
+    return chosen, _disagreement(readings, version, others) if others else ""
+
+
+def _disagreement(readings: dict[str, Any], version: str, others: list[tuple[str, Any]]) -> str:
+    """The warning's text: the chosen reading and each that differs from it, in reading order."""
     shown = [(n, v) for n, v in readings.items() if n == version or (n, v) in others]
-    return chosen, (
+    return (
         ", ".join(f"{v!r} in {_reading(n)}" for n, v in shown)
         + f" (read as {_reading(version)}; --yaml selects)"
     )
@@ -236,22 +260,37 @@ def _hydra_defaults(data: Any) -> Any:
     """
     if not isinstance(data, dict) or not isinstance(data.get("defaults"), list):
         return data
-    entries = data["defaults"]
-    if not all(isinstance(e, str) or (isinstance(e, dict) and len(e) == 1) for e in entries):
+    if not _hydra_shaped(data["defaults"]):
         return data
-    if not any(isinstance(e, dict) for e in entries):
-        return data  # a plain list of names: not recognisably Hydra's, keep it as written
+    out = _by_group(data["defaults"])
+    return data if out is None else {**data, "defaults": out}
+
+
+def _hydra_shaped(entries: list[Any]) -> bool:
+    """Every entry a config name or a one-key mapping, and some entry a mapping (a plain list of
+    names is not recognisably Hydra's: it is kept as written)."""
+    if not all(isinstance(e, str) or (isinstance(e, dict) and len(e) == 1) for e in entries):
+        return False
+    return any(isinstance(e, dict) for e in entries)
+
+
+def _by_group(entries: list[Any]) -> dict[Any, Any] | None:
+    """group -> option; None when a group comes twice (Hydra refuses it: kept as written)."""
     out: dict[Any, Any] = {}
     names = 0
     for index, entry in enumerate(entries):
         key, option = (entry, None) if isinstance(entry, str) else next(iter(entry.items()))
         if key == "_self_":
-            option = "first" if index == 0 else "last" if index == len(entries) - 1 else f"position {index}"
+            option = _self_position(index, len(entries))
         elif isinstance(entry, str):
             # plain config names merge in the order listed: keep that order among them
             option = f"config #{names + 1}"
             names += 1
         if key in out:
-            return data  # Hydra refuses a group twice; keep the list as written
+            return None
         out[key] = option
-    return {**data, "defaults": out}
+    return out
+
+
+def _self_position(index: int, count: int) -> str:
+    return "first" if index == 0 else "last" if index == count - 1 else f"position {index}"
