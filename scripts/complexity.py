@@ -27,14 +27,11 @@ from pathlib import Path
 
 from radon.complexity import cc_visit
 
-# Lowered to 4.58 at 4.57 over 1,770 blocks once the round's branches had merged; to 4.62 at 4.61
-# over 1,710 blocks, after ruff's max-complexity went to 10 and the worst blocks were split into
-# named helpers (4.76 over 1,646 before). Lowered to 4.80 at 4.79 over 1,573
-# blocks, after the blocks ruff's max-complexity 11 found were split. Measured when this ceiling was
-# first set: 4.83 over 1,493 blocks, 18 exempt with a reason (4.79 over 1,272 before the search,
-# statistics and exactly-once work of the same round landed; the anchors the review used:
-# pre-commit 2.9, copier 3.5). A ratchet: lower it as functions are split; the goal is 4.
-CEILING = 4.58
+# Lowered to 3.93 at 3.92 over 2,111 blocks (0.9% above 10): the readers, run/ and cli/, compile/
+# and the ground floor split into named helpers, dispatch tables and conditions tested once (4.57
+# over 1,774 blocks before; 4.83 over 1,493 when this ceiling was first set; the anchors the review
+# used: pre-commit 2.9, copier 3.5). A ratchet: lower it as functions are split.
+CEILING = 3.93
 PACKAGE = "sweepgen"
 EXEMPT = re.compile(r"#\s*(noqa:\s*[A-Z]+[0-9]+(\s*,\s*[A-Z]+[0-9]+)*|radon:\s*exempt)\s+-\s+\S")
 

@@ -125,7 +125,7 @@ def _subcommand_launcher(head: str, words: list[Word]) -> tuple[str, int] | None
     """A launcher named by a program and its subcommand (``accelerate launch``, ``uv run``,
     ``ray job submit``) and how many words that takes."""
     second = _text(words[1]) if len(words) > 1 else ""
-    if head in ("accelerate", "uv") and second in ("launch", "run"):
+    if (head, second) in (("accelerate", "launch"), ("uv", "run")):
         return f"{head} {second}", 2
     if head == "ray" and second == "job" and len(words) > 2 and _text(words[2]) == "submit":
         return "ray job submit", 3

@@ -102,6 +102,16 @@ def test_launchers_are_peeled_off():
     assert inner == {"--z": 3, "@launcher": {"deepspeed": {"--num_gpus": 2}}}
 
 
+@pytest.mark.parametrize("head", ["uv launch", "accelerate run", "uv pip", "accelerate config"])
+def test_a_subcommand_that_is_no_launcher_is_read_as_a_program(head):
+    """Only `accelerate launch` and `uv run` launch a script; another subcommand of the same program
+    is a command of its own (it raised KeyError, a traceback in `sweepgen diff`)."""
+    a = read_shell(f"{head} train.py --lr 1\n").data
+    b = read_shell(f"{head} train.py --lr 2\n").data
+    assert diff(a, b), (a, b)
+    assert "@launcher" not in str(a)
+
+
 def test_a_command_before_the_launcher_shifts_nothing():
     a = read_shell("python -m m --lr 1\n").data
     b = read_shell("python prep.py --x 1\npython -m m --lr 1\n").data
