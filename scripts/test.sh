@@ -74,10 +74,10 @@ run_pytest() { # LANE COMMAND...
 }
 
 # .venv-light's set-up also proves that torch, trl, transformers... are not importable there.
-# With the core lane: .venv-light first (and .venv's bare venv beside it), then sweepgen itself into .venv (seconds; both strict editable
-# installs rebuild the one link tree under build/, which no lane may see half-built), and .venv's
-# dependencies beside the core lane (setup.sh's `project` and `deps` parts). Otherwise both venvs at
-# once (pip is mostly one process waiting on the disk or the network).
+# With the core lane: .venv-light first (and .venv's bare venv beside it), then sweepgen itself into
+# .venv (seconds; both strict editable installs rebuild the one link tree under build/, which no lane
+# may see half-built), and .venv's dependencies beside the core lane (setup.sh's `venv`, `project`
+# and `deps` parts). Otherwise both venvs at once (pip mostly waits on the disk or the network).
 full_deps=0
 if [[ $lanes == *" core "* ]]; then
   bash scripts/setup.sh full venv &
