@@ -81,8 +81,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if folder is None:
         return
     groups = {item.nodeid: group for item in items if (group := group_of(item)) is not None}
-    # the same stable order on every worker, so their collections still agree
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # the same stable order on every worker, so their collections still agree; a group with a slow
+    # test moves whole, its tests in their order (a module-scoped fixture is still built once)
+    slow = {item.nodeid for item in items if item.get_closest_marker("slow") is not None}
+    slow_groups = {groups[nodeid] for nodeid in slow if nodeid in groups}
+    items.sort(key=lambda item: item.nodeid not in slow and groups.get(item.nodeid) not in slow_groups)
     worker = config.workerinput["workerid"]  # type: ignore[attr-defined]
     tmp = Path(folder, f".{worker}.json")
     tmp.write_text(json.dumps(groups), encoding="utf-8")
