@@ -8,7 +8,9 @@
 #   load  the signal and timing tests once more, beside a CPU-burning process per core (.venv-light)
 #   full  the trainer, end-to-end, Slurm, plot and browser tests (-m "train or slurm or plot or
 #         browser"), in .venv; the browser tests install Debian's chromium when it is missing
-# Both venvs are set up at once; the lint lane runs beside the core lane (its output shown after it).
+# The core lane starts once .venv-light is set up: .venv's dependencies (torch and the rest: the
+# longest part of the set-up) install beside it, then the lint lane runs there, beside the core lane
+# (their output shown after it).
 # The core and full lanes run on pytest-xdist workers (-n TEST_WORKERS, default: one per core, and
 # one more in the full lane; 0 runs them in pytest's own process) with --dist loadgroup:
 # tests/xdist_groups.py keeps the tests on a Slurm test cluster, and the tests of a module with a
@@ -40,15 +42,22 @@ failed_lane() { # LANE RC
     exit "$2"
   fi
 }
-lint_pid="" lint_log=""
-lint_result() { # waits for a lint lane running in the background, shows its output; 1 when it was red
+lint_pid="" lint_log="" lint_named=""
+lint_result() { # waits for the job beside the core lane (.venv's dependencies, then the lint lane if
+  # asked for), shows its output; 1 when the lint lane was red; a failed set-up ends the script
   [ -n "$lint_pid" ] || return 0
   local rc=0
   wait "$lint_pid" || rc=$?
   lint_pid=""
-  lane lint
-  cat "$lint_log"
+  if [ -n "$lint_named" ] || [ "$rc" -ne 0 ]; then
+    lane "${lint_named:-set-up of .venv}"
+    cat "$lint_log"
+  fi
   rm -f "$lint_log"
+  if [ "$rc" -eq 3 ]; then
+    echo "set-up of .venv failed (scripts/setup.sh full deps)" >&2
+    exit 3
+  fi
   return "$rc"
 }
 run_pytest() { # LANE COMMAND...
@@ -64,12 +73,25 @@ run_pytest() { # LANE COMMAND...
   fi
 }
 
-# both venvs at once (pip is mostly one process waiting on the disk); .venv-light's set-up also
-# proves that torch, trl, transformers... are not importable there
-bash scripts/setup.sh &
-full_setup=$!
-if [[ $lanes == *" core "* || $lanes == *" load "* ]]; then bash scripts/setup.sh light; fi
-wait "$full_setup"
+# .venv-light's set-up also proves that torch, trl, transformers... are not importable there.
+# With the core lane: .venv-light first (and .venv's bare venv beside it), then sweepgen itself into
+# .venv (seconds; both strict editable installs rebuild the one link tree under build/, which no lane
+# may see half-built), and .venv's dependencies beside the core lane (setup.sh's `venv`, `project`
+# and `deps` parts). Otherwise both venvs at once (pip mostly waits on the disk or the network).
+full_deps=0
+if [[ $lanes == *" core "* ]]; then
+  bash scripts/setup.sh full venv &
+  full_setup=$!
+  bash scripts/setup.sh light
+  wait "$full_setup"
+  bash scripts/setup.sh full project
+  full_deps=1
+else
+  bash scripts/setup.sh &
+  full_setup=$!
+  if [[ $lanes == *" load "* ]]; then bash scripts/setup.sh light; fi
+  wait "$full_setup"
+fi
 # The machines set PYTHONDONTWRITEBYTECODE, so every process the tests start (each `sweepgen`, each
 # run's supervisor and trainer) would compile the modules it imports again: compile them once, where
 # they are imported from (the checkout, and the strict editable install's link tree)
@@ -89,17 +111,21 @@ lint_lane() {
   fi
 }
 
+beside_core() { # .venv's dependencies, then the lint lane if asked for; 3 when the set-up failed
+  bash scripts/setup.sh full deps || return 3
+  if [ -n "$lint_named" ]; then lint_lane; fi
+}
+
 # The lint lane is one process at a time (mypy the longest): it runs beside the core lane, its output
 # kept and shown once the core lane ends; a red lint lane still stops the lanes after the core lane.
-if [[ $lanes == *" lint "* ]]; then
-  if [[ $lanes == *" core "* ]]; then
-    lint_log=$(mktemp)
-    lint_lane > "$lint_log" 2>&1 &
-    lint_pid=$!
-  else
-    lane lint
-    lint_lane || failed_lane lint 1
-  fi
+if [ "$full_deps" = 1 ]; then
+  if [[ $lanes == *" lint "* ]]; then lint_named=lint; fi
+  lint_log=$(mktemp)
+  beside_core > "$lint_log" 2>&1 &
+  lint_pid=$!
+elif [[ $lanes == *" lint "* ]]; then
+  lane lint
+  lint_lane || failed_lane lint 1
 fi
 
 if [[ $lanes == *" core "* ]]; then

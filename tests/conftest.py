@@ -11,6 +11,7 @@ import itertools
 import os
 import shutil
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,21 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if collection_path.name in TRAIN_ONLY_MODULES and not _may_select(config, "train"):
         return True
     return None  # let pytest decide
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session):
+    """Collects with bytecode writes on, whatever PYTHONDONTWRITEBYTECODE says (the CI machines set
+    it): pytest then keeps each test module's assertion-rewritten code in __pycache__, and the next
+    pytest process (each xdist worker, each lane) loads it instead of rewriting and compiling every
+    module again, over half of a worker's collection time. Only the collection: the tests themselves,
+    and every process they start, still run under the environment's setting."""
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = saved
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,7 +1,7 @@
 """tests/xdist_groups.py, through a real `pytest -n 2 --dist loadgroup` on a throwaway test folder:
 every test on a Slurm test cluster on one worker (its lock is held for a whole session), the tests
 of a module with a module-scoped fixture on one worker, the rest (other `slurm` tests too) spread
-over both."""
+over both, the tests marked `slow` before the others."""
 
 from __future__ import annotations
 
@@ -77,15 +77,25 @@ def test_free(i):
 """
 
 
-def test_slurm_and_module_fixture_tests_each_stay_on_one_worker(tmp_path: Path) -> None:
+# collected last (file names sort): without the reordering, each would start after every free test
+SLOW = """\
+import time
+import pytest
+from record import record
+
+@pytest.mark.slow
+@pytest.mark.parametrize("i", range(4))
+def test_zz_slow(i):
+    time.sleep(0.2)
+    record("slow")
+"""
+
+
+def run_suite(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, ...]]:
+    """Runs the suite on 2 workers: (kind, worker) of each test, in the order they ran."""
     suite = tmp_path / "suite"
     suite.mkdir()
-    for name, text in {
-        "conftest.py": CONFTEST,
-        "record.py": RECORD,
-        "test_with_fixture.py": WITH_FIXTURE,
-        "test_free.py": FREE,
-    }.items():
+    for name, text in {"conftest.py": CONFTEST, "record.py": RECORD, **files}.items():
         (suite / name).write_text(text)
     where = tmp_path / "where.txt"
     env = {**os.environ, "WHERE": str(where), "PYTHONPATH": os.pathsep.join([str(TESTS), str(suite)])}
@@ -98,11 +108,27 @@ def test_slurm_and_module_fixture_tests_each_stay_on_one_worker(tmp_path: Path) 
         timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    return [tuple(line.split()) for line in where.read_text().splitlines()]
+
+
+def by_kind(records: list[tuple[str, ...]]) -> dict[str, list[str]]:
     workers: dict[str, list[str]] = defaultdict(list)
-    for line in where.read_text().splitlines():
-        kind, worker = line.split()
+    for kind, worker in records:
         workers[kind].append(worker)
+    return workers
+
+
+def test_slurm_and_module_fixture_tests_each_stay_on_one_worker(tmp_path: Path) -> None:
+    workers = by_kind(run_suite(tmp_path, {"test_with_fixture.py": WITH_FIXTURE, "test_free.py": FREE}))
     assert len(workers["slurm"]) == 4 and len(set(workers["slurm"])) == 1, workers
     assert len(workers["module"]) == 6 and len(set(workers["module"])) == 1, workers
     assert len(workers["free"]) == 12 and set(workers["free"]) == {"gw0", "gw1"}, workers
     assert len(workers["spread"]) == 12 and set(workers["spread"]) == {"gw0", "gw1"}, workers
+
+
+def test_slow_tests_are_sent_before_the_other_single_tests(tmp_path: Path) -> None:
+    records = run_suite(tmp_path, {"test_free.py": FREE, "test_zz_slow.py": SLOW})
+    assert len(by_kind(records)["slow"]) == 4, records
+    for worker in ("gw0", "gw1"):  # each worker runs what it is sent in order: no slow test after a free one
+        kinds = [kind for kind, w in records if w == worker and kind in ("slow", "free")]
+        assert "free" not in kinds or "slow" not in kinds[kinds.index("free") :], (worker, records)

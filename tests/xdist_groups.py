@@ -7,7 +7,10 @@ tests/conftest.py registers this module as a plugin. Grouped together on one wor
   one worker, so that only one cluster's jobs run at a time beside the other workers);
 - the tests of a module with a module-scoped fixture (a finished search, a built report), which each
   worker would otherwise build again.
-Everything else is spread test by test. tmp_path, the session temp folder and so SWEEPGEN_CACHE
+Everything else is spread test by test, the tests marked ``slow`` first: xdist sends groups largest
+first and then the single tests in collection order, where the slow trainer and end-to-end tests
+(tests/trainer/, tests/test_*.py) come last, so one of them started near the end ran alone while the
+other workers had nothing left. tmp_path, the session temp folder and so SWEEPGEN_CACHE
 (``tiny_cache``) are per worker already; apt-get installs are serialised by the ci/*_up.sh scripts.
 
 Why not xdist's own loadgroup: it sends a test's group to the controller as a suffix of the test's
@@ -78,6 +81,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if folder is None:
         return
     groups = {item.nodeid: group for item in items if (group := group_of(item)) is not None}
+    # the same stable order on every worker, so their collections still agree; a group with a slow
+    # test moves whole, its tests in their order (a module-scoped fixture is still built once)
+    slow = {item.nodeid for item in items if item.get_closest_marker("slow") is not None}
+    slow_groups = {groups[nodeid] for nodeid in slow if nodeid in groups}
+    items.sort(key=lambda item: item.nodeid not in slow and groups.get(item.nodeid) not in slow_groups)
     worker = config.workerinput["workerid"]  # type: ignore[attr-defined]
     tmp = Path(folder, f".{worker}.json")
     tmp.write_text(json.dumps(groups), encoding="utf-8")
