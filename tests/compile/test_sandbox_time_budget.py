@@ -209,3 +209,43 @@ def test_an_interrupt_never_lands_after_its_evaluation_ended():
         assert total == 199990000
     assert sandbox._active is None
     assert interrupted > 0
+
+
+def test_sweepgens_own_code_inside_a_budget_is_never_interrupted():
+    """Between two template steps (sweepgen collecting the output, Jinja unwinding an interrupt) an
+    overrun is left to the next template step: an interrupt raised there names no template line."""
+    started = time.monotonic()
+    total = 0
+    with time_budget(0.02):
+        while time.monotonic() - started < 0.02 + 20 * 0.05:  # twenty graces past the deadline
+            total += 1
+    assert total > 0
+
+
+def test_an_interrupt_names_the_template_line_running_at_the_deadline():
+    from sweepgen.compile.template.sandbox import interrupted_at
+
+    env = make_env()
+    env.filters["busy"] = _busy_filter(BOUND)
+    template = env.from_string("a\nb\n{{ x | busy }}\n")
+    with pytest.raises(TimeLimitExceeded) as caught, time_budget(0.1):
+        template.render(x=1)
+    assert interrupted_at(caught.value) == ("<template>", 3)
+
+
+def test_an_overrun_without_a_template_frame_is_still_the_templates_error(tmp_path, monkeypatch):
+    """An overrun raised where the traceback holds no template frame (an interrupt delivered while
+    Jinja unwound an earlier one): exit 2 naming the variant at the spec's `template:` key, never
+    the traceback of "a bug in sweepgen" the CLI printed once under load."""
+    from click.testing import CliRunner
+
+    from sweepgen.cli import main
+    from sweepgen.compile.output import render
+
+    monkeypatch.setattr(render, "_template_line", lambda err, template_dir: None)
+    proj = _project(tmp_path, template="seed: {{ training.seed }}\n" + MACRO_BOMB + "\n")
+    monkeypatch.chdir(proj)
+    done = CliRunner().invoke(main, ["render", "specs/demo.yaml"])
+    assert done.exit_code == 2, done.output
+    assert "Traceback" not in done.output and "variant 'seed1'" in done.output, done.output
+    assert done.output.startswith("specs/demo.yaml:3:11: error:") and "limits.eval_seconds" in done.output

@@ -19,7 +19,7 @@ from sweepgen.compile.spec import project
 from sweepgen.compile.spec.expand import Variant
 from sweepgen.compile.spec.limits import raise_hint
 from sweepgen.compile.spec.model import SAFE_NAME, Spec, display_path, unportable
-from sweepgen.compile.template.sandbox import describe, make_env
+from sweepgen.compile.template.sandbox import TimeLimitExceeded, describe, interrupted_at, make_env
 from sweepgen.errors import Location, SpecError, SweepgenError, TemplateError, ValidationError
 
 # the lock and the journal of an interrupted render live beside the outputs: no output may take
@@ -196,6 +196,15 @@ def _template_line(err: Exception, template_dir: str) -> Location | None:
     return loc
 
 
+def _interrupted_line(err: Exception, template_dir: str) -> Location | None:
+    """The template line the watchdog found running when it interrupted an overrun (delivered where
+    no template frame is left in the traceback, e.g. while Jinja unwound an earlier interrupt)."""
+    at = interrupted_at(err)
+    if at is None or not at[0].startswith(template_dir + os.sep):
+        return None
+    return Location(display_path(at[0]), at[1], 1)
+
+
 def template_runtime_error(err: Exception, template_dir: str, spec: Spec, variant: Variant) -> SweepgenError:
     if isinstance(err, SweepgenError):  # raised on purpose, e.g. by the loader for an include
         return err
@@ -212,7 +221,9 @@ def template_runtime_error(err: Exception, template_dir: str, spec: Spec, varian
             location=Location(shown, err.lineno or 0, 1),
             hint="fix the Jinja syntax ({{ }}, {% %}, matching end tags)",
         )
-    loc = _template_line(err, template_dir)
+    loc = _template_line(err, template_dir) or _interrupted_line(err, template_dir)
+    if loc is None and isinstance(err, TimeLimitExceeded):  # a budget overran: the template's, always
+        loc = spec.loc(("template",))
     if loc is None:
         raise err  # not raised by template code: a bug in sweepgen, let the funnel show it
     return TemplateError(

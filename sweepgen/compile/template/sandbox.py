@@ -18,6 +18,7 @@ import math
 import operator
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
@@ -58,16 +59,23 @@ class _Interrupted(TimeLimitExceeded):
 
     seconds_: float = 0.0
     total_: bool = False
+    where_: tuple[str, int] | None = None  # the template line running when the deadline passed
 
     def __init__(self) -> None:
         super().__init__(self.seconds_, self.total_)
+
+
+def interrupted_at(err: BaseException) -> tuple[str, int] | None:
+    """The template (file name) and line the watchdog found running when it interrupted ``err``'s
+    evaluation; None for an overrun a template step noticed itself (its traceback names the line)."""
+    return err.where_ if isinstance(err, _Interrupted) else None
 
 
 class _Budget:
     """The deadline of the evaluation in progress (its own, or the spec's total when that comes
     first), whether the watchdog found it passed, and the thread evaluating (to interrupt it)."""
 
-    __slots__ = ("deadline", "expired", "interrupted", "interrupts", "seconds", "thread", "total")
+    __slots__ = ("deadline", "expired", "interrupted", "interrupts", "seconds", "thread", "total", "where")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -76,6 +84,7 @@ class _Budget:
         self.interrupted = False
         self.interrupts = 1  # the next interrupt is due this many graces after the deadline
         self.thread = threading.get_ident()
+        self.where: tuple[str, int] | None = None  # the template line the first interrupt found
         self.total = _total is not None and _total[0] < self.deadline
         if self.total and _total is not None:
             self.deadline, self.seconds = _total
@@ -146,16 +155,37 @@ def _set_async_exc(thread: int, exc: type[BaseException] | None) -> None:
 
 
 def _interrupt(budget: _Budget) -> None:
-    """Raise TimeLimitExceeded inside ``budget``'s evaluation, if it is still the one running."""
+    """Raise TimeLimitExceeded inside ``budget``'s evaluation, if it is still the one running and its
+    thread is inside template code. Outside it (sweepgen collecting the output between two chunks,
+    Jinja unwinding the first interrupt) the next template step ticks and raises by itself; an
+    exception raised there would name no template line, or land in code that does not expect it."""
     with _switch:
         budget.interrupts += 1
         budget.interrupted = True  # first: an evaluation ending after this line sees it (__exit__)
         if _active is not budget:
             return
+        at = _running_template_line(budget.thread)
+        if at is None:
+            return
+        budget.where = budget.where or at
         raised = type(
-            "TimeLimitExceeded", (_Interrupted,), {"seconds_": budget.seconds, "total_": budget.total}
+            "TimeLimitExceeded",
+            (_Interrupted,),
+            {"seconds_": budget.seconds, "total_": budget.total, "where_": budget.where},
         )
         _set_async_exc(budget.thread, raised)
+
+
+def _running_template_line(thread: int) -> tuple[str, int] | None:
+    """The innermost template line ``thread`` is running (Jinja's compiled code keeps its template in
+    ``__jinja_template__``, as Jinja's own traceback rewriting reads it); None outside templates."""
+    frame = sys._current_frames().get(thread)
+    while frame is not None:
+        template = frame.f_globals.get("__jinja_template__")
+        if template is not None:
+            return template.filename or "<template>", template.get_corresponding_lineno(frame.f_lineno)
+        frame = frame.f_back
+    return None
 
 
 def _start_watchdog() -> None:
