@@ -271,12 +271,19 @@ def init_project(
         schema_file=schema_file,
         grid=grid,
         seeds=seeds,
+        schema_keys=_top_level_defaults(files[schema_file]) if schema_file is not None else None,
     )
     files.update(start.files)
     if schema_file is not None and _same_text(schema_file, files[schema_file]):
         del files[schema_file]  # the same export, from an earlier `init`: shared, not a conflict
     _refuse_taken(files)
     return _write_then_render(files, start.spec, out_root)
+
+
+def _top_level_defaults(schema_text: str) -> dict[str, Any]:
+    """An exported schema's top-level keys and their defaults (None where it has none)."""
+    properties = json.loads(schema_text).get("properties", {})
+    return {k: v.get("default") for k, v in properties.items() if isinstance(v, dict)}
 
 
 def _refuse_taken(files: dict[str, str]) -> None:

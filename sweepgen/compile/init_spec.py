@@ -15,7 +15,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,9 +47,12 @@ def starter(
     schema_file: str | None = None,
     grid: Sequence[str] = (),
     seeds: int | None = None,
+    schema_keys: Mapping[str, Any] | None = None,
 ) -> Starter:
     """The files of a starting spec for ``config`` (not written). ``grid``: ``PATH=V1,V2`` axes
-    (`init --grid`); ``seeds``: that many seeds, the last axis, so a group's runs differ only there."""
+    (`init --grid`); ``seeds``: that many seeds, the last axis, so a group's runs differ only there;
+    ``schema_keys``: the schema's top-level keys and their defaults (`--schema`), which a grid may
+    sweep where the config leaves them to their default (TRL's `seed`, `beta`...)."""
     suffix = os.path.splitext(config)[1].lower()
     if suffix not in (*INCLUDED, ".toml"):
         raise UserError(
@@ -83,7 +86,8 @@ def starter(
         lines += ["derived:", f'  output_dir: "{RUN_DIR}"   # one folder per run']
     else:
         lines += [f'run_dir: "{RUN_DIR}"']
-    lines += _grid_lines(data, parse_grid(grid, data), seeds, config)
+    keys = schema_keys or {}
+    lines += _grid_lines(data, parse_grid(grid, data, keys), seeds, config, keys)
     lines += [
         "# allow: [a.path.that.may.differ]      # beyond the grid's own paths",
         '# constraints: [{expr: "a == b", message: "why"}]',
@@ -94,62 +98,81 @@ def starter(
     return Starter({spec_path: "\n".join(lines) + "\n", template_path: template}, spec_path)
 
 
-def parse_grid(texts: Sequence[str], data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+def parse_grid(
+    texts: Sequence[str], data: dict[str, Any], schema_keys: Mapping[str, Any] | None = None
+) -> list[tuple[str, list[Any]]]:
     """``--grid PATH=V1,V2`` as (path, values); each value read as a YAML 1.2 scalar (``0.04`` a
-    number, ``dr_grpo`` a string); a path the config does not have is refused with a did-you-mean."""
+    number, ``dr_grpo`` a string). A path the config does not set but its schema has at the top is
+    added (``+path``: the spec's way to add a key on purpose); any other is refused with a
+    did-you-mean."""
     out: list[tuple[str, list[Any]]] = []
     known = list(paths.all_paths(data))
+    added = [k for k in schema_keys or {} if k not in known]
     for text in texts:
         path, _, values = text.partition("=")
         path = path.strip()
         if not path or not values.strip():  # no `=` leaves the values empty
             raise UserError(f"--grid {text!r} is not PATH=V1,V2", hint="e.g. --grid beta=0,0.04")
-        _check_known(path, known)
-        if path in {p for p, _ in out}:
+        _check_known(path, known, added)
+        if path in {p.lstrip("+") for p, _ in out}:
             raise UserError(f"--grid {path} is given twice", hint="list every value once: --grid k=a,b,c")
-        out.append((path, [yamlio.loads(v.strip(), "--grid").data for v in values.split(",")]))
+        spelled = path if path in known else f"+{path}"
+        out.append((spelled, [yamlio.loads(v.strip(), "--grid").data for v in values.split(",")]))
     return out
 
 
-def _check_known(path: str, known: list[str]) -> None:
-    """A ``--grid`` path is one the config sets; else refused with a did-you-mean."""
-    if path not in known:
-        close = difflib.get_close_matches(path, known, n=1)
+def _check_known(path: str, known: list[str], added: list[str]) -> None:
+    """A ``--grid`` path is one the config sets or its schema has; else refused with a did-you-mean."""
+    if path not in known and path not in added:
+        close = difflib.get_close_matches(path, known + added, n=1)
         raise UserError(
-            f"--grid {path}: the config has no such key",
+            f"--grid {path}: the config has no such key" + (", nor its schema" if added else ""),
             hint=(f"did you mean `{close[0]}`?" if close else "name a key the config sets")
             + " (a dotted path for nested keys: training.lr)",
         )
 
 
 def _grid_lines(
-    data: dict[str, Any], axes: list[tuple[str, list[Any]]], seeds: int | None, config: str
+    data: dict[str, Any],
+    axes: list[tuple[str, list[Any]]],
+    seeds: int | None,
+    config: str,
+    schema_keys: Mapping[str, Any],
 ) -> list[str]:
     seed_path = _seed_path(data)
     if seeds is not None and seeds < 1:
         raise UserError(f"--seeds {seeds}", hint="at least 1")
     if seeds is None and not axes and seed_path is not None:  # the first axis a sweep usually has
         seeds = 3
+    if seed_path is None and type(schema_keys.get("seed")) is int:  # the schema's default seed
+        seed_path = "+seed"
     if seeds is not None:
-        axes = [*axes, _seed_axis(data, axes, seeds, seed_path, config)]
+        axes = [*axes, _seed_axis(data, axes, seeds, seed_path, config, schema_keys)]
     if not axes:
         return ["# grid:", "#   training.learning_rate: [1.0e-5, 3.0e-5]"]
     return ["grid:", *(f"  {path}: {json.dumps(values, ensure_ascii=False)}" for path, values in axes)]
 
 
 def _seed_axis(
-    data: dict[str, Any], axes: list[tuple[str, list[Any]]], seeds: int, seed_path: str | None, config: str
+    data: dict[str, Any],
+    axes: list[tuple[str, list[Any]]],
+    seeds: int,
+    seed_path: str | None,
+    config: str,
+    schema_keys: Mapping[str, Any],
 ) -> tuple[str, list[Any]]:
-    """``--seeds N``: N seeds from the config's own, on the config's seed key."""
-    if any(p == (seed_path or "seed") for p, _ in axes):
+    """``--seeds N``: N seeds from the config's own (or, where it sets none, from its schema's
+    default, so the first seed is the run the config alone would make), on that seed key."""
+    if any(p.lstrip("+") == (seed_path or "seed").lstrip("+") for p, _ in axes):
         raise UserError("--seeds and --grid on the seed", hint="give one of them")
     if seed_path is None:
         raise UserError(
             f"--seeds: {config} sets no seed",
             location=Location(config),
-            hint="add `seed: 1` to the config (where its trainer reads it), or leave --seeds out",
+            hint="add `seed: 1` to the config (where its trainer reads it), or leave --seeds out"
+            + ("" if schema_keys else "; with --schema, a schema's `seed` default is used"),
         )
-    first = paths.get(data, seed_path)
+    first = schema_keys["seed"] if seed_path == "+seed" else paths.get(data, seed_path)
     return (seed_path, list(range(first, first + seeds)))
 
 

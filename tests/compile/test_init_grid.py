@@ -79,3 +79,38 @@ def test_an_identical_schema_export_already_there_is_shared_a_different_one_refu
     monkeypatch.setattr(api, "_export_schema", lambda ref: '{"type": "array"}\n')
     clash = init("--schema", "mod:S", "--name", "other")
     assert clash.exit_code == 2 and "schemas/s.json already exist" in clash.stderr
+
+
+# a schema's top level as `schema --export` writes it: TRL leaves `seed` (42) and `epsilon_high`
+# to their defaults in most configs
+SCHEMA = (
+    '{"type": "object", "properties": {"beta": {"type": "number", "default": 0.0}, "seed": {"type": '
+    '"integer", "default": 42}, "epsilon_high": {"type": ["number", "null"], "default": null}}}\n'
+)
+
+
+@pytest.fixture
+def schema(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sweepgen.compile import api
+
+    (here / "cfg.yaml").write_text("beta: 0.04\n")  # no seed, no epsilon_high: their defaults
+    monkeypatch.setattr(api, "_export_schema", lambda ref: SCHEMA)
+
+
+def test_with_a_schema_seeds_start_at_its_default_seed_and_a_default_key_is_swept(here, schema):
+    done = init("--schema", "trl:grpo", "--grid", "epsilon_high=0.2,0.28", "--seeds", "2")
+    assert done.exit_code == 0, done.output
+    spec = yamlio.loads((here / "specs/cfg.yaml").read_text(), "cfg").data
+    # `+`: keys the config leaves to the schema's default are added on purpose; seeds from 42, the
+    # seed the config alone runs with
+    assert spec["grid"] == {"+epsilon_high": [0.2, 0.28], "+seed": [42, 43]}
+    files = sorted(p.name for p in (here / "generated/cfg").glob("*.yaml"))
+    assert files[0] == "epsilon_high0.2-seed42.yaml" and len(files) == 4
+    rendered = yamlio.loads((here / "generated/cfg" / files[-1]).read_text(), "out").data
+    assert (rendered["seed"], rendered["epsilon_high"], rendered["beta"]) == (43, 0.28, 0.04)
+
+
+def test_with_a_schema_a_typo_is_matched_against_its_keys_too(here, schema):
+    done = init("--schema", "trl:grpo", "--grid", "epsilon_hihg=0.2")
+    assert done.exit_code == 2 and "nor its schema" in done.stderr and "`epsilon_high`" in done.stderr
+    assert not (here / "specs").exists()
