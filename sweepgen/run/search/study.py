@@ -24,6 +24,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from typing_extensions import assert_never
+
 from sweepgen import filenames
 from sweepgen.compile.run_api import SearchBlock
 from sweepgen.errors import ConfigError, Location, UserError
@@ -218,52 +220,51 @@ def sampler(search: SearchBlock, salt: int = 0) -> optuna.samplers.BaseSampler:
     lib = import_optuna()
     samplers = lib.samplers
     seed = (search.seed * 1_000_003 + salt) % 2**32
-    if search.sampler == "random":
-        return cast("optuna.samplers.BaseSampler", samplers.RandomSampler(seed=seed))
-    if search.sampler == "qmc":
-        # one scrambled sequence for the whole study: the trial number indexes it
-        return cast(
-            "optuna.samplers.BaseSampler",
-            samplers.QMCSampler(seed=search.seed, scramble=True, warn_asynchronous_seeding=False),
-        )
-    if search.sampler == "tpe":
-        # constant_liar: parallel trials still running count as bad guesses, so `parallel`
-        # asks in a row do not all land on the same promising point
-        return cast(
-            "optuna.samplers.BaseSampler", samplers.TPESampler(seed=seed, constant_liar=search.parallel > 1)
-        )
-    if search.sampler == "cmaes":
-        # its search state lives in the study; the seed only draws this generation's point
-        return cast(
-            "optuna.samplers.BaseSampler",
-            samplers.CmaEsSampler(seed=seed, consider_pruned_trials=True, warn_independent_sampling=False),
-        )
-    assert search.sampler == "gp"
-    return cast("optuna.samplers.BaseSampler", samplers.GPSampler(seed=seed, warn_independent_sampling=False))
+    made: Any  # optuna's samplers, untyped where optuna is imported lazily
+    match search.sampler:
+        case "random":
+            made = samplers.RandomSampler(seed=seed)
+        case "qmc":
+            # one scrambled sequence for the whole study: the trial number indexes it
+            made = samplers.QMCSampler(seed=search.seed, scramble=True, warn_asynchronous_seeding=False)
+        case "tpe":
+            # constant_liar: parallel trials still running count as bad guesses, so `parallel`
+            # asks in a row do not all land on the same promising point
+            made = samplers.TPESampler(seed=seed, constant_liar=search.parallel > 1)
+        case "cmaes":
+            # its search state lives in the study; the seed only draws this generation's point
+            made = samplers.CmaEsSampler(
+                seed=seed, consider_pruned_trials=True, warn_independent_sampling=False
+            )
+        case "gp":
+            made = samplers.GPSampler(seed=seed, warn_independent_sampling=False)
+        case unknown:  # a sampler added to the spec's Literal without one here fails mypy
+            assert_never(unknown)
+    return cast("optuna.samplers.BaseSampler", made)
 
 
 def pruner(search: SearchBlock) -> optuna.pruners.BasePruner:
     lib = import_optuna()
     pruners = lib.pruners
     prune = search.prune
-    if prune is None or prune.method == "none":
+    if prune is None:
         return cast("optuna.pruners.BasePruner", pruners.NopPruner())
-    if prune.method == "asha":
-        return cast(
-            "optuna.pruners.BasePruner",
-            pruners.SuccessiveHalvingPruner(min_resource=prune.min_steps, reduction_factor=prune.reduction),
-        )
-    if prune.method == "median":
-        # no decision before min_steps, and none before a few trials have shown the median
-        return cast(
-            "optuna.pruners.BasePruner",
-            pruners.MedianPruner(n_startup_trials=search.parallel, n_warmup_steps=prune.min_steps),
-        )
-    assert prune.method == "hyperband"
-    return cast(
-        "optuna.pruners.BasePruner",
-        pruners.HyperbandPruner(min_resource=prune.min_steps, reduction_factor=prune.reduction),
-    )
+    made: Any  # as in sampler()
+    match prune.method:
+        case "none":
+            made = pruners.NopPruner()
+        case "asha":
+            made = pruners.SuccessiveHalvingPruner(
+                min_resource=prune.min_steps, reduction_factor=prune.reduction
+            )
+        case "median":
+            # no decision before min_steps, and none before a few trials have shown the median
+            made = pruners.MedianPruner(n_startup_trials=search.parallel, n_warmup_steps=prune.min_steps)
+        case "hyperband":
+            made = pruners.HyperbandPruner(min_resource=prune.min_steps, reduction_factor=prune.reduction)
+        case unknown:  # as in sampler()
+            assert_never(unknown)
+    return cast("optuna.pruners.BasePruner", made)
 
 
 def distributions(search: SearchBlock) -> dict[str, optuna.distributions.BaseDistribution]:
