@@ -23,9 +23,9 @@ import pytest
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-# the session-scoped `slurm_cluster` fixture, for every module that asks for it (by name, no import),
-# and which tests share a pytest-xdist worker (tests/xdist_groups.py)
-pytest_plugins = ("slurm_cluster", "chromium_browser", "casefold_mount", "xdist_groups")
+# the session-scoped `slurm_cluster` and `precommit_wheels` fixtures, for every module that asks for
+# them (by name, no import), and which tests share a pytest-xdist worker (tests/xdist_groups.py)
+pytest_plugins = ("slurm_cluster", "chromium_browser", "casefold_mount", "precommit_support", "xdist_groups")
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

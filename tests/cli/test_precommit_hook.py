@@ -1,5 +1,7 @@
 """The published pre-commit hook, installed by pre-commit itself from this repository
-(`pre-commit try-repo`), on a project whose specs do not live in specs/."""
+(`pre-commit try-repo`), on a project whose specs do not live in specs/. pre-commit's own pip installs
+the hook (a plain `pip install .` of the hook repository) from the session's wheels of its
+dependencies (`precommit_wheels`), never from an index."""
 
 from __future__ import annotations
 
@@ -26,15 +28,15 @@ grid: {training.lr: [0.1, 0.2]}
 """
 
 
-@pytest.mark.slow  # pre-commit builds a virtualenv and pip-installs sweepgen into it (~1 min)
-def test_try_repo_checks_specs_in_a_non_default_layout(tmp_path):
+@pytest.mark.slow  # pre-commit builds a virtualenv and pip-installs sweepgen into it
+def test_try_repo_checks_specs_in_a_non_default_layout(tmp_path, precommit_wheels):
     project = tmp_path / "project"
     (project / "experiments" / "rl").mkdir(parents=True)
     (project / "templates").mkdir()
     (project / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
     spec = project / "experiments" / "rl" / "lr.sweep.yaml"
     spec.write_text(SPEC)
-    env = _env(tmp_path)
+    env = _env(tmp_path, precommit_wheels)
     subprocess.run([sys.executable, "-m", "sweepgen", "render", str(spec)], cwd=project, check=True)
     _git(project, "init", "-q")
     _git(project, "add", "-A")
@@ -73,12 +75,12 @@ grid: {beta: [0.0, 0.04]}
 """
 
 
-@pytest.mark.slow  # pre-commit builds its own virtualenv and pip-installs sweepgen into it (~1 min)
-def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path):
+@pytest.mark.slow  # pre-commit builds its own virtualenv and pip-installs sweepgen into it
+def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path, precommit_wheels):
     """A fresh repository with pre-commit installed, a spec validated against the committed export of
     TRL's GRPOConfig: pre-commit's own environment has neither torch nor trl, yet a bad `loss_type`
     key is blocked and a good commit passes. [tool.sweepgen] says where specs and output live."""
-    env = _env(tmp_path)
+    env = _env(tmp_path, precommit_wheels)
     hooks = _hook_repo(tmp_path, env)
     rev = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=hooks, capture_output=True, text=True, check=True
@@ -131,12 +133,12 @@ def test_installed_hook_checks_an_exported_trl_schema_without_trl(tmp_path):
     assert "cannot import" not in out
 
 
-@pytest.mark.slow  # pre-commit builds a virtualenv and pip-installs sweepgen into it (~1 min)
-def test_the_hook_s_plain_install_trusts_a_lock_the_editable_install_wrote(tmp_path):
+@pytest.mark.slow  # pre-commit builds a virtualenv and pip-installs sweepgen into it
+def test_the_hook_s_plain_install_trusts_a_lock_the_editable_install_wrote(tmp_path, precommit_wheels):
     """`schema: sweepgen_trainer.config:RunConfig` rendered here (this checkout, imported from source)
     and checked by the hook that pre-commit installs from a release tag (a plain, non-editable pip
     install): the lock names the module by its source digest in both, so the hook passes."""
-    env = _env(tmp_path)
+    env = _env(tmp_path, precommit_wheels)
     hooks = _hook_repo(tmp_path, env)
     _git(hooks, "tag", "v0.1.0")
     project = tmp_path / "project"
