@@ -484,7 +484,12 @@ def _pruned(state: RunState, status: RunStatus | None) -> str | None:
     """The pruner's words for a search trial's run it stopped, without the leading ``pruned``."""
     if state is not RunState.CANCELLED or status is None or not is_pruned_reason(status.reason):
         return None
-    return str(status.reason).removeprefix("pruned").strip()
+    return pruner_words(str(status.reason))
+
+
+def pruner_words(reason: str) -> str:
+    """A pruning reason without its leading ``pruned`` ("at step 9 (asha)")."""
+    return reason.removeprefix("pruned").strip()
 
 
 def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective: Objective) -> Score:

@@ -73,6 +73,7 @@ class Outcome:
         return rep.rows(self.report)
 
     context: dict[str, str] = field(default_factory=dict)  # metric, value, direction
+    view: Any = None  # a search sweep's study as search.view reads it, loaded once
 
     def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
@@ -82,7 +83,7 @@ class Outcome:
 
 def make(request: Request) -> Outcome:
     """Everything `sweepgen report` shows and writes, for ``request``."""
-    report, request, guessed = _collect(request)
+    report, request, guessed, view = _collect(request)
     plan = grp.seed_plan(report.block, report.varying)
     groups = _groups(report, plan, request)
     warnings, notes = _messages(report, plan, request)
@@ -98,39 +99,52 @@ def make(request: Request) -> Outcome:
         report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
     )
     outcome.context = stats_context(request, report)
+    outcome.view = view
     outcome.notes.extend(_sequential_lines(report, request))
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     _write(files, request.out_dir or report.out_dir, outcome)
     return outcome
 
 
-def _collect(request: Request) -> tuple[rep.Report, Request, str | None]:
+def _collect(request: Request) -> tuple[rep.Report, Request, str | None, Any]:
     """The runs, by the objective asked for; a foreign trainer's runs by the reward they logged
-    (never a table of dashes), with the request naming it and the name guessed (else None)."""
+    (never a table of dashes), with the request naming it and the name guessed (else None); and a
+    search sweep's study view (else None)."""
     report = rep.collect(request.directory, _objective(request))
     guessed = _likely_metric(report, request)
     if guessed is not None:
         request = dataclasses.replace(request, metric=guessed)
         report = rep.collect(request.directory, _objective(request))
     _require_logged(report, request)
-    if request.search is not None:
-        report = _pruned_by_the_study(report, request)
-    return report, request, guessed
+    if request.search is None:
+        return report, request, guessed, None
+    view = _search_view(request)
+    return _pruned_by_the_study(report, request, view), request, guessed, view
 
 
-def _pruned_by_the_study(report: rep.Report, request: Request) -> rep.Report:
-    """A trial its pruner stopped whose run finished before the stop landed: the study holds it as
-    pruned (no value, never the best), so the report does too, instead of scoring it as finished."""
+def _search_view(request: Request) -> Any:
     from sweepgen.compile.run_api import trials as search  # noqa: PLC0415 - lazy: only a search sweep's report needs it
     from sweepgen.run.search import view as search_view  # noqa: PLC0415 - lazy: as above
 
-    block = search.block(request.search)
-    view = search_view.load(request.search_dir or request.directory, block)
+    return search_view.load(request.search_dir or request.directory, search.block(request.search))
+
+
+def _trial_runs(name: str, number: int, repeats: int) -> list[str]:
+    """The variant names a trial's runs may have: the trial's own, and one per repeat."""
+    from sweepgen.compile.run_api import trials as search  # noqa: PLC0415 - lazy: as _search_view
+
+    return [name, *(search.trial_name(number, i) for i in range(repeats))]
+
+
+def _pruned_by_the_study(report: rep.Report, request: Request, view: Any) -> rep.Report:
+    """A trial its pruner stopped whose run finished before the stop landed: the study holds it as
+    pruned (no value, never the best), so the report does too, instead of scoring it as finished."""
+    repeats = view.block.repeats
     notes = {
         name: f"{_prune_words(row.reason, row.steps)}; the run finished before its stop landed"
         for row in view.rows
         if row.state == "pruned"
-        for name in [row.name, *(search.trial_name(row.number, i) for i in range(block.repeats))]
+        for name in _trial_runs(row.name, row.number, repeats)
     }
     runs = tuple(
         dataclasses.replace(r, pruned=notes[r.variant])
@@ -143,9 +157,7 @@ def _pruned_by_the_study(report: rep.Report, request: Request) -> rep.Report:
 
 def _prune_words(reason: str | None, step: int) -> str:
     """The pruner's words without the leading ``pruned`` (as a stopped run's note has them)."""
-    if is_pruned_reason(reason):
-        return str(reason).removeprefix("pruned").strip()
-    return f"at step {step}"
+    return rep.pruner_words(str(reason)) if is_pruned_reason(reason) else f"at step {step}"
 
 
 def _groups(report: rep.Report, plan: grp.SeedPlan, request: Request) -> list[grp.Group]:
@@ -482,7 +494,7 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
     report = outcome.report
     obj = report.objective
     params, importance = _importance(outcome, request)
-    search = None if request.search is None else _search_part(report, request)
+    search = None if request.search is None else _search_part(report, request, outcome.view)
     stopped = {} if search is None else _pruned_at(search, request.search)
     runs = _page_runs(report, stopped)
     page = report_page.build(
@@ -569,19 +581,18 @@ def _pruned_at(search: dict[str, Any], spec: Any) -> dict[str, int]:
         name: t["pruned_at"]
         for t in search["trials"]
         if t["pruned_at"] is not None
-        for name in [t["name"], *(search_block.trial_name(t["number"], i) for i in range(repeats))]
+        for name in _trial_runs(t["name"], t["number"], repeats)
     }
 
 
-def _search_part(report: rep.Report, request: Request) -> dict[str, Any]:
-    """The page's search section, from the study in the sweep folder and the runs' logged steps."""
+def _search_part(report: rep.Report, request: Request, view: Any) -> dict[str, Any]:
+    """The page's search section, from the study's ``view`` and the runs' logged steps."""
     from sweepgen.compile.run_api import trials as search  # noqa: PLC0415 - lazy: only a search sweep's page needs it
     from sweepgen.run.report import search_section as report_search  # noqa: PLC0415 - lazy: as above
     from sweepgen.run.search import view as search_view  # noqa: PLC0415 - lazy: as above
 
     block = search.block(request.search)
     sweep_dir = request.search_dir or request.directory
-    view = search_view.load(sweep_dir, block)
     steps = {r.variant: max((step for step, _ in r.curve), default=0) for r in report.runs}
     return report_search.section(
         report_search.trials_of(view, steps, block.repeats),
