@@ -59,7 +59,7 @@ class _Interrupted(TimeLimitExceeded):
 
     seconds_: float = 0.0
     total_: bool = False
-    where_: tuple[str, int] | None = None  # the template line running when the deadline passed
+    where_: tuple[str, int] | None = None  # the template line running when it was raised
 
     def __init__(self) -> None:
         super().__init__(self.seconds_, self.total_)
@@ -75,7 +75,7 @@ class _Budget:
     """The deadline of the evaluation in progress (its own, or the spec's total when that comes
     first), whether the watchdog found it passed, and the thread evaluating (to interrupt it)."""
 
-    __slots__ = ("deadline", "expired", "interrupted", "interrupts", "seconds", "thread", "total", "where")
+    __slots__ = ("deadline", "expired", "interrupted", "interrupts", "seconds", "thread", "total")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -84,7 +84,6 @@ class _Budget:
         self.interrupted = False
         self.interrupts = 1  # the next interrupt is due this many graces after the deadline
         self.thread = threading.get_ident()
-        self.where: tuple[str, int] | None = None  # the template line the first interrupt found
         self.total = _total is not None and _total[0] < self.deadline
         if self.total and _total is not None:
             self.deadline, self.seconds = _total
@@ -167,11 +166,10 @@ def _interrupt(budget: _Budget) -> None:
         at = _running_template_line(budget.thread)
         if at is None:
             return
-        budget.where = budget.where or at
         raised = type(
             "TimeLimitExceeded",
             (_Interrupted,),
-            {"seconds_": budget.seconds, "total_": budget.total, "where_": budget.where},
+            {"seconds_": budget.seconds, "total_": budget.total, "where_": at},
         )
         _set_async_exc(budget.thread, raised)
 
