@@ -16,7 +16,7 @@ import subprocess
 _DEADLINE_S = 60
 
 
-def ask(folder: str, args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes] | None:
+def _ask(folder: str, args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes] | None:
     """``git -C folder ARGS`` with ``stdin``; None when git is missing, fails to start or overruns."""
     if shutil.which("git") is None:
         return None
@@ -34,7 +34,7 @@ def ask(folder: str, args: list[str], stdin: bytes = b"") -> subprocess.Complete
 
 def tracked(folder: str, name: str) -> bool:
     """True when git tracks ``name`` in ``folder`` (False outside a work tree or without git)."""
-    done = ask(folder, ["ls-files", "--error-unmatch", "--", name])
+    done = _ask(folder, ["ls-files", "--error-unmatch", "--", name])
     return done is not None and done.returncode == 0
 
 
@@ -43,7 +43,7 @@ def ignored(folder: str, rels: list[str]) -> set[str]:
     if not rels:
         return set()
     # names as bytes: a file name that is not UTF-8 is held as surrogates (os.fsencode undoes it)
-    done = ask(folder, ["check-ignore", "-z", "--stdin"], b"".join(os.fsencode(r) + b"\0" for r in rels))
+    done = _ask(folder, ["check-ignore", "-z", "--stdin"], b"".join(os.fsencode(r) + b"\0" for r in rels))
     if done is None or done.returncode not in (0, 1):  # 128: not a work tree (or git failed)
         return set()
     return {os.fsdecode(p) for p in done.stdout.split(b"\0") if p}
