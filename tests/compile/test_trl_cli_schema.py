@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,12 @@ CACHED = {
         "seed": {"type": "integer"},
         "output_dir": {"anyOf": [{"type": "string"}, {"type": "null"}]},
     },
-    "x-sweepgen": {"source": "trl:grpo", "package": "trl", "version": "9.9.9"},
+    "x-sweepgen": {
+        "source": "trl:grpo",
+        "format": trl_cli.CACHE_FORMAT,
+        "package": "trl",
+        "version": "9.9.9",
+    },
 }
 TRL_CONFIG = """\
 model_name_or_path: Qwen/Qwen2-0.5B-Instruct
@@ -52,14 +58,18 @@ def cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return project
 
 
-def test_the_cached_schema_is_used_and_a_stale_or_foreign_cache_file_is_not(cached):
+def test_the_cached_schema_is_used_and_a_stale_or_foreign_cache_file_is_not(cached, monkeypatch):
+    monkeypatch.setitem(sys.modules, "trl.scripts.grpo", None)  # a build fails, wherever trl is installed
     loc = Location("spec.yaml")
     assert trl_cli.command_schema("grpo", loc)["properties"]["beta"] == {"type": "number"}
-    # a cache file for another source is not trusted: it is built again (here: trl is not importable)
     path = cached.parent / "cache" / "sweepgen" / "schemas" / "trl-9.9.9" / "grpo.json"
-    path.write_text(json.dumps({**CACHED, "x-sweepgen": {"source": "trl:dpo"}}))
-    with pytest.raises(SpecError, match="cannot read the config classes of `trl grpo`"):
-        trl_cli.command_schema("grpo", loc)
+    stamp = CACHED["x-sweepgen"]
+    # a cache file for another source, or written by a sweepgen that built schemas otherwise, is
+    # not trusted: it is built again (and here fails)
+    for other in ({**stamp, "source": "trl:dpo"}, {**stamp, "format": trl_cli.CACHE_FORMAT - 1}):
+        path.write_text(json.dumps({**CACHED, "x-sweepgen": other}))
+        with pytest.raises(SpecError, match="cannot read the config classes of `trl grpo`"):
+            trl_cli.command_schema("grpo", loc)
 
 
 def test_a_command_that_is_not_a_training_command_is_refused_with_the_list(cached):

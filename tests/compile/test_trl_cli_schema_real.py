@@ -22,6 +22,8 @@ learning_rate: 1.0e-6
 beta: 0.04
 loss_type: dr_grpo
 dtype: bfloat16
+use_peft: true
+lora_target_modules: all-linear
 env: {WANDB_PROJECT: grpo}
 """
 
@@ -48,6 +50,8 @@ def test_a_trl_grpo_config_exports_checks_and_is_cached_per_version(tmp_path):
     assert {"dataset_name", "reward_funcs", "model_name_or_path", "beta", "loss_type", "env"} <= set(props)
     assert "enum" not in props["loss_type"]  # str in TRL; its help text quotes 'sequence' too
     assert any("bfloat16" in b.get("enum", []) for b in props["dtype"].get("anyOf", [props["dtype"]]))
+    # ModelConfig makes a one-item list its item: the string PEFT reads is taken as TRL takes it
+    assert {"type": "string"} in props["lora_target_modules"]["anyOf"]
     assert schema["x-sweepgen"]["version"] and "GRPOConfig" in " ".join(schema["x-sweepgen"]["classes"])
     # a second use reads the cache: trl made unimportable, the spec still initialises and renders
     shadow = tmp_path / "shadow"
@@ -57,3 +61,16 @@ def test_a_trl_grpo_config_exports_checks_and_is_cached_per_version(tmp_path):
     init = _sweepgen(tmp_path, env2, "init", "--from", "grpo.yaml", "--schema", "trl:grpo")
     assert init.returncode == 0, init.stderr
     assert _sweepgen(tmp_path, env2, "render").returncode == 0
+
+
+def test_the_conversions_trl_s_own_classes_make_are_found():
+    """The premise of one_or_list, against the installed trl: DPOConfig wraps `loss_type: sigmoid`,
+    ModelConfig unwraps a one-item `lora_target_modules`; GRPO's `reward_funcs` converts nothing."""
+    from trl import DPOConfig, ModelConfig
+    from trl.scripts.grpo import GRPOScriptArguments
+
+    from sweepgen.compile.schema.one_or_list import one_or_list_fields
+
+    assert "loss_type" in one_or_list_fields(DPOConfig)
+    assert "lora_target_modules" in one_or_list_fields(ModelConfig)
+    assert "reward_funcs" not in one_or_list_fields(GRPOScriptArguments)

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
+from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.errors import UserError
 
 STAMP = "x-sweepgen"
@@ -72,6 +73,7 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
         hints = typing.get_type_hints(cls, include_extras=True)
     except Exception as err:  # noqa: BLE001 - whatever the class's annotations raise
         raise UserError(f"cannot read the field types of {ref}: {type(err).__name__}: {err}") from None
+    hints = accepted_hints(cls, hints)
     props: dict[str, Any] = {}
     required: list[str] = []
     for f in dataclasses.fields(cls):

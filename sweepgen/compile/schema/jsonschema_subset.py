@@ -145,7 +145,7 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
     if types is not None:
         names = types if isinstance(types, list) else [types]
         if not any(_TYPES[t](value) for t in names):
-            return [(path, f"expected {' or '.join(names)}, got {type(value).__name__}")]
+            return [(path, f"expected {' or '.join(names)}, got {_json_type(value)}")]
     if "enum" in schema and not any(same(value, e) for e in schema["enum"]):
         out.append((path, f"must be one of {schema['enum']!r}"))
     if "const" in schema and not same(value, schema["const"]):
@@ -193,12 +193,43 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
     for sub in schema.get("allOf", []):
         out.extend(validate(value, sub, path))
     if "anyOf" in schema and not any(not validate(value, s, path) for s in schema["anyOf"]):
-        out.append((path, "matches none of anyOf"))
+        out.append((path, _none_of(value, schema["anyOf"])))
     if "oneOf" in schema and sum(not validate(value, s, path) for s in schema["oneOf"]) != 1:
         out.append((path, "must match exactly one of oneOf"))
     if "not" in schema and not validate(value, schema["not"], path):
         out.append((path, "matches a schema under `not`"))
     return out
+
+
+def _none_of(value: Any, alternatives: list[Any]) -> str:
+    shapes = " or ".join(dict.fromkeys(_shape(s) for s in alternatives))
+    return f"expected {shapes}, got {_json_type(value)}"
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a value's type (``string``, not ``str``; ``array of integer``), as a schema
+    spells the expected one."""
+    if isinstance(value, list) and value:
+        return "array of " + " and ".join(dict.fromkeys(_json_type(v) for v in value))
+    return next((name for name in _TYPE_ORDER if _TYPES[name](value)), type(value).__name__)
+
+
+_TYPE_ORDER = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
+def _shape(schema: Any) -> str:
+    """A schema in a few words (``array of string``), to name the alternatives a value matched none of."""
+    if not isinstance(schema, dict):
+        return "any value" if schema is True else "no value"
+    if "enum" in schema:
+        return f"one of {schema['enum']!r}"
+    if "const" in schema:
+        return repr(schema["const"])
+    types = schema.get("type")
+    names = types if isinstance(types, list) else [types] if types else []
+    if names == ["array"] and "items" in schema:
+        return f"array of {_shape(schema['items'])}"
+    return " or ".join(names) or "a value matching its schema"
 
 
 def _join(path: str, key: str) -> str:

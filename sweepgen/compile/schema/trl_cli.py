@@ -36,6 +36,9 @@ _ENV = {
     "additionalProperties": {"type": ["string", "number", "boolean"]},
     "description": "environment variables `trl` sets before training",
 }
+# raised whenever what a built schema says changes, so a cache from an older sweepgen is built again
+# (2: fields a class converts between one value and a list take both)
+CACHE_FORMAT = 2
 
 
 def command_of(ref: str) -> str | None:
@@ -95,7 +98,8 @@ def _read_cached(path: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     ok = isinstance(data, dict) and isinstance(data.get("properties"), dict)
-    return data if ok and data.get(export.STAMP, {}).get("source") == _source(path) else None
+    stamp = data.get(export.STAMP, {}) if ok else {}
+    return data if stamp.get("source") == _source(path) and stamp.get("format") == CACHE_FORMAT else None
 
 
 def _source(path: str) -> str:
@@ -128,6 +132,7 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
         "additionalProperties": False,
         export.STAMP: {
             "source": f"trl:{command}",
+            "format": CACHE_FORMAT,
             "package": "trl",
             "version": version,
             "classes": [f"{c.__module__}.{c.__qualname__}" for c in classes],

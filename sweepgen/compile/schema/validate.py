@@ -29,6 +29,7 @@ from typing_extensions import NotRequired, Required, TypedDict
 from sweepgen import paths
 from sweepgen.compile.schema import jsonschema_subset, trl_cli
 from sweepgen.compile.schema.export import field_enum
+from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.compile.spec import project
 from sweepgen.compile.spec.expand import Expansion, Variant
 from sweepgen.compile.spec.gate import layer_of, show_value
@@ -128,6 +129,7 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
             location=loc,
             hint="use a dataclass whose annotations resolve, or a JSON Schema file",
         ) from None
+    hints = accepted_hints(cls, hints)
     fields: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         if not f.init:
@@ -268,7 +270,7 @@ def _mismatch(expansion: Expansion, variant: Variant, problems: list[tuple[str, 
     path, message = problems[0]
     layer = layer_of(variant, path) if path else "base"
     value = paths.get(variant.config, path) if path else paths.MISSING
-    got = f", got {show_value(value)} (set by {layer})" if value is not paths.MISSING else ""
+    got = f"; value {show_value(value)} (set by {layer})" if value is not paths.MISSING else ""
     where = expansion.where(layer, path) if path else None
     return ValidationError(
         f"variant {variant.name!r} does not match schema {spec.model.schema_}: "

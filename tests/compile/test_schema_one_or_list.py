@@ -1,0 +1,108 @@
+"""A list field the class itself converts from one value (TRL's DPOConfig `loss_type: sigmoid`, its
+ModelConfig `lora_target_modules: all-linear`) takes one value in both schema routes: the exported
+JSON Schema and the dataclass validator. A list field the class does not convert still refuses one
+value, and the refusal names every alternative in JSON's words."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sweepgen.compile.schema import export, jsonschema_subset
+from sweepgen.compile.schema.one_or_list import one_or_list_fields
+from sweepgen.compile.schema.validate import _class_validator
+from sweepgen.errors import Location
+
+
+@dataclass
+class Losses:
+    """Wraps one loss name in a list, as DPOConfig does."""
+
+    loss_type: list[str] = field(default_factory=lambda: ["sigmoid"])
+    weights: list[float] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.loss_type, str):
+            self.loss_type = [self.loss_type]
+
+
+@dataclass
+class Lora:
+    """Unwraps a one-item list, as ModelConfig does for `lora_target_modules`."""
+
+    target_modules: list[str] | None = None
+    modules_to_save: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        if hasattr(self.target_modules, "__len__") and len(self.target_modules) == 1:
+            self.target_modules = self.target_modules[0]
+        self.modules_to_save = self.modules_to_save[:1] if self.modules_to_save else None  # not a conversion
+
+
+@dataclass
+class Script(Losses):
+    """Inherits the conversion; its own `reward_funcs` has none (a string would be read letter by letter)."""
+
+    reward_funcs: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+
+
+def test_the_fields_a_class_converts_are_read_from_its_post_init_and_its_bases():
+    assert one_or_list_fields(Losses) == {"loss_type"}
+    assert one_or_list_fields(Lora) == {"target_modules"}
+    assert one_or_list_fields(Script) == {"loss_type"}
+    assert one_or_list_fields(Losses.__mro__[-1]) == set()
+
+
+@functools.cache
+def validators(cls: type) -> list[Any]:
+    """Both routes a dataclass schema takes: its exported JSON Schema, and the class itself."""
+    schema = export.export(f"tests:{cls.__name__}", cls)
+    return [
+        lambda config: jsonschema_subset.validate(config, schema),
+        _class_validator(cls, f"tests:{cls.__name__}", Location("spec.yaml")),
+    ]
+
+
+@pytest.mark.parametrize("route", [0, 1], ids=["exported", "dataclass"])
+def test_one_value_or_a_list_is_taken_where_the_class_converts_it(route):
+    check = validators(Script)[route]
+    assert check({"loss_type": "ipo"}) == []
+    assert check({"loss_type": ["ipo", "sft"]}) == []
+    [(path, _)] = check({"reward_funcs": "accuracy_reward"})
+    assert path == "reward_funcs"
+    assert check({"reward_funcs": ["accuracy_reward"]}) == []
+    lora = validators(Lora)[route]
+    assert lora({"target_modules": "all-linear"}) == []
+    assert lora({"target_modules": None}) == []
+    assert [p for p, _ in lora({"modules_to_save": "lm_head"})] == ["modules_to_save"]
+
+
+def test_a_refused_value_names_every_alternative_in_json_words():
+    schema = export.export("tests:Script", Script)
+    assert jsonschema_subset.validate({"reward_funcs": "accuracy_reward"}, schema) == [
+        ("reward_funcs", "expected array of string or null, got string")
+    ]
+    assert jsonschema_subset.validate({"loss_type": [1, "ipo"]}, schema) == [
+        ("loss_type", "expected array of string or string, got array of integer and string")
+    ]
+    assert jsonschema_subset.validate({"weights": 0.5}, schema) == [
+        ("weights", "expected array of number or null, got number")
+    ]
+
+
+@settings(deadline=None)  # a loaded machine's pauses are not this property's subject
+@given(
+    st.one_of(st.text(), st.lists(st.text()), st.integers(), st.none(), st.lists(st.integers(), min_size=1))
+)
+def test_both_routes_agree_on_any_value(value):
+    exported, dataclass_route = validators(Script)
+    for key in ("loss_type", "reward_funcs"):
+        assert (exported({key: value}) == []) == (dataclass_route({key: value}) == []), (key, value)
