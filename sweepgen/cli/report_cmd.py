@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sweepgen import filenames, jsonfloat
+from sweepgen import direction, filenames, jsonfloat
 from sweepgen.cli import _console
 from sweepgen.cli._params import trusting
 
@@ -266,9 +266,10 @@ def _interval(low: float | None, high: float | None) -> str:
 @click.option(
     "--mode",
     type=click.Choice(["max", "min"]),
-    default="max",
-    show_default=True,
-    help="Which direction of --metric is better (the direction only: --at picks the value).",
+    default=None,
+    help="Which direction of --metric is better (the direction only: --at picks the value). "
+    "Default: min for a metric whose name says it is lowered (loss, nll, error, perplexity, ...; "
+    "said beside the best run), else max; a search's own mode for its metric.",
 )
 @click.option(
     "--at",
@@ -323,7 +324,7 @@ def report(
     fmt: str,
     no_plot: bool,
     metric: str | None,
-    mode: str,
+    mode: str | None,
     at: str | None,
     test: str,
     interval: str,
@@ -349,16 +350,16 @@ def report(
     from sweepgen.run.report import make as report_make
     from sweepgen.run.sweep.start import report_target
 
-    source = click.get_current_context().get_parameter_source("mode")
-    mode_given = source is not None and source.name != "DEFAULT"
+    mode_given = mode is not None
     # a search sweep (DIR, or the one its runs name): by default, the metric and mode it optimised
-    target = report_target(directory, metric, mode, mode_given=mode_given)
+    target = report_target(directory, metric, mode or direction.default_mode(metric), mode_given=mode_given)
     request = report_make.Request(
         directory=directory,
         out_dir=out_dir,
         metric=target.metric,
         mode=target.mode,
         mode_given=mode_given,
+        mode_inferred=not mode_given and metric is not None,
         at=at,
         compare=compare,
         seeds=seeds,
@@ -382,10 +383,17 @@ def _best_line(outcome: Outcome, request: Request, best: RunRecord) -> str:
     result = outcome.report
     tied = rep.tied_with(result, best)
     return (
-        f"best run by {result.objective.label} ({request.mode} is better): {best.name} = "
+        f"best run by {result.objective.label} ({_direction_words(request)}): {best.name} = "
         f"{_fmt(best.score.value)} at step {best.score.step}"
         + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else "")
     )
+
+
+def _direction_words(request: Request) -> str:
+    """The direction of the comparison, and how it was chosen when --mode did not say."""
+    if request.mode_inferred:
+        return direction.inferred_words(request.metric, request.mode)
+    return f"{request.mode} is better"  # given, the bundled reward's, or the search's own
 
 
 def _show_statistics(outcome: Outcome, out: Console) -> None:

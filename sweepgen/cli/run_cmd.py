@@ -120,7 +120,8 @@ if TYPE_CHECKING:
     "--mode",
     type=click.Choice(["max", "min"]),
     default=None,
-    help="With --until-decided: which direction of --metric is better (default max).",
+    help="With --until-decided: which direction of --metric is better (default: min for a metric whose "
+    "name says it is lowered, such as loss, nll or error; else max).",
 )
 @click.option(
     "--at",

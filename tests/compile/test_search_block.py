@@ -52,3 +52,26 @@ def test_a_spec_without_min_steps_names_the_key_and_its_line(project):
     assert "missing required key `min_steps`" in err.value.message
     assert err.value.key == "search.prune.min_steps"
     assert str(err.value.location) == "specs/demo.yaml:12:10"
+
+
+def test_a_lowered_metric_without_mode_is_refused_at_its_line(project):
+    body = """\
+        search:
+          n: 4
+          metric: eval_loss
+          axes: {training.lr: {log_uniform: [1.0e-6, 1.0e-4]}}
+        """
+    with pytest.raises(SpecError) as err:
+        load_spec(str(write_project(project, body)))
+    assert "`metric: eval_loss` names something lowered, and `mode` is not given" in err.value.message
+    assert "add `mode: min`" in err.value.message
+    assert str(err.value.location).startswith("specs/demo.yaml:")
+    assert "Traceback" not in err.value.message
+
+
+@pytest.mark.parametrize(("metric", "mode"), [("eval_loss", "min"), ("eval_loss", "max"), ("score", None)])
+def test_a_given_mode_or_a_raised_metric_is_taken_as_it_is(metric, mode):
+    given = {"mode": mode} if mode else {}
+    assert SearchBlock.model_validate({"n": 4, "metric": metric, "axes": AXES, **given}).mode == (
+        mode or "max"
+    )

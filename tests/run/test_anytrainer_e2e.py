@@ -76,7 +76,8 @@ def test_a_foreign_trainer_runs_reports_and_reruns_only_its_failed_run(tmp_path,
     assert rows["lr1"]["final_step"] == "4" and rows["lr1"]["source"] == "metrics.csv"
     assert rows["nometric"]["best_acc"] == "" and "no `acc` logged" in rows["nometric"]["note"]
     assert rows["flaky"]["state"] == "failed"
-    assert "best run by best_acc (max is better): lr1 = 0.800 at step 3" in report.stdout
+    best = "best run by best_acc (max is better: --mode min if a lower value is): "
+    assert best + "lr1 = 0.800 at step 3" in report.stdout
 
     plain = cli("report", "generated/csv", "--no-plot")  # no --metric, no summary.json, no reward logged
     assert plain.exit_code == 2, plain.output  # never a table of dashes

@@ -60,4 +60,5 @@ def test_a_foreign_trainer_on_slurm_fails_reports_and_reruns_only_its_failed_run
     }
     report = cli("report", "generated/csv", "--metric", "acc", "--at", "best", "--no-plot")
     assert report.exit_code == 0
-    assert "best run by best_acc (max is better): lr1 = 0.800 at step 3" in report.stdout
+    best = "best run by best_acc (max is better: --mode min if a lower value is): "
+    assert best + "lr1 = 0.800 at step 3" in report.stdout

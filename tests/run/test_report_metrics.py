@@ -119,7 +119,8 @@ def test_report_cli_on_runs_that_logged_only_tensorboard_events(cli_cwd):
     assert float(rows["a"]["best_eval/acc"]) == pytest.approx(0.6) and rows["a"]["at_step"] == "20"
     assert float(rows["b"]["best_eval/acc"]) == pytest.approx(0.7) and rows["b"]["final_step"] == "30"
     assert {r["source"] for r in rows.values()} == {"tensorboard"}
-    assert "best run by best_eval/acc (max is better): b = 0.700 at step 30" in result.stdout
+    best = "best run by best_eval/acc (max is better: --mode min if a lower value is): "
+    assert best + "b = 0.700 at step 30" in result.stdout
     assert Path("runs/tb/report.png").stat().st_size > 0
 
 

@@ -38,7 +38,8 @@ grid:
 allow: [arm.level]
 seed: training.seed
 """
-# a trainer that logs eval_acc = its arm's level + a fixed jitter by seed, and records each start;
+# a trainer that logs eval_acc = its arm's level + a fixed jitter by seed (and eval_loss = 1 - that),
+# and records each start;
 # it fails while FAIL names its run
 TRAINER = """\
 import json, os, pathlib, sys
@@ -52,7 +53,8 @@ if os.path.exists("FAIL") and open("FAIL").read().strip() == out.name:
     sys.exit(3)
 seed = cfg["training"]["seed"]
 noise = [0.01, -0.02, 0.015, -0.005, 0.02, -0.01, 0.0, 0.005][seed - 1]
-(out / "metrics.jsonl").write_text(json.dumps({"step": 1, "eval_acc": cfg["arm"]["level"] + noise}) + "\\n")
+acc = cfg["arm"]["level"] + noise
+(out / "metrics.jsonl").write_text(json.dumps({"step": 1, "eval_acc": acc, "eval_loss": 1 - acc}) + "\\n")
 """
 
 
@@ -126,6 +128,15 @@ def test_rounds_stop_adding_seeds_to_a_decided_arm_and_run_each_seed_once(arms):
     text = " ".join(report.output.split())
     assert "sequential test (run --until-decided" in text
     assert "good: better at look 2 of 4 (4 seeds per group): p" in text
+
+
+def test_a_loss_without_mode_is_lowered_and_the_rule_records_min(arms):
+    by_loss = [w if w != "eval_acc" else "eval_loss" for w in FIRST]
+    result = run(*by_loss)
+    assert result.exit_code == 0, result.output
+    assert "good: better against base (sequential test)" in result.stdout  # its loss is the lower
+    state = json.loads((arms / "generated/arms" / DECIDE_STATE_NAME).read_text())
+    assert (state["rule"]["metric"], state["rule"]["mode"]) == ("eval_loss", "min")
 
 
 def test_a_round_with_a_failed_run_takes_no_look_and_resumes_with_rerun_failed(arms):

@@ -335,6 +335,13 @@ def _pydantic_error(
             key=dotted,
             hint="add it",
         )
+    if first["type"] == "value_error":  # a rule of ours (a model validator): its words say the fix
+        return SpecError(
+            f"{first.get('ctx', {}).get('error', first['msg'])}{more}",
+            location=doc.loc(loc_path),
+            key=dotted,
+            hint="change the value as said above (docs/SPEC.md has every key)",
+        )
     got = first.get("input")
     shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
     return SpecError(

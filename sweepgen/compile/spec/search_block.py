@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
+from sweepgen import direction
 from sweepgen.compile.spec.sample import Distribution
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
@@ -73,3 +74,15 @@ class SearchBlock(BaseModel):
     seed_path: StrictStr | None = Field(
         default=None, description="the config's seed (dotted path), varied by `repeats`: seed, seed+1, ..."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lowered_metric_says_its_mode(cls, data: Any) -> Any:
+        # `mode` defaults to max; a study that maximises a loss finds the worst config and looks right
+        metric = data.get("metric") if isinstance(data, dict) else None
+        if isinstance(metric, str) and "mode" not in data and direction.lowered(metric):
+            raise ValueError(
+                f"`metric: {metric}` names something lowered, and `mode` is not given (it would be max): "
+                "add `mode: min` (or `mode: max` if a higher value is better)"
+            )
+        return data

@@ -43,6 +43,7 @@ class Request:
     metric: str | None = None
     mode: str = "max"
     mode_given: bool = False
+    mode_inferred: bool = False  # --metric without --mode: from the metric's name (sweepgen.direction)
     at: str | None = None
     compare: str | None = None
     seeds: str = "all"  # all | tune | test

@@ -64,7 +64,8 @@ def _given(value: Any, recorded: Any) -> Any:
     return recorded if value is None else value
 
 
-DEFAULTS = Rule(at="final", mode="max", per_round=2, spending="obf")
+# the mode is not here: it follows the metric's name (sweepgen.direction) when neither gives it
+DEFAULTS = Rule(at="final", per_round=2, spending="obf")
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sweepgen import direction
 from sweepgen.compile.run_api import DECIDE_STATE_NAME, LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core.tasks import NAMING_PATHS, read_lock
@@ -107,6 +108,8 @@ def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str
         )
     recorded, looks = read_state(request.sweep_dir)
     rule = given.merged_over(recorded).merged_over(DEFAULTS)
+    if rule.mode is None:
+        rule = replace(rule, mode=direction.default_mode(rule.metric))
     _check_rule(rule)
     members = _members(request.sweep_dir, rule)
     rule = _fit(rule, members)
@@ -207,7 +210,7 @@ def _fit(rule: Rule, members: dict[str, list[str]]) -> Rule:
 
 
 def _values(sweep_dir: Path, rule: Rule) -> dict[str, float | None]:
-    report = rep.collect(sweep_dir, rep.Objective(rule.metric, rule.mode or "max", rule.at or "final"))
+    report = rep.collect(sweep_dir, rep.Objective(rule.metric, str(rule.mode), rule.at or "final"))
     return {r.name: r.value for r in report.finished}
 
 

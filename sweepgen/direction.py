@@ -1,0 +1,52 @@
+"""Which way a metric is better when nobody said: a loss is lowered, anything else is raised.
+
+`report --metric loss` without `--mode` once named the run with the highest loss the best and
+called the lower-loss arms "worse". A name counts as lowered only when one of its words says so
+(split at `_ / . - @`, digits and camelCase: `eval_loss`, `train/nll`, `valLoss`, `wer`), so a
+name RL runs may want either way (`kl`, `entropy`, `completion_length`) stays raised unless the
+user says otherwise, and every inferred `min` is printed with how to override it.
+"""
+
+from __future__ import annotations
+
+import re
+
+LOWERED = frozenset(
+    {
+        "loss",
+        "losses",
+        "nll",
+        "perplexity",
+        "ppl",
+        "error",
+        "errors",
+        "err",
+        "mse",
+        "mae",
+        "rmse",
+        "wer",
+        "cer",
+        "regret",
+    }
+)
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_SEPARATORS = re.compile(r"[^a-z]+")
+
+
+def lowered(metric: str) -> bool:
+    """True when a word of ``metric`` names something lowered (a loss, an error, a perplexity)."""
+    words = _SEPARATORS.split(_CAMEL.sub(" ", metric).lower())
+    return any(word in LOWERED for word in words)
+
+
+def default_mode(metric: str | None) -> str:
+    """``min`` for a metric whose name says it is lowered, else ``max`` (the bundled trainer's
+    reward, when no metric is named)."""
+    return "min" if metric is not None and lowered(metric) else "max"
+
+
+def inferred_words(metric: str | None, mode: str) -> str:
+    """How a direction nobody gave was chosen, to print beside it."""
+    if mode == "min":
+        return f"min is better: `{metric}` names something lowered; --mode max if it is not"
+    return "max is better: --mode min if a lower value is"
