@@ -98,6 +98,21 @@ def test_every_wrong_key_is_named_with_a_did_you_mean(cached):
     assert not (cached / "specs").exists()  # nothing left behind
 
 
+def test_a_misspelled_key_is_shown_first_and_a_string_for_a_list_says_write_a_list(cached):
+    config = TRL_CONFIG.replace("reward_funcs: [think_format_reward]", "reward_funcs: think_format_reward")
+    (cached / "grpo.yaml").write_text(config + "bta: 0.1\n")
+    result = CliRunner().invoke(main, ["init", "--from", "grpo.yaml", "--schema", "trl:grpo"])
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert "grpo.yaml:8:" in said  # the misspelled key's line, before the schema's order puts it last
+    assert "schema ../schemas/grpo.json: `bta`: key not allowed" in said
+    (cached / "grpo.yaml").write_text(config)
+    result = CliRunner().invoke(main, ["init", "--from", "grpo.yaml", "--schema", "trl:grpo"])
+    said = " ".join(result.output.split())
+    assert "`reward_funcs`: expected array, got string; value 'think_format_reward'" in said
+    assert "hint: write it as a list: [think_format_reward]" in said
+
+
 def test_a_spec_naming_trl_grpo_records_the_release_in_its_lock(cached):
     (cached / "templates").mkdir()
     (cached / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")

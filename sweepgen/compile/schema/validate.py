@@ -154,13 +154,10 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
         try:
             adapter.validate_python(config)
         except PydanticValidationError as err:
-            out = [
+            return [
                 (".".join(str(p) for p in e["loc"]), _message(e, cls, known))
                 for e in err.errors(include_url=False)
             ]
-            # an unknown key first: a misspelled key is the cause worth showing
-            out.sort(key=lambda pm: not pm[1].startswith("unknown field"))
-            return out
         # a str field with `choices` metadata (ModelConfig.dtype): held to them, like the export
         return [
             (name, f"must be one of {allowed!r} ({cls.__name__}.{name}'s choices)")
@@ -267,6 +264,8 @@ def check_schema(expansion: Expansion, validator: Validator | None) -> None:
 def _mismatch(expansion: Expansion, variant: Variant, problems: list[tuple[str, str]]) -> ValidationError:
     """A variant's schema problems: the first at the key and layer that set it, the others named."""
     spec = expansion.spec
+    # an unknown key first, in either route: a misspelled key is the cause worth showing
+    problems = sorted(problems, key=lambda pm: not pm[1].startswith(_UNKNOWN_KEY))
     path, message = problems[0]
     layer = layer_of(variant, path) if path else "base"
     value = paths.get(variant.config, path) if path else paths.MISSING
@@ -277,8 +276,18 @@ def _mismatch(expansion: Expansion, variant: Variant, problems: list[tuple[str, 
         f"`{path or '<root>'}`: {message}{got}{_also(problems)}",
         location=where or spec.loc(("schema",)),
         key=path or None,
-        hint="fix the value in the spec, or the schema if it is wrong",
+        hint=_fix(message, value),
     )
+
+
+# how each route words a key its schema does not have (jsonschema_subset's, _message's)
+_UNKNOWN_KEY = ("key not allowed by the schema", "unknown field")
+
+
+def _fix(message: str, value: Any) -> str:
+    if isinstance(value, str) and message.startswith("expected array"):
+        return f"write it as a list: [{value}] (this field takes no single value)"
+    return "fix the value in the spec, or the schema if it is wrong"
 
 
 def _also(problems: list[tuple[str, str]]) -> str:
