@@ -57,6 +57,9 @@ _TYPES = {
 }
 
 
+UNKNOWN_KEY = "key not allowed by the schema"  # how a key the schema does not have is named
+
+
 class UnsupportedSchema(Exception):
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
@@ -187,7 +190,7 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
             elif extra is False:
                 close = difflib.get_close_matches(str(key), [str(k) for k in props], n=1)
                 maybe = f" (did you mean `{close[0]}`?)" if close else ""
-                out.append((sub, "key not allowed by the schema" + maybe))
+                out.append((sub, UNKNOWN_KEY + maybe))
             elif isinstance(extra, dict):
                 out.extend(validate(item, extra, sub))
     for sub in schema.get("allOf", []):

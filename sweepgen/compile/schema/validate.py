@@ -173,7 +173,7 @@ def _message(error: ErrorDetails, cls: type, known: list[str]) -> str:
     if error["type"] != "extra_forbidden" or len(error["loc"]) != 1:
         return error["msg"]
     close = difflib.get_close_matches(str(error["loc"][0]), known, n=1)
-    return f"unknown field of {cls.__name__}" + (f" (did you mean `{close[0]}`?)" if close else "")
+    return f"{_UNKNOWN_FIELD} of {cls.__name__}" + (f" (did you mean `{close[0]}`?)" if close else "")
 
 
 def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]]:
@@ -280,8 +280,9 @@ def _mismatch(expansion: Expansion, variant: Variant, problems: list[tuple[str, 
     )
 
 
-# how each route words a key its schema does not have (jsonschema_subset's, _message's)
-_UNKNOWN_KEY = ("key not allowed by the schema", "unknown field")
+# how each route names a key its schema does not have: the JSON Schema's, the dataclass's (_message)
+_UNKNOWN_FIELD = "unknown field"
+_UNKNOWN_KEY = (jsonschema_subset.UNKNOWN_KEY, _UNKNOWN_FIELD)
 
 
 def _fix(message: str, value: Any) -> str:
