@@ -1,7 +1,8 @@
 """Tables for `sweepgen run`: the plan (--dry-run), the live progress and the final results.
 
-Each row's step and reward come from the run's own metrics.jsonl, its final reward and wall time
-from summary.json, so what is shown is what the run wrote, not what sweepgen expected.
+Each row's step and reward come from the run's own metrics.jsonl (a foreign trainer's step from its
+Hugging Face Trainer state), its final reward and wall time from summary.json, so what is shown is
+what the run wrote, not what sweepgen expected.
 """
 
 from __future__ import annotations
@@ -63,10 +64,11 @@ def elapsed_seconds(status: RunStatus | None, now: datetime | None) -> float | N
 
 
 def step_text(run_dir: Path, config: Mapping[str, Any]) -> str:
-    """ "step/total" from the run's last metrics row."""
+    """ "step/total" from the run's last metrics row, else from a Hugging Face Trainer's state (a
+    foreign trainer such as `trl grpo` writes no metrics.jsonl)."""
     row = last_metrics(run_dir)
     total = total_steps(config)
-    step = row.get("step") if row else None
+    step = row.get("step") if row else metrics.trainer_step(run_dir)
     if step is None:
         return f"-/{total}" if total else "-"
     return f"{step}/{total}" if total else str(step)

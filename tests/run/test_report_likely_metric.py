@@ -27,7 +27,7 @@ with open(os.path.join(run_dir, "trainer_state.json"), "w") as fh:
 
 def _sweep(root: Path, key: str = "reward") -> str:
     (root / "writer.py").write_text(WRITER.replace('"reward": reward', f'"{key}": reward'))
-    configs = {f"beta{b}": {"output_dir": f"runs/t/beta{b}", "beta": b} for b in (1, 2)}
+    configs = {f"beta{b}": {"output_dir": f"runs/t/beta{b}", "beta": b, "max_steps": 3} for b in (1, 2)}
     make_config_sweep(root, configs, sweep="t", values={n: {"beta": c["beta"]} for n, c in configs.items()})
     return f"{shlex.quote(sys.executable)} writer.py {{config}} {{run_dir}} {{name}}"
 
@@ -42,6 +42,17 @@ def test_trl_s_reward_is_reported_without_metric(tmp_path, monkeypatch):
     assert "reporting `reward`" in report.stderr
     rows = Path("runs/t/report.csv").read_text()
     assert "1.5" in rows  # the final reward, 0.5 x step 3, not a dash
+
+
+def test_the_run_table_shows_the_step_trl_s_state_reached(tmp_path, monkeypatch):
+    """No metrics.jsonl: the end table's step is the trainer state's global_step, not a dash."""
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path).replace("{name}", "0.5")
+    ran = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert ran.exit_code == 0, ran.output
+    table = ran.stdout.split("results")[-1].splitlines()
+    rows = [line.split() for line in table if line.lstrip().startswith("beta")]
+    assert [row[:3] for row in rows] == [[f"beta{b}", "finished", "3/3"] for b in (1, 2)], ran.stdout
 
 
 def test_no_reward_logged_exits_2_listing_every_metric(tmp_path, monkeypatch):

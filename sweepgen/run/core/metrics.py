@@ -218,19 +218,35 @@ def _trainer_state_file(run_dir: Path) -> Path | None:
     return max(checkpoints)[1] if checkpoints else None
 
 
+def _trainer_state(path: Path) -> object:
+    """A ``trainer_state.json`` parsed; the HF Trainer writes NaN as NaN, which is let through here."""
+    text = _text(path) or ""
+    try:
+        return runfiles.parse_json(text, path)
+    except runfiles.RunFileError as err:
+        if "is not a number" not in err.reason and "too large for a float" not in err.reason:
+            raise
+        return _lenient(text)
+
+
+def trainer_step(run_dir: Path) -> int | None:
+    """The step a Hugging Face Trainer's state says it reached (``global_step``: `trl grpo` and every
+    HF Trainer write it at each save and at the end); None without a readable one."""
+    path = _trainer_state_file(run_dir) if run_dir.is_dir() else None
+    try:
+        data = _trainer_state(path) if path is not None else None
+    except runfiles.RunFileError:  # a spoiled state: the table shows "-", `report` says why
+        return None
+    return _step(data.get("global_step")) if isinstance(data, dict) else None
+
+
 def _read_trainer_state(
     path: Path, non_finite: dict[str, int] | None = None, *, keep: bool = False
 ) -> dict[str, Points]:
     """The metrics of a Hugging Face ``trainer_state.json``'s ``log_history`` (one row per logging
     or evaluation step, each with its ``step``; what `trl grpo` and every HF Trainer leave). The HF
     Trainer writes NaN as NaN: counted per metric, as in metrics.jsonl."""
-    text = _text(path) or ""
-    try:
-        data = runfiles.parse_json(text, path)
-    except runfiles.RunFileError as err:
-        if "is not a number" not in err.reason and "too large for a float" not in err.reason:
-            raise
-        data = _lenient(text)
+    data = _trainer_state(path)
     history = data.get("log_history") if isinstance(data, dict) else None
     if not isinstance(history, list):
         return {}
