@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from sweepgen.compile.schema import export, jsonschema_subset
 from sweepgen.compile.schema.one_or_list import one_or_list_fields
-from sweepgen.compile.schema.validate import _class_validator
+from sweepgen.compile.schema.validate import _class_validator, _fix
 from sweepgen.errors import Location
 
 
@@ -106,3 +106,11 @@ def test_both_routes_agree_on_any_value(value):
     exported, dataclass_route = validators(Script)
     for key in ("loss_type", "reward_funcs"):
         assert (exported({key: value}) == []) == (dataclass_route({key: value}) == []), (key, value)
+
+
+@pytest.mark.parametrize("route", [0, 1], ids=["exported", "dataclass"])
+def test_a_string_where_a_list_is_wanted_is_told_to_write_a_list_in_both_routes(route):
+    [(_, message)] = validators(Script)[route]({"reward_funcs": "accuracy_reward"})
+    assert _fix(message, "accuracy_reward").startswith("write it as a list: [accuracy_reward]")
+    [(_, message)] = validators(Script)[route]({"weights": 0.5})
+    assert not _fix(message, 0.5).startswith("write it as a list")  # a number: no list of it suggested

@@ -285,8 +285,12 @@ _UNKNOWN_FIELD = "unknown field"
 _UNKNOWN_KEY = (jsonschema_subset.UNKNOWN_KEY, _UNKNOWN_FIELD)
 
 
+# how each route says a list was wanted: the JSON Schema's, pydantic's (the dataclass route)
+_LIST_WANTED = ("expected array", "Input should be a valid list")
+
+
 def _fix(message: str, value: Any) -> str:
-    if isinstance(value, str) and message.startswith("expected array"):
+    if isinstance(value, str) and message.startswith(_LIST_WANTED):
         return f"write it as a list: [{value}] (this field takes no single value)"
     return "fix the value in the spec, or the schema if it is wrong"
 
