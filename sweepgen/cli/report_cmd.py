@@ -419,7 +419,7 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
         return
     _show_runs(outcome, request, out)
     if request.search_dir is not None:
-        _search_best(request.search_dir)
+        _search_best(request.search_dir, outcome.view)
     for note in outcome.notes:
         err.print(f"note: {note}", markup=False)
     if outcome.best is not None:
@@ -472,9 +472,10 @@ def _lacks(row: Mapping[str, Any], label: str) -> bool:
     return label in row and row[label] is None
 
 
-def _search_best(directory: Path) -> None:
-    """A search sweep: its trials by state, the best trial and its config diff from the base."""
+def _search_best(directory: Path, view: Any) -> None:
+    """A search sweep: its trials by state, the best trial and its config diff from the base
+    (``view``: the study as the report loaded it, or None)."""
     from sweepgen.run.sweep.start import search_lines
 
-    for line in search_lines(directory, diff=True):
+    for line in search_lines(directory, diff=True, view=view):
         _console.stdout().print(line, markup=False, highlight=False)

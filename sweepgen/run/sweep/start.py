@@ -217,17 +217,19 @@ def search_failed(sweep_dir: Path) -> bool:
     return view.finished >= view.block.n and view.count("running") == 0 and not view.complete
 
 
-def search_lines(sweep_dir: Path, *, diff: bool) -> list[str]:
+def search_lines(sweep_dir: Path, *, diff: bool, view: search_view.SearchView | None = None) -> list[str]:
     """For `status` and `report` on a search sweep: trials by state and the best trial, with (for
-    `report`, ``diff``) its config's differences from the base; nothing for any other sweep."""
-    try:
-        spec = _search_spec(sweep_dir)
-    except UserError as err:
-        return [f"note: search not shown: {err.message}"]
-    if spec is None:
-        return []
-    block = search.block(spec)
-    view = search_view.load(sweep_dir, block)
+    `report`, ``diff``) its config's differences from the base; nothing for any other sweep.
+    ``view``: the study as the caller already loaded it (`report` reads it once)."""
+    if view is None:
+        try:
+            spec = _search_spec(sweep_dir)
+        except UserError as err:
+            return [f"note: search not shown: {err.message}"]
+        if spec is None:
+            return []
+        view = search_view.load(sweep_dir, search.block(spec))
+    block = view.block
     lines = [*view.lines(), *_undriven(sweep_dir, view, block), *_failed_trials(view)]
     if diff and view.best is not None:
         lines.append(f"{view.best.name} differs from the base in:")
