@@ -188,21 +188,15 @@ def too_large(limit: int, spec: Spec, variant: Variant, out_path: str) -> Templa
 
 
 def _template_line(err: Exception, template_dir: str) -> Location | None:
-    """The innermost line of a template file in ``err``'s traceback; None if none ran."""
-    loc = None
-    for frame in traceback.extract_tb(err.__traceback__):
-        if frame.filename.startswith(template_dir + os.sep) and frame.lineno:
-            loc = Location(display_path(frame.filename), frame.lineno, 1)
-    return loc
-
-
-def _interrupted_line(err: Exception, template_dir: str) -> Location | None:
-    """The template line the watchdog found running when it interrupted an overrun (delivered where
-    no template frame is left in the traceback, e.g. while Jinja unwound an earlier interrupt)."""
+    """The innermost line of a template file in ``err``'s traceback, else the template line the
+    watchdog found running when it interrupted an overrun (delivered where no template frame is left
+    in the traceback, e.g. while Jinja unwound an earlier interrupt); None if no template ran."""
+    frames = [(f.filename, f.lineno) for f in traceback.extract_tb(err.__traceback__) if f.lineno]
     at = interrupted_at(err)
-    if at is None or not at[0].startswith(template_dir + os.sep):
-        return None
-    return Location(display_path(at[0]), at[1], 1)
+    for filename, line in [*reversed(frames), *([at] if at is not None else [])]:
+        if filename.startswith(template_dir + os.sep):
+            return Location(display_path(filename), line, 1)
+    return None
 
 
 def template_runtime_error(err: Exception, template_dir: str, spec: Spec, variant: Variant) -> SweepgenError:
@@ -221,7 +215,7 @@ def template_runtime_error(err: Exception, template_dir: str, spec: Spec, varian
             location=Location(shown, err.lineno or 0, 1),
             hint="fix the Jinja syntax ({{ }}, {% %}, matching end tags)",
         )
-    loc = _template_line(err, template_dir) or _interrupted_line(err, template_dir)
+    loc = _template_line(err, template_dir)
     if loc is None and isinstance(err, TimeLimitExceeded):  # a budget overran: the template's, always
         loc = spec.loc(("template",))
     if loc is None:
