@@ -79,5 +79,26 @@ def init(
     folder = f"{out_root.rstrip('/')}/{sweep}"
     info(f"rendered {folder}/ (edit the spec, then `sweepgen render` again)")
     command = api.run_command_hint(schema_ref)
+    if command is None and not _bundled_trainer_s(folder):
+        command = "YOUR-TRAINER {config}"  # a plain `run` starts the bundled trainer, which refuses it
+        info("this config is not the bundled trainer's: say how your trainer runs a config with --command")
     info(f"next: sweepgen run {folder}" + (f" --command {shlex.quote(command)}" if command else ""))
     return EXIT_OK
+
+
+def _bundled_trainer_s(folder: str) -> bool:
+    """Whether the configs just rendered are the bundled trainer's (its sections only)."""
+    from pathlib import Path
+
+    from sweepgen.errors import UserError
+    from sweepgen.run.core.tasks import check_bundled_configs, load_sweep
+
+    try:
+        tasks = load_sweep(Path(folder)).tasks
+    except UserError:  # not for init to say: `run` names it
+        return True
+    try:
+        check_bundled_configs(tasks)
+    except UserError:
+        return False
+    return True

@@ -2,10 +2,12 @@
 
 The spec includes the config (YAML or JSON) as its base, or holds it inline (TOML, which the spec's
 include does not read); each run writes to ``runs/<sweep>/<run>`` (the config's ``output_dir`` set
-per run when it has one, else the spec's ``run_dir``); a first grid axis over the seed when the config
-has one; and, with a schema class, that class exported to ``schemas/`` and named as the spec's
-schema, so `check` validates without importing it. The files are written only if the spec they make
-renders: a config its own schema refuses is reported, and nothing is left behind.
+per run when it has one, else the spec's ``run_dir``; any other output folder the config names,
+such as verl's ``trainer.default_local_dir``, set to that run folder too); a first grid axis over
+the seed when the config has one; and, with a schema class, that class exported to ``schemas/``
+and named as the spec's schema, so `check` validates without importing it. The files are written
+only if the spec they make renders: a config its own schema refuses is reported, and nothing is
+left behind.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sweepgen import escape, paths, yamlio
+from sweepgen import escape, output_keys, paths, yamlio
 from sweepgen.compile.spec import project
 from sweepgen.errors import Location, UserError
 
@@ -82,10 +84,7 @@ def starter(
         lines += ["base:", f"  include: [{json.dumps(rel(config))}]"]
     else:  # TOML: the spec's include reads YAML; the config is copied in
         lines += ["base: " + _flow(data, "", config)]
-    if isinstance(data.get("output_dir"), str):
-        lines += ["derived:", f'  output_dir: "{RUN_DIR}"   # one folder per run']
-    else:
-        lines += [f'run_dir: "{RUN_DIR}"']
+    lines += _run_folder_lines(data)
     keys = schema_keys or {}
     lines += _grid_lines(data, parse_grid(grid, data, keys), seeds, config, keys)
     lines += [
@@ -96,6 +95,20 @@ def starter(
         lines += [f"schema: {json.dumps(rel(schema_file))}   # exported: checked without importing"]
     template = "{{ config | to_json }}\n" if out_ext == ".json" else "{{ config | to_yaml }}\n"
     return Starter({spec_path: "\n".join(lines) + "\n", template_path: template}, spec_path)
+
+
+def _run_folder_lines(data: dict[str, Any]) -> list[str]:
+    """One folder per run: the config's top-level ``output_dir`` when it has one (the run folder
+    then), else the spec's ``run_dir``; and every other output key the config sets (verl's
+    ``trainer.default_local_dir``...: ``sweepgen.output_keys``) pointed at that folder too, or the
+    runs would share it (`run` refuses that)."""
+    top = isinstance(data.get("output_dir"), str)
+    keys = [".".join(path) for path, _ in output_keys.locations(data) if path != ("output_dir",)]
+    lines = [] if top else [f'run_dir: "{RUN_DIR}"']
+    if top or keys:
+        lines.append("derived:   # one folder per run")
+    lines += [f'  {key}: "{RUN_DIR}"' for key in (["output_dir"] if top else []) + keys]
+    return lines
 
 
 def parse_grid(

@@ -54,6 +54,32 @@ def test_a_yaml_config_becomes_a_seed_grid_with_one_folder_per_run(here):
     assert again.exit_code == 2 and "never overwrites" in again.output
 
 
+VERL = """trainer:
+  project_name: p
+  experiment_name: gsm8k
+  default_local_dir: checkpoints/${trainer.project_name}/${trainer.experiment_name}
+  seed: 1
+actor: {lr: 1.0e-6}
+"""
+
+
+def test_a_nested_output_folder_gets_one_folder_per_run_and_the_run_command_asks_for_the_trainer(here):
+    """verl's checkpoints go to trainer.default_local_dir, the same for every run in the config:
+    the spec points it at each run's folder, and `run` (which refuses shared folders) accepts it."""
+    (here / "configs/ppo.yaml").write_text(VERL)
+    result = cli("init", "--from", "configs/ppo.yaml", "--grid", "actor.lr=1e-6,3e-6")
+    assert result.exit_code == 0, result.output
+    spec = (here / "specs/ppo.yaml").read_text()
+    assert 'trainer.default_local_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"' in spec
+    rendered = (here / "generated/ppo/lr3e-06.yaml").read_text()
+    assert "default_local_dir: runs/ppo/lr3e-06" in rendered
+    said = " ".join(result.output.split())
+    assert "next: sweepgen run generated/ppo --command 'YOUR-TRAINER {config}'" in said
+    assert "not the bundled trainer's" in said
+    planned = cli("run", "generated/ppo", "--dry-run", "--command", "true {config}")
+    assert planned.exit_code == 0, planned.output
+
+
 def test_json_stays_json_and_toml_is_copied_in(here):
     (here / "configs/a.json").write_text(json.dumps({"seed": 1, "lr": 0.5}))
     assert cli("init", "--from", "configs/a.json").exit_code == 0

@@ -29,6 +29,7 @@ from sweepgen.confine import resolve_inside
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.outtree import read_inside
 from sweepgen.run.core.base import SUMMARY_FILE, RunTask
+from sweepgen.run.core.shared_outputs import OutputClaims
 
 PLACEHOLDERS = ("config", "run_dir", "name", "variant")
 # paths that name or place a run rather than configure it: they differ between every two runs, so
@@ -260,6 +261,7 @@ def load_sweep(
     lock_path = sweep_dir / LOCK_NAME
     tasks: list[RunTask] = []
     seen_dirs: dict[Path, str] = {}
+    claims = OutputClaims()
     proof = SUMMARY_FILE if command is None else done_file
     for entry in lock.files:
         task = _task(sweep_dir, lock_path, lock, entry, command, proof)
@@ -271,6 +273,7 @@ def load_sweep(
                 hint="make output_dir depend on every varying value (e.g. use the run name in it)",
             )
         seen_dirs[task.run_dir] = task.name
+        claims.add(task.name, task.config_path, read_inside(str(sweep_dir), entry.path) or b"")
         tasks.append(task)
     return Sweep(sweep_dir, lock, tasks)
 

@@ -34,9 +34,11 @@ from sweepgen.compile.run_api import (
     sweep_view,
 )
 from sweepgen.compile.run_api import trials as search
-from sweepgen.errors import Location, UserError, ValidationError
+from sweepgen.errors import ConfigError, Location, UserError, ValidationError
+from sweepgen.outtree import read_inside
 from sweepgen.run.core import runfs
 from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.shared_outputs import OutputClaims
 from sweepgen.run.core.tasks import read_lock, task_of
 from sweepgen.run.search.lock import LockText
 from sweepgen.safefs import TEMP_NAME
@@ -123,6 +125,7 @@ class TrialRenderer:
         # write changes the key, and the lock is read again (keeps a trial O(1) in lock reads)
         self._cached: tuple[tuple[int, int, int], Lock] | None = None
         self._text: LockText | None = None  # the lock's text, entry by entry (search_lock)
+        self._claims: OutputClaims | None = None  # the output folders the trials so far name
 
     def _current(self) -> Lock:
         key = _identity(self.sweep_dir / lock.LOCK_NAME)
@@ -144,10 +147,27 @@ class TrialRenderer:
             )
         except ValidationError as err:
             return Refused(err.message)
+        shared = self._shared_output(plan.files)
+        if shared is not None:
+            return Refused(f"{shared.message} (hint: {shared.hint})")
         for f in plan.files:
             runfs.write_atomic(self.sweep_dir / f.path, f.content())  # no linked folder followed
         self._add_to_lock(plan.files)
         return self.tasks_of([f.variant.name for f in plan.files])
+
+    def _shared_output(self, files: list[RenderedFile]) -> ConfigError | None:
+        """The first output folder a new trial's config names that an earlier trial's names too
+        (shared_outputs); the earlier trials' are read from the lock once per controller."""
+        if self._claims is None:
+            self._claims = OutputClaims()
+            for entry in self._current().files:
+                data = read_inside(str(self.sweep_dir), entry.path) or b""
+                self._claims.conflict(entry.run_name or entry.variant, self.sweep_dir / entry.path, data)
+        for f in files:
+            conflict = self._claims.conflict(f.run_name, self.sweep_dir / f.path, f.content())
+            if conflict is not None:
+                return conflict
+        return None
 
     def _add_to_lock(self, files: list[RenderedFile]) -> None:
         """Add (or replace) the trial's entries, keeping the lock's text for the next trial."""

@@ -1,0 +1,95 @@
+"""Runs of one sweep whose trainer config names one output folder: refused before any run starts.
+
+`load_sweep` already refuses two runs with one run folder. This is the rest of what a trainer
+writes (``sweepgen.output_keys``: verl's ``trainer.default_local_dir``, a nested ``output_dir``,
+``save_path``...): two runs holding one value there overwrite each other's checkpoints, and a
+resume starts one run from the other's, a wrong result that looks right.
+
+Only a file the trainer reads as data is looked at: a rendered YAML (read as `run` reads it
+everywhere, with OmegaConf's node interpolations resolved, so verl's
+``checkpoints/${trainer.project_name}/${trainer.experiment_name}`` differs per run when the
+experiment name does), JSON or TOML config. A value left unresolved (a resolver call such as
+``${oc.env:HOME}``) is not compared: nothing is refused on a guess. A script (.sh, .py) computes
+its folders itself and is not read. A search renders its trials one at a time: a trial naming an
+earlier trial's folder is refused before it runs (told failed with this reason).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sweepgen import output_keys, yamlio
+from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.readers.omegayaml import resolve_interpolations
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+_DATA_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+_HINT = (
+    'set it per run in the spec, e.g. derived: {{{key}: "runs/{{{{ sweep.name }}}}/'
+    '{{{{ variant.run_name }}}}"}}, or make it depend on a value the runs differ in'
+)
+
+
+@dataclass
+class OutputClaims:
+    """The output folders the runs seen so far name, each with the run that named it first."""
+
+    seen: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def add(self, run: str, config_path: Path, data: bytes) -> None:
+        """Record ``run``'s output folders; exit 2 when one is an earlier run's."""
+        conflict = self.conflict(run, config_path, data)
+        if conflict is not None:
+            raise conflict
+
+    def conflict(self, run: str, config_path: Path, data: bytes) -> ConfigError | None:
+        """Record ``run``'s output folders; the error to raise when one is an earlier run's (the
+        folders it names first are recorded all the same)."""
+        found = _locations(config_path, data)
+        if found is None:
+            return None
+        doc, places = found
+        error = None
+        for path, value in places:
+            key = ".".join(path)
+            other = self.seen.setdefault((key, os.path.normpath(value)), run)
+            if other != run and error is None:
+                error = ConfigError(
+                    f"runs {other!r} and {run!r} would both write to {value!r}: one run would "
+                    "overwrite the other's checkpoints, and a resume would start from them",
+                    location=doc.loc(path) if doc is not None else Location(str(config_path)),
+                    key=key,
+                    hint=_HINT.format(key=key),
+                )
+        return error
+
+
+def _locations(config_path: Path, data: bytes) -> tuple[Any, list[tuple[tuple[str, ...], str]]] | None:
+    """(the YAML document for line numbers or None, the output folders the file names); None for a
+    file that is no data config, names no output key, or does not parse (its own checks say why)."""
+    suffix = config_path.suffix.lower()
+    if suffix not in _DATA_SUFFIXES or not any(k.encode() in data for k in output_keys.OUTPUT_KEYS):
+        return None
+    doc = None
+    try:
+        text = data.decode("utf-8")
+        if suffix == ".json":
+            config = json.loads(text)
+        elif suffix == ".toml":
+            config = tomllib.loads(text)
+        else:
+            doc = yamlio.loads(text, str(config_path))
+            config = doc.data
+    except (UnicodeDecodeError, ValueError, UserError, RecursionError):
+        return None
+    resolved = resolve_interpolations(config, str(config_path))
+    return doc, [(p, v) for p, v in output_keys.locations(resolved) if "${" not in v]

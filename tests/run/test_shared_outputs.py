@@ -1,0 +1,148 @@
+"""Runs whose trainer config names one output folder (verl's `trainer.default_local_dir`, a nested
+`output_dir`, `save_path`...) are refused before any run starts, at the file and line that names it;
+folders that differ once OmegaConf's interpolations are resolved, values left unresolved, keys a
+trainer reads from and scripts are not."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from run_support import make_config_sweep
+from search_support import RUN_ARGS, sweepgen, write_search_project
+
+from sweepgen import output_keys, paths
+from sweepgen.cli import main
+
+COUNTER = "import sys; open('starts.txt', 'a').write(sys.argv[1] + '\\n')"
+
+
+def _sweep(root: Path, trainer: dict[str, Any], per_run: dict[str, dict[str, Any]] | None = None) -> str:
+    """Two runs `a` and `b` whose configs hold ``trainer`` (``per_run`` merged into each); returns
+    the --command that records every start."""
+    configs = {}
+    for name in ("a", "b"):
+        section = {**trainer, **(per_run or {}).get(name, {})}
+        configs[name] = {"output_dir": f"runs/t/{name}", "seed": ord(name), "trainer": section}
+    make_config_sweep(root, configs, sweep="t", values={n: {"seed": c["seed"]} for n, c in configs.items()})
+    (root / "counter.py").write_text(COUNTER)
+    return f"{shlex.quote(sys.executable)} counter.py {{name}} {{config}}"
+
+
+def test_two_runs_naming_one_checkpoint_folder_are_refused_before_any_starts(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path, {"project_name": "p", "default_local_dir": "checkpoints/p/gsm8k"})
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert done.exit_code == 2, done.output
+    line = (
+        Path("generated/t/b.yaml").read_text().splitlines().index("  default_local_dir: checkpoints/p/gsm8k")
+        + 1
+    )
+    said = " ".join(done.stderr.split())
+    assert f"generated/t/b.yaml:{line}:" in said
+    assert "runs 'a' and 'b' would both write to 'checkpoints/p/gsm8k'" in said
+    assert "(at `trainer.default_local_dir`)" in said and "derived: {trainer.default_local_dir:" in said
+    assert "Traceback" not in done.output
+    assert not Path("starts.txt").exists() and not Path("runs").exists()  # nothing started
+
+
+@pytest.mark.parametrize(
+    ("per_run", "refused"),
+    [
+        ({"a": {"experiment_name": "x"}, "b": {"experiment_name": "y"}}, False),  # differ once resolved
+        ({"a": {"experiment_name": "x"}, "b": {"experiment_name": "x"}}, True),  # the same once resolved
+    ],
+)
+def test_omegaconf_interpolations_are_resolved_before_folders_are_compared(
+    tmp_path, monkeypatch, per_run, refused
+):
+    monkeypatch.chdir(tmp_path)
+    trainer = {"default_local_dir": "checkpoints/${trainer.experiment_name}"}
+    command = _sweep(tmp_path, trainer, per_run)
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert done.exit_code == (2 if refused else 0), done.output
+    assert ("would both write to 'checkpoints/x'" in done.stderr) is refused
+    assert Path("starts.txt").exists() is not refused
+
+
+@pytest.mark.parametrize(
+    "trainer",
+    [
+        {"default_local_dir": "${oc.env:HOME}/ckpt"},  # a resolver call: never evaluated, never guessed
+        {"checkpoint_dir": "/models/base"},  # torchtune reads its input checkpoint from here
+        {"ckpt_path": "/models/base.ckpt"},  # Lightning resumes from here
+        {"save_path": ""},  # empty: names no folder
+    ],
+)
+def test_unresolved_values_and_keys_a_trainer_reads_from_are_not_refused(tmp_path, monkeypatch, trainer):
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", _sweep(tmp_path, trainer)])
+    assert done.exit_code == 0, done.output
+    assert sorted(Path("starts.txt").read_text().split()) == ["a", "b"]
+
+
+def test_a_script_s_own_folders_are_not_read(tmp_path, monkeypatch):
+    """A .sh config computes its folders itself (the lock's config may hold a constant it overrides)."""
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path, {"save_path": "ckpt/shared"})
+    for name in ("a", "b"):
+        Path(f"generated/t/{name}.yaml").rename(f"generated/t/{name}.sh")
+    lock = Path("generated/t/sweep.lock.json")
+    lock.write_text(lock.read_text().replace('.yaml"', '.sh"'))
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert done.exit_code == 0, done.output
+
+
+configs = st.recursive(
+    st.one_of(
+        st.none(), st.integers(), st.text(max_size=4), st.sampled_from(sorted(output_keys.OUTPUT_KEYS))
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from([*sorted(output_keys.OUTPUT_KEYS), "a", "b", "trainer"]), inner, max_size=4
+        ),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(deadline=None)
+@given(configs)
+def test_every_output_key_set_to_a_folder_is_found_and_nothing_else(config):
+    found = dict(output_keys.locations(config))
+    for path, value in found.items():
+        assert path[-1] in output_keys.OUTPUT_KEYS and paths.get(config, ".".join(path)) == value
+    expected = 0
+    stack = [config]
+    while stack:  # count the mappings' output keys holding a non-empty string, lists not entered
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in output_keys.OUTPUT_KEYS and isinstance(value, str) and value.strip():
+                    expected += 1
+                else:
+                    stack.append(value)
+    assert len(found) == expected
+
+
+def test_a_search_trial_naming_an_earlier_trial_s_folder_is_refused_before_it_runs(tmp_path):
+    """A search renders one trial at a time: the second trial of a base with one checkpoint folder
+    is told failed with the reason, never run."""
+    base = {"x": 0.5, "y": 0.5, "steps": 2, "step_s": 0.01, "seed": 0, "noise": 0.0, "output_dir": None}
+    spec = write_search_project(
+        tmp_path, {"n": 2, "parallel": 1, "sampler": "random"}, base={**base, "trainer": {"save_dir": "ckpt"}}
+    )
+    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    done = sweepgen(tmp_path, "run", "generated/fake_search", *RUN_ARGS)
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "refused" in said and "would both write to 'ckpt'" in said, said
+    assert "Traceback" not in said
+    ran = sorted(p.name for p in (tmp_path / "runs" / "fake_search").iterdir())
+    assert ran == ["t0000"], ran  # the first trial ran, the second never started
