@@ -104,11 +104,9 @@ def _run_folder_lines(data: dict[str, Any]) -> list[str]:
     runs would share it (`run` refuses that)."""
     top = isinstance(data.get("output_dir"), str)
     keys = [".".join(path) for path, _ in output_keys.locations(data) if path != ("output_dir",)]
-    lines = [] if top else [f'run_dir: "{RUN_DIR}"']
-    if top or keys:
-        lines.append("derived:   # one folder per run")
-    lines += [f'  {key}: "{RUN_DIR}"' for key in (["output_dir"] if top else []) + keys]
-    return lines
+    keys = ["output_dir", *keys] if top else keys
+    derived = ["derived:   # one folder per run", *(f'  {key}: "{RUN_DIR}"' for key in keys)]
+    return ([] if top else [f'run_dir: "{RUN_DIR}"']) + (derived if keys else [])
 
 
 def parse_grid(

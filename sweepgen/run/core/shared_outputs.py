@@ -79,17 +79,19 @@ def _locations(config_path: Path, data: bytes) -> tuple[Any, list[tuple[tuple[st
     suffix = config_path.suffix.lower()
     if suffix not in _DATA_SUFFIXES or not any(k.encode() in data for k in output_keys.OUTPUT_KEYS):
         return None
-    doc = None
     try:
-        text = data.decode("utf-8")
-        if suffix == ".json":
-            config = json.loads(text)
-        elif suffix == ".toml":
-            config = tomllib.loads(text)
-        else:
-            doc = yamlio.loads(text, str(config_path))
-            config = doc.data
+        doc, config = _parsed(suffix, data.decode("utf-8"), str(config_path))
     except (UnicodeDecodeError, ValueError, UserError, RecursionError):
         return None
     resolved = resolve_interpolations(config, str(config_path))
     return doc, [(p, v) for p, v in output_keys.locations(resolved) if "${" not in v]
+
+
+def _parsed(suffix: str, text: str, shown: str) -> tuple[Any, Any]:
+    """(the YAML document or None, the data) of a config as its trainer reads it."""
+    if suffix == ".json":
+        return None, json.loads(text)
+    if suffix == ".toml":
+        return None, tomllib.loads(text)
+    doc = yamlio.loads(text, shown)
+    return doc, doc.data

@@ -158,16 +158,17 @@ class TrialRenderer:
     def _shared_output(self, files: list[RenderedFile]) -> ConfigError | None:
         """The first output folder a new trial's config names that an earlier trial's names too
         (shared_outputs); the earlier trials' are read from the lock once per controller."""
-        if self._claims is None:
-            self._claims = OutputClaims()
-            for entry in self._current().files:
-                data = read_inside(str(self.sweep_dir), entry.path) or b""
-                self._claims.conflict(entry.run_name or entry.variant, self.sweep_dir / entry.path, data)
-        for f in files:
-            conflict = self._claims.conflict(f.run_name, self.sweep_dir / f.path, f.content())
-            if conflict is not None:
-                return conflict
-        return None
+        claims = self._claims or self._claimed()
+        conflicts = (claims.conflict(f.run_name, self.sweep_dir / f.path, f.content()) for f in files)
+        return next((c for c in conflicts if c is not None), None)
+
+    def _claimed(self) -> OutputClaims:
+        """The output folders the trials in the lock name (read once per controller)."""
+        self._claims = OutputClaims()
+        for entry in self._current().files:
+            data = read_inside(str(self.sweep_dir), entry.path) or b""
+            self._claims.conflict(entry.run_name or entry.variant, self.sweep_dir / entry.path, data)
+        return self._claims
 
     def _add_to_lock(self, files: list[RenderedFile]) -> None:
         """Add (or replace) the trial's entries, keeping the lock's text for the next trial."""
