@@ -60,7 +60,8 @@ if TYPE_CHECKING:
     default=None,
     metavar="CMD",
     help="Run each config with CMD instead of the bundled trainer; placeholders {config}, "
-    "{run_dir}, {name}, {variant}. Default: <this python> -P -m sweepgen_trainer {config}. Such a run "
+    "{run_dir}, {name}, {variant}, {config_dir} (absolute), {config_name} (no suffix). "
+    "Default: <this python> -P -m sweepgen_trainer {config}. Such a run "
     "succeeds on exit 0 (see --done-file).",
 )
 @click.option(

@@ -31,7 +31,9 @@ from sweepgen.outtree import read_inside
 from sweepgen.run.core.base import SUMMARY_FILE, RunTask
 from sweepgen.run.core.shared_outputs import OutputClaims
 
-PLACEHOLDERS = ("config", "run_dir", "name", "variant")
+# {config_dir} (absolute) and {config_name} (no suffix) are what a Hydra app takes: verl's
+# `python -m verl.trainer.main_ppo --config-path {config_dir} --config-name {config_name}`
+PLACEHOLDERS = ("config", "run_dir", "name", "variant", "config_dir", "config_name")
 # paths that name or place a run rather than configure it: they differ between every two runs, so
 # as columns they repeat the run name and as curve groups they would split every seed apart
 NAMING_PATHS = frozenset({"run_name", "output_dir"})
@@ -125,9 +127,12 @@ def _check_placeholders(argv: Sequence[str]) -> None:
             hint=f"available: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}; "
             "write {{ and }} for literal braces",
         )
-    if "config" not in names:
+    if "config" not in names and "config_name" not in names:
         # without it every run would execute the same command: certainly a mistake
-        raise UserError("--command must contain {config}", hint='e.g. --command "python train.py {config}"')
+        raise UserError(
+            "--command must contain {config} (or {config_name}, with {config_dir}, for a Hydra app)",
+            hint='e.g. --command "python train.py {config}"',
+        )
 
 
 def _placeholders(arg: str) -> list[str]:
@@ -318,6 +323,8 @@ def _task(
         "run_dir": run_dir.as_posix(),
         "name": name,
         "variant": entry.variant,
+        "config_dir": os.path.abspath(config_path.parent),
+        "config_name": config_path.stem,
     }
     if command is None:
         if config_path.suffix not in DEFAULT_COMMAND_SUFFIXES:
