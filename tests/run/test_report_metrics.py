@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
+from run_support import make_config_sweep
 
+from sweepgen.cli import main
 from sweepgen.errors import UserError
 from sweepgen.run.core import metrics
 from sweepgen.run.report.collect import Objective, _score
@@ -93,13 +99,8 @@ def test_best_and_final_agree_with_a_plain_reading(points):
 
 @pytest.mark.train  # events written with torch's SummaryWriter; read with the track extra's tensorboard
 def test_report_cli_on_runs_that_logged_only_tensorboard_events(cli_cwd):
-    import csv
-
     import torch.utils.tensorboard as torch_tb
-    from click.testing import CliRunner
-    from run_support import make_config_sweep
 
-    from sweepgen.cli import main
     from sweepgen.run.core.base import RunState, RunStatus, write_status
 
     configs = {n: {"output_dir": f"runs/tb/{n}", "lr": lr} for n, lr in (("a", 1), ("b", 2))}
@@ -151,3 +152,33 @@ def test_a_hugging_face_trainer_state_log_history_is_a_source(tmp_path):
     (run / "trainer_state.json").write_text('{"log_history": [')
     with pytest.raises(UserError, match="trainer_state.json is not valid JSON"):
         metrics.read_all(run, tensorboard=False)
+
+
+# verl's TensorBoard logger (verl/utils/tracking.py): events to $TENSORBOARD_DIR, else to
+# tensorboard_log/<project>/<experiment> under the working folder
+VERL_LIKE = """
+import os, sys
+import torch.utils.tensorboard as torch_tb
+folder = os.environ.get("TENSORBOARD_DIR", "tensorboard_log/p/e")
+writer = torch_tb.SummaryWriter(folder)
+for step in (1, 2, 3):
+    writer.add_scalar("critic/score/mean", float(sys.argv[2]) * step, step)
+writer.close()
+"""
+
+
+@pytest.mark.train  # events written with torch's SummaryWriter; read with the track extra's tensorboard
+def test_a_verl_style_tensorboard_logger_writes_into_the_run_folder_report_reads(cli_cwd):
+    (cli_cwd / "verl_like.py").write_text(VERL_LIKE)
+    configs = {f"lr{i}": {"output_dir": f"runs/t/lr{i}", "lr": i} for i in (1, 2)}
+    make_config_sweep(cli_cwd, configs, sweep="t", values={n: {"lr": c["lr"]} for n, c in configs.items()})
+    command = f"{shlex.quote(sys.executable)} verl_like.py {{config}} 0.5"
+    ran = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert ran.exit_code == 0, ran.output
+    assert not (cli_cwd / "tensorboard_log").exists()  # one folder per run, none shared
+    report = CliRunner().invoke(main, ["report", "runs/t", "--metric", "critic/score/mean", "--no-plot"])
+    assert report.exit_code == 0, report.output
+    rows = {r["run"]: r for r in csv.DictReader(Path("runs/t/report.csv").read_text().splitlines())}
+    assert sorted(rows) == ["lr1", "lr2"], rows
+    assert {r["source"] for r in rows.values()} == {"tensorboard"}
+    assert all(float(r["final_critic/score/mean"]) == 1.5 for r in rows.values()), rows

@@ -110,3 +110,4 @@ def test_every_run_gets_tracker_names_for_wandb_and_tensorboard(tmp_path):
     assert env["WANDB_RUN_GROUP"] == "fake" and env["WANDB_NAME"] == "lr2"
     assert env["WANDB_TAGS"] == "lr=0.2"
     assert env["TENSORBOARD_RUN_NAME"] == "fake/lr2" and env["SWEEPGEN_RUN_DIR"] == "runs/fake/lr2"
+    assert env["TENSORBOARD_DIR"] == str(tmp_path.resolve() / "runs/fake/lr2/tensorboard")

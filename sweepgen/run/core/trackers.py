@@ -1,11 +1,16 @@
 """What every run's command finds in its environment so its runs line up in W&B and TensorBoard,
 whichever trainer it is: the sweep (its generated folder's name) as the W&B group, the run name as
-the W&B name, the varying values as W&B tags, and a TensorBoard run name (``<sweep>/<run>``) a
-trainer can use as its log subfolder. Set for every run by both executors; they replace values the
-shell had.
+the W&B name, the varying values as W&B tags, a TensorBoard run name (``<sweep>/<run>``) a
+trainer can use as its log subfolder, and ``TENSORBOARD_DIR``, the run folder's ``tensorboard/``
+(absolute): where verl and the trainers built on it (slime...) write their TensorBoard events, else
+``tensorboard_log/<project>/<experiment>`` under the working folder, outside the run folder `report`
+reads, and one folder for every run of a sweep that leaves the experiment name alone. Set for every
+run by both executors; they replace values the shell had.
 """
 
 from __future__ import annotations
+
+import os
 
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.tasks import NAMING_PATHS
@@ -27,6 +32,7 @@ def tracker_env(task: RunTask, sweep: str) -> dict[str, str]:
         "SWEEPGEN_SWEEP": sweep,
         "SWEEPGEN_RUN_NAME": task.name,
         "SWEEPGEN_RUN_DIR": task.run_dir.as_posix(),
+        "TENSORBOARD_DIR": os.path.join(os.path.abspath(task.run_dir), "tensorboard"),
     }
 
 
