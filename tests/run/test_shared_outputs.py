@@ -5,6 +5,8 @@ trainer reads from and scripts are not."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -87,16 +89,45 @@ def test_unresolved_values_and_keys_a_trainer_reads_from_are_not_refused(tmp_pat
     assert sorted(Path("starts.txt").read_text().split()) == ["a", "b"]
 
 
-def test_a_script_s_own_folders_are_not_read(tmp_path, monkeypatch):
-    """A .sh config computes its folders itself (the lock's config may hold a constant it overrides)."""
+def _script_sweep(root: Path, lines: dict[str, str]) -> str:
+    """generated/t/{a,b}.sh, each a launch script of ``lines[name]``; the lock describes them."""
+    command = _sweep(root, {})
+    lock_path = root / "generated/t/sweep.lock.json"
+    lock = json.loads(lock_path.read_text())
+    for entry in lock["files"]:
+        name = entry["variant"]
+        text = f"#!/bin/bash\n{lines[name]}\n"
+        (root / "generated/t" / f"{name}.yaml").unlink()
+        (root / "generated/t" / f"{name}.sh").write_text(text)
+        entry.update(path=f"{name}.sh", sha256=hashlib.sha256(text.encode()).hexdigest())
+    lock_path.write_text(json.dumps(lock))
+    return command
+
+
+ORLHF = "deepspeed --module openrlhf.cli.train_ppo_ray "
+VERL = "python3 -m verl.trainer.main_ppo trainer.default_local_dir=ckpt/$EXP"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "refused"),
+    [
+        (ORLHF + "--save_path ./ckpt/x", ORLHF + "--save-path ./ckpt/x", True),  # one flag, two spellings
+        (f"EXP=a\n{VERL}", f"EXP=a\n{VERL}", True),  # a Hydra override, its variable evaluated
+        (f"EXP=a\n{VERL}", f"EXP=b\n{VERL}", False),
+        (
+            "train --save_path ckpt/$SLURM_JOB_ID",
+            "train --save_path ckpt/$SLURM_JOB_ID",
+            False,
+        ),  # unknown: no guess
+    ],
+)
+def test_launch_scripts_are_read_with_the_shell_reader(tmp_path, monkeypatch, a, b, refused):
     monkeypatch.chdir(tmp_path)
-    command = _sweep(tmp_path, {"save_path": "ckpt/shared"})
-    for name in ("a", "b"):
-        Path(f"generated/t/{name}.yaml").rename(f"generated/t/{name}.sh")
-    lock = Path("generated/t/sweep.lock.json")
-    lock.write_text(lock.read_text().replace('.yaml"', '.sh"'))
+    command = _script_sweep(tmp_path, {"a": a, "b": b})
     done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
-    assert done.exit_code == 0, done.output
+    assert done.exit_code == (2 if refused else 0), done.output
+    assert ("would both write to" in done.stderr) is refused
+    assert "Traceback" not in done.output
 
 
 configs = st.recursive(

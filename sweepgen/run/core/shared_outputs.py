@@ -5,13 +5,15 @@ writes (``sweepgen.output_keys``: verl's ``trainer.default_local_dir``, a nested
 ``save_path``...): two runs holding one value there overwrite each other's checkpoints, and a
 resume starts one run from the other's, a wrong result that looks right.
 
-Only a file the trainer reads as data is looked at: a rendered YAML (read as `run` reads it
-everywhere, with OmegaConf's node interpolations resolved, so verl's
-``checkpoints/${trainer.project_name}/${trainer.experiment_name}`` differs per run when the
-experiment name does), JSON or TOML config. A value left unresolved (a resolver call such as
-``${oc.env:HOME}``) is not compared: nothing is refused on a guess. A script (.sh, .py) computes
-its folders itself and is not read. A search renders its trials one at a time: a trial naming an
-earlier trial's folder is refused before it runs (told failed with this reason).
+Read: a rendered YAML (as `run` reads it everywhere, with OmegaConf's node interpolations resolved,
+so verl's ``checkpoints/${trainer.project_name}/${trainer.experiment_name}`` differs per run when
+the experiment name does), JSON or TOML config, and a launch or sbatch script, read with the shell
+reader `diff` uses (its variables evaluated where they are known; ``--save_path`` / ``--save-path``
+flags and Hydra ``trainer.default_local_dir=...`` overrides both count). A value left unresolved (a
+resolver call such as ``${oc.env:HOME}``, a variable the script does not set) is not compared:
+nothing is refused on a guess. A Python config is not read. A search renders its trials one at a
+time: a trial naming an earlier trial's folder is refused before it runs (told failed with this
+reason).
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-_DATA_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+_SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")  # as sweepgen.readers.configfile.KINDS
+_DATA_SUFFIXES = (".yaml", ".yml", ".json", ".toml", *_SHELL_SUFFIXES)
+# a flag spells a key with dashes too (--save-path): the bytes looked for before anything is parsed
+_MENTIONS = tuple(k.encode() for key in output_keys.OUTPUT_KEYS for k in {key, key.replace("_", "-")})
 _HINT = (
     'set it per run in the spec, e.g. derived: {{{key}: "runs/{{{{ sweep.name }}}}/'
     '{{{{ variant.run_name }}}}"}}, or make it depend on a value the runs differ in'
@@ -77,7 +82,7 @@ def _locations(config_path: Path, data: bytes) -> tuple[Any, list[tuple[tuple[st
     """(the YAML document for line numbers or None, the output folders the file names); None for a
     file that is no data config, names no output key, or does not parse (its own checks say why)."""
     suffix = config_path.suffix.lower()
-    if suffix not in _DATA_SUFFIXES or not any(k.encode() in data for k in output_keys.OUTPUT_KEYS):
+    if suffix not in _DATA_SUFFIXES or not any(k in data for k in _MENTIONS):
         return None
     try:
         doc, config = _parsed(suffix, data.decode("utf-8"), str(config_path))
@@ -93,5 +98,20 @@ def _parsed(suffix: str, text: str, shown: str) -> tuple[Any, Any]:
         return None, json.loads(text)
     if suffix == ".toml":
         return None, tomllib.loads(text)
+    if suffix in _SHELL_SUFFIXES:
+        from sweepgen.readers.shellconfig import read_shell  # noqa: PLC0415 - a bash grammar: loaded for scripts only
+
+        return None, _flags_as_keys(read_shell(text, shown).data.get("commands"))
     doc = yamlio.loads(text, shown)
     return doc, doc.data
+
+
+def _flags_as_keys(node: Any) -> Any:
+    """A script's commands with each ``--flag-name`` spelled as the key ``flag_name``."""
+    if not isinstance(node, dict):
+        return node
+    return {_key(k): _flags_as_keys(v) for k, v in node.items()}
+
+
+def _key(name: Any) -> Any:
+    return name.lstrip("-").replace("-", "_") if isinstance(name, str) and name.startswith("-") else name
