@@ -59,6 +59,7 @@ class Rule:
                 out += [flag, str(value)]
         return out
 
+
 # a crossing without a p: a group with fewer than 2 values, or both without spread (stats._spreads)
 NO_TEST = "no test (a group has fewer than 2 values, or every run of both gave one value each)"
 
