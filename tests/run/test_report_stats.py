@@ -29,6 +29,15 @@ def test_bootstrap_of_two_values_is_their_range():
     assert bootstrap.coverage(7) == bootstrap.COVERAGE[5] and bootstrap.coverage(1) is None
 
 
+def test_bootstrap_difference_coverage_is_read_at_the_smaller_group():
+    assert bootstrap.diff_coverage(2, 8) == bootstrap.DIFF_COVERAGE[2] == 0.67
+    assert bootstrap.diff_coverage(9, 6) == bootstrap.DIFF_COVERAGE[5]
+    assert bootstrap.diff_coverage(1, 5) is None and bootstrap.diff_sentence([(1, 5)]) is None
+    sentence = bootstrap.diff_sentence([(5, 5), (3, 5)])
+    assert sentence is not None and "at 3 + 3 seeds" in sentence
+    assert "difference interval covers about 80%" in sentence and "mean interval about 76%" in sentence
+
+
 def test_bootstrap_is_the_documented_algorithm_bit_for_bit():
     values = [0.31, 0.42, 0.29, 0.55, 0.47, 0.38]
     rng = np.random.Generator(np.random.PCG64(bootstrap.SEED))

@@ -110,6 +110,14 @@ class Statistics:
     methods: Methods = Methods()
 
 
+def bootstrap_coverage(statistics: Statistics) -> str | None:
+    """With ``--interval bootstrap``: the sentence saying how much less than their level its
+    difference intervals cover at the seeds compared (None: no comparison with two runs a side)."""
+    n_of = {g.name: g.n for g in statistics.groups}
+    sizes = [(n_of[c.name], n_of[c.baseline]) for c in statistics.comparisons if c.low is not None]
+    return bootstrap.diff_sentence(sizes)
+
+
 def _numpy() -> ModuleType:
     try:
         import numpy as np
