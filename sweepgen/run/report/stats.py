@@ -6,7 +6,8 @@ Pure: numbers in, numbers out. scipy (the `plot` extra, or the `qmc`/`dev` extra
 - the interval of a group mean: the t interval, ``scipy.stats.t.ppf`` at n - 1 degrees of freedom
   (the same as ``scipy.stats.ttest_1samp(x).confidence_interval``);
 - the interval of a difference: Welch's, ``scipy.stats.t.ppf`` at the Welch–Satterthwaite degrees of
-  freedom (the same as ``scipy.stats.ttest_ind(a, b, equal_var=False).confidence_interval``);
+  freedom (the same as ``scipy.stats.ttest_ind(a, b, equal_var=False).confidence_interval``), but
+  Hsu's conservative min(n) - 1 for two seeds against more (``HSU_DF``);
 - the test: Welch's t-test (``scipy.stats.ttest_ind(equal_var=False)``) at every n >= 2, or by name the
   exact permutation test of the difference in means (``scipy.stats.permutation_test``, every
   relabelling enumerated), whose smallest possible p is 2 / C(n_a + n_b, n_a);
@@ -147,9 +148,18 @@ def t_mean(values: Sequence[float], level: float = LEVEL) -> tuple[float | None,
     return mean - half, mean + half
 
 
+# Two seeds against more: Welch–Satterthwaite's df leans on a variance with one degree of freedom,
+# and scipy's Welch test calls a null difference at 6.3% (2 + 5, equal spread) to 11.5% (2 + 8, the
+# pair 2x noisier) on normal runs (benchmarks/RESULTS.md §20). Hsu's df, min(n) - 1 (Hsu 1938; the
+# Welch statistic against t with that df is conservative for every variance ratio, Mickey & Brown
+# 1966), is used there instead: 1.
+HSU_DF = 1.0
+
+
 def welch(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float, float]:
     """(difference, its standard error, degrees of freedom); both n >= 2. Welch–Satterthwaite, except
-    where one group's runs are all equal (``_spreads``); a standard error of 0: neither has spread."""
+    two seeds against more (``HSU_DF``) and where one group's runs are all equal (``_spreads``); a
+    standard error of 0: neither has spread."""
     va, vb = _spreads(arm, base)
     na, nb = len(arm), len(base)
     diff = math.fsum(arm) / na - math.fsum(base) / nb
@@ -157,6 +167,8 @@ def welch(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float, fl
     se = math.sqrt(ea + eb)
     if se == 0:
         return diff, 0.0, float(na + nb - 2)
+    if min(na, nb) == 2 and na != nb:
+        return diff, se, HSU_DF
     if _var(arm) == 0 or _var(base) == 0:  # one group's spread stands for both: its n - 1 df are all
         return diff, se, float((nb if _var(arm) == 0 else na) - 1)
     df = (ea + eb) ** 2 / (ea**2 / (na - 1) + eb**2 / (nb - 1))
