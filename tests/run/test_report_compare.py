@@ -57,6 +57,18 @@ def test_compare_prints_intervals_tests_and_verdicts(shaping):
     assert "statistics: runs/shaping/statistics.csv" in result.stdout
 
 
+def test_bootstrap_difference_intervals_say_how_little_they_cover(shaping):
+    # their level column says 95%+, which a percentile bootstrap of 6 + 6 seeds does not reach: the
+    # report says what it measured (5 seeds a side is the nearest measured count below 6)
+    result = report("--metric", "eval_acc", "--compare", "identity_lr1e-05", "--interval", "bootstrap")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stdout.split())
+    assert "at 5 + 5 seeds (the nearest to this report's smallest group, 6)" in said
+    assert "95% difference interval covers about 88% of true differences" in said
+    welch = " ".join(report("--metric", "eval_acc", "--compare", "identity_lr1e-05").stdout.split())
+    assert "covers about" not in welch
+
+
 def test_json_and_csv_carry_the_same_numbers_as_the_statistics(shaping):
     as_json = report("--metric", "eval_acc", "--compare", "identity_lr1e-05", "--format", "json")
     assert as_json.exit_code == 0, as_json.output

@@ -10,7 +10,8 @@ then the baseline, from one generator.
 
 Its nominal 95% is not what it covers with few seeds: with 2 values the interval is their min..max.
 ``COVERAGE`` is what ``benchmarks/bench_stats.py`` measured on normal data (see RESULTS.md); the
-report prints it beside every bootstrap interval.
+report prints it beside every bootstrap interval of a mean, and ``DIFF_COVERAGE``'s (a difference's)
+in a sentence beside the table and on the page.
 """
 
 from __future__ import annotations
@@ -24,12 +25,44 @@ SEED = 0  # fixed, so a report is the same numbers on every machine
 # n -> share of 95% percentile-bootstrap intervals of a mean that covered the truth
 # (benchmarks/bench_stats.py, 2,000 replications per n; RESULTS.md)
 COVERAGE = {2: 0.52, 3: 0.76, 4: 0.80, 5: 0.85, 10: 0.89, 20: 0.93}
+# n -> share of 95% percentile-bootstrap intervals of a difference, n + n seeds, that covered the true
+# difference (normal runs, 2,000 replications per n; benchmarks/RESULTS.md, "Calibration on RL-shaped
+# metrics"): the difference's interval is no better labelled than the mean's
+DIFF_COVERAGE = {2: 0.67, 3: 0.80, 4: 0.86, 5: 0.88, 8: 0.90, 10: 0.92}
 
 
 def coverage(n: int) -> float | None:
     """The measured coverage of the 95% bootstrap interval at ``n`` (the nearest measured n below)."""
-    known = [k for k in COVERAGE if k <= n]
-    return COVERAGE[max(known)] if known else None
+    known = _measured_below(COVERAGE, n)
+    return None if known is None else COVERAGE[known]
+
+
+def diff_coverage(n_arm: int, n_base: int) -> float | None:
+    """The measured coverage of a 95% bootstrap difference interval with these seeds (at the smaller
+    group's n, the nearest measured below: an unequal split covers no more than its smaller side)."""
+    known = _measured_below(DIFF_COVERAGE, min(n_arm, n_base))
+    return None if known is None else DIFF_COVERAGE[known]
+
+
+def _measured_below(table: dict[int, float], n: int) -> int | None:
+    known = [k for k in table if k <= n]
+    return max(known) if known else None
+
+
+def diff_sentence(sizes: list[tuple[int, int]]) -> str | None:
+    """What the report says beside bootstrap difference intervals: their level column is not their
+    coverage at these seed counts (``sizes``: each comparison's (arm, baseline) runs)."""
+    smallest = min((min(a, b) for a, b in sizes), default=0)
+    at = _measured_below(DIFF_COVERAGE, smallest)
+    if at is None:
+        return None
+    return (
+        "the percentile bootstrap's intervals cover less than their level with few seeds: measured on "
+        f"normal runs at {at} + {at} seeds (the nearest to this report's smallest group, {smallest}), a "
+        f"95% difference interval covers about {DIFF_COVERAGE[at]:.0%} of true differences and a 95% "
+        f"mean interval about {COVERAGE[_measured_below(COVERAGE, at) or 2]:.0%} of true means; the "
+        "default t and Welch intervals (--interval t) cover 95%"
+    )
 
 
 def label(n: int) -> str:

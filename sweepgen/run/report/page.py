@@ -17,7 +17,7 @@ from typing import Any
 from sweepgen.run.report.groups import Group
 from sweepgen.run.report.importance import Importance, Param
 from sweepgen.run.report.page_types import Objective, PageData, PageRun
-from sweepgen.run.report.stats import Statistics
+from sweepgen.run.report.stats import Statistics, bootstrap_coverage
 
 MAX_CURVE_GROUPS = 30
 MAX_POINTS = 300
@@ -220,8 +220,9 @@ def _stats(statistics: Statistics) -> dict[str, Any]:
             else " for the test; the interval comes from another method and can disagree."
         )
     )
+    covers = bootstrap_coverage(statistics) if statistics.methods.interval == "bootstrap" else None
     return {
-        "method": method,
+        "method": method if covers is None else f"{method} Note: {covers}.",
         "methods": m,
         "forest": forest(statistics),
         "verdicts": dict(Counter(c.verdict for c in statistics.comparisons)),

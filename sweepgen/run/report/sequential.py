@@ -100,7 +100,7 @@ class Crossing:
     n_arm: int
     n_base: int
     diff: float
-    p: float | None  # None: fewer than two runs in a group (a failed run), counted as p = 1
+    p: float | None  # None: a group with fewer than two runs (a failed run), or neither with spread; p = 1
     boundary: float  # Holm's step at this look: the p it had to go below
     verdict: str  # better | worse | open
 

@@ -60,6 +60,10 @@ class Rule:
         return out
 
 
+# a crossing without a p: a group with fewer than 2 values, or both without spread (stats._spreads)
+NO_TEST = "no test (a group has fewer than 2 values, or every run of both gave one value each)"
+
+
 def _given(value: Any, recorded: Any) -> Any:
     return recorded if value is None else value
 
@@ -81,7 +85,7 @@ def look_lines(look: Look, number: int, total: int) -> list[str]:
     """One look in words: each comparison's p against its boundary, and what it decided."""
     lines = [f"look {number} of {total}: {look.seeds} seed(s) per group, alpha spent here {look.alpha:.3g}"]
     for c in look.crossings:
-        p = "no test (a group has fewer than 2 values)" if c.p is None else f"p {c.p:.3g}"
+        p = f"p {c.p:.3g}" if c.p is not None else NO_TEST
         word = "crossed: " + c.verdict if c.verdict != sequential.OPEN else "open"
         lines.append(f"  {c.name}: {p} against boundary {c.boundary:.3g}: {word}")
     return lines

@@ -6,7 +6,8 @@ Pure: numbers in, numbers out. scipy (the `plot` extra, or the `qmc`/`dev` extra
 - the interval of a group mean: the t interval, ``scipy.stats.t.ppf`` at n - 1 degrees of freedom
   (the same as ``scipy.stats.ttest_1samp(x).confidence_interval``);
 - the interval of a difference: Welch's, ``scipy.stats.t.ppf`` at the Welch–Satterthwaite degrees of
-  freedom (the same as ``scipy.stats.ttest_ind(a, b, equal_var=False).confidence_interval``);
+  freedom (the same as ``scipy.stats.ttest_ind(a, b, equal_var=False).confidence_interval``), but
+  Hsu's conservative min(n) - 1 for two seeds against more (``HSU_DF``);
 - the test: Welch's t-test (``scipy.stats.ttest_ind(equal_var=False)``) at every n >= 2, or by name the
   exact permutation test of the difference in means (``scipy.stats.permutation_test``, every
   relabelling enumerated), whose smallest possible p is 2 / C(n_a + n_b, n_a);
@@ -21,8 +22,14 @@ rest (s: how many were rejected, the step where Holm stopped). With Welch's test
 intervals themselves, so not even rounding can split them). With the permutation test or the
 bootstrap the interval comes from another method and the page says they can disagree.
 
-Where no verdict is possible at all (a group with one run; a permutation test whose smallest
-attainable p cannot pass Holm's first step), the verdict is ``cannot decide`` with the reason.
+Runs that all gave one value (accuracy over a few eval items, a reward at its cap) are no estimate of
+a group's seed noise: a group with such runs takes the other group's variance in the difference's
+standard error (``_spreads``), and gets no interval of its own mean; where both groups have none,
+Welch's test and interval are not computed.
+
+Where no verdict is possible at all (a group with one run; both groups without spread under Welch's
+test; a permutation test whose smallest attainable p cannot pass Holm's first step), the verdict is
+``cannot decide`` with the reason.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ LEVEL = 0.95
 TESTS = ("welch", "permutation")
 INTERVALS = ("t", "bootstrap")
 UNDECIDABLE = "cannot decide"
+NO_SPREAD = "- (all runs equal)"  # a group's interval where every seed gave one value
 STATS_HINT = "install it with `pip install 'sweepgen[plot]'` (or `pip install scipy`)"
 
 
@@ -103,6 +111,14 @@ class Statistics:
     methods: Methods = Methods()
 
 
+def bootstrap_coverage(statistics: Statistics) -> str | None:
+    """With ``--interval bootstrap``: the sentence saying how much less than their level its
+    difference intervals cover at the seeds compared (None: no comparison with two runs a side)."""
+    n_of = {g.name: g.n for g in statistics.groups}
+    sizes = [(n_of[c.name], n_of[c.baseline]) for c in statistics.comparisons if c.low is not None]
+    return bootstrap.diff_sentence(sizes)
+
+
 def _numpy() -> ModuleType:
     try:
         import numpy as np
@@ -132,19 +148,57 @@ def t_mean(values: Sequence[float], level: float = LEVEL) -> tuple[float | None,
     return mean - half, mean + half
 
 
+# Two seeds against more: Welch–Satterthwaite's df leans on a variance with one degree of freedom,
+# and scipy's Welch test calls a null difference at 6.3% (2 + 5, equal spread) to 11.5% (2 + 8, the
+# pair 2x noisier) on normal runs (benchmarks/RESULTS.md §20). Hsu's df, min(n) - 1 (Hsu 1938; the
+# Welch statistic against t with that df is conservative for every variance ratio, Mickey & Brown
+# 1966), is used there instead: 1.
+HSU_DF = 1.0
+
+
 def welch(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float, float]:
-    """(difference, its standard error, Welch–Satterthwaite degrees of freedom); both n >= 2."""
-    va, vb = _var(arm) / len(arm), _var(base) / len(base)
-    diff = math.fsum(arm) / len(arm) - math.fsum(base) / len(base)
-    se = math.sqrt(va + vb)
+    """(difference, its standard error, degrees of freedom); both n >= 2. Welch–Satterthwaite, except
+    two seeds against more (``HSU_DF``) and where one group's runs are all equal (``_spreads``); a
+    standard error of 0: neither has spread."""
+    va, vb = _spreads(arm, base)
+    na, nb = len(arm), len(base)
+    diff = math.fsum(arm) / na - math.fsum(base) / nb
+    ea, eb = va / na, vb / nb
+    se = math.sqrt(ea + eb)
     if se == 0:
-        return diff, 0.0, float(len(arm) + len(base) - 2)
-    df = (va + vb) ** 2 / (va**2 / (len(arm) - 1) + vb**2 / (len(base) - 1))
+        return diff, 0.0, float(na + nb - 2)
+    if min(na, nb) == 2 and na != nb:
+        return diff, se, HSU_DF
+    if _var(arm) == 0 or _var(base) == 0:  # one group's spread stands for both: its n - 1 df are all
+        return diff, se, float((nb if _var(arm) == 0 else na) - 1)
+    df = (ea + eb) ** 2 / (ea**2 / (na - 1) + eb**2 / (nb - 1))
     return diff, se, df
 
 
+def _spreads(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float]:
+    """Each group's variance for the standard error of the difference. A group whose runs all
+    gave the same value has no estimate of its own spread: Welch's formula would take it as 0, its
+    mean known exactly, which for a metric with few distinct values (accuracy over a few eval items,
+    a reward at its cap) is sampling luck; under the null the test holds (both arms alike) the other
+    group's variance is the estimate there is, so it is taken for both (the two-sample t with the
+    variance from that group alone: exact for normal runs of equal spread, conservative where the
+    group really has none). Measured: 22% false verdicts in that case with 2 + 5 seeds, 5% with this
+    rule (docs/RUN.md, benchmarks/RESULTS.md)."""
+    va, vb = _var(arm), _var(base)
+    if va == 0:
+        va = vb
+    elif vb == 0:
+        vb = va
+    return va, vb
+
+
+def no_spread(arm: Sequence[float], base: Sequence[float]) -> bool:
+    """Both groups' runs all gave one value each: no estimate of seed noise, so no test or interval."""
+    return len(arm) >= 2 and len(base) >= 2 and _var(arm) == 0 and _var(base) == 0
+
+
 def welch_interval(arm: Sequence[float], base: Sequence[float], level: float) -> tuple[float, float]:
-    """Welch's interval of mean(arm) - mean(base) at ``level``."""
+    """Welch's interval of mean(arm) - mean(base) at ``level`` (for groups with spread)."""
     from scipy import stats
 
     diff, se, df = welch(arm, base)
@@ -156,7 +210,7 @@ def difference_test(
     arm: Sequence[float], base: Sequence[float], test: str = "welch"
 ) -> tuple[str | None, float | None]:
     """(test name, two-sided p) for mean(arm) != mean(base); (None, None) with a one-run group."""
-    if len(arm) < 2 or len(base) < 2:
+    if len(arm) < 2 or len(base) < 2 or (test == "welch" and no_spread(arm, base)):
         return None, None
     np = _numpy()
     from scipy import stats
@@ -165,12 +219,10 @@ def difference_test(
     b = np.asarray(base, dtype=float)
     if test == "welch":
         diff, se, df = welch(arm, base)
-        if se == 0:  # no spread in either group: equal means say nothing, different ones everything
-            return "welch", 1.0 if diff == 0 else 0.0
-        # the p of scipy.stats.ttest_ind(equal_var=False) (a test holds them equal), from the same
-        # difference, standard error and degrees of freedom as the interval; computed here because
-        # scipy warns about precision when one group's runs are all equal (a reward at its cap),
-        # where these numbers are exact
+        # with spread in both groups, the p of scipy.stats.ttest_ind(equal_var=False) (a test holds
+        # them equal), from the same difference, standard error and degrees of freedom as the
+        # interval; computed here because a group whose runs are all equal takes the other's spread
+        # (``_spreads``), where scipy's would take 0 (and warn about precision)
         return "welch", float(2 * stats.t.sf(abs(diff / se), df))
     result = stats.permutation_test(
         (a, b),
@@ -235,6 +287,8 @@ def group_stats(name: str, values: Sequence[float], methods: Methods) -> GroupSt
     mean = math.fsum(values) / n
     if n < 2:
         return GroupStats(name, n, mean, None, None, None, "-")
+    if _var(values) == 0:  # every seed gave the same value: no spread to build an interval from
+        return GroupStats(name, n, mean, 0.0, None, None, NO_SPREAD)
     if methods.interval == "bootstrap":
         low, high = bootstrap.mean_interval(_numpy(), values, LEVEL)
         kind = bootstrap.label(n)
@@ -284,7 +338,7 @@ def _comparisons(
     adjusted = holm([p for _, p in tests])
     values_of = [list(arms[i][1]) for i in tested]
 
-    def interval(k: int, alpha: float) -> tuple[float, float]:
+    def interval(k: int, alpha: float) -> tuple[float | None, float | None]:
         return _diff_interval(methods, values_of[k], base, alpha)
 
     paired = methods.test == "welch" and methods.interval == "t"
@@ -300,7 +354,7 @@ def _comparisons(
     for i, ((name, values), (test, p)) in enumerate(zip(arms, tests)):
         diff = math.fsum(values) / len(values) - math.fsum(base) / len(base)
         if test is None:
-            out.append(_untested(name, values, baseline, diff))
+            out.append(_untested(name, values, base, baseline, diff))
             continue
         low, high = interval(k, levels[k])
         word = _holm_verdict(
@@ -317,8 +371,11 @@ def _comparisons(
 
 def _diff_interval(
     methods: Methods, values: Sequence[float], base: Sequence[float], alpha: float
-) -> tuple[float, float]:
-    """The arm's difference from the baseline, at confidence 1 - alpha, by the method asked for."""
+) -> tuple[float | None, float | None]:
+    """The arm's difference from the baseline, at confidence 1 - alpha, by the method asked for; none
+    where neither group has spread (a zero-width interval would claim the difference known exactly)."""
+    if no_spread(values, base):
+        return None, None
     if methods.interval == "bootstrap":
         low, high = bootstrap.diff_interval(_numpy(), values, base, 1 - alpha)
         assert low is not None and high is not None  # both groups have two runs or more here
@@ -354,18 +411,29 @@ def _if_undecidable(
     )
 
 
-def _untested(name: str, values: Sequence[float], baseline: str, diff: float) -> Comparison:
-    """An arm or a baseline of one run: no test is possible, said so with how many seeds to run."""
-    few = name if len(values) < 2 else baseline
-    reason = (
-        f"{few} has one run: no test is possible with one seed; "
-        "run at least 2 (5 or more to detect moderate effects)"
-    )
+def _untested(
+    name: str, values: Sequence[float], base: Sequence[float], baseline: str, diff: float
+) -> Comparison:
+    """An arm or a baseline of one run, or two groups whose runs each gave one value: no test is
+    possible, said so with how many seeds to run."""
+    if no_spread(values, base):
+        reason = (
+            f"every run of {name} and of {baseline} gave the same value (no spread in either), so "
+            "nothing tells seed noise from the difference: Welch's test and its interval need spread "
+            "in at least one group; run more seeds, or use --test permutation (exact with ties)"
+        )
+    else:
+        few = name if len(values) < 2 else baseline
+        reason = (
+            f"{few} has one run: no test is possible with one seed; "
+            "run at least 2 (5 or more to detect moderate effects)"
+        )
     return Comparison(name, baseline, diff, None, None, None, None, None, None, UNDECIDABLE, reason)
 
 
-def _covers_zero(interval: tuple[float, float]) -> bool:
-    return interval[0] <= 0 <= interval[1]
+def _covers_zero(interval: tuple[float | None, float | None]) -> bool:
+    low, high = interval
+    return low is None or high is None or low <= 0 <= high
 
 
 def _needed(c: Comparison, arm: Sequence[float], base: Sequence[float], alpha: float) -> Comparison:
