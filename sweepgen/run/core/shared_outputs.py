@@ -59,23 +59,26 @@ class OutputClaims:
     def conflict(self, run: str, config_path: Path, data: bytes) -> ConfigError | None:
         """Record ``run``'s output folders; the error to raise when one is an earlier run's (the
         folders it names first are recorded all the same)."""
-        found = _locations(config_path, data)
-        if found is None:
-            return None
-        doc, places = found
-        error = None
+        doc, places = _locations(config_path, data) or (None, [])
+        shared = []
         for path, value in places:
-            key = ".".join(path)
-            other = self.seen.setdefault((key, os.path.normpath(value)), run)
-            if other != run and error is None:
-                error = ConfigError(
-                    f"runs {other!r} and {run!r} would both write to {value!r}: one run would "
-                    "overwrite the other's checkpoints, and a resume would start from them",
-                    location=doc.loc(path) if doc is not None else Location(str(config_path)),
-                    key=key,
-                    hint=_HINT.format(key=key),
-                )
-        return error
+            other = self.seen.setdefault((".".join(path), os.path.normpath(value)), run)
+            shared += [(path, value, other)] if other != run else []
+        return _shared_error(run, shared[0], doc or Location(str(config_path))) if shared else None
+
+
+def _shared_error(run: str, shared: tuple[tuple[str, ...], str, str], where: Any) -> ConfigError:
+    """The refusal of ``run``'s folder at ``shared`` (path, value, the earlier run), at its line when
+    ``where`` is the YAML document, else at the file."""
+    path, value, other = shared
+    key = ".".join(path)
+    return ConfigError(
+        f"runs {other!r} and {run!r} would both write to {value!r}: one run would "
+        "overwrite the other's checkpoints, and a resume would start from them",
+        location=where.loc(path) if isinstance(where, yamlio.Doc) else where,
+        key=key,
+        hint=_HINT.format(key=key),
+    )
 
 
 def _locations(config_path: Path, data: bytes) -> tuple[Any, list[tuple[tuple[str, ...], str]]] | None:

@@ -167,12 +167,17 @@ def welch(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float, fl
     se = math.sqrt(ea + eb)
     if se == 0:
         return diff, 0.0, float(na + nb - 2)
+    return diff, se, _degrees_of_freedom(arm, base, ea, eb)
+
+
+def _degrees_of_freedom(arm: Sequence[float], base: Sequence[float], ea: float, eb: float) -> float:
+    """Welch–Satterthwaite's, from each group's squared standard error ``ea``, ``eb`` (not both 0)."""
+    na, nb = len(arm), len(base)
     if min(na, nb) == 2 and na != nb:
-        return diff, se, HSU_DF
+        return HSU_DF
     if _var(arm) == 0 or _var(base) == 0:  # one group's spread stands for both: its n - 1 df are all
-        return diff, se, float((nb if _var(arm) == 0 else na) - 1)
-    df = (ea + eb) ** 2 / (ea**2 / (na - 1) + eb**2 / (nb - 1))
-    return diff, se, df
+        return float((nb if _var(arm) == 0 else na) - 1)
+    return (ea + eb) ** 2 / (ea**2 / (na - 1) + eb**2 / (nb - 1))
 
 
 def _spreads(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float]:

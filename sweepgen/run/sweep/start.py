@@ -222,13 +222,10 @@ def search_lines(sweep_dir: Path, *, diff: bool, view: search_view.SearchView | 
     `report`, ``diff``) its config's differences from the base; nothing for any other sweep.
     ``view``: the study as the caller already loaded it (`report` reads it once)."""
     if view is None:
-        try:
-            spec = _search_spec(sweep_dir)
-        except UserError as err:
-            return [f"note: search not shown: {err.message}"]
-        if spec is None:
-            return []
-        view = search_view.load(sweep_dir, search.block(spec))
+        loaded = _loaded_view(sweep_dir)
+        if isinstance(loaded, list):
+            return loaded
+        view = loaded
     block = view.block
     lines = [*view.lines(), *_undriven(sweep_dir, view, block), *_failed_trials(view)]
     if diff and view.best is not None:
@@ -237,6 +234,16 @@ def search_lines(sweep_dir: Path, *, diff: bool, view: search_view.SearchView | 
             f"  {path}: {old!r} -> {new!r}" for path, old, new in search_view.best_diff(sweep_dir, view)
         ]
     return lines
+
+
+def _loaded_view(sweep_dir: Path) -> search_view.SearchView | list[str]:
+    """The search's study as its spec's search block reads it; else the lines to show instead
+    (none for a sweep that is no search, a note for a spec that does not load)."""
+    try:
+        spec = _search_spec(sweep_dir)
+    except UserError as err:
+        return [f"note: search not shown: {err.message}"]
+    return [] if spec is None else search_view.load(sweep_dir, search.block(spec))
 
 
 def _undriven(sweep_dir: Path, view: search_view.SearchView, block: SearchBlock) -> list[str]:
