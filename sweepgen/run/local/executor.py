@@ -504,8 +504,11 @@ class LocalExecutor(Executor):
             assert recorded is not None  # _is_end_of says so
             status = recorded
         else:
-            if recorded is not None and isinstance(recorded.ids.get("trainer_pgid"), int):
-                _signal_pgid(recorded.ids["trainer_pgid"], signal.SIGKILL)  # (it dies with its supervisor)
+            if _written_by(recorded, child):  # the trainer dies with its supervisor; its group too
+                assert recorded is not None  # _written_by says so
+                pgid = recorded.ids.get("trainer_pgid")
+                if isinstance(pgid, int) and not isinstance(pgid, bool) and pgid > 1:
+                    _signal_pgid(pgid, signal.SIGKILL)
             stopped = child.task.name in self._stops
             state, reason = run_outcome(
                 code,
@@ -606,14 +609,20 @@ def _signal_group(child: _Child, sig: signal.Signals) -> None:
     _signal_pgid(child.proc.pid, sig)
 
 
-def _is_end_of(recorded: RunStatus | None, child: _Child) -> bool:
-    """Whether the status file holds the end that ``child``'s supervisor recorded."""
+def _written_by(recorded: RunStatus | None, child: _Child) -> bool:
+    """Whether the status file was written by ``child``'s supervisor for this attempt: a status of
+    an earlier attempt (its supervisor died before writing one) names another attempt's processes,
+    whose pids may belong to anyone by now."""
     return (
         recorded is not None
-        and recorded.state in TERMINAL
         and recorded.attempt == child.status.attempt
         and recorded.ids.get("pid") == child.proc.pid
     )
+
+
+def _is_end_of(recorded: RunStatus | None, child: _Child) -> bool:
+    """Whether the status file holds the end that ``child``'s supervisor recorded."""
+    return recorded is not None and recorded.state in TERMINAL and _written_by(recorded, child)
 
 
 def _kill_trainer(child: _Child) -> None:
@@ -621,5 +630,5 @@ def _kill_trainer(child: _Child) -> None:
     with contextlib.suppress(OSError, SweepgenError):
         recorded = read_status(child.task.run_dir)
         pgid = recorded.ids.get("trainer_pgid") if recorded is not None else None
-        if isinstance(pgid, int) and recorded is not None and recorded.ids.get("pid") == child.proc.pid:
+        if isinstance(pgid, int) and not isinstance(pgid, bool) and pgid > 1 and _written_by(recorded, child):
             _signal_pgid(pgid, signal.SIGKILL)

@@ -187,16 +187,20 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     pgroup.become_subreaper()
     me = os.getpid()
+    ids = {**status.get("ids", {}), "pid": me, "pgid": os.getpgrp(), "proc_start": _proc_start(me)}
+    ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
+    # every status this supervisor writes names it (its pid), so its `sweepgen run` knows the end it
+    # finds for its own and never overwrites it (executor._is_end_of)
+    status = {**status, "ids": ids}
     try:
         setup = pgroup.in_own_group_dying_with(me)  # a preexec_fn is safe here: one thread
         trainer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, preexec_fn=setup)
     except OSError as err:
         print(f"sweepgen: could not start the run: {err}", flush=True)
         ended = {**status, "state": "failed", "exit_code": None, "ended": _utc_now()}
-        return 0 if _write(run_dir, {**ended, "reason": f"could not start: {err.strerror or err}"}) else 1
+        written = _write(run_dir, {**ended, "reason": f"could not start: {err.strerror or err}"})
+        return 0 if written else NOT_RECORDED
     stops.pgid = trainer.pid
-    ids = {**status.get("ids", {}), "pid": me, "pgid": os.getpgrp(), "proc_start": _proc_start(me)}
-    ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
     status = {**status, "ids": {**ids, "trainer_pgid": trainer.pid}}
     if stops.signal is not None:  # a stop came before the trainer existed: it gets it now
         pgroup.signal_group(trainer.pid, signal.SIGTERM)

@@ -1,0 +1,215 @@
+"""Exactly once at the edges of a start: a process dies between "decided to start" and "recorded as
+started", and the run is neither lost nor started twice, and is shown in its true state.
+
+- A run's lock taken by a starter that dies before starting the run (a `sweepgen run` SIGKILLed
+  between taking the lock and handing the run to its supervisor; a `status` probe that held the lock
+  a moment too long): a `sweepgen run` that planned the run and was waiting for that holder starts
+  it itself, once, instead of reporting a run nobody ran as failed.
+- A supervisor that could not execute the command records "could not start", and the `sweepgen run`
+  that started it keeps that end instead of overwriting it with "its supervisor ended without
+  recording the run's end".
+- A supervisor that died before writing its attempt's status leaves the earlier attempt's status on
+  disk: the process group that status names belongs to nobody of this run any more, and is never
+  signalled.
+
+Real processes throughout; a start is counted by a line the command appends (a start never recorded
+is seen); states are waited for, never slept for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from run_support import LOADED_S, make_sweep
+
+from sweepgen.run.core import runlock
+from sweepgen.run.core.base import ExecutorOptions, RunState, RunStatus, read_status, write_status
+
+# appends one line per start, then works ``sleep`` s and exits 0 (no done file)
+COUNTER = """\
+import os, sys, time, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+os.makedirs(config["output_dir"], exist_ok=True)
+with open(os.path.join(config["output_dir"], "starts.txt"), "a") as fh:
+    fh.write(f"{os.getpid()}\\n")
+time.sleep(config["fake"]["sleep"])
+"""
+
+# a stand-in for a starter that has taken a run's lock (`sweepgen run` between its flock and its
+# supervisor's start): holds the flock until killed
+HOLDER = """\
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+while True:
+    time.sleep(60)
+"""
+
+
+def _command(root: Path) -> str:
+    script = root / "counter.py"
+    script.write_text(COUNTER)
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
+
+
+def _sweepgen(root: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", *args],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _read_until(proc: subprocess.Popen[str], text: str) -> str:
+    """``proc``'s stderr lines until one holds ``text`` (a state it reached), within LOADED_S."""
+    assert proc.stderr is not None
+    seen, deadline = "", time.monotonic() + LOADED_S
+    while text not in seen:
+        assert time.monotonic() < deadline and proc.poll() is None, seen
+        if select.select([proc.stderr], [], [], 0.1)[0]:
+            seen += proc.stderr.readline()
+    return seen
+
+
+def _hold_lock(run: Path) -> subprocess.Popen[str]:
+    run.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(run / runlock.RUN_LOCK_NAME)], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def _fail_once(root: Path) -> None:
+    """r0's first attempt, really run: exit 3, recorded failed by its supervisor."""
+    failing = f"{shlex.quote(sys.executable)} -c 'import sys; sys.exit(3)' {{config}}"
+    proc = _sweepgen(root, "run", "generated/fake", "--command", failing)
+    out, err = proc.communicate(timeout=LOADED_S)
+    assert proc.returncode == 1, out + err
+    status = read_status(root / "runs" / "fake" / "r0")
+    assert status is not None and status.state is RunState.FAILED and status.exit_code == 3, status
+
+
+def _starts(run: Path) -> int:
+    path = run / "starts.txt"
+    return len(path.read_text().splitlines()) if path.is_file() else 0
+
+
+def _shown(root: Path) -> dict:
+    proc = _sweepgen(root, "status", "generated/fake", "--format", "json")
+    out, err = proc.communicate(timeout=LOADED_S)
+    (row,) = json.loads(out)
+    return row
+
+
+@pytest.mark.parametrize("before", ["never-started", "failed"])
+def test_a_run_whose_lock_holder_dies_unstarted_is_started_once_by_the_run_waiting_for_it(tmp_path, before):
+    make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
+    command = _command(tmp_path)
+    run = tmp_path / "runs" / "fake" / "r0"
+    if before == "failed":  # an earlier attempt failed: only --rerun-failed starts it again
+        _fail_once(tmp_path)
+    holder = _hold_lock(run)
+    args = ["--rerun-failed"] if before == "failed" else []
+    waiting = _sweepgen(tmp_path, "run", "generated/fake", "--command", command, *args)
+    seen = _read_until(waiting, "waiting for 1 run(s)")  # it planned the run and follows its holder
+    holder.send_signal(signal.SIGKILL)  # the holder dies before it started anything
+    holder.communicate()
+    out, err = waiting.communicate(timeout=LOADED_S)
+    assert waiting.returncode == 0 and "Traceback" not in err, out + seen + err
+    assert "r0: finished" in out, out
+    assert _starts(run) == 1
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED, status
+    assert status.attempt == (2 if before == "failed" else 1), status
+    assert _shown(tmp_path)["state"] == "FINISHED"
+
+
+def test_a_failed_run_let_go_unstarted_is_not_retried_without_rerun_failed_and_shown_failed(tmp_path):
+    make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
+    command = _command(tmp_path)
+    run = tmp_path / "runs" / "fake" / "r0"
+    _fail_once(tmp_path)
+    holder = _hold_lock(run)
+    waiting = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+    seen = _read_until(waiting, "waiting for 1 run(s)")
+    holder.send_signal(signal.SIGKILL)
+    holder.communicate()
+    out, err = waiting.communicate(timeout=LOADED_S)
+    # its own earlier failure, with the hint: not "ended elsewhere", not started behind the user's back
+    assert waiting.returncode == 1 and "Traceback" not in err, out + seen + err
+    assert "--rerun-failed" in err and "ended elsewhere" not in out + err, out + err
+    assert _starts(run) == 0
+    row = _shown(tmp_path)
+    assert row["state"] == "FAILED" and row["reason"] == "exit code 3", row
+
+
+def test_a_command_that_cannot_be_executed_is_recorded_with_the_supervisors_reason(tmp_path):
+    make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
+    script = tmp_path / "bad.sh"
+    script.write_text("#!/nonexistent/interpreter\nexit 0\n")  # found and executable; exec fails
+    script.chmod(0o755)
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", f"{script} {{config}}")
+    out, err = proc.communicate(timeout=LOADED_S)
+    assert proc.returncode == 1 and "Traceback" not in err, out + err
+    status = read_status(tmp_path / "runs" / "fake" / "r0")
+    assert status is not None and status.state is RunState.FAILED, status
+    assert status.reason == "could not start: No such file or directory", status
+    assert status.exit_code is None and "supervisor" not in out, out
+    row = _shown(tmp_path)
+    assert row["state"] == "FAILED" and row["reason"] == status.reason, row
+
+
+def test_a_supervisor_dead_before_its_status_never_signals_the_group_an_earlier_attempt_named(
+    tmp_path, monkeypatch
+):
+    """The status file still holds attempt 1 (its supervisor and trainer group long gone, the group's
+    number now another process's): the end of attempt 2 is recorded without signalling it."""
+    from sweepgen.run.core.tasks import load_sweep, parse_command
+    from sweepgen.run.local.executor import LocalExecutor, _Child
+
+    make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
+    monkeypatch.chdir(tmp_path)
+    sweep = load_sweep(Path("generated/fake"), command=parse_command(_command(tmp_path)))
+    (task,) = sweep.tasks
+    task.run_dir.mkdir(parents=True)
+    # an unrelated process group that now has the number attempt 1's trainer group had
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    old = RunStatus(RunState.FAILED, "local", attempt=1, ids={"pid": dead.pid, "trainer_pgid": victim.pid})
+    write_status(task.run_dir, old)
+    # attempt 2's supervisor, SIGKILLed before it wrote its status
+    supervisor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    supervisor.kill()
+    supervisor.wait()
+    ex = LocalExecutor(ExecutorOptions(sweep_dir=sweep.dir, lock=sweep.lock))
+    lock_fd = runlock.acquire(task.run_dir)
+    assert lock_fd is not None
+    attempt = RunStatus(RunState.RUNNING, "local", attempt=2, ids={"pid": supervisor.pid})
+    log = open(task.run_dir / "run.log", "ab")  # noqa: SIM115 - _finish closes it
+    try:
+        ex._finish(_Child(task, supervisor, log, None, attempt, lock_fd), supervisor.returncode)
+    finally:
+        # a SIGKILL sent before (by _finish) wins over this SIGTERM, whenever the victim is scheduled
+        victim.terminate()
+        victim.wait()
+    assert victim.returncode == -signal.SIGTERM, "an earlier attempt's process group was SIGKILLed"
+    status = read_status(task.run_dir)
+    assert status is not None and status.state is RunState.FAILED and status.attempt == 2, status
+    assert "killed by SIGKILL" in (status.reason or ""), status
+    assert not runlock.is_held(task.run_dir)
