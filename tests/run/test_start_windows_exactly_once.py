@@ -213,3 +213,44 @@ def test_a_supervisor_dead_before_its_status_never_signals_the_group_an_earlier_
     assert status is not None and status.state is RunState.FAILED and status.attempt == 2, status
     assert "killed by SIGKILL" in (status.reason or ""), status
     assert not runlock.is_held(task.run_dir)
+
+
+def test_a_run_recorded_running_before_a_reboot_is_lost_even_where_its_pid_and_start_time_recur(tmp_path):
+    """After a reboot pids and start times count again from the boot: a process of now may have the
+    very pid and start time a supervisor had then. The boot id tells them apart: the run is lost
+    (FAILED), not running, and `run --rerun-failed` starts it once instead of waiting forever."""
+    from sweepgen.run.core.base import this_host
+    from sweepgen.run.local import liveness
+
+    if not Path("/proc/sys/kernel/random/boot_id").is_file():
+        pytest.skip("no boot id here (/proc/sys/kernel/random/boot_id)")
+    make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
+    command = _command(tmp_path)
+    run = tmp_path / "runs" / "fake" / "r0"
+    run.mkdir(parents=True)
+    # the process that now has the pid and start time the supervisor had before the reboot
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    try:
+        ids = {
+            "host": this_host(),
+            "pid": other.pid,
+            "pgid": other.pid,
+            "proc_start": liveness.proc_start_ticks(other.pid),
+            "boot_id": "00000000-0000-4000-8000-000000000000",  # the boot before this one
+            "trainer_pgid": other.pid,
+            "stop_timeout_s": 60.0,
+        }
+        write_status(
+            run, RunStatus(RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", ids=ids)
+        )
+        row = _shown(tmp_path)
+        assert row["state"] == "FAILED" and "lost" in row["reason"], row
+        again = _sweepgen(tmp_path, "run", "generated/fake", "--command", command, "--rerun-failed")
+        out, err = again.communicate(timeout=LOADED_S)
+        assert again.returncode == 0 and "Traceback" not in err, out + err
+        assert other.poll() is None, "the process of now was signalled"
+    finally:
+        other.kill()
+        other.wait()
+    assert _starts(run) == 1
+    assert _shown(tmp_path)["state"] == "FINISHED"

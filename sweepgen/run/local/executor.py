@@ -408,6 +408,7 @@ class LocalExecutor(Executor):
             "pid": proc.pid,
             "pgid": proc.pid,
             "proc_start": liveness.proc_start_ticks(proc.pid),
+            "boot_id": liveness.boot_id(),
         }
         status = replace(status, ids=ids)
         # registered before anything else can raise (a Ctrl-C now must still find it to stop it)

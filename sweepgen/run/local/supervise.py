@@ -49,6 +49,7 @@ NOT_RECORDED = 75  # EX_TEMPFAIL: the end could not be written
 # proves a process to be a run's supervisor (liveness.supervises) where its command line cannot
 # (a supervisor forked from a `sweepgen run` whose command line was too short to rewrite)
 COMM = "sweepgen-superv"
+BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
 
@@ -109,6 +110,16 @@ def _proc_start(pid: int) -> int | None:
     except OSError:
         return None
     return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def boot_id() -> str | None:
+    """This boot's id (Linux): a status written before the machine restarted names processes that
+    are all gone, whatever process now has their pid and start time (both count from the boot)."""
+    try:
+        with open(BOOT_ID_FILE, encoding="ascii") as fh:
+            return fh.read(64).strip() or None
+    except (OSError, ValueError):
+        return None
 
 
 def _write(run_dir: Path, status: dict[str, Any]) -> bool:
@@ -188,6 +199,7 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
     pgroup.become_subreaper()
     me = os.getpid()
     ids = {**status.get("ids", {}), "pid": me, "pgid": os.getpgrp(), "proc_start": _proc_start(me)}
+    ids["boot_id"] = boot_id()  # a pid and start time name this process only until the next boot
     ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
     # every status this supervisor writes names it (its pid), so its `sweepgen run` knows the end it
     # finds for its own and never overwrites it (executor._is_end_of)
