@@ -53,7 +53,7 @@ from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local import forked, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
-from sweepgen.run.local.supervise import NOT_RECORDED
+from sweepgen.run.local.supervise import NOT_RECORDED, boot_id
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
@@ -408,7 +408,7 @@ class LocalExecutor(Executor):
             "pid": proc.pid,
             "pgid": proc.pid,
             "proc_start": liveness.proc_start_ticks(proc.pid),
-            "boot_id": liveness.boot_id(),
+            "boot_id": boot_id(),
         }
         status = replace(status, ids=ids)
         # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
