@@ -254,3 +254,65 @@ def test_a_run_recorded_running_before_a_reboot_is_lost_even_where_its_pid_and_s
         other.wait()
     assert _starts(run) == 1
     assert _shown(tmp_path)["state"] == "FINISHED"
+
+
+# appends one line per start, writes its pid, waits for the file ``release`` names, exits 0
+WAITER = """\
+import os, sys, time, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+os.makedirs(config["output_dir"], exist_ok=True)
+with open(os.path.join(config["output_dir"], "starts.txt"), "a") as fh:
+    fh.write(f"{os.getpid()}\\n")
+while not os.path.exists(config["fake"]["release"]):
+    time.sleep(0.02)
+"""
+
+
+def _process_state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def _wait_until(what: str, done) -> None:
+    deadline = time.monotonic() + LOADED_S
+    while not done():
+        assert time.monotonic() < deadline, f"{what} never happened"
+        time.sleep(0.02)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_a_stop_that_comes_after_the_trainer_exited_leaves_the_run_finished(tmp_path):
+    """The trainer exits 0 (no done file: exit 0 is the proof) and only then, before its supervisor
+    has recorded the end, `kill PID` of the supervisor comes: the run finished, and is recorded and
+    shown finished, not cancelled (which `--rerun-failed` would run a second time)."""
+    release = tmp_path / "release"
+    make_sweep(tmp_path, {"r0": {"release": str(release)}})
+    script = tmp_path / "waiter.py"
+    script.write_text(WAITER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
+    run = tmp_path / "runs" / "fake" / "r0"
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+
+    def recorded_running() -> RunStatus | None:
+        status = read_status(run) if run.is_dir() else None
+        return status if status is not None and "trainer_pgid" in status.ids and _starts(run) else None
+
+    _wait_until("the run's start", lambda: recorded_running() is not None or proc.poll() is not None)
+    status = recorded_running()
+    assert status is not None, proc.communicate()
+    supervisor, trainer = int(status.ids["pid"]), int(status.ids["trainer_pgid"])
+    os.kill(supervisor, signal.SIGSTOP)  # held between the trainer's exit and the record of its end
+    try:
+        release.touch()
+        _wait_until("the trainer's exit", lambda: _process_state(trainer) in ("Z", None))
+        os.kill(supervisor, signal.SIGTERM)  # the stop comes after the exit
+    finally:
+        os.kill(supervisor, signal.SIGCONT)
+    out, err = proc.communicate(timeout=LOADED_S)
+    assert proc.returncode == 0 and "Traceback" not in err, out + err
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED and status.exit_code == 0, status
+    assert _shown(tmp_path)["state"] == "FINISHED"
+    assert _starts(run) == 1

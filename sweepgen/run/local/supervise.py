@@ -73,12 +73,25 @@ class _Stops:
         return self.signal is not None or self.timed_out
 
     def on_signal(self, signum: int, frame: object) -> None:
+        if self.trainer_ended():
+            # the stop came after the trainer had exited (while its end was being recorded): too
+            # late to stop anything, so it does not turn a finished run into a cancelled one
+            return
         if self.stopped:  # asked again: stop waiting for it
             self.kill_at = time.monotonic()
         else:
             self.signal = signum
             self._terminate()
         self.act()
+
+    def trainer_ended(self) -> bool:
+        """Whether the trainer has exited (reaped or not; never reaped here)."""
+        if self.pgid is None or not hasattr(os, "waitid"):
+            return False
+        try:
+            return os.waitid(os.P_PID, self.pgid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:  # reaped already
+            return True
 
     def _terminate(self) -> None:
         self.kill_at = time.monotonic() + self.stop_timeout_s
