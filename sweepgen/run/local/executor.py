@@ -505,11 +505,9 @@ class LocalExecutor(Executor):
             assert recorded is not None  # _is_end_of says so
             status = recorded
         else:
-            if _written_by(recorded, child):  # the trainer dies with its supervisor; its group too
-                assert recorded is not None  # _written_by says so
-                pgid = recorded.ids.get("trainer_pgid")
-                if isinstance(pgid, int) and not isinstance(pgid, bool) and pgid > 1:
-                    _signal_pgid(pgid, signal.SIGKILL)
+            pgid = _trainer_group(recorded, child)
+            if pgid is not None:  # the trainer dies with its supervisor; its group too
+                _signal_pgid(pgid, signal.SIGKILL)
             stopped = child.task.name in self._stops
             state, reason = run_outcome(
                 code,
@@ -626,10 +624,18 @@ def _is_end_of(recorded: RunStatus | None, child: _Child) -> bool:
     return recorded is not None and recorded.state in TERMINAL and _written_by(recorded, child)
 
 
+def _trainer_group(recorded: RunStatus | None, child: _Child) -> int | None:
+    """The trainer's group as ``child``'s supervisor recorded it for this attempt; None when the
+    status is not its (an earlier attempt's group number may be anyone's by now) or names none."""
+    if recorded is None or not _written_by(recorded, child):
+        return None
+    pgid = recorded.ids.get("trainer_pgid")
+    return pgid if isinstance(pgid, int) and not isinstance(pgid, bool) and pgid > 1 else None
+
+
 def _kill_trainer(child: _Child) -> None:
     """SIGKILL the trainer's group, found in the status its supervisor wrote."""
     with contextlib.suppress(OSError, SweepgenError):
-        recorded = read_status(child.task.run_dir)
-        pgid = recorded.ids.get("trainer_pgid") if recorded is not None else None
-        if isinstance(pgid, int) and not isinstance(pgid, bool) and pgid > 1 and _written_by(recorded, child):
+        pgid = _trainer_group(read_status(child.task.run_dir), child)
+        if pgid is not None:
             _signal_pgid(pgid, signal.SIGKILL)

@@ -138,21 +138,42 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     result = RunResult(0, decisions, {}, opts)
     faults: list[str] = []
     interrupted = _start_all(ex, to_start, display, result, gpu_ids, faults)
-    while not interrupted and waiting and not faults:
+    if not interrupted and waiting:
+        again = _Again(request.rerun_failed, lambda: make_executor(executor, options), gpu_ids, faults)
+        interrupted = _follow_and_start_again(again, display, result)
+    result.code = _finish(request, result, interrupted, faults)
+    return result
+
+
+@dataclass(frozen=True)
+class _Again:
+    """What starting runs again takes: the plan's --rerun-failed, a fresh executor, the GPUs, and
+    the faults of every executor so far."""
+
+    rerun_failed: bool
+    executor: Callable[[], Executor]
+    gpu_ids: Sequence[str]
+    faults: list[str]
+
+
+def _follow_and_start_again(again: _Again, display: Display, result: RunResult) -> bool:
+    """Follow the runs held elsewhere; those whose holder let them go without starting them (a
+    `sweepgen run` killed before its run started, a `status` that held the lock for a moment) are
+    this command's to decide: planned again, and started when the plan says so. True when
+    interrupted."""
+    while not again.faults:
         interrupted, let_go = _wait_elsewhere(result.decisions, display, result)
         if interrupted or not let_go:
-            break
-        # whoever held them let go without starting them (a `sweepgen run` killed before its run
-        # started, a `status` that held the lock for a moment): they are this command's to decide
+            return interrupted
         display.note(
             f"{len(let_go)} run(s) let go unstarted by whoever held them, planned again here: "
             + ", ".join(d.task.name for d in let_go)
         )
-        again = _replan(result, let_go, request.rerun_failed)
-        ex = make_executor(executor, options)
-        interrupted = _start_all(ex, [d.task for d in again if d.start], display, result, gpu_ids, faults)
-    result.code = _finish(request, result, interrupted, faults)
-    return result
+        replanned = _replan(result, let_go, again.rerun_failed)
+        to_start = [d.task for d in replanned if d.start]
+        if _start_all(again.executor(), to_start, display, result, again.gpu_ids, again.faults):
+            return True
+    return False
 
 
 def _start_all(
