@@ -18,6 +18,7 @@ is seen); states are waited for, never slept for.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -316,3 +317,67 @@ def test_a_stop_that_comes_after_the_trainer_exited_leaves_the_run_finished(tmp_
     assert status is not None and status.state is RunState.FINISHED and status.exit_code == 0, status
     assert _shown(tmp_path)["state"] == "FINISHED"
     assert _starts(run) == 1
+
+
+def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path):
+    """`sweepgen cancel --only r0` between a starter taking r0's lock and its supervisor recording
+    `running` (the test is that starter: it holds the lock and hands the run to a real supervisor
+    only once the cancel has seen the start under way): the run is cancelled, not left to train on
+    after a cancel that said it had nothing to cancel."""
+    from sweepgen.run.core.base import this_host
+    from sweepgen.run.core.tasks import load_sweep, parse_command
+
+    make_sweep(tmp_path, {"r0": {"sleep": 600.0}})
+    command = _command(tmp_path)
+    (task,) = load_sweep(tmp_path / "generated" / "fake", command=parse_command(command)).tasks
+    run = tmp_path / "runs" / "fake" / "r0"
+    run.mkdir(parents=True)
+    lock_fd = runlock.acquire(run)
+    assert lock_fd is not None
+    job_read, job_write = os.pipe()
+    with open(run / "run.log", "ab") as log:
+        supervisor = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "sweepgen.run.local.supervise",
+                str(lock_fd),
+                str(job_read),
+                "--",
+                *task.argv,
+            ],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(lock_fd, job_read),
+            start_new_session=True,
+        )
+    os.close(job_read)
+    runlock.release(lock_fd)  # the supervisor holds the run's lock now, as a started run's does
+    try:
+        cancel = _sweepgen(tmp_path, "cancel", "generated/fake", "--only", "r0")
+        seen = _read_until(cancel, "waiting for the start of r0")
+        started = RunStatus(
+            RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", done_file=None
+        )
+        job = {
+            "run_dir": "runs/fake/r0",
+            "status": {k: v for k, v in started.to_json().items() if k != "ids"}
+            | {"ids": {"host": this_host()}},
+            "stop_timeout_s": 5.0,
+            "time_limit_s": None,
+        }
+        with os.fdopen(job_write, "wb") as pipe:  # the start goes on: the run is handed over
+            pipe.write(json.dumps(job).encode())
+        out, err = cancel.communicate(timeout=LOADED_S)
+        assert cancel.returncode == 0 and "cancelled 1 run(s)" in out, out + seen + err
+        assert supervisor.wait(timeout=LOADED_S) == 0
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(supervisor.pid, signal.SIGKILL)
+        supervisor.wait()
+    status = read_status(run)
+    assert status is not None and status.state is RunState.CANCELLED, status
+    assert _starts(run) <= 1 and not runlock.is_held(run)
+    assert _shown(tmp_path)["state"] == "CANCELLED"
