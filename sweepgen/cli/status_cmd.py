@@ -94,9 +94,9 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     # sweepgen.run loads when the command runs, not for --help
     from sweepgen.run.sweep.watch import cancel as cancel_sweep
 
-    outcome = cancel_sweep(sweep_dir, only)
-    _found_under(outcome.under)
     out, err = _console.stdout(), _console.stderr()
+    outcome = cancel_sweep(sweep_dir, only, say=lambda line: err.print(line, markup=False, highlight=False))
+    _found_under(outcome.under)
     if outcome.search_stopped:
         out.print(
             "the search was asked to stop: its `sweepgen run` asks no new trial and leaves the trials "

@@ -53,7 +53,7 @@ from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local import forked, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
-from sweepgen.run.local.supervise import NOT_RECORDED
+from sweepgen.run.local.supervise import NOT_RECORDED, boot_id
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
@@ -408,6 +408,7 @@ class LocalExecutor(Executor):
             "pid": proc.pid,
             "pgid": proc.pid,
             "proc_start": liveness.proc_start_ticks(proc.pid),
+            "boot_id": boot_id(),
         }
         status = replace(status, ids=ids)
         # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
@@ -504,8 +505,9 @@ class LocalExecutor(Executor):
             assert recorded is not None  # _is_end_of says so
             status = recorded
         else:
-            if recorded is not None and isinstance(recorded.ids.get("trainer_pgid"), int):
-                _signal_pgid(recorded.ids["trainer_pgid"], signal.SIGKILL)  # (it dies with its supervisor)
+            pgid = _trainer_group(recorded, child)
+            if pgid is not None:  # the trainer dies with its supervisor; its group too
+                _signal_pgid(pgid, signal.SIGKILL)
             stopped = child.task.name in self._stops
             state, reason = run_outcome(
                 code,
@@ -606,20 +608,34 @@ def _signal_group(child: _Child, sig: signal.Signals) -> None:
     _signal_pgid(child.proc.pid, sig)
 
 
-def _is_end_of(recorded: RunStatus | None, child: _Child) -> bool:
-    """Whether the status file holds the end that ``child``'s supervisor recorded."""
+def _written_by(recorded: RunStatus | None, child: _Child) -> bool:
+    """Whether the status file was written by ``child``'s supervisor for this attempt: a status of
+    an earlier attempt (its supervisor died before writing one) names another attempt's processes,
+    whose pids may belong to anyone by now."""
     return (
         recorded is not None
-        and recorded.state in TERMINAL
         and recorded.attempt == child.status.attempt
         and recorded.ids.get("pid") == child.proc.pid
     )
 
 
+def _is_end_of(recorded: RunStatus | None, child: _Child) -> bool:
+    """Whether the status file holds the end that ``child``'s supervisor recorded."""
+    return recorded is not None and recorded.state in TERMINAL and _written_by(recorded, child)
+
+
+def _trainer_group(recorded: RunStatus | None, child: _Child) -> int | None:
+    """The trainer's group as ``child``'s supervisor recorded it for this attempt; None when the
+    status is not its (an earlier attempt's group number may be anyone's by now) or names none."""
+    if recorded is None or not _written_by(recorded, child):
+        return None
+    pgid = recorded.ids.get("trainer_pgid")
+    return pgid if isinstance(pgid, int) and not isinstance(pgid, bool) and pgid > 1 else None
+
+
 def _kill_trainer(child: _Child) -> None:
     """SIGKILL the trainer's group, found in the status its supervisor wrote."""
     with contextlib.suppress(OSError, SweepgenError):
-        recorded = read_status(child.task.run_dir)
-        pgid = recorded.ids.get("trainer_pgid") if recorded is not None else None
-        if isinstance(pgid, int) and recorded is not None and recorded.ids.get("pid") == child.proc.pid:
+        pgid = _trainer_group(read_status(child.task.run_dir), child)
+        if pgid is not None:
             _signal_pgid(pgid, signal.SIGKILL)

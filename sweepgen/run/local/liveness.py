@@ -1,6 +1,7 @@
 """Whether a local run's supervisor is alive, and asking it to stop its run from any process of
 this machine: the supervisor is the very process a status file names only if its pid exists and
-started at the time recorded (a recycled pid belongs to another process), and it stops and records
+started at the time recorded in this boot of the machine (a recycled pid belongs to another process;
+after a reboot pids and start times count again from the start), and it stops and records
 its run only if it wrote that status (a trainer group recorded beside its pid).
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from sweepgen.run.core import runlock, stop_request
 from sweepgen.run.core.base import RunStatus, this_host
-from sweepgen.run.local.supervise import COMM
+from sweepgen.run.local.supervise import COMM, boot_id
 
 EXECUTOR = "local"  # LocalExecutor.name
 
@@ -25,6 +26,9 @@ def supervisor_alive(status: RunStatus) -> bool:
         return True  # cannot look at another machine: assume it runs rather than start it twice
     if not isinstance(pid, int):
         return False
+    recorded, now = status.ids.get("boot_id"), boot_id()
+    if recorded is not None and now is not None and recorded != now:
+        return False  # the machine restarted since: a process of now only has the pid and start time
     started = proc_start_ticks(pid)
     if started is None:
         return False

@@ -49,6 +49,7 @@ NOT_RECORDED = 75  # EX_TEMPFAIL: the end could not be written
 # proves a process to be a run's supervisor (liveness.supervises) where its command line cannot
 # (a supervisor forked from a `sweepgen run` whose command line was too short to rewrite)
 COMM = "sweepgen-superv"
+BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
 
@@ -72,12 +73,25 @@ class _Stops:
         return self.signal is not None or self.timed_out
 
     def on_signal(self, signum: int, frame: object) -> None:
+        if self.trainer_ended():
+            # the stop came after the trainer had exited (while its end was being recorded): too
+            # late to stop anything, so it does not turn a finished run into a cancelled one
+            return
         if self.stopped:  # asked again: stop waiting for it
             self.kill_at = time.monotonic()
         else:
             self.signal = signum
             self._terminate()
         self.act()
+
+    def trainer_ended(self) -> bool:
+        """Whether the trainer has exited (reaped or not; never reaped here)."""
+        if self.pgid is None or not hasattr(os, "waitid"):
+            return False
+        try:
+            return os.waitid(os.P_PID, self.pgid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:  # reaped already
+            return True
 
     def _terminate(self) -> None:
         self.kill_at = time.monotonic() + self.stop_timeout_s
@@ -109,6 +123,16 @@ def _proc_start(pid: int) -> int | None:
     except OSError:
         return None
     return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def boot_id() -> str | None:
+    """This boot's id (Linux): a status written before the machine restarted names processes that
+    are all gone, whatever process now has their pid and start time (both count from the boot)."""
+    try:
+        with open(BOOT_ID_FILE, encoding="ascii") as fh:
+            return fh.read(64).strip() or None
+    except (OSError, ValueError):
+        return None
 
 
 def _write(run_dir: Path, status: dict[str, Any]) -> bool:
@@ -187,16 +211,21 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     pgroup.become_subreaper()
     me = os.getpid()
+    ids = {**status.get("ids", {}), "pid": me, "pgid": os.getpgrp(), "proc_start": _proc_start(me)}
+    ids["boot_id"] = boot_id()  # a pid and start time name this process only until the next boot
+    ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
+    # every status this supervisor writes names it (its pid), so its `sweepgen run` knows the end it
+    # finds for its own and never overwrites it (executor._is_end_of)
+    status = {**status, "ids": ids}
     try:
         setup = pgroup.in_own_group_dying_with(me)  # a preexec_fn is safe here: one thread
         trainer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, preexec_fn=setup)
     except OSError as err:
         print(f"sweepgen: could not start the run: {err}", flush=True)
         ended = {**status, "state": "failed", "exit_code": None, "ended": _utc_now()}
-        return 0 if _write(run_dir, {**ended, "reason": f"could not start: {err.strerror or err}"}) else 1
+        written = _write(run_dir, {**ended, "reason": f"could not start: {err.strerror or err}"})
+        return 0 if written else NOT_RECORDED
     stops.pgid = trainer.pid
-    ids = {**status.get("ids", {}), "pid": me, "pgid": os.getpgrp(), "proc_start": _proc_start(me)}
-    ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
     status = {**status, "ids": {**ids, "trainer_pgid": trainer.pid}}
     if stops.signal is not None:  # a stop came before the trainer existed: it gets it now
         pgroup.signal_group(trainer.pid, signal.SIGTERM)

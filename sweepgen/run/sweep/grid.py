@@ -59,6 +59,9 @@ POLL_S = 0.5
 ELSEWHERE_POLL_S = 1.0
 LOG_TAIL_LINES = 20
 INTERRUPTED = 130
+# a run followed elsewhere whose lock was let go without it being started (its status is the one
+# planned): this `run` plans it again
+LET_GO = "not started: whoever held its lock let it go without starting it"
 
 
 @dataclass(frozen=True)
@@ -133,14 +136,72 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
         return RunResult(0, decisions, {}, opts, describe=lines)
     sweep_state.write(request.sweep_dir, opts)
     result = RunResult(0, decisions, {}, opts)
-    with contextlib.ExitStack() as daemon:
-        if to_start and opts.mps:
-            _start_mps(daemon, ex, gpu_ids, result)
-        interrupted = _run_started(ex, decisions, to_start, display, result)
+    faults: list[str] = []
+    interrupted = _start_all(ex, to_start, display, result, gpu_ids, faults)
     if not interrupted and waiting:
-        interrupted = _wait_elsewhere(decisions, display, result)
-    result.code = _finish(request, result, interrupted, ex)
+        again = _Again(request.rerun_failed, lambda: make_executor(executor, options), gpu_ids, faults)
+        interrupted = _follow_and_start_again(again, display, result)
+    result.code = _finish(request, result, interrupted, faults)
     return result
+
+
+@dataclass(frozen=True)
+class _Again:
+    """What starting runs again takes: the plan's --rerun-failed, a fresh executor, the GPUs, and
+    the faults of every executor so far."""
+
+    rerun_failed: bool
+    executor: Callable[[], Executor]
+    gpu_ids: Sequence[str]
+    faults: list[str]
+
+
+def _follow_and_start_again(again: _Again, display: Display, result: RunResult) -> bool:
+    """Follow the runs held elsewhere; those whose holder let them go without starting them (a
+    `sweepgen run` killed before its run started, a `status` that held the lock for a moment) are
+    this command's to decide: planned again, and started when the plan says so. True when
+    interrupted."""
+    while not again.faults:
+        interrupted, let_go = _wait_elsewhere(result.decisions, display, result)
+        if interrupted or not let_go:
+            return interrupted
+        display.note(
+            f"{len(let_go)} run(s) let go unstarted by whoever held them, planned again here: "
+            + ", ".join(d.task.name for d in let_go)
+        )
+        replanned = _replan(result, let_go, again.rerun_failed)
+        to_start = [d.task for d in replanned if d.start]
+        if _start_all(again.executor(), to_start, display, result, again.gpu_ids, again.faults):
+            return True
+    return False
+
+
+def _start_all(
+    ex: Executor,
+    to_start: list[RunTask],
+    display: Display,
+    result: RunResult,
+    gpu_ids: Sequence[str],
+    faults: list[str],
+) -> bool:
+    """Start ``to_start`` with ``ex`` (and the sweep's MPS daemon where asked for) and follow them
+    to their end; True when interrupted. ``ex``'s faults are added to ``faults``."""
+    with contextlib.ExitStack() as daemon:
+        if to_start and result.options.mps:
+            _start_mps(daemon, ex, gpu_ids, result)
+        interrupted = _run_started(ex, result.decisions, to_start, display, result)
+    faults.extend(ex.faults)
+    return interrupted
+
+
+def _replan(result: RunResult, let_go: Sequence[Decision], rerun_failed: bool) -> list[Decision]:
+    """The runs ``let_go`` planned again, replacing their decisions and whatever was seen of them."""
+    again = plan([d.task for d in let_go], rerun_failed=rerun_failed, is_alive=status_is_alive)
+    by_name = {d.task.name: d for d in again}
+    result.decisions = [by_name.get(d.task.name, d) for d in result.decisions]
+    for name in by_name:
+        result.live.pop(name, None)
+    return again
 
 
 def _selected(request: RunRequest, opts: RunOptions, executor: str) -> tuple[Sweep, list[RunTask]]:
@@ -190,11 +251,14 @@ def _start_mps(daemon: contextlib.ExitStack, ex: Executor, gpu_ids: Sequence[str
     daemon.callback(lambda: result.notes.extend(f"warning: {w}" for w in session.warnings))
 
 
-def _wait_elsewhere(decisions: Sequence[Decision], display: Display, result: RunResult) -> bool:
-    """Follow the runs another `sweepgen run` is running; True when interrupted (they run on)."""
+def _wait_elsewhere(
+    decisions: Sequence[Decision], display: Display, result: RunResult
+) -> tuple[bool, list[Decision]]:
+    """Follow the runs another `sweepgen run` is running; True when interrupted (they run on), and
+    the runs whose holder let them go without starting them."""
     elsewhere = [d for d in decisions if _elsewhere(d, result.live)]
     if not elsewhere:
-        return False
+        return False, []
     display.note(
         f"waiting for {len(elsewhere)} run(s) another `sweepgen run` is running: "
         + ", ".join(d.task.name for d in elsewhere)
@@ -203,8 +267,8 @@ def _wait_elsewhere(decisions: Sequence[Decision], display: Display, result: Run
         with stop_signals_raise_interrupt():
             result.live.update(_follow_elsewhere(elsewhere, display, status_is_alive))
     except KeyboardInterrupt:
-        return True  # they are not ours to stop: they run on under their own `run`
-    return False
+        return True, []  # they are not ours to stop: they run on under their own `run`
+    return False, [d for d in elsewhere if result.live[d.task.name].reason == LET_GO]
 
 
 def _gpu_options(opts: RunOptions, executor: str) -> tuple[tuple[str, ...], int]:
@@ -231,13 +295,13 @@ def _run_started(
         with stop_signals_raise_interrupt():
             ex.start(to_start, {d.task.name: d.previous for d in decisions if d.start})
             if ex.options.wait is False:
-                result.live = ex.poll()
+                result.live.update(ex.poll())
                 result.submitted = True
             else:
-                result.live = _follow(ex, decisions, display)
+                result.live.update(_follow(ex, decisions, display))
     except KeyboardInterrupt:
         stop_gracefully(ex, display)
-        result.live = ex.poll()
+        result.live.update(ex.poll())
         return True
     except BaseException:
         # anything else (a bug): never leave started children running unwatched. Slurm jobs run
@@ -291,7 +355,7 @@ def _follow_elsewhere(
                 out[d.task.name] = _elsewhere_status(d, is_alive)
             _say_changes(out, seen, progress)
             progress.update(out)
-            if all(s.state in TERMINAL for s in out.values()):
+            if all(s.state in TERMINAL or s.reason == LET_GO for s in out.values()):
                 return out
             time.sleep(ELSEWHERE_POLL_S)
 
@@ -303,6 +367,8 @@ def _elsewhere_status(d: Decision, is_alive: Callable[[RunStatus], bool]) -> Run
     executor = status.executor if status is not None else "local"
     if runlock.is_held(run_dir) and state not in (RunState.FINISHED,):
         return replace(status, state=RunState.RUNNING) if status else RunStatus(RunState.RUNNING, executor)
+    if _let_go(d, status, state, is_alive):
+        return RunStatus(RunState.PENDING, executor, reason=LET_GO)
     if state is None:
         return RunStatus(RunState.FAILED, executor, reason="ended elsewhere without recording anything")
     if state in (RunState.PENDING, RunState.RUNNING):
@@ -316,6 +382,15 @@ def _elsewhere_status(d: Decision, is_alive: Callable[[RunStatus], bool]) -> Run
     return replace(base, state=state, reason=reason if reason is not None else base.reason)
 
 
+def _let_go(
+    d: Decision, status: RunStatus | None, state: RunState | None, is_alive: Callable[[RunStatus], bool]
+) -> bool:
+    """Its lock is free and its status is still the one the plan saw, with nothing alive behind it:
+    whoever held the lock let it go without starting the run."""
+    untouched = status == d.previous and state is not RunState.FINISHED
+    return untouched and not (status is not None and is_alive(status))
+
+
 def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, str]:
     """The state to report for a run at the end, and why."""
     status = live.get(d.task.name)
@@ -326,12 +401,12 @@ def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, s
     return d.state, d.reason
 
 
-def _finish(request: RunRequest, result: RunResult, interrupted: bool, ex: Executor) -> int:
+def _finish(request: RunRequest, result: RunResult, interrupted: bool, faults: Sequence[str]) -> int:
     rerun = result.options.command_line(request.sweep_dir, "--rerun-failed")
     states = {d.task.name: final_state(d, result.live)[0] for d in result.decisions}
     _note_failed(result, states)
-    if ex.faults:
-        result.errors.extend(ex.faults)
+    if faults:
+        result.errors.extend(faults)
         result.notes.append(
             "hint: sweepgen could not keep its records (full or read-only disk?); the runs it had "
             "started were followed to their end and no other run was started. Free space, then "

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sweepgen.errors import UserError
-from sweepgen.run.core import registry, sweep_state
+from sweepgen.run.core import registry, runlock, sweep_state
 from sweepgen.run.core.base import RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
@@ -23,6 +23,10 @@ from sweepgen.run.sweep.start import search_failed
 from sweepgen.run.sweep.status import collect, problems
 
 FOLLOW_POLL_S = 2.0
+# how long `cancel` waits for a run whose start is under way (its lock taken, `running` not yet
+# recorded) to be recorded started, so it is cancelled instead of left to run
+STARTING_WAIT_S = 30.0
+STARTING_POLL_S = 0.05
 CANCELLED_BY_COMMAND = "cancelled by `sweepgen cancel`; resume with --rerun-failed"
 
 
@@ -124,7 +128,9 @@ def status(
     return StatusOutcome(views, located.under, warnings, failed)
 
 
-def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
+def cancel(
+    sweep_dir: Path, only: Sequence[str] = (), say: Callable[[str], None] | None = None
+) -> CancelOutcome:
     """Stop the sweep's queued and running runs, whichever executor runs them and whether or not
     the `sweepgen run` that started them lives, and return once each has ended and recorded its end
     (cancelled). Runs no executor can reach from here (a process on another machine) are returned
@@ -136,7 +142,7 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
         # before any run is stopped: the search's controller then reads a cancelled trial as the
         # search stopping, never as a failed trial to replace with a new one
         search_stop.request(stopped)
-    views = collect(located.tasks)
+    views = _after_starts(located.tasks, collect(located.tasks), say)
     by_executor = _live_by_executor(views)
     unreachable: set[str] = set()
     for executor, runs in by_executor.items():
@@ -150,6 +156,28 @@ def cancel(sweep_dir: Path, only: Sequence[str] = ()) -> CancelOutcome:
     cancelled = sum(len(runs) for runs in by_executor.values()) - len(unreachable)
     resume = _resume_line(sweep_dir, by_executor, searched=search is not None)
     return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped is not None)
+
+
+def _after_starts(
+    tasks: Sequence[RunTask], views: list[RunView], say: Callable[[str], None] | None
+) -> list[RunView]:
+    """``views``, collected again once each run whose start is under way (a live process holds its
+    lock, its status does not say it runs yet: a `sweepgen run` between taking the lock and its
+    supervisor recording `running`) is recorded started or let go, for at most STARTING_WAIT_S.
+    Without this wait such a run would be left out of the cancel and run to its end."""
+    starting = [v.task for v in views if _starting(v)]
+    if not starting:
+        return views
+    if say is not None:
+        say(f"waiting for the start of {', '.join(t.name for t in starting)} to be recorded, to cancel it")
+    deadline = time.monotonic() + STARTING_WAIT_S
+    while any(_starting(v) for v in collect(starting)) and time.monotonic() < deadline:
+        time.sleep(STARTING_POLL_S)
+    return collect(tasks)
+
+
+def _starting(view: RunView) -> bool:
+    return not view.live and view.unreadable is None and runlock.is_held(view.task.run_dir)
 
 
 def _live_by_executor(views: Sequence[RunView]) -> dict[str, list[tuple[RunTask, RunStatus]]]:

@@ -1,0 +1,383 @@
+"""Exactly once at the edges of a start: a process dies between "decided to start" and "recorded as
+started", and the run is neither lost nor started twice, and is shown in its true state.
+
+- A run's lock taken by a starter that dies before starting the run (a `sweepgen run` SIGKILLed
+  between taking the lock and handing the run to its supervisor; a `status` probe that held the lock
+  a moment too long): a `sweepgen run` that planned the run and was waiting for that holder starts
+  it itself, once, instead of reporting a run nobody ran as failed.
+- A supervisor that could not execute the command records "could not start", and the `sweepgen run`
+  that started it keeps that end instead of overwriting it with "its supervisor ended without
+  recording the run's end".
+- A supervisor that died before writing its attempt's status leaves the earlier attempt's status on
+  disk: the process group that status names belongs to nobody of this run any more, and is never
+  signalled.
+
+Real processes throughout; a start is counted by a line the command appends (a start never recorded
+is seen); states are waited for, never slept for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from run_support import LOADED_S, make_sweep
+
+from sweepgen.run.core import runlock
+from sweepgen.run.core.base import ExecutorOptions, RunState, RunStatus, read_status, write_status
+
+# appends one line per start, then works ``sleep`` s and exits 0 (no done file)
+COUNTER = """\
+import os, sys, time, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+os.makedirs(config["output_dir"], exist_ok=True)
+with open(os.path.join(config["output_dir"], "starts.txt"), "a") as fh:
+    fh.write(f"{os.getpid()}\\n")
+time.sleep(config["fake"]["sleep"])
+"""
+
+# a stand-in for a starter that has taken a run's lock (`sweepgen run` between its flock and its
+# supervisor's start): holds the flock until killed
+HOLDER = """\
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+while True:
+    time.sleep(60)
+"""
+
+
+def _command(root: Path) -> str:
+    script = root / "counter.py"
+    script.write_text(COUNTER)
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
+
+
+def _sweepgen(root: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", *args],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _read_until(proc: subprocess.Popen[str], text: str) -> str:
+    """``proc``'s stderr lines until one holds ``text`` (a state it reached), within LOADED_S."""
+    assert proc.stderr is not None
+    seen, deadline = "", time.monotonic() + LOADED_S
+    while text not in seen:
+        assert time.monotonic() < deadline and proc.poll() is None, seen
+        if select.select([proc.stderr], [], [], 0.1)[0]:
+            seen += proc.stderr.readline()
+    return seen
+
+
+def _hold_lock(run: Path) -> subprocess.Popen[str]:
+    run.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(run / runlock.RUN_LOCK_NAME)], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def _fail_once(root: Path) -> None:
+    """r0's first attempt, really run: exit 3, recorded failed by its supervisor."""
+    failing = f"{shlex.quote(sys.executable)} -c 'import sys; sys.exit(3)' {{config}}"
+    proc = _sweepgen(root, "run", "generated/fake", "--command", failing)
+    out, err = proc.communicate(timeout=LOADED_S)
+    assert proc.returncode == 1, out + err
+    status = read_status(root / "runs" / "fake" / "r0")
+    assert status is not None and status.state is RunState.FAILED and status.exit_code == 3, status
+
+
+def _starts(run: Path) -> int:
+    path = run / "starts.txt"
+    return len(path.read_text().splitlines()) if path.is_file() else 0
+
+
+def _shown(root: Path) -> dict:
+    proc = _sweepgen(root, "status", "generated/fake", "--format", "json")
+    out, err = proc.communicate(timeout=LOADED_S)
+    (row,) = json.loads(out)
+    return row
+
+
+@pytest.mark.parametrize("before", ["never-started", "failed"])
+def test_a_run_whose_lock_holder_dies_unstarted_is_started_once_by_the_run_waiting_for_it(tmp_path, before):
+    make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
+    command = _command(tmp_path)
+    run = tmp_path / "runs" / "fake" / "r0"
+    if before == "failed":  # an earlier attempt failed: only --rerun-failed starts it again
+        _fail_once(tmp_path)
+    holder = _hold_lock(run)
+    args = ["--rerun-failed"] if before == "failed" else []
+    waiting = _sweepgen(tmp_path, "run", "generated/fake", "--command", command, *args)
+    seen = _read_until(waiting, "waiting for 1 run(s)")  # it planned the run and follows its holder
+    holder.send_signal(signal.SIGKILL)  # the holder dies before it started anything
+    holder.communicate()
+    out, err = waiting.communicate(timeout=LOADED_S)
+    assert waiting.returncode == 0 and "Traceback" not in err, out + seen + err
+    assert "r0: finished" in out, out
+    assert _starts(run) == 1
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED, status
+    assert status.attempt == (2 if before == "failed" else 1), status
+    assert _shown(tmp_path)["state"] == "FINISHED"
+
+
+def test_a_failed_run_let_go_unstarted_is_not_retried_without_rerun_failed_and_shown_failed(tmp_path):
+    make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
+    command = _command(tmp_path)
+    run = tmp_path / "runs" / "fake" / "r0"
+    _fail_once(tmp_path)
+    holder = _hold_lock(run)
+    waiting = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+    seen = _read_until(waiting, "waiting for 1 run(s)")
+    holder.send_signal(signal.SIGKILL)
+    holder.communicate()
+    out, err = waiting.communicate(timeout=LOADED_S)
+    # its own earlier failure, with the hint: not "ended elsewhere", not started behind the user's back
+    assert waiting.returncode == 1 and "Traceback" not in err, out + seen + err
+    assert "--rerun-failed" in err and "ended elsewhere" not in out + err, out + err
+    assert _starts(run) == 0
+    row = _shown(tmp_path)
+    assert row["state"] == "FAILED" and row["reason"] == "exit code 3", row
+
+
+def test_a_command_that_cannot_be_executed_is_recorded_with_the_supervisors_reason(tmp_path):
+    make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
+    script = tmp_path / "bad.sh"
+    script.write_text("#!/nonexistent/interpreter\nexit 0\n")  # found and executable; exec fails
+    script.chmod(0o755)
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", f"{script} {{config}}")
+    out, err = proc.communicate(timeout=LOADED_S)
+    assert proc.returncode == 1 and "Traceback" not in err, out + err
+    status = read_status(tmp_path / "runs" / "fake" / "r0")
+    assert status is not None and status.state is RunState.FAILED, status
+    assert status.reason == "could not start: No such file or directory", status
+    assert status.exit_code is None and "supervisor" not in out, out
+    row = _shown(tmp_path)
+    assert row["state"] == "FAILED" and row["reason"] == status.reason, row
+
+
+def test_a_supervisor_dead_before_its_status_never_signals_the_group_an_earlier_attempt_named(
+    tmp_path, monkeypatch
+):
+    """The status file still holds attempt 1 (its supervisor and trainer group long gone, the group's
+    number now another process's): the end of attempt 2 is recorded without signalling it."""
+    from sweepgen.run.core.tasks import load_sweep, parse_command
+    from sweepgen.run.local.executor import LocalExecutor, _Child
+
+    make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
+    monkeypatch.chdir(tmp_path)
+    sweep = load_sweep(Path("generated/fake"), command=parse_command(_command(tmp_path)))
+    (task,) = sweep.tasks
+    task.run_dir.mkdir(parents=True)
+    # an unrelated process group that now has the number attempt 1's trainer group had
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    old = RunStatus(RunState.FAILED, "local", attempt=1, ids={"pid": dead.pid, "trainer_pgid": victim.pid})
+    write_status(task.run_dir, old)
+    # attempt 2's supervisor, SIGKILLed before it wrote its status
+    supervisor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    supervisor.kill()
+    supervisor.wait()
+    ex = LocalExecutor(ExecutorOptions(sweep_dir=sweep.dir, lock=sweep.lock))
+    lock_fd = runlock.acquire(task.run_dir)
+    assert lock_fd is not None
+    attempt = RunStatus(RunState.RUNNING, "local", attempt=2, ids={"pid": supervisor.pid})
+    log = open(task.run_dir / "run.log", "ab")  # noqa: SIM115 - _finish closes it
+    try:
+        ex._finish(_Child(task, supervisor, log, None, attempt, lock_fd), supervisor.returncode)
+    finally:
+        # a SIGKILL sent before (by _finish) wins over this SIGTERM, whenever the victim is scheduled
+        victim.terminate()
+        victim.wait()
+    assert victim.returncode == -signal.SIGTERM, "an earlier attempt's process group was SIGKILLed"
+    status = read_status(task.run_dir)
+    assert status is not None and status.state is RunState.FAILED and status.attempt == 2, status
+    assert "killed by SIGKILL" in (status.reason or ""), status
+    assert not runlock.is_held(task.run_dir)
+
+
+def test_a_run_recorded_running_before_a_reboot_is_lost_even_where_its_pid_and_start_time_recur(tmp_path):
+    """After a reboot pids and start times count again from the boot: a process of now may have the
+    very pid and start time a supervisor had then. The boot id tells them apart: the run is lost
+    (FAILED), not running, and `run --rerun-failed` starts it once instead of waiting forever."""
+    from sweepgen.run.core.base import this_host
+    from sweepgen.run.local import liveness
+
+    if not Path("/proc/sys/kernel/random/boot_id").is_file():
+        pytest.skip("no boot id here (/proc/sys/kernel/random/boot_id)")
+    make_sweep(tmp_path, {"r0": {"sleep": 0.1}})
+    command = _command(tmp_path)
+    run = tmp_path / "runs" / "fake" / "r0"
+    run.mkdir(parents=True)
+    # the process that now has the pid and start time the supervisor had before the reboot
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    try:
+        ids = {
+            "host": this_host(),
+            "pid": other.pid,
+            "pgid": other.pid,
+            "proc_start": liveness.proc_start_ticks(other.pid),
+            "boot_id": "00000000-0000-4000-8000-000000000000",  # the boot before this one
+            "trainer_pgid": other.pid,
+            "stop_timeout_s": 60.0,
+        }
+        write_status(
+            run, RunStatus(RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", ids=ids)
+        )
+        row = _shown(tmp_path)
+        assert row["state"] == "FAILED" and "lost" in row["reason"], row
+        again = _sweepgen(tmp_path, "run", "generated/fake", "--command", command, "--rerun-failed")
+        out, err = again.communicate(timeout=LOADED_S)
+        assert again.returncode == 0 and "Traceback" not in err, out + err
+        assert other.poll() is None, "the process of now was signalled"
+    finally:
+        other.kill()
+        other.wait()
+    assert _starts(run) == 1
+    assert _shown(tmp_path)["state"] == "FINISHED"
+
+
+# appends one line per start, writes its pid, waits for the file ``release`` names, exits 0
+WAITER = """\
+import os, sys, time, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+os.makedirs(config["output_dir"], exist_ok=True)
+with open(os.path.join(config["output_dir"], "starts.txt"), "a") as fh:
+    fh.write(f"{os.getpid()}\\n")
+while not os.path.exists(config["fake"]["release"]):
+    time.sleep(0.02)
+"""
+
+
+def _process_state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def _wait_until(what: str, done) -> None:
+    deadline = time.monotonic() + LOADED_S
+    while not done():
+        assert time.monotonic() < deadline, f"{what} never happened"
+        time.sleep(0.02)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_a_stop_that_comes_after_the_trainer_exited_leaves_the_run_finished(tmp_path):
+    """The trainer exits 0 (no done file: exit 0 is the proof) and only then, before its supervisor
+    has recorded the end, `kill PID` of the supervisor comes: the run finished, and is recorded and
+    shown finished, not cancelled (which `--rerun-failed` would run a second time)."""
+    release = tmp_path / "release"
+    make_sweep(tmp_path, {"r0": {"release": str(release)}})
+    script = tmp_path / "waiter.py"
+    script.write_text(WAITER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
+    run = tmp_path / "runs" / "fake" / "r0"
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+
+    def recorded_running() -> RunStatus | None:
+        status = read_status(run) if run.is_dir() else None
+        return status if status is not None and "trainer_pgid" in status.ids and _starts(run) else None
+
+    _wait_until("the run's start", lambda: recorded_running() is not None or proc.poll() is not None)
+    status = recorded_running()
+    assert status is not None, proc.communicate()
+    supervisor, trainer = int(status.ids["pid"]), int(status.ids["trainer_pgid"])
+    os.kill(supervisor, signal.SIGSTOP)  # held between the trainer's exit and the record of its end
+    try:
+        release.touch()
+        _wait_until("the trainer's exit", lambda: _process_state(trainer) in ("Z", None))
+        os.kill(supervisor, signal.SIGTERM)  # the stop comes after the exit
+    finally:
+        os.kill(supervisor, signal.SIGCONT)
+    out, err = proc.communicate(timeout=LOADED_S)
+    assert proc.returncode == 0 and "Traceback" not in err, out + err
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED and status.exit_code == 0, status
+    assert _shown(tmp_path)["state"] == "FINISHED"
+    assert _starts(run) == 1
+
+
+def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path):
+    """`sweepgen cancel --only r0` between a starter taking r0's lock and its supervisor recording
+    `running` (the test is that starter: it holds the lock and hands the run to a real supervisor
+    only once the cancel has seen the start under way): the run is cancelled, not left to train on
+    after a cancel that said it had nothing to cancel."""
+    from sweepgen.run.core.base import this_host
+    from sweepgen.run.core.tasks import load_sweep, parse_command
+
+    make_sweep(tmp_path, {"r0": {"sleep": 600.0}})
+    command = _command(tmp_path)
+    (task,) = load_sweep(tmp_path / "generated" / "fake", command=parse_command(command)).tasks
+    run = tmp_path / "runs" / "fake" / "r0"
+    run.mkdir(parents=True)
+    lock_fd = runlock.acquire(run)
+    assert lock_fd is not None
+    job_read, job_write = os.pipe()
+    with open(run / "run.log", "ab") as log:
+        supervisor = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "sweepgen.run.local.supervise",
+                str(lock_fd),
+                str(job_read),
+                "--",
+                *task.argv,
+            ],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(lock_fd, job_read),
+            start_new_session=True,
+        )
+    os.close(job_read)
+    runlock.release(lock_fd)  # the supervisor holds the run's lock now, as a started run's does
+    try:
+        cancel = _sweepgen(tmp_path, "cancel", "generated/fake", "--only", "r0")
+        seen = _read_until(cancel, "waiting for the start of r0")
+        started = RunStatus(
+            RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", done_file=None
+        )
+        job = {
+            "run_dir": "runs/fake/r0",
+            "status": {k: v for k, v in started.to_json().items() if k != "ids"}
+            | {"ids": {"host": this_host()}},
+            "stop_timeout_s": 5.0,
+            "time_limit_s": None,
+        }
+        with os.fdopen(job_write, "wb") as pipe:  # the start goes on: the run is handed over
+            pipe.write(json.dumps(job).encode())
+        out, err = cancel.communicate(timeout=LOADED_S)
+        assert cancel.returncode == 0 and "cancelled 1 run(s)" in out, out + seen + err
+        assert supervisor.wait(timeout=LOADED_S) == 0
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(supervisor.pid, signal.SIGKILL)
+        supervisor.wait()
+    status = read_status(run)
+    assert status is not None and status.state is RunState.CANCELLED, status
+    assert _starts(run) <= 1 and not runlock.is_held(run)
+    assert _shown(tmp_path)["state"] == "CANCELLED"
