@@ -45,7 +45,7 @@ class Reader(Walk):
                 continue
             (env if section == "env" else plain)[name] = value
             self.result.lines[(section, name)] = history[0][2]
-        for name in sorted(self.exported - set(self.assignments)):
+        for name in sorted(self.exported - set(self.assignments) - self.inherited):
             env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
         self.result.data = {
             "sbatch": self.sbatch,
@@ -280,11 +280,9 @@ class Reader(Walk):
                 body = heredoc.text if whole else heredoc.text.split("\n", 1)[0]
                 self.bind(names[-1], body.strip("\n") if whole else body, heredoc.known, when, line)
                 return
-        if head in ("eval",) or (head in ("bash", "sh") and len(words) > 2 and words[1].text == "-c"):
-            code = words[1:] if head == "eval" else words[2:3]
-            if all(w.known for w in code):
-                self.reparse(" ".join(w.text for w in code), line, [*when] if head == "eval" else when, state)
-                return
+        if head == "eval" and all(w.known for w in words[1:]):
+            self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
+            return
         if head in ("source", "."):
             self.opaque = True
         identity_words = [self.value(w) for w in words]
@@ -298,14 +296,7 @@ class Reader(Walk):
             and isinstance(inner[2], str)
         ):
             # `srun bash -c "python ..."`: read the inner script, launchers and all
-            sub = Reader(self.filename)
-            sub.vars = {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()}
-            sub.parser = self.parser
-            sub.script(inner[2], line - 1, [], {})
-            for key, value in sub.commands.items():
-                if isinstance(value, dict):
-                    value = {**value, "@launcher": {**launchers, **value.get("@launcher", {})}}
-                self.store(key, self.guarded(value, when), line)
+            self.bash_c(inner[2], inner[3:], launchers, prefix, when, state, line)
             return
         name, arguments = cmdline.program(inner, launchers)
         if name in ("torch.distributed.run", "torch.distributed.launch"):
@@ -331,6 +322,73 @@ class Reader(Walk):
         key = self.store(name, self.guarded(data, when), line)
         for flag, flag_line in at.items():
             self.result.lines[("commands", key, flag)] = flag_line
+        if words[0].known and head in self.functions and not launchers:
+            self.call(head, when, state, line)
+
+    def bash_c(
+        self,
+        code: str,
+        argv: list[Any],
+        launchers: dict[str, Any],
+        prefix: dict[str, Any],
+        when: list[str],
+        state: dict[str, Any],
+        line: int,
+    ) -> None:
+        """``[launchers] [X=v] bash -c CODE [ARG0 ARGS...]``: a new shell. Its commands carry the
+        launchers, the ``X=v`` (``@env``) and the words after CODE (``@argv``, its ``$0 $1...``);
+        what it binds or exports shows under ``commands["bash -c"]``."""
+        sub = self.new_shell(prefix)
+        sub.script(code, line - 1, [], state)
+        sub.uncalled()
+        self.called |= sub.called
+        self.result.warnings.extend(sub.result.warnings)
+        extra: dict[str, Any] = {"@env": prefix} if prefix else {}
+        if argv:
+            extra["@argv"] = argv
+        for key, value in sub.commands.items():
+            self.store(key, self.guarded(_carried(value, extra, launchers), when), line)
+        inner = sub.finish().data
+        bound = {k: inner[k] for k in ("env", "vars") if inner[k]}
+        if bound or (not sub.commands and extra):
+            self.store("bash -c", self.guarded({**({} if sub.commands else extra), **bound}, when), line)
+
+    def new_shell(self, prefix: dict[str, Any]) -> Reader:
+        """The reader of a child shell: it sees the exported variables and the command's own ``X=v``,
+        never a plain variable (that one comes from the environment: not evaluated), and the
+        script's functions (``export -f`` is kept as source, so a function is assumed exported)."""
+        sub = Reader(self.filename)
+        sub.vars = {
+            k: list(v) if isinstance(v, list) else v for k, v in self.vars.items() if k in self.exported
+        }
+        for name, value in prefix.items():
+            sub.vars[name] = Partial(value.source) if isinstance(value, NotEvaluated) else value
+        sub.exported = set(self.exported) | set(prefix)
+        sub.inherited = set(sub.exported)
+        sub.functions = dict(self.functions)
+        sub.parser = self.parser
+        sub.depth = self.depth
+        return sub
+
+    def eval(
+        self, code: str, prefix: dict[str, Any], line: int, when: list[str], state: dict[str, Any]
+    ) -> None:
+        """``[X=v] eval CODE``: CODE runs in this shell; ``X=v`` holds only while it runs (bash
+        outside POSIX mode), and is shown under ``commands.eval`` so that a change to it shows even
+        where CODE never reads it."""
+        saved = {name: self.vars.get(name) for name in prefix}
+        for name, value in prefix.items():
+            self.vars[name] = Partial(value.source) if isinstance(value, NotEvaluated) else value
+        try:
+            self.reparse(code, line, when, state)
+        finally:
+            for name, old in saved.items():
+                if old is None:
+                    self.vars.pop(name, None)
+                else:
+                    self.vars[name] = old
+        if prefix:
+            self.store("eval", self.guarded({"@env": prefix}, when), line)
 
     def reparse(self, code: str, line: int, when: list[str], state: dict[str, Any]) -> None:
         saved = (self.src, self.offset)
@@ -448,6 +506,19 @@ class Reader(Walk):
     def note_names(self, text: str) -> None:
         for name in re.findall(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)", text):
             self.substituted.add(name)
+
+
+def _carried(value: Any, extra: dict[str, Any], launchers: dict[str, Any]) -> Any:
+    """A command of a child shell with what its parent gave it: ``@env`` (its own ``X=v`` win),
+    ``@argv``, and the launchers it runs under."""
+    if not isinstance(value, dict):
+        return value
+    out = {**extra, **value}
+    if launchers:
+        out["@launcher"] = {**launchers, **value.get("@launcher", {})}
+    if "@env" in extra and isinstance(value.get("@env"), dict):
+        out["@env"] = {**extra["@env"], **value["@env"]}
+    return out
 
 
 def _plain_read(words: list[Field]) -> bool:

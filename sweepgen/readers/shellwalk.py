@@ -19,7 +19,8 @@ from sweepgen.readers.shellwords import (
     expand_quoted,
 )
 
-MAX_DEPTH = 40  # nested `bash -c` / `$CMD` re-reads
+MAX_DEPTH = 40  # nested `bash -c` / `$CMD` re-reads, and nested function calls
+MAX_CALLS = 10_000  # function bodies walked in one read (a call tree can double at each level)
 
 
 def _parser() -> Any:
@@ -37,6 +38,7 @@ class Walk:
         self.vars: Vars = {}
         self.assignments: dict[str, list[tuple[str, Any, int]]] = {}  # name -> (when, value, line)
         self.exported: set[str] = set()
+        self.inherited: set[str] = set()  # exported by the parent of a `bash -c`: not this shell's
         self.substituted: set[str] = set()
         self.opaque = False  # something ran that could read any variable
         self.sbatch: dict[str, Any] = {}
@@ -47,6 +49,12 @@ class Walk:
         self.seen_command = False
         self.depth = 0
         self.parser: Any = None
+        # name -> the bodies a call runs (node, source, line offset, the definition's guard): a body
+        # is walked where it is called, with the variables of that moment, never where it is defined
+        self.functions: dict[str, list[tuple[Any, bytes, int, list[str]]]] = {}
+        self.called: set[str] = set()
+        self.calls: list[str] = []  # the functions being walked, innermost last
+        self.call_count = 0
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -129,14 +137,54 @@ class Walk:
         elif kind in ("for_statement", "c_style_for_statement", "while_statement"):
             self.loop(node, when, redirects)
         elif kind == "function_definition":
-            name = node.child_by_field_name("name")
-            body = node.child_by_field_name("body")
-            if body is not None:
-                self.block(body, [*when, f"function {self.text(name) if name else '?'}"], redirects)
+            self.define(node, when)
         elif kind in ("heredoc_body", "heredoc_end", "heredoc_start"):
             return
         else:  # an ERROR node, or a construct this reader does not model: keep its source
             self.keep_opaque(node, when)
+
+    # functions -------------------------------------------------------------------------------------
+
+    def define(self, node: Any, when: list[str]) -> None:
+        """``f() { ...; }``: remembered, walked at each call (an unconditional definition replaces
+        the earlier ones; a conditional one is one more body the call may run)."""
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if body is None:
+            return
+        name = self.text(name_node) if name_node is not None else "?"
+        entry = (body, self.src, self.offset, list(when))
+        self.functions[name] = [*self.functions.get(name, []), entry] if when else [entry]
+
+    def call(self, name: str, when: list[str], redirects: dict[str, Any], line: int) -> None:
+        """A call of a function the script defined: its body runs here, with the variables bound
+        now (a variable set after the definition but before the call is the one it reads)."""
+        self.called.add(name)
+        self.call_count += 1
+        if self.call_count > MAX_CALLS or len(self.calls) >= MAX_DEPTH:
+            raise ConfigError(
+                f"shell function calls nested or repeated too much to read (`{name}`)",
+                location=Location(self.filename, line),
+            )
+        if name in self.calls:  # recursion: what it does depends on a condition this reader cannot know
+            self.opaque = True
+            return
+        saved = (self.src, self.offset)
+        self.calls.append(name)
+        try:
+            for body, src, offset, defined in self.functions[name]:
+                self.src, self.offset = src, offset
+                self.block(body, [*when, *defined, f"function {name}"], redirects)
+        finally:
+            self.calls.pop()
+            self.src, self.offset = saved
+
+    def uncalled(self) -> None:
+        """Functions the script defines but never calls: walked after the script, so that an edit
+        inside one still shows (under its ``function NAME`` guard)."""
+        for name in list(self.functions):
+            if name not in self.called:
+                self.call(name, [], {}, 0)
 
     def keep_opaque(self, node: Any, when: list[str]) -> None:
         self.opaque = True

@@ -192,3 +192,50 @@ def test_declare_options_that_bind_as_written_read_as_the_plain_forms():
     tail = '\npython t.py --x "$X" --a "${A[@]}"\n'
     plain = read_shell("export X=1\nA=(1 2)" + tail).data
     assert diff(read_shell("declare -x X=1\ndeclare -a A=(1 2)" + tail).data, plain) == []
+
+
+def _equal(one: str, two: str) -> bool:
+    return not diff(read_shell(one).data, read_shell(two).data)
+
+
+def test_a_function_reads_the_variables_bound_when_it_is_called():
+    # bash runs a function's body at each call: a variable set after the definition is the one read
+    script = 'run() { python t.py --lr "$LR"; }\nLR={lr}\nrun\nLR=9\n'
+    one, two = script.replace("{lr}", "1e-5"), script.replace("{lr}", "2e-5")
+    assert _cmd(one, "t.py") == {"--lr": 1e-5, "@when": "function run"}
+    assert not _equal(one, two)
+    later = "LR=1\nrun() { python t.py --lr $LR; }\nLR={lr}\nrun\n"
+    assert _cmd(later.replace("{lr}", "3"), "t.py")["--lr"] == 3
+    # called twice, it runs twice; a later definition replaces the earlier one, as in bash
+    twice = read_shell("f() { python t.py --x 1; }\nf\nf\n").data["commands"]
+    assert set(twice) == {"f", "f #2", "t.py", "t.py #2"}
+    assert _equal("f() { python t.py --x 1; }\nf() { python t.py --x 2; }\nf\n",
+                  "f() { python t.py --x 5; }\nf() { python t.py --x 2; }\nf\n")  # fmt: skip
+
+
+def test_a_function_never_called_or_calling_itself_still_shows_its_body():
+    assert not _equal("f() { python t.py --x 1; }\n", "f() { python t.py --x 2; }\n")
+    assert not _equal("f() { python t.py --x 1; f; }\nf\n", "f() { python t.py --x 2; f; }\nf\n")
+
+
+def test_a_call_tree_too_large_to_walk_is_a_located_error():
+    levels = "".join(f"f{i}() {{ f{i + 1}; f{i + 1}; }}\n" for i in range(20)) + "f20() { true; }\nf0\n"
+    with pytest.raises(UserError, match="function calls"):
+        read_shell(levels, "deep.sh")
+
+
+def test_bash_c_sees_its_environment_and_its_arguments():
+    # the X=v before `bash -c` and the words after its code reach the inner program: both show
+    for one, two in [
+        ("LR=1 bash -c 'python t.py --lr $LR'\n", "LR=2 bash -c 'python t.py --lr $LR'\n"),
+        ("srun bash -c 'python t.py --lr $1' _ 1\n", "srun bash -c 'python t.py --lr $1' _ 2\n"),
+        ("LR=1 eval 'python t.py --lr $LR'\n", "LR=2 eval 'python t.py --lr $LR'\n"),
+        ("bash -c 'exit $1' _ 1\n", "bash -c 'exit $1' _ 2\n"),
+        ("bash -c 'export LR=1; python t.py'\n", "bash -c 'export LR=2; python t.py'\n"),
+    ]:
+        assert not _equal(one, two), one
+    assert _cmd("LR=1 bash -c 'python t.py --lr $LR'\n", "t.py") == {"--lr": 1, "@env": {"LR": "1"}}
+    # a variable the script does not export is not the inner shell's: it comes from the environment
+    plain = _cmd("LR=1\nbash -c 'python t.py --lr $LR'\n", "t.py")["--lr"]
+    assert isinstance(plain, NotEvaluated) and plain.source == "$LR"
+    assert _cmd("export LR=1\nbash -c 'python t.py --lr $LR'\n", "t.py")["--lr"] == 1
