@@ -13,12 +13,15 @@ from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellwalk import Walk, normalise
 from sweepgen.readers.shellwords import (
+    GLOB,
     UNKNOWN,
     Field,
     Partial,
     Unknown,
     arithmetic,
+    escape_literal,
     expand_quoted,
+    forget_assigned,
     joined,
     lookup,
     partial,
@@ -421,7 +424,10 @@ class Reader(Walk):
         line = self.line(node)
         kind = node.type
         if kind in ("word", "number"):
-            return [Field(unescape_word(self.text(node)), True, line)]
+            raw = self.text(node)
+            if kind == "word" and (_tilde(node, raw, assignment) or (not assignment and GLOB.search(raw))):
+                return [Field(raw, False, line)]  # the user's home, or the files a pattern matches
+            return [Field(unescape_word(raw), True, line)]
         if kind == "raw_string":
             return [Field(self.text(node)[1:-1], True, line)]
         if kind == "ansi_c_string":
@@ -458,9 +464,7 @@ class Reader(Walk):
                 return [Field(joined(value), known, line)]
             return split_fields(value, line)
         if kind == "concatenation":
-            pieces = [self.expand(child, assignment=True) for child in node.named_children]
-            glued = "".join(f.text for piece in pieces for f in piece)
-            return [Field(glued, all(f.known for piece in pieces for f in piece), line)]
+            return [self.concatenation(node, line, assignment)]
         if kind == "arithmetic_expansion":
             source = self.text(node).strip()
             computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
@@ -468,6 +472,7 @@ class Reader(Walk):
                 for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
                     self.substituted.add(used)
                 return [Field(computed, True, line)]
+            forget_assigned(source, self.vars)
             self.opaque = True
             return [Field(source, False, line)]
         if kind == "command_substitution":
@@ -478,6 +483,20 @@ class Reader(Walk):
             return [Field(self.text(node), False, line)]
         self.opaque = True
         return [Field(self.text(node), False, line)]
+
+    def concatenation(self, node: Any, line: int, assignment: bool) -> Field:
+        """Parts glued into one word. Partly known, it is written as source: the literal parts
+        escaped (``escape_literal``), the parts kept as source as they are, and an unquoted pattern
+        (``data/*.json``, not in an assignment) kept as written, since the files present decide it."""
+        parts: list[tuple[str, bool]] = []  # (text, known)
+        for child in node.named_children:
+            if not assignment and child.type == "word" and GLOB.search(self.text(child)):
+                parts.append((self.text(child), False))
+                continue
+            parts.extend((f.text, f.known) for f in self.expand(child, assignment=True))
+        if all(known for _, known in parts):
+            return Field("".join(text for text, _ in parts), True, line)
+        return Field("".join(escape_literal(t) if known else t for t, known in parts), False, line)
 
     def heredoc_in(self, node: Any) -> Field | None:
         """``$(cat <<EOF ... EOF)``: the here-document's body."""
@@ -506,6 +525,20 @@ class Reader(Walk):
     def note_names(self, text: str) -> None:
         for name in re.findall(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)", text):
             self.substituted.add(name)
+
+
+# `~`, `~/x`, `~+`, `~-`, `~user/x` (after `NAME=` too); a bare `~name` is left to the program:
+# it is Hydra's deletion override (`~trainer.logger`) far more often than a login name
+_TILDE_TAIL = r"(?:$|/|[+-](?:$|/)|[A-Za-z0-9._-]+/)"
+_TILDE = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*=)?~" + _TILDE_TAIL)
+
+
+def _tilde(node: Any, raw: str, assignment: bool) -> bool:
+    """Does bash replace a ``~`` of this unquoted word with a home folder? At the start of a word
+    (not inside a concatenation after another part), after ``NAME=`` in a word that looks like an
+    assignment, and after ``:`` in an assignment's value (``PATH=a:~/b``)."""
+    first = node.parent is None or node.parent.type != "concatenation" or node.prev_sibling is None
+    return first and bool(_TILDE.match(raw) or (assignment and re.search(r":~" + _TILDE_TAIL, raw)))
 
 
 def _carried(value: Any, extra: dict[str, Any], launchers: dict[str, Any]) -> Any:

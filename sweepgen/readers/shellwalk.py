@@ -307,8 +307,10 @@ class Walk:
             return
         if body.type in ("command", "declaration_command"):
             self.command(body, when, state, heredoc)
-        else:
-            self.statement(body, when, state)
+            return
+        if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
+            state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
+        self.statement(body, when, state)
 
     def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # noqa: C901, PLR0912 - one branch per redirection form
         """Apply one redirection to ``state``; a here-document's expanded body is returned."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from sweepgen.errors import UserError
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.shellwords import arithmetic
 
 
 def _cmd(script: str, name: str) -> dict:
@@ -239,3 +242,61 @@ def test_bash_c_sees_its_environment_and_its_arguments():
     plain = _cmd("LR=1\nbash -c 'python t.py --lr $LR'\n", "t.py")["--lr"]
     assert isinstance(plain, NotEvaluated) and plain.source == "$LR"
     assert _cmd("export LR=1\nbash -c 'python t.py --lr $LR'\n", "t.py")["--lr"] == 1
+
+
+_ARITH = ["2#101", "16#fF", "64#@_", "36#Zz", "2#2", "37#1", "7//2", "3 ** 2", "-7 / 2", "2 # 1", "1_000"]
+
+
+def test_arithmetic_is_bash_s_value_or_not_evaluated():
+    # Python's parser read `2#101` as 2 (the rest a comment) and `7//2` as 3: bash reads 5 and refuses
+    for expr in _ARITH:
+        run = subprocess.run(["bash", "-c", f"echo $(({expr}))"], capture_output=True, text=True, check=False)
+        ours = arithmetic(expr, {})
+        assert ours is None or (run.returncode == 0 and ours == run.stdout.strip()), (expr, ours, run)
+    assert arithmetic("2#101", {}) == "5" and arithmetic("16#fF", {}) == "255"
+    assert not _equal("python t.py --n $((2#101))\n", "python t.py --n $((2#110))\n")
+
+
+def test_a_here_document_fed_to_a_loop_is_read_by_its_commands():
+    loop = "while read lr; do python t.py --lr $lr; done <<EOF\n{}\nEOF\n"
+    assert not _equal(loop.format("1e-5"), loop.format("2e-5"))
+    assert _cmd(loop.format("1e-5"), "t.py")["@stdin"] == "1e-5\n"
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        # a literal `$` (quoted or escaped) beside a part kept as source is not that expansion
+        ("python t.py --x '$A'$B\n", "python t.py --x $A$B\n"),
+        ('python t.py --x "\\$A $B"\n', 'python t.py --x "$A $B"\n'),
+        ("python t.py --x \\$A$B\n", "python t.py --x $A$B\n"),
+        ("X='$A'$B\npython t.py --x \"$X\"\n", 'X=$A$B\npython t.py --x "$X"\n'),
+        ('python t.py --x "${A:-\\$B}"\n', 'python t.py --x "${A:-$B}"\n'),
+        ("cat > c.yaml <<EOF\nx: \\$A $B\nEOF\n", "cat > c.yaml <<EOF\nx: $A $B\nEOF\n"),
+        # an unquoted `~` is the user's home, an unquoted pattern the files present
+        ("python t.py --out ~/ckpt\n", "python t.py --out '~/ckpt'\n"),
+        ("X=~/a\npython t.py --out $X\n", "X='~/a'\npython t.py --out $X\n"),
+        ("python t.py --out ~/ckpt/$N\n", "python t.py --out '~/ckpt/'$N\n"),
+        ("python t.py --files data/*.json\n", "python t.py --files 'data/*.json'\n"),
+        ("python t.py --f $D/*.json\n", 'python t.py --f "$D/*.json"\n'),
+        ("X='data/*.json'\npython t.py --f $X\n", "X='data/*.json'\npython t.py --f \"$X\"\n"),
+        ('A=(data/*.json)\npython t.py "${A[@]}"\n', "A=('data/*.json')\npython t.py \"${A[@]}\"\n"),
+        # an arithmetic expansion that assigns leaves its variable unknown
+        ("N=2\necho $((N+=1))\npython t.py --m $N\n", "N=2\necho $((N+=1))\npython t.py --m 2\n"),
+    ],
+)
+def test_what_bash_expands_differently_is_never_equal(one, two):
+    assert not _equal(one, two)
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("python t.py --out=~/ckpt\n", "python t.py --out='~/ckpt'\n"),  # `~` after `--out=`: literal
+        ("python t.py a.b=~/y ~c.d\n", "python t.py 'a.b=~/y' '~c.d'\n"),  # Hydra keys, deletions
+        ('X=data/*.json\npython t.py --f "$X"\n', "X='data/*.json'\npython t.py --f \"$X\"\n"),
+        ("N=2\necho $((N<=1))\npython t.py --m $N\n", "N=2\necho $((N<=1))\npython t.py --m 2\n"),
+    ],
+)
+def test_what_bash_leaves_as_written_reads_the_same(one, two):
+    assert _equal(one, two)
