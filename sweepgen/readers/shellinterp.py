@@ -33,6 +33,12 @@ _MAX_VALUE = 1_000_000  # characters a variable may hold
 # declare/local/readonly/export options that bind a value as written (arrays, export, read-only,
 # global, trace); any other letter changes the value or is refused by bash (see opaque_declaration)
 _PLAIN_DECLARE = set("aAxrgt")
+# commands whose behaviour no exported variable changes: an export after them is not "late"
+_ENV_BLIND = frozenset(
+    ("set", "echo", "printf", "cd", "pushd", "popd", "mkdir", "shopt", "ulimit", "trap", "umask", "pwd",
+     "sleep", "date", "hostname", "true", "false", ":", "test", "[", "unset", "read", "shift", "wait",
+     "export", "declare", "local", "readonly", "source", ".", "ln", "rm", "cp", "mv", "touch", "chmod")
+)  # fmt: skip
 
 
 class Reader(Walk):
@@ -50,6 +56,8 @@ class Reader(Walk):
             self.result.lines[(section, name)] = history[0][2]
         for name in sorted(self.exported - set(self.assignments) - self.inherited):
             env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
+        if self.late:
+            env["@late"] = self.late
         self.result.data = {
             "sbatch": self.sbatch,
             "env": env,
@@ -93,6 +101,13 @@ class Reader(Walk):
             self.bind(name, value, known, when, self.line(node))
         if export:
             self.exported.add(name)
+        self.note_late(name)
+
+    def note_late(self, name: str) -> None:
+        """An exported variable set after a program ran: that program did not see this value, so
+        where it happened is part of the data (``env.@late``), never only the final value."""
+        if name in self.exported and self.last_program is not None:
+            self.late.setdefault(name, []).append(f"after {self.last_program}")
 
     def keep_element_assignment(self, node: Any, name_node: Any, when: list[str]) -> None:
         """``ARR[2]=x`` (or an assignment the grammar gives no name) is kept as source; the array
@@ -251,6 +266,7 @@ class Reader(Walk):
         with -a/-A) unless the script already assigned it."""
         if export:
             self.exported.add(name)
+            self.note_late(name)
         elif name not in self.assignments:
             self.bind(name, [] if array else "", True, when, line)
 
@@ -323,6 +339,8 @@ class Reader(Walk):
         if heredoc is not None and "@stdin" not in data:
             data["@stdin"] = self.value(Field(_strip_lines(heredoc.text), heredoc.known, heredoc.line))
         key = self.store(name, self.guarded(data, when), line)
+        if head not in _ENV_BLIND:
+            self.last_program = key
         for flag, flag_line in at.items():
             self.result.lines[("commands", key, flag)] = flag_line
         if words[0].known and head in self.functions and not launchers:

@@ -39,6 +39,8 @@ class Walk:
         self.assignments: dict[str, list[tuple[str, Any, int]]] = {}  # name -> (when, value, line)
         self.exported: set[str] = set()
         self.inherited: set[str] = set()  # exported by the parent of a `bash -c`: not this shell's
+        self.last_program: str | None = None  # the key of the last command an export could matter to
+        self.late: dict[str, list[str]] = {}  # exported name -> after which program each value came
         self.substituted: set[str] = set()
         self.opaque = False  # something ran that could read any variable
         self.sbatch: dict[str, Any] = {}
@@ -127,7 +129,12 @@ class Walk:
             self.redirected(node, when, redirects)
         elif kind == "list":
             self.and_or(node, when, redirects)
-        elif kind == "pipeline" or kind in ("subshell", "compound_statement", "do_group", "negated_command"):
+        elif kind == "pipeline":
+            for child in node.named_children:
+                self.isolated([child], when, redirects)
+        elif kind == "subshell":
+            self.isolated(node.named_children, when, redirects)
+        elif kind in ("compound_statement", "do_group", "negated_command"):
             for child in node.named_children:
                 self.statement(child, when, redirects)
         elif kind == "if_statement":
@@ -201,8 +208,24 @@ class Walk:
                 "it is compared as text"
             )
 
+    def isolated(self, nodes: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
+        """A statement bash runs in a child process (``( ... )``, each part of a pipeline): what it
+        binds, exports or defines is gone after it; its commands and assignments are recorded."""
+        saved = (
+            {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()},
+            set(self.exported),
+            dict(self.functions),
+        )
+        try:
+            for node in nodes:
+                self.statement(node, when, redirects)
+        finally:
+            self.vars, self.exported, self.functions = saved[0], saved[1] | self.exported, saved[2]
+
     def block(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
-        if node.type in ("compound_statement", "do_group", "subshell"):
+        if node.type == "subshell":
+            self.isolated(node.named_children, when, redirects)
+        elif node.type in ("compound_statement", "do_group"):
             for child in node.named_children:
                 self.statement(child, when, redirects)
         else:

@@ -158,7 +158,7 @@ def test_a_variable_exported_twice_keeps_both_values():
     # a command between the two exports saw the first: keeping only the last would hide a change
     a = read_shell("export LR=1\npython a.py\nexport LR=2\npython b.py\n").data
     b = read_shell("export LR=3\npython a.py\nexport LR=2\npython b.py\n").data
-    assert a["env"] == {"LR": ["1", "2"]}
+    assert a["env"] == {"LR": ["1", "2"], "@late": {"LR": ["after a.py"]}}
     assert [c.dotted for c in diff(a, b)] == ["env.LR[0]"]
 
 
@@ -300,3 +300,20 @@ def test_what_bash_expands_differently_is_never_equal(one, two):
 )
 def test_what_bash_leaves_as_written_reads_the_same(one, two):
     assert _equal(one, two)
+
+
+def test_an_export_after_a_program_is_not_seen_by_it():
+    # `python t.py; export X=0` and `export X=0; python t.py` read the same final env, but t.py saw X
+    # only in the second
+    assert not _equal("python t.py\nexport X=0\n", "export X=0\npython t.py\n")
+    assert not _equal("X=0\npython t.py\nexport X\n", "X=0\nexport X\npython t.py\n")
+    # what no variable changes (echo, mkdir, set) does not make an export late
+    assert _equal(
+        "set -x\nmkdir -p out\nexport X=0\npython t.py\n", "export X=0\nset -x\nmkdir -p out\npython t.py\n"
+    )
+
+
+def test_a_subshell_or_pipeline_binds_nothing_after_it():
+    assert not _equal("X=0\n( X=1 )\npython t.py --x $X\n", "X=1\npython t.py --x $X\n")
+    assert not _equal("X=0\necho | X=1\npython t.py --x $X\n", "X=1\necho\npython t.py --x $X\n")
+    assert _cmd("X=0\n( X=1; python t.py --x $X )\n", "t.py")["--x"] == 1  # inside, it is bound
