@@ -44,4 +44,7 @@ def read_shell(text: str, filename: str = "<string>") -> ReadResult:
         reader.uncalled()
     except RecursionError:
         raise ConfigError("shell script nested too deeply to read", location=Location(filename)) from None
-    return reader.finish()
+    result = reader.finish()
+    if "\r" in text:  # bash reads a carriage return as part of the word before it (`1\r`)
+        result.data["@carriage_returns"] = text.count("\r")
+    return result

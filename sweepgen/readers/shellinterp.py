@@ -11,7 +11,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
-from sweepgen.readers.shellwalk import Walk, normalise
+from sweepgen.readers.shellwalk import Walk, normalise_value
 from sweepgen.readers.shellwords import (
     GLOB,
     UNKNOWN,
@@ -171,9 +171,10 @@ class Reader(Walk):
         for an array of words each word on its own; an array of flags is a flag mapping, so that
         inserting one flag is one added flag."""
         if not isinstance(value, list):
-            return value if known else NotEvaluated(normalise(str(value)), self.filename, line)
+            return value if known else NotEvaluated(normalise_value(str(value)), self.filename, line)
         words: list[Any] = [
-            NotEvaluated(normalise(v), self.filename, line) if isinstance(v, Partial) else v for v in value
+            NotEvaluated(normalise_value(v), self.filename, line) if isinstance(v, Partial) else v
+            for v in value
         ]
         if any(cmdline.is_flag(w) for w in words):
             return cmdline.plain(cmdline.parse_arguments(words, self.filename, [line] * len(words))[0])
@@ -435,7 +436,11 @@ class Reader(Walk):
     # words -----------------------------------------------------------------------------------------
 
     def value(self, field: Field) -> str | NotEvaluated:
-        return field.text if field.known else NotEvaluated(normalise(field.text), self.filename, field.line)
+        return (
+            field.text
+            if field.known
+            else NotEvaluated(normalise_value(field.text), self.filename, field.line)
+        )
 
     def expand(self, node: Any, *, assignment: bool = False) -> list[Field]:  # noqa: C901, PLR0912 - one branch per tree-sitter word node type
         """The words ``node`` expands to; an unquoted expansion splits on blanks (not in assignments)."""

@@ -5,7 +5,6 @@ directives before the first command, and what the grammar could not read kept as
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Any
 
@@ -16,6 +15,7 @@ from sweepgen.readers.shellwords import (
     UNKNOWN,
     Field,
     Vars,
+    balanced,
     expand_quoted,
 )
 
@@ -395,10 +395,72 @@ def _case_pattern(item: Any, index: int, child: Any) -> bool:
 
 
 def normalise(text: str) -> str:
-    """Layout-free source: line continuations joined, blank runs collapsed, comments dropped."""
-    text = text.replace("\\\n", " ")
-    lines = [
-        re.sub(r"(^|\s)#.*$", "", line) if "#" in line and "'" not in line and '"' not in line else line
-        for line in text.split("\n")
-    ]
-    return re.sub(r"[ \t]+", " ", "\n".join(line.strip() for line in lines if line.strip())).strip()
+    """Layout-free source: outside quotes, line continuations joined, blank runs collapsed and
+    comments dropped; inside quotes every character is kept (`'a  b'` is not `'a b'`)."""
+    out: list[str] = []
+    pending = ""  # the blank (" " or "\n") owed before the next character kept
+    i, n = 0, len(text)
+    while i < n:
+        skipped = _layout(text, i, pending, not out)
+        if skipped is not None:
+            i, pending = skipped
+            continue
+        piece = text[i : _token_end(text, i)]
+        if pending and out:
+            out.append(pending)
+        pending = ""
+        out.append(piece)
+        i += len(piece)
+    return "".join(out)
+
+
+def _layout(text: str, i: int, pending: str, at_start: bool) -> tuple[int, str] | None:
+    """Outside quotes, what layout starts at ``i`` (a line continuation, blanks, a comment): the
+    index past it and the blank owed for it; None when ``i`` starts a character that is kept."""
+    ch = text[i]
+    if ch == "\\" and text[i + 1 : i + 2] == "\n":
+        return i + 2, pending or " "
+    if ch in " \t\n":
+        return i + 1, "\n" if ch == "\n" or pending == "\n" else " "
+    if ch == "#" and (at_start or pending):
+        end = text.find("\n", i)
+        return (len(text) if end < 0 else end), pending
+    return None
+
+
+def _token_end(text: str, i: int) -> int:
+    """Past a quoted string starting at ``i`` (kept whole), an escaped character, or one character."""
+    quote = text[i]
+    if quote == "\\":
+        return min(i + 2, len(text))
+    if quote not in "'\"":
+        return i + 1
+    j = i + 1
+    while j < len(text) and text[j] != quote:
+        j += 2 if quote == '"' and text[j] == "\\" else 1
+    return min(j + 1, len(text))
+
+
+def normalise_value(text: str) -> str:
+    """An expanded word kept as source: the command substitutions in it are code, whose layout
+    does not count (``normalise``); every other character is the value itself, blanks and ``#``
+    included (``"a  $1"`` is not ``"a $1"``)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == "\\":
+            out.append(text[i : i + 2])
+            i += 2
+        elif text.startswith("$(", i):
+            end = balanced(text, i + 1, "(", ")")
+            out.append(normalise(text[i:end]))
+            i = end
+        elif text[i] == "`":
+            end = text.find("`", i + 1)
+            end = n if end < 0 else end + 1
+            out.append(normalise(text[i:end]))
+            i = end
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)

@@ -90,7 +90,7 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
         elif ch == "$" and i + 1 < n:
             nxt = text[i + 1]
             if nxt == "(":
-                end = _balanced(text, i + 1, "(", ")")
+                end = balanced(text, i + 1, "(", ")")
                 computed = arithmetic(text[i + 3 : end - 2], variables) if text.startswith("$((", i) else None
                 if computed is not None and text[end - 2 : end] == "))":
                     emit(computed)
@@ -100,7 +100,7 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
                     known = False
                 i = end
             elif nxt == "{":
-                end = _balanced(text, i + 1, "{", "}")
+                end = balanced(text, i + 1, "{", "}")
                 value, ok = lookup(text[i + 2 : end - 1], variables, True)
                 emit("" if value is None else joined(value), literal=ok)
                 known = known and ok
@@ -210,7 +210,7 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
     return str(result) if abs(result) < 2**63 else None
 
 
-def _balanced(text: str, start: int, open_: str, close: str) -> int:
+def balanced(text: str, start: int, open_: str, close: str) -> int:
     """The index just past the bracket that closes the one at ``start``."""
     depth = 0
     i = start

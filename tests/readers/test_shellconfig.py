@@ -317,3 +317,25 @@ def test_a_subshell_or_pipeline_binds_nothing_after_it():
     assert not _equal("X=0\n( X=1 )\npython t.py --x $X\n", "X=1\npython t.py --x $X\n")
     assert not _equal("X=0\necho | X=1\npython t.py --x $X\n", "X=1\necho\npython t.py --x $X\n")
     assert _cmd("X=0\n( X=1; python t.py --x $X )\n", "t.py")["--x"] == 1  # inside, it is bound
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        # blanks and `#` inside a value are the value: only the layout of code is not a difference
+        ('python t.py --x "a  $1"\n', 'python t.py --x "a $1"\n'),
+        ('X="$1 #a"\npython t.py --x "$X"\n', 'X="$1 #b"\npython t.py --x "$X"\n'),
+        ("python t.py <<EOF\na  $1\nEOF\n", "python t.py <<EOF\na $1\nEOF\n"),
+        ("python t.py <<EOF\n$1 # a\nEOF\n", "python t.py <<EOF\n$1 # b\nEOF\n"),
+        ("python t.py --x \"$(cat 'a  b')\"\n", "python t.py --x \"$(cat 'a b')\"\n"),
+        # CRLF line endings: bash passes `1\r`
+        ("python t.py --lr 1\r\n", "python t.py --lr 1\n"),
+    ],
+)
+def test_blanks_inside_values_are_part_of_them(one, two):
+    assert not _equal(one, two)
+
+
+def test_the_layout_of_unevaluated_code_is_still_no_difference():
+    assert _equal('python t.py --x "$(cat a  b   # why\n)"\n', 'python t.py --x "$(cat a b\n)"\n')
+    assert _equal("python t.py --x $(cat  a)\n", "python t.py --x $(cat a)\n")
