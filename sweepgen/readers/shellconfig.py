@@ -29,7 +29,7 @@ from sweepgen.readers.shellinterp import Reader
 def read_shell_file(path: str | Path) -> ReadResult:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # never read_text: it would turn `\r\n` into `\n`
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"cannot read shell script: {err}", location=Location(str(path))) from err
     return read_shell(text, str(path))

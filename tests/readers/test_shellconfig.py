@@ -339,3 +339,12 @@ def test_blanks_inside_values_are_part_of_them(one, two):
 def test_the_layout_of_unevaluated_code_is_still_no_difference():
     assert _equal('python t.py --x "$(cat a  b   # why\n)"\n', 'python t.py --x "$(cat a b\n)"\n')
     assert _equal("python t.py --x $(cat  a)\n", "python t.py --x $(cat a)\n")
+
+
+def test_a_crlf_script_file_keeps_its_carriage_returns(tmp_path):
+    from sweepgen.readers.shellconfig import read_shell_file
+
+    crlf, lf = tmp_path / "a.sh", tmp_path / "b.sh"
+    crlf.write_bytes(b"python t.py --lr 1\r\n")
+    lf.write_bytes(b"python t.py --lr 1\n")
+    assert diff(read_shell_file(crlf).data, read_shell_file(lf).data)
