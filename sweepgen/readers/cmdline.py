@@ -78,13 +78,52 @@ def _typed(word: Word) -> Any:
         return word
     from sweepgen.readers.yamlfile import plain_scalar_12  # noqa: PLC0415 - yamlfile imports PyYAML: only for words that need it (sbatch lines need none)
 
-    return plain_scalar_12(word) if word != "" else ""
+    if word == "":
+        return ""
+    value = plain_scalar_12(word)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not _python_reads(word, value):
+        return word  # `0x10`, `0o17`, `.inf`: a program's int()/float() refuses them, so never 16 or inf
+    return value
+
+
+def _python_reads(word: str, value: float) -> bool:
+    """Does Python's ``int()``/``float()`` (what argparse's ``type=`` calls) read ``word`` as ``value``?"""
+    try:
+        parsed = int(word) if isinstance(value, int) else float(word)
+    except ValueError:
+        return False
+    return parsed == value or (parsed != parsed and value != value)
+
+
+# Hydra's override grammar (hydra/grammar/OverrideLexer.g4), not YAML's: `0x10`, `010` and `.inf`
+# are strings to Hydra, `1_000`, `inf` and `nan` numbers
+_H_INT = r"(?:0|[1-9](?:_?[0-9])*)"
+_H_POINT = rf"(?:{_H_INT}\.|{_H_INT}?\.[0-9](?:_?[0-9])*)"
+_H_EXPONENT = rf"(?:{_H_INT}|{_H_POINT})[eE][+-]?[0-9](?:_?[0-9])*"
+_H_FLOAT = re.compile(rf"[+-]?(?:{_H_POINT}|{_H_EXPONENT}|[Ii][Nn][Ff]|[Nn][Aa][Nn])")
+_H_INT_RE = re.compile(rf"[+-]?{_H_INT}")
+
+
+def hydra_scalar(text: str) -> Any:
+    """An unquoted Hydra override value as Hydra's grammar types it: int, float, bool, null, else
+    the text (tested against hydra-core's own parser)."""
+    if _H_INT_RE.fullmatch(text):
+        return int(text.replace("_", ""))
+    if _H_FLOAT.fullmatch(text):
+        return float(text.replace("_", ""))
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if text.lower() == "null":
+        return None
+    return text
 
 
 def _override_value(word: Word, where: str, line: int) -> Any:
-    """A Hydra override's value: a YAML 1.2 scalar, or a flow list/mapping such as ``[1,2]``."""
-    if isinstance(word, NotEvaluated) or word[:1] not in ("[", "{", "'", '"'):
-        return _typed(word)
+    """A Hydra override's value: typed by Hydra's grammar, or a flow list/mapping such as ``[1,2]``."""
+    if isinstance(word, NotEvaluated):
+        return word
+    if word[:1] not in ("[", "{", "'", '"'):
+        return hydra_scalar(word)
     from sweepgen.readers.yamlfile import read_yaml  # noqa: PLC0415 - yamlfile imports PyYAML: only for flow values
 
     try:

@@ -29,7 +29,7 @@ from sweepgen.readers.shellinterp import Reader
 def read_shell_file(path: str | Path) -> ReadResult:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # never read_text: it would turn `\r\n` into `\n`
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"cannot read shell script: {err}", location=Location(str(path))) from err
     return read_shell(text, str(path))
@@ -41,6 +41,10 @@ def read_shell(text: str, filename: str = "<string>") -> ReadResult:
     reader = Reader(filename)
     try:
         reader.script(text, 0, [], {})
+        reader.uncalled()
     except RecursionError:
         raise ConfigError("shell script nested too deeply to read", location=Location(filename)) from None
-    return reader.finish()
+    result = reader.finish()
+    if "\r" in text:  # bash reads a carriage return as part of the word before it (`1\r`)
+        result.data["@carriage_returns"] = text.count("\r")
+    return result

@@ -11,14 +11,17 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
-from sweepgen.readers.shellwalk import Walk, normalise
+from sweepgen.readers.shellwalk import Walk, normalise_value
 from sweepgen.readers.shellwords import (
+    GLOB,
     UNKNOWN,
     Field,
     Partial,
     Unknown,
     arithmetic,
+    escape_literal,
     expand_quoted,
+    forget_assigned,
     joined,
     lookup,
     partial,
@@ -30,6 +33,12 @@ _MAX_VALUE = 1_000_000  # characters a variable may hold
 # declare/local/readonly/export options that bind a value as written (arrays, export, read-only,
 # global, trace); any other letter changes the value or is refused by bash (see opaque_declaration)
 _PLAIN_DECLARE = set("aAxrgt")
+# commands whose behaviour no exported variable changes: an export after them is not "late"
+_ENV_BLIND = frozenset(
+    ("set", "echo", "printf", "cd", "pushd", "popd", "mkdir", "shopt", "ulimit", "trap", "umask", "pwd",
+     "sleep", "date", "hostname", "true", "false", ":", "test", "[", "unset", "read", "shift", "wait",
+     "export", "declare", "local", "readonly", "source", ".", "ln", "rm", "cp", "mv", "touch", "chmod")
+)  # fmt: skip
 
 
 class Reader(Walk):
@@ -45,8 +54,10 @@ class Reader(Walk):
                 continue
             (env if section == "env" else plain)[name] = value
             self.result.lines[(section, name)] = history[0][2]
-        for name in sorted(self.exported - set(self.assignments)):
+        for name in sorted(self.exported - set(self.assignments) - self.inherited):
             env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
+        if self.late:
+            env["@late"] = self.late
         self.result.data = {
             "sbatch": self.sbatch,
             "env": env,
@@ -90,6 +101,13 @@ class Reader(Walk):
             self.bind(name, value, known, when, self.line(node))
         if export:
             self.exported.add(name)
+        self.note_late(name)
+
+    def note_late(self, name: str) -> None:
+        """An exported variable set after a program ran: that program did not see this value, so
+        where it happened is part of the data (``env.@late``), never only the final value."""
+        if name in self.exported and self.last_program is not None:
+            self.late.setdefault(name, []).append(f"after {self.last_program}")
 
     def keep_element_assignment(self, node: Any, name_node: Any, when: list[str]) -> None:
         """``ARR[2]=x`` (or an assignment the grammar gives no name) is kept as source; the array
@@ -153,9 +171,10 @@ class Reader(Walk):
         for an array of words each word on its own; an array of flags is a flag mapping, so that
         inserting one flag is one added flag."""
         if not isinstance(value, list):
-            return value if known else NotEvaluated(normalise(str(value)), self.filename, line)
+            return value if known else NotEvaluated(normalise_value(str(value)), self.filename, line)
         words: list[Any] = [
-            NotEvaluated(normalise(v), self.filename, line) if isinstance(v, Partial) else v for v in value
+            NotEvaluated(normalise_value(v), self.filename, line) if isinstance(v, Partial) else v
+            for v in value
         ]
         if any(cmdline.is_flag(w) for w in words):
             return cmdline.plain(cmdline.parse_arguments(words, self.filename, [line] * len(words))[0])
@@ -248,6 +267,7 @@ class Reader(Walk):
         with -a/-A) unless the script already assigned it."""
         if export:
             self.exported.add(name)
+            self.note_late(name)
         elif name not in self.assignments:
             self.bind(name, [] if array else "", True, when, line)
 
@@ -280,11 +300,9 @@ class Reader(Walk):
                 body = heredoc.text if whole else heredoc.text.split("\n", 1)[0]
                 self.bind(names[-1], body.strip("\n") if whole else body, heredoc.known, when, line)
                 return
-        if head in ("eval",) or (head in ("bash", "sh") and len(words) > 2 and words[1].text == "-c"):
-            code = words[1:] if head == "eval" else words[2:3]
-            if all(w.known for w in code):
-                self.reparse(" ".join(w.text for w in code), line, [*when] if head == "eval" else when, state)
-                return
+        if head == "eval" and all(w.known for w in words[1:]):
+            self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
+            return
         if head in ("source", "."):
             self.opaque = True
         identity_words = [self.value(w) for w in words]
@@ -298,14 +316,7 @@ class Reader(Walk):
             and isinstance(inner[2], str)
         ):
             # `srun bash -c "python ..."`: read the inner script, launchers and all
-            sub = Reader(self.filename)
-            sub.vars = {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()}
-            sub.parser = self.parser
-            sub.script(inner[2], line - 1, [], {})
-            for key, value in sub.commands.items():
-                if isinstance(value, dict):
-                    value = {**value, "@launcher": {**launchers, **value.get("@launcher", {})}}
-                self.store(key, self.guarded(value, when), line)
+            self.bash_c(inner[2], inner[3:], launchers, prefix, when, state, line)
             return
         name, arguments = cmdline.program(inner, launchers)
         if name in ("torch.distributed.run", "torch.distributed.launch"):
@@ -329,8 +340,77 @@ class Reader(Walk):
         if heredoc is not None and "@stdin" not in data:
             data["@stdin"] = self.value(Field(_strip_lines(heredoc.text), heredoc.known, heredoc.line))
         key = self.store(name, self.guarded(data, when), line)
+        if head not in _ENV_BLIND:
+            self.last_program = key
         for flag, flag_line in at.items():
             self.result.lines[("commands", key, flag)] = flag_line
+        if words[0].known and head in self.functions and not launchers:
+            self.call(head, when, state, line)
+
+    def bash_c(
+        self,
+        code: str,
+        argv: list[Any],
+        launchers: dict[str, Any],
+        prefix: dict[str, Any],
+        when: list[str],
+        state: dict[str, Any],
+        line: int,
+    ) -> None:
+        """``[launchers] [X=v] bash -c CODE [ARG0 ARGS...]``: a new shell. Its commands carry the
+        launchers, the ``X=v`` (``@env``) and the words after CODE (``@argv``, its ``$0 $1...``);
+        what it binds or exports shows under ``commands["bash -c"]``."""
+        sub = self.new_shell(prefix)
+        sub.script(code, line - 1, [], state)
+        sub.uncalled()
+        self.called |= sub.called
+        self.result.warnings.extend(sub.result.warnings)
+        extra: dict[str, Any] = {"@env": prefix} if prefix else {}
+        if argv:
+            extra["@argv"] = argv
+        for key, value in sub.commands.items():
+            self.store(key, self.guarded(_carried(value, extra, launchers), when), line)
+        inner = sub.finish().data
+        bound = {k: inner[k] for k in ("env", "vars") if inner[k]}
+        if bound or (not sub.commands and extra):
+            self.store("bash -c", self.guarded({**({} if sub.commands else extra), **bound}, when), line)
+
+    def new_shell(self, prefix: dict[str, Any]) -> Reader:
+        """The reader of a child shell: it sees the exported variables and the command's own ``X=v``,
+        never a plain variable (that one comes from the environment: not evaluated), and the
+        script's functions (``export -f`` is kept as source, so a function is assumed exported)."""
+        sub = Reader(self.filename)
+        sub.vars = {
+            k: list(v) if isinstance(v, list) else v for k, v in self.vars.items() if k in self.exported
+        }
+        for name, value in prefix.items():
+            sub.vars[name] = Partial(value.source) if isinstance(value, NotEvaluated) else value
+        sub.exported = set(self.exported) | set(prefix)
+        sub.inherited = set(sub.exported)
+        sub.functions = dict(self.functions)
+        sub.parser = self.parser
+        sub.depth = self.depth
+        return sub
+
+    def eval(
+        self, code: str, prefix: dict[str, Any], line: int, when: list[str], state: dict[str, Any]
+    ) -> None:
+        """``[X=v] eval CODE``: CODE runs in this shell; ``X=v`` holds only while it runs (bash
+        outside POSIX mode), and is shown under ``commands.eval`` so that a change to it shows even
+        where CODE never reads it."""
+        saved = {name: self.vars.get(name) for name in prefix}
+        for name, value in prefix.items():
+            self.vars[name] = Partial(value.source) if isinstance(value, NotEvaluated) else value
+        try:
+            self.reparse(code, line, when, state)
+        finally:
+            for name, old in saved.items():
+                if old is None:
+                    self.vars.pop(name, None)
+                else:
+                    self.vars[name] = old
+        if prefix:
+            self.store("eval", self.guarded({"@env": prefix}, when), line)
 
     def reparse(self, code: str, line: int, when: list[str], state: dict[str, Any]) -> None:
         saved = (self.src, self.offset)
@@ -356,14 +436,21 @@ class Reader(Walk):
     # words -----------------------------------------------------------------------------------------
 
     def value(self, field: Field) -> str | NotEvaluated:
-        return field.text if field.known else NotEvaluated(normalise(field.text), self.filename, field.line)
+        return (
+            field.text
+            if field.known
+            else NotEvaluated(normalise_value(field.text), self.filename, field.line)
+        )
 
     def expand(self, node: Any, *, assignment: bool = False) -> list[Field]:  # noqa: C901, PLR0912 - one branch per tree-sitter word node type
         """The words ``node`` expands to; an unquoted expansion splits on blanks (not in assignments)."""
         line = self.line(node)
         kind = node.type
         if kind in ("word", "number"):
-            return [Field(unescape_word(self.text(node)), True, line)]
+            raw = self.text(node)
+            if kind == "word" and (_tilde(node, raw, assignment) or (not assignment and GLOB.search(raw))):
+                return [Field(raw, False, line)]  # the user's home, or the files a pattern matches
+            return [Field(unescape_word(raw), True, line)]
         if kind == "raw_string":
             return [Field(self.text(node)[1:-1], True, line)]
         if kind == "ansi_c_string":
@@ -400,9 +487,7 @@ class Reader(Walk):
                 return [Field(joined(value), known, line)]
             return split_fields(value, line)
         if kind == "concatenation":
-            pieces = [self.expand(child, assignment=True) for child in node.named_children]
-            glued = "".join(f.text for piece in pieces for f in piece)
-            return [Field(glued, all(f.known for piece in pieces for f in piece), line)]
+            return [self.concatenation(node, line, assignment)]
         if kind == "arithmetic_expansion":
             source = self.text(node).strip()
             computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
@@ -410,6 +495,7 @@ class Reader(Walk):
                 for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
                     self.substituted.add(used)
                 return [Field(computed, True, line)]
+            forget_assigned(source, self.vars)
             self.opaque = True
             return [Field(source, False, line)]
         if kind == "command_substitution":
@@ -420,6 +506,20 @@ class Reader(Walk):
             return [Field(self.text(node), False, line)]
         self.opaque = True
         return [Field(self.text(node), False, line)]
+
+    def concatenation(self, node: Any, line: int, assignment: bool) -> Field:
+        """Parts glued into one word. Partly known, it is written as source: the literal parts
+        escaped (``escape_literal``), the parts kept as source as they are, and an unquoted pattern
+        (``data/*.json``, not in an assignment) kept as written, since the files present decide it."""
+        parts: list[tuple[str, bool]] = []  # (text, known)
+        for child in node.named_children:
+            if not assignment and child.type == "word" and GLOB.search(self.text(child)):
+                parts.append((self.text(child), False))
+                continue
+            parts.extend((f.text, f.known) for f in self.expand(child, assignment=True))
+        if all(known for _, known in parts):
+            return Field("".join(text for text, _ in parts), True, line)
+        return Field("".join(escape_literal(t) if known else t for t, known in parts), False, line)
 
     def heredoc_in(self, node: Any) -> Field | None:
         """``$(cat <<EOF ... EOF)``: the here-document's body."""
@@ -448,6 +548,33 @@ class Reader(Walk):
     def note_names(self, text: str) -> None:
         for name in re.findall(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)", text):
             self.substituted.add(name)
+
+
+# `~`, `~/x`, `~+`, `~-`, `~user/x` (after `NAME=` too); a bare `~name` is left to the program:
+# it is Hydra's deletion override (`~trainer.logger`) far more often than a login name
+_TILDE_TAIL = r"(?:$|/|[+-](?:$|/)|[A-Za-z0-9._-]+/)"
+_TILDE = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*=)?~" + _TILDE_TAIL)
+
+
+def _tilde(node: Any, raw: str, assignment: bool) -> bool:
+    """Does bash replace a ``~`` of this unquoted word with a home folder? At the start of a word
+    (not inside a concatenation after another part), after ``NAME=`` in a word that looks like an
+    assignment, and after ``:`` in an assignment's value (``PATH=a:~/b``)."""
+    first = node.parent is None or node.parent.type != "concatenation" or node.prev_sibling is None
+    return first and bool(_TILDE.match(raw) or (assignment and re.search(r":~" + _TILDE_TAIL, raw)))
+
+
+def _carried(value: Any, extra: dict[str, Any], launchers: dict[str, Any]) -> Any:
+    """A command of a child shell with what its parent gave it: ``@env`` (its own ``X=v`` win),
+    ``@argv``, and the launchers it runs under."""
+    if not isinstance(value, dict):
+        return value
+    out = {**extra, **value}
+    if launchers:
+        out["@launcher"] = {**launchers, **value.get("@launcher", {})}
+    if "@env" in extra and isinstance(value.get("@env"), dict):
+        out["@env"] = {**extra["@env"], **value["@env"]}
+    return out
 
 
 def _plain_read(words: list[Field]) -> bool:

@@ -657,7 +657,9 @@ def _unknown(expr: str, ctx: _Context) -> Partial:
     and the parameter's own partly known value shown, so that a change to any input shows."""
     head = _HEAD.match(expr.lstrip("!#")) if expr else None
     split = len(expr) - len(expr.lstrip("!#")) + (head.end() if head else 0)
-    operands, _ = ctx.dq(expr[split:]) if expr[split:] else ("", True)
+    operands, known = ctx.dq(expr[split:]) if expr[split:] else ("", True)
+    if known:  # a literal `$` of an operand (`${A:-\$B}`) never reads as the expansion `${A:-$B}`
+        operands = re.sub(r"([\\$`])", r"\\\1", operands)
     text = "${" + expr[:split] + operands
     name = head.group(1) if head else ""
     bound = ctx.variables.get(name)

@@ -5,7 +5,6 @@ directives before the first command, and what the grammar could not read kept as
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Any
 
@@ -16,10 +15,12 @@ from sweepgen.readers.shellwords import (
     UNKNOWN,
     Field,
     Vars,
+    balanced,
     expand_quoted,
 )
 
-MAX_DEPTH = 40  # nested `bash -c` / `$CMD` re-reads
+MAX_DEPTH = 40  # nested `bash -c` / `$CMD` re-reads, and nested function calls
+MAX_CALLS = 10_000  # function bodies walked in one read (a call tree can double at each level)
 
 
 def _parser() -> Any:
@@ -37,6 +38,9 @@ class Walk:
         self.vars: Vars = {}
         self.assignments: dict[str, list[tuple[str, Any, int]]] = {}  # name -> (when, value, line)
         self.exported: set[str] = set()
+        self.inherited: set[str] = set()  # exported by the parent of a `bash -c`: not this shell's
+        self.last_program: str | None = None  # the key of the last command an export could matter to
+        self.late: dict[str, list[str]] = {}  # exported name -> after which program each value came
         self.substituted: set[str] = set()
         self.opaque = False  # something ran that could read any variable
         self.sbatch: dict[str, Any] = {}
@@ -47,6 +51,12 @@ class Walk:
         self.seen_command = False
         self.depth = 0
         self.parser: Any = None
+        # name -> the bodies a call runs (node, source, line offset, the definition's guard): a body
+        # is walked where it is called, with the variables of that moment, never where it is defined
+        self.functions: dict[str, list[tuple[Any, bytes, int, list[str]]]] = {}
+        self.called: set[str] = set()
+        self.calls: list[str] = []  # the functions being walked, innermost last
+        self.call_count = 0
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -119,7 +129,12 @@ class Walk:
             self.redirected(node, when, redirects)
         elif kind == "list":
             self.and_or(node, when, redirects)
-        elif kind == "pipeline" or kind in ("subshell", "compound_statement", "do_group", "negated_command"):
+        elif kind == "pipeline":
+            for child in node.named_children:
+                self.isolated([child], when, redirects)
+        elif kind == "subshell":
+            self.isolated(node.named_children, when, redirects)
+        elif kind in ("compound_statement", "do_group", "negated_command"):
             for child in node.named_children:
                 self.statement(child, when, redirects)
         elif kind == "if_statement":
@@ -129,14 +144,54 @@ class Walk:
         elif kind in ("for_statement", "c_style_for_statement", "while_statement"):
             self.loop(node, when, redirects)
         elif kind == "function_definition":
-            name = node.child_by_field_name("name")
-            body = node.child_by_field_name("body")
-            if body is not None:
-                self.block(body, [*when, f"function {self.text(name) if name else '?'}"], redirects)
+            self.define(node, when)
         elif kind in ("heredoc_body", "heredoc_end", "heredoc_start"):
             return
         else:  # an ERROR node, or a construct this reader does not model: keep its source
             self.keep_opaque(node, when)
+
+    # functions -------------------------------------------------------------------------------------
+
+    def define(self, node: Any, when: list[str]) -> None:
+        """``f() { ...; }``: remembered, walked at each call (an unconditional definition replaces
+        the earlier ones; a conditional one is one more body the call may run)."""
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if body is None:
+            return
+        name = self.text(name_node) if name_node is not None else "?"
+        entry = (body, self.src, self.offset, list(when))
+        self.functions[name] = [*self.functions.get(name, []), entry] if when else [entry]
+
+    def call(self, name: str, when: list[str], redirects: dict[str, Any], line: int) -> None:
+        """A call of a function the script defined: its body runs here, with the variables bound
+        now (a variable set after the definition but before the call is the one it reads)."""
+        self.called.add(name)
+        self.call_count += 1
+        if self.call_count > MAX_CALLS or len(self.calls) >= MAX_DEPTH:
+            raise ConfigError(
+                f"shell function calls nested or repeated too much to read (`{name}`)",
+                location=Location(self.filename, line),
+            )
+        if name in self.calls:  # recursion: what it does depends on a condition this reader cannot know
+            self.opaque = True
+            return
+        saved = (self.src, self.offset)
+        self.calls.append(name)
+        try:
+            for body, src, offset, defined in self.functions[name]:
+                self.src, self.offset = src, offset
+                self.block(body, [*when, *defined, f"function {name}"], redirects)
+        finally:
+            self.calls.pop()
+            self.src, self.offset = saved
+
+    def uncalled(self) -> None:
+        """Functions the script defines but never calls: walked after the script, so that an edit
+        inside one still shows (under its ``function NAME`` guard)."""
+        for name in list(self.functions):
+            if name not in self.called:
+                self.call(name, [], {}, 0)
 
     def keep_opaque(self, node: Any, when: list[str]) -> None:
         self.opaque = True
@@ -153,8 +208,24 @@ class Walk:
                 "it is compared as text"
             )
 
+    def isolated(self, nodes: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
+        """A statement bash runs in a child process (``( ... )``, each part of a pipeline): what it
+        binds, exports or defines is gone after it; its commands and assignments are recorded."""
+        saved = (
+            {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()},
+            set(self.exported),
+            dict(self.functions),
+        )
+        try:
+            for node in nodes:
+                self.statement(node, when, redirects)
+        finally:
+            self.vars, self.exported, self.functions = saved[0], saved[1] | self.exported, saved[2]
+
     def block(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
-        if node.type in ("compound_statement", "do_group", "subshell"):
+        if node.type == "subshell":
+            self.isolated(node.named_children, when, redirects)
+        elif node.type in ("compound_statement", "do_group"):
             for child in node.named_children:
                 self.statement(child, when, redirects)
         else:
@@ -259,8 +330,10 @@ class Walk:
             return
         if body.type in ("command", "declaration_command"):
             self.command(body, when, state, heredoc)
-        else:
-            self.statement(body, when, state)
+            return
+        if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
+            state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
+        self.statement(body, when, state)
 
     def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # noqa: C901, PLR0912 - one branch per redirection form
         """Apply one redirection to ``state``; a here-document's expanded body is returned."""
@@ -322,10 +395,72 @@ def _case_pattern(item: Any, index: int, child: Any) -> bool:
 
 
 def normalise(text: str) -> str:
-    """Layout-free source: line continuations joined, blank runs collapsed, comments dropped."""
-    text = text.replace("\\\n", " ")
-    lines = [
-        re.sub(r"(^|\s)#.*$", "", line) if "#" in line and "'" not in line and '"' not in line else line
-        for line in text.split("\n")
-    ]
-    return re.sub(r"[ \t]+", " ", "\n".join(line.strip() for line in lines if line.strip())).strip()
+    """Layout-free source: outside quotes, line continuations joined, blank runs collapsed and
+    comments dropped; inside quotes every character is kept (`'a  b'` is not `'a b'`)."""
+    out: list[str] = []
+    pending = ""  # the blank (" " or "\n") owed before the next character kept
+    i, n = 0, len(text)
+    while i < n:
+        skipped = _layout(text, i, pending, not out)
+        if skipped is not None:
+            i, pending = skipped
+            continue
+        piece = text[i : _token_end(text, i)]
+        if pending and out:
+            out.append(pending)
+        pending = ""
+        out.append(piece)
+        i += len(piece)
+    return "".join(out)
+
+
+def _layout(text: str, i: int, pending: str, at_start: bool) -> tuple[int, str] | None:
+    """Outside quotes, what layout starts at ``i`` (a line continuation, blanks, a comment): the
+    index past it and the blank owed for it; None when ``i`` starts a character that is kept."""
+    ch = text[i]
+    if ch == "\\" and text[i + 1 : i + 2] == "\n":
+        return i + 2, pending or " "
+    if ch in " \t\n":
+        return i + 1, "\n" if ch == "\n" or pending == "\n" else " "
+    if ch == "#" and (at_start or pending):
+        end = text.find("\n", i)
+        return (len(text) if end < 0 else end), pending
+    return None
+
+
+def _token_end(text: str, i: int) -> int:
+    """Past a quoted string starting at ``i`` (kept whole), an escaped character, or one character."""
+    quote = text[i]
+    if quote == "\\":
+        return min(i + 2, len(text))
+    if quote not in "'\"":
+        return i + 1
+    j = i + 1
+    while j < len(text) and text[j] != quote:
+        j += 2 if quote == '"' and text[j] == "\\" else 1
+    return min(j + 1, len(text))
+
+
+def normalise_value(text: str) -> str:
+    """An expanded word kept as source: the command substitutions in it are code, whose layout
+    does not count (``normalise``); every other character is the value itself, blanks and ``#``
+    included (``"a  $1"`` is not ``"a $1"``)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == "\\":
+            out.append(text[i : i + 2])
+            i += 2
+        elif text.startswith("$(", i):
+            end = balanced(text, i + 1, "(", ")")
+            out.append(normalise(text[i:end]))
+            i = end
+        elif text[i] == "`":
+            end = text.find("`", i + 1)
+            end = n if end < 0 else end + 1
+            out.append(normalise(text[i:end]))
+            i = end
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)

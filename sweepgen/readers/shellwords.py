@@ -47,10 +47,26 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
     )
 
 
+_LITERAL_SPECIAL = re.compile(r"([\\$`*?~])")
+
+
+def escape_literal(text: str) -> str:
+    """Literal text as it is written beside source the reader kept (`'$A'$B` is ``\\$A$B``, never
+    ``$A$B``): in a partly known word a literal ``$``, backquote, backslash, ``~`` or pattern
+    character is escaped, so that it never reads the same as an expansion left as source."""
+    return _LITERAL_SPECIAL.sub(r"\\\1", text)
+
+
 def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple[str, bool]:  # noqa: C901, PLR0912, PLR0915 - a character scanner: one branch per escape and expansion form
     """The inside of a double-quoted string (or an unquoted here-document body), expanded."""
     out: list[str] = []
+    marked: list[str] = []  # the same text with literal characters escaped: see `escape_literal`
     known = True
+
+    def emit(piece: str, literal: bool = True) -> None:
+        out.append(piece)
+        marked.append(escape_literal(piece) if literal else piece)
+
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
@@ -60,52 +76,88 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
                 i += 2
                 continue
             if nxt in "$`\\" or (nxt == '"' and not heredoc):
-                out.append(nxt)
+                emit(nxt)
                 i += 2
                 continue
-            out.append(ch)
+            emit(ch)
             i += 1
         elif ch == "`":
             end = text.find("`", i + 1)
             end = n - 1 if end < 0 else end
-            out.append(text[i : end + 1])
+            emit(text[i : end + 1], literal=False)
             known = False
             i = end + 1
         elif ch == "$" and i + 1 < n:
             nxt = text[i + 1]
             if nxt == "(":
-                end = _balanced(text, i + 1, "(", ")")
+                end = balanced(text, i + 1, "(", ")")
                 computed = arithmetic(text[i + 3 : end - 2], variables) if text.startswith("$((", i) else None
                 if computed is not None and text[end - 2 : end] == "))":
-                    out.append(computed)
+                    emit(computed)
                 else:
-                    out.append(text[i:end])
+                    forget_assigned(text[i:end], variables)
+                    emit(text[i:end], literal=False)
                     known = False
                 i = end
             elif nxt == "{":
-                end = _balanced(text, i + 1, "{", "}")
+                end = balanced(text, i + 1, "{", "}")
                 value, ok = lookup(text[i + 2 : end - 1], variables, True)
-                out.append("" if value is None else joined(value))
+                emit("" if value is None else joined(value), literal=ok)
                 known = known and ok
                 i = end
             else:
                 name = _NAME.match(text, i + 1)
                 if not name:
-                    out.append(ch)
+                    emit(ch)
                     i += 1
                     continue
                 value, ok = lookup(name.group(), variables, True)
                 bare = not ok and value == "${" + name.group() + "}"  # nothing known: its source
-                out.append(text[i : name.end()] if value is None or bare else joined(value))
+                emit(
+                    text[i : name.end()] if value is None or bare else joined(value),
+                    literal=ok and value is not None,
+                )
                 known = known and ok and value is not None
                 i = name.end()
         else:
-            out.append(ch)
+            emit(ch)
             i += 1
-    return "".join(out), known
+    return ("".join(out), True) if known else ("".join(marked), False)
 
 
 _ARITH_NAME = re.compile(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+_ARITH_BASE = re.compile(r"\b([0-9]+)#([0-9A-Za-z@_]+)")
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ@_"
+
+
+def _based(found: re.Match[str]) -> str:
+    """``base#digits`` as bash reads it (bases 2 to 64; up to 36 letters of either case are one
+    digit); a digit past the base raises, so the expression is not evaluated."""
+    base, digits = int(found.group(1)), found.group(2)
+    if not 2 <= base <= 64:
+        raise ValueError(found.group())
+    table = _DIGITS if base > 36 else _DIGITS[:36]
+    total = 0
+    for char in digits if base > 36 else digits.lower():
+        index = table.find(char)
+        if not 0 <= index < base:
+            raise ValueError(found.group())
+        total = total * base + index
+    return f"({total})"
+
+
+_ARITH_ASSIGNS = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)"
+)
+
+
+def forget_assigned(expr: str, variables: Vars) -> None:
+    """An arithmetic expansion not evaluated that assigns (``$((N+=1))``, ``$((i++))``): the
+    variables it assigns are not known after it."""
+    for found in _ARITH_ASSIGNS.finditer(expr):
+        name = found.group(1) or found.group(2)
+        if name in variables:
+            variables[name] = UNKNOWN
 
 
 def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one branch per arithmetic ast node bash supports
@@ -122,8 +174,10 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
             return f"({value.strip()})"
         raise LookupError(found.group(1))
 
+    if "//" in expr or "#" in _ARITH_BASE.sub("", expr):
+        return None  # bash refuses `//`; a `#` outside `base#digits` is no number (Python reads a comment)
     try:
-        text = _ARITH_NAME.sub(name, expr)
+        text = _ARITH_NAME.sub(name, _ARITH_BASE.sub(_based, expr))
         tree = ast.parse(text.strip(), mode="eval")
     except (LookupError, SyntaxError, ValueError):
         return None
@@ -156,7 +210,7 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
     return str(result) if abs(result) < 2**63 else None
 
 
-def _balanced(text: str, start: int, open_: str, close: str) -> int:
+def balanced(text: str, start: int, open_: str, close: str) -> int:
     """The index just past the bracket that closes the one at ``start``."""
     depth = 0
     i = start
@@ -179,14 +233,33 @@ def unescape_word(text: str) -> str:
     return re.sub(r"\\(.)", lambda m: "" if m.group(1) == "\n" else m.group(1), text, flags=re.S)
 
 
+# an unquoted `*` or `?` (not after an odd run of backslashes) is a pathname pattern: what it
+# expands to depends on the files present
+GLOB = re.compile(r"(?<!\\)(?:\\\\)*[*?]")
+
+
 def split_fields(value: Value, line: int) -> list[Field]:
     """An unquoted expansion's words (bash splits on blanks); a lone backslash from a folded
     here-document line is not a word. In a partly known value, each word that still holds an
     expansion is a not-known word of its own: it never takes its neighbours with it."""
     words = value if isinstance(value, list) else [value]
     return [
-        Field(w, not (isinstance(item, Partial) and ("$" in w or "`" in w)), line)
+        _split_word(w, isinstance(item, Partial), line)
         for item in words
         for w in (blank_split(item) if isinstance(item, Partial) else item.split())
         if w != "\\"
     ]
+
+
+def _split_word(word: str, partly: bool, line: int) -> Field:
+    """One word of an unquoted expansion. Bash then expands patterns, so a ``*`` or ``?`` (even one
+    quoted where the variable was set) leaves the word to the files present. A word of a partly known
+    value is not known when it holds an expansion kept as source or a ``~`` bash did not expand;
+    otherwise it is its literal text (``escape_literal`` undone)."""
+    if "*" in word or "?" in word:
+        return Field(word, False, line)
+    if not partly:
+        return Field(word, True, line)
+    if re.search(r"(?<!\\)[$`]", word) or word.startswith("~"):
+        return Field(word, False, line)
+    return Field(re.sub(r"\\(.)", r"\1", word), True, line)

@@ -127,13 +127,13 @@ def _python_meaning(text: str) -> str:
     tree = ast.parse(text)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        first = body[0] if isinstance(body, list) and body else None
-        if (
-            isinstance(first, ast.Expr)
-            and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)
-        ):
-            first.value.value = ""  # a docstring is documentation
+        if not isinstance(body, list) or not body:
+            continue
+        # a docstring is documentation, and a string statement after it (a docstring line
+        # duplicated) evaluates to nothing: neither is what the program reads
+        kept = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                        and isinstance(s.value.value, str))]  # fmt: skip
+        node.body = kept or [ast.Pass()]  # type: ignore[attr-defined]
     return ast.dump(tree)
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from sweepgen.errors import UserError
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.shellwords import arithmetic
 
 
 def _cmd(script: str, name: str) -> dict:
@@ -155,7 +158,7 @@ def test_a_variable_exported_twice_keeps_both_values():
     # a command between the two exports saw the first: keeping only the last would hide a change
     a = read_shell("export LR=1\npython a.py\nexport LR=2\npython b.py\n").data
     b = read_shell("export LR=3\npython a.py\nexport LR=2\npython b.py\n").data
-    assert a["env"] == {"LR": ["1", "2"]}
+    assert a["env"] == {"LR": ["1", "2"], "@late": {"LR": ["after a.py"]}}
     assert [c.dotted for c in diff(a, b)] == ["env.LR[0]"]
 
 
@@ -192,3 +195,156 @@ def test_declare_options_that_bind_as_written_read_as_the_plain_forms():
     tail = '\npython t.py --x "$X" --a "${A[@]}"\n'
     plain = read_shell("export X=1\nA=(1 2)" + tail).data
     assert diff(read_shell("declare -x X=1\ndeclare -a A=(1 2)" + tail).data, plain) == []
+
+
+def _equal(one: str, two: str) -> bool:
+    return not diff(read_shell(one).data, read_shell(two).data)
+
+
+def test_a_function_reads_the_variables_bound_when_it_is_called():
+    # bash runs a function's body at each call: a variable set after the definition is the one read
+    script = 'run() { python t.py --lr "$LR"; }\nLR={lr}\nrun\nLR=9\n'
+    one, two = script.replace("{lr}", "1e-5"), script.replace("{lr}", "2e-5")
+    assert _cmd(one, "t.py") == {"--lr": 1e-5, "@when": "function run"}
+    assert not _equal(one, two)
+    later = "LR=1\nrun() { python t.py --lr $LR; }\nLR={lr}\nrun\n"
+    assert _cmd(later.replace("{lr}", "3"), "t.py")["--lr"] == 3
+    # called twice, it runs twice; a later definition replaces the earlier one, as in bash
+    twice = read_shell("f() { python t.py --x 1; }\nf\nf\n").data["commands"]
+    assert set(twice) == {"f", "f #2", "t.py", "t.py #2"}
+    assert _equal("f() { python t.py --x 1; }\nf() { python t.py --x 2; }\nf\n",
+                  "f() { python t.py --x 5; }\nf() { python t.py --x 2; }\nf\n")  # fmt: skip
+
+
+def test_a_function_never_called_or_calling_itself_still_shows_its_body():
+    assert not _equal("f() { python t.py --x 1; }\n", "f() { python t.py --x 2; }\n")
+    assert not _equal("f() { python t.py --x 1; f; }\nf\n", "f() { python t.py --x 2; f; }\nf\n")
+
+
+def test_a_call_tree_too_large_to_walk_is_a_located_error():
+    levels = "".join(f"f{i}() {{ f{i + 1}; f{i + 1}; }}\n" for i in range(20)) + "f20() { true; }\nf0\n"
+    with pytest.raises(UserError, match="function calls"):
+        read_shell(levels, "deep.sh")
+
+
+def test_bash_c_sees_its_environment_and_its_arguments():
+    # the X=v before `bash -c` and the words after its code reach the inner program: both show
+    for one, two in [
+        ("LR=1 bash -c 'python t.py --lr $LR'\n", "LR=2 bash -c 'python t.py --lr $LR'\n"),
+        ("srun bash -c 'python t.py --lr $1' _ 1\n", "srun bash -c 'python t.py --lr $1' _ 2\n"),
+        ("LR=1 eval 'python t.py --lr $LR'\n", "LR=2 eval 'python t.py --lr $LR'\n"),
+        ("bash -c 'exit $1' _ 1\n", "bash -c 'exit $1' _ 2\n"),
+        ("bash -c 'export LR=1; python t.py'\n", "bash -c 'export LR=2; python t.py'\n"),
+    ]:
+        assert not _equal(one, two), one
+    assert _cmd("LR=1 bash -c 'python t.py --lr $LR'\n", "t.py") == {"--lr": 1, "@env": {"LR": "1"}}
+    # a variable the script does not export is not the inner shell's: it comes from the environment
+    plain = _cmd("LR=1\nbash -c 'python t.py --lr $LR'\n", "t.py")["--lr"]
+    assert isinstance(plain, NotEvaluated) and plain.source == "$LR"
+    assert _cmd("export LR=1\nbash -c 'python t.py --lr $LR'\n", "t.py")["--lr"] == 1
+
+
+_ARITH = ["2#101", "16#fF", "64#@_", "36#Zz", "2#2", "37#1", "7//2", "3 ** 2", "-7 / 2", "2 # 1", "1_000"]
+
+
+def test_arithmetic_is_bash_s_value_or_not_evaluated():
+    # Python's parser read `2#101` as 2 (the rest a comment) and `7//2` as 3: bash reads 5 and refuses
+    for expr in _ARITH:
+        run = subprocess.run(["bash", "-c", f"echo $(({expr}))"], capture_output=True, text=True, check=False)
+        ours = arithmetic(expr, {})
+        assert ours is None or (run.returncode == 0 and ours == run.stdout.strip()), (expr, ours, run)
+    assert arithmetic("2#101", {}) == "5" and arithmetic("16#fF", {}) == "255"
+    assert not _equal("python t.py --n $((2#101))\n", "python t.py --n $((2#110))\n")
+
+
+def test_a_here_document_fed_to_a_loop_is_read_by_its_commands():
+    loop = "while read lr; do python t.py --lr $lr; done <<EOF\n{}\nEOF\n"
+    assert not _equal(loop.format("1e-5"), loop.format("2e-5"))
+    assert _cmd(loop.format("1e-5"), "t.py")["@stdin"] == "1e-5\n"
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        # a literal `$` (quoted or escaped) beside a part kept as source is not that expansion
+        ("python t.py --x '$A'$B\n", "python t.py --x $A$B\n"),
+        ('python t.py --x "\\$A $B"\n', 'python t.py --x "$A $B"\n'),
+        ("python t.py --x \\$A$B\n", "python t.py --x $A$B\n"),
+        ("X='$A'$B\npython t.py --x \"$X\"\n", 'X=$A$B\npython t.py --x "$X"\n'),
+        ('python t.py --x "${A:-\\$B}"\n', 'python t.py --x "${A:-$B}"\n'),
+        ("cat > c.yaml <<EOF\nx: \\$A $B\nEOF\n", "cat > c.yaml <<EOF\nx: $A $B\nEOF\n"),
+        # an unquoted `~` is the user's home, an unquoted pattern the files present
+        ("python t.py --out ~/ckpt\n", "python t.py --out '~/ckpt'\n"),
+        ("X=~/a\npython t.py --out $X\n", "X='~/a'\npython t.py --out $X\n"),
+        ("python t.py --out ~/ckpt/$N\n", "python t.py --out '~/ckpt/'$N\n"),
+        ("python t.py --files data/*.json\n", "python t.py --files 'data/*.json'\n"),
+        ("python t.py --f $D/*.json\n", 'python t.py --f "$D/*.json"\n'),
+        ("X='data/*.json'\npython t.py --f $X\n", "X='data/*.json'\npython t.py --f \"$X\"\n"),
+        ('A=(data/*.json)\npython t.py "${A[@]}"\n', "A=('data/*.json')\npython t.py \"${A[@]}\"\n"),
+        # an arithmetic expansion that assigns leaves its variable unknown
+        ("N=2\necho $((N+=1))\npython t.py --m $N\n", "N=2\necho $((N+=1))\npython t.py --m 2\n"),
+    ],
+)
+def test_what_bash_expands_differently_is_never_equal(one, two):
+    assert not _equal(one, two)
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("python t.py --out=~/ckpt\n", "python t.py --out='~/ckpt'\n"),  # `~` after `--out=`: literal
+        ("python t.py a.b=~/y ~c.d\n", "python t.py 'a.b=~/y' '~c.d'\n"),  # Hydra keys, deletions
+        ('X=data/*.json\npython t.py --f "$X"\n', "X='data/*.json'\npython t.py --f \"$X\"\n"),
+        ("N=2\necho $((N<=1))\npython t.py --m $N\n", "N=2\necho $((N<=1))\npython t.py --m 2\n"),
+    ],
+)
+def test_what_bash_leaves_as_written_reads_the_same(one, two):
+    assert _equal(one, two)
+
+
+def test_an_export_after_a_program_is_not_seen_by_it():
+    # `python t.py; export X=0` and `export X=0; python t.py` read the same final env, but t.py saw X
+    # only in the second
+    assert not _equal("python t.py\nexport X=0\n", "export X=0\npython t.py\n")
+    assert not _equal("X=0\npython t.py\nexport X\n", "X=0\nexport X\npython t.py\n")
+    # what no variable changes (echo, mkdir, set) does not make an export late
+    assert _equal(
+        "set -x\nmkdir -p out\nexport X=0\npython t.py\n", "export X=0\nset -x\nmkdir -p out\npython t.py\n"
+    )
+
+
+def test_a_subshell_or_pipeline_binds_nothing_after_it():
+    assert not _equal("X=0\n( X=1 )\npython t.py --x $X\n", "X=1\npython t.py --x $X\n")
+    assert not _equal("X=0\necho | X=1\npython t.py --x $X\n", "X=1\necho\npython t.py --x $X\n")
+    assert _cmd("X=0\n( X=1; python t.py --x $X )\n", "t.py")["--x"] == 1  # inside, it is bound
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        # blanks and `#` inside a value are the value: only the layout of code is not a difference
+        ('python t.py --x "a  $1"\n', 'python t.py --x "a $1"\n'),
+        ('X="$1 #a"\npython t.py --x "$X"\n', 'X="$1 #b"\npython t.py --x "$X"\n'),
+        ("python t.py <<EOF\na  $1\nEOF\n", "python t.py <<EOF\na $1\nEOF\n"),
+        ("python t.py <<EOF\n$1 # a\nEOF\n", "python t.py <<EOF\n$1 # b\nEOF\n"),
+        ("python t.py --x \"$(cat 'a  b')\"\n", "python t.py --x \"$(cat 'a b')\"\n"),
+        # CRLF line endings: bash passes `1\r`
+        ("python t.py --lr 1\r\n", "python t.py --lr 1\n"),
+    ],
+)
+def test_blanks_inside_values_are_part_of_them(one, two):
+    assert not _equal(one, two)
+
+
+def test_the_layout_of_unevaluated_code_is_still_no_difference():
+    assert _equal('python t.py --x "$(cat a  b   # why\n)"\n', 'python t.py --x "$(cat a b\n)"\n')
+    assert _equal("python t.py --x $(cat  a)\n", "python t.py --x $(cat a)\n")
+
+
+def test_a_crlf_script_file_keeps_its_carriage_returns(tmp_path):
+    from sweepgen.readers.shellconfig import read_shell_file
+
+    crlf, lf = tmp_path / "a.sh", tmp_path / "b.sh"
+    crlf.write_bytes(b"python t.py --lr 1\r\n")
+    lf.write_bytes(b"python t.py --lr 1\n")
+    assert diff(read_shell_file(crlf).data, read_shell_file(lf).data)
