@@ -79,14 +79,14 @@ def init(
     folder = f"{out_root.rstrip('/')}/{sweep}"
     info(f"rendered {folder}/ (edit the spec, then `sweepgen render` again)")
     command = api.run_command_hint(schema_ref)
-    if command is None and not _bundled_trainer_s(folder):
+    if command is None and not _bundled_trainer_configs(folder):
         command = "YOUR-TRAINER {config}"  # a plain `run` starts the bundled trainer, which refuses it
         info("this config is not the bundled trainer's: say how your trainer runs a config with --command")
     info(f"next: sweepgen run {folder}" + (f" --command {shlex.quote(command)}" if command else ""))
     return EXIT_OK
 
 
-def _bundled_trainer_s(folder: str) -> bool:
+def _bundled_trainer_configs(folder: str) -> bool:
     """Whether the configs just rendered are the bundled trainer's (its sections only)."""
     from pathlib import Path
 
