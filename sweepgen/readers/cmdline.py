@@ -81,9 +81,13 @@ def _typed(word: Word) -> Any:
     if word == "":
         return ""
     value = plain_scalar_12(word)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and not _python_reads(word, value):
-        return word  # `0x10`, `0o17`, `.inf`: a program's int()/float() refuses them, so never 16 or inf
-    return value
+    return word if _refused_number(word, value) else value
+
+
+def _refused_number(word: str, value: Any) -> bool:
+    """A number to YAML that a program's ``int()``/``float()`` refuses (`0x10`, `0o17`, `.inf`):
+    the word stays a string, never 16 or inf."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not _python_reads(word, value)
 
 
 def _python_reads(word: str, value: float) -> bool:

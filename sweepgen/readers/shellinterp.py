@@ -45,15 +45,7 @@ class Reader(Walk):
     """A script read as data: ``script()`` walks it, ``finish()`` returns it."""
 
     def finish(self) -> ReadResult:
-        env: dict[str, Any] = {}
-        plain: dict[str, Any] = {}
-        for name, history in self.assignments.items():
-            value = self.final(name, history)
-            section = self.section(name, history)
-            if section is None:
-                continue
-            (env if section == "env" else plain)[name] = value
-            self.result.lines[(section, name)] = history[0][2]
+        env, plain = self.shown_variables()
         for name in sorted(self.exported - set(self.assignments) - self.inherited):
             env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
         if self.late:
@@ -66,6 +58,18 @@ class Reader(Walk):
         }
         self.result.numbered = (("commands",),)
         return self.result
+
+    def shown_variables(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The variables that show, as (``env``, ``vars``): each one's final value, under its
+        ``section``, with the line of its first assignment."""
+        shown: dict[str, dict[str, Any]] = {"env": {}, "vars": {}}
+        for name, history in self.assignments.items():
+            value = self.final(name, history)
+            section = self.section(name, history)
+            if section is not None:
+                shown[section][name] = value
+                self.result.lines[(section, name)] = history[0][2]
+        return shown["env"], shown["vars"]
 
     def section(self, name: str, history: list[tuple[str, Any, int]]) -> str | None:
         """Where a variable shows: ``env`` when exported; ``vars`` when it is bound under a condition,
@@ -365,15 +369,19 @@ class Reader(Walk):
         sub.uncalled()
         self.called |= sub.called
         self.result.warnings.extend(sub.result.warnings)
-        extra: dict[str, Any] = {"@env": prefix} if prefix else {}
-        if argv:
-            extra["@argv"] = argv
+        extra = _given(prefix, argv)
         for key, value in sub.commands.items():
             self.store(key, self.guarded(_carried(value, extra, launchers), when), line)
+        self.store_bound(sub, extra, when, line)
+
+    def store_bound(self, sub: Reader, extra: dict[str, Any], when: list[str], line: int) -> None:
+        """What a child shell binds or exports, under ``commands["bash -c"]``; when it ran no command,
+        what its parent gave it (``extra``) shows there too, else a change to it would show nowhere."""
         inner = sub.finish().data
         bound = {k: inner[k] for k in ("env", "vars") if inner[k]}
-        if bound or (not sub.commands and extra):
-            self.store("bash -c", self.guarded({**({} if sub.commands else extra), **bound}, when), line)
+        shown = {**({} if sub.commands else extra), **bound}
+        if shown:
+            self.store("bash -c", self.guarded(shown, when), line)
 
     def new_shell(self, prefix: dict[str, Any]) -> Reader:
         """The reader of a child shell: it sees the exported variables and the command's own ``X=v``,
@@ -383,8 +391,7 @@ class Reader(Walk):
         sub.vars = {
             k: list(v) if isinstance(v, list) else v for k, v in self.vars.items() if k in self.exported
         }
-        for name, value in prefix.items():
-            sub.vars[name] = Partial(value.source) if isinstance(value, NotEvaluated) else value
+        sub.vars.update({name: _bound_as(value) for name, value in prefix.items()})
         sub.exported = set(self.exported) | set(prefix)
         sub.inherited = set(sub.exported)
         sub.functions = dict(self.functions)
@@ -399,18 +406,21 @@ class Reader(Walk):
         outside POSIX mode), and is shown under ``commands.eval`` so that a change to it shows even
         where CODE never reads it."""
         saved = {name: self.vars.get(name) for name in prefix}
-        for name, value in prefix.items():
-            self.vars[name] = Partial(value.source) if isinstance(value, NotEvaluated) else value
+        self.vars.update({name: _bound_as(value) for name, value in prefix.items()})
         try:
             self.reparse(code, line, when, state)
         finally:
-            for name, old in saved.items():
-                if old is None:
-                    self.vars.pop(name, None)
-                else:
-                    self.vars[name] = old
+            self.restore(saved)
         if prefix:
             self.store("eval", self.guarded({"@env": prefix}, when), line)
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Variables back to their values before an ``eval``'s ``X=v`` (None: it was not set)."""
+        for name, old in saved.items():
+            if old is None:
+                self.vars.pop(name, None)
+            else:
+                self.vars[name] = old
 
     def reparse(self, code: str, line: int, when: list[str], state: dict[str, Any]) -> None:
         saved = (self.src, self.offset)
@@ -511,15 +521,15 @@ class Reader(Walk):
         """Parts glued into one word. Partly known, it is written as source: the literal parts
         escaped (``escape_literal``), the parts kept as source as they are, and an unquoted pattern
         (``data/*.json``, not in an assignment) kept as written, since the files present decide it."""
-        parts: list[tuple[str, bool]] = []  # (text, known)
-        for child in node.named_children:
-            if not assignment and child.type == "word" and GLOB.search(self.text(child)):
-                parts.append((self.text(child), False))
-                continue
-            parts.extend((f.text, f.known) for f in self.expand(child, assignment=True))
-        if all(known for _, known in parts):
-            return Field("".join(text for text, _ in parts), True, line)
-        return Field("".join(escape_literal(t) if known else t for t, known in parts), False, line)
+        parts = [part for child in node.named_children for part in self.part(child, assignment)]
+        return _concatenated(parts, line)
+
+    def part(self, child: Any, assignment: bool) -> list[tuple[str, bool]]:
+        """One part of a concatenation as (text, known) pieces; an unquoted pattern outside an
+        assignment is one piece kept as written."""
+        if not assignment and child.type == "word" and GLOB.search(self.text(child)):
+            return [(self.text(child), False)]
+        return [(f.text, f.known) for f in self.expand(child, assignment=True)]
 
     def heredoc_in(self, node: Any) -> Field | None:
         """``$(cat <<EOF ... EOF)``: the here-document's body."""
@@ -560,8 +570,34 @@ def _tilde(node: Any, raw: str, assignment: bool) -> bool:
     """Does bash replace a ``~`` of this unquoted word with a home folder? At the start of a word
     (not inside a concatenation after another part), after ``NAME=`` in a word that looks like an
     assignment, and after ``:`` in an assignment's value (``PATH=a:~/b``)."""
-    first = node.parent is None or node.parent.type != "concatenation" or node.prev_sibling is None
-    return first and bool(_TILDE.match(raw) or (assignment and re.search(r":~" + _TILDE_TAIL, raw)))
+    return _first_part(node) and bool(
+        _TILDE.match(raw) or (assignment and re.search(r":~" + _TILDE_TAIL, raw))
+    )
+
+
+def _first_part(node: Any) -> bool:
+    """A word on its own, or the first part of a concatenation."""
+    return node.parent is None or node.parent.type != "concatenation" or node.prev_sibling is None
+
+
+def _concatenated(parts: list[tuple[str, bool]], line: int) -> Field:
+    """A concatenation's (text, known) parts as one word: partly known, the literal parts escaped."""
+    if all(known for _, known in parts):
+        return Field("".join(text for text, _ in parts), True, line)
+    return Field("".join(escape_literal(t) if known else t for t, known in parts), False, line)
+
+
+def _bound_as(value: Any) -> Any:
+    """A command's ``X=v`` as the variable it binds: a value not evaluated is partly known, its source."""
+    return Partial(value.source) if isinstance(value, NotEvaluated) else value
+
+
+def _given(prefix: dict[str, Any], argv: list[Any]) -> dict[str, Any]:
+    """What a ``bash -c`` gives its commands: its ``X=v`` (``@env``) and the words after CODE (``@argv``)."""
+    extra: dict[str, Any] = {"@env": prefix} if prefix else {}
+    if argv:
+        extra["@argv"] = argv
+    return extra
 
 
 def _carried(value: Any, extra: dict[str, Any], launchers: dict[str, Any]) -> Any:

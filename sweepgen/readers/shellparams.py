@@ -652,16 +652,24 @@ def _bracket_member(pattern: str, i: int, after_member: bool) -> tuple[str, int]
     return re.escape(ch), 1
 
 
+def _parameter(expr: str) -> tuple[int, str]:
+    """Where an expansion's operands start (past its ``!``/``#`` and the parameter), and the
+    parameter's name ("" when there is none)."""
+    head = _HEAD.match(expr.lstrip("!#")) if expr else None
+    flags = len(expr) - len(expr.lstrip("!#"))
+    if head is None:
+        return flags, ""
+    return flags + head.end(), head.group(1)
+
+
 def _unknown(expr: str, ctx: _Context) -> Partial:
     """The expansion as source, with every input the script knows substituted into its operands
     and the parameter's own partly known value shown, so that a change to any input shows."""
-    head = _HEAD.match(expr.lstrip("!#")) if expr else None
-    split = len(expr) - len(expr.lstrip("!#")) + (head.end() if head else 0)
+    split, name = _parameter(expr)
     operands, known = ctx.dq(expr[split:]) if expr[split:] else ("", True)
     if known:  # a literal `$` of an operand (`${A:-\$B}`) never reads as the expansion `${A:-$B}`
         operands = re.sub(r"([\\$`])", r"\\\1", operands)
     text = "${" + expr[:split] + operands
-    name = head.group(1) if head else ""
     bound = ctx.variables.get(name)
     # the parameter's value is an input whenever the script binds it: partly known, named by `${!R}`,
     # or fully known but read through what is not (`${A[k]}` of an associative array, `${X#$1}`)

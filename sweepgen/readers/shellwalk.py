@@ -6,6 +6,7 @@ directives before the first command, and what the grammar could not read kept as
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
@@ -319,13 +320,7 @@ class Walk:
     def redirected(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         body = node.child_by_field_name("body")
         state = dict(redirects)
-        heredoc: Field | None = None
-        for child in node.children:
-            if child is body or not child.is_named:
-                continue
-            found = self.redirect(child, state)
-            if found is not None:
-                heredoc = found
+        heredoc = self.redirections(node, body, state)
         if body is None:
             return
         if body.type in ("command", "declaration_command"):
@@ -334,6 +329,15 @@ class Walk:
         if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         self.statement(body, when, state)
+
+    def redirections(self, node: Any, body: Any, state: dict[str, Any]) -> Field | None:
+        """Apply a redirected statement's redirections (every named child but its body) to ``state``;
+        the body of its last here-document, if any."""
+        heredoc: Field | None = None
+        for child in node.children:
+            if child is not body and child.is_named:
+                heredoc = self.redirect(child, state) or heredoc
+        return heredoc
 
     def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # noqa: C901, PLR0912 - one branch per redirection form
         """Apply one redirection to ``state``; a here-document's expanded body is returned."""
@@ -417,15 +421,35 @@ def normalise(text: str) -> str:
 def _layout(text: str, i: int, pending: str, at_start: bool) -> tuple[int, str] | None:
     """Outside quotes, what layout starts at ``i`` (a line continuation, blanks, a comment): the
     index past it and the blank owed for it; None when ``i`` starts a character that is kept."""
-    ch = text[i]
-    if ch == "\\" and text[i + 1 : i + 2] == "\n":
-        return i + 2, pending or " "
-    if ch in " \t\n":
-        return i + 1, "\n" if ch == "\n" or pending == "\n" else " "
-    if ch == "#" and (at_start or pending):
-        end = text.find("\n", i)
-        return (len(text) if end < 0 else end), pending
-    return None
+    skip = _LAYOUT.get(text[i])
+    return skip(text, i, pending, at_start) if skip is not None else None
+
+
+def _continuation(text: str, i: int, pending: str, at_start: bool) -> tuple[int, str] | None:
+    """A backslash-newline: joined, owing a blank (a newline already owed stays owed)."""
+    return (i + 2, pending or " ") if text[i + 1 : i + 2] == "\n" else None
+
+
+def _blank(text: str, i: int, pending: str, at_start: bool) -> tuple[int, str] | None:
+    """A blank: a run of them owes one, a newline when the run holds one."""
+    return i + 1, "\n" if text[i] == "\n" or pending == "\n" else " "
+
+
+def _comment(text: str, i: int, pending: str, at_start: bool) -> tuple[int, str] | None:
+    """A ``#`` that starts a word (at the start, or after a blank) starts a comment, up to the newline."""
+    if not (at_start or pending):
+        return None
+    end = text.find("\n", i)
+    return (len(text) if end < 0 else end), pending
+
+
+_LAYOUT: dict[str, Callable[[str, int, str, bool], tuple[int, str] | None]] = {
+    "\\": _continuation,
+    " ": _blank,
+    "\t": _blank,
+    "\n": _blank,
+    "#": _comment,
+}
 
 
 def _token_end(text: str, i: int) -> int:
@@ -435,6 +459,12 @@ def _token_end(text: str, i: int) -> int:
         return min(i + 2, len(text))
     if quote not in "'\"":
         return i + 1
+    return _quoted_end(text, i)
+
+
+def _quoted_end(text: str, i: int) -> int:
+    """Past the quote that closes the one at ``i`` (a backslash escapes one inside double quotes)."""
+    quote = text[i]
     j = i + 1
     while j < len(text) and text[j] != quote:
         j += 2 if quote == '"' and text[j] == "\\" else 1
@@ -448,19 +478,21 @@ def normalise_value(text: str) -> str:
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
-        if text[i] == "\\":
-            out.append(text[i : i + 2])
-            i += 2
-        elif text.startswith("$(", i):
-            end = balanced(text, i + 1, "(", ")")
+        end = _substitution_end(text, i)
+        if end is not None:
             out.append(normalise(text[i:end]))
-            i = end
-        elif text[i] == "`":
-            end = text.find("`", i + 1)
-            end = n if end < 0 else end + 1
-            out.append(normalise(text[i:end]))
-            i = end
         else:
-            out.append(text[i])
-            i += 1
+            end = i + 2 if text[i] == "\\" else i + 1  # an escaped character, or one character
+            out.append(text[i:end])
+        i = end
     return "".join(out)
+
+
+def _substitution_end(text: str, i: int) -> int | None:
+    """Past a command substitution (``$(...)`` or backquoted) starting at ``i``; None when none does."""
+    if text.startswith("$(", i):
+        return balanced(text, i + 1, "(", ")")
+    if text[i] == "`":
+        end = text.find("`", i + 1)
+        return len(text) if end < 0 else end + 1
+    return None

@@ -136,14 +136,19 @@ def _based(found: re.Match[str]) -> str:
     base, digits = int(found.group(1)), found.group(2)
     if not 2 <= base <= 64:
         raise ValueError(found.group())
-    table = _DIGITS if base > 36 else _DIGITS[:36]
+    table, digits = (_DIGITS, digits) if base > 36 else (_DIGITS[:36], digits.lower())
+    return f"({_positional(digits, table, base, found.group())})"
+
+
+def _positional(digits: str, table: str, base: int, source: str) -> int:
+    """``digits`` read in ``base``, each digit's value its index in ``table``; one past the base raises."""
     total = 0
-    for char in digits if base > 36 else digits.lower():
+    for char in digits:
         index = table.find(char)
         if not 0 <= index < base:
-            raise ValueError(found.group())
+            raise ValueError(source)
         total = total * base + index
-    return f"({total})"
+    return total
 
 
 _ARITH_ASSIGNS = re.compile(

@@ -162,10 +162,17 @@ def _same_to_the_program(original: str, edited: str) -> bool:
     changed = [(a, b) for a, b in zip(old, new) if a != b]
     if len(old) != len(new) or len(changed) != 1:
         return False
+    (a, b), number = changed[0], _number(changed[0][0])
+    return a.rpartition("=")[0] == b.rpartition("=")[0] and number is not None and number == _number(b)
+
+
+def _number(word: str) -> float | None:
+    """The number a word spells, or the value of its `key=value` (`kl_coef=0.001"` in a quoted
+    list of overrides): `0.001` and `.001` are one float to the program; None when no number."""
     try:
-        return float(changed[0][0]) == float(changed[0][1])
+        return float(word.rpartition("=")[2].strip("\"'"))
     except ValueError:
-        return False
+        return None
 
 
 def _added_line(original: str, edited: str) -> str:
