@@ -133,3 +133,23 @@ def test_name_resolution_follows_statement_order_and_scopes():
     assert cfg["d"] == Ref("os") and cfg["e"] == Ref("undefined")
     # a nested class body sees the module, not the enclosing class (as in Python)
     assert cfg["K"]["f"] == 3 and cfg["K"]["Inner"]["g"] == 2
+
+
+def test_a_base_may_climb_inside_the_project_but_not_out_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # no .git or pyproject.toml above: the project is the working directory holding the config
+    (tmp_path / "outside.py").write_text("lr = 'secret'\n")
+    project = tmp_path / "proj"
+    (project / "configs" / "_base_").mkdir(parents=True)
+    (project / "configs" / "a").mkdir()
+    (project / "configs" / "_base_" / "m.py").write_text("depth = 50\n")
+    (project / "configs" / "a" / "in.py").write_text("_base_ = ['../_base_/m.py']\n")
+    (project / "configs" / "a" / "out.py").write_text("_base_ = ['../../../outside.py']\n")
+    (project / "configs" / "a" / "link.py").symlink_to(tmp_path / "outside.py")
+    (project / "configs" / "a" / "via_link.py").write_text("_base_ = ['link.py']\n")
+    monkeypatch.chdir(project)
+    assert load_with_bases("configs/a/in.py") == {"depth": 50}
+    for name in ("out.py", "via_link.py"):
+        with pytest.raises(ConfigError, match="leads outside the project"):
+            load_with_bases(f"configs/a/{name}")
