@@ -205,12 +205,9 @@ def effective(spec_limits: Limits, doc: yamlio.Doc, ceiling: Mapping[str, Ceilin
                     f"`limits.{key}: {value:,}` is above the ceiling of {cap.value:,} ({cap.source})",
                     location=doc.loc(("limits", key)),
                     key=f"limits.{key}",
-                    hint=f"lower it; only the person running sweepgen raises a ceiling: `--limit {key}={value}`"
-                    + (
-                        f" or `limits = {{{key} = {value}}}` under [tool.sweepgen] in their pyproject.toml"
-                        if value <= FILE_MAXIMUMS[key]
-                        else ""
-                    ),
+                    hint=f"lower it; only the person running sweepgen raises a ceiling: "
+                    f"`--limit {key}={value}` or `limits = {{{key} = {value}}}` under "
+                    "[tool.sweepgen] in their pyproject.toml",
                 )
             values[key] = value
         else:
