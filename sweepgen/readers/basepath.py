@@ -26,6 +26,32 @@ def root_of(named: str | Path) -> str:
     return confine.project_root(folder) or (here if confine.within(folder, here) else folder)
 
 
+MAX_FILES = 2_000  # files one --resolve-bases side reads: real chains read tens, a few hundred at most
+
+
+class Project:
+    """The folder every base of one diffed file must stay in, and how many more files it may read:
+    a base listed twice in every file of a chain (`defaults: [b, b]`) is read 2^depth times."""
+
+    def __init__(self, named: str | Path) -> None:
+        self.root = root_of(named)
+        self.left = MAX_FILES
+
+    def inside(self, target: Path, *, named: str, source: Path, line: int = 0) -> Path:
+        return confined(target, self.root, named=named, source=source, line=line)
+
+    def spend(self, path: Path) -> None:
+        """Count one more file read; past ``MAX_FILES`` the diff ends with exit 2 at ``path``."""
+        self.left -= 1
+        if self.left < 0:
+            raise ConfigError(
+                f"--resolve-bases read more than {MAX_FILES:,} base files",
+                location=Location(str(path)),
+                hint="a base listed again and again (in every file of a chain) is read that many "
+                "times; list each base once, or diff without --resolve-bases",
+            )
+
+
 def confined(target: Path, root: str, *, named: str, source: Path, line: int = 0) -> Path:
     """``target`` (the base ``named`` in ``source``) when, links resolved, it lies inside ``root``."""
     try:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
-from sweepgen.readers.basepath import confined, root_of
+from sweepgen.readers.basepath import Project
 from sweepgen.readers.model import ReadResult, Ref
 from sweepgen.readers.pyvalues import ImportBase, is_call_or_expr
 
@@ -39,11 +39,13 @@ def load_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
 
 
 def read_with_bases(  # noqa: C901, PLR0912 - each refusal (cycle, unknown base, bad file) is said where the base is read
-    path: str | Path, _chain: tuple[str, ...] = (), yaml_version: str = "1.1", root: str | None = None
+    path: str | Path, _chain: tuple[str, ...] = (), yaml_version: str = "1.1", root: Project | None = None
 ) -> ReadResult:
-    """``root``: the project every base must stay in (``readers.basepath``); the first file's own."""
+    """``root``: the project every base must stay in and its read budget (``readers.basepath``);
+    the first file's own."""
     path = Path(path)
-    root = root or root_of(path)
+    root = root or Project(path)
+    root.spend(path)
     key = str(path.resolve())
     if key in _chain:
         cycle = " -> ".join([*(_chain[_chain.index(key) :]), key])
@@ -113,7 +115,7 @@ def read_with_bases(  # noqa: C901, PLR0912 - each refusal (cycle, unknown base,
     return result
 
 
-def _base_file(path: Path, name: str, root: str, line: int) -> Path:
+def _base_file(path: Path, name: str, root: Project, line: int) -> Path:
     """The file a ``_base_`` entry of ``path`` names: in this package, inside ``root``, and there."""
     if "::" in name:
         raise ConfigError(
@@ -121,7 +123,7 @@ def _base_file(path: Path, name: str, root: str, line: int) -> Path:
             location=Location(str(path), line),
             hint="cross-package bases are not resolved; diff without --resolve-bases, or copy the base",
         )
-    base_path = confined(path.parent / name, root, named=name, source=path, line=line)
+    base_path = root.inside(path.parent / name, named=name, source=path, line=line)
     if not base_path.is_file():
         raise ConfigError(
             f"`_base_` file {name!r} not found (looked for {base_path})",
@@ -131,7 +133,7 @@ def _base_file(path: Path, name: str, root: str, line: int) -> Path:
     return base_path
 
 
-def _importer(path: Path, chain: tuple[str, ...], yaml_version: str, root: str) -> ImportBase:
+def _importer(path: Path, chain: tuple[str, ...], yaml_version: str, root: Project) -> ImportBase:
     """Follows ``from .x import y`` / ``with read_base(): from .x import *`` relative to ``path``."""
 
     def import_base(module: str, level: int, line: int) -> dict[str, Any]:
@@ -143,7 +145,7 @@ def _importer(path: Path, chain: tuple[str, ...], yaml_version: str, root: str) 
         for candidate in (stem.with_suffix(".py") if module else None, stem / "__init__.py"):
             if candidate is None:
                 continue
-            if confined(candidate, root, named=spelled, source=path, line=line).is_file():
+            if root.inside(candidate, named=spelled, source=path, line=line).is_file():
                 data = read_with_bases(candidate, chain, yaml_version, root).data
                 return data if isinstance(data, dict) else {}
         raise ConfigError(
