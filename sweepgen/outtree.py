@@ -471,20 +471,25 @@ def _make_folder(parent: int, name: str, shown: str) -> None:
         raise fs_error(err, shown, "create folder") from None
 
 
-def read_inside(folder: str, rel: str) -> bytes | None:
-    """The regular file ``folder/rel`` (``rel`` as a lock records it), read without following any
-    symlink below ``folder``; None when nothing is there. ``..``, absolute paths, symlinks, FIFOs and
-    devices raise ``UnsafePath``: a lock or a generated folder can never make sweepgen read elsewhere.
-    """
-    shown = os.path.join(folder, rel)
-    parts = rel.split("/")
-    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+def check_rel(folder: str, rel: str) -> None:
+    """``rel`` (a path a lock records below ``folder``) names a place inside it: posix, relative,
+    no empty, ``.`` or ``..`` part; else ``UnsafePath``."""
+    if rel.startswith("/") or any(p in ("", ".", "..") for p in rel.split("/")):
+        shown = os.path.join(folder, rel)
         raise UnsafePath(
             f"{shown} leaves the folder {folder}",
             where=shown,
             kind="path",
             hint="the lock lists only paths inside its folder; restore it with `sweepgen render`",
         )
+
+
+def read_inside(folder: str, rel: str) -> bytes | None:
+    """The regular file ``folder/rel`` (``rel`` as a lock records it), read without following any
+    symlink below ``folder``; None when nothing is there. ``..``, absolute paths, symlinks, FIFOs and
+    devices raise ``UnsafePath``: a lock or a generated folder can never make sweepgen read elsewhere.
+    """
+    check_rel(folder, rel)
     try:
         fd = os.open(folder, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     except FileNotFoundError:

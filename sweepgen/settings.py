@@ -4,7 +4,7 @@
 [tool.sweepgen]
 specs = ["experiments/**/*.sweep.yaml"]   # globs, relative to pyproject.toml
 output = "out"                            # the output root (default: generated)
-limits = {eval_seconds = 60}              # ceilings only the person running sweepgen raises
+limits = {variants = 2000000}             # ceilings a spec cannot raise (time: only --limit)
 ```
 
 ``check`` and ``render`` with no spec argument, the output root of every command that has ``-o``,
@@ -105,7 +105,7 @@ def load(cwd: str | None = None) -> Settings:
         raise UserError(
             "[tool.sweepgen] limits must be a table of limit = number",
             location=Location(shown),
-            hint="e.g. limits = {variants = 2000000, eval_seconds = 60}",
+            hint="e.g. limits = {variants = 2000000, yaml_nodes = 20000000}",
         )
     return Settings(tuple(specs), output, root, shown, limits)
 

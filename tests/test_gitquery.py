@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from sweepgen import gitquery
+from sweepgen.errors import UserError
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -56,7 +59,42 @@ def test_a_repositorys_fsmonitor_program_is_never_started(repo: Path) -> None:
     assert not marker.exists()
 
 
-def test_without_git_nothing_is_tracked_or_ignored(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_git_nothing_is_ignored_and_tracked_cannot_be_told(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", "")
-    assert not gitquery.tracked(str(repo), "kept.json")
+    assert gitquery.tracked(str(repo), "kept.json") is None  # inside a work tree: unknown, not "no"
     assert gitquery.ignored(str(repo), ["a.log"]) == set()
+
+
+def test_a_repository_git_refuses_is_unknown_not_untracked(repo: Path) -> None:
+    _git(repo, "config", "core.repositoryformatversion", "1")
+    _git(repo, "config", "extensions.hostile", "x")  # git exits 128 on every command here
+    assert gitquery.tracked(str(repo), "kept.json") is None
+    assert gitquery.tracked(str(repo / "sub"), "x.json") is None
+
+
+def test_git_stalled_on_a_fifo_is_unknown_and_not_asked_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    os.mkfifo(repo / "cfg")
+    _git(repo, "config", "include.path", str(repo / "cfg"))  # git blocks opening it
+    monkeypatch.setattr(gitquery, "_DEADLINE_S", 1)
+    monkeypatch.setattr(gitquery, "_stalled", [])
+    assert gitquery.tracked(str(repo), "kept.json") is None
+    started = time.monotonic()
+    assert gitquery.tracked(str(repo), "kept.json") is None
+    assert gitquery.ignored(str(repo), ["a.log"]) == set()
+    assert time.monotonic() - started < 0.5  # not asked again
+
+
+@pytest.mark.parametrize("where", [".gitignore", "sub/.gitignore", "sub/deeper/.gitignore", ".git/index"])
+def test_a_fifo_where_git_reads_is_refused_before_git_blocks_on_it(repo: Path, where: str) -> None:
+    (repo / "sub" / "deeper").mkdir(parents=True)
+    target = repo / where
+    target.unlink(missing_ok=True)
+    os.mkfifo(target)
+    with pytest.raises(UserError, match="not a regular file"):
+        gitquery.ignored(str(repo / "sub"), ["deeper/x.log"])
+    with pytest.raises(UserError, match="not a regular file"):
+        gitquery.tracked(str(repo / "sub" / "deeper"), "x.log")

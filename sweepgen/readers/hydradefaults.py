@@ -27,15 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.readers.basepath import Project
 from sweepgen.readers.model import ReadResult
 from sweepgen.readers.omegayaml import resolve_interpolations
 
 _PACKAGE = re.compile(r"^#\s*@package\s+(\S+)", re.M)
 
 
-def compose(path: Path, read: Any) -> ReadResult:
-    """The config in ``path`` with its ``defaults:`` composed in; ``read(path)`` reads one file raw."""
-    composer = _Composer(path.parent, read)
+def compose(path: Path, read: Any, project: Project | None = None) -> ReadResult:
+    """The config in ``path`` with its ``defaults:`` composed in; ``read(path)`` reads one file raw.
+    ``project``: the folder every file the list names must stay in, and its read budget
+    (``readers.basepath``)."""
+    composer = _Composer(path.parent, read, project or Project(path))
     result, nodes = composer.file(path, (), "", "")
     unused = sorted(set(composer.overrides) - composer.used)
     if unused:
@@ -56,8 +59,9 @@ class _Composer:
     """Hydra 1.3's defaults tree, flattened in order: each config's entries, then its own keys
     where ``_self_`` stands (last when absent); each node placed at its absolute package."""
 
-    def __init__(self, root: Path, read: Any) -> None:
+    def __init__(self, root: Path, read: Any, project: Project) -> None:
         self.root = root
+        self.project = project
         self.read = read
         self.overrides: dict[str, Any] = {}  # absolute group -> option; an ancestor's wins
         self.used: set[str] = set()
@@ -68,6 +72,7 @@ class _Composer:
         """(the file read, the (package, data) nodes it contributes in order)."""
         key = str(path.resolve())
         _refuse_cycle(key, chain, path)
+        self.project.spend(path)
         result: ReadResult = self.read(path)
         data = result.data
         if not isinstance(data, dict) or "defaults" not in data:
@@ -162,7 +167,8 @@ class _Composer:
     def where(self, name: str, path: Path) -> Path:
         base = self.root if name.startswith("/") else path.parent
         target = base / name.lstrip("/")
-        return target if target.suffix in (".yaml", ".yml") else target.with_name(target.name + ".yaml")
+        target = target if target.suffix in (".yaml", ".yml") else target.with_name(target.name + ".yaml")
+        return self.project.inside(target, named=name, source=path)
 
 
 def _override(entry: Any, group_dir: str) -> tuple[str, Any] | None:
@@ -220,6 +226,8 @@ def _hydra_entry(entry: Any) -> dict[str, Any] | None:
 
 
 def _header_package(path: Path) -> str | None:
+    if not path.is_file():  # missing (said where it is read), or a FIFO that would block the read
+        return None
     try:
         head = path.read_text(encoding="utf-8", errors="replace")[:4096]
     except OSError:

@@ -74,6 +74,12 @@ def uses_omegaconf(text: str) -> bool:
 
 _REFERENCE = re.compile(r"\$\{([^${}:]*)\}")  # a node reference; a `:` means a resolver call
 _MAX_DEPTH = 32
+# A file's interpolations may name each other twice a level (`a: ${b}${b}`, `b: ${c}${c}`...): 2^depth
+# steps and strings. Each node is resolved once (remembered by its path), and a string past
+# _MAX_CHARS is kept as its source, as the Python reader keeps what is past its bounds
+# (sweepgen.readers.pybounds); _MAX_STEPS is the backstop for what memory cannot hold.
+_MAX_STEPS = 1_000_000  # interpolations resolved per file
+_MAX_CHARS = 1_000_000  # characters of one string built from references
 
 
 def resolve_interpolations(data: Any, where: str) -> Any:
@@ -86,6 +92,9 @@ class _Resolver:
         self.root = root
         self.where = where
         self.active: set[tuple[Any, ...]] = set()
+        self.steps = 0
+        self.resolved: dict[tuple[Any, ...], Any] = {}  # path -> its value, when no cycle was met
+        self.cut = 0  # references cut short (a cycle, too deep): what met one is not remembered
 
     def walk(self, value: Any, path: tuple[Any, ...]) -> Any:
         if isinstance(value, dict):
@@ -97,9 +106,20 @@ class _Resolver:
         return value
 
     def interpolate(self, text: str, path: tuple[Any, ...]) -> Any:
+        if path in self.resolved:
+            return self.resolved[path]
         kept = NotEvaluated(text, self.where)
-        if path in self.active or len(self.active) > _MAX_DEPTH:
-            return kept  # a cycle: OmegaConf refuses it; here it stays source
+        self.steps += 1
+        if path in self.active or len(self.active) > _MAX_DEPTH or self.steps > _MAX_STEPS:
+            self.cut += 1
+            return kept  # a cycle (OmegaConf refuses it) or past the bounds: it stays source
+        cut = self.cut
+        value = self.resolve(text, path, kept)
+        if self.cut == cut:
+            self.resolved[path] = value
+        return value
+
+    def resolve(self, text: str, path: tuple[Any, ...], kept: NotEvaluated) -> Any:
         self.active.add(path)
         try:
             if "${" in _REFERENCE.sub("", text):
@@ -119,13 +139,16 @@ class _Resolver:
         """A string with references inside it, each replaced by its value's text; None when one
         names nothing or something that is no scalar."""
         pieces: list[str] = []
-        last = 0
+        last = size = 0
         for match in _REFERENCE.finditer(text):
             piece = self.text_of(match.group(1), path)
             if piece is None:
                 return None
             pieces.append(text[last : match.start()] + piece)
             last = match.end()
+            size += len(pieces[-1])
+            if size > _MAX_CHARS:
+                return None
         return "".join(pieces) + text[last:]
 
     def spelled(self, match: re.Match[str], path: tuple[Any, ...]) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.readers.basepath import Project
 from sweepgen.readers.model import ReadResult, Ref
 from sweepgen.readers.pyvalues import ImportBase, is_call_or_expr
 
@@ -37,8 +38,14 @@ def load_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
     return read_with_bases(path, _chain, yaml_version).data
 
 
-def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version: str = "1.1") -> ReadResult:  # noqa: C901, PLR0912 - each refusal (cycle, unknown base, bad file) is said where the base is read
+def read_with_bases(  # noqa: C901, PLR0912 - each refusal (cycle, unknown base, bad file) is said where the base is read
+    path: str | Path, _chain: tuple[str, ...] = (), yaml_version: str = "1.1", root: Project | None = None
+) -> ReadResult:
+    """``root``: the project every base must stay in and its read budget (``readers.basepath``);
+    the first file's own."""
     path = Path(path)
+    root = root or Project(path)
+    root.spend(path)
     key = str(path.resolve())
     if key in _chain:
         cycle = " -> ".join([*(_chain[_chain.index(key) :]), key])
@@ -50,7 +57,7 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
 
         # each file is evaluated on its own before merging (as mmengine does): a child that rebinds
         # `data_root` does not change what its base built from the base's own `data_root`
-        result = read_python_file(path, import_base=_importer(path, chain, yaml_version))
+        result = read_python_file(path, import_base=_importer(path, chain, yaml_version, root))
     elif path.suffix in (".yaml", ".yml"):
         # the YAML readers (and PyYAML) load only for YAML chains: a Python chain never needs them
         from sweepgen.readers.hydradefaults import compose  # noqa: PLC0415 - see above
@@ -59,7 +66,7 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
         result = read_yaml_file(path, yaml_version)
         if isinstance(result.data, dict) and "defaults" in result.data and "_base_" not in result.data:
             # Hydra / NeMo-RL inheritance: composed from the raw files, interpolations after
-            return compose(path, lambda p: read_yaml_file(p, yaml_version, raw=True))
+            return compose(path, lambda p: read_yaml_file(p, yaml_version, raw=True), root)
     elif path.suffix in (".json", ".toml"):
         from sweepgen.readers.structured import STRUCTURED  # noqa: PLC0415 - as for YAML above
 
@@ -81,20 +88,8 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
     merged: dict[str, Any] = {}
     origin: dict[str, str] = {}
     for name in names:
-        base_path = path.parent / name
-        if "::" in name:
-            raise ConfigError(
-                f"`_base_` file {name!r} lives in another package ({name.split('::')[0]})",
-                location=Location(str(path), result.lines.get(("_base_",), 0)),
-                hint="cross-package bases are not resolved; diff without --resolve-bases, or copy the base",
-            )
-        if not base_path.is_file():
-            raise ConfigError(
-                f"`_base_` file {name!r} not found (looked for {base_path})",
-                location=Location(str(path), result.lines.get(("_base_",), 0)),
-                hint="base paths are relative to the file that names them",
-            )
-        base = read_with_bases(base_path, chain, yaml_version)
+        base_path = _base_file(path, name, root, result.lines.get(("_base_",), 0))
+        base = read_with_bases(base_path, chain, yaml_version, root)
         result.warnings.extend(base.warnings)
         if not isinstance(base.data, dict):
             raise ConfigError(f"`_base_` file {name!r} is not a mapping", location=Location(str(path)))
@@ -112,7 +107,7 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
         # `pipeline = _base_.train_pipeline; pipeline[2]['scale'] = ...` works as mmengine runs it
         from sweepgen.readers.pyast import read_python_file  # noqa: PLC0415 - only for Python configs
 
-        again = read_python_file(path, import_base=_importer(path, chain, yaml_version), bases=merged)
+        again = read_python_file(path, import_base=_importer(path, chain, yaml_version, root), bases=merged)
         data = dict(again.data)
         data.pop("_base_", None)
         result.lines = again.lines
@@ -120,7 +115,25 @@ def read_with_bases(path: str | Path, _chain: tuple[str, ...] = (), yaml_version
     return result
 
 
-def _importer(path: Path, chain: tuple[str, ...], yaml_version: str) -> ImportBase:
+def _base_file(path: Path, name: str, root: Project, line: int) -> Path:
+    """The file a ``_base_`` entry of ``path`` names: in this package, inside ``root``, and there."""
+    if "::" in name:
+        raise ConfigError(
+            f"`_base_` file {name!r} lives in another package ({name.split('::')[0]})",
+            location=Location(str(path), line),
+            hint="cross-package bases are not resolved; diff without --resolve-bases, or copy the base",
+        )
+    base_path = root.inside(path.parent / name, named=name, source=path, line=line)
+    if not base_path.is_file():
+        raise ConfigError(
+            f"`_base_` file {name!r} not found (looked for {base_path})",
+            location=Location(str(path), line),
+            hint="base paths are relative to the file that names them",
+        )
+    return base_path
+
+
+def _importer(path: Path, chain: tuple[str, ...], yaml_version: str, root: Project) -> ImportBase:
     """Follows ``from .x import y`` / ``with read_base(): from .x import *`` relative to ``path``."""
 
     def import_base(module: str, level: int, line: int) -> dict[str, Any]:
@@ -128,11 +141,13 @@ def _importer(path: Path, chain: tuple[str, ...], yaml_version: str) -> ImportBa
         for _ in range(level - 1):
             folder = folder.parent
         stem = folder.joinpath(*module.split(".")) if module else folder
-        for candidate in (stem.with_suffix(".py") if module else None, stem / "__init__.py"):
-            if candidate is not None and candidate.is_file():
-                data = read_with_bases(candidate, chain, yaml_version).data
-                return data if isinstance(data, dict) else {}
         spelled = "." * level + module
+        for candidate in (stem.with_suffix(".py") if module else None, stem / "__init__.py"):
+            if candidate is None:
+                continue
+            if root.inside(candidate, named=spelled, source=path, line=line).is_file():
+                data = read_with_bases(candidate, chain, yaml_version, root).data
+                return data if isinstance(data, dict) else {}
         raise ConfigError(
             f"base `{spelled}` imported here cannot be found (looked for {stem}.py)",
             location=Location(str(path), line, 1),

@@ -92,6 +92,28 @@ def test_pyproject_ceilings_bind_the_spec_and_are_checked(project):
         assert "Traceback" not in result.output
 
 
+def test_a_pyproject_raises_time_no_further_than_a_spec_and_sizes_to_a_maximum(project):
+    """pyproject.toml comes with the checkout: `eval_seconds = 1e9` there let a pull request's template
+    loop run for ever in CI. Past its maximum it is exit 2 at once; the command line still goes past."""
+    spec = write_project(project, GRID)
+    for table, key in (
+        ("{eval_seconds = 1e9}", "eval_seconds"),
+        ("{total_seconds = 601}", "total_seconds"),
+        ("{input_bytes = 1073741824}", "input_bytes"),
+        ("{yaml_nodes = 40000001}", "yaml_nodes"),
+    ):
+        (project / "pyproject.toml").write_text(f"[tool.sweepgen]\nlimits = {table}\n")
+        result = cli("render", str(spec))
+        assert result.exit_code == 2, (table, result.output)
+        assert f"limits.{key}" in result.stderr and f"--limit {key}=" in result.stderr, result.output
+    (project / "pyproject.toml").write_text(
+        "[tool.sweepgen]\nlimits = {eval_seconds = 30, yaml_nodes = 40000000}\n"
+    )
+    assert cli("render", str(spec)).exit_code == 0
+    (project / "pyproject.toml").write_text("[tool.sweepgen]\n")
+    assert cli("render", "--limit", "eval_seconds=1e9", str(spec)).exit_code == 0
+
+
 @pytest.mark.parametrize(
     "arg",
     ["variants", "variants=", "variants=x", "evals=3", "variants=0", "eval_seconds=inf", "variants=1e300"],

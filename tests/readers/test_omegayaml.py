@@ -123,3 +123,15 @@ def test_hydras_own_groups_are_data_not_files(tmp_path):
     a = "defaults:\n  - override hydra/launcher: submitit_slurm\n  - _self_\nx: 1\n"
     result = _diff(tmp_path, a, a.replace("submitit_slurm", "basic"), "--resolve-bases")
     assert result.stdout == "hydra.@defaults.hydra/launcher: 'submitit_slurm' -> 'basic'\n1 change\n"
+
+
+def test_references_doubling_at_every_level_are_bounded_and_kept_as_source():
+    """`k0: ${k1}${k1}`, `k1: ${k2}${k2}`... is 2^depth steps and a 2^depth string: a pull request's
+    config diffed in CI hung `diff`. Past the bounds a value stays its source."""
+    depth = 20
+    data = {f"k{i}": f"${{k{i + 1}}}${{k{i + 1}}}" for i in range(depth)}
+    data[f"k{depth}"] = "x" * 10
+    data["plain"] = "${k15}"
+    out = omegayaml.resolve_interpolations(data, "bomb.yaml")
+    assert isinstance(out["k0"], NotEvaluated) and out["k0"].source == "${k1}${k1}"
+    assert out["k19"] == "x" * 20 and out["plain"] == "x" * 320  # small ones still resolve

@@ -133,3 +133,40 @@ def test_name_resolution_follows_statement_order_and_scopes():
     assert cfg["d"] == Ref("os") and cfg["e"] == Ref("undefined")
     # a nested class body sees the module, not the enclosing class (as in Python)
     assert cfg["K"]["f"] == 3 and cfg["K"]["Inner"]["g"] == 2
+
+
+def test_a_base_may_climb_inside_the_project_but_not_out_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # no .git or pyproject.toml above: the project is the working directory holding the config
+    (tmp_path / "outside.py").write_text("lr = 'secret'\n")
+    project = tmp_path / "proj"
+    (project / "configs" / "_base_").mkdir(parents=True)
+    (project / "configs" / "a").mkdir()
+    (project / "configs" / "_base_" / "m.py").write_text("depth = 50\n")
+    (project / "configs" / "a" / "in.py").write_text("_base_ = ['../_base_/m.py']\n")
+    (project / "configs" / "a" / "out.py").write_text("_base_ = ['../../../outside.py']\n")
+    (project / "configs" / "a" / "link.py").symlink_to(tmp_path / "outside.py")
+    (project / "configs" / "a" / "via_link.py").write_text("_base_ = ['link.py']\n")
+    monkeypatch.chdir(project)
+    assert load_with_bases("configs/a/in.py") == {"depth": 50}
+    for name in ("out.py", "via_link.py"):
+        with pytest.raises(ConfigError, match="leads outside the project"):
+            load_with_bases(f"configs/a/{name}")
+
+
+def test_a_base_listed_twice_at_every_level_ends_instead_of_reading_2_to_the_depth(tmp_path: Path):
+    """`defaults: [b, b]` (or two imports of the same base) in each file of a chain of 40 files read
+    2^40 files: a hang in CI. The files one side reads are counted and bounded."""
+    (tmp_path / "pyproject.toml").write_text("")
+    depth = 14  # 2^14 reads is past the bound, and still ends quickly on the code without it
+    for i in range(depth):
+        (tmp_path / f"y{i}.yaml").write_text(f"defaults:\n  - y{i + 1}\n  - y{i + 1}\n  - _self_\nx{i}: 1\n")
+        (tmp_path / f"p{i}.py").write_text(f"from .p{i + 1} import *\nfrom .p{i + 1} import *\nx{i} = 1\n")
+    (tmp_path / f"y{depth}.yaml").write_text("z: 1\n")
+    (tmp_path / f"p{depth}.py").write_text("z = 1\n")
+    for first in ("y0.yaml", "p0.py"):
+        with pytest.raises(ConfigError, match="read more than 2,000 base files"):
+            load_with_bases(tmp_path / first)
+    (tmp_path / "y5.yaml").write_text("z: 1\n")  # 2^5 reads: fine
+    assert load_with_bases(tmp_path / "y0.yaml")["x4"] == 1

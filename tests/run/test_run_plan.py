@@ -340,3 +340,24 @@ def test_run_status_and_report_share_one_set_of_state_words(tmp_path, monkeypatc
     status = CliRunner().invoke(main, ["status", "generated/w", "--format", "json"])
     assert json.loads(status.stdout)[0]["state"] == "NOT STARTED"
     assert [state_word(s) for s in RunState] == [s.value for s in RunState]
+
+
+@pytest.mark.parametrize(
+    "output_dir",
+    ["runs/fake/a$(touch pwned)", "runs/fake/a;rm -rf x", "runs/fake/a b", "runs/fake/`id`", "-runs/x"],
+)
+def test_a_value_a_shell_would_act_on_never_becomes_a_placeholder(tmp_path, monkeypatch, output_dir):
+    """`--command 'bash -c "train --out {run_dir}"'` pastes the value into a script unquoted: a spec
+    (or a lock) that puts `$(...)` there would choose what that shell runs."""
+    monkeypatch.chdir(tmp_path)
+    make_config_sweep(tmp_path, {"a": {"output_dir": output_dir}}, sweep="fake", values={"a": {}})
+    with pytest.raises(UserError, match="characters a command would act on") as err:
+        load_sweep(Path("generated/fake"), command=parse_command("sh -c 'true {run_dir}' {config}"))
+    assert err.value.key == "run_dir"
+    make_config_sweep(
+        tmp_path, {"a": {"output_dir": "runs/lr=0.1,bs=32/a+b@c%d:e-f_g.h"}}, sweep="fake", values={"a": {}}
+    )
+    (task,) = load_sweep(
+        Path("generated/fake"), command=parse_command("sh -c 'true {run_dir}' {config}")
+    ).tasks
+    assert task.argv[-2] == "true runs/lr=0.1,bs=32/a+b@c%d:e-f_g.h"

@@ -69,6 +69,18 @@ CEILINGS: dict[str, int | float] = {
     "eval_seconds": 30,
     "total_seconds": 600,
 }
+# The most a pyproject.toml may raise a ceiling to. It sits in the checkout, so under CI it is the
+# pull request's own: past these only the command line (`--limit`) goes. Time no further than a spec
+# may go itself (a loop in a template would otherwise run as long as the pull request says); sizes
+# four times a spec's ceiling (memory, bounded).
+FILE_MAXIMUMS: dict[str, int | float] = {
+    "variants": MAX_VARIANTS,
+    "output_bytes": 4 * CEILINGS["output_bytes"],
+    "yaml_nodes": 4 * CEILINGS["yaml_nodes"],
+    "input_bytes": 4 * CEILINGS["input_bytes"],
+    "eval_seconds": CEILINGS["eval_seconds"],
+    "total_seconds": CEILINGS["total_seconds"],
+}
 KEYS = tuple(Limits.model_fields)
 _SECONDS = frozenset({"eval_seconds", "total_seconds"})
 
@@ -159,10 +171,25 @@ def ceilings(pyproject: Mapping[str, Any], pyproject_path: str | None) -> dict[s
     out = {key: Ceiling(value, "the most a spec may set itself") for key, value in CEILINGS.items()}
     at = Location(pyproject_path or "pyproject.toml")
     for key, raw in pyproject.items():
-        out[key] = Ceiling(runner_value(key, raw, at), f"[tool.sweepgen] limits in {at.path}", runner=True)
+        out[key] = Ceiling(_file_value(key, raw, at), f"[tool.sweepgen] limits in {at.path}", runner=True)
     for key, value in _command_line.items():
         out[key] = Ceiling(value, "--limit", runner=True)
     return out
+
+
+def _file_value(key: str, raw: Any, at: Location) -> int | float:
+    """A ceiling from ``[tool.sweepgen] limits``: as ``--limit`` takes it, up to ``FILE_MAXIMUMS``."""
+    value = runner_value(key, raw, at)
+    most = FILE_MAXIMUMS[key]
+    if value > most:
+        raise UserError(
+            f"[tool.sweepgen] limits.{key} = {value:,} is above the most a pyproject.toml may set ({most:,})",
+            location=at,
+            key=f"limits.{key}",
+            hint=f"pyproject.toml comes with the checkout (a pull request's own in CI); past {most:,} "
+            f"only the command line raises it: `--limit {key}={value}`",
+        )
+    return value
 
 
 def effective(spec_limits: Limits, doc: yamlio.Doc, ceiling: Mapping[str, Ceiling]) -> Limits:

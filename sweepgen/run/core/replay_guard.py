@@ -17,7 +17,17 @@ from sweepgen.errors import Location, UserError
 
 def refuse_tracked_command(path: Path, command: str) -> None:
     """Exit 2 when ``command`` (about to be replayed from ``path``) comes from a file git tracks."""
-    if gitquery.tracked(str(path.parent), path.name):
+    known = gitquery.tracked(str(path.parent), path.name)
+    if known is None:
+        raise UserError(
+            f"git could not say whether {path} (which records the command {command!r}) is committed: "
+            "it failed, is missing or did not answer in time in this repository, and a recorded "
+            "command is replayed only from a file git says it does not track",
+            location=Location(str(path)),
+            hint=f"give the command yourself (`--command '...'`) after reading it; "
+            f"`git -C {path.parent} ls-files -- {path.name}` shows what git says",
+        )
+    if known:
         raise UserError(
             f"{path} is committed to git and records the command {command!r}: a recorded command is "
             "replayed only from a file `sweepgen run` wrote on this machine, never from one that came "

@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shlex
 import string
 import sys
@@ -152,6 +153,25 @@ def _placeholders(arg: str) -> list[str]:
                 hint=f"write plain {{{name}}}; write {{{{ and }}}} for literal braces",
             )
     return [name for _, name, _, _ in fields if name is not None]
+
+
+# What a placeholder's value may hold: it comes from the spec or the lock (a pull request's, a shared
+# folder's), and a --command such as `bash -c "train --out {run_dir}"` pastes it into a shell script
+# unquoted; none of these characters means anything to a shell, and no value starts an option.
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.,=+@%:/-]*")
+
+
+def _refuse_unquotable(key: str, value: str, lock_path: Path) -> None:
+    """Exit 2 when a lock entry's ``key`` holds what a shell or an option parser would act on."""
+    if not _PLAIN_VALUE.fullmatch(value):
+        raise UserError(
+            f"the lock entry's {key} {value!r} holds characters a command would act on "
+            "(a shell's `$`, quotes, spaces, `;`, a leading `-`...)",
+            location=Location(str(lock_path)),
+            key=key,
+            hint="placeholders are pasted into --command as they are: use letters, digits and "
+            "`_.,=+@%:/-` in run_dir, run_name and output, then render again",
+        )
 
 
 def _fill(command: Sequence[str], fields: dict[str, str]) -> tuple[str, ...]:
@@ -326,6 +346,13 @@ def _task(
         "config_dir": os.path.abspath(config_path.parent),
         "config_name": config_path.stem,
     }
+    for key, value in (
+        ("path", entry.path),
+        ("run_dir", fields["run_dir"]),
+        ("run_name", name),
+        ("variant", entry.variant),
+    ):
+        _refuse_unquotable(key, value, sweep_dir / LOCK_NAME)
     if command is None:
         if config_path.suffix not in DEFAULT_COMMAND_SUFFIXES:
             raise UserError(

@@ -27,6 +27,7 @@ from typing import Any
 from sweepgen import escape, filenames, paths, yamlio
 from sweepgen.compile.run_api import LOCK_NAME, Lock, LockFile
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.outtree import check_rel
 from sweepgen.run.core import metrics, sweep_origin
 from sweepgen.run.core.base import (
     METRICS_FILE,
@@ -308,6 +309,7 @@ def _refuse_stale(runs: Sequence[tuple[str, Path, str]]) -> None:
 
 def _entry(sweep_dir: Path, lock: Lock, entry: LockFile) -> tuple[str, Path, dict[str, Any], str]:
     """(run name, run dir, varying values, config fingerprint) of one lock entry: reads its file."""
+    check_rel(str(sweep_dir), entry.path)  # the lock is data: its paths never leave the sweep folder
     config_path = sweep_dir / entry.path
     data = read_bytes(config_path, limit=MAX_LOG_BYTES)  # never a FIFO or device: no hang
     if data is None:

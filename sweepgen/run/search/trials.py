@@ -57,7 +57,8 @@ def spec_of(sweep_dir: Path) -> Spec | None:
     current = _lock(sweep_dir)
     out_root = sweep_dir.resolve().parent
     spec_path = out_root.parent / current.spec
-    if not spec_path.is_file():
+    # the lock's `spec` is data: only a regular file inside the project, reached without a link
+    if read_inside(str(out_root.parent), current.spec) is None:
         return None
     spec = load_spec(str(spec_path), str(out_root))
     if not search.is_search(spec):

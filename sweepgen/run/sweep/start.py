@@ -20,6 +20,7 @@ from sweepgen import filenames, paths, yamlio
 from sweepgen.compile.run_api import LOCK_NAME, lock
 from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import ConfigError, UserError
+from sweepgen.outtree import read_inside
 from sweepgen.run.core import sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
@@ -88,10 +89,14 @@ def _search_spec(sweep_dir: Path) -> Any:
     Only a spec whose YAML has a top-level ``search`` key is loaded (and must then be valid)."""
     try:
         recorded = lock.read(str(sweep_dir), str(sweep_dir))
-        spec_path = sweep_dir.resolve().parent.parent / recorded.spec if recorded is not None else None
-        if spec_path is None or not spec_path.is_file():
+        if recorded is None:
             return None
-        data = yamlio.loads(spec_path.read_text(encoding="utf-8"), str(spec_path)).data
+        # the lock's `spec` is data: read inside the project, no `..`, no link, no FIFO (outtree)
+        project = sweep_dir.resolve().parent.parent
+        raw = read_inside(str(project), recorded.spec)
+        if raw is None:
+            return None
+        data = yamlio.loads(raw.decode("utf-8"), str(project / recorded.spec)).data
     except (OSError, UnicodeDecodeError, UserError):
         return None  # the grid path reports a broken lock or spec with its own words
     if not isinstance(data, dict) or "search" not in data:
