@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 from run_support import LOADED_S, make_sweep
+from search_support import sweepgen
 
 from sweepgen.run.core import runlock
 from sweepgen.run.core.base import ExecutorOptions, RunState, RunStatus, read_status, write_status
@@ -64,15 +65,8 @@ def _command(root: Path) -> str:
 
 
 def _sweepgen(root: Path, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "sweepgen", *args],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc: subprocess.Popen[str] = sweepgen(root, *args, wait=False)  # search_support's CLI process
+    return proc
 
 
 def _read_until(proc: subprocess.Popen[str], text: str) -> str:
