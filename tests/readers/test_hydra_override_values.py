@@ -1,12 +1,13 @@
 """A Hydra override's value is typed by Hydra's own grammar, not YAML's: `a=0x10` is the string
 "0x10" to Hydra (YAML reads 16), `a=inf` a float (YAML: a string). Held against hydra-core's override
-parser where it is installed (the `dev` extra), and by fixed cases everywhere."""
+parser (hydra-core is in the `dev` extra: the reference is always there), and by fixed cases."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,14 +41,14 @@ def test_override_values_that_yaml_and_hydra_read_differently():
 
 @pytest.mark.parametrize("text", SPELLINGS)
 def test_hydra_reads_each_spelling_so(text):
-    parser = pytest.importorskip("hydra.core.override_parser.overrides_parser").OverridesParser.create()
+    parser = OverridesParser.create()
     assert _same(hydra_scalar(text), parser.parse_override(f"a={text}").value()), text
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="0123456789_.eE+-xoinfaINFAtrulsTRULS", min_size=1, max_size=8))
 def test_hydra_scalar_agrees_with_hydra(text):
-    parser = pytest.importorskip("hydra.core.override_parser.overrides_parser").OverridesParser.create()
+    parser = OverridesParser.create()
     try:
         expected = parser.parse_override(f"a={text}").value()
     except Exception:  # noqa: BLE001 - a value Hydra refuses has no typing to compare
