@@ -112,6 +112,7 @@ VERL = "python3 -m verl.trainer.main_ppo trainer.default_local_dir=ckpt/$EXP"
     ("a", "b", "refused"),
     [
         (ORLHF + "--save_path ./ckpt/x", ORLHF + "--save-path ./ckpt/x", True),  # one flag, two spellings
+        (ORLHF + "--save_path ./ckpt/x", "train.py --output_dir ckpt/x", True),  # one folder, two keys
         (f"EXP=a\n{VERL}", f"EXP=a\n{VERL}", True),  # a Hydra override, its variable evaluated
         (f"EXP=a\n{VERL}", f"EXP=b\n{VERL}", False),
         (

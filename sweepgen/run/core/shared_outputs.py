@@ -48,7 +48,7 @@ _HINT = (
 class OutputClaims:
     """The output folders the runs seen so far name, each with the run that named it first."""
 
-    seen: dict[tuple[str, str], str] = field(default_factory=dict)
+    seen: dict[str, str] = field(default_factory=dict)  # folder -> run, whichever key names it
 
     def add(self, run: str, config_path: Path, data: bytes) -> None:
         """Record ``run``'s output folders; exit 2 when one is an earlier run's."""
@@ -62,7 +62,7 @@ class OutputClaims:
         doc, places = _locations(config_path, data) or (None, [])
         shared = []
         for path, value in places:
-            other = self.seen.setdefault((".".join(path), os.path.normpath(value)), run)
+            other = self.seen.setdefault(os.path.normpath(value), run)
             shared += [(path, value, other)] if other != run else []
         return _shared_error(run, shared[0], doc or Location(str(config_path))) if shared else None
 
