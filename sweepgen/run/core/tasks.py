@@ -289,7 +289,8 @@ def load_sweep(
     claims = OutputClaims()
     proof = SUMMARY_FILE if command is None else done_file
     for entry in lock.files:
-        task = _task(sweep_dir, lock_path, lock, entry, command, proof)
+        data = _entry_bytes(sweep_dir, lock_path, entry)
+        task = _task(sweep_dir, lock_path, lock, entry, command, proof, data)
         other = seen_dirs.get(task.run_dir)
         if other is not None:
             raise ConfigError(
@@ -298,7 +299,7 @@ def load_sweep(
                 hint="make output_dir depend on every varying value (e.g. use the run name in it)",
             )
         seen_dirs[task.run_dir] = task.name
-        claims.add(task.name, task.config_path, read_inside(str(sweep_dir), entry.path) or b"")
+        claims.add(task.name, task.config_path, data)
         tasks.append(task)
     return Sweep(sweep_dir, lock, tasks)
 
@@ -309,7 +310,27 @@ def task_of(
     """The task of one lock entry (a search adds its trials one at a time), with the checks and the
     proof of success of ``load_sweep``: the file must have the bytes the entry records."""
     proof = SUMMARY_FILE if command is None else done_file
-    return _task(sweep_dir, sweep_dir / LOCK_NAME, lock, entry, command, proof)
+    lock_path = sweep_dir / LOCK_NAME
+    return _task(sweep_dir, lock_path, lock, entry, command, proof, _entry_bytes(sweep_dir, lock_path, entry))
+
+
+def _entry_bytes(sweep_dir: Path, lock_path: Path, entry: LockFile) -> bytes:
+    """The bytes of a lock entry's file: there, and the bytes the entry records, or exit 2."""
+    config_path = sweep_dir / entry.path
+    data = read_inside(str(sweep_dir), entry.path)  # no symlink, FIFO or ../ is followed
+    if data is None:
+        raise UserError(
+            f"{config_path} is in the lock but missing",
+            location=Location(str(lock_path)),
+            hint="render the spec again with `sweepgen render SPEC`",
+        )
+    if hashlib.sha256(data).hexdigest() != entry.sha256:
+        raise UserError(
+            f"{config_path} differs from what sweepgen rendered (edited by hand or stale)",
+            location=Location(str(config_path)),
+            hint="see `sweepgen check`; change the spec and render again instead of editing the file",
+        )
+    return data
 
 
 def _task(
@@ -319,22 +340,9 @@ def _task(
     entry: LockFile,
     command: Sequence[str] | None,
     done_file: str | None,
+    data: bytes,
 ) -> RunTask:
-    where = Location(str(lock_path))
     config_path = sweep_dir / entry.path
-    data = read_inside(str(sweep_dir), entry.path)  # no symlink, FIFO or ../ is followed
-    if data is None:
-        raise UserError(
-            f"{config_path} is in the lock but missing",
-            location=where,
-            hint="render the spec again with `sweepgen render SPEC`",
-        )
-    if hashlib.sha256(data).hexdigest() != entry.sha256:
-        raise UserError(
-            f"{config_path} differs from what sweepgen rendered (edited by hand or stale)",
-            location=Location(str(config_path)),
-            hint="see `sweepgen check`; change the spec and render again instead of editing the file",
-        )
     config = lock.config(entry)
     name = entry.run_name or entry.variant
     run_dir = run_dir_of(config_path, data, config, entry.run_dir)
