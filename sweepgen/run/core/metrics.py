@@ -21,9 +21,11 @@ one source of a run, the first source in ``SOURCES`` order is used and the repor
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,10 +233,20 @@ def _trainer_state(path: Path) -> object:
 
 def trainer_step(run_dir: Path) -> int | None:
     """The step a Hugging Face Trainer's state says it reached (``global_step``: `trl grpo` and every
-    HF Trainer write it at each save and at the end); None without a readable one."""
+    HF Trainer write it at each save and at the end); None without a readable one. The live table
+    asks twice a second: a state is parsed again only when its size or time changed."""
     path = _trainer_state_file(run_dir) if run_dir.is_dir() else None
     try:
-        data = _trainer_state(path) if path is not None else None
+        info = os.lstat(path) if path is not None else None
+    except OSError:
+        return None
+    return _global_step(str(path), info.st_size, info.st_mtime_ns) if info is not None else None
+
+
+@functools.lru_cache(maxsize=256)
+def _global_step(path: str, size: int, mtime_ns: int) -> int | None:
+    try:
+        data = _trainer_state(Path(path))
     except runfiles.RunFileError:  # a spoiled state: the table shows "-", `report` says why
         return None
     return _step(data.get("global_step")) if isinstance(data, dict) else None
