@@ -206,12 +206,11 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
         if c.verdict in ("no evidence", "cannot decide") and c.test is not None:
             out.append(_seeds_sentence(c))
     interval = statistics.methods.describe()
-    if statistics.methods.interval == "bootstrap":
-        from sweepgen.run.report.stats import bootstrap_coverage
+    from sweepgen.run.report.stats import bootstrap_coverage
 
-        covers = bootstrap_coverage(statistics)
-        if covers is not None:
-            out.append(covers)
+    covers = bootstrap_coverage(statistics)
+    if covers is not None:
+        out.append(covers)
     if statistics.methods.interval != "t" or statistics.methods.test != "welch":
         out.append(
             f"interval ({interval['diff_interval']}) and test ({interval['test']}) are different methods: "

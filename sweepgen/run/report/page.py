@@ -220,7 +220,7 @@ def _stats(statistics: Statistics) -> dict[str, Any]:
             else " for the test; the interval comes from another method and can disagree."
         )
     )
-    covers = bootstrap_coverage(statistics) if statistics.methods.interval == "bootstrap" else None
+    covers = bootstrap_coverage(statistics)
     return {
         "method": method if covers is None else f"{method} Note: {covers}.",
         "methods": m,

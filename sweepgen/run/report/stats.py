@@ -113,7 +113,10 @@ class Statistics:
 
 def bootstrap_coverage(statistics: Statistics) -> str | None:
     """With ``--interval bootstrap``: the sentence saying how much less than their level its
-    difference intervals cover at the seeds compared (None: no comparison with two runs a side)."""
+    difference intervals cover at the seeds compared (None: another interval, or no comparison with
+    two runs a side)."""
+    if statistics.methods.interval != "bootstrap":
+        return None
     n_of = {g.name: g.n for g in statistics.groups}
     sizes = [(n_of[c.name], n_of[c.baseline]) for c in statistics.comparisons if c.low is not None]
     return bootstrap.diff_sentence(sizes)
