@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import select
 import shlex
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +74,14 @@ def make_config_sweep(
     }
     (folder / "sweep.lock.json").write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
     return folder
+
+
+def read_until(proc: subprocess.Popen[str], text: str) -> str:
+    """``proc``'s stderr lines until one holds ``text`` (a state it reached), within LOADED_S."""
+    assert proc.stderr is not None
+    seen, deadline = "", time.monotonic() + LOADED_S
+    while text not in seen:
+        assert time.monotonic() < deadline and proc.poll() is None, seen
+        if select.select([proc.stderr], [], [], 0.1)[0]:
+            seen += proc.stderr.readline()
+    return seen

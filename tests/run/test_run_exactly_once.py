@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import FAKE_COMMAND, LOADED_S, make_sweep
+from run_support import FAKE_COMMAND, LOADED_S, make_sweep, read_until
 
 from sweepgen.run.core.base import RunState, read_status
 
@@ -33,17 +32,6 @@ def _sweepgen(cwd: Path, *args: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def _read_until(proc: subprocess.Popen, text: str) -> str:
-    """``proc``'s stderr lines until one holds ``text`` (a state it reached), within LOADED_S."""
-    assert proc.stderr is not None
-    seen, deadline = "", time.monotonic() + LOADED_S
-    while text not in seen:
-        assert time.monotonic() < deadline and proc.poll() is None, seen
-        if select.select([proc.stderr], [], [], 0.1)[0]:
-            seen += proc.stderr.readline()
-    return seen
 
 
 def _assert_each_run_started_and_finished_once(root: Path) -> None:
@@ -110,7 +98,7 @@ def test_a_run_left_by_a_sigkilled_sweepgen_is_not_started_again(tmp_path):
     assert json.loads(shown.communicate(timeout=60)[0])[0]["state"] == "RUNNING"
     # the command remembered (.sweepgen-run.json): a plain `run` waits for it, then says how it ended
     waited = _sweepgen(tmp_path, "run", "generated/fake")
-    seen = _read_until(waited, "waiting for 1 run(s)")  # it saw the run still going...
+    seen = read_until(waited, "waiting for 1 run(s)")  # it saw the run still going...
     hold.unlink()  # ...and only now may the run end
     out, rest = waited.communicate(timeout=LOADED_S)
     err = seen + rest

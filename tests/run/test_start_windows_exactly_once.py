@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import shlex
 import signal
 import subprocess
@@ -30,7 +29,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S, make_sweep
+from run_support import LOADED_S, make_sweep, read_until
 from search_support import sweepgen
 
 from sweepgen.run.core import runlock
@@ -67,17 +66,6 @@ def _command(root: Path) -> str:
 def _sweepgen(root: Path, *args: str) -> subprocess.Popen[str]:
     proc: subprocess.Popen[str] = sweepgen(root, *args, wait=False)  # search_support's CLI process
     return proc
-
-
-def _read_until(proc: subprocess.Popen[str], text: str) -> str:
-    """``proc``'s stderr lines until one holds ``text`` (a state it reached), within LOADED_S."""
-    assert proc.stderr is not None
-    seen, deadline = "", time.monotonic() + LOADED_S
-    while text not in seen:
-        assert time.monotonic() < deadline and proc.poll() is None, seen
-        if select.select([proc.stderr], [], [], 0.1)[0]:
-            seen += proc.stderr.readline()
-    return seen
 
 
 def _hold_lock(run: Path) -> subprocess.Popen[str]:
@@ -121,7 +109,7 @@ def test_a_run_whose_lock_holder_dies_unstarted_is_started_once_by_the_run_waiti
     holder = _hold_lock(run)
     args = ["--rerun-failed"] if before == "failed" else []
     waiting = _sweepgen(tmp_path, "run", "generated/fake", "--command", command, *args)
-    seen = _read_until(waiting, "waiting for 1 run(s)")  # it planned the run and follows its holder
+    seen = read_until(waiting, "waiting for 1 run(s)")  # it planned the run and follows its holder
     holder.send_signal(signal.SIGKILL)  # the holder dies before it started anything
     holder.communicate()
     out, err = waiting.communicate(timeout=LOADED_S)
@@ -141,7 +129,7 @@ def test_a_failed_run_let_go_unstarted_is_not_retried_without_rerun_failed_and_s
     _fail_once(tmp_path)
     holder = _hold_lock(run)
     waiting = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
-    seen = _read_until(waiting, "waiting for 1 run(s)")
+    seen = read_until(waiting, "waiting for 1 run(s)")
     holder.send_signal(signal.SIGKILL)
     holder.communicate()
     out, err = waiting.communicate(timeout=LOADED_S)
@@ -351,7 +339,7 @@ def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path):
     runlock.release(lock_fd)  # the supervisor holds the run's lock now, as a started run's does
     try:
         cancel = _sweepgen(tmp_path, "cancel", "generated/fake", "--only", "r0")
-        seen = _read_until(cancel, "waiting for the start of r0")
+        seen = read_until(cancel, "waiting for the start of r0")
         started = RunStatus(
             RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", done_file=None
         )
