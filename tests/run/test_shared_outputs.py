@@ -89,17 +89,17 @@ def test_unresolved_values_and_keys_a_trainer_reads_from_are_not_refused(tmp_pat
     assert sorted(Path("starts.txt").read_text().split()) == ["a", "b"]
 
 
-def _script_sweep(root: Path, lines: dict[str, str]) -> str:
-    """generated/t/{a,b}.sh, each a launch script of ``lines[name]``; the lock describes them."""
+def _script_sweep(root: Path, lines: dict[str, str], suffix: str = ".sh", head: str = "#!/bin/bash\n") -> str:
+    """generated/t/{a,b}.sh (or ``suffix``), each ``head`` and ``lines[name]``; the lock describes them."""
     command = _sweep(root, {})
     lock_path = root / "generated/t/sweep.lock.json"
     lock = json.loads(lock_path.read_text())
     for entry in lock["files"]:
         name = entry["variant"]
-        text = f"#!/bin/bash\n{lines[name]}\n"
+        text = f"{head}{lines[name]}\n"
         (root / "generated/t" / f"{name}.yaml").unlink()
-        (root / "generated/t" / f"{name}.sh").write_text(text)
-        entry.update(path=f"{name}.sh", sha256=hashlib.sha256(text.encode()).hexdigest())
+        (root / "generated/t" / f"{name}{suffix}").write_text(text)
+        entry.update(path=f"{name}{suffix}", sha256=hashlib.sha256(text.encode()).hexdigest())
     lock_path.write_text(json.dumps(lock))
     return command
 
@@ -129,6 +129,45 @@ def test_launch_scripts_are_read_with_the_shell_reader(tmp_path, monkeypatch, a,
     assert done.exit_code == (2 if refused else 0), done.output
     assert ("would both write to" in done.stderr) is refused
     assert "Traceback" not in done.output
+
+
+def test_a_script_s_shared_folder_is_refused_at_the_line_that_names_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    script = "OUT=ckpt/x\n\npython train.py \\\n  --lr 1 \\\n  --save-path $OUT"  # line 6
+    command = _script_sweep(tmp_path, {"a": script, "b": script})
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert done.exit_code == 2 and "generated/t/b.sh:6:" in " ".join(done.stderr.split()), done.output
+
+
+PY_HEAD = "import os\nfrom configs import Config, Sweep\n\n"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "refused", "key"),
+    [
+        # a keyword argument of a nested call, as a Python sweep config sets it
+        (
+            "sweep = Sweep(\n    name='a',\n    config=Config(save_dir='ckpt/x'),\n)",
+            "sweep = Sweep(\n    name='b',\n    config=Config(save_dir='ckpt/x'),\n)",
+            True,
+            "sweep.config.save_dir",
+        ),
+        ("cfg = dict(output_dir='runs/' + 'x')", "cfg = {'output_dir': 'runs/x'}", True, "cfg.output_dir"),
+        ("save_path = f'ckpt/{1 + 1}'", "save_path = 'ckpt/2'", True, "save_path"),
+        ("sweep = Sweep(save_dir='ckpt/a')", "sweep = Sweep(save_dir='ckpt/b')", False, ""),
+        # read where the run happens, never guessed
+        ("save_dir = os.environ['OUT']", "save_dir = os.environ['OUT']", False, ""),
+    ],
+)
+def test_python_configs_are_read_without_importing_them(tmp_path, monkeypatch, a, b, refused, key):
+    monkeypatch.chdir(tmp_path)
+    command = _script_sweep(tmp_path, {"a": a, "b": b}, suffix=".py", head=PY_HEAD)
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert done.exit_code == (2 if refused else 0), done.output
+    said = " ".join(done.stderr.split())
+    assert ("would both write to" in said) is refused and "Traceback" not in done.output
+    if refused:  # at the line of the name that holds it, and the key as written
+        assert "generated/t/b.py:4:" in said and f"(at `{key}`)" in said, said
 
 
 configs = st.recursive(

@@ -9,11 +9,12 @@ Read: a rendered YAML (as `run` reads it everywhere, with OmegaConf's node inter
 so verl's ``checkpoints/${trainer.project_name}/${trainer.experiment_name}`` differs per run when
 the experiment name does), JSON or TOML config, and a launch or sbatch script, read with the shell
 reader `diff` uses (its variables evaluated where they are known; ``--save_path`` / ``--save-path``
-flags and Hydra ``trainer.default_local_dir=...`` overrides both count). A value left unresolved (a
-resolver call such as ``${oc.env:HOME}``, a variable the script does not set) is not compared:
-nothing is refused on a guess. A Python config is not read. A search renders its trials one at a
-time: a trial naming an earlier trial's folder is refused before it runs (told failed with this
-reason).
+flags and Hydra ``trainer.default_local_dir=...`` overrides both count), and a Python config, read
+without importing it as `diff` reads it (a keyword argument ``Config(output_dir=...)``, a dict key or
+a module-level name). A value left unresolved (a resolver call such as ``${oc.env:HOME}``, a
+variable the script does not set, ``os.environ[...]`` in Python) is not compared: nothing is refused
+on a guess. A search renders its trials one at a time: a trial naming an earlier trial's folder is
+refused before it runs (told failed with this reason).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 _SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")  # as sweepgen.readers.configfile.KINDS
-_DATA_SUFFIXES = (".yaml", ".yml", ".json", ".toml", *_SHELL_SUFFIXES)
+_DATA_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", *_SHELL_SUFFIXES)
 # a flag spells a key with dashes too (--save-path): the bytes looked for before anything is parsed
 _MENTIONS = tuple(k.encode() for key in output_keys.OUTPUT_KEYS for k in {key, key.replace("_", "-")})
 _HINT = (
@@ -59,31 +61,35 @@ class OutputClaims:
     def conflict(self, run: str, config_path: Path, data: bytes) -> ConfigError | None:
         """Record ``run``'s output folders; the error to raise when one is an earlier run's (the
         folders it names first are recorded all the same)."""
-        doc, places = _locations(config_path, data) or (None, [])
+        where, places = _locations(config_path, data) or (None, [])
         shared = []
         for path, value in places:
             other = self.seen.setdefault(os.path.normpath(value), run)
             shared += [(path, value, other)] if other != run else []
-        return _shared_error(run, shared[0], doc or Location(str(config_path))) if shared else None
+        return _shared_error(run, shared[0], where, str(config_path)) if shared else None
 
 
-def _shared_error(run: str, shared: tuple[tuple[str, ...], str, str], where: Any) -> ConfigError:
-    """The refusal of ``run``'s folder at ``shared`` (path, value, the earlier run), at its line when
-    ``where`` is the YAML document, else at the file."""
+def _shared_error(run: str, shared: tuple[tuple[str, ...], str, str], where: Any, shown: str) -> ConfigError:
+    """The refusal of ``run``'s folder at ``shared`` (path, value, the earlier run), at its line:
+    ``where`` is the YAML document, or a function giving a script's or Python config's line."""
     path, value, other = shared
     key = ".".join(path)
+    location = (
+        where.loc(path) if isinstance(where, yamlio.Doc) else Location(shown, where(path) if where else 0)
+    )
     return ConfigError(
         f"runs {other!r} and {run!r} would both write to {value!r}: one run would "
         "overwrite the other's checkpoints, and a resume would start from them",
-        location=where.loc(path) if isinstance(where, yamlio.Doc) else where,
+        location=location,
         key=key,
         hint=_HINT.format(key=key),
     )
 
 
 def _locations(config_path: Path, data: bytes) -> tuple[Any, list[tuple[tuple[str, ...], str]]] | None:
-    """(the YAML document for line numbers or None, the output folders the file names); None for a
-    file that is no data config, names no output key, or does not parse (its own checks say why)."""
+    """(the YAML document or the reader's result, for line numbers; the output folders the file
+    names); None for a file that is no data config, names no output key, or does not parse (its own
+    checks say why)."""
     suffix = config_path.suffix.lower()
     if suffix not in _DATA_SUFFIXES or not any(k in data for k in _MENTIONS):
         return None
@@ -96,17 +102,32 @@ def _locations(config_path: Path, data: bytes) -> tuple[Any, list[tuple[tuple[st
 
 
 def _parsed(suffix: str, text: str, shown: str) -> tuple[Any, Any]:
-    """(the YAML document or None, the data) of a config as its trainer reads it."""
+    """(the YAML document, a function from a key path to its line, or None; the data) of a config as
+    its trainer reads it."""
     if suffix == ".json":
         return None, json.loads(text)
     if suffix == ".toml":
         return None, tomllib.loads(text)
+    if suffix == ".py":
+        from sweepgen.readers.pyast import read_python  # noqa: PLC0415 - loaded for Python configs only
+
+        result = read_python(text, shown)
+        return result.line_of, _calls_as_mappings(result.data)
     if suffix in _SHELL_SUFFIXES:
         from sweepgen.readers.shellconfig import read_shell  # noqa: PLC0415 - a bash grammar: loaded for scripts only
 
-        return None, _flags_as_keys(read_shell(text, shown).data.get("commands"))
+        script = read_shell(text, shown)
+        return partial(_script_line, script), _flags_as_keys(script.data.get("commands"))
     doc = yamlio.loads(text, shown)
     return doc, doc.data
+
+
+def _script_line(script: Any, path: tuple[str, ...]) -> int:
+    """The line of the flag at ``path`` (a key as `_flags_as_keys` spells it) in a read script, or
+    of its command."""
+    command, key = ("commands", *path[:-1]), path[-1]
+    spelled = [(*command, k) for k in (f"--{key}", f"--{key.replace('_', '-')}", f"-{key}", key)]
+    return next((script.lines[p] for p in spelled if p in script.lines), 0) or script.line_of(command)
 
 
 def _flags_as_keys(node: Any) -> Any:
@@ -114,6 +135,16 @@ def _flags_as_keys(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     return {_key(k): _flags_as_keys(v) for k, v in node.items()}
+
+
+def _calls_as_mappings(node: Any) -> Any:
+    """A Python config with each call ``Config(output_dir=...)`` read as its keyword arguments (the
+    Python reader gives ``{"call": "Config", "args": [...], "kwargs": {...}}``)."""
+    if not isinstance(node, dict):
+        return node
+    if {"call", "kwargs"} <= node.keys() and isinstance(node["kwargs"], dict):
+        node = node["kwargs"]
+    return {k: _calls_as_mappings(v) for k, v in node.items()}
 
 
 def _key(name: Any) -> Any:
