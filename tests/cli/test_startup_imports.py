@@ -50,6 +50,8 @@ def ran_grid(project: Path) -> Path:
     assert CliRunner().invoke(main, ["render", "specs/demo.yaml"]).exit_code == 0
     done = CliRunner().invoke(main, ["run", "generated/demo", "--command", "true {config}"])
     assert done.exit_code == 0, done.output
+    for seed in (1, 2):  # what a trainer would have logged, for `report`
+        (project / "runs" / f"s{seed}" / "metrics.jsonl").write_text('{"step": 1, "acc": 0.5}\n')
     return project
 
 
@@ -59,7 +61,8 @@ def ran_grid(project: Path) -> Path:
         (["status", "generated/demo"], 0),
         (["status", "generated/demo", "--format", "json"], 0),
         (["run", "generated/demo", "--command", "true {config}"], 0),
-        (["report", "generated/demo"], 2),  # `true` leaves no metrics: exit 2, said in words
+        (["report", "generated/demo", "--metric", "acc"], 0),
+        (["report", "generated/demo"], 2),  # no reward among the metrics: exit 2, said in words
         (["cancel", "generated/demo"], 0),
     ],
 )
