@@ -16,6 +16,7 @@ outside the project was listed, and no canary module was imported.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -160,6 +161,9 @@ def _trespasses(log: Path, outside: str, project: str) -> list[str]:
     refused by O_NOFOLLOW aside), folders above or beside the project listed, canaries imported."""
     found = []
     nofollow = getattr(os, "O_NOFOLLOW", 0)
+    # the command has ended, so the tree no longer changes: each folder is resolved once (a command
+    # logs hundreds of opens, most in a few folders; realpath costs an lstat per component)
+    folder_of = functools.cache(os.path.realpath)
     for text in log.read_text(encoding="ascii").splitlines():
         rec = json.loads(text)
         if rec["e"] == "import":
@@ -167,12 +171,14 @@ def _trespasses(log: Path, outside: str, project: str) -> list[str]:
                 found.append(f"imported {rec['p']}")
             continue
         path = os.path.join(rec["cwd"], rec["p"]) if rec["cwd"] else rec["p"]
-        parent = os.path.realpath(os.path.dirname(path) or ".")
+        parent = folder_of(os.path.dirname(path) or ".")
         last = os.path.basename(path)
         joined = os.path.join(parent, last)
-        if rec["e"] == "open" and rec["f"] & nofollow and os.path.islink(joined):
+        link = os.path.islink(joined)
+        if rec["e"] == "open" and rec["f"] & nofollow and link:
             continue  # refused: O_NOFOLLOW never opens a final link
-        real = os.path.realpath(joined)
+        # in a resolved folder, only a final link (or `.`, `..`) resolves to another path
+        real = os.path.realpath(joined) if link or last in ("", ".", "..") else joined
         if rec["e"] != "open" and real == os.path.join(outside, "pylib"):
             continue  # the import system lists every folder on sys.path
         if _within(real, outside):
@@ -240,3 +246,34 @@ def test_hostile_case(name: str, tmp_path: Path):
             assert words in out, said
         assert _trespasses(log, outside, project) == [], said
         assert _snapshot(case / "outside") == before, said
+
+
+def test_the_audit_log_is_read_through_every_link(tmp_path: Path):
+    """The checker itself: a read outside is found however the path reached it (a link in the middle,
+    a final link, `..`, relative to the command's folder), and what is no read is not one."""
+    outside, project = tmp_path / "outside", tmp_path / "project"
+    (outside / "pylib").mkdir(parents=True)
+    (outside / "canary.txt").write_text(CANARY)
+    (project / "sub").mkdir(parents=True)
+    (project / "mid").symlink_to(outside)
+    (project / "final").symlink_to(outside / "canary.txt")
+    (project / "own.txt").write_text("x")
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    records = [
+        ("open", str(project / "mid" / "canary.txt"), 0, ""),  # a link in the middle
+        ("open", "final", 0, str(project)),  # a final link, relative
+        ("open", "final", nofollow, str(project)),  # refused by O_NOFOLLOW: no read
+        ("open", "../../outside/canary.txt", 0, str(project / "sub")),  # `..` out of the project
+        ("os.listdir", str(project / "sub" / ".." / ".."), 0, ""),  # a folder above the project
+        ("os.listdir", "..", 0, str(project / "sub")),  # the project itself: no trespass
+        ("os.scandir", str(project / "mid" / "pylib"), 0, ""),  # sys.path's folder: the import system
+        ("open", str(project / "own.txt"), 0, ""),
+        ("import", "hostile_canary.sub", 0, ""),
+        ("import", "json", 0, ""),
+    ]
+    log = tmp_path / "audit.log"
+    log.write_text("".join(json.dumps({"e": e, "p": p, "f": f, "cwd": c}) + "\n" for e, p, f, c in records))
+    found = _trespasses(log, os.path.realpath(outside), os.path.realpath(project))
+    assert len(found) == 5, found
+    assert [f.split()[0] for f in found] == ["open", "open", "open", "os.listdir", "imported"], found
+    assert "a folder above the project" in found[3] and found[4] == "imported hostile_canary.sub"

@@ -10,6 +10,7 @@ every mutation of every corpus file (the count is in docs/DIFF.md)."""
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import shutil
@@ -26,6 +27,12 @@ from sweepgen.cli import main
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "diff_corpus"
 _TOKEN = re.compile(r"[0-9]+|[A-Za-z_][A-Za-z0-9_]*")
+
+
+@functools.cache
+def _text(path: Path) -> str:
+    """A corpus file's text, read once (each case's verdict and message need it)."""
+    return path.read_text()
 
 
 def corpus_files() -> list[tuple[Path, list[str]]]:
@@ -123,19 +130,38 @@ def verdict(path: Path, args: list[str], start: int, end: int, new: str, tmp: Pa
     copy = tmp / "pair" / str(abs(hash(str(folder))))
     if not copy.exists():
         shutil.copytree(folder, copy)
-    text = path.read_text()
+    text = _text(path)
     mutant = copy / f"mutant{path.suffix}"
     mutant.write_text(text[:start] + new + text[end:])
     result = CliRunner().invoke(main, ["diff", str(copy / path.name), str(mutant), *args])
     return result.exit_code, result.output
 
 
+def reading_key(path: Path, args: list[str]) -> tuple[str, ...]:
+    """What ``sweepgen diff`` reads of a file and its mutant: the text, the reader (by suffix) and
+    the arguments; with --resolve-bases also every file of the pair's folder (the bases). Two corpus
+    files with one key give the same verdict for every mutation (the pairs copy some files)."""
+    key = (_text(path), path.suffix, *args)
+    if "--resolve-bases" not in args:
+        return key
+    folder = path.parent
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p != path)
+    return (*key, *(f"{p.relative_to(folder)}\0{p.read_bytes().hex()}" for p in files))
+
+
 def corpus_cases(files: list[tuple[Path, list[str]]]) -> list[tuple[Path, list[str], int, int, str]]:
-    """Every mutation of every file that is not inert (each file read and tokenised once: this runs
-    when the module is collected, in every pytest-xdist worker)."""
+    """Every mutation of every file that is not inert, each distinct reading once: a file that is a
+    copy of one before it (same text, reader and arguments) is left out, its mutants are the same
+    (each file read and tokenised once: this runs when the module is collected, in every xdist
+    worker)."""
     out = []
+    seen: set[tuple[str, ...]] = set()
     for path, args in files:
-        text = path.read_text()
+        key = reading_key(path, args)
+        if key in seen:
+            continue
+        seen.add(key)
+        text = _text(path)
         spans = inert_spans(path, text)
         out.extend(
             (path, args, start, end, new) for start, end, new in mutations(text) if not _inert(spans, start)
@@ -150,7 +176,7 @@ CASES = corpus_cases(FILES)
 def _check(case: tuple[Path, list[str], int, int, str], tmp: Path) -> None:
     path, args, start, end, new = case
     code, output = verdict(path, args, start, end, new, tmp)
-    where = f"{path.relative_to(REPO)} @{start}: {path.read_text()[start:end]!r} -> {new!r}"
+    where = f"{path.relative_to(REPO)} @{start}: {_text(path)[start:end]!r} -> {new!r}"
     assert code in (1, 2), f"{where}: exit {code}\n{output}"
     assert "Traceback" not in output, where
 
@@ -158,6 +184,10 @@ def _check(case: tuple[Path, list[str], int, int, str], tmp: Path) -> None:
 def test_the_corpus_offers_mutations_of_every_kind():
     assert len(FILES) >= 200
     assert len(CASES) > 5000
+    # a copy left out takes no reader and no reading with it: each distinct reading keeps its mutants
+    assert {path.suffix for path, _ in FILES} == {case[0].suffix for case in CASES}
+    mutated = {reading_key(path, args) for path, args, *_ in CASES}
+    assert {reading_key(path, args) for path, args in FILES if corpus_cases([(path, args)])} == mutated
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

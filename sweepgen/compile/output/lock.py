@@ -26,7 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sweepgen import __version__, filenames, jsonfloat, paths
+import sweepgen
+from sweepgen import filenames, jsonfloat, paths
 from sweepgen.errors import Location, UserError
 from sweepgen.safefs import kind_of
 
@@ -209,7 +210,7 @@ def build(
         shared.append(_entry_json(entry, hit[1]))
     return {
         "lock_version": LOCK_VERSION,
-        "sweepgen_version": __version__,
+        "sweepgen_version": sweepgen.__version__,
         "sweep": sweep,
         "spec": spec,
         "spec_sha256": spec_sha256,

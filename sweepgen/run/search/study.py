@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any, cast
 from typing_extensions import assert_never
 
 from sweepgen import filenames
-from sweepgen.compile.run_api import SearchBlock
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.run.core import runfs
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # optuna loads on use; the search block with the spec model (pydantic), for a search only
     import optuna
+
+    from sweepgen.compile.run_api import SearchBlock
 
 STATE_DIR = filenames.SEARCH_DIR
 JOURNAL = filenames.SEARCH_JOURNAL

@@ -6,13 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweepgen import paths
-from sweepgen.compile.run_api import SearchBlock, lock
-from sweepgen.compile.run_api import trials as search
+from sweepgen.compile import run_api
+from sweepgen.compile.run_api import lock
 from sweepgen.run.core.tasks import NAMING_PATHS
 from sweepgen.run.search import study as search_study
+
+if TYPE_CHECKING:  # annotations only: `status` and `report` of a grid load no pydantic (run_api)
+    from sweepgen.compile.run_api import SearchBlock
 
 STATE_WORDS = {
     "COMPLETE": "complete",
@@ -86,7 +89,7 @@ def _row(t: Any) -> TrialRow:
     value = t.value if t.value is not None else (t.intermediate_values.get(last) if last else None)
     return TrialRow(
         t.number,
-        search.trial_name(t.number),
+        run_api.trials.trial_name(t.number),
         state,
         value,
         dict(t.params),
@@ -112,7 +115,7 @@ def best_diff(sweep_dir: Path, view: SearchView) -> list[tuple[str, Any, Any]]:
     current = lock.read(str(sweep_dir), str(sweep_dir))
     if current is None:
         return []
-    names = {view.best.name, search.trial_name(view.best.number, 0)}
+    names = {view.best.name, run_api.trials.trial_name(view.best.number, 0)}
     entry = next((f for f in current.files if f.variant in names), None)
     if entry is None:
         return []

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sweepgen import filenames, paths, yamlio
+from sweepgen.compile import run_api
 from sweepgen.compile.run_api import LOCK_NAME, lock
-from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.outtree import read_inside
 from sweepgen.run.core import sweep_origin, sweep_state
@@ -132,7 +132,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         display.note(f"using the command line this search was started with: {opts.command_line(sweep_dir)}")
     executor = opts.executor or "local"
     argv = parse_command(opts.command, shell=bool(opts.shell))
-    block = search.block(spec)
+    block = run_api.trials.block(spec)
     resume = opts.command_line(sweep_dir)
     if request.dry_run:
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
@@ -218,7 +218,7 @@ def search_failed(sweep_dir: Path) -> bool:
         return False
     if spec is None:
         return False
-    view = search_view.load(sweep_dir, search.block(spec))
+    view = search_view.load(sweep_dir, run_api.trials.block(spec))
     return view.finished >= view.block.n and view.count("running") == 0 and not view.complete
 
 
@@ -248,7 +248,7 @@ def _loaded_view(sweep_dir: Path) -> search_view.SearchView | list[str]:
         spec = _search_spec(sweep_dir)
     except UserError as err:
         return [f"note: search not shown: {err.message}"]
-    return [] if spec is None else search_view.load(sweep_dir, search.block(spec))
+    return [] if spec is None else search_view.load(sweep_dir, run_api.trials.block(spec))
 
 
 def _undriven(sweep_dir: Path, view: search_view.SearchView, block: SearchBlock) -> list[str]:
@@ -286,7 +286,7 @@ def report_target(directory: Path, metric: str | None, mode: str, *, mode_given:
     reported by the metric it optimised and its mode unless --metric (or --mode) says otherwise."""
     search_dir, spec, note = _search_of(directory)
     if spec is not None and metric is None:
-        block = search.block(spec)
+        block = run_api.trials.block(spec)
         metric, mode = block.metric, mode if mode_given else block.mode
     return ReportTarget(search_dir, spec, metric, mode, note)
 
@@ -362,8 +362,8 @@ def list_matrix(spec_path: str, out_root: str) -> Matrix:
     }
     title = f"{expansion.spec.path}: {len(rows)} variant(s)"
     columns = ["variant", *varying]
-    if search.is_search(expansion.spec):
-        block = search.block(expansion.spec)
+    if run_api.trials.is_search(expansion.spec):
+        block = run_api.trials.block(expansion.spec)
         counts, trials = _trial_states(Path(out_root) / expansion.spec.name, block)
         title = f"{expansion.spec.path}: {len(rows)} trial run(s) rendered; " + counts
         columns += ["state", block.metric]
