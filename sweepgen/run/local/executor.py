@@ -133,7 +133,10 @@ class LocalExecutor(Executor):
 
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         for task in tasks:
-            if task.name in self._status:
+            seen = self._status.get(task.name)
+            # a run skipped here (another process held it) was never started by this executor: a
+            # search controller that followed it until its holder let it go hands it back
+            if seen is not None and seen.state is not RunState.SKIPPED:
                 raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
             # what the run looked like when it was planned: at its start it must still look so
             if planned is not None:

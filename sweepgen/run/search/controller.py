@@ -43,6 +43,7 @@ from sweepgen.run.core.base import (
     RunStatus,
     RunTask,
     effective_state,
+    is_finished,
     is_pruned_reason,
     read_status,
     utc_now,
@@ -60,6 +61,8 @@ REASON_ATTR = "sweepgen_reason"
 # set when the pruner decides, before any run is stopped: a controller that takes the trial over
 # (its predecessor killed before it saw its runs end) stops what still runs and never resumes it
 PRUNING_ATTR = "sweepgen_pruning"
+# a run let go unstarted by the process that held it, after `sweepgen cancel` stopped the search
+LET_GO_CANCELLED = "not started: let go by the process that held it after the search was cancelled"
 
 
 @dataclass
@@ -68,6 +71,11 @@ class _LiveTrial:
     tasks: list[RunTask]
     started: set[str] = field(default_factory=set)  # runs this controller's executor runs
     watched: set[str] = field(default_factory=set)  # runs a killed controller started, still running
+    # runs our executor found held by another process when it came to start them (it skips them,
+    # never starts them twice): each with its status as planned, to tell "let go unstarted" from
+    # "run there" once the holder is gone
+    elsewhere: dict[str, RunStatus | None] = field(default_factory=dict)
+    planned: dict[str, RunStatus | None] = field(default_factory=dict)  # runs we started: status then
     ended: dict[str, RunStatus | None] = field(default_factory=dict)  # run -> how it ended
     reported: set[int] = field(default_factory=set)
     pruned: str | None = None  # why its pruner stopped it ("pruned at step 20 (asha)")
@@ -227,10 +235,17 @@ class SearchController:
         to_start = [task for task in rendered if self._to_start(live, task, pruning)]
         self.live[trial.number] = live
         if to_start:
-            self._started_by().start(to_start)
-            live.started |= {t.name for t in to_start}
+            self._launch(live, to_start)
         self.events.append(f"{name}: started {_shown(params)}")
         return True
+
+    def _launch(self, live: _LiveTrial, tasks: Sequence[RunTask]) -> None:
+        """Hand ``tasks`` to the executor with their status as seen now: one another process takes
+        meanwhile is skipped there, and followed here (``_held_elsewhere``)."""
+        planned = {t.name: read_status(t.run_dir) for t in tasks}
+        self._started_by().start(tasks, planned)
+        live.planned.update(planned)
+        live.started |= planned.keys()
 
     def _to_start(self, live: _LiveTrial, task: RunTask, pruning: str | None) -> bool:
         """Whether the trial's run is to be started (new, or resumed in its run directory from its
@@ -267,10 +282,41 @@ class SearchController:
         """A run not ended yet: ended once the executor that started it says so, or once the trainer
         a killed controller started (watched) is gone."""
         if task.name in live.started:
-            if status is not None and status.state in TERMINAL:
+            if status is not None and status.state is RunState.SKIPPED:
+                self._held_elsewhere(live, task, status)
+            elif status is not None and status.state in TERMINAL:
                 live.ended[task.name] = status
+        elif task.name in live.elsewhere and not _still_running(task):
+            self._elsewhere_ended(live, task)
         elif task.name in live.watched and not _still_running(task):
             self._watched_ended(live, task)
+
+    def _held_elsewhere(self, live: _LiveTrial, task: RunTask, status: RunStatus) -> None:
+        """Our executor did not start the run: another process held its lock (or had changed its
+        status) when it came to. Nothing of ours will end it: it is followed through its lock and
+        status file until whoever holds it lets go."""
+        live.started.discard(task.name)
+        live.elsewhere[task.name] = live.planned.get(task.name)
+        self.events.append(
+            f"{search.trial_name(live.number)}: {task.name} not started here ({status.reason}); "
+            "followed until its holder lets it go"
+        )
+
+    def _elsewhere_ended(self, live: _LiveTrial, task: RunTask) -> None:
+        """The process that held the run is gone: the run ended as it recorded (a run it never
+        started, its status still the one planned, is started here, once)."""
+        planned = live.elsewhere.pop(task.name)
+        if read_status(task.run_dir) != planned or is_finished(task.run_dir, task.done_file):
+            ended = _as_it_is(task)
+            live.ended[task.name] = ended or RunStatus(
+                RunState.FAILED, "local", reason="ended elsewhere without recording anything"
+            )
+        elif self.stopping:  # `sweepgen cancel` came meanwhile: left for the next `run`
+            live.ended[task.name] = RunStatus(RunState.CANCELLED, "local", reason=LET_GO_CANCELLED)
+        else:
+            name = search.trial_name(live.number)
+            self.events.append(f"{name}: {task.name} let go unstarted; started here")
+            self._launch(live, [task])
 
     def _watched_ended(self, live: _LiveTrial, task: RunTask) -> None:
         """A run a killed controller started has ended: finished, pruned, or resumed here."""
@@ -281,8 +327,7 @@ class SearchController:
         elif live.pruned is not None:  # stopped by _stop_detached: nobody else records it
             live.ended[task.name] = self._record_pruned(task, status, live.pruned)
         else:  # it stopped without finishing: resume it here
-            self._started_by().start([task])
-            live.started.add(task.name)
+            self._launch(live, [task])
 
     def _cancelled_by_request(self, live: _LiveTrial) -> bool:
         """A run of the trial was cancelled (not pruned) while the search is asked to stop: the
