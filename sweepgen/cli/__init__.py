@@ -7,6 +7,11 @@ Exit codes: 0 ok, 1 a check found problems, 2 bad input, 70 internal error (a bu
 
 from __future__ import annotations
 
+from sweepgen.cli import _stop_signals
+
+if _stop_signals.is_program():  # first: a SIGTERM/SIGHUP while the CLI loads is remembered
+    _stop_signals.defer()
+
 import contextlib
 import errno
 import importlib
@@ -100,6 +105,17 @@ class _SweepgenGroup(click.Group):
                 raise _OsFault(cause) from cause
             raise
 
+    def _command_main(
+        self, args: list[str], prog_name: str | None, complete_var: str | None, **extra: Any
+    ) -> Any:
+        """click's own main, SIGTERM/SIGHUP taken over for the command ``args`` name (_stop_signals)."""
+        restore = _stop_signals.take_over(next((a for a in args if not a.startswith("-")), None))
+        try:
+            _stop_signals.raise_remembered()
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        finally:
+            restore()
+
     def main(  # noqa: C901, PLR0912 - the one error funnel: each failure kind and its exit code, side by side
         self,
         args: Sequence[str] | None = None,
@@ -130,7 +146,7 @@ class _SweepgenGroup(click.Group):
             sys.exit(EXIT_USAGE)
         try:
             args = _hoist_console_flags(list(sys.argv[1:] if args is None else args))
-            rc = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            rc = self._command_main(args, prog_name, complete_var, **extra)
         except SweepgenError as err:
             click.echo(err.format(), err=True)
             rc = err.exit_code
