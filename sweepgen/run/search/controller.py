@@ -50,6 +50,7 @@ from sweepgen.run.core.base import (
     write_status,
 )
 from sweepgen.run.core.registry import status_is_alive
+from sweepgen.run.core.stop_request import CANCELLED_BY_COMMAND
 from sweepgen.run.search import changes as search_changes
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import stop as search_stop
@@ -326,7 +327,11 @@ class SearchController:
             live.ended[task.name] = status  # (also when it finished before its stop landed)
         elif live.pruned is not None:  # stopped by _stop_detached: nobody else records it
             live.ended[task.name] = self._record_pruned(task, status, live.pruned)
-        else:  # it stopped without finishing: resume it here
+        elif status is not None and status.reason == CANCELLED_BY_COMMAND:
+            # the user stopped it: ended as a cancelled run of ours is (left open while the search
+            # is cancelled, else its trial told failed), never started again behind their back
+            live.ended[task.name] = status
+        else:  # it stopped without finishing (its supervisor killed, a crash): resume it here
             self._launch(live, [task])
 
     def _cancelled_by_request(self, live: _LiveTrial) -> bool:
