@@ -64,6 +64,7 @@ REASON_ATTR = "sweepgen_reason"
 PRUNING_ATTR = "sweepgen_pruning"
 # a run let go unstarted by the process that held it, after `sweepgen cancel` stopped the search
 LET_GO_CANCELLED = "not started: let go by the process that held it after the search was cancelled"
+NOT_WRITTEN = "not started: sweepgen could not write its files"
 
 
 @dataclass
@@ -115,6 +116,9 @@ class SearchController:
         # `sweepgen cancel` asked the search to stop (search_stop): nothing more is asked or told
         self.stopping = False
         self.left_open: list[str] = []  # trials whose cancelled runs were left for the next `run`
+        # the executor could not write sweepgen's records (a full or read-only disk): as a grid does,
+        # nothing more is asked or started; the runs started are followed to their end
+        self.faulted = False
 
     def close(self) -> None:
         self.owner.close()
@@ -130,14 +134,29 @@ class SearchController:
         with search_study.deferred_sync(self.study):
             for live in list(self.live.values()):
                 self._advance(live, statuses)
+            if not self.faulted and self.faults:
+                self._stop_for_faults()
             if not self.stopping and search_stop.requested(self.state_dir):
                 self._stop_asking()
-            if not self.stopping:
+            if not (self.stopping or self.faulted):
                 with search_owner.bookkeeping(self.state_dir):
                     trials = self.study.get_trials(deepcopy=False)
                     self._take_over(trials)
                     self._ask(trials)
-        return bool(self.live) or (not self.stopping and self._work_left())
+        return bool(self.live) or (not (self.stopping or self.faulted) and self._work_left())
+
+    @property
+    def faults(self) -> list[str]:
+        """What sweepgen could not write (each names its path); `run` exits 2 with them."""
+        return self.executor.faults if self.executor is not None else []
+
+    def _stop_for_faults(self) -> None:
+        self.faulted = True
+        self.events.append(
+            "sweepgen could not write its records (full or read-only disk?): no new trial is asked "
+            "or started; the runs started are followed to their end; trials that never ran stay "
+            "open in the study for the next `sweepgen run`"
+        )
 
     def wait(self, timeout_s: float) -> None:
         """Until the next round: ``timeout_s`` (the metrics are read again then, for the pruner), or
@@ -275,7 +294,11 @@ class SearchController:
             self._report(live)
         if len(live.ended) == len(live.tasks):
             if live.pruned is None and self._cancelled_by_request(live):
-                self._leave_open(live)
+                self._leave_open(live, "cancelled")
+            elif live.pruned is None and any(
+                s is not None and s.state is RunState.PENDING for s in live.ended.values()
+            ):
+                self._leave_open(live, "not started (sweepgen could not write its files)")
             else:
                 self._tell(live)
 
@@ -287,6 +310,8 @@ class SearchController:
                 self._held_elsewhere(live, task, status)
             elif status is not None and status.state in TERMINAL:
                 live.ended[task.name] = status
+            elif self._started_by().done():  # neither queued nor running, never ended: not started
+                live.ended[task.name] = status  # (the executor could not write its files)
         elif task.name in live.elsewhere and not _still_running(task):
             self._elsewhere_ended(live, task)
         elif task.name in live.watched and not _still_running(task):
@@ -315,9 +340,10 @@ class SearchController:
         elif self.stopping:  # `sweepgen cancel` came meanwhile: left for the next `run`
             live.ended[task.name] = RunStatus(RunState.CANCELLED, "local", reason=LET_GO_CANCELLED)
         else:
-            name = search.trial_name(live.number)
-            self.events.append(f"{name}: {task.name} let go unstarted; started here")
-            self._launch(live, [task])
+            if not self.faulted:
+                name = search.trial_name(live.number)
+                self.events.append(f"{name}: {task.name} let go unstarted; started here")
+            self._resume(live, task)
 
     def _watched_ended(self, live: _LiveTrial, task: RunTask) -> None:
         """A run a killed controller started has ended: finished, pruned, or resumed here."""
@@ -332,6 +358,14 @@ class SearchController:
             # is cancelled, else its trial told failed), never started again behind their back
             live.ended[task.name] = status
         else:  # it stopped without finishing (its supervisor killed, a crash): resume it here
+            self._resume(live, task)
+
+    def _resume(self, live: _LiveTrial, task: RunTask) -> None:
+        """Start a run this controller did not start before, unless sweepgen can no longer write its
+        files: then it is left unstarted, its trial open for the next `run`."""
+        if self.faulted:
+            live.ended[task.name] = RunStatus(RunState.PENDING, "local", reason=NOT_WRITTEN)
+        else:
             self._launch(live, [task])
 
     def _cancelled_by_request(self, live: _LiveTrial) -> bool:
@@ -344,13 +378,13 @@ class SearchController:
             self._stop_asking()
         return cancelled and self.stopping
 
-    def _leave_open(self, live: _LiveTrial) -> None:
+    def _leave_open(self, live: _LiveTrial, why: str) -> None:
         """Not told: the trial stays running in the study, its controller (this one) gone when the
         next `run` starts, which takes it over and resumes its runs."""
         del self.live[live.number]
         name = search.trial_name(live.number)
         self.left_open.append(name)
-        self.events.append(f"{name}: cancelled, left to resume")
+        self.events.append(f"{name}: {why}, left to resume")
 
     def _curves(self, live: _LiveTrial) -> list[dict[int, float]]:
         """Each run's metric by step, NaN and infinities kept (a pruner must see a diverged run)."""

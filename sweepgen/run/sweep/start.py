@@ -62,6 +62,7 @@ class SearchResult:
     resume: str = ""  # the command line that goes on with the search (the recorded one, spelled out)
     cancelled: list[str] = field(default_factory=list)  # trials left open by `sweepgen cancel`
     stopped: bool = False  # `sweepgen cancel` asked the search to stop
+    errors: list[str] = field(default_factory=list)  # what sweepgen could not write (exit 2)
 
 
 def run(
@@ -180,18 +181,21 @@ def _search_options(
 
 def _search_result(controller: Any, resume: str) -> SearchResult:
     """How a driven search ended: its trials by state, those left open or run elsewhere, and exit 1
-    when it was cancelled or no trial completed (and none runs elsewhere)."""
+    when it was cancelled or no trial completed (and none runs elsewhere); exit 2 when sweepgen could
+    not write its records (the trials that never ran left open)."""
     view = search_view.summarize(controller.study, controller.block)
     cancelled = controller.left_open
-    elsewhere = max(controller.block.n - view.finished - len(cancelled), 0) if not controller.stopping else 0
+    cut_short = controller.stopping or controller.faulted
+    elsewhere = max(controller.block.n - view.finished - len(cancelled), 0) if not cut_short else 0
     code = 1 if controller.stopping or not (elsewhere or view.complete) else 0
     return SearchResult(
-        code,
+        2 if controller.faults else code,
         summary=view.lines(),
         elsewhere=elsewhere,
         resume=resume,
         cancelled=list(cancelled),
         stopped=controller.stopping,
+        errors=list(controller.faults),
     )
 
 
