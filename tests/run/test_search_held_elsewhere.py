@@ -169,3 +169,27 @@ def test_a_trial_whose_run_ended_there_is_told_as_it_ended_never_started_here(tm
     (trial,) = study(tmp_path).get_trials()
     assert trial.state.name == "FAIL", trial
     assert trial.user_attrs["sweepgen_reason"] == "exit code 5 (ran there)", trial.user_attrs
+
+
+def test_a_trial_let_go_after_the_search_was_cancelled_is_left_open_never_started(tmp_path, procs):
+    """`sweepgen cancel` asks the search to stop (its request written first, as cancel writes it)
+    while the run is held elsewhere; its holder then lets it go: nothing starts it after the cancel,
+    the trial stays open, and the next `run` runs it once."""
+    from sweepgen.run.search import stop as search_stop
+    from sweepgen.run.search.study import state_dir
+
+    proc, holder, said = _skipped_while_held(tmp_path, procs)
+    search_stop.request(state_dir(tmp_path / SWEEP))
+    holder.send_signal(signal.SIGKILL)
+    holder.communicate()
+    out, err = proc.communicate(timeout=LOADED_S)
+    assert proc.returncode == 1 and "the search was cancelled" in err, said + out + err
+    run = tmp_path / "runs" / "fake_search" / "t0000"
+    assert _starts(run) == 0, "started after the search was cancelled"
+    (trial,) = study(tmp_path).get_trials()
+    assert trial.state.name == "RUNNING", trial
+    again = sweepgen(tmp_path, "run", SWEEP, timeout=LOADED_S)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _starts(run) == 1
+    (trial,) = study(tmp_path).get_trials()
+    assert trial.state.name == "COMPLETE", trial

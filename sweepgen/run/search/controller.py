@@ -62,8 +62,9 @@ REASON_ATTR = "sweepgen_reason"
 # set when the pruner decides, before any run is stopped: a controller that takes the trial over
 # (its predecessor killed before it saw its runs end) stops what still runs and never resumes it
 PRUNING_ATTR = "sweepgen_pruning"
-# a run let go unstarted by the process that held it, after `sweepgen cancel` stopped the search
-LET_GO_CANCELLED = "not started: let go by the process that held it after the search was cancelled"
+# a run not started again (let go unstarted by the process that held it, or ended without
+# finishing under a controller that died) because `sweepgen cancel` stopped the search meanwhile
+NOT_RESUMED = "not started again: the search was cancelled (`sweepgen cancel`)"
 NOT_WRITTEN = "not started: sweepgen could not write its files"
 
 
@@ -337,13 +338,9 @@ class SearchController:
             live.ended[task.name] = ended or RunStatus(
                 RunState.FAILED, "local", reason="ended elsewhere without recording anything"
             )
-        elif self.stopping:  # `sweepgen cancel` came meanwhile: left for the next `run`
-            live.ended[task.name] = RunStatus(RunState.CANCELLED, "local", reason=LET_GO_CANCELLED)
-        else:
-            if not self.faulted:
-                name = search.trial_name(live.number)
-                self.events.append(f"{name}: {task.name} let go unstarted; started here")
-            self._resume(live, task)
+        elif self._resume(live, task):
+            name = search.trial_name(live.number)
+            self.events.append(f"{name}: {task.name} let go unstarted; started here")
 
     def _watched_ended(self, live: _LiveTrial, task: RunTask) -> None:
         """A run a killed controller started has ended: finished, pruned, or resumed here."""
@@ -360,13 +357,23 @@ class SearchController:
         else:  # it stopped without finishing (its supervisor killed, a crash): resume it here
             self._resume(live, task)
 
-    def _resume(self, live: _LiveTrial, task: RunTask) -> None:
-        """Start a run this controller did not start before, unless sweepgen can no longer write its
-        files: then it is left unstarted, its trial open for the next `run`."""
+    def _resume(self, live: _LiveTrial, task: RunTask) -> bool:
+        """Start a run this controller did not start before (True), unless sweepgen can no longer
+        write its files or the search is being cancelled (a request on disk it may not have read
+        yet this round): then the run is left unstarted, its trial open for the next `run`."""
         if self.faulted:
             live.ended[task.name] = RunStatus(RunState.PENDING, "local", reason=NOT_WRITTEN)
+        elif self._stop_requested():
+            live.ended[task.name] = RunStatus(RunState.CANCELLED, "local", reason=NOT_RESUMED)
         else:
             self._launch(live, [task])
+            return True
+        return False
+
+    def _stop_requested(self) -> bool:
+        if not self.stopping and search_stop.requested(self.state_dir):
+            self._stop_asking()
+        return self.stopping
 
     def _cancelled_by_request(self, live: _LiveTrial) -> bool:
         """A run of the trial was cancelled (not pruned) while the search is asked to stop: the
@@ -374,9 +381,7 @@ class SearchController:
         cancelled = any(
             s is not None and s.state is RunState.CANCELLED and not _pruned(s) for s in live.ended.values()
         )
-        if cancelled and not self.stopping and search_stop.requested(self.state_dir):
-            self._stop_asking()
-        return cancelled and self.stopping
+        return cancelled and self._stop_requested()
 
     def _leave_open(self, live: _LiveTrial, why: str) -> None:
         """Not told: the trial stays running in the study, its controller (this one) gone when the
