@@ -39,11 +39,18 @@ def is_program() -> bool:
 
 
 def defer() -> None:
-    """Remember SIGTERM and SIGHUP until ``take_over``: called before anything else loads."""
+    """Remember SIGTERM and SIGHUP until ``take_over``: called before anything else loads. A signal
+    this process was started ignoring (SIGHUP under `nohup`) stays ignored."""
     if _before or threading.current_thread() is not threading.main_thread():
         return
-    for sig in STOPS:
+    for sig in listened():
         _before[sig] = signal.signal(sig, _remember)
+
+
+def listened() -> list[int]:
+    """The stop signals this process acts on: those it was not told to ignore. `nohup sweepgen run`
+    starts with SIGHUP ignored, so that closing the terminal stops nothing; it stays ignored."""
+    return [sig for sig in STOPS if signal.getsignal(sig) is not signal.SIG_IGN]
 
 
 def take_over(command: str | None) -> Callable[[], None]:
@@ -56,7 +63,7 @@ def take_over(command: str | None) -> Callable[[], None]:
     if command != "run":
         _give_back()
         return _nothing
-    previous = {sig: signal.signal(sig, _interrupt) for sig in STOPS}
+    previous = {sig: signal.signal(sig, _interrupt) for sig in listened()}
 
     def restore() -> None:
         for sig, handler in previous.items():

@@ -10,7 +10,9 @@ through its loading it got, whatever the machine's load), and its recorded comma
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from run_support import LOADED_S, make_sweep
-from search_support import sweepgen
+from search_support import REPO, sweepgen
 
 from sweepgen.run.core import runlock
 from sweepgen.run.core.base import RunState, read_status
@@ -69,6 +71,21 @@ MOMENTS: dict[str, Callable[[int, Path], bool]] = {
 }
 
 
+def _sweepgen_run(root: Path, *args: str, prefix: tuple[str, ...] = ()) -> subprocess.Popen[str]:
+    """`sweepgen run generated/fake ARGS` (after ``prefix``, e.g. nohup), SIGHUP at its default action
+    as in a terminal's job, even where these tests run under nohup."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen(
+        [*prefix, sys.executable, "-m", "sweepgen", "run", "generated/fake", *args],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
+    )
+
+
 def _starts(run: Path) -> int:
     path = run / "starts.txt"
     return len(path.read_text().splitlines()) if path.is_file() else 0
@@ -97,7 +114,7 @@ def test_a_stop_signal_before_run_installs_its_handlers_is_an_interrupt(tmp_path
     script = tmp_path / "waiter.py"
     script.write_text(WAITER)
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
-    proc = sweepgen(tmp_path, "run", "generated/fake", "--command", command, "--jobs", "2", wait=False)
+    proc = _sweepgen_run(tmp_path, "--command", command, "--jobs", "2")
     try:
         _wait_for(proc, tmp_path, MOMENTS[moment])
         proc.send_signal(sig)
@@ -145,3 +162,39 @@ def test_the_signals_are_deferred_only_when_sweepgen_is_the_program():
     import sweepgen.cli
 
     assert signal.getsignal(signal.SIGTERM) is not sweepgen.cli._stop_signals._remember
+
+
+def _pending(pid: int, sig: int) -> bool:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) >> (sig - 1) & 1:
+            return True
+    return False
+
+
+@pytest.mark.skipif(shutil.which("nohup") is None, reason="needs nohup")
+def test_under_nohup_a_closed_terminal_stops_nothing(tmp_path):
+    """`nohup sweepgen run` starts with SIGHUP ignored, which the user asked for so that the sweep
+    outlives the terminal: a SIGHUP then, at its start or while runs train, stops nothing."""
+    release = tmp_path / "release"
+    make_sweep(tmp_path, {"r0": {"release": str(release)}})
+    script = tmp_path / "waiter.py"
+    script.write_text(WAITER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
+    proc = _sweepgen_run(tmp_path, "--command", command, prefix=("nohup",))
+    run = tmp_path / "runs" / "fake" / "r0"
+    try:
+        _wait_for(proc, tmp_path, lambda pid, root: _cpu_ticks(pid) >= 20)  # loading
+        proc.send_signal(signal.SIGHUP)
+        _wait_for(proc, tmp_path, lambda pid, root: _starts(run) == 1)  # training
+        proc.send_signal(signal.SIGHUP)
+        _wait_for(proc, tmp_path, lambda pid, root: not _pending(pid, signal.SIGHUP))
+        release.touch()
+        out, err = proc.communicate(timeout=LOADED_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, (proc.returncode, out, err)
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED, status
+    assert _starts(run) == 1

@@ -137,14 +137,17 @@ class SearchController:
                 self._advance(live, statuses)
             if not self.faulted and self.faults:
                 self._stop_for_faults()
-            if not self.stopping and search_stop.requested(self.state_dir):
-                self._stop_asking()
-            if not (self.stopping or self.faulted):
+            if self._asking():
                 with search_owner.bookkeeping(self.state_dir):
                     trials = self.study.get_trials(deepcopy=False)
                     self._take_over(trials)
                     self._ask(trials)
-        return bool(self.live) or (not (self.stopping or self.faulted) and self._work_left())
+        return bool(self.live) or (self._asking() and self._work_left())
+
+    def _asking(self) -> bool:
+        """Whether new trials may be asked and open ones taken over: not once `sweepgen cancel` asked
+        the search to stop, nor once sweepgen could not write its records."""
+        return not (self._stop_requested() or self.faulted)
 
     @property
     def faults(self) -> list[str]:

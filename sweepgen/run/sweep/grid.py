@@ -491,12 +491,14 @@ def parse_gpus(gpus: str | None) -> tuple[str, ...]:
 @contextmanager
 def stop_signals_raise_interrupt() -> Iterator[None]:
     """SIGTERM/SIGHUP (a closed terminal, a job scheduler) stop the sweep like Ctrl-C does, so the
-    children are stopped and marked instead of orphaned."""
+    children are stopped and marked instead of orphaned; one the process was started ignoring
+    (`nohup` ignores SIGHUP) stays ignored: the user asked the sweep to outlive the terminal."""
 
     def raise_interrupt(signum: int, frame: FrameType | None) -> NoReturn:
         raise KeyboardInterrupt
 
-    previous = {sig: signal.signal(sig, raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    stops = [sig for sig in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(sig) is not signal.SIG_IGN]
+    previous = {sig: signal.signal(sig, raise_interrupt) for sig in stops}
     try:
         yield
     finally:
