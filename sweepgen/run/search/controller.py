@@ -17,10 +17,15 @@ Exactly once: a trial number comes from the study and is never reused; a trial i
 controller that owns it; a trial whose controller died stays running in the study and is taken over:
 told if its run finished, re-attached if its run still runs (the run's own lock says so), resumed in
 its run directory otherwise. So a killed `run` followed by another reaches exactly ``n``, and two
-`run`s on one search share its study and never start a trial twice. A re-attached run is reported to
-the pruner like any other and, when pruned, stopped through ``Executor.stop_detached`` (its process
-group, or its Slurm job); a pruning decision is in the study before anything is stopped, so a trial
-pruned by a controller that then died is stopped and recorded as pruned, never resumed.
+`run`s on one search share its study and never start a trial twice. A run whose lock another
+process holds when its start comes is skipped by the executor and followed here until its holder
+lets go: started then, once, if it was never started, else told as it ended there. Nothing is
+started again here once `sweepgen cancel` stopped the run or asked the search to stop, or once
+sweepgen could not write its records (exit 2): the trial is told failed (`cancel --only`) or left
+open for the next `run`. A re-attached run is reported to the pruner like any other and, when
+pruned, stopped through ``Executor.stop_detached`` (its process group, or its Slurm job); a pruning
+decision is in the study before anything is stopped, so a trial pruned by a controller that then
+died is stopped and recorded as pruned, never resumed.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ the command's one entry: a sweep whose spec has `search:` is driven by the searc
 A search prints one line per trial event (started, refused, pruned, complete, failed) through
 ``Display.say`` as it goes, and a summary; exit 0 once the study holds its ``n`` finished trials
 with at least one complete (or the rest still run in another `sweepgen run`), 1 when none
-completed, 130 when interrupted (the runs are stopped as a cancel stops them; the next `run`
+completed, 2 when sweepgen could not write its records (a full or read-only disk: nothing is asked or
+started after it), 130 when interrupted (the runs are stopped as a cancel stops them; the next `run`
 resumes them).
 """
 
@@ -60,7 +61,7 @@ class SearchResult:
     elsewhere: int = 0  # trials still running under another `sweepgen run`
     interrupted: bool = False
     resume: str = ""  # the command line that goes on with the search (the recorded one, spelled out)
-    cancelled: list[str] = field(default_factory=list)  # trials left open by `sweepgen cancel`
+    cancelled: list[str] = field(default_factory=list)  # trials left open (cancelled, or never run: errors)
     stopped: bool = False  # `sweepgen cancel` asked the search to stop
     errors: list[str] = field(default_factory=list)  # what sweepgen could not write (exit 2)
 
