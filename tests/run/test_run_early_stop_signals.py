@@ -86,6 +86,30 @@ def _sweepgen_run(root: Path, *args: str, prefix: tuple[str, ...] = ()) -> subpr
     )
 
 
+def _signalled_while_stopped(proc: subprocess.Popen[str], sig: int, state_file: Path) -> bool:
+    """Send ``sig`` while the process is held stopped (SIGSTOP, then SIGCONT), so what it had done
+    when the signal came is known however late this test is scheduled; whether it had recorded
+    its command line by then."""
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + LOADED_S
+        while _process_state(proc.pid) not in ("T", "t", None):
+            assert time.monotonic() < deadline, "never stopped"
+            time.sleep(0.002)
+        recorded = state_file.exists()
+        proc.send_signal(sig)
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    return recorded
+
+
+def _process_state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
 def _starts(run: Path) -> int:
     path = run / "starts.txt"
     return len(path.read_text().splitlines()) if path.is_file() else 0
@@ -117,7 +141,7 @@ def test_a_stop_signal_before_run_installs_its_handlers_is_an_interrupt(tmp_path
     proc = _sweepgen_run(tmp_path, "--command", command, "--jobs", "2")
     try:
         _wait_for(proc, tmp_path, MOMENTS[moment])
-        proc.send_signal(sig)
+        recorded = _signalled_while_stopped(proc, sig, tmp_path / "generated" / "fake" / ".sweepgen-run.json")
         out, err = proc.communicate(timeout=LOADED_S)
     finally:
         if proc.poll() is None:
@@ -129,7 +153,7 @@ def test_a_stop_signal_before_run_installs_its_handlers_is_an_interrupt(tmp_path
     assert ("interrupted" in err or "aborted" in err) and "Traceback" not in err, out + err
     runs = [tmp_path / "runs" / "fake" / name for name in RUNS]
     before = [_starts(run) for run in runs]
-    if moment == "catches SIGTERM":  # the CLI had not even loaded: nothing was started
+    if not recorded:  # signalled before it recorded its command line, which it does before any start
         assert before == [0, 0], before
     for run, starts in zip(runs, before):
         assert starts <= 1 and not (run.is_dir() and runlock.is_held(run)), run
@@ -161,7 +185,7 @@ def test_the_signals_are_deferred_only_when_sweepgen_is_the_program():
     """A library caller (this test runner) importing the CLI keeps its own SIGTERM handling."""
     import sweepgen.cli
 
-    assert signal.getsignal(signal.SIGTERM) is not sweepgen.cli._stop_signals._remember
+    assert signal.getsignal(signal.SIGTERM) is not sweepgen.run.core.stop_signals._remember
 
 
 def _pending(pid: int, sig: int) -> bool:
