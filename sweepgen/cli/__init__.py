@@ -7,6 +7,11 @@ Exit codes: 0 ok, 1 a check found problems, 2 bad input, 70 internal error (a bu
 
 from __future__ import annotations
 
+from sweepgen.run.core import stop_signals as _stop_signals
+
+if _stop_signals.is_program():  # first: a SIGTERM/SIGHUP from here on is remembered, not a kill
+    _stop_signals.defer()
+
 import contextlib
 import errno
 import importlib
@@ -100,6 +105,15 @@ class _SweepgenGroup(click.Group):
                 raise _OsFault(cause) from cause
             raise
 
+    def _command_main(
+        self, args: list[str], prog_name: str | None, complete_var: str | None, **extra: Any
+    ) -> Any:
+        """click's own main; SIGTERM/SIGHUP stay remembered for `run` (its loops act on them), any
+        other command gets their handlers back (run/core/stop_signals.py)."""
+        if next((a for a in args if not a.startswith("-")), None) != "run":
+            _stop_signals.give_back()
+        return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+
     def main(  # noqa: C901, PLR0912 - the one error funnel: each failure kind and its exit code, side by side
         self,
         args: Sequence[str] | None = None,
@@ -130,7 +144,7 @@ class _SweepgenGroup(click.Group):
             sys.exit(EXIT_USAGE)
         try:
             args = _hoist_console_flags(list(sys.argv[1:] if args is None else args))
-            rc = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            rc = self._command_main(args, prog_name, complete_var, **extra)
         except SweepgenError as err:
             click.echo(err.format(), err=True)
             rc = err.exit_code
@@ -166,6 +180,7 @@ class _SweepgenGroup(click.Group):
             sys.stdout.flush()
         except OSError as err:
             rc = _stdout_fault(err)
+        _stop_signals.forget_handled_interrupt()  # so that 130 is the exit, not CPython's -2
         if not standalone_mode:
             return rc
         sys.exit(rc if isinstance(rc, int) else 0)

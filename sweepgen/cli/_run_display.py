@@ -299,6 +299,22 @@ class _LiveProgress:
         self.view.update(_progress_table(self.decisions, live, _now(), self.metric), refresh=True)
 
 
+def _print_search_faults(result: SearchResult, sweep_dir: Path, resume: str) -> None:
+    """What sweepgen could not write, and how to go on once the disk is fixed (as for a grid)."""
+    err = _console.stderr()
+    for error in result.errors:
+        err.print(f"error: {error}", markup=False, highlight=False)
+    if result.errors:
+        left = f" ({', '.join(result.cancelled)})" if result.cancelled else ""
+        err.print(
+            "hint: sweepgen could not keep its records (full or read-only disk?); no trial was asked "
+            f"or started since, and {len(result.cancelled)} trial(s) that never ran are left open{left}. "
+            f"Free space, then `sweepgen status {sweep_dir}` shows what happened and `{resume}` goes on",
+            markup=False,
+            highlight=False,
+        )
+
+
 def print_search(result: SearchResult, sweep_dir: Path) -> None:
     """What `run` prints at the end of a search: its plan (--dry-run), that it was interrupted, or
     the trials by state and the best one (its events were said as they came)."""
@@ -321,6 +337,7 @@ def print_search(result: SearchResult, sweep_dir: Path) -> None:
         )
     for line in result.summary:
         out.print(line, markup=False, highlight=False)
+    _print_search_faults(result, sweep_dir, resume)
     if result.elsewhere:
         out.print(
             f"{result.elsewhere} trial(s) still run in another `sweepgen run`; "

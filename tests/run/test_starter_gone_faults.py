@@ -60,6 +60,9 @@ def _in_a_terminal_session(root: Path, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # a terminal's job takes SIGHUP's default action, even where these tests run under nohup
+        # (whose ignored SIGHUP `sweepgen run` keeps ignoring)
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
     )
 
 

@@ -388,7 +388,8 @@ class Executor(ABC):
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         """Begin running ``tasks`` (already planned: every one is to be started). ``planned``: each
         run's status as the plan saw it; a run whose status differs when the executor gets to start
-        it was taken by another `sweepgen run` meanwhile and is skipped (never started twice)."""
+        it was taken by another `sweepgen run` meanwhile and is skipped (never started twice). A
+        run this executor skipped may be passed again (its holder let it go unstarted)."""
 
     @abstractmethod
     def poll(self) -> dict[str, RunStatus]:

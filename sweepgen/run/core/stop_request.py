@@ -15,6 +15,8 @@ from sweepgen import filenames
 from sweepgen.run.core import runfs
 
 STOP_FILE = filenames.STOP_REQUEST
+# the reason `sweepgen cancel` gives: a search controller never resumes a run stopped with it
+CANCELLED_BY_COMMAND = "cancelled by `sweepgen cancel`; resume with --rerun-failed"
 _MAX_BYTES = 64 * 1024  # a reason is one line; anything larger is not ours
 
 

@@ -21,7 +21,7 @@ import signal
 import subprocess
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -133,7 +133,10 @@ class LocalExecutor(Executor):
 
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         for task in tasks:
-            if task.name in self._status:
+            seen = self._status.get(task.name)
+            # a run skipped here (another process held it) was never started by this executor: a
+            # search controller that followed it until its holder let it go hands it back
+            if seen is not None and seen.state is not RunState.SKIPPED:
                 raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
             # what the run looked like when it was planned: at its start it must still look so
             if planned is not None:
@@ -388,33 +391,37 @@ class LocalExecutor(Executor):
             config_fingerprint=task.fingerprint or None,
             done_file=task.done_file,
         )
-        job_read, job_write = os.pipe()
-        try:
-            for program in {argv[0], task.argv[0]}:  # said here, in the run's reason, not as exit 127
-                if shutil.which(program) is None:
-                    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
-            # forked from this process where that is safe (forked.py), else started as
-            # `python -m sweepgen.run.local.supervise`; the supervisor holds the lock while the run
-            # lives, even if sweepgen dies; the trainer's own processes never get it
-            proc = forked.start(argv, lock_fd=lock_fd, job_fd=job_read, log_fd=log.fileno(), env=env)
-        except OSError as err:
-            os.close(job_write)
-            self._not_started(task, lock_fd, log, gpu, attempt, err)
-            return
-        finally:
-            os.close(job_read)
-        ids = {
-            **status.ids,
-            "pid": proc.pid,
-            "pgid": proc.pid,
-            "proc_start": liveness.proc_start_ticks(proc.pid),
-            "boot_id": boot_id(),
-        }
-        status = replace(status, ids=ids)
-        # registered before anything else can raise (a Ctrl-C now must still find it to stop it)
-        self._running[task.name] = _Child(task, proc, log, gpu, status, lock_fd)
-        self._status[task.name] = status
-        self._hand_over(task, status, job_write)
+        # fork, registration and hand-over as one step to a stop signal (held, then raised right
+        # after): a Ctrl-C or SIGTERM in between found an unregistered supervisor it could not stop
+        # and that waited for its job, holding the run's lock until this process exited
+        with _stop_signals_held():
+            job_read, job_write = os.pipe()
+            try:
+                for program in {argv[0], task.argv[0]}:  # said here, in the run's reason, not as exit 127
+                    if shutil.which(program) is None:
+                        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+                # forked from this process where that is safe (forked.py), else started as
+                # `python -m sweepgen.run.local.supervise`; the supervisor holds the lock while the run
+                # lives, even if sweepgen dies; the trainer's own processes never get it
+                proc = forked.start(argv, lock_fd=lock_fd, job_fd=job_read, log_fd=log.fileno(), env=env)
+            except OSError as err:
+                os.close(job_write)
+                self._not_started(task, lock_fd, log, gpu, attempt, err)
+                return
+            finally:
+                os.close(job_read)
+            ids = {
+                **status.ids,
+                "pid": proc.pid,
+                "pgid": proc.pid,
+                "proc_start": liveness.proc_start_ticks(proc.pid),
+                "boot_id": boot_id(),
+            }
+            status = replace(status, ids=ids)
+            # registered before its job is handed over (a stop then finds it and stops it)
+            self._running[task.name] = _Child(task, proc, log, gpu, status, lock_fd)
+            self._status[task.name] = status
+            self._hand_over(task, status, job_write)
 
     def _hand_over(self, task: RunTask, status: RunStatus, pipe: int) -> None:
         """What the supervisor records (its run's status as it starts, stop timeout, time limit),
@@ -602,6 +609,16 @@ def _check_gpu_sets(gpus: Sequence[str], per_gpu: int, gpus_per_run: int) -> Non
             "(the spec's resources.gpus_per_node)",
             hint=f"give at least {gpus_per_run} GPUs, or lower gpus_per_node and render again",
         )
+
+
+@contextlib.contextmanager
+def _stop_signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP held pending (blocked) inside the block, delivered when it ends."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _signal_group(child: _Child, sig: signal.Signals) -> None:

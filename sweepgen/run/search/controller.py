@@ -17,10 +17,15 @@ Exactly once: a trial number comes from the study and is never reused; a trial i
 controller that owns it; a trial whose controller died stays running in the study and is taken over:
 told if its run finished, re-attached if its run still runs (the run's own lock says so), resumed in
 its run directory otherwise. So a killed `run` followed by another reaches exactly ``n``, and two
-`run`s on one search share its study and never start a trial twice. A re-attached run is reported to
-the pruner like any other and, when pruned, stopped through ``Executor.stop_detached`` (its process
-group, or its Slurm job); a pruning decision is in the study before anything is stopped, so a trial
-pruned by a controller that then died is stopped and recorded as pruned, never resumed.
+`run`s on one search share its study and never start a trial twice. A run whose lock another
+process holds when its start comes is skipped by the executor and followed here until its holder
+lets go: started then, once, if it was never started, else told as it ended there. Nothing is
+started again here once `sweepgen cancel` stopped the run or asked the search to stop, or once
+sweepgen could not write its records (exit 2): the trial is told failed (`cancel --only`) or left
+open for the next `run`. A re-attached run is reported to the pruner like any other and, when
+pruned, stopped through ``Executor.stop_detached`` (its process group, or its Slurm job); a pruning
+decision is in the study before anything is stopped, so a trial pruned by a controller that then
+died is stopped and recorded as pruned, never resumed.
 """
 
 from __future__ import annotations
@@ -43,12 +48,14 @@ from sweepgen.run.core.base import (
     RunStatus,
     RunTask,
     effective_state,
+    is_finished,
     is_pruned_reason,
     read_status,
     utc_now,
     write_status,
 )
 from sweepgen.run.core.registry import status_is_alive
+from sweepgen.run.core.stop_request import CANCELLED_BY_COMMAND
 from sweepgen.run.search import changes as search_changes
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import stop as search_stop
@@ -60,6 +67,10 @@ REASON_ATTR = "sweepgen_reason"
 # set when the pruner decides, before any run is stopped: a controller that takes the trial over
 # (its predecessor killed before it saw its runs end) stops what still runs and never resumes it
 PRUNING_ATTR = "sweepgen_pruning"
+# a run not started again (let go unstarted by the process that held it, or ended without
+# finishing under a controller that died) because `sweepgen cancel` stopped the search meanwhile
+NOT_RESUMED = "not started again: the search was cancelled (`sweepgen cancel`)"
+NOT_WRITTEN = "not started: sweepgen could not write its files"
 
 
 @dataclass
@@ -68,6 +79,11 @@ class _LiveTrial:
     tasks: list[RunTask]
     started: set[str] = field(default_factory=set)  # runs this controller's executor runs
     watched: set[str] = field(default_factory=set)  # runs a killed controller started, still running
+    # runs our executor found held by another process when it came to start them (it skips them,
+    # never starts them twice): each with its status as planned, to tell "let go unstarted" from
+    # "run there" once the holder is gone
+    elsewhere: dict[str, RunStatus | None] = field(default_factory=dict)
+    planned: dict[str, RunStatus | None] = field(default_factory=dict)  # runs we started: status then
     ended: dict[str, RunStatus | None] = field(default_factory=dict)  # run -> how it ended
     reported: set[int] = field(default_factory=set)
     pruned: str | None = None  # why its pruner stopped it ("pruned at step 20 (asha)")
@@ -106,6 +122,9 @@ class SearchController:
         # `sweepgen cancel` asked the search to stop (search_stop): nothing more is asked or told
         self.stopping = False
         self.left_open: list[str] = []  # trials whose cancelled runs were left for the next `run`
+        # the executor could not write sweepgen's records (a full or read-only disk): as a grid does,
+        # nothing more is asked or started; the runs started are followed to their end
+        self.faulted = False
 
     def close(self) -> None:
         self.owner.close()
@@ -121,14 +140,32 @@ class SearchController:
         with search_study.deferred_sync(self.study):
             for live in list(self.live.values()):
                 self._advance(live, statuses)
-            if not self.stopping and search_stop.requested(self.state_dir):
-                self._stop_asking()
-            if not self.stopping:
+            if not self.faulted and self.faults:
+                self._stop_for_faults()
+            if self._asking():
                 with search_owner.bookkeeping(self.state_dir):
                     trials = self.study.get_trials(deepcopy=False)
                     self._take_over(trials)
                     self._ask(trials)
-        return bool(self.live) or (not self.stopping and self._work_left())
+        return bool(self.live) or (self._asking() and self._work_left())
+
+    def _asking(self) -> bool:
+        """Whether new trials may be asked and open ones taken over: not once `sweepgen cancel` asked
+        the search to stop, nor once sweepgen could not write its records."""
+        return not (self._stop_requested() or self.faulted)
+
+    @property
+    def faults(self) -> list[str]:
+        """What sweepgen could not write (each names its path); `run` exits 2 with them."""
+        return self.executor.faults if self.executor is not None else []
+
+    def _stop_for_faults(self) -> None:
+        self.faulted = True
+        self.events.append(
+            "sweepgen could not write its records (full or read-only disk?): no new trial is asked "
+            "or started; the runs started are followed to their end; trials that never ran stay "
+            "open in the study for the next `sweepgen run`"
+        )
 
     def wait(self, timeout_s: float) -> None:
         """Until the next round: ``timeout_s`` (the metrics are read again then, for the pruner), or
@@ -227,10 +264,17 @@ class SearchController:
         to_start = [task for task in rendered if self._to_start(live, task, pruning)]
         self.live[trial.number] = live
         if to_start:
-            self._started_by().start(to_start)
-            live.started |= {t.name for t in to_start}
+            self._launch(live, to_start)
         self.events.append(f"{name}: started {_shown(params)}")
         return True
+
+    def _launch(self, live: _LiveTrial, tasks: Sequence[RunTask]) -> None:
+        """Hand ``tasks`` to the executor with their status as seen now: one another process takes
+        meanwhile is skipped there, and followed here (``_held_elsewhere``)."""
+        planned = {t.name: read_status(t.run_dir) for t in tasks}
+        self._started_by().start(tasks, planned)
+        live.planned.update(planned)
+        live.started |= planned.keys()
 
     def _to_start(self, live: _LiveTrial, task: RunTask, pruning: str | None) -> bool:
         """Whether the trial's run is to be started (new, or resumed in its run directory from its
@@ -259,7 +303,11 @@ class SearchController:
             self._report(live)
         if len(live.ended) == len(live.tasks):
             if live.pruned is None and self._cancelled_by_request(live):
-                self._leave_open(live)
+                self._leave_open(live, "cancelled")
+            elif live.pruned is None and any(
+                s is not None and s.state is RunState.PENDING for s in live.ended.values()
+            ):
+                self._leave_open(live, "not started (sweepgen could not write its files)")
             else:
                 self._tell(live)
 
@@ -267,10 +315,40 @@ class SearchController:
         """A run not ended yet: ended once the executor that started it says so, or once the trainer
         a killed controller started (watched) is gone."""
         if task.name in live.started:
-            if status is not None and status.state in TERMINAL:
+            if status is not None and status.state is RunState.SKIPPED:
+                self._held_elsewhere(live, task, status)
+            elif status is not None and status.state in TERMINAL:
                 live.ended[task.name] = status
+            elif self._started_by().done():  # neither queued nor running, never ended: not started
+                live.ended[task.name] = status  # (the executor could not write its files)
+        elif task.name in live.elsewhere and not _still_running(task):
+            self._elsewhere_ended(live, task)
         elif task.name in live.watched and not _still_running(task):
             self._watched_ended(live, task)
+
+    def _held_elsewhere(self, live: _LiveTrial, task: RunTask, status: RunStatus) -> None:
+        """Our executor did not start the run: another process held its lock (or had changed its
+        status) when it came to. Nothing of ours will end it: it is followed through its lock and
+        status file until whoever holds it lets go."""
+        live.started.discard(task.name)
+        live.elsewhere[task.name] = live.planned.get(task.name)
+        self.events.append(
+            f"{search.trial_name(live.number)}: {task.name} not started here ({status.reason}); "
+            "followed until its holder lets it go"
+        )
+
+    def _elsewhere_ended(self, live: _LiveTrial, task: RunTask) -> None:
+        """The process that held the run is gone: the run ended as it recorded (a run it never
+        started, its status still the one planned, is started here, once)."""
+        planned = live.elsewhere.pop(task.name)
+        if read_status(task.run_dir) != planned or is_finished(task.run_dir, task.done_file):
+            ended = _as_it_is(task)
+            live.ended[task.name] = ended or RunStatus(
+                RunState.FAILED, "local", reason="ended elsewhere without recording anything"
+            )
+        elif self._resume(live, task):
+            name = search.trial_name(live.number)
+            self.events.append(f"{name}: {task.name} let go unstarted; started here")
 
     def _watched_ended(self, live: _LiveTrial, task: RunTask) -> None:
         """A run a killed controller started has ended: finished, pruned, or resumed here."""
@@ -280,9 +358,30 @@ class SearchController:
             live.ended[task.name] = status  # (also when it finished before its stop landed)
         elif live.pruned is not None:  # stopped by _stop_detached: nobody else records it
             live.ended[task.name] = self._record_pruned(task, status, live.pruned)
-        else:  # it stopped without finishing: resume it here
-            self._started_by().start([task])
-            live.started.add(task.name)
+        elif status is not None and status.reason == CANCELLED_BY_COMMAND:
+            # the user stopped it: ended as a cancelled run of ours is (left open while the search
+            # is cancelled, else its trial told failed), never started again behind their back
+            live.ended[task.name] = status
+        else:  # it stopped without finishing (its supervisor killed, a crash): resume it here
+            self._resume(live, task)
+
+    def _resume(self, live: _LiveTrial, task: RunTask) -> bool:
+        """Start a run this controller did not start before (True), unless sweepgen can no longer
+        write its files or the search is being cancelled (a request on disk it may not have read
+        yet this round): then the run is left unstarted, its trial open for the next `run`."""
+        if self.faulted:
+            live.ended[task.name] = RunStatus(RunState.PENDING, "local", reason=NOT_WRITTEN)
+        elif self._stop_requested():
+            live.ended[task.name] = RunStatus(RunState.CANCELLED, "local", reason=NOT_RESUMED)
+        else:
+            self._launch(live, [task])
+            return True
+        return False
+
+    def _stop_requested(self) -> bool:
+        if not self.stopping and search_stop.requested(self.state_dir):
+            self._stop_asking()
+        return self.stopping
 
     def _cancelled_by_request(self, live: _LiveTrial) -> bool:
         """A run of the trial was cancelled (not pruned) while the search is asked to stop: the
@@ -290,17 +389,15 @@ class SearchController:
         cancelled = any(
             s is not None and s.state is RunState.CANCELLED and not _pruned(s) for s in live.ended.values()
         )
-        if cancelled and not self.stopping and search_stop.requested(self.state_dir):
-            self._stop_asking()
-        return cancelled and self.stopping
+        return cancelled and self._stop_requested()
 
-    def _leave_open(self, live: _LiveTrial) -> None:
+    def _leave_open(self, live: _LiveTrial, why: str) -> None:
         """Not told: the trial stays running in the study, its controller (this one) gone when the
         next `run` starts, which takes it over and resumes its runs."""
         del self.live[live.number]
         name = search.trial_name(live.number)
         self.left_open.append(name)
-        self.events.append(f"{name}: cancelled, left to resume")
+        self.events.append(f"{name}: {why}, left to resume")
 
     def _curves(self, live: _LiveTrial) -> list[dict[int, float]]:
         """Each run's metric by step, NaN and infinities kept (a pruner must see a diverged run)."""

@@ -194,7 +194,9 @@ class SlurmExecutor(Executor):
             slurm_query.require(tool)
         slurm_query.controller_answers()  # at once, not after each command's own retries
         for task in tasks:
-            if task.name in self._tasks or task.name in self._status:
+            seen = self._status.get(task.name)
+            # a run skipped here (not submitted) may be handed back once its holder let it go
+            if task.name in self._tasks or (seen is not None and seen.state is not RunState.SKIPPED):
                 raise ValueError(f"task {task.name} started twice")  # a caller bug, not user input
         # One submission of this sweep at a time: a second `sweepgen run` waits here, then finds
         # the runs the first one submitted and submits nothing for them.

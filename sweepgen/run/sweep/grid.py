@@ -20,12 +20,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import FrameType
-from typing import NoReturn, Protocol
+from typing import Protocol
 
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core import runlock, sweep_state
+from sweepgen.run.core import runlock, stop_signals, sweep_state
 from sweepgen.run.core.base import (
     LOG_FILE,
     RETRYABLE,
@@ -488,20 +487,11 @@ def parse_gpus(gpus: str | None) -> tuple[str, ...]:
     return ids
 
 
-@contextmanager
-def stop_signals_raise_interrupt() -> Iterator[None]:
+def stop_signals_raise_interrupt() -> AbstractContextManager[None]:
     """SIGTERM/SIGHUP (a closed terminal, a job scheduler) stop the sweep like Ctrl-C does, so the
-    children are stopped and marked instead of orphaned."""
-
-    def raise_interrupt(signum: int, frame: FrameType | None) -> NoReturn:
-        raise KeyboardInterrupt
-
-    previous = {sig: signal.signal(sig, raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    children are stopped and marked instead of orphaned; one that came while `run` loaded and
+    planned is raised at the block's entry, before it starts anything (run/core/stop_signals.py)."""
+    return stop_signals.raising_interrupt()
 
 
 @contextmanager

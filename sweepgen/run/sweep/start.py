@@ -6,7 +6,8 @@ the command's one entry: a sweep whose spec has `search:` is driven by the searc
 A search prints one line per trial event (started, refused, pruned, complete, failed) through
 ``Display.say`` as it goes, and a summary; exit 0 once the study holds its ``n`` finished trials
 with at least one complete (or the rest still run in another `sweepgen run`), 1 when none
-completed, 130 when interrupted (the runs are stopped as a cancel stops them; the next `run`
+completed, 2 when sweepgen could not write its records (a full or read-only disk: nothing is asked or
+started after it), 130 when interrupted (the runs are stopped as a cancel stops them; the next `run`
 resumes them).
 """
 
@@ -60,8 +61,9 @@ class SearchResult:
     elsewhere: int = 0  # trials still running under another `sweepgen run`
     interrupted: bool = False
     resume: str = ""  # the command line that goes on with the search (the recorded one, spelled out)
-    cancelled: list[str] = field(default_factory=list)  # trials left open by `sweepgen cancel`
+    cancelled: list[str] = field(default_factory=list)  # trials left open (cancelled, or never run: errors)
     stopped: bool = False  # `sweepgen cancel` asked the search to stop
+    errors: list[str] = field(default_factory=list)  # what sweepgen could not write (exit 2)
 
 
 def run(
@@ -180,18 +182,21 @@ def _search_options(
 
 def _search_result(controller: Any, resume: str) -> SearchResult:
     """How a driven search ended: its trials by state, those left open or run elsewhere, and exit 1
-    when it was cancelled or no trial completed (and none runs elsewhere)."""
+    when it was cancelled or no trial completed (and none runs elsewhere); exit 2 when sweepgen could
+    not write its records (the trials that never ran left open)."""
     view = search_view.summarize(controller.study, controller.block)
     cancelled = controller.left_open
-    elsewhere = max(controller.block.n - view.finished - len(cancelled), 0) if not controller.stopping else 0
+    cut_short = controller.stopping or controller.faulted
+    elsewhere = max(controller.block.n - view.finished - len(cancelled), 0) if not cut_short else 0
     code = 1 if controller.stopping or not (elsewhere or view.complete) else 0
     return SearchResult(
-        code,
+        2 if controller.faults else code,
         summary=view.lines(),
         elsewhere=elsewhere,
         resume=resume,
         cancelled=list(cancelled),
         stopped=controller.stopping,
+        errors=list(controller.faults),
     )
 
 

@@ -16,6 +16,7 @@ from sweepgen.run.core import registry, runlock, sweep_state
 from sweepgen.run.core.base import RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
+from sweepgen.run.core.stop_request import CANCELLED_BY_COMMAND
 from sweepgen.run.core.tasks import load_sweep, select
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.sweep.only import with_groups
@@ -27,7 +28,6 @@ FOLLOW_POLL_S = 2.0
 # recorded) to be recorded started, so it is cancelled instead of left to run
 STARTING_WAIT_S = 30.0
 STARTING_POLL_S = 0.05
-CANCELLED_BY_COMMAND = "cancelled by `sweepgen cancel`; resume with --rerun-failed"
 
 
 @dataclass(frozen=True)
