@@ -22,6 +22,7 @@ from sweepgen.compile.spec import overrides
 from sweepgen.compile.spec.context import context
 from sweepgen.compile.spec.expand import Expansion, Locs, Variant
 from sweepgen.compile.spec.model import NAME_HINT, Spec, name_problem
+from sweepgen.compile.spec.plain_value import PLAIN_HINT, plain
 from sweepgen.compile.template.sandbox import describe, fail_if_undefined, make_env, time_budget
 from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
 
@@ -144,6 +145,15 @@ def _run_dir(value: str, spec: Spec, variant: Variant) -> str:
             "working directory",
             location=spec.loc(("run_dir",)),
             hint='e.g. run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"',
+        )
+    if not plain(value):
+        # refused here, at the spec's line, rather than only by `run`: the value would otherwise
+        # reach generated/ and the lock, which `run --command` pastes into a command line
+        raise ValidationError(
+            f"run_dir {value!r} of variant {variant.name!r} holds characters a command would act on "
+            "(a shell's `$`, quotes, spaces, `;`, a leading `-`...)",
+            location=spec.loc(("run_dir",)),
+            hint=PLAIN_HINT,
         )
     return value
 

@@ -13,7 +13,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import re
 import shlex
 import string
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import yamlio
-from sweepgen.compile.run_api import LOCK_NAME, YAML_SUFFIXES, Lock, LockFile
+from sweepgen.compile.run_api import LOCK_NAME, PLAIN_HINT, YAML_SUFFIXES, Lock, LockFile, plain
 from sweepgen.compile.run_api import lock as lock_model
 from sweepgen.confine import refuse as confine_refuse
 from sweepgen.confine import resolve_inside
@@ -155,22 +154,15 @@ def _placeholders(arg: str) -> list[str]:
     return [name for _, name, _, _ in fields if name is not None]
 
 
-# What a placeholder's value may hold: it comes from the spec or the lock (a pull request's, a shared
-# folder's), and a --command such as `bash -c "train --out {run_dir}"` pastes it into a shell script
-# unquoted; none of these characters means anything to a shell, and no value starts an option.
-_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.,=+@%:/-]*")
-
-
 def _refuse_unquotable(key: str, value: str, lock_path: Path) -> None:
     """Exit 2 when a lock entry's ``key`` holds what a shell or an option parser would act on."""
-    if not _PLAIN_VALUE.fullmatch(value):
+    if not plain(value):
         raise UserError(
             f"the lock entry's {key} {value!r} holds characters a command would act on "
             "(a shell's `$`, quotes, spaces, `;`, a leading `-`...)",
             location=Location(str(lock_path)),
             key=key,
-            hint="placeholders are pasted into --command as they are: use letters, digits and "
-            "`_.,=+@%:/-` in run_dir, run_name and output, then render again",
+            hint=f"{PLAIN_HINT}, in run_dir, run_name and output, then render again",
         )
 
 
