@@ -125,3 +125,22 @@ def test_every_safe_name_and_output_path_is_a_plain_value(parts: list[str]) -> N
     # variant names, run names and output paths obey SAFE_NAME at render: run's rule must hold for
     # them too, or a spec render accepts would be refused by every `run --command`
     assert PLAIN_VALUE.fullmatch("/".join(parts))
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("Big", "big"), ("./x", "x/"), ("x//y", "x/y"), ("x/./y", "X/Y")],
+)
+def test_run_dirs_that_are_one_folder_are_refused_at_the_spec_line(
+    project: Path, first: str, second: str
+) -> None:
+    # one folder on a case-insensitive disk (macOS, Windows), or on every disk: two runs would share it
+    body = BODY.replace("allow: [streamer.strategy]", "allow: [streamer.strategy, tag]")
+    body = body.replace(
+        "b: {streamer.strategy: coma}", f"b: {{streamer.strategy: coma, +tag: {_yaml_str(second)}}}"
+    )
+    body = body.replace("a: {}", f"a: {{+tag: {_yaml_str(first)}}}")
+    spec = write_project(project, body, head=HEAD + 'run_dir: "runs/{{ tag }}"\n')
+    with pytest.raises(ValidationError, match="have run_dirs .* which are one folder") as err:
+        compile_spec(str(spec))
+    assert err.value.location is not None and err.value.location.line == 5

@@ -10,6 +10,7 @@ may differ between variants without `allow`, since they are computed from the va
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -43,7 +44,7 @@ def derive(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
     locs = dict(expansion.locs)
     derived = _derived(env, spec, locs)
     names = _RunNames(spec)
-    seen_dirs: dict[str, str] = {}
+    seen_dirs: dict[str, tuple[str, str]] = {}
     implicit = set(expansion.implicit)
     variants = []
     for variant in expansion.variants:
@@ -68,15 +69,24 @@ def derive(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
     return replace(expansion, variants=variants, implicit=frozenset(implicit), locs=locs)
 
 
-def _check_new_dir(spec: Spec, run_dir: str, variant: Variant, seen_dirs: dict[str, str]) -> None:
-    """Each variant's run dir its own (``seen_dirs``: the earlier variants', then this one's)."""
-    if run_dir in seen_dirs:
+def _check_new_dir(spec: Spec, run_dir: str, variant: Variant, seen_dirs: dict[str, tuple[str, str]]) -> None:
+    """Each variant's run dir its own (``seen_dirs``: the earlier variants', then this one's), also
+    when two spellings name one folder (``runs/a/``, ``runs/./a``) or differ only in case (one folder
+    on macOS and Windows): two runs in one folder would overwrite each other, or one would be taken
+    for the other's finished run."""
+    key = posixpath.normpath(run_dir).lower()
+    if key in seen_dirs:
+        other, other_dir = seen_dirs[key]
+        same = f"the same run_dir {run_dir!r}"
+        if other_dir != run_dir:
+            same = f"run_dirs {other_dir!r} and {run_dir!r}, which are one folder"
         raise ValidationError(
-            f"variants {seen_dirs[run_dir]!r} and {variant.name!r} have the same run_dir {run_dir!r}",
+            f"variants {other!r} and {variant.name!r} have {same}",
             location=spec.loc(("run_dir",)),
-            hint="include `{{ variant.run_name }}` in `run_dir`",
+            hint="include `{{ variant.run_name }}` in `run_dir`; folders that differ only in case are "
+            "one folder on macOS and Windows",
         )
-    seen_dirs[run_dir] = variant.name
+    seen_dirs[key] = (variant.name, run_dir)
 
 
 def _derived(env: Environment, spec: Spec, locs: Locs) -> list[_Derived]:

@@ -277,20 +277,21 @@ def load_sweep(
     lock = read_lock(sweep_dir)
     lock_path = sweep_dir / LOCK_NAME
     tasks: list[RunTask] = []
-    seen_dirs: dict[Path, str] = {}
+    # by folder, case folded: `runs/A` and `runs/a` are one folder on macOS and Windows
+    seen_dirs: dict[str, str] = {}
     claims = OutputClaims()
     proof = SUMMARY_FILE if command is None else done_file
     for entry in lock.files:
         data = _entry_bytes(sweep_dir, lock_path, entry)
         task = _task(sweep_dir, lock_path, lock, entry, command, proof, data)
-        other = seen_dirs.get(task.run_dir)
+        other = seen_dirs.get(task.run_dir.as_posix().lower())
         if other is not None:
             raise ConfigError(
                 f"runs {other!r} and {task.name!r} share the output directory {task.run_dir}",
                 location=Location(str(lock_path)),
                 hint="make output_dir depend on every varying value (e.g. use the run name in it)",
             )
-        seen_dirs[task.run_dir] = task.name
+        seen_dirs[task.run_dir.as_posix().lower()] = task.name
         claims.add(task.name, task.config_path, data)
         tasks.append(task)
     return Sweep(sweep_dir, lock, tasks)
