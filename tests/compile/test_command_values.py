@@ -144,3 +144,11 @@ def test_run_dirs_that_are_one_folder_are_refused_at_the_spec_line(
     with pytest.raises(ValidationError, match="have run_dirs .* which are one folder") as err:
         compile_spec(str(spec))
     assert err.value.location is not None and err.value.location.line == 5
+
+
+def test_a_run_dir_folder_name_longer_than_a_file_system_allows_is_refused_at_render(project: Path) -> None:
+    spec = _spec(project, "runs/" + "a" * 256 + "/{{ variant.name }}")
+    with pytest.raises(ValidationError, match="has a folder name of 256 bytes") as err:
+        compile_spec(str(spec))
+    assert err.value.location is not None and err.value.location.line == 5
+    compile_spec(str(_spec(project, "runs/" + "a" * 200 + "/{{ variant.name }}")))  # the longest kept

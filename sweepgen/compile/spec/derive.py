@@ -22,7 +22,7 @@ from sweepgen import yamlio
 from sweepgen.compile.spec import overrides
 from sweepgen.compile.spec.context import context
 from sweepgen.compile.spec.expand import Expansion, Locs, Variant
-from sweepgen.compile.spec.model import NAME_HINT, Spec, name_problem
+from sweepgen.compile.spec.model import MAX_NAME_BYTES, NAME_HINT, Spec, name_problem
 from sweepgen.compile.spec.plain_value import PLAIN_HINT, plain
 from sweepgen.compile.template.sandbox import describe, fail_if_undefined, make_env, time_budget
 from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
@@ -164,6 +164,14 @@ def _run_dir(value: str, spec: Spec, variant: Variant) -> str:
             "(a shell's `$`, quotes, spaces, `;`, a leading `-`...)",
             location=spec.loc(("run_dir",)),
             hint=PLAIN_HINT,
+        )
+    long = next((p for p in parts if len(p) > MAX_NAME_BYTES), None)  # plain: one byte a character
+    if long is not None:
+        # every run would fail creating its folder (ENAMETOOLONG): said once, here, at the spec
+        raise ValidationError(
+            f"run_dir {value!r} of variant {variant.name!r} has a folder name of {len(long)} bytes",
+            location=spec.loc(("run_dir",)),
+            hint=f"folder names stop at 255 bytes on most file systems; keep each under {MAX_NAME_BYTES}",
         )
     return value
 
