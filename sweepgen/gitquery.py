@@ -104,6 +104,9 @@ def _refuse_blocking_files(top: str, folder: str, rels: list[str]) -> None:
 # 2.39): an include (plain or conditional), and the excludes file; core.attributesFile is not read
 _NAMED_KEYS = r"^include\.path$|^includeif\..*\.path$|^core\.excludesfile$"
 _INCLUDE_DEPTH = 10  # git's own limit on nested includes
+# work trees whose config files were found clear in this process: `check` asks git once per sweep
+# folder, and reading the configs costs a git process each
+_configs_checked: set[str] = set()
 
 
 def _refuse_config_named(top: str) -> None:
@@ -113,6 +116,8 @@ def _refuse_config_named(top: str) -> None:
     while it finds the repository, before any command runs, so each config file is read here alone
     (``_config_entries``), its includes checked before they are read in turn, whatever their
     condition."""
+    if top in _configs_checked:
+        return
     pending = [(path, 0) for path in (*_global_configs(), _local_config(top))]
     excludes = False
     seen: set[str] = set()
@@ -130,6 +135,7 @@ def _refuse_config_named(top: str) -> None:
                 pending.append((os.path.join(os.path.dirname(path), os.path.expanduser(value)), depth + 1))
     if not excludes:  # git's default excludes file
         _refuse_blocking(os.path.join(_config_home(), "git", "ignore"))
+    _configs_checked.add(top)
 
 
 def _config_home() -> str:
