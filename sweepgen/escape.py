@@ -71,3 +71,37 @@ def first_c0(text: str) -> str | None:
     """The first C0 control or DEL in ``text`` (tabs and line breaks aside), or None."""
     found = _C0.search(text)
     return found.group(0) if found else None
+
+
+# A spreadsheet opening a CSV reads a cell that starts with one of these as a formula (OWASP's
+# "CSV injection": `=HYPERLINK(...)`, `@SUM(...)`, `-2+3`), and run names, metric names and config
+# values are a pull request's to choose. A `;` inside a cell is a cell break to a spreadsheet whose
+# locale separates lists with it (German, French Excel), though the comma CSV leaves it unquoted.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_LIST_BREAK = re.compile(r"(;)")
+# what a spreadsheet reads as a number, not a formula: `-0.5` stays a number (as do the spellings
+# Python and JSON give infinities and NaN)
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE)
+
+
+def csv_cell(value: object) -> object:
+    """``value`` as a CSV cell a spreadsheet reads as the data it is: a number stays a number, None is
+    empty, and text has C0 controls escaped (``c0``, a CR too) and a ``'`` put before a formula
+    character at its start or after a ``;`` (OWASP), unless that piece is a plain number."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return value
+    text = c0(value)
+    if any(ch in text for ch in "=+-@\t\r"):
+        pieces = _LIST_BREAK.split(text)  # the `;` at odd indices
+        text = "".join(p if i % 2 else _neutral(p) for i, p in enumerate(pieces))
+    # a CR is a row break to a CSV reader, and a writer ending rows with "\n" leaves it unquoted
+    return text.replace("\r", "\\r")
+
+
+def _neutral(piece: str) -> str:
+    # a lone `-` (the tables' "no value") is text to a spreadsheet, not a formula
+    if piece.startswith(_FORMULA_START) and piece != "-" and not _NUMBER.fullmatch(piece):
+        return "'" + piece
+    return piece

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from sweepgen import jsonfloat
-from sweepgen.escape import c0, line
+from sweepgen.escape import csv_cell, line
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,8 +50,9 @@ def emit(
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows([[c0(_text(cell)) for cell in row] for row in rows])
+        # names and values are data a spreadsheet must not read as a formula (escape.csv_cell)
+        writer.writerow([csv_cell(c) for c in columns])
+        writer.writerows([[csv_cell(_text(cell)) for cell in row] for row in rows])
         click.echo(buf.getvalue(), nl=False)
         return
     # rich (~20 ms) loads only when there is something to print, not for --help

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sweepgen.compile.output import lock, lock_digest
 from sweepgen.compile.output.lock import DECIDE_STATE_NAME, LOCK_NAME, RUN_STATE_NAME, Lock, LockFile
 from sweepgen.compile.output.rundir import YAML_SUFFIXES
+from sweepgen.compile.spec.plain_value import PLAIN_HINT, plain
 from sweepgen.compile.spec.shape_names import LAUNCHERS, SHAPE_KEYS
 
 if TYPE_CHECKING:  # what the names loaded on use below are, for type checkers
@@ -40,6 +41,7 @@ __all__ = [
     "YAML_SUFFIXES",
     "Lock",
     "LockFile",
+    "PLAIN_HINT",
     "SHAPE_KEYS",
     "RenderedFile",
     "SearchBlock",
@@ -51,6 +53,7 @@ __all__ = [
     "lock",
     "lock_digest",
     "lock_entries",
+    "plain",
     "spec_digest",
     "sweep_view",
     "trial_name",

@@ -130,6 +130,17 @@ def test_two_runs_sharing_an_output_dir_are_refused(tmp_path, monkeypatch):
         load_sweep(Path("generated/s"))
 
 
+@pytest.mark.parametrize("pair", [("runs/Same", "runs/same"), ("runs/x/", "runs/./x")])
+def test_two_runs_whose_output_dirs_are_one_folder_are_refused(tmp_path, monkeypatch, pair):
+    # one folder on macOS and Windows (case), or everywhere (spelling): the second run would take the
+    # first's folder, its lock and its finished state
+    monkeypatch.chdir(tmp_path)
+    configs = {"a": {"output_dir": pair[0]}, "b": {"output_dir": pair[1]}}
+    make_config_sweep(tmp_path, configs, sweep="s", values={})
+    with pytest.raises(ConfigError, match="share the output directory"):
+        load_sweep(Path("generated/s"))
+
+
 def test_the_run_dir_is_the_rendered_yaml_output_dir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     folder = make_config_sweep(tmp_path, {"a": {"output_dir": "runs/base"}}, sweep="s", values={})

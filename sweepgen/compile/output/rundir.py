@@ -3,8 +3,9 @@
 The spec's ``run_dir`` template when it has one; else the ``output_dir`` the trainer will read: for
 a YAML config the rendered file's own value (a template may compute it, so it can differ from the
 resolved config), read as the trainer reads it (``sweepgen.yamlio``, YAML 1.2); for any other file
-the resolved config's. None when it cannot be told here: ``run`` then works it out from the file
-and says what is wrong, as it does for a lock written before entries carried their run dir.
+the resolved config's. None when it cannot be told here, or is no value a command line may carry
+(``plain_value``): ``run`` then works it out from the file and says what is wrong, as it does for a
+lock written before entries carried their run dir.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sweepgen import yamlio
+from sweepgen.compile.spec.plain_value import plain
 from sweepgen.errors import SweepgenError
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -35,4 +37,7 @@ def run_dir_of_rendered(
         output_dir = rendered.get("output_dir") if isinstance(rendered, dict) else None
     else:
         output_dir = config.get("output_dir")
-    return output_dir if isinstance(output_dir, str) and output_dir else None
+    # an output_dir no command line may carry (an absolute path, `${...}`, a space) is the trainer's
+    # own business, but not a run dir `run` would use: the lock records none, and `run` refuses it
+    # from the file with its position, so the lock never holds it where a --command placeholder reads
+    return output_dir if isinstance(output_dir, str) and plain(output_dir) else None

@@ -10,6 +10,7 @@ may differ between variants without `allow`, since they are computed from the va
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -21,7 +22,8 @@ from sweepgen import yamlio
 from sweepgen.compile.spec import overrides
 from sweepgen.compile.spec.context import context
 from sweepgen.compile.spec.expand import Expansion, Locs, Variant
-from sweepgen.compile.spec.model import NAME_HINT, Spec, name_problem
+from sweepgen.compile.spec.model import MAX_NAME_BYTES, NAME_HINT, Spec, name_problem
+from sweepgen.compile.spec.plain_value import PLAIN_HINT, plain
 from sweepgen.compile.template.sandbox import describe, fail_if_undefined, make_env, time_budget
 from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
 
@@ -42,7 +44,7 @@ def derive(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
     locs = dict(expansion.locs)
     derived = _derived(env, spec, locs)
     names = _RunNames(spec)
-    seen_dirs: dict[str, str] = {}
+    seen_dirs: dict[str, tuple[str, str]] = {}
     implicit = set(expansion.implicit)
     variants = []
     for variant in expansion.variants:
@@ -67,15 +69,24 @@ def derive(expansion: Expansion, sweep: dict[str, Any]) -> Expansion:
     return replace(expansion, variants=variants, implicit=frozenset(implicit), locs=locs)
 
 
-def _check_new_dir(spec: Spec, run_dir: str, variant: Variant, seen_dirs: dict[str, str]) -> None:
-    """Each variant's run dir its own (``seen_dirs``: the earlier variants', then this one's)."""
-    if run_dir in seen_dirs:
+def _check_new_dir(spec: Spec, run_dir: str, variant: Variant, seen_dirs: dict[str, tuple[str, str]]) -> None:
+    """Each variant's run dir its own (``seen_dirs``: the earlier variants', then this one's), also
+    when two spellings name one folder (``runs/a/``, ``runs/./a``) or differ only in case (one folder
+    on macOS and Windows): two runs in one folder would overwrite each other, or one would be taken
+    for the other's finished run."""
+    key = posixpath.normpath(run_dir).lower()
+    if key in seen_dirs:
+        other, other_dir = seen_dirs[key]
+        same = f"the same run_dir {run_dir!r}"
+        if other_dir != run_dir:
+            same = f"run_dirs {other_dir!r} and {run_dir!r}, which are one folder"
         raise ValidationError(
-            f"variants {seen_dirs[run_dir]!r} and {variant.name!r} have the same run_dir {run_dir!r}",
+            f"variants {other!r} and {variant.name!r} have {same}",
             location=spec.loc(("run_dir",)),
-            hint="include `{{ variant.run_name }}` in `run_dir`",
+            hint="include `{{ variant.run_name }}` in `run_dir`; folders that differ only in case are "
+            "one folder on macOS and Windows",
         )
-    seen_dirs[run_dir] = variant.name
+    seen_dirs[key] = (variant.name, run_dir)
 
 
 def _derived(env: Environment, spec: Spec, locs: Locs) -> list[_Derived]:
@@ -144,6 +155,23 @@ def _run_dir(value: str, spec: Spec, variant: Variant) -> str:
             "working directory",
             location=spec.loc(("run_dir",)),
             hint='e.g. run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"',
+        )
+    if not plain(value):
+        # refused here, at the spec's line, rather than only by `run`: the value would otherwise
+        # reach generated/ and the lock, which `run --command` pastes into a command line
+        raise ValidationError(
+            f"run_dir {value!r} of variant {variant.name!r} holds characters a command would act on "
+            "(a shell's `$`, quotes, spaces, `;`, a leading `-`...)",
+            location=spec.loc(("run_dir",)),
+            hint=PLAIN_HINT,
+        )
+    long = next((p for p in parts if len(p) > MAX_NAME_BYTES), None)  # plain: one byte a character
+    if long is not None:
+        # every run would fail creating its folder (ENAMETOOLONG): said once, here, at the spec
+        raise ValidationError(
+            f"run_dir {value!r} of variant {variant.name!r} has a folder name of {len(long)} bytes",
+            location=spec.loc(("run_dir",)),
+            hint=f"folder names stop at 255 bytes on most file systems; keep each under {MAX_NAME_BYTES}",
         )
     return value
 

@@ -13,7 +13,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import re
 import shlex
 import string
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import yamlio
-from sweepgen.compile.run_api import LOCK_NAME, YAML_SUFFIXES, Lock, LockFile
+from sweepgen.compile.run_api import LOCK_NAME, PLAIN_HINT, YAML_SUFFIXES, Lock, LockFile, plain
 from sweepgen.compile.run_api import lock as lock_model
 from sweepgen.confine import refuse as confine_refuse
 from sweepgen.confine import resolve_inside
@@ -155,22 +154,15 @@ def _placeholders(arg: str) -> list[str]:
     return [name for _, name, _, _ in fields if name is not None]
 
 
-# What a placeholder's value may hold: it comes from the spec or the lock (a pull request's, a shared
-# folder's), and a --command such as `bash -c "train --out {run_dir}"` pastes it into a shell script
-# unquoted; none of these characters means anything to a shell, and no value starts an option.
-_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.,=+@%:/-]*")
-
-
 def _refuse_unquotable(key: str, value: str, lock_path: Path) -> None:
     """Exit 2 when a lock entry's ``key`` holds what a shell or an option parser would act on."""
-    if not _PLAIN_VALUE.fullmatch(value):
+    if not plain(value):
         raise UserError(
             f"the lock entry's {key} {value!r} holds characters a command would act on "
             "(a shell's `$`, quotes, spaces, `;`, a leading `-`...)",
             location=Location(str(lock_path)),
             key=key,
-            hint="placeholders are pasted into --command as they are: use letters, digits and "
-            "`_.,=+@%:/-` in run_dir, run_name and output, then render again",
+            hint=f"{PLAIN_HINT}, in run_dir, run_name and output, then render again",
         )
 
 
@@ -285,20 +277,21 @@ def load_sweep(
     lock = read_lock(sweep_dir)
     lock_path = sweep_dir / LOCK_NAME
     tasks: list[RunTask] = []
-    seen_dirs: dict[Path, str] = {}
+    # by folder, case folded: `runs/A` and `runs/a` are one folder on macOS and Windows
+    seen_dirs: dict[str, str] = {}
     claims = OutputClaims()
     proof = SUMMARY_FILE if command is None else done_file
     for entry in lock.files:
         data = _entry_bytes(sweep_dir, lock_path, entry)
         task = _task(sweep_dir, lock_path, lock, entry, command, proof, data)
-        other = seen_dirs.get(task.run_dir)
+        other = seen_dirs.get(task.run_dir.as_posix().lower())
         if other is not None:
             raise ConfigError(
                 f"runs {other!r} and {task.name!r} share the output directory {task.run_dir}",
                 location=Location(str(lock_path)),
                 hint="make output_dir depend on every varying value (e.g. use the run name in it)",
             )
-        seen_dirs[task.run_dir] = task.name
+        seen_dirs[task.run_dir.as_posix().lower()] = task.name
         claims.add(task.name, task.config_path, data)
         tasks.append(task)
     return Sweep(sweep_dir, lock, tasks)

@@ -628,12 +628,12 @@ def _section_columns(report: Report) -> list[str]:
 def csv_text(report: Report) -> str:
     table = rows(report)
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(table[0]), lineterminator="\n")
-    writer.writeheader()
-    for row in table:  # no raw NUL or other C0 control in a CSV cell (escape.c0)
-        writer.writerow(
-            {k: "" if v is None else escape.c0(v) if isinstance(v, str) else v for k, v in row.items()}
-        )
+    writer = csv.writer(buf, lineterminator="\n")
+    # run names, metric names and config values are data a spreadsheet must not read as a formula,
+    # headers included (escape.csv_cell); no raw NUL or other C0 control in a cell either
+    writer.writerow([escape.csv_cell(k) for k in table[0]])
+    for row in table:
+        writer.writerow([escape.csv_cell(v) for v in row.values()])
     return buf.getvalue()
 
 

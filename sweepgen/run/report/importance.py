@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sweepgen import escape
 from sweepgen.errors import UserError
 
 TREES = 100
@@ -100,7 +101,7 @@ class Importance:
         for r in self.rows:
             writer.writerow(
                 [
-                    r.path,
+                    escape.csv_cell(r.path),  # a config path is data, never a spreadsheet formula
                     *(
                         f"{v:.6g}"
                         for v in (r.share, r.low, r.high, r.drop_mean, r.drop_std, self.held_out_r2)

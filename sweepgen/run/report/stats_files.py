@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import TypedDict
 
-from sweepgen import jsonfloat
+from sweepgen import escape, jsonfloat
 from sweepgen.run.report import stats
 
 
@@ -108,10 +108,8 @@ def csv_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
     writer.writeheader()
-    for row in rows(statistics, context):
-        writer.writerow(
-            {k: "" if v is None else repr(v) if isinstance(v, float) else v for k, v in row.items()}
-        )
+    for row in rows(statistics, context):  # group and metric names: data, never a formula (escape.csv_cell)
+        writer.writerow({k: repr(v) if isinstance(v, float) else escape.csv_cell(v) for k, v in row.items()})
     return buf.getvalue()
 
 
