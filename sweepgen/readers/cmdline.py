@@ -17,8 +17,9 @@ Rules, chosen so that equivalent spellings read the same and no change can hide:
   given again collects its values in a list;
 * Hydra overrides ``a.b=1``, ``+a.b=1``, ``++a.b=1``, ``~a.b`` nest by their dots; the prefix stays
   on the first key (``+a``), since adding and overriding are different requests;
-* values are typed by YAML 1.2 rules (``1e-5`` and ``0.00001`` are the same float), so are flow
-  lists in overrides (``a=[1,2]``); words that could not be expanded stay not-evaluated nodes;
+* flag values are typed by YAML 1.2 rules (``1e-5`` and ``0.00001`` are the same float); override
+  values, flow lists and dicts included, by Hydra's own grammar (hydravalue.py); words that could
+  not be expanded stay not-evaluated nodes;
 * words no flag takes are kept in order under ``@args`` (compared aligned by content, so one
   inserted word is one change); after ``--``, a wrapper's command lines (``-- source s.sh \\&\\&
   python train.py --lr 1``) are read as commands of their own under ``--``.
@@ -30,8 +31,7 @@ import os
 import re
 from typing import Any
 
-from sweepgen.errors import ConfigError
-from sweepgen.readers import launcher_spelling, slurm_options, srun
+from sweepgen.readers import hydravalue, launcher_spelling, slurm_options, srun
 from sweepgen.readers.model import NotEvaluated
 
 Word = str | NotEvaluated
@@ -99,40 +99,14 @@ def _python_reads(word: str, value: float) -> bool:
     return parsed == value or (parsed != parsed and value != value)
 
 
-# Hydra's override grammar (hydra/grammar/OverrideLexer.g4), not YAML's: `0x10`, `010` and `.inf`
-# are strings to Hydra, `1_000`, `inf` and `nan` numbers
-_H_INT = r"(?:0|[1-9](?:_?[0-9])*)"
-_H_POINT = rf"(?:{_H_INT}\.|{_H_INT}?\.[0-9](?:_?[0-9])*)"
-_H_EXPONENT = rf"(?:{_H_INT}|{_H_POINT})[eE][+-]?[0-9](?:_?[0-9])*"
-_H_FLOAT = re.compile(rf"[+-]?(?:{_H_POINT}|{_H_EXPONENT}|[Ii][Nn][Ff]|[Nn][Aa][Nn])")
-_H_INT_RE = re.compile(rf"[+-]?{_H_INT}")
-
-
-def hydra_scalar(text: str) -> Any:
-    """An unquoted Hydra override value as Hydra's grammar types it: int, float, bool, null, else
-    the text (tested against hydra-core's own parser)."""
-    if _H_INT_RE.fullmatch(text):
-        return int(text.replace("_", ""))
-    if _H_FLOAT.fullmatch(text):
-        return float(text.replace("_", ""))
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    if text.lower() == "null":
-        return None
-    return text
-
-
 def _override_value(word: Word, where: str, line: int) -> Any:
-    """A Hydra override's value: typed by Hydra's grammar, or a flow list/mapping such as ``[1,2]``."""
+    """A Hydra override's value as Hydra reads it (``hydravalue``): typed by its grammar, flow
+    lists and dicts item by item, ``a,b`` a sweep; what Hydra refuses or computes stays source."""
     if isinstance(word, NotEvaluated):
         return word
-    if word[:1] not in ("[", "{", "'", '"'):
-        return hydra_scalar(word)
-    from sweepgen.readers.yamlfile import read_yaml  # noqa: PLC0415 - yamlfile imports PyYAML: only for flow values
-
     try:
-        return read_yaml(word, where, "1.2").data
-    except ConfigError:
+        return hydravalue.read_value(word)
+    except hydravalue.Refused:
         return NotEvaluated(word, where, line)
 
 
@@ -486,6 +460,8 @@ def plain(value: Any) -> Any:
     """Turn ``_Repeated`` markers back into plain lists."""
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, hydravalue.Sweep):
+        return hydravalue.Sweep(plain(v) for v in value)
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value

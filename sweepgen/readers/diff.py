@@ -81,6 +81,8 @@ def _type_name(value: Any) -> str | None:
         return "not evaluated"
     if type(value).__name__ == "CallData":
         return "call"
+    if type(value).__name__ == "Sweep":
+        return "sweep"
     return type(value).__name__
 
 
