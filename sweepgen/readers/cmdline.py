@@ -10,6 +10,8 @@ Rules, chosen so that equivalent spellings read the same and no change can hide:
 
 * a command is keyed by its program: the module after ``-m``, else the script (``train.py``), else
   the command's name, so inserting a command before it shifts nothing;
+* the interpreter (``python3.11``, ``/usr/bin/python``) and a launcher given by path are kept as
+  spelled, under ``@launcher``: another spelling may be another Python;
 * a launcher's options are spelled one way: srun's short options by their long names (srun.py),
   torchrun's and accelerate's hyphen/underscore twins alike (launcher_spelling.py);
 * argparse flags keep their dashes; ``--f=v`` and ``--f v`` are the same; the words after a flag
@@ -164,11 +166,26 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             flags, module = slurm_options.collect(pairs), None
         else:
             flags, i, module = _launcher_flags(name, words, used)
-        launchers[name if name not in launchers else f"{name} #{len(launchers) + 1}"] = flags
+        key = _as_written(name, words)
+        launchers[key if key not in launchers else f"{key} #{len(launchers) + 1}"] = flags
         words = words[i:]
         if module is not None:
-            # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`
-            return launchers, ["python", "-m", module, *words]
+            # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`, run by
+            # the launcher's own interpreter (so no interpreter of its own is recorded)
+            return launchers, [_LauncherPython("python"), "-m", module, *words]
+
+
+class _LauncherPython(str):
+    """The interpreter a launcher runs ``-m pkg`` with: its own, not one the script names."""
+
+    __slots__ = ()
+
+
+def _as_written(name: str, words: list[Word]) -> str:
+    """A launcher's key with its program as the script spells it: `/opt/venv/bin/torchrun` is
+    another install than the `torchrun` on PATH, so the two never read as one."""
+    written = _text(words[0])
+    return written + name[len(os.path.basename(written)) :]
 
 
 def _part(word: Word, value: str) -> Any:
@@ -232,15 +249,17 @@ def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, 
 
 
 def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Word]]:
-    """The program's identity and its own arguments; Python's interpreter options join launchers."""
+    """The program's identity and its own arguments. The interpreter joins the launchers as the
+    script spells it, with its options (``python3.11 -u`` is ``{"python3.11": {"-u": true}}``):
+    ``python``, ``python3`` and ``/usr/bin/python`` may be different Pythons, never one."""
     if not words:
         return "(empty)", []
     head = _text(words[0])
     if not _PYTHON.fullmatch(os.path.basename(head)):
         return head, words[1:]
     options, i = _python_options(words)
-    if options:
-        launchers[head] = options
+    if not isinstance(words[0], _LauncherPython):
+        launchers[head if head not in launchers else f"{head} #{len(launchers) + 1}"] = options
     return _python_program(head, words, i)
 
 

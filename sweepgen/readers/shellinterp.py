@@ -320,7 +320,10 @@ class Reader(Walk):
             and isinstance(inner[2], str)
         ):
             # `srun bash -c "python ..."`: read the inner script, launchers and all
-            self.bash_c(inner[2], inner[3:], launchers, prefix, when, state, line)
+            # the shell joins the launchers as spelled: `sh` (often dash) or another `bash` may
+            # read the same code otherwise
+            shell = inner[0]
+            self.bash_c(inner[2], inner[3:], {**launchers, shell: {}}, prefix, when, state, line, shell)
             return
         name, arguments = cmdline.program(inner, launchers)
         if name in ("torch.distributed.run", "torch.distributed.launch"):
@@ -360,10 +363,11 @@ class Reader(Walk):
         when: list[str],
         state: dict[str, Any],
         line: int,
+        shell: str,
     ) -> None:
         """``[launchers] [X=v] bash -c CODE [ARG0 ARGS...]``: a new shell. Its commands carry the
-        launchers, the ``X=v`` (``@env``) and the words after CODE (``@argv``, its ``$0 $1...``);
-        what it binds or exports shows under ``commands["bash -c"]``."""
+        launchers, the shell, the ``X=v`` (``@env``) and the words after CODE (``@argv``, its
+        ``$0 $1...``); what it binds or exports shows under ``commands["bash -c"]`` (``"sh -c"``)."""
         sub = self.new_shell(prefix)
         sub.script(code, line - 1, [], state)
         sub.uncalled()
@@ -372,16 +376,16 @@ class Reader(Walk):
         extra = _given(prefix, argv)
         for key, value in sub.commands.items():
             self.store(key, self.guarded(_carried(value, extra, launchers), when), line)
-        self.store_bound(sub, extra, when, line)
+        self.store_bound(sub, extra, when, line, shell)
 
-    def store_bound(self, sub: Reader, extra: dict[str, Any], when: list[str], line: int) -> None:
+    def store_bound(self, sub: Reader, extra: dict[str, Any], when: list[str], line: int, shell: str) -> None:
         """What a child shell binds or exports, under ``commands["bash -c"]``; when it ran no command,
         what its parent gave it (``extra``) shows there too, else a change to it would show nowhere."""
         inner = sub.finish().data
         bound = {k: inner[k] for k in ("env", "vars") if inner[k]}
         shown = {**({} if sub.commands else extra), **bound}
         if shown:
-            self.store("bash -c", self.guarded(shown, when), line)
+            self.store(f"{shell} -c", self.guarded(shown, when), line)
 
     def new_shell(self, prefix: dict[str, Any]) -> Reader:
         """The reader of a child shell: it sees the exported variables and the command's own ``X=v``,
