@@ -249,6 +249,14 @@ class Reader(Walk):
     def declaration(self, node: Any, when: list[str]) -> None:
         keyword = self.text(node.children[0])
         letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
+        local = bool(self.frames) and (
+            keyword == "local" or (keyword in ("declare", "typeset") and "g" not in letters)
+        )
+        if local:
+            # inside a function `local`/`declare` shadow the variable until the body returns; the
+            # binding is marked, so `local X=2` never reads as the global `X=2`
+            self.shadow(node, when)
+            when = [*when, "local"]
         if letters - _PLAIN_DECLARE:
             self.opaque_declaration(node, when)
             return
@@ -257,8 +265,30 @@ class Reader(Walk):
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self.assign(child, when, export=export)
+            elif child.type == "variable_name" and local:
+                # bash's `local X` is a new, empty X: the value it shadows is not seen in the body
+                self.bind(self.text(child), [] if array else "", True, when, self.line(child))
             elif child.type == "variable_name":
                 self.declare(self.text(child), export, array, when, self.line(child))
+
+    def shadow(self, node: Any, when: list[str]) -> None:
+        """Note, in the innermost function's frame, what each name a ``local`` declares held before
+        (first declaration only: a second ``local X`` shadows the frame's own X)."""
+        frame = self.frames[-1]
+        for child in node.named_children:
+            target = child.child_by_field_name("name") if child.type == "variable_assignment" else child
+            if child.type not in ("variable_assignment", "variable_name") or target is None:
+                continue
+            base = target.child_by_field_name("name") if target.type == "subscript" else target
+            name = self.text(base or target)
+            if name not in frame.saved:
+                value = self.vars.get(name)
+                frame.saved[name] = (
+                    name in self.vars,
+                    list(value) if isinstance(value, list) else value,
+                    name in self.exported,
+                    when == frame.guard,
+                )
 
     def declare_options(self, node: Any) -> list[str]:
         """The words of a declaration that are options (``-a``, ``-rx``)."""

@@ -404,3 +404,22 @@ def test_another_shell_for_c_code_is_a_change():
         ("bash -c 'export X=1'\n", "sh -c 'export X=1'\n"),
     ]:
         assert not _equal(one, two), (one, two)
+
+
+def test_local_shadows_until_the_function_returns():
+    """bash undoes `local` (and `declare` in a function) at return, and `local X` is a new, empty X."""
+    after = "LR=1\nrun() { %s; }\nrun\npython t.py --lr $LR\n"
+    assert _cmd(after % "local LR=2", "t.py")["--lr"] == 1  # given back at return
+    assert _cmd(after % "declare LR=2", "t.py")["--lr"] == 1
+    assert isinstance(_cmd(after % "declare -g LR=2", "t.py")["--lr"], NotEvaluated)  # global
+    assert isinstance(_cmd(after % "if c; then local LR=2; else LR=3; fi", "t.py")["--lr"], NotEvaluated)
+    for one, two in [
+        (after % "local LR=2", after % "LR=2"),
+        ('X=5\nf() { local X; python t.py --x "$X"; }\nf\n', 'X=5\nf() { python t.py --x "$X"; }\nf\n'),
+        ('X=5\nf() { declare X; python t.py --x "$X"; }\nf\n', 'X=5\nf() { python t.py --x "$X"; }\nf\n'),
+        (
+            'X=(a)\nf() { local -a X; X+=(b); }\nf\npython t.py --x "${X[@]}"\n',
+            'X=(a)\nf() { X+=(b); }\nf\npython t.py --x "${X[@]}"\n',
+        ),
+    ]:
+        assert not _equal(one, two), (one, two)
