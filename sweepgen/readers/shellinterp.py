@@ -260,8 +260,12 @@ class Reader(Walk):
         if letters - _PLAIN_DECLARE:
             self.opaque_declaration(node, when)
             return
-        export = keyword == "export" or "x" in letters
-        array = bool(letters & {"a", "A"})
+        self.declare_each(
+            node, when, keyword == "export" or "x" in letters, bool(letters & {"a", "A"}), local
+        )
+
+    def declare_each(self, node: Any, when: list[str], export: bool, array: bool, local: bool) -> None:
+        """Each name of a declaration with its plain options: assigned, or declared without a value."""
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self.assign(child, when, export=export)
