@@ -50,6 +50,9 @@ class Expressions:
         self.bases: dict[str, Any] | None = None
         self.steps = 0
         self.copied = 0  # values copied to run undecided branches
+        # names some `(x := ...)` of the file binds: the evaluator may not follow where it runs,
+        # so such a name never reads as the builtin it shadows
+        self.walrus: set[str] = set()
 
     def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError  # statements run a function's body: pystatements.Evaluator
@@ -67,6 +70,14 @@ class Expressions:
 
     def opaque(self, node: ast.AST) -> NotEvaluated:
         return NotEvaluated(normalised(node), self.filename, getattr(node, "lineno", 0))
+
+    def visible(self, name: str) -> bool:
+        """Is the plain ``name`` bound where this code runs (the scopes ``lookup`` reads)?"""
+        return name in self.walrus or any(
+            name in scope
+            for depth, scope in enumerate(reversed(self.scopes))
+            if not depth or id(scope) not in self.class_scopes
+        )
 
     def lookup(self, name: str) -> Any:
         # innermost scope first; an enclosing class body is invisible to nested scopes, as in Python
@@ -296,23 +307,33 @@ class Expressions:
 
     def data_call(self, name: str | None, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """What a call the config does not define evaluates to: ``dict()``, ml_collections'
-        constructors (by the import that bound the name), the builtins that are data, a deep copy;
+        constructors (by the import that bound the name), the builtins that are data, a copy;
         any other call is kept as ``CallData``."""
-        if name == "dict":
-            return _dict_of(args, kwargs)
+        found = self.builtin_call(name, args, kwargs)
+        if found is not _NOT_BUILTIN:
+            return found
         short = (name or "").rsplit(".", 1)[-1]
         if self.ml_constructor(name, short, args):
             return _ml_call(short, args, kwargs, node)
-        builtin = _BUILTINS.get(name or "")
-        if builtin is not None:
-            return _call_builtin(builtin, args, kwargs)
-        if name in ("copy.deepcopy", "deepcopy", "copy.copy") and len(args) == 1:
-            return copy.deepcopy(args[0])
+        copier = _COPIES.get(self.imported(name) or "")
+        if copier is not None and len(args) == 1:
+            return copier(args[0])  # copy.copy is shallow: its items stay shared, as in Python
         data = CallData()
         data["call"] = name if name is not None else ast.unparse(node.func)
         data["args"] = args
         data["kwargs"] = kwargs
         return data
+
+    def builtin_call(self, name: str | None, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """``dict()`` or a builtin that is data, called by its own name; ``_NOT_BUILTIN`` for a name
+        the config binds itself (`max = min`, `from lib import dict`, a loop variable, a
+        parameter): that binding is what runs, never the builtin."""
+        if name is None or self.visible(name):
+            return _NOT_BUILTIN
+        if name == "dict":
+            return _dict_of(args, kwargs)
+        builtin = _BUILTINS.get(name)
+        return _NOT_BUILTIN if builtin is None else _call_builtin(builtin, args, kwargs)
 
     def ml_constructor(self, name: str | None, short: str, args: list[Any]) -> bool:
         """An ml_collections constructor, by the import that bound the name (``FieldReference``
@@ -415,6 +436,8 @@ def _call_builtin(builtin: Callable[..., Any], args: list[Any], kwargs: dict[str
     return builtin(*args)
 
 
+_NOT_BUILTIN = object()  # builtin_call's answer for a call that is no builtin's
+_COPIES: dict[str, Callable[[Any], Any]] = {"copy.deepcopy": copy.deepcopy, "copy.copy": copy.copy}
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "list": list, "tuple": tuple, "set": set, "sorted": sorted, "len": len, "min": min, "max": max,
     "sum": lambda *a: _known(bounded_sum(*a)), "abs": abs, "round": round, "int": int, "float": float,

@@ -41,6 +41,7 @@ class Evaluator(Expressions):
     def module(self, statements: list[ast.stmt]) -> dict[str, Any]:
         scope: dict[str, Any] = {}
         rest: list[Any] = []
+        self.walrus = {n.target.id for s in statements for n in ast.walk(s) if isinstance(n, ast.NamedExpr)}
         self.scopes.append(scope)
         self.run(statements, scope, rest, top=True)
         getter = scope.get("get_config")

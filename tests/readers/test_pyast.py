@@ -400,3 +400,37 @@ def test_normalised_source_drops_docstrings_and_leaves_the_tree_as_it_was():
     assert ast.dump(tree) == before
     lone = ast.parse('def g():\n    """only a docstring"""\n')
     assert '"""only a docstring"""' in normalised(lone)
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("max = min\na = max(1, 2)\n", "max = min\na = 2\n"),  # Python: 1
+        ("str = repr\na = str('x')\n", "str = repr\na = 'x'\n"),  # Python: "'x'"
+        ("dict = list\na = dict(x=1)\n", "dict = list\na = {'x': 1}\n"),  # Python: TypeError
+        ("from lib import dict\na = dict(x=1)\n", "from lib import dict\na = {'x': 1}\n"),
+        ("for max in [min]:\n    pass\na = max(1, 2)\n", "for max in [min]:\n    pass\na = 2\n"),
+        (
+            "def f(sorted=reversed):\n    return sorted([1, 2])\na = f()\n",
+            "def f(sorted=reversed):\n    return sorted([1, 2])\na = [1, 2]\n",
+        ),
+        ("class len:\n    pass\nb = len('ab')\n", "class len:\n    pass\nb = 2\n"),
+        ("if x:\n    len = max\nb = len('ab')\n", "if x:\n    len = max\nb = 2\n"),
+        ("(len := max)\nb = len('ab')\n", "(len := max)\nb = 2\n"),
+        (
+            "from lib import deepcopy\nx = {'k': [1]}\na = deepcopy(x)\n",
+            "from lib import deepcopy\nx = {'k': [1]}\na = {'k': [1]}\n",
+        ),
+    ],
+)
+def test_a_builtin_name_the_config_binds_is_not_the_builtin(one, two):
+    assert diff(read_python(one).data, read_python(two).data), (one, two)
+
+
+def test_copy_copy_is_shallow_and_deepcopy_deep():
+    shallow = read_python("import copy\nx = {'k': [1]}\na = copy.copy(x)\na['k'].append(2)\n").data
+    deep = read_python("import copy\nx = {'k': [1]}\na = copy.deepcopy(x)\na['k'].append(2)\n").data
+    assert (shallow["x"], shallow["a"]) == ({"k": [1, 2]}, {"k": [1, 2]})  # the list stays shared
+    assert (deep["x"], deep["a"]) == ({"k": [1]}, {"k": [1, 2]})
+    # the builtins a config does not rebind are still evaluated
+    assert read_python("a = max(1, 2)\nb = dict(x=len('ab'))\n").data == {"a": 2, "b": {"x": 2}}
