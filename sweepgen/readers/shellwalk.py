@@ -267,6 +267,8 @@ class Walk:
         text = self.text(node)
         if not text.startswith("#SBATCH") or self.seen_command:
             return  # sbatch stops reading directives at the first command
+        if node.start_point[1] != 0:
+            return  # sbatch takes `#SBATCH` only at the start of a line: an indented one is a comment
         try:
             words = shlex.split(text[len("#SBATCH") :], comments=True)
         except ValueError:
