@@ -335,7 +335,9 @@ def _flag(out: dict[str, Any], at: dict[str, int], words: list[Word], i: int, wh
     if text.startswith("--") and "=" in text:
         key, _, value = text.partition("=")
         unknown = isinstance(word, NotEvaluated)
-        _add(out, key, NotEvaluated(value, where, line) if unknown else _typed(value))
+        # `--x={a,b}` is `--x=a --x=b` to bash, `--x {a,b}` is `--x a b`: the brace word is kept whole
+        kept = NotEvaluated(text if _BRACES.search(text) else value, where, line)
+        _add(out, key, kept if unknown else _typed(value))
         at.setdefault(key, line)
         return i + 1
     values: list[Any] = []
@@ -375,6 +377,7 @@ def _override_or_positional(
 
 
 _SEPARATORS = {"&&", "||", ";"}
+_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")  # what may be a brace expansion bash did
 
 
 def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str, Any] | None:

@@ -535,6 +535,10 @@ class Reader(Walk):
                 return [Field(joined(value), known, line)]
             return split_fields(value, line)
         if kind == "concatenation":
+            if not assignment and self.brace_expansion(node):
+                # `{a,b}` and `a={x:1,y:2}` are several words to bash: kept as written, never
+                # the one literal word that the quoted spelling is
+                return [Field(self.text(node), False, line)]
             return [self.concatenation(node, line, assignment)]
         if kind == "arithmetic_expansion":
             source = self.text(node).strip()
@@ -554,6 +558,20 @@ class Reader(Walk):
             return [Field(self.text(node), False, line)]
         self.opaque = True
         return [Field(self.text(node), False, line)]
+
+    def brace_expansion(self, node: Any) -> bool:
+        """Does this concatenation hold an unquoted ``{...}`` with a ``,`` or ``..`` in it (bash's
+        brace expansion: ``{a,b}``, ``a{1,2}``, ``{x..y}``)? A ``{a}`` without one is literal."""
+        parts = [(child.type, self.text(child)) for child in node.named_children]
+        opened = False
+        for kind, text in parts:
+            if kind == "brace_expression":
+                return True
+            if kind == "word" and text == "{":
+                opened = True
+            elif opened and kind == "word" and ("," in text or ".." in text):
+                return any(k == "word" and t == "}" for k, t in parts)
+        return False
 
     def concatenation(self, node: Any, line: int, assignment: bool) -> Field:
         """Parts glued into one word. Partly known, it is written as source: the literal parts

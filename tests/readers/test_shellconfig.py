@@ -432,3 +432,22 @@ def test_an_indented_sbatch_line_is_a_comment():
     assert not _equal(
         "#!/bin/bash\n  #SBATCH --nodes=4\npython t.py\n", "#!/bin/bash\n#SBATCH --nodes=4\npython t.py\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("python t.py --x {a,b}", "python t.py --x '{a,b}'"),  # bash: --x a b
+        ("python t.py a={x:1,y:2}", "python t.py 'a={x:1,y:2}'"),  # bash: a=x:1 a=y:2
+        ("python t.py --x={a,b}", "python t.py '--x={a,b}'"),
+        ("python t.py --x={a,b}", "python t.py --x {a,b}"),  # --x=a --x=b against --x a b
+        ("python t.py --x a{1,2}", "python t.py --x 'a{1,2}'"),
+    ],
+)
+def test_a_brace_expansion_is_never_its_quoted_spelling(one, two):
+    assert not _equal(one + "\n", two + "\n"), (one, two)
+
+
+def test_braces_bash_does_not_expand_stay_literal():
+    assert _equal("python t.py --x x{a}y\n", "python t.py --x 'x{a}y'\n")  # no `,` or `..`
+    assert _equal("X={a,b}\npython t.py --x $X\n", "X='{a,b}'\npython t.py --x $X\n")  # assignment
