@@ -204,18 +204,18 @@ def _typed(found: list[Token]) -> Any:
         raise Refused from None  # an integer past Python's digit limit: Hydra fails on it
 
 
+# how each kind of single-token primitive is typed; any other kind is its text
+_CONVERT: dict[str, Any] = {
+    "INT": int,
+    "FLOAT": float,
+    "NULL": lambda text: None,
+    "BOOL": lambda text: text.lower() == "true",
+    "ESC": lambda text: text[1::2],
+}
+
+
 def _one(kind: str, text: str) -> Any:
-    if kind == "INT":
-        return int(text)
-    if kind == "FLOAT":
-        return float(text)
-    if kind == "NULL":
-        return None
-    if kind == "BOOL":
-        return text.lower() == "true"
-    if kind == "ESC":
-        return text[1::2]
-    return text
+    return _CONVERT.get(kind, str)(text)
 
 
 def _unquoted(text: str) -> str:

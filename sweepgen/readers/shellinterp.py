@@ -562,16 +562,14 @@ class Reader(Walk):
     def brace_expansion(self, node: Any) -> bool:
         """Does this concatenation hold an unquoted ``{...}`` with a ``,`` or ``..`` in it (bash's
         brace expansion: ``{a,b}``, ``a{1,2}``, ``{x..y}``)? A ``{a}`` without one is literal."""
-        parts = [(child.type, self.text(child)) for child in node.named_children]
-        opened = False
-        for kind, text in parts:
-            if kind == "brace_expression":
-                return True
-            if kind == "word" and text == "{":
-                opened = True
-            elif opened and kind == "word" and ("," in text or ".." in text):
-                return any(k == "word" and t == "}" for k, t in parts)
-        return False
+        children = node.named_children
+        if any(child.type == "brace_expression" for child in children):
+            return True
+        words = [self.text(child) if child.type == "word" else "" for child in children]
+        if "{" not in words or "}" not in words:
+            return False
+        inside = words[words.index("{") + 1 : len(words) - 1 - words[::-1].index("}")]
+        return any("," in word or ".." in word for word in inside)
 
     def concatenation(self, node: Any, line: int, assignment: bool) -> Field:
         """Parts glued into one word. Partly known, it is written as source: the literal parts
