@@ -434,3 +434,18 @@ def test_copy_copy_is_shallow_and_deepcopy_deep():
     assert (deep["x"], deep["a"]) == ({"k": [1]}, {"k": [1, 2]})
     # the builtins a config does not rebind are still evaluated
     assert read_python("a = max(1, 2)\nb = dict(x=len('ab'))\n").data == {"a": 2, "b": {"x": 2}}
+
+
+def test_defaults_are_evaluated_once_where_the_def_runs():
+    """Python evaluates a default when `def` runs, in the defining scope, and shares it between calls."""
+    late = read_python("x = 1\ndef f(a=x, *, b=x):\n    return [a, b]\nx = 2\ny = f()\n").data
+    assert late["y"] == [1, 1]
+    shared = read_python("def f(a=[]):\n    a.append(1)\n    return a\nx = f()\ny = f()\n").data
+    assert shared["x"] == shared["y"] == [1, 1]
+    counted = read_python(
+        "def g(d={}):\n    d['n'] = d.get('n', 0) + 1\n    return d['n']\na = g()\nb = g()\n"
+    ).data
+    assert (counted["a"], counted["b"]) == (1, 2)
+    # a positional-only parameter given by keyword is a TypeError: never a value
+    refused = read_python("def f(a, /, b=2):\n    return a + b\nx = f(a=1)\n").data
+    assert isinstance(refused["x"], NotEvaluated)
