@@ -18,6 +18,7 @@ from sweepgen.readers.shellwords import (
     Field,
     Partial,
     Unknown,
+    ansi_c,
     arithmetic,
     escape_literal,
     expand_quoted,
@@ -502,13 +503,8 @@ class Reader(Walk):
         if kind == "raw_string":
             return [Field(self.text(node)[1:-1], True, line)]
         if kind == "ansi_c_string":
-            escaped = self.text(node)[2:-1]
-            try:
-                return [
-                    Field(escaped.encode("latin-1", "backslashreplace").decode("unicode_escape"), True, line)
-                ]
-            except UnicodeDecodeError:
-                return [Field(self.text(node), False, line)]
+            decoded = ansi_c(self.text(node)[2:-1])
+            return [Field(self.text(node), False, line) if decoded is None else Field(decoded, True, line)]
         if kind == "string":
             quoted = self.text(node)[1:-1]
             whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", quoted)
