@@ -22,6 +22,9 @@ class Sweep(list):  # type: ignore[type-arg]
     """``a=1,2``: Hydra's simple choice sweep (one job per item), a list of its own kind, so it is
     never equal to the list ``[1,2]``."""
 
+    def __repr__(self) -> str:
+        return ",".join(repr(item) for item in self)  # as written on the command line, not `[...]`
+
 
 class Refused(Exception):
     """A value Hydra's grammar refuses, or one it would compute (a function call)."""

@@ -141,3 +141,13 @@ PIECES = ["[", "]", "{", "}", ",", ", ", ":", " : ", "0x10", "16", "1e5", "1_0",
 def test_nested_values_agree_with_hydra(text):
     theirs, ours = _both(text)
     assert _same(ours, theirs), (text, ours, theirs)
+
+
+def test_a_sweep_shows_as_written_and_by_its_own_type():
+    (change,) = diff(_read("a=1,2"), _read("a=[1,2]"))
+    assert (change.kind, change.old_type, change.new_type, repr(change.old)) == (
+        "type_changed",
+        "sweep",
+        "list",
+        "1,2",
+    )
