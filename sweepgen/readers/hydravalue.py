@@ -89,21 +89,22 @@ def tokens(text: str) -> list[Token]:
     out: list[Token] = []
     pos = 0
     while pos < len(text):
-        if text[pos] in "'\"":
-            end = _quoted_end(text, pos)
-            out.append(("QUOTED", text[pos:end]))
-            pos = end
-            continue
-        best: tuple[str, int] | None = None
-        for name, pattern in _RULES:
-            found = pattern.match(text, pos)
-            if found and found.end() > pos and (best is None or found.end() > best[1]):
-                best = (name, found.end())
-        if best is None:
-            raise Refused
-        out.append((best[0], text[pos : best[1]]))
-        pos = best[1]
+        kind, end = _next_token(text, pos)
+        out.append((kind, text[pos:end]))
+        pos = end
     return out
+
+
+def _next_token(text: str, pos: int) -> tuple[str, int]:
+    """The kind and end of the token at ``pos``: the longest match, a tie to the earlier rule."""
+    if text[pos] in "'\"":
+        return "QUOTED", _quoted_end(text, pos)
+    matches = [(pattern.match(text, pos), -rank, name) for rank, (name, pattern) in enumerate(_RULES)]
+    found = [(m.end(), rank, name) for m, rank, name in matches if m is not None and m.end() > pos]
+    if not found:
+        raise Refused
+    end, _, kind = max(found)
+    return kind, end
 
 
 def read_value(text: str) -> Any:

@@ -28,6 +28,7 @@ from sweepgen.readers.pyvalues import (
     compare,
     dotted,
     fits_work,
+    hash_ordered,
     known,
     known_key,
     merge_into,
@@ -53,6 +54,9 @@ class Expressions:
         # names some `(x := ...)` of the file binds: the evaluator may not follow where it runs,
         # so such a name never reads as the builtin it shadows
         self.walrus: set[str] = set()
+        # containers a statement this reader could not follow may have changed (`a.sort(key=f)`),
+        # by id, each kept alive so that its id is never another object's
+        self.tainted: dict[int, Any] = {}
 
     def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError  # statements run a function's body: pystatements.Evaluator
@@ -70,6 +74,19 @@ class Expressions:
 
     def opaque(self, node: ast.AST) -> NotEvaluated:
         return NotEvaluated(normalised(node), self.filename, getattr(node, "lineno", 0))
+
+    def taint(self, receiver: ast.expr) -> None:
+        """``receiver.method(...)`` was not followed: what the receiver holds is not known after."""
+        try:
+            found = self.expr(receiver)
+        except (Unknown, ArithmeticError, ValueError, TypeError, IndexError, KeyError):
+            return
+        stack = [found]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, (dict, list, set)) and id(item) not in self.tainted:
+                self.tainted[id(item)] = item
+                stack.extend([*item.values()] if isinstance(item, dict) else item)
 
     def visible(self, name: str) -> bool:
         """Is the plain ``name`` bound where this code runs (the scopes ``lookup`` reads)?"""
@@ -109,6 +126,8 @@ class Expressions:
             bound = self.lookup(node.id)
             if isinstance(bound, Function):
                 return bound.source
+            if id(bound) in self.tainted:
+                raise Unknown  # a method this reader does not follow may have changed it since
             return bound
         if isinstance(node, ast.Attribute):
             spelled = dotted(node)
@@ -196,7 +215,7 @@ class Expressions:
                     value = self.expr(part.value)
                     spec = self.expr(part.format_spec) if part.format_spec is not None else ""
                     plain = known(value) and fits_work(value)  # `{c}` walks every shared list again
-                    if not plain or part.conversion not in (-1, ord("r"), ord("s")):
+                    if not plain or hash_ordered(value) or part.conversion not in (-1, ord("r"), ord("s")):
                         raise Unknown
                     if part.conversion != -1:
                         value = repr(value) if part.conversion == ord("r") else str(value)
@@ -355,7 +374,11 @@ class Expressions:
             # `hooks + [dict(type=EvalHook)]`, `cfg | {"a": torch.float16}`: joining containers
             # never looks at their items, so items holding references or calls join as they are
             return function(left, right)  # type: ignore[misc]
-        if function is None or not _computable(op, left, right):
+        if (
+            function is None
+            or not _computable(op, left, right)
+            or (isinstance(left, str) and hash_ordered(right))
+        ):
             # past a bound (pybounds) or not computable: kept as source
             return self.opaque(node) if isinstance(node, ast.stmt) else raise_unknown()
         return function(left, right)
@@ -433,10 +456,21 @@ def _call_builtin(builtin: Callable[..., Any], args: list[Any], kwargs: dict[str
     """A builtin called on known positional values, within the work bound; anything else is unknown."""
     if kwargs or not known(args) or not fits_work(args):
         raise Unknown
+    if builtin not in _ORDER_FREE and hash_ordered(args):
+        raise Unknown  # list(s), str(s) of a set of strings: another order in the running program
     return builtin(*args)
 
 
 _NOT_BUILTIN = object()  # builtin_call's answer for a call that is no builtin's
+_ORDER_FREE = {sorted, len, min, max, set, bool}
+_ITERABLE_DATA = (
+    list,
+    tuple,
+    str,
+    dict,
+    set,
+    frozenset,
+)  # exact types: what `.extend` may take  # builtins whose result no iteration order changes
 _COPIES: dict[str, Callable[[Any], Any]] = {"copy.deepcopy": copy.deepcopy, "copy.copy": copy.copy}
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "list": list, "tuple": tuple, "set": set, "sorted": sorted, "len": len, "min": min, "max": max,
@@ -531,6 +565,8 @@ def _dict_method(receiver: dict[Any, Any], method: str, args: list[Any], kwargs:
         merge_into(receiver, args[0])
         return None
     if method == "update" and len(args) <= 1:
+        if args and type(args[0]) not in (dict, list, tuple):
+            raise Unknown  # a call's record (a dict subclass) is no mapping of the program's
         receiver.update(*args, **kwargs)
         return None
     if method == "get_ref" and len(args) == 1:
@@ -548,6 +584,10 @@ def _dict_positional(receiver: dict[Any, Any], method: str, args: list[Any], kwa
 
 
 def _list_method(receiver: list[Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if method == "extend" and (not args or type(args[0]) not in _ITERABLE_DATA or hash_ordered(args[0])):
+        # only data iterates as Python iterates it: a call's record or a reference is no list of
+        # items (extending by one would add its keys or letters), and a set of strings has no order
+        raise Unknown
     if method in ("append", "extend", "insert", "pop", "copy", "index", "count", "remove") and not kwargs:
         return getattr(receiver, method)(*args)
     raise Unknown
@@ -555,7 +595,7 @@ def _list_method(receiver: list[Any], method: str, args: list[Any], kwargs: dict
 
 def _str_method(receiver: str, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """A string method on known arguments, within the bounds (pybounds) on work and size."""
-    if method not in _STR_METHODS or not (known(args) and known(kwargs)):
+    if method not in _STR_METHODS or not (known(args) and known(kwargs)) or hash_ordered([args, kwargs]):
         raise Unknown
     if not str_method_fits(receiver, method, args, kwargs):
         raise Unknown

@@ -208,6 +208,8 @@ class Evaluator(Expressions):
                 )
             ):
                 rest.append(self.opaque(stmt))
+                if isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
+                    self.taint(stmt.value.func.value)
         elif isinstance(stmt, ast.If):
             test = self.value(stmt.test)
             if known(test):

@@ -176,3 +176,29 @@ def is_docstring(stmt: ast.stmt) -> bool:
         and isinstance(stmt.value, ast.Constant)
         and isinstance(stmt.value.value, str)
     )
+
+
+_FIXED_HASH = (int, float, bool, type(None))  # hashes Python does not salt per process
+
+
+def hash_ordered(value: Any) -> bool:
+    """Does ``value`` hold (at any depth) a set whose iteration order the running program draws
+    anew each run? A set of strings (or of anything but numbers and None) is iterated in the order
+    of their hashes, salted per process (PYTHONHASHSEED): ``list(s)``, ``",".join(s)``, ``str(s)``
+    give another order in the program than in this reader, so such a result is never a value."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, (dict, list, tuple, set, frozenset)) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if _salted_order(item):
+            return True
+        stack.extend([*item.keys(), *item.values()] if isinstance(item, dict) else item)
+    return False
+
+
+def _salted_order(item: Any) -> bool:
+    """A set of two or more members, one of them hashed with the per-process salt."""
+    salted = isinstance(item, (set, frozenset)) and len(item) > 1
+    return salted and any(type(member) not in _FIXED_HASH for member in item)

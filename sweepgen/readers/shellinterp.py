@@ -280,20 +280,21 @@ class Reader(Walk):
         """Note, in the innermost function's frame, what each name a ``local`` declares held before
         (first declaration only: a second ``local X`` shadows the frame's own X)."""
         frame = self.frames[-1]
-        for child in node.named_children:
-            target = child.child_by_field_name("name") if child.type == "variable_assignment" else child
-            if child.type not in ("variable_assignment", "variable_name") or target is None:
-                continue
-            base = target.child_by_field_name("name") if target.type == "subscript" else target
-            name = self.text(base or target)
+        for name in self.declared_names(node):
             if name not in frame.saved:
                 value = self.vars.get(name)
-                frame.saved[name] = (
-                    name in self.vars,
-                    list(value) if isinstance(value, list) else value,
-                    name in self.exported,
-                    when == frame.guard,
-                )
+                held = list(value) if isinstance(value, list) else value
+                frame.saved[name] = (name in self.vars, held, name in self.exported, when == frame.guard)
+
+    def declared_names(self, node: Any) -> list[str]:
+        """The variables a declaration names (``X``, ``X=v``, ``A[1]=v`` names ``A``)."""
+        names = []
+        for child in node.named_children:
+            target = child.child_by_field_name("name") if child.type == "variable_assignment" else child
+            if child.type in ("variable_assignment", "variable_name") and target is not None:
+                base = target.child_by_field_name("name") if target.type == "subscript" else target
+                names.append(self.text(base or target))
+        return names
 
     def declare_options(self, node: Any) -> list[str]:
         """The words of a declaration that are options (``-a``, ``-rx``)."""
@@ -314,11 +315,8 @@ class Reader(Walk):
         """``declare -i/-l/-u/-n`` change what is bound (arithmetic, case, a name reference) and an
         option bash refuses binds nothing: kept as source, and its variables are not known after."""
         self.keep_opaque(node, when)
-        for child in node.named_children:
-            target = child.child_by_field_name("name") if child.type == "variable_assignment" else child
-            if child.type in ("variable_assignment", "variable_name") and target is not None:
-                base = target.child_by_field_name("name") if target.type == "subscript" else target
-                self.vars[self.text(base or target)] = UNKNOWN
+        for name in self.declared_names(node):
+            self.vars[name] = UNKNOWN
 
     def run(  # noqa: C901, PLR0912 - one branch per builtin the interpreter follows (export, set, source, cd...)
         self,

@@ -296,11 +296,17 @@ def _ansi_one(found: re.Match[str]) -> str:
     if control is not None:
         raise ValueError(found.group())
     if octal is not None or hexa is not None:
-        byte = int(octal, 8) if octal is not None else int(hexa, 16)
-        if byte > 0x7F:
-            raise ValueError(found.group())  # a raw byte: what it shows as depends on the locale
-        return chr(byte)
-    point = int(short or long, 16)
+        return _ansi_byte(int(octal, 8) if octal is not None else int(hexa, 16))
+    return _ansi_point(int(short or long, 16))
+
+
+def _ansi_byte(byte: int) -> str:
+    if byte > 0x7F:
+        raise ValueError(byte)  # a raw byte: what it shows as depends on the locale
+    return chr(byte)
+
+
+def _ansi_point(point: int) -> str:
     if 0xD800 <= point <= 0xDFFF:
-        raise ValueError(found.group())  # a surrogate: no character bash can print
+        raise ValueError(point)  # a surrogate: no character bash can print
     return chr(point)
