@@ -75,8 +75,18 @@ class Expressions:
     def opaque(self, node: ast.AST) -> NotEvaluated:
         return NotEvaluated(normalised(node), self.filename, getattr(node, "lineno", 0))
 
+    def taint_call(self, call: ast.Call) -> None:
+        """A call not followed whose result is dropped is run for what it does: its receiver
+        (``a.sort(key=f)``) and its arguments (``set_lr(cfg, 2)``) may hold other things after it."""
+        receiver = [call.func.value] if isinstance(call.func, ast.Attribute) else []
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if receiver and type(self.value(receiver[0])) in _METHODS:
+            arguments = []  # a list's, dict's or string's own methods change no argument
+        for node in [*receiver, *arguments]:
+            self.taint(node)
+
     def taint(self, receiver: ast.expr) -> None:
-        """``receiver.method(...)`` was not followed: what the receiver holds is not known after."""
+        """What ``receiver`` holds (every container in it, through any name) is not known after."""
         try:
             found = self.expr(receiver)
         except (Unknown, ArithmeticError, ValueError, TypeError, IndexError, KeyError):

@@ -208,8 +208,8 @@ class Evaluator(Expressions):
                 )
             ):
                 rest.append(self.opaque(stmt))
-                if isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
-                    self.taint(stmt.value.func.value)
+                if isinstance(stmt.value, ast.Call):
+                    self.taint_call(stmt.value)
         elif isinstance(stmt, ast.If):
             test = self.value(stmt.test)
             if known(test):

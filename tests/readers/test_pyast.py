@@ -481,3 +481,10 @@ def test_an_order_python_draws_per_run_is_never_a_value():
 )
 def test_what_a_method_not_followed_does_is_never_guessed(one, two):
     assert diff(read_python(one).data, read_python(two).data), (one, two)
+
+
+def test_a_dropped_call_not_followed_may_change_its_arguments():
+    """`set_lr(cfg, 2)` is run for what it does: `cfg` read after it is not known."""
+    one = read_python("cfg = {'lr': 1}\nset_lr(cfg, 2)\nx = cfg['lr']\n").data
+    assert isinstance(one["x"], NotEvaluated) and one["cfg"] == {"lr": 1}
+    assert diff(one, read_python("cfg = {'lr': 1}\nset_lr(cfg, 2)\nx = 1\n").data)
