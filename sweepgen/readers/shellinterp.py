@@ -99,7 +99,12 @@ class Reader(Walk):
             return
         name = self.text(name_node)
         append = any(c.type == "+=" for c in node.children)
+        used = name in self.substituted
         value, known = self.assigned_value(node.child_by_field_name("value"))
+        if not used:
+            # `PATH=/x:$PATH` reads PATH only to build PATH: no command shows its value, so the
+            # variable is still shown (one inherited from the environment is exported)
+            self.substituted.discard(name)
         if append and name in self.assignments:
             self.append(name, value, known, when, self.line(node))
         else:
@@ -527,6 +532,11 @@ class Reader(Walk):
                 return [] if known else [Field(source, False, line)]
             if assignment:
                 return [Field(joined(value), known, line)]
+            if "IFS" in self.assignments and self.vars.get("IFS") != " \t\n":
+                # bash splits an unquoted expansion at the characters of IFS, which the script set:
+                # kept as written, every variable shown
+                self.opaque = True
+                return [Field(source, False, line)]
             return split_fields(value, line)
         if kind == "concatenation":
             if not assignment and self.brace_expansion(node):

@@ -451,3 +451,21 @@ def test_a_brace_expansion_is_never_its_quoted_spelling(one, two):
 def test_braces_bash_does_not_expand_stay_literal():
     assert _equal("python t.py --x x{a}y\n", "python t.py --x 'x{a}y'\n")  # no `,` or `..`
     assert _equal("X={a,b}\npython t.py --x $X\n", "X='{a,b}'\npython t.py --x $X\n")  # assignment
+
+
+def test_a_script_that_sets_ifs_splits_otherwise():
+    """With IFS=, bash splits `$X` at commas, not blanks: the expansion is kept as written."""
+    for one, two in [
+        ("IFS=,\nX='a b'\npython t.py --x $X\n", "IFS=,\npython t.py --x a b\n"),
+        ("IFS=,\nX='a,b'\npython t.py --x $X\n", "IFS=,\npython t.py --x 'a,b'\n"),
+        ("IFS=,\nX='a,b'\npython t.py --x $X\n", "IFS=,\nX='a,c'\npython t.py --x $X\n"),
+    ]:
+        assert not _equal(one, two), (one, two)
+    assert _cmd("IFS=$' \\t\\n'\nX='a b'\npython t.py --x $X\n", "t.py")["--x"] == ["a", "b"]  # the default
+
+
+def test_a_variable_read_only_by_its_own_assignment_still_shows():
+    """`PATH=/x:$PATH` changes what the commands after it run (PATH comes exported from the
+    environment), though no command shows its value."""
+    assert not _equal("PATH=/x:$PATH\npython t.py\n", "python t.py\n")
+    assert not _equal("PATH=/x:$PATH\npython t.py\n", "PATH=/y:$PATH\npython t.py\n")
