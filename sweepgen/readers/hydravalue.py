@@ -67,6 +67,21 @@ _DICT_KEY = _PRIMITIVE - {"COLON", "INTERPOLATION"}
 Token = tuple[str, str]
 
 
+# a value of characters every rule above takes one by one into a primitive (no blank, quote,
+# bracket, comma, colon or escape): most overrides, read without the lexer
+_PLAIN = re.compile(r"[A-Za-z0-9_\-/+.$%*@?|]+")
+_WHOLE = {name: pattern for name, pattern in _RULES if name in ("FLOAT", "INT", "BOOL", "NULL")}
+
+
+def _plain(text: str) -> Any:
+    """A plain value: typed when one number, bool or null token spans it all (those full matches
+    are disjoint, and each wins over an ID of the same length), else its text."""
+    for kind, pattern in _WHOLE.items():
+        if pattern.fullmatch(text):
+            return _one(kind, text)
+    return text
+
+
 def _quoted_end(text: str, start: int) -> int:
     """The end of the quoted value opening at ``start``: the first same quote after it that is
     preceded by an even number of backslashes (QUOTED_VALUE)."""
@@ -109,6 +124,8 @@ def _next_token(text: str, pos: int) -> tuple[str, int]:
 
 def read_value(text: str) -> Any:
     """The value of an override ``key=text`` as Hydra reads it; a ``Sweep`` for ``a,b``."""
+    if _PLAIN.fullmatch(text):
+        return _plain(text)
     parser = _Parser(tokens(text.lstrip(" \t")))  # `=` takes the blanks after it
     if not parser.tokens:
         return ""

@@ -83,7 +83,7 @@ def test_hydra_reads_each_spelling_so(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="0123456789_.eE+-xoinfaINFAtrulsTRULS", min_size=1, max_size=8))
+@given(st.text(alphabet="0123456789_.eE+-xoinfaINFAtrulsTRULS/$%*@?|", min_size=1, max_size=8))
 def test_scalars_agree_with_hydra(text):
     theirs, ours = _both(text)
     assert _same(ours, theirs), text
