@@ -10,6 +10,8 @@ Rules, chosen so that equivalent spellings read the same and no change can hide:
 
 * a command is keyed by its program: the module after ``-m``, else the script (``train.py``), else
   the command's name, so inserting a command before it shifts nothing;
+* the interpreter (``python3.11``, ``/usr/bin/python``) and a launcher given by path are kept as
+  spelled, under ``@launcher``: another spelling may be another Python;
 * a launcher's options are spelled one way: srun's short options by their long names (srun.py),
   torchrun's and accelerate's hyphen/underscore twins alike (launcher_spelling.py);
 * argparse flags keep their dashes; ``--f=v`` and ``--f v`` are the same; the words after a flag
@@ -17,8 +19,9 @@ Rules, chosen so that equivalent spellings read the same and no change can hide:
   given again collects its values in a list;
 * Hydra overrides ``a.b=1``, ``+a.b=1``, ``++a.b=1``, ``~a.b`` nest by their dots; the prefix stays
   on the first key (``+a``), since adding and overriding are different requests;
-* values are typed by YAML 1.2 rules (``1e-5`` and ``0.00001`` are the same float), so are flow
-  lists in overrides (``a=[1,2]``); words that could not be expanded stay not-evaluated nodes;
+* flag values are typed by YAML 1.2 rules (``1e-5`` and ``0.00001`` are the same float); override
+  values, flow lists and dicts included, by Hydra's own grammar (hydravalue.py); words that could
+  not be expanded stay not-evaluated nodes;
 * words no flag takes are kept in order under ``@args`` (compared aligned by content, so one
   inserted word is one change); after ``--``, a wrapper's command lines (``-- source s.sh \\&\\&
   python train.py --lr 1``) are read as commands of their own under ``--``.
@@ -30,8 +33,7 @@ import os
 import re
 from typing import Any
 
-from sweepgen.errors import ConfigError
-from sweepgen.readers import launcher_spelling, slurm_options, srun
+from sweepgen.readers import hydravalue, launcher_spelling, slurm_options, srun
 from sweepgen.readers.model import NotEvaluated
 
 Word = str | NotEvaluated
@@ -99,40 +101,14 @@ def _python_reads(word: str, value: float) -> bool:
     return parsed == value or (parsed != parsed and value != value)
 
 
-# Hydra's override grammar (hydra/grammar/OverrideLexer.g4), not YAML's: `0x10`, `010` and `.inf`
-# are strings to Hydra, `1_000`, `inf` and `nan` numbers
-_H_INT = r"(?:0|[1-9](?:_?[0-9])*)"
-_H_POINT = rf"(?:{_H_INT}\.|{_H_INT}?\.[0-9](?:_?[0-9])*)"
-_H_EXPONENT = rf"(?:{_H_INT}|{_H_POINT})[eE][+-]?[0-9](?:_?[0-9])*"
-_H_FLOAT = re.compile(rf"[+-]?(?:{_H_POINT}|{_H_EXPONENT}|[Ii][Nn][Ff]|[Nn][Aa][Nn])")
-_H_INT_RE = re.compile(rf"[+-]?{_H_INT}")
-
-
-def hydra_scalar(text: str) -> Any:
-    """An unquoted Hydra override value as Hydra's grammar types it: int, float, bool, null, else
-    the text (tested against hydra-core's own parser)."""
-    if _H_INT_RE.fullmatch(text):
-        return int(text.replace("_", ""))
-    if _H_FLOAT.fullmatch(text):
-        return float(text.replace("_", ""))
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    if text.lower() == "null":
-        return None
-    return text
-
-
 def _override_value(word: Word, where: str, line: int) -> Any:
-    """A Hydra override's value: typed by Hydra's grammar, or a flow list/mapping such as ``[1,2]``."""
+    """A Hydra override's value as Hydra reads it (``hydravalue``): typed by its grammar, flow
+    lists and dicts item by item, ``a,b`` a sweep; what Hydra refuses or computes stays source."""
     if isinstance(word, NotEvaluated):
         return word
-    if word[:1] not in ("[", "{", "'", '"'):
-        return hydra_scalar(word)
-    from sweepgen.readers.yamlfile import read_yaml  # noqa: PLC0415 - yamlfile imports PyYAML: only for flow values
-
     try:
-        return read_yaml(word, where, "1.2").data
-    except ConfigError:
+        return hydravalue.read_value(word)
+    except hydravalue.Refused:
         return NotEvaluated(word, where, line)
 
 
@@ -190,11 +166,26 @@ def split_launchers(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
             flags, module = slurm_options.collect(pairs), None
         else:
             flags, i, module = _launcher_flags(name, words, used)
-        launchers[name if name not in launchers else f"{name} #{len(launchers) + 1}"] = flags
+        key = _as_written(name, words)
+        launchers[key if key not in launchers else f"{key} #{len(launchers) + 1}"] = flags
         words = words[i:]
         if module is not None:
-            # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`
-            return launchers, ["python", "-m", module, *words]
+            # `torchrun -m pkg.mod`: the inner program is a module, as with `python -m`, run by
+            # the launcher's own interpreter (so no interpreter of its own is recorded)
+            return launchers, [_LauncherPython("python"), "-m", module, *words]
+
+
+class _LauncherPython(str):
+    """The interpreter a launcher runs ``-m pkg`` with: its own, not one the script names."""
+
+    __slots__ = ()
+
+
+def _as_written(name: str, words: list[Word]) -> str:
+    """A launcher's key with its program as the script spells it: `/opt/venv/bin/torchrun` is
+    another install than the `torchrun` on PATH, so the two never read as one."""
+    written = _text(words[0])
+    return written + name[len(os.path.basename(written)) :]
 
 
 def _part(word: Word, value: str) -> Any:
@@ -258,15 +249,17 @@ def _launcher_flag(flags: dict[str, Any], text: str, words: list[Word], i: int, 
 
 
 def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Word]]:
-    """The program's identity and its own arguments; Python's interpreter options join launchers."""
+    """The program's identity and its own arguments. The interpreter joins the launchers as the
+    script spells it, with its options (``python3.11 -u`` is ``{"python3.11": {"-u": true}}``):
+    ``python``, ``python3`` and ``/usr/bin/python`` may be different Pythons, never one."""
     if not words:
         return "(empty)", []
     head = _text(words[0])
     if not _PYTHON.fullmatch(os.path.basename(head)):
         return head, words[1:]
     options, i = _python_options(words)
-    if options:
-        launchers[head] = options
+    if not isinstance(words[0], _LauncherPython):
+        launchers[head if head not in launchers else f"{head} #{len(launchers) + 1}"] = options
     return _python_program(head, words, i)
 
 
@@ -342,7 +335,9 @@ def _flag(out: dict[str, Any], at: dict[str, int], words: list[Word], i: int, wh
     if text.startswith("--") and "=" in text:
         key, _, value = text.partition("=")
         unknown = isinstance(word, NotEvaluated)
-        _add(out, key, NotEvaluated(value, where, line) if unknown else _typed(value))
+        # `--x={a,b}` is `--x=a --x=b` to bash, `--x {a,b}` is `--x a b`: the brace word is kept whole
+        kept = NotEvaluated(text if _BRACES.search(text) else value, where, line)
+        _add(out, key, kept if unknown else _typed(value))
         at.setdefault(key, line)
         return i + 1
     values: list[Any] = []
@@ -382,6 +377,7 @@ def _override_or_positional(
 
 
 _SEPARATORS = {"&&", "||", ";"}
+_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")  # what may be a brace expansion bash did
 
 
 def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str, Any] | None:
@@ -486,6 +482,8 @@ def plain(value: Any) -> Any:
     """Turn ``_Repeated`` markers back into plain lists."""
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, hydravalue.Sweep):
+        return hydravalue.Sweep(plain(v) for v in value)
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value

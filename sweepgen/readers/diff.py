@@ -16,6 +16,7 @@ including none, so ``params.**`` also allows adding or removing ``params`` as a 
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import json
 import math
@@ -81,6 +82,8 @@ def _type_name(value: Any) -> str | None:
         return "not evaluated"
     if type(value).__name__ == "CallData":
         return "call"
+    if type(value).__name__ == "Sweep":
+        return "sweep"
     return type(value).__name__
 
 
@@ -140,6 +143,11 @@ def _walk(old: Any, new: Any, path: tuple[Any, ...], out: list[Change], aligned:
             out.append(Change(path + (index,), "added", ABSENT, new[index]))
     elif isinstance(old, float) and math.isnan(old) and math.isnan(new):
         return
+    elif isinstance(old, (datetime.datetime, datetime.time)):
+        # `==` compares instants: 07:32Z and 08:32+01:00 are equal to it, yet a program reading
+        # either sees another hour and offset; the written value (offset included) decides
+        if old.isoformat() != new.isoformat():
+            out.append(Change(path, "changed", old, new))
     elif old != new:
         out.append(Change(path, "changed", old, new))
 

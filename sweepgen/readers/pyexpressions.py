@@ -28,6 +28,7 @@ from sweepgen.readers.pyvalues import (
     compare,
     dotted,
     fits_work,
+    hash_ordered,
     known,
     known_key,
     merge_into,
@@ -50,6 +51,12 @@ class Expressions:
         self.bases: dict[str, Any] | None = None
         self.steps = 0
         self.copied = 0  # values copied to run undecided branches
+        # names some `(x := ...)` of the file binds: the evaluator may not follow where it runs,
+        # so such a name never reads as the builtin it shadows
+        self.walrus: set[str] = set()
+        # containers a statement this reader could not follow may have changed (`a.sort(key=f)`),
+        # by id, each kept alive so that its id is never another object's
+        self.tainted: dict[int, Any] = {}
 
     def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError  # statements run a function's body: pystatements.Evaluator
@@ -67,6 +74,37 @@ class Expressions:
 
     def opaque(self, node: ast.AST) -> NotEvaluated:
         return NotEvaluated(normalised(node), self.filename, getattr(node, "lineno", 0))
+
+    def taint_call(self, call: ast.Call) -> None:
+        """A call not followed whose result is dropped is run for what it does: its receiver
+        (``a.sort(key=f)``) and its arguments (``set_lr(cfg, 2)``) may hold other things after it."""
+        receiver = [call.func.value] if isinstance(call.func, ast.Attribute) else []
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if receiver and type(self.value(receiver[0])) in _METHODS:
+            arguments = []  # a list's, dict's or string's own methods change no argument
+        for node in [*receiver, *arguments]:
+            self.taint(node)
+
+    def taint(self, receiver: ast.expr) -> None:
+        """What ``receiver`` holds (every container in it, through any name) is not known after."""
+        try:
+            found = self.expr(receiver)
+        except (Unknown, ArithmeticError, ValueError, TypeError, IndexError, KeyError):
+            return
+        stack = [found]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, (dict, list, set)) and id(item) not in self.tainted:
+                self.tainted[id(item)] = item
+                stack.extend([*item.values()] if isinstance(item, dict) else item)
+
+    def visible(self, name: str) -> bool:
+        """Is the plain ``name`` bound where this code runs (the scopes ``lookup`` reads)?"""
+        return name in self.walrus or any(
+            name in scope
+            for depth, scope in enumerate(reversed(self.scopes))
+            if not depth or id(scope) not in self.class_scopes
+        )
 
     def lookup(self, name: str) -> Any:
         # innermost scope first; an enclosing class body is invisible to nested scopes, as in Python
@@ -98,6 +136,8 @@ class Expressions:
             bound = self.lookup(node.id)
             if isinstance(bound, Function):
                 return bound.source
+            if id(bound) in self.tainted:
+                raise Unknown  # a method this reader does not follow may have changed it since
             return bound
         if isinstance(node, ast.Attribute):
             spelled = dotted(node)
@@ -185,7 +225,7 @@ class Expressions:
                     value = self.expr(part.value)
                     spec = self.expr(part.format_spec) if part.format_spec is not None else ""
                     plain = known(value) and fits_work(value)  # `{c}` walks every shared list again
-                    if not plain or part.conversion not in (-1, ord("r"), ord("s")):
+                    if not plain or hash_ordered(value) or part.conversion not in (-1, ord("r"), ord("s")):
                         raise Unknown
                     if part.conversion != -1:
                         value = repr(value) if part.conversion == ord("r") else str(value)
@@ -296,23 +336,33 @@ class Expressions:
 
     def data_call(self, name: str | None, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """What a call the config does not define evaluates to: ``dict()``, ml_collections'
-        constructors (by the import that bound the name), the builtins that are data, a deep copy;
+        constructors (by the import that bound the name), the builtins that are data, a copy;
         any other call is kept as ``CallData``."""
-        if name == "dict":
-            return _dict_of(args, kwargs)
+        found = self.builtin_call(name, args, kwargs)
+        if found is not _NOT_BUILTIN:
+            return found
         short = (name or "").rsplit(".", 1)[-1]
         if self.ml_constructor(name, short, args):
             return _ml_call(short, args, kwargs, node)
-        builtin = _BUILTINS.get(name or "")
-        if builtin is not None:
-            return _call_builtin(builtin, args, kwargs)
-        if name in ("copy.deepcopy", "deepcopy", "copy.copy") and len(args) == 1:
-            return copy.deepcopy(args[0])
+        copier = _COPIES.get(self.imported(name) or "")
+        if copier is not None and len(args) == 1:
+            return copier(args[0])  # copy.copy is shallow: its items stay shared, as in Python
         data = CallData()
         data["call"] = name if name is not None else ast.unparse(node.func)
         data["args"] = args
         data["kwargs"] = kwargs
         return data
+
+    def builtin_call(self, name: str | None, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """``dict()`` or a builtin that is data, called by its own name; ``_NOT_BUILTIN`` for a name
+        the config binds itself (`max = min`, `from lib import dict`, a loop variable, a
+        parameter): that binding is what runs, never the builtin."""
+        if name is None or self.visible(name):
+            return _NOT_BUILTIN
+        if name == "dict":
+            return _dict_of(args, kwargs)
+        builtin = _BUILTINS.get(name)
+        return _NOT_BUILTIN if builtin is None else _call_builtin(builtin, args, kwargs)
 
     def ml_constructor(self, name: str | None, short: str, args: list[Any]) -> bool:
         """An ml_collections constructor, by the import that bound the name (``FieldReference``
@@ -334,7 +384,11 @@ class Expressions:
             # `hooks + [dict(type=EvalHook)]`, `cfg | {"a": torch.float16}`: joining containers
             # never looks at their items, so items holding references or calls join as they are
             return function(left, right)  # type: ignore[misc]
-        if function is None or not _computable(op, left, right):
+        if (
+            function is None
+            or not _computable(op, left, right)
+            or (isinstance(left, str) and hash_ordered(right))
+        ):
             # past a bound (pybounds) or not computable: kept as source
             return self.opaque(node) if isinstance(node, ast.stmt) else raise_unknown()
         return function(left, right)
@@ -412,9 +466,22 @@ def _call_builtin(builtin: Callable[..., Any], args: list[Any], kwargs: dict[str
     """A builtin called on known positional values, within the work bound; anything else is unknown."""
     if kwargs or not known(args) or not fits_work(args):
         raise Unknown
+    if builtin not in _ORDER_FREE and hash_ordered(args):
+        raise Unknown  # list(s), str(s) of a set of strings: another order in the running program
     return builtin(*args)
 
 
+_NOT_BUILTIN = object()  # builtin_call's answer for a call that is no builtin's
+_ORDER_FREE = {sorted, len, min, max, set, bool}
+_ITERABLE_DATA = (
+    list,
+    tuple,
+    str,
+    dict,
+    set,
+    frozenset,
+)  # exact types: what `.extend` may take  # builtins whose result no iteration order changes
+_COPIES: dict[str, Callable[[Any], Any]] = {"copy.deepcopy": copy.deepcopy, "copy.copy": copy.copy}
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "list": list, "tuple": tuple, "set": set, "sorted": sorted, "len": len, "min": min, "max": max,
     "sum": lambda *a: _known(bounded_sum(*a)), "abs": abs, "round": round, "int": int, "float": float,
@@ -508,6 +575,8 @@ def _dict_method(receiver: dict[Any, Any], method: str, args: list[Any], kwargs:
         merge_into(receiver, args[0])
         return None
     if method == "update" and len(args) <= 1:
+        if args and type(args[0]) not in (dict, list, tuple):
+            raise Unknown  # a call's record (a dict subclass) is no mapping of the program's
         receiver.update(*args, **kwargs)
         return None
     if method == "get_ref" and len(args) == 1:
@@ -525,6 +594,10 @@ def _dict_positional(receiver: dict[Any, Any], method: str, args: list[Any], kwa
 
 
 def _list_method(receiver: list[Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if method == "extend" and (not args or type(args[0]) not in _ITERABLE_DATA or hash_ordered(args[0])):
+        # only data iterates as Python iterates it: a call's record or a reference is no list of
+        # items (extending by one would add its keys or letters), and a set of strings has no order
+        raise Unknown
     if method in ("append", "extend", "insert", "pop", "copy", "index", "count", "remove") and not kwargs:
         return getattr(receiver, method)(*args)
     raise Unknown
@@ -532,7 +605,7 @@ def _list_method(receiver: list[Any], method: str, args: list[Any], kwargs: dict
 
 def _str_method(receiver: str, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """A string method on known arguments, within the bounds (pybounds) on work and size."""
-    if method not in _STR_METHODS or not (known(args) and known(kwargs)):
+    if method not in _STR_METHODS or not (known(args) and known(kwargs)) or hash_ordered([args, kwargs]):
         raise Unknown
     if not str_method_fits(receiver, method, args, kwargs):
         raise Unknown

@@ -17,6 +17,7 @@ from sweepgen.readers.pyexpressions import Expressions
 from sweepgen.readers.pymlcollections import file_config
 from sweepgen.readers.pyvalues import (
     LOOP_LIMIT,
+    NO_DEFAULT,
     CallData,
     Function,
     Return,
@@ -41,6 +42,7 @@ class Evaluator(Expressions):
     def module(self, statements: list[ast.stmt]) -> dict[str, Any]:
         scope: dict[str, Any] = {}
         rest: list[Any] = []
+        self.walrus = {n.target.id for s in statements for n in ast.walk(s) if isinstance(n, ast.NamedExpr)}
         self.scopes.append(scope)
         self.run(statements, scope, rest, top=True)
         getter = scope.get("get_config")
@@ -83,6 +85,13 @@ class Evaluator(Expressions):
             mapping["__decorators__"] = [self.value(dec) for dec in node.decorator_list]
         return mapping
 
+    def define(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> Function:
+        """A ``def``: its defaults evaluated now, in the scope that defines it, as Python does."""
+        params = stmt.args
+        defaults = [self.value(d) for d in params.defaults]
+        kw_defaults = [NO_DEFAULT if d is None else self.value(d) for d in params.kw_defaults]
+        return Function(stmt, self.opaque(stmt), defaults, kw_defaults)
+
     def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:  # noqa: C901, PLR0912 - binds Python's argument kinds one after another, as the interpreter does
         if self.depth >= _CALL_DEPTH:
             raise Unknown
@@ -90,25 +99,25 @@ class Evaluator(Expressions):
         local: dict[str, Any] = {}
         params = node.args
         positional = [*params.posonlyargs, *params.args]
-        defaults: list[ast.expr | None] = [None] * (len(positional) - len(params.defaults)) + list(
-            params.defaults
-        )
+        defaults = [NO_DEFAULT] * (len(positional) - len(function.defaults)) + function.defaults
         if len(args) > len(positional) or params.vararg or params.kwarg:
             raise Unknown
+        if any(param.arg in kwargs for param in params.posonlyargs):
+            raise Unknown  # a positional-only parameter given by keyword: a TypeError to Python
         for index, (param, default) in enumerate(zip(positional, defaults)):
             if index < len(args):
                 local[param.arg] = args[index]
             elif param.arg in kwargs:
                 local[param.arg] = kwargs.pop(param.arg)
-            elif default is not None:
-                local[param.arg] = self.value(default)
+            elif default is not NO_DEFAULT:
+                local[param.arg] = default  # the one object, as Python shares it between calls
             else:
                 raise Unknown
-        for param, kw_default in zip(params.kwonlyargs, params.kw_defaults):
+        for param, kw_default in zip(params.kwonlyargs, function.kw_defaults):
             if param.arg in kwargs:
                 local[param.arg] = kwargs.pop(param.arg)
-            elif kw_default is not None:
-                local[param.arg] = self.value(kw_default)
+            elif kw_default is not NO_DEFAULT:
+                local[param.arg] = kw_default
             else:
                 raise Unknown
         if kwargs:
@@ -177,7 +186,7 @@ class Evaluator(Expressions):
         elif isinstance(stmt, ast.ClassDef):
             scope[stmt.name] = self.class_body(stmt)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            scope[stmt.name] = Function(stmt, self.opaque(stmt))
+            scope[stmt.name] = self.define(stmt)
         elif isinstance(stmt, ast.Delete):
             for target in stmt.targets:
                 self.unbind(scope, target, rest, stmt)
@@ -199,6 +208,8 @@ class Evaluator(Expressions):
                 )
             ):
                 rest.append(self.opaque(stmt))
+                if isinstance(stmt.value, ast.Call):
+                    self.taint_call(stmt.value)
         elif isinstance(stmt, ast.If):
             test = self.value(stmt.test)
             if known(test):

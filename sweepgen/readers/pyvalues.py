@@ -8,6 +8,7 @@ is raised for an expression whose value cannot be known, ``Return`` carries a ``
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -31,13 +32,35 @@ class CallData(dict):  # type: ignore[type-arg]
     """A call to something the reader must not run: its name and evaluated arguments."""
 
 
+NO_DEFAULT: Any = object()  # a keyword-only parameter without a default
+
+
 class Function:
-    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, source: NotEvaluated) -> None:
+    """A function the config defines: its code, its source, and its defaults, which Python
+    evaluates once, where the ``def`` runs (a later rebinding of a name they read does not change
+    them, and a mutable default is shared by every call)."""
+
+    def __init__(
+        self,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        source: NotEvaluated,
+        defaults: list[Any] | None = None,
+        kw_defaults: list[Any] | None = None,
+    ) -> None:
         self.node = node
         self.source = source
+        self.defaults = defaults or []
+        self.kw_defaults = kw_defaults or []
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Function:
-        return self  # code, not data: a branch run on a copy of the state shares it
+        if not self.defaults and not self.kw_defaults:
+            return self  # code, not data: a branch run on a copy of the state shares it
+        # the defaults are data a call may change: a branch run on a copy gets its own
+        twin = Function(self.node, self.source)
+        memo[id(self)] = twin
+        twin.defaults = copy.deepcopy(self.defaults, memo)
+        twin.kw_defaults = copy.deepcopy(self.kw_defaults, memo)
+        return twin
 
 
 class Return(Exception):
@@ -153,3 +176,29 @@ def is_docstring(stmt: ast.stmt) -> bool:
         and isinstance(stmt.value, ast.Constant)
         and isinstance(stmt.value.value, str)
     )
+
+
+_FIXED_HASH = (int, float, bool, type(None))  # hashes Python does not salt per process
+
+
+def hash_ordered(value: Any) -> bool:
+    """Does ``value`` hold (at any depth) a set whose iteration order the running program draws
+    anew each run? A set of strings (or of anything but numbers and None) is iterated in the order
+    of their hashes, salted per process (PYTHONHASHSEED): ``list(s)``, ``",".join(s)``, ``str(s)``
+    give another order in the program than in this reader, so such a result is never a value."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, (dict, list, tuple, set, frozenset)) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if _salted_order(item):
+            return True
+        stack.extend([*item.keys(), *item.values()] if isinstance(item, dict) else item)
+    return False
+
+
+def _salted_order(item: Any) -> bool:
+    """A set of two or more members, one of them hashed with the per-process salt."""
+    salted = isinstance(item, (set, frozenset)) and len(item) > 1
+    return salted and any(type(member) not in _FIXED_HASH for member in item)

@@ -18,6 +18,7 @@ from sweepgen.readers.shellwords import (
     Field,
     Partial,
     Unknown,
+    ansi_c,
     arithmetic,
     escape_literal,
     expand_quoted,
@@ -98,7 +99,12 @@ class Reader(Walk):
             return
         name = self.text(name_node)
         append = any(c.type == "+=" for c in node.children)
+        used = name in self.substituted
         value, known = self.assigned_value(node.child_by_field_name("value"))
+        if not used:
+            # `PATH=/x:$PATH` reads PATH only to build PATH: no command shows its value, so the
+            # variable is still shown (one inherited from the environment is exported)
+            self.substituted.discard(name)
         if append and name in self.assignments:
             self.append(name, value, known, when, self.line(node))
         else:
@@ -249,16 +255,51 @@ class Reader(Walk):
     def declaration(self, node: Any, when: list[str]) -> None:
         keyword = self.text(node.children[0])
         letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
+        local = bool(self.frames) and (
+            keyword == "local" or (keyword in ("declare", "typeset") and "g" not in letters)
+        )
+        if local:
+            # inside a function `local`/`declare` shadow the variable until the body returns; the
+            # binding is marked, so `local X=2` never reads as the global `X=2`
+            self.shadow(node, when)
+            when = [*when, "local"]
         if letters - _PLAIN_DECLARE:
             self.opaque_declaration(node, when)
             return
-        export = keyword == "export" or "x" in letters
-        array = bool(letters & {"a", "A"})
+        self.declare_each(
+            node, when, keyword == "export" or "x" in letters, bool(letters & {"a", "A"}), local
+        )
+
+    def declare_each(self, node: Any, when: list[str], export: bool, array: bool, local: bool) -> None:
+        """Each name of a declaration with its plain options: assigned, or declared without a value."""
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self.assign(child, when, export=export)
+            elif child.type == "variable_name" and local:
+                # bash's `local X` is a new, empty X: the value it shadows is not seen in the body
+                self.bind(self.text(child), [] if array else "", True, when, self.line(child))
             elif child.type == "variable_name":
                 self.declare(self.text(child), export, array, when, self.line(child))
+
+    def shadow(self, node: Any, when: list[str]) -> None:
+        """Note, in the innermost function's frame, what each name a ``local`` declares held before
+        (first declaration only: a second ``local X`` shadows the frame's own X)."""
+        frame = self.frames[-1]
+        for name in self.declared_names(node):
+            if name not in frame.saved:
+                value = self.vars.get(name)
+                held = list(value) if isinstance(value, list) else value
+                frame.saved[name] = (name in self.vars, held, name in self.exported, when == frame.guard)
+
+    def declared_names(self, node: Any) -> list[str]:
+        """The variables a declaration names (``X``, ``X=v``, ``A[1]=v`` names ``A``)."""
+        names = []
+        for child in node.named_children:
+            target = child.child_by_field_name("name") if child.type == "variable_assignment" else child
+            if child.type in ("variable_assignment", "variable_name") and target is not None:
+                base = target.child_by_field_name("name") if target.type == "subscript" else target
+                names.append(self.text(base or target))
+        return names
 
     def declare_options(self, node: Any) -> list[str]:
         """The words of a declaration that are options (``-a``, ``-rx``)."""
@@ -279,11 +320,8 @@ class Reader(Walk):
         """``declare -i/-l/-u/-n`` change what is bound (arithmetic, case, a name reference) and an
         option bash refuses binds nothing: kept as source, and its variables are not known after."""
         self.keep_opaque(node, when)
-        for child in node.named_children:
-            target = child.child_by_field_name("name") if child.type == "variable_assignment" else child
-            if child.type in ("variable_assignment", "variable_name") and target is not None:
-                base = target.child_by_field_name("name") if target.type == "subscript" else target
-                self.vars[self.text(base or target)] = UNKNOWN
+        for name in self.declared_names(node):
+            self.vars[name] = UNKNOWN
 
     def run(  # noqa: C901, PLR0912 - one branch per builtin the interpreter follows (export, set, source, cd...)
         self,
@@ -320,7 +358,10 @@ class Reader(Walk):
             and isinstance(inner[2], str)
         ):
             # `srun bash -c "python ..."`: read the inner script, launchers and all
-            self.bash_c(inner[2], inner[3:], launchers, prefix, when, state, line)
+            # the shell joins the launchers as spelled: `sh` (often dash) or another `bash` may
+            # read the same code otherwise
+            shell = inner[0]
+            self.bash_c(inner[2], inner[3:], {**launchers, shell: {}}, prefix, when, state, line, shell)
             return
         name, arguments = cmdline.program(inner, launchers)
         if name in ("torch.distributed.run", "torch.distributed.launch"):
@@ -360,10 +401,11 @@ class Reader(Walk):
         when: list[str],
         state: dict[str, Any],
         line: int,
+        shell: str,
     ) -> None:
         """``[launchers] [X=v] bash -c CODE [ARG0 ARGS...]``: a new shell. Its commands carry the
-        launchers, the ``X=v`` (``@env``) and the words after CODE (``@argv``, its ``$0 $1...``);
-        what it binds or exports shows under ``commands["bash -c"]``."""
+        launchers, the shell, the ``X=v`` (``@env``) and the words after CODE (``@argv``, its
+        ``$0 $1...``); what it binds or exports shows under ``commands["bash -c"]`` (``"sh -c"``)."""
         sub = self.new_shell(prefix)
         sub.script(code, line - 1, [], state)
         sub.uncalled()
@@ -372,16 +414,16 @@ class Reader(Walk):
         extra = _given(prefix, argv)
         for key, value in sub.commands.items():
             self.store(key, self.guarded(_carried(value, extra, launchers), when), line)
-        self.store_bound(sub, extra, when, line)
+        self.store_bound(sub, extra, when, line, shell)
 
-    def store_bound(self, sub: Reader, extra: dict[str, Any], when: list[str], line: int) -> None:
+    def store_bound(self, sub: Reader, extra: dict[str, Any], when: list[str], line: int, shell: str) -> None:
         """What a child shell binds or exports, under ``commands["bash -c"]``; when it ran no command,
         what its parent gave it (``extra``) shows there too, else a change to it would show nowhere."""
         inner = sub.finish().data
         bound = {k: inner[k] for k in ("env", "vars") if inner[k]}
         shown = {**({} if sub.commands else extra), **bound}
         if shown:
-            self.store("bash -c", self.guarded(shown, when), line)
+            self.store(f"{shell} -c", self.guarded(shown, when), line)
 
     def new_shell(self, prefix: dict[str, Any]) -> Reader:
         """The reader of a child shell: it sees the exported variables and the command's own ``X=v``,
@@ -464,13 +506,8 @@ class Reader(Walk):
         if kind == "raw_string":
             return [Field(self.text(node)[1:-1], True, line)]
         if kind == "ansi_c_string":
-            escaped = self.text(node)[2:-1]
-            try:
-                return [
-                    Field(escaped.encode("latin-1", "backslashreplace").decode("unicode_escape"), True, line)
-                ]
-            except UnicodeDecodeError:
-                return [Field(self.text(node), False, line)]
+            decoded = ansi_c(self.text(node)[2:-1])
+            return [Field(self.text(node), False, line) if decoded is None else Field(decoded, True, line)]
         if kind == "string":
             quoted = self.text(node)[1:-1]
             whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", quoted)
@@ -495,8 +532,17 @@ class Reader(Walk):
                 return [] if known else [Field(source, False, line)]
             if assignment:
                 return [Field(joined(value), known, line)]
+            if "IFS" in self.assignments and self.vars.get("IFS") != " \t\n":
+                # bash splits an unquoted expansion at the characters of IFS, which the script set:
+                # kept as written, every variable shown
+                self.opaque = True
+                return [Field(source, False, line)]
             return split_fields(value, line)
         if kind == "concatenation":
+            if not assignment and self.brace_expansion(node):
+                # `{a,b}` and `a={x:1,y:2}` are several words to bash: kept as written, never
+                # the one literal word that the quoted spelling is
+                return [Field(self.text(node), False, line)]
             return [self.concatenation(node, line, assignment)]
         if kind == "arithmetic_expansion":
             source = self.text(node).strip()
@@ -516,6 +562,18 @@ class Reader(Walk):
             return [Field(self.text(node), False, line)]
         self.opaque = True
         return [Field(self.text(node), False, line)]
+
+    def brace_expansion(self, node: Any) -> bool:
+        """Does this concatenation hold an unquoted ``{...}`` with a ``,`` or ``..`` in it (bash's
+        brace expansion: ``{a,b}``, ``a{1,2}``, ``{x..y}``)? A ``{a}`` without one is literal."""
+        children = node.named_children
+        if any(child.type == "brace_expression" for child in children):
+            return True
+        words = [self.text(child) if child.type == "word" else "" for child in children]
+        if "{" not in words or "}" not in words:
+            return False
+        inside = words[words.index("{") + 1 : len(words) - 1 - words[::-1].index("}")]
+        return any("," in word or ".." in word for word in inside)
 
     def concatenation(self, node: Any, line: int, assignment: bool) -> Field:
         """Parts glued into one word. Partly known, it is written as source: the literal parts

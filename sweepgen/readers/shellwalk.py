@@ -31,6 +31,15 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+class Frame:
+    """One function body being walked: what each of its ``local`` variables shadowed (bound?,
+    value, exported?, declared where the body itself runs rather than under a condition of its own)."""
+
+    def __init__(self, guard: list[str]) -> None:
+        self.guard = guard
+        self.saved: dict[str, tuple[bool, Any, bool, bool]] = {}
+
+
 class Walk:
     """A script's statements, walked in order; the meaning of each is ``shellinterp.Reader``'s."""
 
@@ -58,6 +67,7 @@ class Walk:
         self.called: set[str] = set()
         self.calls: list[str] = []  # the functions being walked, innermost last
         self.call_count = 0
+        self.frames: list[Frame] = []  # the `local` variables of each body being walked
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -182,10 +192,31 @@ class Walk:
         try:
             for body, src, offset, defined in self.functions[name]:
                 self.src, self.offset = src, offset
-                self.block(body, [*when, *defined, f"function {name}"], redirects)
+                guard = [*when, *defined, f"function {name}"]
+                self.frames.append(Frame(guard))
+                try:
+                    self.block(body, guard, redirects)
+                finally:
+                    self.unwind(self.frames.pop())
         finally:
             self.calls.pop()
             self.src, self.offset = saved
+
+    def unwind(self, frame: Frame) -> None:
+        """A body returns: bash gives back what each ``local`` shadowed. A ``local`` the body ran
+        under a condition of its own may not have run, so that variable is not known after."""
+        for name, (had, value, exported, sure) in frame.saved.items():
+            if not sure:
+                self.vars[name] = UNKNOWN
+                continue
+            if had:
+                self.vars[name] = value
+            else:
+                self.vars.pop(name, None)
+            if exported:
+                self.exported.add(name)
+            else:
+                self.exported.discard(name)
 
     def uncalled(self) -> None:
         """Functions the script defines but never calls: walked after the script, so that an edit
@@ -236,6 +267,8 @@ class Walk:
         text = self.text(node)
         if not text.startswith("#SBATCH") or self.seen_command:
             return  # sbatch stops reading directives at the first command
+        if node.start_point[1] != 0:
+            return  # sbatch takes `#SBATCH` only at the start of a line: an indented one is a comment
         try:
             words = shlex.split(text[len("#SBATCH") :], comments=True)
         except ValueError:

@@ -268,3 +268,45 @@ def _split_word(word: str, partly: bool, line: int) -> Field:
     if re.search(r"(?<!\\)[$`]", word) or word.startswith("~"):
         return Field(word, False, line)
     return Field(re.sub(r"\\(.)", r"\1", word), True, line)
+
+
+# bash's $'...' escapes (ansicstr): one letter each, then the numeric forms with their digit counts
+_ANSI_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+                 "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+_ANSI_ESCAPE = re.compile(
+    r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|(c)|(.))", re.S
+)
+
+
+def ansi_c(text: str) -> str | None:
+    """The body of ``$'...'`` as bash decodes it (``\\e`` is ESC, ``\\x4`` one digit, ``\\N{..}`` and
+    other unknown escapes keep their backslash); None where bash's result is not plain text it can
+    be sure of: a NUL, a byte past ASCII, a control escape ``\\c``, a code point Python refuses."""
+    try:
+        decoded = _ANSI_ESCAPE.sub(_ansi_one, text)
+    except ValueError:
+        return None
+    return None if "\0" in decoded else decoded
+
+
+def _ansi_one(found: re.Match[str]) -> str:
+    octal, hexa, short, long, control, other = found.groups()
+    if other is not None:
+        return _ANSI_LETTERS.get(other, "\\" + other)
+    if control is not None:
+        raise ValueError(found.group())
+    if octal is not None or hexa is not None:
+        return _ansi_byte(int(octal, 8) if octal is not None else int(hexa, 16))
+    return _ansi_point(int(short or long, 16))
+
+
+def _ansi_byte(byte: int) -> str:
+    if byte > 0x7F:
+        raise ValueError(byte)  # a raw byte: what it shows as depends on the locale
+    return chr(byte)
+
+
+def _ansi_point(point: int) -> str:
+    if 0xD800 <= point <= 0xDFFF:
+        raise ValueError(point)  # a surrogate: no character bash can print
+    return chr(point)

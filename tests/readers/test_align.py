@@ -55,7 +55,9 @@ def test_one_inserted_run_among_many_is_one_change(tmp_path):
     result = CliRunner().invoke(main, ["diff", str(tmp_path / "a.sh"), str(tmp_path / "c.sh")])
     assert result.stdout.splitlines() == [
         'commands["train.py #6"]: '
-        + repr({"--config-name": "env5", "trainer": {"experiment_name": "env5-ppo"}})
+        + repr(
+            {"--config-name": "env5", "trainer": {"experiment_name": "env5-ppo"}, "@launcher": {"python": {}}}
+        )
         + " -> <absent>",
         "1 change",
     ]

@@ -3,6 +3,7 @@ properties that tie the diff to type-strict equality."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 
 import pytest
@@ -372,3 +373,14 @@ def test_property_one_inserted_item_is_one_added_change(items, data):
     assert strictly_equal([*items[:index], grown[index], *items[index:]], grown)
     (change,) = diff({"l": grown}, {"l": items})
     assert change.kind == "removed"
+
+
+def test_a_time_at_another_offset_is_a_change():
+    """TOML and YAML read `07:32Z` and `08:32+01:00` as aware datetimes Python calls equal (one
+    instant); a program reading them sees another hour and offset, so the pair is a change."""
+    utc, plus1 = dt.timezone.utc, dt.timezone(dt.timedelta(hours=1))
+    old = {"start": dt.datetime(1979, 5, 27, 7, 32, tzinfo=utc), "at": dt.time(7, 32, tzinfo=utc)}
+    new = {"start": dt.datetime(1979, 5, 27, 8, 32, tzinfo=plus1), "at": dt.time(7, 32, tzinfo=plus1)}
+    assert [c.dotted for c in diff(old, new)] == ["at", "start"]
+    same_offset = {"start": dt.datetime(1979, 5, 27, 7, 32, tzinfo=dt.timezone(dt.timedelta(0)))}
+    assert diff({"start": old["start"]}, same_offset) == []  # `Z` and `+00:00` are one spelling

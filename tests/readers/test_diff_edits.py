@@ -147,8 +147,10 @@ def _without_comments(text: str) -> list[str]:
     return [line for line in kept if line]
 
 
+# lines that, run twice in a row, leave the program as once; a `return` repeated after itself is
+# never reached
 _IDEMPOTENT = re.compile(
-    r"\s*((export\s+)?[A-Za-z_][A-Za-z0-9_]*=[^=]|[\w.]+\s*=[^=]|(from\s+\S+\s+)?import\s|#!|set\s|&>|[0-9]*>|\s*$)"
+    r"\s*((export\s+)?[A-Za-z_][A-Za-z0-9_]*=[^=]|[\w.]+\s*=[^=]|(from\s+\S+\s+)?import\s|#!|set\s|&>|[0-9]*>|return\b|\s*$)"
 )
 
 
@@ -205,7 +207,7 @@ def test_an_edit_the_program_sees_is_never_reported_equal(tmp_path_factory, case
         except Exception:  # noqa: BLE001 - the loader refuses the edit: sweepgen must refuse it too
             seen = True
     elif kind == "duplicate" and _IDEMPOTENT.match(_added_line(original, edited)):
-        return  # `X=8` or `import torch` run twice: nothing changes for the program
+        return  # `X=8`, `import torch` or `return x` twice: nothing changes for the program
     else:
         seen = not _inert(path, original, edited) and not _same_to_the_program(original, edited)
     if not seen:

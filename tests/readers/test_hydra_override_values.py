@@ -1,6 +1,7 @@
 """A Hydra override's value is typed by Hydra's own grammar, not YAML's: `a=0x10` is the string
 "0x10" to Hydra (YAML reads 16), `a=inf` a float (YAML: a string). Held against hydra-core's override
-parser (hydra-core is in the `dev` extra: the reference is always there), and by fixed cases."""
+parser (hydra-core is in the `dev` extra: the reference is always there), and by fixed cases: flow
+lists and dicts item by item, quoted values, and `a=1,2` sweeps included."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import math
 
 import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import ChoiceSweep, QuotedString
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweepgen.readers.cmdline import hydra_scalar
 from sweepgen.readers.diff import diff
+from sweepgen.readers.hydravalue import Refused, Sweep, read_value
 from sweepgen.readers.shellconfig import read_shell
 
 SPELLINGS = ["0x10", "010", "00", "0o17", "inf", "-inf", ".inf", "+.inf", "NaN", ".NaN", "1_000", "1__0",
@@ -21,15 +23,50 @@ SPELLINGS = ["0x10", "010", "00", "0o17", "inf", "-inf", ".inf", "+.inf", "NaN",
 
 
 def _same(a: object, b: object) -> bool:
+    """Equal and of the same type all the way down (dict keys and their order too)."""
+    if type(a) is not type(b):
+        return False
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
         return math.isnan(b)
-    return type(a) is type(b) and a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        pairs = zip(a.items(), b.items())
+        return len(a) == len(b) and all(_same(k, j) and _same(v, w) for (k, v), (j, w) in pairs)
+    return a == b
+
+
+def _hydra(value: object) -> object:
+    """hydra-core's reading in this module's terms: a simple sweep is a ``Sweep``, a quoted string
+    its text; a function's result (computed by Hydra, kept as source here) is ``Refused``."""
+    if isinstance(value, ChoiceSweep):
+        return Sweep(_hydra(x) for x in value.list) if value.simple_form else Refused
+    if isinstance(value, QuotedString):
+        return value.text
+    if isinstance(value, list):
+        return [_hydra(x) for x in value]
+    if isinstance(value, dict):
+        return {_hydra(k): _hydra(v) for k, v in value.items()}
+    return value if value is None or isinstance(value, (str, int, float)) else Refused
+
+
+def _both(text: str) -> tuple[object, object]:
+    """(hydra-core's reading of ``a=text``, ours); ``Refused`` where either refuses."""
+    try:
+        theirs = _hydra(OverridesParser.create().parse_override(f"a={text}").value())
+    except Exception:  # noqa: BLE001 - whatever Hydra raises, it refuses the value
+        theirs = Refused
+    try:
+        ours = read_value(text)
+    except Refused:
+        ours = Refused
+    return theirs, ours
 
 
 def test_override_values_that_yaml_and_hydra_read_differently():
-    assert hydra_scalar("0x10") == "0x10" and hydra_scalar("010") == "010"
-    assert hydra_scalar("1_000") == 1000 and hydra_scalar("inf") == math.inf
-    assert hydra_scalar(".inf") == ".inf" and hydra_scalar("TRUE") is True and hydra_scalar("nulL") is None
+    assert read_value("0x10") == "0x10" and read_value("010") == "010"
+    assert read_value("1_000") == 1000 and read_value("inf") == math.inf
+    assert read_value(".inf") == ".inf" and read_value("TRUE") is True and read_value("nulL") is None
     for one, two in [("a=0x10", "a=16"), ("a=010", "a=10"), ("a=inf", "\"a='inf'\""), ("a=.inf", "a=inf")]:
         a = read_shell(f"python -m app {one}\n").data
         b = read_shell(f"python -m app {two}\n").data
@@ -42,15 +79,75 @@ def test_override_values_that_yaml_and_hydra_read_differently():
 @pytest.mark.parametrize("text", SPELLINGS)
 def test_hydra_reads_each_spelling_so(text):
     parser = OverridesParser.create()
-    assert _same(hydra_scalar(text), parser.parse_override(f"a={text}").value()), text
+    assert _same(read_value(text), parser.parse_override(f"a={text}").value()), text
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="0123456789_.eE+-xoinfaINFAtrulsTRULS", min_size=1, max_size=8))
-def test_hydra_scalar_agrees_with_hydra(text):
-    parser = OverridesParser.create()
-    try:
-        expected = parser.parse_override(f"a={text}").value()
-    except Exception:  # noqa: BLE001 - a value Hydra refuses has no typing to compare
-        return
-    assert _same(hydra_scalar(text), expected), text
+@given(st.text(alphabet="0123456789_.eE+-xoinfaINFAtrulsTRULS/$%*@?|", min_size=1, max_size=8))
+def test_scalars_agree_with_hydra(text):
+    theirs, ours = _both(text)
+    assert _same(ours, theirs), text
+
+
+def _read(word: str) -> dict:
+    return read_shell(f"python -m app {word}\n").data
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("a=[0x10]", "a=[16]"),  # Hydra: ['0x10'] and [16]
+        ("a=[010,.inf]", "a=[10,inf]"),
+        ("a={k:0x10}", "a={k:16}"),
+        ("'a={k: 0x10}'", "'a={k: 16}'"),
+        ("a={k:[1,{j:0o17}]}", "a={k:[1,{j:15}]}"),
+        ("a=[yes,on]", "a=[true,true]"),  # strings to Hydra, bools to YAML 1.1
+        ("a=1,2", "\"a='1,2'\""),  # a sweep over 1 and 2, not the string
+        ("a=1,2", "a=[1,2]"),  # a sweep, not a list
+        ("'a=\"x\\ty\"'", "'a=\"x\ty\"'"),  # Hydra keeps the backslash: no tab
+        ("'a=\"\\x41\"'", "a=A"),
+    ],
+)
+def test_override_values_hydra_reads_differently_are_a_change(one, two):
+    assert diff(_read(one), _read(two)), (one, two)
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("a=[1,2]", "'a=[ 1 , 2 ]'"),
+        ("a=[0x10]", 'a=["0x10"]'),
+        ("a={k:1_000}", "'a={ k : 1000 }'"),
+        ("a=[1e-5]", "a=[0.00001]"),
+        ("'a=x\\,y'", "\"a='x,y'\""),  # an escaped comma is a comma, not a sweep
+    ],
+)
+def test_override_values_hydra_reads_alike_are_no_change(one, two):
+    assert diff(_read(one), _read(two)) == [], (one, two)
+
+
+def test_values_hydra_refuses_or_computes_stay_source():
+    data = _read("'a=choice(1,2)' 'b=[1,#]' c=café")["commands"]["app"]
+    assert [type(data[k]).__name__ for k in "abc"] == ["NotEvaluated"] * 3
+
+
+PIECES = ["[", "]", "{", "}", ",", ", ", ":", " : ", "0x10", "16", "1e5", "1_0", ".5", "inf", "NaN",
+          "TRUE", "null", "a", "b c", "'q'", '"x\\"y"', "'a\\\\'", "${x}", "\\,", "\\ ", "-", "+1",
+          "/p", "é", "#", "(", ")", "f(", "=", " ", "\t", "1.", "010", "'", '"', "\\"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=7).map("".join))
+def test_nested_values_agree_with_hydra(text):
+    theirs, ours = _both(text)
+    assert _same(ours, theirs), (text, ours, theirs)
+
+
+def test_a_sweep_shows_as_written_and_by_its_own_type():
+    (change,) = diff(_read("a=1,2"), _read("a=[1,2]"))
+    assert (change.kind, change.old_type, change.new_type, repr(change.old)) == (
+        "type_changed",
+        "sweep",
+        "list",
+        "1,2",
+    )

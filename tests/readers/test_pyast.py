@@ -400,3 +400,91 @@ def test_normalised_source_drops_docstrings_and_leaves_the_tree_as_it_was():
     assert ast.dump(tree) == before
     lone = ast.parse('def g():\n    """only a docstring"""\n')
     assert '"""only a docstring"""' in normalised(lone)
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("max = min\na = max(1, 2)\n", "max = min\na = 2\n"),  # Python: 1
+        ("str = repr\na = str('x')\n", "str = repr\na = 'x'\n"),  # Python: "'x'"
+        ("dict = list\na = dict(x=1)\n", "dict = list\na = {'x': 1}\n"),  # Python: TypeError
+        ("from lib import dict\na = dict(x=1)\n", "from lib import dict\na = {'x': 1}\n"),
+        ("for max in [min]:\n    pass\na = max(1, 2)\n", "for max in [min]:\n    pass\na = 2\n"),
+        (
+            "def f(sorted=reversed):\n    return sorted([1, 2])\na = f()\n",
+            "def f(sorted=reversed):\n    return sorted([1, 2])\na = [1, 2]\n",
+        ),
+        ("class len:\n    pass\nb = len('ab')\n", "class len:\n    pass\nb = 2\n"),
+        ("if x:\n    len = max\nb = len('ab')\n", "if x:\n    len = max\nb = 2\n"),
+        ("(len := max)\nb = len('ab')\n", "(len := max)\nb = 2\n"),
+        (
+            "from lib import deepcopy\nx = {'k': [1]}\na = deepcopy(x)\n",
+            "from lib import deepcopy\nx = {'k': [1]}\na = {'k': [1]}\n",
+        ),
+    ],
+)
+def test_a_builtin_name_the_config_binds_is_not_the_builtin(one, two):
+    assert diff(read_python(one).data, read_python(two).data), (one, two)
+
+
+def test_copy_copy_is_shallow_and_deepcopy_deep():
+    shallow = read_python("import copy\nx = {'k': [1]}\na = copy.copy(x)\na['k'].append(2)\n").data
+    deep = read_python("import copy\nx = {'k': [1]}\na = copy.deepcopy(x)\na['k'].append(2)\n").data
+    assert (shallow["x"], shallow["a"]) == ({"k": [1, 2]}, {"k": [1, 2]})  # the list stays shared
+    assert (deep["x"], deep["a"]) == ({"k": [1]}, {"k": [1, 2]})
+    # the builtins a config does not rebind are still evaluated
+    assert read_python("a = max(1, 2)\nb = dict(x=len('ab'))\n").data == {"a": 2, "b": {"x": 2}}
+
+
+def test_defaults_are_evaluated_once_where_the_def_runs():
+    """Python evaluates a default when `def` runs, in the defining scope, and shares it between calls."""
+    late = read_python("x = 1\ndef f(a=x, *, b=x):\n    return [a, b]\nx = 2\ny = f()\n").data
+    assert late["y"] == [1, 1]
+    shared = read_python("def f(a=[]):\n    a.append(1)\n    return a\nx = f()\ny = f()\n").data
+    assert shared["x"] == shared["y"] == [1, 1]
+    counted = read_python(
+        "def g(d={}):\n    d['n'] = d.get('n', 0) + 1\n    return d['n']\na = g()\nb = g()\n"
+    ).data
+    assert (counted["a"], counted["b"]) == (1, 2)
+    # a positional-only parameter given by keyword is a TypeError: never a value
+    refused = read_python("def f(a, /, b=2):\n    return a + b\nx = f(a=1)\n").data
+    assert isinstance(refused["x"], NotEvaluated)
+
+
+def test_an_order_python_draws_per_run_is_never_a_value():
+    """A set of strings iterates in the order of salted hashes (PYTHONHASHSEED): the running program
+    may see `['b', 'a']` where this reader saw `['a', 'b']`, so the verdict depended on the reader's
+    own seed. Such results stay not evaluated; an order no seed changes is still a value."""
+    source = (
+        "s = {'b', 'a', 'c'}\n"
+        "a = list(s)\nb = ','.join(s)\nc = str(s)\nd = f'{s}'\ne = '%s' % (s,)\nf = []\nf.extend(s)\n"
+        "g = sorted(s)\nh = len(s)\ni = list({3, 1, 2})\n"
+    )
+    data = read_python(source).data
+    assert all(isinstance(data[k], NotEvaluated) for k in "abcde"), data
+    assert NotEvaluated("f.extend(s)") in data["__statements__"]  # kept as source, never ordered
+    assert (data["g"], data["h"], data["i"]) == (["a", "b", "c"], 3, [1, 2, 3])
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        # a call's record is no list: extending by it added its keys ('call', 'args', 'kwargs')
+        ("a = [1]\na.extend(gen())\n", "a = [1]\na.extend(other())\n"),
+        ("a = [1]\na.extend(gen())\n", "a = [1, 'call', 'args', 'kwargs']\n"),
+        ("a = [1]\na.extend(ab)\n", "a = [1, 'a', 'b']\n"),  # a name is no string of letters
+        ("a = {}\na.update(gen())\n", "a = {'call': 'gen', 'args': [], 'kwargs': {}}\n"),
+        # a method not followed may change its receiver: what is read from it after is not known
+        ("a = [3, 1]\na.sort(key=f)\nx = a[0]\n", "a = [3, 1]\na.sort(key=f)\nx = 3\n"),
+        ("a = [1]\nb = a\na.frob()\nx = len(b)\n", "a = [1]\nb = a\na.frob()\nx = 1\n"),
+    ],
+)
+def test_what_a_method_not_followed_does_is_never_guessed(one, two):
+    assert diff(read_python(one).data, read_python(two).data), (one, two)
+
+
+def test_a_dropped_call_not_followed_may_change_its_arguments():
+    """`set_lr(cfg, 2)` is run for what it does: `cfg` read after it is not known."""
+    one = read_python("cfg = {'lr': 1}\nset_lr(cfg, 2)\nx = cfg['lr']\n").data
+    assert isinstance(one["x"], NotEvaluated) and one["cfg"] == {"lr": 1}
+    assert diff(one, read_python("cfg = {'lr': 1}\nset_lr(cfg, 2)\nx = 1\n").data)

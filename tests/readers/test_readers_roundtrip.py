@@ -159,7 +159,9 @@ def test_hydra_override_command_line_round_trip(data, rng, split):
     rng.shuffle(tokens)  # override order does not matter between distinct keys
     joiner = " \\\n    " if split else " "
     script = "python3 -m verl.trainer.main_ppo" + joiner + joiner.join(tokens) + "\n"
-    assert _same(read_shell(script).data["commands"]["verl.trainer.main_ppo"], data)
+    assert _same(
+        read_shell(script).data["commands"]["verl.trainer.main_ppo"], {**data, "@launcher": {"python3": {}}}
+    )
 
 
 _flags = st.dictionaries(

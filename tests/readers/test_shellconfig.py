@@ -28,14 +28,24 @@ def test_hydra_overrides_are_keyed_by_name_not_position():
     a = _cmd("python3 -m verl.trainer.main_ppo a.x=1 b.y=2 c.z=3\n", "verl.trainer.main_ppo")
     b = _cmd("python3 -m verl.trainer.main_ppo a.x=1 +new.k=0 b.y=2 c.z=4\n", "verl.trainer.main_ppo")
     assert [c.dotted for c in diff(a, b)] == ["+new", "c.z"]
-    assert _cmd("python t.py ++a.b=1 ~c.d\n", "t.py") == {"++a": {"b": 1}, "~c": {"d": None}}
+    assert _cmd("python t.py ++a.b=1 ~c.d\n", "t.py") == {
+        "++a": {"b": 1},
+        "~c": {"d": None},
+        "@launcher": {"python": {}},
+    }
 
 
 def test_arrays_expand_where_used_and_redirections_are_not_arguments():
     script = 'ARGS=(--lr 1e-5\n  --steps 10)\npython t.py "${ARGS[@]}" &>> log\n'
     cfg = read_shell(script).data
     assert cfg["commands"] == {
-        "t.py": {"--lr": 1e-5, "--steps": 10, "@stdout": ">> log", "@stderr": ">> log"}
+        "t.py": {
+            "--lr": 1e-5,
+            "--steps": 10,
+            "@stdout": ">> log",
+            "@stderr": ">> log",
+            "@launcher": {"python": {}},
+        }
     }
     assert cfg["vars"] == {}  # every use of ARGS was substituted: its value shows where it is used
 
@@ -43,7 +53,7 @@ def test_arrays_expand_where_used_and_redirections_are_not_arguments():
 def test_heredoc_read_into_a_variable_is_run_as_a_command():
     one = "read -r -d '' CMD <<EOF\npython t.py --a 1 \\\n  --b 2\nEOF\n$CMD\n"
     two = "read -r -d '' CMD <<EOF\npython t.py \\\n      --b 2 --a 1\nEOF\n$CMD\n"
-    assert _cmd(one, "t.py") == {"--a": 1, "--b": 2}
+    assert _cmd(one, "t.py") == {"--a": 1, "--b": 2, "@launcher": {"python": {}}}
     assert diff(read_shell(one).data, read_shell(two).data) == []
 
 
@@ -59,7 +69,7 @@ def test_everything_after_ray_double_dash_belongs_to_the_inner_program():
     assert cmd == {
         "a": {"b": 1},
         "--f": "v",
-        "@launcher": {"ray job submit": {"--address": "http://h:8265", "--no-wait": True}},
+        "@launcher": {"ray job submit": {"--address": "http://h:8265", "--no-wait": True}, "python3": {}},
     }
 
 
@@ -68,6 +78,7 @@ def test_multi_value_and_repeated_flags_are_lists():
         "--range": [0, 1],
         "--tag": ["a", "b"],
         "--one": "x",
+        "@launcher": {"python": {}},
     }
 
 
@@ -102,7 +113,7 @@ def test_launchers_are_peeled_off():
         "python": {"-u": True},
     }
     inner = _cmd('bash -c "deepspeed --num_gpus 2 train.py --z 3"\n', "train.py")
-    assert inner == {"--z": 3, "@launcher": {"deepspeed": {"--num_gpus": 2}}}
+    assert inner == {"--z": 3, "@launcher": {"bash": {}, "deepspeed": {"--num_gpus": 2}}}
 
 
 @pytest.mark.parametrize("head", ["uv launch", "accelerate run", "uv pip", "accelerate config"])
@@ -205,7 +216,7 @@ def test_a_function_reads_the_variables_bound_when_it_is_called():
     # bash runs a function's body at each call: a variable set after the definition is the one read
     script = 'run() { python t.py --lr "$LR"; }\nLR={lr}\nrun\nLR=9\n'
     one, two = script.replace("{lr}", "1e-5"), script.replace("{lr}", "2e-5")
-    assert _cmd(one, "t.py") == {"--lr": 1e-5, "@when": "function run"}
+    assert _cmd(one, "t.py") == {"--lr": 1e-5, "@when": "function run", "@launcher": {"python": {}}}
     assert not _equal(one, two)
     later = "LR=1\nrun() { python t.py --lr $LR; }\nLR={lr}\nrun\n"
     assert _cmd(later.replace("{lr}", "3"), "t.py")["--lr"] == 3
@@ -237,7 +248,11 @@ def test_bash_c_sees_its_environment_and_its_arguments():
         ("bash -c 'export LR=1; python t.py'\n", "bash -c 'export LR=2; python t.py'\n"),
     ]:
         assert not _equal(one, two), one
-    assert _cmd("LR=1 bash -c 'python t.py --lr $LR'\n", "t.py") == {"--lr": 1, "@env": {"LR": "1"}}
+    assert _cmd("LR=1 bash -c 'python t.py --lr $LR'\n", "t.py") == {
+        "--lr": 1,
+        "@env": {"LR": "1"},
+        "@launcher": {"bash": {}, "python": {}},
+    }
     # a variable the script does not export is not the inner shell's: it comes from the environment
     plain = _cmd("LR=1\nbash -c 'python t.py --lr $LR'\n", "t.py")["--lr"]
     assert isinstance(plain, NotEvaluated) and plain.source == "$LR"
@@ -348,3 +363,109 @@ def test_a_crlf_script_file_keeps_its_carriage_returns(tmp_path):
     crlf.write_bytes(b"python t.py --lr 1\r\n")
     lf.write_bytes(b"python t.py --lr 1\n")
     assert diff(read_shell_file(crlf).data, read_shell_file(lf).data)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "python3 train.py --lr 1",
+        "python3.11 train.py --lr 1",
+        "/usr/bin/python train.py --lr 1",
+        "./train.py --lr 1",
+        "train.py --lr 1",
+        "PY=python3; $PY train.py --lr 1",
+    ],
+)
+def test_another_interpreter_is_a_change(other):
+    """Each spelling may name another Python (another environment): never "no differences"."""
+    assert not _equal("python train.py --lr 1\n", other + "\n"), other
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("python -m pkg.t", "python3 -m pkg.t"),
+        ("python -u t.py", "python3 -u t.py"),
+        ("srun python t.py", "srun python3 t.py"),
+        ("torchrun --nproc_per_node 8 t.py", "python -m torch.distributed.run --nproc_per_node 8 t.py"),
+        ("torchrun --nproc_per_node 8 t.py", "/opt/venv/bin/torchrun --nproc_per_node 8 t.py"),
+        ("accelerate launch t.py", "/opt/venv/bin/accelerate launch t.py"),
+    ],
+)
+def test_interpreter_and_launcher_paths_are_kept(one, two):
+    assert not _equal(one + "\n", two + "\n"), (one, two)
+    assert _equal(one + "\n", one.replace(" ", "  ") + "\n")  # layout alone is still no change
+
+
+def test_another_shell_for_c_code_is_a_change():
+    for one, two in [
+        ("bash -c 'python t.py'\n", "sh -c 'python t.py'\n"),
+        ("srun bash -c 'python t.py'\n", "srun /bin/bash -c 'python t.py'\n"),
+        ("bash -c 'export X=1'\n", "sh -c 'export X=1'\n"),
+    ]:
+        assert not _equal(one, two), (one, two)
+
+
+def test_local_shadows_until_the_function_returns():
+    """bash undoes `local` (and `declare` in a function) at return, and `local X` is a new, empty X."""
+    after = "LR=1\nrun() { %s; }\nrun\npython t.py --lr $LR\n"
+    assert _cmd(after % "local LR=2", "t.py")["--lr"] == 1  # given back at return
+    assert _cmd(after % "declare LR=2", "t.py")["--lr"] == 1
+    assert isinstance(_cmd(after % "declare -g LR=2", "t.py")["--lr"], NotEvaluated)  # global
+    assert isinstance(_cmd(after % "if c; then local LR=2; else LR=3; fi", "t.py")["--lr"], NotEvaluated)
+    for one, two in [
+        (after % "local LR=2", after % "LR=2"),
+        ('X=5\nf() { local X; python t.py --x "$X"; }\nf\n', 'X=5\nf() { python t.py --x "$X"; }\nf\n'),
+        ('X=5\nf() { declare X; python t.py --x "$X"; }\nf\n', 'X=5\nf() { python t.py --x "$X"; }\nf\n'),
+        (
+            'X=(a)\nf() { local -a X; X+=(b); }\nf\npython t.py --x "${X[@]}"\n',
+            'X=(a)\nf() { X+=(b); }\nf\npython t.py --x "${X[@]}"\n',
+        ),
+    ]:
+        assert not _equal(one, two), (one, two)
+
+
+def test_an_indented_sbatch_line_is_a_comment():
+    """sbatch matches `#SBATCH` at the start of a line only (strncmp on the line)."""
+    indented = read_shell("#!/bin/bash\n  #SBATCH --nodes=4\n#SBATCH --time=1:00\npython t.py\n").data
+    assert indented["sbatch"] == {"--time": "1:00"}
+    assert not _equal(
+        "#!/bin/bash\n  #SBATCH --nodes=4\npython t.py\n", "#!/bin/bash\n#SBATCH --nodes=4\npython t.py\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("python t.py --x {a,b}", "python t.py --x '{a,b}'"),  # bash: --x a b
+        ("python t.py a={x:1,y:2}", "python t.py 'a={x:1,y:2}'"),  # bash: a=x:1 a=y:2
+        ("python t.py --x={a,b}", "python t.py '--x={a,b}'"),
+        ("python t.py --x={a,b}", "python t.py --x {a,b}"),  # --x=a --x=b against --x a b
+        ("python t.py --x a{1,2}", "python t.py --x 'a{1,2}'"),
+    ],
+)
+def test_a_brace_expansion_is_never_its_quoted_spelling(one, two):
+    assert not _equal(one + "\n", two + "\n"), (one, two)
+
+
+def test_braces_bash_does_not_expand_stay_literal():
+    assert _equal("python t.py --x x{a}y\n", "python t.py --x 'x{a}y'\n")  # no `,` or `..`
+    assert _equal("X={a,b}\npython t.py --x $X\n", "X='{a,b}'\npython t.py --x $X\n")  # assignment
+
+
+def test_a_script_that_sets_ifs_splits_otherwise():
+    """With IFS=, bash splits `$X` at commas, not blanks: the expansion is kept as written."""
+    for one, two in [
+        ("IFS=,\nX='a b'\npython t.py --x $X\n", "IFS=,\npython t.py --x a b\n"),
+        ("IFS=,\nX='a,b'\npython t.py --x $X\n", "IFS=,\npython t.py --x 'a,b'\n"),
+        ("IFS=,\nX='a,b'\npython t.py --x $X\n", "IFS=,\nX='a,c'\npython t.py --x $X\n"),
+    ]:
+        assert not _equal(one, two), (one, two)
+    assert _cmd("IFS=$' \\t\\n'\nX='a b'\npython t.py --x $X\n", "t.py")["--x"] == ["a", "b"]  # the default
+
+
+def test_a_variable_read_only_by_its_own_assignment_still_shows():
+    """`PATH=/x:$PATH` changes what the commands after it run (PATH comes exported from the
+    environment), though no command shows its value."""
+    assert not _equal("PATH=/x:$PATH\npython t.py\n", "python t.py\n")
+    assert not _equal("PATH=/x:$PATH\npython t.py\n", "PATH=/y:$PATH\npython t.py\n")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sweepgen.readers.diff import diff
 from sweepgen.readers.shellconfig import read_shell
-from sweepgen.readers.shellwords import Partial, expand_quoted
+from sweepgen.readers.shellwords import Partial, ansi_c, expand_quoted
 
 BASH = shutil.which("bash")
 needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
@@ -132,3 +132,23 @@ def test_a_known_parameter_read_through_an_unknown_operand_keeps_its_value(use):
 
     assert diff(read("b"), read("c")), use
     assert diff(read("b"), read("b")) == []
+
+
+ANSI_BODIES = ["a\\eb", "\\E", "\\x4", "\\x41g", "\\u41x", "\\u00e9", "\\U1F600", "\\N{DIGIT ONE}", "\\q",
+               "\\?", "\\\\", "\\101", "\\1010", "\\t\\n", "\\x", "\\u", "\\x7f"]  # fmt: skip
+
+
+@needs_bash
+@pytest.mark.parametrize("body", ANSI_BODIES)
+def test_ansi_c_strings_decode_as_bash_decodes_them(body):
+    """`$'...'` is bash's own escape set (`\\e` ESC, `\\x4` one digit, `\\N{..}` no escape), not
+    Python's unicode_escape."""
+    out = subprocess.run([BASH, "-c", f"printf '%s' $'{body}'"], capture_output=True, check=True)  # type: ignore[list-item]
+    assert ansi_c(body) == out.stdout.decode()
+
+
+def test_ansi_c_escapes_python_reads_otherwise_are_a_change():
+    for one, two in [("$'\\e'", "'\\e'"), ("$'\\N{DIGIT ONE}'", "1"), ("$'\\cA'", "'\\cA'")]:
+        a = read_shell(f"python t.py --x {one}\n").data
+        b = read_shell(f"python t.py --x {two}\n").data
+        assert diff(a, b), (one, two)
