@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import select
 import shlex
 import subprocess
@@ -85,3 +86,28 @@ def read_until(proc: subprocess.Popen[str], text: str) -> str:
         if select.select([proc.stderr], [], [], 0.1)[0]:
             seen += proc.stderr.readline()
     return seen
+
+
+# a trainer that appends its pid to starts.txt in its output_dir (one line per start), then waits
+# for the file ``fake.release`` names and exits 0: a run held running until the test lets it end
+WAITER = """\
+import os, sys, time, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+os.makedirs(config["output_dir"], exist_ok=True)
+with open(os.path.join(config["output_dir"], "starts.txt"), "a") as fh:
+    fh.write(f"{os.getpid()}\\n")
+while not os.path.exists(config["fake"]["release"]):
+    time.sleep(0.02)
+"""
+
+
+def fill_disk(where: Path) -> None:
+    """Write zeros into ``where``/filler until the file system under it is full (ENOSPC)."""
+    fd = os.open(where / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass  # ENOSPC: full
+    finally:
+        os.close(fd)

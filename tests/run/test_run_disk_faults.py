@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import FAKE_COMMAND, make_sweep
+from run_support import FAKE_COMMAND, fill_disk, make_sweep
 
 import sweepgen
 from sweepgen.run.core.base import STATUS_FILE
@@ -28,17 +28,6 @@ def _mount_tmpfs(where: Path) -> None:
     proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], capture_output=True)
     if proc.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
-
-
-def _fill(where: Path) -> None:
-    fd = os.open(where / "filler", os.O_WRONLY | os.O_CREAT)
-    try:
-        while True:
-            os.write(fd, b"\0" * 4096)
-    except OSError:
-        pass  # ENOSPC: full
-    finally:
-        os.close(fd)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
@@ -73,7 +62,7 @@ def test_a_full_disk_under_the_status_files_is_exit_2_with_the_path(tmp_path):
         while not all(p.exists() for p in started):
             assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
             time.sleep(0.05)
-        _fill(runs)  # every write from now on is ENOSPC: the trainers' and sweepgen's
+        fill_disk(runs)  # every write from now on is ENOSPC: the trainers' and sweepgen's
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 2, out + err
         # no frame of sweepgen's own code (the runs' tracebacks may be shown); by the package's folder,

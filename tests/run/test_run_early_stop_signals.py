@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S, make_sweep
+from run_support import LOADED_S, WAITER, make_sweep
 from search_support import REPO, sweepgen
 
 from sweepgen.run.core import runlock
@@ -31,16 +31,6 @@ pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="reads process states from /proc"
 )
 
-# appends one line per start, then waits for the file ``release`` names and exits 0
-WAITER = """\
-import os, sys, time, yaml
-config = yaml.safe_load(open(sys.argv[1]))
-os.makedirs(config["output_dir"], exist_ok=True)
-with open(os.path.join(config["output_dir"], "starts.txt"), "a") as fh:
-    fh.write(f"{os.getpid()}\\n")
-while not os.path.exists(config["fake"]["release"]):
-    time.sleep(0.02)
-"""
 RUNS = ("r0", "r1")
 
 

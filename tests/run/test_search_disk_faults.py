@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S
+from run_support import LOADED_S, fill_disk
 from search_support import RUN_ARGS, logged_steps, study, sweepgen, write_search_project
 
 SWEEP = "generated/fake_search"
@@ -30,17 +30,6 @@ def _mount(argv: list[str], where: Path) -> None:
     if proc.returncode != 0:
         subprocess.run(["umount", "-l", str(where)], check=False)
         pytest.skip(f"cannot mount here: {proc.stderr.decode().strip()}")
-
-
-def _fill(where: Path) -> None:
-    fd = os.open(where / "filler", os.O_WRONLY | os.O_CREAT)
-    try:
-        while True:
-            os.write(fd, b"\0" * 4096)
-    except OSError:
-        pass  # ENOSPC: full
-    finally:
-        os.close(fd)
 
 
 def test_a_search_on_a_read_only_runs_folder_is_exit_2_and_its_trial_left_open(tmp_path):
@@ -80,7 +69,7 @@ def test_a_disk_filled_under_a_searchs_runs_is_exit_2_and_nothing_starts_after(t
         while not all(logged_steps(run) for run in trained):
             assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
             time.sleep(0.05)
-        _fill(runs)  # every write from now on is ENOSPC: the trainers' and sweepgen's
+        fill_disk(runs)  # every write from now on is ENOSPC: the trainers' and sweepgen's
         try:
             out, err = proc.communicate(timeout=LOADED_S)
         finally:

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S, make_sweep, read_until
+from run_support import LOADED_S, WAITER, make_sweep, read_until
 from search_support import sweepgen
 
 from sweepgen.run.core import runlock
@@ -237,18 +237,6 @@ def test_a_run_recorded_running_before_a_reboot_is_lost_even_where_its_pid_and_s
         other.wait()
     assert _starts(run) == 1
     assert _shown(tmp_path)["state"] == "FINISHED"
-
-
-# appends one line per start, writes its pid, waits for the file ``release`` names, exits 0
-WAITER = """\
-import os, sys, time, yaml
-config = yaml.safe_load(open(sys.argv[1]))
-os.makedirs(config["output_dir"], exist_ok=True)
-with open(os.path.join(config["output_dir"], "starts.txt"), "a") as fh:
-    fh.write(f"{os.getpid()}\\n")
-while not os.path.exists(config["fake"]["release"]):
-    time.sleep(0.02)
-"""
 
 
 def _process_state(pid: int) -> str | None:
