@@ -12,6 +12,7 @@ shared input is never taken for a shared output.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -19,6 +20,12 @@ OUTPUT_KEYS = frozenset(
     {"output_dir", "default_local_dir", "save_dir", "save_folder", "save_path", "exp_dir", "logging_dir"}
 )
 MAX_DEPTH = 32  # a config nested deeper is not walked further (a generated config never is)
+
+
+def folder_key(path: str) -> str:
+    """One key for every spelling of one run folder: ``runs/a/``, ``runs/./a`` and ``runs/A`` are
+    ``runs/a`` (folders that differ only in case are one folder on macOS and Windows)."""
+    return posixpath.normpath(path).lower()
 
 
 def locations(config: Any) -> Iterator[tuple[tuple[str, ...], str]]:

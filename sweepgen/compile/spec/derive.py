@@ -10,7 +10,6 @@ may differ between variants without `allow`, since they are computed from the va
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -18,7 +17,7 @@ from typing import Any
 
 from jinja2 import Environment, Template
 
-from sweepgen import yamlio
+from sweepgen import output_keys, yamlio
 from sweepgen.compile.spec import overrides
 from sweepgen.compile.spec.context import context
 from sweepgen.compile.spec.expand import Expansion, Locs, Variant
@@ -74,7 +73,7 @@ def _check_new_dir(spec: Spec, run_dir: str, variant: Variant, seen_dirs: dict[s
     when two spellings name one folder (``runs/a/``, ``runs/./a``) or differ only in case (one folder
     on macOS and Windows): two runs in one folder would overwrite each other, or one would be taken
     for the other's finished run."""
-    key = posixpath.normpath(run_dir).lower()
+    key = output_keys.folder_key(run_dir)
     if key in seen_dirs:
         other, other_dir = seen_dirs[key]
         same = f"the same run_dir {run_dir!r}"

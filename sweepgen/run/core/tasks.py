@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sweepgen import yamlio
+from sweepgen import output_keys, yamlio
 from sweepgen.compile.run_api import LOCK_NAME, PLAIN_HINT, YAML_SUFFIXES, Lock, LockFile, plain
 from sweepgen.compile.run_api import lock as lock_model
 from sweepgen.confine import refuse as confine_refuse
@@ -277,21 +277,21 @@ def load_sweep(
     lock = read_lock(sweep_dir)
     lock_path = sweep_dir / LOCK_NAME
     tasks: list[RunTask] = []
-    # by folder, case folded: `runs/A` and `runs/a` are one folder on macOS and Windows
-    seen_dirs: dict[str, str] = {}
+    seen_dirs: dict[str, str] = {}  # by output_keys.folder_key: `runs/A` is `runs/a` on macOS
     claims = OutputClaims()
     proof = SUMMARY_FILE if command is None else done_file
     for entry in lock.files:
         data = _entry_bytes(sweep_dir, lock_path, entry)
         task = _task(sweep_dir, lock_path, lock, entry, command, proof, data)
-        other = seen_dirs.get(task.run_dir.as_posix().lower())
+        folder = output_keys.folder_key(task.run_dir.as_posix())
+        other = seen_dirs.get(folder)
         if other is not None:
             raise ConfigError(
                 f"runs {other!r} and {task.name!r} share the output directory {task.run_dir}",
                 location=Location(str(lock_path)),
                 hint="make output_dir depend on every varying value (e.g. use the run name in it)",
             )
-        seen_dirs[task.run_dir.as_posix().lower()] = task.name
+        seen_dirs[folder] = task.name
         claims.add(task.name, task.config_path, data)
         tasks.append(task)
     return Sweep(sweep_dir, lock, tasks)
