@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -77,14 +77,16 @@ def make_config_sweep(
     return folder
 
 
-def read_until(proc: subprocess.Popen[str], text: str) -> str:
-    """``proc``'s stderr lines until one holds ``text`` (a state it reached), within LOADED_S."""
-    assert proc.stderr is not None
+def read_until(proc: subprocess.Popen[str], text: str, stream: IO[str] | None = None) -> str:
+    """``proc``'s lines on ``stream`` (its stderr unless given) until one holds ``text`` (a state it
+    reached), within LOADED_S."""
+    stream = stream or proc.stderr
+    assert stream is not None
     seen, deadline = "", time.monotonic() + LOADED_S
     while text not in seen:
         assert time.monotonic() < deadline and proc.poll() is None, seen
-        if select.select([proc.stderr], [], [], 0.1)[0]:
-            seen += proc.stderr.readline()
+        if select.select([stream], [], [], 0.1)[0]:
+            seen += stream.readline()
     return seen
 
 

@@ -11,7 +11,6 @@ second process holding the run's lock, the fake search trainer.
 from __future__ import annotations
 
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S
+from run_support import LOADED_S, read_until
 from search_support import REPO, RUN_ARGS, study, sweepgen, write_search_project
 
 from sweepgen.run.core import runlock
@@ -85,16 +84,6 @@ def _wait_for(what: str, done, proc: subprocess.Popen[str]) -> None:
         time.sleep(0.02)
 
 
-def _read_stdout_until(proc: subprocess.Popen[str], text: str) -> str:
-    assert proc.stdout is not None
-    seen, deadline = "", time.monotonic() + LOADED_S
-    while text not in seen:
-        assert time.monotonic() < deadline and proc.poll() is None, seen
-        if select.select([proc.stdout], [], [], 0.1)[0]:
-            seen += proc.stdout.readline()
-    return seen
-
-
 def _hold(run: Path) -> subprocess.Popen[str]:
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(run), runlock.RUN_LOCK_NAME],
@@ -125,7 +114,7 @@ def _skipped_while_held(
     holder = _hold(root / "runs" / "fake_search" / "t0000")  # the run's folder exists by now
     procs.append(holder)
     (root / "signals" / "go").touch()
-    said = _read_stdout_until(proc, "followed until its holder lets it go")
+    said = read_until(proc, "followed until its holder lets it go", proc.stdout)
     return proc, holder, said
 
 
