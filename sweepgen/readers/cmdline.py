@@ -19,7 +19,9 @@ Rules, chosen so that equivalent spellings read the same and no change can hide:
   given again collects its values in a list;
 * Hydra overrides ``a.b=1``, ``+a.b=1``, ``++a.b=1``, ``~a.b`` nest by their dots; the prefix stays
   on the first key (``+a``), since adding and overriding are different requests;
-* flag values are typed by YAML 1.2 rules (``1e-5`` and ``0.00001`` are the same float); override
+* flag values are typed by YAML 1.2 rules (``1e-5`` and ``0.00001`` are the same float), except
+  where a program's ``int()``/``float()`` would differ (``0x10``, ``.inf``, zero-padded ``010`` and
+  ``null`` stay words); override
   values, flow lists and dicts included, by Hydra's own grammar (hydravalue.py); words that could
   not be expanded stay not-evaluated nodes;
 * words no flag takes are kept in order under ``@args`` (compared aligned by content, so one
@@ -75,7 +77,8 @@ _PYTHON_VALUE_FLAGS = {"-X", "-W", "--check-hash-based-pycs"}
 
 
 def _typed(word: Word) -> Any:
-    """A word as YAML 1.2 reads a plain scalar: numbers, bools and null typed, the rest strings."""
+    """A word as YAML 1.2 reads a plain scalar: numbers and bools typed, the rest strings; a null
+    spelling (`null`, `~`) stays a word, as no argparse ``type=`` makes None of one."""
     if isinstance(word, NotEvaluated):
         return word
     from sweepgen.readers.yamlfile import plain_scalar_12  # noqa: PLC0415 - yamlfile imports PyYAML: only for words that need it (sbatch lines need none)
@@ -83,13 +86,20 @@ def _typed(word: Word) -> Any:
     if word == "":
         return ""
     value = plain_scalar_12(word)
-    return word if _refused_number(word, value) else value
+    return word if value is None or _refused_number(word, value) else value
+
+
+# `010`: 10 to int() but 8 to YAML 1.1 and a string to Python's literals, JSON and Hydra: most often
+# a zero-padded name (a shard, a split, a date), so `010` and `10` stay two words, never one number
+_ZERO_PADDED = re.compile(r"[-+]?0[0-9_]")
 
 
 def _refused_number(word: str, value: Any) -> bool:
-    """A number to YAML that a program's ``int()``/``float()`` refuses (`0x10`, `0o17`, `.inf`):
-    the word stays a string, never 16 or inf."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not _python_reads(word, value)
+    """A number to YAML that a program's ``int()``/``float()`` refuses (`0x10`, `0o17`, `.inf`) or
+    that is zero-padded (`010`): the word stays a string, never 16, inf or 10."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    return not _python_reads(word, value) or (isinstance(value, int) and _ZERO_PADDED.match(word) is not None)
 
 
 def _python_reads(word: str, value: float) -> bool:

@@ -76,6 +76,19 @@ def test_override_values_that_yaml_and_hydra_read_differently():
     assert [c.dotted for c in diff(a, b)] == ['commands["t.py"].--x', 'commands["t.py"].--y']
 
 
+APART = [("010", "10"), ("00", "0"), ("-07", "-7"), ("null", "~"), ("Null", "null")]
+
+
+@pytest.mark.parametrize(("one", "two"), APART)
+def test_flag_words_a_program_may_read_apart_are_never_one_value(one, two):
+    """`010` is 10 only to int(); to a str flag, Python's literals, JSON and Hydra it is a zero-padded
+    name, and no argparse type makes None of `null` or `~`: each pair is a change, never equal."""
+    a, b = read_shell(f"python t.py --x {one}\n").data, read_shell(f"python t.py --x {two}\n").data
+    assert [c.dotted for c in diff(a, b)] == ['commands["t.py"].--x'], (one, two)
+    same = [read_shell(f"python t.py --x 10 --y {lr}\n").data for lr in ("1e-3", "0.001")]
+    assert same[0] == same[1]  # what every numeric reader reads alike stays one value
+
+
 @pytest.mark.parametrize("text", SPELLINGS)
 def test_hydra_reads_each_spelling_so(text):
     parser = OverridesParser.create()
