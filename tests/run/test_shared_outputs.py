@@ -54,6 +54,17 @@ def test_two_runs_naming_one_checkpoint_folder_are_refused_before_any_starts(tmp
     assert not Path("starts.txt").exists() and not Path("runs").exists()  # nothing started
 
 
+@pytest.mark.parametrize(("one", "two"), [("ckpt/Run", "ckpt/run"), ("ckpt/./a/", "ckpt/a")])
+def test_two_spellings_of_one_folder_are_one_folder(tmp_path, monkeypatch, one, two):
+    """`ckpt/Run` and `ckpt/run` are one folder on macOS and Windows, as `runs/A` is for run folders."""
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path, {}, {"a": {"save_path": one}, "b": {"save_path": two}})
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert done.exit_code == 2, done.output
+    assert f"runs 'a' and 'b' would both write to '{two}'" in " ".join(done.stderr.split())
+    assert not Path("starts.txt").exists()
+
+
 @pytest.mark.parametrize(
     ("per_run", "refused"),
     [

@@ -20,7 +20,6 @@ refused before it runs (told failed with this reason).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass, field
 from functools import partial
@@ -64,7 +63,7 @@ class OutputClaims:
         where, places = _locations(config_path, data) or (None, [])
         shared = []
         for path, value in places:
-            other = self.seen.setdefault(os.path.normpath(value), run)
+            other = self.seen.setdefault(output_keys.folder_key(value), run)
             shared += [(path, value, other)] if other != run else []
         return _shared_error(run, shared[0], where, str(config_path)) if shared else None
 
