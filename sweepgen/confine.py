@@ -59,12 +59,19 @@ def project_root(start: str = ".") -> str | None:
 
 
 def refuse(
-    what: str, value: str, *, key: str, source: str, root: str, hint: str | None = None
+    what: str,
+    value: str,
+    *,
+    key: str,
+    source: str | Location,
+    root: str,
+    hint: str | None = None,
 ) -> ConfigError:
-    """The exit-2 error for a path from ``source`` (a file) that leads outside ``root``."""
+    """The exit-2 error for a path from ``source`` (a file, or the place in it) that leads outside
+    ``root``."""
     return ConfigError(
         f"{what} {value!r} leads outside the project {root}",
-        location=Location(source),
+        location=source if isinstance(source, Location) else Location(source),
         key=key,
         hint=hint
         or "paths read from files must be relative and stay inside the project (no `..` out, no "

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any
 
 from sweepgen.confine import lexically_inside, refuse, resolve_inside, within
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.tomllines import toml_lines
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,6 +43,7 @@ _KEYS = {"specs", "output", "limits"}
 MAX_WALK_ENTRIES = 200_000
 MAX_WALK_SECONDS = 20.0
 MAX_PYPROJECT_BYTES = 4 << 20  # a pyproject.toml is a few KB
+_TOML_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 _TOML_HINT = "fix pyproject.toml (it must be UTF-8 TOML: https://toml.io), or run from a folder without it"
 
 
@@ -51,6 +54,10 @@ class Settings:
     root: str  # the folder of the pyproject.toml that set them, or the working directory
     source: str | None  # that pyproject.toml as the user reads it; None: the defaults
     limits: dict[str, Any] = field(default_factory=dict)  # ceilings (sweepgen.compile.spec.limits)
+
+    def where(self, *keys: str) -> Location:
+        """The line and column of ``[tool.sweepgen]``'s ``keys`` in the pyproject.toml that set them."""
+        return where(self.source, *keys) if self.source else Location("pyproject.toml")
 
     def output_root(self) -> str:
         """The output root as a path from the working directory."""
@@ -94,7 +101,7 @@ def load(cwd: str | None = None) -> Settings:
     if unknown:
         raise UserError(
             f"[tool.sweepgen] has unknown key(s) {', '.join(unknown)}",
-            location=Location(shown),
+            location=where(shown, unknown[0]),
             hint="known keys: specs (a list of globs), output (the output root), limits (a table)",
         )
     root = os.path.dirname(path)
@@ -104,7 +111,7 @@ def load(cwd: str | None = None) -> Settings:
     if not isinstance(limits, dict):
         raise UserError(
             "[tool.sweepgen] limits must be a table of limit = number",
-            location=Location(shown),
+            location=where(shown, "limits"),
             hint="e.g. limits = {variants = 2000000, yaml_nodes = 20000000}",
         )
     return Settings(tuple(specs), output, root, shown, limits)
@@ -117,7 +124,7 @@ def _output(table: dict[str, Any], shown: str, root: str) -> str:
     if not isinstance(output, str) or not output:
         raise UserError(
             "[tool.sweepgen] output must be a folder name (a string)",
-            location=Location(shown),
+            location=where(shown, "output"),
             hint='e.g. output = "generated"',
         )
     real = resolve_inside(root, output)
@@ -126,7 +133,7 @@ def _output(table: dict[str, Any], shown: str, root: str) -> str:
             "[tool.sweepgen] output",
             output,
             key="tool.sweepgen.output",
-            source=shown,
+            source=where(shown, "output"),
             root=_shown(root),
             hint='the output root is a folder inside the project, e.g. output = "generated"; to '
             "render elsewhere, say so on the command line (-o DIR)",
@@ -142,7 +149,7 @@ def _specs(table: dict[str, Any], shown: str, root: str) -> list[str]:
     if not isinstance(specs, list) or not specs or not all(isinstance(s, str) and s for s in specs):
         raise UserError(
             "[tool.sweepgen] specs must be a non-empty list of glob strings",
-            location=Location(shown),
+            location=where(shown, "specs"),
             hint='e.g. specs = ["experiments/**/*.sweep.yaml"]',
         )
     for pattern in specs:
@@ -157,7 +164,7 @@ def _check_inside(pattern: str, shown: str, root: str) -> None:
             "[tool.sweepgen] specs pattern",
             pattern,
             key="tool.sweepgen.specs",
-            source=shown,
+            source=where(shown, "specs"),
             root=_shown(root),
             hint="spec globs are relative to pyproject.toml and stay inside its folder, "
             'e.g. specs = ["experiments/**/*.sweep.yaml"]',
@@ -189,7 +196,7 @@ def _table(path: str) -> dict[str, Any] | None:
     data = _parse_toml(raw, shown)
     table = data.get("tool", {}).get("sweepgen") if isinstance(data.get("tool"), dict) else None
     if table is not None and not isinstance(table, dict):
-        raise UserError("[tool.sweepgen] must be a table", location=Location(_shown(path)))
+        raise UserError("[tool.sweepgen] must be a table", location=where(shown))
     return table
 
 
@@ -198,17 +205,40 @@ def _parse_toml(raw: bytes, shown: str) -> dict[str, Any]:
     try:
         data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:
-        raise UserError(
-            f"pyproject.toml is not UTF-8 text (byte {err.start})", location=Location(shown), hint=_TOML_HINT
-        ) from None
+        line = raw.count(b"\n", 0, err.start) + 1
+        loc = Location(shown, line, err.start - raw.rfind(b"\n", 0, err.start))
+        not_utf8 = f"pyproject.toml is not UTF-8 text (byte {err.start})"
+        raise UserError(not_utf8, location=loc, hint=_TOML_HINT) from None
     except RecursionError:
         too_deep = "pyproject.toml is nested too deeply"
         raise UserError(too_deep, location=Location(shown), hint=_TOML_HINT) from None
     except ValueError as err:  # TOMLDecodeError, and an integer longer than Python converts
-        raise UserError(
-            f"pyproject.toml is not valid TOML: {err}", location=Location(shown), hint=_TOML_HINT
-        ) from None
+        at = _TOML_AT.search(str(err))
+        end = raw.count(b"\n") + 1 if "(at end of document)" in str(err) else 0
+        loc = Location(shown, int(at[1]), int(at[2])) if at else Location(shown, end)
+        raise UserError(f"pyproject.toml is not valid TOML: {err}", location=loc, hint=_TOML_HINT) from None
     return data
+
+
+def where(shown: str, *keys: str) -> Location:
+    """Where ``[tool.sweepgen]``'s ``keys`` (``"limits", "variants"``) are written in the pyproject.toml
+    at ``shown``: the line of the deepest of them written on a line of its own, the column of the
+    last one on it (``limits = {variants = 3}``: the line of ``limits``, the column of ``variants``)."""
+    try:
+        with open(shown, "rb") as fh:
+            text = fh.read(MAX_PYPROJECT_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return Location(shown)
+    lines = toml_lines(text)
+    path = ("tool", "sweepgen", *keys)
+    while path not in lines:
+        if len(path) == 1:
+            return Location(shown)
+        path = path[:-1]
+    number = lines[path]
+    line = text.splitlines()[number - 1]
+    found = [line.find(key) for key in reversed(keys) if key in line]
+    return Location(shown, number, (found[0] if found else len(line) - len(line.lstrip())) + 1)
 
 
 class _Budget:
@@ -225,7 +255,7 @@ class _Budget:
             raise ConfigError(
                 f"the specs globs reach more than {MAX_WALK_ENTRIES:,} files and folders "
                 f"(or {MAX_WALK_SECONDS:.0f} s of walking)",
-                location=Location(_shown(self.source)),
+                location=where(_shown(self.source), "specs"),
                 key="tool.sweepgen.specs",
                 hint='narrow the globs to the folders that hold specs, e.g. specs = ["specs/*.yaml"]',
             )

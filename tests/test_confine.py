@@ -129,4 +129,4 @@ def test_a_hostile_pyproject_is_a_user_error_with_a_hint(tmp_path: Path, raw: by
     (tmp_path / "pyproject.toml").write_bytes(raw)
     with pytest.raises(UserError) as err:
         settings.load(str(tmp_path))
-    assert err.value.hint and os.path.basename(str(err.value.location)) == "pyproject.toml"
+    assert err.value.hint and os.path.basename(err.value.location.path) == "pyproject.toml"

@@ -12,8 +12,8 @@ from typing import Any
 
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult, big_int
-from sweepgen.readers.tomllines import toml_lines
 from sweepgen.readers.yamlfile import read_yaml
+from sweepgen.tomllines import toml_lines
 
 
 def _read_text(path: Path) -> str:

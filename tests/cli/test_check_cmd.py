@@ -145,3 +145,31 @@ def test_check_with_no_arguments_reads_tool_sweepgen(tmp_path, monkeypatch):
     Path("out/old_sweep").mkdir()
     orphan = run()
     assert orphan.exit_code == 1 and "out/old_sweep: orphan" in orphan.output
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "at", "says"),
+    [
+        ('[tool.sweepgen]\nspecs = ["s/*.yaml"]\noutptu = "gen"\n', "3:1", "unknown key(s) outptu"),
+        ('[tool.sweepgen]\n  output = "../x"\n', "2:3", "leads outside the project"),
+        ('[tool.sweepgen]\nspecs = ["/etc/*.yaml"]\n', "2:1", "leads outside the project"),
+        ("[project]\nname = 'p'\n[tool.sweepgen]\nspecs = 3\n", "4:1", "non-empty list of glob"),
+        ("[tool.sweepgen]\nlimits = 3\n", "2:1", "limits must be a table"),
+        ("[tool.sweepgen]\nlimits = {variantz = 3}\n", "2:11", "unknown limit 'variantz'"),
+        ('[tool.sweepgen]\nlimits = {variants = "3"}\n', "2:11", "must be a number, not the string '3'"),
+        ("[tool.sweepgen.limits]\nvariants = 1e99\n", "2:1", "above the hard maximum"),
+        ("[tool]\nsweepgen = 3\n", "2:1", "must be a table"),
+        ('[tool.sweepgen]\nspecs = ["a" "b"]\n', "2:14", "not valid TOML"),
+    ],
+)
+def test_a_wrong_tool_sweepgen_is_exit_2_at_its_line_and_column(project, pyproject, at, says):
+    """Every error in [tool.sweepgen] names pyproject.toml's line and column, as a spec's errors do;
+    a limit written as a string is refused, never read as the number it spells."""
+    write_project(project, "grid: {training.seed: [1, 2]}\n")
+    (project / "pyproject.toml").write_text(pyproject)
+    result = run()
+    assert result.exit_code == 2, result.output
+    # a [tool.sweepgen] error ends the command (stderr); a limit's is the spec's problem (the report)
+    first = [line for line in result.output.splitlines() if ": error: " in line][0]
+    assert first.startswith(f"pyproject.toml:{at}: error: ") and says in first, result.output
+    assert "Traceback" not in result.output

@@ -10,7 +10,7 @@ where the spec says nothing. ``variants`` has a hard maximum nobody raises (memo
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,11 +166,12 @@ def _count(raw: Any) -> int | None:
     return raw if isinstance(raw, int) else None
 
 
-def ceilings(pyproject: Mapping[str, Any], pyproject_path: str | None) -> dict[str, Ceiling]:
-    """Each key's ceiling: the command line, else the pyproject's ``[tool.sweepgen] limits``, else ours."""
+def ceilings(pyproject: Mapping[str, Any], where: Callable[..., Location]) -> dict[str, Ceiling]:
+    """Each key's ceiling: the command line, else the pyproject's ``[tool.sweepgen] limits``, else
+    ours. ``where("limits", KEY)`` is where the pyproject.toml writes a limit."""
     out = {key: Ceiling(value, "the most a spec may set itself") for key, value in CEILINGS.items()}
-    at = Location(pyproject_path or "pyproject.toml")
     for key, raw in pyproject.items():
+        at = where("limits", key)
         out[key] = Ceiling(_file_value(key, raw, at), f"[tool.sweepgen] limits in {at.path}", runner=True)
     for key, value in _command_line.items():
         out[key] = Ceiling(value, "--limit", runner=True)
@@ -178,7 +179,15 @@ def ceilings(pyproject: Mapping[str, Any], pyproject_path: str | None) -> dict[s
 
 
 def _file_value(key: str, raw: Any, at: Location) -> int | float:
-    """A ceiling from ``[tool.sweepgen] limits``: as ``--limit`` takes it, up to ``FILE_MAXIMUMS``."""
+    """A ceiling from ``[tool.sweepgen] limits``: as ``--limit`` takes it, up to ``FILE_MAXIMUMS``;
+    a TOML string is refused, never read as the number it spells (``variants = "3"``)."""
+    if isinstance(raw, str) and key in CEILINGS:
+        raise UserError(
+            f"[tool.sweepgen] limits.{key} must be a number, not the string {raw!r}",
+            location=at,
+            key=f"limits.{key}",
+            hint=f"write it without quotes, e.g. {key} = {_example(key)}",
+        )
     value = runner_value(key, raw, at)
     most = FILE_MAXIMUMS[key]
     if value > most:

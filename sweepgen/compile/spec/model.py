@@ -248,7 +248,7 @@ def load_spec(path: str, out_root: str = "generated") -> Spec:
             hint="start from the example in the README: `sweepgen: 1`, `name:`, ...",
         )
     found = settings.load()
-    ceiling = spec_limits.ceilings(found.limits, found.source)
+    ceiling = spec_limits.ceilings(found.limits, found.where)
     node_limit = spec_limits.node_limit(doc.data.get("limits"), ceiling)
     if doc.nodes > node_limit:  # again with the limit, to stop at the node that crosses it
         yamlio.loads(yamlio.decode_utf8(raw, shown), shown, max_nodes=node_limit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from sweepgen.readers.tomllines import toml_lines
+from sweepgen.tomllines import toml_lines
 
 if sys.version_info >= (3, 11):
     import tomllib
