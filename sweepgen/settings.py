@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import Any
 
 from sweepgen.confine import lexically_inside, refuse, resolve_inside, within
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.tomllines import toml_lines
+from sweepgen.tomllines import error_place, key_place
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,7 +42,6 @@ _KEYS = {"specs", "output", "limits"}
 MAX_WALK_ENTRIES = 200_000
 MAX_WALK_SECONDS = 20.0
 MAX_PYPROJECT_BYTES = 4 << 20  # a pyproject.toml is a few KB
-_TOML_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 _TOML_HINT = "fix pyproject.toml (it must be UTF-8 TOML: https://toml.io), or run from a folder without it"
 
 
@@ -213,32 +211,21 @@ def _parse_toml(raw: bytes, shown: str) -> dict[str, Any]:
         too_deep = "pyproject.toml is nested too deeply"
         raise UserError(too_deep, location=Location(shown), hint=_TOML_HINT) from None
     except ValueError as err:  # TOMLDecodeError, and an integer longer than Python converts
-        at = _TOML_AT.search(str(err))
-        end = raw.count(b"\n") + 1 if "(at end of document)" in str(err) else 0
-        loc = Location(shown, int(at[1]), int(at[2])) if at else Location(shown, end)
-        raise UserError(f"pyproject.toml is not valid TOML: {err}", location=loc, hint=_TOML_HINT) from None
+        message, line, col = error_place(str(err), raw.decode("utf-8"))
+        invalid = f"pyproject.toml is not valid TOML: {message}"
+        raise UserError(invalid, location=Location(shown, line, col), hint=_TOML_HINT) from None
     return data
 
 
 def where(shown: str, *keys: str) -> Location:
-    """Where ``[tool.sweepgen]``'s ``keys`` (``"limits", "variants"``) are written in the pyproject.toml
-    at ``shown``: the line of the deepest of them written on a line of its own, the column of the
-    last one on it (``limits = {variants = 3}``: the line of ``limits``, the column of ``variants``)."""
+    """Where ``[tool.sweepgen]``'s ``keys`` (``"limits", "variants"``) are written in the
+    pyproject.toml at ``shown`` (``tomllines.key_place``)."""
     try:
         with open(shown, "rb") as fh:
             text = fh.read(MAX_PYPROJECT_BYTES).decode("utf-8", "replace")
     except OSError:
         return Location(shown)
-    lines = toml_lines(text)
-    path = ("tool", "sweepgen", *keys)
-    while path not in lines:
-        if len(path) == 1:
-            return Location(shown)
-        path = path[:-1]
-    number = lines[path]
-    line = text.splitlines()[number - 1]
-    found = [line.find(key) for key in reversed(keys) if key in line]
-    return Location(shown, number, (found[0] if found else len(line) - len(line.lstrip())) + 1)
+    return Location(shown, *key_place(text, ("tool", "sweepgen", *keys)))
 
 
 class _Budget:

@@ -1,7 +1,8 @@
 """Where each key of a TOML file is written: ``[table]``, ``[[array.of.tables]]`` (each element
 an index) and ``key = value`` lines, dotted and quoted keys included. tomllib gives values only;
-this scan gives ``--format json`` its ``old_at``/``new_at``. A key inside an inline table or a
-multi-line array takes the line of the key that holds it."""
+this scan gives diff's ``--format json`` its ``old_at``/``new_at`` and every error about a TOML
+value (pyproject.toml's ``[tool.sweepgen]``, ``init --from``) its line and column. A key inside an
+inline table or a multi-line array takes the line of the key that holds it."""
 
 from __future__ import annotations
 
@@ -38,6 +39,36 @@ def toml_lines(text: str) -> dict[tuple[Any, ...], int]:
             _mark(lines, (*table, *_keys(found.group(1))), number)
             closer, depth = _opens(line[found.end() + 1 :].strip())
     return lines
+
+
+def key_place(text: str, keys: tuple[str, ...]) -> tuple[int, int]:
+    """(line, column) of ``keys`` in ``text``: the line of the deepest of them written on a line of
+    its own, the column of the last one written on it (``limits = {variants = 3}``: the line of
+    ``limits``, the column of ``variants``); (0, 0) when none of them is written."""
+    lines = toml_lines(text)
+    path = keys
+    while path not in lines:
+        if len(path) <= 1:
+            return 0, 0
+        path = path[:-1]
+    number = lines[path]
+    line = text.splitlines()[number - 1]
+    found = [line.find(key) for key in reversed(keys) if key in line]
+    return number, (found[0] if found else len(line) - len(line.lstrip())) + 1
+
+
+_ERROR_AT = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)")
+
+
+def error_place(message: str, text: str) -> tuple[str, int, int]:
+    """A tomllib error's message without its place, and the (line, column) it names: tomllib puts
+    them in the message ("... (at line 3, column 7)", "(at end of document)": the last line)."""
+    found = _ERROR_AT.search(message)
+    if found is None:
+        return message, 0, 0
+    if found.group(1) is None:
+        return _ERROR_AT.sub("", message), text.count("\n") + 1, 1
+    return _ERROR_AT.sub("", message), int(found.group(1)), int(found.group(2))
 
 
 def _opens(value: str) -> tuple[str | None, int]:

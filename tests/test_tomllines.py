@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import sys
 
-from sweepgen.tomllines import toml_lines
+import pytest
+
+from sweepgen.tomllines import error_place, key_place, toml_lines
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,3 +65,21 @@ def test_every_leaf_tomllib_reads_has_a_line_at_or_above_it():
 
     for path in paths(data):
         assert any(path[:end] in lines for end in range(len(path), 0, -1)), path
+
+
+def test_key_place_is_the_line_of_the_deepest_written_key_and_the_column_of_the_last():
+    text = "[tool.sweepgen]\nspecs = ['a']\n  limits = {variants = 3}\n[other]\nx = 1\n"
+    assert key_place(text, ("tool", "sweepgen", "specs")) == (2, 1)
+    assert key_place(text, ("tool", "sweepgen", "limits", "variants")) == (3, 13)
+    assert key_place(text, ("tool", "sweepgen", "limits")) == (3, 3)
+    assert key_place(text, ("tool", "sweepgen", "missing")) == (1, 7)  # at `sweepgen`
+    assert key_place(text, ("nowhere", "x")) == (0, 0)
+
+
+def test_error_place_reads_tomllib_s_place_and_leaves_the_message():
+    for text, place in (("a = 1\nb = [1,\nc = 2\n", (3, 1)), ("a = [\n", (2, 1)), ("a = 1\n[t\n", (2, 3))):
+        with pytest.raises(tomllib.TOMLDecodeError) as err:
+            tomllib.loads(text)
+        message, line, col = error_place(str(err.value), text)
+        assert (line, col) == place and "(at " not in message and message, (text, str(err.value))
+    assert error_place("no place here", "x") == ("no place here", 0, 0)

@@ -16,6 +16,7 @@ import difflib
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Any
 from sweepgen import escape, output_keys, paths, yamlio
 from sweepgen.compile.spec import project
 from sweepgen.errors import Location, UserError
+from sweepgen.tomllines import error_place, key_place
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -197,21 +199,25 @@ def _rel_to(folder: str) -> Callable[[str], str]:
 def _read(config: str, suffix: str) -> dict[str, Any]:
     # a FIFO or device would block `open` or `read` for ever; a huge file is refused from its size
     raw = project.read_regular(config, what="config", loc=Location(config))
+    text = yamlio.decode_utf8(raw, config)
     if suffix == ".toml":
         try:
-            data: Any = tomllib.loads(raw.decode("utf-8"))
+            data: Any = tomllib.loads(text)
         except RecursionError:
             raise UserError(
                 f"{config} is nested too deeply", location=Location(config), hint=_TOML_HINT
             ) from None
-        except (UnicodeDecodeError, ValueError) as err:  # TOMLDecodeError, an over-long integer
+        except ValueError as err:  # TOMLDecodeError, an over-long integer
+            message, line, col = error_place(str(err), text)
             raise UserError(
-                f"{config} is not valid TOML: {err}", location=Location(config), hint=_TOML_HINT
+                f"{config} is not valid TOML: {message}",
+                location=Location(config, line, col),
+                hint=_TOML_HINT,
             ) from None
     else:
-        data = yamlio.loads(yamlio.decode_utf8(raw, config), config).data
+        data = yamlio.loads(text, config).data
     if not isinstance(data, dict):
-        raise UserError("a config must be a mapping at the top", location=Location(config))
+        raise UserError("a config must be a mapping at the top", location=Location(config, 1, 1))
     return data
 
 
@@ -248,10 +254,17 @@ def _flow_value(value: Any, key: str, config: str) -> str:
         return "{" + ", ".join(items) + "}"
     raise UserError(  # TOML's dates and times: YAML would read them back as strings or timestamps
         f"{config}: `{key}` is a TOML {type(value).__name__}, which a spec cannot carry as the same type",
-        location=Location(config),
+        location=_toml_location(config, key),
         key=key,
         hint='write it as a string in the config (e.g. when = "1979-05-27T07:32:00Z"), then init again',
     )
+
+
+def _toml_location(config: str, key: str) -> Location:
+    """Where the TOML file ``config`` writes ``key`` (``a.b[2]``: the line of ``a.b``)."""
+    with open(config, "rb") as fh:  # read once already: a regular file within the size limit
+        text = fh.read().decode("utf-8")
+    return Location(config, *key_place(text, tuple(k for k in re.split(r"\.|\[\d+\]", key) if k)))
 
 
 def _flow_float(value: float) -> str:

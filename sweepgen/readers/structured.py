@@ -13,14 +13,17 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult, big_int
 from sweepgen.readers.yamlfile import read_yaml
-from sweepgen.tomllines import toml_lines
+from sweepgen.tomllines import error_place, toml_lines
+from sweepgen.yamlio import decode_utf8
 
 
 def _read_text(path: Path) -> str:
+    """The file's UTF-8 text; a byte that is not UTF-8 is an error at its line and column."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+        raw = path.read_bytes()
+    except OSError as err:
         raise ConfigError(f"cannot read file: {err}", location=Location(str(path))) from err
+    return decode_utf8(raw, str(path))
 
 
 def read_yaml_file(path: Path, version: str = "1.1", *, raw: bool = False) -> ReadResult:
@@ -59,10 +62,7 @@ def read_toml_file(path: Path) -> ReadResult:
     try:
         return ReadResult(str(path), _toml_loads(tomllib, text, str(path)), lines=toml_lines(text))
     except tomllib.TOMLDecodeError as err:
-        # tomllib puts the place in the message: "... (at line 3, column 7)"
-        found = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
-        line, col = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
-        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(err))
+        message, line, col = error_place(str(err), text)
         raise ConfigError(f"invalid TOML: {message}", location=Location(str(path), line, col)) from err
     except RecursionError:
         raise ConfigError("TOML nested too deeply to read", location=Location(str(path))) from None

@@ -117,3 +117,22 @@ def test_a_config_that_is_no_regular_file_is_refused_without_blocking(here, kind
     assert result.exit_code == 2, result.output
     assert "configs/x.yaml" in result.stderr and "not a regular file" in result.stderr
     assert not (here / "specs").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "at", "says"),
+    [
+        ("top.json", b"[1, 2]\n", "1:1", "a mapping at the top"),
+        ("d.toml", b"a = 1\n[t]\nwhen = 2024-01-01\n", "3:1", "`t.when` is a TOML date"),
+        ("l.toml", b"seed = 1\nx = [1, 2024-01-01]\n", "2:1", "`x[1]` is a TOML date"),
+        ("bad.toml", b"seed = 1\nb = [1,\nc = 2\n", "3:1", "not valid TOML: Invalid value"),
+        ("open.toml", b"seed = 1\nb = [\n", "3:1", "not valid TOML"),
+        ("bytes.toml", b"seed = 1\nname = '\xff'\n", "2:9", "not UTF-8 text: byte 0xff"),
+    ],
+)
+def test_a_config_init_cannot_start_from_is_exit_2_at_its_line_and_column(here, name, content, at, says):
+    (here / "configs" / name).write_bytes(content)
+    result = cli("init", "--from", f"configs/{name}")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"configs/{name}:{at}: error: ") and says in result.stderr, result.stderr
+    assert "Traceback" not in result.output and not (here / "specs").exists()
