@@ -29,15 +29,19 @@ from sweepgen.readers.shellinterp import Reader
 def read_shell_file(path: str | Path) -> ReadResult:
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")  # never read_text: it would turn `\r\n` into `\n`
-    except (OSError, UnicodeDecodeError) as err:
+        raw = path.read_bytes()  # never read_text: it would turn `\r\n` into `\n`
+    except OSError as err:
         raise ConfigError(f"cannot read shell script: {err}", location=Location(str(path))) from err
-    return read_shell(text, str(path))
+    from sweepgen.yamlio import decode_utf8  # noqa: PLC0415 - yamlio imports PyYAML: a script needs none
+
+    return read_shell(decode_utf8(raw, str(path)), str(path))
 
 
 def read_shell(text: str, filename: str = "<string>") -> ReadResult:
     if "\x00" in text:
-        raise ConfigError("a shell script cannot contain NUL bytes", location=Location(filename))
+        at = text.index("\x00")
+        line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+        raise ConfigError("a shell script cannot contain NUL bytes", location=Location(filename, line, col))
     reader = Reader(filename)
     try:
         reader.script(text, 0, [], {})

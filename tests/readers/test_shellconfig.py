@@ -9,7 +9,7 @@ import pytest
 from sweepgen.errors import UserError
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
-from sweepgen.readers.shellconfig import read_shell
+from sweepgen.readers.shellconfig import read_shell, read_shell_file
 from sweepgen.readers.shellwords import arithmetic
 
 
@@ -155,8 +155,8 @@ def test_what_the_grammar_cannot_read_is_kept_as_source_with_a_warning():
 
 def test_nul_bytes_are_a_located_error():
     with pytest.raises(UserError) as info:
-        read_shell("echo \x00\n", "x.sh")
-    assert info.value.location is not None and info.value.location.path == "x.sh"
+        read_shell("python t.py\necho \x00\n", "x.sh")
+    assert str(info.value.location) == "x.sh:2:6"
 
 
 def test_lines_are_known_for_commands_and_flags():
@@ -469,3 +469,11 @@ def test_a_variable_read_only_by_its_own_assignment_still_shows():
     environment), though no command shows its value."""
     assert not _equal("PATH=/x:$PATH\npython t.py\n", "python t.py\n")
     assert not _equal("PATH=/x:$PATH\npython t.py\n", "PATH=/y:$PATH\npython t.py\n")
+
+
+def test_a_script_that_is_not_utf8_is_an_error_at_its_first_bad_byte(tmp_path):
+    path = tmp_path / "x.sh"
+    path.write_bytes(b"python t.py\necho \xff\n")
+    with pytest.raises(UserError) as info:
+        read_shell_file(path)
+    assert str(info.value.location) == f"{path}:2:6" and "0xff" in str(info.value)
