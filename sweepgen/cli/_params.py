@@ -96,7 +96,7 @@ def trusting(param: str) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            from sweepgen.run.core import runfs
+            from sweepgen import runfs
 
             with runfs.trust(kwargs[param]):
                 return fn(*args, **kwargs)

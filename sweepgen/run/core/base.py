@@ -58,10 +58,10 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sweepgen import filenames
+from sweepgen import filenames, runfs
 from sweepgen.compile.run_api import Lock
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.run.core import outcome, runfiles, runfs, runlock
+from sweepgen.run.core import outcome, runfiles, runlock
 
 if TYPE_CHECKING:  # annotations only: run_view imports this module
     from sweepgen.run.core.run_view import RunView

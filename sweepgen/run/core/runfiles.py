@@ -19,9 +19,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from sweepgen import paths
+from sweepgen import paths, runfs
 from sweepgen.errors import ConfigError, Location
-from sweepgen.run.core import runfs
 from sweepgen.safefs import kind_of
 
 MAX_JSON_BYTES = 16 << 20  # summary.json, status files: a few KB in practice

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sweepgen import filenames
-from sweepgen.run.core import runfs
+from sweepgen import filenames, runfs
 
 STOP_FILE = filenames.STOP_REQUEST
 # the reason `sweepgen cancel` gives: a search controller never resumes a run stopped with it

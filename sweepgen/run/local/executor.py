@@ -26,9 +26,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
+from sweepgen import runfs
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import SweepgenError, UserError
-from sweepgen.run.core import runfiles, runfs, runlock, stop_request
+from sweepgen.run.core import runfiles, runlock, stop_request
 from sweepgen.run.core.base import (
     LOG_FILE,
     STATUS_FILE,

@@ -36,8 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sweepgen import filenames
-from sweepgen.run.core import runfs, stop_request
+from sweepgen import filenames, runfs
+from sweepgen.run.core import stop_request
 from sweepgen.run.core.outcome import run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
 

@@ -38,8 +38,8 @@ from typing import Any
 from optuna.storages.journal import JournalFileBackend  # noqa: TID253 - see above
 from optuna.storages.journal._file import BaseJournalFileLock, get_lock_file  # noqa: TID253 - see above
 
+from sweepgen import runfs
 from sweepgen.errors import ConfigError, Location
-from sweepgen.run.core import runfs
 
 
 def _refused(path: Path, why: str) -> ConfigError:

@@ -17,8 +17,8 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
-from sweepgen import filenames
-from sweepgen.run.core import runfs, runlock
+from sweepgen import filenames, runfs
+from sweepgen.run.core import runlock
 
 SHARED_LOCK = filenames.SEARCH_SHARED_LOCK
 OWNERS = "controllers"

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from sweepgen import runfs
 from sweepgen.compile.run_api import (
     Lock,
     RenderedFile,
@@ -36,7 +37,6 @@ from sweepgen.compile.run_api import (
 from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import ConfigError, Location, UserError, ValidationError
 from sweepgen.outtree import read_inside
-from sweepgen.run.core import runfs
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.shared_outputs import OutputClaims
 from sweepgen.run.core.tasks import read_lock, task_of

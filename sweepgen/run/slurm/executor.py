@@ -35,10 +35,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from sweepgen import filenames
+from sweepgen import filenames, runfs
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
-from sweepgen.run.core import runfiles, runfs
+from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import (
     CANCEL_REASON,
     LOG_FILE,

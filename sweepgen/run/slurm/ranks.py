@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from sweepgen import filenames
-from sweepgen.run.core import runfiles, runfs
+from sweepgen import filenames, runfs
+from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import this_host, write_json_atomic
 from sweepgen.run.core.shape import RunShape
 from sweepgen.run.slurm import launch

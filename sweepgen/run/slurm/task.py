@@ -29,8 +29,9 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
+from sweepgen import runfs
 from sweepgen.errors import SweepgenError
-from sweepgen.run.core import runfiles, runfs, runlock
+from sweepgen.run.core import runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
     RunState,

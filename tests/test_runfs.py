@@ -1,4 +1,4 @@
-"""Run folders are walked by descriptor (sweepgen/run/core/runfs.py): no link below the working
+"""Run folders are walked by descriptor (sweepgen/runfs.py): no link below the working
 directory (or a folder named on the command line) is followed by any read, write, mkdir, listing or
 removal, so a folder swapped for a link after a check is refused instead of used."""
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sweepgen.run.core import runfiles, runfs
+from sweepgen import runfs
+from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import write_json_atomic
 from sweepgen.run.slurm import ranks
 
