@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import json
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sweepgen import safefs, settings
+from sweepgen import confine, runfs, safefs, settings
 from sweepgen.compile.output import gc_state
 from sweepgen.compile.output.lock import Lock
 from sweepgen.compile.output.pipeline import Plan, compile_spec, variants_of, varying_paths
@@ -299,14 +300,14 @@ def _refuse_taken(files: dict[str, str]) -> None:
 
 def _write_then_render(files: dict[str, str], spec: str, out_root: str) -> list[str]:
     """Write the new ``files``, then render ``spec``; returns the paths written. Nothing is written
-    unless every file renders: on any failure the files and the folders made for them are removed."""
+    unless every file renders: on any failure the files and the folders made for them are removed.
+    Each file is created new (never overwriting) in its folder, walked from the working directory
+    without following a link (``runfs``): a committed ``specs`` link never takes the spec elsewhere."""
     written: list[str] = []
-    made = [d for d in dict.fromkeys(os.path.dirname(p) for p in files) if d and not os.path.isdir(d)]
+    made = [d for d in dict.fromkeys(os.path.dirname(p) for p in files) if d and not os.path.lexists(d)]
     try:
         for path, text in files.items():
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            with open(path, "x", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            _write_new(path, text.encode("utf-8"))
             written.append(path)
         render([spec], out_root)
     except BaseException:
@@ -315,9 +316,29 @@ def _write_then_render(files: dict[str, str], spec: str, out_root: str) -> list[
     return written
 
 
+def _write_new(path: str, data: bytes) -> None:
+    try:
+        with runfs.parent(path, create=True) as (folder, name):
+            safefs.write_new(folder, name, data)
+    except FileExistsError:
+        _refuse_taken({path: ""})
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            link = str(err.filename)
+            link = os.path.relpath(link) if confine.within(link, os.getcwd()) else link
+            raise safefs.UnsafePath(
+                f"{link} is a symbolic link: `init` never writes through one",
+                where=link,
+                kind="symlink",
+                hint="name a real folder (--specs-dir, --templates-dir), or replace the link with one",
+            ) from None
+        raise safefs.fs_error(err, path, "write") from None
+
+
 def _remove_written(written: list[str], made: list[str]) -> None:
     for path in written:
-        os.remove(path)
-    for folder in made:
+        with contextlib.suppress(OSError):  # keep the original error
+            runfs.unlink(path)
+    for folder in reversed(made):
         with contextlib.suppress(OSError):  # only if still empty
             os.rmdir(folder)

@@ -136,3 +136,19 @@ def test_a_config_init_cannot_start_from_is_exit_2_at_its_line_and_column(here, 
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"configs/{name}:{at}: error: ") and says in result.stderr, result.stderr
     assert "Traceback" not in result.output and not (here / "specs").exists()
+
+
+@pytest.mark.parametrize("linked", ["specs", "templates"])
+def test_a_committed_link_for_a_folder_init_writes_to_is_refused_and_nothing_is_written(
+    here, tmp_path_factory, linked
+):
+    """A pull request's `specs` or `templates` link to a folder elsewhere: `init` writes nowhere
+    through it, and leaves nothing behind in the project either."""
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (here / linked).symlink_to(elsewhere, target_is_directory=True)
+    (here / "configs" / "grpo.yaml").write_text("output_dir: out\nseed: 1\nlearning_rate: 1.0e-6\n")
+    result = cli("init", "--from", "configs/grpo.yaml")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"{linked}: error: {linked} is a symbolic link"), result.stderr
+    assert list(elsewhere.iterdir()) == []
+    assert sorted(p.name for p in here.iterdir()) == sorted(["configs", linked])
