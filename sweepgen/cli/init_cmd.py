@@ -64,6 +64,7 @@ def init(
     from sweepgen.compile import api
 
     sweep = name or os.path.splitext(os.path.basename(config))[0].replace(".", "_")
+    api.check_sweep_name(sweep, given=name is not None, config=config)
     written = api.init_project(
         config,
         name=sweep,

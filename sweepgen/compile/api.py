@@ -22,7 +22,7 @@ from sweepgen.compile.schema import trl_cli
 from sweepgen.compile.schema import validate as schema
 from sweepgen.compile.spec.context import sweep_view
 from sweepgen.compile.spec.expand import Expansion
-from sweepgen.compile.spec.model import SpecModel, display_path, load_spec
+from sweepgen.compile.spec.model import NAME_HINT, SpecModel, display_path, load_spec, name_problem
 from sweepgen.errors import Location, SpecError, UserError
 
 if TYPE_CHECKING:  # loaded by render/check when they run: `diff SPEC:VARIANT` only expands a spec
@@ -279,6 +279,18 @@ def init_project(
         del files[schema_file]  # the same export, from an earlier `init`: shared, not a conflict
     _refuse_taken(files)
     return _write_then_render(files, start.spec, out_root)
+
+
+def check_sweep_name(name: str, *, given: bool, config: str) -> None:
+    """``init``'s sweep name (``--name``, else the config file's name) names the spec, template and
+    output folder: one no file system refuses, or exit 2 at ``--name`` before anything is written."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise UserError(
+            f"sweep name {name!r} {problem}",
+            location=Location("--name" if given else config),
+            hint=NAME_HINT + ("" if given else "; or give the sweep a name with --name"),
+        )
 
 
 def _top_level_defaults(schema_text: str) -> dict[str, Any]:

@@ -152,3 +152,18 @@ def test_a_committed_link_for_a_folder_init_writes_to_is_refused_and_nothing_is_
     assert result.stderr.startswith(f"{linked}: error: {linked} is a symbolic link"), result.stderr
     assert list(elsewhere.iterdir()) == []
     assert sorted(p.name for p in here.iterdir()) == sorted(["configs", linked])
+
+
+@pytest.mark.parametrize(
+    ("config", "name", "at"),
+    [("grpo.yaml", "../evil", "--name"), ("my grpo.yaml", None, "configs/my grpo.yaml")],
+)
+def test_a_sweep_name_no_file_system_takes_is_refused_where_it_came_from(here, config, name, at):
+    """Not at a line of a spec that was never written: at --name, or at the config it was taken from."""
+    (here / "configs" / config).write_text("output_dir: out\nseed: 1\n")
+    result = cli("init", "--from", f"configs/{config}", *(["--name", name] if name else []))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"{at}: error: sweep name "), result.stderr
+    assert "not filesystem-safe" in result.stderr
+    assert ("give the sweep a name with --name" in result.stderr) == (name is None)
+    assert sorted(p.name for p in here.iterdir()) == ["configs"]
