@@ -41,6 +41,14 @@ def resolve_inside(root: str, path: str) -> str | None:
     return real if within(real, real_root) else None
 
 
+def in_git_folder(path: str, root: str) -> bool:
+    """Does ``path`` lie in a ``.git`` folder at or below ``root`` (both absolute, resolved)? git's
+    own files (hooks, config, refs) are never a place to write: a ``.git/hooks/pre-commit`` or a
+    ``config`` with ``core.fsmonitor`` written there would be run by git."""
+    rel = os.path.relpath(path, root)
+    return any(part.casefold() == ".git" for part in rel.split(os.sep))
+
+
 PROJECT_MARKERS = (".git", "pyproject.toml")
 
 

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sweepgen.confine import lexically_inside, refuse, resolve_inside, within
+from sweepgen.confine import in_git_folder, lexically_inside, refuse, resolve_inside, within
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.tomllines import error_place, key_place
 
@@ -126,6 +126,14 @@ def _output(table: dict[str, Any], shown: str, root: str) -> str:
             hint='e.g. output = "generated"',
         )
     real = resolve_inside(root, output)
+    if real is not None and in_git_folder(real, os.path.realpath(root)):
+        raise ConfigError(
+            f"[tool.sweepgen] output {output!r} lies in git's own .git folder",
+            location=where(shown, "output"),
+            key="tool.sweepgen.output",
+            hint="git runs what its folder holds (hooks, config): name a folder of the work tree, "
+            'e.g. output = "generated"',
+        )
     if real is None or real == os.path.realpath(root):
         raise refuse(
             "[tool.sweepgen] output",

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import click
+
+from sweepgen.errors import Location, UserError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,11 +52,19 @@ def output_root_option(help_text: str) -> Callable[[F], F]:
     the value reaching the command is always a path (see sweepgen.settings)."""
 
     def resolve(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
-        if value is not None:
-            return value
-        from sweepgen import settings
+        if value is None:
+            from sweepgen import settings
 
-        return settings.load().output_root()
+            return settings.load().output_root()
+        from sweepgen.confine import in_git_folder
+
+        if in_git_folder(os.path.realpath(value), "/"):
+            raise UserError(
+                f"-o {value!r} lies in git's own .git folder",
+                location=Location("-o"),
+                hint="git runs what its folder holds (hooks, config): name a folder of the work tree",
+            )
+        return value
 
     return click.option(
         "-o",

@@ -152,6 +152,8 @@ def test_check_with_no_arguments_reads_tool_sweepgen(tmp_path, monkeypatch):
     [
         ('[tool.sweepgen]\nspecs = ["s/*.yaml"]\noutptu = "gen"\n', "3:1", "unknown key(s) outptu"),
         ('[tool.sweepgen]\n  output = "../x"\n', "2:3", "leads outside the project"),
+        ('[tool.sweepgen]\noutput = ".git"\n', "2:1", "lies in git's own .git folder"),
+        ('[tool.sweepgen]\noutput = "a/.GIT/b"\n', "2:1", "lies in git's own .git folder"),
         ('[tool.sweepgen]\nspecs = ["/etc/*.yaml"]\n', "2:1", "leads outside the project"),
         ("[project]\nname = 'p'\n[tool.sweepgen]\nspecs = 3\n", "4:1", "non-empty list of glob"),
         ("[tool.sweepgen]\nlimits = 3\n", "2:1", "limits must be a table"),

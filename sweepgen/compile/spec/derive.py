@@ -155,6 +155,13 @@ def _run_dir(value: str, spec: Spec, variant: Variant) -> str:
             location=spec.loc(("run_dir",)),
             hint='e.g. run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"',
         )
+    if any(part.casefold() == ".git" for part in parts):
+        raise ValidationError(
+            f"run_dir {value!r} of variant {variant.name!r} lies in git's own .git folder",
+            location=spec.loc(("run_dir",)),
+            hint="git runs what its folder holds (hooks, config); e.g. "
+            'run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"',
+        )
     if not plain(value):
         # refused here, at the spec's line, rather than only by `run`: the value would otherwise
         # reach generated/ and the lock, which `run --command` pastes into a command line

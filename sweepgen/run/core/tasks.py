@@ -24,8 +24,8 @@ from typing import Any
 from sweepgen import output_keys, yamlio
 from sweepgen.compile.run_api import LOCK_NAME, PLAIN_HINT, YAML_SUFFIXES, Lock, LockFile, plain
 from sweepgen.compile.run_api import lock as lock_model
+from sweepgen.confine import in_git_folder, resolve_inside
 from sweepgen.confine import refuse as confine_refuse
-from sweepgen.confine import resolve_inside
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.outtree import read_inside
 from sweepgen.run.core.base import SUMMARY_FILE, RunTask
@@ -432,8 +432,16 @@ def _rendered_yaml(config_path: Path, data: bytes) -> Any:
 def _confined(run_dir: str, key: str, source: str) -> Path:
     """A run directory read from a lock or a config: relative, never climbing out, and (links
     resolved) inside the folder runs start from, or exit 2 naming the key and the file."""
-    if resolve_inside(os.getcwd(), run_dir) is None:
+    real = resolve_inside(os.getcwd(), run_dir)
+    if real is None:
         raise confine_refuse("the run directory", run_dir, key=key, source=source, root=os.getcwd())
+    if in_git_folder(real, os.path.realpath(os.getcwd())):
+        raise ConfigError(
+            f"the run directory {run_dir!r} lies in git's own .git folder",
+            location=Location(source),
+            key=key,
+            hint="git runs what its folder holds (hooks, config): render a run_dir in the work tree",
+        )
     return Path(run_dir)
 
 
