@@ -262,3 +262,17 @@ def project_with_nan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.mark.parametrize(
+    "include", ["{% include ['first.j2', 'part.j2'] %}", "{% include 'first.j2' ignore missing %}"]
+)
+def test_an_include_of_a_template_missing_now_renders_and_its_arrival_is_a_change(proj, include):
+    """Jinja takes the first listed template that exists: one missing at render is an input too,
+    since adding it later changes every file. It rendered with an internal error (exit 70)."""
+    (proj / "templates" / "main.yaml.j2").write_text(include + "\n{{ config | to_yaml }}\n")
+    api.render(["specs/demo.yaml"])
+    assert both() == ([], [])
+    (proj / "templates" / "first.j2").write_text("# first")
+    fast, full = both()
+    assert fast == full and "stale" in {k for k, _, _ in fast}

@@ -21,7 +21,7 @@ import stat
 import sys
 from typing import Any
 
-from jinja2 import Template, meta
+from jinja2 import Template, TemplateNotFound, meta
 
 from sweepgen.compile.output import module_digest
 from sweepgen.compile.schema import trl_cli
@@ -118,7 +118,9 @@ def module_identity(module: str) -> str:
 
 def _template_files(template: Template) -> tuple[list[str], bool]:
     """The template's file and every template it includes, imports or extends, recursively; and
-    whether some include name is computed at render time (and so cannot be listed)."""
+    whether the files read depend on more than the listed ones: an include name computed at render
+    time, or a name that is missing now (``{% include ["a.j2", "b.j2"] %}`` and ``ignore missing``
+    take the first that exists: adding ``a.j2`` later changes the output)."""
     env = template.environment
     loader = env.loader
     assert loader is not None and template.name is not None  # loaded from a file by render.py
@@ -129,7 +131,13 @@ def _template_files(template: Template) -> tuple[list[str], bool]:
         name = todo.pop()
         if name in seen:
             continue
-        source, filename, _ = loader.get_source(env, name)
+        try:
+            source, filename, _ = loader.get_source(env, name)
+        except TemplateNotFound:
+            if name == template.name:
+                raise
+            dynamic = True
+            continue
         seen[name] = filename or name
         for ref in meta.find_referenced_templates(env.parse(source)):
             if ref is None:
