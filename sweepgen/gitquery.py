@@ -87,17 +87,18 @@ def _refuse_blocking_files(top: str, folder: str, rels: list[str]) -> None:
         for name in _GIT_FILES:
             _refuse_blocking(os.path.join(dot_git, name))
     real = os.path.realpath(folder)
-    folders = {top}
     below = os.path.relpath(real, top).split(os.sep) if real != top else []
-    for depth in range(len(below)):
-        folders.add(os.path.join(top, *below[: depth + 1]))
+    folders = {top, *_folders_on_the_way(top, below)}
     for rel in rels:
-        parts = rel.split("/")[:-1]
-        for depth in range(len(parts)):
-            folders.add(os.path.join(real, *parts[: depth + 1]))
+        folders.update(_folders_on_the_way(real, rel.split("/")[:-1]))
     for each in sorted(folders):
         _refuse_blocking(os.path.join(each, ".gitignore"))
     _refuse_config_named(top)
+
+
+def _folders_on_the_way(base: str, parts: list[str]) -> list[str]:
+    """``base/a``, ``base/a/b``... for ``parts`` ``[a, b, ...]``: each folder git reads a .gitignore in."""
+    return [os.path.join(base, *parts[: depth + 1]) for depth in range(len(parts))]
 
 
 # keys whose value is a file git opens for ls-files and check-ignore (measured with strace, git
