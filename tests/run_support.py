@@ -11,6 +11,8 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -113,3 +115,17 @@ def fill_disk(where: Path) -> None:
         pass  # ENOSPC: full
     finally:
         os.close(fd)
+
+
+@contextmanager
+def killed_at_end() -> Iterator[list[subprocess.Popen[str]]]:
+    """A list for the processes a test starts; each still running at the end is killed (a hang
+    never outlives its test)."""
+    started: list[subprocess.Popen[str]] = []
+    try:
+        yield started
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()

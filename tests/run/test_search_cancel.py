@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S
+from run_support import LOADED_S, killed_at_end
 from search_support import (
     RUN_ARGS,
     kill_run_once_trial_trains,
@@ -79,12 +79,8 @@ def _reattached(root: Path, procs: list[subprocess.Popen[str]]) -> subprocess.Po
 def procs(tmp_path):
     """Processes a test started, killed at its end if still running; then the sweep's live runs
     cancelled (a run started again would otherwise train on after a failed test)."""
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    with killed_at_end() as started:
+        yield started
     if (tmp_path / SWEEP).is_dir():
         sweepgen(tmp_path, "cancel", SWEEP)
 

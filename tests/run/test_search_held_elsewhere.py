@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S, read_until
+from run_support import LOADED_S, killed_at_end, read_until
 from search_support import REPO, RUN_ARGS, study, sweepgen, write_search_project
 
 from sweepgen.run.core import runlock
@@ -121,12 +121,8 @@ def _skipped_while_held(
 @pytest.fixture
 def procs():
     """Processes a test started, killed at its end if still running (a hang never outlives it)."""
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    with killed_at_end() as started:
+        yield started
 
 
 def test_a_trial_whose_holder_lets_it_go_unstarted_is_started_here_once(tmp_path, procs):
