@@ -90,18 +90,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def hermetic_env(home: Path) -> dict[str, str]:
+    """What every test's environment sets (HOME and the caches in a temp folder, offline, one
+    thread); CI is unset besides. A module-scoped fixture is set up before the autouse fixture
+    below, so one that starts processes builds their environment from this itself."""
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "HF_HOME": _REAL_HF_HOME,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "WANDB_MODE": "disabled",
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+    }
+
+
 @pytest.fixture(autouse=True)
 def _hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-    monkeypatch.setenv("HF_HOME", _REAL_HF_HOME)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    monkeypatch.setenv("WANDB_MODE", "disabled")
-    monkeypatch.setenv("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", "1"))
+    for key, value in hermetic_env(tmp_path_factory.mktemp("home")).items():
+        monkeypatch.setenv(key, value)
     # CI=true turns check's fast path off (sweepgen.compile.output.lock_digest); tests that want it set it
     monkeypatch.delenv("CI", raising=False)
 

@@ -7,14 +7,15 @@ transcript's command line). ``PLAN`` gives each one its fate: run by a named tes
 scratch project (``Run``), or not run, with the reason (``Skip``). A command added to the docs without
 an entry here, or an entry whose command left the docs, fails the first test below in milliseconds.
 
-Stand-ins, each marked where it is made: the demo sweep is shrunk to 2 seeds x 2 steps (its spec is
-otherwise the repository's, and the commands are the docs' own); the TRL path runs a stand-in `trl`
+Stand-ins, each marked where it is made: the TRL path runs a stand-in `trl`
 (tests/test_first_hour.py's FAKE_TRL); the report walkthrough reads runs written by
 tests/report_support.make_shaping; the diff examples compare two small scripts written here.
 """
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import re
 import shlex
@@ -200,44 +201,61 @@ def demo_lines() -> list[str]:
     return [ln.strip() for ln in text.splitlines() if ln.strip().startswith("sweepgen ")]
 
 
-# Stand-in, made here: the demo sweep at 2 seeds x 2 betas x 2 steps (CI's 2 cores), otherwise the
-# repository's spec and template. Each replaced text must be there: a changed demo fails loudly.
-SHRINK = (
-    ("seed: [0, 1, 2, 3, 4]", "seed: [0, 1]"),
-    ("max_steps: 60", "max_steps: 2"),
-    ("summary_window: 10", "summary_window: 2"),
-)
-
-
 def demo_project(tmp_path: Path) -> Path:
+    """A scratch project holding the repository's demo spec and templates, unchanged."""
     project = tmp_path / "project"
     (project / "specs").mkdir(parents=True)
     shutil.copytree(ROOT / "templates", project / "templates")
-    spec = (ROOT / "specs" / "happy_grpo_cpu.yaml").read_text(encoding="utf-8")
-    for old, new in SHRINK:
-        assert old in spec, f"the demo spec changed: {old!r} is gone; update SHRINK"
-        spec = spec.replace(old, new)
-    (project / "specs" / "happy_grpo_cpu.yaml").write_text(spec, encoding="utf-8")
+    shutil.copy(ROOT / "specs" / "happy_grpo_cpu.yaml", project / "specs" / "happy_grpo_cpu.yaml")
     return project
+
+
+def same_but_header(rendered: Path, committed: Path) -> bool:
+    """The same file apart from its header line, which names the spec path relative to where
+    render ran; `sweepgen check` in CI compares the committed bytes."""
+    return rendered.read_text().splitlines()[1:] == committed.read_text().splitlines()[1:]
 
 
 @pytest.mark.train
 @pytest.mark.slow
 def test_the_demo_and_run_md_commands_run_as_written(tmp_path: Path):
-    """RUN.md's walkthrough and scripts/demo.sh's sweepgen lines, in order, in one scratch project:
-    every one exits 0, none prints a traceback or a warning (the demo's happy path has none)."""
+    """RUN.md's walkthrough and scripts/demo.sh's sweepgen lines, in order, in one scratch project,
+    on the README demo as it is (specs/happy_grpo_cpu.yaml: 5 seeds x 2 betas x 60 steps): every
+    line exits 0, none prints a traceback or a warning (the demo's happy path has none); the
+    rendered configs are the committed ones; every run finishes and learns the happy reward; the
+    report's --compare gives a verdict (5 seeds a side) and writes its table and plot. The demo's
+    sweep is run once, here, for both the docs and the learning check."""
     project = demo_project(tmp_path)
     env = {"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "SWEEPGEN_CACHE": str(tmp_path / "cache")}
     lines = list(dict.fromkeys([*planned_for(DEMO), *demo_lines()]))
     assert "sweepgen run generated/happy_grpo_cpu --jobs 2" in lines and len(lines) >= 6, lines
+    compare = "sweepgen report generated/happy_grpo_cpu --compare beta0.0 --html"
+    assert compare in lines, lines
+    printed = {}
     for line in lines:
         done = sweepgen(project, line, env)
         said = f"{line} -> {done.returncode}\n{done.stdout}{done.stderr}"
         assert done.returncode == 0, said
         assert "Traceback" not in said and "warning" not in said.lower(), said
+        printed[line] = done.stdout
+        if line == "sweepgen render specs/happy_grpo_cpu.yaml":
+            rendered = sorted((project / "generated" / "happy_grpo_cpu").glob("*.yaml"))
+            assert len(rendered) == 10, rendered
+            for path in rendered:
+                assert same_but_header(path, ROOT / "generated" / "happy_grpo_cpu" / path.name), path.name
     runs = project / "runs" / "happy_grpo_cpu"
-    assert len(list(runs.glob("*/summary.json"))) == 4
-    assert (runs / "report.html").is_file() and (runs / "report.csv").is_file()
+    names = sorted(p.parent.name for p in runs.glob("*/summary.json"))
+    assert names == sorted(f"happy_s{s}_b{b}" for s in range(5) for b in ("0.0", "0.02"))
+    for name in names:
+        summary = json.loads((runs / name / "summary.json").read_text())
+        assert summary["steps"] == 60 and summary["final_reward"] > 0.7, (name, summary)
+    # 5 seeds a side: Welch's test can decide, so the verdict is a verdict, never "cannot decide"
+    verdicts = [ln for ln in printed[compare].splitlines() if ln.strip().startswith("beta0.02")]
+    assert verdicts, printed[compare]
+    assert verdicts[0].split()[1] in ("better", "worse", "no")
+    with (runs / "report.csv").open() as handle:
+        assert len(list(csv.DictReader(handle))) == 10
+    assert (runs / "report.html").is_file() and (runs / "report.png").stat().st_size > 0
 
 
 def test_the_run_md_report_walkthrough_prints_its_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

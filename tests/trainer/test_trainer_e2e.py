@@ -1,12 +1,12 @@
 """The trainer end to end on the tiny model, on CPU: it learns, every parameter moves, runs are
-reproducible, bad configs fail before any model loads, killed runs resume, NaN stops the run."""
+reproducible, bad configs fail before any model loads, NaN stops the run. A SIGKILLed run resuming
+from its last checkpoint to an uninterrupted run's metrics is tests/run/test_run_bundled_trainer.py's
+kill test (the same trainer process, started by `sweepgen run`)."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
@@ -14,7 +14,6 @@ from trainer_support import (
     TIMING_KEYS,
     grpo_config,
     read_jsonl,
-    subprocess_env,
     tiny_dict,
     without_timing,
     write_config,
@@ -160,46 +159,6 @@ def test_cli_exit_code_and_location_without_traceback(tmp_path):
     assert proc.returncode == 2
     assert f"{path}:4:3: error: unknown key `grpo.bta`" in proc.stderr
     assert "did you mean `beta`" in proc.stderr and "Traceback" not in proc.stderr
-
-
-@pytest.mark.slow
-def test_killed_run_resumes_from_its_last_checkpoint(tiny_cache, tmp_path):
-    data = tiny_dict("runs/r", grpo={"max_steps": 40, "beta": 0.02}, logging={"save_steps": 5})
-    path = write_config(tmp_path / "r.yaml", data)
-    env = subprocess_env(tiny_cache)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sweepgen_trainer", str(path)],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    first = tmp_path / "runs" / "r" / "checkpoints" / "checkpoint-5" / "trainer_state.json"
-    deadline = time.monotonic() + 180
-    while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    run = tmp_path / "runs" / "r"
-    assert first.exists() and not (run / "summary.json").exists(), "the run was not killed midway"
-    done = subprocess.run(
-        [sys.executable, "-m", "sweepgen_trainer", str(path)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "# resuming from" in done.stdout
-    summary = yaml.safe_load((run / "summary.json").read_text())
-    assert summary["resumed_from"].startswith("checkpoint-") and summary["steps"] == 40
-    steps = [r["step"] for r in read_jsonl(run / "metrics.jsonl")]
-    assert steps == list(range(1, 41))  # no step lost, none doubled
-    # The resumed run continues exactly where the uninterrupted one would have been.
-    run_cfg({**data, "output_dir": str(tmp_path / "straight")})
-    straight = read_jsonl(tmp_path / "straight" / "metrics.jsonl")
-    assert without_timing(read_jsonl(run / "metrics.jsonl")) == without_timing(straight)
 
 
 def test_nan_reward_stops_the_run(tiny_cache, tmp_path, monkeypatch):

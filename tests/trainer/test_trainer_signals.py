@@ -3,8 +3,9 @@
 The handler's rules as unit and property tests (no torch), the repeated-signal exit in a real
 process, and the whole thing end to end with the real trainer: a run signalled after its first step
 saves a checkpoint at the step it stopped on, writes no summary.json, exits 128+signum, and a re-run
-resumes to metrics equal to an uninterrupted run's; through the local executor's Ctrl-C path
-(cancelled, 143) and the Slurm node wrapper with SIGUSR2 sent to the whole job (timed out, 140)."""
+resumes to metrics equal to an uninterrupted run's; through the Slurm node wrapper with SIGUSR2 sent
+to the whole job (timed out, 140). The local executor's Ctrl-C path (cancelled, 143, one checkpoint)
+runs with real runs in tests/run/test_run_bundled_trainer.py."""
 
 from __future__ import annotations
 
@@ -235,7 +236,9 @@ def _start_and_stop(path, cwd, env, sig):
 
 @pytest.mark.train
 @pytest.mark.slow
-@pytest.mark.parametrize("sig, iterations", [(signal.SIGTERM, 1), (signal.SIGUSR2, 2)])
+# SIGTERM with one iteration per generation runs end to end (stop, checkpoint, messages, resume equal
+# to an uninterrupted run) through `sweepgen run`'s Ctrl-C in tests/run/test_run_bundled_trainer.py
+@pytest.mark.parametrize("sig, iterations", [(signal.SIGUSR2, 2)])
 def test_signal_saves_a_checkpoint_and_the_rerun_equals_an_uninterrupted_run(
     tiny_cache, tmp_path, sig, iterations
 ):
@@ -287,45 +290,6 @@ def test_signal_saves_a_checkpoint_and_the_rerun_equals_an_uninterrupted_run(
     straight = read_jsonl(tmp_path / "straight" / "metrics.jsonl")
     assert [r["step"] for r in resumed] == list(range(1, max_steps + 1))
     assert without_timing(resumed) == without_timing(straight)  # same per-step rewards, losses, ...
-
-
-@pytest.mark.train
-@pytest.mark.slow
-def test_local_executor_cancel_leaves_a_resumable_checkpoint_and_a_cancelled_status(
-    tiny_cache, tmp_path, monkeypatch
-):
-    # What Ctrl-C in `sweepgen run` does: the executor SIGTERMs the run's process group.
-    from sweepgen.run.core.base import LOG_FILE, ExecutorOptions, RunState, RunTask, read_status
-    from sweepgen.run.local.executor import LocalExecutor
-
-    monkeypatch.chdir(tmp_path)
-    for key, value in subprocess_env(tiny_cache).items():
-        monkeypatch.setenv(key, value)
-    data = tiny_dict("runs/x", grpo={"max_steps": 30}, logging={"save_steps": 1000})
-    path = write_config(tmp_path / "x.yaml", data)
-    run_dir = tmp_path / "runs" / "x"
-    task = RunTask(
-        name="x",
-        variant="x",
-        config_path=path,
-        run_dir=run_dir,
-        argv=(sys.executable, "-m", "sweepgen_trainer", str(path)),
-    )
-    executor = LocalExecutor(ExecutorOptions(sweep_dir=tmp_path, lock={}))
-    executor.start([task])
-    deadline = time.monotonic() + 240
-    while "step 1/" not in ((run_dir / LOG_FILE).read_text() if (run_dir / LOG_FILE).exists() else ""):
-        assert time.monotonic() < deadline and not executor.done(), executor.poll()
-        executor.poll()
-        time.sleep(0.05)
-    executor.cancel()
-    status = read_status(run_dir)
-    assert status.state is RunState.CANCELLED and status.exit_code == 143
-    log = (run_dir / LOG_FILE).read_text()
-    assert "stopped by SIGTERM after step" in log and "Traceback" not in log
-    assert not (run_dir / "summary.json").exists()
-    checkpoints = list((run_dir / "checkpoints").glob("checkpoint-*"))
-    assert len(checkpoints) == 1 and (checkpoints[0] / "trainer_state.json").is_file()
 
 
 @pytest.mark.train
