@@ -130,8 +130,38 @@ def parse_grid(
         if path in {p.lstrip("+") for p, _ in out}:
             raise UserError(f"--grid {path} is given twice", hint="list every value once: --grid k=a,b,c")
         spelled = path if path in known else f"+{path}"
-        out.append((spelled, [yamlio.loads(v.strip(), "--grid").data for v in values.split(",")]))
+        existing = paths.get(data, path, None) if path in known else None
+        out.append((spelled, [_grid_value(path, v.strip(), existing) for v in values.split(",")]))
     return out
+
+
+def _grid_value(path: str, text: str, existing: Any) -> Any:
+    """One ``--grid`` value: a YAML 1.2 scalar, of the type the config's own value has. Where the
+    config holds a string (``shard: "001"``) the text stays that string (never the number 1); a
+    whole number for a float key is that float; any other change of type is refused, since no
+    value may change its type without a word."""
+    value = yamlio.loads(text, "--grid").data
+    if isinstance(existing, str):
+        return text if not isinstance(value, str) else value
+    kind = _scalar_kind(existing)
+    if kind is None or kind == _scalar_kind(value):
+        return value
+    if kind == "float" and _scalar_kind(value) == "int":
+        return float(value)
+    read = _scalar_kind(value) or "null"
+    raise UserError(
+        f"--grid {path}: the config's value is {kind} ({existing!r}), but {text!r} reads as {read}",
+        location=Location("--grid"),
+        hint=f"give {kind} values for {path}, or change the config first",
+    )
+
+
+def _scalar_kind(value: Any) -> str | None:
+    """``bool``, ``int``, ``float`` or ``str`` for a scalar; None for null and containers."""
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind.__name__
+    return None
 
 
 def _check_known(path: str, known: list[str], added: list[str]) -> None:

@@ -53,6 +53,8 @@ def test_a_nested_key_and_typed_values(here):
         (("--grid", "beta"), "is not PATH=V1,V2"),
         (("--grid", "beta=0", "--grid", "beta=1"), "is given twice"),
         (("--grid", "seed=1,2", "--seeds", "2"), "--seeds and --grid on the seed"),
+        (("--grid", "seed=1,1.5"), "--grid seed: the config's value is int (1), but '1.5' reads as float"),
+        (("--grid", "beta=0.0,low"), "the config's value is float (0.04), but 'low' reads as str"),
     ],
 )
 def test_a_bad_axis_is_refused_and_nothing_is_left(here, args, said):
@@ -60,6 +62,19 @@ def test_a_bad_axis_is_refused_and_nothing_is_left(here, args, said):
     assert done.exit_code == 2, done.output
     assert said in done.stderr
     assert not (here / "specs").exists() and not (here / "generated").exists()
+
+
+def test_grid_values_keep_the_type_of_the_config_s_value(here):
+    """`shard: "001"` swept with `--grid shard=001,010` stays the strings "001" and "010" (YAML alone
+    reads the numbers 1 and 10: a value silently changed); a whole number for a float key is a float."""
+    (here / "cfg.yaml").write_text(CONFIG + 'shard: "001"\nname: run\n')
+    done = init("--grid", "shard=001,010", "--grid", "name=1,2", "--grid", "beta=0,1e-2")
+    assert done.exit_code == 0, done.output
+    spec = yamlio.loads((here / "specs/cfg.yaml").read_text(), "cfg").data
+    assert spec["grid"] == {"shard": ["001", "010"], "name": ["1", "2"], "beta": [0.0, 0.01]}
+    assert [type(v) for v in spec["grid"]["beta"]] == [float, float]
+    rendered = [yamlio.loads(p.read_text(), "f").data for p in (here / "generated/cfg").glob("*.yaml")]
+    assert {r["shard"] for r in rendered} == {"001", "010"}
 
 
 def test_seeds_need_a_seed_in_the_config(here):
