@@ -137,17 +137,16 @@ def parse_grid(
 
 def _grid_value(path: str, text: str, existing: Any) -> Any:
     """One ``--grid`` value: a YAML 1.2 scalar, of the type the config's own value has. Where the
-    config holds a string (``shard: "001"``) the text stays that string (never the number 1); a
-    whole number for a float key is that float; any other change of type is refused, since no
-    value may change its type without a word."""
+    config holds a string (``shard: "001"``) the text stays that string (never the number 1); an
+    int for a float key is fine, as in a spec; any other change of type is refused, since no value
+    may change its type without a word."""
     value = yamlio.loads(text, "--grid").data
     if isinstance(existing, str):
         return text if not isinstance(value, str) else value
     kind = _scalar_kind(existing)
-    if kind is None or kind == _scalar_kind(value):
+    # an int for a float key is fine, as in a spec (`lr: 1` means 1.0)
+    if kind is None or kind == _scalar_kind(value) or (kind, _scalar_kind(value)) == ("float", "int"):
         return value
-    if kind == "float" and _scalar_kind(value) == "int":
-        return float(value)
     read = _scalar_kind(value) or "null"
     raise UserError(
         f"--grid {path}: the config's value is {kind} ({existing!r}), but {text!r} reads as {read}",

@@ -36,7 +36,7 @@ def _render(root: Path, workers: int) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow  # 2,500 variants rendered three times in subprocesses
 def test_every_worker_count_writes_the_same_bytes(tmp_path):
-    template = "seed: {{ training.seed | tojson }}\nlr: {{ training.lr | tojson }}\n{{ config | to_yaml }}\n"
+    template = "seed: {{ training.seed | tojson }}\nlr: {{ training.lr | to_yaml }}\n{{ config | to_yaml }}\n"
     outputs = []
     for workers in (1, 2, 3):
         root = _project(tmp_path / f"w{workers}", template)

@@ -30,8 +30,9 @@ from sweepgen.compile.output.render import (
     template_runtime_error,
     too_large,
 )
-from sweepgen.compile.output.rundir import run_dir_of_rendered
+from sweepgen.compile.output.rundir import YAML_SUFFIXES, run_dir_of_rendered
 from sweepgen.compile.output.staging import Staging
+from sweepgen.compile.output.yaml_dialects import check_reads_alike
 from sweepgen.compile.schema.choices import check_choices
 from sweepgen.compile.schema.validate import Validator, check_schema, imports_disabled, load_validator
 from sweepgen.compile.spec import resources as spec_resources
@@ -301,7 +302,10 @@ def _renderer(
             raise template_runtime_error(err, template_dir, spec, variant) from None
         if text.startswith("\ufeff"):  # a template saved with a BOM: the header goes first, not after it
             text = text[1:]
-        data = header(out_path, variant.name, text).encode("utf-8")
+        text = header(out_path, variant.name, text)
+        if out_path.endswith(YAML_SUFFIXES):
+            check_reads_alike(text, out_path, spec, variant)
+        data = text.encode("utf-8")
         if len(data) > spec.model.limits.output_bytes:
             raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
         run_dir = run_dir_of_rendered(out_path, data, variant.config, variant.run_dir)
