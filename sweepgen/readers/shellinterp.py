@@ -11,6 +11,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
+from sweepgen.readers.shellbinds import ANY, bound_names
 from sweepgen.readers.shellwalk import Walk, normalise_value
 from sweepgen.readers.shellwords import (
     GLOB,
@@ -345,8 +346,7 @@ class Reader(Walk):
         if head == "eval" and all(w.known for w in words[1:]):
             self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
             return
-        if head in ("source", "."):
-            self.opaque = True
+        self.forget_bound(words)
         identity_words = [self.value(w) for w in words]
         launchers, inner = cmdline.split_launchers(identity_words)
         if (
@@ -391,6 +391,17 @@ class Reader(Walk):
             self.result.lines[("commands", key, flag)] = flag_line
         if words[0].known and head in self.functions and not launchers:
             self.call(head, when, state, line)
+
+    def forget_bound(self, words: list[Field]) -> None:
+        """What a builtin binds by name (``read X``, ``printf -v X``, ``let N=1``) comes from running
+        it: those variables are not known after it; after ``source FILE`` or an ``eval`` of code
+        not known, no variable is."""
+        names = bound_names([w.text if w.known else None for w in words])
+        if names is ANY:
+            self.opaque = True
+            names = list(self.vars)
+        for name in names:
+            self.vars[name] = UNKNOWN
 
     def bash_c(
         self,

@@ -159,10 +159,14 @@ _ARITH_ASSIGNS = re.compile(
 def forget_assigned(expr: str, variables: Vars) -> None:
     """An arithmetic expansion not evaluated that assigns (``$((N+=1))``, ``$((i++))``): the
     variables it assigns are not known after it."""
-    for found in _ARITH_ASSIGNS.finditer(expr):
-        name = found.group(1) or found.group(2)
+    for name in arithmetic_assigned(expr):
         if name in variables:
             variables[name] = UNKNOWN
+
+
+def arithmetic_assigned(expr: str) -> list[str]:
+    """The variables an arithmetic expression assigns (``N+=1``, ``i++``, ``--j``)."""
+    return [found.group(1) or found.group(2) for found in _ARITH_ASSIGNS.finditer(expr)]
 
 
 def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one branch per arithmetic ast node bash supports
