@@ -192,8 +192,23 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
         return None
 
     def value(node: ast.AST) -> int:
+        # bash computes in 64 bits and wraps: a value past them (even on the way) is not evaluated
+        result = computed(node)
+        if not -(2**63) <= result < 2**63:
+            raise ValueError("past bash's 64-bit integers")
+        return result
+
+    def computed(node: ast.AST) -> int:
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return node.value
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.operand, ast.BinOp)
+            and isinstance(node.operand.op, ast.Pow)
+        ):
+            # bash binds a sign tighter than `**` (`-2**2` is 4) and Python looser (-4); the
+            # parsed tree no longer says whether `-(2**2)` had brackets: not evaluated
+            raise ValueError("a sign before `**`")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             inner = value(node.operand)
             return -inner if isinstance(node.op, ast.USub) else inner
@@ -216,7 +231,7 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
         result = value(tree.body)
     except (ValueError, RecursionError):
         return None
-    return str(result) if abs(result) < 2**63 else None
+    return str(result)
 
 
 def balanced(text: str, start: int, open_: str, close: str) -> int:

@@ -260,6 +260,9 @@ def test_bash_c_sees_its_environment_and_its_arguments():
 
 
 _ARITH = ["2#101", "16#fF", "64#@_", "36#Zz", "2#2", "37#1", "7//2", "3 ** 2", "-7 / 2", "2 # 1", "1_000"]
+# bash binds a sign tighter than `**` (Python looser) and wraps at 64 bits, also on the way
+_ARITH += ["-2**2", "- 2 ** 2", "-(2)**2", "4*-2**2", "1 - -2**2", "2**62*4/8", "9223372036854775807*2/2"]
+_ARITH += ["3000000000*4000000000", "2**63", "2**62", "(-2)**2", "2**3**2", "-(2**2)"]
 
 
 def test_arithmetic_is_bash_s_value_or_not_evaluated():
@@ -270,6 +273,9 @@ def test_arithmetic_is_bash_s_value_or_not_evaluated():
         assert ours is None or (run.returncode == 0 and ours == run.stdout.strip()), (expr, ours, run)
     assert arithmetic("2#101", {}) == "5" and arithmetic("16#fF", {}) == "255"
     assert not _equal("python t.py --n $((2#101))\n", "python t.py --n $((2#110))\n")
+    assert not _equal("python t.py --n $((-2**2))\n", "python t.py --n -4\n")
+    assert not _equal("python t.py --n $((2**62*4/8))\n", "python t.py --n 2305843009213693952\n")
+    assert arithmetic("(-2)**2", {}) == "4" and arithmetic("2**62", {}) == str(2**62)
 
 
 def test_a_here_document_fed_to_a_loop_is_read_by_its_commands():
