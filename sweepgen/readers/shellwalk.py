@@ -220,10 +220,11 @@ class Walk:
 
     def uncalled(self) -> None:
         """Functions the script defines but never calls: walked after the script, so that an edit
-        inside one still shows (under its ``function NAME`` guard)."""
+        inside one still shows, under ``never called and function NAME``: a call before the
+        definition is "command not found" to bash, never the run that calling it later is."""
         for name in list(self.functions):
             if name not in self.called:
-                self.call(name, [], {}, 0)
+                self.call(name, ["never called"], {}, 0)
 
     def keep_opaque(self, node: Any, when: list[str]) -> None:
         self.opaque = True

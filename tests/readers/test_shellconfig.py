@@ -232,6 +232,13 @@ def test_a_function_never_called_or_calling_itself_still_shows_its_body():
     assert not _equal("f() { python t.py --x 1; f; }\nf\n", "f() { python t.py --x 2; f; }\nf\n")
 
 
+def test_a_call_before_the_definition_runs_nothing():
+    # bash answers "command not found" for `run` on line 1: the body runs only where it is called
+    body = "run() { python t.py --lr 1; }\n"
+    assert not _equal("run\n" + body, body + "run\n")
+    assert _cmd("run\n" + body, "t.py")["@when"] == "never called and function run"
+
+
 def test_a_call_tree_too_large_to_walk_is_a_located_error():
     levels = "".join(f"f{i}() {{ f{i + 1}; f{i + 1}; }}\n" for i in range(20)) + "f20() { true; }\nf0\n"
     with pytest.raises(UserError, match="function calls"):
