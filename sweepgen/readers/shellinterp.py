@@ -198,10 +198,7 @@ class Reader(Walk):
             self.declaration(node, when)
             return
         if node.type == "unset_command":
-            for child in node.named_children:
-                if not self.text(child).startswith("-"):
-                    self.bind(self.text(child), "", True, when, self.line(node))
-                    self.vars.pop(self.text(child), None)
+            self.unset(node, when)
             return
         if node.type == "test_command":
             self.store(
@@ -235,6 +232,17 @@ class Reader(Walk):
                 self.bind(key, value, not isinstance(value, NotEvaluated), when, self.line(node))
             return
         self.run(words, node, when, state, heredoc, prefix)
+
+    def unset(self, node: Any, when: list[str]) -> None:
+        """``unset X``: X is empty and no longer exported (a later ``X=v`` stays in this shell); after
+        a program ran, that program still saw X (``env.@late``)."""
+        for child in node.named_children:
+            name = self.text(child)
+            if not name.startswith("-"):
+                self.bind(name, "", True, when, self.line(node))
+                self.note_late(name)
+                self.exported.discard(name)
+                self.vars.pop(name, None)
 
     def split_assignment(self, node: Any, when: list[str], redirects: dict[str, Any]) -> bool:
         """The bash grammar misreads ``X=a/$M/$T/c.yaml`` as ``X=a/$M/$`` running ``T/c.yaml``: an
@@ -323,6 +331,7 @@ class Reader(Walk):
         self.keep_opaque(node, when)
         for name in self.declared_names(node):
             self.vars[name] = UNKNOWN
+            self.note_late(name)  # `export -n X` after a program ran: that program saw X
 
     def run(  # noqa: C901, PLR0912 - one branch per builtin the interpreter follows (export, set, source, cd...)
         self,

@@ -330,6 +330,18 @@ def test_what_bash_leaves_as_written_reads_the_same(one, two):
     assert _equal(one, two)
 
 
+@pytest.mark.parametrize("takeaway", ["unset A", "unset -v A", "export -n A"])
+def test_taking_an_export_away_after_a_program_ran_is_not_seen_by_it(takeaway):
+    # t.py saw A=1 only where the variable is taken away after it
+    assert not _equal(f"export A=1\n{takeaway}\npython t.py\n", f"export A=1\npython t.py\n{takeaway}\n")
+
+
+def test_an_unset_variable_set_again_is_not_exported():
+    assert not _equal(
+        "export A=1\nunset A\nA=2\npython t.py\n", "export A=1\nunset A\nexport A=2\npython t.py\n"
+    )
+
+
 def test_an_export_after_a_program_is_not_seen_by_it():
     # `python t.py; export X=0` and `export X=0; python t.py` read the same final env, but t.py saw X
     # only in the second
