@@ -126,6 +126,11 @@ class Walk:
             self.comment(node)
             return
         self.seen_command = True  # sbatch reads #SBATCH lines only before the first other line
+        if _backgrounded(node) and when[-1:] != [BACKGROUND]:
+            # `cmd &` runs in a child process, beside what follows (a job script that ends without
+            # `wait` ends it): never the same run as `cmd`, and what it binds is gone after it
+            self.isolated([node], [*when, BACKGROUND], redirects)
+            return
         if node.has_error and node.type != "ERROR":
             self.keep_opaque(node, when)  # bash would refuse it: kept as source, never guessed at
             return
@@ -530,3 +535,12 @@ def _substitution_end(text: str, i: int) -> int | None:
         end = text.find("`", i + 1)
         return len(text) if end < 0 else end + 1
     return None
+
+
+BACKGROUND = "in the background (&)"
+
+
+def _backgrounded(node: Any) -> bool:
+    """Is this statement followed by ``&`` (run asynchronously)?"""
+    after = node.next_sibling
+    return after is not None and after.type == "&"
