@@ -289,6 +289,15 @@ class Expressions:
             if kw.arg is None:
                 spread = self.value(kw.value)
                 if _spreads_as_keywords(spread):
+                    twice = next((k for k in spread if k in result), None)
+                    if twice is not None:
+                        # Python raises TypeError (multiple values for keyword argument): the
+                        # config does not load, never the value one of them gives
+                        raise ConfigError(
+                            f"keyword argument `{twice}` given twice (once by `**{ast.unparse(kw.value)}`)",
+                            location=Location(self.filename, kw.lineno, kw.col_offset + 1),
+                            hint="Python refuses the call; remove one of them",
+                        )
                     result.update(spread)
                 else:
                     result["**" + ast.unparse(kw.value)] = spread

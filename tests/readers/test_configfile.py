@@ -121,3 +121,15 @@ def test_missing_file_and_directory(tmp_path):
 def test_python_ref_is_loaded_as_ref():
     cfg = load_config(str(FIXTURES / "flink_sweep_identity.py"))
     assert type(cfg["sweep"]["kwargs"]["config"]["kwargs"]["sampler"]["kwargs"]["dtype"]) is Ref
+
+
+@pytest.mark.parametrize(
+    "call", ["dict(a=1, **base)", "Adam(a=1, **base)", "dict(**base, **dict(a=3))", "dict(**base, a=1)"]
+)
+def test_a_keyword_given_twice_through_a_spread_is_an_error(tmp_path, call):
+    # Python raises TypeError (multiple values for keyword argument 'a'): the config never loads,
+    # so it is never equal to one that reads `a=2`
+    path = _write(tmp_path, "c.py", f"base = dict(a=2)\ncfg = {call}\n")
+    with pytest.raises(UserError, match="keyword argument `a`") as info:
+        load_config(path)
+    assert info.value.location.line == 2
