@@ -27,6 +27,7 @@ from sweepgen.readers.shellwords import (
     joined,
     lookup,
     partial,
+    quoted,
     split_fields,
     unescape_word,
 )
@@ -529,18 +530,19 @@ class Reader(Walk):
             decoded = ansi_c(self.text(node)[2:-1])
             return [Field(self.text(node), False, line) if decoded is None else Field(decoded, True, line)]
         if kind == "string":
-            quoted = self.text(node)[1:-1]
-            whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", quoted)
+            text_inside = self.text(node)[1:-1]
+            whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", text_inside)
             if whole:  # "${ARGS[@]}": one word per element
                 bound = self.vars.get(whole.group(1))
                 if isinstance(bound, list):
                     self.substituted.add(whole.group(1))
                     return [Field(item, not isinstance(item, Partial), line) for item in bound]
-            self.note_names(quoted)
-            text, known = expand_quoted(quoted, self.vars)
-            if not known and "$(" in quoted:
+            self.note_names(text_inside)
+            text, known = expand_quoted(text_inside, self.vars)
+            if not known and "$(" in text_inside:
                 self.opaque = True
-            return [Field(text, known, line)]
+            # an assignment never splits: `X="$1"` is `X=$1`; elsewhere the quotes are kept
+            return [Field(text if known or assignment else quoted(text), known, line)]
         if kind in ("simple_expansion", "expansion"):
             source = self.text(node).strip()
             expr = source[2:-1] if source.startswith("${") else source[1:]
@@ -607,7 +609,11 @@ class Reader(Walk):
         assignment is one piece kept as written."""
         if not assignment and child.type == "word" and GLOB.search(self.text(child)):
             return [(self.text(child), False)]
-        return [(f.text, f.known) for f in self.expand(child, assignment=True)]
+        fields = self.expand(child, assignment=True)
+        if child.type == "string" and not assignment:
+            # `--out="$1"/x` is one word, `--out=$1/x` maybe several: the quotes are kept
+            return [(f.text if f.known else quoted(f.text), f.known) for f in fields]
+        return [(f.text, f.known) for f in fields]
 
     def heredoc_in(self, node: Any) -> Field | None:
         """``$(cat <<EOF ... EOF)``: the here-document's body."""

@@ -47,14 +47,21 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
     )
 
 
-_LITERAL_SPECIAL = re.compile(r"([\\$`*?~])")
+_LITERAL_SPECIAL = re.compile(r"([\\$`*?~\"])")
 
 
 def escape_literal(text: str) -> str:
     """Literal text as it is written beside source the reader kept (`'$A'$B` is ``\\$A$B``, never
     ``$A$B``): in a partly known word a literal ``$``, backquote, backslash, ``~`` or pattern
-    character is escaped, so that it never reads the same as an expansion left as source."""
+    character is escaped, so that it never reads the same as an expansion left as source; so is a
+    literal ``"``, so that it never reads as the quotes kept around a quoted expansion (``quoted``)."""
     return _LITERAL_SPECIAL.sub(r"\\\1", text)
+
+
+def quoted(text: str) -> str:
+    """A double-quoted word not known, as kept: in its quotes, since unquoted bash would split it at
+    blanks and expand patterns in what it holds (`--name "$1"` is one word, `--name $1` maybe two)."""
+    return f'"{text}"'
 
 
 def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple[str, bool]:  # noqa: C901, PLR0912, PLR0915 - a character scanner: one branch per escape and expansion form

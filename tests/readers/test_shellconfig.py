@@ -90,7 +90,7 @@ def test_an_export_inside_if_is_conditional_with_its_condition():
         {"@value": "1", "@when": '[ -n "$X" ]'},
         {"@value": "2", "@when": '! ([ -n "$X" ])'},
     ]
-    assert cfg["commands"]["t.py"]["--a"] == NotEvaluated("$A")  # never guessed from one branch
+    assert cfg["commands"]["t.py"]["--a"] == NotEvaluated('"$A"')  # never guessed from one branch
 
 
 def test_loops_and_case_mark_their_commands():
@@ -311,6 +311,13 @@ def test_a_here_document_fed_to_a_loop_is_read_by_its_commands():
         ('A=(data/*.json)\npython t.py "${A[@]}"\n', "A=('data/*.json')\npython t.py \"${A[@]}\"\n"),
         # an arithmetic expansion that assigns leaves its variable unknown
         ("N=2\necho $((N+=1))\npython t.py --m $N\n", "N=2\necho $((N+=1))\npython t.py --m 2\n"),
+        # a quoted expansion not known is one word; unquoted, bash splits it and expands patterns
+        ('python t.py --name "$1"\n', "python t.py --name $1\n"),
+        ('python t.py --name "$(hostname)"\n', "python t.py --name $(hostname)\n"),
+        ('X=$1\npython t.py --name "$X"\n', "X=$1\npython t.py --name $X\n"),
+        ('python t.py --out="$HOME"/x\n', "python t.py --out=$HOME/x\n"),
+        ('python t.py --out "${OUT:-a b}"\n', "python t.py --out ${OUT:-a b}\n"),
+        ('python t.py --x \\"$1\\"\n', 'python t.py --x "$1"\n'),
     ],
 )
 def test_what_bash_expands_differently_is_never_equal(one, two):
@@ -324,6 +331,9 @@ def test_what_bash_expands_differently_is_never_equal(one, two):
         ("python t.py a.b=~/y ~c.d\n", "python t.py 'a.b=~/y' '~c.d'\n"),  # Hydra keys, deletions
         ('X=data/*.json\npython t.py --f "$X"\n', "X='data/*.json'\npython t.py --f \"$X\"\n"),
         ("N=2\necho $((N<=1))\npython t.py --m $N\n", "N=2\necho $((N<=1))\npython t.py --m 2\n"),
+        # an assignment never splits: quoting its value changes nothing
+        ('X="$1"\npython t.py --n "$X"\n', 'X=$1\npython t.py --n "$X"\n'),
+        ('X="$1" python t.py\n', "X=$1 python t.py\n"),
     ],
 )
 def test_what_bash_leaves_as_written_reads_the_same(one, two):
