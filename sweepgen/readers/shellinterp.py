@@ -12,7 +12,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellbinds import ANY, bound_names
-from sweepgen.readers.shellwalk import Walk, normalise_value
+from sweepgen.readers.shellwalk import Walk, conditional, normalise_value
 from sweepgen.readers.shellwords import (
     GLOB,
     UNKNOWN,
@@ -150,7 +150,7 @@ class Reader(Walk):
         old = self.vars.get(name)
         self.check_size(name, self.sizes.get(name, 0) + _size(value), line)
         self.assignments[name].append((" and ".join(when), {"+=": self.shown(value, known, line)}, line))
-        if when or isinstance(old, Unknown):
+        if conditional(when) or isinstance(old, Unknown):
             self.vars[name] = UNKNOWN
         else:
             self.vars[name] = _appended(old, value, known)
@@ -171,7 +171,7 @@ class Reader(Walk):
         self.assignments.setdefault(name, []).append(
             (" and ".join(when), self.shown(value, known, line), line)
         )
-        if when:
+        if conditional(when):
             self.vars[name] = UNKNOWN
         elif known or isinstance(value, list):
             self.vars[name] = value

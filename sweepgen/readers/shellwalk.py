@@ -149,7 +149,8 @@ class Walk:
             for child in node.named_children:
                 self.isolated([child], when, redirects)
         elif kind == "subshell":
-            self.isolated(node.named_children, when, redirects)
+            # `( cd x; export A=1 )` changes nothing after it: never the same as `cd x; export A=1`
+            self.isolated(node.named_children, [*when, SUBSHELL], redirects)
         elif kind in ("compound_statement", "do_group", "negated_command"):
             for child in node.named_children:
                 self.statement(child, when, redirects)
@@ -262,7 +263,7 @@ class Walk:
 
     def block(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         if node.type == "subshell":
-            self.isolated(node.named_children, when, redirects)
+            self.isolated(node.named_children, [*when, SUBSHELL], redirects)
         elif node.type in ("compound_statement", "do_group"):
             for child in node.named_children:
                 self.statement(child, when, redirects)
@@ -538,6 +539,14 @@ def _substitution_end(text: str, i: int) -> int | None:
 
 
 BACKGROUND = "in the background (&)"
+SUBSHELL = "in a subshell ( )"
+# where a statement runs, not whether: inside them a variable is bound as surely as outside
+_WHERE = frozenset((BACKGROUND, SUBSHELL))
+
+
+def conditional(when: list[str]) -> bool:
+    """Does ``when`` hold a condition (an ``if``, a loop, a function body), not only a place?"""
+    return any(part not in _WHERE for part in when)
 
 
 def _backgrounded(node: Any) -> bool:

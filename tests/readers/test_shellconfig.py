@@ -370,6 +370,15 @@ def test_a_subshell_or_pipeline_binds_nothing_after_it():
 
 
 @pytest.mark.parametrize(
+    "state", ["cd /data", "export A=1", "source env.sh", "conda activate rl", "ulimit -n 4096"]
+)
+def test_what_a_subshell_changes_is_not_the_same_change_outside_it(state):
+    # `( cd /data )` leaves e.py in the folder it was in; `cd /data` moves it
+    assert not _equal(f"( {state} )\npython e.py\n", f"{state}\npython e.py\n")
+    assert _cmd(f"( {state}; python t.py )\n", "t.py")["@when"] == "in a subshell ( )"
+
+
+@pytest.mark.parametrize(
     ("one", "two"),
     [
         # blanks and `#` inside a value are the value: only the layout of code is not a difference
