@@ -400,7 +400,13 @@ class Reader(Walk):
         for flag, flag_line in at.items():
             self.result.lines[("commands", key, flag)] = flag_line
         if words[0].known and head in self.functions and not launchers:
-            self.call(head, when, state, line)
+            # `LR=2 run`: bash binds LR=2 while the body runs, then gives back the earlier value
+            saved = {name: self.vars.get(name) for name in prefix}
+            self.vars.update({name: _bound_as(value) for name, value in prefix.items()})
+            try:
+                self.call(head, when, state, line)
+            finally:
+                self.restore(saved)
 
     def forget_bound(self, words: list[Field]) -> None:
         """What a builtin binds by name (``read X``, ``printf -v X``, ``let N=1``) comes from running

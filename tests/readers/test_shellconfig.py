@@ -227,6 +227,13 @@ def test_a_function_reads_the_variables_bound_when_it_is_called():
                   "f() { python t.py --x 5; }\nf() { python t.py --x 2; }\nf\n")  # fmt: skip
 
 
+def test_an_assignment_before_a_function_call_holds_while_its_body_runs():
+    # bash runs the body with LR=2 and gives LR back its 1 after the call
+    body = "run() { python t.py --lr $LR; }\nLR=1\necho $LR\nLR=2 run\npython e.py --lr $LR\n"
+    assert _cmd(body, "t.py")["--lr"] == 2 and _cmd(body, "e.py")["--lr"] == 1
+    assert not _equal(body, body.replace("--lr $LR; }", "--lr 1; }"))
+
+
 def test_a_function_never_called_or_calling_itself_still_shows_its_body():
     assert not _equal("f() { python t.py --x 1; }\n", "f() { python t.py --x 2; }\n")
     assert not _equal("f() { python t.py --x 1; f; }\nf\n", "f() { python t.py --x 2; f; }\nf\n")
