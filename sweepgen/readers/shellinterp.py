@@ -393,7 +393,7 @@ class Reader(Walk):
             if key.startswith("@fd"):
                 data[key] = value
         if heredoc is not None and "@stdin" not in data:
-            data["@stdin"] = self.value(Field(_strip_lines(heredoc.text), heredoc.known, heredoc.line))
+            data["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         key = self.store(name, self.guarded(data, when), line)
         if head not in _ENV_BLIND:
             self.last_program = key
@@ -769,7 +769,3 @@ def _guarded(value: Any, when: str) -> dict[str, Any]:
 
 def _size(value: Any) -> int:
     return sum(len(v) for v in value) if isinstance(value, list) else len(str(value))
-
-
-def _strip_lines(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.strip("\n").split("\n"))

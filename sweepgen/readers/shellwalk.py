@@ -379,6 +379,21 @@ class Walk:
                 heredoc = self.redirect(child, state) or heredoc
         return heredoc
 
+    def body_text(self, body: Any, start: Any) -> str:
+        """A here-document's body as bash reads it. The grammar starts the body node at the first
+        line's first non-blank character: the blanks and blank lines before it are put back (from
+        the line after the one holding ``<<EOF``, or, for a second here-document on that line,
+        the blanks before the node)."""
+        begin = body.start_byte
+        line_end = self.src.find(b"\n", start.end_byte) if start is not None else -1
+        before = bytes(self.src[line_end + 1 : begin]) if 0 <= line_end < begin else b"x"
+        if before.strip(b" \t\n") == b"":
+            begin = line_end + 1
+        else:
+            while begin > 0 and self.src[begin - 1 : begin] in (b" ", b"\t"):
+                begin -= 1
+        return bytes(self.src[begin : body.end_byte]).decode("utf-8", "surrogateescape")
+
     def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # noqa: C901, PLR0912 - one branch per redirection form
         """Apply one redirection to ``state``; a here-document's expanded body is returned."""
         if node.type == "heredoc_redirect":
@@ -390,7 +405,7 @@ class Walk:
                     self.redirect(child, state)
             start = next((c for c in node.children if c.type == "heredoc_start"), None)
             strip_tabs = any(c.type == "<<-" for c in node.children)
-            raw = self.text(body) if body is not None else ""
+            raw = self.body_text(body, start) if body is not None else ""
             if strip_tabs:
                 raw = "\n".join(line.lstrip("\t") for line in raw.split("\n"))
             quoted = start is not None and self.text(start)[:1] in ("'", '"', "\\")

@@ -292,6 +292,30 @@ def test_arithmetic_is_bash_s_value_or_not_evaluated():
     assert arithmetic("(-2)**2", {}) == "4" and arithmetic("2**62", {}) == str(2**62)
 
 
+_HEREDOCS = [
+    "cat <<EOF\n  lr: 1\nEOF\n",  # the grammar starts the body at its first non-blank character
+    "cat <<EOF\n\t  lr: 1\n  x\nEOF\n",
+    "cat <<-EOF\n\t  lr: 1\n\tx\n\tEOF\n",
+    "cat <<EOF\n\n\n  lr: 1\nEOF\n",
+    "cat <<EOF\n  a  \n\nEOF\n",  # trailing blanks and blank lines are the program's input too
+    "cat <<EOF\n   \nEOF\n",
+    "X=1\ncat <<EOF\n  $X y\nEOF\n",
+    "cat <<'EOF'\n  $a\nEOF\n",
+]
+
+
+@pytest.mark.parametrize("script", _HEREDOCS)
+def test_a_here_document_is_the_text_bash_feeds(script):
+    run = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    assert _cmd(script, "cat")["@stdin"] == run.stdout
+
+
+def test_here_documents_bash_feeds_differently_are_never_equal():
+    assert not _equal("cat <<EOF\n  x = 1\nEOF\n", "cat <<EOF\nx = 1\nEOF\n")
+    assert not _equal("cat <<-EOF\n\tlr: 1\n\tEOF\n", "cat <<EOF\n\tlr: 1\nEOF\n")
+    assert not _equal("cat <<EOF\na: 1\nEOF\n", "cat <<EOF\na: 1\n\nEOF\n")
+
+
 def test_a_here_document_fed_to_a_loop_is_read_by_its_commands():
     loop = "while read lr; do python t.py --lr $lr; done <<EOF\n{}\nEOF\n"
     assert not _equal(loop.format("1e-5"), loop.format("2e-5"))
