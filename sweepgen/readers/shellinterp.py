@@ -380,7 +380,8 @@ class Reader(Walk):
             launchers.update(more)
             name, arguments = cmdline.program(inner, launchers)
         lines = [w.line or line for w in words[len(words) - len(arguments) :]] if arguments else []
-        parsed, at = cmdline.parse_arguments(arguments, self.filename, lines)
+        reader = cmdline.sbatch_arguments if os.path.basename(name) == "sbatch" else cmdline.parse_arguments
+        parsed, at = reader(arguments, self.filename, lines)
         data: dict[str, Any] = dict(parsed)
         if launchers:
             data["@launcher"] = launchers
