@@ -111,14 +111,16 @@ def _note_order(first: ReadResult, second: ReadResult) -> None:
         return
     common = old.keys() & new.keys()
     ran = [[key for key in side if key in common] for side in (old, new)]
-    if ran[0] == ran[1]:
-        return
-    for result, keys in zip((first, second), ran):
-        result.data["@order"] = keys
-        for index, key in enumerate(keys):
-            line = result.lines.get(("commands", key))
-            if line is not None:
-                result.lines[("@order", index)] = line
+    if ran[0] != ran[1]:
+        _set_order(first, ran[0])
+        _set_order(second, ran[1])
+
+
+def _set_order(result: ReadResult, keys: list[str]) -> None:
+    """``@order`` in ``result``, each item at the line of the command it names."""
+    result.data["@order"] = keys
+    for index, key in enumerate(keys):
+        result.lines[("@order", index)] = result.lines.get(("commands", key), 0)
 
 
 def _moved_lines(
