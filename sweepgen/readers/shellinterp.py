@@ -33,6 +33,7 @@ from sweepgen.readers.shellwords import (
 )
 
 _MAX_VALUE = 1_000_000  # characters a variable may hold
+_STAR_JOIN = re.compile(r"\$\{?[!#]?\*|\[\*\]")  # $*, ${*}, ${A[*]}, ${!A[*]}: words joined by IFS
 # declare/local/readonly/export options that bind a value as written (arrays, export, read-only,
 # global, trace); any other letter changes the value or is refused by bash (see opaque_declaration)
 _PLAIN_DECLARE = set("aAxrgt")
@@ -545,6 +546,10 @@ class Reader(Walk):
                     self.substituted.add(whole.group(1))
                     return [Field(item, not isinstance(item, Partial), line) for item in bound]
             self.note_names(text_inside)
+            if self.own_ifs() and _STAR_JOIN.search(text_inside):
+                # `"${A[*]}"`, `"$*"` join their words with the first character of IFS
+                self.opaque = True
+                return [Field(quoted(text_inside), False, line)]
             text, known = expand_quoted(text_inside, self.vars)
             if not known and "$(" in text_inside:
                 self.opaque = True
@@ -561,7 +566,7 @@ class Reader(Walk):
                 return [] if known else [Field(source, False, line)]
             if assignment:
                 return [Field(joined(value), known, line)]
-            if "IFS" in self.assignments and self.vars.get("IFS") != " \t\n":
+            if self.own_ifs():
                 # bash splits an unquoted expansion at the characters of IFS, which the script set:
                 # kept as written, every variable shown
                 self.opaque = True
@@ -591,6 +596,17 @@ class Reader(Walk):
             return [Field(self.text(node), False, line)]
         self.opaque = True
         return [Field(self.text(node), False, line)]
+
+    def heredoc_text(self, raw: str) -> tuple[str, bool]:
+        """An unquoted here-document's body, expanded; kept as written where it joins words by an
+        IFS the script set (``${A[*]}``)."""
+        if self.own_ifs() and _STAR_JOIN.search(raw):
+            return raw, False
+        return expand_quoted(raw, self.vars, heredoc=True)
+
+    def own_ifs(self) -> bool:
+        """Has the script set IFS to something else than bash's blank, tab and newline?"""
+        return "IFS" in self.assignments and self.vars.get("IFS") != " \t\n"
 
     def brace_expansion(self, node: Any) -> bool:
         """Does this concatenation hold an unquoted ``{...}`` with a ``,`` or ``..`` in it (bash's

@@ -379,6 +379,10 @@ class Walk:
                 heredoc = self.redirect(child, state) or heredoc
         return heredoc
 
+    def heredoc_text(self, raw: str) -> tuple[str, bool]:
+        """An unquoted here-document's body, expanded (``shellinterp.Reader`` knows IFS)."""
+        return expand_quoted(raw, self.vars, heredoc=True)
+
     def body_text(self, body: Any, start: Any) -> str:
         """A here-document's body as bash reads it. The grammar starts the body node at the first
         line's first non-blank character: the blanks and blank lines before it are put back (from
@@ -409,7 +413,7 @@ class Walk:
             if strip_tabs:
                 raw = "\n".join(line.lstrip("\t") for line in raw.split("\n"))
             quoted = start is not None and self.text(start)[:1] in ("'", '"', "\\")
-            text, known = (raw, True) if quoted else expand_quoted(raw, self.vars, heredoc=True)
+            text, known = (raw, True) if quoted else self.heredoc_text(raw)
             if not known:
                 self.opaque = True
             return Field(text, known, self.line(node))

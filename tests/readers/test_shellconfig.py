@@ -539,6 +539,20 @@ def test_a_script_that_sets_ifs_splits_otherwise():
     assert _cmd("IFS=$' \\t\\n'\nX='a b'\npython t.py --x $X\n", "t.py")["--x"] == ["a", "b"]  # the default
 
 
+@pytest.mark.parametrize(
+    "joined",
+    ['python t.py --x "${A[*]}"\n', 'python t.py --x "x=${A[*]}"\n', "cat <<EOF\n${A[*]}\nEOF\n"],
+)
+def test_words_joined_by_a_script_s_ifs_are_not_joined_by_blanks(joined):
+    # bash joins `"${A[*]}"` (and `"$*"`) with the first character of IFS: a,b,c here
+    script = "IFS=,\nA=(a b c)\n" + joined
+    assert not _equal(script, script.replace("${A[*]}", "a b c"))
+    run = subprocess.run(
+        ["bash", "-c", script.replace("python t.py --x", "echo")], capture_output=True, text=True
+    )
+    assert "a,b,c" in run.stdout
+
+
 def test_a_variable_read_only_by_its_own_assignment_still_shows():
     """`PATH=/x:$PATH` changes what the commands after it run (PATH comes exported from the
     environment), though no command shows its value."""
