@@ -291,7 +291,7 @@ def _split_word(word: str, partly: bool, line: int) -> Field:
         return Field(word, False, line)
     if not partly:
         return Field(word, True, line)
-    if re.search(r"(?<!\\)[$`]", word) or word.startswith("~"):
+    if re.search(r"(?<!\\)[$`\"]", word) or word.startswith("~"):  # `"`: part of a quoted one (`quoted`)
         return Field(word, False, line)
     return Field(re.sub(r"\\(.)", r"\1", word), True, line)
 

@@ -559,3 +559,9 @@ def test_a_variable_read_only_by_its_own_assignment_still_shows():
     environment), though no command shows its value."""
     assert not _equal("PATH=/x:$PATH\npython t.py\n", "python t.py\n")
     assert not _equal("PATH=/x:$PATH\npython t.py\n", "PATH=/y:$PATH\npython t.py\n")
+
+
+def test_a_quoted_element_expanded_unquoted_never_yields_a_known_quote():
+    # `"$1 x"` kept in its quotes, split by an unquoted `${A[@]}`: its pieces are not known words
+    args = _cmd('A=("$1 x" b)\npython t.py ${A[@]}\n', "t.py")["@args"]
+    assert args[-1] == "b" and all(isinstance(a, NotEvaluated) for a in args[:-1])
