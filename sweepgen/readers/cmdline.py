@@ -35,7 +35,7 @@ import os
 import re
 from typing import Any
 
-from sweepgen.readers import hydravalue, launcher_spelling, slurm_options, srun
+from sweepgen.readers import hydravalue, launcher_spelling, sbatch, slurm_options, srun
 from sweepgen.readers.model import NotEvaluated
 
 Word = str | NotEvaluated
@@ -299,6 +299,24 @@ def _python_program(head: str, words: list[Word], i: int) -> tuple[str, list[Wor
     if i < len(words):
         return _text(words[i]), words[i + 1 :]
     return head, []
+
+
+def sbatch_arguments(
+    words: list[Word], where: str, lines: list[int]
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """``sbatch [options] SCRIPT [ARGS]``: sbatch's options (getopt, as ``#SBATCH`` lines read
+    them) end at the script; what follows is the script's own ``$1...`` (``@argv``), so
+    ``sbatch job.sh --nodes=2`` asks for no node count and passes the script ``--nodes=2``."""
+    pairs, i = slurm_options.read_options(words, 0, sbatch.OPTIONS, _option_value, stop_at_operand=True)
+    out = slurm_options.collect(pairs)
+    at = dict.fromkeys(out, lines[0]) if lines else {}
+    if i < len(words):
+        out["@script"] = words[i]
+        at["@script"] = lines[i]
+        argv, _ = parse_arguments(words[i + 1 :], where, lines[i + 1 :])
+        if argv:
+            out["@argv"] = argv
+    return out, at
 
 
 def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[dict[str, Any], dict[str, int]]:

@@ -64,6 +64,8 @@ def compare(
     second = _load(b, resolve_bases, yaml_version, variant_config, kinds[1], heads[1])
     for path in set(first.numbered) & set(second.numbered):
         second = _realigned(first, second, path)
+    if ("commands",) in first.numbered and ("commands",) in second.numbered:
+        _note_order(first, second)
     globs = semantic.parse_globs(allow)
     unmatched = semantic.unmatched_globs(allow, first.data, second.data)
     changes = semantic.diff(first.data, second.data)
@@ -97,6 +99,28 @@ def _realigned(first: ReadResult, second: ReadResult, path: tuple[Any, ...]) -> 
         return second
     _at(second.data, path[:-1])[path[-1]] = {renamed.get(k, k): v for k, v in new.items()}
     return dataclasses.replace(second, lines=_moved_lines(second.lines, path, renamed))
+
+
+def _note_order(first: ReadResult, second: ReadResult) -> None:
+    """Scripts run their commands in order: the commands both sides run, taken in another order
+    (``cd out; python t.py`` against ``python t.py; cd out``, a train and an eval swapped), are a
+    change, ``@order``: each side's common commands in the order it runs them. An inserted or
+    removed command alone leaves it out."""
+    old, new = first.data.get("commands"), second.data.get("commands")
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return
+    common = old.keys() & new.keys()
+    ran = [[key for key in side if key in common] for side in (old, new)]
+    if ran[0] != ran[1]:
+        _set_order(first, ran[0])
+        _set_order(second, ran[1])
+
+
+def _set_order(result: ReadResult, keys: list[str]) -> None:
+    """``@order`` in ``result``, each item at the line of the command it names."""
+    result.data["@order"] = keys
+    for index, key in enumerate(keys):
+        result.lines[("@order", index)] = result.lines.get(("commands", key), 0)
 
 
 def _moved_lines(

@@ -73,6 +73,8 @@ def uses_omegaconf(text: str) -> bool:
 # interpolations ----------------------------------------------------------------------------------
 
 _REFERENCE = re.compile(r"\$\{([^${}:]*)\}")  # a node reference; a `:` means a resolver call
+_BACKSLASHED = re.compile(r"(\\+)\$\{")  # backslashes right before an interpolation escape it or themselves
+_LITERAL = "\x00"  # marks an escaped `${` while the references beside it resolve (NUL text: kept)
 _MAX_DEPTH = 32
 # A file's interpolations may name each other twice a level (`a: ${b}${b}`, `b: ${c}${c}`...): 2^depth
 # steps and strings. Each node is resolved once (remembered by its path), and a string past
@@ -122,6 +124,8 @@ class _Resolver:
     def resolve(self, text: str, path: tuple[Any, ...], kept: NotEvaluated) -> Any:
         self.active.add(path)
         try:
+            if _BACKSLASHED.search(text):
+                return self.escaped(text, path, kept)
             if "${" in _REFERENCE.sub("", text):
                 # a resolver call or a nested interpolation is never evaluated; the node references
                 # beside it are, so the kept source is the definition's, not a name for it
@@ -134,6 +138,19 @@ class _Resolver:
             return kept if joined is None else joined
         finally:
             self.active.discard(path)
+
+    def escaped(self, text: str, path: tuple[Any, ...], kept: NotEvaluated) -> Any:
+        """A string with backslashes right before a ``${``, as OmegaConf reads it: an odd run keeps
+        half of them and a literal ``${`` (``\\${a}`` is the text ``${a}``), an even run half of
+        them and the interpolation; other backslashes stay as written. Beside a resolver call it
+        stays as written."""
+        if _LITERAL in text:
+            return kept
+        marked = _BACKSLASHED.sub(_unescaped, text)
+        if "${" in _REFERENCE.sub("", marked):
+            return kept
+        joined = self.joined(marked, path)
+        return kept if joined is None else joined.replace(_LITERAL, "${")
 
     def joined(self, text: str, path: tuple[Any, ...]) -> str | None:
         """A string with references inside it, each replaced by its value's text; None when one
@@ -176,6 +193,13 @@ class _Resolver:
             key, node = step
             full.append(key)
         return (self.walk(node, tuple(full)),)
+
+
+def _unescaped(found: re.Match[str]) -> str:
+    """A run of backslashes before ``${``: half of them, then the literal ``${`` (marked) or the
+    interpolation."""
+    count = len(found.group(1))
+    return "\\" * (count // 2) + (_LITERAL if count % 2 else "${")
 
 
 def _reference_keys(reference: str, path: tuple[Any, ...]) -> list[Any] | None:

@@ -57,6 +57,9 @@ class Expressions:
         # containers a statement this reader could not follow may have changed (`a.sort(key=f)`),
         # by id, each kept alive so that its id is never another object's
         self.tainted: dict[int, Any] = {}
+        # module names a statement may have rebound (`from m import *`, `exec`): name -> (the value
+        # it held then, kept alive so its identity is never another's; what reading it gives)
+        self.rebound: dict[str, tuple[Any, NotEvaluated]] = {}
 
     def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError  # statements run a function's body: pystatements.Evaluator
@@ -74,6 +77,15 @@ class Expressions:
 
     def opaque(self, node: ast.AST) -> NotEvaluated:
         return NotEvaluated(normalised(node), self.filename, getattr(node, "lineno", 0))
+
+    def mark_rebound(self, stmt: ast.stmt) -> None:
+        """After ``stmt`` (``from m import *``, ``exec(...)``), each module name bound so far may hold
+        anything: read, it is not evaluated, kept as its name after that statement."""
+        after = normalised(stmt)
+        for name, value in self.scopes[0].items():
+            if not name.startswith("__"):
+                kept = NotEvaluated(f"{name} after {after}", self.filename, stmt.lineno)
+                self.rebound[name] = (value, kept)
 
     def taint_call(self, call: ast.Call) -> None:
         """A call not followed whose result is dropped is run for what it does: its receiver
@@ -112,7 +124,8 @@ class Expressions:
             if depth and id(scope) in self.class_scopes:
                 continue
             if name in scope:
-                return scope[name]
+                mark = self.rebound.get(name) if scope is self.scopes[0] else None
+                return mark[1] if mark is not None and mark[0] is scope[name] else scope[name]
         if name == "__name__":
             # a config is loaded as a module, never run as a script: `if __name__ == '__main__':`
             # blocks (mmpretrain's model printing) do not run, as under mmengine
@@ -289,6 +302,15 @@ class Expressions:
             if kw.arg is None:
                 spread = self.value(kw.value)
                 if _spreads_as_keywords(spread):
+                    twice = next((k for k in spread if k in result), None)
+                    if twice is not None:
+                        # Python raises TypeError (multiple values for keyword argument): the
+                        # config does not load, never the value one of them gives
+                        raise ConfigError(
+                            f"keyword argument `{twice}` given twice (once by `**{ast.unparse(kw.value)}`)",
+                            location=Location(self.filename, kw.lineno, kw.col_offset + 1),
+                            hint="Python refuses the call; remove one of them",
+                        )
                     result.update(spread)
                 else:
                     result["**" + ast.unparse(kw.value)] = spread

@@ -15,6 +15,7 @@ from sweepgen.readers.model import NotEvaluated, Ref, tree_size
 from sweepgen.readers.pybranch import overlay
 from sweepgen.readers.pyexpressions import Expressions
 from sweepgen.readers.pymlcollections import file_config
+from sweepgen.readers.pyrebind import rebinds_any
 from sweepgen.readers.pyvalues import (
     LOOP_LIMIT,
     NO_DEFAULT,
@@ -161,7 +162,12 @@ class Evaluator(Expressions):
                     self.result.lines.setdefault((name,), stmt.lineno)
             self.statement(stmt, scope, rest)
 
-    def statement(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:  # noqa: C901, PLR0912, PLR0915 - one branch per ast.stmt node type: a table to read, not to split
+    def statement(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:
+        self.one_statement(stmt, scope, rest)
+        if rebinds_any(stmt):
+            self.mark_rebound(stmt)
+
+    def one_statement(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:  # noqa: C901, PLR0912, PLR0915 - one branch per ast.stmt node type: a table to read, not to split
         self.tick(stmt)
         if isinstance(stmt, ast.Assign):
             value = self.value(stmt.value)
@@ -298,6 +304,7 @@ class Evaluator(Expressions):
         for alias in stmt.names:
             if alias.name == "*":
                 rest.append(self.opaque(stmt))
+                self.mark_rebound(stmt)  # the module may bind any name, those bound before it too
             else:
                 scope[alias.asname or alias.name] = Ref(f"{module}{sep}{alias.name}")
 

@@ -11,7 +11,8 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
-from sweepgen.readers.shellwalk import Walk, normalise_value
+from sweepgen.readers.shellbinds import ANY, bound_names
+from sweepgen.readers.shellwalk import Walk, conditional, normalise_value
 from sweepgen.readers.shellwords import (
     GLOB,
     UNKNOWN,
@@ -26,11 +27,13 @@ from sweepgen.readers.shellwords import (
     joined,
     lookup,
     partial,
+    quoted,
     split_fields,
     unescape_word,
 )
 
 _MAX_VALUE = 1_000_000  # characters a variable may hold
+_STAR_JOIN = re.compile(r"\$\{?[!#]?\*|\[\*\]")  # $*, ${*}, ${A[*]}, ${!A[*]}: words joined by IFS
 # declare/local/readonly/export options that bind a value as written (arrays, export, read-only,
 # global, trace); any other letter changes the value or is refused by bash (see opaque_declaration)
 _PLAIN_DECLARE = set("aAxrgt")
@@ -148,7 +151,7 @@ class Reader(Walk):
         old = self.vars.get(name)
         self.check_size(name, self.sizes.get(name, 0) + _size(value), line)
         self.assignments[name].append((" and ".join(when), {"+=": self.shown(value, known, line)}, line))
-        if when or isinstance(old, Unknown):
+        if conditional(when) or isinstance(old, Unknown):
             self.vars[name] = UNKNOWN
         else:
             self.vars[name] = _appended(old, value, known)
@@ -169,7 +172,7 @@ class Reader(Walk):
         self.assignments.setdefault(name, []).append(
             (" and ".join(when), self.shown(value, known, line), line)
         )
-        if when:
+        if conditional(when):
             self.vars[name] = UNKNOWN
         elif known or isinstance(value, list):
             self.vars[name] = value
@@ -197,10 +200,7 @@ class Reader(Walk):
             self.declaration(node, when)
             return
         if node.type == "unset_command":
-            for child in node.named_children:
-                if not self.text(child).startswith("-"):
-                    self.bind(self.text(child), "", True, when, self.line(node))
-                    self.vars.pop(self.text(child), None)
+            self.unset(node, when)
             return
         if node.type == "test_command":
             self.store(
@@ -234,6 +234,17 @@ class Reader(Walk):
                 self.bind(key, value, not isinstance(value, NotEvaluated), when, self.line(node))
             return
         self.run(words, node, when, state, heredoc, prefix)
+
+    def unset(self, node: Any, when: list[str]) -> None:
+        """``unset X``: X is empty and no longer exported (a later ``X=v`` stays in this shell); after
+        a program ran, that program still saw X (``env.@late``)."""
+        for child in node.named_children:
+            name = self.text(child)
+            if not name.startswith("-"):
+                self.bind(name, "", True, when, self.line(node))
+                self.note_late(name)
+                self.exported.discard(name)
+                self.vars.pop(name, None)
 
     def split_assignment(self, node: Any, when: list[str], redirects: dict[str, Any]) -> bool:
         """The bash grammar misreads ``X=a/$M/$T/c.yaml`` as ``X=a/$M/$`` running ``T/c.yaml``: an
@@ -322,6 +333,7 @@ class Reader(Walk):
         self.keep_opaque(node, when)
         for name in self.declared_names(node):
             self.vars[name] = UNKNOWN
+            self.note_late(name)  # `export -n X` after a program ran: that program saw X
 
     def run(  # noqa: C901, PLR0912 - one branch per builtin the interpreter follows (export, set, source, cd...)
         self,
@@ -345,8 +357,7 @@ class Reader(Walk):
         if head == "eval" and all(w.known for w in words[1:]):
             self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
             return
-        if head in ("source", "."):
-            self.opaque = True
+        self.forget_bound(words)
         identity_words = [self.value(w) for w in words]
         launchers, inner = cmdline.split_launchers(identity_words)
         if (
@@ -370,7 +381,8 @@ class Reader(Walk):
             launchers.update(more)
             name, arguments = cmdline.program(inner, launchers)
         lines = [w.line or line for w in words[len(words) - len(arguments) :]] if arguments else []
-        parsed, at = cmdline.parse_arguments(arguments, self.filename, lines)
+        reader = cmdline.sbatch_arguments if os.path.basename(name) == "sbatch" else cmdline.parse_arguments
+        parsed, at = reader(arguments, self.filename, lines)
         data: dict[str, Any] = dict(parsed)
         if launchers:
             data["@launcher"] = launchers
@@ -383,14 +395,31 @@ class Reader(Walk):
             if key.startswith("@fd"):
                 data[key] = value
         if heredoc is not None and "@stdin" not in data:
-            data["@stdin"] = self.value(Field(_strip_lines(heredoc.text), heredoc.known, heredoc.line))
+            data["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         key = self.store(name, self.guarded(data, when), line)
         if head not in _ENV_BLIND:
             self.last_program = key
         for flag, flag_line in at.items():
             self.result.lines[("commands", key, flag)] = flag_line
         if words[0].known and head in self.functions and not launchers:
-            self.call(head, when, state, line)
+            # `LR=2 run`: bash binds LR=2 while the body runs, then gives back the earlier value
+            saved = {name: self.vars.get(name) for name in prefix}
+            self.vars.update({name: _bound_as(value) for name, value in prefix.items()})
+            try:
+                self.call(head, when, state, line)
+            finally:
+                self.restore(saved)
+
+    def forget_bound(self, words: list[Field]) -> None:
+        """What a builtin binds by name (``read X``, ``printf -v X``, ``let N=1``) comes from running
+        it: those variables are not known after it; after ``source FILE`` or an ``eval`` of code
+        not known, no variable is."""
+        names = bound_names([w.text if w.known else None for w in words])
+        if names is ANY:
+            self.opaque = True
+            names = list(self.vars)
+        for name in names:
+            self.vars[name] = UNKNOWN
 
     def bash_c(
         self,
@@ -509,18 +538,23 @@ class Reader(Walk):
             decoded = ansi_c(self.text(node)[2:-1])
             return [Field(self.text(node), False, line) if decoded is None else Field(decoded, True, line)]
         if kind == "string":
-            quoted = self.text(node)[1:-1]
-            whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", quoted)
+            text_inside = self.text(node)[1:-1]
+            whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", text_inside)
             if whole:  # "${ARGS[@]}": one word per element
                 bound = self.vars.get(whole.group(1))
                 if isinstance(bound, list):
                     self.substituted.add(whole.group(1))
                     return [Field(item, not isinstance(item, Partial), line) for item in bound]
-            self.note_names(quoted)
-            text, known = expand_quoted(quoted, self.vars)
-            if not known and "$(" in quoted:
+            self.note_names(text_inside)
+            if self.own_ifs() and _STAR_JOIN.search(text_inside):
+                # `"${A[*]}"`, `"$*"` join their words with the first character of IFS
                 self.opaque = True
-            return [Field(text, known, line)]
+                return [Field(quoted(text_inside), False, line)]
+            text, known = expand_quoted(text_inside, self.vars)
+            if not known and "$(" in text_inside:
+                self.opaque = True
+            # an assignment never splits: `X="$1"` is `X=$1`; elsewhere the quotes are kept
+            return [Field(text if known or assignment else quoted(text), known, line)]
         if kind in ("simple_expansion", "expansion"):
             source = self.text(node).strip()
             expr = source[2:-1] if source.startswith("${") else source[1:]
@@ -532,7 +566,7 @@ class Reader(Walk):
                 return [] if known else [Field(source, False, line)]
             if assignment:
                 return [Field(joined(value), known, line)]
-            if "IFS" in self.assignments and self.vars.get("IFS") != " \t\n":
+            if self.own_ifs():
                 # bash splits an unquoted expansion at the characters of IFS, which the script set:
                 # kept as written, every variable shown
                 self.opaque = True
@@ -563,6 +597,17 @@ class Reader(Walk):
         self.opaque = True
         return [Field(self.text(node), False, line)]
 
+    def heredoc_text(self, raw: str) -> tuple[str, bool]:
+        """An unquoted here-document's body, expanded; kept as written where it joins words by an
+        IFS the script set (``${A[*]}``)."""
+        if self.own_ifs() and _STAR_JOIN.search(raw):
+            return raw, False
+        return expand_quoted(raw, self.vars, heredoc=True)
+
+    def own_ifs(self) -> bool:
+        """Has the script set IFS to something else than bash's blank, tab and newline?"""
+        return "IFS" in self.assignments and self.vars.get("IFS") != " \t\n"
+
     def brace_expansion(self, node: Any) -> bool:
         """Does this concatenation hold an unquoted ``{...}`` with a ``,`` or ``..`` in it (bash's
         brace expansion: ``{a,b}``, ``a{1,2}``, ``{x..y}``)? A ``{a}`` without one is literal."""
@@ -587,7 +632,11 @@ class Reader(Walk):
         assignment is one piece kept as written."""
         if not assignment and child.type == "word" and GLOB.search(self.text(child)):
             return [(self.text(child), False)]
-        return [(f.text, f.known) for f in self.expand(child, assignment=True)]
+        fields = self.expand(child, assignment=True)
+        if child.type == "string" and not assignment:
+            # `--out="$1"/x` is one word, `--out=$1/x` maybe several: the quotes are kept
+            return [(f.text if f.known else quoted(f.text), f.known) for f in fields]
+        return [(f.text, f.known) for f in fields]
 
     def heredoc_in(self, node: Any) -> Field | None:
         """``$(cat <<EOF ... EOF)``: the here-document's body."""
@@ -737,7 +786,3 @@ def _guarded(value: Any, when: str) -> dict[str, Any]:
 
 def _size(value: Any) -> int:
     return sum(len(v) for v in value) if isinstance(value, list) else len(str(value))
-
-
-def _strip_lines(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.strip("\n").split("\n"))

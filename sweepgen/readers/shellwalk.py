@@ -126,6 +126,11 @@ class Walk:
             self.comment(node)
             return
         self.seen_command = True  # sbatch reads #SBATCH lines only before the first other line
+        if _backgrounded(node) and when[-1:] != [BACKGROUND]:
+            # `cmd &` runs in a child process, beside what follows (a job script that ends without
+            # `wait` ends it): never the same run as `cmd`, and what it binds is gone after it
+            self.isolated([node], [*when, BACKGROUND], redirects)
+            return
         if node.has_error and node.type != "ERROR":
             self.keep_opaque(node, when)  # bash would refuse it: kept as source, never guessed at
             return
@@ -144,7 +149,8 @@ class Walk:
             for child in node.named_children:
                 self.isolated([child], when, redirects)
         elif kind == "subshell":
-            self.isolated(node.named_children, when, redirects)
+            # `( cd x; export A=1 )` changes nothing after it: never the same as `cd x; export A=1`
+            self.isolated(node.named_children, [*when, SUBSHELL], redirects)
         elif kind in ("compound_statement", "do_group", "negated_command"):
             for child in node.named_children:
                 self.statement(child, when, redirects)
@@ -220,10 +226,11 @@ class Walk:
 
     def uncalled(self) -> None:
         """Functions the script defines but never calls: walked after the script, so that an edit
-        inside one still shows (under its ``function NAME`` guard)."""
+        inside one still shows, under ``never called and function NAME``: a call before the
+        definition is "command not found" to bash, never the run that calling it later is."""
         for name in list(self.functions):
             if name not in self.called:
-                self.call(name, [], {}, 0)
+                self.call(name, ["never called"], {}, 0)
 
     def keep_opaque(self, node: Any, when: list[str]) -> None:
         self.opaque = True
@@ -256,7 +263,7 @@ class Walk:
 
     def block(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         if node.type == "subshell":
-            self.isolated(node.named_children, when, redirects)
+            self.isolated(node.named_children, [*when, SUBSHELL], redirects)
         elif node.type in ("compound_statement", "do_group"):
             for child in node.named_children:
                 self.statement(child, when, redirects)
@@ -372,6 +379,25 @@ class Walk:
                 heredoc = self.redirect(child, state) or heredoc
         return heredoc
 
+    def heredoc_text(self, raw: str) -> tuple[str, bool]:
+        """An unquoted here-document's body, expanded (``shellinterp.Reader`` knows IFS)."""
+        return expand_quoted(raw, self.vars, heredoc=True)
+
+    def body_text(self, body: Any, start: Any) -> str:
+        """A here-document's body as bash reads it. The grammar starts the body node at the first
+        line's first non-blank character: the blanks and blank lines before it are put back (from
+        the line after the one holding ``<<EOF``, or, for a second here-document on that line,
+        the blanks before the node)."""
+        begin = body.start_byte
+        line_end = self.src.find(b"\n", start.end_byte) if start is not None else -1
+        before = bytes(self.src[line_end + 1 : begin]) if 0 <= line_end < begin else b"x"
+        if before.strip(b" \t\n") == b"":
+            begin = line_end + 1
+        else:
+            while begin > 0 and self.src[begin - 1 : begin] in (b" ", b"\t"):
+                begin -= 1
+        return bytes(self.src[begin : body.end_byte]).decode("utf-8", "surrogateescape")
+
     def redirect(self, node: Any, state: dict[str, Any]) -> Field | None:  # noqa: C901, PLR0912 - one branch per redirection form
         """Apply one redirection to ``state``; a here-document's expanded body is returned."""
         if node.type == "heredoc_redirect":
@@ -383,11 +409,11 @@ class Walk:
                     self.redirect(child, state)
             start = next((c for c in node.children if c.type == "heredoc_start"), None)
             strip_tabs = any(c.type == "<<-" for c in node.children)
-            raw = self.text(body) if body is not None else ""
+            raw = self.body_text(body, start) if body is not None else ""
             if strip_tabs:
                 raw = "\n".join(line.lstrip("\t") for line in raw.split("\n"))
             quoted = start is not None and self.text(start)[:1] in ("'", '"', "\\")
-            text, known = (raw, True) if quoted else expand_quoted(raw, self.vars, heredoc=True)
+            text, known = (raw, True) if quoted else self.heredoc_text(raw)
             if not known:
                 self.opaque = True
             return Field(text, known, self.line(node))
@@ -529,3 +555,20 @@ def _substitution_end(text: str, i: int) -> int | None:
         end = text.find("`", i + 1)
         return len(text) if end < 0 else end + 1
     return None
+
+
+BACKGROUND = "in the background (&)"
+SUBSHELL = "in a subshell ( )"
+# where a statement runs, not whether: inside them a variable is bound as surely as outside
+_WHERE = frozenset((BACKGROUND, SUBSHELL))
+
+
+def conditional(when: list[str]) -> bool:
+    """Does ``when`` hold a condition (an ``if``, a loop, a function body), not only a place?"""
+    return any(part not in _WHERE for part in when)
+
+
+def _backgrounded(node: Any) -> bool:
+    """Is this statement followed by ``&`` (run asynchronously)?"""
+    after = node.next_sibling
+    return after is not None and after.type == "&"

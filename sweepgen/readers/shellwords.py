@@ -47,14 +47,21 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
     )
 
 
-_LITERAL_SPECIAL = re.compile(r"([\\$`*?~])")
+_LITERAL_SPECIAL = re.compile(r"([\\$`*?~\"])")
 
 
 def escape_literal(text: str) -> str:
     """Literal text as it is written beside source the reader kept (`'$A'$B` is ``\\$A$B``, never
     ``$A$B``): in a partly known word a literal ``$``, backquote, backslash, ``~`` or pattern
-    character is escaped, so that it never reads the same as an expansion left as source."""
+    character is escaped, so that it never reads the same as an expansion left as source; so is a
+    literal ``"``, so that it never reads as the quotes kept around a quoted expansion (``quoted``)."""
     return _LITERAL_SPECIAL.sub(r"\\\1", text)
+
+
+def quoted(text: str) -> str:
+    """A double-quoted word not known, as kept: in its quotes, since unquoted bash would split it at
+    blanks and expand patterns in what it holds (`--name "$1"` is one word, `--name $1` maybe two)."""
+    return f'"{text}"'
 
 
 def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple[str, bool]:  # noqa: C901, PLR0912, PLR0915 - a character scanner: one branch per escape and expansion form
@@ -159,10 +166,14 @@ _ARITH_ASSIGNS = re.compile(
 def forget_assigned(expr: str, variables: Vars) -> None:
     """An arithmetic expansion not evaluated that assigns (``$((N+=1))``, ``$((i++))``): the
     variables it assigns are not known after it."""
-    for found in _ARITH_ASSIGNS.finditer(expr):
-        name = found.group(1) or found.group(2)
+    for name in arithmetic_assigned(expr):
         if name in variables:
             variables[name] = UNKNOWN
+
+
+def arithmetic_assigned(expr: str) -> list[str]:
+    """The variables an arithmetic expression assigns (``N+=1``, ``i++``, ``--j``)."""
+    return [found.group(1) or found.group(2) for found in _ARITH_ASSIGNS.finditer(expr)]
 
 
 def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one branch per arithmetic ast node bash supports
@@ -188,8 +199,23 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
         return None
 
     def value(node: ast.AST) -> int:
+        # bash computes in 64 bits and wraps: a value past them (even on the way) is not evaluated
+        result = computed(node)
+        if not -(2**63) <= result < 2**63:
+            raise ValueError("past bash's 64-bit integers")
+        return result
+
+    def computed(node: ast.AST) -> int:
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return node.value
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.operand, ast.BinOp)
+            and isinstance(node.operand.op, ast.Pow)
+        ):
+            # bash binds a sign tighter than `**` (`-2**2` is 4) and Python looser (-4); the
+            # parsed tree no longer says whether `-(2**2)` had brackets: not evaluated
+            raise ValueError("a sign before `**`")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             inner = value(node.operand)
             return -inner if isinstance(node.op, ast.USub) else inner
@@ -212,7 +238,7 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
         result = value(tree.body)
     except (ValueError, RecursionError):
         return None
-    return str(result) if abs(result) < 2**63 else None
+    return str(result)
 
 
 def balanced(text: str, start: int, open_: str, close: str) -> int:
@@ -265,7 +291,7 @@ def _split_word(word: str, partly: bool, line: int) -> Field:
         return Field(word, False, line)
     if not partly:
         return Field(word, True, line)
-    if re.search(r"(?<!\\)[$`]", word) or word.startswith("~"):
+    if re.search(r"(?<!\\)[$`\"]", word) or word.startswith("~"):  # `"`: part of a quoted one (`quoted`)
         return Field(word, False, line)
     return Field(re.sub(r"\\(.)", r"\1", word), True, line)
 

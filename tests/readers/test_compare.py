@@ -49,3 +49,36 @@ def test_a_spec_variant_side_comes_from_the_variant_reader_handed_in(tmp_path):
     result = compare(f"{spec}:one", f"{spec}:two", variant_config=variant_config)
     assert asked == [(spec, "one"), (spec, "two")]
     assert [(c.dotted, c.old, c.new) for c in result.changes] == [("seed", 1, 2)]
+
+
+def test_scripts_that_run_the_same_commands_in_another_order_differ(tmp_path):
+    # `cd /data` before the run gives it another working directory; an eval before the train reads
+    # no checkpoint: the same commands in another order are another run
+    for one, two in [
+        ("cd /data\npython train.py --out ckpt\n", "python train.py --out ckpt\ncd /data\n"),
+        ("python train.py\npython eval.py\n", "python eval.py\npython train.py\n"),
+        (
+            "X=1\npython a.py --x $X\nX=2\npython b.py --x $X\n",
+            "X=1\npython b.py --x 2\npython a.py --x $X\n",
+        ),
+    ]:
+        result = compare(_write(tmp_path, "a.sh", one), _write(tmp_path, "b.sh", two))
+        assert {c.dotted for c in result.changes} == {"@order[0]", "@order[1]"}, (one, two)
+        first = result.first
+        assert first.line_of(("@order", 0)) == first.line_of(("commands", first.data["@order"][0])) > 0
+    # a command inserted between them is that one change, never an order change too
+    inserted = compare(
+        _write(tmp_path, "a.sh", "python train.py\npython eval.py\n"),
+        _write(tmp_path, "b.sh", "python train.py\nmkdir -p out\npython eval.py\n"),
+    )
+    assert [c.dotted for c in inserted.changes] == ["commands.mkdir"]
+
+
+def test_a_command_run_in_the_background_is_another_run(tmp_path):
+    # `python t.py &` runs beside what follows; a job script that ends without `wait` kills it
+    fg = _write(tmp_path, "a.sh", "python t.py --x 1\nwait\n")
+    bg = _write(tmp_path, "b.sh", "python t.py --x 1 &\nwait\n")
+    assert [c.dotted for c in compare(fg, bg).changes] == ['commands["t.py"].@when']
+    # what it binds is gone after it, as in a subshell
+    bound = _write(tmp_path, "c.sh", "X=1 &\npython t.py --x $X\n")
+    assert compare(bound, bound).first.data["commands"]["t.py"]["--x"].source == "$X"

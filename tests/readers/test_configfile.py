@@ -121,3 +121,41 @@ def test_missing_file_and_directory(tmp_path):
 def test_python_ref_is_loaded_as_ref():
     cfg = load_config(str(FIXTURES / "flink_sweep_identity.py"))
     assert type(cfg["sweep"]["kwargs"]["config"]["kwargs"]["sampler"]["kwargs"]["dtype"]) is Ref
+
+
+@pytest.mark.parametrize(
+    "call", ["dict(a=1, **base)", "Adam(a=1, **base)", "dict(**base, **dict(a=3))", "dict(**base, a=1)"]
+)
+def test_a_keyword_given_twice_through_a_spread_is_an_error(tmp_path, call):
+    # Python raises TypeError (multiple values for keyword argument 'a'): the config never loads,
+    # so it is never equal to one that reads `a=2`
+    path = _write(tmp_path, "c.py", f"base = dict(a=2)\ncfg = {call}\n")
+    with pytest.raises(UserError, match="keyword argument `a`") as info:
+        load_config(path)
+    assert info.value.location.line == 2
+
+
+@pytest.mark.parametrize(
+    "rebinder",
+    [
+        "from base import *",
+        "exec('lr = 2')",
+        "globals()['lr'] = 2",
+        "globals().update(lr=2)",
+        "vars().update(lr=2)",
+        "setattr(sys.modules[__name__], 'lr', 2)",
+        "if flag:\n    exec('lr = 2')",
+    ],
+)
+def test_a_name_read_after_a_statement_that_may_rebind_it_is_not_its_earlier_value(tmp_path, rebinder):
+    # the config reads lr=2 (or whatever base.py binds) on one side and 1 on the other
+    head = f"import os, sys\nflag = os.environ.get('X')\nlr = 1\n{rebinder}\n"
+    one = read_config(_write(tmp_path, "a.py", head + "cfg = dict(lr=lr)\n")).data
+    two = read_config(_write(tmp_path, "b.py", head + "cfg = dict(lr=1)\n")).data
+    assert one["cfg"] != two["cfg"]
+    assert one["lr"] == 1  # where it is bound, its value still shows
+
+
+def test_a_name_bound_after_a_star_import_is_its_value(tmp_path):
+    data = read_config(_write(tmp_path, "a.py", "from base import *\nlr = 1\ncfg = dict(lr=lr)\n")).data
+    assert data["cfg"] == {"lr": 1}

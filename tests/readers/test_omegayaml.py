@@ -135,3 +135,28 @@ def test_references_doubling_at_every_level_are_bounded_and_kept_as_source():
     out = omegayaml.resolve_interpolations(data, "bomb.yaml")
     assert isinstance(out["k0"], NotEvaluated) and out["k0"].source == "${k1}${k1}"
     assert out["k19"] == "x" * 20 and out["plain"] == "x" * 320  # small ones still resolve
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        # OmegaConf's grammar (checked against omegaconf 2.3): backslashes right before `${` escape
+        # it (an odd run) or themselves (an even run), half of them kept; others stay as written
+        ("\\${a}", "${a}"),
+        ("x\\${a}y", "x${a}y"),
+        ("\\\\${a}", "\\1"),
+        ("\\\\\\${a}", "\\${a}"),
+        ("a\\\\b${a}", "a\\\\b1"),
+        ("${a}\\", "1\\"),
+        ("\\${a}_${b.c}", "${a}_z"),
+    ],
+)
+def test_a_backslash_before_an_interpolation_is_omegaconf_s_escape(written, read):
+    assert omegayaml.resolve_interpolations({"a": 1, "b": {"c": "z"}, "s": written}, "f")["s"] == read
+
+
+def test_an_escaped_interpolation_is_never_equal_to_what_it_would_resolve_to(tmp_path):
+    (tmp_path / "a.yaml").write_text("a: 1\nb: \\${a}\n")
+    (tmp_path / "b.yaml").write_text("a: 1\nb: \\1\nc: ${a}\n")
+    result = CliRunner().invoke(main, ["diff", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
+    assert result.exit_code == 1 and "b: '${a}' -> '\\\\1'" in result.output

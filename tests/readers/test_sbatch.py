@@ -59,3 +59,15 @@ def test_bundled_flags_and_a_value_taken_whatever_it_looks_like():
 @pytest.mark.skipif(not man_page("sbatch").exists(), reason="Debian's slurm-client man page is not installed")
 def test_the_table_is_the_man_page():
     assert options_from_man("sbatch") == OPTIONS
+
+
+def test_sbatch_on_the_command_line_reads_its_options_up_to_the_script():
+    # options after the script are the script's own `$1...`: `sbatch job.sh --nodes=2` runs on the
+    # default node count, never as `sbatch --nodes=2 job.sh`
+    after = read_shell("sbatch job.sh --nodes=2\n").data["commands"]["sbatch"]
+    before = read_shell("sbatch --nodes=2 job.sh\n").data["commands"]["sbatch"]
+    assert after == {"@script": "job.sh", "@argv": {"--nodes": 2}}
+    assert before == {"--nodes": 2, "@script": "job.sh"}
+    # sbatch's own spellings are one option, as in `#SBATCH` lines
+    spelled = read_shell("sbatch -N 2 --gres gpu:8 job.sh --lr 1\n").data["commands"]["sbatch"]
+    assert spelled == {"--nodes": 2, "--gres": "gpu:8", "@script": "job.sh", "@argv": {"--lr": 1}}

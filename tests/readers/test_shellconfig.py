@@ -90,7 +90,7 @@ def test_an_export_inside_if_is_conditional_with_its_condition():
         {"@value": "1", "@when": '[ -n "$X" ]'},
         {"@value": "2", "@when": '! ([ -n "$X" ])'},
     ]
-    assert cfg["commands"]["t.py"]["--a"] == NotEvaluated("$A")  # never guessed from one branch
+    assert cfg["commands"]["t.py"]["--a"] == NotEvaluated('"$A"')  # never guessed from one branch
 
 
 def test_loops_and_case_mark_their_commands():
@@ -227,9 +227,23 @@ def test_a_function_reads_the_variables_bound_when_it_is_called():
                   "f() { python t.py --x 5; }\nf() { python t.py --x 2; }\nf\n")  # fmt: skip
 
 
+def test_an_assignment_before_a_function_call_holds_while_its_body_runs():
+    # bash runs the body with LR=2 and gives LR back its 1 after the call
+    body = "run() { python t.py --lr $LR; }\nLR=1\necho $LR\nLR=2 run\npython e.py --lr $LR\n"
+    assert _cmd(body, "t.py")["--lr"] == 2 and _cmd(body, "e.py")["--lr"] == 1
+    assert not _equal(body, body.replace("--lr $LR; }", "--lr 1; }"))
+
+
 def test_a_function_never_called_or_calling_itself_still_shows_its_body():
     assert not _equal("f() { python t.py --x 1; }\n", "f() { python t.py --x 2; }\n")
     assert not _equal("f() { python t.py --x 1; f; }\nf\n", "f() { python t.py --x 2; f; }\nf\n")
+
+
+def test_a_call_before_the_definition_runs_nothing():
+    # bash answers "command not found" for `run` on line 1: the body runs only where it is called
+    body = "run() { python t.py --lr 1; }\n"
+    assert not _equal("run\n" + body, body + "run\n")
+    assert _cmd("run\n" + body, "t.py")["@when"] == "never called and function run"
 
 
 def test_a_call_tree_too_large_to_walk_is_a_located_error():
@@ -260,6 +274,9 @@ def test_bash_c_sees_its_environment_and_its_arguments():
 
 
 _ARITH = ["2#101", "16#fF", "64#@_", "36#Zz", "2#2", "37#1", "7//2", "3 ** 2", "-7 / 2", "2 # 1", "1_000"]
+# bash binds a sign tighter than `**` (Python looser) and wraps at 64 bits, also on the way
+_ARITH += ["-2**2", "- 2 ** 2", "-(2)**2", "4*-2**2", "1 - -2**2", "2**62*4/8", "9223372036854775807*2/2"]
+_ARITH += ["3000000000*4000000000", "2**63", "2**62", "(-2)**2", "2**3**2", "-(2**2)"]
 
 
 def test_arithmetic_is_bash_s_value_or_not_evaluated():
@@ -270,6 +287,33 @@ def test_arithmetic_is_bash_s_value_or_not_evaluated():
         assert ours is None or (run.returncode == 0 and ours == run.stdout.strip()), (expr, ours, run)
     assert arithmetic("2#101", {}) == "5" and arithmetic("16#fF", {}) == "255"
     assert not _equal("python t.py --n $((2#101))\n", "python t.py --n $((2#110))\n")
+    assert not _equal("python t.py --n $((-2**2))\n", "python t.py --n -4\n")
+    assert not _equal("python t.py --n $((2**62*4/8))\n", "python t.py --n 2305843009213693952\n")
+    assert arithmetic("(-2)**2", {}) == "4" and arithmetic("2**62", {}) == str(2**62)
+
+
+_HEREDOCS = [
+    "cat <<EOF\n  lr: 1\nEOF\n",  # the grammar starts the body at its first non-blank character
+    "cat <<EOF\n\t  lr: 1\n  x\nEOF\n",
+    "cat <<-EOF\n\t  lr: 1\n\tx\n\tEOF\n",
+    "cat <<EOF\n\n\n  lr: 1\nEOF\n",
+    "cat <<EOF\n  a  \n\nEOF\n",  # trailing blanks and blank lines are the program's input too
+    "cat <<EOF\n   \nEOF\n",
+    "X=1\ncat <<EOF\n  $X y\nEOF\n",
+    "cat <<'EOF'\n  $a\nEOF\n",
+]
+
+
+@pytest.mark.parametrize("script", _HEREDOCS)
+def test_a_here_document_is_the_text_bash_feeds(script):
+    run = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    assert _cmd(script, "cat")["@stdin"] == run.stdout
+
+
+def test_here_documents_bash_feeds_differently_are_never_equal():
+    assert not _equal("cat <<EOF\n  x = 1\nEOF\n", "cat <<EOF\nx = 1\nEOF\n")
+    assert not _equal("cat <<-EOF\n\tlr: 1\n\tEOF\n", "cat <<EOF\n\tlr: 1\nEOF\n")
+    assert not _equal("cat <<EOF\na: 1\nEOF\n", "cat <<EOF\na: 1\n\nEOF\n")
 
 
 def test_a_here_document_fed_to_a_loop_is_read_by_its_commands():
@@ -298,6 +342,13 @@ def test_a_here_document_fed_to_a_loop_is_read_by_its_commands():
         ('A=(data/*.json)\npython t.py "${A[@]}"\n', "A=('data/*.json')\npython t.py \"${A[@]}\"\n"),
         # an arithmetic expansion that assigns leaves its variable unknown
         ("N=2\necho $((N+=1))\npython t.py --m $N\n", "N=2\necho $((N+=1))\npython t.py --m 2\n"),
+        # a quoted expansion not known is one word; unquoted, bash splits it and expands patterns
+        ('python t.py --name "$1"\n', "python t.py --name $1\n"),
+        ('python t.py --name "$(hostname)"\n', "python t.py --name $(hostname)\n"),
+        ('X=$1\npython t.py --name "$X"\n', "X=$1\npython t.py --name $X\n"),
+        ('python t.py --out="$HOME"/x\n', "python t.py --out=$HOME/x\n"),
+        ('python t.py --out "${OUT:-a b}"\n', "python t.py --out ${OUT:-a b}\n"),
+        ('python t.py --x \\"$1\\"\n', 'python t.py --x "$1"\n'),
     ],
 )
 def test_what_bash_expands_differently_is_never_equal(one, two):
@@ -311,10 +362,25 @@ def test_what_bash_expands_differently_is_never_equal(one, two):
         ("python t.py a.b=~/y ~c.d\n", "python t.py 'a.b=~/y' '~c.d'\n"),  # Hydra keys, deletions
         ('X=data/*.json\npython t.py --f "$X"\n', "X='data/*.json'\npython t.py --f \"$X\"\n"),
         ("N=2\necho $((N<=1))\npython t.py --m $N\n", "N=2\necho $((N<=1))\npython t.py --m 2\n"),
+        # an assignment never splits: quoting its value changes nothing
+        ('X="$1"\npython t.py --n "$X"\n', 'X=$1\npython t.py --n "$X"\n'),
+        ('X="$1" python t.py\n', "X=$1 python t.py\n"),
     ],
 )
 def test_what_bash_leaves_as_written_reads_the_same(one, two):
     assert _equal(one, two)
+
+
+@pytest.mark.parametrize("takeaway", ["unset A", "unset -v A", "export -n A"])
+def test_taking_an_export_away_after_a_program_ran_is_not_seen_by_it(takeaway):
+    # t.py saw A=1 only where the variable is taken away after it
+    assert not _equal(f"export A=1\n{takeaway}\npython t.py\n", f"export A=1\npython t.py\n{takeaway}\n")
+
+
+def test_an_unset_variable_set_again_is_not_exported():
+    assert not _equal(
+        "export A=1\nunset A\nA=2\npython t.py\n", "export A=1\nunset A\nexport A=2\npython t.py\n"
+    )
 
 
 def test_an_export_after_a_program_is_not_seen_by_it():
@@ -332,6 +398,15 @@ def test_a_subshell_or_pipeline_binds_nothing_after_it():
     assert not _equal("X=0\n( X=1 )\npython t.py --x $X\n", "X=1\npython t.py --x $X\n")
     assert not _equal("X=0\necho | X=1\npython t.py --x $X\n", "X=1\necho\npython t.py --x $X\n")
     assert _cmd("X=0\n( X=1; python t.py --x $X )\n", "t.py")["--x"] == 1  # inside, it is bound
+
+
+@pytest.mark.parametrize(
+    "state", ["cd /data", "export A=1", "source env.sh", "conda activate rl", "ulimit -n 4096"]
+)
+def test_what_a_subshell_changes_is_not_the_same_change_outside_it(state):
+    # `( cd /data )` leaves e.py in the folder it was in; `cd /data` moves it
+    assert not _equal(f"( {state} )\npython e.py\n", f"{state}\npython e.py\n")
+    assert _cmd(f"( {state}; python t.py )\n", "t.py")["@when"] == "in a subshell ( )"
 
 
 @pytest.mark.parametrize(
@@ -464,6 +539,21 @@ def test_a_script_that_sets_ifs_splits_otherwise():
     assert _cmd("IFS=$' \\t\\n'\nX='a b'\npython t.py --x $X\n", "t.py")["--x"] == ["a", "b"]  # the default
 
 
+@pytest.mark.parametrize(
+    "joined",
+    ['python t.py --x "${A[*]}"\n', 'python t.py --x "x=${A[*]}"\n', "cat <<EOF\n${A[*]}\nEOF\n"],
+)
+def test_words_joined_by_a_script_s_ifs_are_not_joined_by_blanks(joined):
+    # bash joins `"${A[*]}"` (and `"$*"`) with the first character of IFS: a,b,c here
+    script = "IFS=,\nA=(a b c)\n" + joined
+    spelled = script.replace("${A[*]}", "a b c")
+    assert read_shell(script).data["commands"] != read_shell(spelled).data["commands"]
+    run = subprocess.run(
+        ["bash", "-c", script.replace("python t.py --x", "echo")], capture_output=True, text=True
+    )
+    assert "a,b,c" in run.stdout
+
+
 def test_a_variable_read_only_by_its_own_assignment_still_shows():
     """`PATH=/x:$PATH` changes what the commands after it run (PATH comes exported from the
     environment), though no command shows its value."""
@@ -477,3 +567,9 @@ def test_a_script_that_is_not_utf8_is_an_error_at_its_first_bad_byte(tmp_path):
     with pytest.raises(UserError) as info:
         read_shell_file(path)
     assert str(info.value.location) == f"{path}:2:6" and "0xff" in str(info.value)
+
+
+def test_a_quoted_element_expanded_unquoted_never_yields_a_known_quote():
+    # `"$1 x"` kept in its quotes, split by an unquoted `${A[@]}`: its pieces are not known words
+    args = _cmd('A=("$1 x" b)\npython t.py ${A[@]}\n', "t.py")["@args"]
+    assert args[-1] == "b" and all(isinstance(a, NotEvaluated) for a in args[:-1])
