@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
@@ -100,7 +100,9 @@ def test_a_group_of_equal_values_takes_the_other_groups_spread(recwarn):
     # the two-sample t on the baseline's variance, at the stated level: no spread ratio to calibrate
     for interval in (stats.welch_interval, stats.calibrated_interval):
         low, high = interval(capped, base, 0.95)
-        assert (low, high) == pytest.approx((1.0 - np.mean(base) - half, 1.0 - np.mean(base) + half), rel=1e-9)
+        assert (low, high) == pytest.approx(
+            (1.0 - np.mean(base) - half, 1.0 - np.mean(base) + half), rel=1e-9
+        )
     # the same on the other side, and the group gets no zero-width interval of its own mean
     assert stats.difference_test(base, capped)[1] == pytest.approx(p, rel=1e-12)
     group = stats.group_stats("capped", capped, stats.Methods())

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
-from scipy import optimize, special
+if TYPE_CHECKING:
+    import numpy as np
 
 # a weight grid even on the logit scale (the worst ratio can lie near either end), ends included
-_LOGITS = np.linspace(-9.0, 9.0, 37)
-_GRID = np.concatenate([[0.0], special.expit(_LOGITS), [1.0]])
+LOGIT_SPAN, LOGIT_POINTS = 9.0, 37
 LEVEL_RTOL = 1e-9  # the calibrated level's relative tolerance: far below any reported digit
 
 
@@ -36,6 +36,9 @@ LEVEL_RTOL = 1e-9  # the calibrated level's relative tolerance: far below any re
 def _nodes(n1: int, n2: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """sin^2 and cos^2 of the quadrature nodes over theta, and their weights times theta's density.
     More nodes as the groups grow: the density narrows like 1 / sqrt(n1 + n2)."""
+    import numpy as np
+    from scipy import special
+
     d1, d2 = n1 - 1, n2 - 1
     count = max(96, 16 * math.ceil(math.sqrt(d1 + d2)))
     x, weight = special.roots_legendre(count)
@@ -48,6 +51,9 @@ def _nodes(n1: int, n2: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def rates(weights: np.ndarray, n1: int, n2: int, level: float) -> np.ndarray:
     """The exact rate (normal runs, equal means) at which Welch's test at ``level`` rejects, at each
     true weight of group 1 in ``weights`` (0: group 1 has no noise, 1: group 2 has none)."""
+    import numpy as np
+    from scipy import special
+
     if level >= 1.0:
         return np.ones_like(weights, dtype=float)
     s2, c2, dens = _nodes(n1, n2)
@@ -59,7 +65,18 @@ def rates(weights: np.ndarray, n1: int, n2: int, level: float) -> np.ndarray:
     df = 1 / (w_hat**2 / d1 + (1 - w_hat) ** 2 / d2)
     critical = -special.stdtrit(df, level / 2)  # the lower tail: 1 - level / 2 rounds to 1 at tiny levels
     # P(|Z| / R > c / (sqrt(nu) g)) with R^2 ~ chi2_nu / nu: Student's t with nu df
-    return np.sum(dens * 2 * special.stdtr(nu, -critical * np.sqrt(nu * (a + b))), axis=1)
+    out: np.ndarray = np.sum(dens * 2 * special.stdtr(nu, -critical * np.sqrt(nu * (a + b))), axis=1)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _grid() -> tuple[np.ndarray, np.ndarray]:
+    """The weights searched first, and their logits (the ends 0 and 1 standing at -40 and 40)."""
+    import numpy as np
+    from scipy import special
+
+    logits = np.linspace(-LOGIT_SPAN, LOGIT_SPAN, LOGIT_POINTS)
+    return np.concatenate([[0.0], special.expit(logits), [1.0]]), np.concatenate([[-40.0], logits, [40.0]])
 
 
 def worst_rate(n1: int, n2: int, level: float) -> float:
@@ -68,10 +85,13 @@ def worst_rate(n1: int, n2: int, level: float) -> float:
         return 0.0
     if level >= 1.0:
         return 1.0
+    import numpy as np
+    from scipy import optimize, special
+
     n1, n2 = sorted((n1, n2))  # the rate at (n2, n1, w) is the rate at (n1, n2, 1 - w)
-    on_grid = rates(_GRID, n1, n2, level)
+    weights, logits = _grid()
+    on_grid = rates(weights, n1, n2, level)
     best = int(np.argmax(on_grid))
-    logits = np.concatenate([[-40.0], _LOGITS, [40.0]])
     low, high = logits[max(best - 1, 0)], logits[min(best + 1, len(logits) - 1)]
     found = optimize.minimize_scalar(
         lambda z: -rates(np.array([special.expit(z)]), n1, n2, level)[0],
@@ -82,12 +102,18 @@ def worst_rate(n1: int, n2: int, level: float) -> float:
     return float(max(on_grid[best], -found.fun))
 
 
-@functools.lru_cache(maxsize=4096)
 def level(n1: int, n2: int, alpha: float) -> float:
     """The level at which Welch's test errs at most ``alpha`` at every ratio of spreads (normal runs):
     the root of worst_rate = alpha, at most ``alpha`` (Welch's test never errs less than its level
     at every ratio: the rate at a ratio where one group has no noise is its level, or above)."""
-    n1, n2 = sorted((n1, n2))
+    small, large = sorted((n1, n2))  # one entry for both orders
+    return _level(small, large, alpha)
+
+
+@functools.lru_cache(maxsize=4096)
+def _level(n1: int, n2: int, alpha: float) -> float:
+    from scipy import optimize
+
     if worst_rate(n1, n2, alpha) <= alpha:
         return alpha
 
