@@ -97,7 +97,7 @@ def worst_rate(n1: int, n2: int, level: float) -> float:
         lambda z: -rates(np.array([special.expit(z)]), n1, n2, level)[0],
         bounds=(low, high),
         method="bounded",
-        options={"xatol": 1e-6},
+        options={"xatol": 1e-4},  # the rate is flat at its maximum: an error of 1e-4 in z moves it ~1e-8
     )
     return float(max(on_grid[best], -found.fun))
 
