@@ -4,10 +4,10 @@ one, and the p-value that goes with it (the largest, over that ratio, probabilit
 falls at or below the observed one).
 
 Why: with 2-4 seeds a side Welch's test (Welch–Satterthwaite df) errs more than it says where the
-spreads differ: up to 7.0% at 3 + 8 seeds, 5.9% at 3 + 3 (benchmarks/RESULTS.md §22). The spread
-ratio is a nuisance parameter the test cannot know; taking the supremum over it is the classical
-construction of a valid p-value (Berger & Boos 1994 call it the supremum p-value), here computed
-exactly rather than bounded.
+spreads differ: up to 7.0% at 3 + 8 seeds, 5.9% at 3 + 3 (benchmarks/RESULTS.md §22), and several
+times its level at Holm's small levels. The spread ratio is a nuisance parameter the test cannot
+know; taking the p-value's supremum over it is the classical construction of a valid p-value, here
+computed exactly rather than bounded. Its rejections are a subset of Welch's.
 
 How: given the weight w = (sigma1^2/n1) / (sigma1^2/n1 + sigma2^2/n2), Welch's statistic is
 Z / sqrt(w U1 + (1 - w) U2), U_i = chi2_{d_i} / d_i (d_i = n_i - 1). Splitting the two chi-squares
