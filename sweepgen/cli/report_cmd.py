@@ -291,7 +291,8 @@ def _interval(low: float | None, high: float | None) -> str:
     type=click.Choice(["welch", "permutation"]),
     default="welch",
     show_default=True,
-    help="The test of each difference: Welch's t-test, or the exact permutation test (which cannot "
+    help="The test of each difference: Welch's t-test at a level calibrated over the variance ratio "
+    "(it holds alpha whatever the groups' spreads), or the exact permutation test (which cannot "
     "decide below about 4-5 seeds per group).",
 )
 @click.option(
@@ -300,7 +301,8 @@ def _interval(low: float | None, high: float | None) -> str:
     type=click.Choice(["t", "bootstrap"]),
     default="t",
     show_default=True,
-    help="Intervals: t for a mean and Welch for a difference, or the percentile bootstrap (labelled "
+    help="Intervals: t for a mean and Welch at the calibrated level for a difference, or the "
+    "percentile bootstrap (labelled "
     "with its measured coverage, far below 95% at 2-5 seeds).",
 )
 @click.option(
@@ -308,9 +310,9 @@ def _interval(low: float | None, high: float | None) -> str:
     default=None,
     metavar="GROUP",
     help="Compare every seed group with this one (a group's name, or a run's name for its seed group): "
-    "difference, Welch interval at its Holm step's level, "
-    "Welch's t-test, Holm-corrected p, a verdict (better / worse / no evidence / cannot decide) that "
-    "holds exactly when the interval excludes zero, and the seeds that would decide.",
+    "difference, Welch interval at its Holm step's calibrated level, "
+    "Welch's t-test at a calibrated level, Holm-corrected p, a verdict (better / worse / no evidence / "
+    "cannot decide) that holds exactly when the interval excludes zero, and the seeds that would decide.",
 )
 @click.option(
     "--seeds",

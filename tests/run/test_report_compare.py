@@ -52,7 +52,8 @@ def test_compare_prints_intervals_tests_and_verdicts(shaping):
     # the title names metric, value, direction, test and interval
     title = " ".join(result.stdout.split())
     assert "eval_acc, final (last logged value)" in title and "max is better" in title
-    assert "Welch's t-test, Holm-adjusted" in title and "95% t interval" in title
+    assert "Welch's t-test, level calibrated over the variance ratio, Holm-adjusted" in title
+    assert "95% t interval" in title and "Welch interval at the calibrated level" in title
     assert "noisy_lr1e-05: no evidence yet:" in result.stdout  # how many seeds would decide
     assert "statistics: runs/shaping/statistics.csv" in result.stdout
 
@@ -84,7 +85,9 @@ def test_json_and_csv_carry_the_same_numbers_as_the_statistics(shaping):
         "final (last logged value)",
         "max is better",
     )
-    assert body["methods"]["test"] == "Welch's t-test" and body["methods"]["adjustment"] == "Holm"
+    assert body["methods"]["test"] == "Welch's t-test, level calibrated over the variance ratio"
+    assert body["methods"]["adjustment"] == "Holm"
+    assert groups["coma_lr1e-05"]["test"] == stats.CALIBRATED == "welch-calibrated"
     as_csv = report("--metric", "eval_acc", "--compare", "identity_lr1e-05", "--format", "csv")
     rows = {r["group"]: r for r in csv.DictReader(io.StringIO(as_csv.stdout))}
     assert float(rows["coma_lr1e-05"]["p"]) == groups["coma_lr1e-05"]["p"]  # repr: every digit kept
@@ -101,7 +104,7 @@ def test_held_out_seeds_use_only_the_test_runs(shaping):
     coma_test = [logged_acc("coma", s, 1e-5) for s in (4, 5, 6)]
     assert groups["coma_lr1e-05"]["n"] == 3
     assert groups["coma_lr1e-05"]["mean"] == pytest.approx(sum(coma_test) / 3)
-    assert groups["coma_lr1e-05"]["test"] == "welch"  # Welch at every n >= 2: 3 seeds can decide
+    assert groups["coma_lr1e-05"]["test"] == "welch-calibrated"  # at every n >= 2: 3 seeds can decide
     assert groups["coma_lr1e-05"]["verdict"] == "better"
     text = report("--metric", "eval_acc", "--seeds", "tune")
     assert "statistics over the tune seeds only: 1, 2, 3" in text.stderr

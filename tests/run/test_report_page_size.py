@@ -50,7 +50,11 @@ def test_a_1000_run_page_answers_on_its_first_screen(cli_cwd, chromium, tmp_path
     assert forest["bottom"] <= HEIGHT and forest["right"] <= WIDTH, forest
     assert counts["bottom"] <= HEIGHT
     summary = view.inner_text("#verdict-counts")
-    assert "better" in summary and "worse" in summary and "Welch's t-test, Holm" in summary
+    assert (
+        "better" in summary
+        and "worse" in summary
+        and "Welch's t-test, level calibrated over the variance ratio, Holm" in summary
+    )
     labels = view.evaluate("() => document.getElementById('forest').data[0].y")
     assert len(labels) == 25 and any("[better]" in y for y in labels) and any("[worse]" in y for y in labels)
     # sorted by effect, best first (max is better): the largest lr with the smallest beta on top

@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
 from sweepgen.errors import UserError
-from sweepgen.run.report import bootstrap, power, stats
+from sweepgen.run.report import bootstrap, calibrated, power, stats
 from sweepgen.run.report import groups as grp
 
 
@@ -74,10 +74,15 @@ def test_t_interval_of_the_mean_is_scipys(values, level):
 
 @settings(max_examples=60, deadline=None)
 @given(samples, samples)
-def test_welch_p_is_scipys(arm, base):
-    assume(not _two_against_more(arm, base))
+def test_welch_p_is_scipys_and_the_calibrated_p_is_its_worst_rate(arm, base):
     expected = sps.ttest_ind(arm, base, equal_var=False).pvalue
-    assert stats.difference_test(arm, base)[1] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    if not _two_against_more(arm, base):  # `run --until-decided` takes Hsu's df there
+        assert stats.plain_welch_p(arm, base) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    # report's test: the largest rate, over every ratio of spreads, of Welch's p at or below this one
+    test, p = stats.difference_test(arm, base)
+    assert test == stats.CALIBRATED
+    assert p == pytest.approx(calibrated.worst_rate(len(arm), len(base), expected), rel=1e-9, abs=1e-12)
+    assert p >= expected * (1 - 1e-9)  # never below Welch's own p
 
 
 def test_a_group_of_equal_values_takes_the_other_groups_spread(recwarn):
@@ -89,11 +94,15 @@ def test_a_group_of_equal_values_takes_the_other_groups_spread(recwarn):
     assert not [w for w in recwarn if "precision" in str(w.message).lower()]
     se = math.sqrt(np.var(base, ddof=1) * (1 / 5 + 1 / 5))
     t = (1.0 - np.mean(base)) / se
-    assert test == "welch" and p == pytest.approx(2 * sps.t.sf(t, 4), rel=1e-9)
+    assert test == stats.CALIBRATED and p == pytest.approx(2 * sps.t.sf(t, 4), rel=1e-9)
     assert p > 3 * sps.ttest_ind(capped, base, equal_var=False).pvalue
     half = sps.t.ppf(0.975, 4) * se
-    low, high = stats.welch_interval(capped, base, 0.95)
-    assert (low, high) == pytest.approx((1.0 - np.mean(base) - half, 1.0 - np.mean(base) + half), rel=1e-9)
+    # the two-sample t on the baseline's variance, at the stated level: no spread ratio to calibrate
+    for interval in (stats.welch_interval, stats.calibrated_interval):
+        low, high = interval(capped, base, 0.95)
+        assert (low, high) == pytest.approx(
+            (1.0 - np.mean(base) - half, 1.0 - np.mean(base) + half), rel=1e-9
+        )
     # the same on the other side, and the group gets no zero-width interval of its own mean
     assert stats.difference_test(base, capped)[1] == pytest.approx(p, rel=1e-12)
     group = stats.group_stats("capped", capped, stats.Methods())
@@ -146,7 +155,6 @@ def test_accuracy_over_few_items_keeps_the_error_rate(n_arm, n_base):
 @settings(max_examples=60, deadline=None)
 @given(samples, samples, st.sampled_from([0.95, 1 - 0.05 / 3]))
 def test_welch_interval_of_a_difference_is_scipys(arm, base, level):
-    assume(not _two_against_more(arm, base))
     expected = sps.ttest_ind(arm, base, equal_var=False).confidence_interval(level)
     low, high = stats.welch_interval(arm, base, level)
     assert low == pytest.approx(expected.low, rel=1e-9, abs=1e-9)
@@ -157,28 +165,30 @@ def _two_against_more(arm, base) -> bool:
     return min(len(arm), len(base)) == 2 and len(arm) != len(base)
 
 
-def test_two_seeds_against_more_use_hsus_df():
-    # Welch's t statistic and standard error, against t with min(n) - 1 = 1 degree of freedom
+def test_two_seeds_against_more_keep_welchs_df_at_the_calibrated_level():
+    # report: Welch's df at the level calibrated for 2 + 5 (0.0066 for 95%); the sequential looks of
+    # `run --until-decided` keep plain Welch with Hsu's df, min(n) - 1 = 1
     arm, base = [0.61, 0.72], [0.52, 0.55, 0.49, 0.6, 0.57]
     welch = sps.ttest_ind(arm, base, equal_var=False)
-    assert stats.difference_test(arm, base)[1] == pytest.approx(2 * sps.t.sf(abs(welch.statistic), 1))
-    se = math.sqrt(np.var(arm, ddof=1) / 2 + np.var(base, ddof=1) / 5)
-    half = sps.t.ppf(0.975, 1) * se
+    assert stats.plain_welch_p(arm, base) == pytest.approx(2 * sps.t.sf(abs(welch.statistic), stats.HSU_DF))
+    assert stats.welch(base, arm)[2] == pytest.approx(welch.df)
+    level = calibrated.level(2, 5, 0.05)
+    assert level == pytest.approx(0.00657, abs=2e-5)  # RESULTS.md §22: 0.0066
+    half = sps.t.isf(level / 2, welch.df) * math.sqrt(np.var(arm, ddof=1) / 2 + np.var(base, ddof=1) / 5)
     diff = np.mean(arm) - np.mean(base)
-    assert stats.welch_interval(arm, base, 0.95) == pytest.approx((diff - half, diff + half), rel=1e-9)
-    assert stats.welch(base, arm)[2] == stats.HSU_DF == 1.0
+    assert stats.calibrated_interval(arm, base, 0.95) == pytest.approx((diff - half, diff + half), rel=1e-9)
     assert stats.welch([0.5, 0.6], [0.1, 0.2])[2] == pytest.approx(2.0)  # 2 + 2: Welch's own df
 
 
 def test_two_seeds_against_eight_keep_the_error_rate():
     # normal runs, the same mean, the 2-seed group twice as noisy: scipy's Welch test (Welch's df)
-    # rejects 11.5% (40,000 draws); against Hsu's df it stays under 5% (sd at 2,000 draws: 0.5%)
+    # rejects 11.5% (40,000 draws); at the calibrated level it stays under 5% (sd at 20,000: 0.15%);
+    # Welch's p below the calibrated level is the calibrated p below 0.05
     rng = np.random.default_rng(5)
-    wrong = sum(
-        stats.difference_test(rng.normal(0, 2, 2).tolist(), rng.normal(0, 1, 8).tolist())[1] < 0.05
-        for _ in range(2000)
-    )
-    assert wrong / 2000 <= 0.05
+    arm, base = rng.normal(0, 2, (20000, 2)), rng.normal(0, 1, (20000, 8))
+    p = sps.ttest_ind(arm, base, axis=1, equal_var=False).pvalue
+    assert (p < 0.05).mean() > 0.1
+    assert (p < calibrated.level(2, 8, 0.05)).mean() <= 0.05
 
 
 def test_welch_p_matches_the_formula_to_1e12():
@@ -188,14 +198,15 @@ def test_welch_p_matches_the_formula_to_1e12():
     t = (np.mean(a) - np.mean(b)) / math.sqrt(va + vb)
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
     expected = 2 * sps.t.sf(abs(t), df)
+    assert stats.plain_welch_p(a, b) == pytest.approx(expected, abs=1e-12)
     test, p = stats.difference_test(a, b)
-    assert test == "welch"
-    assert p == pytest.approx(expected, abs=1e-12)
-    # Welch at every n >= 2: two seeds a side can already decide a large effect
-    # (t = 1 / sqrt(0.005 / 2 + 0.005 / 2) = 14.1 at 2 degrees of freedom: p = 0.005)
+    assert test == stats.CALIBRATED
+    assert p == pytest.approx(calibrated.p_value(expected, 6, 5), rel=1e-9) and p > expected
+    # at every n >= 2: two seeds a side can already decide a large effect
+    # (t = 1 / sqrt(0.005 / 2 + 0.005 / 2) = 14.1 at 2 degrees of freedom: Welch's p = 0.005)
     expected = 2 * sps.t.sf(1 / math.sqrt(0.005), 2)
-    assert stats.difference_test([1.0, 1.1], [0.0, 0.1]) == ("welch", pytest.approx(expected, rel=1e-9))
-    assert expected < 0.05 / 8  # decides even after Holm over 8 arms
+    test, p = stats.difference_test([1.0, 1.1], [0.0, 0.1])
+    assert test == stats.CALIBRATED and expected < p < 0.05
 
 
 def test_the_permutation_test_by_name_and_its_floor():
@@ -263,7 +274,7 @@ def test_compare_against_a_baseline():
     result = stats.compare(groups, baseline="identity", mode="max")
     by = {c.name: c for c in result.comparisons}
     assert set(by) == {"coma", "noise", "single"}
-    assert by["coma"].verdict == "better" and by["coma"].test == "welch"
+    assert by["coma"].verdict == "better" and by["coma"].test == stats.CALIBRATED
     assert by["coma"].low is not None and by["coma"].low > 0
     assert by["coma"].level == pytest.approx(1 - 0.05 / 2)  # first Holm step over two tested arms
     assert by["noise"].verdict == "no evidence" and by["noise"].level == pytest.approx(0.95)

@@ -5,27 +5,31 @@ Pure: numbers in, numbers out. scipy (the `plot` extra, or the `qmc`/`dev` extra
 
 - the interval of a group mean: the t interval, ``scipy.stats.t.ppf`` at n - 1 degrees of freedom
   (the same as ``scipy.stats.ttest_1samp(x).confidence_interval``);
-- the interval of a difference: Welch's, ``scipy.stats.t.ppf`` at the Welch–Satterthwaite degrees of
-  freedom (the same as ``scipy.stats.ttest_ind(a, b, equal_var=False).confidence_interval``), but
-  Hsu's conservative min(n) - 1 for two seeds against more (``HSU_DF``);
-- the test: Welch's t-test (``scipy.stats.ttest_ind(equal_var=False)``) at every n >= 2, or by name the
-  exact permutation test of the difference in means (``scipy.stats.permutation_test``, every
+- the test: Welch's t-test at a level calibrated over the variance ratio (sweepgen.run.report.
+  calibrated): Welch's statistic and Welch–Satterthwaite df (``scipy.stats.ttest_ind(equal_var=False)``),
+  its p taken to the largest probability, over every ratio of the two groups' spreads, that Welch's p
+  falls at or below it (exact on normal runs; at or above Welch's own p), at every n >= 2; or by
+  name the exact permutation test of the difference in means (``scipy.stats.permutation_test``, every
   relabelling enumerated), whose smallest possible p is 2 / C(n_a + n_b, n_a);
+- the interval of a difference: Welch's at the calibrated level of its confidence level: the mean
+  difference +- ``t.ppf(1 - a'/2, Welch–Satterthwaite df)`` x its standard error, a' the level at
+  which Welch's test errs at most 1 - confidence at every ratio of spreads;
 - the percentile bootstrap (``--interval bootstrap``, sweepgen.run.report.bootstrap), labelled with the
   coverage it has at that n.
 
 Interval and verdict agree by construction. Holm's step-down procedure tests the r-th smallest p
 (r = 0, 1, ...) at alpha / (m - r) while it rejects; each difference interval is drawn at exactly the
 level its comparison was tested at: 1 - alpha / (m - r) for a rejected one, 1 - alpha / (m - s) for the
-rest (s: how many were rejected, the step where Holm stopped). With Welch's test, ``better`` /
+rest (s: how many were rejected, the step where Holm stopped). With the calibrated test, ``better`` /
 ``worse`` therefore holds exactly when the interval excludes zero (the step-down is carried out on the
 intervals themselves, so not even rounding can split them). With the permutation test or the
 bootstrap the interval comes from another method and the page says they can disagree.
 
 Runs that all gave one value (accuracy over a few eval items, a reward at its cap) are no estimate of
 a group's seed noise: a group with such runs takes the other group's variance in the difference's
-standard error (``_spreads``), and gets no interval of its own mean; where both groups have none,
-Welch's test and interval are not computed.
+standard error (``_spreads``) with that group's n - 1 degrees of freedom, at the stated level (not
+calibrated: the statistic is then the two-sample t, exact at equal spreads), and gets no interval of
+its own mean; where both groups have none, the test and interval are not computed.
 
 Where no verdict is possible at all (a group with one run; both groups without spread under Welch's
 test; a permutation test whose smallest attainable p cannot pass Holm's first step), the verdict is
@@ -40,7 +44,7 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 
 from sweepgen.errors import UserError
-from sweepgen.run.report import bootstrap, power
+from sweepgen.run.report import bootstrap, calibrated, power
 
 ALPHA = 0.05
 LEVEL = 0.95
@@ -48,6 +52,8 @@ TESTS = ("welch", "permutation")
 INTERVALS = ("t", "bootstrap")
 UNDECIDABLE = "cannot decide"
 NO_SPREAD = "- (all runs equal)"  # a group's interval where every seed gave one value
+CALIBRATED_NAME = "Welch's t-test, level calibrated over the variance ratio"
+CALIBRATED = "welch-calibrated"  # a comparison's test, as statistics.csv / .json write it
 STATS_HINT = "install it with `pip install 'sweepgen[plot]'` (or `pip install scipy`)"
 
 
@@ -61,8 +67,8 @@ class Methods:
 
     def describe(self) -> dict[str, str]:
         mean = "t interval" if self.interval == "t" else "percentile bootstrap"
-        diff = "Welch interval" if self.interval == "t" else "percentile bootstrap"
-        test = "Welch's t-test" if self.test == "welch" else "exact permutation test"
+        diff = "Welch interval at the calibrated level" if self.interval == "t" else "percentile bootstrap"
+        test = CALIBRATED_NAME if self.test == "welch" else "exact permutation test"
         return {
             "mean_interval": f"{LEVEL:.0%} {mean}",
             "diff_interval": f"{diff}, simultaneous at the Holm step's level",
@@ -93,7 +99,7 @@ class Comparison:
     low: float | None
     high: float | None
     level: float | None  # the difference interval's confidence level (Holm's step)
-    test: str | None  # "welch" | "permutation" | None (no test possible)
+    test: str | None  # "welch-calibrated" | "permutation" | None (no test possible)
     p: float | None
     p_holm: float | None
     verdict: str  # better | worse | no evidence | cannot decide
@@ -153,16 +159,16 @@ def t_mean(values: Sequence[float], level: float = LEVEL) -> tuple[float | None,
 
 # Two seeds against more: Welch–Satterthwaite's df leans on a variance with one degree of freedom,
 # and scipy's Welch test calls a null difference at 6.3% (2 + 5, equal spread) to 11.5% (2 + 8, the
-# pair 2x noisier) on normal runs (benchmarks/RESULTS.md §20). Hsu's df, min(n) - 1 (Hsu 1938; the
-# Welch statistic against t with that df is conservative for every variance ratio, Mickey & Brown
-# 1966), is used there instead: 1.
+# pair 2x noisier) on normal runs (benchmarks/RESULTS.md §20). `run --until-decided` tests its looks
+# with plain Welch and takes Hsu's df there, min(n) - 1 (Hsu 1938; the Welch statistic against t with
+# that df is conservative for every variance ratio, Mickey & Brown 1966): 1. `report`'s calibrated
+# level holds the stated rate at 2 + k by construction, with more power (RESULTS.md §22).
 HSU_DF = 1.0
 
 
 def welch(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float, float]:
     """(difference, its standard error, degrees of freedom); both n >= 2. Welch–Satterthwaite, except
-    two seeds against more (``HSU_DF``) and where one group's runs are all equal (``_spreads``); a
-    standard error of 0: neither has spread."""
+    where one group's runs are all equal (``_spreads``); a standard error of 0: neither has spread."""
     va, vb = _spreads(arm, base)
     na, nb = len(arm), len(base)
     diff = math.fsum(arm) / na - math.fsum(base) / nb
@@ -176,8 +182,6 @@ def welch(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float, fl
 def _degrees_of_freedom(arm: Sequence[float], base: Sequence[float], ea: float, eb: float) -> float:
     """Welch–Satterthwaite's, from each group's squared standard error ``ea``, ``eb`` (not both 0)."""
     na, nb = len(arm), len(base)
-    if min(na, nb) == 2 and na != nb:
-        return HSU_DF
     if _var(arm) == 0 or _var(base) == 0:  # one group's spread stands for both: its n - 1 df are all
         return float((nb if _var(arm) == 0 else na) - 1)
     return (ea + eb) ** 2 / (ea**2 / (na - 1) + eb**2 / (nb - 1))
@@ -205,8 +209,22 @@ def no_spread(arm: Sequence[float], base: Sequence[float]) -> bool:
     return len(arm) >= 2 and len(base) >= 2 and _var(arm) == 0 and _var(base) == 0
 
 
+def plain_welch_p(arm: Sequence[float], base: Sequence[float]) -> float | None:
+    """Welch's own p (Hsu's df at two seeds against more): what `run --until-decided` tests at each
+    look, its alpha-spending stated for it; None where no test is possible."""
+    if len(arm) < 2 or len(base) < 2 or no_spread(arm, base):
+        return None
+    from scipy import stats
+
+    diff, se, df = welch(arm, base)
+    if min(len(arm), len(base)) == 2 and len(arm) != len(base):
+        df = HSU_DF
+    return float(2 * stats.t.sf(abs(diff / se), df))
+
+
 def welch_interval(arm: Sequence[float], base: Sequence[float], level: float) -> tuple[float, float]:
-    """Welch's interval of mean(arm) - mean(base) at ``level`` (for groups with spread)."""
+    """Welch's interval of mean(arm) - mean(base) at ``level`` (for groups with spread), at Welch's
+    own level: the interval `report` draws is ``calibrated_interval``."""
     from scipy import stats
 
     diff, se, df = welch(arm, base)
@@ -214,10 +232,33 @@ def welch_interval(arm: Sequence[float], base: Sequence[float], level: float) ->
     return diff - half, diff + half
 
 
+def calibrated_level(arm: Sequence[float], base: Sequence[float], alpha: float) -> float:
+    """The level Welch's quantile is taken at for a test or interval at ``alpha``: the calibrated
+    one, or ``alpha`` itself where a group's runs are all equal (the two-sample t on the other's
+    variance, exact at equal spreads; no ratio of spreads to calibrate over)."""
+    if _var(arm) == 0 or _var(base) == 0:
+        return alpha
+    return calibrated.level(len(arm), len(base), alpha)
+
+
+def calibrated_interval(arm: Sequence[float], base: Sequence[float], level: float) -> tuple[float, float]:
+    """The interval of mean(arm) - mean(base) at confidence ``level`` that the calibrated test
+    inverts: it excludes zero exactly when that test rejects at 1 - ``level`` (groups with spread)."""
+    from scipy import stats
+
+    diff, se, df = welch(arm, base)
+    tested_at = calibrated_level(arm, base, 1 - level)
+    if tested_at <= 0:  # no level holds the rate at these seeds: nothing is excluded
+        return -math.inf, math.inf
+    half = float(stats.t.isf(tested_at / 2, df)) * se
+    return diff - half, diff + half
+
+
 def difference_test(
     arm: Sequence[float], base: Sequence[float], test: str = "welch"
 ) -> tuple[str | None, float | None]:
-    """(test name, two-sided p) for mean(arm) != mean(base); (None, None) with a one-run group."""
+    """(test name, two-sided p) for mean(arm) != mean(base); (None, None) with a one-run group. The
+    test ``welch`` is Welch's at the calibrated level (``CALIBRATED``)."""
     if len(arm) < 2 or len(base) < 2 or (test == "welch" and no_spread(arm, base)):
         return None, None
     np = _numpy()
@@ -231,7 +272,10 @@ def difference_test(
         # them equal), from the same difference, standard error and degrees of freedom as the
         # interval; computed here because a group whose runs are all equal takes the other's spread
         # (``_spreads``), where scipy's would take 0 (and warn about precision)
-        return "welch", float(2 * stats.t.sf(abs(diff / se), df))
+        p = float(2 * stats.t.sf(abs(diff / se), df))
+        if _var(arm) == 0 or _var(base) == 0:
+            return CALIBRATED, p
+        return CALIBRATED, calibrated.p_value(p, len(arm), len(base))
     result = stats.permutation_test(
         (a, b),
         lambda x, y, axis: np.mean(x, axis=axis) - np.mean(y, axis=axis),
@@ -388,7 +432,7 @@ def _diff_interval(
         low, high = bootstrap.diff_interval(_numpy(), values, base, 1 - alpha)
         assert low is not None and high is not None  # both groups have two runs or more here
         return low, high
-    return welch_interval(values, base, 1 - alpha)
+    return calibrated_interval(values, base, 1 - alpha)
 
 
 def _holm_verdict(

@@ -1,0 +1,103 @@
+"""Welch's test at a level calibrated over the variance ratio (sweepgen.run.report.calibrated): the
+exact integral against simulation, the level against its definition, the p-value against its own,
+and report's verdicts at the calibrated level."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special
+from scipy import stats as sps
+
+from sweepgen.run.report import calibrated, stats
+
+# every ratio of spreads, densely: group 1's weight from 0 to 1 on a linear and a logit grid
+DENSE = np.unique(np.concatenate([np.linspace(0, 1, 2001), special.expit(np.linspace(-14, 14, 2001))]))
+
+
+def _welch_p(n1: int, n2: int, w: float, reps: int, seed: int) -> np.ndarray:
+    """Welch's p on ``reps`` simulated null pairs of groups whose weight (group 1's share of the
+    squared standard error) is ``w``."""
+    rng = np.random.default_rng(seed)
+    sd1, sd2 = np.sqrt(w * n1), np.sqrt((1 - w) * n2)
+    a, b = rng.normal(0, sd1, (reps, n1)), rng.normal(0, sd2, (reps, n2))
+    return sps.ttest_ind(a, b, axis=1, equal_var=False).pvalue
+
+
+def _worst_weight(n1: int, n2: int, level: float) -> float:
+    return float(DENSE[np.argmax(calibrated.rates(DENSE, n1, n2, level))])
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(3, 3), (3, 8), (2, 5), (4, 8)])
+def test_the_calibrated_level_holds_five_percent_at_the_worst_ratio_by_simulation(n1, n2):
+    # brute force, fixed seed, 400,000 draws (sd of a 5% rate: 0.034 points): at the ratio where
+    # Welch's test errs most, it errs over 5% at its own level and 5% at the calibrated one
+    level = calibrated.level(n1, n2, 0.05)
+    p = _welch_p(n1, n2, _worst_weight(n1, n2, level), 400_000, seed=n1 * 10 + n2)
+    assert (p < level).mean() == pytest.approx(0.05, abs=4 * 0.00034)
+    if (n1, n2) != (2, 5):  # 2 + 5 at Welch's own level is under 5% at its worst ratio for Welch
+        assert (p < 0.05).mean() > 0.05 + 4 * 0.00034
+
+
+@pytest.mark.parametrize(
+    ("n1", "n2"), [(2, 2), (2, 8), (3, 3), (3, 4), (3, 8), (4, 4), (5, 8), (8, 8), (12, 30)]
+)
+@pytest.mark.parametrize("alpha", [0.05, 0.05 / 4])
+def test_the_error_rate_is_at_most_alpha_at_every_ratio_and_reaches_it(n1, n2, alpha):
+    level = calibrated.level(n1, n2, alpha)
+    rates = calibrated.rates(DENSE, n1, n2, level)
+    assert rates.max() <= alpha * (1 + 1e-6)
+    assert rates.max() >= alpha * (1 - 1e-4)  # not conservative beyond the grid's resolution
+    assert level <= alpha
+    # the exact rate of Welch's own level, at its worst ratio, is over alpha here (what is fixed)
+    assert calibrated.rates(DENSE, n1, n2, alpha).max() > alpha
+
+
+def test_the_integral_is_the_simulated_rate_at_several_ratios():
+    for w in (0.0, 0.2, 0.5, 0.9, 1.0):
+        p = _welch_p(3, 5, min(max(w, 1e-12), 1 - 1e-12), 200_000, seed=int(w * 100))
+        exact = calibrated.rates(np.array([w]), 3, 5, 0.05)[0]
+        assert (p < 0.05).mean() == pytest.approx(exact, abs=4 * np.sqrt(exact * (1 - exact) / 200_000))
+
+
+def test_the_p_value_is_its_definition():
+    # the largest probability over the ratio that Welch's p falls at or below the observed one:
+    # the integral's maximum over the dense grid, and a simulation at the maximising ratio
+    arm, base = [0.62, 0.91, 0.55], [0.50, 0.52, 0.49, 0.53, 0.51, 0.50, 0.48, 0.52]
+    welch_p = sps.ttest_ind(arm, base, equal_var=False).pvalue
+    test, p = stats.difference_test(arm, base)
+    assert test == stats.CALIBRATED
+    assert p == pytest.approx(calibrated.rates(DENSE, 3, 8, welch_p).max(), rel=1e-4)
+    sims = _welch_p(3, 8, _worst_weight(3, 8, welch_p), 400_000, seed=7)
+    assert (sims <= welch_p).mean() == pytest.approx(p, abs=4 * np.sqrt(p * (1 - p) / 400_000))
+    # and the calibrated p is below alpha exactly when Welch's p is below the calibrated level
+    for alpha in (0.05, 0.1, 0.2):
+        assert (p < alpha) == (welch_p < calibrated.level(3, 8, alpha))
+
+
+def test_three_seeds_against_eight_no_longer_decide_at_welchs_own_level():
+    # Welch's p 0.042 at 3 + 8 (the small group noisier): "better" at Welch's 5%, which errs 7% at
+    # this ratio; the calibrated level for 3 + 8 is 0.029, so this is no evidence, and the interval
+    # (drawn at that level) covers zero
+    arm = [0.645, 0.70, 0.755]
+    base = [0.55, 0.56, 0.54, 0.57, 0.55, 0.56, 0.55, 0.54]
+    welch_p = sps.ttest_ind(arm, base, equal_var=False).pvalue
+    assert calibrated.level(3, 8, 0.05) < welch_p < 0.05
+    c = stats.compare([("base", base), ("arm", arm)], baseline="base", mode="max").comparisons[0]
+    assert c.verdict == "no evidence" and c.p > 0.05 and c.low is not None and c.low <= 0 <= c.high
+    assert c.level == pytest.approx(0.95)
+
+
+def test_the_level_is_cached_and_symmetric():
+    calibrated._level.cache_clear()
+    first = calibrated.level(3, 8, 0.05)
+    assert calibrated.level(8, 3, 0.05) == first
+    assert calibrated._level.cache_info().hits == 1
+    assert calibrated.worst_rate(8, 3, 0.01) == calibrated.worst_rate(3, 8, 0.01)
+
+
+def test_the_methods_are_named_as_what_they_are():
+    described = stats.Methods().describe()
+    assert described["test"] == "Welch's t-test, level calibrated over the variance ratio"
+    assert "calibrated level" in described["diff_interval"]
+    assert stats.Methods(test="permutation").describe()["test"] == "exact permutation test"
