@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sweepgen import yamlio
 from sweepgen.cli import main
+from sweepgen.errors import UserError
 
 SPEC = """\
 sweepgen: 1
@@ -66,3 +67,24 @@ def test_what_to_yaml_writes_always_reads_alike(value):
 
     text = "v: " + to_yaml(value) + "\n"
     assert yaml.safe_load(text) == yamlio.loads(text, "t.yaml").data
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet="0123456789_:.eE+-xobaAfFyYnNsSOo<=T ", min_size=1, max_size=10),
+        st.from_regex(r"[-+]?[0-9._:]{0,5}([eE][-+]?[0-9]{1,2})?", fullmatch=True),
+    )
+)
+def test_the_scan_never_misses_a_value_the_two_read_apart(word):
+    """The scan decides whether a file is parsed both ways: a scalar the two readings tell apart,
+    as a mapping value, a list item or a flow item, is always flagged."""
+    from sweepgen.compile.output.yaml_dialects import suspect
+
+    for doc in (f"v: {word}\n", f"v:\n  - {word}\n", f"v: [{word}]\n"):
+        try:
+            one, two = yaml.safe_load(doc), yamlio.loads(doc, "t.yaml").data
+        except (yaml.YAMLError, ValueError, UserError):
+            continue
+        if repr(one) != repr(two):
+            assert suspect(doc), doc
