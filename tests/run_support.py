@@ -129,3 +129,12 @@ def killed_at_end() -> Iterator[list[subprocess.Popen[str]]]:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
+
+
+def output_of(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """A failing test's look at a process: killed first if still running (a run waiting for its
+    release would make ``communicate`` wait for ever), then its output."""
+    if proc.poll() is None:
+        proc.kill()
+    out, err = proc.communicate()
+    return out, err

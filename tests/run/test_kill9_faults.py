@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import make_config_sweep, make_sweep
+from run_support import make_config_sweep, make_sweep, output_of
 from search_support import COMMAND as SEARCH_COMMAND
 from search_support import study, sweepgen, write_search_project
 
@@ -52,7 +52,7 @@ def _kill_at_random_moments(root: Path, argv: list[str], rng: random.Random, kil
         if i == 0:
             deadline = time.monotonic() + 120
             while not list(root.glob("runs/*/*/starts.*")):
-                assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
                 time.sleep(0.02)
             time.sleep(rng.uniform(0.0, 0.5))
         else:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from run_support import FAKE_COMMAND, LOADED_S, make_sweep
+from run_support import FAKE_COMMAND, LOADED_S, make_sweep, output_of
 
 from sweepgen.cli import main
 
@@ -223,7 +223,7 @@ def _start_and_wait_for_children(sweep_root, runs, *extra):
     )
     deadline = time.monotonic() + LOADED_S
     while not all((sweep_root / f"runs/fake/{n}/child.pid").exists() for n in runs):
-        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
         time.sleep(0.05)
     pids = [status(n)["ids"]["pid"] for n in runs]
     pids += [int((sweep_root / f"runs/fake/{n}/child.pid").read_text()) for n in runs]

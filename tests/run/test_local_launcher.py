@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from run_support import FAKE_COMMAND, LOADED_S, make_sweep
+from run_support import FAKE_COMMAND, LOADED_S, make_sweep, output_of
 
 from sweepgen.cli import main
 from sweepgen.run.core.base import RunState, read_status
@@ -214,7 +214,7 @@ def _wait_for(found, proc: subprocess.Popen):
         value = found()
         if value:
             return value
-        assert proc.poll() is None, proc.communicate()[0]
+        assert proc.poll() is None, output_of(proc)[0]
         assert time.monotonic() < deadline
         time.sleep(0.1)
 

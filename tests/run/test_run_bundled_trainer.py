@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import make_config_sweep
+from run_support import make_config_sweep, output_of
 from trainer_support import read_jsonl, subprocess_env, tiny_dict, without_timing
 
 from sweepgen_trainer.outputs import RunDir
@@ -78,7 +78,7 @@ def test_four_run_sweep_jobs_2_then_kill_one_and_resume_only_it(tmp_path, monkey
     deadline = time.monotonic() + 240
     # kill s0 once it has a checkpoint past step 0 and is still training
     while not (_checkpoint_steps(victim) and not (victim / "summary.json").exists()):
-        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
         time.sleep(0.1)
     # the trainer, as the OOM killer would (the pid status shows is its supervisor's)
     pid = json.loads((victim / "sweepgen_status.json").read_text())["ids"]["trainer_pgid"]
@@ -147,7 +147,7 @@ def test_ctrl_c_stops_real_runs_at_a_checkpoint_and_rerun_failed_resumes_them(
     deadline = time.monotonic() + 240
     metrics = [tmp_path / f"runs/stop/{n}/metrics.jsonl" for n in names]
     while not all(m.is_file() and len(read_jsonl(m)) >= 3 for m in metrics):
-        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
         time.sleep(0.1)
     pids = [
         json.loads((tmp_path / f"runs/stop/{n}/sweepgen_status.json").read_text())["ids"]["pid"]

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import FAKE_COMMAND, fill_disk, make_sweep
+from run_support import FAKE_COMMAND, fill_disk, make_sweep, output_of
 
 import sweepgen
 from sweepgen.run.core.base import STATUS_FILE
@@ -60,7 +60,7 @@ def test_a_full_disk_under_the_status_files_is_exit_2_with_the_path(tmp_path):
         deadline = time.monotonic() + 60
         started = [runs / "fake" / n / "metrics.jsonl" for n in ("a", "b")]
         while not all(p.exists() for p in started):
-            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
             time.sleep(0.05)
         fill_disk(runs)  # every write from now on is ENOSPC: the trainers' and sweepgen's
         out, err = proc.communicate(timeout=120)

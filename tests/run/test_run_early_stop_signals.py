@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S, WAITER, make_sweep
+from run_support import LOADED_S, WAITER, make_sweep, output_of
 from search_support import REPO, sweepgen
 
 from sweepgen.run.core import runlock
@@ -47,7 +47,11 @@ def _catches_sigterm(pid: int) -> bool:
 
 
 def _cpu_at_least(ticks: int) -> Callable[[int, Path], bool]:
-    return lambda pid, root: _cpu_ticks(pid) >= ticks
+    """``ticks`` of CPU spent, or every run started already: a run that needs fewer ticks to reach
+    its runs (modules compiled, a quiet machine) is then signalled while they run."""
+    return lambda pid, root: (
+        _cpu_ticks(pid) >= ticks or all(_starts(root / "runs" / "fake" / r) for r in RUNS)
+    )
 
 
 MOMENTS: dict[str, Callable[[int, Path], bool]] = {
@@ -113,7 +117,9 @@ def _wait_for(proc: subprocess.Popen[str], root: Path, moment: Callable[[int, Pa
                 return
         except OSError:  # it exited: said by the assertion below
             pass
-        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        if time.monotonic() > deadline or proc.poll() is not None:
+            out, err = output_of(proc)  # never wait on a run that waits for its release
+            raise AssertionError(f"the moment never came (exit {proc.returncode})\n{out}{err}")
         time.sleep(0.002)
 
 

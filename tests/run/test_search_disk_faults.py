@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S, fill_disk
+from run_support import LOADED_S, fill_disk, output_of
 from search_support import RUN_ARGS, logged_steps, study, sweepgen, write_search_project
 
 SWEEP = "generated/fake_search"
@@ -67,7 +67,7 @@ def test_a_disk_filled_under_a_searchs_runs_is_exit_2_and_nothing_starts_after(t
         trained = [runs / "fake_search" / name for name in ("t0000", "t0001")]
         deadline = time.monotonic() + LOADED_S
         while not all(logged_steps(run) for run in trained):
-            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
             time.sleep(0.05)
         fill_disk(runs)  # every write from now on is ENOSPC: the trainers' and sweepgen's
         try:

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S, WAITER, make_sweep, read_until
+from run_support import LOADED_S, WAITER, make_sweep, output_of, read_until
 from search_support import sweepgen
 
 from sweepgen.run.core import runlock
@@ -272,7 +272,7 @@ def test_a_stop_that_comes_after_the_trainer_exited_leaves_the_run_finished(tmp_
 
     _wait_until("the run's start", lambda: recorded_running() is not None or proc.poll() is not None)
     status = recorded_running()
-    assert status is not None, proc.communicate()
+    assert status is not None, output_of(proc)
     supervisor, trainer = int(status.ids["pid"]), int(status.ids["trainer_pgid"])
     os.kill(supervisor, signal.SIGSTOP)  # held between the trainer's exit and the record of its end
     try:
