@@ -45,8 +45,13 @@ def in_git_folder(path: str, root: str) -> bool:
     """Does ``path`` lie in a ``.git`` folder at or below ``root`` (both absolute, resolved)? git's
     own files (hooks, config, refs) are never a place to write: a ``.git/hooks/pre-commit`` or a
     ``config`` with ``core.fsmonitor`` written there would be run by git."""
-    rel = os.path.relpath(path, root)
-    return any(part.casefold() == ".git" for part in rel.split(os.sep))
+    return names_git_folder(os.path.relpath(path, root))
+
+
+def names_git_folder(rel: str) -> bool:
+    """Does the relative path ``rel`` (``/`` or the OS's separator) pass through a ``.git`` folder,
+    in any case (one folder on macOS and Windows)?"""
+    return any(part.casefold() == ".git" for part in rel.replace(os.sep, "/").split("/"))
 
 
 PROJECT_MARKERS = (".git", "pyproject.toml")

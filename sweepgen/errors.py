@@ -7,6 +7,7 @@ how to fix it, so the CLI can print ``path:line:col: error: message`` without a 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sweepgen.escape import line
 
@@ -18,6 +19,12 @@ class Location:
     path: str
     line: int = 0
     col: int = 0
+
+    @classmethod
+    def at_offset(cls, path: str, data: str | bytes, offset: int) -> Location:
+        """The place of the character (or byte) at ``offset`` in ``data``, the text of ``path``."""
+        newline: Any = b"\n" if isinstance(data, bytes) else "\n"
+        return cls(path, data.count(newline, 0, offset) + 1, offset - data.rfind(newline, 0, offset))
 
     def __str__(self) -> str:
         if self.line:

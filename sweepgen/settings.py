@@ -211,8 +211,7 @@ def _parse_toml(raw: bytes, shown: str) -> dict[str, Any]:
     try:
         data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        loc = Location(shown, line, err.start - raw.rfind(b"\n", 0, err.start))
+        loc = Location.at_offset(shown, raw, err.start)
         not_utf8 = f"pyproject.toml is not UTF-8 text (byte {err.start})"
         raise UserError(not_utf8, location=loc, hint=_TOML_HINT) from None
     except RecursionError:

@@ -371,10 +371,8 @@ def decode_utf8(raw: bytes, shown: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        col = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
         raise SpecError(
             f"not UTF-8 text: byte 0x{raw[err.start]:02x} ({err.reason})",
-            location=Location(shown, line, col),
+            location=Location.at_offset(shown, raw, err.start),
             hint="save the file as UTF-8",
         ) from None

@@ -39,9 +39,8 @@ def read_shell_file(path: str | Path) -> ReadResult:
 
 def read_shell(text: str, filename: str = "<string>") -> ReadResult:
     if "\x00" in text:
-        at = text.index("\x00")
-        line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
-        raise ConfigError("a shell script cannot contain NUL bytes", location=Location(filename, line, col))
+        at = Location.at_offset(filename, text, text.index("\x00"))
+        raise ConfigError("a shell script cannot contain NUL bytes", location=at)
     reader = Reader(filename)
     try:
         reader.script(text, 0, [], {})

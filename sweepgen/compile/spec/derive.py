@@ -24,6 +24,7 @@ from sweepgen.compile.spec.expand import Expansion, Locs, Variant
 from sweepgen.compile.spec.model import MAX_NAME_BYTES, NAME_HINT, Spec, name_problem
 from sweepgen.compile.spec.plain_value import PLAIN_HINT, plain
 from sweepgen.compile.template.sandbox import describe, fail_if_undefined, make_env, time_budget
+from sweepgen.confine import names_git_folder
 from sweepgen.errors import Location, SpecError, TemplateError, ValidationError
 
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}\s*$", re.S)
@@ -155,7 +156,7 @@ def _run_dir(value: str, spec: Spec, variant: Variant) -> str:
             location=spec.loc(("run_dir",)),
             hint='e.g. run_dir: "runs/{{ sweep.name }}/{{ variant.run_name }}"',
         )
-    if any(part.casefold() == ".git" for part in parts):
+    if names_git_folder(value):
         raise ValidationError(
             f"run_dir {value!r} of variant {variant.name!r} lies in git's own .git folder",
             location=spec.loc(("run_dir",)),
