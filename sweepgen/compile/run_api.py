@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from sweepgen.compile.output import lock, lock_digest
 from sweepgen.compile.output.lock import DECIDE_STATE_NAME, LOCK_NAME, RUN_STATE_NAME, Lock, LockFile
+from sweepgen.compile.output.lock_where import placed
 from sweepgen.compile.output.rundir import YAML_SUFFIXES
+from sweepgen.compile.spec import slurm_request, slurm_time
 from sweepgen.compile.spec.plain_value import PLAIN_HINT, plain
 from sweepgen.compile.spec.shape_names import LAUNCHERS, SHAPE_KEYS
 
@@ -53,7 +55,10 @@ __all__ = [
     "lock",
     "lock_digest",
     "lock_entries",
+    "placed",
     "plain",
+    "slurm_request",
+    "slurm_time",
     "spec_digest",
     "sweep_view",
     "trial_name",

@@ -41,7 +41,7 @@ def test_minimal_spec_loads(project):
             "specs/demo.yaml:8:45",
             "type",
         ),
-        ("resources: {mem: 8 GB}\n", "should match pattern", "specs/demo.yaml:8:18", "type"),
+        ("resources: {mem: 8 GB}\n", "not a Slurm memory size", "specs/demo.yaml:8:18", "value"),
         ("allow: training.seed\n", "valid list", "specs/demo.yaml:8:8", "type"),
         ("grid: {training.seed: 42}\n", "valid list", "specs/demo.yaml:8:23", "type"),
     ],

@@ -171,3 +171,34 @@ def test_the_spec_takes_every_key_some_executor_declares_and_only_those():
     assert set(EXECUTOR_RESOURCES["local"].model_fields) == set(RunResources.model_fields)
     slurm = set(EXECUTOR_RESOURCES["slurm"].model_fields)
     assert {"partition", "mem", "cpus_per_run", "sbatch_extra"} <= slurm
+
+
+@pytest.mark.parametrize(
+    "body, where, words",
+    [
+        ('resources:\n  time: "1:30:99"\n', "specs/demo.yaml:9:9", "not a Slurm time"),
+        ('resources:\n  time: "2h"\n', "specs/demo.yaml:9:9", "not a Slurm time"),
+        ("resources:\n  time: 0\n", "specs/demo.yaml:9:9", "shorter than one minute"),
+        ('resources:\n  time: 60\n  partition: "gpu a100"\n', "specs/demo.yaml:10:14", "partition name"),
+        ("resources:\n  time: 60\n  mem: 064G\n", "specs/demo.yaml:10:8", "not a Slurm memory size"),
+        ('resources:\n  time: 60\n  mem: "0"\n', "specs/demo.yaml:10:8", "not a Slurm memory size"),
+        (
+            'resources:\n  time: 60\n  sbatch_extra: ["--qos=a", "account=rl"]\n',
+            "specs/demo.yaml:10:29",
+            "not a long sbatch option",
+        ),
+        ("resources:\n  time: 60\n  sbatch_extra: [--time=5]\n", "specs/demo.yaml:10:18", "set by sweepgen"),
+    ],
+)
+def test_request_values_the_slurm_executor_refuses_are_refused_at_load(project, body, where, words):
+    """`check` in CI refuses what `run --executor slurm` would refuse later, at the key's line."""
+    with pytest.raises(SpecError) as err:
+        load_spec(str(write_project(project, body)))
+    assert words in err.value.message
+    assert str(err.value.location) == where
+
+
+@pytest.mark.parametrize("value", ["90", "1:30", "01:30:00", "1-0", "1-00:00", "2-12:30:00"])
+def test_slurm_times_load(project, value):
+    spec = load_spec(str(write_project(project, f'resources:\n  time: "{value}"\n')))
+    assert spec.model.resources is not None and spec.model.resources.time == value

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 import stat
 import sys
@@ -24,6 +23,7 @@ from typing import Any
 from jinja2 import Template, TemplateNotFound, meta
 
 from sweepgen.compile.output import module_digest
+from sweepgen.compile.output.lock_where import content_digest
 from sweepgen.compile.schema import trl_cli
 from sweepgen.compile.spec.model import Spec
 
@@ -52,10 +52,7 @@ def file_sha256(path: str) -> str | None:
 def spec_digest(spec: Spec) -> str:
     """sha256 of the spec's parsed content: top-level sections in sorted order, everything below in
     its written order (a config's key order is the order its rendered file lists keys in)."""
-    data = spec.doc.data
-    canonical = {key: data[key] for key in sorted(data)}
-    text = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"), default=repr)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return content_digest(spec.doc.data)
 
 
 def render_inputs(

@@ -5,17 +5,33 @@ Every executor honours ``time`` and the run's shape (``RunResources``); an execu
 here, and ``EXECUTOR_RESOURCES`` names it beside the executor's line in sweepgen.run.core.registry
 (a test holds the two name lists equal). The spec's ``resources:`` block is ``Resources``: every key
 some executor takes, so a key none takes is refused when the spec loads, at its file:line:col with
-the closest key. Which executor runs the sweep is chosen later (``run --executor``); that executor
-reads its own keys from the lock and checks their values.
+the closest key, and so is a value no executor could take (``slurm_time``, ``slurm_request``). Which
+executor runs the sweep is chosen later (``run --executor``); that executor reads its own keys from
+the lock and checks them again (a lock can be edited).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 
+from sweepgen.compile.spec import slurm_request, slurm_time
+
+_T = TypeVar("_T")
 Launcher = Literal["torchrun", "accelerate", "srun", "none"]
+
+
+def _sbatch_option(item: str) -> str:
+    problem = slurm_request.flag_problem(item)
+    return _checked(*problem, item) if problem else item
+
+
+def _checked(problem: str | None, hint: str, value: _T) -> _T:
+    """``value``, or the spec error that says what is wrong with it and how to write it."""
+    if problem:
+        raise ValueError(f"{problem}: {hint}")
+    return value
 
 
 class RunResources(BaseModel):
@@ -43,6 +59,19 @@ class RunResources(BaseModel):
         "starts its own; the default)",
     )
 
+    @field_validator("time")
+    @classmethod
+    def _slurm_time(cls, value: str | int | None) -> str | int | None:
+        """A time every executor reads as Slurm does, checked here so `check` refuses it, not `run`."""
+        if value is None:
+            return value
+        minutes = value if isinstance(value, int) else slurm_time.minutes(value)
+        if minutes is None:
+            raise ValueError(f"{value!r} is not a Slurm time: {slurm_time.HINT}")
+        if minutes < 1:
+            raise ValueError(f"{value!r} is shorter than one minute (Slurm limits are whole minutes)")
+        return value
+
 
 class LocalResources(RunResources):
     """The local executor: time and shape only (it packs runs onto this machine's GPUs)."""
@@ -53,10 +82,20 @@ class SlurmResources(RunResources):
 
     partition: StrictStr | None = Field(default=None, description="Slurm partition (sbatch --partition)")
     cpus_per_run: StrictInt | None = Field(default=None, ge=1, description="CPU cores each run gets")
-    mem: StrictStr | None = Field(default=None, pattern=r"^[0-9]+[KMGT]?$", description='e.g. "8G"')
-    sbatch_extra: list[StrictStr] = Field(
+    mem: StrictStr | None = Field(default=None, description='e.g. "8G"')
+    sbatch_extra: list[Annotated[StrictStr, AfterValidator(_sbatch_option)]] = Field(
         default_factory=list, description="verbatim sbatch options, e.g. --qos=high"
     )
+
+    @field_validator("partition")
+    @classmethod
+    def _partition(cls, value: str | None) -> str | None:
+        return _checked(slurm_request.partition_problem(value), slurm_request.PARTITION_HINT, value)
+
+    @field_validator("mem")
+    @classmethod
+    def _mem(cls, value: str | None) -> str | None:
+        return _checked(slurm_request.mem_problem(value), slurm_request.MEM_HINT, value)
 
 
 EXECUTOR_RESOURCES: dict[str, type[RunResources]] = {

@@ -9,6 +9,7 @@ import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from sweepgen.compile.run_api import placed
 from sweepgen.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: `sweepgen --help` reads NAMES and must not load the lock's yaml
@@ -45,7 +46,10 @@ def resource_keys(name: str) -> tuple[str, ...]:
 
 
 def make_executor(name: str, options: ExecutorOptions) -> Executor:
-    return executor_class(name)(options)
+    """The executor for ``options``' sweep; what it refuses in the lock (resources it cannot run)
+    is an error at the spec's line that wrote it."""
+    with placed(options.sweep_dir, options.lock):
+        return executor_class(name)(options)
 
 
 def cancel_runs(executor: str, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:

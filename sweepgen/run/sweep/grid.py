@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from sweepgen.compile.run_api import LOCK_NAME, Lock
+from sweepgen.compile.run_api import LOCK_NAME, Lock, placed
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import runlock, stop_signals, sweep_state
 from sweepgen.run.core.base import (
@@ -472,7 +472,8 @@ def time_limit(
 ) -> float | None:
     """The time limit of each run as its executor applies it (``given``: --time-limit): the local
     executor honours the spec's resources.time too, and says so; Slurm applies it itself."""
-    limit, note = executor_class(executor).time_limit(given, lock, str(sweep_dir / LOCK_NAME))
+    with placed(sweep_dir, lock):
+        limit, note = executor_class(executor).time_limit(given, lock, str(sweep_dir / LOCK_NAME))
     if note is not None and display is not None:
         display.note(note)
     return limit
