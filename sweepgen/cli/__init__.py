@@ -109,7 +109,9 @@ class _SweepgenGroup(click.Group):
         self, args: list[str], prog_name: str | None, complete_var: str | None, **extra: Any
     ) -> Any:
         """click's own main; SIGTERM/SIGHUP stay remembered for `run` (its loops act on them), any
-        other command gets their handlers back (run/core/stop_signals.py)."""
+        other command gets their handlers back (run/core/stop_signals.py); Ctrl-C is an interrupt
+        again for every command, one pressed while the program loaded raised now."""
+        _stop_signals.interrupt_back()
         if next((a for a in args if not a.startswith("-")), None) != "run":
             _stop_signals.give_back()
         return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)

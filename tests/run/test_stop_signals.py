@@ -134,3 +134,35 @@ def test_a_handled_interrupt_that_ended_an_exec_exits_with_the_code_chosen(tmp_p
         assert premise.returncode == -signal.SIGINT, premise.stderr
     fixed = subprocess.run([*argv, "forget"], env=env, capture_output=True, text=True, timeout=60)
     assert fixed.returncode == 130, fixed.stderr
+
+
+def test_ctrl_c_while_the_program_loads_ends_in_interrupted_130_for_every_command(tmp_path):
+    """A Ctrl-C that lands in an import (the CLI loads for ~0.1-0.3 s) was a traceback; now it is
+    held until the command starts and raised there: `interrupted`, exit 130, as at any later time."""
+    program = tmp_path / "sweepgen"  # the console script's name: sweepgen is the program
+    program.write_text(
+        "import os, signal\n"
+        "from sweepgen.cli import main\n"
+        "os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the program still loads\n"
+        "main()\n"
+    )
+    for command in (["list"], ["run", "nowhere"]):
+        done = subprocess.run(
+            [sys.executable, str(program), *command], env=ENV, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 130, done.stderr
+        assert done.stderr.strip() == "interrupted"
+
+
+def test_once_a_command_starts_ctrl_c_is_pythons_keyboard_interrupt_again():
+    done = _python(
+        """
+        import signal
+        from sweepgen.run.core import stop_signals
+        stop_signals.defer()
+        print("held", signal.getsignal(signal.SIGINT) is not signal.default_int_handler)
+        stop_signals.interrupt_back()
+        print("python's", signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+        """
+    )
+    assert done.stdout.splitlines() == ["held True", "python's True"], done.stderr

@@ -12,6 +12,9 @@ remembered. `run`'s loops take them with ``raising_interrupt``, which raises a r
 its entry, before anything is started, and any later one at once; every other command gets the
 handlers back (``give_back``) and a remembered signal delivered again, ending as it always did.
 A signal the process was started ignoring (SIGHUP under `nohup`) stays ignored throughout.
+Ctrl-C (SIGINT) is held the same way only until a command starts (``interrupt_back``): it then
+raises KeyboardInterrupt there, as it does at any later moment, instead of a traceback from
+whichever import it landed in.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any, NoReturn
 STOPS = (signal.SIGTERM, signal.SIGHUP)
 _before: dict[int, Any] = {}  # each deferred signal's handler before ``defer``
 _remembered: list[int] = []  # signals that came while deferred, not acted on yet
+_ctrl_c: list[int] = []  # a Ctrl-C that came while the program loaded (``defer`` to ``interrupt_back``)
 
 
 def is_program() -> bool:
@@ -52,6 +56,19 @@ def defer() -> None:
         return
     for sig in listened():
         _before[sig] = signal.signal(sig, _remember)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _remember_ctrl_c)
+
+
+def interrupt_back() -> None:
+    """Ctrl-C raises KeyboardInterrupt again, as Python's own handler does; one that came while the
+    program loaded (a traceback from inside some import, before) is raised now, where the CLI says
+    "interrupted" and exits 130. Called as a command starts, whichever command it is."""
+    if signal.getsignal(signal.SIGINT) is _remember_ctrl_c:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if _ctrl_c:
+        _ctrl_c.clear()
+        raise KeyboardInterrupt
 
 
 def give_back() -> None:
@@ -88,6 +105,10 @@ def forget_handled_interrupt() -> None:
 
 def _remember(signum: int, frame: FrameType | None) -> None:
     _remembered.append(signum)
+
+
+def _remember_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    _ctrl_c.append(signum)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:
