@@ -278,7 +278,29 @@ def init_project(
     if schema_file is not None and _same_text(schema_file, files[schema_file]):
         del files[schema_file]  # the same export, from an earlier `init`: shared, not a conflict
     _refuse_taken(files)
-    return _write_then_render(files, start.spec, out_root)
+    try:
+        return _write_then_render(files, start.spec, out_root)
+    except schema.SchemaMismatch as err:
+        raise _unfit(err, config, schema_ref) from None
+
+
+def _unfit(err: schema.SchemaMismatch, config: str, schema_ref: str | None) -> UserError:
+    """The schema's refusal worded for `init`: the config and the schema the person named (the
+    spec, its variant and the exported file were never written), and for a TRL config class, the
+    TRL command schema that takes a whole `trl <command> --config` file."""
+    command = schema_ref.rpartition(":")[2].lower().removesuffix("config") if schema_ref else ""
+    whole = schema_ref is not None and schema_ref.startswith("trl:") and command in trl_cli.COMMANDS
+    return UserError(
+        f"{config} does not fit {schema_ref}: {err.problems}",
+        location=err.location,
+        key=err.key,
+        hint=(
+            f"a `trl {command} --config` file also holds TRL's script arguments and ModelConfig "
+            f"(model_name_or_path, dataset_name, ...): --schema trl:{command} takes all of it"
+            if whole
+            else "fix the config, or give --schema the class the config is written for"
+        ),
+    )
 
 
 def check_sweep_name(name: str, *, given: bool, config: str) -> None:

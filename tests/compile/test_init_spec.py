@@ -98,6 +98,11 @@ def test_schema_is_exported_and_a_config_it_refuses_leaves_nothing(here, monkeyp
     (here / "configs/c.yaml").write_text("output_dir: o\nseed: 1\nloss_type: grpoo\n")
     bad = cli("init", "--from", "configs/c.yaml", "--schema", "mycfg_init:Cfg")
     assert bad.exit_code == 2 and "loss_type" in bad.output
+    # worded for what the person gave: the config's line and the class, no variant, spec or
+    # exported file they never saw
+    assert bad.output.startswith("configs/c.yaml:3:12: error: configs/c.yaml does not fit mycfg_init:Cfg: ")
+    assert "variant" not in bad.output and "schemas/" not in bad.output
+    assert "give --schema the class the config is written for" in bad.output
     assert sorted(p.name for p in here.iterdir()) == ["configs", "mycfg_init.py"]  # nothing left
     (here / "configs/c.yaml").write_text("output_dir: o\nseed: 1\nloss_type: grpo\n")
     good = cli("init", "--from", "configs/c.yaml", "--schema", "mycfg_init:Cfg")
@@ -167,3 +172,21 @@ def test_a_sweep_name_no_file_system_takes_is_refused_where_it_came_from(here, c
     assert "not filesystem-safe" in result.stderr
     assert ("give the sweep a name with --name" in result.stderr) == (name is None)
     assert sorted(p.name for p in here.iterdir()) == ["configs"]
+
+
+def test_a_trl_config_class_refusing_a_trl_cli_file_points_to_the_command_schema():
+    """`--schema trl:GRPOConfig` on a `trl grpo --config` file: model_name_or_path and the rest
+    are TRL's script arguments and ModelConfig, which `trl:grpo` takes."""
+    from sweepgen.compile import api
+    from sweepgen.compile.schema.validate import SchemaMismatch
+    from sweepgen.errors import Location
+
+    refused = SchemaMismatch(
+        "m", problems="`model_name_or_path`: key not allowed", location=Location("c.yaml", 1, 1)
+    )
+    err = api._unfit(refused, "c.yaml", "trl:GRPOConfig")
+    assert err.message == "c.yaml does not fit trl:GRPOConfig: `model_name_or_path`: key not allowed"
+    assert err.hint is not None and "--schema trl:grpo takes all of it" in err.hint
+    assert str(err.location) == "c.yaml:1:1"
+    other = api._unfit(refused, "c.yaml", "trl:ScriptArguments")
+    assert other.hint is not None and "trl:" not in other.hint

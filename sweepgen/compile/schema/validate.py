@@ -261,7 +261,16 @@ def check_schema(expansion: Expansion, validator: Validator | None) -> None:
             raise _mismatch(expansion, variant, problems)
 
 
-def _mismatch(expansion: Expansion, variant: Variant, problems: list[tuple[str, str]]) -> ValidationError:
+class SchemaMismatch(ValidationError):
+    """A variant its schema refuses; ``problems``: what is wrong, every key named (`init` words the
+    error for the config it was given, which is all the person has seen)."""
+
+    def __init__(self, message: str, *, problems: str, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.problems = problems
+
+
+def _mismatch(expansion: Expansion, variant: Variant, problems: list[tuple[str, str]]) -> SchemaMismatch:
     """A variant's schema problems: the first at the key and layer that set it, the others named."""
     spec = expansion.spec
     # an unknown key first, in either route: a misspelled key is the cause worth showing
@@ -271,9 +280,10 @@ def _mismatch(expansion: Expansion, variant: Variant, problems: list[tuple[str, 
     value = paths.get(variant.config, path) if path else paths.MISSING
     got = f"; value {show_value(value)} (set by {layer})" if value is not paths.MISSING else ""
     where = expansion.where(layer, path) if path else None
-    return ValidationError(
-        f"variant {variant.name!r} does not match schema {spec.model.schema_}: "
-        f"`{path or '<root>'}`: {message}{got}{_also(problems)}",
+    shown = f"`{path or '<root>'}`: {message}{got}{_also(problems)}"
+    return SchemaMismatch(
+        f"variant {variant.name!r} does not match schema {spec.model.schema_}: {shown}",
+        problems=shown,
         location=where or spec.loc(("schema",)),
         key=path or None,
         hint=_fix(message, value),
