@@ -289,7 +289,12 @@ def _unfit(err: schema.SchemaMismatch, config: str, schema_ref: str | None) -> U
     spec, its variant and the exported file were never written), and for a TRL config class, the
     TRL command schema that takes a whole `trl <command> --config` file."""
     command = schema_ref.rpartition(":")[2].lower().removesuffix("config") if schema_ref else ""
-    whole = schema_ref is not None and schema_ref.startswith("trl:") and command in trl_cli.COMMANDS
+    whole = (
+        schema_ref is not None
+        and schema_ref.startswith("trl:")
+        and trl_cli.command_of(schema_ref) is None  # a class, not already the command's schema
+        and command in trl_cli.COMMANDS
+    )
     return UserError(
         f"{config} does not fit {schema_ref}: {err.problems}",
         location=err.location,
