@@ -304,6 +304,8 @@ def _unfit(err: schema.SchemaMismatch, config: str, schema_ref: str | None) -> U
             f"(model_name_or_path, dataset_name, ...): --schema trl:{command} takes all of it"
             if whole
             else "fix the config, or give --schema the class the config is written for"
+            if err.hint in (None, schema.GENERIC_FIX)
+            else err.hint  # a fix for the value itself (a list where one was written)
         ),
     )
 

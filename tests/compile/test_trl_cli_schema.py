@@ -105,7 +105,7 @@ def test_a_misspelled_key_is_shown_first_and_a_string_for_a_list_says_write_a_li
     assert result.exit_code == 2
     said = " ".join(result.output.split())
     assert "grpo.yaml:8:" in said  # the misspelled key's line, before the schema's order puts it last
-    assert "schema ../schemas/grpo.json: `bta`: key not allowed" in said
+    assert "grpo.yaml does not fit trl:grpo: `bta`: key not allowed" in said
     (cached / "grpo.yaml").write_text(config)
     result = CliRunner().invoke(main, ["init", "--from", "grpo.yaml", "--schema", "trl:grpo"])
     said = " ".join(result.output.split())

@@ -17,9 +17,11 @@ from sweepgen import escape, paths
 from sweepgen.compile.output import gc_state, lock, lock_digest, recorded_trials, rename_guard
 from sweepgen.compile.output.inputs import render_inputs
 from sweepgen.compile.output.parallel import Rendered, Rendering
+from sweepgen.compile.output.readback import check_reads_back
 from sweepgen.compile.output.render import (
     OutputTooLarge,
     RenderedFile,
+    check_output_path,
     check_outputs,
     compile_inline,
     header_maker,
@@ -303,6 +305,8 @@ def _renderer(
         if text.startswith("\ufeff"):  # a template saved with a BOM: the header goes first, not after it
             text = text[1:]
         text = header(out_path, variant.name, text)
+        check_output_path(out_path, variant.name, spec)  # a path's own error first
+        check_reads_back(text, out_path, spec, variant)
         if out_path.endswith(YAML_SUFFIXES):
             check_reads_alike(text, out_path, spec, variant)
         data = text.encode("utf-8")

@@ -252,13 +252,14 @@ def header_maker(spec_rel: str) -> Callable[[str, str, str], str]:
     return add_header
 
 
-def _check_output_path(f: RenderedFile, spec: Spec, loc: Location) -> None:
-    """One output path: safe names inside the sweep folder, portable to Windows, not sweepgen's own."""
-    parts = f.path.split("/")
+def check_output_path(path: str, variant: str, spec: Spec) -> None:
+    """One output path: safe names inside the sweep folder, portable to Windows, not sweepgen's own
+    (checked as each file renders, before its text is read back, and again by ``check_outputs``)."""
+    loc = spec.loc(("output",))
+    parts = path.split("/")
     if not all(SAFE_NAME.fullmatch(p) for p in parts):
         raise ValidationError(
-            f"output path {f.path!r} of variant {f.variant.name!r} is unsafe "
-            f"or leaves generated/{spec.name}/",
+            f"output path {path!r} of variant {variant!r} is unsafe or leaves generated/{spec.name}/",
             location=loc,
             hint="use relative paths of letters, digits, `_`, `-`, `.` (no `..`, no leading "
             "`/` or `.`, no spaces)",
@@ -266,13 +267,13 @@ def _check_output_path(f: RenderedFile, spec: Spec, loc: Location) -> None:
     reason = next((r for r in map(unportable, parts) if r), None)
     if reason:
         raise ValidationError(
-            f"output path {f.path!r} of variant {f.variant.name!r}: a component {reason}",
+            f"output path {path!r} of variant {variant!r}: a component {reason}",
             location=loc,
             hint="a checkout on Windows would fail; change `output`",
         )
     if parts[0] in RESERVED_NAMES:  # the file itself, or a folder that would stand in its place
         raise ValidationError(
-            f"output path {f.path!r} uses {parts[0]!r}, which is reserved for sweepgen's own files",
+            f"output path {path!r} uses {parts[0]!r}, which is reserved for sweepgen's own files",
             location=loc,
             hint="choose another file name",
         )
@@ -283,7 +284,7 @@ def check_outputs(files: list[RenderedFile], spec: Spec) -> None:
     seen: dict[str, str] = {}
     folded: dict[str, str] = {}
     for f in files:
-        _check_output_path(f, spec, loc)
+        check_output_path(f.path, f.variant.name, spec)
         if f.path in seen:
             raise ValidationError(
                 f"variants {seen[f.path]!r} and {f.variant.name!r} both render to {f.path!r}",

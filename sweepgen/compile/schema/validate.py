@@ -299,10 +299,13 @@ _UNKNOWN_KEY = (jsonschema_subset.UNKNOWN_KEY, _UNKNOWN_FIELD)
 _LIST_WANTED = ("expected array", "Input should be a valid list")
 
 
+GENERIC_FIX = "fix the value in the spec, or the schema if it is wrong"
+
+
 def _fix(message: str, value: Any) -> str:
     if isinstance(value, str) and message.startswith(_LIST_WANTED):
         return f"write it as a list: [{value}] (this field takes no single value)"
-    return "fix the value in the spec, or the schema if it is wrong"
+    return GENERIC_FIX
 
 
 def _also(problems: list[tuple[str, str]]) -> str:

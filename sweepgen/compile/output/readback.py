@@ -1,0 +1,269 @@
+"""A rendered file reads back as its kind, every key once, or the render stops.
+
+The lock records each variant's config; the trainer reads the rendered file. A template that
+writes a key twice (`lr: {{ config.lr }}` and, further down, a hard-coded `lr: 5`) makes a file that
+YAML, JSON and Python dict readers take without a word, keeping the last value: the lock says 1,
+the run uses 5. A template that writes a file its reader refuses (an unclosed bracket, a trailing
+comma, a quote left open in a launch script) is found only when the job starts, after its wait in
+the queue. So each rendered file of a kind sweepgen knows is read once, by the reader that kind
+has (PyYAML's C parser, json, tomllib, Python's own ``ast``, bash itself through ``bash -n``),
+and a file it refuses, or a mapping with a key twice, stops the render at the spec's ``template:``
+line, naming the file, its line and the key. Files of one shape (``readback_shape``: the values
+masked that cannot change how a file reads) are read once, so a sweep of one template costs one
+read per shape, not per file.
+
+A shell script is first parsed with the tree-sitter bash grammar (in-process, microseconds); only
+one it cannot parse is given to ``bash -n`` (which reads without running anything), whose verdict
+counts: the grammar misses some of bash's corners, bash does not. Without bash on the machine
+that check is left to the run.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import yaml
+
+from sweepgen.compile.output import readback_shape
+from sweepgen.compile.spec.expand import Variant
+from sweepgen.compile.spec.model import Spec
+from sweepgen.errors import TemplateError
+from sweepgen.tomllines import error_place
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+Problem = tuple[int, int, str]  # (line, column, what), 1-based
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_RESOLVER: Any = yaml.resolver.Resolver()
+BASH_SECONDS = 10.0  # `bash -n` of one file of at most `limits.output_bytes`
+
+
+def check_reads_back(text: str, out_path: str, spec: Spec, variant: Variant) -> None:
+    """Exit 2 when ``text``, the rendered ``out_path`` of ``variant``, does not read as its kind."""
+    suffix = os.path.splitext(out_path)[1].lower()
+    reader = READERS.get(suffix)
+    if reader is None:
+        return
+    kind = SHAPED.get(suffix)
+    shaped = readback_shape.shape(kind, text) if kind is not None else None
+    if kind is not None and shaped is not None and readback_shape.known_good(kind, shaped):
+        return  # another file of this shape read back: this one reads alike
+    problem = reader(text)
+    if problem is None:
+        if kind is not None and shaped is not None:
+            readback_shape.remember_good(kind, shaped)
+        return
+    line, col, what = problem
+    raise TemplateError(
+        f"variant {variant.name!r}: {out_path} line {line}, column {col}: {what}",
+        location=spec.loc(("template",)),
+        hint="fix the template: the line above is in the file it rendered (a key written twice, or "
+        "text the file's reader refuses)",
+    )
+
+
+def yaml_problem(text: str) -> Problem | None:
+    """A YAML file's first syntax error or key written twice, from PyYAML's C event stream (no
+    node objects, no values built: about half the cost of composing the document)."""
+    try:
+        return _first_twice(yaml.parse(text, Loader=_LOADER))
+    except yaml.MarkedYAMLError as err:
+        return (
+            *_place(err.problem_mark or err.context_mark),
+            f"YAML readers refuse it: {err.problem or err.context}",
+        )
+    except yaml.YAMLError as err:
+        return 0, 0, f"YAML readers refuse it: {err}"
+
+
+def _first_twice(events: Iterator[Any]) -> Problem | None:
+    """The first key written twice in one mapping. Each open collection is a frame: a mapping's
+    keys seen so far (by resolved tag and text: plain `1` is an int, quoted "1" a string, plain
+    and quoted `lr` one string) and whether the next node is a key; a sequence's frame is None."""
+    frames: list[tuple[dict[tuple[str, str], int], list[bool]] | None] = []
+    for event in events:
+        frame = frames[-1] if frames else None
+        is_key = frame is not None and frame[1][0]
+        if frame is not None:
+            frame[1][0] = not is_key  # a mapping alternates key, value
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            frames.pop()
+            continue
+        if is_key and isinstance(event, yaml.ScalarEvent) and not _merge(event):
+            seen = frame[0] if frame is not None else {}
+            ident = (
+                event.tag or _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit),
+                event.value,
+            )
+            line, col = _place(event.start_mark)
+            if ident in seen:
+                return (
+                    line,
+                    col,
+                    f"key {event.value!r} is written twice (first on line {seen[ident]}): YAML readers "
+                    "keep the last without a word, so the run would not use the value the lock records",
+                )
+            seen[ident] = line
+        if isinstance(event, yaml.MappingStartEvent):
+            frames.append(({}, [True]))
+        elif isinstance(event, yaml.SequenceStartEvent):
+            frames.append(None)
+    return None
+
+
+def _merge(event: Any) -> bool:
+    """A plain `<<`: YAML 1.1's merge key, which may repeat (each merges a mapping in)."""
+    return bool(event.value == "<<" and event.implicit[0])
+
+
+def _place(mark: Any) -> tuple[int, int]:
+    """A PyYAML mark's (line, column), 1-based; (0, 0) where it has none."""
+    return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+
+
+class _Twice(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _Twice(next(k for i, k in enumerate(keys) if k in keys[:i]))
+    return dict(pairs)
+
+
+def json_problem(text: str) -> Problem | None:
+    try:
+        json.loads(text, object_pairs_hook=_once)
+    except json.JSONDecodeError as err:
+        return err.lineno, err.colno, f"JSON readers refuse it: {err.msg}"
+    except _Twice as twice:
+        found = yaml_problem(text)  # JSON is YAML: its composer knows where the key is
+        line, col = found[:2] if found is not None else (0, 0)
+        return line, col, f"key {twice.key!r} is written twice: JSON readers keep the last without a word"
+    except RecursionError:
+        return 0, 0, "JSON readers refuse it: nested too deeply"
+    return None
+
+
+def toml_problem(text: str) -> Problem | None:
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        message, line, col = error_place(str(err), text)
+        return line, col, f"TOML readers refuse it: {message}"
+    except RecursionError:
+        return 0, 0, "TOML readers refuse it: nested too deeply"
+    return None
+
+
+def python_problem(text: str) -> Problem | None:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as err:
+        return err.lineno or 0, err.offset or 0, f"Python refuses it: {err.msg}"
+    except (RecursionError, MemoryError, ValueError) as err:
+        return 0, 0, f"Python refuses it: {type(err).__name__}"
+    for node in ast.walk(tree):
+        twice = _constant_twice(node) if isinstance(node, ast.Dict) else None
+        if isinstance(node, ast.Call):
+            twice = _keyword_twice(node)
+        if twice is not None:
+            return twice
+    return None
+
+
+def _keyword_twice(node: ast.Call) -> Problem | None:
+    """``dict(lr=1, lr=2)``: Python's compiler refuses it (its parser, ``ast.parse``, does not)."""
+    seen: set[str] = set()
+    for keyword in node.keywords:
+        if keyword.arg is not None and keyword.arg in seen:
+            return (
+                keyword.lineno,
+                keyword.col_offset + 1,
+                f"Python refuses it: keyword argument repeated: {keyword.arg}",
+            )
+        if keyword.arg is not None:  # `**extra` names no keyword
+            seen.add(keyword.arg)
+    return None
+
+
+def _constant_twice(node: ast.Dict) -> Problem | None:
+    """A dict display with one constant key twice: Python keeps the last without a word."""
+    seen: set[Any] = set()  # by Python's own equality: 1, 1.0 and True are one key
+    for key in node.keys:
+        if isinstance(key, ast.Constant) and isinstance(key.value, (str, int, float, bool)):
+            if key.value in seen:
+                return (
+                    key.lineno,
+                    key.col_offset + 1,
+                    f"key {key.value!r} is written twice in one dict: Python keeps the last without a word",
+                )
+            seen.add(key.value)
+    return None
+
+
+def shell_problem(text: str) -> Problem | None:
+    if not _grammar_refuses(text):
+        return None
+    bash = shutil.which("bash")
+    if bash is None:
+        return None  # the grammar alone is not trusted to refuse a script: the run will say
+    try:
+        done = subprocess.run(
+            [bash, "-n"],  # read, never run: the script comes on stdin
+            input=text.encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            timeout=BASH_SECONDS,
+            env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"},
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode == 0:
+        return None
+    return _bash_place(done.stderr.decode("utf-8", "replace"))
+
+
+def _grammar_refuses(text: str) -> bool:
+    import tree_sitter
+    import tree_sitter_bash  # noqa: PLC0415 - the same
+
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return bool(parser.parse(text.encode("utf-8", "surrogateescape")).root_node.has_error)
+
+
+def _bash_place(stderr: str) -> Problem:
+    """bash's first complaint, "bash: line N: what", as (N, 1, what)."""
+    for line in stderr.splitlines():
+        _, sep, rest = line.partition(": line ")
+        number, sep2, what = rest.partition(": ")
+        if sep and sep2 and number.isdigit():
+            return int(number), 1, f"bash -n refuses it: {what.strip()}"
+    return 0, 0, f"bash -n refuses it: {stderr.strip()[:200]}"
+
+
+# the kinds whose files are read once per shape (readback_shape); JSON and shell are read each time
+SHAPED = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".toml": "toml"}
+READERS: dict[str, Callable[[str], Problem | None]] = {
+    ".yaml": yaml_problem,
+    ".yml": yaml_problem,
+    ".json": json_problem,
+    ".toml": toml_problem,
+    ".py": python_problem,
+    ".sh": shell_problem,
+    ".bash": shell_problem,
+    ".sbatch": shell_problem,
+    ".slurm": shell_problem,
+}
