@@ -58,6 +58,7 @@ def test_a_file_its_reader_refuses_or_a_key_twice_is_found_where_it_is(suffix, t
         (".json", '{"a": {"x": 1}, "b": {"x": 1}}'),
         (".py", "a = {'x': 1}\nb = {'x': 1}\nc = {x: 1, x: 2}\n"),  # a name's value is not known here
         (".sh", "#!/bin/bash\ncase $1 in a) echo a ;& b) echo b ;; esac\nx=$'a\\'b'\n"),
+        (".sh", "#!/bin/bash\nshopt -s extglob\nrm -f !(keep).txt\n"),  # `bash -n` alone refuses it
         (".txt", "anything at all {{\n"),  # a kind without a reader is not read
     ],
 )
@@ -134,6 +135,7 @@ def test_bash_decides_where_the_grammar_and_bash_disagree(monkeypatch):
     """A script the grammar refuses but bash reads is taken: bash's verdict counts."""
     monkeypatch.setattr(readback, "_grammar_refuses", lambda text: True)
     assert readback.shell_problem("#!/bin/bash\necho fine\n") is None
+    assert readback.shell_problem("#!/bin/bash\nshopt -s extglob\nrm -f !(keep).txt\n") is None
     assert readback.shell_problem("#!/bin/bash\necho 'open\n") is not None
 
 

@@ -222,7 +222,9 @@ def shell_problem(text: str) -> Problem | None:
         return None  # the grammar alone is not trusted to refuse a script: the run will say
     try:
         done = subprocess.run(
-            [bash, "-n"],  # read, never run: the script comes on stdin
+            # read, never run (the script comes on stdin); extglob on, as a script that turns it on
+            # with `shopt` is read with it (-n never runs the `shopt`)
+            [bash, "-O", "extglob", "-n"],
             input=text.encode("utf-8", "surrogateescape"),
             capture_output=True,
             timeout=BASH_SECONDS,
