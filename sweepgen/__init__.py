@@ -116,6 +116,6 @@ def _version() -> str:
             import tomllib  # noqa: PLC0415 - only for a source tree that was never installed
         else:
             import tomli as tomllib  # noqa: PLC0415 - the same, on Python 3.10
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # through an editable link tree
         with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
             return str(tomllib.load(fh)["project"]["version"])
