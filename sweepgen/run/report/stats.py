@@ -489,12 +489,15 @@ def _covers_zero(interval: tuple[float | None, float | None]) -> bool:
 
 
 def _needed(c: Comparison, arm: Sequence[float], base: Sequence[float], alpha: float) -> Comparison:
-    """Seeds per group for 80% power at the observed difference, and what the current n detects."""
-    sd = power.pooled_sd(_var(arm), _var(base))
-    if sd == 0:
+    """Seeds per group for 80% power at the observed difference, and what the current n detects: the
+    power of the calibrated Welch test at the observed variances (a group whose runs all gave one
+    value takes the other's, as the test does: its own 0 would promise power no run gives)."""
+    var_arm, var_base = _spreads(arm, base)
+    if var_arm + var_base == 0:
         return c
+    sd = power.pooled_sd(var_arm, var_base)
     return replace(
         c,
-        seeds_needed=power.seeds_needed(c.diff / sd, alpha),
-        detectable=power.detectable(len(arm), len(base), sd, alpha),
+        seeds_needed=power.seeds_needed(c.diff / sd, alpha, weight=var_arm / (var_arm + var_base)),
+        detectable=power.detectable(len(arm), len(base), var_arm, var_base, alpha),
     )
