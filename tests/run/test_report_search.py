@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from search_support import RUN_ARGS, study, sweepgen, write_search_project
 
 from sweepgen.run.core.base import RunState, read_status, write_status
-from sweepgen.run.report.search_section import Trial, counted, curves, running_best, trials_of
+from sweepgen.run.report.search_section import Trial, counted, curves, running_best, section, trials_of
 from sweepgen.run.search.view import SearchView, TrialRow
 
 SWEEP = "generated/fake_search"
@@ -504,3 +504,25 @@ def test_a_log_uniform_search_axis_is_drawn_on_a_log_axis_whatever_its_span(tmp_
     assert shown.returncode == 0, shown.stdout + shown.stderr
     data = _page_data((tmp_path / "runs/fake_search/report.html").read_text(encoding="utf-8"))
     assert {p["path"]: p["log"] for p in data["params"]} == {"x": True, "y": False}
+
+
+def test_the_best_trial_line_names_the_trials_tied_with_it():
+    class Block:
+        n, metric, mode, sampler, prune = 4, "accuracy", "max", "tpe", None
+
+    view = SearchView(block=Block())  # type: ignore[arg-type]
+    view.rows = [
+        TrialRow(0, "t0000", "complete", 0.75, {"x": 1}, None, 0),
+        TrialRow(1, "t0001", "complete", 0.5, {"x": 2}, None, 0),
+        TrialRow(2, "t0002", "complete", 0.75, {"x": 3}, None, 0),
+        TrialRow(3, "t0003", "pruned", 0.75, {"x": 4}, "pruned at step 3", 3),  # no result: not a tie
+    ]
+    view.best = view.rows[0]
+    best_line = view.lines()[1]
+    assert best_line == "best: t0000, accuracy = 0.75 (max) at x=1; tied with t0002"
+    page = section(
+        trials_of(view, {}, 1), metric="accuracy", mode="max", best="t0000", diff=[], tied=view.tied()
+    )
+    assert page["best"]["tied"] == ["t0002"]  # the page says it under "Best trial"
+    view.rows[2] = TrialRow(2, "t0002", "complete", 0.7, {"x": 3}, None, 0)
+    assert "tied" not in view.lines()[1]

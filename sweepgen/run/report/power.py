@@ -49,14 +49,19 @@ def power(n: int, effect: float, alpha: float, weight: float = 0.5, *, level: fl
 def _enough(n: int, effect: float, alpha: float, weight: float) -> bool:
     """Whether ``n`` seeds a group reach POWER. The calibrated level is at most alpha, so the power
     at alpha bounds it from above: below POWER there, no level is computed. Past EXACT_UP_TO seeds
-    the level is taken at EXACT_UP_TO: it rises with n (2: 0.036, 3: 0.041, 5: 0.046, 32: 0.0499 at
-    alpha 0.05; benchmarks/bench_power.py checks it), so the power there is a lower bound, short by
-    < 2e-4 at 0.05 (a seed more, at most, where it sits on 80%), and the `level` of every n is not
-    computed (0.02-0.1 s each)."""
+    the level at EXACT_UP_TO bounds it from below (it rises with n: 2: 0.036, 3: 0.041, 5: 0.046,
+    32: 0.0499 at alpha 0.05; benchmarks/bench_power.py --part levels checks it to 64): POWER there
+    is enough. Only between the bounds (a band of < 0.5% power) is the level of n computed (0.02-0.1 s
+    each, once per process)."""
     if power(n, effect, alpha, weight, level=alpha) < POWER:
         return False
-    at = min(n, EXACT_UP_TO)
-    return power(n, effect, alpha, weight, level=calibrated.level(at, at, alpha)) >= POWER
+    if n > EXACT_UP_TO and power(n, effect, alpha, weight, level=_level(EXACT_UP_TO, alpha)) >= POWER:
+        return True
+    return power(n, effect, alpha, weight, level=_level(n, alpha)) >= POWER
+
+
+def _level(n: int, alpha: float) -> float:
+    return calibrated.level(n, n, alpha)
 
 
 def seeds_needed(effect: float, alpha: float, weight: float = 0.5) -> int | None:
