@@ -100,3 +100,21 @@ def test_a_group_without_spread_takes_the_others_variance_in_the_power_too():
     assert c.diff == pytest.approx(2.0)
     assert c.seeds_needed == power.seeds_needed(2.0, 0.05) == 6
     assert power.power(6, 2.0, 0.05) >= 0.8 > power.power(5, 2.0, 0.05)
+
+
+def test_the_permutation_tests_seeds_are_seeds_at_which_it_can_decide():
+    # --test permutation at Holm's 0.005: 4 + 4 seeds cannot give p below 2 / 70 = 0.029 and 5 + 5
+    # not below 0.0079; the t formula printed 4 (power 0) and a detectable difference at 2 + 2
+    methods = stats.Methods(test="permutation", alpha=0.005)
+    result = stats.compare(
+        [("base", [-H, H]), ("arm", [4 - H, 4 + H])], baseline="base", mode="max", methods=methods
+    )
+    (c,) = result.comparisons
+    assert c.verdict == stats.UNDECIDABLE and c.seeds_needed == 6 and c.detectable is None
+    rng = np.random.default_rng(6)
+    decided = 0
+    for _ in range(150):
+        groups = [("base", rng.normal(0, 1, 6).tolist()), ("arm", rng.normal(4, 1, 6).tolist())]
+        got = stats.compare(groups, baseline="base", mode="max", methods=methods, seeds_needed=False)
+        decided += got.comparisons[0].verdict == "better"
+    assert decided / 150 >= 0.8
