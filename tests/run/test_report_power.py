@@ -118,3 +118,17 @@ def test_the_permutation_tests_seeds_are_seeds_at_which_it_can_decide():
         got = stats.compare(groups, baseline="base", mode="max", methods=methods, seeds_needed=False)
         decided += got.comparisons[0].verdict == "better"
     assert decided / 150 >= 0.8
+
+
+def test_groups_without_spread_under_the_permutation_test_need_the_seeds_that_reach_the_level():
+    # every run of each group gave one value, 0.4 apart: the report said "no seed count up to
+    # 1,000 would detect the observed difference"; 4 + 4 such runs are decided (p = 2 / 70)
+    methods = stats.Methods(test="permutation")
+    (c,) = stats.compare(
+        [("base", [0.5] * 3), ("arm", [0.9] * 3)], baseline="base", mode="max", methods=methods
+    ).comparisons
+    assert c.verdict == stats.UNDECIDABLE and c.seeds_needed == 4
+    (four,) = stats.compare(
+        [("base", [0.5] * 4), ("arm", [0.9] * 4)], baseline="base", mode="max", methods=methods
+    ).comparisons
+    assert four.verdict == "better"

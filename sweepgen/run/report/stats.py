@@ -495,8 +495,8 @@ def _needed(
     power of the calibrated Welch test at the observed variances (a group whose runs all gave one
     value takes the other's, as the test does: its own 0 would promise power no run gives)."""
     var_arm, var_base = _spreads(arm, base)
-    if var_arm + var_base == 0:
-        return c
+    if var_arm + var_base == 0:  # only the permutation test gets here: it decides once it can
+        return c if c.diff == 0 else replace(c, seeds_needed=_permutation_floor(2, None, (0, 0), alpha)[0])
     sd = power.pooled_sd(var_arm, var_base)
     needed = power.seeds_needed(c.diff / sd, alpha, weight=var_arm / (var_arm + var_base))
     detectable = power.detectable(len(arm), len(base), var_arm, var_base, alpha)
