@@ -207,12 +207,14 @@ def main() -> None:
     )
     parser.add_argument("--reps", type=int, default=2000)
     args = parser.parse_args()
-    {
+    parts = {
         "seeds": lambda: seeds(args.reps),
         "detectable": lambda: detectable(args.reps),
+        "permutation": lambda: permutation(args.reps),
         "levels": levels,
         "cost": cost,
-    }[args.part]()
+    }
+    parts[args.part]()
 
 
 if __name__ == "__main__":

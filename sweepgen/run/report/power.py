@@ -47,21 +47,41 @@ def power(n: int, effect: float, alpha: float, weight: float = 0.5, *, level: fl
 
 
 def _enough(n: int, effect: float, alpha: float, weight: float) -> bool:
-    """Whether ``n`` seeds a group reach POWER. The calibrated level is at most alpha, so the power
-    at alpha bounds it from above: below POWER there, no level is computed. Past EXACT_UP_TO seeds
-    the level at EXACT_UP_TO bounds it from below (it rises with n: 2: 0.036, 3: 0.041, 5: 0.046,
-    32: 0.0499 at alpha 0.05; benchmarks/bench_power.py --part levels checks it to 64): POWER there
-    is enough. Only between the bounds (a band of < 0.5% power) is the level of n computed (0.02-0.1 s
-    each, once per process)."""
-    if power(n, effect, alpha, weight, level=alpha) < POWER:
+    """Whether ``n`` seeds a group reach POWER. The calibrated level at n + n rises with n (2: 0.036,
+    3: 0.041, 5: 0.046, 32: 0.0499 at alpha 0.05; benchmarks/bench_power.py --part levels checks it)
+    and is at most alpha, so the levels already computed at other n bound it: the power at the
+    nearest above (or alpha) below POWER is not enough, the power at the nearest below at or above
+    POWER is. Only between the two (neighbours: a band of well under 1% power) is n's own level
+    computed (0.02-0.1 s each). Past EXACT_UP_TO seeds the level at EXACT_UP_TO decides: a lower
+    bound, so the seeds printed there reach POWER, at most one more than needed (the power it
+    leaves out: < 3e-4 at alpha 0.05, < 5e-3 at 0.0005)."""
+    low, high = _bounds(n, alpha)
+    if power(n, effect, alpha, weight, level=high) < POWER:
         return False
-    if n > EXACT_UP_TO and power(n, effect, alpha, weight, level=_level(EXACT_UP_TO, alpha)) >= POWER:
+    if low > 0 and power(n, effect, alpha, weight, level=low) >= POWER:
         return True
-    return power(n, effect, alpha, weight, level=_level(n, alpha)) >= POWER
+    return n <= EXACT_UP_TO and power(n, effect, alpha, weight, level=_level(n, alpha)) >= POWER
+
+
+_KNOWN: dict[float, dict[int, float]] = {}  # alpha -> {n: the calibrated level at n + n}
+
+
+def _bounds(n: int, alpha: float) -> tuple[float, float]:
+    """The calibrated level at n + n lies between these: levels computed at fewer and more seeds."""
+    known = _KNOWN.get(alpha, {})
+    if n > EXACT_UP_TO:
+        return _level(EXACT_UP_TO, alpha), min((v for m, v in known.items() if m >= n), default=alpha)
+    low = max((v for m, v in known.items() if m <= n), default=0.0)
+    return low, min((v for m, v in known.items() if m >= n), default=alpha)
 
 
 def _level(n: int, alpha: float) -> float:
-    return calibrated.level(n, n, alpha)
+    if len(_KNOWN) > 256:  # one entry per Holm level a report used: bounded all the same
+        _KNOWN.clear()
+    found = _KNOWN.setdefault(alpha, {})
+    if n not in found:
+        found[n] = calibrated.level(n, n, alpha)
+    return found[n]
 
 
 def seeds_needed(effect: float, alpha: float, weight: float = 0.5) -> int | None:
