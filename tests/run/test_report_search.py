@@ -20,7 +20,7 @@ from search_support import RUN_ARGS, study, sweepgen, write_search_project
 
 from sweepgen.run.core.base import RunState, read_status, write_status
 from sweepgen.run.report.search_section import Trial, counted, curves, running_best, section, trials_of
-from sweepgen.run.search.view import SearchView, TrialRow
+from sweepgen.run.search.view import SearchView, TrialRow, summarize
 
 SWEEP = "generated/fake_search"
 STATES = ("complete", "pruned", "failed", "running")
@@ -526,3 +526,34 @@ def test_the_best_trial_line_names_the_trials_tied_with_it():
     assert page["best"]["tied"] == ["t0002"]  # the page says it under "Best trial"
     view.rows[2] = TrialRow(2, "t0002", "complete", 0.7, {"x": 3}, None, 0)
     assert "tied" not in view.lines()[1]
+
+
+def test_an_infinite_value_is_never_the_best_trial():
+    # a diverged run's reward told as +inf (the controller tells infinities as they are): the page's
+    # best-so-far line skips it, and so must the "best:" line `report` and `status` print
+    class Study:
+        def get_trials(self, deepcopy):
+            return [_optuna_trial(0, 0.5), _optuna_trial(1, math.inf), _optuna_trial(2, 0.7)]
+
+    class Block:
+        n, metric, mode, sampler, prune = 3, "reward", "max", "tpe", None
+
+    view = summarize(Study(), Block())  # type: ignore[arg-type]
+    assert view.best is not None and view.best.name == "t0002"
+    assert running_best([0.5, math.inf, 0.7], "max") == [0.5, 0.5, 0.7]
+
+
+def _optuna_trial(number, value):
+    from types import SimpleNamespace
+
+    state = SimpleNamespace(name="COMPLETE")
+    return SimpleNamespace(
+        number=number,
+        state=state,
+        value=value,
+        intermediate_values={},
+        params={},
+        user_attrs={},
+        datetime_start=None,
+        datetime_complete=None,
+    )

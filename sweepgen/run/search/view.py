@@ -3,6 +3,7 @@ the best trial's config as a diff from the base (what the search changed, nothin
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -88,7 +89,11 @@ class SearchView:
 def summarize(study: Any, block: SearchBlock) -> SearchView:
     view = SearchView(block)
     view.rows.extend(_row(t) for t in study.get_trials(deepcopy=False))
-    complete = [r for r in view.rows if r.state == "complete" and r.value is not None]
+    # an infinite value (a run that diverged: the controller tells it as it is) is no result to
+    # rank, as the page's best-so-far line (``search_section.running_best``) skips it too
+    complete = [
+        r for r in view.rows if r.state == "complete" and r.value is not None and math.isfinite(r.value)
+    ]
     if complete:
         pick = max if block.mode == "max" else min
         view.best = pick(complete, key=lambda r: r.value or 0.0)
