@@ -198,3 +198,18 @@ def test_a_run_whose_final_value_is_nan_has_no_final_value(tmp_path):
     early = write_csv(tmp_path / "e", "step,eval_acc\n1,nan\n2,0.8\n3,0.7\n")
     record = _record("e", early, {}, Objective("eval_acc", "max", "final"))
     assert record.score.value == 0.7 and any("left out" in p for p in record.problems)
+
+
+def test_compare_against_a_group_without_values_says_so_not_that_it_does_not_exist():
+    from sweepgen.run.report import groups as grp
+    from sweepgen.run.report.make import _baseline
+
+    groups = [grp.Group("base", ("base_s1", "base_s2"), {}), grp.Group("arm", ("arm_s1", "arm_s2"), {})]
+    # every run of base lacks the metric (or diverged at the end): only arm has values
+    for name in ("base", "base_s1"):
+        with pytest.raises(UserError) as err:
+            _baseline(name, groups, ["arm"])
+        assert "no run of group base has a value to compare" in err.value.message
+    with pytest.raises(UserError, match="no group or run of that name"):
+        _baseline("bse", groups, ["arm"])
+    assert _baseline("arm_s2", groups, ["arm"]) == "arm"
