@@ -8,7 +8,7 @@ observed one is detected with ``POWER`` at the comparison's Holm alpha, and the 
 detectable with that power at the seeds it has now. The two groups' spreads are their observed
 variances (plugged in, as any sample-size formula does), their ratio included: at 2-6 seeds Welch's
 degrees of freedom and the calibrated level cost power that the equal-variance t-test's formula,
-used here before, did not count (it printed 1-3 seeds too few; benchmarks/RESULTS.md §24).
+used here before, did not count (it printed a seed too few; benchmarks/RESULTS.md §24).
 """
 
 from __future__ import annotations
@@ -67,8 +67,11 @@ _KNOWN: dict[float, dict[int, float]] = {}  # alpha -> {n: the calibrated level 
 
 
 def _bounds(n: int, alpha: float) -> tuple[float, float]:
-    """The calibrated level at n + n lies between these: levels computed at fewer and more seeds."""
-    known = _KNOWN.get(alpha, {})
+    """The calibrated level at n + n lies between these: levels computed at fewer and more seeds.
+    From 3 seeds on only: at Holm levels near 1e-6 the level at 2 + 2 is above the one at 3 + 3."""
+    if n == 2:
+        return 0.0, alpha
+    known = {m: v for m, v in _KNOWN.get(alpha, {}).items() if m > 2}
     if n > EXACT_UP_TO:
         return _level(EXACT_UP_TO, alpha), min((v for m, v in known.items() if m >= n), default=alpha)
     low = max((v for m, v in known.items() if m <= n), default=0.0)
