@@ -45,3 +45,21 @@ def test_a_real_effect_is_told_apart_with_a_held_out_r2():
     assert rows[0]["parameter"] == "a" and float(rows[0]["share_low"]) == pytest.approx(a.low, rel=1e-5)
     assert float(rows[0]["held_out_r2"]) == pytest.approx(result.held_out_r2, rel=1e-5)
     assert rows[0]["runs"] == "60"
+
+
+def test_a_parameter_that_does_nothing_gets_no_share_it_cannot_back():
+    # 40 runs, the score a * 1 + noise, b and c do nothing: on the runs it was fitted to, the forest's
+    # shuffled b cost it fit (shares 11-25% with intervals above 0); held out, b's interval reaches 0
+    rng = np.random.default_rng(3)
+    params = [*PARAMS, imp.Param("c", log=False, categorical=True)]
+    for _ in range(3):
+        values = [
+            {"a": float(rng.uniform()), "b": float(rng.uniform()), "c": int(rng.integers(3))}
+            for _ in range(40)
+        ]
+        scores = [v["a"] + float(rng.normal(0, 0.3)) for v in values]
+        result = imp.compute(values, scores, params)
+        assert result is not None and result.held_out_r2 > 0.1 and result.note is None
+        rows = {r.path: r for r in result.rows}
+        assert rows["a"].share > 0.6  # its interval is wide: each refit is scored on ~15 left-out runs
+        assert rows["b"].low < 0.02 and rows["c"].low < 0.02 and rows["b"].share < 0.2

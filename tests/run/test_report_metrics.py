@@ -182,3 +182,34 @@ def test_a_verl_style_tensorboard_logger_writes_into_the_run_folder_report_reads
     assert sorted(rows) == ["lr1", "lr2"], rows
     assert {r["source"] for r in rows.values()} == {"tensorboard"}
     assert all(float(r["final_critic/score/mean"]) == 1.5 for r in rows.values()), rows
+
+
+def test_a_run_whose_final_value_is_nan_has_no_final_value(tmp_path):
+    from sweepgen.run.report.collect import _record
+
+    # eval_acc blew up to NaN at its last eval: its "final" value is not the 0.8 logged before
+    run = write_csv(tmp_path / "r", "step,eval_acc\n1,0.5\n2,0.8\n3,nan\n")
+    final = _record("r", run, {}, Objective("eval_acc", "max", "final")).score
+    assert final.value is None and "NaN or infinite at step 3" in (final.missing or "")
+    mean = _record("r", run, {}, Objective("eval_acc", "max", "last:2")).score
+    assert mean.value is None and "among its last 2 values" in (mean.missing or "")
+    # best skips it (warned as a left-out value); a NaN before the end does not touch final
+    assert _record("r", run, {}, Objective("eval_acc", "max", "best")).score.value == 0.8
+    early = write_csv(tmp_path / "e", "step,eval_acc\n1,nan\n2,0.8\n3,0.7\n")
+    record = _record("e", early, {}, Objective("eval_acc", "max", "final"))
+    assert record.score.value == 0.7 and any("left out" in p for p in record.problems)
+
+
+def test_compare_against_a_group_without_values_says_so_not_that_it_does_not_exist():
+    from sweepgen.run.report import groups as grp
+    from sweepgen.run.report.make import _baseline
+
+    groups = [grp.Group("base", ("base_s1", "base_s2"), {}), grp.Group("arm", ("arm_s1", "arm_s2"), {})]
+    # every run of base lacks the metric (or diverged at the end): only arm has values
+    for name in ("base", "base_s1"):
+        with pytest.raises(UserError) as err:
+            _baseline(name, groups, ["arm"])
+        assert "no run of group base has a value to compare" in err.value.message
+    with pytest.raises(UserError, match="no group or run of that name"):
+        _baseline("bse", groups, ["arm"])
+    assert _baseline("arm_s2", groups, ["arm"]) == "arm"

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from search_support import RUN_ARGS, study, sweepgen, write_search_project
 
 from sweepgen.run.core.base import RunState, read_status, write_status
-from sweepgen.run.report.search_section import Trial, counted, curves, running_best, trials_of
-from sweepgen.run.search.view import SearchView, TrialRow
+from sweepgen.run.report.search_section import Trial, counted, curves, running_best, section, trials_of
+from sweepgen.run.search.view import SearchView, TrialRow, summarize
 
 SWEEP = "generated/fake_search"
 STATES = ("complete", "pruned", "failed", "running")
@@ -504,3 +504,56 @@ def test_a_log_uniform_search_axis_is_drawn_on_a_log_axis_whatever_its_span(tmp_
     assert shown.returncode == 0, shown.stdout + shown.stderr
     data = _page_data((tmp_path / "runs/fake_search/report.html").read_text(encoding="utf-8"))
     assert {p["path"]: p["log"] for p in data["params"]} == {"x": True, "y": False}
+
+
+def test_the_best_trial_line_names_the_trials_tied_with_it():
+    class Block:
+        n, metric, mode, sampler, prune = 4, "accuracy", "max", "tpe", None
+
+    view = SearchView(block=Block())  # type: ignore[arg-type]
+    view.rows = [
+        TrialRow(0, "t0000", "complete", 0.75, {"x": 1}, None, 0),
+        TrialRow(1, "t0001", "complete", 0.5, {"x": 2}, None, 0),
+        TrialRow(2, "t0002", "complete", 0.75, {"x": 3}, None, 0),
+        TrialRow(3, "t0003", "pruned", 0.75, {"x": 4}, "pruned at step 3", 3),  # no result: not a tie
+    ]
+    view.best = view.rows[0]
+    best_line = view.lines()[1]
+    assert best_line == "best: t0000, accuracy = 0.75 (max) at x=1; tied with t0002"
+    page = section(
+        trials_of(view, {}, 1), metric="accuracy", mode="max", best="t0000", diff=[], tied=view.tied()
+    )
+    assert page["best"]["tied"] == ["t0002"]  # the page says it under "Best trial"
+    view.rows[2] = TrialRow(2, "t0002", "complete", 0.7, {"x": 3}, None, 0)
+    assert "tied" not in view.lines()[1]
+
+
+def test_an_infinite_value_is_never_the_best_trial():
+    # a diverged run's reward told as +inf (the controller tells infinities as they are): the page's
+    # best-so-far line skips it, and so must the "best:" line `report` and `status` print
+    class Study:
+        def get_trials(self, deepcopy):
+            return [_optuna_trial(0, 0.5), _optuna_trial(1, math.inf), _optuna_trial(2, 0.7)]
+
+    class Block:
+        n, metric, mode, sampler, prune = 3, "reward", "max", "tpe", None
+
+    view = summarize(Study(), Block())  # type: ignore[arg-type]
+    assert view.best is not None and view.best.name == "t0002"
+    assert running_best([0.5, math.inf, 0.7], "max") == [0.5, 0.5, 0.7]
+
+
+def _optuna_trial(number, value):
+    from types import SimpleNamespace
+
+    state = SimpleNamespace(name="COMPLETE")
+    return SimpleNamespace(
+        number=number,
+        state=state,
+        value=value,
+        intermediate_values={},
+        params={},
+        user_attrs={},
+        datetime_start=None,
+        datetime_complete=None,
+    )

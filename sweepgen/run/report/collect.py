@@ -436,6 +436,8 @@ def _record(
     sources, series = _logged_series(run_dir, objective, problems)
     curve = series.points if series is not None else ()
     score = _score(sources, series, objective) if objective.metric is not None else Score()
+    if score.value is not None and series is not None and series.non_finite:
+        score = _unless_diverged(run_dir, series, objective, score)
     logged: dict[str, metrics.Points] = {}
     for source in reversed(metrics.SOURCES):  # the first source in SOURCES order wins, as in find()
         logged.update(sources.get(source, {}))
@@ -506,6 +508,25 @@ def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective:
     step, value = _at(series, objective, k)
     gap = _train_eval_gap(sources, series, str(objective.metric), step, value)
     return Score(value, step, series.final[0], gap, series.source)
+
+
+def _unless_diverged(run_dir: Path, series: metrics.Series, objective: Objective, score: Score) -> Score:
+    """No value where a value --at final or last:K reads was NaN or infinite: the finite points skip
+    it, and the "final" value would be one from before the run diverged (a run that blew up would
+    rank as if it had not). The run is then missing from the statistics, said so with the reason."""
+    k = last_k(objective.at) or (1 if objective.at == "final" else None)
+    if k is None:  # best: the best of the finite values, warned as skipping the others
+        return score
+    raw, _ = metrics.find_in_run(run_dir, series.name, tensorboard=False, keep_non_finite=True)
+    points = raw.get(series.source, {}).get(series.name, ())
+    bad = [step for step, value in points[-k:] if not math.isfinite(value)]
+    if not bad:
+        return score
+    what = "final value" if objective.at == "final" else f"last {k} values"
+    return Score(
+        missing=f"`{series.name}` is NaN or infinite at step {bad[-1]}, among its {what} (the run "
+        f"diverged): no {objective.at} value; --at best ranks its best finite value"
+    )
 
 
 def _not_logged(sources: Mapping[str, Any], objective: Objective) -> str:

@@ -3,15 +3,20 @@
 Method (named on the page and in importance.csv): a random forest (scikit-learn
 ``RandomForestRegressor``, ``TREES`` trees, ``random_state=SEED``) fitted to the scored runs, and each
 parameter's permutation importance (``sklearn.inspection.permutation_importance``, ``REPEATS``
-repeats, the same seed): the mean drop in the forest's R² when that parameter's column is shuffled,
-clipped at 0 and shown as a share of the total. Chosen over fANOVA through optuna.importance because
+repeats, the same seed) on runs the forest did not see (``FOLDS``-fold cross-fitting): the mean drop
+in R² (the rise in squared error over the runs' variance) when that parameter's column is shuffled,
+clipped at 0 and shown as a share of the total. On the runs it was fitted to, a forest has learnt
+their noise, so shuffling a parameter that does nothing still costs it fit: measured, a pure-noise
+parameter took 11-25% of the share from 40 runs, with intervals excluding 0 (benchmarks/RESULTS.md
+§24); held out, it takes what chance gives it. Chosen over fANOVA through optuna.importance because
 the report needs no Optuna study and scikit-learn is the lighter dependency; permutation importance
 over impurity importance because impurity favours parameters with many distinct values. Categorical
 values are coded by their sorted labels; log-scaled parameters enter as log10.
 
 With its uncertainty: the forest's held-out R² (out-of-bag: each run predicted by the trees that did
 not see it), so a forest that explains nothing says so; and each share's interval over ``REFITS``
-refits on bootstrap resamples of the runs (the 2.5th-97.5th percentiles of the shares), so "99%" from
+refits on bootstrap resamples of the runs, each scored on the runs its resample left out (the
+2.5th-97.5th percentiles of the shares), so "99%" from
 seven runs of noise shows as the wide interval it is. Below ``FEW_RUNS`` scored runs the page says in
 a sentence that importance cannot be told from noise.
 """
@@ -34,11 +39,12 @@ SEED = 0
 MIN_RUNS = 5  # fewer scored runs than this: no forest is fitted (it would explain noise)
 FEW_RUNS = 20  # fewer than this: importance is shown with a sentence that it cannot be told from noise
 REFITS = 10  # bootstrap refits for each share's interval
+FOLDS = 5  # cross-fitting: each run's importance is measured by a forest fitted without it
 METHOD = (
     f"Random forest (scikit-learn RandomForestRegressor, {TREES} trees, random_state={SEED}); importance = "
-    f"permutation importance (mean drop in R² over {REPEATS} shuffles of the parameter), "
-    f"as a share of the total; interval: 2.5-97.5th percentiles over {REFITS} refits on bootstrap "
-    "resamples of the runs; held-out R²: out-of-bag."
+    f"permutation importance on held-out runs ({FOLDS}-fold cross-fitting; mean drop in R² over {REPEATS} "
+    f"shuffles of the parameter), as a share of the total; interval: 2.5-97.5th percentiles over {REFITS} "
+    "refits on bootstrap resamples of the runs, each scored on the runs it left out; held-out R²: out-of-bag."
 )
 HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (or `pip install scikit-learn`)"
 
@@ -135,7 +141,6 @@ def compute(
     try:
         import numpy as np
         from sklearn.ensemble import RandomForestRegressor
-        from sklearn.inspection import permutation_importance
     except ImportError:
         raise UserError(
             "parameter importance needs scikit-learn, which is not installed", hint=HINT
@@ -143,15 +148,13 @@ def compute(
     x = np.asarray([_column(p, values) for p in params], dtype=float).T
     y = np.asarray(scores, dtype=float)
     forest = RandomForestRegressor(n_estimators=TREES, random_state=SEED, oob_score=True).fit(x, y)
-    result = permutation_importance(forest, x, y, n_repeats=REPEATS, random_state=SEED)
-    shares = _shares(result.importances_mean)
+    drops = _held_out_drops(np, x, y)
+    shares = _shares(drops.mean(axis=1))
     refits = np.asarray([_refit(np, x, y, seed) for seed in range(1, REFITS + 1)])
     low, high = np.percentile(refits, [2.5, 97.5], axis=0)
     rows = [
         Row(p.path, float(sh), float(lo), float(hi), float(m), float(sd))
-        for p, sh, lo, hi, m, sd in zip(
-            params, shares, low, high, result.importances_mean, result.importances_std
-        )
+        for p, sh, lo, hi, m, sd in zip(params, shares, low, high, drops.mean(axis=1), drops.std(axis=1))
     ]
     return Importance(tuple(sorted(rows, key=lambda r: -r.share)), float(forest.oob_score_), len(scores))
 
@@ -172,14 +175,43 @@ def _shares(drops: Any) -> list[float]:
     return [d / total if total > 0 else 0.0 for d in clipped]
 
 
-def _refit(np: Any, x: Any, y: Any, seed: int) -> list[float]:
-    """The shares of a forest fitted to a bootstrap resample of the runs (fewer trees and shuffles:
-    only the spread over refits is wanted)."""
-    from sklearn.ensemble import RandomForestRegressor
+def _drops(np: Any, forest: Any, x: Any, y: Any, repeats: int, seed: int, variance: float) -> Any:
+    """Per parameter and shuffle, the drop in R² on the runs ``x``, ``y`` (ones ``forest`` was not
+    fitted to): the rise in their squared error, over the variance of every run's score."""
     from sklearn.inspection import permutation_importance
+
+    result = permutation_importance(
+        forest, x, y, n_repeats=repeats, random_state=seed, scoring="neg_mean_squared_error"
+    )
+    return result.importances / variance
+
+
+def _held_out_drops(np: Any, x: Any, y: Any) -> Any:
+    """Every run's drops measured by a forest fitted without it (``FOLDS`` folds, at least two runs
+    held out in each), shuffles of all folds side by side: (parameters, folds x REPEATS)."""
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.model_selection import KFold
+
+    variance = float(np.var(y)) or 1.0  # every score equal: nothing to explain, drops all 0
+    folds = KFold(n_splits=max(2, min(FOLDS, len(y) // 2)), shuffle=True, random_state=SEED)
+    out = []
+    for train, test in folds.split(x):
+        forest = RandomForestRegressor(n_estimators=TREES, random_state=SEED).fit(x[train], y[train])
+        # weighted by the fold's share of the runs, so the mean over all columns is the mean over runs
+        out.append(_drops(np, forest, x[test], y[test], REPEATS, SEED, variance) * len(test) / len(y))
+    return np.concatenate(out, axis=1) * len(out)
+
+
+def _refit(np: Any, x: Any, y: Any, seed: int) -> list[float]:
+    """The shares of a forest fitted to a bootstrap resample of the runs, scored on the runs the
+    resample left out (fewer trees and shuffles: only the spread over refits is wanted)."""
+    from sklearn.ensemble import RandomForestRegressor
 
     rng = np.random.Generator(np.random.PCG64(seed))
     idx = rng.integers(0, len(y), len(y))
+    left = np.setdiff1d(np.arange(len(y)), idx)
+    if len(left) < 2:  # a resample that left out fewer than two runs: score on all (rare from 5 runs)
+        left = np.arange(len(y))
     forest = RandomForestRegressor(n_estimators=TREES // 2, random_state=seed).fit(x[idx], y[idx])
-    result = permutation_importance(forest, x, y, n_repeats=3, random_state=seed)
-    return _shares(result.importances_mean)
+    variance = float(np.var(y)) or 1.0
+    return _shares(_drops(np, forest, x[left], y[left], 3, seed, variance).mean(axis=1))

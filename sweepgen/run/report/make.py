@@ -420,7 +420,16 @@ def _baseline(compare: str | None, groups: Sequence[grp.Group], names: Sequence[
 
 
 def _no_such_group(compare: str, groups: Sequence[grp.Group], names: Sequence[str]) -> UserError:
-    """--compare named neither a group nor a run of one: the names closest to it, and the groups."""
+    """--compare named neither a group nor a run of one: the names closest to it, and the groups.
+    A group that exists but has no run with a value (the metric missing, or NaN at the end, in each)
+    is said as that: "no group of that name" would send the user looking for a typo."""
+    empty = [g.name for g in groups if compare == g.name or compare in g.members]
+    if empty:
+        return UserError(
+            f"--compare {compare}: no run of group {empty[0]} has a value to compare (each run's reason "
+            "is in the report's table and warnings)",
+            hint=f"compare against a group with values: {_listed(names, 20)}",
+        )
     runs = [m for g in groups if g.name in names for m in g.members]
     close = difflib.get_close_matches(compare, [*names, *runs], n=3)
     return UserError(
@@ -600,4 +609,5 @@ def _search_part(report: rep.Report, request: Request, view: Any) -> dict[str, A
         mode=block.mode,
         best=None if view.best is None else view.best.name,
         diff=search_view.best_diff(sweep_dir, view),
+        tied=view.tied(),
     )

@@ -131,9 +131,10 @@ def section(
     mode: str,
     best: str | None,
     diff: Sequence[tuple[str, Any, Any]],
+    tied: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The page's search section: ``best`` names the best trial, ``diff`` its (path, base value,
-    trial value) differences from the base."""
+    trial value) differences from the base, ``tied`` the complete trials with exactly its value."""
     by_name = {t.name: t for t in trials}
     return {
         "metric": metric,
@@ -150,6 +151,7 @@ def section(
             "value": by_name[best].value,
             "params": dict(by_name[best].params),
             "diff": [list(d) for d in diff],
+            "tied": list(tied),
         },
     }
 

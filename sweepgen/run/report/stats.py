@@ -415,7 +415,7 @@ def _comparisons(
         c = Comparison(name, baseline, diff, low, high, 1 - levels[k], test, p, adjusted[i], word)
         c = _if_undecidable(c, (len(values), len(base)), methods, m, startable=startable)
         if needed and c.verdict in ("no evidence", UNDECIDABLE):
-            c = _needed(c, values, base, levels[k])
+            c = _needed(c, values, base, levels[k], methods.test)
         out.append(c)
         k += 1
     return tuple(out)
@@ -488,13 +488,30 @@ def _covers_zero(interval: tuple[float | None, float | None]) -> bool:
     return low is None or high is None or low <= 0 <= high
 
 
-def _needed(c: Comparison, arm: Sequence[float], base: Sequence[float], alpha: float) -> Comparison:
-    """Seeds per group for 80% power at the observed difference, and what the current n detects."""
-    sd = power.pooled_sd(_var(arm), _var(base))
-    if sd == 0:
-        return c
-    return replace(
-        c,
-        seeds_needed=power.seeds_needed(c.diff / sd, alpha),
-        detectable=power.detectable(len(arm), len(base), sd, alpha),
-    )
+def _needed(
+    c: Comparison, arm: Sequence[float], base: Sequence[float], alpha: float, test: str
+) -> Comparison:
+    """Seeds per group for 80% power at the observed difference, and what the current n detects: the
+    power of the calibrated Welch test at the observed variances (a group whose runs all gave one
+    value takes the other's, as the test does: its own 0 would promise power no run gives)."""
+    var_arm, var_base = _spreads(arm, base)
+    if var_arm + var_base == 0:  # only the permutation test gets here: it decides once it can
+        return c if c.diff == 0 else replace(c, seeds_needed=_permutation_floor(2, None, (0, 0), alpha)[0])
+    sd = power.pooled_sd(var_arm, var_base)
+    needed = power.seeds_needed(c.diff / sd, alpha, weight=var_arm / (var_arm + var_base))
+    detectable = power.detectable(len(arm), len(base), var_arm, var_base, alpha)
+    if test == "permutation":
+        needed, detectable = _permutation_floor(needed, detectable, (len(arm), len(base)), alpha)
+    return replace(c, seeds_needed=needed, detectable=detectable)
+
+
+def _permutation_floor(
+    needed: int | None, detectable: float | None, sizes: tuple[int, int], alpha: float
+) -> tuple[int | None, float | None]:
+    """The permutation test decides nothing where its smallest p cannot pass ``alpha``: no
+    difference is detectable there, and no fewer seeds than reach it are needed; beyond, on normal
+    runs it has at least the calibrated Welch test's power (benchmarks/bench_power.py --part
+    permutation)."""
+    reach = next((n for n in range(2, power.MAX_SEEDS + 1) if smallest_p("permutation", n, n) < alpha), None)
+    needed = None if needed is None or reach is None else max(needed, reach)
+    return needed, detectable if smallest_p("permutation", *sizes) < alpha else None

@@ -3,6 +3,7 @@ the best trial's config as a diff from the base (what the search changed, nothin
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -65,17 +66,34 @@ class SearchView:
             f"pruning {b.prune.method if b.prune else 'none'}"
         ]
         if self.best is not None:
+            tied = self.tied()
             out.append(
                 f"best: {self.best.name}, {b.metric} = {self.best.value:.6g} ({b.mode}) at "
                 + ", ".join(f"{k}={_num(v)}" for k, v in self.best.params.items())
+                + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else "")
             )
         return out
+
+    def tied(self) -> list[str]:
+        """The other complete trials with exactly the best one's value: with a metric of few distinct
+        values (accuracy over a few eval items) the search's "best" is often one of several, and
+        naming one alone would claim it beat the others (the run table says ties the same way)."""
+        best = self.best
+        if best is None:
+            return []
+        return [
+            r.name for r in self.rows if r.state == "complete" and r is not best and r.value == best.value
+        ]
 
 
 def summarize(study: Any, block: SearchBlock) -> SearchView:
     view = SearchView(block)
     view.rows.extend(_row(t) for t in study.get_trials(deepcopy=False))
-    complete = [r for r in view.rows if r.state == "complete" and r.value is not None]
+    # an infinite value (a run that diverged: the controller tells it as it is) is no result to
+    # rank, as the page's best-so-far line (``search_section.running_best``) skips it too
+    complete = [
+        r for r in view.rows if r.state == "complete" and r.value is not None and math.isfinite(r.value)
+    ]
     if complete:
         pick = max if block.mode == "max" else min
         view.best = pick(complete, key=lambda r: r.value or 0.0)
