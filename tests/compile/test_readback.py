@@ -37,6 +37,9 @@ from sweepgen.compile.output import readback
         (".py", "x = {1: 'a', 1.0: 'b'}\n", 1, 14, "key 1.0 is written twice"),  # one key to Python
         (".sh", '#!/bin/bash\npython train.py --lr 1 "\n', 2, 1, "bash -n refuses it"),
         (".sbatch", "#!/bin/bash\nif true; then\n  srun python t.py\n", 4, 1, "bash -n refuses it"),
+        (".sh", "#!/usr/bin/env -S bash -e\necho 'open\n", 2, 1, "bash -n refuses it"),
+        (".sh", "#!/bin/sh\necho 'open\n", 2, 1, "bash -n refuses it"),
+        (".sh", "echo 'open\n", 1, 1, "bash -n refuses it"),  # no #! line: run by sh or bash
     ],
 )
 def test_a_file_its_reader_refuses_or_a_key_twice_is_found_where_it_is(suffix, text, line, col, words):
@@ -59,6 +62,7 @@ def test_a_file_its_reader_refuses_or_a_key_twice_is_found_where_it_is(suffix, t
         (".py", "a = {'x': 1}\nb = {'x': 1}\nc = {x: 1, x: 2}\n"),  # a name's value is not known here
         (".sh", "#!/bin/bash\ncase $1 in a) echo a ;& b) echo b ;; esac\nx=$'a\\'b'\n"),
         (".sh", "#!/bin/bash\nshopt -s extglob\nrm -f !(keep).txt\n"),  # `bash -n` alone refuses it
+        (".sh", "#!/usr/bin/env zsh\nfor f (*.txt) echo $f\n"),  # zsh's own syntax: not bash's to read
         (".txt", "anything at all {{\n"),  # a kind without a reader is not read
     ],
 )

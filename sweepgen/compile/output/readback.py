@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -217,7 +218,12 @@ def _constant_twice(node: ast.Dict) -> Problem | None:
     return None
 
 
+_BASH_FAMILY = re.compile(r"#!\s*\S*?(?:/|\benv\s+(?:-\S+\s+)*)(?:ba|da|k)?sh\b")
+
+
 def shell_problem(text: str) -> Problem | None:
+    if text.startswith("#!") and not _BASH_FAMILY.match(text):
+        return None  # a `#!/usr/bin/env zsh` (or python) script: not bash's to read
     if not _grammar_refuses(text):
         return None
     bash = shutil.which("bash")
