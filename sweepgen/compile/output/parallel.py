@@ -27,7 +27,7 @@ PARALLEL_MIN = 2000  # variants; below this, starting processes costs more than 
 WORKERS_ENV = "SWEEPGEN_WORKERS"  # force a worker count (1 = serial), e.g. to compare outputs
 
 # (output path, run name, bytes or None when staged on disk, sha256, run dir)
-Rendered = tuple[str, str, bytes | None, str, str | None]
+Rendered = tuple[str, str, bytes | None, str, str | None, bytes | None]
 RenderOne = Callable[[int, Variant], Rendered]  # (index in variant order, variant)
 
 

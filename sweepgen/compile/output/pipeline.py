@@ -14,7 +14,7 @@ from typing import Any
 from jinja2 import Template
 
 from sweepgen import escape, paths
-from sweepgen.compile.output import gc_state, lock, lock_digest, recorded_trials, rename_guard
+from sweepgen.compile.output import dead_axes, gc_state, lock, lock_digest, recorded_trials, rename_guard
 from sweepgen.compile.output.inputs import render_inputs
 from sweepgen.compile.output.parallel import Rendered, Rendering
 from sweepgen.compile.output.readback import check_reads_back
@@ -157,7 +157,6 @@ def _compile_expansion(
     stream: bool,
 ) -> Plan:
     spec = expansion.spec
-    project = os.path.dirname(out_abs)
     expansion = derived(expansion, sweep)
     sweep_dir = os.path.join(out_abs, spec.name)
     chosen = expansion.variants if only is None else [v for v in expansion.variants if v.name in only]
@@ -167,24 +166,16 @@ def _compile_expansion(
     with gc_state.frozen():  # the variants, from here on (see gc_state)
         staged_in = sweep_dir if stream and only is None else None
         started = _Started.start(spec, sweep, spec_rel, staged_in, chosen)
-        staging, template = started.staging, started.template
         try:
             # with `only`, just the chosen files: no lock (check re-renders edited files for their diff)
-            locked = only is None and build_lock
-            report = _validate(expansion, sweep, validator, (sweep_dir, project) if locked else None)
-            if started.early is not None:
-                raise started.early
-            varying = varying_paths(expansion) if locked else []  # while the workers still render
-            assert template is not None  # made, or `early` says why not
-            files = _rendered_files(started, chosen, spec)
-            lock_data = (
-                _lock(expansion, files, template, project, spec_rel, (report, varying), sweep_dir)
-                if locked
-                else {}
-            )
-            lock_bytes = _lock_bytes(lock_data, spec)
-            if staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
-                lock_data = {k: v for k, v in lock_data.items() if k != "files"}
+            if only is None and build_lock:
+                files, lock_data, lock_bytes = _locked(
+                    started, expansion, (sweep, validator, spec_rel), sweep_dir
+                )
+            else:
+                _validate(expansion, sweep, validator, None)
+                started.raise_early()
+                files, lock_data, lock_bytes = _rendered_files(started, chosen, spec, None), {}, b""
         except BaseException:
             started.undo()
             raise
@@ -197,8 +188,28 @@ def _compile_expansion(
         files=files,
         lock=lock_data,
         lock_bytes=lock_bytes,
-        staging=staging,
+        staging=started.staging,
     )
+
+
+def _locked(
+    started: _Started, expansion: Expansion, how: tuple[dict[str, Any], Validator | None, str], sweep_dir: str
+) -> tuple[list[RenderedFile], dict[str, Any], bytes]:
+    """Validate every variant, then take the render workers' files and build the lock. ``how``: the
+    sweep view, the validator and the spec's path from the project."""
+    sweep, validator, spec_rel = how
+    spec = expansion.spec
+    project = os.path.dirname(os.path.dirname(sweep_dir))
+    report = _validate(expansion, sweep, validator, (sweep_dir, project))
+    started.raise_early()
+    varying = varying_paths(expansion)  # while the workers still render
+    assert started.template is not None  # made, or `early` says why not
+    files = _rendered_files(started, expansion.variants, spec, expansion)
+    lock_data = _lock(expansion, files, started.template, project, spec_rel, (report, varying), sweep_dir)
+    lock_bytes = _lock_bytes(lock_data, spec)
+    if started.staging is not None:  # a render needs only the bytes; the entries hold 100s of bytes a file
+        lock_data = {k: v for k, v in lock_data.items() if k != "files"}
+    return files, lock_data, lock_bytes
 
 
 def _validate(
@@ -218,14 +229,21 @@ def _validate(
     return report
 
 
-def _rendered_files(started: _Started, chosen: list[Variant], spec: Spec) -> list[RenderedFile]:
-    """What the render workers made of ``chosen``, checked as output paths."""
+def _rendered_files(
+    started: _Started, chosen: list[Variant], spec: Spec, whole: Expansion | None
+) -> list[RenderedFile]:
+    """What the render workers made of ``chosen``, checked as output paths; ``whole``: the
+    expansion ``chosen`` is all of (not a search's), whose every axis must reach the files."""
     assert started.rendering is not None  # made, or `early` says why not
     files = [
-        RenderedFile(out_path, variant, run_name, data, sha, run_dir)
-        for variant, (out_path, run_name, data, sha, run_dir) in zip(chosen, started.rendering.result())
+        RenderedFile(out_path, variant, run_name, data, sha, run_dir, blind)
+        for variant, (out_path, run_name, data, sha, run_dir, blind) in zip(
+            chosen, started.rendering.result()
+        )
     ]
     check_outputs(files, spec)
+    if whole is not None and not search.is_search(whole.spec):  # a search's trials are no grid
+        dead_axes.check(files, whole)
     return files
 
 
@@ -265,6 +283,11 @@ class _Started:
             started.undo()
             raise
         return started
+
+    def raise_early(self) -> None:
+        """The error that stopped the start, once validation (whose errors win over it) passed."""
+        if self.early is not None:
+            raise self.early
 
     def undo(self) -> None:
         """Stop the workers and delete what was staged."""
@@ -313,10 +336,11 @@ def _renderer(
         if len(data) > spec.model.limits.output_bytes:
             raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
         run_dir = run_dir_of_rendered(out_path, data, variant.config, variant.run_dir)
+        blind = dead_axes.name_blind(text, variant, run_dir) if variant.axes else None
         if staging is None:
-            return out_path, variant.run_name or variant.name, data, sha256(data), run_dir
+            return out_path, variant.run_name or variant.name, data, sha256(data), run_dir, blind
         staging.write(index, out_path, data)  # before check_outputs: under a temporary name only
-        return out_path, variant.run_name or variant.name, None, sha256(data), run_dir
+        return out_path, variant.run_name or variant.name, None, sha256(data), run_dir, blind
 
     return render_one
 

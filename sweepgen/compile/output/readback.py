@@ -88,44 +88,61 @@ def yaml_problem(text: str) -> Problem | None:
         return 0, 0, f"YAML readers refuse it: {err}"
 
 
+class _Mapping:
+    """An open mapping: its keys so far (by resolved tag and text: plain `1` is an int, quoted "1"
+    a string, plain and quoted `lr` one string, each with its line) and whether a key comes next."""
+
+    __slots__ = ("key_next", "seen")
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, str], int] = {}
+        self.key_next = True
+
+
 def _first_twice(events: Iterator[Any]) -> Problem | None:
-    """The first key written twice in one mapping. Each open collection is a frame: a mapping's
-    keys seen so far (by resolved tag and text: plain `1` is an int, quoted "1" a string, plain
-    and quoted `lr` one string) and whether the next node is a key; a sequence's frame is None."""
-    frames: list[tuple[dict[tuple[str, str], int], list[bool]] | None] = []
+    """The first key written twice in one mapping; each open collection is a frame (a sequence's
+    is None)."""
+    frames: list[_Mapping | None] = []
     for event in events:
         frame = frames[-1] if frames else None
-        is_key = frame is not None and frame[1][0]
+        is_key = frame is not None and frame.key_next
         if frame is not None:
-            frame[1][0] = not is_key  # a mapping alternates key, value
-        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            frames.pop()
-            continue
-        if is_key and isinstance(event, yaml.ScalarEvent) and not _merge(event):
-            seen = frame[0] if frame is not None else {}
-            ident = (
-                event.tag or _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit),
-                event.value,
-            )
-            line, col = _place(event.start_mark)
-            if ident in seen:
-                return (
-                    line,
-                    col,
-                    f"key {event.value!r} is written twice (first on line {seen[ident]}): YAML readers "
-                    "keep the last without a word, so the run would not use the value the lock records",
-                )
-            seen[ident] = line
-        if isinstance(event, yaml.MappingStartEvent):
-            frames.append(({}, [True]))
-        elif isinstance(event, yaml.SequenceStartEvent):
-            frames.append(None)
+            frame.key_next = not is_key  # a mapping alternates key, value
+        if is_key and frame is not None and isinstance(event, yaml.ScalarEvent):
+            problem = _seen_again(frame, event)
+            if problem is not None:
+                return problem
+        _step(frames, event)
     return None
 
 
-def _merge(event: Any) -> bool:
-    """A plain `<<`: YAML 1.1's merge key, which may repeat (each merges a mapping in)."""
-    return bool(event.value == "<<" and event.implicit[0])
+def _seen_again(frame: _Mapping, event: Any) -> Problem | None:
+    """The problem when the scalar key ``event`` is already a key of ``frame`` (a plain `<<`, YAML
+    1.1's merge key, may repeat: each merges a mapping in)."""
+    if event.value == "<<" and event.implicit[0]:
+        return None
+    ident = (event.tag or _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit), event.value)
+    line, col = _place(event.start_mark)
+    first = frame.seen.get(ident)
+    if first is None:
+        frame.seen[ident] = line
+        return None
+    return (
+        line,
+        col,
+        f"key {event.value!r} is written twice (first on line {first}): YAML readers keep the last "
+        "without a word, so the run would not use the value the lock records",
+    )
+
+
+def _step(frames: list[_Mapping | None], event: Any) -> None:
+    """Open or close a frame for a collection's start or end event."""
+    if isinstance(event, yaml.MappingStartEvent):
+        frames.append(_Mapping())
+    elif isinstance(event, yaml.SequenceStartEvent):
+        frames.append(None)
+    elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+        frames.pop()
 
 
 def _place(mark: Any) -> tuple[int, int]:

@@ -56,6 +56,8 @@ class RenderedFile:
     data: bytes | None  # None when staged on disk as it was rendered (compile.staging)
     sha256: str
     run_dir: str | None = None  # where its run writes (compile.rundir), recorded in the lock
+    # its text's digest with the variant's name, run name and run folder masked (dead_axes)
+    name_blind: bytes | None = None
 
     def content(self) -> bytes:
         """The rendered bytes of a file that was not staged on disk (compile.staging)."""
