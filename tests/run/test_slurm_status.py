@@ -210,6 +210,48 @@ def start_node(tmp_path: Path, fake: dict) -> tuple[subprocess.Popen, Path]:
     return subprocess.Popen([sys.executable, "-c", code], env=env), tmp_path / "runs/node/n"
 
 
+# exits 0 (no done file) after appending a line to starts.txt: each start of the run is counted
+COUNTER = (
+    "import os, sys, yaml; out = yaml.safe_load(open(sys.argv[1]))['output_dir']; "
+    "os.makedirs(out, exist_ok=True); open(os.path.join(out, 'starts.txt'), 'a').write('start\\n')"
+)
+
+
+@pytest.mark.parametrize("done_file", [None, "summary.json"])
+def test_a_job_slurm_runs_again_after_its_run_finished_does_not_start_it_again(tmp_path, done_file):
+    """`scontrol requeue` of a finished job (or a node lost after the run recorded its end): Slurm
+    runs the same job again. The run has finished: it is not started a second time, its recorded
+    end is kept and the job succeeds (before: a trainer held to exit 0 alone ran twice; the bundled
+    one refused and its FINISHED status became FAILED, exit 1)."""
+    folder = make_sweep(tmp_path, {"n": {"steps": 1}}, sweep="node")
+    config = str(folder / "n.yaml")
+    if done_file is None:
+        argv: tuple[str, ...] = (sys.executable, "-c", COUNTER, config)
+    else:
+        argv = tuple(FAKE_COMMAND.replace("{config}", config).split())
+    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=done_file)
+    node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status)
+    blob = tmp_path / "node.pkl"
+    blob.write_bytes(pickle.dumps(node))
+    code = (
+        "import pickle, sys; from sweepgen.run.slurm.task import run_on_node; "
+        f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))"
+    )
+    env = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
+    run_dir = tmp_path / "runs/node/n"
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    ended = read_status(run_dir)
+    assert ended is not None and ended.state is RunState.FINISHED and ended.attempt == 1, ended
+    again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "finished already" in again.stderr, again.stderr
+    assert "Traceback" not in again.stderr
+    assert read_status(run_dir) == ended  # its end kept, no second attempt recorded
+    starts = run_dir / ("starts.txt" if done_file is None else "starts.jsonl")
+    assert len(starts.read_text().splitlines()) == 1
+    assert (run_dir / "run.log").read_text().count("=== sweepgen: attempt") == 1
+
+
 def wait_for_step(run_dir: Path, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not (run_dir / "metrics.jsonl").exists():

@@ -289,11 +289,33 @@ def test_a_stop_that_comes_after_the_trainer_exited_leaves_the_run_finished(tmp_
     assert _starts(run) == 1
 
 
-def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path):
+def _lost_attempt(run: Path) -> None:
+    """Attempt 1 recorded `running` by a supervisor that is gone (killed with its `sweepgen run`)."""
+    from sweepgen.run.core.base import this_host
+    from sweepgen.run.local import liveness
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    ids = {
+        "host": this_host(),
+        "pid": dead.pid,
+        "pgid": dead.pid,
+        "proc_start": 1,
+        "boot_id": liveness.boot_id(),
+        "trainer_pgid": dead.pid,
+        "stop_timeout_s": 5.0,
+    }
+    write_status(run, RunStatus(RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", ids=ids))
+
+
+@pytest.mark.parametrize("before", ["never-started", "lost-running"])
+def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path, before):
     """`sweepgen cancel --only r0` between a starter taking r0's lock and its supervisor recording
     `running` (the test is that starter: it holds the lock and hands the run to a real supervisor
     only once the cancel has seen the start under way): the run is cancelled, not left to train on
-    after a cancel that said it had nothing to cancel."""
+    after a cancel that said it had nothing to cancel. ``lost-running``: the start is a
+    `--rerun-failed` of a run whose last status says `running` with its supervisor gone; that
+    status's pid is nobody's (the cancel said the run could not be stopped from this machine)."""
     from sweepgen.run.core.base import this_host
     from sweepgen.run.core.tasks import load_sweep, parse_command
 
@@ -302,6 +324,8 @@ def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path):
     (task,) = load_sweep(tmp_path / "generated" / "fake", command=parse_command(command)).tasks
     run = tmp_path / "runs" / "fake" / "r0"
     run.mkdir(parents=True)
+    if before == "lost-running":
+        _lost_attempt(run)
     lock_fd = runlock.acquire(run)
     assert lock_fd is not None
     job_read, job_write = os.pipe()

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sweepgen.errors import UserError
+from sweepgen.errors import SweepgenError, UserError
 from sweepgen.run.core import registry, runlock, sweep_state
 from sweepgen.run.core.base import RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
@@ -177,7 +177,21 @@ def _after_starts(
 
 
 def _starting(view: RunView) -> bool:
-    return not view.live and view.unreadable is None and runlock.is_held(view.task.run_dir)
+    """A live process holds the run's lock, and its status names no live process: not started
+    yet (never started, or an earlier attempt that ended), or `running` from an earlier attempt
+    whose process is gone (a `--rerun-failed` of a lost run, between its lock and its supervisor's
+    `running`). That status's pid is nobody's now: asking it to stop stops nothing."""
+    if view.unreadable is not None or not runlock.is_held(view.task.run_dir):
+        return False
+    return not view.live or (view.status is not None and not _alive(view.status))
+
+
+def _alive(status: RunStatus) -> bool:
+    """Whether the process or job ``status`` names is alive (so is, when its executor cannot tell)."""
+    try:
+        return registry.status_is_alive(status)
+    except SweepgenError:  # (e.g. squeue down): `cancel` asks it, as before
+        return True
 
 
 def _live_by_executor(views: Sequence[RunView]) -> dict[str, list[tuple[RunTask, RunStatus]]]:
