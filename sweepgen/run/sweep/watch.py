@@ -16,7 +16,7 @@ from sweepgen.run.core import registry, runlock, sweep_state
 from sweepgen.run.core.base import RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
-from sweepgen.run.core.stop_request import CANCELLED_BY_COMMAND
+from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.core.tasks import load_sweep, select
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.sweep.only import with_groups
@@ -145,8 +145,9 @@ def cancel(
     views = _after_starts(located.tasks, collect(located.tasks), say)
     by_executor = _live_by_executor(views)
     unreachable: set[str] = set()
+    reason = CANCELLED_ALONE if only else CANCELLED_BY_COMMAND
     for executor, runs in by_executor.items():
-        unreachable.update(cancel_runs(executor, runs, CANCELLED_BY_COMMAND))
+        unreachable.update(cancel_runs(executor, runs, reason))
     if not by_executor:
         # a search resumes its open trials with a plain `run`
         resume = None if search is None else sweep_state.recorded_line(sweep_dir)
