@@ -196,9 +196,17 @@ def test_node_outcome_rules():
 
 def start_node(tmp_path: Path, fake: dict) -> tuple[subprocess.Popen, Path]:
     folder = make_sweep(tmp_path, {"n": fake}, sweep="node")
-    config = folder / "n.yaml"
-    argv = tuple(FAKE_COMMAND.replace("{config}", str(config)).split())
-    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"})
+    argv = tuple(FAKE_COMMAND.replace("{config}", str(folder / "n.yaml")).split())
+    return subprocess.Popen(node_argv(tmp_path, argv), env=NODE_ENV), tmp_path / "runs/node/n"
+
+
+# the job's environment on the node (array 40, task 1)
+NODE_ENV = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
+
+
+def node_argv(tmp_path: Path, argv: tuple[str, ...], done_file: str | None = "summary.json") -> list[str]:
+    """The command line of the node-side wrapper running ``argv`` as run runs/node/n, as a job does."""
+    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=done_file)
     node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status)
     blob = tmp_path / "node.pkl"
     blob.write_bytes(pickle.dumps(node))
@@ -206,8 +214,7 @@ def start_node(tmp_path: Path, fake: dict) -> tuple[subprocess.Popen, Path]:
         "import pickle, sys; from sweepgen.run.slurm.task import run_on_node; "
         f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))"
     )
-    env = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
-    return subprocess.Popen([sys.executable, "-c", code], env=env), tmp_path / "runs/node/n"
+    return [sys.executable, "-c", code]
 
 
 # exits 0 (no done file) after appending a line to starts.txt: each start of the run is counted
@@ -229,21 +236,13 @@ def test_a_job_slurm_runs_again_after_its_run_finished_does_not_start_it_again(t
         argv: tuple[str, ...] = (sys.executable, "-c", COUNTER, config)
     else:
         argv = tuple(FAKE_COMMAND.replace("{config}", config).split())
-    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=done_file)
-    node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status)
-    blob = tmp_path / "node.pkl"
-    blob.write_bytes(pickle.dumps(node))
-    code = (
-        "import pickle, sys; from sweepgen.run.slurm.task import run_on_node; "
-        f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))"
-    )
-    env = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
+    node = node_argv(tmp_path, argv, done_file)
     run_dir = tmp_path / "runs/node/n"
-    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    first = subprocess.run(node, env=NODE_ENV, capture_output=True, text=True, timeout=60)
     assert first.returncode == 0, first.stderr
     ended = read_status(run_dir)
     assert ended is not None and ended.state is RunState.FINISHED and ended.attempt == 1, ended
-    again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    again = subprocess.run(node, env=NODE_ENV, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and "finished already" in again.stderr, again.stderr
     assert "Traceback" not in again.stderr
     assert read_status(run_dir) == ended  # its end kept, no second attempt recorded
