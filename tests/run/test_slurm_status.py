@@ -22,6 +22,7 @@ from run_support import FAKE_COMMAND, make_sweep
 
 from sweepgen.cli import main
 from sweepgen.run.core.base import TIMEOUT_REASON, RunState, RunStatus, RunTask, read_status, write_status
+from sweepgen.run.core.shape import RunShape
 from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.executor import observe, reconcile
 from sweepgen.run.slurm.query import JobInfo, expand, parse_sacct, parse_squeue
@@ -200,14 +201,20 @@ def start_node(tmp_path: Path, fake: dict) -> tuple[subprocess.Popen, Path]:
     return subprocess.Popen(node_argv(tmp_path, argv), env=NODE_ENV), tmp_path / "runs/node/n"
 
 
+SUMMARY = "summary.json"
 # the job's environment on the node (array 40, task 1)
 NODE_ENV = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
 
 
-def node_argv(tmp_path: Path, argv: tuple[str, ...], done_file: str | None = "summary.json") -> list[str]:
+def node_argv(
+    tmp_path: Path,
+    argv: tuple[str, ...],
+    done_file: str | None = "summary.json",
+    shape: RunShape | None = None,
+) -> list[str]:
     """The command line of the node-side wrapper running ``argv`` as run runs/node/n, as a job does."""
     status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=done_file)
-    node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status)
+    node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status, shape=shape)
     blob = tmp_path / "node.pkl"
     blob.write_bytes(pickle.dumps(node))
     code = (
@@ -249,6 +256,23 @@ def test_a_job_slurm_runs_again_after_its_run_finished_does_not_start_it_again(t
     starts = run_dir / ("starts.txt" if done_file is None else "starts.jsonl")
     assert len(starts.read_text().splitlines()) == 1
     assert (run_dir / "run.log").read_text().count("=== sweepgen: attempt") == 1
+
+
+def test_another_node_of_a_finished_two_node_run_run_again_starts_nothing(tmp_path):
+    """Node 1 of a two-node run whose job Slurm runs again after the run finished: it starts none of
+    its ranks either (before, it started them, to wait for node 0's until the time limit)."""
+    folder = make_sweep(tmp_path, {"n": {}}, sweep="node")
+    run_dir = tmp_path / "runs/node/n"
+    run_dir.mkdir(parents=True)
+    ended = RunStatus(RunState.FINISHED, "slurm", exit_code=0, done_file=None, ids={"job_id": "40_1"})
+    write_status(run_dir, ended)
+    shape = RunShape(nodes=2, procs_per_node=1, launcher="torchrun")
+    node = node_argv(tmp_path, (sys.executable, "-c", COUNTER, str(folder / "n.yaml")), None, shape)
+    done = subprocess.run(
+        node, env={**NODE_ENV, "SLURM_NODEID": "1"}, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and "finished already" in done.stderr, done.stderr
+    assert not (run_dir / "starts.txt").exists() and read_status(run_dir) == ended
 
 
 def wait_for_step(run_dir: Path, timeout: float = 30.0) -> None:

@@ -110,6 +110,8 @@ def run_on_node(task: NodeTask) -> str:
         assert task.shape is not None  # (multi says so: mypy)
         part = launch.participant(task.shape, os.environ)
         if not part.supervisor:
+            if _declined(run_dir, task.status, part.label):
+                return RunState.FINISHED.value
             try:
                 argv, env = _launch(task)
             except (OSError, RuntimeError, subprocess.SubprocessError) as err:
@@ -118,11 +120,7 @@ def run_on_node(task: NodeTask) -> str:
                 sys.exit(127)
             return ranks.run_participant(argv, env, run_dir, part, task.shape)
     _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
-    done = _finished_already(run_dir, task.status)
-    if done is not None:
-        # a job Slurm runs again after its run recorded its end (`scontrol requeue` of a finished
-        # job, a node lost after the end was written): the run is never started a second time
-        print(f"sweepgen: {run_dir} {done}; not starting it again", file=sys.stderr, flush=True)
+    if _declined(run_dir, task.status, "the run"):
         return RunState.FINISHED.value
     stops = _Stops(task.shape)
     stops.install()
@@ -216,6 +214,17 @@ def _lock_or_exit(run_dir: Path) -> int:
         )
         sys.exit(3)
     return lock_fd
+
+
+def _declined(run_dir: Path, submitted: RunStatus, who: str) -> bool:
+    """Whether the run has finished already, said on stderr: a job Slurm runs again after its run
+    recorded its end (`scontrol requeue` of a finished job, a node lost after the end was written)
+    never starts it a second time, on any of its nodes (the others would wait for node 0's ranks
+    until the time limit)."""
+    done = _finished_already(run_dir, submitted)
+    if done is not None:
+        print(f"sweepgen: {who} in {run_dir} {done}; not starting it again", file=sys.stderr, flush=True)
+    return done is not None
 
 
 def _finished_already(run_dir: Path, submitted: RunStatus) -> str | None:
