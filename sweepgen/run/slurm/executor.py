@@ -686,7 +686,10 @@ def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> l
     """scancel the live jobs of ``tasks``, wait until Slurm has ended them, and return their views
     (cancelled, or finished if a run beat the cancel). Never waits longer than ``wait_s``."""
     views = observe(tasks)
-    job_ids = [str(v.status.ids["job_id"]) for v in views if _live_job(v.status)]
+    live = {str(v.status.ids["job_id"]): v.status for v in views if _live_job(v.status)}
+    # a job Slurm knows under another name than the one sweepgen gave it is not this run's (_ours)
+    known = slurm_query.squeue(list(live)) if live else {}
+    job_ids = [j for j, status in live.items() if j not in known or _ours(known[j], status)]
     if not job_ids:
         return views
     slurm_query.scancel(job_ids)
@@ -771,9 +774,12 @@ def slurm_root(run_dirs: Sequence[Path]) -> Path:
     return root
 
 
+JOB_PREFIX = "sweepgen-"  # every job sweepgen submits is named so (job_name)
+
+
 def job_name(lock: Lock, sweep_dir: Path | str) -> str:
     sweep = lock.sweep or Path(sweep_dir).name
-    return "sweepgen-" + re.sub(r"[^A-Za-z0-9._-]", "_", sweep)
+    return JOB_PREFIX + re.sub(r"[^A-Za-z0-9._-]", "_", sweep)
 
 
 def read_journal(path: Path) -> dict[str, Any]:
@@ -842,8 +848,15 @@ def held_jobs(names: Sequence[str], root: Path) -> dict[str, slurm_query.JobInfo
 
 
 def _ours(job: slurm_query.JobInfo, status: RunStatus | None) -> bool:
+    """Whether the job Slurm describes is the one the status names: a status file is data (a shared
+    runs folder, a pull request), and one naming a job of the user's that sweepgen never submitted
+    must not have `cancel` scancel it nor `status` take its state. So a job Slurm names must bear a
+    sweepgen job's name (``job_name``), and the one the status recorded; where Slurm gives no name
+    (an accounting record without one), the id decides, as before."""
+    if not job.name:
+        return True
     expected = status.ids.get("job_name") if status else None
-    return not expected or not job.name or job.name == expected
+    return job.name.startswith(JOB_PREFIX) and (not expected or job.name == expected)
 
 
 def _first_line(err: BaseException) -> str:
