@@ -43,6 +43,7 @@ from sweepgen.run.core.base import (
     read_status,
     run_outcome,
     this_host,
+    unchanged_since,
     utc_now,
     write_status,
 )
@@ -447,7 +448,7 @@ class LocalExecutor(Executor):
         exit 1); None when it is as planned."""
         if is_finished(task.run_dir, task.done_file):
             return RunState.FINISHED, "finished meanwhile (started by another process)"
-        if previous != self._planned.get(task.name):
+        if not unchanged_since(self._planned.get(task.name), previous):
             now = previous.state if previous else RunState.SKIPPED
             state = now if now in TERMINAL else RunState.SKIPPED
             return state, f"its status changed since it was planned (now {now}; another process ran it)"

@@ -51,6 +51,7 @@ from sweepgen.run.core.base import (
     is_finished,
     is_pruned_reason,
     read_status,
+    unchanged_since,
     utc_now,
     write_status,
 )
@@ -340,8 +341,8 @@ class SearchController:
     def _elsewhere_ended(self, live: _LiveTrial, task: RunTask) -> None:
         """The process that held the run is gone: the run ended as it recorded (a run it never
         started, its status still the one planned, is started here, once)."""
-        planned = live.elsewhere.pop(task.name)
-        if read_status(task.run_dir) != planned or is_finished(task.run_dir, task.done_file):
+        untouched = unchanged_since(live.elsewhere.pop(task.name), read_status(task.run_dir))
+        if not untouched or is_finished(task.run_dir, task.done_file):
             ended = _as_it_is(task)
             live.ended[task.name] = ended or RunStatus(
                 RunState.FAILED, "local", reason="ended elsewhere without recording anything"
