@@ -177,6 +177,9 @@ def test_cancel_never_scancels_a_job_a_status_file_names_that_sweepgen_did_not_s
     task = RunTask("a", "a", tmp_path / "a.yaml", run_dir, ("true",))
     slurm.cancel_runs([task], wait_s=1.0)
     assert scancelled == []
+    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "4242"})
+    assert slurm.SlurmExecutor.cancel_runs([(task, status)], "cancelled") == ["a"]  # said, exit 1
+    assert scancelled == []
     (view,) = slurm.observe([task], persist=False)
     assert view.job is None  # not that job's
     # a job sweepgen submitted for it is still found by its id and name

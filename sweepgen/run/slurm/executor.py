@@ -449,16 +449,17 @@ class SlurmExecutor(Executor):
 
     @classmethod
     def cancel_runs(cls, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
-        """scancel their jobs and wait until Slurm has ended them (``cancel_runs`` below). A run whose
-        directory was deleted has no status file to name its job: the job its view names (from the
-        journal) is scancelled directly."""
+        """scancel their jobs and wait until Slurm has ended them (``cancel_runs`` below); the runs
+        whose status names a job that is not theirs (``_ours``), left alone. A run whose directory
+        was deleted has no status file to name its job: the job its view names (from the journal) is
+        scancelled directly."""
         recorded = [task for task, _ in runs if read_status(task.run_dir) is not None]
         unrecorded = [str(s.ids["job_id"]) for t, s in runs if t not in recorded and s.ids.get("job_id")]
         if unrecorded:
             slurm_query.scancel(unrecorded)
-        if recorded:
-            cancel_runs(recorded)
-        return []
+        views = cancel_runs(recorded) if recorded else []
+        # still live: a job its status names that Slurm knows under another name, left alone
+        return [v.task.name for v in views if _live_job(v.status)]
 
     observer = "Slurm"
 
