@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sweepgen.errors import SweepgenError, UserError
+from sweepgen.errors import UserError
 from sweepgen.run.core import registry, runlock, sweep_state
 from sweepgen.run.core.base import RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
@@ -28,6 +28,7 @@ FOLLOW_POLL_S = 2.0
 # recorded) to be recorded started, so it is cancelled instead of left to run
 STARTING_WAIT_S = 30.0
 STARTING_POLL_S = 0.05
+LOCAL = "local"  # the local executor's name (registry.EXECUTORS): its statuses name a supervisor
 
 
 @dataclass(frozen=True)
@@ -184,15 +185,13 @@ def _starting(view: RunView) -> bool:
     `running`). That status's pid is nobody's now: asking it to stop stops nothing."""
     if view.unreadable is not None or not runlock.is_held(view.task.run_dir):
         return False
-    return not view.live or (view.status is not None and not _alive(view.status))
+    return not view.live or (view.status is not None and _gone(view.status))
 
 
-def _alive(status: RunStatus) -> bool:
-    """Whether the process or job ``status`` names is alive (so is, when its executor cannot tell)."""
-    try:
-        return registry.status_is_alive(status)
-    except SweepgenError:  # (e.g. squeue down): `cancel` asks it, as before
-        return True
+def _gone(status: RunStatus) -> bool:
+    """Whether the local supervisor a live status names is gone. (A Slurm run's lock is its job's,
+    and Slurm answers for it: asked by `cancel` itself.)"""
+    return status.executor == LOCAL and not registry.status_is_alive(status)
 
 
 def _live_by_executor(views: Sequence[RunView]) -> dict[str, list[tuple[RunTask, RunStatus]]]:
