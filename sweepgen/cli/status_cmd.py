@@ -111,6 +111,14 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     out.print(_table(outcome.views, title=str(sweep_dir)))
     for view in outcome.elsewhere:
         assert view.status is not None  # a live run has a status
+        if view.status.executor == "slurm":
+            err.print(
+                f"{view.task.name}: its status file names Slurm job {view.status.ids.get('job_id')}, "
+                "which Slurm knows under another name than sweepgen gave this run's job: not "
+                f"cancelled (see `squeue -j {view.status.ids.get('job_id')}`)",
+                markup=False,
+            )
+            continue
         err.print(
             f"{view.task.name}: runs under the {view.status.executor} executor ({_job(view)}) and cannot "
             "be stopped from here: run `sweepgen cancel` on its machine (or, for a run an older "

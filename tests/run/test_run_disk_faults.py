@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from run_support import FAKE_COMMAND, fill_disk, make_sweep, output_of
+from run_support import FAKE_COMMAND, LOADED_S, WAITER, fill_disk, make_sweep, output_of
 
 import sweepgen
 from sweepgen.run.core.base import STATUS_FILE
@@ -132,3 +133,36 @@ def test_a_read_only_sweep_folder_is_exit_2_with_a_hint_run_can_follow(tmp_path)
     assert ".sweepgen-run.json" in done.stderr and "Read-only file system" in done.stderr
     assert "-o DIR" not in done.stderr and "make the folder writable" in done.stderr
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")
+def test_a_run_that_finished_where_its_end_cannot_be_written_is_said_finished_not_failed(tmp_path):
+    """The run folder turns read-only while the run trains; the trainer then exits 0 (no done file:
+    exit 0 is its proof). Its supervisor cannot record that end: `run` exits 2 for the fault, and
+    says the run finished (before: "failed", which `--rerun-failed` would take to start it again)."""
+    release = tmp_path / "release"
+    make_sweep(tmp_path, {"a": {"release": str(release)}})
+    (tmp_path / "waiter.py").write_text(WAITER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(tmp_path / 'waiter.py'))} {{config}}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", "run", "generated/fake", "--command", command],
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "200"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    run = tmp_path / "runs" / "fake" / "a"
+    deadline = time.monotonic() + LOADED_S
+    while not (run / "starts.txt").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
+        time.sleep(0.05)
+    _mount_read_only(run)
+    try:
+        release.touch()
+        out, err = proc.communicate(timeout=LOADED_S)
+    finally:
+        subprocess.run(["umount", "-l", str(run)], check=False)
+    assert proc.returncode == 2 and "Read-only file system" in err and "Traceback" not in err, out + err
+    assert "a: finished" in out and "a: failed" not in out, out + err
+    assert "the run ended finished (exit code 0); that could not be recorded" in (run / "run.log").read_text()

@@ -159,6 +159,39 @@ def test_the_slurm_jobs_journal_is_read_as_data(tmp_path: Path):
     assert slurm.submitted_as(slurm.read_journal(journal), journal) == {"a": "12", "b": "13_4"}
 
 
+def test_cancel_never_scancels_a_job_a_status_file_names_that_sweepgen_did_not_submit(tmp_path, monkeypatch):
+    """A status file (a shared runs folder, a pull request) says a run is running as Slurm job 4242,
+    which is the user's own week-long training: `cancel` must not scancel it, and `status` must not
+    show that job's state as the run's."""
+    from sweepgen.run.core.base import RunTask, write_status
+    from sweepgen.run.slurm import query as slurm_query
+
+    run_dir = tmp_path / "runs" / "a"
+    run_dir.mkdir(parents=True)
+    write_status(run_dir, RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "4242"}))
+    theirs = slurm_query.JobInfo("4242", "RUNNING", name="my-week-long-training", source="squeue")
+    monkeypatch.setattr(slurm_query, "query_jobs", lambda ids: ({"4242": theirs}, None))
+    monkeypatch.setattr(slurm_query, "squeue", lambda ids: {"4242": theirs})
+    scancelled: list[str] = []
+    monkeypatch.setattr(slurm_query, "scancel", lambda ids: scancelled.extend(ids))
+    task = RunTask("a", "a", tmp_path / "a.yaml", run_dir, ("true",))
+    slurm.cancel_runs([task], wait_s=1.0)
+    assert scancelled == []
+    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "4242"})
+    assert slurm.SlurmExecutor.cancel_runs([(task, status)], "cancelled") == ["a"]  # said, exit 1
+    assert scancelled == []
+    (view,) = slurm.observe([task], persist=False)
+    assert view.job is None  # not that job's
+    # a job sweepgen submitted for it is still found by its id and name
+    ours = slurm_query.JobInfo("4242", "RUNNING", name="sweepgen-x", source="squeue")
+    monkeypatch.setattr(slurm_query, "query_jobs", lambda ids: ({"4242": ours}, None))
+    write_status(
+        run_dir, RunStatus(RunState.RUNNING, "slurm", ids={"job_id": "4242", "job_name": "sweepgen-x"})
+    )
+    (view,) = slurm.observe([task], persist=False)
+    assert view.job == ours
+
+
 def test_the_slurm_folder_is_never_a_link(tmp_path: Path):
     (tmp_path / "runs").mkdir()
     (tmp_path / "elsewhere").mkdir()

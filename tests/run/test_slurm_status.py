@@ -22,6 +22,7 @@ from run_support import FAKE_COMMAND, make_sweep
 
 from sweepgen.cli import main
 from sweepgen.run.core.base import TIMEOUT_REASON, RunState, RunStatus, RunTask, read_status, write_status
+from sweepgen.run.core.shape import RunShape
 from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.executor import observe, reconcile
 from sweepgen.run.slurm.query import JobInfo, expand, parse_sacct, parse_squeue
@@ -196,18 +197,82 @@ def test_node_outcome_rules():
 
 def start_node(tmp_path: Path, fake: dict) -> tuple[subprocess.Popen, Path]:
     folder = make_sweep(tmp_path, {"n": fake}, sweep="node")
-    config = folder / "n.yaml"
-    argv = tuple(FAKE_COMMAND.replace("{config}", str(config)).split())
-    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"})
-    node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status)
+    argv = tuple(FAKE_COMMAND.replace("{config}", str(folder / "n.yaml")).split())
+    return subprocess.Popen(node_argv(tmp_path, argv), env=NODE_ENV), tmp_path / "runs/node/n"
+
+
+SUMMARY = "summary.json"
+# the job's environment on the node (array 40, task 1)
+NODE_ENV = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
+
+
+def node_argv(
+    tmp_path: Path,
+    argv: tuple[str, ...],
+    done_file: str | None = "summary.json",
+    shape: RunShape | None = None,
+) -> list[str]:
+    """The command line of the node-side wrapper running ``argv`` as run runs/node/n, as a job does."""
+    status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=done_file)
+    node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status, shape=shape)
     blob = tmp_path / "node.pkl"
     blob.write_bytes(pickle.dumps(node))
     code = (
         "import pickle, sys; from sweepgen.run.slurm.task import run_on_node; "
         f"run_on_node(pickle.loads(open({str(blob)!r}, 'rb').read()))"
     )
-    env = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
-    return subprocess.Popen([sys.executable, "-c", code], env=env), tmp_path / "runs/node/n"
+    return [sys.executable, "-c", code]
+
+
+# exits 0 (no done file) after appending a line to starts.txt: each start of the run is counted
+COUNTER = (
+    "import os, sys, yaml; out = yaml.safe_load(open(sys.argv[1]))['output_dir']; "
+    "os.makedirs(out, exist_ok=True); open(os.path.join(out, 'starts.txt'), 'a').write('start\\n')"
+)
+
+
+@pytest.mark.parametrize("done_file", [None, "summary.json"])
+def test_a_job_slurm_runs_again_after_its_run_finished_does_not_start_it_again(tmp_path, done_file):
+    """`scontrol requeue` of a finished job (or a node lost after the run recorded its end): Slurm
+    runs the same job again. The run has finished: it is not started a second time, its recorded
+    end is kept and the job succeeds (before: a trainer held to exit 0 alone ran twice; the bundled
+    one refused and its FINISHED status became FAILED, exit 1)."""
+    folder = make_sweep(tmp_path, {"n": {"steps": 1}}, sweep="node")
+    config = str(folder / "n.yaml")
+    if done_file is None:
+        argv: tuple[str, ...] = (sys.executable, "-c", COUNTER, config)
+    else:
+        argv = tuple(FAKE_COMMAND.replace("{config}", config).split())
+    node = node_argv(tmp_path, argv, done_file)
+    run_dir = tmp_path / "runs/node/n"
+    first = subprocess.run(node, env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    ended = read_status(run_dir)
+    assert ended is not None and ended.state is RunState.FINISHED and ended.attempt == 1, ended
+    again = subprocess.run(node, env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "finished already" in again.stderr, again.stderr
+    assert "Traceback" not in again.stderr
+    assert read_status(run_dir) == ended  # its end kept, no second attempt recorded
+    starts = run_dir / ("starts.txt" if done_file is None else "starts.jsonl")
+    assert len(starts.read_text().splitlines()) == 1
+    assert (run_dir / "run.log").read_text().count("=== sweepgen: attempt") == 1
+
+
+def test_another_node_of_a_finished_two_node_run_run_again_starts_nothing(tmp_path):
+    """Node 1 of a two-node run whose job Slurm runs again after the run finished: it starts none of
+    its ranks either (before, it started them, to wait for node 0's until the time limit)."""
+    folder = make_sweep(tmp_path, {"n": {}}, sweep="node")
+    run_dir = tmp_path / "runs/node/n"
+    run_dir.mkdir(parents=True)
+    ended = RunStatus(RunState.FINISHED, "slurm", exit_code=0, done_file=None, ids={"job_id": "40_1"})
+    write_status(run_dir, ended)
+    shape = RunShape(nodes=2, procs_per_node=1, launcher="torchrun")
+    node = node_argv(tmp_path, (sys.executable, "-c", COUNTER, str(folder / "n.yaml")), None, shape)
+    done = subprocess.run(
+        node, env={**NODE_ENV, "SLURM_NODEID": "1"}, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and "finished already" in done.stderr, done.stderr
+    assert not (run_dir / "starts.txt").exists() and read_status(run_dir) == ended
 
 
 def wait_for_step(run_dir: Path, timeout: float = 30.0) -> None:

@@ -289,11 +289,33 @@ def test_a_stop_that_comes_after_the_trainer_exited_leaves_the_run_finished(tmp_
     assert _starts(run) == 1
 
 
-def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path):
+def _lost_attempt(run: Path) -> None:
+    """Attempt 1 recorded `running` by a supervisor that is gone (killed with its `sweepgen run`)."""
+    from sweepgen.run.core.base import this_host
+    from sweepgen.run.local import liveness
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    ids = {
+        "host": this_host(),
+        "pid": dead.pid,
+        "pgid": dead.pid,
+        "proc_start": 1,
+        "boot_id": liveness.boot_id(),
+        "trainer_pgid": dead.pid,
+        "stop_timeout_s": 5.0,
+    }
+    write_status(run, RunStatus(RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", ids=ids))
+
+
+@pytest.mark.parametrize("before", ["never-started", "lost-running"])
+def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path, before):
     """`sweepgen cancel --only r0` between a starter taking r0's lock and its supervisor recording
     `running` (the test is that starter: it holds the lock and hands the run to a real supervisor
     only once the cancel has seen the start under way): the run is cancelled, not left to train on
-    after a cancel that said it had nothing to cancel."""
+    after a cancel that said it had nothing to cancel. ``lost-running``: the start is a
+    `--rerun-failed` of a run whose last status says `running` with its supervisor gone; that
+    status's pid is nobody's (the cancel said the run could not be stopped from this machine)."""
     from sweepgen.run.core.base import this_host
     from sweepgen.run.core.tasks import load_sweep, parse_command
 
@@ -302,6 +324,8 @@ def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path):
     (task,) = load_sweep(tmp_path / "generated" / "fake", command=parse_command(command)).tasks
     run = tmp_path / "runs" / "fake" / "r0"
     run.mkdir(parents=True)
+    if before == "lost-running":
+        _lost_attempt(run)
     lock_fd = runlock.acquire(run)
     assert lock_fd is not None
     job_read, job_write = os.pipe()
@@ -351,3 +375,37 @@ def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path):
     assert status is not None and status.state is RunState.CANCELLED, status
     assert _starts(run) <= 1 and not runlock.is_held(run)
     assert _shown(tmp_path)["state"] == "CANCELLED"
+
+
+def test_a_lost_run_that_status_recorded_failed_while_it_was_queued_is_still_rerun_once(tmp_path):
+    """`run --rerun-failed --jobs 1`: r1 (its last status `running`, its supervisor gone) is planned
+    to start again and queued behind r0. Meanwhile `sweepgen status` records r1's loss (failed,
+    "lost") in its status file. That is no other process running it: r1 starts once when r0 ends
+    (before: "its status changed since it was planned (...; another process ran it)", never
+    started, exit 1)."""
+    release = tmp_path / "release"
+    make_sweep(tmp_path, {"r0": {"release": str(release)}, "r1": {"release": str(release)}})
+    (tmp_path / "waiter.py").write_text(WAITER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(tmp_path / 'waiter.py'))} {{config}}"
+    r0, r1 = (tmp_path / "runs" / "fake" / name for name in ("r0", "r1"))
+    r1.mkdir(parents=True)
+    _lost_attempt(r1)
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", command, "--rerun-failed", "--jobs", "1")
+    try:
+        _wait_until("r0's start", lambda: _starts(r0) == 1)
+        row = next(r for r in json.loads(_status_json(tmp_path)) if r["run"] == "r1")
+        assert row["state"] == "FAILED" and "lost" in row["reason"], row
+        status = read_status(r1)
+        assert status is not None and status.state is RunState.FAILED, status  # recorded by `status`
+        release.touch()
+        out, err = proc.communicate(timeout=LOADED_S)
+    finally:
+        output_of(proc)
+    assert proc.returncode == 0 and "Traceback" not in err, out + err
+    assert _starts(r1) == 1 and read_status(r1).state is RunState.FINISHED, out + err
+
+
+def _status_json(root: Path) -> str:
+    proc = _sweepgen(root, "status", "generated/fake", "--format", "json")
+    out, _ = proc.communicate(timeout=LOADED_S)
+    return out

@@ -184,3 +184,83 @@ def test_a_closed_terminal_leaves_a_search_open_and_the_next_run_reaches_exactly
         assert status is not None and status.state is RunState.FINISHED, status
         # one start per attempt at most (a trainer stopped before its first line wrote none)
         assert 1 <= _starts(run, "starts.jsonl") <= status.attempt, (run.name, status)
+
+
+# the search's trainer, except that trial 0's run appends a start, waits for ``release`` in the
+# project and exits 3 (a trainer that fails by itself); every other run is search_trainer.py
+FAILS_FIRST = """\
+import os, sys, time, yaml
+out = yaml.safe_load(open(sys.argv[1]))["output_dir"]
+os.makedirs(out, exist_ok=True)
+if out.endswith("t0000"):
+    with open(os.path.join(out, "starts.txt"), "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
+    while not os.path.exists("release"):
+        time.sleep(0.02)
+    sys.exit(3)
+os.execv(sys.executable, [sys.executable, TRAINER, sys.argv[1]])
+"""
+
+
+def _trial_0_running_without_its_controller(root: Path) -> tuple[str, Path]:
+    """A search of n=2 whose `sweepgen run` was SIGKILLed while t0000's run waits for ``release``
+    (FAILS_FIRST): its supervisor and trainer go on. The command and t0000's run folder."""
+    from search_support import TRAINER
+
+    write_search_project(root, {"n": 2, "parallel": 1})
+    assert sweepgen(root, "render", "specs/s.yaml").returncode == 0
+    script = root / "fails_first.py"
+    script.write_text(FAILS_FIRST.replace("TRAINER", repr(str(TRAINER))))
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
+    run = root / "runs" / "fake_search" / "t0000"
+    proc = sweepgen(root, "run", "generated/fake_search", "--command", command, wait=False)
+    _wait_for(lambda: _starts(run, "starts.txt") == 1, proc, "t0000's start")
+    proc.kill()
+    proc.communicate()
+    return command, run
+
+
+def _ended(run: Path) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while runlock.is_held(run):
+        assert time.monotonic() < deadline, f"{run.name} never ended"
+        time.sleep(0.05)
+
+
+def test_a_trial_whose_run_failed_by_itself_after_its_controller_died_is_told_failed_not_rerun(tmp_path):
+    """`sweepgen run` SIGKILLed while a trial's run trains; the run then fails by itself (exit 3),
+    recorded by its supervisor. The next `run` takes the trial over and tells it failed, as the
+    controller that started it would have; before, it started the failed run a second time (a
+    trial's fate depended on when its controller died)."""
+    command, run = _trial_0_running_without_its_controller(tmp_path)
+    (tmp_path / "release").touch()
+    _ended(run)
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FAILED and status.exit_code == 3, status
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", command, timeout=180)
+    assert "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert _starts(run, "starts.txt") == 1, done.stdout + done.stderr
+    trials = study(tmp_path).get_trials()
+    assert trials[0].user_attrs.get("sweepgen_reason") == "exit code 3", trials[0]
+    assert [t.state.name for t in trials] == ["FAIL", "COMPLETE"]  # n trials ended, as a live one counts
+    assert read_status(run) == status  # its end kept as its supervisor recorded it
+
+
+def test_cancel_only_of_a_run_whose_controller_died_fails_its_trial_and_never_restarts_it(tmp_path):
+    """`sweepgen cancel --only t0000` while t0000's controller is dead: that run alone is stopped and
+    the search goes on; the next `run` tells its trial failed with the cancel's reason, as a live
+    controller does (and as one re-attached to the run does). Before, it resumed the run."""
+    command, run = _trial_0_running_without_its_controller(tmp_path)
+    cancel = sweepgen(tmp_path, "cancel", "generated/fake_search", "--only", "t0000")
+    assert cancel.returncode == 0, cancel.stdout + cancel.stderr
+    _ended(run)
+    status = read_status(run)
+    assert status is not None and status.state is RunState.CANCELLED, status
+    (tmp_path / "release").touch()  # a run started again now ends at once (exit 3)
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", command, timeout=180)
+    assert "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert _starts(run, "starts.txt") == 1, done.stdout + done.stderr
+    trials = study(tmp_path).get_trials()
+    assert trials[0].state.name == "FAIL", trials[0]
+    assert "cancelled by `sweepgen cancel" in trials[0].user_attrs["sweepgen_reason"], trials[0].user_attrs
+    assert [t.state.name for t in trials] == ["FAIL", "COMPLETE"]

@@ -52,7 +52,7 @@ import socket
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
@@ -237,6 +237,9 @@ def stale_cause(task: RunTask) -> str:
     return "its config changed"
 
 
+LOST = "lost: its process is gone without recording an end"
+
+
 def effective_state(
     run_dir: Path, status: RunStatus | None, is_alive: Callable[[RunStatus], bool]
 ) -> tuple[RunState | None, str | None]:
@@ -254,8 +257,20 @@ def effective_state(
             return RunState.FINISHED, None
         return RunState.FAILED, f"recorded as finished but {done_file or 'its exit code 0'} is missing"
     if status.state is RunState.RUNNING and not (runlock.is_held(run_dir) or is_alive(status)):
-        return RunState.FAILED, "lost: its process is gone without recording an end"
+        return RunState.FAILED, LOST
     return status.state, status.reason
+
+
+def unchanged_since(planned: RunStatus | None, now: RunStatus | None) -> bool:
+    """Whether the status ``now`` is still the one ``planned`` from: the same, or the same with its
+    loss recorded (a `running` run whose process is gone, written failed by `status`: nobody ran
+    it meanwhile, so a start planned from it still holds)."""
+    if now == planned:
+        return True
+    if planned is None or now is None or planned.state is not RunState.RUNNING:
+        return False
+    lost = now.state is RunState.FAILED and now.reason == LOST
+    return lost and replace(now, state=planned.state, reason=planned.reason, ended=planned.ended) == planned
 
 
 def run_outcome(code: int, **how: Any) -> tuple[RunState, str | None]:

@@ -43,6 +43,7 @@ from sweepgen.run.core.base import (
     read_status,
     run_outcome,
     this_host,
+    unchanged_since,
     utc_now,
     write_status,
 )
@@ -54,7 +55,7 @@ from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local import forked, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
-from sweepgen.run.local.supervise import NOT_RECORDED, boot_id
+from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED, NOT_RECORDED, boot_id
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
@@ -447,7 +448,7 @@ class LocalExecutor(Executor):
         exit 1); None when it is as planned."""
         if is_finished(task.run_dir, task.done_file):
             return RunState.FINISHED, "finished meanwhile (started by another process)"
-        if previous != self._planned.get(task.name):
+        if not unchanged_since(self._planned.get(task.name), previous):
             now = previous.state if previous else RunState.SKIPPED
             state = now if now in TERMINAL else RunState.SKIPPED
             return state, f"its status changed since it was planned (now {now}; another process ran it)"
@@ -516,24 +517,31 @@ class LocalExecutor(Executor):
             pgid = _trainer_group(recorded, child)
             if pgid is not None:  # the trainer dies with its supervisor; its group too
                 _signal_pgid(pgid, signal.SIGKILL)
-            stopped = child.task.name in self._stops
-            state, reason = run_outcome(
-                code,
-                finished=False,
-                cancelled=stopped,
-                cancel_reason=INTERRUPTED,
-                done_file=child.task.done_file,
-            )
-            if code == NOT_RECORDED:
-                reason = "its supervisor could not record the run's end (its reason is in run.log)"
-            elif not stopped:
-                why = f"its supervisor (pid {child.proc.pid}) ended without recording the run's end"
-                reason = f"{why}: {reason}"
-            status = replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
+            status = self._unrecorded_end(child, code)
             self._write(child.task.run_dir, status)
         # released only now: until its end is recorded, nobody else may start the run
         runlock.release(child.lock_fd)
         self._status[child.task.name] = status
+
+    def _unrecorded_end(self, child: _Child, code: int) -> RunStatus:
+        """The end of a run whose supervisor exited (with ``code``) without recording one."""
+        if code == FINISHED_NOT_RECORDED:  # the run finished; only its record failed
+            why = "its supervisor could not record its end (its reason is in run.log)"
+            return replace(child.status, state=RunState.FINISHED, exit_code=0, ended=utc_now(), reason=why)
+        stopped = child.task.name in self._stops
+        state, reason = run_outcome(
+            code,
+            finished=False,
+            cancelled=stopped,
+            cancel_reason=INTERRUPTED,
+            done_file=child.task.done_file,
+        )
+        if code == NOT_RECORDED:
+            reason = "its supervisor could not record the run's end (its reason is in run.log)"
+        elif not stopped:
+            why = f"its supervisor (pid {child.proc.pid}) ended without recording the run's end"
+            reason = f"{why}: {reason}"
+        return replace(child.status, state=state, exit_code=code, ended=utc_now(), reason=reason)
 
     def _write(self, run_dir: Path, status: RunStatus) -> None:
         """write_status, but a disk error is a fault of this invocation (reported at the end, exit 2),

@@ -21,7 +21,8 @@ it is the one that records it:
   supervisor exits, is the lock released.
 
 Exit status: 0 once the end is recorded; 75 when it could not be (the status file could not be
-written: the `sweepgen run` that started it, if alive, reports the fault).
+written: the `sweepgen run` that started it, if alive, reports the fault), 76 when that end was
+"finished" (its `sweepgen run` shows it finished, not failed).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ STATUS_FILE = filenames.STATUS
 LOG_FILE = filenames.LOG
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 NOT_RECORDED = 75  # EX_TEMPFAIL: the end could not be written
+# the end could not be written, and it is "finished": its `sweepgen run` says so instead of "failed"
+FINISHED_NOT_RECORDED = 76
 # this process's name (/proc/PID/comm, `ps -o comm`; 15 bytes at most): with the run's lock held, what
 # proves a process to be a run's supervisor (liveness.supervises) where its command line cannot
 # (a supervisor forked from a `sweepgen run` whose command line was too short to rewrite)
@@ -235,7 +238,13 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
         return NOT_RECORDED
     code = _wait(trainer, stops)
     pgroup.end_group(trainer.pid)  # whatever it left in its group: the run is over only when all is
-    return 0 if _write(run_dir, _ended(job, status, code, stops)) else NOT_RECORDED
+    ended = _ended(job, status, code, stops)
+    if _write(run_dir, ended):
+        return 0
+    # said in run.log, which the disk may still take: the status file keeps "running" (shown lost)
+    how = ended["reason"] or f"exit code {code}"
+    print(f"sweepgen: the run ended {ended['state']} ({how}); that could not be recorded", flush=True)
+    return FINISHED_NOT_RECORDED if ended["state"] == "finished" else NOT_RECORDED
 
 
 def name_self() -> bool:

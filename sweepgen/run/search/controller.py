@@ -51,11 +51,12 @@ from sweepgen.run.core.base import (
     is_finished,
     is_pruned_reason,
     read_status,
+    unchanged_since,
     utc_now,
     write_status,
 )
 from sweepgen.run.core.registry import status_is_alive
-from sweepgen.run.core.stop_request import CANCELLED_BY_COMMAND
+from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.search import changes as search_changes
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import stop as search_stop
@@ -281,7 +282,7 @@ class SearchController:
         checkpoint); else it is recorded as ended, or watched while its trainer outlives a killed
         controller (and stopped, if the trial was pruned)."""
         status = _as_it_is(task)
-        if status is not None and (status.state is RunState.FINISHED or _pruned(status)):
+        if status is not None and (status.state is RunState.FINISHED or _pruned(status) or _failed(status)):
             live.ended[task.name] = status
         elif _still_running(task):
             live.watched.add(task.name)
@@ -340,8 +341,8 @@ class SearchController:
     def _elsewhere_ended(self, live: _LiveTrial, task: RunTask) -> None:
         """The process that held the run is gone: the run ended as it recorded (a run it never
         started, its status still the one planned, is started here, once)."""
-        planned = live.elsewhere.pop(task.name)
-        if read_status(task.run_dir) != planned or is_finished(task.run_dir, task.done_file):
+        untouched = unchanged_since(live.elsewhere.pop(task.name), read_status(task.run_dir))
+        if not untouched or is_finished(task.run_dir, task.done_file):
             ended = _as_it_is(task)
             live.ended[task.name] = ended or RunStatus(
                 RunState.FAILED, "local", reason="ended elsewhere without recording anything"
@@ -358,11 +359,14 @@ class SearchController:
             live.ended[task.name] = status  # (also when it finished before its stop landed)
         elif live.pruned is not None:  # stopped by _stop_detached: nobody else records it
             live.ended[task.name] = self._record_pruned(task, status, live.pruned)
-        elif status is not None and status.reason == CANCELLED_BY_COMMAND:
+        elif status is not None and (
+            status.reason in (CANCELLED_BY_COMMAND, CANCELLED_ALONE) or _failed(status)
+        ):
             # the user stopped it: ended as a cancelled run of ours is (left open while the search
-            # is cancelled, else its trial told failed), never started again behind their back
+            # is cancelled, else its trial told failed), never started again behind their back;
+            # a run that failed by itself is told failed, as the controller that started it would
             live.ended[task.name] = status
-        else:  # it stopped without finishing (its supervisor killed, a crash): resume it here
+        else:  # it ended without an end recorded (its supervisor killed with its `run`): resume it here
             self._resume(live, task)
 
     def _resume(self, live: _LiveTrial, task: RunTask) -> bool:
@@ -552,6 +556,17 @@ def _as_it_is(task: RunTask) -> RunStatus | None:
     if status is None:
         return RunStatus(state, "local", reason=reason)
     return replace(status, state=state, reason=reason)
+
+
+def _failed(status: RunStatus) -> bool:
+    """A run recorded failed with an exit status (its trainer's, recorded by its supervisor; or its
+    supervisor's, recorded by the `run` that started it), or cancelled alone by `cancel --only`: a
+    true end, which a live controller tells failed, so one taking the trial over tells it too
+    instead of running it a second time. A run whose end nobody recorded (lost: its status still
+    said running) has no exit status, and is resumed."""
+    if status.state is RunState.CANCELLED:
+        return status.reason == CANCELLED_ALONE
+    return status.state is RunState.FAILED and status.exit_code is not None
 
 
 def _pruned(status: RunStatus | None) -> bool:

@@ -449,16 +449,17 @@ class SlurmExecutor(Executor):
 
     @classmethod
     def cancel_runs(cls, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
-        """scancel their jobs and wait until Slurm has ended them (``cancel_runs`` below). A run whose
-        directory was deleted has no status file to name its job: the job its view names (from the
-        journal) is scancelled directly."""
+        """scancel their jobs and wait until Slurm has ended them (``cancel_runs`` below); the runs
+        whose status names a job that is not theirs (``_ours``), left alone. A run whose directory
+        was deleted has no status file to name its job: the job its view names (from the journal) is
+        scancelled directly."""
         recorded = [task for task, _ in runs if read_status(task.run_dir) is not None]
         unrecorded = [str(s.ids["job_id"]) for t, s in runs if t not in recorded and s.ids.get("job_id")]
         if unrecorded:
             slurm_query.scancel(unrecorded)
-        if recorded:
-            cancel_runs(recorded)
-        return []
+        views = cancel_runs(recorded) if recorded else []
+        # still live: a job its status names that Slurm knows under another name, left alone
+        return [v.task.name for v in views if _live_job(v.status)]
 
     observer = "Slurm"
 
@@ -686,7 +687,10 @@ def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> l
     """scancel the live jobs of ``tasks``, wait until Slurm has ended them, and return their views
     (cancelled, or finished if a run beat the cancel). Never waits longer than ``wait_s``."""
     views = observe(tasks)
-    job_ids = [str(v.status.ids["job_id"]) for v in views if _live_job(v.status)]
+    live = {str(v.status.ids["job_id"]): v.status for v in views if _live_job(v.status)}
+    # a job Slurm knows under another name than the one sweepgen gave it is not this run's (_ours)
+    known = slurm_query.squeue(list(live)) if live else {}
+    job_ids = [j for j, status in live.items() if j not in known or _ours(known[j], status)]
     if not job_ids:
         return views
     slurm_query.scancel(job_ids)
@@ -771,9 +775,12 @@ def slurm_root(run_dirs: Sequence[Path]) -> Path:
     return root
 
 
+JOB_PREFIX = "sweepgen-"  # every job sweepgen submits is named so (job_name)
+
+
 def job_name(lock: Lock, sweep_dir: Path | str) -> str:
     sweep = lock.sweep or Path(sweep_dir).name
-    return "sweepgen-" + re.sub(r"[^A-Za-z0-9._-]", "_", sweep)
+    return JOB_PREFIX + re.sub(r"[^A-Za-z0-9._-]", "_", sweep)
 
 
 def read_journal(path: Path) -> dict[str, Any]:
@@ -842,8 +849,15 @@ def held_jobs(names: Sequence[str], root: Path) -> dict[str, slurm_query.JobInfo
 
 
 def _ours(job: slurm_query.JobInfo, status: RunStatus | None) -> bool:
+    """Whether the job Slurm describes is the one the status names: a status file is data (a shared
+    runs folder, a pull request), and one naming a job of the user's that sweepgen never submitted
+    must not have `cancel` scancel it nor `status` take its state. So a job Slurm names must bear a
+    sweepgen job's name (``job_name``), and the one the status recorded; where Slurm gives no name
+    (an accounting record without one), the id decides, as before."""
+    if not job.name:
+        return True
     expected = status.ids.get("job_name") if status else None
-    return not expected or not job.name or job.name == expected
+    return job.name.startswith(JOB_PREFIX) and (not expected or job.name == expected)
 
 
 def _first_line(err: BaseException) -> str:

@@ -36,6 +36,7 @@ from sweepgen.run.core.base import (
     LOG_FILE,
     RunState,
     RunStatus,
+    is_finished,
     read_status,
     run_outcome,
     succeeded,
@@ -109,6 +110,8 @@ def run_on_node(task: NodeTask) -> str:
         assert task.shape is not None  # (multi says so: mypy)
         part = launch.participant(task.shape, os.environ)
         if not part.supervisor:
+            if _declined(run_dir, task.status, part.label):
+                return RunState.FINISHED.value
             try:
                 argv, env = _launch(task)
             except (OSError, RuntimeError, subprocess.SubprocessError) as err:
@@ -117,6 +120,8 @@ def run_on_node(task: NodeTask) -> str:
                 sys.exit(127)
             return ranks.run_participant(argv, env, run_dir, part, task.shape)
     _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
+    if _declined(run_dir, task.status, "the run"):
+        return RunState.FINISHED.value
     stops = _Stops(task.shape)
     stops.install()
     if launch.multi(task.shape):
@@ -209,6 +214,34 @@ def _lock_or_exit(run_dir: Path) -> int:
         )
         sys.exit(3)
     return lock_fd
+
+
+def _declined(run_dir: Path, submitted: RunStatus, who: str) -> bool:
+    """Whether the run has finished already, said on stderr: a job Slurm runs again after its run
+    recorded its end (`scontrol requeue` of a finished job, a node lost after the end was written)
+    never starts it a second time, on any of its nodes (the others would wait for node 0's ranks
+    until the time limit)."""
+    done = _finished_already(run_dir, submitted)
+    if done is not None:
+        print(f"sweepgen: {who} in {run_dir} {done}; not starting it again", file=sys.stderr, flush=True)
+    return done is not None
+
+
+def _finished_already(run_dir: Path, submitted: RunStatus) -> str | None:
+    """Why the run, whose lock this task holds, has finished already (its done file, or its
+    recorded exit 0 where none is expected); None when it has not. Read once the lock is held, so
+    no other job can be writing it."""
+    if is_finished(run_dir, submitted.done_file):
+        return f"finished already ({submitted.done_file} exists)"
+    try:
+        recorded = read_status(run_dir)
+    except (OSError, SweepgenError):
+        return None  # unreadable: the start below writes a fresh one, as it always did
+    if recorded is None or submitted.done_file is not None or recorded.done_file is not None:
+        return None
+    if recorded.state is RunState.FINISHED and recorded.exit_code == 0:  # exit 0 is its proof
+        return f"finished already (recorded exit 0 in attempt {recorded.attempt})"
+    return None
 
 
 def _start_or_exit(

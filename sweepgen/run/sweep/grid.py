@@ -27,6 +27,7 @@ from sweepgen.errors import Location, UserError
 from sweepgen.run.core import runlock, stop_signals, sweep_state
 from sweepgen.run.core.base import (
     LOG_FILE,
+    LOST,
     RETRYABLE,
     TERMINAL,
     Decision,
@@ -39,6 +40,7 @@ from sweepgen.run.core.base import (
     plan,
     read_status,
     stale_cause,
+    unchanged_since,
 )
 from sweepgen.run.core.progress import log_tail
 from sweepgen.run.core.registry import executor_class, make_executor, status_is_alive
@@ -373,9 +375,7 @@ def _elsewhere_status(d: Decision, is_alive: Callable[[RunStatus], bool]) -> Run
     if state in (RunState.PENDING, RunState.RUNNING):
         if status is not None and is_alive(status):
             return replace(status, state=state)
-        return RunStatus(
-            RunState.FAILED, executor, reason="lost: its process is gone without recording an end"
-        )
+        return RunStatus(RunState.FAILED, executor, reason=LOST)
     assert status is not None or state is RunState.FINISHED
     base = status or RunStatus(state, executor)
     return replace(base, state=state, reason=reason if reason is not None else base.reason)
@@ -386,7 +386,7 @@ def _let_go(
 ) -> bool:
     """Its lock is free and its status is still the one the plan saw, with nothing alive behind it:
     whoever held the lock let it go without starting the run."""
-    untouched = status == d.previous and state is not RunState.FINISHED
+    untouched = unchanged_since(d.previous, status) and state is not RunState.FINISHED
     return untouched and not (status is not None and is_alive(status))
 
 

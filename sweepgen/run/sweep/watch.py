@@ -16,7 +16,7 @@ from sweepgen.run.core import registry, runlock, sweep_state
 from sweepgen.run.core.base import RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
-from sweepgen.run.core.stop_request import CANCELLED_BY_COMMAND
+from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
 from sweepgen.run.core.tasks import load_sweep, select
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.sweep.only import with_groups
@@ -28,6 +28,7 @@ FOLLOW_POLL_S = 2.0
 # recorded) to be recorded started, so it is cancelled instead of left to run
 STARTING_WAIT_S = 30.0
 STARTING_POLL_S = 0.05
+LOCAL = "local"  # the local executor's name (registry.EXECUTORS): its statuses name a supervisor
 
 
 @dataclass(frozen=True)
@@ -145,8 +146,9 @@ def cancel(
     views = _after_starts(located.tasks, collect(located.tasks), say)
     by_executor = _live_by_executor(views)
     unreachable: set[str] = set()
+    reason = CANCELLED_ALONE if only else CANCELLED_BY_COMMAND
     for executor, runs in by_executor.items():
-        unreachable.update(cancel_runs(executor, runs, CANCELLED_BY_COMMAND))
+        unreachable.update(cancel_runs(executor, runs, reason))
     if not by_executor:
         # a search resumes its open trials with a plain `run`
         resume = None if search is None else sweep_state.recorded_line(sweep_dir)
@@ -177,7 +179,19 @@ def _after_starts(
 
 
 def _starting(view: RunView) -> bool:
-    return not view.live and view.unreadable is None and runlock.is_held(view.task.run_dir)
+    """A live process holds the run's lock, and its status names no live process: not started
+    yet (never started, or an earlier attempt that ended), or `running` from an earlier attempt
+    whose process is gone (a `--rerun-failed` of a lost run, between its lock and its supervisor's
+    `running`). That status's pid is nobody's now: asking it to stop stops nothing."""
+    if view.unreadable is not None or not runlock.is_held(view.task.run_dir):
+        return False
+    return not view.live or (view.status is not None and _gone(view.status))
+
+
+def _gone(status: RunStatus) -> bool:
+    """Whether the local supervisor a live status names is gone. (A Slurm run's lock is its job's,
+    and Slurm answers for it: asked by `cancel` itself.)"""
+    return status.executor == LOCAL and not registry.status_is_alive(status)
 
 
 def _live_by_executor(views: Sequence[RunView]) -> dict[str, list[tuple[RunTask, RunStatus]]]:
