@@ -79,3 +79,14 @@ def test_zip_and_sample_paths_are_not_judged(project):
     axes = "zip:\n  - name: pair\n    axes:\n      beta: [0.0, 0.04]\n      seed: [0, 1]\ngrid:\n  lr: [1, 2]"
     code, out = _render(project, WRITES_LR, axes)
     assert code == 0, out
+
+
+def test_a_value_that_is_the_variant_name_itself_is_not_masked(project):
+    """Grid over `run_name` with `run_name: "{{ config.run_name }}"`: the name is the value written."""
+    spec = SPEC.format(axes="grid:\n  run_name: [alpha, bravo]").replace(
+        "derived:\n", 'run_name: "{{ config.run_name }}"\nderived:\n'
+    )
+    (project / "specs" / "s.yaml").write_text(spec.replace("  seed: 0\n", "  seed: 0\n  run_name: x\n"))
+    (project / "templates" / "t.yaml.j2").write_text("run_name: {{ config.run_name }}\n")
+    result = CliRunner().invoke(main, ["render", "specs/s.yaml"])
+    assert result.exit_code == 0, result.output

@@ -27,8 +27,11 @@ from sweepgen.errors import ValidationError
 
 def name_blind(text: str, variant: Variant, run_dir: str | None) -> bytes:
     """A digest of ``text`` with the variant's name, run name and run folder masked, longest first
-    (a run folder holds the name; the name may hold the run name)."""
-    for word in sorted({w for w in (run_dir, variant.run_name, variant.name) if w}, key=len, reverse=True):
+    (a run folder holds the name; the name may hold the run name). A name that is one of the
+    variant's own axis values (a grid over `run_name`) stays: it is that value, written."""
+    values = {str(v) for v in variant.axes.values()}
+    words = {w for w in (run_dir, variant.run_name, variant.name) if w and w not in values}
+    for word in sorted(words, key=len, reverse=True):
         text = text.replace(word, "\0")
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).digest()
 
