@@ -12,6 +12,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellbinds import ANY, bound_names
+from sweepgen.readers.shellvalues import mark_positionals
 from sweepgen.readers.shellwalk import Walk, conditional, normalise_value
 from sweepgen.readers.shellwords import (
     GLOB,
@@ -148,6 +149,8 @@ class Reader(Walk):
     def append(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
         """``A+=(x y)`` / ``A+=x``: the history records only what was added (a script of n appends
         stays linear); the variable's value grows in place."""
+        if self.refused(name, {"+=": value}, known, when, line):
+            return
         old = self.vars.get(name)
         self.check_size(name, self.sizes.get(name, 0) + _size(value), line)
         self.assignments[name].append((" and ".join(when), {"+=": self.shown(value, known, line)}, line))
@@ -166,6 +169,8 @@ class Reader(Walk):
         self.sizes[name] = size
 
     def bind(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
+        if self.refused(name, value, known, when, line):
+            return
         if isinstance(value, list):
             value = list(value)  # its own list: appends grow it in place
         self.check_size(name, _size(value), line)
@@ -178,6 +183,22 @@ class Reader(Walk):
             self.vars[name] = value
         else:
             self.vars[name] = Partial(value)
+
+    def refused(self, name: str, value: Any, known: bool, when: list[str], line: int) -> bool:
+        """bash refuses to assign a read-only variable (``readonly X=1; export X=2`` runs on with X=1):
+        the attempt shows in X's history under ``@readonly``, and X keeps its value, or is not known
+        after it where X may be read-only (made so under a condition)."""
+        sure = self.readonly.get(name)
+        if sure is None:
+            return False
+        if isinstance(value, dict):  # an append: `A+=(x)`
+            attempt: Any = {k: self.shown(v, known, line) for k, v in value.items()}
+        else:
+            attempt = self.shown(value, known, line)
+        self.assignments.setdefault(name, []).append((" and ".join(when), {"@readonly": attempt}, line))
+        if not sure:
+            self.vars[name] = UNKNOWN
+        return True
 
     def shown(self, value: Any, known: bool, line: int) -> Any:
         """A variable's value as data: text, a not-evaluated node holding its definition's source, or
@@ -240,7 +261,9 @@ class Reader(Walk):
         a program ran, that program still saw X (``env.@late``)."""
         for child in node.named_children:
             name = self.text(child)
-            if not name.startswith("-"):
+            if not name.startswith("-") and self.readonly.get(name) is not None:
+                self.refused(name, "", True, when, self.line(node))  # bash cannot unset it
+            elif not name.startswith("-"):
                 self.bind(name, "", True, when, self.line(node))
                 self.note_late(name)
                 self.exported.discard(name)
@@ -265,6 +288,9 @@ class Reader(Walk):
 
     def declaration(self, node: Any, when: list[str]) -> None:
         keyword = self.text(node.children[0])
+        if keyword == "local" and not self.frames:
+            self.refuse_local(node, when)
+            return
         letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
         local = bool(self.frames) and (
             keyword == "local" or (keyword in ("declare", "typeset") and "g" not in letters)
@@ -276,10 +302,25 @@ class Reader(Walk):
             when = [*when, "local"]
         if letters - _PLAIN_DECLARE:
             self.opaque_declaration(node, when)
-            return
-        self.declare_each(
-            node, when, keyword == "export" or "x" in letters, bool(letters & {"a", "A"}), local
-        )
+        else:
+            self.declare_each(
+                node, when, keyword == "export" or "x" in letters, bool(letters & {"a", "A"}), local
+            )
+        if _makes_readonly(keyword, self.declare_options(node)):
+            self.make_readonly(self.declared_names(node), not (local or conditional(when)))
+
+    def refuse_local(self, node: Any, when: list[str]) -> None:
+        """bash refuses ``local`` outside a function ("can only be used in a function"): it binds
+        nothing, so ``local N=8`` at the top is not ``N=8``."""
+        line = self.line(node)
+        entry = {"@refused": NotEvaluated(self.norm(node), self.filename, line)}
+        self.store("local", self.guarded(entry, when), line)
+
+    def make_readonly(self, names: list[str], sure: bool) -> None:
+        """Read-only from here on; only maybe where it was made so under a condition, or local to a
+        function (read-only no more once the body returns)."""
+        for name in names:
+            self.readonly[name] = self.readonly.get(name) or sure
 
     def declare_each(self, node: Any, when: list[str], export: bool, array: bool, local: bool) -> None:
         """Each name of a declaration with its plain options: assigned, or declared without a value."""
@@ -357,6 +398,8 @@ class Reader(Walk):
         if head == "eval" and all(w.known for w in words[1:]):
             self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
             return
+        if head in ("shopt", "shift", "set"):
+            (self.shopt if head == "shopt" else self.move_positionals)(words, when)
         self.forget_bound(words)
         identity_words = [self.value(w) for w in words]
         launchers, inner = cmdline.split_launchers(identity_words)
@@ -409,6 +452,29 @@ class Reader(Walk):
                 self.call(head, when, state, line)
             finally:
                 self.restore(saved)
+
+    def shopt(self, words: list[Field], when: list[str]) -> None:
+        """``shopt -s lastpipe`` (``-u`` undoes it): where the words are not known, or it runs under a
+        condition that leaves the setting open, lastpipe may be on or off."""
+        touched, setting = _lastpipe_after([w.text if w.known else None for w in words[1:]], self.lastpipe)
+        if touched:
+            self.lastpipe = setting if not conditional(when) or setting == self.lastpipe else None
+
+    def move_positionals(self, words: list[Field], when: list[str]) -> None:
+        """``shift [N]`` and ``set -- ...`` (or ``set`` with a word that is not an option) change
+        what ``$1``, ``$@`` and ``$#`` read from here on: a known shift is counted (``shift 2``);
+        anything else (a new list, a shift under a condition or by an unknown count) is a new state
+        of its own, numbered."""
+        rest = [w.text if w.known else None for w in words[1:]]
+        if words[0].text == "set" and not _sets_positionals(rest):
+            return
+        total = _known_shift(words[0].text, rest, self.argv)
+        sure = not conditional(when) or bool(self.frames and when == self.frames[-1].guard)  # a body's own
+        if total is not None and sure:
+            self.argv = f"shift {total}" if total else self.argv
+        else:
+            self.argv_changes += 1
+            self.argv = f"{words[0].text} #{self.argv_changes}"
 
     def forget_bound(self, words: list[Field]) -> None:
         """What a builtin binds by name (``read X``, ``printf -v X``, ``let N=1``) comes from running
@@ -538,7 +604,7 @@ class Reader(Walk):
             decoded = ansi_c(self.text(node)[2:-1])
             return [Field(self.text(node), False, line) if decoded is None else Field(decoded, True, line)]
         if kind == "string":
-            text_inside = self.text(node)[1:-1]
+            text_inside = self.marked(self.text(node)[1:-1])
             whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", text_inside)
             if whole:  # "${ARGS[@]}": one word per element
                 bound = self.vars.get(whole.group(1))
@@ -556,7 +622,7 @@ class Reader(Walk):
             # an assignment never splits: `X="$1"` is `X=$1`; elsewhere the quotes are kept
             return [Field(text if known or assignment else quoted(text), known, line)]
         if kind in ("simple_expansion", "expansion"):
-            source = self.text(node).strip()
+            source = self.marked(self.text(node).strip())
             expr = source[2:-1] if source.startswith("${") else source[1:]
             self.note_names(source)
             value, known = lookup(expr, self.vars, False)
@@ -576,10 +642,10 @@ class Reader(Walk):
             if not assignment and self.brace_expansion(node):
                 # `{a,b}` and `a={x:1,y:2}` are several words to bash: kept as written, never
                 # the one literal word that the quoted spelling is
-                return [Field(self.text(node), False, line)]
+                return [Field(self.marked(self.text(node)), False, line)]
             return [self.concatenation(node, line, assignment)]
         if kind == "arithmetic_expansion":
-            source = self.text(node).strip()
+            source = self.marked(self.text(node).strip())
             computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
             if computed is not None:
                 for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
@@ -593,13 +659,19 @@ class Reader(Walk):
             if here is not None:
                 return [here] if assignment else split_fields(here.text, line) if here.known else [here]
             self.opaque = True
-            return [Field(self.text(node), False, line)]
+            return [Field(self.marked(self.text(node)), False, line)]
         self.opaque = True
-        return [Field(self.text(node), False, line)]
+        return [Field(self.marked(self.text(node)), False, line)]
+
+    def marked(self, source: str) -> str:
+        """``source`` with the positional parameters it reads marked by their state, where a
+        ``shift`` or ``set --`` changed them (``mark_positionals``)."""
+        return mark_positionals(source, self.argv) if self.argv else source
 
     def heredoc_text(self, raw: str) -> tuple[str, bool]:
         """An unquoted here-document's body, expanded; kept as written where it joins words by an
         IFS the script set (``${A[*]}``)."""
+        raw = self.marked(raw)
         if self.own_ifs() and _STAR_JOIN.search(raw):
             return raw, False
         return expand_quoted(raw, self.vars, heredoc=True)
@@ -718,6 +790,48 @@ def _carried(value: Any, extra: dict[str, Any], launchers: dict[str, Any]) -> An
     if "@env" in extra and isinstance(value.get("@env"), dict):
         out["@env"] = {**extra["@env"], **value["@env"]}
     return out
+
+
+def _makes_readonly(keyword: str, options: list[str]) -> bool:
+    """``readonly X``, ``declare -r X``: read-only variables (``readonly -f`` names functions)."""
+    letters = "".join(option[1:] for option in options if option[0] == "-")
+    return "f" not in letters and (keyword == "readonly" or "r" in letters)
+
+
+def _lastpipe_after(rest: list[str | None], now: bool | None) -> tuple[bool, bool | None]:
+    """Does ``shopt`` with these words touch lastpipe, and what is it after (None: not known)?"""
+    letters = "".join(word[1:] for word in rest if word and word[0] == "-")
+    if "o" in letters or ("lastpipe" not in rest and None not in rest):
+        return False, now
+    if None in rest:
+        return True, None
+    return True, ("s" in letters) if ("s" in letters or "u" in letters) else now
+
+
+def _known_shift(head: str, rest: list[str | None], state: str) -> int | None:
+    """The positionals' whole known shift after this ``shift`` (from the state ``""`` or ``shift
+    N``); None where it is not a shift by a known count from such a state."""
+    done = re.fullmatch(r"(?:shift (\d+))?", state)
+    count = rest[0] if rest else "1"
+    if head != "shift" or done is None or count is None or not count.isdigit():
+        return None
+    return int(done.group(1) or 0) + int(count)
+
+
+def _sets_positionals(rest: list[str | None]) -> bool:
+    """Does ``set`` with these words give new positional parameters (``set -- a b``, ``set x``,
+    ``set -e -- x``), rather than only options (``set -euo pipefail``, ``set +x``)?"""
+    after_o = False
+    for word in rest:
+        if word is None or word in ("--", "-"):
+            return True
+        if after_o:
+            after_o = False
+        elif word[:1] in "-+":
+            after_o = word[1:].endswith("o")
+        else:
+            return True
+    return False
 
 
 def _plain_read(words: list[Field]) -> bool:

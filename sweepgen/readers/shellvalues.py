@@ -3,6 +3,8 @@ reader could not expand (``Partial``), an array of either, or nothing knowable (
 
 from __future__ import annotations
 
+import re
+
 Value = str | list[str]
 
 
@@ -40,7 +42,9 @@ Vars = dict[str, "Value | Unknown"]
 def blank_split(text: str) -> list[str]:
     """The words of a partly known value, split on blanks outside the source the reader kept
     (``$(seq 16 8 256)``, ``${X:-a b}``, backquotes): an unevaluated part is one word, never split
-    on its own source text."""
+    on its own source text. The double quotes kept around a quoted part (``shellwords.quoted``)
+    go: an unquoted expansion of ``A=(a "$1")`` splits what ``$1`` holds, as bash does, so
+    ``${A[@]}`` is ``$1`` where ``"${A[@]}"`` stays ``"$1"``."""
     words: list[str] = []
     current: list[str] = []
     i, n = 0, len(text)
@@ -50,6 +54,9 @@ def blank_split(text: str) -> list[str]:
             if current:
                 words.append("".join(current))
                 current = []
+            i += 1
+            continue
+        if ch == '"':
             i += 1
             continue
         end = i + 1
@@ -90,3 +97,36 @@ def closing(text: str, start: int) -> int:
                 return i + 1
         i += 1
     return len(text)
+
+
+# what names a positional parameter inside `${...}`: `${1}`, `${10:-x}`, `${#1}`, `${!2}`, `${@:2}`,
+# `${#}`; never `${0}` (the script's name, which `shift` leaves) or `${#X}` (a variable's length)
+_POSITIONAL_BRACED = re.compile(r"(?:[#!]?(?:[1-9][0-9]*|[@*])|#)(?![A-Za-z0-9_])")
+
+
+def mark_positionals(text: str, label: str) -> str:
+    """``text`` (a word's source) with each positional parameter it reads marked with ``label``,
+    the state the positionals are in (``shift 2``): ``$1`` after a ``shift`` is not the ``$1``
+    before it, so ``X=$1; shift`` is never ``shift; X=$1``. Escaped text and ``$0`` stay as they are."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        if ch == "$" and i + 1 < n and text[i + 1] in "123456789@*#":
+            out.append(f"${{{text[i + 1]} after {label}}}")
+            i += 2
+            continue
+        if ch == "$" and text.startswith("{", i + 1):
+            end = closing(text, i + 1)
+            inner = text[i + 2 : end - 1]
+            if _POSITIONAL_BRACED.match(inner):
+                out.append(f"${{{inner} after {label}}}")
+                i = end
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)

@@ -68,6 +68,14 @@ class Walk:
         self.calls: list[str] = []  # the functions being walked, innermost last
         self.call_count = 0
         self.frames: list[Frame] = []  # the `local` variables of each body being walked
+        # read-only names -> True where surely so, False where maybe (made so under a condition)
+        self.readonly: dict[str, bool] = {}
+        # `shopt -s lastpipe`: a pipeline's last part runs in this shell (None: it may, or may not)
+        self.lastpipe: bool | None = False
+        # what the positional parameters are: "" as given (to the script or function), else the
+        # `shift` or `set --` that changed them (`shellinterp.Reader.move_positionals`)
+        self.argv = ""
+        self.argv_changes = 0
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -146,8 +154,7 @@ class Walk:
         elif kind == "list":
             self.and_or(node, when, redirects)
         elif kind == "pipeline":
-            for child in node.named_children:
-                self.isolated([child], when, redirects)
+            self.pipeline(node.named_children, when, redirects)
         elif kind == "subshell":
             # `( cd x; export A=1 )` changes nothing after it: never the same as `cd x; export A=1`
             self.isolated(node.named_children, [*when, SUBSHELL], redirects)
@@ -194,6 +201,7 @@ class Walk:
             self.opaque = True
             return
         saved = (self.src, self.offset)
+        saved_argv, self.argv = self.argv, ""  # a body reads the call's own arguments
         self.calls.append(name)
         try:
             for body, src, offset, defined in self.functions[name]:
@@ -207,6 +215,7 @@ class Walk:
         finally:
             self.calls.pop()
             self.src, self.offset = saved
+            self.argv = saved_argv
 
     def unwind(self, frame: Frame) -> None:
         """A body returns: bash gives back what each ``local`` shadowed. A ``local`` the body ran
@@ -254,12 +263,23 @@ class Walk:
             {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()},
             set(self.exported),
             dict(self.functions),
+            (dict(self.readonly), self.lastpipe),
         )
         try:
             for node in nodes:
                 self.statement(node, when, redirects)
         finally:
             self.vars, self.exported, self.functions = saved[0], saved[1] | self.exported, saved[2]
+            self.readonly, self.lastpipe = saved[3]
+
+    def pipeline(self, parts: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
+        """``a | b``: each part runs in a child process, except the last under ``shopt -s lastpipe``
+        (a script has no job control), which binds in this shell: ``echo 2 | read X`` sets X."""
+        for index, part in enumerate(parts):
+            if index < len(parts) - 1 or self.lastpipe is False:
+                self.isolated([part], when, redirects)
+            else:  # where lastpipe may be set, what the last part binds is not known after it
+                self.statement(part, when if self.lastpipe else [*when, "if shopt lastpipe"], redirects)
 
     def block(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         if node.type == "subshell":

@@ -1,0 +1,126 @@
+"""Shell state the reader tracks beside variables, held against bash itself: read-only variables,
+`local` outside a function, `shopt -s lastpipe`, the positional parameters after `shift`/`set --`,
+and an array element assigned quoted then expanded unquoted. Each pair below is one bash runs
+differently (a stub `python` prints the words it gets and its environment): `sweepgen diff` must
+never call the two equal."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from sweepgen.readers.diff import diff
+from sweepgen.readers.model import NotEvaluated
+from sweepgen.readers.shellconfig import read_shell
+
+BASH = shutil.which("bash")
+needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+
+# the program a script runs, as bash runs it: each word it gets, then its environment (sorted, bash's
+# own variables left out); the script gets two arguments, the first holding a blank
+_STUB = (
+    "python() { printf '<%s>' \"$@\"; echo; env | LC_ALL=C sort | "
+    "grep -vE '^(_|SHLVL|PWD|OLDPWD|BASH_[A-Z_]*)='; }\n"
+)
+
+
+def _bash_sees(script: str, tmp_path) -> str:
+    path = tmp_path / "s.sh"
+    path.write_text(_STUB + script)
+    run = subprocess.run(
+        [BASH, str(path), "p q", "r"],  # type: ignore[list-item]
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    return f"{run.stdout}rc={run.returncode}"
+
+
+def _changes(one: str, two: str) -> list[str]:
+    return [change.dotted for change in diff(read_shell(one).data, read_shell(two).data)]
+
+
+PAIRS = [
+    # bash refuses to assign a read-only variable: `export X=2` (and `declare`, `local`, `X=2`,
+    # `unset X`) leaves X=1, where without `readonly` X is 2
+    ("readonly X=1\nexport X=2\npython t.py --x $X\n", "X=1\nexport X=2\npython t.py --x $X\n"),
+    ("readonly X=1\nX=2\npython t.py --x $X\n", "X=1\nX=2\npython t.py --x $X\n"),
+    ("declare -r X=1\ndeclare X=2\npython t.py --x $X\n", "declare X=1\ndeclare X=2\npython t.py --x $X\n"),
+    ("X=1\nreadonly X\nX+=2\npython t.py --x $X\n", "X=1\nX+=2\npython t.py --x $X\n"),
+    ("export X=1\nreadonly X\nunset X\npython t.py\n", "export X=1\nunset X\npython t.py\n"),
+    # `local` outside a function is an error to bash: it binds nothing
+    ("local N=8\npython t.py --n $N\n", "N=8\npython t.py --n $N\n"),
+    # under lastpipe the last part of a pipeline runs in the script's shell: what it binds stays
+    (
+        "shopt -s lastpipe\nX=1\necho hi | X=2\npython t.py --x $X\n",
+        "shopt -s lastpipe\nX=1\necho hi | X=3\npython t.py --x $X\n",
+    ),
+    (
+        "shopt -s lastpipe\nX=1\necho hi | X=2\npython t.py --x $X\n",
+        "shopt -s lastpipe\nX=1\necho hi | X=2\npython t.py --x 1\n",
+    ),
+    # a positional parameter read before a `shift` (or `set --`) is not the one read after it
+    ("X=$1\nshift\npython t.py $X\n", "shift\nX=$1\npython t.py $X\n"),
+    ("X=${2:-d}\nshift\npython t.py $X\n", "shift\nX=${2:-d}\npython t.py $X\n"),
+    ("X=$1\nset -- a b\npython t.py $X\n", "set -- a b\nX=$1\npython t.py $X\n"),
+    (
+        "f() { local a=$1; shift; python t.py $a; }\nf p q\n",
+        "f() { shift; local a=$1; python t.py $a; }\nf p q\n",
+    ),
+    ('A=("$@")\nshift\npython t.py ${A[@]}\n', 'shift\nA=("$@")\npython t.py ${A[@]}\n'),
+    # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
+    ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
+    ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
+]
+
+
+@needs_bash
+@pytest.mark.parametrize(("one", "two"), PAIRS)
+def test_a_pair_bash_runs_apart_is_never_equal(one, two, tmp_path):
+    assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)  # the oracle: a real change
+    assert _changes(one, two)
+
+
+def test_a_refused_assignment_keeps_the_value_and_shows_the_attempt():
+    data = read_shell("readonly X=1\nexport X=2\npython t.py --x $X\n").data
+    assert data["commands"]["t.py"]["--x"] == 1
+    assert data["env"]["X"] == ["1", {"@readonly": "2"}]  # exported still, as bash does
+
+
+def test_a_readonly_under_a_condition_leaves_later_values_unknown():
+    args = read_shell('if [ -n "$A" ]; then readonly X=1; fi\nX=2\npython t.py $X\n').data
+    assert isinstance(args["commands"]["t.py"]["@args"][0], NotEvaluated)
+
+
+def test_a_local_readonly_is_not_taken_as_a_global_one():
+    # after the body returns X is no longer read-only: taken as may-be, its later value unknown
+    args = read_shell("f() { local -r X=1; }\nf\nX=2\npython t.py $X\n").data["commands"]["t.py"]["@args"]
+    assert isinstance(args[0], NotEvaluated)
+
+
+def test_lastpipe_set_under_a_condition_leaves_what_the_last_part_binds_unknown():
+    script = 'if [ -n "$A" ]; then shopt -s lastpipe; fi\nX=1\necho hi | X=2\npython t.py $X\n'
+    assert isinstance(read_shell(script).data["commands"]["t.py"]["@args"][0], NotEvaluated)
+    assert read_shell("shopt -s lastpipe\nshopt -u lastpipe\nX=1\necho | X=2\npython t.py $X\n").data[
+        "commands"
+    ]["t.py"]["@args"] == [1]
+
+
+def test_positionals_after_a_known_shift_are_counted_and_options_are_no_new_list():
+    one = "shift\nshift 2\nX=$1\npython t.py $X\n"
+    two = "shift 3\nX=$1\npython t.py $X\n"
+    assert _changes(one, two) == ["commands.shift.@args", 'commands["shift #2"]']  # `$1` reads the same
+    assert read_shell(two).data["commands"]["t.py"]["@args"][0].source == "${1 after shift 3}"
+    # `set -euo pipefail` and `set +x` set options only: `$1` is still the script's
+    for options in ("set -euo pipefail", "set +x", "set -o errexit"):
+        data = read_shell(f"{options}\npython t.py $1\n").data
+        assert data["commands"]["t.py"]["@args"][0].source == "$1"
+    # a function reads its own arguments, and the caller's come back after it returns
+    data = read_shell("f() { shift; python a.py $1; }\nf x y\npython t.py $1\n").data["commands"]
+    assert data["a.py"]["@args"][0].source.startswith("${1 after shift 1}")
+    assert data["t.py"]["@args"][0].source == "$1"
