@@ -801,11 +801,9 @@ def _makes_readonly(keyword: str, options: list[str]) -> bool:
 def _lastpipe_after(rest: list[str | None], now: bool | None) -> tuple[bool, bool | None]:
     """Does ``shopt`` with these words touch lastpipe, and what is it after (None: not known)?"""
     letters = "".join(word[1:] for word in rest if word and word[0] == "-")
-    if "o" in letters or ("lastpipe" not in rest and None not in rest):
+    if "o" in letters or not {"lastpipe", None} & set(rest):
         return False, now
-    if None in rest:
-        return True, None
-    return True, ("s" in letters) if ("s" in letters or "u" in letters) else now
+    return True, None if None in rest else {"s": True, "u": False}.get(letters.strip("pq")[-1:], now)
 
 
 def _known_shift(head: str, rest: list[str | None], state: str) -> int | None:

@@ -73,13 +73,17 @@ def test_everything_after_ray_double_dash_belongs_to_the_inner_program():
     }
 
 
-def test_multi_value_and_repeated_flags_are_lists():
+def test_multi_value_flags_are_lists_and_repeated_flags_are_marked():
     assert _cmd("python t.py --range 0 1 --tag a --tag b --one=x\n", "t.py") == {
         "--range": [0, 1],
-        "--tag": ["a", "b"],
+        "--tag": {"@repeated": ["a", "b"]},
         "--one": "x",
         "@launcher": {"python": {}},
     }
+    # argparse reads them apart: `--a 1 --a 2` is 2 (or [1, 2] with action="append"), `--a 1 2`
+    # is [1, 2] with nargs (else an error); so are a repeated override and a list one to Hydra
+    assert not _equal("python t.py --a 1 --a 2\n", "python t.py --a 1 2\n")
+    assert not _equal("python t.py a.b=1 a.b=2\n", "python t.py a.b=[1,2]\n")
 
 
 def test_an_export_inside_if_is_conditional_with_its_condition():
