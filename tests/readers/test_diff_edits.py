@@ -241,7 +241,13 @@ def _rewrite(path: Path, rng: random.Random) -> str | None:
     if "<<" in text or "\\\n" in text:
         return None  # here-documents and continued lines: a comment there is data
     lines = text.splitlines(keepends=True)
-    return "".join(line if not line.strip() or rng.random() < 0.5 else "# note\n" + line for line in lines)
+    return "".join(
+        # a comment above `#!` would make the shebang a comment: the program run otherwise
+        line
+        if not line.strip() or rng.random() < 0.5 or (i == 0 and line.startswith("#!"))
+        else "# note\n" + line
+        for i, line in enumerate(lines)
+    )
 
 
 def _shuffled(value: Any, rng: random.Random) -> Any:

@@ -124,3 +124,33 @@ def test_positionals_after_a_known_shift_are_counted_and_options_are_no_new_list
     data = read_shell("f() { shift; python a.py $1; }\nf x y\npython t.py $1\n").data["commands"]
     assert data["a.py"]["@args"][0].source.startswith("${1 after shift 1}")
     assert data["t.py"]["@args"][0].source == "$1"
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("#!/bin/bash -e\nfalse\npython t.py\n", "#!/bin/bash\nfalse\npython t.py\n"),
+        ("#!/bin/bash\npython t.py\n", "# job\n#!/bin/bash\npython t.py\n"),
+    ],
+)
+def test_the_shebang_is_the_program_that_runs_a_script(one, two, tmp_path):
+    # sbatch (and `./job.sh`) run a script by its first line: `-e` stops at the first failure; a
+    # `#!` below another line is a comment, and sbatch refuses a script without one
+    seen = []
+    for name, script in (("a.sh", one), ("b.sh", two)):
+        first, rest = script.split("\n", 1)
+        path = tmp_path / name
+        path.write_text(f"{first}\n{_STUB}{rest}")
+        path.chmod(0o755)
+        try:
+            run = subprocess.run(
+                [path], capture_output=True, text=True, check=False, cwd=tmp_path, timeout=60
+            )
+        except OSError as err:  # no `#!` first: the kernel runs nothing (sbatch refuses it too)
+            seen.append(f"errno {err.errno}")
+            continue
+        seen.append(f"{run.stdout}rc={run.returncode}")
+    assert seen[0] != seen[1]
+    assert _changes(one, two) == ["@shebang"]
+    assert read_shell("#!  /bin/bash   -e \t\npython t.py\n").data["@shebang"] == "/bin/bash -e"
