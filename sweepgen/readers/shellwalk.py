@@ -5,6 +5,8 @@ directives before the first command, and what the grammar could not read kept as
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shlex
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +17,7 @@ from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellwords import (
     UNKNOWN,
     Field,
+    Unknown,
     Vars,
     balanced,
     expand_quoted,
@@ -121,6 +124,19 @@ class Walk:
 
     def text(self, node: Any) -> str:
         return bytes(self.src[node.start_byte : node.end_byte]).decode("utf-8", "surrogateescape")
+
+    def read_now(self, node: Any) -> str:
+        """A condition (``if``, ``&&``, ``case``, a loop's head) as written, with the values it reads."""
+        return self.with_values(self.norm(node))
+
+    def with_values(self, text: str) -> str:
+        """``text`` and the value now of each variable it names that the script bound: ``[ $X = 1 ]``
+        and ``(( N > 0 ))`` read them when they run, so ``X=1`` and ``X=2`` before the same
+        condition are different runs (a value past a few lines is named by its digest)."""
+        names = sorted({name for name in _NAME.findall(text) if name in self.vars})
+        if not names:
+            return text
+        return f"{text} where " + ", ".join(f"{name}={_value_text(self.vars[name])}" for name in names)
 
     def norm(self, node: Any) -> str:
         """Normalised source of a node: comments and layout do not count."""
@@ -310,11 +326,11 @@ class Walk:
         children = node.children
         left = children[0]
         self.statement(left, when, redirects)
-        condition = self.norm(left)
+        condition = self.read_now(left)
         for op, right in zip(children[1::2], children[2::2]):
             guard = condition if op.type == "&&" else f"! ({condition})"
             self.statement(right, [*when, guard], redirects)
-            condition = f"{condition} {op.type} {self.norm(right)}"
+            condition = f"{condition} {op.type} {self.read_now(right)}"
 
     def if_statement(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:  # noqa: C901 - walks if/elif/else clauses as bash evaluates them
         conditions: list[str] = []
@@ -328,7 +344,7 @@ class Walk:
             elif child.type in ("elif_clause", "else_clause"):
                 continue
             elif child.is_named and child.type != "comment":
-                (current.append(self.norm(child)) if in_condition else body.append(child))
+                (current.append(self.read_now(child)) if in_condition else body.append(child))
         conditions.append("; ".join(current))
         clauses.append(([*when, conditions[0]], body))
         negated = [f"! ({conditions[0]})"]
@@ -339,7 +355,7 @@ class Walk:
                     if part.type == "then":
                         in_condition = False
                     elif part.is_named and part.type != "comment":
-                        (cond.append(self.norm(part)) if in_condition else sub.append(part))
+                        (cond.append(self.read_now(part)) if in_condition else sub.append(part))
                 text = "; ".join(cond)
                 clauses.append(([*when, *negated, text], sub))
                 negated.append(f"! ({text})")
@@ -352,14 +368,14 @@ class Walk:
 
     def case_statement(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         value = node.child_by_field_name("value")
-        subject = self.norm(value) if value is not None else "?"
+        subject = self.read_now(value) if value is not None else "?"
         for item in node.named_children:
             if item.type == "case_item":
                 self.case_item(item, subject, when, redirects)
 
     def case_item(self, item: Any, subject: str, when: list[str], redirects: dict[str, Any]) -> None:
         """One clause of a ``case``: its statements, under the guard its patterns spell."""
-        patterns = [self.norm(c) for c in item.children_by_field_name("value")]
+        patterns = [self.read_now(c) for c in item.children_by_field_name("value")]
         guard = f"case {subject} in {'|'.join(patterns)}"
         for index, child in enumerate(item.children):
             if child.is_named and not _case_pattern(item, index, child):
@@ -368,7 +384,7 @@ class Walk:
     def loop(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         body = node.child_by_field_name("body")
         head = self.text(node)[: (body.start_byte - node.start_byte) if body is not None else None]
-        guard = normalise(head).rstrip("; ")
+        guard = self.with_values(normalise(head).rstrip("; "))
         variable = node.child_by_field_name("variable")
         if variable is not None:
             self.vars[self.text(variable)] = UNKNOWN
@@ -581,6 +597,21 @@ BACKGROUND = "in the background (&)"
 SUBSHELL = "in a subshell ( )"
 # where a statement runs, not whether: inside them a variable is bound as surely as outside
 _WHERE = frozenset((BACKGROUND, SUBSHELL))
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _value_text(value: Any) -> str:
+    """A variable's value in a condition's guard: the text, an array in parentheses, ``?`` when not
+    known; a long one by its digest, so that a guard stays short whatever the variable holds."""
+    if isinstance(value, Unknown):
+        return "?"
+    text = "(" + " ".join(value) + ")" if isinstance(value, list) else str(value)
+    if len(text) <= 200:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return f"<{len(text)} characters, sha256 {digest}>"
 
 
 def conditional(when: list[str]) -> bool:

@@ -73,6 +73,31 @@ PAIRS = [
         "f() { shift; local a=$1; python t.py $a; }\nf p q\n",
     ),
     ('A=("$@")\nshift\npython t.py ${A[@]}\n', 'shift\nA=("$@")\npython t.py ${A[@]}\n'),
+    # a condition reads the variables as they are when it runs, not their last value
+    (
+        "X=1\nif [ $X = 1 ]; then python a.py; fi\nX=2\npython t.py --x $X\n",
+        "X=2\nif [ $X = 1 ]; then python a.py; fi\nX=2\npython t.py --x $X\n",
+    ),
+    (
+        "X=1\n[ $X = 1 ] && python a.py\nX=2\npython t.py $X\n",
+        "X=2\n[ $X = 1 ] && python a.py\nX=2\npython t.py $X\n",
+    ),
+    (
+        "N=1\nif (( N > 0 )); then python a.py; fi\nN=2\npython t.py $N\n",
+        "N=0\nif (( N > 0 )); then python a.py; fi\nN=2\npython t.py $N\n",
+    ),
+    (
+        "X=1\ncase $X in 1) python a.py;; esac\nX=2\npython t.py $X\n",
+        "X=3\ncase $X in 1) python a.py;; esac\nX=2\npython t.py $X\n",
+    ),
+    (
+        "X=1\nfor i in $X; do python a.py; done\nX=2\npython t.py $X\n",
+        'X="1 2"\nfor i in $X; do python a.py; done\nX=2\npython t.py $X\n',
+    ),
+    (
+        "f() { python a.py; }\nX=1\nif [ $X = 1 ]; then f; fi\nX=2\npython t.py $X\n",
+        "f() { python a.py; }\nX=2\nif [ $X = 1 ]; then f; fi\nX=2\npython t.py $X\n",
+    ),
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
@@ -154,3 +179,11 @@ def test_the_shebang_is_the_program_that_runs_a_script(one, two, tmp_path):
     assert seen[0] != seen[1]
     assert _changes(one, two) == ["@shebang"]
     assert read_shell("#!  /bin/bash   -e \t\npython t.py\n").data["@shebang"] == "/bin/bash -e"
+
+
+def test_a_condition_shows_the_values_it_reads():
+    data = read_shell("X=1\nif [ $X = 1 ]; then python a.py; fi\n").data
+    assert data["commands"]["a.py"]["@when"] == "[ $X = 1 ] where X=1"
+    # a long value is named by its digest, so a guard stays short
+    when = read_shell(f"X={'a' * 500}\n[ $X ] && python a.py\n").data["commands"]["a.py"]["@when"]
+    assert when.startswith("[ $X ] where X=<500 characters, sha256 ") and len(when) < 80
