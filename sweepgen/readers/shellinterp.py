@@ -224,11 +224,10 @@ class Reader(Walk):
             self.unset(node, when)
             return
         if node.type == "test_command":
-            self.store(
-                "test",
-                self.guarded({"@test": NotEvaluated(self.norm(node), self.filename, self.line(node))}, when),
-                self.line(node),
-            )
+            # `[[ ... ]]` reads its variables now (bare names too, in `-gt`), and its status
+            # decides `set -e` and `$?`: kept as source with the values it reads
+            test = {"@test": NotEvaluated(self.with_values(self.norm(node)), self.filename, self.line(node))}
+            self.store("test", self.guarded(test, when), self.line(node))
             return
         self.seen_command = True
         if self.split_assignment(node, when, redirects):
@@ -429,6 +428,7 @@ class Reader(Walk):
         data: dict[str, Any] = dict(parsed)
         if launchers:
             data["@launcher"] = launchers
+        data.update(self.bare_reads(head, words))
         if prefix:
             data["@env"] = prefix
         for key in ("@stdin", "@stdout", "@stderr"):
@@ -452,6 +452,12 @@ class Reader(Walk):
                 self.call(head, when, state, line)
             finally:
                 self.restore(saved)
+
+    def bare_reads(self, head: str, words: list[Field]) -> dict[str, Any]:
+        """``let N=X+1`` reads X by its bare name: the values it reads (``@reads``) are part of
+        what it does, as ``$X`` would be."""
+        reads = self.named_values(" ".join(w.text for w in words[1:])) if head == "let" else {}
+        return {"@reads": reads} if reads else {}
 
     def shopt(self, words: list[Field], when: list[str]) -> None:
         """``shopt -s lastpipe`` (``-u`` undoes it): where the words are not known, or it runs under a

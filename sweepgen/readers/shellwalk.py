@@ -133,10 +133,15 @@ class Walk:
         """``text`` and the value now of each variable it names that the script bound: ``[ $X = 1 ]``
         and ``(( N > 0 ))`` read them when they run, so ``X=1`` and ``X=2`` before the same
         condition are different runs (a value past a few lines is named by its digest)."""
-        names = sorted({name for name in _NAME.findall(text) if name in self.vars})
-        if not names:
+        values = self.named_values(text)
+        if not values:
             return text
-        return f"{text} where " + ", ".join(f"{name}={_value_text(self.vars[name])}" for name in names)
+        return f"{text} where " + ", ".join(f"{name}={value}" for name, value in values.items())
+
+    def named_values(self, text: str) -> dict[str, str]:
+        """The value now of each variable ``text`` names that the script bound, by name."""
+        names = sorted({name for name in _NAME.findall(text) if name in self.vars})
+        return {name: _value_text(self.vars[name]) for name in names}
 
     def norm(self, node: Any) -> str:
         """Normalised source of a node: comments and layout do not count."""

@@ -98,6 +98,13 @@ PAIRS = [
         "f() { python a.py; }\nX=1\nif [ $X = 1 ]; then f; fi\nX=2\npython t.py $X\n",
         "f() { python a.py; }\nX=2\nif [ $X = 1 ]; then f; fi\nX=2\npython t.py $X\n",
     ),
+    # so do `let` and a test alone (under `set -e` its status ends the script), bare names too
+    ("X=1\nlet N=X+1\nX=5\npython t.py $X $N\n", "X=2\nlet N=X+1\nX=5\npython t.py $X $N\n"),
+    ("set -e\nX=1\n[ $X = 1 ]\nX=5\npython t.py $X\n", "set -e\nX=2\n[ $X = 1 ]\nX=5\npython t.py $X\n"),
+    (
+        "set -e\nX=1\n[[ X -gt 0 ]]\nX=5\npython t.py $X\n",
+        "set -e\nX=0\n[[ X -gt 0 ]]\nX=5\npython t.py $X\n",
+    ),
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
