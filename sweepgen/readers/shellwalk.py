@@ -79,6 +79,7 @@ class Walk:
         # `shift` or `set --` that changed them (`shellinterp.Reader.move_positionals`)
         self.argv = ""
         self.argv_changes = 0
+        self.loops = 0  # loops being walked: `break` and `continue` leave one
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -114,8 +115,7 @@ class Walk:
             tree = self.parser.parse(source)
             self.src = source
             self.offset = line_offset
-            for node in tree.root_node.named_children:
-                self.statement(node, when, redirects)
+            self.sequence(tree.root_node.named_children, when, redirects)
         finally:
             self.depth -= 1
 
@@ -180,8 +180,7 @@ class Walk:
             # `( cd x; export A=1 )` changes nothing after it: never the same as `cd x; export A=1`
             self.isolated(node.named_children, [*when, SUBSHELL], redirects)
         elif kind in ("compound_statement", "do_group", "negated_command"):
-            for child in node.named_children:
-                self.statement(child, when, redirects)
+            self.sequence(node.named_children, when, redirects)
         elif kind == "if_statement":
             self.if_statement(node, when, redirects)
         elif kind == "case_statement":
@@ -284,14 +283,37 @@ class Walk:
             {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()},
             set(self.exported),
             dict(self.functions),
-            (dict(self.readonly), self.lastpipe),
+            (dict(self.readonly), self.lastpipe, self.argv),
         )
         try:
-            for node in nodes:
-                self.statement(node, when, redirects)
+            self.sequence(nodes, when, redirects)
         finally:
             self.vars, self.exported, self.functions = saved[0], saved[1] | self.exported, saved[2]
-            self.readonly, self.lastpipe = saved[3]
+            self.readonly, self.lastpipe, self.argv = saved[3]
+
+    def sequence(self, nodes: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
+        """Statements in order. After a ``return``, ``exit``, ``break`` or ``continue`` that runs
+        whenever the list does, the rest never runs: walked (so that an edit there still shows) in a
+        copy of the state, under ``never reached (after return)``, binding nothing."""
+        for index, node in enumerate(nodes):
+            self.statement(node, when, redirects)
+            word = self.flow(node)
+            if word is not None and index + 1 < len(nodes):
+                self.isolated(nodes[index + 1 :], [*when, f"never reached (after {word})"], redirects)
+                return
+
+    def flow(self, node: Any) -> str | None:
+        """The builtin that leaves the list here (``return`` in a function body, ``break`` or
+        ``continue`` in a loop, ``exit``), when ``node`` is one on its own; else None."""
+        name = node.child_by_field_name("name") if node.type == "command" else None
+        word = self.text(name) if name is not None else None
+        if (
+            word == "exit"
+            or (word == "return" and self.frames)
+            or (word in ("break", "continue") and self.loops)
+        ):
+            return word
+        return None
 
     def pipeline(self, parts: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
         """``a | b``: each part runs in a child process, except the last under ``shopt -s lastpipe``
@@ -306,8 +328,7 @@ class Walk:
         if node.type == "subshell":
             self.isolated(node.named_children, [*when, SUBSHELL], redirects)
         elif node.type in ("compound_statement", "do_group"):
-            for child in node.named_children:
-                self.statement(child, when, redirects)
+            self.sequence(node.named_children, when, redirects)
         else:
             self.statement(node, when, redirects)
 
@@ -368,8 +389,7 @@ class Walk:
                 sub = [part for part in child.named_children if part.type != "comment"]
                 clauses.append(([*when, *negated], sub))
         for guard, statements in clauses:
-            for statement in statements:
-                self.statement(statement, guard, redirects)
+            self.sequence(statements, guard, redirects)
 
     def case_statement(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         value = node.child_by_field_name("value")
@@ -382,9 +402,8 @@ class Walk:
         """One clause of a ``case``: its statements, under the guard its patterns spell."""
         patterns = [self.read_now(c) for c in item.children_by_field_name("value")]
         guard = f"case {subject} in {'|'.join(patterns)}"
-        for index, child in enumerate(item.children):
-            if child.is_named and not _case_pattern(item, index, child):
-                self.statement(child, [*when, guard], redirects)
+        body = [c for i, c in enumerate(item.children) if c.is_named and not _case_pattern(item, i, c)]
+        self.sequence(body, [*when, guard], redirects)
 
     def loop(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         body = node.child_by_field_name("body")
@@ -394,7 +413,11 @@ class Walk:
         if variable is not None:
             self.vars[self.text(variable)] = UNKNOWN
         if body is not None:
-            self.block(body, [*when, guard], redirects)
+            self.loops += 1
+            try:
+                self.block(body, [*when, guard], redirects)
+            finally:
+                self.loops -= 1
 
     # redirections ----------------------------------------------------------------------------------
 

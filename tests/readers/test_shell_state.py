@@ -105,6 +105,13 @@ PAIRS = [
         "set -e\nX=1\n[[ X -gt 0 ]]\nX=5\npython t.py $X\n",
         "set -e\nX=0\n[[ X -gt 0 ]]\nX=5\npython t.py $X\n",
     ),
+    # what follows a `return`, `break` or `exit` never runs
+    ("f() { X=2; return; }\nX=1\nf\npython t.py $X\n", "f() { return; X=2; }\nX=1\nf\npython t.py $X\n"),
+    (
+        "for i in 1 2; do X=$i; break; done\npython t.py $X\n",
+        "for i in 1 2; do break; X=$i; done\npython t.py $X\n",
+    ),
+    ("(python a.py; exit; python b.py)\n", "(python a.py; python b.py; exit)\n"),
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
@@ -194,3 +201,12 @@ def test_a_condition_shows_the_values_it_reads():
     # a long value is named by its digest, so a guard stays short
     when = read_shell(f"X={'a' * 500}\n[ $X ] && python a.py\n").data["commands"]["a.py"]["@when"]
     assert when.startswith("[ $X ] where X=<500 characters, sha256 ") and len(when) < 80
+
+
+def test_what_follows_a_return_is_recorded_as_never_reached_and_binds_nothing():
+    data = read_shell("f() { return; X=2; python a.py; }\nX=1\nf\npython t.py $X\n").data
+    assert data["commands"]["t.py"]["@args"] == [1]
+    assert data["commands"]["a.py"]["@when"] == "function f and never reached (after return)"
+    # `return` outside a function and `break` outside a loop are errors bash goes past
+    assert read_shell("return\nX=1\npython t.py $X\n").data["commands"]["t.py"]["@args"] == [1]
+    assert read_shell("break\nX=1\npython t.py $X\n").data["commands"]["t.py"]["@args"] == [1]
