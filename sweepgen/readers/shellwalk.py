@@ -304,9 +304,12 @@ class Walk:
 
     def flow(self, node: Any) -> str | None:
         """The builtin that leaves the list here (``return`` in a function body, ``break`` or
-        ``continue`` in a loop, ``exit``), when ``node`` is one on its own; else None."""
+        ``continue`` in a loop, ``exit``, ``exec`` of a program), when ``node`` is one on its own;
+        else None."""
         name = node.child_by_field_name("name") if node.type == "command" else None
         word = self.text(name) if name is not None else None
+        if word == "exec" and node.child_by_field_name("argument") is not None:
+            return word  # `exec python t.py` replaces the shell; `exec > log` only redirects it
         if (
             word == "exit"
             or (word == "return" and self.frames)

@@ -112,6 +112,7 @@ PAIRS = [
         "for i in 1 2; do break; X=$i; done\npython t.py $X\n",
     ),
     ("(python a.py; exit; python b.py)\n", "(python a.py; python b.py; exit)\n"),
+    ("X=1\npython t.py $X\nexec true\npython b.py\n", "X=1\npython t.py $X\ntrue\npython b.py\n"),
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
@@ -207,6 +208,10 @@ def test_what_follows_a_return_is_recorded_as_never_reached_and_binds_nothing():
     data = read_shell("f() { return; X=2; python a.py; }\nX=1\nf\npython t.py $X\n").data
     assert data["commands"]["t.py"]["@args"] == [1]
     assert data["commands"]["a.py"]["@when"] == "function f and never reached (after return)"
+    # `exec` of a program replaces the shell; `exec > log` only redirects it
+    exec_true = read_shell("exec true\npython b.py\n").data["commands"]["b.py"]["@when"]
+    assert exec_true == "never reached (after exec)"
+    assert "@when" not in read_shell("exec > log\npython b.py\n").data["commands"]["b.py"]
     # `return` outside a function and `break` outside a loop are errors bash goes past
     assert read_shell("return\nX=1\npython t.py $X\n").data["commands"]["t.py"]["@args"] == [1]
     assert read_shell("break\nX=1\npython t.py $X\n").data["commands"]["t.py"]["@args"] == [1]
