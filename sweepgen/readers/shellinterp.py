@@ -55,6 +55,8 @@ class Reader(Walk):
             env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
         if self.late:
             env["@late"] = self.late
+        if self.made_readonly:
+            plain["@readonly"] = self.made_readonly
         self.result.data = {
             "sbatch": self.sbatch,
             "env": env,
@@ -306,7 +308,7 @@ class Reader(Walk):
                 node, when, keyword == "export" or "x" in letters, bool(letters & {"a", "A"}), local
             )
         if _makes_readonly(keyword, self.declare_options(node)):
-            self.make_readonly(self.declared_names(node), not (local or conditional(when)))
+            self.make_readonly(self.declared_names(node), not (local or conditional(when)), when)
 
     def refuse_local(self, node: Any, when: list[str]) -> None:
         """bash refuses ``local`` outside a function ("can only be used in a function"): it binds
@@ -315,11 +317,13 @@ class Reader(Walk):
         entry = {"@refused": NotEvaluated(self.norm(node), self.filename, line)}
         self.store("local", self.guarded(entry, when), line)
 
-    def make_readonly(self, names: list[str], sure: bool) -> None:
+    def make_readonly(self, names: list[str], sure: bool, when: list[str]) -> None:
         """Read-only from here on; only maybe where it was made so under a condition, or local to a
-        function (read-only no more once the body returns)."""
+        function (read-only no more once the body returns). Shown under ``vars.@readonly`` with
+        the condition, if any: a later assignment fails (and ends a ``set -e`` script)."""
         for name in names:
             self.readonly[name] = self.readonly.get(name) or sure
+            self.made_readonly.setdefault(name, []).append(" and ".join(when))
 
     def declare_each(self, node: Any, when: list[str], export: bool, array: bool, local: bool) -> None:
         """Each name of a declaration with its plain options: assigned, or declared without a value."""

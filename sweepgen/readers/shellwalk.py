@@ -73,6 +73,7 @@ class Walk:
         self.frames: list[Frame] = []  # the `local` variables of each body being walked
         # read-only names -> True where surely so, False where maybe (made so under a condition)
         self.readonly: dict[str, bool] = {}
+        self.made_readonly: dict[str, list[str]] = {}  # name -> the condition of each `readonly`
         # `shopt -s lastpipe`: a pipeline's last part runs in this shell (None: it may, or may not)
         self.lastpipe: bool | None = False
         # what the positional parameters are: "" as given (to the script or function), else the

@@ -53,6 +53,11 @@ PAIRS = [
     ("declare -r X=1\ndeclare X=2\npython t.py --x $X\n", "declare X=1\ndeclare X=2\npython t.py --x $X\n"),
     ("X=1\nreadonly X\nX+=2\npython t.py --x $X\n", "X=1\nX+=2\npython t.py --x $X\n"),
     ("export X=1\nreadonly X\nunset X\npython t.py\n", "export X=1\nunset X\npython t.py\n"),
+    # a refused assignment fails: under `set -e` it ends the script, so `readonly` itself shows
+    (
+        "set -e\nX=0\nreadonly X\nf() { local X=1; }\nf\npython t.py\n",
+        "set -e\nX=0\nf() { local X=1; }\nf\npython t.py\n",
+    ),
     # `local` outside a function is an error to bash: it binds nothing
     ("local N=8\npython t.py --n $N\n", "N=8\npython t.py --n $N\n"),
     # under lastpipe the last part of a pipeline runs in the script's shell: what it binds stays
@@ -130,6 +135,7 @@ def test_a_refused_assignment_keeps_the_value_and_shows_the_attempt():
     data = read_shell("readonly X=1\nexport X=2\npython t.py --x $X\n").data
     assert data["commands"]["t.py"]["--x"] == 1
     assert data["env"]["X"] == ["1", {"@readonly": "2"}]  # exported still, as bash does
+    assert data["vars"]["@readonly"] == {"X": [""]}
 
 
 def test_a_readonly_under_a_condition_leaves_later_values_unknown():
