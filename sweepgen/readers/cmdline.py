@@ -443,7 +443,8 @@ def _numbered_key(name: str, out: dict[str, Any]) -> str:
     return f"{name} #{sum(k.split(' #')[0] == name for k in out) + 1}"
 
 
-_SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}|\$[@*]|\$\{[@*]\}")
+# (a mark the shell reader adds stays inside the braces: `${A[@] unknown #1}`, `${@ after shift 1}`)
+_SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\](?: [^{}]*)?\}|\$[@*]|\$\{[@*](?: [^{}]*)?\}")
 
 
 def _spread(word: Word) -> bool:

@@ -12,19 +12,18 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellbinds import ANY, bound_names
-from sweepgen.readers.shellvalues import mark_positionals
+from sweepgen.readers.shellvalues import POSITIONAL, mark_references
 from sweepgen.readers.shellwalk import Walk, conditional, normalise_value
 from sweepgen.readers.shellwords import (
     GLOB,
-    UNKNOWN,
     Field,
     Partial,
     Unknown,
     ansi_c,
     arithmetic,
+    arithmetic_assigned,
     escape_literal,
     expand_quoted,
-    forget_assigned,
     joined,
     lookup,
     partial,
@@ -79,12 +78,18 @@ class Reader(Walk):
         return shown["env"], shown["vars"]
 
     def section(self, name: str, history: list[tuple[str, Any, int]]) -> str | None:
-        """Where a variable shows: ``env`` when exported; ``vars`` when it is bound under a condition,
-        never substituted into a command, or the script is opaque; else nowhere, since its value
-        already shows in the commands that use it."""
+        """Where a variable shows: ``env`` when exported, or once exported (a program run then saw
+        each value it had, which no command line shows); ``vars`` when it is bound under a
+        condition, never substituted into a command, or the script is opaque; else nowhere, since
+        its value already shows in the commands that use it."""
         if name in self.exported:
             return "env"
-        if self.opaque or name not in self.substituted or any(w for w, _, _ in history):
+        if (
+            name in self.unexported
+            or self.opaque
+            or name not in self.substituted
+            or any(w for w, _, _ in history)
+        ):
             return "vars"
         return None
 
@@ -131,7 +136,7 @@ class Reader(Walk):
         self.keep_opaque(node, when)
         base = name_node.child_by_field_name("name") if name_node is not None else None
         if base is not None:
-            self.vars[self.text(base)] = UNKNOWN
+            self.forget(self.text(base))
 
     def assigned_value(self, value_node: Any) -> tuple[Any, bool]:
         """What an assignment binds and whether it is known: nothing (``X=``), an array's words
@@ -157,7 +162,7 @@ class Reader(Walk):
         self.check_size(name, self.sizes.get(name, 0) + _size(value), line)
         self.assignments[name].append((" and ".join(when), {"+=": self.shown(value, known, line)}, line))
         if conditional(when) or isinstance(old, Unknown):
-            self.vars[name] = UNKNOWN
+            self.forget(name)
         else:
             self.vars[name] = _appended(old, value, known)
 
@@ -180,7 +185,7 @@ class Reader(Walk):
             (" and ".join(when), self.shown(value, known, line), line)
         )
         if conditional(when):
-            self.vars[name] = UNKNOWN
+            self.forget(name)
         elif known or isinstance(value, list):
             self.vars[name] = value
         else:
@@ -199,7 +204,7 @@ class Reader(Walk):
             attempt = self.shown(value, known, line)
         self.assignments.setdefault(name, []).append((" and ".join(when), {"@readonly": attempt}, line))
         if not sure:
-            self.vars[name] = UNKNOWN
+            self.forget(name)
         return True
 
     def shown(self, value: Any, known: bool, line: int) -> Any:
@@ -267,6 +272,7 @@ class Reader(Walk):
             elif not name.startswith("-"):
                 self.bind(name, "", True, when, self.line(node))
                 self.note_late(name)
+                self.unexported.update(self.exported & {name})
                 self.exported.discard(name)
                 self.vars.pop(name, None)
 
@@ -365,10 +371,10 @@ class Reader(Walk):
     def declare(self, name: str, export: bool, array: bool, when: list[str], line: int) -> None:
         """``export NAME`` marks it exported; ``declare [-a] NAME`` binds it empty (an empty array
         with -a/-A) unless the script already assigned it."""
-        if export:
+        if export and name not in self.exported:  # an export of an exported one changes nothing
             self.exported.add(name)
             self.note_late(name)
-        elif name not in self.assignments:
+        elif not export and name not in self.assignments:
             self.bind(name, [] if array else "", True, when, line)
 
     def opaque_declaration(self, node: Any, when: list[str]) -> None:
@@ -376,7 +382,7 @@ class Reader(Walk):
         option bash refuses binds nothing: kept as source, and its variables are not known after."""
         self.keep_opaque(node, when)
         for name in self.declared_names(node):
-            self.vars[name] = UNKNOWN
+            self.forget(name)
             self.note_late(name)  # `export -n X` after a program ran: that program saw X
 
     def run(  # noqa: C901, PLR0912 - one branch per builtin the interpreter follows (export, set, source, cd...)
@@ -495,7 +501,7 @@ class Reader(Walk):
             self.opaque = True
             names = list(self.vars)
         for name in names:
-            self.vars[name] = UNKNOWN
+            self.forget(name)
 
     def bash_c(
         self,
@@ -661,7 +667,9 @@ class Reader(Walk):
                 for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
                     self.substituted.add(used)
                 return [Field(computed, True, line)]
-            forget_assigned(source, self.vars)
+            for name in arithmetic_assigned(source):
+                if name in self.vars:
+                    self.forget(name)
             self.opaque = True
             return [Field(source, False, line)]
         if kind == "command_substitution":
@@ -674,9 +682,18 @@ class Reader(Walk):
         return [Field(self.marked(self.text(node)), False, line)]
 
     def marked(self, source: str) -> str:
-        """``source`` with the positional parameters it reads marked by their state, where a
-        ``shift`` or ``set --`` changed them (``mark_positionals``)."""
-        return mark_positionals(source, self.argv) if self.argv else source
+        """``source`` with each parameter it reads marked by its state (``mark_references``):
+        a positional after a ``shift`` or ``set --`` (``${1 after shift 2}``), a variable the
+        script made unknown (``${X unknown #2}``, never the ``$X`` of the environment)."""
+        return mark_references(source, self.label_of) if self.argv or self.forgets else source
+
+    def label_of(self, inner: str) -> str | None:
+        """How a parameter named by ``inner`` (``1``, ``X:-d``) is marked, if it is."""
+        if self.argv and POSITIONAL.match(inner):
+            return f"after {self.argv}"
+        name = re.match(r"[#!]?([A-Za-z_][A-Za-z0-9_]*)", inner)
+        value = self.vars.get(name.group(1)) if name else None
+        return f"unknown {value.tag}" if isinstance(value, Unknown) and value.tag else None
 
     def heredoc_text(self, raw: str) -> tuple[str, bool]:
         """An unquoted here-document's body, expanded; kept as written where it joins words by an

@@ -15,10 +15,10 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import sbatch
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellwords import (
-    UNKNOWN,
     Field,
     Unknown,
     Vars,
+    arithmetic_assigned,
     balanced,
     expand_quoted,
 )
@@ -51,6 +51,7 @@ class Walk:
         self.vars: Vars = {}
         self.assignments: dict[str, list[tuple[str, Any, int]]] = {}  # name -> (when, value, line)
         self.exported: set[str] = set()
+        self.unexported: set[str] = set()  # exported once, then no longer (`unset`, a `local -x` undone)
         self.inherited: set[str] = set()  # exported by the parent of a `bash -c`: not this shell's
         self.last_program: str | None = None  # the key of the last command an export could matter to
         self.late: dict[str, list[str]] = {}  # exported name -> after which program each value came
@@ -81,6 +82,7 @@ class Walk:
         self.argv = ""
         self.argv_changes = 0
         self.loops = 0  # loops being walked: `break` and `continue` leave one
+        self.forgets: dict[str, int] = {}  # name -> how many times the script made it unknown
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -125,6 +127,12 @@ class Walk:
 
     def text(self, node: Any) -> str:
         return bytes(self.src[node.start_byte : node.end_byte]).decode("utf-8", "surrogateescape")
+
+    def forget(self, name: str) -> None:
+        """``name`` is not known from here on; each time the script makes it so is told apart (a
+        use after ``read X`` is not one after a second ``read X``, nor the environment's X)."""
+        self.forgets[name] = self.forgets.get(name, 0) + 1
+        self.vars[name] = Unknown(f"#{self.forgets[name]}")
 
     def read_now(self, node: Any) -> str:
         """A condition (``if``, ``&&``, ``case``, a loop's head) as written, with the values it reads."""
@@ -180,6 +188,13 @@ class Walk:
         elif kind == "subshell":
             # `( cd x; export A=1 )` changes nothing after it: never the same as `cd x; export A=1`
             self.isolated(node.named_children, [*when, SUBSHELL], redirects)
+        elif kind == "compound_statement" and self.text(node).startswith("(("):
+            # `(( N++ ))` reads and assigns variables by their bare names: kept as source with the
+            # values it reads, and what it assigns is not known after it
+            self.keep_opaque(node, when, self.with_values(self.norm(node)))
+            for name in arithmetic_assigned(self.text(node)):
+                if name in self.vars:
+                    self.forget(name)
         elif kind in ("compound_statement", "do_group", "negated_command"):
             self.sequence(node.named_children, when, redirects)
         elif kind == "if_statement":
@@ -243,7 +258,7 @@ class Walk:
         under a condition of its own may not have run, so that variable is not known after."""
         for name, (had, value, exported, sure) in frame.saved.items():
             if not sure:
-                self.vars[name] = UNKNOWN
+                self.forget(name)
                 continue
             if had:
                 self.vars[name] = value
@@ -252,6 +267,7 @@ class Walk:
             if exported:
                 self.exported.add(name)
             else:
+                self.unexported.update(self.exported & {name})
                 self.exported.discard(name)
 
     def uncalled(self) -> None:
@@ -262,9 +278,9 @@ class Walk:
             if name not in self.called:
                 self.call(name, ["never called"], {}, 0)
 
-    def keep_opaque(self, node: Any, when: list[str]) -> None:
+    def keep_opaque(self, node: Any, when: list[str], source: str | None = None) -> None:
         self.opaque = True
-        source = self.norm(node)
+        source = self.norm(node) if source is None else source
         if not source:
             return
         entry: Any = NotEvaluated(source, self.filename, self.line(node))
@@ -415,7 +431,7 @@ class Walk:
         guard = self.with_values(normalise(head).rstrip("; "))
         variable = node.child_by_field_name("variable")
         if variable is not None:
-            self.vars[self.text(variable)] = UNKNOWN
+            self.forget(self.text(variable))
         if body is not None:
             self.loops += 1
             try:
@@ -638,7 +654,7 @@ def _value_text(value: Any) -> str:
     """A variable's value in a condition's guard: the text, an array in parentheses, ``?`` when not
     known; a long one by its digest, so that a guard stays short whatever the variable holds."""
     if isinstance(value, Unknown):
-        return "?"
+        return f"?{value.tag}"
     text = "(" + " ".join(value) + ")" if isinstance(value, list) else str(value)
     if len(text) <= 200:
         return text

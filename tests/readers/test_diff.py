@@ -145,6 +145,8 @@ def test_a_signed_zero_is_a_change_in_the_walk_and_the_reference():
         assert [c.kind for c in diff(old, new)] == ["changed"] and not strictly_equal(old, new)
         assert _same_changes(diff(old, new, aligned=False), deepdiff_changes(old, new))
     assert diff({"lr": -0.0}, {"lr": -0.0}) == [] and diff({"x": [0.0]}, {"x": [0.0]}) == []
+    # lists are aligned by the same rule: one inserted zero is one added item
+    assert [(c.dotted, c.kind) for c in diff({"a": [-0.0]}, {"a": [0.0, -0.0]})] == [("a[0]", "added")]
 
 
 def test_whole_mappings_that_share_nothing_are_still_diffed_key_by_key():

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from sweepgen.readers.diff import diff
+from sweepgen.readers.compare import compare
 from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.shellconfig import read_shell
 
@@ -42,7 +46,11 @@ def _bash_sees(script: str, tmp_path) -> str:
 
 
 def _changes(one: str, two: str) -> list[str]:
-    return [change.dotted for change in diff(read_shell(one).data, read_shell(two).data)]
+    """What `sweepgen diff` reports on the two scripts (through compare: `@order` included)."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "a.sh").write_text(one)
+        (Path(folder) / "b.sh").write_text(two)
+        return [change.dotted for change in compare(f"{folder}/a.sh", f"{folder}/b.sh").changes]
 
 
 PAIRS = [
@@ -118,6 +126,15 @@ PAIRS = [
     ),
     ("(python a.py; exit; python b.py)\n", "(python a.py; python b.py; exit)\n"),
     ("X=1\npython t.py $X\nexec true\npython b.py\n", "X=1\npython t.py $X\ntrue\npython b.py\n"),
+    # a variable the script made unknown is not the environment's; one exported, then unset, was
+    # seen by the programs run meanwhile; an export before a program is not one after it
+    ("read X <<< q\nY=${X:-d}\npython t.py $Y\n", "Y=${X:-d}\nread X <<< q\npython t.py $Y\n"),
+    (
+        "f() { python f.py $Y; }\nexport Y=3\nY=1\npython t.py\nunset Y\n",
+        "f() { python f.py $Y; }\nexport Y=3\npython t.py\nunset Y\n",
+    ),
+    ("X=1\nexport X\npython t.py\nexport X\n", "X=1\npython t.py\nexport X\n"),
+    ("X=1\nX=1\n((X++))\npython t.py $X\n", "X=1\n((X++))\nX=1\npython t.py $X\n"),
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
@@ -221,3 +238,77 @@ def test_what_follows_a_return_is_recorded_as_never_reached_and_binds_nothing():
     # `return` outside a function and `break` outside a loop are errors bash goes past
     assert read_shell("return\nX=1\npython t.py $X\n").data["commands"]["t.py"]["@args"] == [1]
     assert read_shell("break\nX=1\npython t.py $X\n").data["commands"]["t.py"]["@args"] == [1]
+
+
+# statements whose effect on later ones is state this reader tracks: read-only and exported
+# variables, `local`, positionals and `shift`/`set --`, lastpipe, conditions, `return`/`break`,
+# subshells and arrays; every program run is the stub, which prints what it gets
+_STATEMENTS = [
+    "X=1",
+    "X=2",
+    'X="a b"',
+    "Y=$X",
+    'Y="$1"',
+    "readonly X",
+    "export X",
+    "export Y=3",
+    "unset Y",
+    "local X=4",
+    "shift",
+    "set -- c d",
+    "shopt -s lastpipe",
+    "echo | X=7",
+    '[ "$X" = 1 ] && python a.py',
+    'if [ "$X" = 2 ]; then Y=8; fi',
+    "f",
+    "f z",
+    'python t.py "$X" $Y "$1"',
+    "python t.py $X",
+    "for i in $X; do python a.py $i; break; Y=9; done",
+    "(X=3; python b.py $X)",
+    'A=(a "$1"); python c.py ${A[@]}',
+    "X+=z",
+    "read X <<< q",
+    ": ${Y:=9}",
+    "Y=${X:-d}",
+    "printf -v Y %s $X",
+    'eval "Y=$X"',
+    "export -n Y",
+    "X=2 f",
+    "false",
+    "set -e",
+    "exit",
+    "declare -i X=2+3",
+    "((X++))",
+    "trap 'python trap.py $X' EXIT",
+]
+_PRELUDE = 'f() { local X=5; python f.py "$X" "$1" $Y; return; X=6; }\n'
+
+
+def _mutated(statements: list[str], edit: tuple[int, int, str]) -> list[str]:
+    index, kind, new = edit
+    index %= len(statements)
+    if kind == 0:
+        return [*statements[:index], new, *statements[index + 1 :]]
+    if kind == 1:
+        return [*statements[:index], *statements[index + 1 :]]
+    if kind == 2:
+        return [*statements[:index], new, *statements[index:]]
+    after = min(index + 1, len(statements) - 1)
+    swapped = list(statements)
+    swapped[index], swapped[after] = swapped[after], swapped[index]
+    return swapped
+
+
+@needs_bash
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    statements=st.lists(st.sampled_from(_STATEMENTS), min_size=1, max_size=6),
+    edit=st.tuples(st.integers(0, 5), st.integers(0, 3), st.sampled_from(_STATEMENTS)),
+)
+def test_property_an_edit_bash_runs_apart_is_never_equal(statements, edit, tmp_path):
+    one = _PRELUDE + "\n".join(statements) + "\n"
+    two = _PRELUDE + "\n".join(_mutated(statements, edit)) + "\n"
+    # what the programs get, not the script's own exit status (not modelled: the last statement's)
+    if _bash_sees(one, tmp_path).rsplit("rc=", 1)[0] != _bash_sees(two, tmp_path).rsplit("rc=", 1)[0]:
+        assert _changes(one, two), f"bash runs these apart, diff calls them equal:\n{one}---\n{two}"
