@@ -264,17 +264,28 @@ class Reader(Walk):
 
     def unset(self, node: Any, when: list[str]) -> None:
         """``unset X``: X is empty and no longer exported (a later ``X=v`` stays in this shell); after
-        a program ran, that program still saw X (``env.@late``)."""
-        for child in node.named_children:
-            name = self.text(child)
-            if not name.startswith("-") and self.readonly.get(name) is not None:
+        a program ran, that program still saw X (``env.@late``). ``unset -f F`` removes the
+        function F: a later call runs nothing of it (where the unset is conditional, it still may)."""
+        words = [self.text(child) for child in node.named_children]
+        names = [word for word in words if word[:1] != "-"]
+        if "-f" in words:
+            self.unset_functions(names, when, self.line(node))
+            return
+        for name in names:
+            if self.readonly.get(name) is not None:
                 self.refused(name, "", True, when, self.line(node))  # bash cannot unset it
-            elif not name.startswith("-"):
-                self.bind(name, "", True, when, self.line(node))
-                self.note_late(name)
-                self.unexported.update(self.exported & {name})
-                self.exported.discard(name)
-                self.vars.pop(name, None)
+                continue
+            self.bind(name, "", True, when, self.line(node))
+            self.note_late(name)
+            self.unexported.update(self.exported & {name})
+            self.exported.discard(name)
+            self.vars.pop(name, None)
+
+    def unset_functions(self, names: list[str], when: list[str], line: int) -> None:
+        self.store("unset", self.guarded({"-f": names}, when), line)
+        if not conditional(when):
+            for name in names:
+                self.functions.pop(name, None)
 
     def split_assignment(self, node: Any, when: list[str], redirects: dict[str, Any]) -> bool:
         """The bash grammar misreads ``X=a/$M/$T/c.yaml`` as ``X=a/$M/$`` running ``T/c.yaml``: an
@@ -677,9 +688,16 @@ class Reader(Walk):
             if here is not None:
                 return [here] if assignment else split_fields(here.text, line) if here.known else [here]
             self.opaque = True
-            return [Field(self.marked(self.text(node)), False, line)]
+            return [Field(self.substitution(self.text(node)), False, line)]
         self.opaque = True
         return [Field(self.marked(self.text(node)), False, line)]
+
+    def substitution(self, text: str) -> str:
+        """A ``$(...)`` not evaluated: it runs with the values bound now, written inside it so that
+        the word stays one (``$(echo $X where X=1)``)."""
+        source = self.marked(text)
+        where = self.with_values(source)[len(source) :]
+        return source[:-1] + where + source[-1:]
 
     def marked(self, source: str) -> str:
         """``source`` with each parameter it reads marked by its state (``mark_references``):

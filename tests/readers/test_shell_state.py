@@ -135,6 +135,9 @@ PAIRS = [
     ),
     ("X=1\nexport X\npython t.py\nexport X\n", "X=1\npython t.py\nexport X\n"),
     ("X=1\nX=1\n((X++))\npython t.py $X\n", "X=1\n((X++))\nX=1\npython t.py $X\n"),
+    # `$(...)` runs with the values bound then; `unset -f f` removes f: a later call runs nothing
+    ("X=1\nY=$(echo $X)\npython t.py $Y\n", "Y=$(echo $X)\nX=1\npython t.py $Y\n"),
+    ("f() { python f.py; }\nf\nunset -f f\n", "f() { python f.py; }\nunset -f f\nf\n"),
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
@@ -281,6 +284,13 @@ _STATEMENTS = [
     "declare -i X=2+3",
     "((X++))",
     "trap 'python trap.py $X' EXIT",
+    "unset -f f",
+    "Y=$(echo $X)",
+    "case $X in 1) Y=c1;; *) Y=c2;; esac",
+    'python b.py <<< "$X"',
+    "X=3 bash -c 'python b.py $X'",
+    'set -- "$X" z',
+    "true && X=and || X=or",
 ]
 _PRELUDE = 'f() { local X=5; python f.py "$X" "$1" $Y; return; X=6; }\n'
 
