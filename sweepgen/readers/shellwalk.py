@@ -280,7 +280,8 @@ class Walk:
 
     def keep_opaque(self, node: Any, when: list[str], source: str | None = None) -> None:
         self.opaque = True
-        source = self.norm(node) if source is None else source
+        # what it reads, it reads now: the values of the variables it names go with its source
+        source = self.with_values(self.norm(node)) if source is None else source
         if not source:
             return
         entry: Any = NotEvaluated(source, self.filename, self.line(node))

@@ -138,6 +138,8 @@ PAIRS = [
     # `$(...)` runs with the values bound then; `unset -f f` removes f: a later call runs nothing
     ("X=1\nY=$(echo $X)\npython t.py $Y\n", "Y=$(echo $X)\nX=1\npython t.py $Y\n"),
     ("f() { python f.py; }\nf\nunset -f f\n", "f() { python f.py; }\nunset -f f\nf\n"),
+    # a construct kept as source reads its variables when it runs, as `declare -i` does
+    ("X=1\nX=2\ndeclare -i N=X\npython t.py $N\n", "X=1\ndeclare -i N=X\nX=2\npython t.py $N\n"),
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
