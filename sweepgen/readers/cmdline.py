@@ -225,6 +225,8 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
         if text == "--":
             return flags, i + 1, None
         if text in _MODULE_FLAGS and i + 1 < len(words):
+            # kept: `accelerate launch -m pkg.t` runs a module, `accelerate launch pkg.t` a file
+            flags[text] = True
             return flags, i + 2, words[i + 1]
         i = _launcher_flag(flags, text, words, i, booleans)
     return flags, i, None

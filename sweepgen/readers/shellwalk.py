@@ -184,7 +184,7 @@ class Walk:
         elif kind == "list":
             self.and_or(node, when, redirects)
         elif kind == "pipeline":
-            self.pipeline(node.named_children, when, redirects)
+            self.pipeline(node, when, redirects)
         elif kind == "subshell":
             # `( cd x; export A=1 )` changes nothing after it: never the same as `cd x; export A=1`
             self.isolated(node.named_children, [*when, SUBSHELL], redirects)
@@ -336,14 +336,18 @@ class Walk:
             return word
         return None
 
-    def pipeline(self, parts: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
+    def pipeline(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         """``a | b``: each part runs in a child process, except the last under ``shopt -s lastpipe``
-        (a script has no job control), which binds in this shell: ``echo 2 | read X`` sets X."""
+        (a script has no job control), which binds in this shell: ``echo 2 | read X`` sets X.
+        ``a |& b`` is ``a 2>&1 | b``: a's standard error goes down the pipe too."""
+        parts = node.named_children
         for index, part in enumerate(parts):
+            both = part.next_sibling is not None and part.next_sibling.type == "|&"
+            state = {**redirects, "@stderr": "stdout"} if both else redirects
             if index < len(parts) - 1 or self.lastpipe is False:
-                self.isolated([part], when, redirects)
+                self.isolated([part], when, state)
             else:  # where lastpipe may be set, what the last part binds is not known after it
-                self.statement(part, when if self.lastpipe else [*when, "if shopt lastpipe"], redirects)
+                self.statement(part, when if self.lastpipe else [*when, "if shopt lastpipe"], state)
 
     def block(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         if node.type == "subshell":

@@ -140,6 +140,8 @@ PAIRS = [
     ("f() { python f.py; }\nf\nunset -f f\n", "f() { python f.py; }\nunset -f f\nf\n"),
     # a construct kept as source reads its variables when it runs, as `declare -i` does
     ("X=1\nX=2\ndeclare -i N=X\npython t.py $N\n", "X=1\ndeclare -i N=X\nX=2\npython t.py $N\n"),
+    # `|&` also pipes standard error (`2>&1 |`)
+    ("ls /no/such/path |& cat\n", "ls /no/such/path | cat\n"),
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
@@ -324,3 +326,10 @@ def test_property_an_edit_bash_runs_apart_is_never_equal(statements, edit, tmp_p
     # what the programs get, not the script's own exit status (not modelled: the last statement's)
     if _bash_sees(one, tmp_path).rsplit("rc=", 1)[0] != _bash_sees(two, tmp_path).rsplit("rc=", 1)[0]:
         assert _changes(one, two), f"bash runs these apart, diff calls them equal:\n{one}---\n{two}"
+
+
+def test_a_launcher_running_a_module_is_not_one_running_a_file():
+    # `accelerate launch -m pkg.t` imports the module pkg.t; `accelerate launch pkg.t` runs a file
+    for launcher, flag in (("accelerate launch", "-m"), ("deepspeed", "--module"), ("torchrun", "-m")):
+        assert _changes(f"{launcher} {flag} pkg.t --x 1\n", f"{launcher} pkg.t --x 1\n")
+    assert _changes("python t.py |& tee log\n", "python t.py 2>&1 | tee log\n") == []
