@@ -14,6 +14,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import sbatch
 from sweepgen.readers.model import NotEvaluated, ReadResult
+from sweepgen.readers.shellbinds import bound_names
 from sweepgen.readers.shellwords import (
     Field,
     Unknown,
@@ -133,6 +134,14 @@ class Walk:
         use after ``read X`` is not one after a second ``read X``, nor the environment's X)."""
         self.forgets[name] = self.forgets.get(name, 0) + 1
         self.vars[name] = Unknown(f"#{self.forgets[name]}")
+
+    def forget_read_in(self, condition: Any) -> None:
+        """A loop's head is run, not read as commands: what a builtin in it binds (``while read
+        -r L``) is not known in the body or after it."""
+        for command in _commands_in(condition):
+            names = bound_names([self.text(word) for word in command.named_children])
+            for name in names if names is not None else []:
+                self.forget(name)
 
     def read_now(self, node: Any) -> str:
         """A condition (``if``, ``&&``, ``case``, a loop's head) as written, with the values it reads."""
@@ -325,16 +334,16 @@ class Walk:
         ``continue`` in a loop, ``exit``, ``exec`` of a program), when ``node`` is one on its own;
         else None."""
         name = node.child_by_field_name("name") if node.type == "command" else None
-        word = self.text(name) if name is not None else None
-        if word == "exec" and node.child_by_field_name("argument") is not None:
-            return word  # `exec python t.py` replaces the shell; `exec > log` only redirects it
-        if (
-            word == "exit"
-            or (word == "return" and self.frames)
-            or (word in ("break", "continue") and self.loops)
-        ):
-            return word
-        return None
+        word = self.text(name) if name is not None else ""
+        leaves = {
+            "exit": True,
+            "return": bool(self.frames),
+            "break": bool(self.loops),
+            "continue": bool(self.loops),
+            # `exec python t.py` replaces the shell; `exec > log` only redirects it
+            "exec": node.child_by_field_name("argument") is not None,
+        }
+        return word if leaves.get(word) else None
 
     def pipeline(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         """``a | b``: each part runs in a child process, except the last under ``shopt -s lastpipe``
@@ -433,10 +442,11 @@ class Walk:
     def loop(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         body = node.child_by_field_name("body")
         head = self.text(node)[: (body.start_byte - node.start_byte) if body is not None else None]
-        guard = self.with_values(normalise(head).rstrip("; "))
+        guard = _with_stdin(self.with_values(normalise(head).rstrip("; ")), redirects.get("@stdin"))
         variable = node.child_by_field_name("variable")
         if variable is not None:
             self.forget(self.text(variable))
+        self.forget_read_in(node.child_by_field_name("condition"))
         if body is not None:
             self.loops += 1
             try:
@@ -665,6 +675,21 @@ def _value_text(value: Any) -> str:
         return text
     digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return f"<{len(text)} characters, sha256 {digest}>"
+
+
+def _with_stdin(guard: str, stdin: Any) -> str:
+    """A loop's guard with the input its head reads (``while read L ... done <<< "$X"``)."""
+    if stdin is None:
+        return guard
+    return f"{guard} (stdin: {stdin.source if isinstance(stdin, NotEvaluated) else stdin})"
+
+
+def _commands_in(node: Any) -> list[Any]:
+    """The ``command`` nodes at or below ``node`` (none for None)."""
+    if node is None:
+        return []
+    found = [node] if node.type == "command" else []
+    return found + [c for child in node.named_children for c in _commands_in(child)]
 
 
 def conditional(when: list[str]) -> bool:

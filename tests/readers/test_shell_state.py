@@ -142,6 +142,12 @@ PAIRS = [
     ("X=1\nX=2\ndeclare -i N=X\npython t.py $N\n", "X=1\ndeclare -i N=X\nX=2\npython t.py $N\n"),
     # `|&` also pipes standard error (`2>&1 |`)
     ("ls /no/such/path |& cat\n", "ls /no/such/path | cat\n"),
+    # a loop's head reads its input, and what `read` binds there is not the environment's
+    (
+        'X=1\nwhile read -r L; do Y=$L; done <<< "$X"\npython t.py "$Y"\n',
+        'while read -r L; do Y=$L; done <<< "$X"\nX=1\npython t.py "$Y"\n',
+    ),
+    ("while read -r L; do python t.py; done <<< a\npython u.py $L\n", "python u.py $L\n"),
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
