@@ -126,6 +126,10 @@ def _inert(path: Path, original: str, edited: str) -> bool:
 def _python_meaning(text: str) -> str:
     tree = ast.parse(text)
     for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            # `from m import (A, B, A)` imports A once: a name listed twice is the same import
+            unique = {(alias.name, alias.asname): alias for alias in node.names}
+            node.names = list(unique.values())
         body = getattr(node, "body", None)
         if not isinstance(body, list) or not body:
             continue
