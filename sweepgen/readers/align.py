@@ -30,6 +30,8 @@ def signature(value: Any) -> Hashable:
         return (type(value), tuple(signature(v) for v in value))
     if isinstance(value, (set, frozenset)):
         return (type(value), frozenset(signature(v) for v in value))
+    if isinstance(value, float) and value == 0.0:
+        return (float, repr(value))  # `-0.0` and `0.0` differ, as in diff._floats_equal
     try:
         hash(value)
     except TypeError:

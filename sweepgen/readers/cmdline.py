@@ -16,7 +16,7 @@ Rules, chosen so that equivalent spellings read the same and no change can hide:
   torchrun's and accelerate's hyphen/underscore twins alike (launcher_spelling.py);
 * argparse flags keep their dashes; ``--f=v`` and ``--f v`` are the same; the words after a flag
   up to the next flag or override are its value (several make a list); a bare flag is True; a flag
-  given again collects its values in a list;
+  given again collects its values under ``@repeated`` (never the list several words make);
 * Hydra overrides ``a.b=1``, ``+a.b=1``, ``++a.b=1``, ``~a.b`` nest by their dots; the prefix stays
   on the first key (``+a``), since adding and overriding are different requests;
 * flag values are typed by YAML 1.2 rules (``1e-5`` and ``0.00001`` are the same float), except
@@ -225,6 +225,8 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
         if text == "--":
             return flags, i + 1, None
         if text in _MODULE_FLAGS and i + 1 < len(words):
+            # kept: `accelerate launch -m pkg.t` runs a module, `accelerate launch pkg.t` a file
+            flags[text] = True
             return flags, i + 2, words[i + 1]
         i = _launcher_flag(flags, text, words, i, booleans)
     return flags, i, None
@@ -443,7 +445,8 @@ def _numbered_key(name: str, out: dict[str, Any]) -> str:
     return f"{name} #{sum(k.split(' #')[0] == name for k in out) + 1}"
 
 
-_SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}|\$[@*]|\$\{[@*]\}")
+# (a mark the shell reader adds stays inside the braces: `${A[@] unknown #1}`, `${@ after shift 1}`)
+_SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\](?: [^{}]*)?\}|\$[@*]|\$\{[@*](?: [^{}]*)?\}")
 
 
 def _spread(word: Word) -> bool:
@@ -503,11 +506,15 @@ def _add(out: dict[str, Any], key: str, value: Any, *, always_list: bool = False
 
 
 class _Repeated(list):  # type: ignore[type-arg]
-    """The values of a flag given more than once (a plain list once the command is read)."""
+    """The values of a flag given more than once (``{"@repeated": [...]}`` once the command is read)."""
 
 
 def plain(value: Any) -> Any:
-    """Turn ``_Repeated`` markers back into plain lists."""
+    """Turn ``_Repeated`` markers into ``{"@repeated": [each value]}``: never the list that one
+    flag with several words is, since argparse reads them apart (``--a 1 --a 2`` is 2, or
+    ``[1, 2]`` with ``action="append"``; ``--a 1 2`` is ``[1, 2]`` with ``nargs``, else an error)."""
+    if isinstance(value, _Repeated):
+        return {"@repeated": [plain(v) for v in value]}
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, hydravalue.Sweep):

@@ -141,8 +141,9 @@ def _walk(old: Any, new: Any, path: tuple[Any, ...], out: list[Change], aligned:
             out.append(Change(path + (index,), "removed", old[index], ABSENT))
         for index in range(len(old), len(new)):
             out.append(Change(path + (index,), "added", ABSENT, new[index]))
-    elif isinstance(old, float) and math.isnan(old) and math.isnan(new):
-        return
+    elif isinstance(old, float):
+        if not _floats_equal(old, new):
+            out.append(Change(path, "changed", old, new))
     elif isinstance(old, (datetime.datetime, datetime.time)):
         # `==` compares instants: 07:32Z and 08:32+01:00 are equal to it, yet a program reading
         # either sees another hour and offset; the written value (offset included) decides
@@ -168,6 +169,7 @@ def deepdiff_changes(old: Any, new: Any) -> list[Change]:
         ignore_nan_inequality=True,
         # deepdiff skips keys such as `__doc__` or `__init__` by default: a silently lost change
         ignore_private_variables=False,
+        custom_operators=[_signed_zeros()],
     )
     changes: dict[tuple[Any, ...], Change] = {}
     for report, levels in tree.items():
@@ -175,6 +177,26 @@ def deepdiff_changes(old: Any, new: Any) -> list[Change]:
             change = _to_change(report, level)
             changes[change.path] = change
     return sorted(changes.values(), key=lambda c: _sort_key(c.path))
+
+
+def _signed_zeros() -> Any:
+    """deepdiff compares floats by ``==``, so ``-0.0`` and ``0.0`` are one value to it: an operator
+    that reports them changed (``_floats_equal``)."""
+    from deepdiff.operator import BaseOperator  # noqa: PLC0415 - lazy, with deepdiff itself
+
+    class SignedZeros(BaseOperator):
+        def match(self, level: Any) -> bool:
+            return type(level.t1) is float and type(level.t2) is float and level.t1 == 0.0 == level.t2
+
+        def give_up_diffing(self, level: Any, diff_instance: Any) -> bool:
+            if not _floats_equal(level.t1, level.t2):
+                diff_instance.custom_report_result("values_changed", level)
+            return True
+
+        def normalize_value_for_hashing(self, parent: Any, obj: Any) -> Any:
+            return obj  # set members are hashed as they are (sets are compared whole)
+
+    return SignedZeros()
 
 
 def _to_change(report: str, level: Any) -> Change:
@@ -224,10 +246,19 @@ def _sequences_equal(a: Sequence[Any], b: Sequence[Any]) -> bool:
 
 
 def _scalars_equal(a: Any, b: Any) -> bool:
-    """``==``, except that NaN equals NaN (the same value read twice is no change)."""
-    if isinstance(a, float) and math.isnan(a) and math.isnan(b):
-        return True
+    """``==``, except for floats (``_floats_equal``)."""
+    if isinstance(a, float):
+        return _floats_equal(a, b)
     return bool(a == b)
+
+
+def _floats_equal(a: float, b: float) -> bool:
+    """``==``, except that NaN equals NaN (the same value read twice is no change) and ``-0.0`` is
+    not ``0.0``: a program that reads either computes alike but prints and names them apart
+    (``f"lr{lr}"`` is ``lr-0.0``), and ``1 / x`` and ``copysign`` tell them apart."""
+    if math.isnan(a) and math.isnan(b):
+        return True
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 def _mappings_equal(a: dict[Any, Any], b: dict[Any, Any]) -> bool:

@@ -19,6 +19,7 @@ the running system stay not-evaluated nodes.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from sweepgen.errors import ConfigError, Location
@@ -50,4 +51,15 @@ def read_shell(text: str, filename: str = "<string>") -> ReadResult:
     result = reader.finish()
     if "\r" in text:  # bash reads a carriage return as part of the word before it (`1\r`)
         result.data["@carriage_returns"] = text.count("\r")
+    if text.startswith("#!"):
+        result.data["@shebang"] = _shebang(text.split("\n", 1)[0])
     return result
+
+
+def _shebang(line: str) -> str:
+    """The interpreter a script run as a program gets (sbatch runs a job script so, and refuses one
+    without): ``#!/bin/sh`` is often dash, ``#!/bin/bash -e`` exits at the first failure,
+    ``#!/bin/bash -l`` reads the login profile. Spelled as the kernel reads it: blanks after ``#!``
+    skipped, the interpreter, then the rest of the line as one argument, its ends stripped."""
+    interpreter, argument = re.fullmatch(r"[ \t]*(\S*)[ \t]*(.*?)[ \t\r]*", line[2:], re.S).groups()  # type: ignore[union-attr]
+    return f"{interpreter} {argument}" if argument else interpreter

@@ -12,18 +12,18 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellbinds import ANY, bound_names
+from sweepgen.readers.shellvalues import POSITIONAL, mark_references
 from sweepgen.readers.shellwalk import Walk, conditional, normalise_value
 from sweepgen.readers.shellwords import (
     GLOB,
-    UNKNOWN,
     Field,
     Partial,
     Unknown,
     ansi_c,
     arithmetic,
+    arithmetic_assigned,
     escape_literal,
     expand_quoted,
-    forget_assigned,
     joined,
     lookup,
     partial,
@@ -54,6 +54,8 @@ class Reader(Walk):
             env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
         if self.late:
             env["@late"] = self.late
+        if self.made_readonly:
+            plain["@readonly"] = self.made_readonly
         self.result.data = {
             "sbatch": self.sbatch,
             "env": env,
@@ -76,12 +78,18 @@ class Reader(Walk):
         return shown["env"], shown["vars"]
 
     def section(self, name: str, history: list[tuple[str, Any, int]]) -> str | None:
-        """Where a variable shows: ``env`` when exported; ``vars`` when it is bound under a condition,
-        never substituted into a command, or the script is opaque; else nowhere, since its value
-        already shows in the commands that use it."""
+        """Where a variable shows: ``env`` when exported, or once exported (a program run then saw
+        each value it had, which no command line shows); ``vars`` when it is bound under a
+        condition, never substituted into a command, or the script is opaque; else nowhere, since
+        its value already shows in the commands that use it."""
         if name in self.exported:
             return "env"
-        if self.opaque or name not in self.substituted or any(w for w, _, _ in history):
+        if (
+            name in self.unexported
+            or self.opaque
+            or name not in self.substituted
+            or any(w for w, _, _ in history)
+        ):
             return "vars"
         return None
 
@@ -128,7 +136,7 @@ class Reader(Walk):
         self.keep_opaque(node, when)
         base = name_node.child_by_field_name("name") if name_node is not None else None
         if base is not None:
-            self.vars[self.text(base)] = UNKNOWN
+            self.forget(self.text(base))
 
     def assigned_value(self, value_node: Any) -> tuple[Any, bool]:
         """What an assignment binds and whether it is known: nothing (``X=``), an array's words
@@ -148,11 +156,13 @@ class Reader(Walk):
     def append(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
         """``A+=(x y)`` / ``A+=x``: the history records only what was added (a script of n appends
         stays linear); the variable's value grows in place."""
+        if self.refused(name, {"+=": value}, known, when, line):
+            return
         old = self.vars.get(name)
         self.check_size(name, self.sizes.get(name, 0) + _size(value), line)
         self.assignments[name].append((" and ".join(when), {"+=": self.shown(value, known, line)}, line))
         if conditional(when) or isinstance(old, Unknown):
-            self.vars[name] = UNKNOWN
+            self.forget(name)
         else:
             self.vars[name] = _appended(old, value, known)
 
@@ -166,6 +176,8 @@ class Reader(Walk):
         self.sizes[name] = size
 
     def bind(self, name: str, value: Any, known: bool, when: list[str], line: int) -> None:
+        if self.refused(name, value, known, when, line):
+            return
         if isinstance(value, list):
             value = list(value)  # its own list: appends grow it in place
         self.check_size(name, _size(value), line)
@@ -173,11 +185,27 @@ class Reader(Walk):
             (" and ".join(when), self.shown(value, known, line), line)
         )
         if conditional(when):
-            self.vars[name] = UNKNOWN
+            self.forget(name)
         elif known or isinstance(value, list):
             self.vars[name] = value
         else:
             self.vars[name] = Partial(value)
+
+    def refused(self, name: str, value: Any, known: bool, when: list[str], line: int) -> bool:
+        """bash refuses to assign a read-only variable (``readonly X=1; export X=2`` runs on with X=1):
+        the attempt shows in X's history under ``@readonly``, and X keeps its value, or is not known
+        after it where X may be read-only (made so under a condition)."""
+        sure = self.readonly.get(name)
+        if sure is None:
+            return False
+        if isinstance(value, dict):  # an append: `A+=(x)`
+            attempt: Any = {k: self.shown(v, known, line) for k, v in value.items()}
+        else:
+            attempt = self.shown(value, known, line)
+        self.assignments.setdefault(name, []).append((" and ".join(when), {"@readonly": attempt}, line))
+        if not sure:
+            self.forget(name)
+        return True
 
     def shown(self, value: Any, known: bool, line: int) -> Any:
         """A variable's value as data: text, a not-evaluated node holding its definition's source, or
@@ -203,11 +231,10 @@ class Reader(Walk):
             self.unset(node, when)
             return
         if node.type == "test_command":
-            self.store(
-                "test",
-                self.guarded({"@test": NotEvaluated(self.norm(node), self.filename, self.line(node))}, when),
-                self.line(node),
-            )
+            # `[[ ... ]]` reads its variables now (bare names too, in `-gt`), and its status
+            # decides `set -e` and `$?`: kept as source with the values it reads
+            test = {"@test": NotEvaluated(self.with_values(self.norm(node)), self.filename, self.line(node))}
+            self.store("test", self.guarded(test, when), self.line(node))
             return
         self.seen_command = True
         if self.split_assignment(node, when, redirects):
@@ -237,14 +264,28 @@ class Reader(Walk):
 
     def unset(self, node: Any, when: list[str]) -> None:
         """``unset X``: X is empty and no longer exported (a later ``X=v`` stays in this shell); after
-        a program ran, that program still saw X (``env.@late``)."""
-        for child in node.named_children:
-            name = self.text(child)
-            if not name.startswith("-"):
-                self.bind(name, "", True, when, self.line(node))
-                self.note_late(name)
-                self.exported.discard(name)
-                self.vars.pop(name, None)
+        a program ran, that program still saw X (``env.@late``). ``unset -f F`` removes the
+        function F: a later call runs nothing of it (where the unset is conditional, it still may)."""
+        words = [self.text(child) for child in node.named_children]
+        names = [word for word in words if word[:1] != "-"]
+        if "-f" in words:
+            self.unset_functions(names, when, self.line(node))
+            return
+        for name in names:
+            if self.readonly.get(name) is not None:
+                self.refused(name, "", True, when, self.line(node))  # bash cannot unset it
+                continue
+            self.bind(name, "", True, when, self.line(node))
+            self.note_late(name)
+            self.unexported.update(self.exported & {name})
+            self.exported.discard(name)
+            self.vars.pop(name, None)
+
+    def unset_functions(self, names: list[str], when: list[str], line: int) -> None:
+        self.store("unset", self.guarded({"-f": names}, when), line)
+        if not conditional(when):
+            for name in names:
+                self.functions.pop(name, None)
 
     def split_assignment(self, node: Any, when: list[str], redirects: dict[str, Any]) -> bool:
         """The bash grammar misreads ``X=a/$M/$T/c.yaml`` as ``X=a/$M/$`` running ``T/c.yaml``: an
@@ -265,6 +306,9 @@ class Reader(Walk):
 
     def declaration(self, node: Any, when: list[str]) -> None:
         keyword = self.text(node.children[0])
+        if keyword == "local" and not self.frames:
+            self.refuse_local(node, when)
+            return
         letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
         local = bool(self.frames) and (
             keyword == "local" or (keyword in ("declare", "typeset") and "g" not in letters)
@@ -276,10 +320,27 @@ class Reader(Walk):
             when = [*when, "local"]
         if letters - _PLAIN_DECLARE:
             self.opaque_declaration(node, when)
-            return
-        self.declare_each(
-            node, when, keyword == "export" or "x" in letters, bool(letters & {"a", "A"}), local
-        )
+        else:
+            self.declare_each(
+                node, when, keyword == "export" or "x" in letters, bool(letters & {"a", "A"}), local
+            )
+        if _makes_readonly(keyword, self.declare_options(node)):
+            self.make_readonly(self.declared_names(node), not (local or conditional(when)), when)
+
+    def refuse_local(self, node: Any, when: list[str]) -> None:
+        """bash refuses ``local`` outside a function ("can only be used in a function"): it binds
+        nothing, so ``local N=8`` at the top is not ``N=8``."""
+        line = self.line(node)
+        entry = {"@refused": NotEvaluated(self.norm(node), self.filename, line)}
+        self.store("local", self.guarded(entry, when), line)
+
+    def make_readonly(self, names: list[str], sure: bool, when: list[str]) -> None:
+        """Read-only from here on; only maybe where it was made so under a condition, or local to a
+        function (read-only no more once the body returns). Shown under ``vars.@readonly`` with
+        the condition, if any: a later assignment fails (and ends a ``set -e`` script)."""
+        for name in names:
+            self.readonly[name] = self.readonly.get(name) or sure
+            self.made_readonly.setdefault(name, []).append(" and ".join(when))
 
     def declare_each(self, node: Any, when: list[str], export: bool, array: bool, local: bool) -> None:
         """Each name of a declaration with its plain options: assigned, or declared without a value."""
@@ -321,10 +382,10 @@ class Reader(Walk):
     def declare(self, name: str, export: bool, array: bool, when: list[str], line: int) -> None:
         """``export NAME`` marks it exported; ``declare [-a] NAME`` binds it empty (an empty array
         with -a/-A) unless the script already assigned it."""
-        if export:
+        if export and name not in self.exported:  # an export of an exported one changes nothing
             self.exported.add(name)
             self.note_late(name)
-        elif name not in self.assignments:
+        elif not export and name not in self.assignments:
             self.bind(name, [] if array else "", True, when, line)
 
     def opaque_declaration(self, node: Any, when: list[str]) -> None:
@@ -332,7 +393,7 @@ class Reader(Walk):
         option bash refuses binds nothing: kept as source, and its variables are not known after."""
         self.keep_opaque(node, when)
         for name in self.declared_names(node):
-            self.vars[name] = UNKNOWN
+            self.forget(name)
             self.note_late(name)  # `export -n X` after a program ran: that program saw X
 
     def run(  # noqa: C901, PLR0912 - one branch per builtin the interpreter follows (export, set, source, cd...)
@@ -357,6 +418,8 @@ class Reader(Walk):
         if head == "eval" and all(w.known for w in words[1:]):
             self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
             return
+        if head in ("shopt", "shift", "set"):
+            (self.shopt if head == "shopt" else self.move_positionals)(words, when)
         self.forget_bound(words)
         identity_words = [self.value(w) for w in words]
         launchers, inner = cmdline.split_launchers(identity_words)
@@ -386,6 +449,7 @@ class Reader(Walk):
         data: dict[str, Any] = dict(parsed)
         if launchers:
             data["@launcher"] = launchers
+        data.update(self.bare_reads(head, words))
         if prefix:
             data["@env"] = prefix
         for key in ("@stdin", "@stdout", "@stderr"):
@@ -410,6 +474,35 @@ class Reader(Walk):
             finally:
                 self.restore(saved)
 
+    def bare_reads(self, head: str, words: list[Field]) -> dict[str, Any]:
+        """``let N=X+1`` reads X by its bare name: the values it reads (``@reads``) are part of
+        what it does, as ``$X`` would be."""
+        reads = self.named_values(" ".join(w.text for w in words[1:])) if head == "let" else {}
+        return {"@reads": reads} if reads else {}
+
+    def shopt(self, words: list[Field], when: list[str]) -> None:
+        """``shopt -s lastpipe`` (``-u`` undoes it): where the words are not known, or it runs under a
+        condition that leaves the setting open, lastpipe may be on or off."""
+        touched, setting = _lastpipe_after([w.text if w.known else None for w in words[1:]], self.lastpipe)
+        if touched:
+            self.lastpipe = setting if not conditional(when) or setting == self.lastpipe else None
+
+    def move_positionals(self, words: list[Field], when: list[str]) -> None:
+        """``shift [N]`` and ``set -- ...`` (or ``set`` with a word that is not an option) change
+        what ``$1``, ``$@`` and ``$#`` read from here on: a known shift is counted (``shift 2``);
+        anything else (a new list, a shift under a condition or by an unknown count) is a new state
+        of its own, numbered."""
+        rest = [w.text if w.known else None for w in words[1:]]
+        if words[0].text == "set" and not _sets_positionals(rest):
+            return
+        total = _known_shift(words[0].text, rest, self.argv)
+        sure = not conditional(when) or bool(self.frames and when == self.frames[-1].guard)  # a body's own
+        if total is not None and sure:
+            self.argv = f"shift {total}" if total else self.argv
+        else:
+            self.argv_changes += 1
+            self.argv = f"{words[0].text} #{self.argv_changes}"
+
     def forget_bound(self, words: list[Field]) -> None:
         """What a builtin binds by name (``read X``, ``printf -v X``, ``let N=1``) comes from running
         it: those variables are not known after it; after ``source FILE`` or an ``eval`` of code
@@ -419,7 +512,7 @@ class Reader(Walk):
             self.opaque = True
             names = list(self.vars)
         for name in names:
-            self.vars[name] = UNKNOWN
+            self.forget(name)
 
     def bash_c(
         self,
@@ -538,7 +631,7 @@ class Reader(Walk):
             decoded = ansi_c(self.text(node)[2:-1])
             return [Field(self.text(node), False, line) if decoded is None else Field(decoded, True, line)]
         if kind == "string":
-            text_inside = self.text(node)[1:-1]
+            text_inside = self.marked(self.text(node)[1:-1])
             whole = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}", text_inside)
             if whole:  # "${ARGS[@]}": one word per element
                 bound = self.vars.get(whole.group(1))
@@ -556,7 +649,7 @@ class Reader(Walk):
             # an assignment never splits: `X="$1"` is `X=$1`; elsewhere the quotes are kept
             return [Field(text if known or assignment else quoted(text), known, line)]
         if kind in ("simple_expansion", "expansion"):
-            source = self.text(node).strip()
+            source = self.marked(self.text(node).strip())
             expr = source[2:-1] if source.startswith("${") else source[1:]
             self.note_names(source)
             value, known = lookup(expr, self.vars, False)
@@ -576,16 +669,18 @@ class Reader(Walk):
             if not assignment and self.brace_expansion(node):
                 # `{a,b}` and `a={x:1,y:2}` are several words to bash: kept as written, never
                 # the one literal word that the quoted spelling is
-                return [Field(self.text(node), False, line)]
+                return [Field(self.marked(self.text(node)), False, line)]
             return [self.concatenation(node, line, assignment)]
         if kind == "arithmetic_expansion":
-            source = self.text(node).strip()
+            source = self.marked(self.text(node).strip())
             computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
             if computed is not None:
                 for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
                     self.substituted.add(used)
                 return [Field(computed, True, line)]
-            forget_assigned(source, self.vars)
+            for name in arithmetic_assigned(source):
+                if name in self.vars:
+                    self.forget(name)
             self.opaque = True
             return [Field(source, False, line)]
         if kind == "command_substitution":
@@ -593,13 +688,35 @@ class Reader(Walk):
             if here is not None:
                 return [here] if assignment else split_fields(here.text, line) if here.known else [here]
             self.opaque = True
-            return [Field(self.text(node), False, line)]
+            return [Field(self.substitution(self.text(node)), False, line)]
         self.opaque = True
-        return [Field(self.text(node), False, line)]
+        return [Field(self.marked(self.text(node)), False, line)]
+
+    def substitution(self, text: str) -> str:
+        """A ``$(...)`` not evaluated: it runs with the values bound now, written inside it so that
+        the word stays one (``$(echo $X where X=1)``)."""
+        source = self.marked(text)
+        where = self.with_values(source)[len(source) :]
+        return source[:-1] + where + source[-1:]
+
+    def marked(self, source: str) -> str:
+        """``source`` with each parameter it reads marked by its state (``mark_references``):
+        a positional after a ``shift`` or ``set --`` (``${1 after shift 2}``), a variable the
+        script made unknown (``${X unknown #2}``, never the ``$X`` of the environment)."""
+        return mark_references(source, self.label_of) if self.argv or self.forgets else source
+
+    def label_of(self, inner: str) -> str | None:
+        """How a parameter named by ``inner`` (``1``, ``X:-d``) is marked, if it is."""
+        if self.argv and POSITIONAL.match(inner):
+            return f"after {self.argv}"
+        name = re.match(r"[#!]?([A-Za-z_][A-Za-z0-9_]*)", inner)
+        value = self.vars.get(name.group(1)) if name else None
+        return f"unknown {value.tag}" if isinstance(value, Unknown) and value.tag else None
 
     def heredoc_text(self, raw: str) -> tuple[str, bool]:
         """An unquoted here-document's body, expanded; kept as written where it joins words by an
         IFS the script set (``${A[*]}``)."""
+        raw = self.marked(raw)
         if self.own_ifs() and _STAR_JOIN.search(raw):
             return raw, False
         return expand_quoted(raw, self.vars, heredoc=True)
@@ -718,6 +835,46 @@ def _carried(value: Any, extra: dict[str, Any], launchers: dict[str, Any]) -> An
     if "@env" in extra and isinstance(value.get("@env"), dict):
         out["@env"] = {**extra["@env"], **value["@env"]}
     return out
+
+
+def _makes_readonly(keyword: str, options: list[str]) -> bool:
+    """``readonly X``, ``declare -r X``: read-only variables (``readonly -f`` names functions)."""
+    letters = "".join(option[1:] for option in options if option[0] == "-")
+    return "f" not in letters and (keyword == "readonly" or "r" in letters)
+
+
+def _lastpipe_after(rest: list[str | None], now: bool | None) -> tuple[bool, bool | None]:
+    """Does ``shopt`` with these words touch lastpipe, and what is it after (None: not known)?"""
+    letters = "".join(word[1:] for word in rest if word and word[0] == "-")
+    if "o" in letters or not {"lastpipe", None} & set(rest):
+        return False, now
+    return True, None if None in rest else {"s": True, "u": False}.get(letters.strip("pq")[-1:], now)
+
+
+def _known_shift(head: str, rest: list[str | None], state: str) -> int | None:
+    """The positionals' whole known shift after this ``shift`` (from the state ``""`` or ``shift
+    N``); None where it is not a shift by a known count from such a state."""
+    done = re.fullmatch(r"(?:shift (\d+))?", state)
+    count = rest[0] if rest else "1"
+    if head != "shift" or done is None or count is None or not count.isdigit():
+        return None
+    return int(done.group(1) or 0) + int(count)
+
+
+def _sets_positionals(rest: list[str | None]) -> bool:
+    """Does ``set`` with these words give new positional parameters (``set -- a b``, ``set x``,
+    ``set -e -- x``), rather than only options (``set -euo pipefail``, ``set +x``)?"""
+    after_o = False
+    for word in rest:
+        if word is None or word in ("--", "-"):
+            return True
+        if after_o:
+            after_o = False
+        elif word[:1] in "-+":
+            after_o = word[1:].endswith("o")
+        else:
+            return True
+    return False
 
 
 def _plain_read(words: list[Field]) -> bool:

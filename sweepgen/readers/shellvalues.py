@@ -3,6 +3,9 @@ reader could not expand (``Partial``), an array of either, or nothing knowable (
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 Value = str | list[str]
 
 
@@ -30,7 +33,13 @@ def joined(value: Value) -> str:
 
 
 class Unknown:
-    """A variable whose value the reader cannot know (bound inside a condition or loop)."""
+    """A variable whose value the reader cannot know (bound inside a condition or loop, by
+    ``read``...); ``tag`` tells apart the times the script made it so (``#2``: its second)."""
+
+    __slots__ = ("tag",)
+
+    def __init__(self, tag: str = "") -> None:
+        self.tag = tag
 
 
 UNKNOWN = Unknown()
@@ -40,7 +49,9 @@ Vars = dict[str, "Value | Unknown"]
 def blank_split(text: str) -> list[str]:
     """The words of a partly known value, split on blanks outside the source the reader kept
     (``$(seq 16 8 256)``, ``${X:-a b}``, backquotes): an unevaluated part is one word, never split
-    on its own source text."""
+    on its own source text. The double quotes kept around a quoted part (``shellwords.quoted``)
+    go: an unquoted expansion of ``A=(a "$1")`` splits what ``$1`` holds, as bash does, so
+    ``${A[@]}`` is ``$1`` where ``"${A[@]}"`` stays ``"$1"``."""
     words: list[str] = []
     current: list[str] = []
     i, n = 0, len(text)
@@ -50,6 +61,9 @@ def blank_split(text: str) -> list[str]:
             if current:
                 words.append("".join(current))
                 current = []
+            i += 1
+            continue
+        if ch == '"':
             i += 1
             continue
         end = i + 1
@@ -90,3 +104,46 @@ def closing(text: str, start: int) -> int:
                 return i + 1
         i += 1
     return len(text)
+
+
+# what names a positional parameter inside `${...}`: `${1}`, `${10:-x}`, `${#1}`, `${!2}`, `${@:2}`,
+# `${#}`; never `${0}` (the script's name, which `shift` leaves) or `${#X}` (a variable's length)
+POSITIONAL = re.compile(r"(?:[#!]?(?:[1-9][0-9]*|[@*])|#)(?![A-Za-z0-9_])")
+_NAME_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def mark_references(text: str, label_for: Callable[[str], str | None]) -> str:
+    """``text`` (a word's source) with each parameter it reads that ``label_for`` labels (given
+    what is inside ``${...}``, or the bare name) written as ``${... LABEL}``: ``$1`` after a
+    ``shift`` is not the ``$1`` before it, and ``$X`` after ``read X`` is not the ``$X`` of the
+    environment. Escaped text stays as it is."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == "\\":
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        inner, end = _reference_at(text, i)
+        label = label_for(inner) if inner is not None else None
+        if label:
+            out.append(f"${{{inner} {label}}}")
+            i = end
+            continue
+        out.append(text[i])  # unlabelled: what it holds is scanned on (`${X:-$1}`)
+        i += 1
+    return "".join(out)
+
+
+def _reference_at(text: str, i: int) -> tuple[str | None, int]:
+    """(what names the parameter, the index past it) of an expansion at ``i``: the inside of
+    ``${...}``, a special or positional (``$1``, ``$@``, ``$#``) or a name; (None, i) elsewhere."""
+    if text[i] != "$" or i + 1 >= len(text):
+        return None, i
+    if text[i + 1] == "{":
+        end = closing(text, i + 1)
+        return text[i + 2 : end - 1], end
+    if text[i + 1] in "123456789@*#":
+        return text[i + 1], i + 2
+    found = _NAME_AT.match(text, i + 1)
+    return (found.group(), found.end()) if found else (None, i)

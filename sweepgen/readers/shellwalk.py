@@ -5,6 +5,8 @@ directives before the first command, and what the grammar could not read kept as
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shlex
 from collections.abc import Callable
 from typing import Any
@@ -12,10 +14,12 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import sbatch
 from sweepgen.readers.model import NotEvaluated, ReadResult
+from sweepgen.readers.shellbinds import bound_names
 from sweepgen.readers.shellwords import (
-    UNKNOWN,
     Field,
+    Unknown,
     Vars,
+    arithmetic_assigned,
     balanced,
     expand_quoted,
 )
@@ -48,6 +52,7 @@ class Walk:
         self.vars: Vars = {}
         self.assignments: dict[str, list[tuple[str, Any, int]]] = {}  # name -> (when, value, line)
         self.exported: set[str] = set()
+        self.unexported: set[str] = set()  # exported once, then no longer (`unset`, a `local -x` undone)
         self.inherited: set[str] = set()  # exported by the parent of a `bash -c`: not this shell's
         self.last_program: str | None = None  # the key of the last command an export could matter to
         self.late: dict[str, list[str]] = {}  # exported name -> after which program each value came
@@ -68,6 +73,17 @@ class Walk:
         self.calls: list[str] = []  # the functions being walked, innermost last
         self.call_count = 0
         self.frames: list[Frame] = []  # the `local` variables of each body being walked
+        # read-only names -> True where surely so, False where maybe (made so under a condition)
+        self.readonly: dict[str, bool] = {}
+        self.made_readonly: dict[str, list[str]] = {}  # name -> the condition of each `readonly`
+        # `shopt -s lastpipe`: a pipeline's last part runs in this shell (None: it may, or may not)
+        self.lastpipe: bool | None = False
+        # what the positional parameters are: "" as given (to the script or function), else the
+        # `shift` or `set --` that changed them (`shellinterp.Reader.move_positionals`)
+        self.argv = ""
+        self.argv_changes = 0
+        self.loops = 0  # loops being walked: `break` and `continue` leave one
+        self.forgets: dict[str, int] = {}  # name -> how many times the script made it unknown
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -103,8 +119,7 @@ class Walk:
             tree = self.parser.parse(source)
             self.src = source
             self.offset = line_offset
-            for node in tree.root_node.named_children:
-                self.statement(node, when, redirects)
+            self.sequence(tree.root_node.named_children, when, redirects)
         finally:
             self.depth -= 1
 
@@ -113,6 +128,38 @@ class Walk:
 
     def text(self, node: Any) -> str:
         return bytes(self.src[node.start_byte : node.end_byte]).decode("utf-8", "surrogateescape")
+
+    def forget(self, name: str) -> None:
+        """``name`` is not known from here on; each time the script makes it so is told apart (a
+        use after ``read X`` is not one after a second ``read X``, nor the environment's X)."""
+        self.forgets[name] = self.forgets.get(name, 0) + 1
+        self.vars[name] = Unknown(f"#{self.forgets[name]}")
+
+    def forget_read_in(self, condition: Any) -> None:
+        """A loop's head is run, not read as commands: what a builtin in it binds (``while read
+        -r L``) is not known in the body or after it."""
+        for command in _commands_in(condition):
+            names = bound_names([self.text(word) for word in command.named_children])
+            for name in names if names is not None else []:
+                self.forget(name)
+
+    def read_now(self, node: Any) -> str:
+        """A condition (``if``, ``&&``, ``case``, a loop's head) as written, with the values it reads."""
+        return self.with_values(self.norm(node))
+
+    def with_values(self, text: str) -> str:
+        """``text`` and the value now of each variable it names that the script bound: ``[ $X = 1 ]``
+        and ``(( N > 0 ))`` read them when they run, so ``X=1`` and ``X=2`` before the same
+        condition are different runs (a value past a few lines is named by its digest)."""
+        values = self.named_values(text)
+        if not values:
+            return text
+        return f"{text} where " + ", ".join(f"{name}={value}" for name, value in values.items())
+
+    def named_values(self, text: str) -> dict[str, str]:
+        """The value now of each variable ``text`` names that the script bound, by name."""
+        names = sorted({name for name in _NAME.findall(text) if name in self.vars})
+        return {name: _value_text(self.vars[name]) for name in names}
 
     def norm(self, node: Any) -> str:
         """Normalised source of a node: comments and layout do not count."""
@@ -146,14 +193,19 @@ class Walk:
         elif kind == "list":
             self.and_or(node, when, redirects)
         elif kind == "pipeline":
-            for child in node.named_children:
-                self.isolated([child], when, redirects)
+            self.pipeline(node, when, redirects)
         elif kind == "subshell":
             # `( cd x; export A=1 )` changes nothing after it: never the same as `cd x; export A=1`
             self.isolated(node.named_children, [*when, SUBSHELL], redirects)
+        elif kind == "compound_statement" and self.text(node).startswith("(("):
+            # `(( N++ ))` reads and assigns variables by their bare names: kept as source with the
+            # values it reads, and what it assigns is not known after it
+            self.keep_opaque(node, when, self.with_values(self.norm(node)))
+            for name in arithmetic_assigned(self.text(node)):
+                if name in self.vars:
+                    self.forget(name)
         elif kind in ("compound_statement", "do_group", "negated_command"):
-            for child in node.named_children:
-                self.statement(child, when, redirects)
+            self.sequence(node.named_children, when, redirects)
         elif kind == "if_statement":
             self.if_statement(node, when, redirects)
         elif kind == "case_statement":
@@ -194,6 +246,7 @@ class Walk:
             self.opaque = True
             return
         saved = (self.src, self.offset)
+        saved_argv, self.argv = self.argv, ""  # a body reads the call's own arguments
         self.calls.append(name)
         try:
             for body, src, offset, defined in self.functions[name]:
@@ -207,13 +260,14 @@ class Walk:
         finally:
             self.calls.pop()
             self.src, self.offset = saved
+            self.argv = saved_argv
 
     def unwind(self, frame: Frame) -> None:
         """A body returns: bash gives back what each ``local`` shadowed. A ``local`` the body ran
         under a condition of its own may not have run, so that variable is not known after."""
         for name, (had, value, exported, sure) in frame.saved.items():
             if not sure:
-                self.vars[name] = UNKNOWN
+                self.forget(name)
                 continue
             if had:
                 self.vars[name] = value
@@ -222,6 +276,7 @@ class Walk:
             if exported:
                 self.exported.add(name)
             else:
+                self.unexported.update(self.exported & {name})
                 self.exported.discard(name)
 
     def uncalled(self) -> None:
@@ -232,9 +287,10 @@ class Walk:
             if name not in self.called:
                 self.call(name, ["never called"], {}, 0)
 
-    def keep_opaque(self, node: Any, when: list[str]) -> None:
+    def keep_opaque(self, node: Any, when: list[str], source: str | None = None) -> None:
         self.opaque = True
-        source = self.norm(node)
+        # what it reads, it reads now: the values of the variables it names go with its source
+        source = self.with_values(self.norm(node)) if source is None else source
         if not source:
             return
         entry: Any = NotEvaluated(source, self.filename, self.line(node))
@@ -254,19 +310,59 @@ class Walk:
             {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()},
             set(self.exported),
             dict(self.functions),
+            (dict(self.readonly), self.lastpipe, self.argv),
         )
         try:
-            for node in nodes:
-                self.statement(node, when, redirects)
+            self.sequence(nodes, when, redirects)
         finally:
             self.vars, self.exported, self.functions = saved[0], saved[1] | self.exported, saved[2]
+            self.readonly, self.lastpipe, self.argv = saved[3]
+
+    def sequence(self, nodes: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
+        """Statements in order. After a ``return``, ``exit``, ``break`` or ``continue`` that runs
+        whenever the list does, the rest never runs: walked (so that an edit there still shows) in a
+        copy of the state, under ``never reached (after return)``, binding nothing."""
+        for index, node in enumerate(nodes):
+            self.statement(node, when, redirects)
+            word = self.flow(node)
+            if word is not None and index + 1 < len(nodes):
+                self.isolated(nodes[index + 1 :], [*when, f"never reached (after {word})"], redirects)
+                return
+
+    def flow(self, node: Any) -> str | None:
+        """The builtin that leaves the list here (``return`` in a function body, ``break`` or
+        ``continue`` in a loop, ``exit``, ``exec`` of a program), when ``node`` is one on its own;
+        else None."""
+        name = node.child_by_field_name("name") if node.type == "command" else None
+        word = self.text(name) if name is not None else ""
+        leaves = {
+            "exit": True,
+            "return": bool(self.frames),
+            "break": bool(self.loops),
+            "continue": bool(self.loops),
+            # `exec python t.py` replaces the shell; `exec > log` only redirects it
+            "exec": node.child_by_field_name("argument") is not None,
+        }
+        return word if leaves.get(word) else None
+
+    def pipeline(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
+        """``a | b``: each part runs in a child process, except the last under ``shopt -s lastpipe``
+        (a script has no job control), which binds in this shell: ``echo 2 | read X`` sets X.
+        ``a |& b`` is ``a 2>&1 | b``: a's standard error goes down the pipe too."""
+        parts = node.named_children
+        for index, part in enumerate(parts):
+            both = part.next_sibling is not None and part.next_sibling.type == "|&"
+            state = {**redirects, "@stderr": "stdout"} if both else redirects
+            if index < len(parts) - 1 or self.lastpipe is False:
+                self.isolated([part], when, state)
+            else:  # where lastpipe may be set, what the last part binds is not known after it
+                self.statement(part, when if self.lastpipe else [*when, "if shopt lastpipe"], state)
 
     def block(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         if node.type == "subshell":
             self.isolated(node.named_children, [*when, SUBSHELL], redirects)
         elif node.type in ("compound_statement", "do_group"):
-            for child in node.named_children:
-                self.statement(child, when, redirects)
+            self.sequence(node.named_children, when, redirects)
         else:
             self.statement(node, when, redirects)
 
@@ -290,11 +386,11 @@ class Walk:
         children = node.children
         left = children[0]
         self.statement(left, when, redirects)
-        condition = self.norm(left)
+        condition = self.read_now(left)
         for op, right in zip(children[1::2], children[2::2]):
             guard = condition if op.type == "&&" else f"! ({condition})"
             self.statement(right, [*when, guard], redirects)
-            condition = f"{condition} {op.type} {self.norm(right)}"
+            condition = f"{condition} {op.type} {self.read_now(right)}"
 
     def if_statement(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:  # noqa: C901 - walks if/elif/else clauses as bash evaluates them
         conditions: list[str] = []
@@ -308,7 +404,7 @@ class Walk:
             elif child.type in ("elif_clause", "else_clause"):
                 continue
             elif child.is_named and child.type != "comment":
-                (current.append(self.norm(child)) if in_condition else body.append(child))
+                (current.append(self.read_now(child)) if in_condition else body.append(child))
         conditions.append("; ".join(current))
         clauses.append(([*when, conditions[0]], body))
         negated = [f"! ({conditions[0]})"]
@@ -319,7 +415,7 @@ class Walk:
                     if part.type == "then":
                         in_condition = False
                     elif part.is_named and part.type != "comment":
-                        (cond.append(self.norm(part)) if in_condition else sub.append(part))
+                        (cond.append(self.read_now(part)) if in_condition else sub.append(part))
                 text = "; ".join(cond)
                 clauses.append(([*when, *negated, text], sub))
                 negated.append(f"! ({text})")
@@ -327,33 +423,36 @@ class Walk:
                 sub = [part for part in child.named_children if part.type != "comment"]
                 clauses.append(([*when, *negated], sub))
         for guard, statements in clauses:
-            for statement in statements:
-                self.statement(statement, guard, redirects)
+            self.sequence(statements, guard, redirects)
 
     def case_statement(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         value = node.child_by_field_name("value")
-        subject = self.norm(value) if value is not None else "?"
+        subject = self.read_now(value) if value is not None else "?"
         for item in node.named_children:
             if item.type == "case_item":
                 self.case_item(item, subject, when, redirects)
 
     def case_item(self, item: Any, subject: str, when: list[str], redirects: dict[str, Any]) -> None:
         """One clause of a ``case``: its statements, under the guard its patterns spell."""
-        patterns = [self.norm(c) for c in item.children_by_field_name("value")]
+        patterns = [self.read_now(c) for c in item.children_by_field_name("value")]
         guard = f"case {subject} in {'|'.join(patterns)}"
-        for index, child in enumerate(item.children):
-            if child.is_named and not _case_pattern(item, index, child):
-                self.statement(child, [*when, guard], redirects)
+        body = [c for i, c in enumerate(item.children) if c.is_named and not _case_pattern(item, i, c)]
+        self.sequence(body, [*when, guard], redirects)
 
     def loop(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         body = node.child_by_field_name("body")
         head = self.text(node)[: (body.start_byte - node.start_byte) if body is not None else None]
-        guard = normalise(head).rstrip("; ")
+        guard = _with_stdin(self.with_values(normalise(head).rstrip("; ")), redirects.get("@stdin"))
         variable = node.child_by_field_name("variable")
         if variable is not None:
-            self.vars[self.text(variable)] = UNKNOWN
+            self.forget(self.text(variable))
+        self.forget_read_in(node.child_by_field_name("condition"))
         if body is not None:
-            self.block(body, [*when, guard], redirects)
+            self.loops += 1
+            try:
+                self.block(body, [*when, guard], redirects)
+            finally:
+                self.loops -= 1
 
     # redirections ----------------------------------------------------------------------------------
 
@@ -561,6 +660,36 @@ BACKGROUND = "in the background (&)"
 SUBSHELL = "in a subshell ( )"
 # where a statement runs, not whether: inside them a variable is bound as surely as outside
 _WHERE = frozenset((BACKGROUND, SUBSHELL))
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _value_text(value: Any) -> str:
+    """A variable's value in a condition's guard: the text, an array in parentheses, ``?`` when not
+    known; a long one by its digest, so that a guard stays short whatever the variable holds."""
+    if isinstance(value, Unknown):
+        return f"?{value.tag}"
+    text = "(" + " ".join(value) + ")" if isinstance(value, list) else str(value)
+    if len(text) <= 200:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return f"<{len(text)} characters, sha256 {digest}>"
+
+
+def _with_stdin(guard: str, stdin: Any) -> str:
+    """A loop's guard with the input its head reads (``while read L ... done <<< "$X"``)."""
+    if stdin is None:
+        return guard
+    return f"{guard} (stdin: {stdin.source if isinstance(stdin, NotEvaluated) else stdin})"
+
+
+def _commands_in(node: Any) -> list[Any]:
+    """The ``command`` nodes at or below ``node`` (none for None)."""
+    if node is None:
+        return []
+    found = [node] if node.type == "command" else []
+    return found + [c for child in node.named_children for c in _commands_in(child)]
 
 
 def conditional(when: list[str]) -> bool:

@@ -82,3 +82,18 @@ def test_a_command_run_in_the_background_is_another_run(tmp_path):
     # what it binds is gone after it, as in a subshell
     bound = _write(tmp_path, "c.sh", "X=1 &\npython t.py --x $X\n")
     assert compare(bound, bound).first.data["commands"]["t.py"]["--x"].source == "$X"
+
+
+def test_a_negative_zero_is_a_change_in_every_format(tmp_path):
+    # each loader reads `-0.0` as the negative zero, which a program prints and names apart
+    for suffix, negative, positive in (
+        ("yaml", "lr: -0.0\n", "lr: 0.0\n"),
+        ("json", '{"lr": -0.0}', '{"lr": 0.0}'),
+        ("toml", "lr = -0.0\n", "lr = 0.0\n"),
+        ("py", "lr = -0.0\n", "lr = 0.0\n"),
+        ("sh", "python t.py --lr -0.0 a.lr=-0.0\n", "python t.py --lr 0.0 a.lr=0.0\n"),
+    ):
+        a = _write(tmp_path, f"a.{suffix}", negative)
+        b = _write(tmp_path, f"b.{suffix}", positive)
+        assert len(compare(a, b).changes) == (2 if suffix == "sh" else 1), suffix
+        assert compare(a, a).changes == []

@@ -137,6 +137,18 @@ def test_nan_equals_nan_and_ref_differs_from_str():
     assert (change.old_type, change.new_type) == ("ref", "str")
 
 
+def test_a_signed_zero_is_a_change_in_the_walk_and_the_reference():
+    # `-0.0 == 0.0` in Python, yet a program reading either prints and names them apart
+    # (`f"lr{lr}"`), and `1 / x` or `copysign` tell them apart: YAML, JSON, TOML and Python all
+    # read `-0.0` as the negative zero
+    for old, new in (({"lr": -0.0}, {"lr": 0.0}), ({"a": [0.0, 1]}, {"a": [-0.0, 1]})):
+        assert [c.kind for c in diff(old, new)] == ["changed"] and not strictly_equal(old, new)
+        assert _same_changes(diff(old, new, aligned=False), deepdiff_changes(old, new))
+    assert diff({"lr": -0.0}, {"lr": -0.0}) == [] and diff({"x": [0.0]}, {"x": [0.0]}) == []
+    # lists are aligned by the same rule: one inserted zero is one added item
+    assert [(c.dotted, c.kind) for c in diff({"a": [-0.0]}, {"a": [0.0, -0.0]})] == [("a[0]", "added")]
+
+
 def test_whole_mappings_that_share_nothing_are_still_diffed_key_by_key():
     assert [c.dotted for c in diff({"m": {"a": 1, "b": 2}}, {"m": {"c": 3}})] == ["m.a", "m.b", "m.c"]
 

@@ -126,6 +126,10 @@ def _inert(path: Path, original: str, edited: str) -> bool:
 def _python_meaning(text: str) -> str:
     tree = ast.parse(text)
     for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            # `from m import (A, B, A)` imports A once: a name listed twice is the same import
+            unique = {(alias.name, alias.asname): alias for alias in node.names}
+            node.names = list(unique.values())
         body = getattr(node, "body", None)
         if not isinstance(body, list) or not body:
             continue
@@ -241,7 +245,13 @@ def _rewrite(path: Path, rng: random.Random) -> str | None:
     if "<<" in text or "\\\n" in text:
         return None  # here-documents and continued lines: a comment there is data
     lines = text.splitlines(keepends=True)
-    return "".join(line if not line.strip() or rng.random() < 0.5 else "# note\n" + line for line in lines)
+    return "".join(
+        # a comment above `#!` would make the shebang a comment: the program run otherwise
+        line
+        if not line.strip() or rng.random() < 0.5 or (i == 0 and line.startswith("#!"))
+        else "# note\n" + line
+        for i, line in enumerate(lines)
+    )
 
 
 def _shuffled(value: Any, rng: random.Random) -> Any:

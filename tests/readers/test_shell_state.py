@@ -1,0 +1,341 @@
+"""Shell state the reader tracks beside variables, held against bash itself: read-only variables,
+`local` outside a function, `shopt -s lastpipe`, the positional parameters after `shift`/`set --`,
+and an array element assigned quoted then expanded unquoted. Each pair below is one bash runs
+differently (a stub `python` prints the words it gets and its environment): `sweepgen diff` must
+never call the two equal."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sweepgen.readers.compare import compare
+from sweepgen.readers.model import NotEvaluated
+from sweepgen.readers.shellconfig import read_shell
+
+BASH = shutil.which("bash")
+needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+
+# the program a script runs, as bash runs it: each word it gets, then its environment (sorted, bash's
+# own variables left out); the script gets two arguments, the first holding a blank
+_STUB = (
+    "python() { printf '<%s>' \"$@\"; echo; env | LC_ALL=C sort | "
+    "grep -vE '^(_|SHLVL|PWD|OLDPWD|BASH_[A-Z_]*)='; }\n"
+)
+
+
+def _bash_sees(script: str, tmp_path) -> str:
+    path = tmp_path / "s.sh"
+    path.write_text(_STUB + script)
+    run = subprocess.run(
+        [BASH, str(path), "p q", "r"],  # type: ignore[list-item]
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    return f"{run.stdout}rc={run.returncode}"
+
+
+def _changes(one: str, two: str) -> list[str]:
+    """What `sweepgen diff` reports on the two scripts (through compare: `@order` included)."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "a.sh").write_text(one)
+        (Path(folder) / "b.sh").write_text(two)
+        return [change.dotted for change in compare(f"{folder}/a.sh", f"{folder}/b.sh").changes]
+
+
+PAIRS = [
+    # bash refuses to assign a read-only variable: `export X=2` (and `declare`, `local`, `X=2`,
+    # `unset X`) leaves X=1, where without `readonly` X is 2
+    ("readonly X=1\nexport X=2\npython t.py --x $X\n", "X=1\nexport X=2\npython t.py --x $X\n"),
+    ("readonly X=1\nX=2\npython t.py --x $X\n", "X=1\nX=2\npython t.py --x $X\n"),
+    ("declare -r X=1\ndeclare X=2\npython t.py --x $X\n", "declare X=1\ndeclare X=2\npython t.py --x $X\n"),
+    ("X=1\nreadonly X\nX+=2\npython t.py --x $X\n", "X=1\nX+=2\npython t.py --x $X\n"),
+    ("export X=1\nreadonly X\nunset X\npython t.py\n", "export X=1\nunset X\npython t.py\n"),
+    # a refused assignment fails: under `set -e` it ends the script, so `readonly` itself shows
+    (
+        "set -e\nX=0\nreadonly X\nf() { local X=1; }\nf\npython t.py\n",
+        "set -e\nX=0\nf() { local X=1; }\nf\npython t.py\n",
+    ),
+    # `local` outside a function is an error to bash: it binds nothing
+    ("local N=8\npython t.py --n $N\n", "N=8\npython t.py --n $N\n"),
+    # under lastpipe the last part of a pipeline runs in the script's shell: what it binds stays
+    (
+        "shopt -s lastpipe\nX=1\necho hi | X=2\npython t.py --x $X\n",
+        "shopt -s lastpipe\nX=1\necho hi | X=3\npython t.py --x $X\n",
+    ),
+    (
+        "shopt -s lastpipe\nX=1\necho hi | X=2\npython t.py --x $X\n",
+        "shopt -s lastpipe\nX=1\necho hi | X=2\npython t.py --x 1\n",
+    ),
+    # a positional parameter read before a `shift` (or `set --`) is not the one read after it
+    ("X=$1\nshift\npython t.py $X\n", "shift\nX=$1\npython t.py $X\n"),
+    ("X=${2:-d}\nshift\npython t.py $X\n", "shift\nX=${2:-d}\npython t.py $X\n"),
+    ("X=$1\nset -- a b\npython t.py $X\n", "set -- a b\nX=$1\npython t.py $X\n"),
+    (
+        "f() { local a=$1; shift; python t.py $a; }\nf p q\n",
+        "f() { shift; local a=$1; python t.py $a; }\nf p q\n",
+    ),
+    ('A=("$@")\nshift\npython t.py ${A[@]}\n', 'shift\nA=("$@")\npython t.py ${A[@]}\n'),
+    # a condition reads the variables as they are when it runs, not their last value
+    (
+        "X=1\nif [ $X = 1 ]; then python a.py; fi\nX=2\npython t.py --x $X\n",
+        "X=2\nif [ $X = 1 ]; then python a.py; fi\nX=2\npython t.py --x $X\n",
+    ),
+    (
+        "X=1\n[ $X = 1 ] && python a.py\nX=2\npython t.py $X\n",
+        "X=2\n[ $X = 1 ] && python a.py\nX=2\npython t.py $X\n",
+    ),
+    (
+        "N=1\nif (( N > 0 )); then python a.py; fi\nN=2\npython t.py $N\n",
+        "N=0\nif (( N > 0 )); then python a.py; fi\nN=2\npython t.py $N\n",
+    ),
+    (
+        "X=1\ncase $X in 1) python a.py;; esac\nX=2\npython t.py $X\n",
+        "X=3\ncase $X in 1) python a.py;; esac\nX=2\npython t.py $X\n",
+    ),
+    (
+        "X=1\nfor i in $X; do python a.py; done\nX=2\npython t.py $X\n",
+        'X="1 2"\nfor i in $X; do python a.py; done\nX=2\npython t.py $X\n',
+    ),
+    (
+        "f() { python a.py; }\nX=1\nif [ $X = 1 ]; then f; fi\nX=2\npython t.py $X\n",
+        "f() { python a.py; }\nX=2\nif [ $X = 1 ]; then f; fi\nX=2\npython t.py $X\n",
+    ),
+    # so do `let` and a test alone (under `set -e` its status ends the script), bare names too
+    ("X=1\nlet N=X+1\nX=5\npython t.py $X $N\n", "X=2\nlet N=X+1\nX=5\npython t.py $X $N\n"),
+    ("set -e\nX=1\n[ $X = 1 ]\nX=5\npython t.py $X\n", "set -e\nX=2\n[ $X = 1 ]\nX=5\npython t.py $X\n"),
+    (
+        "set -e\nX=1\n[[ X -gt 0 ]]\nX=5\npython t.py $X\n",
+        "set -e\nX=0\n[[ X -gt 0 ]]\nX=5\npython t.py $X\n",
+    ),
+    # what follows a `return`, `break` or `exit` never runs
+    ("f() { X=2; return; }\nX=1\nf\npython t.py $X\n", "f() { return; X=2; }\nX=1\nf\npython t.py $X\n"),
+    (
+        "for i in 1 2; do X=$i; break; done\npython t.py $X\n",
+        "for i in 1 2; do break; X=$i; done\npython t.py $X\n",
+    ),
+    ("(python a.py; exit; python b.py)\n", "(python a.py; python b.py; exit)\n"),
+    ("X=1\npython t.py $X\nexec true\npython b.py\n", "X=1\npython t.py $X\ntrue\npython b.py\n"),
+    # a variable the script made unknown is not the environment's; one exported, then unset, was
+    # seen by the programs run meanwhile; an export before a program is not one after it
+    ("read X <<< q\nY=${X:-d}\npython t.py $Y\n", "Y=${X:-d}\nread X <<< q\npython t.py $Y\n"),
+    (
+        "f() { python f.py $Y; }\nexport Y=3\nY=1\npython t.py\nunset Y\n",
+        "f() { python f.py $Y; }\nexport Y=3\npython t.py\nunset Y\n",
+    ),
+    ("X=1\nexport X\npython t.py\nexport X\n", "X=1\npython t.py\nexport X\n"),
+    ("X=1\nX=1\n((X++))\npython t.py $X\n", "X=1\n((X++))\nX=1\npython t.py $X\n"),
+    # `$(...)` runs with the values bound then; `unset -f f` removes f: a later call runs nothing
+    ("X=1\nY=$(echo $X)\npython t.py $Y\n", "Y=$(echo $X)\nX=1\npython t.py $Y\n"),
+    ("f() { python f.py; }\nf\nunset -f f\n", "f() { python f.py; }\nunset -f f\nf\n"),
+    # a construct kept as source reads its variables when it runs, as `declare -i` does
+    ("X=1\nX=2\ndeclare -i N=X\npython t.py $N\n", "X=1\ndeclare -i N=X\nX=2\npython t.py $N\n"),
+    # `|&` also pipes standard error (`2>&1 |`)
+    ("ls /no/such/path |& cat\n", "ls /no/such/path | cat\n"),
+    # a loop's head reads its input, and what `read` binds there is not the environment's
+    (
+        'X=1\nwhile read -r L; do Y=$L; done <<< "$X"\npython t.py "$Y"\n',
+        'while read -r L; do Y=$L; done <<< "$X"\nX=1\npython t.py "$Y"\n',
+    ),
+    ("while read -r L; do python t.py; done <<< a\npython u.py $L\n", "python u.py $L\n"),
+    # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
+    ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
+    ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
+]
+
+
+@needs_bash
+@pytest.mark.parametrize(("one", "two"), PAIRS)
+def test_a_pair_bash_runs_apart_is_never_equal(one, two, tmp_path):
+    assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)  # the oracle: a real change
+    assert _changes(one, two)
+
+
+def test_a_refused_assignment_keeps_the_value_and_shows_the_attempt():
+    data = read_shell("readonly X=1\nexport X=2\npython t.py --x $X\n").data
+    assert data["commands"]["t.py"]["--x"] == 1
+    assert data["env"]["X"] == ["1", {"@readonly": "2"}]  # exported still, as bash does
+    assert data["vars"]["@readonly"] == {"X": [""]}
+
+
+def test_a_readonly_under_a_condition_leaves_later_values_unknown():
+    args = read_shell('if [ -n "$A" ]; then readonly X=1; fi\nX=2\npython t.py $X\n').data
+    assert isinstance(args["commands"]["t.py"]["@args"][0], NotEvaluated)
+
+
+def test_a_local_readonly_is_not_taken_as_a_global_one():
+    # after the body returns X is no longer read-only: taken as may-be, its later value unknown
+    args = read_shell("f() { local -r X=1; }\nf\nX=2\npython t.py $X\n").data["commands"]["t.py"]["@args"]
+    assert isinstance(args[0], NotEvaluated)
+
+
+def test_lastpipe_set_under_a_condition_leaves_what_the_last_part_binds_unknown():
+    script = 'if [ -n "$A" ]; then shopt -s lastpipe; fi\nX=1\necho hi | X=2\npython t.py $X\n'
+    assert isinstance(read_shell(script).data["commands"]["t.py"]["@args"][0], NotEvaluated)
+    assert read_shell("shopt -s lastpipe\nshopt -u lastpipe\nX=1\necho | X=2\npython t.py $X\n").data[
+        "commands"
+    ]["t.py"]["@args"] == [1]
+
+
+def test_positionals_after_a_known_shift_are_counted_and_options_are_no_new_list():
+    one = "shift\nshift 2\nX=$1\npython t.py $X\n"
+    two = "shift 3\nX=$1\npython t.py $X\n"
+    assert _changes(one, two) == ["commands.shift.@args", 'commands["shift #2"]']  # `$1` reads the same
+    assert read_shell(two).data["commands"]["t.py"]["@args"][0].source == "${1 after shift 3}"
+    # `set -euo pipefail` and `set +x` set options only: `$1` is still the script's
+    for options in ("set -euo pipefail", "set +x", "set -o errexit"):
+        data = read_shell(f"{options}\npython t.py $1\n").data
+        assert data["commands"]["t.py"]["@args"][0].source == "$1"
+    # a function reads its own arguments, and the caller's come back after it returns
+    data = read_shell("f() { shift; python a.py $1; }\nf x y\npython t.py $1\n").data["commands"]
+    assert data["a.py"]["@args"][0].source.startswith("${1 after shift 1}")
+    assert data["t.py"]["@args"][0].source == "$1"
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("#!/bin/bash -e\nfalse\npython t.py\n", "#!/bin/bash\nfalse\npython t.py\n"),
+        ("#!/bin/bash\npython t.py\n", "# job\n#!/bin/bash\npython t.py\n"),
+    ],
+)
+def test_the_shebang_is_the_program_that_runs_a_script(one, two, tmp_path):
+    # sbatch (and `./job.sh`) run a script by its first line: `-e` stops at the first failure; a
+    # `#!` below another line is a comment, and sbatch refuses a script without one
+    seen = []
+    for name, script in (("a.sh", one), ("b.sh", two)):
+        first, rest = script.split("\n", 1)
+        path = tmp_path / name
+        path.write_text(f"{first}\n{_STUB}{rest}")
+        path.chmod(0o755)
+        try:
+            run = subprocess.run(
+                [path], capture_output=True, text=True, check=False, cwd=tmp_path, timeout=60
+            )
+        except OSError as err:  # no `#!` first: the kernel runs nothing (sbatch refuses it too)
+            seen.append(f"errno {err.errno}")
+            continue
+        seen.append(f"{run.stdout}rc={run.returncode}")
+    assert seen[0] != seen[1]
+    assert _changes(one, two) == ["@shebang"]
+    assert read_shell("#!  /bin/bash   -e \t\npython t.py\n").data["@shebang"] == "/bin/bash -e"
+
+
+def test_a_condition_shows_the_values_it_reads():
+    data = read_shell("X=1\nif [ $X = 1 ]; then python a.py; fi\n").data
+    assert data["commands"]["a.py"]["@when"] == "[ $X = 1 ] where X=1"
+    # a long value is named by its digest, so a guard stays short
+    when = read_shell(f"X={'a' * 500}\n[ $X ] && python a.py\n").data["commands"]["a.py"]["@when"]
+    assert when.startswith("[ $X ] where X=<500 characters, sha256 ") and len(when) < 80
+
+
+def test_what_follows_a_return_is_recorded_as_never_reached_and_binds_nothing():
+    data = read_shell("f() { return; X=2; python a.py; }\nX=1\nf\npython t.py $X\n").data
+    assert data["commands"]["t.py"]["@args"] == [1]
+    assert data["commands"]["a.py"]["@when"] == "function f and never reached (after return)"
+    # `exec` of a program replaces the shell; `exec > log` only redirects it
+    exec_true = read_shell("exec true\npython b.py\n").data["commands"]["b.py"]["@when"]
+    assert exec_true == "never reached (after exec)"
+    assert "@when" not in read_shell("exec > log\npython b.py\n").data["commands"]["b.py"]
+    # `return` outside a function and `break` outside a loop are errors bash goes past
+    assert read_shell("return\nX=1\npython t.py $X\n").data["commands"]["t.py"]["@args"] == [1]
+    assert read_shell("break\nX=1\npython t.py $X\n").data["commands"]["t.py"]["@args"] == [1]
+
+
+# statements whose effect on later ones is state this reader tracks: read-only and exported
+# variables, `local`, positionals and `shift`/`set --`, lastpipe, conditions, `return`/`break`,
+# subshells and arrays; every program run is the stub, which prints what it gets
+_STATEMENTS = [
+    "X=1",
+    "X=2",
+    'X="a b"',
+    "Y=$X",
+    'Y="$1"',
+    "readonly X",
+    "export X",
+    "export Y=3",
+    "unset Y",
+    "local X=4",
+    "shift",
+    "set -- c d",
+    "shopt -s lastpipe",
+    "echo | X=7",
+    '[ "$X" = 1 ] && python a.py',
+    'if [ "$X" = 2 ]; then Y=8; fi',
+    "f",
+    "f z",
+    'python t.py "$X" $Y "$1"',
+    "python t.py $X",
+    "for i in $X; do python a.py $i; break; Y=9; done",
+    "(X=3; python b.py $X)",
+    'A=(a "$1"); python c.py ${A[@]}',
+    "X+=z",
+    "read X <<< q",
+    ": ${Y:=9}",
+    "Y=${X:-d}",
+    "printf -v Y %s $X",
+    'eval "Y=$X"',
+    "export -n Y",
+    "X=2 f",
+    "false",
+    "set -e",
+    "exit",
+    "declare -i X=2+3",
+    "((X++))",
+    "trap 'python trap.py $X' EXIT",
+    "unset -f f",
+    "Y=$(echo $X)",
+    "case $X in 1) Y=c1;; *) Y=c2;; esac",
+    'python b.py <<< "$X"',
+    "X=3 bash -c 'python b.py $X'",
+    'set -- "$X" z',
+    "true && X=and || X=or",
+]
+_PRELUDE = 'f() { local X=5; python f.py "$X" "$1" $Y; return; X=6; }\n'
+
+
+def _mutated(statements: list[str], edit: tuple[int, int, str]) -> list[str]:
+    index, kind, new = edit
+    index %= len(statements)
+    if kind == 0:
+        return [*statements[:index], new, *statements[index + 1 :]]
+    if kind == 1:
+        return [*statements[:index], *statements[index + 1 :]]
+    if kind == 2:
+        return [*statements[:index], new, *statements[index:]]
+    after = min(index + 1, len(statements) - 1)
+    swapped = list(statements)
+    swapped[index], swapped[after] = swapped[after], swapped[index]
+    return swapped
+
+
+@needs_bash
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    statements=st.lists(st.sampled_from(_STATEMENTS), min_size=1, max_size=6),
+    edit=st.tuples(st.integers(0, 5), st.integers(0, 3), st.sampled_from(_STATEMENTS)),
+)
+def test_property_an_edit_bash_runs_apart_is_never_equal(statements, edit, tmp_path):
+    one = _PRELUDE + "\n".join(statements) + "\n"
+    two = _PRELUDE + "\n".join(_mutated(statements, edit)) + "\n"
+    # what the programs get, not the script's own exit status (not modelled: the last statement's)
+    if _bash_sees(one, tmp_path).rsplit("rc=", 1)[0] != _bash_sees(two, tmp_path).rsplit("rc=", 1)[0]:
+        assert _changes(one, two), f"bash runs these apart, diff calls them equal:\n{one}---\n{two}"
+
+
+def test_a_launcher_running_a_module_is_not_one_running_a_file():
+    # `accelerate launch -m pkg.t` imports the module pkg.t; `accelerate launch pkg.t` runs a file
+    for launcher, flag in (("accelerate launch", "-m"), ("deepspeed", "--module"), ("torchrun", "-m")):
+        assert _changes(f"{launcher} {flag} pkg.t --x 1\n", f"{launcher} pkg.t --x 1\n")
+    assert _changes("python t.py |& tee log\n", "python t.py 2>&1 | tee log\n") == []
