@@ -44,17 +44,28 @@ def emit(
 ) -> None:
     """Print ``rows`` under ``columns``; ``json_doc`` replaces the default JSON rows when given."""
     if fmt == "json":
-        doc = json_doc if json_doc is not None else [dict(zip(columns, row)) for row in rows]
-        click.echo(json.dumps(jsonfloat.tagged(doc), indent=2, allow_nan=False, ensure_ascii=False))
-        return
-    if fmt == "csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        # names and values are data a spreadsheet must not read as a formula (escape.csv_cell)
-        writer.writerow([csv_cell(c) for c in columns])
-        writer.writerows([[csv_cell(_text(cell)) for cell in row] for row in rows])
-        click.echo(buf.getvalue(), nl=False)
-        return
+        _emit_json(columns, rows, json_doc)
+    elif fmt == "csv":
+        _emit_csv(columns, rows)
+    else:
+        _emit_table(title, columns, rows)
+
+
+def _emit_json(columns: Sequence[str], rows: Sequence[Sequence[Any]], json_doc: Any) -> None:
+    doc = json_doc if json_doc is not None else [dict(zip(columns, row)) for row in rows]
+    click.echo(json.dumps(jsonfloat.tagged(doc), indent=2, allow_nan=False, ensure_ascii=False))
+
+
+def _emit_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    # names and values are data a spreadsheet must not read as a formula (escape.csv_cell)
+    writer.writerow([csv_cell(c) for c in columns])
+    writer.writerows([[csv_cell(_text(cell)) for cell in row] for row in rows])
+    click.echo(buf.getvalue(), nl=False)
+
+
+def _emit_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     # rich (~20 ms) loads only when there is something to print, not for --help
     from rich.markup import escape  # cells are data, never rich markup ("[/INST]" would crash)
     from rich.table import Table

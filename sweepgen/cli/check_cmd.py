@@ -59,12 +59,13 @@ def check(
     from sweepgen.compile import api
     from sweepgen.compile.schema import validate as schema
 
-    with schema.no_import() if no_import else contextlib.nullcontext() as skipped:
+    with schema.no_import() if no_import else contextlib.nullcontext() as found:
         # no SPECs: the project's own (then an orphaned sweep folder is a problem too)
         report = api.check(list(specs) or None, out_root, full=full)
-    _no_import.report(skipped or [], fmt)
+    skipped = found or []  # the schema checks --no-import left out
+    _no_import.report(skipped, fmt)
     if fmt == "json":
-        click.echo(_json_text(report, skipped or []))
+        click.echo(_json_text(report, skipped))
     elif fmt == "github":
         _print_github(report, show_diff)
     else:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the comma
 
     from sweepgen.run.report.collect import RunRecord
     from sweepgen.run.report.make import Outcome, Request
-    from sweepgen.run.report.stats import Comparison
+    from sweepgen.run.report.stats import Comparison, Statistics
     from sweepgen.run.report.stats_files import StatsRow
 
 
@@ -158,20 +158,10 @@ def _stats_table(outcome: Outcome) -> Table:
 
     statistics = outcome.statistics
     assert statistics is not None  # shown only when computed
-    ctx = outcome.context
-    methods = statistics.methods.describe()
-    title = f"{ctx['metric']}, {ctx['value']}, by group over seeds ({ctx['direction']})"
-    if statistics.baseline:
-        title += (
-            f", against {statistics.baseline}; {methods['test']}, Holm-adjusted, {methods['diff_interval']}"
-        )
-    title += f"; group intervals: {methods['mean_interval']}"
+    title = _stats_title(outcome.context, statistics)
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     against = bool(statistics.baseline)
-    columns = ["group", *(["verdict"] if against else []), "n", "mean", "CI (mean)"]
-    if against:
-        columns += ["diff", "CI (diff)", "level", "p", "p (Holm)"]
-    for col in columns:
+    for col in _stats_columns(against):
         # a narrow terminal folds numbers onto a second line, never cuts them ("[0.9…"), and a
         # group's name and verdict stay whole: "beta0…" would be beta0.0 or beta0.02
         named = col in ("group", "verdict")
@@ -181,6 +171,26 @@ def _stats_table(outcome: Outcome) -> Table:
         cells += [str(row["n"]), _fmt(row["mean"]), _interval(row["ci_low"], row["ci_high"])]
         table.add_row(*cells, *(_comparison_cells(row) if against else []))
     return table
+
+
+def _stats_title(ctx: Mapping[str, str], statistics: Statistics) -> str:
+    """The metric and value by group, and the methods: the comparisons' (with a baseline) and the
+    group intervals'."""
+    methods = statistics.methods.describe()
+    title = f"{ctx['metric']}, {ctx['value']}, by group over seeds ({ctx['direction']})"
+    if statistics.baseline:
+        title += (
+            f", against {statistics.baseline}; {methods['test']}, Holm-adjusted, {methods['diff_interval']}"
+        )
+    return title + f"; group intervals: {methods['mean_interval']}"
+
+
+def _stats_columns(against: bool) -> list[str]:
+    """The statistics table's columns; with a baseline (``against``), the verdict second and the
+    comparison's numbers last."""
+    if not against:
+        return ["group", "n", "mean", "CI (mean)"]
+    return ["group", "verdict", "n", "mean", "CI (mean)", "diff", "CI (diff)", "level", "p", "p (Holm)"]
 
 
 def _comparison_cells(row: StatsRow) -> list[str]:

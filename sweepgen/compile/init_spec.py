@@ -122,10 +122,7 @@ def parse_grid(
     known = list(paths.all_paths(data))
     added = [k for k in schema_keys or {} if k not in known]
     for text in texts:
-        path, _, values = text.partition("=")
-        path = path.strip()
-        if not path or not values.strip():  # no `=` leaves the values empty
-            raise UserError(f"--grid {text!r} is not PATH=V1,V2", hint="e.g. --grid beta=0,0.04")
+        path, values = _grid_parts(text)
         _check_known(path, known, added)
         if path in {p.lstrip("+") for p, _ in out}:
             raise UserError(f"--grid {path} is given twice", hint="list every value once: --grid k=a,b,c")
@@ -133,6 +130,15 @@ def parse_grid(
         existing = paths.get(data, path, None) if path in known else None
         out.append((spelled, [_grid_value(path, v.strip(), existing) for v in values.split(",")]))
     return out
+
+
+def _grid_parts(text: str) -> tuple[str, str]:
+    """``PATH=V1,V2`` as its path and its values' text; refused where either is empty."""
+    path, _, values = text.partition("=")
+    path = path.strip()
+    if not path or not values.strip():  # no `=` leaves the values empty
+        raise UserError(f"--grid {text!r} is not PATH=V1,V2", hint="e.g. --grid beta=0,0.04")
+    return path, values
 
 
 def _grid_value(path: str, text: str, existing: Any) -> Any:
@@ -182,10 +188,7 @@ def _grid_lines(
     schema_keys: Mapping[str, Any],
 ) -> list[str]:
     seed_path = _seed_path(data)
-    if seeds is not None and seeds < 1:
-        raise UserError(f"--seeds {seeds}", hint="at least 1")
-    if seeds is None and not axes and seed_path is not None:  # the first axis a sweep usually has
-        seeds = 3
+    seeds = _seed_count(seeds, axes, seed_path)
     if seed_path is None and type(schema_keys.get("seed")) is int:  # the schema's default seed
         seed_path = "+seed"
     if seeds is not None:
@@ -193,6 +196,16 @@ def _grid_lines(
     if not axes:
         return ["# grid:", "#   training.learning_rate: [1.0e-5, 3.0e-5]"]
     return ["grid:", *(f"  {path}: {json.dumps(values, ensure_ascii=False)}" for path, values in axes)]
+
+
+def _seed_count(seeds: int | None, axes: list[tuple[str, list[Any]]], seed_path: str | None) -> int | None:
+    """How many seeds the grid gets: ``--seeds`` (at least 1), else 3 where the config sets a seed
+    and no ``--grid`` axis is given (the first axis a sweep usually has), else none."""
+    if seeds is not None and seeds < 1:
+        raise UserError(f"--seeds {seeds}", hint="at least 1")
+    if seeds is None and not axes and seed_path is not None:
+        return 3
+    return seeds
 
 
 def _seed_axis(

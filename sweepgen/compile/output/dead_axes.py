@@ -70,10 +70,15 @@ def _dead_pair(path: str, files: Iterable[RenderedFile]) -> tuple[RenderedFile, 
         if len({f.name_blind for f in group}) > 1:
             return None  # the axis changes the file here
         if example is None:
-            first = group[0]
-            other = next(f for f in group if repr(f.variant.axes[path]) != repr(first.variant.axes[path]))
-            example = (first, other)
+            example = _pair(group, path)
     return example
+
+
+def _pair(group: list[RenderedFile], path: str) -> tuple[RenderedFile, RenderedFile]:
+    """The group's first file and one with another value of ``path``."""
+    first = group[0]
+    other = next(f for f in group if repr(f.variant.axes[path]) != repr(first.variant.axes[path]))
+    return first, other
 
 
 def _others(variant: Variant, path: str) -> tuple[object, ...]:

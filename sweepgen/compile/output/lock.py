@@ -360,6 +360,11 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value
 
 
+def _optional_mapping(value: Any) -> dict[str, Any] | None:
+    """An optional object of the lock: None where absent (or null)."""
+    return None if value is None else _mapping(value)
+
+
 def _file_entry(raw: Any, layer_sets: list[Any], version: int) -> LockFile:
     """One entry of ``files``, its layer mapping looked up in ``layer_sets`` (version 3)."""
     entry = _mapping(raw)
@@ -397,7 +402,6 @@ def _model(data: Mapping[str, Any], version: int) -> Lock:
             **_mapping(data.get("templates", {})),
             _str(data.get("spec", "")): _str(data.get("spec_sha256", "")),
         }
-    resources = data.get("resources")
     return Lock(
         version=version,
         sweepgen_version=_str(data.get("sweepgen_version", "")),
@@ -406,8 +410,8 @@ def _model(data: Mapping[str, Any], version: int) -> Lock:
         spec_sha256=_str(data.get("spec_sha256", "")),
         inputs={_str(k): _str(v) for k, v in inputs.items()},
         varying=[_str(p) for p in data.get("varying", [])],
-        resources=_mapping(resources) if resources is not None else None,
+        resources=_optional_mapping(data.get("resources")),
         base=_mapping(data.get("base", {})),
         files=entries,
-        report=_mapping(data["report"]) if data.get("report") is not None else None,
+        report=_optional_mapping(data.get("report")),
     )

@@ -253,12 +253,18 @@ def effective_state(
     if status is None:
         return None, None
     if status.state is RunState.FINISHED:
-        if done_file is None and status.exit_code == 0:
-            return RunState.FINISHED, None
-        return RunState.FAILED, f"recorded as finished but {done_file or 'its exit code 0'} is missing"
+        return _finished_unproved(status, done_file)
     if status.state is RunState.RUNNING and not (runlock.is_held(run_dir) or is_alive(status)):
         return RunState.FAILED, LOST
     return status.state, status.reason
+
+
+def _finished_unproved(status: RunStatus, done_file: str | None) -> tuple[RunState, str | None]:
+    """A status that says finished with no done file on disk: finished where the run is held to
+    exit 0 alone (no done file) and exited 0, else failed."""
+    if done_file is None and status.exit_code == 0:
+        return RunState.FINISHED, None
+    return RunState.FAILED, f"recorded as finished but {done_file or 'its exit code 0'} is missing"
 
 
 def unchanged_since(planned: RunStatus | None, now: RunStatus | None) -> bool:

@@ -26,7 +26,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,26 +114,35 @@ def _collect(
         raw_step = row.get("step")
         # the common int step and float cells are taken directly, skipping the general parsers
         # (a report reads 1,000 runs x 1,000 steps); everything else goes through them
-        step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else _step(raw_step)
+        step = raw_step if type(raw_step) is int else _step(raw_step)
         if step is None:
             continue
-        for key, raw in row.items():
-            if key == "step":
-                continue
-            value = float(raw) if isinstance(raw, float) else _number(raw)
-            if value is None:
-                continue
-            name = str(key)
-            if not math.isfinite(value):
-                if non_finite is not None:
-                    non_finite[name] = non_finite.get(name, 0) + 1
-                if not keep:
-                    continue
+        for name, value in _cells(row, non_finite, keep):
             points = series.get(name)
             if points is None:
                 points = series[name] = {}
             points[step] = value
     return {k: tuple(sorted(v.items())) for k, v in series.items()}
+
+
+def _cells(
+    row: Mapping[str, object], non_finite: dict[str, int] | None, keep: bool
+) -> Iterator[tuple[str, float]]:
+    """A row's metric values (its step aside); a non-finite one is counted in ``non_finite`` and
+    given only with ``keep``."""
+    for key, raw in row.items():
+        if key == "step":
+            continue
+        value = float(raw) if isinstance(raw, float) else _number(raw)
+        if value is None:
+            continue
+        name = str(key)
+        if not math.isfinite(value):
+            if non_finite is not None:
+                non_finite[name] = non_finite.get(name, 0) + 1
+            if not keep:
+                continue
+        yield name, value
 
 
 def _text(path: Path) -> str | None:

@@ -41,7 +41,7 @@ def locate(run_dir: Path, recorded: str) -> Origin | None:
     here = os.path.realpath(".")
     project = project_root(here)
     real = _resolved(here, recorded)
-    if real is not None and (Path(real) / LOCK_NAME).is_file():
+    if _holds_lock(real):
         return Origin(Path("."), Path(recorded))
     if Path(recorded).is_absolute():
         return None
@@ -50,9 +50,14 @@ def locate(run_dir: Path, recorded: str) -> Origin | None:
         if project is not None and not within(real_root, project):
             break  # above the project: nothing there is this user's sweep
         found = resolve_inside(str(root), recorded)
-        if found is not None and (Path(found) / LOCK_NAME).is_file():
+        if _holds_lock(found):
             return Origin(root, root / recorded)
     return None
+
+
+def _holds_lock(folder: str | None) -> bool:
+    """Whether ``folder`` (None: none found) holds a sweep's lock."""
+    return folder is not None and (Path(folder) / LOCK_NAME).is_file()
 
 
 def _resolved(here: str, recorded: str) -> str | None:

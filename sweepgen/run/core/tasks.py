@@ -146,12 +146,18 @@ def _placeholders(arg: str) -> list[str]:
         ) from None
     for _, name, spec, conversion in fields:
         if name is not None and (spec or conversion):
-            shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
-            raise UserError(
-                f"--command placeholder {{{shown}}} has a conversion or format spec",
-                hint=f"write plain {{{name}}}; write {{{{ and }}}} for literal braces",
-            )
+            raise _not_plain(name, spec, conversion)
     return [name for _, name, _, _ in fields if name is not None]
+
+
+def _not_plain(name: str, spec: str | None, conversion: str | None) -> UserError:
+    """The error for a placeholder with a conversion (``!r``) or a format spec (``:>8``), shown as
+    written."""
+    shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+    return UserError(
+        f"--command placeholder {{{shown}}} has a conversion or format spec",
+        hint=f"write plain {{{name}}}; write {{{{ and }}}} for literal braces",
+    )
 
 
 def _refuse_unquotable(key: str, value: str, lock_path: Path) -> None:

@@ -95,13 +95,20 @@ def select_seeds(members: Sequence[Member], plan: SeedPlan, which: str) -> list[
 def group(members: Sequence[Member], plan: SeedPlan, varying: Sequence[str], sweep: str) -> list[Group]:
     """The runs grouped by every varying value but the seed, in first-seen order, each named."""
     keys = [p for p in varying if p != plan.path]
+    buckets = _buckets(members, keys)
+    if plan.path is None:
+        named = [(ms[0].variant, ms) for ms in buckets]
+    else:
+        named = _named(buckets, members, plan.path, keys, sweep)
+    return [Group(n, tuple(m.run for m in ms), _shared(ms, keys)) for n, ms in named]
+
+
+def _buckets(members: Sequence[Member], keys: Sequence[str]) -> list[list[Member]]:
+    """The runs with the same values of ``keys``, together, in first-seen order."""
     buckets: dict[tuple[str, ...], list[Member]] = {}
     for m in members:
         buckets.setdefault(tuple(repr(m.values.get(p)) for p in keys), []).append(m)
-    if plan.path is None:
-        return [Group(ms[0].variant, tuple(m.run for m in ms), _shared(ms, keys)) for ms in buckets.values()]
-    named = _named(list(buckets.values()), members, plan.path, keys, sweep)
-    return [Group(n, tuple(m.run for m in ms), _shared(ms, keys)) for n, ms in named]
+    return list(buckets.values())
 
 
 def _named(

@@ -44,9 +44,7 @@ def build(
     sampled: bool,
     search: Mapping[str, Any] | None = None,  # report_search.section of a search sweep
 ) -> PageData:
-    curves, curves_note = _group_curves(objective, runs, groups, curve_metrics)
-    pruned_curves, pruned_note = _pruned_curves(runs, curve_metrics)
-    curves_note = "; ".join(n for n in (curves_note, pruned_note) if n) or None
+    curves, pruned_curves, shown, curves_note = _curves(objective, runs, groups, curve_metrics)
     all_columns = sorted(set(base) | set(columns) | {p for r in runs for p in r["diff"]})
     return {
         "title": title,
@@ -64,7 +62,7 @@ def build(
         "all_columns": all_columns,
         "base": dict(base),
         "runs": _page_runs(runs, groups),
-        "curve_metrics": [m for m in curve_metrics if curves[m] or pruned_curves[m]],
+        "curve_metrics": shown,
         "curves": curves,
         "pruned_curves": pruned_curves,
         "curves_note": curves_note,
@@ -75,6 +73,21 @@ def build(
         "stats": None if statistics is None else _stats(statistics),
         "search": None if search is None else dict(search),
     }
+
+
+def _curves(
+    objective: Mapping[str, Any],
+    runs: Sequence[Mapping[str, Any]],
+    groups: Sequence[Group],
+    curve_metrics: Sequence[str],
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], list[str], str | None]:
+    """The groups' curves and the pruned runs' of each metric, the metrics that have any, and the
+    note on what the curves leave out (None: nothing)."""
+    curves, curves_note = _group_curves(objective, runs, groups, curve_metrics)
+    pruned_curves, pruned_note = _pruned_curves(runs, curve_metrics)
+    note = "; ".join(n for n in (curves_note, pruned_note) if n) or None
+    shown = [m for m in curve_metrics if curves[m] or pruned_curves[m]]
+    return curves, pruned_curves, shown, note
 
 
 def _counts(runs: Sequence[Mapping[str, Any]]) -> str:

@@ -72,10 +72,10 @@ def _bounds(n: int, alpha: float) -> tuple[float, float]:
     if n == 2:
         return 0.0, alpha
     known = {m: v for m, v in _KNOWN.get(alpha, {}).items() if m > 2}
+    high = min((v for m, v in known.items() if m >= n), default=alpha)
     if n > EXACT_UP_TO:
-        return _level(EXACT_UP_TO, alpha), min((v for m, v in known.items() if m >= n), default=alpha)
-    low = max((v for m, v in known.items() if m <= n), default=0.0)
-    return low, min((v for m, v in known.items() if m >= n), default=alpha)
+        return _level(EXACT_UP_TO, alpha), high
+    return max((v for m, v in known.items() if m <= n), default=0.0), high
 
 
 def _level(n: int, alpha: float) -> float:

@@ -393,10 +393,8 @@ def _comparisons(
     def interval(k: int, alpha: float) -> tuple[float | None, float | None]:
         return _diff_interval(methods, values_of[k], base, alpha)
 
-    paired = methods.test == "welch" and methods.interval == "t"
-    # Welch's test with Welch's interval: each Holm step is decided on the interval itself, so the
-    # verdict and the interval cannot disagree, not even by rounding
-    rejects = (lambda k, a: not _covers_zero(interval(k, a))) if paired else None
+    rejects = _interval_steps(methods, interval)
+    paired = rejects is not None
     levels, rejected = holm_levels(pvalues, methods.alpha, rejects)
     m = len(tested)
     # Holm can only start if some comparison's smallest attainable p passes its first step
@@ -419,6 +417,17 @@ def _comparisons(
         out.append(c)
         k += 1
     return tuple(out)
+
+
+def _interval_steps(
+    methods: Methods, interval: Callable[[int, float], tuple[float | None, float | None]]
+) -> Callable[[int, float], bool] | None:
+    """Welch's test with Welch's interval: each Holm step is decided on the interval itself (whether
+    it excludes zero), so the verdict and the interval cannot disagree, not even by rounding; None
+    for any other pair (the steps are decided on the p-values)."""
+    if methods.test != "welch" or methods.interval != "t":
+        return None
+    return lambda k, alpha: not _covers_zero(interval(k, alpha))
 
 
 def _diff_interval(

@@ -303,29 +303,38 @@ class SearchController:
         if live.pruned is None:
             self._report(live)
         if len(live.ended) == len(live.tasks):
-            if live.pruned is None and self._cancelled_by_request(live):
-                self._leave_open(live, "cancelled")
-            elif live.pruned is None and any(
-                s is not None and s.state is RunState.PENDING for s in live.ended.values()
-            ):
-                self._leave_open(live, "not started (sweepgen could not write its files)")
-            else:
-                self._tell(live)
+            self._conclude(live)
+
+    def _conclude(self, live: _LiveTrial) -> None:
+        """A trial whose runs have all ended: told to the study, or left open where it was cancelled
+        on request or a run of it was never started."""
+        if live.pruned is None and self._cancelled_by_request(live):
+            self._leave_open(live, "cancelled")
+        elif live.pruned is None and any(
+            s is not None and s.state is RunState.PENDING for s in live.ended.values()
+        ):
+            self._leave_open(live, "not started (sweepgen could not write its files)")
+        else:
+            self._tell(live)
 
     def _follow(self, live: _LiveTrial, task: RunTask, status: RunStatus | None) -> None:
         """A run not ended yet: ended once the executor that started it says so, or once the trainer
         a killed controller started (watched) is gone."""
         if task.name in live.started:
-            if status is not None and status.state is RunState.SKIPPED:
-                self._held_elsewhere(live, task, status)
-            elif status is not None and status.state in TERMINAL:
-                live.ended[task.name] = status
-            elif self._started_by().done():  # neither queued nor running, never ended: not started
-                live.ended[task.name] = status  # (the executor could not write its files)
+            self._follow_started(live, task, status)
         elif task.name in live.elsewhere and not _still_running(task):
             self._elsewhere_ended(live, task)
         elif task.name in live.watched and not _still_running(task):
             self._watched_ended(live, task)
+
+    def _follow_started(self, live: _LiveTrial, task: RunTask, status: RunStatus | None) -> None:
+        """A run our executor was asked to start: held by another process, ended, or never started."""
+        if status is not None and status.state is RunState.SKIPPED:
+            self._held_elsewhere(live, task, status)
+        elif status is not None and status.state in TERMINAL:
+            live.ended[task.name] = status
+        elif self._started_by().done():  # neither queued nor running, never ended: not started
+            live.ended[task.name] = status  # (the executor could not write its files)
 
     def _held_elsewhere(self, live: _LiveTrial, task: RunTask, status: RunStatus) -> None:
         """Our executor did not start the run: another process held its lock (or had changed its

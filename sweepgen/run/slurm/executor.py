@@ -540,8 +540,7 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
     """Each Slurm run's state: ask Slurm first, *then* read the status files (a job that Slurm says
     ended has already written its final state, unless it was killed). What can only be learned from
     Slurm (the job was cancelled, timed out, ran out of memory) is written to the status file."""
-    before = {t.name: read_status(t.run_dir) for t in tasks}
-    ids = [str(s.ids["job_id"]) for s in before.values() if s and s.ids.get("job_id")]
+    ids = _job_ids(tasks)
     jobs, note = slurm_query.query_jobs(ids) if ids else ({}, None)
     views = []
     for task in tasks:
@@ -552,6 +551,12 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
             note = _record_learned(task, new) or note
         views.append(RunView(task, _as_slurm_says(new, job), job, note=note))
     return views
+
+
+def _job_ids(tasks: Sequence[RunTask]) -> list[str]:
+    """The Slurm job ids the runs' status files name, all read before Slurm is asked."""
+    statuses = [read_status(t.run_dir) for t in tasks]
+    return [str(s.ids["job_id"]) for s in statuses if s and s.ids.get("job_id")]
 
 
 def _job_of(status: RunStatus | None, jobs: Mapping[str, slurm_query.JobInfo]) -> slurm_query.JobInfo | None:

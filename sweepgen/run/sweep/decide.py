@@ -61,8 +61,7 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
     rule, members, looks, fresh = _settled(request, given)
     schedule = _schedule(rule)
     result = DecideResult(0, rule, list(looks), len(schedule.looks))
-    decided = {c.name: c.verdict for look in looks for c in look.crossings}
-    result.verdicts = {a: decided.get(a, sequential.OPEN) for a in members if a != rule.baseline}
+    result.verdicts = _verdicts_so_far(looks, members, rule)
     if request.dry_run:
         return _dry_run(request, rule, schedule, members, result, display)
     if fresh:
@@ -82,6 +81,12 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
             return result
         _record_look(request, result, _look(request.sweep_dir, rule, members, still, n, alpha), display)
     return result
+
+
+def _verdicts_so_far(looks: Sequence[Look], members: dict[str, list[str]], rule: Rule) -> dict[str, str]:
+    """Each arm's verdict from the looks already taken (open where none decided it)."""
+    decided = {c.name: c.verdict for look in looks for c in look.crossings}
+    return {a: decided.get(a, sequential.OPEN) for a in members if a != rule.baseline}
 
 
 def _round_runs(rule: Rule, members: dict[str, list[str]], arms: Sequence[str], n: int) -> tuple[str, ...]:

@@ -373,9 +373,23 @@ def _elsewhere_status(d: Decision, is_alive: Callable[[RunStatus], bool]) -> Run
     if state is None:
         return RunStatus(RunState.FAILED, executor, reason="ended elsewhere without recording anything")
     if state in (RunState.PENDING, RunState.RUNNING):
-        if status is not None and is_alive(status):
-            return replace(status, state=state)
-        return RunStatus(RunState.FAILED, executor, reason=LOST)
+        return _still_going(status, state, executor, is_alive)
+    return _ended(status, state, reason, executor)
+
+
+def _still_going(
+    status: RunStatus | None, state: RunState, executor: str, is_alive: Callable[[RunStatus], bool]
+) -> RunStatus:
+    """A run recorded as pending or running, with no lock held: so it is while its process (or job)
+    is alive; lost once nothing is."""
+    if status is not None and is_alive(status):
+        return replace(status, state=state)
+    return RunStatus(RunState.FAILED, executor, reason=LOST)
+
+
+def _ended(status: RunStatus | None, state: RunState, reason: str | None, executor: str) -> RunStatus:
+    """A run that ended elsewhere, in the state (and for the reason, where one is given) the
+    effective state says."""
     assert status is not None or state is RunState.FINISHED
     base = status or RunStatus(state, executor)
     return replace(base, state=state, reason=reason if reason is not None else base.reason)
@@ -420,15 +434,7 @@ def _finish(request: RunRequest, result: RunResult, interrupted: bool, faults: S
         )
         return INTERRUPTED
     _note_not_retried(result, states, rerun)
-    # runs another `sweepgen run` holds and this one did not wait for (a Slurm submission that does
-    # not wait leaves its own submissions PENDING or RUNNING: those are this command's, not counted)
-    running = [n for n, s in states.items() if s is RunState.SKIPPED]
-    if running:
-        result.notes.append(
-            f"{len(running)} run(s) still running elsewhere (under another `sweepgen run` or its Slurm "
-            f"jobs): {', '.join(running)}; `sweepgen run {request.sweep_dir} --wait` waits for them, "
-            f"`sweepgen status {request.sweep_dir}` shows them"
-        )
+    running = _note_elsewhere(result, states, request.sweep_dir)
     bad = [n for n, s in states.items() if s in RETRYABLE]
     return 1 if bad or running else 0
 
@@ -450,6 +456,20 @@ def _note_not_retried(result: RunResult, states: Mapping[str, RunState | None], 
             f"{len(not_retried)} run(s) failed or were cancelled before and were not retried: "
             f"{', '.join(not_retried)}; retry with `{rerun}`"
         )
+
+
+def _note_elsewhere(result: RunResult, states: Mapping[str, RunState | None], sweep_dir: Path) -> list[str]:
+    """Runs another `sweepgen run` holds and this one did not wait for: said, with how to wait for
+    them; their names. (A Slurm submission that does not wait leaves its own submissions PENDING or
+    RUNNING: those are this command's, not counted.)"""
+    running = [n for n, s in states.items() if s is RunState.SKIPPED]
+    if running:
+        result.notes.append(
+            f"{len(running)} run(s) still running elsewhere (under another `sweepgen run` or its Slurm "
+            f"jobs): {', '.join(running)}; `sweepgen run {sweep_dir} --wait` waits for them, "
+            f"`sweepgen status {sweep_dir}` shows them"
+        )
+    return running
 
 
 def stop_gracefully(ex: Executor, display: Display) -> None:

@@ -144,6 +144,12 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=parse_done_file(opts.done_file, argv))
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
     sweep_state.write(sweep_dir, opts)  # (once the spec is known to fit the study)
+    return _drive_to_end(controller, display, resume)
+
+
+def _drive_to_end(controller: Any, display: Display, resume: str) -> SearchResult:
+    """Drive the search to its end, or until stopped (its runs stopped gracefully on Ctrl-C, and on
+    an error where the executor stops its runs then); the controller closed either way."""
     try:
         _drive(controller, display)
     except KeyboardInterrupt:

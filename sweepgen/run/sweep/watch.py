@@ -129,6 +129,17 @@ def status(
     return StatusOutcome(views, located.under, warnings, failed)
 
 
+def _stop_search(search: Path | None, only: Sequence[str]) -> Path | None:
+    """Ask the search's controller (``search``: its state folder; None: no search) to stop, before
+    any run is stopped: it then reads a cancelled trial as the search stopping, never as a failed
+    trial to replace with a new one. The folder asked; None where none was (`--only RUN` stops that
+    run; its search goes on)."""
+    stopped = search if not only else None
+    if stopped is not None:
+        search_stop.request(stopped)
+    return stopped
+
+
 def cancel(
     sweep_dir: Path, only: Sequence[str] = (), say: Callable[[str], None] | None = None
 ) -> CancelOutcome:
@@ -138,11 +149,7 @@ def cancel(
     in ``elsewhere``, untouched."""
     located = locate(sweep_dir, only)
     search = search_stop.state_dir_of(sweep_dir)
-    stopped = search if not only else None  # (`--only RUN` stops that run; its search goes on)
-    if stopped is not None:
-        # before any run is stopped: the search's controller then reads a cancelled trial as the
-        # search stopping, never as a failed trial to replace with a new one
-        search_stop.request(stopped)
+    stopped = _stop_search(search, only)
     views = _after_starts(located.tasks, collect(located.tasks), say)
     by_executor = _live_by_executor(views)
     unreachable: set[str] = set()
