@@ -27,11 +27,13 @@ from pathlib import Path
 
 from radon.complexity import cc_visit
 
-# Lowered to 3.93 at 3.92 over 2,111 blocks (0.9% above 10): the readers, run/ and cli/, compile/
-# and the ground floor split into named helpers, dispatch tables and conditions tested once (4.57
-# over 1,774 blocks before; 4.83 over 1,493 when this ceiling was first set; the anchors the review
-# used: pre-commit 2.9, copier 3.5). A ratchet: lower it as functions are split.
-CEILING = 3.93
+# Lowered to 3.92 at 3.91 over 2,467 blocks (0.3% above 10), 2026-11-29: run/, compile/ and cli/
+# blocks split where a day's fixes had pushed the mean to 3.94. Before: 3.93 at 3.92 over 2,111
+# blocks (0.9% above 10): the readers, run/ and cli/, compile/ and the ground floor split into named
+# helpers, dispatch tables and conditions tested once (4.57 over 1,774 blocks before; 4.83 over
+# 1,493 when this ceiling was first set; the anchors the review used: pre-commit 2.9, copier 3.5).
+# A ratchet: lower it as functions are split.
+CEILING = 3.92
 PACKAGE = "sweepgen"
 EXEMPT = re.compile(r"#\s*(noqa:\s*[A-Z]+[0-9]+(\s*,\s*[A-Z]+[0-9]+)*|radon:\s*exempt)\s+-\s+\S")
 
