@@ -16,6 +16,7 @@ import pytest
 from trainer_support import read_jsonl, subprocess_env, tiny_dict, without_timing, write_config
 
 from sweepgen.run.local.pgroup import descendants
+from sweepgen_trainer.checkpoint_check import problem
 
 pytestmark = pytest.mark.train
 
@@ -94,9 +95,16 @@ def test_a_killed_two_process_run_resumes_exactly(env, tmp_path):
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    first = tmp_path / "runs" / "killed" / "checkpoints" / "checkpoint-2" / "trainer_state.json"
+    saved = tmp_path / "runs" / "killed" / "checkpoints" / "checkpoint-2"
+    first = saved / "trainer_state.json"
+
+    def complete() -> bool:
+        # rank 0 writes trainer_state.json while rank 1 may still be writing its RNG state: killed
+        # then, the checkpoint is rightly skipped (the resume starts over, not from it)
+        return all((saved / f"rng_state_{rank}.pth").is_file() for rank in (0, 1)) and problem(saved) is None
+
     deadline = time.monotonic() + 600
-    while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
+    while not complete() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     for pid in [*descendants(proc.pid), proc.pid]:  # the ranks live in sessions of their own
         os.kill(pid, signal.SIGKILL)
