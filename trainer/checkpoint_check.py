@@ -9,7 +9,9 @@ truncation always breaks:
   tensors the header lists;
 - ``*.pt``, ``*.pth``, ``*.bin`` (torch.save's zip format): the zip's central directory, which is
   written last, and every member lying inside the file;
-- ``*.json``: parses (``trainer_state.json``, written last by transformers, must exist).
+- ``*.json``: parses (``trainer_state.json``, written last by transformers, must exist);
+- a run of several processes: each process's ``rng_state_<rank>.pth`` is there (rank 0 writes
+  ``trainer_state.json`` while another rank may still be saving its own).
 """
 
 from __future__ import annotations
@@ -24,10 +26,19 @@ from sweepgen import filenames
 TRAINER_STATE = filenames.TRAINER_STATE
 
 
-def problem(folder: Path) -> str | None:
-    """Why ``folder`` cannot be resumed from (naming the file), or None if it looks complete."""
+def problem(folder: Path, processes: int = 1) -> str | None:
+    """Why ``folder`` cannot be resumed from (naming the file), or None if it looks complete.
+    ``processes``: the run's process count now; each process of a multi-process run resumes its
+    own RNG state (``rng_state_<rank>.pth``), which transformers, finding none, replaces with a
+    note in its log: the resume would not be exact."""
     if not (folder / TRAINER_STATE).is_file():
         return f"{folder / TRAINER_STATE} is missing (the save did not finish)"
+    if processes > 1:
+        missing = next((r for r in range(processes) if not (folder / f"rng_state_{r}.pth").is_file()), None)
+        if missing is not None:
+            return (
+                f"{folder / f'rng_state_{missing}.pth'} is missing (process {missing}'s save did not finish)"
+            )
     for path in sorted(folder.iterdir()):
         if not path.is_file():
             continue

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sweepgen import filenames, yamlio, yamlwrite
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.safefs import write_atomic
-from sweepgen_trainer import diversity
+from sweepgen_trainer import diversity, ranks
 from sweepgen_trainer.checkpoint_check import TRAINER_STATE, problem
 
 if TYPE_CHECKING:  # annotations only: no run-time dependency on the config model
@@ -132,7 +132,7 @@ class RunDir:
                 if (entry / TRAINER_STATE).is_file():
                     return entry
                 continue
-            why = problem(entry)
+            why = problem(entry, ranks.world_size())
             if why is None:
                 return entry
             warn(f"warning: skipping checkpoint {entry}: {why}; resuming from an earlier one")

@@ -182,3 +182,26 @@ def test_every_training_log_with_a_loss_is_a_metrics_row(tmp_path):
     rows = read_jsonl(run.metrics)
     assert [r["step"] for r in rows] == [2] and rows[0]["reward_mean"] is None
     assert rows[0]["loss"] == 0.5 and printed == rows
+
+
+def test_a_checkpoint_without_every_process_s_rng_state_is_not_resumed_from(tmp_path, monkeypatch):
+    """Two processes: rank 0 wrote trainer_state.json, rank 1 never wrote its RNG state (killed in
+    its save). transformers would resume rank 1 without it, with a note in its log: not exact."""
+    import zipfile
+
+    cfg = cfg_for(tmp_path)
+    run = RunDir(cfg.output_dir)
+    run.start(cfg, {})
+    for step, ranks in ((2, (0, 1)), (4, (0,))):
+        folder = run.checkpoints / f"checkpoint-{step}"
+        folder.mkdir(parents=True)
+        (folder / "trainer_state.json").write_text("{}")
+        for rank in ranks:
+            with zipfile.ZipFile(folder / f"rng_state_{rank}.pth", "w") as zf:
+                zf.writestr("data.pkl", b"x")
+    warned: list[str] = []
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert run.last_checkpoint(warned.append).name == "checkpoint-2"
+    assert "rng_state_1.pth is missing" in warned[0] and "checkpoint-4" in warned[0]
+    monkeypatch.setenv("WORLD_SIZE", "1")  # one process: its RNG state is rng_state.pth, not checked here
+    assert run.last_checkpoint(lambda _: None).name == "checkpoint-4"
