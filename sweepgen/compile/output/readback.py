@@ -21,6 +21,7 @@ that check is left to the run.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -265,11 +266,16 @@ def shell_problem(text: str) -> Problem | None:
 
 
 def _grammar_refuses(text: str) -> bool:
-    import tree_sitter
-    import tree_sitter_bash  # noqa: PLC0415 - the same
+    return bool(_bash_grammar().parse(text.encode("utf-8", "surrogateescape")).root_node.has_error)
 
-    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-    return bool(parser.parse(text.encode("utf-8", "surrogateescape")).root_node.has_error)
+
+@functools.cache
+def _bash_grammar() -> Any:
+    """One parser per process for every rendered script, not a new one per file."""
+    import tree_sitter
+    import tree_sitter_bash  # noqa: PLC0415 - lazy: tree-sitter loads only for rendered shell files
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
 def _bash_place(stderr: str) -> Problem:

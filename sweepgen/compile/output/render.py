@@ -256,7 +256,8 @@ def header_maker(spec_rel: str) -> Callable[[str, str, str], str]:
 
 def check_output_path(path: str, variant: str, spec: Spec) -> None:
     """One output path: safe names inside the sweep folder, portable to Windows, not sweepgen's own
-    (checked as each file renders, before its text is read back, and again by ``check_outputs``)."""
+    (checked as each file renders, before its text is read back; ``check_outputs`` then checks the
+    paths against each other)."""
     loc = spec.loc(("output",))
     parts = path.split("/")
     if not all(SAFE_NAME.fullmatch(p) for p in parts):
@@ -285,8 +286,7 @@ def check_outputs(files: list[RenderedFile], spec: Spec) -> None:
     loc = spec.loc(("output",))
     seen: dict[str, str] = {}
     folded: dict[str, str] = {}
-    for f in files:
-        check_output_path(f.path, f.variant.name, spec)
+    for f in files:  # each path alone was checked as its file rendered (check_output_path)
         if f.path in seen:
             raise ValidationError(
                 f"variants {seen[f.path]!r} and {f.variant.name!r} both render to {f.path!r}",
