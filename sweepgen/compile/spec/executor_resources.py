@@ -63,14 +63,8 @@ class RunResources(BaseModel):
     @classmethod
     def _slurm_time(cls, value: str | int | None) -> str | int | None:
         """A time every executor reads as Slurm does, checked here so `check` refuses it, not `run`."""
-        if value is None:
-            return value
-        minutes = value if isinstance(value, int) else slurm_time.minutes(value)
-        if minutes is None:
-            raise ValueError(f"{value!r} is not a Slurm time: {slurm_time.HINT}")
-        if minutes < 1:
-            raise ValueError(f"{value!r} is shorter than one minute (Slurm limits are whole minutes)")
-        return value
+        parsed = slurm_time.parse(value) if value is not None else None
+        return _checked(*parsed, value) if isinstance(parsed, tuple) else value
 
 
 class LocalResources(RunResources):

@@ -6,13 +6,25 @@ with it when the spec loads, and every executor reads the lock's value with it.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 HINT = 'use minutes, "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM" or "D-HH:MM:SS"'
 
 
-def minutes(text: str) -> int | None:
-    """The minutes of a Slurm time string; None when Slurm would not read it."""
-    return _parse_time_str(text.strip())
+def parse(value: Any) -> int | tuple[str, str]:
+    """A limit's whole minutes (an int is minutes), or (what is wrong with ``value``, how to write
+    it): the one rule of the spec's check and of every executor's reading of the lock."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return (
+            f"must be minutes or a Slurm time string, got {value!r}",
+            'e.g. 90 or "01:30:00" or "1-00:00:00"',
+        )
+    found = value if isinstance(value, int) else _parse_time_str(value.strip())
+    if found is None:
+        return f"{value!r} is not a Slurm time", HINT
+    if found < 1:
+        return f"{value!r} is shorter than one minute", "Slurm limits are whole minutes"
+    return found
 
 
 def _parse_time_str(text: str) -> int | None:

@@ -15,28 +15,10 @@ from sweepgen.errors import ConfigError, Location
 def parse_time(value: Any, *, key: str = "time", lock_path: str = "") -> int:
     """Slurm's time formats to whole minutes (seconds round up, so a limit is never shortened):
     ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; an int is minutes."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise bad(
-            key,
-            f"must be minutes or a Slurm time string, got {value!r}",
-            lock_path,
-            'e.g. 90 or "01:30:00" or "1-00:00:00"',
-        )
-    minutes: int | None
-    if isinstance(value, int):
-        minutes = value
-    else:
-        minutes = slurm_time.minutes(value)
-        if minutes is None:
-            raise bad(
-                key,
-                f"{value!r} is not a Slurm time",
-                lock_path,
-                slurm_time.HINT,
-            )
-    if minutes < 1:
-        raise bad(key, f"{value!r} is shorter than one minute", lock_path, "Slurm limits are whole minutes")
-    return minutes
+    parsed = slurm_time.parse(value)
+    if isinstance(parsed, tuple):
+        raise bad(key, parsed[0], lock_path, parsed[1])
+    return parsed
 
 
 def location(lock_path: str) -> Location | None:
