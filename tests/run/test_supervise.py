@@ -248,3 +248,55 @@ def test_cancel_only_one_run_of_a_live_sweepgen_run_which_goes_on_with_the_rest(
     assert "a: cancelled (cancelled by `sweepgen cancel`" in out + err
     assert read_status(tmp_path / "runs/fake/a").state is RunState.CANCELLED
     assert read_status(tmp_path / "runs/fake/b").state is RunState.FINISHED
+
+
+def _nothing_pending(pid: int) -> bool:
+    """No signal waits for ``pid``: the last one sent has been taken by its handler."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    return int(fields["SigPnd"], 16) == 0 and int(fields["ShdPnd"], 16) == 0
+
+
+def test_a_graceful_stop_asked_twice_still_lets_the_trainer_save(tmp_path):
+    # a search controller that takes over a pruned trial from one that died asks its run to stop
+    # again (it cannot know whether the first request arrived): before, the supervisor read the
+    # second SIGTERM as "now" and SIGKILLed the trainer in the middle of its checkpoint save
+    from sweepgen.run.local import liveness
+
+    hold = tmp_path / "hold"
+    hold.touch()
+    make_sweep(tmp_path, {"a": {"steps": 400, "sleep": 0.05, "save_hold_file": str(hold)}})
+    first = _sweepgen(tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND)
+    run = tmp_path / "runs/fake/a"
+    status = _running(run)
+    _wait_for("the trainer's stop handler", lambda: (run / "starts.jsonl").exists())
+    first.send_signal(signal.SIGKILL)  # the controller that asked first is gone
+    first.communicate()
+    reason = "pruned at step 3 (asha)"
+    assert liveness.request_stop(run, status, reason)
+    _wait_for("the trainer to start saving", lambda: (run / "term_seen").exists())
+    assert liveness.request_stop(run, status, reason)  # asked again, by the one taking over
+    _wait_for("the second request to be handled", lambda: _nothing_pending(status.ids["pid"]))
+    hold.unlink()
+    ended = _ended(run)
+    assert ended.state is RunState.CANCELLED and ended.exit_code == 143, ended
+    assert ended.reason == reason
+    assert (run / "saved_on_term").exists()
+
+
+def test_a_second_plain_kill_of_a_stopping_run_still_kills_at_once(tmp_path):
+    # the rule above is for a request on file; a second `kill PID` with none stays "now"
+    hold = tmp_path / "hold"
+    hold.touch()
+    make_sweep(tmp_path, {"a": {"steps": 400, "sleep": 0.05, "save_hold_file": str(hold)}})
+    first = _sweepgen(tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND, "--stop-timeout", "600")
+    run = tmp_path / "runs/fake/a"
+    status = _running(run)
+    _wait_for("the trainer's stop handler", lambda: (run / "starts.jsonl").exists())
+    first.send_signal(signal.SIGKILL)
+    first.communicate()
+    os.kill(status.ids["pid"], signal.SIGTERM)
+    _wait_for("the trainer to start saving", lambda: (run / "term_seen").exists())
+    os.kill(status.ids["pid"], signal.SIGTERM)
+    ended = _ended(run)
+    assert ended.state is RunState.CANCELLED and ended.exit_code == -signal.SIGKILL, ended
+    assert not (run / "saved_on_term").exists()

@@ -295,7 +295,7 @@ class LocalExecutor(Executor):
             return
         self._stops.add(child.task.name)
         try:
-            stop_request.ask(child.task.run_dir, reason)
+            stop_request.ask(child.task.run_dir, reason, now=again)
         except OSError as err:  # the supervisor still stops it; its reason names the signal
             self._fault(child.task.run_dir / stop_request.STOP_FILE, err)
         _signal_pgid(child.proc.pid, signal.SIGTERM)

@@ -13,7 +13,8 @@ it is the one that records it:
 - a stop signal to the supervisor (SIGTERM, SIGINT, SIGHUP: `sweepgen cancel`, a `sweepgen run`
   that is interrupted or prunes, or anyone's ``kill PID``) is passed to the trainer's group once as
   SIGTERM (the bundled trainer then saves a checkpoint); after the stop timeout, or at a second stop
-  signal, the group gets SIGKILL. The run ends cancelled, with the reason its stopper left
+  signal (unless the request on file is a graceful one, which may come twice: stop_request.py), the
+  group gets SIGKILL. The run ends cancelled, with the reason its stopper left
   (stop_request.py) or the signal's name;
 - past its time limit the trainer is stopped the same way and the run ends failed, "timed out";
 - when the trainer exits, the rest of its group is killed and waited for, then the end (state, exit
@@ -60,7 +61,8 @@ class _Stops:
     """What has been asked of the trainer: the stop signals that reached the supervisor, and the
     deadlines they set. Signal handlers only set fields and signal the group."""
 
-    def __init__(self, stop_timeout_s: float, time_limit_s: float | None) -> None:
+    def __init__(self, run_dir: Path, stop_timeout_s: float, time_limit_s: float | None) -> None:
+        self.run_dir = run_dir
         self.stop_timeout_s = stop_timeout_s
         self.limit_at = time.monotonic() + time_limit_s if time_limit_s is not None else None
         self.time_limit_s = time_limit_s
@@ -80,8 +82,9 @@ class _Stops:
             # the stop came after the trainer had exited (while its end was being recorded): too
             # late to stop anything, so it does not turn a finished run into a cancelled one
             return
-        if self.stopped:  # asked again: stop waiting for it
-            self.kill_at = time.monotonic()
+        if self.stopped:  # asked again: stop waiting for it, unless it is a graceful request again
+            if not stop_request.is_graceful(self.run_dir):
+                self.kill_at = time.monotonic()
         else:
             self.signal = signum
             self._terminate()
@@ -206,7 +209,7 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
     """Run ``argv`` as the run ``job`` describes and record how it ended; the exit status above."""
     run_dir = Path(job["run_dir"])
     status: dict[str, Any] = dict(job["status"])
-    stops = _Stops(float(job.get("stop_timeout_s", 60.0)), job.get("time_limit_s"))
+    stops = _Stops(run_dir, float(job.get("stop_timeout_s", 60.0)), job.get("time_limit_s"))
     for sig in STOP_SIGNALS:
         signal.signal(sig, stops.on_signal)
     # a supervisor forked from `sweepgen run` (forked.py) starts with them blocked, so that none is
