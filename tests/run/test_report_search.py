@@ -304,6 +304,8 @@ def test_the_search_page_in_headless_chromium(page, searched, chromium, tmp_path
     assert color == "rgb(138, 109, 0)"  # pruned rows read apart from complete ones
     heading = view.inner_text("#best-trial h3")
     assert heading.startswith(f"Best trial: t{best.number:04d}")
+    trust = view.inner_text("#best-trust")  # one noisy value, picked among all: said under the heading
+    assert trust.startswith(f"t{best.number:04d}: 1 seed, the best of {len(trials)} trial(s): optimistic")
     diff = view.evaluate(
         "() => Array.from(document.querySelectorAll('#best-diff tbody tr'))"
         ".map(r => Array.from(r.cells).map(c => c.textContent))"
@@ -508,7 +510,7 @@ def test_a_log_uniform_search_axis_is_drawn_on_a_log_axis_whatever_its_span(tmp_
 
 def test_the_best_trial_line_names_the_trials_tied_with_it():
     class Block:
-        n, metric, mode, sampler, prune = 4, "accuracy", "max", "tpe", None
+        n, metric, mode, sampler, prune, repeats = 4, "accuracy", "max", "tpe", None, 1
 
     view = SearchView(block=Block())  # type: ignore[arg-type]
     view.rows = [
@@ -520,6 +522,8 @@ def test_the_best_trial_line_names_the_trials_tied_with_it():
     view.best = view.rows[0]
     best_line = view.lines()[1]
     assert best_line == "best: t0000, accuracy = 0.75 (max) at x=1; tied with t0002"
+    # one noisy value, picked as the best of four: no interval can be given, and the line says so
+    assert view.lines()[2].startswith("  (1 seed, the best of 4 trial(s): optimistic, and no interval")
     page = section(
         trials_of(view, {}, 1), metric="accuracy", mode="max", best="t0000", diff=[], tied=view.tied()
     )

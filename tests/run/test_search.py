@@ -29,6 +29,7 @@ from sweepgen import paths
 from sweepgen.compile.output import lock
 from sweepgen.compile.spec.search_block import PruneMethod, Sampler
 from sweepgen.run.core.base import RunState, read_status
+from sweepgen.run.search import best_value
 
 SWEEP = Path("generated") / "fake_search"
 
@@ -298,8 +299,13 @@ def test_repeats_run_each_trial_with_k_seeds_and_tell_the_mean(tmp_path):
             finals.append(json.loads((run / "summary.json").read_text())["score"])
         assert finals[0] != finals[1]  # the seeds give different noise
         assert t.value == pytest.approx(sum(finals) / 2)
+        assert t.user_attrs["sweepgen_values"] == pytest.approx(finals)
     shown = sweepgen(tmp_path, "status", str(SWEEP))
     assert shown.returncode == 0 and "search: 2/2 trials finished (2 complete" in shown.stdout
+    best = max(study(tmp_path).get_trials(), key=lambda t: t.value)
+    low, high = best_value.interval(best.user_attrs["sweepgen_values"], family=2)
+    shown_interval = f"mean of 2 seeds; 95% interval [{low:.6g}, {high:.6g}], wide enough for all 2 trials"
+    assert shown_interval in shown.stdout
 
 
 @pytest.mark.parametrize(

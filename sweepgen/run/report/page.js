@@ -313,6 +313,7 @@
       return;
     }
     holder.appendChild(el("h3", {}, "Best trial: " + b.name + ", " + page.search.metric + " = " + fmt(b.value)));
+    if (b.trust) holder.appendChild(el("div", { class: "note", id: "best-trust" }, b.name + ": " + b.trust));
     if (b.tied && b.tied.length) holder.appendChild(el("div", { class: "note" }, "tied with " + b.tied.join(", ") + " (the same " + page.search.metric + "): none of them is better than the others"));
     const table = el("table", { id: "best-diff" });
     const tr = el("tr");

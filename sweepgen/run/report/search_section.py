@@ -132,9 +132,11 @@ def section(
     best: str | None,
     diff: Sequence[tuple[str, Any, Any]],
     tied: Sequence[str] = (),
+    trust: str | None = None,
 ) -> dict[str, Any]:
     """The page's search section: ``best`` names the best trial, ``diff`` its (path, base value,
-    trial value) differences from the base, ``tied`` the complete trials with exactly its value."""
+    trial value) differences from the base, ``tied`` the complete trials with exactly its value,
+    ``trust`` what its value is worth (search/best_value.py)."""
     by_name = {t.name: t for t in trials}
     return {
         "metric": metric,
@@ -152,6 +154,7 @@ def section(
             "params": dict(by_name[best].params),
             "diff": [list(d) for d in diff],
             "tied": list(tied),
+            "trust": trust,
         },
     }
 

@@ -65,6 +65,8 @@ from sweepgen.run.search.trials import Refused, TrialRenderer, clear_leftovers
 
 OWNER_ATTR = "sweepgen_controller"
 REASON_ATTR = "sweepgen_reason"
+# a complete trial's per-seed final values (with repeats): the best trial's interval (best_value.py)
+VALUES_ATTR = "sweepgen_values"
 # set when the pruner decides, before any run is stopped: a controller that takes the trial over
 # (its predecessor killed before it saw its runs end) stops what still runs and never resumes it
 PRUNING_ATTR = "sweepgen_pruning"
@@ -527,6 +529,8 @@ class SearchController:
             self._tell_failed(live.trial, reason)
             self.events.append(f"{name}: failed ({reason})")
             return
+        if len(finals) > 1 and math.isfinite(value):
+            live.trial.set_user_attr(VALUES_ATTR, [v for _, v in finals])
         self.study.tell(live.trial, value)
         self.events.append(f"{name}: complete, {self.block.metric} = {value:.6g}")
 

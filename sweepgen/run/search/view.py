@@ -13,10 +13,13 @@ from sweepgen import paths
 from sweepgen.compile import run_api
 from sweepgen.compile.run_api import lock
 from sweepgen.run.core.tasks import NAMING_PATHS
+from sweepgen.run.search import best_value
 from sweepgen.run.search import study as search_study
 
 if TYPE_CHECKING:  # annotations only: `status` and `report` of a grid load no pydantic (run_api)
     from sweepgen.compile.run_api import SearchBlock
+
+_MAX_VALUES = 10_000  # per-seed values of one trial; a longer list is no study sweepgen wrote
 
 STATE_WORDS = {
     "COMPLETE": "complete",
@@ -38,6 +41,7 @@ class TrialRow:
     steps: int  # the last step reported to the pruner
     started: datetime | None = None  # when the trial was asked (Optuna's datetime_start)
     ended: datetime | None = None  # when it was told (datetime_complete); None while it runs
+    values: tuple[float, ...] = ()  # a complete trial's per-seed final values (with repeats)
 
 
 @dataclass
@@ -72,7 +76,13 @@ class SearchView:
                 + ", ".join(f"{k}={_num(v)}" for k, v in self.best.params.items())
                 + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else "")
             )
+            out.append(f"  ({self.trust()})")
         return out
+
+    def trust(self) -> str:
+        """What the best value is worth: picked among every trial asked, it is optimistic."""
+        assert self.best is not None
+        return best_value.words(self.best.values, self.block.repeats, len(self.rows))
 
     def tied(self) -> list[str]:
         """The other complete trials with exactly the best one's value: with a metric of few distinct
@@ -115,7 +125,19 @@ def _row(t: Any) -> TrialRow:
         last,
         t.datetime_start,
         t.datetime_complete,
+        _values(t.user_attrs.get("sweepgen_values")),
     )
+
+
+def _values(recorded: Any) -> tuple[float, ...]:
+    """The per-seed values as the study records them; nothing when they are not a list of finite
+    numbers (the journal is data: whatever it holds is only shown, never trusted)."""
+    if not isinstance(recorded, list) or len(recorded) > _MAX_VALUES:
+        return ()
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in recorded):
+        return ()
+    values = tuple(float(v) for v in recorded)
+    return values if all(math.isfinite(v) for v in values) else ()
 
 
 def load(sweep_dir: Path, block: SearchBlock) -> SearchView:
