@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sweepgen import jsonkeys
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.readers.model import BIG_DIGITS, BigInt, NotEvaluated, ReadResult, big_int
 from sweepgen.readers.yamlfile import read_yaml
@@ -33,8 +34,8 @@ def read_yaml_file(path: Path, version: str = "1.1", *, raw: bool = False) -> Re
 def read_json_file(path: Path) -> ReadResult:
     text = _read_text(path)
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_json_int)
-    except _DuplicateKey as dup:
+        data = json.loads(text, object_pairs_hook=jsonkeys.no_duplicate_keys, parse_int=_json_int)
+    except jsonkeys.DuplicateKey as dup:
         raise ConfigError(
             f"duplicate key {dup.key!r} in JSON object",
             location=_duplicate_location(text, str(path)),
@@ -71,20 +72,6 @@ def read_toml_file(path: Path) -> ReadResult:
 def _json_int(text: str) -> int | BigInt:
     """A JSON integer; one too long for ``int()`` (4,300 digits) as its exact digits."""
     return big_int(text) or int(text)
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
-    return result
 
 
 def _duplicate_location(text: str, path: str) -> Location:

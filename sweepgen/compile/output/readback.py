@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from sweepgen import jsonkeys
 from sweepgen.compile.output import readback_shape
 from sweepgen.compile.spec.expand import Variant
 from sweepgen.compile.spec.model import Spec
@@ -151,24 +152,12 @@ def _place(mark: Any) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
 
 
-class _Twice(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise _Twice(next(k for i, k in enumerate(keys) if k in keys[:i]))
-    return dict(pairs)
-
-
 def json_problem(text: str) -> Problem | None:
     try:
-        json.loads(text, object_pairs_hook=_once)
+        json.loads(text, object_pairs_hook=jsonkeys.no_duplicate_keys)
     except json.JSONDecodeError as err:
         return err.lineno, err.colno, f"JSON readers refuse it: {err.msg}"
-    except _Twice as twice:
+    except jsonkeys.DuplicateKey as twice:
         found = yaml_problem(text)  # JSON is YAML: its composer knows where the key is
         line, col = found[:2] if found is not None else (0, 0)
         return line, col, f"key {twice.key!r} is written twice: JSON readers keep the last without a word"
