@@ -137,7 +137,7 @@ def test_render_stops_at_the_template_line_and_writes_nothing(tmp_path, monkeypa
 @pytest.mark.skipif(shutil.which("bash") is None, reason="the shell check asks bash itself")
 def test_bash_decides_where_the_grammar_and_bash_disagree(monkeypatch):
     """A script the grammar refuses but bash reads is taken: bash's verdict counts."""
-    monkeypatch.setattr(readback, "_grammar_refuses", lambda text: True)
+    monkeypatch.setattr(readback, "_grammar_refuses", lambda tree: True)
     assert readback.shell_problem("#!/bin/bash\necho fine\n") is None
     assert readback.shell_problem("#!/bin/bash\nshopt -s extglob\nrm -f !(keep).txt\n") is None
     assert readback.shell_problem("#!/bin/bash\necho 'open\n") is not None

@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 from sweepgen import jsonkeys
-from sweepgen.compile.output import readback_shape
+from sweepgen.compile.output import readback_shape, sbatch_directives
 from sweepgen.compile.spec.expand import Variant
 from sweepgen.compile.spec.model import Spec
 from sweepgen.errors import TemplateError
@@ -72,7 +72,7 @@ def check_reads_back(text: str, out_path: str, spec: Spec, variant: Variant) -> 
         f"variant {variant.name!r}: {out_path} line {line}, column {col}: {what}",
         location=spec.loc(("template",)),
         hint="fix the template: the line above is in the file it rendered (a key written twice, or "
-        "text the file's reader refuses)",
+        "text the file's reader refuses or ignores)",
     )
 
 
@@ -230,8 +230,14 @@ _BASH_FAMILY = re.compile(r"#!\s*\S*?(?:/|\benv\s+(?:-\S+\s+)*)(?:ba|da|k)?sh\b"
 
 def shell_problem(text: str) -> Problem | None:
     if text.startswith("#!") and not _BASH_FAMILY.match(text):
-        return None  # a `#!/usr/bin/env zsh` (or python) script: not bash's to read
-    if not _grammar_refuses(text):
+        # a `#!/usr/bin/env zsh` (or python) script: not bash's to read; sbatch reads it alike
+        return sbatch_directives.problem(text, None) if sbatch_directives.has_directives(text) else None
+    tree = _bash_grammar().parse(text.encode("utf-8", "surrogateescape"))
+    if sbatch_directives.has_directives(text):
+        found = sbatch_directives.problem(text, _line_comments(tree.root_node))
+        if found is not None:
+            return found
+    if not _grammar_refuses(tree):
         return None
     bash = shutil.which("bash")
     if bash is None:
@@ -254,8 +260,22 @@ def shell_problem(text: str) -> Problem | None:
     return _bash_place(done.stderr.decode("utf-8", "replace"))
 
 
-def _grammar_refuses(text: str) -> bool:
-    return bool(_bash_grammar().parse(text.encode("utf-8", "surrogateescape")).root_node.has_error)
+def _grammar_refuses(tree: Any) -> bool:
+    return bool(tree.root_node.has_error)
+
+
+def _line_comments(root: Any) -> set[int]:
+    """The rows where a comment starts at column 0 (a here-document's lines are no comments)."""
+    rows: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            if node.start_point[1] == 0:
+                rows.add(node.start_point[0])
+        else:
+            stack.extend(node.children)
+    return rows
 
 
 @functools.cache
