@@ -81,6 +81,11 @@ class Doc:
 _PLAIN = "sweepgen:plain"  # marks a plain scalar without an explicit tag: typed by 1.2 rules
 
 
+def plain_value(text: str) -> Any:
+    """What ``text`` reads as written as a plain (unquoted, untagged) YAML 1.2 scalar."""
+    return _implicit(text)
+
+
 def _implicit(text: str) -> Any:
     """The YAML 1.2 core schema for an untagged plain scalar."""
     for pattern, value_of in _CORE_SCHEMA:

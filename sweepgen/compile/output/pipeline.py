@@ -34,6 +34,7 @@ from sweepgen.compile.output.render import (
 )
 from sweepgen.compile.output.rundir import YAML_SUFFIXES, run_dir_of_rendered
 from sweepgen.compile.output.staging import Staging
+from sweepgen.compile.output.value_types import check_types_kept
 from sweepgen.compile.output.yaml_dialects import check_reads_alike
 from sweepgen.compile.schema.choices import check_choices
 from sweepgen.compile.schema.validate import Validator, check_schema, imports_disabled, load_validator
@@ -331,7 +332,8 @@ def _renderer(
         check_output_path(out_path, variant.name, spec)  # a path's own error first
         check_reads_back(text, out_path, spec, variant)
         if out_path.endswith(YAML_SUFFIXES):
-            check_reads_alike(text, out_path, spec, variant)
+            check_reads_alike(text, out_path, spec, variant)  # before: its words name both readers
+        check_types_kept(text, out_path, spec, variant)
         data = text.encode("utf-8")
         if len(data) > spec.model.limits.output_bytes:
             raise too_large(spec.model.limits.output_bytes, spec, variant, out_path)
