@@ -135,3 +135,45 @@ def test_flagged_exactly_when_the_yaml_file_reads_another_value_than_the_spec(va
         assert not kept
     elif not kept and str(got) == shown:  # the same text read as another type
         pytest.fail(f"{value!r} written as {text!r} reads {got!r} and was not flagged")
+
+
+@pytest.mark.parametrize(
+    "template, base, words",
+    [
+        (
+            "config = dict(lr='{{ lr }}', seed={{ seed }})\n",
+            {"lr": 0.1},
+            "`lr` is 0.1 in the spec and the lock, but the file reads '0.1'",
+        ),
+        ("revision = {{ revision }}\nSEED = {{ seed }}\n", {"revision": "1.10"}, "the file reads 1.1"),
+        ("cfg = {'flag': '{{ flag }}', 'seed': {{ seed }}}\n", {"flag": False}, "the file reads 'False'"),
+        (
+            "class C:\n    warmup: int = '{{ warmup }}'\n    seed = {{ seed }}\n",
+            {"warmup": -3},
+            "line 3: `warmup`",
+        ),
+    ],
+)
+def test_a_python_config_value_of_another_type_stops_the_render(tmp_path, monkeypatch, template, base, words):
+    monkeypatch.chdir(tmp_path)
+    code, output = _render(tmp_path, template, {**base, "seed": 0}, "py")
+    assert code == 2 and words in output, output
+
+
+@pytest.mark.parametrize(
+    "template, base",
+    [
+        (
+            "config = dict(lr={{ lr }}, name={{ name | pyrepr }}, ref={{ ref }}, seed={{ seed }})\n",
+            {"lr": 0.1, "name": "1.10", "ref": None},
+        ),
+        (
+            "a = dict(lr='{{ lr }}')\nb = dict(lr={{ lr }})\nseed = {{ seed }}\n",
+            {"lr": 0.1},
+        ),  # lr twice: not judged
+    ],
+)
+def test_a_python_config_that_keeps_each_type_renders(tmp_path, monkeypatch, template, base):
+    monkeypatch.chdir(tmp_path)
+    code, output = _render(tmp_path, template, {**base, "seed": 0}, "py")
+    assert code == 0, output

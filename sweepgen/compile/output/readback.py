@@ -233,12 +233,9 @@ def shell_problem(text: str) -> Problem | None:
         # a `#!/usr/bin/env zsh` (or python) script: not bash's to read; sbatch reads it alike
         return sbatch_directives.problem(text, None) if sbatch_directives.has_directives(text) else None
     tree = _bash_grammar().parse(text.encode("utf-8", "surrogateescape"))
-    if sbatch_directives.has_directives(text):
-        found = sbatch_directives.problem(text, _line_comments(tree.root_node))
-        if found is not None:
-            return found
-    if not _grammar_refuses(tree):
-        return None
+    found = _sbatch_problem(text, tree)
+    if found is not None or not _grammar_refuses(tree):
+        return found
     bash = shutil.which("bash")
     if bash is None:
         return None  # the grammar alone is not trusted to refuse a script: the run will say
@@ -258,6 +255,12 @@ def shell_problem(text: str) -> Problem | None:
     if done.returncode == 0:
         return None
     return _bash_place(done.stderr.decode("utf-8", "replace"))
+
+
+def _sbatch_problem(text: str, tree: Any) -> Problem | None:
+    if not sbatch_directives.has_directives(text):
+        return None
+    return sbatch_directives.problem(text, _line_comments(tree.root_node))
 
 
 def _grammar_refuses(tree: Any) -> bool:

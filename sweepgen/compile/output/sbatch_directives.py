@@ -12,6 +12,7 @@ runs with other resources only once submitted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 
 Problem = tuple[int, int, str]  # (line, column, what), 1-based
@@ -66,19 +67,16 @@ def _first_command(lines: list[str]) -> int | None:
     return None
 
 
+# sbatch's argument reader: a backslash escapes the next character (in quotes too), a quoted run
+# may hold blanks, an unquoted `#` ends the directive; what is left is a quote never closed
+_ARGUMENT_TEXT = re.compile(r"""\\.|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|(#)|(["'])""", re.S)
+
+
 def _unmatched_quote(rest: str) -> int | None:
-    """The column (0-based, in ``rest``) of a quote sbatch's argument reader never sees closed; a
-    ``#`` outside quotes ends the directive, a backslash escapes the next character."""
-    quote, opened, escaped = "", 0, False
-    for col, char in enumerate(rest):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif quote:
-            quote = "" if char == quote else quote
-        elif char in "\"'":
-            quote, opened = char, col
-        elif char == "#":
-            break
-    return opened if quote else None
+    """The column (0-based, in ``rest``) of a quote sbatch's argument reader never sees closed."""
+    for match in _ARGUMENT_TEXT.finditer(rest):
+        if match.group(1):
+            return None
+        if match.group(2):
+            return match.start()
+    return None

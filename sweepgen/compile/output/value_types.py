@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sweepgen import yamlio
+from sweepgen.compile.output import python_values
 from sweepgen.compile.spec.expand import Variant
 from sweepgen.compile.spec.model import Spec
 from sweepgen.errors import SweepgenError, TemplateError
@@ -34,7 +35,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-KINDS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml"}
+KINDS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml", ".py": "python"}
 Path = tuple[Any, ...]
 
 
@@ -132,6 +133,8 @@ def plain_reading(kind: str, text: str) -> Any:
     """What ``text`` written bare (unquoted) reads as in a file of ``kind``."""
     if kind == "yaml":
         return yamlio.plain_value(text)
+    if kind == "python":
+        return python_values.literal_text(text)
     try:
         return json.loads(text) if kind == "json" else tomllib.loads(f"v = {text}")["v"]
     except (ValueError, tomllib.TOMLDecodeError, RecursionError):
@@ -159,12 +162,14 @@ def _read(kind: str, text: str, out_path: str) -> tuple[Any, Any] | None:
     """The file's data and a function giving a path's line; None when it does not read (the
     read-back reports that)."""
     try:
+        if kind == "python":
+            return python_values.named_constants(text)
         if kind == "toml":
             lines = toml_lines(text)
             return tomllib.loads(text), lambda path: lines.get(path, 0)
         doc = yamlio.loads(text, out_path, max_nodes=None)  # JSON is YAML 1.2: it knows each line
         return (json.loads(text) if kind == "json" else doc.data), lambda path: doc.loc(path).line
-    except (ValueError, tomllib.TOMLDecodeError, SweepgenError, RecursionError):
+    except (ValueError, SyntaxError, tomllib.TOMLDecodeError, SweepgenError, RecursionError):
         return None
 
 
