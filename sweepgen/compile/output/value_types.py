@@ -5,8 +5,8 @@ the float 1.5, ``"1.10"`` into 1.1, ``"007"`` into 7 and ``"true"`` into True; o
 (``lr: "{{ lr }}"``) turns the float 0.1 into the string ``"0.1"``; ``{{ x }}`` of a null writes
 the string ``None``. The file reads without a complaint, the lock records the spec's value, and the
 trainer runs with another (a revision "1.10" that is 1.1, a learning rate its code compares as a
-string). Each of the variant's values that could change so is looked for in the rendered YAML, JSON
-or TOML file at its own path (or, where the template moves it, under its own key name, when the file
+string). Each of the variant's values that could change so is looked for in the rendered YAML, JSON,
+TOML or Python file at its own path (or, where the template moves it, under its own key name, when the file
 has one key of that name); where it reads as the same text in another type, the render stops.
 
 Only a file that may hold such a value (a string that reads as another type written bare, a number,
@@ -182,6 +182,6 @@ def _changed(
         f"variant {variant.name!r}: {out_path} line {line}: `{dotted}` is {value!r} in the spec and "
         f"the lock, but the file reads {got!r}: the template writes it {how}",
         location=spec.loc(("template",)),
-        hint="write the value with `| to_yaml` (YAML) or `| to_json` (JSON, and a TOML scalar), which "
-        "keep its type, or fix the quotes around it in the template",
+        hint="write the value with `| to_yaml` (YAML), `| to_json` (JSON, a TOML scalar) or `| pyrepr` "
+        "(Python), which keep its type, or fix the quotes around it in the template",
     )
