@@ -141,10 +141,12 @@ def test_a_forked_supervisor_is_the_supervisor_and_holds_nothing_of_its_parent(t
         assert argv[1:3] == [b"-m", b"sweepgen.run.local.supervise"] and argv[5] == b"--", argv
         assert liveness.supervises(pid, run_dir)
         fds = _fds(pid)
-        # stdin, the log twice and the run's lock (and its own pidfd of the trainer): not the owner
-        # lock, the journal or the job pipe
+        # stdin, the log twice and the run's lock (and its own: a pidfd of the trainer, the room kept
+        # for the run's end): not the owner lock, the journal or the job pipe
         own = {fd for fd, target in fds.items() if target == "anon_inode:[pidfd]"}
-        assert sorted(set(fds) - own) == [0, 1, 2, int(argv[3])] and len(own) <= 1, fds
+        spare = {fd for fd, target in fds.items() if target == str(run_dir / ".sweepgen-status.spare")}
+        assert sorted(set(fds) - own - spare) == [0, 1, 2, int(argv[3])] and len(own) <= 1, fds
+        assert len(spare) == 1, fds
         assert fds[0] == os.devnull and fds[1] == fds[2] == str(run_dir / "run.log"), fds
         assert fds[int(argv[3])] == str(run_dir / ".sweepgen.lock"), fds
         os.kill(pid, signal.SIGTERM)  # `sweepgen cancel`'s way: the supervisor records it

@@ -55,7 +55,7 @@ from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local import forked, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
-from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED, NOT_RECORDED, boot_id
+from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED, IN_SPARE, NOT_RECORDED, NOT_STARTED, boot_id
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
@@ -513,6 +513,18 @@ class LocalExecutor(Executor):
         if _is_end_of(recorded, child):
             assert recorded is not None  # _is_end_of says so
             status = recorded
+            if code == IN_SPARE:  # recorded, but the disk is full: no other run starts on it
+                self._fault(
+                    child.task.run_dir / STATUS_FILE, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                )
+        elif code == NOT_STARTED and not _written_by(recorded, child):
+            # its supervisor could not record the start, so it started nothing: pending, as on disk
+            self.faults.append(
+                f"could not write {child.task.run_dir / STATUS_FILE} (a full or read-only disk?): the "
+                "run was not started"
+            )
+            status = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+            self._fault_stops_queue()
         else:
             pgid = _trainer_group(recorded, child)
             if pgid is not None:  # the trainer dies with its supervisor; its group too
@@ -553,6 +565,9 @@ class LocalExecutor(Executor):
 
     def _fault(self, path: Path, err: OSError) -> None:
         self.faults.append(f"could not write {path}: {err.strerror or err}")
+        self._fault_stops_queue()
+
+    def _fault_stops_queue(self) -> None:
         # what failed here (a full or read-only disk) would fail every run started after it
         while self._queue:
             task = self._queue.popleft()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sweepgen.run.core import runlock, stop_request
 from sweepgen.run.core.base import RunStatus, this_host
-from sweepgen.run.local.supervise import COMM, boot_id
+from sweepgen.run.local.supervise import COMM, STARTING, boot_id
 
 EXECUTOR = "local"  # LocalExecutor.name
 
@@ -44,8 +44,8 @@ def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
     pid = status.ids.get("pid")
     if status.executor != EXECUTOR or status.ids.get("host") != this_host():
         return False
-    if "trainer_pgid" not in status.ids:  # not written by a supervisor that stops and records its run
-        return False
+    if "trainer_pgid" not in status.ids and status.ids.get(STARTING) is not True:
+        return False  # not written by a supervisor that stops and records its run
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1 or not supervisor_alive(status):
         return False
     if not supervises(pid, run_dir):  # the status file is data: its pid may name any process
