@@ -51,6 +51,7 @@ from sweepgen.run.core.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
 from sweepgen.run.core.resources import parse_time
+from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local import forked, launch, liveness
@@ -288,6 +289,20 @@ class LocalExecutor(Executor):
     def is_alive(cls, status: RunStatus) -> bool:
         return liveness.supervisor_alive(status)
 
+    @classmethod
+    def vanished(
+        cls, tasks: Sequence[RunTask], gone: Sequence[RunTask], answer_s: float
+    ) -> dict[str, RunView]:
+        """Runs whose folder was deleted under them (made again or not) while their supervisor, which
+        still holds the deleted lock, runs them: running, not "not started"."""
+        orphans = liveness.orphan_locks() if gone else {}
+        views = {}
+        for task in gone:
+            pid = liveness.orphan_supervisor(task.run_dir, orphans)
+            if pid is not None:
+                views[task.name] = RunView(task, liveness.orphan_status(pid, liveness.proc_start_ticks(pid)))
+        return views
+
     # -- internals ------------------------------------------------------------------------------
 
     def _ask_to_stop(self, child: _Child, reason: str, *, again: bool = False) -> None:
@@ -362,6 +377,11 @@ class LocalExecutor(Executor):
         if changed:
             runlock.release(lock_fd)
             self._status[task.name] = RunStatus(changed[0], self.name, reason=changed[1])
+            return
+        orphan = liveness.orphan_supervisor(task.run_dir) if previous is None else None
+        if orphan is not None:  # its folder was deleted under it: a start here would be a second one
+            runlock.release(lock_fd)
+            self._status[task.name] = RunStatus(RunState.FAILED, self.name, reason=_deleted_under(orphan))
             return
         attempt = previous.attempt + 1 if previous else 1
         log_path = task.run_dir / LOG_FILE
@@ -573,6 +593,13 @@ class LocalExecutor(Executor):
             task = self._queue.popleft()
             # pending, not skipped: nobody else holds them, they were never started
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+
+
+def _deleted_under(pid: int) -> str:
+    return (
+        f"not started: its run folder was deleted while the run ran, and its supervisor (pid {pid}) "
+        f"still runs it; that run records its end here when it ends (`kill {pid}` stops it)"
+    )
 
 
 def _check_options(options: ExecutorOptions) -> None:
