@@ -215,9 +215,12 @@ def _ended(job: dict[str, Any], status: dict[str, Any], code: int, stops: _Stops
 
 def _asked(run_dir: Path, code: int, stops: _Stops) -> tuple[str | None, bool]:
     """Why the run was stopped, and whether it counts as cancelled (never when its time limit
-    stopped it): the stop request's reason, read when a stop came or the trainer died of a signal,
-    else the stop signal its supervisor got."""
-    asked = stop_request.reason(run_dir) if stops.stopped or code < 0 else None
+    stopped it): the stop request's reason, read when a stop came, or when the trainer died of a
+    signal and the request is one to stop at once (`sweepgen run`'s own hard stop, which kills the
+    trainer itself), else the stop signal its supervisor got. A graceful request whose signal never
+    came (its asker died in between) does not make a crash or an out-of-memory kill a cancel."""
+    killed = code < 0 and not stop_request.is_graceful(run_dir)
+    asked = stop_request.reason(run_dir) if stops.stopped or killed else None
     cancelled = not stops.timed_out and (stops.signal is not None or asked is not None)
     if asked is None and stops.signal is not None:
         asked = f"cancelled by {signal_name(stops.signal)} to its supervisor (pid {os.getpid()})"
