@@ -209,3 +209,44 @@ def test_a_run_that_finished_where_its_end_cannot_be_written_is_said_finished_no
     assert proc.returncode == 2 and "Read-only file system" in err and "Traceback" not in err, out + err
     assert "a: finished" in out and "a: failed" not in out, out + err
     assert "the run ended finished (exit code 0); that could not be recorded" in (run / "run.log").read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_slurm_run_that_finishes_after_the_disk_filled_up_is_recorded_finished(tmp_path):
+    """The same on a Slurm node: the node task's end goes over the room it kept (before: writing it
+    raised, the job failed, and the finished run was recorded FAILED by Slurm's word, which
+    `--rerun-failed` would run a second time)."""
+    import pickle
+
+    from sweepgen.run.core.base import RunState, RunStatus, read_status
+    from sweepgen.run.slurm.task import NodeTask
+
+    runs = tmp_path / "runs"
+    _mount_tmpfs(runs)
+    try:
+        release = tmp_path / "release"
+        folder = make_sweep(tmp_path, {"n": {"release": str(release)}}, sweep="node")
+        (tmp_path / "waiter.py").write_text(WAITER)
+        argv = (sys.executable, str(tmp_path / "waiter.py"), str(folder / "n.yaml"))
+        status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=None)
+        node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status)
+        (tmp_path / "node.pkl").write_bytes(pickle.dumps(node))
+        code = (
+            "import pickle; from sweepgen.run.slurm.task import run_on_node; "
+            f"print(run_on_node(pickle.loads(open({str(tmp_path / 'node.pkl')!r}, 'rb').read())))"
+        )
+        env = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
+        proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+        run = runs / "node" / "n"
+        deadline = time.monotonic() + LOADED_S
+        while not (run / "starts.txt").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
+            time.sleep(0.05)
+        fill_disk(runs)
+        release.touch()
+        out, _ = proc.communicate(timeout=LOADED_S)
+        recorded = read_status(run)
+    finally:
+        subprocess.run(["umount", "-l", str(runs)], check=False)
+    assert proc.returncode == 0 and out.strip().endswith("finished"), out
+    assert recorded is not None and recorded.state is RunState.FINISHED and recorded.exit_code == 0, recorded

@@ -44,6 +44,20 @@ def reserve(run_dir: Path, size: int = SIZE) -> int:
     return fd
 
 
+def write_status(run_dir: Path, data: bytes, spare: int | None) -> bool:
+    """``data`` as ``run_dir``'s status file, atomically; where the disk is full, over the ``spare``
+    (when given). True when the spare took it (the disk is full: say so, start nothing more).
+    Raises OSError (the first error, where the spare could not help)."""
+    try:
+        runfs.write_atomic(run_dir / filenames.STATUS, data)  # never through a link on the way
+    except OSError as err:
+        if spare is None or err.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        write_end(run_dir, spare, data)
+        return True
+    return False
+
+
 def write_end(run_dir: Path, fd: int, data: bytes) -> None:
     """``data`` written over the spare ``fd``, which then replaces ``run_dir``'s status file.
     Raises OSError (the spare replaced by someone else, too small, or a read-only disk)."""

@@ -378,11 +378,6 @@ class LocalExecutor(Executor):
             runlock.release(lock_fd)
             self._status[task.name] = RunStatus(changed[0], self.name, reason=changed[1])
             return
-        orphan = liveness.orphan_supervisor(task.run_dir) if previous is None else None
-        if orphan is not None:  # its folder was deleted under it: a start here would be a second one
-            runlock.release(lock_fd)
-            self._status[task.name] = RunStatus(RunState.FAILED, self.name, reason=_deleted_under(orphan))
-            return
         attempt = previous.attempt + 1 if previous else 1
         log_path = task.run_dir / LOG_FILE
         argv = launch.launched_argv(self.shape, task.argv)
@@ -464,14 +459,18 @@ class LocalExecutor(Executor):
 
     def _changed_meanwhile(self, task: RunTask, previous: RunStatus | None) -> tuple[RunState, str] | None:
         """Re-checked once the run's lock is held: another `sweepgen run` may have run it while it was
-        queued. Reported with the state it ended in there (so a failure elsewhere still makes this
-        exit 1); None when it is as planned."""
+        queued, or its folder was deleted under a supervisor that still runs it. Reported with the
+        state it ended in there (so a failure elsewhere still makes this exit 1); None when it is as
+        planned."""
         if is_finished(task.run_dir, task.done_file):
             return RunState.FINISHED, "finished meanwhile (started by another process)"
         if not unchanged_since(self._planned.get(task.name), previous):
             now = previous.state if previous else RunState.SKIPPED
             state = now if now in TERMINAL else RunState.SKIPPED
             return state, f"its status changed since it was planned (now {now}; another process ran it)"
+        orphan = liveness.orphan_supervisor(task.run_dir) if previous is None else None
+        if orphan is not None:  # its folder was deleted under it: a start here would be a second one
+            return RunState.FAILED, _deleted_under(orphan)
         return None
 
     def _shape_ids(self) -> dict[str, str | int]:

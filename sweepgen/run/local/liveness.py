@@ -46,23 +46,24 @@ def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
     pid = status.ids.get("pid")
     if status.executor != EXECUTOR or status.ids.get("host") != this_host():
         return False
-    if status.ids.get(ORPHAN) is True:  # proven by what it holds: the run's deleted lock
-        if not isinstance(pid, int) or isinstance(pid, bool) or orphan_supervisor(run_dir) != pid:
-            return False
-        with contextlib.suppress(OSError):
-            stop_request.ask(run_dir, reason)
-        signal_pgid(pid, signal.SIGTERM)
-        return True
-    if "trainer_pgid" not in status.ids and status.ids.get(STARTING) is not True:
-        return False  # not written by a supervisor that stops and records its run
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1 or not supervisor_alive(status):
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
         return False
-    if not supervises(pid, run_dir):  # the status file is data: its pid may name any process
+    if not _proven(run_dir, status, pid):
         return False
     with contextlib.suppress(OSError):  # (a read-only run folder) the end then names the signal
         stop_request.ask(run_dir, reason)
     signal_pgid(pid, signal.SIGTERM)
     return True
+
+
+def _proven(run_dir: Path, status: RunStatus, pid: int) -> bool:
+    """Whether ``pid`` is provably the live supervisor of ``run_dir``'s run that ``status`` says."""
+    if status.ids.get(ORPHAN) is True:  # proven by what it holds: the run's deleted lock
+        return orphan_supervisor(run_dir) == pid
+    if "trainer_pgid" not in status.ids and status.ids.get(STARTING) is not True:
+        return False  # not written by a supervisor that stops and records its run
+    # the status file is data: its pid may name any process
+    return supervisor_alive(status) and supervises(pid, run_dir)
 
 
 SUPERVISOR_MODULE = "sweepgen.run.local.supervise"  # executor.SUPERVISOR's module

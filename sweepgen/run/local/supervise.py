@@ -36,7 +36,6 @@ is full).
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import select
@@ -47,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sweepgen import filenames, runfs
+from sweepgen import filenames
 from sweepgen.run.core import end_room, stop_request
 from sweepgen.run.core.outcome import run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
@@ -169,18 +168,10 @@ def _write(run_dir: Path, status: dict[str, Any], spare: int | None = None) -> i
     None (said in run.log) where it could not be written."""
     data = (json.dumps(status, indent=2, sort_keys=True) + "\n").encode()
     try:
-        runfs.write_atomic(run_dir / STATUS_FILE, data)  # never through a link on the way
+        return IN_SPARE if end_room.write_status(run_dir, data, spare) else 0
     except OSError as err:
-        if spare is not None and err.errno in (errno.ENOSPC, errno.EDQUOT):
-            try:
-                end_room.write_end(run_dir, spare, data)  # over the room kept for it
-            except OSError as spare_err:
-                err = spare_err
-            else:
-                return IN_SPARE
         _say(f"sweepgen: could not write {run_dir / STATUS_FILE}: {err.strerror or err}")
         return None
-    return 0
 
 
 def _record_end(run_dir: Path, ended: dict[str, Any], spare: int) -> int:
@@ -265,7 +256,7 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
     try:
         spare = end_room.reserve(run_dir)  # no room for the end: the run is not started
     except OSError as err:
-        _say(f"sweepgen: the run was not started: no room for its record ({err.strerror or err})")
+        _say(f"sweepgen: the run was not started: could not keep room for its record: {err.strerror or err}")
         return NOT_STARTED
     try:
         return _supervised(job, argv, status, stops, spare)

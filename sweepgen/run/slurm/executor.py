@@ -476,8 +476,6 @@ class SlurmExecutor(Executor):
         """Runs of ``gone`` the sweep's jobs journal says were submitted: queued or running when Slurm
         still holds the job (the queue decides, not the missing folder), else failed with that reason."""
         gone = [t for t in gone if not t.run_dir.exists()]  # (a folder there: not started, as it says)
-        if not gone:
-            return {}
         root = slurm_root([t.run_dir for t in tasks])
         # an unusable journal (a link, not JSON, a job id that is not Slurm's) is exit 2 naming it: shown
         # as never started, those runs would be submitted again while Slurm may still hold them
