@@ -187,3 +187,15 @@ def test_with_a_second_thread_the_supervisor_is_execed_and_records_the_same_end(
         assert status.state is RunState.FAILED and status.exit_code == 3, status
         assert "trained" in (run_dir / "run.log").read_text()
         assert json.loads((run_dir / "sweepgen_status.json").read_text())["ids"]["pid"] == pid
+
+
+def test_a_stop_that_comes_before_the_trainer_exists_never_starts_it(tmp_path):
+    """Stopped (Ctrl-C, `cancel`) before its trainer was started: recorded cancelled, and the
+    trainer is never started at all (before: started, then sent SIGTERM at once; a trainer that
+    registers a tracker run or writes its folder first had begun an attempt nobody wanted)."""
+    with _driven(tmp_path, "echo started >> starts.txt; sleep 30", term_first=True) as (proc, run_dir, _, _):
+        _hand_over(proc)
+        status = _recorded_end(proc, run_dir)
+    assert status.state is RunState.CANCELLED and "SIGTERM" in (status.reason or ""), status
+    assert "starting" not in status.ids and "trainer_pgid" not in status.ids, status
+    assert not (tmp_path / "starts.txt").exists()

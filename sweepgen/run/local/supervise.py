@@ -283,6 +283,10 @@ def _supervised(
     # `running` under a dead supervisor (lost, shown failed), never a start without a record
     if _write(run_dir, status) is None:
         return NOT_STARTED
+    if stops.signal is not None:  # stopped before its trainer existed: it is never started
+        asked, _ = _asked(run_dir, 0, stops)
+        ended = {**status, "ids": _without_starting(status), **_end("cancelled", None), "reason": asked}
+        return _record_end(run_dir, ended, spare)
     try:
         setup = pgroup.in_own_group_dying_with(os.getpid())  # a preexec_fn is safe here: one thread
         trainer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, preexec_fn=setup)
@@ -291,8 +295,7 @@ def _supervised(
         why = f"could not start: {err.strerror or err}"
         return _record_end(run_dir, {**status, **_end("failed", None), "reason": why}, spare)
     stops.pgid = trainer.pid
-    ids = {k: v for k, v in status["ids"].items() if k != STARTING}
-    status = {**status, "ids": {**ids, "trainer_pgid": trainer.pid}}
+    status = {**status, "ids": {**_without_starting(status), "trainer_pgid": trainer.pid}}
     if stops.signal is not None:  # a stop came before the trainer existed: it gets it now
         pgroup.signal_group(trainer.pid, signal.SIGTERM)
     if _write(run_dir, status) is None:  # its group unknown to a `cancel`: it is not let run
@@ -303,6 +306,10 @@ def _supervised(
     code = _wait(trainer, stops)
     pgroup.end_group(trainer.pid)  # whatever it left in its group: the run is over only when all is
     return _record_end(run_dir, _ended(job, status, code, stops), spare)
+
+
+def _without_starting(status: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in status["ids"].items() if k != STARTING}
 
 
 def _end(state: str, code: int | None) -> dict[str, Any]:
