@@ -314,6 +314,12 @@ def test_cancel_scancels_a_job_of_the_sweeps_name_only_when_it_is_provably_the_r
     monkeypatch.setattr(slurm_query, "query_jobs", lambda ids: ({"40_0": ended if scancelled else job}, None))
     monkeypatch.setattr(slurm_query, "squeue", lambda ids: {"40_0": ended if scancelled else job})
     monkeypatch.setattr(slurm_query, "scancel", lambda ids: scancelled.extend(ids))
+    if whose in ("another user's", "another folder's"):  # `status` and `run` do not take its state
+        monkeypatch.setattr(slurm, "_ALIVE_CACHE", {})
+        (view,) = slurm.observe([task], persist=False)
+        assert view.job is None
+        if whose == "another user's":  # (a status alone names no folder to compare)
+            assert not slurm.SlurmExecutor.is_alive(status)
     left = slurm.SlurmExecutor.cancel_runs([(task, status)], "cancelled by `sweepgen cancel`")
     if whose == "the run's own":
         assert scancelled == ["40_0"] and left == []

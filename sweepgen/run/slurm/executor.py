@@ -506,7 +506,7 @@ class SlurmExecutor(Executor):
             cached = (time.monotonic(), slurm_query.squeue([array_id]))
             _ALIVE_CACHE[array_id] = cached
         info = cached[1].get(str(job_id))
-        return info is not None and not info.ended and ownership.named_ours(info, status)
+        return info is not None and not info.ended and ownership.plausibly_ours(info, status)
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -548,7 +548,7 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
     views = []
     for task in tasks:
         status = read_status(task.run_dir)
-        job = _job_of(status, jobs)
+        job = _job_of(status, jobs, task.run_dir)
         new = reconcile(task, status, job)
         if persist and new is not None and new is not status and _worth_keeping(status, new):
             note = _record_learned(task, new) or note
@@ -562,11 +562,13 @@ def _job_ids(tasks: Sequence[RunTask]) -> list[str]:
     return [str(s.ids["job_id"]) for s in statuses if s and s.ids.get("job_id")]
 
 
-def _job_of(status: RunStatus | None, jobs: Mapping[str, slurm_query.JobInfo]) -> slurm_query.JobInfo | None:
-    """Slurm's view of the job the status names; None when Slurm has none, or reused the id for
-    someone else's job (a recreated cluster)."""
+def _job_of(
+    status: RunStatus | None, jobs: Mapping[str, slurm_query.JobInfo], run_dir: Path
+) -> slurm_query.JobInfo | None:
+    """Slurm's view of the job the status names; None when Slurm has none, or the job is someone
+    else's (a reused id on a recreated cluster, a status file naming another sweep's job)."""
     job = jobs.get(str(status.ids.get("job_id"))) if status else None
-    return job if job is not None and ownership.named_ours(job, status) else None
+    return job if job is not None and ownership.plausibly_ours(job, status, run_dir) else None
 
 
 def _record_learned(task: RunTask, new: RunStatus) -> str | None:
