@@ -70,6 +70,7 @@ SUPERVISOR_GRACE_S = 10.0
 INTERRUPTED = "interrupted; resume with --rerun-failed"
 NOT_WRITTEN = "not started: sweepgen could not write its files"
 DISK_FAULTS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT})
+ORPHAN_LOOK_S = 0.5  # how long one look at /proc for supervisors of deleted run folders is reused
 
 
 @dataclass
@@ -117,6 +118,7 @@ class LocalExecutor(Executor):
         self._planned: dict[str, RunStatus | None] = {}
         self._gpu_load = dict.fromkeys(options.gpus, 0)
         self._stops: set[str] = set()  # runs asked to stop (stop(), cancel()): their supervisors stop them
+        self._orphans: tuple[float, dict[str, int]] | None = None  # (when, liveness.orphan_locks())
 
     # -- the Executor protocol ------------------------------------------------------------------
 
@@ -468,10 +470,18 @@ class LocalExecutor(Executor):
             now = previous.state if previous else RunState.SKIPPED
             state = now if now in TERMINAL else RunState.SKIPPED
             return state, f"its status changed since it was planned (now {now}; another process ran it)"
-        orphan = liveness.orphan_supervisor(task.run_dir) if previous is None else None
+        orphan = self._orphan_of(task.run_dir) if previous is None else None
         if orphan is not None:  # its folder was deleted under it: a start here would be a second one
             return RunState.FAILED, _deleted_under(orphan)
         return None
+
+    def _orphan_of(self, run_dir: Path) -> int | None:
+        """liveness.orphan_supervisor, from one look at /proc per ORPHAN_LOOK_S (a look reads every
+        process's name: a sweep's first burst of starts takes one, not one per run)."""
+        now = time.monotonic()
+        if self._orphans is None or now - self._orphans[0] > ORPHAN_LOOK_S:
+            self._orphans = (now, liveness.orphan_locks())
+        return liveness.orphan_supervisor(run_dir, self._orphans[1])
 
     def _shape_ids(self) -> dict[str, str | int]:
         """The launcher and its process count, in the status of a launched run."""
