@@ -5,8 +5,9 @@ Before the trainer starts, its recorder (the local supervisor) writes a spare fi
 bytes beside the status file and keeps it open. A status is normally written as a new temporary
 file renamed onto the old one (runfs.write_atomic), which needs free blocks. When that fails for
 want of room, the end is written over the spare's own bytes (blocks it already holds: no new ones
-are needed), the spare cut to that length and renamed onto the status file: still atomic, never
-through a link (the spare is only renamed while it is the very file this recorder created).
+are needed; the rest blank, which JSON allows after a value) and the spare renamed onto the status
+file: still atomic, never through a link (the spare is only renamed while it is the very file this
+recorder created).
 
 No room for the spare at the start means no room for the end either: the run is not started.
 A read-only disk takes nothing, this rename included: there the end stays unrecorded (said in
@@ -64,10 +65,12 @@ def write_end(run_dir: Path, fd: int, data: bytes) -> None:
     kept = os.fstat(fd)
     if len(data) > kept.st_size:
         raise OSError(errno.ENOSPC, f"the end takes more than the {kept.st_size} bytes kept for it")
-    view, at = memoryview(data), 0
-    while at < len(data):
+    # padded to the room's size with the blank JSON allows after a value: the room stays taken, so
+    # a full disk gets nothing back from a run's end that the other runs would then fill unseen
+    padded = data + b" " * (kept.st_size - len(data) - 1) + b"\n" if len(data) < kept.st_size else data
+    view, at = memoryview(padded), 0
+    while at < len(padded):
         at += os.pwrite(fd, view[at:], at)
-    os.ftruncate(fd, len(data))  # shrinking frees blocks, never takes one
     os.fsync(fd)
     with runfs.parent(run_dir / SPARE) as (folder, name):
         found = os.stat(name, dir_fd=folder, follow_symlinks=False)
