@@ -28,6 +28,7 @@ LOG: Final = "run.log"  # stdout and stderr, appended per attempt
 STATUS: Final = "sweepgen_status.json"  # the run's state (sweepgen/run/core/base.py)
 RUN_LOCK: Final = ".sweepgen.lock"  # the run's flock: its holder alone may start or run it
 STOP_REQUEST: Final = ".sweepgen-stop.json"  # why the run is being stopped, for its supervisor
+STATUS_SPARE: Final = ".sweepgen-status.spare"  # room kept for the run's end (run/core/end_room.py)
 RANK_NOTES: Final = ".sweepgen_ranks"  # a folder: a multi-process run's participants' notes
 
 # ---- a sweep folder -------------------------------------------------------------------------

@@ -114,8 +114,9 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
         if view.status.executor == "slurm":
             err.print(
                 f"{view.task.name}: its status file names Slurm job {view.status.ids.get('job_id')}, "
-                "which Slurm knows under another name than sweepgen gave this run's job: not "
-                f"cancelled (see `squeue -j {view.status.ids.get('job_id')}`)",
+                "which is not provably this run's job (its name, user, submission folder and the "
+                "jobs journal must all say so): not cancelled "
+                f"(see `squeue -j {view.status.ids.get('job_id')} -o %i|%j|%u|%Z`)",
                 markup=False,
             )
             continue

@@ -141,10 +141,12 @@ def test_a_forked_supervisor_is_the_supervisor_and_holds_nothing_of_its_parent(t
         assert argv[1:3] == [b"-m", b"sweepgen.run.local.supervise"] and argv[5] == b"--", argv
         assert liveness.supervises(pid, run_dir)
         fds = _fds(pid)
-        # stdin, the log twice and the run's lock (and its own pidfd of the trainer): not the owner
-        # lock, the journal or the job pipe
+        # stdin, the log twice and the run's lock (and its own: a pidfd of the trainer, the room kept
+        # for the run's end): not the owner lock, the journal or the job pipe
         own = {fd for fd, target in fds.items() if target == "anon_inode:[pidfd]"}
-        assert sorted(set(fds) - own) == [0, 1, 2, int(argv[3])] and len(own) <= 1, fds
+        spare = {fd for fd, target in fds.items() if target == str(run_dir / ".sweepgen-status.spare")}
+        assert sorted(set(fds) - own - spare) == [0, 1, 2, int(argv[3])] and len(own) <= 1, fds
+        assert len(spare) == 1, fds
         assert fds[0] == os.devnull and fds[1] == fds[2] == str(run_dir / "run.log"), fds
         assert fds[int(argv[3])] == str(run_dir / ".sweepgen.lock"), fds
         os.kill(pid, signal.SIGTERM)  # `sweepgen cancel`'s way: the supervisor records it
@@ -185,3 +187,15 @@ def test_with_a_second_thread_the_supervisor_is_execed_and_records_the_same_end(
         assert status.state is RunState.FAILED and status.exit_code == 3, status
         assert "trained" in (run_dir / "run.log").read_text()
         assert json.loads((run_dir / "sweepgen_status.json").read_text())["ids"]["pid"] == pid
+
+
+def test_a_stop_that_comes_before_the_trainer_exists_never_starts_it(tmp_path):
+    """Stopped (Ctrl-C, `cancel`) before its trainer was started: recorded cancelled, and the
+    trainer is never started at all (before: started, then sent SIGTERM at once; a trainer that
+    registers a tracker run or writes its folder first had begun an attempt nobody wanted)."""
+    with _driven(tmp_path, "echo started >> starts.txt; sleep 30", term_first=True) as (proc, run_dir, _, _):
+        _hand_over(proc)
+        status = _recorded_end(proc, run_dir)
+    assert status.state is RunState.CANCELLED and "SIGTERM" in (status.reason or ""), status
+    assert "starting" not in status.ids and "trainer_pgid" not in status.ids, status
+    assert not (tmp_path / "starts.txt").exists()

@@ -77,6 +77,9 @@ def test_a_full_disk_under_the_status_files_is_exit_2_with_the_path(tmp_path):
             pid = json.loads((runs / "fake" / name / "starts.jsonl").read_text().splitlines()[0])["pid"]
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
+            # and their ends are recorded, over the room kept for them (before: "running" for ever)
+            status = json.loads((runs / "fake" / name / STATUS_FILE).read_text())
+            assert status["state"] in ("failed", "finished") and status["ended"], status
     finally:
         subprocess.run(["umount", "-l", str(runs)], check=False)
 
@@ -135,28 +138,68 @@ def test_a_read_only_sweep_folder_is_exit_2_with_a_hint_run_can_follow(tmp_path)
     assert not (tmp_path / "runs").exists()
 
 
+def _held_run(root: Path, release: Path) -> subprocess.Popen[str]:
+    """`sweepgen run` of one run ``a`` whose trainer has started and waits for ``release``."""
+    make_sweep(root, {"a": {"release": str(release)}})
+    (root / "waiter.py").write_text(WAITER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(root / 'waiter.py'))} {{config}}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sweepgen", "run", "generated/fake", "--command", command],
+        cwd=root,
+        env={**os.environ, "COLUMNS": "200"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + LOADED_S
+    while not (root / "runs" / "fake" / "a" / "starts.txt").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
+        time.sleep(0.05)
+    return proc
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_run_that_finishes_after_the_disk_filled_up_is_recorded_finished(tmp_path):
+    """The disk fills up while the run trains (a neighbour's checkpoints); the trainer then exits 0.
+    Its end is recorded in the room its supervisor kept for it: `status` says finished (before: the
+    status file kept "running", shown lost, and `--rerun-failed` ran it again); `run` says the disk
+    is full (exit 2)."""
+    runs = tmp_path / "runs"
+    _mount_tmpfs(runs)
+    try:
+        release = tmp_path / "release"
+        proc = _held_run(tmp_path, release)
+        run = runs / "fake" / "a"
+        fill_disk(runs)
+        release.touch()
+        out, err = proc.communicate(timeout=LOADED_S)
+        status = json.loads((run / STATUS_FILE).read_text())
+        starts = (run / "starts.txt").read_text().splitlines()
+        shown = subprocess.run(
+            [sys.executable, "-m", "sweepgen", "status", "generated/fake", "--format", "json"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=LOADED_S,
+        )
+    finally:
+        subprocess.run(["umount", "-l", str(runs)], check=False)
+    # the fault is said (exit 2: nothing more may start on that disk), the run is finished
+    assert proc.returncode == 2 and "Traceback" not in err and "No space left on device" in err, out + err
+    assert "a: finished" in out and "a: failed" not in out, out
+    assert status["state"] == "finished" and status["exit_code"] == 0 and status["ended"], status
+    assert [row["state"] for row in json.loads(shown.stdout)] == ["FINISHED"], shown.stdout + shown.stderr
+    assert len(starts) == 1
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")
 def test_a_run_that_finished_where_its_end_cannot_be_written_is_said_finished_not_failed(tmp_path):
     """The run folder turns read-only while the run trains; the trainer then exits 0 (no done file:
     exit 0 is its proof). Its supervisor cannot record that end: `run` exits 2 for the fault, and
     says the run finished (before: "failed", which `--rerun-failed` would take to start it again)."""
     release = tmp_path / "release"
-    make_sweep(tmp_path, {"a": {"release": str(release)}})
-    (tmp_path / "waiter.py").write_text(WAITER)
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(tmp_path / 'waiter.py'))} {{config}}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sweepgen", "run", "generated/fake", "--command", command],
-        cwd=tmp_path,
-        env={**os.environ, "COLUMNS": "200"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _held_run(tmp_path, release)
     run = tmp_path / "runs" / "fake" / "a"
-    deadline = time.monotonic() + LOADED_S
-    while not (run / "starts.txt").exists():
-        assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
-        time.sleep(0.05)
     _mount_read_only(run)
     try:
         release.touch()
@@ -166,3 +209,44 @@ def test_a_run_that_finished_where_its_end_cannot_be_written_is_said_finished_no
     assert proc.returncode == 2 and "Read-only file system" in err and "Traceback" not in err, out + err
     assert "a: finished" in out and "a: failed" not in out, out + err
     assert "the run ended finished (exit code 0); that could not be recorded" in (run / "run.log").read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_slurm_run_that_finishes_after_the_disk_filled_up_is_recorded_finished(tmp_path):
+    """The same on a Slurm node: the node task's end goes over the room it kept (before: writing it
+    raised, the job failed, and the finished run was recorded FAILED by Slurm's word, which
+    `--rerun-failed` would run a second time)."""
+    import pickle
+
+    from sweepgen.run.core.base import RunState, RunStatus, read_status
+    from sweepgen.run.slurm.task import NodeTask
+
+    runs = tmp_path / "runs"
+    _mount_tmpfs(runs)
+    try:
+        release = tmp_path / "release"
+        folder = make_sweep(tmp_path, {"n": {"release": str(release)}}, sweep="node")
+        (tmp_path / "waiter.py").write_text(WAITER)
+        argv = (sys.executable, str(tmp_path / "waiter.py"), str(folder / "n.yaml"))
+        status = RunStatus(RunState.RUNNING, "slurm", ids={"job_name": "sweepgen-node"}, done_file=None)
+        node = NodeTask(name="n", argv=argv, cwd=str(tmp_path), run_dir="runs/node/n", status=status)
+        (tmp_path / "node.pkl").write_bytes(pickle.dumps(node))
+        code = (
+            "import pickle; from sweepgen.run.slurm.task import run_on_node; "
+            f"print(run_on_node(pickle.loads(open({str(tmp_path / 'node.pkl')!r}, 'rb').read())))"
+        )
+        env = {**os.environ, "SLURM_JOB_ID": "41", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "1"}
+        proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+        run = runs / "node" / "n"
+        deadline = time.monotonic() + LOADED_S
+        while not (run / "starts.txt").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
+            time.sleep(0.05)
+        fill_disk(runs)
+        release.touch()
+        out, _ = proc.communicate(timeout=LOADED_S)
+        recorded = read_status(run)
+    finally:
+        subprocess.run(["umount", "-l", str(runs)], check=False)
+    assert proc.returncode == 0 and out.strip().endswith("finished"), out
+    assert recorded is not None and recorded.state is RunState.FINISHED and recorded.exit_code == 0, recorded

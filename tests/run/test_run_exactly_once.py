@@ -134,3 +134,47 @@ def test_a_queued_run_that_another_process_ran_meanwhile_is_not_started_and_keep
     status = ex.poll()[task.name]
     assert status.state is RunState.FAILED and "another process ran it" in status.reason
     assert ex.done() and not (task.run_dir / "starts.jsonl").exists()
+
+
+def test_a_run_whose_folder_was_deleted_while_it_ran_is_not_started_a_second_time(tmp_path):
+    """`rm -rf runs/fake/a` while a runs: its supervisor goes on with the deleted lock, so the lock
+    the next `run` takes in a folder made again keeps nothing out. Before, that `run` started a
+    second trainer beside the first (two writers, two ends); now it is refused and named (exit 1),
+    `status` shows the run running, not "not started", and `cancel` reaches its supervisor."""
+    import shlex
+    import shutil
+
+    from run_support import WAITER
+
+    release = tmp_path / "release"
+    make_sweep(tmp_path, {"a": {"release": str(release)}})
+    (tmp_path / "waiter.py").write_text(WAITER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(tmp_path / 'waiter.py'))} {{config}}"
+    run = tmp_path / "runs" / "fake" / "a"
+    first = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+    try:
+        deadline = time.monotonic() + LOADED_S
+        while not (run / "starts.txt").exists():
+            assert time.monotonic() < deadline and first.poll() is None, "the run never started"
+            time.sleep(0.05)
+        shutil.rmtree(run)
+        shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+        out, err = shown.communicate(timeout=LOADED_S)
+        (row,) = json.loads(out)
+        assert row["state"] == "RUNNING" and "deleted" in row["reason"], row
+        second = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+        out, err = second.communicate(timeout=LOADED_S)
+        assert second.returncode == 1 and "Traceback" not in err, out + err
+        assert "its run folder was deleted while the run ran" in out + err, out + err
+        assert not (run / "starts.txt").exists()  # no second trainer: it would have written one
+        cancel = _sweepgen(tmp_path, "cancel", "generated/fake")
+        out, err = cancel.communicate(timeout=LOADED_S)
+        assert cancel.returncode == 0 and "cancelled 1 run(s)" in out, out + err
+        out, err = first.communicate(timeout=LOADED_S)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert first.returncode == 1 and "a: cancelled" in out, out + err
+    status = read_status(run)  # its end, in the folder made again
+    assert status is not None and status.state is RunState.CANCELLED, status

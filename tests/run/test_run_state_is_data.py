@@ -263,3 +263,65 @@ def test_a_status_files_sweep_dir_is_resolved_inside_the_project(tmp_path: Path,
     assert found is not None and Path(found.root).resolve() == project.resolve()
     assert sweep_origin.locate(Path("a"), "outside/specs") is None
     assert sweep_origin.locate(Path("a"), "lnk/specs") is None
+
+
+def _slurm_run(tmp_path: Path, job_id: str, journal_job: str) -> tuple:
+    """Run ``a`` of sweep ``x`` recorded running as Slurm job ``job_id``; the jobs journal beside it
+    names ``journal_job`` as a's latest submission (and ``job_id`` as b's)."""
+    from sweepgen.run.core.base import RunTask, write_status
+
+    root = tmp_path / "runs" / slurm.SLURM_DIR
+    root.mkdir(parents=True)
+    runs = {journal_job: "a"} | ({job_id: "b"} if job_id != journal_job else {})
+    (root / slurm.JOURNAL).write_text(json.dumps({"arrays": [{"array_job_id": "40", "runs": runs}]}))
+    run_dir = tmp_path / "runs" / "a"
+    run_dir.mkdir()
+    ids = {"job_id": job_id, "job_name": "sweepgen-x", "submitit_folder": str(root)}
+    status = RunStatus(RunState.RUNNING, "slurm", ids=ids)
+    write_status(run_dir, status)
+    return RunTask("a", "a", tmp_path / "a.yaml", run_dir, ("true",)), status
+
+
+@pytest.mark.parametrize("whose", ["another user's", "another folder's", "another run's", "the run's own"])
+def test_cancel_scancels_a_job_of_the_sweeps_name_only_when_it_is_provably_the_runs(
+    tmp_path, monkeypatch, whose
+):
+    """A status file naming a job that bears the sweep's job name is not proof enough: another
+    user's sweep of the same name, a copy of the project elsewhere, another run of this sweep (or
+    an older attempt) all run jobs named so. Only the job Slurm says is this user's, submitted from
+    the folder that holds the run, and that the jobs journal names as the run's latest, is
+    scancelled; the others are left alone and named (cancel exits 1)."""
+    import pwd
+
+    from sweepgen.run.slurm import query as slurm_query
+
+    me = pwd.getpwuid(os.getuid()).pw_name
+    user, workdir, journal_job = me, str(tmp_path), "40_0"
+    if whose == "another user's":
+        user = "alice"
+    elif whose == "another folder's":
+        workdir = str(tmp_path.parent / "elsewhere")
+    elif whose == "another run's":
+        journal_job = "40_1"  # a's latest is 40_1; 40_0 is b's
+    task, status = _slurm_run(tmp_path, "40_0", journal_job)
+    job = slurm_query.JobInfo(
+        "40_0", "RUNNING", name="sweepgen-x", source="squeue", user=user, workdir=workdir
+    )
+    scancelled: list[str] = []
+    ended = slurm_query.JobInfo(
+        "40_0", "CANCELLED", name="sweepgen-x", source="squeue", user=user, workdir=workdir
+    )
+    monkeypatch.setattr(slurm_query, "query_jobs", lambda ids: ({"40_0": ended if scancelled else job}, None))
+    monkeypatch.setattr(slurm_query, "squeue", lambda ids: {"40_0": ended if scancelled else job})
+    monkeypatch.setattr(slurm_query, "scancel", lambda ids: scancelled.extend(ids))
+    if whose in ("another user's", "another folder's"):  # `status` and `run` do not take its state
+        monkeypatch.setattr(slurm, "_ALIVE_CACHE", {})
+        (view,) = slurm.observe([task], persist=False)
+        assert view.job is None
+        if whose == "another user's":  # (a status alone names no folder to compare)
+            assert not slurm.SlurmExecutor.is_alive(status)
+    left = slurm.SlurmExecutor.cancel_runs([(task, status)], "cancelled by `sweepgen cancel`")
+    if whose == "the run's own":
+        assert scancelled == ["40_0"] and left == []
+    else:
+        assert scancelled == [] and left == ["a"]  # said, exit 1

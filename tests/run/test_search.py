@@ -429,3 +429,31 @@ def test_a_trial_pruned_by_a_controller_killed_before_it_saw_the_stop_is_never_r
     assert done.returncode == 0, done.stdout + done.stderr
     assert "t0001: taken over from a stopped controller" in done.stdout
     assert_t1_pruned_and_stopped(tmp_path, done.stdout, steps_all=16)
+
+
+def test_a_run_that_finished_before_its_trials_pruning_says_so_in_status(tmp_path):
+    """Runs that finish between two polls of their controller (fast trials): the pruner still
+    decides at the step it would have stopped them (Optuna's semantics), so the trial is pruned
+    while its run finished. The run keeps its true end, and says why the search does not count it;
+    before, `status` listed it as a plain FINISHED run beside a summary counting it pruned."""
+    base = {"x": 0.5, "y": 0.5, "steps": 6, "step_s": 0.0, "seed": 0, "noise": 0.0, "output_dir": None}
+    prune = {"method": "asha", "min_steps": 1, "reduction": 2}
+    search = {"n": 6, "parallel": 1, "sampler": "random", "prune": prune}
+    write_search_project(tmp_path, search, base=base)
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = _run(tmp_path)
+    pruned = [t for t in study(tmp_path).get_trials() if t.state.name == "PRUNED"]
+    outrun = []
+    for t in pruned:
+        status = read_status(tmp_path / "runs" / "fake_search" / f"t{t.number:04d}")
+        assert status is not None, t.number
+        if status.state is RunState.FINISHED:
+            outrun.append(t.number)
+            assert "the trial is pruned at step" in (status.reason or ""), status
+        else:
+            assert status.state is RunState.CANCELLED and status.reason.startswith("pruned at step"), status
+    assert outrun, done.stdout  # (instant runs: each pruned trial's run ended before its poll)
+    shown = sweepgen(tmp_path, "status", str(SWEEP), "--format", "json")
+    rows = {row["run"]: row for row in json.loads(shown.stdout)}
+    for number in outrun:
+        assert "pruned" in rows[f"t{number:04d}"]["reason"], rows

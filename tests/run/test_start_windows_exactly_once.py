@@ -409,3 +409,46 @@ def _status_json(root: Path) -> str:
     proc = _sweepgen(root, "status", "generated/fake", "--format", "json")
     out, _ = proc.communicate(timeout=LOADED_S)
     return out
+
+
+# a supervisor whose trainer start is looked at: the run's status file as it is the moment the
+# trainer is started is copied to at_start.json
+AT_START = """\
+import json, subprocess, sys
+from pathlib import Path
+from sweepgen.run.core.base import RunState, RunStatus
+from sweepgen.run.local import supervise
+run_dir = Path(sys.argv[1])
+real = subprocess.Popen
+def popen(*args, **kwargs):
+    status = run_dir / "sweepgen_status.json"
+    (run_dir / "at_start.json").write_text(status.read_text() if status.exists() else "null")
+    return real(*args, **kwargs)
+subprocess.Popen = popen
+status = RunStatus(
+    RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", attempt=1, done_file=None
+).to_json()
+job = {"run_dir": str(run_dir), "status": status, "stop_timeout_s": 5.0, "time_limit_s": None}
+sys.exit(supervise.supervise(job, [sys.executable, "-c", "pass"]))
+"""
+
+
+def test_a_trainer_is_started_only_once_its_start_is_recorded(tmp_path):
+    """A supervisor SIGKILLed between starting the trainer and recording it (its `sweepgen run` dead
+    too) left a run whose status said nothing of that start: the next `run` started it again as if
+    it had never run. The start is recorded before the trainer exists, naming the supervisor, so a
+    supervisor killed at any moment leaves either no start or a lost one (FAILED, rerun only with
+    --rerun-failed, as attempt 2)."""
+    run = tmp_path / "r0"
+    run.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", AT_START, str(run)], capture_output=True, text=True, timeout=LOADED_S
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    at_start = json.loads((run / "at_start.json").read_text())
+    assert at_start is not None and at_start["state"] == "running" and at_start["attempt"] == 1, at_start
+    assert at_start["ids"]["starting"] is True and isinstance(at_start["ids"]["pid"], int), at_start
+    assert "trainer_pgid" not in at_start["ids"], at_start
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED and "starting" not in status.ids, status
+    assert not (run / ".sweepgen-status.spare").exists()

@@ -300,3 +300,25 @@ def test_a_second_plain_kill_of_a_stopping_run_still_kills_at_once(tmp_path):
     ended = _ended(run)
     assert ended.state is RunState.CANCELLED and ended.exit_code == -signal.SIGKILL, ended
     assert not (run / "saved_on_term").exists()
+
+
+def test_a_trainer_killed_after_a_stop_request_whose_signal_never_came_is_failed_not_cancelled(tmp_path):
+    """`sweepgen cancel` writes its reason to the run folder, then signals the supervisor; a cancel
+    killed in between leaves the request on file with no stop under way. A trainer then killed by
+    the kernel (out of memory) failed: before, its end read that stale request and was recorded
+    cancelled, "cancelled by `sweepgen cancel`", which no cancel did."""
+    make_sweep(tmp_path, {"oom": {}})
+    script = tmp_path / "oom.py"
+    script.write_text(
+        "import json, os, signal, sys, yaml\n"
+        "out = yaml.safe_load(open(sys.argv[1]))['output_dir']\n"
+        "request = {'reason': 'cancelled by `sweepgen cancel`; resume with --rerun-failed', 'now': False}\n"
+        "open(os.path.join(out, '.sweepgen-stop.json'), 'w').write(json.dumps(request))\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
+    proc = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in err, out + err
+    status = read_status(tmp_path / "runs/fake/oom")
+    assert status.state is RunState.FAILED and status.reason == "killed by SIGKILL (out of memory?)", status

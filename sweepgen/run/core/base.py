@@ -473,9 +473,10 @@ class Executor(ABC):
     def vanished(
         cls, tasks: Sequence[RunTask], gone: Sequence[RunTask], answer_s: float
     ) -> dict[str, RunView]:
-        """`sweepgen status`: of ``gone`` (runs of ``tasks`` with neither a directory nor a status
-        file), those this executor's own records say it started, as it knows them now (asking its
-        observer for at most ``answer_s`` seconds). Default: it keeps no records of its own."""
+        """`sweepgen status`: of ``gone`` (runs of ``tasks`` without a status file: their directory
+        gone, or made again without one), those this executor's own records say it started, as it
+        knows them now (asking its observer for at most ``answer_s`` seconds). Default: it keeps no
+        records of its own."""
         return {}
 
     @classmethod

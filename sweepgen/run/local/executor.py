@@ -51,11 +51,12 @@ from sweepgen.run.core.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
 from sweepgen.run.core.resources import parse_time
+from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
 from sweepgen.run.local import forked, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
-from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED, NOT_RECORDED, boot_id
+from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED, IN_SPARE, NOT_RECORDED, NOT_STARTED, boot_id
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
@@ -69,6 +70,7 @@ SUPERVISOR_GRACE_S = 10.0
 INTERRUPTED = "interrupted; resume with --rerun-failed"
 NOT_WRITTEN = "not started: sweepgen could not write its files"
 DISK_FAULTS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT})
+ORPHAN_LOOK_S = 0.5  # how long one look at /proc for supervisors of deleted run folders is reused
 
 
 @dataclass
@@ -116,6 +118,7 @@ class LocalExecutor(Executor):
         self._planned: dict[str, RunStatus | None] = {}
         self._gpu_load = dict.fromkeys(options.gpus, 0)
         self._stops: set[str] = set()  # runs asked to stop (stop(), cancel()): their supervisors stop them
+        self._orphans: tuple[float, dict[str, int]] | None = None  # (when, liveness.orphan_locks())
 
     # -- the Executor protocol ------------------------------------------------------------------
 
@@ -288,6 +291,20 @@ class LocalExecutor(Executor):
     def is_alive(cls, status: RunStatus) -> bool:
         return liveness.supervisor_alive(status)
 
+    @classmethod
+    def vanished(
+        cls, tasks: Sequence[RunTask], gone: Sequence[RunTask], answer_s: float
+    ) -> dict[str, RunView]:
+        """Runs whose folder was deleted under them (made again or not) while their supervisor, which
+        still holds the deleted lock, runs them: running, not "not started"."""
+        orphans = liveness.orphan_locks() if gone else {}
+        views = {}
+        for task in gone:
+            pid = liveness.orphan_supervisor(task.run_dir, orphans)
+            if pid is not None:
+                views[task.name] = RunView(task, liveness.orphan_status(pid, liveness.proc_start_ticks(pid)))
+        return views
+
     # -- internals ------------------------------------------------------------------------------
 
     def _ask_to_stop(self, child: _Child, reason: str, *, again: bool = False) -> None:
@@ -444,15 +461,27 @@ class LocalExecutor(Executor):
 
     def _changed_meanwhile(self, task: RunTask, previous: RunStatus | None) -> tuple[RunState, str] | None:
         """Re-checked once the run's lock is held: another `sweepgen run` may have run it while it was
-        queued. Reported with the state it ended in there (so a failure elsewhere still makes this
-        exit 1); None when it is as planned."""
+        queued, or its folder was deleted under a supervisor that still runs it. Reported with the
+        state it ended in there (so a failure elsewhere still makes this exit 1); None when it is as
+        planned."""
         if is_finished(task.run_dir, task.done_file):
             return RunState.FINISHED, "finished meanwhile (started by another process)"
         if not unchanged_since(self._planned.get(task.name), previous):
             now = previous.state if previous else RunState.SKIPPED
             state = now if now in TERMINAL else RunState.SKIPPED
             return state, f"its status changed since it was planned (now {now}; another process ran it)"
+        orphan = self._orphan_of(task.run_dir) if previous is None else None
+        if orphan is not None:  # its folder was deleted under it: a start here would be a second one
+            return RunState.FAILED, _deleted_under(orphan)
         return None
+
+    def _orphan_of(self, run_dir: Path) -> int | None:
+        """liveness.orphan_supervisor, from one look at /proc per ORPHAN_LOOK_S (a look reads every
+        process's name: a sweep's first burst of starts takes one, not one per run)."""
+        now = time.monotonic()
+        if self._orphans is None or now - self._orphans[0] > ORPHAN_LOOK_S:
+            self._orphans = (now, liveness.orphan_locks())
+        return liveness.orphan_supervisor(run_dir, self._orphans[1])
 
     def _shape_ids(self) -> dict[str, str | int]:
         """The launcher and its process count, in the status of a launched run."""
@@ -513,6 +542,18 @@ class LocalExecutor(Executor):
         if _is_end_of(recorded, child):
             assert recorded is not None  # _is_end_of says so
             status = recorded
+            if code == IN_SPARE:  # recorded, but the disk is full: no other run starts on it
+                self._fault(
+                    child.task.run_dir / STATUS_FILE, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                )
+        elif code == NOT_STARTED and not _written_by(recorded, child):
+            # its supervisor could not record the start, so it started nothing: pending, as on disk
+            self.faults.append(
+                f"could not write {child.task.run_dir / STATUS_FILE} (a full or read-only disk?): the "
+                "run was not started"
+            )
+            status = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+            self._fault_stops_queue()
         else:
             pgid = _trainer_group(recorded, child)
             if pgid is not None:  # the trainer dies with its supervisor; its group too
@@ -553,11 +594,21 @@ class LocalExecutor(Executor):
 
     def _fault(self, path: Path, err: OSError) -> None:
         self.faults.append(f"could not write {path}: {err.strerror or err}")
+        self._fault_stops_queue()
+
+    def _fault_stops_queue(self) -> None:
         # what failed here (a full or read-only disk) would fail every run started after it
         while self._queue:
             task = self._queue.popleft()
             # pending, not skipped: nobody else holds them, they were never started
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+
+
+def _deleted_under(pid: int) -> str:
+    return (
+        f"not started: its run folder was deleted while the run ran, and its supervisor (pid {pid}) "
+        f"still runs it; that run records its end here when it ends (`kill {pid}` stops it)"
+    )
 
 
 def _check_options(options: ExecutorOptions) -> None:

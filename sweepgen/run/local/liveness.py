@@ -13,10 +13,12 @@ import signal
 from pathlib import Path
 
 from sweepgen.run.core import runlock, stop_request
-from sweepgen.run.core.base import RunStatus, this_host
-from sweepgen.run.local.supervise import COMM, boot_id
+from sweepgen.run.core.base import RunState, RunStatus, this_host
+from sweepgen.run.local.supervise import COMM, STARTING, boot_id
 
 EXECUTOR = "local"  # LocalExecutor.name
+# in the ids of the status `status` shows for a run whose folder was deleted under it (orphan_status)
+ORPHAN = "orphan"
 
 
 def supervisor_alive(status: RunStatus) -> bool:
@@ -44,16 +46,24 @@ def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
     pid = status.ids.get("pid")
     if status.executor != EXECUTOR or status.ids.get("host") != this_host():
         return False
-    if "trainer_pgid" not in status.ids:  # not written by a supervisor that stops and records its run
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
         return False
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1 or not supervisor_alive(status):
-        return False
-    if not supervises(pid, run_dir):  # the status file is data: its pid may name any process
+    if not _proven(run_dir, status, pid):
         return False
     with contextlib.suppress(OSError):  # (a read-only run folder) the end then names the signal
         stop_request.ask(run_dir, reason)
     signal_pgid(pid, signal.SIGTERM)
     return True
+
+
+def _proven(run_dir: Path, status: RunStatus, pid: int) -> bool:
+    """Whether ``pid`` is provably the live supervisor of ``run_dir``'s run that ``status`` says."""
+    if status.ids.get(ORPHAN) is True:  # proven by what it holds: the run's deleted lock
+        return orphan_supervisor(run_dir) == pid
+    if "trainer_pgid" not in status.ids and status.ids.get(STARTING) is not True:
+        return False  # not written by a supervisor that stops and records its run
+    # the status file is data: its pid may name any process
+    return supervisor_alive(status) and supervises(pid, run_dir)
 
 
 SUPERVISOR_MODULE = "sweepgen.run.local.supervise"  # executor.SUPERVISOR's module
@@ -89,6 +99,48 @@ def supervises(pid: int, run_dir: Path) -> bool:
             if (held.st_dev, held.st_ino) == (ours.st_dev, ours.st_ino):
                 return True
     return False
+
+
+def orphan_supervisor(run_dir: Path, found: dict[str, int] | None = None) -> int | None:
+    """The pid of a live supervisor of this machine that runs ``run_dir``'s run from a lock file
+    deleted with the run folder (someone removed the folder under a running run; it may have been
+    made again since): that run is not over, though nothing in the folder says so, and its lock no
+    longer keeps a second start out. None where there is none, or where /proc cannot tell (only this
+    user's processes can be looked into: another user's supervisor holds their own runs). ``found``:
+    orphan_locks() already looked up."""
+    locks = orphan_locks() if found is None else found
+    return locks.get(os.path.join(os.path.realpath(run_dir), runlock.RUN_LOCK_NAME))
+
+
+def orphan_locks() -> dict[str, int]:
+    """The run lock files (by path) that live supervisors of this machine hold after they were
+    deleted, each with the supervisor's pid: one look at /proc for every run of a sweep."""
+    found: dict[str, int] = {}
+    if not os.path.isdir("/proc/self/fd"):
+        return found
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to look into
+            with open(f"{entry.path}/comm", encoding="utf-8", errors="replace") as fh:
+                if fh.read().strip() != COMM:
+                    continue
+            for fd in os.listdir(f"{entry.path}/fd"):
+                target = os.readlink(f"{entry.path}/fd/{fd}")
+                if target.endswith(_DELETED_LOCK):
+                    found[target.removesuffix(_DELETED)] = int(entry.name)
+    return found
+
+
+_DELETED = " (deleted)"  # how /proc/PID/fd names a file whose last name was removed
+_DELETED_LOCK = os.sep + runlock.RUN_LOCK_NAME + _DELETED
+
+
+def orphan_status(pid: int, proc_start: int | None = None) -> RunStatus:
+    """What `status` shows for a run an orphan supervisor runs (its folder's status file is gone)."""
+    ids = {"pid": pid, "pgid": pid, "host": this_host(), "proc_start": proc_start, ORPHAN: True}
+    reason = f"its run folder was deleted while it ran; its supervisor (pid {pid}) still runs it"
+    return RunStatus(RunState.RUNNING, EXECUTOR, reason=reason, ids=ids)
 
 
 def signal_pgid(pgid: int, sig: signal.Signals) -> None:

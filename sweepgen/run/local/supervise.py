@@ -21,13 +21,21 @@ it is the one that records it:
   code or signal, end time, reason) is written to the status file, and only then, when the
   supervisor exits, is the lock released.
 
+The start is recorded (``running``, no trainer group yet) before the trainer exists, and room for
+the end is kept on disk (end_room.py) before that: a supervisor killed at any point leaves either
+no trace of a start (nothing was started) or a record of one, and a disk that fills up while the
+run trains still takes its end.
+
 Exit status: 0 once the end is recorded; 75 when it could not be (the status file could not be
 written: the `sweepgen run` that started it, if alive, reports the fault), 76 when that end was
-"finished" (its `sweepgen run` shows it finished, not failed).
+"finished" (its `sweepgen run` shows it finished, not failed), 77 when nothing was started (its
+start could not be recorded), 78 when the end was recorded only in the room kept for it (the disk
+is full).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -38,8 +46,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sweepgen import filenames, runfs
-from sweepgen.run.core import stop_request
+from sweepgen import filenames
+from sweepgen.run.core import end_room, stop_request
 from sweepgen.run.core.outcome import run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
 
@@ -49,10 +57,18 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 NOT_RECORDED = 75  # EX_TEMPFAIL: the end could not be written
 # the end could not be written, and it is "finished": its `sweepgen run` says so instead of "failed"
 FINISHED_NOT_RECORDED = 76
+# nothing was started: the run's start (or the room kept for its end, end_room.py) could not be
+# written; the status file is as the supervisor found it
+NOT_STARTED = 77
+# the end is recorded, over the room kept for it (end_room.py): the disk is full, and its `sweepgen
+# run` says so (exit 2) and starts nothing more
+IN_SPARE = 78
 # this process's name (/proc/PID/comm, `ps -o comm`; 15 bytes at most): with the run's lock held, what
 # proves a process to be a run's supervisor (liveness.supervises) where its command line cannot
 # (a supervisor forked from a `sweepgen run` whose command line was too short to rewrite)
 COMM = "sweepgen-superv"
+# in the ids of the status a supervisor writes before its trainer exists (no trainer group yet)
+STARTING = "starting"
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
@@ -141,14 +157,32 @@ def boot_id() -> str | None:
         return None
 
 
-def _write(run_dir: Path, status: dict[str, Any]) -> bool:
+def _say(text: str) -> None:
+    """A line in run.log (this process's stdout); lost, never fatal, where the disk takes none."""
+    with contextlib.suppress(OSError, ValueError):
+        print(text, flush=True)
+
+
+def _write(run_dir: Path, status: dict[str, Any], spare: int | None = None) -> int | None:
+    """Write ``status``: 0, or IN_SPARE where the disk is full and ``spare`` (end_room.py) took it;
+    None (said in run.log) where it could not be written."""
+    data = (json.dumps(status, indent=2, sort_keys=True) + "\n").encode()
     try:
-        data = (json.dumps(status, indent=2, sort_keys=True) + "\n").encode()
-        runfs.write_atomic(run_dir / STATUS_FILE, data)  # never through a link on the way
+        return IN_SPARE if end_room.write_status(run_dir, data, spare) else 0
     except OSError as err:
-        print(f"sweepgen: could not write {run_dir / STATUS_FILE}: {err.strerror or err}", flush=True)
-        return False
-    return True
+        _say(f"sweepgen: could not write {run_dir / STATUS_FILE}: {err.strerror or err}")
+        return None
+
+
+def _record_end(run_dir: Path, ended: dict[str, Any], spare: int) -> int:
+    """Record the run's end; this process's exit status (above)."""
+    written = _write(run_dir, ended, spare)
+    if written is not None:
+        return written
+    # said in run.log, which the disk may still take: the status file keeps "running" (shown lost)
+    how = ended["reason"] or f"exit code {ended['exit_code']}"
+    _say(f"sweepgen: the run ended {ended['state']} ({how}); that could not be recorded")
+    return FINISHED_NOT_RECORDED if ended["state"] == "finished" else NOT_RECORDED
 
 
 def _ended(job: dict[str, Any], status: dict[str, Any], code: int, stops: _Stops) -> dict[str, Any]:
@@ -172,9 +206,12 @@ def _ended(job: dict[str, Any], status: dict[str, Any], code: int, stops: _Stops
 
 def _asked(run_dir: Path, code: int, stops: _Stops) -> tuple[str | None, bool]:
     """Why the run was stopped, and whether it counts as cancelled (never when its time limit
-    stopped it): the stop request's reason, read when a stop came or the trainer died of a signal,
-    else the stop signal its supervisor got."""
-    asked = stop_request.reason(run_dir) if stops.stopped or code < 0 else None
+    stopped it): the stop request's reason, read when a stop came, or when the trainer died of a
+    signal and the request is one to stop at once (`sweepgen run`'s own hard stop, which kills the
+    trainer itself), else the stop signal its supervisor got. A graceful request whose signal never
+    came (its asker died in between) does not make a crash or an out-of-memory kill a cancel."""
+    killed = code < 0 and not stop_request.is_graceful(run_dir)
+    asked = stop_request.reason(run_dir) if stops.stopped or killed else None
     cancelled = not stops.timed_out and (stops.signal is not None or asked is not None)
     if asked is None and stops.signal is not None:
         asked = f"cancelled by {signal_name(stops.signal)} to its supervisor (pid {os.getpid()})"
@@ -208,7 +245,6 @@ def _wait(trainer: subprocess.Popen[bytes], stops: _Stops) -> int:
 def supervise(job: dict[str, Any], argv: list[str]) -> int:
     """Run ``argv`` as the run ``job`` describes and record how it ended; the exit status above."""
     run_dir = Path(job["run_dir"])
-    status: dict[str, Any] = dict(job["status"])
     stops = _Stops(run_dir, float(job.get("stop_timeout_s", 60.0)), job.get("time_limit_s"))
     for sig in STOP_SIGNALS:
         signal.signal(sig, stops.on_signal)
@@ -216,38 +252,68 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
     # lost or handled by the wrong handler before this point; a pending one is handled now
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     pgroup.become_subreaper()
+    status = _starting(job["status"], stops)
+    try:
+        spare = end_room.reserve(run_dir)  # no room for the end: the run is not started
+    except OSError as err:
+        _say(f"sweepgen: the run was not started: could not keep room for its record: {err.strerror or err}")
+        return NOT_STARTED
+    try:
+        return _supervised(job, argv, status, stops, spare)
+    finally:
+        end_room.discard(run_dir, spare)
+
+
+def _starting(status: dict[str, Any], stops: _Stops) -> dict[str, Any]:
+    """The run's status as this supervisor starts it: every status it writes names it (its pid), so
+    its `sweepgen run` knows the end it finds for its own and never overwrites it
+    (executor._is_end_of); no trainer group yet, so it says it is starting."""
     me = os.getpid()
     ids = {**status.get("ids", {}), "pid": me, "pgid": os.getpgrp(), "proc_start": _proc_start(me)}
     ids["boot_id"] = boot_id()  # a pid and start time name this process only until the next boot
     ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
-    # every status this supervisor writes names it (its pid), so its `sweepgen run` knows the end it
-    # finds for its own and never overwrites it (executor._is_end_of)
-    status = {**status, "ids": ids}
+    return {**status, "ids": {**ids, STARTING: True}}
+
+
+def _supervised(
+    job: dict[str, Any], argv: list[str], status: dict[str, Any], stops: _Stops, spare: int
+) -> int:
+    run_dir = Path(job["run_dir"])
+    # recorded before the trainer exists: a supervisor killed from here on leaves a run that is
+    # `running` under a dead supervisor (lost, shown failed), never a start without a record
+    if _write(run_dir, status) is None:
+        return NOT_STARTED
+    if stops.signal is not None:  # stopped before its trainer existed: it is never started
+        asked, _ = _asked(run_dir, 0, stops)
+        ended = {**status, "ids": _without_starting(status), **_end("cancelled", None), "reason": asked}
+        return _record_end(run_dir, ended, spare)
     try:
-        setup = pgroup.in_own_group_dying_with(me)  # a preexec_fn is safe here: one thread
+        setup = pgroup.in_own_group_dying_with(os.getpid())  # a preexec_fn is safe here: one thread
         trainer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, preexec_fn=setup)
     except OSError as err:
-        print(f"sweepgen: could not start the run: {err}", flush=True)
-        ended = {**status, "state": "failed", "exit_code": None, "ended": _utc_now()}
-        written = _write(run_dir, {**ended, "reason": f"could not start: {err.strerror or err}"})
-        return 0 if written else NOT_RECORDED
+        _say(f"sweepgen: could not start the run: {err}")
+        why = f"could not start: {err.strerror or err}"
+        return _record_end(run_dir, {**status, **_end("failed", None), "reason": why}, spare)
     stops.pgid = trainer.pid
-    status = {**status, "ids": {**ids, "trainer_pgid": trainer.pid}}
+    status = {**status, "ids": {**_without_starting(status), "trainer_pgid": trainer.pid}}
     if stops.signal is not None:  # a stop came before the trainer existed: it gets it now
         pgroup.signal_group(trainer.pid, signal.SIGTERM)
-    if not _write(run_dir, status):
+    if _write(run_dir, status) is None:  # its group unknown to a `cancel`: it is not let run
         pgroup.end_group(trainer.pid)
-        trainer.wait()
-        return NOT_RECORDED
+        code = trainer.wait()
+        why = "its start could not be recorded (run.log says why); it was stopped"
+        return _record_end(run_dir, {**status, **_end("failed", code), "reason": why}, spare)
     code = _wait(trainer, stops)
     pgroup.end_group(trainer.pid)  # whatever it left in its group: the run is over only when all is
-    ended = _ended(job, status, code, stops)
-    if _write(run_dir, ended):
-        return 0
-    # said in run.log, which the disk may still take: the status file keeps "running" (shown lost)
-    how = ended["reason"] or f"exit code {code}"
-    print(f"sweepgen: the run ended {ended['state']} ({how}); that could not be recorded", flush=True)
-    return FINISHED_NOT_RECORDED if ended["state"] == "finished" else NOT_RECORDED
+    return _record_end(run_dir, _ended(job, status, code, stops), spare)
+
+
+def _without_starting(status: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in status["ids"].items() if k != STARTING}
+
+
+def _end(state: str, code: int | None) -> dict[str, Any]:
+    return {"state": state, "exit_code": code, "ended": _utc_now()}
 
 
 def name_self() -> bool:

@@ -512,6 +512,19 @@ class SearchController:
         reason = live.pruned or next(s.reason for s in ended if _pruned(s) and s is not None)
         live.trial.set_user_attr(REASON_ATTR, reason)
         self.study.tell(live.trial, state=self.optuna.trial.TrialState.PRUNED)
+        for task, status in zip(live.tasks, ended):
+            if status is not None and status.state is RunState.FINISHED:
+                self._note_outrun(task, status, reason)
+
+    def _note_outrun(self, task: RunTask, status: RunStatus, reason: str | None) -> None:
+        """A run that finished before its trial's pruning stopped it keeps its end (it did finish),
+        with why the search does not count it: `status` shows it beside a trial that is pruned,
+        never as a plain finished run of a pruned trial."""
+        note = f"finished before its trial's stop landed; the trial is {reason or 'pruned'}, not complete"
+        try:
+            write_status(task.run_dir, replace(status, reason=note))
+        except OSError as err:
+            self.events.append(f"could not record {task.name}'s note: {err.strerror or err}")
 
     def _tell_value(self, live: _LiveTrial, name: str) -> None:
         """The mean of the runs' final values: a NaN (a diverged run) fails the trial with the

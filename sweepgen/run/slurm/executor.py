@@ -61,7 +61,7 @@ from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import RunShape, shape_from_lock
 from sweepgen.run.core.tasks import load_sweep
 from sweepgen.run.core.trackers import tracker_env
-from sweepgen.run.slurm import launch
+from sweepgen.run.slurm import launch, ownership
 from sweepgen.run.slurm import query as slurm_query
 from sweepgen.run.slurm.resources import SlurmResources, resources_from_lock
 from sweepgen.run.slurm.task import NodeTask, run_on_node
@@ -432,6 +432,8 @@ class SlurmExecutor(Executor):
         job_id = status.ids.get("job_id")
         if status.executor != self.name or not job_id or not self.is_alive(status):
             return False
+        if not provably_ours([(task, status)]):  # a status file may name anyone's job
+            return False
         slurm_query.scancel([str(job_id)])
         return True
 
@@ -450,13 +452,13 @@ class SlurmExecutor(Executor):
     @classmethod
     def cancel_runs(cls, runs: Sequence[tuple[RunTask, RunStatus]], reason: str) -> list[str]:
         """scancel their jobs and wait until Slurm has ended them (``cancel_runs`` below); the runs
-        whose status names a job that is not theirs (``_ours``), left alone. A run whose directory
+        whose status names a job that is not provably theirs (ownership.py), left alone. A run whose directory
         was deleted has no status file to name its job: the job its view names (from the journal) is
         scancelled directly."""
         recorded = [task for task, _ in runs if read_status(task.run_dir) is not None]
-        unrecorded = [str(s.ids["job_id"]) for t, s in runs if t not in recorded and s.ids.get("job_id")]
+        unrecorded = [(t, s) for t, s in runs if t not in recorded and s.ids.get("job_id")]
         if unrecorded:
-            slurm_query.scancel(unrecorded)
+            slurm_query.scancel(provably_ours(unrecorded, from_journal=True))
         views = cancel_runs(recorded) if recorded else []
         # still live: a job its status names that Slurm knows under another name, left alone
         return [v.task.name for v in views if _live_job(v.status)]
@@ -473,6 +475,7 @@ class SlurmExecutor(Executor):
     ) -> dict[str, RunView]:
         """Runs of ``gone`` the sweep's jobs journal says were submitted: queued or running when Slurm
         still holds the job (the queue decides, not the missing folder), else failed with that reason."""
+        gone = [t for t in gone if not t.run_dir.exists()]  # (a folder there: not started, as it says)
         root = slurm_root([t.run_dir for t in tasks])
         # an unusable journal (a link, not JSON, a job id that is not Slurm's) is exit 2 naming it: shown
         # as never started, those runs would be submitted again while Slurm may still hold them
@@ -503,7 +506,7 @@ class SlurmExecutor(Executor):
             cached = (time.monotonic(), slurm_query.squeue([array_id]))
             _ALIVE_CACHE[array_id] = cached
         info = cached[1].get(str(job_id))
-        return info is not None and not info.ended and _ours(info, status)
+        return info is not None and not info.ended and ownership.plausibly_ours(info, status)
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -545,7 +548,7 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
     views = []
     for task in tasks:
         status = read_status(task.run_dir)
-        job = _job_of(status, jobs)
+        job = _job_of(status, jobs, task.run_dir)
         new = reconcile(task, status, job)
         if persist and new is not None and new is not status and _worth_keeping(status, new):
             note = _record_learned(task, new) or note
@@ -559,11 +562,13 @@ def _job_ids(tasks: Sequence[RunTask]) -> list[str]:
     return [str(s.ids["job_id"]) for s in statuses if s and s.ids.get("job_id")]
 
 
-def _job_of(status: RunStatus | None, jobs: Mapping[str, slurm_query.JobInfo]) -> slurm_query.JobInfo | None:
-    """Slurm's view of the job the status names; None when Slurm has none, or reused the id for
-    someone else's job (a recreated cluster)."""
+def _job_of(
+    status: RunStatus | None, jobs: Mapping[str, slurm_query.JobInfo], run_dir: Path
+) -> slurm_query.JobInfo | None:
+    """Slurm's view of the job the status names; None when Slurm has none, or the job is someone
+    else's (a reused id on a recreated cluster, a status file naming another sweep's job)."""
     job = jobs.get(str(status.ids.get("job_id"))) if status else None
-    return job if job is not None and _ours(job, status) else None
+    return job if job is not None and ownership.plausibly_ours(job, status, run_dir) else None
 
 
 def _record_learned(task: RunTask, new: RunStatus) -> str | None:
@@ -692,15 +697,41 @@ def cancel_runs(tasks: Sequence[RunTask], *, wait_s: float = CANCEL_WAIT_S) -> l
     """scancel the live jobs of ``tasks``, wait until Slurm has ended them, and return their views
     (cancelled, or finished if a run beat the cancel). Never waits longer than ``wait_s``."""
     views = observe(tasks)
-    live = {str(v.status.ids["job_id"]): v.status for v in views if _live_job(v.status)}
-    # a job Slurm knows under another name than the one sweepgen gave it is not this run's (_ours)
-    known = slurm_query.squeue(list(live)) if live else {}
-    job_ids = [j for j, status in live.items() if j not in known or _ours(known[j], status)]
+    # only a job that is provably the run's (ownership.py): a status file may name anyone's
+    job_ids = provably_ours([(v.task, v.status) for v in views if _live_job(v.status)])
     if not job_ids:
         return views
     slurm_query.scancel(job_ids)
     _wait_ended(job_ids, wait_s)
     return [_cancelled_view(view, job_ids) for view in observe(tasks)]
+
+
+def provably_ours(runs: Sequence[tuple[RunTask, RunStatus]], *, from_journal: bool = False) -> list[str]:
+    """The job ids, among those the ``runs``' statuses name, that Slurm still runs or queues and
+    that are provably those runs' jobs (ownership.py); ``from_journal``: the statuses were built
+    from the jobs journal (the run folder is gone), which then names them already."""
+    ids = [str(status.ids["job_id"]) for _, status in runs]
+    if not ids:
+        return []
+    known = slurm_query.squeue(ids)
+    proven = []
+    for task, status in runs:
+        job_id = str(status.ids["job_id"])
+        job = known.get(job_id)
+        latest = job_id if from_journal else _journal_job(task, status)
+        if job is None or job.ended:
+            continue  # nothing to cancel
+        if ownership.why_not_ours(task, status, job, latest) is None:
+            proven.append(job_id)
+    return proven
+
+
+def _journal_job(task: RunTask, status: RunStatus) -> str | None:
+    """The job id of the run's latest submission, as the jobs journal the status points at says."""
+    folder = ownership.journal_folder(task, status)
+    if folder is None:
+        return None
+    return submitted_as(read_journal(folder / JOURNAL), folder / JOURNAL).get(task.name)
 
 
 def _live_job(status: RunStatus | None) -> TypeGuard[RunStatus]:
@@ -780,7 +811,7 @@ def slurm_root(run_dirs: Sequence[Path]) -> Path:
     return root
 
 
-JOB_PREFIX = "sweepgen-"  # every job sweepgen submits is named so (job_name)
+JOB_PREFIX = ownership.JOB_PREFIX  # every job sweepgen submits is named so (job_name)
 
 
 def job_name(lock: Lock, sweep_dir: Path | str) -> str:
@@ -851,18 +882,6 @@ def held_jobs(names: Sequence[str], root: Path) -> dict[str, slurm_query.JobInfo
         return {}
     queue = slurm_query.squeue(jobs.values())
     return {n: queue[j] for n, j in jobs.items() if j in queue and not queue[j].ended}
-
-
-def _ours(job: slurm_query.JobInfo, status: RunStatus | None) -> bool:
-    """Whether the job Slurm describes is the one the status names: a status file is data (a shared
-    runs folder, a pull request), and one naming a job of the user's that sweepgen never submitted
-    must not have `cancel` scancel it nor `status` take its state. So a job Slurm names must bear a
-    sweepgen job's name (``job_name``), and the one the status recorded; where Slurm gives no name
-    (an accounting record without one), the id decides, as before."""
-    if not job.name:
-        return True
-    expected = status.ids.get("job_name") if status else None
-    return job.name.startswith(JOB_PREFIX) and (not expected or job.name == expected)
 
 
 def _first_line(err: BaseException) -> str:

@@ -59,6 +59,9 @@ class JobInfo:
     # "squeue" (current, live jobs only) or "sacct" (complete but late: an array task that has run
     # may still be listed there as the folded PENDING range it was submitted as)
     source: str = ""
+    # squeue's: who submitted the job and from which folder (what proves it a run's: ownership.py)
+    user: str = ""
+    workdir: str = ""
 
     @property
     def ended(self) -> bool:
@@ -155,7 +158,9 @@ def squeue(job_ids: Iterable[str]) -> dict[str, JobInfo]:
     if not ids:
         return {}
     out = _run(
-        ["squeue", "-h", "-r", "-o", "%i|%T|%j|%r", "-j", ",".join(ids)], check_invalid_ok=True, retry=True
+        ["squeue", "-h", "-r", "-o", "%i|%T|%j|%r|%u|%Z", "-j", ",".join(ids)],
+        check_invalid_ok=True,
+        retry=True,
     )
     return parse_squeue(out)
 
@@ -223,16 +228,26 @@ def release(array_job_id: str) -> None:
 
 
 def parse_squeue(text: str) -> dict[str, JobInfo]:
-    """``squeue -h -r -o %i|%T|%j|%r`` lines (one per array task thanks to -r)."""
+    """``squeue -h -r -o %i|%T|%j|%r|%u|%Z`` lines (one per array task thanks to -r); the working
+    folder last, so a ``|`` in it stays in it (lines without the last two fields are read too)."""
     jobs = {}
     for line in text.splitlines():
-        parts = line.strip().split("|", 3)
-        if len(parts) != 4:
+        parts = line.strip().split("|", 5)
+        if len(parts) not in (4, 6):
             continue
-        job_id, state, name, reason = parts
+        job_id, state, name, reason = parts[:4]
+        user, workdir = parts[4:] if len(parts) == 6 else ("", "")
         reason = "" if reason == "None" else reason
         for jid in expand(job_id):
-            jobs[jid] = JobInfo(jid, _clean_state(state), name=name, reason=reason, source="squeue")
+            jobs[jid] = JobInfo(
+                jid,
+                _clean_state(state),
+                name=name,
+                reason=reason,
+                source="squeue",
+                user=user,
+                workdir=workdir,
+            )
     return jobs
 
 

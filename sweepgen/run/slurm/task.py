@@ -19,6 +19,7 @@ Slurm too, never a COMPLETED job that hides a crash.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -31,7 +32,7 @@ from typing import IO
 
 from sweepgen import runfs
 from sweepgen.errors import SweepgenError
-from sweepgen.run.core import runfiles, runlock
+from sweepgen.run.core import end_room, runfiles, runlock
 from sweepgen.run.core.base import (
     LOG_FILE,
     RunState,
@@ -139,7 +140,18 @@ def run_on_node(task: NodeTask) -> str:
         exit_code=None,
         ids=ids,
     )
-    write_status(run_dir, status)
+    # room for the end first (end_room.py): a disk that fills up while the run trains still takes it
+    spare = end_room.reserve(run_dir)
+    try:
+        write_status(run_dir, status)
+        return _run_started(task, run_dir, status, stops, spare)
+    finally:
+        end_room.discard(run_dir, spare)
+
+
+def _run_started(task: NodeTask, run_dir: Path, status: RunStatus, stops: _Stops, spare: int) -> str:
+    """Run the trainer of a run recorded started, and record how it ended."""
+    ids = status.ids
     # append: earlier attempts are evidence; never through a link, never a FIFO
     with os.fdopen(runfiles.open_append(run_dir / LOG_FILE), "ab") as log:
         log.write(
@@ -153,7 +165,7 @@ def run_on_node(task: NodeTask) -> str:
             os.killpg(stops.child.pid, signal.SIGKILL)
         if launch.multi(task.shape):
             ranks.end_leftovers()  # and what it left in sessions of its own
-    return _finish(run_dir, status, code, stops)
+    return _finish(run_dir, status, code, stops, spare)
 
 
 def _wait(task: NodeTask, run_dir: Path, stops: _Stops) -> int:
@@ -271,7 +283,7 @@ def _start_or_exit(
         sys.exit(127)
 
 
-def _finish(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> str:
+def _finish(run_dir: Path, status: RunStatus, code: int, stops: _Stops, spare: int | None = None) -> str:
     """Record how the run ended; exit non-zero unless it finished."""
     stopped = stops.timeout or stops.cancel
     state, reason = outcome(
@@ -289,9 +301,10 @@ def _finish(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> str:
             f"stopped (see run.{failed.label}.log)"
         )
     ids = {**status.ids, **({"slurm_state": "TIMEOUT"} if stops.timeout else {})}
-    write_status(
-        run_dir, replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
-    )
+    ended = replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
+    data = (json.dumps(ended.to_json(), indent=2, sort_keys=True) + "\n").encode("utf-8")
+    if end_room.write_status(run_dir, data, spare):  # as write_status writes it, or over the spare
+        print("sweepgen: the disk is full: the run's end was written over the room kept for it", flush=True)
     if state is not RunState.FINISHED:
         # SystemExit is not an Exception: submitit writes no result pickle and Slurm records the
         # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)

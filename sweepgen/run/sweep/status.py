@@ -129,12 +129,11 @@ def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True
 def _vanished(
     tasks: Sequence[RunTask], statuses: dict[str, RunStatus | None], views: dict[str, RunView]
 ) -> dict[str, RunView]:
-    """Runs whose directory is gone although an executor's own records say it started them (the
-    Slurm jobs journal): as that executor knows them now, never shown as not started (a job cannot
-    keep records there)."""
-    gone = [
-        t for t in tasks if t.name not in views and statuses.get(t.name) is None and not t.run_dir.exists()
-    ]
+    """Runs without a status file (their directory gone, or made again empty) although an
+    executor's own records say it started them (the Slurm jobs journal; a local supervisor that
+    still holds the run's deleted lock): as that executor knows them now, never shown as not
+    started (a job cannot keep records there)."""
+    gone = [t for t in tasks if t.name not in views and statuses.get(t.name) is None]
     out: dict[str, RunView] = {}
     for name in registry.NAMES if gone else ():
         out.update(
