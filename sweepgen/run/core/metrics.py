@@ -299,6 +299,10 @@ def _check_event_files(dirs: list[Path]) -> None:
 
 
 def read_tensorboard(run_dir: Path) -> dict[str, Points]:
+    """Every scalar of the run's event files. A run started again in its folder (`--rerun-failed`,
+    a resume) leaves one folder per attempt (transformers names them ``runs/<Mon><DD>_<time>_<host>``,
+    which sorts Dec before Nov): a step two attempts logged takes the value written last, by the
+    events' own wall time, never by the folders' names."""
     dirs = _event_dirs(run_dir)
     if not dirs:
         return {}
@@ -309,17 +313,22 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
         raise UserError(
             f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT
         ) from None
-    series: dict[str, dict[int, float]] = {}
+    # tag -> step -> (wall time, value): a step logged in several folders keeps its latest value
+    series: dict[str, dict[int, tuple[float, float]]] = {}
     for folder in dirs:  # every file the reader opens there was checked above
         # size_guidance 0: keep every scalar (the default samples down to 10,000 per tag)
         acc = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.SCALARS: 0})
         acc.Reload()
         for tag in acc.Tags().get("scalars", []):
+            steps = series.setdefault(tag, {})
             for event in acc.Scalars(tag):
                 value = _number(event.value)
-                if value is not None:
-                    series.setdefault(tag, {})[int(event.step)] = value
-    return {k: tuple(sorted(v.items())) for k, v in series.items()}
+                step = int(event.step)
+                if value is not None and (step not in steps or event.wall_time >= steps[step][0]):
+                    steps[step] = (event.wall_time, value)
+    return {
+        k: tuple((step, v) for step, (_, v) in sorted(steps.items())) for k, steps in series.items() if steps
+    }
 
 
 def read_all(run_dir: Path, *, tensorboard: bool = True, keep_non_finite: bool = False) -> Sources:
