@@ -23,6 +23,7 @@ ACCELERATE_CONFIG = {
     "(zero1, zero2, zero3, fsdp1, fsdp2, multi_gpu, single_gpu) or a file path",
 }
 _TEXT = ["string", "number"]  # str(value) of either is the text argparse reads
+_BY_TYPE: dict[Any, Any] = {int: "integer", float: "number"}
 _ANY_IS_TRUE = "read as true for any value: leave it out for false"
 
 
@@ -44,17 +45,16 @@ def _option(action: argparse.Action) -> dict[str, Any] | None:
     if not action.option_strings or action.nargs is not None:
         return None  # a switch (nargs 0) or a multi-value option: not `--key value`
     help_text = f"`accelerate launch` option{': ' + action.help if action.help else ''}"
-    kind = action.type
-    if kind is bool:
+    if action.type is bool:
         return {"const": True, "description": f"{help_text} ({_ANY_IS_TRUE})"}
+    return {**_value_schema(action), "description": help_text}
+
+
+def _value_schema(action: argparse.Action) -> dict[str, Any]:
     if action.choices:
         choices = [str(c) for c in action.choices]
         numbers = [int(c) for c in choices if c.isdigit()]  # `fsdp_version: 2` is passed as "2"
-        return {"enum": [*choices, *numbers], "description": help_text}
-    if kind is int:
-        return {"type": "integer", "description": help_text}
-    if kind is float:
-        return {"type": "number", "description": help_text}
-    if getattr(kind, "__name__", "") == "str_to_bool":
-        return {"type": "boolean", "description": help_text}
-    return {"type": _TEXT, "description": help_text}
+        return {"enum": [*choices, *numbers]}
+    if getattr(action.type, "__name__", "") == "str_to_bool":
+        return {"type": "boolean"}
+    return {"type": _BY_TYPE.get(action.type, _TEXT)}

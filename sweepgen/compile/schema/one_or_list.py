@@ -98,19 +98,21 @@ def _assigned(node: ast.AST) -> str | None:
 
 def _mapping_keys(value: ast.expr, name: str) -> tuple[Any, ...] | None:
     """The keys of ``{k: v, ...}.get(self.name, self.name)`` when every key is a constant."""
-    if not (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr == "get"
-        and isinstance(value.func.value, ast.Dict)
-        and len(value.args) == 2  # get(key, default)
-        and all(_self_attribute(a) == name for a in value.args)
-    ):
-        return None
-    keys = value.func.value.keys
+    mapping = _get_on_self(value, name)
+    keys = mapping.keys if mapping is not None else []
     if not keys or not all(isinstance(k, ast.Constant) for k in keys):
         return None
     return tuple(k.value for k in keys if isinstance(k, ast.Constant))
+
+
+def _get_on_self(value: ast.expr, name: str) -> ast.Dict | None:
+    """The dict literal of ``{...}.get(self.name, self.name)``."""
+    if not (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get"
+    ):
+        return None
+    same = len(value.args) == 2 and all(_self_attribute(a) == name for a in value.args)  # get(key, default)
+    return value.func.value if same and isinstance(value.func.value, ast.Dict) else None
 
 
 def _self_attribute(node: ast.expr) -> str | None:

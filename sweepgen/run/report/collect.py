@@ -597,13 +597,11 @@ def _metric_rows(report: Report) -> list[dict[str, Any]]:
 
 
 def logged_metrics(report: Report) -> list[str]:
-    """The metric names the finished runs logged in metrics.jsonl/metrics.csv, for a hint."""
+    """The metric names the finished runs logged, in any source: a TRL run that saved no checkpoint
+    logged only to TensorBoard or W&B (`train/reward`), which the choice of a metric and the hint
+    must see too. Read only when no --metric is given or the given one was not found."""
     return metrics.names(
-        {
-            f"{r.name}:{k}": v
-            for r in report.finished
-            for k, v in metrics.read_all(r.run_dir, tensorboard=False).items()
-        }
+        {f"{r.name}:{k}": v for r in report.finished for k, v in metrics.read_all(r.run_dir).items()}
     )
 
 
