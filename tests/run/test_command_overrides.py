@@ -62,3 +62,16 @@ def test_values_the_runs_share_or_fill_per_run_are_left_alone(tmp_path, monkeypa
     )
     assert code == 0, output  # `beta=0.1` is no path the runs differ in (theirs is trainer.beta)
     assert len(list(Path("generated/t").glob("*.ran"))) == 4
+
+
+def test_a_command_setting_a_searched_value_is_refused_before_any_trial(tmp_path):
+    """`--x 0.3` on a search over x: every trial would train at 0.3 while the study records the
+    points it sampled."""
+    from search_support import COMMAND, sweepgen, write_search_project
+
+    write_search_project(tmp_path, {"n": 2})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", f"{COMMAND} --x 0.3")
+    assert done.returncode == 2, done.stderr
+    assert "--command sets `--x` for every run" in done.stderr and "Traceback" not in done.stderr
+    assert not Path(tmp_path / "runs").exists()  # no trial ran

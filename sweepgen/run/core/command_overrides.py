@@ -6,7 +6,8 @@ the report compares ``beta0.0`` with ``beta0.04``, a wrong result that looks rig
 (``--beta``, ``--beta=0.1``, ``--learning-rate``) naming the last part of a path the runs differ in,
 or a Hydra override naming the whole path (``trainer.beta=0.1``, ``+trainer.beta=0.1``), is refused,
 unless its value is a placeholder filled per run (``--output_dir {run_dir}``). The run's own folder
-and name (``output_dir``, ``run_name``) are left to the run-folder checks.
+and name (``output_dir``, ``run_name``) are left to the run-folder checks. A search's axes count
+as values the runs differ in: ``--lr 1e-5`` on a search over ``lr`` makes every trial one point.
 """
 
 from __future__ import annotations
@@ -23,7 +24,15 @@ _NAMING = frozenset({"run_name", "output_dir"})  # as tasks.NAMING_PATHS: checke
 
 def check(argv: Sequence[str], tasks: Sequence[RunTask]) -> None:
     """Exit 2 when ``argv`` sets a value the ``tasks`` differ in."""
-    varying = _varying(tasks)
+    _check(argv, _varying(tasks))
+
+
+def check_search(argv: Sequence[str], axes: Sequence[str]) -> None:
+    """Exit 2 when ``argv`` sets a value a search samples: every trial would be the same point."""
+    _check(argv, {path: {"sampled by the search"} for path in axes})
+
+
+def _check(argv: Sequence[str], varying: dict[str, set[str]]) -> None:
     if not varying:
         return
     by_flag = {path.rsplit(".", 1)[-1]: path for path in varying}
