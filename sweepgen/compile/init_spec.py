@@ -138,6 +138,14 @@ def _grid_parts(text: str) -> tuple[str, str]:
     path = path.strip()
     if not path or not values.strip():  # no `=` leaves the values empty
         raise UserError(f"--grid {text!r} is not PATH=V1,V2", hint="e.g. --grid beta=0,0.04")
+    if any(c in values for c in "[]{}"):  # split at its commas, `[1.0,0.2],[1.0,0.5]` is no two lists
+        raise UserError(
+            f"--grid {path}: {values.strip()!r} holds a list or mapping, but --grid values are single "
+            "values split at commas",
+            location=Location("--grid"),
+            hint=f"init without this --grid, then write the axis in the spec's grid: "
+            f"{path}: [[1.0, 0.2], [1.0, 0.5]]",
+        )
     return path, values
 
 
@@ -240,6 +248,12 @@ def _rel_to(folder: str) -> Callable[[str], str]:
 
 def _read(config: str, suffix: str) -> dict[str, Any]:
     # a FIFO or device would block `open` or `read` for ever; a huge file is refused from its size
+    if not os.path.lexists(config):  # `--from` is the user's own path, not one a spec names
+        raise UserError(
+            f"config not found: {config}",
+            location=Location(config),
+            hint="--from is relative to the folder you run sweepgen in",
+        )
     raw = project.read_regular(config, what="config", loc=Location(config))
     text = yamlio.decode_utf8(raw, config)
     if suffix == ".toml":

@@ -190,3 +190,27 @@ def test_a_trl_config_class_refusing_a_trl_cli_file_points_to_the_command_schema
     assert str(err.location) == "c.yaml:1:1"
     for other in ("trl:ScriptArguments", "trl:grpo"):  # no command of that name; already the command's
         assert "trl:" not in str(api._unfit(refused, "c.yaml", other).hint)
+
+
+def test_a_missing_config_and_a_schema_file_are_told_what_init_takes(here):
+    """`--from` is the user's own path (never "relative to the spec"); `--schema` takes a class."""
+    result = cli("init", "--from", "configs/nope.yaml")
+    assert result.exit_code == 2, result.output
+    assert "config not found: configs/nope.yaml" in result.stderr
+    assert "relative to the folder you run sweepgen in" in result.stderr and "the spec" not in result.stderr
+    (here / "configs/c.yaml").write_text("output_dir: out\n")
+    result = cli("init", "--from", "configs/c.yaml", "--schema", "schemas/c.json")
+    assert result.exit_code == 2, result.output
+    assert "--export" not in result.stderr and "trl:grpo" in result.stderr
+    assert not (here / "specs").exists()
+
+
+def test_a_grid_of_lists_is_refused_with_the_spec_s_way_to_write_it(here):
+    """`--grid reward_weights=[1.0,0.2],[1.0,0.5]` split at its commas read as a YAML syntax error at
+    "--grid:2:1"; it says what --grid takes and where lists go."""
+    (here / "configs/c.yaml").write_text("output_dir: out\nreward_weights: [1.0, 0.2]\n")
+    result = cli("init", "--from", "configs/c.yaml", "--grid", "reward_weights=[1.0,0.2],[1.0,0.5]")
+    assert result.exit_code == 2, result.output
+    assert "holds a list or mapping" in result.stderr and "YAML syntax" not in result.stderr
+    assert "reward_weights: [[1.0, 0.2], [1.0, 0.5]]" in result.stderr
+    assert not (here / "specs").exists()
