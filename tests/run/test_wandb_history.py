@@ -40,6 +40,8 @@ def test_records_are_joined_across_blocks_and_a_cut_one_ends_the_file(tmp_path):
 def test_a_file_without_the_header_is_named(tmp_path):
     with pytest.raises(runfiles.RunFileError, match="not a W&B run file"):
         list(records(b"PK\x03\x04", tmp_path / "x.wandb"))
+    with pytest.raises(runfiles.RunFileError, match="format this sweepgen does not read"):
+        list(records(_HEADER[:6] + b"\x01" + _chunk(1, b"a"), tmp_path / "x.wandb"))
 
 
 # a stand-in for `trl grpo --report_to wandb` offline: the HF Trainer's WandbCallback logs

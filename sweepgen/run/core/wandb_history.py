@@ -69,7 +69,13 @@ def records(data: bytes, path: Path) -> Iterator[bytes]:
     if not data:
         return  # gone since it was listed, or nothing written yet
     if not data.startswith(_HEADER):
-        raise runfiles.RunFileError(path, "is not a W&B run file (no `:W&B` header)")
+        known = data.startswith(_HEADER[:4])
+        raise runfiles.RunFileError(
+            path,
+            "is a W&B run file of a format this sweepgen does not read (another wandb version)"
+            if known
+            else "is not a W&B run file (no `:W&B` header)",
+        )
     index, parts = len(_HEADER), bytearray()
     while index + _CHUNK.size <= len(data):
         left = _BLOCK - index % _BLOCK
