@@ -188,13 +188,16 @@ def _holds(node: Any, part: int | str) -> bool:
 
 
 def _per_key(problems: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """One problem per path: a union's members each refused the value, said as one message."""
-    merged: dict[str, list[str]] = {}
+    """One problem per path: a union's members each refused the value, said as one message. The
+    members' order is pydantic's cached union's (``list[str] | str`` equals ``str | list[str]``),
+    so within a key the paths and messages are sorted: the same config, the same words."""
+    keys: dict[str, int] = {}
+    merged: dict[str, set[str]] = {}
     for path, message in problems:
-        merged.setdefault(path, [])
-        if message not in merged[path]:
-            merged[path].append(message)
-    return [(path, "; or ".join(messages)) for path, messages in merged.items()]
+        keys.setdefault(path.split(".", 1)[0], len(keys))
+        merged.setdefault(path, set()).add(message)
+    ordered = sorted(merged, key=lambda path: (keys[path.split(".", 1)[0]], path))
+    return [(path, "; or ".join(sorted(merged[path]))) for path in ordered]
 
 
 def _message(error: ErrorDetails, cls: type, known: list[str]) -> str:
