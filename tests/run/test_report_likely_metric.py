@@ -92,3 +92,23 @@ def test_trl_s_reward_logged_only_to_tensorboard_is_reported_without_metric(tmp_
     assert report.exit_code == 0, report.output
     assert "reporting `train/reward`" in report.stderr
     assert "beta1 = 1.500 at step 3" in report.stdout
+
+
+def test_event_files_that_cannot_be_read_leave_the_choice_to_the_metric_files(tmp_path, monkeypatch):
+    """Choosing the metric reads every source now; a run's event files that cannot be read there
+    (tensorboard not installed, a file over the limit) never end a report that needs only its
+    trainer_state.json."""
+    from sweepgen.errors import UserError
+    from sweepgen.run.core import metrics
+
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path).replace("{name}", "0.5")
+    assert CliRunner().invoke(main, ["run", "generated/t", "--command", command]).exit_code == 0
+
+    def not_installed(run_dir):
+        raise UserError(f"{run_dir} has TensorBoard event files but tensorboard is not installed")
+
+    monkeypatch.setattr(metrics, "read_tensorboard", not_installed)
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
+    assert report.exit_code == 0, report.output
+    assert "reporting `reward`" in report.stderr
