@@ -34,6 +34,7 @@ else:  # pragma: no cover - Python 3.10
 
 INCLUDED = (".yaml", ".yml", ".json")
 RUN_DIR = "runs/{{ sweep.name }}/{{ variant.run_name }}"
+RUN_NAME = "{{ variant.run_name }}"
 
 
 @dataclass(frozen=True)
@@ -103,12 +104,17 @@ def _run_folder_lines(data: dict[str, Any]) -> list[str]:
     """One folder per run: the config's top-level ``output_dir`` when it has one (the run folder
     then), else the spec's ``run_dir``; and every other output key the config sets (verl's
     ``trainer.default_local_dir``...: ``sweepgen.output_keys``) pointed at that folder too, or the
-    runs would share it (`run` refuses that)."""
+    runs would share it (`run` refuses that). A top-level ``run_name`` (the HF Trainer's: the W&B
+    run's name, over the ``WANDB_NAME`` `run` gives) becomes the run's own name, or every run of the
+    sweep would have the config's one name in W&B."""
     top = isinstance(data.get("output_dir"), str)
     keys = [".".join(path) for path, _ in output_keys.locations(data) if path != ("output_dir",)]
     keys = ["output_dir", *keys] if top else keys
-    derived = ["derived:   # one folder per run", *(f'  {key}: "{RUN_DIR}"' for key in keys)]
-    return ([] if top else [f'run_dir: "{RUN_DIR}"']) + (derived if keys else [])
+    lines = [f'  {key}: "{RUN_DIR}"' for key in keys]
+    if isinstance(data.get("run_name"), str):
+        lines.append(f'  run_name: "{RUN_NAME}"')
+    derived = ["derived:   # one folder (and name) per run", *lines]
+    return ([] if top else [f'run_dir: "{RUN_DIR}"']) + (derived if lines else [])
 
 
 def parse_grid(

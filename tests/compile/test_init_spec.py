@@ -214,3 +214,16 @@ def test_a_grid_of_lists_is_refused_with_the_spec_s_way_to_write_it(here):
     assert "holds a list or mapping" in result.stderr and "YAML syntax" not in result.stderr
     assert "reward_weights: [[1.0, 0.2], [1.0, 0.5]]" in result.stderr
     assert not (here / "specs").exists()
+
+
+def test_a_trl_run_name_becomes_each_run_s_own_name(here):
+    """The HF Trainer names the W&B run after `run_name` (over the WANDB_NAME `run` gives): kept as
+    the config's one value, every run of the sweep had that one name in W&B."""
+    (here / "configs/grpo.yaml").write_text("output_dir: out/x\nrun_name: qwen-grpo\nbeta: 0.04\nseed: 1\n")
+    result = cli("init", "--from", "configs/grpo.yaml", "--grid", "beta=0.0,0.04")
+    assert result.exit_code == 0, result.output
+    import yaml
+
+    files = (here / "generated/grpo").glob("*.yaml")
+    names = {p.stem: yaml.safe_load(p.read_text())["run_name"] for p in files}
+    assert names == {"beta0.0": "beta0.0", "beta0.04": "beta0.04"}
