@@ -227,3 +227,18 @@ def test_a_trl_run_name_becomes_each_run_s_own_name(here):
     files = (here / "generated/grpo").glob("*.yaml")
     names = {p.stem: yaml.safe_load(p.read_text())["run_name"] for p in files}
     assert names == {"beta0.0": "beta0.0", "beta0.04": "beta0.04"}
+
+
+def test_a_hub_repository_pushed_to_is_each_run_s_own(here):
+    """`push_to_hub: true` with one `hub_model_id`: every run pushed its model over the others'."""
+    config = "output_dir: out/x\npush_to_hub: true\nhub_model_id: me/qwen-grpo\nbeta: 0.04\n"
+    (here / "configs/grpo.yaml").write_text(config)
+    assert cli("init", "--from", "configs/grpo.yaml", "--grid", "beta=0.0,0.04").exit_code == 0
+    import yaml
+
+    files = (here / "generated/grpo").glob("*.yaml")
+    hubs = {p.stem: yaml.safe_load(p.read_text())["hub_model_id"] for p in files}
+    assert hubs == {"beta0.0": "me/qwen-grpo-beta0.0", "beta0.04": "me/qwen-grpo-beta0.04"}
+    (here / "configs/local.yaml").write_text(config.replace("push_to_hub: true", "push_to_hub: false"))
+    assert cli("init", "--from", "configs/local.yaml", "--name", "local").exit_code == 0
+    assert "hub_model_id" not in (here / "specs/local.yaml").read_text()  # nothing pushed: left as is
