@@ -75,3 +75,15 @@ def test_a_command_setting_a_searched_value_is_refused_before_any_trial(tmp_path
     assert done.returncode == 2, done.stderr
     assert "--command sets `--x` for every run" in done.stderr and "Traceback" not in done.stderr
     assert not Path(tmp_path / "runs").exists()  # no trial ran
+
+
+def test_a_word_holding_spaces_is_one_value_not_flags(tmp_path, monkeypatch):
+    """`--system_prompt "Answer, then --beta"` (one argv word) sets a prompt, not --beta."""
+    from sweepgen.run.core import command_overrides
+
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path)
+    from sweepgen.run.core.tasks import load_sweep
+
+    tasks = load_sweep(Path("generated/t"), command=("x", "{config}")).tasks
+    command_overrides.check(("python", "t.py", "{config}", "--system_prompt", "Answer, then --beta"), tasks)

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 
 from sweepgen.errors import UserError
 from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.tasks import SHELL
 
 _NAMING = frozenset({"run_name", "output_dir"})  # as tasks.NAMING_PATHS: checked as run folders
 
@@ -63,14 +64,14 @@ def _varying(tasks: Sequence[RunTask]) -> dict[str, set[str]]:
 
 
 def _words(argv: Sequence[str]) -> list[str]:
-    """The command's words; a ``--shell`` script's own words too (as the shell splits them)."""
-    out: list[str] = []
-    for arg in argv:
-        try:
-            out += shlex.split(arg) if any(c.isspace() for c in arg) else [arg]
-        except ValueError:  # an unclosed quote in a shell script: its words are not guessed at
-            out.append(arg)
-    return out
+    """The command's words (one word may hold spaces: `--system_prompt "You are ..."`); a
+    ``--shell`` script's words as the shell splits them."""
+    if tuple(argv[: len(SHELL)]) != SHELL or len(argv) != len(SHELL) + 1:
+        return list(argv)
+    try:
+        return shlex.split(argv[-1])
+    except ValueError:  # an unclosed quote: the shell refuses the script, nothing to look at
+        return []
 
 
 def _settings(words: Sequence[str]) -> Iterator[tuple[str, bool, str, str | None]]:
