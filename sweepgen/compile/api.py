@@ -221,7 +221,11 @@ def _export_schema(ref: str) -> str:
         return schema_export.dumps(trl_cli.command_schema(command, Location(ref)))
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
-        raise UserError(f"{ref!r} is not `module:Class`", hint="e.g. --export trl:grpo or trl:GRPOConfig")
+        raise UserError(
+            f"{ref!r} is not `module:Class`",
+            hint="e.g. trl:grpo (what `trl grpo --config` takes) or trl:GRPOConfig; a JSON Schema file "
+            "is named by a spec's `schema:` instead",
+        )
     cls = schema.import_class(module_name, attr, Location(ref))
     return schema_export.dumps(schema_export.export(ref, cls))
 

@@ -34,6 +34,8 @@ else:  # pragma: no cover - Python 3.10
 
 INCLUDED = (".yaml", ".yml", ".json")
 RUN_DIR = "runs/{{ sweep.name }}/{{ variant.run_name }}"
+RUN_NAME = "{{ variant.run_name }}"
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?")  # the Hub's repo ids
 
 
 @dataclass(frozen=True)
@@ -99,16 +101,29 @@ def starter(
     return Starter({spec_path: "\n".join(lines) + "\n", template_path: template}, spec_path)
 
 
+def _run_name_lines(data: dict[str, Any]) -> list[str]:
+    """``run_name`` as the run's name; a ``hub_model_id`` pushed to (``push_to_hub: true``) as its
+    own repository per run (``<id>-<run>``): one id would have every run push over the others'."""
+    lines = [f'  run_name: "{RUN_NAME}"'] if isinstance(data.get("run_name"), str) else []
+    hub = data.get("hub_model_id")
+    if data.get("push_to_hub") is True and isinstance(hub, str) and _HUB_ID.fullmatch(hub):
+        lines.append(f'  hub_model_id: "{hub}-{RUN_NAME}"')
+    return lines
+
+
 def _run_folder_lines(data: dict[str, Any]) -> list[str]:
     """One folder per run: the config's top-level ``output_dir`` when it has one (the run folder
     then), else the spec's ``run_dir``; and every other output key the config sets (verl's
     ``trainer.default_local_dir``...: ``sweepgen.output_keys``) pointed at that folder too, or the
-    runs would share it (`run` refuses that)."""
+    runs would share it (`run` refuses that). A top-level ``run_name`` (the HF Trainer's: the W&B
+    run's name, over the ``WANDB_NAME`` `run` gives) becomes the run's own name, or every run of the
+    sweep would have the config's one name in W&B; a Hub repository pushed to, the run's own."""
     top = isinstance(data.get("output_dir"), str)
     keys = [".".join(path) for path, _ in output_keys.locations(data) if path != ("output_dir",)]
     keys = ["output_dir", *keys] if top else keys
-    derived = ["derived:   # one folder per run", *(f'  {key}: "{RUN_DIR}"' for key in keys)]
-    return ([] if top else [f'run_dir: "{RUN_DIR}"']) + (derived if keys else [])
+    lines = [f'  {key}: "{RUN_DIR}"' for key in keys] + _run_name_lines(data)
+    derived = ["derived:   # one folder (and name) per run", *lines]
+    return ([] if top else [f'run_dir: "{RUN_DIR}"']) + (derived if lines else [])
 
 
 def parse_grid(
@@ -138,6 +153,14 @@ def _grid_parts(text: str) -> tuple[str, str]:
     path = path.strip()
     if not path or not values.strip():  # no `=` leaves the values empty
         raise UserError(f"--grid {text!r} is not PATH=V1,V2", hint="e.g. --grid beta=0,0.04")
+    if any(c in values for c in "[]{}"):  # split at its commas, `[1.0,0.2],[1.0,0.5]` is no two lists
+        raise UserError(
+            f"--grid {path}: {values.strip()!r} holds a list or mapping, but --grid values are single "
+            "values split at commas",
+            location=Location("--grid"),
+            hint=f"init without this --grid, then write the axis in the spec's grid: "
+            f"{path}: [[1.0, 0.2], [1.0, 0.5]]",
+        )
     return path, values
 
 
@@ -240,6 +263,12 @@ def _rel_to(folder: str) -> Callable[[str], str]:
 
 def _read(config: str, suffix: str) -> dict[str, Any]:
     # a FIFO or device would block `open` or `read` for ever; a huge file is refused from its size
+    if not os.path.lexists(config):  # `--from` is the user's own path, not one a spec names
+        raise UserError(
+            f"config not found: {config}",
+            location=Location(config),
+            hint="--from is relative to the folder you run sweepgen in",
+        )
     raw = project.read_regular(config, what="config", loc=Location(config))
     text = yamlio.decode_utf8(raw, config)
     if suffix == ".toml":

@@ -190,3 +190,55 @@ def test_a_trl_config_class_refusing_a_trl_cli_file_points_to_the_command_schema
     assert str(err.location) == "c.yaml:1:1"
     for other in ("trl:ScriptArguments", "trl:grpo"):  # no command of that name; already the command's
         assert "trl:" not in str(api._unfit(refused, "c.yaml", other).hint)
+
+
+def test_a_missing_config_and_a_schema_file_are_told_what_init_takes(here):
+    """`--from` is the user's own path (never "relative to the spec"); `--schema` takes a class."""
+    result = cli("init", "--from", "configs/nope.yaml")
+    assert result.exit_code == 2, result.output
+    assert "config not found: configs/nope.yaml" in result.stderr
+    assert "relative to the folder you run sweepgen in" in result.stderr and "the spec" not in result.stderr
+    (here / "configs/c.yaml").write_text("output_dir: out\n")
+    result = cli("init", "--from", "configs/c.yaml", "--schema", "schemas/c.json")
+    assert result.exit_code == 2, result.output
+    assert "--export" not in result.stderr and "trl:grpo" in result.stderr
+    assert not (here / "specs").exists()
+
+
+def test_a_grid_of_lists_is_refused_with_the_spec_s_way_to_write_it(here):
+    """`--grid reward_weights=[1.0,0.2],[1.0,0.5]` split at its commas read as a YAML syntax error at
+    "--grid:2:1"; it says what --grid takes and where lists go."""
+    (here / "configs/c.yaml").write_text("output_dir: out\nreward_weights: [1.0, 0.2]\n")
+    result = cli("init", "--from", "configs/c.yaml", "--grid", "reward_weights=[1.0,0.2],[1.0,0.5]")
+    assert result.exit_code == 2, result.output
+    assert "holds a list or mapping" in result.stderr and "YAML syntax" not in result.stderr
+    assert "reward_weights: [[1.0, 0.2], [1.0, 0.5]]" in result.stderr
+    assert not (here / "specs").exists()
+
+
+def test_a_trl_run_name_becomes_each_run_s_own_name(here):
+    """The HF Trainer names the W&B run after `run_name` (over the WANDB_NAME `run` gives): kept as
+    the config's one value, every run of the sweep had that one name in W&B."""
+    (here / "configs/grpo.yaml").write_text("output_dir: out/x\nrun_name: qwen-grpo\nbeta: 0.04\nseed: 1\n")
+    result = cli("init", "--from", "configs/grpo.yaml", "--grid", "beta=0.0,0.04")
+    assert result.exit_code == 0, result.output
+    import yaml
+
+    files = (here / "generated/grpo").glob("*.yaml")
+    names = {p.stem: yaml.safe_load(p.read_text())["run_name"] for p in files}
+    assert names == {"beta0.0": "beta0.0", "beta0.04": "beta0.04"}
+
+
+def test_a_hub_repository_pushed_to_is_each_run_s_own(here):
+    """`push_to_hub: true` with one `hub_model_id`: every run pushed its model over the others'."""
+    config = "output_dir: out/x\npush_to_hub: true\nhub_model_id: me/qwen-grpo\nbeta: 0.04\n"
+    (here / "configs/grpo.yaml").write_text(config)
+    assert cli("init", "--from", "configs/grpo.yaml", "--grid", "beta=0.0,0.04").exit_code == 0
+    import yaml
+
+    files = (here / "generated/grpo").glob("*.yaml")
+    hubs = {p.stem: yaml.safe_load(p.read_text())["hub_model_id"] for p in files}
+    assert hubs == {"beta0.0": "me/qwen-grpo-beta0.0", "beta0.04": "me/qwen-grpo-beta0.04"}
+    (here / "configs/local.yaml").write_text(config.replace("push_to_hub: true", "push_to_hub: false"))
+    assert cli("init", "--from", "configs/local.yaml", "--name", "local").exit_code == 0
+    assert "hub_model_id" not in (here / "specs/local.yaml").read_text()  # nothing pushed: left as is

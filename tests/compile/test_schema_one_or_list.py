@@ -114,3 +114,52 @@ def test_a_string_where_a_list_is_wanted_is_told_to_write_a_list_in_both_routes(
     assert _fix(message, "accuracy_reward").startswith("write it as a list: [accuracy_reward]")
     [(_, message)] = validators(Script)[route]({"weights": 0.5})
     assert not _fix(message, 0.5).startswith("write it as a list")  # a number: no list of it suggested
+
+
+@dataclass
+class Scaled:
+    """Maps booleans to its own words, as GRPOConfig does for `scale_rewards`."""
+
+    scale_rewards: str = "group"
+    loss_type: str = "dapo"
+
+    def __post_init__(self) -> None:
+        self.scale_rewards = {True: "group", False: "none"}.get(self.scale_rewards, self.scale_rewards)
+        # not `.get(self.f, self.f)`: no mapping of the field's own
+        self.loss_type = {"a": self.loss_type}.get(self.loss_type, "b")
+
+
+def test_the_constants_a_class_maps_a_field_from_are_read_from_its_post_init():
+    from sweepgen.compile.schema.one_or_list import mapped_fields
+
+    assert mapped_fields(Scaled) == {"scale_rewards": (True, False)}
+    assert one_or_list_fields(Scaled) == set()
+
+
+@pytest.mark.parametrize("route", [0, 1], ids=["exported", "dataclass"])
+def test_a_field_the_class_maps_from_booleans_takes_them_in_both_routes(route):
+    check = validators(Scaled)[route]
+    for value in (False, True, "batch"):
+        assert check({"scale_rewards": value}) == [], value
+    assert [p for p, _ in check({"scale_rewards": None})] == ["scale_rewards"]  # one problem, at its key
+    assert [p for p, _ in check({"loss_type": True})] == ["loss_type"]  # no mapping of its own
+
+
+@settings(deadline=None)  # a loaded machine's pauses are not this property's subject
+@given(st.one_of(st.text(), st.booleans(), st.integers(), st.none(), st.floats(allow_nan=False)))
+def test_both_routes_agree_on_a_mapped_field(value):
+    exported, dataclass_route = validators(Scaled)
+    config = {"scale_rewards": value}
+    assert (exported(config) == []) == (dataclass_route(config) == []), value
+
+
+def test_a_union_field_s_refusal_is_one_problem_at_its_own_key_in_the_dataclass_route():
+    """pydantic names the union member it tried after the key (`target_modules.list[str]`), a path
+    no config has: the problem is shown once, at the key's own line, with what each member wanted."""
+    lora = validators(Lora)[1]
+    [(path, message)] = lora({"target_modules": 5})
+    assert path == "target_modules"
+    assert "valid list" in message and "valid string" in message
+    # the list member refuses the item, the string member the list: each at a path the config has
+    paths = sorted(p for p, _ in lora({"target_modules": ["q_proj", 5]}))
+    assert paths == ["target_modules", "target_modules.1"]

@@ -31,6 +31,7 @@ CACHED = {
         "format": trl_cli.CACHE_FORMAT,
         "package": "trl",
         "version": "9.9.9",
+        "accelerate": trl_cli.accelerate_version(),
     },
 }
 TRL_CONFIG = """\
@@ -66,7 +67,11 @@ def test_the_cached_schema_is_used_and_a_stale_or_foreign_cache_file_is_not(cach
     stamp = CACHED["x-sweepgen"]
     # a cache file for another source, or written by a sweepgen that built schemas otherwise, is
     # not trusted: it is built again (and here fails)
-    for other in ({**stamp, "source": "trl:dpo"}, {**stamp, "format": trl_cli.CACHE_FORMAT - 1}):
+    for other in (
+        {**stamp, "source": "trl:dpo"},
+        {**stamp, "format": trl_cli.CACHE_FORMAT - 1},
+        {**stamp, "accelerate": "0.0.1"},  # another accelerate: other launch options
+    ):
         path.write_text(json.dumps({**CACHED, "x-sweepgen": other}))
         with pytest.raises(SpecError, match="cannot read the config classes of `trl grpo`"):
             trl_cli.command_schema("grpo", loc)

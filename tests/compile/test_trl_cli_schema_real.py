@@ -25,6 +25,9 @@ dtype: bfloat16
 use_peft: true
 lora_target_modules: all-linear
 env: {WANDB_PROJECT: grpo}
+scale_rewards: false
+accelerate_config: zero2
+num_processes: 2
 """
 
 
@@ -74,3 +77,55 @@ def test_the_conversions_trl_s_own_classes_make_are_found():
     assert "loss_type" in one_or_list_fields(DPOConfig)
     assert "lora_target_modules" in one_or_list_fields(ModelConfig)
     assert "reward_funcs" not in one_or_list_fields(GRPOScriptArguments)
+
+
+ORACLE_CONFIG = """\
+model_name_or_path: Qwen/Qwen2-0.5B-Instruct
+dataset_name: trl-lib/tldr
+reward_funcs: [think_format_reward]
+output_dir: out/grpo
+bf16: false
+scale_rewards: false
+accelerate_config: zero2
+num_processes: 2
+mixed_precision: "no"
+main_process_port: 29501
+"""
+
+
+def _trl_takes(path: Path) -> bool:
+    """What `trl grpo --config PATH` does before it trains: the dataclasses take their keys, and the
+    rest go to `accelerate launch` (trl/cli/commands/training.py), which refuses what it lacks and
+    launches the script named after the options."""
+    from accelerate.commands.launch import launch_command_parser
+    from trl.cli.accelerate_config import resolve_accelerate_config_argument
+    from trl.scripts.grpo import make_parser
+
+    *_, from_config, from_cli = make_parser().parse_args_and_config(
+        ["--config", str(path)], return_remaining_strings=True, separate_remaining_strings=True
+    )
+    launch = resolve_accelerate_config_argument(from_config + from_cli)
+    try:
+        args = launch_command_parser().parse_args([*launch, "grpo.py"])
+    except SystemExit:
+        return False
+    return bool(args.training_script == "grpo.py")  # not a value a switch left behind
+
+
+@pytest.mark.parametrize(
+    "extra", ["", "num_procesess: 2\n", "multi_gpu: true\n"], ids=["accepted", "typo", "switch"]
+)
+def test_trl_grpo_and_its_schema_agree_on_the_keys_it_hands_to_accelerate(tmp_path, monkeypatch, extra):
+    """`num_processes: 2` and `accelerate_config: zero2` in a `trl grpo` config (as TRL's docs write
+    them) are taken by both; a misspelled option or a switch (`--multi_gpu True` makes `True` the
+    script) by neither. `scale_rewards: false` is GRPOConfig's own mapping to "none"."""
+    from sweepgen.compile.schema import jsonschema_subset, trl_cli
+    from sweepgen.errors import Location
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "grpo.yaml"
+    path.write_text(ORACLE_CONFIG + extra)
+    config = __import__("yaml").safe_load(path.read_text())
+    schema = trl_cli.command_schema("grpo", Location("spec.yaml"))
+    assert (jsonschema_subset.validate(config, schema) == []) is (extra == "")
+    assert _trl_takes(path) is (extra == "")

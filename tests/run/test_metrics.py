@@ -78,3 +78,22 @@ def test_report_lists_the_run_with_an_oversized_event_file_and_reports_the_other
     )
     assert "warning: run a" not in result.stderr
     assert "a = 0.300 at step 3" in result.stdout
+
+
+@pytest.mark.train  # events written with torch's SummaryWriter; read with the track extra's tensorboard
+def test_a_step_two_attempts_logged_takes_the_later_attempt_s_value_whatever_the_folders_names(tmp_path):
+    """transformers names a run's event folder `runs/<Mon><DD>_<time>_<host>`: an attempt started
+    again on Dec 1 sorts before the failed one of Nov 30, whose values must not win."""
+    import torch.utils.tensorboard as torch_tb
+
+    attempts = [
+        ("Nov30_23-50-00_host", 1_732_999_800.0, [0.5, 0.25, 0.75]),
+        ("Dec01_00-10-00_host", 1_733_011_800.0, [0.125, 0.375]),
+    ]
+    for folder, start, values in attempts:
+        writer = torch_tb.SummaryWriter(log_dir=str(tmp_path / "run" / "runs" / folder))
+        for step, value in enumerate(values, 1):
+            writer.add_scalar("train/reward", value, global_step=step, walltime=start + step)
+        writer.close()
+    # steps 1-2 from the later attempt; step 3 only the first one logged
+    assert metrics.read_tensorboard(tmp_path / "run") == {"train/reward": ((1, 0.125), (2, 0.375), (3, 0.75))}

@@ -8,6 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from run_support import make_config_sweep
 
@@ -65,3 +66,49 @@ def test_no_reward_logged_exits_2_listing_every_metric(tmp_path, monkeypatch):
         assert name in report.stderr
     assert not Path("runs/t/report.csv").exists()  # nothing written
     assert json.loads(Path("runs/t/beta1/sweepgen_status.json").read_text())["state"] == "finished"
+
+
+# `trl grpo` with `report_to: tensorboard` and no checkpoint saved (save_strategy: "no"): no
+# trainer_state.json, only the HF Trainer's events, its names rewritten to `train/<name>`
+TB_WRITER = """
+import os, sys
+from torch.utils.tensorboard import SummaryWriter
+writer = SummaryWriter(log_dir=os.path.join(sys.argv[2], "runs", "Nov29_05-00-00_host"))
+for step in (1, 2, 3):
+    writer.add_scalar("train/reward", float(sys.argv[3]) * step, global_step=step)
+writer.close()
+"""
+
+
+@pytest.mark.train  # events written with torch's SummaryWriter; read with the track extra's tensorboard
+def test_trl_s_reward_logged_only_to_tensorboard_is_reported_without_metric(tmp_path, monkeypatch):
+    """Before, `report` looked for a reward in the metric files only and said "logged: nothing (no
+    ... TensorBoard events)" of runs that had them."""
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path).replace("writer.py", "tb_writer.py").replace("{name}", "0.5")
+    (tmp_path / "tb_writer.py").write_text(TB_WRITER)
+    assert CliRunner().invoke(main, ["run", "generated/t", "--command", command]).exit_code == 0
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
+    assert report.exit_code == 0, report.output
+    assert "reporting `train/reward`" in report.stderr
+    assert "beta1 = 1.500 at step 3" in report.stdout
+
+
+def test_event_files_that_cannot_be_read_leave_the_choice_to_the_metric_files(tmp_path, monkeypatch):
+    """Choosing the metric reads every source now; a run's event files that cannot be read there
+    (tensorboard not installed, a file over the limit) never end a report that needs only its
+    trainer_state.json."""
+    from sweepgen.errors import UserError
+    from sweepgen.run.core import metrics
+
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path).replace("{name}", "0.5")
+    assert CliRunner().invoke(main, ["run", "generated/t", "--command", command]).exit_code == 0
+
+    def not_installed(run_dir):
+        raise UserError(f"{run_dir} has TensorBoard event files but tensorboard is not installed")
+
+    monkeypatch.setattr(metrics, "read_tensorboard", not_installed)
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
+    assert report.exit_code == 0, report.output
+    assert "reporting `reward`" in report.stderr

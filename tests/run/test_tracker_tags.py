@@ -16,3 +16,5 @@ def test_naming_paths_are_not_tags():
     env = tracker_env(task, "g")
     assert env["WANDB_TAGS"] == "beta=0.04,seed=1"
     assert env["WANDB_NAME"] == "beta0.04_seed1" and env["WANDB_RUN_GROUP"] == "g"
+    # W&B's local files (an offline run's only record) in the run's folder, where `report` reads them
+    assert env["WANDB_DIR"] == str(Path("runs/g/a").resolve())

@@ -8,6 +8,11 @@ unchanged). The class's own conversion is the evidence, read from its source (pa
 ``self.f = [self.f]`` or ``self.f = self.f[0]`` in the ``__post_init__`` of the class or a base. A
 list field without one still refuses a single value: GRPO's script would take ``reward_funcs:
 accuracy_reward`` as a string and look its letters up one by one.
+
+The same reading finds a field the class maps from other values: GRPOConfig's ``scale_rewards``
+is a ``str``, and its ``__post_init__`` makes ``True`` "group" and ``False`` "none"
+(``self.f = {True: "group", False: "none"}.get(self.f, self.f)``), so ``scale_rewards: false``, the
+Dr. GRPO recipes' line, is taken too: exactly the mapping's constant keys, nothing else.
 """
 
 from __future__ import annotations
@@ -19,37 +24,95 @@ import operator
 import textwrap
 import types
 import typing
-from typing import Any
+from typing import Any, Literal
 
 
 def accepted_hints(cls: type, hints: dict[str, Any]) -> dict[str, Any]:
-    """``hints`` (field name -> type) with every field the class converts also taking one item."""
+    """``hints`` (field name -> type) with every field the class converts also taking one item, and
+    every field it maps from constants also taking those constants."""
     both = one_or_list_fields(cls)
-    return {name: _with_one_item(hint) if name in both else hint for name, hint in hints.items()}
+    out = {name: _with_one_item(hint) if name in both else hint for name, hint in hints.items()}
+    for name, keys in mapped_fields(cls).items():
+        if name in out:
+            out[name] = out[name] | _type_of(keys)
+    return out
+
+
+def _type_of(keys: tuple[Any, ...]) -> Any:
+    """The type taking exactly ``keys``: ``bool`` for both booleans (pydantic's ``Literal[False]``
+    would also take 0, which JSON Schema's enum refuses), else a ``Literal``."""
+    if set(keys) == {True, False} and all(isinstance(k, bool) for k in keys):
+        return bool
+    return Literal[keys]
 
 
 def one_or_list_fields(cls: type) -> frozenset[str]:
     """The fields whose one-item and list forms the class's ``__post_init__`` converts between."""
-    names: set[str] = set()
+    return frozenset(name for name, how in _conversions(cls) if how is None)
+
+
+def mapped_fields(cls: type) -> dict[str, tuple[Any, ...]]:
+    """Field -> the constants its ``__post_init__`` maps to another value (``{True: "group", False:
+    "none"}.get(self.f, self.f)``)."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for name, keys in _conversions(cls):
+        if keys is not None:
+            out[name] = tuple(dict.fromkeys((*out.get(name, ()), *keys)))
+    return out
+
+
+def _conversions(cls: type) -> list[tuple[str, tuple[Any, ...] | None]]:
+    """(field, None) for a one-or-list conversion, (field, keys) for a mapping, over the MRO."""
+    found: list[tuple[str, tuple[Any, ...] | None]] = []
     for klass in cls.__mro__:
         post = vars(klass).get("__post_init__")
         if post is not None:
-            names |= _converted(post)
-    return frozenset(names)
+            found += _converted(post)
+    return found
 
 
-def _converted(func: Any) -> set[str]:
+def _converted(func: Any) -> list[tuple[str, tuple[Any, ...] | None]]:
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
     except (OSError, TypeError, SyntaxError):
-        return set()  # no source to read (a compiled class): its annotations alone decide
-    out: set[str] = set()
+        return []  # no source to read (a compiled class): its annotations alone decide
+    out: list[tuple[str, tuple[Any, ...] | None]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            name = _self_attribute(node.targets[0])
-            if name and (_wraps(node.value, name) or _first_item(node.value, name)):
-                out.add(name)
+        name = _assigned(node)
+        if name is None:
+            continue
+        assert isinstance(node, ast.Assign)
+        if _wraps(node.value, name) or _first_item(node.value, name):
+            out.append((name, None))
+        elif (keys := _mapping_keys(node.value, name)) is not None:
+            out.append((name, keys))
     return out
+
+
+def _assigned(node: ast.AST) -> str | None:
+    """The field ``self.f = ...`` assigns."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        return _self_attribute(node.targets[0])
+    return None
+
+
+def _mapping_keys(value: ast.expr, name: str) -> tuple[Any, ...] | None:
+    """The keys of ``{k: v, ...}.get(self.name, self.name)`` when every key is a constant."""
+    mapping = _get_on_self(value, name)
+    keys = mapping.keys if mapping is not None else []
+    if not keys or not all(isinstance(k, ast.Constant) for k in keys):
+        return None
+    return tuple(k.value for k in keys if isinstance(k, ast.Constant))
+
+
+def _get_on_self(value: ast.expr, name: str) -> ast.Dict | None:
+    """The dict literal of ``{...}.get(self.name, self.name)``."""
+    if not (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get"
+    ):
+        return None
+    same = len(value.args) == 2 and all(_self_attribute(a) == name for a in value.args)  # get(key, default)
+    return value.func.value if same and isinstance(value.func.value, ast.Dict) else None
 
 
 def _self_attribute(node: ast.expr) -> str | None:

@@ -3,8 +3,10 @@
 A ``trl grpo`` config mixes the keys of several dataclasses: the script's arguments
 (``dataset_name``, ``reward_funcs``), ``ModelConfig`` (``model_name_or_path``), the command's config
 class (``GRPOConfig``) and ``DatasetMixtureConfig``, plus an ``env:`` mapping the parser turns into
-environment variables. TRL's own ``make_parser()`` names those classes, so the schema is the one the
-CLI parses with, never a list of ours. Every class becomes one JSON Schema (sweepgen.compile.schema.
+environment variables, and the ``accelerate launch`` options (``num_processes``,
+``accelerate_config``) the CLI hands every other key to (sweepgen.compile.schema.accelerate_launch).
+TRL's own ``make_parser()`` names those classes, so the schema is the one the CLI parses with, never
+a list of ours. Every class becomes one JSON Schema (sweepgen.compile.schema.
 export: enums from the types and ``choices`` metadata only) and the properties are merged.
 
 Importing trl takes a minute on a loaded machine, so the merged schema is kept in the user's cache
@@ -23,7 +25,7 @@ import re
 from typing import Any
 
 from sweepgen import safefs
-from sweepgen.compile.schema import export
+from sweepgen.compile.schema import accelerate_launch, export
 from sweepgen.errors import Location, SpecError
 
 # `trl:grpo` names a command (lower case); `trl:GRPOConfig` names a class and stays a class schema
@@ -37,8 +39,9 @@ _ENV = {
     "description": "environment variables `trl` sets before training",
 }
 # raised whenever what a built schema says changes, so a cache from an older sweepgen is built again
-# (2: fields a class converts between one value and a list take both)
-CACHE_FORMAT = 2
+# (2: fields a class converts between one value and a list take both; 3: fields mapped from
+# constants, and the `accelerate launch` options)
+CACHE_FORMAT = 3
 
 
 def command_of(ref: str) -> str | None:
@@ -48,8 +51,17 @@ def command_of(ref: str) -> str | None:
 
 
 def trl_version() -> str | None:
+    return _version("trl")
+
+
+def accelerate_version() -> str | None:
+    """accelerate's installed version: the schema holds its launch options, so a cache is its too."""
+    return _version("accelerate")
+
+
+def _version(package: str) -> str | None:
     try:
-        return importlib.metadata.version("trl")
+        return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
         return None
 
@@ -99,7 +111,8 @@ def _read_cached(path: str) -> dict[str, Any] | None:
         return None
     ok = isinstance(data, dict) and isinstance(data.get("properties"), dict)
     stamp = data.get(export.STAMP, {}) if ok else {}
-    return data if stamp.get("source") == _source(path) and stamp.get("format") == CACHE_FORMAT else None
+    current = (_source(path), CACHE_FORMAT, accelerate_version())
+    return data if (stamp.get("source"), stamp.get("format"), stamp.get("accelerate")) == current else None
 
 
 def _source(path: str) -> str:
@@ -123,6 +136,10 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
         for name, prop in part["properties"].items():
             props.setdefault(name, prop)  # HfArgumentParser refuses a field two classes share
         required += part.get("required", [])
+    taken = set(props)
+    for name, prop in _launch_options(command, loc).items():
+        if name.replace("-", "_") not in taken:  # a key the classes take never reaches accelerate
+            props[name] = prop
     return {
         **({"required": required} if required else {}),
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -135,6 +152,19 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
             "format": CACHE_FORMAT,
             "package": "trl",
             "version": version,
+            "accelerate": accelerate_version(),
             "classes": [f"{c.__module__}.{c.__qualname__}" for c in classes],
         },
     }
+
+
+def _launch_options(command: str, loc: Location) -> dict[str, Any]:
+    try:
+        return accelerate_launch.launch_properties()
+    except Exception as err:  # noqa: BLE001 - whatever importing accelerate's launcher raises, named
+        raise SpecError(
+            f"cannot read the `accelerate launch` options `trl {command}` passes config keys to: "
+            f"{type(err).__name__}: {err}",
+            location=loc,
+            hint="check that accelerate imports in this environment (python -c 'import accelerate')",
+        ) from None

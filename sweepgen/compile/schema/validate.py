@@ -154,10 +154,7 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
         try:
             adapter.validate_python(config)
         except PydanticValidationError as err:
-            return [
-                (".".join(str(p) for p in e["loc"]), _message(e, cls, known))
-                for e in err.errors(include_url=False)
-            ]
+            return _per_key([(_in_config(config, e), _message(e, cls, known)) for e in err.errors()])
         # a str field with `choices` metadata (ModelConfig.dtype): held to them, like the export
         return [
             (name, f"must be one of {allowed!r} ({cls.__name__}.{name}'s choices)")
@@ -166,6 +163,41 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
         ]
 
     return validate
+
+
+def _in_config(config: Any, error: ErrorDetails) -> str:
+    """The dotted path of the config value an error is about. pydantic adds the union member it
+    tried (``scale_rewards.str``, ``report_to.list[str].1``) after the key, a name the config does
+    not have: such names are left out, so the error is shown at its line (a missing required key
+    keeps its own name)."""
+    held: list[str] = []
+    node = config
+    for part in error["loc"]:
+        if _holds(node, part):
+            node = node[part]
+        elif not (error["type"] == "missing" and isinstance(node, dict)):
+            continue  # a union member's name, not the config's
+        held.append(str(part))
+    return ".".join(held)
+
+
+def _holds(node: Any, part: int | str) -> bool:
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
+def _per_key(problems: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """One problem per path: a union's members each refused the value, said as one message. The
+    members' order is pydantic's cached union's (``list[str] | str`` equals ``str | list[str]``),
+    so within a key the paths and messages are sorted: the same config, the same words."""
+    keys: dict[str, int] = {}
+    merged: dict[str, set[str]] = {}
+    for path, message in problems:
+        keys.setdefault(path.split(".", 1)[0], len(keys))
+        merged.setdefault(path, set()).add(message)
+    ordered = sorted(merged, key=lambda path: (keys[path.split(".", 1)[0]], path))
+    return [(path, "; or ".join(sorted(merged[path]))) for path in ordered]
 
 
 def _message(error: ErrorDetails, cls: type, known: list[str]) -> str:

@@ -1,5 +1,5 @@
 """A run's logged metrics, whatever trainer wrote them: metrics.jsonl, metrics.csv, a Hugging Face
-trainer_state.json (its log_history), TensorBoard events.
+trainer_state.json (its log_history), TensorBoard events, W&B run files (wandb_history).
 
 Each source gives series ``name -> ((step, value), ...)``. A row without an integer step, or a value
 that is not a number, is skipped (a CSV cell left empty at a step that did not evaluate is normal);
@@ -33,9 +33,9 @@ from typing import Any
 
 from sweepgen import filenames
 from sweepgen.errors import UserError
-from sweepgen.run.core import runfiles
+from sweepgen.run.core import runfiles, wandb_history
 
-SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard")
+SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard", "wandb")
 TRAINER_STATE = filenames.TRAINER_STATE
 EVENTS_GLOB = filenames.TB_EVENTS_GLOB
 TRACK_HINT = "install it with `pip install 'sweepgen[track]'` (or `pip install tensorboard`)"
@@ -299,6 +299,10 @@ def _check_event_files(dirs: list[Path]) -> None:
 
 
 def read_tensorboard(run_dir: Path) -> dict[str, Points]:
+    """Every scalar of the run's event files. A run started again in its folder (`--rerun-failed`,
+    a resume) leaves one folder per attempt (transformers names them ``runs/<Mon><DD>_<time>_<host>``,
+    which sorts Dec before Nov): a step two attempts logged takes the value written last, by the
+    events' own wall time, never by the folders' names."""
     dirs = _event_dirs(run_dir)
     if not dirs:
         return {}
@@ -309,17 +313,26 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
         raise UserError(
             f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT
         ) from None
-    series: dict[str, dict[int, float]] = {}
+    # tag -> step -> (wall time, value): a step logged in several folders keeps its latest value
+    series: dict[str, dict[int, tuple[float, float]]] = {}
     for folder in dirs:  # every file the reader opens there was checked above
         # size_guidance 0: keep every scalar (the default samples down to 10,000 per tag)
         acc = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.SCALARS: 0})
         acc.Reload()
         for tag in acc.Tags().get("scalars", []):
-            for event in acc.Scalars(tag):
-                value = _number(event.value)
-                if value is not None:
-                    series.setdefault(tag, {})[int(event.step)] = value
-    return {k: tuple(sorted(v.items())) for k, v in series.items()}
+            _latest(series.setdefault(tag, {}), acc.Scalars(tag))
+    return {
+        k: tuple((step, v) for step, (_, v) in sorted(steps.items())) for k, steps in series.items() if steps
+    }
+
+
+def _latest(steps: dict[int, tuple[float, float]], events: Sequence[Any]) -> None:
+    """Each event's value at its step, unless a later-written one is there already."""
+    for event in events:
+        value = _number(event.value)
+        step = int(event.step)
+        if value is not None and (step not in steps or event.wall_time >= steps[step][0]):
+            steps[step] = (event.wall_time, value)
 
 
 def read_all(run_dir: Path, *, tensorboard: bool = True, keep_non_finite: bool = False) -> Sources:
@@ -335,10 +348,20 @@ def read_all(run_dir: Path, *, tensorboard: bool = True, keep_non_finite: bool =
     if state is not None:
         counts = {}
         out.add(TRAINER_STATE, _read_trainer_state(state, counts, keep=keep_non_finite), counts)
-    tb = read_tensorboard(run_dir) if tensorboard and run_dir.is_dir() else {}
+    if tensorboard and run_dir.is_dir():
+        _read_trackers(out, run_dir, keep_non_finite)
+    return out
+
+
+def _read_trackers(out: Sources, run_dir: Path, keep: bool) -> None:
+    """TensorBoard's event files and W&B's run files (the same optional extra)."""
+    tb = read_tensorboard(run_dir)
     if tb:
         out["tensorboard"] = tb
-    return out
+    logged = wandb_history.files(run_dir)
+    if logged:
+        counts: dict[str, int] = {}
+        out.add("wandb", _collect(wandb_history.rows(logged), counts, keep=keep), counts)
 
 
 def find_in_run(

@@ -4,7 +4,8 @@ the W&B name, the varying values as W&B tags, a TensorBoard run name (``<sweep>/
 trainer can use as its log subfolder, and ``TENSORBOARD_DIR``, the run folder's ``tensorboard/``
 (absolute): where verl and the trainers built on it (slime...) write their TensorBoard events, else
 ``tensorboard_log/<project>/<experiment>`` under the working folder, outside the run folder `report`
-reads, and one folder for every run of a sweep that leaves the experiment name alone. Set for every
+reads, and one folder for every run of a sweep that leaves the experiment name alone; and
+``WANDB_DIR``, the run folder, so W&B's local files (``wandb/offline-run-*``) are the run's. Set for every
 run by both executors; they replace values the shell had.
 """
 
@@ -33,6 +34,9 @@ def tracker_env(task: RunTask, sweep: str) -> dict[str, str]:
         "SWEEPGEN_RUN_NAME": task.name,
         "SWEEPGEN_RUN_DIR": task.run_dir.as_posix(),
         "TENSORBOARD_DIR": os.path.join(os.path.abspath(task.run_dir), "tensorboard"),
+        # wandb's local files (an offline run's only record) in the run folder, where `report` reads
+        # them, as the bundled trainer puts them; not one ./wandb/ for every run of every sweep
+        "WANDB_DIR": os.path.abspath(task.run_dir),
     }
 
 

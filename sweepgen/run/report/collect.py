@@ -597,14 +597,22 @@ def _metric_rows(report: Report) -> list[dict[str, Any]]:
 
 
 def logged_metrics(report: Report) -> list[str]:
-    """The metric names the finished runs logged in metrics.jsonl/metrics.csv, for a hint."""
+    """The metric names the finished runs logged, in any source: a TRL run that saved no checkpoint
+    logged only to TensorBoard or W&B (`train/reward`), which the choice of a metric and the hint
+    must see too. Read only when no --metric is given or the given one was not found."""
     return metrics.names(
-        {
-            f"{r.name}:{k}": v
-            for r in report.finished
-            for k, v in metrics.read_all(r.run_dir, tensorboard=False).items()
-        }
+        {f"{r.name}:{k}": v for r in report.finished for k, v in _all_sources(r.run_dir).items()}
     )
+
+
+def _all_sources(run_dir: Path) -> metrics.Sources:
+    """Every source of a run; its metric files only when its event or W&B files cannot be read
+    (tensorboard not installed, a file over the limit): a list of names, where a report that
+    needs those files says why it cannot read them."""
+    try:
+        return metrics.read_all(run_dir)
+    except UserError:
+        return metrics.read_all(run_dir, tensorboard=False)
 
 
 def best_run(report: Report) -> RunRecord | None:

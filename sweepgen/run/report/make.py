@@ -269,6 +269,7 @@ def _objective(request: Request) -> rep.Objective:
     return rep.Objective(request.metric, request.mode, at, searched)
 
 
+NO_SOURCES = "metrics.jsonl, metrics.csv, trainer_state.json, TensorBoard events or W&B run files"
 # what a run's reward is called by the trainers whose logs `report` reads, most likely first
 LIKELY_METRICS = ("reward", "reward_mean", "rewards/mean", "train/reward")
 
@@ -287,12 +288,7 @@ def _likely_metric(report: rep.Report, request: Request) -> str | None:
         "no run has the bundled trainer's summary.json, and no logged metric is a reward: say which "
         "metric to report",
         location=Location(str(request.directory)),
-        hint="--metric NAME; logged: "
-        + (
-            ", ".join(logged)
-            if logged
-            else "nothing (no metrics.jsonl, metrics.csv, trainer_state.json or TensorBoard events)"
-        ),
+        hint="--metric NAME; logged: " + (", ".join(logged) if logged else f"nothing (no {NO_SOURCES})"),
     )
 
 

@@ -24,7 +24,7 @@ from typing import Protocol
 
 from sweepgen.compile.run_api import LOCK_NAME, Lock, placed
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core import runlock, stop_signals, sweep_state
+from sweepgen.run.core import command_overrides, runlock, stop_signals, sweep_state
 from sweepgen.run.core.base import (
     LOG_FILE,
     LOST,
@@ -215,6 +215,8 @@ def _selected(request: RunRequest, opts: RunOptions, executor: str) -> tuple[Swe
     tasks = select(sweep.tasks, with_groups(sweep, request.only))
     if argv is None:
         check_bundled_configs(tasks)
+    else:
+        command_overrides.check(argv, sweep.tasks)  # `--beta 0.1` on a sweep over beta
     return sweep, tasks
 
 

@@ -22,7 +22,7 @@ from sweepgen.compile import run_api
 from sweepgen.compile.run_api import LOCK_NAME, lock
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.outtree import read_inside
-from sweepgen.run.core import sweep_origin, sweep_state
+from sweepgen.run.core import command_overrides, sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
 from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
@@ -135,6 +135,8 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     executor = opts.executor or "local"
     argv = parse_command(opts.command, shell=bool(opts.shell))
     block = run_api.trials.block(spec)
+    if argv is not None:  # `--lr 1e-5` on a search over lr: every trial one point
+        command_overrides.check_search(argv, list(block.axes))
     resume = opts.command_line(sweep_dir)
     if request.dry_run:
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)

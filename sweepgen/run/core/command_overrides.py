@@ -1,0 +1,87 @@
+"""A ``--command`` that sets, for every run, a value the runs differ in: refused before any run starts.
+
+``trl grpo --config {config} --beta 0.1`` on a sweep over ``beta``: TRL (HfArgumentParser, argparse,
+Hydra's ``beta=0.1``) takes the command line over the config, so every run trains with 0.1 while
+the report compares ``beta0.0`` with ``beta0.04``, a wrong result that looks right. A flag
+(``--beta``, ``--beta=0.1``, ``--learning-rate``) naming the last part of a path the runs differ in,
+or a Hydra override naming the whole path (``trainer.beta=0.1``, ``+trainer.beta=0.1``), is refused,
+unless its value is a placeholder filled per run (``--output_dir {run_dir}``). The run's own folder
+and name (``output_dir``, ``run_name``) are left to the run-folder checks. A search's axes count
+as values the runs differ in: ``--lr 1e-5`` on a search over ``lr`` makes every trial one point.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterator, Sequence
+
+from sweepgen.errors import UserError
+from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.tasks import SHELL
+
+_NAMING = frozenset({"run_name", "output_dir"})  # as tasks.NAMING_PATHS: checked as run folders
+
+
+def check(argv: Sequence[str], tasks: Sequence[RunTask]) -> None:
+    """Exit 2 when ``argv`` sets a value the ``tasks`` differ in."""
+    _check(argv, _varying(tasks))
+
+
+def check_search(argv: Sequence[str], axes: Sequence[str]) -> None:
+    """Exit 2 when ``argv`` sets a value a search samples: every trial would be the same point."""
+    _check(argv, {path: {"sampled by the search"} for path in axes})
+
+
+def _check(argv: Sequence[str], varying: dict[str, set[str]]) -> None:
+    if not varying:
+        return
+    by_flag = {path.rsplit(".", 1)[-1]: path for path in varying}
+    for word, flag, name, value in _settings(_words(argv)):
+        path = by_flag.get(name.replace("-", "_")) if flag else (name if name in varying else None)
+        if path is None or (value is not None and "{" in value):
+            continue
+        raise _refusal(word, path, varying[path])
+
+
+def _refusal(word: str, path: str, values: set[str]) -> UserError:
+    shown = ", ".join(sorted(values)[:3])
+    return UserError(
+        f"--command sets `{word}` for every run, but the runs differ in `{path}` ({shown}): the "
+        "command line wins over the config, so every run would train with the command's value",
+        hint=f"remove `{word}` from --command: the rendered configs set `{path}` per run",
+    )
+
+
+def _varying(tasks: Sequence[RunTask]) -> dict[str, set[str]]:
+    """Path -> the values the runs hold there, for the paths holding more than one."""
+    seen: dict[str, set[str]] = {}
+    for task in tasks:
+        for path, value in task.values.items():
+            if path.rsplit(".", 1)[-1] not in _NAMING:
+                seen.setdefault(path, set()).add(json.dumps(value, sort_keys=True, default=str))
+    return {path: values for path, values in seen.items() if len(values) > 1}
+
+
+def _words(argv: Sequence[str]) -> list[str]:
+    """The command's words (one word may hold spaces: `--system_prompt "You are ..."`); a
+    ``--shell`` script's words as the shell splits them."""
+    if tuple(argv[: len(SHELL)]) != SHELL or len(argv) != len(SHELL) + 1:
+        return list(argv)
+    try:
+        return shlex.split(argv[-1])
+    except ValueError:  # an unclosed quote: the shell refuses the script, nothing to look at
+        return []
+
+
+def _settings(words: Sequence[str]) -> Iterator[tuple[str, bool, str, str | None]]:
+    """(word, is a flag, name, value) for each ``--name value``, ``--name=value`` (a flag: its name
+    is a key's last part) and ``a.b=value`` word (a Hydra override: its name is the whole path)."""
+    for i, word in enumerate(words):
+        if word.startswith("--") and len(word) > 2:  # more than the dashes
+            name, eq, value = word[2:].partition("=")
+            following = words[i + 1] if i + 1 < len(words) else None
+            yield word, True, name, value if eq else following
+        elif "=" in word and not word.startswith("-"):
+            name, _, value = word.lstrip("+~").partition("=")
+            yield word, False, name, value

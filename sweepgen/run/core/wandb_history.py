@@ -1,0 +1,135 @@
+"""The history a W&B run logged, read from its local ``run-<id>.wandb`` file (offline runs' only record).
+
+`sweepgen run` gives every run ``WANDB_DIR=<run folder>`` (run/core/trackers.py), so wandb writes
+``<run>/wandb/offline-run-<time>-<id>/run-<id>.wandb`` (``run-<time>-<id>/`` when online: a local
+copy too), as the bundled trainer does with ``logging.report_to: [wandb]``. The file is a LevelDB-style
+log (wandb's own format): a 7-byte header ``:W&B`` + magic + version, then 32 KiB blocks of records,
+each ``crc32 | length | type`` and a chunk of one protobuf ``Record`` (FULL, or FIRST/MIDDLE/LAST
+across blocks). The chunks are read here, checked against their crc, and each record is parsed by
+wandb's own protobuf classes (never a hand-written protobuf parser); a record cut short (a run still
+writing) ends the file. A history row's step is ``train/global_step`` when it logs one (the HF
+Trainer's WandbCallback does), else wandb's own step; rows are ordered by their ``_timestamp``, so a
+step logged twice keeps the value logged last, across the files of a run started again in its folder.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sweepgen.errors import UserError
+from sweepgen.run.core import runfiles
+
+WANDB_GLOB = "wandb/*/run-*.wandb"
+HINT = "install it with `pip install 'sweepgen[track]'` (or `pip install wandb`)"
+_HEADER = struct.pack("<4sHB", b":W&B", 0xBEE1, 0)
+_BLOCK = 32768
+_CHUNK = struct.Struct("<IHB")  # crc32, length, type
+_FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
+_STEP_KEY = "train/global_step"
+
+
+def files(run_dir: Path) -> list[Path]:
+    """The run's ``.wandb`` files; wandb's own ``wandb/latest-run`` link to one of the folders is
+    not followed (the file is read once, from its own folder)."""
+    return sorted(p for p in run_dir.glob(WANDB_GLOB) if not p.parent.is_symlink() and not p.is_dir())
+
+
+def rows(paths: list[Path]) -> list[dict[str, Any]]:
+    """Every history row of the files (each checked and bounded first) as ``{"step": N, name:
+    value, ...}``, oldest first by ``_timestamp``, so a step logged twice keeps its last value."""
+    _check_sizes(paths)
+    record_class = _record_class(paths[0]) if paths else None  # wandb imported only for a file
+    found: list[tuple[float, dict[str, Any]]] = []
+    for path in paths:
+        for chunk in records(runfiles.read_bytes(path, limit=runfiles.MAX_EVENTS_BYTES) or b"", path):
+            record = _parsed(record_class, chunk, path)
+            if record.WhichOneof("record_type") == "history":
+                found += _row(record.history)
+    return [row for _, row in sorted(found, key=lambda stamped: stamped[0])]
+
+
+def _check_sizes(paths: list[Path]) -> None:
+    """Regular files (no link, no FIFO), together at most ``runfiles.MAX_EVENTS_BYTES``."""
+    total = 0
+    for path in paths:
+        total += runfiles.regular_size(path)
+        if total > runfiles.MAX_EVENTS_BYTES:
+            raise runfiles.RunFileError(
+                path, f"brings the run's W&B files past {runfiles.MAX_EVENTS_BYTES:,} bytes ({total:,})"
+            )
+
+
+def records(data: bytes, path: Path) -> Iterator[bytes]:
+    """Every whole record of a ``.wandb`` file's bytes; a cut or damaged chunk ends the file."""
+    if not data:
+        return  # gone since it was listed, or nothing written yet
+    if not data.startswith(_HEADER):
+        known = data.startswith(_HEADER[:4])
+        raise runfiles.RunFileError(
+            path,
+            "is a W&B run file of a format this sweepgen does not read (another wandb version)"
+            if known
+            else "is not a W&B run file (no `:W&B` header)",
+        )
+    index, parts = len(_HEADER), bytearray()
+    while index + _CHUNK.size <= len(data):
+        left = _BLOCK - index % _BLOCK
+        if left < _CHUNK.size:
+            index += left  # a block's tail too short for a chunk header is padding
+            continue
+        crc, length, kind = _CHUNK.unpack_from(data, index)
+        body = data[index + _CHUNK.size : index + _CHUNK.size + length]
+        index += _CHUNK.size + length
+        if len(body) < length or zlib.crc32(body, zlib.crc32(bytes([kind]))) & 0xFFFFFFFF != crc:
+            return  # written only in part (the run is still writing): what came before stands
+        if kind in (_FULL, _FIRST):
+            parts = bytearray(body)
+        elif kind in (_MIDDLE, _LAST):
+            parts += body
+        if kind in (_FULL, _LAST):
+            yield bytes(parts)
+
+
+def _parsed(record_class: Any, chunk: bytes, path: Path) -> Any:
+    record = record_class()
+    try:
+        record.ParseFromString(chunk)
+    except Exception as err:  # noqa: BLE001 - protobuf's DecodeError, or whatever a bad record raises
+        reason = f"holds a record wandb cannot read ({type(err).__name__})"
+        raise runfiles.RunFileError(path, reason) from None
+    return record
+
+
+def _row(history: Any) -> list[tuple[float, dict[str, Any]]]:
+    """One history record as ``[(timestamp, row)]``; empty without a step or a timestamp."""
+    values: dict[str, Any] = {}
+    for item in history.item:
+        try:  # wandb writes NaN and Infinity as JSON's extension words, which json reads
+            values[item.key or ".".join(item.nested_key)] = json.loads(item.value_json)
+        except ValueError:
+            continue
+    step = values.get(_STEP_KEY, history.step.num)
+    stamp = values.get("_timestamp")
+    if not (_is_number(step) and isinstance(stamp, (int, float))):
+        return []
+    row = {k: v for k, v in values.items() if not k.startswith("_") and k not in (_STEP_KEY, "step")}
+    return [(float(stamp), {"step": step, **row})]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _record_class(path: Path) -> Any:
+    try:
+        from wandb.proto import wandb_internal_pb2  # noqa: PLC0415 - the optional track extra
+    except ImportError:
+        raise UserError(
+            f"{path.parent.parent.parent} has W&B run files but wandb is not installed", hint=HINT
+        ) from None
+    return getattr(wandb_internal_pb2, "Record")  # noqa: B009 - generated code mypy cannot see

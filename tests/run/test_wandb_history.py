@@ -1,0 +1,91 @@
+"""`report` reads a W&B run's local `.wandb` file (an offline run's only record): `sweepgen run` puts
+it in the run folder (WANDB_DIR), the chunks are checked and joined here, the records parsed by
+wandb's own protobuf classes; a step is the HF Trainer's `train/global_step`."""
+
+from __future__ import annotations
+
+import shlex
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from run_support import make_config_sweep
+
+from sweepgen.cli import main
+from sweepgen.run.core import runfiles
+from sweepgen.run.core.wandb_history import _BLOCK, _HEADER, records
+
+
+def _chunk(kind: int, body: bytes) -> bytes:
+    return (
+        struct.pack("<IHB", zlib.crc32(body, zlib.crc32(bytes([kind]))) & 0xFFFFFFFF, len(body), kind) + body
+    )
+
+
+def test_records_are_joined_across_blocks_and_a_cut_one_ends_the_file(tmp_path):
+    first = _HEADER + _chunk(1, b"a" * 10)
+    room = _BLOCK - len(first) - 7  # what the first block holds after the next chunk's header
+    big = b"b" * (room + 100)
+    data = first + _chunk(2, big[:room]) + _chunk(4, big[room:]) + _chunk(1, b"c")
+    assert list(records(data, tmp_path / "x.wandb")) == [b"a" * 10, big, b"c"]
+    cut = data + _chunk(1, b"dddd")[:-2]  # a run still writing its last record
+    assert list(records(cut, tmp_path / "x.wandb")) == [b"a" * 10, big, b"c"]
+    damaged = data[:-1] + b"x"  # a crc that does not match ends the file there
+    assert list(records(damaged, tmp_path / "x.wandb")) == [b"a" * 10, big]
+
+
+def test_a_file_without_the_header_is_named(tmp_path):
+    with pytest.raises(runfiles.RunFileError, match="not a W&B run file"):
+        list(records(b"PK\x03\x04", tmp_path / "x.wandb"))
+    with pytest.raises(runfiles.RunFileError, match="format this sweepgen does not read"):
+        list(records(_HEADER[:6] + b"\x01" + _chunk(1, b"a"), tmp_path / "x.wandb"))
+
+
+# a stand-in for `trl grpo --report_to wandb` offline: the HF Trainer's WandbCallback logs
+# `train/<name>` with `train/global_step`; wandb writes where WANDB_DIR says
+WRITER = """
+import sys, wandb
+reward = float(sys.argv[2])
+run = wandb.init(mode="offline", project="p")
+for step in (10, 20, 30):
+    run.log({"train/reward": reward * step, "train/loss": 1.0 / step, "train/global_step": step})
+run.finish()
+"""
+
+
+@pytest.mark.train  # wandb: the track extra, in the full lane
+def test_report_reads_an_offline_wandb_run_without_metric(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    (tmp_path / "writer.py").write_text(WRITER)
+    configs = {f"beta{b}": {"output_dir": f"runs/t/beta{b}", "beta": b} for b in (1, 2)}
+    make_config_sweep(
+        tmp_path, configs, sweep="t", values={n: {"beta": c["beta"]} for n, c in configs.items()}
+    )
+    command = f"{shlex.quote(sys.executable)} writer.py {{config}} 0.5"
+    ran = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert ran.exit_code == 0, ran.output
+    assert list(Path("runs/t/beta1").glob("wandb/offline-run-*/run-*.wandb")), "not in the run folder"
+    assert not Path("wandb").exists()  # not one ./wandb/ for every run
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
+    assert report.exit_code == 0, report.output
+    assert "reporting `train/reward`" in report.stderr
+    assert "beta1 = 15.000 at step 30" in report.stdout  # 0.5 x the HF Trainer's step, not wandb's
+    assert [line.split()[-2] for line in report.stdout.splitlines() if line.lstrip().startswith("beta")] == [
+        "wandb",
+        "wandb",
+    ]
+
+
+@pytest.mark.train  # wandb's protobuf classes: the track extra, in the full lane
+def test_a_record_wandb_cannot_read_is_named_with_its_file(tmp_path):
+    from sweepgen.run.core import wandb_history
+
+    path = tmp_path / "run" / "wandb" / "offline-run-1" / "run-x.wandb"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_HEADER + _chunk(1, b"\xff\xff\xff"))
+    with pytest.raises(runfiles.RunFileError, match="holds a record wandb cannot read"):
+        wandb_history.rows(wandb_history.files(tmp_path / "run"))
