@@ -275,35 +275,56 @@ class OutputTree:
         yield from self._walk(self.fd, "", folders)
 
     def _walk(self, fd: int, prefix: str, folders: bool) -> Iterator[tuple[str, str]]:
+        """Depth first, without recursion: a committed tree 1,500 folders deep (git holds one) must
+        be listed, not end the command in a RecursionError. Each level below ``fd`` holds the
+        descriptor of its folder while its entries are listed."""
+        levels: list[tuple[int, str, Iterator[tuple[str, bool, os.DirEntry[str]]]]] = []
+        levels.append((fd, prefix, iter(self._entries(fd, prefix))))
         try:
-            entries = sorted((e.name, e.is_dir(follow_symlinks=False), e) for e in os.scandir(fd))
-        except OSError as err:
-            raise fs_error(err, self.where(prefix.rstrip("/")), "list folder") from None
-        for name, is_dir, entry in entries:
-            rel = prefix + name
-            if is_dir:
+            while levels:
+                folder, at, entries = levels[-1]
+                item = next(entries, None)
+                if item is None:
+                    levels.pop()
+                    if folder != fd:
+                        os.close(folder)
+                    continue
+                name, is_dir, entry = item
+                rel = at + name
+                if not is_dir:
+                    found = self._kind(entry, rel)
+                    if found is not None:
+                        yield rel, found
+                    continue
                 if folders:
                     yield rel, "folder"
-                yield from self._walk_into(fd, name, rel, folders)
-                continue
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except FileNotFoundError:
-                continue
-            except OSError as err:
-                raise fs_error(err, self.where(rel), "look at") from None
-            yield rel, kind_of(mode)
+                sub = self._open_sub(folder, name, rel)
+                levels.append((sub, rel + "/", iter(self._entries(sub, rel + "/"))))
+        finally:
+            for folder, _, _ in levels:
+                if folder != fd:
+                    os.close(folder)
 
-    def _walk_into(self, fd: int, name: str, rel: str, folders: bool) -> Iterator[tuple[str, str]]:
-        """The walk of the subfolder ``name`` of ``fd`` (at ``rel``), opened without following."""
+    def _entries(self, fd: int, prefix: str) -> list[tuple[str, bool, os.DirEntry[str]]]:
         try:
-            sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            return sorted((e.name, e.is_dir(follow_symlinks=False), e) for e in os.scandir(fd))
+        except OSError as err:
+            raise fs_error(err, self.where(prefix.rstrip("/")), "list folder") from None
+
+    def _kind(self, entry: os.DirEntry[str], rel: str) -> str | None:
+        try:
+            return kind_of(entry.stat(follow_symlinks=False).st_mode)
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise fs_error(err, self.where(rel), "look at") from None
+
+    def _open_sub(self, fd: int, name: str, rel: str) -> int:
+        """The subfolder ``name`` of ``fd`` (at ``rel``), opened without following a link."""
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=fd)
         except OSError as err:
             raise fs_error(err, self.where(rel), "open folder") from None
-        try:
-            yield from self._walk(sub, rel + "/", folders)
-        finally:
-            os.close(sub)
 
     # -- changing ---------------------------------------------------------------------------------
 

@@ -265,3 +265,38 @@ def test_a_folder_holding_a_foreign_file_is_not_removed_to_make_room(proj: Path,
     rc, out = cli("render", "specs/demo.yaml")
     assert rc == 2 and "generated/demo/seed1 is a folder where sweepgen must write a file" in out, out
     assert snapshot(tmp_path, proj / "specs") == before
+
+
+def test_a_folder_nested_deeper_than_the_recursion_limit_is_reported_by_check(proj: Path) -> None:
+    """git holds a path 600 folders deep; the walk of the output tree lists it without recursing
+    (it ended check and render with a RecursionError, exit 70)."""
+    write_spec(proj, 2)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    deep = proj / "generated/demo" / os.path.join(*["d"] * 600)
+    deep.mkdir(parents=True)
+    (deep / "x.yaml").write_text("x: 1\n")
+    rc, out = cli("check", "specs/demo.yaml")
+    assert rc == 1 and "Traceback" not in out, out
+    assert "generated/demo/d/d/d/" in out and "x.yaml" in out
+    assert cli("render", "specs/demo.yaml")[0] == 0
+
+
+def test_the_walk_lists_folders_before_what_they_hold_sorted(tmp_path: Path) -> None:
+    from sweepgen.outtree import OutputTree
+
+    for rel in ("b/z.yaml", "b/a/y.yaml", "a.yaml", "c/d/e/f.yaml"):
+        (tmp_path / "t" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "t" / rel).write_text("x")
+    tree = OutputTree.open(str(tmp_path), "t", "t", create=False)
+    assert tree is not None
+    assert list(tree.walk(folders=True)) == [
+        ("a.yaml", "file"),
+        ("b", "folder"),
+        ("b/a", "folder"),
+        ("b/a/y.yaml", "file"),
+        ("b/z.yaml", "file"),
+        ("c", "folder"),
+        ("c/d", "folder"),
+        ("c/d/e", "folder"),
+        ("c/d/e/f.yaml", "file"),
+    ]
