@@ -300,3 +300,19 @@ def test_the_walk_lists_folders_before_what_they_hold_sorted(tmp_path: Path) -> 
         ("c/d/e", "folder"),
         ("c/d/e/f.yaml", "file"),
     ]
+
+
+def test_a_file_1500_folders_deep_is_written_read_and_listed(tmp_path: Path) -> None:
+    """A spec's output (or a lock's entry) may name a path 1,500 folders deep (3,000 characters:
+    the file system takes it); its folders are opened and made one at a time, without recursion
+    (a RecursionError ended render and check with exit 70)."""
+    from sweepgen.outtree import OutputTree
+
+    rel = "a/" * 1500 + "x.yaml"
+    tree = OutputTree.open(str(tmp_path), "t", "t", create=True)
+    assert tree is not None
+    tree.write(rel, b"x: 1\n")
+    again = OutputTree.open(str(tmp_path), "t", "t", create=False)
+    assert again is not None
+    assert again.read(rel) == b"x: 1\n"
+    assert list(again.walk()) == [(rel, "file")]
