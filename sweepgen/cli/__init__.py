@@ -291,7 +291,7 @@ def _safe_streams() -> None:
 
 def _echo_err(text: str) -> None:
     with contextlib.suppress(OSError):  # stderr is gone too: the exit code is all that is left
-        click.echo(text, err=True)
+        click.echo(_console.safe_text(text), err=True)  # a file name in it is data
 
 
 def _module_exists(target: str) -> bool:
