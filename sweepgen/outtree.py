@@ -164,7 +164,9 @@ class OutputTree:
     # -- looking --------------------------------------------------------------------------------
 
     def _dir_fd(self, rel_dir: str) -> int:
-        """fd of a folder inside the tree, _MISSING_DIR if it does not exist; records blockers."""
+        """fd of a folder inside the tree, _MISSING_DIR if it does not exist; records blockers.
+        From the nearest folder already known, down one folder at a time: no recursion, so a path
+        1,500 folders deep (a spec's output, a lock's entry) is opened, not a RecursionError."""
         if not rel_dir:
             return self.fd
         hit = self._dirs.get(rel_dir)
@@ -172,8 +174,21 @@ class OutputTree:
             return hit
         if rel_dir in self._blocked:
             return _MISSING_DIR
-        head, _, name = rel_dir.rpartition("/")
-        parent = self._dir_fd(head)
+        parts = rel_dir.split("/")
+        known, fd = 0, self.fd
+        for depth in range(len(parts) - 1, 0, -1):
+            at = "/".join(parts[:depth])
+            hit = self._dirs.get(at)
+            if hit is not None or at in self._blocked:
+                known, fd = depth, _MISSING_DIR if hit is None else hit
+                break
+        for depth in range(known, len(parts)):
+            fd = self._one_down(fd, "/".join(parts[:depth]), parts[depth])
+        return fd
+
+    def _one_down(self, parent: int, head: str, name: str) -> int:
+        """fd of the folder ``name`` in ``parent`` (the folder at ``head``), remembered."""
+        rel_dir = f"{head}/{name}" if head else name
         if parent == _MISSING_DIR:
             if head in self._blocked:
                 self._blocked[rel_dir] = self._blocked[head]
@@ -275,43 +290,75 @@ class OutputTree:
         yield from self._walk(self.fd, "", folders)
 
     def _walk(self, fd: int, prefix: str, folders: bool) -> Iterator[tuple[str, str]]:
+        """Depth first, without recursion: a committed tree 1,500 folders deep (git holds one) must
+        be listed, not end the command in a RecursionError. Each level below ``fd`` holds the
+        descriptor of its folder while its entries are listed."""
+        levels: list[tuple[int, str, Iterator[tuple[str, bool, os.DirEntry[str]]]]] = []
+        levels.append((fd, prefix, iter(self._entries(fd, prefix))))
         try:
-            entries = sorted((e.name, e.is_dir(follow_symlinks=False), e) for e in os.scandir(fd))
-        except OSError as err:
-            raise fs_error(err, self.where(prefix.rstrip("/")), "list folder") from None
-        for name, is_dir, entry in entries:
-            rel = prefix + name
-            if is_dir:
+            while levels:
+                folder, at, entries = levels[-1]
+                item = next(entries, None)
+                if item is None:
+                    levels.pop()
+                    if folder != fd:
+                        os.close(folder)
+                    continue
+                name, is_dir, entry = item
+                rel = at + name
+                if not is_dir:
+                    found = self._kind(entry, rel)
+                    if found is not None:
+                        yield rel, found
+                    continue
                 if folders:
                     yield rel, "folder"
-                yield from self._walk_into(fd, name, rel, folders)
-                continue
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except FileNotFoundError:
-                continue
-            except OSError as err:
-                raise fs_error(err, self.where(rel), "look at") from None
-            yield rel, kind_of(mode)
+                sub = self._open_sub(folder, name, rel)
+                levels.append((sub, rel + "/", iter(self._entries(sub, rel + "/"))))
+        finally:
+            for folder, _, _ in levels:
+                if folder != fd:
+                    os.close(folder)
 
-    def _walk_into(self, fd: int, name: str, rel: str, folders: bool) -> Iterator[tuple[str, str]]:
-        """The walk of the subfolder ``name`` of ``fd`` (at ``rel``), opened without following."""
+    def _entries(self, fd: int, prefix: str) -> list[tuple[str, bool, os.DirEntry[str]]]:
         try:
-            sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            return sorted((e.name, e.is_dir(follow_symlinks=False), e) for e in os.scandir(fd))
+        except OSError as err:
+            raise fs_error(err, self.where(prefix.rstrip("/")), "list folder") from None
+
+    def _kind(self, entry: os.DirEntry[str], rel: str) -> str | None:
+        try:
+            return kind_of(entry.stat(follow_symlinks=False).st_mode)
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise fs_error(err, self.where(rel), "look at") from None
+
+    def _open_sub(self, fd: int, name: str, rel: str) -> int:
+        """The subfolder ``name`` of ``fd`` (at ``rel``), opened without following a link."""
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=fd)
         except OSError as err:
             raise fs_error(err, self.where(rel), "open folder") from None
-        try:
-            yield from self._walk(sub, rel + "/", folders)
-        finally:
-            os.close(sub)
 
     # -- changing ---------------------------------------------------------------------------------
 
     def _make_dirs(self, rel_dir: str) -> int:
-        """fd of ``rel_dir``, creating missing folders; a non-folder in the way raises UnsafePath."""
+        """fd of ``rel_dir``, creating missing folders; a non-folder in the way raises UnsafePath.
+        Folder by folder from the top (no recursion, as ``_dir_fd``)."""
         fd = self._dir_fd(rel_dir)
         if fd != _MISSING_DIR:
             return fd
+        parts = rel_dir.split("/")
+        parent = self.fd
+        for depth in range(1, len(parts) + 1):
+            at = "/".join(parts[:depth])
+            fd = self._dir_fd(at)
+            parent = fd if fd != _MISSING_DIR else self._make_one(parent, at, parts[depth - 1])
+        return parent
+
+    def _make_one(self, parent: int, rel_dir: str, name: str) -> int:
+        """Create the missing folder ``name`` in ``parent`` (at ``rel_dir``) and open it."""
         blocker = self._blocked.get(rel_dir)
         if blocker is not None:
             raise UnsafePath(
@@ -320,8 +367,6 @@ class OutputTree:
                 kind=blocker.kind,
                 hint=unsafe_hint(blocker.kind),
             )
-        head, _, name = rel_dir.rpartition("/")
-        parent = self._make_dirs(head)
         _make_folder(parent, name, self.where(rel_dir))  # made meanwhile: the open refuses a non-folder
         self._dirs.pop(rel_dir, None)
         try:

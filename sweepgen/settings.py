@@ -17,8 +17,10 @@ by default (any YAML under a ``specs/`` folder, any ``*.sweep.yaml``) and the ou
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from typing import Any
 
 from sweepgen.confine import in_git_folder, lexically_inside, refuse, resolve_inside, within
 from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.safefs import kind_of
 from sweepgen.tomllines import error_place, key_place
 
 if sys.version_info >= (3, 11):
@@ -42,6 +45,8 @@ _KEYS = {"specs", "output", "limits"}
 MAX_WALK_ENTRIES = 200_000
 MAX_WALK_SECONDS = 20.0
 MAX_PYPROJECT_BYTES = 4 << 20  # a pyproject.toml is a few KB
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TOML_HINT = "fix pyproject.toml (it must be UTF-8 TOML: https://toml.io), or run from a folder without it"
 
 
@@ -181,7 +186,7 @@ def _find(start: str) -> str | None:
     folder = start
     while True:
         candidate = os.path.join(folder, "pyproject.toml")
-        if os.path.isfile(candidate) and _table(candidate) is not None:
+        if _table(candidate) is not None:
             return candidate
         parent = os.path.dirname(folder)
         if parent == folder:
@@ -191,10 +196,8 @@ def _find(start: str) -> str | None:
 
 def _table(path: str) -> dict[str, Any] | None:
     shown = _shown(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_PYPROJECT_BYTES + 1)
-    except OSError:
+    raw = _read(path, shown)
+    if raw is None:
         return None
     if len(raw) > MAX_PYPROJECT_BYTES:
         too_big = f"pyproject.toml is larger than {MAX_PYPROJECT_BYTES:,} bytes"
@@ -204,6 +207,32 @@ def _table(path: str) -> dict[str, Any] | None:
     if table is not None and not isinstance(table, dict):
         raise UserError("[tool.sweepgen] must be a table", location=where(shown))
     return table
+
+
+def _read(path: str, shown: str) -> bytes | None:
+    """pyproject.toml's first bytes, the file opened without following a link and used only when it
+    is a regular file; None when there is none (or it cannot be read). The checkout's pyproject.toml
+    is a pull request's: a committed link would make every command read (and obey) a file elsewhere,
+    and a FIFO would block, so either is exit 2 naming it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | _CLOEXEC)
+    except OSError as err:
+        if err.errno != errno.ELOOP:
+            return None
+        mode = os.lstat(path).st_mode
+    else:
+        with os.fdopen(fd, "rb") as fh:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISREG(mode):
+                return fh.read(MAX_PYPROJECT_BYTES + 1)
+    if stat.S_ISDIR(mode):
+        return None
+    raise UserError(
+        f"pyproject.toml is a {kind_of(mode)}, not a regular file",
+        location=Location(shown),
+        hint="sweepgen reads pyproject.toml only as a plain file (never through a link): "
+        "replace it with the file itself, or run from a folder without it",
+    )
 
 
 def _parse_toml(raw: bytes, shown: str) -> dict[str, Any]:
@@ -228,10 +257,12 @@ def where(shown: str, *keys: str) -> Location:
     """Where ``[tool.sweepgen]``'s ``keys`` (``"limits", "variants"``) are written in the
     pyproject.toml at ``shown`` (``tomllines.key_place``)."""
     try:
-        with open(shown, "rb") as fh:
-            text = fh.read(MAX_PYPROJECT_BYTES).decode("utf-8", "replace")
-    except OSError:
+        raw = _read(shown, shown)
+    except UserError:
+        raw = None
+    if raw is None:
         return Location(shown)
+    text = raw[:MAX_PYPROJECT_BYTES].decode("utf-8", "replace")
     return Location(shown, *key_place(text, ("tool", "sweepgen", *keys)))
 
 

@@ -4,6 +4,7 @@ output; nothing outside the output folder is ever created, changed or deleted.""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -265,3 +266,72 @@ def test_a_folder_holding_a_foreign_file_is_not_removed_to_make_room(proj: Path,
     rc, out = cli("render", "specs/demo.yaml")
     assert rc == 2 and "generated/demo/seed1 is a folder where sweepgen must write a file" in out, out
     assert snapshot(tmp_path, proj / "specs") == before
+
+
+def test_a_folder_nested_deeper_than_the_recursion_limit_is_reported_by_check(proj: Path) -> None:
+    """git holds a path 600 folders deep; the walk of the output tree lists it without recursing
+    (it ended check and render with a RecursionError, exit 70)."""
+    write_spec(proj, 2)
+    assert cli("render", "specs/demo.yaml")[0] == 0
+    deep = proj / "generated/demo" / os.path.join(*["d"] * 600)
+    deep.mkdir(parents=True)
+    (deep / "x.yaml").write_text("x: 1\n")
+    try:
+        rc, out = cli("check", "specs/demo.yaml")
+        assert rc == 1 and "Traceback" not in out, out
+        assert "generated/demo/d/d/d/" in out and "x.yaml" in out
+        assert cli("render", "specs/demo.yaml")[0] == 0
+    finally:
+        _remove_chain(deep / "x.yaml")
+
+
+def test_the_walk_lists_folders_before_what_they_hold_sorted(tmp_path: Path) -> None:
+    from sweepgen.outtree import OutputTree
+
+    for rel in ("b/z.yaml", "b/a/y.yaml", "a.yaml", "c/d/e/f.yaml"):
+        (tmp_path / "t" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "t" / rel).write_text("x")
+    tree = OutputTree.open(str(tmp_path), "t", "t", create=False)
+    assert tree is not None
+    assert list(tree.walk(folders=True)) == [
+        ("a.yaml", "file"),
+        ("b", "folder"),
+        ("b/a", "folder"),
+        ("b/a/y.yaml", "file"),
+        ("b/z.yaml", "file"),
+        ("c", "folder"),
+        ("c/d", "folder"),
+        ("c/d/e", "folder"),
+        ("c/d/e/f.yaml", "file"),
+    ]
+
+
+def test_a_file_1500_folders_deep_is_written_read_and_listed(tmp_path: Path) -> None:
+    """A spec's output (or a lock's entry) may name a path 1,500 folders deep (3,000 characters:
+    the file system takes it); its folders are opened and made one at a time, without recursion
+    (a RecursionError ended render and check with exit 70)."""
+    from sweepgen.outtree import OutputTree
+
+    rel = "a/" * 1500 + "x.yaml"
+    tree = OutputTree.open(str(tmp_path), "t", "t", create=True)
+    assert tree is not None
+    try:
+        tree.write(rel, b"x: 1\n")
+        again = OutputTree.open(str(tmp_path), "t", "t", create=False)
+        assert again is not None
+        assert again.read(rel) == b"x: 1\n"
+        assert list(again.walk()) == [(rel, "file")]
+    finally:
+        _remove_chain(tmp_path / "t" / rel)
+
+
+def _remove_chain(path: Path) -> None:
+    """Remove a file at the end of a chain of single folders, bottom up: pytest's own clean-up
+    (shutil.rmtree) recurses once a folder and fails past ~1,000 levels, on every later session."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    folder, link = path.parent, path.parent.name
+    while folder.name == link:
+        with contextlib.suppress(FileNotFoundError):
+            folder.rmdir()
+        folder = folder.parent

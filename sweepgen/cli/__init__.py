@@ -26,6 +26,7 @@ from typing import Any
 import click
 
 import sweepgen
+from sweepgen.cli import _console
 from sweepgen.errors import SweepgenError
 
 # name -> "module:attribute"; a module that does not exist yet is simply not offered.
@@ -148,7 +149,9 @@ class _SweepgenGroup(click.Group):
             args = _hoist_console_flags(list(sys.argv[1:] if args is None else args))
             rc = self._command_main(args, prog_name, complete_var, **extra)
         except SweepgenError as err:
-            click.echo(err.format(), err=True)
+            # a location is data (a spec named `::error::x.sweep.yaml`): no line of it may start a
+            # CI workflow command (_console.safe_text)
+            click.echo(_console.safe_text(err.format()), err=True)
             rc = err.exit_code
         except click.exceptions.Exit as exit_:
             rc = exit_.exit_code
@@ -288,7 +291,7 @@ def _safe_streams() -> None:
 
 def _echo_err(text: str) -> None:
     with contextlib.suppress(OSError):  # stderr is gone too: the exit code is all that is left
-        click.echo(text, err=True)
+        click.echo(_console.safe_text(text), err=True)  # a file name in it is data
 
 
 def _module_exists(target: str) -> bool:

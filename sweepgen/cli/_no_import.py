@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
+from sweepgen.cli._console import safe_text
 from sweepgen.errors import Location
 from sweepgen.escape import line
 
@@ -38,7 +39,7 @@ def report(skipped: list[tuple[Location, str]], fmt: str = "text") -> None:
         if fmt == "github":
             props = f"file={_prop(loc.path)}" + (f",line={loc.line}" if loc.line else "")
             click.echo(f"::warning {props}::{_data(line(text))}")
-        click.echo(f"{line(str(loc))}: warning: {line(text)}", err=True)
+        click.echo(safe_text(f"{line(str(loc))}: warning: {line(text)}"), err=True)
 
 
 def _data(text: str) -> str:

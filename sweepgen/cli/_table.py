@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from sweepgen import jsonfloat
+from sweepgen.cli._console import safe_text
 from sweepgen.escape import csv_cell, line
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -62,7 +63,7 @@ def _emit_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     # names and values are data a spreadsheet must not read as a formula (escape.csv_cell)
     writer.writerow([csv_cell(c) for c in columns])
     writer.writerows([[csv_cell(_text(cell)) for cell in row] for row in rows])
-    click.echo(buf.getvalue(), nl=False)
+    click.echo(safe_text(buf.getvalue()), nl=False)  # a run named `::error::x` starts a row
 
 
 def _emit_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from sweepgen.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, _no_import
-from sweepgen.cli._console import info, verbose
+from sweepgen.cli._console import info, safe_text, verbose
 from sweepgen.cli._params import limit_option, output_root_option
 from sweepgen.escape import line, lines
 
@@ -121,7 +121,7 @@ def _print_text(report: Report, show_diff: bool) -> None:
         level = "error" if p.kind == "invalid" else p.kind
         # Paths, messages and diffs hold user data: escape control characters and line breaks
         # so no line of ours can start with `::error` (a GitHub workflow command) or move the cursor.
-        click.echo(f"{line(_where(p))}: {level}: {line(p.message)}", err=False)
+        click.echo(safe_text(f"{line(_where(p))}: {level}: {line(p.message)}"), err=False)
         if p.hint:
             click.echo(f"  hint: {line(p.hint)}")
         if p.diff and show_diff:

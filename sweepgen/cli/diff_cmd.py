@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from sweepgen.cli._console import safe_text
 from sweepgen.cli._params import limit_option
 
 if TYPE_CHECKING:  # the readers load when the command runs, not for --help
@@ -109,7 +110,7 @@ def _warn(result: Comparison) -> None:
     """On stderr: the readers' warnings, the parts compared by their source, and --allow globs
     that match nothing."""
     for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(safe_text(f"warning: {warning}"), err=True)
     opaque = result.opaque
     if opaque:
         places = ", ".join(dict.fromkeys(node.at for node in opaque if node.at))
@@ -195,7 +196,8 @@ def _print_text(changes: list[Change], refused: Paths, *, gated: bool) -> None:
         click.echo("no differences")
         return
     for change in changes:
-        line = (
+        # a key is data: `::error::x` must not start a CI workflow command (escaped before styling)
+        line = safe_text(
             f"{change.dotted}: {_show(change.old, change.old_type, change)} -> "
             f"{_show(change.new, change.new_type, change)}"
         )

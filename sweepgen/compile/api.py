@@ -207,8 +207,10 @@ def schema_document(ref: str | None = None, out: str | None = None) -> str:
         else _export_schema(ref)
     )
     if out is not None:
-        try:  # its folder is made when missing (`-o schemas/grpo.json` in a new project)
-            safefs.write_atomic(out, text.encode("utf-8"))
+        # its folder is made when missing (`-o schemas/grpo.json` in a new project), folder by folder
+        # from the working directory: a committed `schemas` link is refused (ELOOP), as for init
+        try:
+            runfs.write_atomic(out, text.encode("utf-8"))
         except OSError as err:
             raise safefs.fs_error(err, out, "write the schema") from None
     return text

@@ -40,6 +40,9 @@ from sweepgen.compile.output import readback
         (".sh", "#!/usr/bin/env -S bash -e\necho 'open\n", 2, 1, "bash -n refuses it"),
         (".sh", "#!/bin/sh\necho 'open\n", 2, 1, "bash -n refuses it"),
         (".sh", "echo 'open\n", 1, 1, "bash -n refuses it"),  # no #! line: run by sh or bash
+        # an integer past Python's 4,300-digit conversion limit: a ValueError, not a decode error
+        (".json", '{"a": 1,\n "big": ' + "9" * 5000 + "}\n", 2, 9, "Python's JSON reader refuses it"),
+        (".toml", "a = 1\nbig = " + "9" * 4301 + "\n", 2, 7, "Python's TOML reader refuses it"),
     ],
 )
 def test_a_file_its_reader_refuses_or_a_key_twice_is_found_where_it_is(suffix, text, line, col, words):

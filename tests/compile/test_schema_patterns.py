@@ -74,3 +74,36 @@ def test_any_pattern_is_either_refused_at_load_or_matched_quickly(pattern, value
     problems = jsonschema_subset.validate(value + "!", schema)
     assert time.monotonic() - started < 1
     assert all("does not match" in message for _, message in problems)
+
+
+@pytest.mark.parametrize(
+    "keywords, words",
+    [
+        ({"minimum": "x"}, "minimum must be a finite number, not string"),  # exit 70
+        ({"maximum": float("inf")}, "maximum must be a finite number"),
+        ({"exclusiveMinimum": True}, "exclusiveMinimum must be a finite number, not boolean"),  # draft 4
+        ({"enum": 5}, "enum must be an array"),  # exit 70
+        ({"required": [5]}, "required must be an array of strings"),  # exit 70
+        ({"required": "name"}, "required must be an array of strings, not string"),  # read letter by letter
+        ({"allOf": 5}, "allOf must be a non-empty array of schemas"),  # exit 70
+        ({"anyOf": []}, "anyOf must be a non-empty array of schemas"),
+        ({"not": 5}, "not must be a schema"),  # exit 70
+        ({"items": 5}, "items must be a schema"),  # constrained nothing
+        ({"additionalProperties": "no"}, "additionalProperties must be a schema"),
+        ({"properties": []}, "properties must be an object of schemas"),
+        ({"maxLength": "3"}, "maxLength must be a non-negative integer"),
+        ({"minItems": -1}, "minItems must be a non-negative integer"),
+        ({"type": {"a": 1}}, "type must be a type name"),  # unhashable: exit 70
+    ],
+)
+def test_a_keyword_value_of_the_wrong_kind_is_refused_when_the_schema_loads(project, keywords, words):
+    """A schema file comes with the pull request `check` reviews: each keyword's value must be what
+    draft 2020-12 says, or the schema is refused at the spec's `schema:` key (exit 2), never a
+    traceback while validating nor a keyword that constrains nothing."""
+    (project / "specs").mkdir(exist_ok=True)
+    (project / "specs" / "s.json").write_text(json.dumps({"type": "object", **keywords}))
+    spec = write_project(project, "schema: s.json\n", head=HEAD, base=BASE.replace("NAME", "x"))
+    result = CliRunner().invoke(main, ["check", str(spec)])
+    assert result.exit_code == 2, result.output
+    assert "s.json" in result.output and words in result.output, result.output
+    assert "Traceback" not in result.output

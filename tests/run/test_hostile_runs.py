@@ -161,3 +161,31 @@ def test_run_does_not_hang_on_a_fifo_summary(tmp_path):
     assert code == 0, out + err
     assert "summary.json is not a regular file (a FIFO)" in out + err, out + err
     assert snapshot(tmp_path, proj) == before
+
+
+@pytest.mark.parametrize("name", ["../../secret", "/abs/secret", "..", ".", "", "a\0b", 7, ["x"], None])
+def test_a_journal_controller_name_that_is_a_path_is_never_opened(tmp_path, monkeypatch, name):
+    """The study journal names each running trial's controller; a name that is a path or not text
+    names no controller (the trial is taken over), and no file anywhere is opened for it."""
+    from sweepgen import runfs
+    from sweepgen.run.search.owner import Owner
+
+    monkeypatch.chdir(tmp_path)
+    owner = Owner(Path(".search"))
+    opened: list[object] = []
+    real_open_file = runfs.open_file
+
+    def open_file(path, *args, **kwargs):
+        opened.append(path)
+        return real_open_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(runfs, "open_file", open_file)
+    if isinstance(name, str) and name.startswith("/"):
+        name = str(tmp_path / "secret")
+    (tmp_path / "secret").write_text("x")
+    try:
+        assert owner.is_alive(name) is False
+        assert opened == []
+        assert owner.is_alive(owner.name) is True
+    finally:
+        owner.close()

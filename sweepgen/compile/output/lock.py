@@ -330,6 +330,8 @@ def parse(raw: bytes, shown: str) -> Lock:
         raise _damaged(shown, f"not valid JSON: {err.msg}", err.lineno, err.colno) from None
     except RecursionError:
         raise _damaged(shown, "nested too deeply") from None
+    except ValueError as err:  # an integer past Python's 4,300-digit conversion limit
+        raise _damaged(shown, str(err).split(";")[0]) from None
     if paths.too_deep(data, MAX_LOCK_DEPTH):
         raise _damaged(shown, f"nested more than {MAX_LOCK_DEPTH} levels deep")
     if not isinstance(data, dict):

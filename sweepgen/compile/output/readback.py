@@ -163,6 +163,8 @@ def json_problem(text: str) -> Problem | None:
         return line, col, f"key {twice.key!r} is written twice: JSON readers keep the last without a word"
     except RecursionError:
         return 0, 0, "JSON readers refuse it: nested too deeply"
+    except ValueError as err:  # an integer past Python's 4,300-digit conversion limit
+        return (*_long_number_at(text), f"Python's JSON reader refuses it: {_first_clause(err)}")
     return None
 
 
@@ -174,7 +176,23 @@ def toml_problem(text: str) -> Problem | None:
         return line, col, f"TOML readers refuse it: {message}"
     except RecursionError:
         return 0, 0, "TOML readers refuse it: nested too deeply"
+    except ValueError as err:  # an integer past Python's 4,300-digit conversion limit
+        return (*_long_number_at(text), f"Python's TOML reader refuses it: {_first_clause(err)}")
     return None
+
+
+def _long_number_at(text: str) -> tuple[int, int]:
+    """(line, column), 1-based, of the first run of more than 4,300 digits; (0, 0) if none."""
+    found = re.search(r"[0-9_]{4301,}", text)
+    if found is None:
+        return 0, 0
+    before = text[: found.start()]
+    return before.count("\n") + 1, found.start() - (before.rfind("\n") + 1) + 1
+
+
+def _first_clause(err: ValueError) -> str:
+    """Python's message without its advice to call sys.set_int_max_str_digits (not the reader's)."""
+    return str(err).split(";")[0]
 
 
 def python_problem(text: str) -> Problem | None:

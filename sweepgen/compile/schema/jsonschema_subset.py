@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import operator
 from typing import Any
 
@@ -113,10 +114,61 @@ def _check_keywords(schema: dict[str, Any], where: str) -> None:
     unknown = sorted(k for k in set(schema) - SUPPORTED if not k.startswith("x-"))
     if unknown:
         raise UnsupportedSchema(f"{where} uses unsupported keyword(s) {', '.join(unknown)}")
-    types = schema.get("type")
+    for keyword, (fits, what) in _VALUE_KINDS.items():
+        if keyword in schema and not fits(schema[keyword]):
+            raise UnsupportedSchema(
+                f"{where}/{keyword} must be {what}, not {_json_type(schema[keyword])}",
+                "the keyword's value as JSON Schema draft 2020-12 defines it "
+                "(https://json-schema.org/draft/2020-12/json-schema-validation)",
+            )
+    _check_type_names(schema.get("type"), where)
+
+
+def _check_type_names(types: Any, where: str) -> None:
     for t in types if isinstance(types, list) else [types] if types else []:
-        if t not in _TYPES:
+        if not isinstance(t, str) or t not in _TYPES:
             raise UnsupportedSchema(f"{where}: unknown type {t!r}")
+
+
+def _finite_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    # an int is finite (math.isfinite would overflow converting one of 400 digits to a float)
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _schemas(value: Any) -> bool:
+    return isinstance(value, list) and bool(value)
+
+
+def _a_schema(value: Any) -> bool:
+    return isinstance(value, (dict, bool))
+
+
+# What each keyword's value must be. A value of another kind is refused when the schema loads: read
+# at validation, it ended `check` with a traceback (`enum: 5`, `minimum: "x"`), or constrained
+# nothing without a word (`properties: []`, `items: 5`, `required: "seed"` read letter by letter),
+# and draft 4's `exclusiveMinimum: true` compared every value with 1.
+_VALUE_KINDS: dict[str, tuple[Any, str]] = {
+    "type": (lambda v: isinstance(v, (str, list)), "a type name or a list of them"),
+    "enum": (lambda v: isinstance(v, list), "an array"),
+    "properties": (lambda v: isinstance(v, dict), "an object of schemas"),
+    "required": (lambda v: isinstance(v, list) and all(isinstance(k, str) for k in v), "an array of strings"),
+    "additionalProperties": (_a_schema, "a schema"),
+    "items": (_a_schema, "a schema"),
+    "not": (_a_schema, "a schema"),
+    "anyOf": (_schemas, "a non-empty array of schemas"),
+    "allOf": (_schemas, "a non-empty array of schemas"),
+    "oneOf": (_schemas, "a non-empty array of schemas"),
+    **dict.fromkeys(
+        ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"), (_finite_number, "a finite number")
+    ),
+    **dict.fromkeys(("minLength", "maxLength", "minItems", "maxItems"), (_count, "a non-negative integer")),
+}
 
 
 def _subschemas(schema: dict[str, Any], where: str) -> list[tuple[Any, str]]:

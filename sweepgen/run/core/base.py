@@ -156,6 +156,8 @@ class RunStatus:
         try:
             known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
             known["state"] = RunState(data["state"])
+            for key, value in known.items():
+                _check_status_field(key, value)
             return cls(**known)
         except (KeyError, ValueError, TypeError) as err:
             raise ConfigError(
@@ -163,6 +165,57 @@ class RunStatus:
                 location=Location(str(path)),
                 hint="this file is written by sweepgen; delete it to treat the run as pending",
             ) from err
+
+
+# What each field of a status file must hold: the file may come from anyone who can write the runs
+# folder, and a number where a name belongs ended `status`, `report`, `cancel` or `run` in a traceback
+_STATUS_TYPES: dict[str, tuple[type, ...]] = {
+    "executor": (str,),
+    "exit_code": (int, type(None)),
+    "started": (str, type(None)),
+    "ended": (str, type(None)),
+    "reason": (str, type(None)),
+    "config": (str, type(None)),
+    "sweep_dir": (str, type(None)),
+    "attempt": (int,),
+    "ids": (dict,),
+    "config_fingerprint": (str, type(None)),
+    "done_file": (str, type(None)),
+    "version": (int,),
+}
+
+
+def _check_status_field(key: str, value: Any) -> None:
+    """ValueError naming ``key`` when a status file's ``value`` is not what sweepgen writes there."""
+    if key in ("state", "command"):  # the state is read as a RunState, the command as words
+        _check_words(key, value)
+        return
+    if isinstance(value, bool) or not isinstance(value, _STATUS_TYPES[key]):
+        raise ValueError(f"{key!r} is a {type(value).__name__}, not what sweepgen writes there")
+    if isinstance(value, str) and key in ("started", "ended"):
+        _check_time(key, value)
+    if isinstance(value, str) and key == "done_file":
+        _check_done_file(value)
+
+
+def _check_words(key: str, value: Any) -> None:
+    if key == "command" and not (isinstance(value, list) and all(isinstance(w, str) for w in value)):
+        raise ValueError("'command' is not a list of strings")
+
+
+def _check_done_file(value: str) -> None:
+    """A done file is looked for in the run folder: a path out of it names another folder's file."""
+    if not value or value.startswith("/") or "\0" in value or ".." in value.split("/"):
+        raise ValueError(f"'done_file' {value!r} is not a file path inside the run directory")
+
+
+def _check_time(key: str, value: str) -> None:
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{key!r} {value!r} is not an ISO-8601 time") from None
+    if moment.tzinfo is None:
+        raise ValueError(f"{key!r} {value!r} has no time zone (sweepgen writes UTC)")
 
 
 def utc_now() -> str:

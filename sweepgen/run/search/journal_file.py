@@ -141,10 +141,12 @@ class NoFollowJournal(JournalFileBackend):
                 if log_number < log_number_from:
                     continue
                 try:
-                    yield json.loads(line)
+                    log = json.loads(line)
                 except json.JSONDecodeError as err:
                     last_decode_error = err
                     del self._log_number_offset[log_number + 1]
+                    continue
+                yield checked_op(log, log_number + 1)
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         with get_lock_file(self._lock):
@@ -156,3 +158,60 @@ class NoFollowJournal(JournalFileBackend):
                     self._unsynced = True
                 else:
                     os.fsync(f.fileno())
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _numbers(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and all(_number(v) for v in value))
+
+
+def _sweepgen_attrs(value: Any) -> bool:
+    """An attribute mapping; sweepgen's own attributes (``sweepgen_…``) hold text only."""
+    return isinstance(value, dict) and all(
+        isinstance(v, str) for k, v in value.items() if str(k).startswith("sweepgen_")
+    )
+
+
+_INT = ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
+_TEXT = ("text", lambda v: isinstance(v, str))
+_ATTRS = ("an object whose sweepgen_ attributes are text", _sweepgen_attrs)
+# What each operation of Optuna's journal (optuna.storages.journal.JournalOperation, 0-9) must hold
+# for Optuna's replay and sweepgen's views of it: the journal may sit in a shared runs folder, and a
+# step written as text (compared with the numbered ones) or a value that is not a number ended
+# `status`, `list` and `run` in a TypeError (exit 70), after Optuna had replayed it without a word.
+_OP_FIELDS: dict[int, dict[str, tuple[str, Any]]] = {
+    0: {"study_name": _TEXT, "directions": ("a list of integers", lambda v: isinstance(v, list))},
+    1: {"study_id": _INT},
+    2: {"study_id": _INT, "user_attr": _ATTRS},
+    3: {"study_id": _INT, "system_attr": ("an object", lambda v: isinstance(v, dict))},
+    4: {"study_id": _INT},
+    5: {
+        "trial_id": _INT,
+        "param_name": _TEXT,
+        "param_value_internal": ("a number", _number),
+        "distribution": _TEXT,
+    },
+    6: {"trial_id": _INT, "state": _INT, "values": ("a list of numbers or null", _numbers)},
+    7: {
+        "trial_id": _INT,
+        "step": _INT,
+        "intermediate_value": ("a number or null", lambda v: v is None or _number(v)),
+    },
+    8: {"trial_id": _INT, "user_attr": _ATTRS},
+    9: {"trial_id": _INT, "system_attr": ("an object", lambda v: isinstance(v, dict))},
+}
+
+
+def checked_op(log: Any, line: int) -> Any:
+    """``log`` when each field Optuna and sweepgen read from it has its kind; else ValueError naming
+    the journal's line and the field (``study.unreadable_journal`` makes it exit 2). An operation
+    this table does not know is left to Optuna (which refuses it)."""
+    op = log.get("op_code") if isinstance(log, dict) else None
+    fields = _OP_FIELDS.get(op) if isinstance(op, int) else None
+    for key, (what, fits) in (fields or {}).items():
+        if key in log and not fits(log[key]):
+            raise ValueError(f"line {line}: {key} is not {what} ({type(log[key]).__name__})")
+    return log

@@ -16,6 +16,7 @@ import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeGuard
 
 from sweepgen import filenames, runfs
 from sweepgen.run.core import runlock
@@ -50,9 +51,9 @@ class Owner:
         with contextlib.suppress(OSError):
             runfs.unlink(self.folder / self.name)
 
-    def is_alive(self, name: str | None) -> bool:
+    def is_alive(self, name: object) -> bool:
         """Whether the controller ``name`` still runs (None: the trial was never claimed)."""
-        if name is None:
+        if not _controller_name(name):  # never claimed, or not a name a controller gives itself
             return False
         if name == self.name:
             return True
@@ -78,3 +79,18 @@ def any_alive(state_dir: Path) -> bool:
         if runlock.locked_elsewhere(fd):
             return True
     return False
+
+
+def _controller_name(name: object) -> TypeGuard[str]:
+    """A name a controller can have (``host.pid``: one file of the controllers' folder). The name
+    comes from the study journal, a file anyone with the runs folder can write: a path
+    (``../../../.ssh/x``, ``/etc/x``) or a value that is not text names no controller of ours and
+    is never opened."""
+    return (
+        isinstance(name, str)
+        and 0 < len(name) <= 255
+        and name not in (".", "..")
+        and "/" not in name
+        and os.sep not in name
+        and "\0" not in name
+    )
