@@ -141,10 +141,15 @@ def parse_grid(
         _check_known(path, known, added)
         if path in {p.lstrip("+") for p, _ in out}:
             raise UserError(f"--grid {path} is given twice", hint="list every value once: --grid k=a,b,c")
-        spelled = path if path in known else f"+{path}"
-        existing = paths.get(data, path, None) if path in known else None
-        out.append((spelled, [_grid_value(path, v.strip(), existing) for v in values.split(",")]))
+        out.append(_grid_axis(path, values, data, known))
     return out
+
+
+def _grid_axis(path: str, values: str, data: dict[str, Any], known: list[str]) -> tuple[str, list[Any]]:
+    """One ``--grid`` axis as the spec writes it: ``+path`` where the config does not set it."""
+    spelled = path if path in known else f"+{path}"
+    existing = paths.get(data, path, None) if path in known else None
+    return spelled, [_grid_value(path, v.strip(), existing) for v in values.split(",")]
 
 
 def _grid_parts(text: str) -> tuple[str, str]:

@@ -126,11 +126,18 @@ class _Stops:
         if self.limit_at is not None and now >= self.limit_at and not self.stopped:
             self.timed_out = True
             self._terminate()
-        if self.pgid is not None and self.kill_at is not None and now >= self.kill_at and not self.killed:
-            self.killed = True
-            pgroup.signal_group(self.pgid, signal.SIGKILL)
+        if self._kill_due(now):
+            self._kill()
         due = [t - now for t in (self.limit_at, None if self.killed else self.kill_at) if t is not None]
         return max(0.01, min([_TICK_S, *due]))
+
+    def _kill_due(self, now: float) -> bool:
+        return self.pgid is not None and self.kill_at is not None and now >= self.kill_at and not self.killed
+
+    def _kill(self) -> None:
+        assert self.pgid is not None
+        self.killed = True
+        pgroup.signal_group(self.pgid, signal.SIGKILL)
 
 
 def _utc_now() -> str:

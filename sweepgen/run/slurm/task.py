@@ -285,21 +285,7 @@ def _start_or_exit(
 
 def _finish(run_dir: Path, status: RunStatus, code: int, stops: _Stops, spare: int | None = None) -> str:
     """Record how the run ended; exit non-zero unless it finished."""
-    stopped = stops.timeout or stops.cancel
-    state, reason = outcome(
-        code,
-        finished=succeeded(code, run_dir, status.done_file, stopped=stopped or stops.failed is not None),
-        timed_out=stops.timeout,
-        cancelled=stops.cancel,
-        done_file=status.done_file,
-    )
-    if stops.failed is not None and state is not RunState.FINISHED and not stopped:
-        failed = stops.failed
-        state = RunState.FAILED
-        reason = (
-            f"{failed.label} (on {failed.host}) exited {failed.exit_code}; the other processes were "
-            f"stopped (see run.{failed.label}.log)"
-        )
+    state, reason = _end_of(run_dir, status, code, stops)
     ids = {**status.ids, **({"slurm_state": "TIMEOUT"} if stops.timeout else {})}
     ended = replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
     data = (json.dumps(ended.to_json(), indent=2, sort_keys=True) + "\n").encode("utf-8")
@@ -310,6 +296,25 @@ def _finish(run_dir: Path, status: RunStatus, code: int, stops: _Stops, spare: i
         # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)
         sys.exit(code if code and code > 0 else 1)
     return str(state.value)
+
+
+def _end_of(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> tuple[RunState, str | None]:
+    """The run's state and reason: its own exit, or another process's failure that stopped it."""
+    stopped = stops.timeout or stops.cancel
+    state, reason = outcome(
+        code,
+        finished=succeeded(code, run_dir, status.done_file, stopped=stopped or stops.failed is not None),
+        timed_out=stops.timeout,
+        cancelled=stops.cancel,
+        done_file=status.done_file,
+    )
+    if stops.failed is not None and state is not RunState.FINISHED and not stopped:
+        failed = stops.failed
+        return RunState.FAILED, (
+            f"{failed.label} (on {failed.host}) exited {failed.exit_code}; the other processes were "
+            f"stopped (see run.{failed.label}.log)"
+        )
+    return state, reason
 
 
 def _attempt(run_dir: Path, submitted: RunStatus, ids: dict[str, object]) -> int:
