@@ -57,3 +57,18 @@ def test_the_words_say_why_there_is_no_interval():
     assert "(its per-seed values are not recorded)" in best_value.words([], 3, 7)
     assert "(its per-seed values are not recorded)" in best_value.words([0.1, 0.2], 3, 7)
     assert "95% interval [" in best_value.words([0.1, 0.2, 0.4], 3, 7)
+
+
+def test_the_study_journal_takes_the_per_seed_values_and_nothing_else_there():
+    # the journal is read as data (a shared runs folder): sweepgen's own attributes hold what it
+    # writes, text, and for the per-seed values a list of numbers
+    from sweepgen.run.search import journal_file
+
+    def op(attrs: dict) -> dict:
+        return {"op_code": 8, "worker_id": "w", "trial_id": 1, "user_attr": attrs}
+
+    assert journal_file.checked_op(op({"sweepgen_values": [0.5, 1, -2.0]}), 3)
+    assert journal_file.checked_op(op({"sweepgen_reason": "pruned at step 3 (asha)"}), 3)
+    for bad in ({"sweepgen_values": "0.5"}, {"sweepgen_values": [True]}, {"sweepgen_reason": [1]}):
+        with pytest.raises(ValueError, match="line 3: user_attr"):
+            journal_file.checked_op(op(bad), 3)

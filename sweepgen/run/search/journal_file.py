@@ -168,16 +168,27 @@ def _numbers(value: Any) -> bool:
     return value is None or (isinstance(value, list) and all(_number(v) for v in value))
 
 
+# sweepgen's own attributes that hold a list of numbers (controller.VALUES_ATTR: a complete trial's
+# per-seed final values); every other one holds text
+_NUMBER_LISTS = frozenset({"sweepgen_values"})
+
+
 def _sweepgen_attrs(value: Any) -> bool:
-    """An attribute mapping; sweepgen's own attributes (``sweepgen_…``) hold text only."""
+    """An attribute mapping whose sweepgen_ attributes hold what sweepgen writes there."""
     return isinstance(value, dict) and all(
-        isinstance(v, str) for k, v in value.items() if str(k).startswith("sweepgen_")
+        _own_attr(str(k), v) for k, v in value.items() if str(k).startswith("sweepgen_")
     )
+
+
+def _own_attr(key: str, value: Any) -> bool:
+    if key in _NUMBER_LISTS:
+        return isinstance(value, list) and all(_number(v) for v in value)
+    return isinstance(value, str)
 
 
 _INT = ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
 _TEXT = ("text", lambda v: isinstance(v, str))
-_ATTRS = ("an object whose sweepgen_ attributes are text", _sweepgen_attrs)
+_ATTRS = ("an object whose sweepgen_ attributes are text (sweepgen_values: numbers)", _sweepgen_attrs)
 # What each operation of Optuna's journal (optuna.storages.journal.JournalOperation, 0-9) must hold
 # for Optuna's replay and sweepgen's views of it: the journal may sit in a shared runs folder, and a
 # step written as text (compared with the numbered ones) or a value that is not a number ended
