@@ -416,10 +416,14 @@ class Expressions:
         return function(left, right)
 
     def augmented(self, op: ast.operator, current: Any, right: Any, node: ast.AugAssign) -> Any:
-        """``x += y`` / ``x |= y``: a list extended and a dict updated in place, as Python does (so
+        """``x += y`` / ``x *= n`` / ``x |= y``: a list extended or repeated and a dict updated in
+        place, as Python does (so
         every holder of ``x`` sees it, as with ``.extend``/``.update``); else ``x = x <op> y``."""
         if _extends(op, current, right):
             current.extend(right)
+            return current
+        if type(current) is list and _repeats(op, current, right):
+            current[:] = current * right  # `x *= 2` repeats the list in place, as Python does
             return current
         if type(current) is dict and isinstance(op, ast.BitOr) and type(right) is dict:
             current.update(right)

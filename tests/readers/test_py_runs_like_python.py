@@ -1,0 +1,122 @@
+"""The Python config reader's values are the ones Python computes: small programs of loops with
+``break``/``continue``/``else``, augmented assignments and aliased lists, read by sweepgen and run
+by Python itself (the oracle; the programs are generated here, never a user's file)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sweepgen.readers.compare import compare
+from sweepgen.readers.model import NotEvaluated
+from sweepgen.readers.pyast import read_python
+
+
+def _run(source: str) -> dict[str, Any]:
+    scope: dict[str, Any] = {}
+    exec(compile(source, "<generated>", "exec"), scope)  # the oracle: code generated here
+    return {k: v for k, v in scope.items() if not k.startswith("__")}
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return type(value) in (int, str)
+
+
+def _agrees(source: str) -> None:
+    read = read_python(source).data
+    expected = _run(source)
+    for name, value in read.items():
+        if _plain(value):
+            assert value == expected[name], (name, source)
+
+
+def test_continue_ends_the_pass_and_break_the_loop():
+    source = (
+        "x = 0\nfor i in range(5):\n    if i == 3:\n        continue\n    x += i\n"
+        "y = []\nfor i in range(5):\n    if i == 3:\n        break\n    y.append(i)\n"
+    )
+    data = read_python(source).data
+    assert data["x"] == 7 and data["y"] == [0, 1, 2]
+
+
+def test_a_loops_else_runs_unless_it_broke():
+    source = "for i in range(3):\n    if i == {}:\n        break\nelse:\n    done = True\n"
+    assert read_python(source.format(5)).data["done"] is True
+    assert "done" not in read_python(source.format(1)).data
+
+
+def test_a_jump_under_an_unknown_condition_leaves_the_loop_not_known():
+    source = "import os\nx = 0\nfor i in range(3):\n    if os.environ.get('A'):\n        break\n    x += i\n"
+    assert isinstance(read_python(source).data["x"], NotEvaluated)
+
+
+def test_a_continue_moved_is_a_change(tmp_path):
+    body = "x = 0\nfor i in range(5):\n    if i == {}:\n        continue\n    x += i\n"
+    (tmp_path / "a.py").write_text(body.format(3))
+    (tmp_path / "b.py").write_text(body.format(2))
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+
+
+def test_list_repeated_in_place_changes_every_holder(tmp_path):
+    (tmp_path / "a.py").write_text("x = [1]\ny = x\nx *= 2\n")
+    (tmp_path / "b.py").write_text("x = [1]\ny = x\nx = x * 2\n")
+    assert read_python("x = [1]\ny = x\nx *= 2\n").data["y"] == [1, 1]
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+
+
+def test_dataclass_field_order_is_compared(tmp_path):
+    head = "from dataclasses import dataclass\n@dataclass\nclass C:\n"
+    (tmp_path / "a.py").write_text(head + "    lr: float = 1.0\n    wd: float = 2.0\ncfg = C(3.0)\n")
+    (tmp_path / "b.py").write_text(head + "    wd: float = 2.0\n    lr: float = 1.0\ncfg = C(3.0)\n")
+    changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert {c.dotted for c in changes} == {"C.__field_order__[0]", "C.__field_order__[1]"}
+
+
+_SIMPLE = st.sampled_from(
+    [
+        "x += {n}",
+        "x = x * {n}",
+        "l.append(x)",
+        "l += [{n}]",
+        "l *= 2",
+        "m = l",
+        "m.append({n})",
+        "x = len(l)",
+    ]
+)
+
+
+@st.composite
+def _block(draw: Any, depth: int, in_loop: bool) -> list[str]:
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["simple", "simple", "if", "for", "jump"]))
+        n = draw(st.integers(0, 3))
+        if kind == "jump" and in_loop:
+            lines.append(draw(st.sampled_from(["break", "continue"])))
+        elif kind == "if" and depth < 2:
+            lines.append(f"if x > {n}:")
+            lines += ["    " + s for s in draw(_block(depth + 1, in_loop))]
+            if draw(st.booleans()):
+                lines.append("else:")
+                lines += ["    " + s for s in draw(_block(depth + 1, in_loop))]
+        elif kind == "for" and depth < 2:
+            lines.append(f"for i{depth} in range({n + 1}):")
+            lines += ["    " + s for s in draw(_block(depth + 1, True))]
+            if draw(st.booleans()):
+                lines.append("else:")
+                lines += ["    " + s for s in draw(_block(depth + 1, in_loop))]
+        else:
+            lines.append(draw(_SIMPLE).format(n=n))
+    return lines
+
+
+@settings(deadline=None, max_examples=300)
+@given(_block(0, False))
+def test_property_loops_and_jumps_read_as_python_runs_them(lines):
+    source = "x = 1\nl = [0]\nm = []\n" + "\n".join(lines) + "\n"
+    _agrees(source)
