@@ -22,7 +22,6 @@ naming the entry and where it was looked for.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +29,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.basepath import Project
 from sweepgen.readers.model import ReadResult
 from sweepgen.readers.omegayaml import resolve_interpolations
-
-_PACKAGE = re.compile(r"^#\s*@package\s+(\S+)", re.M)
+from sweepgen.readers.structured import header_package
 
 
 def compose(path: Path, read: Any, project: Project | None = None) -> ReadResult:
@@ -232,8 +230,7 @@ def _header_package(path: Path) -> str | None:
         head = path.read_text(encoding="utf-8", errors="replace")[:4096]
     except OSError:
         return None
-    found = _PACKAGE.search(head)
-    return None if found is None else found.group(1)
+    return header_package(head)
 
 
 def _place(data: Any, package: str) -> Any:

@@ -97,3 +97,15 @@ def test_a_negative_zero_is_a_change_in_every_format(tmp_path):
         b = _write(tmp_path, f"b.{suffix}", positive)
         assert len(compare(a, b).changes) == (2 if suffix == "sh" else 1), suffix
         assert compare(a, a).changes == []
+
+
+def test_a_hydra_package_header_is_compared_where_the_file_is_not_composed(tmp_path):
+    # Hydra places a group's option by its `# @package` header: `_global_` puts its keys at the root
+    a = _write(tmp_path, "a.yaml", "# @package _global_\ntrainer:\n  epochs: 3\n")
+    b = _write(tmp_path, "b.yaml", "trainer:\n  epochs: 3\n")
+    c = _write(tmp_path, "c.yaml", "# fast runs\n# @package _global_\ntrainer:\n  epochs: 3\n")
+    changes = compare(a, b).changes
+    assert [(ch.dotted, ch.old) for ch in changes] == [("@package", "_global_")]
+    assert compare(a, b).first.lines[("@package",)] == 1
+    # after a plain comment Hydra reads no header: that line is a comment
+    assert compare(b, c).changes == []

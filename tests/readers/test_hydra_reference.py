@@ -60,6 +60,14 @@ TREES: dict[str, dict[str, str]] = {
         "config.yaml": "defaults:\n  - exp: fast\n  - _self_\ntrainer:\n  epochs: 1\n",
         "exp/fast.yaml": "# @package _global_\ntrainer:\n  epochs: 3\n  lr: 0.1\n",
     },
+    # Hydra reads a header only from the `# @...` lines before any other line: a plain comment
+    # ends it, and a later `# @package` line is a comment; the last of the header's wins
+    "package_line_after_a_comment_is_no_header": {
+        "config.yaml": "defaults:\n  - exp: fast\n  - db: mysql\n  - store: pg\n  - _self_\n",
+        "exp/fast.yaml": "# fast experiment\n# @package _global_\ntrainer:\n  epochs: 3\n",
+        "db/mysql.yaml": "host: x\n# @package _global_\nport: 1\n",
+        "store/pg.yaml": "\n#  @package   a.b\n#@package c\n\nhost: y\n",
+    },
     "plain_config_and_interpolation": {
         "config.yaml": "defaults:\n  - base\n  - _self_\nlr: ${base_lr}\nname: run_${lr}\n",
         "base.yaml": "base_lr: 0.5\nlr: 0.1\n",
