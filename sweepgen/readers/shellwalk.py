@@ -254,7 +254,7 @@ class Walk:
                 guard = [*when, *defined, f"function {name}"]
                 self.frames.append(Frame(guard))
                 try:
-                    self.block(body, guard, redirects)
+                    self.block(body, guard, self.definition_redirects(body, redirects))
                 finally:
                     self.unwind(self.frames.pop())
         finally:
@@ -428,16 +428,25 @@ class Walk:
     def case_statement(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         value = node.child_by_field_name("value")
         subject = self.read_now(value) if value is not None else "?"
+        before = ""  # the clauses before, with their terminators, once one is not `;;`
         for item in node.named_children:
             if item.type == "case_item":
-                self.case_item(item, subject, when, redirects)
+                before = self.case_item(item, subject, before, when, redirects)
 
-    def case_item(self, item: Any, subject: str, when: list[str], redirects: dict[str, Any]) -> None:
-        """One clause of a ``case``: its statements, under the guard its patterns spell."""
-        patterns = [self.read_now(c) for c in item.children_by_field_name("value")]
-        guard = f"case {subject} in {'|'.join(patterns)}"
+    def case_item(
+        self, item: Any, subject: str, before: str, when: list[str], redirects: dict[str, Any]
+    ) -> str:
+        """One clause of a ``case``: its statements, under the guard its patterns spell. After a
+        ``;&`` (run the next clause too) or ``;;&`` (test the next patterns too) the clauses
+        before it decide whether this one runs: they are part of its guard. Returns ``before``
+        for the next clause."""
+        patterns = "|".join(self.read_now(c) for c in item.children_by_field_name("value"))
+        guard = f"case {subject} in {before}{patterns}"
         body = [c for i, c in enumerate(item.children) if c.is_named and not _case_pattern(item, i, c)]
         self.sequence(body, [*when, guard], redirects)
+        ends = [c.type for c in item.children if c.type in (";;", ";&", ";;&")]
+        end = ends[-1] if ends else ";;"
+        return f"{before}{patterns}) {end} " if before or end != ";;" else ""
 
     def loop(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         body = node.child_by_field_name("body")
@@ -468,6 +477,24 @@ class Walk:
         if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         self.statement(body, when, state)
+
+    def definition_redirects(self, body: Any, redirects: dict[str, Any]) -> dict[str, Any]:
+        """The redirections written after a function's body (``f() { ...; } > log``): bash
+        performs them, expanded anew, at every call."""
+        state = dict(redirects)
+        definition = body.parent
+        if definition is None or definition.type != "function_definition":
+            return state
+        written = [c for c in definition.children if c is not body and c.type.endswith("redirect")]
+        outer = definition.parent  # the grammar hangs a here-document on a statement around it
+        if outer is not None and outer.type == "redirected_statement":
+            written += [c for c in outer.children if c is not definition and c.type.endswith("redirect")]
+        heredoc = None
+        for child in written:
+            heredoc = self.redirect(child, state) or heredoc
+        if heredoc is not None:
+            state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
+        return state
 
     def redirections(self, node: Any, body: Any, state: dict[str, Any]) -> Field | None:
         """Apply a redirected statement's redirections (every named child but its body) to ``state``;

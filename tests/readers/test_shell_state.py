@@ -151,6 +151,15 @@ PAIRS = [
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
+    # a redirection written after a function's body is performed at every call
+    ("f() { python t.py; } > log\nf\n", "f() { python t.py; }\nf\n"),
+    ("X=1\nf() { cat; } <<EOF\n$X\nEOF\nX=2\nf\n", "X=1\nf() { cat; } <<EOF\n1\nEOF\nX=2\nf\n"),
+    # `;&` runs the next clause too, `;;&` tests the next patterns too: an empty clause decides
+    ('case $1 in "p q") ;& r) python t.py;; esac\n', 'case $1 in "p q") ;; r) python t.py;; esac\n'),
+    (
+        "case $1 in p*) python s.py;;& *q) python t.py;; esac\n",
+        "case $1 in p*) python s.py;; *q) python t.py;; esac\n",
+    ),
 ]
 
 
@@ -297,6 +306,8 @@ _STATEMENTS = [
     "unset -f f",
     "Y=$(echo $X)",
     "case $X in 1) Y=c1;; *) Y=c2;; esac",
+    "case $X in 1) ;& 2) python c.py $Y;;& *) Y=c3;; esac",
+    "g() { python g.py $X; } > /dev/null; g",
     'python b.py <<< "$X"',
     "X=3 bash -c 'python b.py $X'",
     'set -- "$X" z',
