@@ -109,3 +109,18 @@ def test_a_hydra_package_header_is_compared_where_the_file_is_not_composed(tmp_p
     assert compare(a, b).first.lines[("@package",)] == 1
     # after a plain comment Hydra reads no header: that line is a comment
     assert compare(b, c).changes == []
+
+
+def test_a_call_inserted_before_identical_runs_is_an_insertion_not_a_reordering(tmp_path):
+    head = "run() { python t.py --a $1; }\n"
+    a = _write(tmp_path, "a.sh", head + "run 1\nrun 2\n")
+    b = _write(tmp_path, "b.sh", head + "run 0\nrun 1\nrun 2\n")
+    changes = compare(a, b).changes
+    assert [c.kind for c in changes] == ["added", "added"]
+    assert not any(c.dotted.startswith("@order") for c in changes)
+    # the same runs swapped are still taken in another order
+    c = _write(tmp_path, "c.sh", head + "run 2\nrun 1\n")
+    assert any(ch.dotted.startswith("@order") for ch in compare(a, c).changes)
+    d = _write(tmp_path, "d.sh", "python t.py --s 1\npython t.py --s 2\n")
+    e = _write(tmp_path, "e.sh", "python t.py --s 2\npython t.py --s 1\n")
+    assert compare(d, e).changes
