@@ -741,13 +741,18 @@ class Reader(Walk):
         """Parts glued into one word. Partly known, it is written as source: the literal parts
         escaped (``escape_literal``), the parts kept as source as they are, and an unquoted pattern
         (``data/*.json``, not in an assignment) kept as written, since the files present decide it."""
-        parts = [part for child in node.named_children for part in self.part(child, assignment)]
+        colon_tilde = bool(assignment or _ASSIGNMENT_WORD.match(self.text(node)))
+        parts = [part for child in node.named_children for part in self.part(child, assignment, colon_tilde)]
         return _concatenated(parts, line)
 
-    def part(self, child: Any, assignment: bool) -> list[tuple[str, bool]]:
+    def part(self, child: Any, assignment: bool, colon_tilde: bool = False) -> list[tuple[str, bool]]:
         """One part of a concatenation as (text, known) pieces; an unquoted pattern outside an
-        assignment is one piece kept as written."""
-        if not assignment and child.type == "word" and GLOB.search(self.text(child)):
+        assignment, and a ``:~`` bash expands in an assignment (``P=$1:~/bin``), are one piece
+        kept as written."""
+        if child.type == "word" and (
+            (not assignment and GLOB.search(self.text(child)))
+            or (colon_tilde and re.search(r":~" + _TILDE_TAIL, self.text(child)))
+        ):
             return [(self.text(child), False)]
         fields = self.expand(child, assignment=True)
         if child.type == "string" and not assignment:
@@ -793,10 +798,15 @@ _TILDE = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*=)?~" + _TILDE_TAIL)
 def _tilde(node: Any, raw: str, assignment: bool) -> bool:
     """Does bash replace a ``~`` of this unquoted word with a home folder? At the start of a word
     (not inside a concatenation after another part), after ``NAME=`` in a word that looks like an
-    assignment, and after ``:`` in an assignment's value (``PATH=a:~/b``)."""
+    assignment, and after ``:`` in an assignment's value (``PATH=a:~/b``) or in such a word given
+    to a command (``echo a=b:~/c`` prints the home folder)."""
+    after_colon = assignment or _ASSIGNMENT_WORD.match(raw)
     return _first_part(node) and bool(
-        _TILDE.match(raw) or (assignment and re.search(r":~" + _TILDE_TAIL, raw))
+        _TILDE.match(raw) or (after_colon and re.search(r":~" + _TILDE_TAIL, raw))
     )
+
+
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _first_part(node: Any) -> bool:

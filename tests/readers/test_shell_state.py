@@ -151,6 +151,9 @@ PAIRS = [
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
+    # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
+    ("P=/x:~/bin\npython t.py $P\n", "P='/x:~/bin'\npython t.py $P\n"),
+    ("P=$1:~/bin\npython t.py $P\n", "P=$1':~/bin'\npython t.py $P\n"),
     # a redirection written after a function's body is performed at every call
     ("f() { python t.py; } > log\nf\n", "f() { python t.py; }\nf\n"),
     ("X=1\nf() { cat; } <<EOF\n$X\nEOF\nX=2\nf\n", "X=1\nf() { cat; } <<EOF\n1\nEOF\nX=2\nf\n"),
