@@ -63,6 +63,14 @@ class Reader(Walk):
             "commands": {k: cmdline.plain(v) for k, v in self.commands.items()},
         }
         self.result.numbered = (("commands",),)
+        if self.syntax_error is not None:
+            line, what = self.syntax_error
+            self.result.data["@syntax_error"] = f"line {line}: {what}"
+            self.result.lines[("@syntax_error",)] = line
+            self.result.warnings.append(
+                f"{self.filename}:{line}: bash refuses this script here ({what}): it runs no command "
+                "from this line on"
+            )
         return self.result
 
     def shown_variables(self) -> tuple[dict[str, Any], dict[str, Any]]:

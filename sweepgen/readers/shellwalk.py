@@ -15,6 +15,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import sbatch
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellbinds import bound_names
+from sweepgen.readers.shellrefused import refused
 from sweepgen.readers.shellwords import (
     Field,
     Unknown,
@@ -84,6 +85,7 @@ class Walk:
         self.argv_changes = 0
         self.loops = 0  # loops being walked: `break` and `continue` leave one
         self.forgets: dict[str, int] = {}  # name -> how many times the script made it unknown
+        self.syntax_error: tuple[int, str] | None = None  # the first line bash refuses (shellrefused)
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -119,6 +121,9 @@ class Walk:
             tree = self.parser.parse(source)
             self.src = source
             self.offset = line_offset
+            found = refused(tree.root_node, source)
+            if found is not None and self.syntax_error is None:
+                self.syntax_error = (found[0] + 1 + line_offset, found[1])
             self.sequence(tree.root_node.named_children, when, redirects)
         finally:
             self.depth -= 1

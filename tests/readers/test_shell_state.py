@@ -151,6 +151,9 @@ PAIRS = [
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
+    # bash refuses the line (a syntax error the grammar reads): nothing from it on runs
+    ("python t.py ;;\npython e.py\n", "python t.py\npython e.py\n"),
+    ("if true; then fi\npython t.py\n", "python t.py\n"),
     # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
     ("P=/x:~/bin\npython t.py $P\n", "P='/x:~/bin'\npython t.py $P\n"),
     ("P=$1:~/bin\npython t.py $P\n", "P=$1':~/bin'\npython t.py $P\n"),
@@ -353,3 +356,38 @@ def test_a_launcher_running_a_module_is_not_one_running_a_file():
     for launcher, flag in (("accelerate launch", "-m"), ("deepspeed", "--module"), ("torchrun", "-m")):
         assert _changes(f"{launcher} {flag} pkg.t --x 1\n", f"{launcher} pkg.t --x 1\n")
     assert _changes("python t.py |& tee log\n", "python t.py 2>&1 | tee log\n") == []
+
+
+# lines the bash grammar reads without an error node, some of which bash refuses (`bash -n`)
+_GRAMMAR_LENIENT = [
+    "python t.py ;;\npython e.py\n",
+    "if true; then fi\npython t.py\n",
+    "if true; then # only a comment\nfi\n",
+    "while true; do done\n",
+    "f() { }\nf\n",
+    "if a; then :; elif b; then\nfi\n",
+    "if a; then :; else\nfi\n",
+    "python t.py\ndone\npython e.py\n",
+    "if x; then :; fi; fi\n",
+    "f() { :; } ; }\n",
+    "in\npython t.py\n",
+    # and what bash accepts
+    "case a in a) ;& b) x;;& c) y;; esac\n",
+    "x=1 done\n",
+    "python done then fi\n",
+    "echo ';;' \"fi\"\n",
+    "cat <<E\nthen fi\n;;\nE\n",
+    "f() { echo }; }\n",
+    "do_x() { :; }\ndo_x\n",
+    "for x in a; do :; done\n",
+]
+
+
+@needs_bash
+@pytest.mark.parametrize("script", _GRAMMAR_LENIENT)
+def test_a_script_bash_refuses_shows_where(script):
+    checked = subprocess.run([BASH, "-n"], input=script, capture_output=True, text=True, check=False)  # type: ignore[list-item]
+    data = read_shell(script).data
+    assert ("@syntax_error" in data) == (checked.returncode != 0), checked.stderr
+    if checked.returncode:
+        assert _changes(script, "python t.py\n")  # never equal to a script bash runs
