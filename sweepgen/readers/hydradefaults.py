@@ -72,7 +72,7 @@ class _Composer:
         _refuse_cycle(key, chain, path)
         self.project.spend(path)
         result: ReadResult = self.read(path)
-        data = result.data
+        data = {} if result.data is None else result.data  # an empty file is an empty config to Hydra
         if not isinstance(data, dict) or "defaults" not in data:
             return result, [(package, data)]
         own = {k: v for k, v in data.items() if k != "defaults"}

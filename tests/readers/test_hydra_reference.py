@@ -68,6 +68,12 @@ TREES: dict[str, dict[str, str]] = {
         "db/mysql.yaml": "host: x\n# @package _global_\nport: 1\n",
         "store/pg.yaml": "\n#  @package   a.b\n#@package c\n\nhost: y\n",
     },
+    # an empty option file is an empty mapping at its package, never null
+    "empty_option_files": {
+        "config.yaml": "defaults:\n  - model: a\n  - trainer@p: b\n  - _self_\nlr: 2\n",
+        "model/a.yaml": "",
+        "trainer/b.yaml": "# @package pk\n",
+    },
     "plain_config_and_interpolation": {
         "config.yaml": "defaults:\n  - base\n  - _self_\nlr: ${base_lr}\nname: run_${lr}\n",
         "base.yaml": "base_lr: 0.5\nlr: 0.1\n",
