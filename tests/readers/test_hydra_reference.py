@@ -116,3 +116,29 @@ def test_an_override_of_a_group_no_entry_selects_is_refused(tmp_path):
         read_with_bases(config, yaml_version="omegaconf")
     with pytest.raises(hydra.errors.ConfigCompositionException):
         _hydra_compose(tmp_path)
+
+
+def test_a_group_selected_twice_with_other_options_is_refused(tmp_path):
+    from sweepgen.errors import ConfigError
+
+    config = _write(
+        tmp_path,
+        {
+            "config.yaml": "defaults:\n  - data: b\n  - _self_\n",
+            "data/b.yaml": "# @package _global_\ndefaults:\n  - /data: a\nseed: 1\n",
+            "data/a.yaml": "z: 1\n",
+        },
+    )
+    with pytest.raises(hydra.errors.ConfigCompositionException, match="Multiple values for data"):
+        _hydra_compose(tmp_path)
+    with pytest.raises(ConfigError, match="`data` selected twice"):
+        read_with_bases(config, yaml_version="omegaconf")
+    # the same option twice too: "appears more than once in the final defaults list"
+    (tmp_path / "data/b.yaml").write_text("# @package _global_\ndefaults:\n  - /data: b\nseed: 1\n")
+    (tmp_path / "config.yaml").write_text("defaults:\n  - data: a\n  - extra: x\n")
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "extra/x.yaml").write_text("# @package _global_\ndefaults:\n  - /data: a\n")
+    with pytest.raises(hydra.errors.ConfigCompositionException, match="more than once"):
+        _hydra_compose(tmp_path)
+    with pytest.raises(ConfigError, match="`data` selected twice"):
+        read_with_bases(config, yaml_version="omegaconf")
