@@ -98,21 +98,19 @@ def _block(draw: Any, depth: int, in_loop: bool) -> list[str]:
         n = draw(st.integers(0, 3))
         if kind == "jump" and in_loop:
             lines.append(draw(st.sampled_from(["break", "continue"])))
-        elif kind == "if" and depth < 2:
-            lines.append(f"if x > {n}:")
-            lines += ["    " + s for s in draw(_block(depth + 1, in_loop))]
+        elif kind in ("if", "for") and depth < 2:
+            # an `if` and a `for` (whose body may jump), each with an `else` or not
+            head = f"if x > {n}:" if kind == "if" else f"for i{depth} in range({n + 1}):"
+            lines += [head, *_indented(draw(_block(depth + 1, in_loop or kind == "for")))]
             if draw(st.booleans()):
-                lines.append("else:")
-                lines += ["    " + s for s in draw(_block(depth + 1, in_loop))]
-        elif kind == "for" and depth < 2:
-            lines.append(f"for i{depth} in range({n + 1}):")
-            lines += ["    " + s for s in draw(_block(depth + 1, True))]
-            if draw(st.booleans()):
-                lines.append("else:")
-                lines += ["    " + s for s in draw(_block(depth + 1, in_loop))]
+                lines += ["else:", *_indented(draw(_block(depth + 1, in_loop)))]
         else:
             lines.append(draw(_SIMPLE).format(n=n))
     return lines
+
+
+def _indented(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
 
 
 @settings(deadline=None, max_examples=300)
