@@ -252,6 +252,9 @@ class Walk:
             return
         saved = (self.src, self.offset)
         saved_argv, self.argv = self.argv, ""  # a body reads the call's own arguments
+        # bash counts loops per function: a `break` in the body never leaves the caller's loop
+        # ("only meaningful in a loop"), the body goes on after it
+        saved_loops, self.loops = self.loops, 0
         self.calls.append(name)
         try:
             for body, src, offset, defined in self.functions[name]:
@@ -266,6 +269,7 @@ class Walk:
             self.calls.pop()
             self.src, self.offset = saved
             self.argv = saved_argv
+            self.loops = saved_loops
 
     def unwind(self, frame: Frame) -> None:
         """A body returns: bash gives back what each ``local`` shadowed. A ``local`` the body ran

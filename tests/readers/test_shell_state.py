@@ -391,3 +391,14 @@ def test_a_script_bash_refuses_shows_where(script):
     assert ("@syntax_error" in data) == (checked.returncode != 0), checked.stderr
     if checked.returncode:
         assert _changes(script, "python t.py\n")  # never equal to a script bash runs
+
+
+@needs_bash
+def test_a_break_in_a_function_leaves_nothing_of_the_callers_loop(tmp_path):
+    # bash 5 counts loops per function: the `break` fails ("only meaningful in a loop") and both
+    # the body and the caller's loop go on
+    script = "f() { break; python x.py; }\nfor i in 1 2; do\n  f\n  python t.py\ndone\n"
+    assert _bash_sees(script, tmp_path).count("<x.py>") == 2
+    commands = read_shell(script).data["commands"]
+    assert commands["x.py"]["@when"] == "for i in 1 2 and function f"
+    assert commands["t.py"]["@when"] == "for i in 1 2"
