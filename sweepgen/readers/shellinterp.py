@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
@@ -128,7 +129,7 @@ class Reader(Walk):
             self.append(name, value, known, when, self.line(node))
         else:
             self.bind(name, value, known, when, self.line(node))
-        if export:
+        if export or self.allexport is not False:  # `set -a` exports every assignment
             self.exported.add(name)
         self.note_late(name)
 
@@ -326,7 +327,8 @@ class Reader(Walk):
             # binding is marked, so `local X=2` never reads as the global `X=2`
             self.shadow(node, when)
             when = [*when, "local"]
-        if letters - _PLAIN_DECLARE:
+        if letters - _PLAIN_DECLARE or any(o.startswith("+") for o in self.declare_options(node)):
+            # `declare +x X` takes an attribute away (X no longer exported): kept as source
             self.opaque_declaration(node, when)
         else:
             self.declare_each(
@@ -382,9 +384,11 @@ class Reader(Walk):
         return names
 
     def declare_options(self, node: Any) -> list[str]:
-        """The words of a declaration that are options (``-a``, ``-rx``)."""
+        """The words of a declaration that are options (``-a``, ``-rx``, ``+x``)."""
         return [
-            self.text(c) for c in node.named_children if c.type == "word" and self.text(c).startswith("-")
+            self.text(c)
+            for c in node.named_children
+            if c.type == "word" and self.text(c).startswith(("-", "+"))
         ]
 
     def declare(self, name: str, export: bool, array: bool, when: list[str], line: int) -> None:
@@ -495,12 +499,22 @@ class Reader(Walk):
         if touched:
             self.lastpipe = setting if not conditional(when) or setting == self.lastpipe else None
 
+    def set_allexport(self, words: list[Field], when: list[str]) -> None:
+        """``set -a`` / ``set -o allexport`` (``+a`` undoes it): every variable assigned from here on
+        is exported; where the words are not known, or it runs under a condition that leaves the
+        setting open, it may be (taken as exported: the ``set`` itself shows)."""
+        setting = _allexport_after([w.text if w.known else None for w in words[1:]], self.allexport)
+        if setting != self.allexport:
+            self.allexport = None if conditional(when) else setting
+
     def move_positionals(self, words: list[Field], when: list[str]) -> None:
         """``shift [N]`` and ``set -- ...`` (or ``set`` with a word that is not an option) change
         what ``$1``, ``$@`` and ``$#`` read from here on: a known shift is counted (``shift 2``);
         anything else (a new list, a shift under a condition or by an unknown count) is a new state
         of its own, numbered."""
         rest = [w.text if w.known else None for w in words[1:]]
+        if words[0].text == "set":
+            self.set_allexport(words, when)
         if words[0].text == "set" and not _sets_positionals(rest):
             return
         total = _known_shift(words[0].text, rest, self.argv)
@@ -867,6 +881,29 @@ def _lastpipe_after(rest: list[str | None], now: bool | None) -> tuple[bool, boo
     if "o" in letters or not {"lastpipe", None} & set(rest):
         return False, now
     return True, None if None in rest else {"s": True, "u": False}.get(letters.strip("pq")[-1:], now)
+
+
+def _allexport_after(rest: list[str | None], now: bool | None) -> bool | None:
+    """allexport after ``set`` with these words (None: not known): ``-a`` in a cluster of
+    options, or ``-o allexport``, sets it, their ``+`` forms clear it."""
+    for word, named in _set_options(rest):
+        if word is None:
+            return None
+        if "a" in word[1:] or named == "allexport":
+            now = word[0] == "-"
+    return now
+
+
+def _set_options(rest: list[str | None]) -> Iterator[tuple[str | None, str | None]]:
+    """``set``'s options as (option word, the name an ``-o`` takes): up to ``--``, ``-`` or the
+    first word that is no option; a word not known (None) may be one."""
+    words = iter(rest)
+    for word in words:
+        if word is None:
+            yield None, None
+        if word is None or word in ("-", "--") or word[0] not in "-+":
+            return
+        yield word, next(words, None) if word[1:].endswith("o") else None
 
 
 def _known_shift(head: str, rest: list[str | None], state: str) -> int | None:

@@ -79,6 +79,7 @@ class Walk:
         self.made_readonly: dict[str, list[str]] = {}  # name -> the condition of each `readonly`
         # `shopt -s lastpipe`: a pipeline's last part runs in this shell (None: it may, or may not)
         self.lastpipe: bool | None = False
+        self.allexport: bool | None = False  # `set -a`: every assignment is exported (None: maybe)
         # what the positional parameters are: "" as given (to the script or function), else the
         # `shift` or `set --` that changed them (`shellinterp.Reader.move_positionals`)
         self.argv = ""
@@ -453,8 +454,7 @@ class Walk:
         guard = f"case {subject} in {before}{patterns}"
         body = [c for i, c in enumerate(item.children) if c.is_named and not _case_pattern(item, i, c)]
         self.sequence(body, [*when, guard], redirects)
-        ends = [c.type for c in item.children if c.type in (";;", ";&", ";;&")]
-        end = ends[-1] if ends else ";;"
+        end = _terminator(item)
         return f"{before}{patterns}) {end} " if before or end != ";;" else ""
 
     def loop(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
@@ -491,15 +491,8 @@ class Walk:
         """The redirections written after a function's body (``f() { ...; } > log``): bash
         performs them, expanded anew, at every call."""
         state = dict(redirects)
-        definition = body.parent
-        if definition is None or definition.type != "function_definition":
-            return state
-        written = [c for c in definition.children if c is not body and c.type.endswith("redirect")]
-        outer = definition.parent  # the grammar hangs a here-document on a statement around it
-        if outer is not None and outer.type == "redirected_statement":
-            written += [c for c in outer.children if c is not definition and c.type.endswith("redirect")]
         heredoc = None
-        for child in written:
+        for child in _written_redirects(body):
             heredoc = self.redirect(child, state) or heredoc
         if heredoc is not None:
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
@@ -584,6 +577,23 @@ class Walk:
             mode = ">>" if op == ">>" else ">"
             state[names.get(fd if fd is not None else 1, f"@fd{fd}")] = f"{mode} {target}"
         return None
+
+
+def _written_redirects(body: Any) -> list[Any]:
+    """The redirections of a function's definition: after its body, and those the grammar hangs
+    on a statement around it (a here-document)."""
+    definition = body.parent
+    if definition is None or definition.type != "function_definition":
+        return []
+    around = definition.parent
+    nodes = [*definition.children, *(around.children if around.type == "redirected_statement" else [])]
+    return [node for node in nodes if node.type.endswith("redirect")]
+
+
+def _terminator(item: Any) -> str:
+    """How a case clause ends: ``;;``, ``;&`` (run the next clause too) or ``;;&`` (test on)."""
+    ends = [child.type for child in item.children if child.type in (";;", ";&", ";;&")]
+    return ends[-1] if ends else ";;"
 
 
 def _case_pattern(item: Any, index: int, child: Any) -> bool:

@@ -154,6 +154,13 @@ PAIRS = [
     # bash refuses the line (a syntax error the grammar reads): nothing from it on runs
     ("python t.py ;;\npython e.py\n", "python t.py\npython e.py\n"),
     ("if true; then fi\npython t.py\n", "python t.py\n"),
+    # under `set -a` (allexport) every assignment is exported; `declare +x` takes the export away
+    ("set -a\nX=1\nset +a\nY=2\npython t.py\n", "set -a\nX=1\nY=2\nset +a\npython t.py\n"),
+    (
+        "set -o allexport\nY=2\nset +o allexport\npython t.py\n",
+        "set -o allexport\nset +o allexport\nY=2\npython t.py\n",
+    ),
+    ("export X=1\ndeclare +x X\npython t.py\n", "export X=1\npython t.py\n"),
     # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
     ("P=/x:~/bin\npython t.py $P\n", "P='/x:~/bin'\npython t.py $P\n"),
     ("P=$1:~/bin\npython t.py $P\n", "P=$1':~/bin'\npython t.py $P\n"),
@@ -402,3 +409,15 @@ def test_a_break_in_a_function_leaves_nothing_of_the_callers_loop(tmp_path):
     commands = read_shell(script).data["commands"]
     assert commands["x.py"]["@when"] == "for i in 1 2 and function f"
     assert commands["t.py"]["@when"] == "for i in 1 2"
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "options",
+    ["-a", "-ea", "-o allexport", "+o allexport", "-eo pipefail", "-o errexit -a", "-x -- -a", "+a"],
+)
+def test_allexport_is_read_as_bash_sets_it(options, tmp_path):
+    script = f"set {options}\nX=1\npython t.py\n"
+    exported = "X=1" in _bash_sees(script, tmp_path)
+    data = read_shell(script).data
+    assert ("X" in data["env"]) == exported and ("X" in data["vars"]) != exported
