@@ -428,7 +428,10 @@ class Expressions:
         if type(current) is dict and isinstance(op, ast.BitOr) and type(right) is dict:
             current.update(right)
             return current
-        return self.binop(op, current, right, node)
+        try:
+            return self.binop(op, current, right, node)
+        except (ArithmeticError, ValueError, TypeError, MemoryError):
+            return self.opaque(node)  # what Python refuses (`x = []; x += 0`) is kept as source
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Any:
         local: dict[str, Any] = {}

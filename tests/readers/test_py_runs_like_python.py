@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,6 +67,23 @@ def test_list_repeated_in_place_changes_every_holder(tmp_path):
     (tmp_path / "b.py").write_text("x = [1]\ny = x\nx = x * 2\n")
     assert read_python("x = [1]\ny = x\nx *= 2\n").data["y"] == [1, 1]
     assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+
+
+@pytest.mark.parametrize(
+    ("start", "statement"),
+    [
+        ("[]", "x += 0"),
+        ("'a'", "x -= 1"),
+        ("1", "x /= 0"),
+        ("10", "x <<= -1"),
+        ("{}", "x |= 1"),
+        ("[1]", "x *= 1.5"),
+    ],
+)
+def test_an_augmented_assignment_python_refuses_is_kept_as_source(start, statement):
+    # Python raises here (TypeError, ZeroDivisionError, ValueError): the statement is kept, never a crash
+    data = read_python(f"x = {start}\n{statement}\n").data
+    assert isinstance(data["x"], NotEvaluated) and data["x"].source == statement
 
 
 def test_dataclass_field_order_is_compared(tmp_path):
