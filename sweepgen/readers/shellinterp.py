@@ -69,8 +69,8 @@ class Reader(Walk):
             self.result.data["@syntax_error"] = f"line {line}: {what}"
             self.result.lines[("@syntax_error",)] = line
             self.result.warnings.append(
-                f"{self.filename}:{line}: bash refuses this script here ({what}): it runs no command "
-                "from this line on"
+                f"{self.filename}:{line}: bash refuses this line ({what}): the shell reading it runs "
+                "no command from this line on"
             )
         return self.result
 
@@ -554,6 +554,7 @@ class Reader(Walk):
         sub.script(code, line - 1, [], state)
         sub.uncalled()
         self.called |= sub.called
+        self.syntax_error = self.syntax_error or sub.syntax_error  # the new shell refuses its code
         self.result.warnings.extend(sub.result.warnings)
         extra = _given(prefix, argv)
         for key, value in sub.commands.items():

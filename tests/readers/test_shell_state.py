@@ -154,6 +154,7 @@ PAIRS = [
     # bash refuses the line (a syntax error the grammar reads): nothing from it on runs
     ("python t.py ;;\npython e.py\n", "python t.py\npython e.py\n"),
     ("if true; then fi\npython t.py\n", "python t.py\n"),
+    ("bash -c 'python t.py ;;'\n", "bash -c 'python t.py'\n"),
     # under `set -a` (allexport) every assignment is exported; `declare +x` takes the export away
     ("set -a\nX=1\nset +a\nY=2\npython t.py\n", "set -a\nX=1\nY=2\nset +a\npython t.py\n"),
     (
