@@ -327,8 +327,7 @@ class Reader(Walk):
             # binding is marked, so `local X=2` never reads as the global `X=2`
             self.shadow(node, when)
             when = [*when, "local"]
-        if letters - _PLAIN_DECLARE or any(o.startswith("+") for o in self.declare_options(node)):
-            # `declare +x X` takes an attribute away (X no longer exported): kept as source
+        if letters - _PLAIN_DECLARE or _takes_away(self.declare_options(node)):
             self.opaque_declaration(node, when)
         else:
             self.declare_each(
@@ -868,6 +867,11 @@ def _carried(value: Any, extra: dict[str, Any], launchers: dict[str, Any]) -> An
     if "@env" in extra and isinstance(value.get("@env"), dict):
         out["@env"] = {**extra["@env"], **value["@env"]}
     return out
+
+
+def _takes_away(options: list[str]) -> bool:
+    """``declare +x X`` takes an attribute away (X no longer exported): kept as source."""
+    return any(option.startswith("+") for option in options)
 
 
 def _makes_readonly(keyword: str, options: list[str]) -> bool:
