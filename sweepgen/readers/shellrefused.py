@@ -16,7 +16,8 @@ from typing import Any
 
 _TERMINATOR = re.compile(rb";;&|;;|;&")
 # a reserved word that closes or continues a compound command, where a command's name stands
-_RESERVED = re.compile(rb"(?<![^\s;&|(])(?:done|fi|then|else|elif|esac|do|in|\}|\]\])(?=[\s;&|)]|$)")
+# (not `}`: the grammar reads `! { a; }` with `{` and `}` as commands, where bash reads a group)
+_RESERVED = re.compile(rb"(?<![^\s;&|(])(?:done|fi|then|else|elif|esac|do|in|\]\])(?=[\s;&|)]|$)")
 # an opening keyword followed, through blanks, `;` and comments only, by its closing one
 _EMPTY = re.compile(
     rb"(?<![\w$])(?:then|do|else|\{)(?=[\s;])(?:[\s;]|#[^\n]*)*(?:fi|done|elif|else|\})(?![\w-])"

@@ -210,8 +210,11 @@ class Walk:
             for name in arithmetic_assigned(self.text(node)):
                 if name in self.vars:
                     self.forget(name)
-        elif kind in ("compound_statement", "do_group", "negated_command"):
+        elif kind in ("compound_statement", "do_group"):
             self.sequence(node.named_children, when, redirects)
+        elif kind == "negated_command":
+            # `! cmd` runs cmd with its status inverted: what `set -e`, `&&` and `$?` see after it
+            self.sequence(node.named_children, [*when, NEGATED], redirects)
         elif kind == "if_statement":
             self.if_statement(node, when, redirects)
         elif kind == "case_statement":
@@ -704,6 +707,7 @@ def _substitution_end(text: str, i: int) -> int | None:
 
 BACKGROUND = "in the background (&)"
 SUBSHELL = "in a subshell ( )"
+NEGATED = "its status negated (!)"
 # where a statement runs, not whether: inside them a variable is bound as surely as outside
 _WHERE = frozenset((BACKGROUND, SUBSHELL))
 

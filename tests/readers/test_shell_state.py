@@ -162,6 +162,8 @@ PAIRS = [
         "set -o allexport\nset +o allexport\nY=2\npython t.py\n",
     ),
     ("export X=1\ndeclare +x X\npython t.py\n", "export X=1\npython t.py\n"),
+    # `! cmd` inverts cmd's status (`$?`, `&&`, `set -e` read it)
+    ("! true\npython t.py $?\n", "true\npython t.py $?\n"),
     # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
     ("P=/x:~/bin\npython t.py $P\n", "P='/x:~/bin'\npython t.py $P\n"),
     ("P=$1:~/bin\npython t.py $P\n", "P=$1':~/bin'\npython t.py $P\n"),
@@ -377,7 +379,6 @@ _GRAMMAR_LENIENT = [
     "if a; then :; else\nfi\n",
     "python t.py\ndone\npython e.py\n",
     "if x; then :; fi; fi\n",
-    "f() { :; } ; }\n",
     "in\npython t.py\n",
     # and what bash accepts
     "case a in a) ;& b) x;;& c) y;; esac\n",
@@ -386,6 +387,7 @@ _GRAMMAR_LENIENT = [
     "echo ';;' \"fi\"\n",
     "cat <<E\nthen fi\n;;\nE\n",
     "f() { echo }; }\n",
+    "! { python a.py; python b.py; }\n",
     "do_x() { :; }\ndo_x\n",
     "for x in a; do :; done\n",
 ]
