@@ -422,7 +422,10 @@ class Expressions:
         if _extends(op, current, right):
             current.extend(right)
             return current
-        if type(current) is list and _repeats(op, current, right):
+        if type(current) is list and isinstance(op, ast.Mult) and type(right) is int:
+            if not _repeats(op, current, right):  # past the size bound: every holder is unknown
+                self.tainted[id(current)] = current
+                return self.opaque(node)
             current[:] = current * right  # `x *= 2` repeats the list in place, as Python does
             return current
         if type(current) is dict and isinstance(op, ast.BitOr) and type(right) is dict:

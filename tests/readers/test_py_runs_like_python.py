@@ -30,6 +30,8 @@ def _plain(value: Any) -> bool:
 def _agrees(source: str) -> None:
     read = read_python(source).data
     expected = _run(source)
+    if any(isinstance(v, list) and len(v) > 10_000 for v in expected.values()):
+        return  # past the evaluator's size bounds (pybounds): not evaluated, by design
     for name, value in read.items():
         if _plain(value):
             assert value == expected[name], (name, source)
@@ -60,6 +62,11 @@ def test_a_continue_moved_is_a_change(tmp_path):
     (tmp_path / "a.py").write_text(body.format(3))
     (tmp_path / "b.py").write_text(body.format(2))
     assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+
+
+def test_a_list_repeated_past_the_bound_is_not_known_through_any_holder():
+    data = read_python("l = [0] * 1000\nm = l\nl *= 10000\ncfg = dict(m=m)\n").data
+    assert isinstance(data["l"], NotEvaluated) and isinstance(data["cfg"]["m"], NotEvaluated)
 
 
 def test_list_repeated_in_place_changes_every_holder(tmp_path):
