@@ -101,6 +101,28 @@ def realign_occurrences(old: dict[str, Any], new: dict[str, Any]) -> dict[str, s
     return {k: v for k, v in renamed.items() if k != v}
 
 
+def same_order(old: dict[str, Any], new: dict[str, Any], common: set[str]) -> bool:
+    """Whether the entries both sides have come in one order, once entries of one name and identical
+    content may stand for each other: which of two identical runs of ``train.py`` is "the same"
+    is arbitrary, so inserting a third before them is an insertion, not a reordering."""
+    tokens = [
+        [_order_token(k, side, other, common) for k in side] for side, other in ((old, new), (new, old))
+    ]
+    if len(tokens[0]) * len(tokens[1]) > _MAX_CELLS:
+        return False  # too large to match cheaply: the order as the keys give it
+    matcher = difflib.SequenceMatcher(None, tokens[0], tokens[1], autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks()) >= len(common)
+
+
+def _order_token(key: str, side: dict[str, Any], other: dict[str, Any], common: set[str]) -> Hashable:
+    """An entry edited between the sides stands for itself; any other, for its name and content."""
+    mine = signature(side[key])
+    if key in common and signature(other[key]) != mine:
+        return ("edited", key)
+    found = _OCCURRENCE.fullmatch(key)
+    return (found.group(1) if found else key, mine)
+
+
 def _renamed(old_keys: list[str], new_keys: list[str], pairs: list[Pair]) -> dict[str, str]:
     """{new key: key to use} in one family: the old entry's key it meets, else its own."""
     taken = set(old_keys)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen.readers import diff as semantic
-from sweepgen.readers.align import realign_occurrences
+from sweepgen.readers.align import realign_occurrences, same_order
 from sweepgen.readers.configfile import kind_of, read_config
 from sweepgen.readers.model import NotEvaluated, ReadResult, not_evaluated
 
@@ -111,7 +111,7 @@ def _note_order(first: ReadResult, second: ReadResult) -> None:
         return
     common = old.keys() & new.keys()
     ran = [[key for key in side if key in common] for side in (old, new)]
-    if ran[0] != ran[1]:
+    if ran[0] != ran[1] and not same_order(old, new, common):
         _set_order(first, ran[0])
         _set_order(second, ran[1])
 

@@ -116,7 +116,9 @@ def _read(path: Path, reader: str, yaml_version: str) -> ReadResult:
     if reader in ("yaml", "json", "toml"):
         from sweepgen.readers.structured import STRUCTURED, read_yaml_file  # noqa: PLC0415 - see above
 
-        return read_yaml_file(path, yaml_version) if reader == "yaml" else STRUCTURED["." + reader](path)
+        if reader == "yaml":
+            return read_yaml_file(path, yaml_version, header=True)
+        return STRUCTURED["." + reader](path)
     from sweepgen.readers.shellconfig import read_shell_file  # noqa: PLC0415 - see above
 
     return read_shell_file(path)

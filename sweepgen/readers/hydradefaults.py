@@ -22,7 +22,6 @@ naming the entry and where it was looked for.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +29,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.basepath import Project
 from sweepgen.readers.model import ReadResult
 from sweepgen.readers.omegayaml import resolve_interpolations
-
-_PACKAGE = re.compile(r"^#\s*@package\s+(\S+)", re.M)
+from sweepgen.readers.structured import header_package
 
 
 def compose(path: Path, read: Any, project: Project | None = None) -> ReadResult:
@@ -65,6 +63,7 @@ class _Composer:
         self.read = read
         self.overrides: dict[str, Any] = {}  # absolute group -> option; an ancestor's wins
         self.used: set[str] = set()
+        self.choices: dict[str, list[Any]] = {}  # group[@package] -> the options selected
 
     def file(
         self, path: Path, chain: tuple[str, ...], package: str, group: str
@@ -74,7 +73,7 @@ class _Composer:
         _refuse_cycle(key, chain, path)
         self.project.spend(path)
         result: ReadResult = self.read(path)
-        data = result.data
+        data = {} if result.data is None else result.data  # an empty file is an empty config to Hydra
         if not isinstance(data, dict) or "defaults" not in data:
             return result, [(package, data)]
         own = {k: v for k, v in data.items() if k != "defaults"}
@@ -148,11 +147,24 @@ class _Composer:
         optional = "optional" in words[:-1]
         group, at, explicit = words[-1].partition("@")
         absolute = _absolute_group(group, group_dir)
+        chosen = self.chosen(absolute, options)
+        self.choose(_choice_key(absolute, at, explicit, parent, group), chosen, path, line)
         out = []
-        for option in self.chosen(absolute, options):
+        for option in chosen:
             target = self.where(f"{group}/{option}", path)
             out.append((_option_package(at, explicit, parent, group, target), target, optional, absolute))
         return out
+
+    def choose(self, key: str, chosen: list[Any], path: Path, line: int) -> None:
+        """Hydra refuses one group (at one package) selected twice, with other options or not."""
+        if key in self.choices:
+            earlier = self.choices[key]
+            raise ConfigError(
+                f"`{key}` selected twice in the defaults: {_listed(earlier)} and {_listed(chosen)}",
+                location=Location(str(path), line),
+                hint=f"Hydra refuses it; to change the option use `override {key}: ...`",
+            )
+        self.choices[key] = chosen
 
     def chosen(self, absolute: str, listed: Any) -> list[Any]:
         """The options a group entry selects: an ancestor's override wins (and counts as used);
@@ -232,8 +244,7 @@ def _header_package(path: Path) -> str | None:
         head = path.read_text(encoding="utf-8", errors="replace")[:4096]
     except OSError:
         return None
-    found = _PACKAGE.search(head)
-    return None if found is None else found.group(1)
+    return header_package(head)
 
 
 def _place(data: Any, package: str) -> Any:
@@ -252,6 +263,18 @@ def _merge(base: Any, update: Any) -> Any:
             out[key] = _merge(out[key], value) if key in out else value
         return out
     return update
+
+
+def _choice_key(absolute: str, at: str, explicit: str, parent: str, group: str) -> str:
+    """Hydra's key for a group's choice: the group, with the package it lands at (the file's
+    header aside) where that is not the group's own path."""
+    final = _relative_package(explicit, parent) if at else _join(parent, group.lstrip("/").replace("/", "."))
+    final = _relative_package(final, "") if final.startswith("_global_") else final  # a header's
+    return absolute if final == absolute.replace("/", ".") else f"{absolute}@{final or '_global_'}"
+
+
+def _listed(options: list[Any]) -> str:
+    return ", ".join(f"`{option}`" for option in options) or "`null`"
 
 
 def _show(entry: Any) -> str:

@@ -416,15 +416,25 @@ class Expressions:
         return function(left, right)
 
     def augmented(self, op: ast.operator, current: Any, right: Any, node: ast.AugAssign) -> Any:
-        """``x += y`` / ``x |= y``: a list extended and a dict updated in place, as Python does (so
+        """``x += y`` / ``x *= n`` / ``x |= y``: a list extended or repeated and a dict updated in
+        place, as Python does (so
         every holder of ``x`` sees it, as with ``.extend``/``.update``); else ``x = x <op> y``."""
         if _extends(op, current, right):
             current.extend(right)
             return current
+        if type(current) is list and isinstance(op, ast.Mult) and type(right) is int:
+            if not _repeats(op, current, right):  # past the size bound: every holder is unknown
+                self.tainted[id(current)] = current
+                return self.opaque(node)
+            current[:] = current * right  # `x *= 2` repeats the list in place, as Python does
+            return current
         if type(current) is dict and isinstance(op, ast.BitOr) and type(right) is dict:
             current.update(right)
             return current
-        return self.binop(op, current, right, node)
+        try:
+            return self.binop(op, current, right, node)
+        except (ArithmeticError, ValueError, TypeError, MemoryError):
+            return self.opaque(node)  # what Python refuses (`x = []; x += 0`) is kept as source
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Any:
         local: dict[str, Any] = {}

@@ -35,8 +35,22 @@ _STEP_LIMIT = 300_000
 _BRANCH_BUDGET = 2_000_000
 
 
+class _Jump(Exception):
+    """A ``break`` or ``continue`` inside a loop the reader runs item by item: ends the pass."""
+
+    def __init__(self, stmt: ast.stmt) -> None:
+        self.stmt = stmt
+
+
+class _UncertainJump(Exception):
+    """A ``break`` or ``continue`` under a condition that cannot be known: what the loop does
+    from there on is not known."""
+
+
 class Evaluator(Expressions):
     """A config file's statements, run as far as they are data."""
+
+    loops = 0  # loops run item by item around the statement now running, in this body
 
     # module, class and function bodies ---------------------------------------------------------
 
@@ -66,12 +80,19 @@ class Evaluator(Expressions):
         rest: list[Any] = []
         self.scopes.append(scope)
         self.class_scopes.add(id(scope))
+        loops, self.loops = self.loops, 0  # a `break` in a class body is not the enclosing loop's
         try:
             self.run(node.body, scope, rest)
         finally:
             self.scopes.pop()
             self.class_scopes.discard(id(scope))
+            self.loops = loops
         mapping = _scope_data(scope, rest)
+        annotated = scope.get("__annotations__")
+        if isinstance(annotated, dict) and len(annotated) > 1:
+            # a dataclass's (NamedTuple's, attrs') fields are its annotations in order, and
+            # positional arguments bind by it: `C(3.0)` sets another field once two are swapped
+            mapping["__field_order__"] = list(annotated)
         mapping.update(self.class_header(node))
         return mapping
 
@@ -125,6 +146,7 @@ class Evaluator(Expressions):
             raise Unknown
         self.depth += 1
         self.scopes.append(local)
+        loops, self.loops = self.loops, 0  # the caller's loop is not the body's
         try:
             rest: list[Any] = []
             self.run(node.body, local, rest)
@@ -135,6 +157,7 @@ class Evaluator(Expressions):
         finally:
             self.scopes.pop()
             self.depth -= 1
+            self.loops = loops
         return None
 
     # statements --------------------------------------------------------------------------------
@@ -226,15 +249,17 @@ class Evaluator(Expressions):
                 if stmt.orelse:
                     branches.append((f"not ({condition})", stmt.orelse))
                 self.undecided(stmt, branches, scope, rest)
-        elif isinstance(stmt, ast.For) and not stmt.orelse:
+        elif isinstance(stmt, (ast.Break, ast.Continue)) and self.loops:
+            raise _Jump(stmt)
+        elif isinstance(stmt, ast.For):
             items = self.value(stmt.iter)
             if isinstance(items, (list, tuple, str, dict)) and known(items) and len(items) <= LOOP_LIMIT:
-                for item in list(items):
-                    self.bind(scope, stmt.target, item, stmt)
-                    self.run_block(stmt.body, scope, rest)
-            else:
+                self.known_loop(stmt, list(items), scope, rest)
+            elif not stmt.orelse:
                 head = f"for {normalised(stmt.target)} in {normalised(stmt.iter)}"
                 self.undecided(stmt, [(head, stmt.body)], scope, rest, loop=stmt)
+            else:
+                self.unknown_block(stmt, scope, rest)
         elif isinstance(stmt, ast.With) and self.import_base is not None and _is_read_base(stmt):
             self.in_read_base = True
             try:
@@ -243,6 +268,26 @@ class Evaluator(Expressions):
                 self.in_read_base = False
         else:
             self.unknown_block(stmt, scope, rest)
+
+    def known_loop(self, stmt: ast.For, items: list[Any], scope: dict[str, Any], rest: list[Any]) -> None:
+        """A ``for`` over known items, as Python runs it: ``continue`` ends the pass, ``break`` the
+        loop (and skips its ``else``). A jump under a condition that cannot be known leaves what
+        the loop binds not known."""
+        self.loops += 1
+        try:
+            for item in items:
+                self.bind(scope, stmt.target, item, stmt)
+                try:
+                    self.run_block(stmt.body, scope, rest)
+                except _Jump as jump:
+                    if isinstance(jump.stmt, ast.Break):
+                        return
+        except _UncertainJump:
+            self.unknown_block(stmt, scope, rest)
+            return
+        finally:
+            self.loops -= 1
+        self.run_block(stmt.orelse, scope, rest)
 
     def run_block(self, body: list[ast.stmt], scope: dict[str, Any], rest: list[Any]) -> None:
         for stmt in body:
@@ -278,6 +323,9 @@ class Evaluator(Expressions):
             self.scopes = saved
             self.unknown_block(stmt, scope, rest)
             return
+        except _Jump:
+            self.scopes = saved
+            raise _UncertainJump from None
         finally:
             self.scopes = saved
         _record(saved, runs, rest)

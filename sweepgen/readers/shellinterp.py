@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
@@ -63,6 +64,14 @@ class Reader(Walk):
             "commands": {k: cmdline.plain(v) for k, v in self.commands.items()},
         }
         self.result.numbered = (("commands",),)
+        if self.syntax_error is not None:
+            line, what = self.syntax_error
+            self.result.data["@syntax_error"] = f"line {line}: {what}"
+            self.result.lines[("@syntax_error",)] = line
+            self.result.warnings.append(
+                f"{self.filename}:{line}: bash refuses this line ({what}): the shell reading it runs "
+                "no command from this line on"
+            )
         return self.result
 
     def shown_variables(self) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -120,7 +129,7 @@ class Reader(Walk):
             self.append(name, value, known, when, self.line(node))
         else:
             self.bind(name, value, known, when, self.line(node))
-        if export:
+        if export or self.allexport is not False:  # `set -a` exports every assignment
             self.exported.add(name)
         self.note_late(name)
 
@@ -318,7 +327,7 @@ class Reader(Walk):
             # binding is marked, so `local X=2` never reads as the global `X=2`
             self.shadow(node, when)
             when = [*when, "local"]
-        if letters - _PLAIN_DECLARE:
+        if letters - _PLAIN_DECLARE or _takes_away(self.declare_options(node)):
             self.opaque_declaration(node, when)
         else:
             self.declare_each(
@@ -374,9 +383,11 @@ class Reader(Walk):
         return names
 
     def declare_options(self, node: Any) -> list[str]:
-        """The words of a declaration that are options (``-a``, ``-rx``)."""
+        """The words of a declaration that are options (``-a``, ``-rx``, ``+x``)."""
         return [
-            self.text(c) for c in node.named_children if c.type == "word" and self.text(c).startswith("-")
+            self.text(c)
+            for c in node.named_children
+            if c.type == "word" and self.text(c).startswith(("-", "+"))
         ]
 
     def declare(self, name: str, export: bool, array: bool, when: list[str], line: int) -> None:
@@ -487,12 +498,22 @@ class Reader(Walk):
         if touched:
             self.lastpipe = setting if not conditional(when) or setting == self.lastpipe else None
 
+    def set_allexport(self, words: list[Field], when: list[str]) -> None:
+        """``set -a`` / ``set -o allexport`` (``+a`` undoes it): every variable assigned from here on
+        is exported; where the words are not known, or it runs under a condition that leaves the
+        setting open, it may be (taken as exported: the ``set`` itself shows)."""
+        setting = _allexport_after([w.text if w.known else None for w in words[1:]], self.allexport)
+        if setting != self.allexport:
+            self.allexport = None if conditional(when) else setting
+
     def move_positionals(self, words: list[Field], when: list[str]) -> None:
         """``shift [N]`` and ``set -- ...`` (or ``set`` with a word that is not an option) change
         what ``$1``, ``$@`` and ``$#`` read from here on: a known shift is counted (``shift 2``);
         anything else (a new list, a shift under a condition or by an unknown count) is a new state
         of its own, numbered."""
         rest = [w.text if w.known else None for w in words[1:]]
+        if words[0].text == "set":
+            self.set_allexport(words, when)
         if words[0].text == "set" and not _sets_positionals(rest):
             return
         total = _known_shift(words[0].text, rest, self.argv)
@@ -532,6 +553,7 @@ class Reader(Walk):
         sub.script(code, line - 1, [], state)
         sub.uncalled()
         self.called |= sub.called
+        self.syntax_error = self.syntax_error or sub.syntax_error  # the new shell refuses its code
         self.result.warnings.extend(sub.result.warnings)
         extra = _given(prefix, argv)
         for key, value in sub.commands.items():
@@ -741,13 +763,18 @@ class Reader(Walk):
         """Parts glued into one word. Partly known, it is written as source: the literal parts
         escaped (``escape_literal``), the parts kept as source as they are, and an unquoted pattern
         (``data/*.json``, not in an assignment) kept as written, since the files present decide it."""
-        parts = [part for child in node.named_children for part in self.part(child, assignment)]
+        colon_tilde = bool(assignment or _ASSIGNMENT_WORD.match(self.text(node)))
+        parts = [part for child in node.named_children for part in self.part(child, assignment, colon_tilde)]
         return _concatenated(parts, line)
 
-    def part(self, child: Any, assignment: bool) -> list[tuple[str, bool]]:
+    def part(self, child: Any, assignment: bool, colon_tilde: bool = False) -> list[tuple[str, bool]]:
         """One part of a concatenation as (text, known) pieces; an unquoted pattern outside an
-        assignment is one piece kept as written."""
-        if not assignment and child.type == "word" and GLOB.search(self.text(child)):
+        assignment, and a ``:~`` bash expands in an assignment (``P=$1:~/bin``), are one piece
+        kept as written."""
+        if child.type == "word" and (
+            (not assignment and GLOB.search(self.text(child)))
+            or (colon_tilde and re.search(r":~" + _TILDE_TAIL, self.text(child)))
+        ):
             return [(self.text(child), False)]
         fields = self.expand(child, assignment=True)
         if child.type == "string" and not assignment:
@@ -793,10 +820,15 @@ _TILDE = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*=)?~" + _TILDE_TAIL)
 def _tilde(node: Any, raw: str, assignment: bool) -> bool:
     """Does bash replace a ``~`` of this unquoted word with a home folder? At the start of a word
     (not inside a concatenation after another part), after ``NAME=`` in a word that looks like an
-    assignment, and after ``:`` in an assignment's value (``PATH=a:~/b``)."""
+    assignment, and after ``:`` in an assignment's value (``PATH=a:~/b``) or in such a word given
+    to a command (``echo a=b:~/c`` prints the home folder)."""
+    after_colon = assignment or _ASSIGNMENT_WORD.match(raw)
     return _first_part(node) and bool(
-        _TILDE.match(raw) or (assignment and re.search(r":~" + _TILDE_TAIL, raw))
+        _TILDE.match(raw) or (after_colon and re.search(r":~" + _TILDE_TAIL, raw))
     )
+
+
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _first_part(node: Any) -> bool:
@@ -837,6 +869,11 @@ def _carried(value: Any, extra: dict[str, Any], launchers: dict[str, Any]) -> An
     return out
 
 
+def _takes_away(options: list[str]) -> bool:
+    """``declare +x X`` takes an attribute away (X no longer exported): kept as source."""
+    return any(option.startswith("+") for option in options)
+
+
 def _makes_readonly(keyword: str, options: list[str]) -> bool:
     """``readonly X``, ``declare -r X``: read-only variables (``readonly -f`` names functions)."""
     letters = "".join(option[1:] for option in options if option[0] == "-")
@@ -849,6 +886,29 @@ def _lastpipe_after(rest: list[str | None], now: bool | None) -> tuple[bool, boo
     if "o" in letters or not {"lastpipe", None} & set(rest):
         return False, now
     return True, None if None in rest else {"s": True, "u": False}.get(letters.strip("pq")[-1:], now)
+
+
+def _allexport_after(rest: list[str | None], now: bool | None) -> bool | None:
+    """allexport after ``set`` with these words (None: not known): ``-a`` in a cluster of
+    options, or ``-o allexport``, sets it, their ``+`` forms clear it."""
+    for word, named in _set_options(rest):
+        if word is None:
+            return None
+        if "a" in word[1:] or named == "allexport":
+            now = word[0] == "-"
+    return now
+
+
+def _set_options(rest: list[str | None]) -> Iterator[tuple[str | None, str | None]]:
+    """``set``'s options as (option word, the name an ``-o`` takes): up to ``--``, ``-`` or the
+    first word that is no option; a word not known (None) may be one."""
+    words = iter(rest)
+    for word in words:
+        if word is None:
+            yield None, None
+        if word is None or word in ("-", "--") or word[0] not in "-+":
+            return
+        yield word, next(words, None) if word[1:].endswith("o") else None
 
 
 def _known_shift(head: str, rest: list[str | None], state: str) -> int | None:

@@ -15,6 +15,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import sbatch
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellbinds import bound_names
+from sweepgen.readers.shellrefused import refused
 from sweepgen.readers.shellwords import (
     Field,
     Unknown,
@@ -78,12 +79,14 @@ class Walk:
         self.made_readonly: dict[str, list[str]] = {}  # name -> the condition of each `readonly`
         # `shopt -s lastpipe`: a pipeline's last part runs in this shell (None: it may, or may not)
         self.lastpipe: bool | None = False
+        self.allexport: bool | None = False  # `set -a`: every assignment is exported (None: maybe)
         # what the positional parameters are: "" as given (to the script or function), else the
         # `shift` or `set --` that changed them (`shellinterp.Reader.move_positionals`)
         self.argv = ""
         self.argv_changes = 0
         self.loops = 0  # loops being walked: `break` and `continue` leave one
         self.forgets: dict[str, int] = {}  # name -> how many times the script made it unknown
+        self.syntax_error: tuple[int, str] | None = None  # the first line bash refuses (shellrefused)
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -119,6 +122,9 @@ class Walk:
             tree = self.parser.parse(source)
             self.src = source
             self.offset = line_offset
+            found = refused(tree.root_node, source)
+            if found is not None and self.syntax_error is None:
+                self.syntax_error = (found[0] + 1 + line_offset, found[1])
             self.sequence(tree.root_node.named_children, when, redirects)
         finally:
             self.depth -= 1
@@ -204,8 +210,11 @@ class Walk:
             for name in arithmetic_assigned(self.text(node)):
                 if name in self.vars:
                     self.forget(name)
-        elif kind in ("compound_statement", "do_group", "negated_command"):
+        elif kind in ("compound_statement", "do_group"):
             self.sequence(node.named_children, when, redirects)
+        elif kind == "negated_command":
+            # `! cmd` runs cmd with its status inverted: what `set -e`, `&&` and `$?` see after it
+            self.sequence(node.named_children, [*when, NEGATED], redirects)
         elif kind == "if_statement":
             self.if_statement(node, when, redirects)
         elif kind == "case_statement":
@@ -247,6 +256,9 @@ class Walk:
             return
         saved = (self.src, self.offset)
         saved_argv, self.argv = self.argv, ""  # a body reads the call's own arguments
+        # bash counts loops per function: a `break` in the body never leaves the caller's loop
+        # ("only meaningful in a loop"), the body goes on after it
+        saved_loops, self.loops = self.loops, 0
         self.calls.append(name)
         try:
             for body, src, offset, defined in self.functions[name]:
@@ -254,13 +266,14 @@ class Walk:
                 guard = [*when, *defined, f"function {name}"]
                 self.frames.append(Frame(guard))
                 try:
-                    self.block(body, guard, redirects)
+                    self.block(body, guard, self.definition_redirects(body, redirects))
                 finally:
                     self.unwind(self.frames.pop())
         finally:
             self.calls.pop()
             self.src, self.offset = saved
             self.argv = saved_argv
+            self.loops = saved_loops
 
     def unwind(self, frame: Frame) -> None:
         """A body returns: bash gives back what each ``local`` shadowed. A ``local`` the body ran
@@ -428,16 +441,24 @@ class Walk:
     def case_statement(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         value = node.child_by_field_name("value")
         subject = self.read_now(value) if value is not None else "?"
+        before = ""  # the clauses before, with their terminators, once one is not `;;`
         for item in node.named_children:
             if item.type == "case_item":
-                self.case_item(item, subject, when, redirects)
+                before = self.case_item(item, subject, before, when, redirects)
 
-    def case_item(self, item: Any, subject: str, when: list[str], redirects: dict[str, Any]) -> None:
-        """One clause of a ``case``: its statements, under the guard its patterns spell."""
-        patterns = [self.read_now(c) for c in item.children_by_field_name("value")]
-        guard = f"case {subject} in {'|'.join(patterns)}"
+    def case_item(
+        self, item: Any, subject: str, before: str, when: list[str], redirects: dict[str, Any]
+    ) -> str:
+        """One clause of a ``case``: its statements, under the guard its patterns spell. After a
+        ``;&`` (run the next clause too) or ``;;&`` (test the next patterns too) the clauses
+        before it decide whether this one runs: they are part of its guard. Returns ``before``
+        for the next clause."""
+        patterns = "|".join(self.read_now(c) for c in item.children_by_field_name("value"))
+        guard = f"case {subject} in {before}{patterns}"
         body = [c for i, c in enumerate(item.children) if c.is_named and not _case_pattern(item, i, c)]
         self.sequence(body, [*when, guard], redirects)
+        end = _terminator(item)
+        return f"{before}{patterns}) {end} " if before or end != ";;" else ""
 
     def loop(self, node: Any, when: list[str], redirects: dict[str, Any]) -> None:
         body = node.child_by_field_name("body")
@@ -468,6 +489,17 @@ class Walk:
         if heredoc is not None:  # `while read x; do ...; done <<EOF`: every command inside reads it
             state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
         self.statement(body, when, state)
+
+    def definition_redirects(self, body: Any, redirects: dict[str, Any]) -> dict[str, Any]:
+        """The redirections written after a function's body (``f() { ...; } > log``): bash
+        performs them, expanded anew, at every call."""
+        state = dict(redirects)
+        heredoc = None
+        for child in _written_redirects(body):
+            heredoc = self.redirect(child, state) or heredoc
+        if heredoc is not None:
+            state["@stdin"] = self.value(Field(heredoc.text, heredoc.known, heredoc.line))
+        return state
 
     def redirections(self, node: Any, body: Any, state: dict[str, Any]) -> Field | None:
         """Apply a redirected statement's redirections (every named child but its body) to ``state``;
@@ -548,6 +580,23 @@ class Walk:
             mode = ">>" if op == ">>" else ">"
             state[names.get(fd if fd is not None else 1, f"@fd{fd}")] = f"{mode} {target}"
         return None
+
+
+def _written_redirects(body: Any) -> list[Any]:
+    """The redirections of a function's definition: after its body, and those the grammar hangs
+    on a statement around it (a here-document)."""
+    definition = body.parent
+    if definition is None or definition.type != "function_definition":
+        return []
+    around = definition.parent
+    nodes = [*definition.children, *(around.children if around.type == "redirected_statement" else [])]
+    return [node for node in nodes if node.type.endswith("redirect")]
+
+
+def _terminator(item: Any) -> str:
+    """How a case clause ends: ``;;``, ``;&`` (run the next clause too) or ``;;&`` (test on)."""
+    ends = [child.type for child in item.children if child.type in (";;", ";&", ";;&")]
+    return ends[-1] if ends else ";;"
 
 
 def _case_pattern(item: Any, index: int, child: Any) -> bool:
@@ -658,6 +707,7 @@ def _substitution_end(text: str, i: int) -> int | None:
 
 BACKGROUND = "in the background (&)"
 SUBSHELL = "in a subshell ( )"
+NEGATED = "its status negated (!)"
 # where a statement runs, not whether: inside them a variable is bound as surely as outside
 _WHERE = frozenset((BACKGROUND, SUBSHELL))
 

@@ -282,6 +282,11 @@ def split_fields(value: Value, line: int) -> list[Field]:
     ]
 
 
+# a `~` not escaped in a partly known value is one bash did not expand where the value was set
+# (`P=/x:~/bin` holds the home folder): literal ones are written `\~` (escape_literal)
+_UNEXPANDED_TILDE = re.compile(r"(?<!\\)(?:\\\\)*~")
+
+
 def _split_word(word: str, partly: bool, line: int) -> Field:
     """One word of an unquoted expansion. Bash then expands patterns, so a ``*`` or ``?`` (even one
     quoted where the variable was set) leaves the word to the files present. A word of a partly known
@@ -291,7 +296,7 @@ def _split_word(word: str, partly: bool, line: int) -> Field:
         return Field(word, False, line)
     if not partly:
         return Field(word, True, line)
-    if re.search(r"(?<!\\)[$`\"]", word) or word.startswith("~"):  # `"`: part of a quoted one (`quoted`)
+    if re.search(r"(?<!\\)[$`\"]", word) or _UNEXPANDED_TILDE.search(word):  # `"`: part of a quoted one
         return Field(word, False, line)
     return Field(re.sub(r"\\(.)", r"\1", word), True, line)
 

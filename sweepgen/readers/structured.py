@@ -27,8 +27,48 @@ def _read_text(path: Path) -> str:
     return decode_utf8(raw, str(path))
 
 
-def read_yaml_file(path: Path, version: str = "1.1", *, raw: bool = False) -> ReadResult:
-    return read_yaml(_read_text(path), str(path), version, raw=raw)
+def read_yaml_file(
+    path: Path, version: str = "1.1", *, raw: bool = False, header: bool = False
+) -> ReadResult:
+    """``header``: a Hydra ``# @package`` header shows as the key ``@package`` (a file compared as
+    written: composed, it places the file instead)."""
+    text = _read_text(path)
+    result = read_yaml(text, str(path), version, raw=raw)
+    package = _header(text) if header else None
+    if package is not None and isinstance(result.data, dict):
+        if "@package" in result.data:
+            raise ConfigError(
+                "a key `@package` beside a `# @package` header",
+                location=Location(str(path), result.lines.get(("@package",), 0)),
+                hint="rename the key: the header shows as `@package` in a diff",
+            )
+        result.data["@package"], result.lines[("@package",)] = package
+    return result
+
+
+_HEADER = re.compile(r"#\s*@(\S*) +(\S+)$")
+
+
+def header_package(text: str) -> str | None:
+    found = _header(text)
+    return None if found is None else found[0]
+
+
+def _header(text: str) -> tuple[str, int] | None:
+    """The ``# @package`` of a config's header and its line, as Hydra reads it: the ``# @KEY
+    VALUE`` lines before any other line (blank lines skipped), the last one winning; a plain
+    comment ends the header, so a ``# @package`` after it, or after the first key, is a comment."""
+    package = None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        found = _HEADER.match(stripped)
+        if found is None:
+            break
+        if found.group(1) == "package":
+            package = (found.group(2), number)
+    return package
 
 
 def read_json_file(path: Path) -> ReadResult:

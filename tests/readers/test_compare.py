@@ -97,3 +97,30 @@ def test_a_negative_zero_is_a_change_in_every_format(tmp_path):
         b = _write(tmp_path, f"b.{suffix}", positive)
         assert len(compare(a, b).changes) == (2 if suffix == "sh" else 1), suffix
         assert compare(a, a).changes == []
+
+
+def test_a_hydra_package_header_is_compared_where_the_file_is_not_composed(tmp_path):
+    # Hydra places a group's option by its `# @package` header: `_global_` puts its keys at the root
+    a = _write(tmp_path, "a.yaml", "# @package _global_\ntrainer:\n  epochs: 3\n")
+    b = _write(tmp_path, "b.yaml", "trainer:\n  epochs: 3\n")
+    c = _write(tmp_path, "c.yaml", "# fast runs\n# @package _global_\ntrainer:\n  epochs: 3\n")
+    changes = compare(a, b).changes
+    assert [(ch.dotted, ch.old) for ch in changes] == [("@package", "_global_")]
+    assert compare(a, b).first.lines[("@package",)] == 1
+    # after a plain comment Hydra reads no header: that line is a comment
+    assert compare(b, c).changes == []
+
+
+def test_a_call_inserted_before_identical_runs_is_an_insertion_not_a_reordering(tmp_path):
+    head = "run() { python t.py --a $1; }\n"
+    a = _write(tmp_path, "a.sh", head + "run 1\nrun 2\n")
+    b = _write(tmp_path, "b.sh", head + "run 0\nrun 1\nrun 2\n")
+    changes = compare(a, b).changes
+    assert [c.kind for c in changes] == ["added", "added"]
+    assert not any(c.dotted.startswith("@order") for c in changes)
+    # the same runs swapped are still taken in another order
+    c = _write(tmp_path, "c.sh", head + "run 2\nrun 1\n")
+    assert any(ch.dotted.startswith("@order") for ch in compare(a, c).changes)
+    d = _write(tmp_path, "d.sh", "python t.py --s 1\npython t.py --s 2\n")
+    e = _write(tmp_path, "e.sh", "python t.py --s 2\npython t.py --s 1\n")
+    assert compare(d, e).changes

@@ -83,7 +83,11 @@ def _load(kind: str, text: str) -> Any:
     if kind == "omegaconf":
         from omegaconf import OmegaConf
 
-        return OmegaConf.to_container(OmegaConf.create(text), resolve=False)
+        config = OmegaConf.create(text)
+        try:  # what the program reads: `${model.hidden}` and `${.hidden}` are one value to it
+            return OmegaConf.to_container(config, resolve=True)
+        except Exception:  # noqa: BLE001 - a custom resolver, a missing key: compared as written
+            return OmegaConf.to_container(config, resolve=False)
     return yaml.safe_load(text)
 
 

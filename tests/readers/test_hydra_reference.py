@@ -60,6 +60,20 @@ TREES: dict[str, dict[str, str]] = {
         "config.yaml": "defaults:\n  - exp: fast\n  - _self_\ntrainer:\n  epochs: 1\n",
         "exp/fast.yaml": "# @package _global_\ntrainer:\n  epochs: 3\n  lr: 0.1\n",
     },
+    # Hydra reads a header only from the `# @...` lines before any other line: a plain comment
+    # ends it, and a later `# @package` line is a comment; the last of the header's wins
+    "package_line_after_a_comment_is_no_header": {
+        "config.yaml": "defaults:\n  - exp: fast\n  - db: mysql\n  - store: pg\n  - _self_\n",
+        "exp/fast.yaml": "# fast experiment\n# @package _global_\ntrainer:\n  epochs: 3\n",
+        "db/mysql.yaml": "host: x\n# @package _global_\nport: 1\n",
+        "store/pg.yaml": "\n#  @package   a.b\n#@package c\n\nhost: y\n",
+    },
+    # an empty option file is an empty mapping at its package, never null
+    "empty_option_files": {
+        "config.yaml": "defaults:\n  - model: a\n  - trainer@p: b\n  - _self_\nlr: 2\n",
+        "model/a.yaml": "",
+        "trainer/b.yaml": "# @package pk\n",
+    },
     "plain_config_and_interpolation": {
         "config.yaml": "defaults:\n  - base\n  - _self_\nlr: ${base_lr}\nname: run_${lr}\n",
         "base.yaml": "base_lr: 0.5\nlr: 0.1\n",
@@ -102,3 +116,29 @@ def test_an_override_of_a_group_no_entry_selects_is_refused(tmp_path):
         read_with_bases(config, yaml_version="omegaconf")
     with pytest.raises(hydra.errors.ConfigCompositionException):
         _hydra_compose(tmp_path)
+
+
+def test_a_group_selected_twice_with_other_options_is_refused(tmp_path):
+    from sweepgen.errors import ConfigError
+
+    config = _write(
+        tmp_path,
+        {
+            "config.yaml": "defaults:\n  - data: b\n  - _self_\n",
+            "data/b.yaml": "# @package _global_\ndefaults:\n  - /data: a\nseed: 1\n",
+            "data/a.yaml": "z: 1\n",
+        },
+    )
+    with pytest.raises(hydra.errors.ConfigCompositionException, match="Multiple values for data"):
+        _hydra_compose(tmp_path)
+    with pytest.raises(ConfigError, match="`data` selected twice"):
+        read_with_bases(config, yaml_version="omegaconf")
+    # the same option twice too: "appears more than once in the final defaults list"
+    (tmp_path / "data/b.yaml").write_text("# @package _global_\ndefaults:\n  - /data: b\nseed: 1\n")
+    (tmp_path / "config.yaml").write_text("defaults:\n  - data: a\n  - extra: x\n")
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "extra/x.yaml").write_text("# @package _global_\ndefaults:\n  - /data: a\n")
+    with pytest.raises(hydra.errors.ConfigCompositionException, match="more than once"):
+        _hydra_compose(tmp_path)
+    with pytest.raises(ConfigError, match="`data` selected twice"):
+        read_with_bases(config, yaml_version="omegaconf")

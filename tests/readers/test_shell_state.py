@@ -151,6 +151,31 @@ PAIRS = [
     # an element assigned quoted is split when the array is expanded unquoted: `$1` is "p q"
     ('A=(a "$1")\npython t.py "${A[@]}"\n', 'A=(a "$1")\npython t.py ${A[@]}\n'),
     ('A=("$1" b)\npython t.py "${A[0]}"\n', 'A=("$1" b)\npython t.py ${A[0]}\n'),
+    # bash refuses the line (a syntax error the grammar reads): nothing from it on runs
+    ("python t.py ;;\npython e.py\n", "python t.py\npython e.py\n"),
+    ("if true; then fi\npython t.py\n", "python t.py\n"),
+    ("bash -c 'python t.py ;;'\n", "bash -c 'python t.py'\n"),
+    # under `set -a` (allexport) every assignment is exported; `declare +x` takes the export away
+    ("set -a\nX=1\nset +a\nY=2\npython t.py\n", "set -a\nX=1\nY=2\nset +a\npython t.py\n"),
+    (
+        "set -o allexport\nY=2\nset +o allexport\npython t.py\n",
+        "set -o allexport\nset +o allexport\nY=2\npython t.py\n",
+    ),
+    ("export X=1\ndeclare +x X\npython t.py\n", "export X=1\npython t.py\n"),
+    # `! cmd` inverts cmd's status (`$?`, `&&`, `set -e` read it)
+    ("! true\npython t.py $?\n", "true\npython t.py $?\n"),
+    # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
+    ("P=/x:~/bin\npython t.py $P\n", "P='/x:~/bin'\npython t.py $P\n"),
+    ("P=$1:~/bin\npython t.py $P\n", "P=$1':~/bin'\npython t.py $P\n"),
+    # a redirection written after a function's body is performed at every call
+    ("f() { python t.py; } > log\nf\n", "f() { python t.py; }\nf\n"),
+    ("X=1\nf() { cat; } <<EOF\n$X\nEOF\nX=2\nf\n", "X=1\nf() { cat; } <<EOF\n1\nEOF\nX=2\nf\n"),
+    # `;&` runs the next clause too, `;;&` tests the next patterns too: an empty clause decides
+    ('case $1 in "p q") ;& r) python t.py;; esac\n', 'case $1 in "p q") ;; r) python t.py;; esac\n'),
+    (
+        "case $1 in p*) python s.py;;& *q) python t.py;; esac\n",
+        "case $1 in p*) python s.py;; *q) python t.py;; esac\n",
+    ),
 ]
 
 
@@ -297,6 +322,8 @@ _STATEMENTS = [
     "unset -f f",
     "Y=$(echo $X)",
     "case $X in 1) Y=c1;; *) Y=c2;; esac",
+    "case $X in 1) ;& 2) python c.py $Y;;& *) Y=c3;; esac",
+    "g() { python g.py $X; } > /dev/null; g",
     'python b.py <<< "$X"',
     "X=3 bash -c 'python b.py $X'",
     'set -- "$X" z',
@@ -339,3 +366,61 @@ def test_a_launcher_running_a_module_is_not_one_running_a_file():
     for launcher, flag in (("accelerate launch", "-m"), ("deepspeed", "--module"), ("torchrun", "-m")):
         assert _changes(f"{launcher} {flag} pkg.t --x 1\n", f"{launcher} pkg.t --x 1\n")
     assert _changes("python t.py |& tee log\n", "python t.py 2>&1 | tee log\n") == []
+
+
+# lines the bash grammar reads without an error node, some of which bash refuses (`bash -n`)
+_GRAMMAR_LENIENT = [
+    "python t.py ;;\npython e.py\n",
+    "if true; then fi\npython t.py\n",
+    "if true; then # only a comment\nfi\n",
+    "while true; do done\n",
+    "f() { }\nf\n",
+    "if a; then :; elif b; then\nfi\n",
+    "if a; then :; else\nfi\n",
+    "python t.py\ndone\npython e.py\n",
+    "if x; then :; fi; fi\n",
+    "in\npython t.py\n",
+    # and what bash accepts
+    "case a in a) ;& b) x;;& c) y;; esac\n",
+    "x=1 done\n",
+    "python done then fi\n",
+    "echo ';;' \"fi\"\n",
+    "cat <<E\nthen fi\n;;\nE\n",
+    "f() { echo }; }\n",
+    "! { python a.py; python b.py; }\n",
+    "do_x() { :; }\ndo_x\n",
+    "for x in a; do :; done\n",
+]
+
+
+@needs_bash
+@pytest.mark.parametrize("script", _GRAMMAR_LENIENT)
+def test_a_script_bash_refuses_shows_where(script):
+    checked = subprocess.run([BASH, "-n"], input=script, capture_output=True, text=True, check=False)  # type: ignore[list-item]
+    data = read_shell(script).data
+    assert ("@syntax_error" in data) == (checked.returncode != 0), checked.stderr
+    if checked.returncode:
+        assert _changes(script, "python t.py\n")  # never equal to a script bash runs
+
+
+@needs_bash
+def test_a_break_in_a_function_leaves_nothing_of_the_callers_loop(tmp_path):
+    # bash 5 counts loops per function: the `break` fails ("only meaningful in a loop") and both
+    # the body and the caller's loop go on
+    script = "f() { break; python x.py; }\nfor i in 1 2; do\n  f\n  python t.py\ndone\n"
+    assert _bash_sees(script, tmp_path).count("<x.py>") == 2
+    commands = read_shell(script).data["commands"]
+    assert commands["x.py"]["@when"] == "for i in 1 2 and function f"
+    assert commands["t.py"]["@when"] == "for i in 1 2"
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "options",
+    ["-a", "-ea", "-o allexport", "+o allexport", "-eo pipefail", "-o errexit -a", "-x -- -a", "+a"],
+)
+def test_allexport_is_read_as_bash_sets_it(options, tmp_path):
+    script = f"set {options}\nX=1\npython t.py\n"
+    exported = "X=1" in _bash_sees(script, tmp_path)
+    data = read_shell(script).data
+    assert ("X" in data["env"]) == exported and ("X" in data["vars"]) != exported

@@ -1,0 +1,145 @@
+"""The Python config reader's values are the ones Python computes: small programs of loops with
+``break``/``continue``/``else``, augmented assignments and aliased lists, read by sweepgen and run
+by Python itself (the oracle; the programs are generated here, never a user's file)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sweepgen.readers.compare import compare
+from sweepgen.readers.model import NotEvaluated
+from sweepgen.readers.pyast import read_python
+
+
+def _run(source: str) -> dict[str, Any]:
+    scope: dict[str, Any] = {}
+    exec(compile(source, "<generated>", "exec"), scope)  # the oracle: code generated here
+    return {k: v for k, v in scope.items() if not k.startswith("__")}
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return type(value) in (int, str)
+
+
+def _agrees(source: str) -> None:
+    read = read_python(source).data
+    expected = _run(source)
+    if any(isinstance(v, list) and len(v) > 10_000 for v in expected.values()):
+        return  # past the evaluator's size bounds (pybounds): not evaluated, by design
+    for name, value in read.items():
+        if _plain(value):
+            assert value == expected[name], (name, source)
+
+
+def test_continue_ends_the_pass_and_break_the_loop():
+    source = (
+        "x = 0\nfor i in range(5):\n    if i == 3:\n        continue\n    x += i\n"
+        "y = []\nfor i in range(5):\n    if i == 3:\n        break\n    y.append(i)\n"
+    )
+    data = read_python(source).data
+    assert data["x"] == 7 and data["y"] == [0, 1, 2]
+
+
+def test_a_loops_else_runs_unless_it_broke():
+    source = "for i in range(3):\n    if i == {}:\n        break\nelse:\n    done = True\n"
+    assert read_python(source.format(5)).data["done"] is True
+    assert "done" not in read_python(source.format(1)).data
+
+
+def test_a_jump_under_an_unknown_condition_leaves_the_loop_not_known():
+    source = "import os\nx = 0\nfor i in range(3):\n    if os.environ.get('A'):\n        break\n    x += i\n"
+    assert isinstance(read_python(source).data["x"], NotEvaluated)
+
+
+def test_a_continue_moved_is_a_change(tmp_path):
+    body = "x = 0\nfor i in range(5):\n    if i == {}:\n        continue\n    x += i\n"
+    (tmp_path / "a.py").write_text(body.format(3))
+    (tmp_path / "b.py").write_text(body.format(2))
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+
+
+def test_a_list_repeated_past_the_bound_is_not_known_through_any_holder():
+    data = read_python("l = [0] * 1000\nm = l\nl *= 10000\ncfg = dict(m=m)\n").data
+    assert isinstance(data["l"], NotEvaluated) and isinstance(data["cfg"]["m"], NotEvaluated)
+
+
+def test_list_repeated_in_place_changes_every_holder(tmp_path):
+    (tmp_path / "a.py").write_text("x = [1]\ny = x\nx *= 2\n")
+    (tmp_path / "b.py").write_text("x = [1]\ny = x\nx = x * 2\n")
+    assert read_python("x = [1]\ny = x\nx *= 2\n").data["y"] == [1, 1]
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+
+
+@pytest.mark.parametrize(
+    ("start", "statement"),
+    [
+        ("[]", "x += 0"),
+        ("'a'", "x -= 1"),
+        ("1", "x /= 0"),
+        ("10", "x <<= -1"),
+        ("{}", "x |= 1"),
+        ("[1]", "x *= 1.5"),
+    ],
+)
+def test_an_augmented_assignment_python_refuses_is_kept_as_source(start, statement):
+    # Python raises here (TypeError, ZeroDivisionError, ValueError): the statement is kept, never a crash
+    data = read_python(f"x = {start}\n{statement}\n").data
+    assert isinstance(data["x"], NotEvaluated) and data["x"].source == statement
+
+
+def test_dataclass_field_order_is_compared(tmp_path):
+    head = "from dataclasses import dataclass\n@dataclass\nclass C:\n"
+    (tmp_path / "a.py").write_text(head + "    lr: float = 1.0\n    wd: float = 2.0\ncfg = C(3.0)\n")
+    (tmp_path / "b.py").write_text(head + "    wd: float = 2.0\n    lr: float = 1.0\ncfg = C(3.0)\n")
+    changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert {c.dotted for c in changes} == {"C.__field_order__[0]", "C.__field_order__[1]"}
+
+
+_SIMPLE = st.sampled_from(
+    [
+        "x += {n}",
+        "x = x * {n}",
+        "l.append(x)",
+        "l += [{n}]",
+        "l *= 2",
+        "m = l",
+        "m.append({n})",
+        "x = len(l)",
+    ]
+)
+
+
+@st.composite
+def _block(draw: Any, depth: int, in_loop: bool) -> list[str]:
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["simple", "simple", "if", "for", "jump"]))
+        n = draw(st.integers(0, 3))
+        if kind == "jump" and in_loop:
+            lines.append(draw(st.sampled_from(["break", "continue"])))
+        elif kind in ("if", "for") and depth < 2:
+            # an `if` and a `for` (whose body may jump), each with an `else` or not
+            head = f"if x > {n}:" if kind == "if" else f"for i{depth} in range({n + 1}):"
+            lines += [head, *_indented(draw(_block(depth + 1, in_loop or kind == "for")))]
+            if draw(st.booleans()):
+                lines += ["else:", *_indented(draw(_block(depth + 1, in_loop)))]
+        else:
+            lines.append(draw(_SIMPLE).format(n=n))
+    return lines
+
+
+def _indented(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
+
+
+@settings(deadline=None, max_examples=300)
+@given(_block(0, False))
+def test_property_loops_and_jumps_read_as_python_runs_them(lines):
+    source = "x = 1\nl = [0]\nm = []\n" + "\n".join(lines) + "\n"
+    _agrees(source)
