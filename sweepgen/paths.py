@@ -62,13 +62,18 @@ def same(a: Any, b: Any) -> bool:
         return True
     if type(a) is not type(b):
         return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, (dict, list, tuple)):
+        return _same_items(a, b)
     if isinstance(a, float) and math.isnan(a):
         return math.isnan(b)  # b is a float too (same type)
     return bool(a == b)
+
+
+def _same_items(a: Any, b: Any) -> bool:
+    """``same`` for two containers of one type."""
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return len(a) == len(b) and all(map(same, a, b))
 
 
 def diff_paths(a: Any, b: Any, prefix: str = "") -> Iterator[str]:

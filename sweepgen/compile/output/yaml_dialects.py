@@ -71,14 +71,23 @@ def suspect(text: str) -> bool:
 
 def _apart(old: Any, new: Any, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any, Any]]:
     """(path, 1.1 value, 1.2 value) wherever the two readings differ, in type or value."""
+    children = _paired(old, new)
+    if children is None:
+        if not _same(old, new):
+            yield path, old, new
+        return
+    for key, one, two in children:
+        yield from _apart(one, two, (*path, key))
+
+
+def _paired(old: Any, new: Any) -> list[tuple[Any, Any, Any]] | None:
+    """(key, 1.1 child, 1.2 child) of two mappings with the same keys or two lists of one length;
+    None for anything else (compared whole)."""
     if isinstance(old, dict) and isinstance(new, dict) and list(old) == list(new):
-        for key in old:
-            yield from _apart(old[key], new[key], (*path, key))
-    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        for index, (one, two) in enumerate(zip(old, new)):
-            yield from _apart(one, two, (*path, index))
-    elif not _same(old, new):
-        yield path, old, new
+        return [(key, old[key], new[key]) for key in old]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [(index, one, two) for index, (one, two) in enumerate(zip(old, new))]
+    return None
 
 
 def _same(a: Any, b: Any) -> bool:

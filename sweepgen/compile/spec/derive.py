@@ -146,10 +146,15 @@ class _RunNames:
         self.seen[run_name.lower()] = (variant.name, run_name)
 
 
+def _relative_below(value: str, parts: list[str]) -> bool:
+    """A relative path that never climbs (no ``..``) and holds no line break."""
+    return bool(value.strip()) and not value.startswith("/") and ".." not in parts and "\n" not in value
+
+
 def _run_dir(value: str, spec: Spec, variant: Variant) -> str:
     """A run directory is relative to where `sweepgen run` is called and stays below it."""
     parts = value.replace("\\", "/").split("/")
-    if not value.strip() or value.startswith("/") or ".." in parts or "\n" in value:
+    if not _relative_below(value, parts):
         raise ValidationError(
             f"run_dir {value!r} of variant {variant.name!r} is not a relative path below the "
             "working directory",

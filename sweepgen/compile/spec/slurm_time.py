@@ -35,9 +35,14 @@ def _parse_time_str(text: str) -> int | None:
         return None
     nums = [int(p) for p in parts]
     hours, minutes, seconds = _clock(nums, dated=dated)
-    if seconds > 59 or (len(nums) == 3 or dated) and minutes > 59:
+    if not _clock_fits(seconds, minutes, minutes_bounded=len(nums) == 3 or dated):
         return None
     return days * 24 * 60 + hours * 60 + minutes + math.ceil(seconds / 60)
+
+
+def _clock_fits(seconds: int, minutes: int, *, minutes_bounded: bool) -> bool:
+    """Slurm refuses seconds past 59, and minutes past 59 where hours are given too."""
+    return seconds <= 59 and not (minutes_bounded and minutes > 59)
 
 
 def _split_days(text: str) -> tuple[int | None, str]:

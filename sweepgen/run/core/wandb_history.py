@@ -68,14 +68,7 @@ def records(data: bytes, path: Path) -> Iterator[bytes]:
     """Every whole record of a ``.wandb`` file's bytes; a cut or damaged chunk ends the file."""
     if not data:
         return  # gone since it was listed, or nothing written yet
-    if not data.startswith(_HEADER):
-        known = data.startswith(_HEADER[:4])
-        raise runfiles.RunFileError(
-            path,
-            "is a W&B run file of a format this sweepgen does not read (another wandb version)"
-            if known
-            else "is not a W&B run file (no `:W&B` header)",
-        )
+    _check_header(data, path)
     index, parts = len(_HEADER), bytearray()
     while index + _CHUNK.size <= len(data):
         left = _BLOCK - index % _BLOCK
@@ -93,6 +86,17 @@ def records(data: bytes, path: Path) -> Iterator[bytes]:
             parts += body
         if kind in (_FULL, _LAST):
             yield bytes(parts)
+
+
+def _check_header(data: bytes, path: Path) -> None:
+    if not data.startswith(_HEADER):
+        known = data.startswith(_HEADER[:4])
+        raise runfiles.RunFileError(
+            path,
+            "is a W&B run file of a format this sweepgen does not read (another wandb version)"
+            if known
+            else "is not a W&B run file (no `:W&B` header)",
+        )
 
 
 def _parsed(record_class: Any, chunk: bytes, path: Path) -> Any:
