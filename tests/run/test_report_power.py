@@ -5,7 +5,9 @@ far from 80% on the side the old equal-variance formula got wrong)."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,28 +18,28 @@ from sweepgen.run.report import calibrated, power, stats
 H = 1 / math.sqrt(2)  # [m - H, m + H] has variance 1
 
 
+def _bench_power():
+    """benchmarks/bench_power.py, whose simulation of stats.compare the tests share."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_power.py"
+    spec = importlib.util.spec_from_file_location("bench_power", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = _bench_power()
+
+
 def _decided(
     n_arm: int, n_base: int, diff: float, sd_arm: float, alpha: float, reps: int, seed: int
 ) -> float:
-    """Share of simulated normal sweeps that stats.compare calls better (arm ``diff`` above)."""
-    rng = np.random.default_rng(seed)
-    methods = stats.Methods(alpha=alpha)
-    hits = 0
-    for _ in range(reps):
-        arm = rng.normal(diff, sd_arm, n_arm).tolist()
-        base = rng.normal(0.0, 1.0, n_base).tolist()
-        c = stats.compare(
-            [("base", base), ("arm", arm)], baseline="base", mode="max", methods=methods, seeds_needed=False
-        )
-        hits += c.comparisons[0].verdict == "better"
-    return hits / reps
+    """Share of simulated normal sweeps (baseline sd 1) that stats.compare calls better."""
+    return BENCH.decided(n_arm, n_base, diff, sd_arm, 1.0, alpha, reps, seed)
 
 
 def _printed(arm: list[float], base: list[float], alpha: float) -> stats.Comparison:
-    result = stats.compare(
-        [("base", base), ("arm", arm)], baseline="base", mode="max", methods=stats.Methods(alpha=alpha)
-    )
-    (c,) = result.comparisons
+    c = BENCH.printed(arm, base, alpha)
     assert c.verdict == "no evidence"
     return c
 
