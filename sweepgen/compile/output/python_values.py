@@ -74,7 +74,7 @@ def _constant(node: ast.expr) -> Any:
 
 _READERS: dict[type, Callable[[Any], Iterator[tuple[str, ast.expr]]]] = {
     ast.keyword: _keyword,
-    ast.Dict: lambda node: _dict_entries(node),
+    ast.Dict: _dict_entries,
     ast.Assign: _assigned,
     ast.AnnAssign: _assigned,
 }
