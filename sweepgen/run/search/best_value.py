@@ -16,6 +16,9 @@ import statistics
 from collections.abc import Sequence
 
 LEVEL = 0.95
+# the study attribute holding a complete trial's per-seed final values (with repeats): written by
+# the controller, read by the view, allowed by the journal's check (journal_file.py)
+VALUES_ATTR = "sweepgen_values"
 
 
 def interval(values: Sequence[float], family: int, level: float = LEVEL) -> tuple[float, float] | None:

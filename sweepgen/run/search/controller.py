@@ -57,6 +57,7 @@ from sweepgen.run.core.base import (
 )
 from sweepgen.run.core.registry import status_is_alive
 from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
+from sweepgen.run.search import best_value
 from sweepgen.run.search import changes as search_changes
 from sweepgen.run.search import owner as search_owner
 from sweepgen.run.search import stop as search_stop
@@ -65,8 +66,6 @@ from sweepgen.run.search.trials import Refused, TrialRenderer, clear_leftovers
 
 OWNER_ATTR = "sweepgen_controller"
 REASON_ATTR = "sweepgen_reason"
-# a complete trial's per-seed final values (with repeats): the best trial's interval (best_value.py)
-VALUES_ATTR = "sweepgen_values"
 # set when the pruner decides, before any run is stopped: a controller that takes the trial over
 # (its predecessor killed before it saw its runs end) stops what still runs and never resumes it
 PRUNING_ATTR = "sweepgen_pruning"
@@ -543,7 +542,7 @@ class SearchController:
             self.events.append(f"{name}: failed ({reason})")
             return
         if len(finals) > 1 and math.isfinite(value):
-            live.trial.set_user_attr(VALUES_ATTR, [v for _, v in finals])
+            live.trial.set_user_attr(best_value.VALUES_ATTR, [v for _, v in finals])
         self.study.tell(live.trial, value)
         self.events.append(f"{name}: complete, {self.block.metric} = {value:.6g}")
 

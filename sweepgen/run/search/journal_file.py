@@ -40,6 +40,7 @@ from optuna.storages.journal._file import BaseJournalFileLock, get_lock_file  # 
 
 from sweepgen import runfs
 from sweepgen.errors import ConfigError, Location
+from sweepgen.run.search import best_value
 
 
 def _refused(path: Path, why: str) -> ConfigError:
@@ -168,9 +169,9 @@ def _numbers(value: Any) -> bool:
     return value is None or (isinstance(value, list) and all(_number(v) for v in value))
 
 
-# sweepgen's own attributes that hold a list of numbers (controller.VALUES_ATTR: a complete trial's
-# per-seed final values); every other one holds text
-_NUMBER_LISTS = frozenset({"sweepgen_values"})
+# sweepgen's own attributes that hold a list of numbers (a complete trial's per-seed final values);
+# every other one holds text
+_NUMBER_LISTS = frozenset({best_value.VALUES_ATTR})
 
 
 def _sweepgen_attrs(value: Any) -> bool:

@@ -125,7 +125,7 @@ def _row(t: Any) -> TrialRow:
         last,
         t.datetime_start,
         t.datetime_complete,
-        _values(t.user_attrs.get("sweepgen_values")),
+        _values(t.user_attrs.get(best_value.VALUES_ATTR)),
     )
 
 
