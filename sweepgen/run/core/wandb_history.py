@@ -15,16 +15,18 @@ step logged twice keeps the value logged last, across the files of a run started
 from __future__ import annotations
 
 import json
+import stat
 import struct
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from sweepgen import runfs
 from sweepgen.errors import UserError
 from sweepgen.run.core import runfiles
 
-WANDB_GLOB = "wandb/*/run-*.wandb"
+WANDB_FOLDER, RUN_FILES = "wandb", "run-*.wandb"  # <run>/wandb/<one run's folder>/run-<id>.wandb
 HINT = "install it with `pip install 'sweepgen[track]'` (or `pip install wandb`)"
 _HEADER = struct.pack("<4sHB", b":W&B", 0xBEE1, 0)
 _BLOCK = 32768
@@ -34,9 +36,23 @@ _STEP_KEY = "train/global_step"
 
 
 def files(run_dir: Path) -> list[Path]:
-    """The run's ``.wandb`` files; wandb's own ``wandb/latest-run`` link to one of the folders is
-    not followed (the file is read once, from its own folder)."""
-    return sorted(p for p in run_dir.glob(WANDB_GLOB) if not p.parent.is_symlink() and not p.is_dir())
+    """The run's ``.wandb`` files, found without following a link: a ``wandb``
+    folder that links elsewhere (a pull request's, a shared runs folder's) is never listed, and
+    wandb's own ``wandb/latest-run`` link to one of the folders is skipped (the file is read once,
+    from its own folder)."""
+    top = run_dir / WANDB_FOLDER
+    if not _real_folder(top):
+        return []
+    folders = [folder for folder in top.iterdir() if _real_folder(folder)]
+    return sorted(p for folder in folders for p in folder.glob(RUN_FILES) if not p.is_dir())
+
+
+def _real_folder(path: Path) -> bool:
+    """A folder, not a link to one, and no link on the way to it (runfs)."""
+    try:
+        return stat.S_ISDIR(runfs.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def rows(paths: list[Path]) -> list[dict[str, Any]]:
