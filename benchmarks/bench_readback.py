@@ -4,7 +4,8 @@ Run: .venv/bin/python benchmarks/bench_readback.py [--variants 10000] [--repeats
 Prints each reader's time per KB of a generated config written in its kind (a file of a new shape
 is read in full), the time to take a file's shape, and the CPU seconds of a serial in-process
 `render` of bench_compile_scale's 150-leaf project (its `to_yaml` and `python` templates) with the
-read-back and with it switched off (no reader for any kind).
+read-back and with it switched off (no reader for any kind); and the type check of a rendered file
+(compile/output/value_types.py) per file of bench_compile_scale's config written by `to_yaml`.
 Results go to benchmarks/RESULTS.md by hand, with the machine they were measured on.
 """
 
@@ -22,10 +23,12 @@ import time
 from pathlib import Path
 
 import yaml
-from bench_compile_scale import TEMPLATES, spec_text  # the same 150-leaf project, one definition
+from bench_compile_scale import TEMPLATES, base_sections, spec_text  # the same 150-leaf project
 
 from sweepgen.compile import api
-from sweepgen.compile.output import readback, readback_shape
+from sweepgen.compile.output import readback, readback_shape, value_types
+from sweepgen.compile.spec.expand import Variant
+from sweepgen.compile.template.yamlfilter import to_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = yaml.safe_load(next((ROOT / "generated" / "happy_grpo_cpu").glob("*.yaml")).read_text())
@@ -49,6 +52,18 @@ def per_kb_us(reader, text: str, repeats: int = 500) -> float:
     for _ in range(repeats):
         reader(text)
     return (time.process_time() - start) / repeats * 1e6 / (len(text.encode()) / 1024)
+
+
+def types_us(calls: int = 3000) -> tuple[float, int]:
+    """CPU microseconds of one check_types_kept of the 150-leaf config's `to_yaml` file (no value
+    changes type: the common case, one walk over the values and a scan), and the file's bytes."""
+    config = {**base_sections(), "seed": 1, "lr": 0.001}
+    variant = Variant("v", config, {}, {}, {}, None, ())
+    text = to_yaml(config)
+    start = time.process_time()
+    for _ in range(calls):
+        value_types.check_types_kept(text, "v.yaml", None, variant)  # type: ignore[arg-type]
+    return (time.process_time() - start) / calls * 1e6, len(text.encode())
 
 
 def render_cpu(folder: Path, spec: str, on: bool) -> float:
@@ -76,6 +91,8 @@ def main() -> None:
     for kind, suffix in (("yaml", ".yaml"), ("python", ".py"), ("toml", ".toml")):
         shape_us = per_kb_us(functools.partial(readback_shape.shape, kind), TEXTS[suffix])
         print(f"shape of a {suffix} file: {shape_us:.1f} us per KB")
+    took, size = types_us()
+    print(f"type check of a rendered file: {took:.1f} us ({size} bytes)")
     os.environ["SWEEPGEN_WORKERS"] = "1"  # serial: process_time sees every render
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
