@@ -7,13 +7,14 @@ loaded, so a schema never silently validates less than its author wrote.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import math
 import operator
 from typing import Any
 
 import re2
+
+from sweepgen.compile.schema import suggest
 
 SUPPORTED = frozenset(
     {
@@ -240,8 +241,8 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
             if key in props:
                 out.extend(validate(item, props[key], sub))
             elif extra is False:
-                close = difflib.get_close_matches(str(key), [str(k) for k in props], n=1)
-                maybe = f" (did you mean `{close[0]}`?)" if close else ""
+                close = suggest.closest_key(str(key), props)
+                maybe = f" (did you mean `{close}`?)" if close else ""
                 out.append((sub, UNKNOWN_KEY + maybe))
             elif isinstance(extra, dict):
                 out.extend(validate(item, extra, sub))
