@@ -68,6 +68,22 @@ def test_no_reward_logged_exits_2_listing_every_metric(tmp_path, monkeypatch):
     assert json.loads(Path("runs/t/beta1/sweepgen_status.json").read_text())["state"] == "finished"
 
 
+@pytest.mark.parametrize("metric", [[], ["--metric", "reward"]])
+def test_runs_that_logged_to_no_file_are_told_how_trl_writes_one(tmp_path, monkeypatch, metric):
+    """`trl grpo` with `save_strategy: "no"` and TRL's default `report_to: none` prints its metrics
+    and writes none; the hint was "--metric NAME" (or "give a metric the runs logged"), which no
+    name can satisfy."""
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path).replace("{name}", "0.5")
+    Path("writer.py").write_text(
+        "import os, sys\nos.makedirs(sys.argv[2], exist_ok=True)\nprint({'reward': 1})\n"
+    )
+    assert CliRunner().invoke(main, ["run", "generated/t", "--command", command]).exit_code == 0
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot", *metric])
+    assert report.exit_code == 2, report.output
+    assert "report_to: tensorboard" in report.stderr and 'save_strategy: "no"' in report.stderr
+
+
 # `trl grpo` with `report_to: tensorboard` and no checkpoint saved (save_strategy: "no"): no
 # trainer_state.json, only the HF Trainer's events, its names rewritten to `train/<name>`
 TB_WRITER = """

@@ -270,6 +270,13 @@ def _objective(request: Request) -> rep.Objective:
 
 
 NO_SOURCES = "metrics.jsonl, metrics.csv, trainer_state.json, TensorBoard events or W&B run files"
+# what to do when the runs wrote no metric file at all: a trl (HF Trainer) run's metrics go only to
+# its terminal unless a checkpoint keeps trainer_state.json or `report_to` names a tracker
+NOTHING_LOGGED = (
+    f"the finished runs wrote none of {NO_SOURCES}; a trl or other Hugging Face Trainer run writes its "
+    'metrics to a file only in a checkpoint\'s trainer_state.json (`save_strategy: "no"` keeps none) '
+    "or through `report_to: tensorboard` (or `wandb`, offline too): set one in the config and run again"
+)
 # what a run's reward is called by the trainers whose logs `report` reads, most likely first
 LIKELY_METRICS = ("reward", "reward_mean", "rewards/mean", "train/reward")
 
@@ -288,7 +295,7 @@ def _likely_metric(report: rep.Report, request: Request) -> str | None:
         "no run has the bundled trainer's summary.json, and no logged metric is a reward: say which "
         "metric to report",
         location=Location(str(request.directory)),
-        hint="--metric NAME; logged: " + (", ".join(logged) if logged else f"nothing (no {NO_SOURCES})"),
+        hint=f"--metric NAME; logged: {', '.join(logged)}" if logged else NOTHING_LOGGED,
     )
 
 
@@ -299,8 +306,7 @@ def _require_logged(report: rep.Report, request: Request) -> None:
     logged = rep.logged_metrics(report)
     close = difflib.get_close_matches(request.metric, logged, n=3)
     hint = f"did you mean {', '.join(close)}?" if close else "give a metric the runs logged"
-    if logged:
-        hint += f" (logged: {_listed(logged, 12)})"
+    hint = f"{hint} (logged: {_listed(logged, 12)})" if logged else NOTHING_LOGGED
     raise UserError(
         f"no finished run logged `{request.metric}`",
         location=Location(str(request.directory)),
