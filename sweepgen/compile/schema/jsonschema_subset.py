@@ -201,7 +201,7 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
     if types is not None:
         names = types if isinstance(types, list) else [types]
         if not any(_TYPES[t](value) for t in names):
-            return [(path, f"expected {' or '.join(names)}, got {_json_type(value)}")]
+            return [(path, f"expected {' or '.join(names)}, got {_json_type(value)}{_quoted(value, names)}")]
     if "enum" in schema and not any(same(value, e) for e in schema["enum"]):
         out.append((path, f"must be one of {schema['enum']!r}"))
     if "const" in schema and not same(value, schema["const"]):
@@ -257,9 +257,39 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
     return out
 
 
+def _quoted(value: Any, names: list[str]) -> str:
+    """How to fix a number or boolean written in quotes (``lr: "1e-5"``): a trainer's argparse may
+    convert it, the schema does not, and neither does a comparison of values."""
+    if not isinstance(value, str):
+        return ""
+    text = value.strip()
+    meant = [name for name in names if name in _SPELLED and _SPELLED[name](text)]
+    return f" (`{value}` in quotes is text: write it without quotes for the {meant[0]})" if meant else ""
+
+
+def _spelled_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _spelled_integer(text: str) -> bool:
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    return digits.isascii() and digits.isdigit()
+
+
+_SPELLED = {
+    "boolean": lambda text: text.lower() in ("true", "false"),
+    "integer": _spelled_integer,
+    "number": _spelled_number,
+}
+
+
 def _none_of(value: Any, alternatives: list[Any]) -> str:
     shapes = " or ".join(dict.fromkeys(_shape(s) for s in alternatives))
-    return f"expected {shapes}, got {_json_type(value)}"
+    types = [t for t in (s.get("type") for s in alternatives if isinstance(s, dict)) if isinstance(t, str)]
+    return f"expected {shapes}, got {_json_type(value)}{_quoted(value, types)}"
 
 
 def _json_type(value: Any) -> str:
