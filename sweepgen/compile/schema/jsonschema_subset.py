@@ -260,11 +260,13 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
 def _quoted(value: Any, names: list[str]) -> str:
     """How to fix a number or boolean written in quotes (``lr: "1e-5"``): a trainer's argparse may
     convert it, the schema does not, and neither does a comparison of values."""
-    if not isinstance(value, str):
-        return ""
-    text = value.strip()
-    meant = [name for name in names if name in _SPELLED and _SPELLED[name](text)]
-    return f" (`{value}` in quotes is text: write it without quotes for the {meant[0]})" if meant else ""
+    meant = next((name for name in names if _spells(name, value)), None)
+    return f" (`{value}` in quotes is text: write it without quotes for the {meant})" if meant else ""
+
+
+def _spells(name: str, value: Any) -> bool:
+    spelled = _SPELLED.get(name)
+    return spelled is not None and isinstance(value, str) and spelled(value.strip())
 
 
 def _spelled_number(text: str) -> bool:
@@ -288,8 +290,12 @@ _SPELLED = {
 
 def _none_of(value: Any, alternatives: list[Any]) -> str:
     shapes = " or ".join(dict.fromkeys(_shape(s) for s in alternatives))
-    types = [t for t in (s.get("type") for s in alternatives if isinstance(s, dict)) if isinstance(t, str)]
-    return f"expected {shapes}, got {_json_type(value)}{_quoted(value, types)}"
+    return f"expected {shapes}, got {_json_type(value)}{_quoted(value, _type_names(alternatives))}"
+
+
+def _type_names(alternatives: list[Any]) -> list[str]:
+    """The one type each alternative names, where it names one (``{"type": "number"}``)."""
+    return [s["type"] for s in alternatives if isinstance(s, dict) and isinstance(s.get("type"), str)]
 
 
 def _json_type(value: Any) -> str:
