@@ -453,9 +453,9 @@ def _show_runs(outcome: Outcome, request: Request, out: Console) -> None:
     """The per-run table; with --metric, its value, step, train-eval gap and final step measured."""
     result = outcome.report
     label = result.objective.label
-    measured = (
+    measured = (  # the metric asked for or chosen (TRL's `reward`): a measurement, rounded
         {label: label, "at_step": "step", "train_eval_gap": "train-eval", "final_step": "final_step"}
-        if request.metric
+        if result.objective.metric
         else None
     )
     lacking = [r for r in outcome.rows if r.get("state") == "finished" and _lacks(r, label)]

@@ -45,6 +45,19 @@ def test_trl_s_reward_is_reported_without_metric(tmp_path, monkeypatch):
     assert "1.5" in rows  # the final reward, 0.5 x step 3, not a dash
 
 
+def test_a_metric_chosen_without_metric_is_rounded_as_a_measurement(tmp_path, monkeypatch):
+    """With --metric its column was rounded (0.300); chosen without it (TRL's `reward`, W&B's
+    `train/reward`) it was printed as a config value is, every digit: 0.30000000000000004."""
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path, key="train/reward").replace("{name}", "0.1")
+    assert CliRunner().invoke(main, ["run", "generated/t", "--command", command]).exit_code == 0
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
+    assert report.exit_code == 0, report.output
+    rows = [line.split() for line in report.stdout.splitlines() if line.lstrip().startswith("beta")]
+    assert rows[0][:3] == ["beta1", "1", "0.300"], report.stdout  # 0.1 x step 3
+    assert "0.30000000000000004" not in report.stdout
+
+
 def test_the_run_table_shows_the_step_trl_s_state_reached(tmp_path, monkeypatch):
     """No metrics.jsonl: the end table's step is the trainer state's global_step, not a dash."""
     monkeypatch.chdir(tmp_path)
