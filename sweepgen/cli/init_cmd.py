@@ -80,11 +80,32 @@ def init(
     folder = f"{out_root.rstrip('/')}/{sweep}"
     info(f"rendered {folder}/ (edit the spec, then `sweepgen render` again)")
     command = api.run_command_hint(schema_ref)
+    if _keeps_no_metrics(folder):
+        info(
+            'note: these configs keep no metrics file (`save_strategy: "no"`, no `report_to`): the '
+            "trainer only prints its metrics and `sweepgen report` will find nothing; set `report_to: "
+            "tensorboard` (or `wandb`, offline too) in the config"
+        )
     if command is None and not _bundled_trainer_configs(folder):
         command = "YOUR-TRAINER {config}"  # a plain `run` starts the bundled trainer, which refuses it
         info("this config is not the bundled trainer's: say how your trainer runs a config with --command")
     info(f"next: sweepgen run {folder}" + (f" --command {shlex.quote(command)}" if command else ""))
     return EXIT_OK
+
+
+def _keeps_no_metrics(folder: str) -> bool:
+    """Whether every config just rendered is a Hugging Face Trainer's that writes no metrics file."""
+    from pathlib import Path
+
+    from sweepgen.errors import UserError
+    from sweepgen.run.core.hf_logging import writes_no_metrics
+    from sweepgen.run.core.tasks import load_sweep
+
+    try:
+        tasks = load_sweep(Path(folder)).tasks
+    except UserError:  # not for init to say: `run` names it
+        return False
+    return bool(tasks) and all(writes_no_metrics(task.config) for task in tasks)
 
 
 def _bundled_trainer_configs(folder: str) -> bool:

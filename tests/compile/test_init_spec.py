@@ -54,6 +54,24 @@ def test_a_yaml_config_becomes_a_seed_grid_with_one_folder_per_run(here):
     assert again.exit_code == 2 and "never overwrites" in again.output
 
 
+@pytest.mark.parametrize(
+    ("logging", "noted"),
+    [
+        ('save_strategy: "no"\n', True),
+        ('save_strategy: "no"\nreport_to: none\n', True),
+        ('save_strategy: "no"\nreport_to: [tensorboard]\n', False),
+        ("save_strategy: steps\n", False),  # the Trainer saves at the end: trainer_state.json
+    ],
+)
+def test_a_trainer_config_that_keeps_no_metrics_file_is_noted_at_init(here, logging, noted):
+    """`trl grpo` with `save_strategy: "no"` and TRL's default `report_to: none` prints its metrics
+    and writes none: the first `report` finds nothing. init says so before anything runs."""
+    (here / "configs/grpo.yaml").write_text("output_dir: out/x\nlearning_rate: 1.0e-6\n" + logging)
+    result = cli("init", "--from", "configs/grpo.yaml")
+    assert result.exit_code == 0, result.output
+    assert ("keep no metrics file" in result.output) is noted, result.output
+
+
 VERL = """trainer:
   project_name: p
   experiment_name: gsm8k
