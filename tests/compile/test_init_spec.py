@@ -131,6 +131,40 @@ def test_schema_is_exported_and_a_config_it_refuses_leaves_nothing(here, monkeyp
     assert cli("render", "specs/c.yaml").exit_code == 0
 
 
+TRAINER_MODULE = """
+from dataclasses import dataclass
+
+
+@dataclass
+class TrainerArgs:
+    output_dir: str | None = None  # transformers: None means `trainer_output`, every run's
+    beta: float = 0.04
+"""
+
+
+@pytest.mark.parametrize("config", ["beta: 0.0\n", "beta: 0.0\noutput_dir: null\n"])
+def test_a_config_leaving_output_dir_to_its_schema_s_default_gets_one_folder_per_run(
+    here, monkeypatch, config
+):
+    """`trl grpo` without `output_dir` writes every run to transformers' `trainer_output`: init set
+    only the spec's run_dir, so the runs overwrote each other's checkpoints there and `report`
+    found none of them in the run folders."""
+    (here / "hfargs_init.py").write_text(TRAINER_MODULE)
+    monkeypatch.syspath_prepend(str(here))
+    (here / "configs/c.yaml").write_text(config)
+    made = cli(
+        "init", "--from", "configs/c.yaml", "--grid", "beta=0.0,0.04", "--schema", "hfargs_init:TrainerArgs"
+    )
+    assert made.exit_code == 0, made.output
+    assert "run_dir:" not in (here / "specs/c.yaml").read_text()
+    folders = {
+        (here / f"generated/c/beta{b}.yaml").read_text().split("output_dir: ")[1].split()[0]
+        for b in ("0.0", "0.04")
+    }
+    assert folders == {"runs/c/beta0.0", "runs/c/beta0.04"}
+    sys.modules.pop("hfargs_init", None)
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device"])
 def test_a_config_that_is_no_regular_file_is_refused_without_blocking(here, kind):
     # a FIFO nobody writes to blocks open() for ever, /dev/zero never ends: refused from their type
