@@ -101,13 +101,20 @@ def starter(
     return Starter({spec_path: "\n".join(lines) + "\n", template_path: template}, spec_path)
 
 
-def _run_name_lines(data: dict[str, Any]) -> list[str]:
+def _run_name_lines(data: dict[str, Any], schema_keys: Mapping[str, Any]) -> list[str]:
     """``run_name`` as the run's name; a ``hub_model_id`` pushed to (``push_to_hub: true``) as its
-    own repository per run (``<id>-<run>``): one id would have every run push over the others'."""
+    own repository per run (``<id>-<run>``): one id would have every run push over the others'.
+    Pushed without an id (the schema has the key), the Hub repository would be the run folder's
+    last part, ``seed1``, which every sweep's runs share: ``<sweep>-<run>`` is added instead."""
     lines = [f'  run_name: "{RUN_NAME}"'] if isinstance(data.get("run_name"), str) else []
     hub = data.get("hub_model_id")
-    if data.get("push_to_hub") is True and isinstance(hub, str) and _HUB_ID.fullmatch(hub):
+    if data.get("push_to_hub") is not True:
+        return lines
+    if isinstance(hub, str) and _HUB_ID.fullmatch(hub):
         lines.append(f'  hub_model_id: "{hub}-{RUN_NAME}"')
+    elif hub is None and "hub_model_id" in schema_keys:
+        key = "hub_model_id" if "hub_model_id" in data else "+hub_model_id"
+        lines.append(f'  {key}: "{{{{ sweep.name }}}}-{RUN_NAME}"')
     return lines
 
 
@@ -122,7 +129,7 @@ def _run_folder_lines(data: dict[str, Any], schema_keys: Mapping[str, Any]) -> l
     top = _run_folder_key(data, schema_keys)
     keys = [".".join(path) for path, _ in output_keys.locations(data) if path != ("output_dir",)]
     keys = [top, *keys] if top else keys
-    lines = [f'  {key}: "{RUN_DIR}"' for key in keys] + _run_name_lines(data)
+    lines = [f'  {key}: "{RUN_DIR}"' for key in keys] + _run_name_lines(data, schema_keys)
     derived = ["derived:   # one folder (and name) per run", *lines]
     return ([] if top else [f'run_dir: "{RUN_DIR}"']) + (derived if lines else [])
 

@@ -139,6 +139,8 @@ from dataclasses import dataclass
 class TrainerArgs:
     output_dir: str | None = None  # transformers: None means `trainer_output`, every run's
     beta: float = 0.04
+    push_to_hub: bool = False
+    hub_model_id: str | None = None  # transformers: None means the output folder's last part
 """
 
 
@@ -162,6 +164,25 @@ def test_a_config_leaving_output_dir_to_its_schema_s_default_gets_one_folder_per
         for b in ("0.0", "0.04")
     }
     assert folders == {"runs/c/beta0.0", "runs/c/beta0.04"}
+    sys.modules.pop("hfargs_init", None)
+
+
+def test_a_run_pushed_to_the_hub_without_an_id_gets_the_sweep_in_its_repository_name(here, monkeypatch):
+    """No `hub_model_id`: transformers names the repository after the run folder's last part
+    (`beta0.0`), which the runs of every sweep share."""
+    (here / "hfargs_init.py").write_text(TRAINER_MODULE)
+    monkeypatch.syspath_prepend(str(here))
+    (here / "configs/c.yaml").write_text("beta: 0.0\npush_to_hub: true\n")
+    made = cli(
+        "init", "--from", "configs/c.yaml", "--grid", "beta=0.0,0.04", "--schema", "hfargs_init:TrainerArgs"
+    )
+    assert made.exit_code == 0, made.output
+    import yaml
+
+    hubs = {
+        p.stem: yaml.safe_load(p.read_text())["hub_model_id"] for p in (here / "generated/c").glob("*.yaml")
+    }
+    assert hubs == {"beta0.0": "c-beta0.0", "beta0.04": "c-beta0.04"}
     sys.modules.pop("hfargs_init", None)
 
 
