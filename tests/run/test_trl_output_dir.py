@@ -30,9 +30,21 @@ def test_trl_runs_whose_configs_name_no_output_dir_are_refused(tmp_path, monkeyp
         main, ["run", "generated/t", "--command", "trl grpo --config {config}", "--dry-run"]
     )
     assert result.exit_code == 2, result.output
-    assert "generated/t/beta2.yaml:1:1:" in result.output
-    assert "would both write to 'trainer_output'" in result.output
+    assert "generated/t/beta1.yaml:1:1:" in result.output
+    assert "'trainer_output'" in result.output and "1 other run(s) of this sweep" in result.output
     assert not (tmp_path / "runs").exists()
+
+
+def test_one_trl_run_without_output_dir_is_refused_too(tmp_path, monkeypatch):
+    """Alone it overwrites nothing of this sweep, but writes outside its run folder, where `report`
+    does not look and the next sweep's runs write too."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"beta1": {"beta": 1}})
+    result = CliRunner().invoke(
+        main, ["run", "generated/t", "--command", "trl grpo --config {config}", "--dry-run"]
+    )
+    assert result.exit_code == 2 and "'trainer_output'" in result.output, result.output
+    assert "other run(s)" not in result.output
 
 
 @pytest.mark.parametrize(

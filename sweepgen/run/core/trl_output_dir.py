@@ -23,24 +23,30 @@ _FLAGS = ("--output_dir", "--output-dir")
 
 
 def check(command: Sequence[str] | None, configs: Sequence[tuple[str, Path, bytes]]) -> None:
-    """Exit 2 when ``command`` is ``trl <training command>`` and two of the ``configs`` (run name,
-    rendered file, its bytes) leave ``output_dir`` to transformers' default."""
-    if command is None or not _trl_training(command) or _sets_output_dir(command):
+    """Exit 2 when ``command`` is ``trl <training command>`` and one of the ``configs`` (run name,
+    rendered file, its bytes) leaves ``output_dir`` to transformers' default."""
+    if not _applies(command):
         return
     unset = [(run, path) for run, path, data in configs if not _names_output_dir(path, data)]
-    if len(unset) >= 2:
-        raise _shared(unset[0][0], *unset[1])
+    if unset:
+        raise _refusal(*unset[0], others=len(unset) - 1)
 
 
-def _shared(first: str, run: str, path: Path) -> ConfigError:
+def _refusal(run: str, path: Path, *, others: int) -> ConfigError:
+    shared = f", and so would {others} other run(s) of this sweep, over each other's" if others else ""
     return ConfigError(
-        f"runs {first!r} and {run!r} would both write to {DEFAULT!r}: their configs set no output_dir, "
-        f"and `trl` then writes every run's checkpoints to transformers' default folder, over the "
-        "others', where `report` does not look",
+        f"run {run!r} sets no output_dir: `trl` would then write its checkpoints to transformers' "
+        f"default {DEFAULT!r} in the working folder{shared}, not to the run's folder where `report` "
+        "looks",
         location=Location(str(path), 1),
         hint='set it per run in the spec, e.g. derived: {+output_dir: "runs/{{ sweep.name }}/'
         '{{ variant.run_name }}"}, or pass --output_dir {run_dir} in --command',
     )
+
+
+def _applies(command: Sequence[str] | None) -> bool:
+    """``trl <training command>`` that does not pass ``--output_dir`` itself."""
+    return command is not None and _trl_training(command) and not _sets_output_dir(command)
 
 
 def _trl_training(command: Sequence[str]) -> bool:
@@ -57,11 +63,18 @@ def _sets_output_dir(command: Sequence[str]) -> bool:
 
 def _names_output_dir(path: Path, data: bytes) -> bool:
     """Whether a rendered YAML config sets ``output_dir`` to a folder (anything else: not judged)."""
+    config = _yaml_mapping(path, data)
+    folder = config.get("output_dir") if config is not None else "not judged"
+    return isinstance(folder, str) and bool(folder.strip())
+
+
+def _yaml_mapping(path: Path, data: bytes) -> dict[str, Any] | None:
+    """A rendered YAML config's top-level mapping; None for another kind, or one that does not read
+    as a mapping (its own checks say why)."""
     if path.suffix.lower() not in (".yaml", ".yml"):
-        return True
+        return None
     try:
-        config: Any = yamlio.loads(data.decode("utf-8"), str(path)).data
+        config = yamlio.loads(data.decode("utf-8"), str(path)).data
     except (UnicodeDecodeError, ValueError, UserError, RecursionError):
-        return True  # its own checks say why it does not read
-    folder = config.get("output_dir") if isinstance(config, dict) else None
-    return not isinstance(config, dict) or (isinstance(folder, str) and bool(folder.strip()))
+        return None
+    return config if isinstance(config, dict) else None
