@@ -74,3 +74,24 @@ def test_trl_runs_with_their_own_output_dir_are_left_alone(tmp_path, monkeypatch
         main, ["run", "generated/t", "--command", "trl grpo --config {config}", "--dry-run"]
     )
     assert result.exit_code == 0, result.output
+
+
+def test_a_search_trial_of_trl_without_output_dir_is_refused_before_it_runs(tmp_path):
+    """A search renders its trials one at a time: each is refused, told failed with the reason,
+    and no `trl` is started (none is installed here: a started one would fail otherwise)."""
+    from search_support import sweepgen, write_search_project
+
+    base = {"x": 0.5, "y": 0.5, "steps": 2, "step_s": 0.01, "seed": 0, "noise": 0.0}
+    spec = write_search_project(
+        tmp_path,
+        {"n": 1, "parallel": 1, "sampler": "random"},
+        base=base,
+        derived={},
+        run_dir="runs/s/{{ variant.name }}",
+    )
+    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", "trl grpo --config {config}")
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "refused" in said and "sets no output_dir" in said and "'trainer_output'" in said, said
+    assert "Traceback" not in said
+    assert not list((tmp_path / "runs").glob("s/*/run.log"))  # nothing started
