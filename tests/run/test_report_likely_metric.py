@@ -58,6 +58,24 @@ def test_a_metric_chosen_without_metric_is_rounded_as_a_measurement(tmp_path, mo
     assert "0.30000000000000004" not in report.stdout
 
 
+@pytest.mark.parametrize(("clipped", "warned"), [(0.9, True), (0.2, False)])
+def test_trl_runs_scored_on_cut_completions_are_warned_as_the_bundled_trainer_s(
+    tmp_path, monkeypatch, clipped, warned
+):
+    """TRL logs the share of each step's completions cut at max_completion_length
+    (`completions/clipped_ratio`); only the bundled trainer's summary was read for the warning."""
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path).replace("{name}", "0.5")
+    writer = Path("writer.py")
+    writer.write_text(
+        writer.read_text().replace('"kl": 0.01', f'"kl": 0.01, "completions/clipped_ratio": {clipped}')
+    )
+    assert CliRunner().invoke(main, ["run", "generated/t", "--command", command]).exit_code == 0
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
+    assert report.exit_code == 0, report.output
+    assert ("of their completions cut at max_completion_length" in report.stderr) is warned, report.stderr
+
+
 def test_the_run_table_shows_the_step_trl_s_state_reached(tmp_path, monkeypatch):
     """No metrics.jsonl: the end table's step is the trainer state's global_step, not a dash."""
     monkeypatch.chdir(tmp_path)

@@ -336,26 +336,37 @@ def _listed(names: Sequence[str], most: int) -> str:
     return ", ".join(names[:most]) + (", ..." if len(names) > most else "")
 
 
-def _mostly_cut(summary: Mapping[str, Any]) -> bool:
-    """A run scored on completions mostly cut at max_completion_length, and not by its config's
-    design (the bundled trainer's summary says when its config declared the cut the task's own)."""
-    fraction = summary.get("truncated_fraction")
-    return (
-        isinstance(fraction, (int, float))
-        and fraction > TRUNCATION_WARNING
-        and summary.get("truncation") != "expected"
-    )
+def _mostly_cut(run: rep.RunRecord) -> bool:
+    """A run scored on completions mostly cut at max_completion_length: the bundled trainer's
+    summary says so (unless its config declared the cut the task's own), a `trl` run's logged
+    ``completions/clipped_ratio`` says so on average over the run."""
+    if run.summary:
+        fraction = run.summary.get("truncated_fraction")
+        expected = run.summary.get("truncation") == "expected"
+    else:
+        fraction, expected = _mean_clipped(run.series), False
+    return isinstance(fraction, (int, float)) and fraction > TRUNCATION_WARNING and not expected
+
+
+# TRL's share of a step's completions cut at max_completion_length (TensorBoard and W&B: `train/`)
+CLIPPED_RATIO = ("completions/clipped_ratio", "train/completions/clipped_ratio")
+
+
+def _mean_clipped(series: Mapping[str, Any]) -> float | None:
+    points = next((series[name] for name in CLIPPED_RATIO if series.get(name)), None)
+    return sum(value for _, value in points) / len(points) if points else None
 
 
 def _truncation_warning(report: rep.Report) -> list[str]:
     """Runs that scored too many completions cut at max_completion_length: one warning naming them."""
-    cut = [r.name for r in report.finished if _mostly_cut(r.summary or {})]
+    cut = [r.name for r in report.finished if _mostly_cut(r)]
     if not cut:
         return []
     return [
         f"{len(cut)} run(s) had more than {TRUNCATION_WARNING:.0%} of their completions cut at "
         f"max_completion_length and scored on the cut text ({_listed(cut, 8)}); "
-        "raise grpo.max_completion_length if that is not intended"
+        "raise max_completion_length (the bundled trainer's grpo.max_completion_length) if that is "
+        "not intended"
     ]
 
 
