@@ -21,11 +21,11 @@ from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import RunState, is_pruned_reason
 from sweepgen.run.report import collect as rep
+from sweepgen.run.report import dropout, sampled_axes, sequential_record, stats, stats_files
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import importance as report_importance
 from sweepgen.run.report import page as report_page
-from sweepgen.run.report import sampled_axes, sequential_record, stats, stats_files
 from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
 
 TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
@@ -74,11 +74,18 @@ class Outcome:
 
     context: dict[str, str] = field(default_factory=dict)  # metric, value, direction
     view: Any = None  # a search sweep's study as search.view reads it, loaded once
+    lost: dict[str, list[str]] = field(default_factory=dict)  # per group, its runs without a value
 
     def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
             return []
-        return stats_files.rows(self.statistics, self.context)
+        return stats_files.rows(self.statistics, self.context, self.lost)
+
+    def lost_sentences(self) -> list[str]:
+        """Per seed group that lost runs: what the statistics left out (dropout.sentences)."""
+        if self.statistics is None:
+            return []
+        return dropout.sentences(self.lost, {g.name: g.n for g in self.statistics.groups})
 
 
 def make(request: Request) -> Outcome:
@@ -100,6 +107,8 @@ def make(request: Request) -> Outcome:
     )
     outcome.context = stats_context(request, report)
     outcome.view = view
+    if statistics is not None:
+        outcome.lost = dropout.lost_runs(report, groups, plan, request.seeds)
     outcome.notes.extend(_sequential_lines(report, request))
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     _write(files, request.out_dir or report.out_dir, outcome)
@@ -454,12 +463,12 @@ def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tupl
             (
                 "statistics",
                 filenames.STATISTICS_CSV,
-                stats_files.csv_text(outcome.statistics, outcome.context).encode(),
+                stats_files.csv_text(outcome.statistics, outcome.context, outcome.lost).encode(),
             ),
             (
                 "statistics",
                 filenames.STATISTICS_JSON,
-                stats_files.json_text(outcome.statistics, outcome.context).encode(),
+                stats_files.json_text(outcome.statistics, outcome.context, outcome.lost).encode(),
             ),
         ]
     if draw_png:
@@ -514,7 +523,7 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         importance=importance,
         importance_csv=filenames.IMPORTANCE_CSV,
         statistics=outcome.statistics,
-        notes=[*outcome.warnings, *outcome.notes],
+        notes=[*outcome.warnings, *outcome.lost_sentences(), *outcome.notes],
         digits=report.digits,
         sampled=bool((report.block or {}).get("digits")),
         search=search,

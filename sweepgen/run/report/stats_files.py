@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
 from sweepgen import escape, jsonfloat
@@ -39,6 +39,8 @@ class StatsRow(TypedDict):
     reason: str | None
     seeds_needed: int | None
     detectable_diff: float | None
+    runs_lost: int  # the group's runs without a value (failed, pruned, metric missing): not in n
+    lost: str | None  # which, and why ("x_seed2 (failed); ..."), report/dropout.py
 
 
 COLUMNS = tuple(StatsRow.__annotations__)
@@ -66,12 +68,20 @@ def _versus(c: stats.Comparison | None) -> _Versus:
     return (c.diff, c.low, c.high, c.level, c.test, c.p, c.p_holm, c.reason, c.seeds_needed, c.detectable)
 
 
-def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[StatsRow]:
+def _lost(lost: Mapping[str, Sequence[str]] | None, group: str) -> Sequence[str]:
+    return () if lost is None else lost.get(group, ())
+
+
+def rows(
+    statistics: stats.Statistics, context: Mapping[str, str], lost: Mapping[str, Sequence[str]] | None = None
+) -> list[StatsRow]:
     """One row per group: its mean and interval, and against the baseline the comparison.
-    ``context``: metric, value and direction, as the report names them."""
+    ``context``: metric, value and direction, as the report names them; ``lost``: per group, its
+    runs without a value (dropout.lost_runs)."""
     by = {c.name: c for c in statistics.comparisons}
     out = []
     for g in statistics.groups:
+        gone = _lost(lost, g.name)
         c = by.get(g.name)
         verdict = c.verdict if c else ("baseline" if g.name == statistics.baseline else None)
         diff, low, high, level, test, p, p_holm, reason, needed, detectable = _versus(c)
@@ -99,21 +109,28 @@ def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[Stats
                 reason=reason,
                 seeds_needed=needed,
                 detectable_diff=detectable,
+                runs_lost=len(gone),
+                lost="; ".join(gone) if gone else None,
             )
         )
     return out
 
 
-def csv_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
+def csv_text(
+    statistics: stats.Statistics, context: Mapping[str, str], lost: Mapping[str, Sequence[str]] | None = None
+) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
     writer.writeheader()
-    for row in rows(statistics, context):  # group and metric names: data, never a formula (escape.csv_cell)
+    # group and metric names: data, never a formula (escape.csv_cell)
+    for row in rows(statistics, context, lost):
         writer.writerow({k: repr(v) if isinstance(v, float) else escape.csv_cell(v) for k, v in row.items()})
     return buf.getvalue()
 
 
-def json_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
+def json_text(
+    statistics: stats.Statistics, context: Mapping[str, str], lost: Mapping[str, Sequence[str]] | None = None
+) -> str:
     body = {
         "metric": context["metric"],
         "value": context["value"],
@@ -121,6 +138,6 @@ def json_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
         "mode": statistics.mode,
         "baseline": statistics.baseline,
         "methods": statistics.methods.describe(),
-        "groups": jsonfloat.tagged(rows(statistics, context)),  # NaN/inf as every JSON file writes them
+        "groups": jsonfloat.tagged(rows(statistics, context, lost)),  # NaN/inf as every JSON file writes them
     }
     return json.dumps(body, indent=2, allow_nan=False) + "\n"
