@@ -292,7 +292,7 @@ def _interval(low: float | None, high: float | None) -> str:
     default=None,
     metavar="final|best|last:K",
     help="The value of --metric compared: its last logged value (final, the default), its best over "
-    "the run (best: biased upward, warned), or the mean of its last K logged values (last:K). "
+    "the run (best: biased toward better, warned), or the mean of its last K logged values (last:K). "
     "--mode never changes it.",
 )
 @click.option(

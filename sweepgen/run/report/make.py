@@ -21,7 +21,7 @@ from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import RunState, is_pruned_reason
 from sweepgen.run.report import collect as rep
-from sweepgen.run.report import dropout, sampled_axes, sequential_record, stats, stats_files
+from sweepgen.run.report import compared, dropout, sampled_axes, sequential_record, stats, stats_files
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import importance as report_importance
@@ -29,10 +29,6 @@ from sweepgen.run.report import page as report_page
 from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
 
 TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
-BEST_WARNING = (
-    "--at best compares each run's best logged value: the maximum of noisy evaluations is biased "
-    "upward, and more so for noisier arms; prefer --at final or --at last:K for a comparison"
-)
 
 
 @dataclass(frozen=True)
@@ -94,14 +90,15 @@ def make(request: Request) -> Outcome:
     plan = grp.seed_plan(report.block, report.varying)
     groups = _groups(report, plan, request)
     warnings, notes = _messages(report, plan, request)
+    warnings.extend(compared.steps_warning(report, groups))
     if guessed is not None:
         notes.append(
             f"no run has the bundled trainer's summary.json: reporting `{guessed}`, the reward the "
             "runs logged (TRL's name); choose another with --metric NAME"
         )
     missing = _missing_libraries(request, warnings)
-    compared = "scipy" not in missing and _compares(request, groups)
-    statistics = _statistics(report, groups, request) if compared else None
+    comparing = "scipy" not in missing and _compares(request, groups)
+    statistics = _statistics(report, groups, request) if comparing else None
     outcome = Outcome(
         report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
     )
@@ -323,7 +320,7 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
     warnings.extend(f"run {run.name}: {problem}" for run in report.runs for problem in run.problems)
     warnings.extend(_truncation_warning(report))
     if report.objective.at == "best":
-        warnings.append(BEST_WARNING)
+        warnings.append(compared.best_warning(report.objective.mode))
     lacking = missing_value(report)
     if lacking and report.finished:
         warnings.append(
