@@ -116,18 +116,26 @@ def until_decided(
     return decided / reps, spent / reps, peeked / reps
 
 
+def _schedules() -> list[sequential.Schedule]:
+    """Up to 5 seeds a look at a time, and up to 10 two at a time, with each spending function."""
+    return [
+        sequential.Schedule(per_round, max_seeds, spending=spending)
+        for max_seeds, per_round in ((5, 1), (10, 2))
+        for spending in sequential.SPENDING
+    ]
+
+
+def _schedule_cells(schedule: sequential.Schedule) -> str:
+    return f"{schedule.max_seeds:<4} {schedule.per_round:<10} {schedule.spending:<9}"
+
+
 def print_until_decided(rng: np.random.Generator, reps: int) -> None:
     print(f"\nrun --until-decided: one arm against the baseline, {reps} replications per row")
     print("max  per_round  spending  shift_sd  verdict_rate  mean_seeds  peeking_rate")
-    for max_seeds, per_round in ((5, 1), (10, 2)):
-        for spending in sequential.SPENDING:
-            schedule = sequential.Schedule(per_round, max_seeds, spending=spending)
-            for shift in SHIFTS:
-                rate, seeds, peek = until_decided(rng, schedule, shift, reps)
-                print(
-                    f"{max_seeds:<4} {per_round:<10} {spending:<9} {shift:<9} {rate:<13.3f} "
-                    f"{seeds:<11.2f} {peek:.3f}"
-                )
+    for schedule in _schedules():
+        for shift in SHIFTS:
+            rate, seeds, peek = until_decided(rng, schedule, shift, reps)
+            print(f"{_schedule_cells(schedule)} {shift:<9} {rate:<13.3f} {seeds:<11.2f} {peek:.3f}")
     print(f"family-wise error rate, 3 arms at the null, {reps} replications")
     for max_seeds, per_round in ((5, 1), (10, 2)):
         schedule = sequential.Schedule(per_round, max_seeds)
@@ -177,18 +185,13 @@ def print_sequential_spread(seed: int, reps: int) -> None:
 
     print(f"\nrun --until-decided under the null, spreads 10:1, {reps} replications per cell")
     print("max  per_round  spending  arms  arm_sd  base_sd  plain_welch  calibrated")
-    for max_seeds, per_round in ((5, 1), (10, 2)):
-        for spending in sequential.SPENDING:
-            schedule = sequential.Schedule(per_round, max_seeds, spending=spending)
-            for case in SPREAD_CASES:
-                with mock.patch.object(sequential.stats, "difference_test", _plain_welch):
-                    before = null_rate_spread(np.random.default_rng(seed), schedule, case, reps)
-                now = null_rate_spread(np.random.default_rng(seed), schedule, case, reps)
-                print(
-                    f"{max_seeds:<4} {per_round:<10} {spending:<9} {case[0]:<5} {case[1]:<7} {case[2]:<8} "
-                    f"{before:<12.4f} {now:.4f}",
-                    flush=True,
-                )
+    for schedule in _schedules():
+        for case in SPREAD_CASES:
+            with mock.patch.object(sequential.stats, "difference_test", _plain_welch):
+                before = null_rate_spread(np.random.default_rng(seed), schedule, case, reps)
+            now = null_rate_spread(np.random.default_rng(seed), schedule, case, reps)
+            cells = f"{case[0]:<5} {case[1]:<7} {case[2]:<8} {before:<12.4f} {now:.4f}"
+            print(f"{_schedule_cells(schedule)} {cells}", flush=True)
 
 
 def main() -> None:

@@ -209,7 +209,7 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
     """What cannot be decided and why, and how many seeds would decide, one sentence per comparison."""
     statistics = outcome.statistics
     assert statistics is not None
-    out = outcome.lost_sentences()
+    out = outcome.caveats()
     for c in statistics.comparisons:
         if c.reason is not None:
             out.append(f"{c.name}: cannot decide: {c.reason}")
@@ -471,10 +471,14 @@ def _show_table(outcome: Outcome, request: Request, fmt: str) -> None:
         from sweepgen.run.report import stats_files
 
         if fmt == "json":
-            click.echo(stats_files.json_text(outcome.statistics, outcome.context, outcome.lost), nl=False)
+            click.echo(
+                stats_files.json_text(outcome.statistics, outcome.context, outcome.caveat_columns()), nl=False
+            )
         else:
             click.echo(
-                _console.safe_text(stats_files.csv_text(outcome.statistics, outcome.context, outcome.lost)),
+                _console.safe_text(
+                    stats_files.csv_text(outcome.statistics, outcome.context, outcome.caveat_columns())
+                ),
                 nl=False,
             )
     elif fmt == "json":  # NaN or Infinity (a diverged run) tagged: JSON has neither
