@@ -112,7 +112,7 @@ def look(
 ) -> list[Crossing]:
     """Test every open comparison (``arms``, each against ``base``) at one look, Holm at ``alpha``."""
     # the calibrated p (stats.difference_test): plain Welch errs above its level where the spreads
-    # differ (2-5 seeds a side, one arm 10x noisier: 5.9-6.8% over all looks at alpha 0.05,
+    # differ (up to 5 seeds a side, three arms 10x noisier: 6.35% of null sweeps called at alpha 0.05,
     # benchmarks/RESULTS.md), and the union bound over looks holds only for a test that keeps its level
     tested = [stats.difference_test(values, base)[1] for _, values in arms]
     pvalues = [1.0 if p is None else p for p in tested]  # untestable: open, and still counted by Holm
