@@ -398,3 +398,15 @@ def test_one_seed_rule_for_grouping_and_curves():
     assert grp.seed_plan(None, ["data_seed", "lr"]).path is None
     assert grp.seed_plan(None, ["data.seed", "lr"]).path == "data.seed"
     assert grp.seed_plan(None, ["data.seed", "training.seed"]).source == "none"  # two: none guessed
+
+
+@pytest.mark.parametrize("scale", [1e-100, 1e100])
+def test_the_test_does_not_depend_on_the_metrics_scale(scale):
+    # Welch's df from squared errors of 1e-200 underflowed to 0 / 0 (ZeroDivisionError: report ended
+    # with exit 70); the test, its interval and its verdict are the same at any scale
+    arm, base = [0.61, 0.58, 0.66, 0.71], [0.52, 0.55, 0.49]
+    at_one = stats.compare([("b", base), ("a", arm)], baseline="b", mode="max").comparisons[0]
+    scaled = [("b", [v * scale for v in base]), ("a", [v * scale for v in arm])]
+    c = stats.compare(scaled, baseline="b", mode="max").comparisons[0]
+    assert (c.p, c.verdict) == (pytest.approx(at_one.p, rel=1e-9), at_one.verdict)
+    assert (c.low / scale, c.high / scale) == pytest.approx((at_one.low, at_one.high), rel=1e-9)

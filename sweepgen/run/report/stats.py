@@ -182,7 +182,10 @@ def _degrees_of_freedom(arm: Sequence[float], base: Sequence[float], ea: float, 
     na, nb = len(arm), len(base)
     if _var(arm) == 0 or _var(base) == 0:  # one group's spread stands for both: its n - 1 df are all
         return float((nb if _var(arm) == 0 else na) - 1)
-    return (ea + eb) ** 2 / (ea**2 / (na - 1) + eb**2 / (nb - 1))
+    # in the arm's share of the squared error: (ea + eb)^2 / (ea^2 / .. + eb^2 / ..) underflows to 0 / 0
+    # for runs whose spread is tiny (1e-100: squared errors of 1e-200, their squares 0)
+    w = ea / (ea + eb)
+    return 1 / (w * w / (na - 1) + (1 - w) * (1 - w) / (nb - 1))
 
 
 def _spreads(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float]:
