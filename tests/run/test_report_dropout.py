@@ -59,3 +59,20 @@ def test_held_out_seeds_count_only_their_own_lost_runs(cli_cwd):
     assert result.exit_code == 0, result.output
     rows = {r["group"]: r for r in csv.DictReader(result.stdout.splitlines())}
     assert {g: r["runs_lost"] for g, r in rows.items()} == dict.fromkeys(rows, "0")
+
+
+def test_runs_not_started_or_still_running_are_not_losses(cli_cwd):
+    # `run --until-decided` never starts a decided group's later seeds; a run still going has no
+    # outcome yet: neither is a run the configuration lost
+    make_shaping(cli_cwd)
+    never = cli_cwd / "runs/shaping/coma_seed6_lr1e-05"
+    for f in never.iterdir():
+        f.unlink()
+    going = cli_cwd / "runs/shaping/coma_seed5_lr1e-05"
+    (going / "summary.json").unlink()
+    (going / "sweepgen_status.json").write_text(json.dumps({"state": "running", "executor": "local"}))
+    result = CliRunner().invoke(main, [*ARGS, "--no-plot"])
+    assert result.exit_code == 0, result.output
+    rows = {r["group"]: r for r in csv.DictReader((cli_cwd / "runs/shaping/statistics.csv").open())}
+    assert (rows["coma_lr1e-05"]["n"], rows["coma_lr1e-05"]["runs_lost"]) == ("4", "0")
+    assert "the statistics use" not in result.stdout

@@ -1,5 +1,7 @@
-"""The runs of each seed group that have no value to compare: failed, cancelled, still running,
-pruned, or finished without the metric (not logged, NaN at the end). The statistics are over the runs
+"""The runs of each seed group that ended without a value to compare: failed, cancelled, pruned, or
+finished without the metric (not logged, NaN at the end). A run not started or still running has no
+outcome yet (`run --until-decided` never starts the later seeds of a group it decided): it is not a
+loss, and `report`'s table shows its state. The statistics are over the runs
 with a value, so a group that lost seeds is compared on its survivors; where the loss comes from the
 arm itself (a learning rate that diverges on some seeds) the survivors are its better seeds and the
 group looks better than it is. Nothing here changes a number: it says, per group, what was left out,
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from sweepgen.run.core.base import RunState
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
 
@@ -38,7 +41,12 @@ def _unscored(report: rep.Report, plan: grp.SeedPlan, seeds: str) -> list[rep.Ru
     members = [grp.Member(r.name, r.variant, r.values) for r in report.runs]
     chosen = {m.run for m in grp.select_seeds(members, plan, seeds)}
     scored = {r.name for r in report.finished if r.value is not None}
-    return [r for r in report.runs if r.name in chosen and r.name not in scored]
+    return [r for r in report.runs if r.name in chosen and r.name not in scored and _ended(r)]
+
+
+def _ended(run: rep.RunRecord) -> bool:
+    """The run has an outcome: it did not merely not start, or not finish yet."""
+    return run.state not in (RunState.PENDING, RunState.RUNNING) or run.pruned is not None
 
 
 def _key(values: Mapping[str, object], keys: Sequence[str]) -> tuple[str, ...]:
