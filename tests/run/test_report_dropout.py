@@ -76,3 +76,22 @@ def test_runs_not_started_or_still_running_are_not_losses(cli_cwd):
     rows = {r["group"]: r for r in csv.DictReader((cli_cwd / "runs/shaping/statistics.csv").open())}
     assert (rows["coma_lr1e-05"]["n"], rows["coma_lr1e-05"]["runs_lost"]) == ("4", "0")
     assert "the statistics use" not in result.stdout
+
+
+def test_a_configuration_that_lost_every_run_is_said_to_be_missing(cli_cwd):
+    make_shaping(cli_cwd)
+    for seed in range(1, 7):  # every seed of noisy at lr 1e-3 failed (or its pruner stopped it)
+        run = cli_cwd / f"runs/shaping/noisy_seed{seed}_lr0.001"
+        (run / "summary.json").unlink()
+        (run / "sweepgen_status.json").write_text(
+            json.dumps({"state": "failed", "executor": "local", "exit_code": 1, "reason": "exit 1"})
+        )
+    result = CliRunner().invoke(main, [*ARGS, "--no-plot"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stdout.split())
+    assert (
+        "6 runs belong to configurations none of whose runs has a value, so those configurations are "
+        "not in the statistics (noisy_seed1_lr0.001 (failed), noisy_seed2_lr0.001 (failed)"
+    ) in said
+    rows = {r["group"] for r in csv.DictReader((cli_cwd / "runs/shaping/statistics.csv").open())}
+    assert "noisy_lr0.001" not in rows and "" not in rows

@@ -16,12 +16,14 @@ from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
 
 MAX_LISTED = 6  # run names listed per group; the count is always whole
+ABSENT = ""  # lost_runs' key for the runs of configurations none of whose runs has a value (no group)
 
 
 def lost_runs(
     report: rep.Report, groups: Sequence[grp.Group], plan: grp.SeedPlan, seeds: str
 ) -> dict[str, list[str]]:
-    """Per seed group (by name), each of its runs without a value, as ``name (why)``, in run order.
+    """Per seed group (by name), each of its runs without a value, as ``name (why)``, in run order;
+    under ``ABSENT`` those of configurations with no run left (every seed pruned or failed: no group).
     Only where seeds are grouped (a seed path): without one every run is its own group. ``seeds``:
     the seed set the statistics use (all | tune | test)."""
     if plan.path is None:
@@ -30,9 +32,8 @@ def lost_runs(
     named = {_key(g.values, keys): g.name for g in groups}
     out: dict[str, list[str]] = {}
     for run in _unscored(report, plan, seeds):
-        group = named.get(_key(run.values, keys))
-        if group is not None:
-            out.setdefault(group, []).append(f"{run.name} ({_why(run)})")
+        group = named.get(_key(run.values, keys), ABSENT)
+        out.setdefault(group, []).append(f"{run.name} ({_why(run)})")
     return out
 
 
@@ -71,6 +72,13 @@ def sentences(lost: Mapping[str, Sequence[str]], sizes: Mapping[str, int]) -> li
 
 def _sentence(name: str, runs: Sequence[str], used: int) -> str:
     listed = ", ".join(runs[:MAX_LISTED]) + (", ..." if len(runs) > MAX_LISTED else "")
+    if name == ABSENT:
+        return (
+            f"{len(runs)} runs belong to configurations none of whose runs has a value, so those "
+            f"configurations are not in the statistics ({listed}): the ones compared are those that kept "
+            "a value; where a pruner or failures removed the others, the survivors are those whose seeds "
+            "went well"
+        )
     return (
         f"{name}: the statistics use {used} of its {used + len(runs)} runs; {len(runs)} "
         f"{'has' if len(runs) == 1 else 'have'} no value ({listed}): where the runs were lost to "
