@@ -8,7 +8,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from report_support import make_shaping
+from report_support import compare_shaping, make_shaping
 
 from sweepgen.cli import main
 
@@ -27,15 +27,12 @@ def _diverge(run_dir) -> None:
 def test_a_group_that_lost_runs_says_so_beside_its_verdict(cli_cwd):
     make_shaping(cli_cwd, failed=FAILED)
     _diverge(cli_cwd / "runs/shaping/coma_seed5_lr1e-05")
-    result = CliRunner().invoke(main, [*ARGS, "--no-plot"])
-    assert result.exit_code == 0, result.output
-    said = (
+    said, rows = compare_shaping(cli_cwd)
+    assert (
         "coma_lr1e-05: the statistics use 4 of its 6 runs; 2 have no value (coma_seed2_lr1e-05 (failed), "
         "coma_seed5_lr1e-05 (`eval_acc` is NaN or infinite at step 40"
-    )
-    assert said in " ".join(result.stdout.split())
-    assert "can read better than the configuration is" in result.stdout
-    rows = {r["group"]: r for r in csv.DictReader((cli_cwd / "runs/shaping/statistics.csv").open())}
+    ) in said
+    assert "can read better than the configuration is" in said
     assert (rows["coma_lr1e-05"]["n"], rows["coma_lr1e-05"]["runs_lost"]) == ("4", "2")
     assert rows["coma_lr1e-05"]["lost"].startswith("coma_seed2_lr1e-05 (failed); coma_seed5_lr1e-05 (")
     assert (rows["identity_lr1e-05"]["runs_lost"], rows["identity_lr1e-05"]["lost"]) == ("0", "")
@@ -71,11 +68,9 @@ def test_runs_not_started_or_still_running_are_not_losses(cli_cwd):
     going = cli_cwd / "runs/shaping/coma_seed5_lr1e-05"
     (going / "summary.json").unlink()
     (going / "sweepgen_status.json").write_text(json.dumps({"state": "running", "executor": "local"}))
-    result = CliRunner().invoke(main, [*ARGS, "--no-plot"])
-    assert result.exit_code == 0, result.output
-    rows = {r["group"]: r for r in csv.DictReader((cli_cwd / "runs/shaping/statistics.csv").open())}
+    said, rows = compare_shaping(cli_cwd)
     assert (rows["coma_lr1e-05"]["n"], rows["coma_lr1e-05"]["runs_lost"]) == ("4", "0")
-    assert "the statistics use" not in result.stdout
+    assert "the statistics use" not in said
 
 
 def test_a_configuration_that_lost_every_run_is_said_to_be_missing(cli_cwd):
@@ -86,12 +81,9 @@ def test_a_configuration_that_lost_every_run_is_said_to_be_missing(cli_cwd):
         (run / "sweepgen_status.json").write_text(
             json.dumps({"state": "failed", "executor": "local", "exit_code": 1, "reason": "exit 1"})
         )
-    result = CliRunner().invoke(main, [*ARGS, "--no-plot"])
-    assert result.exit_code == 0, result.output
-    said = " ".join(result.stdout.split())
+    said, rows = compare_shaping(cli_cwd)
     assert (
         "6 runs belong to configurations none of whose runs has a value, so those configurations are "
         "not in the statistics (noisy_seed1_lr0.001 (failed), noisy_seed2_lr0.001 (failed)"
     ) in said
-    rows = {r["group"] for r in csv.DictReader((cli_cwd / "runs/shaping/statistics.csv").open())}
     assert "noisy_lr0.001" not in rows and "" not in rows

@@ -3,15 +3,12 @@ which keep the run: Grubbs's two-sided test at 5%, its critical values against p
 
 from __future__ import annotations
 
-import csv
 import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-from report_support import make_shaping
+from report_support import compare_shaping, make_shaping
 
-from sweepgen.cli import main
 from sweepgen.run.report import outliers
 
 
@@ -50,23 +47,11 @@ def test_the_report_says_which_run_lies_far_from_its_group(cli_cwd):
     last = json.loads(lines[-1])
     last["eval_acc"] = 0.0  # the seed collapsed
     (run / "metrics.jsonl").write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n")
-    args = [
-        "report",
-        "generated/shaping",
-        "--metric",
-        "eval_acc",
-        "--compare",
-        "identity_lr1e-05",
-        "--no-plot",
-    ]
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output
-    said = " ".join(result.stdout.split())
+    said, rows = compare_shaping(cli_cwd)
     assert (
         "coma_lr1e-05: run coma_seed4_lr1e-05 (0) lies far below its other runs (0.68 to 0.72; "
         "Grubbs's test at 5%): a collapsed or diverged seed?"
     ) in said
-    rows = {r["group"]: r for r in csv.DictReader((cli_cwd / "runs/shaping/statistics.csv").open())}
     assert rows["coma_lr1e-05"]["outlier"] == "coma_seed4_lr1e-05 (0.0)"
     assert rows["coma_lr1e-05"]["n"] == "6"  # kept in the statistics
     assert {g: r["outlier"] for g, r in rows.items() if g != "coma_lr1e-05"} == dict.fromkeys(
