@@ -243,7 +243,9 @@ def _seeds_sentence(c: Comparison) -> str:
         if c.detectable is not None
         else ""
     )
-    return f"{c.name}: no evidence yet: {need} at the adjusted alpha{now}"
+    # a comparison these seeds cannot decide (the permutation test's floor) is not "no evidence yet"
+    status = "no evidence yet" if c.verdict == "no evidence" else "cannot decide with these seeds"
+    return f"{c.name}: {status}: {need} at the adjusted alpha{now}"
 
 
 def _interval(low: float | None, high: float | None) -> str:
