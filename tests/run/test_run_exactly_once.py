@@ -136,11 +136,14 @@ def test_a_queued_run_that_another_process_ran_meanwhile_is_not_started_and_keep
     assert ex.done() and not (task.run_dir / "starts.jsonl").exists()
 
 
-def test_a_run_whose_folder_was_deleted_while_it_ran_is_not_started_a_second_time(tmp_path):
+@pytest.mark.parametrize("how", ["deleted", "moved"])
+def test_a_run_whose_folder_was_deleted_while_it_ran_is_not_started_a_second_time(tmp_path, how):
     """`rm -rf runs/fake/a` while a runs: its supervisor goes on with the deleted lock, so the lock
     the next `run` takes in a folder made again keeps nothing out. Before, that `run` started a
     second trainer beside the first (two writers, two ends); now it is refused and named (exit 1),
-    `status` shows the run running, not "not started", and `cancel` reaches its supervisor."""
+    `status` shows the run running, not "not started", and `cancel` reaches its supervisor. The same
+    for `mv runs/fake/a elsewhere` (the supervisor holds the lock where it was moved): before, the
+    next `run` started the run a second time, and `status` said it was not started."""
     import shlex
     import shutil
 
@@ -157,15 +160,18 @@ def test_a_run_whose_folder_was_deleted_while_it_ran_is_not_started_a_second_tim
         while not (run / "starts.txt").exists():
             assert time.monotonic() < deadline and first.poll() is None, "the run never started"
             time.sleep(0.05)
-        shutil.rmtree(run)
+        if how == "deleted":
+            shutil.rmtree(run)
+        else:
+            run.rename(tmp_path / "elsewhere")
         shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
         out, err = shown.communicate(timeout=LOADED_S)
         (row,) = json.loads(out)
-        assert row["state"] == "RUNNING" and "deleted" in row["reason"], row
+        assert row["state"] == "RUNNING" and how in row["reason"], row
         second = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
         out, err = second.communicate(timeout=LOADED_S)
         assert second.returncode == 1 and "Traceback" not in err, out + err
-        assert "its run folder was deleted while the run ran" in out + err, out + err
+        assert f"its run folder was {how} " in out + err, out + err
         assert not (run / "starts.txt").exists()  # no second trainer: it would have written one
         cancel = _sweepgen(tmp_path, "cancel", "generated/fake")
         out, err = cancel.communicate(timeout=LOADED_S)

@@ -302,7 +302,9 @@ class LocalExecutor(Executor):
         for task in gone:
             pid = liveness.orphan_supervisor(task.run_dir, orphans)
             if pid is not None:
-                views[task.name] = RunView(task, liveness.orphan_status(pid, liveness.proc_start_ticks(pid)))
+                moved = liveness.moved_to(pid, task.run_dir)
+                status = liveness.orphan_status(pid, liveness.proc_start_ticks(pid), moved)
+                views[task.name] = RunView(task, status)
         return views
 
     # -- internals ------------------------------------------------------------------------------
@@ -472,7 +474,7 @@ class LocalExecutor(Executor):
             return state, f"its status changed since it was planned (now {now}; another process ran it)"
         orphan = self._orphan_of(task.run_dir) if previous is None else None
         if orphan is not None:  # its folder was deleted under it: a start here would be a second one
-            return RunState.FAILED, _deleted_under(orphan)
+            return RunState.FAILED, _deleted_under(orphan, liveness.moved_to(orphan, task.run_dir))
         return None
 
     def _orphan_of(self, run_dir: Path) -> int | None:
@@ -604,7 +606,13 @@ class LocalExecutor(Executor):
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
 
 
-def _deleted_under(pid: int) -> str:
+def _deleted_under(pid: int, moved: str | None) -> str:
+    if moved is not None:  # its end is recorded where it runs
+        return (
+            f"not started: its run folder was moved to {moved} while the run ran, and its supervisor "
+            f"(pid {pid}) still runs it there (`kill {pid}` stops it); start it here again once it has "
+            "ended, or move the folder back"
+        )
     return (
         f"not started: its run folder was deleted while the run ran, and its supervisor (pid {pid}) "
         f"still runs it; that run records its end here when it ends (`kill {pid}` stops it)"

@@ -12,9 +12,10 @@ import os
 import signal
 from pathlib import Path
 
+from sweepgen.errors import SweepgenError
 from sweepgen.run.core import runlock, stop_request
-from sweepgen.run.core.base import RunState, RunStatus, this_host
-from sweepgen.run.local.supervise import COMM, STARTING, boot_id
+from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host
+from sweepgen.run.local.supervise import COMM, RUN_DIR, STARTING, boot_id
 
 EXECUTOR = "local"  # LocalExecutor.name
 # in the ids of the status `status` shows for a run whose folder was deleted under it (orphan_status)
@@ -103,18 +104,19 @@ def supervises(pid: int, run_dir: Path) -> bool:
 
 def orphan_supervisor(run_dir: Path, found: dict[str, int] | None = None) -> int | None:
     """The pid of a live supervisor of this machine that runs ``run_dir``'s run from a lock file
-    deleted with the run folder (someone removed the folder under a running run; it may have been
-    made again since): that run is not over, though nothing in the folder says so, and its lock no
-    longer keeps a second start out. None where there is none, or where /proc cannot tell (only this
-    user's processes can be looked into: another user's supervisor holds their own runs). ``found``:
-    orphan_locks() already looked up."""
+    that is no longer there: deleted with the run folder (the folder may have been made again since)
+    or moved with it (``mv``). That run is not over, though nothing in the folder says so, and the
+    lock found at ``run_dir`` no longer keeps a second start out. None where there is none, or where
+    /proc cannot tell (only this user's processes can be looked into: another user's supervisor holds
+    their own runs). ``found``: orphan_locks() already looked up."""
     locks = orphan_locks() if found is None else found
     return locks.get(os.path.join(os.path.realpath(run_dir), runlock.RUN_LOCK_NAME))
 
 
 def orphan_locks() -> dict[str, int]:
-    """The run lock files (by path) that live supervisors of this machine hold after they were
-    deleted, each with the supervisor's pid: one look at /proc for every run of a sweep."""
+    """The run lock files (by the path each had when its run started) that live supervisors of this
+    machine hold after they were deleted or moved away, each with the supervisor's pid: one look at
+    /proc for every run of a sweep."""
     found: dict[str, int] = {}
     if not os.path.isdir("/proc/self/fd"):
         return found
@@ -125,21 +127,67 @@ def orphan_locks() -> dict[str, int]:
             with open(f"{entry.path}/comm", encoding="utf-8", errors="replace") as fh:
                 if fh.read().strip() != COMM:
                     continue
-            for fd in os.listdir(f"{entry.path}/fd"):
-                target = os.readlink(f"{entry.path}/fd/{fd}")
-                if target.endswith(_DELETED_LOCK):
-                    found[target.removesuffix(_DELETED)] = int(entry.name)
+            for target in _held_locks(int(entry.name)):
+                home = _started_at(int(entry.name), target)
+                if home is not None:
+                    found[home] = int(entry.name)
     return found
 
 
+def _held_locks(pid: int) -> list[str]:
+    """Where the run lock files ``pid`` holds open are now (/proc/PID/fd's names)."""
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.endswith((_DELETED_LOCK, _LOCK)):
+                found.append(target)
+    return found
+
+
+def _started_at(pid: int, target: str) -> str | None:
+    """The path the lock file now at ``target`` had when supervisor ``pid`` started its run, where
+    that is not ``target``: deleted (/proc names it by its last path), or moved (the status the
+    supervisor wrote in the folder it holds names the folder it was started for)."""
+    if target.endswith(_DELETED_LOCK):
+        return target.removesuffix(_DELETED)
+    folder = os.path.dirname(target)
+    home = _recorded_home(pid, folder)
+    return None if home in (None, folder) else os.path.join(str(home), runlock.RUN_LOCK_NAME)
+
+
+def _recorded_home(pid: int, folder: str) -> str | None:
+    """The run folder that the status in ``folder`` says supervisor ``pid`` was started for."""
+    try:
+        status = read_status(Path(folder))
+    except (OSError, SweepgenError):
+        return None
+    home = status.ids.get(RUN_DIR) if status is not None and status.ids.get("pid") == pid else None
+    return home if isinstance(home, str) else None
+
+
+_LOCK = os.sep + runlock.RUN_LOCK_NAME
 _DELETED = " (deleted)"  # how /proc/PID/fd names a file whose last name was removed
-_DELETED_LOCK = os.sep + runlock.RUN_LOCK_NAME + _DELETED
+_DELETED_LOCK = _LOCK + _DELETED
 
 
-def orphan_status(pid: int, proc_start: int | None = None) -> RunStatus:
-    """What `status` shows for a run an orphan supervisor runs (its folder's status file is gone)."""
+def moved_to(pid: int, run_dir: Path) -> str | None:
+    """The folder supervisor ``pid`` runs ``run_dir``'s run in now, where that folder was moved (not
+    deleted) while it ran."""
+    ours = os.path.join(os.path.realpath(run_dir), runlock.RUN_LOCK_NAME)
+    with contextlib.suppress(OSError):
+        for target in _held_locks(pid):
+            if not target.endswith(_DELETED_LOCK) and _started_at(pid, target) == ours:
+                return os.path.dirname(target)
+    return None
+
+
+def orphan_status(pid: int, proc_start: int | None = None, moved: str | None = None) -> RunStatus:
+    """What `status` shows for a run an orphan supervisor runs (its folder's status file is gone, or
+    is in the folder it was ``moved`` to)."""
     ids = {"pid": pid, "pgid": pid, "host": this_host(), "proc_start": proc_start, ORPHAN: True}
-    reason = f"its run folder was deleted while it ran; its supervisor (pid {pid}) still runs it"
+    how = f"moved to {moved}" if moved is not None else "deleted"
+    reason = f"its run folder was {how} while it ran; its supervisor (pid {pid}) still runs it"
     return RunStatus(RunState.RUNNING, EXECUTOR, reason=reason, ids=ids)
 
 

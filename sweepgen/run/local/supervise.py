@@ -69,6 +69,8 @@ IN_SPARE = 78
 COMM = "sweepgen-superv"
 # in the ids of the status a supervisor writes before its trainer exists (no trainer group yet)
 STARTING = "starting"
+# in the ids of every status a supervisor writes: the run folder it was started for (a real path)
+RUN_DIR = "run_dir"
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
@@ -279,6 +281,9 @@ def _starting(status: dict[str, Any], stops: _Stops) -> dict[str, Any]:
     ids = {**status.get("ids", {}), "pid": me, "pgid": os.getpgrp(), "proc_start": _proc_start(me)}
     ids["boot_id"] = boot_id()  # a pid and start time name this process only until the next boot
     ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
+    # the folder it was started for: one moved while it runs still says whose run it holds
+    # (liveness.orphan_locks), so the next `sweepgen run` does not start that run a second time
+    ids[RUN_DIR] = os.path.realpath(stops.run_dir)
     return {**status, "ids": {**ids, STARTING: True}}
 
 
