@@ -32,6 +32,7 @@ from sweepgen.errors import SweepgenError, UserError
 from sweepgen.run.core import runfiles, runlock, stop_request
 from sweepgen.run.core.base import (
     LOG_FILE,
+    LOST,
     STATUS_FILE,
     TERMINAL,
     Executor,
@@ -40,9 +41,11 @@ from sweepgen.run.core.base import (
     RunStatus,
     RunTask,
     is_finished,
+    lost_end,
     read_status,
     run_outcome,
     this_host,
+    trainer_exit,
     unchanged_since,
     utc_now,
     write_status,
@@ -560,17 +563,21 @@ class LocalExecutor(Executor):
             pgid = _trainer_group(recorded, child)
             if pgid is not None:  # the trainer dies with its supervisor; its group too
                 _signal_pgid(pgid, signal.SIGKILL)
-            status = self._unrecorded_end(child, code)
+            status = self._unrecorded_end(child, code, recorded)
             self._write(child.task.run_dir, status)
         # released only now: until its end is recorded, nobody else may start the run
         runlock.release(child.lock_fd)
         self._status[child.task.name] = status
 
-    def _unrecorded_end(self, child: _Child, code: int) -> RunStatus:
-        """The end of a run whose supervisor exited (with ``code``) without recording one."""
+    def _unrecorded_end(self, child: _Child, code: int, own: RunStatus | None) -> RunStatus:
+        """The end of a run whose supervisor exited (with ``code``) without recording one; ``own``:
+        the status file, which (written by it) may say how its trainer ended (base.lost_end)."""
         if code == FINISHED_NOT_RECORDED:  # the run finished; only its record failed
             why = "its supervisor could not record its end (its reason is in run.log)"
             return replace(child.status, state=RunState.FINISHED, exit_code=0, ended=utc_now(), reason=why)
+        known = _trainer_end(child, own)
+        if known is not None:
+            return known
         stopped = child.task.name in self._stops
         state, reason = run_outcome(
             code,
@@ -716,6 +723,16 @@ def _trainer_group(recorded: RunStatus | None, child: _Child) -> int | None:
         return None
     pgid = recorded.ids.get("trainer_pgid")
     return pgid if isinstance(pgid, int) and not isinstance(pgid, bool) and pgid > 1 else None
+
+
+def _trainer_end(child: _Child, own: RunStatus | None) -> RunStatus | None:
+    """How the trainer ended, where its supervisor (dead now) wrote that in ``own`` before dying."""
+    if own is None or own.state is not RunState.RUNNING or not _written_by(own, child):
+        return None
+    state, reason = lost_end(own)
+    if reason == LOST:
+        return None
+    return replace(child.status, state=state, exit_code=trainer_exit(own), ended=utc_now(), reason=reason)
 
 
 def _kill_trainer(child: _Child) -> None:

@@ -48,7 +48,7 @@ from typing import Any
 
 from sweepgen import filenames
 from sweepgen.run.core import end_room, stop_request
-from sweepgen.run.core.outcome import run_outcome, signal_name, succeeded
+from sweepgen.run.core.outcome import TRAINER_END, run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
 
 STATUS_FILE = filenames.STATUS
@@ -316,8 +316,18 @@ def _supervised(
         why = "its start could not be recorded (run.log says why); it was stopped"
         return _record_end(run_dir, {**status, **_end("failed", code), "reason": why}, spare)
     code = _wait(trainer, stops)
+    ended = _ended(job, status, code, stops)
+    # on record before the rest of its group is ended (a wait a process stuck in the kernel makes
+    # long): a supervisor killed from here on leaves how its trainer ended, not a "lost" run
+    _write(run_dir, _with_trainer_end(status, ended))
     pgroup.end_group(trainer.pid)  # whatever it left in its group: the run is over only when all is
-    return _record_end(run_dir, _ended(job, status, code, stops), spare)
+    return _record_end(run_dir, ended, spare)
+
+
+def _with_trainer_end(status: dict[str, Any], ended: dict[str, Any]) -> dict[str, Any]:
+    """``status``, still `running`, saying how its trainer ended (``ended``: the end to record)."""
+    known = {k: ended[k] for k in ("state", "exit_code", "ended", "reason")}
+    return {**status, "ids": {**status["ids"], TRAINER_END: known}}
 
 
 def _without_starting(status: dict[str, Any]) -> dict[str, Any]:

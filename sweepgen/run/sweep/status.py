@@ -26,6 +26,7 @@ from sweepgen.run.core.base import (
     RunTask,
     effective_state,
     is_stale,
+    known_exit,
     read_status,
     utc_now,
     write_status,
@@ -120,7 +121,9 @@ def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True
         return RunView(task, status)
     # the same rule as `sweepgen run`, e.g. a "running" run whose sweepgen was SIGKILLed has ended:
     # it ended when its files last changed, not when `status` looked
-    new = replace(status, state=state, reason=reason, ended=status.ended or _last_written(task.run_dir))
+    # the exit code: its trainer's, where its supervisor wrote it before it died
+    ended = status.ended or _last_written(task.run_dir)
+    new = replace(status, state=state, reason=reason, ended=ended, exit_code=known_exit(status))
     if persist and state in TERMINAL:
         _persist(task, status, new)
     return RunView(task, new)
