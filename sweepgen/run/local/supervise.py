@@ -175,12 +175,15 @@ def _say(text: str) -> None:
 def _write(run_dir: Path, status: dict[str, Any], spare: int | None = None) -> int | None:
     """Write ``status``: 0, or IN_SPARE where the disk is full and ``spare`` (end_room.py) took it;
     None (said in run.log) where it could not be written."""
-    data = (json.dumps(status, indent=2, sort_keys=True) + "\n").encode()
     try:
-        return IN_SPARE if end_room.write_status(run_dir, data, spare) else 0
+        return IN_SPARE if end_room.write_status(run_dir, _encoded(status), spare) else 0
     except OSError as err:
         _say(f"sweepgen: could not write {run_dir / STATUS_FILE}: {err.strerror or err}")
         return None
+
+
+def _encoded(status: dict[str, Any]) -> bytes:
+    return (json.dumps(status, indent=2, sort_keys=True) + "\n").encode()
 
 
 def _record_end(run_dir: Path, ended: dict[str, Any], spare: int) -> int:
@@ -319,7 +322,8 @@ def _supervised(
     ended = _ended(job, status, code, stops)
     # on record before the rest of its group is ended (a wait a process stuck in the kernel makes
     # long): a supervisor killed from here on leaves how its trainer ended, not a "lost" run
-    _write(run_dir, _with_trainer_end(status, ended))
+    with contextlib.suppress(OSError):  # (a full or read-only disk: the end's record says it)
+        end_room.write_status(run_dir, _encoded(_with_trainer_end(status, ended)), None)
     pgroup.end_group(trainer.pid)  # whatever it left in its group: the run is over only when all is
     return _record_end(run_dir, ended, spare)
 
