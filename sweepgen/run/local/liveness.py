@@ -63,8 +63,9 @@ def _proven(run_dir: Path, status: RunStatus, pid: int) -> bool:
         return orphan_supervisor(run_dir) == pid
     if "trainer_pgid" not in status.ids and status.ids.get(STARTING) is not True:
         return False  # not written by a supervisor that stops and records its run
-    # the status file is data: its pid may name any process
-    return supervisor_alive(status) and supervises(pid, run_dir)
+    # the status file is data: its pid may name any process. A folder moved while its run ran and
+    # copied back (its status with it) holds a copy of the lock: the one held is where it was moved
+    return supervisor_alive(status) and (supervises(pid, run_dir) or orphan_supervisor(run_dir) == pid)
 
 
 SUPERVISOR_MODULE = "sweepgen.run.local.supervise"  # executor.SUPERVISOR's module
