@@ -202,6 +202,9 @@ def test_a_run_whose_folder_was_deleted_while_it_ran_is_not_started_a_second_tim
         output_of(first)
         raise
     _cancel_stops(tmp_path, first)  # its end, in the folder made again
+    if how == "moved":  # and where it was moved, which said `running` for ever
+        status = read_status(tmp_path / "elsewhere")
+        assert status is not None and status.state is RunState.CANCELLED, status
 
 
 def test_a_run_whose_folder_was_moved_and_copied_back_while_it_ran_is_cancelled_by_cancel(tmp_path):

@@ -254,8 +254,9 @@ def _wait(trainer: subprocess.Popen[bytes], stops: _Stops) -> int:
             os.close(fd)
 
 
-def supervise(job: dict[str, Any], argv: list[str]) -> int:
-    """Run ``argv`` as the run ``job`` describes and record how it ended; the exit status above."""
+def supervise(job: dict[str, Any], argv: list[str], lock_fd: int | None = None) -> int:
+    """Run ``argv`` as the run ``job`` describes and record how it ended; the exit status above.
+    ``lock_fd``: the run's lock, which tells where its folder is if it was moved while it ran."""
     run_dir = Path(job["run_dir"])
     stops = _Stops(run_dir, float(job.get("stop_timeout_s", 60.0)), job.get("time_limit_s"))
     for sig in STOP_SIGNALS:
@@ -271,7 +272,7 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
         _say(f"sweepgen: the run was not started: could not keep room for its record: {err.strerror or err}")
         return NOT_STARTED
     try:
-        return _supervised(job, argv, status, stops, spare)
+        return _supervised(job, argv, status, stops, spare, lock_fd)
     finally:
         end_room.discard(run_dir, spare)
 
@@ -291,7 +292,12 @@ def _starting(status: dict[str, Any], stops: _Stops) -> dict[str, Any]:
 
 
 def _supervised(
-    job: dict[str, Any], argv: list[str], status: dict[str, Any], stops: _Stops, spare: int
+    job: dict[str, Any],
+    argv: list[str],
+    status: dict[str, Any],
+    stops: _Stops,
+    spare: int,
+    lock_fd: int | None,
 ) -> int:
     run_dir = Path(job["run_dir"])
     # recorded before the trainer exists: a supervisor killed from here on leaves a run that is
@@ -325,7 +331,32 @@ def _supervised(
     with contextlib.suppress(OSError):  # (a full or read-only disk: the end's record says it)
         end_room.write_status(run_dir, _encoded(_with_trainer_end(status, ended)), None)
     pgroup.end_group(trainer.pid)  # whatever it left in its group: the run is over only when all is
-    return _record_end(run_dir, ended, spare)
+    recorded = _record_end(run_dir, ended, spare)
+    _record_where_moved(run_dir, ended, lock_fd)
+    return recorded
+
+
+def _record_where_moved(run_dir: Path, ended: dict[str, Any], lock_fd: int | None) -> None:
+    """The end, also in the folder the run's folder was moved to while it ran (its log, its lock
+    and its `running` status are there; the end went to the folder it was started in, as for a
+    deleted one, so the run is not started there again). Quiet: the record that counts is made."""
+    moved = _moved_to(lock_fd, run_dir)
+    if moved is not None:
+        with contextlib.suppress(OSError):
+            end_room.write_status(moved, _encoded(ended), None)
+
+
+def _moved_to(lock_fd: int | None, run_dir: Path) -> Path | None:
+    """Where the run's folder is now, if it was moved (not deleted) since the run started (Linux:
+    the lock's name in /proc)."""
+    try:
+        where = os.readlink(f"/proc/self/fd/{lock_fd}") if lock_fd is not None else ""
+    except OSError:
+        return None
+    folder = os.path.dirname(where)
+    if not where or where.endswith(" (deleted)") or folder == os.path.realpath(run_dir):
+        return None
+    return Path(folder)
 
 
 def _with_trainer_end(status: dict[str, Any], ended: dict[str, Any]) -> dict[str, Any]:
@@ -366,7 +397,7 @@ def main(argv: list[str]) -> int:
     except ValueError:  # its `sweepgen run` died before handing the run over: nothing was started
         print("sweepgen: the `sweepgen run` that started this run died before handing it over", flush=True)
         return NOT_RECORDED
-    return supervise(job, argv[3:])
+    return supervise(job, argv[3:], lock_fd)
 
 
 if __name__ == "__main__":
