@@ -563,6 +563,7 @@ class LocalExecutor(Executor):
             pgid = _trainer_group(recorded, child)
             if pgid is not None:  # the trainer dies with its supervisor; its group too
                 _signal_pgid(pgid, signal.SIGKILL)
+            liveness.kill_leftovers(child.status)  # and what it started elsewhere (ranks, sessions)
             status = self._unrecorded_end(child, code, recorded)
             self._write(child.task.run_dir, status)
         # released only now: until its end is recorded, nobody else may start the run

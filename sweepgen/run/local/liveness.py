@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
+from dataclasses import replace
 from pathlib import Path
 
 from sweepgen.errors import SweepgenError
 from sweepgen.run.core import runlock, stop_request
-from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host
-from sweepgen.run.local.supervise import COMM, RUN_DIR, STARTING, boot_id
+from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host, utc_now, write_status
+from sweepgen.run.local.supervise import COMM, MARK, RUN_DIR, STARTING, boot_id, mark_of
 
 EXECUTOR = "local"  # LocalExecutor.name
 # in the ids of the status `status` shows for a run whose folder was deleted under it (orphan_status)
@@ -23,6 +25,13 @@ ORPHAN = "orphan"
 
 
 def supervisor_alive(status: RunStatus) -> bool:
+    """Whether the supervisor a local ``running`` status names still exists, or, where it died
+    (SIGKILL), processes its trainer started still run (ranks in sessions of their own, children
+    the trainer left): the run is not over, and a second start would run beside them."""
+    return _supervisor_process_alive(status) or bool(leftovers(status))
+
+
+def _supervisor_process_alive(status: RunStatus) -> bool:
     """Whether the process a local ``running`` status names still exists."""
     pid, host = status.ids.get("pid"), status.ids.get("host")
     if host != this_host():
@@ -50,7 +59,7 @@ def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
         return False
     if not _proven(run_dir, status, pid):
-        return False
+        return _end_leftovers(run_dir, status, reason)
     with contextlib.suppress(OSError):  # (a read-only run folder) the end then names the signal
         stop_request.ask(run_dir, reason)
     signal_pgid(pid, signal.SIGTERM)
@@ -65,7 +74,86 @@ def _proven(run_dir: Path, status: RunStatus, pid: int) -> bool:
         return False  # not written by a supervisor that stops and records its run
     # the status file is data: its pid may name any process. A folder moved while its run ran and
     # copied back (its status with it) holds a copy of the lock: the one held is where it was moved
-    return supervisor_alive(status) and (supervises(pid, run_dir) or orphan_supervisor(run_dir) == pid)
+    return _supervisor_process_alive(status) and (
+        supervises(pid, run_dir) or orphan_supervisor(run_dir) == pid
+    )
+
+
+def _end_leftovers(run_dir: Path, status: RunStatus, reason: str) -> bool:
+    """Where the run's supervisor died and processes its trainer started run on, kill them (nobody
+    is left to give them a grace or record their end) and record the run cancelled. False when
+    there are none."""
+    if _supervisor_process_alive(status):
+        return False  # alive, but not proven this run's: not ours to touch
+    pids = kill_leftovers(status)
+    if not pids:
+        return False
+    gone = status.ids.get("pid")
+    why = f"{reason}; its supervisor (pid {gone}) had died: what it left running (pids {pids}) was killed"
+    ended = replace(status, state=RunState.CANCELLED, ended=utc_now(), reason=why)
+    _record_if_unchanged(run_dir, status, ended)
+    return True
+
+
+def _record_if_unchanged(run_dir: Path, seen: RunStatus, new: RunStatus) -> None:
+    """Write ``new`` as the run's lock holder, only over the status ``seen`` (never another start's)."""
+    with contextlib.suppress(OSError):  # (a read-only folder: `status` shows it lost, as it was)
+        fd = runlock.acquire(run_dir, retry_s=0)
+        if fd is None:
+            return
+        try:
+            if read_status(run_dir) == seen:
+                write_status(run_dir, new)
+        finally:
+            runlock.release(fd)
+
+
+# MARK of the processes of this machine, a look at /proc reused for this long (a sweep's statuses)
+_MARKED_LOOK_S = 0.5
+_marked: tuple[float, dict[str, list[int]]] | None = None
+
+
+def leftovers(status: RunStatus, *, fresh: bool = False) -> list[int]:
+    """The live processes of this machine that the supervisor ``status`` names started (its
+    supervise.MARK in their environment), once it is dead: only this user's are visible."""
+    global _marked
+    mark = mark_of(status.ids)
+    if mark is None or status.ids.get("host") != this_host() or not os.path.isdir("/proc/self"):
+        return []
+    now = time.monotonic()
+    if fresh or _marked is None or now - _marked[0] > _MARKED_LOOK_S:
+        _marked = (now, _marks())
+    return sorted(_marked[1].get(mark, []))
+
+
+def kill_leftovers(status: RunStatus) -> list[int]:
+    """SIGKILL the leftovers of the dead supervisor ``status`` names; their pids."""
+    pids = leftovers(status, fresh=True)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+_MARK_ENTRY = MARK.encode() + b"="
+
+
+def _marks() -> dict[str, list[int]]:
+    """Each supervisor MARK found in the environment of a live process, with those processes."""
+    found: dict[str, list[int]] = {}
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        with contextlib.suppress(OSError):  # gone meanwhile, or another user's
+            with open(f"{entry.path}/environ", "rb") as fh:
+                env = fh.read(1 << 18)
+            for var in env.split(b"\0"):
+                if var.startswith(_MARK_ENTRY):
+                    found.setdefault(var[len(_MARK_ENTRY) :].decode(errors="replace"), []).append(
+                        int(entry.name)
+                    )
+    return found
 
 
 SUPERVISOR_MODULE = "sweepgen.run.local.supervise"  # executor.SUPERVISOR's module

@@ -71,6 +71,10 @@ COMM = "sweepgen-superv"
 STARTING = "starting"
 # in the ids of every status a supervisor writes: the run folder it was started for (a real path)
 RUN_DIR = "run_dir"
+# in the environment of the trainer, and so of whatever it starts (ranks in sessions of their own
+# included): the supervisor that started it (mark_of). A supervisor killed with SIGKILL takes only
+# its trainer with it; what the trainer started is found by this mark (liveness.leftovers)
+MARK = "SWEEPGEN_SUPERVISOR"
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
@@ -310,7 +314,8 @@ def _supervised(
         return _record_end(run_dir, ended, spare)
     try:
         setup = pgroup.in_own_group_dying_with(os.getpid())  # a preexec_fn is safe here: one thread
-        trainer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, preexec_fn=setup)
+        env = {**os.environ, MARK: mark_of(status["ids"]) or ""}
+        trainer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, preexec_fn=setup, env=env)
     except OSError as err:
         _say(f"sweepgen: could not start the run: {err}")
         why = f"could not start: {err.strerror or err}"
@@ -363,6 +368,15 @@ def _with_trainer_end(status: dict[str, Any], ended: dict[str, Any]) -> dict[str
     """``status``, still `running`, saying how its trainer ended (``ended``: the end to record)."""
     known = {k: ended[k] for k in ("state", "exit_code", "ended", "reason")}
     return {**status, "ids": {**status["ids"], TRAINER_END: known}}
+
+
+def mark_of(ids: dict[str, Any]) -> str | None:
+    """The MARK of the processes started by the supervisor ``ids`` name (a status's): its boot, pid
+    and start time, which name one process of one boot."""
+    pid, start = ids.get("pid"), ids.get("proc_start")
+    if not isinstance(pid, int) or not isinstance(start, int):
+        return None
+    return f"{ids.get('boot_id')}/{pid}/{start}"
 
 
 def _without_starting(status: dict[str, Any]) -> dict[str, Any]:
