@@ -7,6 +7,7 @@ Real processes throughout (the sweepgen CLI, the supervisor, the fake trainer or
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -399,3 +400,31 @@ def test_a_lost_run_whose_trainers_end_status_recorded_is_still_as_planned():
     assert recorded.state is RunState.FAILED and recorded.exit_code == 3
     assert unchanged_since(planned, recorded)
     assert not unchanged_since(planned, replace(recorded, attempt=2))  # another attempt: changed
+
+
+def test_cancel_of_a_run_whose_supervisor_is_stopped_says_so_and_it_stops_once_continued(tmp_path):
+    """A supervisor stopped with SIGSTOP (Ctrl-Z of a shell it was moved to) is paused, not dead:
+    `cancel` waits for it as for any supervisor, then says it is stopped and how to let it go on
+    (before: only "look at the process with `ps`"); once continued, it stops and records the run."""
+    make_sweep(tmp_path, {"slow": {"steps": 600, "sleep": 0.1}})
+    run = tmp_path / "runs/fake/slow"
+    first = _sweepgen(tmp_path, "run", "generated/fake", "--stop-timeout", "0", "--command", FAKE_COMMAND)
+    pid = None
+    try:
+        pid = int(_running(run).ids["pid"])
+        os.kill(pid, signal.SIGSTOP)
+        cancel = _sweepgen(tmp_path, "cancel", "generated/fake")
+        out, err = cancel.communicate(timeout=120)
+        assert cancel.returncode == 2 and "Traceback" not in err, out + err
+        assert "(it is stopped: SIGSTOP or Ctrl-Z)" in err and f"kill -CONT {pid}" in err, err
+        assert read_status(run).state is RunState.RUNNING  # left as it was
+        os.kill(pid, signal.SIGCONT)
+        assert _ended(run).state is RunState.CANCELLED
+        first.communicate(timeout=120)
+    finally:
+        if pid is not None:  # never left stopped, whatever failed
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if first.poll() is None:
+            first.kill()
+            first.communicate()

@@ -283,10 +283,14 @@ class LocalExecutor(Executor):
         deadline = time.monotonic() + limit
         while runlock.is_held(task.run_dir) or cls.is_alive(status):
             if time.monotonic() > deadline:
+                pid = status.ids.get("pid")
+                paused = isinstance(pid, int) and liveness.is_stopped(pid)
                 raise UserError(
-                    f"{task.name}: its supervisor (pid {status.ids.get('pid')}) has not ended the run "
-                    f"{limit:g} s after it was asked to",
-                    hint="look at the process with `ps`; the run's status file was left as it was",
+                    f"{task.name}: its supervisor (pid {pid}) has not ended the run {limit:g} s after it "
+                    f"was asked to{' (it is stopped: SIGSTOP or Ctrl-Z)' if paused else ''}",
+                    hint=f"`kill -CONT {pid}` lets it stop the run (it has the request)"
+                    if paused
+                    else "look at the process with `ps`; the run's status file was left as it was",
                 )
             time.sleep(0.05)
 

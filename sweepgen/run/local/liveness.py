@@ -301,6 +301,15 @@ def proc_start_ticks(pid: int) -> int | None:
     return int(fields[19])
 
 
+def is_stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped (SIGSTOP, Ctrl-Z): alive, but acting on nothing until SIGCONT."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
+
+
 def _pid_exists(pid: int) -> int | None:
     try:
         os.kill(pid, 0)
