@@ -164,6 +164,7 @@ def _cancel_stops(root: Path, first: subprocess.Popen) -> None:
         assert cancel.returncode == 0 and "cancelled 1 run(s)" in out, out + err
         out, err = first.communicate(timeout=LOADED_S)
     finally:
+        (root / "release").touch()  # whatever failed, no trainer is left waiting
         if first.poll() is None:
             first.kill()
             first.communicate()
@@ -199,6 +200,7 @@ def test_a_run_whose_folder_was_deleted_while_it_ran_is_not_started_a_second_tim
         assert f"its run folder was {how} " in out + err, out + err
         assert not (run / "starts.txt").exists()  # no second trainer: it would have written one
     except BaseException:
+        (tmp_path / "release").touch()
         output_of(first)
         raise
     _cancel_stops(tmp_path, first)  # its end, in the folder made again
@@ -219,6 +221,7 @@ def test_a_run_whose_folder_was_moved_and_copied_back_while_it_ran_is_cancelled_
         run.rename(tmp_path / "x")
         shutil.copytree(tmp_path / "x", run)
     except BaseException:
+        (tmp_path / "release").touch()
         output_of(first)
         raise
     _cancel_stops(tmp_path, first)

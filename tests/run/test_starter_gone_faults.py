@@ -286,6 +286,15 @@ rank.wait()
 )
 
 
+def _kill_all_in(root: Path) -> None:
+    """SIGKILL every process working in ``root`` (a test's `sweepgen`, supervisors, trainers and
+    their workers), whatever a failed test left."""
+    for entry in os.scandir("/proc"):
+        with contextlib.suppress(OSError, ValueError):
+            if entry.name.isdigit() and Path(os.readlink(f"{entry.path}/cwd")).is_relative_to(root):
+                os.kill(int(entry.name), signal.SIGKILL)
+
+
 def _launcher_run(root: Path) -> tuple[subprocess.Popen[str], Path, int]:
     """`sweepgen run` of r0 under LAUNCHER, once its worker has started; the run's folder and the
     worker's pid."""
@@ -320,7 +329,7 @@ def test_a_run_whose_supervisor_was_killed_while_its_ranks_work_on_is_running_no
     try:
         shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
         (row,) = json.loads(shown.stdout)
-        assert row["state"] == "RUNNING", row
+        assert row["state"] == "RUNNING" and f"still runs (pids [{rank}])" in row["reason"], row
         again = sweepgen(tmp_path, "run", "generated/fake", "--rerun-failed", wait=False)
         seen = read_until(again, "waiting for 1 run(s) another")  # followed, not started again
         cancel = sweepgen(tmp_path, "cancel", "generated/fake")
@@ -329,8 +338,7 @@ def test_a_run_whose_supervisor_was_killed_while_its_ranks_work_on_is_running_no
         out, err = again.communicate(timeout=DEADLINE_S)
         assert again.returncode == 1 and "r0: cancelled" in seen + out and "Traceback" not in err, out + err
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(rank, signal.SIGKILL)
+        _kill_all_in(tmp_path)
     assert _starts(run, "starts.txt") == 1  # never a second trainer
     status = read_status(run)
     assert status is not None and status.state is RunState.CANCELLED, status
@@ -353,7 +361,6 @@ def test_a_sweepgen_run_whose_supervisor_was_killed_ends_what_its_trainer_left_r
             assert time.monotonic() < deadline, "the worker outlived its run's record"
             time.sleep(0.05)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(rank, signal.SIGKILL)
+        _kill_all_in(tmp_path)
     status = read_status(run)
     assert status is not None and status.state is RunState.FAILED, status

@@ -588,6 +588,12 @@ class Executor(ABC):
         return given, None
 
     @classmethod
+    def running_note(cls, status: RunStatus) -> str | None:
+        """What `status` says of a run this executor records ``running`` beyond that, where there
+        is more to know (a local run whose supervisor died while what it started runs on)."""
+        return None
+
+    @classmethod
     @abstractmethod
     def is_alive(cls, status: RunStatus) -> bool:
         """Whether the process/job a ``running`` status file (written by this executor) names still

@@ -299,6 +299,10 @@ class LocalExecutor(Executor):
         return liveness.supervisor_alive(status)
 
     @classmethod
+    def running_note(cls, status: RunStatus) -> str | None:
+        return liveness.leftovers_note(status)
+
+    @classmethod
     def vanished(
         cls, tasks: Sequence[RunTask], gone: Sequence[RunTask], answer_s: float
     ) -> dict[str, RunView]:

@@ -96,13 +96,15 @@ def _end_leftovers(run_dir: Path, status: RunStatus, reason: str) -> bool:
 
 
 def _record_if_unchanged(run_dir: Path, seen: RunStatus, new: RunStatus) -> None:
-    """Write ``new`` as the run's lock holder, only over the status ``seen`` (never another start's)."""
+    """Write ``new`` as the run's lock holder, only over the status ``seen`` (never another start's;
+    its reason aside, which `status` may have said more in: running_note)."""
     with contextlib.suppress(OSError):  # (a read-only folder: `status` shows it lost, as it was)
         fd = runlock.acquire(run_dir, retry_s=0)
         if fd is None:
             return
         try:
-            if read_status(run_dir) == seen:
+            now = read_status(run_dir)
+            if now is not None and replace(now, reason=seen.reason) == seen:
                 write_status(run_dir, new)
         finally:
             runlock.release(fd)
@@ -124,6 +126,19 @@ def leftovers(status: RunStatus, *, fresh: bool = False) -> list[int]:
     if fresh or _marked is None or now - _marked[0] > _MARKED_LOOK_S:
         _marked = (now, _marks())
     return sorted(_marked[1].get(mark, []))
+
+
+def leftovers_note(status: RunStatus) -> str | None:
+    """What is known of a ``running`` run whose supervisor died while what it started runs on."""
+    if _supervisor_process_alive(status):
+        return None
+    pids = leftovers(status)
+    if not pids:
+        return None
+    return (
+        f"its supervisor (pid {status.ids.get('pid')}) died; what its trainer started still runs "
+        f"(pids {pids}): `sweepgen cancel` ends it"
+    )
 
 
 def kill_leftovers(status: RunStatus) -> list[int]:

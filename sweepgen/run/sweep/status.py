@@ -22,6 +22,7 @@ from sweepgen.run.core.base import (
     STATUS_FILE,
     TERMINAL,
     Executor,
+    RunState,
     RunStatus,
     RunTask,
     effective_state,
@@ -117,6 +118,13 @@ def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True
     if status is None:
         return RunView(task, None)
     state, reason = effective_state(task.run_dir, status, _status_is_alive)
+    if (
+        state is RunState.RUNNING
+        and status.state is RunState.RUNNING
+        and status.executor in registry.EXECUTORS
+    ):
+        note = registry.running_note(status)  # e.g. its supervisor died, what it started runs on
+        return RunView(task, replace(status, reason=note) if note else status)
     if state is None or state is status.state:
         return RunView(task, status)
     # the same rule as `sweepgen run`, e.g. a "running" run whose sweepgen was SIGKILLed has ended:
@@ -127,6 +135,13 @@ def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True
     if persist and state in TERMINAL:
         _persist(task, status, new)
     return RunView(task, new)
+
+
+def _running_view(task: RunTask, status: RunStatus) -> RunView:
+    """A running run, with what its executor knows beyond that (its supervisor died while what it
+    started runs on)."""
+    note = registry.running_note(status)
+    return RunView(task, replace(status, reason=note) if note else status)
 
 
 def _vanished(
