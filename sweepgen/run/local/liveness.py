@@ -117,7 +117,7 @@ _marked: tuple[float, dict[str, list[int]]] | None = None
 
 def leftovers(status: RunStatus, *, fresh: bool = False) -> list[int]:
     """The live processes of this machine that the supervisor ``status`` names started (its
-    supervise.MARK in their environment), once it is dead: only this user's are visible."""
+    supervise.MARK in their environment), whether it lives or not: only this user's are visible."""
     global _marked
     mark = mark_of(status.ids)
     if mark is None or status.ids.get("host") != this_host() or not os.path.isdir("/proc/self"):
