@@ -118,18 +118,13 @@ def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True
     if status is None:
         return RunView(task, None)
     state, reason = effective_state(task.run_dir, status, _status_is_alive)
-    if (
-        state is RunState.RUNNING
-        and status.state is RunState.RUNNING
-        and status.executor in registry.EXECUTORS
-    ):
-        note = registry.running_note(status)  # e.g. its supervisor died, what it started runs on
-        return RunView(task, replace(status, reason=note) if note else status)
+    if state is status.state is RunState.RUNNING:
+        return _running_view(task, status)
     if state is None or state is status.state:
         return RunView(task, status)
     # the same rule as `sweepgen run`, e.g. a "running" run whose sweepgen was SIGKILLed has ended:
-    # it ended when its files last changed, not when `status` looked
-    # the exit code: its trainer's, where its supervisor wrote it before it died
+    # it ended when its files last changed, not when `status` looked; its exit code the trainer's,
+    # where its supervisor wrote that before it died
     ended = status.ended or _last_written(task.run_dir)
     new = replace(status, state=state, reason=reason, ended=ended, exit_code=known_exit(status))
     if persist and state in TERMINAL:
