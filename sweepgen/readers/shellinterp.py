@@ -55,6 +55,8 @@ class Reader(Walk):
             env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
         if self.late:
             env["@late"] = self.late
+        if self.exported_functions:  # `set -a` exported them: every child process sees them
+            env["@functions"] = {k: v[0] if len(v) == 1 else v for k, v in self.exported_functions.items()}
         if self.made_readonly:
             plain["@readonly"] = self.made_readonly
         self.result.data = {
@@ -771,16 +773,21 @@ class Reader(Walk):
         """One part of a concatenation as (text, known) pieces; an unquoted pattern outside an
         assignment, and a ``:~`` bash expands in an assignment (``P=$1:~/bin``), are one piece
         kept as written."""
-        if child.type == "word" and (
-            (not assignment and GLOB.search(self.text(child)))
-            or (colon_tilde and re.search(r":~" + _TILDE_TAIL, self.text(child)))
-        ):
+        if child.type == "word" and self.kept_as_written(self.text(child), assignment, colon_tilde):
             return [(self.text(child), False)]
         fields = self.expand(child, assignment=True)
         if child.type == "string" and not assignment:
             # `--out="$1"/x` is one word, `--out=$1/x` maybe several: the quotes are kept
             return [(f.text if f.known else quoted(f.text), f.known) for f in fields]
         return [(f.text, f.known) for f in fields]
+
+    @staticmethod
+    def kept_as_written(word: str, assignment: bool, colon_tilde: bool) -> bool:
+        """A word bash expands from the files present or the home folder: a pattern outside an
+        assignment, a `:~` inside one."""
+        if not assignment and GLOB.search(word):
+            return True
+        return colon_tilde and re.search(r":~" + _TILDE_TAIL, word) is not None
 
     def heredoc_in(self, node: Any) -> Field | None:
         """``$(cat <<EOF ... EOF)``: the here-document's body."""

@@ -80,6 +80,9 @@ class Walk:
         # `shopt -s lastpipe`: a pipeline's last part runs in this shell (None: it may, or may not)
         self.lastpipe: bool | None = False
         self.allexport: bool | None = False  # `set -a`: every assignment is exported (None: maybe)
+        # name -> each definition made under `set -a`: bash exports it (BASH_FUNC_name%% in the
+        # environment), so a child bash (`bash -c name`, a script it runs) defines it
+        self.exported_functions: dict[str, list[Any]] = {}
         # what the positional parameters are: "" as given (to the script or function), else the
         # `shift` or `set --` that changed them (`shellinterp.Reader.move_positionals`)
         self.argv = ""
@@ -240,6 +243,19 @@ class Walk:
         name = self.text(name_node) if name_node is not None else "?"
         entry = (body, self.src, self.offset, list(when))
         self.functions[name] = [*self.functions.get(name, []), entry] if when else [entry]
+        self.export_function(name, node, when)
+
+    def export_function(self, name: str, node: Any, when: list[str]) -> None:
+        """A definition made under ``set -a`` (or where it may be on): exported, with its condition
+        and the program run before it (one run earlier did not see it)."""
+        if self.allexport is False:
+            return
+        shown: dict[str, Any] = {"@source": NotEvaluated(self.norm(node), self.filename, self.line(node))}
+        if when:
+            shown["@when"] = " and ".join(when)
+        if self.last_program is not None:
+            shown["@late"] = f"after {self.last_program}"
+        self.exported_functions.setdefault(name, []).append(shown)
 
     def call(self, name: str, when: list[str], redirects: dict[str, Any], line: int) -> None:
         """A call of a function the script defined: its body runs here, with the variables bound

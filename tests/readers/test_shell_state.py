@@ -162,6 +162,9 @@ PAIRS = [
         "set -o allexport\nset +o allexport\nY=2\npython t.py\n",
     ),
     ("export X=1\ndeclare +x X\npython t.py\n", "export X=1\npython t.py\n"),
+    # ... and every function defined under it (BASH_FUNC_f%% in each child's environment)
+    ("set -a\nf() { echo; }\nset +a\npython t.py\n", "f() { echo; }\nset -a\nset +a\npython t.py\n"),
+    ("set -a\npython t.py\nf() { :; }\npython u.py\n", "set -a\nf() { :; }\npython t.py\npython u.py\n"),
     # `! cmd` inverts cmd's status (`$?`, `&&`, `set -e` read it)
     ("! true\npython t.py $?\n", "true\npython t.py $?\n"),
     # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
