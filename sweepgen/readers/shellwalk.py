@@ -334,18 +334,21 @@ class Walk:
 
     def isolated(self, nodes: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
         """A statement bash runs in a child process (``( ... )``, each part of a pipeline): what it
-        binds, exports or defines is gone after it; its commands and assignments are recorded."""
+        binds, exports, defines or sets (``set -a``, ``shopt``) is gone after it; its commands and
+        assignments are recorded."""
         saved = (
             {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()},
             set(self.exported),
             dict(self.functions),
-            (dict(self.readonly), self.lastpipe, self.argv),
+            (dict(self.readonly), self.lastpipe, self.allexport, self.argv),
         )
         try:
             self.sequence(nodes, when, redirects)
         finally:
-            self.vars, self.exported, self.functions = saved[0], saved[1] | self.exported, saved[2]
-            self.readonly, self.lastpipe, self.argv = saved[3]
+            # what it exported is not exported here; its values still show, as once exported ones
+            self.unexported |= self.exported - saved[1]
+            self.vars, self.exported, self.functions = saved[0], saved[1], saved[2]
+            self.readonly, self.lastpipe, self.allexport, self.argv = saved[3]
 
     def sequence(self, nodes: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
         """Statements in order. After a ``return``, ``exit``, ``break`` or ``continue`` that runs

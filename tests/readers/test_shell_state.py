@@ -165,6 +165,11 @@ PAIRS = [
     # ... and every function defined under it (BASH_FUNC_f%% in each child's environment)
     ("set -a\nf() { echo; }\nset +a\npython t.py\n", "f() { echo; }\nset -a\nset +a\npython t.py\n"),
     ("set -a\npython t.py\nf() { :; }\npython u.py\n", "set -a\nf() { :; }\npython t.py\npython u.py\n"),
+    # a subshell, a pipeline's part and a background job set `set -a` and export for themselves only
+    ("( set -a )\nX=1\npython t.py\n", "( set -a )\nexport X=1\npython t.py\n"),
+    ("set -a | cat\nX=1\npython t.py\n", "set -a | cat\nexport X=1\npython t.py\n"),
+    ("set -a &\nwait\nX=1\npython t.py\n", "set -a &\nwait\nexport X=1\npython t.py\n"),
+    ("( export X=1 )\nX=2\npython t.py\n", "( export X=1 )\nexport X=2\npython t.py\n"),
     # `! cmd` inverts cmd's status (`$?`, `&&`, `set -e` read it)
     ("! true\npython t.py $?\n", "true\npython t.py $?\n"),
     # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
