@@ -126,9 +126,13 @@ class Walk:
             self.src = source
             self.offset = line_offset
             found = refused(tree.root_node, source)
+            nodes = tree.root_node.named_children
+            cut = len(nodes) if found is None else _first_refused(nodes, found[0])
             if found is not None and self.syntax_error is None:
                 self.syntax_error = (found[0] + 1 + line_offset, found[1])
-            self.sequence(tree.root_node.named_children, when, redirects)
+            self.sequence(nodes[:cut], when, redirects)
+            if cut < len(nodes):  # bash stops there: still read, so that an edit there shows
+                self.isolated(nodes[cut:], [*when, "never reached (after a syntax error)"], redirects)
         finally:
             self.depth -= 1
 
@@ -770,3 +774,13 @@ def _backgrounded(node: Any) -> bool:
     """Is this statement followed by ``&`` (run asynchronously)?"""
     after = node.next_sibling
     return after is not None and after.type == "&"
+
+
+def _first_refused(nodes: list[Any], row: int) -> int:
+    """The index of the first statement bash never runs when it refuses line ``row`` (0-based):
+    the one holding that line, or the first of the statements that share a line with it (bash
+    parses a whole line, with what it continues, before running any of it)."""
+    index = next((i for i, node in enumerate(nodes) if node.end_point[0] >= row), len(nodes))
+    while 0 < index < len(nodes) and nodes[index - 1].end_point[0] == nodes[index].start_point[0]:
+        index -= 1
+    return index

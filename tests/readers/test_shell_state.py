@@ -155,6 +155,8 @@ PAIRS = [
     ("python t.py ;;\npython e.py\n", "python t.py\npython e.py\n"),
     ("if true; then fi\npython t.py\n", "python t.py\n"),
     ("bash -c 'python t.py ;;'\n", "bash -c 'python t.py'\n"),
+    # ... not even what shares the line with it (bash parses the whole line first)
+    ("python t.py\nif true; then fi; python u.py\n", "python t.py; python u.py\nif true; then fi\n"),
     # under `set -a` (allexport) every assignment is exported; `declare +x` takes the export away
     ("set -a\nX=1\nset +a\nY=2\npython t.py\n", "set -a\nX=1\nY=2\nset +a\npython t.py\n"),
     (
