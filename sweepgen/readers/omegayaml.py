@@ -72,7 +72,11 @@ def uses_omegaconf(text: str) -> bool:
 
 # interpolations ----------------------------------------------------------------------------------
 
-_REFERENCE = re.compile(r"\$\{([^${}:]*)\}")  # a node reference; a `:` means a resolver call
+# a node reference, or `oc.select` (a reference with a default); another `:` means a resolver call
+_REFERENCE = re.compile(r"\$\{((?:oc\.select:)?[^${}:]*)\}")
+_SELECT = "oc.select:"
+_BRACKET = re.compile(r"\[([\w-]+)\]")
+_MISSING = "???"  # OmegaConf's mandatory value not given: `oc.select` takes its default
 _BACKSLASHED = re.compile(r"(\\+)\$\{")  # backslashes right before an interpolation escape it or themselves
 _LITERAL = "\x00"  # marks an escaped `${` while the references beside it resolve (NUL text: kept)
 _MAX_DEPTH = 32
@@ -126,7 +130,7 @@ class _Resolver:
         try:
             if _BACKSLASHED.search(text):
                 return self.escaped(text, path, kept)
-            if "${" in _REFERENCE.sub("", text):
+            if "${" in _REFERENCE.sub("", text) or self.unselected(text, path):
                 # a resolver call or a nested interpolation is never evaluated; the node references
                 # beside it are, so the kept source is the definition's, not a name for it
                 return NotEvaluated(_REFERENCE.sub(lambda m: self.spelled(m, path), text), self.where)
@@ -179,8 +183,27 @@ class _Resolver:
             return None
         return _as_text(found[0])
 
+    def unselected(self, text: str, path: tuple[Any, ...]) -> bool:
+        """Does ``text`` hold an ``oc.select`` that cannot be evaluated (kept as a resolver call)?"""
+        return any(
+            m.group(1).startswith(_SELECT) and self.target(m.group(1), path) is None
+            for m in _REFERENCE.finditer(text)
+        )
+
+    def selected(self, arguments: str, path: tuple[Any, ...]) -> tuple[Any] | None:
+        """``${oc.select:KEY}`` / ``${oc.select:KEY,DEFAULT}``: KEY's value where it names one that
+        is not ``???``, else None without a default; a default is not evaluated (OmegaConf's grammar
+        types it), nor is a quoted key."""
+        key, comma, _ = arguments.partition(",")
+        found = None if not key.strip() or any(q in key for q in "'\"") else self.target(key, path)
+        if found is not None and found[0] != _MISSING:
+            return found
+        return None if comma else (None,)
+
     def target(self, reference: str, path: tuple[Any, ...]) -> tuple[Any] | None:
         """The value ``${reference}`` names from ``path``, resolved in turn; None when it names nothing."""
+        if reference.startswith(_SELECT):
+            return self.selected(reference[len(_SELECT) :], path)
         keys = _reference_keys(reference.strip(), path)
         if keys is None:
             return None
@@ -203,9 +226,13 @@ def _unescaped(found: re.Match[str]) -> str:
 
 
 def _reference_keys(reference: str, path: tuple[Any, ...]) -> list[Any] | None:
-    """The keys from the root a reference names: ``a.b`` from the root, ``..b`` from the node that
-    holds it (a dot per level up); None for an empty one or one that climbs above the root."""
-    if not reference:
+    """The keys from the root a reference names: ``a.b`` (or ``a[b]``) from the root, ``..b`` from
+    the node that holds it (a dot per level up); None for an empty one or one that climbs above
+    the root."""
+    if reference.lstrip(".").startswith("["):
+        return None
+    reference = _BRACKET.sub(r".\1", reference)  # `l[1].c`, `a[b]` are `l.1.c`, `a.b`
+    if not reference or "[" in reference or "]" in reference:
         return None
     if not reference.startswith("."):
         return reference.split(".")
