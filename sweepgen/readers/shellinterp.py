@@ -35,6 +35,8 @@ from sweepgen.readers.shellwords import (
 
 _MAX_VALUE = 1_000_000  # characters a variable may hold
 _STAR_JOIN = re.compile(r"\$\{?[!#]?\*|\[\*\]")  # $*, ${*}, ${A[*]}, ${!A[*]}: words joined by IFS
+_ASSIGNING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # `${X:=w}` `${X=w}` bind X
+_ARITH_IN = re.compile(r"\$\(\((.*?)\)\)", re.S)  # the arithmetic expansions in a text
 # declare/local/readonly/export options that bind a value as written (arrays, export, read-only,
 # global, trace); any other letter changes the value or is refused by bash (see opaque_declaration)
 _PLAIN_DECLARE = set("aAxrgt")
@@ -290,7 +292,8 @@ class Reader(Walk):
             self.note_late(name)
             self.unexported.update(self.exported & {name})
             self.exported.discard(name)
-            self.vars.pop(name, None)
+            # unset, never the environment's X again (empty, or an error under `set -u`)
+            self.forget(name)
 
     def unset_functions(self, names: list[str], when: list[str], line: int) -> None:
         self.store("unset", self.guarded({"-f": names}, when), line)
@@ -536,6 +539,24 @@ class Reader(Walk):
             names = list(self.vars)
         for name in names:
             self.forget(name)
+            self.note_unknown_export(name, words[0].line)
+
+    def note_unknown_export(self, name: str, line: int) -> None:
+        """An exported variable made unknown (``read X``): each program run after it sees that value,
+        so its history shows it, in order, never only the value bound before."""
+        if name in self.exported and name in self.assignments:
+            marker = NotEvaluated(f"${{{name} unknown {self.forgets[name]}}}", self.filename, line)
+            self.assignments[name].append(("", marker, line))
+            self.note_late(name)
+
+    def forget_assigned(self, source: str, line: int) -> None:
+        """What an expansion not evaluated may assign (``${X:=w}``, ``$((N+=1))``) is not known
+        after it, whether the script or the environment set it before."""
+        names = _ASSIGNING.findall(source)
+        names += [n for expr in _ARITH_IN.findall(source) for n in arithmetic_assigned(expr)]
+        for name in names:
+            self.forget(name)
+            self.note_unknown_export(name, line)
 
     def bash_c(
         self,
@@ -640,6 +661,19 @@ class Reader(Walk):
             else NotEvaluated(normalise_value(field.text), self.filename, field.line)
         )
 
+    def expand_arithmetic(self, node: Any, line: int) -> Field:
+        """``$(( ... ))``: computed as bash computes it where it can be, else kept as source."""
+        source = self.marked(self.text(node).strip())
+        computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
+        if computed is not None:
+            for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
+                self.substituted.add(used)
+            return Field(computed, True, line)
+        self.forget_assigned(source, line)
+        self.opaque = True
+        # it reads the values bound now: written inside it (`$((X+1) where X=$((X+1)))`)
+        return Field(self.substitution(self.text(node).strip()), False, line)
+
     def expand(self, node: Any, *, assignment: bool = False) -> list[Field]:  # noqa: C901, PLR0912 - one branch per tree-sitter word node type
         """The words ``node`` expands to; an unquoted expansion splits on blanks (not in assignments)."""
         line = self.line(node)
@@ -668,6 +702,8 @@ class Reader(Walk):
                 self.opaque = True
                 return [Field(quoted(text_inside), False, line)]
             text, known = expand_quoted(text_inside, self.vars)
+            if not known:
+                self.forget_assigned(text_inside, line)
             if not known and "$(" in text_inside:
                 self.opaque = True
             # an assignment never splits: `X="$1"` is `X=$1`; elsewhere the quotes are kept
@@ -677,6 +713,8 @@ class Reader(Walk):
             expr = source[2:-1] if source.startswith("${") else source[1:]
             self.note_names(source)
             value, known = lookup(expr, self.vars, False)
+            if not known:
+                self.forget_assigned(source, line)
             if not known and value == "${" + expr + "}":
                 value = Partial(source)  # nothing of it is known: its own source, as written
             if value is None:
@@ -696,17 +734,7 @@ class Reader(Walk):
                 return [Field(self.marked(self.text(node)), False, line)]
             return [self.concatenation(node, line, assignment)]
         if kind == "arithmetic_expansion":
-            source = self.marked(self.text(node).strip())
-            computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
-            if computed is not None:
-                for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
-                    self.substituted.add(used)
-                return [Field(computed, True, line)]
-            for name in arithmetic_assigned(source):
-                if name in self.vars:
-                    self.forget(name)
-            self.opaque = True
-            return [Field(source, False, line)]
+            return [self.expand_arithmetic(node, line)]
         if kind == "command_substitution":
             here = self.heredoc_in(node)
             if here is not None:

@@ -215,8 +215,7 @@ class Walk:
             # values it reads, and what it assigns is not known after it
             self.keep_opaque(node, when, self.with_values(self.norm(node)))
             for name in arithmetic_assigned(self.text(node)):
-                if name in self.vars:
-                    self.forget(name)
+                self.forget(name)  # the environment's value too: never read as `$N` after it
         elif kind in ("compound_statement", "do_group"):
             self.sequence(node.named_children, when, redirects)
         elif kind == "negated_command":

@@ -30,7 +30,7 @@ _STUB = (
 )
 
 
-def _bash_sees(script: str, tmp_path) -> str:
+def _bash_sees(script: str, tmp_path, environment: dict[str, str] | None = None) -> str:
     path = tmp_path / "s.sh"
     path.write_text(_STUB + script)
     run = subprocess.run(
@@ -39,7 +39,7 @@ def _bash_sees(script: str, tmp_path) -> str:
         text=True,
         check=False,
         cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin"},
+        env={"PATH": "/usr/bin:/bin", **(environment or {})},
         timeout=60,
     )
     return f"{run.stdout}rc={run.returncode}"
@@ -172,6 +172,14 @@ PAIRS = [
     ("set -a | cat\nX=1\npython t.py\n", "set -a | cat\nexport X=1\npython t.py\n"),
     ("set -a &\nwait\nX=1\npython t.py\n", "set -a &\nwait\nexport X=1\npython t.py\n"),
     ("( export X=1 )\nX=2\npython t.py\n", "( export X=1 )\nexport X=2\npython t.py\n"),
+    # what an expansion or a builtin assigns comes from running it: never the value bound before
+    # (an exported one included) nor the environment's
+    ("Y=${X:=q}\npython t.py $X\n", "python t.py $X\nY=${X:=q}\n"),
+    ('Y="${X:=q}"\npython t.py $X\n', 'python t.py $X\nY="${X:=q}"\n'),
+    ("Y=$((N+=1))\npython t.py $N\n", "python t.py $N\nY=$((N+=1))\n"),
+    ('Y="$((N+=1))"\npython t.py $N\n', 'python t.py $N\nY="$((N+=1))"\n'),
+    ("X=$((X+1))\nX=$((X+1))\npython t.py $X\n", "X=$((X+1))\npython t.py $X\nX=$((X+1))\n"),
+    ("read X <<< 7\nexport X=1\npython t.py\n", "export X=1\nread X <<< 7\npython t.py\n"),
     # `! cmd` inverts cmd's status (`$?`, `&&`, `set -e` read it)
     ("! true\npython t.py $?\n", "true\npython t.py $?\n"),
     # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
@@ -193,6 +201,14 @@ PAIRS = [
 @pytest.mark.parametrize(("one", "two"), PAIRS)
 def test_a_pair_bash_runs_apart_is_never_equal(one, two, tmp_path):
     assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)  # the oracle: a real change
+    assert _changes(one, two)
+
+
+@needs_bash
+def test_an_unset_variable_is_never_the_environments(tmp_path):
+    # with X in the environment, `unset X` empties what the program gets
+    one, two = "unset X\npython t.py $X\n", "python t.py $X\n"
+    assert _bash_sees(one, tmp_path, {"X": "e"}) != _bash_sees(two, tmp_path, {"X": "e"})
     assert _changes(one, two)
 
 
