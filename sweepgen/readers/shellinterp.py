@@ -700,7 +700,7 @@ class Reader(Walk):
             if self.own_ifs() and _STAR_JOIN.search(text_inside):
                 # `"${A[*]}"`, `"$*"` join their words with the first character of IFS
                 self.opaque = True
-                return [Field(quoted(text_inside), False, line)]
+                return [Field(quoted(self.split_by_ifs(text_inside)), False, line)]
             text, known = expand_quoted(text_inside, self.vars)
             if not known:
                 self.forget_assigned(text_inside, line)
@@ -723,9 +723,9 @@ class Reader(Walk):
                 return [Field(joined(value), known, line)]
             if self.own_ifs():
                 # bash splits an unquoted expansion at the characters of IFS, which the script set:
-                # kept as written, every variable shown
+                # kept as written, with the values it reads
                 self.opaque = True
-                return [Field(source, False, line)]
+                return [Field(self.split_by_ifs(source), False, line)]
             return split_fields(value, line)
         if kind == "concatenation":
             if not assignment and self.brace_expansion(node):
@@ -770,8 +770,14 @@ class Reader(Walk):
         IFS the script set (``${A[*]}``)."""
         raw = self.marked(raw)
         if self.own_ifs() and _STAR_JOIN.search(raw):
-            return raw, False
+            return self.split_by_ifs(raw), False
         return expand_quoted(raw, self.vars, heredoc=True)
+
+    def split_by_ifs(self, text: str) -> str:
+        """A word bash splits (or joins) at the IFS the script set: as written, with the values it
+        reads now, IFS's among them, so that a change to any, or a move past the word, shows."""
+        values = {**self.named_values(text), **self.named_values("IFS")}
+        return f"{text} where " + ", ".join(f"{name}={value}" for name, value in values.items())
 
     def own_ifs(self) -> bool:
         """Has the script set IFS to something else than bash's blank, tab and newline?"""

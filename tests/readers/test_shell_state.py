@@ -180,6 +180,10 @@ PAIRS = [
     ('Y="$((N+=1))"\npython t.py $N\n', 'python t.py $N\nY="$((N+=1))"\n'),
     ("X=$((X+1))\nX=$((X+1))\npython t.py $X\n", "X=$((X+1))\npython t.py $X\nX=$((X+1))\n"),
     ("read X <<< 7\nexport X=1\npython t.py\n", "export X=1\nread X <<< 7\npython t.py\n"),
+    # a word split or joined at the IFS the script set reads the values bound where it stands
+    ("IFS=,\nX='a b'\npython t.py $X\n", "IFS=,\npython t.py $X\nX='a b'\n"),
+    ('IFS=,\nA=(1 2)\npython t.py "${A[*]}"\n', 'IFS=,\npython t.py "${A[*]}"\nA=(1 2)\n'),
+    ("IFS=,\nA=(1 2)\ncat <<E\n${A[*]}\nE\n", "IFS=,\ncat <<E\n${A[*]}\nE\nA=(1 2)\n"),
     # `! cmd` inverts cmd's status (`$?`, `&&`, `set -e` read it)
     ("! true\npython t.py $?\n", "true\npython t.py $?\n"),
     # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
