@@ -68,15 +68,20 @@ class Reader(Walk):
             "commands": {k: cmdline.plain(v) for k, v in self.commands.items()},
         }
         self.result.numbered = (("commands",),)
-        if self.syntax_error is not None:
-            line, what = self.syntax_error
-            self.result.data["@syntax_error"] = f"line {line}: {what}"
-            self.result.lines[("@syntax_error",)] = line
-            self.result.warnings.append(
-                f"{self.filename}:{line}: bash refuses this line ({what}): the shell reading it runs "
-                "no command from this line on"
-            )
+        self.note_syntax_error()
         return self.result
+
+    def note_syntax_error(self) -> None:
+        """The first line bash refuses, shown as ``@syntax_error`` with a warning."""
+        if self.syntax_error is None:
+            return
+        line, what = self.syntax_error
+        self.result.data["@syntax_error"] = f"line {line}: {what}"
+        self.result.lines[("@syntax_error",)] = line
+        self.result.warnings.append(
+            f"{self.filename}:{line}: bash refuses this line ({what}): the shell reading it runs "
+            "no command from this line on"
+        )
 
     def shown_variables(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The variables that show, as (``env``, ``vars``): each one's final value, under its
@@ -324,9 +329,7 @@ class Reader(Walk):
             self.refuse_local(node, when)
             return
         letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
-        local = bool(self.frames) and (
-            keyword == "local" or (keyword in ("declare", "typeset") and "g" not in letters)
-        )
+        local = self.declares_local(keyword, letters)
         if local:
             # inside a function `local`/`declare` shadow the variable until the body returns; the
             # binding is marked, so `local X=2` never reads as the global `X=2`
@@ -340,6 +343,12 @@ class Reader(Walk):
             )
         if _makes_readonly(keyword, self.declare_options(node)):
             self.make_readonly(self.declared_names(node), not (local or conditional(when)), when)
+
+    def declares_local(self, keyword: str, letters: set[str]) -> bool:
+        """Inside a function, ``local`` and ``declare``/``typeset`` without ``-g`` bind a local."""
+        if not self.frames:
+            return False
+        return keyword == "local" or (keyword in ("declare", "typeset") and "g" not in letters)
 
     def refuse_local(self, node: Any, when: list[str]) -> None:
         """bash refuses ``local`` outside a function ("can only be used in a function"): it binds
