@@ -443,8 +443,7 @@ class Reader(Walk):
         if head == "eval" and all(w.known for w in words[1:]):
             self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
             return
-        if head in ("shopt", "shift", "set"):
-            (self.shopt if head == "shopt" else self.move_positionals)(words, when)
+        self.shell_state(head, words, when, line)
         self.forget_bound(words)
         identity_words = [self.value(w) for w in words]
         launchers, inner = cmdline.split_launchers(identity_words)
@@ -526,17 +525,18 @@ class Reader(Walk):
         anything else (a new list, a shift under a condition or by an unknown count) is a new state
         of its own, numbered."""
         rest = [w.text if w.known else None for w in words[1:]]
-        if words[0].text == "set":
-            self.set_allexport(words, when)
         if words[0].text == "set" and not _sets_positionals(rest):
             return
         total = _known_shift(words[0].text, rest, self.argv)
-        sure = not conditional(when) or bool(self.frames and when == self.frames[-1].guard)  # a body's own
-        if total is not None and sure:
+        if total is not None and self.runs_whenever_its_body_does(when):
             self.argv = f"shift {total}" if total else self.argv
         else:
             self.argv_changes += 1
             self.argv = f"{words[0].text} #{self.argv_changes}"
+
+    def runs_whenever_its_body_does(self, when: list[str]) -> bool:
+        """Unconditional, or under no condition but its function body's own."""
+        return not conditional(when) or bool(self.frames and when == self.frames[-1].guard)
 
     def forget_bound(self, words: list[Field]) -> None:
         """What a builtin binds by name (``read X``, ``printf -v X``, ``let N=1``) comes from running
@@ -549,6 +549,29 @@ class Reader(Walk):
         for name in names:
             self.forget(name)
             self.note_unknown_export(name, words[0].line)
+
+    def shell_state(self, head: str, words: list[Field], when: list[str], line: int) -> None:
+        """What a builtin changes in the shell beside variables: options, positionals, traps."""
+        if head == "set":
+            self.set_allexport(words, when)
+        if head in ("shopt", "shift", "set"):
+            (self.shopt if head == "shopt" else self.move_positionals)(words, when)
+        elif head == "trap":
+            self.note_trap(words[1:], when, line)
+
+    def note_trap(self, rest: list[Field], when: list[str], line: int) -> None:
+        """``trap CODE EXIT`` (or ``0``): CODE runs when the script ends, with the values bound
+        then (``at_exit``); a later one replaces it, ``trap - EXIT`` or ``trap '' EXIT`` removes it."""
+        rest = rest[1:] if rest[:1] and rest[0].text == "--" else rest
+        if _sets_exit_trap(rest):
+            kept = rest[0].known and rest[0].text not in ("", "-")
+            self.exit_trap = (rest[0].text, line, list(when)) if kept else None
+
+    def at_exit(self) -> None:
+        """The ``trap ... EXIT`` set last runs at the end, reading the values bound then."""
+        if self.exit_trap is not None:
+            code, line, when = self.exit_trap
+            self.reparse(code, line, [*when, "at exit (trap EXIT)"], {})
 
     def note_unknown_export(self, name: str, line: int) -> None:
         """An exported variable made unknown (``read X``): each program run after it sees that value,
@@ -936,6 +959,14 @@ def _lastpipe_after(rest: list[str | None], now: bool | None) -> tuple[bool, boo
     if "o" in letters or not {"lastpipe", None} & set(rest):
         return False, now
     return True, None if None in rest else {"s": True, "u": False}.get(letters.strip("pq")[-1:], now)
+
+
+def _sets_exit_trap(rest: list[Field]) -> bool:
+    """Do ``trap``'s words (after ``--``) give code, or ``-``, for EXIT (not ``-p``/``-l`` or a
+    signal alone)?"""
+    if len(rest) < 2 or (rest[0].text.startswith("-") and rest[0].text != "-"):
+        return False
+    return bool({"EXIT", "0", "SIGEXIT"} & {w.text for w in rest[1:] if w.known})
 
 
 def _allexport_after(rest: list[str | None], now: bool | None) -> bool | None:

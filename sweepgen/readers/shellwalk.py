@@ -90,6 +90,7 @@ class Walk:
         self.loops = 0  # loops being walked: `break` and `continue` leave one
         self.forgets: dict[str, int] = {}  # name -> how many times the script made it unknown
         self.syntax_error: tuple[int, str] | None = None  # the first line bash refuses (shellrefused)
+        self.exit_trap: tuple[str, int, list[str]] | None = None  # `trap CODE EXIT`: (CODE, line, guard)
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -337,13 +338,13 @@ class Walk:
 
     def isolated(self, nodes: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
         """A statement bash runs in a child process (``( ... )``, each part of a pipeline): what it
-        binds, exports, defines or sets (``set -a``, ``shopt``) is gone after it; its commands and
-        assignments are recorded."""
+        binds, exports, defines or sets (``set -a``, ``shopt``, a ``trap``) is gone after it; its
+        commands and assignments are recorded."""
         saved = (
             {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()},
             set(self.exported),
             dict(self.functions),
-            (dict(self.readonly), self.lastpipe, self.allexport, self.argv),
+            (dict(self.readonly), self.lastpipe, self.allexport, self.argv, self.exit_trap),
         )
         try:
             self.sequence(nodes, when, redirects)
@@ -351,7 +352,7 @@ class Walk:
             # what it exported is not exported here; its values still show, as once exported ones
             self.unexported |= self.exported - saved[1]
             self.vars, self.exported, self.functions = saved[0], saved[1], saved[2]
-            self.readonly, self.lastpipe, self.allexport, self.argv = saved[3]
+            self.readonly, self.lastpipe, self.allexport, self.argv, self.exit_trap = saved[3]
 
     def sequence(self, nodes: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
         """Statements in order. After a ``return``, ``exit``, ``break`` or ``continue`` that runs

@@ -184,6 +184,9 @@ PAIRS = [
     ("IFS=,\nX='a b'\npython t.py $X\n", "IFS=,\npython t.py $X\nX='a b'\n"),
     ('IFS=,\nA=(1 2)\npython t.py "${A[*]}"\n', 'IFS=,\npython t.py "${A[*]}"\nA=(1 2)\n'),
     ("IFS=,\nA=(1 2)\ncat <<E\n${A[*]}\nE\n", "IFS=,\ncat <<E\n${A[*]}\nE\nA=(1 2)\n"),
+    # `trap CODE EXIT` runs CODE when the script ends, with the values bound then
+    ("python t.py $X\ntrap 'python c.py $X' EXIT\nX=1\n", "python t.py $X\ntrap 'python c.py $X' 0\nX=2\n"),
+    ("trap 'python c.py $X' EXIT\npython t.py $X\nX=1\n", "python t.py $X\nX=1\ntrap 'python c.py' EXIT\n"),
     # `! cmd` inverts cmd's status (`$?`, `&&`, `set -e` read it)
     ("! true\npython t.py $?\n", "true\npython t.py $?\n"),
     # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
