@@ -34,6 +34,7 @@ from sweepgen.readers.pyvalues import (
     merge_into,
     normalised,
     raise_unknown,
+    value_text,
 )
 
 
@@ -77,6 +78,17 @@ class Expressions:
 
     def opaque(self, node: ast.AST) -> NotEvaluated:
         return NotEvaluated(normalised(node), self.filename, getattr(node, "lineno", 0))
+
+    def kept_reading(self, node: ast.AST) -> NotEvaluated:
+        """An expression not evaluated: its source and the value now of each name it reads that the
+        file binds (``list(map(str, a)) where a=[9, 2]``), so that a change to one, or moving it
+        past the expression, shows."""
+        kept = self.opaque(node)
+        reads = [(name, self.lookup(name)) for name in sorted(_names_read(node)) if self.visible(name)]
+        shown = [f"{name}={value_text(value)}" for name, value in reads if _shown_read(name, value)]
+        if not shown:
+            return kept
+        return NotEvaluated(f"{kept.source} where {', '.join(shown)}", self.filename, kept.line)
 
     def mark_rebound(self, stmt: ast.stmt) -> None:
         """After ``stmt`` (``from m import *``, ``exec(...)``), each module name bound so far may hold
@@ -135,10 +147,8 @@ class Expressions:
     def value(self, node: ast.expr) -> Any:
         try:
             return self.expr(node)
-        except Unknown:
-            return self.opaque(node)
-        except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, MemoryError):
-            return self.opaque(node)
+        except (Unknown, ArithmeticError, ValueError, TypeError, IndexError, KeyError, MemoryError):
+            return self.kept_reading(node)
 
     def expr(self, node: ast.expr) -> Any:  # noqa: C901, PLR0912, PLR0915 - one branch per ast.expr node type: a table to read, not to split
         if isinstance(node, ast.Constant):
@@ -412,7 +422,7 @@ class Expressions:
             or (isinstance(left, str) and hash_ordered(right))
         ):
             # past a bound (pybounds) or not computable: kept as source
-            return self.opaque(node) if isinstance(node, ast.stmt) else raise_unknown()
+            return self.kept_reading(node) if isinstance(node, ast.stmt) else raise_unknown()
         return function(left, right)
 
     def augmented(self, op: ast.operator, current: Any, right: Any, node: ast.AugAssign) -> Any:
@@ -434,7 +444,7 @@ class Expressions:
         try:
             return self.binop(op, current, right, node)
         except (ArithmeticError, ValueError, TypeError, MemoryError):
-            return self.opaque(node)  # what Python refuses (`x = []; x += 0`) is kept as source
+            return self.kept_reading(node)  # what Python refuses (`x = []; x += 0`) is kept as source
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Any:
         local: dict[str, Any] = {}
@@ -549,6 +559,17 @@ def _extends(op: ast.operator, current: Any, right: Any) -> bool:
 def _computable(op: ast.operator, left: Any, right: Any) -> bool:
     """Both operands known, and the result within the bounds (pybounds)."""
     return known(left) and known(right) and binop_fits(op, left, right)
+
+
+def _names_read(node: ast.AST) -> set[str]:
+    """The plain names an expression names: what it reads (``x += 1`` reads x too); one it binds
+    (``(n := 3)``) adds a value, never hides one."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _shown_read(name: str, value: Any) -> bool:
+    """A function shows where it is defined, a plain import (``os``) is its own name."""
+    return not isinstance(value, Function) and not (isinstance(value, Ref) and value == name)
 
 
 def _joins_containers(op: ast.operator, left: Any, right: Any) -> bool:

@@ -19,6 +19,7 @@ from sweepgen.readers.pyrebind import rebinds_any
 from sweepgen.readers.pyvalues import (
     LOOP_LIMIT,
     NO_DEFAULT,
+    SIZE_LIMIT,
     CallData,
     Function,
     Return,
@@ -385,8 +386,20 @@ class Evaluator(Expressions):
             return
         if isinstance(target, (ast.Attribute, ast.Subscript)) and self.bind_item(target, value, stmt):
             return
-        # an assignment we cannot place: keep it, keyed by its target's source, so it is never lost
-        scope[ast.unparse(target)] = value
+        self.keep_unplaced(scope, target, value)
+
+    def keep_unplaced(self, scope: dict[str, Any], target: ast.expr, value: Any) -> None:
+        """An assignment this reader cannot place: kept, keyed by its target's source (numbered when
+        it repeats: `a[i:j] = v` twice is not once), so it is never lost; what it writes into is
+        not known after it."""
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            self.taint(target.value)
+        spelled, count = ast.unparse(target), 1
+        key = spelled
+        while key in scope:
+            count += 1
+            key = f"{spelled} #{count}"
+        scope[key] = value
 
     def bind_item(self, target: ast.Attribute | ast.Subscript, value: Any, stmt: ast.stmt) -> bool:
         """``a.b = v`` / ``a[k] = v`` written into the mapping, LazyCall or list it names; False
@@ -396,6 +409,8 @@ class Evaluator(Expressions):
         path = _literal_path(target)
         if path is not None and len(self.scopes) == 1:
             self.result.lines[path] = stmt.lineno  # `model.backbone.depth = 101` is written here
+        if type(key) is slice:
+            return _assign_slice(container, key, value)
         holder = _mapping_holder(container, key, target)
         if holder is None and _in_list(container, key):
             holder = container
@@ -445,6 +460,20 @@ def _mapping_holder(container: Any, key: Any, target: ast.Attribute | ast.Subscr
     if isinstance(container, dict) and known_key(key):
         return container
     return None
+
+
+def _assign_slice(container: Any, key: slice, value: Any) -> bool:
+    """``a[1:2] = [5, 6]``: the list's slice replaced in place, as Python does (False where Python
+    refuses it, or past the size bound)."""
+    if type(container) is not list or not isinstance(value, (list, tuple)):
+        return False
+    if len(container) + len(value) > SIZE_LIMIT:
+        return False
+    try:
+        container[key] = list(value)
+    except ValueError:  # an extended slice of another length
+        return False
+    return True
 
 
 def _in_list(container: Any, key: Any) -> bool:
