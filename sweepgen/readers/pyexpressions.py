@@ -58,6 +58,8 @@ class Expressions:
         # containers a statement this reader could not follow may have changed (`a.sort(key=f)`),
         # by id, each kept alive so that its id is never another object's
         self.tainted: dict[int, Any] = {}
+        self.taints = 0  # statements that tainted something, so far: a read after one is told apart
+        self.import_bound: dict[str, Ref] = {}  # name -> the reference an import bound it to
         # module names a statement may have rebound (`from m import *`, `exec`): name -> (the value
         # it held then, kept alive so its identity is never another's; what reading it gives)
         self.rebound: dict[str, tuple[Any, NotEvaluated]] = {}
@@ -85,10 +87,17 @@ class Expressions:
         past the expression, shows."""
         kept = self.opaque(node)
         reads = [(name, self.lookup(name)) for name in sorted(_names_read(node)) if self.visible(name)]
-        shown = [f"{name}={value_text(value)}" for name, value in reads if _shown_read(name, value)]
+        shown = [f"{name}={self.read_text(value)}" for name, value in reads if _shown_read(name, value)]
         if not shown:
             return kept
         return NotEvaluated(f"{kept.source} where {', '.join(shown)}", self.filename, kept.line)
+
+    def read_text(self, value: Any) -> str:
+        """A value read by a part not evaluated; one a statement not followed may have changed is
+        not what it held, so it is told apart by how many such statements came before the read."""
+        if id(value) in self.tainted:
+            return f"<changed by a statement not followed, after {self.taints}>"
+        return value_text(value)
 
     def mark_rebound(self, stmt: ast.stmt) -> None:
         """After ``stmt`` (``from m import *``, ``exec(...)``), each module name bound so far may hold
@@ -116,6 +125,7 @@ class Expressions:
         except (Unknown, ArithmeticError, ValueError, TypeError, IndexError, KeyError):
             return
         stack = [found]
+        self.taints += 1
         while stack:
             item = stack.pop()
             if isinstance(item, (dict, list, set)) and id(item) not in self.tainted:
@@ -380,10 +390,20 @@ class Expressions:
         if copier is not None and len(args) == 1:
             return copier(args[0])  # copy.copy is shallow: its items stay shared, as in Python
         data = CallData()
-        data["call"] = name if name is not None else ast.unparse(node.func)
+        data["call"] = self.callee(name) if name is not None else ast.unparse(node.func)
         data["args"] = args
         data["kwargs"] = kwargs
         return data
+
+    def callee(self, name: str) -> str:
+        """A called name as spelled, or as the reference its root holds where an assignment bound
+        it (``m = A; m.f()`` calls ``A.f``): the same spelling over another binding is another
+        call."""
+        root, dot, rest = name.partition(".")
+        bound = self.lookup(root) if self.visible(root) else None
+        if not isinstance(bound, Ref) or self.import_bound.get(root) is bound:
+            return name  # an import's own name, or data (whose method calls read it: kept_reading)
+        return f"{bound}{dot}{rest}"
 
     def builtin_call(self, name: str | None, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """``dict()`` or a builtin that is data, called by its own name; ``_NOT_BUILTIN`` for a name
@@ -640,10 +660,13 @@ def _dict_method(receiver: dict[Any, Any], method: str, args: list[Any], kwargs:
 def _dict_positional(receiver: dict[Any, Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """``get``/``setdefault``/``pop``/``copy`` and the views (as lists: a view is no data, its
     items are), called with positional arguments only."""
-    if kwargs or method not in ("get", "setdefault", "pop", "copy", "keys", "values", "items"):
+    if kwargs or method not in ("get", "setdefault", "pop", "copy", "keys", "values", "items", "clear"):
         raise Unknown
     result = getattr(receiver, method)(*args)
     return list(result) if method in ("keys", "values", "items") else result
+
+
+_LIST_METHODS = ("append", "extend", "insert", "pop", "copy", "index", "count", "remove", "clear", "reverse")
 
 
 def _list_method(receiver: list[Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -651,9 +674,22 @@ def _list_method(receiver: list[Any], method: str, args: list[Any], kwargs: dict
         # only data iterates as Python iterates it: a call's record or a reference is no list of
         # items (extending by one would add its keys or letters), and a set of strings has no order
         raise Unknown
-    if method in ("append", "extend", "insert", "pop", "copy", "index", "count", "remove") and not kwargs:
+    if method in _LIST_METHODS and not kwargs:
         return getattr(receiver, method)(*args)
+    if method == "sort" and not args and _sorts(receiver, kwargs):
+        return receiver.sort(**kwargs)
     raise Unknown
+
+
+def _sorts(receiver: list[Any], kwargs: dict[str, Any]) -> bool:
+    """``a.sort()`` (or ``reverse=True``) over numbers only or strings only: Python's order."""
+    if kwargs not in ({}, {"reverse": True}, {"reverse": False}):
+        return False
+    kinds = {_SORT_KIND.get(type(item)) for item in receiver}
+    return len(kinds) <= 1 and None not in kinds
+
+
+_SORT_KIND = {int: float, float: float, str: str}  # bool is no number here: True sorts as 1
 
 
 def _str_method(receiver: str, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:

@@ -208,7 +208,7 @@ class Evaluator(Expressions):
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 bound = alias.asname or alias.name.split(".")[0]
-                scope[bound] = Ref(alias.name if alias.asname else bound)
+                scope[bound] = self.import_bound[bound] = Ref(alias.name if alias.asname else bound)
                 if not alias.asname and "." in alias.name:
                     scope.setdefault("__imports__", []).append(Ref(alias.name))
         elif isinstance(stmt, ast.ImportFrom):
@@ -333,9 +333,10 @@ class Evaluator(Expressions):
 
     def unknown_block(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:
         """A statement that cannot be followed: kept as source, and what it binds is unknown."""
-        kept = self.opaque(stmt)
+        kept = self.kept_reading(stmt)  # with the values it reads: it runs with them
         rest.append(kept)
         for name in _assigned_anywhere(stmt):
+            self.taint(ast.Name(id=name, ctx=ast.Load()))  # `a.append(1)` in it: every holder of a
             scope[name] = kept
 
     def import_from(self, stmt: ast.ImportFrom, scope: dict[str, Any], rest: list[Any]) -> None:
@@ -355,7 +356,8 @@ class Evaluator(Expressions):
                 rest.append(self.opaque(stmt))
                 self.mark_rebound(stmt)  # the module may bind any name, those bound before it too
             else:
-                scope[alias.asname or alias.name] = Ref(f"{module}{sep}{alias.name}")
+                name = alias.asname or alias.name
+                scope[name] = self.import_bound[name] = Ref(f"{module}{sep}{alias.name}")
 
     def bind_imported(
         self, stmt: ast.ImportFrom, module: str, names: dict[str, Any], scope: dict[str, Any]
@@ -428,21 +430,34 @@ class Evaluator(Expressions):
             for sub, item in zip(target.elts, value):
                 self.bind(scope, sub, item, stmt)
             return
+        kept = self.kept_reading(stmt)  # with the value it unpacks
         for sub in target.elts:
-            self.bind(scope, sub.value if isinstance(sub, ast.Starred) else sub, self.opaque(stmt), stmt)
+            self.bind(scope, sub.value if isinstance(sub, ast.Starred) else sub, kept, stmt)
 
     def unbind(self, scope: dict[str, Any], target: ast.expr, rest: list[Any], stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name) and target.id in scope:
             del scope[target.id]
             return
+        if isinstance(target, (ast.Attribute, ast.Subscript)) and self.delete_item(target):
+            return
+        rest.append(self.kept_reading(stmt))
         if isinstance(target, (ast.Attribute, ast.Subscript)):
-            container = self.value(target.value)
-            key = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
-            holder = _mapping_holder(container, key, target)
-            if holder is not None and key in holder:
-                del holder[key]
-                return
-        rest.append(self.opaque(stmt))
+            self.taint(target.value)  # what it deletes from is not known after it
+
+    def delete_item(self, target: ast.Attribute | ast.Subscript) -> bool:
+        """``del d["k"]`` / ``del a[0]`` / ``del a[1:]`` done in place (every holder sees it, as in
+        Python); False where there is no such item."""
+        container = self.value(target.value)
+        key = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
+        holder = _mapping_holder(container, key, target)
+        if holder is None and (_in_list(container, key) or (type(container) is list and type(key) is slice)):
+            holder = container
+        elif holder is not None and key not in holder:
+            holder = None
+        if holder is None:
+            return False
+        del holder[key]
+        return True
 
 
 def _unpacks(value: Any, target: ast.Tuple | ast.List) -> bool:
@@ -572,7 +587,9 @@ def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
     return names
 
 
-_MUTATORS = ("update", "append", "extend", "insert", "pop", "setdefault", "remove")
+_MUTATORS = (
+    "update", "append", "extend", "insert", "pop", "setdefault", "remove", "clear", "reverse", "sort"
+)  # fmt: skip
 
 
 def _assigned_name(node: ast.AST) -> str | None:

@@ -164,6 +164,21 @@ _APART = [
         "import os\ni = len(os.sep)\na = [1]\nb = list(a)\na[i:i] = [3]\n",
         "import os\ni = len(os.sep)\na = [1]\na[i:i] = [3]\nb = list(a)\n",
     ),
+    # `del` of a list's item deletes it in place (every holder sees it); starred unpacking and a
+    # statement kept as source (`while`) carry the values they read
+    ("a = [1, 2]\nb = a\na = [1, 2]\ndel a[0]\n", "a = [1, 2]\nb = a\ndel a[0]\na = [1, 2]\n"),
+    ("a = [1, 2]\nb = a\nb += [4]\nx, *rest = a\n", "a = [1, 2]\nb = a\nx, *rest = a\nb += [4]\n"),
+    ("x = 16\nwhile x < 3:\n    x += 1\n", "x = 2\nwhile x < 3:\n    x += 1\n"),
+    ("a = [1, 2]\na.clear()\nx = max(a, default=0)\n", "a = [1, 2]\nx = max(a, default=0)\na.clear()\n"),
+    # a name an assignment bound to an import calls what it holds there
+    (
+        "import math, cmath\nm = math\nx = [m.sqrt(4)]\nm = cmath\ns = str(x)\n",
+        "import math, cmath\nm = cmath\nx = [m.sqrt(4)]\ns = str(x)\n",
+    ),
+    (
+        "import math, cmath\nf = math.sqrt\nx = [f(4)]\nf = cmath.sqrt\ns = str(x)\n",
+        "import math, cmath\nf = cmath.sqrt\nx = [f(4)]\ns = str(x)\n",
+    ),
 ]
 
 
