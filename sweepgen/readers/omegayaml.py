@@ -195,27 +195,38 @@ class _Resolver:
         is not ``???``, else None without a default; a default is not evaluated (OmegaConf's grammar
         types it), nor is a quoted key."""
         key, comma, _ = arguments.partition(",")
-        found = None if not key.strip() or any(q in key for q in "'\"") else self.target(key, path)
-        if found is not None and found[0] != _MISSING:
-            return found
-        return None if comma else (None,)
+        found = self.descend(key, path) if _plain_key(key) else None
+        if found is None or found[0] == "unknown":
+            return None
+        if found[0] == "found" and found[1] != _MISSING:
+            return (found[1],)
+        return None if comma else (None,)  # names nothing (or `???`): the default, else null
 
     def target(self, reference: str, path: tuple[Any, ...]) -> tuple[Any] | None:
         """The value ``${reference}`` names from ``path``, resolved in turn; None when it names nothing."""
         if reference.startswith(_SELECT):
             return self.selected(reference[len(_SELECT) :], path)
+        found = self.descend(reference, path)
+        return (found[1],) if found is not None and found[0] == "found" else None
+
+    def descend(self, reference: str, path: tuple[Any, ...]) -> tuple[str, Any] | None:
+        """("found", the value a reference names, resolved), ("missing", None) where it surely
+        names nothing, ("unknown", None) where a node on the way stays not evaluated; None for a
+        reference that is not one. A node on the way that is an interpolation is resolved first
+        (``c: ${a}`` makes ``c.x`` a's ``x``)."""
         keys = _reference_keys(reference.strip(), path)
         if keys is None:
             return None
         node: Any = self.root
         full: list[Any] = []
         for key in keys:
+            node = self.walk(node, tuple(full)) if isinstance(node, str) else node
             step = _step(node, key)
             if step is None:
-                return None
+                return ("unknown" if isinstance(node, NotEvaluated) else "missing", None)
             key, node = step
             full.append(key)
-        return (self.walk(node, tuple(full)),)
+        return ("found", self.walk(node, tuple(full)))
 
 
 def _unescaped(found: re.Match[str]) -> str:
@@ -225,14 +236,26 @@ def _unescaped(found: re.Match[str]) -> str:
     return "\\" * (count // 2) + (_LITERAL if count % 2 else "${")
 
 
+def _plain_key(key: str) -> bool:
+    """An ``oc.select`` key this reader reads: not empty, not quoted (OmegaConf's grammar)."""
+    return bool(key.strip()) and not any(q in key for q in "'\"")
+
+
+def _dotted(reference: str) -> str:
+    """A reference with its brackets as dots (``l[1].c``, ``a[b]`` are ``l.1.c``, ``a.b``); empty
+    for one this reader does not read (a bracket first, or left over)."""
+    if reference.lstrip(".").startswith("["):
+        return ""
+    reference = _BRACKET.sub(r".\1", reference)
+    return "" if "[" in reference or "]" in reference else reference
+
+
 def _reference_keys(reference: str, path: tuple[Any, ...]) -> list[Any] | None:
     """The keys from the root a reference names: ``a.b`` (or ``a[b]``) from the root, ``..b`` from
     the node that holds it (a dot per level up); None for an empty one or one that climbs above
     the root."""
-    if reference.lstrip(".").startswith("["):
-        return None
-    reference = _BRACKET.sub(r".\1", reference)  # `l[1].c`, `a[b]` are `l.1.c`, `a.b`
-    if not reference or "[" in reference or "]" in reference:
+    reference = _dotted(reference)
+    if not reference:
         return None
     if not reference.startswith("."):
         return reference.split(".")

@@ -183,6 +183,9 @@ _BRACKETS = [
     ("a:\n  b: [1, {c: 2}]\nx: ${a.b[1].c}\ny: ${a[b][0]}\nw: r_${a.b[0]}\n", "xyw"),
     ("a:\n  b: 1\n  c: ${.b}\n  d: ${..a[b]}\n", "a"),
     ("a:\n  b-c: 1\nx: ${a[b-c]}\n", "x"),
+    # a node on the way that is itself an interpolation is resolved first
+    ("a:\n  x: 1\nc: ${a}\nv: ${c.x}\nw: ${oc.select:c.x}\ny: ${oc.select:c.z,4}\n", "vw"),
+    ("a: 'on'\nc: run_${a}\nd:\n  x: ${oc.select:c.x}\n", "d"),
 ]
 
 
