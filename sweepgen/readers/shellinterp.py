@@ -335,6 +335,8 @@ class Reader(Walk):
             # binding is marked, so `local X=2` never reads as the global `X=2`
             self.shadow(node, when)
             when = [*when, "local"]
+        if "f" in letters and (keyword == "export" or "x" in letters):
+            self.export_named_functions(self.declared_names(node), self.line(node), when)
         if letters - _PLAIN_DECLARE or _takes_away(self.declare_options(node)):
             self.opaque_declaration(node, when)
         else:

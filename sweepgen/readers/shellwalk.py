@@ -252,9 +252,20 @@ class Walk:
     def export_function(self, name: str, node: Any, when: list[str]) -> None:
         """A definition made under ``set -a`` (or where it may be on): exported, with its condition
         and the program run before it (one run earlier did not see it)."""
-        if self.allexport is False:
-            return
-        shown: dict[str, Any] = {"@source": NotEvaluated(self.norm(node), self.filename, self.line(node))}
+        if self.allexport is not False:
+            self.record_exported_function(name, self.norm(node), self.line(node), when)
+
+    def export_named_functions(self, names: list[str], line: int, when: list[str]) -> None:
+        """``export -f F`` (``declare -fx F``): F as defined now is exported; before a definition
+        bash refuses it ("not a function") and exports nothing."""
+        for name in names:
+            for body, src, _, _ in self.functions.get(name, []):
+                text = bytes(src[body.start_byte : body.end_byte]).decode("utf-8", "surrogateescape")
+                self.record_exported_function(name, f"{name}() {normalise(text)}", line, when)
+
+    def record_exported_function(self, name: str, source: str, line: int, when: list[str]) -> None:
+        """An exported function, under ``env.@functions``: its source, condition and lateness."""
+        shown: dict[str, Any] = {"@source": NotEvaluated(source, self.filename, line)}
         if when:
             shown["@when"] = " and ".join(when)
         if self.last_program is not None:

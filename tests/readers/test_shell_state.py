@@ -167,6 +167,8 @@ PAIRS = [
     # ... and every function defined under it (BASH_FUNC_f%% in each child's environment)
     ("set -a\nf() { echo; }\nset +a\npython t.py\n", "f() { echo; }\nset -a\nset +a\npython t.py\n"),
     ("set -a\npython t.py\nf() { :; }\npython u.py\n", "set -a\nf() { :; }\npython t.py\npython u.py\n"),
+    # `export -f f` exports f as defined then; before a definition bash refuses it
+    ("export -f f\nf() { :; }\npython t.py\n", "f() { :; }\nexport -f f\npython t.py\n"),
     # a subshell, a pipeline's part and a background job set `set -a` and export for themselves only
     ("( set -a )\nX=1\npython t.py\n", "( set -a )\nexport X=1\npython t.py\n"),
     ("set -a | cat\nX=1\npython t.py\n", "set -a | cat\nexport X=1\npython t.py\n"),
