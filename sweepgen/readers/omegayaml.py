@@ -72,7 +72,11 @@ def uses_omegaconf(text: str) -> bool:
 
 # interpolations ----------------------------------------------------------------------------------
 
-_REFERENCE = re.compile(r"\$\{([^${}:]*)\}")  # a node reference; a `:` means a resolver call
+# a node reference, or `oc.select` (a reference with a default); another `:` means a resolver call
+_REFERENCE = re.compile(r"\$\{((?:oc\.select:)?[^${}:]*)\}")
+_SELECT = "oc.select:"
+_BRACKET = re.compile(r"\[([\w-]+)\]")
+_MISSING = "???"  # OmegaConf's mandatory value not given: `oc.select` takes its default
 _BACKSLASHED = re.compile(r"(\\+)\$\{")  # backslashes right before an interpolation escape it or themselves
 _LITERAL = "\x00"  # marks an escaped `${` while the references beside it resolve (NUL text: kept)
 _MAX_DEPTH = 32
@@ -126,7 +130,7 @@ class _Resolver:
         try:
             if _BACKSLASHED.search(text):
                 return self.escaped(text, path, kept)
-            if "${" in _REFERENCE.sub("", text):
+            if "${" in _REFERENCE.sub("", text) or self.unselected(text, path):
                 # a resolver call or a nested interpolation is never evaluated; the node references
                 # beside it are, so the kept source is the definition's, not a name for it
                 return NotEvaluated(_REFERENCE.sub(lambda m: self.spelled(m, path), text), self.where)
@@ -179,20 +183,50 @@ class _Resolver:
             return None
         return _as_text(found[0])
 
+    def unselected(self, text: str, path: tuple[Any, ...]) -> bool:
+        """Does ``text`` hold an ``oc.select`` that cannot be evaluated (kept as a resolver call)?"""
+        return any(
+            m.group(1).startswith(_SELECT) and self.target(m.group(1), path) is None
+            for m in _REFERENCE.finditer(text)
+        )
+
+    def selected(self, arguments: str, path: tuple[Any, ...]) -> tuple[Any] | None:
+        """``${oc.select:KEY}`` / ``${oc.select:KEY,DEFAULT}``: KEY's value where it names one that
+        is not ``???``, else None without a default; a default is not evaluated (OmegaConf's grammar
+        types it), nor is a quoted key."""
+        key, comma, _ = arguments.partition(",")
+        found = self.descend(key, path) if _plain_key(key) else None
+        if found is None or found[0] == "unknown":
+            return None
+        if found[0] == "found" and found[1] != _MISSING:
+            return (found[1],)
+        return None if comma else (None,)  # names nothing (or `???`): the default, else null
+
     def target(self, reference: str, path: tuple[Any, ...]) -> tuple[Any] | None:
         """The value ``${reference}`` names from ``path``, resolved in turn; None when it names nothing."""
+        if reference.startswith(_SELECT):
+            return self.selected(reference[len(_SELECT) :], path)
+        found = self.descend(reference, path)
+        return (found[1],) if found is not None and found[0] == "found" else None
+
+    def descend(self, reference: str, path: tuple[Any, ...]) -> tuple[str, Any] | None:
+        """("found", the value a reference names, resolved), ("missing", None) where it surely
+        names nothing, ("unknown", None) where a node on the way stays not evaluated; None for a
+        reference that is not one. A node on the way that is an interpolation is resolved first
+        (``c: ${a}`` makes ``c.x`` a's ``x``)."""
         keys = _reference_keys(reference.strip(), path)
         if keys is None:
             return None
         node: Any = self.root
         full: list[Any] = []
         for key in keys:
+            node = self.walk(node, tuple(full)) if isinstance(node, str) else node
             step = _step(node, key)
             if step is None:
-                return None
+                return ("unknown" if isinstance(node, NotEvaluated) else "missing", None)
             key, node = step
             full.append(key)
-        return (self.walk(node, tuple(full)),)
+        return ("found", self.walk(node, tuple(full)))
 
 
 def _unescaped(found: re.Match[str]) -> str:
@@ -202,9 +236,25 @@ def _unescaped(found: re.Match[str]) -> str:
     return "\\" * (count // 2) + (_LITERAL if count % 2 else "${")
 
 
+def _plain_key(key: str) -> bool:
+    """An ``oc.select`` key this reader reads: not empty, not quoted (OmegaConf's grammar)."""
+    return bool(key.strip()) and not any(q in key for q in "'\"")
+
+
+def _dotted(reference: str) -> str:
+    """A reference with its brackets as dots (``l[1].c``, ``a[b]`` are ``l.1.c``, ``a.b``); empty
+    for one this reader does not read (a bracket first, or left over)."""
+    if reference.lstrip(".").startswith("["):
+        return ""
+    reference = _BRACKET.sub(r".\1", reference)
+    return "" if "[" in reference or "]" in reference else reference
+
+
 def _reference_keys(reference: str, path: tuple[Any, ...]) -> list[Any] | None:
-    """The keys from the root a reference names: ``a.b`` from the root, ``..b`` from the node that
-    holds it (a dot per level up); None for an empty one or one that climbs above the root."""
+    """The keys from the root a reference names: ``a.b`` (or ``a[b]``) from the root, ``..b`` from
+    the node that holds it (a dot per level up); None for an empty one or one that climbs above
+    the root."""
+    reference = _dotted(reference)
     if not reference:
         return None
     if not reference.startswith("."):

@@ -34,6 +34,7 @@ from sweepgen.readers.pyvalues import (
     merge_into,
     normalised,
     raise_unknown,
+    value_text,
 )
 
 
@@ -57,6 +58,8 @@ class Expressions:
         # containers a statement this reader could not follow may have changed (`a.sort(key=f)`),
         # by id, each kept alive so that its id is never another object's
         self.tainted: dict[int, Any] = {}
+        self.taints = 0  # statements that tainted something, so far: a read after one is told apart
+        self.import_bound: dict[str, Ref] = {}  # name -> the reference an import bound it to
         # module names a statement may have rebound (`from m import *`, `exec`): name -> (the value
         # it held then, kept alive so its identity is never another's; what reading it gives)
         self.rebound: dict[str, tuple[Any, NotEvaluated]] = {}
@@ -77,6 +80,24 @@ class Expressions:
 
     def opaque(self, node: ast.AST) -> NotEvaluated:
         return NotEvaluated(normalised(node), self.filename, getattr(node, "lineno", 0))
+
+    def kept_reading(self, node: ast.AST) -> NotEvaluated:
+        """An expression not evaluated: its source and the value now of each name it reads that the
+        file binds (``list(map(str, a)) where a=[9, 2]``), so that a change to one, or moving it
+        past the expression, shows."""
+        kept = self.opaque(node)
+        reads = [(name, self.lookup(name)) for name in sorted(_names_read(node)) if self.visible(name)]
+        shown = [f"{name}={self.read_text(value)}" for name, value in reads if _shown_read(name, value)]
+        if not shown:
+            return kept
+        return NotEvaluated(f"{kept.source} where {', '.join(shown)}", self.filename, kept.line)
+
+    def read_text(self, value: Any) -> str:
+        """A value read by a part not evaluated; one a statement not followed may have changed is
+        not what it held, so it is told apart by how many such statements came before the read."""
+        if id(value) in self.tainted:
+            return f"<changed by a statement not followed, after {self.taints}>"
+        return value_text(value)
 
     def mark_rebound(self, stmt: ast.stmt) -> None:
         """After ``stmt`` (``from m import *``, ``exec(...)``), each module name bound so far may hold
@@ -104,6 +125,7 @@ class Expressions:
         except (Unknown, ArithmeticError, ValueError, TypeError, IndexError, KeyError):
             return
         stack = [found]
+        self.taints += 1
         while stack:
             item = stack.pop()
             if isinstance(item, (dict, list, set)) and id(item) not in self.tainted:
@@ -135,10 +157,8 @@ class Expressions:
     def value(self, node: ast.expr) -> Any:
         try:
             return self.expr(node)
-        except Unknown:
-            return self.opaque(node)
-        except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, MemoryError):
-            return self.opaque(node)
+        except (Unknown, ArithmeticError, ValueError, TypeError, IndexError, KeyError, MemoryError):
+            return self.kept_reading(node)
 
     def expr(self, node: ast.expr) -> Any:  # noqa: C901, PLR0912, PLR0915 - one branch per ast.expr node type: a table to read, not to split
         if isinstance(node, ast.Constant):
@@ -370,10 +390,20 @@ class Expressions:
         if copier is not None and len(args) == 1:
             return copier(args[0])  # copy.copy is shallow: its items stay shared, as in Python
         data = CallData()
-        data["call"] = name if name is not None else ast.unparse(node.func)
+        data["call"] = self.callee(name) if name is not None else ast.unparse(node.func)
         data["args"] = args
         data["kwargs"] = kwargs
         return data
+
+    def callee(self, name: str) -> str:
+        """A called name as spelled, or as the reference its root holds where an assignment bound
+        it (``m = A; m.f()`` calls ``A.f``): the same spelling over another binding is another
+        call."""
+        root, dot, rest = name.partition(".")
+        bound = self.lookup(root) if self.visible(root) else None
+        if not isinstance(bound, Ref) or self.import_bound.get(root) is bound:
+            return name  # an import's own name, or data (whose method calls read it: kept_reading)
+        return f"{bound}{dot}{rest}"
 
     def builtin_call(self, name: str | None, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """``dict()`` or a builtin that is data, called by its own name; ``_NOT_BUILTIN`` for a name
@@ -412,7 +442,7 @@ class Expressions:
             or (isinstance(left, str) and hash_ordered(right))
         ):
             # past a bound (pybounds) or not computable: kept as source
-            return self.opaque(node) if isinstance(node, ast.stmt) else raise_unknown()
+            return self.kept_reading(node) if isinstance(node, ast.stmt) else raise_unknown()
         return function(left, right)
 
     def augmented(self, op: ast.operator, current: Any, right: Any, node: ast.AugAssign) -> Any:
@@ -434,7 +464,7 @@ class Expressions:
         try:
             return self.binop(op, current, right, node)
         except (ArithmeticError, ValueError, TypeError, MemoryError):
-            return self.opaque(node)  # what Python refuses (`x = []; x += 0`) is kept as source
+            return self.kept_reading(node)  # what Python refuses (`x = []; x += 0`) is kept as source
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Any:
         local: dict[str, Any] = {}
@@ -551,6 +581,17 @@ def _computable(op: ast.operator, left: Any, right: Any) -> bool:
     return known(left) and known(right) and binop_fits(op, left, right)
 
 
+def _names_read(node: ast.AST) -> set[str]:
+    """The plain names an expression names: what it reads (``x += 1`` reads x too); one it binds
+    (``(n := 3)``) adds a value, never hides one."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _shown_read(name: str, value: Any) -> bool:
+    """A function shows where it is defined, a plain import (``os``) is its own name."""
+    return not isinstance(value, Function) and not (isinstance(value, Ref) and value == name)
+
+
 def _joins_containers(op: ast.operator, left: Any, right: Any) -> bool:
     """``list + list``, ``tuple + tuple``, ``dict | dict``: plain containers, of one type."""
     if isinstance(op, ast.Add):
@@ -619,10 +660,13 @@ def _dict_method(receiver: dict[Any, Any], method: str, args: list[Any], kwargs:
 def _dict_positional(receiver: dict[Any, Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """``get``/``setdefault``/``pop``/``copy`` and the views (as lists: a view is no data, its
     items are), called with positional arguments only."""
-    if kwargs or method not in ("get", "setdefault", "pop", "copy", "keys", "values", "items"):
+    if kwargs or method not in ("get", "setdefault", "pop", "copy", "keys", "values", "items", "clear"):
         raise Unknown
     result = getattr(receiver, method)(*args)
     return list(result) if method in ("keys", "values", "items") else result
+
+
+_LIST_METHODS = ("append", "extend", "insert", "pop", "copy", "index", "count", "remove", "clear", "reverse")
 
 
 def _list_method(receiver: list[Any], method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -630,9 +674,22 @@ def _list_method(receiver: list[Any], method: str, args: list[Any], kwargs: dict
         # only data iterates as Python iterates it: a call's record or a reference is no list of
         # items (extending by one would add its keys or letters), and a set of strings has no order
         raise Unknown
-    if method in ("append", "extend", "insert", "pop", "copy", "index", "count", "remove") and not kwargs:
+    if method in _LIST_METHODS and not kwargs:
         return getattr(receiver, method)(*args)
+    if method == "sort" and not args and _sorts(receiver, kwargs):
+        return receiver.sort(**kwargs)
     raise Unknown
+
+
+def _sorts(receiver: list[Any], kwargs: dict[str, Any]) -> bool:
+    """``a.sort()`` (or ``reverse=True``) over numbers only or strings only: Python's order."""
+    if kwargs not in ({}, {"reverse": True}, {"reverse": False}):
+        return False
+    kinds = {_SORT_KIND.get(type(item)) for item in receiver}
+    return len(kinds) <= 1 and None not in kinds
+
+
+_SORT_KIND = {int: float, float: float, str: str}  # bool is no number here: True sorts as 1
 
 
 def _str_method(receiver: str, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:

@@ -19,6 +19,7 @@ from sweepgen.readers.pyrebind import rebinds_any
 from sweepgen.readers.pyvalues import (
     LOOP_LIMIT,
     NO_DEFAULT,
+    SIZE_LIMIT,
     CallData,
     Function,
     Return,
@@ -207,7 +208,7 @@ class Evaluator(Expressions):
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 bound = alias.asname or alias.name.split(".")[0]
-                scope[bound] = Ref(alias.name if alias.asname else bound)
+                scope[bound] = self.import_bound[bound] = Ref(alias.name if alias.asname else bound)
                 if not alias.asname and "." in alias.name:
                     scope.setdefault("__imports__", []).append(Ref(alias.name))
         elif isinstance(stmt, ast.ImportFrom):
@@ -332,9 +333,10 @@ class Evaluator(Expressions):
 
     def unknown_block(self, stmt: ast.stmt, scope: dict[str, Any], rest: list[Any]) -> None:
         """A statement that cannot be followed: kept as source, and what it binds is unknown."""
-        kept = self.opaque(stmt)
+        kept = self.kept_reading(stmt)  # with the values it reads: it runs with them
         rest.append(kept)
         for name in _assigned_anywhere(stmt):
+            self.taint(ast.Name(id=name, ctx=ast.Load()))  # `a.append(1)` in it: every holder of a
             scope[name] = kept
 
     def import_from(self, stmt: ast.ImportFrom, scope: dict[str, Any], rest: list[Any]) -> None:
@@ -354,7 +356,8 @@ class Evaluator(Expressions):
                 rest.append(self.opaque(stmt))
                 self.mark_rebound(stmt)  # the module may bind any name, those bound before it too
             else:
-                scope[alias.asname or alias.name] = Ref(f"{module}{sep}{alias.name}")
+                name = alias.asname or alias.name
+                scope[name] = self.import_bound[name] = Ref(f"{module}{sep}{alias.name}")
 
     def bind_imported(
         self, stmt: ast.ImportFrom, module: str, names: dict[str, Any], scope: dict[str, Any]
@@ -385,8 +388,20 @@ class Evaluator(Expressions):
             return
         if isinstance(target, (ast.Attribute, ast.Subscript)) and self.bind_item(target, value, stmt):
             return
-        # an assignment we cannot place: keep it, keyed by its target's source, so it is never lost
-        scope[ast.unparse(target)] = value
+        self.keep_unplaced(scope, target, value)
+
+    def keep_unplaced(self, scope: dict[str, Any], target: ast.expr, value: Any) -> None:
+        """An assignment this reader cannot place: kept, keyed by its target's source (numbered when
+        it repeats: `a[i:j] = v` twice is not once), so it is never lost; what it writes into is
+        not known after it."""
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            self.taint(target.value)
+        spelled, count = ast.unparse(target), 1
+        key = spelled
+        while key in scope:
+            count += 1
+            key = f"{spelled} #{count}"
+        scope[key] = value
 
     def bind_item(self, target: ast.Attribute | ast.Subscript, value: Any, stmt: ast.stmt) -> bool:
         """``a.b = v`` / ``a[k] = v`` written into the mapping, LazyCall or list it names; False
@@ -396,6 +411,8 @@ class Evaluator(Expressions):
         path = _literal_path(target)
         if path is not None and len(self.scopes) == 1:
             self.result.lines[path] = stmt.lineno  # `model.backbone.depth = 101` is written here
+        if type(key) is slice:
+            return _assign_slice(container, key, value)
         holder = _mapping_holder(container, key, target)
         if holder is None and _in_list(container, key):
             holder = container
@@ -413,21 +430,34 @@ class Evaluator(Expressions):
             for sub, item in zip(target.elts, value):
                 self.bind(scope, sub, item, stmt)
             return
+        kept = self.kept_reading(stmt)  # with the value it unpacks
         for sub in target.elts:
-            self.bind(scope, sub.value if isinstance(sub, ast.Starred) else sub, self.opaque(stmt), stmt)
+            self.bind(scope, sub.value if isinstance(sub, ast.Starred) else sub, kept, stmt)
 
     def unbind(self, scope: dict[str, Any], target: ast.expr, rest: list[Any], stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name) and target.id in scope:
             del scope[target.id]
             return
+        if isinstance(target, (ast.Attribute, ast.Subscript)) and self.delete_item(target):
+            return
+        rest.append(self.kept_reading(stmt))
         if isinstance(target, (ast.Attribute, ast.Subscript)):
-            container = self.value(target.value)
-            key = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
-            holder = _mapping_holder(container, key, target)
-            if holder is not None and key in holder:
-                del holder[key]
-                return
-        rest.append(self.opaque(stmt))
+            self.taint(target.value)  # what it deletes from is not known after it
+
+    def delete_item(self, target: ast.Attribute | ast.Subscript) -> bool:
+        """``del d["k"]`` / ``del a[0]`` / ``del a[1:]`` done in place (every holder sees it, as in
+        Python); False where there is no such item."""
+        container = self.value(target.value)
+        key = target.attr if isinstance(target, ast.Attribute) else self.value(target.slice)
+        holder = _mapping_holder(container, key, target)
+        if holder is None and (_in_list(container, key) or (type(container) is list and type(key) is slice)):
+            holder = container
+        elif holder is not None and key not in holder:
+            holder = None
+        if holder is None:
+            return False
+        del holder[key]
+        return True
 
 
 def _unpacks(value: Any, target: ast.Tuple | ast.List) -> bool:
@@ -445,6 +475,20 @@ def _mapping_holder(container: Any, key: Any, target: ast.Attribute | ast.Subscr
     if isinstance(container, dict) and known_key(key):
         return container
     return None
+
+
+def _assign_slice(container: Any, key: slice, value: Any) -> bool:
+    """``a[1:2] = [5, 6]``: the list's slice replaced in place, as Python does (False where Python
+    refuses it, or past the size bound)."""
+    if type(container) is not list or not isinstance(value, (list, tuple)):
+        return False
+    if len(container) + len(value) > SIZE_LIMIT:
+        return False
+    try:
+        container[key] = list(value)
+    except ValueError:  # an extended slice of another length
+        return False
+    return True
 
 
 def _in_list(container: Any, key: Any) -> bool:
@@ -543,7 +587,9 @@ def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
     return names
 
 
-_MUTATORS = ("update", "append", "extend", "insert", "pop", "setdefault", "remove")
+_MUTATORS = (
+    "update", "append", "extend", "insert", "pop", "setdefault", "remove", "clear", "reverse", "sort"
+)  # fmt: skip
 
 
 def _assigned_name(node: ast.AST) -> str | None:

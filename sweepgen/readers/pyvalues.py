@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -202,3 +203,52 @@ def _salted_order(item: Any) -> bool:
     """A set of two or more members, one of them hashed with the per-process salt."""
     salted = isinstance(item, (set, frozenset)) and len(item) > 1
     return salted and any(type(member) not in _FIXED_HASH for member in item)
+
+
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def value_text(value: Any) -> str:
+    """A value as text, the same for the same value wherever it was built (a mapping's keys in a
+    fixed order, a kept part by its source), each part past 200 characters named by its digest:
+    what a part not evaluated read, written beside its source. Linear in the distinct objects:
+    a list held a thousand times is written once."""
+    return _text(value, {}, set())
+
+
+def _short(text: str) -> str:
+    if len(text) <= 200:
+        return text
+    return "<sha256 " + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16] + ">"
+
+
+def _text(value: Any, memo: dict[int, str], active: set[int]) -> str:
+    if type(value).__name__ == "Ref":
+        return _short(f"<ref {value}>")
+    if isinstance(value, _SCALARS):
+        return _short(repr(value))
+    if isinstance(value, NotEvaluated):
+        return _short(f"<{value.source}>")
+    key = id(value)
+    if key in memo:
+        return memo[key]
+    if key in active:
+        return "<cycle>"
+    active.add(key)
+    try:
+        memo[key] = _short(_container_text(value, memo, active))
+    finally:
+        active.discard(key)
+    return memo[key]
+
+
+def _container_text(value: Any, memo: dict[int, str], active: set[int]) -> str:
+    if isinstance(value, dict):
+        items = sorted(f"{_text(k, memo, active)}: {_text(v, memo, active)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_text(v, memo, active) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(_text(v, memo, active) for v in value)) + "}"
+    return f"<{type(value).__name__}>"

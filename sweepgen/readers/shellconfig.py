@@ -45,6 +45,7 @@ def read_shell(text: str, filename: str = "<string>") -> ReadResult:
     reader = Reader(filename)
     try:
         reader.script(text, 0, [], {})
+        reader.at_exit()
         reader.uncalled()
     except RecursionError:
         raise ConfigError("shell script nested too deeply to read", location=Location(filename)) from None

@@ -35,6 +35,8 @@ from sweepgen.readers.shellwords import (
 
 _MAX_VALUE = 1_000_000  # characters a variable may hold
 _STAR_JOIN = re.compile(r"\$\{?[!#]?\*|\[\*\]")  # $*, ${*}, ${A[*]}, ${!A[*]}: words joined by IFS
+_ASSIGNING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # `${X:=w}` `${X=w}` bind X
+_ARITH_IN = re.compile(r"\$\(\((.*?)\)\)", re.S)  # the arithmetic expansions in a text
 # declare/local/readonly/export options that bind a value as written (arrays, export, read-only,
 # global, trace); any other letter changes the value or is refused by bash (see opaque_declaration)
 _PLAIN_DECLARE = set("aAxrgt")
@@ -55,6 +57,8 @@ class Reader(Walk):
             env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
         if self.late:
             env["@late"] = self.late
+        if self.exported_functions:  # `set -a` exported them: every child process sees them
+            env["@functions"] = {k: v[0] if len(v) == 1 else v for k, v in self.exported_functions.items()}
         if self.made_readonly:
             plain["@readonly"] = self.made_readonly
         self.result.data = {
@@ -64,15 +68,20 @@ class Reader(Walk):
             "commands": {k: cmdline.plain(v) for k, v in self.commands.items()},
         }
         self.result.numbered = (("commands",),)
-        if self.syntax_error is not None:
-            line, what = self.syntax_error
-            self.result.data["@syntax_error"] = f"line {line}: {what}"
-            self.result.lines[("@syntax_error",)] = line
-            self.result.warnings.append(
-                f"{self.filename}:{line}: bash refuses this line ({what}): the shell reading it runs "
-                "no command from this line on"
-            )
+        self.note_syntax_error()
         return self.result
+
+    def note_syntax_error(self) -> None:
+        """The first line bash refuses, shown as ``@syntax_error`` with a warning."""
+        if self.syntax_error is None:
+            return
+        line, what = self.syntax_error
+        self.result.data["@syntax_error"] = f"line {line}: {what}"
+        self.result.lines[("@syntax_error",)] = line
+        self.result.warnings.append(
+            f"{self.filename}:{line}: bash refuses this line ({what}): the shell reading it runs "
+            "no command from this line on"
+        )
 
     def shown_variables(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The variables that show, as (``env``, ``vars``): each one's final value, under its
@@ -288,7 +297,8 @@ class Reader(Walk):
             self.note_late(name)
             self.unexported.update(self.exported & {name})
             self.exported.discard(name)
-            self.vars.pop(name, None)
+            # unset, never the environment's X again (empty, or an error under `set -u`)
+            self.forget(name)
 
     def unset_functions(self, names: list[str], when: list[str], line: int) -> None:
         self.store("unset", self.guarded({"-f": names}, when), line)
@@ -319,14 +329,14 @@ class Reader(Walk):
             self.refuse_local(node, when)
             return
         letters = set("".join(o.lstrip("-+") for o in self.declare_options(node)))
-        local = bool(self.frames) and (
-            keyword == "local" or (keyword in ("declare", "typeset") and "g" not in letters)
-        )
+        local = self.declares_local(keyword, letters)
         if local:
             # inside a function `local`/`declare` shadow the variable until the body returns; the
             # binding is marked, so `local X=2` never reads as the global `X=2`
             self.shadow(node, when)
             when = [*when, "local"]
+        if "f" in letters and (keyword == "export" or "x" in letters):
+            self.export_named_functions(self.declared_names(node), self.line(node), when)
         if letters - _PLAIN_DECLARE or _takes_away(self.declare_options(node)):
             self.opaque_declaration(node, when)
         else:
@@ -335,6 +345,12 @@ class Reader(Walk):
             )
         if _makes_readonly(keyword, self.declare_options(node)):
             self.make_readonly(self.declared_names(node), not (local or conditional(when)), when)
+
+    def declares_local(self, keyword: str, letters: set[str]) -> bool:
+        """Inside a function, ``local`` and ``declare``/``typeset`` without ``-g`` bind a local."""
+        if not self.frames:
+            return False
+        return keyword == "local" or (keyword in ("declare", "typeset") and "g" not in letters)
 
     def refuse_local(self, node: Any, when: list[str]) -> None:
         """bash refuses ``local`` outside a function ("can only be used in a function"): it binds
@@ -429,8 +445,7 @@ class Reader(Walk):
         if head == "eval" and all(w.known for w in words[1:]):
             self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
             return
-        if head in ("shopt", "shift", "set"):
-            (self.shopt if head == "shopt" else self.move_positionals)(words, when)
+        self.shell_state(head, words, when, line)
         self.forget_bound(words)
         identity_words = [self.value(w) for w in words]
         launchers, inner = cmdline.split_launchers(identity_words)
@@ -512,17 +527,18 @@ class Reader(Walk):
         anything else (a new list, a shift under a condition or by an unknown count) is a new state
         of its own, numbered."""
         rest = [w.text if w.known else None for w in words[1:]]
-        if words[0].text == "set":
-            self.set_allexport(words, when)
         if words[0].text == "set" and not _sets_positionals(rest):
             return
         total = _known_shift(words[0].text, rest, self.argv)
-        sure = not conditional(when) or bool(self.frames and when == self.frames[-1].guard)  # a body's own
-        if total is not None and sure:
+        if total is not None and self.runs_whenever_its_body_does(when):
             self.argv = f"shift {total}" if total else self.argv
         else:
             self.argv_changes += 1
             self.argv = f"{words[0].text} #{self.argv_changes}"
+
+    def runs_whenever_its_body_does(self, when: list[str]) -> bool:
+        """Unconditional, or under no condition but its function body's own."""
+        return not conditional(when) or bool(self.frames and when == self.frames[-1].guard)
 
     def forget_bound(self, words: list[Field]) -> None:
         """What a builtin binds by name (``read X``, ``printf -v X``, ``let N=1``) comes from running
@@ -534,6 +550,47 @@ class Reader(Walk):
             names = list(self.vars)
         for name in names:
             self.forget(name)
+            self.note_unknown_export(name, words[0].line)
+
+    def shell_state(self, head: str, words: list[Field], when: list[str], line: int) -> None:
+        """What a builtin changes in the shell beside variables: options, positionals, traps."""
+        if head == "set":
+            self.set_allexport(words, when)
+        if head in ("shopt", "shift", "set"):
+            (self.shopt if head == "shopt" else self.move_positionals)(words, when)
+        elif head == "trap":
+            self.note_trap(words[1:], when, line)
+
+    def note_trap(self, rest: list[Field], when: list[str], line: int) -> None:
+        """``trap CODE EXIT`` (or ``0``): CODE runs when the script ends, with the values bound
+        then (``at_exit``); a later one replaces it, ``trap - EXIT`` or ``trap '' EXIT`` removes it."""
+        rest = rest[1:] if rest[:1] and rest[0].text == "--" else rest
+        if _sets_exit_trap(rest):
+            kept = rest[0].known and rest[0].text not in ("", "-")
+            self.exit_trap = (rest[0].text, line, list(when)) if kept else None
+
+    def at_exit(self) -> None:
+        """The ``trap ... EXIT`` set last runs at the end, reading the values bound then."""
+        if self.exit_trap is not None:
+            code, line, when = self.exit_trap
+            self.reparse(code, line, [*when, "at exit (trap EXIT)"], {})
+
+    def note_unknown_export(self, name: str, line: int) -> None:
+        """An exported variable made unknown (``read X``): each program run after it sees that value,
+        so its history shows it, in order, never only the value bound before."""
+        if name in self.exported and name in self.assignments:
+            marker = NotEvaluated(f"${{{name} unknown {self.forgets[name]}}}", self.filename, line)
+            self.assignments[name].append(("", marker, line))
+            self.note_late(name)
+
+    def forget_assigned(self, source: str, line: int) -> None:
+        """What an expansion not evaluated may assign (``${X:=w}``, ``$((N+=1))``) is not known
+        after it, whether the script or the environment set it before."""
+        names = _ASSIGNING.findall(source)
+        names += [n for expr in _ARITH_IN.findall(source) for n in arithmetic_assigned(expr)]
+        for name in names:
+            self.forget(name)
+            self.note_unknown_export(name, line)
 
     def bash_c(
         self,
@@ -638,6 +695,19 @@ class Reader(Walk):
             else NotEvaluated(normalise_value(field.text), self.filename, field.line)
         )
 
+    def expand_arithmetic(self, node: Any, line: int) -> Field:
+        """``$(( ... ))``: computed as bash computes it where it can be, else kept as source."""
+        source = self.marked(self.text(node).strip())
+        computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
+        if computed is not None:
+            for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
+                self.substituted.add(used)
+            return Field(computed, True, line)
+        self.forget_assigned(source, line)
+        self.opaque = True
+        # it reads the values bound now: written inside it (`$((X+1) where X=$((X+1)))`)
+        return Field(self.substitution(self.text(node).strip()), False, line)
+
     def expand(self, node: Any, *, assignment: bool = False) -> list[Field]:  # noqa: C901, PLR0912 - one branch per tree-sitter word node type
         """The words ``node`` expands to; an unquoted expansion splits on blanks (not in assignments)."""
         line = self.line(node)
@@ -664,8 +734,10 @@ class Reader(Walk):
             if self.own_ifs() and _STAR_JOIN.search(text_inside):
                 # `"${A[*]}"`, `"$*"` join their words with the first character of IFS
                 self.opaque = True
-                return [Field(quoted(text_inside), False, line)]
+                return [Field(quoted(self.split_by_ifs(text_inside)), False, line)]
             text, known = expand_quoted(text_inside, self.vars)
+            if not known:
+                self.forget_assigned(text_inside, line)
             if not known and "$(" in text_inside:
                 self.opaque = True
             # an assignment never splits: `X="$1"` is `X=$1`; elsewhere the quotes are kept
@@ -675,6 +747,8 @@ class Reader(Walk):
             expr = source[2:-1] if source.startswith("${") else source[1:]
             self.note_names(source)
             value, known = lookup(expr, self.vars, False)
+            if not known:
+                self.forget_assigned(source, line)
             if not known and value == "${" + expr + "}":
                 value = Partial(source)  # nothing of it is known: its own source, as written
             if value is None:
@@ -683,9 +757,9 @@ class Reader(Walk):
                 return [Field(joined(value), known, line)]
             if self.own_ifs():
                 # bash splits an unquoted expansion at the characters of IFS, which the script set:
-                # kept as written, every variable shown
+                # kept as written, with the values it reads
                 self.opaque = True
-                return [Field(source, False, line)]
+                return [Field(self.split_by_ifs(source), False, line)]
             return split_fields(value, line)
         if kind == "concatenation":
             if not assignment and self.brace_expansion(node):
@@ -694,17 +768,7 @@ class Reader(Walk):
                 return [Field(self.marked(self.text(node)), False, line)]
             return [self.concatenation(node, line, assignment)]
         if kind == "arithmetic_expansion":
-            source = self.marked(self.text(node).strip())
-            computed = arithmetic(source[3:-2], self.vars) if source.startswith("$((") else None
-            if computed is not None:
-                for used in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source):
-                    self.substituted.add(used)
-                return [Field(computed, True, line)]
-            for name in arithmetic_assigned(source):
-                if name in self.vars:
-                    self.forget(name)
-            self.opaque = True
-            return [Field(source, False, line)]
+            return [self.expand_arithmetic(node, line)]
         if kind == "command_substitution":
             here = self.heredoc_in(node)
             if here is not None:
@@ -740,8 +804,14 @@ class Reader(Walk):
         IFS the script set (``${A[*]}``)."""
         raw = self.marked(raw)
         if self.own_ifs() and _STAR_JOIN.search(raw):
-            return raw, False
+            return self.split_by_ifs(raw), False
         return expand_quoted(raw, self.vars, heredoc=True)
+
+    def split_by_ifs(self, text: str) -> str:
+        """A word bash splits (or joins) at the IFS the script set: as written, with the values it
+        reads now, IFS's among them, so that a change to any, or a move past the word, shows."""
+        values = {**self.named_values(text), **self.named_values("IFS")}
+        return f"{text} where " + ", ".join(f"{name}={value}" for name, value in values.items())
 
     def own_ifs(self) -> bool:
         """Has the script set IFS to something else than bash's blank, tab and newline?"""
@@ -771,16 +841,21 @@ class Reader(Walk):
         """One part of a concatenation as (text, known) pieces; an unquoted pattern outside an
         assignment, and a ``:~`` bash expands in an assignment (``P=$1:~/bin``), are one piece
         kept as written."""
-        if child.type == "word" and (
-            (not assignment and GLOB.search(self.text(child)))
-            or (colon_tilde and re.search(r":~" + _TILDE_TAIL, self.text(child)))
-        ):
+        if child.type == "word" and self.kept_as_written(self.text(child), assignment, colon_tilde):
             return [(self.text(child), False)]
         fields = self.expand(child, assignment=True)
         if child.type == "string" and not assignment:
             # `--out="$1"/x` is one word, `--out=$1/x` maybe several: the quotes are kept
             return [(f.text if f.known else quoted(f.text), f.known) for f in fields]
         return [(f.text, f.known) for f in fields]
+
+    @staticmethod
+    def kept_as_written(word: str, assignment: bool, colon_tilde: bool) -> bool:
+        """A word bash expands from the files present or the home folder: a pattern outside an
+        assignment, a `:~` inside one."""
+        if not assignment and GLOB.search(word):
+            return True
+        return colon_tilde and re.search(r":~" + _TILDE_TAIL, word) is not None
 
     def heredoc_in(self, node: Any) -> Field | None:
         """``$(cat <<EOF ... EOF)``: the here-document's body."""
@@ -886,6 +961,14 @@ def _lastpipe_after(rest: list[str | None], now: bool | None) -> tuple[bool, boo
     if "o" in letters or not {"lastpipe", None} & set(rest):
         return False, now
     return True, None if None in rest else {"s": True, "u": False}.get(letters.strip("pq")[-1:], now)
+
+
+def _sets_exit_trap(rest: list[Field]) -> bool:
+    """Do ``trap``'s words (after ``--``) give code, or ``-``, for EXIT (not ``-p``/``-l`` or a
+    signal alone)?"""
+    if len(rest) < 2 or (rest[0].text.startswith("-") and rest[0].text != "-"):
+        return False
+    return bool({"EXIT", "0", "SIGEXIT"} & {w.text for w in rest[1:] if w.known})
 
 
 def _allexport_after(rest: list[str | None], now: bool | None) -> bool | None:

@@ -482,19 +482,23 @@ def _split_slash(operand: str, skip: bool) -> tuple[str, str | None]:
     reads it; ``${x/#/*/}`` puts ``*/`` in front)."""
     i, n = (1 if skip and operand.startswith("/") else 0), len(operand)
     while i < n:
-        ch = operand[i]
-        if ch == "\\":
-            i += 2
-        elif ch in "'\"":
-            found = operand.find(ch, i + 1)
-            i = n if found < 0 else found + 1
-        elif ch == "$" and i + 1 < n and operand[i + 1] in "({":
-            i = closing(operand, i + 1)
-        elif ch == "/":
+        if operand[i] == "/":
             return operand[:i], operand[i + 1 :]
-        else:
-            i += 1
+        i = _past(operand, i)
     return operand, None
+
+
+def _past(operand: str, i: int) -> int:
+    """Where what starts at ``i`` ends: an escape, a quoted part, a nested expansion, a character."""
+    ch, n = operand[i], len(operand)
+    if ch == "\\":
+        return i + 2
+    if ch in "'\"":
+        found = operand.find(ch, i + 1)
+        return n if found < 0 else found + 1
+    if ch == "$" and i + 1 < n and operand[i + 1] in "({":
+        return closing(operand, i + 1)
+    return i + 1
 
 
 def _replacement(text: str, ctx: _Context) -> Callable[[str], str]:

@@ -66,19 +66,26 @@ def blank_split(text: str) -> list[str]:
         if ch == '"':
             i += 1
             continue
-        end = i + 1
-        if ch == "\\":
-            end = min(i + 2, n)
-        elif ch == "$" and i + 1 < n and text[i + 1] in "({":
-            end = closing(text, i + 1)
-        elif ch == "`":
-            found = text.find("`", i + 1)
-            end = n if found < 0 else found + 1
+        end = _piece_end(text, i)
         current.append(text[i:end])
         i = end
     if current:
         words.append("".join(current))
     return words
+
+
+def _piece_end(text: str, i: int) -> int:
+    """Where the piece of a word starting at ``i`` ends: an escaped character, a ``$(...)`` or
+    ``${...}``, a backquoted part, else the character itself."""
+    n = len(text)
+    if text[i] == "\\":
+        return min(i + 2, n)
+    if text[i] == "$" and i + 1 < n and text[i + 1] in "({":
+        return closing(text, i + 1)
+    if text[i] == "`":
+        found = text.find("`", i + 1)
+        return n if found < 0 else found + 1
+    return i + 1
 
 
 def closing(text: str, start: int) -> int:

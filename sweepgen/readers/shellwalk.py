@@ -80,6 +80,9 @@ class Walk:
         # `shopt -s lastpipe`: a pipeline's last part runs in this shell (None: it may, or may not)
         self.lastpipe: bool | None = False
         self.allexport: bool | None = False  # `set -a`: every assignment is exported (None: maybe)
+        # name -> each definition made under `set -a`: bash exports it (BASH_FUNC_name%% in the
+        # environment), so a child bash (`bash -c name`, a script it runs) defines it
+        self.exported_functions: dict[str, list[Any]] = {}
         # what the positional parameters are: "" as given (to the script or function), else the
         # `shift` or `set --` that changed them (`shellinterp.Reader.move_positionals`)
         self.argv = ""
@@ -87,6 +90,7 @@ class Walk:
         self.loops = 0  # loops being walked: `break` and `continue` leave one
         self.forgets: dict[str, int] = {}  # name -> how many times the script made it unknown
         self.syntax_error: tuple[int, str] | None = None  # the first line bash refuses (shellrefused)
+        self.exit_trap: tuple[str, int, list[str]] | None = None  # `trap CODE EXIT`: (CODE, line, guard)
 
     # what the interpretation provides (shellinterp.Reader) -------------------------------------
 
@@ -123,9 +127,13 @@ class Walk:
             self.src = source
             self.offset = line_offset
             found = refused(tree.root_node, source)
+            nodes = tree.root_node.named_children
+            cut = len(nodes) if found is None else _first_refused(nodes, found[0])
             if found is not None and self.syntax_error is None:
                 self.syntax_error = (found[0] + 1 + line_offset, found[1])
-            self.sequence(tree.root_node.named_children, when, redirects)
+            self.sequence(nodes[:cut], when, redirects)
+            if cut < len(nodes):  # bash stops there: still read, so that an edit there shows
+                self.isolated(nodes[cut:], [*when, "never reached (after a syntax error)"], redirects)
         finally:
             self.depth -= 1
 
@@ -208,8 +216,7 @@ class Walk:
             # values it reads, and what it assigns is not known after it
             self.keep_opaque(node, when, self.with_values(self.norm(node)))
             for name in arithmetic_assigned(self.text(node)):
-                if name in self.vars:
-                    self.forget(name)
+                self.forget(name)  # the environment's value too: never read as `$N` after it
         elif kind in ("compound_statement", "do_group"):
             self.sequence(node.named_children, when, redirects)
         elif kind == "negated_command":
@@ -240,6 +247,30 @@ class Walk:
         name = self.text(name_node) if name_node is not None else "?"
         entry = (body, self.src, self.offset, list(when))
         self.functions[name] = [*self.functions.get(name, []), entry] if when else [entry]
+        self.export_function(name, node, when)
+
+    def export_function(self, name: str, node: Any, when: list[str]) -> None:
+        """A definition made under ``set -a`` (or where it may be on): exported, with its condition
+        and the program run before it (one run earlier did not see it)."""
+        if self.allexport is not False:
+            self.record_exported_function(name, self.norm(node), self.line(node), when)
+
+    def export_named_functions(self, names: list[str], line: int, when: list[str]) -> None:
+        """``export -f F`` (``declare -fx F``): F as defined now is exported; before a definition
+        bash refuses it ("not a function") and exports nothing."""
+        for name in names:
+            for body, src, _, _ in self.functions.get(name, []):
+                text = bytes(src[body.start_byte : body.end_byte]).decode("utf-8", "surrogateescape")
+                self.record_exported_function(name, f"{name}() {normalise(text)}", line, when)
+
+    def record_exported_function(self, name: str, source: str, line: int, when: list[str]) -> None:
+        """An exported function, under ``env.@functions``: its source, condition and lateness."""
+        shown: dict[str, Any] = {"@source": NotEvaluated(source, self.filename, line)}
+        if when:
+            shown["@when"] = " and ".join(when)
+        if self.last_program is not None:
+            shown["@late"] = f"after {self.last_program}"
+        self.exported_functions.setdefault(name, []).append(shown)
 
     def call(self, name: str, when: list[str], redirects: dict[str, Any], line: int) -> None:
         """A call of a function the script defined: its body runs here, with the variables bound
@@ -318,18 +349,21 @@ class Walk:
 
     def isolated(self, nodes: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
         """A statement bash runs in a child process (``( ... )``, each part of a pipeline): what it
-        binds, exports or defines is gone after it; its commands and assignments are recorded."""
+        binds, exports, defines or sets (``set -a``, ``shopt``, a ``trap``) is gone after it; its
+        commands and assignments are recorded."""
         saved = (
             {k: list(v) if isinstance(v, list) else v for k, v in self.vars.items()},
             set(self.exported),
             dict(self.functions),
-            (dict(self.readonly), self.lastpipe, self.argv),
+            (dict(self.readonly), self.lastpipe, self.allexport, self.argv, self.exit_trap),
         )
         try:
             self.sequence(nodes, when, redirects)
         finally:
-            self.vars, self.exported, self.functions = saved[0], saved[1] | self.exported, saved[2]
-            self.readonly, self.lastpipe, self.argv = saved[3]
+            # what it exported is not exported here; its values still show, as once exported ones
+            self.unexported |= self.exported - saved[1]
+            self.vars, self.exported, self.functions = saved[0], saved[1], saved[2]
+            self.readonly, self.lastpipe, self.allexport, self.argv, self.exit_trap = saved[3]
 
     def sequence(self, nodes: list[Any], when: list[str], redirects: dict[str, Any]) -> None:
         """Statements in order. After a ``return``, ``exit``, ``break`` or ``continue`` that runs
@@ -751,3 +785,13 @@ def _backgrounded(node: Any) -> bool:
     """Is this statement followed by ``&`` (run asynchronously)?"""
     after = node.next_sibling
     return after is not None and after.type == "&"
+
+
+def _first_refused(nodes: list[Any], row: int) -> int:
+    """The index of the first statement bash never runs when it refuses line ``row`` (0-based):
+    the one holding that line, or the first of the statements that share a line with it (bash
+    parses a whole line, with what it continues, before running any of it)."""
+    index = next((i for i, node in enumerate(nodes) if node.end_point[0] >= row), len(nodes))
+    while 0 < index < len(nodes) and nodes[index - 1].end_point[0] == nodes[index].start_point[0]:
+        index -= 1
+    return index

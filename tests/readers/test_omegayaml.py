@@ -160,3 +160,50 @@ def test_an_escaped_interpolation_is_never_equal_to_what_it_would_resolve_to(tmp
     (tmp_path / "b.yaml").write_text("a: 1\nb: \\1\nc: ${a}\n")
     result = CliRunner().invoke(main, ["diff", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
     assert result.exit_code == 1 and "b: '${a}' -> '\\\\1'" in result.output
+
+
+# `oc.select` as omegaconf 2.3 evaluates it (the oracle, below): a key's value, or None where it
+# names nothing (or `???`) and no default is given; a default is typed by OmegaConf's grammar, so
+# where it would be taken the call stays not evaluated
+_SELECTS = [
+    (
+        "a:\n  b: 1\nx: ${oc.select:a.b}\ny: ${oc.select:a.c}\nz: ${oc.select:a.b , 5}\n"
+        "w: run_${oc.select:a.b,0}\n",
+        "xyzw",
+    ),
+    ("a:\n  b: ???\nx: ${oc.select:a.b,3}\ny: ${oc.select:a.b}\nv: run_${oc.select:a.c}\n", "yv"),
+    ("a:\n  b: 1\n  c: ${oc.select:.b,0}\n  d: ${oc.select:..x,7}\nx: 4\n", "a"),
+    ("a:\n  b: ${c}\nc: 5\nx: ${oc.select:a.b,0}\ny: ${oc.select:a}\n", "xy"),
+    ("l: [1, 2]\ny: ${oc.select:l.5,9}\nz: ${oc.select:l.1,9}\n", "z"),
+    ("a:\n  b: null\nx: ${oc.select:a.b,3}\ny: ${oc.select:'a.b',3}\n", "x"),
+    ("p: fp32\nx: ${oc.select:q,1}_${p}\n", "p"),
+]
+# ... and references written with brackets (`${l[1]}`, `${a[b]}`), the same references as with dots
+_BRACKETS = [
+    ("a:\n  b: [1, {c: 2}]\nx: ${a.b[1].c}\ny: ${a[b][0]}\nw: r_${a.b[0]}\n", "xyw"),
+    ("a:\n  b: 1\n  c: ${.b}\n  d: ${..a[b]}\n", "a"),
+    ("a:\n  b-c: 1\nx: ${a[b-c]}\n", "x"),
+    # a node on the way that is itself an interpolation is resolved first
+    ("a:\n  x: 1\nc: ${a}\nv: ${c.x}\nw: ${oc.select:c.x}\ny: ${oc.select:c.z,4}\n", "vw"),
+    ("a: 'on'\nc: run_${a}\nd:\n  x: ${oc.select:c.x}\n", "d"),
+]
+
+
+@pytest.mark.parametrize(("text", "evaluated"), _SELECTS + _BRACKETS)
+def test_oc_select_is_evaluated_as_omegaconf_does(text, evaluated):
+    from omegaconf import OmegaConf
+
+    expected = OmegaConf.to_container(OmegaConf.create(text), resolve=True)
+    data = _read(text).data
+    known = {k: v for k, v in data.items() if not isinstance(v, NotEvaluated)}
+    assert set(known) >= set(evaluated)
+    assert known == {k: expected[k] for k in known}
+    assert all("${p}" not in str(v) for v in data.values())  # a reference beside it is resolved
+
+
+def test_a_node_oc_select_reads_changed_is_a_change(tmp_path):
+    # the selected key's value, not the call's text: the same call over another value differs
+    result = _diff(tmp_path, "a:\n  b: 1\nx: ${oc.select:a.b,0}\n", "a:\n  b: 1\nx: ${oc.select:a.c,0}\n")
+    assert result.exit_code == 1
+    assert _read("a:\n  b: 1\nx: ${oc.select:a.b,0}\n").data["x"] == 1
+    assert _read("x: ${oc.select:a.b,0}\n").data["x"] == NotEvaluated("${oc.select:a.b,0}")

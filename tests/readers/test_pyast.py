@@ -173,7 +173,8 @@ def test_statements_bind_like_python_without_running_anything():
     assert cfg["__statements__"] == [
         NotEvaluated("from j import *"),
         NotEvaluated("print('hello')"),
-        NotEvaluated("del d['z'], d.a.c, nothing"),
+        # kept with the value it deletes from (once per target it cannot follow)
+        NotEvaluated("del d['z'], d.a.c, nothing where d={'a': {'b': 2}}"),
     ]
 
 

@@ -30,7 +30,7 @@ _STUB = (
 )
 
 
-def _bash_sees(script: str, tmp_path) -> str:
+def _bash_sees(script: str, tmp_path, environment: dict[str, str] | None = None) -> str:
     path = tmp_path / "s.sh"
     path.write_text(_STUB + script)
     run = subprocess.run(
@@ -39,7 +39,7 @@ def _bash_sees(script: str, tmp_path) -> str:
         text=True,
         check=False,
         cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin"},
+        env={"PATH": "/usr/bin:/bin", **(environment or {})},
         timeout=60,
     )
     return f"{run.stdout}rc={run.returncode}"
@@ -155,6 +155,8 @@ PAIRS = [
     ("python t.py ;;\npython e.py\n", "python t.py\npython e.py\n"),
     ("if true; then fi\npython t.py\n", "python t.py\n"),
     ("bash -c 'python t.py ;;'\n", "bash -c 'python t.py'\n"),
+    # ... not even what shares the line with it (bash parses the whole line first)
+    ("python t.py\nif true; then fi; python u.py\n", "python t.py; python u.py\nif true; then fi\n"),
     # under `set -a` (allexport) every assignment is exported; `declare +x` takes the export away
     ("set -a\nX=1\nset +a\nY=2\npython t.py\n", "set -a\nX=1\nY=2\nset +a\npython t.py\n"),
     (
@@ -162,6 +164,31 @@ PAIRS = [
         "set -o allexport\nset +o allexport\nY=2\npython t.py\n",
     ),
     ("export X=1\ndeclare +x X\npython t.py\n", "export X=1\npython t.py\n"),
+    # ... and every function defined under it (BASH_FUNC_f%% in each child's environment)
+    ("set -a\nf() { echo; }\nset +a\npython t.py\n", "f() { echo; }\nset -a\nset +a\npython t.py\n"),
+    ("set -a\npython t.py\nf() { :; }\npython u.py\n", "set -a\nf() { :; }\npython t.py\npython u.py\n"),
+    # `export -f f` exports f as defined then; before a definition bash refuses it
+    ("export -f f\nf() { :; }\npython t.py\n", "f() { :; }\nexport -f f\npython t.py\n"),
+    # a subshell, a pipeline's part and a background job set `set -a` and export for themselves only
+    ("( set -a )\nX=1\npython t.py\n", "( set -a )\nexport X=1\npython t.py\n"),
+    ("set -a | cat\nX=1\npython t.py\n", "set -a | cat\nexport X=1\npython t.py\n"),
+    ("set -a &\nwait\nX=1\npython t.py\n", "set -a &\nwait\nexport X=1\npython t.py\n"),
+    ("( export X=1 )\nX=2\npython t.py\n", "( export X=1 )\nexport X=2\npython t.py\n"),
+    # what an expansion or a builtin assigns comes from running it: never the value bound before
+    # (an exported one included) nor the environment's
+    ("Y=${X:=q}\npython t.py $X\n", "python t.py $X\nY=${X:=q}\n"),
+    ('Y="${X:=q}"\npython t.py $X\n', 'python t.py $X\nY="${X:=q}"\n'),
+    ("Y=$((N+=1))\npython t.py $N\n", "python t.py $N\nY=$((N+=1))\n"),
+    ('Y="$((N+=1))"\npython t.py $N\n', 'python t.py $N\nY="$((N+=1))"\n'),
+    ("X=$((X+1))\nX=$((X+1))\npython t.py $X\n", "X=$((X+1))\npython t.py $X\nX=$((X+1))\n"),
+    ("read X <<< 7\nexport X=1\npython t.py\n", "export X=1\nread X <<< 7\npython t.py\n"),
+    # a word split or joined at the IFS the script set reads the values bound where it stands
+    ("IFS=,\nX='a b'\npython t.py $X\n", "IFS=,\npython t.py $X\nX='a b'\n"),
+    ('IFS=,\nA=(1 2)\npython t.py "${A[*]}"\n', 'IFS=,\npython t.py "${A[*]}"\nA=(1 2)\n'),
+    ("IFS=,\nA=(1 2)\ncat <<E\n${A[*]}\nE\n", "IFS=,\ncat <<E\n${A[*]}\nE\nA=(1 2)\n"),
+    # `trap CODE EXIT` runs CODE when the script ends, with the values bound then
+    ("python t.py $X\ntrap 'python c.py $X' EXIT\nX=1\n", "python t.py $X\ntrap 'python c.py $X' 0\nX=2\n"),
+    ("trap 'python c.py $X' EXIT\npython t.py $X\nX=1\n", "python t.py $X\nX=1\ntrap 'python c.py' EXIT\n"),
     # `! cmd` inverts cmd's status (`$?`, `&&`, `set -e` read it)
     ("! true\npython t.py $?\n", "true\npython t.py $?\n"),
     # a `~` after `:` in an assignment is the home folder, in the value a later `$P` reads too
@@ -183,6 +210,14 @@ PAIRS = [
 @pytest.mark.parametrize(("one", "two"), PAIRS)
 def test_a_pair_bash_runs_apart_is_never_equal(one, two, tmp_path):
     assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)  # the oracle: a real change
+    assert _changes(one, two)
+
+
+@needs_bash
+def test_an_unset_variable_is_never_the_environments(tmp_path):
+    # with X in the environment, `unset X` empties what the program gets
+    one, two = "unset X\npython t.py $X\n", "python t.py $X\n"
+    assert _bash_sees(one, tmp_path, {"X": "e"}) != _bash_sees(two, tmp_path, {"X": "e"})
     assert _changes(one, two)
 
 
