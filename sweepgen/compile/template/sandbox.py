@@ -249,6 +249,14 @@ class total_budget:
         _total = self._outer
 
 
+def check_total() -> None:
+    """Raise TimeLimitExceeded once the spec's (or the command's) total budget has passed: for work in
+    Python between evaluations that no template step ticks in (the allowed-diff gate)."""
+    total = _total
+    if total is not None and time.monotonic() > total[0]:
+        raise TimeLimitExceeded(total[1], True, total[2])
+
+
 def _tick() -> None:
     budget = _active
     if budget is not None and budget.expired:
