@@ -295,3 +295,21 @@ def test_the_gate_is_bounded_by_the_specs_total_time(project):
     assert info.value.location is not None and info.value.location.path.endswith("specs/demo.yaml")
     lines = spec.read_text().splitlines()
     assert lines[info.value.location.line - 2] == "allow:"  # at the list's first entry
+
+
+def test_schema_validation_is_bounded_by_the_specs_total_time(project):
+    """Every variant's whole config is validated: 2,000 variants sharing a 20,000-item list cost
+    4*10^7 checks (5,000 of 400,000 ran for hours); they end at `limits.total_seconds`, at `schema:`."""
+    from sweepgen.compile.output.pipeline import compile_spec
+
+    (project / "specs" / "s.json").write_text(
+        '{"type": "object", "properties": {"data": {"type": "array", "items": {"type": "integer"}}}}'
+    )
+    base = "base:\n  seed: 0\n  data: [" + ", ".join(["1"] * 20_000) + "]\n"
+    grid = "schema: s.json\ngrid:\n  seed: [" + ", ".join(str(i) for i in range(2000)) + "]\n"
+    spec = write_project(project, grid, head=HEAD + "limits: {total_seconds: 0.5}\n", base=base)
+    with pytest.raises(ValidationError, match=r"validating the variants against s.json stopped") as info:
+        compile_spec(str(spec))
+    assert "limits.total_seconds" in info.value.message
+    assert info.value.location is not None
+    assert spec.read_text().splitlines()[info.value.location.line - 1].startswith("schema:")
