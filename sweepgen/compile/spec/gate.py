@@ -13,7 +13,7 @@ from typing import Any
 
 from sweepgen import globs, paths
 from sweepgen.compile.spec.expand import Expansion, Variant
-from sweepgen.compile.template.sandbox import TimeLimitExceeded, check_total, describe
+from sweepgen.compile.template.sandbox import check_total, total_bounded
 from sweepgen.errors import ValidationError
 
 MAX_LISTED = 5  # violations listed in one message; the count of the rest follows
@@ -45,14 +45,12 @@ def check_gate(expansion: Expansion) -> None:
     """Reject differences from the base that are neither allowed nor set by grid/zip/ablation/derived.
     Bounded by the spec's total time budget: variants x differing paths x `allow` globs is the spec's
     to choose (200 variants of 200 overrides against 50,000 globs ran for hours)."""
-    try:
+    with total_bounded(
+        "checking the differences against `allow`",
+        expansion.spec.loc(("allow",)),
+        "fewer `allow` entries (a `**` glob covers many paths), or fewer overrides per variant",
+    ):
         bad = _disallowed(expansion, tuple(globs.compile_glob(p) for p in expansion.spec.model.allow))
-    except TimeLimitExceeded as err:
-        raise ValidationError(
-            f"checking the differences against `allow` stopped: {describe(err, {})}",
-            location=expansion.spec.loc(("allow",)),
-            hint="fewer `allow` entries (a `**` glob covers many paths), or fewer overrides per variant",
-        ) from None
     if bad:
         raise _refusal(expansion, bad)
 

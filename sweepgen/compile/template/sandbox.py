@@ -12,6 +12,7 @@ literal; ``inf``/``nan`` as ``float("inf")``).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import math
@@ -35,6 +36,7 @@ from sweepgen.compile.template import bounds
 from sweepgen.compile.template.bounds import LimitExceeded
 from sweepgen.compile.template.jsonfilter import to_json
 from sweepgen.compile.template.yamlfilter import YamlWriter, yaml_scalar
+from sweepgen.errors import Location, ValidationError
 
 # Arithmetic bounds: a config needs neither a 3,000-digit integer nor a 10-million-item list, and
 # without them `{{ (10**(10**8)) % 7 }}` spins for minutes and `{{ "x" * 10**10 }}` runs out of memory.
@@ -255,6 +257,15 @@ def check_total() -> None:
     total = _total
     if total is not None and time.monotonic() > total[0]:
         raise TimeLimitExceeded(total[1], True, total[2])
+
+
+@contextlib.contextmanager
+def total_bounded(what: str, location: Location, hint: str) -> Iterator[None]:
+    """The block's ``check_total`` overrun as exit 2 at ``location``: "``what`` stopped: ..."."""
+    try:
+        yield
+    except TimeLimitExceeded as err:
+        raise ValidationError(f"{what} stopped: {describe(err, {})}", location=location, hint=hint) from None
 
 
 def _tick() -> None:
