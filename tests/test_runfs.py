@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sweepgen import runfs
+from sweepgen.errors import UserError
 from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import write_json_atomic
 from sweepgen.run.slurm import ranks
@@ -196,3 +197,23 @@ def test_the_search_journal_is_read_bounded(project: Path, monkeypatch: pytest.M
     os.truncate(path, journal_file.MAX_JOURNAL_BYTES + 1)  # sparse
     with pytest.raises(ValueError, match=r"1,073,741,825 bytes, more than a study holds"):
         list(backend.read_logs(0))
+
+
+def test_a_sweep_folders_files_are_read_bounded(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep folder may be shared: a 3 GB sparse sweep.lock.json (free to whoever made it) was read
+    whole by `status`, `run`, `report`, `check` and `render` (6 GB of memory). A lock or generated
+    file past the read limit is refused from its size, exit 2 naming it."""
+    from sweepgen import outtree
+    from sweepgen.compile.output import lock
+
+    sweep = project / "generated" / "demo"
+    sweep.mkdir(parents=True)
+    monkeypatch.setattr(outtree, "MAX_READ_BYTES", 1 << 20)
+    for name in ("sweep.lock.json", "a.yaml"):
+        with open(sweep / name, "wb") as fh:
+            fh.truncate((1 << 20) + 1)  # sparse
+    with pytest.raises(UserError, match=r"1,048,577 bytes, more than sweepgen reads"):
+        lock.read(str(sweep), "generated/demo")
+    with pytest.raises(UserError, match=r"is 1,048,577 bytes, more than sweepgen reads of a file"):
+        outtree.read_inside(str(sweep), "a.yaml")
+    assert outtree.read_inside(str(sweep), "missing.yaml") is None
