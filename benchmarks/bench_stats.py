@@ -16,11 +16,14 @@ the report's own functions (sweepgen.run.report.stats, bootstrap).
   up to 10 (looks at 2, 4, 6, 8, 10), each spending function: the share of replications with a
   verdict (at 0 sd: the error rate, to be <= 0.05), the mean seeds per group spent, and the same
   error rate when each look is the fixed-n report instead (peeking, what the rule avoids); and the
-  family-wise error rate with 3 arms at the null.
+  family-wise error rate with 3 arms at the null;
+- ``--only sequential-spread``: that error rate where the spreads differ 10:1 (the arms or the
+  baseline noisier; 1 or 3 arms), with the looks' test now and with plain Welch as before, on the
+  same draws.
 
 Usage (from the repo root)::
 
-    python benchmarks/bench_stats.py --reps 2000 [--seed 0] [--only sequential]
+    python benchmarks/bench_stats.py --reps 2000 [--seed 0] [--only sequential|sequential-spread]
 """
 
 from __future__ import annotations
@@ -113,18 +116,26 @@ def until_decided(
     return decided / reps, spent / reps, peeked / reps
 
 
+def _schedules() -> list[sequential.Schedule]:
+    """Up to 5 seeds a look at a time, and up to 10 two at a time, with each spending function."""
+    return [
+        sequential.Schedule(per_round, max_seeds, spending=spending)
+        for max_seeds, per_round in ((5, 1), (10, 2))
+        for spending in sequential.SPENDING
+    ]
+
+
+def _schedule_cells(schedule: sequential.Schedule) -> str:
+    return f"{schedule.max_seeds:<4} {schedule.per_round:<10} {schedule.spending:<9}"
+
+
 def print_until_decided(rng: np.random.Generator, reps: int) -> None:
     print(f"\nrun --until-decided: one arm against the baseline, {reps} replications per row")
     print("max  per_round  spending  shift_sd  verdict_rate  mean_seeds  peeking_rate")
-    for max_seeds, per_round in ((5, 1), (10, 2)):
-        for spending in sequential.SPENDING:
-            schedule = sequential.Schedule(per_round, max_seeds, spending=spending)
-            for shift in SHIFTS:
-                rate, seeds, peek = until_decided(rng, schedule, shift, reps)
-                print(
-                    f"{max_seeds:<4} {per_round:<10} {spending:<9} {shift:<9} {rate:<13.3f} "
-                    f"{seeds:<11.2f} {peek:.3f}"
-                )
+    for schedule in _schedules():
+        for shift in SHIFTS:
+            rate, seeds, peek = until_decided(rng, schedule, shift, reps)
+            print(f"{_schedule_cells(schedule)} {shift:<9} {rate:<13.3f} {seeds:<11.2f} {peek:.3f}")
     print(f"family-wise error rate, 3 arms at the null, {reps} replications")
     for max_seeds, per_round in ((5, 1), (10, 2)):
         schedule = sequential.Schedule(per_round, max_seeds)
@@ -135,14 +146,71 @@ def print_until_decided(rng: np.random.Generator, reps: int) -> None:
         )
 
 
+SPREAD_CASES = ((1, 10.0, 1.0), (1, 1.0, 10.0), (3, 10.0, 1.0), (3, 1.0, 10.0))  # arms, arm sd, base sd
+
+
+def _plain_welch(arm: list[float], base: list[float], test: str = "welch") -> tuple[str | None, float | None]:
+    """What each look tested before round four: Welch's own p (Hsu's df, 1, at two seeds against
+    more), the error rate it keeps only at equal spreads."""
+    from scipy import stats as sps
+
+    if len(arm) < 2 or len(base) < 2 or stats.no_spread(arm, base):
+        return None, None
+    diff, se, df = stats.welch(arm, base)
+    if min(len(arm), len(base)) == 2 and len(arm) != len(base):
+        df = 1.0
+    return "welch", float(2 * sps.t.sf(abs(diff / se), df))
+
+
+def null_rate_spread(
+    rng: np.random.Generator, schedule: sequential.Schedule, case: tuple[int, float, float], reps: int
+) -> float:
+    """The share of replications in which `run --until-decided` called any null arm (every group at
+    one mean; ``case``: how many arms, the arms' sd and the baseline's, in units of SD)."""
+    arms, arm_sd, base_sd = case
+    wrong = 0
+    for _ in range(reps):
+        values = {"base": rng.normal(MEAN, base_sd * SD, schedule.max_seeds).tolist()}
+        for i in range(arms):
+            values[f"a{i}"] = rng.normal(MEAN, arm_sd * SD, schedule.max_seeds).tolist()
+        outcome = sequential.simulate(values, "base", schedule)
+        wrong += any(v != sequential.OPEN for v in outcome.verdicts.values())
+    return wrong / reps
+
+
+def print_sequential_spread(seed: int, reps: int) -> None:
+    """The family-wise error rate of the looks where the spreads differ 10:1, with the test the
+    looks use now (the calibrated level) and with plain Welch (before), on the same draws."""
+    from unittest import mock
+
+    print(f"\nrun --until-decided under the null, spreads 10:1, {reps} replications per cell")
+    print("max  per_round  spending  arms  arm_sd  base_sd  plain_welch  calibrated")
+    for schedule in _schedules():
+        for case in SPREAD_CASES:
+            with mock.patch.object(sequential.stats, "difference_test", _plain_welch):
+                before = null_rate_spread(np.random.default_rng(seed), schedule, case, reps)
+            now = null_rate_spread(np.random.default_rng(seed), schedule, case, reps)
+            cells = f"{case[0]:<5} {case[1]:<7} {case[2]:<8} {before:<12.4f} {now:.4f}"
+            print(f"{_schedule_cells(schedule)} {cells}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--only", choices=["sequential"], default=None, help="only the --until-decided rows")
+    parser.add_argument(
+        "--only",
+        choices=["sequential", "sequential-spread"],
+        default=None,
+        help="only the --until-decided rows (sequential-spread: its error rate at spreads 10:1)",
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
+    if args.only == "sequential-spread":
+        print_sequential_spread(args.seed, args.reps)
+        print(f"\n{time.perf_counter() - start:.1f} s")
+        return
     if args.only == "sequential":
         print_until_decided(rng, args.reps)
         print(f"\n{time.perf_counter() - start:.1f} s")

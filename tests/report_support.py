@@ -130,3 +130,17 @@ def make_big(root: Path, *, lrs: int = 20, betas: int = 10, seeds: int = 5, step
         (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         (run / "summary.json").write_text(json.dumps({"final_reward": level, "steps": steps}))
     return root / "generated/big"
+
+
+def compare_shaping(root: Path, *extra: str) -> tuple[str, dict[str, dict[str, str]]]:
+    """`report --metric eval_acc --compare identity_lr1e-05 --no-plot` on make_shaping's sweep under
+    ``root`` (the current folder), asserted to succeed: its stdout on one line, and statistics.csv's
+    rows by group."""
+    import csv
+
+    args = ["report", "generated/shaping", "--metric", "eval_acc", "--compare", "identity_lr1e-05"]
+    result = CliRunner().invoke(main, [*args, "--no-plot", *extra])
+    assert result.exit_code == 0, result.output
+    with (root / "runs/shaping/statistics.csv").open() as f:
+        rows = {r["group"]: r for r in csv.DictReader(f)}
+    return " ".join(result.stdout.split()), rows

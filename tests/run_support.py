@@ -138,3 +138,44 @@ def output_of(proc: subprocess.Popen[str]) -> tuple[str, str]:
         proc.kill()
     out, err = proc.communicate()
     return out, err
+
+
+def start_supervisor(
+    root: Path, run: Path, program: list[str], argv: list[str]
+) -> tuple[subprocess.Popen[bytes], int]:
+    """A run's supervisor (``program``, given LOCK_FD JOB_FD -- ``argv``), started as a `sweepgen
+    run` starts it: holding the run's lock, in a session of its own, its output in run.log; with
+    the write end of its job pipe, for ``hand_over``."""
+    from sweepgen.run.core import runlock
+
+    lock_fd = runlock.acquire(run)
+    assert lock_fd is not None
+    job_read, job_write = os.pipe()
+    with open(run / "run.log", "ab") as log:
+        supervisor = subprocess.Popen(
+            [*program, str(lock_fd), str(job_read), "--", *argv],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(lock_fd, job_read),
+            start_new_session=True,
+        )
+    os.close(job_read)
+    runlock.release(lock_fd)  # the supervisor holds the run's lock now, as a started run's does
+    return supervisor, job_write
+
+
+def hand_over(job_write: int, run_dir: str) -> None:
+    """The run's job, as `sweepgen run` hands it to its supervisor: a run held to exit 0 alone."""
+    from sweepgen.run.core.base import RunState, RunStatus, this_host
+
+    started = RunStatus(RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", done_file=None)
+    job = {
+        "run_dir": run_dir,
+        "status": {k: v for k, v in started.to_json().items() if k != "ids"} | {"ids": {"host": this_host()}},
+        "stop_timeout_s": 5.0,
+        "time_limit_s": None,
+    }
+    with os.fdopen(job_write, "wb") as pipe:
+        pipe.write(json.dumps(job).encode())

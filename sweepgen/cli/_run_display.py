@@ -64,15 +64,30 @@ def elapsed_seconds(status: RunStatus | None, now: datetime | None) -> float | N
     return (end - start).total_seconds() if end else None
 
 
-def step_text(run_dir: Path, config: Mapping[str, Any]) -> str:
+def step_text(run_dir: Path, config: Mapping[str, Any], status: RunStatus | None = None) -> str:
     """ "step/total" from the run's last metrics row, else from a Hugging Face Trainer's state (a
-    foreign trainer such as `trl grpo` writes no metrics.jsonl)."""
+    foreign trainer such as `trl grpo` writes no metrics.jsonl) written since ``status``'s start."""
     row = last_metrics(run_dir)
     total = total_steps(config)
-    step = row.get("step") if row else metrics.trainer_step(run_dir)
+    step = row.get("step") if row else metrics.trainer_step(run_dir, _start_ns(status))
     if step is None:
         return f"-/{total}" if total else "-"
     return f"{step}/{total}" if total else str(step)
+
+
+# a Slurm node's clock may run a little behind the login node's that recorded the start
+_CLOCK_SKEW_NS = 2_000_000_000
+
+
+def _start_ns(status: RunStatus | None) -> int | None:
+    """When the status's attempt started, less the clock skew; None when it does not say."""
+    if status is None or not status.started:
+        return None
+    try:
+        started = datetime.fromisoformat(status.started)
+    except ValueError:
+        return None
+    return int(started.timestamp() * 1e9) - _CLOCK_SKEW_NS
 
 
 def _shows_reward(decisions: Sequence[Decision], logged: Sequence[Mapping[str, Any] | None] = ()) -> bool:
@@ -171,7 +186,7 @@ def _progress_row(
     elapsed = elapsed_seconds(status, now)
     return [
         d.task.name,
-        step_text(d.task.run_dir, d.task.config),
+        step_text(d.task.run_dir, d.task.config, status),
         *(_fmt_reward(v) for v in value),
         fmt_duration(elapsed),
         fmt_duration(eta_seconds(row, total_steps(d.task.config), elapsed)),
@@ -220,7 +235,7 @@ def _final_table(
         table.add_row(
             d.task.name,
             Text(state, style=STYLE[state]),
-            step_text(d.task.run_dir, d.task.config),
+            step_text(d.task.run_dir, d.task.config, live.get(d.task.name) or d.previous),
             *_final_values(d, summary, metric, reward=reward),
             fmt_duration(_wall(d, summary, live)),
             _joined(note, unreadable.get(d.task.name)),

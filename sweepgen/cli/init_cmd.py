@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import os
 import shlex
+from typing import TYPE_CHECKING
 
 import click
 
 from sweepgen.cli import EXIT_OK
 from sweepgen.cli._console import info
 from sweepgen.cli._params import limit_option, output_root_option
+from sweepgen.run.core.hf_logging import writes_no_metrics
+
+if TYPE_CHECKING:
+    from sweepgen.run.core.base import RunTask
 
 
 @click.command()
@@ -80,23 +85,39 @@ def init(
     folder = f"{out_root.rstrip('/')}/{sweep}"
     info(f"rendered {folder}/ (edit the spec, then `sweepgen render` again)")
     command = api.run_command_hint(schema_ref)
-    if command is None and not _bundled_trainer_configs(folder):
+    tasks = _rendered_tasks(folder)
+    if tasks and all(writes_no_metrics(task.config) for task in tasks):
+        info(
+            'note: these configs keep no metrics file (`save_strategy: "no"`, no `report_to`): the '
+            "trainer only prints its metrics and `sweepgen report` will find nothing; set `report_to: "
+            "tensorboard` (or `wandb`, offline too) in the config"
+        )
+    if command is None and not _bundled_trainer_configs(tasks):
         command = "YOUR-TRAINER {config}"  # a plain `run` starts the bundled trainer, which refuses it
         info("this config is not the bundled trainer's: say how your trainer runs a config with --command")
     info(f"next: sweepgen run {folder}" + (f" --command {shlex.quote(command)}" if command else ""))
     return EXIT_OK
 
 
-def _bundled_trainer_configs(folder: str) -> bool:
-    """Whether the configs just rendered are the bundled trainer's (its sections only)."""
+def _rendered_tasks(folder: str) -> list[RunTask] | None:
+    """The runs of the sweep just rendered; None when `run` would refuse it (not for init to say)."""
     from pathlib import Path
 
     from sweepgen.errors import UserError
-    from sweepgen.run.core.tasks import check_bundled_configs, load_sweep
+    from sweepgen.run.core.tasks import load_sweep
 
     try:
-        tasks = load_sweep(Path(folder)).tasks
-    except UserError:  # not for init to say: `run` names it
+        return load_sweep(Path(folder)).tasks
+    except UserError:
+        return None
+
+
+def _bundled_trainer_configs(tasks: list[RunTask] | None) -> bool:
+    """Whether the configs just rendered are the bundled trainer's (its sections only)."""
+    from sweepgen.errors import UserError
+    from sweepgen.run.core.tasks import check_bundled_configs
+
+    if tasks is None:
         return True
     try:
         check_bundled_configs(tasks)

@@ -209,7 +209,7 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
     """What cannot be decided and why, and how many seeds would decide, one sentence per comparison."""
     statistics = outcome.statistics
     assert statistics is not None
-    out = []
+    out = outcome.caveats()
     for c in statistics.comparisons:
         if c.reason is not None:
             out.append(f"{c.name}: cannot decide: {c.reason}")
@@ -243,7 +243,9 @@ def _seeds_sentence(c: Comparison) -> str:
         if c.detectable is not None
         else ""
     )
-    return f"{c.name}: no evidence yet: {need} at the adjusted alpha{now}"
+    # a comparison these seeds cannot decide (the permutation test's floor) is not "no evidence yet"
+    status = "no evidence yet" if c.verdict == "no evidence" else "cannot decide with these seeds"
+    return f"{c.name}: {status}: {need} at the adjusted alpha{now}"
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -292,7 +294,7 @@ def _interval(low: float | None, high: float | None) -> str:
     default=None,
     metavar="final|best|last:K",
     help="The value of --metric compared: its last logged value (final, the default), its best over "
-    "the run (best: biased upward, warned), or the mean of its last K logged values (last:K). "
+    "the run (best: biased toward better, warned), or the mean of its last K logged values (last:K). "
     "--mode never changes it.",
 )
 @click.option(
@@ -453,9 +455,9 @@ def _show_runs(outcome: Outcome, request: Request, out: Console) -> None:
     """The per-run table; with --metric, its value, step, train-eval gap and final step measured."""
     result = outcome.report
     label = result.objective.label
-    measured = (
+    measured = (  # the metric asked for or chosen (TRL's `reward`): a measurement, rounded
         {label: label, "at_step": "step", "train_eval_gap": "train-eval", "final_step": "final_step"}
-        if request.metric
+        if result.objective.metric
         else None
     )
     lacking = [r for r in outcome.rows if r.get("state") == "finished" and _lacks(r, label)]
@@ -471,10 +473,15 @@ def _show_table(outcome: Outcome, request: Request, fmt: str) -> None:
         from sweepgen.run.report import stats_files
 
         if fmt == "json":
-            click.echo(stats_files.json_text(outcome.statistics, outcome.context), nl=False)
+            click.echo(
+                stats_files.json_text(outcome.statistics, outcome.context, outcome.caveat_columns()), nl=False
+            )
         else:
             click.echo(
-                _console.safe_text(stats_files.csv_text(outcome.statistics, outcome.context)), nl=False
+                _console.safe_text(
+                    stats_files.csv_text(outcome.statistics, outcome.context, outcome.caveat_columns())
+                ),
+                nl=False,
             )
     elif fmt == "json":  # NaN or Infinity (a diverged run) tagged: JSON has neither
         click.echo(json.dumps(jsonfloat.tagged(outcome.rows), indent=2, allow_nan=False, default=str))

@@ -113,8 +113,8 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Run the sweep's seeds in rounds until every group is decided against the --compare group by "
     "a sequential test that keeps its error rate (alpha-spending over the rounds, Holm over the groups; "
-    "docs/STATISTICS.md), or --max-seeds is spent. Each round runs the next seeds of the baseline and "
-    "of the groups still open; the rounds are recorded in DIR/.sweepgen-decide.json.",
+    "docs/RUN.md, `run --until-decided`), or --max-seeds is spent. Each round runs the next seeds of the "
+    "baseline and of the groups still open; the rounds are recorded in DIR/.sweepgen-decide.json.",
 )
 @click.option("--compare", default=None, metavar="GROUP", help="With --until-decided: the baseline group.")
 @click.option(

@@ -174,7 +174,7 @@ def _table(views: Sequence[RunView], title: str | None = None) -> Table:
             _job(view) if s else "-",
             str(s.attempt) if s else "-",
             fmt_duration(elapsed_seconds(s, now)),
-            step_text(view.task.run_dir, view.task.config),
+            step_text(view.task.run_dir, view.task.config, s),
             view.unreadable or ((s.reason or "") if s else ""),
         )
     return table

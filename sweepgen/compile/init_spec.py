@@ -88,8 +88,8 @@ def starter(
         lines += ["base:", f"  include: [{json.dumps(rel(config))}]"]
     else:  # TOML: the spec's include reads YAML; the config is copied in
         lines += ["base: " + _flow(data, "", config)]
-    lines += _run_folder_lines(data)
     keys = schema_keys or {}
+    lines += _run_folder_lines(data, keys)
     lines += _grid_lines(data, parse_grid(grid, data, keys), seeds, config, keys)
     lines += [
         "# allow: [a.path.that.may.differ]      # beyond the grid's own paths",
@@ -101,29 +101,45 @@ def starter(
     return Starter({spec_path: "\n".join(lines) + "\n", template_path: template}, spec_path)
 
 
-def _run_name_lines(data: dict[str, Any]) -> list[str]:
+def _run_name_lines(data: dict[str, Any], schema_keys: Mapping[str, Any]) -> list[str]:
     """``run_name`` as the run's name; a ``hub_model_id`` pushed to (``push_to_hub: true``) as its
-    own repository per run (``<id>-<run>``): one id would have every run push over the others'."""
+    own repository per run (``<id>-<run>``): one id would have every run push over the others'.
+    Pushed without an id (the schema has the key), the Hub repository would be the run folder's
+    last part, ``seed1``, which every sweep's runs share: ``<sweep>-<run>`` is added instead."""
     lines = [f'  run_name: "{RUN_NAME}"'] if isinstance(data.get("run_name"), str) else []
     hub = data.get("hub_model_id")
-    if data.get("push_to_hub") is True and isinstance(hub, str) and _HUB_ID.fullmatch(hub):
+    if data.get("push_to_hub") is not True:
+        return lines
+    if isinstance(hub, str) and _HUB_ID.fullmatch(hub):
         lines.append(f'  hub_model_id: "{hub}-{RUN_NAME}"')
+    elif hub is None and "hub_model_id" in schema_keys:
+        key = "hub_model_id" if "hub_model_id" in data else "+hub_model_id"
+        lines.append(f'  {key}: "{{{{ sweep.name }}}}-{RUN_NAME}"')
     return lines
 
 
-def _run_folder_lines(data: dict[str, Any]) -> list[str]:
-    """One folder per run: the config's top-level ``output_dir`` when it has one (the run folder
-    then), else the spec's ``run_dir``; and every other output key the config sets (verl's
-    ``trainer.default_local_dir``...: ``sweepgen.output_keys``) pointed at that folder too, or the
-    runs would share it (`run` refuses that). A top-level ``run_name`` (the HF Trainer's: the W&B
-    run's name, over the ``WANDB_NAME`` `run` gives) becomes the run's own name, or every run of the
-    sweep would have the config's one name in W&B; a Hub repository pushed to, the run's own."""
-    top = isinstance(data.get("output_dir"), str)
+def _run_folder_lines(data: dict[str, Any], schema_keys: Mapping[str, Any]) -> list[str]:
+    """One folder per run: the config's top-level ``output_dir``, also where the config leaves it
+    to its schema's default (a Hugging Face Trainer given none writes every run to
+    ``trainer_output``), else the spec's ``run_dir``; and every other output key the config sets
+    (verl's ``trainer.default_local_dir``...: ``sweepgen.output_keys``) pointed at that folder too,
+    or the runs would share it (`run` refuses that). A top-level ``run_name`` (the HF Trainer's: the
+    W&B run's name, over the ``WANDB_NAME`` `run` gives) becomes the run's own name, or every run of
+    the sweep would have the config's one name in W&B; a Hub repository pushed to, the run's own."""
+    top = _run_folder_key(data, schema_keys)
     keys = [".".join(path) for path, _ in output_keys.locations(data) if path != ("output_dir",)]
-    keys = ["output_dir", *keys] if top else keys
-    lines = [f'  {key}: "{RUN_DIR}"' for key in keys] + _run_name_lines(data)
+    keys = [top, *keys] if top else keys
+    lines = [f'  {key}: "{RUN_DIR}"' for key in keys] + _run_name_lines(data, schema_keys)
     derived = ["derived:   # one folder (and name) per run", *lines]
     return ([] if top else [f'run_dir: "{RUN_DIR}"']) + (derived if lines else [])
+
+
+def _run_folder_key(data: dict[str, Any], schema_keys: Mapping[str, Any]) -> str | None:
+    """How the spec names the top-level ``output_dir`` it sets per run (``+output_dir`` where the
+    config leaves it out: added on purpose); None when the config and its schema have none."""
+    if not isinstance(data.get("output_dir"), str) and "output_dir" not in schema_keys:
+        return None
+    return "output_dir" if "output_dir" in data else "+output_dir"
 
 
 def parse_grid(

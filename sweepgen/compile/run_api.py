@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # what the names loaded on use below are, for type checkers
     from sweepgen.compile.output.inputs import spec_digest
     from sweepgen.compile.output.pipeline import compile_expansion, lock_entries
     from sweepgen.compile.output.render import RenderedFile
+    from sweepgen.compile.schema.trl_cli import COMMANDS as TRL_COMMANDS
     from sweepgen.compile.schema.validate import load_validator
     from sweepgen.compile.spec import trials
     from sweepgen.compile.spec.context import sweep_view
@@ -48,6 +49,7 @@ __all__ = [
     "RenderedFile",
     "SearchBlock",
     "Spec",
+    "TRL_COMMANDS",
     "api",
     "compile_expansion",
     "load_spec",
@@ -80,6 +82,10 @@ def __getattr__(name: str) -> Any:
         from sweepgen.compile.schema.validate import load_validator  # noqa: PLC0415 - loaded on use (pydantic)
 
         return load_validator
+    if name == "TRL_COMMANDS":
+        from sweepgen.compile.schema import trl_cli  # noqa: PLC0415 - loaded on use (pydantic)
+
+        return trl_cli.COMMANDS
     if name == "api":
         from sweepgen.compile import api  # noqa: PLC0415 - loaded on use: the whole pipeline, for `list`
 

@@ -54,6 +54,24 @@ def test_a_yaml_config_becomes_a_seed_grid_with_one_folder_per_run(here):
     assert again.exit_code == 2 and "never overwrites" in again.output
 
 
+@pytest.mark.parametrize(
+    ("logging", "noted"),
+    [
+        ('save_strategy: "no"\n', True),
+        ('save_strategy: "no"\nreport_to: none\n', True),
+        ('save_strategy: "no"\nreport_to: [tensorboard]\n', False),
+        ("save_strategy: steps\n", False),  # the Trainer saves at the end: trainer_state.json
+    ],
+)
+def test_a_trainer_config_that_keeps_no_metrics_file_is_noted_at_init(here, logging, noted):
+    """`trl grpo` with `save_strategy: "no"` and TRL's default `report_to: none` prints its metrics
+    and writes none: the first `report` finds nothing. init says so before anything runs."""
+    (here / "configs/grpo.yaml").write_text("output_dir: out/x\nlearning_rate: 1.0e-6\n" + logging)
+    result = cli("init", "--from", "configs/grpo.yaml")
+    assert result.exit_code == 0, result.output
+    assert ("keep no metrics file" in result.output) is noted, result.output
+
+
 VERL = """trainer:
   project_name: p
   experiment_name: gsm8k
@@ -111,6 +129,61 @@ def test_schema_is_exported_and_a_config_it_refuses_leaves_nothing(here, monkeyp
     sys.modules.pop("mycfg_init", None)
     (here / "mycfg_init.py").unlink()  # the exported file is enough from now on
     assert cli("render", "specs/c.yaml").exit_code == 0
+
+
+TRAINER_MODULE = """
+from dataclasses import dataclass
+
+
+@dataclass
+class TrainerArgs:
+    output_dir: str | None = None  # transformers: None means `trainer_output`, every run's
+    beta: float = 0.04
+    push_to_hub: bool = False
+    hub_model_id: str | None = None  # transformers: None means the output folder's last part
+"""
+
+
+@pytest.mark.parametrize("config", ["beta: 0.0\n", "beta: 0.0\noutput_dir: null\n"])
+def test_a_config_leaving_output_dir_to_its_schema_s_default_gets_one_folder_per_run(
+    here, monkeypatch, config
+):
+    """`trl grpo` without `output_dir` writes every run to transformers' `trainer_output`: init set
+    only the spec's run_dir, so the runs overwrote each other's checkpoints there and `report`
+    found none of them in the run folders."""
+    (here / "hfargs_init.py").write_text(TRAINER_MODULE)
+    monkeypatch.syspath_prepend(str(here))
+    (here / "configs/c.yaml").write_text(config)
+    made = cli(
+        "init", "--from", "configs/c.yaml", "--grid", "beta=0.0,0.04", "--schema", "hfargs_init:TrainerArgs"
+    )
+    assert made.exit_code == 0, made.output
+    assert "run_dir:" not in (here / "specs/c.yaml").read_text()
+    folders = {
+        (here / f"generated/c/beta{b}.yaml").read_text().split("output_dir: ")[1].split()[0]
+        for b in ("0.0", "0.04")
+    }
+    assert folders == {"runs/c/beta0.0", "runs/c/beta0.04"}
+    sys.modules.pop("hfargs_init", None)
+
+
+def test_a_run_pushed_to_the_hub_without_an_id_gets_the_sweep_in_its_repository_name(here, monkeypatch):
+    """No `hub_model_id`: transformers names the repository after the run folder's last part
+    (`beta0.0`), which the runs of every sweep share."""
+    (here / "hfargs_init.py").write_text(TRAINER_MODULE)
+    monkeypatch.syspath_prepend(str(here))
+    (here / "configs/c.yaml").write_text("beta: 0.0\npush_to_hub: true\n")
+    made = cli(
+        "init", "--from", "configs/c.yaml", "--grid", "beta=0.0,0.04", "--schema", "hfargs_init:TrainerArgs"
+    )
+    assert made.exit_code == 0, made.output
+    import yaml
+
+    hubs = {
+        p.stem: yaml.safe_load(p.read_text())["hub_model_id"] for p in (here / "generated/c").glob("*.yaml")
+    }
+    assert hubs == {"beta0.0": "c-beta0.0", "beta0.04": "c-beta0.04"}
+    sys.modules.pop("hfargs_init", None)
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device"])

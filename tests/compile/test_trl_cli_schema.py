@@ -24,6 +24,8 @@ CACHED = {
         "beta": {"type": "number"},
         "loss_type": {"type": "string"},
         "seed": {"type": "integer"},
+        "dtype": {"type": "string"},
+        "torch_compile": {"type": "boolean"},
         "output_dir": {"anyOf": [{"type": "string"}, {"type": "null"}]},
     },
     "x-sweepgen": {
@@ -100,6 +102,14 @@ def test_every_wrong_key_is_named_with_a_did_you_mean(cached):
     assert result.exit_code == 2
     assert "`reward_func`: key not allowed by the schema (did you mean `reward_funcs`?)" in result.output
     assert "`bta`: key not allowed by the schema (did you mean `beta`?)" in result.output
+
+
+def test_a_key_renamed_by_dropping_a_word_is_named_by_its_new_name(cached):
+    # transformers renamed `torch_dtype` to `dtype`; by spelling alone `torch_compile` is closer
+    (cached / "grpo.yaml").write_text(TRL_CONFIG + "torch_dtype: bfloat16\n")
+    result = CliRunner().invoke(main, ["init", "--from", "grpo.yaml", "--schema", "trl:grpo"])
+    assert result.exit_code == 2
+    assert "`torch_dtype`: key not allowed by the schema (did you mean `dtype`?)" in result.output
     assert not (cached / "specs").exists()  # nothing left behind
 
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from report_support import logged_acc, make_shaping
+from report_support import compare_shaping, logged_acc, make_shaping
 
 from sweepgen.cli import main
 from sweepgen.run.core import metrics
@@ -343,3 +343,13 @@ def test_compare_accepts_a_run_name_for_its_seed_group(shaping):
     assert by_run.exit_code == 0, by_run.output
     assert json.loads(by_run.stdout) == json.loads(by_group.stdout)
     assert json.loads(by_run.stdout)["baseline"] == "identity_lr1e-05"
+
+
+def test_a_comparison_these_seeds_cannot_decide_is_not_called_no_evidence_yet(cli_cwd):
+    # the permutation test with 3 + 3 seeds: its smallest p, 0.1, never passes 0.05, so the verdict is
+    # "cannot decide"; the seeds sentence said "no evidence yet" beside it
+    make_shaping(cli_cwd)
+    said, rows = compare_shaping(cli_cwd, "--seeds", "tune", "--test", "permutation")
+    assert rows["coma_lr1e-05"]["verdict"] == "cannot decide"
+    assert "coma_lr1e-05: cannot decide with these seeds: about" in said
+    assert "coma_lr1e-05: no evidence yet" not in said

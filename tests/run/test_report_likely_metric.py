@@ -45,6 +45,37 @@ def test_trl_s_reward_is_reported_without_metric(tmp_path, monkeypatch):
     assert "1.5" in rows  # the final reward, 0.5 x step 3, not a dash
 
 
+def test_a_metric_chosen_without_metric_is_rounded_as_a_measurement(tmp_path, monkeypatch):
+    """With --metric its column was rounded (0.300); chosen without it (TRL's `reward`, W&B's
+    `train/reward`) it was printed as a config value is, every digit: 0.30000000000000004."""
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path, key="train/reward").replace("{name}", "0.1")
+    assert CliRunner().invoke(main, ["run", "generated/t", "--command", command]).exit_code == 0
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
+    assert report.exit_code == 0, report.output
+    rows = [line.split() for line in report.stdout.splitlines() if line.lstrip().startswith("beta")]
+    assert rows[0][:3] == ["beta1", "1", "0.300"], report.stdout  # 0.1 x step 3
+    assert "0.30000000000000004" not in report.stdout
+
+
+@pytest.mark.parametrize(("clipped", "warned"), [(0.9, True), (0.2, False)])
+def test_trl_runs_scored_on_cut_completions_are_warned_as_the_bundled_trainer_s(
+    tmp_path, monkeypatch, clipped, warned
+):
+    """TRL logs the share of each step's completions cut at max_completion_length
+    (`completions/clipped_ratio`); only the bundled trainer's summary was read for the warning."""
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path).replace("{name}", "0.5")
+    writer = Path("writer.py")
+    writer.write_text(
+        writer.read_text().replace('"kl": 0.01', f'"kl": 0.01, "completions/clipped_ratio": {clipped}')
+    )
+    assert CliRunner().invoke(main, ["run", "generated/t", "--command", command]).exit_code == 0
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
+    assert report.exit_code == 0, report.output
+    assert ("of their completions cut at max_completion_length" in report.stderr) is warned, report.stderr
+
+
 def test_the_run_table_shows_the_step_trl_s_state_reached(tmp_path, monkeypatch):
     """No metrics.jsonl: the end table's step is the trainer state's global_step, not a dash."""
     monkeypatch.chdir(tmp_path)
@@ -66,6 +97,22 @@ def test_no_reward_logged_exits_2_listing_every_metric(tmp_path, monkeypatch):
         assert name in report.stderr
     assert not Path("runs/t/report.csv").exists()  # nothing written
     assert json.loads(Path("runs/t/beta1/sweepgen_status.json").read_text())["state"] == "finished"
+
+
+@pytest.mark.parametrize("metric", [[], ["--metric", "reward"]])
+def test_runs_that_logged_to_no_file_are_told_how_trl_writes_one(tmp_path, monkeypatch, metric):
+    """`trl grpo` with `save_strategy: "no"` and TRL's default `report_to: none` prints its metrics
+    and writes none; the hint was "--metric NAME" (or "give a metric the runs logged"), which no
+    name can satisfy."""
+    monkeypatch.chdir(tmp_path)
+    command = _sweep(tmp_path).replace("{name}", "0.5")
+    Path("writer.py").write_text(
+        "import os, sys\nos.makedirs(sys.argv[2], exist_ok=True)\nprint({'reward': 1})\n"
+    )
+    assert CliRunner().invoke(main, ["run", "generated/t", "--command", command]).exit_code == 0
+    report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot", *metric])
+    assert report.exit_code == 2, report.output
+    assert "report_to: tensorboard" in report.stderr and 'save_strategy: "no"' in report.stderr
 
 
 # `trl grpo` with `report_to: tensorboard` and no checkpoint saved (save_strategy: "no"): no

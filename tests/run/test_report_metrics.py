@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shlex
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -152,6 +154,31 @@ def test_a_hugging_face_trainer_state_log_history_is_a_source(tmp_path):
     (run / "trainer_state.json").write_text('{"log_history": [')
     with pytest.raises(UserError, match="trainer_state.json is not valid JSON"):
         metrics.read_all(run, tensorboard=False)
+
+
+def test_the_step_shown_comes_from_this_attempt_s_checkpoints_not_an_earlier_one_s(tmp_path):
+    """`trl` started again in its folder (`--rerun-failed`) starts over: the earlier attempt's
+    checkpoint-300 is still there while this attempt has saved checkpoint-100. The step shown was
+    300 from this attempt's first second."""
+    from sweepgen.cli._run_display import step_text
+    from sweepgen.run.core.base import RunState, RunStatus
+
+    run = tmp_path / "r"
+    for step, written in ((300, 1_000_000), (100, 2_000_000)):
+        (run / f"checkpoint-{step}").mkdir(parents=True)
+        state = run / f"checkpoint-{step}" / "trainer_state.json"
+        state.write_text(json.dumps({"global_step": step, "log_history": []}))
+        os.utime(state, (written, written))
+
+    def attempt(started_s):
+        started = datetime.fromtimestamp(started_s, timezone.utc).isoformat()
+        return RunStatus(state=RunState.RUNNING, executor="local", started=started, attempt=2)
+
+    config = {"max_steps": 400}
+    assert step_text(run, config, attempt(1_500_000)) == "100/400"
+    assert step_text(run, config, attempt(3_000_000)) == "-/400"  # nothing saved yet
+    assert step_text(run, config) == "300/400"  # no start known: the highest number, as before
+    assert metrics.trainer_step(run, since_ns=None) == 300
 
 
 # verl's TensorBoard logger (verl/utils/tracking.py): events to $TENSORBOARD_DIR, else to

@@ -76,8 +76,8 @@ def test_t_interval_of_the_mean_is_scipys(values, level):
 @given(samples, samples)
 def test_welch_p_is_scipys_and_the_calibrated_p_is_its_worst_rate(arm, base):
     expected = sps.ttest_ind(arm, base, equal_var=False).pvalue
-    if not _two_against_more(arm, base):  # `run --until-decided` takes Hsu's df there
-        assert stats.plain_welch_p(arm, base) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    diff, se, df = stats.welch(arm, base)
+    assert 2 * sps.t.sf(abs(diff / se), df) == pytest.approx(expected, rel=1e-9, abs=1e-12)
     # report's test: the largest rate, over every ratio of spreads, of Welch's p at or below this one
     test, p = stats.difference_test(arm, base)
     assert test == stats.CALIBRATED
@@ -161,16 +161,11 @@ def test_welch_interval_of_a_difference_is_scipys(arm, base, level):
     assert high == pytest.approx(expected.high, rel=1e-9, abs=1e-9)
 
 
-def _two_against_more(arm, base) -> bool:
-    return min(len(arm), len(base)) == 2 and len(arm) != len(base)
-
-
 def test_two_seeds_against_more_keep_welchs_df_at_the_calibrated_level():
-    # report: Welch's df at the level calibrated for 2 + 5 (0.0066 for 95%); the sequential looks of
-    # `run --until-decided` keep plain Welch with Hsu's df, min(n) - 1 = 1
+    # report and the sequential looks of `run --until-decided`: Welch's df at the level calibrated
+    # for 2 + 5 (0.0066 for 95%)
     arm, base = [0.61, 0.72], [0.52, 0.55, 0.49, 0.6, 0.57]
     welch = sps.ttest_ind(arm, base, equal_var=False)
-    assert stats.plain_welch_p(arm, base) == pytest.approx(2 * sps.t.sf(abs(welch.statistic), stats.HSU_DF))
     assert stats.welch(base, arm)[2] == pytest.approx(welch.df)
     level = calibrated.level(2, 5, 0.05)
     assert level == pytest.approx(0.00657, abs=2e-5)  # RESULTS.md §22: 0.0066
@@ -198,7 +193,8 @@ def test_welch_p_matches_the_formula_to_1e12():
     t = (np.mean(a) - np.mean(b)) / math.sqrt(va + vb)
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
     expected = 2 * sps.t.sf(abs(t), df)
-    assert stats.plain_welch_p(a, b) == pytest.approx(expected, abs=1e-12)
+    diff, se, welch_df = stats.welch(a, b)
+    assert (diff / se, welch_df) == pytest.approx((t, df), rel=1e-12)
     test, p = stats.difference_test(a, b)
     assert test == stats.CALIBRATED
     assert p == pytest.approx(calibrated.p_value(expected, 6, 5), rel=1e-9) and p > expected
@@ -402,3 +398,15 @@ def test_one_seed_rule_for_grouping_and_curves():
     assert grp.seed_plan(None, ["data_seed", "lr"]).path is None
     assert grp.seed_plan(None, ["data.seed", "lr"]).path == "data.seed"
     assert grp.seed_plan(None, ["data.seed", "training.seed"]).source == "none"  # two: none guessed
+
+
+@pytest.mark.parametrize("scale", [1e-100, 1e100])
+def test_the_test_does_not_depend_on_the_metrics_scale(scale):
+    # Welch's df from squared errors of 1e-200 underflowed to 0 / 0 (ZeroDivisionError: report ended
+    # with exit 70); the test, its interval and its verdict are the same at any scale
+    arm, base = [0.61, 0.58, 0.66, 0.71], [0.52, 0.55, 0.49]
+    at_one = stats.compare([("b", base), ("a", arm)], baseline="b", mode="max").comparisons[0]
+    scaled = [("b", [v * scale for v in base]), ("a", [v * scale for v in arm])]
+    c = stats.compare(scaled, baseline="b", mode="max").comparisons[0]
+    assert (c.p, c.verdict) == (pytest.approx(at_one.p, rel=1e-9), at_one.verdict)
+    assert (c.low / scale, c.high / scale) == pytest.approx((at_one.low, at_one.high), rel=1e-9)

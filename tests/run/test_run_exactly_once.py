@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import FAKE_COMMAND, LOADED_S, make_sweep, read_until
+from run_support import FAKE_COMMAND, LOADED_S, make_sweep, output_of, read_until
 
 from sweepgen.run.core.base import RunState, read_status
 
@@ -136,45 +136,93 @@ def test_a_queued_run_that_another_process_ran_meanwhile_is_not_started_and_keep
     assert ex.done() and not (task.run_dir / "starts.jsonl").exists()
 
 
-def test_a_run_whose_folder_was_deleted_while_it_ran_is_not_started_a_second_time(tmp_path):
-    """`rm -rf runs/fake/a` while a runs: its supervisor goes on with the deleted lock, so the lock
-    the next `run` takes in a folder made again keeps nothing out. Before, that `run` started a
-    second trainer beside the first (two writers, two ends); now it is refused and named (exit 1),
-    `status` shows the run running, not "not started", and `cancel` reaches its supervisor."""
+def _waiting_run(root: Path) -> tuple[subprocess.Popen, str]:
+    """`sweepgen run` of run a, whose trainer waits for ``root``/release; once it has started; with
+    the command it was given."""
     import shlex
-    import shutil
 
     from run_support import WAITER
 
-    release = tmp_path / "release"
-    make_sweep(tmp_path, {"a": {"release": str(release)}})
-    (tmp_path / "waiter.py").write_text(WAITER)
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(tmp_path / 'waiter.py'))} {{config}}"
-    run = tmp_path / "runs" / "fake" / "a"
-    first = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+    make_sweep(root, {"a": {"release": str(root / "release")}})
+    (root / "waiter.py").write_text(WAITER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(root / 'waiter.py'))} {{config}}"
+    first = _sweepgen(root, "run", "generated/fake", "--command", command)
+    deadline = time.monotonic() + LOADED_S
+    while not (root / "runs" / "fake" / "a" / "starts.txt").exists():
+        if time.monotonic() > deadline or first.poll() is not None:
+            first.kill()
+            raise AssertionError(f"the run never started: {output_of(first)}")
+        time.sleep(0.05)
+    return first, command
+
+
+def _cancel_stops(root: Path, first: subprocess.Popen) -> None:
+    """`sweepgen cancel` stops run a, which ``first`` started: it ends cancelled, recorded so."""
     try:
-        deadline = time.monotonic() + LOADED_S
-        while not (run / "starts.txt").exists():
-            assert time.monotonic() < deadline and first.poll() is None, "the run never started"
-            time.sleep(0.05)
-        shutil.rmtree(run)
-        shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
-        out, err = shown.communicate(timeout=LOADED_S)
-        (row,) = json.loads(out)
-        assert row["state"] == "RUNNING" and "deleted" in row["reason"], row
-        second = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
-        out, err = second.communicate(timeout=LOADED_S)
-        assert second.returncode == 1 and "Traceback" not in err, out + err
-        assert "its run folder was deleted while the run ran" in out + err, out + err
-        assert not (run / "starts.txt").exists()  # no second trainer: it would have written one
-        cancel = _sweepgen(tmp_path, "cancel", "generated/fake")
+        cancel = _sweepgen(root, "cancel", "generated/fake")
         out, err = cancel.communicate(timeout=LOADED_S)
         assert cancel.returncode == 0 and "cancelled 1 run(s)" in out, out + err
         out, err = first.communicate(timeout=LOADED_S)
     finally:
+        (root / "release").touch()  # whatever failed, no trainer is left waiting
         if first.poll() is None:
             first.kill()
             first.communicate()
     assert first.returncode == 1 and "a: cancelled" in out, out + err
-    status = read_status(run)  # its end, in the folder made again
+    status = read_status(root / "runs" / "fake" / "a")
     assert status is not None and status.state is RunState.CANCELLED, status
+
+
+@pytest.mark.parametrize("how", ["deleted", "moved"])
+def test_a_run_whose_folder_was_deleted_while_it_ran_is_not_started_a_second_time(tmp_path, how):
+    """`rm -rf runs/fake/a` while a runs: its supervisor goes on with the deleted lock, so the lock
+    the next `run` takes in a folder made again keeps nothing out. Before, that `run` started a
+    second trainer beside the first (two writers, two ends); now it is refused and named (exit 1),
+    `status` shows the run running, not "not started", and `cancel` reaches its supervisor. The same
+    for `mv runs/fake/a elsewhere` (the supervisor holds the lock where it was moved): before, the
+    next `run` started the run a second time, and `status` said it was not started."""
+    import shutil
+
+    run = tmp_path / "runs" / "fake" / "a"
+    first, command = _waiting_run(tmp_path)
+    try:
+        if how == "deleted":
+            shutil.rmtree(run)
+        else:
+            run.rename(tmp_path / "elsewhere")
+        shown = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+        out, err = shown.communicate(timeout=LOADED_S)
+        (row,) = json.loads(out)
+        assert row["state"] == "RUNNING" and how in row["reason"], row
+        second = _sweepgen(tmp_path, "run", "generated/fake", "--command", command)
+        out, err = second.communicate(timeout=LOADED_S)
+        assert second.returncode == 1 and "Traceback" not in err, out + err
+        assert f"its run folder was {how} " in out + err, out + err
+        assert not (run / "starts.txt").exists()  # no second trainer: it would have written one
+    except BaseException:
+        (tmp_path / "release").touch()
+        output_of(first)
+        raise
+    _cancel_stops(tmp_path, first)  # its end, in the folder made again
+    if how == "moved":  # and where it was moved, which said `running` for ever
+        status = read_status(tmp_path / "elsewhere")
+        assert status is not None and status.state is RunState.CANCELLED, status
+
+
+def test_a_run_whose_folder_was_moved_and_copied_back_while_it_ran_is_cancelled_by_cancel(tmp_path):
+    """`mv runs/fake/a x && cp -a x runs/fake/a` while a runs: the status is back, with a copy of
+    the lock its supervisor holds in x. `cancel` finds that supervisor by the lock it holds (before:
+    "cannot be stopped from here: run `sweepgen cancel` on its machine", exit 1, while it ran here)."""
+    import shutil
+
+    run = tmp_path / "runs" / "fake" / "a"
+    first, _ = _waiting_run(tmp_path)
+    try:
+        run.rename(tmp_path / "x")
+        shutil.copytree(tmp_path / "x", run)
+    except BaseException:
+        (tmp_path / "release").touch()
+        output_of(first)
+        raise
+    _cancel_stops(tmp_path, first)
+    assert (run / "starts.txt").read_text().count("\n") == 1  # the copy's line: no second trainer

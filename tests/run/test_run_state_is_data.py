@@ -325,3 +325,40 @@ def test_cancel_scancels_a_job_of_the_sweeps_name_only_when_it_is_provably_the_r
         assert scancelled == ["40_0"] and left == []
     else:
         assert scancelled == [] and left == ["a"]  # said, exit 1
+
+
+@pytest.mark.parametrize("whose", ["another user's", "another folder's", "the run's own"])
+def test_status_takes_an_ended_jobs_state_only_when_sacct_says_it_is_this_users_from_this_folder(
+    tmp_path, monkeypatch, whose
+):
+    """A status file naming a job of the sweep's job name that has ended (so only sacct knows it):
+    before, the job name alone decided, and `status` and `run` took the state of another user's
+    job, or of a copy of the project elsewhere, as the run's. sacct is asked who submitted the job
+    and from which folder, as squeue is for live jobs. The fake sacct answers the fields it is
+    asked for, in their order."""
+    import pwd
+
+    from sweepgen.run.slurm import query as slurm_query
+
+    me = pwd.getpwuid(os.getuid()).pw_name
+    record = {"JobID": "40_0", "State": "FAILED", "JobName": "sweepgen-x", "ExitCode": "1:0"}
+    record |= {"Elapsed": "00:00:03", "User": me, "WorkDir": str(tmp_path)}
+    if whose == "another user's":
+        record["User"] = "alice"
+    elif whose == "another folder's":
+        record["WorkDir"] = str(tmp_path.parent / "elsewhere")
+    task, _ = _slurm_run(tmp_path, "40_0", "40_0")
+
+    def answer(argv: list[str], **_: object) -> str:
+        if argv[0] != "sacct":
+            return ""  # squeue: the job has ended
+        fields = argv[argv.index("-o") + 1].split(",")
+        return "|".join(record[f] for f in fields) + "\n"
+
+    monkeypatch.setattr(slurm_query, "_run", answer)
+    monkeypatch.setattr(slurm_query, "require", lambda tool: tool)
+    (view,) = slurm.observe([task], persist=False)
+    if whose == "the run's own":
+        assert view.job is not None and view.job.state == "FAILED", view
+    else:
+        assert view.job is None, view

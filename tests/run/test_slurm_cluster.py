@@ -178,6 +178,14 @@ def test_wait_follows_the_array_to_the_end(cwd):
     assert "b: failed (exit code 3)" in result.output
     rows = status_json("generated/w")
     assert rows["a"]["state"] == "FINISHED" and rows["b"]["state"] == "FAILED"
+    # sacct says who submitted an ended job and from where, what proves it the run's (ownership.py)
+    import pwd
+
+    from sweepgen.run.slurm import query as slurm_query
+
+    ended = slurm_query.sacct([rows["b"]["job_id"]])[rows["b"]["job_id"]]
+    assert ended.user == pwd.getpwuid(os.getuid()).pw_name, ended
+    assert Path(ended.workdir).resolve() == cwd.resolve(), ended
 
 
 def test_a_bad_partition_is_refused_at_submission_and_nothing_is_recorded(cwd):

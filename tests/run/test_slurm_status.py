@@ -80,6 +80,12 @@ def test_parse_sacct_unfolds_pending_arrays_and_skips_steps():
     assert jobs["7_3"].state == "PENDING" and not jobs["7_3"].ended
 
 
+def test_parse_sacct_reads_who_submitted_an_ended_job_and_from_where():
+    jobs = parse_sacct("7_0|FAILED|sweepgen-s|1:0|00:00:03|ann|/home/ann/a|b\n")
+    assert jobs["7_0"].user == "ann" and jobs["7_0"].workdir == "/home/ann/a|b"  # a | stays in it
+    assert parse_sacct("7_0|FAILED|sweepgen-s|1:0|00:00:03\n")["7_0"].user == ""  # older output
+
+
 def test_parse_squeue_keeps_the_pending_reason():
     jobs = parse_squeue("7_2|PENDING|sweepgen-s|JobHeldUser\n7_0|RUNNING|sweepgen-s|None\n")
     assert jobs["7_2"].reason == "JobHeldUser"

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import LOADED_S, WAITER, make_sweep, output_of, read_until
+from run_support import LOADED_S, WAITER, hand_over, make_sweep, output_of, read_until, start_supervisor
 from search_support import sweepgen
 
 from sweepgen.run.core import runlock
@@ -316,7 +316,6 @@ def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path, b
     after a cancel that said it had nothing to cancel. ``lost-running``: the start is a
     `--rerun-failed` of a run whose last status says `running` with its supervisor gone; that
     status's pid is nobody's (the cancel said the run could not be stopped from this machine)."""
-    from sweepgen.run.core.base import this_host
     from sweepgen.run.core.tasks import load_sweep, parse_command
 
     make_sweep(tmp_path, {"r0": {"sleep": 600.0}})
@@ -326,44 +325,12 @@ def test_a_cancel_that_comes_while_a_run_is_being_started_cancels_it(tmp_path, b
     run.mkdir(parents=True)
     if before == "lost-running":
         _lost_attempt(run)
-    lock_fd = runlock.acquire(run)
-    assert lock_fd is not None
-    job_read, job_write = os.pipe()
-    with open(run / "run.log", "ab") as log:
-        supervisor = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "sweepgen.run.local.supervise",
-                str(lock_fd),
-                str(job_read),
-                "--",
-                *task.argv,
-            ],
-            cwd=tmp_path,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            pass_fds=(lock_fd, job_read),
-            start_new_session=True,
-        )
-    os.close(job_read)
-    runlock.release(lock_fd)  # the supervisor holds the run's lock now, as a started run's does
+    program = [sys.executable, "-m", "sweepgen.run.local.supervise"]
+    supervisor, job_write = start_supervisor(tmp_path, run, program, task.argv)
     try:
         cancel = _sweepgen(tmp_path, "cancel", "generated/fake", "--only", "r0")
         seen = read_until(cancel, "waiting for the start of r0")
-        started = RunStatus(
-            RunState.RUNNING, "local", started="2026-01-01T00:00:00.000+00:00", done_file=None
-        )
-        job = {
-            "run_dir": "runs/fake/r0",
-            "status": {k: v for k, v in started.to_json().items() if k != "ids"}
-            | {"ids": {"host": this_host()}},
-            "stop_timeout_s": 5.0,
-            "time_limit_s": None,
-        }
-        with os.fdopen(job_write, "wb") as pipe:  # the start goes on: the run is handed over
-            pipe.write(json.dumps(job).encode())
+        hand_over(job_write, "runs/fake/r0")  # the start goes on: the run is handed over
         out, err = cancel.communicate(timeout=LOADED_S)
         assert cancel.returncode == 0 and "cancelled 1 run(s)" in out, out + seen + err
         assert supervisor.wait(timeout=LOADED_S) == 0

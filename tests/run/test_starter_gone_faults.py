@@ -9,6 +9,7 @@ Starts are counted by a marker file each start appends to (a start never recorde
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -18,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from run_support import make_sweep
+from run_support import make_sweep, read_until
 from search_support import COMMAND as SEARCH_COMMAND
 from search_support import REPO, logged_steps, study, sweepgen, write_search_project
 
@@ -86,6 +87,11 @@ def _pgid_gone(pgid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` has exited (a zombie waiting for init to reap it counts as exited)."""
+    return liveness.proc_start_ticks(pid) is None
 
 
 def _starts(run: Path, marker: str) -> int:
@@ -264,3 +270,97 @@ def test_cancel_only_of_a_run_whose_controller_died_fails_its_trial_and_never_re
     assert trials[0].state.name == "FAIL", trials[0]
     assert "cancelled by `sweepgen cancel" in trials[0].user_attrs["sweepgen_reason"], trials[0].user_attrs
     assert [t.state.name for t in trials] == ["FAIL", "COMPLETE"]
+
+
+# a trainer that starts a worker in a session of its own (as torchrun starts its ranks), which
+# ignores SIGTERM and works on; the trainer itself then waits
+LAUNCHER = FOREIGN.replace(  # its start counted as FOREIGN's is
+    'time.sleep(config["fake"]["sleep"] if first else 0.2)\n',
+    """import subprocess
+worker = "import signal, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\nwhile True: time.sleep(0.05)"
+rank = subprocess.Popen([sys.executable, "-c", worker], start_new_session=True)
+with open(os.path.join(out, "rank.pid"), "w") as fh:
+    fh.write(str(rank.pid))
+rank.wait()
+""",
+)
+
+
+def _kill_all_in(root: Path) -> None:
+    """SIGKILL every process working in ``root`` (a test's `sweepgen`, supervisors, trainers and
+    their workers), whatever a failed test left."""
+    for entry in os.scandir("/proc"):
+        with contextlib.suppress(OSError, ValueError):
+            if entry.name.isdigit() and Path(os.readlink(f"{entry.path}/cwd")).is_relative_to(root):
+                os.kill(int(entry.name), signal.SIGKILL)
+
+
+def _launcher_run(root: Path) -> tuple[subprocess.Popen[str], Path, int]:
+    """`sweepgen run` of r0 under LAUNCHER, once its worker has started; the run's folder and the
+    worker's pid."""
+    make_sweep(root, {"r0": {}})
+    script = root / "launcher.py"
+    script.write_text(LAUNCHER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{config}}"
+    run = root / "runs" / "fake" / "r0"
+    proc = sweepgen(root, "run", "generated/fake", "--command", command, wait=False)
+    pid_file = run / "rank.pid"
+    _wait_for(lambda: pid_file.is_file() and pid_file.read_text(), proc, "the rank's start")
+    return proc, run, int(pid_file.read_text())
+
+
+def test_a_run_whose_supervisor_was_killed_while_its_ranks_work_on_is_running_not_rerun(tmp_path):
+    """`sweepgen run` and then the run's supervisor SIGKILLed while its trainer's worker (a rank in
+    a session of its own, as torchrun starts them) works: the trainer dies with its supervisor, the
+    worker does not. Before, `status` showed the run failed ("lost") while the worker trained on,
+    and `--rerun-failed` started a second trainer beside it. Now it is running (the worker found by
+    the mark its supervisor put in its environment), not started again, and `cancel` ends the
+    worker and records the run cancelled."""
+    proc, run, rank = _launcher_run(tmp_path)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    status = read_status(run)
+    assert status is not None
+    os.kill(int(status.ids["pid"]), signal.SIGKILL)
+    deadline = time.monotonic() + DEADLINE_S
+    while not (_pgid_gone(int(status.ids["trainer_pgid"])) and not runlock.is_held(run)):
+        assert time.monotonic() < deadline, "the trainer outlived its killed supervisor"
+        time.sleep(0.05)
+    try:
+        shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+        (row,) = json.loads(shown.stdout)
+        assert row["state"] == "RUNNING" and f"still runs (pids [{rank}])" in row["reason"], row
+        again = sweepgen(tmp_path, "run", "generated/fake", "--rerun-failed", wait=False)
+        seen = read_until(again, "waiting for 1 run(s) another")  # followed, not started again
+        cancel = sweepgen(tmp_path, "cancel", "generated/fake")
+        assert _gone(rank), "the worker outlived the cancel"
+        assert cancel.returncode == 0 and "cancelled 1 run(s)" in cancel.stdout, cancel.stdout + cancel.stderr
+        out, err = again.communicate(timeout=DEADLINE_S)
+        assert again.returncode == 1 and "r0: cancelled" in seen + out and "Traceback" not in err, out + err
+    finally:
+        _kill_all_in(tmp_path)
+    assert _starts(run, "starts.txt") == 1  # never a second trainer
+    status = read_status(run)
+    assert status is not None and status.state is RunState.CANCELLED, status
+    assert "what it left running" in (status.reason or ""), status
+
+
+def test_a_sweepgen_run_whose_supervisor_was_killed_ends_what_its_trainer_left_running(tmp_path):
+    """The run's supervisor SIGKILLed while its trainer's worker (in a session of its own) works,
+    its `sweepgen run` alive: before, `run` recorded the run failed and the worker trained on,
+    unseen; now `run` ends it with the trainer before it records the end."""
+    proc, run, rank = _launcher_run(tmp_path)
+    try:
+        status = read_status(run)
+        assert status is not None
+        os.kill(int(status.ids["pid"]), signal.SIGKILL)
+        out, err = proc.communicate(timeout=DEADLINE_S)
+        assert proc.returncode == 1 and "r0: failed" in out and "Traceback" not in err, out + err
+        deadline = time.monotonic() + DEADLINE_S
+        while not _gone(rank):
+            assert time.monotonic() < deadline, "the worker outlived its run's record"
+            time.sleep(0.05)
+    finally:
+        _kill_all_in(tmp_path)
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FAILED, status

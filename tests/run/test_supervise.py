@@ -7,6 +7,7 @@ Real processes throughout (the sweepgen CLI, the supervisor, the fake trainer or
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -17,7 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from run_support import FAKE_COMMAND, make_sweep
+import pytest
+from run_support import FAKE_COMMAND, hand_over, make_sweep, start_supervisor
 
 from sweepgen.run.core import runlock
 from sweepgen.run.core.base import RunState, read_status
@@ -322,3 +324,107 @@ def test_a_trainer_killed_after_a_stop_request_whose_signal_never_came_is_failed
     assert proc.returncode == 1 and "Traceback" not in err, out + err
     status = read_status(tmp_path / "runs/fake/oom")
     assert status.state is RunState.FAILED and status.reason == "killed by SIGKILL (out of memory?)", status
+
+
+# the supervisor, with the end of its trainer's group held until it is killed: the moment between
+# the trainer's exit and the record of the run's end, made as long as a test needs to hit it
+_HELD_AT_THE_END = """\
+import os, signal, sys
+from sweepgen.run.local import pgroup, supervise
+def held(pgid):
+    open(sys.argv[1], "w").close()
+    while True:
+        signal.pause()
+pgroup.end_group = held
+sys.exit(supervise.main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(("code", "shown"), [(0, "FINISHED"), (3, "FAILED")])
+def test_a_supervisor_killed_between_its_trainers_exit_and_the_record_leaves_how_it_ended(
+    tmp_path, code, shown
+):
+    """A supervisor SIGKILLed after its trainer exited, while it ends what the trainer left (its
+    `sweepgen run` dead too): before, the run was "lost" (failed, exit code unknown) and a run held
+    to exit 0 alone that had exited 0 was started again by `--rerun-failed`; now `status` shows how
+    the trainer ended and says its supervisor died before recording it."""
+
+    make_sweep(tmp_path, {"a": {}})
+    run = tmp_path / "runs" / "fake" / "a"
+    run.mkdir(parents=True)
+    ending = tmp_path / "ending"
+    (tmp_path / "held.py").write_text(_HELD_AT_THE_END)
+    argv = [sys.executable, "-c", f"raise SystemExit({code})"]
+    supervisor, job_write = start_supervisor(tmp_path, run, [sys.executable, "held.py", str(ending)], argv)
+    try:
+        hand_over(job_write, "runs/fake/a")
+        _wait_for("the trainer's exit", ending.exists)
+    finally:
+        supervisor.kill()
+        supervisor.wait()
+    _wait_for("the lock's release", lambda: not runlock.is_held(run))
+    shown_now = _sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    out, err = shown_now.communicate(timeout=60)
+    (row,) = json.loads(out)
+    assert row["state"] == shown and "lost" not in row["reason"], row
+    assert "its supervisor died before recording this end" in row["reason"], row
+    if code:
+        assert "exit code 3" in row["reason"], row
+    again = _sweepgen(
+        tmp_path, "run", "generated/fake", "--rerun-failed", "--command", "false {config}", "--dry-run"
+    )
+    out, err = again.communicate(timeout=60)
+    assert ("re-running" in out) == bool(code), out + err
+
+
+def test_a_lost_run_whose_trainers_end_status_recorded_is_still_as_planned():
+    """`run --rerun-failed` plans to start again a run whose supervisor died after writing how its
+    trainer ended (exit 3); `sweepgen status` then records that end (failed, exit code 3). Nobody
+    ran it meanwhile, so the start planned still holds (before, the record read as another
+    process's run: "its status changed since it was planned", never started, exit 1)."""
+    from dataclasses import replace
+
+    from sweepgen.run.core.base import RunStatus, lost_end, trainer_exit, unchanged_since
+
+    end = {
+        "state": "failed",
+        "exit_code": 3,
+        "ended": "2026-01-01T00:01:00.000+00:00",
+        "reason": "exit code 3",
+    }
+    planned = RunStatus(RunState.RUNNING, "local", ids={"pid": 1, "trainer_end": end})
+    state, reason = lost_end(planned)
+    recorded = replace(
+        planned, state=state, reason=reason, ended=end["ended"], exit_code=trainer_exit(planned)
+    )
+    assert recorded.state is RunState.FAILED and recorded.exit_code == 3
+    assert unchanged_since(planned, recorded)
+    assert not unchanged_since(planned, replace(recorded, attempt=2))  # another attempt: changed
+
+
+def test_cancel_of_a_run_whose_supervisor_is_stopped_says_so_and_it_stops_once_continued(tmp_path):
+    """A supervisor stopped with SIGSTOP (Ctrl-Z of a shell it was moved to) is paused, not dead:
+    `cancel` waits for it as for any supervisor, then says it is stopped and how to let it go on
+    (before: only "look at the process with `ps`"); once continued, it stops and records the run."""
+    make_sweep(tmp_path, {"slow": {"steps": 600, "sleep": 0.1}})
+    run = tmp_path / "runs/fake/slow"
+    first = _sweepgen(tmp_path, "run", "generated/fake", "--stop-timeout", "0", "--command", FAKE_COMMAND)
+    pid = None
+    try:
+        pid = int(_running(run).ids["pid"])
+        os.kill(pid, signal.SIGSTOP)
+        cancel = _sweepgen(tmp_path, "cancel", "generated/fake")
+        out, err = cancel.communicate(timeout=120)
+        assert cancel.returncode == 2 and "Traceback" not in err, out + err
+        assert "(it is stopped: SIGSTOP or Ctrl-Z)" in err and f"kill -CONT {pid}" in err, err
+        assert read_status(run).state is RunState.RUNNING  # left as it was
+        os.kill(pid, signal.SIGCONT)
+        assert _ended(run).state is RunState.CANCELLED
+        first.communicate(timeout=120)
+    finally:
+        if pid is not None:  # never left stopped, whatever failed
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if first.poll() is None:
+            first.kill()
+            first.communicate()

@@ -7,13 +7,14 @@ loaded, so a schema never silently validates less than its author wrote.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import math
 import operator
 from typing import Any
 
 import re2
+
+from sweepgen.compile.schema import suggest
 
 SUPPORTED = frozenset(
     {
@@ -200,7 +201,7 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
     if types is not None:
         names = types if isinstance(types, list) else [types]
         if not any(_TYPES[t](value) for t in names):
-            return [(path, f"expected {' or '.join(names)}, got {_json_type(value)}")]
+            return [(path, f"expected {' or '.join(names)}, got {_json_type(value)}{_quoted(value, names)}")]
     if "enum" in schema and not any(same(value, e) for e in schema["enum"]):
         out.append((path, f"must be one of {schema['enum']!r}"))
     if "const" in schema and not same(value, schema["const"]):
@@ -240,8 +241,8 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
             if key in props:
                 out.extend(validate(item, props[key], sub))
             elif extra is False:
-                close = difflib.get_close_matches(str(key), [str(k) for k in props], n=1)
-                maybe = f" (did you mean `{close[0]}`?)" if close else ""
+                close = suggest.closest_key(str(key), props)
+                maybe = f" (did you mean `{close}`?)" if close else ""
                 out.append((sub, UNKNOWN_KEY + maybe))
             elif isinstance(extra, dict):
                 out.extend(validate(item, extra, sub))
@@ -256,9 +257,45 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
     return out
 
 
+def _quoted(value: Any, names: list[str]) -> str:
+    """How to fix a number or boolean written in quotes (``lr: "1e-5"``): a trainer's argparse may
+    convert it, the schema does not, and neither does a comparison of values."""
+    meant = next((name for name in names if _spells(name, value)), None)
+    return f" (`{value}` in quotes is text: write it without quotes for the {meant})" if meant else ""
+
+
+def _spells(name: str, value: Any) -> bool:
+    spelled = _SPELLED.get(name)
+    return spelled is not None and isinstance(value, str) and spelled(value.strip())
+
+
+def _spelled_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _spelled_integer(text: str) -> bool:
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    return digits.isascii() and digits.isdigit()
+
+
+_SPELLED = {
+    "boolean": lambda text: text.lower() in ("true", "false"),
+    "integer": _spelled_integer,
+    "number": _spelled_number,
+}
+
+
 def _none_of(value: Any, alternatives: list[Any]) -> str:
     shapes = " or ".join(dict.fromkeys(_shape(s) for s in alternatives))
-    return f"expected {shapes}, got {_json_type(value)}"
+    return f"expected {shapes}, got {_json_type(value)}{_quoted(value, _type_names(alternatives))}"
+
+
+def _type_names(alternatives: list[Any]) -> list[str]:
+    """The one type each alternative names, where it names one (``{"type": "number"}``)."""
+    return [s["type"] for s in alternatives if isinstance(s, dict) and isinstance(s.get("type"), str)]
 
 
 def _json_type(value: Any) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-import difflib
 import importlib
 import json
 import os
@@ -27,7 +26,7 @@ from pydantic_core import ErrorDetails
 from typing_extensions import NotRequired, Required, TypedDict
 
 from sweepgen import paths
-from sweepgen.compile.schema import jsonschema_subset, trl_cli
+from sweepgen.compile.schema import jsonschema_subset, suggest, trl_cli
 from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.compile.spec import project
@@ -205,8 +204,8 @@ def _message(error: ErrorDetails, cls: type, known: list[str]) -> str:
     """pydantic's message for one error, an unknown top-level key named with its closest field."""
     if error["type"] != "extra_forbidden" or len(error["loc"]) != 1:
         return error["msg"]
-    close = difflib.get_close_matches(str(error["loc"][0]), known, n=1)
-    return f"{_UNKNOWN_FIELD} of {cls.__name__}" + (f" (did you mean `{close[0]}`?)" if close else "")
+    close = suggest.closest_key(str(error["loc"][0]), known)
+    return f"{_UNKNOWN_FIELD} of {cls.__name__}" + (f" (did you mean `{close}`?)" if close else "")
 
 
 def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]]:

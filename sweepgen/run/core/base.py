@@ -308,8 +308,43 @@ def effective_state(
     if status.state is RunState.FINISHED:
         return _finished_unproved(status, done_file)
     if status.state is RunState.RUNNING and not (runlock.is_held(run_dir) or is_alive(status)):
-        return RunState.FAILED, LOST
+        return lost_end(status)
     return status.state, status.reason
+
+
+# said of a run whose supervisor recorded how its trainer ended but died before recording the end
+RECORDER_DIED = "its supervisor died before recording this end, while it ended what its trainer left"
+_ENDS = frozenset({"finished", "failed", "cancelled"})
+
+
+def trainer_exit(status: RunStatus) -> int | None:
+    """The exit code (negative: the signal) of the trainer, where its supervisor wrote it in a
+    `running` status before dying (outcome.TRAINER_END)."""
+    code = _trainer_end(status).get("exit_code")
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+def known_exit(status: RunStatus) -> int | None:
+    """The exit code recorded, else the trainer's that its supervisor wrote before dying."""
+    return status.exit_code if status.exit_code is not None else trainer_exit(status)
+
+
+def _trainer_end(status: RunStatus) -> dict[str, Any]:
+    end = status.ids.get(outcome.TRAINER_END)
+    return end if isinstance(end, dict) else {}
+
+
+def lost_end(status: RunStatus) -> tuple[RunState, str]:
+    """A `running` run whose recorder is gone: how its trainer ended, where its supervisor wrote
+    that before it died (outcome.TRAINER_END), else lost (failed, nothing known of its end)."""
+    end = _trainer_end(status)
+    if end.get("state") not in _ENDS:
+        return RunState.FAILED, LOST
+    if end["state"] == "finished" and status.done_file is not None:  # (is_finished said no)
+        how = f"its trainer exited {end.get('exit_code')}, but {status.done_file} is missing"
+        return RunState.FAILED, f"{how}; {RECORDER_DIED}"
+    how = str(end.get("reason") or f"exit code {end.get('exit_code')}")
+    return RunState(end["state"]), f"{how}; {RECORDER_DIED}"
 
 
 def _finished_unproved(status: RunStatus, done_file: str | None) -> tuple[RunState, str | None]:
@@ -328,8 +363,15 @@ def unchanged_since(planned: RunStatus | None, now: RunStatus | None) -> bool:
         return True
     if planned is None or now is None or planned.state is not RunState.RUNNING:
         return False
-    lost = now.state is RunState.FAILED and now.reason == LOST
-    return lost and replace(now, state=planned.state, reason=planned.reason, ended=planned.ended) == planned
+    lost = (now.state, now.reason) == lost_end(planned)
+    if not lost:
+        return False
+    return (
+        replace(
+            now, state=planned.state, reason=planned.reason, ended=planned.ended, exit_code=planned.exit_code
+        )
+        == planned
+    )
 
 
 def run_outcome(code: int, **how: Any) -> tuple[RunState, str | None]:
@@ -544,6 +586,12 @@ class Executor(ABC):
         a note saying where it came from. Default: as given (an executor that applies the spec's
         resources.time itself, like Slurm, refuses --time-limit where it cannot honour it)."""
         return given, None
+
+    @classmethod
+    def running_note(cls, status: RunStatus) -> str | None:
+        """What `status` says of a run this executor records ``running`` beyond that, where there
+        is more to know (a local run whose supervisor died while what it started runs on)."""
+        return None
 
     @classmethod
     @abstractmethod

@@ -215,18 +215,37 @@ def read_csv(
     return _collect(rows, non_finite, keep=keep)
 
 
-def _trainer_state_file(run_dir: Path) -> Path | None:
+def _trainer_state_file(run_dir: Path, since_ns: int | None = None) -> Path | None:
     """The HF Trainer's state: the run directory's own (``trainer.save_state()`` at the end), else
-    the one in its latest ``checkpoint-N`` folder (written at every save)."""
+    the one in its latest ``checkpoint-N`` folder (written at every save). ``since_ns``: this
+    attempt's start; a state written before it is an earlier attempt's (`--rerun-failed` of a trainer
+    that starts over, as `trl` does, leaves the earlier attempt's higher-numbered checkpoints) and is
+    not taken. Among this attempt's states the number decides, never the time alone (a copied run
+    folder's files all carry the time of the copy)."""
     own = run_dir / TRAINER_STATE
-    if own.exists() or own.is_symlink():  # anything there is read, or refused with a reason
+    if own.is_symlink() or (own.exists() and not own.is_file()):
+        return own  # refused with a reason when read
+    if _written_since(own, since_ns):
         return own
-    checkpoints = []
+    checkpoints = [(n, state) for n, state in _checkpoint_states(run_dir) if _written_since(state, since_ns)]
+    return max(checkpoints)[1] if checkpoints else None
+
+
+def _checkpoint_states(run_dir: Path) -> Iterator[tuple[int, Path]]:
+    """(N, its trainer_state.json) of every ``checkpoint-N`` folder that has one."""
     for folder in run_dir.glob("checkpoint-*"):
         number = _step(folder.name.removeprefix("checkpoint-"))
         if number is not None and (folder / TRAINER_STATE).exists():
-            checkpoints.append((number, folder / TRAINER_STATE))
-    return max(checkpoints)[1] if checkpoints else None
+            yield number, folder / TRAINER_STATE
+
+
+def _written_since(path: Path, since_ns: int | None) -> bool:
+    """``path`` is there (itself, not what it links to), written at or after ``since_ns`` if given."""
+    try:
+        written = os.lstat(path).st_mtime_ns
+    except OSError:
+        return False
+    return since_ns is None or written >= since_ns
 
 
 def _trainer_state(path: Path) -> object:
@@ -240,11 +259,12 @@ def _trainer_state(path: Path) -> object:
         return _lenient(text)
 
 
-def trainer_step(run_dir: Path) -> int | None:
+def trainer_step(run_dir: Path, since_ns: int | None = None) -> int | None:
     """The step a Hugging Face Trainer's state says it reached (``global_step``: `trl grpo` and every
-    HF Trainer write it at each save and at the end); None without a readable one. The live table
-    asks twice a second: a state is parsed again only when its size or time changed."""
-    path = _trainer_state_file(run_dir) if run_dir.is_dir() else None
+    HF Trainer write it at each save and at the end); None without a readable one, or without one
+    written since ``since_ns`` (this attempt's start). The live table asks twice a second: a state is
+    parsed again only when its size or time changed."""
+    path = _trainer_state_file(run_dir, since_ns) if run_dir.is_dir() else None
     try:
         info = os.lstat(path) if path is not None else None
     except OSError:

@@ -14,6 +14,10 @@ from sweepgen import filenames
 SUMMARY_FILE = filenames.SUMMARY
 TIMEOUT_REASON = "timed out (Slurm time limit; raise resources.time)"
 CANCEL_REASON = "cancelled"
+# in the ids of a `running` status: how the trainer ended, written by its supervisor the moment it
+# exits, before the rest of its group is ended and the end recorded (a supervisor killed meanwhile
+# leaves what it knew: base.effective_state)
+TRAINER_END = "trainer_end"
 
 # what a signal most often means when it ends a trainer: the user reading "killed by SIGKILL" after
 # hours of training wants the likely cause, not the signal's number

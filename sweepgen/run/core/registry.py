@@ -60,3 +60,9 @@ def cancel_runs(executor: str, runs: Sequence[tuple[RunTask, RunStatus]], reason
 def status_is_alive(status: RunStatus) -> bool:
     """Ask the executor that wrote a ``running`` status whether its process/job still exists."""
     return executor_class(status.executor).is_alive(status)
+
+
+def running_note(status: RunStatus) -> str | None:
+    """The executor's note on a ``running`` status (Executor.running_note); None for an executor
+    sweepgen does not know (the status is data)."""
+    return executor_class(status.executor).running_note(status) if status.executor in NAMES else None

@@ -28,6 +28,7 @@ from sweepgen.confine import in_git_folder, resolve_inside
 from sweepgen.confine import refuse as confine_refuse
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
 from sweepgen.outtree import read_inside
+from sweepgen.run.core import trl_output_dir
 from sweepgen.run.core.base import SUMMARY_FILE, RunTask
 from sweepgen.run.core.shared_outputs import OutputClaims
 
@@ -285,6 +286,7 @@ def load_sweep(
     tasks: list[RunTask] = []
     seen_dirs: dict[str, str] = {}  # by output_keys.folder_key: `runs/A` is `runs/a` on macOS
     claims = OutputClaims()
+    unset_output: list[tuple[str, Path, bytes]] = []  # (run, config, bytes) for trl_output_dir
     proof = SUMMARY_FILE if command is None else done_file
     for entry in lock.files:
         data = _entry_bytes(sweep_dir, lock_path, entry)
@@ -299,7 +301,9 @@ def load_sweep(
             )
         seen_dirs[folder] = task.name
         claims.add(task.name, task.config_path, data)
+        unset_output.append((task.name, task.config_path, data))
         tasks.append(task)
+    trl_output_dir.check(command, unset_output)
     return Sweep(sweep_dir, lock, tasks)
 
 

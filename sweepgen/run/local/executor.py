@@ -32,6 +32,7 @@ from sweepgen.errors import SweepgenError, UserError
 from sweepgen.run.core import runfiles, runlock, stop_request
 from sweepgen.run.core.base import (
     LOG_FILE,
+    LOST,
     STATUS_FILE,
     TERMINAL,
     Executor,
@@ -40,9 +41,11 @@ from sweepgen.run.core.base import (
     RunStatus,
     RunTask,
     is_finished,
+    lost_end,
     read_status,
     run_outcome,
     this_host,
+    trainer_exit,
     unchanged_since,
     utc_now,
     write_status,
@@ -280,16 +283,24 @@ class LocalExecutor(Executor):
         deadline = time.monotonic() + limit
         while runlock.is_held(task.run_dir) or cls.is_alive(status):
             if time.monotonic() > deadline:
+                pid = status.ids.get("pid")
+                paused = isinstance(pid, int) and liveness.is_stopped(pid)
                 raise UserError(
-                    f"{task.name}: its supervisor (pid {status.ids.get('pid')}) has not ended the run "
-                    f"{limit:g} s after it was asked to",
-                    hint="look at the process with `ps`; the run's status file was left as it was",
+                    f"{task.name}: its supervisor (pid {pid}) has not ended the run {limit:g} s after it "
+                    f"was asked to{' (it is stopped: SIGSTOP or Ctrl-Z)' if paused else ''}",
+                    hint=f"`kill -CONT {pid}` lets it stop the run (it has the request)"
+                    if paused
+                    else "look at the process with `ps`; the run's status file was left as it was",
                 )
             time.sleep(0.05)
 
     @classmethod
     def is_alive(cls, status: RunStatus) -> bool:
         return liveness.supervisor_alive(status)
+
+    @classmethod
+    def running_note(cls, status: RunStatus) -> str | None:
+        return liveness.leftovers_note(status)
 
     @classmethod
     def vanished(
@@ -302,7 +313,9 @@ class LocalExecutor(Executor):
         for task in gone:
             pid = liveness.orphan_supervisor(task.run_dir, orphans)
             if pid is not None:
-                views[task.name] = RunView(task, liveness.orphan_status(pid, liveness.proc_start_ticks(pid)))
+                moved = liveness.moved_to(pid, task.run_dir)
+                status = liveness.orphan_status(pid, liveness.proc_start_ticks(pid), moved)
+                views[task.name] = RunView(task, status)
         return views
 
     # -- internals ------------------------------------------------------------------------------
@@ -472,7 +485,7 @@ class LocalExecutor(Executor):
             return state, f"its status changed since it was planned (now {now}; another process ran it)"
         orphan = self._orphan_of(task.run_dir) if previous is None else None
         if orphan is not None:  # its folder was deleted under it: a start here would be a second one
-            return RunState.FAILED, _deleted_under(orphan)
+            return RunState.FAILED, _deleted_under(orphan, liveness.moved_to(orphan, task.run_dir))
         return None
 
     def _orphan_of(self, run_dir: Path) -> int | None:
@@ -558,17 +571,22 @@ class LocalExecutor(Executor):
             pgid = _trainer_group(recorded, child)
             if pgid is not None:  # the trainer dies with its supervisor; its group too
                 _signal_pgid(pgid, signal.SIGKILL)
-            status = self._unrecorded_end(child, code)
+            liveness.kill_leftovers(child.status)  # and what it started elsewhere (ranks, sessions)
+            status = self._unrecorded_end(child, code, recorded)
             self._write(child.task.run_dir, status)
         # released only now: until its end is recorded, nobody else may start the run
         runlock.release(child.lock_fd)
         self._status[child.task.name] = status
 
-    def _unrecorded_end(self, child: _Child, code: int) -> RunStatus:
-        """The end of a run whose supervisor exited (with ``code``) without recording one."""
+    def _unrecorded_end(self, child: _Child, code: int, own: RunStatus | None) -> RunStatus:
+        """The end of a run whose supervisor exited (with ``code``) without recording one; ``own``:
+        the status file, which (written by it) may say how its trainer ended (base.lost_end)."""
         if code == FINISHED_NOT_RECORDED:  # the run finished; only its record failed
             why = "its supervisor could not record its end (its reason is in run.log)"
             return replace(child.status, state=RunState.FINISHED, exit_code=0, ended=utc_now(), reason=why)
+        known = _trainer_end(child, own)
+        if known is not None:
+            return known
         stopped = child.task.name in self._stops
         state, reason = run_outcome(
             code,
@@ -604,7 +622,13 @@ class LocalExecutor(Executor):
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
 
 
-def _deleted_under(pid: int) -> str:
+def _deleted_under(pid: int, moved: str | None) -> str:
+    if moved is not None:  # its end is recorded where it runs
+        return (
+            f"not started: its run folder was moved to {moved} while the run ran, and its supervisor "
+            f"(pid {pid}) still runs it there (`kill {pid}` stops it); start it here again once it has "
+            "ended, or move the folder back"
+        )
     return (
         f"not started: its run folder was deleted while the run ran, and its supervisor (pid {pid}) "
         f"still runs it; that run records its end here when it ends (`kill {pid}` stops it)"
@@ -708,6 +732,16 @@ def _trainer_group(recorded: RunStatus | None, child: _Child) -> int | None:
         return None
     pgid = recorded.ids.get("trainer_pgid")
     return pgid if isinstance(pgid, int) and not isinstance(pgid, bool) and pgid > 1 else None
+
+
+def _trainer_end(child: _Child, own: RunStatus | None) -> RunStatus | None:
+    """How the trainer ended, where its supervisor (dead now) wrote that in ``own`` before dying."""
+    if own is None or own.state is not RunState.RUNNING or not _written_by(own, child):
+        return None
+    state, reason = lost_end(own)
+    if reason == LOST:
+        return None
+    return replace(child.status, state=state, exit_code=trainer_exit(own), ended=utc_now(), reason=reason)
 
 
 def _kill_trainer(child: _Child) -> None:

@@ -10,11 +10,14 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
+from dataclasses import replace
 from pathlib import Path
 
+from sweepgen.errors import SweepgenError
 from sweepgen.run.core import runlock, stop_request
-from sweepgen.run.core.base import RunState, RunStatus, this_host
-from sweepgen.run.local.supervise import COMM, STARTING, boot_id
+from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host, utc_now, write_status
+from sweepgen.run.local.supervise import COMM, MARK, RUN_DIR, STARTING, boot_id, mark_of
 
 EXECUTOR = "local"  # LocalExecutor.name
 # in the ids of the status `status` shows for a run whose folder was deleted under it (orphan_status)
@@ -22,6 +25,13 @@ ORPHAN = "orphan"
 
 
 def supervisor_alive(status: RunStatus) -> bool:
+    """Whether the supervisor a local ``running`` status names still exists, or, where it died
+    (SIGKILL), processes its trainer started still run (ranks in sessions of their own, children
+    the trainer left): the run is not over, and a second start would run beside them."""
+    return _supervisor_process_alive(status) or bool(leftovers(status))
+
+
+def _supervisor_process_alive(status: RunStatus) -> bool:
     """Whether the process a local ``running`` status names still exists."""
     pid, host = status.ids.get("pid"), status.ids.get("host")
     if host != this_host():
@@ -49,7 +59,7 @@ def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
         return False
     if not _proven(run_dir, status, pid):
-        return False
+        return _end_leftovers(run_dir, status, reason)
     with contextlib.suppress(OSError):  # (a read-only run folder) the end then names the signal
         stop_request.ask(run_dir, reason)
     signal_pgid(pid, signal.SIGTERM)
@@ -62,8 +72,103 @@ def _proven(run_dir: Path, status: RunStatus, pid: int) -> bool:
         return orphan_supervisor(run_dir) == pid
     if "trainer_pgid" not in status.ids and status.ids.get(STARTING) is not True:
         return False  # not written by a supervisor that stops and records its run
-    # the status file is data: its pid may name any process
-    return supervisor_alive(status) and supervises(pid, run_dir)
+    # the status file is data: its pid may name any process. A folder moved while its run ran and
+    # copied back (its status with it) holds a copy of the lock: the one held is where it was moved
+    return _supervisor_process_alive(status) and (
+        supervises(pid, run_dir) or orphan_supervisor(run_dir) == pid
+    )
+
+
+def _end_leftovers(run_dir: Path, status: RunStatus, reason: str) -> bool:
+    """Where the run's supervisor died and processes its trainer started run on, kill them (nobody
+    is left to give them a grace or record their end) and record the run cancelled. False when
+    there are none."""
+    if _supervisor_process_alive(status):
+        return False  # alive, but not proven this run's: not ours to touch
+    pids = kill_leftovers(status)
+    if not pids:
+        return False
+    gone = status.ids.get("pid")
+    why = f"{reason}; its supervisor (pid {gone}) had died: what it left running (pids {pids}) was killed"
+    ended = replace(status, state=RunState.CANCELLED, ended=utc_now(), reason=why)
+    _record_if_unchanged(run_dir, status, ended)
+    return True
+
+
+def _record_if_unchanged(run_dir: Path, seen: RunStatus, new: RunStatus) -> None:
+    """Write ``new`` as the run's lock holder, only over the status ``seen`` (never another start's;
+    its reason aside, which `status` may have said more in: running_note)."""
+    with contextlib.suppress(OSError):  # (a read-only folder: `status` shows it lost, as it was)
+        fd = runlock.acquire(run_dir, retry_s=0)
+        if fd is None:
+            return
+        try:
+            now = read_status(run_dir)
+            if now is not None and replace(now, reason=seen.reason) == seen:
+                write_status(run_dir, new)
+        finally:
+            runlock.release(fd)
+
+
+# MARK of the processes of this machine, a look at /proc reused for this long (a sweep's statuses)
+_MARKED_LOOK_S = 0.5
+_marked: tuple[float, dict[str, list[int]]] | None = None
+
+
+def leftovers(status: RunStatus, *, fresh: bool = False) -> list[int]:
+    """The live processes of this machine that the supervisor ``status`` names started (its
+    supervise.MARK in their environment), whether it lives or not: only this user's are visible."""
+    global _marked
+    mark = mark_of(status.ids)
+    if mark is None or status.ids.get("host") != this_host() or not os.path.isdir("/proc/self"):
+        return []
+    now = time.monotonic()
+    if fresh or _marked is None or now - _marked[0] > _MARKED_LOOK_S:
+        _marked = (now, _marks())
+    return sorted(_marked[1].get(mark, []))
+
+
+def leftovers_note(status: RunStatus) -> str | None:
+    """What is known of a ``running`` run whose supervisor died while what it started runs on."""
+    if _supervisor_process_alive(status):
+        return None
+    pids = leftovers(status)
+    if not pids:
+        return None
+    return (
+        f"its supervisor (pid {status.ids.get('pid')}) died; what its trainer started still runs "
+        f"(pids {pids}): `sweepgen cancel` ends it"
+    )
+
+
+def kill_leftovers(status: RunStatus) -> list[int]:
+    """SIGKILL the leftovers of the dead supervisor ``status`` names; their pids."""
+    pids = leftovers(status, fresh=True)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+_MARK_ENTRY = MARK.encode() + b"="
+
+
+def _marks() -> dict[str, list[int]]:
+    """Each supervisor MARK found in the environment of a live process, with those processes."""
+    found: dict[str, list[int]] = {}
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        with contextlib.suppress(OSError):  # gone meanwhile, or another user's
+            with open(f"{entry.path}/environ", "rb") as fh:
+                env = fh.read(1 << 18)
+            for var in env.split(b"\0"):
+                if var.startswith(_MARK_ENTRY):
+                    found.setdefault(var[len(_MARK_ENTRY) :].decode(errors="replace"), []).append(
+                        int(entry.name)
+                    )
+    return found
 
 
 SUPERVISOR_MODULE = "sweepgen.run.local.supervise"  # executor.SUPERVISOR's module
@@ -103,18 +208,19 @@ def supervises(pid: int, run_dir: Path) -> bool:
 
 def orphan_supervisor(run_dir: Path, found: dict[str, int] | None = None) -> int | None:
     """The pid of a live supervisor of this machine that runs ``run_dir``'s run from a lock file
-    deleted with the run folder (someone removed the folder under a running run; it may have been
-    made again since): that run is not over, though nothing in the folder says so, and its lock no
-    longer keeps a second start out. None where there is none, or where /proc cannot tell (only this
-    user's processes can be looked into: another user's supervisor holds their own runs). ``found``:
-    orphan_locks() already looked up."""
+    that is no longer there: deleted with the run folder (the folder may have been made again since)
+    or moved with it (``mv``). That run is not over, though nothing in the folder says so, and the
+    lock found at ``run_dir`` no longer keeps a second start out. None where there is none, or where
+    /proc cannot tell (only this user's processes can be looked into: another user's supervisor holds
+    their own runs). ``found``: orphan_locks() already looked up."""
     locks = orphan_locks() if found is None else found
     return locks.get(os.path.join(os.path.realpath(run_dir), runlock.RUN_LOCK_NAME))
 
 
 def orphan_locks() -> dict[str, int]:
-    """The run lock files (by path) that live supervisors of this machine hold after they were
-    deleted, each with the supervisor's pid: one look at /proc for every run of a sweep."""
+    """The run lock files (by the path each had when its run started) that live supervisors of this
+    machine hold after they were deleted or moved away, each with the supervisor's pid: one look at
+    /proc for every run of a sweep."""
     found: dict[str, int] = {}
     if not os.path.isdir("/proc/self/fd"):
         return found
@@ -125,21 +231,67 @@ def orphan_locks() -> dict[str, int]:
             with open(f"{entry.path}/comm", encoding="utf-8", errors="replace") as fh:
                 if fh.read().strip() != COMM:
                     continue
-            for fd in os.listdir(f"{entry.path}/fd"):
-                target = os.readlink(f"{entry.path}/fd/{fd}")
-                if target.endswith(_DELETED_LOCK):
-                    found[target.removesuffix(_DELETED)] = int(entry.name)
+            for target in _held_locks(int(entry.name)):
+                home = _started_at(int(entry.name), target)
+                if home is not None:
+                    found[home] = int(entry.name)
     return found
 
 
+def _held_locks(pid: int) -> list[str]:
+    """Where the run lock files ``pid`` holds open are now (/proc/PID/fd's names)."""
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.endswith((_DELETED_LOCK, _LOCK)):
+                found.append(target)
+    return found
+
+
+def _started_at(pid: int, target: str) -> str | None:
+    """The path the lock file now at ``target`` had when supervisor ``pid`` started its run, where
+    that is not ``target``: deleted (/proc names it by its last path), or moved (the status the
+    supervisor wrote in the folder it holds names the folder it was started for)."""
+    if target.endswith(_DELETED_LOCK):
+        return target.removesuffix(_DELETED)
+    folder = os.path.dirname(target)
+    home = _recorded_home(pid, folder)
+    return None if home in (None, folder) else os.path.join(str(home), runlock.RUN_LOCK_NAME)
+
+
+def _recorded_home(pid: int, folder: str) -> str | None:
+    """The run folder that the status in ``folder`` says supervisor ``pid`` was started for."""
+    try:
+        status = read_status(Path(folder))
+    except (OSError, SweepgenError):
+        return None
+    home = status.ids.get(RUN_DIR) if status is not None and status.ids.get("pid") == pid else None
+    return home if isinstance(home, str) else None
+
+
+_LOCK = os.sep + runlock.RUN_LOCK_NAME
 _DELETED = " (deleted)"  # how /proc/PID/fd names a file whose last name was removed
-_DELETED_LOCK = os.sep + runlock.RUN_LOCK_NAME + _DELETED
+_DELETED_LOCK = _LOCK + _DELETED
 
 
-def orphan_status(pid: int, proc_start: int | None = None) -> RunStatus:
-    """What `status` shows for a run an orphan supervisor runs (its folder's status file is gone)."""
+def moved_to(pid: int, run_dir: Path) -> str | None:
+    """The folder supervisor ``pid`` runs ``run_dir``'s run in now, where that folder was moved (not
+    deleted) while it ran."""
+    ours = os.path.join(os.path.realpath(run_dir), runlock.RUN_LOCK_NAME)
+    with contextlib.suppress(OSError):
+        for target in _held_locks(pid):
+            if not target.endswith(_DELETED_LOCK) and _started_at(pid, target) == ours:
+                return os.path.dirname(target)
+    return None
+
+
+def orphan_status(pid: int, proc_start: int | None = None, moved: str | None = None) -> RunStatus:
+    """What `status` shows for a run an orphan supervisor runs (its folder's status file is gone, or
+    is in the folder it was ``moved`` to)."""
     ids = {"pid": pid, "pgid": pid, "host": this_host(), "proc_start": proc_start, ORPHAN: True}
-    reason = f"its run folder was deleted while it ran; its supervisor (pid {pid}) still runs it"
+    how = f"moved to {moved}" if moved is not None else "deleted"
+    reason = f"its run folder was {how} while it ran; its supervisor (pid {pid}) still runs it"
     return RunStatus(RunState.RUNNING, EXECUTOR, reason=reason, ids=ids)
 
 
@@ -162,6 +314,15 @@ def proc_start_ticks(pid: int) -> int | None:
     if fields[0] == "Z":
         return None  # a zombie has finished; it only waits to be reaped
     return int(fields[19])
+
+
+def is_stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped (SIGSTOP, Ctrl-Z): alive, but acting on nothing until SIGCONT."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
 
 
 def _pid_exists(pid: int) -> int | None:

@@ -48,7 +48,7 @@ from typing import Any
 
 from sweepgen import filenames
 from sweepgen.run.core import end_room, stop_request
-from sweepgen.run.core.outcome import run_outcome, signal_name, succeeded
+from sweepgen.run.core.outcome import TRAINER_END, run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
 
 STATUS_FILE = filenames.STATUS
@@ -69,6 +69,12 @@ IN_SPARE = 78
 COMM = "sweepgen-superv"
 # in the ids of the status a supervisor writes before its trainer exists (no trainer group yet)
 STARTING = "starting"
+# in the ids of every status a supervisor writes: the run folder it was started for (a real path)
+RUN_DIR = "run_dir"
+# in the environment of the trainer, and so of whatever it starts (ranks in sessions of their own
+# included): the supervisor that started it (mark_of). A supervisor killed with SIGKILL takes only
+# its trainer with it; what the trainer started is found by this mark (liveness.leftovers)
+MARK = "SWEEPGEN_SUPERVISOR"
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
@@ -173,12 +179,15 @@ def _say(text: str) -> None:
 def _write(run_dir: Path, status: dict[str, Any], spare: int | None = None) -> int | None:
     """Write ``status``: 0, or IN_SPARE where the disk is full and ``spare`` (end_room.py) took it;
     None (said in run.log) where it could not be written."""
-    data = (json.dumps(status, indent=2, sort_keys=True) + "\n").encode()
     try:
-        return IN_SPARE if end_room.write_status(run_dir, data, spare) else 0
+        return IN_SPARE if end_room.write_status(run_dir, _encoded(status), spare) else 0
     except OSError as err:
         _say(f"sweepgen: could not write {run_dir / STATUS_FILE}: {err.strerror or err}")
         return None
+
+
+def _encoded(status: dict[str, Any]) -> bytes:
+    return (json.dumps(status, indent=2, sort_keys=True) + "\n").encode()
 
 
 def _record_end(run_dir: Path, ended: dict[str, Any], spare: int) -> int:
@@ -249,8 +258,9 @@ def _wait(trainer: subprocess.Popen[bytes], stops: _Stops) -> int:
             os.close(fd)
 
 
-def supervise(job: dict[str, Any], argv: list[str]) -> int:
-    """Run ``argv`` as the run ``job`` describes and record how it ended; the exit status above."""
+def supervise(job: dict[str, Any], argv: list[str], lock_fd: int | None = None) -> int:
+    """Run ``argv`` as the run ``job`` describes and record how it ended; the exit status above.
+    ``lock_fd``: the run's lock, which tells where its folder is if it was moved while it ran."""
     run_dir = Path(job["run_dir"])
     stops = _Stops(run_dir, float(job.get("stop_timeout_s", 60.0)), job.get("time_limit_s"))
     for sig in STOP_SIGNALS:
@@ -266,7 +276,7 @@ def supervise(job: dict[str, Any], argv: list[str]) -> int:
         _say(f"sweepgen: the run was not started: could not keep room for its record: {err.strerror or err}")
         return NOT_STARTED
     try:
-        return _supervised(job, argv, status, stops, spare)
+        return _supervised(job, argv, status, stops, spare, lock_fd)
     finally:
         end_room.discard(run_dir, spare)
 
@@ -279,11 +289,19 @@ def _starting(status: dict[str, Any], stops: _Stops) -> dict[str, Any]:
     ids = {**status.get("ids", {}), "pid": me, "pgid": os.getpgrp(), "proc_start": _proc_start(me)}
     ids["boot_id"] = boot_id()  # a pid and start time name this process only until the next boot
     ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
+    # the folder it was started for: one moved while it runs still says whose run it holds
+    # (liveness.orphan_locks), so the next `sweepgen run` does not start that run a second time
+    ids[RUN_DIR] = os.path.realpath(stops.run_dir)
     return {**status, "ids": {**ids, STARTING: True}}
 
 
 def _supervised(
-    job: dict[str, Any], argv: list[str], status: dict[str, Any], stops: _Stops, spare: int
+    job: dict[str, Any],
+    argv: list[str],
+    status: dict[str, Any],
+    stops: _Stops,
+    spare: int,
+    lock_fd: int | None,
 ) -> int:
     run_dir = Path(job["run_dir"])
     # recorded before the trainer exists: a supervisor killed from here on leaves a run that is
@@ -296,7 +314,8 @@ def _supervised(
         return _record_end(run_dir, ended, spare)
     try:
         setup = pgroup.in_own_group_dying_with(os.getpid())  # a preexec_fn is safe here: one thread
-        trainer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, preexec_fn=setup)
+        env = {**os.environ, MARK: mark_of(status["ids"]) or ""}
+        trainer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, preexec_fn=setup, env=env)
     except OSError as err:
         _say(f"sweepgen: could not start the run: {err}")
         why = f"could not start: {err.strerror or err}"
@@ -311,8 +330,53 @@ def _supervised(
         why = "its start could not be recorded (run.log says why); it was stopped"
         return _record_end(run_dir, {**status, **_end("failed", code), "reason": why}, spare)
     code = _wait(trainer, stops)
+    ended = _ended(job, status, code, stops)
+    # on record before the rest of its group is ended (a wait a process stuck in the kernel makes
+    # long): a supervisor killed from here on leaves how its trainer ended, not a "lost" run
+    with contextlib.suppress(OSError):  # (a full or read-only disk: the end's record says it)
+        end_room.write_status(run_dir, _encoded(_with_trainer_end(status, ended)), None)
     pgroup.end_group(trainer.pid)  # whatever it left in its group: the run is over only when all is
-    return _record_end(run_dir, _ended(job, status, code, stops), spare)
+    recorded = _record_end(run_dir, ended, spare)
+    _record_where_moved(run_dir, ended, lock_fd)
+    return recorded
+
+
+def _record_where_moved(run_dir: Path, ended: dict[str, Any], lock_fd: int | None) -> None:
+    """The end, also in the folder the run's folder was moved to while it ran (its log, its lock
+    and its `running` status are there; the end went to the folder it was started in, as for a
+    deleted one, so the run is not started there again). Quiet: the record that counts is made."""
+    moved = _moved_to(lock_fd, run_dir)
+    if moved is not None:
+        with contextlib.suppress(OSError):
+            end_room.write_status(moved, _encoded(ended), None)
+
+
+def _moved_to(lock_fd: int | None, run_dir: Path) -> Path | None:
+    """Where the run's folder is now, if it was moved (not deleted) since the run started (Linux:
+    the lock's name in /proc)."""
+    try:
+        where = os.readlink(f"/proc/self/fd/{lock_fd}") if lock_fd is not None else ""
+    except OSError:
+        return None
+    folder = os.path.dirname(where)
+    if not where or where.endswith(" (deleted)") or folder == os.path.realpath(run_dir):
+        return None
+    return Path(folder)
+
+
+def _with_trainer_end(status: dict[str, Any], ended: dict[str, Any]) -> dict[str, Any]:
+    """``status``, still `running`, saying how its trainer ended (``ended``: the end to record)."""
+    known = {k: ended[k] for k in ("state", "exit_code", "ended", "reason")}
+    return {**status, "ids": {**status["ids"], TRAINER_END: known}}
+
+
+def mark_of(ids: dict[str, Any]) -> str | None:
+    """The MARK of the processes started by the supervisor ``ids`` name (a status's): its boot, pid
+    and start time, which name one process of one boot."""
+    pid, start = ids.get("pid"), ids.get("proc_start")
+    if not isinstance(pid, int) or not isinstance(start, int):
+        return None
+    return f"{ids.get('boot_id')}/{pid}/{start}"
 
 
 def _without_starting(status: dict[str, Any]) -> dict[str, Any]:
@@ -347,7 +411,7 @@ def main(argv: list[str]) -> int:
     except ValueError:  # its `sweepgen run` died before handing the run over: nothing was started
         print("sweepgen: the `sweepgen run` that started this run died before handing it over", flush=True)
         return NOT_RECORDED
-    return supervise(job, argv[3:])
+    return supervise(job, argv[3:], lock_fd)
 
 
 if __name__ == "__main__":

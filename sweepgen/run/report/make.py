@@ -21,18 +21,22 @@ from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import RunState, is_pruned_reason
 from sweepgen.run.report import collect as rep
+from sweepgen.run.report import (
+    compared,
+    dropout,
+    outliers,
+    sampled_axes,
+    sequential_record,
+    stats,
+    stats_files,
+)
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import importance as report_importance
 from sweepgen.run.report import page as report_page
-from sweepgen.run.report import sampled_axes, sequential_record, stats, stats_files
 from sweepgen.run.report.html import PLOT_HINT as PLOT_EXTRA
 
 TRUNCATION_WARNING = 0.5  # the share of cut completions above which a reward is mostly about cut text
-BEST_WARNING = (
-    "--at best compares each run's best logged value: the maximum of noisy evaluations is biased "
-    "upward, and more so for noisier arms; prefer --at final or --at last:K for a comparison"
-)
 
 
 @dataclass(frozen=True)
@@ -74,11 +78,25 @@ class Outcome:
 
     context: dict[str, str] = field(default_factory=dict)  # metric, value, direction
     view: Any = None  # a search sweep's study as search.view reads it, loaded once
+    lost: dict[str, list[str]] = field(default_factory=dict)  # per group, its runs without a value
+    outliers: list[outliers.Outlier] = field(default_factory=list)  # a run far from its group's others
 
     def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
             return []
-        return stats_files.rows(self.statistics, self.context)
+        return stats_files.rows(self.statistics, self.context, self.caveat_columns())
+
+    def caveat_columns(self) -> stats_files.Caveats:
+        far = {o.group: f"{o.run} ({o.value!r})" for o in self.outliers}
+        return stats_files.Caveats(self.lost, far)
+
+    def caveats(self) -> list[str]:
+        """What the statistics' numbers do not show: the runs each group lost (dropout.sentences)
+        and a run far from its group's others (outliers.sentence)."""
+        if self.statistics is None:
+            return []
+        lost = dropout.sentences(self.lost, {g.name: g.n for g in self.statistics.groups})
+        return [*lost, *(outliers.sentence(o) for o in self.outliers)]
 
 
 def make(request: Request) -> Outcome:
@@ -87,19 +105,23 @@ def make(request: Request) -> Outcome:
     plan = grp.seed_plan(report.block, report.varying)
     groups = _groups(report, plan, request)
     warnings, notes = _messages(report, plan, request)
+    warnings.extend(compared.steps_warning(report, groups))
     if guessed is not None:
         notes.append(
             f"no run has the bundled trainer's summary.json: reporting `{guessed}`, the reward the "
             "runs logged (TRL's name); choose another with --metric NAME"
         )
     missing = _missing_libraries(request, warnings)
-    compared = "scipy" not in missing and _compares(request, groups)
-    statistics = _statistics(report, groups, request) if compared else None
+    comparing = "scipy" not in missing and _compares(request, groups)
+    statistics = _statistics(report, groups, request) if comparing else None
     outcome = Outcome(
         report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
     )
     outcome.context = stats_context(request, report)
     outcome.view = view
+    if statistics is not None:
+        outcome.lost = dropout.lost_runs(report, groups, plan, request.seeds)
+        outcome.outliers = outliers.scan(_group_runs(report, groups))
     outcome.notes.extend(_sequential_lines(report, request))
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     _write(files, request.out_dir or report.out_dir, outcome)
@@ -270,6 +292,13 @@ def _objective(request: Request) -> rep.Objective:
 
 
 NO_SOURCES = "metrics.jsonl, metrics.csv, trainer_state.json, TensorBoard events or W&B run files"
+# what to do when the runs wrote no metric file at all: a trl (HF Trainer) run's metrics go only to
+# its terminal unless a checkpoint keeps trainer_state.json or `report_to` names a tracker
+NOTHING_LOGGED = (
+    f"the finished runs wrote none of {NO_SOURCES}; a trl or other Hugging Face Trainer run writes its "
+    'metrics to a file only in a checkpoint\'s trainer_state.json (`save_strategy: "no"` keeps none) '
+    "or through `report_to: tensorboard` (or `wandb`, offline too): set one in the config and run again"
+)
 # what a run's reward is called by the trainers whose logs `report` reads, most likely first
 LIKELY_METRICS = ("reward", "reward_mean", "rewards/mean", "train/reward")
 
@@ -288,7 +317,7 @@ def _likely_metric(report: rep.Report, request: Request) -> str | None:
         "no run has the bundled trainer's summary.json, and no logged metric is a reward: say which "
         "metric to report",
         location=Location(str(request.directory)),
-        hint="--metric NAME; logged: " + (", ".join(logged) if logged else f"nothing (no {NO_SOURCES})"),
+        hint=f"--metric NAME; logged: {', '.join(logged)}" if logged else NOTHING_LOGGED,
     )
 
 
@@ -299,8 +328,7 @@ def _require_logged(report: rep.Report, request: Request) -> None:
     logged = rep.logged_metrics(report)
     close = difflib.get_close_matches(request.metric, logged, n=3)
     hint = f"did you mean {', '.join(close)}?" if close else "give a metric the runs logged"
-    if logged:
-        hint += f" (logged: {_listed(logged, 12)})"
+    hint = f"{hint} (logged: {_listed(logged, 12)})" if logged else NOTHING_LOGGED
     raise UserError(
         f"no finished run logged `{request.metric}`",
         location=Location(str(request.directory)),
@@ -314,7 +342,7 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
     warnings.extend(f"run {run.name}: {problem}" for run in report.runs for problem in run.problems)
     warnings.extend(_truncation_warning(report))
     if report.objective.at == "best":
-        warnings.append(BEST_WARNING)
+        warnings.append(compared.best_warning(report.objective.mode))
     lacking = missing_value(report)
     if lacking and report.finished:
         warnings.append(
@@ -330,26 +358,37 @@ def _listed(names: Sequence[str], most: int) -> str:
     return ", ".join(names[:most]) + (", ..." if len(names) > most else "")
 
 
-def _mostly_cut(summary: Mapping[str, Any]) -> bool:
-    """A run scored on completions mostly cut at max_completion_length, and not by its config's
-    design (the bundled trainer's summary says when its config declared the cut the task's own)."""
-    fraction = summary.get("truncated_fraction")
-    return (
-        isinstance(fraction, (int, float))
-        and fraction > TRUNCATION_WARNING
-        and summary.get("truncation") != "expected"
-    )
+def _mostly_cut(run: rep.RunRecord) -> bool:
+    """A run scored on completions mostly cut at max_completion_length: the bundled trainer's
+    summary says so (unless its config declared the cut the task's own), a `trl` run's logged
+    ``completions/clipped_ratio`` says so on average over the run."""
+    if run.summary:
+        fraction = run.summary.get("truncated_fraction")
+        expected = run.summary.get("truncation") == "expected"
+    else:
+        fraction, expected = _mean_clipped(run.series), False
+    return isinstance(fraction, (int, float)) and fraction > TRUNCATION_WARNING and not expected
+
+
+# TRL's share of a step's completions cut at max_completion_length (TensorBoard and W&B: `train/`)
+CLIPPED_RATIO = ("completions/clipped_ratio", "train/completions/clipped_ratio")
+
+
+def _mean_clipped(series: Mapping[str, Any]) -> float | None:
+    points = next((series[name] for name in CLIPPED_RATIO if series.get(name)), None)
+    return sum(value for _, value in points) / len(points) if points else None
 
 
 def _truncation_warning(report: rep.Report) -> list[str]:
     """Runs that scored too many completions cut at max_completion_length: one warning naming them."""
-    cut = [r.name for r in report.finished if _mostly_cut(r.summary or {})]
+    cut = [r.name for r in report.finished if _mostly_cut(r)]
     if not cut:
         return []
     return [
         f"{len(cut)} run(s) had more than {TRUNCATION_WARNING:.0%} of their completions cut at "
         f"max_completion_length and scored on the cut text ({_listed(cut, 8)}); "
-        "raise grpo.max_completion_length if that is not intended"
+        "raise max_completion_length (the bundled trainer's grpo.max_completion_length) if that is "
+        "not intended"
     ]
 
 
@@ -404,6 +443,12 @@ def _statistics(report: rep.Report, groups: Sequence[grp.Group], request: Reques
     return stats.compare(named, baseline=baseline, mode=request.mode, methods=methods)
 
 
+def _group_runs(report: rep.Report, groups: Sequence[grp.Group]) -> dict[str, list[tuple[str, float]]]:
+    """Each group's runs with a value, as (name, value)."""
+    values = {r.name: r.value for r in report.finished}
+    return {g.name: [(n, v) for n in g.members if (v := values.get(n)) is not None] for g in groups}
+
+
 def _baseline(compare: str | None, groups: Sequence[grp.Group], names: Sequence[str]) -> str | None:
     """The group ``--compare`` names: a group's name, or the name of a run in it (the per-run table
     shows run names: `--compare beta0.0_seed1` means that run's seed group)."""
@@ -454,12 +499,12 @@ def _outputs(outcome: Outcome, request: Request, *, draw_png: bool) -> list[tupl
             (
                 "statistics",
                 filenames.STATISTICS_CSV,
-                stats_files.csv_text(outcome.statistics, outcome.context).encode(),
+                stats_files.csv_text(outcome.statistics, outcome.context, outcome.caveat_columns()).encode(),
             ),
             (
                 "statistics",
                 filenames.STATISTICS_JSON,
-                stats_files.json_text(outcome.statistics, outcome.context).encode(),
+                stats_files.json_text(outcome.statistics, outcome.context, outcome.caveat_columns()).encode(),
             ),
         ]
     if draw_png:
@@ -514,7 +559,7 @@ def _html(outcome: Outcome, request: Request) -> tuple[str, Any]:
         importance=importance,
         importance_csv=filenames.IMPORTANCE_CSV,
         statistics=outcome.statistics,
-        notes=[*outcome.warnings, *outcome.notes],
+        notes=[*outcome.warnings, *outcome.caveats(), *outcome.notes],
         digits=report.digits,
         sampled=bool((report.block or {}).get("digits")),
         search=search,

@@ -7,7 +7,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TypedDict
 
 from sweepgen import escape, jsonfloat
@@ -39,6 +40,9 @@ class StatsRow(TypedDict):
     reason: str | None
     seeds_needed: int | None
     detectable_diff: float | None
+    runs_lost: int  # the group's runs without a value (failed, pruned, metric missing): not in n
+    lost: str | None  # which, and why ("x_seed2 (failed); ..."), report/dropout.py
+    outlier: str | None  # a run far from the group's others, "name (value)" (report/outliers.py)
 
 
 COLUMNS = tuple(StatsRow.__annotations__)
@@ -66,12 +70,25 @@ def _versus(c: stats.Comparison | None) -> _Versus:
     return (c.diff, c.low, c.high, c.level, c.test, c.p, c.p_holm, c.reason, c.seeds_needed, c.detectable)
 
 
-def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[StatsRow]:
+@dataclass(frozen=True)
+class Caveats:
+    """What a group's numbers do not show: its runs without a value (dropout.lost_runs) and a run far
+    from its others (outliers.scan), each by group name."""
+
+    lost: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    outliers: Mapping[str, str] = field(default_factory=dict)
+
+
+def rows(
+    statistics: stats.Statistics, context: Mapping[str, str], caveats: Caveats | None = None
+) -> list[StatsRow]:
     """One row per group: its mean and interval, and against the baseline the comparison.
     ``context``: metric, value and direction, as the report names them."""
+    caveats = caveats or Caveats()
     by = {c.name: c for c in statistics.comparisons}
     out = []
     for g in statistics.groups:
+        gone = caveats.lost.get(g.name, ())
         c = by.get(g.name)
         verdict = c.verdict if c else ("baseline" if g.name == statistics.baseline else None)
         diff, low, high, level, test, p, p_holm, reason, needed, detectable = _versus(c)
@@ -99,21 +116,27 @@ def rows(statistics: stats.Statistics, context: Mapping[str, str]) -> list[Stats
                 reason=reason,
                 seeds_needed=needed,
                 detectable_diff=detectable,
+                runs_lost=len(gone),
+                lost="; ".join(gone) if gone else None,
+                outlier=caveats.outliers.get(g.name),
             )
         )
     return out
 
 
-def csv_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
+def csv_text(statistics: stats.Statistics, context: Mapping[str, str], caveats: Caveats | None = None) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
     writer.writeheader()
-    for row in rows(statistics, context):  # group and metric names: data, never a formula (escape.csv_cell)
+    # group and metric names: data, never a formula (escape.csv_cell)
+    for row in rows(statistics, context, caveats):
         writer.writerow({k: repr(v) if isinstance(v, float) else escape.csv_cell(v) for k, v in row.items()})
     return buf.getvalue()
 
 
-def json_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
+def json_text(
+    statistics: stats.Statistics, context: Mapping[str, str], caveats: Caveats | None = None
+) -> str:
     body = {
         "metric": context["metric"],
         "value": context["value"],
@@ -121,6 +144,8 @@ def json_text(statistics: stats.Statistics, context: Mapping[str, str]) -> str:
         "mode": statistics.mode,
         "baseline": statistics.baseline,
         "methods": statistics.methods.describe(),
-        "groups": jsonfloat.tagged(rows(statistics, context)),  # NaN/inf as every JSON file writes them
+        "groups": jsonfloat.tagged(
+            rows(statistics, context, caveats)
+        ),  # NaN/inf as every JSON file writes them
     }
     return json.dumps(body, indent=2, allow_nan=False) + "\n"

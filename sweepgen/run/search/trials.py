@@ -37,6 +37,7 @@ from sweepgen.compile.run_api import (
 from sweepgen.compile.run_api import trials as search
 from sweepgen.errors import ConfigError, Location, UserError, ValidationError
 from sweepgen.outtree import read_inside
+from sweepgen.run.core import trl_output_dir
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.shared_outputs import OutputClaims
 from sweepgen.run.core.tasks import read_lock, task_of
@@ -159,6 +160,12 @@ class TrialRenderer:
     def _shared_output(self, files: list[RenderedFile]) -> ConfigError | None:
         """The first output folder a new trial's config names that an earlier trial's names too
         (shared_outputs); the earlier trials' are read from the lock once per controller."""
+        try:  # a `trl` trial left to transformers' one default folder (trl_output_dir)
+            trl_output_dir.check(
+                self.command, [(f.run_name, self.sweep_dir / f.path, f.content()) for f in files]
+            )
+        except ConfigError as err:
+            return err
         claims = self._claims or self._claimed()
         conflicts = (claims.conflict(f.run_name, self.sweep_dir / f.path, f.content()) for f in files)
         return next((c for c in conflicts if c is not None), None)

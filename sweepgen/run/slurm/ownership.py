@@ -35,8 +35,8 @@ def named_ours(job: slurm_query.JobInfo, status: RunStatus | None) -> bool:
 
 def plausibly_ours(job: slurm_query.JobInfo, status: RunStatus | None, run_dir: Path | None = None) -> bool:
     """What `status` and `run` take a job's state from (cheaper than ``why_not_ours``: no journal
-    read per run): the name sweepgen gave it and, where squeue tells them, this user's job,
-    submitted from a folder holding ``run_dir`` (sacct's records of ended jobs say neither)."""
+    read per run): the name sweepgen gave it and, where Slurm tells them (squeue for live jobs,
+    sacct for ended ones), this user's job, submitted from a folder holding ``run_dir``."""
     if not named_ours(job, status):
         return False
     if job.user and job.user != _me():

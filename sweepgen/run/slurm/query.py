@@ -45,6 +45,9 @@ ENDED = frozenset(
     }
 )
 REQUEUE_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"})
+# what sacct is asked of each job; its owner and the folder it was submitted from, as squeue gives
+# them for live jobs, prove an ended job a run's too (ownership.plausibly_ours)
+SACCT_FIELDS = "JobID,State,JobName,ExitCode,Elapsed,User,WorkDir"
 _ARRAY_RANGE = re.compile(r"^(?P<main>\d+)_\[(?P<body>[0-9,\-]+)(%\d+)?\]$")
 
 
@@ -59,7 +62,8 @@ class JobInfo:
     # "squeue" (current, live jobs only) or "sacct" (complete but late: an array task that has run
     # may still be listed there as the folded PENDING range it was submitted as)
     source: str = ""
-    # squeue's: who submitted the job and from which folder (what proves it a run's: ownership.py)
+    # who submitted the job and from which folder (what proves it a run's: ownership.py); squeue's,
+    # and sacct's where its records hold them
     user: str = ""
     workdir: str = ""
 
@@ -171,7 +175,7 @@ def sacct(job_ids: Iterable[str]) -> dict[str, JobInfo]:
         return {}
     require("sacct")
     out = _run(
-        ["sacct", "-X", "-P", "-n", "-o", "JobID,State,JobName,ExitCode,Elapsed", "-j", ",".join(ids)],
+        ["sacct", "-X", "-P", "-n", "-o", SACCT_FIELDS, "-j", ",".join(ids)],
         retry=True,
     )
     return parse_sacct(out)
@@ -252,17 +256,26 @@ def parse_squeue(text: str) -> dict[str, JobInfo]:
 
 
 def parse_sacct(text: str) -> dict[str, JobInfo]:
-    """``sacct -X -P -n -o JobID,State,JobName,ExitCode,Elapsed`` lines. Pending array tasks come
-    folded as ``123_[2-5%2]`` and are unfolded here."""
+    """``sacct -X -P -n -o`` SACCT_FIELDS lines; the working folder last, so a ``|`` in it stays in
+    it (lines without the last two fields are read too). Pending array tasks come folded as
+    ``123_[2-5%2]`` and are unfolded here."""
     jobs = {}
     for line in text.splitlines():
-        parts = line.strip().split("|")
-        if len(parts) != 5 or not parts[0] or "." in parts[0]:
+        parts = line.split("|", 6)
+        if len(parts) not in (5, 7) or not parts[0] or "." in parts[0]:
             continue  # a job step (123.batch) or a blank line
-        job_id, state, name, exit_code, elapsed = parts
-        for jid in expand(job_id):
+        job_id, state, name, exit_code, elapsed = parts[:5]
+        user, workdir = parts[5:] if len(parts) == 7 else ("", "")
+        for jid in expand(job_id.strip()):
             jobs[jid] = JobInfo(
-                jid, _clean_state(state), name=name, exit_code=exit_code, elapsed=elapsed, source="sacct"
+                jid,
+                _clean_state(state),
+                name=name,
+                exit_code=exit_code,
+                elapsed=elapsed,
+                source="sacct",
+                user=user,
+                workdir=workdir,
             )
     return jobs
 

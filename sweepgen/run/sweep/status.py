@@ -22,10 +22,12 @@ from sweepgen.run.core.base import (
     STATUS_FILE,
     TERMINAL,
     Executor,
+    RunState,
     RunStatus,
     RunTask,
     effective_state,
     is_stale,
+    known_exit,
     read_status,
     utc_now,
     write_status,
@@ -116,14 +118,25 @@ def _plain_view(task: RunTask, status: RunStatus | None, *, persist: bool = True
     if status is None:
         return RunView(task, None)
     state, reason = effective_state(task.run_dir, status, _status_is_alive)
+    if state is status.state is RunState.RUNNING:
+        return _running_view(task, status)
     if state is None or state is status.state:
         return RunView(task, status)
     # the same rule as `sweepgen run`, e.g. a "running" run whose sweepgen was SIGKILLed has ended:
-    # it ended when its files last changed, not when `status` looked
-    new = replace(status, state=state, reason=reason, ended=status.ended or _last_written(task.run_dir))
+    # it ended when its files last changed, not when `status` looked; its exit code the trainer's,
+    # where its supervisor wrote that before it died
+    ended = status.ended or _last_written(task.run_dir)
+    new = replace(status, state=state, reason=reason, ended=ended, exit_code=known_exit(status))
     if persist and state in TERMINAL:
         _persist(task, status, new)
     return RunView(task, new)
+
+
+def _running_view(task: RunTask, status: RunStatus) -> RunView:
+    """A running run, with what its executor knows beyond that (its supervisor died while what it
+    started runs on)."""
+    note = registry.running_note(status)
+    return RunView(task, replace(status, reason=note) if note else status)
 
 
 def _vanished(

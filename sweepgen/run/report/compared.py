@@ -1,0 +1,65 @@
+"""What the values a report compares are worth before any test: ``--at best`` is biased toward the
+better end in the objective's direction, and values taken from runs of different lengths (a final
+value at step 20 beside others at step 40, a best over 20 evaluations beside a best over 40) differ
+by training, not only by configuration and seed. Each is one warning, in every output."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from sweepgen.run.report import collect as rep
+from sweepgen.run.report import groups as grp
+
+MAX_LISTED = 6  # run names listed for a step few runs ended at
+
+
+def best_warning(mode: str) -> str:
+    """``--at best``'s bias, in the direction of ``mode``: the maximum of noisy evaluations reads
+    high, the minimum low, each toward "better"."""
+    pick, way = ("maximum", "upward") if mode == "max" else ("minimum", "downward")
+    return (
+        f"--at best compares each run's best logged value: the {pick} of noisy evaluations is biased "
+        f"{way} (toward better), and more so for noisier arms and runs that logged more evaluations; "
+        "prefer --at final or --at last:K for a comparison"
+    )
+
+
+def steps_warning(report: rep.Report, groups: Sequence[grp.Group]) -> list[str]:
+    """The grouped runs with a value did not all log the metric to the same last step: which step
+    how many ended at, and what that does to the value compared (none: they did, or no step is known)."""
+    ends = _ends(_compared(report, groups))
+    counts = Counter(ends.values())
+    if len(counts) < 2:
+        return []
+    common = counts.most_common(1)[0][0]
+    others = "; ".join(_step_part(step, ends) for step in sorted(counts) if step != common)
+    return [
+        f"the compared runs did not all log `{report.objective.metric}` to the same last step: "
+        f"{counts[common]} ended at step {common}; {others}: {_what_differs(report.objective.at)}, so "
+        "a difference can be the runs' length, not their configuration; give the runs the same "
+        "length, or compare the runs that match"
+    ]
+
+
+def _compared(report: rep.Report, groups: Sequence[grp.Group]) -> list[rep.RunRecord]:
+    """The runs the statistics compare: grouped, with a value."""
+    grouped = {n for g in groups for n in g.members}
+    return [r for r in report.finished if r.name in grouped and r.value is not None]
+
+
+def _ends(runs: Sequence[rep.RunRecord]) -> dict[str, int]:
+    """Each run's last step of the metric, where known."""
+    return {r.name: r.score.final_step for r in runs if r.score.final_step is not None}
+
+
+def _what_differs(at: str) -> str:
+    if at == "best":
+        return "a best over a longer run is the best of more evaluations"
+    return "values from earlier in training are compared with later ones"
+
+
+def _step_part(step: int, ends: Mapping[str, int]) -> str:
+    names = [n for n, s in ends.items() if s == step]
+    listed = ", ".join(names[:MAX_LISTED]) + (", ..." if len(names) > MAX_LISTED else "")
+    return f"{len(names)} at step {step} ({listed})"

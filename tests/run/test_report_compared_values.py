@@ -1,0 +1,57 @@
+"""What the compared values are worth before any test: --at best's bias is said in the direction of
+--mode, and runs that logged the metric to different last steps are named (their values come from
+different lengths of training)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from report_support import make_shaping
+
+from sweepgen.cli import main
+
+SHORT = "coma_seed3_lr1e-05"
+ARGS = ["report", "generated/shaping", "--compare", "identity_lr1e-05", "--no-plot"]
+
+
+def _cut(run_dir, keep: int) -> None:
+    """The run finished, but logged only its first ``keep`` steps (stopped early)."""
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    (run_dir / "metrics.jsonl").write_text("\n".join(lines[:keep]) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("mode", "words"),
+    [
+        ("max", "the maximum of noisy evaluations is biased upward"),
+        ("min", "the minimum of noisy evaluations is biased downward"),
+    ],
+)
+def test_the_best_values_bias_is_said_in_the_direction_compared(cli_cwd, mode, words):
+    make_shaping(cli_cwd)
+    result = CliRunner().invoke(main, [*ARGS, "--metric", "loss", "--at", "best", "--mode", mode])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert words in said and "(toward better)" in said
+
+
+@pytest.mark.parametrize("at", ["final", "last:3", "best"])
+def test_runs_that_logged_to_different_last_steps_are_named(cli_cwd, at):
+    make_shaping(cli_cwd)
+    _cut(cli_cwd / "runs/shaping" / SHORT, 20)
+    result = CliRunner().invoke(main, [*ARGS, "--metric", "eval_acc", "--at", at])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert (
+        "the compared runs did not all log `eval_acc` to the same last step: 35 ended at step 40; "
+        f"1 at step 20 ({SHORT})"
+    ) in said
+    more = "the best of more evaluations" if at == "best" else "values from earlier in training"
+    assert more in said
+
+
+def test_runs_of_one_length_get_no_steps_warning(cli_cwd):
+    make_shaping(cli_cwd)
+    result = CliRunner().invoke(main, [*ARGS, "--metric", "eval_acc"])
+    assert result.exit_code == 0, result.output
+    assert "same last step" not in result.stderr

@@ -1,0 +1,59 @@
+"""A seed group with one run far from its others (a collapsed seed) is said beside the statistics,
+which keep the run: Grubbs's two-sided test at 5%, its critical values against published tables."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from report_support import compare_shaping, make_shaping
+
+from sweepgen.run.report import outliers
+
+
+@pytest.mark.parametrize(
+    ("n", "table"),
+    # Grubbs's two-sided critical values at alpha 0.05 (Grubbs 1969, Table 1; NIST/SEMATECH e-Handbook)
+    [(3, 1.1543), (4, 1.4812), (5, 1.7150), (6, 1.8871), (8, 2.1266), (10, 2.2900), (20, 2.7082)],
+)
+def test_critical_values_are_grubbss(n, table):
+    assert outliers.critical(n) == pytest.approx(table, abs=1e-3)
+
+
+def test_normal_runs_are_flagged_at_its_level():
+    rng = np.random.default_rng(0)
+    for n in (4, 5, 8):
+        flagged = sum(
+            outliers.find("g", [(f"r{i}", float(v)) for i, v in enumerate(rng.normal(0.5, 0.05, n))])
+            is not None
+            for _ in range(2000)
+        )
+        assert flagged / 2000 <= 0.05 + 3 * (0.05 * 0.95 / 2000) ** 0.5
+
+
+def test_a_collapsed_seed_is_named_with_the_others_range():
+    runs = [("s1", 0.50), ("s2", 0.52), ("s3", 0.49), ("s4", 0.51), ("s5", 0.0)]
+    found = outliers.find("coma", runs)
+    assert found == outliers.Outlier("coma", "s5", 0.0, (0.49, 0.52))
+    assert outliers.find("coma", runs[:4]) is None  # four runs close together: nothing to say
+    assert outliers.find("coma", [("a", 0.5), ("b", 0.54), ("c", 0.0)]) is None  # 3 seeds: cannot tell
+
+
+def test_the_report_says_which_run_lies_far_from_its_group(cli_cwd):
+    make_shaping(cli_cwd)
+    run = cli_cwd / "runs/shaping/coma_seed4_lr1e-05"
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    last["eval_acc"] = 0.0  # the seed collapsed
+    (run / "metrics.jsonl").write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n")
+    said, rows = compare_shaping(cli_cwd)
+    assert (
+        "coma_lr1e-05: run coma_seed4_lr1e-05 (0) lies far below its other runs (0.68 to 0.72; "
+        "Grubbs's test at 5%): a collapsed or diverged seed?"
+    ) in said
+    assert rows["coma_lr1e-05"]["outlier"] == "coma_seed4_lr1e-05 (0.0)"
+    assert rows["coma_lr1e-05"]["n"] == "6"  # kept in the statistics
+    assert {g: r["outlier"] for g, r in rows.items() if g != "coma_lr1e-05"} == dict.fromkeys(
+        set(rows) - {"coma_lr1e-05"}, ""
+    )
