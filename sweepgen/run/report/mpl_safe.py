@@ -59,7 +59,9 @@ def _way_back() -> Callable[[], None]:
     if not hasattr(os, "fchdir"):
         here = os.getcwd()
         return lambda: os.chdir(here)
-    fd = os.open(".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    # O_PATH (Linux): a folder the user may enter but not list is still one to come back to
+    how = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(".", how)
 
     def back() -> None:
         try:
