@@ -10,9 +10,17 @@ The names are imported on first use, so ``import sweepgen`` (and ``sweepgen --he
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
+
+# `python -m sweepgen` puts the working folder first on sys.path, and this package is imported before
+# its __main__ runs: in a checkout under review a committed click.py, yaml.py or dataclasses.py would
+# be imported in place of the library. Only `python -m` gives `-m` as argv[0] while the package loads.
+# (A spec's `schema: module:Class` is imported from the working folder on purpose: it adds it itself.)
+if sys.argv[:1] == ["-m"] and sys.path[:1] == [os.getcwd()]:
+    del sys.path[0]
+
+import importlib
 from functools import cache
 from typing import TYPE_CHECKING, Any
 

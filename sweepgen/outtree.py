@@ -27,6 +27,11 @@ _NOCTTY: Final = getattr(os, "O_NOCTTY", 0)
 _DIR_FLAGS: Final = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
 _READ_FLAGS: Final = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC
 
+# The most sweepgen reads of one file in a sweep folder (a lock, a generated file, the lock's spec):
+# above every output limit a spec or pyproject.toml sets (256 MiB) and a two-million-variant lock. A
+# sweep folder may be shared, and a larger file (sparse: free to make) was read whole: a 3 GB lock
+# cost `status` 6 GB of memory.
+MAX_READ_BYTES: Final = 1 << 30
 # Directory fds kept open while writing: enough for locality (files arrive sorted), far below ulimit.
 _MAX_OPEN_DIRS: Final = 64
 
@@ -274,9 +279,18 @@ class OutputTree:
                     kind=kind,
                     hint=unsafe_hint(kind),
                 )
-            chunks = []
-            while chunk := os.read(fd, max(st.st_size, 1 << 16) + 1):
+            if st.st_size > MAX_READ_BYTES:
+                raise UnsafePath(
+                    f"{self.where(rel)} is {st.st_size:,} bytes, more than sweepgen reads of a file "
+                    f"in a sweep folder ({MAX_READ_BYTES:,})",
+                    where=self.where(rel),
+                    kind="file too large",
+                    hint="delete it (sweepgen writes no such file), then render the spec again",
+                )
+            chunks, left = [], MAX_READ_BYTES + 1  # a file grown since fstat is read cut, never whole
+            while left > 0 and (chunk := os.read(fd, min(max(st.st_size, 1 << 16) + 1, left))):
                 chunks.append(chunk)
+                left -= len(chunk)
             return b"".join(chunks)
         except OSError as err:
             raise fs_error(err, self.where(rel), "read") from None

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sweepgen import runfs
+from sweepgen.errors import UserError
 from sweepgen.run.core import runfiles
 from sweepgen.run.core.base import write_json_atomic
 from sweepgen.run.slurm import ranks
@@ -175,3 +176,44 @@ def test_the_search_journal_refuses_a_file_swapped_in(project: Path) -> None:
         list(backend.read_logs(0))
     with pytest.raises(Exception, match="replaced by another file"):
         backend.append_logs([{"op_code": 0}])
+
+
+def test_the_search_journal_is_read_bounded(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runs folder is shared: a journal grown to 3 GB of zeros (sparse: free for whoever wrote it)
+    was read as one line, 6 GB of memory for `status`. Past its size limit it is refused from its
+    size alone; a line past the operation limit is refused at its line, before it is read whole."""
+    from sweepgen.run.search import journal_file
+    from sweepgen.run.search.study import _FlockLock
+
+    (project / "generated" / "demo" / ".search").mkdir(parents=True)
+    path = Path("generated/demo/.search/study.journal")
+    backend = journal_file.NoFollowJournal(str(path), lock_obj=_FlockLock(path))
+    backend.append_logs([{"op_code": 0, "worker_id": "w", "study_name": "s", "directions": [0]}])
+    with open(path, "ab") as fh:
+        fh.write(b"0" * 5000)  # no newline: one long line
+    monkeypatch.setattr(journal_file, "MAX_OP_BYTES", 4096)
+    with pytest.raises(ValueError, match="line 2: longer than 4,096 bytes"):
+        list(backend.read_logs(0))
+    os.truncate(path, journal_file.MAX_JOURNAL_BYTES + 1)  # sparse
+    with pytest.raises(ValueError, match=r"1,073,741,825 bytes, more than a study holds"):
+        list(backend.read_logs(0))
+
+
+def test_a_sweep_folders_files_are_read_bounded(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep folder may be shared: a 3 GB sparse sweep.lock.json (free to whoever made it) was read
+    whole by `status`, `run`, `report`, `check` and `render` (6 GB of memory). A lock or generated
+    file past the read limit is refused from its size, exit 2 naming it."""
+    from sweepgen import outtree
+    from sweepgen.compile.output import lock
+
+    sweep = project / "generated" / "demo"
+    sweep.mkdir(parents=True)
+    monkeypatch.setattr(outtree, "MAX_READ_BYTES", 1 << 20)
+    for name in ("sweep.lock.json", "a.yaml"):
+        with open(sweep / name, "wb") as fh:
+            fh.truncate((1 << 20) + 1)  # sparse
+    with pytest.raises(UserError, match=r"1,048,577 bytes, more than sweepgen reads"):
+        lock.read(str(sweep), "generated/demo")
+    with pytest.raises(UserError, match=r"is 1,048,577 bytes, more than sweepgen reads of a file"):
+        outtree.read_inside(str(sweep), "a.yaml")
+    assert outtree.read_inside(str(sweep), "missing.yaml") is None

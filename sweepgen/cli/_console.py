@@ -5,6 +5,11 @@ sequences and bidi overrides from run names, metric names or folder names are wr
 escapes, and no line may begin with ``::`` (a GitHub Actions workflow command) — whichever command
 printed it and however the name reached the table. Rich's own styling is not text and is kept.
 
+The consoles read no rich markup in strings (``markup=False``): a table cell, title or header is
+data (a run's reason `[/bold]` from a status file crashed `status`; `[red]r` printed as `r`, another
+run's name). Styling is given as ``rich.text.Text`` with a style, or by a ``print(..., markup=True)``
+whose data parts are ``rich.markup.escape``d.
+
 On a terminal, tables fit its width. Anywhere else (a pipe, a file, CI logs) they are printed at
 their full natural width: rich's 80-column default would cut cells, so rows that differ only in
 their tails would look identical. An explicit COLUMNS (a positive number) always wins.
@@ -109,10 +114,10 @@ def _width(stream: object) -> int | None:
 @cache
 def stdout() -> Console:
     # rich (~20 ms) loads only when there is something to print, not for --help
-    return _safe_console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
+    return _safe_console(highlight=False, markup=False, soft_wrap=True, width=_width(sys.stdout))
 
 
 @cache
 def stderr() -> Console:
     # rich (~20 ms) loads only when there is something to print, not for --help
-    return _safe_console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
+    return _safe_console(stderr=True, highlight=False, markup=False, soft_wrap=True, width=_width(sys.stderr))

@@ -95,7 +95,8 @@ limit_option = click.option(
     expose_value=False,
     callback=_set_limits,
     help="raise (or lower) a limit's ceiling for this command: a spec's own `limits:` may not pass "
-    "it (keys: variants, output_bytes, yaml_nodes, input_bytes, eval_seconds, total_seconds)",
+    "it (keys: variants, output_bytes, yaml_nodes, input_bytes, eval_seconds, total_seconds; "
+    "command_seconds, the command line's alone: every spec of one check or render together)",
 )
 
 

@@ -17,6 +17,7 @@ from rich import box
 from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from sweepgen.cli import _console
 from sweepgen.run.core import metrics
@@ -111,10 +112,13 @@ def _plan_table(decisions: Sequence[Decision]) -> Table:
     for col in ("run", "now", "action", "run dir"):
         table.add_column(col)
     for d in decisions:
-        action = "[bold]start[/]" if d.start else "skip"
+        action = ("start", "bold") if d.start else "skip"
         word = state_word(d.state, started=d.previous is not None)
         table.add_row(
-            d.task.name, f"[{STYLE[d.state]}]{word}[/]", f"{action}: {d.reason}", str(d.task.run_dir)
+            d.task.name,
+            Text(word, style=STYLE[d.state]),
+            Text.assemble(action, f": {d.reason}"),
+            str(d.task.run_dir),
         )
     return table
 
@@ -230,7 +234,7 @@ def _final_table(
         summary = summaries[d.task.name]
         table.add_row(
             d.task.name,
-            f"[{STYLE[state]}]{state}[/]",
+            Text(state, style=STYLE[state]),
             step_text(d.task.run_dir, d.task.config, live.get(d.task.name) or d.previous),
             *_final_values(d, summary, metric, reward=reward),
             fmt_duration(_wall(d, summary, live)),
@@ -377,7 +381,7 @@ def print_result(result: RunResult, sweep_dir: Path, metric: str | None = None) 
         out.print(_final_table(result.decisions, result.live, metric))
     for run in result.failed:
         what = f"{escape(run.name)} failed ({escape(run.reason)}); last lines of {escape(str(run.log))}"
-        err.print(f"\n[bold red]── {what}:[/]")
+        err.print(f"\n[bold red]── {what}:[/]", markup=True)
         for line in run.tail:
             err.print(line, markup=False, highlight=False)
     for error in result.errors:

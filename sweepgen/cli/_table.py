@@ -68,17 +68,17 @@ def _emit_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
 
 def _emit_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     # rich (~20 ms) loads only when there is something to print, not for --help
-    from rich.markup import escape  # cells are data, never rich markup ("[/INST]" would crash)
     from rich.table import Table
 
     from sweepgen.cli._console import stdout
 
-    # control characters and line breaks too: a value with ESC sequences must not reach the terminal
-    table = Table(title=escape(line(title)))
+    # cells are data, never rich markup ("[/INST]" would crash): the console reads none (_console);
+    # control characters and line breaks escaped too: ESC sequences must not reach the terminal
+    table = Table(title=line(title))
     for column in columns:
-        table.add_column(escape(line(column)))
+        table.add_column(line(column))
     for row in rows:
-        table.add_row(*(escape(line(_text(cell))) for cell in row))
+        table.add_row(*(line(_text(cell)) for cell in row))
     stdout().print(table)
 
 

@@ -156,6 +156,7 @@ def _follow(sweep_dir: Path, only: tuple[str, ...]) -> StatusOutcome:
 def _table(views: Sequence[RunView], title: str | None = None) -> Table:
     # rich (~20 ms) loads only when there is something to print, not for --help
     from rich.table import Table
+    from rich.text import Text
 
     from sweepgen.cli._run_display import elapsed_seconds, fmt_duration, step_text
 
@@ -168,7 +169,7 @@ def _table(views: Sequence[RunView], title: str | None = None) -> Table:
         label = view.label
         table.add_row(
             view.task.name,
-            f"[{STYLE.get(label, 'bold red')}]{label}[/]",
+            Text(label, style=STYLE.get(label, "bold red")),
             s.executor if s else "-",
             _job(view) if s else "-",
             str(s.attempt) if s else "-",
@@ -191,7 +192,8 @@ def _show_problems(views: Sequence[RunView], tail_lines: int) -> None:
         path, lines = log_tail(view, tail_lines)
         err.print(
             f"\n[bold red]── {escape(view.task.name)} {view.label}[/] ({escape(reason)})"
-            + (f"; last lines of {path}:" if lines else f"; {path or 'no log'} is empty")
+            + escape(f"; last lines of {path}:" if lines else f"; {path or 'no log'} is empty"),
+            markup=True,
         )
         for line in lines:
             err.print(line, markup=False, highlight=False)

@@ -20,6 +20,7 @@ from sweepgen.compile.output.pipeline import Plan, compile_spec, variants_of, va
 from sweepgen.compile.schema import export as schema_export
 from sweepgen.compile.schema import trl_cli
 from sweepgen.compile.schema import validate as schema
+from sweepgen.compile.spec import limits
 from sweepgen.compile.spec.context import sweep_view
 from sweepgen.compile.spec.expand import Expansion
 from sweepgen.compile.spec.model import NAME_HINT, SpecModel, display_path, load_spec, name_problem
@@ -100,7 +101,8 @@ def render(
     unchanged = _unchanged(spec_paths, trusts)
     plans: list[Plan] = []
     try:
-        with gc_state.frozen():  # each spec's variants and files, until written (see gc_state)
+        # every spec's evaluations together: a pull request adding many specs does not add up budgets
+        with gc_state.frozen(), limits.command_budget():  # (gc_state: each spec's files, until written)
             _compile_all([p for p in spec_paths if unchanged[p] is None], trusts, out_root, dry_run, plans)
             outcomes = _outcomes(spec_paths, unchanged, writer.plan_actions(plans), out_root)
             if not dry_run:
@@ -182,7 +184,8 @@ def check(
         spec_paths, orphan_sweeps = project_specs(), True
     from sweepgen.compile.check.committed import check as run_check  # noqa: PLC0415 - see TYPE_CHECKING above
 
-    return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps, full=full)
+    with limits.command_budget():  # a pull request adding many specs does not add up their budgets
+        return run_check(spec_paths, out_root, orphan_sweeps=orphan_sweeps, full=full)
 
 
 def matrix(spec_path: str, out_root: str = "generated") -> tuple[Expansion, list[str]]:

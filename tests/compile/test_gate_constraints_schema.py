@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from spec_support import write_project
+from spec_support import HEAD, write_project
 
 from sweepgen import paths
 from sweepgen.compile.api import load_and_expand
@@ -274,3 +274,42 @@ def test_json_schema_rejects_keywords_it_does_not_implement(project):
     with pytest.raises(SpecError) as err:
         schema_check(project, "schema: s.json\n")
     assert "unsupported keyword(s) patternProperties" in err.value.message
+
+
+def test_the_gate_is_bounded_by_the_specs_total_time(project):
+    """Variants x differing paths x `allow` globs is the spec's to choose: 20 variants of 100 overrides
+    each against 5,000 globs that never match (the last allows them all) ran unbounded (200 variants of
+    200 against 50,000 for hours): the gate ends at `limits.total_seconds`, at `allow`, exit 2."""
+    from sweepgen.compile.output.pipeline import compile_spec
+
+    keys = [f"k{i}" for i in range(2000)]
+    base = "base:\n" + "".join(f"  {k}: 0\n" for k in keys)
+    variants = "variants:\n" + "".join(
+        f"  v{v}: {{{', '.join(f'{k}: 1' for k in keys[v * 100 : (v + 1) * 100])}}}\n" for v in range(20)
+    )
+    allow = "allow:\n" + "".join(f'  - "zz{g}.*.**.q"\n' for g in range(5000)) + '  - "k*"\n'
+    head = HEAD + "limits: {total_seconds: 0.5}\n"
+    spec = write_project(project, variants + allow, head=head, base=base)
+    with pytest.raises(ValidationError, match=r"against `allow` stopped: .*limits.total_seconds") as info:
+        compile_spec(str(spec))
+    assert info.value.location is not None and info.value.location.path.endswith("specs/demo.yaml")
+    lines = spec.read_text().splitlines()
+    assert lines[info.value.location.line - 2] == "allow:"  # at the list's first entry
+
+
+def test_schema_validation_is_bounded_by_the_specs_total_time(project):
+    """Every variant's whole config is validated: 2,000 variants sharing a 20,000-item list cost
+    4*10^7 checks (5,000 of 400,000 ran for hours); they end at `limits.total_seconds`, at `schema:`."""
+    from sweepgen.compile.output.pipeline import compile_spec
+
+    (project / "specs" / "s.json").write_text(
+        '{"type": "object", "properties": {"data": {"type": "array", "items": {"type": "integer"}}}}'
+    )
+    base = "base:\n  seed: 0\n  data: [" + ", ".join(["1"] * 20_000) + "]\n"
+    grid = "schema: s.json\ngrid:\n  seed: [" + ", ".join(str(i) for i in range(2000)) + "]\n"
+    spec = write_project(project, grid, head=HEAD + "limits: {total_seconds: 0.5}\n", base=base)
+    with pytest.raises(ValidationError, match=r"validating the variants against s.json stopped") as info:
+        compile_spec(str(spec))
+    assert "limits.total_seconds" in info.value.message
+    assert info.value.location is not None
+    assert spec.read_text().splitlines()[info.value.location.line - 1].startswith("schema:")

@@ -133,8 +133,8 @@ def test_parse_pair_gives_a_known_key_and_a_positive_number_or_a_user_error(text
     except UserError as err:
         assert err.location is not None and err.location.path == "--limit"
         return
-    assert key in limits.CEILINGS and value > 0
-    assert isinstance(value, int) or key in ("eval_seconds", "total_seconds")
+    assert (key in limits.CEILINGS or key in limits.RUNNER_ONLY) and value > 0
+    assert isinstance(value, int) or key in ("eval_seconds", "total_seconds", "command_seconds")
 
 
 def test_every_limit_key_has_a_ceiling_at_or_above_its_default():
@@ -156,3 +156,41 @@ def test_the_total_budget_ends_a_spec_whose_variants_each_stay_within_their_own(
     with pytest.raises(TemplateError, match=r"together ran longer than 0.5 s \(`limits.total_seconds`\)"):
         compile_spec(str(spec))
     assert time.monotonic() - started < 30
+
+
+def _slow_specs(project, count: int, own: str = "limits: {total_seconds: 0.4}\n") -> list[str]:
+    """``count`` specs of hundreds of short loops, each ending at its ``own`` total budget."""
+    template = (
+        "{% for i in range(100) %}{% for j in range(1000) %}{% endfor %}{% endfor %}{{ config | to_yaml }}"
+    )
+    grid = "grid:\n  training.seed: [" + ", ".join(str(i) for i in range(400)) + "]\n"
+    out = []
+    for n in range(count):
+        head = HEAD.replace("name: demo", f"name: demo{n}") + own
+        out.append(str(write_project(project, grid, head=head, template=template, name=f"demo{n}.yaml")))
+    return out
+
+
+@pytest.mark.parametrize("command, own", [("check", "limits: {total_seconds: 0.4}\n"), ("render", "")])
+def test_one_command_bounds_every_spec_together_not_each_alone(project, command, own):
+    """A pull request adding many specs added up their `total_seconds` in one `check`: the command's
+    own budget (`--limit command_seconds`, the command line's alone) ends the specs past it (render
+    stops at its first error: there the first spec, within its own 120 s, runs into it)."""
+    specs = _slow_specs(project, 4, own)
+    result = cli(command, "--limit", "command_seconds=0.6", *specs)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "every spec's together, ran longer than 0.6 s" in result.output, result.output
+    assert "--limit command_seconds=N" in result.output, result.output
+    assert not (project / "generated").exists()
+
+
+def test_the_command_budget_has_a_default_and_a_pyproject_cannot_set_it(project, monkeypatch):
+    monkeypatch.setattr(limits, "COMMAND_SECONDS", 0.6)
+    specs = _slow_specs(project, 4)
+    result = cli("check", *specs)
+    assert result.exit_code == 2 and "ran longer than 0.6 s" in result.output, result.output
+    (project / "pyproject.toml").write_text("[tool.sweepgen]\nlimits = {command_seconds = 1e9}\n")
+    result = cli("check", specs[0])
+    assert result.exit_code == 2 and "set on the command line only" in result.output, result.output
+    assert "pyproject.toml:2:" in result.output and "--limit command_seconds=N" in result.output

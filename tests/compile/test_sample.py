@@ -118,6 +118,12 @@ sample:
         ("training.lr: {normal: [0, 1]}", "unknown key `normal`"),
         ("training.lr: {uniform: ['0', 1]}", "uniform"),
         ("training.lrr: {uniform: [0.0, 1.0]}", "did you mean `training.lr`?"),
+        # drew `.inf` (hi - lo overflows), or ended in an OverflowError (exit 70)
+        ("training.lr: {uniform: [-1.0e308, 1.0e308]}", "a finite span"),
+        ("training.lr: {uniform: [0.0, .inf]}", "finite ends"),
+        ("training.lr: {log_uniform: [1.0e-6, .inf]}", "finite ends"),
+        ("training.group: {int_uniform: [0, " + str(10**400) + "]}", "within ±2**53"),
+        ("training.group: {int_uniform: [-9007199254740993, 0]}", "within ±2**53"),
     ],
 )
 def test_bad_sample_axes_are_errors_at_their_line(project, axes, message):

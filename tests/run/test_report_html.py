@@ -130,3 +130,45 @@ def test_a_sample_sweep_gets_scatter_plots_and_log_axes(cli_cwd, span):
     data = _data((cli_cwd / "runs/s/report.html").read_text())
     assert {p["path"]: p["log"] for p in data["params"]}["lr"] is (span[1] / span[0] >= 100)
     assert "sampled axes drawn by their span only" in " ".join(again.output.split())
+
+
+LINK = '<a href="https://evil.example/">click</a>'
+
+
+@pytest.mark.browser
+@pytest.mark.plot
+def test_names_reach_the_plots_as_text_never_as_plotly_markup(cli_cwd, chromium):
+    """Plotly draws titles, legends, axis labels and hovers as a small HTML subset: a run folder named
+    `<b>x`, a metric or config value holding `<a href=…>` styled the page and became links there."""
+    for i, name in enumerate(["<b>bold_s1", "<b>bold_s2", "<i>it_s1", "plain_s1", "plain_s2"]):
+        run = cli_cwd / "runs" / name
+        run.mkdir(parents=True)
+        strategy = LINK if name.startswith("plain") else "x"
+        (run / "config.yaml").write_text(f"seed: {i}\nstrategy: '{strategy}'\nlr: {len(name) / 10}\n")
+        rows = [{"step": s, LINK: s * 0.1 * i, "final_reward": s * 0.01 * i} for s in range(1, 5)]
+        (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (run / "summary.json").write_text(json.dumps({"final_reward": 0.1 * i, LINK: 0.2}))
+    result = CliRunner().invoke(main, ["report", "runs", "--html", "--metric", LINK, "--compare", "plain_s1"])
+    assert result.exit_code == 0, result.output
+    view = chromium.new_page(viewport={"width": 1400, "height": 900})
+    view.goto((cli_cwd / "runs/report.html").resolve().as_uri())
+    view.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    view.locator("#parcoords").scroll_into_view_if_needed()
+    view.wait_for_selector("body[data-parcoords='1']", timeout=60_000)
+    drawn = view.evaluate(
+        """() => {
+      const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
+      const all = (sel) => plots.flatMap((p) => Array.from(p.querySelectorAll(sel)));
+      return {
+        ids: plots.map((p) => p.id),
+        links: all('a').length,
+        styled: all('tspan[style]').map((t) => t.getAttribute('style')).filter((s) => /bold|italic/.test(s)),
+        text: all('text').map((t) => t.textContent).join('\\n'),
+      };
+    }"""
+    )
+    view.close()
+    assert {"forest", "curves", "parcoords"} <= set(drawn["ids"]), drawn["ids"]
+    assert drawn["links"] == 0 and drawn["styled"] == [], drawn
+    assert "<b>bold" in drawn["text"] and "<i>it" in drawn["text"] and LINK in drawn["text"], drawn["text"]
+    assert "&lt;" not in drawn["text"] and "&amp;" not in drawn["text"], drawn["text"]

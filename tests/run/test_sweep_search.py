@@ -13,6 +13,7 @@ from search_support import RUN_ARGS, sweepgen, write_search_project
 from spec_support import write_project
 
 from sweepgen.compile import api
+from sweepgen.errors import UserError
 from sweepgen.run.core.sweep_state import RunOptions
 from sweepgen.run.search.study import journal_path
 from sweepgen.run.sweep.grid import RunRequest, RunResult
@@ -91,3 +92,24 @@ def test_list_reads_a_searchs_trials_under_the_configured_output_root(tmp_path):
     variants = json.loads(listed.stdout)["variants"]
     assert [v["name"] for v in variants] == ["t0000", "t0001"]
     assert {v["state"] for v in variants} == {"complete"}
+
+
+@pytest.mark.parametrize(
+    "search", [{"parallel": 1_000_000}, {"parallel": 33, "repeats": 2, "seed_path": "seed"}]
+)
+def test_a_spec_alone_cannot_start_thousands_of_trials_at_once(tmp_path, monkeypatch, search):
+    """`search.parallel: 1000000` started as many trainer processes as the search had trials (up to
+    100,000 x repeats): the machine is the person's, so past 64 at once only `--jobs` allows it."""
+    monkeypatch.chdir(tmp_path)
+    api.render([str(write_search_project(tmp_path, {"n": 100_000, **search}))])
+    # refused before the plan too, so a dry run shows it (and a regression starts nothing here)
+    with pytest.raises(UserError, match="more than a spec alone may start") as info:
+        run(RunRequest(SEARCH, RunOptions(command="true {config}"), dry_run=True), Silent())
+    at_once = search["parallel"] * search.get("repeats", 1)
+    assert info.value.location is not None and info.value.location.path.endswith("specs/s.yaml")
+    assert info.value.location.line > 0 and f"--jobs {at_once}" in (info.value.hint or "")
+    assert not journal_path(SEARCH).exists() and not (tmp_path / "runs").exists()  # nothing started
+    allowed = run(
+        RunRequest(SEARCH, RunOptions(command="true {config}", jobs=at_once), dry_run=True), Silent()
+    )
+    assert isinstance(allowed, SearchResult) and allowed.code == 0

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sweepgen
-from sweepgen import filenames, jsonfloat, paths
+from sweepgen import filenames, jsonfloat, outtree, paths
 from sweepgen.errors import Location, UserError
 from sweepgen.safefs import kind_of
 
@@ -293,12 +293,16 @@ def read(sweep_dir: str, shown_dir: str) -> Lock | None:
         return None
     except OSError as err:  # ELOOP: a link where the lock belongs
         raise _unsafe(shown, "symlink" if os.path.islink(path) else err.strerror or str(err)) from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):  # before fdopen, which refuses a folder with its own error
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # before fdopen, which refuses a folder with its own error
         os.close(fd)
-        raise _unsafe(shown, kind_of(mode))
+        raise _unsafe(shown, kind_of(info.st_mode))
+    most = outtree.MAX_READ_BYTES  # a lock takes about 500 bytes a variant: two million
+    if info.st_size > most:
+        os.close(fd)
+        raise _damaged(shown, f"{info.st_size:,} bytes, more than sweepgen reads of a lock ({most:,})")
     with os.fdopen(fd, "rb") as fh:
-        raw = fh.read()
+        raw = fh.read(most + 1)  # grown since fstat: parse refuses it, cut
     return parse(raw, shown)
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sweepgen import paths
+from sweepgen import globs, paths
 from sweepgen.compile.spec.expand import Expansion, Variant
+from sweepgen.compile.template.sandbox import check_total, total_bounded
 from sweepgen.errors import ValidationError
 
 MAX_LISTED = 5  # violations listed in one message; the count of the rest follows
@@ -41,23 +42,36 @@ def _implicitly_allowed(layer: str) -> bool:
 
 
 def check_gate(expansion: Expansion) -> None:
-    """Reject differences from the base that are neither allowed nor set by grid/zip/ablation/derived."""
-    spec = expansion.spec
-    allow = tuple(spec.model.allow)
+    """Reject differences from the base that are neither allowed nor set by grid/zip/ablation/derived.
+    Bounded by the spec's total time budget: variants x differing paths x `allow` globs is the spec's
+    to choose (200 variants of 200 overrides against 50,000 globs ran for hours)."""
+    with total_bounded(
+        "checking the differences against `allow`",
+        expansion.spec.loc(("allow",)),
+        "fewer `allow` entries (a `**` glob covers many paths), or fewer overrides per variant",
+    ):
+        bad = _disallowed(expansion, tuple(globs.compile_glob(p) for p in expansion.spec.model.allow))
+    if bad:
+        raise _refusal(expansion, bad)
+
+
+def _disallowed(expansion: Expansion, allow: tuple[globs.Glob, ...]) -> list[tuple[Variant, str]]:
     bad: list[tuple[Variant, str]] = []
-    allowed: dict[tuple[str, str], bool] = {}  # (layer, path): most variants repeat a few of them
+    matched: dict[str, bool] = {}  # by path: most variants repeat a few of them
     for variant in expansion.variants:
         for path in expansion.differences(variant):
             # Decided per variant by the layer that last set the path: a named variant changing a
             # path that some axis also varies (in other variants) still needs `allow`.
-            layer = layer_of(variant, path)
-            ok = allowed.get((layer, path))
+            if _implicitly_allowed(layer_of(variant, path)):
+                continue
+            ok = matched.get(path)
             if ok is None:
-                ok = allowed[(layer, path)] = _implicitly_allowed(layer) or paths.matches(path, allow)
+                check_total()
+                tokens = globs.dotted(path)
+                ok = matched[path] = any(glob.match(tokens) for glob in allow)
             if not ok:
                 bad.append((variant, path))
-    if bad:
-        raise _refusal(expansion, bad)
+    return bad
 
 
 def _refusal(expansion: Expansion, bad: list[tuple[Variant, str]]) -> ValidationError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
@@ -20,10 +20,17 @@ from sweepgen import yamlio
 from sweepgen.compile.spec import project
 from sweepgen.errors import Location, SpecError, UserError
 
+if TYPE_CHECKING:
+    from sweepgen.compile.template.sandbox import total_budget
+
 MIB = 1 << 20
 MAX_VARIANTS = 10_000_000  # a raised `limits.variants` still ends in exit 2, never out of memory at 10^10
 EVAL_SECONDS = 5  # no real template, constraint or name takes a tenth of that for one variant
 TOTAL_SECONDS = 120  # every evaluation of one spec together: 100,000 variants render in about 30 s
+# Every evaluation of one `check` or `render` together, all its specs: a pull request that adds many
+# specs would otherwise add up their budgets. Set by the command line alone (`--limit
+# command_seconds=N`): a spec or the checkout's pyproject.toml is the pull request's own.
+COMMAND_SECONDS = 600
 
 
 class Limits(BaseModel):
@@ -82,7 +89,8 @@ FILE_MAXIMUMS: dict[str, int | float] = {
     "total_seconds": CEILINGS["total_seconds"],
 }
 KEYS = tuple(Limits.model_fields)
-_SECONDS = frozenset({"eval_seconds", "total_seconds"})
+RUNNER_ONLY: dict[str, int | float] = {"command_seconds": COMMAND_SECONDS}  # the command line's alone
+_SECONDS = frozenset({"eval_seconds", "total_seconds", "command_seconds"})
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ def parse_pair(text: str) -> tuple[str, int | float]:
 
 def runner_value(key: str, raw: Any, at: Location) -> int | float:
     """A ceiling the person running sweepgen sets: a known key, a positive number of the key's type."""
-    if key not in CEILINGS:
+    if key not in CEILINGS and key not in RUNNER_ONLY:
         raise UserError(f"unknown limit {key!r}", location=at, key=key, hint=_KEYS_HINT)
     value = _number(raw, key in _SECONDS)
     if value is None or value <= 0:
@@ -181,6 +189,14 @@ def ceilings(pyproject: Mapping[str, Any], where: Callable[..., Location]) -> di
 def _file_value(key: str, raw: Any, at: Location) -> int | float:
     """A ceiling from ``[tool.sweepgen] limits``: as ``--limit`` takes it, up to ``FILE_MAXIMUMS``;
     a TOML string is refused, never read as the number it spells (``variants = "3"``)."""
+    if key in RUNNER_ONLY:
+        raise UserError(
+            f"[tool.sweepgen] limits.{key} is set on the command line only",
+            location=at,
+            key=f"limits.{key}",
+            hint=f"pyproject.toml comes with the checkout (a pull request's own in CI): remove it "
+            f"and pass `--limit {key}=N` (default {RUNNER_ONLY[key]:,})",
+        )
     if isinstance(raw, str) and key in CEILINGS:
         raise UserError(
             f"[tool.sweepgen] limits.{key} must be a number, not the string {raw!r}",
@@ -199,6 +215,14 @@ def _file_value(key: str, raw: Any, at: Location) -> int | float:
             f"only the command line raises it: `--limit {key}={value}`",
         )
     return value
+
+
+def command_budget() -> total_budget:
+    """The budget of every evaluation of this command together (``check``, ``render``: all their
+    specs), ``--limit command_seconds`` or its default; each spec's own ``total_seconds`` inside."""
+    from sweepgen.compile.template.sandbox import total_budget  # noqa: PLC0415 - jinja2: not for `diff --limit`
+
+    return total_budget(_command_line.get("command_seconds", COMMAND_SECONDS), command=True)
 
 
 def effective(spec_limits: Limits, doc: yamlio.Doc, ceiling: Mapping[str, Ceiling]) -> Limits:
@@ -246,4 +270,4 @@ def _example(key: str) -> str:
     return str(CEILINGS[key] * 2)
 
 
-_KEYS_HINT = "keys: " + ", ".join(CEILINGS) + " (e.g. --limit variants=2000000)"
+_KEYS_HINT = "keys: " + ", ".join([*CEILINGS, *RUNNER_ONLY]) + " (e.g. --limit variants=2000000)"

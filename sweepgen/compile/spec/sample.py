@@ -59,7 +59,21 @@ class Distribution(BaseModel):
             raise ValueError(f"{kind} needs low < high, got [{lo}, {hi}]")
         if kind == "log_uniform" and not lo > 0:
             raise ValueError(f"log_uniform needs 0 < low < high, got [{lo}, {hi}]")
+        _drawable(kind, lo, hi)
         return self
+
+
+INT_SPAN = 2**53  # integers a float draw reaches exactly: `u * (hi - lo + 1)` is a float product
+
+
+def _drawable(kind: str, lo: float, hi: float) -> None:
+    """Bounds a draw can use: finite, a uniform's span too (`[-1e308, 1e308]` drew `.inf`), and an
+    int_uniform's ends within 2**53 (past it the float product loses integers, then overflows)."""
+    if kind == "int_uniform":
+        if max(abs(lo), abs(hi)) > INT_SPAN:  # the values themselves may be thousands of digits
+            raise ValueError(f"int_uniform's ends must lie within ±2**53 ({INT_SPAN:,})")
+    elif not math.isfinite(hi - lo):  # an infinite end makes the span infinite (or NaN: not < )
+        raise ValueError(f"{kind} needs finite ends and a finite span (high - low), got [{lo}, {hi}]")
 
 
 KINDS = ("uniform", "log_uniform", "int_uniform", "choice")

@@ -12,6 +12,7 @@ literal; ``inf``/``nan`` as ``float("inf")``).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import math
@@ -35,6 +36,7 @@ from sweepgen.compile.template import bounds
 from sweepgen.compile.template.bounds import LimitExceeded
 from sweepgen.compile.template.jsonfilter import to_json
 from sweepgen.compile.template.yamlfilter import YamlWriter, yaml_scalar
+from sweepgen.errors import Location, ValidationError
 
 # Arithmetic bounds: a config needs neither a 3,000-digit integer nor a 10-million-item list, and
 # without them `{{ (10**(10**8)) % 7 }}` spins for minutes and `{{ "x" * 10**10 }}` runs out of memory.
@@ -46,10 +48,11 @@ class TimeLimitExceeded(TemplateRuntimeError):
     """An evaluation ran past its ``limits.eval_seconds``, or the spec's evaluations together past
     ``limits.total_seconds`` (``total``): a loop or macro bomb, or a runaway loop."""
 
-    def __init__(self, seconds: float, total: bool = False) -> None:
+    def __init__(self, seconds: float, total: bool = False, command: bool = False) -> None:
         super().__init__(f"ran longer than {seconds:g} s")
         self.seconds = seconds
         self.total = total
+        self.command = command  # the whole command's budget (``command_budget``), not the spec's
 
 
 class _Interrupted(TimeLimitExceeded):
@@ -59,10 +62,11 @@ class _Interrupted(TimeLimitExceeded):
 
     seconds_: float = 0.0
     total_: bool = False
+    command_: bool = False
     where_: tuple[str, int] | None = None  # the template line running when it was raised
 
     def __init__(self) -> None:
-        super().__init__(self.seconds_, self.total_)
+        super().__init__(self.seconds_, self.total_, self.command_)
 
 
 def interrupted_at(err: BaseException) -> tuple[str, int] | None:
@@ -75,7 +79,7 @@ class _Budget:
     """The deadline of the evaluation in progress (its own, or the spec's total when that comes
     first), whether the watchdog found it passed, and the thread evaluating (to interrupt it)."""
 
-    __slots__ = ("deadline", "expired", "interrupted", "interrupts", "seconds", "thread", "total")
+    __slots__ = ("command", "deadline", "expired", "interrupted", "interrupts", "seconds", "thread", "total")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -85,8 +89,9 @@ class _Budget:
         self.interrupts = 1  # the next interrupt is due this many graces after the deadline
         self.thread = threading.get_ident()
         self.total = _total is not None and _total[0] < self.deadline
+        self.command = False
         if self.total and _total is not None:
-            self.deadline, self.seconds = _total
+            self.deadline, self.seconds, self.command = _total
 
 
 # Templates cost time only where they repeat something: a loop iteration, a call (macros,
@@ -119,7 +124,9 @@ os.register_at_fork(after_in_child=_new_switch)
 _WATCH_SECONDS = 0.01
 _IDLE_POLLS = 100  # the watchdog ends after a second without an evaluation; the next one restarts it
 _active: _Budget | None = None  # one evaluation at a time per process (render workers are forked)
-_total: tuple[float, float] | None = None  # the spec's deadline for all its evaluations, and its seconds
+# the spec's (or the command's, when it comes first) deadline for all its evaluations, its seconds,
+# and whether it is the command's
+_total: tuple[float, float, bool] | None = None
 _watchdog_pid: int | None = None
 
 
@@ -169,7 +176,7 @@ def _interrupt(budget: _Budget) -> None:
         raised = type(
             "TimeLimitExceeded",
             (_Interrupted,),
-            {"seconds_": budget.seconds, "total_": budget.total, "where_": at},
+            {"seconds_": budget.seconds, "total_": budget.total, "command_": budget.command, "where_": at},
         )
         _set_async_exc(budget.thread, raised)
 
@@ -221,20 +228,22 @@ class time_budget:  # lower case: a context manager, named as the function it re
 
 
 class total_budget:
-    """Bound every evaluation inside the block together to ``seconds`` (``limits.total_seconds``):
-    each ``time_budget`` inside ends at this deadline when it comes first. Render workers forked
+    """Bound every evaluation inside the block together to ``seconds`` (``limits.total_seconds``, or
+    with ``command`` the command's ``command_seconds`` around all its specs): each ``time_budget``
+    and ``total_budget`` inside ends at this deadline when it comes first. Render workers forked
     inside inherit it (the monotonic clock is the machine's)."""
 
-    __slots__ = ("_outer", "_seconds")
+    __slots__ = ("_command", "_outer", "_seconds")
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, command: bool = False) -> None:
         self._seconds = seconds
-        self._outer: tuple[float, float] | None = None
+        self._command = command
+        self._outer: tuple[float, float, bool] | None = None
 
     def __enter__(self) -> None:
         global _total
         self._outer = _total
-        mine = (time.monotonic() + self._seconds, self._seconds)
+        mine = (time.monotonic() + self._seconds, self._seconds, self._command)
         _total = mine if _total is None or mine[0] < _total[0] else _total  # nested: never extended
 
     def __exit__(self, *exc: object) -> None:
@@ -242,10 +251,27 @@ class total_budget:
         _total = self._outer
 
 
+def check_total() -> None:
+    """Raise TimeLimitExceeded once the spec's (or the command's) total budget has passed: for work in
+    Python between evaluations that no template step ticks in (the allowed-diff gate)."""
+    total = _total
+    if total is not None and time.monotonic() > total[0]:
+        raise TimeLimitExceeded(total[1], True, total[2])
+
+
+@contextlib.contextmanager
+def total_bounded(what: str, location: Location, hint: str) -> Iterator[None]:
+    """The block's ``check_total`` overrun as exit 2 at ``location``: "``what`` stopped: ..."."""
+    try:
+        yield
+    except TimeLimitExceeded as err:
+        raise ValidationError(f"{what} stopped: {describe(err, {})}", location=location, hint=hint) from None
+
+
 def _tick() -> None:
     budget = _active
     if budget is not None and budget.expired:
-        raise TimeLimitExceeded(budget.seconds, budget.total)
+        raise TimeLimitExceeded(budget.seconds, budget.total, budget.command)
 
 
 def _ticking(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -357,6 +383,12 @@ def _undefined_key(name: str, obj: dict[Any, Any], config: dict[str, Any]) -> st
 
 def describe(err: BaseException, config: dict[str, Any]) -> str:
     """``Type: message`` for a template failure; an undefined name as its config path."""
+    if isinstance(err, TimeLimitExceeded) and err.command:
+        return (
+            f"this command's evaluations, every spec's together, ran longer than {err.seconds:g} s: "
+            "too many specs, or templates too slow for them? Check fewer specs at once, or raise "
+            "the command's budget on the command line: `--limit command_seconds=N`"
+        )
     if isinstance(err, TimeLimitExceeded) and err.total:
         return (
             f"the spec's evaluations together ran longer than {err.seconds:g} s "

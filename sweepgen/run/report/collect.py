@@ -42,6 +42,7 @@ from sweepgen.run.core.base import (
 from sweepgen.run.core.progress import read_summary
 from sweepgen.run.core.runfiles import MAX_LOG_BYTES, RunFileError, read_bytes
 from sweepgen.run.core.tasks import NAMING_PATHS, config_fingerprint, read_lock, run_dir_of
+from sweepgen.run.report import mpl_safe
 from sweepgen.run.report.groups import Group, seed_plan
 
 PLOT_HINT = "install the plot extra: `pip install 'sweepgen[plot]'` (no torch), or pass --no-plot"
@@ -748,11 +749,13 @@ def plot_png(lines: Sequence[Curve], title: str, ylabel: str = DEFAULT_CURVE) ->
     cover the curves), the title saying over how many seeds a line is a mean."""
     if _matplotlib_missing():
         raise UserError("the curve PNG needs matplotlib, which is not installed", hint=PLOT_HINT)
-    import matplotlib
+    # never the checkout's ./matplotlibrc; names drawn as written, no mathtext or LaTeX (mpl_safe)
+    plt = mpl_safe.pyplot()
+    with mpl_safe.plain_text():
+        return _draw(plt, lines, title, ylabel)
 
-    matplotlib.use("Agg")  # no display: files only
-    import matplotlib.pyplot as plt
 
+def _draw(plt: Any, lines: Sequence[Curve], title: str, ylabel: str) -> bytes:
     fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
     try:
         for curve in lines:

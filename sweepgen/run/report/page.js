@@ -18,6 +18,14 @@
     if (typeof v === "object") return JSON.stringify(v);
     return String(v);
   }
+  // Plotly draws every text it is given (titles, legends, ticks, hovers) as a small HTML subset:
+  // `<b>`, `<i>`, `<span style>`, `<a href="https://…">`. A run, group, metric or config name is
+  // data another person may have written, so before it reaches Plotly its `&` and `<` are written
+  // as entities, which Plotly shows as the characters they stand for: never markup, never a link.
+  // (The page's own tables set textContent, which needs nothing.)
+  function plain(v) {
+    return String(v).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
   function el(tag, attrs, text) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
@@ -61,16 +69,16 @@
         traces.push({ x: g.steps, y: g.low, mode: "lines", line: { width: 0 }, hoverinfo: "skip", showlegend: false, legendgroup: g.group });
         traces.push({ x: g.steps, y: g.high, mode: "lines", line: { width: 0 }, fill: "tonexty", fillcolor: color.replace("hsl", "hsla").replace(")", ",0.2)"), hoverinfo: "skip", showlegend: false, legendgroup: g.group });
       }
-      traces.push({ x: g.steps, y: g.mean, mode: "lines", name: g.group + " (n=" + g.n + ")", line: { color: color }, legendgroup: g.group });
+      traces.push({ x: g.steps, y: g.mean, mode: "lines", name: plain(g.group) + " (n=" + g.n + ")", line: { color: color }, legendgroup: g.group });
     });
     const pruned = (page.pruned_curves || {})[metric] || [];
     traces.push(...prunedTraces(pruned));
     const anyBand = groups.some((g) => g.n > 1);
     const layout = {
-      title: { text: metric + (anyBand ? ": mean over seeds, band min..max" : ": one run per group") +
+      title: { text: plain(metric) + (anyBand ? ": mean over seeds, band min..max" : ": one run per group") +
         (pruned.length ? "; dashed: pruned runs up to their stop" : "") },
       xaxis: { title: { text: "step" }, type: document.getElementById("log-x").checked ? "log" : "linear" },
-      yaxis: { title: { text: metric }, type: document.getElementById("log-y").checked ? "log" : "linear" },
+      yaxis: { title: { text: plain(metric) }, type: document.getElementById("log-y").checked ? "log" : "linear" },
       legend: legendOutside, margin: { r: 20 }, height: 460,
     };
     Plotly.react("curves", traces, layout, plotConfig);
@@ -83,10 +91,10 @@
     const color = "rgba(217,140,0,0.55)";
     const lines = pruned.map((c, i) => ({ x: c.steps, y: c.values, mode: "lines", name: "pruned runs (" + pruned.length + "; dashed, × = stopped)",
       line: { color: color, dash: "dash", width: 1.3 }, legendgroup: "pruned", showlegend: i === 0,
-      text: c.steps.map(() => c.run), hovertemplate: "%{text} (pruned)<br>step %{x}: %{y}<extra></extra>" }));
+      text: c.steps.map(() => plain(c.run)), hovertemplate: "%{text} (pruned)<br>step %{x}: %{y}<extra></extra>" }));
     lines.push({ x: pruned.map((c) => c.stop[0]), y: pruned.map((c) => c.stop[1]), mode: "markers", type: "scatter",
       name: "pruned: stopped here (" + pruned.length + ")", legendgroup: "pruned", showlegend: false,
-      marker: { symbol: "x", size: 8, color: "#d98c00" }, text: pruned.map((c) => c.run),
+      marker: { symbol: "x", size: 8, color: "#d98c00" }, text: pruned.map((c) => plain(c.run)),
       hovertemplate: "%{text} pruned at step %{x}: %{y}<extra></extra>" });
     return lines;
   }
@@ -98,15 +106,15 @@
     const raw = runs.map((r) => r.values[param.path]);
     if (param.categorical) {
       const labels = [...new Set(all.map((v) => fmt(v)))].sort();
-      return { label: param.path, values: raw.map((v) => labels.indexOf(fmt(v))), range: [0, Math.max(labels.length - 1, 1)], tickvals: labels.map((_, i) => i), ticktext: labels };
+      return { label: plain(param.path), values: raw.map((v) => labels.indexOf(fmt(v))), range: [0, Math.max(labels.length - 1, 1)], tickvals: labels.map((_, i) => i), ticktext: labels };  // ticks are drawn as text, never markup
     }
     if (param.log) {
       const lo = Math.floor(Math.log10(Math.min(...all))), hi = Math.ceil(Math.log10(Math.max(...all)));
       const ticks = [];
       for (let e = lo; e <= hi; e++) ticks.push(e);
-      return { label: param.path + " (log)", values: raw.map((v) => Math.log10(v)), range: [lo, hi], tickvals: ticks, ticktext: ticks.map((e) => "1e" + e) };
+      return { label: plain(param.path) + " (log)", values: raw.map((v) => Math.log10(v)), range: [lo, hi], tickvals: ticks, ticktext: ticks.map((e) => "1e" + e) };
     }
-    return { label: param.path, values: raw, range: [Math.min(...all), Math.max(...all)] };
+    return { label: plain(param.path), values: raw, range: [Math.min(...all), Math.max(...all)] };
   }
   function topRuns(percent) {
     const sorted = [...scored].sort((a, b) => (obj.mode === "max" ? b.score - a.score : a.score - b.score));
@@ -119,11 +127,11 @@
       "top " + percent + "% by " + obj.label + ": " + runs.length + " of " + scored.length + " scored runs";
     const dims = page.params.map((p) => axisOf(p, runs));
     const scores = scored.map((r) => r.score);
-    dims.push({ label: obj.label, values: runs.map((r) => r.score), range: [Math.min(...scores), Math.max(...scores)] });
+    dims.push({ label: plain(obj.label), values: runs.map((r) => r.score), range: [Math.min(...scores), Math.max(...scores)] });
     const trace = {
       type: "parcoords",
       dimensions: dims,
-      line: { color: runs.map((r) => r.score), cmin: Math.min(...scores), cmax: Math.max(...scores), colorscale: "Viridis", reversescale: obj.mode === "min", showscale: true, colorbar: { title: { text: obj.label } } },
+      line: { color: runs.map((r) => r.score), cmin: Math.min(...scores), cmax: Math.max(...scores), colorscale: "Viridis", reversescale: obj.mode === "min", showscale: true, colorbar: { title: { text: plain(obj.label) } } },
     };
     Plotly.react("parcoords", [trace], { height: 420, margin: { l: 80, r: 80, t: 60 } }, plotConfig);
   }
@@ -131,7 +139,7 @@
   // -- parameter importance, scatter, statistics ---------------------------------------------------
   function importance() {
     const rows = page.importance.rows;  // [path, share, low, high]: the interval is over refits
-    Plotly.newPlot("importance", [{ type: "bar", orientation: "h", x: rows.map((r) => r[1]), y: rows.map((r) => r[0]),
+    Plotly.newPlot("importance", [{ type: "bar", orientation: "h", x: rows.map((r) => r[1]), y: rows.map((r) => plain(r[0])),
       error_x: { type: "data", symmetric: false, array: rows.map((r) => Math.max(0, r[3] - r[1])), arrayminus: rows.map((r) => Math.max(0, r[1] - r[2])) },
       text: rows.map((r) => (100 * r[1]).toFixed(0) + "% [" + (100 * r[2]).toFixed(0) + "–" + (100 * r[3]).toFixed(0) + "%]"),
       hovertemplate: "%{y}: %{text}<extra></extra>" }],
@@ -141,8 +149,8 @@
     const holder = document.getElementById("scatter");
     page.params.filter((p) => !p.categorical).forEach((p, i) => {
       const div = holder.appendChild(el("div", { id: "scatter-" + i, class: "plot small" }));
-      Plotly.newPlot(div, [{ type: "scatter", mode: "markers", x: scored.map((r) => r.values[p.path]), y: scored.map((r) => r.score), text: scored.map((r) => r.name) }],
-        { height: 320, title: { text: obj.label + " vs " + p.path }, xaxis: { title: { text: p.path }, type: p.log ? "log" : "linear" }, yaxis: { title: { text: obj.label } } }, plotConfig);
+      Plotly.newPlot(div, [{ type: "scatter", mode: "markers", x: scored.map((r) => r.values[p.path]), y: scored.map((r) => r.score), text: scored.map((r) => plain(r.name)) }],
+        { height: 320, title: { text: plain(obj.label + " vs " + p.path) }, xaxis: { title: { text: plain(p.path) }, type: p.log ? "log" : "linear" }, yaxis: { title: { text: plain(obj.label) } } }, plotConfig);
     });
   }
   // -- the answer first: a forest plot of each group's difference from the baseline ----------------
@@ -159,7 +167,7 @@
   function forest() {
     const s = page.stats;
     const rows = forestRows();
-    const label = (r) => r.name + (r.verdict ? "  [" + r.verdict + "]" : "") + "  n=" + r.n;
+    const label = (r) => plain(r.name) + (r.verdict ? "  [" + r.verdict + "]" : "") + "  n=" + r.n;
     const withCi = rows.filter((r) => r.low !== null);
     const trace = {
       type: "scatter", mode: "markers", orientation: "h",
@@ -172,10 +180,10 @@
       hovertemplate: "%{y}<br>%{x}<br>%{text}<extra></extra>",
     };
     const shapes = s.baseline ? [{ type: "line", xref: "x", yref: "paper", x0: 0, x1: 0, y0: 0, y1: 1, line: { color: "#888", dash: "dot" } }] : [];
-    const what = s.baseline ? "difference from " + s.baseline : "mean";
+    const what = s.baseline ? "difference from " + plain(s.baseline) : "mean";
     Plotly.react("forest", [trace], {
       height: 70 + 20 * rows.length, margin: { l: 10, r: 20, t: 10, b: 40 },
-      xaxis: { title: { text: obj.label + ": " + what + " (" + obj.mode + " is better)" }, zeroline: false, automargin: true },
+      xaxis: { title: { text: plain(obj.label) + ": " + what + " (" + obj.mode + " is better)" }, zeroline: false, automargin: true },
       yaxis: { autorange: "reversed", automargin: true, tickfont: { size: 12 } }, shapes: shapes, showlegend: false,
     }, plotConfig);
     const button = document.getElementById("forest-all");
@@ -278,8 +286,8 @@
     const curve = s.curves.find((c) => c.key === document.getElementById("search-x").value);
     const byName = Object.fromEntries(s.trials.map((t) => [t.name, t]));
     const at = Object.fromEntries(curve.trials.map((name, i) => [name, curve.x[i]]));
-    const hover = (t) => t.name + " " + t.state + (t.pruned_at !== null ? " at step " + t.pruned_at : "") + "<br>" +
-      s.metric + " = " + fmt(t.value) + "<br>" + Object.entries(t.params).map(([k, v]) => k + "=" + fmt(v)).join("<br>");
+    const hover = (t) => plain(t.name) + " " + t.state + (t.pruned_at !== null ? " at step " + t.pruned_at : "") + "<br>" +
+      plain(s.metric) + " = " + fmt(t.value) + "<br>" + Object.entries(t.params).map(([k, v]) => plain(k + "=" + fmt(v))).join("<br>");
     function markers(state, name, marker) {
       const ts = curve.trials.map((n) => byName[n]).filter((t) => t.state === state && t.value !== null);
       return { x: ts.map((t) => at[t.name]), y: ts.map((t) => t.value), text: ts.map(hover), customdata: ts.map((t) => t.name),
@@ -292,15 +300,15 @@
     ];
     if (s.best) {
       const b = byName[s.best.name];
-      traces.push({ x: [at[b.name]], y: [b.value], mode: "markers", type: "scatter", name: "best: " + b.name,
+      traces.push({ x: [at[b.name]], y: [b.value], mode: "markers", type: "scatter", name: "best: " + plain(b.name),
         marker: { symbol: "star", size: 15, color: "#0a7a2a", line: { color: "#fff", width: 1 } }, text: [hover(b)], hovertemplate: "%{text}<extra></extra>" });
     }
     const failed = s.trials.filter((t) => t.state === "failed").length;
     const silent = s.trials.filter((t) => t.state === "pruned" && t.value === null).length;
     const unplotted = [failed ? failed + " failed" : "", silent ? silent + " pruned before reporting" : ""].filter((w) => w);
     const layout = {
-      title: { text: "best " + s.metric + " so far (" + s.mode + " is better)" + (unplotted.length ? "; no value: " + unplotted.join(", ") : "") },
-      xaxis: { title: { text: curve.label }, zeroline: false }, yaxis: { title: { text: s.metric } },
+      title: { text: "best " + plain(s.metric) + " so far (" + s.mode + " is better)" + (unplotted.length ? "; no value: " + unplotted.join(", ") : "") },
+      xaxis: { title: { text: plain(curve.label) }, zeroline: false }, yaxis: { title: { text: plain(s.metric) } },
       legend: legendOutside, margin: { r: 20 }, height: 440,
     };
     Plotly.react("search-curve", traces, layout, plotConfig);

@@ -32,7 +32,7 @@ import json
 import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 # this module is itself imported only inside study.py's functions (a search sweep), never at start-up
 from optuna.storages.journal import JournalFileBackend  # noqa: TID253 - see above
@@ -71,6 +71,28 @@ def open_in_state(path: Path, flags: int, mode: int = 0o644) -> int:
 def _identity(fd: int) -> tuple[int, int]:
     info = os.fstat(fd)
     return info.st_dev, info.st_ino
+
+
+MAX_JOURNAL_BYTES = 1 << 30  # 1,000 trials reporting 1,000 steps each write about 150 MB
+MAX_OP_BYTES = 16 << 20  # one operation: a trial's parameters, values and attributes (KBs)
+
+
+def _size(fd: int) -> int:
+    """The journal's size, refused past ``MAX_JOURNAL_BYTES`` (a folder others write: a 100 GB
+    sparse file costs them nothing)."""
+    size = os.fstat(fd).st_size
+    if size > MAX_JOURNAL_BYTES:
+        raise ValueError(f"{size:,} bytes, more than a study holds ({MAX_JOURNAL_BYTES:,})")
+    return size
+
+
+def _lines(f: BinaryIO, first: int) -> Iterator[bytes]:
+    """The journal's lines from line ``first`` on, each read bounded: a 3 GB line of zeros was read
+    whole (6 GB of memory); a longer one is refused, naming its line."""
+    for number, line in enumerate(iter(lambda: f.readline(MAX_OP_BYTES + 1), b""), start=first + 1):
+        if len(line) > MAX_OP_BYTES:
+            raise ValueError(f"line {number}: longer than {MAX_OP_BYTES:,} bytes")
+        yield line
 
 
 class NoFollowJournal(JournalFileBackend):
@@ -121,14 +143,14 @@ class NoFollowJournal(JournalFileBackend):
     def read_logs(self, log_number_from: int) -> Generator[dict[str, Any], None, None]:
         # Optuna 4/5's read_logs, the file opened by open_in_state and sized by fstat
         with os.fdopen(self._open(os.O_RDONLY), "rb") as f:
-            remaining_log_size = os.fstat(f.fileno()).st_size
+            remaining_log_size = _size(f.fileno())
             log_number_start = 0
             if log_number_from in self._log_number_offset:
                 f.seek(self._log_number_offset[log_number_from])
                 log_number_start = log_number_from
                 remaining_log_size -= self._log_number_offset[log_number_from]
             last_decode_error: Exception | None = None
-            for log_number, line in enumerate(f, start=log_number_start):
+            for log_number, line in enumerate(_lines(f, log_number_start), start=log_number_start):
                 remaining_log_size -= len(line)
                 if remaining_log_size < 0:
                     break  # written after the size was taken: the next read sees it whole

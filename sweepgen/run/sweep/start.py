@@ -48,6 +48,10 @@ if TYPE_CHECKING:  # `run --until-decided` only: its statistics load when it is 
 
 POLL_S = 0.2
 MAX_FAILED_SHOWN = 5  # failed trials listed with their reason by status and report
+# Trials a spec alone may have running at once (`search.parallel` x `repeats`): each is a process
+# here (or a job on Slurm), and a spec in a pull request asking 10^6 would start them all. Past it the
+# person running the search says so with `--jobs N`, as they choose a grid's concurrency.
+PARALLEL_CEILING = 64
 
 if TYPE_CHECKING:  # annotations only: the search block loads with the pipeline, for a search sweep
     from sweepgen.compile.run_api import SearchBlock
@@ -138,6 +142,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     if argv is not None:  # `--lr 1e-5` on a search over lr: every trial one point
         command_overrides.check_search(argv, list(block.axes))
     resume = opts.command_line(sweep_dir)
+    _check_parallel(spec, block, opts.jobs)
     if request.dry_run:
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
     if argv is None and executor == "local":
@@ -147,6 +152,21 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
     sweep_state.write(sweep_dir, opts)  # (once the spec is known to fit the study)
     return _drive_to_end(controller, display, resume)
+
+
+def _check_parallel(spec: Any, block: SearchBlock, jobs: int | None) -> None:
+    """A search's runs at once past ``PARALLEL_CEILING`` only when the command line's ``--jobs``
+    allows as many (the spec is the pull request's; the machine is the person's)."""
+    at_once = block.parallel * block.repeats
+    if at_once <= PARALLEL_CEILING or (jobs is not None and jobs >= at_once):
+        return
+    raise UserError(
+        f"the search runs {at_once:,} trial runs at once (search.parallel {block.parallel:,} x repeats "
+        f"{block.repeats}), more than a spec alone may start ({PARALLEL_CEILING})",
+        location=spec.loc(("search", "parallel")),
+        key="search.parallel",
+        hint=f"lower search.parallel, or allow it on the command line: `--jobs {at_once}`",
+    )
 
 
 def _drive_to_end(controller: Any, display: Display, resume: str) -> SearchResult:
