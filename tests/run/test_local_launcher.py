@@ -67,6 +67,12 @@ def test_launcher_command_lines():
     [
         ({"nodes": 1, "gpus_per_node": 0, "procs_per_node": 1, "launcher": "srun"}, "srun needs Slurm"),
         ({"nodes": 2, "gpus_per_node": 0, "procs_per_node": 1, "launcher": "torchrun"}, "2 nodes"),
+        # a spec is no reason to start a million processes on this machine (it did: torchrun
+        # --nproc-per-node 1000000)
+        (
+            {"nodes": 1, "gpus_per_node": 0, "procs_per_node": 1_000_000, "launcher": "torchrun"},
+            "a run of 1000000 processes",
+        ),
     ],
 )
 def test_shapes_one_machine_cannot_run_are_refused(cli_cwd, resources, words):

@@ -13,6 +13,7 @@ own) are found and ended through the supervisor's process tree (pgroup.end_group
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Sequence
@@ -21,6 +22,14 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.run.core.shape import RunShape
 
 _PYTHON = re.compile(r"python[0-9.]*")
+# ranks of one run on this machine: CPU ranks may share cores (a test of a DDP run on a laptop), but
+# a spec is no reason to start a million processes (resources.procs_per_node: 1000000)
+MAX_LOCAL_PROCS_PER_CPU = 4
+MIN_LOCAL_PROCS_CEILING = 64
+
+
+def local_procs_ceiling() -> int:
+    return max(MIN_LOCAL_PROCS_CEILING, MAX_LOCAL_PROCS_PER_CPU * (os.cpu_count() or 1))
 
 
 def check_local(shape: RunShape, lock_path: str) -> None:
@@ -38,6 +47,15 @@ def check_local(shape: RunShape, lock_path: str) -> None:
             location=Location(lock_path),
             key="resources.nodes",
             hint="run with --executor slurm, or set resources.nodes to 1 for local runs",
+        )
+    ceiling = local_procs_ceiling()
+    if shape.procs_per_node > ceiling:
+        raise ConfigError(
+            f"a run of {shape.procs_per_node} processes would start them all on this machine "
+            f"({os.cpu_count()} CPUs: at most {ceiling} ranks a run here)",
+            location=Location(lock_path),
+            key="resources.procs_per_node",
+            hint="lower resources.procs_per_node, or run with --executor slurm",
         )
 
 
