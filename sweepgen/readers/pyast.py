@@ -76,7 +76,14 @@ def read_python(
             hint="the file is parsed, never run; fix the syntax so that `python -m py_compile` accepts it",
         ) from err
     except (ValueError, RecursionError, MemoryError) as err:  # null bytes, absurd nesting
-        raise ConfigError(f"cannot parse Python config: {err}", location=Location(filename)) from err
+        why = str(err) or (
+            "nested too deeply for Python's parser" if isinstance(err, MemoryError) else type(err).__name__
+        )
+        raise ConfigError(
+            f"cannot parse Python config: {why}",
+            location=Location(filename),
+            hint="the file is parsed, never run; `python -m py_compile` refuses it too",
+        ) from err
     result = ReadResult(filename, None)
     evaluator = Evaluator(filename, import_base, result)
     evaluator.bases = bases

@@ -248,6 +248,14 @@ def test_duplicate_keys_are_errors_not_silent_overwrites(source, line, col, what
     assert what in info.value.message
 
 
+def test_a_file_too_nested_for_python_s_parser_says_why():
+    """100,000 unary minus signs: Python's parser gives up with a MemoryError that has no message,
+    and the refusal read "cannot parse Python config: " and nothing more."""
+    with pytest.raises(ConfigError) as info:
+        read_python("a = " + "-" * 100_000 + "1\n", "c.py")
+    assert info.value.message == "cannot parse Python config: nested too deeply for Python's parser"
+
+
 def test_unreadable_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         read_python_file(tmp_path / "missing.py")
