@@ -194,7 +194,13 @@ def test_corpus_covers_every_class():
     assert len(NAMES) >= 30
 
 
-@pytest.mark.parametrize("name", NAMES)
+def _param(name: str) -> Any:
+    """A case as a test, with the marks its ``marks:`` names (``plot``: a case about what a library
+    of the plot extra reads runs in the lane that has it, never as a no-op without it)."""
+    return pytest.param(name, marks=[getattr(pytest.mark, m) for m in _case(name).get("marks", [])])
+
+
+@pytest.mark.parametrize("name", [_param(name) for name in NAMES])
 def test_hostile_case(name: str, tmp_path: Path):
     spec = _case(name)
     case = tmp_path / name
