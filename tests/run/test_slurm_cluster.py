@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import FAKE_COMMAND, make_sweep
+from run_support import FAKE_COMMAND, LOADED_S, make_sweep
 from slurm_support import cli, status_json, wait_until
 
 from sweepgen.run.core.tasks import config_fingerprint
@@ -183,7 +183,12 @@ def test_wait_follows_the_array_to_the_end(cwd):
 
     from sweepgen.run.slurm import query as slurm_query
 
-    ended = slurm_query.sacct([rows["b"]["job_id"]])[rows["b"]["job_id"]]
+    job = rows["b"]["job_id"]
+    deadline = time.monotonic() + LOADED_S  # slurmdbd records an ended job a moment after it ends
+    while job not in (answered := slurm_query.sacct([job])):
+        assert time.monotonic() < deadline, f"sacct never listed job {job}"
+        time.sleep(0.5)
+    ended = answered[job]
     assert ended.user == pwd.getpwuid(os.getuid()).pw_name, ended
     assert Path(ended.workdir).resolve() == cwd.resolve(), ended
 
