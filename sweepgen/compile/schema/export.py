@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
+from sweepgen.compile.schema import code_choices
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.errors import UserError
 
@@ -82,6 +83,7 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
         props[f.name] = _field_schema(ref, f, hints[f.name])
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             required.append(f.name)  # a field with neither has no default either
+    code_choices.close_strings(props, [cls.__module__])
     out: dict[str, Any] = {
         "title": cls.__name__,
         "type": "object",

@@ -26,7 +26,7 @@ from pydantic_core import ErrorDetails
 from typing_extensions import NotRequired, Required, TypedDict
 
 from sweepgen import paths
-from sweepgen.compile.schema import jsonschema_subset, suggest, trl_cli
+from sweepgen.compile.schema import code_choices, jsonschema_subset, suggest, trl_cli
 from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.compile.spec import project
@@ -157,8 +157,8 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
             return _per_key([(_in_config(config, e), _message(e, cls, known)) for e in err.errors()])
         # a str field with `choices` metadata (ModelConfig.dtype): held to them, like the export
         return [
-            (name, f"must be one of {allowed!r} ({cls.__name__}.{name}'s choices)")
-            for name, allowed in choices.items()
+            (name, jsonschema_subset.not_one_of(config[name], {"enum": allowed, "$comment": why}))
+            for name, (allowed, why) in choices.items()
             if isinstance(config.get(name), str) and config[name] not in allowed
         ]
 
@@ -208,20 +208,30 @@ def _message(error: ErrorDetails, cls: type, known: list[str]) -> str:
     return f"{_UNKNOWN_FIELD} of {cls.__name__}" + (f" (did you mean `{close}`?)" if close else "")
 
 
-def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]]:
-    """Field name -> the string values its ``choices`` metadata allows (see export.field_enum)."""
-    out: dict[str, list[str]] = {}
-    for f in dataclasses.fields(cls):
-        if not (f.init and f.metadata and f.metadata.get("choices")):
-            continue  # the common case: no type schema needed
-        try:
-            type_schema = TypeAdapter(hints[f.name]).json_schema()
-        except Exception:  # noqa: BLE001 - the type check above already refused such a type
-            continue
-        allowed = field_enum(f, type_schema)
-        if allowed:
-            out[f.name] = allowed
+def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, tuple[list[str], str]]:
+    """Field name -> (the string values it allows, why): its ``choices`` metadata (see
+    export.field_enum), else the values its package's code handles before it raises (code_choices)."""
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    closed = code_choices.closed_in([cls.__module__], [f.name for f in fields])
+    out: dict[str, tuple[list[str], str]] = {}
+    for f in fields:
+        if (f.metadata and f.metadata.get("choices")) or f.name in closed:  # else no type schema needed
+            found = _choices_of(f, hints[f.name], closed.get(f.name), cls.__name__)
+            out.update({f.name: found} if found else {})
     return out
+
+
+def _choices_of(
+    f: dataclasses.Field[Any], hint: Any, closed: tuple[list[str], str] | None, owner: str
+) -> tuple[list[str], str] | None:
+    try:
+        type_schema = TypeAdapter(hint).json_schema()
+    except Exception:  # noqa: BLE001 - the type check above already refused such a type
+        return None
+    allowed = field_enum(f, type_schema)
+    if allowed:
+        return allowed, f"{owner}.{f.name}'s choices"
+    return closed if closed and code_choices.open_string(type_schema) else None
 
 
 def import_class(module_name: str, attr: str, loc: Location) -> Any:
