@@ -24,7 +24,7 @@ from typing import Protocol
 
 from sweepgen.compile.run_api import LOCK_NAME, Lock, placed
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core import command_overrides, runlock, stop_signals, sweep_state
+from sweepgen.run.core import command_overrides, runlock, stop_signals, sweep_state, vllm_server
 from sweepgen.run.core.base import (
     LOG_FILE,
     LOST,
@@ -132,6 +132,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
     _refuse_stale(decisions, request.sweep_dir)
     to_start = [d.task for d in decisions if d.start]
+    vllm_server.check(request.sweep_dir, to_start, ex.at_once(len(to_start)), executor)
     if request.dry_run:
         lines = ex.describe(to_start) if to_start else ["nothing to start"]
         return RunResult(0, decisions, {}, opts, describe=lines)

@@ -1,0 +1,89 @@
+"""Runs started together that name one vLLM server: refused before any of them starts.
+
+TRL's GRPO with ``use_vllm: true`` and ``vllm_mode: server`` sends its generation requests to the
+``trl vllm-serve`` at ``vllm_server_base_url`` (else ``vllm_server_host``:``vllm_server_port``,
+TRL's defaults ``0.0.0.0``:``8000``) and pushes its new weights there before it generates. The
+server holds one set of weights: two runs at once on one server generate from each other's policy,
+a wrong result that looks right, or hang in its weight-update group. A command that starts a server
+per run on the config's port has the same fault: the second run's trainer finds the first one's
+server already answering.
+
+Local runs at once share the machine, so one address, loopback included, is one server. On Slurm
+a loopback address names a server on each job's own node, so only another host shared by runs at
+once is refused. A config without ``vllm_mode`` is not judged: TRL's default changed between
+releases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sweepgen import yamlio
+from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.outtree import read_inside
+from sweepgen.run.core.base import RunTask
+
+_LOOPBACK = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]", "::", "[::]"}  # 0.0.0.0: TRL's default
+_DEFAULT_HOST, _DEFAULT_PORT = "0.0.0.0", 8000  # TRL's GRPOConfig defaults
+_HINT = (
+    "start one `trl vllm-serve` per run at once and give each run its own port, e.g. an axis or "
+    "derived: {vllm_server_port: ...} in the spec, or run them one at a time (--jobs 1)"
+)
+
+
+def check(sweep_dir: Path, tasks: Sequence[RunTask], at_once: int, executor: str) -> None:
+    """Exit 2 when two of ``tasks`` (of the sweep in ``sweep_dir``), ``at_once`` of which may run
+    together, name one vLLM server."""
+    if at_once < 2:
+        return
+    seen: dict[str, RunTask] = {}
+    for task in tasks:
+        address = server_of(task.config)
+        if address is None or (executor != "local" and _host(address) in _LOOPBACK):
+            continue
+        other = seen.setdefault(address, task)
+        if other is not task:
+            raise ConfigError(
+                f"runs {other.name!r} and {task.name!r} would share the vLLM server {address} "
+                f"(use_vllm, vllm_mode: server) while up to {at_once} runs go at once: the server "
+                "holds one policy's weights, so each run would generate from the other's",
+                location=_where(sweep_dir, task),
+                key=_key(task.config),
+                hint=_HINT,
+            )
+
+
+def server_of(config: Mapping[str, Any]) -> str | None:
+    """The address of the vLLM server a TRL config generates with; None when it names none."""
+    if config.get("use_vllm") is not True or config.get("vllm_mode") != "server":
+        return None
+    base_url = config.get("vllm_server_base_url")
+    if isinstance(base_url, str) and base_url.strip():
+        return base_url.strip().rstrip("/").lower()
+    host = config.get("vllm_server_host", _DEFAULT_HOST)
+    port = config.get("vllm_server_port", _DEFAULT_PORT)
+    host = "localhost" if str(host).lower() in _LOOPBACK else str(host).lower()
+    return f"http://{host}:{port}"
+
+
+def _host(address: str) -> str:
+    rest = address.partition("://")[2] or address
+    return rest.split("/", 1)[0].rsplit(":", 1)[0] if not rest.startswith("[") else rest.split("]")[0] + "]"
+
+
+def _key(config: Mapping[str, Any]) -> str:
+    base_url = config.get("vllm_server_base_url")
+    return "vllm_server_base_url" if isinstance(base_url, str) and base_url.strip() else "vllm_mode"
+
+
+def _where(sweep_dir: Path, task: RunTask) -> Location:
+    """The line of the server's key in the run's rendered YAML config; the file itself otherwise."""
+    shown = str(task.config_path)
+    try:  # read as `run` reads the lock's files: never through a link (outtree.read_inside)
+        data = read_inside(str(sweep_dir), Path(task.config_path).relative_to(sweep_dir).as_posix())
+        doc = yamlio.loads((data or b"").decode("utf-8"), shown)
+    except (ValueError, UnicodeDecodeError, UserError, RecursionError):
+        return Location(shown)
+    return doc.loc((_key(task.config),), key=True) if isinstance(doc.data, dict) else Location(shown)
