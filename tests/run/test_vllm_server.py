@@ -87,3 +87,33 @@ def test_on_slurm_only_a_server_on_another_host_is_one_server(tmp_path, monkeypa
 
 def _line_of(path: Path, key: str) -> int:
     return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if line.startswith(f"{key}:"))
+
+
+@pytest.mark.parametrize("parallel", [2, 1])
+def test_a_search_trial_on_the_vllm_server_of_a_running_trial_is_refused_before_it_runs(tmp_path, parallel):
+    """Trials go at once up to `parallel`: the second on one server is told failed with the reason
+    and never started; one at a time, each has the server to itself."""
+    from search_support import RUN_ARGS, sweepgen, write_search_project
+
+    base = {
+        "x": 0.5,
+        "y": 0.5,
+        "steps": 3,
+        "step_s": 0.01,
+        "seed": 0,
+        "noise": 0.0,
+        "output_dir": None,
+        **SERVER,
+    }
+    spec = write_search_project(tmp_path, {"n": 2, "parallel": parallel, "sampler": "random"}, base=base)
+    assert sweepgen(tmp_path, "render", str(spec)).returncode == 0
+    done = sweepgen(tmp_path, "run", "generated/fake_search", *RUN_ARGS)
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "Traceback" not in said
+    logs = list((tmp_path / "runs").glob("fake_search/*/run.log"))
+    if parallel == 1:
+        assert done.returncode == 0 and len(logs) == 2, said
+        return
+    assert "refused before it ran" in said or "refused (" in said, said
+    assert "would share the vLLM server http://localhost:8000" in said, said
+    assert len(logs) == 1  # the refused trial never started

@@ -11,7 +11,7 @@ server already answering.
 Local runs at once share the machine, so one address, loopback included, is one server. On Slurm
 a loopback address names a server on each job's own node, so only another host shared by runs at
 once is refused. A config without ``vllm_mode`` is not judged: TRL's default changed between
-releases.
+releases. A search checks each trial it renders against the trials still running (first_shared).
 """
 
 from __future__ import annotations
@@ -36,16 +36,26 @@ _HINT = (
 def check(sweep_dir: Path, tasks: Sequence[RunTask], at_once: int, executor: str) -> None:
     """Exit 2 when two of ``tasks`` (of the sweep in ``sweep_dir``), ``at_once`` of which may run
     together, name one vLLM server."""
+    shared = first_shared(sweep_dir, [], tasks, at_once, executor)
+    if shared is not None:
+        raise shared
+
+
+def first_shared(
+    sweep_dir: Path, running: Sequence[RunTask], new: Sequence[RunTask], at_once: int, executor: str
+) -> ConfigError | None:
+    """The refusal of the first of ``new`` that names the vLLM server of one of ``running`` or of
+    an earlier one of ``new``, when ``at_once`` runs may go together; None when none does."""
     if at_once < 2:
-        return
+        return None
     seen: dict[str, RunTask] = {}
-    for task in tasks:
+    for task in [*running, *new]:
         address = server_of(task.config)
         if address is None or (executor != "local" and _host(address) in _LOOPBACK):
             continue
         other = seen.setdefault(address, task)
         if other is not task:
-            raise ConfigError(
+            return ConfigError(
                 f"runs {other.name!r} and {task.name!r} would share the vLLM server {address} "
                 f"(use_vllm, vllm_mode: server) while up to {at_once} runs go at once: the server "
                 "holds one policy's weights, so each run would generate from the other's",
@@ -53,6 +63,7 @@ def check(sweep_dir: Path, tasks: Sequence[RunTask], at_once: int, executor: str
                 key=_key(task.config),
                 hint=_HINT,
             )
+    return None
 
 
 def server_of(config: Mapping[str, Any]) -> str | None:
