@@ -13,6 +13,7 @@ import contextlib
 import contextvars
 import dataclasses
 import importlib
+import importlib.metadata
 import json
 import os
 import sys
@@ -27,6 +28,7 @@ from typing_extensions import NotRequired, Required, TypedDict
 
 from sweepgen import paths
 from sweepgen.compile.schema import code_choices, jsonschema_subset, suggest, trl_cli
+from sweepgen.compile.schema import export as schema_export
 from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.compile.spec import project
@@ -274,7 +276,32 @@ def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
             location=loc,
             hint=err.hint or f"supported keywords: {', '.join(sorted(jsonschema_subset.SUPPORTED))}",
         ) from None
-    return lambda config: jsonschema_subset.validate(config, schema)
+    stale = _exported_elsewhere(schema, ref, os.path.relpath(full))
+    if stale is None:
+        return lambda config: jsonschema_subset.validate(config, schema)
+    return lambda config: [
+        (path, f"{message} ({stale})") for path, message in jsonschema_subset.validate(config, schema)
+    ]
+
+
+def _exported_elsewhere(schema: Any, ref: str, path: str) -> str | None:
+    """What to add to a refusal when the schema file was exported (``sweepgen schema --export``) from
+    another release of its package than the one installed here: its keys and values are that
+    release's, so a refusal may be the file's age, not the config's fault."""
+    stamp = schema.get(schema_export.STAMP) if isinstance(schema, dict) else None
+    if not isinstance(stamp, dict):
+        return None
+    package, version, source = stamp.get("package"), stamp.get("version"), stamp.get("source")
+    if not (isinstance(package, str) and isinstance(version, str)):
+        return None
+    try:
+        installed = importlib.metadata.version(package)
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None  # not installed here (a lint job): nothing to compare with
+    if installed == version:
+        return None
+    again = f"`sweepgen schema --export {source} -o {path}`" if isinstance(source, str) else "export it again"
+    return f"{ref} was exported from {package} {version}, {installed} is installed here: {again}"
 
 
 def _parse_json(raw: bytes, ref: str, loc: Location) -> Any:
