@@ -46,19 +46,22 @@ def closed_in(modules: Iterable[str], fields: Collection[str]) -> dict[str, tupl
     ``trl.trainer.grpo_trainer``) closes: read from source, never imported for it."""
     out: dict[str, tuple[list[str], str]] = {}
     for module in dict.fromkeys(m for name in modules for m in _with_trainer(name)):
-        source_path = _source_file(module)
         left = [f for f in fields if f not in out]
-        if source_path is None or not left:
-            continue
-        with open(source_path, encoding="utf-8") as fh:
-            closed = closed_choices(fh.read(), left)
-        for name, found in closed.items():
+        for name, found in _closed_in_module(module, left).items():
             where = f"{module.replace('.', '/')}.py:{found.line}"
             out[name] = (
                 list(found.values),
                 f"{module.partition('.')[0]} raises for any other value, {where}",
             )
     return out
+
+
+def _closed_in_module(module: str, fields: Collection[str]) -> dict[str, Closed]:
+    source_path = _source_file(module) if fields else None
+    if source_path is None:
+        return {}
+    with open(source_path, encoding="utf-8") as fh:
+        return closed_choices(fh.read(), fields)
 
 
 def closed_choices(source: str, fields: Collection[str]) -> dict[str, Closed]:
@@ -91,19 +94,21 @@ def _closed(chain: ast.If) -> tuple[str, set[str], int] | None:
     refused = _not_in(chain.test)
     if refused is not None and _raises(chain.body) and not chain.orelse:
         return refused[0], refused[1], _raise_line(chain.body)
-    field: str | None = None
-    values: set[str] = set()
-    node = chain
-    while True:
-        test = _equals(node.test)
-        if test is None or field not in (None, test[0]):
-            return None
-        field, values = test[0], values | test[1]
-        after = node.orelse[0] if len(node.orelse) == 1 else None
-        if not isinstance(after, ast.If):
-            break
-        node = after
-    return (field, values, _raise_line(node.orelse)) if _raises(node.orelse) else None
+    tests, last = _chain(chain)
+    read = [test for test in tests if test is not None]
+    fields = {field for field, _ in read}
+    if len(read) != len(tests) or len(fields) != 1 or not _raises(last.orelse):
+        return None
+    return fields.pop(), {value for _, values in read for value in values}, _raise_line(last.orelse)
+
+
+def _chain(first: ast.If) -> tuple[list[tuple[str, set[str]] | None], ast.If]:
+    """The tests of an ``if``/``elif`` chain (each read by _equals) and its last ``elif``."""
+    tests, node = [_equals(first.test)], first
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        tests.append(_equals(node.test))
+    return tests, node
 
 
 def _equals(test: ast.expr) -> tuple[str, set[str]] | None:

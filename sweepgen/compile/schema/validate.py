@@ -289,19 +289,22 @@ def _exported_elsewhere(schema: Any, ref: str, path: str) -> str | None:
     another release of its package than the one installed here: its keys and values are that
     release's, so a refusal may be the file's age, not the config's fault."""
     stamp = schema.get(schema_export.STAMP) if isinstance(schema, dict) else None
-    if not isinstance(stamp, dict):
-        return None
-    package, version, source = stamp.get("package"), stamp.get("version"), stamp.get("source")
-    if not (isinstance(package, str) and isinstance(version, str)):
-        return None
-    try:
-        installed = importlib.metadata.version(package)
-    except (importlib.metadata.PackageNotFoundError, ValueError):
-        return None  # not installed here (a lint job): nothing to compare with
-    if installed == version:
-        return None
+    package, version = (
+        (stamp.get("package"), stamp.get("version")) if isinstance(stamp, dict) else (None, None)
+    )
+    installed = _installed(package) if isinstance(package, str) and isinstance(version, str) else None
+    if installed is None or installed == version:
+        return None  # the same release, or not installed here (a lint job): nothing to compare with
+    source = stamp.get("source") if isinstance(stamp, dict) else None
     again = f"`sweepgen schema --export {source} -o {path}`" if isinstance(source, str) else "export it again"
     return f"{ref} was exported from {package} {version}, {installed} is installed here: {again}"
+
+
+def _installed(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None
 
 
 def _parse_json(raw: bytes, ref: str, loc: Location) -> Any:

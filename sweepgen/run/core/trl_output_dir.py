@@ -55,11 +55,16 @@ def _trl_training(command: Sequence[str]) -> bool:
     (``accelerate launch -m trl.scripts.grpo``, ``python -m trl.scripts.sft``, ``.../trl/scripts/dpo.py``)."""
     if len(command) >= 2 and os.path.basename(command[0]) == "trl":
         return command[1] in _commands()
+    return any(name in _commands() for name in _trl_scripts(command))
+
+
+def _trl_scripts(command: Sequence[str]) -> list[str]:
+    """The names of TRL's scripts ``command`` runs: ``-m trl.scripts.NAME``, ``.../trl/scripts/NAME.py``."""
     modules = [command[i + 1] for i, word in enumerate(command[:-1]) if word == "-m"]
-    named = [m.removeprefix("trl.scripts.") for m in modules if m.startswith("trl.scripts.")]
     files = [PurePosixPath(word) for word in command if word.endswith(".py")]
-    named += [f.stem for f in files if f.parent.parts[-2:] == ("trl", "scripts")]
-    return any(name in _commands() for name in named)
+    return [m.removeprefix("trl.scripts.") for m in modules if m.startswith("trl.scripts.")] + [
+        f.stem for f in files if f.parent.parts[-2:] == ("trl", "scripts")
+    ]
 
 
 def _commands() -> tuple[str, ...]:
