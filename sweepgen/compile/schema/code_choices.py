@@ -19,6 +19,8 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sweepgen.compile.schema import string_values
+
 _HOLDERS = ({"self"}, {"args"}, {"self", "args"})  # `self.F`, `args.F`, `self.args.F`
 
 
@@ -34,9 +36,9 @@ def close_strings(props: dict[str, Any], modules: Iterable[str]) -> None:
     """Give each string property of a schema without values of its own the values the code of
     ``modules`` (and of their trainers) closes; the raise is named in the property's ``$comment``,
     which a refusal shows."""
-    open_strings = {n for n, p in props.items() if open_string(p)}
+    open_strings = {n for n, p in props.items() if string_values.open_string(p)}
     for name, (values, why) in closed_in(modules, open_strings).items():
-        _restrict(props[name], values)
+        string_values.restrict(props[name], values)
         props[name]["$comment"] = why
 
 
@@ -178,27 +180,3 @@ def _source_file(module: str) -> str | None:
         return None
     origin = spec.origin if spec else None
     return origin if origin and origin.endswith(".py") else None
-
-
-def _branches(prop: dict[str, Any]) -> list[dict[str, Any]]:
-    return [prop, *[b for b in prop.get("anyOf", []) if isinstance(b, dict)]]
-
-
-def open_string(prop: dict[str, Any]) -> bool:
-    """True for a type schema that takes any string: one of its branches is a string without values."""
-    return _takes_string(prop) and not _has_values(prop)
-
-
-def _takes_string(prop: dict[str, Any]) -> bool:
-    return any(b.get("type") == "string" for b in _branches(prop))
-
-
-def _has_values(prop: dict[str, Any]) -> bool:
-    return any("enum" in b or "const" in b for b in _branches(prop))
-
-
-def _restrict(prop: dict[str, Any], values: list[str]) -> None:
-    """The string branch of ``prop`` held to ``values``; its other branches (None, a list) stay."""
-    for branch in _branches(prop):
-        if branch.get("type") == "string":
-            branch["enum"] = values

@@ -27,7 +27,7 @@ from pydantic_core import ErrorDetails
 from typing_extensions import NotRequired, Required, TypedDict
 
 from sweepgen import paths
-from sweepgen.compile.schema import code_choices, jsonschema_subset, suggest, trl_cli
+from sweepgen.compile.schema import code_choices, jsonschema_subset, string_values, suggest, trl_cli
 from sweepgen.compile.schema import export as schema_export
 from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.schema.one_or_list import accepted_hints
@@ -233,7 +233,7 @@ def _choices_of(
     allowed = field_enum(f, type_schema)
     if allowed:
         return allowed, f"{owner}.{f.name}'s choices"
-    return closed if closed and code_choices.open_string(type_schema) else None
+    return closed if closed and string_values.open_string(type_schema) else None
 
 
 def import_class(module_name: str, attr: str, loc: Location) -> Any:
