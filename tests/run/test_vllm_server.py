@@ -36,6 +36,7 @@ def _run(*args: str):
     [
         {},  # TRL's default address, 0.0.0.0:8000, for both
         {"beta1": {"vllm_server_host": "localhost"}},  # the same machine, spelled otherwise
+        {"beta1": {"vllm_server_base_url": "http://127.0.0.1:8000/"}},  # a URL and a host and port
         {
             "beta1": {"vllm_server_base_url": "http://LOCALHOST:8000/"},
             "beta2": {"vllm_server_base_url": "http://localhost:8000"},

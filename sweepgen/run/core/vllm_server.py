@@ -16,6 +16,7 @@ releases. A search checks each trial it renders against the trials still running
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.outtree import read_inside
 from sweepgen.run.core.base import RunTask
 
-_LOOPBACK = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]", "::", "[::]"}  # 0.0.0.0: TRL's default
+_LOOPBACK = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "::"}  # 0.0.0.0: TRL's default
 _DEFAULT_HOST, _DEFAULT_PORT = "0.0.0.0", 8000  # TRL's GRPOConfig defaults
 _HINT = (
     "start one `trl vllm-serve` per run at once and give each run its own port, e.g. an axis or "
@@ -67,21 +68,37 @@ def first_shared(
 
 
 def server_of(config: Mapping[str, Any]) -> str | None:
-    """The address of the vLLM server a TRL config generates with; None when it names none."""
+    """The address of the vLLM server a TRL config generates with (``http://host:port``, loopback
+    spelled ``localhost``); None when it names none."""
     if config.get("use_vllm") is not True or config.get("vllm_mode") != "server":
         return None
     base_url = config.get("vllm_server_base_url")
     if isinstance(base_url, str) and base_url.strip():
-        return base_url.strip().rstrip("/").lower()
-    host = config.get("vllm_server_host", _DEFAULT_HOST)
-    port = config.get("vllm_server_port", _DEFAULT_PORT)
-    host = "localhost" if str(host).lower() in _LOOPBACK else str(host).lower()
-    return f"http://{host}:{port}"
+        return _from_url(base_url.strip())
+    host = str(config.get("vllm_server_host", _DEFAULT_HOST)).lower()
+    return f"http://{_named(host)}:{config.get('vllm_server_port', _DEFAULT_PORT)}"
+
+
+def _from_url(url: str) -> str:
+    """``http://127.0.0.1:8000/`` as ``http://localhost:8000``; a URL that does not parse, as written."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return url.rstrip("/").lower()
+    return f"{parts.scheme.lower()}://{_named(parts.hostname or '')}:{port}{parts.path.rstrip('/')}"
+
+
+def _named(host: str) -> str:
+    return "localhost" if host.strip("[]") in _LOOPBACK else host
 
 
 def _host(address: str) -> str:
-    rest = address.partition("://")[2] or address
-    return rest.split("/", 1)[0].rsplit(":", 1)[0] if not rest.startswith("[") else rest.split("]")[0] + "]"
+    """The host of an address ``server_of`` gives."""
+    try:
+        return urllib.parse.urlsplit(address).hostname or ""
+    except ValueError:
+        return ""
 
 
 def _key(config: Mapping[str, Any]) -> str:
