@@ -47,10 +47,10 @@ def _refusal(run: str, path: Path, *, others: int) -> ConfigError:
 
 def _applies(command: Sequence[str] | None) -> bool:
     """``trl <training command>`` that does not pass ``--output_dir`` itself."""
-    return command is not None and _trl_training(command) and not _sets_output_dir(command)
+    return command is not None and trl_training(command) and not _sets_output_dir(command)
 
 
-def _trl_training(command: Sequence[str]) -> bool:
+def trl_training(command: Sequence[str]) -> bool:
     """``trl grpo ...``, or TRL's script of a training command run as a module or a file
     (``accelerate launch -m trl.scripts.grpo``, ``python -m trl.scripts.sft``, ``.../trl/scripts/dpo.py``)."""
     if len(command) >= 2 and os.path.basename(command[0]) == "trl":

@@ -105,6 +105,9 @@ class LocalExecutor(Executor):
     def at_once(self, count: int) -> int:
         return min(self.jobs, count)
 
+    def gpus_each(self) -> int | None:
+        return self.gpus_per_run if self.options.gpus else None  # without --gpus: every GPU
+
     def __init__(self, options: ExecutorOptions) -> None:
         super().__init__(options)
         _check_options(options)
