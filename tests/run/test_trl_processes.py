@@ -82,3 +82,12 @@ def test_a_slurm_job_of_one_gpu_is_refused_a_run_of_two_processes(tmp_path, monk
     assert "each run is given 1 GPU(s)" in " ".join(result.output.split())
     _sweep(tmp_path, {"num_processes": 2}, resources={"time": 5, "gpus_per_run": 2})
     assert _run("--command", TRL, "--executor", "slurm").exit_code == 0
+
+
+def test_runs_of_as_many_gpus_as_processes_are_started(tmp_path, monkeypatch):
+    """The fix the refusal gives: `resources.gpus_per_run: 2`, and --gpus hands each run two."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _sweep(tmp_path, {"num_processes": 2}, resources={"gpus_per_run": 2})
+    result = _run("--command", TRL, "--gpus", "0,1,2,3")
+    assert result.exit_code == 0, result.output
