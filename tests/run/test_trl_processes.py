@@ -38,7 +38,8 @@ def test_more_processes_than_the_gpu_each_run_gets_is_refused(tmp_path, monkeypa
     result = _run("--command", TRL, "--gpus", "0,1", "--per-gpu", "1")
     assert result.exit_code == 2, result.output
     said = " ".join(result.output.split())
-    assert "generated/t/beta1.yaml" in said and "(at `num_processes`)" in said
+    line = Path("generated/t/beta1.yaml").read_text().splitlines().index("num_processes: 2") + 1
+    assert f"generated/t/beta1.yaml:{line}:1:" in said and "(at `num_processes`)" in said
     assert "asks accelerate for 2 processes (num_processes) but each run is given 1 GPU(s)" in said
     assert "resources.gpus_per_run: 2" in said and "Traceback" not in said
 

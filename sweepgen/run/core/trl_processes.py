@@ -16,18 +16,23 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from sweepgen.errors import ConfigError, Location
+from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.config_where import key_location
 from sweepgen.run.core.trl_output_dir import trl_training
 
 
-def check(command: Sequence[str] | None, tasks: Sequence[RunTask], gpus_each: int | None) -> None:
-    """Exit 2 when ``command`` runs TRL's training script and a run's config asks accelerate for
-    more processes than the ``gpus_each`` GPUs each run sees (None: not limited, every GPU)."""
+def check(
+    sweep_dir: Path, command: Sequence[str] | None, tasks: Sequence[RunTask], gpus_each: int | None
+) -> None:
+    """Exit 2 when ``command`` runs TRL's training script and a run's config (of the sweep in
+    ``sweep_dir``) asks accelerate for more processes than the ``gpus_each`` GPUs each run sees
+    (None: not limited, every GPU)."""
     if gpus_each is None or command is None or not trl_training(command):
         return
     for task in tasks:
@@ -38,7 +43,7 @@ def check(command: Sequence[str] | None, tasks: Sequence[RunTask], gpus_each: in
                 f"run {task.name!r} asks accelerate for {count} processes ({key}) but each run is "
                 f"given {gpus_each} GPU(s): accelerate would train one process with 1/{count} of the "
                 "batch the config says, or start them all on one GPU",
-                location=Location(str(task.config_path)),
+                location=key_location(sweep_dir, task, key.partition(":")[0]),
                 key=key.partition(":")[0],
                 hint=f"give each run {count} GPUs (resources.gpus_per_run: {count} in the spec, then "
                 f"--gpus takes {count} a run), or set num_processes: {gpus_each}",
@@ -61,9 +66,8 @@ def processes(config: Mapping[str, Any]) -> tuple[int, str] | None:
 def _preset_processes(name: str) -> int | None:
     """The ``num_processes`` of TRL's preset ``name`` (trl/accelerate_configs/NAME.yaml, read from the
     installed package without importing it) when it starts several; None otherwise."""
-    spec = (
-        importlib.util.find_spec("trl") if "/" not in name and not name.endswith((".yaml", ".yml")) else None
-    )
+    a_file = "/" in name or name.endswith((".yaml", ".yml"))  # the project's own: not read
+    spec = None if a_file else importlib.util.find_spec("trl")
     folders = list(spec.submodule_search_locations or []) if spec else []
     for folder in folders:
         path = os.path.join(folder, "accelerate_configs", f"{name}.yaml")

@@ -21,10 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweepgen import yamlio
-from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.outtree import read_inside
+from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.config_where import key_location
 
 _LOOPBACK = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "::"}  # 0.0.0.0: TRL's default
 _DEFAULT_HOST, _DEFAULT_PORT = "0.0.0.0", 8000  # TRL's GRPOConfig defaults
@@ -60,7 +59,7 @@ def first_shared(
                 f"runs {other.name!r} and {task.name!r} would share the vLLM server {address} "
                 f"(use_vllm, vllm_mode: server) while up to {at_once} runs go at once: the server "
                 "holds one policy's weights, so each run would generate from the other's",
-                location=_where(sweep_dir, task),
+                location=key_location(sweep_dir, task, _key(task.config)),
                 key=_key(task.config),
                 hint=_HINT,
             )
@@ -104,14 +103,3 @@ def _host(address: str) -> str:
 def _key(config: Mapping[str, Any]) -> str:
     base_url = config.get("vllm_server_base_url")
     return "vllm_server_base_url" if isinstance(base_url, str) and base_url.strip() else "vllm_mode"
-
-
-def _where(sweep_dir: Path, task: RunTask) -> Location:
-    """The line of the server's key in the run's rendered YAML config; the file itself otherwise."""
-    shown = str(task.config_path)
-    try:  # read as `run` reads the lock's files: never through a link (outtree.read_inside)
-        data = read_inside(str(sweep_dir), Path(task.config_path).relative_to(sweep_dir).as_posix())
-        doc = yamlio.loads((data or b"").decode("utf-8"), shown)
-    except (ValueError, UnicodeDecodeError, UserError, RecursionError):
-        return Location(shown)
-    return doc.loc((_key(task.config),), key=True) if isinstance(doc.data, dict) else Location(shown)

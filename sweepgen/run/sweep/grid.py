@@ -141,7 +141,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     _refuse_stale(decisions, request.sweep_dir)
     to_start = [d.task for d in decisions if d.start]
     vllm_server.check(request.sweep_dir, to_start, ex.at_once(len(to_start)), executor)
-    trl_processes.check(argv, to_start, ex.gpus_each())
+    trl_processes.check(request.sweep_dir, argv, to_start, ex.gpus_each())
     if request.dry_run:
         lines = ex.describe(to_start) if to_start else ["nothing to start"]
         return RunResult(0, decisions, {}, opts, describe=lines)
