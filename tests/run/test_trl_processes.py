@@ -45,6 +45,20 @@ def test_more_processes_than_the_gpu_each_run_gets_is_refused(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize(
+    "command",
+    ["accelerate launch --num_processes 2 -m trl.scripts.grpo --config {config}", TRL + " --num-processes=2"],
+)
+def test_processes_asked_for_on_the_command_line_are_named_there(tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _sweep(tmp_path, {})
+    result = _run("--command", command, "--gpus", "0,1")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert said.startswith("--command: error: run 'beta1' asks accelerate for 2 processes (--num")
+
+
+@pytest.mark.parametrize(
     ("extra", "args"),
     [
         ({"num_processes": 2}, ()),  # no --gpus: every run sees every GPU

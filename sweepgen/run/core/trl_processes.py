@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from sweepgen.errors import ConfigError
+from sweepgen.errors import ConfigError, Location
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.config_where import key_location
 from sweepgen.run.core.trl_output_dir import trl_training
@@ -35,19 +35,27 @@ def check(
     (None: not limited, every GPU)."""
     if gpus_each is None or command is None or not trl_training(command):
         return
+    on_command_line = _command_processes(command)
     for task in tasks:
-        wanted = processes(task.config)
+        wanted = on_command_line or processes(task.config)
         if wanted is not None and wanted[0] > max(gpus_each, 1):
-            count, key = wanted
-            raise ConfigError(
-                f"run {task.name!r} asks accelerate for {count} processes ({key}) but each run is "
-                f"given {gpus_each} GPU(s): accelerate would train one process with 1/{count} of the "
-                "batch the config says, or start them all on one GPU",
-                location=key_location(sweep_dir, task, key.partition(":")[0]),
-                key=key.partition(":")[0],
-                hint=f"give each run {count} GPUs (resources.gpus_per_run: {count} in the spec, then "
-                f"--gpus takes {count} a run), or set num_processes: {gpus_each}",
-            )
+            raise _refusal(sweep_dir, task, wanted, gpus_each, from_command=on_command_line is not None)
+
+
+def _refusal(
+    sweep_dir: Path, task: RunTask, wanted: tuple[int, str], gpus_each: int, *, from_command: bool
+) -> ConfigError:
+    count, said_by = wanted
+    key = said_by.partition(":")[0]
+    return ConfigError(
+        f"run {task.name!r} asks accelerate for {count} processes ({said_by}) but each run is given "
+        f"{gpus_each} GPU(s): accelerate would train one process with 1/{count} of the batch the config "
+        "says, or start them all on one GPU",
+        location=Location("--command") if from_command else key_location(sweep_dir, task, key),
+        key=None if from_command else key,
+        hint=f"give each run {count} GPUs (resources.gpus_per_run: {count} in the spec, then --gpus "
+        f"takes {count} a run), or ask for {gpus_each} process(es)",
+    )
 
 
 def processes(config: Mapping[str, Any]) -> tuple[int, str] | None:
@@ -61,6 +69,16 @@ def processes(config: Mapping[str, Any]) -> tuple[int, str] | None:
         return None
     count = _preset_processes(preset)
     return (count, f"accelerate_config: {preset}") if count is not None else None
+
+
+def _command_processes(command: Sequence[str]) -> tuple[int, str] | None:
+    """``accelerate launch --num_processes 2 -m trl.scripts.grpo ...``: the command's own count."""
+    for i, word in enumerate(command):
+        flag, _, value = word.partition("=")
+        if flag in ("--num_processes", "--num-processes"):
+            value = value or (command[i + 1] if i + 1 < len(command) else "")
+            return (int(value), flag) if value.isdigit() else None
+    return None
 
 
 def _preset_processes(name: str) -> int | None:
