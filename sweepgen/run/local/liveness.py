@@ -135,10 +135,38 @@ def leftovers_note(status: RunStatus) -> str | None:
     pids = leftovers(status)
     if not pids:
         return None
+    # a rank still training and a helper that never exits (a logging service such as wandb-core)
+    # look alike from here (both are children of the trainer in sessions of their own, with its
+    # environment and its log), so the run is kept running rather than started beside a rank;
+    # the processes are named so the user can tell, and told what ends them
     return (
-        f"its supervisor (pid {status.ids.get('pid')}) died; what its trainer started still runs "
-        f"(pids {pids}): `sweepgen cancel` ends it"
+        f"its supervisor (pid {status.ids.get('pid')}) died and its trainer{_pid_of(status)} with "
+        f"it; what its trainer started still runs "
+        f"(pids {pids}: {_named(pids)}): if that is only a helper (a logging service) the run is "
+        "over and `sweepgen cancel --only RUN` ends it and records it cancelled (then "
+        "`--rerun-failed` starts it again); a rank still trains: its end is recorded by nobody, "
+        "so let it end, then `--rerun-failed`, or `sweepgen cancel` it"
     )
+
+
+def _pid_of(status: RunStatus) -> str:
+    pgid = status.ids.get("trainer_pgid")
+    return f" (pid {pgid})" if isinstance(pgid, int) else ""
+
+
+def _named(pids: list[int]) -> str:
+    """Each pid's command (its first word and the script it runs, as ``ps`` shows them)."""
+    return ", ".join(f"{pid} {_command_of(pid)}" for pid in pids)
+
+
+def _command_of(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = [w.decode(errors="replace") for w in fh.read(4096).split(b"\0") if w]
+    except OSError:
+        return "(gone)"
+    words = " ".join(os.path.basename(w) if i == 0 else w for i, w in enumerate(argv[:3]))
+    return " ".join(words.split())[:80] or "?"
 
 
 def kill_leftovers(status: RunStatus) -> list[int]:
