@@ -17,7 +17,8 @@ from pathlib import Path
 from sweepgen.errors import SweepgenError
 from sweepgen.run.core import runlock, stop_request
 from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host, utc_now, write_status
-from sweepgen.run.local.supervise import COMM, MARK, RUN_DIR, STARTING, boot_id, mark_of
+from sweepgen.run.core.boot_clock import boot_id
+from sweepgen.run.local.supervise import COMM, MARK, RUN_DIR, STARTING, mark_of
 
 EXECUTOR = "local"  # LocalExecutor.name
 # in the ids of the status `status` shows for a run whose folder was deleted under it (orphan_status)
