@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sweepgen.errors import UserError
@@ -60,10 +60,11 @@ class CancelOutcome:
     resume: str | None  # the command line that resumes them (the sweep's own, --rerun-failed)
     elsewhere: list[RunView]  # live runs no executor reaches from here (another machine's processes)
     search_stopped: bool = False  # a search: its controllers were asked to stop (search_stop)
+    ended: list[RunView] = field(default_factory=list)  # runs that ended by themselves meanwhile
 
     @property
     def nothing_live(self) -> bool:
-        return not self.cancelled and not self.elsewhere
+        return not self.cancelled and not self.elsewhere and not self.ended
 
     @property
     def exit_code(self) -> int:
@@ -161,10 +162,13 @@ def cancel(
         resume = None if search is None else sweep_state.recorded_line(sweep_dir)
         return CancelOutcome(views, located.under, 0, resume, [], stopped is not None)
     views = collect(located.tasks)
-    elsewhere = [v for v in views if v.task.name in unreachable]
+    # a run that ended by itself between the look above and its stop (its supervisor gone) is no
+    # run of another machine: it keeps its end, and is said so
+    elsewhere = [v for v in views if v.task.name in unreachable and v.live]
+    ended = [v for v in views if v.task.name in unreachable and not v.live]
     cancelled = sum(len(runs) for runs in by_executor.values()) - len(unreachable)
     resume = _resume_line(sweep_dir, by_executor, searched=search is not None)
-    return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped is not None)
+    return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped is not None, ended)
 
 
 def _after_starts(
