@@ -342,16 +342,27 @@ class LocalExecutor(Executor):
         # another `sweepgen run` of these runs folders may run runs on the same GPUs: counted, and
         # each pick and start made under their GPU lock (gpu_share.py)
         folders = {task.run_dir.parent for task in self._queue}
-        with gpu_share.held(folders):
-            ours = {child.task.run_dir for child in self._running.values()}
-            self._others = gpu_share.others_load(folders, self.options.gpus, ours)
-            while self._queue and len(self._running) < self.jobs and self._slot_free():
-                task = self._queue.popleft()
-                self._launch(task)
-                child = self._running.get(task.name)
-                if child is not None:  # its GPUs are in its status before the lock is let go
-                    gpu_share.wait_seen(task.run_dir, child.proc.pid, child.proc.poll)
-            self._say_waiting_for_gpus()
+        try:
+            with gpu_share.held(folders):
+                self._fill_gpus(folders)
+        except gpu_share.Unavailable as err:  # no run can be started on that disk either
+            if err.errno not in DISK_FAULTS:
+                raise UserError(
+                    f"could not open {err.filename}: {err.strerror or err}",
+                    hint="remove what stands there (sweepgen opens no link or FIFO), then run again",
+                ) from None
+            self._fault(Path(err.filename), err)
+
+    def _fill_gpus(self, folders: set[Path]) -> None:
+        ours = {child.task.run_dir for child in self._running.values()}
+        self._others = gpu_share.others_load(folders, self.options.gpus, ours)
+        while self._queue and len(self._running) < self.jobs and self._slot_free():
+            task = self._queue.popleft()
+            self._launch(task)
+            child = self._running.get(task.name)
+            if child is not None:  # its GPUs are in its status before the lock is let go
+                gpu_share.wait_seen(task.run_dir, child.proc.pid, child.proc.poll)
+        self._say_waiting_for_gpus()
 
     def _load(self, gpu: str) -> int:
         return self._gpu_load[gpu] + self._others.get(gpu, 0)

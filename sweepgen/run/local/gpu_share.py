@@ -23,8 +23,13 @@ from sweepgen.run.core import runlock
 from sweepgen.run.core.base import RunState, read_status, this_host
 from sweepgen.run.local import liveness
 
+LOCK = filenames.GPU_LOCK
 LOCK_WAIT_S = 60.0  # a holder keeps it for one start (ms); this long means it is stuck (SIGSTOP)
 SEEN_WAIT_S = 10.0  # how long a start may take to show its GPUs in its status
+
+
+class Unavailable(OSError):
+    """The GPU lock could not be made or opened (a read-only or full disk, a link in its place)."""
 
 
 @contextlib.contextmanager
@@ -38,9 +43,12 @@ def held(folders: Iterable[Path]) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _held(folder: Path) -> Iterator[None]:
-    runfs.makedirs(folder)  # a linked folder on the way is ELOOP, never followed
-    path = folder / filenames.GPU_LOCK
-    fd = runfs.open_file(path, os.O_RDWR | os.O_CREAT, 0o644)
+    path = folder / LOCK
+    try:
+        runfs.makedirs(folder)  # a linked folder on the way is ELOOP, never followed
+        fd = runfs.open_file(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:  # named by its path (runfs names the folder it walked from)
+        raise Unavailable(err.errno, err.strerror, str(path)) from None
     try:
         if not runlock.flock_within(fd, LOCK_WAIT_S, every_s=0.01):
             raise UserError(
