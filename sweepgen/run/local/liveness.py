@@ -46,7 +46,32 @@ def _supervisor_process_alive(status: RunStatus) -> bool:
     if started is None:
         return False
     # a recycled pid belongs to a process that started at another time
-    return status.ids.get("proc_start") in (None, started)
+    if status.ids.get("proc_start") not in (None, started):
+        return False
+    # the status file is data: a pid and start time read from /proc may name any live process,
+    # which would keep the run `running` for ever (never started again, `cancel` unable to end it).
+    # A status a supervisor wrote names a supervisor (an older sweepgen's run had none)
+    return not by_supervisor(status) or is_supervisor(pid)
+
+
+def by_supervisor(status: RunStatus) -> bool:
+    """Whether ``status`` says a supervisor that stops and records its run wrote it."""
+    return "trainer_pgid" in status.ids or status.ids.get(STARTING) is True or RUN_DIR in status.ids
+
+
+def is_supervisor(pid: int) -> bool:
+    """Whether ``pid`` is a run's supervisor: named COMM, or run as ``python -m SUPERVISOR_MODULE``
+    (Linux; elsewhere nothing more can be looked at, and it is taken to be one)."""
+    if not os.path.isdir("/proc/self"):
+        return True
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            if fh.read().strip() == COMM:
+                return True
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return SUPERVISOR_MODULE.encode() in fh.read(_MAX_CMDLINE).split(b"\0")
+    except OSError:
+        return False
 
 
 def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
@@ -72,7 +97,7 @@ def _proven(run_dir: Path, status: RunStatus, pid: int) -> bool:
     if status.ids.get(ORPHAN) is True:  # proven by what it holds: the run's deleted lock
         return orphan_supervisor(run_dir) == pid
     if "trainer_pgid" not in status.ids and status.ids.get(STARTING) is not True:
-        return False  # not written by a supervisor that stops and records its run
+        return False  # not written by a supervisor that stops and records its run (by_supervisor)
     # the status file is data: its pid may name any process. A folder moved while its run ran and
     # copied back (its status with it) holds a copy of the lock: the one held is where it was moved
     return _supervisor_process_alive(status) and (
