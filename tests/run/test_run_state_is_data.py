@@ -37,6 +37,12 @@ def _term_pending(pid: int) -> bool:
     raise AssertionError("no ShdPnd line")
 
 
+def _naming(pid: int) -> dict[str, object]:
+    """The ids a supervisor records, naming ``pid`` (with its start time and host) as it."""
+    ids = {"pid": pid, "pgid": pid, "trainer_pgid": pid, "host": this_host()}
+    return {**ids, "proc_start": liveness.proc_start_ticks(pid)}
+
+
 @pytest.fixture
 def victim():
     """A process of this user, in its own group, that blocks SIGTERM so one sent stays pending."""
@@ -63,13 +69,7 @@ def test_cancel_never_signals_a_process_a_status_file_names(victim, tmp_path: Pa
     run_dir = tmp_path / "runs" / "a"
     run_dir.mkdir(parents=True)
     (run_dir / ".sweepgen.lock").write_bytes(b"")
-    ids = {
-        "pid": victim.pid,
-        "pgid": victim.pid,
-        "trainer_pgid": victim.pid,
-        "host": this_host(),
-        "proc_start": liveness.proc_start_ticks(victim.pid),
-    }
+    ids = _naming(victim.pid)
     status = RunStatus(RunState.RUNNING, "local", ids=ids)
     # pid and start time alone would pass; that process is no supervisor, so the run is not alive
     assert not liveness.supervisor_alive(status)
@@ -378,15 +378,7 @@ def test_a_status_naming_a_live_process_that_is_no_supervisor_is_lost_not_runnin
     make_sweep(tmp_path, {"a": {"steps": 1}})
     run = tmp_path / "runs" / "fake" / "a"
     run.mkdir(parents=True)
-    ids = {
-        "pid": victim.pid,
-        "pgid": victim.pid,
-        "trainer_pgid": victim.pid,
-        "host": this_host(),
-        "proc_start": liveness.proc_start_ticks(victim.pid),
-        "boot_id": liveness.boot_id(),
-        "run_dir": str(run.resolve()),
-    }
+    ids = {**_naming(victim.pid), "boot_id": liveness.boot_id(), "run_dir": str(run.resolve())}
     started = "2026-01-01T00:00:00.000+00:00"
     write_status(run, RunStatus(RunState.RUNNING, "local", started=started, command=["x"], ids=ids))
     shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
