@@ -9,13 +9,15 @@ trainer exit and waits until its end is recorded."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from run_support import LOADED_S, make_sweep, output_of
 from search_support import sweepgen
 
@@ -42,13 +44,22 @@ def _until(what: str, done) -> None:
         time.sleep(0.02)
 
 
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` has exited (a zombie its parent has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 def _state(run: Path) -> RunStatus | None:
     return read_status(run) if (run / "sweepgen_status.json").exists() else None
 
 
-def test_cancel_of_a_run_that_finished_meanwhile_keeps_its_end_and_exits_0(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _cancel_racing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race) -> tuple[Result, Path]:
+    """`sweepgen cancel` of r0 while it runs, its request to the supervisor going through ``race``
+    (given the real request, then the request's arguments); its result once `sweepgen run` (which
+    must end 0, the run finished) is done, and the run's folder."""
     make_sweep(tmp_path, {"r0": {}})
     script = tmp_path / "trainer.py"
     script.write_text(TRAINER)
@@ -57,26 +68,56 @@ def test_cancel_of_a_run_that_finished_meanwhile_keeps_its_end_and_exits_0(
     run = tmp_path / "runs" / "fake" / "r0"
     started = sweepgen(tmp_path, "run", "generated/fake", "--command", command, wait=False)
     asked = liveness.request_stop
-
-    def finished_first(run_dir: Path, status: RunStatus, reason: str) -> bool:
-        (tmp_path / "release").touch()  # the trainer exits 0 now, before the stop is asked
-        _until("the run's end", lambda: not runlock.is_held(run_dir))
-        return asked(run_dir, status, reason)
-
     try:
         _until("the run's start", lambda: (s := _state(run)) is not None and "trainer_pgid" in s.ids)
         monkeypatch.chdir(tmp_path)
-        monkeypatch.setattr(liveness, "request_stop", finished_first)
+        monkeypatch.setattr(liveness, "request_stop", lambda *args: race(asked, *args))
         cancel = CliRunner().invoke(main, ["cancel", "generated/fake"])
         out, err = started.communicate(timeout=LOADED_S)
     finally:
         output_of(started)
-    assert "cannot be stopped from here" not in cancel.output, cancel.output
-    assert cancel.exit_code == 0, cancel.output
-    assert "r0: ended by itself (finished) before it could be cancelled" in cancel.output, cancel.output
     assert started.returncode == 0 and "Traceback" not in err, out + err
     status = read_status(run)
     assert status is not None and status.state is RunState.FINISHED, status
     assert len((run / "starts.txt").read_text().splitlines()) == 1
+    return cancel, run
+
+
+def test_cancel_of_a_run_that_finished_meanwhile_keeps_its_end_and_exits_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def finished_first(asked, run_dir: Path, status: RunStatus, reason: str) -> bool:
+        (tmp_path / "release").touch()  # the trainer exits 0 now, before the stop is asked
+        _until("the run's end", lambda: not runlock.is_held(run_dir))
+        return asked(run_dir, status, reason)
+
+    cancel, _ = _cancel_racing(tmp_path, monkeypatch, finished_first)
+    assert "cannot be stopped from here" not in cancel.output, cancel.output
+    assert cancel.exit_code == 0, cancel.output
+    assert "r0: ended by itself (finished) before it could be cancelled" in cancel.output, cancel.output
     shown = json.loads(sweepgen(tmp_path, "status", "generated/fake", "--format", "json").stdout)
     assert [row["state"] for row in shown] == ["FINISHED"], shown
+
+
+def test_cancel_asked_as_the_trainer_exits_0_counts_nothing_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side of the race: the trainer exits 0 the moment `cancel` asks its supervisor (which
+    still lives: it records the end), so the stop comes too late and the run is finished. Before,
+    `cancel` said "cancelled 1 run(s)" beside a table showing it FINISHED."""
+
+    def as_it_exits(asked, run_dir: Path, status: RunStatus, reason: str) -> bool:
+        # the supervisor held (SIGSTOP) while its trainer exits 0, and asked then: it gets the stop
+        # with its trainer's exit already there, as when the two cross
+        supervisor, trainer = int(status.ids["pid"]), int(status.ids["trainer_pgid"])
+        os.kill(supervisor, signal.SIGSTOP)
+        try:
+            (tmp_path / "release").touch()
+            _until("the trainer's exit", lambda: _exited(trainer))
+            return asked(run_dir, status, reason)
+        finally:
+            os.kill(supervisor, signal.SIGCONT)
+
+    cancel, _ = _cancel_racing(tmp_path, monkeypatch, as_it_exits)
+    assert cancel.exit_code == 0 and "cancelled 1 run" not in cancel.output, cancel.output
+    assert "r0: ended by itself (finished) before it could be cancelled" in cancel.output, cancel.output

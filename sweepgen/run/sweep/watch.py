@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sweepgen.errors import UserError
 from sweepgen.run.core import registry, runlock, sweep_state
-from sweepgen.run.core.base import RunStatus, RunTask
+from sweepgen.run.core.base import RunState, RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
@@ -162,13 +162,20 @@ def cancel(
         resume = None if search is None else sweep_state.recorded_line(sweep_dir)
         return CancelOutcome(views, located.under, 0, resume, [], stopped is not None)
     views = collect(located.tasks)
-    # a run that ended by itself between the look above and its stop (its supervisor gone) is no
-    # run of another machine: it keeps its end, and is said so
+    asked = {task.name for runs in by_executor.values() for task, _ in runs}
     elsewhere = [v for v in views if v.task.name in unreachable and v.live]
-    ended = [v for v in views if v.task.name in unreachable and not v.live]
-    cancelled = sum(len(runs) for runs in by_executor.values()) - len(unreachable)
+    ended = [v for v in views if v.task.name in asked and _ended_by_itself(v, v.task.name in unreachable)]
+    cancelled = len(asked) - len(elsewhere) - len(ended)
     resume = _resume_line(sweep_dir, by_executor, searched=search is not None)
     return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped is not None, ended)
+
+
+def _ended_by_itself(view: RunView, unreached: bool) -> bool:
+    """A run that ended by itself while `cancel` stopped it: between the look and the stop (its
+    supervisor gone: ``unreached``), or finished as the stop came (too late to stop anything)."""
+    if view.live:
+        return False
+    return unreached or view.state is RunState.FINISHED
 
 
 def _after_starts(
