@@ -26,14 +26,17 @@ from sweepgen.run.core import runlock
 from sweepgen.run.core.base import RunState, RunStatus, read_status
 from sweepgen.run.local import liveness
 
-# a trainer held to exit 0 alone: counts its start, then waits for ``release`` beside the project
+# a trainer held to exit 0 alone: counts its start, waits for ``release`` beside the project, then
+# exits with the code that file holds (none: 0)
 TRAINER = """\
 import os, sys, time
 out, root = sys.argv[1], sys.argv[2]
 with open(os.path.join(out, "starts.txt"), "a") as fh:
     fh.write(f"{os.getpid()}\\n")
-while not os.path.exists(os.path.join(root, "release")):
+release = os.path.join(root, "release")
+while not os.path.exists(release):
     time.sleep(0.02)
+sys.exit(int(open(release).read() or 0))
 """
 
 
@@ -56,10 +59,12 @@ def _state(run: Path) -> RunStatus | None:
     return read_status(run) if (run / "sweepgen_status.json").exists() else None
 
 
-def _cancel_racing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race) -> tuple[Result, Path]:
+def _cancel_racing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race, ends: RunState = RunState.FINISHED
+) -> tuple[Result, Path]:
     """`sweepgen cancel` of r0 while it runs, its request to the supervisor going through ``race``
     (given the real request, then the request's arguments); its result once `sweepgen run` (which
-    must end 0, the run finished) is done, and the run's folder."""
+    must end as the run ``ends``, by itself) is done, and the run's folder."""
     make_sweep(tmp_path, {"r0": {}})
     script = tmp_path / "trainer.py"
     script.write_text(TRAINER)
@@ -76,9 +81,10 @@ def _cancel_racing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race) -> tup
         out, err = started.communicate(timeout=LOADED_S)
     finally:
         output_of(started)
-    assert started.returncode == 0 and "Traceback" not in err, out + err
+    code = 0 if ends is RunState.FINISHED else 1
+    assert started.returncode == code and "Traceback" not in err, out + err
     status = read_status(run)
-    assert status is not None and status.state is RunState.FINISHED, status
+    assert status is not None and status.state is ends, status
     assert len((run / "starts.txt").read_text().splitlines()) == 1
     return cancel, run
 
@@ -99,12 +105,13 @@ def test_cancel_of_a_run_that_finished_meanwhile_keeps_its_end_and_exits_0(
     assert [row["state"] for row in shown] == ["FINISHED"], shown
 
 
-def test_cancel_asked_as_the_trainer_exits_0_counts_nothing_cancelled(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("code, ends", [(0, RunState.FINISHED), (3, RunState.FAILED)], ids=["exit0", "exit3"])
+def test_cancel_asked_as_the_trainer_exits_counts_nothing_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, ends: RunState
 ) -> None:
-    """The other side of the race: the trainer exits 0 the moment `cancel` asks its supervisor (which
-    still lives: it records the end), so the stop comes too late and the run is finished. Before,
-    `cancel` said "cancelled 1 run(s)" beside a table showing it FINISHED."""
+    """The other side of the race: the trainer exits by itself the moment `cancel` asks its
+    supervisor (which still lives: it records the end), so the stop comes too late: the run ended
+    as its trainer did. Before, `cancel` said "cancelled 1 run(s)" beside its FINISHED or FAILED."""
 
     def as_it_exits(asked, run_dir: Path, status: RunStatus, reason: str) -> bool:
         # the supervisor held (SIGSTOP) while its trainer exits 0, and asked then: it gets the stop
@@ -112,12 +119,13 @@ def test_cancel_asked_as_the_trainer_exits_0_counts_nothing_cancelled(
         supervisor, trainer = int(status.ids["pid"]), int(status.ids["trainer_pgid"])
         os.kill(supervisor, signal.SIGSTOP)
         try:
-            (tmp_path / "release").touch()
+            (tmp_path / "release").write_text(str(code))
             _until("the trainer's exit", lambda: _exited(trainer))
             return asked(run_dir, status, reason)
         finally:
             os.kill(supervisor, signal.SIGCONT)
 
-    cancel, _ = _cancel_racing(tmp_path, monkeypatch, as_it_exits)
+    cancel, _ = _cancel_racing(tmp_path, monkeypatch, as_it_exits, ends)
     assert cancel.exit_code == 0 and "cancelled 1 run" not in cancel.output, cancel.output
-    assert "r0: ended by itself (finished) before it could be cancelled" in cancel.output, cancel.output
+    said = f"r0: ended by itself ({ends.value}) before it could be cancelled"
+    assert said in cancel.output, cancel.output

@@ -172,10 +172,12 @@ def cancel(
 
 def _ended_by_itself(view: RunView, unreached: bool) -> bool:
     """A run that ended by itself while `cancel` stopped it: between the look and the stop (its
-    supervisor gone: ``unreached``), or finished as the stop came (too late to stop anything)."""
-    if view.live:
+    supervisor gone: ``unreached``), or as the stop came (too late to stop anything): finished, or
+    a local run in any end but cancelled (its supervisor records every stop it acts on so)."""
+    if view.live or view.status is None:
         return False
-    return unreached or view.state is RunState.FINISHED
+    local_end = view.status.executor == LOCAL and view.state is not RunState.CANCELLED
+    return unreached or view.state is RunState.FINISHED or local_end
 
 
 def _after_starts(
