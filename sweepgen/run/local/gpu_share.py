@@ -62,21 +62,26 @@ def _held(folder: Path) -> Iterator[None]:
 
 def others_load(folders: Iterable[Path], gpus: Collection[str], ours: Collection[Path]) -> dict[str, int]:
     """How many live runs of this machine that are not ``ours`` use each of ``gpus``, from the
-    status files of the run folders in ``folders``."""
+    status files of the run folders in ``folders`` and of those under this working directory (the
+    project) that live supervisors run (another sweep's runs; /proc)."""
     load = dict.fromkeys(gpus, 0)
-    for folder in set(folders):
-        try:
-            names = runfs.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            run_dir = folder / name
-            if run_dir in ours:
-                continue
-            for gpu in _gpus_of(run_dir):
-                if gpu in load:
-                    load[gpu] += 1
+    mine = {os.path.realpath(run_dir) for run_dir in ours}
+    for run_dir in _run_dirs(folders) - mine:
+        for gpu in _gpus_of(Path(run_dir)):
+            if gpu in load:
+                load[gpu] += 1
     return load
+
+
+def _run_dirs(folders: Iterable[Path]) -> set[str]:
+    """The run folders in ``folders``, and those of live supervisors under this working directory
+    (by real path: each counted once)."""
+    found: set[str] = set()
+    for folder in set(folders):
+        with contextlib.suppress(OSError):
+            found.update(os.path.realpath(folder / name) for name in runfs.listdir(folder))
+    here = os.path.realpath(os.getcwd()) + os.sep
+    return found | {d for d in liveness.supervised_folders() if d.startswith(here)}
 
 
 def _gpus_of(run_dir: Path) -> list[str]:

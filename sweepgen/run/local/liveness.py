@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -276,20 +277,40 @@ def orphan_locks() -> dict[str, int]:
     machine hold after they were deleted or moved away, each with the supervisor's pid: one look at
     /proc for every run of a sweep."""
     found: dict[str, int] = {}
+    for pid, targets in _supervisors_locks():
+        for target in targets:
+            home = _started_at(pid, target)
+            if home is not None:
+                found[home] = pid
+    return found
+
+
+def supervised_folders() -> list[str]:
+    """The run folders (where they are now) that live supervisors of this machine run: those of
+    this user (/proc; none where there is no /proc)."""
+    return [
+        os.path.dirname(target)
+        for _, targets in _supervisors_locks()
+        for target in targets
+        if not target.endswith(_DELETED_LOCK)
+    ]
+
+
+def _supervisors_locks() -> Iterator[tuple[int, list[str]]]:
+    """Each live supervisor of this machine (named COMM) with the run lock files it holds."""
     if not os.path.isdir("/proc/self/fd"):
-        return found
+        return
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
-        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to look into
+        try:  # gone meanwhile, or not ours to look into
             with open(f"{entry.path}/comm", encoding="utf-8", errors="replace") as fh:
                 if fh.read().strip() != COMM:
                     continue
-            for target in _held_locks(int(entry.name)):
-                home = _started_at(int(entry.name), target)
-                if home is not None:
-                    found[home] = int(entry.name)
-    return found
+            held = _held_locks(int(entry.name))
+        except OSError:
+            continue
+        yield int(entry.name), held
 
 
 def _held_locks(pid: int) -> list[str]:
