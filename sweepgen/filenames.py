@@ -29,6 +29,9 @@ STATUS: Final = "sweepgen_status.json"  # the run's state (sweepgen/run/core/bas
 RUN_LOCK: Final = ".sweepgen.lock"  # the run's flock: its holder alone may start or run it
 STOP_REQUEST: Final = ".sweepgen-stop.json"  # why the run is being stopped, for its supervisor
 STATUS_SPARE: Final = ".sweepgen-status.spare"  # room kept for the run's end (run/core/end_room.py)
+# beside the run folders: held while a local `sweepgen run` with --gpus picks a run's GPUs and
+# starts it (run/local/gpu_share.py), so two of them count each other's runs
+GPU_LOCK: Final = ".sweepgen-gpus.lock"
 RANK_NOTES: Final = ".sweepgen_ranks"  # a folder: a multi-process run's participants' notes
 
 # ---- a sweep folder -------------------------------------------------------------------------

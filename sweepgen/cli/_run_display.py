@@ -20,8 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sweepgen.cli import _console
-from sweepgen.run.core import metrics
-from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word
+from sweepgen.run.core import boot_clock, metrics
+from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word, this_host
 from sweepgen.run.core.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.core.runfiles import RunFileError
 from sweepgen.run.sweep.grid import RunResult, final_state
@@ -56,12 +56,24 @@ def fmt_duration(seconds: object) -> str:
 
 
 def elapsed_seconds(status: RunStatus | None, now: datetime | None) -> float | None:
-    """Seconds from a status's start to its end (or to ``now`` while it runs); None if unknown."""
+    """Seconds from a status's start to its end (or to ``now`` while it runs); None if unknown.
+    A local run's own measure on the boot clock first (run/core/boot_clock.py): its wall-clock
+    times are wrong by as much as the clock was moved while it ran."""
     if status is None or not status.started:
         return None
+    measured = boot_clock.ended_after(status.ids) if status.ended else _running_for(status)
+    if measured is not None:
+        return measured
     start = datetime.fromisoformat(status.started)
     end = datetime.fromisoformat(status.ended) if status.ended else now
-    return (end - start).total_seconds() if end else None
+    wall = (end - start).total_seconds() if end else None
+    # an end before the start: a clock moved back meanwhile, so the wall clock cannot tell ("-")
+    return wall if wall is None or wall >= 0 else None
+
+
+def _running_for(status: RunStatus) -> float | None:
+    running = status.state is RunState.RUNNING and status.ids.get("host") == this_host()
+    return boot_clock.running_for(status.ids) if running else None
 
 
 def step_text(run_dir: Path, config: Mapping[str, Any], status: RunStatus | None = None) -> str:

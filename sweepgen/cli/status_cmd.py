@@ -109,6 +109,9 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     if outcome.cancelled:
         out.print(f"cancelled {outcome.cancelled} run(s); resume them with `{outcome.resume}`", markup=False)
     out.print(_table(outcome.views, title=str(sweep_dir)))
+    for view in outcome.ended:
+        state = view.status.state.value if view.status is not None else "ended"
+        out.print(f"{view.task.name}: ended by itself ({state}) before it could be cancelled", markup=False)
     for view in outcome.elsewhere:
         assert view.status is not None  # a live run has a status
         if view.status.executor == "slurm":

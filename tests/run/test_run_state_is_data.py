@@ -16,10 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
+from run_support import FAKE_COMMAND, make_sweep
+from search_support import sweepgen
 
 from sweepgen.errors import ConfigError
 from sweepgen.run.core import runfiles, stop_request, sweep_origin
-from sweepgen.run.core.base import RunState, RunStatus, this_host
+from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host, write_status
 from sweepgen.run.local import liveness
 from sweepgen.run.search import stop as search_stop
 from sweepgen.run.slurm import executor as slurm
@@ -33,6 +35,12 @@ def _term_pending(pid: int) -> bool:
         if line.startswith("ShdPnd:"):
             return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
     raise AssertionError("no ShdPnd line")
+
+
+def _naming(pid: int) -> dict[str, object]:
+    """The ids a supervisor records, naming ``pid`` (with its start time and host) as it."""
+    ids = {"pid": pid, "pgid": pid, "trainer_pgid": pid, "host": this_host()}
+    return {**ids, "proc_start": liveness.proc_start_ticks(pid)}
 
 
 @pytest.fixture
@@ -61,15 +69,10 @@ def test_cancel_never_signals_a_process_a_status_file_names(victim, tmp_path: Pa
     run_dir = tmp_path / "runs" / "a"
     run_dir.mkdir(parents=True)
     (run_dir / ".sweepgen.lock").write_bytes(b"")
-    ids = {
-        "pid": victim.pid,
-        "pgid": victim.pid,
-        "trainer_pgid": victim.pid,
-        "host": this_host(),
-        "proc_start": liveness.proc_start_ticks(victim.pid),
-    }
+    ids = _naming(victim.pid)
     status = RunStatus(RunState.RUNNING, "local", ids=ids)
-    assert liveness.supervisor_alive(status)  # pid and start time alone would pass
+    # pid and start time alone would pass; that process is no supervisor, so the run is not alive
+    assert not liveness.supervisor_alive(status)
     assert liveness.request_stop(run_dir, status, "cancelled") is False
     assert not _term_pending(victim.pid)
     assert not (run_dir / stop_request.STOP_FILE).exists()
@@ -362,3 +365,28 @@ def test_status_takes_an_ended_jobs_state_only_when_sacct_says_it_is_this_users_
         assert view.job is not None and view.job.state == "FAILED", view
     else:
         assert view.job is None, view
+
+
+def test_a_status_naming_a_live_process_that_is_no_supervisor_is_lost_not_running_for_ever(
+    victim, tmp_path: Path
+):
+    """A status file written as a supervisor writes it (its trainer group, boot, start time), but
+    naming a live process of the user that is no supervisor (read from /proc: a shared runs folder,
+    a pull request): before, `status` showed the run RUNNING for ever, `run` waited for it ("another
+    `sweepgen run` is running") and `cancel` said it ran on another machine. Now it is lost (failed),
+    `--rerun-failed` runs it once, and that process is never signalled."""
+    make_sweep(tmp_path, {"a": {"steps": 1}})
+    run = tmp_path / "runs" / "fake" / "a"
+    run.mkdir(parents=True)
+    ids = {**_naming(victim.pid), "boot_id": liveness.boot_id(), "run_dir": str(run.resolve())}
+    started = "2026-01-01T00:00:00.000+00:00"
+    write_status(run, RunStatus(RunState.RUNNING, "local", started=started, command=["x"], ids=ids))
+    shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
+    (row,) = json.loads(shown.stdout)
+    assert row["state"] == "FAILED" and "lost" in row["reason"], row
+    again = sweepgen(tmp_path, "run", "generated/fake", "--command", FAKE_COMMAND, "--rerun-failed")
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stdout + again.stderr
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED and status.attempt == 2, status
+    assert len((run / "starts.jsonl").read_text().splitlines()) == 1  # started once, here
+    assert victim.poll() is None and not _term_pending(victim.pid)

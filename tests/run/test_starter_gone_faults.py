@@ -329,9 +329,12 @@ def test_a_run_whose_supervisor_was_killed_while_its_ranks_work_on_is_running_no
     try:
         shown = sweepgen(tmp_path, "status", "generated/fake", "--format", "json")
         (row,) = json.loads(shown.stdout)
-        assert row["state"] == "RUNNING" and f"still runs (pids [{rank}])" in row["reason"], row
+        assert row["state"] == "RUNNING" and f"still runs (pids [{rank}]: {rank} python" in row["reason"], row
+        assert "if that is only a helper" in row["reason"] and "--rerun-failed" in row["reason"], row
         again = sweepgen(tmp_path, "run", "generated/fake", "--rerun-failed", wait=False)
         seen = read_until(again, "waiting for 1 run(s) another")  # followed, not started again
+        seen += read_until(again, "r0: its supervisor")  # and what is known of it: nobody records it
+        assert f"still runs (pids [{rank}]" in seen, seen
         cancel = sweepgen(tmp_path, "cancel", "generated/fake")
         assert _gone(rank), "the worker outlived the cancel"
         assert cancel.returncode == 0 and "cancelled 1 run(s)" in cancel.stdout, cancel.stdout + cancel.stderr

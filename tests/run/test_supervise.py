@@ -23,6 +23,7 @@ from run_support import FAKE_COMMAND, hand_over, make_sweep, start_supervisor
 
 from sweepgen.run.core import runlock
 from sweepgen.run.core.base import RunState, read_status
+from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED
 
 
 def _sweepgen(cwd: Path, *args: str) -> subprocess.Popen[str]:
@@ -428,3 +429,26 @@ def test_cancel_of_a_run_whose_supervisor_is_stopped_says_so_and_it_stops_once_c
         if first.poll() is None:
             first.kill()
             first.communicate()
+
+
+def test_a_run_folder_moved_and_replaced_by_a_link_while_it_ran_gets_its_end_where_it_is(tmp_path):
+    """`mv r0 r0.real && ln -s r0.real r0` while the run runs: its end is never written through the
+    link (refused), and is written in the folder the run now is in. Before, the link's target was
+    taken for the folder the run started in (resolved now), so nothing was written there: it said
+    `running` under a dead supervisor (lost, shown failed), and `--rerun-failed` ran it again."""
+    run = tmp_path / "runs" / "r0"
+    run.mkdir(parents=True)
+    release = tmp_path / "release"
+    wait = f"import os, time\nwhile not os.path.exists({str(release)!r}): time.sleep(0.02)"
+    program = [sys.executable, "-m", "sweepgen.run.local.supervise"]
+    supervisor, job = start_supervisor(tmp_path, run, program, [sys.executable, "-c", wait])
+    hand_over(job, str(run))
+    _running(run)
+    moved = tmp_path / "runs" / "r0.real"
+    run.rename(moved)
+    run.symlink_to("r0.real")
+    release.touch()
+    # its end could not be written where it started: its `sweepgen run`, if alive, says finished
+    assert supervisor.wait(timeout=120) == FINISHED_NOT_RECORDED
+    status = read_status(moved)
+    assert status is not None and status.state is RunState.FINISHED, status

@@ -50,19 +50,28 @@ def acquire(run_dir: Path, *, retry_s: float = ACQUIRE_RETRY_S) -> int | None:
     Raises OSError when the lock file cannot be created (read-only disk, a symlink in its place)."""
     fd = _open(run_dir, create=True)
     assert fd is not None
-    deadline = time.monotonic() + retry_s
+    try:
+        if flock_within(fd, retry_s, every_s=0.02):
+            return fd
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return None
+
+
+def flock_within(fd: int, wait_s: float, *, every_s: float) -> bool:
+    """Take an exclusive flock on ``fd``, trying every ``every_s`` for ``wait_s``; False when another
+    holder kept it all that time (monotonic: a clock moved meanwhile changes nothing)."""
+    deadline = time.monotonic() + wait_s
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
+            return True
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                os.close(fd)
-                return None
-            time.sleep(0.02)
-        except BaseException:
-            os.close(fd)
-            raise
+                return False
+            time.sleep(every_s)
 
 
 def release(fd: int) -> None:

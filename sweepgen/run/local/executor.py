@@ -50,6 +50,7 @@ from sweepgen.run.core.base import (
     utc_now,
     write_status,
 )
+from sweepgen.run.core.boot_clock import boot_id
 from sweepgen.run.core.progress import (
     ATTEMPT_MARK,  # starts each attempt's section of run.log
 )
@@ -57,9 +58,9 @@ from sweepgen.run.core.resources import parse_time
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.shape import shape_from_lock
 from sweepgen.run.core.trackers import tracker_env
-from sweepgen.run.local import forked, launch, liveness
+from sweepgen.run.local import forked, gpu_share, launch, liveness
 from sweepgen.run.local.liveness import signal_pgid as _signal_pgid
-from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED, IN_SPARE, NOT_RECORDED, NOT_STARTED, boot_id
+from sweepgen.run.local.supervise import FINISHED_NOT_RECORDED, IN_SPARE, NOT_RECORDED, NOT_STARTED
 
 # how long a run may take to exit after SIGTERM before it is SIGKILLed: the bundled trainer uses it to
 # finish its step and save a checkpoint (trainer/signals.py), which takes longer than a few seconds
@@ -126,6 +127,7 @@ class LocalExecutor(Executor):
         self._status: dict[str, RunStatus] = {}
         self._planned: dict[str, RunStatus | None] = {}
         self._gpu_load = dict.fromkeys(options.gpus, 0)
+        self._others: dict[str, int] = {}  # runs of another `sweepgen run` on each GPU (gpu_share.py)
         self._stops: set[str] = set()  # runs asked to stop (stop(), cancel()): their supervisors stop them
         self._orphans: tuple[float, dict[str, int]] | None = None  # (when, liveness.orphan_locks())
 
@@ -337,15 +339,59 @@ class LocalExecutor(Executor):
         _signal_pgid(child.proc.pid, signal.SIGTERM)
 
     def _fill(self) -> None:
-        while self._queue and len(self._running) < self.jobs:
-            self._launch(self._queue.popleft())
+        if not self._gpu_load:
+            while self._queue and len(self._running) < self.jobs:
+                self._launch(self._queue.popleft())
+            return
+        if not self._queue or len(self._running) >= self.jobs:
+            return
+        # another `sweepgen run` of these runs folders may run runs on the same GPUs: counted, and
+        # each pick and start made under their GPU lock (gpu_share.py)
+        folders = {task.run_dir.parent for task in self._queue}
+        try:
+            with gpu_share.held(folders):
+                self._fill_gpus(folders)
+        except gpu_share.Unavailable as err:  # no run can be started on that disk either
+            if err.errno not in DISK_FAULTS:
+                raise UserError(
+                    f"could not open {err.filename}: {err.strerror or err}",
+                    hint="remove what stands there (sweepgen opens no link or FIFO), then run again",
+                ) from None
+            self._fault(Path(err.filename), err)
+
+    def _fill_gpus(self, folders: set[Path]) -> None:
+        ours = {child.task.run_dir for child in self._running.values()}
+        self._others = gpu_share.others_load(folders, self.options.gpus, ours)
+        while self._queue and len(self._running) < self.jobs and self._slot_free():
+            task = self._queue.popleft()
+            self._launch(task)
+            child = self._running.get(task.name)
+            if child is not None:  # its GPUs are in its status before the lock is let go
+                gpu_share.wait_seen(task.run_dir, child.proc.pid, child.proc.poll)
+        self._say_waiting_for_gpus()
+
+    def _load(self, gpu: str) -> int:
+        return self._gpu_load[gpu] + self._others.get(gpu, 0)
+
+    def _slot_free(self) -> bool:
+        """Whether a run can have its GPUs (counting another `sweepgen run`'s runs on them)."""
+        return sum(self._load(g) < self.options.per_gpu for g in self._gpu_load) >= self.gpus_per_run
+
+    def _say_waiting_for_gpus(self) -> None:
+        """A queued run that waits for GPUs another `sweepgen run`'s runs take says so."""
+        if self._queue and len(self._running) < self.jobs and any(self._others.values()):
+            taken = ", ".join(f"{g}: {n}" for g, n in self._others.items() if n)
+            why = f"queued: waiting for a GPU slot (runs of another `sweepgen run` on GPUs {taken})"
+            for task in self._queue:
+                self._status[task.name] = replace(self._status[task.name], reason=why)
 
     def _pick_gpu(self) -> str | None:
         """The run's GPUs as CUDA_VISIBLE_DEVICES: the least loaded one, or for a run of several
-        GPUs that many idle ones (whole GPUs: --per-gpu is 1 then), disjoint from every other run's."""
+        GPUs that many idle ones (whole GPUs: --per-gpu is 1 then), disjoint from every other run's
+        (another `sweepgen run`'s included)."""
         if not self._gpu_load:
             return None
-        order = sorted(self._gpu_load, key=lambda g: (self._gpu_load[g], self.options.gpus.index(g)))
+        order = sorted(self._gpu_load, key=lambda g: (self._load(g), self.options.gpus.index(g)))
         chosen = sorted(order[: self.gpus_per_run], key=self.options.gpus.index)
         for gpu in chosen:
             self._gpu_load[gpu] += 1

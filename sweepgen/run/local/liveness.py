@@ -11,13 +11,15 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 from sweepgen.errors import SweepgenError
 from sweepgen.run.core import runlock, stop_request
 from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host, utc_now, write_status
-from sweepgen.run.local.supervise import COMM, MARK, RUN_DIR, STARTING, boot_id, mark_of
+from sweepgen.run.core.boot_clock import boot_id
+from sweepgen.run.local.supervise import COMM, MARK, RUN_DIR, STARTING, mark_of
 
 EXECUTOR = "local"  # LocalExecutor.name
 # in the ids of the status `status` shows for a run whose folder was deleted under it (orphan_status)
@@ -45,7 +47,32 @@ def _supervisor_process_alive(status: RunStatus) -> bool:
     if started is None:
         return False
     # a recycled pid belongs to a process that started at another time
-    return status.ids.get("proc_start") in (None, started)
+    if status.ids.get("proc_start") not in (None, started):
+        return False
+    # the status file is data: a pid and start time read from /proc may name any live process,
+    # which would keep the run `running` for ever (never started again, `cancel` unable to end it).
+    # A status a supervisor wrote names a supervisor (an older sweepgen's run had none)
+    return not by_supervisor(status) or is_supervisor(pid)
+
+
+def by_supervisor(status: RunStatus) -> bool:
+    """Whether ``status`` says a supervisor that stops and records its run wrote it."""
+    return "trainer_pgid" in status.ids or status.ids.get(STARTING) is True or RUN_DIR in status.ids
+
+
+def is_supervisor(pid: int) -> bool:
+    """Whether ``pid`` is a run's supervisor: named COMM, or run as ``python -m SUPERVISOR_MODULE``
+    (Linux; elsewhere nothing more can be looked at, and it is taken to be one)."""
+    if not os.path.isdir("/proc/self"):
+        return True
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            if fh.read().strip() == COMM:
+                return True
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return SUPERVISOR_MODULE.encode() in fh.read(_MAX_CMDLINE).split(b"\0")
+    except OSError:
+        return False
 
 
 def request_stop(run_dir: Path, status: RunStatus, reason: str) -> bool:
@@ -71,7 +98,7 @@ def _proven(run_dir: Path, status: RunStatus, pid: int) -> bool:
     if status.ids.get(ORPHAN) is True:  # proven by what it holds: the run's deleted lock
         return orphan_supervisor(run_dir) == pid
     if "trainer_pgid" not in status.ids and status.ids.get(STARTING) is not True:
-        return False  # not written by a supervisor that stops and records its run
+        return False  # not written by a supervisor that stops and records its run (by_supervisor)
     # the status file is data: its pid may name any process. A folder moved while its run ran and
     # copied back (its status with it) holds a copy of the lock: the one held is where it was moved
     return _supervisor_process_alive(status) and (
@@ -135,10 +162,38 @@ def leftovers_note(status: RunStatus) -> str | None:
     pids = leftovers(status)
     if not pids:
         return None
+    # a rank still training and a helper that never exits (a logging service such as wandb-core)
+    # look alike from here (both are children of the trainer in sessions of their own, with its
+    # environment and its log), so the run is kept running rather than started beside a rank;
+    # the processes are named so the user can tell, and told what ends them
     return (
-        f"its supervisor (pid {status.ids.get('pid')}) died; what its trainer started still runs "
-        f"(pids {pids}): `sweepgen cancel` ends it"
+        f"its supervisor (pid {status.ids.get('pid')}) died and its trainer{_pid_of(status)} with "
+        f"it; what its trainer started still runs "
+        f"(pids {pids}: {_named(pids)}): if that is only a helper (a logging service) the run is "
+        "over and `sweepgen cancel --only RUN` ends it and records it cancelled (then "
+        "`--rerun-failed` starts it again); a rank still trains: its end is recorded by nobody, "
+        "so let it end, then `--rerun-failed`, or `sweepgen cancel` it"
     )
+
+
+def _pid_of(status: RunStatus) -> str:
+    pgid = status.ids.get("trainer_pgid")
+    return f" (pid {pgid})" if isinstance(pgid, int) else ""
+
+
+def _named(pids: list[int]) -> str:
+    """Each pid's command (its first word and the script it runs, as ``ps`` shows them)."""
+    return ", ".join(f"{pid} {_command_of(pid)}" for pid in pids)
+
+
+def _command_of(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = [w.decode(errors="replace") for w in fh.read(4096).split(b"\0") if w]
+    except OSError:
+        return "(gone)"
+    words = " ".join(os.path.basename(w) if i == 0 else w for i, w in enumerate(argv[:3]))
+    return " ".join(words.split())[:80] or "?"
 
 
 def kill_leftovers(status: RunStatus) -> list[int]:
@@ -222,20 +277,40 @@ def orphan_locks() -> dict[str, int]:
     machine hold after they were deleted or moved away, each with the supervisor's pid: one look at
     /proc for every run of a sweep."""
     found: dict[str, int] = {}
+    for pid, targets in _supervisors_locks():
+        for target in targets:
+            home = _started_at(pid, target)
+            if home is not None:
+                found[home] = pid
+    return found
+
+
+def supervised_folders() -> list[str]:
+    """The run folders (where they are now) that live supervisors of this machine run: those of
+    this user (/proc; none where there is no /proc)."""
+    return [
+        os.path.dirname(target)
+        for _, targets in _supervisors_locks()
+        for target in targets
+        if not target.endswith(_DELETED_LOCK)
+    ]
+
+
+def _supervisors_locks() -> Iterator[tuple[int, list[str]]]:
+    """Each live supervisor of this machine (named COMM) with the run lock files it holds."""
     if not os.path.isdir("/proc/self/fd"):
-        return found
+        return
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
-        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to look into
+        try:  # gone meanwhile, or not ours to look into
             with open(f"{entry.path}/comm", encoding="utf-8", errors="replace") as fh:
                 if fh.read().strip() != COMM:
                     continue
-            for target in _held_locks(int(entry.name)):
-                home = _started_at(int(entry.name), target)
-                if home is not None:
-                    found[home] = int(entry.name)
-    return found
+            held = _held_locks(int(entry.name))
+        except OSError:
+            continue
+        yield int(entry.name), held
 
 
 def _held_locks(pid: int) -> list[str]:

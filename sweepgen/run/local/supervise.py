@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import filenames
-from sweepgen.run.core import end_room, stop_request
+from sweepgen.run.core import boot_clock, end_room, stop_request
+from sweepgen.run.core.boot_clock import boot_id
 from sweepgen.run.core.outcome import TRAINER_END, run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
 
@@ -75,7 +76,6 @@ RUN_DIR = "run_dir"
 # included): the supervisor that started it (mark_of). A supervisor killed with SIGKILL takes only
 # its trainer with it; what the trainer started is found by this mark (liveness.leftovers)
 MARK = "SWEEPGEN_SUPERVISOR"
-BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
 _TICK_S = 0.5  # the longest the wait for the trainer goes without looking at its deadlines
 
 
@@ -160,16 +160,6 @@ def _proc_start(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])
 
 
-def boot_id() -> str | None:
-    """This boot's id (Linux): a status written before the machine restarted names processes that
-    are all gone, whatever process now has their pid and start time (both count from the boot)."""
-    try:
-        with open(BOOT_ID_FILE, encoding="ascii") as fh:
-            return fh.read(64).strip() or None
-    except (OSError, ValueError):
-        return None
-
-
 def _say(text: str) -> None:
     """A line in run.log (this process's stdout); lost, never fatal, where the disk takes none."""
     with contextlib.suppress(OSError, ValueError):
@@ -192,6 +182,7 @@ def _encoded(status: dict[str, Any]) -> bytes:
 
 def _record_end(run_dir: Path, ended: dict[str, Any], spare: int) -> int:
     """Record the run's end; this process's exit status (above)."""
+    ended = _with_elapsed(ended)
     written = _write(run_dir, ended, spare)
     if written is not None:
         return written
@@ -199,6 +190,14 @@ def _record_end(run_dir: Path, ended: dict[str, Any], spare: int) -> int:
     how = ended["reason"] or f"exit code {ended['exit_code']}"
     _say(f"sweepgen: the run ended {ended['state']} ({how}); that could not be recorded")
     return FINISHED_NOT_RECORDED if ended["state"] == "finished" else NOT_RECORDED
+
+
+def _with_elapsed(ended: dict[str, Any]) -> dict[str, Any]:
+    """``ended`` with how long the run ran by the boot clock (boot_clock.py), where it can tell."""
+    start, now = ended["ids"].get(boot_clock.BOOT_S), boot_clock.now_s()
+    if not isinstance(start, float) or now is None:
+        return ended
+    return {**ended, "ids": {**ended["ids"], boot_clock.ELAPSED_S: round(max(0.0, now - start), 3)}}
 
 
 def _ended(job: dict[str, Any], status: dict[str, Any], code: int, stops: _Stops) -> dict[str, Any]:
@@ -288,6 +287,8 @@ def _starting(status: dict[str, Any], stops: _Stops) -> dict[str, Any]:
     me = os.getpid()
     ids = {**status.get("ids", {}), "pid": me, "pgid": os.getpgrp(), "proc_start": _proc_start(me)}
     ids["boot_id"] = boot_id()  # a pid and start time name this process only until the next boot
+    # where it started on the boot clock: its elapsed time is then right whatever the wall clock does
+    ids[boot_clock.BOOT_S] = boot_clock.now_s()
     ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
     # the folder it was started for: one moved while it runs still says whose run it holds
     # (liveness.orphan_locks), so the next `sweepgen run` does not start that run a second time
@@ -345,21 +346,22 @@ def _record_where_moved(run_dir: Path, ended: dict[str, Any], lock_fd: int | Non
     """The end, also in the folder the run's folder was moved to while it ran (its log, its lock
     and its `running` status are there; the end went to the folder it was started in, as for a
     deleted one, so the run is not started there again). Quiet: the record that counts is made."""
-    moved = _moved_to(lock_fd, run_dir)
+    moved = _moved_to(lock_fd, ended["ids"].get(RUN_DIR) or os.path.realpath(run_dir))
     if moved is not None:
         with contextlib.suppress(OSError):
             end_room.write_status(moved, _encoded(ended), None)
 
 
-def _moved_to(lock_fd: int | None, run_dir: Path) -> Path | None:
+def _moved_to(lock_fd: int | None, home: str) -> Path | None:
     """Where the run's folder is now, if it was moved (not deleted) since the run started (Linux:
-    the lock's name in /proc)."""
+    the lock's name in /proc). ``home``: the folder's real path at the start (not now: a link put
+    where the folder was, to where it was moved, resolves to the folder it was moved to)."""
     try:
         where = os.readlink(f"/proc/self/fd/{lock_fd}") if lock_fd is not None else ""
     except OSError:
         return None
     folder = os.path.dirname(where)
-    if not where or where.endswith(" (deleted)") or folder == os.path.realpath(run_dir):
+    if not where or where.endswith(" (deleted)") or folder == home:
         return None
     return Path(folder)
 

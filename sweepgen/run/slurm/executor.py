@@ -23,7 +23,6 @@ never got to start) gets its state from Slurm: CANCELLED, TIMEOUT, OUT_OF_MEMORY
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import importlib.util
 import os
 import re
@@ -38,7 +37,7 @@ from typing import Any, TypeGuard
 from sweepgen import filenames, runfs
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import ConfigError, Location, SweepgenError, UserError
-from sweepgen.run.core import runfiles
+from sweepgen.run.core import runfiles, runlock
 from sweepgen.run.core.base import (
     CANCEL_REASON,
     LOG_FILE,
@@ -910,19 +909,12 @@ def _submission_lock(root: Path) -> Iterator[None]:
     runfs.makedirs(root)  # a linked .sweepgen_slurm (or folder on the way) is ELOOP, never followed
     fd = runfs.open_file(root / SUBMIT_LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # regular, never a link
     try:
-        deadline = time.monotonic() + SUBMIT_LOCK_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise UserError(
-                        f"another `sweepgen run` has been submitting this sweep for "
-                        f"{SUBMIT_LOCK_WAIT_S:.0f} s ({root / SUBMIT_LOCK} is locked)",
-                        hint="wait for it to finish, then run this command again",
-                    ) from None
-                time.sleep(0.2)
+        if not runlock.flock_within(fd, SUBMIT_LOCK_WAIT_S, every_s=0.2):
+            raise UserError(
+                f"another `sweepgen run` has been submitting this sweep for "
+                f"{SUBMIT_LOCK_WAIT_S:.0f} s ({root / SUBMIT_LOCK} is locked)",
+                hint="wait for it to finish, then run this command again",
+            )
         yield
     finally:
         os.close(fd)

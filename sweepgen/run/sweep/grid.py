@@ -50,7 +50,7 @@ from sweepgen.run.core.base import (
     unchanged_since,
 )
 from sweepgen.run.core.progress import log_tail
-from sweepgen.run.core.registry import executor_class, make_executor, status_is_alive
+from sweepgen.run.core.registry import executor_class, make_executor, running_note, status_is_alive
 from sweepgen.run.core.sweep_state import RunOptions
 from sweepgen.run.core.tasks import (
     Sweep,
@@ -278,6 +278,10 @@ def _wait_elsewhere(
         f"waiting for {len(elsewhere)} run(s) another `sweepgen run` is running: "
         + ", ".join(d.task.name for d in elsewhere)
     )
+    for d in elsewhere:  # what is known of a run nobody records (its supervisor died), and what to do
+        note = running_note(d.previous) if d.previous is not None else None
+        if note is not None:
+            display.note(f"  {d.task.name}: {note}")
     try:
         with stop_signals_raise_interrupt():
             result.live.update(_follow_elsewhere(elsewhere, display, status_is_alive))

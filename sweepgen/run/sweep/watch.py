@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sweepgen.errors import UserError
 from sweepgen.run.core import registry, runlock, sweep_state
-from sweepgen.run.core.base import RunStatus, RunTask
+from sweepgen.run.core.base import RunState, RunStatus, RunTask
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
@@ -60,10 +60,11 @@ class CancelOutcome:
     resume: str | None  # the command line that resumes them (the sweep's own, --rerun-failed)
     elsewhere: list[RunView]  # live runs no executor reaches from here (another machine's processes)
     search_stopped: bool = False  # a search: its controllers were asked to stop (search_stop)
+    ended: list[RunView] = field(default_factory=list)  # runs that ended by themselves meanwhile
 
     @property
     def nothing_live(self) -> bool:
-        return not self.cancelled and not self.elsewhere
+        return not self.cancelled and not self.elsewhere and not self.ended
 
     @property
     def exit_code(self) -> int:
@@ -161,10 +162,22 @@ def cancel(
         resume = None if search is None else sweep_state.recorded_line(sweep_dir)
         return CancelOutcome(views, located.under, 0, resume, [], stopped is not None)
     views = collect(located.tasks)
-    elsewhere = [v for v in views if v.task.name in unreachable]
-    cancelled = sum(len(runs) for runs in by_executor.values()) - len(unreachable)
+    asked = {task.name for runs in by_executor.values() for task, _ in runs}
+    elsewhere = [v for v in views if v.task.name in unreachable and v.live]
+    ended = [v for v in views if v.task.name in asked and _ended_by_itself(v, v.task.name in unreachable)]
+    cancelled = len(asked) - len(elsewhere) - len(ended)
     resume = _resume_line(sweep_dir, by_executor, searched=search is not None)
-    return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped is not None)
+    return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped is not None, ended)
+
+
+def _ended_by_itself(view: RunView, unreached: bool) -> bool:
+    """A run that ended by itself while `cancel` stopped it: between the look and the stop (its
+    supervisor gone: ``unreached``), or as the stop came (too late to stop anything): finished, or
+    a local run in any end but cancelled (its supervisor records every stop it acts on so)."""
+    if view.live or view.status is None:
+        return False
+    local_end = view.status.executor == LOCAL and view.state is not RunState.CANCELLED
+    return unreached or view.state is RunState.FINISHED or local_end
 
 
 def _after_starts(

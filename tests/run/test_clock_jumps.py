@@ -1,0 +1,53 @@
+"""A wall clock moved while a local run runs (NTP stepping it, ``date -s``, a VM restored) does not
+change how long the run is shown to have run: its supervisor measures that on the boot clock
+(run/core/boot_clock.py). Before, ``started`` and ``ended`` (wall-clock times) decided alone: a
+clock moved back an hour showed 0:00 (a negative time), one moved forward an hour too much.
+
+The clock is moved for the supervisor alone (its wall-clock stamp patched), never the machine's."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from run_support import hand_over, start_supervisor
+
+from sweepgen.cli._run_display import elapsed_seconds
+from sweepgen.run.core import boot_clock
+from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host
+
+# the supervisor, its wall clock an hour behind the start hand_over records (2026-01-01T00:00)
+MOVED_BACK = (
+    "import sys; import sweepgen.run.local.supervise as s; "
+    "s._utc_now = lambda: '2025-12-31T23:00:00.000+00:00'; sys.exit(s.main(sys.argv[1:]))"
+)
+
+
+def test_a_run_whose_clock_was_moved_back_while_it_ran_shows_its_true_elapsed_time(tmp_path: Path) -> None:
+    run = tmp_path / "runs" / "r0"
+    run.mkdir(parents=True)
+    trainer = [sys.executable, "-c", "import time; time.sleep(1.0)"]
+    supervisor, job = start_supervisor(tmp_path, run, [sys.executable, "-c", MOVED_BACK], trainer)
+    hand_over(job, str(run))
+    assert supervisor.wait(timeout=120) == 0
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED, status
+    assert status.ended is not None and status.started is not None and status.ended < status.started
+    elapsed = elapsed_seconds(status, None)
+    assert elapsed is not None and 1.0 <= elapsed < 60.0, (elapsed, status)
+
+
+def test_a_running_run_whose_clock_was_moved_back_shows_how_long_it_has_run(tmp_path: Path) -> None:
+    now = boot_clock.now_s()
+    assert now is not None
+    # started two seconds ago by the boot clock; the wall clock was moved back an hour since
+    started = (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat(timespec="milliseconds")
+    ids = {"host": this_host(), "boot_id": boot_clock.boot_id(), boot_clock.BOOT_S: now - 2.0}
+    status = RunStatus(RunState.RUNNING, "local", started=started, ids=ids)
+    elapsed = elapsed_seconds(status, datetime.now(timezone.utc))
+    assert elapsed is not None and 2.0 <= elapsed < 60.0, elapsed
+    # another boot's (or machine's) clock says nothing here, nor does a wall clock moved back: "-"
+    other = RunStatus(RunState.RUNNING, "local", started=started, ids={**ids, "boot_id": "another boot"})
+    shown = elapsed_seconds(other, datetime.now(timezone.utc))
+    assert shown is None
