@@ -93,9 +93,19 @@ def _unconditional_ifs(body: list[ast.stmt]) -> Iterator[ast.If]:
 
 def _closed(chain: ast.If) -> tuple[str, set[str], int] | None:
     """(field, the values handled, the raise's line) of a closed chain; None for any other ``if``."""
+    return _refuses_outside(chain) or _handles_then_raises(chain)
+
+
+def _refuses_outside(chain: ast.If) -> tuple[str, set[str], int] | None:
+    """``if F not in (...): raise``."""
     refused = _not_in(chain.test)
-    if refused is not None and _raises(chain.body) and not chain.orelse:
-        return refused[0], refused[1], _raise_line(chain.body)
+    if refused is None or not _raises(chain.body) or chain.orelse:
+        return None
+    return refused[0], refused[1], _raise_line(chain.body)
+
+
+def _handles_then_raises(chain: ast.If) -> tuple[str, set[str], int] | None:
+    """``if F == "a": ... elif F in ("b", "c"): ... else: raise``."""
     tests, last = _chain(chain)
     read = [test for test in tests if test is not None]
     fields = {field for field, _ in read}

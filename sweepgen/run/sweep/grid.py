@@ -274,6 +274,16 @@ def _wait_elsewhere(
     elsewhere = [d for d in decisions if _elsewhere(d, result.live)]
     if not elsewhere:
         return False, []
+    _say_waiting(elsewhere, display)
+    try:
+        with stop_signals_raise_interrupt():
+            result.live.update(_follow_elsewhere(elsewhere, display, status_is_alive))
+    except KeyboardInterrupt:
+        return True, []  # they are not ours to stop: they run on under their own `run`
+    return False, [d for d in elsewhere if result.live[d.task.name].reason == LET_GO]
+
+
+def _say_waiting(elsewhere: Sequence[Decision], display: Display) -> None:
     display.note(
         f"waiting for {len(elsewhere)} run(s) another `sweepgen run` is running: "
         + ", ".join(d.task.name for d in elsewhere)
@@ -282,12 +292,6 @@ def _wait_elsewhere(
         note = running_note(d.previous) if d.previous is not None else None
         if note is not None:
             display.note(f"  {d.task.name}: {note}")
-    try:
-        with stop_signals_raise_interrupt():
-            result.live.update(_follow_elsewhere(elsewhere, display, status_is_alive))
-    except KeyboardInterrupt:
-        return True, []  # they are not ours to stop: they run on under their own `run`
-    return False, [d for d in elsewhere if result.live[d.task.name].reason == LET_GO]
 
 
 def _gpu_options(opts: RunOptions, executor: str) -> tuple[tuple[str, ...], int]:

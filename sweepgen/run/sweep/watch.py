@@ -163,11 +163,20 @@ def cancel(
         return CancelOutcome(views, located.under, 0, resume, [], stopped is not None)
     views = collect(located.tasks)
     asked = {task.name for runs in by_executor.values() for task, _ in runs}
-    elsewhere = [v for v in views if v.task.name in unreachable and v.live]
-    ended = [v for v in views if v.task.name in asked and _ended_by_itself(v, v.task.name in unreachable)]
+    elsewhere, ended = _not_cancelled(views, asked, unreachable)
     cancelled = len(asked) - len(elsewhere) - len(ended)
     resume = _resume_line(sweep_dir, by_executor, searched=search is not None)
     return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped is not None, ended)
+
+
+def _not_cancelled(
+    views: list[RunView], asked: set[str], unreachable: set[str]
+) -> tuple[list[RunView], list[RunView]]:
+    """Of the runs asked to stop: those no executor could reach from here (still live), and those
+    that ended by themselves meanwhile."""
+    elsewhere = [v for v in views if v.task.name in unreachable and v.live]
+    ended = [v for v in views if v.task.name in asked and _ended_by_itself(v, v.task.name in unreachable)]
+    return elsewhere, ended
 
 
 def _ended_by_itself(view: RunView, unreached: bool) -> bool:
