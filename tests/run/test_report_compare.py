@@ -110,6 +110,18 @@ def test_held_out_seeds_use_only_the_test_runs(shaping):
     assert "statistics over the tune seeds only: 1, 2, 3" in text.stderr
 
 
+def test_the_best_run_follows_the_seed_split(shaping):
+    # the best of all runs is coma at seed 5 (a test seed); over the tune seeds it is seed 3's run,
+    # never one of the seeds held out from tuning
+    everything = " ".join(report("--metric", "eval_acc").stdout.split())
+    assert "is better: --mode min if a lower value is): coma_seed5_lr0.001 = 0.770" in everything
+    tune = report("--metric", "eval_acc", "--seeds", "tune")
+    assert tune.exit_code == 0, tune.output
+    said = " ".join(tune.stdout.split())
+    assert "best run over the tune seeds by final_eval_acc" in said
+    assert "is better: --mode min if a lower value is): coma_seed3_lr0.001 = 0.765" in said
+
+
 def test_an_unknown_group_is_exit_2_with_the_closest_names(shaping):
     result = report("--metric", "eval_acc", "--compare", "identity")
     assert result.exit_code == 2 and "no group or run of that name" in result.stderr

@@ -114,9 +114,8 @@ def make(request: Request) -> Outcome:
     missing = _missing_libraries(request, warnings)
     comparing = "scipy" not in missing and _compares(request, groups)
     statistics = _statistics(report, groups, request) if comparing else None
-    outcome = Outcome(
-        report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
-    )
+    best = rep.best_run(report, grouped_runs(groups)) if request.metric else None
+    outcome = Outcome(report, groups, plan, statistics, best, warnings, notes)
     outcome.context = stats_context(request, report)
     outcome.view = view
     if statistics is not None:
@@ -192,6 +191,11 @@ def _groups(report: rep.Report, plan: grp.SeedPlan, request: Request) -> list[gr
     ]
     chosen = grp.select_seeds(members, plan, request.seeds)
     return grp.group(chosen, plan, report.varying, report.sweep or request.directory.name)
+
+
+def grouped_runs(groups: Sequence[grp.Group]) -> set[str]:
+    """The runs the report's groups hold: under `--seeds tune|test`, those seeds' runs only."""
+    return {n for g in groups for n in g.members}
 
 
 def _compares(request: Request, groups: Sequence[grp.Group]) -> bool:

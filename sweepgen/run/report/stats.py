@@ -54,6 +54,7 @@ UNDECIDABLE = "cannot decide"
 NO_SPREAD = "- (all runs equal)"  # a group's interval where every seed gave one value
 CALIBRATED_NAME = "Welch's t-test, level calibrated over the variance ratio"
 CALIBRATED = "welch-calibrated"  # a comparison's test, as statistics.csv / .json write it
+CALIBRATION_REACH = 9  # seeds added to the smaller group when looking for a count that has a calibrated level
 STATS_HINT = "install it with `pip install 'sweepgen[plot]'` (or `pip install scipy`)"
 
 
@@ -400,6 +401,7 @@ def _comparisons(
         )
         c = Comparison(name, baseline, diff, low, high, 1 - levels[k], test, p, adjusted[i], word)
         c = _if_undecidable(c, (len(values), len(base)), methods, m, startable=startable)
+        c = _if_uncalibrated(c, (name, values), base, methods, levels[k])
         if needed and c.verdict in ("no evidence", UNDECIDABLE):
             c = _needed(c, values, base, levels[k], methods.test)
         out.append(c)
@@ -457,6 +459,35 @@ def _if_undecidable(
         reason=f"the {c.test} test with {sizes[0]} and {sizes[1]} seeds cannot give p below "
         f"{floor:.3g}, and Holm over {m} comparisons needs p < {methods.alpha / m:.3g}; "
         "use Welch's test (the default) or more seeds",
+    )
+
+
+def _if_uncalibrated(
+    c: Comparison, arm: tuple[str, Sequence[float]], base: Sequence[float], methods: Methods, alpha: float
+) -> Comparison:
+    """ "no evidence" where Welch's test has no calibrated level at Holm's ``alpha`` is "cannot
+    decide": two seeds against hundreds at a level near 0.001, where the pair's spread may be nearly
+    all the noise and Welch's df, estimated from the larger group, then promises a tail the pair does
+    not have. Its error rate at that ratio stays above ``alpha`` at every level a float holds, so no
+    difference, however large, would be called (its interval is the whole line): a verdict these
+    seeds cannot give, not evidence of no difference. Says how many seeds of the smaller group would."""
+    name, values = arm
+    if methods.test != "welch" or c.verdict != "no evidence" or calibrated_level(values, base, alpha) > 0:
+        return c
+    few, many = sorted((len(values), len(base)))
+    smaller = name if len(values) <= len(base) else c.baseline
+    more = next(
+        (k for k in range(few + 1, few + CALIBRATION_REACH) if calibrated.level(k, many, alpha) > 0), None
+    )
+    then = f"run at least {more} seeds of {smaller}" if more else f"run more seeds of {smaller}"
+    return replace(
+        c,
+        low=None,  # the whole line: no interval at that level
+        high=None,
+        verdict=UNDECIDABLE,
+        reason=f"Welch's test cannot hold Holm's level {alpha:.3g} with {len(values)} and {len(base)} "
+        f"seeds at every ratio of spreads ({smaller}'s few runs may carry nearly all the noise), so no "
+        f"difference could be called: {then}, or compare fewer arms (a larger Holm level)",
     )
 
 
