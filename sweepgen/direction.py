@@ -33,10 +33,14 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[^a-z]+")
 
 
+def words(metric: str) -> set[str]:
+    """The words of a metric's name: split at non-letters and camelCase, lower case."""
+    return set(_SEPARATORS.split(_CAMEL.sub(" ", metric).lower()))
+
+
 def lowered(metric: str) -> bool:
     """True when a word of ``metric`` names something lowered (a loss, an error, a perplexity)."""
-    words = _SEPARATORS.split(_CAMEL.sub(" ", metric).lower())
-    return any(word in LOWERED for word in words)
+    return bool(words(metric) & LOWERED)
 
 
 def default_mode(metric: str | None) -> str:

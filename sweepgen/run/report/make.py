@@ -20,8 +20,8 @@ from sweepgen import filenames, runfs
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import RunState, is_pruned_reason
-from sweepgen.run.report import collect as rep
 from sweepgen.run.report import (
+    bounds,
     compared,
     dropout,
     outliers,
@@ -30,6 +30,7 @@ from sweepgen.run.report import (
     stats,
     stats_files,
 )
+from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import importance as report_importance
@@ -443,7 +444,8 @@ def _statistics(report: rep.Report, groups: Sequence[grp.Group], request: Reques
     named = [(g.name, [v for n in g.members if (v := values.get(n)) is not None]) for g in groups]
     named = [(n, v) for n, v in named if v]
     baseline = _baseline(request.compare, groups, [n for n, _ in named])
-    methods = stats.Methods(interval=request.interval, test=request.test)
+    limits = bounds.of_metric(report.objective.metric, [v for _, vs in named for v in vs])
+    methods = stats.Methods(interval=request.interval, test=request.test, bounds=limits)
     return stats.compare(named, baseline=baseline, mode=request.mode, methods=methods)
 
 

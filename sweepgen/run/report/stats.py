@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 
 from sweepgen.errors import UserError
-from sweepgen.run.report import bootstrap, calibrated, power
+from sweepgen.run.report import bootstrap, bounds, calibrated, power
 
 ALPHA = 0.05
 LEVEL = 0.95
@@ -65,14 +65,20 @@ class Methods:
     interval: str = "t"
     test: str = "welch"
     alpha: float = ALPHA
+    bounds: tuple[float, float] | None = None  # the range a group's mean lies in (a proportion's [0, 1])
 
     def describe(self) -> dict[str, str]:
         mean = "t interval" if self.interval == "t" else "percentile bootstrap"
         diff = "Welch interval at the calibrated level" if self.interval == "t" else "percentile bootstrap"
+        diff += ", simultaneous at the Holm step's level"
+        if self.bounds is not None:  # said wherever the methods are: title, json, page
+            low, high = self.bounds
+            mean += f", clipped to [{low:g}, {high:g}] (the metric is a proportion)"
+            diff += f", clipped to [{low - high:g}, {high - low:g}]"
         test = CALIBRATED_NAME if self.test == "welch" else "exact permutation test"
         return {
             "mean_interval": f"{LEVEL:.0%} {mean}",
-            "diff_interval": f"{diff}, simultaneous at the Holm step's level",
+            "diff_interval": diff,
             "test": test,
             "adjustment": "Holm",
             "alpha": f"{self.alpha:g}",
@@ -336,6 +342,7 @@ def group_stats(name: str, values: Sequence[float], methods: Methods) -> GroupSt
     else:
         low, high = t_mean(values)
         kind = "t"
+    low, high = bounds.clip(low, high, methods.bounds)
     return GroupStats(name, n, mean, math.sqrt(_var(values)), low, high, kind)
 
 
@@ -430,8 +437,10 @@ def _diff_interval(
     if methods.interval == "bootstrap":
         low, high = bootstrap.diff_interval(_numpy(), values, base, 1 - alpha)
         assert low is not None and high is not None  # both groups have two runs or more here
-        return low, high
-    return calibrated_interval(values, base, 1 - alpha)
+    else:
+        low, high = calibrated_interval(values, base, 1 - alpha)
+    # inside [-1, 1] for a proportion: 0 stays inside, so whether it is excluded does not change
+    return bounds.clip(low, high, bounds.of_difference(methods.bounds))
 
 
 def _holm_verdict(
