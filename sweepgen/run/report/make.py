@@ -81,6 +81,7 @@ class Outcome:
     view: Any = None  # a search sweep's study as search.view reads it, loaded once
     lost: dict[str, list[str]] = field(default_factory=dict)  # per group, its runs without a value
     outliers: list[outliers.Outlier] = field(default_factory=list)  # a run far from its group's others
+    unpaired: list[str] = field(default_factory=list)  # arms that share the baseline's seeds, tested unpaired
 
     def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
@@ -92,12 +93,12 @@ class Outcome:
         return stats_files.Caveats(self.lost, far)
 
     def caveats(self) -> list[str]:
-        """What the statistics' numbers do not show: the runs each group lost (dropout.sentences)
-        and a run far from its group's others (outliers.sentence)."""
+        """What the statistics' numbers do not show: the runs each group lost (dropout.sentences),
+        a run far from its group's others (outliers.sentence), seeds shared but not paired."""
         if self.statistics is None:
             return []
         lost = dropout.sentences(self.lost, {g.name: g.n for g in self.statistics.groups})
-        return [*lost, *(outliers.sentence(o) for o in self.outliers)]
+        return [*lost, *(outliers.sentence(o) for o in self.outliers), *self.unpaired]
 
 
 def make(request: Request) -> Outcome:
@@ -122,6 +123,7 @@ def make(request: Request) -> Outcome:
     if statistics is not None:
         outcome.lost = dropout.lost_runs(report, groups, plan, request.seeds)
         outcome.outliers = outliers.scan(_group_runs(report, groups))
+        outcome.unpaired = compared.unpaired(report, groups, plan.path, statistics.baseline)
     outcome.notes.extend(_sequential_lines(report, request))
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     _write(files, request.out_dir or report.out_dir, outcome)
