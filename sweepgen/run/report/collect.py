@@ -620,7 +620,7 @@ def best_run(report: Report, among: Collection[str] | None = None) -> RunRecord 
     """The finished run with the best objective value (metric objectives only), among the runs
     named in ``among`` where given (the runs the statistics use: `--seeds test` picks from the test
     seeds, never from the tune seeds the configurations were chosen on)."""
-    scored = [r for r in report.finished if r.score.value is not None and (among is None or r.name in among)]
+    scored = [r for r in _among(report, among) if r.score.value is not None]
     if not scored:
         return None
     pick = max if report.objective.mode == "max" else min
@@ -630,11 +630,12 @@ def best_run(report: Report, among: Collection[str] | None = None) -> RunRecord 
 def tied_with(report: Report, best: RunRecord, among: Collection[str] | None = None) -> list[str]:
     """The other finished runs (named in ``among`` where given) with exactly the best run's value: a
     tie is said as a tie."""
-    return [
-        r.name
-        for r in report.finished
-        if r is not best and r.score.value == best.score.value and (among is None or r.name in among)
-    ]
+    return [r.name for r in _among(report, among) if r is not best and r.score.value == best.score.value]
+
+
+def _among(report: Report, among: Collection[str] | None) -> list[RunRecord]:
+    """The finished runs named in ``among`` (all of them without it)."""
+    return [r for r in report.finished if among is None or r.name in among]
 
 
 # -- summary sections of optional trainer parts (debate, routing) -------------------------------

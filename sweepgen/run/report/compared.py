@@ -48,10 +48,8 @@ def unpaired(
     """The baseline and an arm ran the same seeds, yet the test compares them as independent
     samples: said, with what that does (none: no baseline, or no arm shares two seeds with it)."""
     seeds = _seeds(report, groups, seed)
-    base = seeds.get(baseline) if baseline is not None else None
-    if not base:
-        return []
-    pairs = [own & base for name, own in seeds.items() if name != baseline and len(own & base) >= 2]
+    base = seeds.pop(baseline, None) if baseline is not None else None
+    pairs = [own & base for own in seeds.values() if len(own & base) >= 2] if base else []
     if not pairs:
         return []
     shared = sorted(set().union(*pairs), key=repr)
@@ -68,7 +66,7 @@ def _seeds(report: rep.Report, groups: Sequence[grp.Group], seed: str | None) ->
     """Each group's seed values over its runs with a value (none without a seed path)."""
     if seed is None:
         return {}
-    valued = {r.name: r.values.get(seed) for r in report.finished if r.value is not None}
+    valued = {r.name: r.values.get(seed) for r in _compared(report, groups)}
     return {g.name: {valued[n] for n in g.members if n in valued} for g in groups}
 
 

@@ -29,6 +29,7 @@ from sweepgen.run.report import (
     sequential_record,
     stats,
     stats_files,
+    winner,
 )
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
@@ -82,6 +83,7 @@ class Outcome:
     lost: dict[str, list[str]] = field(default_factory=dict)  # per group, its runs without a value
     outliers: list[outliers.Outlier] = field(default_factory=list)  # a run far from its group's others
     unpaired: list[str] = field(default_factory=list)  # arms that share the baseline's seeds, tested unpaired
+    winner: list[str] = field(default_factory=list)  # the best group's interval, held for being picked
 
     def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
@@ -94,11 +96,12 @@ class Outcome:
 
     def caveats(self) -> list[str]:
         """What the statistics' numbers do not show: the runs each group lost (dropout.sentences),
-        a run far from its group's others (outliers.sentence), seeds shared but not paired."""
+        a run far from its group's others (outliers.sentence), seeds shared but not paired, and the
+        best group's interval as the best one's (winner.sentence)."""
         if self.statistics is None:
             return []
         lost = dropout.sentences(self.lost, {g.name: g.n for g in self.statistics.groups})
-        return [*lost, *(outliers.sentence(o) for o in self.outliers), *self.unpaired]
+        return [*lost, *(outliers.sentence(o) for o in self.outliers), *self.unpaired, *self.winner]
 
 
 def make(request: Request) -> Outcome:
@@ -122,8 +125,10 @@ def make(request: Request) -> Outcome:
     outcome.view = view
     if statistics is not None:
         outcome.lost = dropout.lost_runs(report, groups, plan, request.seeds)
-        outcome.outliers = outliers.scan(_group_runs(report, groups))
+        runs = _group_runs(report, groups)
+        outcome.outliers = outliers.scan(runs)
         outcome.unpaired = compared.unpaired(report, groups, plan.path, statistics.baseline)
+        outcome.winner = winner.sentence(statistics, {g: [v for _, v in r] for g, r in runs.items()})
     outcome.notes.extend(_sequential_lines(report, request))
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     _write(files, request.out_dir or report.out_dir, outcome)

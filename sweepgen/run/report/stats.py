@@ -483,21 +483,31 @@ def _if_uncalibrated(
     name, values = arm
     if methods.test != "welch" or c.verdict != "no evidence" or calibrated_level(values, base, alpha) > 0:
         return c
-    few, many = sorted((len(values), len(base)))
     smaller = name if len(values) <= len(base) else c.baseline
-    more = next(
-        (k for k in range(few + 1, few + CALIBRATION_REACH) if calibrated.level(k, many, alpha) > 0), None
-    )
+    more = _seeds_to_calibrate(len(values), len(base), alpha)
     then = f"run at least {more} seeds of {smaller}" if more else f"run more seeds of {smaller}"
     return replace(
         c,
-        low=None,  # the whole line: no interval at that level
-        high=None,
+        low=_finite(c.low),  # Welch's at no level is the whole line: no interval (a bootstrap's stays)
+        high=_finite(c.high),
         verdict=UNDECIDABLE,
         reason=f"Welch's test cannot hold Holm's level {alpha:.3g} with {len(values)} and {len(base)} "
         f"seeds at every ratio of spreads ({smaller}'s few runs may carry nearly all the noise), so no "
         f"difference could be called: {then}, or compare fewer arms (a larger Holm level)",
     )
+
+
+def _seeds_to_calibrate(n1: int, n2: int, alpha: float) -> int | None:
+    """The fewest seeds of the smaller group at which Welch's test has a calibrated level at
+    ``alpha`` (None: not within ``CALIBRATION_REACH`` more)."""
+    few, many = sorted((n1, n2))
+    return next(
+        (k for k in range(few + 1, few + CALIBRATION_REACH) if calibrated.level(k, many, alpha) > 0), None
+    )
+
+
+def _finite(bound: float | None) -> float | None:
+    return bound if bound is not None and math.isfinite(bound) else None
 
 
 def _untested(
