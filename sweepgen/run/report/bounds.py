@@ -12,40 +12,11 @@ run's value lies in [0, 1]; the statistics' title says the intervals are clipped
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
-
 from sweepgen import direction
 
-UNIT = (0.0, 1.0)
-# words (split as direction.words splits them) that name a share of items or of steps
-PROPORTION_WORDS = frozenset(
-    {
-        "acc",
-        "accuracy",
-        "pass",
-        "precision",
-        "recall",
-        "success",
-        "correct",
-        "rate",
-        "ratio",
-        "fraction",
-        "frac",
-        "winrate",
-    }
-)
-
-
-def of_metric(metric: str | None, values: Iterable[float]) -> tuple[float, float] | None:
-    """[0, 1] for a metric whose name says it is a proportion and whose every value lies there;
-    None otherwise (no bound is assumed: a reward or a loss has none)."""
-    if metric is None:
-        return None
-    if not direction.words(metric) & PROPORTION_WORDS:
-        return None
-    inside = all(math.isfinite(v) and UNIT[0] <= v <= UNIT[1] for v in values)
-    return UNIT if inside else None
+# which metric is a proportion, by its name and values: direction.proportion_range (a search's best
+# line, below report in the layers, asks it too)
+of_metric = direction.proportion_range
 
 
 def clip(
