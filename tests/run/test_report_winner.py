@@ -3,6 +3,8 @@ whichever group is picked (Bonferroni over the groups), as a search's best trial
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 from report_support import compare_shaping, logged_acc, make_shaping
 
@@ -37,6 +39,9 @@ def test_the_sentence_names_the_best_group_and_its_simultaneous_interval(cli_cwd
     low, high = best_value.interval(coma, 6)
     assert "coma_lr0.001 has the best mean of 6 groups; read as the best one's value its 95% interval" in said
     assert f"[{low:.6g}, {high:.6g}] holds for whichever of the 6 is picked" in said
+    notes = json.loads((cli_cwd / "runs/shaping/statistics.json").read_text())["notes"]
+    assert any(n.startswith("coma_lr0.001 has the best mean of 6 groups") for n in notes)
+    assert any(n.startswith("the groups compared ran the same seeds (4, 5, 6)") for n in notes)
 
 
 def test_no_sentence_without_an_interval_for_the_best():

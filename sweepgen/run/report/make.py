@@ -92,7 +92,7 @@ class Outcome:
 
     def caveat_columns(self) -> stats_files.Caveats:
         far = {o.group: f"{o.run} ({o.value!r})" for o in self.outliers}
-        return stats_files.Caveats(self.lost, far)
+        return stats_files.Caveats(self.lost, far, self.caveats())
 
     def caveats(self) -> list[str]:
         """What the statistics' numbers do not show: the runs each group lost (dropout.sentences),
