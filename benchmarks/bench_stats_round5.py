@@ -8,6 +8,8 @@ Parts (``--part``):
   interval covers its true mean, and the sentence's Bonferroni interval (winner.sentence);
 - ``importance``: a 3 x 3 grid (lr with an effect of ``effect`` sd across its levels, beta none) at n
   seeds a cell: how often beta's interval lies above 0, and with no sentence beside it;
+- ``outliers``: binomial accuracies at 3, 4, 5, 8 seeds: how often outliers.find names a run, and
+  how often the other runs all tie there;
 - ``sequential``: null sweeps through ``sequential.simulate``, then the fixed-n table
   (``stats.compare``) at the seeds each group ran: how often either calls a null arm.
 
@@ -21,7 +23,7 @@ import argparse
 import numpy as np
 from scipy import stats as st
 
-from sweepgen.run.report import importance, sequential, stats, winner
+from sweepgen.run.report import importance, outliers, sequential, stats, winner
 
 
 def proportions(reps: int) -> None:
@@ -85,6 +87,21 @@ def importance_part(reps: int) -> None:
         )
 
 
+def outliers_part(reps: int) -> None:
+    rng = np.random.default_rng(0)
+    for items, p in ((20, 0.97), (20, 0.9), (100, 0.99), (50, 0.5)):
+        cells = []
+        for n in (3, 4, 5, 8):
+            named = tied = 0
+            for row in rng.binomial(items, p, size=(reps, n)) / items:
+                runs = [(str(i), float(v)) for i, v in enumerate(row)]
+                found = outliers.find("g", runs)
+                named += found is not None
+                tied += found is not None and len({v for k, v in runs if k != found.run}) == 1
+            cells.append(f"n={n}: named {named / reps:.1%} (others tied {tied / reps:.1%})")
+        print(f"{items} items, p={p}: " + "; ".join(cells))
+
+
 def sequential_part(reps: int) -> None:
     for arms, most, per, spending in ((1, 5, 1, "obf"), (1, 10, 1, "pocock"), (3, 10, 2, "pocock")):
         schedule = sequential.Schedule(per, most, spending=spending)
@@ -106,7 +123,7 @@ def sequential_part(reps: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", choices=("proportions", "winner", "importance", "sequential"), required=True
+        "--part", choices=("proportions", "winner", "importance", "outliers", "sequential"), required=True
     )
     parser.add_argument("--reps", type=int, default=1000)
     args = parser.parse_args()
@@ -114,6 +131,7 @@ def main() -> None:
         "proportions": proportions,
         "winner": winner_part,
         "importance": importance_part,
+        "outliers": outliers_part,
         "sequential": sequential_part,
     }
     parts[args.part](args.reps)
