@@ -30,6 +30,8 @@ def test_an_accuracys_interval_never_passes_one(cli_cwd):
     assert unclipped[1] is not None and unclipped[1] > 1.03  # what was printed before
     coma = rows["coma_lr1e-05"]
     assert float(coma["ci_high"]) == 1.0 and float(coma["ci_low"]) == unclipped[0]
+    assert coma["interval"] == "t, clipped to [0, 1]"  # the row says so read alone
+    assert rows["coma_lr0.001"]["interval"] == "t"  # its interval lies inside: nothing cut
     assert "95% t interval, clipped to [0, 1] (the metric is a proportion)" in said
     assert coma["verdict"] == "better"  # clipping keeps every verdict: 0 stays inside [-1, 1]
 

@@ -28,6 +28,13 @@ def clip(
     return max(low, bounds[0]), min(high, bounds[1])
 
 
+def said(clipped: bool, bounds: tuple[float, float] | None) -> str:
+    """What an interval's label gains where ``bounds`` cut it (nothing where they did not)."""
+    if not clipped or bounds is None:
+        return ""
+    return f", clipped to [{bounds[0]:g}, {bounds[1]:g}]"
+
+
 def of_difference(bounds: tuple[float, float] | None) -> tuple[float, float] | None:
     """The range a difference of two means in ``bounds`` lies in."""
     if bounds is None:

@@ -342,8 +342,9 @@ def group_stats(name: str, values: Sequence[float], methods: Methods) -> GroupSt
     else:
         low, high = t_mean(values)
         kind = "t"
-    low, high = bounds.clip(low, high, methods.bounds)
-    return GroupStats(name, n, mean, math.sqrt(_var(values)), low, high, kind)
+    kept = bounds.clip(low, high, methods.bounds)
+    kind += bounds.said(kept != (low, high), methods.bounds)  # statistics.csv's row says it alone
+    return GroupStats(name, n, mean, math.sqrt(_var(values)), *kept, kind)
 
 
 def compare(
