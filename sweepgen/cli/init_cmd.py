@@ -86,17 +86,32 @@ def init(
     info(f"rendered {folder}/ (edit the spec, then `sweepgen render` again)")
     command = api.run_command_hint(schema_ref)
     tasks = _rendered_tasks(folder)
+    _notes(tasks, grid, seeds)
+    if command is None and not _bundled_trainer_configs(tasks):
+        command = "YOUR-TRAINER {config}"  # a plain `run` starts the bundled trainer, which refuses it
+        info("this config is not the bundled trainer's: say how your trainer runs a config with --command")
+    info(f"next: sweepgen run {folder}" + (f" --command {shlex.quote(command)}" if command else ""))
+    return EXIT_OK
+
+
+def _notes(tasks: list[RunTask] | None, grid: tuple[str, ...], seeds: int | None) -> None:
+    """What the person should know before running the sweep just rendered."""
     if tasks and all(writes_no_metrics(task.config) for task in tasks):
         info(
             'note: these configs keep no metrics file (`save_strategy: "no"`, no `report_to`): the '
             "trainer only prints its metrics and `sweepgen report` will find nothing; set `report_to: "
             "tensorboard` (or `wandb`, offline too) in the config"
         )
-    if command is None and not _bundled_trainer_configs(tasks):
-        command = "YOUR-TRAINER {config}"  # a plain `run` starts the bundled trainer, which refuses it
-        info("this config is not the bundled trainer's: say how your trainer runs a config with --command")
-    info(f"next: sweepgen run {folder}" + (f" --command {shlex.quote(command)}" if command else ""))
-    return EXIT_OK
+    if grid and seeds is None and not any(_is_seed_axis(axis) for axis in grid):
+        info(
+            "note: one run per grid point, no seeds: `sweepgen report` can compare them with no "
+            "uncertainty and says no verdict is possible; add --seeds 3 for intervals over seeds"
+        )
+
+
+def _is_seed_axis(axis: str) -> bool:
+    """``--grid seed=1,2,3`` (or ``training.seed=...``): an axis over the seed itself."""
+    return axis.partition("=")[0].strip().rpartition(".")[2] == "seed"
 
 
 def _rendered_tasks(folder: str) -> list[RunTask] | None:

@@ -290,13 +290,31 @@ def init_project(
     try:
         return _write_then_render(files, start.spec, out_root)
     except schema.SchemaMismatch as err:
-        raise _unfit(err, config, schema_ref) from None
+        raise _unfit(err, config, schema_ref, start.spec) from None
 
 
-def _unfit(err: schema.SchemaMismatch, config: str, schema_ref: str | None) -> UserError:
+def _unfit(err: schema.SchemaMismatch, config: str, schema_ref: str | None, spec: str) -> UserError:
     """The schema's refusal worded for `init`: the config and the schema the person named (the
-    spec, its variant and the exported file were never written), and for a TRL config class, the
-    TRL command schema that takes a whole `trl <command> --config` file."""
+    spec, its variant and the exported file were never written: a value the spec's grid set is
+    the ``--grid`` option's)."""
+    if err.location is None or err.location.path == spec:  # set by --grid (or --seeds, a grid axis)
+        return UserError(
+            f"--grid sets a value {schema_ref} refuses: {err.problems}",
+            location=Location("--grid"),
+            key=err.key,
+            hint="fix the value in --grid",
+        )
+    return UserError(
+        f"{config} does not fit {schema_ref}: {err.problems}",
+        location=err.location,
+        key=err.key,
+        hint=_unfit_hint(err, schema_ref),
+    )
+
+
+def _unfit_hint(err: schema.SchemaMismatch, schema_ref: str | None) -> str | None:
+    """For a TRL config class, the TRL command schema that takes a whole `trl <command> --config`
+    file; else the fix for the value itself (a list where one was written), or the general one."""
     command = schema_ref.rpartition(":")[2].lower().removesuffix("config") if schema_ref else ""
     whole = (
         schema_ref is not None
@@ -304,19 +322,14 @@ def _unfit(err: schema.SchemaMismatch, config: str, schema_ref: str | None) -> U
         and trl_cli.command_of(schema_ref) is None  # a class, not already the command's schema
         and command in trl_cli.COMMANDS
     )
-    return UserError(
-        f"{config} does not fit {schema_ref}: {err.problems}",
-        location=err.location,
-        key=err.key,
-        hint=(
+    if whole:
+        return (
             f"a `trl {command} --config` file also holds TRL's script arguments and ModelConfig "
             f"(model_name_or_path, dataset_name, ...): --schema trl:{command} takes all of it"
-            if whole
-            else "fix the config, or give --schema the class the config is written for"
-            if err.hint in (None, schema.GENERIC_FIX)
-            else err.hint  # a fix for the value itself (a list where one was written)
-        ),
-    )
+        )
+    if err.hint in (None, schema.GENERIC_FIX):
+        return "fix the config, or give --schema the class the config is written for"
+    return err.hint
 
 
 def check_sweep_name(name: str, *, given: bool, config: str) -> None:

@@ -36,6 +36,7 @@ def test_grid_and_seeds_render_one_file_per_point_and_seed(here):
     assert len(files) == 2 * 2 * 3 and "beta0.04-loss_type_dr_grpo-seed3.yaml" in files
     assert spec["names"] == "readable"
     assert "next: sweepgen run generated/cfg" in done.stderr + done.stdout
+    assert "no seeds" not in done.output
     assert CliRunner().invoke(main, ["check"]).exit_code == 0
 
 
@@ -44,6 +45,15 @@ def test_a_nested_key_and_typed_values(here):
     assert done.exit_code == 0, done.output
     spec = yamlio.loads((here / "specs/cfg.yaml").read_text(), "cfg").data
     assert spec["grid"] == {"training.lr": [1.0e-5, 3.0e-5]}  # numbers, not strings
+    # one run a point: said, since `report` can then give no interval
+    assert "note: one run per grid point, no seeds" in " ".join(done.output.split())
+    assert "add --seeds 3" in done.output
+
+
+def test_a_grid_over_the_seed_itself_is_not_told_to_add_seeds(here):
+    done = init("--grid", "seed=1,2,3")
+    assert done.exit_code == 0, done.output
+    assert "no seeds" not in done.output
 
 
 @pytest.mark.parametrize(

@@ -257,12 +257,12 @@ def test_a_trl_config_class_refusing_a_trl_cli_file_points_to_the_command_schema
     refused = SchemaMismatch(
         "m", problems="`model_name_or_path`: key not allowed", location=Location("c.yaml", 1, 1)
     )
-    err = api._unfit(refused, "c.yaml", "trl:GRPOConfig")
+    err = api._unfit(refused, "c.yaml", "trl:GRPOConfig", "specs/c.yaml")
     assert err.message == "c.yaml does not fit trl:GRPOConfig: `model_name_or_path`: key not allowed"
     assert err.hint is not None and "--schema trl:grpo takes all of it" in err.hint
     assert str(err.location) == "c.yaml:1:1"
     for other in ("trl:ScriptArguments", "trl:grpo"):  # no command of that name; already the command's
-        assert "trl:" not in str(api._unfit(refused, "c.yaml", other).hint)
+        assert "trl:" not in str(api._unfit(refused, "c.yaml", other, "specs/c.yaml").hint)
 
 
 def test_a_missing_config_and_a_schema_file_are_told_what_init_takes(here):

@@ -74,6 +74,19 @@ def test_strict_types_as_everywhere_else(trl_project, line, bad, message):
     assert message in result.output and f"{SPEC}:{line_of(SPEC, bad.strip())}:" in result.output
 
 
+def test_a_value_trl_s_code_raises_for_is_refused_with_the_line_that_raises(trl_project):
+    """GRPOConfig types loss_type as str and takes `grpoo`; GRPOTrainer raises for it only in its loss,
+    after the model is loaded and the first batch generated."""
+    spec = Path(SPEC)
+    spec.write_text(spec.read_text().replace("  beta: 0.0\n", "  beta: 0.0\n  loss_type: grpoo\n"))
+    result = cli("check", SPEC)
+    assert result.exit_code == 2, result.output
+    assert f"{SPEC}:{line_of(SPEC, 'loss_type: grpoo')}:" in result.output
+    assert "did you mean 'grpo'?" in result.output and "trl/trainer/grpo_trainer.py:" in result.output
+    spec.write_text(spec.read_text().replace("loss_type: grpoo", "loss_type: dr_grpo"))
+    assert cli("render", SPEC).exit_code == 0
+
+
 def test_transformers_training_arguments_as_a_schema(cli_cwd):
     Path("templates/t.yaml.j2").parent.mkdir(parents=True)
     Path("templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
@@ -129,7 +142,8 @@ def test_trls_own_cli_parser_reads_every_rendered_config():
 def test_the_committed_trl_schema_file_is_the_export_of_the_installed_trl():
     """schemas/trl_grpo_config.json (what the pre-commit test and the README use) is what
     `sweepgen schema --export trl:GRPOConfig` writes for the pinned trl; its enums come from the
-    types, never from help text (loss_type's help quotes 'sequence' and 'max_completion_length')."""
+    types or from the code that raises for any other value, never from help text (loss_type's help
+    quotes 'sequence' and 'max_completion_length')."""
     import json
 
     result = cli("schema", "--export", "trl:GRPOConfig")
@@ -137,7 +151,9 @@ def test_the_committed_trl_schema_file_is_the_export_of_the_installed_trl():
     committed = (ROOT / "schemas" / "trl_grpo_config.json").read_text()
     assert result.stdout == committed, "re-export: sweepgen schema --export trl:GRPOConfig -o schemas/..."
     schema = json.loads(committed)
-    assert "enum" not in schema["properties"]["loss_type"]
+    loss_type = schema["properties"]["loss_type"]
+    assert "grpo" in loss_type["enum"] and "sequence" not in loss_type["enum"]
+    assert "trl/trainer/grpo_trainer.py:" in loss_type["$comment"]
     (lr_branch,) = [b for b in schema["properties"]["lr_scheduler_type"]["anyOf"] if "enum" in b]
     assert "cosine" in lr_branch["enum"]  # an Enum type: its values
     assert schema["x-sweepgen"]["package"] == "trl"

@@ -93,6 +93,33 @@ def test_a_schema_file_validates_without_importing_the_class(schema_project):
     assert "'bf17'" in bad.output
 
 
+@pytest.mark.parametrize(
+    ("package", "version", "told"),
+    [
+        ("pytest", "0.0.1", True),  # another release of an installed package
+        ("pytest", pytest.__version__, False),  # the installed release
+        ("no-such-package-here", "1.0", False),  # not installed (a lint job): nothing to compare with
+    ],
+)
+def test_a_refusal_by_a_file_exported_from_another_release_says_so(schema_project, package, version, told):
+    """The file's keys and values are that release's: a refusal may be its age, not the config's."""
+    assert cli("schema", "--export", "mycfg:TrainConfig", "-o", "schemas/train.json").exit_code == 0
+    path = schema_project / "schemas/train.json"
+    schema = json.loads(path.read_text())
+    schema["x-sweepgen"].update(package=package, version=version)
+    path.write_text(json.dumps(schema))
+    (schema_project / "specs/lr.yaml").write_text(SPEC.replace("precision: fp32", "precision: bf17"))
+    bad = cli("check", "specs/lr.yaml")
+    assert bad.exit_code == 2
+    said = " ".join(bad.output.split())
+    assert "`precision`: must be one of" in said
+    stale = (
+        f"../schemas/train.json was exported from pytest 0.0.1, {pytest.__version__} is installed here: "
+        "`sweepgen schema --export mycfg:TrainConfig -o schemas/train.json`"
+    )
+    assert (stale in said) is told, said
+
+
 def test_choices_per_path_are_checked_in_every_variant(project):
     (project / "templates" / "t.yaml.j2").write_text("{{ config | to_yaml }}\n")
     spec = project / "specs" / "c.yaml"

@@ -22,7 +22,11 @@ CACHED = {
         "dataset_name": {"type": "string"},
         "reward_funcs": {"type": "array", "items": {"type": "string"}},
         "beta": {"type": "number"},
-        "loss_type": {"type": "string"},
+        "loss_type": {
+            "type": "string",
+            "enum": ["dapo", "dr_grpo", "grpo"],
+            "$comment": "trl raises for any other value, trl/trainer/grpo_trainer.py:3138",
+        },
         "seed": {"type": "integer"},
         "dtype": {"type": "string"},
         "torch_compile": {"type": "boolean"},
@@ -139,3 +143,26 @@ def test_a_spec_naming_trl_grpo_records_the_release_in_its_lock(cached):
     assert CliRunner().invoke(main, ["render", "specs/g.yaml"]).exit_code == 0
     lock = json.loads((cached / "generated" / "g" / "sweep.lock.json").read_text())
     assert lock["inputs"]["module:trl"] == "trl==9.9.9"
+
+
+def test_a_value_trl_raises_for_is_named_where_it_was_written_with_a_did_you_mean(cached):
+    """In the config: its line. In `--grid`: the option (the spec holding the grid was never written)."""
+    (cached / "grpo.yaml").write_text(TRL_CONFIG.replace("loss_type: dr_grpo", "loss_type: dapoo"))
+    result = CliRunner().invoke(main, ["init", "--from", "grpo.yaml", "--schema", "trl:grpo"])
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert said.startswith(
+        "grpo.yaml:6:12: error: grpo.yaml does not fit trl:grpo: `loss_type`: must be one of"
+    )
+    assert "(trl raises for any other value, trl/trainer/grpo_trainer.py:3138); did you mean 'dapo'?" in said
+    (cached / "grpo.yaml").write_text(TRL_CONFIG)
+    grid = ["--grid", "loss_type=grpo,dr_grop"]
+    result = CliRunner().invoke(main, ["init", "--from", "grpo.yaml", "--schema", "trl:grpo", *grid])
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert said.startswith("--grid: error: --grid sets a value trl:grpo refuses: `loss_type`: must be one of")
+    assert (
+        "did you mean 'dr_grpo'?; value 'dr_grop' (set by grid)" in said
+        and "hint: fix the value in --grid" in said
+    )
+    assert not (cached / "specs").exists()  # nothing left behind

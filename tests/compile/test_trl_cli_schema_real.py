@@ -51,7 +51,11 @@ def test_a_trl_grpo_config_exports_checks_and_is_cached_per_version(tmp_path):
     props = schema["properties"]
     # script arguments, ModelConfig and GRPOConfig: exactly what `trl grpo --config` parses
     assert {"dataset_name", "reward_funcs", "model_name_or_path", "beta", "loss_type", "env"} <= set(props)
-    assert "enum" not in props["loss_type"]  # str in TRL; its help text quotes 'sequence' too
+    # str in TRL: its values come from the trainer's code that raises for any other, never from the
+    # help text (which quotes 'sequence' too)
+    assert {"grpo", "dr_grpo", "dapo"} <= set(props["loss_type"]["enum"])
+    assert "sequence" not in props["loss_type"]["enum"]
+    assert "trl/trainer/grpo_trainer.py:" in props["loss_type"]["$comment"]
     assert any("bfloat16" in b.get("enum", []) for b in props["dtype"].get("anyOf", [props["dtype"]]))
     # ModelConfig makes a one-item list its item: the string PEFT reads is taken as TRL takes it
     assert {"type": "string"} in props["lora_target_modules"]["anyOf"]
@@ -64,6 +68,14 @@ def test_a_trl_grpo_config_exports_checks_and_is_cached_per_version(tmp_path):
     init = _sweepgen(tmp_path, env2, "init", "--from", "grpo.yaml", "--schema", "trl:grpo")
     assert init.returncode == 0, init.stderr
     assert _sweepgen(tmp_path, env2, "render").returncode == 0
+    # a misspelled loss type, which TRL itself accepts until its loss raises after the first batch
+    typo = tmp_path / "typo"
+    typo.mkdir()
+    (typo / "grpo.yaml").write_text(TRL_CONFIG.replace("loss_type: dr_grpo", "loss_type: grpoo"))
+    refused = _sweepgen(typo, env2, "init", "--from", "grpo.yaml", "--schema", "trl:grpo")
+    assert refused.returncode == 2, refused.stderr
+    assert "grpo.yaml:7:12" in refused.stderr and "did you mean 'grpo'?" in refused.stderr
+    assert "trl/trainer/grpo_trainer.py:" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_the_conversions_trl_s_own_classes_make_are_found():

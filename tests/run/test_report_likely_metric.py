@@ -74,6 +74,8 @@ def test_trl_runs_scored_on_cut_completions_are_warned_as_the_bundled_trainer_s(
     report = CliRunner().invoke(main, ["report", "generated/t", "--no-plot"])
     assert report.exit_code == 0, report.output
     assert ("of their completions cut at max_completion_length" in report.stderr) is warned, report.stderr
+    # the key to raise as a TRL config spells it, not only the bundled trainer's section
+    assert ("raise max_completion_length (a TRL config's top-level key" in report.stderr) is warned
 
 
 def test_the_run_table_shows_the_step_trl_s_state_reached(tmp_path, monkeypatch):

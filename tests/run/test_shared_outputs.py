@@ -228,3 +228,52 @@ def test_a_search_trial_naming_an_earlier_trial_s_folder_is_refused_before_it_ru
     assert "Traceback" not in said
     ran = sorted(p.name for p in (tmp_path / "runs" / "fake_search").iterdir())
     assert ran == ["t0000"], ran  # the first trial ran, the second never started
+
+
+def _hub_sweep(root: Path, per_run: dict[str, dict[str, Any]]) -> str:
+    """Two runs `a` and `b` of a Hugging Face Trainer config (top-level keys, as `trl grpo` reads)."""
+    configs = {n: {"output_dir": f"runs/t/{n}", "seed": ord(n), **per_run[n]} for n in ("a", "b")}
+    make_config_sweep(root, configs, sweep="t", values={n: {"seed": c["seed"]} for n, c in configs.items()})
+    (root / "counter.py").write_text(COUNTER)
+    return f"{shlex.quote(sys.executable)} counter.py {{name}} {{config}}"
+
+
+@pytest.mark.parametrize("second", ["org/grpo-tldr", "Org/GRPO-tldr"])  # Hub ids ignore case
+def test_two_runs_pushing_to_one_hub_repository_are_refused_before_any_starts(tmp_path, monkeypatch, second):
+    """`push_to_hub: true` with one `hub_model_id`: the later push replaces the earlier run's model."""
+    monkeypatch.chdir(tmp_path)
+    pushed = {"push_to_hub": True}
+    command = _hub_sweep(
+        tmp_path, {"a": {**pushed, "hub_model_id": "org/grpo-tldr"}, "b": {**pushed, "hub_model_id": second}}
+    )
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert done.exit_code == 2, done.output
+    said = " ".join(done.stderr.split())
+    line = next(
+        i
+        for i, text in enumerate(Path("generated/t/b.yaml").read_text().splitlines(), 1)
+        if "hub_model_id" in text
+    )
+    assert f"generated/t/b.yaml:{line}:" in said
+    assert f"runs 'a' and 'b' would both push to the Hub repository '{second}'" in said
+    assert "{{ variant.run_name }}" in said and "Traceback" not in said
+    assert not Path("starts.txt").exists()  # nothing started
+
+
+@pytest.mark.parametrize(
+    "per_run",
+    [
+        {"a": {"hub_model_id": "org/m"}, "b": {"hub_model_id": "org/m"}},  # not pushed
+        {
+            "a": {"push_to_hub": True, "hub_model_id": "org/m-a"},
+            "b": {"push_to_hub": True, "hub_model_id": "org/m-b"},
+        },
+        {"a": {"push_to_hub": True}, "b": {"push_to_hub": True}},  # each run's folder names its repository
+    ],
+)
+def test_runs_not_pushing_or_pushing_to_their_own_repositories_are_left_alone(tmp_path, monkeypatch, per_run):
+    monkeypatch.chdir(tmp_path)
+    command = _hub_sweep(tmp_path, per_run)
+    done = CliRunner().invoke(main, ["run", "generated/t", "--command", command])
+    assert done.exit_code == 0, done.output
+    assert sorted(Path("starts.txt").read_text().split()) == ["a", "b"]

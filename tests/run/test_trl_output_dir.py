@@ -23,12 +23,20 @@ def _sweep(root: Path, configs: dict[str, dict[str, object]]) -> None:
 
 
 @pytest.mark.parametrize("unset", [{}, {"output_dir": None}])
-def test_trl_runs_whose_configs_name_no_output_dir_are_refused(tmp_path, monkeypatch, unset):
+@pytest.mark.parametrize(
+    "command",
+    [
+        "trl grpo --config {config}",
+        # TRL's own scripts, as a module or a file: the same parser and the same default
+        "accelerate launch --num_processes 2 -m trl.scripts.grpo --config {config}",
+        "python -m trl.scripts.sft --config {config}",
+        "python .venv/lib/python3.11/site-packages/trl/scripts/dpo.py --config {config}",
+    ],
+)
+def test_trl_runs_whose_configs_name_no_output_dir_are_refused(tmp_path, monkeypatch, unset, command):
     monkeypatch.chdir(tmp_path)
     _sweep(tmp_path, {f"beta{b}": {"beta": b, **unset} for b in (1, 2)})
-    result = CliRunner().invoke(
-        main, ["run", "generated/t", "--command", "trl grpo --config {config}", "--dry-run"]
-    )
+    result = CliRunner().invoke(main, ["run", "generated/t", "--command", command, "--dry-run"])
     assert result.exit_code == 2, result.output
     assert "generated/t/beta1.yaml:1:1:" in result.output
     assert "'trainer_output'" in result.output and "1 other run(s) of this sweep" in result.output
@@ -53,6 +61,8 @@ def test_one_trl_run_without_output_dir_is_refused_too(tmp_path, monkeypatch):
         "trl grpo --config {config} --output_dir {run_dir}",  # the command names the folder
         "trl vllm-serve --config {config}",  # no training command
         "python train.py --config {config}",  # not trl: its defaults are not known here
+        "python -m trl.scripts.vllm_serve --config {config}",  # TRL's, but no training command
+        "python -m mytrl.scripts.grpo --config {config}",
     ],
 )
 def test_a_command_that_names_the_folder_or_is_no_trl_training_is_left_alone(tmp_path, monkeypatch, command):

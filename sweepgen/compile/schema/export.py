@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
+from sweepgen.compile.schema import code_choices, string_values
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.errors import UserError
 
@@ -63,7 +64,7 @@ def dumps(schema: dict[str, Any]) -> str:
 
 def field_enum(f: dataclasses.Field[Any], type_schema: dict[str, Any]) -> list[str]:
     """The ``choices`` of a field whose type takes strings (and has no enum of its own)."""
-    if "enum" in type_schema or "const" in type_schema or not _takes_string(type_schema):
+    if "enum" in type_schema or "const" in type_schema or not string_values.takes_string(type_schema):
         return []
     return metadata_choices(f)
 
@@ -82,6 +83,7 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
         props[f.name] = _field_schema(ref, f, hints[f.name])
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             required.append(f.name)  # a field with neither has no default either
+    code_choices.close_strings(props, [cls.__module__])
     out: dict[str, Any] = {
         "title": cls.__name__,
         "type": "object",
@@ -105,29 +107,11 @@ def _field_schema(ref: str, f: dataclasses.Field[Any], hint: Any) -> dict[str, A
     help_text = str(f.metadata.get("help", "")) if f.metadata else ""
     if help_text:
         prop["description"] = help_text
-    _set_enum(prop, field_enum(f, prop))
+    string_values.restrict(prop, field_enum(f, prop))
     default = _default(f)
     if default is not dataclasses.MISSING:
         prop["default"] = default
     return prop
-
-
-def _set_enum(prop: dict[str, Any], choices: list[str]) -> None:
-    """Restrict the string branch of ``prop`` to ``choices``; other branches (None, a list) stay."""
-    if not choices:
-        return
-    if prop.get("type") == "string":
-        prop["enum"] = choices
-        return
-    for branch in prop.get("anyOf", []):
-        if isinstance(branch, dict) and branch.get("type") == "string" and "enum" not in branch:
-            branch["enum"] = choices
-
-
-def _takes_string(schema: dict[str, Any]) -> bool:
-    if schema.get("type") == "string":
-        return True
-    return any(isinstance(b, dict) and b.get("type") == "string" for b in schema.get("anyOf", []))
 
 
 def _default(f: dataclasses.Field[Any]) -> Any:

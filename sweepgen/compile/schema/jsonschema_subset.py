@@ -203,7 +203,7 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
         if not any(_TYPES[t](value) for t in names):
             return [(path, f"expected {' or '.join(names)}, got {_json_type(value)}{_quoted(value, names)}")]
     if "enum" in schema and not any(same(value, e) for e in schema["enum"]):
-        out.append((path, f"must be one of {schema['enum']!r}"))
+        out.append((path, not_one_of(value, schema)))
     if "const" in schema and not same(value, schema["const"]):
         out.append((path, f"must be {schema['const']!r}"))
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -296,6 +296,19 @@ def _none_of(value: Any, alternatives: list[Any]) -> str:
 def _type_names(alternatives: list[Any]) -> list[str]:
     """The one type each alternative names, where it names one (``{"type": "number"}``)."""
     return [s["type"] for s in alternatives if isinstance(s, dict) and isinstance(s.get("type"), str)]
+
+
+def not_one_of(value: Any, schema: dict[str, Any]) -> str:
+    """A value outside ``enum``: the values, the closest one to a misspelled string, and why (the
+    schema's ``$comment``, e.g. the line of TRL's code that raises for any other value)."""
+    allowed = schema["enum"]
+    close = (
+        suggest.closest_key(value, [e for e in allowed if isinstance(e, str)])
+        if isinstance(value, str)
+        else None
+    )
+    why = f" ({schema['$comment']})" if isinstance(schema.get("$comment"), str) else ""
+    return f"must be one of {allowed!r}{why}" + (f"; did you mean {close!r}?" if close else "")
 
 
 def _json_type(value: Any) -> str:

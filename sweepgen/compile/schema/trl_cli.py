@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from sweepgen import safefs
-from sweepgen.compile.schema import accelerate_launch, export
+from sweepgen.compile.schema import accelerate_launch, code_choices, export
 from sweepgen.errors import Location, SpecError
 
 # `trl:grpo` names a command (lower case); `trl:GRPOConfig` names a class and stays a class schema
@@ -40,8 +40,8 @@ _ENV = {
 }
 # raised whenever what a built schema says changes, so a cache from an older sweepgen is built again
 # (2: fields a class converts between one value and a list take both; 3: fields mapped from
-# constants, and the `accelerate launch` options)
-CACHE_FORMAT = 3
+# constants, and the `accelerate launch` options; 4: string options the trainer's code closes)
+CACHE_FORMAT = 4
 
 
 def command_of(ref: str) -> str | None:
@@ -136,6 +136,7 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
         for name, prop in part["properties"].items():
             props.setdefault(name, prop)  # HfArgumentParser refuses a field two classes share
         required += part.get("required", [])
+    code_choices.close_strings(props, [c.__module__ for c in classes])
     taken = set(props)
     for name, prop in _launch_options(command, loc).items():
         if name.replace("-", "_") not in taken:  # a key the classes take never reaches accelerate

@@ -13,6 +13,7 @@ import contextlib
 import contextvars
 import dataclasses
 import importlib
+import importlib.metadata
 import json
 import os
 import sys
@@ -26,7 +27,8 @@ from pydantic_core import ErrorDetails
 from typing_extensions import NotRequired, Required, TypedDict
 
 from sweepgen import paths
-from sweepgen.compile.schema import jsonschema_subset, suggest, trl_cli
+from sweepgen.compile.schema import code_choices, jsonschema_subset, string_values, suggest, trl_cli
+from sweepgen.compile.schema import export as schema_export
 from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.compile.spec import project
@@ -157,8 +159,8 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
             return _per_key([(_in_config(config, e), _message(e, cls, known)) for e in err.errors()])
         # a str field with `choices` metadata (ModelConfig.dtype): held to them, like the export
         return [
-            (name, f"must be one of {allowed!r} ({cls.__name__}.{name}'s choices)")
-            for name, allowed in choices.items()
+            (name, jsonschema_subset.not_one_of(config[name], {"enum": allowed, "$comment": why}))
+            for name, (allowed, why) in choices.items()
             if isinstance(config.get(name), str) and config[name] not in allowed
         ]
 
@@ -208,20 +210,30 @@ def _message(error: ErrorDetails, cls: type, known: list[str]) -> str:
     return f"{_UNKNOWN_FIELD} of {cls.__name__}" + (f" (did you mean `{close}`?)" if close else "")
 
 
-def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, list[str]]:
-    """Field name -> the string values its ``choices`` metadata allows (see export.field_enum)."""
-    out: dict[str, list[str]] = {}
-    for f in dataclasses.fields(cls):
-        if not (f.init and f.metadata and f.metadata.get("choices")):
-            continue  # the common case: no type schema needed
-        try:
-            type_schema = TypeAdapter(hints[f.name]).json_schema()
-        except Exception:  # noqa: BLE001 - the type check above already refused such a type
-            continue
-        allowed = field_enum(f, type_schema)
-        if allowed:
-            out[f.name] = allowed
+def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, tuple[list[str], str]]:
+    """Field name -> (the string values it allows, why): its ``choices`` metadata (see
+    export.field_enum), else the values its package's code handles before it raises (code_choices)."""
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    closed = code_choices.closed_in([cls.__module__], [f.name for f in fields])
+    out: dict[str, tuple[list[str], str]] = {}
+    for f in fields:
+        if (f.metadata and f.metadata.get("choices")) or f.name in closed:  # else no type schema needed
+            found = _choices_of(f, hints[f.name], closed.get(f.name), cls.__name__)
+            out.update({f.name: found} if found else {})
     return out
+
+
+def _choices_of(
+    f: dataclasses.Field[Any], hint: Any, closed: tuple[list[str], str] | None, owner: str
+) -> tuple[list[str], str] | None:
+    try:
+        type_schema = TypeAdapter(hint).json_schema()
+    except Exception:  # noqa: BLE001 - the type check above already refused such a type
+        return None
+    allowed = field_enum(f, type_schema)
+    if allowed:
+        return allowed, f"{owner}.{f.name}'s choices"
+    return closed if closed and string_values.open_string(type_schema) else None
 
 
 def import_class(module_name: str, attr: str, loc: Location) -> Any:
@@ -264,7 +276,35 @@ def _json_schema(spec: Spec, ref: str, loc: Location) -> Validator:
             location=loc,
             hint=err.hint or f"supported keywords: {', '.join(sorted(jsonschema_subset.SUPPORTED))}",
         ) from None
-    return lambda config: jsonschema_subset.validate(config, schema)
+    stale = _exported_elsewhere(schema, ref, os.path.relpath(full))
+    if stale is None:
+        return lambda config: jsonschema_subset.validate(config, schema)
+    return lambda config: [
+        (path, f"{message} ({stale})") for path, message in jsonschema_subset.validate(config, schema)
+    ]
+
+
+def _exported_elsewhere(schema: Any, ref: str, path: str) -> str | None:
+    """What to add to a refusal when the schema file was exported (``sweepgen schema --export``) from
+    another release of its package than the one installed here: its keys and values are that
+    release's, so a refusal may be the file's age, not the config's fault."""
+    stamp = schema.get(schema_export.STAMP) if isinstance(schema, dict) else None
+    package, version = (
+        (stamp.get("package"), stamp.get("version")) if isinstance(stamp, dict) else (None, None)
+    )
+    installed = _installed(package) if isinstance(package, str) and isinstance(version, str) else None
+    if installed is None or installed == version:
+        return None  # the same release, or not installed here (a lint job): nothing to compare with
+    source = stamp.get("source") if isinstance(stamp, dict) else None
+    again = f"`sweepgen schema --export {source} -o {path}`" if isinstance(source, str) else "export it again"
+    return f"{ref} was exported from {package} {version}, {installed} is installed here: {again}"
+
+
+def _installed(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None
 
 
 def _parse_json(raw: bytes, ref: str, loc: Location) -> Any:

@@ -500,6 +500,14 @@ class Executor(ABC):
     def describe(self, tasks: Sequence[RunTask]) -> list[str]:
         """What ``start`` would do, one line per item, for ``--dry-run``; touches no file."""
 
+    def gpus_each(self) -> int | None:
+        """How many GPUs each run sees; None when that is not limited (every GPU of the machine)."""
+        return None
+
+    def at_once(self, count: int) -> int:
+        """How many of ``count`` runs may run at the same time (Slurm: an array's parallelism)."""
+        return count if self.options.jobs is None else min(self.options.jobs, count)
+
     @abstractmethod
     def start(self, tasks: Sequence[RunTask], planned: Mapping[str, RunStatus | None] | None = None) -> None:
         """Begin running ``tasks`` (already planned: every one is to be started). ``planned``: each

@@ -35,10 +35,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+# a Hugging Face Trainer's `push_to_hub: true` pushes the run's model to the Hub repository
+# `hub_model_id`: one id for two runs has the later push replace the earlier run's model there
+_HUB = "hub_model_id"
 _SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")  # as sweepgen.readers.configfile.KINDS
 _DATA_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", *_SHELL_SUFFIXES)
 # a flag spells a key with dashes too (--save-path): the bytes looked for before anything is parsed
-_MENTIONS = tuple(k.encode() for key in output_keys.OUTPUT_KEYS for k in {key, key.replace("_", "-")})
+_MENTIONS = tuple(
+    k.encode() for key in (*output_keys.OUTPUT_KEYS, _HUB) for k in {key, key.replace("_", "-")}
+)
 _HINT = (
     'set it per run in the spec, e.g. derived: {{{key}: "runs/{{{{ sweep.name }}}}/'
     '{{{{ variant.run_name }}}}"}}, or make it depend on a value the runs differ in'
@@ -63,9 +68,14 @@ class OutputClaims:
         where, places = _locations(config_path, data) or (None, [])
         shared = []
         for path, value in places:
-            other = self.seen.setdefault(output_keys.folder_key(value), run)
+            other = self.seen.setdefault(_claim(path, value), run)
             shared += [(path, value, other)] if other != run else []
         return _shared_error(run, shared[0], where, str(config_path)) if shared else None
+
+
+def _claim(path: tuple[str, ...], value: str) -> str:
+    """What two runs may not share: a folder (any spelling of it), or a Hub repository."""
+    return f"hub:{value.strip().lower()}" if path == (_HUB,) else output_keys.folder_key(value)
 
 
 def _shared_error(run: str, shared: tuple[tuple[str, ...], str, str], where: Any, shown: str) -> ConfigError:
@@ -76,6 +86,15 @@ def _shared_error(run: str, shared: tuple[tuple[str, ...], str, str], where: Any
     location = (
         where.loc(path) if isinstance(where, yamlio.Doc) else Location(shown, where(path) if where else 0)
     )
+    if path == (_HUB,):
+        return ConfigError(
+            f"runs {other!r} and {run!r} would both push to the Hub repository {value!r} "
+            "(push_to_hub: true): the later push replaces the earlier run's model there",
+            location=location,
+            key=key,
+            hint='give each run its own, e.g. derived: {hub_model_id: "ORG/NAME-{{ variant.run_name }}"}, '
+            "or push_to_hub: false",
+        )
     return ConfigError(
         f"runs {other!r} and {run!r} would both write to {value!r}: one run would "
         "overwrite the other's checkpoints, and a resume would start from them",
@@ -97,7 +116,17 @@ def _locations(config_path: Path, data: bytes) -> tuple[Any, list[tuple[tuple[st
     except (UnicodeDecodeError, ValueError, UserError, RecursionError):
         return None
     resolved = resolve_interpolations(config, str(config_path))
-    return doc, [(p, v) for p, v in output_keys.locations(resolved) if "${" not in v]
+    places = [*output_keys.locations(resolved), *_hub_repo(resolved)]
+    return doc, [(p, v) for p, v in places if "${" not in v]
+
+
+def _hub_repo(config: Any) -> list[tuple[tuple[str, ...], str]]:
+    """The Hub repository a Hugging Face Trainer config pushes to (top-level ``push_to_hub: true``
+    and ``hub_model_id``); none where it does not push or names no repository."""
+    if not isinstance(config, dict) or config.get("push_to_hub") is not True:
+        return []
+    repo = config.get(_HUB)
+    return [((_HUB,), repo)] if isinstance(repo, str) and repo.strip() else []
 
 
 def _parsed(suffix: str, text: str, shown: str) -> tuple[Any, Any]:

@@ -1,4 +1,5 @@
-"""Runs of a ``trl <command>`` whose configs name no ``output_dir``: refused before any run starts.
+"""Runs of a ``trl <command>`` (or of TRL's script of that command, ``accelerate launch -m
+trl.scripts.grpo``) whose configs name no ``output_dir``: refused before any run starts.
 
 TRL's CLI parses its config into transformers' ``TrainingArguments``, whose ``output_dir`` left
 unset is ``trainer_output`` in the working folder: every run of the sweep writes its checkpoints
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sweepgen import yamlio
@@ -46,15 +47,30 @@ def _refusal(run: str, path: Path, *, others: int) -> ConfigError:
 
 def _applies(command: Sequence[str] | None) -> bool:
     """``trl <training command>`` that does not pass ``--output_dir`` itself."""
-    return command is not None and _trl_training(command) and not _sets_output_dir(command)
+    return command is not None and trl_training(command) and not _sets_output_dir(command)
 
 
-def _trl_training(command: Sequence[str]) -> bool:
-    if len(command) < 2 or os.path.basename(command[0]) != "trl":
-        return False
+def trl_training(command: Sequence[str]) -> bool:
+    """``trl grpo ...``, or TRL's script of a training command run as a module or a file
+    (``accelerate launch -m trl.scripts.grpo``, ``python -m trl.scripts.sft``, ``.../trl/scripts/dpo.py``)."""
+    if len(command) >= 2 and os.path.basename(command[0]) == "trl":
+        return command[1] in _commands()
+    return any(name in _commands() for name in _trl_scripts(command))
+
+
+def _trl_scripts(command: Sequence[str]) -> list[str]:
+    """The names of TRL's scripts ``command`` runs: ``-m trl.scripts.NAME``, ``.../trl/scripts/NAME.py``."""
+    modules = [command[i + 1] for i, word in enumerate(command[:-1]) if word == "-m"]
+    files = [PurePosixPath(word) for word in command if word.endswith(".py")]
+    return [m.removeprefix("trl.scripts.") for m in modules if m.startswith("trl.scripts.")] + [
+        f.stem for f in files if f.parent.parts[-2:] == ("trl", "scripts")
+    ]
+
+
+def _commands() -> tuple[str, ...]:
     from sweepgen.compile import run_api  # noqa: PLC0415 - the TRL CLI's commands, looked up for `trl` only
 
-    return command[1] in run_api.TRL_COMMANDS
+    return tuple(run_api.TRL_COMMANDS)
 
 
 def _sets_output_dir(command: Sequence[str]) -> bool:

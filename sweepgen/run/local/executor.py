@@ -102,6 +102,12 @@ class LocalExecutor(Executor):
             f"each run is stopped after resources.time ({minutes} min); --time-limit overrides it",
         )
 
+    def at_once(self, count: int) -> int:
+        return min(self.jobs, count)
+
+    def gpus_each(self) -> int | None:
+        return self.gpus_per_run if self.options.gpus else None  # without --gpus: every GPU
+
     def __init__(self, options: ExecutorOptions) -> None:
         super().__init__(options)
         _check_options(options)

@@ -399,8 +399,8 @@ def _truncation_warning(report: rep.Report) -> list[str]:
     return [
         f"{len(cut)} run(s) had more than {TRUNCATION_WARNING:.0%} of their completions cut at "
         f"max_completion_length and scored on the cut text ({_listed(cut, 8)}); "
-        "raise max_completion_length (the bundled trainer's grpo.max_completion_length) if that is "
-        "not intended"
+        "raise max_completion_length (a TRL config's top-level key; grpo.max_completion_length in the "
+        "bundled trainer's) if that is not intended"
     ]
 
 

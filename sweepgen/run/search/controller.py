@@ -39,7 +39,7 @@ from typing import Any
 
 from sweepgen.compile.run_api import Spec
 from sweepgen.compile.run_api import trials as search
-from sweepgen.run.core import metrics, runlock
+from sweepgen.run.core import metrics, runlock, vllm_server
 from sweepgen.run.core.base import (
     PRUNED_REASON,
     TERMINAL,
@@ -257,6 +257,8 @@ class SearchController:
         ``pruning``: a taken-over trial its pruner had stopped; nothing of it starts again."""
         name = search.trial_name(trial.number)
         rendered = self.renderer.render(trial.number, params)
+        if not isinstance(rendered, Refused):
+            rendered = self._own_server(rendered)
         if isinstance(rendered, Refused):
             self._tell_failed(trial, f"refused before it ran: {rendered.reason}")
             self.events.append(f"{name}: refused ({rendered.reason})")
@@ -269,6 +271,15 @@ class SearchController:
             self._launch(live, to_start)
         self.events.append(f"{name}: started {_shown(params)}")
         return True
+
+    def _own_server(self, tasks: list[RunTask]) -> list[RunTask] | Refused:
+        """A trial whose runs name the vLLM server of a running trial's run, or of each other, is
+        refused (sweepgen.run.core.vllm_server): each would generate from the other's weights."""
+        running = [t for live in self.live.values() for t in live.tasks if t.name not in live.ended]
+        executor = self._started_by()
+        at_once = executor.at_once(len(running) + len(tasks))
+        shared = vllm_server.first_shared(self.sweep_dir, running, tasks, at_once, executor.name)
+        return tasks if shared is None else Refused(f"{shared.message} (hint: {shared.hint})")
 
     def _launch(self, live: _LiveTrial, tasks: Sequence[RunTask]) -> None:
         """Hand ``tasks`` to the executor with their status as seen now: one another process takes

@@ -149,6 +149,11 @@ class SlurmExecutor(Executor):
         )
         return [line for line in text.splitlines() if line.startswith("#SBATCH")]
 
+    def gpus_each(self) -> int | None:
+        """The GPUs a run's job asks for per node (none asked: not judged)."""
+        gpus = self.shape.gpus_per_node if launch.multi(self.shape) else self.resources.gpus_per_run
+        return gpus or None
+
     def describe(self, tasks: Sequence[RunTask]) -> list[str]:
         lines = [
             f"slurm executor: {len(tasks)} run(s) as one job array {self.job_name!r}, "

@@ -24,7 +24,14 @@ from typing import Protocol
 
 from sweepgen.compile.run_api import LOCK_NAME, Lock, placed
 from sweepgen.errors import Location, UserError
-from sweepgen.run.core import command_overrides, runlock, stop_signals, sweep_state
+from sweepgen.run.core import (
+    command_overrides,
+    runlock,
+    stop_signals,
+    sweep_state,
+    trl_processes,
+    vllm_server,
+)
 from sweepgen.run.core.base import (
     LOG_FILE,
     LOST,
@@ -114,7 +121,8 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     opts = _merged_options(request, display)
     executor = opts.executor or "local"
     gpu_ids, per_gpu = _gpu_options(opts, executor)
-    sweep, tasks = _selected(request, opts, executor)
+    argv = parse_command(opts.command, shell=bool(opts.shell))
+    sweep, tasks = _selected(request, opts, executor, argv)
     waiting = request.wait if request.wait is not None else executor == "local"
     options = ExecutorOptions(
         sweep_dir=request.sweep_dir,
@@ -132,6 +140,8 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
     _refuse_stale(decisions, request.sweep_dir)
     to_start = [d.task for d in decisions if d.start]
+    vllm_server.check(request.sweep_dir, to_start, ex.at_once(len(to_start)), executor)
+    trl_processes.check(request.sweep_dir, argv, to_start, ex.gpus_each())
     if request.dry_run:
         lines = ex.describe(to_start) if to_start else ["nothing to start"]
         return RunResult(0, decisions, {}, opts, describe=lines)
@@ -205,10 +215,12 @@ def _replan(result: RunResult, let_go: Sequence[Decision], rerun_failed: bool) -
     return again
 
 
-def _selected(request: RunRequest, opts: RunOptions, executor: str) -> tuple[Sweep, list[RunTask]]:
+def _selected(
+    request: RunRequest, opts: RunOptions, executor: str, argv: Sequence[str] | None
+) -> tuple[Sweep, list[RunTask]]:
     """The sweep, and the runs --only selects of it; the bundled trainer and its configs checked
-    when it is the command (a Slurm node has its own environment: the trainer is checked there)."""
-    argv = parse_command(opts.command, shell=bool(opts.shell))
+    when it is the command (``argv``: None, a Slurm node has its own environment: the trainer is
+    checked there)."""
     sweep = load_sweep(request.sweep_dir, command=argv, done_file=parse_done_file(opts.done_file, argv))
     if argv is None and executor == "local" and not request.dry_run:
         check_bundled_trainer()

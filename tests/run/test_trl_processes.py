@@ -1,0 +1,108 @@
+"""`trl` runs asking accelerate for more processes than the GPUs each run is given: refused before
+any run starts (accelerate would train one process with a part of the batch, or crowd one GPU)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from run_support import make_config_sweep
+
+from sweepgen.cli import main
+from sweepgen.run.core import trl_processes
+
+TRL = "trl grpo --config {config}"
+
+
+def _sweep(root: Path, extra: dict[str, Any], resources: dict[str, Any] | None = None) -> None:
+    configs = {f"beta{b}": {"beta": b, "output_dir": f"runs/t/beta{b}", **extra} for b in (1, 2)}
+    make_config_sweep(root, configs, sweep="t", values={n: {"beta": c["beta"]} for n, c in configs.items()})
+    if resources is not None:
+        lock_path = root / "generated/t/sweep.lock.json"
+        lock = json.loads(lock_path.read_text())
+        lock["resources"] = resources
+        lock_path.write_text(json.dumps(lock))
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, ["run", "generated/t", "--dry-run", *args])
+
+
+def test_more_processes_than_the_gpu_each_run_gets_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _sweep(tmp_path, {"num_processes": 2})
+    result = _run("--command", TRL, "--gpus", "0,1", "--per-gpu", "1")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    line = Path("generated/t/beta1.yaml").read_text().splitlines().index("num_processes: 2") + 1
+    assert f"generated/t/beta1.yaml:{line}:1:" in said and "(at `num_processes`)" in said
+    assert "asks accelerate for 2 processes (num_processes) but each run is given 1 GPU(s)" in said
+    assert "resources.gpus_per_run: 2" in said and "Traceback" not in said
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["accelerate launch --num_processes 2 -m trl.scripts.grpo --config {config}", TRL + " --num-processes=2"],
+)
+def test_processes_asked_for_on_the_command_line_are_named_there(tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _sweep(tmp_path, {})
+    result = _run("--command", command, "--gpus", "0,1")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert said.startswith("--command: error: run 'beta1' asks accelerate for 2 processes (--num")
+
+
+@pytest.mark.parametrize(
+    ("extra", "args"),
+    [
+        ({"num_processes": 2}, ()),  # no --gpus: every run sees every GPU
+        ({"num_processes": 1}, ("--gpus", "0,1")),
+        ({"num_processes": 2}, ("--gpus", "0,1", "--command", "python train.py {config}")),  # not trl's
+        ({}, ("--gpus", "0,1")),  # left to accelerate's own configuration: not judged
+        ({"accelerate_config": "configs/acc.yaml"}, ("--gpus", "0,1")),  # the project's file: not read
+    ],
+)
+def test_runs_that_fit_their_gpus_or_are_not_judged_are_left_alone(tmp_path, monkeypatch, extra, args):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _sweep(tmp_path, extra)
+    command = () if "--command" in args else ("--command", TRL)
+    result = _run(*command, *args)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.train  # TRL's presets, read from the installed package
+def test_trl_s_presets_start_their_processes_unless_they_are_single_process():
+    assert trl_processes.processes({"accelerate_config": "zero2"}) == (8, "accelerate_config: zero2")
+    assert trl_processes.processes({"accelerate_config": "multi_gpu", "num_processes": 2}) == (
+        2,
+        "num_processes",
+    )
+    assert trl_processes.processes({"accelerate_config": "single_gpu"}) is None  # distributed_type NO
+    assert trl_processes.processes({"accelerate_config": "no_such_preset"}) is None
+
+
+@pytest.mark.slurm  # the Slurm executor (submitit): its dry run only, no cluster
+def test_a_slurm_job_of_one_gpu_is_refused_a_run_of_two_processes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path, {"num_processes": 2}, resources={"time": 5, "gpus_per_run": 1})
+    result = _run("--command", TRL, "--executor", "slurm")
+    assert result.exit_code == 2, result.output
+    assert "each run is given 1 GPU(s)" in " ".join(result.output.split())
+    _sweep(tmp_path, {"num_processes": 2}, resources={"time": 5, "gpus_per_run": 2})
+    assert _run("--command", TRL, "--executor", "slurm").exit_code == 0
+
+
+def test_runs_of_as_many_gpus_as_processes_are_started(tmp_path, monkeypatch):
+    """The fix the refusal gives: `resources.gpus_per_run: 2`, and --gpus hands each run two."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _sweep(tmp_path, {"num_processes": 2}, resources={"gpus_per_run": 2})
+    result = _run("--command", TRL, "--gpus", "0,1,2,3")
+    assert result.exit_code == 0, result.output
