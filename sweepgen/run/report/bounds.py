@@ -23,7 +23,7 @@ def clip(
     low: float | None, high: float | None, bounds: tuple[float, float] | None
 ) -> tuple[float | None, float | None]:
     """The interval (low, high) intersected with ``bounds`` (None: as it is)."""
-    if bounds is None or low is None or high is None:
+    if bounds is None or low is None or high is None:  # no bound, or no interval
         return low, high
     return max(low, bounds[0]), min(high, bounds[1])
 

@@ -48,11 +48,10 @@ def unpaired(
     """The baseline and an arm ran the same seeds, yet the test compares them as independent
     samples: said, with what that does (none: no baseline, or no arm shares two seeds with it)."""
     seeds = _seeds(report, groups, seed)
-    base = seeds.pop(baseline, None) if baseline is not None else None
-    pairs = [own & base for own in seeds.values() if len(own & base) >= 2] if base else []
-    if not pairs:
+    base = seeds.pop(baseline, set()) if baseline is not None else set()
+    shared = sorted(set().union(*(own & base for own in seeds.values() if len(own & base) >= 2)), key=repr)
+    if not shared:
         return []
-    shared = sorted(set().union(*pairs), key=repr)
     return [
         f"the groups compared ran the same seeds ({', '.join(map(repr, shared[:MAX_LISTED]))}"
         f"{', ...' if len(shared) > MAX_LISTED else ''}), but the test treats them as independent "

@@ -53,12 +53,20 @@ def words(values: Sequence[float], repeats: int, family: int, metric: str | None
     if bounds is None:
         why = "its seeds gave one value" if len(set(values)) == 1 else "its per-seed values are not recorded"
         return f"mean of {repeats} seeds, {picked}: optimistic, and no interval ({why})"
-    low, high = bounds
-    unit = direction.proportion_range(metric, values)
-    if unit is not None:  # the true mean lies in [0, 1]: what lies past it covers nothing
-        low, high = max(low, unit[0]), min(high, unit[1])
-    within = f" (within [0, 1]: `{metric}` is a proportion)" if unit is not None else ""
+    (low, high), within = _kept(bounds, metric, values)
     return (
         f"mean of {repeats} seeds; {LEVEL:.0%} interval [{low:.6g}, {high:.6g}]{within}, wide "
         f"enough for all {family} trials at once, so it holds for the one picked as best"
     )
+
+
+def _kept(
+    bounds: tuple[float, float], metric: str | None, values: Sequence[float]
+) -> tuple[tuple[float, float], str]:
+    """The interval inside [0, 1] for a proportion (the true mean lies there: what lies past it
+    covers nothing), and the words that say so; any other metric's as it is."""
+    unit = direction.proportion_range(metric, values)
+    if unit is None:
+        return bounds, ""
+    kept = (max(bounds[0], unit[0]), min(bounds[1], unit[1]))
+    return kept, f" (within [0, 1]: `{metric}` is a proportion)"
