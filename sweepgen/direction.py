@@ -9,7 +9,9 @@ user says otherwise, and every inferred `min` is printed with how to override it
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable
 
 LOWERED = frozenset(
     {
@@ -29,14 +31,37 @@ LOWERED = frozenset(
         "regret",
     }
 )
+UNIT = (0.0, 1.0)
+# words that name a share of items or of steps: a metric named so, with every value in [0, 1], is a
+# proportion, whose intervals `report` and a search's best line keep inside [0, 1]
+# (sweepgen/run/report/bounds.py says why)
+PROPORTION_WORDS = frozenset(
+    {
+        "acc",
+        "accuracy",
+        "pass",
+        "precision",
+        "recall",
+        "success",
+        "correct",
+        "rate",
+        "ratio",
+        "fraction",
+        "frac",
+    }
+)
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[^a-z]+")
 
 
+def words(metric: str) -> set[str]:
+    """The words of a metric's name: split at non-letters and camelCase, lower case."""
+    return set(_SEPARATORS.split(_CAMEL.sub(" ", metric).lower()))
+
+
 def lowered(metric: str) -> bool:
     """True when a word of ``metric`` names something lowered (a loss, an error, a perplexity)."""
-    words = _SEPARATORS.split(_CAMEL.sub(" ", metric).lower())
-    return any(word in LOWERED for word in words)
+    return bool(words(metric) & LOWERED)
 
 
 def default_mode(metric: str | None) -> str:
@@ -50,3 +75,11 @@ def inferred_words(metric: str | None, mode: str) -> str:
     if mode == "min":
         return f"min is better: `{metric}` names something lowered; --mode max if it is not"
     return "max is better: --mode min if a lower value is"
+
+
+def proportion_range(metric: str | None, values: Iterable[float]) -> tuple[float, float] | None:
+    """[0, 1] for a metric whose name says it is a proportion and whose every value lies there;
+    None otherwise (no bound is assumed: a reward or a loss has none)."""
+    if metric is None or not words(metric) & PROPORTION_WORDS:
+        return None
+    return UNIT if all(math.isfinite(v) and UNIT[0] <= v <= UNIT[1] for v in values) else None

@@ -398,11 +398,13 @@ def report(
 def _best_line(outcome: Outcome, request: Request, best: RunRecord) -> str:
     """The best run by the objective, and the runs tied with it."""
     from sweepgen.run.report import collect as rep
+    from sweepgen.run.report.make import grouped_runs
 
     result = outcome.report
-    tied = rep.tied_with(result, best)
+    tied = rep.tied_with(result, best, grouped_runs(outcome.groups))
+    over = "" if request.seeds == "all" else f" over the {request.seeds} seeds"
     return (
-        f"best run by {result.objective.label} ({_direction_words(request)}): {best.name} = "
+        f"best run{over} by {result.objective.label} ({_direction_words(request)}): {best.name} = "
         f"{_fmt(best.score.value)} at step {best.score.step}"
         + (f"; tied with {', '.join(tied[:8])}{', ...' if len(tied) > 8 else ''}" if tied else "")
     )

@@ -110,6 +110,26 @@ def test_held_out_seeds_use_only_the_test_runs(shaping):
     assert "statistics over the tune seeds only: 1, 2, 3" in text.stderr
 
 
+def test_the_best_run_follows_the_seed_split(shaping):
+    # the best of all runs is coma at seed 5 (a test seed); over the tune seeds it is seed 3's run,
+    # never one of the seeds held out from tuning
+    everything = " ".join(report("--metric", "eval_acc").stdout.split())
+    assert "is better: --mode min if a lower value is): coma_seed5_lr0.001 = 0.770" in everything
+    tune = report("--metric", "eval_acc", "--seeds", "tune")
+    assert tune.exit_code == 0, tune.output
+    said = " ".join(tune.stdout.split())
+    assert "best run over the tune seeds by final_eval_acc" in said
+    assert "is better: --mode min if a lower value is): coma_seed3_lr0.001 = 0.765" in said
+
+
+def test_shared_seeds_are_said_to_be_compared_unpaired(shaping):
+    # every strategy ran seeds 4-6 with the same per-seed jitter: pairs by seed the test does not use
+    said, _ = compare_shaping(shaping, "--seeds", "test")
+    assert "the groups compared ran the same seeds (4, 5, 6), but the test treats them as independent" in said
+    alone = " ".join(report("--metric", "eval_acc", "--seeds", "test").stdout.split())
+    assert "same seeds" not in alone  # no baseline: nothing compared
+
+
 def test_an_unknown_group_is_exit_2_with_the_closest_names(shaping):
     result = report("--metric", "eval_acc", "--compare", "identity")
     assert result.exit_code == 2 and "no group or run of that name" in result.stderr

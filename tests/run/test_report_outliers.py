@@ -40,6 +40,17 @@ def test_a_collapsed_seed_is_named_with_the_others_range():
     assert outliers.find("coma", [("a", 0.5), ("b", 0.54), ("c", 0.0)]) is None  # 3 seeds: cannot tell
 
 
+def test_a_run_beside_tied_runs_is_not_called_far():
+    # accuracy over 20 items: four seeds at 1.0, one at 0.95 gives Grubbs's largest statistic, as
+    # would any gap; named before in 24-67% of such groups at 3-5 seeds
+    assert outliers.find("acc", [("a", 1.0), ("b", 1.0), ("c", 1.0), ("d", 1.0), ("e", 0.95)]) is None
+    assert outliers.find("acc", [("a", 1.0), ("b", 1.0), ("c", 0.95)]) is None
+    assert outliers.find("count", [(str(i), 7.0) for i in range(5)] + [("f", 8.0)]) is None
+    # the others varying, a far run is still named
+    varied = [("a", 0.5), ("b", 0.52), ("c", 0.48), ("d", 0.51), ("e", 0.0)]
+    assert outliers.find("coma", varied) == outliers.Outlier("coma", "e", 0.0, (0.48, 0.52))
+
+
 def test_the_report_says_which_run_lies_far_from_its_group(cli_cwd):
     make_shaping(cli_cwd)
     run = cli_cwd / "runs/shaping/coma_seed4_lr1e-05"

@@ -230,6 +230,26 @@ def test_a_permutation_test_that_cannot_decide_says_so_and_how_many_seeds_would(
     assert one.comparisons[0].verdict == stats.UNDECIDABLE and "one run" in one.comparisons[0].reason
 
 
+def test_no_calibrated_level_at_two_seeds_against_two_hundred_is_cannot_decide():
+    # at 0.001, Welch's test errs above it at every level a float holds when the pair carries the
+    # noise: the interval is the whole line, so "no evidence" would be a verdict these seeds cannot give
+    base = [math.sin(i) for i in range(200)]  # spread ~0.7, deterministic
+    arm = [50.0, 50.01]  # 70 baseline spreads away, the pair tight: a test that could decide would
+    got = stats.compare(
+        [("base", base), ("arm", arm)], baseline="base", mode="max", methods=stats.Methods(alpha=0.001)
+    )
+    (c,) = got.comparisons
+    assert stats.calibrated_level(arm, base, 0.001) == 0.0
+    assert c.verdict == stats.UNDECIDABLE and c.low is None and c.high is None
+    assert "run at least 3 seeds of arm" in c.reason and "0.001" in c.reason
+    assert calibrated.level(3, 200, 0.001) > 0  # the advice holds
+    # at the usual 0.05 the same seeds decide
+    assert (
+        stats.compare([("base", base), ("arm", arm)], baseline="base", mode="max").comparisons[0].verdict
+        == "better"
+    )
+
+
 def test_seeds_needed_matches_the_textbook_sample_size():
     # two-sided two-sample t-test, d = 1, alpha 0.05, 80% power: 17 per group (Cohen's tables); d = 0.5:
     # 64. The calibrated Welch test, equal spreads, needs the same there (its cost is at 2-6 seeds)

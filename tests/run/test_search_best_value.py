@@ -59,6 +59,15 @@ def test_the_words_say_why_there_is_no_interval():
     assert "95% interval [" in best_value.words([0.1, 0.2, 0.4], 3, 7)
 
 
+def test_a_proportions_best_interval_stays_inside_zero_and_one():
+    values = [0.96, 1.0, 0.99]  # accuracies near 1: the simultaneous interval reaches past 1.1
+    low, high = best_value.interval(values, 7)
+    assert high > 1.1
+    said = best_value.words(values, 3, 7, "eval_acc")
+    assert f"95% interval [{max(low, 0.0):.6g}, 1] (within [0, 1]: `eval_acc` is a proportion)" in said
+    assert f"[{low:.6g}, {high:.6g}]" in best_value.words(values, 3, 7, "reward")  # no bound assumed
+
+
 def test_the_study_journal_takes_the_per_seed_values_and_nothing_else_there():
     # the journal is read as data (a shared runs folder): sweepgen's own attributes hold what it
     # writes, text, and for the per-seed values a list of numbers

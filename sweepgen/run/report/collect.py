@@ -19,7 +19,7 @@ import io
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -616,18 +616,26 @@ def _all_sources(run_dir: Path) -> metrics.Sources:
         return metrics.read_all(run_dir, tensorboard=False)
 
 
-def best_run(report: Report) -> RunRecord | None:
-    """The finished run with the best objective value (metric objectives only)."""
-    scored = [r for r in report.finished if r.score.value is not None]
+def best_run(report: Report, among: Collection[str] | None = None) -> RunRecord | None:
+    """The finished run with the best objective value (metric objectives only), among the runs
+    named in ``among`` where given (the runs the statistics use: `--seeds test` picks from the test
+    seeds, never from the tune seeds the configurations were chosen on)."""
+    scored = [r for r in _among(report, among) if r.score.value is not None]
     if not scored:
         return None
     pick = max if report.objective.mode == "max" else min
     return pick(scored, key=lambda r: r.score.value or 0.0)
 
 
-def tied_with(report: Report, best: RunRecord) -> list[str]:
-    """The other finished runs with exactly the best run's value: a tie is said as a tie."""
-    return [r.name for r in report.finished if r is not best and r.score.value == best.score.value]
+def tied_with(report: Report, best: RunRecord, among: Collection[str] | None = None) -> list[str]:
+    """The other finished runs (named in ``among`` where given) with exactly the best run's value: a
+    tie is said as a tie."""
+    return [r.name for r in _among(report, among) if r is not best and r.score.value == best.score.value]
+
+
+def _among(report: Report, among: Collection[str] | None) -> list[RunRecord]:
+    """The finished runs named in ``among`` (all of them without it)."""
+    return [r for r in report.finished if among is None or r.name in among]
 
 
 # -- summary sections of optional trainer parts (debate, routing) -------------------------------

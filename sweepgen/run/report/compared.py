@@ -42,6 +42,33 @@ def steps_warning(report: rep.Report, groups: Sequence[grp.Group]) -> list[str]:
     ]
 
 
+def unpaired(
+    report: rep.Report, groups: Sequence[grp.Group], seed: str | None, baseline: str | None
+) -> list[str]:
+    """The baseline and an arm ran the same seeds, yet the test compares them as independent
+    samples: said, with what that does (none: no baseline, or no arm shares two seeds with it)."""
+    seeds = _seeds(report, groups, seed)
+    base = seeds.pop(baseline, set()) if baseline is not None else set()
+    shared = sorted(set().union(*(own & base for own in seeds.values() if len(own & base) >= 2)), key=repr)
+    if not shared:
+        return []
+    return [
+        f"the groups compared ran the same seeds ({', '.join(map(repr, shared[:MAX_LISTED]))}"
+        f"{', ...' if len(shared) > MAX_LISTED else ''}), but the test treats them as independent "
+        "samples, not as pairs by seed: where a seed makes runs alike (the same initialisation and data "
+        "order) it errs less often than its level and needs more seeds than a paired comparison; where a "
+        "seed pushed two arms opposite ways it would err more"
+    ]
+
+
+def _seeds(report: rep.Report, groups: Sequence[grp.Group], seed: str | None) -> dict[str, set[object]]:
+    """Each group's seed values over its runs with a value (none without a seed path)."""
+    if seed is None:
+        return {}
+    valued = {r.name: r.values.get(seed) for r in _compared(report, groups)}
+    return {g.name: {valued[n] for n in g.members if n in valued} for g in groups}
+
+
 def _compared(report: rep.Report, groups: Sequence[grp.Group]) -> list[rep.RunRecord]:
     """The runs the statistics compare: grouped, with a value."""
     grouped = {n for g in groups for n in g.members}

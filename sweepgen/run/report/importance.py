@@ -38,6 +38,10 @@ REPEATS = 10
 SEED = 0
 MIN_RUNS = 5  # fewer scored runs than this: no forest is fitted (it would explain noise)
 FEW_RUNS = 20  # fewer than this: importance is shown with a sentence that it cannot be told from noise
+# fewer than this: the intervals over refits are said to be rough. Measured (benchmarks/RESULTS.md
+# §28, a 3 x 3 grid, one parameter doing nothing): its interval lay above 0 in 17-18% of sweeps at 27
+# runs and 10% at 45, most of them with no other sentence, where a 95% interval would in 2.5%
+ROUGH_RUNS = 50
 REFITS = 10  # bootstrap refits for each share's interval
 FOLDS = 5  # cross-fitting: each run's importance is measured by a forest fitted without it
 METHOD = (
@@ -85,6 +89,12 @@ class Importance:
             return (
                 f"the forest predicts held-out runs no better than their mean (R² {self.held_out_r2:.2f}): "
                 "the parameters explain little of the metric, whatever the shares say"
+            )
+        if self.runs < ROUGH_RUNS:
+            return (
+                f"{self.runs} scored runs: the intervals over refits are rough (below {ROUGH_RUNS} runs a "
+                "parameter that does nothing gets one above 0 in about 1 sweep in 6 at 27 runs, 1 in 10 at "
+                "45); read a share whose interval starts near 0 as no evidence that the parameter matters"
             )
         return None
 

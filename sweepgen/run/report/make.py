@@ -20,8 +20,8 @@ from sweepgen import filenames, runfs
 from sweepgen.compile.run_api import LOCK_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core.base import RunState, is_pruned_reason
-from sweepgen.run.report import collect as rep
 from sweepgen.run.report import (
+    bounds,
     compared,
     dropout,
     outliers,
@@ -29,7 +29,9 @@ from sweepgen.run.report import (
     sequential_record,
     stats,
     stats_files,
+    winner,
 )
+from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import importance as report_importance
@@ -80,6 +82,8 @@ class Outcome:
     view: Any = None  # a search sweep's study as search.view reads it, loaded once
     lost: dict[str, list[str]] = field(default_factory=dict)  # per group, its runs without a value
     outliers: list[outliers.Outlier] = field(default_factory=list)  # a run far from its group's others
+    unpaired: list[str] = field(default_factory=list)  # arms that share the baseline's seeds, tested unpaired
+    winner: list[str] = field(default_factory=list)  # the best group's interval, held for being picked
 
     def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
@@ -88,15 +92,16 @@ class Outcome:
 
     def caveat_columns(self) -> stats_files.Caveats:
         far = {o.group: f"{o.run} ({o.value!r})" for o in self.outliers}
-        return stats_files.Caveats(self.lost, far)
+        return stats_files.Caveats(self.lost, far, self.caveats())
 
     def caveats(self) -> list[str]:
-        """What the statistics' numbers do not show: the runs each group lost (dropout.sentences)
-        and a run far from its group's others (outliers.sentence)."""
+        """What the statistics' numbers do not show: the runs each group lost (dropout.sentences),
+        a run far from its group's others (outliers.sentence), seeds shared but not paired, and the
+        best group's interval as the best one's (winner.sentence)."""
         if self.statistics is None:
             return []
         lost = dropout.sentences(self.lost, {g.name: g.n for g in self.statistics.groups})
-        return [*lost, *(outliers.sentence(o) for o in self.outliers)]
+        return [*lost, *(outliers.sentence(o) for o in self.outliers), *self.unpaired, *self.winner]
 
 
 def make(request: Request) -> Outcome:
@@ -114,14 +119,16 @@ def make(request: Request) -> Outcome:
     missing = _missing_libraries(request, warnings)
     comparing = "scipy" not in missing and _compares(request, groups)
     statistics = _statistics(report, groups, request) if comparing else None
-    outcome = Outcome(
-        report, groups, plan, statistics, rep.best_run(report) if request.metric else None, warnings, notes
-    )
+    best = rep.best_run(report, grouped_runs(groups)) if request.metric else None
+    outcome = Outcome(report, groups, plan, statistics, best, warnings, notes)
     outcome.context = stats_context(request, report)
     outcome.view = view
     if statistics is not None:
         outcome.lost = dropout.lost_runs(report, groups, plan, request.seeds)
-        outcome.outliers = outliers.scan(_group_runs(report, groups))
+        runs = _group_runs(report, groups)
+        outcome.outliers = outliers.scan(runs)
+        outcome.unpaired = compared.unpaired(report, groups, plan.path, statistics.baseline)
+        outcome.winner = winner.sentence(statistics, {g: [v for _, v in r] for g, r in runs.items()})
     outcome.notes.extend(_sequential_lines(report, request))
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     _write(files, request.out_dir or report.out_dir, outcome)
@@ -192,6 +199,11 @@ def _groups(report: rep.Report, plan: grp.SeedPlan, request: Request) -> list[gr
     ]
     chosen = grp.select_seeds(members, plan, request.seeds)
     return grp.group(chosen, plan, report.varying, report.sweep or request.directory.name)
+
+
+def grouped_runs(groups: Sequence[grp.Group]) -> set[str]:
+    """The runs the report's groups hold: under `--seeds tune|test`, those seeds' runs only."""
+    return {n for g in groups for n in g.members}
 
 
 def _compares(request: Request, groups: Sequence[grp.Group]) -> bool:
@@ -439,7 +451,8 @@ def _statistics(report: rep.Report, groups: Sequence[grp.Group], request: Reques
     named = [(g.name, [v for n in g.members if (v := values.get(n)) is not None]) for g in groups]
     named = [(n, v) for n, v in named if v]
     baseline = _baseline(request.compare, groups, [n for n, _ in named])
-    methods = stats.Methods(interval=request.interval, test=request.test)
+    limits = bounds.of_metric(report.objective.metric, [v for _, vs in named for v in vs])
+    methods = stats.Methods(interval=request.interval, test=request.test, bounds=limits)
     return stats.compare(named, baseline=baseline, mode=request.mode, methods=methods)
 
 

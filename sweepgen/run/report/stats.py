@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 
 from sweepgen.errors import UserError
-from sweepgen.run.report import bootstrap, calibrated, power
+from sweepgen.run.report import bootstrap, bounds, calibrated, power
 
 ALPHA = 0.05
 LEVEL = 0.95
@@ -54,6 +54,7 @@ UNDECIDABLE = "cannot decide"
 NO_SPREAD = "- (all runs equal)"  # a group's interval where every seed gave one value
 CALIBRATED_NAME = "Welch's t-test, level calibrated over the variance ratio"
 CALIBRATED = "welch-calibrated"  # a comparison's test, as statistics.csv / .json write it
+CALIBRATION_REACH = 9  # seeds added to the smaller group when looking for a count that has a calibrated level
 STATS_HINT = "install it with `pip install 'sweepgen[plot]'` (or `pip install scipy`)"
 
 
@@ -64,14 +65,20 @@ class Methods:
     interval: str = "t"
     test: str = "welch"
     alpha: float = ALPHA
+    bounds: tuple[float, float] | None = None  # the range a group's mean lies in (a proportion's [0, 1])
 
     def describe(self) -> dict[str, str]:
         mean = "t interval" if self.interval == "t" else "percentile bootstrap"
         diff = "Welch interval at the calibrated level" if self.interval == "t" else "percentile bootstrap"
+        diff += ", simultaneous at the Holm step's level"
+        if self.bounds is not None:  # said wherever the methods are: title, json, page
+            low, high = self.bounds
+            mean += f", clipped to [{low:g}, {high:g}] (the metric is a proportion)"
+            diff += f", clipped to [{low - high:g}, {high - low:g}]"
         test = CALIBRATED_NAME if self.test == "welch" else "exact permutation test"
         return {
             "mean_interval": f"{LEVEL:.0%} {mean}",
-            "diff_interval": f"{diff}, simultaneous at the Holm step's level",
+            "diff_interval": diff,
             "test": test,
             "adjustment": "Holm",
             "alpha": f"{self.alpha:g}",
@@ -335,7 +342,9 @@ def group_stats(name: str, values: Sequence[float], methods: Methods) -> GroupSt
     else:
         low, high = t_mean(values)
         kind = "t"
-    return GroupStats(name, n, mean, math.sqrt(_var(values)), low, high, kind)
+    kept = bounds.clip(low, high, methods.bounds)
+    kind += bounds.said(kept != (low, high), methods.bounds)  # statistics.csv's row says it alone
+    return GroupStats(name, n, mean, math.sqrt(_var(values)), *kept, kind)
 
 
 def compare(
@@ -400,6 +409,7 @@ def _comparisons(
         )
         c = Comparison(name, baseline, diff, low, high, 1 - levels[k], test, p, adjusted[i], word)
         c = _if_undecidable(c, (len(values), len(base)), methods, m, startable=startable)
+        c = _if_uncalibrated(c, (name, values), base, methods, levels[k])
         if needed and c.verdict in ("no evidence", UNDECIDABLE):
             c = _needed(c, values, base, levels[k], methods.test)
         out.append(c)
@@ -428,8 +438,10 @@ def _diff_interval(
     if methods.interval == "bootstrap":
         low, high = bootstrap.diff_interval(_numpy(), values, base, 1 - alpha)
         assert low is not None and high is not None  # both groups have two runs or more here
-        return low, high
-    return calibrated_interval(values, base, 1 - alpha)
+    else:
+        low, high = calibrated_interval(values, base, 1 - alpha)
+    # inside [-1, 1] for a proportion: 0 stays inside, so whether it is excluded does not change
+    return bounds.clip(low, high, bounds.of_difference(methods.bounds))
 
 
 def _holm_verdict(
@@ -458,6 +470,45 @@ def _if_undecidable(
         f"{floor:.3g}, and Holm over {m} comparisons needs p < {methods.alpha / m:.3g}; "
         "use Welch's test (the default) or more seeds",
     )
+
+
+def _if_uncalibrated(
+    c: Comparison, arm: tuple[str, Sequence[float]], base: Sequence[float], methods: Methods, alpha: float
+) -> Comparison:
+    """ "no evidence" where Welch's test has no calibrated level at Holm's ``alpha`` is "cannot
+    decide": two seeds against hundreds at a level near 0.001, where the pair's spread may be nearly
+    all the noise and Welch's df, estimated from the larger group, then promises a tail the pair does
+    not have. Its error rate at that ratio stays above ``alpha`` at every level a float holds, so no
+    difference, however large, would be called (its interval is the whole line): a verdict these
+    seeds cannot give, not evidence of no difference. Says how many seeds of the smaller group would."""
+    name, values = arm
+    if methods.test != "welch" or c.verdict != "no evidence" or calibrated_level(values, base, alpha) > 0:
+        return c
+    smaller = name if len(values) <= len(base) else c.baseline
+    more = _seeds_to_calibrate(len(values), len(base), alpha)
+    then = f"run at least {more} seeds of {smaller}" if more else f"run more seeds of {smaller}"
+    return replace(
+        c,
+        low=_finite(c.low),  # Welch's at no level is the whole line: no interval (a bootstrap's stays)
+        high=_finite(c.high),
+        verdict=UNDECIDABLE,
+        reason=f"Welch's test cannot hold Holm's level {alpha:.3g} with {len(values)} and {len(base)} "
+        f"seeds at every ratio of spreads ({smaller}'s few runs may carry nearly all the noise), so no "
+        f"difference could be called: {then}, or compare fewer arms (a larger Holm level)",
+    )
+
+
+def _seeds_to_calibrate(n1: int, n2: int, alpha: float) -> int | None:
+    """The fewest seeds of the smaller group at which Welch's test has a calibrated level at
+    ``alpha`` (None: not within ``CALIBRATION_REACH`` more)."""
+    few, many = sorted((n1, n2))
+    return next(
+        (k for k in range(few + 1, few + CALIBRATION_REACH) if calibrated.level(k, many, alpha) > 0), None
+    )
+
+
+def _finite(bound: float | None) -> float | None:
+    return bound if bound is not None and math.isfinite(bound) else None
 
 
 def _untested(

@@ -77,6 +77,7 @@ class Caveats:
 
     lost: Mapping[str, Sequence[str]] = field(default_factory=dict)
     outliers: Mapping[str, str] = field(default_factory=dict)
+    notes: Sequence[str] = ()  # the sentences printed after the table (make.Outcome.caveats)
 
 
 def rows(
@@ -144,6 +145,7 @@ def json_text(
         "mode": statistics.mode,
         "baseline": statistics.baseline,
         "methods": statistics.methods.describe(),
+        "notes": list((caveats or Caveats()).notes),  # lost runs, outliers, shared seeds, the best group
         "groups": jsonfloat.tagged(
             rows(statistics, context, caveats)
         ),  # NaN/inf as every JSON file writes them

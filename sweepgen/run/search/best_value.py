@@ -15,6 +15,8 @@ import math
 import statistics
 from collections.abc import Sequence
 
+from sweepgen import direction
+
 LEVEL = 0.95
 # the study attribute holding a complete trial's per-seed final values (with repeats): written by
 # the controller, read by the view, allowed by the journal's check (journal_file.py)
@@ -38,8 +40,9 @@ def interval(values: Sequence[float], family: int, level: float = LEVEL) -> tupl
     return mean - half, mean + half
 
 
-def words(values: Sequence[float], repeats: int, family: int) -> str:
-    """What the best value is worth, in the words `status` and `report` print after it."""
+def words(values: Sequence[float], repeats: int, family: int, metric: str | None = None) -> str:
+    """What the best value is worth, in the words `status` and `report` print after it; the interval
+    of a proportion (``metric`` named so, its values in [0, 1]) kept inside [0, 1], said so."""
     picked = f"the best of {family} trial(s)"
     if repeats < 2:
         return (
@@ -50,7 +53,20 @@ def words(values: Sequence[float], repeats: int, family: int) -> str:
     if bounds is None:
         why = "its seeds gave one value" if len(set(values)) == 1 else "its per-seed values are not recorded"
         return f"mean of {repeats} seeds, {picked}: optimistic, and no interval ({why})"
+    (low, high), within = _kept(bounds, metric, values)
     return (
-        f"mean of {repeats} seeds; {LEVEL:.0%} interval [{bounds[0]:.6g}, {bounds[1]:.6g}], wide "
+        f"mean of {repeats} seeds; {LEVEL:.0%} interval [{low:.6g}, {high:.6g}]{within}, wide "
         f"enough for all {family} trials at once, so it holds for the one picked as best"
     )
+
+
+def _kept(
+    bounds: tuple[float, float], metric: str | None, values: Sequence[float]
+) -> tuple[tuple[float, float], str]:
+    """The interval inside [0, 1] for a proportion (the true mean lies there: what lies past it
+    covers nothing), and the words that say so; any other metric's as it is."""
+    unit = direction.proportion_range(metric, values)
+    if unit is None:
+        return bounds, ""
+    kept = (max(bounds[0], unit[0]), min(bounds[1], unit[1]))
+    return kept, f" (within [0, 1]: `{metric}` is a proportion)"

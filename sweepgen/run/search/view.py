@@ -82,7 +82,7 @@ class SearchView:
     def trust(self) -> str:
         """What the best value is worth: picked among every trial asked, it is optimistic."""
         assert self.best is not None
-        return best_value.words(self.best.values, self.block.repeats, len(self.rows))
+        return best_value.words(self.best.values, self.block.repeats, len(self.rows), self.block.metric)
 
     def tied(self) -> list[str]:
         """The other complete trials with exactly the best one's value: with a metric of few distinct

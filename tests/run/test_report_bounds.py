@@ -1,0 +1,58 @@
+"""A proportion's intervals stay inside the range it can take: a t interval of accuracies near 1
+runs past 1 at 2-5 seeds; the report intersects it with [0, 1] (a difference's with [-1, 1]) and
+says so, only for a metric whose name says proportion and whose every value lies in [0, 1]."""
+
+from __future__ import annotations
+
+import json
+
+from report_support import compare_shaping, make_shaping
+
+from sweepgen.run.report import bounds, stats
+
+NEAR_ONE = {4: 0.96, 5: 1.0, 6: 0.99}  # coma_lr1e-05's test seeds: a t interval up to 1.035
+
+
+def _set_acc(root, run: str, value: float) -> None:
+    path = root / "runs/shaping" / run / "metrics.jsonl"
+    lines = path.read_text().splitlines()
+    last = json.loads(lines[-1])
+    last["eval_acc"] = value
+    path.write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n")
+
+
+def test_an_accuracys_interval_never_passes_one(cli_cwd):
+    make_shaping(cli_cwd)
+    for seed, value in NEAR_ONE.items():
+        _set_acc(cli_cwd, f"coma_seed{seed}_lr1e-05", value)
+    said, rows = compare_shaping(cli_cwd, "--seeds", "test")
+    unclipped = stats.t_mean(list(NEAR_ONE.values()))
+    assert unclipped[1] is not None and unclipped[1] > 1.03  # what was printed before
+    coma = rows["coma_lr1e-05"]
+    assert float(coma["ci_high"]) == 1.0 and float(coma["ci_low"]) == unclipped[0]
+    assert coma["interval"] == "t, clipped to [0, 1]"  # the row says so read alone
+    assert rows["coma_lr0.001"]["interval"] == "t"  # its interval lies inside: nothing cut
+    assert "95% t interval, clipped to [0, 1] (the metric is a proportion)" in said
+    assert coma["verdict"] == "better"  # clipping keeps every verdict: 0 stays inside [-1, 1]
+
+
+def test_only_a_named_proportion_within_zero_and_one_is_bounded():
+    assert bounds.of_metric("eval_acc", [0.5, 1.0]) == (0.0, 1.0)
+    assert bounds.of_metric("pass@1", [0.0, 0.3]) == (0.0, 1.0)
+    assert bounds.of_metric("hackRate", [0.2]) == (0.0, 1.0)
+    assert bounds.of_metric("reward_mean", [0.5, 0.9]) is None  # a reward has no bound
+    assert bounds.of_metric("eval_acc", [0.5, 1.2]) is None  # a value past 1: not a proportion
+    assert bounds.of_metric("eval_acc", [0.5, float("nan")]) is None
+    assert bounds.of_metric(None, [0.5]) is None
+
+
+def test_clipped_difference_intervals_keep_the_verdicts():
+    groups = [("base", [0.95, 0.97, 0.99]), ("arm", [0.2, 0.9, 0.5]), ("same", [0.96, 0.98, 0.97])]
+    plain = stats.compare(groups, baseline="base", mode="max")
+    clipped = stats.compare(groups, baseline="base", mode="max", methods=stats.Methods(bounds=(0.0, 1.0)))
+    for a, b in zip(plain.comparisons, clipped.comparisons):
+        assert a.verdict == b.verdict and a.p_holm == b.p_holm
+        assert -1.0 <= b.low <= b.high <= 1.0
+        assert (b.low, b.high) == (max(a.low, -1.0), min(a.high, 1.0))
+    assert all(g.high is None or g.high <= 1.0 for g in clipped.groups)
+    assert any(g.high is not None and g.high > 1.0 for g in plain.groups)

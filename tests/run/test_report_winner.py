@@ -1,0 +1,51 @@
+"""The best group's interval, read as the best one's value: the report gives the one that holds for
+whichever group is picked (Bonferroni over the groups), as a search's best trial gets."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from report_support import compare_shaping, logged_acc, make_shaping
+
+from sweepgen.run.report import stats, winner
+from sweepgen.run.search import best_value
+
+
+def _top_covers(rng: np.random.Generator, k: int, n: int) -> tuple[bool, bool]:
+    """k groups alike (true mean 0): whether the best group's own t interval, and the sentence's
+    interval, cover 0."""
+    groups = [(f"g{i}", list(rng.normal(size=n))) for i in range(k)]
+    statistics = stats.compare(groups, baseline=None, mode="max")
+    best = max(statistics.groups, key=lambda g: g.mean)
+    (said,) = winner.sentence(statistics, dict(groups))
+    low, high = (float(x) for x in said.split("[")[1].split("]")[0].split(", "))
+    assert best.low is not None and best.high is not None
+    return best.low <= 0 <= best.high, low <= 0 <= high
+
+
+def test_the_best_of_twenty_groups_gets_an_interval_that_covers():
+    rng = np.random.default_rng(0)
+    covers = np.array([_top_covers(rng, 20, 5) for _ in range(300)])
+    own, held = covers.mean(axis=0)
+    assert own < 0.85  # the winner's own 95% interval: 75% in a long run
+    assert held >= 0.95
+
+
+def test_the_sentence_names_the_best_group_and_its_simultaneous_interval(cli_cwd):
+    make_shaping(cli_cwd)
+    said, _ = compare_shaping(cli_cwd, "--seeds", "test")
+    coma = [logged_acc("coma", seed, 1e-3) for seed in (4, 5, 6)]
+    low, high = best_value.interval(coma, 6)
+    assert "coma_lr0.001 has the best mean of 6 groups; read as the best one's value its 95% interval" in said
+    assert f"[{low:.6g}, {high:.6g}] holds for whichever of the 6 is picked" in said
+    notes = json.loads((cli_cwd / "runs/shaping/statistics.json").read_text())["notes"]
+    assert any(n.startswith("coma_lr0.001 has the best mean of 6 groups") for n in notes)
+    assert any(n.startswith("the groups compared ran the same seeds (4, 5, 6)") for n in notes)
+
+
+def test_no_sentence_without_an_interval_for_the_best():
+    one = stats.compare([("a", [1.0]), ("b", [0.5, 0.6])], baseline=None, mode="max")
+    assert winner.sentence(one, {"a": [1.0], "b": [0.5, 0.6]}) == []
+    alone = stats.compare([("a", [1.0, 2.0])], baseline=None, mode="max")
+    assert winner.sentence(alone, {"a": [1.0, 2.0]}) == []
