@@ -396,6 +396,18 @@ def decide(
     state, _ = effective_state(task.run_dir, status, is_alive)
     if state is RunState.FINISHED:
         return _finished(task, status)
+    return _not_finished(task, state, status, rerun_failed=rerun_failed, is_alive=is_alive)
+
+
+def _not_finished(
+    task: RunTask,
+    state: RunState | None,
+    status: RunStatus | None,
+    *,
+    rerun_failed: bool,
+    is_alive: Callable[[RunStatus], bool],
+) -> Decision:
+    """The decision for a run not finished: held elsewhere, new, running, or ended otherwise."""
     if runlock.is_held(task.run_dir):
         # whatever its status file says: a live process holds the run (another `sweepgen run`)
         return Decision(task, False, RunState.SKIPPED, "running: another process holds its lock", status)

@@ -352,12 +352,16 @@ class LocalExecutor(Executor):
             with gpu_share.held(folders):
                 self._fill_gpus(folders)
         except gpu_share.Unavailable as err:  # no run can be started on that disk either
-            if err.errno not in DISK_FAULTS:
-                raise UserError(
-                    f"could not open {err.filename}: {err.strerror or err}",
-                    hint="remove what stands there (sweepgen opens no link or FIFO), then run again",
-                ) from None
-            self._fault(Path(err.filename), err)
+            self._gpu_lock_fault(err)
+
+    def _gpu_lock_fault(self, err: gpu_share.Unavailable) -> None:
+        """A GPU lock that cannot be opened: a disk fault of this invocation, else what stands there."""
+        if err.errno not in DISK_FAULTS:
+            raise UserError(
+                f"could not open {err.filename}: {err.strerror or err}",
+                hint="remove what stands there (sweepgen opens no link or FIFO), then run again",
+            ) from None
+        self._fault(Path(err.filename), err)
 
     def _fill_gpus(self, folders: set[Path]) -> None:
         ours = {child.task.run_dir for child in self._running.values()}

@@ -48,8 +48,7 @@ def find(group: str, runs: Sequence[tuple[str, float]]) -> Outlier | None:
     values = [v for _, v in runs]
     if len(values) < 3 or not all(math.isfinite(v) for v in values):
         return None
-    mean = math.fsum(values) / len(values)
-    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    mean, sd = _mean_sd(values)
     name, far = max(runs, key=lambda r: abs(r[1] - mean))
     rest = [v for n, v in runs if n != name]
     # the others all equal: the statistic is (n - 1) / sqrt(n), its largest, for a gap of 0.01 as
@@ -57,6 +56,11 @@ def find(group: str, runs: Sequence[tuple[str, float]]) -> Outlier | None:
     if sd == 0 or len(set(rest)) < 2 or abs(far - mean) / sd <= critical(len(values)):
         return None
     return Outlier(group, name, far, (min(rest), max(rest)))
+
+
+def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
+    mean = math.fsum(values) / len(values)
+    return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
 def scan(groups: Mapping[str, Sequence[tuple[str, float]]]) -> list[Outlier]:

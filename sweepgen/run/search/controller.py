@@ -547,15 +547,18 @@ class SearchController:
             return
         value = sum(v for _, v in finals) / len(finals)
         if math.isnan(value):
-            at = ", ".join(f"{v} at step {step}" for step, v in finals)
-            reason = f"its final `{self.block.metric}` is not a number ({at}): the run diverged?"
-            self._tell_failed(live.trial, reason)
-            self.events.append(f"{name}: failed ({reason})")
+            self._tell_diverged(live, name, finals)
             return
         if len(finals) > 1 and math.isfinite(value):
             live.trial.set_user_attr(best_value.VALUES_ATTR, [v for _, v in finals])
         self.study.tell(live.trial, value)
         self.events.append(f"{name}: complete, {self.block.metric} = {value:.6g}")
+
+    def _tell_diverged(self, live: _LiveTrial, name: str, finals: list[tuple[int, float]]) -> None:
+        at = ", ".join(f"{v} at step {step}" for step, v in finals)
+        reason = f"its final `{self.block.metric}` is not a number ({at}): the run diverged?"
+        self._tell_failed(live.trial, reason)
+        self.events.append(f"{name}: failed ({reason})")
 
     def _tell_failed(self, trial: Any, reason: str) -> None:
         trial.set_user_attr(REASON_ATTR, reason)

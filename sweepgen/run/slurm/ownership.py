@@ -70,10 +70,19 @@ def why_not_ours(
     job_id = str(status.ids.get("job_id"))
     if not job.name or not named_ours(job, status):
         return f"Slurm knows job {job_id} under another name ({job.name or 'none'}) than sweepgen gave it"
+    return _whose(job_id, job, task) or _journal_says(job_id, journal_job)
+
+
+def _whose(job_id: str, job: slurm_query.JobInfo, task: RunTask) -> str | None:
+    """Why the job is not this user's job submitted from a folder holding the run (None: it is)."""
     if job.user != _me():
         return f"job {job_id} is {job.user or 'an unknown user'}'s"
     if not job.workdir or not _holds(job.workdir, task.run_dir):
         return f"job {job_id} was submitted from {job.workdir or '?'}, which does not hold {task.run_dir}"
+    return None
+
+
+def _journal_says(job_id: str, journal_job: str | None) -> str | None:
     if journal_job != job_id:
         return f"the Slurm jobs journal does not name job {job_id} as this run's latest submission"
     return None

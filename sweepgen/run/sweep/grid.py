@@ -124,18 +124,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     argv = parse_command(opts.command, shell=bool(opts.shell))
     sweep, tasks = _selected(request, opts, executor, argv)
     waiting = request.wait if request.wait is not None else executor == "local"
-    options = ExecutorOptions(
-        sweep_dir=request.sweep_dir,
-        lock=sweep.lock,
-        jobs=opts.jobs,
-        gpus=gpu_ids,
-        per_gpu=per_gpu,
-        # local children are always followed; --no-wait there only means: do not wait for runs
-        # another `sweepgen run` holds
-        wait=None if executor == "local" else request.wait,
-        stop_timeout_s=opts.stop_timeout,
-        time_limit_s=time_limit(executor, opts.time_limit, sweep.lock, request.sweep_dir, display),
-    )
+    options = _executor_options(request, opts, sweep, (gpu_ids, per_gpu), display)
     ex = make_executor(executor, options)
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
     _refuse_stale(decisions, request.sweep_dir)
@@ -154,6 +143,24 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
         interrupted = _follow_and_start_again(again, display, result)
     result.code = _finish(request, result, interrupted, faults)
     return result
+
+
+def _executor_options(
+    request: RunRequest, opts: RunOptions, sweep: Sweep, gpus: tuple[tuple[str, ...], int], display: Display
+) -> ExecutorOptions:
+    executor = opts.executor or "local"
+    return ExecutorOptions(
+        sweep_dir=request.sweep_dir,
+        lock=sweep.lock,
+        jobs=opts.jobs,
+        gpus=gpus[0],
+        per_gpu=gpus[1],
+        # local children are always followed; --no-wait there only means: do not wait for runs
+        # another `sweepgen run` holds
+        wait=None if executor == "local" else request.wait,
+        stop_timeout_s=opts.stop_timeout,
+        time_limit_s=time_limit(executor, opts.time_limit, sweep.lock, request.sweep_dir, display),
+    )
 
 
 @dataclass(frozen=True)

@@ -350,18 +350,30 @@ def _sweep_the_runs_name(directory: Path) -> tuple[str | None, str | None]:
     one without a study; the note when a sweep they name is found nowhere)."""
     named: set[str | None] = set()
     for path in directory.glob(f"*/{STATUS_FILE}"):
-        try:
-            status = read_status(path.parent)
-        except ConfigError:  # the report lists an unusable status file with its run
+        found = _sweep_named_by(path.parent)
+        if found is None:
             continue
-        recorded = status.sweep_dir if status is not None else None
-        origin = None if recorded is None else sweep_origin.locate(path.parent, recorded)
-        if recorded is not None and origin is None:
-            return None, sweep_origin.lost_note(recorded)
-        named.add(None if origin is None else str(origin.sweep_dir))
+        sweep, lost = found
+        if lost is not None:
+            return None, lost
+        named.add(sweep)
         if not _has_study(next(iter(named))) or len(named) > 1:
             return None, None  # a grid's runs (one status read), or runs of several sweeps
     return (named.pop() if len(named) == 1 else None), None
+
+
+def _sweep_named_by(run_dir: Path) -> tuple[str | None, str | None] | None:
+    """(the sweep folder a run's status names, None when none; the note when that folder is found
+    nowhere); None for an unusable status file (the report lists it with its run)."""
+    try:
+        status = read_status(run_dir)
+    except ConfigError:
+        return None
+    recorded = status.sweep_dir if status is not None else None
+    origin = None if recorded is None else sweep_origin.locate(run_dir, recorded)
+    if recorded is not None and origin is None:
+        return None, sweep_origin.lost_note(recorded)
+    return (None if origin is None else str(origin.sweep_dir)), None
 
 
 def _has_study(sweep_dir: str | None) -> bool:
