@@ -358,6 +358,10 @@ class Expressions:
     def call(self, node: ast.Call) -> Any:
         if isinstance(node.func, ast.Attribute):
             receiver = self.value(node.func.value)
+            if type(receiver) is CallData and isinstance(node.func.value, ast.Call):
+                # `globals().update(lr=2)`, `get_cfg().pop("lr")`: a method of what a call returned
+                # works on an object the program may hold elsewhere, never on this call's record
+                raise Unknown
             if type(receiver) in _METHODS:  # data, a LazyCall's CallData, a string
                 return self.method(receiver, node.func.attr, node)
         name = dotted(node.func)
@@ -461,6 +465,8 @@ class Expressions:
         if type(current) is dict and isinstance(op, ast.BitOr) and type(right) is dict:
             current.update(right)
             return current
+        if type(current) is set and type(right) in (set, frozenset) and type(op) in _SET_IN_PLACE:
+            return getattr(current, _SET_IN_PLACE[type(op)])(right)  # `s |= {2}` changes s in place
         try:
             return self.binop(op, current, right, node)
         except (ArithmeticError, ValueError, TypeError, MemoryError):
@@ -560,6 +566,10 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Pow: lambda a, b: a**b, ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b,
     ast.BitXor: lambda a, b: a ^ b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
 }  # fmt: skip
+
+
+# a set's augmented operators change it in place (every holder sees it); each returns the set
+_SET_IN_PLACE = {ast.BitOr: "__ior__", ast.BitAnd: "__iand__", ast.Sub: "__isub__", ast.BitXor: "__ixor__"}
 
 
 def _repeats(op: ast.operator, left: Any, right: Any) -> bool:

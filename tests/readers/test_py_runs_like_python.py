@@ -179,6 +179,16 @@ _APART = [
         "import math, cmath\nf = math.sqrt\nx = [f(4)]\nf = cmath.sqrt\ns = str(x)\n",
         "import math, cmath\nf = cmath.sqrt\nx = [f(4)]\ns = str(x)\n",
     ),
+    # a method of what a call returned works on the program's object (here the module's names),
+    # never on a record of the call
+    ("lr = 1\nglobals().update(lr=2)\n", "lr = 1\nglobals().update(lr=3)\n"),
+    ("lr = 1\nvars().update({'lr': 2})\n", "lr = 1\n"),
+    ("lr = 1\n_ = globals().update(lr=2)\n", "lr = 1\n_ = None\n"),
+    # a set's augmented operators change it in place: every holder sees it
+    ("s = {1}\nt = s\ns |= {2}\n", "s = {1}\nt = s\ns = s | {2}\n"),
+    ("s = {1, 2}\nt = s\ns -= {2}\n", "s = {1, 2}\nt = s\ns = s - {2}\n"),
+    ("s = {1, 2}\nt = s\ns &= {2}\n", "s = {1, 2}\nt = s\ns = s & {2}\n"),
+    ("s = {1, 2}\nt = s\ns ^= {3}\n", "s = {1, 2}\nt = s\ns = s ^ {3}\n"),
 ]
 
 
@@ -194,3 +204,14 @@ def test_a_slice_assigned_is_pythons():
     for source in ("a = [1, 2, 3]\na[1:2] = [5, 6]\n", "a = [1, 2, 3]\na[::2] = [7, 8]\nb = a\n"):
         _agrees(source)
         assert read_python(source).data["a"] == _run(source)["a"]
+
+
+@pytest.mark.parametrize("method", ["update(lr=2)", "pop('lr')", "setdefault('lr', 2)"])
+def test_a_method_of_a_returned_object_is_kept_as_source(method, tmp_path):
+    # `get_cfg()` may return an object the program holds elsewhere: what the method does to it is
+    # not known, so an edit of its arguments is a change
+    source = "from lib import get_cfg\nget_cfg().{}\n"
+    (tmp_path / "a.py").write_text(source.format(method))
+    (tmp_path / "b.py").write_text(source.format(method.replace("2", "3").replace("'lr'", "'bs'")))
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert isinstance(read_python(source.format(method)).data["__statements__"][0], NotEvaluated)
