@@ -86,7 +86,10 @@ class Expressions:
         file binds (``list(map(str, a)) where a=[9, 2]``), so that a change to one, or moving it
         past the expression, shows."""
         kept = self.opaque(node)
-        reads = [(name, self.lookup(name)) for name in sorted(_names_read(node)) if self.visible(name)]
+        names = _names_read(node)
+        if _reads_every_name(node):  # `globals()["lr"]`, `eval("lr")`: any name, by a string
+            names |= {n for scope in (self.scopes[0], self.scopes[-1]) for n in scope if n[:2] != "__"}
+        reads = [(name, self.lookup(name)) for name in sorted(names) if self.visible(name)]
         shown = [f"{name}={self.read_text(value)}" for name, value in reads if _shown_read(name, value)]
         if not shown:
             return kept
@@ -358,6 +361,8 @@ class Expressions:
     def call(self, node: ast.Call) -> Any:
         if isinstance(node.func, ast.Attribute):
             receiver = self.value(node.func.value)
+            if isinstance(receiver, NotEvaluated):
+                raise Unknown  # kept whole, with the values its receiver reads (kept_reading)
             if type(receiver) is CallData and isinstance(node.func.value, ast.Call):
                 # `globals().update(lr=2)`, `get_cfg().pop("lr")`: a method of what a call returned
                 # works on an object the program may hold elsewhere, never on this call's record
@@ -387,6 +392,8 @@ class Expressions:
         found = self.builtin_call(name, args, kwargs)
         if found is not _NOT_BUILTIN:
             return found
+        if name in _NAME_TABLES and not self.visible(name):
+            raise Unknown  # `eval("lr")`, `dict(globals())`: kept with every name's value (kept_reading)
         short = (name or "").rsplit(".", 1)[-1]
         if self.ml_constructor(name, short, args):
             return _ml_call(short, args, kwargs, node)
@@ -595,6 +602,19 @@ def _names_read(node: ast.AST) -> set[str]:
     """The plain names an expression names: what it reads (``x += 1`` reads x too); one it binds
     (``(n := 3)``) adds a value, never hides one."""
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+_NAME_TABLES = frozenset(("globals", "vars", "locals", "eval", "dir"))
+
+
+def _reads_every_name(node: ast.AST) -> bool:
+    """Does ``node`` call a builtin that reads names by a string (``globals()``, ``eval(...)``), or
+    reach the module through ``sys.modules``?"""
+    return any(
+        (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _NAME_TABLES)
+        or (isinstance(n, ast.Attribute) and n.attr == "modules")  # sys.modules[__name__].lr
+        for n in ast.walk(node)
+    )
 
 
 def _shown_read(name: str, value: Any) -> bool:

@@ -64,7 +64,28 @@ class Evaluator(Expressions):
         getter = scope.get("get_config")
         if isinstance(getter, Function):
             return self.get_config(getter, scope)
-        return _scope_data(scope, rest)
+        out = _scope_data(scope, rest)
+        changed = self.changed_by_calls(scope) if self.tainted else []
+        if changed:
+            out["__changed_by_calls__"] = changed
+        return out
+
+    def changed_by_calls(self, scope: dict[str, Any]) -> list[str]:
+        """The module names whose value holds a container a call not followed was given (``set_lr(
+        cfg, 2)``): their values as shown are the ones before that call, so which names share
+        what it was given (``cfg = base`` or ``cfg = copy.deepcopy(base)``) is part of the data."""
+        changed = []
+        for name, value in scope.items():
+            stack, seen = [value], set()
+            while stack and not name.startswith("__"):
+                item = stack.pop()
+                if id(item) in self.tainted:
+                    changed.append(name)
+                    break
+                if isinstance(item, (dict, list, tuple)) and id(item) not in seen:
+                    seen.add(id(item))
+                    stack.extend(item.values() if isinstance(item, dict) else item)
+        return changed
 
     def get_config(self, getter: Function, scope: dict[str, Any]) -> dict[str, Any]:
         """An ml_collections config file is what its ``get_config()`` returns (its source when that

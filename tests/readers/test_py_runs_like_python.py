@@ -184,6 +184,12 @@ _APART = [
     ("lr = 1\nglobals().update(lr=2)\n", "lr = 1\nglobals().update(lr=3)\n"),
     ("lr = 1\nvars().update({'lr': 2})\n", "lr = 1\n"),
     ("lr = 1\n_ = globals().update(lr=2)\n", "lr = 1\n_ = None\n"),
+    # `globals()`, `vars()`, `eval` read names by a string: what they read is every name's value
+    ("lr = 1\nx = globals()['lr']\nlr = 3\n", "lr = 2\nx = globals()['lr']\nlr = 3\n"),
+    ("lr = 1\nx = globals().get('lr')\nlr = 3\n", "lr = 2\nx = globals().get('lr')\nlr = 3\n"),
+    ("lr = 1\nx = eval('lr')\nlr = 3\n", "lr = 2\nx = eval('lr')\nlr = 3\n"),
+    ("lr = 1\nx = dict(vars())['lr']\ndel lr\n", "lr = 2\nx = dict(vars())['lr']\ndel lr\n"),
+    ("lr = 1\nx = 'a%(lr)s' % globals()\nlr = 3\n", "lr = 2\nx = 'a%(lr)s' % globals()\nlr = 3\n"),
     # a set's augmented operators change it in place: every holder sees it
     ("s = {1}\nt = s\ns |= {2}\n", "s = {1}\nt = s\ns = s | {2}\n"),
     ("s = {1, 2}\nt = s\ns -= {2}\n", "s = {1, 2}\nt = s\ns = s - {2}\n"),
@@ -215,3 +221,25 @@ def test_a_method_of_a_returned_object_is_kept_as_source(method, tmp_path):
     (tmp_path / "b.py").write_text(source.format(method.replace("2", "3").replace("'lr'", "'bs'")))
     assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
     assert isinstance(read_python(source.format(method)).data["__statements__"][0], NotEvaluated)
+
+
+def test_a_read_through_sys_modules_shows_every_names_value(tmp_path):
+    # `sys.modules[__name__]` is the module itself: reading an attribute of it reads that name
+    source = "import sys\nlr = {}\nx = getattr(sys.modules[__name__], 'lr')\nlr = 3\n"
+    (tmp_path / "a.py").write_text(source.format(1))
+    (tmp_path / "b.py").write_text(source.format(2))
+    changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert changes and all(c.path[0] == "x" for c in changes)
+
+
+@pytest.mark.parametrize(
+    "call", ["update_cfg(cfg)", "cfg.__ior__({'lr': 2})", "hooks.register(cfg)", "cfg.__setitem__('lr', 2)"]
+)
+def test_which_names_share_what_a_call_not_followed_was_given_is_data(call, tmp_path):
+    # `cfg = base` then a call that changes cfg changes base too; `cfg = dict(base)` leaves it:
+    # both show the values before the call, so the names the call may have changed are listed
+    source = "from lib import update_cfg, hooks\nbase = dict(lr=1)\ncfg = {}\n{}\n"
+    (tmp_path / "a.py").write_text(source.format("base", call))
+    (tmp_path / "b.py").write_text(source.format("dict(base)", call))
+    changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert [(c.dotted, c.kind, c.old) for c in changes] == [("__changed_by_calls__[0]", "removed", "base")]
