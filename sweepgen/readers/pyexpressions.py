@@ -86,14 +86,18 @@ class Expressions:
         file binds (``list(map(str, a)) where a=[9, 2]``), so that a change to one, or moving it
         past the expression, shows."""
         kept = self.opaque(node)
-        names = _names_read(node)
-        if _reads_every_name(node):  # `globals()["lr"]`, `eval("lr")`: any name, by a string
-            names |= {n for scope in (self.scopes[0], self.scopes[-1]) for n in scope if n[:2] != "__"}
-        reads = [(name, self.lookup(name)) for name in sorted(names) if self.visible(name)]
+        reads = [(name, self.lookup(name)) for name in self.names_read(node) if self.visible(name)]
         shown = [f"{name}={self.read_text(value)}" for name, value in reads if _shown_read(name, value)]
         if not shown:
             return kept
         return NotEvaluated(f"{kept.source} where {', '.join(shown)}", self.filename, kept.line)
+
+    def names_read(self, node: ast.AST) -> list[str]:
+        """The names ``node`` reads; through ``globals()["lr"]`` or ``eval("lr")``, by a string: any."""
+        names = _names_read(node)
+        if _reads_every_name(node):
+            names.update(n for scope in (self.scopes[0], self.scopes[-1]) for n in scope if n[:2] != "__")
+        return sorted(names)
 
     def read_text(self, value: Any) -> str:
         """A value read by a part not evaluated; one a statement not followed may have changed is
@@ -392,8 +396,6 @@ class Expressions:
         found = self.builtin_call(name, args, kwargs)
         if found is not _NOT_BUILTIN:
             return found
-        if name in _NAME_TABLES and not self.visible(name):
-            raise Unknown  # `eval("lr")`, `dict(globals())`: kept with every name's value (kept_reading)
         short = (name or "").rsplit(".", 1)[-1]
         if self.ml_constructor(name, short, args):
             return _ml_call(short, args, kwargs, node)
@@ -422,6 +424,8 @@ class Expressions:
         parameter): that binding is what runs, never the builtin."""
         if name is None or self.visible(name):
             return _NOT_BUILTIN
+        if name in _NAME_TABLES:
+            raise Unknown  # `eval("lr")`, `dict(globals())`: kept with every name's value (kept_reading)
         if name == "dict":
             return _dict_of(args, kwargs)
         builtin = _BUILTINS.get(name)
@@ -460,20 +464,14 @@ class Expressions:
         """``x += y`` / ``x *= n`` / ``x |= y``: a list extended or repeated and a dict updated in
         place, as Python does (so
         every holder of ``x`` sees it, as with ``.extend``/``.update``); else ``x = x <op> y``."""
-        if _extends(op, current, right):
-            current.extend(right)
-            return current
+        if _updates_in_place(op, current, right):
+            return _in_place(op, current, right)
         if type(current) is list and isinstance(op, ast.Mult) and type(right) is int:
             if not _repeats(op, current, right):  # past the size bound: every holder is unknown
                 self.tainted[id(current)] = current
                 return self.opaque(node)
             current[:] = current * right  # `x *= 2` repeats the list in place, as Python does
             return current
-        if type(current) is dict and isinstance(op, ast.BitOr) and type(right) is dict:
-            current.update(right)
-            return current
-        if type(current) is set and type(right) in (set, frozenset) and type(op) in _SET_IN_PLACE:
-            return getattr(current, _SET_IN_PLACE[type(op)])(right)  # `s |= {2}` changes s in place
         try:
             return self.binop(op, current, right, node)
         except (ArithmeticError, ValueError, TypeError, MemoryError):
@@ -577,6 +575,26 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
 
 # a set's augmented operators change it in place (every holder sees it); each returns the set
 _SET_IN_PLACE = {ast.BitOr: "__ior__", ast.BitAnd: "__iand__", ast.Sub: "__isub__", ast.BitXor: "__ixor__"}
+
+
+def _updates_in_place(op: ast.operator, current: Any, right: Any) -> bool:
+    """``a_list += items``, ``a_dict |= a_dict``, ``a_set |= a_set`` (``&= -= ^=``): the object
+    itself changes, as Python does it, so every holder sees it."""
+    if type(current) is dict:
+        return isinstance(op, ast.BitOr) and type(right) is dict
+    if type(current) is set:
+        return type(op) in _SET_IN_PLACE and type(right) in (set, frozenset)
+    return _extends(op, current, right)
+
+
+def _in_place(op: ast.operator, current: Any, right: Any) -> Any:
+    if type(current) is list:
+        current.extend(right)
+        return current
+    if type(current) is dict:
+        current.update(right)
+        return current
+    return getattr(current, _SET_IN_PLACE[type(op)])(right)
 
 
 def _repeats(op: ast.operator, left: Any, right: Any) -> bool:

@@ -74,18 +74,7 @@ class Evaluator(Expressions):
         """The module names whose value holds a container a call not followed was given (``set_lr(
         cfg, 2)``): their values as shown are the ones before that call, so which names share
         what it was given (``cfg = base`` or ``cfg = copy.deepcopy(base)``) is part of the data."""
-        changed = []
-        for name, value in scope.items():
-            stack, seen = [value], set()
-            while stack and not name.startswith("__"):
-                item = stack.pop()
-                if id(item) in self.tainted:
-                    changed.append(name)
-                    break
-                if isinstance(item, (dict, list, tuple)) and id(item) not in seen:
-                    seen.add(id(item))
-                    stack.extend(item.values() if isinstance(item, dict) else item)
-        return changed
+        return [n for n, v in scope.items() if not n.startswith("__") and _holds(v, self.tainted)]
 
     def get_config(self, getter: Function, scope: dict[str, Any]) -> dict[str, Any]:
         """An ml_collections config file is what its ``get_config()`` returns (its source when that
@@ -526,6 +515,19 @@ def _record(
         overlay(original, [(condition, copies[level]) for condition, copies, _ in runs], seen)
     for condition, _, kept in runs:
         rest.extend({"@when": condition, "@source": item} for item in kept)
+
+
+def _holds(value: Any, tainted: dict[int, Any]) -> bool:
+    """Does ``value`` hold (or is it) one of the ``tainted`` containers?"""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if id(item) in tainted:
+            return True
+        if isinstance(item, (dict, list, tuple)) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(item.values() if isinstance(item, dict) else item)
+    return False
 
 
 def _scope_data(scope: dict[str, Any], rest: list[Any]) -> dict[str, Any]:

@@ -98,14 +98,14 @@ def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) 
         raise ConfigError(f"unknown YAML reading {version!r}", hint="use --yaml 1.1, 1.2 or omegaconf")
     node = _compose(text, path)
     result = ReadResult(path, None)
-    if node is None:
-        return result
-    builder = _Builder(result, version)
-    try:
-        result.data = builder.build(node, ())
-    except RecursionError:
-        raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
-    if raw:
+    if node is not None:
+        try:
+            result.data = _Builder(result, version).build(node, ())
+        except RecursionError:
+            raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
+    if result.data is None and version == "omegaconf":
+        result.data = {}  # OmegaConf.load reads an empty (or null) document as an empty config
+    if raw or node is None:
         return result
     if version == "omegaconf":
         result.data = resolve_interpolations(result.data, path)
