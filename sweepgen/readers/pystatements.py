@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
@@ -104,6 +105,11 @@ class Evaluator(Expressions):
             # a dataclass's (NamedTuple's, attrs') fields are its annotations in order, and
             # positional arguments bind by it: `C(3.0)` sets another field once two are swapped
             mapping["__field_order__"] = list(annotated)
+        members = [k for k, v in scope.items() if k[:1] != "_" and not isinstance(v, Function)]
+        if len(members) > 1 and any(_ENUM_BASE.search(ast.unparse(base)) for base in node.bases):
+            # an Enum's members are in order: `list(E)`, its first member, and `auto()` (1, 2, ...)
+            # follow it, so swapping two members changes what the program reads
+            mapping["__member_order__"] = members
         mapping.update(self.class_header(node))
         return mapping
 
@@ -515,6 +521,9 @@ def _record(
         overlay(original, [(condition, copies[level]) for condition, copies, _ in runs], seen)
     for condition, _, kept in runs:
         rest.extend({"@when": condition, "@source": item} for item in kept)
+
+
+_ENUM_BASE = re.compile(r"(Enum|Flag)$")  # enum.Enum, IntEnum, StrEnum, Flag, IntFlag, by its spelling
 
 
 def _holds(value: Any, tainted: dict[int, Any]) -> bool:

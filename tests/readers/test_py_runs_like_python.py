@@ -243,3 +243,20 @@ def test_which_names_share_what_a_call_not_followed_was_given_is_data(call, tmp_
     (tmp_path / "b.py").write_text(source.format("dict(base)", call))
     changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
     assert [(c.dotted, c.kind, c.old) for c in changes] == [("__changed_by_calls__[0]", "removed", "base")]
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("A = auto()\n    B = auto()\n", "B = auto()\n    A = auto()\n"),  # A is 1, then 2
+        ("A = 'a'\n    B = 'b'\n", "B = 'b'\n    A = 'a'\n"),  # list(E), E's first member
+    ],
+)
+def test_an_enums_members_swapped_is_a_change(one, two, tmp_path):
+    head = "from enum import Enum, auto\nclass E(Enum):\n    "
+    members = [[(m.name, m.value) for m in _run(head + body)["E"]] for body in (one, two)]
+    assert members[0] != members[1]  # the oracle: Python iterates and numbers them apart
+    (tmp_path / "a.py").write_text(head + one)
+    (tmp_path / "b.py").write_text(head + two)
+    changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert [c.dotted for c in changes] == ["E.__member_order__[0]", "E.__member_order__[1]"]
