@@ -105,11 +105,10 @@ class Evaluator(Expressions):
             # a dataclass's (NamedTuple's, attrs') fields are its annotations in order, and
             # positional arguments bind by it: `C(3.0)` sets another field once two are swapped
             mapping["__field_order__"] = list(annotated)
-        members = [k for k, v in scope.items() if k[:1] != "_" and not isinstance(v, Function)]
-        if len(members) > 1 and any(_ENUM_BASE.search(ast.unparse(base)) for base in node.bases):
+        if _is_enum(node):
             # an Enum's members are in order: `list(E)`, its first member, and `auto()` (1, 2, ...)
             # follow it, so swapping two members changes what the program reads
-            mapping["__member_order__"] = members
+            mapping["__member_order__"] = [k for k, v in scope.items() if _member(k, v)]
         mapping.update(self.class_header(node))
         return mapping
 
@@ -524,6 +523,14 @@ def _record(
 
 
 _ENUM_BASE = re.compile(r"(Enum|Flag)$")  # enum.Enum, IntEnum, StrEnum, Flag, IntFlag, by its spelling
+
+
+def _is_enum(node: ast.ClassDef) -> bool:
+    return any(_ENUM_BASE.search(ast.unparse(base)) for base in node.bases)
+
+
+def _member(name: str, value: Any) -> bool:
+    return name[:1] != "_" and not isinstance(value, Function)
 
 
 def _holds(value: Any, tainted: dict[int, Any]) -> bool:
