@@ -473,9 +473,13 @@ class Expressions:
             current[:] = current * right  # `x *= 2` repeats the list in place, as Python does
             return current
         try:
-            return self.binop(op, current, right, node)
+            result = self.binop(op, current, right, node)
         except (ArithmeticError, ValueError, TypeError, MemoryError):
-            return self.kept_reading(node)  # what Python refuses (`x = []; x += 0`) is kept as source
+            result = self.kept_reading(node)  # what Python refuses (`x = []; x += 0`) is kept as source
+        if isinstance(result, NotEvaluated) and type(current) in (list, dict, set):
+            # `l += "ab"`, `d |= pairs`, `l += f()`: Python changes the object itself, for every holder
+            self.tainted[id(current)] = current
+        return result
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Any:
         local: dict[str, Any] = {}

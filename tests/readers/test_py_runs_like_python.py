@@ -190,6 +190,12 @@ _APART = [
     ("lr = 1\nx = eval('lr')\nlr = 3\n", "lr = 2\nx = eval('lr')\nlr = 3\n"),
     ("lr = 1\nx = dict(vars())['lr']\ndel lr\n", "lr = 2\nx = dict(vars())['lr']\ndel lr\n"),
     ("lr = 1\nx = 'a%(lr)s' % globals()\nlr = 3\n", "lr = 2\nx = 'a%(lr)s' % globals()\nlr = 3\n"),
+    # an augmented assignment Python does in place on an operand the reader does not compute
+    # leaves the object not known for every holder (`x = l` is not `x = list(l)` then)
+    ("d = {'a': 1}\nx = d\nd |= [('b', 2)]\n", "d = {'a': 1}\nx = dict(d)\nd |= [('b', 2)]\n"),
+    ("l = [1]\nx = l\nl += 'ab'\n", "l = [1]\nx = list(l)\nl += 'ab'\n"),
+    ("l = [1]\nx = l\nl += {'k': 1}\n", "l = [1]\nx = list(l)\nl += {'k': 1}\n"),
+    ("l = [1]\nx = l\nl += range(2)\n", "l = [1]\nx = list(l)\nl += range(2)\n"),
     # a set's augmented operators change it in place: every holder sees it
     ("s = {1}\nt = s\ns |= {2}\n", "s = {1}\nt = s\ns = s | {2}\n"),
     ("s = {1, 2}\nt = s\ns -= {2}\n", "s = {1, 2}\nt = s\ns = s - {2}\n"),
