@@ -54,7 +54,9 @@ class Reader(Walk):
     def finish(self) -> ReadResult:
         env, plain = self.shown_variables()
         for name in sorted(self.exported - set(self.assignments) - self.inherited):
-            env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
+            # `export NAME` of an inherited value: a child sees NAME only where the environment set
+            # it, while `NAME="$NAME"; export NAME` sets it (maybe empty) for every child
+            env[name] = NotEvaluated(f"${name}, only if set", self.filename, 0)
         if self.late:
             env["@late"] = self.late
         if self.exported_functions:  # `set -a` exported them: every child process sees them
