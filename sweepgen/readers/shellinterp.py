@@ -444,8 +444,7 @@ class Reader(Walk):
                 body = heredoc.text if whole else heredoc.text.split("\n", 1)[0]
                 self.bind(names[-1], body.strip("\n") if whole else body, heredoc.known, when, line)
                 return
-        if head == "eval" and all(w.known for w in words[1:]):
-            self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
+        if self.ran_as_code(words, node, when, state, prefix):
             return
         self.shell_state(head, words, when, line)
         self.forget_bound(words)
@@ -501,6 +500,20 @@ class Reader(Walk):
                 self.call(head, when, state, line)
             finally:
                 self.restore(saved)
+
+    def ran_as_code(
+        self, words: list[Field], node: Any, when: list[str], state: dict[str, Any], prefix: dict[str, Any]
+    ) -> bool:
+        """``eval`` of known words, and a builtin behind ``builtin``/``command`` (``builtin export
+        X=1``, ``command unset X``), read as the code they run; False for any other command."""
+        head, line = words[0].text, self.line(node)
+        if head == "eval" and all(w.known for w in words[1:]):
+            self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
+            return True
+        code = None if prefix else _unprefixed(self.text(node))
+        if code is not None:
+            self.reparse(code, line, when, state)
+        return code is not None
 
     def bare_reads(self, head: str, words: list[Field]) -> dict[str, Any]:
         """``let N=X+1`` reads X by its bare name: the values it reads (``@reads``) are part of
@@ -1020,6 +1033,19 @@ def _sets_positionals(rest: list[str | None]) -> bool:
         else:
             return True
     return False
+
+
+# `builtin` / `command [-p]` (any number, `--` after each) before a builtin that binds or runs code
+_PREFIXED = re.compile(
+    r"(?:(?:builtin|command(?:[ \t]+-p)?)(?:[ \t]+--)?[ \t]+)+"
+    r"(?=(?:export|declare|typeset|local|readonly|unset|eval)(?:[ \t]|$))"
+)
+
+
+def _unprefixed(text: str) -> str | None:
+    """The builtin a ``builtin``/``command`` prefix runs, as code (None when there is none)."""
+    found = _PREFIXED.match(text)
+    return None if found is None else text[found.end() :]
 
 
 def _plain_read(words: list[Field]) -> bool:

@@ -203,6 +203,13 @@ PAIRS = [
         "case $1 in p*) python s.py;;& *q) python t.py;; esac\n",
         "case $1 in p*) python s.py;; *q) python t.py;; esac\n",
     ),
+    # `builtin` and `command` run the builtin itself: it binds, unsets and evaluates as without them
+    ("builtin export X=1\nX=2\npython t.py --x $X\n", "X=2\nbuiltin export X=1\npython t.py --x $X\n"),
+    ("command -p export X=1\nX=2\npython t.py\n", "X=2\ncommand -p export X=1\npython t.py\n"),
+    ("builtin declare X=1\nX=2\npython t.py $X\n", "X=2\nbuiltin declare X=1\npython t.py $X\n"),
+    ("builtin typeset X=1\nX=2\npython t.py $X\n", "X=2\nbuiltin typeset X=1\npython t.py $X\n"),
+    ("command unset X\nX=2\npython t.py $X\n", "X=2\ncommand unset X\npython t.py $X\n"),
+    ("builtin eval X=1\nX=2\npython t.py $X\n", "X=2\nbuiltin eval X=1\npython t.py $X\n"),
 ]
 
 
@@ -363,6 +370,10 @@ _STATEMENTS = [
     "X=3 bash -c 'python b.py $X'",
     'set -- "$X" z',
     "true && X=and || X=or",
+    "builtin export Y=3",
+    "command unset X",
+    "builtin eval 'Y=$X'",
+    "command declare X=4",
 ]
 _PRELUDE = 'f() { local X=5; python f.py "$X" "$1" $Y; return; X=6; }\n'
 
