@@ -629,7 +629,9 @@ class Reader(Walk):
         self.result.warnings.extend(sub.result.warnings)
         extra = _given(prefix, argv)
         for key, value in sub.commands.items():
-            self.store(key, self.guarded(_carried(value, extra, launchers), when), line)
+            stored = self.store(key, self.guarded(_carried(value, extra, launchers), when), line)
+            if key == sub.last_program:
+                self.last_program = stored  # an export after it came too late for that program
         self.store_bound(sub, extra, when, line, shell)
 
     def store_bound(self, sub: Reader, extra: dict[str, Any], when: list[str], line: int, shell: str) -> None:

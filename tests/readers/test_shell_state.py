@@ -210,6 +210,15 @@ PAIRS = [
     ("builtin typeset X=1\nX=2\npython t.py $X\n", "X=2\nbuiltin typeset X=1\npython t.py $X\n"),
     ("command unset X\nX=2\npython t.py $X\n", "X=2\ncommand unset X\npython t.py $X\n"),
     ("builtin eval X=1\nX=2\npython t.py $X\n", "X=2\nbuiltin eval X=1\npython t.py $X\n"),
+    # a program a `bash -c` runs sees only what was exported before it (the stub exported to it)
+    (
+        "export -f python\nbash -c 'python t.py'\nexport A=0\necho\n",
+        "export -f python\nexport A=0\nbash -c 'python t.py'\necho\n",
+    ),
+    (
+        "export -f python\nbash -c 'python t.py $1' _ 1\ndeclare -x A=0\necho\n",
+        "export -f python\ndeclare -x A=0\nbash -c 'python t.py $1' _ 1\necho\n",
+    ),
 ]
 
 
@@ -374,6 +383,7 @@ _STATEMENTS = [
     "command unset X",
     "builtin eval 'Y=$X'",
     "command declare X=4",
+    "bash -c 'python c.py'",
 ]
 _PRELUDE = 'f() { local X=5; python f.py "$X" "$1" $Y; return; X=6; }\n'
 
