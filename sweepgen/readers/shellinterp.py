@@ -257,7 +257,7 @@ class Reader(Walk):
             self.store("test", self.guarded(test, when), self.line(node))
             return
         self.seen_command = True
-        if self.split_assignment(node, when, redirects):
+        if self.split_assignment(node, when, redirects) or self.split_at_newline(node, when, redirects):
             return
         state = dict(redirects)
         prefix: dict[str, Any] = {}
@@ -268,19 +268,44 @@ class Reader(Walk):
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
                 fields = self.expand(value, assignment=True) if value is not None else []
-                prefix[self.text(name) if name else "?"] = self.value(
+                key = self.text(name) if name else "?"
+                given = self.value(
                     Field(" ".join(f.text for f in fields), all(f.known for f in fields), self.line(child))
                 )
+                if self.readonly.get(key) is None:
+                    prefix[key] = given
+                else:  # bash refuses `X=2 cmd` of a read-only X: cmd runs without it
+                    state.setdefault("@refused_env", {})[key] = {"@readonly": given}
             elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                 found = self.redirect(child, state)
                 heredoc = found or heredoc
             elif child.type == "command_name" or field == "argument":
                 words.extend(self.expand(child.named_children[0] if child.type == "command_name" else child))
-        if not words:
-            for key, value in prefix.items():  # `VAR=x` with an empty command: a plain assignment
+        if not words:  # `VAR=x` with an empty command: a plain assignment (a refused one too)
+            refused = {k: v["@readonly"] for k, v in state.get("@refused_env", {}).items()}
+            for key, value in {**prefix, **refused}.items():
                 self.bind(key, value, not isinstance(value, NotEvaluated), when, self.line(node))
             return
         self.run(words, node, when, state, heredoc, prefix)
+
+    def split_at_newline(self, node: Any, when: list[str], redirects: dict[str, Any]) -> bool:
+        """The grammar reads ``X=2 >log`` NEWLINE ``python t.py`` as one command; bash ends the first
+        at the newline (X=2 is a plain assignment, python runs without it): each part is read as the
+        statement it is."""
+        children = node.children
+        cut = next((i for i in range(1, len(children)) if self.newline_between(*children[i - 1 : i + 1])), 0)
+        if not cut:
+            return False
+        end = children[cut - 1].end_byte
+        first = bytes(self.src[node.start_byte : end]).decode("utf-8", "surrogateescape")
+        rest = bytes(self.src[children[cut].start_byte : node.end_byte]).decode("utf-8", "surrogateescape")
+        self.reparse(first, self.line(node), when, {})
+        self.reparse(rest, self.line(children[cut]), when, redirects)
+        return True
+
+    def newline_between(self, before: Any, after: Any) -> bool:
+        gap = bytes(self.src[before.end_byte : after.start_byte])
+        return b"\n" in gap.replace(b"\\\n", b"")
 
     def unset(self, node: Any, when: list[str]) -> None:
         """``unset X``: X is empty and no longer exported (a later ``X=v`` stays in this shell); after
@@ -477,8 +502,8 @@ class Reader(Walk):
         if launchers:
             data["@launcher"] = launchers
         data.update(self.bare_reads(head, words))
-        if prefix:
-            data["@env"] = prefix
+        if prefix or "@refused_env" in state:
+            data["@env"] = {**prefix, **state.get("@refused_env", {})}
         for key in ("@stdin", "@stdout", "@stderr"):
             if key in state:
                 data[key] = state[key]

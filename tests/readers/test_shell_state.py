@@ -210,6 +210,11 @@ PAIRS = [
     ("builtin typeset X=1\nX=2\npython t.py $X\n", "X=2\nbuiltin typeset X=1\npython t.py $X\n"),
     ("command unset X\nX=2\npython t.py $X\n", "X=2\ncommand unset X\npython t.py $X\n"),
     ("builtin eval X=1\nX=2\npython t.py $X\n", "X=2\nbuiltin eval X=1\npython t.py $X\n"),
+    # bash refuses `A=2 cmd` of a read-only A: cmd runs without it
+    ("A=2 python t.py\nreadonly A=2\necho\n", "readonly A=2\nA=2 python t.py\necho\n"),
+    # an assignment with a redirection ends at the newline (the grammar joins it to the next line)
+    ("X=2 2>&1\npython t.py $X\n", "X=2 python t.py $X 2>&1\n"),
+    ("X=2 >log\npython t.py\n", "X=2 python t.py >log\n"),
     # a program a `bash -c` runs sees only what was exported before it (the stub exported to it)
     (
         "export -f python\nbash -c 'python t.py'\nexport A=0\necho\n",
@@ -384,6 +389,8 @@ _STATEMENTS = [
     "builtin eval 'Y=$X'",
     "command declare X=4",
     "bash -c 'python c.py'",
+    "Y=5 2>&1",
+    "X=7 python b.py",
 ]
 _PRELUDE = 'f() { local X=5; python f.py "$X" "$1" $Y; return; X=6; }\n'
 
