@@ -215,6 +215,11 @@ PAIRS = [
     # an assignment with a redirection ends at the newline (the grammar joins it to the next line)
     ("X=2 2>&1\npython t.py $X\n", "X=2 python t.py $X 2>&1\n"),
     ("X=2 >log\npython t.py\n", "X=2 python t.py >log\n"),
+    # a continuation inside a word joins it: `--x\\<newline>1` is the word `--x1`
+    ("python t.py --x\\\n1\n", "python t.py --x 1\n"),
+    ("python t.py a.b=\\\n1\n", "python t.py a.b= 1\n"),
+    ("X=a\\\nb\npython t.py $X\n", "X=a b\npython t.py $X\n"),
+    ("py\\\nthon t.py\n", "py thon t.py\n"),
     # a program a `bash -c` runs sees only what was exported before it (the stub exported to it)
     (
         "export -f python\nbash -c 'python t.py'\nexport A=0\necho\n",
@@ -487,3 +492,19 @@ def test_allexport_is_read_as_bash_sets_it(options, tmp_path):
     exported = "X=1" in _bash_sees(script, tmp_path)
     data = read_shell(script).data
     assert ("X" in data["env"]) == exported and ("X" in data["vars"]) != exported
+
+
+_PIECES = ["--x", "1", "a.b=2", "'q r'", '"s t"', "$X", "${X}y", "-", "p\\ q"]
+_GAPS = [" ", "\\\n", " \\\n  ", "\\\n  ", "  \\\n"]
+
+
+@needs_bash
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.tuples(st.sampled_from(_GAPS), st.sampled_from(_PIECES)), min_size=1, max_size=6))
+def test_property_continuations_read_as_bash_joins_them(parts, tmp_path):
+    # bash drops each backslash-newline before it splits words: the script reads as the one
+    # written on one line, joins inside words included
+    script = "X=v\npython t.py" + "".join(gap + piece for gap, piece in parts) + "\n"
+    one_line = script.replace("\\\n", "")
+    assert _bash_sees(script, tmp_path) == _bash_sees(one_line, tmp_path)  # the oracle
+    assert _changes(script, one_line) == []
