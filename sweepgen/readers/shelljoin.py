@@ -42,7 +42,7 @@ class _Joiner:
         at = 0
         while at < len(self.text):
             at = self.take(at)
-        self.out.append(_CONTINUATION * self.pending)
+        self.out.append(self.restored())
         return "".join(self.out)
 
     def take(self, at: int) -> int:
@@ -52,11 +52,17 @@ class _Joiner:
             self.pending += 1
             return at + 2
         if token in ("\n", _CONTINUATION):
-            self.out.append(_CONTINUATION * self.pending)
+            self.out.append(self.restored())
             self.pending = 0
         self.in_double = self.in_double != (token == '"')
         self.out.append(token)
         return at + len(token)
+
+    def restored(self) -> str:
+        """The continuations removed on this line, written again at its end, each after a blank
+        (the word before already ended there; the grammar misreads `$X\\` NEWLINE `\\` NEWLINE);
+        inside double quotes without it (bash drops them there, a blank would stay)."""
+        return (("" if self.in_double else " ") + _CONTINUATION) * self.pending
 
     def token(self, at: int) -> str:
         found = (_INSIDE if self.in_double else _OUTSIDE).match(self.text, at)
