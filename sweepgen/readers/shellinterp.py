@@ -13,6 +13,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellbinds import ANY, bound_names
+from sweepgen.readers.shellsource import sourced_file
 from sweepgen.readers.shellvalues import POSITIONAL, mark_references
 from sweepgen.readers.shellwalk import Walk, conditional, normalise_value
 from sweepgen.readers.shellwords import (
@@ -502,6 +503,8 @@ class Reader(Walk):
         if launchers:
             data["@launcher"] = launchers
         data.update(self.bare_reads(head, words))
+        if head in ("source", ".") and len(words) > 1 and words[1].known:
+            data["@file"] = sourced_file(self.filename, words[1].text)  # its contents: part of the script
         if prefix or "@refused_env" in state:
             data["@env"] = {**prefix, **state.get("@refused_env", {})}
         for key in ("@stdin", "@stdout", "@stderr"):

@@ -604,3 +604,19 @@ def test_export_of_an_inherited_name_is_not_an_assignment_of_it(tmp_path):
     assert seen == ["0\n", "1\n"]  # the oracle: bash
     changes = compare(str(tmp_path / "a.sh"), str(tmp_path / "b.sh")).changes
     assert [c.dotted for c in changes] == ["env.LR"]
+
+
+def test_a_sourced_file_with_other_contents_is_a_change(tmp_path):
+    # `source ./env.sh` runs what env.sh holds: two scripts alike that source other contents differ
+    for side, lr in (("a", "1"), ("b", "2")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "run.sh").write_text("source ./env.sh\npython t.py --lr $LR\n")
+        (tmp_path / side / "env.sh").write_text(f"LR={lr}\n")
+    a, b = str(tmp_path / "a" / "run.sh"), str(tmp_path / "b" / "run.sh")
+    assert [c.dotted for c in compare(a, b).changes] == ["commands.source.@file"]
+    (tmp_path / "b" / "env.sh").write_text("LR=1\n")
+    assert compare(a, b).changes == []
+    (tmp_path / "b" / "env.sh").unlink()  # not found: said so, never a digest
+    assert compare(a, b).second.data["commands"]["source"]["@file"].startswith("not read")
+    (tmp_path / "a" / "run.sh").write_text("source ../b/run.sh\n")  # outside its project: never read
+    assert compare(a, a).first.data["commands"]["source"]["@file"] == "not read (outside the project)"
