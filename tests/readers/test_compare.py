@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sweepgen.readers.compare import compare
 
 
@@ -124,3 +126,32 @@ def test_a_call_inserted_before_identical_runs_is_an_insertion_not_a_reordering(
     d = _write(tmp_path, "d.sh", "python t.py --s 1\npython t.py --s 2\n")
     e = _write(tmp_path, "e.sh", "python t.py --s 2\npython t.py --s 1\n")
     assert compare(d, e).changes
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "named"),
+    [
+        ("c.py", "_base_ = ['./base.py']\nx = 1\n", "_base_"),
+        (
+            "c.py",
+            "from mmengine.config import read_base\nwith read_base():\n    from .base import *\n",
+            "read_base()",
+        ),
+        ("c.py", "from .base import lr\nx = lr\n", "a relative import"),
+        ("c.yaml", "defaults:\n  - base\n  - _self_\nx: 1\n", "defaults"),
+    ],
+)
+def test_bases_not_followed_are_said_so(tmp_path, name, text, named):
+    # without --resolve-bases two children alike are equal whatever their bases hold: never silently
+    for side, lr in (("a", 1), ("b", 2)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / name).write_text(text)
+        (tmp_path / side / f"base{Path(name).suffix}").write_text(
+            f"lr = {lr}\n" if name.endswith("py") else f"lr: {lr}\n"
+        )
+    result = compare(str(tmp_path / "a" / name), str(tmp_path / "b" / name))
+    assert result.changes == []
+    assert len(result.warnings) == 2 and all(
+        f"names bases ({named}) that are not read" in w for w in result.warnings
+    )
+    assert not compare(str(tmp_path / "a" / name), str(tmp_path / "b" / name), resolve_bases=True).warnings
