@@ -103,12 +103,15 @@ def _bases_named(data: Any, path: str) -> str:
     found = [key for key in ("_base_", "defaults") if key in data]
     if "defaults" in found and _is_spec_text(_yaml_head(path, None) or ""):
         found.remove("defaults")
+    return ", ".join([*found, *_imported_bases(data)])
+
+
+def _imported_bases(data: dict[Any, Any]) -> list[str]:
+    """A Python config's bases by import: ``with read_base():`` and relative imports."""
     statements = data.get("__statements__")
-    if isinstance(statements, list) and any("read_base()" in str(s) for s in statements):
-        found.append("read_base()")
-    if any(type(v).__name__ == "Ref" and str(v).startswith(".") for v in data.values()):
-        found.append("a relative import")
-    return ", ".join(found)
+    found = ["read_base()"] if "read_base()" in str(statements) else []
+    relative = any(type(v).__name__ == "Ref" and str(v).startswith(".") for v in data.values())
+    return [*found, "a relative import"] if relative else found
 
 
 def _shared_reading(heads: tuple[str | None, str | None]) -> str | None:
