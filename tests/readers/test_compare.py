@@ -128,30 +128,27 @@ def test_a_call_inserted_before_identical_runs_is_an_insertion_not_a_reordering(
     assert compare(d, e).changes
 
 
-@pytest.mark.parametrize(
-    ("name", "text", "named"),
-    [
-        ("c.py", "_base_ = ['./base.py']\nx = 1\n", "_base_"),
-        (
-            "c.py",
-            "from mmengine.config import read_base\nwith read_base():\n    from .base import *\n",
-            "read_base()",
-        ),
-        ("c.py", "from .base import lr\nx = lr\n", "a relative import"),
-        ("c.yaml", "defaults:\n  - base\n  - _self_\nx: 1\n", "defaults"),
-    ],
-)
-def test_bases_not_followed_are_said_so(tmp_path, name, text, named):
+# a child config naming its bases, by the way it names them
+_CHILDREN = {
+    "_base_": "_base_ = ['./base.py']\nx = 1\n",
+    "read_base()": "from mmengine.config import read_base\nwith read_base():\n    from .base import *\n",
+    "a relative import": "from .base import lr\nx = lr\n",
+    "defaults": "defaults:\n  - base\n  - _self_\nx: 1\n",
+}
+
+
+@pytest.mark.parametrize("named", list(_CHILDREN))
+def test_bases_not_followed_are_said_so(tmp_path, named):
     # without --resolve-bases two children alike are equal whatever their bases hold: never silently
-    for side, lr in (("a", 1), ("b", 2)):
+    suffix = ".yaml" if named == "defaults" else ".py"
+    for side, base in (("a", "lr{}1\n"), ("b", "lr{}2\n")):
         (tmp_path / side).mkdir()
-        (tmp_path / side / name).write_text(text)
-        (tmp_path / side / f"base{Path(name).suffix}").write_text(
-            f"lr = {lr}\n" if name.endswith("py") else f"lr: {lr}\n"
-        )
-    result = compare(str(tmp_path / "a" / name), str(tmp_path / "b" / name))
+        (tmp_path / side / f"c{suffix}").write_text(_CHILDREN[named])
+        (tmp_path / side / f"base{suffix}").write_text(base.format(": " if suffix == ".yaml" else " = "))
+    a, b = str(tmp_path / "a" / f"c{suffix}"), str(tmp_path / "b" / f"c{suffix}")
+    result = compare(a, b)
     assert result.changes == []
-    assert len(result.warnings) == 2 and all(
-        f"names bases ({named}) that are not read" in w for w in result.warnings
-    )
-    assert not compare(str(tmp_path / "a" / name), str(tmp_path / "b" / name), resolve_bases=True).warnings
+    assert [w.split(": ")[0] for w in result.warnings] == [f"{a} names bases ({named}) that are not read"] + [
+        f"{b} names bases ({named}) that are not read"
+    ]
+    assert not compare(a, b, resolve_bases=True).warnings
