@@ -74,10 +74,44 @@ def compare(
         second=second,
         changes=changes,
         refused={change.path for change in semantic.disallowed(changes, globs)},
-        warnings=list(dict.fromkeys([*first.warnings, *second.warnings])),
+        warnings=list(
+            dict.fromkeys([*first.warnings, *second.warnings, *_unfollowed(first, second, resolve_bases)])
+        ),
         opaque=[*not_evaluated(first.data), *not_evaluated(second.data)],
         unmatched=unmatched,
     )
+
+
+def _unfollowed(first: ReadResult, second: ReadResult, resolve_bases: bool) -> list[str]:
+    """Without ``--resolve-bases`` a file's bases are compared as named, never read: say so for each
+    file that names some, since a change inside them does not show."""
+    if resolve_bases:
+        return []
+    return [
+        f"{side.path} names bases ({named}) that are not read: a change inside them is not compared "
+        "(--resolve-bases follows them)"
+        for side in (first, second)
+        if Path(side.path).is_file() and (named := _bases_named(side.data, side.path))
+    ]
+
+
+def _bases_named(data: Any, path: str) -> str:
+    """How a config names its bases: mmengine's ``_base_``, ``read_base()``, a relative import,
+    a Hydra ``defaults:`` list (never a sweepgen spec's own key); empty when it names none."""
+    if not isinstance(data, dict):
+        return ""
+    found = [key for key in ("_base_", "defaults") if key in data]
+    if "defaults" in found and _is_spec_text(_yaml_head(path, None) or ""):
+        found.remove("defaults")
+    return ", ".join([*found, *_imported_bases(data)])
+
+
+def _imported_bases(data: dict[Any, Any]) -> list[str]:
+    """A Python config's bases by import: ``with read_base():`` and relative imports."""
+    statements = data.get("__statements__")
+    found = ["read_base()"] if "read_base()" in str(statements) else []
+    relative = any(type(v).__name__ == "Ref" and str(v).startswith(".") for v in data.values())
+    return [*found, "a relative import"] if relative else found
 
 
 def _shared_reading(heads: tuple[str | None, str | None]) -> str | None:

@@ -133,7 +133,8 @@ class _Resolver:
             if "${" in _REFERENCE.sub("", text) or self.unselected(text, path):
                 # a resolver call or a nested interpolation is never evaluated; the node references
                 # beside it are, so the kept source is the definition's, not a name for it
-                return NotEvaluated(_REFERENCE.sub(lambda m: self.spelled(m, path), text), self.where)
+                spelled = _REFERENCE.sub(lambda m: self.spelled(m, path), text)
+                return NotEvaluated(_tight(spelled), self.where)
             whole = _REFERENCE.fullmatch(text)
             if whole:
                 found = self.target(whole.group(1), path)
@@ -227,6 +228,37 @@ class _Resolver:
             key, node = step
             full.append(key)
         return ("found", self.walk(node, tuple(full)))
+
+
+_RESOLVER_HEAD = re.compile(r"\$\{\s*([\w.-]+)\s*:[ \t]*")
+_AROUND = {",", "[", "]", "{", "}"}  # OmegaConf's grammar drops the blanks beside these
+# a quoted argument, an escaped character (`\,` is a comma inside an argument), `${`, a blank run
+_TOKEN = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\\.|\$\{|[ \t]+|.""", re.S)
+
+
+def _tight(text: str) -> str:
+    """A resolver call's source without the blanks OmegaConf's grammar drops: around the resolver's
+    name, after its `:`, beside an argument's `,` and a list's or dict's brackets (``${oc.env:A, 1}``
+    is ``${oc.env:A,1}``); blanks inside an argument (``a b``), in quotes, after an escaped ``\\,``
+    and outside ``${...}`` are the value's own and stay."""
+    tokens = _TOKEN.findall(_RESOLVER_HEAD.sub(r"${\1:", text))
+    out: list[str] = []
+    depth = 0
+    for index, token in enumerate(tokens):
+        if token == "${" or (token == "{" and depth):
+            depth += 1  # a dict argument's braces nest as the call's do
+        elif token == "}" and depth:
+            depth -= 1
+        elif depth and _dropped(token, out, tokens, index):
+            continue
+        out.append(token)
+    return "".join(out)
+
+
+def _dropped(token: str, out: list[str], tokens: list[str], index: int) -> bool:
+    """A blank run beside a separator, before it or after it."""
+    beside = {out[-1] if out else "", tokens[index + 1] if index + 1 < len(tokens) else ""}
+    return token[0] in " \t" and bool(_AROUND & beside)
 
 
 def _unescaped(found: re.Match[str]) -> str:

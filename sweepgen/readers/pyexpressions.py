@@ -86,11 +86,18 @@ class Expressions:
         file binds (``list(map(str, a)) where a=[9, 2]``), so that a change to one, or moving it
         past the expression, shows."""
         kept = self.opaque(node)
-        reads = [(name, self.lookup(name)) for name in sorted(_names_read(node)) if self.visible(name)]
+        reads = [(name, self.lookup(name)) for name in self.names_read(node) if self.visible(name)]
         shown = [f"{name}={self.read_text(value)}" for name, value in reads if _shown_read(name, value)]
         if not shown:
             return kept
         return NotEvaluated(f"{kept.source} where {', '.join(shown)}", self.filename, kept.line)
+
+    def names_read(self, node: ast.AST) -> list[str]:
+        """The names ``node`` reads; through ``globals()["lr"]`` or ``eval("lr")``, by a string: any."""
+        names = _names_read(node)
+        if _reads_every_name(node):
+            names.update(n for scope in (self.scopes[0], self.scopes[-1]) for n in scope if n[:2] != "__")
+        return sorted(names)
 
     def read_text(self, value: Any) -> str:
         """A value read by a part not evaluated; one a statement not followed may have changed is
@@ -358,6 +365,12 @@ class Expressions:
     def call(self, node: ast.Call) -> Any:
         if isinstance(node.func, ast.Attribute):
             receiver = self.value(node.func.value)
+            if isinstance(receiver, NotEvaluated):
+                raise Unknown  # kept whole, with the values its receiver reads (kept_reading)
+            if type(receiver) is CallData and isinstance(node.func.value, ast.Call):
+                # `globals().update(lr=2)`, `get_cfg().pop("lr")`: a method of what a call returned
+                # works on an object the program may hold elsewhere, never on this call's record
+                raise Unknown
             if type(receiver) in _METHODS:  # data, a LazyCall's CallData, a string
                 return self.method(receiver, node.func.attr, node)
         name = dotted(node.func)
@@ -411,6 +424,8 @@ class Expressions:
         parameter): that binding is what runs, never the builtin."""
         if name is None or self.visible(name):
             return _NOT_BUILTIN
+        if name in _NAME_TABLES:
+            raise Unknown  # `eval("lr")`, `dict(globals())`: kept with every name's value (kept_reading)
         if name == "dict":
             return _dict_of(args, kwargs)
         builtin = _BUILTINS.get(name)
@@ -449,22 +464,22 @@ class Expressions:
         """``x += y`` / ``x *= n`` / ``x |= y``: a list extended or repeated and a dict updated in
         place, as Python does (so
         every holder of ``x`` sees it, as with ``.extend``/``.update``); else ``x = x <op> y``."""
-        if _extends(op, current, right):
-            current.extend(right)
-            return current
+        if _updates_in_place(op, current, right):
+            return _in_place(op, current, right)
         if type(current) is list and isinstance(op, ast.Mult) and type(right) is int:
             if not _repeats(op, current, right):  # past the size bound: every holder is unknown
                 self.tainted[id(current)] = current
                 return self.opaque(node)
             current[:] = current * right  # `x *= 2` repeats the list in place, as Python does
             return current
-        if type(current) is dict and isinstance(op, ast.BitOr) and type(right) is dict:
-            current.update(right)
-            return current
         try:
-            return self.binop(op, current, right, node)
+            result = self.binop(op, current, right, node)
         except (ArithmeticError, ValueError, TypeError, MemoryError):
-            return self.kept_reading(node)  # what Python refuses (`x = []; x += 0`) is kept as source
+            result = self.kept_reading(node)  # what Python refuses (`x = []; x += 0`) is kept as source
+        if isinstance(result, NotEvaluated) and type(current) in (list, dict, set):
+            # `l += "ab"`, `d |= pairs`, `l += f()`: Python changes the object itself, for every holder
+            self.tainted[id(current)] = current
+        return result
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Any:
         local: dict[str, Any] = {}
@@ -562,6 +577,30 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
 }  # fmt: skip
 
 
+# a set's augmented operators change it in place (every holder sees it); each returns the set
+_SET_IN_PLACE = {ast.BitOr: "__ior__", ast.BitAnd: "__iand__", ast.Sub: "__isub__", ast.BitXor: "__ixor__"}
+
+
+def _updates_in_place(op: ast.operator, current: Any, right: Any) -> bool:
+    """``a_list += items``, ``a_dict |= a_dict``, ``a_set |= a_set`` (``&= -= ^=``): the object
+    itself changes, as Python does it, so every holder sees it."""
+    if type(current) is dict:
+        return isinstance(op, ast.BitOr) and type(right) is dict
+    if type(current) is set:
+        return type(op) in _SET_IN_PLACE and type(right) in (set, frozenset)
+    return _extends(op, current, right)
+
+
+def _in_place(op: ast.operator, current: Any, right: Any) -> Any:
+    if type(current) is list:
+        current.extend(right)
+        return current
+    if type(current) is dict:
+        current.update(right)
+        return current
+    return getattr(current, _SET_IN_PLACE[type(op)])(right)
+
+
 def _repeats(op: ast.operator, left: Any, right: Any) -> bool:
     """``[x] * n`` / ``(x,) * n`` within the size bound."""
     if not isinstance(op, ast.Mult) or type(left) not in (list, tuple) or type(right) is not int:
@@ -585,6 +624,19 @@ def _names_read(node: ast.AST) -> set[str]:
     """The plain names an expression names: what it reads (``x += 1`` reads x too); one it binds
     (``(n := 3)``) adds a value, never hides one."""
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+_NAME_TABLES = frozenset(("globals", "vars", "locals", "eval", "dir"))
+
+
+def _reads_every_name(node: ast.AST) -> bool:
+    """Does ``node`` call a builtin that reads names by a string (``globals()``, ``eval(...)``), or
+    reach the module through ``sys.modules``?"""
+    return any(
+        (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _NAME_TABLES)
+        or (isinstance(n, ast.Attribute) and n.attr == "modules")  # sys.modules[__name__].lr
+        for n in ast.walk(node)
+    )
 
 
 def _shown_read(name: str, value: Any) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 from typing import Any
 
 from sweepgen.errors import ConfigError, Location
@@ -64,7 +65,17 @@ class Evaluator(Expressions):
         getter = scope.get("get_config")
         if isinstance(getter, Function):
             return self.get_config(getter, scope)
-        return _scope_data(scope, rest)
+        out = _scope_data(scope, rest)
+        changed = self.changed_by_calls(scope) if self.tainted else []
+        if changed:
+            out["__changed_by_calls__"] = changed
+        return out
+
+    def changed_by_calls(self, scope: dict[str, Any]) -> list[str]:
+        """The module names whose value holds a container a call not followed was given (``set_lr(
+        cfg, 2)``): their values as shown are the ones before that call, so which names share
+        what it was given (``cfg = base`` or ``cfg = copy.deepcopy(base)``) is part of the data."""
+        return [n for n, v in scope.items() if not n.startswith("__") and _holds(v, self.tainted)]
 
     def get_config(self, getter: Function, scope: dict[str, Any]) -> dict[str, Any]:
         """An ml_collections config file is what its ``get_config()`` returns (its source when that
@@ -94,6 +105,10 @@ class Evaluator(Expressions):
             # a dataclass's (NamedTuple's, attrs') fields are its annotations in order, and
             # positional arguments bind by it: `C(3.0)` sets another field once two are swapped
             mapping["__field_order__"] = list(annotated)
+        if _is_enum(node):
+            # an Enum's members are in order: `list(E)`, its first member, and `auto()` (1, 2, ...)
+            # follow it, so swapping two members changes what the program reads
+            mapping["__member_order__"] = [k for k, v in scope.items() if _member(k, v)]
         mapping.update(self.class_header(node))
         return mapping
 
@@ -505,6 +520,30 @@ def _record(
         overlay(original, [(condition, copies[level]) for condition, copies, _ in runs], seen)
     for condition, _, kept in runs:
         rest.extend({"@when": condition, "@source": item} for item in kept)
+
+
+_ENUM_BASE = re.compile(r"(Enum|Flag)$")  # enum.Enum, IntEnum, StrEnum, Flag, IntFlag, by its spelling
+
+
+def _is_enum(node: ast.ClassDef) -> bool:
+    return any(_ENUM_BASE.search(ast.unparse(base)) for base in node.bases)
+
+
+def _member(name: str, value: Any) -> bool:
+    return name[:1] != "_" and not isinstance(value, Function)
+
+
+def _holds(value: Any, tainted: dict[int, Any]) -> bool:
+    """Does ``value`` hold (or is it) one of the ``tainted`` containers?"""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if id(item) in tainted:
+            return True
+        if isinstance(item, (dict, list, tuple)) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(item.values() if isinstance(item, dict) else item)
+    return False
 
 
 def _scope_data(scope: dict[str, Any], rest: list[Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import cmdline
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellbinds import ANY, bound_names
+from sweepgen.readers.shellsource import sourced_file
 from sweepgen.readers.shellvalues import POSITIONAL, mark_references
 from sweepgen.readers.shellwalk import Walk, conditional, normalise_value
 from sweepgen.readers.shellwords import (
@@ -54,7 +55,9 @@ class Reader(Walk):
     def finish(self) -> ReadResult:
         env, plain = self.shown_variables()
         for name in sorted(self.exported - set(self.assignments) - self.inherited):
-            env[name] = NotEvaluated(f"${name}", self.filename, 0)  # `export NAME` of an inherited value
+            # `export NAME` of an inherited value: a child sees NAME only where the environment set
+            # it, while `NAME="$NAME"; export NAME` sets it (maybe empty) for every child
+            env[name] = NotEvaluated(f"${name}, only if set", self.filename, 0)
         if self.late:
             env["@late"] = self.late
         if self.exported_functions:  # `set -a` exported them: every child process sees them
@@ -255,7 +258,7 @@ class Reader(Walk):
             self.store("test", self.guarded(test, when), self.line(node))
             return
         self.seen_command = True
-        if self.split_assignment(node, when, redirects):
+        if self.split_assignment(node, when, redirects) or self.split_at_newline(node, when, redirects):
             return
         state = dict(redirects)
         prefix: dict[str, Any] = {}
@@ -266,19 +269,44 @@ class Reader(Walk):
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
                 fields = self.expand(value, assignment=True) if value is not None else []
-                prefix[self.text(name) if name else "?"] = self.value(
+                key = self.text(name) if name else "?"
+                given = self.value(
                     Field(" ".join(f.text for f in fields), all(f.known for f in fields), self.line(child))
                 )
+                if self.readonly.get(key) is None:
+                    prefix[key] = given
+                else:  # bash refuses `X=2 cmd` of a read-only X: cmd runs without it
+                    state.setdefault("@refused_env", {})[key] = {"@readonly": given}
             elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                 found = self.redirect(child, state)
                 heredoc = found or heredoc
             elif child.type == "command_name" or field == "argument":
                 words.extend(self.expand(child.named_children[0] if child.type == "command_name" else child))
-        if not words:
-            for key, value in prefix.items():  # `VAR=x` with an empty command: a plain assignment
+        if not words:  # `VAR=x` with an empty command: a plain assignment (a refused one too)
+            refused = {k: v["@readonly"] for k, v in state.get("@refused_env", {}).items()}
+            for key, value in {**prefix, **refused}.items():
                 self.bind(key, value, not isinstance(value, NotEvaluated), when, self.line(node))
             return
         self.run(words, node, when, state, heredoc, prefix)
+
+    def split_at_newline(self, node: Any, when: list[str], redirects: dict[str, Any]) -> bool:
+        """The grammar reads ``X=2 >log`` NEWLINE ``python t.py`` as one command; bash ends the first
+        at the newline (X=2 is a plain assignment, python runs without it): each part is read as the
+        statement it is."""
+        children = node.children
+        cut = next((i for i in range(1, len(children)) if self.newline_between(*children[i - 1 : i + 1])), 0)
+        if not cut:
+            return False
+        end = children[cut - 1].end_byte
+        first = bytes(self.src[node.start_byte : end]).decode("utf-8", "surrogateescape")
+        rest = bytes(self.src[children[cut].start_byte : node.end_byte]).decode("utf-8", "surrogateescape")
+        self.reparse(first, self.line(node), when, {})
+        self.reparse(rest, self.line(children[cut]), when, redirects)
+        return True
+
+    def newline_between(self, before: Any, after: Any) -> bool:
+        gap = bytes(self.src[before.end_byte : after.start_byte])
+        return b"\n" in gap.replace(b"\\\n", b"")
 
     def unset(self, node: Any, when: list[str]) -> None:
         """``unset X``: X is empty and no longer exported (a later ``X=v`` stays in this shell); after
@@ -442,8 +470,7 @@ class Reader(Walk):
                 body = heredoc.text if whole else heredoc.text.split("\n", 1)[0]
                 self.bind(names[-1], body.strip("\n") if whole else body, heredoc.known, when, line)
                 return
-        if head == "eval" and all(w.known for w in words[1:]):
-            self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
+        if self.ran_as_code(words, node, when, state, prefix):
             return
         self.shell_state(head, words, when, line)
         self.forget_bound(words)
@@ -476,8 +503,10 @@ class Reader(Walk):
         if launchers:
             data["@launcher"] = launchers
         data.update(self.bare_reads(head, words))
-        if prefix:
-            data["@env"] = prefix
+        if head in ("source", ".") and len(words) > 1 and words[1].known:
+            data["@file"] = sourced_file(self.filename, words[1].text)  # its contents: part of the script
+        if prefix or "@refused_env" in state:
+            data["@env"] = {**prefix, **state.get("@refused_env", {})}
         for key in ("@stdin", "@stdout", "@stderr"):
             if key in state:
                 data[key] = state[key]
@@ -499,6 +528,20 @@ class Reader(Walk):
                 self.call(head, when, state, line)
             finally:
                 self.restore(saved)
+
+    def ran_as_code(
+        self, words: list[Field], node: Any, when: list[str], state: dict[str, Any], prefix: dict[str, Any]
+    ) -> bool:
+        """``eval`` of known words, and a builtin behind ``builtin``/``command`` (``builtin export
+        X=1``, ``command unset X``), read as the code they run; False for any other command."""
+        head, line = words[0].text, self.line(node)
+        if head == "eval" and all(w.known for w in words[1:]):
+            self.eval(" ".join(w.text for w in words[1:]), prefix, line, when, state)
+            return True
+        code = None if prefix else _unprefixed(self.text(node))
+        if code is not None:
+            self.reparse(code, line, when, state)
+        return code is not None
 
     def bare_reads(self, head: str, words: list[Field]) -> dict[str, Any]:
         """``let N=X+1`` reads X by its bare name: the values it reads (``@reads``) are part of
@@ -614,7 +657,9 @@ class Reader(Walk):
         self.result.warnings.extend(sub.result.warnings)
         extra = _given(prefix, argv)
         for key, value in sub.commands.items():
-            self.store(key, self.guarded(_carried(value, extra, launchers), when), line)
+            stored = self.store(key, self.guarded(_carried(value, extra, launchers), when), line)
+            if key == sub.last_program:
+                self.last_program = stored  # an export after it came too late for that program
         self.store_bound(sub, extra, when, line, shell)
 
     def store_bound(self, sub: Reader, extra: dict[str, Any], when: list[str], line: int, shell: str) -> None:
@@ -1018,6 +1063,19 @@ def _sets_positionals(rest: list[str | None]) -> bool:
         else:
             return True
     return False
+
+
+# `builtin` / `command [-p]` (any number, `--` after each) before a builtin that binds or runs code
+_PREFIXED = re.compile(
+    r"(?:(?:builtin|command(?:[ \t]+-p)?)(?:[ \t]+--)?[ \t]+)+"
+    r"(?=(?:export|declare|typeset|local|readonly|unset|eval)(?:[ \t]|$))"
+)
+
+
+def _unprefixed(text: str) -> str | None:
+    """The builtin a ``builtin``/``command`` prefix runs, as code (None when there is none)."""
+    found = _PREFIXED.match(text)
+    return None if found is None else text[found.end() :]
 
 
 def _plain_read(words: list[Field]) -> bool:

@@ -15,6 +15,7 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.readers import sbatch
 from sweepgen.readers.model import NotEvaluated, ReadResult
 from sweepgen.readers.shellbinds import bound_names
+from sweepgen.readers.shelljoin import joined
 from sweepgen.readers.shellrefused import refused
 from sweepgen.readers.shellwords import (
     Field,
@@ -122,7 +123,8 @@ class Walk:
                 "shell commands nested too deeply (bash -c / $CMD)", location=Location(self.filename)
             )
         try:
-            source = text.encode("utf-8", "surrogateescape")
+            # a continuation inside a word joins it (`--x\\<newline>1` is `--x1`), as bash reads it
+            source = joined(text).encode("utf-8", "surrogateescape")
             tree = self.parser.parse(source)
             self.src = source
             self.offset = line_offset

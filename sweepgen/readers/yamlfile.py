@@ -68,10 +68,28 @@ def plain_scalar_12(text: str) -> Any:
 _implicit_12 = plain_scalar_12
 
 
+class _Refused:
+    """PyYAML's reading of a plain scalar it resolves to a type it cannot build (``=`` is YAML
+    1.1's ``!!value``, ``<<`` a merge key where a value stands): ``safe_load`` raises there."""
+
+    def __repr__(self) -> str:
+        return "an error (PyYAML cannot build it)"
+
+
+REFUSED = _Refused()
+
+
 def _implicit_11(text: str) -> Any:
     """PyYAML's (YAML 1.1) reading of an untagged plain scalar."""
     tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
     return _CONSTRUCTOR.construct_object(yaml.ScalarNode(tag, text))
+
+
+def _built(reading: Callable[[str], Any], text: str) -> Any:
+    try:
+        return reading(text)
+    except yaml.constructor.ConstructorError:
+        return REFUSED
 
 
 def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) -> ReadResult:
@@ -80,14 +98,14 @@ def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) 
         raise ConfigError(f"unknown YAML reading {version!r}", hint="use --yaml 1.1, 1.2 or omegaconf")
     node = _compose(text, path)
     result = ReadResult(path, None)
-    if node is None:
-        return result
-    builder = _Builder(result, version)
-    try:
-        result.data = builder.build(node, ())
-    except RecursionError:
-        raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
-    if raw:
+    if node is not None:
+        try:
+            result.data = _Builder(result, version).build(node, ())
+        except RecursionError:
+            raise ConfigError("YAML nested too deeply to read", location=Location(path)) from None
+    if result.data is None and version == "omegaconf":
+        result.data = {}  # OmegaConf.load reads an empty (or null) document as an empty config
+    if raw or node is None:
         return result
     if version == "omegaconf":
         result.data = resolve_interpolations(result.data, path)
@@ -169,6 +187,13 @@ class _Builder:
         if len(node.value) > BIG_DIGITS and big_int(node.value) is not None:
             return big_int(node.value)
         chosen, disagreement = _plain_reading(node.value, self.version)
+        if chosen is REFUSED:
+            raise ConfigError(
+                f"PyYAML (and OmegaConf) cannot load the plain scalar {node.value!r}: YAML 1.1 "
+                "gives it a type they cannot build (`=` is !!value, `<<` a merge key)",
+                location=self.loc(node),
+                hint=f"quote it ('{node.value}') for the string, or read the file with --yaml 1.2",
+            )
         if disagreement:
             self.result.warnings.append(f"{self.loc(node)}: {node.value!r} reads as {disagreement}")
         return chosen
@@ -211,6 +236,8 @@ class _Builder:
         """A mapping key: a scalar, typed; a tagged one the reader does not build is its text."""
         if not isinstance(key_node, yaml.ScalarNode):
             raise ConfigError("a mapping key must be a scalar", location=self.loc(key_node))
+        if key_node.tag == _PLAIN and key_node.value == "=" and self.version != "1.2":
+            return "="  # PyYAML's flatten_mapping makes a `=` key (1.1's !!value) a string
         key = self.scalar(key_node)
         return key.source if isinstance(key, NotEvaluated) else key
 
@@ -225,9 +252,9 @@ def _is_merge_key(node: yaml.Node) -> bool:
 def _plain_reading(text: str, version: str) -> tuple[Any, str]:
     """The value ``text`` reads as under ``version``, and, where the readings disagree, the
     warning's text after "reads as" (else "")."""
-    readings = {"1.1": _implicit_11(text), "1.2": _implicit_12(text)}
+    readings = {"1.1": _built(_implicit_11, text), "1.2": _implicit_12(text)}
     if version == "omegaconf":
-        readings = {"omegaconf": plain_scalar_omegaconf(text), **readings}
+        readings = {"omegaconf": _built(plain_scalar_omegaconf, text), **readings}
     chosen = readings[version]
     others = [(name, v) for name, v in readings.items() if not _same(v, chosen)]
     return chosen, _disagreement(readings, version, others) if others else ""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sweepgen.readers.compare import compare
 
 
@@ -124,3 +126,29 @@ def test_a_call_inserted_before_identical_runs_is_an_insertion_not_a_reordering(
     d = _write(tmp_path, "d.sh", "python t.py --s 1\npython t.py --s 2\n")
     e = _write(tmp_path, "e.sh", "python t.py --s 2\npython t.py --s 1\n")
     assert compare(d, e).changes
+
+
+# a child config naming its bases, by the way it names them
+_CHILDREN = {
+    "_base_": "_base_ = ['./base.py']\nx = 1\n",
+    "read_base()": "from mmengine.config import read_base\nwith read_base():\n    from .base import *\n",
+    "a relative import": "from .base import lr\nx = lr\n",
+    "defaults": "defaults:\n  - base\n  - _self_\nx: 1\n",
+}
+
+
+@pytest.mark.parametrize("named", list(_CHILDREN))
+def test_bases_not_followed_are_said_so(tmp_path, named):
+    # without --resolve-bases two children alike are equal whatever their bases hold: never silently
+    suffix = ".yaml" if named == "defaults" else ".py"
+    for side, base in (("a", "lr{}1\n"), ("b", "lr{}2\n")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / f"c{suffix}").write_text(_CHILDREN[named])
+        (tmp_path / side / f"base{suffix}").write_text(base.format(": " if suffix == ".yaml" else " = "))
+    a, b = str(tmp_path / "a" / f"c{suffix}"), str(tmp_path / "b" / f"c{suffix}")
+    result = compare(a, b)
+    assert result.changes == []
+    assert [w.split(": ")[0] for w in result.warnings] == [f"{a} names bases ({named}) that are not read"] + [
+        f"{b} names bases ({named}) that are not read"
+    ]
+    assert not compare(a, b, resolve_bases=True).warnings

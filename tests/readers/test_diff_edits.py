@@ -158,7 +158,7 @@ def _without_comments(text: str) -> list[str]:
 # lines that, run twice in a row, leave the program as once; a `return` repeated after itself is
 # never reached
 _IDEMPOTENT = re.compile(
-    r"\s*((export\s+)?[A-Za-z_][A-Za-z0-9_]*=[^=]|[\w.]+\s*=[^=]|(from\s+\S+\s+)?import\s|#!|set\s|&>|[0-9]*>|return\b|\s*$)"
+    r"\s*((export\s+)?[A-Za-z_][A-Za-z0-9_]*=[^=]|export\s+[A-Za-z_][A-Za-z0-9_]*\s*$|[\w.]+\s*=[^=]|(from\s+\S+\s+)?import\s|#!|set\s|&>|[0-9]*>|return\b|\s*$)"
 )
 
 

@@ -8,6 +8,8 @@ import math
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sweepgen.cli import main
 from sweepgen.readers import omegayaml
@@ -207,3 +209,65 @@ def test_a_node_oc_select_reads_changed_is_a_change(tmp_path):
     assert result.exit_code == 1
     assert _read("a:\n  b: 1\nx: ${oc.select:a.b,0}\n").data["x"] == 1
     assert _read("x: ${oc.select:a.b,0}\n").data["x"] == NotEvaluated("${oc.select:a.b,0}")
+
+
+_BLANKS_APART = [
+    # OmegaConf's grammar drops blanks beside an argument's `,`, around the name and after the `:`
+    ("x: ${oc.env:NOPE,1}\n", "x: ${oc.env:NOPE, 1}\n", True),
+    ("x: ${oc.env:NOPE,1}\n", "x: '${ oc.env : NOPE , 1 }'\n", True),
+    ("x: ${my.res:[1,2]}\n", "x: ${my.res:[1 , 2]}\n", True),
+    # blanks inside an argument, in quotes, after an escaped comma or outside the call are the value's
+    ("x: ${r:a b}\n", "x: ${r:a  b}\n", False),
+    ("x: ${r:'a ',b}\n", "x: ${r:'a',b}\n", False),
+    ("x: ${r:a\\, b}\n", "x: ${r:a\\,b}\n", False),
+    ("x: a ${r:b}\n", "x: a  ${r:b}\n", False),
+]
+
+
+@pytest.mark.parametrize(("one", "two", "same"), _BLANKS_APART)
+def test_blanks_omegaconf_drops_in_a_resolver_call_are_no_change(tmp_path, one, two, same):
+    (tmp_path / "a.yaml").write_text(one)
+    (tmp_path / "b.yaml").write_text(two)
+    run = CliRunner().invoke(main, ["diff", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
+    assert run.exit_code == (0 if same else 1), run.output
+
+
+_ARGUMENT = st.sampled_from(["a", "a b", "1", "'x '", '"y,z"', "[1,2]", "{k: 1}", "a\\,b", "${n}"])
+_BLANK = st.sampled_from(["", " ", "  ", "\t"])
+
+
+def _spelled(draw: st.DrawFn, arguments: list[str]) -> str:
+    """A call of ``r`` on ``arguments``, with blanks drawn around each part."""
+    spaced = [draw(_BLANK) + a + draw(_BLANK) for a in arguments]
+    return "${" + draw(_BLANK) + "r" + draw(_BLANK) + ":" + ",".join(spaced) + "}"
+
+
+@st.composite
+def _two_calls(draw: st.DrawFn) -> tuple[str, str]:
+    arguments = draw(st.lists(_ARGUMENT, min_size=1, max_size=3))
+    other = draw(st.one_of(st.just(arguments), st.lists(_ARGUMENT, min_size=1, max_size=3)))
+    return _spelled(draw, arguments), _spelled(draw, other)
+
+
+@pytest.mark.train  # the full lane installs the `diff` extra (omegaconf) with the others
+@settings(deadline=None, max_examples=300)
+@given(calls=_two_calls())
+def test_property_resolver_calls_read_alike_exactly_where_omegaconf_reads_them_alike(calls):
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("r"):
+        OmegaConf.register_new_resolver("r", lambda *a: repr(a))
+    one, two = calls
+    seen = [str(OmegaConf.create({"n": 5, "v": call}).v) for call in calls]
+    assert (omegayaml._tight(one) == omegayaml._tight(two)) == (seen[0] == seen[1]), (one, two)
+
+
+@pytest.mark.parametrize("empty", ["", "# only a comment\n", "~\n", "null\n", "---\n"])
+def test_an_empty_document_is_an_empty_config_to_omegaconf_and_none_to_pyyaml(tmp_path, empty):
+    # OmegaConf.load reads an empty or null document as {}; PyYAML's safe_load as None
+    (tmp_path / "a.yaml").write_text(empty)
+    (tmp_path / "b.yaml").write_text("{}\n")
+    a, b = str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")
+    assert CliRunner().invoke(main, ["diff", "--yaml", "omegaconf", a, b]).exit_code == 0
+    pyyaml = CliRunner().invoke(main, ["diff", a, b])
+    assert pyyaml.stdout == "(root): None (NoneType) -> {} (dict)\n1 change\n"

@@ -179,6 +179,28 @@ _APART = [
         "import math, cmath\nf = math.sqrt\nx = [f(4)]\nf = cmath.sqrt\ns = str(x)\n",
         "import math, cmath\nf = cmath.sqrt\nx = [f(4)]\ns = str(x)\n",
     ),
+    # a method of what a call returned works on the program's object (here the module's names),
+    # never on a record of the call
+    ("lr = 1\nglobals().update(lr=2)\n", "lr = 1\nglobals().update(lr=3)\n"),
+    ("lr = 1\nvars().update({'lr': 2})\n", "lr = 1\n"),
+    ("lr = 1\n_ = globals().update(lr=2)\n", "lr = 1\n_ = None\n"),
+    # `globals()`, `vars()`, `eval` read names by a string: what they read is every name's value
+    ("lr = 1\nx = globals()['lr']\nlr = 3\n", "lr = 2\nx = globals()['lr']\nlr = 3\n"),
+    ("lr = 1\nx = globals().get('lr')\nlr = 3\n", "lr = 2\nx = globals().get('lr')\nlr = 3\n"),
+    ("lr = 1\nx = eval('lr')\nlr = 3\n", "lr = 2\nx = eval('lr')\nlr = 3\n"),
+    ("lr = 1\nx = dict(vars())['lr']\ndel lr\n", "lr = 2\nx = dict(vars())['lr']\ndel lr\n"),
+    ("lr = 1\nx = 'a%(lr)s' % globals()\nlr = 3\n", "lr = 2\nx = 'a%(lr)s' % globals()\nlr = 3\n"),
+    # an augmented assignment Python does in place on an operand the reader does not compute
+    # leaves the object not known for every holder (`x = l` is not `x = list(l)` then)
+    ("d = {'a': 1}\nx = d\nd |= [('b', 2)]\n", "d = {'a': 1}\nx = dict(d)\nd |= [('b', 2)]\n"),
+    ("l = [1]\nx = l\nl += 'ab'\n", "l = [1]\nx = list(l)\nl += 'ab'\n"),
+    ("l = [1]\nx = l\nl += {'k': 1}\n", "l = [1]\nx = list(l)\nl += {'k': 1}\n"),
+    ("l = [1]\nx = l\nl += range(2)\n", "l = [1]\nx = list(l)\nl += range(2)\n"),
+    # a set's augmented operators change it in place: every holder sees it
+    ("s = {1}\nt = s\ns |= {2}\n", "s = {1}\nt = s\ns = s | {2}\n"),
+    ("s = {1, 2}\nt = s\ns -= {2}\n", "s = {1, 2}\nt = s\ns = s - {2}\n"),
+    ("s = {1, 2}\nt = s\ns &= {2}\n", "s = {1, 2}\nt = s\ns = s & {2}\n"),
+    ("s = {1, 2}\nt = s\ns ^= {3}\n", "s = {1, 2}\nt = s\ns = s ^ {3}\n"),
 ]
 
 
@@ -194,3 +216,53 @@ def test_a_slice_assigned_is_pythons():
     for source in ("a = [1, 2, 3]\na[1:2] = [5, 6]\n", "a = [1, 2, 3]\na[::2] = [7, 8]\nb = a\n"):
         _agrees(source)
         assert read_python(source).data["a"] == _run(source)["a"]
+
+
+@pytest.mark.parametrize("method", ["update(lr=2)", "pop('lr')", "setdefault('lr', 2)"])
+def test_a_method_of_a_returned_object_is_kept_as_source(method, tmp_path):
+    # `get_cfg()` may return an object the program holds elsewhere: what the method does to it is
+    # not known, so an edit of its arguments is a change
+    source = "from lib import get_cfg\nget_cfg().{}\n"
+    (tmp_path / "a.py").write_text(source.format(method))
+    (tmp_path / "b.py").write_text(source.format(method.replace("2", "3").replace("'lr'", "'bs'")))
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert isinstance(read_python(source.format(method)).data["__statements__"][0], NotEvaluated)
+
+
+def test_a_read_through_sys_modules_shows_every_names_value(tmp_path):
+    # `sys.modules[__name__]` is the module itself: reading an attribute of it reads that name
+    source = "import sys\nlr = {}\nx = getattr(sys.modules[__name__], 'lr')\nlr = 3\n"
+    (tmp_path / "a.py").write_text(source.format(1))
+    (tmp_path / "b.py").write_text(source.format(2))
+    changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert changes and all(c.path[0] == "x" for c in changes)
+
+
+@pytest.mark.parametrize(
+    "call", ["update_cfg(cfg)", "cfg.__ior__({'lr': 2})", "hooks.register(cfg)", "cfg.__setitem__('lr', 2)"]
+)
+def test_which_names_share_what_a_call_not_followed_was_given_is_data(call, tmp_path):
+    # `cfg = base` then a call that changes cfg changes base too; `cfg = dict(base)` leaves it:
+    # both show the values before the call, so the names the call may have changed are listed
+    source = "from lib import update_cfg, hooks\nbase = dict(lr=1)\ncfg = {}\n{}\n"
+    (tmp_path / "a.py").write_text(source.format("base", call))
+    (tmp_path / "b.py").write_text(source.format("dict(base)", call))
+    changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert [(c.dotted, c.kind, c.old) for c in changes] == [("__changed_by_calls__[0]", "removed", "base")]
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("A = auto()\n    B = auto()\n", "B = auto()\n    A = auto()\n"),  # A is 1, then 2
+        ("A = 'a'\n    B = 'b'\n", "B = 'b'\n    A = 'a'\n"),  # list(E), E's first member
+    ],
+)
+def test_an_enums_members_swapped_is_a_change(one, two, tmp_path):
+    head = "from enum import Enum, auto\nclass E(Enum):\n    "
+    members = [[(m.name, m.value) for m in _run(head + body)["E"]] for body in (one, two)]
+    assert members[0] != members[1]  # the oracle: Python iterates and numbers them apart
+    (tmp_path / "a.py").write_text(head + one)
+    (tmp_path / "b.py").write_text(head + two)
+    changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert [c.dotted for c in changes] == ["E.__member_order__[0]", "E.__member_order__[1]"]

@@ -203,6 +203,32 @@ PAIRS = [
         "case $1 in p*) python s.py;;& *q) python t.py;; esac\n",
         "case $1 in p*) python s.py;; *q) python t.py;; esac\n",
     ),
+    # `builtin` and `command` run the builtin itself: it binds, unsets and evaluates as without them
+    ("builtin export X=1\nX=2\npython t.py --x $X\n", "X=2\nbuiltin export X=1\npython t.py --x $X\n"),
+    ("command -p export X=1\nX=2\npython t.py\n", "X=2\ncommand -p export X=1\npython t.py\n"),
+    ("builtin declare X=1\nX=2\npython t.py $X\n", "X=2\nbuiltin declare X=1\npython t.py $X\n"),
+    ("builtin typeset X=1\nX=2\npython t.py $X\n", "X=2\nbuiltin typeset X=1\npython t.py $X\n"),
+    ("command unset X\nX=2\npython t.py $X\n", "X=2\ncommand unset X\npython t.py $X\n"),
+    ("builtin eval X=1\nX=2\npython t.py $X\n", "X=2\nbuiltin eval X=1\npython t.py $X\n"),
+    # bash refuses `A=2 cmd` of a read-only A: cmd runs without it
+    ("A=2 python t.py\nreadonly A=2\necho\n", "readonly A=2\nA=2 python t.py\necho\n"),
+    # an assignment with a redirection ends at the newline (the grammar joins it to the next line)
+    ("X=2 2>&1\npython t.py $X\n", "X=2 python t.py $X 2>&1\n"),
+    ("X=2 >log\npython t.py\n", "X=2 python t.py >log\n"),
+    # a continuation inside a word joins it: `--x\\<newline>1` is the word `--x1`
+    ("python t.py --x\\\n1\n", "python t.py --x 1\n"),
+    ("python t.py a.b=\\\n1\n", "python t.py a.b= 1\n"),
+    ("X=a\\\nb\npython t.py $X\n", "X=a b\npython t.py $X\n"),
+    ("py\\\nthon t.py\n", "py thon t.py\n"),
+    # a program a `bash -c` runs sees only what was exported before it (the stub exported to it)
+    (
+        "export -f python\nbash -c 'python t.py'\nexport A=0\necho\n",
+        "export -f python\nexport A=0\nbash -c 'python t.py'\necho\n",
+    ),
+    (
+        "export -f python\nbash -c 'python t.py $1' _ 1\ndeclare -x A=0\necho\n",
+        "export -f python\ndeclare -x A=0\nbash -c 'python t.py $1' _ 1\necho\n",
+    ),
 ]
 
 
@@ -363,6 +389,13 @@ _STATEMENTS = [
     "X=3 bash -c 'python b.py $X'",
     'set -- "$X" z',
     "true && X=and || X=or",
+    "builtin export Y=3",
+    "command unset X",
+    "builtin eval 'Y=$X'",
+    "command declare X=4",
+    "bash -c 'python c.py'",
+    "Y=5 2>&1",
+    "X=7 python b.py",
 ]
 _PRELUDE = 'f() { local X=5; python f.py "$X" "$1" $Y; return; X=6; }\n'
 
@@ -459,3 +492,19 @@ def test_allexport_is_read_as_bash_sets_it(options, tmp_path):
     exported = "X=1" in _bash_sees(script, tmp_path)
     data = read_shell(script).data
     assert ("X" in data["env"]) == exported and ("X" in data["vars"]) != exported
+
+
+_PIECES = ["--x", "1", "a.b=2", "'q r'", '"s t"', "$X", "${X}y", "-", "p\\ q"]
+_GAPS = [" ", "\\\n", " \\\n  ", "\\\n  ", "  \\\n"]
+
+
+@needs_bash
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.tuples(st.sampled_from(_GAPS), st.sampled_from(_PIECES)), min_size=1, max_size=6))
+def test_property_continuations_read_as_bash_joins_them(parts, tmp_path):
+    # bash drops each backslash-newline before it splits words: the script reads as the one
+    # written on one line, joins inside words included
+    script = "X=v\npython t.py" + "".join(gap + piece for gap, piece in parts) + "\n"
+    one_line = script.replace("\\\n", "")
+    assert _bash_sees(script, tmp_path) == _bash_sees(one_line, tmp_path)  # the oracle
+    assert _changes(script, one_line) == []

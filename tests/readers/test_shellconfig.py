@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
 
 from sweepgen.errors import UserError
+from sweepgen.readers.compare import compare
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.shellconfig import read_shell, read_shell_file
@@ -581,3 +583,40 @@ def test_a_quoted_element_expanded_unquoted_never_yields_a_known_quote():
     # quotes the element was assigned in, so no piece keeps one
     args = _cmd('A=("$1 x" b)\npython t.py ${A[@]}\n', "t.py")["@args"]
     assert isinstance(args[0], NotEvaluated) and args[0].source == "$1" and args[1:] == ["x", "b"]
+
+
+def test_export_of_an_inherited_name_is_not_an_assignment_of_it(tmp_path):
+    # `export LR` passes LR on only where the environment set it; `LR="$LR"` sets it (empty where
+    # it was unset), so every child sees LR after `LR="$LR"; export LR` (bash itself says so)
+    (tmp_path / "a.sh").write_text("export LR\npython t.py\n")
+    (tmp_path / "b.sh").write_text('LR="$LR"\nexport LR\npython t.py\n')
+    probe = "python() { env | grep -c ^LR=; }\n"
+    seen = [
+        subprocess.run(
+            ["bash", "-c", probe + (tmp_path / name).read_text()],
+            env={"PATH": os.environ["PATH"]},
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        for name in ("a.sh", "b.sh")
+    ]
+    assert seen == ["0\n", "1\n"]  # the oracle: bash
+    changes = compare(str(tmp_path / "a.sh"), str(tmp_path / "b.sh")).changes
+    assert [c.dotted for c in changes] == ["env.LR"]
+
+
+def test_a_sourced_file_with_other_contents_is_a_change(tmp_path):
+    # `source ./env.sh` runs what env.sh holds: two scripts alike that source other contents differ
+    for side, lr in (("a", "1"), ("b", "2")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "run.sh").write_text("source ./env.sh\npython t.py --lr $LR\n")
+        (tmp_path / side / "env.sh").write_text(f"LR={lr}\n")
+    a, b = str(tmp_path / "a" / "run.sh"), str(tmp_path / "b" / "run.sh")
+    assert [c.dotted for c in compare(a, b).changes] == ["commands.source.@file"]
+    (tmp_path / "b" / "env.sh").write_text("LR=1\n")
+    assert compare(a, b).changes == []
+    (tmp_path / "b" / "env.sh").unlink()  # not found: said so, never a digest
+    assert compare(a, b).second.data["commands"]["source"]["@file"].startswith("not read")
+    (tmp_path / "a" / "run.sh").write_text("source ../b/run.sh\n")  # outside its project: never read
+    assert compare(a, a).first.data["commands"]["source"]["@file"] == "not read (outside the project)"

@@ -51,3 +51,22 @@ def test_cli_reads_foreign_yaml_as_1_1_and_specs_as_1_2(tmp_path):
     spec_a.write_text("sweepgen: 1\nflag: on\n")
     spec_b.write_text('sweepgen: 1\nflag: "on"\n')
     assert CliRunner().invoke(main, ["diff", str(spec_a), str(spec_b)]).stdout == "no differences\n"
+
+
+@pytest.mark.parametrize("text", ["x: =\n", "x: [a, =]\n", "x: <<\n", "y: ${z}\nz: 1\nx: =\n"])
+def test_a_plain_scalar_pyyaml_cannot_build_is_an_error_at_its_place(tmp_path, text):
+    # YAML 1.1 types a plain `=` as !!value and `<<` as a merge key: PyYAML's safe_load and
+    # OmegaConf raise there, so the trainer never starts; exit 2 at the scalar, never a traceback
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(text)
+    b.write_text("x: 1\n")
+    run = CliRunner().invoke(main, ["diff", str(a), str(b)])
+    line = text.count("\n")
+    assert run.exit_code == 2 and f"a.yaml:{line}:" in run.stderr and "quote it" in run.stderr
+    assert "Traceback" not in run.output
+
+
+def test_a_plain_equals_sign_is_a_string_key_and_a_1_2_string():
+    # PyYAML's flatten_mapping makes a `=` key a string; YAML 1.2 has no !!value at all
+    assert read_yaml("=: 1\n", "c.yaml").data == {"=": 1}
+    assert read_yaml("x: =\n", "c.yaml", "1.2").data == {"x": "="}
