@@ -311,11 +311,13 @@ def _check_event_files(dirs: list[Path]) -> None:
         for path in sorted(folder.iterdir()):
             if "tfevents" not in path.name or path.name.endswith(".profile-empty"):
                 continue  # tensorboard's own rule (io_wrapper.IsSummaryEventsFile): never read
-            total += runfiles.regular_size(path)
+            size = runfiles.regular_size(path)
+            total += size
             if total > limit:
                 raise runfiles.RunFileError(
                     path, f"brings the run's TensorBoard event files past {limit:,} bytes ({total:,})"
                 )
+            runfiles.charge(path, size)  # tensorboard reads them: the command's budget counts them here
 
 
 def read_tensorboard(run_dir: Path) -> dict[str, Points]:
