@@ -192,3 +192,11 @@ def test_a_long_brace_word_without_its_end_is_read_in_linear_time(tmp_path):
     word = "{" + "," * 300_000
     changes = _changes(tmp_path, f"python train.py --lr={word}\n", "python train.py --lr=1\n")
     assert changes['commands["train.py"].--lr']["old"] == word
+
+
+def test_a_long_name_in_an_arithmetic_expansion_is_read_in_linear_time(tmp_path):
+    """`$(( ZZZ... ))` of 200,000 letters: the search for the names it assigns read the rest of the
+    name again from every place inside it (quadratic: hours). Kept as source, as any expansion
+    the reader does not evaluate."""
+    changes = _changes(tmp_path, f"y=$(( {'Z' * 200_000} ))\nN=1\n", "y=1\nN=1\n")
+    assert set(changes) == {"vars.y"}
