@@ -11,6 +11,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from fs_support import sweepgen
 from jinja2.exceptions import UndefinedError
 from spec_support import write_project
 
@@ -165,3 +166,21 @@ def test_cli_reports_a_limit_as_exit_2(project):
     )
     result = CliRunner().invoke(main, ["list", "specs/demo.yaml"])
     assert result.exit_code == 2 and "10,000,000,000 variants" in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "('{' ~ ':' * 300000).format()",  # the format-width check: every colon tried again
+        "('{' ~ ':' * 300000 ~ '}').format(1)",
+    ],
+)
+def test_a_format_string_check_takes_linear_time(tmp_path, expression):
+    """The sandbox's format-spec checks searched a field that never ends (`{::::...`) once per colon
+    (quadratic, inside one C call no deadline stops: `check` held for minutes). They take linear
+    time now; Python's own refusal of the field is the template's error, at once."""
+    write_project(tmp_path, template="x: '{{ " + expression + " | length }}'\n")
+    done = sweepgen(tmp_path, "check", "specs/demo.yaml")
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "template fails" in said and ("format spec" in said or "Invalid format specifier" in said), said

@@ -7,6 +7,7 @@ import pprint
 from pathlib import Path
 
 import pytest
+from fs_support import sweepgen
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -516,3 +517,13 @@ def test_a_dropped_call_not_followed_may_change_its_arguments():
     one = read_python("cfg = {'lr': 1}\nset_lr(cfg, 2)\nx = cfg['lr']\n").data
     assert isinstance(one["x"], NotEvaluated) and one["cfg"] == {"lr": 1}
     assert diff(one, read_python("cfg = {'lr': 1}\nset_lr(cfg, 2)\nx = 1\n").data)
+
+
+def test_a_percent_format_of_a_long_text_is_bounded_in_linear_time(tmp_path):
+    """`('%(' * 500000) % {}`: the check that a `%` format stays within the size bound looked for
+    the `)` of every `%(` again (quadratic: minutes for `diff`). It takes linear time; Python's own
+    refusal keeps the value as source."""
+    (tmp_path / "a.py").write_text("x = ('%(' * 500000) % {}\n")
+    (tmp_path / "b.py").write_text("x = 1\n")
+    done = sweepgen(tmp_path, "diff", "a.py", "b.py")
+    assert done.returncode == 1 and "not evaluated at a.py:1" in done.stdout, done.stdout + done.stderr
