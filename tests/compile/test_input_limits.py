@@ -42,6 +42,19 @@ def render(source: str, **ctx) -> str:
         ("{{ '{0:>{1}}'.format(1, 10**9) }}", "`format` with width"),
         ("{{ '%099999999d' | format(1) }}", "a `%` format width above"),
         ("{{ 'a\nb' | indent(10**8) }}", "`indent` would add 200,000,000 characters"),
+        # one small value (or width) in a million fields, or a separator between a million parts: a
+        # gigabyte built in one C call, which no deadline stops
+        ("{{ ('{a}' * 1000000).format(a='y' * 1000) }}", "`format` would build a string of more than"),
+        ("{{ ('{a}' * 1000000).format_map({'a': 'y' * 1000}) }}", "`format_map` would build a string"),
+        ("{{ ('{:>9999999}' * 100).format(*([1] * 100)) }}", "`format` would build a string"),
+        ("{{ ('{:{}}' * 100).format(*([1, 9999999] * 100)) }}", "`format` would build a string"),
+        ("{{ ('a' * 1000).join('b' * 1000000) }}", "`join` would build a string"),
+        ("{{ ('b' * 1000000) | join('a' * 1000) }}", "`join` would build a string"),
+        ("{{ ('%(a)s' * 1000000) | format(a='y' * 1000) }}", "`%` would build a string"),
+        ("{{ ('%(a)s' * 1000000) % {'a': 'y' * 1000} }}", "`%` would build a string"),
+        ("{{ '%*d' % (999999999, 1) }}", "`%` would build a string"),
+        # a 10,000-bit integer prints 3,011 characters: 300,000 of them were weighed as 300,000 items
+        ("{{ [2**9999] * 300000 }}", "`*` would build a value of more than"),
         (
             "{% set ns = namespace(x=2) %}{% for i in range(40) %}{% set ns.x = ns.x * ns.x %}{% endfor %}",
             "`*` would give an integer",
@@ -62,6 +75,15 @@ def test_ordinary_arithmetic_still_works():
     assert render(
         "{{ '{}'.format(10**12) }}|{{ (10**12) | center(15) }}|{{ 'x'.rjust(3) }}|{{ 'a' | indent(2) }}"
     ) == ("1000000000000| 1000000000000 |  x|a")
+    assert (
+        render(
+            "{{ '{} {a}'.format(1, a='x') }}|{{ '{a:>3}'.format_map({'a': 5}) }}|{{ ', '.join(['a', 'b']) }}|"
+            "{{ [{'n': 'a'}, {'n': 'b'}] | join('-', attribute='n') }}|{{ '%(a)s' | format(a=3) }}|"
+            "{{ '%*d' % (3, 1) }}"
+        )
+        == "1 x|  5|a, b|a-b|3|  1"
+    )
+    assert render("{{ ([2**9999] * 3) | length }} {{ ([7] * 3000000) | length }}") == "3 3000000"
     assert MAX_INT_BITS >= 64 * 8  # far above any integer a config holds
 
 

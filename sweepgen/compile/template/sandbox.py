@@ -463,13 +463,15 @@ def _check_add(left: Any, right: Any) -> None:
         raise LimitExceeded(f"`+` would build a sequence of more than {MAX_SEQUENCE:,} items")
 
 
-def _check_percent(left: Any, _right: Any) -> None:
-    """`%` formatting of a string: no width or precision above MAX_SEQUENCE."""
+def _check_percent(left: Any, right: Any) -> None:
+    """`%` formatting of a string: no width or precision above MAX_SEQUENCE, and no result past the
+    size bound (`('%(a)s' * 1000000) % {'a': s}`)."""
     if not isinstance(left, str):
         return
     specs = re.findall(r"%[-#0 +]*([0-9]*)(?:\.([0-9]*))?", left)
     if any(len(n) > 7 for spec in specs for n in spec):  # 10,000,000 has 8 digits
         raise LimitExceeded(f"a `%` format width above {MAX_SEQUENCE:,} characters")
+    bounds.check_percent_format(left, right)
 
 
 def _check_mul(left: Any, right: Any) -> None:
@@ -572,8 +574,15 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
                 _check_widths(name, args, kwargs)
             elif name in ("format", "format_map"):
                 _check_format_spec(method.__self__)
-                if _NESTED_SPEC.search(method.__self__):  # a width given as an argument: `{:>{}}`
+                nested = bool(_NESTED_SPEC.search(method.__self__))
+                if nested:  # a width given as an argument: `{:>{}}`
                     _check_widths(name, args, kwargs)
+                values = [*args, *kwargs.values()]
+                if name == "format_map" and args and isinstance(args[0], dict):
+                    values = list(args[0].values())
+                bounds.check_str_format(name, method.__self__, values, nested)
+            elif name == "join" and args:
+                args = (bounds.joined(args[0], method.__self__), *args[1:])
         return super().call(__context, __obj, *args, **kwargs)
 
 
@@ -637,8 +646,8 @@ def _bounded_filter(
 
 
 def _check_format_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    if args and isinstance(args[0], str):
-        _check_binop("%", args[0], None)
+    if args and isinstance(args[0], str):  # `value | format(*args)` is `value % (kwargs or args)`
+        _check_binop("%", args[0], kwargs or tuple(args[1:]))
     _check_widths(name, args[1:], kwargs)
 
 
@@ -717,7 +726,18 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
         ("slice", lambda _name, args, kwargs: bounds.check_slices(*args[1:3], *kwargs.values())),
     ):
         env.filters[name] = _bounded_filter(name, check, env.filters[name])
+    env.filters["join"] = _joining(env.filters["join"])
     return env
+
+
+def _joining(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The `join` filter, its parts counted as they are joined (``bounds.joined``)."""
+
+    @functools.wraps(original)  # keeps Jinja's pass_eval_context mark
+    def join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> Any:
+        return original(eval_ctx, bounds.joined(value, d), d, attribute)
+
+    return join
 
 
 def _checked_first(check: Callable[..., None], original: Callable[..., Any]) -> Callable[..., Any]:
