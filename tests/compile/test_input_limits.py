@@ -53,6 +53,8 @@ def render(source: str, **ctx) -> str:
         ("{{ ('%(a)s' * 1000000) | format(a='y' * 1000) }}", "`%` would build a string"),
         ("{{ ('%(a)s' * 1000000) % {'a': 'y' * 1000} }}", "`%` would build a string"),
         ("{{ '%*d' % (999999999, 1) }}", "`%` would build a string"),
+        ("{{ ('\t' * 1000000).expandtabs(1000) }}", "`expandtabs` would build a string"),
+        ("{{ ('a' * 1000000).translate({97: 'b' * 1000}) }}", "`translate` would build a string"),
         # a 10,000-bit integer prints 3,011 characters: 300,000 of them were weighed as 300,000 items
         ("{{ [2**9999] * 300000 }}", "`*` would build a value of more than"),
         (
@@ -84,6 +86,8 @@ def test_ordinary_arithmetic_still_works():
         == "1 x|  5|a, b|a-b|3|  1"
     )
     assert render("{{ ([2**9999] * 3) | length }} {{ ([7] * 3000000) | length }}") == "3 3000000"
+    assert render("{{ 'a\tb'.expandtabs(4) }}|{{ 'abc'.translate({97: 'xy', 98: None}) }}") == "a   b|xyc"
+    assert render("{{ ('a' * 9000000).translate({98: 'cc'}) | length }}") == "9000000"  # no `b`: no growth
     assert MAX_INT_BITS >= 64 * 8  # far above any integer a config holds
 
 

@@ -211,3 +211,28 @@ def joined(parts: Iterable[Any], separator: Any) -> Iterator[Any]:
         if size > MAX_WEIGHT:
             raise LimitExceeded(f"`join` would build a string of more than {MAX_WEIGHT:,} characters")
         yield part
+
+
+def check_expandtabs(text: str, tabsize: Any = 8) -> None:
+    """``text.expandtabs(tabsize)``: each tab becomes up to ``tabsize`` blanks."""
+    if type(tabsize) is int and len(text) + text.count("\t") * max(tabsize - 1, 0) > MAX_WEIGHT:
+        raise LimitExceeded(f"`expandtabs` would build a string of more than {MAX_WEIGHT:,} characters")
+
+
+def check_translate(text: str, table: Any) -> None:
+    """``text.translate(table)``: each character its table's string; a mapping of a few hundred
+    entries counted exactly (each key's occurrences), a longer table or a list as if every character
+    became its longest string."""
+    if isinstance(table, dict) and len(table) <= 256:
+        size = len(text) + sum(
+            text.count(chr(k)) * (len(v) - 1)
+            for k, v in table.items()
+            if type(k) is int and 0 <= k <= 0x10FFFF and isinstance(v, str) and len(v) > 1
+        )
+    else:
+        values = (
+            table.values() if isinstance(table, dict) else table if isinstance(table, (list, tuple)) else ()
+        )
+        size = len(text) * max((len(v) for v in values if isinstance(v, str)), default=1)
+    if size > MAX_WEIGHT:
+        raise LimitExceeded(f"`translate` would build a string of more than {MAX_WEIGHT:,} characters")

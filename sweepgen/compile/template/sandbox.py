@@ -563,27 +563,42 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
         _tick()
         if isinstance(__obj, LoopContext) and args:  # `loop(children)` of a recursive for: counted too
             args = (_counted(args[0]), *args[1:])
-        # String methods that pad to a width (`'x'.center(10**9)`, `ljust`, `zfill`, format specs
-        # like `'{:>999999999}'`) would allocate the whole result before any output limit sees it.
         method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format at attribute access
-        name = getattr(method, "__name__", "")
         if isinstance(getattr(method, "__self__", None), str):
-            if name == "replace":
-                bounds.check_replace(method.__self__, *args, **kwargs)
-            elif name in _PADDING_METHODS:
-                _check_widths(name, args, kwargs)
-            elif name in ("format", "format_map"):
-                _check_format_spec(method.__self__)
-                nested = bool(_NESTED_SPEC.search(method.__self__))
-                if nested:  # a width given as an argument: `{:>{}}`
-                    _check_widths(name, args, kwargs)
-                values = [*args, *kwargs.values()]
-                if name == "format_map" and args and isinstance(args[0], dict):
-                    values = list(args[0].values())
-                bounds.check_str_format(name, method.__self__, values, nested)
-            elif name == "join" and args:
-                args = (bounds.joined(args[0], method.__self__), *args[1:])
+            args = _checked_str_call(getattr(method, "__name__", ""), method.__self__, args, kwargs)
         return super().call(__context, __obj, *args, **kwargs)
+
+
+def _checked_str_call(name: str, text: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """A string method's call refused when its result would pass the size bound, before it is built
+    (in C, where no deadline stops it): those that pad to a width (`'x'.center(10**9)`, `ljust`,
+    `zfill`, `expandtabs`, format specs like `'{:>999999999}'`), repeat a value (`format`,
+    `format_map`, `translate`) or a separator (`join`, whose parts are counted as they are joined:
+    the arguments to call it with)."""
+    if name == "replace":
+        bounds.check_replace(text, *args, **kwargs)
+    elif name in _PADDING_METHODS:
+        _check_widths(name, args, kwargs)
+        if name == "expandtabs":
+            bounds.check_expandtabs(text, *args, **kwargs)
+    elif name in ("format", "format_map"):
+        _check_format_call(name, text, args, kwargs)
+    elif name == "translate" and args:
+        bounds.check_translate(text, args[0])
+    elif name == "join" and args:
+        return (bounds.joined(args[0], text), *args[1:])
+    return args
+
+
+def _check_format_call(name: str, text: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    _check_format_spec(text)
+    nested = bool(_NESTED_SPEC.search(text))
+    if nested:  # a width given as an argument: `{:>{}}`
+        _check_widths(name, args, kwargs)
+    values = [*args, *kwargs.values()]
+    if name == "format_map" and args and isinstance(args[0], dict):
+        values = list(args[0].values())
+    bounds.check_str_format(name, text, values, nested)
 
 
 class _WeighLiterals(NodeTransformer):
