@@ -128,6 +128,19 @@ def test_unsafe_attributes_stay_security_errors():
         render("{{ ''.__class__.__mro__ }}")
 
 
+@pytest.mark.parametrize(
+    "source",
+    ["{{ 'x'.encode() * 1000000000 }}", "{{ 'x'.encode().center(999999999) }}", "{{ 'x'.encode() }}"],
+)
+def test_no_bytes_are_made(source):
+    """Every size check is made for text: bytes passed them all (a gigabyte from `* 10**9`, `center`,
+    `expandtabs`, `replace`), so `encode`, the one way a template made bytes, is refused."""
+    from jinja2.sandbox import SecurityError
+
+    with pytest.raises(SecurityError, match="encode"):
+        render(source)
+
+
 def _compile(project, body: str = "", *, head: str | None = None, template: str | None = None):
     kwargs = {}
     if head is not None:

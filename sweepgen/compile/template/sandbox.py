@@ -514,6 +514,13 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
 
     intercepted_binops = frozenset({"**", "*", "+", "%"})
 
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        # every size check is made for text: bytes would pass them all (`'x'.encode() * 10**9`,
+        # `.center(999999999)` built a gigabyte), and a config is written as text anyway
+        if isinstance(obj, str) and attr == "encode":
+            return False
+        return bool(super().is_safe_attribute(obj, attr, value))
+
     def getattr(self, obj: Any, attribute: str) -> Any:
         # Jinja looks `a.b` up as an attribute first and, on AttributeError, as an item: for a dict
         # key that is a raised exception per lookup (1.5 million in a 150-leaf template at 10,000
