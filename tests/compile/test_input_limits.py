@@ -55,6 +55,13 @@ def render(source: str, **ctx) -> str:
         ("{{ '%*d' % (999999999, 1) }}", "`%` would build a string"),
         ("{{ ('\t' * 1000000).expandtabs(1000) }}", "`expandtabs` would build a string"),
         ("{{ ('a' * 1000000).translate({97: 'b' * 1000}) }}", "`translate` would build a string"),
+        # an indent repeated on every line (in JSON, once per nesting level)
+        (
+            "{{ [[[[[[[[[[1]]]]]]]]]] | tojson(indent=9999999) }}",
+            "`to_json` with indent 9,999,999 would write",
+        ),
+        ("{{ [[[[[[[[[[1]]]]]]]]]] | to_json(indent='x' * 9999999) }}", "`to_json` with indent"),
+        ("{{ (['a'] * 1000000) | to_yaml(indent=1000) }}", "`to_yaml` with indent 1,000 would write"),
         # a 10,000-bit integer prints 3,011 characters: 300,000 of them were weighed as 300,000 items
         ("{{ [2**9999] * 300000 }}", "`*` would build a value of more than"),
         (
@@ -88,6 +95,9 @@ def test_ordinary_arithmetic_still_works():
     assert render("{{ ([2**9999] * 3) | length }} {{ ([7] * 3000000) | length }}") == "3 3000000"
     assert render("{{ 'a\tb'.expandtabs(4) }}|{{ 'abc'.translate({97: 'xy', 98: None}) }}") == "a   b|xyc"
     assert render("{{ ('a' * 9000000).translate({98: 'cc'}) | length }}") == "9000000"  # no `b`: no growth
+    assert render("{{ {'a': [1]} | to_json(indent=2) }}|{{ {'a': [1]} | to_yaml(indent=4) }}") == (
+        '{\n  "a": [\n    1\n  ]\n}|    a:\n      - 1'
+    )
     assert MAX_INT_BITS >= 64 * 8  # far above any integer a config holds
 
 

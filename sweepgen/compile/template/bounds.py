@@ -220,19 +220,43 @@ def check_expandtabs(text: str, tabsize: Any = 8) -> None:
 
 
 def check_translate(text: str, table: Any) -> None:
-    """``text.translate(table)``: each character its table's string; a mapping of a few hundred
-    entries counted exactly (each key's occurrences), a longer table or a list as if every character
-    became its longest string."""
-    if isinstance(table, dict) and len(table) <= 256:
-        size = len(text) + sum(
-            text.count(chr(k)) * (len(v) - 1)
-            for k, v in table.items()
-            if type(k) is int and 0 <= k <= 0x10FFFF and isinstance(v, str) and len(v) > 1
-        )
-    else:
-        values = (
-            table.values() if isinstance(table, dict) else table if isinstance(table, (list, tuple)) else ()
-        )
-        size = len(text) * max((len(v) for v in values if isinstance(v, str)), default=1)
-    if size > MAX_WEIGHT:
+    """``text.translate(table)``: each character its table's string."""
+    if _translated_size(text, table) > MAX_WEIGHT:
         raise LimitExceeded(f"`translate` would build a string of more than {MAX_WEIGHT:,} characters")
+
+
+def _translated_size(text: str, table: Any) -> int:
+    """A mapping of a few hundred entries counted exactly (each key's occurrences); a longer table
+    or a list as if every character became its longest string."""
+    if isinstance(table, dict) and len(table) <= 256:
+        return len(text) + sum(text.count(chr(k)) * (len(v) - 1) for k, v in _growing(table))
+    return len(text) * max((len(v) for v in _children(table) if isinstance(v, str)), default=1)
+
+
+def _growing(table: dict[Any, Any]) -> list[tuple[int, str]]:
+    """The entries of a translation table that replace a character with a longer string."""
+    entries = [(k, v) for k, v in table.items() if type(k) is int and isinstance(v, str)]
+    return [(k, v) for k, v in entries if len(v) > 1 and 0 <= k <= 0x10FFFF]
+
+
+def _children(item: Any) -> Any:
+    return item.values() if isinstance(item, dict) else item if isinstance(item, list | tuple) else ()
+
+
+def check_indent(what: str, value: Any, unit: Any, *, per_level: bool) -> None:
+    """An indented dump of ``value`` (`to_json(indent=N)`, `to_yaml(indent=N)`): every line it writes
+    carries ``unit`` characters, times its nesting level when ``per_level`` (JSON), so a large indent
+    multiplies the value's size (`tojson(indent=9999999)` of ten nested lists: a gigabyte). The walk
+    ends as soon as the lines' indentation alone passes the bound."""
+    width = len(unit) if isinstance(unit, str) else unit if type(unit) is int else 0
+    if width <= 0 or not isinstance(value, dict | list | tuple):
+        return
+    total, pending = 0, [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        total += width * ((depth + 1) * 2 if per_level else 1)
+        if total > MAX_WEIGHT:
+            raise LimitExceeded(
+                f"`{what}` with indent {width:,} would write more than {MAX_WEIGHT:,} characters"
+            )
+        pending.extend((child, depth + 1) for child in _children(item))
