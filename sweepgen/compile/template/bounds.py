@@ -144,6 +144,12 @@ def check_replace(text: Any, old: Any, new: Any, count: Any = -1) -> None:
         raise LimitExceeded(f"`replace` would build a string of more than {MAX_WEIGHT:,} characters")
 
 
+def check_batch(linecount: Any = None, fill_with: Any = None) -> None:
+    """``batch(n, fill)`` pads its last batch to ``n`` items: `[1] | batch(10**9, 'x')` a billion."""
+    if fill_with is not None and type(linecount) is int and linecount > MAX_WEIGHT:
+        raise LimitExceeded(f"`batch` of {linecount:,} filled items, more than {MAX_WEIGHT:,}")
+
+
 def check_slices(value: Any, slices: Any) -> None:
     if type(slices) is int and slices > MAX_WEIGHT:
         raise LimitExceeded(f"`slice` into {slices:,} lists, more than {MAX_WEIGHT:,}")

@@ -746,6 +746,7 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
         ("wordwrap", lambda _name, args, kwargs: bounds.check_wrap(*args[1:3], *kwargs.values())),
         ("replace", lambda _name, args, kwargs: bounds.check_replace(*args[1:], *kwargs.values())),
         ("slice", lambda _name, args, kwargs: bounds.check_slices(*args[1:3], *kwargs.values())),
+        ("batch", lambda _name, args, kwargs: bounds.check_batch(*args[1:], **kwargs)),
     ):
         env.filters[name] = _bounded_filter(name, check, env.filters[name])
     env.filters["join"] = _joining(env.filters["join"])
