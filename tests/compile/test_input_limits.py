@@ -56,6 +56,10 @@ def render(source: str, **ctx) -> str:
         ("{{ ('\t' * 1000000).expandtabs(1000) }}", "`expandtabs` would build a string"),
         ("{{ ('a' * 1000000).translate({97: 'b' * 1000}) }}", "`translate` would build a string"),
         ("{{ [1] | batch(100000000, 'x') | list }}", "`batch` of 100,000,000 filled items"),
+        (
+            "{% set ns = namespace(s='x') %}{% for i in range(31) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+            "`~` would build a string of more than",
+        ),
         ("{{ [1] | batch(linecount=100000000, fill_with='x') | list }}", "`batch` of 100,000,000 filled"),
         # an indent repeated on every line (in JSON, once per nesting level)
         (
@@ -97,6 +101,7 @@ def test_ordinary_arithmetic_still_works():
     assert render("{{ ([2**9999] * 3) | length }} {{ ([7] * 3000000) | length }}") == "3 3000000"
     assert render("{{ 'a\tb'.expandtabs(4) }}|{{ 'abc'.translate({97: 'xy', 98: None}) }}") == "a   b|xyc"
     assert render("{{ ('a' * 9000000).translate({98: 'cc'}) | length }}") == "9000000"  # no `b`: no growth
+    assert render("{{ 'a' ~ 1 ~ none ~ [1] ~ x }}", x=2.5) == "a1None[1]2.5"
     assert render("{{ [1, 2, 3] | batch(2, 'x') | list }}|{{ [1] | batch(100000000) | list }}") == (
         "[[1, 2], [3, 'x']]|[[1]]"
     )

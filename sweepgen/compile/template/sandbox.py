@@ -629,6 +629,13 @@ class _WeighLiterals(NodeTransformer):
     def visit_Tuple(self, node: nodes.Tuple) -> nodes.Node:
         return self._weighed(node) if node.ctx == "load" else node  # not `{% set a, b = ... %}`
 
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        # `a ~ b` joins its parts' text in C (Jinja's str_join), past every operator check: doubled
+        # in a loop (`ns.s = ns.s ~ ns.s`), two gigabytes in 31 steps
+        self.generic_visit(node)
+        first, *rest = node.nodes
+        return nodes.Filter(first, _CONCAT_FILTER, list(rest), [], None, None, lineno=node.lineno)
+
 
 def _weighed(value: Any) -> Any:
     bounds.check_weight("a list or mapping written in the template", value)
@@ -636,6 +643,15 @@ def _weighed(value: Any) -> Any:
 
 
 _WEIGH_FILTER = "__sweepgen_weighed"
+_CONCAT_FILTER = "__sweepgen_concat"
+
+
+def _concat(*parts: Any) -> str:
+    """``a ~ b ~ ...`` as Jinja writes it (each part's text), refused past the sequence bound."""
+    texts = [str(part) for part in parts]
+    if sum(map(len, texts)) > MAX_SEQUENCE:
+        raise LimitExceeded(f"`~` would build a string of more than {MAX_SEQUENCE:,} characters")
+    return "".join(texts)
 
 
 def _check_widths(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -734,6 +750,7 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     env.tests = {name: _ticking(test) for name, test in env.tests.items()}  # type: ignore[arg-type]
     env.filters[_LOOP_FILTER] = _counted
     env.filters[_WEIGH_FILTER] = _weighed
+    env.filters[_CONCAT_FILTER] = _concat
     env.filters["sum"] = _ticking(bounds.sum_filter)
     lipsum = env.globals["lipsum"]
     assert callable(lipsum)  # Jinja's default global
