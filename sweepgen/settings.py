@@ -28,7 +28,7 @@ from typing import Any
 
 from sweepgen.confine import in_git_folder, lexically_inside, refuse, resolve_inside, within
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.safefs import kind_of
+from sweepgen.safefs import kind_of, walk
 from sweepgen.tomllines import error_place, key_place
 
 if sys.version_info >= (3, 11):
@@ -333,7 +333,7 @@ def _walk(start: str, parts: list[str], out_abs: str, budget: _Budget) -> set[st
         return set()
     found = set()
     base = os.path.abspath(start)
-    for folder, dirs, files in os.walk(base):
+    for folder, dirs, files in walk(base):  # any depth: no recursion
         budget.spend(len(dirs) + len(files) + 1)
         rel = os.path.relpath(folder, base)
         prefix = [] if rel == "." else rel.split(os.sep)

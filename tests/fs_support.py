@@ -135,3 +135,45 @@ def cli(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(main, list(args))
     assert "Traceback" not in result.output
     return result.exit_code, result.output
+
+
+def chain(folder: Path, depth: int, name: str = "d") -> Path:
+    """``folder/name/name/...``, ``depth`` folders deep, each made and entered by descriptor (by path,
+    every step resolves the whole chain again; ``os.makedirs`` recurses once a level); remove it
+    with ``remove_chain``."""
+    fd = os.open(folder, os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=fd)
+            below = os.open(name, os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+    finally:
+        os.close(fd)
+    return folder.joinpath(*[name] * depth)
+
+
+def remove_chain(path: Path) -> None:
+    """Remove a file at the end of a chain of single folders (``chain``), bottom up by descriptor:
+    pytest's own clean-up (shutil.rmtree) recurses once a folder and fails past ~1,000 levels, on
+    every later session."""
+    name, parts = path.parent.name, list(path.parent.parts)
+    depth = 0
+    while parts and parts[-1] == name:
+        parts.pop()
+        depth += 1
+    fd = os.open(Path(*parts), os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            below = os.open(name, os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path.name, dir_fd=fd)
+        for _ in range(depth):
+            above = os.open("..", os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = above
+            os.rmdir(name, dir_fd=fd)
+    finally:
+        os.close(fd)

@@ -4,13 +4,12 @@ output; nothing outside the output folder is ever created, changed or deleted.""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 from pathlib import Path
 
 import pytest
-from fs_support import cli, leftovers, outside_project, snapshot, sweepgen, write_spec
+from fs_support import cli, leftovers, outside_project, remove_chain, snapshot, sweepgen, write_spec
 
 NESTED = "s{{ training.seed }}/c.yaml"
 
@@ -282,7 +281,7 @@ def test_a_folder_nested_deeper_than_the_recursion_limit_is_reported_by_check(pr
         assert "generated/demo/d/d/d/" in out and "x.yaml" in out
         assert cli("render", "specs/demo.yaml")[0] == 0
     finally:
-        _remove_chain(deep / "x.yaml")
+        remove_chain(deep / "x.yaml")
 
 
 def test_the_walk_lists_folders_before_what_they_hold_sorted(tmp_path: Path) -> None:
@@ -322,16 +321,4 @@ def test_a_file_1500_folders_deep_is_written_read_and_listed(tmp_path: Path) -> 
         assert again.read(rel) == b"x: 1\n"
         assert list(again.walk()) == [(rel, "file")]
     finally:
-        _remove_chain(tmp_path / "t" / rel)
-
-
-def _remove_chain(path: Path) -> None:
-    """Remove a file at the end of a chain of single folders, bottom up: pytest's own clean-up
-    (shutil.rmtree) recurses once a folder and fails past ~1,000 levels, on every later session."""
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    folder, link = path.parent, path.parent.name
-    while folder.name == link:
-        with contextlib.suppress(FileNotFoundError):
-            folder.rmdir()
-        folder = folder.parent
+        remove_chain(tmp_path / "t" / rel)

@@ -116,3 +116,31 @@ def trusting(param: str) -> Callable[[F], F]:
         return cast("F", wrapper)
 
     return decorate
+
+
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def byte_size(text: str) -> int:
+    """A byte count: a whole number with an optional K, M, G or T (binary) suffix."""
+    digits, unit = text.strip(), 1
+    if digits[-1:].upper() in _UNITS:
+        digits, unit = digits[:-1], _UNITS[digits[-1].upper()]
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 18 and int(digits) >= 1):
+        raise click.BadParameter(f"{text!r} is not a size: write e.g. 8G, 512M or 1000000")
+    return int(digits) * unit
+
+
+def read_budget_option(what: str) -> Callable[[F], F]:
+    """``--max-read-bytes``: the run files one command reads, together (``runfiles.read_budget``);
+    ``what`` names the files the command reads."""
+    return click.option(
+        "--max-read-bytes",
+        "max_read_bytes",
+        default="2G",
+        show_default=True,
+        metavar="SIZE",
+        callback=lambda _ctx, _param, value: byte_size(value),
+        help=f"The most the run files read ({what}) may hold together: each file is bounded, but a "
+        "shared runs folder can hold many large ones (K, M, G, T suffixes).",
+    )

@@ -12,7 +12,7 @@ import click
 
 from sweepgen import direction, filenames, jsonfloat
 from sweepgen.cli import _console
-from sweepgen.cli._params import trusting
+from sweepgen.cli._params import read_budget_option, trusting
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when the command runs
     from rich.console import Console
@@ -336,6 +336,7 @@ def _interval(low: float | None, high: float | None) -> str:
 @click.option(
     "--html", is_flag=True, help=f"Also write {filenames.REPORT_HTML}: one self-contained page (plot extra)."
 )
+@read_budget_option("metric logs, configs, summaries, event files")
 @trusting("directory")
 def report(
     directory: Path,
@@ -350,6 +351,7 @@ def report(
     compare: str | None,
     seeds: str,
     html: bool,
+    max_read_bytes: int,
 ) -> int:
     """Summarise the runs of DIR: a generated sweep folder (with sweep.lock.json) or a runs folder.
 
@@ -366,32 +368,36 @@ def report(
     metric no run logged is an error, and nothing is written.
     """
     # sweepgen.run loads when the command runs, not for --help
+    from sweepgen.run.core import runfiles
     from sweepgen.run.report import make as report_make
     from sweepgen.run.sweep.start import report_target
 
     mode_given = mode is not None
-    # a search sweep (DIR, or the one its runs name): by default, the metric and mode it optimised
-    target = report_target(directory, metric, mode or direction.default_mode(metric), mode_given=mode_given)
-    request = report_make.Request(
-        directory=directory,
-        out_dir=out_dir,
-        metric=target.metric,
-        mode=target.mode,
-        mode_given=mode_given,
-        mode_inferred=not mode_given and metric is not None,
-        at=at,
-        compare=compare,
-        seeds=seeds,
-        test=test,
-        interval=interval,
-        plot=not no_plot,
-        html=html,
-        search=target.spec,
-        search_dir=target.search_dir,
-        search_note=target.note,
-    )
-    outcome = report_make.make(request)
-    _show(outcome, request, fmt)
+    with runfiles.read_budget(max_read_bytes):
+        # a search sweep (DIR, or the one its runs name): by default, the metric and mode it optimised
+        target = report_target(
+            directory, metric, mode or direction.default_mode(metric), mode_given=mode_given
+        )
+        request = report_make.Request(
+            directory=directory,
+            out_dir=out_dir,
+            metric=target.metric,
+            mode=target.mode,
+            mode_given=mode_given,
+            mode_inferred=not mode_given and metric is not None,
+            at=at,
+            compare=compare,
+            seeds=seeds,
+            test=test,
+            interval=interval,
+            plot=not no_plot,
+            html=html,
+            search=target.spec,
+            search_dir=target.search_dir,
+            search_note=target.note,
+        )
+        outcome = report_make.make(request)
+        _show(outcome, request, fmt)
     return outcome.exit_code
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sweepgen.cli import _console
-from sweepgen.cli._params import only_option, trusting
+from sweepgen.cli._params import only_option, read_budget_option, trusting
 from sweepgen.cli._table import emit, format_option
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when a command runs
@@ -50,14 +50,26 @@ STYLE = {
     show_default=True,
     help="Log lines shown for each failed or cancelled run.",
 )
+@read_budget_option("status files, trainer states, logs; without --wait, which reads changed files again")
 @trusting("sweep_dir")
-def status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_lines: int) -> int:
+def status(
+    sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_lines: int, max_read_bytes: int
+) -> int:
     """Show the state of every run of the sweep in DIR (the folder holding sweep.lock.json).
 
     Run it from the directory `sweepgen run` was started in (run directories are relative to it).
     Failed, timed-out and cancelled runs are listed with the last lines of their log.
     """
     # sweepgen.run loads when the command runs, not for --help
+    from sweepgen.run.core import runfiles
+
+    if wait:  # a follow reads each changed file again, for as long as the runs go
+        return _status(sweep_dir, only, fmt, wait, tail_lines)
+    with runfiles.read_budget(max_read_bytes):  # one look: what it reads (and shows) bounded together
+        return _status(sweep_dir, only, fmt, wait, tail_lines)
+
+
+def _status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_lines: int) -> int:
     from sweepgen.run.sweep.watch import status as sweep_status
 
     if wait and fmt == "text":

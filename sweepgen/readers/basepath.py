@@ -11,10 +11,12 @@ link) would print another file's values into a CI log.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from sweepgen import confine
 from sweepgen.errors import ConfigError, Location
+from sweepgen.safefs import kind_of
 
 
 def root_of(named: str | Path) -> str:
@@ -39,6 +41,23 @@ class Project:
 
     def inside(self, target: Path, *, named: str, source: Path, line: int = 0) -> Path:
         return confined(target, self.root, named=named, source=source, line=line)
+
+    def holds_file(self, target: Path, *, named: str, source: Path, line: int = 0) -> bool:
+        """Whether the base ``named`` in ``source`` is there, inside the project, as a regular file:
+        False when nothing is there; a FIFO, device, socket or folder is exit 2 saying what it is
+        (read, a FIFO would block the diff; reported missing, it would send the person looking for
+        a file that is there)."""
+        try:
+            mode = os.stat(self.inside(target, named=named, source=source, line=line)).st_mode
+        except (OSError, ValueError):
+            return False
+        if stat.S_ISREG(mode):
+            return True
+        raise ConfigError(
+            f"base {named!r} is a {kind_of(mode)}, not a file (looked at {target}); never read",
+            location=Location(str(source), line),
+            hint="a base must be a regular file: replace it with one, or diff without --resolve-bases",
+        )
 
     def spend(self, path: Path) -> None:
         """Count one more file read; past ``MAX_FILES`` the diff ends with exit 2 at ``path``."""

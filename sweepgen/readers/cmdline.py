@@ -35,6 +35,8 @@ import os
 import re
 from typing import Any
 
+import re2
+
 from sweepgen.readers import hydravalue, launcher_spelling, sbatch, slurm_options, srun
 from sweepgen.readers.model import NotEvaluated
 
@@ -407,7 +409,9 @@ def _override_or_positional(
 
 
 _SEPARATORS = {"&&", "||", ";"}
-_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")  # what may be a brace expansion bash did
+# what may be a brace expansion bash did; RE2, linear: Python's engine tried every split of a
+# `{,,,,...` word without its `}` (quadratic: a 300,000-character word held `diff` for minutes)
+_BRACES = re2.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 
 
 def _inner_commands(words: list[Word], where: str, lines: list[int]) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import MAX_VALUES, ReadResult, tree_size
+from sweepgen.safefs import kind_of as kind_of_mode
 
 SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".sbatch", ".slurm")
 # which reader each suffix gets, and the names `--as` forces one by
@@ -49,7 +50,11 @@ def _reader_of(ref: str, path: Path, kind: str | None) -> str:
     """The reader of an existing regular file: ``kind``, else its suffix's; an error otherwise."""
     if not path.is_file():
         if path.exists():
-            raise ConfigError("not a regular file", location=Location(ref))
+            raise ConfigError(
+                f"is a {kind_of_mode(path.stat().st_mode)}, not a regular file; never read",
+                location=Location(ref),
+                hint="diff reads config files only (a FIFO would block it): give a file",
+            )
         raise ConfigError(
             "no such file",
             location=Location(ref),

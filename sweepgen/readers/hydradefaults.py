@@ -106,7 +106,7 @@ class _Composer:
             return [("", {"hydra": {"@defaults": hydra}})]
         nodes: list[tuple[str, Any]] = []
         for child, target, optional, child_group in self.targets(entry, path, line, package, group):
-            if not target.is_file():
+            if not self.project.holds_file(target, named=_show(entry).strip("`"), source=path, line=line):
                 if optional:
                     continue
                 raise ConfigError(

@@ -26,6 +26,8 @@ rest as ``NotEvaluated`` nodes (compared by their normalised source, reported wi
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 import warnings
 from pathlib import Path
 from typing import Any
@@ -81,8 +83,9 @@ def read_python(
         )
         raise ConfigError(
             f"cannot parse Python config: {why}",
-            location=Location(filename),
-            hint="the file is parsed, never run; `python -m py_compile` refuses it too",
+            location=Location(filename, *_largest_statement(source)),
+            hint="the file is parsed, never run; `python -m py_compile` refuses it too: "
+            "split the statement that starts here",
         ) from err
     result = ReadResult(filename, None)
     evaluator = Evaluator(filename, import_base, result)
@@ -90,5 +93,35 @@ def read_python(
     try:
         result.data = evaluator.module(tree.body)
     except RecursionError as err:
-        raise ConfigError("Python config is nested too deeply to read", location=Location(filename)) from err
+        raise ConfigError(
+            "Python config is nested too deeply to read",
+            location=Location(filename, *_largest_statement(source)),
+            hint="split the statement that starts here into several",
+        ) from err
     return result
+
+
+_NO_WORDS = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING)
+
+
+def _largest_statement(source: str | bytes) -> tuple[int, int]:
+    """(line, column) where the statement of the most tokens starts: what a parser (or the
+    evaluator) too deep to say where it gave up gave up on, found by Python's own tokenizer, which
+    reads without recursion; (0, 0) when even that fails (the error then names the file alone)."""
+    best, count, start = (0, 0, 0), 0, (0, 0)
+    if isinstance(source, bytes):
+        tokens = tokenize.tokenize(io.BytesIO(source).readline)
+    else:
+        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    try:
+        for tok in tokens:
+            if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                best = max(best, (count, -start[0], -start[1]))
+                count = 0
+            elif tok.type not in _NO_WORDS:
+                start = start if count else tok.start
+                count += 1
+    except (tokenize.TokenError, SyntaxError, ValueError, MemoryError, RecursionError):
+        pass  # what was read so far still tells
+    best = max(best, (count, -start[0], -start[1]))
+    return (-best[1], -best[2] + 1) if best[0] else (0, 0)

@@ -16,10 +16,13 @@ import string
 from collections.abc import Callable
 from typing import Any
 
+import re2
+
 MAX_INT_BITS = 10_000  # about 3,000 decimal digits, as in the template sandbox
 MAX_SIZE = 1_000_000  # characters of a string, items of a list or tuple
 
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|[0-9]*)(?:\.(\*|[0-9]*))?[hlL]?([a-zA-Z%])")
+# RE2, linear: Python's engine looked for the `)` of every `%(` again (quadratic in a `%(%(%(...` text)
+_PERCENT = re2.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|[0-9]*)(?:\.(\*|[0-9]*))?[hlL]?([a-zA-Z%])")
 _SPEC_NUMBERS = re.compile(r"[0-9]+")
 
 

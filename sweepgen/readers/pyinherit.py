@@ -124,7 +124,7 @@ def _base_file(path: Path, name: str, root: Project, line: int) -> Path:
             hint="cross-package bases are not resolved; diff without --resolve-bases, or copy the base",
         )
     base_path = root.inside(path.parent / name, named=name, source=path, line=line)
-    if not base_path.is_file():
+    if not root.holds_file(base_path, named=name, source=path, line=line):
         raise ConfigError(
             f"`_base_` file {name!r} not found (looked for {base_path})",
             location=Location(str(path), line),
@@ -145,7 +145,7 @@ def _importer(path: Path, chain: tuple[str, ...], yaml_version: str, root: Proje
         for candidate in (stem.with_suffix(".py") if module else None, stem / "__init__.py"):
             if candidate is None:
                 continue
-            if root.inside(candidate, named=spelled, source=path, line=line).is_file():
+            if root.holds_file(candidate, named=spelled, source=path, line=line):
                 data = read_with_bases(candidate, chain, yaml_version, root).data
                 return data if isinstance(data, dict) else {}
         raise ConfigError(

@@ -19,8 +19,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import re2
 
 from sweepgen.readers.shellvalues import Partial, Unknown, Value, Vars, closing, joined, partial
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    _Pattern: TypeAlias = re.Pattern[str] | re2._Regexp
 
 Expand = Callable[[str], tuple[str, bool]]  # the inside of a double-quoted string, expanded
 Arith = Callable[[str], "str | None"]  # `$(( ))` arithmetic over the known variables
@@ -376,7 +384,7 @@ def _transform(value: str, op: str) -> str:
     raise _NotKnown  # @E @P @A @K @a @k: escapes, prompts and attributes are not modelled
 
 
-def _case(value: str, op: str, rx: re.Pattern[str]) -> str:
+def _case(value: str, op: str, rx: _Pattern) -> str:
     def change(ch: str) -> str:
         if not rx.fullmatch(ch):
             return ch
@@ -387,7 +395,7 @@ def _case(value: str, op: str, rx: re.Pattern[str]) -> str:
     return change(value[:1]) + value[1:]
 
 
-def _remove(value: str, rx: re.Pattern[str], literal: str | None, op: str) -> str:
+def _remove(value: str, rx: _Pattern, literal: str | None, op: str) -> str:
     """``#`` / ``##`` a prefix, ``%`` / ``%%`` a suffix: the shortest (one sign) or longest (two)."""
     if literal is not None:
         return _remove_literal(value, literal, op[0] == "#")
@@ -405,7 +413,7 @@ def _remove_literal(value: str, literal: str, prefix: bool) -> str:
     return value[: len(value) - len(literal)] if value.endswith(literal) else value
 
 
-def _remove_prefix(value: str, rx: re.Pattern[str], shortest: bool) -> str:
+def _remove_prefix(value: str, rx: _Pattern, shortest: bool) -> str:
     n = len(value)
     for end in range(0, n + 1) if shortest else range(n, -1, -1):
         if rx.fullmatch(value, 0, end):
@@ -413,7 +421,7 @@ def _remove_prefix(value: str, rx: re.Pattern[str], shortest: bool) -> str:
     return value
 
 
-def _remove_suffix(value: str, rx: re.Pattern[str], shortest: bool) -> str:
+def _remove_suffix(value: str, rx: _Pattern, shortest: bool) -> str:
     n = len(value)
     for start in range(n, -1, -1) if shortest else range(0, n + 1):
         if rx.fullmatch(value, start, n):
@@ -441,7 +449,7 @@ def _substitution(op: str, operand: str, ctx: _Context) -> Callable[[str], str]:
     return apply
 
 
-def _anchored(value: str, rx: re.Pattern[str], op: str, repl: Callable[[str], str]) -> str:
+def _anchored(value: str, rx: _Pattern, op: str, repl: Callable[[str], str]) -> str:
     if len(value) > _MATCH_LIMIT:
         raise _NotKnown
     n = len(value)
@@ -456,7 +464,7 @@ def _anchored(value: str, rx: re.Pattern[str], op: str, repl: Callable[[str], st
     return value
 
 
-def _scan(value: str, rx: re.Pattern[str], every: bool, repl: Callable[[str], str]) -> str:
+def _scan(value: str, rx: _Pattern, every: bool, repl: Callable[[str], str]) -> str:
     """The longest match at the leftmost place it starts, replaced (each place with ``//``)."""
     if not value and rx.fullmatch(value):
         return repl("")  # `${e//*/X}` of an empty value is X, as bash has it
@@ -538,7 +546,7 @@ def _replacement_token_end(text: str, i: int) -> int:
     return i + 1
 
 
-def _glob(pattern: str, ctx: _Context) -> tuple[re.Pattern[str], str | None]:  # noqa: C901, PLR0915 - a scanner: one branch per pattern character class
+def _glob(pattern: str, ctx: _Context) -> tuple[_Pattern, str | None]:  # noqa: C901, PLR0915 - a scanner: one branch per pattern character class
     """A bash pattern as a regular expression, and its text when it holds no wildcard. Quoted parts
     and an expansion's value inside quotes are literal; an unquoted expansion's value is a pattern."""
     out: list[str] = []
@@ -593,7 +601,14 @@ def _glob(pattern: str, ctx: _Context) -> tuple[re.Pattern[str], str | None]:  #
             out.append(re.escape(ch))
             plain = None if plain is None else [*plain, ch]
         i += 1
-    return re.compile("".join(out), re.S), None if plain is None else "".join(plain)
+    return re2.compile("".join(out), _LINEAR), None if plain is None else "".join(plain)
+
+
+# A pattern is matched by RE2, in time linear in the text: Python's backtracking engine took
+# hours over `${x%%*a*a*a*a*a*a*a*a*a*a*a*a*b}` of 3,000 characters (a config's own text), and a
+# prefix or suffix form tries every end. `.` matches a newline, as `*` and `?` do in bash.
+_LINEAR = re2.Options()
+_LINEAR.dot_nl = True
 
 
 def _name_end(text: str, start: int) -> int:

@@ -158,8 +158,12 @@ def _positional(digits: str, table: str, base: int, source: str) -> int:
     return total
 
 
+# A name starts where no name character is before it: searched from every place inside a long name,
+# the pattern read the rest of it again each time (quadratic: a 200,000-letter `$((...))` held
+# `diff` for hours); now every place but a name's first fails at once.
 _ARITH_ASSIGNS = re.compile(
-    r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)"
+    r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))"
+    r"|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)"
 )
 
 

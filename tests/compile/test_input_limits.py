@@ -11,6 +11,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from fs_support import sweepgen
 from jinja2.exceptions import UndefinedError
 from spec_support import write_project
 
@@ -41,6 +42,34 @@ def render(source: str, **ctx) -> str:
         ("{{ '{0:>{1}}'.format(1, 10**9) }}", "`format` with width"),
         ("{{ '%099999999d' | format(1) }}", "a `%` format width above"),
         ("{{ 'a\nb' | indent(10**8) }}", "`indent` would add 200,000,000 characters"),
+        # one small value (or width) in a million fields, or a separator between a million parts: a
+        # gigabyte built in one C call, which no deadline stops
+        ("{{ ('{a}' * 1000000).format(a='y' * 1000) }}", "`format` would build a string of more than"),
+        ("{{ ('{a}' * 1000000).format_map({'a': 'y' * 1000}) }}", "`format_map` would build a string"),
+        ("{{ ('{:>9999999}' * 100).format(*([1] * 100)) }}", "`format` would build a string"),
+        ("{{ ('{:{}}' * 100).format(*([1, 9999999] * 100)) }}", "`format` would build a string"),
+        ("{{ ('a' * 1000).join('b' * 1000000) }}", "`join` would build a string"),
+        ("{{ ('b' * 1000000) | join('a' * 1000) }}", "`join` would build a string"),
+        ("{{ ('%(a)s' * 1000000) | format(a='y' * 1000) }}", "`%` would build a string"),
+        ("{{ ('%(a)s' * 1000000) % {'a': 'y' * 1000} }}", "`%` would build a string"),
+        ("{{ '%*d' % (999999999, 1) }}", "`%` would build a string"),
+        ("{{ ('\t' * 1000000).expandtabs(1000) }}", "`expandtabs` would build a string"),
+        ("{{ ('a' * 1000000).translate({97: 'b' * 1000}) }}", "`translate` would build a string"),
+        ("{{ [1] | batch(100000000, 'x') | list }}", "`batch` of 100,000,000 filled items"),
+        (
+            "{% set ns = namespace(s='x') %}{% for i in range(31) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+            "`~` would build a string of more than",
+        ),
+        ("{{ [1] | batch(linecount=100000000, fill_with='x') | list }}", "`batch` of 100,000,000 filled"),
+        # an indent repeated on every line (in JSON, once per nesting level)
+        (
+            "{{ [[[[[[[[[[1]]]]]]]]]] | tojson(indent=9999999) }}",
+            "`to_json` with indent 9,999,999 would write",
+        ),
+        ("{{ [[[[[[[[[[1]]]]]]]]]] | to_json(indent='x' * 9999999) }}", "`to_json` with indent"),
+        ("{{ (['a'] * 1000000) | to_yaml(indent=1000) }}", "`to_yaml` with indent 1,000 would write"),
+        # a 10,000-bit integer prints 3,011 characters: 300,000 of them were weighed as 300,000 items
+        ("{{ [2**9999] * 300000 }}", "`*` would build a value of more than"),
         (
             "{% set ns = namespace(x=2) %}{% for i in range(40) %}{% set ns.x = ns.x * ns.x %}{% endfor %}",
             "`*` would give an integer",
@@ -61,6 +90,24 @@ def test_ordinary_arithmetic_still_works():
     assert render(
         "{{ '{}'.format(10**12) }}|{{ (10**12) | center(15) }}|{{ 'x'.rjust(3) }}|{{ 'a' | indent(2) }}"
     ) == ("1000000000000| 1000000000000 |  x|a")
+    assert (
+        render(
+            "{{ '{} {a}'.format(1, a='x') }}|{{ '{a:>3}'.format_map({'a': 5}) }}|{{ ', '.join(['a', 'b']) }}|"
+            "{{ [{'n': 'a'}, {'n': 'b'}] | join('-', attribute='n') }}|{{ '%(a)s' | format(a=3) }}|"
+            "{{ '%*d' % (3, 1) }}"
+        )
+        == "1 x|  5|a, b|a-b|3|  1"
+    )
+    assert render("{{ ([2**9999] * 3) | length }} {{ ([7] * 3000000) | length }}") == "3 3000000"
+    assert render("{{ 'a\tb'.expandtabs(4) }}|{{ 'abc'.translate({97: 'xy', 98: None}) }}") == "a   b|xyc"
+    assert render("{{ ('a' * 9000000).translate({98: 'cc'}) | length }}") == "9000000"  # no `b`: no growth
+    assert render("{{ 'a' ~ 1 ~ none ~ [1] ~ x }}", x=2.5) == "a1None[1]2.5"
+    assert render("{{ [1, 2, 3] | batch(2, 'x') | list }}|{{ [1] | batch(100000000) | list }}") == (
+        "[[1, 2], [3, 'x']]|[[1]]"
+    )
+    assert render("{{ {'a': [1]} | to_json(indent=2) }}|{{ {'a': [1]} | to_yaml(indent=4) }}") == (
+        '{\n  "a": [\n    1\n  ]\n}|    a:\n      - 1'
+    )
     assert MAX_INT_BITS >= 64 * 8  # far above any integer a config holds
 
 
@@ -99,6 +146,19 @@ def test_unsafe_attributes_stay_security_errors():
 
     with pytest.raises(SecurityError):
         render("{{ ''.__class__.__mro__ }}")
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["{{ 'x'.encode() * 1000000000 }}", "{{ 'x'.encode().center(999999999) }}", "{{ 'x'.encode() }}"],
+)
+def test_no_bytes_are_made(source):
+    """Every size check is made for text: bytes passed them all (a gigabyte from `* 10**9`, `center`,
+    `expandtabs`, `replace`), so `encode`, the one way a template made bytes, is refused."""
+    from jinja2.sandbox import SecurityError
+
+    with pytest.raises(SecurityError, match="encode"):
+        render(source)
 
 
 def _compile(project, body: str = "", *, head: str | None = None, template: str | None = None):
@@ -165,3 +225,21 @@ def test_cli_reports_a_limit_as_exit_2(project):
     )
     result = CliRunner().invoke(main, ["list", "specs/demo.yaml"])
     assert result.exit_code == 2 and "10,000,000,000 variants" in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "('{' ~ ':' * 300000).format()",  # the format-width check: every colon tried again
+        "('{' ~ ':' * 300000 ~ '}').format(1)",
+    ],
+)
+def test_a_format_string_check_takes_linear_time(tmp_path, expression):
+    """The sandbox's format-spec checks searched a field that never ends (`{::::...`) once per colon
+    (quadratic, inside one C call no deadline stops: `check` held for minutes). They take linear
+    time now; Python's own refusal of the field is the template's error, at once."""
+    write_project(tmp_path, template="x: '{{ " + expression + " | length }}'\n")
+    done = sweepgen(tmp_path, "check", "specs/demo.yaml")
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "template fails" in said and ("format spec" in said or "Invalid format specifier" in said), said

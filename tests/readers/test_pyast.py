@@ -7,6 +7,7 @@ import pprint
 from pathlib import Path
 
 import pytest
+from fs_support import sweepgen
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -256,6 +257,25 @@ def test_a_file_too_nested_for_python_s_parser_says_why():
     assert info.value.message == "cannot parse Python config: nested too deeply for Python's parser"
 
 
+@pytest.mark.parametrize(
+    "deep",
+    [
+        "-" * 100_000 + "1",  # the parser's MemoryError
+        "a." * 10_000 + "b",  # the parser's RecursionError
+        "-" * 1_500 + "1",  # parsed, too deep for the evaluator
+    ],
+)
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_a_file_too_nested_to_read_names_the_statement(deep, as_bytes):
+    """Neither Python's parser nor the evaluator says where it gave up: the refusal named the file
+    alone, leaving the person to search a long config; it names the statement's line and column."""
+    source = "a = 1\n\nif a:\n    # the deep one\n    b = " + deep + "\n    c = [1, 2, 3, 4]\n"
+    with pytest.raises(ConfigError) as info:
+        read_python(source.encode() if as_bytes else source, "c.py")
+    assert (info.value.location.line, info.value.location.col) == (5, 5), info.value
+    assert "split the statement" in (info.value.hint or "")
+
+
 def test_unreadable_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         read_python_file(tmp_path / "missing.py")
@@ -497,3 +517,13 @@ def test_a_dropped_call_not_followed_may_change_its_arguments():
     one = read_python("cfg = {'lr': 1}\nset_lr(cfg, 2)\nx = cfg['lr']\n").data
     assert isinstance(one["x"], NotEvaluated) and one["cfg"] == {"lr": 1}
     assert diff(one, read_python("cfg = {'lr': 1}\nset_lr(cfg, 2)\nx = 1\n").data)
+
+
+def test_a_percent_format_of_a_long_text_is_bounded_in_linear_time(tmp_path):
+    """`('%(' * 500000) % {}`: the check that a `%` format stays within the size bound looked for
+    the `)` of every `%(` again (quadratic: minutes for `diff`). It takes linear time; Python's own
+    refusal keeps the value as source."""
+    (tmp_path / "a.py").write_text("x = ('%(' * 500000) % {}\n")
+    (tmp_path / "b.py").write_text("x = 1\n")
+    done = sweepgen(tmp_path, "diff", "a.py", "b.py")
+    assert done.returncode == 1 and "not evaluated at a.py:1" in done.stdout, done.stdout + done.stderr

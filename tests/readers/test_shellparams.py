@@ -3,10 +3,12 @@ text bash gives for random values and patterns; a form whose input is not known 
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 
 import pytest
+from fs_support import sweepgen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -152,3 +154,49 @@ def test_ansi_c_escapes_python_reads_otherwise_are_a_change():
         a = read_shell(f"python t.py --x {one}\n").data
         b = read_shell(f"python t.py --x {two}\n").data
         assert diff(a, b), (one, two)
+
+
+def _changes(folder, a: str, b: str) -> dict[str, dict[str, object]]:
+    """`sweepgen diff --format json` of two scripts, within a deadline far above what it takes (a
+    fraction of a second): each change by its path."""
+    (folder / "a.sh").write_text(a)
+    (folder / "b.sh").write_text(b)
+    done = sweepgen(folder, "diff", "--format", "json", "a.sh", "b.sh")
+    assert done.returncode == 1, done.stderr
+    return {c["path"]: c for c in json.loads(done.stdout)["changes"]}
+
+
+@pytest.mark.parametrize(
+    ("form", "length"),
+    [
+        ("${x%%P}", 4000),
+        ("${x##P}", 4000),
+        ("${x#P}", 4000),
+        ("${x/#P/Z}", 4000),
+        ("${x/%P/Z}", 4000),
+        ("${x//P/Z}", 250),
+    ],
+)
+def test_a_pattern_of_many_stars_is_matched_in_linear_time(tmp_path, form, length):
+    """A config's pattern `*a*a*...*b` over a value of `a`s: Python's backtracking engine tries every
+    way to split the value among the stars (hours at twelve stars), and the prefix and suffix forms
+    try every end. The reader matches in linear time (RE2); none matches, so the value is unchanged."""
+    value = "a" * length
+    changes = _changes(tmp_path, f"x={value}\ny={form.replace('P', '*a' * 12 + '*b')}\n", f"x={value}\ny=\n")
+    assert changes["vars.y"]["old"] == value
+
+
+def test_a_long_brace_word_without_its_end_is_read_in_linear_time(tmp_path):
+    """`--lr={,,,...` without its `}`: the check for a brace expansion bash did tried every split of
+    the word (quadratic: 300,000 commas held `diff` for minutes). Kept as written."""
+    word = "{" + "," * 300_000
+    changes = _changes(tmp_path, f"python train.py --lr={word}\n", "python train.py --lr=1\n")
+    assert changes['commands["train.py"].--lr']["old"] == word
+
+
+def test_a_long_name_in_an_arithmetic_expansion_is_read_in_linear_time(tmp_path):
+    """`$(( ZZZ... ))` of 200,000 letters: the search for the names it assigns read the rest of the
+    name again from every place inside it (quadratic: hours). Kept as source, as any expansion
+    the reader does not evaluate."""
+    changes = _changes(tmp_path, f"y=$(( {'Z' * 200_000} ))\nN=1\n", "y=1\nN=1\n")
+    assert set(changes) == {"vars.y"}

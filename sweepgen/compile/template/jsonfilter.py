@@ -17,6 +17,8 @@ from typing import Any
 
 from jinja2 import Undefined
 
+from sweepgen.compile.template import bounds
+
 _encode_str = json.encoder.encode_basestring  # json's own (C) string encoder, non-ASCII kept
 
 
@@ -40,6 +42,7 @@ def to_json(value: Any, indent: int | None = None) -> str:
     try:
         if indent is None:
             return _ENCODER.encode(value)
+        bounds.check_indent("to_json", value, indent, per_level=True)
         return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False, default=_default)
     except ValueError as err:  # a NaN or Infinity inside a list or mapping
         raise ValueError(f"to_json: {err} (JSON has no NaN or Infinity; use to_yaml or pyrepr)") from None

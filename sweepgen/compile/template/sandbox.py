@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any
 
+import re2
 from jinja2 import BaseLoader, StrictUndefined, Undefined, nodes
 from jinja2.exceptions import TemplateRuntimeError, UndefinedError
 from jinja2.runtime import LoopContext
@@ -462,13 +463,15 @@ def _check_add(left: Any, right: Any) -> None:
         raise LimitExceeded(f"`+` would build a sequence of more than {MAX_SEQUENCE:,} items")
 
 
-def _check_percent(left: Any, _right: Any) -> None:
-    """`%` formatting of a string: no width or precision above MAX_SEQUENCE."""
+def _check_percent(left: Any, right: Any) -> None:
+    """`%` formatting of a string: no width or precision above MAX_SEQUENCE, and no result past the
+    size bound (`('%(a)s' * 1000000) % {'a': s}`)."""
     if not isinstance(left, str):
         return
     specs = re.findall(r"%[-#0 +]*([0-9]*)(?:\.([0-9]*))?", left)
     if any(len(n) > 7 for spec in specs for n in spec):  # 10,000,000 has 8 digits
         raise LimitExceeded(f"a `%` format width above {MAX_SEQUENCE:,} characters")
+    bounds.check_percent_format(left, right)
 
 
 def _check_mul(left: Any, right: Any) -> None:
@@ -510,6 +513,13 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
     """The immutable sandbox with arithmetic that cannot build unbounded values."""
 
     intercepted_binops = frozenset({"**", "*", "+", "%"})
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        # every size check is made for text: bytes would pass them all (`'x'.encode() * 10**9`,
+        # `.center(999999999)` built a gigabyte), and a config is written as text anyway
+        if isinstance(obj, str) and attr == "encode":
+            return False
+        return bool(super().is_safe_attribute(obj, attr, value))
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         # Jinja looks `a.b` up as an attribute first and, on AttributeError, as an item: for a dict
@@ -560,20 +570,42 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
         _tick()
         if isinstance(__obj, LoopContext) and args:  # `loop(children)` of a recursive for: counted too
             args = (_counted(args[0]), *args[1:])
-        # String methods that pad to a width (`'x'.center(10**9)`, `ljust`, `zfill`, format specs
-        # like `'{:>999999999}'`) would allocate the whole result before any output limit sees it.
         method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format at attribute access
-        name = getattr(method, "__name__", "")
         if isinstance(getattr(method, "__self__", None), str):
-            if name == "replace":
-                bounds.check_replace(method.__self__, *args, **kwargs)
-            elif name in _PADDING_METHODS:
-                _check_widths(name, args, kwargs)
-            elif name in ("format", "format_map"):
-                _check_format_spec(method.__self__)
-                if _NESTED_SPEC.search(method.__self__):  # a width given as an argument: `{:>{}}`
-                    _check_widths(name, args, kwargs)
+            args = _checked_str_call(getattr(method, "__name__", ""), method.__self__, args, kwargs)
         return super().call(__context, __obj, *args, **kwargs)
+
+
+def _checked_str_call(name: str, text: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """A string method's call refused when its result would pass the size bound, before it is built
+    (in C, where no deadline stops it): those that pad to a width (`'x'.center(10**9)`, `ljust`,
+    `zfill`, `expandtabs`, format specs like `'{:>999999999}'`), repeat a value (`format`,
+    `format_map`, `translate`) or a separator (`join`, whose parts are counted as they are joined:
+    the arguments to call it with)."""
+    if name == "replace":
+        bounds.check_replace(text, *args, **kwargs)
+    elif name in _PADDING_METHODS:
+        _check_widths(name, args, kwargs)
+        if name == "expandtabs":
+            bounds.check_expandtabs(text, *args, **kwargs)
+    elif name in ("format", "format_map"):
+        _check_format_call(name, text, args, kwargs)
+    elif name == "translate" and args:
+        bounds.check_translate(text, args[0])
+    elif name == "join" and args:
+        return (bounds.joined(args[0], text), *args[1:])
+    return args
+
+
+def _check_format_call(name: str, text: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    _check_format_spec(text)
+    nested = bool(_NESTED_SPEC.search(text))
+    if nested:  # a width given as an argument: `{:>{}}`
+        _check_widths(name, args, kwargs)
+    values = [*args, *kwargs.values()]
+    if name == "format_map" and args and isinstance(args[0], dict):
+        values = list(args[0].values())
+    bounds.check_str_format(name, text, values, nested)
 
 
 class _WeighLiterals(NodeTransformer):
@@ -597,6 +629,13 @@ class _WeighLiterals(NodeTransformer):
     def visit_Tuple(self, node: nodes.Tuple) -> nodes.Node:
         return self._weighed(node) if node.ctx == "load" else node  # not `{% set a, b = ... %}`
 
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        # `a ~ b` joins its parts' text in C (Jinja's str_join), past every operator check: doubled
+        # in a loop (`ns.s = ns.s ~ ns.s`), two gigabytes in 31 steps
+        self.generic_visit(node)
+        first, *rest = node.nodes
+        return nodes.Filter(first, _CONCAT_FILTER, list(rest), [], None, None, lineno=node.lineno)
+
 
 def _weighed(value: Any) -> Any:
     bounds.check_weight("a list or mapping written in the template", value)
@@ -604,6 +643,15 @@ def _weighed(value: Any) -> Any:
 
 
 _WEIGH_FILTER = "__sweepgen_weighed"
+_CONCAT_FILTER = "__sweepgen_concat"
+
+
+def _concat(*parts: Any) -> str:
+    """``a ~ b ~ ...`` as Jinja writes it (each part's text), refused past the sequence bound."""
+    texts = [str(part) for part in parts]
+    if sum(map(len, texts)) > MAX_SEQUENCE:
+        raise LimitExceeded(f"`~` would build a string of more than {MAX_SEQUENCE:,} characters")
+    return "".join(texts)
 
 
 def _check_widths(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -613,8 +661,10 @@ def _check_widths(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> N
 
 
 _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
-_NESTED_SPEC = re.compile(r"\{[^{}]*:[^{}]*\{")
-_FORMAT_WIDTH = re.compile(r"\{[^{}]*:[^{}]*?([0-9]{8,})")
+# RE2, linear in the text: Python's engine tried every colon of a field with no end (quadratic:
+# `("{" ~ ":" * 300000).format()` held `check` for minutes, inside one C call no deadline stops)
+_NESTED_SPEC = re2.compile(r"\{[^{}]*:[^{}]*\{")
+_FORMAT_WIDTH = re2.compile(r"\{[^{}]*:[^{}]*?([0-9]{8,})")
 
 
 def _check_format_spec(text: str) -> None:
@@ -634,8 +684,8 @@ def _bounded_filter(
 
 
 def _check_format_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    if args and isinstance(args[0], str):
-        _check_binop("%", args[0], None)
+    if args and isinstance(args[0], str):  # `value | format(*args)` is `value % (kwargs or args)`
+        _check_binop("%", args[0], kwargs or tuple(args[1:]))
     _check_widths(name, args[1:], kwargs)
 
 
@@ -700,6 +750,7 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     env.tests = {name: _ticking(test) for name, test in env.tests.items()}  # type: ignore[arg-type]
     env.filters[_LOOP_FILTER] = _counted
     env.filters[_WEIGH_FILTER] = _weighed
+    env.filters[_CONCAT_FILTER] = _concat
     env.filters["sum"] = _ticking(bounds.sum_filter)
     lipsum = env.globals["lipsum"]
     assert callable(lipsum)  # Jinja's default global
@@ -712,9 +763,21 @@ def make_env(loader: BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
         ("wordwrap", lambda _name, args, kwargs: bounds.check_wrap(*args[1:3], *kwargs.values())),
         ("replace", lambda _name, args, kwargs: bounds.check_replace(*args[1:], *kwargs.values())),
         ("slice", lambda _name, args, kwargs: bounds.check_slices(*args[1:3], *kwargs.values())),
+        ("batch", lambda _name, args, kwargs: bounds.check_batch(*args[1:], **kwargs)),
     ):
         env.filters[name] = _bounded_filter(name, check, env.filters[name])
+    env.filters["join"] = _joining(env.filters["join"])
     return env
+
+
+def _joining(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The `join` filter, its parts counted as they are joined (``bounds.joined``)."""
+
+    @functools.wraps(original)  # keeps Jinja's pass_eval_context mark
+    def join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> Any:
+        return original(eval_ctx, bounds.joined(value, d), d, attribute)
+
+    return join
 
 
 def _checked_first(check: Callable[..., None], original: Callable[..., Any]) -> Callable[..., Any]:

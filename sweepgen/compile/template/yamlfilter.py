@@ -10,6 +10,7 @@ from typing import Any
 from jinja2 import Undefined
 
 from sweepgen import yamlwrite
+from sweepgen.compile.template import bounds
 
 
 def yaml_scalar(value: Any) -> str:
@@ -24,7 +25,11 @@ class YamlWriter(yamlwrite.YamlWriter):
     def scalar(self, value: Any) -> str:
         return yaml_scalar(value)
 
+    def __call__(self, value: Any, indent: int = 0) -> str:
+        bounds.check_indent("to_yaml", value, indent, per_level=False)
+        return self.block(value, indent)
+
 
 def to_yaml(value: Any, indent: int = 0) -> str:
     """Block-style YAML of plain data, keys in their given order; no trailing newline."""
-    return YamlWriter().block(value, indent)
+    return YamlWriter()(value, indent)

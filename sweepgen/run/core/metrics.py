@@ -21,6 +21,7 @@ one source of a run, the first source in ``SOURCES`` order is used and the repor
 from __future__ import annotations
 
 import csv
+import fnmatch
 import functools
 import io
 import json
@@ -31,13 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sweepgen import filenames
+from sweepgen import filenames, safefs
 from sweepgen.errors import UserError
 from sweepgen.run.core import runfiles, wandb_history
 
 SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard", "wandb")
 TRAINER_STATE = filenames.TRAINER_STATE
 EVENTS_GLOB = filenames.TB_EVENTS_GLOB
+MAX_RUN_ENTRIES = 200_000  # files and folders of one run walked for event files; a real run holds hundreds
 TRACK_HINT = "install it with `pip install 'sweepgen[track]'` (or `pip install tensorboard`)"
 
 Points = tuple[tuple[int, float], ...]
@@ -296,8 +298,23 @@ def _read_trainer_state(
 
 def _event_dirs(run_dir: Path) -> list[Path]:
     """Every folder under the run holding TensorBoard event files (transformers writes them to
-    <output_dir>/runs/<date>_<host>/ by default)."""
-    return sorted({p.parent for p in run_dir.rglob(EVENTS_GLOB) if p.is_file()})
+    <output_dir>/runs/<date>_<host>/ by default): the run folder walked at any depth without
+    recursion (a folder 1,500 deep ended a report with exit 70), no link entered, and at most
+    ``MAX_RUN_ENTRIES`` files and folders (a shared runs folder's run of millions would hold the
+    report for as long as it takes to list them)."""
+    found, seen = set(), 0
+    for folder, dirs, files in safefs.walk(str(run_dir)):
+        seen += len(dirs) + len(files)
+        if seen > MAX_RUN_ENTRIES:
+            raise runfiles.RunFileError(
+                run_dir,
+                f"holds more than {MAX_RUN_ENTRIES:,} files and folders (TensorBoard's are looked for)",
+            )
+        if any(
+            fnmatch.fnmatchcase(f, EVENTS_GLOB) and os.path.isfile(os.path.join(folder, f)) for f in files
+        ):
+            found.add(Path(folder))
+    return sorted(found)
 
 
 def _check_event_files(dirs: list[Path]) -> None:
@@ -311,11 +328,13 @@ def _check_event_files(dirs: list[Path]) -> None:
         for path in sorted(folder.iterdir()):
             if "tfevents" not in path.name or path.name.endswith(".profile-empty"):
                 continue  # tensorboard's own rule (io_wrapper.IsSummaryEventsFile): never read
-            total += runfiles.regular_size(path)
+            size = runfiles.regular_size(path)
+            total += size
             if total > limit:
                 raise runfiles.RunFileError(
                     path, f"brings the run's TensorBoard event files past {limit:,} bytes ({total:,})"
                 )
+            runfiles.charge(path, size)  # tensorboard reads them: the command's budget counts them here
 
 
 def read_tensorboard(run_dir: Path) -> dict[str, Points]:

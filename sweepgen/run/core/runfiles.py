@@ -11,16 +11,18 @@ the reason, so ``report`` can list the run with it and go on, and nothing ends i
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from sweepgen import paths, runfs
-from sweepgen.errors import ConfigError, Location
+from sweepgen.errors import ConfigError, Location, SweepgenError
 from sweepgen.safefs import kind_of
 
 MAX_JSON_BYTES = 16 << 20  # summary.json, status files: a few KB in practice
@@ -31,6 +33,61 @@ MAX_DEPTH = 100  # JSON nesting; a summary nests two or three levels
 # scalar events (measured on a loaded 2-core machine), so this is a report's run read in ~20 s; a run
 # logging 20 scalars for 50,000 steps writes about 45 MB
 MAX_EVENTS_BYTES = 64 << 20
+
+
+# Every run file one `report` reads, together: each is bounded above, but in a shared runs folder a
+# sparse file of that size costs its writer nothing, and 20 runs of a 250 MB metrics.jsonl cost a
+# report 36 s and 4 GB of memory. A real report reads far less (1,000 runs x 1,000 logged steps of
+# 20 metrics: about 0.5 GB); past this only the command line goes (`report --max-read-bytes`).
+REPORT_BYTES = 2 << 30
+
+
+class ReadBudgetError(SweepgenError):
+    """The run files of one command together past its budget. No UserError: it never joins one run's
+    problems (the report would go on without the metrics of every run after it); it ends the command."""
+
+
+class _Budget:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.left = limit
+        self.error: ReadBudgetError | None = None
+
+
+_budgets: list[_Budget] = []  # the command's, while one is set (`read_budget`)
+
+
+@contextlib.contextmanager
+def read_budget(limit: int) -> Iterator[None]:
+    """Within the block, the run files read (and the event files handed to tensorboard) together
+    hold at most ``limit`` bytes (``charge``). Once past it, every read is refused, and the block
+    ends with the error even where a caller took it for one run's problem and went on."""
+    budget = _Budget(limit)
+    _budgets.append(budget)
+    try:
+        yield
+    finally:
+        _budgets.pop()
+    if budget.error is not None:
+        raise budget.error
+
+
+def charge(path: Path, size: int) -> None:
+    """Count ``size`` bytes of ``path`` against the command's budget, before they are read."""
+    if not _budgets:
+        return
+    budget = _budgets[-1]
+    if budget.error is None and size > budget.left:
+        budget.error = ReadBudgetError(
+            f"the run files this command reads pass its budget of {budget.limit:,} bytes here "
+            f"({size:,} bytes, {budget.limit - budget.left:,} read before)",
+            location=Location(str(path)),
+            hint="a shared runs folder can hold files that cost their writer nothing; when you trust "
+            f"who wrote these runs, raise it: `--max-read-bytes {-(-4 * budget.limit >> 20)}M`",
+        )
+    if budget.error is not None:
+        raise budget.error
+    budget.left -= size
 
 
 class RunFileError(ConfigError):
@@ -60,6 +117,7 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
         info = os.fstat(fd)
         if info.st_size > limit:
             raise RunFileError(path, f"is larger than {limit:,} bytes ({info.st_size:,})")
+        charge(path, info.st_size)
         chunks, size = [], 0
         while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
             chunks.append(chunk)
