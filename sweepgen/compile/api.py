@@ -108,27 +108,34 @@ def render(
             if not dry_run:
                 writer.apply(outcomes)
     except BaseException:
-        # files staged but not yet in place: deleted, nothing was written; the last staged first, so a
-        # folder an earlier spec made for its sweep (the output root) is empty when it is removed
-        for plan in reversed(plans):
-            if plan.staging is not None:
-                plan.staging.abort()
+        _abort_staged(plans)
         raise
     return outcomes
 
 
+def _abort_staged(plans: list[Plan]) -> None:
+    """Delete the files the plans staged but did not put in place."""
+    # nothing was written; the last staged first, so a folder an earlier spec made for its sweep
+    # (the output root) is empty when it is removed
+    for plan in reversed(plans):
+        if plan.staging is not None:
+            plan.staging.abort()
+
+
 def _unchanged(spec_paths: list[str], trusts: dict[str, Trust]) -> dict[str, Lock | None]:
     """Each spec's lock where it proves nothing changed (None: compile the spec)."""
-    unchanged = {
-        path: t.verdict.lock if t.verdict is not None and not t.verdict.findings else None
-        for path, t in trusts.items()
-    }
+    unchanged = {path: _proven(t) for path, t in trusts.items()}
     sweeps = [lk.sweep for lk in unchanged.values() if lk is not None]
     if len(set(sweeps)) != len(sweeps) or (sweeps and len(spec_paths) > len(sweeps)):
         # several specs at once, some changed: compile them all, so two specs writing one sweep
         # folder are caught by plan_actions whichever of them changed
         return dict.fromkeys(spec_paths)
     return unchanged
+
+
+def _proven(trust: Trust) -> Lock | None:
+    """The spec's lock where its verdict found nothing changed (None otherwise)."""
+    return trust.verdict.lock if trust.verdict is not None and not trust.verdict.findings else None
 
 
 def _compile_all(

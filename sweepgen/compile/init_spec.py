@@ -337,19 +337,29 @@ def _flow_value(value: Any, key: str, config: str) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list):
-        return "[" + ", ".join(_flow_value(v, f"{key}[{i}]", config) for i, v in enumerate(value)) + "]"
+        return _flow_list(value, key, config)
     if isinstance(value, dict):
-        items = (
-            f"{json.dumps(str(k), ensure_ascii=False)}: {_flow_value(v, _join(key, k), config)}"
-            for k, v in value.items()
-        )
-        return "{" + ", ".join(items) + "}"
+        return _flow_mapping(value, key, config)
     raise UserError(  # TOML's dates and times: YAML would read them back as strings or timestamps
         f"{config}: `{key}` is a TOML {type(value).__name__}, which a spec cannot carry as the same type",
         location=_toml_location(config, key),
         key=key,
         hint='write it as a string in the config (e.g. when = "1979-05-27T07:32:00Z"), then init again',
     )
+
+
+def _flow_list(value: list[Any], key: str, config: str) -> str:
+    """A TOML array as a YAML flow sequence."""
+    return "[" + ", ".join(_flow_value(v, f"{key}[{i}]", config) for i, v in enumerate(value)) + "]"
+
+
+def _flow_mapping(value: dict[Any, Any], key: str, config: str) -> str:
+    """A TOML table as a YAML flow mapping."""
+    items = (
+        f"{json.dumps(str(k), ensure_ascii=False)}: {_flow_value(v, _join(key, k), config)}"
+        for k, v in value.items()
+    )
+    return "{" + ", ".join(items) + "}"
 
 
 def _toml_location(config: str, key: str) -> Location:

@@ -80,30 +80,42 @@ def check(
     report = Report(problems=[], specs=len(spec_paths))
     owned: set[str] = set()
     for spec_path in spec_paths:
-        trust = Trust(None, None) if full else trusted(spec_path, out_root)
-        verdict = trust.verdict
-        if verdict is not None:
-            owned.add(verdict.name)
-            report.files += len(verdict.lock.files)
-            try:
-                report.problems.extend(_fast_problems(spec_path, out_root, trust.spec, verdict))
-            except SweepgenError as err:
-                report.problems.append(_invalid(err, spec_path))
-            continue
-        try:
-            plan = compile_spec(spec_path, out_root, loaded=trust.spec)
-        except SweepgenError as err:
-            report.problems.append(_invalid(err, spec_path))
-            continue
-        owned.add(plan.spec.name)
-        report.files += len(plan.files)
-        try:
-            report.problems.extend(_check_plan(plan))
-        except SweepgenError as err:
-            report.problems.append(_invalid(err, spec_path))
+        _check_spec(spec_path, out_root, full, owned, report)
     if orphan_sweeps and os.path.isdir(out_root):
         _orphan_sweeps(out_root, owned, report)
     return report
+
+
+def _check_spec(spec_path: str, out_root: str, full: bool, owned: set[str], report: Report) -> None:
+    """One spec's problems and files counted into ``report``; its sweep folder added to ``owned``."""
+    trust = Trust(None, None) if full else trusted(spec_path, out_root)
+    verdict = trust.verdict
+    if verdict is not None:
+        _check_trusted(spec_path, out_root, trust.spec, verdict, owned, report)
+        return
+    try:
+        plan = compile_spec(spec_path, out_root, loaded=trust.spec)
+    except SweepgenError as err:
+        report.problems.append(_invalid(err, spec_path))
+        return
+    owned.add(plan.spec.name)
+    report.files += len(plan.files)
+    try:
+        report.problems.extend(_check_plan(plan))
+    except SweepgenError as err:
+        report.problems.append(_invalid(err, spec_path))
+
+
+def _check_trusted(
+    spec_path: str, out_root: str, spec: Spec | None, verdict: Verdict, owned: set[str], report: Report
+) -> None:
+    """``_check_spec`` for a spec whose lock proves its inputs unchanged."""
+    owned.add(verdict.name)
+    report.files += len(verdict.lock.files)
+    try:
+        report.problems.extend(_fast_problems(spec_path, out_root, spec, verdict))
+    except SweepgenError as err:
+        report.problems.append(_invalid(err, spec_path))
 
 
 def _orphan_sweeps(out_root: str, owned: set[str], report: Report) -> None:
@@ -228,16 +240,7 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
     expected = {f.path: f.content() for f in plan.files}
     problems = _file_problems(plan, tree, rec, expected)
     if tree is None or rec is None:
-        if expected:
-            problems.append(
-                Problem(
-                    "lock",
-                    f"{plan.shown_dir}/{lock.LOCK_NAME}",
-                    "lock file is missing",
-                    hint="run `sweepgen render`",
-                )
-            )
-        return problems
+        return problems + _missing_lock(plan, expected)
     if rec.journal is not None:
         problems.append(_interrupted(tree))
     problems += _extra_problems(plan, tree, rec, expected)
@@ -245,6 +248,20 @@ def _compare(plan: Plan, tree: OutputTree | None) -> list[Problem]:
     if lock_problem is not None:
         problems.append(lock_problem)
     return _by_cause(plan, problems, recorded)
+
+
+def _missing_lock(plan: Plan, expected: dict[str, bytes]) -> list[Problem]:
+    """The missing lock file, as a problem where the spec writes any file."""
+    if not expected:
+        return []
+    return [
+        Problem(
+            "lock",
+            f"{plan.shown_dir}/{lock.LOCK_NAME}",
+            "lock file is missing",
+            hint="run `sweepgen render`",
+        )
+    ]
 
 
 def _file_problems(
@@ -307,17 +324,22 @@ def _changed(rec: Recorded | None, path: str, where: str, current: bytes, data: 
 
 def _extra_problems(plan: Plan, tree: OutputTree, rec: Recorded, expected: dict[str, bytes]) -> list[Problem]:
     """What stands in the sweep folder that the spec does not write: orphans, leftovers, unsafe nodes."""
-    entries = [
-        (p, k)
-        for p, k in tree.walk()
-        if p not in expected and p not in (lock.LOCK_NAME, JOURNAL_NAME, *lock.RUN_STATE_NAMES)
-    ]
+    entries = _unwritten(tree, expected)
     # tool files (__pycache__, .DS_Store, swap files) and git-ignored files are not orphans
     tolerated = foreign_ok(plan.sweep_dir, [p for p, k in entries if k == "file" and p not in rec.shas])
     return [
         _extra_problem(f"{plan.shown_dir}/{path}", path, kind, rec)
         for path, kind in entries
         if path not in tolerated
+    ]
+
+
+def _unwritten(tree: OutputTree, expected: dict[str, bytes]) -> list[tuple[str, str]]:
+    """(path, kind) of everything in the sweep folder that is neither a spec's file nor a record."""
+    return [
+        (p, k)
+        for p, k in tree.walk()
+        if p not in expected and p not in (lock.LOCK_NAME, JOURNAL_NAME, *lock.RUN_STATE_NAMES)
     ]
 
 

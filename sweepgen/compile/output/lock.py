@@ -324,18 +324,7 @@ def _damaged(shown: str, what: str, line: int = 0, col: int = 0) -> UserError:
 
 def parse(raw: bytes, shown: str) -> Lock:
     """A lock file's bytes as the typed model; anything malformed is a UserError naming the file."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise _damaged(shown, f"not UTF-8 text (byte {err.start})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise _damaged(shown, f"not valid JSON: {err.msg}", err.lineno, err.colno) from None
-    except RecursionError:
-        raise _damaged(shown, "nested too deeply") from None
-    except ValueError as err:  # an integer past Python's 4,300-digit conversion limit
-        raise _damaged(shown, str(err).split(";")[0]) from None
+    data = _json_of(raw, shown)
     if paths.too_deep(data, MAX_LOCK_DEPTH):
         raise _damaged(shown, f"nested more than {MAX_LOCK_DEPTH} levels deep")
     if not isinstance(data, dict):
@@ -352,6 +341,22 @@ def parse(raw: bytes, shown: str) -> Lock:
         return _model(data, version)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
         raise _damaged(shown, f"unexpected content ({type(err).__name__}: {err})") from None
+
+
+def _json_of(raw: bytes, shown: str) -> Any:
+    """A lock file's bytes as decoded JSON; bytes that are not UTF-8 JSON are a UserError."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _damaged(shown, f"not UTF-8 text (byte {err.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise _damaged(shown, f"not valid JSON: {err.msg}", err.lineno, err.colno) from None
+    except RecursionError:
+        raise _damaged(shown, "nested too deeply") from None
+    except ValueError as err:  # an integer past Python's 4,300-digit conversion limit
+        raise _damaged(shown, str(err).split(";")[0]) from None
 
 
 def _str(value: Any) -> str:

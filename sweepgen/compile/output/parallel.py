@@ -120,6 +120,14 @@ class Rendering:
         return out
 
     def _collect(self) -> list[list[Rendered] | _Failure]:
+        parts = self._received()
+        missing = [i for i in range(len(self._chunks)) if i not in parts]
+        if missing:
+            raise self._died(missing[0])
+        return [parts[i] for i in range(len(self._chunks))]
+
+    def _received(self) -> dict[int, list[Rendered] | _Failure]:
+        """Every chunk result the workers sent, by chunk number, read until every worker ended."""
         parts: dict[int, list[Rendered] | _Failure] = {}
         open_ends: list[Connection] = [recv for _, recv in self._workers]
         while open_ends:
@@ -131,10 +139,7 @@ class Rendering:
                     open_ends.remove(end)
                     continue
                 parts[message[0]] = message[1]
-        missing = [i for i in range(len(self._chunks)) if i not in parts]
-        if missing:
-            raise self._died(missing[0])
-        return [parts[i] for i in range(len(self._chunks))]
+        return parts
 
     def _died(self, chunk: int) -> RuntimeError:
         """A chunk no worker sent back: its worker died; the workers' exit codes say how."""

@@ -330,11 +330,16 @@ def _shape(schema: Any) -> str:
         return f"one of {schema['enum']!r}"
     if "const" in schema:
         return repr(schema["const"])
-    types = schema.get("type")
-    names = types if isinstance(types, list) else [types] if types else []
+    names = _listed_types(schema)
     if names == ["array"] and "items" in schema:
         return f"array of {_shape(schema['items'])}"
     return " or ".join(names) or "a value matching its schema"
+
+
+def _listed_types(schema: dict[str, Any]) -> list[Any]:
+    """The schema's ``type`` as a list (empty where it has none)."""
+    types = schema.get("type")
+    return types if isinstance(types, list) else [types] if types else []
 
 
 def _join(path: str, key: str) -> str:

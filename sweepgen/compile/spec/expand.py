@@ -240,19 +240,32 @@ def _combine(
                     cfg4, layers4 = _applied(cfg3, list(spt.ops), layers3, where)
                     parts = _parts(vname, combo, zpt, smp, spt, sep)
                     setting = _setting(vops + gops + zsops + list(spt.ops))
-                    variants.append(
-                        Variant(
-                            name=names.add(parts, vname, bool(combo), _last(tuple(parts.items()), combo)),
-                            config=cfg4,
-                            layers=layer_maps.setdefault(tuple(layers4.items()), layers4),
-                            overrides={op.dotted: op.value for op in setting},
-                            axes={p: v for pt in (*combo, zpt, smp) for p, v in pt.axes},
-                            step=spt.label,
-                            parts=parts,
-                            touched=tuple(op.path for op in setting),
-                        )
-                    )
+                    name = names.add(parts, vname, bool(combo), _last(tuple(parts.items()), combo))
+                    layers = layer_maps.setdefault(tuple(layers4.items()), layers4)
+                    variants.append(_variant(name, cfg4, layers, setting, (*combo, zpt, smp), spt, parts))
     return variants
+
+
+def _variant(
+    name: str,
+    config: dict[str, Any],
+    layers: dict[str, str],
+    setting: list[Op],
+    points: tuple[_Point, ...],
+    step: _Point,
+    parts: dict[str, str],
+) -> Variant:
+    """One variant of the product: its settings and axis values gathered from its points."""
+    return Variant(
+        name=name,
+        config=config,
+        layers=layers,
+        overrides={op.dotted: op.value for op in setting},
+        axes={p: v for pt in points for p, v in pt.axes},
+        step=step.label,
+        parts=parts,
+        touched=tuple(op.path for op in setting),
+    )
 
 
 def _setting(ops: list[Op]) -> list[Op]:
@@ -321,31 +334,49 @@ def _check_overwrites(
 ) -> None:
     """A later layer writing a path an axis sets (or a mapping above it) would silently overwrite the
     axis, producing duplicate runs under different names: an error at the later key."""
-    doc = spec.doc
     # a one-value axis overwritten makes no duplicates (that is plain layer precedence), so only
     # axes with several values are protected.
-    grid: list[_AxisPath] = [
-        (pts[0].ops[0].path, key, "grid axis", doc.loc(("grid", key), key=True), len(pts))
-        for key, pts in zip(spec.model.grid or {}, grid_axes)
-    ]
-    zipped: list[_AxisPath] = [  # located at the axis key, like grid axes (the op itself is at its value)
-        (op.path, op.dotted, "zip axis", locs.get(("zip", op.dotted), op.loc), len(points))
-        for points in zip_groups
-        for op in points[0].ops
-    ]
-    sampled: list[_AxisPath] = [
-        (op.path, op.dotted, "sample axis", op.loc, len(sample_points)) for op in sample_points[0].ops
-    ]
-    ablation: list[_AxisPath] = [
-        (op.path, op.dotted, f"ablation step `{op.layer.split(':', 1)[1]}`", op.loc, 0)
-        for op in steps[-1].ops
-        if op.kind != overrides.MERGE
-    ]
+    grid = _grid_paths(spec, grid_axes)
+    zipped = _zip_paths(locs, zip_groups)
+    sampled = _sample_paths(sample_points)
+    ablation = _ablation_paths(steps)
     _check_within(grid, "grid", "one grid axis; give it all the values")
     _check_within(zipped, "zip", "one zip group")
     layers = [grid, zipped, sampled, ablation]
     for k, later in enumerate(layers[1:], start=1):
         _check_across([entry for group in layers[:k] for entry in group], later)
+
+
+def _grid_paths(spec: Spec, grid_axes: list[list[_Point]]) -> list[_AxisPath]:
+    """The path of each grid axis, located at its key."""
+    doc = spec.doc
+    return [
+        (pts[0].ops[0].path, key, "grid axis", doc.loc(("grid", key), key=True), len(pts))
+        for key, pts in zip(spec.model.grid or {}, grid_axes)
+    ]
+
+
+def _zip_paths(locs: Locs, zip_groups: list[list[_Point]]) -> list[_AxisPath]:
+    """The path of each zip axis of every group."""
+    return [  # located at the axis key, like grid axes (the op itself is at its value)
+        (op.path, op.dotted, "zip axis", locs.get(("zip", op.dotted), op.loc), len(points))
+        for points in zip_groups
+        for op in points[0].ops
+    ]
+
+
+def _sample_paths(sample_points: list[_Point]) -> list[_AxisPath]:
+    """The path of each sample axis."""
+    return [(op.path, op.dotted, "sample axis", op.loc, len(sample_points)) for op in sample_points[0].ops]
+
+
+def _ablation_paths(steps: list[_Point]) -> list[_AxisPath]:
+    """The paths the last ablation step sets."""
+    return [
+        (op.path, op.dotted, f"ablation step `{op.layer.split(':', 1)[1]}`", op.loc, 0)
+        for op in steps[-1].ops
+        if op.kind != overrides.MERGE
+    ]
 
 
 def _under(path: tuple[str, ...], other: tuple[str, ...]) -> bool:

@@ -315,18 +315,11 @@ def _pydantic_error(
     dotted = ".".join(str(p) for p in first["loc"])
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     if first["type"] == "extra_forbidden":
-        known = _known_fields(model, first["loc"]) if model is not None else []
-        close = difflib.get_close_matches(str(first["loc"][-1]), known, n=1)
-        hint = (
-            f"did you mean `{close[0]}`?"
-            if close
-            else (f"allowed keys here: {', '.join(known)}" if known else "remove the key")
-        )
         return SpecError(
             f"unknown key `{first['loc'][-1]}`{more}",
             location=doc.loc(loc_path, key=True),
             key=dotted,
-            hint=hint,
+            hint=_unknown_key_hint(model, first["loc"]),
         )
     if first["type"] == "missing":
         return SpecError(
@@ -350,6 +343,15 @@ def _pydantic_error(
         key=dotted,
         hint="fix the value's type; quote strings, write numbers without quotes",
     )
+
+
+def _unknown_key_hint(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str:
+    """The fix for an unknown key at ``loc``: the closest known key, else every key allowed there."""
+    known = _known_fields(model, loc) if model is not None else []
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    if close:
+        return f"did you mean `{close[0]}`?"
+    return f"allowed keys here: {', '.join(known)}" if known else "remove the key"
 
 
 def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:

@@ -480,6 +480,11 @@ def _check_mul(left: Any, right: Any) -> None:
         if _int_bits(left) + _int_bits(right) > MAX_INT_BITS:
             raise LimitExceeded(f"`*` would give an integer of more than {MAX_INT_BITS} bits")
         return
+    _check_repeat(left, right)
+
+
+def _check_repeat(left: Any, right: Any) -> None:
+    """`*` of a sequence and a count, bounded in items."""
     count = right if type(right) is int else left if type(left) is int else None
     length = _size(left) or _size(right)
     if count is not None and length and count * length > MAX_SEQUENCE:
