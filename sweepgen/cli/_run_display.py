@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sweepgen.cli import _console
+from sweepgen.escape import line as one_line
 from sweepgen.run.core import boot_clock, metrics
 from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word, this_host
 from sweepgen.run.core.progress import last_metrics, read_summary, total_steps
@@ -392,7 +393,8 @@ def print_result(result: RunResult, sweep_dir: Path, metric: str | None = None) 
     else:
         out.print(_final_table(result.decisions, result.live, metric))
     for run in result.failed:
-        what = f"{escape(run.name)} failed ({escape(run.reason)}); last lines of {escape(str(run.log))}"
+        reason = escape(one_line(run.reason))  # one line, whatever the status file says
+        what = f"{escape(run.name)} failed ({reason}); last lines of {escape(str(run.log))}"
         err.print(f"\n[bold red]── {what}:[/]", markup=True)
         for line in run.tail:
             err.print(line, markup=False, highlight=False)

@@ -18,6 +18,7 @@ import click
 from sweepgen.cli import _console
 from sweepgen.cli._params import only_option, read_budget_option, trusting
 from sweepgen.cli._table import emit, format_option
+from sweepgen.escape import line as one_line
 
 if TYPE_CHECKING:  # annotations only: sweepgen.run and rich load when a command runs
     from rich.table import Table
@@ -190,7 +191,7 @@ def _table(views: Sequence[RunView], title: str | None = None) -> Table:
             str(s.attempt) if s else "-",
             fmt_duration(elapsed_seconds(s, now)),
             step_text(view.task.run_dir, view.task.config, s),
-            view.unreadable or ((s.reason or "") if s else ""),
+            one_line(view.unreadable or ((s.reason or "") if s else "")),  # one line, whatever the file says
         )
     return table
 
@@ -206,7 +207,7 @@ def _show_problems(views: Sequence[RunView], tail_lines: int) -> None:
         reason = view.unreadable or (view.status.reason if view.status else None) or "no reason recorded"
         path, lines = log_tail(view, tail_lines)
         err.print(
-            f"\n[bold red]── {escape(view.task.name)} {view.label}[/] ({escape(reason)})"
+            f"\n[bold red]── {escape(view.task.name)} {view.label}[/] ({escape(one_line(reason))})"
             + escape(f"; last lines of {path}:" if lines else f"; {path or 'no log'} is empty"),
             markup=True,
         )

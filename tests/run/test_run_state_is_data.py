@@ -390,3 +390,16 @@ def test_a_status_naming_a_live_process_that_is_no_supervisor_is_lost_not_runnin
     assert status is not None and status.state is RunState.FINISHED and status.attempt == 2, status
     assert len((run / "starts.jsonl").read_text().splitlines()) == 1  # started once, here
     assert victim.poll() is None and not _term_pending(victim.pid)
+
+
+def test_a_status_files_reason_is_shown_on_one_line(tmp_path: Path):
+    """A reason read from a status file is data: its line breaks are shown escaped, in the table and
+    in the heading of the run's log, so it cannot print a line of its own (a forged run, a CI
+    workflow command)."""
+    make_sweep(tmp_path, {"r0": {"steps": 1}, "r1": {"steps": 1}})
+    forged = "boom\nr1 FINISHED all good\n::error::x"
+    write_status(tmp_path / "runs/fake/r0", RunStatus(RunState.FAILED, "local", exit_code=1, reason=forged))
+    shown = sweepgen(tmp_path, "status", "generated/fake")
+    printed = (shown.stdout + shown.stderr).splitlines()
+    assert not any(text.strip().startswith(("r1 FINISHED", "::error")) for text in printed), printed
+    assert sum("boom\\nr1 FINISHED all good\\n" in text for text in printed) == 2, printed
