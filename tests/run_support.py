@@ -84,11 +84,18 @@ def read_until(proc: subprocess.Popen[str], text: str, stream: IO[str] | None = 
     reached), within LOADED_S."""
     stream = stream or proc.stderr
     assert stream is not None
+    # a text stream reads the pipe in chunks: a line read past the one returned would wait in its
+    # buffer, unseen by select (the next call then waited for its deadline under load); one byte at
+    # a time, every line not yet returned is still in the pipe, where select sees it
+    stream._CHUNK_SIZE = 1  # type: ignore[attr-defined]
     seen, deadline = "", time.monotonic() + LOADED_S
     while text not in seen:
-        assert time.monotonic() < deadline and proc.poll() is None, seen
+        assert time.monotonic() < deadline, seen
         if select.select([stream], [], [], 0.1)[0]:
-            seen += stream.readline()
+            line = stream.readline()
+            # a process that ended: the lines it left are read first, then its end (EOF) fails
+            assert line, f"{seen}(the process closed it, exit {proc.poll()})"
+            seen += line
     return seen
 
 
