@@ -51,18 +51,20 @@ def command_of(ref: str) -> str | None:
 
 
 def trl_version() -> str | None:
-    return _version("trl")
+    return installed_version("trl")
 
 
 def accelerate_version() -> str | None:
     """accelerate's installed version: the schema holds its launch options, so a cache is its too."""
-    return _version("accelerate")
+    return installed_version("accelerate")
 
 
-def _version(package: str) -> str | None:
+def installed_version(package: str) -> str | None:
+    """The installed version of ``package`` (read from its metadata, never imported); None when it
+    is not installed, or the name is no distribution name (a schema file's stamp is data)."""
     try:
         return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
+    except (importlib.metadata.PackageNotFoundError, ValueError):
         return None
 
 

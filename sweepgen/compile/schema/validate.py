@@ -13,7 +13,6 @@ import contextlib
 import contextvars
 import dataclasses
 import importlib
-import importlib.metadata
 import json
 import os
 import sys
@@ -292,19 +291,14 @@ def _exported_elsewhere(schema: Any, ref: str, path: str) -> str | None:
     package, version = (
         (stamp.get("package"), stamp.get("version")) if isinstance(stamp, dict) else (None, None)
     )
-    installed = _installed(package) if isinstance(package, str) and isinstance(version, str) else None
+    installed = (
+        trl_cli.installed_version(package) if isinstance(package, str) and isinstance(version, str) else None
+    )
     if installed is None or installed == version:
         return None  # the same release, or not installed here (a lint job): nothing to compare with
     source = stamp.get("source") if isinstance(stamp, dict) else None
     again = f"`sweepgen schema --export {source} -o {path}`" if isinstance(source, str) else "export it again"
     return f"{ref} was exported from {package} {version}, {installed} is installed here: {again}"
-
-
-def _installed(package: str) -> str | None:
-    try:
-        return importlib.metadata.version(package)
-    except (importlib.metadata.PackageNotFoundError, ValueError):
-        return None
 
 
 def _parse_json(raw: bytes, ref: str, loc: Location) -> Any:
