@@ -106,3 +106,11 @@ def test_runs_of_as_many_gpus_as_processes_are_started(tmp_path, monkeypatch):
     _sweep(tmp_path, {"num_processes": 2}, resources={"gpus_per_run": 2})
     result = _run("--command", TRL, "--gpus", "0,1,2,3")
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.train  # with trl installed, where a preset would be looked for
+@pytest.mark.parametrize("name", ["zero2\x00", "../../../etc/zero2", "configs/acc.yaml", ""])
+def test_an_accelerate_config_that_is_no_preset_name_is_never_opened(name):
+    """A config's value is data: a path or a value with a NUL byte is not judged (it ended `run` in a
+    traceback: `open` refuses a NUL byte)."""
+    assert trl_processes.processes({"accelerate_config": name}) is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from sweepgen.errors import ConfigError, Location
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.config_where import key_location
 from sweepgen.run.core.trl_output_dir import trl_training
+
+_PRESET = re.compile(r"[A-Za-z0-9_-]+")  # the names of trl/accelerate_configs/*.yaml
 
 
 def check(
@@ -84,8 +87,9 @@ def _command_processes(command: Sequence[str]) -> tuple[int, str] | None:
 def _preset_processes(name: str) -> int | None:
     """The ``num_processes`` of TRL's preset ``name`` (trl/accelerate_configs/NAME.yaml, read from the
     installed package without importing it) when it starts several; None otherwise."""
-    a_file = "/" in name or name.endswith((".yaml", ".yml"))  # the project's own: not read
-    spec = None if a_file else importlib.util.find_spec("trl")
+    # a preset is a plain word (`zero2`); anything else is a path, the project's own file (not read),
+    # or a value no file is named by (`x\0y` from a config is data: never opened)
+    spec = importlib.util.find_spec("trl") if _PRESET.fullmatch(name) else None
     folders = list(spec.submodule_search_locations or []) if spec else []
     for folder in folders:
         path = os.path.join(folder, "accelerate_configs", f"{name}.yaml")
