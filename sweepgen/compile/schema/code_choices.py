@@ -14,6 +14,7 @@ of every such chain of one field are joined, so a value some chain handles is ne
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -48,8 +49,8 @@ def closed_in(modules: Iterable[str], fields: Collection[str]) -> dict[str, tupl
     ``trl.trainer.grpo_trainer``) closes: read from source, never imported for it."""
     out: dict[str, tuple[list[str], str]] = {}
     for module in dict.fromkeys(m for name in modules for m in _with_trainer(name)):
-        left = [f for f in fields if f not in out]
-        for name, found in _closed_in_module(module, left).items():
+        closed = _closed_in_module(module)
+        for name, found in ((f, closed[f]) for f in fields if f in closed and f not in out):
             where = f"{module.replace('.', '/')}.py:{found.line}"
             out[name] = (
                 list(found.values),
@@ -58,23 +59,27 @@ def closed_in(modules: Iterable[str], fields: Collection[str]) -> dict[str, tupl
     return out
 
 
-def _closed_in_module(module: str, fields: Collection[str]) -> dict[str, Closed]:
-    source_path = _source_file(module) if fields else None
+@functools.lru_cache(maxsize=32)
+def _closed_in_module(module: str) -> dict[str, Closed]:
+    """Every field the module's code closes: its source parsed once per process (a `check` of
+    several specs naming one class, and the class's schema and validator, read it once)."""
+    source_path = _source_file(module)
     if source_path is None:
         return {}
     with open(source_path, encoding="utf-8") as fh:
-        return closed_choices(fh.read(), fields)
+        return closed_choices(fh.read())
 
 
-def closed_choices(source: str, fields: Collection[str]) -> dict[str, Closed]:
-    """Per field in ``fields``: the string values the code in ``source`` handles before it raises."""
+def closed_choices(source: str, fields: Collection[str] | None = None) -> dict[str, Closed]:
+    """Per field (of ``fields``; None: any): the string values the code in ``source`` handles
+    before it raises."""
     found: dict[str, tuple[set[str], int]] = {}
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for chain in _unconditional_ifs(node.body):
             closed = _closed(chain)
-            if closed is None or closed[0] not in fields:
+            if closed is None or (fields is not None and closed[0] not in fields):
                 continue
             values, line = found.setdefault(closed[0], (set(), closed[2]))
             values |= closed[1]
