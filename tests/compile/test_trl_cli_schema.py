@@ -56,6 +56,10 @@ def cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project folder, and trl 9.9.9's `grpo` schema in the cache (trl itself is never imported)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(trl_cli, "trl_version", lambda: "9.9.9")
+    # the export's release is the installed one here, wherever trl is really installed (in the full
+    # lane's venv a real trl would make every refusal say the file was exported from another release)
+    real = trl_cli.installed_version
+    monkeypatch.setattr(trl_cli, "installed_version", lambda p: "9.9.9" if p == "trl" else real(p))
     folder = tmp_path / "cache" / "sweepgen" / "schemas" / "trl-9.9.9"
     folder.mkdir(parents=True)
     (folder / "grpo.json").write_text(json.dumps(CACHED))

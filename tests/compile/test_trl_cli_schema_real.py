@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from enum import Enum
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,57 @@ def test_trl_grpo_and_its_schema_agree_on_the_keys_it_hands_to_accelerate(tmp_pa
     schema = trl_cli.command_schema("grpo", Location("spec.yaml"))
     assert (jsonschema_subset.validate(config, schema) == []) is (extra == "")
     assert _trl_takes(path) is (extra == "")
+
+
+def _training_commands() -> list[str]:
+    """Every `trl <command>` that trains (a script module with make_parser), as installed."""
+    import pkgutil
+
+    import trl.scripts
+
+    names = [m.name for m in pkgutil.iter_modules(trl.scripts.__path__) if not m.name.startswith("_")]
+    return [n for n in names if n not in ("env", "utils", "vllm_serve")]
+
+
+def _as_yaml_reads(value: object) -> object:
+    """A default as a config file would spell it: enums by value, tuples as lists."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [_as_yaml_reads(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _as_yaml_reads(v) for k, v in value.items()}
+    return value
+
+
+def test_every_trl_command_s_schema_loads_and_takes_trl_s_own_defaults(tmp_path, monkeypatch):
+    """`--schema trl:rloo` failed on the first command: RLOOConfig's `tuple[float, float]` exports as
+    `prefixItems`, which the validator refused to load. Each command's schema must load, and every
+    field's default (the values TRL itself starts from) must fit it."""
+    import importlib
+
+    from sweepgen.compile.schema import jsonschema_subset, trl_cli
+    from sweepgen.errors import Location
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    commands = _training_commands()
+    assert {"grpo", "rloo", "sft", "dpo"} <= set(commands)
+    for command in commands:
+        schema = trl_cli.command_schema(command, Location("test"))
+        jsonschema_subset.check_schema(schema)
+        optional = {**schema, "required": []}
+        for cls in importlib.import_module(f"trl.scripts.{command}").make_parser().dataclass_types:
+            for name, default in _defaults(cls):
+                assert jsonschema_subset.validate({name: default}, optional) == [], (command, name)
+
+
+def _defaults(cls: type) -> list[tuple[str, object]]:
+    import dataclasses
+
+    out: list[tuple[str, object]] = []
+    for f in (f for f in dataclasses.fields(cls) if f.init):  # type: ignore[arg-type]
+        if f.default is not dataclasses.MISSING:
+            out.append((f.name, _as_yaml_reads(f.default)))
+        elif f.default_factory is not dataclasses.MISSING:
+            out.append((f.name, _as_yaml_reads(f.default_factory())))
+    return out

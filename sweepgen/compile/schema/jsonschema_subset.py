@@ -33,6 +33,7 @@ SUPPORTED = frozenset(
         "required",
         "additionalProperties",
         "items",
+        "prefixItems",
         "minimum",
         "maximum",
         "exclusiveMinimum",
@@ -163,6 +164,7 @@ _VALUE_KINDS: dict[str, tuple[Any, str]] = {
     "items": (_a_schema, "a schema"),
     "not": (_a_schema, "a schema"),
     "anyOf": (_schemas, "a non-empty array of schemas"),
+    "prefixItems": (_schemas, "a non-empty array of schemas"),
     "allOf": (_schemas, "a non-empty array of schemas"),
     "oneOf": (_schemas, "a non-empty array of schemas"),
     **dict.fromkeys(
@@ -182,7 +184,7 @@ def _subschemas(schema: dict[str, Any], where: str) -> list[tuple[Any, str]]:
     ]
     out += [
         (sub, f"{where}/{kw}/{i}")
-        for kw in ("anyOf", "allOf", "oneOf")
+        for kw in ("prefixItems", "anyOf", "allOf", "oneOf")
         for i, sub in enumerate(schema.get(kw, []))
     ]
     return out
@@ -227,9 +229,7 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
             out.append((path, f"fewer than {schema['minItems']} items"))
         if "maxItems" in schema and len(value) > schema["maxItems"]:
             out.append((path, f"more than {schema['maxItems']} items"))
-        if "items" in schema:
-            for i, item in enumerate(value):
-                out.extend((p or path, f"item {i}: {m}") for p, m in validate(item, schema["items"], path))
+        out.extend(_items(value, schema, path))
     if isinstance(value, dict):
         props = schema.get("properties", {})
         for key in schema.get("required", []):
@@ -254,6 +254,17 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
         out.append((path, "must match exactly one of oneOf"))
     if "not" in schema and not validate(value, schema["not"], path):
         out.append((path, "matches a schema under `not`"))
+    return out
+
+
+def _items(value: list[Any], schema: dict[str, Any], path: str) -> list[tuple[str, str]]:
+    """Item i against ``prefixItems[i]`` (a tuple's places: pydantic's ``tuple[float, float]``, as
+    TRL's RLOOConfig.reward_clip_range), the items after them against ``items``."""
+    prefix = schema.get("prefixItems", [])
+    out: list[tuple[str, str]] = []
+    for i, item in enumerate(value):
+        sub = prefix[i] if i < len(prefix) else schema.get("items", True)
+        out.extend((p or path, f"item {i}: {m}") for p, m in validate(item, sub, path))
     return out
 
 
@@ -331,9 +342,15 @@ def _shape(schema: Any) -> str:
     if "const" in schema:
         return repr(schema["const"])
     names = _listed_types(schema)
-    if names == ["array"] and "items" in schema:
-        return f"array of {_shape(schema['items'])}"
+    if names == ["array"]:
+        return _array_shape(schema)
     return " or ".join(names) or "a value matching its schema"
+
+
+def _array_shape(schema: dict[str, Any]) -> str:
+    if schema.get("prefixItems"):
+        return f"[{', '.join(_shape(s) for s in schema['prefixItems'])}]"
+    return f"array of {_shape(schema['items'])}" if "items" in schema else "array"
 
 
 def _listed_types(schema: dict[str, Any]) -> list[Any]:
