@@ -372,15 +372,20 @@ def test_a_run_dir_that_cannot_be_created_is_a_failed_run_not_a_crash(tmp_path):
     assert live["a"].state is not RunState.RUNNING and not ex._running
 
 
-def test_a_command_that_is_not_there_is_a_failed_attempt_said_in_its_log_and_status(sweep_root):
+def test_a_command_that_cannot_be_executed_is_a_failed_attempt_said_in_its_log_and_status(sweep_root):
+    # found and executable, so `run` starts it (a missing program is refused before: test_run_program_found),
+    # but its interpreter is not there: exec fails in the supervisor
     make_sweep(sweep_root, {"a": {}})
-    result = CliRunner().invoke(main, ["run", "generated/fake", "--command", "no-such-command-xyz {config}"])
+    script = Path("broken-xyz.sh")
+    script.write_text("#!/nonexistent/interpreter\nexit 0\n")
+    script.chmod(0o755)
+    result = CliRunner().invoke(main, ["run", "generated/fake", "--command", "./broken-xyz.sh {config}"])
     assert result.exit_code == 1, result.output
     s = status("a")
     assert s["state"] == "failed" and s["attempt"] == 1
     assert s["reason"] == "could not start: No such file or directory"
     log = (Path("runs/fake/a") / "run.log").read_text()
-    assert "could not start the run" in log and "no-such-command-xyz" in log
+    assert "could not start the run" in log and "broken-xyz" in log
 
 
 def test_stop_detached_asks_only_the_supervisor_its_status_proves(tmp_path):

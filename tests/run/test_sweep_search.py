@@ -113,3 +113,12 @@ def test_a_spec_alone_cannot_start_thousands_of_trials_at_once(tmp_path, monkeyp
         RunRequest(SEARCH, RunOptions(command="true {config}", jobs=at_once), dry_run=True), Silent()
     )
     assert isinstance(allowed, SearchResult) and allowed.code == 0
+
+
+def test_a_search_whose_program_is_not_there_opens_no_study(search_project):
+    """A search's trials would each fail to start (and be told failed to the study): refused first."""
+    options = RunOptions(command="sweepgen-no-such-trainer-xyz {config}")
+    with pytest.raises(UserError, match="not on PATH") as refused:
+        run(RunRequest(SEARCH, options), Silent())
+    assert refused.value.location is not None and str(refused.value.location) == "--command"
+    assert not journal_path(SEARCH).exists()

@@ -37,6 +37,7 @@ from sweepgen.errors import UserError
 from sweepgen.run.core import runfiles, wandb_history
 
 SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard", "wandb")
+TRACKERS = frozenset({"tensorboard", "wandb"})  # written by a tracker's callback, under its names
 TRAINER_STATE = filenames.TRAINER_STATE
 EVENTS_GLOB = filenames.TB_EVENTS_GLOB
 MAX_RUN_ENTRIES = 200_000  # files and folders of one run walked for event files; a real run holds hundreds
@@ -417,12 +418,28 @@ def find_in_run(
 
 
 def find(sources: Mapping[str, Mapping[str, Points]], name: str) -> Series | None:
+    """The series ``name`` from the first source that has it; in TensorBoard and W&B files also under
+    the name the Hugging Face Trainer's callbacks give it there (``loss`` is ``train/loss``): the
+    series' own name says which was read."""
     counts = getattr(sources, "non_finite", {})
     for source in SOURCES:
-        points = sources.get(source, {}).get(name)
+        held = sources.get(source, {})
+        key = name if held.get(name) or source not in TRACKERS else tracker_name(name)
+        points = held.get(key)
         if points:
-            return Series(name, source, points, counts.get((source, name), 0))
+            return Series(key, source, points, counts.get((source, key), 0))
     return None
+
+
+def tracker_name(name: str) -> str:
+    """What the Hugging Face Trainer's TensorBoard and W&B callbacks call a logged key (transformers'
+    ``rewrite_logs``): ``eval_loss`` is ``eval/loss``, ``test_x`` is ``test/x``, any other key is
+    ``train/<key>``. A TRL run that saved no checkpoint has only these names, where the user (and
+    TRL's docs) say ``loss``, ``reward``, ``eval_loss``."""
+    for prefix in ("eval", "test"):
+        if name.startswith(prefix + "_"):
+            return f"{prefix}/{name[len(prefix) + 1 :]}"
+    return f"train/{name}"
 
 
 def non_finite_count(sources: Mapping[str, Mapping[str, Points]], name: str) -> int:

@@ -113,6 +113,7 @@ class Score:
     final_step: int | None = None  # the last step the run logged the metric
     gap: float | None = None  # train_<x> - eval_<x> at ``step``, for an eval_<x> metric
     source: str | None = None  # metrics.jsonl | metrics.csv | tensorboard
+    read_as: str | None = None  # the name read in ``source`` where not the metric's own (`train/loss`)
     missing: str | None = None  # why there is no value
 
 
@@ -508,7 +509,8 @@ def _score(sources: Mapping[str, Any], series: metrics.Series | None, objective:
         )
     step, value = _at(series, objective, k)
     gap = _train_eval_gap(sources, series, str(objective.metric), step, value)
-    return Score(value, step, series.final[0], gap, series.source)
+    read_as = series.name if series.name != objective.metric else None
+    return Score(value, step, series.final[0], gap, series.source, read_as)
 
 
 def _unless_diverged(run_dir: Path, series: metrics.Series, objective: Objective, score: Score) -> Score:

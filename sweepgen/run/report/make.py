@@ -418,6 +418,12 @@ def _source_notes(report: rep.Report, request: Request) -> list[str]:
             "no run has the bundled trainer's summary.json; report a metric the runs logged with "
             "--metric NAME" + (f" (logged: {', '.join(logged[:12])})" if logged else "")
         )
+    read_as = sorted({f"`{r.score.read_as}`" for r in report.finished if r.score.read_as})
+    if read_as:
+        notes.append(
+            f"`{report.objective.metric}` read as {' and '.join(read_as)} from TensorBoard or W&B files "
+            "(the name the Hugging Face Trainer's callbacks give it there)"
+        )
     if report.values_from != "lock":
         notes.append(
             f"no sweep lock describes these runs; varying values come from their config.yaml "

@@ -26,6 +26,7 @@ from sweepgen.compile.run_api import LOCK_NAME, Lock, placed
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import (
     command_overrides,
+    program,
     runlock,
     stop_signals,
     sweep_state,
@@ -131,6 +132,8 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     to_start = [d.task for d in decisions if d.start]
     vllm_server.check(request.sweep_dir, to_start, ex.at_once(len(to_start)), executor)
     trl_processes.check(request.sweep_dir, argv, to_start, ex.gpus_each())
+    if to_start and argv is not None and executor == "local" and not request.dry_run:
+        program.check_found(argv)
     if request.dry_run:
         lines = ex.describe(to_start) if to_start else ["nothing to start"]
         return RunResult(0, decisions, {}, opts, describe=lines)

@@ -22,7 +22,7 @@ from sweepgen.compile import run_api
 from sweepgen.compile.run_api import LOCK_NAME, lock
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.outtree import read_inside
-from sweepgen.run.core import command_overrides, sweep_origin, sweep_state
+from sweepgen.run.core import command_overrides, program, sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
 from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
@@ -145,8 +145,8 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     _check_parallel(spec, block, opts.jobs)
     if request.dry_run:
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
-    if argv is None and executor == "local":
-        check_bundled_trainer()
+    if executor == "local":
+        check_bundled_trainer() if argv is None else program.check_found(argv)
     options = _search_options(sweep_dir, opts, block, executor)
     renderer = TrialRenderer(sweep_dir, spec, command=argv, done_file=parse_done_file(opts.done_file, argv))
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
