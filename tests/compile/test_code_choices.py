@@ -8,7 +8,7 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweepgen.compile.schema.code_choices import closed_choices
+from sweepgen.compile.schema.code_chains import closed_choices
 
 FIELDS = {"loss_type", "mode", "level"}
 

@@ -196,3 +196,33 @@ def _defaults(cls: type) -> list[tuple[str, object]]:
         elif f.default_factory is not dataclasses.MISSING:
             out.append((f.name, _as_yaml_reads(f.default_factory())))
     return out
+
+
+GUARDED = [
+    # GRPO's scale_rewards is closed only under the default multi_objective_aggregation
+    ("scale_rewards: batc\n", "`scale_rewards`: must be one of ['batch', 'group', 'none'] or boolean"),
+    ("scale_rewards: batc\nmulti_objective_aggregation: normalize_then_sum\n", None),
+    ("scale_rewards: false\n", None),
+    # vllm_mode is closed by the VLLMGeneration the trainer builds only with use_vllm
+    ("vllm_mode: colocte\nuse_vllm: true\n", "`vllm_mode`: must be one of ['colocate', 'server']"),
+    ("vllm_mode: colocte\n", None),
+]
+
+
+@pytest.mark.parametrize("schema", ["trl:grpo", "trl:GRPOConfig"])
+@pytest.mark.parametrize(
+    ("extra", "refused"), GUARDED, ids=["scale", "scale-other-agg", "scale-bool", "vllm", "no-vllm"]
+)
+def test_options_trl_closes_under_another_option_are_refused_exactly_where_trl_raises(
+    tmp_path, schema, extra, refused
+):
+    """TRL accepts `scale_rewards: batc` and `vllm_mode: colocte` until the first batch (or the
+    vLLM start) raises; under the other aggregation, or without vLLM, it never reads them."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    (tmp_path / "grpo.yaml").write_text("output_dir: out\nlearning_rate: 1.0e-6\n" + extra)
+    done = _sweepgen(tmp_path, env, "init", "--from", "grpo.yaml", "--schema", schema)
+    if refused is None:
+        assert done.returncode == 0, done.stderr
+        return
+    assert done.returncode == 2 and refused in done.stderr, done.stderr
+    assert "grpo.yaml:3:" in done.stderr and "did you mean" in done.stderr and "Traceback" not in done.stderr

@@ -4,7 +4,9 @@ cancels nothing and says so, and a live run of the local executor is left to its
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from run_support import make_sweep
@@ -45,7 +47,9 @@ def test_status_wait_shows_each_collection_until_no_run_is_live(project, monkeyp
     def finish(_seconds: float) -> None:  # the run ends while `status` waits
         _state(project, "a", RunStatus(RunState.FINISHED, "local", exit_code=0))
 
-    monkeypatch.setattr(sweep_watch.time, "sleep", finish)
+    # only `status`'s own wait ends the run: patching `time.sleep` itself let any sleep of the first
+    # collection (a lock retried under load) end it before that collection was shown
+    monkeypatch.setattr(sweep_watch, "time", SimpleNamespace(sleep=finish, monotonic=time.monotonic))
     outcome = sweep_watch.status(
         Path("generated/fake"), wait=True, show=lambda views: shown.append([v.label for v in views])
     )

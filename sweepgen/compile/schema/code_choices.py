@@ -14,174 +14,116 @@ of every such chain of one field are joined, so a value some chain handles is ne
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import importlib.util
-from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable
 from typing import Any
 
-from sweepgen.compile.schema import string_values
+from sweepgen.compile.schema import code_guards, string_values
+from sweepgen.compile.schema.code_chains import closed_choices
+from sweepgen.compile.schema.code_guards import Found, When
 
-_HOLDERS = ({"self"}, {"args"}, {"self", "args"})  # `self.F`, `args.F`, `self.args.F`
-
-
-@dataclass(frozen=True)
-class Closed:
-    """The values a field's chains handle, and the line of the first ``raise`` for any other."""
-
-    values: tuple[str, ...]
-    line: int
+Closes = tuple[list[str], str]  # the values, and why: where the code raises for any other
 
 
-def close_strings(props: dict[str, Any], modules: Iterable[str]) -> None:
+def close_strings(props: dict[str, Any], modules: Iterable[str]) -> list[dict[str, Any]]:
     """Give each string property of a schema without values of its own the values the code of
     ``modules`` (and of their trainers) closes; the raise is named in the property's ``$comment``,
-    which a refusal shows."""
+    which a refusal shows. Returns the ``if``/``then`` schemas (for the schema's ``allOf``) of the
+    fields closed only under another field's value (code_guards)."""
+    modules = list(modules)
     open_strings = {n for n, p in props.items() if string_values.open_string(p)}
     for name, (values, why) in closed_in(modules, open_strings).items():
         string_values.restrict(props[name], values)
         props[name]["$comment"] = why
+    open_strings = {n for n, p in props.items() if string_values.open_string(p)}
+    return [
+        _if_then(props, name, when, closes)
+        for (name, when), closes in guarded_in(modules, open_strings).items()
+        if when[0] in props
+    ]
 
 
-def closed_in(modules: Iterable[str], fields: Collection[str]) -> dict[str, tuple[list[str], str]]:
+def _if_then(props: dict[str, Any], name: str, when: When, closes: Closes) -> dict[str, Any]:
+    """``name`` held to the values when the config's ``G`` has one of ``when``'s: a ``G`` left out
+    counts as its default (the ``if`` holds without it only where that default is among them)."""
+    field, values = when
+    held = copy.deepcopy(props[name])
+    string_values.restrict(held, closes[0])
+    held["$comment"] = closes[1]
+    condition: dict[str, Any] = {"properties": {field: {"enum": list(values)}}}
+    default = props[field].get("default", _NO_DEFAULT)
+    if not any(_same(default, v) for v in values):
+        condition["required"] = [field]
+    return {"if": condition, "then": {"properties": {name: held}}}
+
+
+_NO_DEFAULT = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b  # True is not 1
+
+
+def closed_in(modules: Iterable[str], fields: Collection[str]) -> dict[str, Closes]:
     """Field -> (the values, where the code raises for any other) for the fields in ``fields`` that
     the code of ``modules`` or of their trainers (``trl.trainer.grpo_config`` ->
-    ``trl.trainer.grpo_trainer``) closes: read from source, never imported for it."""
-    out: dict[str, tuple[list[str], str]] = {}
+    ``trl.trainer.grpo_trainer``) closes whatever the config's other values: read from source,
+    never imported for it."""
+    return {name: closes for (name, when), closes in _joined(modules, fields).items() if when is None}
+
+
+def guarded_in(modules: Iterable[str], fields: Collection[str]) -> dict[tuple[str, When], Closes]:
+    """(field, condition) -> (the values, why) for the fields closed only under a condition on
+    another field (code_guards); a field closed whatever the condition is left out."""
+    joined = _joined(modules, fields)
+    always = {name for name, when in joined if when is None}
+    return {(n, w): closes for (n, w), closes in joined.items() if w is not None and n not in always}
+
+
+def _joined(modules: Iterable[str], fields: Collection[str]) -> dict[tuple[str, When | None], Closes]:
+    """The values of every finding of one field under one condition joined (a value some chain
+    handles is never refused), the first raise named."""
+    values: dict[tuple[str, When | None], set[str]] = {}
+    why: dict[tuple[str, When | None], str] = {}
     for module in dict.fromkeys(m for name in modules for m in _with_trainer(name)):
-        closed = _closed_in_module(module)
-        for name, found in ((f, closed[f]) for f in fields if f in closed and f not in out):
-            where = f"{module.replace('.', '/')}.py:{found.line}"
-            out[name] = (
-                list(found.values),
-                f"{module.partition('.')[0]} raises for any other value, {where}",
-            )
-    return out
+        for found in (f for f in _found_in_module(module) if f.field in fields):
+            key = (found.field, found.when)
+            values.setdefault(key, set()).update(found.values)
+            why.setdefault(key, _why(found))
+    return {key: (sorted(values[key]), why[key]) for key in values}
+
+
+def _why(found: Found) -> str:
+    where = f"{found.module.replace('.', '/')}.py:{found.line}"
+    package = found.module.partition(".")[0]
+    if found.when is None:
+        return f"{package} raises for any other value, {where}"
+    field, values = found.when
+    said = " or ".join("true" if v is True else repr(v) for v in values)
+    return f"{package} raises for any other value when {field} is {said}, {where}"
 
 
 @functools.lru_cache(maxsize=32)
-def _closed_in_module(module: str) -> dict[str, Closed]:
-    """Every field the module's code closes: its source parsed once per process (a `check` of
-    several specs naming one class, and the class's schema and validator, read it once)."""
+def _found_in_module(module: str) -> tuple[Found, ...]:
+    """Every field the module's code closes, always or under a condition: its source parsed once per
+    process (a `check` of several specs naming one class, and the class's schema and validator,
+    read it once)."""
+    tree = _tree(module)
+    if tree is None:
+        return ()
+    always = [Found(name, c.values, module, c.line) for name, c in closed_choices(tree).items()]
+    return (*always, *code_guards.guarded(module, _tree))
+
+
+@functools.lru_cache(maxsize=64)
+def _tree(module: str) -> ast.Module | None:
     source_path = _source_file(module)
     if source_path is None:
-        return {}
+        return None
     with open(source_path, encoding="utf-8") as fh:
-        return closed_choices(fh.read())
-
-
-def closed_choices(source: str, fields: Collection[str] | None = None) -> dict[str, Closed]:
-    """Per field (of ``fields``; None: any): the string values the code in ``source`` handles
-    before it raises."""
-    found: dict[str, tuple[set[str], int]] = {}
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        for chain in _unconditional_ifs(node.body):
-            closed = _closed(chain)
-            if closed is None or (fields is not None and closed[0] not in fields):
-                continue
-            values, line = found.setdefault(closed[0], (set(), closed[2]))
-            values |= closed[1]
-    return {name: Closed(tuple(sorted(values)), line) for name, (values, line) in found.items()}
-
-
-def _unconditional_ifs(body: list[ast.stmt]) -> Iterator[ast.If]:
-    """The ``if`` statements run whenever ``body`` runs: not inside another ``if`` (nor a nested
-    function, walked on its own)."""
-    for stmt in body:
-        if isinstance(stmt, ast.If):
-            yield stmt
-        elif isinstance(stmt, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While, ast.Try)):
-            yield from _unconditional_ifs(stmt.body)
-
-
-def _closed(chain: ast.If) -> tuple[str, set[str], int] | None:
-    """(field, the values handled, the raise's line) of a closed chain; None for any other ``if``."""
-    return _refuses_outside(chain) or _handles_then_raises(chain)
-
-
-def _refuses_outside(chain: ast.If) -> tuple[str, set[str], int] | None:
-    """``if F not in (...): raise``."""
-    refused = _not_in(chain.test)
-    if refused is None or not _raises(chain.body) or chain.orelse:
-        return None
-    return refused[0], refused[1], _raise_line(chain.body)
-
-
-def _handles_then_raises(chain: ast.If) -> tuple[str, set[str], int] | None:
-    """``if F == "a": ... elif F in ("b", "c"): ... else: raise``."""
-    tests, last = _chain(chain)
-    read = [test for test in tests if test is not None]
-    fields = {field for field, _ in read}
-    if len(read) != len(tests) or len(fields) != 1 or not _raises(last.orelse):
-        return None
-    return fields.pop(), {value for _, values in read for value in values}, _raise_line(last.orelse)
-
-
-def _chain(first: ast.If) -> tuple[list[tuple[str, set[str]] | None], ast.If]:
-    """The tests of an ``if``/``elif`` chain (each read by _equals) and its last ``elif``."""
-    tests, node = [_equals(first.test)], first
-    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
-        node = node.orelse[0]
-        tests.append(_equals(node.test))
-    return tests, node
-
-
-def _equals(test: ast.expr) -> tuple[str, set[str]] | None:
-    """``F == "a"`` / ``"a" == F`` / ``F in ("a", "b")`` as (F, values)."""
-    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
-        return None
-    left, op, right = test.left, test.ops[0], test.comparators[0]
-    if isinstance(op, ast.Eq):
-        return _among(left, ast.Tuple([right])) or _among(right, ast.Tuple([left]))
-    return _among(left, right) if isinstance(op, ast.In) else None
-
-
-def _not_in(test: ast.expr) -> tuple[str, set[str]] | None:
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
-        return _among(test.left, test.comparators[0])
-    return None
-
-
-def _among(name: ast.expr, values: ast.expr) -> tuple[str, set[str]] | None:
-    """(F, the strings) of a field ``name`` compared with the literal strings ``values``."""
-    field, strings = _field(name), _strings(values)
-    return (field, strings) if field and strings else None
-
-
-def _field(node: ast.expr) -> str | None:
-    """``F`` of ``self.F``, ``args.F``, ``self.args.F``; None for anything else."""
-    if not isinstance(node, ast.Attribute):
-        return None
-    holders: list[str] = []
-    base = node.value
-    while isinstance(base, ast.Attribute):
-        holders.insert(0, base.attr)
-        base = base.value
-    if not isinstance(base, ast.Name):
-        return None
-    return node.attr if {base.id, *holders} in _HOLDERS and len(holders) <= 1 else None
-
-
-def _string(node: ast.expr) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-def _strings(node: ast.expr) -> set[str]:
-    """The strings of a literal tuple, list or set of string constants; empty for anything else."""
-    if not isinstance(node, (ast.Tuple, ast.List, ast.Set)) or not node.elts:
-        return set()
-    values = [_string(e) for e in node.elts]
-    return {v for v in values if v is not None} if None not in values else set()
-
-
-def _raises(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], ast.Raise)
-
-
-def _raise_line(body: list[ast.stmt]) -> int:
-    return body[-1].lineno
+        return ast.parse(fh.read())
 
 
 def _with_trainer(module: str) -> tuple[str, ...]:

@@ -83,12 +83,13 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
         props[f.name] = _field_schema(ref, f, hints[f.name])
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             required.append(f.name)  # a field with neither has no default either
-    code_choices.close_strings(props, [cls.__module__])
+    guarded = code_choices.close_strings(props, [cls.__module__])
     out: dict[str, Any] = {
         "title": cls.__name__,
         "type": "object",
         "properties": props,
         "additionalProperties": False,
+        **({"allOf": guarded} if guarded else {}),
     }
     if required:
         out["required"] = required

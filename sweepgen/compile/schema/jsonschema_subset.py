@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 import re2
@@ -47,6 +48,9 @@ SUPPORTED = frozenset(
         "allOf",
         "oneOf",
         "not",
+        "if",
+        "then",
+        "else",
     }
 )
 _TYPES = {
@@ -163,6 +167,7 @@ _VALUE_KINDS: dict[str, tuple[Any, str]] = {
     "additionalProperties": (_a_schema, "a schema"),
     "items": (_a_schema, "a schema"),
     "not": (_a_schema, "a schema"),
+    **dict.fromkeys(("if", "then", "else"), (_a_schema, "a schema")),
     "anyOf": (_schemas, "a non-empty array of schemas"),
     "prefixItems": (_schemas, "a non-empty array of schemas"),
     "allOf": (_schemas, "a non-empty array of schemas"),
@@ -179,7 +184,7 @@ def _subschemas(schema: dict[str, Any], where: str) -> list[tuple[Any, str]]:
     out = [(sub, f"{where}/properties/{key}") for key, sub in (schema.get("properties") or {}).items()]
     out += [
         (schema[kw], f"{where}/{kw}")
-        for kw in ("additionalProperties", "items", "not")
+        for kw in ("additionalProperties", "items", "not", "if", "then", "else")
         if isinstance(schema.get(kw), (dict, bool))
     ]
     out += [
@@ -249,12 +254,21 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
     for sub in schema.get("allOf", []):
         out.extend(validate(value, sub, path))
     if "anyOf" in schema and not any(not validate(value, s, path) for s in schema["anyOf"]):
-        out.append((path, _none_of(value, schema["anyOf"])))
+        out.append((path, _none_of(value, schema)))
     if "oneOf" in schema and sum(not validate(value, s, path) for s in schema["oneOf"]) != 1:
         out.append((path, "must match exactly one of oneOf"))
     if "not" in schema and not validate(value, schema["not"], path):
         out.append((path, "matches a schema under `not`"))
+    out.extend(_conditional(value, schema, path))
     return out
+
+
+def _conditional(value: Any, schema: dict[str, Any], path: str) -> list[tuple[str, str]]:
+    """``if``/``then``/``else``: the ``if`` schema only chooses (its failures are no problem)."""
+    if "if" not in schema:
+        return []
+    branch = schema.get("then" if not validate(value, schema["if"], path) else "else", True)
+    return validate(value, branch, path)
 
 
 def _items(value: list[Any], schema: dict[str, Any], path: str) -> list[tuple[str, str]]:
@@ -299,9 +313,23 @@ _SPELLED = {
 }
 
 
-def _none_of(value: Any, alternatives: list[Any]) -> str:
+def _none_of(value: Any, schema: dict[str, Any]) -> str:
+    alternatives = schema["anyOf"]
+    misspelled = _misspelled_choice(value, schema) if isinstance(value, str) else None
+    if misspelled is not None:
+        return misspelled
     shapes = " or ".join(dict.fromkeys(_shape(s) for s in alternatives))
     return f"expected {shapes}, got {_json_type(value)}{_quoted(value, _type_names(alternatives))}"
+
+
+def _misspelled_choice(value: str, schema: dict[str, Any]) -> str | None:
+    """A string outside the one alternative of listed strings: its values, why, a did-you-mean."""
+    listed = [s for s in schema["anyOf"] if isinstance(s, dict) and "enum" in s and _strings_only(s)]
+    if len(listed) != 1:
+        return None
+    others = [_shape(s) for s in schema["anyOf"] if s is not listed[0]]
+    why = schema.get("$comment", listed[0].get("$comment"))
+    return not_one_of(value, {**listed[0], "$comment": why}, others)
 
 
 def _type_names(alternatives: list[Any]) -> list[str]:
@@ -309,7 +337,7 @@ def _type_names(alternatives: list[Any]) -> list[str]:
     return [s["type"] for s in alternatives if isinstance(s, dict) and isinstance(s.get("type"), str)]
 
 
-def not_one_of(value: Any, schema: dict[str, Any]) -> str:
+def not_one_of(value: Any, schema: dict[str, Any], others: Sequence[str] = ()) -> str:
     """A value outside ``enum``: the values, the closest one to a misspelled string, and why (the
     schema's ``$comment``, e.g. the line of TRL's code that raises for any other value)."""
     allowed = schema["enum"]
@@ -319,7 +347,8 @@ def not_one_of(value: Any, schema: dict[str, Any]) -> str:
         else None
     )
     why = f" ({schema['$comment']})" if isinstance(schema.get("$comment"), str) else ""
-    return f"must be one of {allowed!r}{why}" + (f"; did you mean {close!r}?" if close else "")
+    also = "".join(f" or {o}" for o in dict.fromkeys(others))
+    return f"must be one of {allowed!r}{also}{why}" + (f"; did you mean {close!r}?" if close else "")
 
 
 def _json_type(value: Any) -> str:
@@ -351,6 +380,10 @@ def _array_shape(schema: dict[str, Any]) -> str:
     if schema.get("prefixItems"):
         return f"[{', '.join(_shape(s) for s in schema['prefixItems'])}]"
     return f"array of {_shape(schema['items'])}" if "items" in schema else "array"
+
+
+def _strings_only(schema: dict[str, Any]) -> bool:
+    return _listed_types(schema) == ["string"]
 
 
 def _listed_types(schema: dict[str, Any]) -> list[Any]:

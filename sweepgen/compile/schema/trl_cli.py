@@ -40,8 +40,9 @@ _ENV = {
 }
 # raised whenever what a built schema says changes, so a cache from an older sweepgen is built again
 # (2: fields a class converts between one value and a list take both; 3: fields mapped from
-# constants, and the `accelerate launch` options; 4: string options the trainer's code closes)
-CACHE_FORMAT = 4
+# constants, and the `accelerate launch` options; 4: string options the trainer's code closes;
+# 5: tuples (prefixItems), and options closed under another field's value or through a class: allOf)
+CACHE_FORMAT = 5
 
 
 def command_of(ref: str) -> str | None:
@@ -138,7 +139,7 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
         for name, prop in part["properties"].items():
             props.setdefault(name, prop)  # HfArgumentParser refuses a field two classes share
         required += part.get("required", [])
-    code_choices.close_strings(props, [c.__module__ for c in classes])
+    guarded = code_choices.close_strings(props, [c.__module__ for c in classes])
     taken = set(props)
     for name, prop in _launch_options(command, loc).items():
         if name.replace("-", "_") not in taken:  # a key the classes take never reaches accelerate
@@ -150,6 +151,7 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
         "type": "object",
         "properties": props,
         "additionalProperties": False,
+        **({"allOf": guarded} if guarded else {}),
         export.STAMP: {
             "source": f"trl:{command}",
             "format": CACHE_FORMAT,

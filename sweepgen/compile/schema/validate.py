@@ -28,6 +28,7 @@ from typing_extensions import NotRequired, Required, TypedDict
 from sweepgen import paths
 from sweepgen.compile.schema import code_choices, jsonschema_subset, string_values, suggest, trl_cli
 from sweepgen.compile.schema import export as schema_export
+from sweepgen.compile.schema.code_guards import When
 from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.compile.spec import project
@@ -150,16 +151,19 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
         ) from None
     known = sorted(fields)
     choices = _documented_choices(cls, hints)
+    guarded = _guarded_choices(cls, hints)
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:
         try:
             adapter.validate_python(config)
         except PydanticValidationError as err:
             return _per_key([(_in_config(config, e), _message(e, cls, known)) for e in err.errors()])
-        # a str field with `choices` metadata (ModelConfig.dtype): held to them, like the export
+        # a str field with `choices` metadata (ModelConfig.dtype): held to them, like the export;
+        # one closed only under another field's value (code_guards), when the config has that value
+        held = [*choices.items(), *((g.field, (g.values, g.why)) for g in guarded if g.applies(config))]
         return [
             (name, jsonschema_subset.not_one_of(config[name], {"enum": allowed, "$comment": why}))
-            for name, (allowed, why) in choices.items()
+            for name, (allowed, why) in held
             if isinstance(config.get(name), str) and config[name] not in allowed
         ]
 
@@ -220,6 +224,38 @@ def _documented_choices(cls: type, hints: dict[str, Any]) -> dict[str, tuple[lis
             found = _choices_of(f, hints[f.name], closed.get(f.name), cls.__name__)
             out.update({f.name: found} if found else {})
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class _Guarded:
+    """A field held to ``values`` when the config's ``when`` field (or its default) has one of its values."""
+
+    field: str
+    values: list[str]
+    why: str
+    when: When
+    default: Any
+
+    def applies(self, config: dict[str, Any]) -> bool:
+        other, values = self.when
+        given = config.get(other, self.default)
+        return any(type(given) is type(v) and given == v for v in values)
+
+
+def _guarded_choices(cls: type, hints: dict[str, Any]) -> list[_Guarded]:
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    out = []
+    for (name, when), (values, why) in code_choices.guarded_in([cls.__module__], list(fields)).items():
+        if when[0] in fields and _open_string(hints[name]):
+            out.append(_Guarded(name, values, why, when, fields[when[0]].default))
+    return out
+
+
+def _open_string(hint: Any) -> bool:
+    try:
+        return string_values.open_string(TypeAdapter(hint).json_schema())
+    except Exception:  # noqa: BLE001 - the type check already refused such a type
+        return False
 
 
 def _choices_of(

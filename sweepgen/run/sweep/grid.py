@@ -130,10 +130,7 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
     decisions = plan(tasks, rerun_failed=request.rerun_failed, is_alive=status_is_alive)
     _refuse_stale(decisions, request.sweep_dir)
     to_start = [d.task for d in decisions if d.start]
-    vllm_server.check(request.sweep_dir, to_start, ex.at_once(len(to_start)), executor)
-    trl_processes.check(request.sweep_dir, argv, to_start, ex.gpus_each())
-    if to_start and argv is not None and executor == "local" and not request.dry_run:
-        program.check_found(argv)
+    _refuse_before_start(request, ex, argv, to_start)
     if request.dry_run:
         lines = ex.describe(to_start) if to_start else ["nothing to start"]
         return RunResult(0, decisions, {}, opts, describe=lines)
@@ -146,6 +143,16 @@ def run_sweep(request: RunRequest, display: Display) -> RunResult:
         interrupted = _follow_and_start_again(again, display, result)
     result.code = _finish(request, result, interrupted, faults)
     return result
+
+
+def _refuse_before_start(
+    request: RunRequest, ex: Executor, argv: tuple[str, ...] | None, to_start: list[RunTask]
+) -> None:
+    """What would make every run wrong or fail, refused before any starts (exit 2)."""
+    vllm_server.check(request.sweep_dir, to_start, ex.at_once(len(to_start)), ex.name)
+    trl_processes.check(request.sweep_dir, argv, to_start, ex.gpus_each())
+    if to_start and argv is not None and ex.name == "local" and not request.dry_run:
+        program.check_found(argv)
 
 
 def _executor_options(
