@@ -15,6 +15,13 @@ from sweepgen.cli import main
 from sweepgen.run.core import trl_processes
 
 TRL = "trl grpo --config {config}"
+MULTI = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 4\n"
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    """accelerate's default config is the person's (in their cache): none unless a test writes one."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
 
 
 def _sweep(root: Path, extra: dict[str, Any], resources: dict[str, Any] | None = None) -> None:
@@ -64,8 +71,8 @@ def test_processes_asked_for_on_the_command_line_are_named_there(tmp_path, monke
         ({"num_processes": 2}, ()),  # no --gpus: every run sees every GPU
         ({"num_processes": 1}, ("--gpus", "0,1")),
         ({"num_processes": 2}, ("--gpus", "0,1", "--command", "python train.py {config}")),  # not trl's
-        ({}, ("--gpus", "0,1")),  # left to accelerate's own configuration: not judged
-        ({"accelerate_config": "configs/acc.yaml"}, ("--gpus", "0,1")),  # the project's file: not read
+        ({}, ("--gpus", "0,1")),  # left to accelerate's own configuration, of which there is none
+        ({"accelerate_config": "configs/acc.yaml"}, ("--gpus", "0,1")),  # no such file, no such preset
     ],
 )
 def test_runs_that_fit_their_gpus_or_are_not_judged_are_left_alone(tmp_path, monkeypatch, extra, args):
@@ -114,3 +121,58 @@ def test_an_accelerate_config_that_is_no_preset_name_is_never_opened(name):
     """A config's value is data: a path or a value with a NUL byte is not judged (it ended `run` in a
     traceback: `open` refuses a NUL byte)."""
     assert trl_processes.processes({"accelerate_config": name}) is None
+
+
+def _write(path: str, text: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(text)
+
+
+def test_a_project_accelerate_config_file_is_read_as_trl_reads_it(tmp_path, monkeypatch):
+    """`accelerate_config: configs/acc.yaml` (a file where runs start) was not read: a multi-GPU file
+    of 4 processes given one GPU a run passed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _write("configs/acc.yaml", MULTI)
+    _sweep(tmp_path, {"accelerate_config": "configs/acc.yaml"})
+    result = _run("--command", TRL, "--gpus", "0,1")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "asks accelerate for 4 processes (accelerate_config: configs/acc.yaml)" in said
+    assert "(at `accelerate_config`)" in said
+    _write("configs/acc.yaml", MULTI.replace("MULTI_GPU", "'NO'"))  # one process, whatever its count
+    single = _run("--command", TRL, "--gpus", "0,1")
+    assert single.exit_code == 0, single.output
+
+
+def test_the_command_s_config_file_and_accelerate_s_default_config_are_read(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _sweep(tmp_path, {})
+    _write("acc.yaml", MULTI)
+    launched = "accelerate launch --config_file acc.yaml -m trl.scripts.grpo --config {config}"
+    result = _run("--command", launched, "--gpus", "0,1")
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()).startswith(
+        "--command: error: run 'beta1' asks accelerate for 4 processes (--config_file acc.yaml)"
+    )
+    assert _run("--command", TRL, "--gpus", "0,1").exit_code == 0  # no default config yet
+    _write(str(tmp_path / "hf" / "accelerate" / "default_config.yaml"), MULTI)  # `accelerate config`
+    result = _run("--command", TRL, "--gpus", "0,1")
+    assert result.exit_code == 2, result.output
+    assert "(accelerate's default config_file " in " ".join(result.output.split())
+    _sweep(tmp_path, {"num_processes": 1})  # the config's own count wins over the default's
+    assert _run("--command", TRL, "--gpus", "0,1").exit_code == 0
+
+
+def test_an_accelerate_config_through_a_link_or_outside_the_project_is_not_judged(tmp_path, monkeypatch):
+    project = tmp_path / "p"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    (tmp_path / "outside.yaml").write_text(MULTI)
+    Path("link.yaml").symlink_to(tmp_path / "outside.yaml")
+    for name in ("link.yaml", "../outside.yaml", str(tmp_path / "outside.yaml")):
+        _sweep(project, {"accelerate_config": name})
+        result = _run("--command", TRL, "--gpus", "0,1")
+        assert result.exit_code == 0, (name, result.output)

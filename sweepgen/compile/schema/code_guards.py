@@ -167,14 +167,14 @@ def _stored_once(cls: ast.ClassDef, parameter: str) -> str | None:
     """``A`` where ``__init__`` does ``self.A = parameter`` and nothing else in the class assigns
     ``self.A`` (else the attribute may hold another value when its chain runs)."""
     init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-    if init is None or parameter not in {a.arg for a in (*init.args.args, *init.args.kwonlyargs)}:
-        return None
-    stored = _stored_from(init, parameter)
+    stored = _stored_from(init, parameter) if init is not None else []
     return stored[0] if len(stored) == 1 and _assignments(cls, stored[0]) == 1 else None
 
 
 def _stored_from(init: ast.FunctionDef, parameter: str) -> list[str]:
     """The ``self`` attributes ``__init__``'s own statements set to ``parameter``."""
+    if parameter not in {a.arg for a in (*init.args.args, *init.args.kwonlyargs)}:
+        return []
     out = []
     for stmt in init.body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id == parameter:

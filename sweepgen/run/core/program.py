@@ -24,14 +24,22 @@ def check_found(argv: Sequence[str]) -> None:
     if "{" in program:
         return
     if "/" not in program:
-        if shutil.which(program) is None:
-            raise UserError(
-                f"--command starts `{program}`, which is not on PATH: every run would fail to start",
-                location=Location("--command"),
-                hint=f"activate the environment where {program} is installed (or install it), "
-                "or give its path in --command; nothing was started",
-            )
-        return
+        _on_path(program)
+    else:
+        _executable(program)
+
+
+def _on_path(program: str) -> None:
+    if shutil.which(program) is None:
+        raise UserError(
+            f"--command starts `{program}`, which is not on PATH: every run would fail to start",
+            location=Location("--command"),
+            hint=f"activate the environment where {program} is installed (or install it), "
+            "or give its path in --command; nothing was started",
+        )
+
+
+def _executable(program: str) -> None:
     if not os.path.isfile(program) or not os.access(program, os.X_OK):
         what = "is not an executable file" if os.path.exists(program) else "does not exist"
         raise UserError(

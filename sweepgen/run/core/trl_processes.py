@@ -2,13 +2,19 @@
 any run starts.
 
 The TRL CLI hands a config's ``num_processes`` (and ``accelerate_config``, a preset such as
-``zero2`` or ``multi_gpu`` holding ``num_processes: 8``) to ``accelerate launch``. Given one GPU
-(``--gpus 0,1 --per-gpu 1``, or a Slurm job of ``resources.gpus_per_node: 1``), accelerate either
-starts one process, since it sees one GPU, and trains with 1/N of the batch the config says (a
-wrong result that looks right), or, with a multi-GPU or DeepSpeed config, starts N processes on one
-GPU, which fail. A preset whose ``distributed_type`` is ``"NO"`` starts one process whatever its
-``num_processes``. A config file of the project's own (``accelerate_config: configs/acc.yaml``) and
-accelerate's default config in the user's home are not read: such runs are not judged.
+``zero2`` or ``multi_gpu`` holding ``num_processes: 8``, or a file) to ``accelerate launch``. Given
+one GPU (``--gpus 0,1 --per-gpu 1``, or a Slurm job of ``resources.gpus_per_node: 1``), accelerate
+either starts one process, since it sees one GPU, and trains with 1/N of the batch the config says
+(a wrong result that looks right), or, with a multi-GPU or DeepSpeed config, starts N processes on
+one GPU, which fail. A config whose ``distributed_type`` is ``"NO"`` starts one process whatever its
+``num_processes``.
+
+Where the count comes from, as accelerate takes it: ``--num_processes`` on the command line, the TRL
+config's ``num_processes``, its ``accelerate_config`` (a file of that name where the run starts,
+else TRL's preset), ``--config_file`` on the command line, else accelerate's default config in the
+person's cache (``$HF_HOME/accelerate/default_config.yaml``), read as accelerate reads it. Files are
+data (YAML, safe-loaded, at most 1 MiB); a project file only by a relative path inside the project,
+never through a link: a config naming anything else is not judged.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from typing import Any
 
 import yaml
 
-from sweepgen.errors import ConfigError, Location
+from sweepgen.errors import ConfigError, Location, UserError
+from sweepgen.outtree import read_inside
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.config_where import key_location
 from sweepgen.run.core.trl_output_dir import trl_training
@@ -39,10 +46,22 @@ def check(
     if gpus_each is None or command is None or not trl_training(command):
         return
     on_command_line = _command_processes(command)
+    elsewhere = _launch_config(command)  # read once: the command's --config_file, or the default
     for task in tasks:
-        wanted = on_command_line or processes(task.config)
+        wanted, from_command = _asked(task.config, on_command_line, elsewhere)
         if wanted is not None and wanted[0] > max(gpus_each, 1):
-            raise _refusal(sweep_dir, task, wanted, gpus_each, from_command=on_command_line is not None)
+            raise _refusal(sweep_dir, task, wanted, gpus_each, from_command=from_command)
+
+
+def _asked(
+    config: Mapping[str, Any], on_command_line: tuple[int, str] | None, elsewhere: tuple[int, str] | None
+) -> tuple[tuple[int, str] | None, bool]:
+    """What a run asks for, in accelerate's order, and whether the command line says so (else its
+    config's key). A config naming ``accelerate_config`` hands TRL's ``--config_file`` over the rest."""
+    from_config = processes(config)
+    if on_command_line or from_config:
+        return on_command_line or from_config, on_command_line is not None
+    return (None if isinstance(config.get("accelerate_config"), str) else elsewhere), True
 
 
 def _refusal(
@@ -54,7 +73,9 @@ def _refusal(
         f"run {task.name!r} asks accelerate for {count} processes ({said_by}) but each run is given "
         f"{gpus_each} GPU(s): accelerate would train one process with 1/{count} of the batch the config "
         "says, or start them all on one GPU",
-        location=Location("--command") if from_command else key_location(sweep_dir, task, key),
+        location=Location("--command")
+        if from_command or "config_file" in key
+        else key_location(sweep_dir, task, key),
         key=None if from_command else key,
         hint=f"give each run {count} GPUs (resources.gpus_per_run: {count} in the spec, then --gpus "
         f"takes {count} a run), or ask for {gpus_each} process(es)",
@@ -70,17 +91,88 @@ def processes(config: Mapping[str, Any]) -> tuple[int, str] | None:
     preset = config.get("accelerate_config")
     if not isinstance(preset, str):
         return None
-    count = _preset_processes(preset)
+    held = _project_file(preset)
+    count = (
+        (_several(held) if held is not _NOT_THERE else _preset_processes(preset))
+        if held is not None
+        else None
+    )
     return (count, f"accelerate_config: {preset}") if count is not None else None
+
+
+_NOT_THERE = object()  # no file of that name where runs start: a preset's name
+_MAX_CONFIG_BYTES = 1 << 20
+
+
+def _project_file(name: str) -> Any:
+    """The YAML of the project file ``name`` (relative, inside, no link on the way), _NOT_THERE when
+    no file has that name, None when it cannot be judged (a link, a path leaving the project, too
+    large, not YAML): TRL would read it, sweepgen does not."""
+    if not name or "\x00" in name:
+        return None
+    try:
+        if os.lstat(name).st_size > _MAX_CONFIG_BYTES:
+            return None
+        data = read_inside(os.getcwd(), name)
+    except FileNotFoundError:
+        return _NOT_THERE
+    except (OSError, ValueError, UserError):
+        return None
+    return _yaml(data) if data is not None else _NOT_THERE
+
+
+def _yaml(data: bytes) -> Any:
+    try:
+        return yaml.safe_load(data.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return None
+
+
+def _launch_config(command: Sequence[str]) -> tuple[int, str] | None:
+    """What the command's ``--config_file`` (a project file), else accelerate's default config file,
+    asks for, when it starts several processes."""
+    named = _option(command, ("--config_file", "--config-file"))
+    if named is not None:
+        held = _project_file(named[1])
+        count = _several(held) if held is not _NOT_THERE else None
+        return (count, " ".join(named)) if count is not None else None
+    default = _default_config()
+    count = _several(_own_file(default)) if default is not None else None
+    return (count, f"accelerate's default config_file {default}") if count is not None else None
+
+
+def _default_config() -> str | None:
+    """accelerate's default config file (accelerate/commands/config/config_args.py), where one is."""
+    home = os.environ.get(
+        "HF_HOME", os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+    )
+    path = os.path.join(os.path.expanduser(home), "accelerate", "default_config.yaml")
+    return path if os.path.isfile(path) else None
+
+
+def _own_file(path: str) -> Any:
+    """The person's own config file (their cache, not the project's), read as accelerate reads it."""
+    try:
+        if os.stat(path).st_size > _MAX_CONFIG_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            return _yaml(fh.read())
+    except OSError:
+        return None
 
 
 def _command_processes(command: Sequence[str]) -> tuple[int, str] | None:
     """``accelerate launch --num_processes 2 -m trl.scripts.grpo ...``: the command's own count."""
+    given = _option(command, ("--num_processes", "--num-processes"))
+    return (int(given[1]), given[0]) if given is not None and given[1].isdigit() else None
+
+
+def _option(command: Sequence[str], flags: tuple[str, ...]) -> tuple[str, str] | None:
+    """(flag, value) of the first of ``flags`` in ``command`` (``--flag value`` or ``--flag=value``)."""
     for i, word in enumerate(command):
         flag, _, value = word.partition("=")
-        if flag in ("--num_processes", "--num-processes"):
-            value = value or (command[i + 1] if i + 1 < len(command) else "")
-            return (int(value), flag) if value.isdigit() else None
+        if flag in flags:
+            return flag, value or (command[i + 1] if i + 1 < len(command) else "")
     return None
 
 
@@ -103,7 +195,10 @@ def _preset_processes(name: str) -> int | None:
 
 
 def _several(preset: Any) -> int | None:
+    """A config's ``num_processes`` when accelerate applies it: a local machine's, not single-process."""
     if not isinstance(preset, dict) or str(preset.get("distributed_type", "")).upper() == "NO":
+        return None
+    if str(preset.get("compute_environment", "LOCAL_MACHINE")) != "LOCAL_MACHINE":
         return None
     count = preset.get("num_processes")
     return count if isinstance(count, int) and not isinstance(count, bool) else None
