@@ -4,6 +4,7 @@ transformers then writes every run's checkpoints to one `trainer_output` folder.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -86,10 +87,16 @@ def test_trl_runs_with_their_own_output_dir_are_left_alone(tmp_path, monkeypatch
     assert result.exit_code == 0, result.output
 
 
-def test_a_search_trial_of_trl_without_output_dir_is_refused_before_it_runs(tmp_path):
+def test_a_search_trial_of_trl_without_output_dir_is_refused_before_it_runs(tmp_path, monkeypatch):
     """A search renders its trials one at a time: each is refused, told failed with the reason,
-    and no `trl` is started (none is installed here: a started one would fail otherwise)."""
+    and no `trl` is started (a stand-in on PATH that leaves a mark if it ever runs)."""
     from search_support import sweepgen, write_search_project
+
+    stand_in = tmp_path / "bin" / "trl"
+    stand_in.parent.mkdir()
+    stand_in.write_text(f"#!/bin/sh\ntouch {tmp_path / 'trl-was-started'}\nexit 1\n")
+    stand_in.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stand_in.parent}{os.pathsep}{os.environ['PATH']}")
 
     base = {"x": 0.5, "y": 0.5, "steps": 2, "step_s": 0.01, "seed": 0, "noise": 0.0}
     spec = write_search_project(
@@ -105,3 +112,4 @@ def test_a_search_trial_of_trl_without_output_dir_is_refused_before_it_runs(tmp_
     assert "refused" in said and "sets no output_dir" in said and "'trainer_output'" in said, said
     assert "Traceback" not in said
     assert not list((tmp_path / "runs").glob("s/*/run.log"))  # nothing started
+    assert not (tmp_path / "trl-was-started").exists()
