@@ -11,6 +11,7 @@ from sweepgen.compile.schema.code_guards import Found, guarded
 TRAINER = """\
     from ..generation.engine import Engine
     from ..generation.engine import Other as Renamed
+    from otherpkg.engine import Engine as Foreign
 
     class Trainer:
         def __init__(self, args):
@@ -18,6 +19,7 @@ TRAINER = """\
             if self.use_engine:
                 self.engine = Engine(model=None, mode=args.engine_mode, level=args.level)
             Renamed(kind=self.args.kind)
+            Foreign(mode=args.foreign_mode)
 
         def advantages(self):
             if self.aggregation == "sum":
@@ -61,7 +63,7 @@ ENGINE = """\
             if self.kind not in ("p", "q"):
                 raise ValueError("kind")
     """
-SOURCES = {"pkg.trainer.t": TRAINER, "pkg.generation.engine": ENGINE}
+SOURCES = {"pkg.trainer.t": TRAINER, "pkg.generation.engine": ENGINE, "otherpkg.engine": ENGINE}
 
 
 def _tree(module: str) -> ast.Module | None:
@@ -78,7 +80,7 @@ def test_a_chain_in_a_switch_branch_holds_when_the_switch_has_that_branch_s_valu
     assert found["scale"].values == ("batch", "group", "none")
     assert found["scale"].when == ("aggregation", ("sum",))
     assert found["norm"].values == ("l1", "l2") and found["norm"].when == ("aggregation", ("max", "mean"))
-    assert found["scale"].module == "pkg.trainer.t" and found["scale"].line == 18
+    assert found["scale"].module == "pkg.trainer.t" and found["scale"].line == 20
 
 
 def test_a_chain_under_a_deeper_condition_or_the_switch_itself_is_not_read():
@@ -101,3 +103,8 @@ def test_an_attribute_the_class_assigns_again_closes_nothing():
 
 def test_a_module_that_cannot_be_read_closes_nothing():
     assert guarded("pkg.missing", _tree) == []
+
+
+def test_a_class_of_another_package_is_never_looked_up():
+    """Finding another package's source would import it (find_spec imports the parents)."""
+    assert "foreign_mode" not in _found()

@@ -143,7 +143,8 @@ def _own_level_calls(body: list[ast.stmt]) -> Iterator[ast.Call]:
 def _imported_names(module: str, tree: ast.Module) -> dict[str, tuple[str, str]]:
     """Name -> (the module it is imported from, its name there) for ``from
     ..generation.vllm_generation import X [as Y]``, relative imports resolved against ``module``'s
-    package."""
+    package; only the package's own modules (another package's source is never looked up, so
+    finding it never imports that package)."""
     package = module.rpartition(".")[0]
     out: dict[str, tuple[str, str]] = {}
     for node in tree.body:
@@ -153,7 +154,8 @@ def _imported_names(module: str, tree: ast.Module) -> dict[str, tuple[str, str]]
             source = importlib.util.resolve_name("." * node.level + node.module, package)
         except (ImportError, ValueError):
             continue
-        out.update({a.asname or a.name: (source, a.name) for a in node.names if a.name != "*"})
+        if source.partition(".")[0] == module.partition(".")[0]:  # the package's own classes only
+            out.update({a.asname or a.name: (source, a.name) for a in node.names if a.name != "*"})
     return out
 
 
