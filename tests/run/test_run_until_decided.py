@@ -203,3 +203,31 @@ def test_a_damaged_record_is_exit_2_naming_it_and_runs_nothing(arms, content):
     assert result.exit_code == 2, result.output
     assert DECIDE_STATE_NAME in result.stderr and "Traceback" not in result.output
     assert not (arms / "starts.log").exists()
+
+
+def test_the_report_table_gives_the_sequential_verdict_not_a_fixed_n_one(cli_cwd):
+    # `mid` (+0.018 in every seed) never crosses its boundary over the four looks, but the fixed-n
+    # test on the 8 seeds it ran calls it better (p 0.02 under Holm's 0.025): the table said
+    # "better" beside the sequential lines saying "no crossing", a verdict with no known error rate
+    spec = SPEC.replace("  same:\n", "  mid:\n    arm.level: 0.518\n  same:\n")
+    (cli_cwd / "specs").mkdir()
+    (cli_cwd / "templates").mkdir()
+    (cli_cwd / "specs/arms.yaml").write_text(spec)
+    (cli_cwd / "templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    (cli_cwd / "trainer.py").write_text(TRAINER)
+    assert CliRunner().invoke(main, ["render", "specs/arms.yaml"]).exit_code == 0
+    result = run(*FIRST)
+    assert result.exit_code == 0, result.output
+    out = cli_cwd / "out"
+    report = CliRunner().invoke(
+        main,
+        ["report", "generated/arms", "--no-plot", "--metric", "eval_acc", "--compare", "base"]
+        + ["--format", "json", "--report-dir", str(out)],
+    )
+    assert report.exit_code == 0, report.output
+    body = json.loads((out / "statistics.json").read_text())
+    verdicts = {g["group"]: g["verdict"] for g in body["groups"]}
+    assert verdicts == {"base": "baseline", "good": "better", "mid": "no evidence", "same": "no evidence"}
+    said = " ".join(" ".join(body["notes"]).split())
+    assert "the verdicts are the sequential test's (run --until-decided)" in said
+    assert "would have said otherwise for mid (fixed-n: better)" in said
