@@ -131,7 +131,7 @@ def make(request: Request) -> Outcome:
     if statistics is not None:
         outcome.lost = dropout.lost_runs(report, groups, plan, request.seeds)
         runs = _group_runs(report, groups)
-        outcome.outliers = outliers.scan(runs)
+        outcome.outliers = outliers.scan(runs, statistics.methods.bounds)
         outcome.unpaired = compared.unpaired(report, groups, plan.path, statistics.baseline)
         outcome.winner = winner.sentence(statistics, {g: [v for _, v in r] for g, r in runs.items()})
         outcome.after_looks = after_looks

@@ -1,0 +1,69 @@
+"""Report statistics, round six (benchmarks/RESULTS.md §29): what `report` prints, checked against
+simulated sweeps with the truth known, through the report's own functions (fixed seeds).
+
+Parts (``--part``):
+- ``outliers``: binomial accuracies (m items, true accuracy p) at 3, 4, 5, 8 seeds: how often a run
+  is named where none collapsed, on the raw scale (outliers.find) and as `report` tests a proportion
+  (outliers.scan with bounds [0, 1]: Anscombe's scale); and how often a seed set to 0 is named;
+- ``detectable``: two groups of binomial accuracies at 2-5 seeds, compared by `stats.compare`: how
+  often the power analysis's smallest detectable difference came out at 1 or more before this round
+  (a difference no accuracy can have).
+
+    OMP_NUM_THREADS=1 nice python benchmarks/bench_stats_round6.py --part outliers --reps 3000
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from sweepgen.run.report import outliers, stats
+
+PROPORTION = (0.0, 1.0)
+
+
+def outliers_part(reps: int) -> None:
+    rng = np.random.default_rng(0)
+    for items, p in ((20, 0.97), (20, 0.9), (100, 0.99), (100, 0.9), (50, 0.5)):
+        cells = []
+        for n in (3, 4, 5, 8):
+            raw = scaled = caught_raw = caught = 0
+            for row in rng.binomial(items, p, size=(reps, n)) / items:
+                runs = [(str(i), float(v)) for i, v in enumerate(row)]
+                raw += outliers.find("g", runs) is not None
+                scaled += outliers.scan({"g": runs}, PROPORTION) != []
+                fell = [("0", 0.0), *runs[1:]]
+                caught_raw += [o.run for o in outliers.scan({"g": fell})] == ["0"]
+                caught += [o.run for o in outliers.scan({"g": fell}, PROPORTION)] == ["0"]
+            cells.append(
+                f"n={n}: none collapsed {raw / reps:.1%} -> {scaled / reps:.1%}, "
+                f"one at 0 {caught_raw / reps:.1%} -> {caught / reps:.1%}"
+            )
+        print(f"{items} items, p={p}: " + "; ".join(cells))
+
+
+def detectable_part(reps: int) -> None:
+    rng = np.random.default_rng(0)
+    for items, p in ((20, 0.9), (20, 0.7), (100, 0.5)):
+        cells = []
+        for n in (2, 3, 5):
+            wide = 0
+            for _ in range(reps):
+                groups = [(g, list(rng.binomial(items, p, n) / items)) for g in ("base", "arm")]
+                c = stats.compare(groups, baseline="base", mode="max").comparisons[0]
+                wide += c.verdict == "no evidence" and c.detectable is not None and c.detectable >= 1
+            cells.append(f"n={n}: {wide / reps:.1%}")
+        print(f"{items} items, p={p}: detectable >= 1 (unbounded) in " + "; ".join(cells))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("outliers", "detectable"), required=True)
+    parser.add_argument("--reps", type=int, default=1000)
+    args = parser.parse_args()
+    {"outliers": outliers_part, "detectable": detectable_part}[args.part](args.reps)
+
+
+if __name__ == "__main__":
+    main()
