@@ -7,7 +7,10 @@ Parts (``--part``):
   (outliers.scan with bounds [0, 1]: Anscombe's scale); and how often a seed set to 0 is named;
 - ``detectable``: two groups of binomial accuracies at 2-5 seeds, compared by `stats.compare`: how
   often the power analysis's smallest detectable difference came out at 1 or more before this round
-  (a difference no accuracy can have).
+  (a difference no accuracy can have);
+- ``sequential``: null sweeps through ``sequential.simulate``, then the table `report` prints at the
+  seeds each group ran: fixed-n (``stats.compare``) and now (``sequential_table.adjusted``): how
+  often any null arm is called.
 
     OMP_NUM_THREADS=1 nice python benchmarks/bench_stats_round6.py --part outliers --reps 3000
 """
@@ -18,7 +21,7 @@ import argparse
 
 import numpy as np
 
-from sweepgen.run.report import outliers, stats
+from sweepgen.run.report import outliers, sequential, sequential_table, stats
 
 PROPORTION = (0.0, 1.0)
 
@@ -57,12 +60,46 @@ def detectable_part(reps: int) -> None:
         print(f"{items} items, p={p}: detectable >= 1 (unbounded) in " + "; ".join(cells))
 
 
+def _null_sweep(rng: np.random.Generator, arms: int, schedule: sequential.Schedule) -> tuple[bool, bool]:
+    """One null sweep through the looks: whether its fixed-n table, and the table `report` prints
+    now, call any arm."""
+    names = ["base", *(f"a{i}" for i in range(arms))]
+    values = {name: list(rng.normal(size=schedule.max_seeds)) for name in names}
+    out = sequential.simulate(values, "base", schedule)
+    fixed = stats.compare(
+        [(name, v[: out.seeds[name]]) for name, v in values.items()],
+        baseline="base",
+        mode="max",
+        seeds_needed=False,
+    )
+    table, _ = sequential_table.adjusted(fixed, out.verdicts)
+    return _calls(fixed), _calls(table)
+
+
+def _calls(statistics: stats.Statistics) -> bool:
+    return any(c.verdict in ("better", "worse") for c in statistics.comparisons)
+
+
+def sequential_part(reps: int) -> None:
+    for arms, most, per, spending in ((1, 5, 1, "obf"), (1, 10, 1, "pocock"), (3, 10, 2, "pocock")):
+        rng = np.random.default_rng(0)
+        called = [
+            _null_sweep(rng, arms, sequential.Schedule(per, most, spending=spending)) for _ in range(reps)
+        ]
+        fixed_n, now = (sum(c[i] for c in called) / reps for i in (0, 1))
+        print(
+            f"{arms} arm(s), up to {most} seeds, {per} a round, {spending}: the table calls a null arm "
+            f"in {fixed_n:.2%} fixed-n, {now:.2%} now"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("outliers", "detectable"), required=True)
+    parser.add_argument("--part", choices=("outliers", "detectable", "sequential"), required=True)
     parser.add_argument("--reps", type=int, default=1000)
     args = parser.parse_args()
-    {"outliers": outliers_part, "detectable": detectable_part}[args.part](args.reps)
+    parts = {"outliers": outliers_part, "detectable": detectable_part, "sequential": sequential_part}
+    parts[args.part](args.reps)
 
 
 if __name__ == "__main__":

@@ -114,7 +114,7 @@ def make(request: Request) -> Outcome:
     plan = grp.seed_plan(report.block, report.varying)
     groups = _groups(report, plan, request)
     warnings, notes = _messages(report, plan, request)
-    warnings.extend(compared.steps_warning(report, groups))
+    warnings.extend(compared.steps_warning(report, groups) or compared.window_warning(report, groups))
     if guessed is not None:
         notes.append(
             f"no run has the bundled trainer's summary.json: reporting `{guessed}`, the reward the "

@@ -80,22 +80,28 @@ def anscombe(m: int) -> Callable[[float], float]:
 
 
 def find(
-    group: str, runs: Sequence[tuple[str, float]], scale: Callable[[float], float] | None = None
+    group: str, runs: Sequence[tuple[str, float]], scale: Callable[[float], float] = float
 ) -> Outlier | None:
     """The run of ``runs`` (name, value) Grubbs's test calls an outlier, if any; tested on
-    ``scale`` of the values where given (``anscombe``), named with the values themselves."""
+    ``scale`` of the values (``anscombe`` for a proportion), named with the values themselves."""
     values = [v for _, v in runs]
     if len(values) < 3 or not all(math.isfinite(v) for v in values):
         return None
-    on = dict(runs) if scale is None else {n: scale(v) for n, v in runs}
+    on = {n: scale(v) for n, v in runs}
     mean, sd = _mean_sd(list(on.values()))
     name = max(on, key=lambda n: abs(on[n] - mean))
     rest = [v for n, v in runs if n != name]
-    # the others all equal: the statistic is (n - 1) / sqrt(n), its largest, for a gap of 0.01 as
-    # for one of 100, above the critical value from 3 seeds on; the test cannot weigh the gap
-    if sd == 0 or len(set(rest)) < 2 or abs(on[name] - mean) / sd <= critical(len(values)):
+    if not _far(abs(on[name] - mean), sd, rest):
         return None
     return Outlier(group, name, dict(runs)[name], (min(rest), max(rest)))
+
+
+def _far(gap: float, sd: float, rest: Sequence[float]) -> bool:
+    """Whether a run ``gap`` from the mean of its group (standard deviation ``sd``, its other runs
+    ``rest``) passes Grubbs's critical value. Not where the others all gave one value: the statistic
+    is then (n - 1) / sqrt(n), its largest, for a gap of 0.01 as for one of 100, above the critical
+    value from 3 seeds on; the test cannot weigh the gap."""
+    return sd > 0 and len(set(rest)) >= 2 and gap / sd > critical(len(rest) + 1)
 
 
 def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
@@ -109,7 +115,7 @@ def scan(
     """Each group's outlier, in the groups' order; a proportion (``bounds`` (0, 1)) whose values
     are counts out of m items on Anscombe's scale."""
     m = items([v for runs in groups.values() for _, v in runs]) if bounds == (0.0, 1.0) else None
-    scale = None if m is None else anscombe(m)
+    scale = float if m is None else anscombe(m)
     return [o for name, runs in groups.items() if (o := find(name, runs, scale)) is not None]
 
 
