@@ -24,6 +24,7 @@ from sweepgen.run.report import (
     bounds,
     compared,
     dropout,
+    joint,
     outliers,
     sampled_axes,
     sequential_record,
@@ -99,13 +100,21 @@ class Outcome:
     def caveats(self) -> list[str]:
         """What the statistics' numbers do not show: the runs each group lost (dropout.sentences),
         a run far from its group's others (outliers.sentence), seeds shared but not paired, and the
-        best group's interval as the best one's (winner.sentence), and verdicts that are the
-        sequential test's (sequential_table)."""
+        best group's interval as the best one's (winner.sentence), what the difference intervals
+        hold together (joint.sentence), and verdicts that are the sequential test's
+        (sequential_table)."""
         if self.statistics is None:
             return []
         lost = dropout.sentences(self.lost, {g.name: g.n for g in self.statistics.groups})
         far = (outliers.sentence(o) for o in self.outliers)
-        return [*lost, *far, *self.unpaired, *self.winner, *self.after_looks]
+        return [
+            *lost,
+            *far,
+            *self.unpaired,
+            *self.winner,
+            *joint.sentence(self.statistics),
+            *self.after_looks,
+        ]
 
 
 def make(request: Request) -> Outcome:

@@ -70,7 +70,8 @@ class Methods:
     def describe(self) -> dict[str, str]:
         mean = "t interval" if self.interval == "t" else "percentile bootstrap"
         diff = "Welch interval at the calibrated level" if self.interval == "t" else "percentile bootstrap"
-        diff += ", simultaneous at the Holm step's level"
+        # each at its own Holm step's level, not simultaneous (joint.py: 92% together at 10 arms)
+        diff += ", each at its Holm step's level"
         if self.bounds is not None:  # said wherever the methods are: title, json, page
             low, high = self.bounds
             mean += f", clipped to [{low:g}, {high:g}] (the metric is a proportion)"
