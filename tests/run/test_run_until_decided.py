@@ -231,3 +231,23 @@ def test_the_report_table_gives_the_sequential_verdict_not_a_fixed_n_one(cli_cwd
     said = " ".join(" ".join(body["notes"]).split())
     assert "the verdicts are the sequential test's (run --until-decided)" in said
     assert "would have said otherwise for mid (fixed-n: better)" in said
+
+
+def test_an_arm_the_last_look_could_not_test_cannot_be_decided():
+    # accuracy at its cap in every seed of both groups: no test at any look, so the seeds spent
+    # leave it undecidable, not "no evidence" of a difference (as report's table says)
+    from sweepgen.cli._run_display import _open_lines
+    from sweepgen.run.report import sequential
+    from sweepgen.run.report.sequential_record import Look, Rule
+    from sweepgen.run.sweep.decide import DecideResult
+
+    crossings = (
+        sequential.Crossing("capped", 4, 4, 0.0, None, 0.025, sequential.OPEN),
+        sequential.Crossing("same", 4, 4, 0.01, 0.4, 0.05, sequential.OPEN),
+    )
+    result = DecideResult(0, Rule(baseline="base", max_seeds=4), [Look(4, 0.05, crossings)], 1)
+    result.verdicts = {"capped": sequential.OPEN, "same": sequential.OPEN}
+    lines = _open_lines(result, "against base")
+    assert lines[0] == "no evidence within 4 seeds per group against base: same"
+    assert lines[1].startswith("cannot decide within 4 seeds per group against base (no test (")
+    assert lines[1].endswith("at the last look): capped") and len(lines) == 2
