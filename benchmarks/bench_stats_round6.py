@@ -10,7 +10,10 @@ Parts (``--part``):
   (a difference no accuracy can have);
 - ``sequential``: null sweeps through ``sequential.simulate``, then the table `report` prints at the
   seeds each group ran: fixed-n (``stats.compare``) and now (``sequential_table.adjusted``): how
-  often any null arm is called.
+  often any null arm is called;
+- ``pruned``: K trials alike (true mean 0) of n seeds, a pruner keeping the few whose early values
+  (the final ones plus noise) were highest: how often the best survivor's Bonferroni interval covers
+  0, taken over the survivors and over all K (winner.sentence's family).
 
     OMP_NUM_THREADS=1 nice python benchmarks/bench_stats_round6.py --part outliers --reps 3000
 """
@@ -93,14 +96,37 @@ def sequential_part(reps: int) -> None:
         )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("outliers", "detectable", "sequential"), required=True)
-    parser.add_argument("--reps", type=int, default=1000)
-    args = parser.parse_args()
-    parts = {"outliers": outliers_part, "detectable": detectable_part, "sequential": sequential_part}
-    parts[args.part](args.reps)
+def pruned_part(reps: int) -> None:
+    from sweepgen.run.search import best_value
 
+    for trials, kept, seeds, early_noise in ((30, 5, 3, 1.0), (50, 3, 5, 0.2), (50, 5, 5, 0.5)):
+        rng = np.random.default_rng(0)
+        covered = {kept: 0, trials: 0}
+        for _ in range(reps):
+            final = rng.normal(0, 1, (trials, seeds))
+            early = final + rng.normal(0, early_noise, (trials, seeds))
+            survivors = np.argsort(-early.mean(1))[:kept]
+            best = list(final[survivors[np.argmax(final[survivors].mean(1))]])
+            for family in covered:
+                low, high = best_value.interval(best, family) or (np.nan, np.nan)
+                covered[family] += low <= 0 <= high
+        print(
+            f"{trials} trials of {seeds} seeds, {kept} kept (early noise {early_noise} sd): the best "
+            f"survivor's interval covers {covered[kept] / reps:.1%} over the survivors, "
+            f"{covered[trials] / reps:.1%} over all"
+        )
+
+
+PARTS = {
+    "outliers": outliers_part,
+    "detectable": detectable_part,
+    "sequential": sequential_part,
+    "pruned": pruned_part,
+}
 
 if __name__ == "__main__":
-    main()
+    cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    cli.add_argument("--part", choices=sorted(PARTS), required=True)
+    cli.add_argument("--reps", type=int, default=1000)
+    given = cli.parse_args()
+    PARTS[given.part](given.reps)

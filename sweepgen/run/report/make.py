@@ -142,7 +142,9 @@ def make(request: Request) -> Outcome:
         runs = _group_runs(report, groups)
         outcome.outliers = outliers.scan(runs, statistics.methods.bounds)
         outcome.unpaired = compared.unpaired(report, groups, plan.path, statistics.baseline)
-        outcome.winner = winner.sentence(statistics, {g: [v for _, v in r] for g, r in runs.items()})
+        configurations = dropout.configurations(report, plan, request.seeds)
+        values = {g: [v for _, v in r] for g, r in runs.items()}
+        outcome.winner = winner.sentence(statistics, values, configurations)
         outcome.after_looks = after_looks
     outcome.notes.extend(_sequential_lines(report, request))
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
