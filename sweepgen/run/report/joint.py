@@ -27,11 +27,12 @@ def sentence(statistics: stats.Statistics) -> list[str]:
     if len(levels) < 2:
         return []
     together = 1 - math.fsum(1 - level for level in levels)
+    every = "both" if len(levels) == 2 else f"all {len(levels)}"
     held = (
-        f"all {len(levels)} cover their true differences together with at least {together:.1%} (the union "
-        "bound over their levels)"
+        f"{every} cover their true differences together with at least {together:.1%} (the union bound "
+        "over their levels)"
         if together > 0
-        else f"nothing is promised for all {len(levels)} together (their misses may add up past 100%)"
+        else f"nothing is promised for {every} together (their misses may add up past 100%)"
     )
     return [
         f"the {len(levels)} difference intervals are each at its own comparison's level (the level column: "

@@ -241,8 +241,11 @@ def _after_looks(
     statistics: stats.Statistics | None, report: rep.Report, request: Request
 ) -> tuple[stats.Statistics | None, list[str]]:
     """The statistics of a sweep `run --until-decided` added seeds to, with the sequential test's
-    verdicts (sequential_table), and the sentence saying so; as they are elsewhere."""
-    if statistics is None or statistics.baseline is None or not (request.directory / LOCK_NAME).is_file():
+    verdicts (sequential_table), and the sentence saying so; as they are elsewhere, and under
+    `--seeds tune|test` (the looks tested every seed they ran, not that set)."""
+    if statistics is None or statistics.baseline is None or request.seeds != "all":
+        return statistics, []
+    if not (request.directory / LOCK_NAME).is_file():
         return statistics, []
     decided = sequential_record.decided(
         request.directory, request.metric, report.objective.at, request.mode, request.compare

@@ -52,8 +52,8 @@ def _among(family: int, groups: int) -> str:
     if family == groups:
         return str(groups)
     return (
-        f"{family} configurations (the {family - groups} without a value counted: pruned or failed, "
-        "one could have been the best had it finished)"
+        f"{family} configurations (the {family - groups} without a value counted: not run, pruned or "
+        "failed, one could have been the best had it finished)"
     )
 
 
