@@ -59,9 +59,11 @@ def test_the_report_says_which_run_lies_far_from_its_group(cli_cwd):
     last["eval_acc"] = 0.0  # the seed collapsed
     (run / "metrics.jsonl").write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n")
     said, rows = compare_shaping(cli_cwd)
+    # the sweep's accuracies are multiples of 1/200: tested as counts out of 200 items
     assert (
         "coma_lr1e-05: run coma_seed4_lr1e-05 (0) lies far below its other runs (0.68 to 0.72; "
-        "Grubbs's test at 5%): a collapsed or diverged seed?"
+        "Grubbs's test at 5%, on Anscombe's scale for a proportion of 200 items): a collapsed or "
+        "diverged seed?"
     ) in said
     assert rows["coma_lr1e-05"]["outlier"] == "coma_seed4_lr1e-05 (0.0)"
     assert rows["coma_lr1e-05"]["n"] == "6"  # kept in the statistics
@@ -77,7 +79,11 @@ def test_a_skewed_accuracy_is_weighed_on_anscombes_scale():
     assert outliers.find("acc", runs) is not None  # the raw scale's verdict
     assert outliers.scan({"acc": runs}, (0.0, 1.0)) == []
     collapsed = [*runs[:-1], ("s7", 0.0)]  # a seed at 0 is still named, with its logged value
-    assert outliers.scan({"acc": collapsed}, (0.0, 1.0)) == [outliers.Outlier("acc", "s7", 0.0, (0.9, 1.0))]
+    (named,) = outliers.scan({"acc": collapsed}, (0.0, 1.0))
+    assert (named.run, named.value, named.others) == ("s7", 0.0, (0.9, 1.0))
+    assert "Grubbs's test at 5%, on Anscombe's scale for a proportion of 20 items)" in outliers.sentence(
+        named
+    )
     assert outliers.scan({"acc": runs}) != []  # no bounds (a reward): as before
 
 

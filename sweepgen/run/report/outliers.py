@@ -24,14 +24,16 @@ out of (``items``). On the raw scale accuracies near 1 are skewed, and at 8 seed
 a run in 11-13% of groups where none collapsed (20 items at 0.97, 100 at 0.99); on Anscombe's scale
 1.3-5.9% (benchmarks/RESULTS.md §29), while a seed at 0 among the others is named as often or more.
 A proportion whose values are no counts out of at most ``LATTICE`` items (a mean reward in [0, 1])
-is tested as it is. The sentence gives the values as logged.
+is tested as it is. Values logged rounded to d decimals read as counts out of up to 10^d items: for
+such m the scale is close to arcsine-square-root, near linear away from 0 and 1. The sentence gives
+the values as logged and names the scale.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 ALPHA = 0.05
@@ -48,6 +50,7 @@ class Outlier:
     run: str
     value: float
     others: tuple[float, float]  # the lowest and highest value of the group's other runs
+    scale: str = ""  # the scale tested on where not the values' own (", on Anscombe's scale ...")
 
 
 def critical(n: int, alpha: float = ALPHA) -> float:
@@ -115,16 +118,19 @@ def scan(
     """Each group's outlier, in the groups' order; a proportion (``bounds`` (0, 1)) whose values
     are counts out of m items on Anscombe's scale."""
     m = items([v for runs in groups.values() for _, v in runs]) if bounds == (0.0, 1.0) else None
-    scale = float if m is None else anscombe(m)
-    return [o for name, runs in groups.items() if (o := find(name, runs, scale)) is not None]
+    if m is None:
+        return [o for name, runs in groups.items() if (o := find(name, runs)) is not None]
+    on = f", on Anscombe's scale for a proportion of {m} items"
+    found = (find(name, runs, anscombe(m)) for name, runs in groups.items())
+    return [replace(o, scale=on) for o in found if o is not None]
 
 
 def sentence(o: Outlier, fmt: str = ".3g") -> str:
     where = "below" if o.value < o.others[0] else "above"
     return (
         f"{o.group}: run {o.run} ({o.value:{fmt}}) lies far {where} its other runs "
-        f"({o.others[0]:{fmt}} to {o.others[1]:{fmt}}; Grubbs's test at 5%): a collapsed or diverged "
-        "seed? It stays in the mean and the intervals, which assume seeds that vary about normally, so "
-        "their level may not be what they cover; look at that run, and run more seeds to know how "
-        "often it happens"
+        f"({o.others[0]:{fmt}} to {o.others[1]:{fmt}}; Grubbs's test at 5%{o.scale}): a collapsed or "
+        "diverged seed? It stays in the mean and the intervals, which assume seeds that vary about "
+        "normally, so their level may not be what they cover; look at that run, and run more seeds to "
+        "know how often it happens"
     )
