@@ -443,11 +443,25 @@ def _open_lines(result: DecideResult, against: str) -> list[str]:
     open_arms = result.open_arms
     if not open_arms:
         return [f"every group decided {against}"]
-    if result.spent:
-        return [
-            f"no evidence within {result.rule.max_seeds} seeds per group {against}: {', '.join(open_arms)}"
-        ]
-    return []
+    if not result.spent:
+        return []
+    from sweepgen.run.report.sequential_record import NO_TEST
+
+    within = f"within {result.rule.max_seeds} seeds per group {against}"
+    untested = _untested(result)
+    return _listed(f"no evidence {within}", [a for a in open_arms if a not in untested]) + _listed(
+        f"cannot decide {within} ({NO_TEST} at the last look)", [a for a in open_arms if a in untested]
+    )
+
+
+def _untested(result: DecideResult) -> set[str]:
+    """The arms the last look could not test (every run of both gave one value, or a group short of
+    two values): open, but with no evidence either way, so not "no evidence" of a difference."""
+    return {c.name for c in result.looks[-1].crossings if c.p is None} if result.looks else set()
+
+
+def _listed(words: str, arms: list[str]) -> list[str]:
+    return [f"{words}: {', '.join(arms)}"] if arms else []
 
 
 def _say_submitted(result: RunResult, sweep_dir: Path) -> None:

@@ -214,7 +214,7 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
         if c.reason is not None:
             out.append(f"{c.name}: cannot decide: {c.reason}")
         if c.verdict in ("no evidence", "cannot decide") and c.test is not None:
-            out.append(_seeds_sentence(c))
+            out.append(_seeds_sentence(c, statistics.methods.bounds))
     interval = statistics.methods.describe()
     from sweepgen.run.report.stats import bootstrap_coverage
 
@@ -229,9 +229,9 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
     return out
 
 
-def _seeds_sentence(c: Comparison) -> str:
+def _seeds_sentence(c: Comparison, bounds: tuple[float, float] | None = None) -> str:
     """An undecided comparison: how many seeds would detect its difference, and what the seeds it
-    has could detect."""
+    has could detect (for a metric in ``bounds``, Welch's test that detects nothing inside them)."""
     need = (
         f"about {c.seeds_needed} seeds per group would detect a difference of {_fmt(abs(c.diff))} "
         "with 80% power"
@@ -243,6 +243,14 @@ def _seeds_sentence(c: Comparison) -> str:
         if c.detectable is not None
         else ""
     )
+    from sweepgen.run.report.stats import CALIBRATED
+
+    if c.detectable is None and bounds is not None and c.verdict == "no evidence" and c.test == CALIBRATED:
+        # stats._needed dropped a detectable difference as wide as the metric's range or wider
+        now = (
+            f"; with the seeds it has, no difference the metric can take (at most {bounds[1] - bounds[0]:g}) "
+            "is detectable with 80% power"
+        )
     # a comparison these seeds cannot decide (the permutation test's floor) is not "no evidence yet"
     status = "no evidence yet" if c.verdict == "no evidence" else "cannot decide with these seeds"
     return f"{c.name}: {status}: {need} at the adjusted alpha{now}"

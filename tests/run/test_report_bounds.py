@@ -56,3 +56,23 @@ def test_clipped_difference_intervals_keep_the_verdicts():
         assert (b.low, b.high) == (max(a.low, -1.0), min(a.high, 1.0))
     assert all(g.high is None or g.high <= 1.0 for g in clipped.groups)
     assert any(g.high is not None and g.high > 1.0 for g in plain.groups)
+
+
+def test_a_proportions_detectable_difference_is_one_it_can_take():
+    # two seeds of an accuracy: the calibrated test at these spreads detects only a difference of 5.2,
+    # which no accuracy can differ by; it was printed as "the smallest difference detectable"
+    groups = [("base", [0.4, 0.7]), ("arm", [0.3, 0.9])]
+    plain = {c.name: c for c in stats.compare(groups, baseline="base", mode="max").comparisons}
+    methods = stats.Methods(bounds=(0.0, 1.0))
+    bounded = stats.compare(groups, baseline="base", mode="max", methods=methods)
+    clipped = {c.name: c for c in bounded.comparisons}
+    assert plain["arm"].detectable is not None and plain["arm"].detectable > 1  # unbounded: as it is
+    assert clipped["arm"].detectable is None and clipped["arm"].seeds_needed == plain["arm"].seeds_needed
+    from sweepgen.cli.report_cmd import _seeds_sentence
+
+    said = _seeds_sentence(clipped["arm"], methods.bounds)
+    assert "no difference the metric can take (at most 1) is detectable with 80% power" in said
+    assert "smallest difference detectable" in _seeds_sentence(plain["arm"])
+    tight = [("base", [0.5, 0.6, 0.55, 0.52]), ("near", [0.5, 0.52, 0.54, 0.61])]
+    near = stats.compare(tight, baseline="base", mode="max", methods=methods).comparisons[0]
+    assert near.detectable is not None and 0 < near.detectable < 1  # one it can take: kept

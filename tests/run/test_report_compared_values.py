@@ -55,3 +55,30 @@ def test_runs_of_one_length_get_no_steps_warning(cli_cwd):
     result = CliRunner().invoke(main, [*ARGS, "--metric", "eval_acc"])
     assert result.exit_code == 0, result.output
     assert "same last step" not in result.stderr
+
+
+def _every(run_dir, nth: int) -> None:
+    """The run logged the metric at every ``nth`` step only (to the same last step as the others)."""
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    (run_dir / "metrics.jsonl").write_text("\n".join(lines[nth - 1 :: nth]) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("at", "words"),
+    [
+        ("last:3", "the last 3 values start at step 38 in 35 runs; step 20 in 1 ({run})"),
+        ("best", "the best is taken over 40 evaluations in 35 runs; 4 evaluations in 1 ({run})"),
+    ],
+)
+def test_runs_that_logged_at_different_intervals_are_named(cli_cwd, at, words):
+    # every run ends at step 40, but one logged every 10th step: its last:3 mean reaches back to
+    # step 20 (the others' to 38), a rising curve's earlier values; its best is over 4 values, not 40
+    make_shaping(cli_cwd)
+    _every(cli_cwd / "runs/shaping" / SHORT, 10)
+    result = CliRunner().invoke(main, [*ARGS, "--metric", "eval_acc", "--at", at])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert "same last step" not in said  # the ends agree
+    assert "the compared runs logged `eval_acc` at different intervals: " + words.format(run=SHORT) in said
+    final = CliRunner().invoke(main, [*ARGS, "--metric", "eval_acc"])
+    assert "different intervals" not in final.stderr  # a final value is one value whatever the interval

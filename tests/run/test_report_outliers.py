@@ -59,12 +59,52 @@ def test_the_report_says_which_run_lies_far_from_its_group(cli_cwd):
     last["eval_acc"] = 0.0  # the seed collapsed
     (run / "metrics.jsonl").write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n")
     said, rows = compare_shaping(cli_cwd)
+    # the sweep's accuracies are multiples of 1/200: tested as counts out of 200 items
     assert (
         "coma_lr1e-05: run coma_seed4_lr1e-05 (0) lies far below its other runs (0.68 to 0.72; "
-        "Grubbs's test at 5%): a collapsed or diverged seed?"
+        "Grubbs's test at 5%, on Anscombe's scale for a proportion of 200 items): a collapsed or "
+        "diverged seed?"
     ) in said
     assert rows["coma_lr1e-05"]["outlier"] == "coma_seed4_lr1e-05 (0.0)"
     assert rows["coma_lr1e-05"]["n"] == "6"  # kept in the statistics
     assert {g: r["outlier"] for g, r in rows.items() if g != "coma_lr1e-05"} == dict.fromkeys(
         set(rows) - {"coma_lr1e-05"}, ""
     )
+
+
+def test_a_skewed_accuracy_is_weighed_on_anscombes_scale():
+    # accuracy over 20 items near 1 is skewed: 0.9 among seven seeds at 0.95-1.0 is a binomial draw,
+    # not a collapse, but far for a normal sample (Grubbs on the raw values named it)
+    runs = [(f"s{i}", v) for i, v in enumerate([1.0, 1.0, 0.9, 1.0, 0.95, 1.0, 1.0, 1.0])]
+    assert outliers.find("acc", runs) is not None  # the raw scale's verdict
+    assert outliers.scan({"acc": runs}, (0.0, 1.0)) == []
+    collapsed = [*runs[:-1], ("s7", 0.0)]  # a seed at 0 is still named, with its logged value
+    (named,) = outliers.scan({"acc": collapsed}, (0.0, 1.0))
+    assert (named.run, named.value, named.others) == ("s7", 0.0, (0.9, 1.0))
+    assert "Grubbs's test at 5%, on Anscombe's scale for a proportion of 20 items)" in outliers.sentence(
+        named
+    )
+    assert outliers.scan({"acc": runs}) != []  # no bounds (a reward): as before
+
+
+def test_a_proportions_items_are_the_fewest_its_values_count_out_of():
+    assert outliers.items([0.95, 1.0, 0.9]) == 20
+    assert outliers.items([0.99, 0.5]) == 100
+    assert outliers.items([float(np.float32(0.95)), 1.0]) is None  # through float32: no count, as is
+    assert outliers.items([0.5, 0.123456789]) is None  # a mean reward: no counts
+    assert outliers.items([1 / 3, 1 / 7, 1 / 9973]) is None  # more than LATTICE items
+    assert outliers.items([0.5, float("nan")]) is None
+
+
+def test_binomial_accuracies_near_one_are_named_at_about_the_tests_level():
+    # 8 seeds of accuracy over 20 items at 0.97: the raw scale named a run in 11-13% of groups
+    rng = np.random.default_rng(3)
+    groups = 2000
+    named = sum(
+        outliers.scan(
+            {"g": [(f"s{i}", float(v)) for i, v in enumerate(rng.binomial(20, 0.97, 8) / 20)]}, (0.0, 1.0)
+        )
+        != []
+        for _ in range(groups)
+    )
+    assert named / groups <= 0.05 + 3 * (0.05 * 0.95 / groups) ** 0.5

@@ -49,3 +49,33 @@ def test_no_sentence_without_an_interval_for_the_best():
     assert winner.sentence(one, {"a": [1.0], "b": [0.5, 0.6]}) == []
     alone = stats.compare([("a", [1.0, 2.0])], baseline=None, mode="max")
     assert winner.sentence(alone, {"a": [1.0, 2.0]}) == []
+
+
+def test_configurations_without_a_value_count_in_the_winners_family(cli_cwd):
+    # every seed of noisy at lr 1e-3 was pruned or failed: the best was picked among 5 survivors of 6
+    # configurations, and a pruner keeps the ones that looked good early, so Bonferroni over the 5
+    # is no bound for the one picked (84% where it says 95%: benchmarks/RESULTS.md §29)
+    make_shaping(cli_cwd)
+    for seed in range(1, 7):
+        run = cli_cwd / f"runs/shaping/noisy_seed{seed}_lr0.001"
+        (run / "summary.json").unlink()
+        (run / "sweepgen_status.json").write_text(
+            json.dumps({"state": "failed", "executor": "local", "exit_code": 1, "reason": "exit 1"})
+        )
+    said, _ = compare_shaping(cli_cwd, "--seeds", "test")
+    coma = [logged_acc("coma", seed, 1e-3) for seed in (4, 5, 6)]
+    low, high = best_value.interval(coma, 6)
+    assert "coma_lr0.001 has the best mean of 5 groups" in said
+    assert (
+        f"[{low:.6g}, {high:.6g}] holds for whichever of the 6 configurations (the 1 without a value" in said
+    )
+
+
+def test_the_family_is_at_least_the_groups_compared():
+    groups = [("a", [0.5, 0.6, 0.7]), ("b", [0.1, 0.2, 0.3])]
+    statistics = stats.compare(groups, baseline=None, mode="max")
+    (five,) = winner.sentence(statistics, dict(groups), 5)
+    low, high = best_value.interval([0.5, 0.6, 0.7], 5)
+    assert f"[{low:.6g}, {high:.6g}] holds for whichever of the 5 configurations" in five
+    (two,) = winner.sentence(statistics, dict(groups), 0)
+    assert "holds for whichever of the 2 is picked" in two

@@ -203,3 +203,72 @@ def test_a_damaged_record_is_exit_2_naming_it_and_runs_nothing(arms, content):
     assert result.exit_code == 2, result.output
     assert DECIDE_STATE_NAME in result.stderr and "Traceback" not in result.output
     assert not (arms / "starts.log").exists()
+
+
+MID = "  mid:\n    arm.level: 0.518\n  same:\n"  # +0.018 in every seed: between the looks and fixed-n
+
+
+def _mid_sweep(root: Path, spec: str) -> None:
+    (root / "specs").mkdir()
+    (root / "templates").mkdir()
+    (root / "specs/arms.yaml").write_text(spec)
+    (root / "templates/t.yaml.j2").write_text("{{ config | to_yaml }}\n")
+    (root / "trainer.py").write_text(TRAINER)
+    assert CliRunner().invoke(main, ["render", "specs/arms.yaml"]).exit_code == 0
+    result = run(*FIRST)
+    assert result.exit_code == 0, result.output
+
+
+def _statistics(root: Path, *more: str) -> dict:
+    out = root / "out"
+    report = CliRunner().invoke(
+        main,
+        ["report", "generated/arms", "--no-plot", "--metric", "eval_acc", "--compare", "base", *more]
+        + ["--format", "json", "--report-dir", str(out)],
+    )
+    assert report.exit_code == 0, report.output
+    return json.loads((out / "statistics.json").read_text())
+
+
+def test_the_report_table_gives_the_sequential_verdict_not_a_fixed_n_one(cli_cwd):
+    # `mid` never crosses its boundary over the four looks, but the fixed-n test on the 8 seeds it
+    # ran calls it better (p 0.02 under Holm's 0.025): the table said "better" beside the sequential
+    # lines saying "no crossing", a verdict with no known error rate
+    _mid_sweep(cli_cwd, SPEC.replace("  same:\n", MID))
+    body = _statistics(cli_cwd)
+    verdicts = {g["group"]: g["verdict"] for g in body["groups"]}
+    assert verdicts == {"base": "baseline", "good": "better", "mid": "no evidence", "same": "no evidence"}
+    said = " ".join(" ".join(body["notes"]).split())
+    assert "the verdicts are the sequential test's (run --until-decided)" in said
+    assert "would have said otherwise for mid (fixed-n: better)" in said
+
+
+def test_an_arm_the_last_look_could_not_test_cannot_be_decided():
+    # accuracy at its cap in every seed of both groups: no test at any look, so the seeds spent
+    # leave it undecidable, not "no evidence" of a difference (as report's table says)
+    from sweepgen.cli._run_display import _open_lines
+    from sweepgen.run.report import sequential
+    from sweepgen.run.report.sequential_record import Look, Rule
+    from sweepgen.run.sweep.decide import DecideResult
+
+    crossings = (
+        sequential.Crossing("capped", 4, 4, 0.0, None, 0.025, sequential.OPEN),
+        sequential.Crossing("same", 4, 4, 0.01, 0.4, 0.05, sequential.OPEN),
+    )
+    result = DecideResult(0, Rule(baseline="base", max_seeds=4), [Look(4, 0.05, crossings)], 1)
+    result.verdicts = {"capped": sequential.OPEN, "same": sequential.OPEN}
+    lines = _open_lines(result, "against base")
+    assert lines[0] == "no evidence within 4 seeds per group against base: same"
+    assert lines[1].startswith("cannot decide within 4 seeds per group against base (no test (")
+    assert lines[1].endswith("at the last look): capped") and len(lines) == 2
+
+
+def test_held_out_seeds_keep_their_fixed_n_table(cli_cwd):
+    # the looks tested every seed they ran; a report of the test seeds alone is another comparison,
+    # whose table stays the fixed-n one (the sequential lines still say what the looks decided)
+    split = "seed: {path: training.seed, tune: [1, 2, 3, 4], test: [5, 6, 7, 8]}"
+    _mid_sweep(cli_cwd, SPEC.replace("  same:\n", MID).replace("seed: training.seed", split))
+    body = _statistics(cli_cwd, "--seeds", "test")
+    said = " ".join(" ".join(body["notes"]).split())
+    assert "the verdicts are the sequential test's" not in said
+    assert "the 1 without a value counted: not run, pruned or failed" in said  # good: decided on 1-4

@@ -42,6 +42,51 @@ def steps_warning(report: rep.Report, groups: Sequence[grp.Group]) -> list[str]:
     ]
 
 
+def window_warning(report: rep.Report, groups: Sequence[grp.Group]) -> list[str]:
+    """Runs that ended at the same step but whose value covers different stretches of training:
+    ``--at last:K`` averages the last K logged values, which reach back to an earlier step in a run
+    that logged less often (its mean holds earlier, worse values); ``--at best`` is the best of as
+    many evaluations as a run logged (more of them, a higher maximum). Which runs, and what that
+    does (none: the runs agree, or --at final)."""
+    k = rep.last_k(report.objective.at)
+    if k is None and report.objective.at != "best":
+        return []
+    spans = _spans(_compared(report, groups), k)
+    counts = Counter(spans.values())
+    if len(counts) < 2:
+        return []
+    common = counts.most_common(1)[0][0]
+    unit = "step" if k is not None else "evaluations"
+    what, read = (
+        (f"the last {k} values start at", "a mean reaching back further holds earlier values")
+        if k is not None
+        else ("the best is taken over", "the best of more evaluations is biased further toward better")
+    )
+    others = "; ".join(_part(v, spans, unit) for v in sorted(counts) if v != common)
+    return [
+        f"the compared runs logged `{report.objective.metric}` at different intervals: {what} "
+        f"{_value(common, unit)} in {counts[common]} runs; {others}: {read}, so a difference can be "
+        "how often a run logged, not its configuration; log every run at the same steps, or use --at final"
+    ]
+
+
+def _spans(runs: Sequence[rep.RunRecord], k: int | None) -> dict[str, int]:
+    """Per run, the step its last ``k`` values start at (k None: how many values its best is of)."""
+    if k is None:
+        return {r.name: len(r.curve) for r in runs if r.curve}
+    return {r.name: r.curve[-k][0] for r in runs if len(r.curve) >= k}
+
+
+def _value(v: int, unit: str) -> str:
+    return f"step {v}" if unit == "step" else f"{v} evaluations"
+
+
+def _part(v: int, spans: Mapping[str, int], unit: str) -> str:
+    names = [n for n, s in spans.items() if s == v]
+    listed = ", ".join(names[:MAX_LISTED]) + (", ..." if len(names) > MAX_LISTED else "")
+    return f"{_value(v, unit)} in {len(names)} ({listed})"
+
+
 def unpaired(
     report: rep.Report, groups: Sequence[grp.Group], seed: str | None, baseline: str | None
 ) -> list[str]:

@@ -37,6 +37,18 @@ def lost_runs(
     return out
 
 
+def configurations(report: rep.Report, plan: grp.SeedPlan, seeds: str) -> int:
+    """How many configurations the runs of the chosen seeds belong to, with a value or not (a
+    configuration every run of which was pruned or failed counts: it could have been the best had it
+    finished); 0 where seeds are not grouped."""
+    if plan.path is None:
+        return 0
+    keys = [p for p in report.varying if p != plan.path]
+    members = [grp.Member(r.name, r.variant, r.values) for r in report.runs]
+    chosen = {m.run for m in grp.select_seeds(members, plan, seeds)}
+    return len({_key(r.values, keys) for r in report.runs if r.name in chosen})
+
+
 def _unscored(report: rep.Report, plan: grp.SeedPlan, seeds: str) -> list[rep.RunRecord]:
     """The runs of the seeds chosen that have no value to compare."""
     members = [grp.Member(r.name, r.variant, r.values) for r in report.runs]

@@ -24,9 +24,11 @@ from sweepgen.run.report import (
     bounds,
     compared,
     dropout,
+    joint,
     outliers,
     sampled_axes,
     sequential_record,
+    sequential_table,
     stats,
     stats_files,
     winner,
@@ -84,6 +86,7 @@ class Outcome:
     outliers: list[outliers.Outlier] = field(default_factory=list)  # a run far from its group's others
     unpaired: list[str] = field(default_factory=list)  # arms that share the baseline's seeds, tested unpaired
     winner: list[str] = field(default_factory=list)  # the best group's interval, held for being picked
+    after_looks: list[str] = field(default_factory=list)  # the verdicts are run --until-decided's
 
     def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
@@ -97,11 +100,21 @@ class Outcome:
     def caveats(self) -> list[str]:
         """What the statistics' numbers do not show: the runs each group lost (dropout.sentences),
         a run far from its group's others (outliers.sentence), seeds shared but not paired, and the
-        best group's interval as the best one's (winner.sentence)."""
+        best group's interval as the best one's (winner.sentence), what the difference intervals
+        hold together (joint.sentence), and verdicts that are the sequential test's
+        (sequential_table)."""
         if self.statistics is None:
             return []
         lost = dropout.sentences(self.lost, {g.name: g.n for g in self.statistics.groups})
-        return [*lost, *(outliers.sentence(o) for o in self.outliers), *self.unpaired, *self.winner]
+        far = (outliers.sentence(o) for o in self.outliers)
+        return [
+            *lost,
+            *far,
+            *self.unpaired,
+            *self.winner,
+            *joint.sentence(self.statistics),
+            *self.after_looks,
+        ]
 
 
 def make(request: Request) -> Outcome:
@@ -110,7 +123,7 @@ def make(request: Request) -> Outcome:
     plan = grp.seed_plan(report.block, report.varying)
     groups = _groups(report, plan, request)
     warnings, notes = _messages(report, plan, request)
-    warnings.extend(compared.steps_warning(report, groups))
+    warnings.extend(compared.steps_warning(report, groups) or compared.window_warning(report, groups))
     if guessed is not None:
         notes.append(
             f"no run has the bundled trainer's summary.json: reporting `{guessed}`, the reward the "
@@ -119,6 +132,7 @@ def make(request: Request) -> Outcome:
     missing = _missing_libraries(request, warnings)
     comparing = "scipy" not in missing and _compares(request, groups)
     statistics = _statistics(report, groups, request) if comparing else None
+    statistics, after_looks = _after_looks(statistics, report, request)
     best = rep.best_run(report, grouped_runs(groups)) if request.metric else None
     outcome = Outcome(report, groups, plan, statistics, best, warnings, notes)
     outcome.context = stats_context(request, report)
@@ -126,9 +140,12 @@ def make(request: Request) -> Outcome:
     if statistics is not None:
         outcome.lost = dropout.lost_runs(report, groups, plan, request.seeds)
         runs = _group_runs(report, groups)
-        outcome.outliers = outliers.scan(runs)
+        outcome.outliers = outliers.scan(runs, statistics.methods.bounds)
         outcome.unpaired = compared.unpaired(report, groups, plan.path, statistics.baseline)
-        outcome.winner = winner.sentence(statistics, {g: [v for _, v in r] for g, r in runs.items()})
+        configurations = dropout.configurations(report, plan, request.seeds)
+        values = {g: [v for _, v in r] for g, r in runs.items()}
+        outcome.winner = winner.sentence(statistics, values, configurations)
+        outcome.after_looks = after_looks
     outcome.notes.extend(_sequential_lines(report, request))
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     _write(files, request.out_dir or report.out_dir, outcome)
@@ -218,6 +235,22 @@ def _sequential_lines(report: rep.Report, request: Request) -> list[str]:
     return sequential_record.report_lines(
         request.directory, request.metric, report.objective.at, request.mode, request.compare
     )
+
+
+def _after_looks(
+    statistics: stats.Statistics | None, report: rep.Report, request: Request
+) -> tuple[stats.Statistics | None, list[str]]:
+    """The statistics of a sweep `run --until-decided` added seeds to, with the sequential test's
+    verdicts (sequential_table), and the sentence saying so; as they are elsewhere, and under
+    `--seeds tune|test` (the looks tested every seed they ran, not that set)."""
+    if statistics is None or statistics.baseline is None or request.seeds != "all":
+        return statistics, []
+    if not (request.directory / LOCK_NAME).is_file():
+        return statistics, []
+    decided = sequential_record.decided(
+        request.directory, request.metric, report.objective.at, request.mode, request.compare
+    )
+    return (statistics, []) if decided is None else sequential_table.adjusted(statistics, decided)
 
 
 def _missing_libraries(request: Request, warnings: list[str]) -> list[str]:

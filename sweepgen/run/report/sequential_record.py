@@ -157,7 +157,7 @@ def report_lines(sweep_dir: Path, metric: str | None, at: str, mode: str, baseli
     rule, looks = read_state(sweep_dir)
     if rule is None:
         return []
-    if (rule.metric, rule.at, rule.mode, rule.baseline) != (metric, at, mode, baseline):
+    if not _same_comparison(rule, metric, at, mode, baseline):
         return [
             "this sweep's seeds were added by `run --until-decided` comparing "
             f"{rule.metric or 'final_reward'} ({rule.at}, {rule.mode} is better) against {rule.baseline}: "
@@ -178,6 +178,22 @@ def report_lines(sweep_dir: Path, metric: str | None, at: str, mode: str, baseli
             last[c.name] = (number, look, c)
     lines += [_arm_line(name, number, look, c, total) for name, (number, look, c) in last.items()]
     return lines
+
+
+def _same_comparison(rule: Rule, metric: str | None, at: str, mode: str, baseline: str | None) -> bool:
+    return (rule.metric, rule.at, rule.mode, rule.baseline) == (metric, at, mode, baseline)
+
+
+def decided(
+    sweep_dir: Path, metric: str | None, at: str, mode: str, baseline: str | None
+) -> dict[str, str] | None:
+    """Per arm, the verdict of the sequential test recorded in ``sweep_dir`` at its last look
+    (better | worse | open), where the report compares what the test compared; None: no record, or
+    one of another comparison."""
+    rule, looks = read_state(sweep_dir)
+    if rule is None or not _same_comparison(rule, metric, at, mode, baseline):
+        return None
+    return {c.name: c.verdict for look in looks for c in look.crossings}
 
 
 def _arm_line(name: str, number: int, look: Look, c: sequential.Crossing, total: int) -> str:

@@ -70,7 +70,8 @@ class Methods:
     def describe(self) -> dict[str, str]:
         mean = "t interval" if self.interval == "t" else "percentile bootstrap"
         diff = "Welch interval at the calibrated level" if self.interval == "t" else "percentile bootstrap"
-        diff += ", simultaneous at the Holm step's level"
+        # each at its own Holm step's level, not simultaneous (joint.py: 92% together at 10 arms)
+        diff += ", each at its Holm step's level"
         if self.bounds is not None:  # said wherever the methods are: title, json, page
             low, high = self.bounds
             mean += f", clipped to [{low:g}, {high:g}] (the metric is a proportion)"
@@ -411,7 +412,7 @@ def _comparisons(
         c = _if_undecidable(c, (len(values), len(base)), methods, m, startable=startable)
         c = _if_uncalibrated(c, (name, values), base, methods, levels[k])
         if needed and c.verdict in ("no evidence", UNDECIDABLE):
-            c = _needed(c, values, base, levels[k], methods.test)
+            c = _needed(c, values, base, levels[k], methods)
         out.append(c)
         k += 1
     return tuple(out)
@@ -537,11 +538,14 @@ def _covers_zero(interval: tuple[float | None, float | None]) -> bool:
 
 
 def _needed(
-    c: Comparison, arm: Sequence[float], base: Sequence[float], alpha: float, test: str
+    c: Comparison, arm: Sequence[float], base: Sequence[float], alpha: float, methods: Methods
 ) -> Comparison:
     """Seeds per group for 80% power at the observed difference, and what the current n detects: the
     power of the calibrated Welch test at the observed variances (a group whose runs all gave one
-    value takes the other's, as the test does: its own 0 would promise power no run gives)."""
+    value takes the other's, as the test does: its own 0 would promise power no run gives). For a
+    metric in ``methods.bounds`` (a proportion) a detectable difference as wide as the range or wider
+    is none the metric can take (5.2 for an accuracy at 2 seeds): None, as where nothing is."""
+    test = methods.test
     var_arm, var_base = _spreads(arm, base)
     if var_arm + var_base == 0:  # only the permutation test gets here: it decides once it can
         return c if c.diff == 0 else replace(c, seeds_needed=_permutation_floor(2, None, (0, 0), alpha)[0])
@@ -550,6 +554,9 @@ def _needed(
     detectable = power.detectable(len(arm), len(base), var_arm, var_base, alpha)
     if test == "permutation":
         needed, detectable = _permutation_floor(needed, detectable, (len(arm), len(base)), alpha)
+    span = bounds.of_difference(methods.bounds)
+    if span is not None and detectable is not None and detectable >= span[1]:
+        detectable = None
     return replace(c, seeds_needed=needed, detectable=detectable)
 
 
