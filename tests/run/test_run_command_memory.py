@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from run_support import FAKE_COMMAND, make_sweep
+from run_support import FAKE_COMMAND, LOADED_S, make_sweep
 
 from sweepgen.compile.output.lock import RUN_STATE_NAME
 from sweepgen.run.core.base import RunState, read_status
@@ -76,7 +76,7 @@ def test_a_failed_trainer_that_leaves_a_child_frees_its_run(tmp_path):
     assert first.returncode == 1, first.stdout + first.stderr
     run_dir = tmp_path / "runs" / "fake" / "a"
     child = int((run_dir / "child.pid").read_text())
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + LOADED_S  # a loaded machine reaps slowly: wait for the state
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "the trainer's left-over process outlived its run"
