@@ -31,6 +31,7 @@ def _sweep(root: Path) -> None:
         ("sweepgen-no-such-trainer-xyz", "which is not on PATH"),
         ("./train.sh", "which does not exist"),
         ("./notexec.sh", "which is not an executable file"),
+        ("CUDA_VISIBLE_DEVICES=0 python", "an environment assignment, which only a shell reads"),
     ],
 )
 def test_a_program_that_would_not_start_stops_run_with_nothing_started(cli_cwd, program, said):
@@ -38,7 +39,7 @@ def test_a_program_that_would_not_start_stops_run_with_nothing_started(cli_cwd, 
     Path("notexec.sh").write_text("#!/bin/sh\n")  # no execute bit
     result = CliRunner().invoke(main, ["run", "generated/t", "--command", f"{program} {{config}}"])
     assert result.exit_code == 2, result.output
-    assert result.stderr.startswith("--command: error: --command starts `") and said in result.stderr
+    assert result.stderr.startswith("--command: error: --command starts ") and said in result.stderr
     assert "Traceback" not in result.output
     assert not list(Path("runs/t").glob(f"*/{STATUS_FILE}"))  # no run was started, nor failed
     # the right command then runs every run once, without --rerun-failed

@@ -12,10 +12,13 @@ not judged there. A word with a placeholder (``{config_dir}/train.sh``) is known
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Sequence
 
 from sweepgen.errors import Location, UserError
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 
 
 def check_found(argv: Sequence[str]) -> None:
@@ -30,6 +33,13 @@ def check_found(argv: Sequence[str]) -> None:
 
 
 def _on_path(program: str) -> None:
+    if _ASSIGNMENT.fullmatch(program):  # a shell's `X=1 python ...`: without a shell, a program name
+        raise UserError(
+            f"--command starts with `{program}`, an environment assignment, which only a shell reads",
+            location=Location("--command"),
+            hint=f"write `env {program} ...` (env sets it and starts the rest), or add --shell; "
+            "nothing was started",
+        )
     if shutil.which(program) is None:
         raise UserError(
             f"--command starts `{program}`, which is not on PATH: every run would fail to start",
