@@ -94,7 +94,7 @@ def _mount_read_only(where: Path) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")
-# with --gpus the GPU lock beside the run folders (run/local/gpu_share.py) is the first write
+# with --gpus the GPU lock above the run folders (run/local/gpu_share.py) is the first write
 @pytest.mark.parametrize("extra", [(), ("--gpus", "0")], ids=["plain", "gpus"])
 def test_a_read_only_runs_folder_stops_at_the_first_run_like_a_full_disk(tmp_path, extra):
     make_sweep(tmp_path, {n: {"steps": 1} for n in ("a", "b", "c")})
@@ -115,7 +115,9 @@ def test_a_read_only_runs_folder_stops_at_the_first_run_like_a_full_disk(tmp_pat
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Read-only file system" in done.stderr and "Traceback" not in done.stderr
     # the file it could not write named, as a fault of this invocation (not an error that stops runs)
-    assert "error: could not write runs/fake" in done.stderr and "stopping the runs" not in done.stderr
+    # (with --gpus: the project's GPU lock, runs/.sweepgen-gpus.lock, held before the sweep's)
+    written = "runs/.sweepgen-gpus.lock" if extra else "runs/fake"
+    assert f"error: could not write {written}" in done.stderr and "stopping the runs" not in done.stderr
     # one fault, said once; no run is "failed" nor "still running elsewhere": none was started
     assert done.stderr.count("Read-only file system") == 1, done.stderr
     assert "still running elsewhere" not in done.stdout + done.stderr

@@ -539,3 +539,64 @@ def test_a_local_run_recorded_finished_without_summary_is_failed_in_status_as_in
     assert decide(t, rerun_failed=False, is_alive=lambda s: False).state is view.status.state
     (run_dir / "summary.json").write_text("{}")
     assert collect([t])[0].status.state is RunState.FINISHED
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGUSR2])
+def test_a_stop_after_the_trainer_exited_leaves_its_finish_and_a_requeue_runs_nothing(tmp_path, sig):
+    """scancel or `scontrol requeue` (SIGTERM), or the time limit's warning (SIGUSR2), reaching the
+    job while the run's end is recorded, after its trainer (held to exit 0 alone) exited 0 by itself:
+    too late to stop anything. Before, the run was recorded cancelled (or timed out) and the job
+    failed, so the requeued job (or `--rerun-failed`) ran the finished trainer a second time."""
+    folder = make_sweep(tmp_path, {"n": {"steps": 1}}, sweep="node")
+    argv = (sys.executable, "-c", COUNTER, str(folder / "n.yaml"))
+    node = node_argv(tmp_path, argv, None)
+    # the signal is sent the moment the node's wait for the trainer returns (the trainer has exited)
+    late = [
+        *node[:2],
+        "import os, sweepgen.run.slurm.task as t; wait = t._wait; "
+        f"t._wait = lambda *a: (wait(*a), os.kill(os.getpid(), {int(sig)}))[0]; {node[2]}",
+    ]
+    run_dir = tmp_path / "runs/node/n"
+    first = subprocess.run(late, env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    ended = read_status(run_dir)
+    assert ended is not None, first.stderr
+    assert ended.state is RunState.FINISHED and ended.exit_code == 0, ended
+    assert first.returncode == 0 and "Traceback" not in first.stderr, first.stderr
+    again = subprocess.run(node, env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "finished already" in again.stderr, again.stderr
+    assert len((run_dir / "starts.txt").read_text().splitlines()) == 1
+
+
+# exits 0 on SIGTERM (as a trainer that saves and stops does), after saying it is ready for it
+EXITS_0_ON_SIGTERM = (
+    "import os, signal, sys, time, yaml; out = yaml.safe_load(open(sys.argv[1]))['output_dir']; "
+    "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0)); os.makedirs(out, exist_ok=True); "
+    "open(os.path.join(out, 'ready'), 'w').close(); time.sleep(600)"
+)
+
+
+def test_a_trainer_that_exits_0_on_slurms_own_sigterm_is_cancelled_not_finished(tmp_path):
+    """Slurm's SIGTERM (scancel, requeue) reaches every process of the job, the trainer too, which
+    may exit 0 on it before the wrapper's handler runs: still a stopped run, never a finished one
+    (the wrapper is held stopped until the trainer has exited, then gets its SIGTERM)."""
+    folder = make_sweep(tmp_path, {"n": {}}, sweep="node")
+    argv = (sys.executable, "-c", EXITS_0_ON_SIGTERM, str(folder / "n.yaml"))
+    proc = subprocess.Popen(node_argv(tmp_path, argv, None), env=NODE_ENV)
+    run_dir = tmp_path / "runs/node/n"
+    deadline = time.monotonic() + 60
+    while not (run_dir / "ready").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the trainer never started"
+        time.sleep(0.02)
+    (trainer,) = map(int, Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split())
+    proc.send_signal(signal.SIGSTOP)
+    try:
+        os.kill(trainer, signal.SIGTERM)
+        while Path(f"/proc/{trainer}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the trainer never exited"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    assert proc.wait(timeout=60) != 0
+    status = read_status(run_dir)
+    assert status is not None and (status.state, status.exit_code) == (RunState.CANCELLED, 0), status

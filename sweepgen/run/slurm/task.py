@@ -93,6 +93,13 @@ class _Stops:
 
     def _handler(self, kind: str) -> Callable[[int, FrameType | None], None]:
         def handler(signum: int, frame: FrameType | None) -> None:
+            if self.child is not None and self.child.returncode is not None:
+                # scancel, a requeue or the time limit's warning after the trainer's exit was
+                # reaped (while its end is recorded): too late to stop it, so its end stands (a
+                # finished run is never run again by the requeued job or --rerun-failed). Not asked
+                # of the kernel sooner (waitid): Slurm signals the trainer too, and one that exits 0
+                # on the very SIGTERM this is must not be taken as finished by itself
+                return
             setattr(self, kind, True)
             if self.child is not None and self.child.poll() is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
