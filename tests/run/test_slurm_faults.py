@@ -68,6 +68,16 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _start_now(job_id: str) -> None:
+    """A requeued job made eligible now (Slurm otherwise holds it about two minutes)."""
+    subprocess.run(
+        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+
+
 def scancel_sweep(sweep_dir: str) -> None:
     assert cli("cancel", sweep_dir).exit_code in (0, 1)
 
@@ -191,12 +201,7 @@ def test_a_requeued_job_is_queued_not_cancelled_and_never_submitted_twice(cwd):
     row = status_json("generated/rq")["q"]
     assert row["state"] == "PENDING" and "requeued by Slurm" in row["reason"], row
     time.sleep(5)
-    subprocess.run(
-        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
+    _start_now(job_id)
     wait_until("generated/rq", lambda r: starts(cwd / "runs/rq/q") == 2, 90, "the requeued job to start")
     row = wait_until("generated/rq", lambda r: r["q"]["state"] == "RUNNING", 30, "the requeued job to run")
     assert row["q"]["job_id"] == job_id
@@ -229,12 +234,7 @@ def test_a_job_requeued_after_its_run_finished_never_runs_it_again(cwd):
     while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING":
         assert time.monotonic() < deadline, "the requeued job never became PENDING"
         time.sleep(0.5)
-    subprocess.run(
-        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
+    _start_now(job_id)
     deadline = time.monotonic() + 90
     while slurm_query.squeue([job_id]).get(job_id) is not None:
         assert time.monotonic() < deadline, "the requeued job never ended"

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from run_support import FAKE_COMMAND, make_sweep
 
 from sweepgen.cli import main
+from sweepgen.run.core import trainer_states
 from sweepgen.run.core.base import TIMEOUT_REASON, RunState, RunStatus, RunTask, read_status, write_status
 from sweepgen.run.core.shape import RunShape
 from sweepgen.run.slurm import query as slurm_query
@@ -600,3 +601,15 @@ def test_a_trainer_that_exits_0_on_slurms_own_sigterm_is_cancelled_not_finished(
     assert proc.wait(timeout=60) != 0
     status = read_status(run_dir)
     assert status is not None and (status.state, status.exit_code) == (RunState.CANCELLED, 0), status
+
+
+def test_the_node_records_the_trainer_states_an_earlier_attempt_left(tmp_path):
+    """So the step shown for a foreign trainer is never an earlier attempt's (trainer_states.py)."""
+    run_dir = tmp_path / "runs/node/n"
+    (run_dir / "checkpoint-5").mkdir(parents=True)
+    (run_dir / "checkpoint-5" / "trainer_state.json").write_text('{"global_step": 5}')
+    written = (run_dir / "checkpoint-5" / "trainer_state.json").stat().st_mtime_ns
+    proc, run_dir = start_node(tmp_path, {"steps": 1})
+    assert proc.wait(timeout=60) == 0
+    status = read_status(run_dir)
+    assert status.ids[trainer_states.BEFORE] == {"checkpoint-5/trainer_state.json": written}

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import filenames
-from sweepgen.run.core import boot_clock, end_room, stop_request
+from sweepgen.run.core import boot_clock, end_room, stop_request, trainer_states
 from sweepgen.run.core.boot_clock import boot_id
 from sweepgen.run.core.outcome import TRAINER_END, run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
@@ -289,6 +289,8 @@ def _starting(status: dict[str, Any], stops: _Stops) -> dict[str, Any]:
     ids["boot_id"] = boot_id()  # a pid and start time name this process only until the next boot
     # where it started on the boot clock: its elapsed time is then right whatever the wall clock does
     ids[boot_clock.BOOT_S] = boot_clock.now_s()
+    # the trainer states an earlier attempt left: the step shown is never one of theirs
+    ids[trainer_states.BEFORE] = trainer_states.present(stops.run_dir)
     ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
     # the folder it was started for: one moved while it runs still says whose run it holds
     # (liveness.orphan_locks), so the next `sweepgen run` does not start that run a second time

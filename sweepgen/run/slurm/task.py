@@ -32,7 +32,7 @@ from typing import IO
 
 from sweepgen import runfs
 from sweepgen.errors import SweepgenError
-from sweepgen.run.core import end_room, runfiles, runlock
+from sweepgen.run.core import end_room, runfiles, runlock, trainer_states
 from sweepgen.run.core.base import (
     LOG_FILE,
     RunState,
@@ -135,6 +135,8 @@ def run_on_node(task: NodeTask) -> str:
     if launch.multi(task.shape):
         ranks.become_subreaper()  # the launcher's workers live in sessions of their own
     ids = {**task.status.ids, **_slurm_ids()}
+    # the trainer states an earlier attempt left: the step shown is never one of theirs
+    ids[trainer_states.BEFORE] = trainer_states.present(run_dir)
     if launch.multi(task.shape):  # which nodes the run spans (its host is node 0's)
         ids["slurm_nodes"] = os.environ.get("SLURM_JOB_NODELIST")
     status = replace(
