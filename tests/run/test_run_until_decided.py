@@ -203,3 +203,41 @@ def test_a_damaged_record_is_exit_2_naming_it_and_runs_nothing(arms, content):
     assert result.exit_code == 2, result.output
     assert DECIDE_STATE_NAME in result.stderr and "Traceback" not in result.output
     assert not (arms / "starts.log").exists()
+
+
+def test_the_retry_hint_of_a_round_goes_on_with_the_rounds_never_the_whole_grid(arms):
+    """A round's run failed; the next `run --until-decided` leaves it alone and says how to retry it.
+    That command, as printed, retries it and goes on round by round (before, it named the grid's
+    plain command line: it ran every seed of every arm, 8 of `good` where the test stops at 4)."""
+    (arms / "FAIL").write_text("same_seed3")
+    assert run(*FIRST).exit_code == 1
+    (arms / "FAIL").unlink()
+    again = run("--until-decided")
+    assert again.exit_code == 1, again.output
+    said = " ".join(again.stderr.split())
+    hint = said.split("retry with `", 1)[1].split("`", 1)[0]
+    assert "--until-decided" in hint and "--rerun-failed" in hint, hint
+    words = shlex.split(hint)
+    assert words[:3] == ["sweepgen", "run", "generated/arms"], words
+    done = CliRunner().invoke(main, words[1:])
+    assert done.exit_code == 0, done.output
+    state = json.loads((arms / "generated/arms" / DECIDE_STATE_NAME).read_text())
+    assert [x["seeds"] for x in state["looks"]] == [2, 4, 6, 8]
+    started = starts(arms)
+    assert sorted(s for s in started if s.startswith("good")) == [f"good_seed{i}" for i in range(1, 5)]
+    assert started.count("same_seed3") == 2 and len(started) == len(set(started)) + 1
+
+
+def test_the_retry_hint_of_a_run_with_only_keeps_its_only(arms):
+    """`run --only NAME` whose run failed before: the retry hint keeps `--only` (before, it retried
+    NAME and started every other run of the sweep too)."""
+    (arms / "FAIL").write_text("base_seed1")
+    assert run(*FIRST[:4], "--only", "base_seed1").exit_code == 1
+    (arms / "FAIL").unlink()
+    again = run("--only", "base_seed1")
+    said = " ".join(again.stderr.split())
+    hint = said.split("retry with `", 1)[1].split("`", 1)[0]
+    assert hint.endswith("--only base_seed1 --rerun-failed"), hint
+    done = CliRunner().invoke(main, shlex.split(hint)[1:])
+    assert done.exit_code == 0, done.output
+    assert starts(arms) == ["base_seed1", "base_seed1"]
