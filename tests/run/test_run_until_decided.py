@@ -241,3 +241,17 @@ def test_the_retry_hint_of_a_run_with_only_keeps_its_only(arms):
     done = CliRunner().invoke(main, shlex.split(hint)[1:])
     assert done.exit_code == 0, done.output
     assert starts(arms) == ["base_seed1", "base_seed1"]
+
+
+def test_the_resume_line_of_cancel_chooses_the_same_runs(arms):
+    """`cancel`'s "resume them with" of a sweep run in rounds goes on round by round, and of
+    `cancel --only NAME` keeps `--only` (before, both named the grid's command line with
+    --rerun-failed, which starts every run of the sweep). ``_resume_line`` is what `cancel` prints."""
+    from sweepgen.run.sweep import watch
+
+    sweep = Path("generated/arms")
+    run_line = watch._resume_line(sweep, {}, searched=False, only=("base_seed1",))
+    assert run_line.endswith("--only base_seed1 --rerun-failed"), run_line
+    assert run(*FIRST).exit_code == 0  # the rule and its looks recorded
+    rounds = watch._resume_line(sweep, {}, searched=False, only=("base_seed1",))
+    assert rounds.endswith("--until-decided --rerun-failed"), rounds
