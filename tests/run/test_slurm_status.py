@@ -613,3 +613,38 @@ def test_the_node_records_the_trainer_states_an_earlier_attempt_left(tmp_path):
     assert proc.wait(timeout=60) == 0
     status = read_status(run_dir)
     assert status.ids[trainer_states.BEFORE] == {"checkpoint-5/trainer_state.json": written}
+
+
+# says it is ready, then exits 0 once `release` is beside the project (argv[2])
+HELD = (
+    "import os, sys, time, yaml; out = yaml.safe_load(open(sys.argv[1]))['output_dir']; "
+    "os.makedirs(out, exist_ok=True); open(os.path.join(out, 'ready'), 'w').close()\n"
+    "while not os.path.exists(os.path.join(sys.argv[2], 'release')): time.sleep(0.02)"
+)
+
+
+@pytest.mark.parametrize("link", [True, False], ids=["replaced-by-a-link", "moved"])
+def test_a_run_folder_moved_while_its_slurm_job_runs_gets_its_end(tmp_path, link):
+    """`mv n n.real` (and `ln -s n.real n`) while the job runs: its end is recorded in the folder it
+    was moved to (and, where no link stands, in a new one where it was: not started there again).
+    Before, the end's write met the link: a traceback in the job, the run `running` for ever in
+    n.real, and --rerun-failed (which sees it failed) ran the finished trainer a second time."""
+    folder = make_sweep(tmp_path, {"n": {}}, sweep="node")
+    argv = (sys.executable, "-c", HELD, str(folder / "n.yaml"), str(tmp_path))
+    proc = subprocess.Popen(node_argv(tmp_path, argv, None), env=NODE_ENV, stderr=subprocess.PIPE, text=True)
+    run_dir, real = tmp_path / "runs/node/n", tmp_path / "runs/node/n.real"
+    deadline = time.monotonic() + 60
+    while not (run_dir / "ready").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the trainer never started"
+        time.sleep(0.02)
+    run_dir.rename(real)
+    if link:
+        run_dir.symlink_to("n.real")
+    (tmp_path / "release").touch()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    ended = read_status(real)
+    assert ended is not None and ended.state is RunState.FINISHED and ended.exit_code == 0, ended
+    assert run_dir.is_symlink() == link
+    if not link:
+        assert read_status(run_dir) == ended

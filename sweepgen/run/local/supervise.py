@@ -348,24 +348,10 @@ def _record_where_moved(run_dir: Path, ended: dict[str, Any], lock_fd: int | Non
     """The end, also in the folder the run's folder was moved to while it ran (its log, its lock
     and its `running` status are there; the end went to the folder it was started in, as for a
     deleted one, so the run is not started there again). Quiet: the record that counts is made."""
-    moved = _moved_to(lock_fd, ended["ids"].get(RUN_DIR) or os.path.realpath(run_dir))
+    moved = end_room.moved_to(lock_fd, ended["ids"].get(RUN_DIR) or os.path.realpath(run_dir))
     if moved is not None:
         with contextlib.suppress(OSError):
             end_room.write_status(moved, _encoded(ended), None)
-
-
-def _moved_to(lock_fd: int | None, home: str) -> Path | None:
-    """Where the run's folder is now, if it was moved (not deleted) since the run started (Linux:
-    the lock's name in /proc). ``home``: the folder's real path at the start (not now: a link put
-    where the folder was, to where it was moved, resolves to the folder it was moved to)."""
-    try:
-        where = os.readlink(f"/proc/self/fd/{lock_fd}") if lock_fd is not None else ""
-    except OSError:
-        return None
-    folder = os.path.dirname(where)
-    if not where or where.endswith(" (deleted)") or folder == home:
-        return None
-    return Path(folder)
 
 
 def _with_trainer_end(status: dict[str, Any], ended: dict[str, Any]) -> dict[str, Any]:
