@@ -327,7 +327,11 @@ def _record(where: _Where, ended: RunStatus) -> None:
     data = (json.dumps(ended.to_json(), indent=2, sort_keys=True) + "\n").encode("utf-8")
     moved = end_room.moved_to(where.lock_fd, where.home)
     errors: list[OSError] = []
-    for folder, spare in [(where.run_dir, where.spare), *([(moved, None)] if moved is not None else [])]:
+    # the room kept for the end went with the folder
+    places = (
+        [(where.run_dir, where.spare)] if moved is None else [(where.run_dir, None), (moved, where.spare)]
+    )
+    for folder, spare in places:
         try:  # as write_status writes it, or over the spare
             if end_room.write_status(folder, data, spare):
                 print(
