@@ -95,3 +95,32 @@ def test_the_record_of_the_states_at_the_start_is_data() -> None:
     for value in (None, [], {"a": "1"}, {"a": True}, {"a": 1.5}, "x"):
         assert trainer_states.recorded({trainer_states.BEFORE: value}) is None, value
     assert trainer_states.recorded({trainer_states.BEFORE: {"a": 1}}) == {"a": 1}
+
+
+# the supervisor, its first look at its trainer made just before the trainer exits (seen only after)
+LATE_LOOK = (
+    "import os, subprocess, sys; import sweepgen.run.local.supervise as s\n"
+    "poll = subprocess.Popen.poll\n"
+    "def late(self):\n"
+    "    if not getattr(self, 'looked', False):\n"
+    "        self.looked = True\n"
+    "        os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)\n"
+    "        return None\n"
+    "    return poll(self)\n"
+    "subprocess.Popen.poll = late\n"
+    "sys.exit(s.main(sys.argv[1:]))"
+)
+
+
+def test_a_trainer_that_exits_as_its_time_limit_passes_finished_by_itself(tmp_path: Path) -> None:
+    """The trainer (held to exit 0 alone) exits 0 by itself in the instant its time limit passes:
+    finished, not "timed out" (before, the supervisor saw the limit before the exit and recorded a
+    failed run, which `--rerun-failed` ran a second time)."""
+    run = tmp_path / "runs" / "r0"
+    run.mkdir(parents=True)
+    trainer = [sys.executable, "-c", "pass"]
+    supervisor, job = start_supervisor(tmp_path, run, [sys.executable, "-c", LATE_LOOK], trainer)
+    hand_over(job, str(run), time_limit_s=0.001)
+    assert supervisor.wait(timeout=120) == 0
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED and status.exit_code == 0, status

@@ -129,7 +129,13 @@ class _Stops:
     def act(self) -> float:
         """Do what is due; the seconds until the next deadline (at most a tick)."""
         now = time.monotonic()
-        if self.limit_at is not None and now >= self.limit_at and not self.stopped:
+        if (
+            self.limit_at is not None
+            and now >= self.limit_at
+            and not self.stopped
+            and not self.trainer_ended()
+        ):
+            # (a trainer that exited as the limit passed finished by itself: not timed out)
             self.timed_out = True
             self._terminate()
         if self._kill_due(now):
