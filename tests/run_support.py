@@ -173,7 +173,7 @@ def start_supervisor(
     return supervisor, job_write
 
 
-def hand_over(job_write: int, run_dir: str) -> None:
+def hand_over(job_write: int, run_dir: str, time_limit_s: float | None = None) -> None:
     """The run's job, as `sweepgen run` hands it to its supervisor: a run held to exit 0 alone."""
     from sweepgen.run.core.base import RunState, RunStatus, this_host
 
@@ -182,7 +182,7 @@ def hand_over(job_write: int, run_dir: str) -> None:
         "run_dir": run_dir,
         "status": {k: v for k, v in started.to_json().items() if k != "ids"} | {"ids": {"host": this_host()}},
         "stop_timeout_s": 5.0,
-        "time_limit_s": None,
+        "time_limit_s": time_limit_s,
     }
     with os.fdopen(job_write, "wb") as pipe:
         pipe.write(json.dumps(job).encode())

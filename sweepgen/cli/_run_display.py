@@ -21,7 +21,7 @@ from rich.text import Text
 
 from sweepgen.cli import _console
 from sweepgen.escape import line as one_line
-from sweepgen.run.core import boot_clock, metrics
+from sweepgen.run.core import boot_clock, metrics, trainer_states
 from sweepgen.run.core.base import SUMMARY_FILE, Decision, RunState, RunStatus, state_word, this_host
 from sweepgen.run.core.progress import last_metrics, read_summary, total_steps
 from sweepgen.run.core.runfiles import RunFileError
@@ -82,7 +82,11 @@ def step_text(run_dir: Path, config: Mapping[str, Any], status: RunStatus | None
     foreign trainer such as `trl grpo` writes no metrics.jsonl) written since ``status``'s start."""
     row = last_metrics(run_dir)
     total = total_steps(config)
-    step = row.get("step") if row else metrics.trainer_step(run_dir, _start_ns(status))
+    if row:
+        step = row.get("step")
+    else:  # the states there at the attempt's start, where its supervisor recorded them
+        before = trainer_states.recorded(status.ids) if status is not None else None
+        step = metrics.trainer_step(run_dir, _start_ns(status), before)
     if step is None:
         return f"-/{total}" if total else "-"
     return f"{step}/{total}" if total else str(step)

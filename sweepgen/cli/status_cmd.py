@@ -87,7 +87,7 @@ def _status(sweep_dir: Path, only: tuple[str, ...], fmt: str, wait: bool, tail_l
         _print_csv(views)
     else:
         _console.stdout().print(_table(views, title=f"{sweep_dir}"))
-        _search_summary(sweep_dir)
+        _search_summary(sweep_dir, {v.task.name for v in views if v.live})
         _show_problems(views, tail_lines)
     return outcome.exit_code
 
@@ -269,9 +269,10 @@ def _job(view: RunView) -> str:
     return "-"
 
 
-def _search_summary(sweep_dir: Path) -> None:
-    """A search sweep: its trials by state (refused points have no run in the table) and the best."""
+def _search_summary(sweep_dir: Path, live: set[str]) -> None:
+    """A search sweep: its trials by state (refused points have no run in the table) and the best;
+    ``live``: the runs queued or running (a trial none of whose runs is, undriven, is not running)."""
     from sweepgen.run.sweep.start import search_lines
 
-    for line in search_lines(sweep_dir, diff=False):
+    for line in search_lines(sweep_dir, diff=False, live=live):
         _console.stdout().print(line, markup=False, highlight=False)

@@ -7,14 +7,16 @@ The clock is moved for the supervisor alone (its wall-clock stamp patched), neve
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from run_support import hand_over, start_supervisor
 
-from sweepgen.cli._run_display import elapsed_seconds
-from sweepgen.run.core import boot_clock
+from sweepgen.cli._run_display import elapsed_seconds, step_text
+from sweepgen.run.core import boot_clock, trainer_states
 from sweepgen.run.core.base import RunState, RunStatus, read_status, this_host
 
 # the supervisor, its wall clock an hour behind the start hand_over records (2026-01-01T00:00)
@@ -51,3 +53,74 @@ def test_a_running_run_whose_clock_was_moved_back_shows_how_long_it_has_run(tmp_
     other = RunStatus(RunState.RUNNING, "local", started=started, ids={**ids, "boot_id": "another boot"})
     shown = elapsed_seconds(other, datetime.now(timezone.utc))
     assert shown is None
+
+
+# a foreign trainer starting over (as `trl` does): its first save, checkpoint-100, then its end
+SAVES_CHECKPOINT_100 = (
+    "import json, os; os.makedirs('runs/r0/checkpoint-100'); "
+    "open('runs/r0/checkpoint-100/trainer_state.json', 'w').write(json.dumps({'global_step': 100}))"
+)
+
+
+def test_a_foreign_trainers_step_is_never_an_earlier_attempts_after_the_clock_moved_back(
+    tmp_path: Path,
+) -> None:
+    """An earlier attempt saved checkpoint-300; the wall clock was then moved back an hour, and the
+    run started again (`--rerun-failed`): that state's file time is after this attempt's start.
+    The step shown is this attempt's (its supervisor records the states there at its start); before,
+    it was the earlier attempt's 300 (file times against the start), and with the clock moved back
+    after the start this attempt's own states were not shown ("-")."""
+    run = tmp_path / "runs" / "r0"
+    (run / "checkpoint-300").mkdir(parents=True)
+    earlier = run / "checkpoint-300" / "trainer_state.json"
+    earlier.write_text('{"global_step": 300}')
+    ahead = time.time() + 3600
+    os.utime(earlier, (ahead, ahead))
+    trainer = [sys.executable, "-c", SAVES_CHECKPOINT_100]
+    program = [sys.executable, "-m", "sweepgen.run.local.supervise"]
+    supervisor, job = start_supervisor(tmp_path, run, program, trainer)
+    hand_over(job, str(run))
+    assert supervisor.wait(timeout=120) == 0
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED, status
+    assert step_text(run, {"max_steps": 400}, status) == "100/400"
+    # this attempt's own state, its time an hour behind the start (the clock moved back meanwhile)
+    behind = time.time() - 3600
+    os.utime(run / "checkpoint-100" / "trainer_state.json", (behind, behind))
+    assert step_text(run, {"max_steps": 400}, status) == "100/400"
+
+
+def test_the_record_of_the_states_at_the_start_is_data() -> None:
+    """A status file's record that is no {path: file time} is not used (the start's time decides)."""
+    for value in (None, [], {"a": "1"}, {"a": True}, {"a": 1.5}, "x"):
+        assert trainer_states.recorded({trainer_states.BEFORE: value}) is None, value
+    assert trainer_states.recorded({trainer_states.BEFORE: {"a": 1}}) == {"a": 1}
+
+
+# the supervisor, its first look at its trainer made just before the trainer exits (seen only after)
+LATE_LOOK = (
+    "import os, subprocess, sys; import sweepgen.run.local.supervise as s\n"
+    "poll = subprocess.Popen.poll\n"
+    "def late(self):\n"
+    "    if not getattr(self, 'looked', False):\n"
+    "        self.looked = True\n"
+    "        os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)\n"
+    "        return None\n"
+    "    return poll(self)\n"
+    "subprocess.Popen.poll = late\n"
+    "sys.exit(s.main(sys.argv[1:]))"
+)
+
+
+def test_a_trainer_that_exits_as_its_time_limit_passes_finished_by_itself(tmp_path: Path) -> None:
+    """The trainer (held to exit 0 alone) exits 0 by itself in the instant its time limit passes:
+    finished, not "timed out" (before, the supervisor saw the limit before the exit and recorded a
+    failed run, which `--rerun-failed` ran a second time)."""
+    run = tmp_path / "runs" / "r0"
+    run.mkdir(parents=True)
+    trainer = [sys.executable, "-c", "pass"]
+    supervisor, job = start_supervisor(tmp_path, run, [sys.executable, "-c", LATE_LOOK], trainer)
+    hand_over(job, str(run), time_limit_s=0.001)
+    assert supervisor.wait(timeout=120) == 0
+    status = read_status(run)
+    assert status is not None and status.state is RunState.FINISHED and status.exit_code == 0, status

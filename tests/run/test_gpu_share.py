@@ -7,15 +7,18 @@ works, and notes every claim it found taken."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
-import time
 from pathlib import Path
 
-from run_support import LOADED_S, make_sweep, output_of
+from run_support import make_sweep
 from search_support import sweepgen
 
-from sweepgen.run.core.base import RunState, RunStatus, read_status
+from sweepgen.filenames import GPU_LOCK as LOCK
+from sweepgen.run.core import runlock
+from sweepgen.run.core.base import RunState, read_status
+from sweepgen.run.local import gpu_share
 
 TRAINER = """\
 import os, sys, time
@@ -68,19 +71,40 @@ def test_sweepgen_runs_of_two_sweeps_of_a_project_count_each_others_runs(tmp_pat
     script.write_text(TRAINER)
     trainer = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
     command = f"{trainer} {{run_dir}} {{config}} {shlex.quote(str(tmp_path))}"
-    first = sweepgen(tmp_path, "run", "generated/a", "--gpus", "0", "--command", command, wait=False)
-    # the second starts once the first's run names its GPU (the GPU lock is per runs folder)
-    deadline = time.monotonic() + LOADED_S
-    while not any((s := _state(tmp_path / "runs" / "a" / n)) and "gpu" in s.ids for n in ("a0", "a1")):
-        assert time.monotonic() < deadline and first.poll() is None, output_of(first)
-        time.sleep(0.02)
-    second = sweepgen(tmp_path, "run", "generated/b", "--gpus", "0", "--command", command, wait=False)
-    for proc in (first, second):
+    # started at the same instant: they take turns under runs/.sweepgen-gpus.lock
+    both = [
+        sweepgen(tmp_path, "run", f"generated/{s}", "--gpus", "0", "--command", command, wait=False)
+        for s in "ab"
+    ]
+    for proc in both:
         out, err = proc.communicate(timeout=180)
         assert proc.returncode == 0 and "Traceback" not in err, out + err
     overpacked = tmp_path / "overpacked.txt"
     assert not overpacked.exists(), overpacked.read_text()
 
 
-def _state(run: Path) -> RunStatus | None:
-    return read_status(run) if (run / "sweepgen_status.json").exists() else None
+def test_the_gpu_lock_of_a_sweep_is_taken_with_its_projects_runs_root(tmp_path: Path, monkeypatch) -> None:
+    """Two sweeps' `sweepgen run`s starting in the same instant each counted the other's runs before
+    those were started, and both took the one free slot: the lock was per runs folder. Now the
+    folder above them (``runs/``, inside the project) has one, held first, so they take turns; a
+    folder outside the project gets none."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    runs = Path("runs")
+    (runs / "a").mkdir(parents=True)
+    with gpu_share.held({runs / "a"}):
+        for folder in (runs, runs / "a"):
+            assert _locked(folder / LOCK), folder
+    assert not _locked(runs / LOCK)
+    outside = tmp_path / "shared"
+    (outside / "b").mkdir(parents=True)
+    with gpu_share.held({outside / "b", runs / "a"}):
+        assert _locked(outside / "b" / LOCK) and _locked(runs / LOCK)
+    assert not (outside / LOCK).exists() and not (project / LOCK).exists()
+    assert gpu_share._lock_order([runs / "a", Path("runs/./a"), runs]) == [runs, runs / "a"]
+
+
+def _locked(path: Path) -> bool:
+    """Whether another open file of ``path`` holds its flock."""
+    return runlock.locked_elsewhere(os.open(path, os.O_RDONLY))

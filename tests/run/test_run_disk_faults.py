@@ -69,9 +69,12 @@ def test_a_full_disk_under_the_status_files_is_exit_2_with_the_path(tmp_path):
         # no frame of sweepgen's own code (the runs' tracebacks may be shown); by the package's folder,
         # never a bare "sweepgen/", which the clone's own path may hold
         assert PACKAGE_DIR not in err and "internal error" not in err
-        assert "error: could not write runs/fake/" in err and "No space left on device" in err
-        named = {n for n in ("a", "b") if f"runs/fake/{n}/{STATUS_FILE}" in err}
-        assert named, err  # the status file it could not write, by its path
+        assert "No space left on device" in err
+        # the run folder whose disk is full, by its path, said as it is: each run's end was recorded
+        # (the room kept for it), none is said unwritten
+        said = " ".join(err.split())
+        named = {n for n in ("a", "b") if f"error: the disk under runs/fake/{n} is full" in said}
+        assert named and not any(f"could not write runs/fake/{n}/{STATUS_FILE}" in said for n in named), err
         assert not (runs / "fake" / "c").exists()  # nothing else was started on the full disk
         for name in ("a", "b"):  # both runs were followed to their end: neither is left running
             pid = json.loads((runs / "fake" / name / "starts.jsonl").read_text().splitlines()[0])["pid"]
@@ -94,7 +97,7 @@ def _mount_read_only(where: Path) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")
-# with --gpus the GPU lock beside the run folders (run/local/gpu_share.py) is the first write
+# with --gpus the GPU lock above the run folders (run/local/gpu_share.py) is the first write
 @pytest.mark.parametrize("extra", [(), ("--gpus", "0")], ids=["plain", "gpus"])
 def test_a_read_only_runs_folder_stops_at_the_first_run_like_a_full_disk(tmp_path, extra):
     make_sweep(tmp_path, {n: {"steps": 1} for n in ("a", "b", "c")})
@@ -115,7 +118,9 @@ def test_a_read_only_runs_folder_stops_at_the_first_run_like_a_full_disk(tmp_pat
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Read-only file system" in done.stderr and "Traceback" not in done.stderr
     # the file it could not write named, as a fault of this invocation (not an error that stops runs)
-    assert "error: could not write runs/fake" in done.stderr and "stopping the runs" not in done.stderr
+    # (with --gpus: the project's GPU lock, runs/.sweepgen-gpus.lock, held before the sweep's)
+    written = "runs/.sweepgen-gpus.lock" if extra else "runs/fake"
+    assert f"error: could not write {written}" in done.stderr and "stopping the runs" not in done.stderr
     # one fault, said once; no run is "failed" nor "still running elsewhere": none was started
     assert done.stderr.count("Read-only file system") == 1, done.stderr
     assert "still running elsewhere" not in done.stdout + done.stderr
@@ -194,6 +199,11 @@ def test_a_run_that_finishes_after_the_disk_filled_up_is_recorded_finished(tmp_p
     assert status["state"] == "finished" and status["exit_code"] == 0 and status["ended"], status
     assert [row["state"] for row in json.loads(shown.stdout)] == ["FINISHED"], shown.stdout + shown.stderr
     assert len(starts) == 1
+    # the record that was kept is not said unwritten (before: "could not write .../a/sweepgen_status.json")
+    said = " ".join(err.split())
+    assert f"could not write runs/fake/a/{STATUS_FILE}" not in said, err
+    full = "error: the disk under runs/fake/a is full (No space left on device): the run's end was recorded"
+    assert full in said, err
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")

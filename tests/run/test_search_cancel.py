@@ -48,6 +48,10 @@ def test_cancel_stops_the_search_and_its_command_line_resumes_it(tmp_path):
     status = sweepgen(tmp_path, "status", SWEEP)
     said = " ".join(status.stdout.split())  # (rich wraps long lines at spaces)
     assert "no `sweepgen run` drives this search now: `sweepgen run generated/fake_search --command" in said
+    # the trials left open are not said running: their runs were cancelled (before, "2 running")
+    left = sum(t.state.name == "RUNNING" for t in asked)
+    assert left and f"0 running, {left} open (stopped: none of their runs runs)" in said, said
+    assert f"0 running, {left} open (stopped: none of their runs runs)" in " ".join(out.split()), out
     # the recorded command line goes on: no option given again
     done = sweepgen(tmp_path, "run", SWEEP, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

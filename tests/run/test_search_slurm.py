@@ -4,6 +4,7 @@ pruned trial's job (its own array task) is cancelled, also after its controller 
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -160,3 +161,48 @@ def test_cancel_of_a_slurm_search_stops_it_and_nothing_is_asked_or_submitted_aft
     time.sleep(3)
     assert len(study(tmp_path).get_trials()) == len(trials)
     assert _trial_jobs(tmp_path) == jobs
+
+
+def test_a_search_trial_whose_slurm_job_is_requeued_is_followed_to_its_end_not_failed(tmp_path):
+    """Preemption (`scontrol requeue`) of a trial's job while it trains: Slurm runs the same job
+    again and the run resumes from its checkpoint. The controller follows it and tells the trial
+    its real end (COMPLETE), never failed while Slurm still holds the job, and asks no extra trial."""
+    from sweepgen.run.slurm import query as slurm_query
+
+    write_search_project(
+        tmp_path, {"n": 1, "parallel": 1, "sampler": "random"}, base=SLOW_BASE, resources={"time": 5}
+    )
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    proc = sweepgen(tmp_path, "run", "generated/fake_search", "--executor", "slurm", *RUN_ARGS, wait=False)
+    run = tmp_path / "runs" / "fake_search" / "t0000"
+    deadline = time.monotonic() + 300
+    while not logged_steps(run):
+        assert time.monotonic() < deadline and proc.poll() is None, "t0000 never trained"
+        time.sleep(0.2)
+    (job_id,) = _trial_jobs(tmp_path).values()
+    subprocess.run(["scontrol", "requeue", job_id], check=True, capture_output=True, timeout=30)
+    # started again only once the old instance is cleaned up, its node idle (sooner, Slurm revokes
+    # the new one's credential)
+    while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING" or not _idle():
+        assert time.monotonic() < deadline and proc.poll() is None, "the requeued job never became PENDING"
+        time.sleep(0.5)
+    subprocess.run(
+        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and "Traceback" not in err, out + err
+    trials = study(tmp_path).get_trials()
+    assert [t.state.name for t in trials] == ["COMPLETE"], (trials, out, err)
+    status = read_status(run)
+    assert status is not None and status.state.value == "finished" and status.attempt == 2, status
+    starts = (run / "starts.jsonl").read_text().splitlines()
+    assert len(starts) == 2, starts  # the first instance, and the requeued one (resumed)
+
+
+def _idle() -> bool:
+    """The test cluster's node runs nothing (no job, none completing)."""
+    states = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=30).stdout
+    return states.split() == ["idle"]

@@ -3,7 +3,7 @@
 - two `sweepgen run --executor slurm` on one sweep: one array, every run started once;
 - a failing sacct (a wrapper earlier on PATH): nothing is cancelled, status degrades to squeue;
 - `scontrol requeue` (what preemption does): RUNNING/REQUEUED, never CANCELLED, and
-  --rerun-failed submits nothing for it;
+  --rerun-failed submits nothing for it; a requeue after the run finished runs nothing again;
 - unsatisfiable memory: refused at submission with Slurm's reason, nothing recorded;
 - a failed `scontrol release`: the held array is cancelled and the runs are left never-started.
 """
@@ -66,6 +66,16 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def _start_now(job_id: str) -> None:
+    """A requeued job made eligible now (Slurm otherwise holds it about two minutes)."""
+    subprocess.run(
+        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
 
 
 def scancel_sweep(sweep_dir: str) -> None:
@@ -191,18 +201,53 @@ def test_a_requeued_job_is_queued_not_cancelled_and_never_submitted_twice(cwd):
     row = status_json("generated/rq")["q"]
     assert row["state"] == "PENDING" and "requeued by Slurm" in row["reason"], row
     time.sleep(5)
-    subprocess.run(
-        ["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
+    _start_now(job_id)
     wait_until("generated/rq", lambda r: starts(cwd / "runs/rq/q") == 2, 90, "the requeued job to start")
     row = wait_until("generated/rq", lambda r: r["q"]["state"] == "RUNNING", 30, "the requeued job to run")
     assert row["q"]["job_id"] == job_id
     assert row["q"]["attempt"] == 2  # counted across the requeue (the same job id)
     assert len(journal(cwd / "runs/rq")) == 1
     scancel_sweep("generated/rq")
+
+
+def test_a_job_requeued_after_its_run_finished_never_runs_it_again(cwd):
+    """`scontrol requeue` (what preemption does) of the job of a run that had finished (a trainer
+    held to exit 0 alone): Slurm runs the same job again. While it is queued, `status` keeps the run
+    FINISHED and no `run` submits it; the job starts, finds the recorded end and starts nothing."""
+    make_sweep(cwd, {"q": {"steps": 1}}, sweep="rqf")
+    add_resources(Path("generated/rqf"), time=5)
+    assert cli("run", "generated/rqf", "--executor", "slurm", "--command", FAKE_COMMAND).exit_code == 0
+    rows = wait_until("generated/rqf", lambda r: r["q"]["state"] == "FINISHED", 90, "q to finish")
+    job_id = rows["q"]["job_id"]
+    deadline = time.monotonic() + 60
+    while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) is not None:
+        assert time.monotonic() < deadline, "the finished job never left the queue"
+        time.sleep(0.5)
+    done = subprocess.run(["scontrol", "requeue", job_id], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert status_json("generated/rqf")["q"]["state"] == "FINISHED"
+    for extra in ((), ("--rerun-failed",)):
+        again = cli("run", "generated/rqf", "--executor", "slurm", "--command", FAKE_COMMAND, *extra)
+        assert again.exit_code == 0 and "Traceback" not in again.output, again.output
+    assert len(journal(cwd / "runs/rqf")) == 1
+    # Slurm runs it again (made eligible now: a requeued job waits about two minutes) and it ends
+    while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING":
+        assert time.monotonic() < deadline, "the requeued job never became PENDING"
+        time.sleep(0.5)
+    _start_now(job_id)
+    deadline = time.monotonic() + 90
+    while slurm_query.squeue([job_id]).get(job_id) is not None:
+        assert time.monotonic() < deadline, "the requeued job never ended"
+        time.sleep(0.5)
+    row = status_json("generated/rqf")["q"]
+    assert (row["state"], row["attempt"]) == ("FINISHED", 1), row
+    assert starts(cwd / "runs/rqf/q") == 1
+    log = (cwd / "runs/rqf/q/run.log").read_text()
+    assert log.count("=== sweepgen: attempt") == 1, log
+    assert len(journal(cwd / "runs/rqf")) == 1
+    # it did run again: the job's own log says why it started nothing
+    said = "".join(p.read_text() for p in (cwd / "runs/rqf/.sweepgen_slurm").glob("*/*_log.err"))
+    assert "finished already" in said, said
 
 
 def test_unsatisfiable_memory_is_refused_at_submission_with_slurms_reason(cwd):

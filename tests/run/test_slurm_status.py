@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from run_support import FAKE_COMMAND, make_sweep
 
 from sweepgen.cli import main
+from sweepgen.run.core import trainer_states
 from sweepgen.run.core.base import TIMEOUT_REASON, RunState, RunStatus, RunTask, read_status, write_status
 from sweepgen.run.core.shape import RunShape
 from sweepgen.run.slurm import query as slurm_query
@@ -539,3 +540,111 @@ def test_a_local_run_recorded_finished_without_summary_is_failed_in_status_as_in
     assert decide(t, rerun_failed=False, is_alive=lambda s: False).state is view.status.state
     (run_dir / "summary.json").write_text("{}")
     assert collect([t])[0].status.state is RunState.FINISHED
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGUSR2])
+def test_a_stop_after_the_trainer_exited_leaves_its_finish_and_a_requeue_runs_nothing(tmp_path, sig):
+    """scancel or `scontrol requeue` (SIGTERM), or the time limit's warning (SIGUSR2), reaching the
+    job while the run's end is recorded, after its trainer (held to exit 0 alone) exited 0 by itself:
+    too late to stop anything. Before, the run was recorded cancelled (or timed out) and the job
+    failed, so the requeued job (or `--rerun-failed`) ran the finished trainer a second time."""
+    folder = make_sweep(tmp_path, {"n": {"steps": 1}}, sweep="node")
+    argv = (sys.executable, "-c", COUNTER, str(folder / "n.yaml"))
+    node = node_argv(tmp_path, argv, None)
+    # the signal is sent the moment the node's wait for the trainer returns (the trainer has exited)
+    late = [
+        *node[:2],
+        "import os, sweepgen.run.slurm.task as t; wait = t._wait; "
+        f"t._wait = lambda *a: (wait(*a), os.kill(os.getpid(), {int(sig)}))[0]; {node[2]}",
+    ]
+    run_dir = tmp_path / "runs/node/n"
+    first = subprocess.run(late, env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    ended = read_status(run_dir)
+    assert ended is not None, first.stderr
+    assert ended.state is RunState.FINISHED and ended.exit_code == 0, ended
+    assert first.returncode == 0 and "Traceback" not in first.stderr, first.stderr
+    again = subprocess.run(node, env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "finished already" in again.stderr, again.stderr
+    assert len((run_dir / "starts.txt").read_text().splitlines()) == 1
+
+
+# exits 0 on SIGTERM (as a trainer that saves and stops does), after saying it is ready for it
+EXITS_0_ON_SIGTERM = (
+    "import os, signal, sys, time, yaml; out = yaml.safe_load(open(sys.argv[1]))['output_dir']; "
+    "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0)); os.makedirs(out, exist_ok=True); "
+    "open(os.path.join(out, 'ready'), 'w').close(); time.sleep(600)"
+)
+
+
+def test_a_trainer_that_exits_0_on_slurms_own_sigterm_is_cancelled_not_finished(tmp_path):
+    """Slurm's SIGTERM (scancel, requeue) reaches every process of the job, the trainer too, which
+    may exit 0 on it before the wrapper's handler runs: still a stopped run, never a finished one
+    (the wrapper is held stopped until the trainer has exited, then gets its SIGTERM)."""
+    folder = make_sweep(tmp_path, {"n": {}}, sweep="node")
+    argv = (sys.executable, "-c", EXITS_0_ON_SIGTERM, str(folder / "n.yaml"))
+    proc = subprocess.Popen(node_argv(tmp_path, argv, None), env=NODE_ENV)
+    run_dir = tmp_path / "runs/node/n"
+    deadline = time.monotonic() + 60
+    while not (run_dir / "ready").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the trainer never started"
+        time.sleep(0.02)
+    (trainer,) = map(int, Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split())
+    proc.send_signal(signal.SIGSTOP)
+    try:
+        os.kill(trainer, signal.SIGTERM)
+        while Path(f"/proc/{trainer}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the trainer never exited"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    assert proc.wait(timeout=60) != 0
+    status = read_status(run_dir)
+    assert status is not None and (status.state, status.exit_code) == (RunState.CANCELLED, 0), status
+
+
+def test_the_node_records_the_trainer_states_an_earlier_attempt_left(tmp_path):
+    """So the step shown for a foreign trainer is never an earlier attempt's (trainer_states.py)."""
+    run_dir = tmp_path / "runs/node/n"
+    (run_dir / "checkpoint-5").mkdir(parents=True)
+    (run_dir / "checkpoint-5" / "trainer_state.json").write_text('{"global_step": 5}')
+    written = (run_dir / "checkpoint-5" / "trainer_state.json").stat().st_mtime_ns
+    proc, run_dir = start_node(tmp_path, {"steps": 1})
+    assert proc.wait(timeout=60) == 0
+    status = read_status(run_dir)
+    assert status.ids[trainer_states.BEFORE] == {"checkpoint-5/trainer_state.json": written}
+
+
+# says it is ready, then exits 0 once `release` is beside the project (argv[2])
+HELD = (
+    "import os, sys, time, yaml; out = yaml.safe_load(open(sys.argv[1]))['output_dir']; "
+    "os.makedirs(out, exist_ok=True); open(os.path.join(out, 'ready'), 'w').close()\n"
+    "while not os.path.exists(os.path.join(sys.argv[2], 'release')): time.sleep(0.02)"
+)
+
+
+@pytest.mark.parametrize("link", [True, False], ids=["replaced-by-a-link", "moved"])
+def test_a_run_folder_moved_while_its_slurm_job_runs_gets_its_end(tmp_path, link):
+    """`mv n n.real` (and `ln -s n.real n`) while the job runs: its end is recorded in the folder it
+    was moved to (and, where no link stands, in a new one where it was: not started there again).
+    Before, the end's write met the link: a traceback in the job, the run `running` for ever in
+    n.real, and --rerun-failed (which sees it failed) ran the finished trainer a second time."""
+    folder = make_sweep(tmp_path, {"n": {}}, sweep="node")
+    argv = (sys.executable, "-c", HELD, str(folder / "n.yaml"), str(tmp_path))
+    proc = subprocess.Popen(node_argv(tmp_path, argv, None), env=NODE_ENV, stderr=subprocess.PIPE, text=True)
+    run_dir, real = tmp_path / "runs/node/n", tmp_path / "runs/node/n.real"
+    deadline = time.monotonic() + 60
+    while not (run_dir / "ready").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the trainer never started"
+        time.sleep(0.02)
+    run_dir.rename(real)
+    if link:
+        run_dir.symlink_to("n.real")
+    (tmp_path / "release").touch()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    ended = read_status(real)
+    assert ended is not None and ended.state is RunState.FINISHED and ended.exit_code == 0, ended
+    assert run_dir.is_symlink() == link
+    if not link:
+        assert read_status(run_dir) == ended

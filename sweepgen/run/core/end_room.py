@@ -84,3 +84,17 @@ def discard(run_dir: Path, fd: int) -> None:
     os.close(fd)
     with contextlib.suppress(OSError):  # a read-only disk: a leftover the next attempt replaces
         runfs.unlink(run_dir / SPARE)
+
+
+def moved_to(lock_fd: int | None, home: str) -> Path | None:
+    """Where the run's folder is now, if it was moved (not deleted) since its recorder took its lock
+    (Linux: the lock's name in /proc). ``home``: the folder's real path at the start (not now: a
+    link put where the folder was, to where it was moved, resolves to the folder it was moved to)."""
+    try:
+        where = os.readlink(f"/proc/self/fd/{lock_fd}") if lock_fd is not None else ""
+    except OSError:
+        return None
+    folder = os.path.dirname(where)
+    if not where or where.endswith(" (deleted)") or folder == home:
+        return None
+    return Path(folder)

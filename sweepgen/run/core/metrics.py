@@ -34,7 +34,7 @@ from typing import Any
 
 from sweepgen import filenames, safefs
 from sweepgen.errors import UserError
-from sweepgen.run.core import runfiles, wandb_history
+from sweepgen.run.core import runfiles, trainer_states, wandb_history
 
 SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard", "wandb")
 TRACKERS = frozenset({"tensorboard", "wandb"})  # written by a tracker's callback, under its names
@@ -218,19 +218,29 @@ def read_csv(
     return _collect(rows, non_finite, keep=keep)
 
 
-def _trainer_state_file(run_dir: Path, since_ns: int | None = None) -> Path | None:
+def _trainer_state_file(
+    run_dir: Path, since_ns: int | None = None, before: dict[str, int] | None = None
+) -> Path | None:
     """The HF Trainer's state: the run directory's own (``trainer.save_state()`` at the end), else
     the one in its latest ``checkpoint-N`` folder (written at every save). ``since_ns``: this
     attempt's start; a state written before it is an earlier attempt's (`--rerun-failed` of a trainer
     that starts over, as `trl` does, leaves the earlier attempt's higher-numbered checkpoints) and is
-    not taken. Among this attempt's states the number decides, never the time alone (a copied run
-    folder's files all carry the time of the copy)."""
+    not taken. ``before``: the states there at this attempt's start (trainer_states.py), which
+    decides instead of ``since_ns`` and is right whatever the wall clock did. Among this attempt's
+    states the number decides, never the time alone (a copied run folder's files all carry the time
+    of the copy)."""
     own = run_dir / TRAINER_STATE
     if own.is_symlink() or (own.exists() and not own.is_file()):
         return own  # refused with a reason when read
-    if _written_since(own, since_ns):
+
+    def this_attempts(path: Path) -> bool:
+        if before is not None:
+            return trainer_states.written_since(run_dir, path, before)
+        return _written_since(path, since_ns)
+
+    if this_attempts(own):
         return own
-    checkpoints = [(n, state) for n, state in _checkpoint_states(run_dir) if _written_since(state, since_ns)]
+    checkpoints = [(n, state) for n, state in _checkpoint_states(run_dir) if this_attempts(state)]
     return max(checkpoints)[1] if checkpoints else None
 
 
@@ -262,12 +272,14 @@ def _trainer_state(path: Path) -> object:
         return _lenient(text)
 
 
-def trainer_step(run_dir: Path, since_ns: int | None = None) -> int | None:
+def trainer_step(
+    run_dir: Path, since_ns: int | None = None, before: dict[str, int] | None = None
+) -> int | None:
     """The step a Hugging Face Trainer's state says it reached (``global_step``: `trl grpo` and every
     HF Trainer write it at each save and at the end); None without a readable one, or without one
-    written since ``since_ns`` (this attempt's start). The live table asks twice a second: a state is
-    parsed again only when its size or time changed."""
-    path = _trainer_state_file(run_dir, since_ns) if run_dir.is_dir() else None
+    this attempt wrote (not in ``before``, the states at its start, else written since ``since_ns``).
+    The live table asks twice a second: a state is parsed again only when its size or time changed."""
+    path = _trainer_state_file(run_dir, since_ns, before) if run_dir.is_dir() else None
     try:
         info = os.lstat(path) if path is not None else None
     except OSError:

@@ -612,9 +612,12 @@ class LocalExecutor(Executor):
             assert recorded is not None  # _is_end_of says so
             status = recorded
             if code == IN_SPARE:  # recorded, but the disk is full: no other run starts on it
-                self._fault(
-                    child.task.run_dir / STATUS_FILE, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                # said as such: "could not write" its status would read as an end that is not true
+                self.faults.append(
+                    f"the disk under {child.task.run_dir} is full ({os.strerror(errno.ENOSPC)}): "
+                    f"the run's end was recorded in the room kept for it"
                 )
+                self._fault_stops_queue()
         elif code == NOT_STARTED and not _written_by(recorded, child):
             # its supervisor could not record the start, so it started nothing: pending, as on disk
             self.faults.append(

@@ -6,7 +6,9 @@ What another `sweepgen run` runs is known from the runs' status files (the GPUs 
 written by each run's supervisor before its trainer starts; alive as liveness says). A pick and the
 start it leads to are made while holding an ``flock`` on ``<runs folder>/.sweepgen-gpus.lock``, and
 that lock is let go only once the new run's supervisor has written its status: so the other
-`sweepgen run` never picks from a count that misses a run started a moment before.
+`sweepgen run` never picks from a count that misses a run started a moment before. The same lock in
+the folder above (``runs/.sweepgen-gpus.lock``) is held first, so the project's other sweeps take
+turns with it too.
 """
 
 from __future__ import annotations
@@ -34,11 +36,32 @@ class Unavailable(OSError):
 
 @contextlib.contextmanager
 def held(folders: Iterable[Path]) -> Iterator[None]:
-    """The GPU lock of each runs folder (in one order: no two holders wait on each other)."""
+    """The GPU lock of the project's runs root (the folder holding these runs folders, where it is
+    below the working directory: ``runs/``), then of each runs folder, in one order (no two
+    holders wait on each other). The first makes two sweeps of the project starting runs at the
+    same instant take turns: each counts the other's runs through their supervisors (others_load),
+    which a run's status names only once its start, made under the lock, is done."""
     with contextlib.ExitStack() as stack:
-        for folder in sorted(set(folders)):
+        for folder in _lock_order(folders):
             stack.enter_context(_held(folder))
         yield
+
+
+def _lock_order(folders: Iterable[Path]) -> list[Path]:
+    """The folders whose lock is held, each once (by real path: a second flock of one file from
+    this process would wait for ever), shallower first, so every holder takes them in one order."""
+    wanted: dict[str, Path] = {}
+    for folder in folders:
+        wanted.setdefault(os.path.realpath(folder), folder)
+        if _in_project(folder.parent):
+            wanted.setdefault(os.path.realpath(folder.parent), folder.parent)
+    return [wanted[real] for real in sorted(wanted, key=lambda real: (real.count(os.sep), real))]
+
+
+def _in_project(folder: Path) -> bool:
+    """Whether ``folder`` is inside the working directory: no shared folder elsewhere, nor the
+    project's own top, gets a lock file of ours."""
+    return os.path.realpath(folder).startswith(os.path.realpath(os.getcwd()) + os.sep)
 
 
 @contextlib.contextmanager

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from sweepgen import filenames
-from sweepgen.run.core import boot_clock, end_room, stop_request
+from sweepgen.run.core import boot_clock, end_room, stop_request, trainer_states
 from sweepgen.run.core.boot_clock import boot_id
 from sweepgen.run.core.outcome import TRAINER_END, run_outcome, signal_name, succeeded
 from sweepgen.run.local import pgroup
@@ -129,7 +129,13 @@ class _Stops:
     def act(self) -> float:
         """Do what is due; the seconds until the next deadline (at most a tick)."""
         now = time.monotonic()
-        if self.limit_at is not None and now >= self.limit_at and not self.stopped:
+        if (
+            self.limit_at is not None
+            and now >= self.limit_at
+            and not self.stopped
+            and not self.trainer_ended()
+        ):
+            # (a trainer that exited as the limit passed finished by itself: not timed out)
             self.timed_out = True
             self._terminate()
         if self._kill_due(now):
@@ -289,6 +295,8 @@ def _starting(status: dict[str, Any], stops: _Stops) -> dict[str, Any]:
     ids["boot_id"] = boot_id()  # a pid and start time name this process only until the next boot
     # where it started on the boot clock: its elapsed time is then right whatever the wall clock does
     ids[boot_clock.BOOT_S] = boot_clock.now_s()
+    # the trainer states an earlier attempt left: the step shown is never one of theirs
+    ids[trainer_states.BEFORE] = trainer_states.present(stops.run_dir)
     ids["stop_timeout_s"] = stops.stop_timeout_s  # how long `sweepgen cancel` waits for the end
     # the folder it was started for: one moved while it runs still says whose run it holds
     # (liveness.orphan_locks), so the next `sweepgen run` does not start that run a second time
@@ -346,24 +354,10 @@ def _record_where_moved(run_dir: Path, ended: dict[str, Any], lock_fd: int | Non
     """The end, also in the folder the run's folder was moved to while it ran (its log, its lock
     and its `running` status are there; the end went to the folder it was started in, as for a
     deleted one, so the run is not started there again). Quiet: the record that counts is made."""
-    moved = _moved_to(lock_fd, ended["ids"].get(RUN_DIR) or os.path.realpath(run_dir))
+    moved = end_room.moved_to(lock_fd, ended["ids"].get(RUN_DIR) or os.path.realpath(run_dir))
     if moved is not None:
         with contextlib.suppress(OSError):
             end_room.write_status(moved, _encoded(ended), None)
-
-
-def _moved_to(lock_fd: int | None, home: str) -> Path | None:
-    """Where the run's folder is now, if it was moved (not deleted) since the run started (Linux:
-    the lock's name in /proc). ``home``: the folder's real path at the start (not now: a link put
-    where the folder was, to where it was moved, resolves to the folder it was moved to)."""
-    try:
-        where = os.readlink(f"/proc/self/fd/{lock_fd}") if lock_fd is not None else ""
-    except OSError:
-        return None
-    folder = os.path.dirname(where)
-    if not where or where.endswith(" (deleted)") or folder == home:
-        return None
-    return Path(folder)
 
 
 def _with_trainer_end(status: dict[str, Any], ended: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ the best trial's config as a diff from the base (what the search changed, nothin
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -61,13 +62,17 @@ class SearchView:
     def finished(self) -> int:
         return sum(r.state in ("complete", "pruned", "failed") for r in self.rows)
 
-    def lines(self) -> list[str]:
+    def lines(self, stopped: Collection[str] = ()) -> list[str]:
+        """The summary; ``stopped``: trials open in the study that nothing runs (no controller, no
+        live run: cancelled, or their controller gone before starting them), not said running."""
         b = self.block
+        idle = sum(r.state == "running" and r.name in stopped for r in self.rows)
         out = [
             f"search: {self.finished}/{b.n} trials finished ({self.complete} complete, "
             f"{self.count('pruned')} pruned, {self.count('failed')} failed), "
-            f"{self.count('running')} running; sampler {b.sampler}, "
-            f"pruning {b.prune.method if b.prune else 'none'}"
+            f"{self.count('running') - idle} running"
+            + (f", {idle} open (stopped: none of their runs runs)" if idle else "")
+            + f"; sampler {b.sampler}, pruning {b.prune.method if b.prune else 'none'}"
         ]
         if self.best is not None:
             tied = self.tied()

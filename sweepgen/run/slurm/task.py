@@ -32,7 +32,7 @@ from typing import IO
 
 from sweepgen import runfs
 from sweepgen.errors import SweepgenError
-from sweepgen.run.core import end_room, runfiles, runlock
+from sweepgen.run.core import end_room, runfiles, runlock, trainer_states
 from sweepgen.run.core.base import (
     LOG_FILE,
     RunState,
@@ -93,6 +93,13 @@ class _Stops:
 
     def _handler(self, kind: str) -> Callable[[int, FrameType | None], None]:
         def handler(signum: int, frame: FrameType | None) -> None:
+            if self.child is not None and self.child.returncode is not None:
+                # scancel, a requeue or the time limit's warning after the trainer's exit was
+                # reaped (while its end is recorded): too late to stop it, so its end stands (a
+                # finished run is never run again by the requeued job or --rerun-failed). Not asked
+                # of the kernel sooner (waitid): Slurm signals the trainer too, and one that exits 0
+                # on the very SIGTERM this is must not be taken as finished by itself
+                return
             setattr(self, kind, True)
             if self.child is not None and self.child.poll() is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -120,7 +127,7 @@ def run_on_node(task: NodeTask) -> str:
                 ranks.write_note(run_dir, ranks.attempt_key(os.environ), part.label, 127)
                 sys.exit(127)
             return ranks.run_participant(argv, env, run_dir, part, task.shape)
-    _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
+    lock_fd = _lock_or_exit(run_dir)  # its fd stays open, the lock held, until this task exits
     if _declined(run_dir, task.status, "the run"):
         return RunState.FINISHED.value
     stops = _Stops(task.shape)
@@ -128,6 +135,8 @@ def run_on_node(task: NodeTask) -> str:
     if launch.multi(task.shape):
         ranks.become_subreaper()  # the launcher's workers live in sessions of their own
     ids = {**task.status.ids, **_slurm_ids()}
+    # the trainer states an earlier attempt left: the step shown is never one of theirs
+    ids[trainer_states.BEFORE] = trainer_states.present(run_dir)
     if launch.multi(task.shape):  # which nodes the run spans (its host is node 0's)
         ids["slurm_nodes"] = os.environ.get("SLURM_JOB_NODELIST")
     status = replace(
@@ -142,15 +151,29 @@ def run_on_node(task: NodeTask) -> str:
     )
     # room for the end first (end_room.py): a disk that fills up while the run trains still takes it
     spare = end_room.reserve(run_dir)
+    where = _Where(run_dir, lock_fd, os.path.realpath(run_dir), spare)
     try:
         write_status(run_dir, status)
-        return _run_started(task, run_dir, status, stops, spare)
+        return _run_started(task, where, status, stops)
     finally:
         end_room.discard(run_dir, spare)
 
 
-def _run_started(task: NodeTask, run_dir: Path, status: RunStatus, stops: _Stops, spare: int) -> str:
+@dataclass(frozen=True)
+class _Where:
+    """Where the run's end goes: its folder as started, the lock this task holds (which says where
+    the folder is now, if it was moved while the run ran), its real path at the start, and the room
+    kept for the end (end_room.py)."""
+
+    run_dir: Path
+    lock_fd: int
+    home: str
+    spare: int
+
+
+def _run_started(task: NodeTask, where: _Where, status: RunStatus, stops: _Stops) -> str:
     """Run the trainer of a run recorded started, and record how it ended."""
+    run_dir = where.run_dir
     ids = status.ids
     # append: earlier attempts are evidence; never through a link, never a FIFO
     with os.fdopen(runfiles.open_append(run_dir / LOG_FILE), "ab") as log:
@@ -165,7 +188,7 @@ def _run_started(task: NodeTask, run_dir: Path, status: RunStatus, stops: _Stops
             os.killpg(stops.child.pid, signal.SIGKILL)
         if launch.multi(task.shape):
             ranks.end_leftovers()  # and what it left in sessions of its own
-    return _finish(run_dir, status, code, stops, spare)
+    return _finish(where, status, code, stops)
 
 
 def _wait(task: NodeTask, run_dir: Path, stops: _Stops) -> int:
@@ -283,19 +306,49 @@ def _start_or_exit(
         sys.exit(127)
 
 
-def _finish(run_dir: Path, status: RunStatus, code: int, stops: _Stops, spare: int | None = None) -> str:
+def _finish(where: _Where, status: RunStatus, code: int, stops: _Stops) -> str:
     """Record how the run ended; exit non-zero unless it finished."""
-    state, reason = _end_of(run_dir, status, code, stops)
+    state, reason = _end_of(where.run_dir, status, code, stops)
     ids = {**status.ids, **({"slurm_state": "TIMEOUT"} if stops.timeout else {})}
     ended = replace(status, state=state, exit_code=code, ended=utc_now(), reason=reason, ids=ids)
-    data = (json.dumps(ended.to_json(), indent=2, sort_keys=True) + "\n").encode("utf-8")
-    if end_room.write_status(run_dir, data, spare):  # as write_status writes it, or over the spare
-        print("sweepgen: the disk is full: the run's end was written over the room kept for it", flush=True)
+    _record(where, ended)
     if state is not RunState.FINISHED:
         # SystemExit is not an Exception: submitit writes no result pickle and Slurm records the
         # job as FAILED (or CANCELLED, when scancel's SIGKILL comes first)
         sys.exit(code if code and code > 0 else 1)
     return str(state.value)
+
+
+def _record(where: _Where, ended: RunStatus) -> None:
+    """The end in the run's folder as started, and in the folder it was moved to while it ran (its
+    log, its lock and its `running` status are there); a link put where it was is never written
+    through. Where neither takes it, said on stderr (the job's log) and the job fails: Slurm's own
+    end then stands for it (never a traceback, never a run left `running` unsaid)."""
+    data = (json.dumps(ended.to_json(), indent=2, sort_keys=True) + "\n").encode("utf-8")
+    moved = end_room.moved_to(where.lock_fd, where.home)
+    errors: list[OSError] = []
+    # the room kept for the end went with the folder
+    places = (
+        [(where.run_dir, where.spare)] if moved is None else [(where.run_dir, None), (moved, where.spare)]
+    )
+    for folder, spare in places:
+        try:  # as write_status writes it, or over the spare
+            if end_room.write_status(folder, data, spare):
+                print(
+                    "sweepgen: the disk is full: the run's end was written over the room kept for it",
+                    flush=True,
+                )
+        except OSError as err:  # a link in the folder's place, a read-only disk
+            errors.append(err)
+    if len(errors) == 1 + (moved is not None):
+        how = ended.reason or f"exit code {ended.exit_code}"
+        print(
+            f"sweepgen: the run ended {ended.state.value} ({how}); that could not be recorded: {errors[0]}",
+            file=sys.stderr,
+            flush=True,
+        )
+        code = ended.exit_code
+        sys.exit(code if code and code > 0 else 1)
 
 
 def _end_of(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> tuple[RunState, str | None]:

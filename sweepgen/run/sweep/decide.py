@@ -75,7 +75,9 @@ def run_until_decided(request: RunRequest, given: Rule, display: Display) -> Dec
             f"{rule.baseline} and of {len(still)} open arm(s)"
         )
         names = _round_runs(rule, members, still, n)
-        result.last = run_sweep(replace(request, only=names, wait=True), display)  # a look needs every end
+        # a look needs every end; a hint of the round goes on with the rounds, never the whole grid
+        round_request = replace(request, only=names, wait=True, scope=("--until-decided",))
+        result.last = run_sweep(round_request, display)
         if result.last.code != 0:
             result.code = result.last.code
             return result

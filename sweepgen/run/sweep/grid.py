@@ -14,6 +14,7 @@ cancelled, or is still running under another `sweepgen run` and this one does no
 from __future__ import annotations
 
 import contextlib
+import shlex
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -81,6 +82,14 @@ class RunRequest:
     rerun_failed: bool = False
     dry_run: bool = False
     wait: bool | None = None  # None: the executor's default (local: yes; Slurm: no)
+    # what a hint's command adds to choose the same runs (`--until-decided`: a round's hint goes on
+    # with the rounds); none: the given --only, so no hint starts runs that were not asked for
+    scope: tuple[str, ...] | None = None
+
+    def scope_words(self) -> tuple[str, ...]:
+        if self.scope is not None:
+            return self.scope
+        return tuple(word for name in self.only for word in ("--only", name))
 
 
 @dataclass
@@ -454,7 +463,8 @@ def final_state(d: Decision, live: Mapping[str, RunStatus]) -> tuple[RunState, s
 
 
 def _finish(request: RunRequest, result: RunResult, interrupted: bool, faults: Sequence[str]) -> int:
-    rerun = result.options.command_line(request.sweep_dir, "--rerun-failed")
+    scope = request.scope_words()
+    rerun = result.options.command_line(request.sweep_dir, *scope, "--rerun-failed")
     states = {d.task.name: final_state(d, result.live)[0] for d in result.decisions}
     _note_failed(result, states)
     if faults:
@@ -463,7 +473,7 @@ def _finish(request: RunRequest, result: RunResult, interrupted: bool, faults: S
             "hint: sweepgen could not keep its records (full or read-only disk?); the runs it had "
             "started were followed to their end and no other run was started. Free space, then "
             f"`sweepgen status {request.sweep_dir}` shows what happened and "
-            f"`{result.options.command_line(request.sweep_dir)}` goes on"
+            f"`{result.options.command_line(request.sweep_dir, *scope)}` goes on"
         )
         return 2
     if interrupted:
@@ -473,7 +483,7 @@ def _finish(request: RunRequest, result: RunResult, interrupted: bool, faults: S
         )
         return INTERRUPTED
     _note_not_retried(result, states, rerun)
-    running = _note_elsewhere(result, states, request.sweep_dir)
+    running = _note_elsewhere(result, states, request.sweep_dir, scope)
     bad = [n for n, s in states.items() if s in RETRYABLE]
     return 1 if bad or running else 0
 
@@ -497,15 +507,19 @@ def _note_not_retried(result: RunResult, states: Mapping[str, RunState | None], 
         )
 
 
-def _note_elsewhere(result: RunResult, states: Mapping[str, RunState | None], sweep_dir: Path) -> list[str]:
+def _note_elsewhere(
+    result: RunResult, states: Mapping[str, RunState | None], sweep_dir: Path, scope: Sequence[str]
+) -> list[str]:
     """Runs another `sweepgen run` holds and this one did not wait for: said, with how to wait for
-    them; their names. (A Slurm submission that does not wait leaves its own submissions PENDING or
-    RUNNING: those are this command's, not counted.)"""
+    them (``scope``: the words that choose the same runs); their names. (A Slurm submission that
+    does not wait leaves its own submissions PENDING or RUNNING: those are this command's, not
+    counted.)"""
     running = [n for n, s in states.items() if s is RunState.SKIPPED]
     if running:
+        wait = shlex.join(["sweepgen", "run", sweep_dir.as_posix(), *scope, "--wait"])
         result.notes.append(
             f"{len(running)} run(s) still running elsewhere (under another `sweepgen run` or its Slurm "
-            f"jobs): {', '.join(running)}; `sweepgen run {sweep_dir} --wait` waits for them, "
+            f"jobs): {', '.join(running)}; `{wait}` waits for them, "
             f"`sweepgen status {sweep_dir}` shows them"
         )
     return running

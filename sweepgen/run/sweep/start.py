@@ -13,6 +13,7 @@ resumes them).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -219,7 +220,7 @@ def _search_result(controller: Any, resume: str) -> SearchResult:
     code = 1 if controller.stopping or not (elsewhere or view.complete) else 0
     return SearchResult(
         2 if controller.faults else code,
-        summary=view.lines(),
+        summary=view.lines(stopped=cancelled),  # this controller's stopped trials are not running
         elsewhere=elsewhere,
         resume=resume,
         cancelled=list(cancelled),
@@ -255,23 +256,39 @@ def search_failed(sweep_dir: Path) -> bool:
     return view.finished >= view.block.n and view.count("running") == 0 and not view.complete
 
 
-def search_lines(sweep_dir: Path, *, diff: bool, view: search_view.SearchView | None = None) -> list[str]:
+def search_lines(
+    sweep_dir: Path,
+    *,
+    diff: bool,
+    view: search_view.SearchView | None = None,
+    live: Collection[str] | None = None,
+) -> list[str]:
     """For `status` and `report` on a search sweep: trials by state and the best trial, with (for
     `report`, ``diff``) its config's differences from the base; nothing for any other sweep.
-    ``view``: the study as the caller already loaded it (`report` reads it once)."""
+    ``view``: the study as the caller already loaded it (`report` reads it once). ``live``: the
+    names of the runs that are queued or running (`status`): a trial open in the study that no
+    `run` drives and none of whose runs is live is said open, not running."""
     if view is None:
         loaded = _loaded_view(sweep_dir)
         if isinstance(loaded, list):
             return loaded
         view = loaded
     block = view.block
-    lines = [*view.lines(), *_undriven(sweep_dir, view, block), *_failed_trials(view)]
+    driven = search_owner.any_alive(search_study.state_dir(sweep_dir))
+    stopped = () if live is None or driven else _without_live_runs(view, live)
+    lines = [*view.lines(stopped), *_undriven(sweep_dir, view, block), *_failed_trials(view)]
     if diff and view.best is not None:
         lines.append(f"{view.best.name} differs from the base in:")
         lines += [
             f"  {path}: {old!r} -> {new!r}" for path, old, new in search_view.best_diff(sweep_dir, view)
         ]
     return lines
+
+
+def _without_live_runs(view: search_view.SearchView, live: Collection[str]) -> set[str]:
+    """The running trials none of whose runs (``t0007``, or ``t0007_r0``... with repeats) is live."""
+    busy = {name.split("_r", 1)[0] for name in live}
+    return {row.name for row in view.rows if row.state == "running" and row.name not in busy}
 
 
 def _loaded_view(sweep_dir: Path) -> search_view.SearchView | list[str]:

@@ -6,11 +6,13 @@ or every live run was cancelled (`cancel`); 1 otherwise.
 
 from __future__ import annotations
 
+import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sweepgen import filenames, runfs
 from sweepgen.errors import UserError
 from sweepgen.run.core import registry, runlock, sweep_state
 from sweepgen.run.core.base import RunState, RunStatus, RunTask
@@ -165,7 +167,7 @@ def cancel(
     asked = {task.name for runs in by_executor.values() for task, _ in runs}
     elsewhere, ended = _not_cancelled(views, asked, unreachable)
     cancelled = len(asked) - len(elsewhere) - len(ended)
-    resume = _resume_line(sweep_dir, by_executor, searched=search is not None)
+    resume = _resume_line(sweep_dir, by_executor, searched=search is not None, only=only)
     return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped is not None, ended)
 
 
@@ -232,13 +234,28 @@ def _live_by_executor(views: Sequence[RunView]) -> dict[str, list[tuple[RunTask,
     return by_executor
 
 
-def _resume_line(sweep_dir: Path, by_executor: Mapping[str, object], *, searched: bool) -> str:
+def _resume_line(
+    sweep_dir: Path, by_executor: Mapping[str, object], *, searched: bool, only: Sequence[str] = ()
+) -> str:
     """The command that resumes what was cancelled: the command line the sweep was started with
-    (so it runs the same trainer), on the executor the runs went to."""
+    (so it runs the same trainer), on the executor the runs went to, choosing the same runs."""
     recorded = sweep_state.read(sweep_dir) or sweep_state.RunOptions()
     others = [name for name in by_executor if name != registry.DEFAULT]
     if others:  # the runs went to another executor than the default: the resume goes there too
         recorded = replace(recorded, executor=others[0])
     # (a search resumes its open trials with a plain `run`: --rerun-failed is a grid's)
-    extra = () if searched else ("--rerun-failed",)
+    extra = () if searched else (*_scope(sweep_dir, only), "--rerun-failed")
     return recorded.command_line(sweep_dir, *extra)
+
+
+def _scope(sweep_dir: Path, only: Sequence[str]) -> tuple[str, ...]:
+    """The words that make the resume start no run that was not asked for: `--until-decided` for a
+    sweep run in rounds (its rule is recorded: the rounds go on, never every seed of the grid),
+    else the `--only` given to `cancel`."""
+    try:
+        in_rounds = stat.S_ISREG(runfs.lstat(sweep_dir / filenames.DECIDE_STATE).st_mode)
+    except OSError:
+        in_rounds = False
+    if in_rounds:
+        return ("--until-decided",)
+    return tuple(word for name in only for word in ("--only", name))

@@ -1,0 +1,63 @@
+"""Which Hugging Face Trainer states an attempt found in its run folder when it started, so the step
+shown for a foreign trainer (`trl grpo` writes no metrics.jsonl) is never an earlier attempt's.
+
+A state's file time compared with the attempt's start is wrong by as much as the wall clock was
+moved between them: moved back after an attempt saved checkpoint-800, the next attempt (which starts
+over) showed 800 as its step from its first second. The supervisor records each state that is there
+at the start with its file time (``ids.trainer_states_before``); a state is this attempt's when it is
+not in that record or its time is another (written again). Equality, never order: no clock jump
+changes it. Standard library only: the supervisor imports it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sweepgen import filenames
+
+TRAINER_STATE = filenames.TRAINER_STATE
+BEFORE = "trainer_states_before"  # in ids: {path in the run folder: its st_mtime_ns} at the start
+CHECKPOINT = "checkpoint-"
+# more checkpoints than a run keeps (save_total_limit) means a hostile or odd folder: not recorded
+# (the step then falls back to the start's time), so a status file stays small
+MAX_RECORDED = 1000
+
+
+def present(run_dir: Path) -> dict[str, int] | None:
+    """Each trainer state in ``run_dir`` (its own, and each ``checkpoint-N``'s) with its file time
+    (never through a link at the file); None where there are more than MAX_RECORDED."""
+    try:
+        names = [e.name for e in os.scandir(run_dir) if e.name.startswith(CHECKPOINT)]
+    except OSError:  # no folder yet (a first attempt), or none to read: nothing was there
+        names = []
+    if len(names) > MAX_RECORDED:
+        return None
+    found: dict[str, int] = {}
+    for rel in (TRAINER_STATE, *(f"{name}/{TRAINER_STATE}" for name in names)):
+        try:
+            found[rel] = os.lstat(run_dir / rel).st_mtime_ns
+        except OSError:
+            continue
+    return found
+
+
+def recorded(ids: dict[str, Any]) -> dict[str, int] | None:
+    """The record in a status's ``ids``; None where it has none (an older status, another executor,
+    one too many) or one that is not such a record (a status file is data)."""
+    value = ids.get(BEFORE)
+    if not isinstance(value, dict):
+        return None
+    ok = all(isinstance(k, str) and type(v) is int for k, v in value.items())
+    return value if ok else None
+
+
+def written_since(run_dir: Path, path: Path, before: dict[str, int]) -> bool:
+    """Whether the state ``path`` (in ``run_dir``) was written by this attempt: not there at its
+    start, or written again since (another file time)."""
+    try:
+        written = os.lstat(path).st_mtime_ns
+    except OSError:
+        return False
+    return before.get(path.relative_to(run_dir).as_posix()) != written
