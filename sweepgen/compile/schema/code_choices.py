@@ -6,9 +6,11 @@ generates its first batch, and only then does the trainer's loss raise ``Unknown
 of GPU time (and a queue wait) after the typo. Help text cannot say which values work (it names
 others in quotes too); the code that raises can. A chain counts when every test compares one field
 (``self.F``, ``self.args.F``, ``args.F``) with string constants (``==``, ``in (...)``) and its final
-``else`` raises, or when ``if F not in (...)`` raises; only chains at a function's own level (a chain
-inside another ``if`` holds only under that condition, e.g. one loss type's sub-options). The values
-of every such chain of one field are joined, so a value some chain handles is never refused.
+``else`` raises, or when ``if F not in (...)`` raises, at a function's own level (code_chains). A
+chain inside another ``if`` holds only under that condition: where the condition is one branch of a
+switch over another field, or a flag, it is written as an ``if``/``then`` rule; a field handed to a
+class the trainer builds is closed by that class's chains (code_guards). The values of every such
+chain of one field under one condition are joined, so a value some chain handles is never refused.
 """
 
 from __future__ import annotations
