@@ -117,11 +117,7 @@ def read(sweep_dir: Path) -> RunOptions | None:
         options: dict[str, Any] = data["options"]
         known = {f.name: options.get(f.name) for f in fields(RunOptions)}
         for name, value in known.items():
-            wanted = _TYPES[name]
-            if value is not None and (
-                not isinstance(value, wanted) or (bool not in wanted and isinstance(value, bool))
-            ):
-                raise TypeError(f"options.{name} is a {type(value).__name__}")
+            _check_type(name, value)
         return RunOptions(**known)
     except (UnicodeDecodeError, KeyError, TypeError, AttributeError) as err:
         raise UserError(
@@ -129,6 +125,16 @@ def read(sweep_dir: Path) -> RunOptions | None:
             location=Location(str(path)),
             hint="it is written by `sweepgen run`; delete it and give the run's options again",
         ) from None
+
+
+def _check_type(name: str, value: Any) -> None:
+    """TypeError when option ``name`` holds another type than its own (None: not given). A bool is
+    an int to isinstance, so it passes only where a bool belongs."""
+    wanted = _TYPES[name]
+    if value is not None and (
+        not isinstance(value, wanted) or (bool not in wanted and isinstance(value, bool))
+    ):
+        raise TypeError(f"options.{name} is a {type(value).__name__}")
 
 
 def replayed(sweep_dir: Path, given: RunOptions) -> tuple[RunOptions | None, RunOptions]:
