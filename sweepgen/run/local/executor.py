@@ -493,9 +493,7 @@ class LocalExecutor(Executor):
         with _stop_signals_held():
             job_read, job_write = os.pipe()
             try:
-                for program in {argv[0], task.argv[0]}:  # said here, in the run's reason, not as exit 127
-                    if shutil.which(program) is None:
-                        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+                _check_found({argv[0], task.argv[0]})
                 # forked from this process where that is safe (forked.py), else started as
                 # `python -m sweepgen.run.local.supervise`; the supervisor holds the lock while the run
                 # lives, even if sweepgen dies; the trainer's own processes never get it
@@ -697,6 +695,14 @@ class LocalExecutor(Executor):
             task = self._queue.popleft()
             # pending, not skipped: nobody else holds them, they were never started
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+
+
+def _check_found(programs: set[str]) -> None:
+    """FileNotFoundError for a program not on PATH: said in the run's reason, not as the
+    supervisor's exit 127."""
+    for program in programs:
+        if shutil.which(program) is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def _deleted_under(pid: int, moved: str | None) -> str:
