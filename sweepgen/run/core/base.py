@@ -280,14 +280,20 @@ def stale_cause(task: RunTask) -> str:
     source = task.config.get("data", {}).get("source") if isinstance(task.config.get("data"), dict) else None
     recorded = task.run_dir / filenames.DATA
     if isinstance(source, str) and runfs.is_file(recorded) and Path(source).is_file():
-        try:  # a run file: never through a link, bounded
-            old = runfiles.read_json(recorded, limit=64 << 10).get("sha256")
-        except (OSError, ValueError, AttributeError, runfiles.RunFileError):
-            old = None
+        old = _recorded_sha256(recorded)
         new = hashlib.sha256(Path(source).read_bytes()).hexdigest()
         if isinstance(old, str) and old != new:
             return f"its data file {source} changed (sha256 {old[:12]}… now {new[:12]}…)"
     return "its config changed"
+
+
+def _recorded_sha256(recorded: Path) -> Any:
+    """The data file's sha256 as the run's data.json records it (unchecked); None when that file
+    does not read: the cause then falls back to the config, it never fails the plan."""
+    try:  # a run file: never through a link, bounded
+        return runfiles.read_json(recorded, limit=64 << 10).get("sha256")
+    except (OSError, ValueError, AttributeError, runfiles.RunFileError):
+        return None
 
 
 LOST = "lost: its process is gone without recording an end"

@@ -38,10 +38,18 @@ def _check(argv: Sequence[str], varying: dict[str, set[str]]) -> None:
         return
     by_flag = {path.rsplit(".", 1)[-1]: path for path in varying}
     for word, flag, name, value in _settings(_words(argv)):
-        path = by_flag.get(name.replace("-", "_")) if flag else (name if name in varying else None)
+        path = _named_path(flag, name, by_flag, varying)
         if path is None or (value is not None and "{" in value):
             continue
         raise _refusal(word, path, varying[path])
+
+
+def _named_path(flag: bool, name: str, by_flag: dict[str, str], varying: dict[str, set[str]]) -> str | None:
+    """The varying path a setting names, if any: a flag names a key's last part (dashes for its
+    underscores), a Hydra override the whole path."""
+    if flag:
+        return by_flag.get(name.replace("-", "_"))
+    return name if name in varying else None
 
 
 def _refusal(word: str, path: str, values: set[str]) -> UserError:

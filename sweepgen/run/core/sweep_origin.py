@@ -45,6 +45,12 @@ def locate(run_dir: Path, recorded: str) -> Origin | None:
         return Origin(Path("."), Path(recorded))
     if Path(recorded).is_absolute():
         return None
+    return _found_above(run_dir, recorded, project)
+
+
+def _found_above(run_dir: Path, recorded: str, project: str | None) -> Origin | None:
+    """The nearest folder above ``run_dir``, within ``project`` when there is one, under which the
+    relative path ``recorded`` holds a sweep's lock."""
     for root in Path(os.path.abspath(run_dir)).parents:
         real_root = os.path.realpath(root)
         if project is not None and not within(real_root, project):

@@ -98,6 +98,16 @@ _TYPES: dict[str, tuple[type, ...]] = {
 _MAX_BYTES = 1 << 20  # a command line and a few options
 
 
+def _check_type(name: str, value: Any) -> None:
+    """TypeError when option ``name`` holds another type than its own (None: not given). A bool is
+    an int to isinstance, so it passes only where a bool belongs."""
+    wanted = _TYPES[name]
+    if value is not None and (
+        not isinstance(value, wanted) or (bool not in wanted and isinstance(value, bool))
+    ):
+        raise TypeError(f"options.{name} is a {type(value).__name__}")
+
+
 def recorded_line(sweep_dir: Path) -> str:
     """`sweepgen run` as the sweep was started (its recorded options; the defaults when it never
     ran): the command that goes on with it, running the same trainer."""
@@ -117,11 +127,7 @@ def read(sweep_dir: Path) -> RunOptions | None:
         options: dict[str, Any] = data["options"]
         known = {f.name: options.get(f.name) for f in fields(RunOptions)}
         for name, value in known.items():
-            wanted = _TYPES[name]
-            if value is not None and (
-                not isinstance(value, wanted) or (bool not in wanted and isinstance(value, bool))
-            ):
-                raise TypeError(f"options.{name} is a {type(value).__name__}")
+            _check_type(name, value)
         return RunOptions(**known)
     except (UnicodeDecodeError, KeyError, TypeError, AttributeError) as err:
         raise UserError(

@@ -398,18 +398,22 @@ def run_dir_of(config_path: Path, data: bytes, config: Any, run_dir: str | None 
             )
         _same_as_output_dir(config_path, data, config, run_dir)
         return _confined(run_dir, "run_dir", str(config_path.parent / LOCK_NAME))
-    if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
-        rendered = _rendered_yaml(config_path, data)
-        output_dir = rendered.get("output_dir") if isinstance(rendered, dict) else None
-        source = "rendered config"
-    else:
-        output_dir = config.get("output_dir") if isinstance(config, dict) else None
-        source = "resolved config (in the lock)"
+    output_dir, source = _output_dir(config_path, data, config)
     if not isinstance(output_dir, str) or not output_dir:
         raise ConfigError(
             f"the {source} has no output_dir", location=where, key="output_dir", hint=_RUN_DIR_HINT
         )
     return _confined(output_dir, "output_dir", str(config_path))
+
+
+def _output_dir(config_path: Path, data: bytes, config: Any) -> tuple[Any, str]:
+    """(the ``output_dir`` the trainer will read, unchecked; which config it is from): a YAML
+    config's own rendered value (a template may compute it), else the lock's resolved config's."""
+    if config_path.suffix in DEFAULT_COMMAND_SUFFIXES:
+        rendered = _rendered_yaml(config_path, data)
+        return (rendered.get("output_dir") if isinstance(rendered, dict) else None), "rendered config"
+    output_dir = config.get("output_dir") if isinstance(config, dict) else None
+    return output_dir, "resolved config (in the lock)"
 
 
 _RUN_DIR_HINT = (

@@ -60,11 +60,19 @@ def trl_training(command: Sequence[str]) -> bool:
 
 def _trl_scripts(command: Sequence[str]) -> list[str]:
     """The names of TRL's scripts ``command`` runs: ``-m trl.scripts.NAME``, ``.../trl/scripts/NAME.py``."""
+    return _trl_modules(command) + _trl_files(command)
+
+
+def _trl_modules(command: Sequence[str]) -> list[str]:
+    """NAME of each ``-m trl.scripts.NAME`` (python's or accelerate's module flag)."""
     modules = [command[i + 1] for i, word in enumerate(command[:-1]) if word == "-m"]
+    return [m.removeprefix("trl.scripts.") for m in modules if m.startswith("trl.scripts.")]
+
+
+def _trl_files(command: Sequence[str]) -> list[str]:
+    """NAME of each ``.../trl/scripts/NAME.py`` (a script run from a TRL checkout)."""
     files = [PurePosixPath(word) for word in command if word.endswith(".py")]
-    return [m.removeprefix("trl.scripts.") for m in modules if m.startswith("trl.scripts.")] + [
-        f.stem for f in files if f.parent.parts[-2:] == ("trl", "scripts")
-    ]
+    return [f.stem for f in files if f.parent.parts[-2:] == ("trl", "scripts")]
 
 
 def _commands() -> tuple[str, ...]:

@@ -85,7 +85,20 @@ def records(data: bytes, path: Path) -> Iterator[bytes]:
     if not data:
         return  # gone since it was listed, or nothing written yet
     _check_header(data, path)
-    index, parts = len(_HEADER), bytearray()
+    parts = bytearray()
+    for kind, body in _chunks(data):
+        if kind in (_FULL, _FIRST):
+            parts = bytearray(body)
+        elif kind in (_MIDDLE, _LAST):
+            parts += body
+        if kind in (_FULL, _LAST):
+            yield bytes(parts)
+
+
+def _chunks(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(kind, body) of each whole chunk after the header, in order, up to the first cut or damaged
+    one; a record may span chunks (``records`` joins them)."""
+    index = len(_HEADER)
     while index + _CHUNK.size <= len(data):
         left = _BLOCK - index % _BLOCK
         if left < _CHUNK.size:
@@ -96,12 +109,7 @@ def records(data: bytes, path: Path) -> Iterator[bytes]:
         index += _CHUNK.size + length
         if len(body) < length or zlib.crc32(body, zlib.crc32(bytes([kind]))) & 0xFFFFFFFF != crc:
             return  # written only in part (the run is still writing): what came before stands
-        if kind in (_FULL, _FIRST):
-            parts = bytearray(body)
-        elif kind in (_MIDDLE, _LAST):
-            parts += body
-        if kind in (_FULL, _LAST):
-            yield bytes(parts)
+        yield kind, body
 
 
 def _check_header(data: bytes, path: Path) -> None:
@@ -127,18 +135,25 @@ def _parsed(record_class: Any, chunk: bytes, path: Path) -> Any:
 
 def _row(history: Any) -> list[tuple[float, dict[str, Any]]]:
     """One history record as ``[(timestamp, row)]``; empty without a step or a timestamp."""
-    values: dict[str, Any] = {}
-    for item in history.item:
-        try:  # wandb writes NaN and Infinity as JSON's extension words, which json reads
-            values[item.key or ".".join(item.nested_key)] = json.loads(item.value_json)
-        except ValueError:
-            continue
+    values = _values(history)
     step = values.get(_STEP_KEY, history.step.num)
     stamp = values.get("_timestamp")
     if not (_is_number(step) and isinstance(stamp, (int, float))):
         return []
     row = {k: v for k, v in values.items() if not k.startswith("_") and k not in (_STEP_KEY, "step")}
     return [(float(stamp), {"step": step, **row})]
+
+
+def _values(history: Any) -> dict[str, Any]:
+    """A history record's items by key (a nested key joined with dots); an item json cannot read
+    is left out, not fatal: the rest of the record still stands."""
+    values: dict[str, Any] = {}
+    for item in history.item:
+        try:  # wandb writes NaN and Infinity as JSON's extension words, which json reads
+            values[item.key or ".".join(item.nested_key)] = json.loads(item.value_json)
+        except ValueError:
+            continue
+    return values
 
 
 def _is_number(value: Any) -> bool:

@@ -441,17 +441,10 @@ class LocalExecutor(Executor):
                 runlock.release(lock_fd)  # the run never started: nobody else holds it for it
             raise
 
-    def _start_locked(self, task: RunTask, lock_fd: int) -> None:
-        """Start ``task``, whose lock this process now holds, unless it changed since it was planned."""
-        previous = read_status(task.run_dir)
-        changed = self._changed_meanwhile(task, previous)
-        if changed:
-            runlock.release(lock_fd)
-            self._status[task.name] = RunStatus(changed[0], self.name, reason=changed[1])
-            return
-        attempt = previous.attempt + 1 if previous else 1
+    def _open_log(self, task: RunTask, lock_fd: int, attempt: int, argv: list[str]) -> IO[bytes] | None:
+        """The run's log, opened to append with this attempt's mark written; None when it cannot be
+        written: the run then stays pending (its lock released, the fault said), never started blind."""
         log_path = task.run_dir / LOG_FILE
-        argv = launch.launched_argv(self.shape, task.argv)
         try:
             # append: an earlier attempt's log is evidence; never through a link, never a FIFO
             log = os.fdopen(runfiles.open_append(log_path), "ab")
@@ -463,6 +456,21 @@ class LocalExecutor(Executor):
             self._status[task.name] = RunStatus(
                 RunState.PENDING, self.name, reason=f"not started: could not write {log_path}"
             )
+            return None
+        return log
+
+    def _start_locked(self, task: RunTask, lock_fd: int) -> None:
+        """Start ``task``, whose lock this process now holds, unless it changed since it was planned."""
+        previous = read_status(task.run_dir)
+        changed = self._changed_meanwhile(task, previous)
+        if changed:
+            runlock.release(lock_fd)
+            self._status[task.name] = RunStatus(changed[0], self.name, reason=changed[1])
+            return
+        attempt = previous.attempt + 1 if previous else 1
+        argv = launch.launched_argv(self.shape, task.argv)
+        log = self._open_log(task, lock_fd, attempt, argv)
+        if log is None:
             return
         gpu = self._pick_gpu()
         env = self._run_env(task, gpu)
@@ -485,9 +493,7 @@ class LocalExecutor(Executor):
         with _stop_signals_held():
             job_read, job_write = os.pipe()
             try:
-                for program in {argv[0], task.argv[0]}:  # said here, in the run's reason, not as exit 127
-                    if shutil.which(program) is None:
-                        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+                _check_found({argv[0], task.argv[0]})
                 # forked from this process where that is safe (forked.py), else started as
                 # `python -m sweepgen.run.local.supervise`; the supervisor holds the lock while the run
                 # lives, even if sweepgen dies; the trainer's own processes never get it
@@ -612,12 +618,7 @@ class LocalExecutor(Executor):
             assert recorded is not None  # _is_end_of says so
             status = recorded
             if code == IN_SPARE:  # recorded, but the disk is full: no other run starts on it
-                # said as such: "could not write" its status would read as an end that is not true
-                self.faults.append(
-                    f"the disk under {child.task.run_dir} is full ({os.strerror(errno.ENOSPC)}): "
-                    f"the run's end was recorded in the room kept for it"
-                )
-                self._fault_stops_queue()
+                self._recorded_in_spare(child)
         elif code == NOT_STARTED and not _written_by(recorded, child):
             # its supervisor could not record the start, so it started nothing: pending, as on disk
             self.faults.append(
@@ -627,15 +628,30 @@ class LocalExecutor(Executor):
             status = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
             self._fault_stops_queue()
         else:
-            pgid = _trainer_group(recorded, child)
-            if pgid is not None:  # the trainer dies with its supervisor; its group too
-                _signal_pgid(pgid, signal.SIGKILL)
-            liveness.kill_leftovers(child.status)  # and what it started elsewhere (ranks, sessions)
-            status = self._unrecorded_end(child, code, recorded)
-            self._write(child.task.run_dir, status)
+            status = self._end_unrecorded(child, code, recorded)
         # released only now: until its end is recorded, nobody else may start the run
         runlock.release(child.lock_fd)
         self._status[child.task.name] = status
+
+    def _recorded_in_spare(self, child: _Child) -> None:
+        """The run's end was recorded only in the room kept for it: the disk is full, said as such
+        ("could not write" its status would read as an end that is not true), and the queue stops."""
+        self.faults.append(
+            f"the disk under {child.task.run_dir} is full ({os.strerror(errno.ENOSPC)}): "
+            f"the run's end was recorded in the room kept for it"
+        )
+        self._fault_stops_queue()
+
+    def _end_unrecorded(self, child: _Child, code: int, recorded: RunStatus | None) -> RunStatus:
+        """The supervisor died without recording the end: what it left running is killed (the
+        trainer's group, its leftovers elsewhere) before the end known here is recorded."""
+        pgid = _trainer_group(recorded, child)
+        if pgid is not None:  # the trainer dies with its supervisor; its group too
+            _signal_pgid(pgid, signal.SIGKILL)
+        liveness.kill_leftovers(child.status)  # and what it started elsewhere (ranks, sessions)
+        status = self._unrecorded_end(child, code, recorded)
+        self._write(child.task.run_dir, status)
+        return status
 
     def _unrecorded_end(self, child: _Child, code: int, own: RunStatus | None) -> RunStatus:
         """The end of a run whose supervisor exited (with ``code``) without recording one; ``own``:
@@ -679,6 +695,14 @@ class LocalExecutor(Executor):
             task = self._queue.popleft()
             # pending, not skipped: nobody else holds them, they were never started
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason=NOT_WRITTEN)
+
+
+def _check_found(programs: set[str]) -> None:
+    """FileNotFoundError for a program not on PATH: said in the run's reason, not as the
+    supervisor's exit 127."""
+    for program in programs:
+        if shutil.which(program) is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def _deleted_under(pid: int, moved: str | None) -> str:

@@ -40,8 +40,7 @@ def _supervisor_process_alive(status: RunStatus) -> bool:
         return True  # cannot look at another machine: assume it runs rather than start it twice
     if not isinstance(pid, int):
         return False
-    recorded, now = status.ids.get("boot_id"), boot_id()
-    if recorded is not None and now is not None and recorded != now:
+    if _rebooted_since(status):
         return False  # the machine restarted since: a process of now only has the pid and start time
     started = proc_start_ticks(pid)
     if started is None:
@@ -53,6 +52,12 @@ def _supervisor_process_alive(status: RunStatus) -> bool:
     # which would keep the run `running` for ever (never started again, `cancel` unable to end it).
     # A status a supervisor wrote names a supervisor (an older sweepgen's run had none)
     return not by_supervisor(status) or is_supervisor(pid)
+
+
+def _rebooted_since(status: RunStatus) -> bool:
+    """Whether the machine booted again since ``status`` was written (unknown either side: no)."""
+    recorded, now = status.ids.get("boot_id"), boot_id()
+    return recorded is not None and now is not None and recorded != now
 
 
 def by_supervisor(status: RunStatus) -> bool:

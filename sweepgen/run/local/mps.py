@@ -36,12 +36,7 @@ def mps_daemon(gpus: list[str]) -> Iterator[_MpsSession]:
     """Run an MPS control daemon for ``gpus`` while the block runs."""
     if not gpus:
         raise UserError("--mps needs --gpus", hint="name the GPUs the packed runs share, e.g. --gpus 0")
-    control = shutil.which(CONTROL)
-    if control is None:
-        raise UserError(
-            f"--mps: `{CONTROL}` is not on PATH, so MPS cannot start",
-            hint="install the NVIDIA driver's MPS tools (or run without --mps: packed runs then time-slice)",
-        )
+    control = _control()
     root = Path(tempfile.mkdtemp(prefix="sweepgen-mps-"))
     env = {
         "CUDA_MPS_PIPE_DIRECTORY": str(root / "pipe"),
@@ -50,6 +45,35 @@ def mps_daemon(gpus: list[str]) -> Iterator[_MpsSession]:
     for folder in env.values():
         os.mkdir(folder)
     daemon_env = {**os.environ, **env, "CUDA_VISIBLE_DEVICES": ",".join(gpus)}
+    _start(control, daemon_env, root)
+    session = _MpsSession(env)
+    try:
+        yield session
+    finally:
+        problem = _quit(control, daemon_env)
+        if problem is None:
+            shutil.rmtree(root, ignore_errors=True)
+        else:  # keep the pipe folder: it is the only way to reach the daemon to stop it
+            session.warnings.append(
+                f"the MPS daemon did not stop ({problem}); stop it with `echo quit | "
+                f"CUDA_MPS_PIPE_DIRECTORY={env['CUDA_MPS_PIPE_DIRECTORY']} {CONTROL}`"
+            )
+
+
+def _control() -> str:
+    """The MPS control program's path; exit 2 when it is not on PATH."""
+    control = shutil.which(CONTROL)
+    if control is None:
+        raise UserError(
+            f"--mps: `{CONTROL}` is not on PATH, so MPS cannot start",
+            hint="install the NVIDIA driver's MPS tools (or run without --mps: packed runs then time-slice)",
+        )
+    return control
+
+
+def _start(control: str, daemon_env: dict[str, str], root: Path) -> None:
+    """Start the daemon (``-d`` returns once it runs); when it does not start, its folder ``root``
+    goes (nothing uses it) and the reason is a UserError."""
     try:
         started = subprocess.run(
             [control, "-d"], env=daemon_env, capture_output=True, text=True, timeout=START_TIMEOUT_S
@@ -64,18 +88,6 @@ def mps_daemon(gpus: list[str]) -> Iterator[_MpsSession]:
             f"--mps: `{CONTROL} -d` exited {started.returncode}" + (f": {detail}" if detail else ""),
             hint=f"see the daemon log in a manual start: CUDA_MPS_LOG_DIRECTORY=... {CONTROL} -d",
         )
-    session = _MpsSession(env)
-    try:
-        yield session
-    finally:
-        problem = _quit(control, daemon_env)
-        if problem is None:
-            shutil.rmtree(root, ignore_errors=True)
-        else:  # keep the pipe folder: it is the only way to reach the daemon to stop it
-            session.warnings.append(
-                f"the MPS daemon did not stop ({problem}); stop it with `echo quit | "
-                f"CUDA_MPS_PIPE_DIRECTORY={env['CUDA_MPS_PIPE_DIRECTORY']} {CONTROL}`"
-            )
 
 
 def _quit(control: str, env: dict[str, str]) -> str | None:

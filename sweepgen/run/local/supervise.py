@@ -129,19 +129,23 @@ class _Stops:
     def act(self) -> float:
         """Do what is due; the seconds until the next deadline (at most a tick)."""
         now = time.monotonic()
-        if (
-            self.limit_at is not None
-            and now >= self.limit_at
-            and not self.stopped
-            and not self.trainer_ended()
-        ):
-            # (a trainer that exited as the limit passed finished by itself: not timed out)
+        if self._limit_due(now):
             self.timed_out = True
             self._terminate()
         if self._kill_due(now):
             self._kill()
         due = [t - now for t in (self.limit_at, None if self.killed else self.kill_at) if t is not None]
         return max(0.01, min([_TICK_S, *due]))
+
+    def _limit_due(self, now: float) -> bool:
+        """Whether the time limit has passed on a trainer still running and not stopped already (a
+        trainer that exited as the limit passed finished by itself: not timed out)."""
+        return (
+            self.limit_at is not None
+            and now >= self.limit_at
+            and not self.stopped
+            and not self.trainer_ended()
+        )
 
     def _kill_due(self, now: float) -> bool:
         return self.pgid is not None and self.kill_at is not None and now >= self.kill_at and not self.killed

@@ -425,15 +425,23 @@ def list_matrix(spec_path: str, out_root: str) -> Matrix:
     title = f"{expansion.spec.path}: {len(rows)} variant(s)"
     columns = ["variant", *varying]
     if run_api.trials.is_search(expansion.spec):
-        block = run_api.trials.block(expansion.spec)
-        counts, trials = _trial_states(Path(out_root) / expansion.spec.name, block)
-        title = f"{expansion.spec.path}: {len(rows)} trial run(s) rendered; " + counts
-        columns += ["state", block.metric]
-        for row, variant in zip(rows, doc["variants"]):
-            state, value = trials.get(str(row[0]).partition("_r")[0], ("not in the study", None))
-            row += [state, value]
-            variant.update(state=state, value=value)
+        title, metric = _add_trials(expansion.spec, Path(out_root), rows, doc["variants"])
+        columns += ["state", metric]
     return Matrix(title, columns, rows, doc)
+
+
+def _add_trials(
+    spec: Any, out_root: Path, rows: list[list[Any]], variants: list[dict[str, Any]]
+) -> tuple[str, str]:
+    """A search's rows (and their JSON variants) get each trial's state and value from its study
+    (a trial's runs share its name before ``_r``); (the title with the search's counts, its metric)."""
+    block = run_api.trials.block(spec)
+    counts, trials = _trial_states(out_root / spec.name, block)
+    for row, variant in zip(rows, variants):
+        state, value = trials.get(str(row[0]).partition("_r")[0], ("not in the study", None))
+        row += [state, value]
+        variant.update(state=state, value=value)
+    return f"{spec.path}: {len(rows)} trial run(s) rendered; " + counts, block.metric
 
 
 def _trial_states(sweep_dir: Path, block: Any) -> tuple[str, dict[str, tuple[str, Any]]]:

@@ -120,16 +120,27 @@ def status(
     located = locate(sweep_dir, only)
     views = collect(located.tasks)
     if wait:
-        if show is not None:
-            show(views)
-        while any(v.live for v in views):
-            time.sleep(poll_s)
-            views = collect(located.tasks)
-            if show is not None:
-                show(views)
+        views = _until_settled(located.tasks, views, show or _show_nothing, poll_s)
     warnings = list(dict.fromkeys(v.note for v in views if v.note))
     failed = not only and search_failed(sweep_dir)
     return StatusOutcome(views, located.under, warnings, failed)
+
+
+def _until_settled(
+    tasks: Sequence[RunTask], views: list[RunView], show: Callable[[list[RunView]], None], poll_s: float
+) -> list[RunView]:
+    """The views once none is queued or running, collected every ``poll_s``; each collection (the
+    first, ``views``, too) is shown as it comes."""
+    show(views)
+    while any(v.live for v in views):
+        time.sleep(poll_s)
+        views = collect(tasks)
+        show(views)
+    return views
+
+
+def _show_nothing(views: list[RunView]) -> None:
+    """`status --wait` with nobody to show the collections to: only the last is returned."""
 
 
 def _stop_search(search: Path | None, only: Sequence[str]) -> Path | None:
@@ -203,10 +214,16 @@ def _after_starts(
         return views
     if say is not None:
         say(f"waiting for the start of {', '.join(t.name for t in starting)} to be recorded, to cancel it")
+    _wait_started(starting)
+    return collect(tasks)
+
+
+def _wait_started(starting: Sequence[RunTask]) -> None:
+    """Until no run of ``starting`` is still starting, for at most STARTING_WAIT_S: a start that
+    never gets recorded (a wedged `sweepgen run`) must not hold the cancel for ever."""
     deadline = time.monotonic() + STARTING_WAIT_S
     while any(_starting(v) for v in collect(starting)) and time.monotonic() < deadline:
         time.sleep(STARTING_POLL_S)
-    return collect(tasks)
 
 
 def _starting(view: RunView) -> bool:
