@@ -508,3 +508,22 @@ def test_property_continuations_read_as_bash_joins_them(parts, tmp_path):
     one_line = script.replace("\\\n", "")
     assert _bash_sees(script, tmp_path) == _bash_sees(one_line, tmp_path)  # the oracle
     assert _changes(script, one_line) == []
+
+
+# `$LINENO` is the line running now: the same statement one line lower gives the program another
+# number (a line inserted above, a statement moved into a function called elsewhere)
+LINENO_PAIRS = [
+    ("python t.py --seed $LINENO\n", "\npython t.py --seed $LINENO\n"),
+    ('X="$LINENO"\n\npython t.py $X\n', '\nX="$LINENO"\npython t.py $X\n'),
+    ("f() {\n  python t.py $((LINENO * 2))\n}\nf\n", "f() { python t.py $((LINENO * 2)); }\n\nf\n"),
+    ("python t.py --s \\\n  ${LINENO}\n", "\n\npython t.py --s \\\n  ${LINENO}\n"),
+]
+
+
+@needs_bash
+@pytest.mark.parametrize(("one", "two"), LINENO_PAIRS)
+def test_lineno_is_the_line_bash_runs(one, two, tmp_path):
+    assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)
+    assert _changes(one, two)
+    # the same statement on the same line, after a blank line became a comment: still equal
+    assert _changes(one, one.replace("\n\n", "\n# note\n")) == []
