@@ -327,6 +327,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
     """argparse flags and Hydra overrides as a nested mapping; the line of each top-level key."""
     out: dict[str, Any] = {}
     at: dict[str, int] = {}
+    overrides: list[tuple[str, str]] = []  # (prefix, dotted key) of each Hydra override, in order
     i = 0
     while i < len(words):
         word, line = words[i], lines[i]
@@ -341,9 +342,33 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
         elif is_flag(word):
             i = _flag(out, at, words, i, where, line)
         else:
-            _override_or_positional(out, at, word, where, line)
+            overrides.extend(_override_or_positional(out, at, word, where, line))
             i += 1
+    _note_override_order(out, overrides)
     return out, at
+
+
+def _note_override_order(out: dict[str, Any], overrides: list[tuple[str, str]]) -> None:
+    """Hydra applies overrides in order: ``a.b=1 ++a.b=2`` sets 2, ``++a.b=2 a.b=1`` sets 1, and
+    ``~a.b`` before or after ``++a.b=3`` keeps or drops it. Overrides of other prefixes that touch
+    one path (the same key, or one inside the other) are keyed apart (``a``, ``++a``), so their
+    order is kept beside them, ``@order`` (``a.b, ++a.b``); one prefix's repeats are ordered
+    already (``@repeated``)."""
+    touching = {
+        index
+        for index, (prefix, dotted) in enumerate(overrides)
+        for other, (prefix2, dotted2) in enumerate(overrides)
+        if prefix != prefix2 and _overlaps(dotted, dotted2)
+    }
+    if touching:  # one value, so one move is one change (a key holds no `,` or blank)
+        out["@order"] = ", ".join(
+            prefix + dotted for index, (prefix, dotted) in enumerate(overrides) if index in touching
+        )
+
+
+def _overlaps(one: str, two: str) -> bool:
+    """Do two dotted keys name one path, or one a path inside the other?"""
+    return one == two or one.startswith(two + ".") or two.startswith(one + ".")
 
 
 def _after_separator(
@@ -396,16 +421,18 @@ def _flag_value(word: Word) -> bool:
 
 def _override_or_positional(
     out: dict[str, Any], at: dict[str, int], word: Word, where: str, line: int
-) -> None:
-    """A Hydra override nested by its dots (its prefix on the first key), else a positional word."""
+) -> list[tuple[str, str]]:
+    """A Hydra override nested by its dots (its prefix on the first key), else a positional word;
+    the override's (prefix, dotted key), if it is one."""
     override = _override(word)
     if override is None:
         _add(out, "@args", _typed(word), always_list=True)
-        return
+        return []
     prefix, dotted, raw = override
     parsed = None if raw is None else _override_value(raw, where, line)
     _set_override(out, prefix, dotted, parsed)
     at.setdefault(prefix + dotted.split(".")[0], line)
+    return [(prefix, dotted)]
 
 
 _SEPARATORS = {"&&", "||", ";"}

@@ -37,7 +37,9 @@ def compose(path: Path, read: Any, project: Project | None = None) -> ReadResult
     ``project``: the folder every file the list names must stay in, and its read budget
     (``readers.basepath``)."""
     composer = _Composer(path.parent, read, project or Project(path))
-    result, nodes = composer.file(path, (), "", "")
+    # the primary config's own `# @package` header places it, and with it every package its list
+    # names below its own (Hydra 1.3: `# @package foo` composes to `{foo: {...}}`)
+    result, nodes = composer.file(path, (), _header_package(path) or "", "")
     unused = sorted(set(composer.overrides) - composer.used)
     if unused:
         raise ConfigError(

@@ -109,8 +109,20 @@ def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) 
         return result
     if version == "omegaconf":
         result.data = resolve_interpolations(result.data, path)
-    result.data = _hydra_defaults(result.data)
+    _read_defaults_by_group(result)
     return result
+
+
+def _read_defaults_by_group(result: ReadResult) -> None:
+    """A Hydra ``defaults:`` list read as group -> option (``_hydra_defaults``), each group at its
+    entry's line; its order is noted as meaning (``ReadResult.ordered``)."""
+    listed = result.data
+    result.data = _hydra_defaults(listed)
+    if result.data is listed:
+        return
+    result.ordered = (("defaults",),)
+    for index, key in enumerate(result.data["defaults"]):
+        result.lines[("defaults", key)] = result.lines.get(("defaults", index), 0)
 
 
 def _compose(text: str, path: str) -> yaml.Node | None:

@@ -74,6 +74,11 @@ TREES: dict[str, dict[str, str]] = {
         "model/a.yaml": "",
         "trainer/b.yaml": "# @package pk\n",
     },
+    # the primary config's own header places it, and the packages its list names below it
+    "primary_header_places_the_config": {
+        "config.yaml": "# @package run.cfg\ndefaults:\n  - m: a\n  - m@_here_.k: a\n  - _self_\nx: 1\n",
+        "m/a.yaml": "l: 1\n",
+    },
     "plain_config_and_interpolation": {
         "config.yaml": "defaults:\n  - base\n  - _self_\nlr: ${base_lr}\nname: run_${lr}\n",
         "base.yaml": "base_lr: 0.5\nlr: 0.1\n",
@@ -142,3 +147,41 @@ def test_a_group_selected_twice_with_other_options_is_refused(tmp_path):
         _hydra_compose(tmp_path)
     with pytest.raises(ConfigError, match="`data` selected twice"):
         read_with_bases(config, yaml_version="omegaconf")
+
+
+def test_a_primary_header_without_a_defaults_list_shows_as_written(tmp_path):
+    # nothing to compose: Hydra would place the file by it, a plain OmegaConf.load would not, so
+    # it shows as `@package` (as without --resolve-bases), never dropped
+    config = _write(tmp_path, {"config.yaml": "# @package foo\nx: 1\n"})
+    assert read_with_bases(config, yaml_version="omegaconf").data == {"x": 1, "@package": "foo"}
+    assert _hydra_compose(tmp_path) == {"foo": {"x": 1}}
+
+
+# Hydra applies command-line overrides in order: where overrides of other prefixes touch one path,
+# another order composes another config, so the launch lines are never equal
+OVERRIDE_ORDERS = [
+    (["a.b=1", "++a.b=2"], ["++a.b=2", "a.b=1"]),
+    (["~a.b", "x=1", "++a.b=3"], ["++a.b=3", "x=1", "~a.b"]),
+    (["++a={b:7}", "a.b=1"], ["a.b=1", "++a={b:7}"]),
+]
+
+
+@pytest.mark.parametrize(("one", "two"), OVERRIDE_ORDERS)
+def test_overrides_touching_one_path_in_another_order_differ(tmp_path, one, two):
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from sweepgen.readers.compare import compare
+
+    _write(tmp_path, {"config.yaml": "a:\n  b: 0\n  c: 0\nx: 0\n"})
+    with initialize_config_dir(config_dir=str(tmp_path), version_base="1.3"):
+        composed = [OmegaConf.to_container(compose(config_name="config", overrides=o)) for o in (one, two)]
+    assert composed[0] != composed[1]  # the oracle: Hydra composes two configs
+    for name, overrides in (("a.sh", one), ("b.sh", two)):
+        (tmp_path / name).write_text("python -m app.main " + " ".join(f"'{o}'" for o in overrides) + "\n")
+    changes = compare(str(tmp_path / "a.sh"), str(tmp_path / "b.sh")).changes
+    assert [c.dotted for c in changes] == ['commands["app.main"].@order']
+    # overrides of paths apart keep no order: moving one is no change
+    (tmp_path / "c.sh").write_text("python -m app.main a.c=1 +y=2 x=3\n")
+    (tmp_path / "d.sh").write_text("python -m app.main x=3 +y=2 a.c=1\n")
+    assert compare(str(tmp_path / "c.sh"), str(tmp_path / "d.sh")).changes == []
