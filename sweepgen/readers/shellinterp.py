@@ -503,8 +503,8 @@ class Reader(Walk):
         if launchers:
             data["@launcher"] = launchers
         data.update(self.bare_reads(head, words))
-        if head in ("source", ".") and len(words) > 1 and words[1].known:
-            data["@file"] = sourced_file(self.filename, words[1].text)  # its contents: part of the script
+        if head in ("source", ".") and len(words) > 1:
+            data["@file"] = sourced_file(self.filename, words[1].text, words[1].known)  # part of the script
         if prefix or "@refused_env" in state:
             data["@env"] = {**prefix, **state.get("@refused_env", {})}
         for key in ("@stdin", "@stdout", "@stderr"):

@@ -620,3 +620,35 @@ def test_a_sourced_file_with_other_contents_is_a_change(tmp_path):
     assert compare(a, b).second.data["commands"]["source"]["@file"].startswith("not read")
     (tmp_path / "a" / "run.sh").write_text("source ../b/run.sh\n")  # outside its project: never read
     assert compare(a, a).first.data["commands"]["source"]["@file"] == "not read (outside the project)"
+
+
+_SOURCE_IDIOMS = [
+    # two deep: run.sh sources env.sh, which sources common.sh (from bash's working directory)
+    ("source ./env.sh\n", "env.sh", "source ./common.sh\n", "common.sh"),
+    # a path built from the script's own folder, and the sourced file's `BASH_SOURCE` idiom
+    ('source "$(dirname "$0")/env.sh"\n', "env.sh", ". $(dirname ${BASH_SOURCE})/common.sh\n", "common.sh"),
+    (
+        'DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\nsource "${DIR}/cfg/env.sh"\n',
+        "cfg/env.sh",
+        'source "$(dirname "${BASH_SOURCE[0]}")/common.sh"  # shared\n',
+        "cfg/common.sh",
+    ),
+]
+
+
+@pytest.mark.parametrize(("head", "env", "env_text", "common"), _SOURCE_IDIOMS)
+def test_a_sourced_chain_is_part_of_what_runs(tmp_path, head, env, env_text, common):
+    # bash runs what every file of the chain holds: a value two files down is a change
+    seen = []
+    for side, lr in (("a", "1"), ("b", "2")):
+        (tmp_path / side / "cfg").mkdir(parents=True)
+        (tmp_path / side / "run.sh").write_text(head + "echo LR=$LR\n")
+        (tmp_path / side / env).write_text(env_text)
+        (tmp_path / side / common).write_text(f"LR={lr}\n")
+        folder = tmp_path / side
+        seen.append(subprocess.run(["bash", "run.sh"], cwd=folder, capture_output=True, text=True).stdout)
+    assert seen == ["LR=1\n", "LR=2\n"]  # the oracle: bash
+    a, b = str(tmp_path / "a" / "run.sh"), str(tmp_path / "b" / "run.sh")
+    assert [c.dotted for c in compare(a, b).changes] == ["commands.source.@file"]
+    (tmp_path / "b" / common).write_text("LR=1\n")
+    assert compare(a, b).changes == []
