@@ -151,6 +151,10 @@ class _Builder:
         self.version = version
         self.done: dict[int, Any] = {}
         self.building: set[int] = set()
+        # the scalar tags built as PyYAML builds them (OmegaConf refuses bytes and dates: kept as source)
+        self.tags: tuple[str, ...] = ("str", "int", "float", "bool", "null")
+        if version != "omegaconf":
+            self.tags += ("binary", "timestamp")
 
     def loc(self, node: yaml.Node) -> Location:
         return Location(self.result.path, node.start_mark.line + 1, node.start_mark.column + 1)
@@ -179,14 +183,36 @@ class _Builder:
             return [self.build(child, path + (i,)) for i, child in enumerate(node.value)]
         if isinstance(node, yaml.MappingNode) and node.tag == _STD + "map":
             return self.mapping(node, path)
+        if self.version != "omegaconf" and node.tag in (_STD + "set", _STD + "omap", _STD + "pairs"):
+            return self.typed_collection(node, path)
         return NotEvaluated(
             f"{node.tag} {yaml.serialize(node).strip()}", self.result.path, node.start_mark.line + 1
         )
 
+    def typed_collection(self, node: yaml.Node, path: Path) -> Any:
+        """``!!set`` (a set of its keys), ``!!omap`` and ``!!pairs`` (a list of (key, value) pairs),
+        as PyYAML builds them: a set's order and the layout of the pairs are no change, a member
+        or a pair's value read as a value. (OmegaConf refuses them: kept as source there.)"""
+        if isinstance(node, yaml.MappingNode) and node.tag == _STD + "set":
+            return {self.key(key_node) for key_node, _ in node.value}
+        if not isinstance(node, yaml.SequenceNode) or not all(
+            isinstance(item, yaml.MappingNode) and len(item.value) == 1 for item in node.value
+        ):
+            raise ConfigError(
+                f"a {node.tag} must be a sequence of one-key mappings",
+                location=self.loc(node),
+                hint="write each pair as `- key: value`",
+            )
+        pairs = []
+        for index, item in enumerate(node.value):
+            ((key_node, value_node),) = item.value
+            pairs.append((self.key(key_node), self.build(value_node, path + (index,))))
+        return pairs
+
     def scalar(self, node: yaml.ScalarNode) -> Any:
         if node.tag == _PLAIN:
             return self.plain(node)
-        if node.tag.startswith(_STD) and node.tag[len(_STD) :] in ("str", "int", "float", "bool", "null"):
+        if node.tag.startswith(_STD) and node.tag[len(_STD) :] in self.tags:
             try:
                 return _CONSTRUCTOR.construct_object(node)
             except (yaml.YAMLError, ValueError) as err:
