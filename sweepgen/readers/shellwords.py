@@ -135,6 +135,20 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
 _ARITH_NAME = re.compile(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 _ARITH_BASE = re.compile(r"\b([0-9]+)#([0-9A-Za-z@_]+)")
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ@_"
+# a number written in the expression: bash reads `0x1f` as hex and `010` as octal (Python reads the
+# first so, refuses the second); a name's digits are no number
+_ARITH_NUMBER = re.compile(r"(?<![A-Za-z0-9_])[0-9][0-9A-Za-z_]*")
+
+
+def _constant(found: re.Match[str]) -> str:
+    """A constant as bash reads it (``0x10`` is 16, ``010`` is 8); one bash refuses (``08``,
+    ``0xg``, ``1a``) raises, so the expression is not evaluated."""
+    text = found.group()
+    if "_" in text:  # Python's int() reads `1_0`; bash refuses it
+        raise ValueError(text)
+    if text[:2] in ("0x", "0X"):
+        return f"({int(text[2:], 16)})"  # int() refuses what is no hex digit
+    return f"({int(text, 8)})" if len(text) > 1 and text[0] == "0" else f"({int(text, 10)})"
 
 
 def _based(found: re.Match[str]) -> str:
@@ -197,7 +211,7 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
     if "//" in expr or "#" in _ARITH_BASE.sub("", expr):
         return None  # bash refuses `//`; a `#` outside `base#digits` is no number (Python reads a comment)
     try:
-        text = _ARITH_NAME.sub(name, _ARITH_BASE.sub(_based, expr))
+        text = _ARITH_NAME.sub(name, _ARITH_NUMBER.sub(_constant, _ARITH_BASE.sub(_based, expr)))
         tree = ast.parse(text.strip(), mode="eval")
     except (LookupError, SyntaxError, ValueError):
         return None

@@ -286,6 +286,8 @@ _ARITH = ["2#101", "16#fF", "64#@_", "36#Zz", "2#2", "37#1", "7//2", "3 ** 2", "
 # bash binds a sign tighter than `**` (Python looser) and wraps at 64 bits, also on the way
 _ARITH += ["-2**2", "- 2 ** 2", "-(2)**2", "4*-2**2", "1 - -2**2", "2**62*4/8", "9223372036854775807*2/2"]
 _ARITH += ["3000000000*4000000000", "2**63", "2**62", "(-2)**2", "2**3**2", "-(2**2)"]
+# bash's constants: `0x` hex, a leading 0 octal (`08` refused); Python reads `1_0`, bash refuses it
+_ARITH += ["0x10", "0X1f", "010", "00", "08", "0x1_0", "1+0x2*010", "0xffffffffffffffff", "1e3", "0b1"]
 
 
 def test_arithmetic_is_bash_s_value_or_not_evaluated():
@@ -299,6 +301,13 @@ def test_arithmetic_is_bash_s_value_or_not_evaluated():
     assert not _equal("python t.py --n $((-2**2))\n", "python t.py --n -4\n")
     assert not _equal("python t.py --n $((2**62*4/8))\n", "python t.py --n 2305843009213693952\n")
     assert arithmetic("(-2)**2", {}) == "4" and arithmetic("2**62", {}) == str(2**62)
+
+
+def test_arithmetic_reads_hex_and_octal_constants_as_bash_does():
+    # `$((0x10))` was not evaluated (its `x10` read as a variable): a change against `$((16))`
+    assert arithmetic("0x10", {}) == "16" and arithmetic("3*010", {}) == "24"
+    assert _equal("python t.py --n $((0x10))\n", "python t.py --n $((16))\n")
+    assert not _equal("python t.py --n $((010))\n", "python t.py --n $((10))\n")
 
 
 _HEREDOCS = [
