@@ -10,6 +10,8 @@ from typing import Any
 
 import hydra  # hydra-core is in the dev extra: the reference is always there
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sweepgen.readers.pyinherit import read_with_bases
 
@@ -235,3 +237,53 @@ def test_a_tree_hydra_refuses_is_refused(tmp_path, name):
         (tmp_path / "model/b.yaml").write_text("x: 2\n")
         (tmp_path / "config.yaml").write_text("defaults:\n  - model@p: a\n  - override model@p: b\n")
         assert read_with_bases(config, yaml_version="omegaconf").data == _hydra_compose(tmp_path)
+
+
+def _random_tree(rng: Any) -> dict[str, str]:
+    """A Hydra tree of 1-3 groups: options with random headers and bodies, entries with random
+    packages, `_self_` anywhere, an option's own nested defaults, an override, an optional entry."""
+    from omegaconf import OmegaConf
+
+    def body() -> str:
+        keys = rng.sample(["lr", "bs", "n", "name"], rng.randint(1, 3))
+        values = [1, 2, "a", 0.5, None, [1, 2], {"k": 1}]
+        return OmegaConf.to_yaml(OmegaConf.create({k: rng.choice(values) for k in keys}))
+
+    tree: dict[str, str] = {}
+    entries = []
+    for group in rng.sample(["model", "optim", "data"], rng.randint(1, 3)):
+        for option in ("a", "b"):
+            header = rng.choice(["", "# @package _global_\n", "# @package x.y\n"])
+            nested = ""
+            if rng.random() < 0.3:
+                tree[f"{group}/sub/p.yaml"] = rng.choice(["", "# @package _global_\n"]) + body()
+                nested = f"defaults:\n  - sub{rng.choice(['', '@_here_', '@z'])}: p\n  - _self_\n"
+            tree[f"{group}/{option}.yaml"] = header + nested + body()
+        package = rng.choice(["", "@x", "@_global_"])
+        entries.append(f"{group}{package}: {rng.choice('ab')}")
+        if rng.random() < 0.3:  # its package named, or not (Hydra then refuses it)
+            entries.append(f"override {group}{rng.choice([package, ''])}: {rng.choice('ab')}")
+    if rng.random() < 0.3:
+        entries.insert(0, "optional extra: none")
+    if rng.random() < 0.8:
+        entries.sort(key=lambda entry: entry.startswith("override"))  # Hydra wants them last
+    entries.insert(rng.randint(0, len(entries)), "_self_")
+    tree["config.yaml"] = "defaults:\n" + "".join(f"  - {e}\n" for e in entries) + body()
+    return tree
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rng=st.randoms(use_true_random=False))
+def test_random_trees_compose_as_hydra_composes_them(tmp_path_factory, rng):
+    from sweepgen.errors import ConfigError
+
+    folder = tmp_path_factory.mktemp("tree")
+    config = _write(folder, _random_tree(rng))
+    try:
+        expected = _hydra_compose(folder)
+    except hydra.errors.ConfigCompositionException:
+        with pytest.raises(ConfigError):  # what Hydra refuses is refused, never composed
+            read_with_bases(config, yaml_version="omegaconf")
+        return
+    ours = read_with_bases(config, yaml_version="omegaconf").data
+    assert ours == expected and list(ours) == list(expected)
