@@ -163,9 +163,9 @@ def _ordered_entries(result: ReadResult, path: tuple[Any, ...]) -> dict[Any, Any
 
 
 def _placed_elsewhere(path: tuple[Any, ...], key: Any) -> bool:
-    """A ``defaults:`` entry whose place is not its order: ``_self_`` (compared by its position) and
-    an ``override`` (it changes the option where the group is listed)."""
-    return path == ("defaults",) and (key == "_self_" or str(key).startswith("override "))
+    """A ``defaults:`` entry whose place is not its order: an ``override`` (it changes the option
+    where the group is listed)."""
+    return path == ("defaults",) and str(key).startswith("override ")
 
 
 def _set_order(result: ReadResult, path: tuple[Any, ...], keys: list[str]) -> None:

@@ -121,8 +121,8 @@ def _read_defaults_by_group(result: ReadResult) -> None:
     if result.data is listed:
         return
     result.ordered = (("defaults",),)
-    for index, key in enumerate(result.data["defaults"]):
-        result.lines[("defaults", key)] = result.lines.get(("defaults", index), 0)
+    for index, key in enumerate(result.data["defaults"]):  # `_self_` added last: at the list
+        result.lines[("defaults", key)] = result.lines.get(("defaults", index), result.line_of(("defaults",)))
 
 
 def _compose(text: str, path: str) -> yaml.Node | None:
@@ -316,12 +316,11 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _hydra_defaults(data: Any) -> Any:
-    """A Hydra ``defaults:`` list as group -> option, so reordering unrelated groups is no change.
+    """A Hydra ``defaults:`` list as group -> option (``_by_group``), so that an entry inserted or
+    changed is that change alone; the order, which decides who overrides whom, is compared apart.
 
     Only a list whose every entry is a config name or a one-key ``group: option`` mapping is read
-    so, and only when some entry is a ``group: option`` mapping; ``_self_`` keeps where it stands
-    relative to the others and plain config names keep their order among themselves (both decide
-    who overrides whom).
+    so, and only when some entry is a ``group: option`` mapping.
     """
     if not isinstance(data, dict) or not isinstance(data.get("defaults"), list):
         return data
@@ -340,22 +339,15 @@ def _hydra_shaped(entries: list[Any]) -> bool:
 
 
 def _by_group(entries: list[Any]) -> dict[Any, Any] | None:
-    """group -> option; None when a group comes twice (Hydra refuses it: kept as written)."""
+    """group -> option, a plain config name -> ``config``, ``_self_`` -> ``own keys`` (where it
+    is not listed, Hydra places the config's own keys last: so it is, here), in the list's order,
+    which a diff of two lists compares apart (``@order``: an entry inserted is that entry alone);
+    None when a key comes twice (Hydra refuses it: kept as written)."""
     out: dict[Any, Any] = {}
-    names = 0
-    for index, entry in enumerate(entries):
-        key, option = (entry, None) if isinstance(entry, str) else next(iter(entry.items()))
-        if key == "_self_":
-            option = _self_position(index, len(entries))
-        elif isinstance(entry, str):
-            # plain config names merge in the order listed: keep that order among them
-            option = f"config #{names + 1}"
-            names += 1
+    for entry in entries:
+        key, option = (entry, "config") if isinstance(entry, str) else next(iter(entry.items()))
         if key in out:
             return None
-        out[key] = option
+        out[key] = "own keys" if key == "_self_" else option
+    out.setdefault("_self_", "own keys")
     return out
-
-
-def _self_position(index: int, count: int) -> str:
-    return "first" if index == 0 else "last" if index == count - 1 else f"position {index}"

@@ -163,19 +163,28 @@ def test_a_hydra_defaults_list_in_another_order_is_a_change_where_not_composed(t
     b = _write(tmp_path, "b.yaml", listed.format("optim@trainer: adam", "model: llama"))
     found = compare(a, b)
     assert [(c.dotted, c.old, c.new) for c in found.changes] == [
-        ("defaults.@order", "model, optim@trainer", "optim@trainer, model")
+        ("defaults.@order", "model, optim@trainer, _self_", "optim@trainer, model, _self_")
     ]
     assert found.first.lines[("defaults", "@order")] == found.second.lines[("defaults", "@order")] == 2
     # one entry moved is one change; names holding the separator are listed, never joined alike
     e = _write(tmp_path, "e.yaml", "defaults:\n  - a: x\n  - b: y\n  - c: z\n")
     f = _write(tmp_path, "f.yaml", "defaults:\n  - c: z\n  - a: x\n  - b: y\n")
-    assert [(c.dotted, c.new) for c in compare(e, f).changes] == [("defaults.@order", "c, a, b")]
+    assert [(c.dotted, c.new) for c in compare(e, f).changes] == [("defaults.@order", "c, a, b, _self_")]
     g = _write(tmp_path, "g.yaml", "defaults:\n  - a, b: x\n  - c: y\n")
     h = _write(tmp_path, "h.yaml", "defaults:\n  - c: y\n  - a, b: x\n")
     assert [c.dotted for c in compare(g, h).changes] == ["defaults.@order[0]", "defaults.@order[1]"]
     # an option changed in place, or a group inserted, is that change alone
     c = _write(tmp_path, "c.yaml", listed.format("model: qwen", "optim@trainer: adam"))
     assert [ch.dotted for ch in compare(a, c).changes] == ["defaults.model"]
-    inserted = listed.replace("  - _self_", "  - data: gsm8k\n  - _self_")
+    # ... also before `_self_` or a plain config name, whose places are compared as `@order` too
+    inserted = listed.replace("  - _self_", "  - data: gsm8k\n  - base\n  - _self_")
     d = _write(tmp_path, "d.yaml", inserted.format("model: llama", "optim@trainer: adam"))
-    assert [ch.dotted for ch in compare(a, d).changes] == ["defaults.data"]
+    assert [ch.dotted for ch in compare(a, d).changes] == ["defaults.base", "defaults.data"]
+    moved = _write(
+        tmp_path,
+        "m.yaml",
+        inserted.replace("  - _self_\n", "")
+        .replace("defaults:\n", "defaults:\n  - _self_\n")
+        .format("model: llama", "optim@trainer: adam"),
+    )
+    assert [ch.dotted for ch in compare(d, moved).changes] == ["defaults.@order"]

@@ -36,7 +36,10 @@ def test_duplicate_keys_are_still_errors():
 
 def test_hydra_defaults_compare_as_group_to_option():
     one = read_yaml("defaults:\n  - model: r50\n  - optim: sgd\n  - base\n  - _self_\n", "c.yaml").data
-    assert one["defaults"] == {"model": "r50", "optim": "sgd", "base": "config #1", "_self_": "last"}
+    assert one["defaults"] == {"model": "r50", "optim": "sgd", "base": "config", "_self_": "own keys"}
+    # `_self_` not listed is last, as Hydra places it (where it stands is compared as `@order`)
+    two = read_yaml("defaults:\n  - model: r50\n  - optim: sgd\n  - base\n", "c.yaml").data
+    assert two == one and list(two["defaults"]) == list(one["defaults"])
     # a plain list of names is not recognisably Hydra's: kept in order
     assert read_yaml("defaults: [a, b]\n", "c.yaml").data == {"defaults": ["a", "b"]}
 
