@@ -353,22 +353,26 @@ def _note_override_order(out: dict[str, Any], overrides: list[tuple[str, str]]) 
     ``~a.b`` before or after ``++a.b=3`` keeps or drops it. Overrides of other prefixes that touch
     one path (the same key, or one inside the other) are keyed apart (``a``, ``++a``), so their
     order is kept beside them, ``@order`` (``a.b, ++a.b``); one prefix's repeats are ordered
-    already (``@repeated``)."""
-    touching = {
-        index
-        for index, (prefix, dotted) in enumerate(overrides)
-        for other, (prefix2, dotted2) in enumerate(overrides)
-        if prefix != prefix2 and _overlaps(dotted, dotted2)
-    }
+    already (``@repeated``). Linear in the overrides: each path and its ancestors are looked up."""
+    at: dict[str, set[str]] = {}  # path -> the prefixes of the overrides of exactly that path
+    below: dict[str, set[str]] = {}  # path -> the prefixes of the overrides at or inside it
+    for prefix, dotted in overrides:
+        at.setdefault(dotted, set()).add(prefix)
+        for ancestor in _ancestors(dotted):
+            below.setdefault(ancestor, set()).add(prefix)
+    touching = [
+        prefix + dotted
+        for prefix, dotted in overrides
+        if below[dotted] - {prefix} or any(at.get(a, set()) - {prefix} for a in _ancestors(dotted))
+    ]
     if touching:  # one value, so one move is one change (a key holds no `,` or blank)
-        out["@order"] = ", ".join(
-            prefix + dotted for index, (prefix, dotted) in enumerate(overrides) if index in touching
-        )
+        out["@order"] = ", ".join(touching)
 
 
-def _overlaps(one: str, two: str) -> bool:
-    """Do two dotted keys name one path, or one a path inside the other?"""
-    return one == two or one.startswith(two + ".") or two.startswith(one + ".")
+def _ancestors(dotted: str) -> list[str]:
+    """``a``, ``a.b`` and ``a.b.c`` for ``a.b.c``: the paths an override of it touches above it."""
+    parts = dotted.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _after_separator(

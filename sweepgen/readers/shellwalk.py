@@ -190,7 +190,7 @@ class Walk:
             self.comment(node)
             return
         self.seen_command = True  # sbatch reads #SBATCH lines only before the first other line
-        if b"LINENO" in self.src[node.start_byte : node.end_byte]:
+        if self.src.find(b"LINENO", node.start_byte, node.end_byte) >= 0:  # no copy of the text
             # bash's `$LINENO` is the line running now: a statement moved to another line reads
             # another number (kept not evaluated, by the line it starts on: bash counts a multi-line
             # word's lines its own way), and an assignment to it does not hold
