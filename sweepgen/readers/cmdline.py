@@ -354,6 +354,8 @@ def _note_override_order(out: dict[str, Any], overrides: list[tuple[str, str]]) 
     one path (the same key, or one inside the other) are keyed apart (``a``, ``++a``), so their
     order is kept beside them, ``@order`` (``a.b, ++a.b``); one prefix's repeats are ordered
     already (``@repeated``). Linear in the overrides: each path and its ancestors are looked up."""
+    if len({prefix for prefix, _ in overrides}) < 2:
+        return  # one prefix (the usual launch line): nothing keyed apart
     at: dict[str, set[str]] = {}  # path -> the prefixes of the overrides of exactly that path
     below: dict[str, set[str]] = {}  # path -> the prefixes of the overrides at or inside it
     for prefix, dotted in overrides:
