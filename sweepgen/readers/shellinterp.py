@@ -780,7 +780,8 @@ class Reader(Walk):
                 # `"${A[*]}"`, `"$*"` join their words with the first character of IFS
                 self.opaque = True
                 return [Field(quoted(self.split_by_ifs(text_inside)), False, line)]
-            text, known = expand_quoted(text_inside, self.vars)
+            # a `$(...)` or `$((...))` kept as source reads its variables here, in the quotes too
+            text, known = expand_quoted(text_inside, self.vars, kept=self.reads_now)
             if not known:
                 self.forget_assigned(text_inside, line)
             if not known and "$(" in text_inside:
@@ -826,7 +827,10 @@ class Reader(Walk):
     def substitution(self, text: str) -> str:
         """A ``$(...)`` not evaluated: it runs with the values bound now, written inside it so that
         the word stays one (``$(echo $X where X=1)``)."""
-        source = self.marked(text)
+        return self.reads_now(self.marked(text))
+
+    def reads_now(self, source: str) -> str:
+        """An expansion already marked (``marked``), with the values it reads written inside it."""
         where = self.with_values(source)[len(source) :]
         return source[:-1] + where + source[-1:]
 
@@ -850,7 +854,7 @@ class Reader(Walk):
         raw = self.marked(raw)
         if self.own_ifs() and _STAR_JOIN.search(raw):
             return self.split_by_ifs(raw), False
-        return expand_quoted(raw, self.vars, heredoc=True)
+        return expand_quoted(raw, self.vars, heredoc=True, kept=self.reads_now)
 
     def split_by_ifs(self, text: str) -> str:
         """A word bash splits (or joins) at the IFS the script set: as written, with the values it

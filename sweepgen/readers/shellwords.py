@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sweepgen.readers.shellparams import expand_parameter
@@ -64,8 +65,12 @@ def quoted(text: str) -> str:
     return f'"{text}"'
 
 
-def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple[str, bool]:  # noqa: C901, PLR0912, PLR0915 - a character scanner: one branch per escape and expansion form
-    """The inside of a double-quoted string (or an unquoted here-document body), expanded."""
+def expand_quoted(  # noqa: C901, PLR0912, PLR0915 - a character scanner: one branch per escape and expansion form
+    text: str, variables: Vars, *, heredoc: bool = False, kept: Callable[[str], str] | None = None
+) -> tuple[str, bool]:
+    """The inside of a double-quoted string (or an unquoted here-document body), expanded.
+    ``kept``: how a ``$(...)``, ``$((...))`` or backquote left as source is written (with the values
+    it reads, where the caller knows them)."""
     out: list[str] = []
     marked: list[str] = []  # the same text with literal characters escaped: see `escape_literal`
     known = True
@@ -91,7 +96,7 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
         elif ch == "`":
             end = text.find("`", i + 1)
             end = n - 1 if end < 0 else end
-            emit(text[i : end + 1], literal=False)
+            emit(kept(text[i : end + 1]) if kept else text[i : end + 1], literal=False)
             known = False
             i = end + 1
         elif ch == "$" and i + 1 < n:
@@ -103,7 +108,7 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
                     emit(computed)
                 else:
                     forget_assigned(text[i:end], variables)
-                    emit(text[i:end], literal=False)
+                    emit(kept(text[i:end]) if kept else text[i:end], literal=False)
                     known = False
                 i = end
             elif nxt == "{":

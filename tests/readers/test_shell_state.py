@@ -527,3 +527,25 @@ def test_lineno_is_the_line_bash_runs(one, two, tmp_path):
     assert _changes(one, two)
     # the same statement on the same line, after a blank line became a comment: still equal
     assert _changes(one, one.replace("\n\n", "\n# note\n")) == []
+
+
+# a `$(...)`, `$((...))` or backquote kept as source inside double quotes or a here-document reads
+# its variables where it runs, as unquoted: moving an assignment past it is a change
+QUOTED_READS = [
+    ('python t.py "$(( N * 2 + M ))"\nN=5\n', 'N=5\npython t.py "$(( N * 2 + M ))"\n'),
+    ('N=4\npython t.py "x$(( N * 2 + M ))"\nN=5\n', 'N=4\nN=5\npython t.py "x$(( N * 2 + M ))"\n'),
+    ('python t.py "$(echo $N)"\nN=5\n', 'N=5\npython t.py "$(echo $N)"\n'),
+    ('python t.py "`echo $N`"\nN=5\n', 'N=5\npython t.py "`echo $N`"\n'),
+    (
+        'N=4\npython t.py "$(cat <<EOF\n$(( N + M ))\nEOF\n)"\nN=5\n',
+        'N=5\npython t.py "$(cat <<EOF\n$(( N + M ))\nEOF\n)"\n',
+    ),
+    ('python t.py "$((LINENO))"\n', '\npython t.py "$((LINENO))"\n'),
+]
+
+
+@needs_bash
+@pytest.mark.parametrize(("one", "two"), QUOTED_READS)
+def test_a_quoted_expansion_kept_as_source_reads_its_variables_where_it_runs(one, two, tmp_path):
+    assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)
+    assert _changes(one, two)
