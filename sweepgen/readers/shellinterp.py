@@ -792,7 +792,7 @@ class Reader(Walk):
             source = self.marked(self.text(node).strip())
             expr = source[2:-1] if source.startswith("${") else source[1:]
             self.note_names(source)
-            value, known = lookup(expr, self.vars, False)
+            value, known = lookup(expr, self.vars, False, self.reads_now)
             if not known:
                 self.forget_assigned(source, line)
             if not known and value == "${" + expr + "}":

@@ -33,9 +33,12 @@ class Field:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 
 
-def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool]:
+def lookup(
+    expr: str, variables: Vars, quoted: bool, kept: Callable[[str], str] | None = None
+) -> tuple[Value | None, bool]:
     """The value of ``${expr}``: (value, known). An array read whole comes back as a list; what is
-    not known comes back as ``Partial`` text carrying its inputs (``sweepgen.readers.shellparams``)."""
+    not known comes back as ``Partial`` text carrying its inputs (``sweepgen.readers.shellparams``).
+    ``kept``: how a ``$(...)`` in an operand (``${X:-$(cmd $N)}``) left as source is written."""
     bound = variables.get(expr)
     if type(bound) is str:  # `$NAME` of a known word, the usual case: no parameter machinery
         return bound, True
@@ -43,7 +46,7 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
         expr,
         variables,
         quoted,
-        lambda text: expand_quoted(text, variables),
+        lambda text: expand_quoted(text, variables, kept=kept),
         lambda text: arithmetic(text, variables),
     )
 
@@ -113,7 +116,7 @@ def expand_quoted(  # noqa: C901, PLR0912, PLR0915 - a character scanner: one br
                 i = end
             elif nxt == "{":
                 end = balanced(text, i + 1, "{", "}")
-                value, ok = lookup(text[i + 2 : end - 1], variables, True)
+                value, ok = lookup(text[i + 2 : end - 1], variables, True, kept)
                 emit("" if value is None else joined(value), literal=ok)
                 known = known and ok
                 i = end

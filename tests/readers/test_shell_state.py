@@ -541,6 +541,9 @@ QUOTED_READS = [
         'N=5\npython t.py "$(cat <<EOF\n$(( N + M ))\nEOF\n)"\n',
     ),
     ('python t.py "$((LINENO))"\n', '\npython t.py "$((LINENO))"\n'),
+    # ... and in a parameter expansion's operand, quoted or not
+    ('X="${Y:-$(echo $N)}"\nN=2\npython t.py "$X"\n', 'N=2\nX="${Y:-$(echo $N)}"\npython t.py "$X"\n'),
+    ("python t.py ${Y:-$(echo $N)}\nN=2\n", "N=2\npython t.py ${Y:-$(echo $N)}\n"),
 ]
 
 
