@@ -328,6 +328,7 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
     out: dict[str, Any] = {}
     at: dict[str, int] = {}
     overrides: list[tuple[str, str]] = []  # (prefix, dotted key) of each Hydra override, in order
+    spreads: list[tuple[str, int]] = []  # each spread, with how many overrides came before it
     i = 0
     while i < len(words):
         word, line = words[i], lines[i]
@@ -336,16 +337,37 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             _after_separator(out, at, words[i + 1 :], where, lines[i + 1 :], line)
             break
         if _spread(word):
-            _add(out, text, word)  # its own key: never a flag's value, and order does not matter
+            _add(out, text, word)  # its own key: never a flag's value
             at.setdefault(text, line)
+            spreads.append((text, len(overrides)))
             i += 1
         elif is_flag(word):
             i = _flag(out, at, words, i, where, line)
         else:
-            overrides.extend(_override_or_positional(out, at, word, where, line))
+            override = _override_or_positional(out, at, word, where, line)
+            overrides.extend(override)
+            if not override and _quoted_spread(word):  # `"$@"`: a positional, but it may hold overrides
+                spreads.append((text, len(overrides)))
             i += 1
     _note_override_order(out, overrides)
+    _note_spread_place(out, overrides, spreads)
     return out, at
+
+
+def _note_spread_place(
+    out: dict[str, Any], overrides: list[tuple[str, str]], spreads: list[tuple[str, int]]
+) -> None:
+    """A spread (``"$@"``, ``${ARGS[@]}``) may hold overrides of its own, and Hydra applies them in
+    order: the overrides written after it win over its own, those before give way. The overrides
+    after each spread are kept, ``@overrides after`` (``"$@" a.b=1`` is not ``a.b=1 "$@"``); the
+    usual launch line, its spread last, has none, so an override inserted before it is one change."""
+    after: dict[str, str] = {}
+    for text, count in spreads:
+        if count < len(overrides):
+            key = text if text not in after else f"{text} #{sum(k.split(' #')[0] == text for k in after) + 1}"
+            after[key] = ", ".join(prefix + dotted for prefix, dotted in overrides[count:])
+    if after:
+        out["@overrides after"] = after
 
 
 def _note_override_order(out: dict[str, Any], overrides: list[tuple[str, str]]) -> None:
@@ -484,6 +506,15 @@ def _numbered_key(name: str, out: dict[str, Any]) -> str:
 
 # (a mark the shell reader adds stays inside the braces: `${A[@] unknown #1}`, `${@ after shift 1}`)
 _SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\](?: [^{}]*)?\}|\$[@*]|\$\{[@*](?: [^{}]*)?\}")
+
+
+def _quoted_spread(word: Word) -> bool:
+    """``"$@"``, ``"${ARGS[@]}"``: an array expanded in quotes, kept among the positionals."""
+    return (
+        isinstance(word, NotEvaluated)
+        and word.source[:1] == word.source[-1:] == '"'
+        and bool(_SPREAD.fullmatch(word.source[1:-1]))
+    )
 
 
 def _spread(word: Word) -> bool:

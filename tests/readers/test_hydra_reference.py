@@ -287,3 +287,27 @@ def test_random_trees_compose_as_hydra_composes_them(tmp_path_factory, rng):
         return
     ours = read_with_bases(config, yaml_version="omegaconf").data
     assert ours == expected and list(ours) == list(expected)
+
+
+@pytest.mark.parametrize("spread", ['"$@"', "${ARGS[@]}", '"${ARGS[@]}"'])
+def test_overrides_after_a_spread_win_over_it(tmp_path, spread):
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from sweepgen.readers.compare import compare
+
+    # the script's own `a.b=1` before or after what the spread holds (here `a.b=2`): Hydra applies
+    # overrides in order, so the two lines compose two configs, and are never equal
+    _write(tmp_path, {"config.yaml": "a:\n  b: 0\n"})
+    with initialize_config_dir(config_dir=str(tmp_path), version_base="1.3"):
+        orders = (["a.b=1", "a.b=2"], ["a.b=2", "a.b=1"])
+        composed = [OmegaConf.to_container(compose(config_name="config", overrides=o)) for o in orders]
+    assert composed[0] != composed[1]
+    (tmp_path / "a.sh").write_text(f"python -m app a.b=1 {spread}\n")
+    (tmp_path / "b.sh").write_text(f"python -m app {spread} a.b=1\n")
+    changes = compare(str(tmp_path / "a.sh"), str(tmp_path / "b.sh")).changes
+    assert [c.path for c in changes] == [("commands", "app", "@overrides after")]
+    # the usual line, its spread last: an override inserted before the spread is that one change
+    (tmp_path / "c.sh").write_text(f"python -m app a.b=1 x=2 {spread}\n")
+    changes = compare(str(tmp_path / "a.sh"), str(tmp_path / "c.sh")).changes
+    assert [c.path for c in changes] == [("commands", "app", "x")]

@@ -520,15 +520,6 @@ LINENO_PAIRS = [
 ]
 
 
-@needs_bash
-@pytest.mark.parametrize(("one", "two"), LINENO_PAIRS)
-def test_lineno_is_the_line_bash_runs(one, two, tmp_path):
-    assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)
-    assert _changes(one, two)
-    # the same statement on the same line, after a blank line became a comment: still equal
-    assert _changes(one, one.replace("\n\n", "\n# note\n")) == []
-
-
 # a `$(...)`, `$((...))` or backquote kept as source inside double quotes or a here-document reads
 # its variables where it runs, as unquoted: moving an assignment past it is a change
 QUOTED_READS = [
@@ -548,7 +539,9 @@ QUOTED_READS = [
 
 
 @needs_bash
-@pytest.mark.parametrize(("one", "two"), QUOTED_READS)
-def test_a_quoted_expansion_kept_as_source_reads_its_variables_where_it_runs(one, two, tmp_path):
+@pytest.mark.parametrize(("one", "two"), LINENO_PAIRS + QUOTED_READS)
+def test_what_an_expansion_reads_where_it_runs_is_compared(one, two, tmp_path):
     assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)
     assert _changes(one, two)
+    # the same statements on the same lines, after a blank line became a comment: still equal
+    assert _changes(one, one.replace("\n\n", "\n# note\n")) == []
