@@ -327,6 +327,8 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
     """argparse flags and Hydra overrides as a nested mapping; the line of each top-level key."""
     out: dict[str, Any] = {}
     at: dict[str, int] = {}
+    overrides: list[tuple[str, str]] = []  # (prefix, dotted key) of each Hydra override, in order
+    spreads: list[tuple[str, int]] = []  # each spread, with how many overrides came before it
     i = 0
     while i < len(words):
         word, line = words[i], lines[i]
@@ -335,15 +337,66 @@ def parse_arguments(words: list[Word], where: str, lines: list[int]) -> tuple[di
             _after_separator(out, at, words[i + 1 :], where, lines[i + 1 :], line)
             break
         if _spread(word):
-            _add(out, text, word)  # its own key: never a flag's value, and order does not matter
+            _add(out, text, word)  # its own key: never a flag's value
             at.setdefault(text, line)
+            spreads.append((text, len(overrides)))
             i += 1
         elif is_flag(word):
             i = _flag(out, at, words, i, where, line)
         else:
-            _override_or_positional(out, at, word, where, line)
+            override = _override_or_positional(out, at, word, where, line)
+            overrides.extend(override)
+            if not override and _quoted_spread(word):  # `"$@"`: a positional, but it may hold overrides
+                spreads.append((text, len(overrides)))
             i += 1
+    _note_override_order(out, overrides)
+    _note_spread_place(out, overrides, spreads)
     return out, at
+
+
+def _note_spread_place(
+    out: dict[str, Any], overrides: list[tuple[str, str]], spreads: list[tuple[str, int]]
+) -> None:
+    """A spread (``"$@"``, ``${ARGS[@]}``) may hold overrides of its own, and Hydra applies them in
+    order: the overrides written after it win over its own, those before give way. The overrides
+    after each spread are kept, ``@overrides after`` (``"$@" a.b=1`` is not ``a.b=1 "$@"``); the
+    usual launch line, its spread last, has none, so an override inserted before it is one change."""
+    after: dict[str, str] = {}
+    for text, count in spreads:
+        if count < len(overrides):
+            key = text if text not in after else f"{text} #{sum(k.split(' #')[0] == text for k in after) + 1}"
+            after[key] = ", ".join(prefix + dotted for prefix, dotted in overrides[count:])
+    if after:
+        out["@overrides after"] = after
+
+
+def _note_override_order(out: dict[str, Any], overrides: list[tuple[str, str]]) -> None:
+    """Hydra applies overrides in order: ``a.b=1 ++a.b=2`` sets 2, ``++a.b=2 a.b=1`` sets 1, and
+    ``~a.b`` before or after ``++a.b=3`` keeps or drops it. Overrides of other prefixes that touch
+    one path (the same key, or one inside the other) are keyed apart (``a``, ``++a``), so their
+    order is kept beside them, ``@order`` (``a.b, ++a.b``); one prefix's repeats are ordered
+    already (``@repeated``). Linear in the overrides: each path and its ancestors are looked up."""
+    if len({prefix for prefix, _ in overrides}) < 2:
+        return  # one prefix (the usual launch line): nothing keyed apart
+    at: dict[str, set[str]] = {}  # path -> the prefixes of the overrides of exactly that path
+    below: dict[str, set[str]] = {}  # path -> the prefixes of the overrides at or inside it
+    for prefix, dotted in overrides:
+        at.setdefault(dotted, set()).add(prefix)
+        for ancestor in _ancestors(dotted):
+            below.setdefault(ancestor, set()).add(prefix)
+    touching = [
+        prefix + dotted
+        for prefix, dotted in overrides
+        if below[dotted] - {prefix} or any(at.get(a, set()) - {prefix} for a in _ancestors(dotted))
+    ]
+    if touching:  # one value, so one move is one change (a key holds no `,` or blank)
+        out["@order"] = ", ".join(touching)
+
+
+def _ancestors(dotted: str) -> list[str]:
+    """``a``, ``a.b`` and ``a.b.c`` for ``a.b.c``: the paths an override of it touches above it."""
+    parts = dotted.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _after_separator(
@@ -396,16 +449,18 @@ def _flag_value(word: Word) -> bool:
 
 def _override_or_positional(
     out: dict[str, Any], at: dict[str, int], word: Word, where: str, line: int
-) -> None:
-    """A Hydra override nested by its dots (its prefix on the first key), else a positional word."""
+) -> list[tuple[str, str]]:
+    """A Hydra override nested by its dots (its prefix on the first key), else a positional word;
+    the override's (prefix, dotted key), if it is one."""
     override = _override(word)
     if override is None:
         _add(out, "@args", _typed(word), always_list=True)
-        return
+        return []
     prefix, dotted, raw = override
     parsed = None if raw is None else _override_value(raw, where, line)
     _set_override(out, prefix, dotted, parsed)
     at.setdefault(prefix + dotted.split(".")[0], line)
+    return [(prefix, dotted)]
 
 
 _SEPARATORS = {"&&", "||", ";"}
@@ -451,6 +506,15 @@ def _numbered_key(name: str, out: dict[str, Any]) -> str:
 
 # (a mark the shell reader adds stays inside the braces: `${A[@] unknown #1}`, `${@ after shift 1}`)
 _SPREAD = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\](?: [^{}]*)?\}|\$[@*]|\$\{[@*](?: [^{}]*)?\}")
+
+
+def _quoted_spread(word: Word) -> bool:
+    """``"$@"``, ``"${ARGS[@]}"``: an array expanded in quotes, kept among the positionals."""
+    return (
+        isinstance(word, NotEvaluated)
+        and word.source[:1] == word.source[-1:] == '"'
+        and bool(_SPREAD.fullmatch(word.source[1:-1]))
+    )
 
 
 def _spread(word: Word) -> bool:

@@ -65,7 +65,9 @@ def compare(
     for path in set(first.numbered) & set(second.numbered):
         second = _realigned(first, second, path)
     if ("commands",) in first.numbered and ("commands",) in second.numbered:
-        _note_order(first, second)
+        _note_order(first, second, ("commands",))
+    for path in set(first.ordered) & set(second.ordered):
+        _note_order(first, second, path)
     globs = semantic.parse_globs(allow)
     unmatched = semantic.unmatched_globs(allow, first.data, second.data)
     changes = semantic.diff(first.data, second.data)
@@ -135,26 +137,52 @@ def _realigned(first: ReadResult, second: ReadResult, path: tuple[Any, ...]) -> 
     return dataclasses.replace(second, lines=_moved_lines(second.lines, path, renamed))
 
 
-def _note_order(first: ReadResult, second: ReadResult) -> None:
-    """Scripts run their commands in order: the commands both sides run, taken in another order
-    (``cd out; python t.py`` against ``python t.py; cd out``, a train and an eval swapped), are a
-    change, ``@order``: each side's common commands in the order it runs them. An inserted or
-    removed command alone leaves it out."""
-    old, new = first.data.get("commands"), second.data.get("commands")
-    if not isinstance(old, dict) or not isinstance(new, dict):
+def _note_order(first: ReadResult, second: ReadResult, path: tuple[Any, ...]) -> None:
+    """Entries whose order is meaning, both sides' mapping at ``path``: scripts run their commands
+    in order (``cd out; python t.py`` against ``python t.py; cd out``, a train and an eval swapped),
+    and Hydra merges a ``defaults:`` list in order, the later entry winning where two write one key
+    (which only composing tells, so any other order is a change). The entries both sides have,
+    taken in another order, are a change, ``@order``: each side's common entries in its order. An
+    inserted or removed entry alone leaves it out."""
+    old, new = _ordered_entries(first, path), _ordered_entries(second, path)
+    if old is None or new is None:
         return
     common = old.keys() & new.keys()
     ran = [[key for key in side if key in common] for side in (old, new)]
     if ran[0] != ran[1] and not same_order(old, new, common):
-        _set_order(first, ran[0])
-        _set_order(second, ran[1])
+        for result, keys in ((first, ran[0]), (second, ran[1])):
+            (_set_order if path == ("commands",) else _set_list_order)(result, path, keys)
 
 
-def _set_order(result: ReadResult, keys: list[str]) -> None:
-    """``@order`` in ``result``, each item at the line of the command it names."""
+def _ordered_entries(result: ReadResult, path: tuple[Any, ...]) -> dict[Any, Any] | None:
+    """The entries of the mapping at ``path`` whose order is meaning; None where it is no mapping."""
+    entries = _at(result.data, path)
+    if not isinstance(entries, dict):
+        return None
+    return {key: value for key, value in entries.items() if not _placed_elsewhere(path, key)}
+
+
+def _placed_elsewhere(path: tuple[Any, ...], key: Any) -> bool:
+    """A ``defaults:`` entry whose place is not its order: an ``override`` (it changes the option
+    where the group is listed)."""
+    return path == ("defaults",) and str(key).startswith("override ")
+
+
+def _set_order(result: ReadResult, path: tuple[Any, ...], keys: list[str]) -> None:
+    """A script's ``@order``, each item at the line of the command it names."""
     result.data["@order"] = keys
     for index, key in enumerate(keys):
-        result.lines[("@order", index)] = result.lines.get(("commands", key), 0)
+        result.lines[("@order", index)] = result.lines.get((*path, key), 0)
+
+
+def _set_list_order(result: ReadResult, path: tuple[Any, ...], keys: list[Any]) -> None:
+    """A list's ``@order`` in its mapping, one value (one move is one change), at its first entry:
+    its names joined, or the list where a name holds the separator (two orders never read alike)."""
+    names = [str(key) for key in keys]
+    joined = ", ".join(names)
+    _at(result.data, path)["@order"] = names if any("," in name for name in names) else joined
+    where = (*path, "@order")
+    result.lines[where] = result.line_of((*path, keys[0]))
 
 
 def _moved_lines(

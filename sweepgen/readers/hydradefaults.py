@@ -37,7 +37,9 @@ def compose(path: Path, read: Any, project: Project | None = None) -> ReadResult
     ``project``: the folder every file the list names must stay in, and its read budget
     (``readers.basepath``)."""
     composer = _Composer(path.parent, read, project or Project(path))
-    result, nodes = composer.file(path, (), "", "")
+    # the primary config's own `# @package` header places it, and with it every package its list
+    # names below its own (Hydra 1.3: `# @package foo` composes to `{foo: {...}}`)
+    result, nodes = composer.file(path, (), _header_package(path) or "", "")
     unused = sorted(set(composer.overrides) - composer.used)
     if unused:
         raise ConfigError(
@@ -46,8 +48,8 @@ def compose(path: Path, read: Any, project: Project | None = None) -> ReadResult
             hint="Hydra refuses an override of a group the defaults list does not select",
         )
     merged: Any = {}
-    for package, data in nodes:
-        merged = _merge(merged, _place(data, package))
+    for package, data, source in nodes:
+        merged = _merge(merged, _place(data, package), source, ())
     result.data = resolve_interpolations(merged, str(path))
     result.warnings = list(dict.fromkeys(result.warnings))  # a file read twice warns once
     return result
@@ -61,29 +63,30 @@ class _Composer:
         self.root = root
         self.project = project
         self.read = read
-        self.overrides: dict[str, Any] = {}  # absolute group -> option; an ancestor's wins
+        # override key (the group, `@package` where it lands elsewhere) -> option; an ancestor's wins
+        self.overrides: dict[str, Any] = {}
         self.used: set[str] = set()
         self.choices: dict[str, list[Any]] = {}  # group[@package] -> the options selected
 
     def file(
         self, path: Path, chain: tuple[str, ...], package: str, group: str
-    ) -> tuple[ReadResult, list[tuple[str, Any]]]:
-        """(the file read, the (package, data) nodes it contributes in order)."""
+    ) -> tuple[ReadResult, list[tuple[str, Any, str]]]:
+        """(the file read, the (package, data, file) nodes it contributes in order)."""
         key = str(path.resolve())
         _refuse_cycle(key, chain, path)
         self.project.spend(path)
         result: ReadResult = self.read(path)
         data = {} if result.data is None else result.data  # an empty file is an empty config to Hydra
         if not isinstance(data, dict) or "defaults" not in data:
-            return result, [(package, data)]
+            return result, [(package, data, str(path))]
         own = {k: v for k, v in data.items() if k != "defaults"}
         line = result.lines.get(("defaults",), 0)
-        entries = self.entries(data["defaults"], group)
-        nodes: list[tuple[str, Any]] = []
+        entries = self.entries(data["defaults"], group, package, path, line)
+        nodes: list[tuple[str, Any, str]] = []
         for entry in entries:
             if entry == "_self_":
-                nodes.append((package, own))
-            elif _override(entry, group) is None:  # an override was noted by `entries`
+                nodes.append((package, own, str(path)))
+            elif _override(entry, group, package) is None:  # an override was noted by `entries`
                 nodes.extend(self.included(entry, path, line, (*chain, key), package, group, result))
         return result, nodes
 
@@ -96,15 +99,15 @@ class _Composer:
         package: str,
         group: str,
         result: ReadResult,
-    ) -> list[tuple[str, Any]]:
+    ) -> list[tuple[str, Any, str]]:
         """The nodes of the files one entry names, each read in turn (an optional one may be
         missing); their warnings join those of the file that lists them."""
         hydra = _hydra_entry(entry)
         if hydra is not None:
             # Hydra's own groups (launcher, sweeper, logging) come from its plugins, not from the
             # config folder: kept as data under `hydra`, never looked up
-            return [("", {"hydra": {"@defaults": hydra}})]
-        nodes: list[tuple[str, Any]] = []
+            return [("", {"hydra": {"@defaults": hydra}}, str(path))]
+        nodes: list[tuple[str, Any, str]] = []
         for child, target, optional, child_group in self.targets(entry, path, line, package, group):
             if not self.project.holds_file(target, named=_show(entry).strip("`"), source=path, line=line):
                 if optional:
@@ -120,11 +123,21 @@ class _Composer:
             nodes.extend(more)
         return nodes
 
-    def entries(self, listed: Any, group: str) -> list[Any]:
-        """The list's entries with ``_self_`` in place; its overrides noted (an ancestor's win)."""
+    def entries(self, listed: Any, group: str, package: str, path: Path, line: int) -> list[Any]:
+        """The list's entries with ``_self_`` in place; its overrides noted (an ancestor's win).
+        Hydra wants the overrides at the end of the list (``_self_`` may follow them)."""
         entries = listed if isinstance(listed, list) else [listed]
+        last_override = None
         for entry in entries:
-            override = _override(entry, group)
+            if _is_override(entry):
+                last_override = entry
+            elif last_override is not None and entry != "_self_":
+                raise ConfigError(
+                    f"`defaults:` entry {_show(last_override)} comes before {_show(entry)}",
+                    location=Location(str(path), line),
+                    hint="Hydra refuses it: overrides must be at the end of the defaults list",
+                )
+            override = _override(entry, group, package)
             if override is not None:
                 self.overrides.setdefault(*override)
         return entries if "_self_" in entries else [*entries, "_self_"]
@@ -147,8 +160,9 @@ class _Composer:
         optional = "optional" in words[:-1]
         group, at, explicit = words[-1].partition("@")
         absolute = _absolute_group(group, group_dir)
-        chosen = self.chosen(absolute, options)
-        self.choose(_choice_key(absolute, at, explicit, parent, group), chosen, path, line)
+        key = _choice_key(absolute, at, explicit, parent, group)
+        chosen = self.chosen(key, options)
+        self.choose(key, chosen, path, line)
         out = []
         for option in chosen:
             target = self.where(f"{group}/{option}", path)
@@ -166,12 +180,12 @@ class _Composer:
             )
         self.choices[key] = chosen
 
-    def chosen(self, absolute: str, listed: Any) -> list[Any]:
+    def chosen(self, key: str, listed: Any) -> list[Any]:
         """The options a group entry selects: an ancestor's override wins (and counts as used);
         ``null`` selects none."""
-        if absolute in self.overrides:
-            self.used.add(absolute)
-            listed = self.overrides[absolute]
+        if key in self.overrides:
+            self.used.add(key)
+            listed = self.overrides[key]
         if listed is None:
             return []
         return listed if isinstance(listed, list) else [listed]
@@ -183,15 +197,19 @@ class _Composer:
         return self.project.inside(target, named=name, source=path)
 
 
-def _override(entry: Any, group_dir: str) -> tuple[str, Any] | None:
-    """``override group: option`` as (absolute group, option); None for any other entry."""
-    if not (isinstance(entry, dict) and len(entry) == 1):
+def _is_override(entry: Any) -> bool:
+    return isinstance(entry, dict) and len(entry) == 1 and "override" in str(next(iter(entry))).split()[:-1]
+
+
+def _override(entry: Any, group_dir: str, parent: str) -> tuple[str, Any] | None:
+    """``override group[@pkg]: option`` as (override key, option): the key of the choice it
+    changes, as Hydra names it (``group@pkg`` where the group lands elsewhere than its own path:
+    ``override model`` never matches ``model@p``); None for any other entry."""
+    if not _is_override(entry) or _hydra_entry(entry) is not None:
         return None
     ((spec, option),) = entry.items()
-    words = str(spec).split()
-    if "override" not in words[:-1] or _hydra_entry(entry) is not None:
-        return None
-    return _absolute_group(words[-1].partition("@")[0], group_dir), option
+    group, at, explicit = str(spec).split()[-1].partition("@")
+    return _choice_key(_absolute_group(group, group_dir), at, explicit, parent, group), option
 
 
 def _refuse_cycle(key: str, chain: tuple[str, ...], path: Path) -> None:
@@ -255,13 +273,22 @@ def _place(data: Any, package: str) -> Any:
     return data
 
 
-def _merge(base: Any, update: Any) -> Any:
-    """OmegaConf's merge: mappings key by key (later wins), anything else replaced."""
+def _merge(base: Any, update: Any, source: str, at: tuple[Any, ...]) -> Any:
+    """OmegaConf's merge: mappings key by key (later wins), anything else replaced; a mapping and a
+    list never merge (OmegaConf raises, Hydra stops composing): an error naming the file and key."""
     if isinstance(base, dict) and isinstance(update, dict):
         out = dict(base)
         for key, value in update.items():
-            out[key] = _merge(out[key], value) if key in out else value
+            out[key] = _merge(out[key], value, source, (*at, key)) if key in out else value
         return out
+    if isinstance(base, (dict, list)) and isinstance(update, (dict, list)) and type(base) is not type(update):
+        kinds = {dict: "a mapping", list: "a list"}
+        raise ConfigError(
+            f"`{'.'.join(map(str, at)) or '(the root)'}`: {source} merges {kinds[type(update)]} onto "
+            f"{kinds[type(base)]} (Hydra refuses: Cannot merge DictConfig with ListConfig)",
+            location=Location(source),
+            hint="give the key the same kind in every file of the defaults list",
+        )
     return update
 
 

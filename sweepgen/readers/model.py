@@ -91,6 +91,9 @@ class ReadResult:
     # mappings whose keys number repeated entries (a script's `train.py`, `train.py #2`): compared
     # by content, not by their numbers (``sweepgen.readers.align.realign_occurrences``)
     numbered: tuple[Path, ...] = ()
+    # mappings whose entries' order is meaning though keyed by name (a Hydra ``defaults:`` list read
+    # as group -> option: the later entry wins where two write one key): ``@order`` when it differs
+    ordered: tuple[Path, ...] = ()
 
     def line_of(self, path: Path) -> int:
         """The line of ``path``, or of its closest enclosing path that has one; 0 if none."""

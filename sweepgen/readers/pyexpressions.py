@@ -399,9 +399,12 @@ class Expressions:
         short = (name or "").rsplit(".", 1)[-1]
         if self.ml_constructor(name, short, args):
             return _ml_call(short, args, kwargs, node)
-        copier = _COPIES.get(self.imported(name) or "")
+        imported = self.imported(name) or ""
+        copier = _COPIES.get(imported)
         if copier is not None and len(args) == 1:
             return copier(args[0])  # copy.copy is shallow: its items stay shared, as in Python
+        if imported == "dataclasses.replace" and len(args) == 1 and isinstance(args[0], CallData):
+            return _replaced(args[0], kwargs)
         data = CallData()
         data["call"] = self.callee(name) if name is not None else ast.unparse(node.func)
         data["args"] = args
@@ -558,7 +561,35 @@ _ITERABLE_DATA = (
     set,
     frozenset,
 )  # exact types: what `.extend` may take  # builtins whose result no iteration order changes
-_COPIES: dict[str, Callable[[Any], Any]] = {"copy.deepcopy": copy.deepcopy, "copy.copy": copy.copy}
+
+
+def _shallow_copy(value: Any) -> Any:
+    """``copy.copy``: an object's attributes are its own in the copy (a call's record gets its own
+    keywords, so ``a.b = 5`` after ``c = copy.copy(a)`` never reaches ``c``); their values stay
+    shared, as in Python."""
+    return _own_record(value) if isinstance(value, CallData) else copy.copy(value)
+
+
+def _own_record(value: CallData) -> CallData:
+    """A call's record with its own argument list and keywords (their values shared)."""
+    twin = CallData(value)
+    twin["args"], twin["kwargs"] = list(value["args"]), dict(value["kwargs"])
+    return twin
+
+
+def _replaced(record: CallData, changes: dict[str, Any]) -> CallData:
+    """``dataclasses.replace(obj, **changes)``: a new object of obj's class, built from its fields
+    then (an attribute set on obj afterwards never reaches it) with ``changes`` over them. A record
+    with positional arguments (which fields they bind the class knows) is the copy given to a
+    ``replace`` call, kept as one."""
+    if record["args"]:
+        return CallData(call="dataclasses.replace", args=[_own_record(record)], kwargs=changes)
+    twin = _own_record(record)
+    twin["kwargs"].update(changes)
+    return twin
+
+
+_COPIES: dict[str, Callable[[Any], Any]] = {"copy.deepcopy": copy.deepcopy, "copy.copy": _shallow_copy}
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "list": list, "tuple": tuple, "set": set, "sorted": sorted, "len": len, "min": min, "max": max,
     "sum": lambda *a: _known(bounded_sum(*a)), "abs": abs, "round": round, "int": int, "float": float,

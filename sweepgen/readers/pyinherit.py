@@ -63,7 +63,9 @@ def read_with_bases(  # noqa: C901, PLR0912 - each refusal (cycle, unknown base,
         from sweepgen.readers.hydradefaults import compose  # noqa: PLC0415 - see above
         from sweepgen.readers.structured import read_yaml_file  # noqa: PLC0415 - see above
 
-        result = read_yaml_file(path, yaml_version)
+        # a `# @package` header shows as `@package` where nothing is composed (as without
+        # --resolve-bases): Hydra places the file by it, a plain OmegaConf.load does not
+        result = read_yaml_file(path, yaml_version, header=not _chain)
         if isinstance(result.data, dict) and "defaults" in result.data and "_base_" not in result.data:
             # Hydra / NeMo-RL inheritance: composed from the raw files, interpolations after
             return compose(path, lambda p: read_yaml_file(p, yaml_version, raw=True), root)

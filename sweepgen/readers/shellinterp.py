@@ -503,8 +503,8 @@ class Reader(Walk):
         if launchers:
             data["@launcher"] = launchers
         data.update(self.bare_reads(head, words))
-        if head in ("source", ".") and len(words) > 1 and words[1].known:
-            data["@file"] = sourced_file(self.filename, words[1].text)  # its contents: part of the script
+        if head in ("source", ".") and len(words) > 1:
+            data["@file"] = sourced_file(self.filename, words[1].text, words[1].known)  # part of the script
         if prefix or "@refused_env" in state:
             data["@env"] = {**prefix, **state.get("@refused_env", {})}
         for key in ("@stdin", "@stdout", "@stderr"):
@@ -780,7 +780,8 @@ class Reader(Walk):
                 # `"${A[*]}"`, `"$*"` join their words with the first character of IFS
                 self.opaque = True
                 return [Field(quoted(self.split_by_ifs(text_inside)), False, line)]
-            text, known = expand_quoted(text_inside, self.vars)
+            # a `$(...)` or `$((...))` kept as source reads its variables here, in the quotes too
+            text, known = expand_quoted(text_inside, self.vars, kept=self.reads_now)
             if not known:
                 self.forget_assigned(text_inside, line)
             if not known and "$(" in text_inside:
@@ -791,7 +792,7 @@ class Reader(Walk):
             source = self.marked(self.text(node).strip())
             expr = source[2:-1] if source.startswith("${") else source[1:]
             self.note_names(source)
-            value, known = lookup(expr, self.vars, False)
+            value, known = lookup(expr, self.vars, False, self.reads_now)
             if not known:
                 self.forget_assigned(source, line)
             if not known and value == "${" + expr + "}":
@@ -826,7 +827,10 @@ class Reader(Walk):
     def substitution(self, text: str) -> str:
         """A ``$(...)`` not evaluated: it runs with the values bound now, written inside it so that
         the word stays one (``$(echo $X where X=1)``)."""
-        source = self.marked(text)
+        return self.reads_now(self.marked(text))
+
+    def reads_now(self, source: str) -> str:
+        """An expansion already marked (``marked``), with the values it reads written inside it."""
         where = self.with_values(source)[len(source) :]
         return source[:-1] + where + source[-1:]
 
@@ -850,7 +854,7 @@ class Reader(Walk):
         raw = self.marked(raw)
         if self.own_ifs() and _STAR_JOIN.search(raw):
             return self.split_by_ifs(raw), False
-        return expand_quoted(raw, self.vars, heredoc=True)
+        return expand_quoted(raw, self.vars, heredoc=True, kept=self.reads_now)
 
     def split_by_ifs(self, text: str) -> str:
         """A word bash splits (or joins) at the IFS the script set: as written, with the values it

@@ -19,6 +19,7 @@ from sweepgen.readers.shelljoin import joined
 from sweepgen.readers.shellrefused import refused
 from sweepgen.readers.shellwords import (
     Field,
+    Partial,
     Unknown,
     Vars,
     arithmetic_assigned,
@@ -189,6 +190,11 @@ class Walk:
             self.comment(node)
             return
         self.seen_command = True  # sbatch reads #SBATCH lines only before the first other line
+        if self.src.find(b"LINENO", node.start_byte, node.end_byte) >= 0:  # no copy of the text
+            # bash's `$LINENO` is the line running now: a statement moved to another line reads
+            # another number (kept not evaluated, by the line it starts on: bash counts a multi-line
+            # word's lines its own way), and an assignment to it does not hold
+            self.vars["LINENO"] = Partial(f"${{LINENO at line {self.line(node)}}}")
         if _backgrounded(node) and when[-1:] != [BACKGROUND]:
             # `cmd &` runs in a child process, beside what follows (a job script that ends without
             # `wait` ends it): never the same run as `cmd`, and what it binds is gone after it

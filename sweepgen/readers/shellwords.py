@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sweepgen.readers.shellparams import expand_parameter
@@ -32,9 +33,12 @@ class Field:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 
 
-def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool]:
+def lookup(
+    expr: str, variables: Vars, quoted: bool, kept: Callable[[str], str] | None = None
+) -> tuple[Value | None, bool]:
     """The value of ``${expr}``: (value, known). An array read whole comes back as a list; what is
-    not known comes back as ``Partial`` text carrying its inputs (``sweepgen.readers.shellparams``)."""
+    not known comes back as ``Partial`` text carrying its inputs (``sweepgen.readers.shellparams``).
+    ``kept``: how a ``$(...)`` in an operand (``${X:-$(cmd $N)}``) left as source is written."""
     bound = variables.get(expr)
     if type(bound) is str:  # `$NAME` of a known word, the usual case: no parameter machinery
         return bound, True
@@ -42,7 +46,7 @@ def lookup(expr: str, variables: Vars, quoted: bool) -> tuple[Value | None, bool
         expr,
         variables,
         quoted,
-        lambda text: expand_quoted(text, variables),
+        lambda text: expand_quoted(text, variables, kept=kept),
         lambda text: arithmetic(text, variables),
     )
 
@@ -64,8 +68,12 @@ def quoted(text: str) -> str:
     return f'"{text}"'
 
 
-def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple[str, bool]:  # noqa: C901, PLR0912, PLR0915 - a character scanner: one branch per escape and expansion form
-    """The inside of a double-quoted string (or an unquoted here-document body), expanded."""
+def expand_quoted(  # noqa: C901, PLR0912, PLR0915 - a character scanner: one branch per escape and expansion form
+    text: str, variables: Vars, *, heredoc: bool = False, kept: Callable[[str], str] | None = None
+) -> tuple[str, bool]:
+    """The inside of a double-quoted string (or an unquoted here-document body), expanded.
+    ``kept``: how a ``$(...)``, ``$((...))`` or backquote left as source is written (with the values
+    it reads, where the caller knows them)."""
     out: list[str] = []
     marked: list[str] = []  # the same text with literal characters escaped: see `escape_literal`
     known = True
@@ -91,7 +99,7 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
         elif ch == "`":
             end = text.find("`", i + 1)
             end = n - 1 if end < 0 else end
-            emit(text[i : end + 1], literal=False)
+            emit(kept(text[i : end + 1]) if kept else text[i : end + 1], literal=False)
             known = False
             i = end + 1
         elif ch == "$" and i + 1 < n:
@@ -103,12 +111,12 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
                     emit(computed)
                 else:
                     forget_assigned(text[i:end], variables)
-                    emit(text[i:end], literal=False)
+                    emit(kept(text[i:end]) if kept else text[i:end], literal=False)
                     known = False
                 i = end
             elif nxt == "{":
                 end = balanced(text, i + 1, "{", "}")
-                value, ok = lookup(text[i + 2 : end - 1], variables, True)
+                value, ok = lookup(text[i + 2 : end - 1], variables, True, kept)
                 emit("" if value is None else joined(value), literal=ok)
                 known = known and ok
                 i = end
@@ -135,6 +143,20 @@ def expand_quoted(text: str, variables: Vars, *, heredoc: bool = False) -> tuple
 _ARITH_NAME = re.compile(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 _ARITH_BASE = re.compile(r"\b([0-9]+)#([0-9A-Za-z@_]+)")
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ@_"
+# a number written in the expression: bash reads `0x1f` as hex and `010` as octal (Python reads the
+# first so, refuses the second); a name's digits are no number
+_ARITH_NUMBER = re.compile(r"(?<![A-Za-z0-9_])[0-9][0-9A-Za-z_]*")
+
+
+def _constant(found: re.Match[str]) -> str:
+    """A constant as bash reads it (``0x10`` is 16, ``010`` is 8); one bash refuses (``08``,
+    ``0xg``, ``1a``) raises, so the expression is not evaluated."""
+    text = found.group()
+    if "_" in text:  # Python's int() reads `1_0`; bash refuses it
+        raise ValueError(text)
+    if text[:2] in ("0x", "0X"):
+        return f"({int(text[2:], 16)})"  # int() refuses what is no hex digit
+    return f"({int(text, 8)})" if len(text) > 1 and text[0] == "0" else f"({int(text, 10)})"
 
 
 def _based(found: re.Match[str]) -> str:
@@ -197,7 +219,7 @@ def arithmetic(expr: str, variables: Vars) -> str | None:  # noqa: C901 - one br
     if "//" in expr or "#" in _ARITH_BASE.sub("", expr):
         return None  # bash refuses `//`; a `#` outside `base#digits` is no number (Python reads a comment)
     try:
-        text = _ARITH_NAME.sub(name, _ARITH_BASE.sub(_based, expr))
+        text = _ARITH_NAME.sub(name, _ARITH_NUMBER.sub(_constant, _ARITH_BASE.sub(_based, expr)))
         tree = ast.parse(text.strip(), mode="eval")
     except (LookupError, SyntaxError, ValueError):
         return None

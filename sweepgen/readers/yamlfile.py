@@ -109,8 +109,20 @@ def read_yaml(text: str, path: str, version: str = "1.1", *, raw: bool = False) 
         return result
     if version == "omegaconf":
         result.data = resolve_interpolations(result.data, path)
-    result.data = _hydra_defaults(result.data)
+    _read_defaults_by_group(result)
     return result
+
+
+def _read_defaults_by_group(result: ReadResult) -> None:
+    """A Hydra ``defaults:`` list read as group -> option (``_hydra_defaults``), each group at its
+    entry's line; its order is noted as meaning (``ReadResult.ordered``)."""
+    listed = result.data
+    result.data = _hydra_defaults(listed)
+    if result.data is listed:
+        return
+    result.ordered = (("defaults",),)
+    for index, key in enumerate(result.data["defaults"]):  # `_self_` added last: at the list
+        result.lines[("defaults", key)] = result.lines.get(("defaults", index), result.line_of(("defaults",)))
 
 
 def _compose(text: str, path: str) -> yaml.Node | None:
@@ -139,6 +151,10 @@ class _Builder:
         self.version = version
         self.done: dict[int, Any] = {}
         self.building: set[int] = set()
+        # the scalar tags built as PyYAML builds them (OmegaConf refuses bytes and dates: kept as source)
+        self.tags: tuple[str, ...] = ("str", "int", "float", "bool", "null")
+        if version != "omegaconf":
+            self.tags += ("binary", "timestamp")
 
     def loc(self, node: yaml.Node) -> Location:
         return Location(self.result.path, node.start_mark.line + 1, node.start_mark.column + 1)
@@ -167,14 +183,36 @@ class _Builder:
             return [self.build(child, path + (i,)) for i, child in enumerate(node.value)]
         if isinstance(node, yaml.MappingNode) and node.tag == _STD + "map":
             return self.mapping(node, path)
+        if self.version != "omegaconf" and node.tag in (_STD + "set", _STD + "omap", _STD + "pairs"):
+            return self.typed_collection(node, path)
         return NotEvaluated(
             f"{node.tag} {yaml.serialize(node).strip()}", self.result.path, node.start_mark.line + 1
         )
 
+    def typed_collection(self, node: yaml.Node, path: Path) -> Any:
+        """``!!set`` (a set of its keys), ``!!omap`` and ``!!pairs`` (a list of (key, value) pairs),
+        as PyYAML builds them: a set's order and the layout of the pairs are no change, a member
+        or a pair's value read as a value. (OmegaConf refuses them: kept as source there.)"""
+        if isinstance(node, yaml.MappingNode) and node.tag == _STD + "set":
+            return {self.key(key_node) for key_node, _ in node.value}
+        if not isinstance(node, yaml.SequenceNode) or not all(
+            isinstance(item, yaml.MappingNode) and len(item.value) == 1 for item in node.value
+        ):
+            raise ConfigError(
+                f"a {node.tag} must be a sequence of one-key mappings",
+                location=self.loc(node),
+                hint="write each pair as `- key: value`",
+            )
+        pairs = []
+        for index, item in enumerate(node.value):
+            ((key_node, value_node),) = item.value
+            pairs.append((self.key(key_node), self.build(value_node, path + (index,))))
+        return pairs
+
     def scalar(self, node: yaml.ScalarNode) -> Any:
         if node.tag == _PLAIN:
             return self.plain(node)
-        if node.tag.startswith(_STD) and node.tag[len(_STD) :] in ("str", "int", "float", "bool", "null"):
+        if node.tag.startswith(_STD) and node.tag[len(_STD) :] in self.tags:
             try:
                 return _CONSTRUCTOR.construct_object(node)
             except (yaml.YAMLError, ValueError) as err:
@@ -278,12 +316,11 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _hydra_defaults(data: Any) -> Any:
-    """A Hydra ``defaults:`` list as group -> option, so reordering unrelated groups is no change.
+    """A Hydra ``defaults:`` list as group -> option (``_by_group``), so that an entry inserted or
+    changed is that change alone; the order, which decides who overrides whom, is compared apart.
 
     Only a list whose every entry is a config name or a one-key ``group: option`` mapping is read
-    so, and only when some entry is a ``group: option`` mapping; ``_self_`` keeps where it stands
-    relative to the others and plain config names keep their order among themselves (both decide
-    who overrides whom).
+    so, and only when some entry is a ``group: option`` mapping.
     """
     if not isinstance(data, dict) or not isinstance(data.get("defaults"), list):
         return data
@@ -302,22 +339,15 @@ def _hydra_shaped(entries: list[Any]) -> bool:
 
 
 def _by_group(entries: list[Any]) -> dict[Any, Any] | None:
-    """group -> option; None when a group comes twice (Hydra refuses it: kept as written)."""
+    """group -> option, a plain config name -> ``config``, ``_self_`` -> ``own keys`` (where it
+    is not listed, Hydra places the config's own keys last: so it is, here), in the list's order,
+    which a diff of two lists compares apart (``@order``: an entry inserted is that entry alone);
+    None when a key comes twice (Hydra refuses it: kept as written)."""
     out: dict[Any, Any] = {}
-    names = 0
-    for index, entry in enumerate(entries):
-        key, option = (entry, None) if isinstance(entry, str) else next(iter(entry.items()))
-        if key == "_self_":
-            option = _self_position(index, len(entries))
-        elif isinstance(entry, str):
-            # plain config names merge in the order listed: keep that order among them
-            option = f"config #{names + 1}"
-            names += 1
+    for entry in entries:
+        key, option = (entry, "config") if isinstance(entry, str) else next(iter(entry.items()))
         if key in out:
             return None
-        out[key] = option
+        out[key] = "own keys" if key == "_self_" else option
+    out.setdefault("_self_", "own keys")
     return out
-
-
-def _self_position(index: int, count: int) -> str:
-    return "first" if index == 0 else "last" if index == count - 1 else f"position {index}"

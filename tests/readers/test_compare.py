@@ -152,3 +152,39 @@ def test_bases_not_followed_are_said_so(tmp_path, named):
         f"{b} names bases ({named}) that are not read"
     ]
     assert not compare(a, b, resolve_bases=True).warnings
+
+
+def test_a_hydra_defaults_list_in_another_order_is_a_change_where_not_composed(tmp_path):
+    # Hydra merges the list in order, the later entry winning where two options write one key (an
+    # option with a `_global_` header, `group@pkg` entries sharing a package): only composing tells
+    # whether they do, so another order is a change, at the lines of the entries moved
+    listed = "defaults:\n  - {}\n  - {}\n  - override /exp: fast\n  - _self_\ntrainer:\n  lr: 1\n"
+    a = _write(tmp_path, "a.yaml", listed.format("model: llama", "optim@trainer: adam"))
+    b = _write(tmp_path, "b.yaml", listed.format("optim@trainer: adam", "model: llama"))
+    found = compare(a, b)
+    assert [(c.dotted, c.old, c.new) for c in found.changes] == [
+        ("defaults.@order", "model, optim@trainer, _self_", "optim@trainer, model, _self_")
+    ]
+    assert found.first.lines[("defaults", "@order")] == found.second.lines[("defaults", "@order")] == 2
+    # one entry moved is one change; names holding the separator are listed, never joined alike
+    e = _write(tmp_path, "e.yaml", "defaults:\n  - a: x\n  - b: y\n  - c: z\n")
+    f = _write(tmp_path, "f.yaml", "defaults:\n  - c: z\n  - a: x\n  - b: y\n")
+    assert [(c.dotted, c.new) for c in compare(e, f).changes] == [("defaults.@order", "c, a, b, _self_")]
+    g = _write(tmp_path, "g.yaml", "defaults:\n  - a, b: x\n  - c: y\n")
+    h = _write(tmp_path, "h.yaml", "defaults:\n  - c: y\n  - a, b: x\n")
+    assert [c.dotted for c in compare(g, h).changes] == ["defaults.@order[0]", "defaults.@order[1]"]
+    # an option changed in place, or a group inserted, is that change alone
+    c = _write(tmp_path, "c.yaml", listed.format("model: qwen", "optim@trainer: adam"))
+    assert [ch.dotted for ch in compare(a, c).changes] == ["defaults.model"]
+    # ... also before `_self_` or a plain config name, whose places are compared as `@order` too
+    inserted = listed.replace("  - _self_", "  - data: gsm8k\n  - base\n  - _self_")
+    d = _write(tmp_path, "d.yaml", inserted.format("model: llama", "optim@trainer: adam"))
+    assert [ch.dotted for ch in compare(a, d).changes] == ["defaults.base", "defaults.data"]
+    moved = _write(
+        tmp_path,
+        "m.yaml",
+        inserted.replace("  - _self_\n", "")
+        .replace("defaults:\n", "defaults:\n  - _self_\n")
+        .format("model: llama", "optim@trainer: adam"),
+    )
+    assert [ch.dotted for ch in compare(d, moved).changes] == ["defaults.@order"]

@@ -266,3 +266,43 @@ def test_an_enums_members_swapped_is_a_change(one, two, tmp_path):
     (tmp_path / "b.py").write_text(head + two)
     changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
     assert [c.dotted for c in changes] == ["E.__member_order__[0]", "E.__member_order__[1]"]
+
+
+# `copy.copy(obj)` and `dataclasses.replace(obj, ...)` make a new object from obj's attributes as
+# they are then: one set on obj afterwards never reaches the copy (a list they share is shared)
+_COPY_PROGRAMS = [
+    ("c = copy.copy(args)\nargs.b = 5\n", "args.b = 5\nc = copy.copy(args)\n"),
+    ("c = replace(args, lr=2)\nargs.b = 5\n", "args.b = 5\nc = replace(args, lr=2)\n"),
+    (
+        "c = dataclasses.replace(args, lr=2)\nargs.b = 5\n",
+        "args.b = 5\nc = dataclasses.replace(args, lr=2)\n",
+    ),
+    ("c = replace(args, lr=2)\nargs.seeds.append(5)\n", "args.seeds.append(5)\nc = replace(args, lr=2)\n"),
+    ("c = copy.copy(args)\nargs.seeds.append(5)\n", "args.seeds.append(5)\nc = copy.copy(args)\n"),
+]
+_HEAD = (
+    "import copy\nimport dataclasses\nfrom dataclasses import replace\nfrom lib import G\n"
+    "args = G(lr=1, b=1, seeds=[1])\n"
+)
+
+
+@pytest.mark.parametrize(("one", "two"), _COPY_PROGRAMS)
+def test_a_copy_holds_the_attributes_it_was_made_from(tmp_path, one, two):
+    import dataclasses
+
+    @dataclasses.dataclass
+    class G:  # what `from lib import G` stands for when Python runs the programs (the oracle)
+        lr: int
+        b: int
+        seeds: list[int]
+
+    def python_sees(body: str) -> Any:
+        scope: dict[str, Any] = {}
+        program = _HEAD.replace("from lib import G\n", "") + body
+        exec(compile(program, "<generated>", "exec"), {"G": G}, scope)
+        return scope["c"]
+
+    for name, body in (("a.py", one), ("b.py", two)):
+        (tmp_path / name).write_text(_HEAD + body)
+    changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
+    assert (changes == []) == (python_sees(one) == python_sees(two)), changes

@@ -508,3 +508,40 @@ def test_property_continuations_read_as_bash_joins_them(parts, tmp_path):
     one_line = script.replace("\\\n", "")
     assert _bash_sees(script, tmp_path) == _bash_sees(one_line, tmp_path)  # the oracle
     assert _changes(script, one_line) == []
+
+
+# `$LINENO` is the line running now: the same statement one line lower gives the program another
+# number (a line inserted above, a statement moved into a function called elsewhere)
+LINENO_PAIRS = [
+    ("python t.py --seed $LINENO\n", "\npython t.py --seed $LINENO\n"),
+    ('X="$LINENO"\n\npython t.py $X\n', '\nX="$LINENO"\npython t.py $X\n'),
+    ("f() {\n  python t.py $((LINENO * 2))\n}\nf\n", "f() { python t.py $((LINENO * 2)); }\n\nf\n"),
+    ("python t.py --s \\\n  ${LINENO}\n", "\n\npython t.py --s \\\n  ${LINENO}\n"),
+]
+
+
+# a `$(...)`, `$((...))` or backquote kept as source inside double quotes or a here-document reads
+# its variables where it runs, as unquoted: moving an assignment past it is a change
+QUOTED_READS = [
+    ('python t.py "$(( N * 2 + M ))"\nN=5\n', 'N=5\npython t.py "$(( N * 2 + M ))"\n'),
+    ('N=4\npython t.py "x$(( N * 2 + M ))"\nN=5\n', 'N=4\nN=5\npython t.py "x$(( N * 2 + M ))"\n'),
+    ('python t.py "$(echo $N)"\nN=5\n', 'N=5\npython t.py "$(echo $N)"\n'),
+    ('python t.py "`echo $N`"\nN=5\n', 'N=5\npython t.py "`echo $N`"\n'),
+    (
+        'N=4\npython t.py "$(cat <<EOF\n$(( N + M ))\nEOF\n)"\nN=5\n',
+        'N=5\npython t.py "$(cat <<EOF\n$(( N + M ))\nEOF\n)"\n',
+    ),
+    ('python t.py "$((LINENO))"\n', '\npython t.py "$((LINENO))"\n'),
+    # ... and in a parameter expansion's operand, quoted or not
+    ('X="${Y:-$(echo $N)}"\nN=2\npython t.py "$X"\n', 'N=2\nX="${Y:-$(echo $N)}"\npython t.py "$X"\n'),
+    ("python t.py ${Y:-$(echo $N)}\nN=2\n", "N=2\npython t.py ${Y:-$(echo $N)}\n"),
+]
+
+
+@needs_bash
+@pytest.mark.parametrize(("one", "two"), LINENO_PAIRS + QUOTED_READS)
+def test_what_an_expansion_reads_where_it_runs_is_compared(one, two, tmp_path):
+    assert _bash_sees(one, tmp_path) != _bash_sees(two, tmp_path)
+    assert _changes(one, two)
+    # the same statements on the same lines, after a blank line became a comment: still equal
+    assert _changes(one, one.replace("\n\n", "\n# note\n")) == []

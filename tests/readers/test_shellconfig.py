@@ -286,6 +286,8 @@ _ARITH = ["2#101", "16#fF", "64#@_", "36#Zz", "2#2", "37#1", "7//2", "3 ** 2", "
 # bash binds a sign tighter than `**` (Python looser) and wraps at 64 bits, also on the way
 _ARITH += ["-2**2", "- 2 ** 2", "-(2)**2", "4*-2**2", "1 - -2**2", "2**62*4/8", "9223372036854775807*2/2"]
 _ARITH += ["3000000000*4000000000", "2**63", "2**62", "(-2)**2", "2**3**2", "-(2**2)"]
+# bash's constants: `0x` hex, a leading 0 octal (`08` refused); Python reads `1_0`, bash refuses it
+_ARITH += ["0x10", "0X1f", "010", "00", "08", "0x1_0", "1+0x2*010", "0xffffffffffffffff", "1e3", "0b1"]
 
 
 def test_arithmetic_is_bash_s_value_or_not_evaluated():
@@ -299,6 +301,13 @@ def test_arithmetic_is_bash_s_value_or_not_evaluated():
     assert not _equal("python t.py --n $((-2**2))\n", "python t.py --n -4\n")
     assert not _equal("python t.py --n $((2**62*4/8))\n", "python t.py --n 2305843009213693952\n")
     assert arithmetic("(-2)**2", {}) == "4" and arithmetic("2**62", {}) == str(2**62)
+
+
+def test_arithmetic_reads_hex_and_octal_constants_as_bash_does():
+    # `$((0x10))` was not evaluated (its `x10` read as a variable): a change against `$((16))`
+    assert arithmetic("0x10", {}) == "16" and arithmetic("3*010", {}) == "24"
+    assert _equal("python t.py --n $((0x10))\n", "python t.py --n $((16))\n")
+    assert not _equal("python t.py --n $((010))\n", "python t.py --n $((10))\n")
 
 
 _HEREDOCS = [
@@ -620,3 +629,35 @@ def test_a_sourced_file_with_other_contents_is_a_change(tmp_path):
     assert compare(a, b).second.data["commands"]["source"]["@file"].startswith("not read")
     (tmp_path / "a" / "run.sh").write_text("source ../b/run.sh\n")  # outside its project: never read
     assert compare(a, a).first.data["commands"]["source"]["@file"] == "not read (outside the project)"
+
+
+_SOURCE_IDIOMS = [
+    # two deep: run.sh sources env.sh, which sources common.sh (from bash's working directory)
+    ("source ./env.sh\n", "env.sh", "source ./common.sh\n", "common.sh"),
+    # a path built from the script's own folder, and the sourced file's `BASH_SOURCE` idiom
+    ('source "$(dirname "$0")/env.sh"\n', "env.sh", ". $(dirname ${BASH_SOURCE})/common.sh\n", "common.sh"),
+    (
+        'DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\nsource "${DIR}/cfg/env.sh"\n',
+        "cfg/env.sh",
+        'source "$(dirname "${BASH_SOURCE[0]}")/common.sh"  # shared\n',
+        "cfg/common.sh",
+    ),
+]
+
+
+@pytest.mark.parametrize(("head", "env", "env_text", "common"), _SOURCE_IDIOMS)
+def test_a_sourced_chain_is_part_of_what_runs(tmp_path, head, env, env_text, common):
+    # bash runs what every file of the chain holds: a value two files down is a change
+    seen = []
+    for side, lr in (("a", "1"), ("b", "2")):
+        (tmp_path / side / "cfg").mkdir(parents=True)
+        (tmp_path / side / "run.sh").write_text(head + "echo LR=$LR\n")
+        (tmp_path / side / env).write_text(env_text)
+        (tmp_path / side / common).write_text(f"LR={lr}\n")
+        folder = tmp_path / side
+        seen.append(subprocess.run(["bash", "run.sh"], cwd=folder, capture_output=True, text=True).stdout)
+    assert seen == ["LR=1\n", "LR=2\n"]  # the oracle: bash
+    a, b = str(tmp_path / "a" / "run.sh"), str(tmp_path / "b" / "run.sh")
+    assert [c.dotted for c in compare(a, b).changes] == ["commands.source.@file"]
+    (tmp_path / "b" / common).write_text("LR=1\n")
+    assert compare(a, b).changes == []

@@ -8,6 +8,8 @@ from click.testing import CliRunner
 
 from sweepgen.cli import main
 from sweepgen.errors import UserError
+from sweepgen.readers.diff import diff
+from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.yamlfile import read_yaml
 
 
@@ -34,7 +36,10 @@ def test_duplicate_keys_are_still_errors():
 
 def test_hydra_defaults_compare_as_group_to_option():
     one = read_yaml("defaults:\n  - model: r50\n  - optim: sgd\n  - base\n  - _self_\n", "c.yaml").data
-    assert one["defaults"] == {"model": "r50", "optim": "sgd", "base": "config #1", "_self_": "last"}
+    assert one["defaults"] == {"model": "r50", "optim": "sgd", "base": "config", "_self_": "own keys"}
+    # `_self_` not listed is last, as Hydra places it (where it stands is compared as `@order`)
+    two = read_yaml("defaults:\n  - model: r50\n  - optim: sgd\n  - base\n", "c.yaml").data
+    assert two == one and list(two["defaults"]) == list(one["defaults"])
     # a plain list of names is not recognisably Hydra's: kept in order
     assert read_yaml("defaults: [a, b]\n", "c.yaml").data == {"defaults": ["a", "b"]}
 
@@ -70,3 +75,44 @@ def test_a_plain_equals_sign_is_a_string_key_and_a_1_2_string():
     # PyYAML's flatten_mapping makes a `=` key a string; YAML 1.2 has no !!value at all
     assert read_yaml("=: 1\n", "c.yaml").data == {"=": 1}
     assert read_yaml("x: =\n", "c.yaml", "1.2").data == {"x": "="}
+
+
+# `!!set`, `!!omap`, `!!pairs`, `!!binary` and `!!timestamp` are built as PyYAML builds them (they
+# were compared by their text: a set's order, a binary's line breaks or a date's spelling read as
+# changes); the loader is the oracle both ways
+_TAGGED_PAIRS = [
+    ("s: !!set {a, b}\n", "s: !!set {b, a}\n"),
+    ("s: !!set {1, b}\n", 's: !!set {"1", b}\n'),
+    ("x: &a foo\ns: !!set {*a : null}\n", "x: &a bar\ns: !!set {*a : null}\n"),
+    ("s: !!omap [a: 1, b: 2]\n", "s: !!pairs [a: 1, b: 2]\n"),
+    ("s: !!omap [a: 1, b: 2]\n", "s: !!omap [b: 2, a: 1]\n"),
+    ("s: !!omap\n  - a: on\n", "s: !!omap [a: true]\n"),
+    ("s: !!pairs [a: 1]\n", "s: !!pairs [a: 1.0]\n"),
+    ("s: !!binary |\n  aGVs\n  bG8=\n", "s: !!binary aGVsbG8=\n"),
+    ("s: !!binary aGVsbG8=\n", "s: !!binary aGVsbA==\n"),
+    ("s: !!timestamp 2001-12-14t21:59:43.10-05:00\n", "s: 2001-12-14 21:59:43.10 -5\n"),
+    ("s: 2001-12-14\n", "s: !!timestamp 2001-12-14\n"),
+    ("s: !!timestamp 2001-12-14T21:59:43Z\n", "s: !!timestamp 2001-12-14T22:59:43+01:00\n"),
+]
+
+
+@pytest.mark.parametrize(("one", "two"), _TAGGED_PAIRS)
+def test_standard_tags_are_read_as_pyyaml_builds_them(one, two):
+    import yaml
+
+    def loaded(text):  # the loader's values, type-strict, a datetime with its offset
+        value = yaml.safe_load(text)["s"]
+        offset = value.utcoffset() if hasattr(value, "utcoffset") else None
+        return type(value), repr(sorted(value, key=repr) if isinstance(value, set) else value), offset
+
+    changes = diff(read_yaml(one, "a.yaml").data, read_yaml(two, "b.yaml").data)
+    assert (changes == []) == (loaded(one) == loaded(two))
+    # OmegaConf builds none of them: kept as source there, compared as written
+    kept = read_yaml(one, "a.yaml", "omegaconf").data["s"]
+    assert isinstance(kept, (NotEvaluated, str))  # a plain date is a string to OmegaConf
+
+
+def test_a_pairs_tag_on_a_mapping_is_refused_as_pyyaml_refuses_it():
+    with pytest.raises(UserError, match="sequence of one-key mappings") as info:
+        read_yaml("s: !!omap {a: 1}\n", "c.yaml")
+    assert info.value.location is not None and info.value.location.line == 1
