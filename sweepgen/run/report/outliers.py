@@ -117,12 +117,22 @@ def scan(
 ) -> list[Outlier]:
     """Each group's outlier, in the groups' order; a proportion (``bounds`` (0, 1)) whose values
     are counts out of m items on Anscombe's scale."""
-    m = items([v for runs in groups.values() for _, v in runs]) if bounds == (0.0, 1.0) else None
-    if m is None:
-        return [o for name, runs in groups.items() if (o := find(name, runs)) is not None]
-    on = f", on Anscombe's scale for a proportion of {m} items"
-    found = (find(name, runs, anscombe(m)) for name, runs in groups.items())
+    m = _proportion_items(groups, bounds)
+    scale, on = (
+        (float, "") if m is None else (anscombe(m), f", on Anscombe's scale for a proportion of {m} items")
+    )
+    found = (find(name, runs, scale) for name, runs in groups.items())
     return [replace(o, scale=on) for o in found if o is not None]
+
+
+def _proportion_items(
+    groups: Mapping[str, Sequence[tuple[str, float]]], bounds: tuple[float, float] | None
+) -> int | None:
+    """The m of a proportion's counts out of m items (see ``items``); None for any other metric,
+    whose values are tested as they are."""
+    if bounds != (0.0, 1.0):
+        return None
+    return items([v for runs in groups.values() for _, v in runs])
 
 
 def sentence(o: Outlier, fmt: str = ".3g") -> str:
