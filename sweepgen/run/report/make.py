@@ -453,13 +453,7 @@ def _notes(report: rep.Report, plan: grp.SeedPlan, request: Request) -> list[str
 
 def _source_notes(report: rep.Report, request: Request) -> list[str]:
     """Where the metric and the varying values came from, when not from the bundled trainer and a lock."""
-    notes: list[str] = []
-    if request.metric is None and not any(r.summary for r in report.finished):
-        logged = rep.logged_metrics(report)
-        notes.append(
-            "no run has the bundled trainer's summary.json; report a metric the runs logged with "
-            "--metric NAME" + (f" (logged: {', '.join(logged[:12])})" if logged else "")
-        )
+    notes = _no_summary_note(report, request)
     read_as = sorted({f"`{r.score.read_as}`" for r in report.finished if r.score.read_as})
     if read_as:
         notes.append(
@@ -472,6 +466,18 @@ def _source_notes(report: rep.Report, request: Request) -> list[str]:
             f"files ({len(report.varying)} paths differ)"
         )
     return notes
+
+
+def _no_summary_note(report: rep.Report, request: Request) -> list[str]:
+    """Without --metric the report reads the bundled trainer's summary.json: where no run has one,
+    the metrics the runs did log, to choose from."""
+    if request.metric is not None or any(r.summary for r in report.finished):
+        return []
+    logged = rep.logged_metrics(report)
+    return [
+        "no run has the bundled trainer's summary.json; report a metric the runs logged with "
+        "--metric NAME" + (f" (logged: {', '.join(logged[:12])})" if logged else "")
+    ]
 
 
 def _seed_notes(plan: grp.SeedPlan, request: Request) -> list[str]:

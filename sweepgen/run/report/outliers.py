@@ -87,8 +87,7 @@ def find(
 ) -> Outlier | None:
     """The run of ``runs`` (name, value) Grubbs's test calls an outlier, if any; tested on
     ``scale`` of the values (``anscombe`` for a proportion), named with the values themselves."""
-    values = [v for _, v in runs]
-    if len(values) < 3 or not all(math.isfinite(v) for v in values):
+    if not _testable([v for _, v in runs]):
         return None
     on = {n: scale(v) for n, v in runs}
     mean, sd = _mean_sd(list(on.values()))
@@ -97,6 +96,12 @@ def find(
     if not _far(abs(on[name] - mean), sd, rest):
         return None
     return Outlier(group, name, dict(runs)[name], (min(rest), max(rest)))
+
+
+def _testable(values: Sequence[float]) -> bool:
+    """Grubbs's test needs three runs or more (of two, neither is the odd one out) and finite
+    values (a diverged run's infinity is no distance)."""
+    return len(values) >= 3 and all(math.isfinite(v) for v in values)
 
 
 def _far(gap: float, sd: float, rest: Sequence[float]) -> bool:
