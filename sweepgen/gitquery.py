@@ -128,15 +128,24 @@ def _refuse_config_named(top: str) -> None:
             continue
         seen.add(path)
         _refuse_blocking(path)
-        for key, value in _config_entries(path) if os.path.isfile(path) else []:
-            if key == "core.excludesfile":  # relative to the work tree, where git runs
-                excludes = True
-                _refuse_blocking(os.path.join(top, os.path.expanduser(value)))
-            else:  # an include: relative to the file that names it
-                pending.append((os.path.join(os.path.dirname(path), os.path.expanduser(value)), depth + 1))
+        excludes |= _check_named(path, depth, top, pending)
     if not excludes:  # git's default excludes file
         _refuse_blocking(os.path.join(_config_home(), "git", "ignore"))
     _configs_checked.add(top)
+
+
+def _check_named(path: str, depth: int, top: str, pending: list[tuple[str, int]]) -> bool:
+    """The files one config file names: its excludes file refused now (git opens it for each
+    command), its includes added to ``pending`` (each is checked before it is read in turn).
+    True when it set core.excludesFile, which replaces git's default one."""
+    excludes = False
+    for key, value in _config_entries(path) if os.path.isfile(path) else []:
+        if key == "core.excludesfile":  # relative to the work tree, where git runs
+            excludes = True
+            _refuse_blocking(os.path.join(top, os.path.expanduser(value)))
+        else:  # an include: relative to the file that names it
+            pending.append((os.path.join(os.path.dirname(path), os.path.expanduser(value)), depth + 1))
+    return excludes
 
 
 def _config_home() -> str:

@@ -65,8 +65,14 @@ def elapsed_seconds(status: RunStatus | None, now: datetime | None) -> float | N
     measured = boot_clock.ended_after(status.ids) if status.ended else _running_for(status)
     if measured is not None:
         return measured
-    start = datetime.fromisoformat(status.started)
-    end = datetime.fromisoformat(status.ended) if status.ended else now
+    return _wall_seconds(status.started, status.ended, now)
+
+
+def _wall_seconds(started: str, ended: str | None, now: datetime | None) -> float | None:
+    """The same on the wall clock, from the status's recorded times: the fallback for a run on
+    another host or one that kept no boot-clock measure."""
+    start = datetime.fromisoformat(started)
+    end = datetime.fromisoformat(ended) if ended else now
     wall = (end - start).total_seconds() if end else None
     # an end before the start: a clock moved back meanwhile, so the wall clock cannot tell ("-")
     return wall if wall is None or wall >= 0 else None
@@ -147,7 +153,7 @@ def _progress_table(
     must fit the terminal (each end is also printed as a line above the table)."""
     table = _progress_frame(live)
     rows = {d.task.name: last_metrics(d.task.run_dir) for d in decisions if d.task.name in live}
-    value_col = metric or ("reward" if _shows_reward(decisions, list(rows.values())) else None)
+    value_col = _value_column(decisions, rows, metric)
     _progress_columns(table, value_col)
     for d in decisions:
         status = live.get(d.task.name)
@@ -155,6 +161,14 @@ def _progress_table(
             value = _progress_value(d, rows[d.task.name], metric)
             table.add_row(*_progress_row(d, status, rows[d.task.name], now, (value,) if value_col else ()))
     return table
+
+
+def _value_column(
+    decisions: Sequence[Decision], rows: Mapping[str, Mapping[str, Any] | None], metric: str | None
+) -> str | None:
+    """The value column's title: the metric asked for, else the reward where runs have one, else
+    none (a column of dashes says nothing)."""
+    return metric or ("reward" if _shows_reward(decisions, list(rows.values())) else None)
 
 
 def _progress_columns(table: Table, value_col: str | None) -> None:

@@ -64,12 +64,23 @@ def check(
         report = api.check(list(specs) or None, out_root, full=full)
     skipped = found or []  # the schema checks --no-import left out
     _no_import.report(skipped, fmt)
+    _print_report(report, skipped, fmt, show_diff)
+    return _exit_code(report)
+
+
+def _print_report(report: Report, skipped: Sequence[tuple[Location, str]], fmt: str, show_diff: bool) -> None:
+    """The report in the --format asked for (json for programs, github for CI annotations)."""
     if fmt == "json":
         click.echo(_json_text(report, skipped))
     elif fmt == "github":
         _print_github(report, show_diff)
     else:
         _print_text(report, show_diff or verbose())
+
+
+def _exit_code(report: Report) -> int:
+    """2 for an invalid spec before 1 for stale files: files of a spec that cannot be read are not
+    known to be stale, and CI must tell the two apart."""
     if report.invalid:
         return EXIT_USAGE
     return EXIT_PROBLEMS if report.problems else EXIT_OK

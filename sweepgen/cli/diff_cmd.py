@@ -17,7 +17,7 @@ from sweepgen.cli._params import limit_option
 if TYPE_CHECKING:  # the readers load when the command runs, not for --help
     from sweepgen.readers.compare import Comparison
     from sweepgen.readers.diff import Change
-    from sweepgen.readers.model import ReadResult
+    from sweepgen.readers.model import NotEvaluated, ReadResult
 
 Paths = set[tuple[Any, ...]]  # the paths of changes --allow does not allow
 
@@ -111,17 +111,21 @@ def _warn(result: Comparison) -> None:
     that match nothing."""
     for warning in result.warnings:
         click.echo(safe_text(f"warning: {warning}"), err=True)
-    opaque = result.opaque
-    if opaque:
-        places = ", ".join(dict.fromkeys(node.at for node in opaque if node.at))
-        click.echo(
-            f"note: {len(opaque)} part{'s' if len(opaque) != 1 else ''} could not be evaluated and "
-            f"{'are' if len(opaque) != 1 else 'is'} compared by normalised source ({_shorten(places)})",
-            err=True,
-        )
+    if result.opaque:
+        click.echo(_opaque_note(result.opaque), err=True)
     for glob, close in result.unmatched.items():
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         click.echo(f"warning: --allow {glob!r} matches no path in either config{hint}", err=True)
+
+
+def _opaque_note(opaque: list[NotEvaluated]) -> str:
+    """Parts no reader could evaluate are compared by their source text: say so, and where, since a
+    change there is a change of text, not of value."""
+    places = ", ".join(dict.fromkeys(node.at for node in opaque if node.at))
+    return (
+        f"note: {len(opaque)} part{'s' if len(opaque) != 1 else ''} could not be evaluated and "
+        f"{'are' if len(opaque) != 1 else 'is'} compared by normalised source ({_shorten(places)})"
+    )
 
 
 def _json_report(a: str, b: str, allow: tuple[str, ...], result: Comparison) -> dict[str, Any]:

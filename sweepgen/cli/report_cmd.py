@@ -211,10 +211,7 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
     assert statistics is not None
     out = outcome.caveats()
     for c in statistics.comparisons:
-        if c.reason is not None:
-            out.append(f"{c.name}: cannot decide: {c.reason}")
-        if c.verdict in ("no evidence", "cannot decide") and c.test is not None:
-            out.append(_seeds_sentence(c, statistics.methods.bounds))
+        out += _undecided_sentences(c, statistics.methods.bounds)
     interval = statistics.methods.describe()
     from sweepgen.run.report.stats import bootstrap_coverage
 
@@ -226,6 +223,17 @@ def _stats_sentences(outcome: Outcome) -> list[str]:
             f"interval ({interval['diff_interval']}) and test ({interval['test']}) are different methods: "
             "they can disagree; the verdict follows the test"
         )
+    return out
+
+
+def _undecided_sentences(c: Comparison, bounds: tuple[float, float] | None) -> list[str]:
+    """Why a comparison cannot be decided, then how many seeds would decide it: a verdict of no
+    evidence read alone would pass for evidence of no difference."""
+    out = []
+    if c.reason is not None:
+        out.append(f"{c.name}: cannot decide: {c.reason}")
+    if c.verdict in ("no evidence", "cannot decide") and c.test is not None:
+        out.append(_seeds_sentence(c, bounds))
     return out
 
 
@@ -461,6 +469,12 @@ def _show(outcome: Outcome, request: Request, fmt: str) -> None:
         out.print(_best_line(outcome, request, outcome.best), markup=False)
     if outcome.statistics is not None:
         _show_statistics(outcome, out)
+    _show_files(outcome, out)
+
+
+def _show_files(outcome: Outcome, out: Console) -> None:
+    """The files written, then an earlier report's files removed: a removal the user did not ask for
+    by name must be said, or a file they kept would vanish unseen."""
     for what, path in outcome.written:
         out.print(f"{what}: {path}", markup=False)
     for path in outcome.removed:

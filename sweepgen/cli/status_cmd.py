@@ -123,26 +123,34 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
         out.print(f"cancelled {outcome.cancelled} run(s); resume them with `{outcome.resume}`", markup=False)
     out.print(_table(outcome.views, title=str(sweep_dir)))
     for view in outcome.ended:
-        state = view.status.state.value if view.status is not None else "ended"
-        out.print(f"{view.task.name}: ended by itself ({state}) before it could be cancelled", markup=False)
+        out.print(_ended_line(view), markup=False)
     for view in outcome.elsewhere:
-        assert view.status is not None  # a live run has a status
-        if view.status.executor == "slurm":
-            err.print(
-                f"{view.task.name}: its status file names Slurm job {view.status.ids.get('job_id')}, "
-                "which is not provably this run's job (its name, user, submission folder and the "
-                "jobs journal must all say so): not cancelled "
-                f"(see `squeue -j {view.status.ids.get('job_id')} -o %i|%j|%u|%Z`)",
-                markup=False,
-            )
-            continue
-        err.print(
-            f"{view.task.name}: runs under the {view.status.executor} executor ({_job(view)}) and cannot "
-            "be stopped from here: run `sweepgen cancel` on its machine (or, for a run an older "
-            "sweepgen started, press Ctrl-C where its `sweepgen run` runs)",
-            markup=False,
-        )
+        err.print(_not_cancelled_line(view), markup=False)
     return outcome.exit_code
+
+
+def _ended_line(view: RunView) -> str:
+    """A run that ended between the look and the cancel: not cancelled, and not an error either."""
+    state = view.status.state.value if view.status is not None else "ended"
+    return f"{view.task.name}: ended by itself ({state}) before it could be cancelled"
+
+
+def _not_cancelled_line(view: RunView) -> str:
+    """Why a live run was left running, and what the user can do: a Slurm job is cancelled only
+    when provably this run's (a reused job id would cancel a stranger's job)."""
+    assert view.status is not None  # a live run has a status
+    if view.status.executor == "slurm":
+        return (
+            f"{view.task.name}: its status file names Slurm job {view.status.ids.get('job_id')}, "
+            "which is not provably this run's job (its name, user, submission folder and the "
+            "jobs journal must all say so): not cancelled "
+            f"(see `squeue -j {view.status.ids.get('job_id')} -o %i|%j|%u|%Z`)"
+        )
+    return (
+        f"{view.task.name}: runs under the {view.status.executor} executor ({_job(view)}) and cannot "
+        "be stopped from here: run `sweepgen cancel` on its machine (or, for a run an older "
+        "sweepgen started, press Ctrl-C where its `sweepgen run` runs)"
+    )
 
 
 def _found_under(under: Path | None) -> None:
@@ -186,14 +194,20 @@ def _table(views: Sequence[RunView], title: str | None = None) -> Table:
         table.add_row(
             view.task.name,
             Text(label, style=STYLE.get(label, "bold red")),
-            s.executor if s else "-",
-            _job(view) if s else "-",
-            str(s.attempt) if s else "-",
+            *_recorded_cells(view),
             fmt_duration(elapsed_seconds(s, now)),
             step_text(view.task.run_dir, view.task.config, s),
             one_line(view.unreadable or ((s.reason or "") if s else "")),  # one line, whatever the file says
         )
     return table
+
+
+def _recorded_cells(view: RunView) -> tuple[str, str, str]:
+    """executor, job, attempt: what the status file records, dashes before a run has one."""
+    s = view.status
+    if not s:
+        return "-", "-", "-"
+    return s.executor, _job(view), str(s.attempt)
 
 
 def _show_problems(views: Sequence[RunView], tail_lines: int) -> None:

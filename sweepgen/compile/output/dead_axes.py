@@ -58,12 +58,8 @@ def check(files: list[RenderedFile], expansion: Expansion) -> None:
 def _dead_pair(path: str, files: Iterable[RenderedFile]) -> tuple[RenderedFile, RenderedFile] | None:
     """Two files that differ in ``path`` alone and render alike, when every such group renders
     alike; None when one group's files differ (or no group has two values of ``path``)."""
-    groups: dict[tuple[object, ...], list[RenderedFile]] = defaultdict(list)
-    for f in files:
-        if path in f.variant.axes:
-            groups[_others(f.variant, path)].append(f)
     example = None
-    for group in groups.values():
+    for group in _alike_but(path, files):
         values = {repr(f.variant.axes[path]) for f in group}
         if len(values) < 2:
             continue
@@ -72,6 +68,16 @@ def _dead_pair(path: str, files: Iterable[RenderedFile]) -> tuple[RenderedFile, 
         if example is None:
             example = _pair(group, path)
     return example
+
+
+def _alike_but(path: str, files: Iterable[RenderedFile]) -> Iterable[list[RenderedFile]]:
+    """The files that set ``path``, grouped by everything else that tells them apart: within a
+    group, only ``path`` can have made their files differ."""
+    groups: dict[tuple[object, ...], list[RenderedFile]] = defaultdict(list)
+    for f in files:
+        if path in f.variant.axes:
+            groups[_others(f.variant, path)].append(f)
+    return groups.values()
 
 
 def _pair(group: list[RenderedFile], path: str) -> tuple[RenderedFile, RenderedFile]:

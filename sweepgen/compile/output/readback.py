@@ -204,6 +204,12 @@ def python_problem(text: str) -> Problem | None:
         return err.lineno or 0, err.offset or 0, f"Python refuses it: {err.msg}"
     except (RecursionError, MemoryError, ValueError) as err:
         return 0, 0, f"Python refuses it: {type(err).__name__}"
+    return _first_repeated(tree)
+
+
+def _first_repeated(tree: ast.AST) -> Problem | None:
+    """The first key or keyword given twice in a file Python parses: its parser accepts both, so
+    only a walk of the tree finds them."""
     for node in ast.walk(tree):
         twice = _constant_twice(node) if isinstance(node, ast.Dict) else None
         if isinstance(node, ast.Call):
@@ -254,6 +260,12 @@ def shell_problem(text: str) -> Problem | None:
     found = _sbatch_problem(text, tree)
     if found is not None or not _grammar_refuses(tree):
         return found
+    return _bash_refuses(text)
+
+
+def _bash_refuses(text: str) -> Problem | None:
+    """bash's own reading of a script the grammar refuses: the grammar lags bash's syntax, so only
+    bash's refusal counts; without bash (or when it hangs) the run will say."""
     bash = shutil.which("bash")
     if bash is None:
         return None  # the grammar alone is not trusted to refuse a script: the run will say

@@ -18,6 +18,7 @@ from sweepgen.compile.output import lock
 from sweepgen.compile.output.journal import JOURNAL_NAME, Recorded, journal_bytes, read_recorded
 from sweepgen.compile.output.pipeline import Plan
 from sweepgen.compile.output.render import RenderedFile
+from sweepgen.compile.output.staging import Staging
 from sweepgen.compile.spec.model import SAFE_NAME
 from sweepgen.errors import Location, UserError
 from sweepgen.outtree import Node, OutputTree, check_names, name_max
@@ -75,6 +76,17 @@ class Outcome:
 
 def plan_actions(plans: list[Plan]) -> list[Outcome]:
     """Decide what each file needs; raises before anything is written if a file must not be touched."""
+    _refuse_shared_folders(plans)
+    # folders this render made to stage its files are not an earlier render's (checked above, by spec)
+    made_here = {p.sweep_dir for p in plans if p.staging is not None and p.staging.fresh}
+    for plan in plans:
+        _check_case_on_disk(plan, made_here)
+    return [_outcome(plan) for plan in plans]
+
+
+def _refuse_shared_folders(plans: list[Plan]) -> None:
+    """Two specs of one render whose sweep folders are one (or one on macOS and Windows, differing
+    only in case): each would overwrite the other's files."""
     names: dict[str, str] = {}
     folded: dict[str, Plan] = {}
     for plan in plans:
@@ -88,11 +100,6 @@ def plan_actions(plans: list[Plan]) -> list[Outcome]:
         other = folded.setdefault(plan.sweep_dir.lower(), plan)
         if other is not plan:
             raise _case_clash(plan, other.shown_dir, f"spec {other.spec.path}")
-    # folders this render made to stage its files are not an earlier render's (checked above, by spec)
-    made_here = {p.sweep_dir for p in plans if p.staging is not None and p.staging.fresh}
-    for plan in plans:
-        _check_case_on_disk(plan, made_here)
-    return [_outcome(plan) for plan in plans]
 
 
 def _check_case_on_disk(plan: Plan, made_here: set[str]) -> None:
@@ -282,15 +289,18 @@ def _check_listed(plan: Plan, path: str) -> None:
 def _make_room(plan: Plan, tree: OutputTree, in_the_way: list[str], removed: set[str], out: Outcome) -> None:
     """Temporary files left by a cut render, and the folders standing where outputs go: only a
     folder sweepgen filled, and empties now, makes room for a file."""
-    staging = plan.staging
-    entries = [
-        (rel, kind) for rel, kind in tree.walk(folders=True) if staging is None or not staging.owns(rel)
-    ]
+    entries = _not_staged(tree, plan.staging)
     out.leftovers = [rel for rel, kind in entries if kind == "file" and _is_temp(rel)]
     for folder in in_the_way:
         if not _emptied(folder, entries, removed, out.leftovers):
             raise _unsafe(tree, folder, "folder", False)
         out.emptied.append(folder)
+
+
+def _not_staged(tree: OutputTree, staging: Staging | None) -> list[tuple[str, str]]:
+    """The output tree's (path, kind) entries, less this render's own staging folder: its files
+    are this render's, never in the way of it."""
+    return [(rel, kind) for rel, kind in tree.walk(folders=True) if staging is None or not staging.owns(rel)]
 
 
 def _emptied(folder: str, entries: list[tuple[str, str]], removed: set[str], leftovers: list[str]) -> bool:

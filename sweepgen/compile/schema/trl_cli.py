@@ -132,13 +132,7 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
             location=loc,
             hint="check that trl imports in this environment (python -c 'import trl')",
         ) from None
-    props: dict[str, Any] = {"env": _ENV}
-    required: list[str] = []
-    for cls in classes:
-        part = export.export(f"{cls.__module__}:{cls.__qualname__}", cls)
-        for name, prop in part["properties"].items():
-            props.setdefault(name, prop)  # HfArgumentParser refuses a field two classes share
-        required += part.get("required", [])
+    props, required = _class_fields(classes)
     guarded = code_choices.close_strings(props, [c.__module__ for c in classes])
     taken = set(props)
     for name, prop in _launch_options(command, loc).items():
@@ -161,6 +155,19 @@ def _build(command: str, version: str, loc: Location) -> dict[str, Any]:
             "classes": [f"{c.__module__}.{c.__qualname__}" for c in classes],
         },
     }
+
+
+def _class_fields(classes: tuple[type, ...]) -> tuple[dict[str, Any], list[str]]:
+    """The properties and required keys of all the script's config classes, as one object: its
+    --config file is one mapping that HfArgumentParser splits among them."""
+    props: dict[str, Any] = {"env": _ENV}
+    required: list[str] = []
+    for cls in classes:
+        part = export.export(f"{cls.__module__}:{cls.__qualname__}", cls)
+        for name, prop in part["properties"].items():
+            props.setdefault(name, prop)  # HfArgumentParser refuses a field two classes share
+        required += part.get("required", [])
+    return props, required
 
 
 def _launch_options(command: str, loc: Location) -> dict[str, Any]:

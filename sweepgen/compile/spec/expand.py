@@ -189,21 +189,27 @@ class _Names:
         whole = naming.separator(self.spec).join(parts.values()) or "base"
         keep = last if naming.is_readable(self.spec) and last and whole.endswith(last) else None
         name = _short_name(whole, keep)
+        self._claim(name, parts, vname, on_grid)
+        return name
+
+    def _claim(self, name: str, parts: dict[str, str], vname: str | None, on_grid: bool) -> None:
+        """Take ``name`` for the variant ``parts`` make, refused when an earlier variant has it, or
+        has it in another case: names become run folders, one folder on macOS and Windows."""
+        where = self.spec.loc(("grid",) if on_grid else ("variants",))
         if name in self.seen:
             raise SpecError(
                 f"two variants are both named {name!r} ({_desc(*self.seen[name])} / {_desc(parts, vname)})",
-                location=self.spec.loc(("grid",) if on_grid else ("variants",)),
+                location=where,
                 hint="give grid axes explicit labels as a mapping {label: value}, or rename variants",
             )
         self.seen[name] = (parts, vname)
         if self.folded.setdefault(name.lower(), name) != name:
             raise SpecError(
                 f"variant names {self.folded[name.lower()]!r} and {name!r} differ only in case",
-                location=self.spec.loc(("grid",) if on_grid else ("variants",)),
+                location=where,
                 hint="they would collide on macOS and Windows; give the axis distinct "
                 "labels as a mapping {label: value}",
             )
-        return name
 
 
 def _desc(parts: dict[str, str], vname: str | None) -> str:

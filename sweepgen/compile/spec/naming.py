@@ -36,19 +36,24 @@ def separator(spec: Spec) -> str:
 def auto_label(leaf: str, value: Any, loc: Location, readable: bool) -> str:
     """An axis value's label from the last component of its path: ``beta0.04``, ``loss_type_grpo``
     (``loss_typegrpo`` in the legacy scheme)."""
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif value is None:
-        text = "null"
-    elif isinstance(value, float):
-        text = repr(value)  # shortest round-trip form: 0.02, 1e-05, inf
-    elif isinstance(value, (int, str)):
-        text = str(value)
-    else:
-        raise SpecError(
-            f"cannot name a variant after a {type(value).__name__} value",
-            location=loc,
-            hint="give the axis as a mapping {label: value} to name its values",
-        )
+    text = _value_text(value, loc)
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     return f"{leaf}{text}" if number or not readable else f"{leaf}_{text}"
+
+
+def _value_text(value: Any, loc: Location) -> str:
+    """A scalar as YAML writes it (true, null, 0.02); a list or mapping has no short form that
+    would make a readable, unique name."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return repr(value)  # shortest round-trip form: 0.02, 1e-05, inf
+    if isinstance(value, (int, str)):
+        return str(value)
+    raise SpecError(
+        f"cannot name a variant after a {type(value).__name__} value",
+        location=loc,
+        hint="give the axis as a mapping {label: value} to name its values",
+    )

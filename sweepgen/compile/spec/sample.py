@@ -52,15 +52,20 @@ class Distribution(BaseModel):
         if len(given) != 1:
             raise ValueError(f"give exactly one of {', '.join(KINDS)} (got {', '.join(given) or 'none'})")
         kind = given[0]
-        if kind == "choice":
-            return self
-        lo, hi = getattr(self, kind)
-        if not lo < hi:
-            raise ValueError(f"{kind} needs low < high, got [{lo}, {hi}]")
-        if kind == "log_uniform" and not lo > 0:
-            raise ValueError(f"log_uniform needs 0 < low < high, got [{lo}, {hi}]")
-        _drawable(kind, lo, hi)
+        if kind != "choice":  # a choice's values are taken as listed: no range to check
+            lo, hi = getattr(self, kind)
+            _ordered(kind, lo, hi)
+            _drawable(kind, lo, hi)
         return self
+
+
+def _ordered(kind: str, lo: float, hi: float) -> None:
+    """A range's ends in order (and above 0 for a logarithm): a reversed or empty range has no
+    draw that means what was written."""
+    if not lo < hi:
+        raise ValueError(f"{kind} needs low < high, got [{lo}, {hi}]")
+    if kind == "log_uniform" and not lo > 0:
+        raise ValueError(f"log_uniform needs 0 < low < high, got [{lo}, {hi}]")
 
 
 INT_SPAN = 2**53  # integers a float draw reaches exactly: `u * (hi - lo + 1)` is a float product

@@ -17,7 +17,7 @@ from sweepgen import paths
 from sweepgen.errors import Location, SpecError
 
 if TYPE_CHECKING:
-    from sweepgen.compile.spec.model import Spec
+    from sweepgen.compile.spec.model import Spec, SpecModel
 
 
 class SeedBlock(BaseModel):
@@ -34,11 +34,7 @@ def report_block(spec: Spec, variant_configs: list[dict[str, Any]]) -> dict[str,
     naming scheme (``names``, when readable)."""
     model = spec.model
     declared = model.seed
-    block: dict[str, Any] = {}
-    if model.sample is not None:
-        block["digits"] = model.sample.digits
-    if model.names != "legacy":  # recorded only when not the default: older locks stay byte-identical
-        block["names"] = model.names
+    block = _naming_entries(model)
     if declared is None:
         return block or None
     seed = SeedBlock(path=declared) if isinstance(declared, str) else declared
@@ -47,6 +43,16 @@ def report_block(spec: Spec, variant_configs: list[dict[str, Any]]) -> dict[str,
     block["seed"] = seed.path
     if seed.tune is not None or seed.test is not None:
         block["tune"], block["test"] = _split(spec, seed, found)
+    return block
+
+
+def _naming_entries(model: SpecModel) -> dict[str, Any]:
+    """``digits`` and ``names``, which `report` needs to name runs as the compiler did."""
+    block: dict[str, Any] = {}
+    if model.sample is not None:
+        block["digits"] = model.sample.digits
+    if model.names != "legacy":  # recorded only when not the default: older locks stay byte-identical
+        block["names"] = model.names
     return block
 
 

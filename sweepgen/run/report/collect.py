@@ -238,9 +238,8 @@ def _from_linked_runs(directory: Path, run_dirs: Sequence[Path], obj: Objective)
     """A runs folder whose every run a sweep lock describes (its status names the sweep folder);
     None when some run has no lock."""
     sweeps: dict[Path, _SweepIndex] = {}  # each sweep's lock read once, however many runs point to it
-    maybe_linked = [_linked_values(d, sweeps) for d in run_dirs]
-    linked = [v for v in maybe_linked if v is not None]
-    if len(linked) != len(maybe_linked):
+    linked = _all_linked(run_dirs, sweeps)
+    if linked is None:
         return None
     _refuse_stale([(name, d, fp) for d, (name, _, fp, _) in zip(run_dirs, linked)])
     varying = sorted({path for _, values, _, _ in linked for path in values} - NAMING_PATHS)
@@ -252,6 +251,16 @@ def _from_linked_runs(directory: Path, run_dirs: Sequence[Path], obj: Objective)
     if len(sweeps) == 1:  # one sweep's runs: its base, seed path and digits apply
         report = _from_lock(report, next(iter(sweeps.values())).lock)
     return report
+
+
+def _all_linked(
+    run_dirs: Sequence[Path], sweeps: dict[Path, _SweepIndex]
+) -> list[tuple[str, dict[str, Any], str, tuple[str, LockFile]]] | None:
+    """Each run's values from its sweep's lock (as _linked_values), or None when some run has
+    none: a folder reported partly by lock and partly by config.yaml would mix two sources."""
+    maybe_linked = [_linked_values(d, sweeps) for d in run_dirs]
+    linked = [v for v in maybe_linked if v is not None]
+    return linked if len(linked) == len(maybe_linked) else None
 
 
 def _from_lock(report: Report, lock: Lock) -> Report:
@@ -428,11 +437,7 @@ def _record(
     diff: Mapping[str, Any] | None = None,
 ) -> RunRecord:
     problems: list[str] = []
-    try:
-        summary = read_summary(run_dir)
-    except RunFileError as err:  # listed with the run, never fatal to the whole report
-        summary = None
-        problems.append(f"{SUMMARY_FILE} {err.reason}")
+    summary = _summary(run_dir, problems)
     status = _status(run_dir, problems)
     state = _state(run_dir, status, summary)
     sources, series = _logged_series(run_dir, objective, problems)
@@ -440,9 +445,6 @@ def _record(
     score = _score(sources, series, objective) if objective.metric is not None else Score()
     if score.value is not None and series is not None and series.non_finite:
         score = _unless_diverged(run_dir, series, objective, score)
-    logged: dict[str, metrics.Points] = {}
-    for source in reversed(metrics.SOURCES):  # the first source in SOURCES order wins, as in find()
-        logged.update(sources.get(source, {}))
     return RunRecord(
         name,
         run_dir,
@@ -454,9 +456,28 @@ def _record(
         tuple(problems),
         variant=variant or name,
         diff=dict(diff or {}),
-        series=logged,
+        series=_by_first_source(sources),
         pruned=_pruned(state, status),
     )
+
+
+def _summary(run_dir: Path, problems: list[str]) -> dict[str, Any] | None:
+    """The run's summary.json, or None: a broken one is listed with the run (in ``problems``),
+    never fatal to the whole report."""
+    try:
+        return read_summary(run_dir)
+    except RunFileError as err:
+        problems.append(f"{SUMMARY_FILE} {err.reason}")
+        return None
+
+
+def _by_first_source(sources: Mapping[str, Mapping[str, metrics.Points]]) -> dict[str, metrics.Points]:
+    """Every series the run logged, once: where sources share a name, the first in SOURCES order
+    wins, as in metrics.find()."""
+    logged: dict[str, metrics.Points] = {}
+    for source in reversed(metrics.SOURCES):
+        logged.update(sources.get(source, {}))
+    return logged
 
 
 def _state(run_dir: Path, status: RunStatus | None, summary: Any) -> RunState:

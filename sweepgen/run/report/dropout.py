@@ -44,15 +44,20 @@ def configurations(report: rep.Report, plan: grp.SeedPlan, seeds: str) -> int:
     if plan.path is None:
         return 0
     keys = [p for p in report.varying if p != plan.path]
-    members = [grp.Member(r.name, r.variant, r.values) for r in report.runs]
-    chosen = {m.run for m in grp.select_seeds(members, plan, seeds)}
+    chosen = _chosen(report, plan, seeds)
     return len({_key(r.values, keys) for r in report.runs if r.name in chosen})
+
+
+def _chosen(report: rep.Report, plan: grp.SeedPlan, seeds: str) -> set[str]:
+    """The names of the runs of the seeds chosen (``--seeds``), chosen as grouping chooses them:
+    a run the statistics never meant to use is neither lost nor a configuration of theirs."""
+    members = [grp.Member(r.name, r.variant, r.values) for r in report.runs]
+    return {m.run for m in grp.select_seeds(members, plan, seeds)}
 
 
 def _unscored(report: rep.Report, plan: grp.SeedPlan, seeds: str) -> list[rep.RunRecord]:
     """The runs of the seeds chosen that have no value to compare."""
-    members = [grp.Member(r.name, r.variant, r.values) for r in report.runs]
-    chosen = {m.run for m in grp.select_seeds(members, plan, seeds)}
+    chosen = _chosen(report, plan, seeds)
     scored = {r.name for r in report.finished if r.value is not None}
     return [r for r in report.runs if r.name in chosen and r.name not in scored and _ended(r)]
 

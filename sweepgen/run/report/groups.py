@@ -118,12 +118,17 @@ def _named(
     or vanish; the sweep's name for a sweep's one group."""
     seed_token = _seed_positions(members, path)
     named = [(_name(ms[0], path, seed_token), ms) for ms in buckets]
-    if len({n for n, _ in named}) < len(named) or not all(n for n, _ in named):
-        # names that collide or vanish say nothing: use the values
+    if _say_nothing([n for n, _ in named]):
         named = [(_values_name(ms[0], keys), ms) for _, ms in named]
     if len(named) == 1 and not named[0][0]:
         named = [(sweep, named[0][1])]  # the sweep's one group: its name is the sweep's
     return named
+
+
+def _say_nothing(names: list[str]) -> bool:
+    """Names that collide (two groups, one name) or vanish (the seed was the whole name) tell the
+    groups apart no better than no names: their values must."""
+    return len(set(names)) < len(names) or not all(names)
 
 
 def _shared(members: Sequence[Member], keys: Sequence[str]) -> dict[str, Any]:

@@ -132,14 +132,16 @@ class Importance:
 def params_of(values: Sequence[Mapping[str, Any]], paths: Sequence[str]) -> list[Param]:
     """Each path as an axis: categorical unless every value is a number; log when all are positive
     and span at least a factor of 100."""
-    out = []
-    for path in paths:
-        column: list[Any] = [v.get(path) for v in values]
-        numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in column)
-        finite = numeric and all(math.isfinite(x) for x in column)
-        log = bool(finite and min(column) > 0 and max(column) / min(column) >= 100)
-        out.append(Param(path, log, not finite))
-    return out
+    return [_param(path, [v.get(path) for v in values]) for path in paths]
+
+
+def _param(path: str, column: list[Any]) -> Param:
+    """One path's axis from its values (``column``): a number that is not finite, or a value that
+    is no number, cannot be placed on a numeric axis."""
+    numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in column)
+    finite = numeric and all(math.isfinite(x) for x in column)
+    log = bool(finite and min(column) > 0 and max(column) / min(column) >= 100)
+    return Param(path, log, not finite)
 
 
 def compute(

@@ -27,14 +27,20 @@ def sentence(statistics: stats.Statistics) -> list[str]:
     if len(levels) < 2:
         return []
     together = 1 - math.fsum(1 - level for level in levels)
-    every = "both" if len(levels) == 2 else f"all {len(levels)}"
-    held = (
-        f"{every} cover their true differences together with at least {together:.1%} (the union bound "
-        "over their levels)"
-        if together > 0
-        else f"nothing is promised for {every} together (their misses may add up past 100%)"
-    )
+    held = _held(len(levels), together)
     return [
         f"the {len(levels)} difference intervals are each at its own comparison's level (the level column: "
         f"Holm's step), not simultaneous: {held}; each alone covers at its level"
     ]
+
+
+def _held(n: int, together: float) -> str:
+    """What ``n`` intervals promise together by the union bound (``together``: one less the sum of
+    their misses), which promises nothing once the misses add up past 100%."""
+    every = "both" if n == 2 else f"all {n}"
+    if together > 0:
+        return (
+            f"{every} cover their true differences together with at least {together:.1%} (the union bound "
+            "over their levels)"
+        )
+    return f"nothing is promised for {every} together (their misses may add up past 100%)"

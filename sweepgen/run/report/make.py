@@ -138,18 +138,27 @@ def make(request: Request) -> Outcome:
     outcome.context = stats_context(request, report)
     outcome.view = view
     if statistics is not None:
-        outcome.lost = dropout.lost_runs(report, groups, plan, request.seeds)
-        runs = _group_runs(report, groups)
-        outcome.outliers = outliers.scan(runs, statistics.methods.bounds)
-        outcome.unpaired = compared.unpaired(report, groups, plan.path, statistics.baseline)
-        configurations = dropout.configurations(report, plan, request.seeds)
-        values = {g: [v for _, v in r] for g, r in runs.items()}
-        outcome.winner = winner.sentence(statistics, values, configurations)
-        outcome.after_looks = after_looks
+        _add_caveats(outcome, statistics, request, after_looks)
     outcome.notes.extend(_sequential_lines(report, request))
     files = _outputs(outcome, request, draw_png=request.plot and "matplotlib" not in missing)
     _write(files, request.out_dir or report.out_dir, outcome)
     return outcome
+
+
+def _add_caveats(
+    outcome: Outcome, statistics: stats.Statistics, request: Request, after_looks: list[str]
+) -> None:
+    """What the statistics' numbers do not show (Outcome.caveats), found only once there are
+    statistics: without them there is no group to have lost runs or to be far from."""
+    report, groups, plan = outcome.report, outcome.groups, outcome.plan
+    outcome.lost = dropout.lost_runs(report, groups, plan, request.seeds)
+    runs = _group_runs(report, groups)
+    outcome.outliers = outliers.scan(runs, statistics.methods.bounds)
+    outcome.unpaired = compared.unpaired(report, groups, plan.path, statistics.baseline)
+    configurations = dropout.configurations(report, plan, request.seeds)
+    values = {g: [v for _, v in r] for g, r in runs.items()}
+    outcome.winner = winner.sentence(statistics, values, configurations)
+    outcome.after_looks = after_looks
 
 
 def _collect(request: Request) -> tuple[rep.Report, Request, str | None, Any]:
@@ -444,13 +453,7 @@ def _notes(report: rep.Report, plan: grp.SeedPlan, request: Request) -> list[str
 
 def _source_notes(report: rep.Report, request: Request) -> list[str]:
     """Where the metric and the varying values came from, when not from the bundled trainer and a lock."""
-    notes: list[str] = []
-    if request.metric is None and not any(r.summary for r in report.finished):
-        logged = rep.logged_metrics(report)
-        notes.append(
-            "no run has the bundled trainer's summary.json; report a metric the runs logged with "
-            "--metric NAME" + (f" (logged: {', '.join(logged[:12])})" if logged else "")
-        )
+    notes = _no_summary_note(report, request)
     read_as = sorted({f"`{r.score.read_as}`" for r in report.finished if r.score.read_as})
     if read_as:
         notes.append(
@@ -463,6 +466,18 @@ def _source_notes(report: rep.Report, request: Request) -> list[str]:
             f"files ({len(report.varying)} paths differ)"
         )
     return notes
+
+
+def _no_summary_note(report: rep.Report, request: Request) -> list[str]:
+    """Without --metric the report reads the bundled trainer's summary.json: where no run has one,
+    the metrics the runs did log, to choose from."""
+    if request.metric is not None or any(r.summary for r in report.finished):
+        return []
+    logged = rep.logged_metrics(report)
+    return [
+        "no run has the bundled trainer's summary.json; report a metric the runs logged with "
+        "--metric NAME" + (f" (logged: {', '.join(logged[:12])})" if logged else "")
+    ]
 
 
 def _seed_notes(plan: grp.SeedPlan, request: Request) -> list[str]:
@@ -486,9 +501,7 @@ def missing_value(report: rep.Report) -> list[str]:
 
 
 def _statistics(report: rep.Report, groups: Sequence[grp.Group], request: Request) -> stats.Statistics:
-    values = {r.name: r.value for r in report.finished}
-    named = [(g.name, [v for n in g.members if (v := values.get(n)) is not None]) for g in groups]
-    named = [(n, v) for n, v in named if v]
+    named = [(g, [v for _, v in runs]) for g, runs in _group_runs(report, groups).items() if runs]
     baseline = _baseline(request.compare, groups, [n for n, _ in named])
     limits = bounds.of_metric(report.objective.metric, [v for _, vs in named for v in vs])
     methods = stats.Methods(interval=request.interval, test=request.test, bounds=limits)

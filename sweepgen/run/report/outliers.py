@@ -87,8 +87,7 @@ def find(
 ) -> Outlier | None:
     """The run of ``runs`` (name, value) Grubbs's test calls an outlier, if any; tested on
     ``scale`` of the values (``anscombe`` for a proportion), named with the values themselves."""
-    values = [v for _, v in runs]
-    if len(values) < 3 or not all(math.isfinite(v) for v in values):
+    if not _testable([v for _, v in runs]):
         return None
     on = {n: scale(v) for n, v in runs}
     mean, sd = _mean_sd(list(on.values()))
@@ -97,6 +96,12 @@ def find(
     if not _far(abs(on[name] - mean), sd, rest):
         return None
     return Outlier(group, name, dict(runs)[name], (min(rest), max(rest)))
+
+
+def _testable(values: Sequence[float]) -> bool:
+    """Grubbs's test needs three runs or more (of two, neither is the odd one out) and finite
+    values (a diverged run's infinity is no distance)."""
+    return len(values) >= 3 and all(math.isfinite(v) for v in values)
 
 
 def _far(gap: float, sd: float, rest: Sequence[float]) -> bool:
@@ -117,12 +122,22 @@ def scan(
 ) -> list[Outlier]:
     """Each group's outlier, in the groups' order; a proportion (``bounds`` (0, 1)) whose values
     are counts out of m items on Anscombe's scale."""
-    m = items([v for runs in groups.values() for _, v in runs]) if bounds == (0.0, 1.0) else None
-    if m is None:
-        return [o for name, runs in groups.items() if (o := find(name, runs)) is not None]
-    on = f", on Anscombe's scale for a proportion of {m} items"
-    found = (find(name, runs, anscombe(m)) for name, runs in groups.items())
+    m = _proportion_items(groups, bounds)
+    scale, on = (
+        (float, "") if m is None else (anscombe(m), f", on Anscombe's scale for a proportion of {m} items")
+    )
+    found = (find(name, runs, scale) for name, runs in groups.items())
     return [replace(o, scale=on) for o in found if o is not None]
+
+
+def _proportion_items(
+    groups: Mapping[str, Sequence[tuple[str, float]]], bounds: tuple[float, float] | None
+) -> int | None:
+    """The m of a proportion's counts out of m items (see ``items``); None for any other metric,
+    whose values are tested as they are."""
+    if bounds != (0.0, 1.0):
+        return None
+    return items([v for runs in groups.values() for _, v in runs])
 
 
 def sentence(o: Outlier, fmt: str = ".3g") -> str:

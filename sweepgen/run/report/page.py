@@ -175,6 +175,14 @@ def _curve(group: Group, runs: Mapping[str, Mapping[str, Any]], metric: str) -> 
         "group": group.name,
         "n": len(series),
         "steps": steps,
+        **_band(values),
+    }
+
+
+def _band(values: Sequence[Sequence[float]]) -> dict[str, list[float]]:
+    """Each step's mean over the group's runs and their range: the page draws the range as a band
+    (seeds are few: a standard deviation would claim a spread they cannot show)."""
+    return {
         "mean": [sum(v) / len(v) for v in values],
         "low": [min(v) for v in values],
         "high": [max(v) for v in values],

@@ -65,23 +65,24 @@ def trials_of(view: SearchView, steps: Mapping[str, int], repeats: int) -> list[
     step it logged."""
     starts = [r.started for r in view.rows if r.started is not None]
     first = min(starts) if starts else None
-    out = []
-    for row in view.rows:
-        names = [row.name] + [trial_name(row.number, i) for i in range(repeats)]
-        out.append(
-            Trial(
-                row.number,
-                row.name,
-                row.state,
-                row.value,
-                dict(row.params),
-                row.reason,
-                row.steps if row.state == "pruned" and row.steps else None,  # 0: none reported
-                sum(steps.get(n, 0) for n in names),
-                _ended_s(row, first),
-            )
-        )
-    return out
+    return [_trial(row, steps, repeats, first) for row in view.rows]
+
+
+def _trial(row: TrialRow, steps: Mapping[str, int], repeats: int, first: datetime | None) -> Trial:
+    """One row of the study as the report shows it: its steps are all its runs' (a trial with
+    repeats ran each of them), and when it ended is counted from the first trial's start."""
+    names = [row.name] + [trial_name(row.number, i) for i in range(repeats)]
+    return Trial(
+        row.number,
+        row.name,
+        row.state,
+        row.value,
+        dict(row.params),
+        row.reason,
+        row.steps if row.state == "pruned" and row.steps else None,  # 0: none reported
+        sum(steps.get(n, 0) for n in names),
+        _ended_s(row, first),
+    )
 
 
 def _ended_s(row: TrialRow, first: datetime | None) -> float | None:

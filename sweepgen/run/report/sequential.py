@@ -155,7 +155,14 @@ def simulate(
         for name in [*still, baseline]:
             seeds[name] = n
         crossings = look([(a, values[a][:n]) for a in still], values[baseline][:n], alpha, mode)
-        for c in crossings:
-            if c.verdict != OPEN:
-                verdicts[c.name], decided_at[c.name] = c.verdict, k
+        _settle(crossings, k, verdicts, decided_at)
     return Outcome(verdicts, decided_at, seeds)
+
+
+def _settle(
+    crossings: Sequence[Crossing], k: int, verdicts: dict[str, str], decided_at: dict[str, int | None]
+) -> None:
+    """Record the arms look ``k`` decided; an open arm stays open, to be looked at again."""
+    for c in crossings:
+        if c.verdict != OPEN:
+            verdicts[c.name], decided_at[c.name] = c.verdict, k

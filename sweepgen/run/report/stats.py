@@ -395,8 +395,7 @@ def _comparisons(
     paired = rejects is not None
     levels, rejected = holm_levels(pvalues, methods.alpha, rejects)
     m = len(tested)
-    # Holm can only start if some comparison's smallest attainable p passes its first step
-    startable = any(smallest_p(methods.test, len(arms[i][1]), len(base)) * m < methods.alpha for i in tested)
+    startable = _holm_startable(methods, list(map(len, values_of)), len(base))
     out = []
     k = 0
     for i, ((name, values), (test, p)) in enumerate(zip(arms, tests)):
@@ -411,11 +410,32 @@ def _comparisons(
         c = Comparison(name, baseline, diff, low, high, 1 - levels[k], test, p, adjusted[i], word)
         c = _if_undecidable(c, (len(values), len(base)), methods, m, startable=startable)
         c = _if_uncalibrated(c, (name, values), base, methods, levels[k])
-        if needed and c.verdict in ("no evidence", UNDECIDABLE):
-            c = _needed(c, values, base, levels[k], methods)
-        out.append(c)
+        out.append(_with_needed(c, values, base, levels[k], methods, needed=needed))
         k += 1
     return tuple(out)
+
+
+def _holm_startable(methods: Methods, sizes: Sequence[int], base_size: int) -> bool:
+    """Whether Holm can start at all: only if some tested arm's smallest attainable p (given its
+    size in ``sizes`` and the baseline's) passes the first step, at alpha / (number tested)."""
+    m = len(sizes)
+    return any(smallest_p(methods.test, n, base_size) * m < methods.alpha for n in sizes)
+
+
+def _with_needed(
+    c: Comparison,
+    values: Sequence[float],
+    base: Sequence[float],
+    alpha: float,
+    methods: Methods,
+    *,
+    needed: bool,
+) -> Comparison:
+    """The power analysis (when ``needed``), only where the verdict leaves the question open: a
+    decided comparison needs no more seeds."""
+    if needed and c.verdict in ("no evidence", UNDECIDABLE):
+        return _needed(c, values, base, alpha, methods)
+    return c
 
 
 def _interval_steps(
