@@ -8,6 +8,7 @@ nothing outside the project changes, and the exit code is never 70.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -104,6 +105,16 @@ def _link_zero(path: Path) -> None:
             None,
             "sweepgen_status.json run status is not valid JSON",
         ),
+        (
+            lambda b: (b / "trainer_state.json").write_text('{"log_history": [{"step": 3, "acc": 1'),
+            None,
+            "trainer_state.json is not valid JSON",
+        ),
+        (
+            lambda b: _fifo(b / "trainer_state.json"),
+            None,
+            "trainer_state.json is not a regular file (a FIFO)",
+        ),
     ],
     ids=[
         "fifo-summary",
@@ -118,6 +129,8 @@ def _link_zero(path: Path) -> None:
         "garbage-summary",
         "fifo-status",
         "garbage-status",
+        "garbage-trainer-state",
+        "fifo-trainer-state",
     ],
 )
 def test_report_lists_a_spoiled_run_with_the_reason(tmp_path, spoil, metric, reason):
@@ -132,6 +145,34 @@ def test_report_lists_a_spoiled_run_with_the_reason(tmp_path, spoil, metric, rea
     code, out, err = _cli(runs.parent, *args, "--format", "json")  # listed with machine output too
     assert code == 0 and f"warning: run b: {reason}" in err and out.lstrip().startswith("["), err
     assert snapshot(tmp_path, runs) == before
+
+
+@pytest.mark.parametrize("where", ["trainer_state.json", "checkpoint-5/trainer_state.json"])
+@pytest.mark.parametrize("metric", [[], ["--metric", "not_logged"]])
+def test_a_spoiled_trainer_state_among_foreign_runs_is_listed_with_its_run(tmp_path, where, metric):
+    """TRL's runs leave no summary.json: `report` picks the reward from the metric names every run
+    logged (or lists them for a metric none logged). One run's garbage trainer_state.json ended the
+    report with exit 2 naming it; it is that run's problem, and the others are reported."""
+    runs = _runs(tmp_path)
+    for name, reward in (("a", 0.5), ("b", 0.7), ("c", 0.9)):
+        (runs / name).mkdir(exist_ok=True)
+        (runs / name / "summary.json").unlink(missing_ok=True)
+        (runs / name / "metrics.jsonl").unlink(missing_ok=True)
+        done = {"state": "finished", "executor": "local", "exit_code": 0, "done_file": None, "version": 1}
+        (runs / name / "sweepgen_status.json").write_text(json.dumps(done))  # a foreign trainer's end
+        (runs / name / "config.yaml").write_text(f"lr: {reward}\n")
+        state = {"global_step": 2, "log_history": [{"step": 2, "reward": reward}]}
+        (runs / name / "trainer_state.json").write_text(json.dumps(state))
+    (runs / "b" / "trainer_state.json").unlink()
+    (runs / "b" / where).parent.mkdir(exist_ok=True)
+    (runs / "b" / where).write_bytes(b'{"log_history": [{"step": 3, "reward": 1')
+    code, out, err = _cli(runs.parent, "report", "runs", "--no-plot", *metric)
+    if metric:  # still a metric no run logged: exit 2 listing what the readable runs logged
+        assert code == 2 and "logged: reward" in err, err
+        return
+    assert code == 0, err
+    assert "warning: run b: trainer_state.json is not valid JSON" in err, err
+    assert "0.9" in out, out
 
 
 def test_run_does_not_hang_on_a_fifo_summary(tmp_path):

@@ -609,11 +609,16 @@ def logged_metrics(report: Report) -> list[str]:
 def _all_sources(run_dir: Path) -> metrics.Sources:
     """Every source of a run; its metric files only when its event or W&B files cannot be read
     (tensorboard not installed, a file over the limit): a list of names, where a report that
-    needs those files says why it cannot read them."""
+    needs those files says why it cannot read them. A run whose metric files cannot be read either
+    (a garbage trainer_state.json) gives no names: one spoiled run folder never ends the report."""
     try:
         return metrics.read_all(run_dir)
     except UserError:
+        pass
+    try:
         return metrics.read_all(run_dir, tensorboard=False)
+    except RunFileError:  # listed with its run already (`_record` read the same files): no names
+        return metrics.Sources()
 
 
 def best_run(report: Report, among: Collection[str] | None = None) -> RunRecord | None:
