@@ -5,6 +5,7 @@ RunFileError naming the file (a report lists the run with it and goes on)."""
 from __future__ import annotations
 
 import os
+import struct
 import time
 from pathlib import Path
 
@@ -47,7 +48,8 @@ def test_a_file_tensorboard_would_open_that_is_not_regular_is_refused_without_bl
     else:
         other.symlink_to("/dev/zero")
     started = time.monotonic()
-    with pytest.raises(runfiles.RunFileError, match="is not a regular file"):
+    refused = "is not a regular file" if kind == "fifo" else "is a symbolic link"
+    with pytest.raises(runfiles.RunFileError, match=refused):
         metrics.read_tensorboard(tmp_path / "run")
     assert time.monotonic() - started < 10
 
@@ -97,3 +99,72 @@ def test_a_step_two_attempts_logged_takes_the_later_attempt_s_value_whatever_the
         writer.close()
     # steps 1-2 from the later attempt; step 3 only the first one logged
     assert metrics.read_tensorboard(tmp_path / "run") == {"train/reward": ((1, 0.125), (2, 0.375), (3, 0.75))}
+
+
+def _events(folder: Path, tag: str, value: float) -> Path:
+    """One scalar at step 1 in a new event file of ``folder``, written by tensorboard's own writer."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2  # type: ignore[import-untyped]
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter  # type: ignore[import-untyped]
+
+    writer = EventFileWriter(str(folder))
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)])
+    writer.add_event(event_pb2.Event(step=1, wall_time=1.0, summary=summary))
+    writer.close()
+    return Path(writer.get_logdir()) / next(n for n in os.listdir(folder) if "tfevents" in n)
+
+
+@pytest.mark.train  # the track extra's tensorboard, which the full lane installs
+def test_an_event_file_swapped_for_a_link_after_it_was_checked_is_not_the_one_read(tmp_path, monkeypatch):
+    """A shared runs folder's writer swaps a checked event file for a link to another run's (or any
+    file of the person running `report`) before tensorboard opens it: tensorboard read the link's
+    target by name. It now reads the file sweepgen opened and checked."""
+    own = _events(tmp_path / "run" / "runs" / "x", "acc", 0.5)
+    elsewhere = _events(tmp_path / "outside", "secret", 0.25)
+    swap = runfiles.charge
+
+    def charge_then_swap(path: Path, size: int) -> None:  # charged once the file is checked
+        swap(path, size)
+        if path == own:
+            own.unlink()
+            own.symlink_to(elsewhere)
+
+    monkeypatch.setattr(runfiles, "charge", charge_then_swap)
+    assert metrics.read_tensorboard(tmp_path / "run") == {"acc": ((1, 0.5),)}
+    assert own.is_symlink()  # the swap happened
+
+
+def _record(data: bytes, length: int | None = None) -> bytes:
+    """One TFRecord: its length, the length's checksum, the data, the data's checksum."""
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c  # type: ignore[import-untyped]
+
+    head = struct.pack("<Q", len(data) if length is None else length)
+    return head + struct.pack("<I", masked_crc32c(head)) + data + struct.pack("<I", masked_crc32c(data))
+
+
+@pytest.mark.train  # the track extra's tensorboard, which the full lane installs
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        # tensorboard's reader allocated the length first: MemoryError, `report` ended "out of memory"
+        (_record(b"x" * 100, length=1 << 62), "holds a record of 4,611,686,018,427,387,904 bytes at byte 0"),
+        # checksums that hold over bytes that are no Event: protobuf's DecodeError, exit 70
+        (_record(b"\xff\xff\xff\xff"), "holds a record that is no TensorBoard event"),
+    ],
+    ids=["huge-length", "not-protobuf"],
+)
+def test_an_event_file_tensorboard_cannot_read_is_a_run_file_error(tmp_path, content, reason):
+    folder = tmp_path / "run" / "runs" / "x"
+    folder.mkdir(parents=True)
+    (folder / EVENTS).write_bytes(content)
+    with pytest.raises(runfiles.RunFileError) as caught:
+        metrics.read_tensorboard(tmp_path / "run")
+    assert caught.value.path.name == EVENTS and reason in caught.value.reason, caught.value.reason
+
+
+@pytest.mark.train  # the track extra's tensorboard, which the full lane installs
+def test_a_record_still_being_written_ends_the_file_as_before(tmp_path):
+    """A last record cut short (a trainer writing it now) is not refused: tensorboard reads the
+    records before it, as it always did."""
+    whole = _events(tmp_path / "run" / "runs" / "x", "acc", 0.5)
+    whole.write_bytes(whole.read_bytes() + _record(b"y" * 1000)[:40])
+    assert metrics.read_tensorboard(tmp_path / "run") == {"acc": ((1, 0.5),)}

@@ -12,8 +12,8 @@ The files are read through ``runfiles``: only regular files, bounded in size (a 
 ``/dev/zero`` or a line nested a million deep is a ``RunFileError`` naming the file and the reason).
 
 TensorBoard event files are read with tensorboard's own ``EventAccumulator`` (never a hand-written
-protobuf parser), after every file it would open is checked to be a regular file and a run's event
-files together to hold at most ``runfiles.MAX_EVENTS_BYTES``; tensorboard is an optional extra
+protobuf parser) from files sweepgen opened itself, each a regular file reached without a link, a
+run's together at most ``runfiles.MAX_EVENTS_BYTES``; tensorboard is an optional extra
 (``sweepgen[track]``) and is imported only when a run has event files. When a metric is in more than
 one source of a run, the first source in ``SOURCES`` order is used and the report names it.
 """
@@ -34,7 +34,7 @@ from typing import Any
 
 from sweepgen import filenames, safefs
 from sweepgen.errors import UserError
-from sweepgen.run.core import runfiles, wandb_history
+from sweepgen.run.core import runfiles, tb_events, wandb_history
 
 SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard", "wandb")
 TRAINER_STATE = filenames.TRAINER_STATE
@@ -317,26 +317,6 @@ def _event_dirs(run_dir: Path) -> list[Path]:
     return sorted(found)
 
 
-def _check_event_files(dirs: list[Path]) -> None:
-    """Refuse, before tensorboard opens anything, what its reader would open in ``dirs`` (every file
-    with `tfevents` in its name) when one is not a regular file (a FIFO would block it forever, a
-    link to /dev/zero never end) or all of them together exceed ``runfiles.MAX_EVENTS_BYTES``
-    (tensorboard parses every record, so its time grows with the bytes)."""
-    limit = runfiles.MAX_EVENTS_BYTES
-    total = 0
-    for folder in dirs:
-        for path in sorted(folder.iterdir()):
-            if "tfevents" not in path.name or path.name.endswith(".profile-empty"):
-                continue  # tensorboard's own rule (io_wrapper.IsSummaryEventsFile): never read
-            size = runfiles.regular_size(path)
-            total += size
-            if total > limit:
-                raise runfiles.RunFileError(
-                    path, f"brings the run's TensorBoard event files past {limit:,} bytes ({total:,})"
-                )
-            runfiles.charge(path, size)  # tensorboard reads them: the command's budget counts them here
-
-
 def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     """Every scalar of the run's event files. A run started again in its folder (`--rerun-failed`,
     a resume) leaves one folder per attempt (transformers names them ``runs/<Mon><DD>_<time>_<host>``,
@@ -345,21 +325,16 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     dirs = _event_dirs(run_dir)
     if not dirs:
         return {}
-    _check_event_files(dirs)
     try:
-        from tensorboard.backend.event_processing import event_accumulator  # type: ignore[import-untyped]
+        import tensorboard.backend.event_processing.event_accumulator  # type: ignore[import-untyped]  # noqa: F401
     except ImportError:
         raise UserError(
             f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT
         ) from None
     # tag -> step -> (wall time, value): a step logged in several folders keeps its latest value
     series: dict[str, dict[int, tuple[float, float]]] = {}
-    for folder in dirs:  # every file the reader opens there was checked above
-        # size_guidance 0: keep every scalar (the default samples down to 10,000 per tag)
-        acc = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.SCALARS: 0})
-        acc.Reload()
-        for tag in acc.Tags().get("scalars", []):
-            _latest(series.setdefault(tag, {}), acc.Scalars(tag))
+    for tag, events in tb_events.scalars(dirs):
+        _latest(series.setdefault(tag, {}), events)
     return {
         k: tuple((step, v) for step, (_, v) in sorted(steps.items())) for k, steps in series.items() if steps
     }

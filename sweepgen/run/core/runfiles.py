@@ -131,6 +131,16 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
         os.close(fd)
 
 
+def open_regular(path: Path) -> int:
+    """A descriptor reading the regular file ``path``, opened as ``read_bytes`` opens it (no link at
+    the file or a folder on the way, never a FIFO or device, never blocking); a RunFileError for
+    anything else, a file gone since it was listed included."""
+    try:
+        return runfs.open_file(path, os.O_RDONLY)
+    except OSError as err:
+        raise _refused(path, err) from None
+
+
 def _refused(path: Path, err: OSError) -> RunFileError:
     """The RunFileError for an open ``runfs`` refused: the link in the way named, or the kind."""
     if err.errno == errno.ELOOP:
