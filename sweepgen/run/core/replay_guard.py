@@ -36,3 +36,24 @@ def refuse_tracked_command(path: Path, command: str) -> None:
             hint="give the command yourself (`--command '...'`) after reading it; then "
             f"`git rm --cached {path}` and add `**/.sweepgen-run.json` to .gitignore",
         )
+
+
+def refuse_tracked_options(path: Path, options: str) -> None:
+    """Exit 2 when ``options`` (`run`'s options, about to be taken from ``path``: how many runs at
+    once, GPUs, an MPS daemon, Slurm, a stop's wait) come from a file git tracks: a pull request's
+    file would choose them, past every limit the person running `run` sets."""
+    known = gitquery.tracked(str(path.parent), path.name)
+    if known is False:
+        return
+    why = (
+        "is committed to git"
+        if known
+        else "may be committed to git (git failed, is missing or did not answer in time here)"
+    )
+    raise UserError(
+        f"{path} {why} and records the options {options}: recorded options are taken only from a "
+        "file `sweepgen run` wrote on this machine, never from one that came with the repository",
+        location=Location(str(path)),
+        hint=f"give the options you want yourself after reading them; then `git rm --cached {path}` "
+        "and add `**/.sweepgen-run.json` to .gitignore",
+    )
