@@ -38,10 +38,11 @@ def refuse_tracked_command(path: Path, command: str) -> None:
         )
 
 
-def refuse_tracked_options(path: Path, options: str) -> None:
-    """Exit 2 when ``options`` (`run`'s options, about to be taken from ``path``: how many runs at
-    once, GPUs, an MPS daemon, Slurm, a stop's wait) come from a file git tracks: a pull request's
-    file would choose them, past every limit the person running `run` sets."""
+def refuse_tracked_state(path: Path, what: str) -> None:
+    """Exit 2 when ``what`` (run state about to be taken from ``path``: `run`'s options, which say how
+    many runs go at once, on which GPUs, under an MPS daemon, how long a stop waits; a sequential
+    test's rule and looks, which decide its arms) comes from a file git tracks: a pull request's
+    file would choose them for the person running `run`, past every limit they set."""
     known = gitquery.tracked(str(path.parent), path.name)
     if known is False:
         return
@@ -51,9 +52,9 @@ def refuse_tracked_options(path: Path, options: str) -> None:
         else "may be committed to git (git failed, is missing or did not answer in time here)"
     )
     raise UserError(
-        f"{path} {why} and records the options {options}: recorded options are taken only from a "
-        "file `sweepgen run` wrote on this machine, never from one that came with the repository",
+        f"{path} {why} and records {what}: run state is taken only from a file `sweepgen run` wrote "
+        "on this machine, never from one that came with the repository",
         location=Location(str(path)),
         hint=f"give the options you want yourself after reading them; then `git rm --cached {path}` "
-        "and add `**/.sweepgen-run.json` to .gitignore",
+        f"and add `**/{path.name}` to .gitignore",
     )

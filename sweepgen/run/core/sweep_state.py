@@ -147,7 +147,8 @@ def replayed(sweep_dir: Path, given: RunOptions) -> tuple[RunOptions | None, Run
     if taken.command is not None:
         replay_guard.refuse_tracked_command(path, taken.command)
     elif taken != RunOptions():
-        replay_guard.refuse_tracked_options(path, shlex.join(shlex.split(taken.command_line(sweep_dir))[3:]))
+        options = shlex.join(shlex.split(taken.command_line(sweep_dir))[3:])
+        replay_guard.refuse_tracked_state(path, f"the options {options}")
     return recorded, merged
 
 
