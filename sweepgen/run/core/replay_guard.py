@@ -55,6 +55,6 @@ def refuse_tracked_state(path: Path, what: str) -> None:
         f"{path} {why} and records {what}: run state is taken only from a file `sweepgen run` wrote "
         "on this machine, never from one that came with the repository",
         location=Location(str(path)),
-        hint=f"give the options you want yourself after reading them; then `git rm --cached {path}` "
-        f"and add `**/{path.name}` to .gitignore",
+        hint=f"`git rm --cached {path}` and add `**/{path.name}` to .gitignore (only this machine's "
+        "`sweepgen run` writes it); give the options you want on the command line",
     )
