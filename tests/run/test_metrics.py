@@ -4,9 +4,11 @@ RunFileError naming the file (a report lists the run with it and goes on)."""
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -168,3 +170,58 @@ def test_a_record_still_being_written_ends_the_file_as_before(tmp_path):
     whole = _events(tmp_path / "run" / "runs" / "x", "acc", 0.5)
     whole.write_bytes(whole.read_bytes() + _record(b"y" * 1000)[:40])
     assert metrics.read_tensorboard(tmp_path / "run") == {"acc": ((1, 0.5),)}
+
+
+def _log(path: Path, kind: str, rows: int, note: str) -> dict[str, metrics.Points]:
+    """A log of ``rows`` rows, each with a text cell (no metric) and, every 100th row, ``acc``; the
+    series it holds."""
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        if kind == "csv":
+            fh.write("step,note,acc\r\n")
+        for step in range(rows):
+            acc = step / 1000 if step % 100 == 0 else None
+            if kind == "csv":
+                fh.write(f'{step},"{note}",{"" if acc is None else acc}\r\n')
+            else:
+                fh.write(
+                    json.dumps({"step": step, "note": note, **({} if acc is None else {"acc": acc})}) + "\n"
+                )
+    return {"acc": tuple((s, s / 1000) for s in range(0, rows, 100))}
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_a_large_log_is_never_held_whole_while_read(tmp_path, monkeypatch, kind):
+    """A shared runs folder's metrics log of 256 MiB (the limit) cost `report` 2.8 GB (JSON lines)
+    and 7.7 GB (CSV) while read: its text, its lines, a joined copy, a dict per row (a StringIO of
+    the whole text). Read a batch at a time, what it holds beyond the file's bytes is one batch and
+    the series."""
+    path = tmp_path / f"metrics.{kind}"
+    want = _log(path, kind, 40_000, "x" * 400)  # 16 MB
+    size = path.stat().st_size
+    # a batch's own copies far below the file's size (raising=False: the same test of a reader
+    # without batches)
+    monkeypatch.setattr(metrics, "_BATCH", 1 << 18, raising=False)
+    tracemalloc.start()
+    try:
+        got = (metrics.read_csv if kind == "csv" else metrics.read_jsonl)(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got == want
+    assert peak < 1.5 * size, f"{peak:,} bytes held to read {size:,}"
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_batches_split_no_line_and_no_character(tmp_path, monkeypatch, kind):
+    """Whatever the batch size, a log reads as it did whole: CRLF ends, a quoted CSV cell holding a
+    line break, a character of several bytes, a line cut by a kill ending the readable log."""
+    note = 'é\u2028"\r\nw' if kind == "csv" else "é\u2028w"
+    path = tmp_path / f"metrics.{kind}"
+    want = _log(path, kind, 1_000, note.replace('"', '""') if kind == "csv" else note)
+    monkeypatch.setattr(metrics, "_BATCH", 7, raising=False)
+    read = metrics.read_csv if kind == "csv" else metrics.read_jsonl
+    assert read(path) == want
+    if kind == "jsonl":  # a cut line ends the log where it is, in whichever batch
+        text = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        path.write_text("".join(text[:450]) + '{"step": 450, "ac\n' + "".join(text[451:]), encoding="utf-8")
+        assert read(path) == {"acc": tuple(p for p in want["acc"] if p[0] < 450)}

@@ -118,8 +118,12 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
         if info.st_size > limit:
             raise RunFileError(path, f"is larger than {limit:,} bytes ({info.st_size:,})")
         charge(path, info.st_size)
+        # the whole file in one read when it is as large as it says (chunks joined would hold it
+        # twice); a file that grew since is read on in chunks, up to the limit
         chunks, size = [], 0
-        while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
+        while size <= limit and (
+            chunk := os.read(fd, min(max(1 << 20, info.st_size + 1 - size), limit + 1 - size))
+        ):
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:  # grew while read
