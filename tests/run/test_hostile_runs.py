@@ -230,3 +230,28 @@ def test_a_journal_controller_name_that_is_a_path_is_never_opened(tmp_path, monk
         assert owner.is_alive(owner.name) is True
     finally:
         owner.close()
+
+
+def test_a_log_spoiled_between_two_reads_is_that_runs_problem(tmp_path, monkeypatch):
+    """A run whose final value is NaN is read again to see it diverged; a shared runs folder's writer
+    who spoils the log in between ended the whole report with exit 2 naming it. It is that run's
+    reason for having no value, and the others are reported."""
+    from sweepgen.run.core import metrics
+    from sweepgen.run.report import collect
+
+    runs = _runs(tmp_path)
+    (runs / "b" / "metrics.jsonl").write_text('{"step": 1, "acc": 0.5}\n{"step": 2, "acc": NaN}\n')
+    first_read = metrics.find_in_run
+
+    def then_spoiled(run_dir: Path, name: str, **kwargs: object):
+        found = first_read(run_dir, name, **kwargs)  # type: ignore[arg-type]
+        if run_dir.name == "b":
+            _fifo(run_dir / "metrics.jsonl")
+        return found
+
+    monkeypatch.setattr(metrics, "find_in_run", then_spoiled)
+    report = collect.collect(runs, collect.Objective("acc", "max", "final"))
+    by_name = {r.name: r for r in report.runs}
+    assert by_name["a"].score.value == 0.75
+    assert by_name["b"].score.value is None
+    assert "metrics.jsonl is not a regular file" in str(by_name["b"].score.missing)

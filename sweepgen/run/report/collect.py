@@ -518,7 +518,10 @@ def _unless_diverged(run_dir: Path, series: metrics.Series, objective: Objective
     k = last_k(objective.at) or (1 if objective.at == "final" else None)
     if k is None:  # best: the best of the finite values, warned as skipping the others
         return score
-    raw, _ = metrics.find_in_run(run_dir, series.name, tensorboard=False, keep_non_finite=True)
+    try:
+        raw, _ = metrics.find_in_run(run_dir, series.name, tensorboard=False, keep_non_finite=True)
+    except RunFileError as err:  # changed since it was read (a shared runs folder): this run's problem
+        return Score(missing=f"{err.path.name} {err.reason}")
     points = raw.get(series.source, {}).get(series.name, ())
     bad = [step for step, value in points[-k:] if not math.isfinite(value)]
     if not bad:
