@@ -28,6 +28,7 @@ from sweepgen.run.core.config_where import key_location
 from sweepgen.run.core.trl_output_dir import trl_training
 
 _PRESET = re.compile(r"[A-Za-z0-9_-]+")  # the names of trl/accelerate_configs/*.yaml
+_COUNT = re.compile(r"[0-9]{1,9}")  # ASCII digits, few enough for int()
 
 
 def check(
@@ -80,7 +81,13 @@ def _command_processes(command: Sequence[str]) -> tuple[int, str] | None:
         flag, _, value = word.partition("=")
         if flag in ("--num_processes", "--num-processes"):
             value = value or (command[i + 1] if i + 1 < len(command) else "")
-            return (int(value), flag) if value.isdigit() else None
+            if not _COUNT.fullmatch(value):  # `²` is a digit to str.isdigit, not to int()
+                raise ConfigError(
+                    f"{flag} {value[:40]!r} in --command is not a number of processes",
+                    location=Location("--command"),
+                    hint=f"give accelerate a count, e.g. {flag} 2",
+                )
+            return int(value), flag
     return None
 
 
