@@ -255,3 +255,19 @@ def test_a_log_spoiled_between_two_reads_is_that_runs_problem(tmp_path, monkeypa
     assert by_name["a"].score.value == 0.75
     assert by_name["b"].score.value is None
     assert "metrics.jsonl is not a regular file" in str(by_name["b"].score.missing)
+
+
+def test_a_metric_in_refused_files_only_is_not_called_unlogged(tmp_path):
+    """Every run's log is a link (a shared runs folder's, or a copy made with links): `report
+    --metric acc` said no run logged `acc` and that the runs wrote no metrics file, sending the
+    person to their trainer's config. It names the refused files now."""
+    runs = _runs(tmp_path)
+    for run in ("a", "b"):
+        _link_zero(runs / run / "metrics.jsonl")
+    code, _, err = _cli(runs.parent, "report", "runs", "--no-plot", "--metric", "acc")
+    assert code == 2
+    assert (
+        "no finished run logged `acc` that sweepgen could read (run a: metrics.jsonl is a symbolic link"
+        in err
+    )
+    assert "and 1 more" in err and "put the file itself where a refused one is" in err, err
