@@ -18,17 +18,18 @@ from pathlib import Path
 
 import pytest
 from fs_support import ENV, snapshot
+from spec_support import write_project
 
 BOUND = 60  # seconds; generous for a loaded machine (a hang is what is tested)
 DEEP = "[" * 200_000 + "]" * 200_000
 
 
-def _cli(cwd: Path, *args: str) -> tuple[int, str, str]:
+def _cli(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "sweepgen", *args],
         cwd=cwd,
-        env=ENV,
+        env={**ENV, **(env or {})},
         capture_output=True,
         text=True,
         timeout=BOUND * 2,
@@ -271,3 +272,44 @@ def test_a_metric_in_refused_files_only_is_not_called_unlogged(tmp_path):
         in err
     )
     assert "and 1 more" in err and "put the file itself where a refused one is" in err, err
+
+
+SEARCH_SPEC = """\
+sweepgen: 1
+name: s
+template: ../templates/t.yaml.j2
+output: "{{ variant.name }}.yaml"
+base: {seed: 0, lr: 0.1, output_dir: null}
+derived: {output_dir: "runs/{{ sweep.name }}/{{ variant.name }}"}
+search: {n: 2, parallel: 1, seed: 0, sampler: random, metric: acc, mode: max,
+         axes: {lr: {log_uniform: [1.0e-6, 1.0e-4]}}}
+"""
+
+
+@pytest.mark.parametrize("steps, code", [(3_000, 2), (300, 0)])
+def test_a_journal_optuna_replays_in_quadratic_time_is_refused(tmp_path, steps, code):
+    """Optuna's replay copies a trial's whole dict of intermediate values for each one it adds: a
+    4 MB journal of one trial's values held `status` 49 s, 100 MB for hours. Past the ceiling (here
+    lowered in the environment, which may raise it) the journal is refused, naming the line."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    template = "seed: {{ seed }}\nlr: {{ lr }}\noutput_dir: {{ output_dir }}\n"
+    write_project(project, head="", base="", body=SEARCH_SPEC, template=template, name="s.yaml")
+    assert _cli(project, "render", "specs/s.yaml")[0] == 0
+    ops = [
+        {"op_code": 0, "worker_id": "w", "study_name": "sweepgen", "directions": [2]},
+        {"op_code": 4, "worker_id": "w", "study_id": 0, "datetime_start": "2026-01-01T00:00:00+00:00"},
+        *(
+            {"op_code": 7, "worker_id": "w", "trial_id": 0, "step": i, "intermediate_value": 0.5}
+            for i in range(steps)
+        ),
+    ]
+    journal = project / "generated" / "s" / ".search" / "study.journal"
+    journal.parent.mkdir()
+    journal.write_text("".join(json.dumps(op) + "\n" for op in ops))
+    got, out, err = _cli(project, "status", "generated/s", env={"SWEEPGEN_MAX_REPLAY_COPIES": "100000"})
+    assert got == code, out + err
+    if code:
+        assert (
+            "line 450: trial 0 holds 448 intermediate values" in err and "SWEEPGEN_MAX_REPLAY_COPIES" in err
+        )
