@@ -129,7 +129,8 @@ class NoFollowJournal(JournalFileBackend):
         self._deferred = 0  # depth of deferred() blocks
         self._unsynced = False  # lines written since the last fsync
         self._held: dict[tuple[Any, int], set[Any]] = {}  # (trial, op) -> the entries its replay copies
-        self._copies = 0  # what the replay of the lines read so far copies
+        self._copies = 0  # what the replay of the lines of this read copies (a live search reads
+        # a few new lines at a time for hours: only one read's burst is bounded, never their sum)
         fd = open_in_state(Path(file_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         self._identity = _identity(fd)
         os.close(fd)
@@ -167,6 +168,7 @@ class NoFollowJournal(JournalFileBackend):
 
     def read_logs(self, log_number_from: int) -> Generator[dict[str, Any], None, None]:
         # Optuna 4/5's read_logs, the file opened by open_in_state and sized by fstat
+        self._copies = 0
         with os.fdopen(self._open(os.O_RDONLY), "rb") as f:
             remaining_log_size = _size(f.fileno())
             log_number_start = 0
