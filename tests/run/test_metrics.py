@@ -145,19 +145,19 @@ def _record(data: bytes, length: int | None = None) -> bytes:
 
 @pytest.mark.train  # the track extra's tensorboard, which the full lane installs
 @pytest.mark.parametrize(
-    "content, reason",
+    "data, length, reason",
     [
         # tensorboard's reader allocated the length first: MemoryError, `report` ended "out of memory"
-        (_record(b"x" * 100, length=1 << 62), "holds a record of 4,611,686,018,427,387,904 bytes at byte 0"),
+        (b"x" * 100, 1 << 62, "holds a record of 4,611,686,018,427,387,904 bytes at byte 0"),
         # checksums that hold over bytes that are no Event: protobuf's DecodeError, exit 70
-        (_record(b"\xff\xff\xff\xff"), "holds a record that is no TensorBoard event"),
+        (b"\xff\xff\xff\xff", None, "holds a record that is no TensorBoard event"),
     ],
     ids=["huge-length", "not-protobuf"],
 )
-def test_an_event_file_tensorboard_cannot_read_is_a_run_file_error(tmp_path, content, reason):
+def test_an_event_file_tensorboard_cannot_read_is_a_run_file_error(tmp_path, data, length, reason):
     folder = tmp_path / "run" / "runs" / "x"
     folder.mkdir(parents=True)
-    (folder / EVENTS).write_bytes(content)
+    (folder / EVENTS).write_bytes(_record(data, length))
     with pytest.raises(runfiles.RunFileError) as caught:
         metrics.read_tensorboard(tmp_path / "run")
     assert caught.value.path.name == EVENTS and reason in caught.value.reason, caught.value.reason

@@ -383,16 +383,15 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     dirs = _event_dirs(run_dir)
     if not dirs:
         return {}
-    try:
-        import tensorboard.backend.event_processing.event_accumulator  # type: ignore[import-untyped]  # noqa: F401
+    # tag -> step -> (wall time, value): a step logged in several folders keeps its latest value
+    series: dict[str, dict[int, tuple[float, float]]] = {}
+    try:  # the files are opened and checked first: a FIFO or an oversized run is said without tensorboard
+        for tag, events in tb_events.scalars(dirs):
+            _latest(series.setdefault(tag, {}), events)
     except ImportError:
         raise UserError(
             f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT
         ) from None
-    # tag -> step -> (wall time, value): a step logged in several folders keeps its latest value
-    series: dict[str, dict[int, tuple[float, float]]] = {}
-    for tag, events in tb_events.scalars(dirs):
-        _latest(series.setdefault(tag, {}), events)
     return {
         k: tuple((step, v) for step, (_, v) in sorted(steps.items())) for k, steps in series.items() if steps
     }

@@ -29,13 +29,13 @@ Files = list[tuple[Path, int]]  # (the file, its descriptor) in tensorboard's or
 def scalars(dirs: Sequence[Path]) -> Iterator[tuple[str, Sequence[Any]]]:
     """(tag, its scalar events) of each folder in ``dirs``, tensorboard's EventAccumulator reading
     the files opened here; a run's files together at most ``runfiles.MAX_EVENTS_BYTES``."""
-    from tensorboard.backend.event_processing import (  # type: ignore[import-untyped]
-        event_accumulator,
-        event_file_loader,
-    )
-
-    opened = _open_all(dirs)
+    opened = _open_all(dirs)  # before tensorboard is imported: its refusals need none
     try:
+        from tensorboard.backend.event_processing import (  # type: ignore[import-untyped]
+            event_accumulator,
+            event_file_loader,
+        )
+
         for folder, files in zip(dirs, opened):
             # size_guidance 0: keep every scalar (the default samples down to 10,000 per tag)
             acc = event_accumulator.EventAccumulator(
