@@ -10,7 +10,8 @@
   with the path), and the CLI funnel uses ``is_environment_fault``/``hint_for`` for the rest.
 - ``UnsafePath``: a symlink, FIFO, device or socket where sweepgen must read or write a file.
 - ``walk``: ``os.walk`` without recursion (Python 3.11's recurses: a committed folder 1,500 deep
-  ended a walk in a RecursionError, exit 70).
+  ended a walk in a RecursionError, exit 70), each folder listed by descriptor only while it is the
+  folder its parent's listing found (no link swapped in meanwhile).
 """
 
 from __future__ import annotations
@@ -197,22 +198,47 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = F
 def walk(top: str) -> Iterator[tuple[str, list[str], list[str]]]:
     """``os.walk(top)``, top-down, links never entered (a link to a folder is listed among the
     folders, as ``os.walk`` lists it), a folder that cannot be listed skipped; without recursion, so
-    any depth is walked. The caller may prune the folders list it is handed, as with ``os.walk``."""
-    pending = [top]
+    any depth is walked. The caller may prune the folders list it is handed, as with ``os.walk``.
+    Each folder below ``top`` is listed only if it is still the folder its parent's listing found
+    (device and inode): one swapped for a link, or reached through an ancestor swapped for one,
+    after it was found is skipped, never listed (a shared runs folder's writer could so have a
+    folder outside listed)."""
+    pending: list[tuple[str, tuple[int, int] | None]] = [(top, None)]
     while pending:
-        folder = pending.pop()
+        folder, found = pending.pop()
         try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
+            dirs, files, real = _listing(folder, found)
         except OSError:
             continue
+        yield folder, dirs, files
+        pending.extend((os.path.join(folder, d), real[d]) for d in reversed(dirs) if d in real)
+
+
+def _listing(
+    folder: str, found: tuple[int, int] | None
+) -> tuple[list[str], list[str], dict[str, tuple[int, int]]]:
+    """(folders, other names, each real folder's device and inode) in ``folder``, opened without
+    following a final link and listed by its descriptor, which must be the folder ``found`` (None:
+    ``top``, opened as given). A link to a folder is among the folders, never among the real ones."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NONBLOCK | _CLOEXEC
+    fd = os.open(folder, flags | (_NOFOLLOW if found is not None else 0))
+    try:
+        info = os.fstat(fd)
+        if found is not None and (info.st_dev, info.st_ino) != found:
+            raise OSError(errno.ESTALE, "not the folder its parent listed", folder)
         dirs: list[str] = []
         files: list[str] = []
-        for entry in entries:
-            (dirs if _is_dir(entry) else files).append(entry.name)
-        yield folder, dirs, files
-        inside = [os.path.join(folder, name) for name in dirs]
-        pending.extend(path for path in reversed(inside) if not os.path.islink(path))
+        real: dict[str, tuple[int, int]] = {}
+        with os.scandir(fd) as listing:
+            for entry in listing:  # looked at while the descriptor is open (relative to it)
+                (dirs if _is_dir(entry) else files).append(entry.name)
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):  # the listing's own word: no stat for files
+                        own = entry.stat(follow_symlinks=False)
+                        real[entry.name] = (own.st_dev, own.st_ino)
+        return dirs, files, real
+    finally:
+        os.close(fd)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

@@ -76,3 +76,27 @@ def test_a_run_folder_of_too_many_entries_is_refused_not_walked_for_ever(tmp_pat
     monkeypatch.setattr(metrics, "MAX_RUN_ENTRIES", 20)
     with pytest.raises(runfiles.RunFileError, match="more than 20 files and folders"):
         metrics.read_all(run)
+
+
+@pytest.mark.parametrize("swap", ["a folder found", "the folder above one found"])
+def test_a_folder_swapped_for_a_link_while_the_walk_goes_is_never_listed(tmp_path: Path, swap: str):
+    """A shared runs folder's writer swaps a folder the walk has found but not listed yet (or the
+    folder above it) for a link to a folder outside: the walk checked for a link when it found the
+    folder and listed it by name later, so it listed the folder outside and walked on below it.
+    Each folder is listed only if it is still the one its parent's listing found."""
+    top = tmp_path / "runs"
+    for run in ("a", "b"):
+        (top / run / "tb" / "x").mkdir(parents=True)
+    (tmp_path / "outside" / "tb" / "x").mkdir(parents=True)
+    (tmp_path / "outside" / "tb" / "x" / "secret.txt").write_text("s")
+    (tmp_path / "outside" / "secret.txt").write_text("s")
+    walked = []
+    for folder, _dirs, files in safefs.walk(str(top)):
+        walked.append((folder, files))
+        if os.path.dirname(folder) == str(top) and len(walked) == 2:  # the first run folder listed
+            other = top / ("b" if folder.endswith("a") else "a")
+            swapped = other if swap == "a folder found" else Path(folder)  # its tb/ is found, not listed
+            swapped.rename(tmp_path / f"moved-{swapped.name}")
+            swapped.symlink_to(tmp_path / "outside")
+    assert not any("secret.txt" in files for _, files in walked), walked
+    assert len(walked) >= 2

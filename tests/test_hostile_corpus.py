@@ -170,6 +170,8 @@ def _trespasses(log: Path, outside: str, project: str) -> list[str]:
             if rec["p"].partition(".")[0] in CANARY_MODULES:
                 found.append(f"imported {rec['p']}")
             continue
+        if rec["p"].startswith(("/dev/fd/", "/proc/self/fd/")):
+            continue  # a file the command holds open: its open was logged (and checked) already
         path = os.path.join(rec["cwd"], rec["p"]) if rec["cwd"] else rec["p"]
         parent = folder_of(os.path.dirname(path) or ".")
         last = os.path.basename(path)

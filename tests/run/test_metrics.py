@@ -4,8 +4,11 @@ RunFileError naming the file (a report lists the run with it and goes on)."""
 
 from __future__ import annotations
 
+import json
 import os
+import struct
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -47,7 +50,8 @@ def test_a_file_tensorboard_would_open_that_is_not_regular_is_refused_without_bl
     else:
         other.symlink_to("/dev/zero")
     started = time.monotonic()
-    with pytest.raises(runfiles.RunFileError, match="is not a regular file"):
+    refused = "is not a regular file" if kind == "fifo" else "is a symbolic link"
+    with pytest.raises(runfiles.RunFileError, match=refused):
         metrics.read_tensorboard(tmp_path / "run")
     assert time.monotonic() - started < 10
 
@@ -97,3 +101,127 @@ def test_a_step_two_attempts_logged_takes_the_later_attempt_s_value_whatever_the
         writer.close()
     # steps 1-2 from the later attempt; step 3 only the first one logged
     assert metrics.read_tensorboard(tmp_path / "run") == {"train/reward": ((1, 0.125), (2, 0.375), (3, 0.75))}
+
+
+def _events(folder: Path, tag: str, value: float) -> Path:
+    """One scalar at step 1 in a new event file of ``folder``, written by tensorboard's own writer."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2  # type: ignore[import-untyped]
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter  # type: ignore[import-untyped]
+
+    writer = EventFileWriter(str(folder))
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)])
+    writer.add_event(event_pb2.Event(step=1, wall_time=1.0, summary=summary))
+    writer.close()
+    return Path(writer.get_logdir()) / next(n for n in os.listdir(folder) if "tfevents" in n)
+
+
+@pytest.mark.train  # the track extra's tensorboard, which the full lane installs
+def test_an_event_file_swapped_for_a_link_after_it_was_checked_is_not_the_one_read(tmp_path, monkeypatch):
+    """A shared runs folder's writer swaps a checked event file for a link to another run's (or any
+    file of the person running `report`) before tensorboard opens it: tensorboard read the link's
+    target by name. It now reads the file sweepgen opened and checked."""
+    own = _events(tmp_path / "run" / "runs" / "x", "acc", 0.5)
+    elsewhere = _events(tmp_path / "outside", "secret", 0.25)
+    swap = runfiles.charge
+
+    def charge_then_swap(path: Path, size: int) -> None:  # charged once the file is checked
+        swap(path, size)
+        if path == own:
+            own.unlink()
+            own.symlink_to(elsewhere)
+
+    monkeypatch.setattr(runfiles, "charge", charge_then_swap)
+    assert metrics.read_tensorboard(tmp_path / "run") == {"acc": ((1, 0.5),)}
+    assert own.is_symlink()  # the swap happened
+
+
+def _record(data: bytes, length: int | None = None) -> bytes:
+    """One TFRecord: its length, the length's checksum, the data, the data's checksum."""
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c  # type: ignore[import-untyped]
+
+    head = struct.pack("<Q", len(data) if length is None else length)
+    return head + struct.pack("<I", masked_crc32c(head)) + data + struct.pack("<I", masked_crc32c(data))
+
+
+@pytest.mark.train  # the track extra's tensorboard, which the full lane installs
+@pytest.mark.parametrize(
+    "data, length, reason",
+    [
+        # tensorboard's reader allocated the length first: MemoryError, `report` ended "out of memory"
+        (b"x" * 100, 1 << 62, "holds a record of 4,611,686,018,427,387,904 bytes at byte 0"),
+        # checksums that hold over bytes that are no Event: protobuf's DecodeError, exit 70
+        (b"\xff\xff\xff\xff", None, "holds a record that is no TensorBoard event"),
+    ],
+    ids=["huge-length", "not-protobuf"],
+)
+def test_an_event_file_tensorboard_cannot_read_is_a_run_file_error(tmp_path, data, length, reason):
+    folder = tmp_path / "run" / "runs" / "x"
+    folder.mkdir(parents=True)
+    (folder / EVENTS).write_bytes(_record(data, length))
+    with pytest.raises(runfiles.RunFileError) as caught:
+        metrics.read_tensorboard(tmp_path / "run")
+    assert caught.value.path.name == EVENTS and reason in caught.value.reason, caught.value.reason
+
+
+@pytest.mark.train  # the track extra's tensorboard, which the full lane installs
+def test_a_record_still_being_written_ends_the_file_as_before(tmp_path):
+    """A last record cut short (a trainer writing it now) is not refused: tensorboard reads the
+    records before it, as it always did."""
+    whole = _events(tmp_path / "run" / "runs" / "x", "acc", 0.5)
+    whole.write_bytes(whole.read_bytes() + _record(b"y" * 1000)[:40])
+    assert metrics.read_tensorboard(tmp_path / "run") == {"acc": ((1, 0.5),)}
+
+
+def _log(path: Path, kind: str, rows: int, note: str) -> dict[str, metrics.Points]:
+    """A log of ``rows`` rows, each with a text cell (no metric) and, every 100th row, ``acc``; the
+    series it holds."""
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        if kind == "csv":
+            fh.write("step,note,acc\r\n")
+        for step in range(rows):
+            acc = step / 1000 if step % 100 == 0 else None
+            if kind == "csv":
+                fh.write(f'{step},"{note}",{"" if acc is None else acc}\r\n')
+            else:
+                fh.write(
+                    json.dumps({"step": step, "note": note, **({} if acc is None else {"acc": acc})}) + "\n"
+                )
+    return {"acc": tuple((s, s / 1000) for s in range(0, rows, 100))}
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_a_large_log_is_never_held_whole_while_read(tmp_path, monkeypatch, kind):
+    """A shared runs folder's metrics log of 256 MiB (the limit) cost `report` 2.8 GB (JSON lines)
+    and 7.7 GB (CSV) while read: its text, its lines, a joined copy, a dict per row (a StringIO of
+    the whole text). Read a batch at a time, what it holds beyond the file's bytes is one batch and
+    the series."""
+    path = tmp_path / f"metrics.{kind}"
+    want = _log(path, kind, 40_000, "x" * 400)  # 16 MB
+    size = path.stat().st_size
+    # a batch's own copies far below the file's size (raising=False: the same test of a reader
+    # without batches)
+    monkeypatch.setattr(metrics, "_BATCH", 1 << 18, raising=False)
+    tracemalloc.start()
+    try:
+        got = (metrics.read_csv if kind == "csv" else metrics.read_jsonl)(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got == want
+    assert peak < 1.5 * size, f"{peak:,} bytes held to read {size:,}"
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_batches_split_no_line_and_no_character(tmp_path, monkeypatch, kind):
+    """Whatever the batch size, a log reads as it did whole: CRLF ends, a quoted CSV cell holding a
+    line break, a character of several bytes, a line cut by a kill ending the readable log."""
+    note = 'é\u2028"\r\nw' if kind == "csv" else "é\u2028w"
+    path = tmp_path / f"metrics.{kind}"
+    want = _log(path, kind, 1_000, note.replace('"', '""') if kind == "csv" else note)
+    monkeypatch.setattr(metrics, "_BATCH", 7, raising=False)
+    read = metrics.read_csv if kind == "csv" else metrics.read_jsonl
+    assert read(path) == want
+    if kind == "jsonl":  # a cut line ends the log where it is, in whichever batch
+        text = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        path.write_text("".join(text[:450]) + '{"step": 450, "ac\n' + "".join(text[451:]), encoding="utf-8")
+        assert read(path) == {"acc": tuple(p for p in want["acc"] if p[0] < 450)}

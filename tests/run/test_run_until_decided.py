@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -272,3 +274,28 @@ def test_held_out_seeds_keep_their_fixed_n_table(cli_cwd):
     said = " ".join(" ".join(body["notes"]).split())
     assert "the verdicts are the sequential test's" not in said
     assert "the 1 without a value counted: not run, pruned or failed" in said  # good: decided on 1-4
+
+
+def test_a_committed_sequential_test_is_never_replayed(arms):
+    """A pull request that commits its own .sweepgen-decide.json (a look in it saying `same: better`)
+    decided the arms of a reviewer's `run --until-decided` without running them: recorded looks are
+    replayed only from a file git does not track."""
+    git = shutil.which("git")
+    assert git is not None, "the test image has git"
+    assert run(*FIRST).exit_code == 0
+    state = arms / "generated/arms" / DECIDE_STATE_NAME
+    for args in (
+        ["init", "-q"],
+        ["add", str(state)],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "pr"],
+    ):
+        subprocess.run([git, *args], cwd=arms, check=True, capture_output=True)
+    started = starts(arms)
+    again = run("--until-decided")
+    assert again.exit_code == 2, again.output
+    assert (
+        "is committed to git and records the sequential test" in again.stderr and "4 look(s)" in again.stderr
+    )
+    assert "better against base" not in again.stdout and starts(arms) == started
+    subprocess.run([git, "rm", "-q", "--cached", str(state)], cwd=arms, check=True)
+    assert run("--until-decided").exit_code == 0  # this machine's own record: replayed

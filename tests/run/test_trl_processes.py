@@ -65,6 +65,18 @@ def test_processes_asked_for_on_the_command_line_are_named_there(tmp_path, monke
     assert said.startswith("--command: error: run 'beta1' asks accelerate for 2 processes (--num")
 
 
+@pytest.mark.parametrize("count", ["²", "9" * 5000, "two", ""])
+def test_a_command_line_count_int_cannot_read_is_refused_with_the_flag(tmp_path, monkeypatch, count):
+    """`str.isdigit` says yes to `²` and to 5,000 digits, which int() refuses: run ended in a
+    traceback (exit 70)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _sweep(tmp_path, {"num_processes": 2})
+    result = _run("--command", f"{TRL} --num_processes={count}", "--gpus", "0,1")
+    assert result.exit_code == 2, result.output
+    assert "--num_processes" in result.output and "is not a number of processes" in result.output
+
+
 @pytest.mark.parametrize(
     ("extra", "args"),
     [

@@ -89,3 +89,31 @@ def test_a_record_wandb_cannot_read_is_named_with_its_file(tmp_path):
     path.write_bytes(_HEADER + _chunk(1, b"\xff\xff\xff"))
     with pytest.raises(runfiles.RunFileError, match="holds a record wandb cannot read"):
         wandb_history.rows(wandb_history.files(tmp_path / "run"))
+
+
+def test_a_wandb_folder_swapped_for_a_link_after_its_check_is_never_listed(tmp_path, monkeypatch):
+    """A shared runs folder's writer swaps a run's checked wandb folder for a link to a folder
+    outside: it was listed by name (glob) after the check, so a folder outside the project was read
+    (its names; opening its files was refused later). It is listed by descriptor now: the link is
+    refused, never followed."""
+    from sweepgen.run.core import wandb_history
+
+    outside = tmp_path / "outside" / "offline-run-2"
+    outside.mkdir(parents=True)
+    (outside / "run-secret.wandb").write_bytes(_HEADER)
+    folder = tmp_path / "run" / "wandb" / "offline-run-1"
+    folder.mkdir(parents=True)
+    (folder / "run-x.wandb").write_bytes(_HEADER)
+    checked = wandb_history._real_folder
+
+    def check_then_swap(path: Path) -> bool:
+        ok = checked(path)
+        if path == folder:
+            (folder / "run-x.wandb").unlink()
+            folder.rmdir()
+            folder.symlink_to(outside)
+        return ok
+
+    monkeypatch.setattr(wandb_history, "_real_folder", check_then_swap)
+    assert wandb_history.files(tmp_path / "run") == []
+    assert folder.is_symlink()  # the swap happened

@@ -28,6 +28,7 @@ from typing import Any
 
 import sweepgen
 from sweepgen import filenames, jsonfloat, outtree, paths
+from sweepgen.compile.spec.sample import MAX_DIGITS
 from sweepgen.errors import Location, UserError
 from sweepgen.safefs import kind_of
 
@@ -376,6 +377,25 @@ def _optional_mapping(value: Any) -> dict[str, Any] | None:
     return None if value is None else _mapping(value)
 
 
+def _report_block(value: Any) -> dict[str, Any] | None:
+    """The lock's ``report`` entry (seed path, tune and test seeds, ``digits``, ``names``), each of
+    the kind the spec gives it: an edited lock's `digits: "x"` or `tune: 5` ended `report` in a
+    traceback, and `digits: 100000000` wrote every number of the page with as many."""
+    block = _optional_mapping(value)
+    if block is None:
+        return None
+    digits = block.get("digits", 3)
+    if type(digits) is not int or not 1 <= digits <= MAX_DIGITS:
+        raise TypeError(f"`report.digits` is not a number of digits from 1 to {MAX_DIGITS}")
+    for key in ("seed", "names"):
+        if key in block:
+            _str(block[key])
+    for key in ("tune", "test"):
+        if block.get(key) is not None and not isinstance(block[key], list):
+            raise TypeError(f"`report.{key}` is not a list of seeds")
+    return block
+
+
 def _file_entry(raw: Any, layer_sets: list[Any], version: int) -> LockFile:
     """One entry of ``files``, its layer mapping looked up in ``layer_sets`` (version 3)."""
     entry = _mapping(raw)
@@ -424,5 +444,5 @@ def _model(data: Mapping[str, Any], version: int) -> Lock:
         resources=_optional_mapping(data.get("resources")),
         base=_mapping(data.get("base", {})),
         files=entries,
-        report=_optional_mapping(data.get("report")),
+        report=_report_block(data.get("report")),
     )

@@ -28,6 +28,9 @@ _STRICT = ConfigDict(extra="forbid", strict=True)
 DRAW_DIGITS = 12  # significant digits kept from a continuous draw (see the module docstring)
 
 
+MAX_DIGITS = 12  # significant digits of a drawn number (a float holds 15-17)
+
+
 class Distribution(BaseModel):
     """One sampled axis: exactly one of the four keys."""
 
@@ -95,7 +98,7 @@ class SampleBlock(BaseModel):
         description="random: seeded pseudo-random; sobol / lhs: quasi-random through scipy.stats.qmc",
     )
     digits: StrictInt = Field(
-        default=3, ge=1, le=12, description="significant digits of a drawn number in variant names"
+        default=3, ge=1, le=MAX_DIGITS, description="significant digits of a drawn number in variant names"
     )
     axes: dict[StrictStr, Distribution] = Field(
         min_length=1,

@@ -12,8 +12,8 @@ The files are read through ``runfiles``: only regular files, bounded in size (a 
 ``/dev/zero`` or a line nested a million deep is a ``RunFileError`` naming the file and the reason).
 
 TensorBoard event files are read with tensorboard's own ``EventAccumulator`` (never a hand-written
-protobuf parser), after every file it would open is checked to be a regular file and a run's event
-files together to hold at most ``runfiles.MAX_EVENTS_BYTES``; tensorboard is an optional extra
+protobuf parser) from files sweepgen opened itself, each a regular file reached without a link, a
+run's together at most ``runfiles.MAX_EVENTS_BYTES``; tensorboard is an optional extra
 (``sweepgen[track]``) and is imported only when a run has event files. When a metric is in more than
 one source of a run, the first source in ``SOURCES`` order is used and the report names it.
 """
@@ -24,17 +24,18 @@ import csv
 import fnmatch
 import functools
 import io
+import itertools
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sweepgen import filenames, safefs
 from sweepgen.errors import UserError
-from sweepgen.run.core import runfiles, trainer_states, wandb_history
+from sweepgen.run.core import runfiles, tb_events, trainer_states, wandb_history
 
 SOURCES = (filenames.METRICS, filenames.METRICS_CSV, filenames.TRAINER_STATE, "tensorboard", "wandb")
 TRACKERS = frozenset({"tensorboard", "wandb"})  # written by a tracker's callback, under its names
@@ -112,7 +113,16 @@ def _step(value: object) -> int | None:
 def _collect(
     rows: Sequence[Mapping[str, object]], non_finite: dict[str, int] | None = None, *, keep: bool = False
 ) -> dict[str, Points]:
-    series: dict[str, dict[int, float]] = {}
+    return _points(_gather({}, rows, non_finite, keep))
+
+
+def _gather(
+    series: dict[str, dict[int, float]],
+    rows: Iterable[Mapping[str, object]],
+    non_finite: dict[str, int] | None,
+    keep: bool,
+) -> dict[str, dict[int, float]]:
+    """``series`` (metric -> step -> value) with the values of ``rows`` added."""
     for row in rows:
         raw_step = row.get("step")
         # the common int step and float cells are taken directly, skipping the general parsers
@@ -125,6 +135,10 @@ def _collect(
             if points is None:
                 points = series[name] = {}
             points[step] = value
+    return series
+
+
+def _points(series: dict[str, dict[int, float]]) -> dict[str, Points]:
     return {k: tuple(sorted(v.items())) for k, v in series.items()}
 
 
@@ -156,24 +170,62 @@ def _text(path: Path) -> str | None:
 def read_jsonl(
     path: Path, non_finite: dict[str, int] | None = None, *, keep: bool = False
 ) -> dict[str, Points]:
-    lines = (_text(path) or "").splitlines()
+    """The metrics of a JSON-lines log, read a batch of lines at a time: its text, lines and rows
+    are never held whole (a 256 MiB log cost 2.8 GB while read, over 1 GB of it those copies)."""
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_LOG_BYTES) or b""
+    series: dict[str, dict[int, float]] = {}
+    number = 0
+    for lines in _line_batches(raw):
+        rows, cut = _rows(lines, path, number)
+        _gather(series, rows, non_finite, keep)
+        number += len(lines)
+        if cut:
+            break
+    del raw
+    return _points(series)
+
+
+_BATCH = 4 << 20  # bytes of a log decoded and parsed at once
+
+
+def _line_batches(raw: bytes) -> Iterator[list[str]]:
+    """The log's lines as ``str.splitlines`` of its whole text gives them, a batch at a time."""
+    for text in _text_batches(raw):
+        yield text.splitlines()
+
+
+def _text_batches(raw: bytes) -> Iterator[str]:
+    """The log's text in pieces of about ``_BATCH`` bytes, each ending just after a newline byte:
+    UTF-8 never holds one inside a character, and it ends a line alone or as the end of a CRLF, so
+    no character and no line is split (a piece's lines are the whole text's)."""
+    start = 0
+    while start < len(raw):
+        cut = raw.find(b"\n", start + _BATCH)
+        end = len(raw) if cut < 0 else cut + 1
+        yield raw[start:end].decode("utf-8", errors="replace")
+        start = end
+
+
+def _rows(lines: list[str], path: Path, before: int) -> tuple[list[Mapping[str, object]], bool]:
+    """The rows of ``lines`` (line ``before + 1`` onwards), and whether a line cut by a kill (not
+    JSON) ended the readable log there."""
     flat = _flat_rows(lines)
     if flat is not None:
-        return _collect(flat, non_finite, keep=keep)
+        return flat, False
     rows: list[Mapping[str, object]] = []
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines, before + 1):
         try:
             row = runfiles.parse_json(line, path, f"line {number}")
         except runfiles.RunFileError as err:
             if "not valid JSON" in err.reason:
-                break  # a line cut by a kill ends the readable log
+                return rows, True  # a line cut by a kill ends the readable log
             if "is not a number" in err.reason or "too large for a float" in err.reason:
                 row = _lenient(line)  # NaN/Infinity: counted per metric below, not fatal
             else:
                 raise
         if isinstance(row, dict):
             rows.append(row)
-    return _collect(rows, non_finite, keep=keep)
+    return rows, False
 
 
 def _flat_rows(lines: list[str]) -> list[Mapping[str, object]] | None:
@@ -204,18 +256,24 @@ def _lenient(line: str) -> object:
 def read_csv(
     path: Path, non_finite: dict[str, int] | None = None, *, keep: bool = False
 ) -> dict[str, Points]:
-    text = _text(path)
-    reader = csv.DictReader(io.StringIO(text or "", newline=""))
-    if reader.fieldnames is None or "step" not in reader.fieldnames:
-        raise UserError(
-            f"{path} has no `step` column",
-            hint="a metrics.csv needs a header row with a `step` column, e.g. step,train_loss,eval_acc",
-        )
+    """The metrics of a CSV log, read a batch of lines at a time as ``read_jsonl`` (a row kept as a
+    dict per line made a 256 MiB log cost 7.7 GB while read)."""
+    raw = runfiles.read_bytes(path, limit=runfiles.MAX_LOG_BYTES) or b""
+    # newline="": csv's own rule (a quoted field may hold a line break), batch by batch
+    text = itertools.chain.from_iterable(io.StringIO(b, newline="") for b in _text_batches(raw))
+    reader = csv.DictReader(text)
     try:
-        rows = [{k: v for k, v in row.items() if k is not None} for row in reader]
+        if reader.fieldnames is None or "step" not in reader.fieldnames:
+            raise UserError(
+                f"{path} has no `step` column",
+                hint="a metrics.csv needs a header row with a `step` column, e.g. step,train_loss,eval_acc",
+            )
+        rows = ({k: v for k, v in row.items() if k is not None} for row in reader)
+        series = _gather({}, rows, non_finite, keep)
     except csv.Error as err:  # e.g. a field larger than csv's field size limit
         raise runfiles.RunFileError(path, f"is not readable CSV ({err})") from None
-    return _collect(rows, non_finite, keep=keep)
+    del raw, text, reader
+    return _points(series)
 
 
 def _trainer_state_file(
@@ -330,26 +388,6 @@ def _event_dirs(run_dir: Path) -> list[Path]:
     return sorted(found)
 
 
-def _check_event_files(dirs: list[Path]) -> None:
-    """Refuse, before tensorboard opens anything, what its reader would open in ``dirs`` (every file
-    with `tfevents` in its name) when one is not a regular file (a FIFO would block it forever, a
-    link to /dev/zero never end) or all of them together exceed ``runfiles.MAX_EVENTS_BYTES``
-    (tensorboard parses every record, so its time grows with the bytes)."""
-    limit = runfiles.MAX_EVENTS_BYTES
-    total = 0
-    for folder in dirs:
-        for path in sorted(folder.iterdir()):
-            if "tfevents" not in path.name or path.name.endswith(".profile-empty"):
-                continue  # tensorboard's own rule (io_wrapper.IsSummaryEventsFile): never read
-            size = runfiles.regular_size(path)
-            total += size
-            if total > limit:
-                raise runfiles.RunFileError(
-                    path, f"brings the run's TensorBoard event files past {limit:,} bytes ({total:,})"
-                )
-            runfiles.charge(path, size)  # tensorboard reads them: the command's budget counts them here
-
-
 def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     """Every scalar of the run's event files. A run started again in its folder (`--rerun-failed`,
     a resume) leaves one folder per attempt (transformers names them ``runs/<Mon><DD>_<time>_<host>``,
@@ -358,21 +396,15 @@ def read_tensorboard(run_dir: Path) -> dict[str, Points]:
     dirs = _event_dirs(run_dir)
     if not dirs:
         return {}
-    _check_event_files(dirs)
-    try:
-        from tensorboard.backend.event_processing import event_accumulator  # type: ignore[import-untyped]
+    # tag -> step -> (wall time, value): a step logged in several folders keeps its latest value
+    series: dict[str, dict[int, tuple[float, float]]] = {}
+    try:  # the files are opened and checked first: a FIFO or an oversized run is said without tensorboard
+        for tag, events in tb_events.scalars(dirs):
+            _latest(series.setdefault(tag, {}), events)
     except ImportError:
         raise UserError(
             f"{run_dir} has TensorBoard event files but tensorboard is not installed", hint=TRACK_HINT
         ) from None
-    # tag -> step -> (wall time, value): a step logged in several folders keeps its latest value
-    series: dict[str, dict[int, tuple[float, float]]] = {}
-    for folder in dirs:  # every file the reader opens there was checked above
-        # size_guidance 0: keep every scalar (the default samples down to 10,000 per tag)
-        acc = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.SCALARS: 0})
-        acc.Reload()
-        for tag in acc.Tags().get("scalars", []):
-            _latest(series.setdefault(tag, {}), acc.Scalars(tag))
     return {
         k: tuple((step, v) for step, (_, v) in sorted(steps.items())) for k, steps in series.items() if steps
     }

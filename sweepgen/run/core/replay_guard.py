@@ -36,3 +36,25 @@ def refuse_tracked_command(path: Path, command: str) -> None:
             hint="give the command yourself (`--command '...'`) after reading it; then "
             f"`git rm --cached {path}` and add `**/.sweepgen-run.json` to .gitignore",
         )
+
+
+def refuse_tracked_state(path: Path, what: str) -> None:
+    """Exit 2 when ``what`` (run state about to be taken from ``path``: `run`'s options, which say how
+    many runs go at once, on which GPUs, under an MPS daemon, how long a stop waits; a sequential
+    test's rule and looks, which decide its arms) comes from a file git tracks: a pull request's
+    file would choose them for the person running `run`, past every limit they set."""
+    known = gitquery.tracked(str(path.parent), path.name)
+    if known is False:
+        return
+    why = (
+        "is committed to git"
+        if known
+        else "may be committed to git (git failed, is missing or did not answer in time here)"
+    )
+    raise UserError(
+        f"{path} {why} and records {what}: run state is taken only from a file `sweepgen run` wrote "
+        "on this machine, never from one that came with the repository",
+        location=Location(str(path)),
+        hint=f"`git rm --cached {path}` and add `**/{path.name}` to .gitignore (only this machine's "
+        "`sweepgen run` writes it); give the options you want on the command line",
+    )

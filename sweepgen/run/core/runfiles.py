@@ -118,8 +118,12 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
         if info.st_size > limit:
             raise RunFileError(path, f"is larger than {limit:,} bytes ({info.st_size:,})")
         charge(path, info.st_size)
+        # the whole file in one read when it is as large as it says (chunks joined would hold it
+        # twice); a file that grew since is read on in chunks, up to the limit
         chunks, size = [], 0
-        while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
+        while size <= limit and (
+            chunk := os.read(fd, min(max(1 << 20, info.st_size + 1 - size), limit + 1 - size))
+        ):
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:  # grew while read
@@ -129,6 +133,16 @@ def read_bytes(path: Path, *, limit: int) -> bytes | None:
         raise RunFileError(path, f"cannot be read ({err.strerror})") from None
     finally:
         os.close(fd)
+
+
+def open_regular(path: Path) -> int:
+    """A descriptor reading the regular file ``path``, opened as ``read_bytes`` opens it (no link at
+    the file or a folder on the way, never a FIFO or device, never blocking); a RunFileError for
+    anything else, a file gone since it was listed included."""
+    try:
+        return runfs.open_file(path, os.O_RDONLY)
+    except OSError as err:
+        raise _refused(path, err) from None
 
 
 def _refused(path: Path, err: OSError) -> RunFileError:

@@ -137,15 +137,31 @@ def read(sweep_dir: Path) -> RunOptions | None:
         ) from None
 
 
+# what `run` does without the option: a file recording these chooses nothing
+_DEFAULTS = {"shell": False, "executor": "local", "per_gpu": 1, "mps": False}
+
+
 def replayed(sweep_dir: Path, given: RunOptions) -> tuple[RunOptions | None, RunOptions]:
     """The recorded options and ``given`` merged over them. A recorded command the command line does
-    not replace is about to be executed: it must come from a file git does not track
-    (``replay_guard``), else exit 2."""
+    not replace is about to be executed, and recorded options choose how many runs go at once, on
+    which GPUs, under an MPS daemon or on Slurm, how long a stop waits: each must come from a file
+    git does not track (``replay_guard``), else exit 2."""
     recorded = read(sweep_dir)
     merged = given.merged_over(recorded)
-    if recorded is not None and recorded.command is not None and given.command is None:
-        replay_guard.refuse_tracked_command(sweep_dir / RUN_STATE_NAME, recorded.command)
+    taken = _taken(given, merged)
+    path = sweep_dir / RUN_STATE_NAME
+    if taken.command is not None:
+        replay_guard.refuse_tracked_command(path, taken.command)
+    elif taken != RunOptions():
+        options = shlex.join(shlex.split(taken.command_line(sweep_dir))[3:])
+        replay_guard.refuse_tracked_state(path, f"the options {options}")
     return recorded, merged
+
+
+def _taken(given: RunOptions, merged: RunOptions) -> RunOptions:
+    """The options ``merged`` takes from the recorded file: neither given nor a default."""
+    values = {f.name: getattr(merged, f.name) for f in fields(RunOptions) if getattr(given, f.name) is None}
+    return RunOptions(**{k: v for k, v in values.items() if v != _DEFAULTS.get(k)})
 
 
 def write(sweep_dir: Path, options: RunOptions) -> None:

@@ -35,6 +35,7 @@ from sweepgen.run.core.config_where import key_location
 from sweepgen.run.core.trl_output_dir import trl_training
 
 _PRESET = re.compile(r"[A-Za-z0-9_-]+")  # the names of trl/accelerate_configs/*.yaml
+_COUNT = re.compile(r"[0-9]{1,9}")  # ASCII digits, few enough for int()
 
 
 def check(
@@ -164,7 +165,16 @@ def _own_file(path: str) -> Any:
 def _command_processes(command: Sequence[str]) -> tuple[int, str] | None:
     """``accelerate launch --num_processes 2 -m trl.scripts.grpo ...``: the command's own count."""
     given = _option(command, ("--num_processes", "--num-processes"))
-    return (int(given[1]), given[0]) if given is not None and given[1].isdigit() else None
+    if given is None:
+        return None
+    flag, value = given
+    if not _COUNT.fullmatch(value):  # `²` is a digit to str.isdigit, not to int()
+        raise ConfigError(
+            f"{flag} {value[:40]!r} in --command is not a number of processes",
+            location=Location("--command"),
+            hint=f"give accelerate a count, e.g. {flag} 2",
+        )
+    return int(value), flag
 
 
 def _option(command: Sequence[str], flags: tuple[str, ...]) -> tuple[str, str] | None:

@@ -14,6 +14,7 @@ step logged twice keeps the value logged last, across the files of a run started
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import stat
 import struct
@@ -41,10 +42,22 @@ def files(run_dir: Path) -> list[Path]:
     wandb's own ``wandb/latest-run`` link to one of the folders is skipped (the file is read once,
     from its own folder)."""
     top = run_dir / WANDB_FOLDER
-    if not _real_folder(top):
+    folders = [top / name for name in _listed(top) if _real_folder(top / name)]
+    return sorted(
+        folder / name
+        for folder in folders
+        for name in _listed(folder)
+        if fnmatch.fnmatchcase(name, RUN_FILES) and not (folder / name).is_dir()
+    )
+
+
+def _listed(folder: Path) -> list[str]:
+    """The names in ``folder``, listed by descriptor (runfs): a folder swapped for a link after it
+    was checked is never listed; none when it is not a folder (or a link, or gone)."""
+    try:
+        return runfs.listdir(folder)
+    except OSError:
         return []
-    folders = [folder for folder in top.iterdir() if _real_folder(folder)]
-    return sorted(p for folder in folders for p in folder.glob(RUN_FILES) if not p.is_dir())
 
 
 def _real_folder(path: Path) -> bool:

@@ -541,7 +541,10 @@ def _unless_diverged(run_dir: Path, series: metrics.Series, objective: Objective
     k = last_k(objective.at) or (1 if objective.at == "final" else None)
     if k is None:  # best: the best of the finite values, warned as skipping the others
         return score
-    raw, _ = metrics.find_in_run(run_dir, series.name, tensorboard=False, keep_non_finite=True)
+    try:
+        raw, _ = metrics.find_in_run(run_dir, series.name, tensorboard=False, keep_non_finite=True)
+    except RunFileError as err:  # changed since it was read (a shared runs folder): this run's problem
+        return Score(missing=f"{err.path.name} {err.reason}")
     points = raw.get(series.source, {}).get(series.name, ())
     bad = [step for step, value in points[-k:] if not math.isfinite(value)]
     if not bad:
@@ -632,11 +635,16 @@ def logged_metrics(report: Report) -> list[str]:
 def _all_sources(run_dir: Path) -> metrics.Sources:
     """Every source of a run; its metric files only when its event or W&B files cannot be read
     (tensorboard not installed, a file over the limit): a list of names, where a report that
-    needs those files says why it cannot read them."""
+    needs those files says why it cannot read them. A run whose metric files cannot be read either
+    (a garbage trainer_state.json) gives no names: one spoiled run folder never ends the report."""
     try:
         return metrics.read_all(run_dir)
     except UserError:
+        pass
+    try:
         return metrics.read_all(run_dir, tensorboard=False)
+    except RunFileError:  # listed with its run already (`_record` read the same files): no names
+        return metrics.Sources()
 
 
 def best_run(report: Report, among: Collection[str] | None = None) -> RunRecord | None:

@@ -353,6 +353,7 @@ NOTHING_LOGGED = (
     'metrics to a file only in a checkpoint\'s trainer_state.json (`save_strategy: "no"` keeps none) '
     "or through `report_to: tensorboard` (or `wandb`, offline too): set one in the config and run again"
 )
+UNREAD = "put the file itself where a refused one is (not a link to it), or remove it, and report again"
 # what a run's reward is called by the trainers whose logs `report` reads, most likely first
 LIKELY_METRICS = ("reward", "reward_mean", "rewards/mean", "train/reward")
 
@@ -369,7 +370,7 @@ def _likely_metric(report: rep.Report, request: Request) -> str | None:
             return name
     raise UserError(
         "no run has the bundled trainer's summary.json, and no logged metric is a reward: say which "
-        "metric to report",
+        f"metric to report{_unread(report)}",
         location=Location(str(request.directory)),
         hint=f"--metric NAME; logged: {', '.join(logged)}" if logged else NOTHING_LOGGED,
     )
@@ -382,12 +383,23 @@ def _require_logged(report: rep.Report, request: Request) -> None:
     logged = rep.logged_metrics(report)
     close = difflib.get_close_matches(request.metric, logged, n=3)
     hint = f"did you mean {', '.join(close)}?" if close else "give a metric the runs logged"
-    hint = f"{hint} (logged: {_listed(logged, 12)})" if logged else NOTHING_LOGGED
+    unread = _unread(report)
+    hint = f"{hint} (logged: {_listed(logged, 12)})" if logged else (UNREAD if unread else NOTHING_LOGGED)
     raise UserError(
-        f"no finished run logged `{request.metric}`",
+        f"no finished run logged `{request.metric}`{unread}",
         location=Location(str(request.directory)),
         hint=hint,
     )
+
+
+def _unread(report: rep.Report) -> str:
+    """What a refusal for want of a metric adds when finished runs' files were refused (a link, a
+    FIFO, a damaged file): the metric may be in them, so "logged none" alone would mislead."""
+    unread = [f"run {r.name}: {p}" for r in report.finished for p in r.problems]
+    if not unread:
+        return ""
+    more = f", and {len(unread) - 1} more" if len(unread) > 1 else ""
+    return f" that sweepgen could read ({unread[0]}{more}; a link, FIFO or damaged file is never read)"
 
 
 def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple[list[str], list[str]]:

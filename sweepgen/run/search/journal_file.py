@@ -95,6 +95,29 @@ def _lines(f: BinaryIO, first: int) -> Iterator[bytes]:
         yield line
 
 
+# Optuna's replay copies a trial's whole dict of params (intermediate values, user or system
+# attributes) for every operation that adds one: a trial of k values costs k**2/2 copies, so a 4 MB
+# journal of one trial's values held `status` 49 s, and 100 MB for hours. Past this many copies a
+# journal is refused (about 15 s of replay on a loaded 2-core machine; 1,000 trials reporting
+# 1,000 steps each cost 5e8); the person running sweepgen raises it in their environment.
+MAX_REPLAY_COPIES = 1_000_000_000
+REPLAY_ENV = "SWEEPGEN_MAX_REPLAY_COPIES"
+
+
+class CostlyReplay(ValueError):
+    """A journal whose replay would copy more than the ceiling: exit 2 with how to raise it."""
+
+    hint = (
+        f"a study this large is replayed only when you say so: {REPLAY_ENV}=N in the environment "
+        "(each `status` and `report` replays it whole); a journal from a shared runs folder may be "
+        "made to cost this"
+    )
+
+
+_COPYING = {5: "parameters", 7: "intermediate values", 8: "user attributes", 9: "system attributes"}
+_NAMED_BY = {5: "param_name", 7: "step", 8: "user_attr", 9: "system_attr"}  # the entries an op adds
+
+
 class NoFollowJournal(JournalFileBackend):
     """Optuna's journal file backend whose opens never follow a link (see the module's note)."""
 
@@ -105,6 +128,9 @@ class NoFollowJournal(JournalFileBackend):
         self._log_number_offset: dict[int, int] = {0: 0}
         self._deferred = 0  # depth of deferred() blocks
         self._unsynced = False  # lines written since the last fsync
+        self._held: dict[tuple[Any, int], set[Any]] = {}  # (trial, op) -> the entries its replay copies
+        self._copies = 0  # what the replay of the lines of this read copies (a live search reads
+        # a few new lines at a time for hours: only one read's burst is bounded, never their sum)
         fd = open_in_state(Path(file_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         self._identity = _identity(fd)
         os.close(fd)
@@ -142,6 +168,7 @@ class NoFollowJournal(JournalFileBackend):
 
     def read_logs(self, log_number_from: int) -> Generator[dict[str, Any], None, None]:
         # Optuna 4/5's read_logs, the file opened by open_in_state and sized by fstat
+        self._copies = 0
         with os.fdopen(self._open(os.O_RDONLY), "rb") as f:
             remaining_log_size = _size(f.fileno())
             log_number_start = 0
@@ -169,7 +196,25 @@ class NoFollowJournal(JournalFileBackend):
                     last_decode_error = err
                     del self._log_number_offset[log_number + 1]
                     continue
-                yield checked_op(log, log_number + 1)
+                yield self._costed(checked_op(log, log_number + 1), log_number + 1)
+
+    def _costed(self, log: Any, line: int) -> Any:
+        """``log``, its replay's copies counted; past ``MAX_REPLAY_COPIES`` a ValueError naming
+        the line (exit 2, as for a damaged journal)."""
+        op = log.get("op_code") if isinstance(log, dict) else None
+        if op in _COPYING:
+            key = (log.get("trial_id"), op)
+            held = self._held.setdefault(key, set())
+            self._copies += len(held)
+            named = log.get(_NAMED_BY[op])
+            held.update(named if isinstance(named, dict) else [named])  # kinds checked: hashable
+            ceiling = _ceiling()
+            if self._copies > ceiling:
+                raise CostlyReplay(
+                    f"line {line}: trial {key[0]} holds {len(held):,} {_COPYING[op]}, which Optuna copies "
+                    f"whole for each one it replays: past {ceiling:,} copies in all"
+                )
+        return log
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         with get_lock_file(self._lock):
@@ -181,6 +226,11 @@ class NoFollowJournal(JournalFileBackend):
                     self._unsynced = True
                 else:
                     os.fsync(f.fileno())
+
+
+def _ceiling() -> int:
+    raised = os.environ.get(REPLAY_ENV, "")
+    return int(raised) if raised.isascii() and raised.isdigit() and len(raised) < 19 else MAX_REPLAY_COPIES
 
 
 def _number(value: Any) -> bool:

@@ -196,7 +196,8 @@ def unreadable_journal(sweep_dir: Path, err: Exception) -> ConfigError:  # Optun
     return ConfigError(
         f"the search's study journal cannot be read: {reason}",
         location=Location(str(journal_path(sweep_dir))),
-        hint="this file is written by sweepgen run (Optuna's journal); restore it from a backup, or "
+        hint=getattr(err, "hint", None)
+        or "this file is written by sweepgen run (Optuna's journal); restore it from a backup, or "
         "delete the .search folder to start the search over",
     )
 

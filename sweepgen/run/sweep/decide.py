@@ -27,6 +27,7 @@ from pathlib import Path
 from sweepgen import direction
 from sweepgen.compile.run_api import DECIDE_STATE_NAME, LOCK_NAME
 from sweepgen.errors import Location, UserError
+from sweepgen.run.core import replay_guard
 from sweepgen.run.core.tasks import NAMING_PATHS, read_lock
 from sweepgen.run.report import collect as rep
 from sweepgen.run.report import groups as grp
@@ -114,6 +115,9 @@ def _settled(request: RunRequest, given: Rule) -> tuple[Rule, dict[str, list[str
             hint="leave --only out (the rounds run the first seeds of the baseline and the open arms)",
         )
     recorded, looks = read_state(request.sweep_dir)
+    if recorded is not None:  # its looks decide arms without a run: never a pull request's
+        what = f"the sequential test `{' '.join(recorded.words())}` and {len(looks)} look(s)"
+        replay_guard.refuse_tracked_state(request.sweep_dir / DECIDE_STATE_NAME, what)
     rule = given.merged_over(recorded).merged_over(DEFAULTS)
     if rule.mode is None:
         rule = replace(rule, mode=direction.default_mode(rule.metric))

@@ -13,6 +13,7 @@ resumes them).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from sweepgen.compile import run_api
 from sweepgen.compile.run_api import LOCK_NAME, lock
 from sweepgen.errors import ConfigError, UserError
 from sweepgen.outtree import read_inside
-from sweepgen.run.core import command_overrides, program, sweep_origin, sweep_state
+from sweepgen.run.core import command_overrides, program, replay_guard, sweep_origin, sweep_state
 from sweepgen.run.core.base import STATUS_FILE, ExecutorOptions, read_status
 from sweepgen.run.core.registry import make_executor
 from sweepgen.run.core.tasks import check_bundled_trainer, parse_command, parse_done_file, read_lock
@@ -144,6 +145,7 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
         command_overrides.check_search(argv, list(block.axes))
     resume = opts.command_line(sweep_dir)
     _check_parallel(spec, block, opts.jobs)
+    _refuse_committed_study(sweep_dir)
     if request.dry_run:
         return SearchResult(0, plan=_search_plan(spec.name, block, sweep_dir, resume), resume=resume)
     if executor == "local":
@@ -153,6 +155,14 @@ def _run_search(request: RunRequest, spec: Any, display: Display) -> SearchResul
     controller = SearchController(sweep_dir, spec, lambda: make_executor(executor, options), renderer)
     sweep_state.write(sweep_dir, opts)  # (once the spec is known to fit the study)
     return _drive_to_end(controller, display, resume)
+
+
+def _refuse_committed_study(sweep_dir: Path) -> None:
+    """A study journal git tracks came with the repository: its trials (values a pull request wrote,
+    never run) would count toward the search's ``n``, steer its sampler and may be its best."""
+    journal = journal_path(sweep_dir)
+    if os.path.lexists(journal):
+        replay_guard.refuse_tracked_state(journal, "a search's trials (its Optuna study)")
 
 
 def _check_parallel(spec: Any, block: SearchBlock, jobs: int | None) -> None:
