@@ -1,8 +1,13 @@
-"""Where a run's rendered config sets a top-level key: the line and column a refusal names."""
+"""A run's rendered config as its trainer reads it, and where it sets a top-level key: the line and
+column a refusal names."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from sweepgen import yamlio
 from sweepgen.errors import Location, UserError
@@ -20,3 +25,22 @@ def key_location(sweep_dir: Path, task: RunTask, key: str) -> Location:
     except (ValueError, UnicodeDecodeError, UserError, RecursionError):
         return Location(shown)
     return doc.loc((key,), key=True) if isinstance(doc.data, dict) else Location(shown)
+
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_READ_AS_YAML = (".yaml", ".yml", ".json")
+
+
+def rendered(sweep_dir: Path, task: RunTask) -> Mapping[str, Any]:
+    """The top-level mapping of the run's rendered YAML (or JSON) config, the file `trl` and other
+    trainers read: a template may write keys the spec's config does not hold (`vllm_mode: server`
+    written by hand), which the lock's config alone never shows. The lock's config for any other
+    kind, or a file that does not read as a mapping (its own checks say why)."""
+    if task.config_path.suffix not in _READ_AS_YAML:
+        return task.config
+    try:  # read as `run` reads the lock's files: never through a link (outtree.read_inside)
+        data = read_inside(str(sweep_dir), Path(task.config_path).relative_to(sweep_dir).as_posix())
+        doc = yaml.load(data or b"", Loader=_LOADER)
+    except (ValueError, UserError, RecursionError, yaml.YAMLError):
+        return task.config
+    return doc if isinstance(doc, dict) else task.config

@@ -31,7 +31,7 @@ import yaml
 from sweepgen.errors import ConfigError, Location, UserError
 from sweepgen.outtree import read_inside
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location
+from sweepgen.run.core.config_where import key_location, rendered
 from sweepgen.run.core.trl_output_dir import trl_training
 
 _PRESET = re.compile(r"[A-Za-z0-9_-]+")  # the names of trl/accelerate_configs/*.yaml
@@ -49,7 +49,7 @@ def check(
     on_command_line = _command_processes(command)
     elsewhere = _launch_config(command)  # read once: the command's --config_file, or the default
     for task in tasks:
-        wanted, from_command = _asked(task.config, on_command_line, elsewhere)
+        wanted, from_command = _asked(rendered(sweep_dir, task), on_command_line, elsewhere)
         if wanted is not None and wanted[0] > max(gpus_each, 1):
             raise _refusal(sweep_dir, task, wanted, gpus_each, from_command=from_command)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from sweepgen.errors import ConfigError
 from sweepgen.run.core.base import RunTask
-from sweepgen.run.core.config_where import key_location
+from sweepgen.run.core.config_where import key_location, rendered
 
 _LOOPBACK = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "::"}  # 0.0.0.0: TRL's default
 _DEFAULT_HOST, _DEFAULT_PORT = "0.0.0.0", 8000  # TRL's GRPOConfig defaults
@@ -50,7 +50,8 @@ def first_shared(
         return None
     seen: dict[str, RunTask] = {}
     for task in [*running, *new]:
-        address = server_of(task.config)
+        config = rendered(sweep_dir, task)
+        address = server_of(config)
         if address is None or (executor != "local" and _host(address) in _LOOPBACK):
             continue
         other = seen.setdefault(address, task)
@@ -59,8 +60,8 @@ def first_shared(
                 f"runs {other.name!r} and {task.name!r} would share the vLLM server {address} "
                 f"(use_vllm, vllm_mode: server) while up to {at_once} runs go at once: the server "
                 "holds one policy's weights, so each run would generate from the other's",
-                location=key_location(sweep_dir, task, _key(task.config)),
-                key=_key(task.config),
+                location=key_location(sweep_dir, task, _key(config)),
+                key=_key(config),
                 hint=_HINT,
             )
     return None
