@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import FAKE_COMMAND, make_sweep
+from run_support import FAKE_COMMAND, LOADED_S, make_sweep
 from slurm_support import cli, status_json, wait_until
 
 from sweepgen.run.slurm import query as slurm_query
@@ -219,7 +219,7 @@ def test_a_job_requeued_after_its_run_finished_never_runs_it_again(cwd):
     assert cli("run", "generated/rqf", "--executor", "slurm", "--command", FAKE_COMMAND).exit_code == 0
     rows = wait_until("generated/rqf", lambda r: r["q"]["state"] == "FINISHED", 90, "q to finish")
     job_id = rows["q"]["job_id"]
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + LOADED_S
     while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) is not None:
         assert time.monotonic() < deadline, "the finished job never left the queue"
         time.sleep(0.5)
@@ -230,12 +230,14 @@ def test_a_job_requeued_after_its_run_finished_never_runs_it_again(cwd):
         again = cli("run", "generated/rqf", "--executor", "slurm", "--command", FAKE_COMMAND, *extra)
         assert again.exit_code == 0 and "Traceback" not in again.output, again.output
     assert len(journal(cwd / "runs/rqf")) == 1
-    # Slurm runs it again (made eligible now: a requeued job waits about two minutes) and it ends
+    # Slurm runs it again (made eligible now: a requeued job waits about two minutes) and it ends;
+    # a deadline of its own: the two `run`s above may take a while on a loaded machine
+    deadline = time.monotonic() + LOADED_S
     while getattr(slurm_query.squeue([job_id]).get(job_id), "state", None) != "PENDING":
         assert time.monotonic() < deadline, "the requeued job never became PENDING"
         time.sleep(0.5)
     _start_now(job_id)
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + LOADED_S
     while slurm_query.squeue([job_id]).get(job_id) is not None:
         assert time.monotonic() < deadline, "the requeued job never ended"
         time.sleep(0.5)
