@@ -28,7 +28,7 @@ from typing import Any
 
 import sweepgen
 from sweepgen import filenames, jsonfloat, outtree, paths
-from sweepgen.compile.spec.sample import MAX_DIGITS
+from sweepgen.compile.spec.digits import MAX_DIGITS
 from sweepgen.errors import Location, UserError
 from sweepgen.safefs import kind_of
 

@@ -23,12 +23,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, model_validator
 
+from sweepgen.compile.spec.digits import MAX_DIGITS
+
 Number = StrictInt | StrictFloat
 _STRICT = ConfigDict(extra="forbid", strict=True)
 DRAW_DIGITS = 12  # significant digits kept from a continuous draw (see the module docstring)
-
-
-MAX_DIGITS = 12  # significant digits of a drawn number (a float holds 15-17)
 
 
 class Distribution(BaseModel):
