@@ -92,12 +92,10 @@ def processes(config: Mapping[str, Any]) -> tuple[int, str] | None:
     preset = config.get("accelerate_config")
     if not isinstance(preset, str):
         return None
-    held = _project_file(preset)
-    count = (
-        (_several(held) if held is not _NOT_THERE else _preset_processes(preset))
-        if held is not None
-        else None
-    )
+    held = _project_file(preset)  # TRL takes a file of that name before its preset of that name
+    if held is None:
+        return None
+    count = _preset_processes(preset) if held is _NOT_THERE else _several(held)
     return (count, f"accelerate_config: {preset}") if count is not None else None
 
 
@@ -189,8 +187,8 @@ def _option(command: Sequence[str], flags: tuple[str, ...]) -> tuple[str, str] |
 def _preset_processes(name: str) -> int | None:
     """The ``num_processes`` of TRL's preset ``name`` (trl/accelerate_configs/NAME.yaml, read from the
     installed package without importing it) when it starts several; None otherwise."""
-    # a preset is a plain word (`zero2`); anything else is a path, the project's own file (not read),
-    # or a value no file is named by (`x\0y` from a config is data: never opened)
+    # a preset is a plain word (`zero2`); anything else is a path (a project file, read by
+    # _project_file) or a value no file is named by (`x\0y` from a config is data: never opened)
     spec = importlib.util.find_spec("trl") if _PRESET.fullmatch(name) else None
     folders = list(spec.submodule_search_locations or []) if spec else []
     for folder in folders:
