@@ -22,7 +22,7 @@ import importlib.util
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from sweepgen.compile.schema import code_guards, string_values
+from sweepgen.compile.schema import code_guards, jsonschema_subset, string_values
 from sweepgen.compile.schema.code_chains import closed_choices
 from sweepgen.compile.schema.code_guards import Found, When
 
@@ -56,16 +56,12 @@ def _if_then(props: dict[str, Any], name: str, when: When, closes: Closes) -> di
     held["$comment"] = closes[1]
     condition: dict[str, Any] = {"properties": {field: {"enum": list(values)}}}
     default = props[field].get("default", _NO_DEFAULT)
-    if not any(_same(default, v) for v in values):
+    if not any(jsonschema_subset.same(default, v) for v in values):  # as the `if` itself compares
         condition["required"] = [field]
     return {"if": condition, "then": {"properties": {name: held}}}
 
 
 _NO_DEFAULT = object()
-
-
-def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b  # True is not 1
 
 
 def closed_in(modules: Iterable[str], fields: Collection[str]) -> dict[str, Closes]:

@@ -239,7 +239,7 @@ class _Guarded:
     def applies(self, config: dict[str, Any]) -> bool:
         other, values = self.when
         given = config.get(other, self.default)
-        return any(type(given) is type(v) and given == v for v in values)
+        return any(jsonschema_subset.same(given, v) for v in values)  # as the schema's `if` compares
 
 
 def _guarded_choices(cls: type, hints: dict[str, Any]) -> list[_Guarded]:

@@ -19,9 +19,8 @@ def key_location(sweep_dir: Path, task: RunTask, key: str) -> Location:
     """The line of ``key`` in the run's rendered YAML config; the file itself otherwise (another
     kind, or a file that does not read: its own checks say why)."""
     shown = str(task.config_path)
-    try:  # read as `run` reads the lock's files: never through a link (outtree.read_inside)
-        data = read_inside(str(sweep_dir), Path(task.config_path).relative_to(sweep_dir).as_posix())
-        doc = yamlio.loads((data or b"").decode("utf-8"), shown)
+    try:
+        doc = yamlio.loads(_bytes(sweep_dir, task).decode("utf-8"), shown)
     except (ValueError, UnicodeDecodeError, UserError, RecursionError):
         return Location(shown)
     return doc.loc((key,), key=True) if isinstance(doc.data, dict) else Location(shown)
@@ -38,9 +37,14 @@ def rendered(sweep_dir: Path, task: RunTask) -> Mapping[str, Any]:
     kind, or a file that does not read as a mapping (its own checks say why)."""
     if task.config_path.suffix not in _READ_AS_YAML:
         return task.config
-    try:  # read as `run` reads the lock's files: never through a link (outtree.read_inside)
-        data = read_inside(str(sweep_dir), Path(task.config_path).relative_to(sweep_dir).as_posix())
-        doc = yaml.load(data or b"", Loader=_LOADER)
+    try:
+        doc = yaml.load(_bytes(sweep_dir, task), Loader=_LOADER)
     except (ValueError, UserError, RecursionError, yaml.YAMLError):
         return task.config
     return doc if isinstance(doc, dict) else task.config
+
+
+def _bytes(sweep_dir: Path, task: RunTask) -> bytes:
+    """The run's rendered config, read as `run` reads the lock's files: never through a link
+    (outtree.read_inside); empty where nothing is there."""
+    return read_inside(str(sweep_dir), Path(task.config_path).relative_to(sweep_dir).as_posix()) or b""
