@@ -25,7 +25,7 @@ from sweepgen.run.core import trainer_states
 from sweepgen.run.core.base import TIMEOUT_REASON, RunState, RunStatus, RunTask, read_status, write_status
 from sweepgen.run.core.shape import RunShape
 from sweepgen.run.slurm import query as slurm_query
-from sweepgen.run.slurm.executor import observe, reconcile
+from sweepgen.run.slurm.executor import _worth_keeping, observe, reconcile
 from sweepgen.run.slurm.query import JobInfo, expand, parse_sacct, parse_squeue
 from sweepgen.run.slurm.task import NodeTask, outcome
 from sweepgen.run.sweep.status import RunView
@@ -482,6 +482,26 @@ def test_status_of_a_slurm_run_learns_its_cancellation_from_slurm(sweep_root, mo
 
 # -- reconciliation as properties ----------------------------------------------------------------------
 
+
+def test_a_recorded_stop_waits_for_slurms_word_while_squeue_still_holds_the_job(tmp_path):
+    """At the time limit Slurm may kill the trainer before the node's handler runs (or send its
+    warning late): the node records a plain failure while squeue says COMPLETING. Taken as final,
+    `status` and a search said FAILED (or a requeued trial 'failed (cancelled)') before Slurm's
+    TIMEOUT (or PENDING again) came."""
+    t = task(tmp_path)
+    failed = replace(slurm_status(RunState.FAILED), reason="exit code -15", exit_code=-15)
+    ending = reconcile(t, failed, JobInfo("7_1", "COMPLETING", source="squeue"))
+    assert (
+        ending.state is RunState.RUNNING
+        and ending.reason == "ending: the run recorded failed; Slurm COMPLETING"
+    )
+    assert not _worth_keeping(failed, ending)  # the file keeps what the node wrote
+    timed_out = reconcile(t, failed, JobInfo("7_1", "TIMEOUT", source="squeue"))
+    assert RunView(t, timed_out).label == "TIMEOUT"
+    # sacct's RUNNING may only lag behind the end: the node's record stands
+    assert reconcile(t, failed, JobInfo("7_1", "RUNNING", source="sacct")) is failed
+
+
 SLURM_STATES = sorted(
     slurm_query.ENDED | {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "REQUEUED", "SUSPENDED"}
 )
@@ -513,6 +533,15 @@ def test_reconcile_properties(tmp_path, recorded, slurm, finished, source):
         # preemption): queued, never cancelled, so nothing submits it a second time
         assert new.state is RunState.RUNNING and new.ids["slurm_state"] == "REQUEUED"
         assert new.reason.startswith("requeued by Slurm")
+    elif (
+        recorded in (RunState.FAILED, RunState.CANCELLED) and job and job.source == "squeue" and not job.ended
+    ):
+        # recorded, but squeue (current) still holds the job live: how it ended is Slurm's word,
+        # which may still say TIMEOUT or requeue it, so not settled yet; nothing written
+        assert new.state is RunState.RUNNING and new.reason.startswith(
+            f"ending: the run recorded {recorded.value}"
+        )
+        assert not _worth_keeping(status, new)
     elif recorded in (RunState.FAILED, RunState.CANCELLED):  # otherwise an ending is never undone
         assert new.state in (RunState.FAILED, RunState.CANCELLED)
     elif recorded is RunState.FINISHED:  # said finished but summary.json is gone: not finished
@@ -566,6 +595,36 @@ def test_a_stop_after_the_trainer_exited_leaves_its_finish_and_a_requeue_runs_no
     again = subprocess.run(node, env=NODE_ENV, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and "finished already" in again.stderr, again.stderr
     assert len((run_dir / "starts.txt").read_text().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("sig", "state", "word"),
+    [(signal.SIGTERM, RunState.CANCELLED, "CANCELLED"), (signal.SIGUSR2, RunState.FAILED, "TIMEOUT")],
+)
+def test_a_trainer_slurm_killed_before_the_wrappers_handler_ran_is_stopped_not_failed(
+    tmp_path, sig, state, word
+):
+    """Slurm signals every process of the job, and may kill the trainer first: the wrapper reaps a
+    trainer dead of SIGTERM, then gets its own signal. Before, the run was recorded FAILED (exit
+    -15), and a cancelled run stayed FAILED (sacct's CANCELLED never outranks the node)."""
+    folder = make_sweep(tmp_path, {"n": {}}, sweep="node")
+    argv = (
+        sys.executable,
+        "-c",
+        "import os, signal; os.kill(os.getpid(), signal.SIGTERM)",
+        str(folder / "n.yaml"),
+    )
+    node = node_argv(tmp_path, argv, None)
+    late = [
+        *node[:2],
+        "import os, sweepgen.run.slurm.task as t; wait = t._wait; "
+        f"t._wait = lambda *a: (wait(*a), os.kill(os.getpid(), {int(sig)}))[0]; {node[2]}",
+    ]
+    done = subprocess.run(late, env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    status = read_status(tmp_path / "runs/node/n")
+    assert status is not None and (status.state, status.exit_code) == (state, -signal.SIGTERM), status
+    assert RunView(task(tmp_path), status).label == word
 
 
 # exits 0 on SIGTERM (as a trainer that saves and stops does), after saying it is ready for it

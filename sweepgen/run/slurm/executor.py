@@ -658,6 +658,17 @@ def reconcile(  # noqa: C901, PLR0912 - one branch per (status, Slurm state) cas
             exit_code=None,
             ids={**status.ids, "slurm_state": "REQUEUED"},
         )
+    if status.state in TERMINAL and job is not None and _still_ending(job):
+        # the node recorded its stop, but Slurm has not said how the job ended: the time limit, a
+        # requeue and scancel all send the same SIGTERM, and a trainer Slurm killed first looks
+        # failed. Not settled until Slurm's own word, which may outrank it (TIMEOUT) or run it again
+        return replace(
+            status,
+            state=RunState.RUNNING,
+            reason=f"ending: the run recorded {status.state.value}; Slurm {job.state}",
+            ended=None,
+            exit_code=None,
+        )
     if status.state in TERMINAL:
         if (
             job is not None
@@ -925,6 +936,12 @@ def _restore_status(run_dir: Path, previous: RunStatus | None) -> None:
         runfs.unlink(run_dir / STATUS_FILE)
     else:
         write_status(run_dir, previous)
+
+
+def _still_ending(job: slurm_query.JobInfo) -> bool:
+    """squeue, which is current, still holds the job live (COMPLETING, or RUNNING while the node
+    writes): how it ended is not Slurm's word yet. sacct's RUNNING may only lag behind its end."""
+    return job.source == "squeue" and not job.ended
 
 
 def _requeued(job: slurm_query.JobInfo) -> bool:

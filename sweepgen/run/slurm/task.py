@@ -93,12 +93,14 @@ class _Stops:
 
     def _handler(self, kind: str) -> Callable[[int, FrameType | None], None]:
         def handler(signum: int, frame: FrameType | None) -> None:
-            if self.child is not None and self.child.returncode is not None:
-                # scancel, a requeue or the time limit's warning after the trainer's exit was
-                # reaped (while its end is recorded): too late to stop it, so its end stands (a
+            if self.child is not None and self.child.returncode == 0:
+                # scancel, a requeue or the time limit's warning after the trainer's exit 0 was
+                # reaped (while its end is recorded): too late to stop it, so its finish stands (a
                 # finished run is never run again by the requeued job or --rerun-failed). Not asked
                 # of the kernel sooner (waitid): Slurm signals the trainer too, and one that exits 0
-                # on the very SIGTERM this is must not be taken as finished by itself
+                # on the very SIGTERM this is must not be taken as finished by itself. A trainer
+                # reaped with any other end was most likely killed by this same signal, which
+                # Slurm sent it first: the stop is what ended it
                 return
             setattr(self, kind, True)
             if self.child is not None and self.child.poll() is None:
