@@ -59,6 +59,18 @@ def words(metric: str) -> set[str]:
     return set(_SEPARATORS.split(_CAMEL.sub(" ", metric).lower()))
 
 
+def _singular(word: str) -> str:
+    """A plural's singular, as metric names form it: TRL's DPO and reward trainers log
+    `rewards/accuracies`, a share like `accuracy`."""
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("sses"):  # successes, passes
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss"):  # never `pass`, `success`
+        return word[:-1]
+    return word
+
+
 def lowered(metric: str) -> bool:
     """True when a word of ``metric`` names something lowered (a loss, an error, a perplexity)."""
     return bool(words(metric) & LOWERED)
@@ -80,6 +92,6 @@ def inferred_words(metric: str | None, mode: str) -> str:
 def proportion_range(metric: str | None, values: Iterable[float]) -> tuple[float, float] | None:
     """[0, 1] for a metric whose name says it is a proportion and whose every value lies there;
     None otherwise (no bound is assumed: a reward or a loss has none)."""
-    if metric is None or not words(metric) & PROPORTION_WORDS:
+    if metric is None or not {_singular(word) for word in words(metric)} & PROPORTION_WORDS:
         return None
     return UNIT if all(math.isfinite(v) and UNIT[0] <= v <= UNIT[1] for v in values) else None

@@ -40,6 +40,10 @@ def test_only_a_named_proportion_within_zero_and_one_is_bounded():
     assert bounds.of_metric("eval_acc", [0.5, 1.0]) == (0.0, 1.0)
     assert bounds.of_metric("pass@1", [0.0, 0.3]) == (0.0, 1.0)
     assert bounds.of_metric("hackRate", [0.2]) == (0.0, 1.0)
+    # plurals, as TRL's DPO and reward trainers log them, and `pass`/`success` kept whole
+    assert bounds.of_metric("train/rewards/accuracies", [0.75, 1.0]) == (0.0, 1.0)
+    assert bounds.of_metric("success_rates", [0.2]) == bounds.of_metric("successes", [0.2]) == (0.0, 1.0)
+    assert bounds.of_metric("rewards/margins", [0.5]) is None
     assert bounds.of_metric("reward_mean", [0.5, 0.9]) is None  # a reward has no bound
     assert bounds.of_metric("eval_acc", [0.5, 1.2]) is None  # a value past 1: not a proportion
     assert bounds.of_metric("eval_acc", [0.5, float("nan")]) is None
