@@ -373,3 +373,35 @@ def test_a_comparison_these_seeds_cannot_decide_is_not_called_no_evidence_yet(cl
     assert rows["coma_lr1e-05"]["verdict"] == "cannot decide"
     assert "coma_lr1e-05: cannot decide with these seeds: about" in said
     assert "coma_lr1e-05: no evidence yet" not in said
+
+
+@pytest.mark.parametrize(
+    ("finals", "said"),
+    [
+        # TRL's KTO trainer, measured: seeds 0 and 1 logged the same numbers at every step
+        ({"b0.01": [0.41, 0.41], "b0.04": [0.63, 0.63]}, True),
+        ({"b0.01": [0.41, 0.41], "b0.04": [0.63, 0.64]}, False),  # one group's seeds differ
+        ({"b0.01": [1.0, 1.0], "b0.04": [0.0, 0.0]}, False),  # a saturated share ties by itself
+    ],
+)
+def test_seeds_that_change_nothing_are_said(cli_cwd, finals, said):
+    """Before, only "cannot decide ... run more seeds", which would send the user to run more of the
+    same runs."""
+    from run_support import make_sweep
+    from test_report import write_run
+
+    runs = {
+        f"{b}_s{s}": ({"beta": float(b[1:]), "seed": s}, v)
+        for b, vs in finals.items()
+        for s, v in enumerate(vs)
+    }
+    make_sweep(cli_cwd, {n: {} for n in runs}, values={n: v for n, (v, _) in runs.items()})
+    for name, (_, final) in runs.items():
+        write_run(cli_cwd / "runs/fake" / name, [0.1, final], config_path=f"generated/fake/{name}.yaml")
+    result = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot", "--compare", "b0.01"])
+    assert result.exit_code == 0, result.output
+    shown = " ".join(result.stdout.split())
+    sentence = "each seed gave the very same value in every group run at two or more seeds (2 group(s))"
+    assert (sentence in shown) is said
+    notes = json.loads((cli_cwd / "runs/fake/statistics.json").read_text())["notes"]
+    assert any(sentence in n for n in notes) is said

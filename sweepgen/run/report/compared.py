@@ -106,6 +106,28 @@ def unpaired(
     ]
 
 
+def seed_changed_nothing(report: rep.Report, groups: Sequence[grp.Group], seed: str | None) -> list[str]:
+    """Every group run at two or more seeds gave the very same value at each: the seed reaches
+    nothing that varies a run (TRL's KTO trainer, measured: seeds 0 and 1 log the same numbers at
+    every step), so intervals over seeds hold no seed noise and more seeds add nothing. Said, since
+    "cannot decide ... run more seeds" alone would send the user to run more of the same."""
+    seeds = _seeds(report, groups, seed)
+    valued = {r.name: r.value for r in _compared(report, groups) if r.value is not None}
+    repeated = [g for g in groups if len(seeds.get(g.name, set())) >= 2]
+    values = [[valued[n] for n in g.members if n in valued] for g in repeated]
+    if not repeated or any(len(set(v)) > 1 for v in values):
+        return []
+    if all(float(x).is_integer() for v in values for x in v):
+        return []  # a count, or a share saturated at 0 or 1, ties by itself
+    return [
+        f"each seed gave the very same value in every group run at two or more seeds "
+        f"({len(repeated)} group(s)): the seed (`{seed}`) changes nothing these runs measure (the "
+        "trainer may fix its data order and start from the same weights whatever the seed), so the "
+        "intervals and tests over seeds hold no seed-to-seed noise and more seeds will add nothing; "
+        "check that the seed reaches the trainer's randomness"
+    ]
+
+
 def _seeds(report: rep.Report, groups: Sequence[grp.Group], seed: str | None) -> dict[str, set[object]]:
     """Each group's seed values over its runs with a value (none without a seed path)."""
     if seed is None:

@@ -85,6 +85,7 @@ class Outcome:
     lost: dict[str, list[str]] = field(default_factory=dict)  # per group, its runs without a value
     outliers: list[outliers.Outlier] = field(default_factory=list)  # a run far from its group's others
     unpaired: list[str] = field(default_factory=list)  # arms that share the baseline's seeds, tested unpaired
+    seedless: list[str] = field(default_factory=list)  # every seed gave one value in every group
     winner: list[str] = field(default_factory=list)  # the best group's interval, held for being picked
     after_looks: list[str] = field(default_factory=list)  # the verdicts are run --until-decided's
 
@@ -99,7 +100,8 @@ class Outcome:
 
     def caveats(self) -> list[str]:
         """What the statistics' numbers do not show: the runs each group lost (dropout.sentences),
-        a run far from its group's others (outliers.sentence), seeds shared but not paired, and the
+        a run far from its group's others (outliers.sentence), seeds that changed nothing, seeds
+        shared but not paired, and the
         best group's interval as the best one's (winner.sentence), what the difference intervals
         hold together (joint.sentence), and verdicts that are the sequential test's
         (sequential_table)."""
@@ -108,6 +110,7 @@ class Outcome:
         lost = dropout.sentences(self.lost, {g.name: g.n for g in self.statistics.groups})
         far = (outliers.sentence(o) for o in self.outliers)
         return [
+            *self.seedless,
             *lost,
             *far,
             *self.unpaired,
@@ -155,6 +158,7 @@ def _add_caveats(
     runs = _group_runs(report, groups)
     outcome.outliers = outliers.scan(runs, statistics.methods.bounds)
     outcome.unpaired = compared.unpaired(report, groups, plan.path, statistics.baseline)
+    outcome.seedless = compared.seed_changed_nothing(report, groups, plan.path)
     configurations = dropout.configurations(report, plan, request.seeds)
     values = {g: [v for _, v in r] for g, r in runs.items()}
     outcome.winner = winner.sentence(statistics, values, configurations)

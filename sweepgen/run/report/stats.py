@@ -541,7 +541,8 @@ def _untested(
         reason = (
             f"every run of {name} and of {baseline} gave the same value (no spread in either), so "
             "nothing tells seed noise from the difference: Welch's test and its interval need spread "
-            "in at least one group; run more seeds, or use --test permutation (exact with ties)"
+            "in at least one group; run more seeds (where they too give one value, the seed changes nothing: "
+            "check it reaches the trainer), or use --test permutation (exact with ties)"
         )
     else:
         few = name if len(values) < 2 else baseline
