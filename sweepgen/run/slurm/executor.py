@@ -668,6 +668,9 @@ def reconcile(  # noqa: C901, PLR0912 - one branch per (status, Slurm state) cas
             reason=f"ending: the run recorded {status.state.value}; Slurm {job.state}",
             ended=None,
             exit_code=None,
+            # the node's TIMEOUT (its SIGUSR2) is no end yet either: shown as the word of an ended
+            # run it said TIMEOUT beside "ending", and `status --wait` stopped following it there
+            ids={k: v for k, v in status.ids.items() if k != "slurm_state"},
         )
     if status.state in TERMINAL:
         if (
