@@ -119,8 +119,8 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
     if outcome.nothing_live:
         if outcome.queued_asked:  # a live `run` may hold some queued: none of them starts now
             out.print(
-                f"nothing to cancel: no run of {sweep_dir} is running; a `sweepgen run` that has runs "
-                "of it queued drops them (they start with the next `sweepgen run`)",
+                f"no run of {sweep_dir} is running; a live `sweepgen run` that has runs of it queued "
+                "drops them, never starting them (the next `sweepgen run` starts them)",
                 markup=False,
             )
         else:

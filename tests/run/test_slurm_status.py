@@ -184,6 +184,38 @@ def test_observe_ignores_a_reused_job_id_of_another_job(tmp_path, monkeypatch):
     assert read_status(t.run_dir).state is RunState.CANCELLED  # learned from Slurm, so written down
 
 
+def test_what_slurm_said_is_not_written_over_a_start_the_node_recorded_meanwhile(tmp_path, monkeypatch):
+    """A requeued job (the run recorded its stop, squeue holds it PENDING) whose next attempt
+    records its start while `status` learns the requeue: before, `status` wrote the requeue over
+    that start, so the file named the last attempt (its number, start time and the trainer states
+    it found) while the new one ran, and the next requeue counted one attempt too few."""
+    from sweepgen.run.slurm import executor as slurm_executor
+
+    t = task(tmp_path)
+    stopped = replace(slurm_status(RunState.CANCELLED), attempt=1, started="2026-01-01T00:00:00.000+00:00")
+    write_status(t.run_dir, stopped)
+    again = replace(slurm_status(), attempt=2, started="2026-01-01T01:00:00.000+00:00")
+    monkeypatch.setattr(
+        slurm_query, "query_jobs", lambda ids: ({"7_1": JobInfo("7_1", "PENDING", source="squeue")}, None)
+    )
+    learned = slurm_executor.reconcile
+
+    def node_starts_meanwhile(task_, status, job):
+        new = learned(task_, status, job)
+        write_status(t.run_dir, again)  # the requeued job starts its next attempt now
+        return new
+
+    monkeypatch.setattr(slurm_executor, "reconcile", node_starts_meanwhile)
+    observe([t])
+    assert read_status(t.run_dir) == again
+    # without the node in between, the requeue is recorded as before
+    write_status(t.run_dir, stopped)
+    monkeypatch.setattr(slurm_executor, "reconcile", learned)
+    observe([t])
+    recorded = read_status(t.run_dir)
+    assert recorded.state is RunState.RUNNING and recorded.ids["slurm_state"] == "REQUEUED"
+
+
 def test_node_outcome_rules():
     assert outcome(0, finished=True, timed_out=True, cancelled=False)[0] is RunState.FINISHED
     assert outcome(-12, finished=False, timed_out=True, cancelled=False) == (RunState.FAILED, TIMEOUT_REASON)

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sweepgen import filenames, runfs
-from sweepgen.errors import UserError
+from sweepgen.errors import SweepgenError, UserError
 from sweepgen.run.core import queue_cancel, registry, runlock, sweep_state
-from sweepgen.run.core.base import RunState, RunStatus, RunTask
+from sweepgen.run.core.base import RunState, RunStatus, RunTask, read_status
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
@@ -194,7 +194,8 @@ def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) ->
     asked = False
     by_folder: dict[Path, list[str]] = {}
     for task in tasks:
-        by_folder.setdefault(task.run_dir.parent, []).append(task.run_dir.name)
+        if not _finished_on_file(task):  # a finished run is never started again: nothing to ask
+            by_folder.setdefault(task.run_dir.parent, []).append(task.run_dir.name)
     for folder, names in by_folder.items():
         try:
             if not stat.S_ISDIR(runfs.lstat(folder).st_mode):
@@ -210,6 +211,14 @@ def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) ->
                     "a live `sweepgen run` still starts the runs it has queued there (stop it with Ctrl-C)"
                 )
     return asked
+
+
+def _finished_on_file(task: RunTask) -> bool:
+    try:
+        status = read_status(task.run_dir)
+    except (OSError, SweepgenError):
+        return False  # unreadable: it may well be queued
+    return status is not None and status.state is RunState.FINISHED
 
 
 def _not_cancelled(
