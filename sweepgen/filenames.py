@@ -32,6 +32,8 @@ STATUS_SPARE: Final = ".sweepgen-status.spare"  # room kept for the run's end (r
 # beside the run folders: held while a local `sweepgen run` with --gpus picks a run's GPUs and
 # starts it (run/local/gpu_share.py), so two of them count each other's runs
 GPU_LOCK: Final = ".sweepgen-gpus.lock"
+# beside the run folders: `cancel` asks a live local `sweepgen run` to drop the runs it has queued
+CANCEL_QUEUED: Final = ".sweepgen-cancel.json"
 RANK_NOTES: Final = ".sweepgen_ranks"  # a folder: a multi-process run's participants' notes
 
 # ---- a sweep folder -------------------------------------------------------------------------

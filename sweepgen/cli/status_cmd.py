@@ -117,7 +117,14 @@ def cancel(sweep_dir: Path, only: tuple[str, ...]) -> int:
             markup=False,
         )
     if outcome.nothing_live:
-        out.print(f"nothing to cancel: no run of {sweep_dir} is queued or running")
+        if outcome.queued_asked:  # a live `run` may hold some queued: none of them starts now
+            out.print(
+                f"no run of {sweep_dir} is running; a live `sweepgen run` that has runs of it queued "
+                "drops them, never starting them (the next `sweepgen run` starts them)",
+                markup=False,
+            )
+        else:
+            out.print(f"nothing to cancel: no run of {sweep_dir} is queued or running")
         return 0
     if outcome.cancelled:
         out.print(f"cancelled {outcome.cancelled} run(s); resume them with `{outcome.resume}`", markup=False)

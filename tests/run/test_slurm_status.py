@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from run_support import FAKE_COMMAND, make_sweep
+from run_support import FAKE_COMMAND, LOADED_S, make_sweep
 
 from sweepgen.cli import main
 from sweepgen.run.core import trainer_states
@@ -182,6 +182,38 @@ def test_observe_ignores_a_reused_job_id_of_another_job(tmp_path, monkeypatch):
     (view,) = observe([t])
     assert view.status.state is RunState.CANCELLED
     assert read_status(t.run_dir).state is RunState.CANCELLED  # learned from Slurm, so written down
+
+
+def test_what_slurm_said_is_not_written_over_a_start_the_node_recorded_meanwhile(tmp_path, monkeypatch):
+    """A requeued job (the run recorded its stop, squeue holds it PENDING) whose next attempt
+    records its start while `status` learns the requeue: before, `status` wrote the requeue over
+    that start, so the file named the last attempt (its number, start time and the trainer states
+    it found) while the new one ran, and the next requeue counted one attempt too few."""
+    from sweepgen.run.slurm import executor as slurm_executor
+
+    t = task(tmp_path)
+    stopped = replace(slurm_status(RunState.CANCELLED), attempt=1, started="2026-01-01T00:00:00.000+00:00")
+    write_status(t.run_dir, stopped)
+    again = replace(slurm_status(), attempt=2, started="2026-01-01T01:00:00.000+00:00")
+    monkeypatch.setattr(
+        slurm_query, "query_jobs", lambda ids: ({"7_1": JobInfo("7_1", "PENDING", source="squeue")}, None)
+    )
+    learned = slurm_executor.reconcile
+
+    def node_starts_meanwhile(task_, status, job):
+        new = learned(task_, status, job)
+        write_status(t.run_dir, again)  # the requeued job starts its next attempt now
+        return new
+
+    monkeypatch.setattr(slurm_executor, "reconcile", node_starts_meanwhile)
+    observe([t])
+    assert read_status(t.run_dir) == again
+    # without the node in between, the requeue is recorded as before
+    write_status(t.run_dir, stopped)
+    monkeypatch.setattr(slurm_executor, "reconcile", learned)
+    observe([t])
+    recorded = read_status(t.run_dir)
+    assert recorded.state is RunState.RUNNING and recorded.ids["slurm_state"] == "REQUEUED"
 
 
 def test_node_outcome_rules():
@@ -502,6 +534,26 @@ def test_a_recorded_stop_waits_for_slurms_word_while_squeue_still_holds_the_job(
     assert reconcile(t, failed, JobInfo("7_1", "RUNNING", source="sacct")) is failed
 
 
+@pytest.mark.parametrize("slurm", ["RUNNING", "COMPLETING"])
+def test_a_run_that_recorded_its_time_limit_is_not_shown_ended_while_slurm_holds_it(tmp_path, slurm):
+    """The node got the time limit's warning (SIGUSR2) and recorded its run timed out while squeue
+    still holds the job (the wrapper exiting, the job completing): not settled, so `status` must not
+    say TIMEOUT beside "ending" (the last CI's `status` row: state TIMEOUT, reason "ending: the run
+    recorded failed; Slurm RUNNING", which a `wait_until` took for the end)."""
+    t = task(tmp_path)
+    timed_out = replace(
+        slurm_status(RunState.FAILED),
+        reason=TIMEOUT_REASON,
+        exit_code=-12,
+        ids={**slurm_status(RunState.FAILED).ids, "slurm_state": "TIMEOUT"},
+    )
+    ending = reconcile(t, timed_out, JobInfo("7_1", slurm, source="squeue"))
+    view = RunView(t, ending)
+    assert ending.state is RunState.RUNNING and view.label == "RUNNING" and view.live, ending
+    ended = reconcile(t, timed_out, JobInfo("7_1", "FAILED", source="squeue"))
+    assert ended is timed_out and RunView(t, ended).label == "TIMEOUT"
+
+
 SLURM_STATES = sorted(
     slurm_query.ENDED | {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "REQUEUED", "SUSPENDED"}
 )
@@ -553,6 +605,8 @@ def test_reconcile_properties(tmp_path, recorded, slurm, finished, source):
     else:  # still queued or running
         assert new.state in (RunState.PENDING, RunState.RUNNING)
     assert status.ids.get("slurm_state") is None  # reconcile never mutates its input
+    if new.state in (RunState.PENDING, RunState.RUNNING):  # a live run is never shown ended
+        assert RunView(t, new).label in ("PENDING", "RUNNING"), new
 
 
 def test_a_local_run_recorded_finished_without_summary_is_failed_in_status_as_in_run(tmp_path):
@@ -625,6 +679,28 @@ def test_a_trainer_slurm_killed_before_the_wrappers_handler_ran_is_stopped_not_f
     status = read_status(tmp_path / "runs/node/n")
     assert status is not None and (status.state, status.exit_code) == (state, -signal.SIGTERM), status
     assert RunView(task(tmp_path), status).label == word
+
+
+@pytest.mark.parametrize(
+    ("sig", "state"), [(signal.SIGTERM, RunState.CANCELLED), (signal.SIGUSR2, RunState.FAILED)]
+)
+def test_a_stop_that_comes_while_the_trainer_is_started_reaches_it(tmp_path, sig, state):
+    """scancel (or the time limit's warning) reaching the wrapper while it starts the trainer, before
+    there is a child to pass it to: the trainer is stopped as soon as it exists. Before, it trained
+    to its end (exit 0) and was recorded stopped, so --rerun-failed (or the requeued job) ran it
+    all again."""
+    folder = make_sweep(tmp_path, {"n": {"steps": 300, "sleep": 0.1}}, sweep="node")
+    argv = tuple(FAKE_COMMAND.replace("{config}", str(folder / "n.yaml")).split())
+    node = node_argv(tmp_path, argv, None)
+    early = [
+        *node[:2],
+        "import os, sweepgen.run.slurm.task as t; start = t._start_or_exit; "
+        f"t._start_or_exit = lambda *a: (os.kill(os.getpid(), {int(sig)}), start(*a))[1]; {node[2]}",
+    ]
+    done = subprocess.run(early, env=NODE_ENV, capture_output=True, text=True, timeout=LOADED_S)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    status = read_status(tmp_path / "runs/node/n")
+    assert status is not None and (status.state, status.exit_code) == (state, -sig), status
 
 
 # exits 0 on SIGTERM (as a trainer that saves and stops does), after saying it is ready for it

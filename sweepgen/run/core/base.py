@@ -483,6 +483,9 @@ class ExecutorOptions:
     # out"); None: no limit. The local executor applies it; Slurm has the spec's resources.time
     time_limit_s: float | None = None
     env: Mapping[str, str] = field(default_factory=dict)  # extra environment for every run
+    # this `sweepgen run`'s start on the boot clock: a `cancel` asked since drops the runs it has
+    # queued (run/core/queue_cancel.py); None: none is heard
+    started_s: float | None = None
 
 
 class Executor(ABC):

@@ -45,7 +45,9 @@ class RunView:
         if self.pruned:
             return "PRUNED"
         word = self.status.ids.get("slurm_state")
-        if word in SLURM_WORDS and self.status.state is not RunState.FINISHED:
+        # Slurm's word of an end, only for a run that ended otherwise than finished (never beside a
+        # live state: a status read from a file is data, and a live run's word is its own)
+        if word in SLURM_WORDS and self.status.state in (RunState.FAILED, RunState.CANCELLED):
             return str(word)
         return state_word(self.status.state).upper()
 

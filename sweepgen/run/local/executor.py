@@ -29,7 +29,7 @@ from typing import IO
 from sweepgen import runfs
 from sweepgen.compile.run_api import LOCK_NAME, Lock
 from sweepgen.errors import SweepgenError, UserError
-from sweepgen.run.core import runfiles, runlock, stop_request
+from sweepgen.run.core import queue_cancel, runfiles, runlock, stop_request
 from sweepgen.run.core.base import (
     LOG_FILE,
     LOST,
@@ -164,6 +164,9 @@ class LocalExecutor(Executor):
                     self._planned[task.name] = None
             self._queue.append(task)
             self._status[task.name] = RunStatus(RunState.PENDING, self.name, reason="queued")
+            # where `cancel` leaves its request for queued runs: there before any run waits
+            with contextlib.suppress(OSError):  # _launch says what stands in the way
+                runfs.makedirs(task.run_dir.parent)
         self._fill()
 
     def poll(self) -> dict[str, RunStatus]:
@@ -172,8 +175,26 @@ class LocalExecutor(Executor):
             if code is not None:
                 self._finish(child, code)
                 del self._running[name]
+        self._drop_cancelled()
         self._fill()
         return dict(self._status)
+
+    def _drop_cancelled(self) -> None:
+        """Queued runs a `sweepgen cancel` asked to drop since this `run` started: never started,
+        shown cancelled (their folders keep what they had, so a later `run` starts them)."""
+        for folder in {task.run_dir.parent for task in self._queue}:
+            asked = queue_cancel.asked_since(folder, self.options.started_s)
+            for task in [t for t in self._queue if t.run_dir.parent == folder and t.run_dir.name in asked]:
+                self._queue.remove(task)
+                self._status[task.name] = self._dropped()
+
+    def _dropped(self) -> RunStatus:
+        return RunStatus(RunState.CANCELLED, self.name, reason=queue_cancel.DROPPED)
+
+    def _cancel_asked(self, task: RunTask) -> bool:
+        """Re-checked once the run's lock is held: a `cancel` that wrote its request after this look
+        finds the lock taken and waits to stop the run once it is recorded started."""
+        return task.run_dir.name in queue_cancel.asked_since(task.run_dir.parent, self.options.started_s)
 
     def done(self) -> bool:
         return not self._queue and not self._running
@@ -466,6 +487,10 @@ class LocalExecutor(Executor):
         if changed:
             runlock.release(lock_fd)
             self._status[task.name] = RunStatus(changed[0], self.name, reason=changed[1])
+            return
+        if self._cancel_asked(task):
+            runlock.release(lock_fd)
+            self._status[task.name] = self._dropped()
             return
         attempt = previous.attempt + 1 if previous else 1
         argv = launch.launched_argv(self.shape, task.argv)

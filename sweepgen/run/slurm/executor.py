@@ -555,7 +555,7 @@ def observe(tasks: Sequence[RunTask], *, persist: bool = True) -> list[RunView]:
         job = _job_of(status, jobs, task.run_dir)
         new = reconcile(task, status, job)
         if persist and new is not None and new is not status and _worth_keeping(status, new):
-            note = _record_learned(task, new) or note
+            note = _record_learned(task, status, new) or note
         views.append(RunView(task, _as_slurm_says(new, job), job, note=note))
     return views
 
@@ -575,13 +575,19 @@ def _job_of(
     return job if job is not None and ownership.plausibly_ours(job, status, run_dir) else None
 
 
-def _record_learned(task: RunTask, new: RunStatus) -> str | None:
-    """Write what only Slurm knew to the run's status file; the note when it cannot be written (the
-    view is shown all the same; the next status or run learns it again)."""
+def _record_learned(task: RunTask, seen: RunStatus | None, new: RunStatus) -> str | None:
+    """Write what only Slurm knew to the run's status file, unless the file changed since it was
+    ``seen`` (a requeued job's next attempt recorded its start meanwhile: written over, its attempt,
+    start and earlier states were the last attempt's); the note when it cannot be written (the view
+    is shown all the same; the next status or run learns it again)."""
     try:
+        if read_status(task.run_dir) != seen:
+            return None  # the node wrote since: its word is newer than what was learned from it
         write_status(task.run_dir, new)
     except OSError as err:
         return f"could not record what Slurm said in {task.run_dir / STATUS_FILE}: {err.strerror}"
+    except SweepgenError:
+        return None  # unreadable now: the next look reads it again
     return None
 
 
@@ -668,6 +674,9 @@ def reconcile(  # noqa: C901, PLR0912 - one branch per (status, Slurm state) cas
             reason=f"ending: the run recorded {status.state.value}; Slurm {job.state}",
             ended=None,
             exit_code=None,
+            # the node's TIMEOUT (its SIGUSR2) is no end yet either: shown as the word of an ended
+            # run it said TIMEOUT beside "ending", and `status --wait` stopped following it there
+            ids={k: v for k, v in status.ids.items() if k != "slurm_state"},
         )
     if status.state in TERMINAL:
         if (

@@ -85,6 +85,8 @@ class _Stops:
         self.cancel = False
         self.child: subprocess.Popen[bytes] | None = None
         self.failed: ranks.Note | None = None  # another participant failed first (ranks.py)
+        self.signum: int | None = None  # the last stop signal Slurm sent
+        self.passed: int | None = None  # the last one passed on to the trainer's group
 
     def install(self) -> None:
         # installed before the child exists so a signal during start-up is not lost
@@ -103,11 +105,24 @@ class _Stops:
                 # Slurm sent it first: the stop is what ended it
                 return
             setattr(self, kind, True)
-            if self.child is not None and self.child.poll() is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.child.pid, launch.forwarded(signum, self.shape))
+            self.signum = signum
+            if self.child is not None:
+                self._pass_on(self.child, signum)
 
         return handler
+
+    def started(self, child: subprocess.Popen[bytes]) -> None:
+        """The trainer is started: a stop that came while it was being started (no child to pass it
+        to yet) reaches it now; before, it trained to its end and was then recorded stopped."""
+        self.child = child
+        if self.signum is not None and self.passed is None:  # (the handler passes on the later ones)
+            self._pass_on(child, self.signum)
+
+    def _pass_on(self, child: subprocess.Popen[bytes], signum: int) -> None:
+        self.passed = signum
+        if child.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, launch.forwarded(signum, self.shape))
 
 
 def run_on_node(task: NodeTask) -> str:
@@ -184,10 +199,11 @@ def _run_started(task: NodeTask, where: _Where, status: RunStatus, stops: _Stops
             f"(Slurm job {ids['job_id']}): {' '.join(task.argv)} ===\n".encode()
         )
         log.flush()
-        stops.child = _start_or_exit(task, log, run_dir, status)
+        child = _start_or_exit(task, log, run_dir, status)
+        stops.started(child)
         code = _wait(task, run_dir, stops)
         with contextlib.suppress(ProcessLookupError, PermissionError):  # what the run left behind
-            os.killpg(stops.child.pid, signal.SIGKILL)
+            os.killpg(child.pid, signal.SIGKILL)
         if launch.multi(task.shape):
             ranks.end_leftovers()  # and what it left in sessions of its own
     return _finish(where, status, code, stops)

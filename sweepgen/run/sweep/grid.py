@@ -26,6 +26,7 @@ from typing import Protocol
 from sweepgen.compile.run_api import LOCK_NAME, Lock, placed
 from sweepgen.errors import Location, UserError
 from sweepgen.run.core import (
+    boot_clock,
     command_overrides,
     program,
     runlock,
@@ -85,6 +86,9 @@ class RunRequest:
     # what a hint's command adds to choose the same runs (`--until-decided`: a round's hint goes on
     # with the rounds); none: the given --only, so no hint starts runs that were not asked for
     scope: tuple[str, ...] | None = None
+    # when this `sweepgen run` started, on the boot clock (kept over `--until-decided`'s rounds): a
+    # `cancel` asked since drops the runs it has queued and not started
+    started_s: float | None = field(default_factory=boot_clock.now_s)
 
     def scope_words(self) -> tuple[str, ...]:
         if self.scope is not None:
@@ -179,6 +183,7 @@ def _executor_options(
         wait=None if executor == "local" else request.wait,
         stop_timeout_s=opts.stop_timeout,
         time_limit_s=time_limit(executor, opts.time_limit, sweep.lock, request.sweep_dir, display),
+        started_s=request.started_s,
     )
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sweepgen import filenames, runfs
-from sweepgen.errors import UserError
-from sweepgen.run.core import registry, runlock, sweep_state
-from sweepgen.run.core.base import RunState, RunStatus, RunTask
+from sweepgen.errors import SweepgenError, UserError
+from sweepgen.run.core import queue_cancel, registry, runlock, sweep_state
+from sweepgen.run.core.base import RunState, RunStatus, RunTask, read_status
 from sweepgen.run.core.registry import cancel_runs
 from sweepgen.run.core.run_view import RunView
 from sweepgen.run.core.stop_request import CANCELLED_ALONE, CANCELLED_BY_COMMAND
@@ -63,6 +63,8 @@ class CancelOutcome:
     elsewhere: list[RunView]  # live runs no executor reaches from here (another machine's processes)
     search_stopped: bool = False  # a search: its controllers were asked to stop (search_stop)
     ended: list[RunView] = field(default_factory=list)  # runs that ended by themselves meanwhile
+    # a live local `sweepgen run` holding runs of it queued was asked to drop them (queue_cancel)
+    queued_asked: bool = False
 
     @property
     def nothing_live(self) -> bool:
@@ -164,6 +166,7 @@ def cancel(
     located = locate(sweep_dir, only)
     search = search_stop.state_dir_of(sweep_dir)
     stopped = _stop_search(search, only)
+    queued = _drop_queued(located.tasks, say)  # before the look: a start after it finds the request
     views = _after_starts(located.tasks, collect(located.tasks), say)
     by_executor = _live_by_executor(views)
     unreachable: set[str] = set()
@@ -173,13 +176,49 @@ def cancel(
     if not by_executor:
         # a search resumes its open trials with a plain `run`
         resume = None if search is None else sweep_state.recorded_line(sweep_dir)
-        return CancelOutcome(views, located.under, 0, resume, [], stopped is not None)
+        return CancelOutcome(views, located.under, 0, resume, [], stopped is not None, queued_asked=queued)
     views = collect(located.tasks)
     asked = {task.name for runs in by_executor.values() for task, _ in runs}
     elsewhere, ended = _not_cancelled(views, asked, unreachable)
     cancelled = len(asked) - len(elsewhere) - len(ended)
     resume = _resume_line(sweep_dir, by_executor, searched=search is not None, only=only)
-    return CancelOutcome(views, located.under, cancelled, resume, elsewhere, stopped is not None, ended)
+    return CancelOutcome(
+        views, located.under, cancelled, resume, elsewhere, stopped is not None, ended, queued_asked=queued
+    )
+
+
+def _drop_queued(tasks: Sequence[RunTask], say: Callable[[str], None] | None) -> bool:
+    """Ask each live local `sweepgen run` to drop the runs of ``tasks`` it has queued and not
+    started (queue_cancel.py), in every runs folder that exists (a `run` makes its own at its start);
+    whether it was asked anywhere."""
+    asked = False
+    by_folder: dict[Path, list[str]] = {}
+    for task in tasks:
+        if not _finished_on_file(task):  # a finished run is never started again: nothing to ask
+            by_folder.setdefault(task.run_dir.parent, []).append(task.run_dir.name)
+    for folder, names in by_folder.items():
+        try:
+            if not stat.S_ISDIR(runfs.lstat(folder).st_mode):
+                continue  # a link is not followed; nothing else holds queued runs
+            queue_cancel.ask(folder, names)
+            asked = True
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # no `run` has made it: none has runs queued there
+        except OSError as err:
+            if say is not None:
+                say(
+                    f"warning: could not write {folder / queue_cancel.REQUEST_FILE}: {err.strerror or err}; "
+                    "a live `sweepgen run` still starts the runs it has queued there (stop it with Ctrl-C)"
+                )
+    return asked
+
+
+def _finished_on_file(task: RunTask) -> bool:
+    try:
+        status = read_status(task.run_dir)
+    except (OSError, SweepgenError):
+        return False  # unreadable: it may well be queued
+    return status is not None and status.state is RunState.FINISHED
 
 
 def _not_cancelled(

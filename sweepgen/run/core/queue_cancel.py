@@ -1,0 +1,58 @@
+"""`sweepgen cancel` reaching runs a live local `sweepgen run` has queued but not started (waiting
+for `--jobs`, a GPU slot, the next `--until-decided` round): such runs have no record a cancel can
+stop, so ``.sweepgen-cancel.json`` beside the run folders names them, each with the time it was
+asked on this machine's boot clock. A `sweepgen run` drops (as cancelled, never started) a queued run
+named there at or after its own start; a `run` started after the cancel is not held by it.
+
+The file is data (read bounded, never through a link; what cannot be read asks nothing) and written
+atomically. A request of another boot, or one that names no run of ours, changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from sweepgen import filenames, runfs
+from sweepgen.run.core import boot_clock, runfiles
+
+REQUEST_FILE = filenames.CANCEL_QUEUED
+_MAX_BYTES = 1024 * 1024  # a name and a time per run: far below this for any sweep sweepgen runs
+DROPPED = "not started: cancelled by `sweepgen cancel` while queued; start it with `sweepgen run`"
+
+
+def ask(runs_dir: Path, names: Iterable[str]) -> None:
+    """Ask every live `sweepgen run` with runs ``names`` (folders of ``runs_dir``) queued to drop
+    them. Names asked before on this boot stay asked at their own time. Raises OSError."""
+    now, boot = boot_clock.now_s(), boot_clock.boot_id()
+    if now is None or boot is None:
+        return  # no clock to tell a later `run` from an earlier one: nothing is asked
+    asked = _asked(runs_dir, boot)
+    asked.update(dict.fromkeys(names, now))
+    record = {"boot_id": boot, "runs": asked}
+    runfs.write_atomic(runs_dir / REQUEST_FILE, (json.dumps(record, sort_keys=True) + "\n").encode())
+
+
+def asked_since(runs_dir: Path, since_s: float | None) -> set[str]:
+    """The run folder names of ``runs_dir`` whose drop was asked at or after ``since_s`` (a `run`'s
+    start on the boot clock) on this boot."""
+    boot = boot_clock.boot_id()
+    if since_s is None or boot is None:
+        return set()
+    return {name for name, at in _asked(runs_dir, boot).items() if at >= since_s}
+
+
+def _asked(runs_dir: Path, boot: str) -> dict[str, float]:
+    try:
+        raw = runfiles.read_bytes(runs_dir / REQUEST_FILE, limit=_MAX_BYTES)
+        data = json.loads(raw) if raw is not None else None
+    except (OSError, ValueError, runfiles.RunFileError):
+        return {}
+    if not isinstance(data, dict) or data.get("boot_id") != boot or not isinstance(data.get("runs"), dict):
+        return {}
+    return {
+        name: float(at)
+        for name, at in data["runs"].items()
+        if isinstance(name, str) and isinstance(at, (int, float)) and not isinstance(at, bool)
+    }

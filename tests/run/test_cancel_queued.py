@@ -1,0 +1,84 @@
+"""`sweepgen cancel` reaches runs a live local `sweepgen run` has queued and not started (here: behind
+`--jobs 1`). Before, `cancel` stopped the running one and that `run` then started the queued one,
+which the user had just cancelled; now the `run` drops it (shown cancelled, never started), and a
+`run` started after the cancel starts it as usual. Each trainer counts its starts (starts.txt)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from run_support import LOADED_S, WAITER, make_sweep, output_of
+from search_support import sweepgen
+
+from sweepgen.run.core import queue_cancel
+
+
+def _starts(run: Path) -> int:
+    path = run / "starts.txt"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def _queued_behind_one(root: Path) -> subprocess.Popen[str]:
+    """`run --jobs 1` of r0 and r1, once r0's trainer has started (r1 queued behind it)."""
+    release = root / "release"
+    make_sweep(root, {"r0": {"release": str(release)}, "r1": {"release": str(release)}})
+    (root / "waiter.py").write_text(WAITER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(root / 'waiter.py'))} {{config}}"
+    proc = sweepgen(root, "run", "generated/fake", "--command", command, "--jobs", "1", wait=False)
+    deadline = time.monotonic() + LOADED_S
+    runs = root / "runs" / "fake"
+    while not (_starts(runs / "r0") or _starts(runs / "r1")):
+        assert time.monotonic() < deadline and proc.poll() is None, output_of(proc)
+        time.sleep(0.05)
+    return proc
+
+
+def test_cancel_drops_the_runs_a_live_run_has_queued(tmp_path: Path) -> None:
+    started = _queued_behind_one(tmp_path)
+    try:
+        cancel = sweepgen(tmp_path, "cancel", "generated/fake")
+        # anything started from now on ends at once: a queued run started after the cancel is seen
+        (tmp_path / "release").touch()
+        out, err = started.communicate(timeout=LOADED_S)
+    finally:
+        output_of(started)
+    assert cancel.returncode == 0 and "Traceback" not in cancel.stderr, cancel.stdout + cancel.stderr
+    assert started.returncode == 1 and "Traceback" not in err, out + err
+    runs = tmp_path / "runs" / "fake"
+    assert sorted(_starts(runs / name) for name in ("r0", "r1")) == [0, 1], out + err
+    shown = json.loads(sweepgen(tmp_path, "status", "generated/fake", "--format", "json").stdout)
+    states = sorted(row["state"] for row in shown)
+    assert states == ["CANCELLED", "NOT STARTED"], shown  # the queued one: never started
+    # a `run` started after the cancel is not held by it: the dropped run starts, once
+    again = sweepgen(tmp_path, "run", "generated/fake", "--command", _command(tmp_path), "--rerun-failed")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert [_starts(runs / name) for name in ("r0", "r1")] == [2, 1] or [
+        _starts(runs / name) for name in ("r0", "r1")
+    ] == [1, 2]
+
+
+def _command(root: Path) -> str:
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(root / 'waiter.py'))} {{config}}"
+
+
+def test_a_request_is_data_of_this_boot_and_time(tmp_path: Path) -> None:
+    """What the request file holds is data: a link, junk or another boot's request asks nothing."""
+    queue_cancel.ask(tmp_path, ["r0"])
+    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0"}
+    assert queue_cancel.asked_since(tmp_path, float("inf")) == set()  # a `run` started later
+    queue_cancel.ask(tmp_path, ["r1"])  # a second cancel keeps the first one's run at its time
+    assert queue_cancel.asked_since(tmp_path, 0.0) == {"r0", "r1"}
+    request = tmp_path / queue_cancel.REQUEST_FILE
+    request.write_text(json.dumps({"boot_id": "another boot", "runs": {"r0": 1e12}}))
+    assert queue_cancel.asked_since(tmp_path, 0.0) == set()
+    request.write_text("not json")
+    assert queue_cancel.asked_since(tmp_path, 0.0) == set()
+    request.unlink()
+    (tmp_path / "elsewhere.json").write_text(json.dumps({"boot_id": "x", "runs": {}}))
+    request.symlink_to(tmp_path / "elsewhere.json")
+    assert queue_cancel.asked_since(tmp_path, 0.0) == set()
