@@ -15,15 +15,16 @@ from sweepgen.outtree import read_inside
 from sweepgen.run.core.base import RunTask
 
 
-def key_location(sweep_dir: Path, task: RunTask, key: str) -> Location:
-    """The line of ``key`` in the run's rendered YAML config; the file itself otherwise (another
-    kind, or a file that does not read: its own checks say why)."""
+def key_location(sweep_dir: Path, task: RunTask, key: str | tuple[str, ...]) -> Location:
+    """The line of ``key`` (a top-level key, or a path of keys) in the run's rendered YAML config;
+    the file itself otherwise (another kind, or a file that does not read: its own checks say why)."""
     shown = str(task.config_path)
     try:
         doc = yamlio.loads(_bytes(sweep_dir, task).decode("utf-8"), shown)
     except (ValueError, UnicodeDecodeError, UserError, RecursionError):
         return Location(shown)
-    return doc.loc((key,), key=True) if isinstance(doc.data, dict) else Location(shown)
+    path = (key,) if isinstance(key, str) else key
+    return doc.loc(path, key=True) if isinstance(doc.data, dict) else Location(shown)
 
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

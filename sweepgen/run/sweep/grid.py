@@ -32,6 +32,7 @@ from sweepgen.run.core import (
     runlock,
     stop_signals,
     sweep_state,
+    trl_env,
     trl_processes,
     vllm_server,
 )
@@ -164,6 +165,7 @@ def _refuse_before_start(
     """What would make every run wrong or fail, refused before any starts (exit 2)."""
     vllm_server.check(request.sweep_dir, to_start, ex.at_once(len(to_start)), ex.name)
     trl_processes.check(request.sweep_dir, argv, to_start, ex.gpus_each())
+    trl_env.check(request.sweep_dir, argv, to_start, ex.gpus_each())
     if to_start and argv is not None and ex.name == "local" and not request.dry_run:
         program.check_found(argv)
 

@@ -1,0 +1,45 @@
+"""A TRL config whose `env:` block sets the GPUs a run sees: refused where `sweepgen run` gives each
+run its GPUs.
+
+TRL's parser (``TrlParser.parse_args_and_config``) sets every entry of a config file's ``env:``
+mapping in the training process's environment before anything touches CUDA. ``env:
+{CUDA_VISIBLE_DEVICES: "0"}`` so overrides the GPU(s) `run` hands each run (``--gpus``,
+``--per-gpu``, a Slurm job's): every run trains on the config's GPU, crowding it or running out of
+memory, while the schedule says the runs are spread (a wrong sweep that looks right).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sweepgen.errors import ConfigError
+from sweepgen.run.core.base import RunTask
+from sweepgen.run.core.config_where import key_location, rendered
+from sweepgen.run.core.trl_output_dir import trl_training
+
+# what selects the devices a CUDA process sees (ROCm's twins for AMD GPUs)
+DEVICE_KEYS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+def check(
+    sweep_dir: Path, command: Sequence[str] | None, tasks: Sequence[RunTask], gpus_each: int | None
+) -> None:
+    """Exit 2 when ``command`` runs TRL's training script, each run is given its GPUs (``gpus_each``
+    not None), and a run's config sets one of DEVICE_KEYS in its ``env:`` block."""
+    if gpus_each is None or command is None or not trl_training(command):
+        return
+    for task in tasks:
+        env = rendered(sweep_dir, task).get("env")
+        key = next((k for k in DEVICE_KEYS if isinstance(env, Mapping) and k in env), None)
+        if key is not None:
+            assert isinstance(env, Mapping)  # (key found in it: mypy)
+            raise ConfigError(
+                f"the config of run {task.name!r} sets env.{key} to {str(env[key])!r}, which TRL applies "
+                f"inside the run over the {gpus_each} GPU(s) `sweepgen run` gives each run: every run "
+                "would train on the config's GPUs, not the ones it was given",
+                location=key_location(sweep_dir, task, ("env", key)),
+                key=f"env.{key}",
+                hint=f"remove {key} from the config's env: block; choose the GPUs with "
+                "`sweepgen run --gpus` (resources.gpus_per_run on Slurm)",
+            )
