@@ -152,3 +152,47 @@ def test_accuracy_over_few_items_keeps_the_sequential_error_rate():
         outcome = sq.simulate(values, "base", schedule)
         wrong += any(v != sq.OPEN for v in outcome.verdicts.values())
     assert wrong / 400 <= 0.05 + 2 * 0.011
+
+
+def test_a_crossed_arm_keeps_its_looks_interval_not_a_fixed_n_one_on_the_seeds_the_looks_chose():
+    # `arm` crosses at the first look (2 seeds); the baseline goes on to 10 and drifts up, so the
+    # fixed-n interval on 2 + 10 seeds holds 0 beside the sequential "better": the table now shows
+    # the look's repeated-confidence interval, which excludes 0 where the look crossed
+    from sweepgen.run.report import sequential_table
+    from sweepgen.run.report.sequential_record import Look, held_at_last_look
+
+    values = {
+        "base": [0.0, 0.1, 3.0, 2.0, 2.5, 1.5, 3.0, 2.0, 2.5, 2.0],
+        "arm": [2.0, 2.1, *[2.0] * 8],
+        "same": [0.1, 0.0, 2.5, 3.0, 2.0, 2.0, 1.5, 2.5, 3.0, 2.0],  # open to the end: the baseline goes on
+    }
+    schedule = sq.Schedule(1, 10)
+    out = sq.simulate(values, "base", schedule)
+    assert out.verdicts["arm"] == "better" and out.seeds["arm"] == 2
+    fixed = stats.compare([(g, v[: out.seeds[g]]) for g, v in values.items()], baseline="base", mode="max")
+    c = fixed.comparisons[0]
+    assert c.low is not None and c.high is not None and c.low <= 0 <= c.high  # fixed-n: holds 0
+    looks = [Look(n, alpha, crossings) for n, alpha, crossings in out.looks]
+    table, notes = sequential_table.adjusted(fixed, out.verdicts, held_at_last_look(looks, schedule.alpha))
+    c, same = table.comparisons
+    assert same.verdict == "no evidence" and same.low is not None and same.low <= 0 <= same.high
+    assert c.verdict == "better" and c.low is not None and c.low > 0
+    assert c.level == pytest.approx(0.95)
+    said = "intervals of arm at look 1 (2 seeds per group), same at look 9 (10 seeds per group) are the looks"
+    assert said in notes[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.floats(0, 1), min_size=0, max_size=6), min_size=1, max_size=4),
+    st.lists(st.floats(0, 1), min_size=2, max_size=6),
+    st.floats(1e-4, 0.05),
+)
+def test_a_looks_interval_excludes_zero_exactly_where_it_crossed(arms, base, alpha):
+    named = [(f"a{i}", values) for i, values in enumerate(arms)]
+    for c in sq.look(named, base, alpha, "max"):
+        if c.p is None:
+            assert c.low is None and c.high is None
+            continue
+        assert c.low is not None and c.high is not None
+        assert (c.verdict != sq.OPEN) == (not c.low <= 0 <= c.high), c

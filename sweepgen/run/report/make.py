@@ -256,10 +256,11 @@ def _after_looks(
         return statistics, []
     if not (request.directory / LOCK_NAME).is_file():
         return statistics, []
-    decided = sequential_record.decided(
-        request.directory, request.metric, report.objective.at, request.mode, request.compare
-    )
-    return (statistics, []) if decided is None else sequential_table.adjusted(statistics, decided)
+    compared_as = (request.directory, request.metric, report.objective.at, request.mode, request.compare)
+    decided = sequential_record.decided(*compared_as)
+    if decided is None:
+        return statistics, []
+    return sequential_table.adjusted(statistics, decided, sequential_record.intervals(*compared_as))
 
 
 def _missing_libraries(request: Request, warnings: list[str]) -> list[str]:
