@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.errors import UserError
-from sweepgen.run.report import calibrated, stats
+from sweepgen.run.report import calibrated, joint, stats
 from sweepgen.run.report import sequential as sq
 
 
@@ -180,6 +180,8 @@ def test_a_crossed_arm_keeps_its_looks_interval_not_a_fixed_n_one_on_the_seeds_t
     assert c.level == pytest.approx(0.95)
     said = "intervals of arm at look 1 (2 seeds per group), same at look 9 (10 seeds per group) are the looks"
     assert said in notes[0]
+    (together,) = joint.sentence(table)  # the level column is not all Holm's steps now
+    assert "(the level column: Holm's step, or for an arm the looks held, the looks' coverage)" in together
 
 
 @settings(max_examples=60, deadline=None)

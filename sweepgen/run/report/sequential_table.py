@@ -57,7 +57,11 @@ def adjusted(
         comparisons.append(c)
     if not any(c.name in decided for c in comparisons):  # a record of other arms: nothing to say
         return statistics, []
-    return replace(statistics, comparisons=tuple(comparisons)), [_sentence(changed, repeated)]
+    others = [c.name for c in comparisons if c.name in decided and c.name not in held]
+    out = replace(statistics, comparisons=tuple(comparisons))
+    if repeated:
+        out = replace(out, levels_from="Holm's step, or for an arm the looks held, the looks' coverage")
+    return out, [_sentence(changed, repeated, others)]
 
 
 def _repeated(c: stats.Comparison, h: Held, methods: stats.Methods) -> stats.Comparison:
@@ -69,7 +73,7 @@ def _repeated(c: stats.Comparison, h: Held, methods: stats.Methods) -> stats.Com
     return replace(c, low=low, high=high, level=h.level)
 
 
-def _sentence(changed: list[str], repeated: list[str]) -> str:
+def _sentence(changed: list[str], repeated: list[str], others: list[str]) -> str:
     out = (
         "the verdicts are the sequential test's (run --until-decided): a fixed-n verdict on seeds "
         "added until a look crossed keeps no known error rate; the p-values are fixed-n and do not "
@@ -83,6 +87,8 @@ def _sentence(changed: list[str], repeated: list[str]) -> str:
             "seeds, so they agree with the verdicts; whichever look stopped an arm, its interval covers "
             "the true difference with at least the level column's share, by the union bound over looks)"
         )
+        if others:  # an arm whose last look had no test keeps the fixed-n interval
+            out += f"; those of {', '.join(others)} are fixed-n"
     else:  # a record written before the looks kept their intervals
         out += (
             "; the difference intervals are fixed-n too (an interval's coverage after stopping may be "
