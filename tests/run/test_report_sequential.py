@@ -183,5 +183,7 @@ def test_a_crossed_arm_keeps_its_looks_interval_not_a_fixed_n_one_on_the_seeds_t
     assert c.level == pytest.approx(0.95)
     said = "intervals of arm at look 1 (2 seeds per group), same at look 9 (10 seeds per group) are the looks"
     assert said in notes[0]
+    _, before = sequential_table.adjusted(fixed, out.verdicts)  # a record without intervals: said fixed-n
+    assert "the difference intervals are fixed-n too" in before[0]
     (together,) = joint.sentence(table)  # the level column is not all Holm's steps now
     assert "(the level column: Holm's step, or for an arm the looks held, the looks' coverage)" in together
