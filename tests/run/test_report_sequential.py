@@ -180,6 +180,8 @@ def test_a_crossed_arm_keeps_its_looks_interval_not_a_fixed_n_one_on_the_seeds_t
     c, same = table.comparisons
     assert same.verdict == "no evidence" and same.low is not None and same.low <= 0 <= same.high
     assert c.verdict == "better" and c.low is not None and c.low > 0
+    assert fixed.comparisons[0].seeds_needed is not None  # the fixed-n "no evidence" asked for seeds
+    assert c.seeds_needed is None and c.detectable is None  # decided: none are needed
     assert c.level == pytest.approx(0.95)
     said = "intervals of arm at look 1 (2 seeds per group), same at look 9 (10 seeds per group) are the looks"
     assert said in notes[0]

@@ -51,6 +51,8 @@ def adjusted(
         if word != c.verdict:
             changed.append(f"{c.name} (fixed-n: {c.verdict})")
         c = replace(c, verdict=word)
+        if word != "no evidence":  # decided by the looks: no more seeds are needed (as stats._with_needed)
+            c = replace(c, seeds_needed=None, detectable=None)
         if c.name in held:
             c = _repeated(c, held[c.name], statistics.methods)
             repeated.append(f"{c.name} at look {held[c.name].look} ({held[c.name].seeds} seeds per group)")
@@ -76,8 +78,9 @@ def _repeated(c: stats.Comparison, h: Held, methods: stats.Methods) -> stats.Com
 def _sentence(changed: list[str], repeated: list[str], others: list[str]) -> str:
     out = (
         "the verdicts are the sequential test's (run --until-decided): a fixed-n verdict on seeds "
-        "added until a look crossed keeps no known error rate; the p-values are fixed-n and do not "
-        "account for the looks"
+        "added until a look crossed keeps no known error rate; the p-values, and the seeds needed and "
+        "detectable differences of arms left open (a fixed-n test's power, not the looks'), are fixed-n "
+        "and do not account for the looks"
     )
     if repeated:
         out += (
