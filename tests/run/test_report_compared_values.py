@@ -4,6 +4,8 @@ different lengths of training)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 from report_support import make_shaping
@@ -48,6 +50,10 @@ def test_runs_that_logged_to_different_last_steps_are_named(cli_cwd, at):
     ) in said
     more = "the best of more evaluations" if at == "best" else "values from earlier in training"
     assert more in said
+    # statistics.json, read alone, says it too (it gave the verdicts without a word of either)
+    notes = " ".join(json.loads((cli_cwd / "runs/shaping/statistics.json").read_text())["notes"])
+    assert f"1 at step 20 ({SHORT})" in notes
+    assert ("--at best compares each run's best logged value" in notes) == (at == "best")
 
 
 def test_runs_of_one_length_get_no_steps_warning(cli_cwd):

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.errors import UserError
-from sweepgen.run.report import calibrated, stats
+from sweepgen.run.report import calibrated, joint, stats
 from sweepgen.run.report import sequential as sq
 
 
@@ -61,8 +61,11 @@ def test_a_comparison_crosses_exactly_when_holm_rejects_its_p_at_the_look(arms, 
         assert c.boundary <= alpha
         if c.verdict != sq.OPEN:
             assert p < c.boundary and c.verdict == ("better" if c.diff > 0 else "worse")
-        if c.p is None:  # fewer than two values: never decided
-            assert c.verdict == sq.OPEN
+        if c.p is None:  # fewer than two values: never decided, no interval
+            assert c.verdict == sq.OPEN and c.low is None and c.high is None
+        else:  # the repeated-confidence interval excludes 0 exactly where the look crossed
+            assert c.low is not None and c.high is not None
+            assert (c.verdict != sq.OPEN) == (not c.low <= 0 <= c.high), c
 
 
 def _null_error_rate(schedule: sq.Schedule, reps: int, corrected: bool) -> float:
@@ -152,3 +155,37 @@ def test_accuracy_over_few_items_keeps_the_sequential_error_rate():
         outcome = sq.simulate(values, "base", schedule)
         wrong += any(v != sq.OPEN for v in outcome.verdicts.values())
     assert wrong / 400 <= 0.05 + 2 * 0.011
+
+
+def test_a_crossed_arm_keeps_its_looks_interval_not_a_fixed_n_one_on_the_seeds_the_looks_chose():
+    # `arm` crosses at the first look (2 seeds); the baseline goes on to 10 and drifts up, so the
+    # fixed-n interval on 2 + 10 seeds holds 0 beside the sequential "better": the table now shows
+    # the look's repeated-confidence interval, which excludes 0 where the look crossed
+    from sweepgen.run.report import sequential_table
+    from sweepgen.run.report.sequential_record import Look, held_at_last_look
+
+    values = {
+        "base": [0.0, 0.1, 3.0, 2.0, 2.5, 1.5, 3.0, 2.0, 2.5, 2.0],
+        "arm": [2.0, 2.1, *[2.0] * 8],
+        "same": [0.1, 0.0, 2.5, 3.0, 2.0, 2.0, 1.5, 2.5, 3.0, 2.0],  # open to the end: the baseline goes on
+    }
+    schedule = sq.Schedule(1, 10)
+    out = sq.simulate(values, "base", schedule)
+    assert out.verdicts["arm"] == "better" and out.seeds["arm"] == 2
+    fixed = stats.compare([(g, v[: out.seeds[g]]) for g, v in values.items()], baseline="base", mode="max")
+    c = fixed.comparisons[0]
+    assert c.low is not None and c.high is not None and c.low <= 0 <= c.high  # fixed-n: holds 0
+    looks = [Look(n, alpha, crossings) for n, alpha, crossings in out.looks]
+    table, notes = sequential_table.adjusted(fixed, out.verdicts, held_at_last_look(looks, schedule.alpha))
+    c, same = table.comparisons
+    assert same.verdict == "no evidence" and same.low is not None and same.low <= 0 <= same.high
+    assert c.verdict == "better" and c.low is not None and c.low > 0
+    assert fixed.comparisons[0].seeds_needed is not None  # the fixed-n "no evidence" asked for seeds
+    assert c.seeds_needed is None and c.detectable is None  # decided: none are needed
+    assert c.level == pytest.approx(0.95)
+    said = "intervals of arm at look 1 (2 seeds per group), same at look 9 (10 seeds per group) are the looks"
+    assert said in notes[0]
+    _, before = sequential_table.adjusted(fixed, out.verdicts)  # a record without intervals: said fixed-n
+    assert "the difference intervals are fixed-n too" in before[0]
+    (together,) = joint.sentence(table)  # the level column is not all Holm's steps now
+    assert "(the level column: Holm's step, or for an arm the looks held, the looks' coverage)" in together

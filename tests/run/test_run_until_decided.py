@@ -243,6 +243,14 @@ def test_the_report_table_gives_the_sequential_verdict_not_a_fixed_n_one(cli_cwd
     said = " ".join(" ".join(body["notes"]).split())
     assert "the verdicts are the sequential test's (run --until-decided)" in said
     assert "would have said otherwise for mid (fixed-n: better)" in said
+    # each interval is its arm's last look's repeated-confidence interval, so it agrees with the
+    # verdict (before: mid's fixed-n interval excluded 0 beside "no evidence"), at 95% over the looks
+    for g in body["groups"]:
+        if g["verdict"] != "baseline":
+            holds_zero = g["diff_ci_low"] <= 0 <= g["diff_ci_high"]
+            assert holds_zero == (g["verdict"] == "no evidence"), g
+            assert g["diff_ci_level"] == pytest.approx(0.95), g
+    assert "are the looks' repeated-confidence intervals" in said
 
 
 def test_an_arm_the_last_look_could_not_test_cannot_be_decided():

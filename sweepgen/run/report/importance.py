@@ -18,7 +18,9 @@ not see it), so a forest that explains nothing says so; and each share's interva
 refits on bootstrap resamples of the runs, each scored on the runs its resample left out (the
 2.5th-97.5th percentiles of the shares), so "99%" from
 seven runs of noise shows as the wide interval it is. Below ``FEW_RUNS`` scored runs the page says in
-a sentence that importance cannot be told from noise.
+a sentence that importance cannot be told from noise. These intervals are no calibrated confidence
+intervals at any size measured (27-90 runs: a do-nothing parameter's above 0 in 5-18% of sweeps);
+the page says so at every size (``Importance.note``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,11 @@ MIN_RUNS = 5  # fewer scored runs than this: no forest is fitted (it would expla
 FEW_RUNS = 20  # fewer than this: importance is shown with a sentence that it cannot be told from noise
 # fewer than this: the intervals over refits are said to be rough. Measured (benchmarks/RESULTS.md
 # §28, a 3 x 3 grid, one parameter doing nothing): its interval lay above 0 in 17-18% of sweeps at 27
-# runs and 10% at 45, most of them with no other sentence, where a 95% interval would in 2.5%
+# runs and 10% at 45, most of them with no other sentence, where a 95% interval would in 2.5%. From
+# this many on, still 5/40 sweeps at 54 runs and 5/80 at 90 (round seven, benchmarks/RESULTS.md §31):
+# the refits resample one sample and share its chance pattern at every size measured, so from here the
+# page says the intervals are not calibrated. A permutation null per parameter would calibrate them,
+# at a forest per shuffle per fold (15-30 s a parameter on every --html report): not done.
 ROUGH_RUNS = 50
 REFITS = 10  # bootstrap refits for each share's interval
 FOLDS = 5  # cross-fitting: each run's importance is measured by a forest fitted without it
@@ -96,7 +102,12 @@ class Importance:
                 "parameter that does nothing gets one above 0 in about 1 sweep in 6 at 27 runs, 1 in 10 at "
                 "45); read a share whose interval starts near 0 as no evidence that the parameter matters"
             )
-        return None
+        return (
+            "the intervals over refits show how the shares vary over refits of these runs, not a "
+            "calibrated 95% confidence interval: a parameter that does nothing got one above 0 in about "
+            "1 sweep in 8 at 54 runs and 1 in 16 at 90 (a 95% interval would in 1 in 40); read a share "
+            "whose interval starts near 0 as no evidence that the parameter matters"
+        )
 
     def csv_text(self) -> str:
         buf = io.StringIO()

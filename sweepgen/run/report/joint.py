@@ -30,7 +30,7 @@ def sentence(statistics: stats.Statistics) -> list[str]:
     held = _held(len(levels), together)
     return [
         f"the {len(levels)} difference intervals are each at its own comparison's level (the level column: "
-        f"Holm's step), not simultaneous: {held}; each alone covers at its level"
+        f"{statistics.levels_from}), not simultaneous: {held}; each alone covers at its level"
     ]
 
 

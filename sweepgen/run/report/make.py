@@ -88,6 +88,9 @@ class Outcome:
     seedless: list[str] = field(default_factory=list)  # every seed gave one value in every group
     winner: list[str] = field(default_factory=list)  # the best group's interval, held for being picked
     after_looks: list[str] = field(default_factory=list)  # the verdicts are run --until-decided's
+    # what the values compared are worth before any test (--at best's bias, runs compared at other
+    # steps): warnings in the terminal and on the page, and statistics.json's notes, read alone
+    of_values: list[str] = field(default_factory=list)
 
     def stats_rows(self) -> list[stats_files.StatsRow]:
         if self.statistics is None:
@@ -96,7 +99,7 @@ class Outcome:
 
     def caveat_columns(self) -> stats_files.Caveats:
         far = {o.group: f"{o.run} ({o.value!r})" for o in self.outliers}
-        return stats_files.Caveats(self.lost, far, self.caveats())
+        return stats_files.Caveats(self.lost, far, [*self.of_values, *self.caveats()])
 
     def caveats(self) -> list[str]:
         """What the statistics' numbers do not show: the runs each group lost (dropout.sentences),
@@ -126,7 +129,8 @@ def make(request: Request) -> Outcome:
     plan = grp.seed_plan(report.block, report.varying)
     groups = _groups(report, plan, request)
     warnings, notes = _messages(report, plan, request)
-    warnings.extend(compared.steps_warning(report, groups) or compared.window_warning(report, groups))
+    unlike = compared.steps_warning(report, groups) or compared.window_warning(report, groups)
+    warnings.extend(unlike)
     if guessed is not None:
         notes.append(
             f"no run has the bundled trainer's summary.json: reporting `{guessed}`, the reward the "
@@ -138,6 +142,7 @@ def make(request: Request) -> Outcome:
     statistics, after_looks = _after_looks(statistics, report, request)
     best = rep.best_run(report, grouped_runs(groups)) if request.metric else None
     outcome = Outcome(report, groups, plan, statistics, best, warnings, notes)
+    outcome.of_values = [*_best_bias(report), *unlike]
     outcome.context = stats_context(request, report)
     outcome.view = view
     if statistics is not None:
@@ -260,10 +265,11 @@ def _after_looks(
         return statistics, []
     if not (request.directory / LOCK_NAME).is_file():
         return statistics, []
-    decided = sequential_record.decided(
-        request.directory, request.metric, report.objective.at, request.mode, request.compare
-    )
-    return (statistics, []) if decided is None else sequential_table.adjusted(statistics, decided)
+    compared_as = (request.directory, request.metric, report.objective.at, request.mode, request.compare)
+    decided = sequential_record.decided(*compared_as)
+    if decided is None:
+        return statistics, []
+    return sequential_table.adjusted(statistics, decided, sequential_record.intervals(*compared_as))
 
 
 def _missing_libraries(request: Request, warnings: list[str]) -> list[str]:
@@ -406,13 +412,17 @@ def _unread(report: rep.Report) -> str:
     return f" that sweepgen could read ({unread[0]}{more}; a link, FIFO or damaged file is never read)"
 
 
+def _best_bias(report: rep.Report) -> list[str]:
+    """``--at best``'s bias toward better (compared.best_warning), where it is the value compared."""
+    return [compared.best_warning(report.objective.mode)] if report.objective.at == "best" else []
+
+
 def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple[list[str], list[str]]:
     warnings: list[str] = []
     # run files a foreign trainer left that could not be used, with the reason (in every format)
     warnings.extend(f"run {run.name}: {problem}" for run in report.runs for problem in run.problems)
     warnings.extend(_truncation_warning(report))
-    if report.objective.at == "best":
-        warnings.append(compared.best_warning(report.objective.mode))
+    warnings.extend(_best_bias(report))
     lacking = missing_value(report)
     if lacking and report.finished:
         warnings.append(

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sweepgen.errors import UserError
 from sweepgen.run.report import stats
@@ -105,6 +105,10 @@ class Crossing:
     p: float | None  # None: a group with fewer than two runs (a failed run), or neither with spread; p = 1
     boundary: float  # Holm's step at this look: the p it had to go below
     verdict: str  # better | worse | open
+    # the repeated-confidence interval: the difference's calibrated interval at 1 - boundary, which
+    # excludes 0 where the look crossed; None: no test, or a record written before it was kept
+    low: float | None = None
+    high: float | None = None
 
 
 def look(
@@ -121,8 +125,23 @@ def look(
     for (name, values), p, level, crossed in zip(arms, tested, levels, rejected):
         diff = _mean(values) - _mean(base) if values and base else math.nan
         word = stats.verdict(diff, 0.0, mode) if crossed else OPEN
-        out.append(Crossing(name, len(values), len(base), diff, p, level, word))
+        low, high = _repeated_interval(values, base, p, level)
+        out.append(Crossing(name, len(values), len(base), diff, p, level, word, low, high))
     return out
+
+
+def _repeated_interval(
+    values: Sequence[float], base: Sequence[float], p: float | None, boundary: float
+) -> tuple[float | None, float | None]:
+    """The interval of the difference this look's test inverts: the calibrated interval at
+    1 - ``boundary`` (Jennison & Turnbull's repeated-confidence interval). Its miss rate at this look
+    is at most ``boundary``, so over every look an arm was held to it misses with at most the sum of
+    its boundaries (at most alpha): the interval at whichever look stopped the arm keeps that
+    coverage, where a fixed-n interval on the seeds the looks chose does not. None without a test;
+    where no calibrated level exists, infinite ends (nothing excluded)."""
+    if p is None:
+        return None, None
+    return stats.calibrated_interval(values, base, 1 - boundary)
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -137,6 +156,8 @@ class Outcome:
     verdicts: dict[str, str]
     decided_at: dict[str, int | None]
     seeds: dict[str, int]
+    # each look held: seeds per group, alpha spent, the open comparisons' crossings
+    looks: list[tuple[int, float, tuple[Crossing, ...]]] = field(default_factory=list)
 
 
 def simulate(
@@ -148,6 +169,7 @@ def simulate(
     verdicts = dict.fromkeys(arms, OPEN)
     decided_at: dict[str, int | None] = dict.fromkeys(arms, None)
     seeds = dict.fromkeys(values, 0)
+    held: list[tuple[int, float, tuple[Crossing, ...]]] = []
     for k, (n, alpha) in enumerate(zip(schedule.looks, schedule.alphas)):
         still = [a for a in arms if verdicts[a] == OPEN]
         if not still:
@@ -156,7 +178,8 @@ def simulate(
             seeds[name] = n
         crossings = look([(a, values[a][:n]) for a in still], values[baseline][:n], alpha, mode)
         _settle(crossings, k, verdicts, decided_at)
-    return Outcome(verdicts, decided_at, seeds)
+        held.append((n, alpha, tuple(crossings)))
+    return Outcome(verdicts, decided_at, seeds, held)
 
 
 def _settle(

@@ -129,7 +129,8 @@ def _check_types(rule: Rule) -> None:
 
 def _crossing(data: Any) -> sequential.Crossing:
     c = sequential.Crossing(**data)
-    numbers = (c.n_arm, c.n_base, c.diff, c.boundary) + (() if c.p is None else (c.p,))
+    optional = tuple(x for x in (c.p, c.low, c.high) if x is not None)  # low, high: absent before round 7
+    numbers = (c.n_arm, c.n_base, c.diff, c.boundary) + optional
     if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in numbers) or not isinstance(
         c.name, str
     ):
@@ -163,8 +164,7 @@ def report_lines(sweep_dir: Path, metric: str | None, at: str, mode: str, baseli
             f"{rule.metric or 'final_reward'} ({rule.at}, {rule.mode} is better) against {rule.baseline}: "
             "report with --metric, --at, --mode and --compare as there to see its looks"
         ]
-    assert rule.per_round is not None and rule.max_seeds is not None and rule.spending is not None
-    schedule = sequential.Schedule(rule.per_round, rule.max_seeds, spending=rule.spending)
+    schedule = _schedule(rule)
     total = len(schedule.looks)
     lines = [
         f"sequential test (run --until-decided, {rule.spending} alpha-spending over at most {total} looks "
@@ -178,6 +178,11 @@ def report_lines(sweep_dir: Path, metric: str | None, at: str, mode: str, baseli
             last[c.name] = (number, look, c)
     lines += [_arm_line(name, number, look, c, total) for name, (number, look, c) in last.items()]
     return lines
+
+
+def _schedule(rule: Rule) -> sequential.Schedule:
+    assert rule.per_round is not None and rule.max_seeds is not None and rule.spending is not None
+    return sequential.Schedule(rule.per_round, rule.max_seeds, spending=rule.spending)
 
 
 def _same_comparison(rule: Rule, metric: str | None, at: str, mode: str, baseline: str | None) -> bool:
@@ -194,6 +199,45 @@ def decided(
     if rule is None or not _same_comparison(rule, metric, at, mode, baseline):
         return None
     return {c.name: c.verdict for look in looks for c in look.crossings}
+
+
+@dataclass(frozen=True)
+class Held:
+    """An arm's repeated-confidence interval at the look that decided it (or its last look): the
+    interval the look's test inverts, and the coverage it keeps after the looks stopped the arm."""
+
+    low: float
+    high: float
+    # what it covers whichever look stopped the arm: 1 - alpha, the sum over every look of the alpha
+    # spent there (a boundary is at most its look's alpha; the realised boundaries depend on the
+    # other arms' p-values, so their own sum is no bound)
+    level: float
+    seeds: int  # seeds per group at that look
+    look: int  # 1-based
+
+
+def intervals(
+    sweep_dir: Path, metric: str | None, at: str, mode: str, baseline: str | None
+) -> dict[str, Held]:
+    """Per arm the record holds with an interval (a record from before they were kept has none),
+    its repeated-confidence interval at its last look; empty for a record of another comparison."""
+    rule, looks = read_state(sweep_dir)
+    if rule is None or not _same_comparison(rule, metric, at, mode, baseline):
+        return {}
+    return held_at_last_look(looks, _schedule(rule).alpha)
+
+
+def held_at_last_look(looks: Sequence[Look], alpha: float) -> dict[str, Held]:
+    """Per arm in ``looks`` with an interval at its last look, that interval and its coverage
+    (``alpha``: the schedule's, spent over all its looks)."""
+    last: dict[str, Held | None] = {}
+    for number, look in enumerate(looks, 1):
+        for c in look.crossings:
+            if c.low is None or c.high is None:
+                last[c.name] = None
+            else:
+                last[c.name] = Held(c.low, c.high, 1 - alpha, look.seeds, number)
+    return {name: h for name, h in last.items() if h is not None}
 
 
 def _arm_line(name: str, number: int, look: Look, c: sequential.Crossing, total: int) -> str:

@@ -1,5 +1,5 @@
-"""The statistics table of a sweep whose seeds `run --until-decided` added: its verdicts are the
-sequential test's.
+"""The statistics table of a sweep whose seeds `run --until-decided` added: its verdicts and
+difference intervals are the sequential test's.
 
 The table's own test is a fixed-n one: it holds its level when the seeds were fixed before the
 runs. Under `--until-decided` they were not: an arm stops getting seeds once its look crosses, the
@@ -9,24 +9,39 @@ called 0.9-2%: benchmarks/RESULTS.md §28), and it can call an arm the sequentia
 leave open one it called, beside the lines that say the opposite. The sequential test's verdict is
 the one whose error rate is proven (sweepgen.run.report.sequential: at most alpha over every look and
 comparison), so each arm the record holds takes it: ``better`` / ``worse`` where it crossed, ``no
-evidence`` where it did not. The p-values and difference intervals stay the fixed-n ones, said so.
+evidence`` where it did not.
+
+The difference interval beside it is the look's repeated-confidence interval (the interval the
+look's test inverts, at 1 - its boundary, on that look's seeds), where the record keeps one: it
+excludes 0 exactly where the look crossed, so "better" never stands beside an interval holding 0,
+and whichever look stopped the arm it misses with at most alpha (each look's boundary is at most the
+alpha spent there, and those sum to alpha: the union bound over looks), the level column. A fixed-n
+interval on the seeds the looks chose agreed with neither. The p-values stay the
+fixed-n ones, said so.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from sweepgen.run.report import sequential, stats
+from sweepgen.run.report import bounds, sequential, stats
+from sweepgen.run.report.sequential_record import Held
 
 FIXED_N = ("better", "worse", "no evidence")  # a "cannot decide" says why the seeds cannot: kept
 
 
-def adjusted(statistics: stats.Statistics, decided: Mapping[str, str]) -> tuple[stats.Statistics, list[str]]:
-    """``statistics`` with each arm in ``decided`` (its sequential verdict) given that verdict, and
-    the sentence saying so and naming the arms whose fixed-n verdict differed."""
+def adjusted(
+    statistics: stats.Statistics, decided: Mapping[str, str], held: Mapping[str, Held] | None = None
+) -> tuple[stats.Statistics, list[str]]:
+    """``statistics`` with each arm in ``decided`` (its sequential verdict) given that verdict and,
+    where ``held`` has it, its repeated-confidence interval; the sentence saying so and naming the
+    arms whose fixed-n verdict differed."""
+    held = held or {}
     changed: list[str] = []
     comparisons = []
+    repeated: list[str] = []
     for c in statistics.comparisons:
         looks = decided.get(c.name)
         if looks is None or c.verdict not in FIXED_N:
@@ -35,19 +50,53 @@ def adjusted(statistics: stats.Statistics, decided: Mapping[str, str]) -> tuple[
         word = "no evidence" if looks == sequential.OPEN else looks
         if word != c.verdict:
             changed.append(f"{c.name} (fixed-n: {c.verdict})")
-        comparisons.append(replace(c, verdict=word))
+        c = replace(c, verdict=word)
+        if word != "no evidence":  # decided by the looks: no more seeds are needed (as stats._with_needed)
+            c = replace(c, seeds_needed=None, detectable=None)
+        if c.name in held:
+            c = _repeated(c, held[c.name], statistics.methods)
+            repeated.append(f"{c.name} at look {held[c.name].look} ({held[c.name].seeds} seeds per group)")
+        comparisons.append(c)
     if not any(c.name in decided for c in comparisons):  # a record of other arms: nothing to say
         return statistics, []
-    return replace(statistics, comparisons=tuple(comparisons)), [_sentence(changed)]
+    others = [c.name for c in comparisons if c.name in decided and c.name not in held]
+    out = replace(statistics, comparisons=tuple(comparisons))
+    if repeated:
+        out = replace(out, levels_from="Holm's step, or for an arm the looks held, the looks' coverage")
+    return out, [_sentence(changed, repeated, others)]
 
 
-def _sentence(changed: list[str]) -> str:
+def _repeated(c: stats.Comparison, h: Held, methods: stats.Methods) -> stats.Comparison:
+    """``c`` with the look's interval and the coverage it keeps over the looks (infinite ends, no
+    calibrated level at that look: no interval, as `report` prints one)."""
+    if not (math.isfinite(h.low) and math.isfinite(h.high)):
+        return replace(c, low=None, high=None, level=None)
+    low, high = bounds.clip(h.low, h.high, bounds.of_difference(methods.bounds))
+    return replace(c, low=low, high=high, level=h.level)
+
+
+def _sentence(changed: list[str], repeated: list[str], others: list[str]) -> str:
     out = (
         "the verdicts are the sequential test's (run --until-decided): a fixed-n verdict on seeds "
-        "added until a look crossed keeps no known error rate; the p-values and difference intervals "
-        "are fixed-n and do not account for the looks (an interval's coverage after stopping may be "
-        "below its level)"
+        "added until a look crossed keeps no known error rate; the p-values, and the seeds needed and "
+        "detectable differences of arms left open (a fixed-n test's power, not the looks'), are fixed-n "
+        "and do not account for the looks"
     )
+    if repeated:
+        out += (
+            "; the difference intervals of "
+            + ", ".join(repeated)
+            + " are the looks' repeated-confidence intervals (each at its look's boundary, on that look's "
+            "seeds, so they agree with the verdicts; whichever look stopped an arm, its interval covers "
+            "the true difference with at least the level column's share, by the union bound over looks)"
+        )
+        if others:  # an arm whose last look had no test keeps the fixed-n interval
+            out += f"; those of {', '.join(others)} are fixed-n"
+    else:  # a record written before the looks kept their intervals
+        out += (
+            "; the difference intervals are fixed-n too (an interval's coverage after stopping may be "
+            "below its level)"
+        )
     if changed:
         out += f"; the fixed-n test alone would have said otherwise for {', '.join(changed)}"
     return out

@@ -123,6 +123,7 @@ class Statistics:
     baseline: str | None
     mode: str
     methods: Methods = Methods()
+    levels_from: str = "Holm's step"  # what set the level column (sequential_table: the looks too)
 
 
 def bootstrap_coverage(statistics: Statistics) -> str | None:
