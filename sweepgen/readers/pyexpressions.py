@@ -17,6 +17,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import NotEvaluated, ReadResult, Ref
 from sweepgen.readers.pybounds import binop_fits, bounded_sum, format_spec_fits, str_method_fits
+from sweepgen.readers.pygiven import GivenArguments
 from sweepgen.readers.pymlcollections import is_ml
 from sweepgen.readers.pyvalues import (
     LOOP_LIMIT,
@@ -63,6 +64,7 @@ class Expressions:
         # module names a statement may have rebound (`from m import *`, `exec`): name -> (the value
         # it held then, kept alive so its identity is never another's; what reading it gives)
         self.rebound: dict[str, tuple[Any, NotEvaluated]] = {}
+        self.given = GivenArguments()  # what calls not followed were handed by a name, as then
 
     def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError  # statements run a function's body: pystatements.Evaluator
@@ -409,6 +411,7 @@ class Expressions:
         data["call"] = self.callee(name) if name is not None else ast.unparse(node.func)
         data["args"] = args
         data["kwargs"] = kwargs
+        self.given.note(data, node)
         return data
 
     def callee(self, name: str) -> str:

@@ -64,7 +64,10 @@ class Evaluator(Expressions):
         self.run(statements, scope, rest, top=True)
         getter = scope.get("get_config")
         if isinstance(getter, Function):
-            return self.get_config(getter, scope)
+            config = self.get_config(getter, scope)
+            self.given.settle()
+            return config
+        self.given.settle()
         out = _scope_data(scope, rest)
         changed = self.changed_by_calls(scope) if self.tainted else []
         if changed:
