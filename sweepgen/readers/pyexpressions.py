@@ -88,11 +88,15 @@ class Expressions:
         file binds (``list(map(str, a)) where a=[9, 2]``), so that a change to one, or moving it
         past the expression, shows."""
         kept = self.opaque(node)
-        reads = [(name, self.lookup(name)) for name in self.names_read(node) if self.visible(name)]
-        shown = [f"{name}={self.read_text(value)}" for name, value in reads if _shown_read(name, value)]
+        shown = self.reads_shown(node)
         if not shown:
             return kept
         return NotEvaluated(f"{kept.source} where {', '.join(shown)}", self.filename, kept.line)
+
+    def reads_shown(self, node: ast.AST) -> list[str]:
+        """``name=value`` for each name ``node`` reads that the file binds, with its value now."""
+        reads = [(name, self.lookup(name)) for name in self.names_read(node) if self.visible(name)]
+        return [f"{name}={self.read_text(value)}" for name, value in reads if _shown_read(name, value)]
 
     def names_read(self, node: ast.AST) -> list[str]:
         """The names ``node`` reads; through ``globals()["lr"]`` or ``eval("lr")``, by a string: any."""

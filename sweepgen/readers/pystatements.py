@@ -413,6 +413,12 @@ class Evaluator(Expressions):
         it repeats: `a[i:j] = v` twice is not once), so it is never lost; what it writes into is
         not known after it."""
         if isinstance(target, (ast.Attribute, ast.Subscript)):
+            # what it writes into is what the names it reads hold now: `t.rollout.n = 16` before
+            # `t = T(lr=2)` writes into another object than after it
+            shown = self.reads_shown(target)
+            if shown:
+                into = NotEvaluated(", ".join(shown), self.filename, target.lineno)
+                value = {"@value": value, "@into": into}
             self.taint(target.value)
         spelled, count = ast.unparse(target), 1
         key = spelled
