@@ -1189,8 +1189,10 @@ def _option_word(kind: str, text: str) -> bool:
 
 def _declared_word(text: str) -> str | None:
     """A declaration word as bash reads it once expanded, spelled so that it reads so as written:
-    ``NAME=VALUE`` (the value quoted), ``NAME``, an option; None for anything bash refuses."""
+    ``NAME=VALUE`` (the value quoted), ``NAME``, an option; None for anything bash refuses, and
+    for a value bash may read as an array (``(1 2)``)."""
     found = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(\+?=)(.*)", text, re.DOTALL)
     if found:
-        return found[1] + found[2] + shlex.quote(found[3])
+        # `declare -a "a=(1 2)"` is an array to bash, `declare "a=(1 2)"` a string: not told here
+        return None if found[3].startswith("(") else found[1] + found[2] + shlex.quote(found[3])
     return text if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[-+][A-Za-z]+", text) else None

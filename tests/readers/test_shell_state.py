@@ -238,6 +238,7 @@ PAIRS = [
     ),
     ('N=A\nexport "$N=1"\npython t.py\n', 'N=B\nexport "$N=1"\npython t.py\n'),
     ('Y=1\nexport "$(echo Y)=2"\npython t.py $Y\n', "Y=1\npython t.py $Y\n"),
+    ('declare -a "A=(1 2)"\npython t.py "${A[@]}"\n', "A='(1 2)'\npython t.py \"${A[@]}\"\n"),
 ]
 
 
