@@ -93,10 +93,15 @@ class Expressions:
             return kept
         return NotEvaluated(f"{kept.source} where {', '.join(shown)}", self.filename, kept.line)
 
-    def reads_shown(self, node: ast.AST) -> list[str]:
-        """``name=value`` for each name ``node`` reads that the file binds, with its value now."""
+    def reads_shown(self, node: ast.AST, *, imports: bool = True) -> list[str]:
+        """``name=value`` for each name ``node`` reads that the file binds, with its value now (an
+        import's reference too, unless ``imports`` is false)."""
         reads = [(name, self.lookup(name)) for name in self.names_read(node) if self.visible(name)]
-        return [f"{name}={self.read_text(value)}" for name, value in reads if _shown_read(name, value)]
+        return [
+            f"{name}={self.read_text(value)}"
+            for name, value in reads
+            if _shown_read(name, value) and (imports or not isinstance(value, Ref))
+        ]
 
     def names_read(self, node: ast.AST) -> list[str]:
         """The names ``node`` reads; through ``globals()["lr"]`` or ``eval("lr")``, by a string: any."""

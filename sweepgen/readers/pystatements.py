@@ -414,8 +414,9 @@ class Evaluator(Expressions):
         not known after it."""
         if isinstance(target, (ast.Attribute, ast.Subscript)):
             # what it writes into is what the names it reads hold now: `t.rollout.n = 16` before
-            # `t = T(lr=2)` writes into another object than after it
-            shown = self.reads_shown(target)
+            # `t = T(lr=2)` writes into another object than after it (an import's object is named
+            # by the target itself: `model.backbone.depth = 101` into a base not followed)
+            shown = self.reads_shown(target, imports=False)
             if shown:
                 into = NotEvaluated(", ".join(shown), self.filename, target.lineno)
                 value = {"@value": value, "@into": into}
