@@ -30,16 +30,19 @@ class GivenArguments:
         self.calls: list[tuple[CallData, list[tuple[str, Any, Any, Any]]]] = []
 
     def note(self, record: CallData, node: ast.Call) -> None:
-        """Copies the arguments of ``node`` (just made into ``record``) that a name holds."""
+        """Copies the arguments of ``node`` (just made into ``record``) that a name holds, or that a
+        spread (``*args``, ``**cfg``) gave: a spread copies the container, never its items."""
         held: list[tuple[str, Any, Any, Any]] = []
-        if not any(isinstance(a, ast.Starred) for a in node.args):
-            for index, (arg, value) in enumerate(zip(node.args, record["args"])):
-                if _shared(arg, value):
-                    held.append(("args", index, value, _copied(value, {})))
-        for keyword in node.keywords:
-            value = record["kwargs"].get(keyword.arg) if keyword.arg is not None else None
-            if keyword.arg is not None and _shared(keyword.value, value):
-                held.append(("kwargs", keyword.arg, value, _copied(value, {})))
+        spread = any(isinstance(a, ast.Starred) for a in node.args)
+        sources: list[ast.expr | None] = [None] * len(record["args"]) if spread else list(node.args)
+        for index, (arg, value) in enumerate(zip(sources, record["args"])):
+            if _shared(arg, value):
+                held.append(("args", index, value, _copied(value, {})))
+        named = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        spreads = any(k.arg is None for k in node.keywords)
+        for key, value in record["kwargs"].items():
+            if (key in named or spreads) and _shared(named.get(key), value):
+                held.append(("kwargs", key, value, _copied(value, {})))
         if held:
             self.calls.append((record, held))
 
@@ -54,8 +57,9 @@ class GivenArguments:
                 record["@given"] = given
 
 
-def _shared(node: ast.expr, value: Any) -> bool:
-    return isinstance(node, _REFERENCES) and isinstance(value, (dict, list, set))
+def _shared(node: ast.expr | None, value: Any) -> bool:
+    """A container handed over by a name, or by a spread (``node`` None)."""
+    return (node is None or isinstance(node, _REFERENCES)) and isinstance(value, (dict, list, set))
 
 
 def _copied(value: Any, memo: dict[int, Any]) -> Any:

@@ -48,6 +48,12 @@ def _changes(tmp_path: Path, one: str, two: str) -> list[str]:
             "cfg = dict(optim=dict(lr=1))\nc = Trainer(cfg['optim'])\ncfg['optim'].update(lr=2)\n",
             "cfg = dict(optim=dict(lr=1))\ncfg['optim'].update(lr=2)\nc = Trainer(cfg['optim'])\n",
         ),
+        # a spread copies the container, never its items: a nested one is still shared
+        (
+            "cfg = dict(o=dict(lr=1))\nc = Trainer(**cfg)\ncfg['o']['lr'] = 2\n",
+            "cfg = dict(o=dict(lr=1))\ncfg['o']['lr'] = 2\nc = Trainer(**cfg)\n",
+        ),
+        ("a = [[1]]\nc = Trainer(*a)\na[0].append(2)\n", "a = [[1]]\na[0].append(2)\nc = Trainer(*a)\n"),
         # a list handed over, appended to after the call
         (
             "cbs = ['a']\nc = Trainer(callbacks=cbs)\ncbs.append('b')\n",
