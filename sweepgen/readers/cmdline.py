@@ -271,14 +271,17 @@ def program(words: list[Word], launchers: dict[str, Any]) -> tuple[str, list[Wor
     head = _text(words[0])
     if not _PYTHON.fullmatch(os.path.basename(head)):
         return head, words[1:]
-    options, i = _python_options(words)
+    options, rest = _python_options(words)
     if not isinstance(words[0], _LauncherPython):
         launchers[head if head not in launchers else f"{head} #{len(launchers) + 1}"] = options
-    return _python_program(head, words, i)
+    return _python_program(head, rest)
 
 
-def _python_options(words: list[Word]) -> tuple[dict[str, Any], int]:
-    """The interpreter's own options (``python -u -X dev``) and where they end."""
+def _python_options(words: list[Word]) -> tuple[dict[str, Any], list[Word]]:
+    """The interpreter's own options (``python -u -X dev``) and the words from what it runs on, read
+    by CPython's getopt: switches bundle (``-uB``), ``-W``/``-X`` take the rest of their word or the
+    next one (``-Wignore`` is ``-W ignore``), and ``-m``/``-c`` end the options the same way
+    (``-um pkg``, ``-mpkg`` are ``-u -m pkg``)."""
     options: dict[str, Any] = {}
     i = 1
     while i < len(words) and is_flag(words[i]) and _text(words[i]) not in ("-m", "-c"):
@@ -286,22 +289,49 @@ def _python_options(words: list[Word]) -> tuple[dict[str, Any], int]:
         if text in _PYTHON_VALUE_FLAGS and i + 1 < len(words):
             _add(options, text, _typed(words[i + 1]))
             i += 2
-        else:
-            _add(options, text, True)
+            continue
+        if not isinstance(words[i], str) or text.startswith("--"):
+            _add(options, text, True)  # a word not known is never split on its source
             i += 1
-    return options, i
+            continue
+        ends, i = _python_bundle(text[1:], words, i, options)
+        if ends is not None:
+            return options, [*ends, *words[i:]]
+    return options, words[i:]
 
 
-def _python_program(head: str, words: list[Word], i: int) -> tuple[str, list[Word]]:
-    """What the interpreter runs from ``words[i]`` on: a module (``-m``), a command string
-    (``-c``, keyed by the interpreter), a script, or nothing (a bare ``python``)."""
-    option = _text(words[i]) if i + 1 < len(words) else None
+def _python_bundle(
+    letters: str, words: list[Word], i: int, options: dict[str, Any]
+) -> tuple[list[Word] | None, int]:
+    """One word of bundled short options (``-uB``, ``-Wignore``, ``-um``): those it sets added to
+    ``options``; the ``-m``/``-c`` it ends with and its value, if any; the index after it."""
+    for j, letter in enumerate(letters):
+        if letter not in "cmWX":
+            _add(options, f"-{letter}", True)
+            continue
+        rest = letters[j + 1 :]
+        value: Word | None = rest if rest else (words[i + 1] if i + 1 < len(words) else None)
+        if value is None:
+            _add(options, f"-{letter}", True)  # CPython refuses it: kept as written
+            return None, i + 1
+        after = i + 1 if rest else i + 2
+        if letter in "cm":
+            return [f"-{letter}", value], after
+        _add(options, f"-{letter}", _typed(value))
+        return None, after
+    return None, i + 1
+
+
+def _python_program(head: str, words: list[Word]) -> tuple[str, list[Word]]:
+    """What the interpreter runs, from ``words``: a module (``-m``), a command string (``-c``, keyed
+    by the interpreter), a script, or nothing (a bare ``python``)."""
+    option = _text(words[0]) if len(words) > 1 else None
     if option == "-m":
-        return _text(words[i + 1]), words[i + 2 :]
+        return _text(words[1]), words[2:]
     if option == "-c":
-        return f"{head} -c", words[i + 1 :]
-    if i < len(words):
-        return _text(words[i]), words[i + 1 :]
+        return f"{head} -c", words[1:]
+    if words:
+        return _text(words[0]), words[1:]
     return head, []
 
 

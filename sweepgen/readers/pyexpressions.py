@@ -17,6 +17,7 @@ from typing import Any
 from sweepgen.errors import ConfigError, Location
 from sweepgen.readers.model import NotEvaluated, ReadResult, Ref
 from sweepgen.readers.pybounds import binop_fits, bounded_sum, format_spec_fits, str_method_fits
+from sweepgen.readers.pygiven import GivenArguments
 from sweepgen.readers.pymlcollections import is_ml
 from sweepgen.readers.pyvalues import (
     LOOP_LIMIT,
@@ -63,6 +64,7 @@ class Expressions:
         # module names a statement may have rebound (`from m import *`, `exec`): name -> (the value
         # it held then, kept alive so its identity is never another's; what reading it gives)
         self.rebound: dict[str, tuple[Any, NotEvaluated]] = {}
+        self.given = GivenArguments()  # what calls not followed were handed by a name, as then
 
     def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError  # statements run a function's body: pystatements.Evaluator
@@ -86,11 +88,20 @@ class Expressions:
         file binds (``list(map(str, a)) where a=[9, 2]``), so that a change to one, or moving it
         past the expression, shows."""
         kept = self.opaque(node)
-        reads = [(name, self.lookup(name)) for name in self.names_read(node) if self.visible(name)]
-        shown = [f"{name}={self.read_text(value)}" for name, value in reads if _shown_read(name, value)]
+        shown = self.reads_shown(node)
         if not shown:
             return kept
         return NotEvaluated(f"{kept.source} where {', '.join(shown)}", self.filename, kept.line)
+
+    def reads_shown(self, node: ast.AST, *, imports: bool = True) -> list[str]:
+        """``name=value`` for each name ``node`` reads that the file binds, with its value now (an
+        import's reference too, unless ``imports`` is false)."""
+        reads = [(name, self.lookup(name)) for name in self.names_read(node) if self.visible(name)]
+        return [
+            f"{name}={self.read_text(value)}"
+            for name, value in reads
+            if _shown_read(name, value) and (imports or not isinstance(value, Ref))
+        ]
 
     def names_read(self, node: ast.AST) -> list[str]:
         """The names ``node`` reads; through ``globals()["lr"]`` or ``eval("lr")``, by a string: any."""
@@ -409,6 +420,7 @@ class Expressions:
         data["call"] = self.callee(name) if name is not None else ast.unparse(node.func)
         data["args"] = args
         data["kwargs"] = kwargs
+        self.given.note(data, node)
         return data
 
     def callee(self, name: str) -> str:

@@ -64,7 +64,10 @@ class Evaluator(Expressions):
         self.run(statements, scope, rest, top=True)
         getter = scope.get("get_config")
         if isinstance(getter, Function):
-            return self.get_config(getter, scope)
+            config = self.get_config(getter, scope)
+            self.given.settle()
+            return config
+        self.given.settle()
         out = _scope_data(scope, rest)
         changed = self.changed_by_calls(scope) if self.tainted else []
         if changed:
@@ -410,6 +413,13 @@ class Evaluator(Expressions):
         it repeats: `a[i:j] = v` twice is not once), so it is never lost; what it writes into is
         not known after it."""
         if isinstance(target, (ast.Attribute, ast.Subscript)):
+            # what it writes into is what the names it reads hold now: `t.rollout.n = 16` before
+            # `t = T(lr=2)` writes into another object than after it (an import's object is named
+            # by the target itself: `model.backbone.depth = 101` into a base not followed)
+            shown = self.reads_shown(target, imports=False)
+            if shown:
+                into = NotEvaluated(", ".join(shown), self.filename, target.lineno)
+                value = {"@value": value, "@into": into}
             self.taint(target.value)
         spelled, count = ast.unparse(target), 1
         key = spelled

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterator
 from typing import Any
 
@@ -352,6 +353,8 @@ class Reader(Walk):
         return True
 
     def declaration(self, node: Any, when: list[str]) -> None:
+        if self.computed_declaration(node, when):
+            return
         keyword = self.text(node.children[0])
         if keyword == "local" and not self.frames:
             self.refuse_local(node, when)
@@ -373,6 +376,36 @@ class Reader(Walk):
             )
         if _makes_readonly(keyword, self.declare_options(node)):
             self.make_readonly(self.declared_names(node), not (local or conditional(when)), when)
+
+    def computed_declaration(self, node: Any, when: list[str]) -> bool:
+        """``export 'LR=1'``, ``export "$k=$v"``, ``local "$n"``: a word bash expands before it reads
+        it as ``NAME=VALUE`` or ``NAME``. Known, the declaration is read as so spelled; not known, it
+        may bind and export any variable: kept as source, and no variable is known after it."""
+        words = self.declaration_words(node)
+        if words is None:
+            return False
+        if None in words:
+            self.keep_opaque(node, when)
+            for name in list(self.vars):
+                self.forget(name)
+                self.note_unknown_export(name, self.line(node))
+        else:
+            self.reparse(" ".join(w for w in words if w is not None), self.line(node), when, {})
+        return True
+
+    def declaration_words(self, node: Any) -> list[str | None] | None:
+        """A declaration's words, each one bash expands first as it reads once expanded (None where
+        not known or refused); None when every word is read as written."""
+        words: list[str | None] = [self.text(node.children[0])]
+        computed = False
+        for child in node.named_children:
+            text = self.text(child)
+            if child.type in ("variable_assignment", "variable_name") or _option_word(child.type, text):
+                words.append(text)
+                continue
+            computed = True
+            words.extend(_declared_word(f.text) if f.known else None for f in self.expand(child))
+        return words if computed else None
 
     def declares_local(self, keyword: str, letters: set[str]) -> bool:
         """Inside a function, ``local`` and ``declare``/``typeset`` without ``-g`` bind a local."""
@@ -1148,3 +1181,18 @@ def _guarded(value: Any, when: str) -> dict[str, Any]:
 
 def _size(value: Any) -> int:
     return sum(len(v) for v in value) if isinstance(value, list) else len(str(value))
+
+
+def _option_word(kind: str, text: str) -> bool:
+    return kind == "word" and text.startswith(("-", "+"))
+
+
+def _declared_word(text: str) -> str | None:
+    """A declaration word as bash reads it once expanded, spelled so that it reads so as written:
+    ``NAME=VALUE`` (the value quoted), ``NAME``, an option; None for anything bash refuses, and
+    for a value bash may read as an array (``(1 2)``)."""
+    found = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(\+?=)(.*)", text, re.DOTALL)
+    if found:
+        # `declare -a "a=(1 2)"` is an array to bash, `declare "a=(1 2)"` a string: not told here
+        return None if found[3].startswith("(") else found[1] + found[2] + shlex.quote(found[3])
+    return text if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[-+][A-Za-z]+", text) else None

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from sweepgen.errors import ConfigError, Location
+from sweepgen.readers.diff import strictly_equal
 from sweepgen.readers.model import BIG_DIGITS, NotEvaluated, Path, ReadResult, big_int
 from sweepgen.readers.omegayaml import plain_scalar_omegaconf, resolve_interpolations
 
@@ -239,9 +240,10 @@ class _Builder:
     def mapping(self, node: yaml.MappingNode, path: Path) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
         merged: dict[Any, Any] = {}
+        clashes: dict[Any, yaml.Node] = {}
         for key_node, value_node in node.value:
             if _is_merge_key(key_node):
-                self.merge(value_node, path, merged)
+                self.merge(value_node, path, merged, clashes, key_node)
                 continue
             key = self.key(key_node)
             if key in out:
@@ -252,12 +254,23 @@ class _Builder:
                 )
             self.result.lines[path + (key,)] = key_node.start_mark.line + 1
             out[key] = self.build(value_node, path + (key,))
+        _refuse_clash([k for k in clashes if k not in out], clashes, self.loc)
         for k, v in merged.items():
             out.setdefault(k, v)  # keys written in the mapping win over merged ones
         return out
 
-    def merge(self, value_node: yaml.Node, path: Path, merged: dict[Any, Any]) -> None:
-        """``<<: *a`` / ``<<: [*a, *b]``: the keys of each mapping named, the first listed winning."""
+    def merge(
+        self,
+        value_node: yaml.Node,
+        path: Path,
+        merged: dict[Any, Any],
+        clashes: dict[Any, yaml.Node],
+        at: yaml.Node,
+    ) -> None:
+        """``<<: *a`` / ``<<: [*a, *b]``: the keys of each mapping named. Where two of them give
+        one key other values, which one wins is PyYAML's version's choice (6.0.3 keeps the first
+        of a list and the last ``<<``; 6.0.4 the last, or the first for a one-letter key): noted in
+        ``clashes``, an error unless the mapping writes the key itself."""
         sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
         for source in sources:
             data = self.build(source, path)
@@ -268,7 +281,9 @@ class _Builder:
                     hint="write `<<: *anchor` where the anchor is a mapping",
                 )
             for k, v in data.items():
-                merged.setdefault(k, v)  # the first mapping listed wins, as in PyYAML
+                if k in merged and not strictly_equal(merged[k], v):
+                    clashes.setdefault(k, at)  # the `<<` that brings the second value
+                merged.setdefault(k, v)
 
     def key(self, key_node: yaml.Node) -> Any:
         """A mapping key: a scalar, typed; a tagged one the reader does not build is its text."""
@@ -278,6 +293,18 @@ class _Builder:
             return "="  # PyYAML's flatten_mapping makes a `=` key (1.1's !!value) a string
         key = self.scalar(key_node)
         return key.source if isinstance(key, NotEvaluated) else key
+
+
+def _refuse_clash(
+    keys: list[Any], clashes: dict[Any, yaml.Node], loc: Callable[[yaml.Node], Location]
+) -> None:
+    if keys:
+        raise ConfigError(
+            f"two merged mappings (`<<`) give {keys[0]!r} other values, and which one wins depends on "
+            "the PyYAML version that loads the file (6.0.3 and 6.0.4 disagree)",
+            location=loc(clashes[keys[0]]),
+            hint=f"write `{keys[0]}:` in this mapping itself, or merge mappings that do not share it",
+        )
 
 
 def _is_merge_key(node: yaml.Node) -> bool:

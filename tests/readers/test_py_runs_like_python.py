@@ -306,3 +306,32 @@ def test_a_copy_holds_the_attributes_it_was_made_from(tmp_path, one, two):
         (tmp_path / name).write_text(_HEAD + body)
     changes = compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes
     assert (changes == []) == (python_sees(one) == python_sees(two)), changes
+
+
+class _Rollout:
+    n = 8
+
+
+class _T:
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs, self.rollout = kwargs, _Rollout()
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        # written into the first record, or the second: the final `t` has n 8, or 16
+        ("t = T(lr=1)\nt.rollout.n = 16\nt = T(lr=2)\n", "t = T(lr=1)\nt = T(lr=2)\nt.rollout.n = 16\n"),
+        ("t = T(lr=1)\nt.rollout.n = 16\n", "t = T(lr=2)\nt.rollout.n = 16\n"),
+    ],
+)
+def test_an_assignment_the_reader_cannot_place_keeps_what_it_writes_into(one, two, tmp_path):
+    seen = []
+    for source in (one, two):
+        scope: dict[str, Any] = {"T": _T}
+        exec(compile(source, "<generated>", "exec"), scope)  # the oracle: code generated here
+        seen.append((scope["t"].kwargs, scope["t"].rollout.n))
+    assert seen[0] != seen[1]
+    (tmp_path / "a.py").write_text("from lib import T\n" + one)
+    (tmp_path / "b.py").write_text("from lib import T\n" + two)
+    assert compare(str(tmp_path / "a.py"), str(tmp_path / "b.py")).changes

@@ -229,6 +229,16 @@ PAIRS = [
         "export -f python\nbash -c 'python t.py $1' _ 1\ndeclare -x A=0\necho\n",
         "export -f python\ndeclare -x A=0\nbash -c 'python t.py $1' _ 1\necho\n",
     ),
+    # a declaration word bash expands before reading it as NAME=VALUE: quoted, or computed
+    ("export 'LR=1'\npython t.py\n", "export 'LR=2'\npython t.py\n"),
+    ('f() { local "X=1"; python t.py "$X"; }\nf\n', 'f() { local "X=2"; python t.py "$X"; }\nf\n'),
+    (
+        'while read -r k v; do\n  export "$k=$v"\ndone <<EOF\nA 0\nEOF\npython t.py\n',
+        'while read -r k v; do\n  export "$k=$v"\ndone <<EOF\nA 1\nEOF\npython t.py\n',
+    ),
+    ('N=A\nexport "$N=1"\npython t.py\n', 'N=B\nexport "$N=1"\npython t.py\n'),
+    ('Y=1\nexport "$(echo Y)=2"\npython t.py $Y\n', "Y=1\npython t.py $Y\n"),
+    ('declare -a "A=(1 2)"\npython t.py "${A[@]}"\n', "A='(1 2)'\npython t.py \"${A[@]}\"\n"),
 ]
 
 
@@ -396,6 +406,9 @@ _STATEMENTS = [
     "bash -c 'python c.py'",
     "Y=5 2>&1",
     "X=7 python b.py",
+    'export "Y=$X"',
+    "export 'X=8'",
+    'declare "$(echo Y)=9"',
 ]
 _PRELUDE = 'f() { local X=5; python f.py "$X" "$1" $Y; return; X=6; }\n'
 

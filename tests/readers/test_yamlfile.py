@@ -4,7 +4,10 @@ anchors and merge keys, Hydra defaults as group -> option, specs always 1.2."""
 from __future__ import annotations
 
 import pytest
+import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sweepgen.cli import main
 from sweepgen.errors import UserError
@@ -26,6 +29,45 @@ def test_versions_and_the_warning_listing_what_they_read_differently():
 def test_anchors_and_merge_keys():
     data = read_yaml("a: &a {x: 1, y: 2}\nb:\n  <<: *a\n  y: 3\nc: *a\n", "c.yaml").data
     assert data == {"a": {"x": 1, "y": 2}, "b": {"x": 1, "y": 3}, "c": {"x": 1, "y": 2}}
+
+
+_ANCHORS = {
+    "*a": {"xx": 1, "yy": 2},
+    "*b": {"yy": 3, "zz": 4},
+    "*d": {"xx": 5},
+    "*e": {"yy": 2},
+    "{yy: 6}": {"yy": 6},
+}
+_ANCHORED = "a: &a {xx: 1, yy: 2}\nb: &b {yy: 3, zz: 4}\nd: &d {xx: 5}\ne: &e {yy: 2}\n"
+
+
+def _clash(merges: list[list[str]], own: str) -> bool:
+    seen: dict[str, int] = {}
+    for name in (n for m in merges for n in m):
+        for key, value in _ANCHORS[name].items():
+            if seen.setdefault(key, value) != value and key not in own:
+                return True
+    return False
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    merges=st.lists(
+        st.lists(st.sampled_from(sorted(_ANCHORS)), min_size=1, max_size=3), min_size=1, max_size=3
+    ),
+    own=st.sampled_from(["", "  yy: 7\n"]),
+)
+def test_merge_keys_merge_as_pyyaml_merges_them_or_are_refused_where_its_versions_differ(merges, own):
+    # PyYAML 6.0.3 keeps the first mapping of a `<<` list and the last of several `<<`; 6.0.4 the
+    # last of both (the first for a one-letter key): where merged mappings disagree on a key the
+    # mapping does not write, the file reads otherwise under each, so it is refused at the `<<`
+    body = "".join(f"  <<: [{', '.join(m)}]\n" if len(m) > 1 else f"  <<: {m[0]}\n" for m in merges)
+    text = f"{_ANCHORED}c:\n{body}{own}"
+    if _clash(merges, own):
+        with pytest.raises(UserError, match="merged mappings"):
+            read_yaml(text, "c.yaml")
+    else:
+        assert read_yaml(text, "c.yaml").data == yaml.safe_load(text)  # the oracle: PyYAML itself
 
 
 def test_duplicate_keys_are_still_errors():
