@@ -64,6 +64,29 @@ def test_values_the_runs_share_or_fill_per_run_are_left_alone(tmp_path, monkeypa
     assert len(list(Path("generated/t").glob("*.ran"))) == 4
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ("--output_dir", "runs/x"),
+        ("--output-dir=runs/x",),
+        ("--logging_dir", "tb"),
+        ("trainer.output_dir=out",),
+    ],
+    ids=["flag", "flag=", "logging", "hydra"],
+)
+def test_a_command_giving_every_run_one_folder_is_refused_before_any_run(tmp_path, monkeypatch, extra):
+    """`trl dpo --config {config} --output_dir runs/x`: the command line wins over each run's config,
+    so all runs wrote their checkpoints into runs/x over each other's (and resumed from another run's);
+    before, it started."""
+    monkeypatch.chdir(tmp_path)
+    _sweep(tmp_path)
+    code, output = _run(*extra)
+    assert code == 2, output
+    said = " ".join(output.split())
+    assert f"--command sets `{extra[0]}`" in said and "all 4 runs would write their checkpoints" in said
+    assert "Traceback" not in said and not list(Path("generated/t").glob("*.ran"))
+
+
 def test_a_command_setting_a_searched_value_is_refused_before_any_trial(tmp_path):
     """`--x 0.3` on a search over x: every trial would train at 0.3 while the study records the
     points it sampled."""
@@ -87,3 +110,15 @@ def test_a_word_holding_spaces_is_one_value_not_flags(tmp_path, monkeypatch):
 
     tasks = load_sweep(Path("generated/t"), command=("x", "{config}")).tasks
     command_overrides.check(("python", "t.py", "{config}", "--system_prompt", "Answer, then --beta"), tasks)
+
+
+def test_a_command_giving_every_trial_one_folder_is_refused_before_any_trial(tmp_path):
+    from search_support import COMMAND, sweepgen, write_search_project
+
+    write_search_project(tmp_path, {"n": 2})
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = sweepgen(tmp_path, "run", "generated/fake_search", "--command", f"{COMMAND} --output_dir out")
+    assert done.returncode == 2, done.stderr
+    said = " ".join(done.stderr.split())
+    assert "every trial would write their checkpoints and logs into that one folder" in said
+    assert not Path(tmp_path / "runs").exists() and "Traceback" not in said

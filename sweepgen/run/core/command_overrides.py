@@ -23,14 +23,42 @@ from sweepgen.run.core.tasks import SHELL
 _NAMING = frozenset({"run_name", "output_dir"})  # as tasks.NAMING_PATHS: checked as run folders
 
 
+# the folders a run writes its checkpoints and logs to: one value for every run is one folder for all
+_FOLDERS = frozenset({"output_dir", "logging_dir"})
+# placeholders filled with each run's own value ({config_dir} is the sweep's, the same for all)
+_PER_RUN = ("{run_dir}", "{name}", "{variant}", "{config}", "{config_name}")
+
+
 def check(argv: Sequence[str], tasks: Sequence[RunTask]) -> None:
-    """Exit 2 when ``argv`` sets a value the ``tasks`` differ in."""
+    """Exit 2 when ``argv`` sets a value the ``tasks`` differ in, or one folder for all of them."""
+    if len(tasks) > 1:
+        _check_folders(argv, f"all {len(tasks)} runs")
     _check(argv, _varying(tasks))
 
 
 def check_search(argv: Sequence[str], axes: Sequence[str]) -> None:
-    """Exit 2 when ``argv`` sets a value a search samples: every trial would be the same point."""
+    """Exit 2 when ``argv`` sets a value a search samples (every trial would be the same point), or
+    one folder for every trial."""
+    _check_folders(argv, "every trial")
     _check(argv, {path: {"sampled by the search"} for path in axes})
+
+
+def _check_folders(argv: Sequence[str], who: str) -> None:
+    """``--output_dir runs/x`` (or ``trainer.output_dir=runs/x``) in --command: the command line wins
+    over each run's config, so every run would write its checkpoints, trainer state and logs into
+    one folder, over the others', and resume from another run's checkpoint."""
+    for word, flag, name, value in _settings(_words(argv)):
+        key = name.replace("-", "_") if flag else name.rsplit(".", 1)[-1]
+        if key in _FOLDERS and value is not None and not any(p in value for p in _PER_RUN):
+            raise UserError(
+                f"--command sets `{word}` {value!r} for every run: the command line wins over the "
+                f"config, so {who} would write their checkpoints and logs into that one folder, over "
+                "each other's",
+                hint=f"remove `{word}` from --command (the rendered configs give each run its own "
+                f"folder), or give each its own: `--{name} {{run_dir}}`"
+                if flag
+                else f"remove `{word}` from --command: the rendered configs give each run its own folder",
+            )
 
 
 def _check(argv: Sequence[str], varying: dict[str, set[str]]) -> None:
