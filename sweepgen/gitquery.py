@@ -1,10 +1,11 @@
 """The one way sweepgen asks git a question about a work tree: read-only, bounded, never a hook.
 
-Two parts ask git: `check` (which leftovers beside generated output git ignores) and `run` (whether
-git tracks a recorded command file). Both run in repositories a pull request may come from, so the
-call is fixed here once: ``core.fsmonitor`` off (a repository's config would otherwise start the
-program it names), no optional locks (a query never writes the index), a deadline, and a missing git
-or a folder outside a work tree read as "git says nothing" rather than as an error.
+Three parts ask git: `check` (which leftovers beside generated output git ignores), `run` (whether
+git tracks a recorded command file) and `report` (which run folders hold files git tracks). All run
+in repositories a pull request may come from, so the call is fixed here once: ``core.fsmonitor``
+off (a repository's config would otherwise start the program it names), no optional locks (a
+query never writes the index), a deadline, and a missing git or a folder outside a work tree read
+as "git says nothing" rather than as an error.
 
 Inside a work tree, git's silence is not an answer: ``tracked`` says "cannot tell" (None) when git
 fails, is missing or overruns there (a repository git refuses, a foreign owner, a corrupt index),
@@ -222,4 +223,17 @@ def ignored(folder: str, rels: list[str]) -> set[str]:
     done = _ask(folder, ["check-ignore", "-z", "--stdin"], b"".join(os.fsencode(r) + b"\0" for r in rels))
     if done is None or done.returncode not in (0, 1):  # 128: not a work tree (or git failed)
         return set()
+    return {os.fsdecode(p) for p in done.stdout.split(b"\0") if p}
+
+
+def tracked_below(folder: str) -> set[str] | None:
+    """The files git tracks below ``folder`` (paths relative to it); empty outside every work tree,
+    None inside one when git cannot tell (fails, is missing, overruns)."""
+    top = work_tree(folder)
+    if top is None:
+        return set()
+    _refuse_blocking_files(top, folder, [])
+    done = _ask(folder, ["ls-files", "-z", "--", "."])
+    if done is None or done.returncode != 0:
+        return None
     return {os.fsdecode(p) for p in done.stdout.split(b"\0") if p}

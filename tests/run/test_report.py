@@ -240,3 +240,43 @@ def test_report_warns_when_most_completions_were_cut(sweep):
     declared = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])
     assert declared.exit_code == 0, declared.output
     assert "completions cut" not in declared.stderr
+
+
+def test_a_report_names_the_runs_whose_files_git_tracks(sweep):
+    """Committed run folders (a finished status and a summary.json) were reported as if run here:
+    a pull request's forged numbers looked like results. The report now names them."""
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True
+        )
+
+    git("init", "-q")
+    git("add", "runs/fake/b0.04_s1")
+    git("commit", "-q", "-m", "forged")
+    result = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])
+    assert result.exit_code == 0, result.output
+    assert "1 run(s) hold files git tracks (b0.04_s1)" in result.output, result.output
+
+
+def test_a_report_outside_git_or_without_committed_runs_says_nothing_of_git(sweep):
+    import subprocess
+
+    result = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])
+    assert result.exit_code == 0 and "git" not in result.output, result.output
+    subprocess.run(["git", "init", "-q"], check=True)
+    result = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])
+    assert result.exit_code == 0 and "git" not in result.output, result.output
+
+
+def test_a_report_says_when_git_cannot_tell_which_runs_are_committed(sweep, monkeypatch):
+    import subprocess
+
+    from sweepgen import gitquery
+
+    subprocess.run(["git", "init", "-q"], check=True)
+    monkeypatch.setattr(gitquery, "_ask", lambda *a, **k: None)  # git missing, failing or overrunning
+    result = CliRunner().invoke(main, ["report", "generated/fake", "--no-plot"])
+    assert result.exit_code == 0, result.output
+    assert "git could not say whether these runs' files are committed" in result.output

@@ -457,3 +457,25 @@ def test_a_run_that_finished_before_its_trials_pruning_says_so_in_status(tmp_pat
     rows = {row["run"]: row for row in json.loads(shown.stdout)}
     for number in outrun:
         assert "pruned" in rows[f"t{number:04d}"]["reason"], rows
+
+
+@pytest.mark.parametrize("prune", [None, {"method": "median", "min_steps": 1}])
+def test_a_trials_unreadable_trainer_state_fails_that_trial_not_the_search(tmp_path, prune):
+    """A trial whose trainer left a broken trainer_state.json ended the whole search (exit 2 at its
+    tell, or at a pruner's poll); now that trial fails with the file's reason and the others run."""
+    base = {"x": 0.5, "y": 0.5, "steps": 3, "step_s": 0.01, "seed": 0, "noise": 0.0, "output_dir": None}
+    base["garbage_state_below"] = 0.5
+    search: dict = {"n": 6, "sampler": "random"} | ({"prune": prune} if prune else {})
+    write_search_project(tmp_path, search, base=base)
+    assert sweepgen(tmp_path, "render", "specs/s.yaml").returncode == 0
+    done = _run(tmp_path)
+    trials = study(tmp_path).get_trials()
+    assert len(trials) == 6, done.stdout + done.stderr
+    broken = [t for t in trials if t.params["x"] < 0.5]
+    assert broken and len(broken) < 6, "the seeded draw has points on both sides of x = 0.5"
+    for t in trials:
+        if t in broken:
+            assert t.state.name == "FAIL", (t.number, t.state.name)
+            assert "trainer_state.json" in t.user_attrs["sweepgen_reason"]
+        else:
+            assert t.state.name in ("COMPLETE", "PRUNED"), (t.number, t.state.name)

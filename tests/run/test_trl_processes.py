@@ -188,3 +188,51 @@ def test_an_accelerate_config_through_a_link_or_outside_the_project_is_not_judge
         _sweep(project, {"accelerate_config": name})
         result = _run("--command", TRL, "--gpus", "0,1")
         assert result.exit_code == 0, (name, result.output)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "num_processes: " + "9" * 5000 + "\n",  # past Python's 4,300 digits: int() raises ValueError
+        "distributed_type: MULTI_GPU\nnum_processes: 4\nwhen: 2024-13-45\n",  # no such date
+    ],
+)
+def test_an_accelerate_config_file_yaml_cannot_build_is_not_judged(tmp_path, monkeypatch, text):
+    """PyYAML raises ValueError (not YAMLError) for these: `run` ended in a traceback (exit 70)."""
+    monkeypatch.chdir(tmp_path)
+    _write("acc.yaml", text)
+    assert trl_processes.processes({"accelerate_config": "acc.yaml"}) is None
+
+
+def test_an_accelerate_config_of_aliased_lists_is_never_written_out(tmp_path, monkeypatch):
+    """A "billion laughs" `distributed_type` (each list nine aliases of the one before) was taken
+    with str(): 9**8 items written out, 300 MB (9**10 from a 1 KiB file: 18 GB and a hang)."""
+    import tracemalloc
+
+    monkeypatch.chdir(tmp_path)
+    lines = ['l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"l{i}: &l{i} [{','.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 8)]
+    _write("acc.yaml", "\n".join([*lines, "num_processes: 4", "distributed_type: *l7", ""]))
+    tracemalloc.start()
+    try:
+        assert trl_processes.processes({"accelerate_config": "acc.yaml"}) == (
+            4,
+            "accelerate_config: acc.yaml",
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, peak
+
+
+def test_an_accelerate_config_outside_the_project_is_not_even_looked_at(tmp_path, monkeypatch):
+    """`../x.yaml` and absolute paths were stat()ed (an lstat before the path was checked)."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    looked: list[str] = []
+    real = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: looked.append(str(p)) or real(p, *a, **k))
+    for name in ("../outside.yaml", "/etc/passwd", "a/../../b.yaml"):
+        assert trl_processes.processes({"accelerate_config": name}) is None
+    assert looked == []

@@ -81,6 +81,7 @@ def test_report_reads_an_offline_wandb_run_without_metric(tmp_path, monkeypatch)
 
 
 @pytest.mark.train  # wandb's protobuf classes: the track extra, in the full lane
+@pytest.mark.train  # wandb parses the records: the track extra, in the full lane
 def test_a_record_wandb_cannot_read_is_named_with_its_file(tmp_path):
     from sweepgen.run.core import wandb_history
 
@@ -117,3 +118,21 @@ def test_a_wandb_folder_swapped_for_a_link_after_its_check_is_never_listed(tmp_p
     monkeypatch.setattr(wandb_history, "_real_folder", check_then_swap)
     assert wandb_history.files(tmp_path / "run") == []
     assert folder.is_symlink()  # the swap happened
+
+
+@pytest.mark.train  # wandb parses the records: the track extra, in the full lane
+def test_wandb_files_that_grow_after_their_size_check_are_bounded_together(tmp_path, monkeypatch):
+    """The total of a run's W&B files was checked from their sizes, then each file read up to the
+    limit alone: files grown in between (a live writer, a shared folder's owner) were read in full,
+    N times the bound. The total is now kept as they are read."""
+    from sweepgen.run.core import wandb_history
+
+    folder = tmp_path / "run" / "wandb" / "offline-run-1"
+    folder.mkdir(parents=True)
+    for name in ("run-a.wandb", "run-b.wandb"):  # empty records: each file 427 bytes, both 854
+        (folder / name).write_bytes(_HEADER + _chunk(1, b"") * 60)
+    monkeypatch.setattr(runfiles, "MAX_EVENTS_BYTES", 700)
+    monkeypatch.setattr(runfiles, "regular_size", lambda path: 0)  # as listed: before they grew
+    with pytest.raises(runfiles.RunFileError, match="past 700 bytes") as caught:
+        wandb_history.rows(wandb_history.files(tmp_path / "run"))
+    assert caught.value.path.name == "run-b.wandb"

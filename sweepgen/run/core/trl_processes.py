@@ -29,9 +29,10 @@ from typing import Any
 import yaml
 
 from sweepgen.errors import ConfigError, Location, UserError
-from sweepgen.outtree import read_inside
+from sweepgen.outtree import check_rel
 from sweepgen.run.core.base import RunTask
 from sweepgen.run.core.config_where import key_location, rendered
+from sweepgen.run.core.runfiles import read_bytes
 from sweepgen.run.core.trl_output_dir import trl_training
 
 _PRESET = re.compile(r"[A-Za-z0-9_-]+")  # the names of trl/accelerate_configs/*.yaml
@@ -110,11 +111,8 @@ def _project_file(name: str) -> Any:
     if not name or "\x00" in name:
         return None
     try:
-        if os.lstat(name).st_size > _MAX_CONFIG_BYTES:
-            return None
-        data = read_inside(os.getcwd(), name)
-    except FileNotFoundError:
-        return _NOT_THERE
+        check_rel(os.getcwd(), name)  # before any stat: nothing outside the project is looked at
+        data = read_bytes(Path(name), limit=_MAX_CONFIG_BYTES)  # no link, FIFO or folder; bounded
     except (OSError, ValueError, UserError):
         return None
     return _yaml(data) if data is not None else _NOT_THERE
@@ -123,7 +121,9 @@ def _project_file(name: str) -> Any:
 def _yaml(data: bytes) -> Any:
     try:
         return yaml.safe_load(data.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError, RecursionError):
+    # ValueError: an integer past Python's 4,300 digits, a date such as 2024-13-45 (PyYAML's
+    # constructors raise it, not YAMLError)
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError, OverflowError):
         return None
 
 
@@ -204,9 +204,14 @@ def _preset_processes(name: str) -> int | None:
 
 def _several(preset: Any) -> int | None:
     """A config's ``num_processes`` when accelerate applies it: a local machine's, not single-process."""
-    if not isinstance(preset, dict) or str(preset.get("distributed_type", "")).upper() == "NO":
+    if not isinstance(preset, dict):
         return None
-    if str(preset.get("compute_environment", "LOCAL_MACHINE")) != "LOCAL_MACHINE":
+    # only a string is compared: str() of a value is never taken, since a YAML list of aliases
+    # (a 1 KiB "billion laughs") is small shared but billions of items written out (18 GB, a hang)
+    kind = preset.get("distributed_type")
+    if isinstance(kind, str) and kind.upper() == "NO":
+        return None
+    if preset.get("compute_environment", "LOCAL_MACHINE") != "LOCAL_MACHINE":
         return None
     count = preset.get("num_processes")
     return count if isinstance(count, int) and not isinstance(count, bool) else None

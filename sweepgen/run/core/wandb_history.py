@@ -74,12 +74,29 @@ def rows(paths: list[Path]) -> list[dict[str, Any]]:
     _check_sizes(paths)
     record_class = _record_class(paths[0]) if paths else None  # wandb imported only for a file
     found: list[tuple[float, dict[str, Any]]] = []
+    left = runfiles.MAX_EVENTS_BYTES
     for path in paths:
-        for chunk in records(runfiles.read_bytes(path, limit=runfiles.MAX_EVENTS_BYTES) or b"", path):
+        data = _read_within(path, left)
+        left -= len(data)
+        for chunk in records(data, path):
             record = _parsed(record_class, chunk, path)
             if record.WhichOneof("record_type") == "history":
                 found += _row(record.history)
     return [row for _, row in sorted(found, key=lambda stamped: stamped[0])]
+
+
+def _read_within(path: Path, left: int) -> bytes:
+    """The file's bytes, at most ``left`` (what the run's W&B files may still take): the total is
+    bounded as the files are read, not only as they were listed (a live writer, or a shared folder's
+    owner, can grow each file after ``_check_sizes``)."""
+    try:
+        return runfiles.read_bytes(path, limit=left) or b""
+    except runfiles.RunFileError as err:
+        if left == runfiles.MAX_EVENTS_BYTES or "larger than" not in err.reason:
+            raise  # the file alone is too large, or not a plain file: its own reason
+        raise runfiles.RunFileError(
+            path, f"brings the run's W&B files past {runfiles.MAX_EVENTS_BYTES:,} bytes (it grew as read)"
+        ) from None
 
 
 def _check_sizes(paths: list[Path]) -> None:

@@ -34,6 +34,7 @@ from sweepgen.run.report import (
     winner,
 )
 from sweepgen.run.report import collect as rep
+from sweepgen.run.report import committed as report_committed
 from sweepgen.run.report import groups as grp
 from sweepgen.run.report import html as report_html
 from sweepgen.run.report import importance as report_importance
@@ -422,6 +423,7 @@ def _messages(report: rep.Report, plan: grp.SeedPlan, request: Request) -> tuple
     # run files a foreign trainer left that could not be used, with the reason (in every format)
     warnings.extend(f"run {run.name}: {problem}" for run in report.runs for problem in run.problems)
     warnings.extend(_truncation_warning(report))
+    warnings.extend(report_committed.warning([(r.name, r.run_dir) for r in report.runs]))
     warnings.extend(_best_bias(report))
     lacking = missing_value(report)
     if lacking and report.finished:

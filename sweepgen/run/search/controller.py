@@ -39,7 +39,7 @@ from typing import Any
 
 from sweepgen.compile.run_api import Spec
 from sweepgen.compile.run_api import trials as search
-from sweepgen.run.core import metrics, runlock, vllm_server
+from sweepgen.run.core import metrics, runfiles, runlock, vllm_server
 from sweepgen.run.core.base import (
     PRUNED_REASON,
     TERMINAL,
@@ -444,7 +444,12 @@ class SearchController:
         prune = self.block.prune
         if prune is None or prune.method == "none":
             return
-        curves = self._curves(live)
+        try:
+            curves = self._curves(live)
+        except runfiles.RunFileError:
+            # a run's file unreadable now (a trainer_state.json mid-write, or garbage): its steps
+            # are reported at a later round; if it stays so, the trial's end fails it with why
+            return
         # steps before min_steps decide nothing (asha/hyperband rungs and median's warm-up start there)
         last = max(live.reported, default=prune.min_steps - 1)
         steps = sorted(s for s in set.intersection(*(set(c) for c in curves)) if s > last)
@@ -540,7 +545,14 @@ class SearchController:
         """The mean of the runs' final values: a NaN (a diverged run) fails the trial with the
         reason, as Optuna fails an objective returning NaN; an infinity is told as it is, as Optuna
         tells it (never the last finite value, which could make a diverged run the best)."""
-        finals = [(max(c), c[max(c)]) for c in self._curves(live) if c]
+        try:
+            curves = self._curves(live)
+        except runfiles.RunFileError as err:  # the trial's own garbage is its failure, not the search's
+            reason = f"{err.path} {err.reason}"
+            self._tell_failed(live.trial, reason)
+            self.events.append(f"{name}: failed ({reason})")
+            return
+        finals = [(max(c), c[max(c)]) for c in curves if c]
         if len(finals) < len(live.tasks):
             self._tell_failed(live.trial, f"finished without logging `{self.block.metric}`")
             self.events.append(f"{name}: failed (no `{self.block.metric}` logged)")
