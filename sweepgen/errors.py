@@ -83,3 +83,11 @@ class ValidationError(UserError):
 
 class ConfigError(UserError):
     """A config file given to `diff`, `run` or the trainer cannot be read or is invalid."""
+
+
+# PyYAML's words for a second document where one is read (yaml.compose / safe_load)
+SECOND_DOCUMENT = "but found another document"
+SECOND_DOCUMENT_SAID = (
+    "holds a second YAML document (`---` here): one document is read, so what follows would be "
+    "ignored or mistaken"
+)

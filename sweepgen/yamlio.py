@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from sweepgen.errors import Location, SpecError
+from sweepgen.errors import SECOND_DOCUMENT, SECOND_DOCUMENT_SAID, Location, SpecError
 
 Path = tuple[str | int, ...]  # a path into the loaded data: mapping keys and sequence indices
 
@@ -206,6 +206,12 @@ def _syntax_error(err: yaml.MarkedYAMLError, path: str) -> SpecError:
     """PyYAML's syntax error at its mark, with where the construct it was reading started."""
     mark = err.problem_mark or err.context_mark
     loc = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
+    if err.problem == SECOND_DOCUMENT:  # valid YAML, not a syntax error
+        return SpecError(
+            f"the file {SECOND_DOCUMENT_SAID}",
+            location=loc,
+            hint="a file must hold exactly one YAML document: remove the `---` and what follows, or move it",
+        )
     problem = err.problem or err.context or "invalid YAML"
     if err.context and err.context_mark is not None and err.problem:
         problem += f" ({err.context} started at line {err.context_mark.line + 1})"

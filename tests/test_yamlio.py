@@ -85,7 +85,7 @@ def test_marks_give_one_based_line_and_column_of_keys_and_values():
         ("a: !custom x\n", "unsupported YAML tag", "t.yaml:1:4"),
         ("a: !!int x\n", "'x' is not a valid int", "t.yaml:1:4"),
         ("base: &b {x: 1}\nother:\n  <<: *b\n", "merge keys", "t.yaml:3:3"),
-        ("a: 1\n---\nb: 2\n", "found another document", "t.yaml:2:1"),
+        ("a: 1\n---\nb: 2\n", "holds a second YAML document (`---` here)", "t.yaml:2:1"),
     ],
 )
 def test_errors_name_file_line_and_column(text, message, where):

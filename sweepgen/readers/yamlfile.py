@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from sweepgen.errors import ConfigError, Location
+from sweepgen.errors import SECOND_DOCUMENT, SECOND_DOCUMENT_SAID, ConfigError, Location
 from sweepgen.readers.diff import strictly_equal
 from sweepgen.readers.model import BIG_DIGITS, NotEvaluated, Path, ReadResult, big_int
 from sweepgen.readers.omegayaml import plain_scalar_omegaconf, resolve_interpolations
@@ -133,6 +133,12 @@ def _compose(text: str, path: str) -> yaml.Node | None:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         loc = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
+        if err.problem == SECOND_DOCUMENT:  # valid YAML, not a syntax error
+            raise ConfigError(
+                f"the file {SECOND_DOCUMENT_SAID}",
+                location=loc,
+                hint="compare one document per file: put each document in a file of its own",
+            ) from None
         raise ConfigError(
             f"YAML syntax error: {err.problem or err.context or 'invalid YAML'}",
             location=loc,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweepgen.cli import main
-from sweepgen.errors import UserError
+from sweepgen.errors import ConfigError, UserError
 from sweepgen.readers.diff import diff
 from sweepgen.readers.model import NotEvaluated
 from sweepgen.readers.yamlfile import read_yaml
@@ -158,3 +158,12 @@ def test_a_pairs_tag_on_a_mapping_is_refused_as_pyyaml_refuses_it():
     with pytest.raises(UserError, match="sequence of one-key mappings") as info:
         read_yaml("s: !!omap {a: 1}\n", "c.yaml")
     assert info.value.location is not None and info.value.location.line == 1
+
+
+def test_a_second_document_is_said_so_not_called_a_syntax_error():
+    """`a: 1\\n---\\nb: 2\\n` is valid YAML: "YAML syntax error: but found another document" sent the
+    user to fix indentation and quotes."""
+    with pytest.raises(ConfigError) as err:
+        read_yaml("a: 1\n---\nb: 2\n", "m.yaml")
+    assert err.value.message.startswith("the file holds a second YAML document (`---` here)")
+    assert str(err.value.location) == "m.yaml:2:1" and "syntax" not in err.value.message
