@@ -703,6 +703,23 @@ def test_a_stop_that_comes_while_the_trainer_is_started_reaches_it(tmp_path, sig
     assert status is not None and (status.state, status.exit_code) == (state, -sig), status
 
 
+@pytest.mark.parametrize(("sig", "word"), [(signal.SIGUSR2, "TIMEOUT"), (signal.SIGTERM, "CANCELLED")])
+def test_a_trainer_dead_of_slurms_signal_is_that_stop_though_the_wrapper_never_got_it(tmp_path, sig, word):
+    """Slurm's time-limit warning (SIGUSR2, whose default action ends a process) reaches the trainer
+    first; the wrapper's own copy comes after the end is decided, or never. Before, the run read
+    FAILED (exit -12) and the job, ended before its limit, was FAILED in Slurm too: TIMEOUT was never
+    said (the last rehearsal's failure)."""
+    folder = make_sweep(tmp_path, {"n": {}}, sweep="node")
+    argv = (sys.executable, "-c", f"import os; os.kill(os.getpid(), {int(sig)})", str(folder / "n.yaml"))
+    done = subprocess.run(
+        node_argv(tmp_path, argv, None), env=NODE_ENV, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    status = read_status(tmp_path / "runs/node/n")
+    assert status is not None and status.exit_code == -sig, status
+    assert RunView(task(tmp_path), status).label == word
+
+
 # exits 0 on SIGTERM (as a trainer that saves and stops does), after saying it is ready for it
 EXITS_0_ON_SIGTERM = (
     "import os, signal, sys, time, yaml; out = yaml.safe_load(open(sys.argv[1]))['output_dir']; "

@@ -371,6 +371,7 @@ def _record(where: _Where, ended: RunStatus) -> None:
 
 def _end_of(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> tuple[RunState, str | None]:
     """The run's state and reason: its own exit, or another process's failure that stopped it."""
+    _killed_by_slurms_signal(code, stops)
     stopped = stops.timeout or stops.cancel
     state, reason = outcome(
         code,
@@ -386,6 +387,20 @@ def _end_of(run_dir: Path, status: RunStatus, code: int, stops: _Stops) -> tuple
             f"stopped (see run.{failed.label}.log)"
         )
     return state, reason
+
+
+def _killed_by_slurms_signal(code: int, stops: _Stops) -> None:
+    """A trainer killed by the signal Slurm sends every process of the job (its time-limit warning
+    SIGUSR2, whose default action ends a process; SIGTERM of scancel, a requeue or the limit) whose
+    own delivery to this wrapper comes after the trainer was reaped: the wrapper's handler then runs
+    after the end is decided, or not at all, and the run read FAILED (exit -12) where Slurm's time
+    limit ended it. The trainer's death by that signal says which stop it was."""
+    if stops.timeout or stops.cancel or stops.failed is not None:
+        return
+    if code == -signal.SIGUSR2:
+        stops.timeout = True
+    elif code == -signal.SIGTERM:
+        stops.cancel = True
 
 
 def _attempt(run_dir: Path, submitted: RunStatus, ids: dict[str, object]) -> int:
