@@ -114,7 +114,7 @@ def test_launchers_are_peeled_off():
     }
     assert _cmd("accelerate launch --num_processes 4 -m trl.scripts.grpo --lr 1\n", "trl.scripts.grpo")[
         "@launcher"
-    ] == {"accelerate launch": {"--num_processes": 4, "-m": True}}  # a module, not a file pkg.t
+    ] == {"accelerate launch": {"--num_processes": 4, "--module": True}}  # a module, not a file pkg.t
     assert _cmd("uv run --frozen python -u -m a.b --x 1\n", "a.b")["@launcher"] == {
         "uv run": {"--frozen": True},
         "python": {"-u": True},
