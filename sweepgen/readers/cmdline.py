@@ -440,6 +440,10 @@ def _after_separator(
         out["--"] = inner
         at.setdefault("--", line)
         return
+    # the `--` itself is in the program's argv: argparse drops it, but fire, click's `nargs=-1` and a
+    # script reading sys.argv see it, so `t.py x` and `t.py -- x` are not one command
+    out["--"] = True
+    at.setdefault("--", line)
     for word in rest:
         _add(out, "@args", _typed(word), always_list=True)
 
