@@ -262,6 +262,9 @@ class Evaluator(Expressions):
             test = self.value(stmt.test)
             if known(test):
                 self.run_block(stmt.body if test else stmt.orelse, scope, rest)
+                skipped = _script_only_branch(stmt, bool(test))
+                if skipped is not None:
+                    rest.append(self.kept_reading(skipped))
             else:
                 condition = normalised(stmt.test)
                 branches = [(condition, stmt.body)]
@@ -585,6 +588,17 @@ def _literal_path(target: ast.expr) -> tuple[Any, ...] | None:
 
 def _load(target: ast.expr) -> ast.expr:
     return target
+
+
+def _script_only_branch(stmt: ast.If, taken: bool) -> ast.If | None:
+    """The branch of an ``if`` on ``__name__`` that does not run when the config is loaded as a
+    module but runs when the file is run as a script (``python train.py``): kept as its source,
+    so an edit there (``train(lr=2e-5)`` under ``if __name__ == '__main__':``) is a change."""
+    skipped = stmt.orelse if taken else stmt.body
+    if not skipped or not any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(stmt.test)):
+        return None
+    test = ast.UnaryOp(op=ast.Not(), operand=stmt.test) if taken else stmt.test
+    return ast.copy_location(ast.If(test=test, body=skipped, orelse=[]), stmt)
 
 
 def _is_read_base(stmt: ast.With) -> bool:
