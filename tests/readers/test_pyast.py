@@ -378,8 +378,11 @@ def test_mmengine_merge_is_recursive_and_delete_replaces():
 def test_a_main_block_does_not_run_but_an_edit_there_is_a_change():
     data = read_python("x = 1\nif __name__ == '__main__':\n    x = 2\n").data
     assert data["x"] == 1
-    # run as a script (`python train.py`) the block runs: its source, with the values it reads
-    # there, is kept, so `train(lr=1e-5)` -> `train(lr=2e-5)` or moving `lr = 2` past it is a change
+    # run as a script (`python train.py`) the block runs: its source is kept, with the values it
+    # reads that change later, so `train(lr=1e-5)` -> `train(lr=2e-5)` or moving `lr = 2` past it
+    # is a change; an edit before it shows once, where it is bound
+    once = [read_python(f"lr = {v}\nif __name__ == '__main__':\n    print(lr)\n").data for v in (1, 2)]
+    assert once[0]["__statements__"] == once[1]["__statements__"] and once[0]["lr"] != once[1]["lr"]
     main = "def train(lr): pass\nlr = 1\nif __name__ == '__main__':\n    train(lr={})\n"
     assert read_python(main.format("1e-5")).data != read_python(main.format("2e-5")).data
     moved = "lr = 1\nif __name__ == '__main__':\n    print(lr)\nlr = 2\n"
