@@ -72,6 +72,7 @@ _LAUNCHERS: dict[str, set[str]] = {
     "env": {"-i", "--ignore-environment"},
 }  # fmt: skip
 _MODULE_FLAGS = {"-m", "--module"}
+_MODULE_TWINS = {"torchrun", "accelerate launch"}
 _SIMPLE_PROGRAMS = {"bash", "sh", "uv", "env", "nohup", "srun", "torchrun", "deepspeed", "accelerate",
                     "ray", "mpirun", "time", "exec"}  # fmt: skip
 # Python's own options that take a value (`python -X dev -W ignore -m pkg`).
@@ -228,7 +229,8 @@ def _launcher_flags(name: str, words: list[Word], i: int) -> tuple[dict[str, Any
             return flags, i + 1, None
         if text in _MODULE_FLAGS and i + 1 < len(words):
             # kept: `accelerate launch -m pkg.t` runs a module, `accelerate launch pkg.t` a file
-            flags[text] = True
+            # torchrun and accelerate register `-m` and `--module` as one option: one spelling
+            flags["--module" if name in _MODULE_TWINS else text] = True
             return flags, i + 2, words[i + 1]
         i = _launcher_flag(flags, text, words, i, booleans)
     return flags, i, None
@@ -438,6 +440,10 @@ def _after_separator(
         out["--"] = inner
         at.setdefault("--", line)
         return
+    # the `--` itself is in the program's argv: argparse drops it, but fire, click's `nargs=-1` and a
+    # script reading sys.argv see it, so `t.py x` and `t.py -- x` are not one command
+    out["--"] = True
+    at.setdefault("--", line)
     for word in rest:
         _add(out, "@args", _typed(word), always_list=True)
 

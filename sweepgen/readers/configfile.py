@@ -63,12 +63,30 @@ def _reader_of(ref: str, path: Path, kind: str | None) -> str:
     reader = kind_of(ref, kind)
     if reader is None:
         raise ConfigError(
-            f"cannot tell the format of a {path.suffix or 'suffix-less'} file",
+            "a .env file has no reader"
+            if _is_dotenv(path)
+            else f"cannot tell the format of a {path.suffix or 'suffix-less'} file",
             location=Location(ref),
-            hint=f"supported suffixes: {', '.join(SUFFIXES)}; or name the reader with --as "
-            f"{'|'.join(READERS)}",
+            hint=_DOTENV_HINT
+            if _is_dotenv(path)
+            else f"supported suffixes: {', '.join(SUFFIXES)}; "
+            f"or name the reader with --as {'|'.join(READERS)}",
         )
     return reader
+
+
+# No reader follows docker compose's or python-dotenv's rules (which differ between them): each
+# decodes `\t` in double quotes where bash keeps it, so `--as shell` can call a real change equal.
+_DOTENV_HINT = (
+    "a .env file is read by docker compose and python-dotenv with their own quoting rules, which "
+    'sweepgen does not model (`A="a\\tb"` is a tab to them, a backslash and t to bash); compare '
+    "it as text (`diff -u`), or with --as shell only if the file is sourced by bash"
+)
+
+
+def _is_dotenv(path: Path) -> bool:
+    name = path.name.lower()
+    return name == ".env" or name.endswith(".env") or name.startswith(".env.")
 
 
 def read_config(

@@ -273,12 +273,17 @@ def _place(data: Any, package: str) -> Any:
     return data
 
 
+_MISSING = "???"  # OmegaConf's missing value
+
+
 def _merge(base: Any, update: Any, source: str, at: tuple[Any, ...]) -> Any:
     """OmegaConf's merge: mappings key by key (later wins), anything else replaced; a mapping and a
     list never merge (OmegaConf raises, Hydra stops composing): an error naming the file and key."""
     if isinstance(base, dict) and isinstance(update, dict):
         out = dict(base)
         for key, value in update.items():
+            if key in out and isinstance(value, str) and value == _MISSING:
+                continue  # OmegaConf: a `???` merged onto a key that has a value never replaces it
             out[key] = _merge(out[key], value, source, (*at, key)) if key in out else value
         return out
     if isinstance(base, (dict, list)) and isinstance(update, (dict, list)) and type(base) is not type(update):

@@ -65,6 +65,8 @@ class Expressions:
         # it held then, kept alive so its identity is never another's; what reading it gives)
         self.rebound: dict[str, tuple[Any, NotEvaluated]] = {}
         self.given = GivenArguments()  # what calls not followed were handed by a name, as then
+        # each `if __name__ ...` branch kept as source: (its list, its index there, the values it reads)
+        self.pending_script_only: list[tuple[list[Any], int, dict[str, str]]] = []
 
     def call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError  # statements run a function's body: pystatements.Evaluator

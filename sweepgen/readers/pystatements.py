@@ -68,6 +68,7 @@ class Evaluator(Expressions):
             self.given.settle()
             return config
         self.given.settle()
+        self.settle_script_only()
         out = _scope_data(scope, rest)
         changed = self.changed_by_calls(scope) if self.tainted else []
         if changed:
@@ -262,6 +263,9 @@ class Evaluator(Expressions):
             test = self.value(stmt.test)
             if known(test):
                 self.run_block(stmt.body if test else stmt.orelse, scope, rest)
+                skipped = _script_only_branch(stmt, bool(test))
+                if skipped is not None:
+                    self.script_only(skipped, rest)
             else:
                 condition = normalised(stmt.test)
                 branches = [(condition, stmt.body)]
@@ -307,6 +311,25 @@ class Evaluator(Expressions):
         finally:
             self.loops -= 1
         self.run_block(stmt.orelse, scope, rest)
+
+    def script_only(self, branch: ast.If, rest: list[Any]) -> None:
+        """Keep ``branch`` (run only as a script) as its source, with the values it reads now: the
+        ones a later statement changes are told at the end (``settle_script_only``)."""
+        reads = {
+            name: self.read_text(self.lookup(name)) for name in self.names_read(branch) if self.visible(name)
+        }
+        self.pending_script_only.append((rest, len(rest), reads))
+        rest.append(self.opaque(branch))
+
+    def settle_script_only(self) -> None:
+        """Add to each kept ``__main__`` branch the names it reads that hold another value at the end
+        of the file (``lr = 2`` moved past the block is a change; a value changed before it shows
+        where it is bound, not twice)."""
+        for rest, at, reads in self.pending_script_only:
+            moved = [f"{n}={then}" for n, then in reads.items() if self.read_text(self.lookup(n)) != then]
+            if moved:
+                kept = rest[at]
+                rest[at] = NotEvaluated(f"{kept.source} where {', '.join(moved)}", kept.where, kept.line)
 
     def run_block(self, body: list[ast.stmt], scope: dict[str, Any], rest: list[Any]) -> None:
         for stmt in body:
@@ -585,6 +608,17 @@ def _literal_path(target: ast.expr) -> tuple[Any, ...] | None:
 
 def _load(target: ast.expr) -> ast.expr:
     return target
+
+
+def _script_only_branch(stmt: ast.If, taken: bool) -> ast.If | None:
+    """The branch of an ``if`` on ``__name__`` that does not run when the config is loaded as a
+    module but runs when the file is run as a script (``python train.py``): kept as its source,
+    so an edit there (``train(lr=2e-5)`` under ``if __name__ == '__main__':``) is a change."""
+    skipped = stmt.orelse if taken else stmt.body
+    if not skipped or not any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(stmt.test)):
+        return None
+    test = ast.UnaryOp(op=ast.Not(), operand=stmt.test) if taken else stmt.test
+    return ast.copy_location(ast.If(test=test, body=skipped, orelse=[]), stmt)
 
 
 def _is_read_base(stmt: ast.With) -> bool:

@@ -58,3 +58,78 @@ def read_directive(words: list[str]) -> dict[str, Any]:
 
 def _not_an_option(word: object) -> bool:
     return not str(word).startswith("-")
+
+
+# C's isspace() in the "C" locale, which Slurm's tokenizer splits on
+_BLANKS = frozenset(" \t\n\v\f\r")
+
+
+def directive_words(text: str) -> list[str]:
+    """The words sbatch reads from what follows ``#SBATCH`` on a line, by Slurm's own tokenizer
+    (``_get_argument`` in src/sbatch/opt.c), not a shell's: a backslash takes the next character as
+    it is, inside quotes too (``"a\\tb"`` is ``atb``); an unquoted, unescaped ``#`` ends the line,
+    also inside a word; an empty word (``""``) ends it too. ValueError where sbatch refuses the line
+    (an unmatched quote, a word that starts with ``:``)."""
+    words: list[str] = []
+    i = 0
+    while True:
+        while i < len(text) and text[i] in _BLANKS:
+            i += 1
+        if i == len(text):
+            return words
+        if text[i] == ":":
+            raise ValueError("sbatch refuses a word that starts with ':'")
+        word, i = _directive_word(text, i)
+        if not word:
+            return words
+        words.append(word)
+
+
+def _directive_word(text: str, i: int) -> tuple[str, int]:
+    """One word of a directive from ``text[i:]`` and where it ends (Slurm's loop, step by step)."""
+    out: list[str] = []
+    quote, escaped = "", False
+    while i < len(text) and (quote or text[i] not in _BLANKS) and text[i] != "\n":
+        char = text[i]
+        i += 1
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+            continue
+        elif quote:
+            if char == quote:
+                quote = ""
+                continue
+        elif char in "\"'":
+            quote = char
+            continue
+        elif char == "#":
+            return "".join(out), i - 1
+        out.append(char)
+    if quote:
+        raise ValueError(f"unmatched {quote}")
+    return "".join(out), i
+
+
+def waits_for_value(words: list[str]) -> bool:
+    """Whether a directive line ends with an option still waiting for its value: sbatch reads all
+    directive lines as one argument list, so getopt takes the next line's first word (``#SBATCH -J``
+    then ``#SBATCH -N2`` names the job ``-N2``)."""
+    waiting = False
+    for word in words:
+        if word == "--" and not waiting:
+            return False
+        waiting = not waiting and _option_waits(word)  # a waiting option takes this word as its value
+    return waiting
+
+
+def _option_waits(word: str) -> bool:
+    """Whether ``word`` read as an option ends with one that takes its value from the next word."""
+    if word.startswith("--"):
+        return "=" not in word and word in OPTIONS.value
+    for at in range(1, len(word) if word.startswith("-") else 0):
+        long = OPTIONS.short_to_long.get("-" + word[at])
+        if long is None or long not in OPTIONS.no_value:
+            return long in OPTIONS.value and at == len(word) - 1
+    return False

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +28,8 @@ from sweepgen.readers.shellwords import (
 
 MAX_DEPTH = 40  # nested `bash -c` / `$CMD` re-reads, and nested function calls
 MAX_CALLS = 10_000  # function bodies walked in one read (a call tree can double at each level)
+# the words sbatch takes directives after, at the very start of a line (src/sbatch/opt.c)
+_DIRECTIVES = ("#SBATCH", "#SLURM")
 
 
 def _parser() -> Any:
@@ -423,16 +424,15 @@ class Walk:
 
     def comment(self, node: Any) -> None:
         text = self.text(node)
-        if not text.startswith("#SBATCH") or self.seen_command:
-            return  # sbatch stops reading directives at the first command
-        if node.start_point[1] != 0:
-            return  # sbatch takes `#SBATCH` only at the start of a line: an indented one is a comment
-        try:
-            words = shlex.split(text[len("#SBATCH") :], comments=True)
-        except ValueError:
+        # sbatch stops reading directives at the first command, and takes one only at the very
+        # start of a line: an indented one is a comment
+        magic = None if self.seen_command or node.start_point[1] != 0 else _directive_magic(text)
+        if magic is None:
+            return
+        flags = _directive_flags(text[len(magic) :], "" if magic == "#SBATCH" else "#SLURM ")
+        if flags is None:
             self.sbatch[f"(line {self.line(node)})"] = NotEvaluated(text, self.filename, self.line(node))
             return
-        flags = sbatch.read_directive(words)
         for key, value in flags.items():
             self.result.lines[("sbatch", key)] = self.line(node)
             self.sbatch[key] = value if key not in self.sbatch else [self.sbatch[key], value]
@@ -745,6 +745,25 @@ def _substitution_end(text: str, i: int) -> int | None:
         end = text.find("`", i + 1)
         return len(text) if end < 0 else end + 1
     return None
+
+
+def _directive_magic(text: str) -> str | None:
+    return next((m for m in _DIRECTIVES if text.startswith(m)), None)
+
+
+def _directive_flags(text: str, prefix: str) -> dict[str, Any] | None:
+    """A directive line's options, each key after ``prefix``; None where the line is kept as its
+    text: sbatch refuses it, or its last option takes its value from the next line (so moving a
+    line would move the value). Slurm reads `#SLURM` lines as `#SBATCH` ones (with a warning to
+    change them): their keys are kept apart, so a release that ignores them is not told the two
+    spellings are one."""
+    try:
+        words = sbatch.directive_words(text)
+    except ValueError:
+        return None
+    if sbatch.waits_for_value(words):
+        return None
+    return {prefix + key: value for key, value in sbatch.read_directive(words).items()}
 
 
 BACKGROUND = "in the background (&)"

@@ -83,7 +83,9 @@ def read_json_file(path: Path) -> ReadResult:
         ) from None
     except json.JSONDecodeError as err:
         raise ConfigError(
-            f"invalid JSON: {err.msg}", location=Location(str(path), err.lineno, err.colno)
+            f"invalid JSON: {err.msg}",
+            location=Location(str(path), err.lineno, err.colno),
+            hint=_json_hint(text, err.pos),
         ) from err
     except RecursionError:
         raise ConfigError("JSON nested too deeply to read", location=Location(str(path))) from None
@@ -91,6 +93,16 @@ def read_json_file(path: Path) -> ReadResult:
     with contextlib.suppress(ConfigError, RecursionError):  # JSON is YAML 1.2: it knows each key's line
         result.lines = read_yaml(text, str(path), "1.2").lines
     return result
+
+
+def _json_hint(text: str, pos: int) -> str:
+    """How to fix the JSON at ``pos``: comments and trailing commas (jsonc, json5) are the usual
+    cause, and the programs that read these files (DeepSpeed, transformers) refuse them too."""
+    if text.startswith(("//", "/*", "#"), pos):
+        return "JSON has no comments (json.load, as DeepSpeed and transformers use it, refuses them)"
+    if text.startswith(("}", "]"), pos) and text[:pos].rstrip().endswith(","):
+        return "JSON allows no comma before a closing } or ]: remove the trailing comma"
+    return "fix the JSON syntax there (quotes are double, keys are quoted, no comments)"
 
 
 def read_toml_file(path: Path) -> ReadResult:

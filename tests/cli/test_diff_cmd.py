@@ -159,6 +159,8 @@ def test_json_format_for_equal_configs(tmp_path):
         (("a.yaml", "missing.yaml"), [], "missing.yaml: error: no such file"),
         (("a.yaml", "bad.py"), [], "bad.py:2:"),
         (("a.yaml", "b.ini"), [], "cannot tell the format"),
+        # dotenv decodes `\t` in double quotes, bash does not: no reader, and `diff -u` named
+        ((".env", "prod.env"), [], ".env: error: a .env file has no reader"),
         (("a.yaml", "a.yaml"), ["--allow", "a..b"], "invalid --allow glob"),
         (("a.yaml", "a.yaml"), ["--format", "xml"], "Invalid value for '--format'"),
         (("a.yaml",), [], "Missing argument 'B'"),
@@ -168,6 +170,8 @@ def test_bad_input_exits_2_without_traceback(tmp_path, files, extra, expected):
     _yaml(tmp_path, "a.yaml", "seed: 1\n")
     _yaml(tmp_path, "bad.py", "x = 1\ny = = 2\n")
     _yaml(tmp_path, "b.ini", "[x]\n")
+    _yaml(tmp_path, ".env", 'A="a\\tb"\n')
+    _yaml(tmp_path, "prod.env", "A='a\\tb'\n")
     result = _diff(*[str(tmp_path / f) for f in files], *extra)
     assert result.exit_code == 2
     assert expected in result.stderr

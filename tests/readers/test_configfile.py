@@ -79,6 +79,23 @@ def test_json_syntax_error_has_line_and_column(tmp_path):
     assert (info.value.location.line, info.value.location.col) == (3, 8)
 
 
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ('{"zero_optimization": {"stage": 2}} // zero-2\n', "no comments"),
+        ('{\n  "fp16": {"enabled": "auto"}, /* x */\n  "a": 1}\n', "no comments"),
+        ('{"train_batch_size": "auto",}\n', "trailing comma"),
+        ("[1, 2,]\n", "trailing comma"),
+        ("{'a': 1}\n", "quotes are double"),
+    ],
+)
+def test_json_syntax_errors_say_how_to_fix_them(tmp_path, text, hint):
+    # jsonc/json5 as some DeepSpeed users write it: refused (json.load refuses it too), with the fix
+    with pytest.raises(UserError) as info:
+        load_config(_write(tmp_path, "ds.json", text))
+    assert hint in (info.value.hint or "")
+
+
 def test_json_duplicate_key_is_an_error(tmp_path):
     path = _write(tmp_path, "c.json", '{\n  "b": {"a": 1},\n  "c": 0, "a": 1,\n\t"a": 2}')
     with pytest.raises(UserError, match="duplicate key 'a'") as info:

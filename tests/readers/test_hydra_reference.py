@@ -81,6 +81,15 @@ TREES: dict[str, dict[str, str]] = {
         "config.yaml": "# @package run.cfg\ndefaults:\n  - m: a\n  - m@_here_.k: a\n  - _self_\nx: 1\n",
         "m/a.yaml": "l: 1\n",
     },
+    # OmegaConf's merge: a `???` (quoted or not) never replaces a value already there, before or
+    # after `_self_`; alone it stays missing
+    "missing_never_replaces_a_value": {
+        "config.yaml": (
+            "defaults:\n  - model: small\n  - _self_\nmodel:\n  layers: ???\n  heads: '???'\n"
+            "  tag: ???\n  sub: ???\n"
+        ),
+        "model/small.yaml": "layers: 2\nheads: 4\nsub:\n  k: 1\n",
+    },
     "plain_config_and_interpolation": {
         "config.yaml": "defaults:\n  - base\n  - _self_\nlr: ${base_lr}\nname: run_${lr}\n",
         "base.yaml": "base_lr: 0.5\nlr: 0.1\n",
@@ -246,7 +255,7 @@ def _random_tree(rng: Any) -> dict[str, str]:
 
     def body() -> str:
         keys = rng.sample(["lr", "bs", "n", "name"], rng.randint(1, 3))
-        values = [1, 2, "a", 0.5, None, [1, 2], {"k": 1}]
+        values = [1, 2, "a", 0.5, None, [1, 2], {"k": 1}, "???"]
         return OmegaConf.to_yaml(OmegaConf.create({k: rng.choice(values) for k in keys}))
 
     tree: dict[str, str] = {}

@@ -82,3 +82,18 @@ def test_the_rule_is_the_installed_parsers(launcher):
     assert no_value == cmdline._LAUNCHERS[launcher] - {"--use_xpu"}  # accelerate 1.x dropped --use_xpu
     shorts = {s for a in actions for s in a.option_strings if not s.startswith("--")}
     assert shorts == set(SHORT_TO_LONG[launcher])
+
+
+@pytest.mark.parametrize("launcher", ["torchrun --nproc_per_node 2", "accelerate launch"])
+def test_module_short_and_long_are_one_flag(launcher):
+    # both launchers register `-m` and `--module` as one option: one spelling, no change
+    def read(flag: str) -> dict:
+        return read_shell(f"{launcher} {flag} pkg.train --lr 1\n").data["commands"]["pkg.train"]
+
+    assert read("-m") == read("--module")
+    assert read("-m") != read_shell(f"{launcher} pkg.train --lr 1\n").data["commands"]["pkg.train"]
+    # deepspeed's runner has `--module` only: its `-m` is another word, kept as written
+    ds_short, ds_long = (
+        read_shell(f"deepspeed {f} pkg.train\n").data["commands"]["pkg.train"] for f in ("-m", "--module")
+    )
+    assert ds_short != ds_long

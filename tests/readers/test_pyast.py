@@ -90,8 +90,9 @@ def test_flink_sweep_is_a_call_tree_with_imports_as_references():
     assert config["kwargs"]["eval_every"] == -1
     streamer = config["kwargs"]["debate_streamer"]["kwargs"]
     assert streamer["env_name_remap"] == {"math": "math_debate"}
-    # a config is loaded as a module, never run as a script: the `__main__` block does not run
-    assert "__statements__" not in cfg
+    # a config is loaded as a module: the `__main__` block does not run, and is kept as its source
+    # (run as a script, it would), the only statement so kept
+    assert [s.source.splitlines()[0] for s in cfg["__statements__"]] == ["if __name__ == '__main__':"]
 
 
 def test_flink_grid_comprehensions_lambdas_and_star_args_become_source_text():
@@ -374,8 +375,24 @@ def test_mmengine_merge_is_recursive_and_delete_replaces():
     assert cfg["model"] == {"backbone": {"arch": "small", "depth": 3}, "head": {"type": "B"}}
 
 
-def test_a_main_block_does_not_run():
-    assert read_python("x = 1\nif __name__ == '__main__':\n    x = 2\n").data == {"x": 1}
+def test_a_main_block_does_not_run_but_an_edit_there_is_a_change():
+    data = read_python("x = 1\nif __name__ == '__main__':\n    x = 2\n").data
+    assert data["x"] == 1
+    # run as a script (`python train.py`) the block runs: its source is kept, with the values it
+    # reads that change later, so `train(lr=1e-5)` -> `train(lr=2e-5)` or moving `lr = 2` past it
+    # is a change; an edit before it shows once, where it is bound
+    once = [read_python(f"lr = {v}\nif __name__ == '__main__':\n    print(lr)\n").data for v in (1, 2)]
+    assert once[0]["__statements__"] == once[1]["__statements__"] and once[0]["lr"] != once[1]["lr"]
+    main = "def train(lr): pass\nlr = 1\nif __name__ == '__main__':\n    train(lr={})\n"
+    assert read_python(main.format("1e-5")).data != read_python(main.format("2e-5")).data
+    moved = "lr = 1\nif __name__ == '__main__':\n    print(lr)\nlr = 2\n"
+    assert (
+        read_python(moved).data
+        != read_python("lr = 1\nlr = 2\nif __name__ == '__main__':\n    print(lr)\n").data
+    )
+    # the branch that does not run is the one kept, either way round
+    other = "if __name__ != '__main__':\n    x = 1\nelse:\n    x = {}\n"
+    assert read_python(other.format(2)).data != read_python(other.format(3)).data
 
 
 def test_augmented_and_self_referencing_assignment_on_containers_holding_references():

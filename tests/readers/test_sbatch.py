@@ -56,6 +56,42 @@ def test_bundled_flags_and_a_value_taken_whatever_it_looks_like():
     assert _sbatch("--mem 16G") == _sbatch("--mem=16G") == {"--mem": "16G"}
 
 
+def test_directive_lines_are_split_as_slurm_splits_them_not_as_a_shell():
+    # src/sbatch/opt.c: a backslash takes the next character, inside quotes too, so sbatch reads
+    # the job name `atb` from "a\tb" and `a\tb` from "a\\tb" (a shell reads both as `a\tb`)
+    assert _sbatch('--job-name="a\\tb"') == {"--job-name": "atb"}
+    assert _sbatch('--job-name="a\\\\tb"') == {"--job-name": "a\\tb"}
+    assert _sbatch("-J 'it\\'s'") == {"--job-name": "it's"}
+    # an unquoted `#` ends the line, inside a word too; a quoted one does not
+    assert _sbatch("--nodes=2 # four") == _sbatch("--nodes=2") == {"--nodes": 2}
+    assert _sbatch("--job-name=run#1 --nodes=4") == {"--job-name": "run"}
+    assert _sbatch('--comment="a # b" -N 2') == {"--comment": "a # b", "--nodes": 2}
+    # an empty word ends the line: sbatch never sees the --nodes after it
+    assert _sbatch('"" --nodes=2') == {}
+    # an unmatched quote (sbatch refuses the script) is kept as its text, compared as written
+    assert _sbatch('--job-name="a').keys() == {"(line 2)"}
+
+
+def test_an_option_whose_value_is_on_the_next_line_is_never_reordered_as_one():
+    # sbatch reads all directive lines as one argv: `-J` then `-N2` names the job "-N2" (no node
+    # count); `-N2` then `-J` asks for two nodes and gives -J no value. Such a line is kept as text.
+    def read(*lines: str) -> dict:
+        return _sbatch(*lines)
+
+    assert read("-J", "-N2") != read("-N2", "-J")
+    assert read("-vJ", "-N2") != read("-N2", "-vJ")
+    assert read("-J x", "-N2") == read("-N2", "-J x")  # complete lines still read as options
+
+
+def test_slurm_magic_word_lines_are_read_and_kept_apart():
+    def read(magic: str, nodes: int) -> dict:
+        return read_shell(f"#!/bin/bash\n{magic} --nodes={nodes}\nsrun true\n").data.get("sbatch", {})
+
+    # Slurm reads `#SLURM` lines as `#SBATCH` ones: an edit there is a change
+    assert read("#SLURM", 2) == {"#SLURM --nodes": 2} != read("#SLURM", 4)
+    assert read("#SLURM", 2) != read("#SBATCH", 2)
+
+
 @pytest.mark.skipif(not man_page("sbatch").exists(), reason="Debian's slurm-client man page is not installed")
 def test_the_table_is_the_man_page():
     assert options_from_man("sbatch") == OPTIONS

@@ -114,7 +114,7 @@ def test_launchers_are_peeled_off():
     }
     assert _cmd("accelerate launch --num_processes 4 -m trl.scripts.grpo --lr 1\n", "trl.scripts.grpo")[
         "@launcher"
-    ] == {"accelerate launch": {"--num_processes": 4, "-m": True}}  # a module, not a file pkg.t
+    ] == {"accelerate launch": {"--num_processes": 4, "--module": True}}  # a module, not a file pkg.t
     assert _cmd("uv run --frozen python -u -m a.b --x 1\n", "a.b")["@launcher"] == {
         "uv run": {"--frozen": True},
         "python": {"-u": True},
@@ -661,3 +661,12 @@ def test_a_sourced_chain_is_part_of_what_runs(tmp_path, head, env, env_text, com
     assert [c.dotted for c in compare(a, b).changes] == ["commands.source.@file"]
     (tmp_path / "b" / common).write_text("LR=1\n")
     assert compare(a, b).changes == []
+
+
+def test_a_double_dash_the_program_is_given_is_a_change():
+    # `--` reaches the program's argv: argparse drops it, fire and a script reading sys.argv do not
+    plain = _cmd("python t.py x\n", "t.py")
+    assert _cmd("python t.py -- x\n", "t.py") == {**plain, "--": True} != plain
+    assert _cmd("python t.py --lr 1 --\n", "t.py") != _cmd("python t.py --lr 1\n", "t.py")
+    # torchrun's own `--` (argparse, its own parser) is not given to the program
+    assert _cmd("torchrun -- t.py --lr 1\n", "t.py") == _cmd("torchrun t.py --lr 1\n", "t.py")
