@@ -25,6 +25,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
 from sweepgen.compile.schema import code_choices, string_values
+from sweepgen.compile.schema.enum_cast import enum_only_hints
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.errors import UserError
 
@@ -74,7 +75,7 @@ def _dataclass_schema(ref: str, cls: type) -> dict[str, Any]:
         hints = typing.get_type_hints(cls, include_extras=True)
     except Exception as err:  # noqa: BLE001 - whatever the class's annotations raise
         raise UserError(f"cannot read the field types of {ref}: {type(err).__name__}: {err}") from None
-    hints = accepted_hints(cls, hints)
+    hints = enum_only_hints(cls, accepted_hints(cls, hints))
     props: dict[str, Any] = {}
     required: list[str] = []
     for f in dataclasses.fields(cls):

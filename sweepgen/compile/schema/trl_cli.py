@@ -41,8 +41,9 @@ _ENV = {
 # raised whenever what a built schema says changes, so a cache from an older sweepgen is built again
 # (2: fields a class converts between one value and a list take both; 3: fields mapped from
 # constants, and the `accelerate launch` options; 4: string options the trainer's code closes;
-# 5: tuples (prefixItems), and options closed under another field's value or through a class: allOf)
-CACHE_FORMAT = 5
+# 5: tuples (prefixItems), and options closed under another field's value or through a class: allOf;
+# 6: `Enum | str` fields the class casts to the enum take only its values; argparse `const`s)
+CACHE_FORMAT = 6
 
 
 def command_of(ref: str) -> str | None:

@@ -29,6 +29,7 @@ from sweepgen import paths
 from sweepgen.compile.schema import code_choices, jsonschema_subset, string_values, suggest, trl_cli
 from sweepgen.compile.schema import export as schema_export
 from sweepgen.compile.schema.code_guards import When
+from sweepgen.compile.schema.enum_cast import cast_choices
 from sweepgen.compile.schema.export import field_enum
 from sweepgen.compile.schema.one_or_list import accepted_hints
 from sweepgen.compile.spec import project
@@ -150,7 +151,7 @@ def _dataclass_validator(cls: type, ref: str, loc: Location) -> Validator:
             hint="use a JSON Schema file for this class instead",
         ) from None
     known = sorted(fields)
-    choices = _documented_choices(cls, hints)
+    choices = {**_documented_choices(cls, hints), **cast_choices(cls, hints)}
     guarded = _guarded_choices(cls, hints)
 
     def validate(config: dict[str, Any]) -> list[tuple[str, str]]:

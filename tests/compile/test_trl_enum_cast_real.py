@@ -1,0 +1,66 @@
+"""`trl:dpo` (and `trl:DPOConfig`) against the installed trl: a string option transformers casts to
+an enum in `TrainingArguments.__post_init__` (`eval_strategy`, `optim`, `lr_scheduler_type`, ...)
+takes exactly what `trl dpo --config` takes, and `fsdp: true` (its help's own words) is taken;
+TRL's own parser is the oracle."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.train  # imports trl
+
+BASE = "output_dir: out\nbf16: false\n"
+CASES = [
+    (
+        "eval_strategy: step\n",
+        "`eval_strategy`: must be one of ['no', 'steps', 'epoch']; did you mean 'steps'?",
+    ),
+    ("lr_scheduler_type: cosin\n", "did you mean 'cosine'?"),
+    ("hub_strategy: every\n", "did you mean 'every_save'?"),
+    ("optim: adamw\n", "`optim`: must be one of ['adamw_torch',"),
+    (
+        'eval_strategy: steps\nsave_strategy: "no"\nhub_strategy: end\noptim: adamw_torch_fused\n'
+        "lr_scheduler_type: cosine_with_min_lr\nlogging_strategy: epoch\nfsdp: true\n",
+        None,
+    ),
+]
+
+
+def _trl_takes(path: Path) -> bool:
+    """What `trl dpo --config PATH` does before it trains: its parser builds the dataclasses, and
+    TrainingArguments.__post_init__ casts the strategies to their enums."""
+    from trl.scripts.dpo import make_parser
+
+    try:
+        make_parser().parse_args_and_config(["--config", str(path)], return_remaining_strings=True)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("schema", ["trl:dpo", "trl:DPOConfig"])
+@pytest.mark.parametrize(("extra", "refused"), CASES, ids=["eval", "scheduler", "hub", "optim", "accepted"])
+def test_an_option_transformers_casts_to_an_enum_is_refused_exactly_where_trl_raises(
+    tmp_path, schema, extra, refused
+):
+    (tmp_path / "dpo.yaml").write_text(BASE + extra)
+    assert _trl_takes(tmp_path / "dpo.yaml") == (refused is None)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "sweepgen", "init", "--from", "dpo.yaml", "--schema", schema],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if refused is None:
+        assert done.returncode == 0, done.stderr
+        return
+    assert done.returncode == 2 and refused in done.stderr, done.stderr
+    assert "dpo.yaml:3:" in done.stderr and "Traceback" not in done.stderr
