@@ -64,3 +64,31 @@ def test_an_option_transformers_casts_to_an_enum_is_refused_exactly_where_trl_ra
         return
     assert done.returncode == 2 and refused in done.stderr, done.stderr
     assert "dpo.yaml:3:" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "value", ["tensorbaord", "wandb,tensorboard", ["tensorboard", "wandb"], ["wandbb"], "none", "all", None]
+)
+def test_report_to_takes_exactly_the_trackers_transformers_builds_callbacks_for(tmp_path, monkeypatch, value):
+    """`report_to: tensorbaord` passed `check` and the Trainer raised once built, after the model
+    loaded; transformers' own `get_reporting_integration_callbacks` is the oracle."""
+    from transformers.integrations.integration_utils import get_reporting_integration_callbacks
+    from trl import DPOConfig
+
+    from sweepgen.compile.schema import export, jsonschema_subset, trl_cli
+    from sweepgen.compile.schema.validate import _class_validator
+    from sweepgen.errors import Location
+
+    try:
+        get_reporting_integration_callbacks(value)
+        trl_takes = True
+    except ValueError:
+        trl_takes = False
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    for schema in (trl_cli.command_schema("dpo", Location("t")), export.export("trl:DPOConfig", DPOConfig)):
+        problems = jsonschema_subset.validate({"report_to": value}, {**schema, "required": []})
+        assert (problems == []) == trl_takes, (value, problems)
+        assert trl_takes or "did you mean" in problems[0][1] or isinstance(value, list)
+    if not isinstance(value, list):  # the class route (`schema: trl:DPOConfig`) holds a name alike
+        check = _class_validator(DPOConfig, "trl:DPOConfig", Location("t"))
+        assert (check({"report_to": value}) == []) == trl_takes, value

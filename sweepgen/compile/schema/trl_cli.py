@@ -42,7 +42,8 @@ _ENV = {
 # (2: fields a class converts between one value and a list take both; 3: fields mapped from
 # constants, and the `accelerate launch` options; 4: string options the trainer's code closes;
 # 5: tuples (prefixItems), and options closed under another field's value or through a class: allOf;
-# 6: `Enum | str` fields the class casts to the enum take only its values; argparse `const`s)
+# 6: `Enum | str` fields the class casts to the enum take only its values; argparse `const`s;
+# `report_to` held to transformers' trackers)
 CACHE_FORMAT = 6
 
 
