@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 from schema_support import validators
 
+from sweepgen.compile.schema import jsonschema_subset
 from sweepgen.compile.schema.enum_cast import cast_fields
 
 
@@ -74,3 +75,14 @@ def test_a_field_takes_the_const_its_metadata_hands_argparse(route):
     assert check({"fsdp": "full_shard auto_wrap"}) == [] and check({"fsdp": None}) == []
     assert [p for p, _ in check({"fsdp": 3})] == ["fsdp"]
     assert [p for p, _ in check({"name": True})] == ["name"]
+
+
+@pytest.mark.parametrize(("word", "meant"), [("yes", "true"), ("Off", "false")])
+def test_a_yaml_1_1_boolean_word_is_told_to_be_written_as_a_boolean(word, meant):
+    """`use_peft: yes` is True to TRL's PyYAML, the text "yes" to sweepgen's YAML 1.2: the refusal
+    said only "expected boolean, got string"."""
+    for schema in ({"type": "boolean"}, {"anyOf": [{"type": "boolean"}, {"type": "null"}]}):
+        [(_, message)] = jsonschema_subset.validate(word, schema)
+        assert f"`{word}` is text in YAML 1.2" in message and f"write {meant}" in message, message
+    [(_, message)] = jsonschema_subset.validate("maybe", {"type": "boolean"})
+    assert "YAML 1.2" not in message

@@ -286,7 +286,24 @@ def _quoted(value: Any, names: list[str]) -> str:
     """How to fix a number or boolean written in quotes (``lr: "1e-5"``): a trainer's argparse may
     convert it, the schema does not, and neither does a comparison of values."""
     meant = next((name for name in names if _spells(name, value)), None)
+    if meant is None and "boolean" in names:
+        return _yaml11_word(value)
     return f" (`{value}` in quotes is text: write it without quotes for the {meant})" if meant else ""
+
+
+# words PyYAML (YAML 1.1, as TRL and most trainers load a config) reads as booleans; YAML 1.2, as
+# sweepgen reads every config, reads them as text: `use_peft: yes` is the string "yes" here
+_YAML11_BOOLEANS = {"yes": "true", "on": "true", "no": "false", "off": "false"}
+
+
+def _yaml11_word(value: Any) -> str:
+    meant = _YAML11_BOOLEANS.get(value.strip().lower()) if isinstance(value, str) else None
+    if meant is None:
+        return ""
+    return (
+        f" (`{value}` is text in YAML 1.2, as sweepgen reads configs, though PyYAML reads a boolean: "
+        f"write {meant})"
+    )
 
 
 def _spells(name: str, value: Any) -> bool:
