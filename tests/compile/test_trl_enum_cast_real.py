@@ -92,3 +92,29 @@ def test_report_to_takes_exactly_the_trackers_transformers_builds_callbacks_for(
     if not isinstance(value, list):  # the class route (`schema: trl:DPOConfig`) holds a name alike
         check = _class_validator(DPOConfig, "trl:DPOConfig", Location("t"))
         assert (check({"report_to": value}) == []) == trl_takes, value
+
+
+@pytest.mark.parametrize("value", ["q_proj,v_proj", "q_proj, v_proj", ["q_proj", "v_proj"], "all-linear"])
+def test_lora_target_modules_as_a_comma_string_is_refused_as_peft_refuses_it(tmp_path, monkeypatch, value):
+    """`lora_target_modules: "q_proj,v_proj"` passed `check`; PEFT reads one string as a regular
+    expression a module's whole name must match, and raised after the model loaded. PEFT on the
+    tests' tiny model is the oracle."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from sweepgen.compile.schema import jsonschema_subset, trl_cli
+    from sweepgen.errors import Location
+    from sweepgen_trainer.config import TinyModel
+    from sweepgen_trainer.models import build_tiny_model
+
+    model = AutoModelForCausalLM.from_pretrained(build_tiny_model(TinyModel()))
+    try:
+        get_peft_model(model, LoraConfig(target_modules=value, r=2))
+        peft_takes = True
+    except ValueError:
+        peft_takes = False
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    schema = {**trl_cli.command_schema("sft", Location("t")), "required": []}
+    problems = jsonschema_subset.validate({"lora_target_modules": value}, schema)
+    assert (problems == []) == peft_takes, (value, problems)
+    assert peft_takes or "write a list, e.g. [q_proj, v_proj]" in problems[0][1]

@@ -258,9 +258,15 @@ def validate(  # noqa: C901, PLR0912 - one branch per JSON Schema keyword: a tab
     if "oneOf" in schema and sum(not validate(value, s, path) for s in schema["oneOf"]) != 1:
         out.append((path, "must match exactly one of oneOf"))
     if "not" in schema and not validate(value, schema["not"], path):
-        out.append((path, "matches a schema under `not`"))
+        out.append((path, _negated(schema["not"])))
     out.extend(_conditional(value, schema, path))
     return out
+
+
+def _negated(schema: Any) -> str:
+    """The refusal of a value its ``not`` schema matches, with that schema's ``$comment`` (why)."""
+    why = schema.get("$comment") if isinstance(schema, dict) else None
+    return "matches a schema under `not`" + (f" ({why})" if isinstance(why, str) else "")
 
 
 def _conditional(value: Any, schema: dict[str, Any], path: str) -> list[tuple[str, str]]:
